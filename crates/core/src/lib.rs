@@ -1,0 +1,23 @@
+//! # ssdready-core
+//!
+//! Everything ssdready knows about a workload that does not touch the operating
+//! system: the job specification (fed by the command line and, later, fio job
+//! files through one option table and one validation path), the I/O request and
+//! completion types the engines exchange with the worker loop, the offset and
+//! block-size plan each worker follows, the latency histogram, and the result
+//! model the reports render.
+//!
+//! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
+//! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
+
+pub mod hist;
+pub mod options;
+pub mod plan;
+pub mod req;
+pub mod result;
+pub mod spec;
+pub mod stats;
+pub mod units;
+
+pub use req::{Completion, Ddir, IoReq};
+pub use spec::{JobSpec, SpecError};

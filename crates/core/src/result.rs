@@ -1,0 +1,220 @@
+//! The result model: what a run measured, as the reports render it and as the
+//! native JSON (`--output-format=json`) serialises it. The schema is versioned
+//! ([`SCHEMA_VERSION`]) and documented field by field in
+//! `docs/result-schema.md`; a change that renames or removes a field bumps the
+//! version.
+
+use crate::hist::LatSummary;
+use crate::spec::JobSpec;
+use crate::stats::{SecSample, WorkerStats};
+use serde::{Deserialize, Serialize};
+
+/// Name of the native schema.
+pub const SCHEMA: &str = "ssdready.run";
+/// Version of the native schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: String,
+    pub started_unix_ms: u64,
+    /// True when Ctrl-C / SIGTERM stopped the run: figures cover what ran.
+    pub interrupted: bool,
+    pub clock: ClockInfo,
+    pub platform: Platform,
+    pub jobs: Vec<JobResult>,
+    /// CPU cost of the measured window (after ramp), process and system.
+    pub cpu: Option<CpuCost>,
+    /// Block-layer view of every device the run used.
+    pub disks: Vec<DiskResult>,
+    pub warnings: Vec<String>,
+}
+
+/// The clock latencies were measured with.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClockInfo {
+    /// `tsc` (rdtsc, calibrated) or `clock_monotonic`.
+    pub source: String,
+    /// TSC frequency measured against CLOCK_MONOTONIC, Hz (the nominal
+    /// frequency on a constant-TSC CPU): the "clocks" of clocks per I/O.
+    pub tsc_hz: Option<f64>,
+    /// Measured cost of one timestamp, ns.
+    pub ns_per_timestamp: f64,
+}
+
+/// The machine and its block devices.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Platform {
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub cpu_flags: Vec<String>,
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// Queue settings of one block device.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub size_bytes: u64,
+    pub scheduler: Option<String>,
+    pub nr_requests: Option<u64>,
+    pub logical_block_size: Option<u64>,
+    pub physical_block_size: Option<u64>,
+    pub rotational: Option<bool>,
+    pub write_cache: Option<String>,
+    pub read_ahead_kb: Option<u64>,
+    pub io_poll: Option<bool>,
+    pub max_sectors_kb: Option<u64>,
+    /// For loop devices: the backing file and whether it uses direct I/O.
+    pub loop_backing_file: Option<String>,
+    pub loop_direct_io: Option<bool>,
+}
+
+/// One target of a job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: String,
+    /// `file`, `block` or `none` (null engine).
+    pub kind: String,
+    pub size_bytes: u64,
+    /// The block device the I/O lands on, when known (`loop0`).
+    pub device: Option<String>,
+}
+
+/// One job (all its clones together).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    /// The resolved spec, seed included.
+    pub spec: JobSpec,
+    pub workers: u32,
+    pub targets: Vec<TargetInfo>,
+    /// Length of the measured window, ns.
+    pub measured_ns: u64,
+    pub read: Option<DirResult>,
+    pub write: Option<DirResult>,
+    pub trim: Option<DirResult>,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    /// The merged raw counters (histograms), for reports that need bins.
+    #[serde(skip)]
+    pub raw: WorkerStats,
+}
+
+/// One direction of one job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DirResult {
+    pub ios: u64,
+    pub bytes: u64,
+    pub short_ios: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    /// Submission latency; absent for synchronous engines, which have none.
+    pub slat: Option<LatSummary>,
+    pub clat: LatSummary,
+    pub lat: LatSummary,
+    /// Completions per second of the measured window.
+    pub series: Vec<SecSample>,
+}
+
+/// The process's own CPU use.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct ProcessCpu {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+/// Whole-system CPU from /proc/stat, in USER_HZ ticks, plus event counts.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct SystemCpu {
+    pub user_hz: u64,
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+    pub ctxt: u64,
+    pub intr: u64,
+    pub softirqs: u64,
+}
+
+impl SystemCpu {
+    /// user+nice+system+irq+softirq+steal, ticks.
+    pub fn busy_ticks(&self) -> u64 {
+        self.user + self.nice + self.system + self.irq + self.softirq + self.steal
+    }
+    /// All ticks, idle included.
+    pub fn total_ticks(&self) -> u64 {
+        self.busy_ticks() + self.idle + self.iowait
+    }
+}
+
+/// CPU cost of the measured window and per I/O.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuCost {
+    pub ios: u64,
+    pub window_ns: u64,
+    pub process: ProcessCpu,
+    pub system: SystemCpu,
+    /// Busy share of all CPUs over the window, percent.
+    pub system_busy_pct: f64,
+    pub per_io: PerIo,
+}
+
+/// Costs divided by I/Os.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PerIo {
+    /// Process user+system CPU per I/O, ns.
+    pub process_ns: f64,
+    /// The same in TSC clocks.
+    pub process_clocks: Option<f64>,
+    /// Whole-system busy CPU per I/O, ns.
+    pub system_ns: f64,
+    /// The same in TSC clocks: the metric of the SSD-ready platforms paper.
+    pub system_clocks: Option<f64>,
+    pub process_ctx_switches: f64,
+    pub system_ctx_switches: f64,
+    pub system_interrupts: f64,
+    pub system_softirqs: f64,
+}
+
+/// /sys/block/X/stat deltas over the measured window and the split of the
+/// app-observed latency into above-block and block-layer-and-below.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DiskResult {
+    pub name: String,
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub read_ticks_ms: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub write_ticks_ms: u64,
+    pub discard_ios: u64,
+    pub discard_ticks_ms: u64,
+    pub io_ticks_ms: u64,
+    pub time_in_queue_ms: u64,
+    /// Busy share of the window, percent (io_ticks / window).
+    pub util_pct: f64,
+    /// I/Os ssdready completed on this device in the window.
+    pub app_ios: u64,
+    /// Mean app-observed total latency of those I/Os, ns.
+    pub app_mean_ns: f64,
+    /// Mean time from block-layer entry to completion, ns.
+    pub block_mean_ns: Option<f64>,
+    /// app − block: time above the block layer, ns; only when counts agree.
+    pub above_block_mean_ns: Option<f64>,
+    /// Whether the device's I/O count matches ssdready's (within 1 %).
+    pub counts_agree: bool,
+    pub note: Option<String>,
+}

@@ -1,0 +1,394 @@
+//! The job specification: one type, filled by the command line (and by fio job
+//! files, through the same option table in [`crate::options`]), checked by one
+//! validation path ([`JobSpec::validate`]).
+//!
+//! Values are stored resolved: sizes in bytes, times in nanoseconds, so that
+//! the JSON result shows exactly what ran.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The fio `rw` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+    /// Sequential mixed reads and writes (`rw`, `readwrite`).
+    ReadWrite,
+    /// Random mixed reads and writes.
+    RandRw,
+    /// Sequential trims.
+    Trim,
+    /// Random trims.
+    RandTrim,
+}
+
+impl RwMode {
+    /// fio's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+        }
+    }
+    /// Whether offsets are random.
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim)
+    }
+    /// Whether the job modifies the target (writes or trims).
+    pub fn modifies(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+    /// Whether the job issues trims.
+    pub fn trims(self) -> bool {
+        matches!(self, RwMode::Trim | RwMode::RandTrim)
+    }
+    /// Whether reads and writes are mixed.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::ReadWrite | RwMode::RandRw)
+    }
+}
+
+/// Block sizes: one size, a range, or a weighted split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockSizes {
+    /// Every I/O has this size (`bs=4k`).
+    Fixed(u32),
+    /// Uniform in `[min, max]`, a multiple of `min` when it is a power of two
+    /// (`bsrange=4k-64k`, fio's rule).
+    Range {
+        /// Smallest size.
+        min: u32,
+        /// Largest size.
+        max: u32,
+    },
+    /// (size, weight in percent) pairs whose weights add up to 100
+    /// (`bssplit=4k/70:64k/30`).
+    Split(Vec<(u32, u32)>),
+}
+
+impl BlockSizes {
+    /// Smallest size any I/O can have.
+    pub fn min(&self) -> u32 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Split(v) => v.iter().map(|p| p.0).min().unwrap_or(0),
+        }
+    }
+    /// Largest size any I/O can have (sizes buffers).
+    pub fn max(&self) -> u32 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Split(v) => v.iter().map(|p| p.0).max().unwrap_or(0),
+        }
+    }
+    /// Every size that can occur (a range gives its bounds).
+    pub fn all(&self) -> Vec<u32> {
+        match self {
+            BlockSizes::Fixed(b) => vec![*b],
+            BlockSizes::Range { min, max } => vec![*min, *max],
+            BlockSizes::Split(v) => v.iter().map(|p| p.0).collect(),
+        }
+    }
+}
+
+/// How random offsets are distributed (`random_distribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "param")]
+pub enum Distribution {
+    /// Uniform.
+    Random,
+    /// Zipf with exponent θ.
+    Zipf(f64),
+    /// Pareto with power h (0 < h < 1), fio's definition.
+    Pareto(f64),
+    /// Normal with standard deviation σ percent of the range, centred.
+    Normal(f64),
+}
+
+/// The I/O engine a job uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// `pread`/`pwrite`, one I/O at a time per worker.
+    Psync,
+    /// Linux io_uring.
+    IoUring,
+    /// No I/O at all: measures the tool's own cost per I/O.
+    Null,
+}
+
+impl EngineKind {
+    /// fio's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
+        }
+    }
+}
+
+/// How `cpus_allowed` is shared among a job's clones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusPolicy {
+    /// Every clone may run on every listed CPU.
+    Shared,
+    /// Clone i is pinned to the i-th listed CPU (round robin).
+    Split,
+}
+
+/// fio's default percentile list.
+pub const DEFAULT_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+/// The seed used when none is given: runs repeat unless told otherwise.
+pub const DEFAULT_SEED: u64 = 0x5eed_5d5d_0000_0001;
+
+/// One job, resolved. See `ssdready options` for each field's option.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub filename: Vec<String>,
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    pub bs: BlockSizes,
+    pub direct: bool,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    pub number_ios: Option<u64>,
+    pub io_size: Option<u64>,
+    pub loops: u32,
+    pub random_distribution: Distribution,
+    pub randseed: u64,
+    pub norandommap: bool,
+    pub rate_iops: Option<u64>,
+    pub rate_bytes: Option<u64>,
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_allowed_policy: CpusPolicy,
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u32,
+    pub ioengine: EngineKind,
+    pub hipri: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub percentile_list: Vec<f64>,
+    pub kb_base: u64,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: "job".into(),
+            description: None,
+            filename: Vec::new(),
+            size: None,
+            offset: 0,
+            rw: RwMode::Read,
+            rwmixread: 50,
+            bs: BlockSizes::Fixed(4096),
+            direct: false,
+            numjobs: 1,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            number_ios: None,
+            io_size: None,
+            loops: 1,
+            random_distribution: Distribution::Random,
+            randseed: DEFAULT_SEED,
+            norandommap: false,
+            rate_iops: None,
+            rate_bytes: None,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusPolicy::Shared,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            ioengine: EngineKind::Psync,
+            hipri: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            fixedbufs: false,
+            registerfiles: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            kb_base: 1024,
+        }
+    }
+}
+
+/// A bad option or an inconsistent job, with everything needed for a
+/// one-line message: which job, which option, what was wrong, what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct SpecError {
+    /// The job's name, when known.
+    pub job: Option<String>,
+    /// The option at fault.
+    pub option: String,
+    /// What is wrong, including the allowed values.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(j) = &self.job {
+            write!(f, "job '{j}': ")?;
+        }
+        write!(f, "option '{}': {}", self.option, self.message)
+    }
+}
+
+impl SpecError {
+    /// An error about `option`.
+    pub fn new(option: &str, message: impl Into<String>) -> Self {
+        SpecError { job: None, option: option.into(), message: message.into() }
+    }
+    /// The same error, attributed to a job.
+    pub fn in_job(mut self, job: &str) -> Self {
+        self.job = Some(job.to_string());
+        self
+    }
+}
+
+impl JobSpec {
+    /// The effective maximum number of completions reaped at once.
+    pub fn batch_complete_max(&self) -> u32 {
+        if self.iodepth_batch_complete_max == 0 {
+            self.iodepth
+        } else {
+            self.iodepth_batch_complete_max
+        }
+    }
+
+    /// The queue depth the worker really keeps: synchronous engines hold one
+    /// I/O in flight whatever `iodepth` says (fio's behaviour, with a warning).
+    pub fn effective_iodepth(&self) -> u32 {
+        if self.ioengine == EngineKind::Psync {
+            1
+        } else {
+            self.iodepth
+        }
+    }
+
+    /// Things that are allowed but probably not what was meant.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
+            w.push(format!(
+                "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
+                self.name, self.iodepth
+            ));
+        }
+        w
+    }
+
+    /// Every check that needs nothing but the spec. Checks that need the
+    /// target (bs ≤ size of a file or device, O_DIRECT alignment) run when
+    /// the targets are resolved, still before anything is written.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
+        if self.filename.is_empty() && self.ioengine != EngineKind::Null {
+            return e(
+                "filename",
+                "no target given (allowed: a file path, a block device such as /dev/loop0, \
+                 or a colon-separated list; ioengine=null needs only size)"
+                    .into(),
+            );
+        }
+        if self.ioengine == EngineKind::Null && self.filename.is_empty() && self.size.is_none() {
+            return e("size", "ioengine=null without a filename needs size (e.g. size=1g)".into());
+        }
+        if self.bs.min() == 0 {
+            return e("bs", "block size 0 (allowed: at least 1 byte, e.g. 4k)".into());
+        }
+        if let Some(size) = self.size {
+            if size == 0 {
+                return e("size", "size 0 (allowed: a positive size such as 1g)".into());
+            }
+            if self.bs.max() as u64 > size {
+                return e(
+                    "bs",
+                    format!("block size {} is larger than size {size} (make bs ≤ size)", self.bs.max()),
+                );
+            }
+        }
+        if self.time_based && self.runtime_ns.is_none() {
+            return e("time_based", "time_based needs runtime (e.g. runtime=10s)".into());
+        }
+        if self.iodepth_batch_submit > self.iodepth {
+            return e(
+                "iodepth_batch_submit",
+                format!("{} exceeds iodepth {} (allowed: 1..=iodepth)", self.iodepth_batch_submit, self.iodepth),
+            );
+        }
+        if self.iodepth_batch_complete_min > self.iodepth {
+            return e(
+                "iodepth_batch_complete_min",
+                format!(
+                    "{} exceeds iodepth {} (allowed: 0..=iodepth)",
+                    self.iodepth_batch_complete_min, self.iodepth
+                ),
+            );
+        }
+        if self.iodepth_batch_complete_max > self.iodepth {
+            return e(
+                "iodepth_batch_complete_max",
+                format!(
+                    "{} exceeds iodepth {} (allowed: 0..=iodepth, 0 meaning iodepth)",
+                    self.iodepth_batch_complete_max, self.iodepth
+                ),
+            );
+        }
+        if self.ioengine != EngineKind::IoUring {
+            for (on, opt) in [
+                (self.hipri, "hipri"),
+                (self.sqthread_poll, "sqthread_poll"),
+                (self.fixedbufs, "fixedbufs"),
+                (self.registerfiles, "registerfiles"),
+            ] {
+                if on {
+                    return e(opt, format!("only applies to ioengine=io_uring, not {}", self.ioengine.name()));
+                }
+            }
+        }
+        if self.hipri && !self.direct {
+            return e("hipri", "polled completions need direct=1".into());
+        }
+        if let BlockSizes::Split(v) = &self.bs {
+            let total: u32 = v.iter().map(|p| p.1).sum();
+            if total != 100 {
+                return e("bssplit", format!("weights add up to {total}, not 100"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! Parsing of fio-style numbers: sizes with k/m/g/t suffixes (base 1024 unless
+//! `kb_base=1000`), times with us/ms/s/m/h suffixes, CPU lists and booleans.
+//!
+//! Every parser returns a short reason on failure; the caller (the option
+//! table) adds the option name and the allowed values.
+
+/// Parse a size such as `4k`, `1M`, `512`, `2GiB`, `1.5m`. `kb_base` is 1024 or
+/// 1000 and applies to plain suffixes (`k`); `KiB`-style suffixes are always
+/// base 1024 and `kB`-style suffixes with `kb_base=1024` follow fio's
+/// convention (they mean 1024 too).
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty size".into());
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{s}' is not a size"));
+    }
+    let lower = suffix.trim().to_ascii_lowercase();
+    let pow = match lower.trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        _ => return Err(format!("'{s}' has an unknown size suffix '{suffix}'")),
+    };
+    let base: u64 = if lower.ends_with("ib") { 1024 } else { kb_base };
+    let mult = base.checked_pow(pow).ok_or_else(|| format!("'{s}' is too large"))?;
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
+        let r = v * mult as f64;
+        if !(r.is_finite() && r < u64::MAX as f64) {
+            return Err(format!("'{s}' is too large"));
+        }
+        Ok(r.round() as u64)
+    } else {
+        let v: u64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
+        v.checked_mul(mult).ok_or_else(|| format!("'{s}' is too large"))
+    }
+}
+
+/// Parse a duration into nanoseconds. A bare number is in `default_unit_ns`
+/// (fio: seconds for runtime/ramp_time, microseconds for thinktime).
+pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{s}' is not a time"));
+    }
+    let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" => default_unit_ns,
+        "ns" => 1,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return Err(format!("'{s}' has an unknown time suffix '{suffix}'")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a time"))?;
+    let r = v * unit as f64;
+    if !(r.is_finite() && r < u64::MAX as f64) {
+        return Err(format!("'{s}' is too large"));
+    }
+    Ok(r.round() as u64)
+}
+
+/// fio booleans: `1`/`0`, also `true`/`false`, `yes`/`no`, `on`/`off`.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not a boolean")),
+    }
+}
+
+/// A CPU list such as `0-3,6,8-9`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: usize = a.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let b: usize = b.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        if b < a || b > 4095 {
+            return Err(format!("'{part}' is not a valid CPU range"));
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Format a byte count with a binary unit that fits (`4.00 KiB`).
+pub fn fmt_bytes(v: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = v;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} {}", UNITS[0])
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}
+
+/// Format nanoseconds with a unit that fits (`812 ns`, `18.2 µs`, `1.52 ms`).
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// Format a rate with a decimal prefix (`312.4K`, `1.20M`).
+pub fn fmt_count(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}K", v / 1e3)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_fio_suffixes() {
+        assert_eq!(parse_size("4k", 1024).unwrap(), 4096);
+        assert_eq!(parse_size("4K", 1000).unwrap(), 4000);
+        assert_eq!(parse_size("4KiB", 1000).unwrap(), 4096);
+        assert_eq!(parse_size("1m", 1024).unwrap(), 1 << 20);
+        assert_eq!(parse_size("2g", 1024).unwrap(), 2 << 30);
+        assert_eq!(parse_size("512", 1024).unwrap(), 512);
+        assert_eq!(parse_size("1.5k", 1024).unwrap(), 1536);
+        assert!(parse_size("4q", 1024).is_err());
+        assert!(parse_size("k", 1024).is_err());
+        assert!(parse_size("", 1024).is_err());
+        assert!(parse_size("99999999999999999999", 1024).is_err());
+    }
+
+    #[test]
+    fn times_default_to_the_given_unit() {
+        assert_eq!(parse_time_ns("10", 1_000_000_000).unwrap(), 10_000_000_000);
+        assert_eq!(parse_time_ns("10s", 1).unwrap(), 10_000_000_000);
+        assert_eq!(parse_time_ns("250ms", 1).unwrap(), 250_000_000);
+        assert_eq!(parse_time_ns("5us", 1).unwrap(), 5_000);
+        assert_eq!(parse_time_ns("2m", 1).unwrap(), 120_000_000_000);
+        assert!(parse_time_ns("10y", 1).is_err());
+    }
+
+    #[test]
+    fn cpu_lists_expand_ranges() {
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+    }
+}
