@@ -1,1 +1,27 @@
-//! placeholder
+//! # ssdready-io
+//!
+//! The part of ssdready that talks to the kernel.
+//!
+//! * [`engine`] — the [`engine::Engine`] trait, shaped like fio's
+//!   `queue` / `commit` / `getevents` split so one worker loop drives every
+//!   engine: a synchronous engine completes inside `queue`; an asynchronous
+//!   one queues, submits a batch in `commit` and hands completions back in
+//!   `getevents`. A target that brings its own engine (the SSD emulator)
+//!   implements the same trait.
+//! * [`engines`] — one file per engine: `null` (no I/O: the tool's own cost
+//!   per I/O), `psync` (pread/pwrite) and `io_uring`.
+//! * [`target`] — resolving, checking, laying out and opening files and block
+//!   devices, including the refusal to write over data.
+//! * [`clock`] — the timestamp source (the TSC where it is constant).
+//! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
+//!
+//! This is the only crate of the workspace with `unsafe`; every unsafe block
+//! says why it is sound in a `// SAFETY:` comment.
+
+pub mod buf;
+pub mod clock;
+pub mod engine;
+pub mod engines;
+pub mod target;
+
+pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

@@ -1,0 +1,134 @@
+//! The engine interface, modelled on fio's `struct ioengine_ops`:
+//!
+//! * [`Engine::queue`] takes one request. A synchronous engine does the I/O
+//!   there and returns [`Queued::Done`]; an asynchronous engine records it and
+//!   returns [`Queued::Pending`].
+//! * [`Engine::commit`] hands every pending request to the kernel (one
+//!   syscall for a batch).
+//! * [`Engine::getevents`] appends finished requests to a caller-owned vector,
+//!   waiting until at least `min` are there.
+//!
+//! The worker owns its engine; engines own their buffers (one per slot), so
+//! registering them with the kernel is the engine's business.
+
+use crate::target::Target;
+use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::{Completion, IoReq};
+
+/// What `queue` did with a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Finished already: bytes transferred or `-errno`.
+    Done(i64),
+    /// Will be submitted by `commit` and reported by `getevents`.
+    Pending,
+}
+
+/// An engine failure that stops the worker (not a failed I/O: those come
+/// back as negative results).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The engine cannot work with this job on this machine; the message says
+    /// why and what to do.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A system call of the engine itself failed.
+    #[error("{what}: {source}")]
+    Sys {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// The engine interface; see the module docs.
+pub trait Engine {
+    /// fio's name of the engine.
+    fn name(&self) -> &'static str;
+    /// Queue one request.
+    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError>;
+    /// Submit everything queued; returns how many were submitted.
+    fn commit(&mut self) -> Result<usize, EngineError>;
+    /// Append completions to `out`, waiting until at least `min` are there.
+    fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+    /// How completions are obtained, for the result (`sync`, `interrupt`,
+    /// `iopoll`, `sqpoll+interrupt`, `none`).
+    fn completion_mode(&self) -> &'static str;
+}
+
+/// What an engine needs to know to start.
+pub struct EngineSetup<'a> {
+    /// The job.
+    pub spec: &'a JobSpec,
+    /// The job's targets (already resolved and laid out).
+    pub targets: &'a [Target],
+    /// Seed for the write-buffer contents.
+    pub seed: u64,
+}
+
+/// Every built-in engine, for static dispatch in the worker loop.
+pub enum AnyEngine {
+    /// [`crate::engines::null::NullEngine`].
+    Null(crate::engines::null::NullEngine),
+    /// [`crate::engines::psync::PsyncEngine`].
+    Psync(crate::engines::psync::PsyncEngine),
+    /// [`crate::engines::uring::UringEngine`].
+    Uring(Box<crate::engines::uring::UringEngine>),
+}
+
+/// Open the engine a job asks for. Call it on the worker thread that will
+/// use the engine (io_uring rings are created single-issuer).
+pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
+    Ok(match setup.spec.ioengine {
+        EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
+        EngineKind::Psync => AnyEngine::Psync(crate::engines::psync::PsyncEngine::new(setup)?),
+        EngineKind::IoUring => AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?)),
+    })
+}
+
+macro_rules! dispatch {
+    ($self:ident, $e:ident => $body:expr) => {
+        match $self {
+            AnyEngine::Null($e) => $body,
+            AnyEngine::Psync($e) => $body,
+            AnyEngine::Uring($e) => $body,
+        }
+    };
+}
+
+impl Engine for AnyEngine {
+    fn name(&self) -> &'static str {
+        dispatch!(self, e => e.name())
+    }
+    #[inline]
+    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        dispatch!(self, e => e.queue(req))
+    }
+    #[inline]
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        dispatch!(self, e => e.commit())
+    }
+    #[inline]
+    fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        dispatch!(self, e => e.getevents(min, out))
+    }
+    fn completion_mode(&self) -> &'static str {
+        dispatch!(self, e => e.completion_mode())
+    }
+}
+
+/// Open every target of a job for one worker.
+pub(crate) fn open_files(setup: &EngineSetup<'_>) -> Result<Vec<std::fs::File>, EngineError> {
+    let write = setup.spec.rw.modifies();
+    setup
+        .targets
+        .iter()
+        .map(|t| {
+            t.open(write, setup.spec.direct).map_err(|e| EngineError::Sys {
+                what: format!("opening {}{}", t.path.display(), if setup.spec.direct { " with O_DIRECT" } else { "" }),
+                source: e,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,239 @@
+//! The io_uring engine.
+//!
+//! * `queue` writes a submission-queue entry (read/write, fixed-buffer
+//!   variants with `fixedbufs`, fixed-file indices with `registerfiles`,
+//!   `fallocate(PUNCH_HOLE)` for trims on files); `commit` is one
+//!   `io_uring_enter` for the whole batch; `getevents` drains the completion
+//!   queue and enters the kernel to wait only when fewer than `min` are there.
+//! * Completions arrive by interrupt (the default), or by polling the device
+//!   (`hipri` → `IORING_SETUP_IOPOLL`; needs a device with poll queues, checked
+//!   up front). `sqthread_poll` adds a kernel thread that polls the submission
+//!   queue (`IORING_SETUP_SQPOLL`), so submission needs no syscall.
+//! * The ring is created `SINGLE_ISSUER` + `COOP_TASKRUN` where the kernel
+//!   has them (falls back silently to plain flags on older kernels: those are
+//!   optimisations, not semantics).
+
+use crate::buf::AlignedBuf;
+use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::target::{sysfs::DevNode, Target, TargetKind};
+use io_uring::{opcode, squeue, types, IoUring};
+use ssdready_core::{Completion, Ddir, IoReq};
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+
+/// See the module docs. Field order matters: the ring is dropped (and the
+/// kernel's references to the buffers released) before the buffers.
+pub struct UringEngine {
+    ring: IoUring,
+    bufs: Vec<AlignedBuf>,
+    fds: Vec<i32>,
+    _files: Vec<File>,
+    fixed_files: bool,
+    fixed_bufs: bool,
+    iopoll: bool,
+    sqpoll: bool,
+    queued: usize,
+}
+
+/// Check that every target can do polled I/O; the error names the sysfs
+/// file that says no.
+pub fn check_iopoll(targets: &[Target]) -> Result<(), EngineError> {
+    for t in targets {
+        let Some(dev) = t.device.as_deref() else {
+            return Err(EngineError::Unsupported(format!(
+                "hipri (IOPOLL) needs a block device with poll queues: {} is not on a block device",
+                t.path.display()
+            )));
+        };
+        let v = DevNode::from_disk_name(dev).and_then(|d| d.disk_attr("queue/io_poll"));
+        if v.as_deref() != Some("1") {
+            return Err(EngineError::Unsupported(format!(
+                "IOPOLL needs a device with poll queues: /sys/block/{dev}/queue/io_poll is {} \
+                 (drop hipri, or use an NVMe device with poll_queues > 0)",
+                v.unwrap_or_else(|| "missing".into())
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn build_ring(setup: &EngineSetup<'_>, entries: u32) -> std::io::Result<IoUring> {
+    let s = setup.spec;
+    let make = |optimised: bool| {
+        let mut b = IoUring::builder();
+        if s.hipri {
+            b.setup_iopoll();
+        }
+        if s.sqthread_poll {
+            b.setup_sqpoll(1000);
+            if let Some(cpu) = s.sqthread_poll_cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+        } else if optimised {
+            b.setup_single_issuer();
+            b.setup_coop_taskrun();
+        }
+        b.setup_cqsize(entries * 2);
+        b.build(entries)
+    };
+    make(true).or_else(|_| make(false))
+}
+
+impl UringEngine {
+    /// Create the ring, open and (optionally) register files and buffers.
+    pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
+        let spec = setup.spec;
+        if spec.hipri {
+            check_iopoll(setup.targets)?;
+        }
+        if spec.rw.trims() {
+            if let Some(t) = setup.targets.iter().find(|t| t.kind == TargetKind::Block) {
+                return Err(EngineError::Unsupported(format!(
+                    "trims on block device {} are not supported by the io_uring engine \
+                     (use ioengine=psync, which issues BLKDISCARD)",
+                    t.path.display()
+                )));
+            }
+        }
+        let depth = spec.iodepth.max(1);
+        let entries = depth.next_power_of_two();
+        let ring = build_ring(setup, entries).map_err(|e| EngineError::Sys {
+            what: format!("creating an io_uring with {entries} entries"),
+            source: e,
+        })?;
+        let files = open_files(setup)?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        if spec.registerfiles {
+            ring.submitter().register_files(&fds).map_err(|e| EngineError::Sys {
+                what: "registering files (registerfiles)".into(),
+                source: e,
+            })?;
+        }
+        let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(spec.bs.max() as usize)).collect();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            b.fill_random(setup.seed.wrapping_add(i as u64));
+        }
+        if spec.fixedbufs {
+            let iov: Vec<libc::iovec> = bufs
+                .iter_mut()
+                .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
+                .collect();
+            // SAFETY: every iovec points into an AlignedBuf owned by this
+            // engine; the buffers are neither moved (heap allocations) nor
+            // freed before the ring, which is declared first and so dropped
+            // first, unregistering them.
+            unsafe { ring.submitter().register_buffers(&iov) }.map_err(|e| EngineError::Sys {
+                what: "registering buffers (fixedbufs); raise the memlock limit (ulimit -l)".into(),
+                source: e,
+            })?;
+        }
+        Ok(UringEngine {
+            ring,
+            bufs,
+            fds,
+            _files: files,
+            fixed_files: spec.registerfiles,
+            fixed_bufs: spec.fixedbufs,
+            iopoll: spec.hipri,
+            sqpoll: spec.sqthread_poll,
+            queued: 0,
+        })
+    }
+
+    fn sqe(&mut self, req: IoReq) -> squeue::Entry {
+        let slot = req.slot as usize;
+        let buf = self.bufs[slot].as_mut_ptr();
+        let len = req.len;
+        macro_rules! with_fd {
+            ($mk:expr) => {
+                if self.fixed_files {
+                    $mk(types::Fixed(req.file))
+                } else {
+                    $mk(types::Fd(self.fds[req.file as usize]))
+                }
+            };
+        }
+        let e = match (req.ddir, self.fixed_bufs) {
+            (Ddir::Read, false) => with_fd!(|fd| opcode::Read::new(fd, buf, len).offset(req.offset).build()),
+            (Ddir::Read, true) => {
+                with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16).offset(req.offset).build())
+            }
+            (Ddir::Write, false) => {
+                with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len).offset(req.offset).build())
+            }
+            (Ddir::Write, true) => with_fd!(|fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
+                .offset(req.offset)
+                .build()),
+            (Ddir::Trim, _) => with_fd!(|fd| opcode::Fallocate::new(fd, len as u64)
+                .offset(req.offset)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build()),
+        };
+        e.user_data(req.slot as u64)
+    }
+
+    fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
+        let before = out.len();
+        for c in self.ring.completion() {
+            out.push(Completion { slot: c.user_data() as u32, result: c.result() as i64 });
+        }
+        out.len() - before
+    }
+}
+
+impl Engine for UringEngine {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    #[inline]
+    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        let e = self.sqe(req);
+        loop {
+            // SAFETY: the entry points at self.bufs[slot], which stays alive
+            // and untouched by us until its completion is reaped (the worker
+            // does not reuse a slot before that), and at an fd we own.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                break;
+            }
+            self.commit()?;
+        }
+        self.queued += 1;
+        Ok(Queued::Pending)
+    }
+
+    #[inline]
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        if self.queued == 0 {
+            return Ok(0);
+        }
+        let n = self.ring.submit().map_err(|e| EngineError::Sys { what: "io_uring_enter (submit)".into(), source: e })?;
+        self.queued = 0;
+        Ok(n)
+    }
+
+    #[inline]
+    fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut got = self.drain(out);
+        while got < min || (self.iopoll && got == 0 && min > 0) {
+            match self.ring.submit_and_wait(min - got) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) || e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e) => {
+                    return Err(EngineError::Sys { what: "io_uring_enter (wait)".into(), source: e });
+                }
+            }
+            got += self.drain(out);
+        }
+        Ok(())
+    }
+
+    fn completion_mode(&self) -> &'static str {
+        match (self.iopoll, self.sqpoll) {
+            (true, true) => "sqpoll+iopoll",
+            (true, false) => "iopoll",
+            (false, true) => "sqpoll+interrupt",
+            (false, false) => "interrupt",
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Targets: the files and block devices a job does I/O on.
+//!
+//! A target goes through three steps, all before the first measured I/O:
+//! 1. [`resolve`] looks at it without changing anything: kind, size, logical
+//!    block size, the block device its I/O lands on, and — for writes to a
+//!    block device — whether that would destroy data ([`safety`]).
+//! 2. [`layout`] creates or extends a regular file to the size the job needs,
+//!    writing real data so reads hit allocated blocks (fio's "laying out").
+//! 3. [`Target::open`] opens one descriptor per worker, with O_DIRECT when
+//!    asked.
+
+pub mod safety;
+pub mod sysfs;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// What kind of thing a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A regular file (existing or to be created).
+    File,
+    /// A block device node.
+    Block,
+}
+
+impl TargetKind {
+    /// `file` or `block`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::File => "file",
+            TargetKind::Block => "block",
+        }
+    }
+}
+
+/// A resolved target.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The path as given.
+    pub path: PathBuf,
+    /// File or block device.
+    pub kind: TargetKind,
+    /// Current size in bytes (0 for a file that does not exist yet).
+    pub size: u64,
+    /// Logical block size that O_DIRECT I/O must be aligned to.
+    pub logical_block_size: u64,
+    /// The whole-disk block device name (`loop0`) the I/O reaches, if any.
+    pub device: Option<String>,
+    /// Whether the target is a block device that supports discard.
+    pub discard: bool,
+}
+
+/// Why a target cannot be used. Every message names the path.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The request itself is wrong (bad path, size, alignment): exit code 2.
+    #[error("{0}")]
+    Invalid(String),
+    /// Writing would destroy data and --allow-destructive was not given.
+    #[error("{0}")]
+    Refused(String),
+    /// An operating-system error while preparing.
+    #[error("{path}: {source}")]
+    Io {
+        /// The target.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// What the job wants of a target.
+#[derive(Clone, Copy, Debug)]
+pub struct TargetNeeds {
+    /// Bytes the job needs from offset 0 (offset + region), if known.
+    pub bytes: Option<u64>,
+    /// Whether the job writes or trims.
+    pub modifies: bool,
+    /// Whether --allow-destructive was given.
+    pub allow_destructive: bool,
+}
+
+/// Look at `path` and decide whether the job may use it. Changes nothing.
+pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
+    let shown = path.display().to_string();
+    match std::fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => {
+            let (maj, min) = sysfs::major_minor(md.rdev());
+            let dev = sysfs::DevNode::from_major_minor(maj, min).ok_or_else(|| {
+                TargetError::Invalid(format!("{shown}: block device {maj}:{min} is not in /sys/dev/block"))
+            })?;
+            let size = dev.size_bytes();
+            if needs.modifies && !needs.allow_destructive {
+                if let Some(why) = safety::why_unsafe_to_write(path, &dev) {
+                    return Err(TargetError::Refused(format!(
+                        "refusing to write to {shown}: {why} (pass --allow-destructive to overwrite it)"
+                    )));
+                }
+            }
+            if let Some(b) = needs.bytes {
+                if b > size {
+                    return Err(TargetError::Invalid(format!(
+                        "{shown}: the job needs {b} bytes but the device has {size} (lower size or offset)"
+                    )));
+                }
+            }
+            Ok(Target {
+                path: path.into(),
+                kind: TargetKind::Block,
+                size,
+                logical_block_size: dev.disk_attr_u64("queue/logical_block_size").unwrap_or(512),
+                discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
+                device: Some(dev.disk),
+            })
+        }
+        Ok(md) if md.is_file() => {
+            let size = md.len();
+            if needs.bytes.is_none() && size == 0 {
+                return Err(TargetError::Invalid(format!(
+                    "{shown} is empty and no size was given (set size, e.g. size=1g)"
+                )));
+            }
+            Ok(file_target(path, size, md.dev()))
+        }
+        Ok(_) => Err(TargetError::Invalid(format!(
+            "{shown} is neither a regular file nor a block device"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if needs.bytes.is_none() {
+                return Err(TargetError::Invalid(format!(
+                    "{shown} does not exist and no size was given to create it (set size, e.g. size=1g)"
+                )));
+            }
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let pmd = std::fs::metadata(parent).map_err(|_| {
+                TargetError::Invalid(format!("{shown}: directory {} does not exist", parent.display()))
+            })?;
+            Ok(file_target(path, 0, pmd.dev()))
+        }
+        Err(e) => Err(TargetError::Io { path: shown, source: e }),
+    }
+}
+
+fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
+    let (maj, min) = sysfs::major_minor(st_dev);
+    let dev = if maj == 0 { None } else { sysfs::DevNode::from_major_minor(maj, min) };
+    Target {
+        path: path.into(),
+        kind: TargetKind::File,
+        size,
+        logical_block_size: dev
+            .as_ref()
+            .and_then(|d| d.disk_attr_u64("queue/logical_block_size"))
+            .unwrap_or(512),
+        device: dev.map(|d| d.disk),
+        discard: true,
+    }
+}
+
+/// Create or extend a regular file to `bytes`, writing pseudo-random data in
+/// 1 MiB chunks; `progress(done, total)` is called after each chunk.
+pub fn layout(t: &Target, bytes: u64, progress: &mut dyn FnMut(u64, u64)) -> Result<(), TargetError> {
+    if t.kind != TargetKind::File || t.size >= bytes {
+        return Ok(());
+    }
+    let err = |e| TargetError::Io { path: t.path.display().to_string(), source: e };
+    let mut f = OpenOptions::new().create(true).write(true).truncate(false).open(&t.path).map_err(err)?;
+    let start = f.metadata().map_err(err)?.len();
+    let mut buf = crate::buf::AlignedBuf::new(1 << 20);
+    buf.fill_random(0x1a70_0007);
+    let total = bytes - start;
+    let mut done = 0u64;
+    use std::io::{Seek, SeekFrom};
+    f.seek(SeekFrom::Start(start)).map_err(err)?;
+    while done < total {
+        let n = (total - done).min(buf.len() as u64) as usize;
+        f.write_all(&buf.as_slice()[..n]).map_err(err)?;
+        done += n as u64;
+        progress(done, total);
+    }
+    f.sync_all().map_err(err)?;
+    Ok(())
+}
+
+impl Target {
+    /// Open a descriptor for one worker.
+    pub fn open(&self, write: bool, direct: bool) -> std::io::Result<File> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(write);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(&self.path)
+    }
+
+    /// For O_DIRECT: check that every size and offset is a multiple of the
+    /// logical block size; the message says what to change.
+    pub fn check_direct_alignment(&self, sizes: &[u32], offset: u64) -> Result<(), TargetError> {
+        let lbs = self.logical_block_size.max(1);
+        let what = match &self.device {
+            Some(d) => format!("{}'s logical block size {lbs} (device {d})", self.path.display()),
+            None => format!("{}'s logical block size {lbs}", self.path.display()),
+        };
+        for &b in sizes {
+            if b as u64 % lbs != 0 {
+                return Err(TargetError::Invalid(format!(
+                    "option 'bs': {b} is not a multiple of {what} with direct=1 \
+                     (use bs={} or a multiple of {lbs}, or direct=0)",
+                    (b as u64).div_ceil(lbs) * lbs
+                )));
+            }
+        }
+        if offset % lbs != 0 {
+            return Err(TargetError::Invalid(format!(
+                "option 'offset': {offset} is not a multiple of {what} with direct=1 (use offset={})",
+                offset / lbs * lbs
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needs(bytes: Option<u64>) -> TargetNeeds {
+        TargetNeeds { bytes, modifies: true, allow_destructive: false }
+    }
+
+    #[test]
+    fn missing_file_needs_a_size_and_an_existing_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        assert!(matches!(resolve(&p, needs(None)), Err(TargetError::Invalid(_))));
+        let t = resolve(&p, needs(Some(1 << 20))).unwrap();
+        assert_eq!(t.kind, TargetKind::File);
+        assert_eq!(t.size, 0);
+        assert!(!p.exists(), "resolve must not create the file");
+        assert!(resolve(&d.path().join("no/such/f"), needs(Some(1))).is_err());
+    }
+
+    #[test]
+    fn layout_writes_exactly_the_needed_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let t = resolve(&p, needs(Some(3 << 20 | 4096))).unwrap();
+        let mut calls = 0;
+        layout(&t, 3 << 20 | 4096, &mut |_, _| calls += 1).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20 | 4096);
+        assert_eq!(calls, 4);
+    }
+
+    #[test]
+    fn direct_alignment_message_says_what_to_change() {
+        let t = Target {
+            path: "/dev/x".into(),
+            kind: TargetKind::Block,
+            size: 1 << 30,
+            logical_block_size: 4096,
+            device: Some("x".into()),
+            discard: false,
+        };
+        let e = t.check_direct_alignment(&[6144], 0).unwrap_err().to_string();
+        assert!(e.contains("use bs=8192"), "{e}");
+        assert!(t.check_direct_alignment(&[8192], 4096).is_ok());
+        assert!(t.check_direct_alignment(&[4096], 512).is_err());
+    }
+}
