@@ -218,3 +218,36 @@ pub struct DiskResult {
     pub counts_agree: bool,
     pub note: Option<String>,
 }
+
+impl DirResult {
+    /// Summarise one direction's merged counters over a window of
+    /// `window_ns`. `has_slat` is false for synchronous engines.
+    pub fn from_stats(d: &crate::stats::DirStats, window_ns: u64, pcts: &[f64], has_slat: bool) -> Self {
+        let secs = window_ns as f64 / 1e9;
+        let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+        DirResult {
+            ios: d.ios,
+            bytes: d.bytes,
+            short_ios: d.short_ios,
+            iops: rate(d.ios),
+            bw_bytes_per_s: rate(d.bytes),
+            slat: has_slat.then(|| LatSummary::of(&d.slat, pcts)),
+            clat: LatSummary::of(&d.clat, pcts),
+            lat: LatSummary::of(&d.lat, pcts),
+            series: d.series.clone(),
+        }
+    }
+}
+
+impl JobResult {
+    /// The directions that saw I/O, with their names.
+    pub fn dirs(&self) -> impl Iterator<Item = (&'static str, &DirResult)> {
+        [("read", &self.read), ("write", &self.write), ("trim", &self.trim)]
+            .into_iter()
+            .filter_map(|(n, d)| d.as_ref().map(|d| (n, d)))
+    }
+    /// I/Os over all directions.
+    pub fn total_ios(&self) -> u64 {
+        self.dirs().map(|(_, d)| d.ios).sum()
+    }
+}

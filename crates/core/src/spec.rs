@@ -324,8 +324,8 @@ impl JobSpec {
                     .into(),
             );
         }
-        if self.ioengine == EngineKind::Null && self.filename.is_empty() && self.size.is_none() {
-            return e("size", "ioengine=null without a filename needs size (e.g. size=1g)".into());
+        if self.ioengine == EngineKind::Null && self.size.is_none() {
+            return e("size", "ioengine=null does no I/O and needs size to plan offsets (e.g. size=1g)".into());
         }
         if self.bs.min() == 0 {
             return e("bs", "block size 0 (allowed: at least 1 byte, e.g. 4k)".into());

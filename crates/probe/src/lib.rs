@@ -1,1 +1,21 @@
-//! placeholder
+//! # ssdready-probe
+//!
+//! What is measured *around* a run rather than per I/O:
+//!
+//! * [`cpu`] — whole-system CPU time from `/proc/stat` (user, nice, system,
+//!   irq, softirq, steal, plus context switches and interrupts) and the
+//!   process's own CPU and context switches from `getrusage(RUSAGE_SELF)`,
+//!   which, unlike fio's per-job figure, includes every thread of the process.
+//!   Snapshots are taken at the start and the end of the measured window; the
+//!   deltas divided by the I/O count are the CPU cost per I/O.
+//! * [`disk`] — `/sys/block/X/stat` deltas: I/Os, merges, and the time the
+//!   block layer accounted from `block_io_start` to `block_io_done`, whose mean
+//!   per I/O, subtracted from the app-observed latency, is the time spent
+//!   above the block layer.
+//! * [`platform`] — kernel, CPU, and each device's queue settings.
+//!
+//! Nothing here needs root.
+
+pub mod cpu;
+pub mod disk;
+pub mod platform;

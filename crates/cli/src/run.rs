@@ -1,0 +1,308 @@
+//! `ssdready run`: spec → targets → layout → workers → measurements → result.
+//!
+//! Everything that can be wrong with the request is found before anything is
+//! written (exit code 2); only then are files laid out and workers started.
+
+use crate::args::RunArgs;
+use crate::progress::{self, Progress};
+use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
+use ssdready_core::options::build_jobs;
+use ssdready_core::plan::Region;
+use ssdready_core::result::*;
+use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::stats::WorkerStats;
+use ssdready_core::Ddir;
+use ssdready_io::clock::Clock;
+use ssdready_io::engines::uring::check_iopoll;
+use ssdready_io::target::{self, Target, TargetError, TargetKind, TargetNeeds};
+use ssdready_probe::{cpu, disk, platform};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// Why a run did not produce a result.
+#[derive(Debug)]
+pub enum Failure {
+    /// The request is wrong or unsafe: exit code 2, nothing written.
+    BadInput(String),
+    /// Something failed while running: exit code 1.
+    Runtime(String),
+}
+
+/// A job whose targets are resolved.
+struct PreparedJob {
+    spec: Arc<JobSpec>,
+    targets: Arc<Vec<Target>>,
+    regions: Vec<Region>,
+}
+
+fn bad(e: impl ToString) -> Failure {
+    Failure::BadInput(e.to_string())
+}
+
+fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure> {
+    let job = spec.name.clone();
+    let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    if spec.ioengine == EngineKind::Null {
+        let len = spec.size.unwrap_or(0);
+        return Ok(PreparedJob {
+            regions: vec![Region { file: 0, offset: spec.offset, len }],
+            spec: Arc::new(spec),
+            targets: Arc::new(Vec::new()),
+        });
+    }
+    let n = spec.filename.len() as u64;
+    let per_file = spec.size.map(|s| s / n);
+    if per_file == Some(0) {
+        return Err(in_job(format!("size {} split over {n} files leaves nothing per file", spec.size.unwrap_or(0))));
+    }
+    let mut targets = Vec::new();
+    let mut regions = Vec::new();
+    for (i, name) in spec.filename.iter().enumerate() {
+        let needs = TargetNeeds {
+            bytes: per_file.map(|s| spec.offset + s),
+            modifies: spec.rw.modifies(),
+            allow_destructive,
+        };
+        let t = target::resolve(std::path::Path::new(name), needs).map_err(|e| match e {
+            TargetError::Io { .. } => Failure::Runtime(format!("job '{job}': {e}")),
+            _ => in_job(e.to_string()),
+        })?;
+        let len = match per_file {
+            Some(s) => s,
+            None if t.size > spec.offset => t.size - spec.offset,
+            None => {
+                return Err(in_job(format!(
+                    "option 'offset': {} is at or beyond the end of {name} ({} bytes)",
+                    spec.offset, t.size
+                )))
+            }
+        };
+        if spec.bs.max() as u64 > len {
+            return Err(in_job(format!(
+                "option 'bs': block size {} is larger than the {len} bytes the job covers on {name}",
+                spec.bs.max()
+            )));
+        }
+        if spec.direct {
+            t.check_direct_alignment(&spec.bs.all(), spec.offset).map_err(|e| in_job(e.to_string()))?;
+        }
+        if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
+            return Err(in_job(format!("{name} does not support discard (queue/discard_max_bytes is 0)")));
+        }
+        regions.push(Region { file: i as u32, offset: spec.offset, len });
+        targets.push(t);
+    }
+    if spec.ioengine == EngineKind::IoUring {
+        if spec.hipri {
+            check_iopoll(&targets).map_err(|e| in_job(e.to_string()))?;
+        }
+        if spec.rw.trims() {
+            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
+                return Err(in_job(format!(
+                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
+                    t.path.display()
+                )));
+            }
+        }
+    }
+    Ok(PreparedJob { spec: Arc::new(spec), targets: Arc::new(targets), regions })
+}
+
+fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
+    let mut want: BTreeMap<String, (Target, u64)> = BTreeMap::new();
+    for j in jobs {
+        for (t, r) in j.targets.iter().zip(&j.regions) {
+            if t.kind == TargetKind::File {
+                let need = r.offset + r.len;
+                let e = want.entry(t.path.display().to_string()).or_insert((t.clone(), 0));
+                e.1 = e.1.max(need);
+            }
+        }
+    }
+    for (path, (t, need)) in want {
+        if t.size >= need {
+            continue;
+        }
+        let bar = progress::layout_bar(show, &path, need - t.size);
+        target::layout(&t, need, &mut |done, _| bar.set_position(done)).map_err(|e| Failure::Runtime(e.to_string()))?;
+        bar.finish_and_clear();
+    }
+    Ok(())
+}
+
+fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Run the jobs; returns the result (possibly marked interrupted).
+pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
+    let specs = build_jobs(&args.global, &args.jobs).map_err(bad)?;
+    let mut warnings: Vec<String> = specs.iter().flat_map(|s| s.warnings()).collect();
+    if let Some(out) = &args.output {
+        let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            return Err(bad(format!("option 'output': directory {} does not exist", parent.display())));
+        }
+    }
+    let jobs: Vec<PreparedJob> =
+        specs.into_iter().map(|s| prepare(s, args.allow_destructive)).collect::<Result<_, _>>()?;
+    let show = progress::visible(args.quiet);
+    let clock = Clock::calibrate();
+    layout_all(&jobs, show)?;
+
+    let mut devices: Vec<String> = jobs.iter().flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone())).collect();
+    devices.sort();
+    devices.dedup();
+    let platform = platform::collect(&devices);
+
+    // Start the workers.
+    let total_workers: usize = jobs.iter().map(|j| j.spec.numjobs as usize).sum();
+    let barrier = Arc::new(Barrier::new(total_workers + 1));
+    let mut handles = Vec::new();
+    let mut lives = Vec::new();
+    for (ji, j) in jobs.iter().enumerate() {
+        for w in 0..j.spec.numjobs {
+            let live = Arc::new(Live::default());
+            lives.push(live.clone());
+            let cpus = j.spec.cpus_allowed.as_ref().map(|list| match j.spec.cpus_allowed_policy {
+                ssdready_core::spec::CpusPolicy::Shared => list.clone(),
+                ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
+            });
+            let ctx = WorkerCtx {
+                spec: j.spec.clone(),
+                targets: j.targets.clone(),
+                regions: j.regions.clone(),
+                index: w,
+                clock,
+                stop: stop.clone(),
+                live,
+                start: barrier.clone(),
+                cpus,
+            };
+            let h = std::thread::Builder::new()
+                .name(format!("{}.{w}", j.spec.name))
+                .spawn(move || worker::run(ctx))
+                .map_err(|e| Failure::Runtime(format!("starting a worker thread: {e}")))?;
+            handles.push((ji, h));
+        }
+    }
+    barrier.wait();
+    let t0 = clock.now();
+    let started_unix_ms = now_unix_ms();
+    let ramp = jobs.iter().map(|j| j.spec.ramp_time_ns).max().unwrap_or(0);
+    if jobs.iter().any(|j| j.spec.ramp_time_ns != ramp) {
+        warnings.push("jobs have different ramp_time: CPU and device figures start after the longest".into());
+    }
+    let expected = jobs
+        .iter()
+        .filter_map(|j| j.spec.runtime_ns.filter(|_| j.spec.time_based).map(|r| r + j.spec.ramp_time_ns))
+        .max()
+        .filter(|_| jobs.iter().all(|j| j.spec.time_based))
+        .map(|ns| ns as f64 / 1e9);
+    let mut prog = Progress::new(show, expected);
+    let mut measure: Option<(u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>)> = None;
+    let snap = |clock: &Clock| (clock.now(), cpu::CpuSnapshot::now(), devices.iter().map(|d| disk::read(d)).collect());
+    if ramp == 0 {
+        measure = Some(snap(&clock));
+    }
+    let mut next_tick = t0 + 1_000_000_000;
+    while !lives.iter().all(|l| l.done.load(Relaxed)) {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = clock.now();
+        if measure.is_none() && now >= t0 + ramp {
+            measure = Some(snap(&clock));
+        }
+        if now >= next_tick {
+            prog.tick((now - t0) as f64 / 1e9, &lives);
+            next_tick += 1_000_000_000;
+        }
+    }
+    let outcomes: Vec<(usize, WorkerOutcome)> =
+        handles.into_iter().map(|(ji, h)| (ji, h.join().expect("worker thread panicked"))).collect();
+    let end = snap(&clock);
+    prog.finish();
+    let measure = measure.unwrap_or_else(|| end.clone());
+    let interrupted = stop.load(Relaxed);
+
+    // A worker that could not start means nothing meaningful ran.
+    if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
+        let msg = format!("job '{}': {}", jobs[*ji].spec.name, o.error.as_deref().unwrap_or(""));
+        return Err(if o.unsupported { Failure::BadInput(msg) } else { Failure::Runtime(msg) });
+    }
+
+    let mut job_results = Vec::new();
+    for (ji, j) in jobs.iter().enumerate() {
+        let mut merged = WorkerStats::default();
+        let mut mode = "";
+        for (_, o) in outcomes.iter().filter(|(i, _)| *i == ji) {
+            merged.merge(&o.stats);
+            mode = o.completion_mode;
+        }
+        let has_slat = !matches!(mode, "sync") && !(j.spec.ioengine == EngineKind::Null && j.spec.iodepth == 1);
+        let window = merged.measured_ns;
+        let pcts = &j.spec.percentile_list;
+        let dir = |d: Ddir| merged.dirs[d.idx()].as_ref().map(|s| DirResult::from_stats(s, window, pcts, has_slat));
+        job_results.push(JobResult {
+            name: j.spec.name.clone(),
+            spec: (*j.spec).clone(),
+            workers: j.spec.numjobs,
+            targets: j
+                .targets
+                .iter()
+                .map(|t| TargetInfo {
+                    path: t.path.display().to_string(),
+                    kind: t.kind.name().into(),
+                    size_bytes: t.size.max(j.regions[0].offset + j.regions[0].len),
+                    device: t.device.clone(),
+                })
+                .collect(),
+            measured_ns: window,
+            read: dir(Ddir::Read),
+            write: dir(Ddir::Write),
+            trim: dir(Ddir::Trim),
+            errors: merged.errors,
+            first_error: merged.first_error.clone(),
+            raw: merged,
+        });
+    }
+
+    let window_ns = end.0.saturating_sub(measure.0);
+    let total_ios: u64 = job_results.iter().map(|j| j.total_ios()).sum();
+    let cpu_cost = cpu::cost(&measure.1, &end.1, total_ios, window_ns, clock.tsc_hz());
+    if measure.1.system.is_none() {
+        warnings.push("/proc/stat is unreadable: no whole-system CPU figures".into());
+    }
+    let mut disks = Vec::new();
+    for (di, dname) in devices.iter().enumerate() {
+        let (Some(a), Some(b)) = (&measure.2[di], &end.2[di]) else { continue };
+        let mut app = disk::AppView::default();
+        for jr in &job_results {
+            if !jr.targets.is_empty() && jr.targets.iter().all(|t| t.device.as_deref() == Some(dname)) {
+                for d in jr.raw.dirs.iter().flatten() {
+                    app.ios += d.lat.count();
+                    app.lat_sum_ns += d.lat.sum() as f64;
+                }
+            }
+        }
+        disks.push(disk::split(dname, a, b, app, window_ns));
+    }
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        started_unix_ms,
+        interrupted,
+        clock: ClockInfo {
+            source: clock.source().into(),
+            tsc_hz: clock.tsc_hz(),
+            ns_per_timestamp: clock.cost_ns(),
+        },
+        platform,
+        jobs: job_results,
+        cpu: Some(cpu_cost),
+        disks,
+        warnings,
+    })
+}

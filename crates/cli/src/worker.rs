@@ -1,0 +1,291 @@
+//! One worker thread: owns its engine, plan, buffers (inside the engine) and
+//! statistics; shares nothing on the hot path except a few relaxed atomic
+//! stores per reaped batch for the live progress display.
+//!
+//! The loop follows fio's: fill the queue up to iodepth (committing every
+//! `iodepth_batch_submit` I/Os), then reap at least
+//! `iodepth_batch_complete_min` completions when the queue is full or the work
+//! is done. One timestamp is taken per batch of submissions and one per batch
+//! of completions, as fio does.
+
+use ssdready_core::plan::{IoPlan, Region};
+use ssdready_core::spec::JobSpec;
+use ssdready_core::stats::WorkerStats;
+use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_io::clock::Clock;
+use ssdready_io::engine::EngineSetup;
+use ssdready_io::target::Target;
+use ssdready_io::{open_engine, Engine, EngineError, Queued};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Barrier};
+
+/// Counters the progress display reads; written by one worker only.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Live {
+    /// Completed I/Os per direction since start (ramp included).
+    pub ios: [AtomicU64; 3],
+    /// Completed bytes per direction since start.
+    pub bytes: [AtomicU64; 3],
+    /// Set when the worker has finished.
+    pub done: AtomicBool,
+}
+
+/// Everything a worker needs.
+pub struct WorkerCtx {
+    pub spec: Arc<JobSpec>,
+    pub targets: Arc<Vec<Target>>,
+    pub regions: Vec<Region>,
+    pub index: u32,
+    pub clock: Clock,
+    pub stop: Arc<AtomicBool>,
+    pub live: Arc<Live>,
+    pub start: Arc<Barrier>,
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// What a worker hands back.
+pub struct WorkerOutcome {
+    pub stats: WorkerStats,
+    pub completion_mode: &'static str,
+    /// Engine setup or run failure (not per-I/O errors, which are in stats).
+    pub error: Option<String>,
+    /// True when the error is "this cannot work here" rather than a failure.
+    pub unsupported: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    issue_ns: u64,
+    submit_ns: u64,
+    ddir: Option<Ddir>,
+    len: u32,
+}
+
+fn pin(cpus: &[usize]) {
+    let mut set = nix::sched::CpuSet::new();
+    for &c in cpus {
+        let _ = set.set(c);
+    }
+    let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+}
+
+/// Wait until `clock` reads `until_ns`: sleep for the bulk, spin the last 50 µs.
+fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
+    loop {
+        let now = clock.now();
+        if now >= until_ns || stop.load(Relaxed) {
+            return;
+        }
+        let left = until_ns - now;
+        if left > 100_000 {
+            std::thread::sleep(std::time::Duration::from_nanos((left - 50_000).min(100_000_000)));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Run one worker to completion. Always reaches the start barrier, even when
+/// the engine fails to open, so the others are never left waiting.
+pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
+    if let Some(c) = &ctx.cpus {
+        pin(c);
+    }
+    let setup = EngineSetup { spec: &ctx.spec, targets: &ctx.targets, seed: ctx.spec.randseed ^ ctx.index as u64 };
+    let engine = open_engine(&setup);
+    ctx.start.wait();
+    let mut out = WorkerOutcome { stats: WorkerStats::default(), completion_mode: "", error: None, unsupported: false };
+    match engine {
+        Err(e) => {
+            out.unsupported = matches!(e, EngineError::Unsupported(_));
+            out.error = Some(e.to_string());
+        }
+        Ok(mut engine) => {
+            out.completion_mode = engine.completion_mode();
+            if let Err(e) = hot_loop(&ctx, &mut engine, &mut out.stats) {
+                out.unsupported = matches!(e, EngineError::Unsupported(_));
+                out.error = Some(e.to_string());
+            }
+        }
+    }
+    ctx.live.done.store(true, Relaxed);
+    out
+}
+
+fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats) -> Result<(), EngineError> {
+    let spec = &*ctx.spec;
+    let clock = ctx.clock;
+    let depth = spec.effective_iodepth() as usize;
+    let batch_submit = spec.iodepth_batch_submit.max(1) as usize;
+    let complete_min = (spec.iodepth_batch_complete_min as usize).max(1);
+    let mut plan = IoPlan::new(spec, &ctx.regions, ctx.index);
+    let mut slots = vec![Slot::default(); depth];
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut to_commit: Vec<u32> = Vec::with_capacity(depth);
+    let mut comps: Vec<Completion> = Vec::with_capacity(depth * 2);
+    let mut inflight = 0usize;
+    let mut live_ios = [0u64; 3];
+    let mut live_bytes = [0u64; 3];
+
+    let start = clock.now();
+    let ramp_end = start + spec.ramp_time_ns;
+    let deadline = spec.runtime_ns.map(|r| ramp_end + r);
+    let mut measuring = spec.ramp_time_ns == 0;
+    let mut measure_start = start;
+    let interval_ns = spec.rate_iops.map(|r| 1e9 / r as f64);
+    let ns_per_byte = spec.rate_bytes.map(|r| 1e9 / r as f64);
+    let paced = interval_ns.is_some() || ns_per_byte.is_some();
+    let mut next_issue = start as f64;
+    let mut issued: u64 = 0;
+    let mut done_issuing = false;
+
+    // Account one finished I/O.
+    macro_rules! complete {
+        ($slot:expr, $res:expr, $t:expr, $sync:expr) => {{
+            let s = slots[$slot as usize];
+            let ddir = s.ddir.unwrap_or(Ddir::Read);
+            let res: i64 = $res;
+            if res < 0 {
+                if measuring {
+                    stats.errors += 1;
+                }
+                if stats.first_error.is_none() {
+                    stats.first_error = Some(format!(
+                        "{} of {} bytes: {}",
+                        ddir.name(),
+                        s.len,
+                        std::io::Error::from_raw_os_error(-res as i32)
+                    ));
+                }
+                done_issuing = true; // fio stops a job at its first error
+            } else {
+                live_ios[ddir.idx()] += 1;
+                live_bytes[ddir.idx()] += res as u64;
+                if measuring {
+                    let t: u64 = $t;
+                    let sec = (t.saturating_sub(measure_start) / 1_000_000_000) as usize;
+                    let d = stats.dir(ddir);
+                    d.account(sec, res as u64, (res as u64) < s.len as u64);
+                    let lat = t.saturating_sub(s.issue_ns);
+                    d.lat.record(lat);
+                    if $sync {
+                        d.clat.record(lat);
+                    } else {
+                        d.slat.record(s.submit_ns.saturating_sub(s.issue_ns));
+                        d.clat.record(t.saturating_sub(s.submit_ns));
+                    }
+                }
+            }
+        }};
+    }
+
+    loop {
+        let mut now = clock.now();
+        if ctx.stop.load(Relaxed) {
+            done_issuing = true;
+        }
+        if let Some(d) = deadline {
+            if now >= d {
+                done_issuing = true;
+            }
+        }
+        if !measuring && now >= ramp_end {
+            stats.clear();
+            measuring = true;
+            measure_start = now;
+        }
+        // Fill the queue. Synchronous completions free their slot at once, so
+        // a burst limit brings the loop back to the stop/ramp/progress checks.
+        let mut burst = 0usize;
+        while !done_issuing && inflight < depth && burst < depth.max(32) {
+            burst += 1;
+            if paced && (now as f64) < next_issue {
+                if inflight == 0 {
+                    wait_until(&clock, next_issue as u64, &ctx.stop);
+                    now = clock.now();
+                    if ctx.stop.load(Relaxed) {
+                        done_issuing = true;
+                        break;
+                    }
+                } else {
+                    break;
+                }
+            }
+            let Some((file, ddir, offset, len)) = plan.next() else {
+                done_issuing = true;
+                break;
+            };
+            let slot = free.pop().expect("a free slot while inflight < depth");
+            slots[slot as usize] = Slot { issue_ns: now, submit_ns: now, ddir: Some(ddir), len };
+            issued += 1;
+            if let Some(i) = interval_ns {
+                next_issue += i;
+            }
+            if let Some(b) = ns_per_byte {
+                next_issue += b * len as f64;
+            }
+            match engine.queue(IoReq { slot, file, ddir, offset, len })? {
+                Queued::Done(res) => {
+                    let t = clock.now();
+                    complete!(slot, res, t, true);
+                    free.push(slot);
+                    now = t;
+                }
+                Queued::Pending => {
+                    inflight += 1;
+                    to_commit.push(slot);
+                    if to_commit.len() >= batch_submit {
+                        engine.commit()?;
+                        now = clock.now();
+                        for &s in &to_commit {
+                            slots[s as usize].submit_ns = now;
+                        }
+                        to_commit.clear();
+                    }
+                }
+            }
+            if spec.thinktime_ns > 0 && issued % spec.thinktime_blocks as u64 == 0 {
+                wait_until(&clock, now + spec.thinktime_ns, &ctx.stop);
+                now = clock.now();
+            }
+            if let Some(d) = deadline {
+                if now >= d {
+                    done_issuing = true;
+                }
+            }
+        }
+        if !to_commit.is_empty() {
+            engine.commit()?;
+            let t = clock.now();
+            for &s in &to_commit {
+                slots[s as usize].submit_ns = t;
+            }
+            to_commit.clear();
+        }
+        if inflight == 0 {
+            if done_issuing {
+                break;
+            }
+        } else {
+            // Wait when nothing more can be issued now; otherwise just peek.
+            let must_wait = done_issuing || inflight >= depth || paced;
+            let min = if must_wait { complete_min.min(inflight) } else { 0 };
+            engine.getevents(min, &mut comps)?;
+            if !comps.is_empty() {
+                let t = clock.now();
+                for c in comps.drain(..) {
+                    complete!(c.slot, c.result, t, false);
+                    free.push(c.slot);
+                    inflight -= 1;
+                }
+            }
+        }
+        for d in 0..3 {
+            ctx.live.ios[d].store(live_ios[d], Relaxed);
+            ctx.live.bytes[d].store(live_bytes[d], Relaxed);
+        }
+    }
+    stats.measured_ns = if measuring { clock.now().saturating_sub(measure_start) } else { 0 };
+    Ok(())
+}

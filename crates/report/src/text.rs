@@ -1,0 +1,195 @@
+//! The terminal summary.
+
+use ssdready_core::hist::LatSummary;
+use ssdready_core::result::{DirResult, JobResult, RunResult};
+use ssdready_core::spec::BlockSizes;
+use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
+use std::fmt::Write;
+
+fn bs_text(b: &BlockSizes) -> String {
+    match b {
+        BlockSizes::Fixed(x) => fmt_bytes(*x as f64),
+        BlockSizes::Range { min, max } => format!("{}–{}", fmt_bytes(*min as f64), fmt_bytes(*max as f64)),
+        BlockSizes::Split(v) => v.iter().map(|(b, w)| format!("{}/{w}%", fmt_bytes(*b as f64))).collect::<Vec<_>>().join(":"),
+    }
+}
+
+fn pct_label(p: f64) -> String {
+    let s = format!("{p}");
+    format!("p{s}")
+}
+
+fn lat_line(out: &mut String, label: &str, l: &LatSummary) {
+    let _ = writeln!(
+        out,
+        "    {label:>4}: min {:>9}  mean {:>9}  max {:>9}  stddev {:>9}",
+        fmt_ns(l.min_ns as f64),
+        fmt_ns(l.mean_ns),
+        fmt_ns(l.max_ns as f64),
+        fmt_ns(l.stddev_ns)
+    );
+}
+
+fn dir_block(out: &mut String, name: &str, d: &DirResult, window_ns: u64) {
+    let _ = writeln!(
+        out,
+        "  {name}: {} IOPS, {}/s, {} I/Os, {} in {:.2} s{}",
+        fmt_count(d.iops),
+        fmt_bytes(d.bw_bytes_per_s),
+        fmt_count(d.ios as f64),
+        fmt_bytes(d.bytes as f64),
+        window_ns as f64 / 1e9,
+        if d.short_ios > 0 { format!(" ({} short)", d.short_ios) } else { String::new() }
+    );
+    if let Some(s) = &d.slat {
+        lat_line(out, "slat", s);
+    }
+    lat_line(out, "clat", &d.clat);
+    lat_line(out, "lat", &d.lat);
+    let p: Vec<String> =
+        d.lat.percentiles.iter().map(|(p, v)| format!("{} {}", pct_label(*p), fmt_ns(*v as f64))).collect();
+    for chunk in p.chunks(5) {
+        let _ = writeln!(out, "          {}", chunk.join(" | "));
+    }
+    // Per-second series: drop a partial last second from the spread.
+    let full: Vec<u64> = d.series.iter().take((window_ns / 1_000_000_000) as usize).map(|s| s.ios).collect();
+    if full.len() >= 2 {
+        let min = *full.iter().min().unwrap_or(&0);
+        let max = *full.iter().max().unwrap_or(&0);
+        let mean = full.iter().sum::<u64>() as f64 / full.len() as f64;
+        let _ = writeln!(
+            out,
+            "    per second: IOPS min {} mean {} max {} over {} s",
+            fmt_count(min as f64),
+            fmt_count(mean),
+            fmt_count(max as f64),
+            full.len()
+        );
+    }
+}
+
+fn job_block(out: &mut String, j: &JobResult) {
+    let s = &j.spec;
+    let targets: Vec<String> = j
+        .targets
+        .iter()
+        .map(|t| match &t.device {
+            Some(d) => format!("{} [{} on {d}]", t.path, t.kind),
+            None => format!("{} [{}]", t.path, t.kind),
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "job '{}': {} bs={} iodepth={} {}{} ×{} worker{} on {}",
+        j.name,
+        s.rw.name(),
+        bs_text(&s.bs),
+        s.effective_iodepth(),
+        s.ioengine.name(),
+        if s.direct { " direct" } else { " buffered" },
+        j.workers,
+        if j.workers == 1 { "" } else { "s" },
+        if targets.is_empty() { "nothing (null engine)".to_string() } else { targets.join(", ") }
+    );
+    for (name, d) in j.dirs() {
+        dir_block(out, name, d, j.measured_ns);
+    }
+    if j.errors > 0 {
+        let _ = writeln!(out, "  errors: {} (first: {})", j.errors, j.first_error.as_deref().unwrap_or("?"));
+    }
+}
+
+/// Render the whole result for a terminal.
+pub fn render(r: &RunResult) -> String {
+    let mut out = String::new();
+    let window = r.jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "{}: {} job{}, {:.2} s measured{}",
+        r.tool,
+        r.jobs.len(),
+        if r.jobs.len() == 1 { "" } else { "s" },
+        window as f64 / 1e9,
+        if r.interrupted { " — INTERRUPTED: figures cover what ran" } else { "" }
+    );
+    for j in &r.jobs {
+        job_block(&mut out, j);
+    }
+    if let Some(c) = &r.cpu {
+        let clocks = |v: Option<f64>| v.map(|c| format!(" = {} clocks", fmt_count(c))).unwrap_or_default();
+        let _ = writeln!(out, "cpu per I/O ({} I/Os):", fmt_count(c.ios as f64));
+        let _ = writeln!(
+            out,
+            "  process: {}{} (user {:.2} s, sys {:.2} s), {:.3} context switches",
+            fmt_ns(c.per_io.process_ns),
+            clocks(c.per_io.process_clocks),
+            c.process.user_ns as f64 / 1e9,
+            c.process.sys_ns as f64 / 1e9,
+            c.per_io.process_ctx_switches
+        );
+        let _ = writeln!(
+            out,
+            "  system:  {}{} (all CPUs {:.1}% busy), {:.3} context switches, {:.3} interrupts, {:.3} softirqs",
+            fmt_ns(c.per_io.system_ns),
+            clocks(c.per_io.system_clocks),
+            c.system_busy_pct,
+            c.per_io.system_ctx_switches,
+            c.per_io.system_interrupts,
+            c.per_io.system_softirqs
+        );
+    }
+    for d in &r.disks {
+        let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
+        let info = r.platform.devices.iter().find(|x| x.name == d.name);
+        let _ = writeln!(
+            out,
+            "device {}: {} I/Os ({} merged), util {:.0}%{}",
+            d.name,
+            fmt_count(dev_ios as f64),
+            d.read_merges + d.write_merges,
+            d.util_pct,
+            info.map(|i| format!(
+                ", scheduler {}, nr_requests {}, lbs {}",
+                i.scheduler.as_deref().unwrap_or("?"),
+                i.nr_requests.map(|v| v.to_string()).unwrap_or("?".into()),
+                i.logical_block_size.map(|v| v.to_string()).unwrap_or("?".into())
+            ))
+            .unwrap_or_default()
+        );
+        if let Some(b) = d.block_mean_ns {
+            match d.above_block_mean_ns {
+                Some(a) => {
+                    let share = if d.app_mean_ns > 0.0 { 100.0 * a / d.app_mean_ns } else { 0.0 };
+                    let _ = writeln!(
+                        out,
+                        "  latency split: app mean {} = above block layer {} ({share:.0}%) + block layer and below {}",
+                        fmt_ns(d.app_mean_ns),
+                        fmt_ns(a),
+                        fmt_ns(b)
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "  block layer and below: mean {}", fmt_ns(b));
+                }
+            }
+        }
+        if let Some(n) = &d.note {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    let p = &r.platform;
+    let _ = writeln!(
+        out,
+        "platform: Linux {}, {} × {}; clock {}{}, {:.1} ns per timestamp",
+        p.kernel,
+        p.cpus_online,
+        p.cpu_model,
+        r.clock.source,
+        r.clock.tsc_hz.map(|h| format!(" {:.3} GHz", h / 1e9)).unwrap_or_default(),
+        r.clock.ns_per_timestamp
+    );
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
