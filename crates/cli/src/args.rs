@@ -43,7 +43,9 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
         };
         match k {
             "output" => {
-                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| SpecError::new("output", "needs a file path"))?;
+                let v = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("output", "needs a file path"))?;
                 r.output = Some(PathBuf::from(v));
             }
             "output-format" => {
@@ -65,8 +67,13 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             "quiet" => r.quiet = true,
             "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
             "name" => {
-                let name = v.filter(|v| !v.is_empty()).ok_or_else(|| SpecError::new("name", "needs a job name"))?;
-                r.jobs.push(JobSection { name, options: Vec::new() });
+                let name = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("name", "needs a job name"))?;
+                r.jobs.push(JobSection {
+                    name,
+                    options: Vec::new(),
+                });
             }
             _ => match r.jobs.last_mut() {
                 Some(j) => j.options.push((k.to_string(), v)),
@@ -90,8 +97,15 @@ mod tests {
 
     #[test]
     fn globals_come_before_the_first_name() {
-        let r = parse(&s(&["--bs=4k", "--name=a", "--rw=read", "--name=b", "--time_based", "--output-format=json"]))
-            .unwrap();
+        let r = parse(&s(&[
+            "--bs=4k",
+            "--name=a",
+            "--rw=read",
+            "--name=b",
+            "--time_based",
+            "--output-format=json",
+        ]))
+        .unwrap();
         assert_eq!(r.global, vec![("bs".to_string(), Some("4k".to_string()))]);
         assert_eq!(r.jobs.len(), 2);
         assert_eq!(r.jobs[1].options, vec![("time_based".to_string(), None)]);

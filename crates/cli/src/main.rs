@@ -16,7 +16,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "ssdready", version, about = "Measure how much of an SSD's speed the platform delivers, and where the rest goes")]
+#[command(
+    name = "ssdready",
+    version,
+    about = "Measure how much of an SSD's speed the platform delivers, and where the rest goes"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -39,7 +43,8 @@ enum Cmd {
     Options,
 }
 
-const RUN_HELP: &str = "usage: ssdready run [--output=FILE] [--output-format=normal|json] [--quiet] \
+const RUN_HELP: &str =
+    "usage: ssdready run [--output=FILE] [--output-format=normal|json] [--quiet] \
 [--allow-destructive] [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
 Options before the first --name apply to every job; each --name starts a job.
@@ -55,9 +60,20 @@ fn fail(code: i32, msg: &str) -> ! {
 fn list_options() {
     let mut out = std::io::stdout().lock();
     for o in OPTIONS {
-        let names = std::iter::once(o.name).chain(o.aliases.iter().copied()).collect::<Vec<_>>().join(", ");
-        let flag = if o.arity == Arity::Flag { " (flag)" } else { "" };
-        let _ = writeln!(out, "{names}{flag}\n    {}\n    allowed: {}", o.help, o.allowed);
+        let names = std::iter::once(o.name)
+            .chain(o.aliases.iter().copied())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let flag = if o.arity == Arity::Flag {
+            " (flag)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{names}{flag}\n    {}\n    allowed: {}",
+            o.help, o.allowed
+        );
     }
 }
 
@@ -89,9 +105,8 @@ fn main() {
                 });
             }
             match &parsed.output {
-                Some(p) => {
-                    std::fs::write(p, &text).unwrap_or_else(|e| fail(1, &format!("writing {}: {e}", p.display())))
-                }
+                Some(p) => std::fs::write(p, &text)
+                    .unwrap_or_else(|e| fail(1, &format!("writing {}: {e}", p.display()))),
                 None => {
                     let _ = std::io::stdout().lock().write_all(text.as_bytes());
                 }

@@ -25,12 +25,21 @@ pub fn visible(quiet: bool) -> bool {
 impl Progress {
     /// A display for a run expected to last `expected_s` seconds, if known.
     pub fn new(show: bool, expected_s: Option<f64>) -> Self {
-        let bar = if show { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+        let bar = if show {
+            ProgressBar::new_spinner()
+        } else {
+            ProgressBar::hidden()
+        };
         if !show {
             bar.set_draw_target(ProgressDrawTarget::hidden());
         }
         bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"));
-        Progress { bar, last: [(0, 0); 3], last_t: 0.0, expected_s }
+        Progress {
+            bar,
+            last: [(0, 0); 3],
+            last_t: 0.0,
+            expected_s,
+        }
     }
 
     /// Update from the workers' live counters at `t` seconds since start.
@@ -58,7 +67,8 @@ impl Progress {
             Some(e) => format!("{t:.0}s elapsed, {:.0}s left", (e - t).max(0.0)),
             None => format!("{t:.0}s elapsed"),
         };
-        self.bar.set_message(format!("{time} | {}", parts.join(" | ")));
+        self.bar
+            .set_message(format!("{time} | {}", parts.join(" | ")));
         self.bar.tick();
         self.last = now;
         self.last_t = t;
@@ -77,8 +87,10 @@ pub fn layout_bar(show: bool, path: &str, total: u64) -> ProgressBar {
     }
     let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     b.set_style(
-        ProgressStyle::with_template("laying out {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}")
-            .expect("static template"),
+        ProgressStyle::with_template(
+            "laying out {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+        )
+        .expect("static template"),
     );
     b.set_message(path.to_string());
     b

@@ -47,7 +47,11 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
     if spec.ioengine == EngineKind::Null {
         let len = spec.size.unwrap_or(0);
         return Ok(PreparedJob {
-            regions: vec![Region { file: 0, offset: spec.offset, len }],
+            regions: vec![Region {
+                file: 0,
+                offset: spec.offset,
+                len,
+            }],
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
         });
@@ -55,7 +59,10 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
     let n = spec.filename.len() as u64;
     let per_file = spec.size.map(|s| s / n);
     if per_file == Some(0) {
-        return Err(in_job(format!("size {} split over {n} files leaves nothing per file", spec.size.unwrap_or(0))));
+        return Err(in_job(format!(
+            "size {} split over {n} files leaves nothing per file",
+            spec.size.unwrap_or(0)
+        )));
     }
     let mut targets = Vec::new();
     let mut regions = Vec::new();
@@ -86,12 +93,19 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
             )));
         }
         if spec.direct {
-            t.check_direct_alignment(&spec.bs.all(), spec.offset).map_err(|e| in_job(e.to_string()))?;
+            t.check_direct_alignment(&spec.bs.all(), spec.offset)
+                .map_err(|e| in_job(e.to_string()))?;
         }
         if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
-            return Err(in_job(format!("{name} does not support discard (queue/discard_max_bytes is 0)")));
+            return Err(in_job(format!(
+                "{name} does not support discard (queue/discard_max_bytes is 0)"
+            )));
         }
-        regions.push(Region { file: i as u32, offset: spec.offset, len });
+        regions.push(Region {
+            file: i as u32,
+            offset: spec.offset,
+            len,
+        });
         targets.push(t);
     }
     if spec.ioengine == EngineKind::IoUring {
@@ -107,7 +121,11 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
             }
         }
     }
-    Ok(PreparedJob { spec: Arc::new(spec), targets: Arc::new(targets), regions })
+    Ok(PreparedJob {
+        spec: Arc::new(spec),
+        targets: Arc::new(targets),
+        regions,
+    })
 }
 
 fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
@@ -116,7 +134,9 @@ fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
         for (t, r) in j.targets.iter().zip(&j.regions) {
             if t.kind == TargetKind::File {
                 let need = r.offset + r.len;
-                let e = want.entry(t.path.display().to_string()).or_insert((t.clone(), 0));
+                let e = want
+                    .entry(t.path.display().to_string())
+                    .or_insert((t.clone(), 0));
                 e.1 = e.1.max(need);
             }
         }
@@ -126,14 +146,18 @@ fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
             continue;
         }
         let bar = progress::layout_bar(show, &path, need - t.size);
-        target::layout(&t, need, &mut |done, _| bar.set_position(done)).map_err(|e| Failure::Runtime(e.to_string()))?;
+        target::layout(&t, need, &mut |done, _| bar.set_position(done))
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
         bar.finish_and_clear();
     }
     Ok(())
 }
 
 fn now_unix_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Run the jobs; returns the result (possibly marked interrupted).
@@ -141,18 +165,29 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let specs = build_jobs(&args.global, &args.jobs).map_err(bad)?;
     let mut warnings: Vec<String> = specs.iter().flat_map(|s| s.warnings()).collect();
     if let Some(out) = &args.output {
-        let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
         if !parent.is_dir() {
-            return Err(bad(format!("option 'output': directory {} does not exist", parent.display())));
+            return Err(bad(format!(
+                "option 'output': directory {} does not exist",
+                parent.display()
+            )));
         }
     }
-    let jobs: Vec<PreparedJob> =
-        specs.into_iter().map(|s| prepare(s, args.allow_destructive)).collect::<Result<_, _>>()?;
+    let jobs: Vec<PreparedJob> = specs
+        .into_iter()
+        .map(|s| prepare(s, args.allow_destructive))
+        .collect::<Result<_, _>>()?;
     let show = progress::visible(args.quiet);
     let clock = Clock::calibrate();
     layout_all(&jobs, show)?;
 
-    let mut devices: Vec<String> = jobs.iter().flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone())).collect();
+    let mut devices: Vec<String> = jobs
+        .iter()
+        .flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone()))
+        .collect();
     devices.sort();
     devices.dedup();
     let platform = platform::collect(&devices);
@@ -166,10 +201,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         for w in 0..j.spec.numjobs {
             let live = Arc::new(Live::default());
             lives.push(live.clone());
-            let cpus = j.spec.cpus_allowed.as_ref().map(|list| match j.spec.cpus_allowed_policy {
-                ssdready_core::spec::CpusPolicy::Shared => list.clone(),
-                ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
-            });
+            let cpus = j
+                .spec
+                .cpus_allowed
+                .as_ref()
+                .map(|list| match j.spec.cpus_allowed_policy {
+                    ssdready_core::spec::CpusPolicy::Shared => list.clone(),
+                    ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
+                });
             let ctx = WorkerCtx {
                 spec: j.spec.clone(),
                 targets: j.targets.clone(),
@@ -193,17 +232,30 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let started_unix_ms = now_unix_ms();
     let ramp = jobs.iter().map(|j| j.spec.ramp_time_ns).max().unwrap_or(0);
     if jobs.iter().any(|j| j.spec.ramp_time_ns != ramp) {
-        warnings.push("jobs have different ramp_time: CPU and device figures start after the longest".into());
+        warnings.push(
+            "jobs have different ramp_time: CPU and device figures start after the longest".into(),
+        );
     }
     let expected = jobs
         .iter()
-        .filter_map(|j| j.spec.runtime_ns.filter(|_| j.spec.time_based).map(|r| r + j.spec.ramp_time_ns))
+        .filter_map(|j| {
+            j.spec
+                .runtime_ns
+                .filter(|_| j.spec.time_based)
+                .map(|r| r + j.spec.ramp_time_ns)
+        })
         .max()
         .filter(|_| jobs.iter().all(|j| j.spec.time_based))
         .map(|ns| ns as f64 / 1e9);
     let mut prog = Progress::new(show, expected);
     let mut measure: Option<(u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>)> = None;
-    let snap = |clock: &Clock| (clock.now(), cpu::CpuSnapshot::now(), devices.iter().map(|d| disk::read(d)).collect());
+    let snap = |clock: &Clock| {
+        (
+            clock.now(),
+            cpu::CpuSnapshot::now(),
+            devices.iter().map(|d| disk::read(d)).collect(),
+        )
+    };
     if ramp == 0 {
         measure = Some(snap(&clock));
     }
@@ -219,8 +271,10 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             next_tick += 1_000_000_000;
         }
     }
-    let outcomes: Vec<(usize, WorkerOutcome)> =
-        handles.into_iter().map(|(ji, h)| (ji, h.join().expect("worker thread panicked"))).collect();
+    let outcomes: Vec<(usize, WorkerOutcome)> = handles
+        .into_iter()
+        .map(|(ji, h)| (ji, h.join().expect("worker thread panicked")))
+        .collect();
     let end = snap(&clock);
     prog.finish();
     let measure = measure.unwrap_or_else(|| end.clone());
@@ -228,8 +282,16 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
 
     // A worker that could not start means nothing meaningful ran.
     if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
-        let msg = format!("job '{}': {}", jobs[*ji].spec.name, o.error.as_deref().unwrap_or(""));
-        return Err(if o.unsupported { Failure::BadInput(msg) } else { Failure::Runtime(msg) });
+        let msg = format!(
+            "job '{}': {}",
+            jobs[*ji].spec.name,
+            o.error.as_deref().unwrap_or("")
+        );
+        return Err(if o.unsupported {
+            Failure::BadInput(msg)
+        } else {
+            Failure::Runtime(msg)
+        });
     }
 
     let mut job_results = Vec::new();
@@ -240,10 +302,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             merged.merge(&o.stats);
             mode = o.completion_mode;
         }
-        let has_slat = !matches!(mode, "sync") && !(j.spec.ioengine == EngineKind::Null && j.spec.iodepth == 1);
+        let has_slat = mode != "sync";
         let window = merged.measured_ns;
         let pcts = &j.spec.percentile_list;
-        let dir = |d: Ddir| merged.dirs[d.idx()].as_ref().map(|s| DirResult::from_stats(s, window, pcts, has_slat));
+        let dir = |d: Ddir| {
+            merged.dirs[d.idx()]
+                .as_ref()
+                .map(|s| DirResult::from_stats(s, window, pcts, has_slat))
+        };
         job_results.push(JobResult {
             name: j.spec.name.clone(),
             spec: (*j.spec).clone(),
@@ -276,10 +342,17 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     }
     let mut disks = Vec::new();
     for (di, dname) in devices.iter().enumerate() {
-        let (Some(a), Some(b)) = (&measure.2[di], &end.2[di]) else { continue };
+        let (Some(a), Some(b)) = (&measure.2[di], &end.2[di]) else {
+            continue;
+        };
         let mut app = disk::AppView::default();
         for jr in &job_results {
-            if !jr.targets.is_empty() && jr.targets.iter().all(|t| t.device.as_deref() == Some(dname)) {
+            if !jr.targets.is_empty()
+                && jr
+                    .targets
+                    .iter()
+                    .all(|t| t.device.as_deref() == Some(dname))
+            {
                 for d in jr.raw.dirs.iter().flatten() {
                     app.ios += d.lat.count();
                     app.lat_sum_ns += d.lat.sum() as f64;

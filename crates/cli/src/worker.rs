@@ -79,7 +79,9 @@ fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
         }
         let left = until_ns - now;
         if left > 100_000 {
-            std::thread::sleep(std::time::Duration::from_nanos((left - 50_000).min(100_000_000)));
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (left - 50_000).min(100_000_000),
+            ));
         } else {
             std::hint::spin_loop();
         }
@@ -92,10 +94,19 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     if let Some(c) = &ctx.cpus {
         pin(c);
     }
-    let setup = EngineSetup { spec: &ctx.spec, targets: &ctx.targets, seed: ctx.spec.randseed ^ ctx.index as u64 };
+    let setup = EngineSetup {
+        spec: &ctx.spec,
+        targets: &ctx.targets,
+        seed: ctx.spec.randseed ^ ctx.index as u64,
+    };
     let engine = open_engine(&setup);
     ctx.start.wait();
-    let mut out = WorkerOutcome { stats: WorkerStats::default(), completion_mode: "", error: None, unsupported: false };
+    let mut out = WorkerOutcome {
+        stats: WorkerStats::default(),
+        completion_mode: "",
+        error: None,
+        unsupported: false,
+    };
     match engine {
         Err(e) => {
             out.unsupported = matches!(e, EngineError::Unsupported(_));
@@ -113,7 +124,11 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     out
 }
 
-fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats) -> Result<(), EngineError> {
+fn hot_loop<E: Engine>(
+    ctx: &WorkerCtx,
+    engine: &mut E,
+    stats: &mut WorkerStats,
+) -> Result<(), EngineError> {
     let spec = &*ctx.spec;
     let clock = ctx.clock;
     let depth = spec.effective_iodepth() as usize;
@@ -212,12 +227,17 @@ fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats)
                     break;
                 }
             }
-            let Some((file, ddir, offset, len)) = plan.next() else {
+            let Some((file, ddir, offset, len)) = plan.next_io() else {
                 done_issuing = true;
                 break;
             };
             let slot = free.pop().expect("a free slot while inflight < depth");
-            slots[slot as usize] = Slot { issue_ns: now, submit_ns: now, ddir: Some(ddir), len };
+            slots[slot as usize] = Slot {
+                issue_ns: now,
+                submit_ns: now,
+                ddir: Some(ddir),
+                len,
+            };
             issued += 1;
             if let Some(i) = interval_ns {
                 next_issue += i;
@@ -225,7 +245,13 @@ fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats)
             if let Some(b) = ns_per_byte {
                 next_issue += b * len as f64;
             }
-            match engine.queue(IoReq { slot, file, ddir, offset, len })? {
+            match engine.queue(IoReq {
+                slot,
+                file,
+                ddir,
+                offset,
+                len,
+            })? {
                 Queued::Done(res) => {
                     let t = clock.now();
                     complete!(slot, res, t, true);
@@ -245,7 +271,7 @@ fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats)
                     }
                 }
             }
-            if spec.thinktime_ns > 0 && issued % spec.thinktime_blocks as u64 == 0 {
+            if spec.thinktime_ns > 0 && issued.is_multiple_of(spec.thinktime_blocks as u64) {
                 wait_until(&clock, now + spec.thinktime_ns, &ctx.stop);
                 now = clock.now();
             }
@@ -270,7 +296,11 @@ fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats)
         } else {
             // Wait when nothing more can be issued now; otherwise just peek.
             let must_wait = done_issuing || inflight >= depth || paced;
-            let min = if must_wait { complete_min.min(inflight) } else { 0 };
+            let min = if must_wait {
+                complete_min.min(inflight)
+            } else {
+                0
+            };
             engine.getevents(min, &mut comps)?;
             if !comps.is_empty() {
                 let t = clock.now();
@@ -286,6 +316,10 @@ fn hot_loop<E: Engine>(ctx: &WorkerCtx, engine: &mut E, stats: &mut WorkerStats)
             ctx.live.bytes[d].store(live_bytes[d], Relaxed);
         }
     }
-    stats.measured_ns = if measuring { clock.now().saturating_sub(measure_start) } else { 0 };
+    stats.measured_ns = if measuring {
+        clock.now().saturating_sub(measure_start)
+    } else {
+        0
+    };
     Ok(())
 }

@@ -194,10 +194,14 @@ impl Histogram {
     /// Non-empty buckets as (representative value in ns, count), ascending:
     /// what fio's `json+` calls `bins`.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| {
-            let (lo, w) = bucket_bounds(i);
-            (lo + w / 2, c)
-        })
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, w) = bucket_bounds(i);
+                (lo + w / 2, c)
+            })
     }
 }
 
@@ -306,7 +310,10 @@ mod tests {
             let exact = all[rank - 1] as f64;
             let got = h.percentile(p) as f64;
             let err = (got - exact).abs() / exact;
-            assert!(err <= RELATIVE_ERROR, "p{p}: exact {exact} got {got} err {err}");
+            assert!(
+                err <= RELATIVE_ERROR,
+                "p{p}: exact {exact} got {got} err {err}"
+            );
         }
         // And against the analytic quantiles, within sampling noise.
         let q99 = -(0.01f64).ln() * 20_000.0 + 50.0;

@@ -40,7 +40,9 @@ fn size_u32(s: &JobSpec, v: &str) -> Result<u32, String> {
 }
 
 fn uint(v: &str) -> Result<u64, String> {
-    v.trim().parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
+    v.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{v}' is not a whole number"))
 }
 
 fn nonzero_u32(v: &str) -> Result<u32, String> {
@@ -62,7 +64,9 @@ fn percent(v: &str) -> Result<u32, String> {
 fn parse_bssplit(s: &JobSpec, v: &str) -> Result<BlockSizes, String> {
     let mut parts = Vec::new();
     for item in v.split(':').filter(|p| !p.is_empty()) {
-        let (b, w) = item.split_once('/').ok_or_else(|| format!("'{item}' is not size/percent"))?;
+        let (b, w) = item
+            .split_once('/')
+            .ok_or_else(|| format!("'{item}' is not size/percent"))?;
         let b = size_u32(s, b)?;
         let w = if w.is_empty() { 0 } else { percent(w)? };
         parts.push((b, w));
@@ -92,7 +96,8 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
     let num = |p: Option<&str>| -> Result<f64, String> {
         let p = p.ok_or_else(|| format!("'{kind}' needs a parameter, e.g. {kind}:1.2"))?;
         let p = p.split(':').next().unwrap_or(p); // fio's optional ':offset' is not supported
-        p.parse::<f64>().map_err(|_| format!("'{p}' is not a number"))
+        p.parse::<f64>()
+            .map_err(|_| format!("'{p}' is not a number"))
     };
     match kind {
         "random" => Ok(Distribution::Random),
@@ -123,165 +128,513 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
 
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
 pub static OPTIONS: &[OptionDef] = &[
-    OptionDef { name: "bs", aliases: &["blocksize"], arity: Arity::Value,
+    OptionDef {
+        name: "bs",
+        aliases: &["blocksize"],
+        arity: Arity::Value,
         allowed: "a size with optional k/m/g suffix, e.g. 4k",
         help: "block size of every I/O",
-        set: |s, v| { s.bs = BlockSizes::Fixed(size_u32(s, v)?); Ok(()) } },
-    OptionDef { name: "bsrange", aliases: &["blocksize_range"], arity: Arity::Value,
+        set: |s, v| {
+            s.bs = BlockSizes::Fixed(size_u32(s, v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "bsrange",
+        aliases: &["blocksize_range"],
+        arity: Arity::Value,
         allowed: "min-max sizes, e.g. 4k-64k",
         help: "block sizes drawn uniformly from a range (multiples of min)",
         set: |s, v| {
-            let (a, b) = v.split_once('-').ok_or_else(|| format!("'{v}' is not min-max"))?;
+            let (a, b) = v
+                .split_once('-')
+                .ok_or_else(|| format!("'{v}' is not min-max"))?;
             let (min, max) = (size_u32(s, a)?, size_u32(s, b)?);
-            if min > max { return Err(format!("min {min} is larger than max {max}")); }
-            s.bs = BlockSizes::Range { min, max }; Ok(()) } },
-    OptionDef { name: "bssplit", aliases: &[], arity: Arity::Value,
+            if min > max {
+                return Err(format!("min {min} is larger than max {max}"));
+            }
+            s.bs = BlockSizes::Range { min, max };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "bssplit",
+        aliases: &[],
+        arity: Arity::Value,
         allowed: "size/percent pairs separated by ':', e.g. 4k/70:64k/30",
         help: "weighted mix of block sizes",
-        set: |s, v| { s.bs = parse_bssplit(s, v)?; Ok(()) } },
-    OptionDef { name: "cpus_allowed", aliases: &[], arity: Arity::Value,
+        set: |s, v| {
+            s.bs = parse_bssplit(s, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed",
+        aliases: &[],
+        arity: Arity::Value,
         allowed: "a CPU list, e.g. 0-3,6",
         help: "CPUs the job's workers may run on",
-        set: |s, v| { s.cpus_allowed = Some(parse_cpu_list(v)?); Ok(()) } },
-    OptionDef { name: "cpus_allowed_policy", aliases: &[], arity: Arity::Value,
+        set: |s, v| {
+            s.cpus_allowed = Some(parse_cpu_list(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed_policy",
+        aliases: &[],
+        arity: Arity::Value,
         allowed: "shared or split",
         help: "shared: every clone on all listed CPUs; split: one CPU per clone",
-        set: |s, v| { s.cpus_allowed_policy = match v { "shared" => CpusPolicy::Shared,
-            "split" => CpusPolicy::Split, _ => return Err(format!("'{v}' is not shared or split")) }; Ok(()) } },
-    OptionDef { name: "description", aliases: &[], arity: Arity::Value,
-        allowed: "any text", help: "free text shown with the job",
-        set: |s, v| { s.description = Some(v.to_string()); Ok(()) } },
-    OptionDef { name: "direct", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "O_DIRECT: bypass the page cache",
-        set: |s, v| { s.direct = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "buffered", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "the opposite of direct",
-        set: |s, v| { s.direct = !parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "filename", aliases: &[], arity: Arity::Value,
+        set: |s, v| {
+            s.cpus_allowed_policy = match v {
+                "shared" => CpusPolicy::Shared,
+                "split" => CpusPolicy::Split,
+                _ => return Err(format!("'{v}' is not shared or split")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "description",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "any text",
+        help: "free text shown with the job",
+        set: |s, v| {
+            s.description = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "direct",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "O_DIRECT: bypass the page cache",
+        set: |s, v| {
+            s.direct = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "buffered",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "the opposite of direct",
+        set: |s, v| {
+            s.direct = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "filename",
+        aliases: &[],
+        arity: Arity::Value,
         allowed: "a path or colon-separated paths (files or block devices)",
         help: "the target(s); I/O goes round-robin over several",
         set: |s, v| {
-            let names: Vec<String> = v.split(':').filter(|p| !p.is_empty()).map(String::from).collect();
-            if names.is_empty() { return Err("empty filename".into()); }
-            s.filename = names; Ok(()) } },
-    OptionDef { name: "fixedbufs", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "io_uring: register the I/O buffers with the kernel",
-        set: |s, v| { s.fixedbufs = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "hipri", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "io_uring: polled completions (IORING_SETUP_IOPOLL); needs poll queues",
-        set: |s, v| { s.hipri = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "io_size", aliases: &["io_limit"], arity: Arity::Value,
-        allowed: "a size, e.g. 10g", help: "bytes to transfer before the job ends (default: size)",
-        set: |s, v| { s.io_size = Some(parse_size(v, s.kb_base)?); Ok(()) } },
-    OptionDef { name: "iodepth", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number ≥ 1", help: "I/Os kept in flight per worker",
-        set: |s, v| { s.iodepth = nonzero_u32(v).map_err(|e| format!("{e} (iodepth must be at least 1)"))?; Ok(()) } },
-    OptionDef { name: "iodepth_batch_complete_max", aliases: &[], arity: Arity::Value,
-        allowed: "0..=iodepth (0: iodepth)", help: "most completions reaped per call",
-        set: |s, v| { s.iodepth_batch_complete_max = uint(v)? as u32; Ok(()) } },
-    OptionDef { name: "iodepth_batch_complete_min", aliases: &["iodepth_batch_complete"], arity: Arity::Value,
-        allowed: "0..=iodepth", help: "fewest completions waited for per call",
-        set: |s, v| { s.iodepth_batch_complete_min = uint(v)? as u32; Ok(()) } },
-    OptionDef { name: "iodepth_batch_submit", aliases: &["iodepth_batch"], arity: Arity::Value,
-        allowed: "1..=iodepth (0 means 1)", help: "I/Os queued before one submit call",
-        set: |s, v| { s.iodepth_batch_submit = (uint(v)? as u32).max(1); Ok(()) } },
-    OptionDef { name: "ioengine", aliases: &[], arity: Arity::Value,
-        allowed: "psync, io_uring or null", help: "how I/O is issued",
-        set: |s, v| { s.ioengine = match v { "psync" | "sync" | "pvsync" => EngineKind::Psync,
-            "io_uring" => EngineKind::IoUring, "null" => EngineKind::Null,
-            _ => return Err(format!("'{v}' is not an engine")) }; Ok(()) } },
-    OptionDef { name: "kb_base", aliases: &[], arity: Arity::Value,
-        allowed: "1024 or 1000", help: "what k means in the sizes that follow",
-        set: |s, v| { s.kb_base = match v { "1024" => 1024, "1000" => 1000,
-            _ => return Err(format!("'{v}' is not 1024 or 1000")) }; Ok(()) } },
-    OptionDef { name: "loops", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number ≥ 1", help: "passes over the region (not time_based)",
-        set: |s, v| { s.loops = nonzero_u32(v)?; Ok(()) } },
-    OptionDef { name: "name", aliases: &[], arity: Arity::Value,
-        allowed: "any text", help: "the job's name; on the command line it starts a new job",
-        set: |s, v| { s.name = v.to_string(); Ok(()) } },
-    OptionDef { name: "norandommap", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "random offsets with repeats (default: each block once per pass)",
-        set: |s, v| { s.norandommap = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "number_ios", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number ≥ 1", help: "stop after this many I/Os",
-        set: |s, v| { s.number_ios = Some(uint(v)?).filter(|&n| n > 0); Ok(()) } },
-    OptionDef { name: "numjobs", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number ≥ 1", help: "clones of the job, each a worker thread",
-        set: |s, v| { s.numjobs = nonzero_u32(v)?; Ok(()) } },
-    OptionDef { name: "offset", aliases: &[], arity: Arity::Value,
-        allowed: "a size", help: "start of the region within each target",
-        set: |s, v| { s.offset = parse_size(v, s.kb_base)?; Ok(()) } },
-    OptionDef { name: "percentile_list", aliases: &[], arity: Arity::Value,
+            let names: Vec<String> = v
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            if names.is_empty() {
+                return Err("empty filename".into());
+            }
+            s.filename = names;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "fixedbufs",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: register the I/O buffers with the kernel",
+        set: |s, v| {
+            s.fixedbufs = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "hipri",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: polled completions (IORING_SETUP_IOPOLL); needs poll queues",
+        set: |s, v| {
+            s.hipri = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "io_size",
+        aliases: &["io_limit"],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 10g",
+        help: "bytes to transfer before the job ends (default: size)",
+        set: |s, v| {
+            s.io_size = Some(parse_size(v, s.kb_base)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "I/Os kept in flight per worker",
+        set: |s, v| {
+            s.iodepth = nonzero_u32(v).map_err(|e| format!("{e} (iodepth must be at least 1)"))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_complete_max",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=iodepth (0: iodepth)",
+        help: "most completions reaped per call",
+        set: |s, v| {
+            s.iodepth_batch_complete_max = uint(v)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_complete_min",
+        aliases: &["iodepth_batch_complete"],
+        arity: Arity::Value,
+        allowed: "0..=iodepth",
+        help: "fewest completions waited for per call",
+        set: |s, v| {
+            s.iodepth_batch_complete_min = uint(v)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_submit",
+        aliases: &["iodepth_batch"],
+        arity: Arity::Value,
+        allowed: "1..=iodepth (0 means 1)",
+        help: "I/Os queued before one submit call",
+        set: |s, v| {
+            s.iodepth_batch_submit = (uint(v)? as u32).max(1);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "ioengine",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "psync, io_uring or null",
+        help: "how I/O is issued",
+        set: |s, v| {
+            s.ioengine = match v {
+                "psync" | "sync" | "pvsync" => EngineKind::Psync,
+                "io_uring" => EngineKind::IoUring,
+                "null" => EngineKind::Null,
+                _ => return Err(format!("'{v}' is not an engine")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "kb_base",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "1024 or 1000",
+        help: "what k means in the sizes that follow",
+        set: |s, v| {
+            s.kb_base = match v {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err(format!("'{v}' is not 1024 or 1000")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "loops",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "passes over the region (not time_based)",
+        set: |s, v| {
+            s.loops = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "name",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "any text",
+        help: "the job's name; on the command line it starts a new job",
+        set: |s, v| {
+            s.name = v.to_string();
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "norandommap",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "random offsets with repeats (default: each block once per pass)",
+        set: |s, v| {
+            s.norandommap = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "number_ios",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "stop after this many I/Os",
+        set: |s, v| {
+            s.number_ios = Some(uint(v)?).filter(|&n| n > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "numjobs",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "clones of the job, each a worker thread",
+        set: |s, v| {
+            s.numjobs = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "offset",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size",
+        help: "start of the region within each target",
+        set: |s, v| {
+            s.offset = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "percentile_list",
+        aliases: &[],
+        arity: Arity::Value,
         allowed: "percentiles in (0, 100] separated by ':', e.g. 50:99:99.9",
         help: "latency percentiles to report",
         set: |s, v| {
             let mut l = Vec::new();
             for p in v.split(':').filter(|p| !p.is_empty()) {
                 let x: f64 = p.parse().map_err(|_| format!("'{p}' is not a number"))?;
-                if !(x > 0.0 && x <= 100.0) { return Err(format!("{x} is outside (0, 100]")); }
+                if !(x > 0.0 && x <= 100.0) {
+                    return Err(format!("{x} is outside (0, 100]"));
+                }
                 l.push(x);
             }
-            if l.is_empty() { return Err("empty list".into()); }
-            s.percentile_list = l; Ok(()) } },
-    OptionDef { name: "ramp_time", aliases: &[], arity: Arity::Value,
-        allowed: "a time, e.g. 2s (bare numbers are seconds)", help: "run this long before counting",
-        set: |s, v| { s.ramp_time_ns = parse_time_ns(v, 1_000_000_000)?; Ok(()) } },
-    OptionDef { name: "random_distribution", aliases: &[], arity: Arity::Value,
-        allowed: "random, zipf:θ, pareto:h, normal:σ", help: "distribution of random offsets",
-        set: |s, v| { s.random_distribution = parse_distribution(v)?; Ok(()) } },
-    OptionDef { name: "randseed", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number", help: "seed of every random choice (fixed by default)",
-        set: |s, v| { s.randseed = uint(v)?; Ok(()) } },
-    OptionDef { name: "rate", aliases: &[], arity: Arity::Value,
-        allowed: "bytes per second with suffix, e.g. 100m", help: "bandwidth cap per worker",
-        set: |s, v| { s.rate_bytes = Some(parse_size(v, s.kb_base)?).filter(|&r| r > 0); Ok(()) } },
-    OptionDef { name: "rate_iops", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number", help: "IOPS cap per worker",
-        set: |s, v| { s.rate_iops = Some(uint(v)?).filter(|&r| r > 0); Ok(()) } },
-    OptionDef { name: "registerfiles", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "io_uring: register the target files",
-        set: |s, v| { s.registerfiles = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "runtime", aliases: &["timeout"], arity: Arity::Value,
-        allowed: "a time, e.g. 10s (bare numbers are seconds)", help: "stop after this long",
-        set: |s, v| { s.runtime_ns = Some(parse_time_ns(v, 1_000_000_000)?).filter(|&t| t > 0); Ok(()) } },
-    OptionDef { name: "rw", aliases: &["readwrite"], arity: Arity::Value,
+            if l.is_empty() {
+                return Err("empty list".into());
+            }
+            s.percentile_list = l;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "ramp_time",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 2s (bare numbers are seconds)",
+        help: "run this long before counting",
+        set: |s, v| {
+            s.ramp_time_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "random_distribution",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "random, zipf:θ, pareto:h, normal:σ",
+        help: "distribution of random offsets",
+        set: |s, v| {
+            s.random_distribution = parse_distribution(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "randseed",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number",
+        help: "seed of every random choice (fixed by default)",
+        set: |s, v| {
+            s.randseed = uint(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "bytes per second with suffix, e.g. 100m",
+        help: "bandwidth cap per worker",
+        set: |s, v| {
+            s.rate_bytes = Some(parse_size(v, s.kb_base)?).filter(|&r| r > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate_iops",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number",
+        help: "IOPS cap per worker",
+        set: |s, v| {
+            s.rate_iops = Some(uint(v)?).filter(|&r| r > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "registerfiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: register the target files",
+        set: |s, v| {
+            s.registerfiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "runtime",
+        aliases: &["timeout"],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 10s (bare numbers are seconds)",
+        help: "stop after this long",
+        set: |s, v| {
+            s.runtime_ns = Some(parse_time_ns(v, 1_000_000_000)?).filter(|&t| t > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rw",
+        aliases: &["readwrite"],
+        arity: Arity::Value,
         allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim",
         help: "I/O pattern",
-        set: |s, v| { s.rw = match v { "read" => RwMode::Read, "write" => RwMode::Write,
-            "randread" => RwMode::RandRead, "randwrite" => RwMode::RandWrite,
-            "rw" | "readwrite" => RwMode::ReadWrite, "randrw" => RwMode::RandRw,
-            "trim" => RwMode::Trim, "randtrim" => RwMode::RandTrim,
-            _ => return Err(format!("'{v}' is not a pattern")) }; Ok(()) } },
-    OptionDef { name: "rwmixread", aliases: &[], arity: Arity::Value,
-        allowed: "0..=100", help: "percent of reads in rw/randrw",
-        set: |s, v| { s.rwmixread = percent(v)?; Ok(()) } },
-    OptionDef { name: "rwmixwrite", aliases: &[], arity: Arity::Value,
-        allowed: "0..=100", help: "percent of writes in rw/randrw",
-        set: |s, v| { s.rwmixread = 100 - percent(v)?; Ok(()) } },
-    OptionDef { name: "size", aliases: &[], arity: Arity::Value,
-        allowed: "a size, e.g. 1g", help: "bytes of each target the job covers",
-        set: |s, v| { s.size = Some(parse_size(v, s.kb_base)?); Ok(()) } },
-    OptionDef { name: "sqthread_poll", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "io_uring: a kernel thread polls the submission queue (SQPOLL)",
-        set: |s, v| { s.sqthread_poll = parse_bool(v)?; Ok(()) } },
-    OptionDef { name: "sqthread_poll_cpu", aliases: &[], arity: Arity::Value,
-        allowed: "a CPU number", help: "io_uring: pin the SQPOLL thread",
-        set: |s, v| { s.sqthread_poll_cpu = Some(uint(v)? as u32); Ok(()) } },
-    OptionDef { name: "thinktime", aliases: &[], arity: Arity::Value,
-        allowed: "a time (bare numbers are microseconds)", help: "pause after every thinktime_blocks I/Os",
-        set: |s, v| { s.thinktime_ns = parse_time_ns(v, 1_000)?; Ok(()) } },
-    OptionDef { name: "thinktime_blocks", aliases: &[], arity: Arity::Value,
-        allowed: "a whole number ≥ 1", help: "I/Os between pauses",
-        set: |s, v| { s.thinktime_blocks = nonzero_u32(v)?; Ok(()) } },
-    OptionDef { name: "time_based", aliases: &[], arity: Arity::Flag,
-        allowed: "0 or 1", help: "run for runtime even when the region is done (wraps around)",
-        set: |s, v| { s.time_based = parse_bool(v)?; Ok(()) } },
+        set: |s, v| {
+            s.rw = match v {
+                "read" => RwMode::Read,
+                "write" => RwMode::Write,
+                "randread" => RwMode::RandRead,
+                "randwrite" => RwMode::RandWrite,
+                "rw" | "readwrite" => RwMode::ReadWrite,
+                "randrw" => RwMode::RandRw,
+                "trim" => RwMode::Trim,
+                "randtrim" => RwMode::RandTrim,
+                _ => return Err(format!("'{v}' is not a pattern")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rwmixread",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=100",
+        help: "percent of reads in rw/randrw",
+        set: |s, v| {
+            s.rwmixread = percent(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rwmixwrite",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=100",
+        help: "percent of writes in rw/randrw",
+        set: |s, v| {
+            s.rwmixread = 100 - percent(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "size",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 1g",
+        help: "bytes of each target the job covers",
+        set: |s, v| {
+            s.size = Some(parse_size(v, s.kb_base)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "sqthread_poll",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: a kernel thread polls the submission queue (SQPOLL)",
+        set: |s, v| {
+            s.sqthread_poll = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "sqthread_poll_cpu",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a CPU number",
+        help: "io_uring: pin the SQPOLL thread",
+        set: |s, v| {
+            s.sqthread_poll_cpu = Some(uint(v)? as u32);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "thinktime",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time (bare numbers are microseconds)",
+        help: "pause after every thinktime_blocks I/Os",
+        set: |s, v| {
+            s.thinktime_ns = parse_time_ns(v, 1_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "thinktime_blocks",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "I/Os between pauses",
+        set: |s, v| {
+            s.thinktime_blocks = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "time_based",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "run for runtime even when the region is done (wraps around)",
+        set: |s, v| {
+            s.time_based = parse_bool(v)?;
+            Ok(())
+        },
+    },
 ];
 
 /// Look an option up by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+    OPTIONS
+        .iter()
+        .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The closest option names, for "did you mean".
@@ -292,7 +645,11 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         for (i, ca) in a.chars().enumerate() {
             let mut cur = vec![i + 1];
             for (j, cb) in b.iter().enumerate() {
-                cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+                cur.push(
+                    (prev[j] + usize::from(ca != *cb))
+                        .min(prev[j + 1] + 1)
+                        .min(cur[j] + 1),
+                );
             }
             prev = cur;
         }
@@ -310,17 +667,26 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 /// Apply one `name[=value]` to a spec.
 pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), SpecError> {
     let def = find(name).ok_or_else(|| {
-        let hint = suggest(name).map(|s| format!("; did you mean '{s}'?")).unwrap_or_default();
-        SpecError::new(name, format!("unknown option (see 'ssdready options'){hint}"))
+        let hint = suggest(name)
+            .map(|s| format!("; did you mean '{s}'?"))
+            .unwrap_or_default();
+        SpecError::new(
+            name,
+            format!("unknown option (see 'ssdready options'){hint}"),
+        )
     })?;
     let v = match (def.arity, value) {
         (Arity::Flag, None) => "1",
         (Arity::Value, None) | (Arity::Value, Some("")) => {
-            return Err(SpecError::new(def.name, format!("needs a value (allowed: {})", def.allowed)))
+            return Err(SpecError::new(
+                def.name,
+                format!("needs a value (allowed: {})", def.allowed),
+            ))
         }
         (_, Some(v)) => v,
     };
-    (def.set)(spec, v).map_err(|m| SpecError::new(def.name, format!("{m} (allowed: {})", def.allowed)))
+    (def.set)(spec, v)
+        .map_err(|m| SpecError::new(def.name, format!("{m} (allowed: {})", def.allowed)))
 }
 
 /// A job as written: its name and its options in order.
@@ -338,11 +704,21 @@ pub fn build_jobs(
     global: &[(String, Option<String>)],
     jobs: &[JobSection],
 ) -> Result<Vec<JobSpec>, SpecError> {
-    let default_section = [JobSection { name: "job".into(), options: Vec::new() }];
-    let jobs = if jobs.is_empty() { &default_section[..] } else { jobs };
+    let default_section = [JobSection {
+        name: "job".into(),
+        options: Vec::new(),
+    }];
+    let jobs = if jobs.is_empty() {
+        &default_section[..]
+    } else {
+        jobs
+    };
     let mut out = Vec::new();
     for j in jobs {
-        let mut spec = JobSpec { name: j.name.clone(), ..JobSpec::default() };
+        let mut spec = JobSpec {
+            name: j.name.clone(),
+            ..JobSpec::default()
+        };
         for (k, v) in global.iter().chain(j.options.iter()) {
             apply(&mut spec, k, v.as_deref()).map_err(|e| e.in_job(&j.name))?;
         }
@@ -358,7 +734,9 @@ mod tests {
     use super::*;
 
     fn kv(s: &[(&str, &str)]) -> Vec<(String, Option<String>)> {
-        s.iter().map(|(k, v)| (k.to_string(), Some(v.to_string()))).collect()
+        s.iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect()
     }
 
     #[test]
@@ -375,8 +753,20 @@ mod tests {
 
     #[test]
     fn globals_then_job_options() {
-        let jobs = [JobSection { name: "a".into(), options: kv(&[("bs", "8k")]) }];
-        let specs = build_jobs(&kv(&[("filename", "/x"), ("bs", "4k"), ("iodepth", "8"), ("ioengine", "io_uring")]), &jobs).unwrap();
+        let jobs = [JobSection {
+            name: "a".into(),
+            options: kv(&[("bs", "8k")]),
+        }];
+        let specs = build_jobs(
+            &kv(&[
+                ("filename", "/x"),
+                ("bs", "4k"),
+                ("iodepth", "8"),
+                ("ioengine", "io_uring"),
+            ]),
+            &jobs,
+        )
+        .unwrap();
         assert_eq!(specs[0].bs, BlockSizes::Fixed(8192));
         assert_eq!(specs[0].iodepth, 8);
         assert_eq!(specs[0].filename, vec!["/x".to_string()]);
@@ -398,7 +788,11 @@ mod tests {
 
     #[test]
     fn bs_larger_than_size_is_refused() {
-        let e = build_jobs(&kv(&[("filename", "/x"), ("size", "4k"), ("bs", "8k")]), &[]).unwrap_err();
+        let e = build_jobs(
+            &kv(&[("filename", "/x"), ("size", "4k"), ("bs", "8k")]),
+            &[],
+        )
+        .unwrap_err();
         assert_eq!(e.option, "bs");
     }
 
@@ -413,7 +807,10 @@ mod tests {
     fn bssplit_fills_blank_weights() {
         let mut s = JobSpec::default();
         apply(&mut s, "bssplit", Some("4k/50:8k/:64k/")).unwrap();
-        assert_eq!(s.bs, BlockSizes::Split(vec![(4096, 50), (8192, 25), (65536, 25)]));
+        assert_eq!(
+            s.bs,
+            BlockSizes::Split(vec![(4096, 50), (8192, 25), (65536, 25)])
+        );
     }
 
     #[test]

@@ -53,11 +53,25 @@ impl Permutation {
     pub fn new(n: u64, seed: u64) -> Self {
         let n = n.max(1);
         let bits = (64 - (n - 1).leading_zeros()).max(2);
-        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let mut s = seed;
         let keys = [splitmix(&mut s), splitmix(&mut s), splitmix(&mut s)];
-        let mults = [splitmix(&mut s) | 1, splitmix(&mut s) | 1, splitmix(&mut s) | 1];
-        Permutation { n, mask, half: (bits / 2).max(1), keys, mults }
+        let mults = [
+            splitmix(&mut s) | 1,
+            splitmix(&mut s) | 1,
+            splitmix(&mut s) | 1,
+        ];
+        Permutation {
+            n,
+            mask,
+            half: (bits / 2).max(1),
+            keys,
+            mults,
+        }
     }
 
     #[inline]
@@ -164,7 +178,11 @@ impl IoPlan {
         let bytes_left = if spec.time_based {
             None
         } else {
-            Some(spec.io_size.unwrap_or(total).saturating_mul(spec.loops as u64))
+            Some(
+                spec.io_size
+                    .unwrap_or(total)
+                    .saturating_mul(spec.loops as u64),
+            )
         };
         IoPlan {
             files,
@@ -264,7 +282,7 @@ impl IoPlan {
     /// The next I/O as (file, direction, absolute offset, length), or None
     /// when the job's budget (io_size × loops, number_ios) is spent.
     #[inline]
-    pub fn next(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+    pub fn next_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
         if self.ios_left == Some(0) {
             return None;
         }
@@ -278,7 +296,11 @@ impl IoPlan {
             }
         }
         let fi = self.next_file;
-        self.next_file = if fi + 1 == self.files.len() { 0 } else { fi + 1 };
+        self.next_file = if fi + 1 == self.files.len() {
+            0
+        } else {
+            fi + 1
+        };
         let ddir = self.ddir();
         let rel = if self.rw.is_random() {
             let b = self.random_block(fi);
@@ -296,7 +318,11 @@ impl IoPlan {
         let f = &self.files[fi];
         let len = len.min(f.region.len);
         // A large block drawn near the end slides back to fit the region.
-        let rel = if rel + len > f.region.len { (f.region.len - len) / self.unit * self.unit } else { rel };
+        let rel = if rel + len > f.region.len {
+            (f.region.len - len) / self.unit * self.unit
+        } else {
+            rel
+        };
         if let Some(left) = &mut self.bytes_left {
             *left -= len;
         }
@@ -326,16 +352,24 @@ mod tests {
     }
 
     fn region(len: u64) -> Vec<Region> {
-        vec![Region { file: 0, offset: 0, len }]
+        vec![Region {
+            file: 0,
+            offset: 0,
+            len,
+        }]
     }
 
     #[test]
     fn random_with_map_touches_every_block_once_and_moves_exactly_size() {
-        let spec = JobSpec { rw: RwMode::RandRead, size: Some(1 << 20), ..JobSpec::default() };
+        let spec = JobSpec {
+            rw: RwMode::RandRead,
+            size: Some(1 << 20),
+            ..JobSpec::default()
+        };
         let mut p = IoPlan::new(&spec, &region(1 << 20), 0);
         let mut seen = vec![0u32; 256];
         let mut bytes = 0;
-        while let Some((_, d, off, len)) = p.next() {
+        while let Some((_, d, off, len)) = p.next_io() {
             assert_eq!(d, Ddir::Read);
             assert_eq!(off % 4096, 0);
             seen[(off / 4096) as usize] += 1;
@@ -347,27 +381,53 @@ mod tests {
 
     #[test]
     fn sequential_write_covers_the_region_in_order() {
-        let spec = JobSpec { rw: RwMode::Write, bs: BlockSizes::Fixed(8192), ..JobSpec::default() };
-        let mut p = IoPlan::new(&spec, &[Region { file: 0, offset: 4096, len: 65536 }], 0);
-        let offs: Vec<u64> = std::iter::from_fn(|| p.next()).map(|x| x.2).collect();
+        let spec = JobSpec {
+            rw: RwMode::Write,
+            bs: BlockSizes::Fixed(8192),
+            ..JobSpec::default()
+        };
+        let mut p = IoPlan::new(
+            &spec,
+            &[Region {
+                file: 0,
+                offset: 4096,
+                len: 65536,
+            }],
+            0,
+        );
+        let offs: Vec<u64> = std::iter::from_fn(|| p.next_io()).map(|x| x.2).collect();
         assert_eq!(offs, (0..8).map(|i| 4096 + i * 8192).collect::<Vec<_>>());
     }
 
     #[test]
     fn number_ios_and_loops_bound_the_work() {
-        let spec = JobSpec { number_ios: Some(10), time_based: true, ..JobSpec::default() };
+        let spec = JobSpec {
+            number_ios: Some(10),
+            time_based: true,
+            ..JobSpec::default()
+        };
         let mut p = IoPlan::new(&spec, &region(1 << 20), 0);
-        assert_eq!(std::iter::from_fn(|| p.next()).count(), 10);
-        let spec = JobSpec { loops: 3, ..JobSpec::default() };
+        assert_eq!(std::iter::from_fn(|| p.next_io()).count(), 10);
+        let spec = JobSpec {
+            loops: 3,
+            ..JobSpec::default()
+        };
         let mut p = IoPlan::new(&spec, &region(1 << 16), 0);
-        assert_eq!(std::iter::from_fn(|| p.next()).count(), 48);
+        assert_eq!(std::iter::from_fn(|| p.next_io()).count(), 48);
     }
 
     #[test]
     fn rwmix_follows_the_ratio() {
-        let spec = JobSpec { rw: RwMode::RandRw, rwmixread: 70, time_based: true, ..JobSpec::default() };
+        let spec = JobSpec {
+            rw: RwMode::RandRw,
+            rwmixread: 70,
+            time_based: true,
+            ..JobSpec::default()
+        };
         let mut p = IoPlan::new(&spec, &region(1 << 30), 0);
-        let reads = (0..100_000).filter(|_| p.next().unwrap().1 == Ddir::Read).count();
+        let reads = (0..100_000)
+            .filter(|_| p.next_io().unwrap().1 == Ddir::Read)
+            .count();
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
 
@@ -382,7 +442,7 @@ mod tests {
         let mut p = IoPlan::new(&spec, &region(1 << 30), 0);
         let mut counts = std::collections::HashMap::new();
         for _ in 0..100_000 {
-            *counts.entry(p.next().unwrap().2).or_insert(0u32) += 1;
+            *counts.entry(p.next_io().unwrap().2).or_insert(0u32) += 1;
         }
         let mut v: Vec<u32> = counts.values().copied().collect();
         v.sort_unstable_by(|a, b| b.cmp(a));
@@ -392,13 +452,18 @@ mod tests {
 
     #[test]
     fn same_seed_same_offsets() {
-        let spec = JobSpec { rw: RwMode::RandRead, norandommap: true, time_based: true, ..JobSpec::default() };
+        let spec = JobSpec {
+            rw: RwMode::RandRead,
+            norandommap: true,
+            time_based: true,
+            ..JobSpec::default()
+        };
         let a: Vec<_> = {
             let mut p = IoPlan::new(&spec, &region(1 << 30), 3);
-            (0..100).map(|_| p.next().unwrap()).collect()
+            (0..100).map(|_| p.next_io().unwrap()).collect()
         };
         let mut p = IoPlan::new(&spec, &region(1 << 30), 3);
-        let b: Vec<_> = (0..100).map(|_| p.next().unwrap()).collect();
+        let b: Vec<_> = (0..100).map(|_| p.next_io().unwrap()).collect();
         assert_eq!(a, b);
     }
 }

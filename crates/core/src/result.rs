@@ -222,7 +222,12 @@ pub struct DiskResult {
 impl DirResult {
     /// Summarise one direction's merged counters over a window of
     /// `window_ns`. `has_slat` is false for synchronous engines.
-    pub fn from_stats(d: &crate::stats::DirStats, window_ns: u64, pcts: &[f64], has_slat: bool) -> Self {
+    pub fn from_stats(
+        d: &crate::stats::DirStats,
+        window_ns: u64,
+        pcts: &[f64],
+        has_slat: bool,
+    ) -> Self {
         let secs = window_ns as f64 / 1e9;
         let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
         DirResult {
@@ -242,9 +247,13 @@ impl DirResult {
 impl JobResult {
     /// The directions that saw I/O, with their names.
     pub fn dirs(&self) -> impl Iterator<Item = (&'static str, &DirResult)> {
-        [("read", &self.read), ("write", &self.write), ("trim", &self.trim)]
-            .into_iter()
-            .filter_map(|(n, d)| d.as_ref().map(|d| (n, d)))
+        [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("trim", &self.trim),
+        ]
+        .into_iter()
+        .filter_map(|(n, d)| d.as_ref().map(|d| (n, d)))
     }
     /// I/Os over all directions.
     pub fn total_ios(&self) -> u64 {

@@ -46,7 +46,10 @@ impl RwMode {
     }
     /// Whether offsets are random.
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim)
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim
+        )
     }
     /// Whether the job modifies the target (writes or trims).
     pub fn modifies(self) -> bool {
@@ -270,7 +273,11 @@ impl fmt::Display for SpecError {
 impl SpecError {
     /// An error about `option`.
     pub fn new(option: &str, message: impl Into<String>) -> Self {
-        SpecError { job: None, option: option.into(), message: message.into() }
+        SpecError {
+            job: None,
+            option: option.into(),
+            message: message.into(),
+        }
     }
     /// The same error, attributed to a job.
     pub fn in_job(mut self, job: &str) -> Self {
@@ -325,29 +332,47 @@ impl JobSpec {
             );
         }
         if self.ioengine == EngineKind::Null && self.size.is_none() {
-            return e("size", "ioengine=null does no I/O and needs size to plan offsets (e.g. size=1g)".into());
+            return e(
+                "size",
+                "ioengine=null does no I/O and needs size to plan offsets (e.g. size=1g)".into(),
+            );
         }
         if self.bs.min() == 0 {
-            return e("bs", "block size 0 (allowed: at least 1 byte, e.g. 4k)".into());
+            return e(
+                "bs",
+                "block size 0 (allowed: at least 1 byte, e.g. 4k)".into(),
+            );
         }
         if let Some(size) = self.size {
             if size == 0 {
-                return e("size", "size 0 (allowed: a positive size such as 1g)".into());
+                return e(
+                    "size",
+                    "size 0 (allowed: a positive size such as 1g)".into(),
+                );
             }
             if self.bs.max() as u64 > size {
                 return e(
                     "bs",
-                    format!("block size {} is larger than size {size} (make bs ≤ size)", self.bs.max()),
+                    format!(
+                        "block size {} is larger than size {size} (make bs ≤ size)",
+                        self.bs.max()
+                    ),
                 );
             }
         }
         if self.time_based && self.runtime_ns.is_none() {
-            return e("time_based", "time_based needs runtime (e.g. runtime=10s)".into());
+            return e(
+                "time_based",
+                "time_based needs runtime (e.g. runtime=10s)".into(),
+            );
         }
         if self.iodepth_batch_submit > self.iodepth {
             return e(
                 "iodepth_batch_submit",
-                format!("{} exceeds iodepth {} (allowed: 1..=iodepth)", self.iodepth_batch_submit, self.iodepth),
+                format!(
+                    "{} exceeds iodepth {} (allowed: 1..=iodepth)",
+                    self.iodepth_batch_submit, self.iodepth
+                ),
             );
         }
         if self.iodepth_batch_complete_min > self.iodepth {
@@ -376,7 +401,13 @@ impl JobSpec {
                 (self.registerfiles, "registerfiles"),
             ] {
                 if on {
-                    return e(opt, format!("only applies to ioengine=io_uring, not {}", self.ioengine.name()));
+                    return e(
+                        opt,
+                        format!(
+                            "only applies to ioengine=io_uring, not {}",
+                            self.ioengine.name()
+                        ),
+                    );
                 }
             }
         }

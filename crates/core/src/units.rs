@@ -31,7 +31,9 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         _ => return Err(format!("'{s}' has an unknown size suffix '{suffix}'")),
     };
     let base: u64 = if lower.ends_with("ib") { 1024 } else { kb_base };
-    let mult = base.checked_pow(pow).ok_or_else(|| format!("'{s}' is too large"))?;
+    let mult = base
+        .checked_pow(pow)
+        .ok_or_else(|| format!("'{s}' is too large"))?;
     if num.contains('.') {
         let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
         let r = v * mult as f64;
@@ -41,7 +43,8 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         Ok(r.round() as u64)
     } else {
         let v: u64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
-        v.checked_mul(mult).ok_or_else(|| format!("'{s}' is too large"))
+        v.checked_mul(mult)
+            .ok_or_else(|| format!("'{s}' is too large"))
     }
 }
 
@@ -92,8 +95,12 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
             Some((a, b)) => (a, b),
             None => (part, part),
         };
-        let a: usize = a.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        let b: usize = b.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let a: usize = a
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let b: usize = b
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
         if b < a || b > 4095 {
             return Err(format!("'{part}' is not a valid CPU range"));
         }

@@ -69,11 +69,19 @@ impl Clock {
             let ns = t0.elapsed().as_nanos() as f64;
             let hz = (c1 - c0) as f64 / ns * 1e9;
             let mult = (1e9 / hz * (1u64 << 32) as f64) as u64;
-            Source::Tsc { base: rdtsc(), mult, hz }
+            Source::Tsc {
+                base: rdtsc(),
+                mult,
+                hz,
+            }
         } else {
             Source::Monotonic
         };
-        let mut c = Clock { src, origin, cost_ns: 0.0 };
+        let mut c = Clock {
+            src,
+            origin,
+            cost_ns: 0.0,
+        };
         let n = 100_000u64;
         let t0 = Instant::now();
         let mut sink = 0u64;

@@ -83,7 +83,9 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
     Ok(match setup.spec.ioengine {
         EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
         EngineKind::Psync => AnyEngine::Psync(crate::engines::psync::PsyncEngine::new(setup)?),
-        EngineKind::IoUring => AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?)),
+        EngineKind::IoUring => {
+            AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?))
+        }
     })
 }
 
@@ -125,10 +127,19 @@ pub(crate) fn open_files(setup: &EngineSetup<'_>) -> Result<Vec<std::fs::File>, 
         .targets
         .iter()
         .map(|t| {
-            t.open(write, setup.spec.direct).map_err(|e| EngineError::Sys {
-                what: format!("opening {}{}", t.path.display(), if setup.spec.direct { " with O_DIRECT" } else { "" }),
-                source: e,
-            })
+            t.open(write, setup.spec.direct)
+                .map_err(|e| EngineError::Sys {
+                    what: format!(
+                        "opening {}{}",
+                        t.path.display(),
+                        if setup.spec.direct {
+                            " with O_DIRECT"
+                        } else {
+                            ""
+                        }
+                    ),
+                    source: e,
+                })
         })
         .collect()
 }

@@ -5,7 +5,10 @@ use ssdready_core::result::{CpuCost, PerIo, ProcessCpu, SystemCpu};
 /// Parse the aggregate `cpu` line and the `ctxt`, `intr`, `softirq` totals of
 /// a /proc/stat text.
 pub fn parse_proc_stat(text: &str, user_hz: u64) -> Option<SystemCpu> {
-    let mut s = SystemCpu { user_hz, ..SystemCpu::default() };
+    let mut s = SystemCpu {
+        user_hz,
+        ..SystemCpu::default()
+    };
     let mut saw_cpu = false;
     for line in text.lines() {
         let mut it = line.split_whitespace();
@@ -15,8 +18,9 @@ pub fn parse_proc_stat(text: &str, user_hz: u64) -> Option<SystemCpu> {
                 if v.len() < 8 {
                     return None;
                 }
-                (s.user, s.nice, s.system, s.idle, s.iowait, s.irq, s.softirq, s.steal) =
-                    (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+                (
+                    s.user, s.nice, s.system, s.idle, s.iowait, s.irq, s.softirq, s.steal,
+                ) = (v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
                 saw_cpu = true;
             }
             Some("ctxt") => s.ctxt = it.next()?.parse().ok()?,
@@ -29,7 +33,11 @@ pub fn parse_proc_stat(text: &str, user_hz: u64) -> Option<SystemCpu> {
 }
 
 fn user_hz() -> u64 {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().map(|v| v as u64).unwrap_or(100)
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .map(|v| v as u64)
+        .unwrap_or(100)
 }
 
 /// Read /proc/stat now.
@@ -42,7 +50,9 @@ pub fn process_now() -> ProcessCpu {
     use nix::sys::resource::{getrusage, UsageWho};
     match getrusage(UsageWho::RUSAGE_SELF) {
         Ok(r) => {
-            let ns = |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000;
+            let ns = |t: nix::sys::time::TimeVal| {
+                t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000
+            };
             ProcessCpu {
                 user_ns: ns(r.user_time()),
                 sys_ns: ns(r.system_time()),
@@ -66,7 +76,10 @@ pub struct CpuSnapshot {
 impl CpuSnapshot {
     /// Take a snapshot.
     pub fn now() -> Self {
-        CpuSnapshot { system: system_now(), process: process_now() }
+        CpuSnapshot {
+            system: system_now(),
+            process: process_now(),
+        }
     }
 }
 
@@ -89,18 +102,34 @@ fn sub_sys(a: &SystemCpu, b: &SystemCpu) -> SystemCpu {
 
 /// The cost of the window between two snapshots, per I/O. `tsc_hz` turns
 /// nanoseconds into clocks.
-pub fn cost(start: &CpuSnapshot, end: &CpuSnapshot, ios: u64, window_ns: u64, tsc_hz: Option<f64>) -> CpuCost {
+pub fn cost(
+    start: &CpuSnapshot,
+    end: &CpuSnapshot,
+    ios: u64,
+    window_ns: u64,
+    tsc_hz: Option<f64>,
+) -> CpuCost {
     let process = ProcessCpu {
         user_ns: end.process.user_ns.saturating_sub(start.process.user_ns),
         sys_ns: end.process.sys_ns.saturating_sub(start.process.sys_ns),
-        ctx_voluntary: end.process.ctx_voluntary.saturating_sub(start.process.ctx_voluntary),
-        ctx_involuntary: end.process.ctx_involuntary.saturating_sub(start.process.ctx_involuntary),
+        ctx_voluntary: end
+            .process
+            .ctx_voluntary
+            .saturating_sub(start.process.ctx_voluntary),
+        ctx_involuntary: end
+            .process
+            .ctx_involuntary
+            .saturating_sub(start.process.ctx_involuntary),
     };
     let system = match (&start.system, &end.system) {
         (Some(a), Some(b)) => sub_sys(a, b),
         _ => SystemCpu::default(),
     };
-    let tick_ns = if system.user_hz > 0 { 1e9 / system.user_hz as f64 } else { 1e7 };
+    let tick_ns = if system.user_hz > 0 {
+        1e9 / system.user_hz as f64
+    } else {
+        1e7
+    };
     let busy_ns = system.busy_ticks() as f64 * tick_ns;
     let n = ios.max(1) as f64;
     let clocks = |ns: f64| tsc_hz.map(|hz| ns * hz / 1e9);
@@ -139,14 +168,20 @@ mod tests {
     #[test]
     fn proc_stat_is_parsed() {
         let s = parse_proc_stat(SAMPLE, 100).unwrap();
-        assert_eq!((s.user, s.nice, s.system, s.idle, s.iowait, s.irq, s.softirq, s.steal), (100, 5, 50, 1000, 10, 3, 7, 2));
+        assert_eq!(
+            (s.user, s.nice, s.system, s.idle, s.iowait, s.irq, s.softirq, s.steal),
+            (100, 5, 50, 1000, 10, 3, 7, 2)
+        );
         assert_eq!((s.ctxt, s.intr, s.softirqs), (999, 12345, 4444));
         assert_eq!(s.busy_ticks(), 167);
     }
 
     #[test]
     fn per_io_cost_divides_the_deltas() {
-        let a = CpuSnapshot { system: parse_proc_stat(SAMPLE, 100), process: ProcessCpu::default() };
+        let a = CpuSnapshot {
+            system: parse_proc_stat(SAMPLE, 100),
+            process: ProcessCpu::default(),
+        };
         let mut b = a;
         let sys = b.system.as_mut().unwrap();
         sys.system += 100; // 1 s of busy CPU

@@ -35,7 +35,10 @@ pub struct DiskStat {
 
 /// Parse the text of a stat file (11, 15 or 17 fields).
 pub fn parse_stat(text: &str) -> Option<DiskStat> {
-    let v: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     if v.len() < 11 {
         return None;
     }
@@ -91,7 +94,11 @@ pub fn split(name: &str, a: &DiskStat, b: &DiskStat, app: AppView, window_ns: u6
         io_ticks_ms: d(a.io_ticks, b.io_ticks),
         time_in_queue_ms: d(a.time_in_queue, b.time_in_queue),
         app_ios: app.ios,
-        app_mean_ns: if app.ios > 0 { app.lat_sum_ns / app.ios as f64 } else { 0.0 },
+        app_mean_ns: if app.ios > 0 {
+            app.lat_sum_ns / app.ios as f64
+        } else {
+            0.0
+        },
         ..DiskResult::default()
     };
     if window_ns > 0 {
@@ -147,13 +154,36 @@ mod tests {
     #[test]
     fn above_block_time_is_app_minus_block_when_counts_agree() {
         let a = DiskStat::default();
-        let b = DiskStat { read_ios: 100_000, read_ticks: 1_500, io_ticks: 900, ..a };
-        let r = split("loop0", &a, &b, AppView { ios: 100_000, lat_sum_ns: 100_000.0 * 20_000.0 }, 1_000_000_000);
+        let b = DiskStat {
+            read_ios: 100_000,
+            read_ticks: 1_500,
+            io_ticks: 900,
+            ..a
+        };
+        let r = split(
+            "loop0",
+            &a,
+            &b,
+            AppView {
+                ios: 100_000,
+                lat_sum_ns: 100_000.0 * 20_000.0,
+            },
+            1_000_000_000,
+        );
         assert!(r.counts_agree);
         assert!((r.block_mean_ns.unwrap() - 15_000.0).abs() < 1e-6);
         assert!((r.above_block_mean_ns.unwrap() - 5_000.0).abs() < 1e-6);
         assert!((r.util_pct - 90.0).abs() < 1e-9);
-        let r = split("loop0", &a, &b, AppView { ios: 50_000, lat_sum_ns: 1e9 }, 1_000_000_000);
+        let r = split(
+            "loop0",
+            &a,
+            &b,
+            AppView {
+                ios: 50_000,
+                lat_sum_ns: 1e9,
+            },
+            1_000_000_000,
+        );
         assert!(!r.counts_agree);
         assert!(r.above_block_mean_ns.is_none());
         assert!(r.note.unwrap().contains("withheld"));

@@ -6,7 +6,9 @@ use ssdready_core::result::{DeviceInfo, Platform};
 use std::path::Path;
 
 fn read(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 fn read_u64(p: impl AsRef<Path>) -> Option<u64> {
     read(p)?.parse().ok()
@@ -54,12 +56,23 @@ pub fn collect(disks: &[String]) -> Platform {
             .map(|(_, v)| v.trim().to_string())
     };
     let flags = field("flags").unwrap_or_default();
-    let interesting = ["constant_tsc", "nonstop_tsc", "tsc_known_freq", "hypervisor"];
+    let interesting = [
+        "constant_tsc",
+        "nonstop_tsc",
+        "tsc_known_freq",
+        "hypervisor",
+    ];
     Platform {
         kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
         cpu_model: field("model name").unwrap_or_else(|| "unknown".into()),
-        cpus_online: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
-        cpu_flags: flags.split_whitespace().filter(|f| interesting.contains(f)).map(String::from).collect(),
+        cpus_online: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        cpu_flags: flags
+            .split_whitespace()
+            .filter(|f| interesting.contains(f))
+            .map(String::from)
+            .collect(),
         devices: disks.iter().map(|d| device(d)).collect(),
     }
 }
@@ -69,7 +82,10 @@ mod tests {
     use super::*;
     #[test]
     fn scheduler_brackets() {
-        assert_eq!(active_scheduler("mq-deadline [none] kyber").as_deref(), Some("none"));
+        assert_eq!(
+            active_scheduler("mq-deadline [none] kyber").as_deref(),
+            Some("none")
+        );
         assert_eq!(active_scheduler("none").as_deref(), Some("none"));
         assert_eq!(active_scheduler(""), None);
     }

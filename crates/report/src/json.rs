@@ -17,7 +17,11 @@ mod tests {
 
     #[test]
     fn json_round_trips_and_is_versioned() {
-        let r = RunResult { schema: SCHEMA.into(), schema_version: SCHEMA_VERSION, ..RunResult::default() };
+        let r = RunResult {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            ..RunResult::default()
+        };
         let text = render(&r);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["schema"], SCHEMA);

@@ -9,8 +9,14 @@ use std::fmt::Write;
 fn bs_text(b: &BlockSizes) -> String {
     match b {
         BlockSizes::Fixed(x) => fmt_bytes(*x as f64),
-        BlockSizes::Range { min, max } => format!("{}–{}", fmt_bytes(*min as f64), fmt_bytes(*max as f64)),
-        BlockSizes::Split(v) => v.iter().map(|(b, w)| format!("{}/{w}%", fmt_bytes(*b as f64))).collect::<Vec<_>>().join(":"),
+        BlockSizes::Range { min, max } => {
+            format!("{}–{}", fmt_bytes(*min as f64), fmt_bytes(*max as f64))
+        }
+        BlockSizes::Split(v) => v
+            .iter()
+            .map(|(b, w)| format!("{}/{w}%", fmt_bytes(*b as f64)))
+            .collect::<Vec<_>>()
+            .join(":"),
     }
 }
 
@@ -39,20 +45,33 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult, window_ns: u64) {
         fmt_count(d.ios as f64),
         fmt_bytes(d.bytes as f64),
         window_ns as f64 / 1e9,
-        if d.short_ios > 0 { format!(" ({} short)", d.short_ios) } else { String::new() }
+        if d.short_ios > 0 {
+            format!(" ({} short)", d.short_ios)
+        } else {
+            String::new()
+        }
     );
     if let Some(s) = &d.slat {
         lat_line(out, "slat", s);
     }
     lat_line(out, "clat", &d.clat);
     lat_line(out, "lat", &d.lat);
-    let p: Vec<String> =
-        d.lat.percentiles.iter().map(|(p, v)| format!("{} {}", pct_label(*p), fmt_ns(*v as f64))).collect();
+    let p: Vec<String> = d
+        .lat
+        .percentiles
+        .iter()
+        .map(|(p, v)| format!("{} {}", pct_label(*p), fmt_ns(*v as f64)))
+        .collect();
     for chunk in p.chunks(5) {
         let _ = writeln!(out, "          {}", chunk.join(" | "));
     }
     // Per-second series: drop a partial last second from the spread.
-    let full: Vec<u64> = d.series.iter().take((window_ns / 1_000_000_000) as usize).map(|s| s.ios).collect();
+    let full: Vec<u64> = d
+        .series
+        .iter()
+        .take((window_ns / 1_000_000_000) as usize)
+        .map(|s| s.ios)
+        .collect();
     if full.len() >= 2 {
         let min = *full.iter().min().unwrap_or(&0);
         let max = *full.iter().max().unwrap_or(&0);
@@ -89,13 +108,22 @@ fn job_block(out: &mut String, j: &JobResult) {
         if s.direct { " direct" } else { " buffered" },
         j.workers,
         if j.workers == 1 { "" } else { "s" },
-        if targets.is_empty() { "nothing (null engine)".to_string() } else { targets.join(", ") }
+        if targets.is_empty() {
+            "nothing (null engine)".to_string()
+        } else {
+            targets.join(", ")
+        }
     );
     for (name, d) in j.dirs() {
         dir_block(out, name, d, j.measured_ns);
     }
     if j.errors > 0 {
-        let _ = writeln!(out, "  errors: {} (first: {})", j.errors, j.first_error.as_deref().unwrap_or("?"));
+        let _ = writeln!(
+            out,
+            "  errors: {} (first: {})",
+            j.errors,
+            j.first_error.as_deref().unwrap_or("?")
+        );
     }
 }
 
@@ -110,13 +138,20 @@ pub fn render(r: &RunResult) -> String {
         r.jobs.len(),
         if r.jobs.len() == 1 { "" } else { "s" },
         window as f64 / 1e9,
-        if r.interrupted { " — INTERRUPTED: figures cover what ran" } else { "" }
+        if r.interrupted {
+            " — INTERRUPTED: figures cover what ran"
+        } else {
+            ""
+        }
     );
     for j in &r.jobs {
         job_block(&mut out, j);
     }
     if let Some(c) = &r.cpu {
-        let clocks = |v: Option<f64>| v.map(|c| format!(" = {} clocks", fmt_count(c))).unwrap_or_default();
+        let clocks = |v: Option<f64>| {
+            v.map(|c| format!(" = {} clocks", fmt_count(c)))
+                .unwrap_or_default()
+        };
         let _ = writeln!(out, "cpu per I/O ({} I/Os):", fmt_count(c.ios as f64));
         let _ = writeln!(
             out,
@@ -152,14 +187,20 @@ pub fn render(r: &RunResult) -> String {
                 ", scheduler {}, nr_requests {}, lbs {}",
                 i.scheduler.as_deref().unwrap_or("?"),
                 i.nr_requests.map(|v| v.to_string()).unwrap_or("?".into()),
-                i.logical_block_size.map(|v| v.to_string()).unwrap_or("?".into())
+                i.logical_block_size
+                    .map(|v| v.to_string())
+                    .unwrap_or("?".into())
             ))
             .unwrap_or_default()
         );
         if let Some(b) = d.block_mean_ns {
             match d.above_block_mean_ns {
                 Some(a) => {
-                    let share = if d.app_mean_ns > 0.0 { 100.0 * a / d.app_mean_ns } else { 0.0 };
+                    let share = if d.app_mean_ns > 0.0 {
+                        100.0 * a / d.app_mean_ns
+                    } else {
+                        0.0
+                    };
                     let _ = writeln!(
                         out,
                         "  latency split: app mean {} = above block layer {} ({share:.0}%) + block layer and below {}",
@@ -185,7 +226,10 @@ pub fn render(r: &RunResult) -> String {
         p.cpus_online,
         p.cpu_model,
         r.clock.source,
-        r.clock.tsc_hz.map(|h| format!(" {:.3} GHz", h / 1e9)).unwrap_or_default(),
+        r.clock
+            .tsc_hz
+            .map(|h| format!(" {:.3} GHz", h / 1e9))
+            .unwrap_or_default(),
         r.clock.ns_per_timestamp
     );
     for w in &r.warnings {

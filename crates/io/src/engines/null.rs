@@ -21,7 +21,11 @@ impl NullEngine {
     /// A null engine for `spec`.
     pub fn new(spec: &JobSpec) -> Self {
         let depth = spec.effective_iodepth() as usize;
-        NullEngine { sync: depth == 1, queued: Vec::with_capacity(depth), done: Vec::with_capacity(depth) }
+        NullEngine {
+            sync: depth == 1,
+            queued: Vec::with_capacity(depth),
+            done: Vec::with_capacity(depth),
+        }
     }
 }
 
@@ -34,7 +38,10 @@ impl Engine for NullEngine {
         if self.sync {
             return Ok(Queued::Done(req.len as i64));
         }
-        self.queued.push(Completion { slot: req.slot, result: req.len as i64 });
+        self.queued.push(Completion {
+            slot: req.slot,
+            result: req.len as i64,
+        });
         Ok(Queued::Pending)
     }
     #[inline]
@@ -49,6 +56,10 @@ impl Engine for NullEngine {
         Ok(())
     }
     fn completion_mode(&self) -> &'static str {
-        "none"
+        if self.sync {
+            "sync"
+        } else {
+            "none"
+        }
     }
 }

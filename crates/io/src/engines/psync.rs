@@ -67,7 +67,9 @@ pub(crate) fn trim(file: &File, kind: TargetKind, offset: u64, len: u32) -> i64 
     if rc == 0 {
         len as i64
     } else {
-        -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+        -(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
     }
 }
 

@@ -104,19 +104,26 @@ impl UringEngine {
         let files = open_files(setup)?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         if spec.registerfiles {
-            ring.submitter().register_files(&fds).map_err(|e| EngineError::Sys {
-                what: "registering files (registerfiles)".into(),
-                source: e,
-            })?;
+            ring.submitter()
+                .register_files(&fds)
+                .map_err(|e| EngineError::Sys {
+                    what: "registering files (registerfiles)".into(),
+                    source: e,
+                })?;
         }
-        let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(spec.bs.max() as usize)).collect();
+        let mut bufs: Vec<AlignedBuf> = (0..depth)
+            .map(|_| AlignedBuf::new(spec.bs.max() as usize))
+            .collect();
         for (i, b) in bufs.iter_mut().enumerate() {
             b.fill_random(setup.seed.wrapping_add(i as u64));
         }
         if spec.fixedbufs {
             let iov: Vec<libc::iovec> = bufs
                 .iter_mut()
-                .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
+                .map(|b| libc::iovec {
+                    iov_base: b.as_mut_ptr().cast(),
+                    iov_len: b.len(),
+                })
                 .collect();
             // SAFETY: every iovec points into an AlignedBuf owned by this
             // engine; the buffers are neither moved (heap allocations) nor
@@ -154,16 +161,26 @@ impl UringEngine {
             };
         }
         let e = match (req.ddir, self.fixed_bufs) {
-            (Ddir::Read, false) => with_fd!(|fd| opcode::Read::new(fd, buf, len).offset(req.offset).build()),
+            (Ddir::Read, false) => {
+                with_fd!(|fd| opcode::Read::new(fd, buf, len).offset(req.offset).build())
+            }
             (Ddir::Read, true) => {
-                with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16).offset(req.offset).build())
+                with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16)
+                    .offset(req.offset)
+                    .build())
             }
             (Ddir::Write, false) => {
-                with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len).offset(req.offset).build())
+                with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len)
+                    .offset(req.offset)
+                    .build())
             }
-            (Ddir::Write, true) => with_fd!(|fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
-                .offset(req.offset)
-                .build()),
+            (Ddir::Write, true) => {
+                with_fd!(
+                    |fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
+                        .offset(req.offset)
+                        .build()
+                )
+            }
             (Ddir::Trim, _) => with_fd!(|fd| opcode::Fallocate::new(fd, len as u64)
                 .offset(req.offset)
                 .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
@@ -175,7 +192,10 @@ impl UringEngine {
     fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
         let before = out.len();
         for c in self.ring.completion() {
-            out.push(Completion { slot: c.user_data() as u32, result: c.result() as i64 });
+            out.push(Completion {
+                slot: c.user_data() as u32,
+                result: c.result() as i64,
+            });
         }
         out.len() - before
     }
@@ -207,7 +227,10 @@ impl Engine for UringEngine {
         if self.queued == 0 {
             return Ok(0);
         }
-        let n = self.ring.submit().map_err(|e| EngineError::Sys { what: "io_uring_enter (submit)".into(), source: e })?;
+        let n = self.ring.submit().map_err(|e| EngineError::Sys {
+            what: "io_uring_enter (submit)".into(),
+            source: e,
+        })?;
         self.queued = 0;
         Ok(n)
     }
@@ -218,9 +241,14 @@ impl Engine for UringEngine {
         while got < min || (self.iopoll && got == 0 && min > 0) {
             match self.ring.submit_and_wait(min - got) {
                 Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) || e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINTR)
+                        || e.raw_os_error() == Some(libc::EAGAIN) => {}
                 Err(e) => {
-                    return Err(EngineError::Sys { what: "io_uring_enter (wait)".into(), source: e });
+                    return Err(EngineError::Sys {
+                        what: "io_uring_enter (wait)".into(),
+                        source: e,
+                    });
                 }
             }
             got += self.drain(out);

@@ -90,7 +90,9 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
         Ok(md) if md.file_type().is_block_device() => {
             let (maj, min) = sysfs::major_minor(md.rdev());
             let dev = sysfs::DevNode::from_major_minor(maj, min).ok_or_else(|| {
-                TargetError::Invalid(format!("{shown}: block device {maj}:{min} is not in /sys/dev/block"))
+                TargetError::Invalid(format!(
+                    "{shown}: block device {maj}:{min} is not in /sys/dev/block"
+                ))
             })?;
             let size = dev.size_bytes();
             if needs.modifies && !needs.allow_destructive {
@@ -134,19 +136,32 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                     "{shown} does not exist and no size was given to create it (set size, e.g. size=1g)"
                 )));
             }
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             let pmd = std::fs::metadata(parent).map_err(|_| {
-                TargetError::Invalid(format!("{shown}: directory {} does not exist", parent.display()))
+                TargetError::Invalid(format!(
+                    "{shown}: directory {} does not exist",
+                    parent.display()
+                ))
             })?;
             Ok(file_target(path, 0, pmd.dev()))
         }
-        Err(e) => Err(TargetError::Io { path: shown, source: e }),
+        Err(e) => Err(TargetError::Io {
+            path: shown,
+            source: e,
+        }),
     }
 }
 
 fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
     let (maj, min) = sysfs::major_minor(st_dev);
-    let dev = if maj == 0 { None } else { sysfs::DevNode::from_major_minor(maj, min) };
+    let dev = if maj == 0 {
+        None
+    } else {
+        sysfs::DevNode::from_major_minor(maj, min)
+    };
     Target {
         path: path.into(),
         kind: TargetKind::File,
@@ -162,12 +177,24 @@ fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
 
 /// Create or extend a regular file to `bytes`, writing pseudo-random data in
 /// 1 MiB chunks; `progress(done, total)` is called after each chunk.
-pub fn layout(t: &Target, bytes: u64, progress: &mut dyn FnMut(u64, u64)) -> Result<(), TargetError> {
+pub fn layout(
+    t: &Target,
+    bytes: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), TargetError> {
     if t.kind != TargetKind::File || t.size >= bytes {
         return Ok(());
     }
-    let err = |e| TargetError::Io { path: t.path.display().to_string(), source: e };
-    let mut f = OpenOptions::new().create(true).write(true).truncate(false).open(&t.path).map_err(err)?;
+    let err = |e| TargetError::Io {
+        path: t.path.display().to_string(),
+        source: e,
+    };
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(&t.path)
+        .map_err(err)?;
     let start = f.metadata().map_err(err)?.len();
     let mut buf = crate::buf::AlignedBuf::new(1 << 20);
     buf.fill_random(0x1a70_0007);
@@ -201,11 +228,14 @@ impl Target {
     pub fn check_direct_alignment(&self, sizes: &[u32], offset: u64) -> Result<(), TargetError> {
         let lbs = self.logical_block_size.max(1);
         let what = match &self.device {
-            Some(d) => format!("{}'s logical block size {lbs} (device {d})", self.path.display()),
+            Some(d) => format!(
+                "{}'s logical block size {lbs} (device {d})",
+                self.path.display()
+            ),
             None => format!("{}'s logical block size {lbs}", self.path.display()),
         };
         for &b in sizes {
-            if b as u64 % lbs != 0 {
+            if !(b as u64).is_multiple_of(lbs) {
                 return Err(TargetError::Invalid(format!(
                     "option 'bs': {b} is not a multiple of {what} with direct=1 \
                      (use bs={} or a multiple of {lbs}, or direct=0)",
@@ -213,7 +243,7 @@ impl Target {
                 )));
             }
         }
-        if offset % lbs != 0 {
+        if !offset.is_multiple_of(lbs) {
             return Err(TargetError::Invalid(format!(
                 "option 'offset': {offset} is not a multiple of {what} with direct=1 (use offset={})",
                 offset / lbs * lbs
@@ -228,14 +258,21 @@ mod tests {
     use super::*;
 
     fn needs(bytes: Option<u64>) -> TargetNeeds {
-        TargetNeeds { bytes, modifies: true, allow_destructive: false }
+        TargetNeeds {
+            bytes,
+            modifies: true,
+            allow_destructive: false,
+        }
     }
 
     #[test]
     fn missing_file_needs_a_size_and_an_existing_directory() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f");
-        assert!(matches!(resolve(&p, needs(None)), Err(TargetError::Invalid(_))));
+        assert!(matches!(
+            resolve(&p, needs(None)),
+            Err(TargetError::Invalid(_))
+        ));
         let t = resolve(&p, needs(Some(1 << 20))).unwrap();
         assert_eq!(t.kind, TargetKind::File);
         assert_eq!(t.size, 0);
@@ -264,7 +301,10 @@ mod tests {
             device: Some("x".into()),
             discard: false,
         };
-        let e = t.check_direct_alignment(&[6144], 0).unwrap_err().to_string();
+        let e = t
+            .check_direct_alignment(&[6144], 0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("use bs=8192"), "{e}");
         assert!(t.check_direct_alignment(&[8192], 4096).is_ok());
         assert!(t.check_direct_alignment(&[4096], 512).is_err());

@@ -28,7 +28,11 @@ const SIGNATURES: &[(&str, usize, &[u8])] = &[
     ("FAT filesystem", 54, b"FAT1"),
     ("FAT32 filesystem", 82, b"FAT32   "),
     ("NTFS filesystem", 3, b"NTFS    "),
-    ("bcache device", 4120, &[0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca]),
+    (
+        "bcache device",
+        4120,
+        &[0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca],
+    ),
 ];
 
 /// How many leading bytes to read for the signature check.
@@ -56,12 +60,17 @@ pub fn find_signature(head: &[u8]) -> Option<&'static str> {
 
 fn mounted_devnos() -> Vec<String> {
     let s = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    s.lines().filter_map(|l| l.split_whitespace().nth(2).map(String::from)).collect()
+    s.lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(String::from))
+        .collect()
 }
 
 fn swap_devices() -> Vec<String> {
     let s = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    s.lines().skip(1).filter_map(|l| l.split_whitespace().next().map(String::from)).collect()
+    s.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
 }
 
 /// Why writing to `path` (device `dev`) would destroy data, or None.
@@ -108,14 +117,18 @@ pub fn why_unsafe_to_write(path: &Path, dev: &DevNode) -> Option<String> {
                 match f.read(&mut head[got..]) {
                     Ok(0) => break,
                     Ok(n) => got += n,
-                    Err(e) => return Some(format!("its first blocks could not be read to check for data ({e})")),
+                    Err(e) => {
+                        return Some(format!(
+                            "its first blocks could not be read to check for data ({e})"
+                        ))
+                    }
                 }
             }
             head.truncate(got);
         }
         Err(e) => return Some(format!("it could not be opened to check for data ({e})")),
     }
-    find_signature(&head).map(|s| format!("it carries a {s} signature"))
+    find_signature(&head).map(|s| format!("{s} signature found on it"))
 }
 
 #[cfg(test)]
@@ -135,7 +148,11 @@ mod tests {
         let mut head = vec![0u8; 1024];
         head[510] = 0x55;
         head[511] = 0xaa;
-        assert_eq!(find_signature(&head), None, "boot signature without partitions");
+        assert_eq!(
+            find_signature(&head),
+            None,
+            "boot signature without partitions"
+        );
         head[446 + 4] = 0x83;
         assert_eq!(find_signature(&head), Some("MBR partition table"));
         let mut head = vec![0u8; 1024];

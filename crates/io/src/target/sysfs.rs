@@ -26,7 +26,9 @@ pub struct DevNode {
 }
 
 fn read_trim(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 impl DevNode {
@@ -41,7 +43,13 @@ impl DevNode {
         } else {
             name.clone()
         };
-        Some(DevNode { dir, name, disk, is_partition, devno })
+        Some(DevNode {
+            dir,
+            name,
+            disk,
+            is_partition,
+            devno,
+        })
     }
 
     /// Look up a whole disk by name (`loop0`).
@@ -53,7 +61,10 @@ impl DevNode {
 
     /// Size in bytes (sysfs counts 512-byte sectors).
     pub fn size_bytes(&self) -> u64 {
-        read_trim(&self.dir.join("size")).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0) * 512
+        read_trim(&self.dir.join("size"))
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 512
     }
 
     /// An attribute of the whole disk, e.g. `queue/logical_block_size`.
