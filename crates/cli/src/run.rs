@@ -317,10 +317,11 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             targets: j
                 .targets
                 .iter()
-                .map(|t| TargetInfo {
+                .zip(&j.regions)
+                .map(|(t, r)| TargetInfo {
                     path: t.path.display().to_string(),
                     kind: t.kind.name().into(),
-                    size_bytes: t.size.max(j.regions[0].offset + j.regions[0].len),
+                    size_bytes: t.size.max(r.offset + r.len),
                     device: t.device.clone(),
                 })
                 .collect(),

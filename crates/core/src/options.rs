@@ -95,7 +95,11 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
     };
     let num = |p: Option<&str>| -> Result<f64, String> {
         let p = p.ok_or_else(|| format!("'{kind}' needs a parameter, e.g. {kind}:1.2"))?;
-        let p = p.split(':').next().unwrap_or(p); // fio's optional ':offset' is not supported
+        if p.contains(':') {
+            return Err(format!(
+                "the ':offset' part of '{kind}:{p}' is not supported yet"
+            ));
+        }
         p.parse::<f64>()
             .map_err(|_| format!("'{p}' is not a number"))
     };
@@ -820,5 +824,7 @@ mod tests {
         assert_eq!(s.random_distribution, Distribution::Zipf(1.2));
         assert!(apply(&mut s, "random_distribution", Some("pareto:1.5")).is_err());
         assert!(apply(&mut s, "random_distribution", Some("zipf")).is_err());
+        let e = apply(&mut s, "random_distribution", Some("zipf:1.2:0.5")).unwrap_err();
+        assert!(e.to_string().contains("not supported yet"), "{e}");
     }
 }
