@@ -80,7 +80,7 @@ for c in $CASES; do
   fi=() fc=() si=() sc=()
   for ((r = 0; r < ROUNDS; r++)); do
     read -r i cpu < <(measure fio $common --output-format=json); fi+=("$i"); fc+=("$cpu")
-    read -r i cpu < <(measure "$SSDREADY" run $common --output-format=json --quiet); si+=("$i"); sc+=("$cpu")
+    read -r i cpu < <(measure "$SSDREADY" run $common --output-format=native --quiet); si+=("$i"); sc+=("$cpu")
   done
   python3 - "$c" "${fi[*]}" "${si[*]}" "${fc[*]}" "${sc[*]}" <<'PY'
 import sys, statistics as st

@@ -1,19 +1,27 @@
-//! The `run` command line, fio style: `--name=value` pairs; options before
-//! the first `--name` are global, each `--name` starts a job. A few options
-//! belong to the tool rather than to a job (`--output`, `--output-format`,
-//! `--quiet`, `--allow-destructive`); they may appear anywhere.
+//! The `run` command line, fio style. Arguments that do not start with `--`
+//! are job files. `--name=value` pairs before the first `--name` are global
+//! defaults for every job (those of job files too, whose own `[global]`
+//! sections override them, as in fio); each `--name` starts a command-line
+//! job. A few options belong to the tool rather than to a job (`--output`,
+//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`); they
+//! may appear anywhere.
 
-use ssdready_core::options::JobSection;
+use ssdready_core::jobfile;
+use ssdready_core::options::{RawOption, Section};
 use ssdready_core::SpecError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// The terminal summary.
     Normal,
-    /// The native JSON.
+    /// fio's JSON layout, plus an `ssdready` object per job.
     Json,
+    /// fio's json+ (histogram bins added).
+    JsonPlus,
+    /// ssdready's native, versioned JSON (docs/result-schema.md).
+    Native,
 }
 
 /// A parsed `run` command line.
@@ -23,19 +31,70 @@ pub struct RunArgs {
     pub output: Option<PathBuf>,
     pub quiet: bool,
     pub allow_destructive: bool,
-    pub global: Vec<(String, Option<String>)>,
-    pub jobs: Vec<JobSection>,
+    pub parse_only: bool,
+    /// Every section in effect order: command-line globals, job files, command-line jobs.
+    pub sections: Vec<Section>,
+}
+
+/// Values of fio's reserved job-file variables and the environment.
+fn env_lookup(name: &str) -> Option<String> {
+    match name {
+        "pagesize" => Some("4096".into()),
+        "ncpus" => std::thread::available_parallelism()
+            .ok()
+            .map(|n| n.get().to_string()),
+        "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            let kb: u64 = m.lines().next()?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kb / 1024).to_string())
+        }),
+        _ => std::env::var(name).ok(),
+    }
+}
+
+/// Read and parse one job file (and its includes, relative to it). With
+/// `label`, locations name the file (`jobs.fio line 3`), as when several job
+/// files are given; otherwise they are `line 3`.
+pub fn read_job_file(path: &Path, label: bool, out: &mut Vec<Section>) -> Result<(), SpecError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SpecError::new("job file", format!("{}: {e}", path.display())))?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut include = |f: &str| -> Result<(String, String), String> {
+        let p = if Path::new(f).is_absolute() {
+            PathBuf::from(f)
+        } else {
+            base.join(f)
+        };
+        let text = std::fs::read_to_string(&p).map_err(|e| e.to_string())?;
+        Ok((f.to_string(), text))
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    jobfile::parse_into(
+        &text,
+        label.then_some(name.as_str()),
+        &mut include,
+        &env_lookup,
+        out,
+    )
 }
 
 /// Parse the arguments after `run`.
 pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     let mut r = RunArgs::default();
+    let mut globals = Section {
+        name: "global".into(),
+        global: true,
+        options: Vec::new(),
+    };
+    let mut files: Vec<Section> = Vec::new();
+    let mut cli_jobs: Vec<Section> = Vec::new();
+    let several_files = args.iter().filter(|a| !a.starts_with("--")).count() > 1;
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
-            return Err(SpecError::new(
-                a,
-                "job files are not supported yet; give options as --name=value (see 'ssdready options')",
-            ));
+            read_job_file(Path::new(a), several_files, &mut files)?;
+            continue;
         };
         let (k, v) = match body.split_once('=') {
             Some((k, v)) => (k, Some(v.to_string())),
@@ -55,35 +114,49 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                     r.formats.push(match f {
                         "normal" => Format::Normal,
                         "json" => Format::Json,
+                        "json+" => Format::JsonPlus,
+                        "native" => Format::Native,
                         _ => {
                             return Err(SpecError::new(
                                 "output-format",
-                                format!("'{f}' is not a format (allowed: normal, json, or both comma-separated)"),
+                                format!(
+                                    "'{f}' is not a format (allowed: normal, json, json+, native, several comma-separated)"
+                                ),
                             ))
                         }
                     });
                 }
             }
             "quiet" => r.quiet = true,
+            "parse-only" => r.parse_only = true,
             "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
             "name" => {
                 let name = v
                     .filter(|v| !v.is_empty())
                     .ok_or_else(|| SpecError::new("name", "needs a job name"))?;
-                r.jobs.push(JobSection {
+                // fio lists `name` among a command-line job's options.
+                let options = vec![RawOption::cli("name", Some(&name))];
+                cli_jobs.push(Section {
                     name,
-                    options: Vec::new(),
+                    global: false,
+                    options,
                 });
             }
-            _ => match r.jobs.last_mut() {
-                Some(j) => j.options.push((k.to_string(), v)),
-                None => r.global.push((k.to_string(), v)),
-            },
+            _ => {
+                let o = RawOption::cli(k, v.as_deref());
+                match cli_jobs.last_mut() {
+                    Some(j) => j.options.push(o),
+                    None => globals.options.push(o),
+                }
+            }
         }
     }
     if r.formats.is_empty() {
         r.formats.push(Format::Normal);
     }
+    r.sections.push(globals);
+    r.sections.extend(files);
+    r.sections.extend(cli_jobs);
     Ok(r)
 }
 
@@ -106,15 +179,35 @@ mod tests {
             "--output-format=json",
         ]))
         .unwrap();
-        assert_eq!(r.global, vec![("bs".to_string(), Some("4k".to_string()))]);
-        assert_eq!(r.jobs.len(), 2);
-        assert_eq!(r.jobs[1].options, vec![("time_based".to_string(), None)]);
+        assert_eq!(
+            r.sections[0].options,
+            vec![RawOption::cli("bs", Some("4k"))]
+        );
+        assert_eq!(r.sections.len(), 3);
+        assert_eq!(
+            r.sections[2].options,
+            vec![
+                RawOption::cli("name", Some("b")),
+                RawOption::cli("time_based", None)
+            ]
+        );
         assert_eq!(r.formats, vec![Format::Json]);
     }
 
     #[test]
-    fn bad_format_and_bare_words_are_errors() {
+    fn job_files_sit_between_cli_globals_and_cli_jobs() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.fio");
+        std::fs::write(&f, "[global]\nbs=8k\n[fj]\nrw=read\n").unwrap();
+        let r = parse(&s(&["--bs=4k", f.to_str().unwrap(), "--name=c"])).unwrap();
+        let names: Vec<&str> = r.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "global", "fj", "c"]);
+    }
+
+    #[test]
+    fn bad_format_and_missing_files_are_errors() {
         assert!(parse(&s(&["--output-format=xml"])).is_err());
-        assert!(parse(&s(&["job.fio"])).is_err());
+        let e = parse(&s(&["/no/such.fio"])).unwrap_err();
+        assert!(e.to_string().contains("/no/such.fio"), "{e}");
     }
 }

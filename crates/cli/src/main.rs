@@ -5,12 +5,14 @@
 //! written); 130 interrupted (results so far were still reported).
 
 mod args;
+mod logs;
 mod progress;
 mod run;
 mod worker;
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{Arity, OPTIONS};
+use ssdready_core::optsets;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -43,11 +45,15 @@ enum Cmd {
     Options,
 }
 
-const RUN_HELP: &str =
-    "usage: ssdready run [--output=FILE] [--output-format=normal|json] [--quiet] \
-[--allow-destructive] [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
+const RUN_HELP: &str = "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
+[--parse-only] [--allow-destructive] [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
-Options before the first --name apply to every job; each --name starts a job.
+Arguments that are not --options are fio job files. Options before the first
+--name apply to every job (job files' [global] sections override them); each
+--name starts a job. --output-format=json or json+ writes fio's layout; native
+writes ssdready's own schema (docs/result-schema.md); several may be given
+comma-separated. --parse-only prints the resolved jobs as JSON and exits
+(0, or 2 on an error).
 Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
 Run 'ssdready options' for every job option.";
@@ -59,21 +65,40 @@ fn fail(code: i32, msg: &str) -> ! {
 
 fn list_options() {
     let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "Supported job options ({}):\n", OPTIONS.len());
     for o in OPTIONS {
         let names = std::iter::once(o.name)
             .chain(o.aliases.iter().copied())
             .collect::<Vec<_>>()
             .join(", ");
-        let flag = if o.arity == Arity::Flag {
-            " (flag)"
-        } else {
-            ""
+        let flag = match o.arity {
+            Arity::Flag => " (flag)",
+            Arity::Optional => " (value optional)",
+            Arity::Value => "",
         };
         let _ = writeln!(
             out,
             "{names}{flag}\n    {}\n    allowed: {}",
             o.help, o.allowed
         );
+    }
+    let _ = writeln!(
+        out,
+        "\nAccepted and ignored on purpose ({}):\n",
+        optsets::IGNORED.len()
+    );
+    for (n, why) in optsets::IGNORED {
+        let _ = writeln!(out, "{n}\n    {why}");
+    }
+    let _ = writeln!(
+        out,
+        "\nfio options not supported yet ({}); a job using one stops with an error:\n",
+        optsets::NOT_YET.len()
+    );
+    let mut names: Vec<&str> = optsets::NOT_YET.to_vec();
+    names.sort_unstable();
+    for chunk in names.chunks(6) {
+        let _ = writeln!(out, "    {}", chunk.join(", "));
     }
 }
 
@@ -87,6 +112,25 @@ fn main() {
                 return;
             }
             let parsed = args::parse(&args).unwrap_or_else(|e| fail(2, &e.to_string()));
+            if parsed.parse_only {
+                match run::resolve_only(&parsed) {
+                    Ok(specs) => {
+                        let (phases, groups) = run::phases_and_groups(&specs);
+                        let jobs: Vec<serde_json::Value> = specs
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| {
+                                let phase = phases.iter().position(|p| p.contains(&i)).unwrap_or(0);
+                                serde_json::json!({ "group": groups[i], "phase": phase, "spec": s })
+                            })
+                            .collect();
+                        let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
+                        println!("{text}");
+                        return;
+                    }
+                    Err(run::Failure::BadInput(m) | run::Failure::Runtime(m)) => fail(2, &m),
+                }
+            }
             let stop = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
                 signal_hook::flag::register(sig, stop.clone())
@@ -101,7 +145,9 @@ fn main() {
             for f in &parsed.formats {
                 text.push_str(&match f {
                     args::Format::Normal => ssdready_report::text::render(&result),
-                    args::Format::Json => ssdready_report::json::render(&result),
+                    args::Format::Json => ssdready_report::fio_json::render(&result, false),
+                    args::Format::JsonPlus => ssdready_report::fio_json::render(&result, true),
+                    args::Format::Native => ssdready_report::json::render(&result),
                 });
             }
             match &parsed.output {

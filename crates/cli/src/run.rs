@@ -160,47 +160,43 @@ fn now_unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Run the jobs; returns the result (possibly marked interrupted).
-pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
-    let specs = build_jobs(&args.global, &args.jobs).map_err(bad)?;
-    let mut warnings: Vec<String> = specs.iter().flat_map(|s| s.warnings()).collect();
-    if let Some(out) = &args.output {
-        let parent = out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        if !parent.is_dir() {
-            return Err(bad(format!(
-                "option 'output': directory {} does not exist",
-                parent.display()
-            )));
-        }
-    }
-    let jobs: Vec<PreparedJob> = specs
-        .into_iter()
-        .map(|s| prepare(s, args.allow_destructive))
-        .collect::<Result<_, _>>()?;
-    let show = progress::visible(args.quiet);
-    let clock = Clock::calibrate();
-    layout_all(&jobs, show)?;
+/// The worker outcomes of one phase, with its snapshots.
+struct PhaseRun {
+    outcomes: Vec<(usize, WorkerOutcome)>,
+    window_ns: u64,
+    cpu: Option<CpuCost>,
+    disks: Vec<DiskResult>,
+}
 
-    let mut devices: Vec<String> = jobs
+type Snapshot = (u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>);
+
+/// Run the jobs `members` (indexes into `jobs`) together.
+#[allow(clippy::too_many_arguments)]
+fn run_phase(
+    jobs: &[PreparedJob],
+    members: &[usize],
+    first_worker_number: &mut u32,
+    clock: Clock,
+    stop: &Arc<AtomicBool>,
+    show: bool,
+    warnings: &mut Vec<String>,
+) -> Result<PhaseRun, Failure> {
+    let mut devices: Vec<String> = members
         .iter()
-        .flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone()))
+        .flat_map(|&i| jobs[i].targets.iter().filter_map(|t| t.device.clone()))
         .collect();
     devices.sort();
     devices.dedup();
-    let platform = platform::collect(&devices);
-
-    // Start the workers.
-    let total_workers: usize = jobs.iter().map(|j| j.spec.numjobs as usize).sum();
+    let total_workers: usize = members.iter().map(|&i| jobs[i].spec.numjobs as usize).sum();
     let barrier = Arc::new(Barrier::new(total_workers + 1));
+    let end_phase = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
     let mut lives = Vec::new();
-    for (ji, j) in jobs.iter().enumerate() {
+    for &ji in members {
+        let j = &jobs[ji];
         for w in 0..j.spec.numjobs {
             let live = Arc::new(Live::default());
-            lives.push(live.clone());
+            lives.push((ji, live.clone()));
             let cpus = j
                 .spec
                 .cpus_allowed
@@ -216,71 +212,79 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 index: w,
                 clock,
                 stop: stop.clone(),
+                end_phase: end_phase.clone(),
                 live,
                 start: barrier.clone(),
                 cpus,
             };
+            let number = *first_worker_number;
+            *first_worker_number += 1;
             let h = std::thread::Builder::new()
                 .name(format!("{}.{w}", j.spec.name))
                 .spawn(move || worker::run(ctx))
                 .map_err(|e| Failure::Runtime(format!("starting a worker thread: {e}")))?;
-            handles.push((ji, h));
+            handles.push((ji, number, h));
         }
     }
     barrier.wait();
     let t0 = clock.now();
-    let started_unix_ms = now_unix_ms();
-    let ramp = jobs.iter().map(|j| j.spec.ramp_time_ns).max().unwrap_or(0);
-    if jobs.iter().any(|j| j.spec.ramp_time_ns != ramp) {
-        warnings.push(
-            "jobs have different ramp_time: CPU and device figures start after the longest".into(),
-        );
-    }
-    let expected = jobs
+    let ramp = members
         .iter()
-        .filter_map(|j| {
-            j.spec
+        .map(|&i| jobs[i].spec.ramp_time_ns)
+        .max()
+        .unwrap_or(0);
+    if members.iter().any(|&i| jobs[i].spec.ramp_time_ns != ramp) {
+        warnings.push("jobs of one phase have different ramp_time: CPU and device figures start after the longest".into());
+    }
+    let all_timed = members.iter().all(|&i| jobs[i].spec.time_based);
+    let expected = members
+        .iter()
+        .filter_map(|&i| {
+            jobs[i]
+                .spec
                 .runtime_ns
-                .filter(|_| j.spec.time_based)
-                .map(|r| r + j.spec.ramp_time_ns)
+                .map(|r| r + jobs[i].spec.ramp_time_ns + jobs[i].spec.startdelay_ns)
         })
         .max()
-        .filter(|_| jobs.iter().all(|j| j.spec.time_based))
+        .filter(|_| all_timed)
         .map(|ns| ns as f64 / 1e9);
+    let live_only: Vec<Arc<Live>> = lives.iter().map(|(_, l)| l.clone()).collect();
     let mut prog = Progress::new(show, expected);
-    let mut measure: Option<(u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>)> = None;
-    let snap = |clock: &Clock| {
+    let snap = |clock: &Clock| -> Snapshot {
         (
             clock.now(),
             cpu::CpuSnapshot::now(),
             devices.iter().map(|d| disk::read(d)).collect(),
         )
     };
-    if ramp == 0 {
-        measure = Some(snap(&clock));
-    }
+    let mut measure: Option<Snapshot> = if ramp == 0 { Some(snap(&clock)) } else { None };
     let mut next_tick = t0 + 1_000_000_000;
-    while !lives.iter().all(|l| l.done.load(Relaxed)) {
+    while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
         }
+        if lives
+            .iter()
+            .any(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
+        {
+            end_phase.store(true, Relaxed);
+        }
         if now >= next_tick {
-            prog.tick((now - t0) as f64 / 1e9, &lives);
+            prog.tick((now - t0) as f64 / 1e9, &live_only);
             next_tick += 1_000_000_000;
         }
     }
-    let outcomes: Vec<(usize, WorkerOutcome)> = handles
-        .into_iter()
-        .map(|(ji, h)| (ji, h.join().expect("worker thread panicked")))
-        .collect();
+    let mut outcomes = Vec::new();
+    for (ji, number, h) in handles {
+        let mut o = h.join().expect("worker thread panicked");
+        o.number = number;
+        outcomes.push((ji, o));
+    }
     let end = snap(&clock);
     prog.finish();
     let measure = measure.unwrap_or_else(|| end.clone());
-    let interrupted = stop.load(Relaxed);
-
-    // A worker that could not start means nothing meaningful ran.
     if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
         let msg = format!(
             "job '{}': {}",
@@ -293,51 +297,9 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             Failure::Runtime(msg)
         });
     }
-
-    let mut job_results = Vec::new();
-    for (ji, j) in jobs.iter().enumerate() {
-        let mut merged = WorkerStats::default();
-        let mut mode = "";
-        for (_, o) in outcomes.iter().filter(|(i, _)| *i == ji) {
-            merged.merge(&o.stats);
-            mode = o.completion_mode;
-        }
-        let has_slat = mode != "sync";
-        let window = merged.measured_ns;
-        let pcts = &j.spec.percentile_list;
-        let dir = |d: Ddir| {
-            merged.dirs[d.idx()]
-                .as_ref()
-                .map(|s| DirResult::from_stats(s, window, pcts, has_slat))
-        };
-        job_results.push(JobResult {
-            name: j.spec.name.clone(),
-            spec: (*j.spec).clone(),
-            workers: j.spec.numjobs,
-            targets: j
-                .targets
-                .iter()
-                .zip(&j.regions)
-                .map(|(t, r)| TargetInfo {
-                    path: t.path.display().to_string(),
-                    kind: t.kind.name().into(),
-                    size_bytes: t.size.max(r.offset + r.len),
-                    device: t.device.clone(),
-                })
-                .collect(),
-            measured_ns: window,
-            read: dir(Ddir::Read),
-            write: dir(Ddir::Write),
-            trim: dir(Ddir::Trim),
-            errors: merged.errors,
-            first_error: merged.first_error.clone(),
-            raw: merged,
-        });
-    }
-
     let window_ns = end.0.saturating_sub(measure.0);
-    let total_ios: u64 = job_results.iter().map(|j| j.total_ios()).sum();
-    let cpu_cost = cpu::cost(&measure.1, &end.1, total_ios, window_ns, clock.tsc_hz());
+    let ios: u64 = outcomes.iter().map(|(_, o)| o.stats.total_ios()).sum();
+    let cpu_cost = cpu::cost(&measure.1, &end.1, ios, window_ns, clock.tsc_hz());
     if measure.1.system.is_none() {
         warnings.push("/proc/stat is unreadable: no whole-system CPU figures".into());
     }
@@ -347,21 +309,155 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             continue;
         };
         let mut app = disk::AppView::default();
-        for jr in &job_results {
-            if !jr.targets.is_empty()
-                && jr
-                    .targets
-                    .iter()
-                    .all(|t| t.device.as_deref() == Some(dname))
+        for &ji in members {
+            let j = &jobs[ji];
+            if !j.targets.is_empty() && j.targets.iter().all(|t| t.device.as_deref() == Some(dname))
             {
-                for d in jr.raw.dirs.iter().flatten() {
-                    app.ios += d.lat.count();
-                    app.lat_sum_ns += d.lat.sum() as f64;
+                for (_, o) in outcomes.iter().filter(|(i, _)| *i == ji) {
+                    for d in o.stats.dirs.iter().flatten() {
+                        app.ios += d.lat.count();
+                        app.lat_sum_ns += d.lat.sum() as f64;
+                    }
                 }
             }
         }
         disks.push(disk::split(dname, a, b, app, window_ns));
     }
+    Ok(PhaseRun {
+        outcomes,
+        window_ns,
+        cpu: Some(cpu_cost),
+        disks,
+    })
+}
+
+/// Split jobs into phases at `stonewall` and number their reporting groups
+/// (a new group at `new_group`, which stonewall implies).
+pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
+    let mut phases: Vec<Vec<usize>> = Vec::new();
+    let mut groups = Vec::new();
+    let mut group = 0u32;
+    for (i, s) in specs.iter().enumerate() {
+        if i > 0 && s.new_group {
+            group += 1;
+        }
+        groups.push(group);
+        if phases.is_empty() || (i > 0 && s.stonewall) {
+            phases.push(Vec::new());
+        }
+        phases.last_mut().expect("a phase").push(i);
+    }
+    (phases, groups)
+}
+
+/// Resolve the jobs without running them (`--parse-only`).
+pub fn resolve_only(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
+    build_jobs(&args.sections).map_err(bad)
+}
+
+/// Run the jobs; returns the result (possibly marked interrupted).
+pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
+    let mut specs = build_jobs(&args.sections).map_err(bad)?;
+    for s in specs.iter_mut().filter(|s| !s.randrepeat) {
+        s.randseed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+    }
+    let mut warnings: Vec<String> = specs.iter().flat_map(|s| s.warnings()).collect();
+    if let Some(out) = &args.output {
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            return Err(bad(format!(
+                "option 'output': directory {} does not exist",
+                parent.display()
+            )));
+        }
+    }
+    let (phases, groups) = phases_and_groups(&specs);
+    let jobs: Vec<PreparedJob> = specs
+        .into_iter()
+        .map(|s| prepare(s, args.allow_destructive))
+        .collect::<Result<_, _>>()?;
+    let show = progress::visible(args.quiet);
+    let clock = Clock::calibrate();
+    layout_all(&jobs, show)?;
+
+    let mut devices: Vec<String> = jobs
+        .iter()
+        .flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone()))
+        .collect();
+    devices.sort();
+    devices.dedup();
+    let platform = platform::collect(&devices);
+    let started_unix_ms = now_unix_ms();
+
+    let mut job_results: Vec<Option<JobResult>> = (0..jobs.len()).map(|_| None).collect();
+    let mut phase_results = Vec::new();
+    let mut worker_number = 1u32;
+    let mut log_files = Vec::new();
+    for (pi, members) in phases.iter().enumerate() {
+        if stop.load(Relaxed) {
+            break;
+        }
+        for &ji in members {
+            let j = &jobs[ji];
+            if j.spec.invalidate && !j.spec.direct {
+                for t in j.targets.iter() {
+                    if let Err(e) = t.drop_cache() {
+                        warnings.push(format!(
+                            "job '{}': could not drop the page cache of {}: {e}",
+                            j.spec.name,
+                            t.path.display()
+                        ));
+                    }
+                }
+            }
+        }
+        let run = run_phase(
+            &jobs,
+            members,
+            &mut worker_number,
+            clock,
+            &stop,
+            show,
+            &mut warnings,
+        )?;
+        for &ji in members {
+            let j = &jobs[ji];
+            let workers: Vec<&WorkerOutcome> = run
+                .outcomes
+                .iter()
+                .filter(|(i, _)| *i == ji)
+                .map(|(_, o)| o)
+                .collect();
+            for o in &workers {
+                if let Some(log) = &o.stats.log {
+                    log_files.extend(crate::logs::files_for(&j.spec, o.number, log));
+                }
+            }
+            job_results[ji] = Some(job_result(j, groups[ji], pi, &workers));
+            if j.spec.unlink {
+                for t in j.targets.iter().filter(|t| t.kind == TargetKind::File) {
+                    let _ = std::fs::remove_file(&t.path);
+                }
+            }
+        }
+        phase_results.push(PhaseResult {
+            jobs: members.clone(),
+            window_ns: run.window_ns,
+            cpu: run.cpu,
+            disks: run.disks,
+        });
+    }
+    for (path, text) in log_files {
+        std::fs::write(&path, text)
+            .map_err(|e| Failure::Runtime(format!("writing {path}: {e}")))?;
+    }
+    let interrupted = stop.load(Relaxed);
     Ok(RunResult {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
@@ -374,9 +470,52 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             ns_per_timestamp: clock.cost_ns(),
         },
         platform,
-        jobs: job_results,
-        cpu: Some(cpu_cost),
-        disks,
+        global_options: ssdready_core::options::global_options(&args.sections),
+        jobs: job_results.into_iter().flatten().collect(),
+        phases: phase_results,
         warnings,
     })
+}
+
+fn job_result(j: &PreparedJob, group: u32, phase: usize, workers: &[&WorkerOutcome]) -> JobResult {
+    let mut merged = WorkerStats::default();
+    for o in workers {
+        merged.merge(&o.stats);
+    }
+    let mode = workers.first().map(|o| o.completion_mode).unwrap_or("");
+    let has_slat = mode != "sync";
+    let window = merged.measured_ns;
+    let pcts = &j.spec.percentile_list;
+    let dir = |d: Ddir| {
+        merged.dirs[d.idx()]
+            .as_ref()
+            .map(|s| DirResult::from_stats(s, window, pcts, has_slat))
+    };
+    JobResult {
+        name: j.spec.name.clone(),
+        group,
+        phase,
+        completion_mode: mode.to_string(),
+        spec: (*j.spec).clone(),
+        workers: j.spec.numjobs,
+        targets: j
+            .targets
+            .iter()
+            .zip(&j.regions)
+            .map(|(t, r)| TargetInfo {
+                path: t.path.display().to_string(),
+                kind: t.kind.name().into(),
+                size_bytes: t.size.max(r.offset + r.len),
+                device: t.device.clone(),
+            })
+            .collect(),
+        measured_ns: window,
+        read: dir(Ddir::Read),
+        write: dir(Ddir::Write),
+        trim: dir(Ddir::Trim),
+        errors: merged.errors,
+        first_error: merged.first_error.clone(),
+        raw_workers: workers.iter().map(|o| o.stats.clone()).collect(),
+        raw: merged,
+    }
 }

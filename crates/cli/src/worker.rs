@@ -8,9 +8,10 @@
 //! is done. One timestamp is taken per batch of submissions and one per batch
 //! of completions, as fio does.
 
+use ssdready_core::iolog::IoLog;
 use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::spec::JobSpec;
-use ssdready_core::stats::WorkerStats;
+use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::clock::Clock;
 use ssdready_io::engine::EngineSetup;
@@ -39,6 +40,8 @@ pub struct WorkerCtx {
     pub index: u32,
     pub clock: Clock,
     pub stop: Arc<AtomicBool>,
+    /// Set by the run when the phase must end early (another job's exitall).
+    pub end_phase: Arc<AtomicBool>,
     pub live: Arc<Live>,
     pub start: Arc<Barrier>,
     pub cpus: Option<Vec<usize>>,
@@ -52,6 +55,8 @@ pub struct WorkerOutcome {
     pub error: Option<String>,
     /// True when the error is "this cannot work here" rather than a failure.
     pub unsupported: bool,
+    /// 1-based number of the worker in the run (fio's job number in log names).
+    pub number: u32,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -68,6 +73,23 @@ fn pin(cpus: &[usize]) {
         let _ = set.set(c);
     }
     let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+}
+
+fn thread_cpu() -> ThreadCpu {
+    use nix::sys::resource::{getrusage, UsageWho};
+    match getrusage(UsageWho::RUSAGE_THREAD) {
+        Ok(r) => {
+            let ns = |t: nix::sys::time::TimeVal| {
+                t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000
+            };
+            ThreadCpu {
+                user_ns: ns(r.user_time()),
+                sys_ns: ns(r.system_time()),
+                ctx: (r.voluntary_context_switches() + r.involuntary_context_switches()) as u64,
+            }
+        }
+        Err(_) => ThreadCpu::default(),
+    }
 }
 
 /// Wait until `clock` reads `until_ns`: sleep for the bulk, spin the last 50 µs.
@@ -106,6 +128,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         completion_mode: "",
         error: None,
         unsupported: false,
+        number: 0,
     };
     match engine {
         Err(e) => {
@@ -131,6 +154,15 @@ fn hot_loop<E: Engine>(
 ) -> Result<(), EngineError> {
     let spec = &*ctx.spec;
     let clock = ctx.clock;
+    if spec.startdelay_ns > 0 {
+        wait_until(&clock, clock.now() + spec.startdelay_ns, &ctx.stop);
+    }
+    let logging = spec.write_bw_log.is_some()
+        || spec.write_lat_log.is_some()
+        || spec.write_iops_log.is_some();
+    if logging {
+        stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
+    }
     let depth = spec.effective_iodepth() as usize;
     let batch_submit = spec.iodepth_batch_submit.max(1) as usize;
     let complete_min = (spec.iodepth_batch_complete_min as usize).max(1);
@@ -148,6 +180,7 @@ fn hot_loop<E: Engine>(
     let deadline = spec.runtime_ns.map(|r| ramp_end + r);
     let mut measuring = spec.ramp_time_ns == 0;
     let mut measure_start = start;
+    let mut cpu_start = thread_cpu();
     let interval_ns = spec.rate_iops.map(|r| 1e9 / r as f64);
     let ns_per_byte = spec.rate_bytes.map(|r| 1e9 / r as f64);
     let paced = interval_ns.is_some() || ns_per_byte.is_some();
@@ -166,6 +199,7 @@ fn hot_loop<E: Engine>(
                     stats.errors += 1;
                 }
                 if stats.first_error.is_none() {
+                    stats.first_errno = -res as i32;
                     stats.first_error = Some(format!(
                         "{} of {} bytes: {}",
                         ddir.name(),
@@ -184,11 +218,22 @@ fn hot_loop<E: Engine>(
                     d.account(sec, res as u64, (res as u64) < s.len as u64);
                     let lat = t.saturating_sub(s.issue_ns);
                     d.lat.record(lat);
+                    let (slat, clat) = if $sync {
+                        (0, lat)
+                    } else {
+                        (
+                            s.submit_ns.saturating_sub(s.issue_ns),
+                            t.saturating_sub(s.submit_ns),
+                        )
+                    };
                     if $sync {
                         d.clat.record(lat);
                     } else {
-                        d.slat.record(s.submit_ns.saturating_sub(s.issue_ns));
-                        d.clat.record(t.saturating_sub(s.submit_ns));
+                        d.slat.record(slat);
+                        d.clat.record(clat);
+                    }
+                    if let Some(log) = &mut stats.log {
+                        log.record(t.saturating_sub(start), ddir, res as u32, slat, clat, lat);
                     }
                 }
             }
@@ -197,7 +242,7 @@ fn hot_loop<E: Engine>(
 
     loop {
         let mut now = clock.now();
-        if ctx.stop.load(Relaxed) {
+        if ctx.stop.load(Relaxed) || ctx.end_phase.load(Relaxed) {
             done_issuing = true;
         }
         if let Some(d) = deadline {
@@ -209,6 +254,7 @@ fn hot_loop<E: Engine>(
             stats.clear();
             measuring = true;
             measure_start = now;
+            cpu_start = thread_cpu();
         }
         // Fill the queue. Synchronous completions free their slot at once, so
         // a burst limit brings the loop back to the stop/ramp/progress checks.
@@ -254,6 +300,9 @@ fn hot_loop<E: Engine>(
             })? {
                 Queued::Done(res) => {
                     let t = clock.now();
+                    if measuring {
+                        stats.depth_at_issue[0] += 1;
+                    }
                     complete!(slot, res, t, true);
                     free.push(slot);
                     now = t;
@@ -263,6 +312,11 @@ fn hot_loop<E: Engine>(
                     to_commit.push(slot);
                     if to_commit.len() >= batch_submit {
                         engine.commit()?;
+                        if measuring {
+                            stats.submit_batches[batch_bucket(to_commit.len())] += 1;
+                            // fio: a committed batch counts at the depth it brings the queue to.
+                            stats.depth_at_issue[depth_bucket(inflight)] += to_commit.len() as u64;
+                        }
                         now = clock.now();
                         for &s in &to_commit {
                             slots[s as usize].submit_ns = now;
@@ -283,6 +337,11 @@ fn hot_loop<E: Engine>(
         }
         if !to_commit.is_empty() {
             engine.commit()?;
+            if measuring {
+                stats.submit_batches[batch_bucket(to_commit.len())] += 1;
+                // fio: a committed batch counts at the depth it brings the queue to.
+                stats.depth_at_issue[depth_bucket(inflight)] += to_commit.len() as u64;
+            }
             let t = clock.now();
             for &s in &to_commit {
                 slots[s as usize].submit_ns = t;
@@ -304,6 +363,9 @@ fn hot_loop<E: Engine>(
             engine.getevents(min, &mut comps)?;
             if !comps.is_empty() {
                 let t = clock.now();
+                if measuring {
+                    stats.complete_batches[batch_bucket(comps.len())] += 1;
+                }
                 for c in comps.drain(..) {
                     complete!(c.slot, c.result, t, false);
                     free.push(c.slot);
@@ -321,5 +383,13 @@ fn hot_loop<E: Engine>(
     } else {
         0
     };
+    if measuring {
+        let c = thread_cpu();
+        stats.thread_cpu = ThreadCpu {
+            user_ns: c.user_ns.saturating_sub(cpu_start.user_ns),
+            sys_ns: c.sys_ns.saturating_sub(cpu_start.sys_ns),
+            ctx: c.ctx.saturating_sub(cpu_start.ctx),
+        };
+    }
     Ok(())
 }

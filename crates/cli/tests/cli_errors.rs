@@ -95,7 +95,7 @@ fn sigint_stops_promptly_and_still_reports() {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args([
             "run",
-            "--output-format=json",
+            "--output-format=native",
             "--quiet",
             "--ioengine=null",
             "--size=1g",

@@ -110,7 +110,7 @@ fn buffered_write_of_a_new_file_lays_it_out_and_reports_no_device_split_when_cou
     assert_eq!(r["jobs"][0]["write"]["bytes"], 2u64 << 20);
     // Buffered writes reach the device later (or never): any disk entry
     // must withhold the above-block split and say why.
-    for d in r["disks"].as_array().unwrap() {
+    for d in r["phases"][0]["disks"].as_array().unwrap() {
         if d["counts_agree"] == false {
             assert!(d["above_block_mean_ns"].is_null());
             assert!(d["note"].as_str().unwrap().len() > 10);

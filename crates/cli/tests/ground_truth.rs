@@ -18,7 +18,7 @@ fn null_engine_with_number_ios_reports_exactly_n() {
         assert_eq!(read["ios"], 123457, "iodepth {depth}");
         assert_eq!(read["bytes"], 123457u64 * 4096);
         assert_eq!(read["lat"]["n"], 123457);
-        assert_eq!(r["cpu"]["ios"], 123457);
+        assert_eq!(r["phases"][0]["cpu"]["ios"], 123457);
     }
 }
 
@@ -127,7 +127,9 @@ fn json_result_is_versioned_and_complete() {
     );
     assert!(r["clock"]["ns_per_timestamp"].as_f64().unwrap() > 0.0);
     assert!(r["jobs"][0]["spec"]["randseed"].as_u64().is_some());
-    assert!(r["cpu"]["per_io"]["system_ns"].as_f64().is_some());
+    assert!(r["phases"][0]["cpu"]["per_io"]["system_ns"]
+        .as_f64()
+        .is_some());
 }
 
 #[test]
@@ -180,7 +182,7 @@ fn above_block_mean_on_a_loop_device_is_positive_and_below_the_total() {
         "--runtime=2",
         "--time_based",
     ]);
-    let d = &r["disks"][0];
+    let d = &r["phases"][0]["disks"][0];
     assert_eq!(d["counts_agree"], true, "{d}");
     let app = d["app_mean_ns"].as_f64().unwrap();
     let above = d["above_block_mean_ns"].as_f64().unwrap();

@@ -11,7 +11,10 @@
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
 pub mod hist;
+pub mod iolog;
+pub mod jobfile;
 pub mod options;
+pub mod optsets;
 pub mod plan;
 pub mod req;
 pub mod result;

@@ -16,6 +16,9 @@ pub enum Arity {
     Value,
     /// `--opt` alone means on; `--opt=0|1` also accepted.
     Flag,
+    /// `--opt` alone gives the empty string (a default the setter picks);
+    /// `--opt=value` gives the value.
+    Optional,
 }
 
 /// One option of the table.
@@ -130,6 +133,54 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
     }
 }
 
+/// fio's other engines: recognised, refused as "not supported yet".
+const FIO_ENGINES: &[&str] = &[
+    "libaio",
+    "posixaio",
+    "pvsync2",
+    "vsync",
+    "mmap",
+    "splice",
+    "sg",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "falloc",
+    "e4defrag",
+    "rbd",
+    "http",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "mtd",
+    "pmemblk",
+    "dev-dax",
+    "libpmem",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libiscsi",
+    "nbd",
+    "libcufile",
+    "dfs",
+    "nfs",
+    "exec",
+    "xnvme",
+    "io_uring_cmd",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "windowsaio",
+    "solarisaio",
+    "guasi",
+    "external",
+    "spdk",
+];
+
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -169,6 +220,48 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "weighted mix of block sizes",
         set: |s, v| {
             s.bs = parse_bssplit(s, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "buffered",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "the opposite of direct",
+        set: |s, v| {
+            s.direct = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "clat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of completion latency (default 1)",
+        set: |s, v| {
+            s.clat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpumask",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a CPU bit mask, e.g. 0x3 or 3",
+        help: "CPUs the job's workers may run on, as a mask",
+        set: |s, v| {
+            let m = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => v.parse::<u64>(),
+            }
+            .map_err(|_| format!("'{v}' is not a mask"))?;
+            let cpus: Vec<usize> = (0..64).filter(|b| m >> b & 1 == 1).collect();
+            if cpus.is_empty() {
+                return Err("empty mask".into());
+            }
+            s.cpus_allowed = Some(cpus);
             Ok(())
         },
     },
@@ -221,13 +314,24 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
-        name: "buffered",
+        name: "directory",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a directory path",
+        help: "prefix for relative filenames (filename is still needed)",
+        set: |s, v| {
+            s.directory = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "exitall",
         aliases: &[],
         arity: Arity::Flag,
         allowed: "0 or 1",
-        help: "the opposite of direct",
+        help: "when this job finishes, stop all others",
         set: |s, v| {
-            s.direct = !parse_bool(v)?;
+            s.exitall = parse_bool(v)?;
             Ok(())
         },
     },
@@ -262,6 +366,17 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "group_reporting",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio output: one entry per reporting group, summed",
+        set: |s, v| {
+            s.group_reporting = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "hipri",
         aliases: &[],
         arity: Arity::Flag,
@@ -269,6 +384,17 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "io_uring: polled completions (IORING_SETUP_IOPOLL); needs poll queues",
         set: |s, v| {
             s.hipri = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "invalidate",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "drop the targets' page cache before the job (default 1)",
+        set: |s, v| {
+            s.invalidate = parse_bool(v)?;
             Ok(())
         },
     },
@@ -331,13 +457,18 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync, io_uring or null",
+        allowed: "psync (also sync, pvsync), io_uring or null",
         help: "how I/O is issued",
         set: |s, v| {
             s.ioengine = match v {
+                // sync (read/write after lseek) and pvsync (preadv) move the
+                // same bytes at the same offsets as pread/pwrite.
                 "psync" | "sync" | "pvsync" => EngineKind::Psync,
                 "io_uring" => EngineKind::IoUring,
                 "null" => EngineKind::Null,
+                _ if FIO_ENGINES.contains(&v) => {
+                    return Err(format!("fio's '{v}' engine is not supported yet"))
+                }
                 _ => return Err(format!("'{v}' is not an engine")),
             };
             Ok(())
@@ -355,6 +486,28 @@ pub static OPTIONS: &[OptionDef] = &[
                 "1000" => 1000,
                 _ => return Err(format!("'{v}' is not 1024 or 1000")),
             };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "lat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of total latency",
+        set: |s, v| {
+            s.lat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_avg_msec",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "milliseconds (0: one entry per I/O)",
+        help: "average log entries over this window",
+        set: |s, v| {
+            s.log_avg_msec = uint(v)?;
             Ok(())
         },
     },
@@ -377,6 +530,17 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "the job's name; on the command line it starts a new job",
         set: |s, v| {
             s.name = v.to_string();
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "new_group",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "start a new reporting group",
+        set: |s, v| {
+            s.new_group = parse_bool(v)?;
             Ok(())
         },
     },
@@ -431,6 +595,7 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "percentiles in (0, 100] separated by ':', e.g. 50:99:99.9",
         help: "latency percentiles to report",
         set: |s, v| {
+            s.percentile_list_given = true;
             let mut l = Vec::new();
             for p in v.split(':').filter(|p| !p.is_empty()) {
                 let x: f64 = p.parse().map_err(|_| format!("'{p}' is not a number"))?;
@@ -465,6 +630,17 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "distribution of random offsets",
         set: |s, v| {
             s.random_distribution = parse_distribution(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "randrepeat",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "repeatable random pattern (default 1); 0 seeds from the clock",
+        set: |s, v| {
+            s.randrepeat = parse_bool(v)?;
             Ok(())
         },
     },
@@ -578,6 +754,17 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "slat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of submission latency",
+        set: |s, v| {
+            s.slat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "sqthread_poll",
         aliases: &[],
         arity: Arity::Flag,
@@ -596,6 +783,28 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "io_uring: pin the SQPOLL thread",
         set: |s, v| {
             s.sqthread_poll_cpu = Some(uint(v)? as u32);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "startdelay",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time (bare numbers are seconds)",
+        help: "wait this long before starting the job",
+        set: |s, v| {
+            s.startdelay_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "stonewall",
+        aliases: &["wait_for_previous"],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "wait for all earlier jobs to finish first (starts a new group)",
+        set: |s, v| {
+            s.stonewall = parse_bool(v)?;
             Ok(())
         },
     },
@@ -629,6 +838,50 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "run for runtime even when the region is done (wraps around)",
         set: |s, v| {
             s.time_based = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "unlink",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "remove the job's regular files when it is done",
+        set: |s, v| {
+            s.unlink = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_bw_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_bw.N.log (KiB/s) in fio's format",
+        set: |s, v| {
+            s.write_bw_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_iops_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_iops.N.log in fio's format",
+        set: |s, v| {
+            s.write_iops_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_lat_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_{slat,clat,lat}.N.log (ns) in fio's format",
+        set: |s, v| {
+            s.write_lat_log = Some(v.to_string());
             Ok(())
         },
     },
@@ -668,19 +921,29 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
-/// Apply one `name[=value]` to a spec.
+/// Apply one `name[=value]` to a spec: a supported option sets its field;
+/// an ignored one is noted in `spec.ignored`; a not-yet one or an unknown one
+/// is an error.
 pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), SpecError> {
-    let def = find(name).ok_or_else(|| {
+    let Some(def) = find(name) else {
+        if let Some(why) = crate::optsets::ignored(name) {
+            spec.ignored.push(format!("{name}: {why}"));
+            return Ok(());
+        }
+        if crate::optsets::not_yet(name) {
+            return Err(SpecError::new(name, "is not supported yet"));
+        }
         let hint = suggest(name)
             .map(|s| format!("; did you mean '{s}'?"))
             .unwrap_or_default();
-        SpecError::new(
+        return Err(SpecError::new(
             name,
             format!("unknown option (see 'ssdready options'){hint}"),
-        )
-    })?;
+        ));
+    };
     let v = match (def.arity, value) {
         (Arity::Flag, None) => "1",
+        (Arity::Optional, None) => "",
         (Arity::Value, None) | (Arity::Value, Some("")) => {
             return Err(SpecError::new(
                 def.name,
@@ -693,40 +956,96 @@ pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), 
         .map_err(|m| SpecError::new(def.name, format!("{m} (allowed: {})", def.allowed)))
 }
 
-/// A job as written: its name and its options in order.
+/// One `name[=value]` as written, with where it was written.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct JobSection {
-    /// The job's name.
-    pub name: String,
-    /// (option, value) in order.
-    pub options: Vec<(String, Option<String>)>,
+pub struct RawOption {
+    /// Option name.
+    pub key: String,
+    /// Value, if any.
+    pub value: Option<String>,
+    /// `line N` (or `FILE line N` in an included file); None on the command line.
+    pub at: Option<String>,
 }
 
-/// Build validated specs: every job starts from the defaults, then the global
-/// options, then its own. With no job section, the globals form one job.
-pub fn build_jobs(
-    global: &[(String, Option<String>)],
-    jobs: &[JobSection],
-) -> Result<Vec<JobSpec>, SpecError> {
-    let default_section = [JobSection {
+impl RawOption {
+    /// An option given on the command line.
+    pub fn cli(key: &str, value: Option<&str>) -> Self {
+        RawOption {
+            key: key.into(),
+            value: value.map(String::from),
+            at: None,
+        }
+    }
+}
+
+/// A `[global]` or job section, from a job file or the command line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Section {
+    /// The job's name (`global` for a global section).
+    pub name: String,
+    /// Whether this is a `[global]` section.
+    pub global: bool,
+    /// The options in order.
+    pub options: Vec<RawOption>,
+}
+
+/// The global options in effect for the last job, for fio's `global options`.
+pub fn global_options(sections: &[Section]) -> Vec<(String, String)> {
+    sections
+        .iter()
+        .filter(|s| s.global)
+        .flat_map(|s| s.options.iter())
+        .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// Build validated specs from sections in order: every job starts from the
+/// defaults, then every global section seen so far (fio's rule: a `[global]`
+/// applies to the jobs after it), then its own options. With no job section,
+/// the globals form one job named `job`.
+pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, SpecError> {
+    let mut globals: Vec<&RawOption> = Vec::new();
+    let mut out = Vec::new();
+    let implicit = [Section {
         name: "job".into(),
+        global: false,
         options: Vec::new(),
     }];
-    let jobs = if jobs.is_empty() {
-        &default_section[..]
-    } else {
-        jobs
-    };
-    let mut out = Vec::new();
-    for j in jobs {
+    let has_jobs = sections.iter().any(|s| !s.global);
+    let all: Vec<&Section> = sections
+        .iter()
+        .chain(if has_jobs { &[][..] } else { &implicit[..] })
+        .collect();
+    for sec in all {
+        if sec.global {
+            globals.extend(sec.options.iter());
+            continue;
+        }
         let mut spec = JobSpec {
-            name: j.name.clone(),
+            name: sec.name.clone(),
             ..JobSpec::default()
         };
-        for (k, v) in global.iter().chain(j.options.iter()) {
-            apply(&mut spec, k, v.as_deref()).map_err(|e| e.in_job(&j.name))?;
+        for o in &globals {
+            apply(&mut spec, &o.key, o.value.as_deref())
+                .map_err(|e| e.in_job(&sec.name).at(o.at.as_deref()))?;
         }
-        spec.name = j.name.clone();
+        for o in &sec.options {
+            apply(&mut spec, &o.key, o.value.as_deref())
+                .map_err(|e| e.in_job(&sec.name).at(o.at.as_deref()))?;
+            spec.options_given
+                .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+        }
+        spec.name = sec.name.clone();
+        if spec.stonewall {
+            spec.new_group = true;
+        }
+        if let Some(dir) = &spec.directory {
+            for f in spec.filename.iter_mut() {
+                if !f.starts_with('/') {
+                    *f = format!("{}/{f}", dir.trim_end_matches('/'));
+                }
+            }
+        }
         spec.validate()?;
         out.push(spec);
     }
@@ -737,10 +1056,16 @@ pub fn build_jobs(
 mod tests {
     use super::*;
 
-    fn kv(s: &[(&str, &str)]) -> Vec<(String, Option<String>)> {
-        s.iter()
-            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
-            .collect()
+    fn kv(s: &[(&str, &str)]) -> Vec<RawOption> {
+        s.iter().map(|(k, v)| RawOption::cli(k, Some(v))).collect()
+    }
+
+    fn global(s: &[(&str, &str)]) -> Section {
+        Section {
+            name: "global".into(),
+            global: true,
+            options: kv(s),
+        }
     }
 
     #[test]
@@ -757,20 +1082,20 @@ mod tests {
 
     #[test]
     fn globals_then_job_options() {
-        let jobs = [JobSection {
-            name: "a".into(),
-            options: kv(&[("bs", "8k")]),
-        }];
-        let specs = build_jobs(
-            &kv(&[
+        let secs = [
+            global(&[
                 ("filename", "/x"),
                 ("bs", "4k"),
                 ("iodepth", "8"),
                 ("ioengine", "io_uring"),
             ]),
-            &jobs,
-        )
-        .unwrap();
+            Section {
+                name: "a".into(),
+                global: false,
+                options: kv(&[("bs", "8k")]),
+            },
+        ];
+        let specs = build_jobs(&secs).unwrap();
         assert_eq!(specs[0].bs, BlockSizes::Fixed(8192));
         assert_eq!(specs[0].iodepth, 8);
         assert_eq!(specs[0].filename, vec!["/x".to_string()]);
@@ -784,6 +1109,13 @@ mod tests {
         assert!(e.message.contains("allowed"), "{e}");
         let e = apply(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.to_string().contains("at least 1"), "{e}");
+        let e = apply(&mut s, "exitall_on_error", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "option 'exitall_on_error' is not supported yet"
+        );
+        apply(&mut s, "thread", None).unwrap();
+        assert!(s.ignored[0].starts_with("thread: "));
         let e = apply(&mut s, "iodeph", Some("4")).unwrap_err();
         assert!(e.to_string().contains("did you mean 'iodepth'"), "{e}");
         let e = apply(&mut s, "rw", Some("randomread")).unwrap_err();
@@ -792,19 +1124,16 @@ mod tests {
 
     #[test]
     fn bs_larger_than_size_is_refused() {
-        let e = build_jobs(
-            &kv(&[("filename", "/x"), ("size", "4k"), ("bs", "8k")]),
-            &[],
-        )
-        .unwrap_err();
+        let e =
+            build_jobs(&[global(&[("filename", "/x"), ("size", "4k"), ("bs", "8k")])]).unwrap_err();
         assert_eq!(e.option, "bs");
     }
 
     #[test]
     fn missing_filename_is_refused() {
-        let e = build_jobs(&kv(&[("rw", "read")]), &[]).unwrap_err();
+        let e = build_jobs(&[global(&[("rw", "read")])]).unwrap_err();
         assert_eq!(e.option, "filename");
-        assert!(build_jobs(&kv(&[("ioengine", "null"), ("size", "1m")]), &[]).is_ok());
+        assert!(build_jobs(&[global(&[("ioengine", "null"), ("size", "1m")])]).is_ok());
     }
 
     #[test]

@@ -25,12 +25,26 @@ pub struct RunResult {
     pub interrupted: bool,
     pub clock: ClockInfo,
     pub platform: Platform,
+    /// Global options as written (fio's `global options`).
+    pub global_options: Vec<(String, String)>,
     pub jobs: Vec<JobResult>,
-    /// CPU cost of the measured window (after ramp), process and system.
-    pub cpu: Option<CpuCost>,
-    /// Block-layer view of every device the run used.
-    pub disks: Vec<DiskResult>,
+    /// Jobs run in phases separated by `stonewall`; CPU and device figures
+    /// belong to a phase's measured window.
+    pub phases: Vec<PhaseResult>,
     pub warnings: Vec<String>,
+}
+
+/// One phase: jobs that ran together.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Indexes into `jobs`.
+    pub jobs: Vec<usize>,
+    /// The measured window (after the longest ramp_time of the phase), ns.
+    pub window_ns: u64,
+    /// CPU cost of the window, process and system.
+    pub cpu: Option<CpuCost>,
+    /// Block-layer view of every device the phase used.
+    pub disks: Vec<DiskResult>,
 }
 
 /// The clock latencies were measured with.
@@ -89,6 +103,12 @@ pub struct TargetInfo {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,
+    /// Reporting group (fio's groupid).
+    pub group: u32,
+    /// Index of the phase the job ran in.
+    pub phase: usize,
+    /// How completions were obtained (`sync`, `interrupt`, `iopoll`, …).
+    pub completion_mode: String,
     /// The resolved spec, seed included.
     pub spec: JobSpec,
     pub workers: u32,
@@ -103,6 +123,9 @@ pub struct JobResult {
     /// The merged raw counters (histograms), for reports that need bins.
     #[serde(skip)]
     pub raw: WorkerStats,
+    /// Each worker's raw counters, for per-clone reports.
+    #[serde(skip)]
+    pub raw_workers: Vec<WorkerStats>,
 }
 
 /// One direction of one job.

@@ -158,7 +158,13 @@ pub enum CpusPolicy {
     Split,
 }
 
-/// fio's default percentile list.
+/// fio's own default percentile list (used in fio-format JSON unless
+/// `percentile_list` is given).
+pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+/// ssdready's default percentile list.
 pub const DEFAULT_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 /// The seed used when none is given: runs repeat unless told otherwise.
 pub const DEFAULT_SEED: u64 = 0x5eed_5d5d_0000_0001;
@@ -202,7 +208,38 @@ pub struct JobSpec {
     pub fixedbufs: bool,
     pub registerfiles: bool,
     pub percentile_list: Vec<f64>,
+    /// Whether `percentile_list` was given (fio's JSON then uses it; otherwise fio's own default list).
+    pub percentile_list_given: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
     pub kb_base: u64,
+    /// Wait for every earlier job to finish before starting (fio `stonewall`).
+    pub stonewall: bool,
+    /// Start a new reporting group (implied by stonewall).
+    pub new_group: bool,
+    /// Report the job's group as one entry (fio `group_reporting`).
+    pub group_reporting: bool,
+    /// When this job finishes, stop every other job (fio `exitall`).
+    pub exitall: bool,
+    pub startdelay_ns: u64,
+    /// Remove the job's files when it is done.
+    pub unlink: bool,
+    /// Drop the page cache of the targets before the job (fio default).
+    pub invalidate: bool,
+    /// Fixed seeds (fio `randrepeat=1`, the default); 0 seeds from the clock.
+    pub randrepeat: bool,
+    /// Directory prefixed to relative filenames.
+    pub directory: Option<String>,
+    pub write_bw_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    pub log_avg_msec: u64,
+    /// The options as written for this job (own section only), in order, for
+    /// fio's `job options`.
+    pub options_given: Vec<(String, String)>,
+    /// Options accepted and ignored on purpose, with the reason.
+    pub ignored: Vec<String>,
 }
 
 impl Default for JobSpec {
@@ -244,7 +281,26 @@ impl Default for JobSpec {
             fixedbufs: false,
             registerfiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_list_given: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
             kb_base: 1024,
+            stonewall: false,
+            new_group: false,
+            group_reporting: false,
+            exitall: false,
+            startdelay_ns: 0,
+            unlink: false,
+            invalidate: true,
+            randrepeat: true,
+            directory: None,
+            write_bw_log: None,
+            write_lat_log: None,
+            write_iops_log: None,
+            log_avg_msec: 0,
+            options_given: Vec::new(),
+            ignored: Vec::new(),
         }
     }
 }
@@ -255,6 +311,8 @@ impl Default for JobSpec {
 pub struct SpecError {
     /// The job's name, when known.
     pub job: Option<String>,
+    /// Where the option was written (`file:line` or `line N`), when from a job file.
+    pub at: Option<String>,
     /// The option at fault.
     pub option: String,
     /// What is wrong, including the allowed values.
@@ -263,10 +321,17 @@ pub struct SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(j) = &self.job {
-            write!(f, "job '{j}': ")?;
+        match (&self.job, &self.at) {
+            (Some(j), Some(at)) => write!(f, "job '{j}' ({at}): ")?,
+            (Some(j), None) => write!(f, "job '{j}': ")?,
+            (None, Some(at)) => write!(f, "{at}: ")?,
+            (None, None) => {}
         }
-        write!(f, "option '{}': {}", self.option, self.message)
+        if self.message.starts_with("is ") {
+            write!(f, "option '{}' {}", self.option, self.message)
+        } else {
+            write!(f, "option '{}': {}", self.option, self.message)
+        }
     }
 }
 
@@ -275,13 +340,23 @@ impl SpecError {
     pub fn new(option: &str, message: impl Into<String>) -> Self {
         SpecError {
             job: None,
+            at: None,
             option: option.into(),
             message: message.into(),
         }
     }
-    /// The same error, attributed to a job.
+    /// The same error, attributed to a job (kept if already attributed).
     pub fn in_job(mut self, job: &str) -> Self {
-        self.job = Some(job.to_string());
+        if self.job.is_none() {
+            self.job = Some(job.to_string());
+        }
+        self
+    }
+    /// The same error, located in a job file (kept if already located).
+    pub fn at(mut self, at: Option<&str>) -> Self {
+        if self.at.is_none() {
+            self.at = at.map(String::from);
+        }
         self
     }
 }

@@ -78,6 +78,42 @@ impl DirStats {
     }
 }
 
+/// fio's depth buckets: `1, 2, 4, 8, 16, 32, >=64` for queue depth at issue.
+#[inline]
+pub fn depth_bucket(n: usize) -> usize {
+    match n {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// fio's batch buckets: `0, 4, 8, 16, 32, 64, >=64` for I/Os per submit or reap call.
+#[inline]
+pub fn batch_bucket(n: usize) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// CPU used by one worker thread over its measured window (getrusage RUSAGE_THREAD).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadCpu {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub ctx: u64,
+}
+
 /// Everything one worker counted.
 #[derive(Clone, Debug, Default)]
 pub struct WorkerStats {
@@ -87,8 +123,20 @@ pub struct WorkerStats {
     pub errors: u64,
     /// The first error, as text.
     pub first_error: Option<String>,
+    /// The errno of the first error (fio's `error`), 0 if none.
+    pub first_errno: i32,
     /// Length of the measured window of this worker, ns.
     pub measured_ns: u64,
+    /// The worker thread's own CPU over the window.
+    pub thread_cpu: ThreadCpu,
+    /// I/Os issued, by queue depth after issue ([`depth_bucket`]).
+    pub depth_at_issue: [u64; 7],
+    /// Submit calls, by I/Os submitted ([`batch_bucket`]).
+    pub submit_batches: [u64; 7],
+    /// Reap calls that returned I/Os, by I/Os reaped ([`batch_bucket`]).
+    pub complete_batches: [u64; 7],
+    /// Per-I/O or averaged log samples, when a log was asked for.
+    pub log: Option<Box<crate::iolog::IoLog>>,
 }
 
 impl WorkerStats {
@@ -108,8 +156,17 @@ impl WorkerStats {
         self.errors += o.errors;
         if self.first_error.is_none() {
             self.first_error.clone_from(&o.first_error);
+            self.first_errno = o.first_errno;
         }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
+        self.thread_cpu.user_ns += o.thread_cpu.user_ns;
+        self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
+        self.thread_cpu.ctx += o.thread_cpu.ctx;
+        for i in 0..7 {
+            self.depth_at_issue[i] += o.depth_at_issue[i];
+            self.submit_batches[i] += o.submit_batches[i];
+            self.complete_batches[i] += o.complete_batches[i];
+        }
     }
 
     /// Forget everything (end of ramp).
@@ -119,6 +176,13 @@ impl WorkerStats {
         }
         self.errors = 0;
         self.first_error = None;
+        self.first_errno = 0;
+        self.depth_at_issue = [0; 7];
+        self.submit_batches = [0; 7];
+        self.complete_batches = [0; 7];
+        if let Some(l) = &mut self.log {
+            l.clear();
+        }
     }
 
     /// Completed I/Os over all directions.

@@ -4,5 +4,6 @@
 //! * [`text`] — the terminal summary, units chosen to fit the numbers;
 //! * [`json`] — the native, versioned JSON (schema in `docs/result-schema.md`).
 
+pub mod fio_json;
 pub mod json;
 pub mod text;

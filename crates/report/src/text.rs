@@ -1,7 +1,7 @@
 //! The terminal summary.
 
 use ssdready_core::hist::LatSummary;
-use ssdready_core::result::{DirResult, JobResult, RunResult};
+use ssdready_core::result::{DirResult, JobResult, PhaseResult, RunResult};
 use ssdready_core::spec::BlockSizes;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write;
@@ -127,27 +127,8 @@ fn job_block(out: &mut String, j: &JobResult) {
     }
 }
 
-/// Render the whole result for a terminal.
-pub fn render(r: &RunResult) -> String {
-    let mut out = String::new();
-    let window = r.jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "{}: {} job{}, {:.2} s measured{}",
-        r.tool,
-        r.jobs.len(),
-        if r.jobs.len() == 1 { "" } else { "s" },
-        window as f64 / 1e9,
-        if r.interrupted {
-            " — INTERRUPTED: figures cover what ran"
-        } else {
-            ""
-        }
-    );
-    for j in &r.jobs {
-        job_block(&mut out, j);
-    }
-    if let Some(c) = &r.cpu {
+fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
+    if let Some(c) = &phase.cpu {
         let clocks = |v: Option<f64>| {
             v.map(|c| format!(" = {} clocks", fmt_count(c)))
                 .unwrap_or_default()
@@ -173,7 +154,7 @@ pub fn render(r: &RunResult) -> String {
             c.per_io.system_softirqs
         );
     }
-    for d in &r.disks {
+    for d in &phase.disks {
         let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
         let info = r.platform.devices.iter().find(|x| x.name == d.name);
         let _ = writeln!(
@@ -217,6 +198,41 @@ pub fn render(r: &RunResult) -> String {
         if let Some(n) = &d.note {
             let _ = writeln!(out, "  note: {n}");
         }
+    }
+}
+
+/// Render the whole result for a terminal.
+pub fn render(r: &RunResult) -> String {
+    let mut out = String::new();
+    let window = r.jobs.iter().map(|j| j.measured_ns).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "{}: {} job{}, {:.2} s measured{}",
+        r.tool,
+        r.jobs.len(),
+        if r.jobs.len() == 1 { "" } else { "s" },
+        window as f64 / 1e9,
+        if r.interrupted {
+            " — INTERRUPTED: figures cover what ran"
+        } else {
+            ""
+        }
+    );
+    for (pi, phase) in r.phases.iter().enumerate() {
+        if r.phases.len() > 1 {
+            let _ = writeln!(
+                out,
+                "— phase {} of {} (stonewall) —",
+                pi + 1,
+                r.phases.len()
+            );
+        }
+        for &ji in &phase.jobs {
+            if let Some(j) = r.jobs.get(ji) {
+                job_block(&mut out, j);
+            }
+        }
+        phase_block(&mut out, r, phase);
     }
     let p = &r.platform;
     let _ = writeln!(

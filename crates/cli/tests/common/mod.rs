@@ -15,7 +15,7 @@ pub fn ssdready(args: &[&str]) -> Output {
 /// Run with --output-format=json and return the parsed result; panics with
 /// stderr when the run fails.
 pub fn run_json(args: &[&str]) -> Value {
-    let mut a = vec!["run", "--output-format=json", "--quiet"];
+    let mut a = vec!["run", "--output-format=native", "--quiet"];
     a.extend_from_slice(args);
     let out = ssdready(&a);
     assert!(

@@ -223,6 +223,24 @@ impl Target {
         o.open(&self.path)
     }
 
+    /// Drop the target's pages from the page cache (fio's `invalidate`):
+    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file or device.
+    pub fn drop_cache(&self) -> std::io::Result<()> {
+        use std::os::unix::io::AsRawFd;
+        let f = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        // SAFETY: posix_fadvise takes plain integers and an fd we own.
+        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::from_raw_os_error(rc))
+        }
+    }
+
     /// For O_DIRECT: check that every size and offset is a multiple of the
     /// logical block size; the message says what to change.
     pub fn check_direct_alignment(&self, sizes: &[u32], offset: u64) -> Result<(), TargetError> {

@@ -1,0 +1,190 @@
+//! fio-format logs (`write_bw_log`, `write_lat_log`, `write_iops_log`).
+//!
+//! Each line is `time_ms, value, ddir, bs, 0` (ddir 0 read, 1 write, 2
+//! trim; the last column is fio's I/O priority, always 0 here). Time is
+//! milliseconds since the worker started. Without `log_avg_msec`, there is
+//! one line per I/O: latencies in ns, IOPS 1, bandwidth the I/O's size over
+//! its latency in KiB/s. With `log_avg_msec=N`, one line per direction per
+//! N-ms window: mean latencies, and IOPS and KiB/s over the window (bs 0).
+//!
+//! Per-I/O logs hold every sample in memory until the end (40 bytes each);
+//! averaged logs hold one small record per window.
+
+use crate::req::Ddir;
+use std::fmt::Write;
+
+/// One I/O, for per-I/O logs.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    t_ns: u64,
+    ddir: u8,
+    bs: u32,
+    slat: u64,
+    clat: u64,
+    lat: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Window {
+    ios: u64,
+    bytes: u64,
+    slat: u64,
+    clat: u64,
+    lat: u64,
+}
+
+/// The samples of one worker.
+#[derive(Clone, Debug, Default)]
+pub struct IoLog {
+    avg_ns: u64,
+    samples: Vec<Sample>,
+    windows: Vec<[Window; 3]>,
+}
+
+/// Which log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// `_bw`: KiB/s.
+    Bw,
+    /// `_iops`.
+    Iops,
+    /// `_slat`, ns.
+    Slat,
+    /// `_clat`, ns.
+    Clat,
+    /// `_lat`, ns.
+    Lat,
+}
+
+impl LogKind {
+    /// The file-name suffix fio uses.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Iops => "iops",
+            LogKind::Slat => "slat",
+            LogKind::Clat => "clat",
+            LogKind::Lat => "lat",
+        }
+    }
+}
+
+impl IoLog {
+    /// A log averaging over `avg_msec` (0: per I/O).
+    pub fn new(avg_msec: u64) -> Self {
+        IoLog {
+            avg_ns: avg_msec * 1_000_000,
+            ..IoLog::default()
+        }
+    }
+
+    /// Record one completed I/O at `t_ns` since the worker started.
+    #[inline]
+    pub fn record(&mut self, t_ns: u64, ddir: Ddir, bs: u32, slat: u64, clat: u64, lat: u64) {
+        if self.avg_ns == 0 {
+            self.samples.push(Sample {
+                t_ns,
+                ddir: ddir as u8,
+                bs,
+                slat,
+                clat,
+                lat,
+            });
+            return;
+        }
+        let w = (t_ns / self.avg_ns) as usize;
+        if w >= self.windows.len() {
+            self.windows.resize(w + 1, [Window::default(); 3]);
+        }
+        let x = &mut self.windows[w][ddir.idx()];
+        x.ios += 1;
+        x.bytes += bs as u64;
+        x.slat += slat;
+        x.clat += clat;
+        x.lat += lat;
+    }
+
+    /// Forget everything (end of ramp).
+    pub fn clear(&mut self) {
+        self.samples.clear();
+        self.windows.clear();
+    }
+
+    /// The log's text in fio's format.
+    pub fn render(&self, kind: LogKind) -> String {
+        let mut out = String::new();
+        if self.avg_ns == 0 {
+            for s in &self.samples {
+                let v = match kind {
+                    LogKind::Bw => {
+                        if s.lat > 0 {
+                            (s.bs as u128 * 1_000_000_000 / s.lat as u128 / 1024) as u64
+                        } else {
+                            0
+                        }
+                    }
+                    LogKind::Iops => 1,
+                    LogKind::Slat => s.slat,
+                    LogKind::Clat => s.clat,
+                    LogKind::Lat => s.lat,
+                };
+                let _ = writeln!(out, "{}, {v}, {}, {}, 0", s.t_ns / 1_000_000, s.ddir, s.bs);
+            }
+            return out;
+        }
+        let secs = self.avg_ns as f64 / 1e9;
+        for (i, w) in self.windows.iter().enumerate() {
+            let t_ms = (i as u64 + 1) * self.avg_ns / 1_000_000;
+            for (d, x) in w.iter().enumerate() {
+                if x.ios == 0 {
+                    continue;
+                }
+                let v = match kind {
+                    LogKind::Bw => (x.bytes as f64 / 1024.0 / secs) as u64,
+                    LogKind::Iops => (x.ios as f64 / secs) as u64,
+                    LogKind::Slat => x.slat / x.ios,
+                    LogKind::Clat => x.clat / x.ios,
+                    LogKind::Lat => x.lat / x.ios,
+                };
+                let _ = writeln!(out, "{t_ms}, {v}, {d}, 0, 0");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_io_lines_follow_fios_format() {
+        let mut l = IoLog::new(0);
+        l.record(1_500_000, Ddir::Write, 4096, 100, 900, 1000);
+        assert_eq!(l.render(LogKind::Clat), "1, 900, 1, 4096, 0\n");
+        assert_eq!(l.render(LogKind::Iops), "1, 1, 1, 4096, 0\n");
+        assert_eq!(
+            l.render(LogKind::Bw),
+            format!("1, {}, 1, 4096, 0\n", 4096u64 * 1_000_000 / 1024)
+        );
+    }
+
+    #[test]
+    fn averaged_lines_are_per_window_and_direction() {
+        let mut l = IoLog::new(100);
+        for i in 0..10 {
+            l.record(i * 10_000_000, Ddir::Read, 4096, 0, 1000 + i, 1000 + i);
+        }
+        l.record(150_000_000, Ddir::Write, 8192, 0, 5000, 5000);
+        let iops = l.render(LogKind::Iops);
+        assert_eq!(iops, "100, 100, 0, 0, 0\n200, 10, 1, 0, 0\n");
+        assert_eq!(
+            l.render(LogKind::Lat).lines().next(),
+            Some("100, 1004, 0, 0, 0")
+        );
+        assert_eq!(
+            l.render(LogKind::Bw).lines().nth(1),
+            Some("200, 80, 1, 0, 0")
+        );
+    }
+}
