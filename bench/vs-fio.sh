@@ -10,6 +10,8 @@
 #
 # Usage: sudo bench/vs-fio.sh            # all cases, 3 rounds of 5 s
 #        ROUNDS=5 RUNTIME=10 CASES="null-qd1 uring-qd32" bench/vs-fio.sh
+#        bench/vs-fio.sh JOBFILE...       # both tools run the job files as given
+#                                         # (IOPS summed over jobs and directions)
 # Cases: null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1
 # The loop-device cases need root; they make /dev/loopN over a /dev/shm file
 # with direct I/O on and remove it at the end.
@@ -46,43 +48,42 @@ opts() {
   esac
 }
 
-# measure TOOL OPTS… → prints "iops cpu_ns_per_io"
+# measure TOOL ARGS… → prints "iops cpu_ns_per_io" (both tools write fio's JSON layout)
 measure() {
   python3 - "$@" <<'PY'
-import json, subprocess, sys
+import json, os, subprocess, sys
 def busy():
-    f = open('/proc/stat').readline().split()[1:9]
-    v = list(map(int, f))
+    v = list(map(int, open('/proc/stat').readline().split()[1:9]))
     return v[0]+v[1]+v[2]+v[5]+v[6]+v[7]
-import os
 hz = os.sysconf('SC_CLK_TCK')
-tool, args = sys.argv[1], sys.argv[2:]
 b0 = busy()
-out = subprocess.run([tool] + args, capture_output=True, text=True)
+out = subprocess.run(sys.argv[1:], capture_output=True, text=True)
 b1 = busy()
 if out.returncode != 0:
-    sys.exit(f"{tool} failed: {out.stderr.strip()}")
+    sys.exit(f"{sys.argv[1]} failed: {out.stderr.strip()}")
 j = json.loads(out.stdout[out.stdout.index('{'):])
-job = j['jobs'][0]
-if 'spec' in job:   # ssdready's native JSON
-    ios = job['read']['ios']; iops = job['read']['iops']
-else:               # fio
-    ios = job['read']['total_ios']; iops = job['read']['iops']
+ios = iops = 0
+for job in j['jobs']:
+    for d in ('read', 'write', 'trim'):
+        ios += job[d]['total_ios']; iops += job[d]['iops']
 print(iops, (b1 - b0) * 1e9 / hz / max(ios, 1))
 PY
 }
 
-printf '%-11s %12s %12s %8s %14s %14s %8s\n' case fio_IOPS ssdr_IOPS ratio fio_cpu/io ssdr_cpu/io ratio
-for c in $CASES; do
-  case "$c" in uring-*|psync-*) need_loop || continue ;; esac
-  o=$(opts "$c")
-  common="--name=bench $o --runtime=$RUNTIME --time_based"
-  fi=() fc=() si=() sc=()
-  for ((r = 0; r < ROUNDS; r++)); do
-    read -r i cpu < <(measure fio $common --output-format=json); fi+=("$i"); fc+=("$cpu")
-    read -r i cpu < <(measure "$SSDREADY" run $common --output-format=native --quiet); si+=("$i"); sc+=("$cpu")
+# compare LABEL FIO_ARGS -- SSDREADY_ARGS: alternate, print one row
+compare() {
+  local label=$1; shift
+  local fa=() sa=() side=f
+  for a in "$@"; do
+    if [ "$a" = -- ]; then side=s; continue; fi
+    if [ $side = f ]; then fa+=("$a"); else sa+=("$a"); fi
   done
-  python3 - "$c" "${fi[*]}" "${si[*]}" "${fc[*]}" "${sc[*]}" <<'PY'
+  local fi=() fc=() si=() sc=() i cpu
+  for ((r = 0; r < ROUNDS; r++)); do
+    read -r i cpu < <(measure fio "${fa[@]}" --output-format=json); fi+=("$i"); fc+=("$cpu")
+    read -r i cpu < <(measure "$SSDREADY" run "${sa[@]}" --output-format=json --quiet); si+=("$i"); sc+=("$cpu")
+  done
+  python3 - "$label" "${fi[*]}" "${si[*]}" "${fc[*]}" "${sc[*]}" <<'PY'
 import sys, statistics as st
 c = sys.argv[1]
 fi, si, fc, sc = (list(map(float, a.split())) for a in sys.argv[2:6])
@@ -90,5 +91,20 @@ m = st.median
 def ns(v): return f"{v/1000:.2f} us" if v >= 1000 else f"{v:.0f} ns"
 print(f"{c:<11} {m(fi):12.0f} {m(si):12.0f} {m(si)/m(fi):8.2f} {ns(m(fc)):>14} {ns(m(sc)):>14} {m(sc)/m(fc):8.2f}")
 PY
-done
-echo "(medians of $ROUNDS alternating rounds of ${RUNTIME}s; IOPS ratio > 1 and CPU ratio < 1 favour ssdready)"
+}
+
+printf '%-11s %12s %12s %8s %14s %14s %8s\n' case fio_IOPS ssdr_IOPS ratio fio_cpu/io ssdr_cpu/io ratio
+if [ $# -gt 0 ]; then
+  for f in "$@"; do
+    [ -f "$f" ] || { echo "vs-fio: no such job file: $f" >&2; exit 2; }
+  done
+  compare "$(basename "$1")" "$@" -- "$@"
+else
+  for c in $CASES; do
+    case "$c" in uring-*|psync-*) need_loop || continue ;; esac
+    o=$(opts "$c")
+    # shellcheck disable=SC2086
+    compare "$c" --name=bench $o --runtime="$RUNTIME" --time_based -- --name=bench $o --runtime="$RUNTIME" --time_based
+  done
+fi
+echo "(medians of $ROUNDS alternating rounds; IOPS ratio > 1 and CPU ratio < 1 favour ssdready)"
