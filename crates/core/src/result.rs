@@ -31,7 +31,40 @@ pub struct RunResult {
     /// Jobs run in phases separated by `stonewall`; CPU and device figures
     /// belong to a phase's measured window.
     pub phases: Vec<PhaseResult>,
+    /// The SSD emulator's own counters, when the run used it.
+    pub emulator: Option<EmuReport>,
     pub warnings: Vec<String>,
+}
+
+/// What the SSD emulator counted (its parameters and its inside view).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EmuReport {
+    /// `real` (commands complete at modelled wall-clock times) or `virtual`.
+    pub clock: String,
+    /// The device's parameters as (key, value).
+    pub params: Vec<(String, String)>,
+    pub host_pages_written: u64,
+    pub nand_pages_written: u64,
+    /// NAND page programs per host page program.
+    pub write_amplification: f64,
+    /// Spare factor after the GC reserve, and the WA greedy GC should reach
+    /// under uniform random writes at that spare (analytic model).
+    pub alpha_effective: f64,
+    pub wa_greedy_predicted: f64,
+    pub gc_runs: u64,
+    pub gc_pages_moved: u64,
+    pub trimmed_pages: u64,
+    pub erase_count_min: u32,
+    pub erase_count_mean: f64,
+    pub erase_count_max: u32,
+    /// Free erase blocks at the end of each (simulated or real) second.
+    pub free_blocks_series: Vec<u64>,
+    /// Busy share of each die (or DRAM unit) over the window, percent.
+    pub die_utilisation_pct: Vec<f64>,
+    /// Simulated time covered (virtual clock), ns.
+    pub simulated_ns: u64,
+    /// Wall-clock time the simulation took, ns.
+    pub wall_ns: u64,
 }
 
 /// One phase: jobs that ran together.

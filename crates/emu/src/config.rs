@@ -1,0 +1,477 @@
+//! Device parameters and presets.
+//!
+//! A device is written `emu:PRESET[,key=value...]`, e.g.
+//! `--filename=emu:nvme-tlc,size=16g,op=0.28`; every field of [`Params`] is a
+//! key. `ssdready emu presets` lists the presets with their parameters.
+//! Sources for the constants: shared/notes/ssd-models.md (the papers' devices,
+//! NVMeVirt and FEMU defaults); each preset's comment says what it was fitted
+//! to, and the emulator's own tests check the fit.
+
+use serde::{Deserialize, Serialize};
+
+/// Garbage-collection victim policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcPolicy {
+    /// The block with the fewest valid pages.
+    Greedy,
+    /// The least recently written block.
+    Fifo,
+}
+
+/// How the real-time front delivers completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionMode {
+    /// Sleep until the completion is due, as a thread woken by an interrupt
+    /// (the kernel's wake-up latency is paid, as with a real interrupt).
+    Irq,
+    /// Spin on the completion queue (polling: no sleep, a busy core).
+    Poll,
+    /// Sleep while the wait is long, spin the last 50 µs: an ideal interrupt
+    /// without the timer slack of a virtual machine. The default.
+    Hybrid,
+}
+
+/// Everything that describes an emulated device. Times in ns, rates in MB/s
+/// (10^6 bytes per second), sizes in bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub preset: String,
+    /// Logical capacity.
+    pub size: u64,
+    /// Over-provisioning ρ: physical capacity = logical × (1 + ρ).
+    pub op: f64,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub pages_per_block: u32,
+    /// Mapping unit and flash page, bytes (4096).
+    pub page_bytes: u32,
+    pub read_ns: u64,
+    pub program_ns: u64,
+    pub erase_ns: u64,
+    /// NAND channel transfer rate, MB/s.
+    pub channel_mbps: f64,
+    /// Host link rate (SATA, PCIe), MB/s.
+    pub link_mbps: f64,
+    /// Controller time per command, ns, on one of `fw_units` cores.
+    pub fw_cmd_ns: u64,
+    /// Controller time per 4 KiB, ns.
+    pub fw_per_4k_ns: u64,
+    pub fw_units: u32,
+    /// Commands the device works on at once, each holding its slot from
+    /// start to completion (0: no limit). A pool of such units is what
+    /// makes 002's devices saturate at a queue depth equal to their number.
+    pub cmd_slots: u32,
+    /// Write buffer (absorbs writes until full, then drains at NAND speed); 0: none.
+    pub write_buffer: u64,
+    /// DRAM mode: no NAND, no GC; each of the dies is a unit serving a 4 KiB in `dram_per_4k_ns`.
+    pub dram: bool,
+    pub dram_cmd_ns: u64,
+    pub dram_per_4k_ns: u64,
+    pub gc: GcPolicy,
+    /// Background GC starts when a die has fewer free blocks than this.
+    pub gc_bg_free: u32,
+    /// Foreground GC (before a write) when a die has fewer free blocks than this (≥ 1).
+    pub gc_fg_free: u32,
+    /// Real time: how completions are delivered.
+    pub completion: CompletionMode,
+    /// Real time: deliver completions in batches of this many (0: off).
+    pub coalesce_n: u32,
+    /// Real time: …or after this many µs since the first was due.
+    pub coalesce_us: u64,
+    /// Skip data copies (reads return zeros).
+    pub nocopy: bool,
+    /// Virtual time: host cost added before each submission, ns.
+    pub host_ns: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        preset("nvme-tlc").expect("the default preset exists")
+    }
+}
+
+fn base(name: &str) -> Params {
+    Params {
+        preset: name.into(),
+        size: 1 << 30,
+        op: 0.07,
+        channels: 8,
+        dies_per_channel: 4,
+        pages_per_block: 64,
+        page_bytes: 4096,
+        read_ns: 50_000,
+        program_ns: 600_000,
+        erase_ns: 3_000_000,
+        channel_mbps: 800.0,
+        link_mbps: 3500.0,
+        fw_cmd_ns: 3_000,
+        fw_per_4k_ns: 0,
+        fw_units: 4,
+        cmd_slots: 0,
+        write_buffer: 0,
+        dram: false,
+        dram_cmd_ns: 0,
+        dram_per_4k_ns: 0,
+        gc: GcPolicy::Greedy,
+        gc_bg_free: 2,
+        gc_fg_free: 1,
+        completion: CompletionMode::Hybrid,
+        coalesce_n: 0,
+        coalesce_us: 0,
+        nocopy: false,
+        host_ns: 0,
+    }
+}
+
+/// (name, one-line description) of every preset.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("x25e", "2009 SATA SLC drive, Intel X25-E class: ~35K read IOPS, ~3.3K sustained random-write IOPS, 250/170 MB/s"),
+    ("iodrive", "2009 PCIe flash card, Fusion-io ioDrive class: ~100K read IOPS saturating at QD 4, 700/550 MB/s"),
+    ("dram-ssd", "DRAM SSD, Jetspeed class: 7-8 us per 4 KiB read or write, 700 MB/s, no flash, no GC"),
+    ("nvme-tlc", "current TLC NVMe drive: 32 dies, 50 us reads, write buffer, PCIe 3.5 GB/s"),
+    ("nvm-lowlat", "low-latency NVM drive (Optane class): ~10 us at QD 1, ~700K IOPS, no GC"),
+    ("null", "zero-latency device: measures the emulator and the host, nothing else"),
+];
+
+/// A preset by name.
+pub fn preset(name: &str) -> Option<Params> {
+    let mut p = base(name);
+    match name {
+        // Fitted to 002's Device B / 000: 10 parallel units (one die per
+        // channel), SATA II link; the controller (28 us per command) caps reads
+        // at ~35K IOPS; QD 1 4 KiB read ≈ 28 + 25 + 82 (50 MB/s channel) +
+        // 14 (link) ≈ 150 us, as 000 measured 180 us including 20 us of platform.
+        "x25e" => {
+            p.channels = 10;
+            p.dies_per_channel = 1;
+            p.read_ns = 25_000;
+            p.program_ns = 200_000;
+            p.erase_ns = 1_500_000;
+            p.channel_mbps = 50.0;
+            p.link_mbps = 300.0;
+            p.fw_cmd_ns = 28_000;
+            p.fw_units = 1;
+            p.op = 0.07;
+        }
+        // Fitted to 002's Device A: four command units, each holding a
+        // 4 KiB read for ~40 us (2 us controller + 22 us read + 10 us channel +
+        // 5.7 us link), give ~100K reads/s and saturate at QD 4; 32 dies
+        // behind 8 channels for write bandwidth (~500 MB/s); link 720 MB/s.
+        "iodrive" => {
+            p.channels = 8;
+            p.dies_per_channel = 4;
+            p.read_ns = 22_000;
+            p.program_ns = 250_000;
+            p.erase_ns = 1_000_000;
+            p.channel_mbps = 400.0;
+            p.link_mbps = 720.0;
+            p.fw_cmd_ns = 2_000;
+            p.fw_units = 4;
+            p.cmd_slots = 4;
+            p.write_buffer = 16 << 20;
+            p.op = 0.20;
+        }
+        // 004: 7-8 us per 4 KiB, 700 MB/s peak: one unit of 5.6 us per 4 KiB
+        // (= 730 MB/s) plus 2 us of command latency.
+        "dram-ssd" => {
+            p.dram = true;
+            p.channels = 1;
+            p.dies_per_channel = 1;
+            p.dram_cmd_ns = 2_000;
+            p.dram_per_4k_ns = 5_600;
+            p.link_mbps = 0.0; // the 5.6 us per 4 KiB is the 700 MB/s transfer
+            p.fw_cmd_ns = 0;
+            p.op = 0.0;
+        }
+        // NVMeVirt / FEMU style TLC drive: 8 channels × 4 dies, 50 us reads,
+        // 600 us programs, 3 ms erases, 64 MiB write buffer.
+        "nvme-tlc" => {
+            p.write_buffer = 64 << 20;
+        }
+        // Optane-class: 7 units of 10 us per 4 KiB.
+        "nvm-lowlat" => {
+            p.dram = true;
+            p.channels = 7;
+            p.dies_per_channel = 1;
+            p.dram_cmd_ns = 0;
+            p.dram_per_4k_ns = 10_000;
+            p.link_mbps = 3500.0;
+            p.fw_cmd_ns = 0;
+            p.op = 0.0;
+        }
+        "null" => {
+            p.dram = true;
+            p.channels = 1;
+            p.dies_per_channel = 1;
+            p.dram_cmd_ns = 0;
+            p.dram_per_4k_ns = 0;
+            p.link_mbps = 0.0;
+            p.fw_cmd_ns = 0;
+            p.op = 0.0;
+        }
+        _ => return None,
+    }
+    Some(p)
+}
+
+fn parse_size(v: &str) -> Result<u64, String> {
+    ssdready_core::units::parse_size(v, 1024)
+}
+
+impl Params {
+    /// Parse `PRESET[,key=value...]` (the part after `emu:`; empty means the
+    /// default preset). Errors name the key and the allowed values.
+    pub fn parse(spec: &str) -> Result<Params, String> {
+        let mut parts = spec.split(',').map(str::trim).filter(|s| !s.is_empty());
+        let first = parts.clone().next().unwrap_or("");
+        let mut p = if first.is_empty() || first.contains('=') {
+            Params::default()
+        } else {
+            parts.next();
+            preset(first).ok_or_else(|| {
+                let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+                format!(
+                    "unknown emulator preset '{first}' (allowed: {})",
+                    names.join(", ")
+                )
+            })?
+        };
+        for kv in parts {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("'{kv}' is not key=value"))?;
+            p.set(k.trim(), v.trim())?;
+        }
+        p.check()?;
+        Ok(p)
+    }
+
+    fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
+        let int = |v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
+        };
+        let float = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
+        };
+        let time = |v: &str| {
+            ssdready_core::units::parse_time_ns(v, 1)
+                .map_err(|e| format!("emulator parameter '{k}': {e}"))
+        };
+        let boolean = |v: &str| {
+            ssdready_core::units::parse_bool(v)
+                .map_err(|e| format!("emulator parameter '{k}': {e}"))
+        };
+        match k {
+            "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
+            "op" => self.op = float(v)?,
+            "channels" => self.channels = int(v)? as u32,
+            "dies_per_channel" | "dies" => self.dies_per_channel = int(v)? as u32,
+            "pages_per_block" => self.pages_per_block = int(v)? as u32,
+            "page_bytes" => self.page_bytes = parse_size(v)? as u32,
+            "read_ns" | "read" => self.read_ns = time(v)?,
+            "program_ns" | "program" => self.program_ns = time(v)?,
+            "erase_ns" | "erase" => self.erase_ns = time(v)?,
+            "channel_mbps" => self.channel_mbps = float(v)?,
+            "link_mbps" => self.link_mbps = float(v)?,
+            "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
+            "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
+            "fw_units" => self.fw_units = int(v)? as u32,
+            "cmd_slots" => self.cmd_slots = int(v)? as u32,
+            "write_buffer" => self.write_buffer = parse_size(v)?,
+            "dram" => self.dram = boolean(v)?,
+            "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
+            "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = time(v)?,
+            "gc" => {
+                self.gc = match v {
+                    "greedy" => GcPolicy::Greedy,
+                    "fifo" => GcPolicy::Fifo,
+                    _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
+                }
+            }
+            "gc_bg_free" => self.gc_bg_free = int(v)? as u32,
+            "gc_fg_free" => self.gc_fg_free = int(v)? as u32,
+            "completion" => {
+                self.completion = match v {
+                    "irq" | "interrupt" => CompletionMode::Irq,
+                    "poll" => CompletionMode::Poll,
+                    "hybrid" => CompletionMode::Hybrid,
+                    _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
+                }
+            }
+            "coalesce_n" => self.coalesce_n = int(v)? as u32,
+            "coalesce_us" => self.coalesce_us = int(v)?,
+            "nocopy" => self.nocopy = boolean(v)?,
+            "host_ns" => self.host_ns = time(v)?,
+            _ => {
+                return Err(format!(
+                    "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
+                     page_bytes, read_ns, program_ns, erase_ns, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
+                     fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
+                     completion, coalesce_n, coalesce_us, nocopy, host_ns)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Consistency checks.
+    pub fn check(&self) -> Result<(), String> {
+        let e = |m: &str| Err(format!("emulator: {m}"));
+        if self.channels == 0 || self.dies_per_channel == 0 {
+            return e("channels and dies_per_channel must be at least 1");
+        }
+        if self.page_bytes == 0 || !self.page_bytes.is_power_of_two() {
+            return e("page_bytes must be a power of two");
+        }
+        if self.size < self.page_bytes as u64 {
+            return e("size must hold at least one page");
+        }
+        if !self.dram {
+            if self.pages_per_block < 2 {
+                return e("pages_per_block must be at least 2");
+            }
+            if !(self.op > 0.0) {
+                return e("op must be > 0 for a flash device (set dram=1 for a device without GC)");
+            }
+            if self.gc_fg_free < 1 {
+                return e("gc_fg_free must be at least 1");
+            }
+            if self.blocks_per_die() <= self.reserved_blocks_per_die() + 2
+                || self.alpha_effective() < 1.005
+            {
+                return Err(format!(
+                    "emulator: {} blocks per die leave no spare area once GC keeps {} free \
+                     (spare factor {:.3}); raise size or op, or lower pages_per_block or the number of dies",
+                    self.blocks_per_die(),
+                    self.reserved_blocks_per_die(),
+                    self.alpha_effective()
+                ));
+            }
+        }
+        if self.fw_units == 0 {
+            return e("fw_units must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// Dies in all.
+    pub fn dies(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+    /// Logical pages.
+    pub fn logical_pages(&self) -> u64 {
+        self.size / self.page_bytes as u64
+    }
+    /// Erase blocks per die: physical = logical × (1 + op), rounded up.
+    pub fn blocks_per_die(&self) -> u32 {
+        let phys = (self.logical_pages() as f64 * (1.0 + self.op)).ceil() as u64;
+        let per_die = phys.div_ceil(self.dies() as u64);
+        per_die.div_ceil(self.pages_per_block as u64) as u32
+    }
+    /// Blocks per die that GC keeps free (not spare area, notes): foreground
+    /// GC keeps `gc_fg_free` + 1 before a write, background GC `gc_bg_free`.
+    pub fn reserved_blocks_per_die(&self) -> u32 {
+        self.gc_bg_free.max(self.gc_fg_free + 1)
+    }
+    /// Physical pages.
+    pub fn physical_pages(&self) -> u64 {
+        self.dies() as u64 * self.blocks_per_die() as u64 * self.pages_per_block as u64
+    }
+    /// The spare factor that determines write amplification: (physical −
+    /// reserved) / logical (shared/notes/ssd-models.md).
+    pub fn alpha_effective(&self) -> f64 {
+        let reserved = self.dies() as u64
+            * self.reserved_blocks_per_die() as u64
+            * self.pages_per_block as u64;
+        (self.physical_pages() - reserved) as f64 / self.logical_pages() as f64
+    }
+    /// Parameters as (key, value) text pairs, for results.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        let v = serde_json_like(self);
+        v.into_iter().collect()
+    }
+}
+
+fn serde_json_like(p: &Params) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("preset".to_string(), p.preset.clone()),
+        ("size".to_string(), p.size.to_string()),
+        ("op".to_string(), p.op.to_string()),
+        ("channels".to_string(), p.channels.to_string()),
+        (
+            "dies_per_channel".to_string(),
+            p.dies_per_channel.to_string(),
+        ),
+    ];
+    if p.dram {
+        out.push(("dram".into(), "1".into()));
+        out.push(("dram_cmd_ns".into(), p.dram_cmd_ns.to_string()));
+        out.push(("dram_per_4k_ns".into(), p.dram_per_4k_ns.to_string()));
+    } else {
+        for (k, v) in [
+            ("pages_per_block", p.pages_per_block.to_string()),
+            ("blocks_per_die", p.blocks_per_die().to_string()),
+            ("read_ns", p.read_ns.to_string()),
+            ("program_ns", p.program_ns.to_string()),
+            ("erase_ns", p.erase_ns.to_string()),
+            ("channel_mbps", p.channel_mbps.to_string()),
+            ("write_buffer", p.write_buffer.to_string()),
+            ("gc", format!("{:?}", p.gc).to_lowercase()),
+            ("gc_bg_free", p.gc_bg_free.to_string()),
+            ("gc_fg_free", p.gc_fg_free.to_string()),
+        ] {
+            out.push((k.into(), v));
+        }
+    }
+    for (k, v) in [
+        ("link_mbps", p.link_mbps.to_string()),
+        ("fw_cmd_ns", p.fw_cmd_ns.to_string()),
+        ("fw_per_4k_ns", p.fw_per_4k_ns.to_string()),
+        ("fw_units", p.fw_units.to_string()),
+        ("cmd_slots", p.cmd_slots.to_string()),
+    ] {
+        out.push((k.into(), v));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_consistent() {
+        for (name, _) in PRESETS {
+            let p = preset(name).unwrap();
+            p.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn overrides_and_errors() {
+        let p = Params::parse("x25e,size=64m,op=0.28,read=30us").unwrap();
+        assert_eq!(p.size, 64 << 20);
+        assert_eq!(p.op, 0.28);
+        assert_eq!(p.read_ns, 30_000);
+        assert_eq!(Params::parse("").unwrap().preset, "nvme-tlc");
+        assert_eq!(Params::parse("size=2g").unwrap().size, 2 << 30);
+        assert!(Params::parse("nope").unwrap_err().contains("allowed: x25e"));
+        assert!(Params::parse("x25e,colour=red")
+            .unwrap_err()
+            .contains("unknown emulator parameter 'colour'"));
+        assert!(Params::parse("x25e,gc=lru")
+            .unwrap_err()
+            .contains("greedy, fifo"));
+    }
+
+    #[test]
+    fn alpha_effective_subtracts_the_gc_reserve() {
+        let p = Params::parse("nvme-tlc,size=512m,op=0.28,channels=4,dies=1").unwrap();
+        let a = p.alpha_effective();
+        assert!(a < 1.28 && a > 1.25, "{a}");
+    }
+}

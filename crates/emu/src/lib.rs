@@ -1,0 +1,35 @@
+//! # ssdready-emu: an SSD you can run anywhere
+//!
+//! Few people can put a dozen SSDs in a server, and every measurement needs a
+//! device whose behaviour is known. This crate is a RAM-backed SSD with a
+//! flash translation layer and a timing model:
+//!
+//! * **Flash and its controller.** A NAND die reads a page in tens of
+//!   microseconds, programs one in hundreds and erases a block in
+//!   milliseconds; pages cannot be overwritten in place. An SSD hides this
+//!   with parallelism — channels × dies, consecutive pages striped across
+//!   them — and a flash translation layer (FTL) that writes out of place and
+//!   maps logical pages to physical ones ([`ftl`]).
+//! * **Garbage collection.** Overwritten pages become invalid; when free
+//!   blocks run low, GC picks a victim block (greedy: fewest valid pages;
+//!   or FIFO), copies its valid pages elsewhere and erases it. The copies are
+//!   write amplification (WA): under uniform random writes it depends only on
+//!   the spare area and the block size ([`analytic`]), which is how the FTL
+//!   is tested. TRIM invalidates pages and so enlarges the spare area.
+//! * **Time.** Each die, channel, controller core and the host link is busy
+//!   until some time; a command's completion time is computed when it is
+//!   submitted by reserving those resources in order ([`device`]). The same
+//!   model runs in *virtual time* (a deterministic discrete-event run,
+//!   [`sim`]: days of writing in seconds, for experiments and tests) or in
+//!   *real time* ([`engine`]: commands complete at their modelled wall-clock
+//!   times, so ssdready's engine measures real latencies through a real
+//!   worker loop).
+//!
+//! Devices are described by [`config::Params`], with presets for the devices
+//! of the papers this project reproduces and for today's drives.
+
+pub mod analytic;
+pub mod config;
+pub mod device;
+pub mod ftl;
+pub mod sim;
