@@ -334,7 +334,7 @@ impl Params {
             if self.pages_per_block < 2 {
                 return e("pages_per_block must be at least 2");
             }
-            if !(self.op > 0.0) {
+            if self.op.is_nan() || self.op <= 0.0 {
                 return e("op must be > 0 for a flash device (set dram=1 for a device without GC)");
             }
             if self.gc_fg_free < 1 {
