@@ -5,9 +5,11 @@
 //! written); 130 interrupted (results so far were still reported).
 
 mod args;
+mod devices;
 mod logs;
 mod progress;
 mod run;
+mod simulate;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +45,42 @@ enum Cmd {
     },
     /// List every job option with its allowed values.
     Options,
+    /// The built-in SSD emulator: presets, and runs in virtual time.
+    Emu {
+        #[command(subcommand)]
+        cmd: EmuCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum EmuCmd {
+    /// List the emulator presets with their parameters.
+    Presets,
+    /// Run jobs against emulated devices in virtual time (same options and output as run).
+    #[command(disable_help_flag = true)]
+    Simulate {
+        /// Job options and job files, as for run.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+}
+
+fn list_presets() {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...]; no filename = emu:nvme-tlc):\n");
+    for (name, desc) in ssdready_emu::config::PRESETS {
+        let p = ssdready_emu::config::preset(name).expect("listed presets exist");
+        let _ = writeln!(out, "{name}\n    {desc}");
+        let pairs: Vec<String> = p
+            .pairs()
+            .into_iter()
+            .skip(1)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        for chunk in pairs.chunks(6) {
+            let _ = writeln!(out, "    {}", chunk.join(" "));
+        }
+    }
 }
 
 const RUN_HELP: &str = "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
@@ -102,72 +140,84 @@ fn list_options() {
     }
 }
 
+fn run_command(args: &[String], simulate: bool) {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{RUN_HELP}");
+        return;
+    }
+    let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
+    if parsed.parse_only {
+        match run::resolve_only(&parsed) {
+            Ok(specs) => {
+                let (phases, groups) = run::phases_and_groups(&specs);
+                let jobs: Vec<serde_json::Value> = specs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let phase = phases.iter().position(|p| p.contains(&i)).unwrap_or(0);
+                        serde_json::json!({ "group": groups[i], "phase": phase, "spec": s })
+                    })
+                    .collect();
+                let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
+                println!("{text}");
+                return;
+            }
+            Err(run::Failure::BadInput(m) | run::Failure::Runtime(m)) => fail(2, &m),
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+    }
+    let result = match if simulate {
+        simulate::execute(&parsed, stop)
+    } else {
+        run::execute(&parsed, stop)
+    } {
+        Ok(r) => r,
+        Err(run::Failure::BadInput(m)) => fail(2, &m),
+        Err(run::Failure::Runtime(m)) => fail(1, &m),
+    };
+    let mut text = String::new();
+    for f in &parsed.formats {
+        text.push_str(&match f {
+            args::Format::Normal => ssdready_report::text::render(&result),
+            args::Format::Json => ssdready_report::fio_json::render(&result, false),
+            args::Format::JsonPlus => ssdready_report::fio_json::render(&result, true),
+            args::Format::Native => ssdready_report::json::render(&result),
+        });
+    }
+    match &parsed.output {
+        Some(p) => std::fs::write(p, &text)
+            .unwrap_or_else(|e| fail(1, &format!("writing {}: {e}", p.display()))),
+        None => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        }
+    }
+    for w in &result.warnings {
+        eprintln!("ssdready: warning: {w}");
+    }
+    let job_errors: u64 = result.jobs.iter().map(|j| j.errors).sum();
+    if result.interrupted {
+        eprintln!("ssdready: interrupted; the results above cover what ran");
+        std::process::exit(130);
+    }
+    if job_errors > 0 || result.jobs.iter().any(|j| j.first_error.is_some()) {
+        std::process::exit(1);
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Options => list_options(),
-        Cmd::Run { args } => {
-            if args.iter().any(|a| a == "--help" || a == "-h") {
-                println!("{RUN_HELP}");
-                return;
-            }
-            let parsed = args::parse(&args).unwrap_or_else(|e| fail(2, &e.to_string()));
-            if parsed.parse_only {
-                match run::resolve_only(&parsed) {
-                    Ok(specs) => {
-                        let (phases, groups) = run::phases_and_groups(&specs);
-                        let jobs: Vec<serde_json::Value> = specs
-                            .iter()
-                            .enumerate()
-                            .map(|(i, s)| {
-                                let phase = phases.iter().position(|p| p.contains(&i)).unwrap_or(0);
-                                serde_json::json!({ "group": groups[i], "phase": phase, "spec": s })
-                            })
-                            .collect();
-                        let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
-                        println!("{text}");
-                        return;
-                    }
-                    Err(run::Failure::BadInput(m) | run::Failure::Runtime(m)) => fail(2, &m),
-                }
-            }
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-                signal_hook::flag::register(sig, stop.clone())
-                    .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
-            }
-            let result = match run::execute(&parsed, stop) {
-                Ok(r) => r,
-                Err(run::Failure::BadInput(m)) => fail(2, &m),
-                Err(run::Failure::Runtime(m)) => fail(1, &m),
-            };
-            let mut text = String::new();
-            for f in &parsed.formats {
-                text.push_str(&match f {
-                    args::Format::Normal => ssdready_report::text::render(&result),
-                    args::Format::Json => ssdready_report::fio_json::render(&result, false),
-                    args::Format::JsonPlus => ssdready_report::fio_json::render(&result, true),
-                    args::Format::Native => ssdready_report::json::render(&result),
-                });
-            }
-            match &parsed.output {
-                Some(p) => std::fs::write(p, &text)
-                    .unwrap_or_else(|e| fail(1, &format!("writing {}: {e}", p.display()))),
-                None => {
-                    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-                }
-            }
-            for w in &result.warnings {
-                eprintln!("ssdready: warning: {w}");
-            }
-            let job_errors: u64 = result.jobs.iter().map(|j| j.errors).sum();
-            if result.interrupted {
-                eprintln!("ssdready: interrupted; the results above cover what ran");
-                std::process::exit(130);
-            }
-            if job_errors > 0 || result.jobs.iter().any(|j| j.first_error.is_some()) {
-                std::process::exit(1);
-            }
-        }
+        Cmd::Emu {
+            cmd: EmuCmd::Presets,
+        } => list_presets(),
+        Cmd::Emu {
+            cmd: EmuCmd::Simulate { args },
+        } => run_command(&args, true),
+        Cmd::Run { args } => run_command(&args, false),
     }
 }

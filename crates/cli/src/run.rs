@@ -12,6 +12,7 @@ use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
+use ssdready_emu::engine::SharedDevice;
 use ssdready_io::clock::Clock;
 use ssdready_io::engines::uring::check_iopoll;
 use ssdready_io::target::{self, Target, TargetError, TargetKind, TargetNeeds};
@@ -35,15 +36,41 @@ struct PreparedJob {
     spec: Arc<JobSpec>,
     targets: Arc<Vec<Target>>,
     regions: Vec<Region>,
+    /// The emulated device, when the job runs on one.
+    emu: Option<Arc<SharedDevice>>,
 }
 
-fn bad(e: impl ToString) -> Failure {
+pub fn bad(e: impl ToString) -> Failure {
     Failure::BadInput(e.to_string())
 }
 
-fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure> {
+fn prepare(
+    spec: JobSpec,
+    allow_destructive: bool,
+    devices: &BTreeMap<String, Arc<SharedDevice>>,
+) -> Result<PreparedJob, Failure> {
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    if spec.ioengine == EngineKind::Emu {
+        let dev = devices
+            .get(&spec.filename[0])
+            .expect("a device per emulator target")
+            .clone();
+        let r = ssdready_emu::sim::region(&spec, dev.capacity()).map_err(in_job)?;
+        if spec.bs.max() as u64 > r.len {
+            return Err(in_job(format!(
+                "option 'bs': block size {} is larger than the {} bytes the job covers",
+                spec.bs.max(),
+                r.len
+            )));
+        }
+        return Ok(PreparedJob {
+            spec: Arc::new(spec),
+            targets: Arc::new(Vec::new()),
+            regions: vec![r],
+            emu: Some(dev),
+        });
+    }
     if spec.ioengine == EngineKind::Null {
         let len = spec.size.unwrap_or(0);
         return Ok(PreparedJob {
@@ -54,6 +81,7 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
             }],
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
+            emu: None,
         });
     }
     let n = spec.filename.len() as u64;
@@ -125,6 +153,7 @@ fn prepare(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failur
         spec: Arc::new(spec),
         targets: Arc::new(targets),
         regions,
+        emu: None,
     })
 }
 
@@ -180,7 +209,9 @@ fn run_phase(
     stop: &Arc<AtomicBool>,
     show: bool,
     warnings: &mut Vec<String>,
+    emu_free: &mut Vec<u64>,
 ) -> Result<PhaseRun, Failure> {
+    let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
         .iter()
         .flat_map(|&i| jobs[i].targets.iter().filter_map(|t| t.device.clone()))
@@ -216,6 +247,7 @@ fn run_phase(
                 live,
                 start: barrier.clone(),
                 cpus,
+                emu: j.emu.clone(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
@@ -272,6 +304,9 @@ fn run_phase(
             end_phase.store(true, Relaxed);
         }
         if now >= next_tick {
+            if let Some(d) = &emu_dev {
+                emu_free.push(d.device.lock().expect("device lock").free_blocks());
+            }
             prog.tick((now - t0) as f64 / 1e9, &live_only);
             next_tick += 1_000_000_000;
         }
@@ -364,7 +399,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
     }
-    let mut warnings: Vec<String> = specs.iter().flat_map(|s| s.warnings()).collect();
+    let mut warnings = crate::devices::assign_emulator(&mut specs);
+    warnings.extend(specs.iter().flat_map(|s| s.warnings()));
     if let Some(out) = &args.output {
         let parent = out
             .parent()
@@ -378,12 +414,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         }
     }
     let (phases, groups) = phases_and_groups(&specs);
+    let clock = Clock::calibrate();
+    let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
+    let emu_devices = crate::devices::create(emu_params, clock);
     let jobs: Vec<PreparedJob> = specs
         .into_iter()
-        .map(|s| prepare(s, args.allow_destructive))
+        .map(|s| prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
     let show = progress::visible(args.quiet);
-    let clock = Clock::calibrate();
     layout_all(&jobs, show)?;
 
     let mut devices: Vec<String> = jobs
@@ -399,6 +437,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut phase_results = Vec::new();
     let mut worker_number = 1u32;
     let mut log_files = Vec::new();
+    let mut emu_free = Vec::new();
     for (pi, members) in phases.iter().enumerate() {
         if stop.load(Relaxed) {
             break;
@@ -425,6 +464,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &stop,
             show,
             &mut warnings,
+            &mut emu_free,
         )?;
         for &ji in members {
             let j = &jobs[ji];
@@ -458,7 +498,19 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .map_err(|e| Failure::Runtime(format!("writing {path}: {e}")))?;
     }
     let interrupted = stop.load(Relaxed);
+    if emu_devices.len() > 1 {
+        warnings.push(format!(
+            "{} emulated devices were used; the emulator report covers the first",
+            emu_devices.len()
+        ));
+    }
+    let window: u64 = phase_results.iter().map(|p| p.window_ns).sum();
+    let emulator = emu_devices.values().next().map(|d| {
+        let dev = d.device.lock().expect("device lock");
+        crate::devices::report(&dev, "real", std::mem::take(&mut emu_free), window)
+    });
     Ok(RunResult {
+        emulator,
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
         tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
@@ -478,44 +530,70 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
 }
 
 fn job_result(j: &PreparedJob, group: u32, phase: usize, workers: &[&WorkerOutcome]) -> JobResult {
-    let mut merged = WorkerStats::default();
-    for o in workers {
-        merged.merge(&o.stats);
-    }
     let mode = workers.first().map(|o| o.completion_mode).unwrap_or("");
-    let has_slat = mode != "sync";
+    let targets = j
+        .targets
+        .iter()
+        .zip(&j.regions)
+        .map(|(t, r)| TargetInfo {
+            path: t.path.display().to_string(),
+            kind: t.kind.name().into(),
+            size_bytes: t.size.max(r.offset + r.len),
+            device: t.device.clone(),
+        })
+        .chain(j.emu.as_ref().map(|d| TargetInfo {
+            path: j.spec.filename[0].clone(),
+            kind: "emulator".into(),
+            size_bytes: d.capacity(),
+            device: None,
+        }))
+        .collect();
+    job_result_from(
+        &j.spec,
+        group,
+        phase,
+        mode,
+        targets,
+        workers.iter().map(|o| o.stats.clone()).collect(),
+    )
+}
+
+/// A job's result from its workers' counters (real or simulated).
+pub fn job_result_from(
+    spec: &JobSpec,
+    group: u32,
+    phase: usize,
+    mode: &str,
+    targets: Vec<TargetInfo>,
+    workers: Vec<WorkerStats>,
+) -> JobResult {
+    let mut merged = WorkerStats::default();
+    for w in &workers {
+        merged.merge(w);
+    }
+    let has_slat = !matches!(mode, "sync" | "virtual");
     let window = merged.measured_ns;
-    let pcts = &j.spec.percentile_list;
+    let pcts = &spec.percentile_list;
     let dir = |d: Ddir| {
         merged.dirs[d.idx()]
             .as_ref()
             .map(|s| DirResult::from_stats(s, window, pcts, has_slat))
     };
     JobResult {
-        name: j.spec.name.clone(),
+        name: spec.name.clone(),
         group,
         phase,
         completion_mode: mode.to_string(),
-        spec: (*j.spec).clone(),
-        workers: j.spec.numjobs,
-        targets: j
-            .targets
-            .iter()
-            .zip(&j.regions)
-            .map(|(t, r)| TargetInfo {
-                path: t.path.display().to_string(),
-                kind: t.kind.name().into(),
-                size_bytes: t.size.max(r.offset + r.len),
-                device: t.device.clone(),
-            })
-            .collect(),
+        spec: spec.clone(),
+        workers: spec.numjobs,
+        targets,
         measured_ns: window,
         read: dir(Ddir::Read),
         write: dir(Ddir::Write),
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
-        raw_workers: workers.iter().map(|o| o.stats.clone()).collect(),
+        raw_workers: workers,
         raw: merged,
     }
 }

@@ -45,6 +45,9 @@ pub struct WorkerCtx {
     pub live: Arc<Live>,
     pub start: Arc<Barrier>,
     pub cpus: Option<Vec<usize>>,
+    /// The emulated device, when the target is the SSD emulator: it brings
+    /// its own engine.
+    pub emu: Option<Arc<ssdready_emu::engine::SharedDevice>>,
 }
 
 /// What a worker hands back.
@@ -121,7 +124,12 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         targets: &ctx.targets,
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
-    let engine = open_engine(&setup);
+    let engine = match &ctx.emu {
+        Some(dev) => Ok(ssdready_io::AnyEngine::Target(Box::new(
+            ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed),
+        ))),
+        None => open_engine(&setup),
+    };
     ctx.start.wait();
     let mut out = WorkerOutcome {
         stats: WorkerStats::default(),

@@ -26,7 +26,18 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
     expect_bad(&[&fa, "--size=1m", "--iodepth=0", &oa], "at least 1");
     expect_bad(&[&fa, "--size=1m", "--iodeph=4"], "did you mean 'iodepth'");
     expect_bad(&[&fa, "--size=4k", "--bs=8k"], "larger than size");
-    expect_bad(&["--rw=read", &oa], "option 'filename'");
+    expect_bad(
+        &["--filename=emu:nope", &oa],
+        "unknown emulator preset 'nope'",
+    );
+    expect_bad(
+        &["--filename=emu:x25e,colour=red", &oa],
+        "unknown emulator parameter 'colour'",
+    );
+    expect_bad(
+        &["--filename=emu:x25e,size=64m", "--size=128m"],
+        "exceeds the emulated device",
+    );
     expect_bad(&[&fa, "--size=1m", "--rw=randomread"], "randread");
     expect_bad(&[&fa, "--size=1m", "--output-format=xml"], "normal, json");
     expect_bad(&["--ioengine=null"], "needs size");

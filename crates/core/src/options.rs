@@ -339,9 +339,14 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "filename",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a path or colon-separated paths (files or block devices)",
-        help: "the target(s); I/O goes round-robin over several",
+        allowed: "a path or colon-separated paths (files or block devices), or emu:PRESET[,key=value...]",
+        help: "the target(s); I/O goes round-robin over several; none: the SSD emulator (emu:nvme-tlc)",
         set: |s, v| {
+            // The emulator's spec is one target, colons and all.
+            if v == "emu" || v.starts_with("emu:") {
+                s.filename = vec![v.to_string()];
+                return Ok(());
+            }
             let names: Vec<String> = v
                 .split(':')
                 .filter(|p| !p.is_empty())
@@ -1130,10 +1135,13 @@ mod tests {
     }
 
     #[test]
-    fn missing_filename_is_refused() {
-        let e = build_jobs(&[global(&[("rw", "read")])]).unwrap_err();
-        assert_eq!(e.option, "filename");
+    fn missing_filename_means_the_emulator() {
+        let j = build_jobs(&[global(&[("rw", "read")])]).unwrap();
+        assert!(j[0].on_emulator(), "no filename: the emulator");
         assert!(build_jobs(&[global(&[("ioengine", "null"), ("size", "1m")])]).is_ok());
+        let j = build_jobs(&[global(&[("filename", "emu:x25e,size=1g")])]).unwrap();
+        assert_eq!(j[0].filename, vec!["emu:x25e,size=1g".to_string()]);
+        assert!(j[0].on_emulator());
     }
 
     #[test]

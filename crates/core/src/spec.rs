@@ -135,6 +135,8 @@ pub enum EngineKind {
     IoUring,
     /// No I/O at all: measures the tool's own cost per I/O.
     Null,
+    /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
+    Emu,
 }
 
 impl EngineKind {
@@ -144,6 +146,7 @@ impl EngineKind {
             EngineKind::Psync => "psync",
             EngineKind::IoUring => "io_uring",
             EngineKind::Null => "null",
+            EngineKind::Emu => "emu",
         }
     }
 }
@@ -393,19 +396,21 @@ impl JobSpec {
         w
     }
 
+    /// Whether the job runs on the SSD emulator (`emu:…`, or no filename).
+    pub fn on_emulator(&self) -> bool {
+        self.ioengine != EngineKind::Null
+            && (self.filename.is_empty()
+                || self
+                    .filename
+                    .iter()
+                    .any(|f| f == "emu" || f.starts_with("emu:")))
+    }
+
     /// Every check that needs nothing but the spec. Checks that need the
     /// target (bs ≤ size of a file or device, O_DIRECT alignment) run when
     /// the targets are resolved, still before anything is written.
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
-        if self.filename.is_empty() && self.ioengine != EngineKind::Null {
-            return e(
-                "filename",
-                "no target given (allowed: a file path, a block device such as /dev/loop0, \
-                 or a colon-separated list; ioengine=null needs only size)"
-                    .into(),
-            );
-        }
         if self.ioengine == EngineKind::Null && self.size.is_none() {
             return e(
                 "size",

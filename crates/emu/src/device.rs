@@ -25,7 +25,44 @@
 use crate::config::Params;
 use crate::ftl::{Ftl, GcWork};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A shared transfer resource (a channel, the host link) that serves
+/// whoever is ready: reservations fill the earliest gap long enough, so a
+/// transfer whose data is ready early does not queue behind one reserved
+/// for later (no head-of-line blocking from submission order).
+#[derive(Clone, Debug, Default)]
+struct Timeline {
+    /// Disjoint busy intervals sorted by start (and so by end).
+    busy: VecDeque<(u64, u64)>,
+}
+
+impl Timeline {
+    /// Reserve `dur` ns starting no earlier than `at`; intervals ending
+    /// before `now` (no later request can start before its submission) are
+    /// forgotten. Returns the end of the transfer.
+    fn reserve(&mut self, at: u64, dur: u64, now: u64) -> u64 {
+        if dur == 0 {
+            return at;
+        }
+        while self.busy.front().is_some_and(|&(_, e)| e <= now) {
+            self.busy.pop_front();
+        }
+        // First interval that ends after `at`: everything before it is past.
+        let mut i = self.busy.partition_point(|&(_, e)| e <= at);
+        let mut start = at;
+        while i < self.busy.len() {
+            let (s, e) = self.busy[i];
+            if s >= start + dur {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        self.busy.insert(i, (start, start + dur));
+        start + dur
+    }
+}
 
 /// A command's operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +96,10 @@ pub struct Device {
     ctrl_free: Vec<u64>,
     slot_free: Vec<u64>,
     die_free: Vec<u64>,
-    chan_free: Vec<u64>,
-    link_free: u64,
+    chans: Vec<Timeline>,
+    link_line: Timeline,
+    /// Submission time of the command being served (for pruning timelines).
+    t_now: u64,
     /// Write buffer: (program end, bytes) of buffered data not yet on NAND.
     buffer: BinaryHeap<Reverse<(u64, u64)>>,
     buffered: u64,
@@ -89,8 +128,9 @@ impl Device {
             ctrl_free: vec![0; p.fw_units.max(1) as usize],
             slot_free: vec![0; p.cmd_slots as usize],
             die_free: vec![0; dies],
-            chan_free: vec![0; p.channels as usize],
-            link_free: 0,
+            chans: vec![Timeline::default(); p.channels as usize],
+            link_line: Timeline::default(),
+            t_now: 0,
             buffer: BinaryHeap::new(),
             buffered: 0,
             last_program: 0,
@@ -130,9 +170,13 @@ impl Device {
     }
 
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
-        let start = at.max(self.link_free);
-        self.link_free = start + bytes * self.link_ps_per_byte / 1000;
-        self.link_free
+        let dur = bytes * self.link_ps_per_byte / 1000;
+        self.link_line.reserve(at, dur, self.t_now)
+    }
+
+    fn channel(&mut self, c: usize, at: u64) -> u64 {
+        let dur = self.chan_ns_per_page;
+        self.chans[c].reserve(at, dur, self.t_now)
     }
 
     fn controller(&mut self, t: u64, pages: u64) -> u64 {
@@ -176,6 +220,7 @@ impl Device {
             (i, f)
         });
         let t = slot.map_or(t, |(_, f)| t.max(f));
+        self.t_now = self.t_now.max(t);
         let done = if self.p.dram {
             self.submit_dram(t, op, bytes, npages)
         } else {
@@ -199,10 +244,9 @@ impl Device {
                     let die = self.ftl.as_ref().and_then(|f| f.die_of(lpn));
                     if let Some(die) = die {
                         let d = die as usize;
-                        let c = d % self.chan_free.len();
+                        let c = d % self.chans.len();
                         let read_end = ready.max(self.die_free[d]) + self.p.read_ns;
-                        let xfer_end = read_end.max(self.chan_free[c]) + self.chan_ns_per_page;
-                        self.chan_free[c] = xfer_end;
+                        let xfer_end = self.channel(c, read_end);
                         self.counters.die_busy_ns[d] += xfer_end - read_end + self.p.read_ns;
                         self.die_free[d] = xfer_end;
                         data_at = data_at.max(xfer_end);
@@ -219,9 +263,8 @@ impl Device {
                     let (die, work) = ftl.write(lpn);
                     self.die_work(die, arrived, work);
                     let d = die as usize;
-                    let c = d % self.chan_free.len();
-                    let xfer_end = arrived.max(self.chan_free[c]) + self.chan_ns_per_page;
-                    self.chan_free[c] = xfer_end;
+                    let c = d % self.chans.len();
+                    let xfer_end = self.channel(c, arrived);
                     let start = xfer_end.max(self.die_free[d]);
                     let end = start + self.p.program_ns;
                     self.die_free[d] = end;
@@ -284,6 +327,7 @@ impl Device {
         self.die_free[i] = start + service;
         self.counters.die_busy_ns[i] += service;
         let data = start + service;
+        self.t_now = self.t_now.max(t);
         if self.link_ps_per_byte == 0 {
             data
         } else {
@@ -312,6 +356,16 @@ mod tests {
             }],
         );
         (d, t)
+    }
+
+    #[test]
+    fn timelines_fill_gaps() {
+        let mut l = Timeline::default();
+        assert_eq!(l.reserve(100, 10, 0), 110); // [100,110)
+        assert_eq!(l.reserve(0, 10, 0), 10); // fits before
+        assert_eq!(l.reserve(95, 10, 0), 120); // overlaps [100,110): after it
+        assert_eq!(l.reserve(50, 40, 0), 90); // the gap [10,100) holds it
+        assert_eq!(l.reserve(0, 10, 200), 10, "old intervals are forgotten");
     }
 
     #[test]

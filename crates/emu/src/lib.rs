@@ -31,5 +31,6 @@
 pub mod analytic;
 pub mod config;
 pub mod device;
+pub mod engine;
 pub mod ftl;
 pub mod sim;

@@ -105,7 +105,11 @@ fn job_block(out: &mut String, j: &JobResult) {
         bs_text(&s.bs),
         s.effective_iodepth(),
         s.ioengine.name(),
-        if s.direct { " direct" } else { " buffered" },
+        match (s.ioengine, s.direct) {
+            (ssdready_core::spec::EngineKind::Emu | ssdready_core::spec::EngineKind::Null, _) => "",
+            (_, true) => " direct",
+            (_, false) => " buffered",
+        },
         j.workers,
         if j.workers == 1 { "" } else { "s" },
         if targets.is_empty() {
@@ -201,6 +205,72 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     }
 }
 
+fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
+    let preset = e
+        .params
+        .iter()
+        .find(|(k, _)| k == "preset")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("?");
+    let size = e
+        .params
+        .iter()
+        .find(|(k, _)| k == "size")
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let _ = writeln!(
+        out,
+        "emulator {preset} ({} time, {}):",
+        e.clock,
+        fmt_bytes(size)
+    );
+    if e.host_pages_written > 0 || e.gc_runs > 0 {
+        let _ = writeln!(
+            out,
+            "  write amplification {:.2} ({} host pages, {} NAND pages); greedy model at spare {:.3}: {:.2}",
+            e.write_amplification,
+            fmt_count(e.host_pages_written as f64),
+            fmt_count(e.nand_pages_written as f64),
+            e.alpha_effective,
+            e.wa_greedy_predicted
+        );
+        let _ = writeln!(
+            out,
+            "  GC: {} runs, {} pages moved, {} trimmed; erase counts min {} mean {:.2} max {}",
+            e.gc_runs,
+            e.gc_pages_moved,
+            e.trimmed_pages,
+            e.erase_count_min,
+            e.erase_count_mean,
+            e.erase_count_max
+        );
+    }
+    if let (Some(first), Some(last)) = (e.free_blocks_series.first(), e.free_blocks_series.last()) {
+        let _ = writeln!(
+            out,
+            "  free blocks: {first} at the first second, {last} at the end"
+        );
+    }
+    if !e.die_utilisation_pct.is_empty() {
+        let n = e.die_utilisation_pct.len() as f64;
+        let mean = e.die_utilisation_pct.iter().sum::<f64>() / n;
+        let max = e.die_utilisation_pct.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            out,
+            "  die utilisation: mean {mean:.0}%, max {max:.0}% over {} units",
+            n as usize
+        );
+    }
+    if e.simulated_ns > 0 {
+        let _ = writeln!(
+            out,
+            "  simulated {:.2} s in {:.2} s of wall-clock time",
+            e.simulated_ns as f64 / 1e9,
+            e.wall_ns as f64 / 1e9
+        );
+    }
+}
+
 /// Render the whole result for a terminal.
 pub fn render(r: &RunResult) -> String {
     let mut out = String::new();
@@ -233,6 +303,9 @@ pub fn render(r: &RunResult) -> String {
             }
         }
         phase_block(&mut out, r, phase);
+    }
+    if let Some(e) = &r.emulator {
+        emulator_block(&mut out, e);
     }
     let p = &r.platform;
     let _ = writeln!(

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The SSD emulator's own speed — it must never be the bottleneck it measures —
+# and the queue-depth curves of its presets (002 Figure 1's shape).
+#
+# 1. Real time, zero-latency preset (emu:null, nocopy, polled completions),
+#    one worker pinned to one CPU, QD 32: IOPS through the whole engine
+#    (goal ≥ 2M on one core), and the CPU per I/O.
+# 2. Virtual time: simulated I/Os per CPU-second for a GC-heavy random-write
+#    run (x25e, 256 MiB written over and over) and a read run (goal ≥ 5M).
+# 3. 4 KiB random-read IOPS against queue depth for every preset (virtual
+#    time, after a sequential fill and 2 s of idle time so write buffers
+#    have drained).
+# Usage: bench/emu.sh            (ROUNDS=3 RUNTIME=5 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+RUNTIME=${RUNTIME:-5}
+cargo build --release -q
+B=$PWD/target/release/ssdready
+
+echo "== real time: emu:null, one worker on CPU 0, QD 32, ${RUNTIME}s × $ROUNDS"
+for ((r = 0; r < ROUNDS; r++)); do
+  "$B" run --quiet --output-format=native --name=rt --filename=emu:null,size=1g,nocopy=1,completion=poll \
+    --rw=randread --bs=4k --iodepth=32 --cpus_allowed=0 --runtime="$RUNTIME" --time_based |
+    python3 -c "import json,sys; r=json.load(sys.stdin); j=r['jobs'][0]; c=r['phases'][0]['cpu']['per_io'];
+print(f\"  {j['read']['iops']/1e6:.2f}M IOPS, process CPU {c['process_ns']:.0f} ns per I/O\")"
+done
+
+echo "== virtual time: simulated I/Os per CPU-second"
+sim() {
+  local label=$1; shift
+  /usr/bin/time -f "%U %S" -o /tmp/emu-bench-time "$B" emu simulate --quiet --output-format=native "$@" > /tmp/emu-bench.json
+  python3 - "$label" <<'PY'
+import json, sys
+r = json.load(open('/tmp/emu-bench.json'))
+u, s = map(float, open('/tmp/emu-bench-time').read().split()[-2:])
+ios = sum(d['ios'] for j in r['jobs'] for d in (j['read'], j['write'], j['trim']) if d)
+e = r['emulator']
+print(f"  {sys.argv[1]}: {ios/1e6:.2f}M I/Os, {e['simulated_ns']/1e9:.1f} s simulated, "
+      f"{ios/max(u+s,1e-9)/1e6:.2f}M I/Os per CPU-second (WA {e['write_amplification']:.2f})")
+PY
+}
+sim "x25e random writes (GC)" --filename=emu:x25e,size=256m --rw=randwrite --bs=4k --iodepth=32 --runtime=300 --time_based
+sim "nvme-tlc random reads  " --filename=emu:nvme-tlc,size=1g --rw=randread --bs=4k --iodepth=64 --runtime=20 --time_based
+
+echo "== 4 KiB random-read IOPS by queue depth (virtual time, after a fill)"
+printf '  %-10s' preset; for qd in 1 2 4 8 16 32 64 128; do printf '%9s' "QD$qd"; done; echo
+for p in x25e iodrive nvme-tlc dram-ssd nvm-lowlat; do
+  printf '  %-10s' "$p"
+  for qd in 1 2 4 8 16 32 64 128; do
+    "$B" emu simulate --quiet --output-format=native --filename=emu:$p,size=256m \
+      --name=fill --rw=write --bs=1m --iodepth=8 \
+      --name=r --stonewall --startdelay=2 --rw=randread --bs=4k --iodepth=$qd --number_ios=$((20000 + 500 * qd)) --norandommap |
+      python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"{r['jobs'][1]['read']['iops']/1e3:8.1f}K\", end='')"
+  done
+  echo
+done

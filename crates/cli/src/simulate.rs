@@ -1,0 +1,129 @@
+//! `ssdready emu simulate`: run jobs against emulated devices in virtual
+//! time and report them exactly as a real run is reported (per-second
+//! series in simulated seconds), plus the emulator's counters. There is no
+//! CPU or block-layer section: no host was involved.
+
+use crate::args::RunArgs;
+use crate::run::{bad, job_result_from, phases_and_groups, Failure};
+use ssdready_core::options::build_jobs;
+use ssdready_core::result::*;
+use ssdready_emu::device::Device;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// Simulate the jobs of `args`.
+pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
+    let mut specs = build_jobs(&args.sections).map_err(bad)?;
+    if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
+        return Err(bad(format!(
+            "job '{}': emu simulate runs jobs on emulated devices only, not on {} (drop filename, or use emu:PRESET)",
+            s.name,
+            if s.filename.is_empty() { "the null engine".to_string() } else { s.filename.join(":") }
+        )));
+    }
+    let mut warnings = crate::devices::assign_emulator(&mut specs);
+    warnings.retain(|w| !w.contains("brings its own engine"));
+    let params = crate::devices::params_for(&specs).map_err(bad)?;
+    let mut devices: BTreeMap<String, Device> = params
+        .iter()
+        .map(|(k, p)| (k.clone(), Device::new(p)))
+        .collect();
+    for s in &specs {
+        let cap = devices[&s.filename[0]].capacity();
+        ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
+    }
+    let (phases, groups) = phases_and_groups(&specs);
+    let wall = std::time::Instant::now();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut jobs: Vec<Option<JobResult>> = (0..specs.len()).map(|_| None).collect();
+    let mut phase_results = Vec::new();
+    let mut free_series = Vec::new();
+    let mut simulated = 0u64;
+    for (pi, members) in phases.iter().enumerate() {
+        if stop.load(Relaxed) {
+            break;
+        }
+        let mut window = 0u64;
+        let names: Vec<&String> = {
+            let mut v: Vec<&String> = members.iter().map(|&i| &specs[i].filename[0]).collect();
+            v.dedup();
+            v
+        };
+        for name in names {
+            let idx: Vec<usize> = members
+                .iter()
+                .copied()
+                .filter(|&i| &specs[i].filename[0] == name)
+                .collect();
+            let phase_specs: Vec<_> = idx.iter().map(|&i| specs[i].clone()).collect();
+            let dev = devices.get_mut(name).expect("a device per target");
+            let start = dev.now;
+            let stop_ref = stop.clone();
+            let out =
+                ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
+                    .map_err(bad)?;
+            simulated += out.end_ns - start;
+            if Some(name) == params.keys().next() {
+                free_series.extend(out.free_blocks.iter().copied());
+            }
+            for (k, workers) in idx.iter().zip(out.workers) {
+                let s = &specs[*k];
+                window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
+                let target = TargetInfo {
+                    path: s.filename[0].clone(),
+                    kind: "emulator".into(),
+                    size_bytes: dev.capacity(),
+                    device: None,
+                };
+                jobs[*k] = Some(job_result_from(
+                    s,
+                    groups[*k],
+                    pi,
+                    "virtual",
+                    vec![target],
+                    workers,
+                ));
+            }
+        }
+        phase_results.push(PhaseResult {
+            jobs: members.clone(),
+            window_ns: window,
+            cpu: None,
+            disks: Vec::new(),
+        });
+    }
+    if devices.len() > 1 {
+        warnings.push(format!(
+            "{} emulated devices were used; the emulator report covers the first",
+            devices.len()
+        ));
+    }
+    let emulator = devices.values().next().map(|d| {
+        let mut r = crate::devices::report(d, "virtual", free_series, d.now);
+        r.simulated_ns = simulated;
+        r.wall_ns = wall.elapsed().as_nanos() as u64;
+        r
+    });
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        started_unix_ms: started,
+        interrupted: stop.load(Relaxed),
+        clock: ClockInfo {
+            source: "virtual".into(),
+            tsc_hz: None,
+            ns_per_timestamp: 0.0,
+        },
+        platform: ssdready_probe::platform::collect(&[]),
+        global_options: ssdready_core::options::global_options(&args.sections),
+        jobs: jobs.into_iter().flatten().collect(),
+        phases: phase_results,
+        emulator,
+        warnings,
+    })
+}

@@ -1,0 +1,148 @@
+//! The SSD emulator as a target: the default when no filename is given,
+//! real time against virtual time, determinism, counters in the results.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn simulate_json(args: &[&str]) -> Value {
+    let mut a = vec!["emu", "simulate", "--output-format=native", "--quiet"];
+    a.extend_from_slice(args);
+    let out = ssdready(&a);
+    assert!(
+        out.status.success(),
+        "simulate {a:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_job_without_a_filename_runs_on_the_emulator() {
+    let r = run_json(&[
+        "--name=d",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--iodepth=8",
+        "--number_ios=20000",
+        "--size=128m",
+    ]);
+    let j = &r["jobs"][0];
+    assert_eq!(j["targets"][0]["kind"], "emulator");
+    assert_eq!(j["write"]["ios"], 20000);
+    let e = &r["emulator"];
+    assert_eq!(e["clock"], "real");
+    assert_eq!(e["host_pages_written"], 20000);
+    assert!(e["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p[0] == "preset" && p[1] == "nvme-tlc"));
+}
+
+#[test]
+fn data_written_to_the_emulator_is_read_back_across_phases() {
+    // A sequential fill then a read of the same region in a second phase
+    // (stonewall): the same device, so the reads hit written pages and take
+    // NAND time (unwritten pages answer without NAND reads).
+    let r = run_json(&[
+        "--filename=emu:x25e,size=64m",
+        "--size=8m",
+        "--name=fill",
+        "--rw=write",
+        "--bs=128k",
+        "--iodepth=4",
+        "--name=read",
+        "--stonewall",
+        "--rw=randread",
+        "--bs=4k",
+        "--number_ios=2000",
+    ]);
+    let lat = r["jobs"][1]["read"]["lat"]["mean_ns"].as_f64().unwrap();
+    assert!(
+        lat > 140_000.0,
+        "reads of written pages take NAND time: {lat} ns"
+    );
+}
+
+#[test]
+fn virtual_time_is_deterministic() {
+    let args = [
+        "--filename=emu:x25e,size=128m",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--iodepth=16",
+        "--runtime=20",
+        "--time_based",
+    ];
+    let a = simulate_json(&args);
+    let b = simulate_json(&args);
+    for k in [
+        "host_pages_written",
+        "nand_pages_written",
+        "gc_runs",
+        "gc_pages_moved",
+        "erase_count_max",
+    ] {
+        assert_eq!(a["emulator"][k], b["emulator"][k], "{k}");
+    }
+    assert_eq!(a["jobs"][0]["write"]["lat"], b["jobs"][0]["write"]["lat"]);
+    assert!(a["emulator"]["gc_runs"].as_u64().unwrap() > 0);
+}
+
+/// Where the host is not the bottleneck, real time and virtual time agree on
+/// IOPS within 10 %.
+#[test]
+fn real_and_virtual_time_agree_on_iops() {
+    for (dev, depth) in [
+        ("emu:x25e,size=256m,completion=poll", "16"),
+        ("emu:iodrive,size=256m,completion=poll", "4"),
+    ] {
+        let f = format!("--filename={dev}");
+        let d = format!("--iodepth={depth}");
+        let args = [
+            "--name=a",
+            f.as_str(),
+            "--rw=randread",
+            "--bs=4k",
+            d.as_str(),
+            "--runtime=2",
+            "--time_based",
+        ];
+        let real = run_json(&args);
+        let virt = simulate_json(&args);
+        let (ri, vi) = (
+            real["jobs"][0]["read"]["iops"].as_f64().unwrap(),
+            virt["jobs"][0]["read"]["iops"].as_f64().unwrap(),
+        );
+        eprintln!("{dev} QD{depth}: real {ri:.0} IOPS, virtual {vi:.0} IOPS");
+        assert!(
+            (ri - vi).abs() / vi < 0.10,
+            "{dev}: real {ri} vs virtual {vi}"
+        );
+    }
+}
+
+#[test]
+fn simulate_refuses_real_targets() {
+    let out = ssdready(&["emu", "simulate", "--filename=/tmp/x", "--size=1m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("emulated devices only"));
+}
+
+#[test]
+fn presets_are_listed_with_parameters() {
+    let out = ssdready(&["emu", "presets"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for p in [
+        "x25e",
+        "iodrive",
+        "dram-ssd",
+        "nvme-tlc",
+        "nvm-lowlat",
+        "null",
+    ] {
+        assert!(text.contains(p), "{p}");
+    }
+    assert!(text.contains("read_ns=25000"));
+}
