@@ -79,20 +79,7 @@ fn pin(cpus: &[usize]) {
 }
 
 fn thread_cpu() -> ThreadCpu {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(r) => {
-            let ns = |t: nix::sys::time::TimeVal| {
-                t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000
-            };
-            ThreadCpu {
-                user_ns: ns(r.user_time()),
-                sys_ns: ns(r.system_time()),
-                ctx: (r.voluntary_context_switches() + r.involuntary_context_switches()) as u64,
-            }
-        }
-        Err(_) => ThreadCpu::default(),
-    }
+    ssdready_probe::cpu::thread_now()
 }
 
 /// Wait until `clock` reads `until_ns`: sleep for the bulk, spin the last 50 µs.

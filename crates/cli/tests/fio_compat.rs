@@ -8,6 +8,20 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// The job fio 3.33's golden json+ was made with (tests/golden).
+const GOLDEN_JOB: [&str; 10] = [
+    "run",
+    "--quiet",
+    "--output-format=json+",
+    "--name=g",
+    "--ioengine=null",
+    "--size=64m",
+    "--rw=randrw",
+    "--bs=4k",
+    "--iodepth=4",
+    "--number_ios=4000",
+];
+
 fn jobs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jobs")
 }
@@ -159,18 +173,7 @@ fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
 #[test]
 fn json_plus_has_fios_structure() {
     let golden = include_str!("golden/fio-3.33-null-randrw.keys");
-    let out = ssdready(&[
-        "run",
-        "--quiet",
-        "--output-format=json+",
-        "--name=g",
-        "--ioengine=null",
-        "--size=64m",
-        "--rw=randrw",
-        "--bs=4k",
-        "--iodepth=4",
-        "--number_ios=4000",
-    ]);
+    let out = ssdready(&GOLDEN_JOB);
     assert!(out.status.success());
     let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut paths = Vec::new();
@@ -352,18 +355,7 @@ fn fio_jsonplus_clat2csv_reads_our_json_plus() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let ours = tmp.path().join("ours.json");
-    let out = ssdready(&[
-        "run",
-        "--quiet",
-        "--output-format=json+",
-        "--name=g",
-        "--ioengine=null",
-        "--size=64m",
-        "--rw=randrw",
-        "--bs=4k",
-        "--iodepth=4",
-        "--number_ios=4000",
-    ]);
+    let out = ssdready(&GOLDEN_JOB);
     std::fs::write(&ours, &out.stdout).unwrap();
     let fio = tmp.path().join("fio.json");
     std::fs::write(&fio, include_str!("golden/fio-3.33-null-randrw.json")).unwrap();

@@ -26,28 +26,29 @@ fn counters(d: &Device) -> (u64, u64) {
     (c.host_pages, c.host_pages + c.gc_pages)
 }
 
-/// Fill sequentially, overwrite uniformly at random 4× the capacity, then
-/// measure WA over 2× more.
-fn steady_wa(params: &str, region: Option<u64>) -> (f64, Device) {
-    let p = Params::parse(params).unwrap();
-    let mut d = Device::new(&p);
-    let pages = p.logical_pages();
-    let size = region.unwrap_or(p.size);
+/// Write the whole device once, sequentially, 1 MiB at a time.
+fn fill(d: &mut Device, p: &Params) {
     let fill = JobSpec {
         bs: BlockSizes::Fixed(1 << 20),
         size: Some(p.size),
         ..job(RwMode::Write, 4, p.size >> 20)
     };
-    simulate(&mut d, &[fill], &|| false).unwrap();
+    simulate(d, &[fill], &|| false).unwrap();
+}
+
+/// Overwrite `size` bytes from `offset` uniformly at random 4× over to reach
+/// steady state, then return the WA measured over 2× more.
+fn steady_wa_of(d: &mut Device, offset: u64, size: u64) -> f64 {
     let n = size / 4096;
     let rw = JobSpec {
+        offset,
         size: Some(size),
         ..job(RwMode::RandWrite, 8, 4 * n)
     };
-    simulate(&mut d, &[rw.clone()], &|| false).unwrap();
-    let (h0, t0) = counters(&d);
+    simulate(d, &[rw.clone()], &|| false).unwrap();
+    let (h0, t0) = counters(d);
     simulate(
-        &mut d,
+        d,
         &[JobSpec {
             number_ios: Some(2 * n),
             randseed: 77,
@@ -56,10 +57,17 @@ fn steady_wa(params: &str, region: Option<u64>) -> (f64, Device) {
         &|| false,
     )
     .unwrap();
-    let (h1, t1) = counters(&d);
-    assert!(pages > 0);
+    let (h1, t1) = counters(d);
     d.ftl.as_ref().unwrap().check().unwrap();
-    ((t1 - t0) as f64 / (h1 - h0) as f64, d)
+    (t1 - t0) as f64 / (h1 - h0) as f64
+}
+
+/// Fill, then the steady-state WA of uniform random writes over the device.
+fn steady_wa(params: &str) -> f64 {
+    let p = Params::parse(params).unwrap();
+    let mut d = Device::new(&p);
+    fill(&mut d, &p);
+    steady_wa_of(&mut d, 0, p.size)
 }
 
 #[test]
@@ -69,7 +77,7 @@ fn greedy_wa_matches_the_analytic_model_at_7_28_and_100_percent_op() {
             "nvme-tlc,size=128m,op={op},channels=2,dies=1,pages_per_block=64,write_buffer=0"
         );
         let p = Params::parse(&params).unwrap();
-        let (wa, _) = steady_wa(&params, None);
+        let wa = steady_wa(&params);
         let predicted = wa_greedy(p.alpha_effective(), 64.0);
         let err = (wa - predicted).abs() / predicted;
         eprintln!("op {op}: alpha_eff {:.4} measured WA {wa:.3}, greedy model {predicted:.3}, error {:.1}%", p.alpha_effective(), err * 100.0);
@@ -82,12 +90,7 @@ fn trimming_half_the_space_lowers_wa_as_the_larger_spare_predicts() {
     let params = "nvme-tlc,size=128m,op=0.07,channels=2,dies=1,pages_per_block=64,write_buffer=0";
     let p = Params::parse(params).unwrap();
     let mut d = Device::new(&p);
-    let fill = JobSpec {
-        bs: BlockSizes::Fixed(1 << 20),
-        size: Some(p.size),
-        ..job(RwMode::Write, 4, p.size >> 20)
-    };
-    simulate(&mut d, &[fill], &|| false).unwrap();
+    fill(&mut d, &p);
     // TRIM the upper half, then write randomly to the lower half.
     let half = p.size / 2;
     let trim = JobSpec {
@@ -97,25 +100,7 @@ fn trimming_half_the_space_lowers_wa_as_the_larger_spare_predicts() {
         ..job(RwMode::Trim, 1, half >> 20)
     };
     simulate(&mut d, &[trim], &|| false).unwrap();
-    let n = half / 4096;
-    let rw = JobSpec {
-        size: Some(half),
-        ..job(RwMode::RandWrite, 8, 4 * n)
-    };
-    simulate(&mut d, &[rw.clone()], &|| false).unwrap();
-    let (h0, t0) = counters(&d);
-    simulate(
-        &mut d,
-        &[JobSpec {
-            number_ios: Some(2 * n),
-            randseed: 5,
-            ..rw
-        }],
-        &|| false,
-    )
-    .unwrap();
-    let (h1, t1) = counters(&d);
-    let wa = (t1 - t0) as f64 / (h1 - h0) as f64;
+    let wa = steady_wa_of(&mut d, 0, half);
     // notes: trimmed space counts as spare: alpha = T_eff / (U (1 - t))
     let alpha = p.alpha_effective() / 0.5;
     let predicted = wa_greedy(alpha, 64.0);

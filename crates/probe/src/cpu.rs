@@ -45,22 +45,36 @@ pub fn system_now() -> Option<SystemCpu> {
     parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?, user_hz())
 }
 
+fn rusage(who: nix::sys::resource::UsageWho) -> Option<nix::sys::resource::Usage> {
+    nix::sys::resource::getrusage(who).ok()
+}
+
+fn tv_ns(t: nix::sys::time::TimeVal) -> u64 {
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000
+}
+
 /// getrusage(RUSAGE_SELF) now: every thread of the process, live or exited.
 pub fn process_now() -> ProcessCpu {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_SELF) {
-        Ok(r) => {
-            let ns = |t: nix::sys::time::TimeVal| {
-                t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1_000
-            };
-            ProcessCpu {
-                user_ns: ns(r.user_time()),
-                sys_ns: ns(r.system_time()),
-                ctx_voluntary: r.voluntary_context_switches() as u64,
-                ctx_involuntary: r.involuntary_context_switches() as u64,
-            }
-        }
-        Err(_) => ProcessCpu::default(),
+    match rusage(nix::sys::resource::UsageWho::RUSAGE_SELF) {
+        Some(r) => ProcessCpu {
+            user_ns: tv_ns(r.user_time()),
+            sys_ns: tv_ns(r.system_time()),
+            ctx_voluntary: r.voluntary_context_switches() as u64,
+            ctx_involuntary: r.involuntary_context_switches() as u64,
+        },
+        None => ProcessCpu::default(),
+    }
+}
+
+/// getrusage(RUSAGE_THREAD) now: the calling thread only (fio's per-job figure).
+pub fn thread_now() -> ssdready_core::stats::ThreadCpu {
+    match rusage(nix::sys::resource::UsageWho::RUSAGE_THREAD) {
+        Some(r) => ssdready_core::stats::ThreadCpu {
+            user_ns: tv_ns(r.user_time()),
+            sys_ns: tv_ns(r.system_time()),
+            ctx: (r.voluntary_context_switches() + r.involuntary_context_switches()) as u64,
+        },
+        None => Default::default(),
     }
 }
 
