@@ -8,6 +8,7 @@ mod args;
 mod devices;
 mod logs;
 mod progress;
+mod ramdev;
 mod run;
 mod simulate;
 mod worker;
@@ -45,10 +46,37 @@ enum Cmd {
     },
     /// List every job option with its allowed values.
     Options,
+    /// RAM-backed kernel block devices that expose the software stack.
+    Ramdev {
+        #[command(subcommand)]
+        cmd: RamdevCmd,
+    },
     /// The built-in SSD emulator: presets, and runs in virtual time.
     Emu {
         #[command(subcommand)]
         cmd: EmuCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum RamdevCmd {
+    /// Create a RAM-backed block device (needs root).
+    Create {
+        /// null_blk, loop (over a /dev/shm file, direct I/O), zram, or auto.
+        #[arg(long, default_value = "auto")]
+        kind: String,
+        /// Size, e.g. 1g.
+        #[arg(long, default_value = "1g")]
+        size: String,
+    },
+    /// List the devices ssdready made.
+    List,
+    /// Remove a device ssdready made (or --all).
+    Remove {
+        /// The device, e.g. /dev/loop3.
+        device: Option<String>,
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -208,10 +236,54 @@ fn run_command(args: &[String], simulate: bool) {
     }
 }
 
+fn ramdev_command(cmd: RamdevCmd) {
+    match cmd {
+        RamdevCmd::Create { kind, size } => {
+            let bytes = ssdready_core::units::parse_size(&size, 1024).unwrap_or_else(|e| {
+                fail(
+                    2,
+                    &format!("option 'size': {e} (allowed: a size such as 1g)"),
+                )
+            });
+            if !["auto", "null_blk", "loop", "zram", "ublk"].contains(&kind.as_str()) {
+                fail(
+                    2,
+                    &format!("option 'kind': '{kind}' (allowed: auto, null_blk, loop, zram)"),
+                );
+            }
+            match ramdev::create(&kind, bytes) {
+                Ok((k, dev)) => {
+                    println!("{dev}");
+                    eprintln!(
+                        "made a {k} device {dev} of {bytes} bytes\n  {}",
+                        ramdev::explain(&k)
+                    );
+                }
+                Err(e) => fail(1, &e),
+            }
+        }
+        RamdevCmd::List => {
+            for (k, dev, detail) in ramdev::list() {
+                println!("{dev}\t{k}\t{detail}");
+            }
+        }
+        RamdevCmd::Remove { device, all } => {
+            if device.is_none() && !all {
+                fail(2, "ramdev remove: name a device, or --all");
+            }
+            match ramdev::remove(device.as_deref()) {
+                Ok(v) => v.iter().for_each(|d| println!("removed {d}")),
+                Err(e) => fail(1, &e),
+            }
+        }
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Options => list_options(),
+        Cmd::Ramdev { cmd } => ramdev_command(cmd),
         Cmd::Emu {
             cmd: EmuCmd::Presets,
         } => list_presets(),

@@ -1,0 +1,215 @@
+//! `ssdready ramdev create|list|remove`: a RAM-backed kernel block device
+//! that exposes the software stack ("SSD for everyone", 003). Which kind is
+//! made depends on what the kernel has:
+//!
+//! * `null_blk` (configfs) — blk-mq with no data: the purest view of the
+//!   block layer; used when `/sys/kernel/config/nullb` exists;
+//! * `loop` — a loop device over a `/dev/shm` file with direct I/O: the real
+//!   block layer and the loop driver, whose worker thread then reads the
+//!   tmpfs pages; the default where null_blk is missing;
+//! * `zram` — compressed RAM, bio-based (no request queue, no scheduler).
+//!
+//! ublk needs a user-space server and is not offered. Each kind says what
+//! its I/O path includes and leaves out. Devices made here are recognised
+//! by their names (`/dev/shm/ssdready-ramdev-*`, `nullb` directory
+//! `ssdready*`, a zram marker), so `list` and `remove` touch nothing else.
+
+use std::path::Path;
+use std::process::Command;
+
+const SHM_PREFIX: &str = "/dev/shm/ssdready-ramdev-";
+const NULLB: &str = "/sys/kernel/config/nullb";
+
+/// What a kind's I/O path includes and leaves out.
+pub fn explain(kind: &str) -> &'static str {
+    match kind {
+        "loop" => "includes: system call, VFS, blk-mq block layer (scheduler as set, 'none' by default), the loop \
+                   driver and its kworker, a direct read/write of tmpfs pages (one memory copy); leaves out: a device, \
+                   DMA, interrupts (completion runs in the loop worker: one context switch per request)",
+        "zram" => "includes: system call, VFS, the bio-based block path, LZO/ZSTD compression of each page; leaves \
+                   out: the request queue, I/O scheduler, merging and interrupts; its diskstats times are coarse",
+        "null_blk" => "includes: system call, VFS, blk-mq block layer and scheduler, a driver that completes at once \
+                       (irqmode 0) without moving data; leaves out: data copies, a device, interrupts",
+        _ => "unknown kind",
+    }
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{:?} failed: {}",
+            cmd.get_program(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn write(path: &str, value: &str) -> Result<(), String> {
+    std::fs::write(path, value).map_err(|e| format!("writing '{value}' to {path}: {e}"))
+}
+
+/// Create a device of `kind` (`auto`, `null_blk`, `loop`, `zram`) and `size`
+/// bytes; returns (kind, device path).
+pub fn create(kind: &str, size: u64) -> Result<(String, String), String> {
+    if !is_root() {
+        return Err("ramdev needs root (it creates a kernel block device)".into());
+    }
+    let kind = match kind {
+        "auto" if Path::new(NULLB).is_dir() => "null_blk",
+        "auto" => "loop",
+        k => k,
+    };
+    match kind {
+        "loop" => {
+            let n = (0..1000)
+                .find(|i| !Path::new(&format!("{SHM_PREFIX}{i}.img")).exists())
+                .ok_or("too many ramdevs")?;
+            let backing = format!("{SHM_PREFIX}{n}.img");
+            let f = std::fs::File::create(&backing).map_err(|e| format!("{backing}: {e}"))?;
+            f.set_len(size).map_err(|e| format!("{backing}: {e}"))?;
+            drop(f);
+            match run(Command::new("losetup").args(["--direct-io=on", "-f", "--show", &backing])) {
+                Ok(dev) => Ok(("loop".into(), dev)),
+                Err(e) => {
+                    let _ = std::fs::remove_file(&backing);
+                    Err(format!("{e} (losetup is in util-linux)"))
+                }
+            }
+        }
+        "zram" => {
+            let dev = (0..16)
+                .map(|i| format!("zram{i}"))
+                .find(|z| {
+                    std::fs::read_to_string(format!("/sys/block/{z}/disksize")).map(|s| s.trim() == "0").unwrap_or(false)
+                })
+                .ok_or("no unused zram device (/sys/block/zramN/disksize is 0 for none); hot-add one via /sys/class/zram-control")?;
+            write(&format!("/sys/block/{dev}/disksize"), &size.to_string())?;
+            write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n")?;
+            Ok(("zram".into(), format!("/dev/{dev}")))
+        }
+        "null_blk" => {
+            if !Path::new(NULLB).is_dir() {
+                return Err(format!("null_blk is not available: {NULLB} does not exist (modprobe null_blk, or use --kind=loop)"));
+            }
+            let n = (0..1000)
+                .find(|i| !Path::new(&format!("{NULLB}/ssdready{i}")).exists())
+                .ok_or("too many")?;
+            let dir = format!("{NULLB}/ssdready{n}");
+            std::fs::create_dir(&dir).map_err(|e| format!("{dir}: {e}"))?;
+            write(&format!("{dir}/size"), &(size >> 20).max(1).to_string())?;
+            write(&format!("{dir}/irqmode"), "0")?;
+            write(&format!("{dir}/queue_mode"), "2")?;
+            write(&format!("{dir}/power"), "1")?;
+            let idx = std::fs::read_to_string(format!("{dir}/index")).map_err(|e| e.to_string())?;
+            Ok(("null_blk".into(), format!("/dev/nullb{}", idx.trim())))
+        }
+        "ublk" => Err(
+            "ublk needs a user-space server, which ssdready does not provide (use --kind=loop)"
+                .into(),
+        ),
+        other => Err(format!(
+            "unknown ramdev kind '{other}' (allowed: auto, null_blk, loop, zram)"
+        )),
+    }
+}
+
+/// (kind, device, detail) of every device made here.
+pub fn list() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    if let Ok(text) = run(Command::new("losetup").args(["-n", "-O", "NAME,BACK-FILE,DIO", "-l"])) {
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() >= 2 && f[1].starts_with(SHM_PREFIX) {
+                out.push((
+                    "loop".into(),
+                    f[0].to_string(),
+                    format!("backing {} direct-io {}", f[1], f.get(2).unwrap_or(&"?")),
+                ));
+            }
+        }
+    }
+    for i in 0..16 {
+        let z = format!("zram{i}");
+        if Path::new(&format!("{SHM_PREFIX}{z}")).exists() {
+            let size =
+                std::fs::read_to_string(format!("/sys/block/{z}/disksize")).unwrap_or_default();
+            out.push((
+                "zram".into(),
+                format!("/dev/{z}"),
+                format!("{} bytes", size.trim()),
+            ));
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(NULLB) {
+        for e in rd
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("ssdready"))
+        {
+            let idx = std::fs::read_to_string(e.path().join("index")).unwrap_or_default();
+            out.push((
+                "null_blk".into(),
+                format!("/dev/nullb{}", idx.trim()),
+                e.path().display().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// Remove one device made here (or all with `None`).
+pub fn remove(which: Option<&str>) -> Result<Vec<String>, String> {
+    if !is_root() {
+        return Err("ramdev needs root".into());
+    }
+    let mut removed = Vec::new();
+    let all = list();
+    if let Some(w) = which {
+        if !all.iter().any(|(_, d, _)| d == w) {
+            return Err(format!(
+                "{w} was not made by ssdready ramdev (see 'ssdready ramdev list')"
+            ));
+        }
+    }
+    for (kind, dev, detail) in all
+        .into_iter()
+        .filter(|(_, d, _)| which.is_none_or(|w| w == d))
+    {
+        match kind.as_str() {
+            "loop" => {
+                run(Command::new("losetup").args(["-d", &dev]))?;
+                if let Some(b) = detail
+                    .strip_prefix("backing ")
+                    .and_then(|r| r.split_whitespace().next())
+                {
+                    let _ = std::fs::remove_file(b);
+                }
+            }
+            "zram" => {
+                let z = dev.trim_start_matches("/dev/");
+                write(&format!("/sys/block/{z}/reset"), "1")?;
+                let _ = std::fs::remove_file(format!("{SHM_PREFIX}{z}"));
+            }
+            _ => {
+                write(&format!("{detail}/power"), "0")?;
+                std::fs::remove_dir(&detail).map_err(|e| format!("{detail}: {e}"))?;
+            }
+        }
+        removed.push(dev);
+    }
+    Ok(removed)
+}
