@@ -32,6 +32,10 @@ pub struct RunArgs {
     pub quiet: bool,
     pub allow_destructive: bool,
     pub parse_only: bool,
+    /// `--profile`: system-wide CPU samples by kernel layer.
+    pub profile: bool,
+    /// `--decompose`: per-I/O latency split (eBPF) — not built yet.
+    pub decompose: bool,
     /// Every section in effect order: command-line globals, job files, command-line jobs.
     pub sections: Vec<Section>,
 }
@@ -129,6 +133,8 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             }
             "quiet" => r.quiet = true,
             "parse-only" => r.parse_only = true,
+            "profile" => r.profile = true,
+            "decompose" => r.decompose = true,
             "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
             "name" => {
                 let name = v

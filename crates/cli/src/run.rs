@@ -195,6 +195,45 @@ struct PhaseRun {
     window_ns: u64,
     cpu: Option<CpuCost>,
     disks: Vec<DiskResult>,
+    profile: Option<ProfileReport>,
+}
+
+/// CPU time per profile sample: 10 kHz per CPU.
+const PROFILE_PERIOD_NS: u64 = 100_000;
+
+/// The system-wide sampler and its classifier, or None with a warning that
+/// says why profiling cannot work here.
+type Profiler = (
+    ssdready_io::perf::Sampler,
+    ssdready_probe::profile::Classifier,
+    ssdready_probe::profile::RawSamples,
+);
+
+fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
+    use ssdready_probe::profile::{Classifier, Kallsyms, RawSamples, Rules, RULES};
+    let Some(syms) = Kallsyms::load() else {
+        warnings.push(
+            "--profile: /proc/kallsyms shows no addresses (kptr_restrict; run as root)".into(),
+        );
+        return None;
+    };
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS) {
+        Ok(s) => Some((
+            s,
+            Classifier::new(syms, Rules::parse(RULES), std::process::id()),
+            RawSamples::default(),
+        )),
+        Err(e) => {
+            warnings.push(format!(
+                "--profile: perf_event_open refused system-wide sampling: {e} (needs root, or \
+                 /proc/sys/kernel/perf_event_paranoid ≤ 0)"
+            ));
+            None
+        }
+    }
 }
 
 type Snapshot = (u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>);
@@ -210,7 +249,13 @@ fn run_phase(
     show: bool,
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
+    profile: bool,
 ) -> Result<PhaseRun, Failure> {
+    let mut sampler = if profile {
+        open_profiler(warnings)
+    } else {
+        None
+    };
     let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
         .iter()
@@ -290,12 +335,21 @@ fn run_phase(
         )
     };
     let mut measure: Option<Snapshot> = if ramp == 0 { Some(snap(&clock)) } else { None };
+    if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
+        s.enable();
+    }
     let mut next_tick = t0 + 1_000_000_000;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
+            if let Some((s, _, _)) = &sampler {
+                s.enable();
+            }
+        }
+        if let Some((s, _, raw)) = &mut sampler {
+            s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns));
         }
         if lives
             .iter()
@@ -319,6 +373,10 @@ fn run_phase(
     }
     let end = snap(&clock);
     prog.finish();
+    if let Some((s, _, raw)) = &mut sampler {
+        s.disable();
+        s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns));
+    }
     let measure = measure.unwrap_or_else(|| end.clone());
     if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
         let msg = format!(
@@ -358,11 +416,22 @@ fn run_phase(
         }
         disks.push(disk::split(dname, a, b, app, window_ns));
     }
+    let profile = sampler.map(|(s, mut c, raw)| {
+        raw.classify_into(&mut c);
+        if s.throttled > 0 {
+            eprintln!(
+                "ssdready: --profile: the kernel throttled sampling {} times",
+                s.throttled
+            );
+        }
+        c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost)
+    });
     Ok(PhaseRun {
         outcomes,
         window_ns,
         cpu: Some(cpu_cost),
         disks,
+        profile,
     })
 }
 
@@ -400,6 +469,13 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .unwrap_or(1);
     }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
+    if args.decompose {
+        warnings.push(
+            "--decompose: the per-I/O eBPF latency decomposition is not implemented yet; \
+             showing the mean split from /sys/block/X/stat"
+                .into(),
+        );
+    }
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
     if let Some(out) = &args.output {
         let parent = out
@@ -465,6 +541,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             show,
             &mut warnings,
             &mut emu_free,
+            args.profile,
         )?;
         for &ji in members {
             let j = &jobs[ji];
@@ -491,6 +568,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             window_ns: run.window_ns,
             cpu: run.cpu,
             disks: run.disks,
+            profile: run.profile,
         });
     }
     for (path, text) in log_files {

@@ -94,6 +94,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             window_ns: window,
             cpu: None,
             disks: Vec::new(),
+            profile: None,
         });
     }
     if devices.len() > 1 {

@@ -78,6 +78,40 @@ pub struct PhaseResult {
     pub cpu: Option<CpuCost>,
     /// Block-layer view of every device the phase used.
     pub disks: Vec<DiskResult>,
+    /// Kernel cost by layer (`--profile`).
+    pub profile: Option<ProfileReport>,
+}
+
+/// One layer of the CPU profile.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LayerCost {
+    pub layer: String,
+    pub samples: u64,
+    /// Share of all non-idle samples, percent (0 for idle).
+    pub share_of_busy_pct: f64,
+    pub ns_per_io: f64,
+    pub clocks_per_io: Option<f64>,
+}
+
+/// `--profile`: system-wide CPU samples classified by kernel layer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProfileReport {
+    /// CPU time each sample stands for, ns.
+    pub period_ns: u64,
+    pub samples: u64,
+    /// Records the kernel dropped (buffers full).
+    pub lost: u64,
+    pub busy_samples: u64,
+    /// Share of busy samples in a named layer (not "other kernel").
+    pub named_share_of_busy_pct: f64,
+    /// All non-idle layers' CPU per I/O, ns.
+    pub busy_ns_per_io: f64,
+    /// Layers, most samples first.
+    pub layers: Vec<LayerCost>,
+    /// (innermost symbol, layer, samples), most first.
+    pub top_functions: Vec<(String, String, u64)>,
+    /// Kernel symbols no rule matched (add rules for them), most first.
+    pub unmatched_symbols: Vec<(String, u64)>,
 }
 
 /// The clock latencies were measured with.

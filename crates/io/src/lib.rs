@@ -22,6 +22,7 @@ pub mod buf;
 pub mod clock;
 pub mod engine;
 pub mod engines;
+pub mod perf;
 pub mod target;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

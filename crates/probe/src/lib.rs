@@ -19,3 +19,4 @@
 pub mod cpu;
 pub mod disk;
 pub mod platform;
+pub mod profile;

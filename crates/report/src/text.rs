@@ -132,6 +132,9 @@ fn job_block(out: &mut String, j: &JobResult) {
 }
 
 fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
+    if let Some(p) = &phase.profile {
+        profile_block(out, p);
+    }
     if let Some(c) = &phase.cpu {
         let clocks = |v: Option<f64>| {
             v.map(|c| format!(" = {} clocks", fmt_count(c)))
@@ -202,6 +205,52 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
         if let Some(n) = &d.note {
             let _ = writeln!(out, "  note: {n}");
         }
+    }
+}
+
+fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
+    let _ = writeln!(
+        out,
+        "kernel profile ({} samples of {} CPU each, {} lost): busy {} per I/O, {:.1}% of busy samples in named layers",
+        fmt_count(p.samples as f64),
+        fmt_ns(p.period_ns as f64),
+        p.lost,
+        fmt_ns(p.busy_ns_per_io),
+        p.named_share_of_busy_pct
+    );
+    for l in p.layers.iter().filter(|l| l.layer != "idle") {
+        let _ = writeln!(
+            out,
+            "  {:<26} {:>5.1}%  {:>9} per I/O{}",
+            l.layer,
+            l.share_of_busy_pct,
+            fmt_ns(l.ns_per_io),
+            l.clocks_per_io
+                .map(|c| format!(" = {} clocks", fmt_count(c)))
+                .unwrap_or_default()
+        );
+    }
+    let top: Vec<String> = p
+        .top_functions
+        .iter()
+        .take(8)
+        .map(|(f, l, c)| format!("{f} ({l}) {c}"))
+        .collect();
+    if !top.is_empty() {
+        let _ = writeln!(out, "  top functions: {}", top.join(", "));
+    }
+    let un: Vec<String> = p
+        .unmatched_symbols
+        .iter()
+        .take(6)
+        .map(|(f, c)| format!("{f} {c}"))
+        .collect();
+    if !un.is_empty() {
+        let _ = writeln!(
+            out,
+            "  unmatched (add rules in crates/probe/data/layers.rules): {}",
+            un.join(", ")
+        );
     }
 }
 

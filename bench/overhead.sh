@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# What ssdready's own measurements cost: IOPS with and without --profile
+# (10 kHz system-wide sampling) on a loop device over /dev/shm at QD 32,
+# runs alternating. Needs root. Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5}
+RUNTIME=${RUNTIME:-5}
+cargo build --release -q
+B=$PWD/target/release/ssdready
+DEV=$("$B" ramdev create --kind=loop --size=1g 2>/dev/null)
+trap '"$B" ramdev remove "$DEV" >/dev/null' EXIT
+iops() {
+  "$B" run --quiet --output-format=native --filename="$DEV" --rw=randread --bs=4k --ioengine=io_uring \
+    --direct=1 --iodepth=32 --runtime="$RUNTIME" --time_based "$@" |
+    python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
+}
+plain=() prof=()
+for ((r = 0; r < ROUNDS; r++)); do
+  plain+=("$(iops)")
+  prof+=("$(iops --profile)")
+done
+python3 - "${plain[*]}" "${prof[*]}" <<'PY'
+import sys, statistics as st
+a, b = (list(map(float, x.split())) for x in sys.argv[1:3])
+print(f"without --profile: median {st.median(a):.0f} IOPS {a}")
+print(f"with --profile:    median {st.median(b):.0f} IOPS {b}")
+print(f"cost: {100*(1-st.median(b)/st.median(a)):.1f}% of IOPS")
+PY

@@ -1,0 +1,335 @@
+//! `--profile`: where the CPU time of a run goes, by kernel layer — the iolat
+//! report of 003 for every run. System-wide `cpu-clock` samples (one per
+//! 100 µs of CPU time at 10 kHz) are symbolised through /proc/kallsyms and
+//! each is classified into a layer by its kernel call chain, using the rules
+//! in `data/layers.rules` (data, not code: unmatched symbols are listed so
+//! rules can be added). User-mode samples are "ssdready (user)" for this
+//! process and "other user" for the rest.
+//!
+//! Each sample stands for the CPU time since the previous sample on its CPU
+//! (the timer can fire late in a VM and skip periods, so counting samples ×
+//! period would undercount); a layer's summed time divided by the I/Os is
+//! its ns (and TSC clocks) per I/O. The non-idle layers add up to
+//! the whole-system busy time that /proc/stat reports.
+
+use ssdready_core::result::{LayerCost, ProfileReport};
+use std::collections::HashMap;
+
+/// The rules file compiled in.
+pub const RULES: &str = include_str!("../data/layers.rules");
+
+/// Kernel symbols sorted by address.
+pub struct Kallsyms {
+    addrs: Vec<u64>,
+    names: Vec<String>,
+}
+
+impl Kallsyms {
+    /// Parse /proc/kallsyms text (text symbols only).
+    pub fn parse(text: &str) -> Kallsyms {
+        let mut v: Vec<(u64, String)> = text
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                let a = u64::from_str_radix(it.next()?, 16).ok()?;
+                let t = it.next()?;
+                let n = it.next()?;
+                (matches!(t, "T" | "t" | "W" | "w") && a != 0).then(|| (a, n.to_string()))
+            })
+            .collect();
+        v.sort_unstable_by_key(|x| x.0);
+        let (addrs, names) = v.into_iter().unzip();
+        Kallsyms { addrs, names }
+    }
+
+    /// Load /proc/kallsyms; None when addresses are hidden (kptr_restrict).
+    pub fn load() -> Option<Kallsyms> {
+        let k = Kallsyms::parse(&std::fs::read_to_string("/proc/kallsyms").ok()?);
+        (!k.addrs.is_empty()).then_some(k)
+    }
+
+    /// The symbol containing `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<&str> {
+        let i = self.addrs.partition_point(|&a| a <= addr);
+        (i > 0).then(|| self.names[i - 1].as_str())
+    }
+}
+
+/// The layer rules.
+pub struct Rules {
+    rules: Vec<(String, Vec<String>)>,
+}
+
+impl Rules {
+    /// Parse rules text (see `data/layers.rules`).
+    pub fn parse(text: &str) -> Rules {
+        let rules = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                Some((it.next()?.to_string(), it.map(String::from).collect()))
+            })
+            .collect();
+        Rules { rules }
+    }
+
+    /// The layer of one symbol, if a rule matches.
+    pub fn layer_of(&self, sym: &str) -> Option<&str> {
+        self.rules.iter().find_map(|(layer, pats)| {
+            pats.iter()
+                .any(|p| match p.strip_prefix('=') {
+                    Some(exact) => sym == exact,
+                    None => sym.starts_with(p.as_str()),
+                })
+                .then_some(layer.as_str())
+        })
+    }
+}
+
+/// Raw samples kept during a run and classified after it, so the
+/// classification costs nothing inside the measured window.
+#[derive(Default)]
+pub struct RawSamples {
+    /// (user, pid, ip, weight_ns, callchain start, callchain end) per sample.
+    samples: Vec<(bool, u32, u64, u64, u32, u32)>,
+    frames: Vec<u64>,
+}
+
+impl RawSamples {
+    /// Keep one sample.
+    pub fn push(&mut self, user: bool, pid: u32, ip: u64, callchain: &[u64], weight_ns: u64) {
+        let a = self.frames.len() as u32;
+        self.frames.extend_from_slice(callchain);
+        self.samples
+            .push((user, pid, ip, weight_ns, a, self.frames.len() as u32));
+    }
+
+    /// Classify everything kept.
+    pub fn classify_into(&self, c: &mut Classifier) {
+        for &(user, pid, ip, w, a, b) in &self.samples {
+            c.add(user, pid, ip, &self.frames[a as usize..b as usize], w);
+        }
+    }
+}
+
+/// Accumulates samples into layers.
+pub struct Classifier {
+    syms: Kallsyms,
+    rules: Rules,
+    own_pid: u32,
+    cache: HashMap<u64, Option<String>>,
+    /// Per layer: (samples, CPU ns).
+    layers: HashMap<String, (u64, u64)>,
+    leaf: HashMap<(String, String), u64>,
+    unmatched: HashMap<String, u64>,
+    samples: u64,
+}
+
+const USER_OURS: &str = "ssdready (user)";
+const USER_OTHER: &str = "other user";
+const OTHER_KERNEL: &str = "other kernel";
+
+impl Classifier {
+    /// A classifier for samples of this process (`own_pid`) and the rest.
+    pub fn new(syms: Kallsyms, rules: Rules, own_pid: u32) -> Self {
+        Classifier {
+            syms,
+            rules,
+            own_pid,
+            cache: HashMap::new(),
+            layers: HashMap::new(),
+            leaf: HashMap::new(),
+            unmatched: HashMap::new(),
+            samples: 0,
+        }
+    }
+
+    fn layer_at(&mut self, ip: u64) -> (String, Option<String>) {
+        let sym = self.syms.lookup(ip).unwrap_or("?").to_string();
+        let layer = self
+            .cache
+            .entry(ip)
+            .or_insert_with(|| self.rules.layer_of(&sym).map(String::from))
+            .clone();
+        (sym, layer)
+    }
+
+    /// Count one sample standing for `weight_ns` of CPU: `user` mode, its
+    /// pid, its IP and kernel call chain (innermost first).
+    pub fn add(&mut self, user: bool, pid: u32, ip: u64, callchain: &[u64], weight_ns: u64) {
+        self.samples += 1;
+        if user {
+            let l = if pid == self.own_pid {
+                USER_OURS
+            } else {
+                USER_OTHER
+            };
+            let e = self.layers.entry(l.into()).or_default();
+            e.0 += 1;
+            e.1 += weight_ns;
+            return;
+        }
+        let frames: Vec<u64> = if callchain.is_empty() {
+            vec![ip]
+        } else {
+            callchain.to_vec()
+        };
+        let (leaf_sym, _) = self.layer_at(frames[0]);
+        let mut chosen: Option<String> = None;
+        for &f in &frames {
+            let (sym, layer) = self.layer_at(f);
+            match layer.as_deref() {
+                Some("transparent") => continue,
+                Some(l) => {
+                    chosen = Some(l.to_string());
+                    break;
+                }
+                None => {
+                    *self.unmatched.entry(sym).or_default() += 1;
+                    continue;
+                }
+            }
+        }
+        let layer = chosen.unwrap_or_else(|| OTHER_KERNEL.into());
+        *self.leaf.entry((leaf_sym, layer.clone())).or_default() += 1;
+        let e = self.layers.entry(layer).or_default();
+        e.0 += 1;
+        e.1 += weight_ns;
+    }
+
+    /// The report: `period_ns` nominal CPU per sample, `ios` I/Os, TSC `hz`.
+    /// Layer costs use each sample's measured weight.
+    pub fn report(
+        &self,
+        period_ns: u64,
+        ios: u64,
+        tsc_hz: Option<f64>,
+        lost: u64,
+    ) -> ProfileReport {
+        let (idle_n, idle_ns) = self.layers.get("idle").copied().unwrap_or((0, 0));
+        let total_ns: u64 = self.layers.values().map(|v| v.1).sum();
+        let busy = self.samples - idle_n;
+        let busy_ns = total_ns - idle_ns;
+        let named_ns = busy_ns - self.layers.get(OTHER_KERNEL).map(|v| v.1).unwrap_or(0);
+        let n = ios.max(1) as f64;
+        let mut layers: Vec<LayerCost> = self
+            .layers
+            .iter()
+            .map(|(name, &(s, ns))| {
+                let per_io = ns as f64 / n;
+                LayerCost {
+                    layer: name.clone(),
+                    samples: s,
+                    share_of_busy_pct: if name == "idle" || busy_ns == 0 {
+                        0.0
+                    } else {
+                        100.0 * ns as f64 / busy_ns as f64
+                    },
+                    ns_per_io: per_io,
+                    clocks_per_io: tsc_hz.map(|h| per_io * h / 1e9),
+                }
+            })
+            .collect();
+        layers.sort_by(|a, b| b.ns_per_io.total_cmp(&a.ns_per_io));
+        let mut top: Vec<(String, String, u64)> = self
+            .leaf
+            .iter()
+            .map(|((s, l), &c)| (s.clone(), l.clone(), c))
+            .collect();
+        top.sort_by_key(|x| std::cmp::Reverse(x.2));
+        top.truncate(25);
+        let mut unmatched: Vec<(String, u64)> = self
+            .unmatched
+            .iter()
+            .map(|(s, &c)| (s.clone(), c))
+            .collect();
+        unmatched.sort_by_key(|x| std::cmp::Reverse(x.1));
+        unmatched.truncate(25);
+        ProfileReport {
+            period_ns,
+            samples: self.samples,
+            lost,
+            busy_samples: busy,
+            named_share_of_busy_pct: if busy_ns > 0 {
+                100.0 * named_ns as f64 / busy_ns as f64
+            } else {
+                0.0
+            },
+            busy_ns_per_io: busy_ns as f64 / n,
+            layers,
+            top_functions: top,
+            unmatched_symbols: unmatched,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SYMS: &str = "ffffffff81000000 T _stext\nffffffff81001000 T blk_mq_submit_bio\n\
+        ffffffff81002000 T _raw_spin_lock\nffffffff81003000 T do_idle\nffffffff81004000 T io_issue_sqe\n\
+        ffffffff81005000 T mystery_fn\nffffffff81006000 T dd_dispatch_request\n";
+
+    #[test]
+    fn rules_file_parses_and_orders() {
+        let r = Rules::parse(RULES);
+        assert_eq!(r.layer_of("blk_mq_submit_bio"), Some("block-core"));
+        assert_eq!(
+            r.layer_of("blk_mq_sched_dispatch_requests"),
+            Some("io-scheduler")
+        );
+        assert_eq!(r.layer_of("io_schedule"), Some("scheduler/context-switch"));
+        assert_eq!(r.layer_of("io_issue_sqe"), Some("io_uring"));
+        assert_eq!(r.layer_of("_raw_spin_lock_irqsave"), Some("transparent"));
+        assert_eq!(r.layer_of("memset"), Some("page-cache/copy"));
+        assert_eq!(r.layer_of("memset_orig"), None);
+        assert_eq!(r.layer_of("nothing_like_it"), None);
+    }
+
+    #[test]
+    fn samples_take_the_layer_of_their_innermost_specific_frame() {
+        let k = Kallsyms::parse(SYMS);
+        assert_eq!(k.lookup(0xffffffff81001010), Some("blk_mq_submit_bio"));
+        let mut c = Classifier::new(k, Rules::parse(RULES), 42);
+        // spin lock called from the block layer: block-core
+        c.add(
+            false,
+            1,
+            0xffffffff81002010,
+            &[0xffffffff81002010, 0xffffffff81001020, 0xffffffff81004000],
+            100_000,
+        );
+        // idle
+        c.add(false, 0, 0xffffffff81003001, &[0xffffffff81003001], 100_000);
+        // unknown leaf under io_uring: io_uring, and the unknown is listed
+        c.add(
+            false,
+            42,
+            0xffffffff81005001,
+            &[0xffffffff81005001, 0xffffffff81004001],
+            100_000,
+        );
+        c.add(true, 42, 0x401000, &[], 100_000);
+        c.add(true, 7, 0x401000, &[], 100_000);
+        let r = c.report(100_000, 10, Some(2e9), 0);
+        let get = |n: &str| {
+            r.layers
+                .iter()
+                .find(|l| l.layer == n)
+                .map(|l| l.samples)
+                .unwrap_or(0)
+        };
+        assert_eq!(get("block-core"), 1);
+        assert_eq!(get("idle"), 1);
+        assert_eq!(get("io_uring"), 1);
+        assert_eq!(get("ssdready (user)"), 1);
+        assert_eq!(get("other user"), 1);
+        assert_eq!(r.busy_samples, 4);
+        assert_eq!(r.unmatched_symbols[0].0, "mystery_fn");
+        assert!((r.busy_ns_per_io - 40_000.0).abs() < 1e-6);
+        assert!((r.named_share_of_busy_pct - 100.0).abs() < 1e-9);
+    }
+}
