@@ -12,14 +12,14 @@
 #        ROUNDS=5 RUNTIME=10 CASES="null-qd1 uring-qd32" bench/vs-fio.sh
 #        bench/vs-fio.sh JOBFILE...       # both tools run the job files as given
 #                                         # (IOPS summed over jobs and directions)
-# Cases: null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1
+# Cases: null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1 aio-qd32
 # The loop-device cases need root; they make /dev/loopN over a /dev/shm file
 # with direct I/O on and remove it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-5}
-CASES=${CASES:-"null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1"}
+CASES=${CASES:-"null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1 aio-qd32"}
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
 cargo build --release -q
 SSDREADY=$PWD/target/release/ssdready
@@ -44,6 +44,7 @@ opts() {
     uring-qd1)  echo "--ioengine=io_uring --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=1" ;;
     uring-qd32) echo "--ioengine=io_uring --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=32" ;;
     psync-qd1)  echo "--ioengine=psync --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=1" ;;
+    aio-qd32)   echo "--ioengine=libaio --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=32" ;;
     *) echo "vs-fio: unknown case '$1'" >&2; exit 2 ;;
   esac
 }
@@ -101,7 +102,7 @@ if [ $# -gt 0 ]; then
   compare "$(basename "$1")" "$@" -- "$@"
 else
   for c in $CASES; do
-    case "$c" in uring-*|psync-*) need_loop || continue ;; esac
+    case "$c" in uring-*|psync-*|aio-*) need_loop || continue ;; esac
     o=$(opts "$c")
     # shellcheck disable=SC2086
     compare "$c" --name=bench $o --runtime="$RUNTIME" --time_based -- --name=bench $o --runtime="$RUNTIME" --time_based

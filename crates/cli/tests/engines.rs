@@ -42,6 +42,35 @@ fn io_uring_options_move_exact_bytes() {
 }
 
 #[test]
+fn libaio_moves_exact_bytes_in_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = file_arg(&dir);
+    run_json(&[&f, "--rw=write", "--bs=64k", "--size=4m"]);
+    for rw in ["randread", "randwrite"] {
+        let rwa = format!("--rw={rw}");
+        let r = run_json(&[
+            &f,
+            "--ioengine=libaio",
+            "--direct=1",
+            "--iodepth=16",
+            "--iodepth_batch_submit=4",
+            "--bs=4k",
+            "--size=4m",
+            &rwa,
+        ]);
+        let d = if rw == "randread" { "read" } else { "write" };
+        assert_eq!(r["jobs"][0][d]["bytes"], 4u64 << 20, "{rw}");
+        assert!(r["jobs"][0][d]["slat"].is_object());
+    }
+    let out = ssdready(&["run", &f, "--ioengine=libaio", "--rw=trim", "--size=1m"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "trims on libaio are refused up front"
+    );
+}
+
+#[test]
 fn trims_punch_holes_in_files() {
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);

@@ -135,7 +135,6 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
 
 /// fio's other engines: recognised, refused as "not supported yet".
 const FIO_ENGINES: &[&str] = &[
-    "libaio",
     "posixaio",
     "pvsync2",
     "vsync",
@@ -462,7 +461,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync), io_uring or null",
+        allowed: "psync (also sync, pvsync), io_uring, libaio or null",
         help: "how I/O is issued",
         set: |s, v| {
             s.ioengine = match v {
@@ -470,6 +469,7 @@ pub static OPTIONS: &[OptionDef] = &[
                 // same bytes at the same offsets as pread/pwrite.
                 "psync" | "sync" | "pvsync" => EngineKind::Psync,
                 "io_uring" => EngineKind::IoUring,
+                "libaio" => EngineKind::Libaio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
                     return Err(format!("fio's '{v}' engine is not supported yet"))

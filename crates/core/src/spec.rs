@@ -133,6 +133,8 @@ pub enum EngineKind {
     Psync,
     /// Linux io_uring.
     IoUring,
+    /// Linux native AIO (io_submit / io_getevents).
+    Libaio,
     /// No I/O at all: measures the tool's own cost per I/O.
     Null,
     /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
@@ -145,6 +147,7 @@ impl EngineKind {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
             EngineKind::Null => "null",
             EngineKind::Emu => "emu",
         }

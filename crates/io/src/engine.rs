@@ -75,6 +75,8 @@ pub enum AnyEngine {
     Psync(crate::engines::psync::PsyncEngine),
     /// [`crate::engines::uring::UringEngine`].
     Uring(Box<crate::engines::uring::UringEngine>),
+    /// [`crate::engines::libaio::LibaioEngine`].
+    Libaio(Box<crate::engines::libaio::LibaioEngine>),
     /// An engine a target brings with it (the SSD emulator's queue pair).
     Target(Box<dyn Engine + Send>),
 }
@@ -88,6 +90,7 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
         EngineKind::IoUring => {
             AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?))
         }
+                EngineKind::Libaio => AnyEngine::Libaio(Box::new(crate::engines::libaio::LibaioEngine::new(setup)?)),
         EngineKind::Emu => {
             return Err(EngineError::Unsupported(
                 "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
@@ -102,6 +105,7 @@ macro_rules! dispatch {
             AnyEngine::Null($e) => $body,
             AnyEngine::Psync($e) => $body,
             AnyEngine::Uring($e) => $body,
+            AnyEngine::Libaio($e) => $body,
             AnyEngine::Target($e) => $body,
         }
     };

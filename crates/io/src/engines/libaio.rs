@@ -1,0 +1,229 @@
+//! The libaio engine: Linux native AIO (`io_setup`, `io_submit`,
+//! `io_getevents`) through the raw system calls, so no libaio library is
+//! needed to build. `queue` fills the slot's `iocb`, `commit` submits the
+//! batch in one `io_submit`, `getevents` waits in `io_getevents` for at
+//! least `min` completions. As in fio, native AIO is only asynchronous with
+//! `direct=1`; buffered I/O blocks inside `io_submit`. Trims are not
+//! supported (fio's libaio engine has none either).
+
+use crate::buf::AlignedBuf;
+use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use ssdready_core::{Completion, Ddir, IoReq};
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+
+/// `struct iocb` (64 bytes, little-endian layout).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    aio_key: u32,
+    aio_rw_flags: u32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// `struct io_event`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+/// See the module docs. The context is destroyed (waiting for in-flight
+/// I/O) before the buffers are freed: `Drop` runs before the fields drop.
+pub struct LibaioEngine {
+    ctx: libc::c_ulong,
+    iocbs: Vec<Iocb>,
+    queued: Vec<*mut Iocb>,
+    events: Vec<IoEvent>,
+    bufs: Vec<AlignedBuf>,
+    fds: Vec<i32>,
+    _files: Vec<File>,
+}
+
+// SAFETY: the raw pointers in `queued` point into `iocbs`, owned by the
+// engine, which moves between threads only as a whole.
+unsafe impl Send for LibaioEngine {}
+
+fn sys(what: &str) -> EngineError {
+    EngineError::Sys {
+        what: what.into(),
+        source: std::io::Error::last_os_error(),
+    }
+}
+
+impl LibaioEngine {
+    /// Set up an AIO context for `iodepth` requests and open the targets.
+    pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
+        let spec = setup.spec;
+        if spec.rw.trims() {
+            return Err(EngineError::Unsupported(
+                "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
+            ));
+        }
+        let depth = spec.iodepth.max(1) as usize;
+        let mut ctx: libc::c_ulong = 0;
+        // SAFETY: io_setup writes the new context id into `ctx`, a valid
+        // u64 we own.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                depth as libc::c_long,
+                &mut ctx as *mut libc::c_ulong,
+            )
+        } < 0
+        {
+            return Err(sys("io_setup (raise /proc/sys/fs/aio-max-nr?)"));
+        }
+        let files = open_files(setup)?;
+        let mut bufs: Vec<AlignedBuf> = (0..depth)
+            .map(|_| AlignedBuf::new(spec.bs.max() as usize))
+            .collect();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            b.fill_random(setup.seed.wrapping_add(i as u64));
+        }
+        Ok(LibaioEngine {
+            ctx,
+            iocbs: vec![Iocb::default(); depth],
+            queued: Vec::with_capacity(depth),
+            events: vec![IoEvent::default(); depth],
+            bufs,
+            fds: files.iter().map(|f| f.as_raw_fd()).collect(),
+            _files: files,
+        })
+    }
+}
+
+impl Engine for LibaioEngine {
+    fn name(&self) -> &'static str {
+        "libaio"
+    }
+
+    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        let slot = req.slot as usize;
+        let opcode = match req.ddir {
+            Ddir::Read => IOCB_CMD_PREAD,
+            Ddir::Write => IOCB_CMD_PWRITE,
+            Ddir::Trim => return Ok(Queued::Done(-(libc::EOPNOTSUPP as i64))),
+        };
+        self.iocbs[slot] = Iocb {
+            aio_data: req.slot as u64,
+            aio_lio_opcode: opcode,
+            aio_fildes: self.fds[req.file as usize] as u32,
+            aio_buf: self.bufs[slot].as_mut_ptr() as u64,
+            aio_nbytes: req.len as u64,
+            aio_offset: req.offset as i64,
+            ..Iocb::default()
+        };
+        let p: *mut Iocb = &mut self.iocbs[slot];
+        self.queued.push(p);
+        Ok(Queued::Pending)
+    }
+
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        let total = self.queued.len();
+        let mut done = 0;
+        while done < total {
+            // SAFETY: every pointer in `queued[done..]` points at an iocb in
+            // self.iocbs whose buffer stays alive and untouched until its
+            // completion is reaped; the context is ours.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    (total - done) as libc::c_long,
+                    self.queued.as_mut_ptr().add(done),
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                self.queued.clear();
+                return Err(EngineError::Sys {
+                    what: "io_submit".into(),
+                    source: e,
+                });
+            }
+            done += n as usize;
+        }
+        self.queued.clear();
+        Ok(total)
+    }
+
+    fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut got = 0;
+        loop {
+            // SAFETY: `events` has room for `events.len()` entries; a null
+            // timeout waits until `min - got` have arrived.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    min.saturating_sub(got) as libc::c_long,
+                    self.events.len() as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(EngineError::Sys {
+                    what: "io_getevents".into(),
+                    source: e,
+                });
+            }
+            for ev in &self.events[..n as usize] {
+                out.push(Completion {
+                    slot: ev.data as u32,
+                    result: ev.res,
+                });
+            }
+            got += n as usize;
+            if got >= min {
+                return Ok(());
+            }
+        }
+    }
+
+    fn completion_mode(&self) -> &'static str {
+        "interrupt"
+    }
+}
+
+impl Drop for LibaioEngine {
+    fn drop(&mut self) {
+        // SAFETY: destroying our own context; the kernel waits for (or
+        // cancels) in-flight requests before returning, so the buffers freed
+        // afterwards are no longer in use.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn abi_sizes_match_the_kernel() {
+        assert_eq!(std::mem::size_of::<Iocb>(), 64);
+        assert_eq!(std::mem::size_of::<IoEvent>(), 32);
+    }
+}
