@@ -423,3 +423,72 @@ fn side_by_side_with_live_fio() {
         fio["jobs"][0]["iodepth_level"]
     );
 }
+
+/// The fio-plot package (PyPI) charts our json output as it charts fio's.
+#[test]
+fn fio_plot_charts_our_json() {
+    if std::process::Command::new("fio-plot")
+        .arg("--help")
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
+        eprintln!("skipped: fio-plot is not installed (pip install fio-plot)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    for qd in ["1", "4"] {
+        let d = format!("--iodepth={qd}");
+        let out = ssdready(&[
+            "run",
+            "--quiet",
+            "--output-format=json",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=randread",
+            "--bs=4k",
+            &d,
+            "--numjobs=1",
+            "--name=randread",
+            "--number_ios=20000",
+        ]);
+        assert!(out.status.success());
+        std::fs::write(dir.join(format!("randread-{qd}-1.json")), &out.stdout).unwrap();
+    }
+    let o = std::process::Command::new("fio-plot")
+        .args([
+            "-i",
+            dir.to_str().unwrap(),
+            "-T",
+            "ssdready",
+            "-l",
+            "-r",
+            "randread",
+            "-d",
+            "1",
+            "4",
+            "-n",
+            "1",
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio-plot failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pngs = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
+        .count();
+    assert_eq!(
+        pngs,
+        1,
+        "fio-plot wrote no chart: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
