@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What ssdready's own measurements cost: IOPS with and without --profile
-# (10 kHz system-wide sampling) on a loop device over /dev/shm at QD 32,
-# runs alternating. Needs root. Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh
+# What ssdready's own measurements cost: IOPS plain, with --profile (10 kHz
+# system-wide sampling) and with --decompose (eBPF on the block tracepoints)
+# on a loop device over /dev/shm at QD 32, runs alternating. Needs root.
+# Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -15,15 +16,17 @@ iops() {
     --direct=1 --iodepth=32 --runtime="$RUNTIME" --time_based "$@" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
 }
-plain=() prof=()
+plain=() prof=() deco=()
 for ((r = 0; r < ROUNDS; r++)); do
   plain+=("$(iops)")
   prof+=("$(iops --profile)")
+  deco+=("$(iops --decompose)")
 done
-python3 - "${plain[*]}" "${prof[*]}" <<'PY'
+python3 - "${plain[*]}" "${prof[*]}" "${deco[*]}" <<'PY'
 import sys, statistics as st
-a, b = (list(map(float, x.split())) for x in sys.argv[1:3])
-print(f"without --profile: median {st.median(a):.0f} IOPS {a}")
-print(f"with --profile:    median {st.median(b):.0f} IOPS {b}")
-print(f"cost: {100*(1-st.median(b)/st.median(a)):.1f}% of IOPS")
+a, b, c = (list(map(float, x.split())) for x in sys.argv[1:4])
+m = st.median
+print(f"plain:       median {m(a):.0f} IOPS")
+print(f"--profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}%")
+print(f"--decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
 PY

@@ -201,6 +201,59 @@ struct PhaseRun {
     cpu: Option<CpuCost>,
     disks: Vec<DiskResult>,
     profile: Option<ProfileReport>,
+    decomposition: Option<Decomposition>,
+}
+
+/// The split from two snapshots of the kernel histograms and the app's view.
+fn decompose_parts(
+    a: (ssdready_io::bpf::PartHist, ssdready_io::bpf::PartHist),
+    b: (ssdready_io::bpf::PartHist, ssdready_io::bpf::PartHist),
+    app_ios: u64,
+    app_sum_ns: f64,
+    pcts: &[f64],
+) -> Decomposition {
+    let part = |x: &ssdready_io::bpf::PartHist, y: &ssdready_io::bpf::PartHist| {
+        let buckets: Vec<(u64, u64)> = y
+            .buckets
+            .iter()
+            .map(|&(v, c)| {
+                (
+                    v,
+                    c - x
+                        .buckets
+                        .iter()
+                        .find(|b| b.0 == v)
+                        .map(|b| b.1)
+                        .unwrap_or(0),
+                )
+            })
+            .filter(|b| b.1 > 0)
+            .collect();
+        disk::summary_from_buckets(&buckets, y.sum_ns - x.sum_ns, y.count - x.count, pcts)
+    };
+    let below = part(&a.0, &b.0);
+    let dev = part(&a.1, &b.1);
+    let app_mean = if app_ios > 0 {
+        app_sum_ns / app_ios as f64
+    } else {
+        0.0
+    };
+    let agree =
+        app_ios > 0 && (below.n as f64 - app_ios as f64).abs() <= (app_ios as f64 * 0.01).max(2.0);
+    Decomposition {
+        block_layer_mean_ns: below.mean_ns - dev.mean_ns,
+        above_block_mean_ns: agree.then_some(app_mean - below.mean_ns),
+        note: (!agree).then(|| {
+            format!(
+                "above-block split withheld: the block layer saw {} of this process's bios, ssdready completed {app_ios} I/Os",
+                below.n
+            )
+        }),
+        block_and_below: below,
+        driver_and_device: dev,
+        app_ios,
+        app_mean_ns: app_mean,
+    }
 }
 
 /// CPU time per profile sample: 10 kHz per CPU.
@@ -255,12 +308,28 @@ fn run_phase(
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
+    decompose: bool,
 ) -> Result<PhaseRun, Failure> {
     let mut sampler = if profile {
         open_profiler(warnings)
     } else {
         None
     };
+    let timer = if decompose {
+        match ssdready_io::bpf::BlockTimer::start(std::process::id()) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                warnings.push(format!(
+                    "--decompose: the eBPF block-tracepoint programs could not be loaded ({e}); \
+                     showing only the mean split from /sys/block/X/stat"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut timer_start = None;
     let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
         .iter()
@@ -343,6 +412,9 @@ fn run_phase(
     if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
         s.enable();
     }
+    if let (Some(t), Some(_)) = (&timer, &measure) {
+        timer_start = t.read_parts().ok();
+    }
     let mut next_tick = t0 + 1_000_000_000;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
@@ -351,6 +423,9 @@ fn run_phase(
             measure = Some(snap(&clock));
             if let Some((s, _, _)) = &sampler {
                 s.enable();
+            }
+            if let Some(t) = &timer {
+                timer_start = t.read_parts().ok();
             }
         }
         if let Some((s, _, raw)) = &mut sampler {
@@ -377,6 +452,8 @@ fn run_phase(
         outcomes.push((ji, o));
     }
     let end = snap(&clock);
+    let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
+    drop(timer);
     prog.finish();
     if let Some((s, _, raw)) = &mut sampler {
         s.disable();
@@ -431,12 +508,30 @@ fn run_phase(
         }
         c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost)
     });
+    let decomposition = match (timer_start, timer_end) {
+        (Some(a), Some(b)) => {
+            let (mut app_ios, mut app_sum) = (0u64, 0f64);
+            for (_, o) in &outcomes {
+                for d in o.stats.dirs.iter().flatten() {
+                    app_ios += d.lat.count();
+                    app_sum += d.lat.sum() as f64;
+                }
+            }
+            let pcts = members
+                .first()
+                .map(|&i| jobs[i].spec.percentile_list.clone())
+                .unwrap_or_default();
+            Some(decompose_parts(a, b, app_ios, app_sum, &pcts))
+        }
+        _ => None,
+    };
     Ok(PhaseRun {
         outcomes,
         window_ns,
         cpu: Some(cpu_cost),
         disks,
         profile,
+        decomposition,
     })
 }
 
@@ -474,13 +569,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .unwrap_or(1);
     }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
-    if args.decompose {
-        warnings.push(
-            "--decompose: the per-I/O eBPF latency decomposition is not implemented yet; \
-             showing the mean split from /sys/block/X/stat"
-                .into(),
-        );
-    }
+
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
     if let Some(out) = &args.output {
         let parent = out
@@ -547,6 +636,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut warnings,
             &mut emu_free,
             args.profile,
+            args.decompose,
         )?;
         for &ji in members {
             let j = &jobs[ji];
@@ -574,6 +664,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             cpu: run.cpu,
             disks: run.disks,
             profile: run.profile,
+            decomposition: run.decomposition,
         });
     }
     for (path, text) in log_files {

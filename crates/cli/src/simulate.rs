@@ -95,6 +95,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             cpu: None,
             disks: Vec::new(),
             profile: None,
+            decomposition: None,
         });
     }
     if devices.len() > 1 {

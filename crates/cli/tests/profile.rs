@@ -82,3 +82,64 @@ fn layer_profile_covers_the_busy_time() {
     }
     panic!("layers and /proc/stat disagree by more than 5% in three runs: {agreed:?}");
 }
+
+/// `--decompose` on a loop device (root): the kernel saw this run's I/Os,
+/// above + block + device adds up to the app's mean, and block + device
+/// matches /sys/block/X/stat's mean within 5 %.
+#[test]
+fn decomposition_adds_up_and_matches_diskstats() {
+    let Some(l) = LoopDev::new("decompose", 256) else {
+        return;
+    };
+    let f = format!("--filename={}", l.dev);
+    let r = run_json(&[
+        &f,
+        "--rw=randread",
+        "--ioengine=io_uring",
+        "--direct=1",
+        "--iodepth=16",
+        "--runtime=2",
+        "--time_based",
+        "--decompose",
+    ]);
+    let phase = &r["phases"][0];
+    let d = &phase["decomposition"];
+    if d.is_null() {
+        eprintln!("skipped: eBPF not permitted here: {:?}", r["warnings"]);
+        return;
+    }
+    let app = d["app_mean_ns"].as_f64().unwrap();
+    let below = d["block_and_below"]["mean_ns"].as_f64().unwrap();
+    let dev = d["driver_and_device"]["mean_ns"].as_f64().unwrap();
+    let above = d["above_block_mean_ns"]
+        .as_f64()
+        .expect("counts agree on a loop device");
+    let block = d["block_layer_mean_ns"].as_f64().unwrap();
+    // I/Os in flight at either edge of the window (≤ iodepth each) may be counted on one side only.
+    let (n, ios) = (
+        d["block_and_below"]["n"].as_f64().unwrap(),
+        d["app_ios"].as_f64().unwrap(),
+    );
+    assert!(
+        (n - ios).abs() <= 32.0 + ios * 0.001,
+        "kernel saw {n} bios, ssdready completed {ios} I/Os"
+    );
+    assert!(
+        above > 0.0 && block > 0.0 && dev > 0.0,
+        "above {above} block {block} device {dev}"
+    );
+    assert!(((above + block + dev) - app).abs() / app < 0.05);
+    let stat = phase["disks"][0]["block_mean_ns"].as_f64().unwrap();
+    eprintln!("block+device {below:.0} ns (eBPF) vs {stat:.0} ns (/sys/block/X/stat)");
+    assert!(
+        (below - stat).abs() / stat < 0.05,
+        "eBPF {below:.0} vs diskstats {stat:.0}"
+    );
+    assert!(
+        d["block_and_below"]["percentiles"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 5
+    );
+}

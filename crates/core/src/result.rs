@@ -80,6 +80,28 @@ pub struct PhaseResult {
     pub disks: Vec<DiskResult>,
     /// Kernel cost by layer (`--profile`).
     pub profile: Option<ProfileReport>,
+    /// Latency split from block tracepoints (`--decompose`).
+    pub decomposition: Option<Decomposition>,
+}
+
+/// `--decompose`: where an I/O's time goes, from eBPF programs on the block
+/// tracepoints (this process's I/O only). Histograms are log-linear with 4
+/// buckets per power of two (±12.5 %); means are exact.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Decomposition {
+    /// block_io_start → block_io_done: block layer, scheduler, driver, device.
+    pub block_and_below: LatSummary,
+    /// block_rq_issue → block_rq_complete: driver and device.
+    pub driver_and_device: LatSummary,
+    /// The block layer and scheduler alone: the difference of the means.
+    pub block_layer_mean_ns: f64,
+    /// I/Os ssdready completed in the window and their mean total latency.
+    pub app_ios: u64,
+    pub app_mean_ns: f64,
+    /// app mean − block-and-below mean: system call, io_uring/VFS/file
+    /// system, completion delivery; only when the counts agree.
+    pub above_block_mean_ns: Option<f64>,
+    pub note: Option<String>,
 }
 
 /// One layer of the CPU profile.

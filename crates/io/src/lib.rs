@@ -18,6 +18,7 @@
 //! This is the only crate of the workspace with `unsafe`; every unsafe block
 //! says why it is sound in a `// SAFETY:` comment.
 
+pub mod bpf;
 pub mod buf;
 pub mod clock;
 pub mod engine;

@@ -132,6 +132,9 @@ fn job_block(out: &mut String, j: &JobResult) {
 }
 
 fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
+    if let Some(d) = &phase.decomposition {
+        decomposition_block(out, d);
+    }
     if let Some(p) = &phase.profile {
         profile_block(out, p);
     }
@@ -251,6 +254,54 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
             "  unmatched (add rules in crates/probe/data/layers.rules): {}",
             un.join(", ")
         );
+    }
+}
+
+fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decomposition) {
+    let pct = |s: &LatSummary, p: f64| {
+        s.percentiles
+            .iter()
+            .find(|(q, _)| (*q - p).abs() < 1e-9)
+            .map(|(_, v)| fmt_ns(*v as f64))
+            .unwrap_or("-".into())
+    };
+    let _ = writeln!(
+        out,
+        "latency decomposition (eBPF on block tracepoints, {} I/Os):",
+        fmt_count(d.app_ios as f64)
+    );
+    let row = |out: &mut String, name: &str, s: &LatSummary| {
+        let _ = writeln!(
+            out,
+            "  {name:<28} mean {:>9}  p50 {:>9}  p99 {:>9}  ({} I/Os)",
+            fmt_ns(s.mean_ns),
+            pct(s, 50.0),
+            pct(s, 99.0),
+            fmt_count(s.n as f64)
+        );
+    };
+    row(out, "block layer and below", &d.block_and_below);
+    row(out, "  of which driver and device", &d.driver_and_device);
+    let _ = writeln!(
+        out,
+        "  block layer and scheduler    mean {:>9}",
+        fmt_ns(d.block_layer_mean_ns)
+    );
+    match d.above_block_mean_ns {
+        Some(a) => {
+            let _ = writeln!(
+                out,
+                "  above the block layer        mean {:>9}  (app mean {} = {:.0}% above, {:.0}% block layer, {:.0}% driver and device)",
+                fmt_ns(a),
+                fmt_ns(d.app_mean_ns),
+                100.0 * a / d.app_mean_ns,
+                100.0 * d.block_layer_mean_ns / d.app_mean_ns,
+                100.0 * d.driver_and_device.mean_ns / d.app_mean_ns
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  note: {}", d.note.as_deref().unwrap_or(""));
+        }
     }
 }
 
