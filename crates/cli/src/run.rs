@@ -206,8 +206,16 @@ struct PhaseRun {
 
 /// The split from two snapshots of the kernel histograms and the app's view.
 fn decompose_parts(
-    a: (ssdready_io::bpf::PartHist, ssdready_io::bpf::PartHist),
-    b: (ssdready_io::bpf::PartHist, ssdready_io::bpf::PartHist),
+    a: (
+        ssdready_io::bpf::PartHist,
+        ssdready_io::bpf::PartHist,
+        ssdready_io::bpf::PartHist,
+    ),
+    b: (
+        ssdready_io::bpf::PartHist,
+        ssdready_io::bpf::PartHist,
+        ssdready_io::bpf::PartHist,
+    ),
     app_ios: u64,
     app_sum_ns: f64,
     pcts: &[f64],
@@ -233,6 +241,7 @@ fn decompose_parts(
     };
     let below = part(&a.0, &b.0);
     let dev = part(&a.1, &b.1);
+    let blk = part(&a.2, &b.2);
     let app_mean = if app_ios > 0 {
         app_sum_ns / app_ios as f64
     } else {
@@ -249,8 +258,9 @@ fn decompose_parts(
                 below.n
             )
         }),
-        block_and_below: below,
+                block_and_below: below,
         driver_and_device: dev,
+        block_layer: blk,
         app_ios,
         app_mean_ns: app_mean,
     }

@@ -142,4 +142,11 @@ fn decomposition_adds_up_and_matches_diskstats() {
             .len()
             >= 5
     );
+    // The submission-side block layer (io_start → rq_issue) is part of the
+    // block layer total (the difference of means also holds the completion side).
+    let blk_hist = d["block_layer"]["mean_ns"].as_f64().unwrap();
+    assert!(
+        blk_hist > 0.0 && blk_hist <= block * 1.25,
+        "block layer {blk_hist:.0} vs {block:.0}"
+    );
 }

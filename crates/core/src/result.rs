@@ -93,7 +93,11 @@ pub struct Decomposition {
     pub block_and_below: LatSummary,
     /// block_rq_issue → block_rq_complete: driver and device.
     pub driver_and_device: LatSummary,
-    /// The block layer and scheduler alone: the difference of the means.
+    /// block_io_start → block_rq_issue: the block layer and scheduler on the
+    /// submission side.
+    pub block_layer: LatSummary,
+    /// block-and-below mean − driver-and-device mean: the block layer on both
+    /// sides (submission, and rq_complete → io_done on completion).
     pub block_layer_mean_ns: f64,
     /// I/Os ssdready completed in the window and their mean total latency.
     pub app_ios: u64,

@@ -7,7 +7,9 @@
 //!   the block layer accounts in /sys/block/X/stat (block layer, scheduler,
 //!   driver and device);
 //! * `block_rq_issue` → `block_rq_complete`, keyed by the request pointer:
-//!   the driver and the device.
+//!   the driver and the device;
+//! * `block_io_start` → `block_rq_issue`, the same request: the block layer
+//!   and I/O scheduler alone.
 //!
 //! Starts are recorded only for this process's threads (by tgid), so only the
 //! run's own I/O counts. Each end adds the delta to an in-kernel, per-CPU,
@@ -188,7 +190,7 @@ fn start_prog(map: i32, tgid: u32) -> Vec<u64> {
 
 /// On an end tracepoint: look args[0] up in `map`; add now − start to the
 /// histogram and its sum; mark the entry consumed.
-fn end_prog(map: i32, hist: i32) -> Vec<u64> {
+fn end_prog(map: i32, hist: i32, consume: bool) -> Vec<u64> {
     let mut a = Asm::default();
     a.raw(LDX_DW, 6, 1, 0, 0); // r6 = args[0]
     a.raw(CALL, 0, 0, 0, HELPER_KTIME); // the time first: the lookup is not inside it
@@ -200,9 +202,11 @@ fn end_prog(map: i32, hist: i32) -> Vec<u64> {
     a.raw(LDX_DW, 1, 0, 0, 0); // the slot's pointer
     a.jmp(0x5d, 1, 6, 0, "out"); // not ours (or a collision): out
     a.raw(LDX_DW, 7, 0, 8, 0); // r7 = start
-                               // Consume the slot: a later end for a request this process did not
-                               // start finds another pointer, or 0, and is ignored.
-    a.raw(0x7a, 0, 0, 0, 0); // *(u64 *)(r0 + 0) = 0
+    if consume {
+        // Consume the slot: a later end for a request this process did not
+        // start finds another pointer, or 0, and is ignored.
+        a.raw(0x7a, 0, 0, 0, 0); // *(u64 *)(r0 + 0) = 0
+    }
     a.jmp(JEQ_K, 7, 0, 0, "out");
     a.raw(SUB_X, 8, 7, 0, 0); // r8 = delta
                               // r9 = bucket of r8
@@ -297,7 +301,7 @@ pub struct BlockTimer {
     _links: Vec<Fd>,
     _progs: Vec<Fd>,
     _keys: Vec<Fd>,
-    hists: [Fd; 2],
+    hists: [Fd; 3],
 }
 
 /// One part's histogram read back: (bucket representative ns, count), sum, count.
@@ -326,19 +330,24 @@ impl BlockTimer {
         let rq_map = map_create(MAP_ARRAY, 4, 16, SLOTS)?;
         let h_total = map_create(MAP_PERCPU_ARRAY, 4, 8 * (HIST_BUCKETS + 1), 1)?;
         let h_dev = map_create(MAP_PERCPU_ARRAY, 4, 8 * (HIST_BUCKETS + 1), 1)?;
+        let h_blk = map_create(MAP_PERCPU_ARRAY, 4, 8 * (HIST_BUCKETS + 1), 1)?;
         let progs = vec![
             prog_load(&start_prog(bio_map.0, tgid))?,
-            prog_load(&end_prog(bio_map.0, h_total.0))?,
+            prog_load(&end_prog(bio_map.0, h_total.0, true))?,
             prog_load(&start_prog(rq_map.0, tgid))?,
-            prog_load(&end_prog(rq_map.0, h_dev.0))?,
+            prog_load(&end_prog(rq_map.0, h_dev.0, true))?,
+            // io_start → rq_issue, same request: the block layer and scheduler.
+            prog_load(&end_prog(bio_map.0, h_blk.0, false))?,
         ];
         let mut links = Vec::new();
-        for (p, tp) in progs.iter().zip([
+        let tps = [
             "block_io_start",
             "block_io_done",
             "block_rq_issue",
             "block_rq_complete",
-        ]) {
+            "block_rq_issue",
+        ];
+        for (p, tp) in progs.iter().zip(tps) {
             links.push(
                 attach(p, tp)
                     .map_err(|e| io::Error::new(e.kind(), format!("attaching to {tp}: {e}")))?,
@@ -348,7 +357,7 @@ impl BlockTimer {
             _links: links,
             _progs: progs,
             _keys: vec![bio_map, rq_map],
-            hists: [h_total, h_dev],
+            hists: [h_total, h_dev, h_blk],
         })
     }
 
@@ -375,9 +384,14 @@ impl BlockTimer {
         Ok(h)
     }
 
-    /// (block layer and below, driver and device) histograms so far.
-    pub fn read_parts(&self) -> io::Result<(PartHist, PartHist)> {
-        Ok((Self::read(&self.hists[0])?, Self::read(&self.hists[1])?))
+    /// (block layer and below, driver and device, block layer alone)
+    /// histograms so far.
+    pub fn read_parts(&self) -> io::Result<(PartHist, PartHist, PartHist)> {
+        Ok((
+            Self::read(&self.hists[0])?,
+            Self::read(&self.hists[1])?,
+            Self::read(&self.hists[2])?,
+        ))
     }
 }
 
@@ -400,7 +414,7 @@ mod tests {
     fn programs_load_where_permitted() {
         match BlockTimer::start(std::process::id()) {
             Ok(t) => {
-                let (a, b) = t.read_parts().unwrap();
+                let (a, b, _) = t.read_parts().unwrap();
                 assert_eq!(a.count, 0);
                 assert_eq!(b.count, 0);
             }

@@ -281,12 +281,8 @@ fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decompositio
         );
     };
     row(out, "block layer and below", &d.block_and_below);
-    row(out, "  of which driver and device", &d.driver_and_device);
-    let _ = writeln!(
-        out,
-        "  block layer and scheduler    mean {:>9}",
-        fmt_ns(d.block_layer_mean_ns)
-    );
+    row(out, "  block layer, submission side", &d.block_layer);
+    row(out, "  driver and device", &d.driver_and_device);
     match d.above_block_mean_ns {
         Some(a) => {
             let _ = writeln!(
