@@ -13,6 +13,7 @@
 pub mod hist;
 pub mod iolog;
 pub mod jobfile;
+pub mod option_table;
 pub mod options;
 pub mod optsets;
 pub mod plan;

@@ -1,0 +1,862 @@
+//! The option table itself: one [`OptionDef`] per supported option, with
+//! the value parsers they share. `crate::options` holds the machinery
+//! (lookup, suggestions, applying, building jobs from sections).
+
+use crate::options::{Arity, OptionDef};
+use crate::spec::*;
+use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
+
+fn size_u32(s: &JobSpec, v: &str) -> Result<u32, String> {
+    let b = parse_size(v, s.kb_base)?;
+    u32::try_from(b).map_err(|_| format!("'{v}' is too large (at most 4 GiB - 1)"))
+}
+
+fn uint(v: &str) -> Result<u64, String> {
+    v.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{v}' is not a whole number"))
+}
+
+fn nonzero_u32(v: &str) -> Result<u32, String> {
+    let n = uint(v)?;
+    if n == 0 {
+        return Err("0 is not allowed".into());
+    }
+    u32::try_from(n).map_err(|_| format!("'{v}' is too large"))
+}
+
+fn percent(v: &str) -> Result<u32, String> {
+    let n = uint(v)?;
+    if n > 100 {
+        return Err(format!("{n} is over 100"));
+    }
+    Ok(n as u32)
+}
+
+fn parse_bssplit(s: &JobSpec, v: &str) -> Result<BlockSizes, String> {
+    let mut parts = Vec::new();
+    for item in v.split(':').filter(|p| !p.is_empty()) {
+        let (b, w) = item
+            .split_once('/')
+            .ok_or_else(|| format!("'{item}' is not size/percent"))?;
+        let b = size_u32(s, b)?;
+        let w = if w.is_empty() { 0 } else { percent(w)? };
+        parts.push((b, w));
+    }
+    if parts.is_empty() {
+        return Err("empty bssplit".into());
+    }
+    // fio: entries without a weight share what is left.
+    let given: u32 = parts.iter().map(|p| p.1).sum();
+    let blanks = parts.iter().filter(|p| p.1 == 0).count() as u32;
+    if blanks > 0 && given < 100 {
+        let share = (100 - given) / blanks;
+        let mut rest = (100 - given) % blanks;
+        for p in parts.iter_mut().filter(|p| p.1 == 0) {
+            p.1 = share + u32::from(rest > 0);
+            rest = rest.saturating_sub(1);
+        }
+    }
+    Ok(BlockSizes::Split(parts))
+}
+
+fn parse_distribution(v: &str) -> Result<Distribution, String> {
+    let (kind, param) = match v.split_once(':') {
+        Some((k, p)) => (k, Some(p)),
+        None => (v, None),
+    };
+    let num = |p: Option<&str>| -> Result<f64, String> {
+        let p = p.ok_or_else(|| format!("'{kind}' needs a parameter, e.g. {kind}:1.2"))?;
+        if p.contains(':') {
+            return Err(format!(
+                "the ':offset' part of '{kind}:{p}' is not supported yet"
+            ));
+        }
+        p.parse::<f64>()
+            .map_err(|_| format!("'{p}' is not a number"))
+    };
+    match kind {
+        "random" => Ok(Distribution::Random),
+        "zipf" => {
+            let t = num(param)?;
+            if !(t > 0.0 && t.is_finite()) {
+                return Err("zipf θ must be > 0".into());
+            }
+            Ok(Distribution::Zipf(t))
+        }
+        "pareto" => {
+            let h = num(param)?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err("pareto h must be in (0, 1)".into());
+            }
+            Ok(Distribution::Pareto(h))
+        }
+        "normal" | "gauss" => {
+            let s = num(param)?;
+            if !(s > 0.0 && s <= 100.0) {
+                return Err("normal σ must be in (0, 100] percent".into());
+            }
+            Ok(Distribution::Normal(s))
+        }
+        _ => Err(format!("'{kind}' is not a distribution")),
+    }
+}
+
+/// fio's other engines: recognised, refused as "not supported yet".
+const FIO_ENGINES: &[&str] = &[
+    "posixaio",
+    "pvsync2",
+    "vsync",
+    "mmap",
+    "splice",
+    "sg",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "falloc",
+    "e4defrag",
+    "rbd",
+    "http",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "mtd",
+    "pmemblk",
+    "dev-dax",
+    "libpmem",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libiscsi",
+    "nbd",
+    "libcufile",
+    "dfs",
+    "nfs",
+    "exec",
+    "xnvme",
+    "io_uring_cmd",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "windowsaio",
+    "solarisaio",
+    "guasi",
+    "external",
+    "spdk",
+];
+
+/// The table. Keep it sorted by name; `ssdready options` prints it in order.
+pub static OPTIONS: &[OptionDef] = &[
+    OptionDef {
+        name: "bs",
+        aliases: &["blocksize"],
+        arity: Arity::Value,
+        allowed: "a size with optional k/m/g suffix, e.g. 4k",
+        help: "block size of every I/O",
+        set: |s, v| {
+            s.bs = BlockSizes::Fixed(size_u32(s, v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "bsrange",
+        aliases: &["blocksize_range"],
+        arity: Arity::Value,
+        allowed: "min-max sizes, e.g. 4k-64k",
+        help: "block sizes drawn uniformly from a range (multiples of min)",
+        set: |s, v| {
+            let (a, b) = v
+                .split_once('-')
+                .ok_or_else(|| format!("'{v}' is not min-max"))?;
+            let (min, max) = (size_u32(s, a)?, size_u32(s, b)?);
+            if min > max {
+                return Err(format!("min {min} is larger than max {max}"));
+            }
+            s.bs = BlockSizes::Range { min, max };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "bssplit",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "size/percent pairs separated by ':', e.g. 4k/70:64k/30",
+        help: "weighted mix of block sizes",
+        set: |s, v| {
+            s.bs = parse_bssplit(s, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "buffered",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "the opposite of direct",
+        set: |s, v| {
+            s.direct = !parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "clat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of completion latency (default 1)",
+        set: |s, v| {
+            s.clat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpumask",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a CPU bit mask, e.g. 0x3 or 3",
+        help: "CPUs the job's workers may run on, as a mask",
+        set: |s, v| {
+            let m = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => v.parse::<u64>(),
+            }
+            .map_err(|_| format!("'{v}' is not a mask"))?;
+            let cpus: Vec<usize> = (0..64).filter(|b| m >> b & 1 == 1).collect();
+            if cpus.is_empty() {
+                return Err("empty mask".into());
+            }
+            s.cpus_allowed = Some(cpus);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a CPU list, e.g. 0-3,6",
+        help: "CPUs the job's workers may run on",
+        set: |s, v| {
+            s.cpus_allowed = Some(parse_cpu_list(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed_policy",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "shared or split",
+        help: "shared: every clone on all listed CPUs; split: one CPU per clone",
+        set: |s, v| {
+            s.cpus_allowed_policy = match v {
+                "shared" => CpusPolicy::Shared,
+                "split" => CpusPolicy::Split,
+                _ => return Err(format!("'{v}' is not shared or split")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "description",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "any text",
+        help: "free text shown with the job",
+        set: |s, v| {
+            s.description = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "direct",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "O_DIRECT: bypass the page cache",
+        set: |s, v| {
+            s.direct = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "directory",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a directory path",
+        help: "prefix for relative filenames (filename is still needed)",
+        set: |s, v| {
+            s.directory = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "exitall",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "when this job finishes, stop all others",
+        set: |s, v| {
+            s.exitall = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "filename",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a path or colon-separated paths (files or block devices), or emu:PRESET[,key=value...]",
+        help: "the target(s); I/O goes round-robin over several; none: the SSD emulator (emu:nvme-tlc)",
+        set: |s, v| {
+            // The emulator's spec is one target, colons and all.
+            if v == "emu" || v.starts_with("emu:") {
+                s.filename = vec![v.to_string()];
+                return Ok(());
+            }
+            let names: Vec<String> = v
+                .split(':')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            if names.is_empty() {
+                return Err("empty filename".into());
+            }
+            s.filename = names;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "fixedbufs",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: register the I/O buffers with the kernel",
+        set: |s, v| {
+            s.fixedbufs = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "group_reporting",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio output: one entry per reporting group, summed",
+        set: |s, v| {
+            s.group_reporting = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "hipri",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: polled completions (IORING_SETUP_IOPOLL); needs poll queues",
+        set: |s, v| {
+            s.hipri = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "invalidate",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "drop the targets' page cache before the job (default 1)",
+        set: |s, v| {
+            s.invalidate = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "io_size",
+        aliases: &["io_limit"],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 10g",
+        help: "bytes to transfer before the job ends (default: size)",
+        set: |s, v| {
+            s.io_size = Some(parse_size(v, s.kb_base)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "I/Os kept in flight per worker",
+        set: |s, v| {
+            s.iodepth = nonzero_u32(v).map_err(|e| format!("{e} (iodepth must be at least 1)"))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_complete_max",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=iodepth (0: iodepth)",
+        help: "most completions reaped per call",
+        set: |s, v| {
+            s.iodepth_batch_complete_max = uint(v)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_complete_min",
+        aliases: &["iodepth_batch_complete"],
+        arity: Arity::Value,
+        allowed: "0..=iodepth",
+        help: "fewest completions waited for per call",
+        set: |s, v| {
+            s.iodepth_batch_complete_min = uint(v)? as u32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "iodepth_batch_submit",
+        aliases: &["iodepth_batch"],
+        arity: Arity::Value,
+        allowed: "1..=iodepth (0 means 1)",
+        help: "I/Os queued before one submit call",
+        set: |s, v| {
+            s.iodepth_batch_submit = (uint(v)? as u32).max(1);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "ioengine",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "psync (also sync, pvsync), io_uring, libaio or null",
+        help: "how I/O is issued",
+        set: |s, v| {
+            s.ioengine = match v {
+                // sync (read/write after lseek) and pvsync (preadv) move the
+                // same bytes at the same offsets as pread/pwrite.
+                "psync" | "sync" | "pvsync" => EngineKind::Psync,
+                "io_uring" => EngineKind::IoUring,
+                "libaio" => EngineKind::Libaio,
+                "null" => EngineKind::Null,
+                _ if FIO_ENGINES.contains(&v) => {
+                    return Err(format!("fio's '{v}' engine is not supported yet"))
+                }
+                _ => return Err(format!("'{v}' is not an engine")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "kb_base",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "1024 or 1000",
+        help: "what k means in the sizes that follow",
+        set: |s, v| {
+            s.kb_base = match v {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err(format!("'{v}' is not 1024 or 1000")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "lat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of total latency",
+        set: |s, v| {
+            s.lat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_avg_msec",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "milliseconds (0: one entry per I/O)",
+        help: "average log entries over this window",
+        set: |s, v| {
+            s.log_avg_msec = uint(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "loops",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "passes over the region (not time_based)",
+        set: |s, v| {
+            s.loops = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "name",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "any text",
+        help: "the job's name; on the command line it starts a new job",
+        set: |s, v| {
+            s.name = v.to_string();
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "new_group",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "start a new reporting group",
+        set: |s, v| {
+            s.new_group = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "norandommap",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "random offsets with repeats (default: each block once per pass)",
+        set: |s, v| {
+            s.norandommap = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "number_ios",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "stop after this many I/Os",
+        set: |s, v| {
+            s.number_ios = Some(uint(v)?).filter(|&n| n > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "numjobs",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "clones of the job, each a worker thread",
+        set: |s, v| {
+            s.numjobs = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "offset",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size",
+        help: "start of the region within each target",
+        set: |s, v| {
+            s.offset = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "percentile_list",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "percentiles in (0, 100] separated by ':', e.g. 50:99:99.9",
+        help: "latency percentiles to report",
+        set: |s, v| {
+            s.percentile_list_given = true;
+            let mut l = Vec::new();
+            for p in v.split(':').filter(|p| !p.is_empty()) {
+                let x: f64 = p.parse().map_err(|_| format!("'{p}' is not a number"))?;
+                if !(x > 0.0 && x <= 100.0) {
+                    return Err(format!("{x} is outside (0, 100]"));
+                }
+                l.push(x);
+            }
+            if l.is_empty() {
+                return Err("empty list".into());
+            }
+            s.percentile_list = l;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "ramp_time",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 2s (bare numbers are seconds)",
+        help: "run this long before counting",
+        set: |s, v| {
+            s.ramp_time_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "random_distribution",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "random, zipf:θ, pareto:h, normal:σ",
+        help: "distribution of random offsets",
+        set: |s, v| {
+            s.random_distribution = parse_distribution(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "randrepeat",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "repeatable random pattern (default 1); 0 seeds from the clock",
+        set: |s, v| {
+            s.randrepeat = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "randseed",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number",
+        help: "seed of every random choice (fixed by default)",
+        set: |s, v| {
+            s.randseed = uint(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "bytes per second with suffix, e.g. 100m",
+        help: "bandwidth cap per worker",
+        set: |s, v| {
+            s.rate_bytes = Some(parse_size(v, s.kb_base)?).filter(|&r| r > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate_iops",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number",
+        help: "IOPS cap per worker",
+        set: |s, v| {
+            s.rate_iops = Some(uint(v)?).filter(|&r| r > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "registerfiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: register the target files",
+        set: |s, v| {
+            s.registerfiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "runtime",
+        aliases: &["timeout"],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 10s (bare numbers are seconds)",
+        help: "stop after this long",
+        set: |s, v| {
+            s.runtime_ns = Some(parse_time_ns(v, 1_000_000_000)?).filter(|&t| t > 0);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rw",
+        aliases: &["readwrite"],
+        arity: Arity::Value,
+        allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim",
+        help: "I/O pattern",
+        set: |s, v| {
+            s.rw = match v {
+                "read" => RwMode::Read,
+                "write" => RwMode::Write,
+                "randread" => RwMode::RandRead,
+                "randwrite" => RwMode::RandWrite,
+                "rw" | "readwrite" => RwMode::ReadWrite,
+                "randrw" => RwMode::RandRw,
+                "trim" => RwMode::Trim,
+                "randtrim" => RwMode::RandTrim,
+                _ => return Err(format!("'{v}' is not a pattern")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rwmixread",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=100",
+        help: "percent of reads in rw/randrw",
+        set: |s, v| {
+            s.rwmixread = percent(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rwmixwrite",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=100",
+        help: "percent of writes in rw/randrw",
+        set: |s, v| {
+            s.rwmixread = 100 - percent(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "size",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 1g",
+        help: "bytes of each target the job covers",
+        set: |s, v| {
+            s.size = Some(parse_size(v, s.kb_base)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "slat_percentiles",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fio JSON: percentiles of submission latency",
+        set: |s, v| {
+            s.slat_percentiles = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "sqthread_poll",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "io_uring: a kernel thread polls the submission queue (SQPOLL)",
+        set: |s, v| {
+            s.sqthread_poll = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "sqthread_poll_cpu",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a CPU number",
+        help: "io_uring: pin the SQPOLL thread",
+        set: |s, v| {
+            s.sqthread_poll_cpu = Some(uint(v)? as u32);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "startdelay",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time (bare numbers are seconds)",
+        help: "wait this long before starting the job",
+        set: |s, v| {
+            s.startdelay_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "stonewall",
+        aliases: &["wait_for_previous"],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "wait for all earlier jobs to finish first (starts a new group)",
+        set: |s, v| {
+            s.stonewall = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "thinktime",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time (bare numbers are microseconds)",
+        help: "pause after every thinktime_blocks I/Os",
+        set: |s, v| {
+            s.thinktime_ns = parse_time_ns(v, 1_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "thinktime_blocks",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number ≥ 1",
+        help: "I/Os between pauses",
+        set: |s, v| {
+            s.thinktime_blocks = nonzero_u32(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "time_based",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "run for runtime even when the region is done (wraps around)",
+        set: |s, v| {
+            s.time_based = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "unlink",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "remove the job's regular files when it is done",
+        set: |s, v| {
+            s.unlink = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_bw_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_bw.N.log (KiB/s) in fio's format",
+        set: |s, v| {
+            s.write_bw_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_iops_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_iops.N.log in fio's format",
+        set: |s, v| {
+            s.write_iops_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_lat_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_{slat,clat,lat}.N.log (ns) in fio's format",
+        set: |s, v| {
+            s.write_lat_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+];
