@@ -391,52 +391,48 @@ impl Params {
     }
     /// Parameters as (key, value) text pairs, for results.
     pub fn pairs(&self) -> Vec<(String, String)> {
-        let v = serde_json_like(self);
-        v.into_iter().collect()
-    }
-}
-
-fn serde_json_like(p: &Params) -> Vec<(String, String)> {
-    let mut out = vec![
-        ("preset".to_string(), p.preset.clone()),
-        ("size".to_string(), p.size.to_string()),
-        ("op".to_string(), p.op.to_string()),
-        ("channels".to_string(), p.channels.to_string()),
-        (
-            "dies_per_channel".to_string(),
-            p.dies_per_channel.to_string(),
-        ),
-    ];
-    if p.dram {
-        out.push(("dram".into(), "1".into()));
-        out.push(("dram_cmd_ns".into(), p.dram_cmd_ns.to_string()));
-        out.push(("dram_per_4k_ns".into(), p.dram_per_4k_ns.to_string()));
-    } else {
+        let p = self;
+        let mut out = vec![
+            ("preset".to_string(), p.preset.clone()),
+            ("size".to_string(), p.size.to_string()),
+            ("op".to_string(), p.op.to_string()),
+            ("channels".to_string(), p.channels.to_string()),
+            (
+                "dies_per_channel".to_string(),
+                p.dies_per_channel.to_string(),
+            ),
+        ];
+        if p.dram {
+            out.push(("dram".into(), "1".into()));
+            out.push(("dram_cmd_ns".into(), p.dram_cmd_ns.to_string()));
+            out.push(("dram_per_4k_ns".into(), p.dram_per_4k_ns.to_string()));
+        } else {
+            for (k, v) in [
+                ("pages_per_block", p.pages_per_block.to_string()),
+                ("blocks_per_die", p.blocks_per_die().to_string()),
+                ("read_ns", p.read_ns.to_string()),
+                ("program_ns", p.program_ns.to_string()),
+                ("erase_ns", p.erase_ns.to_string()),
+                ("channel_mbps", p.channel_mbps.to_string()),
+                ("write_buffer", p.write_buffer.to_string()),
+                ("gc", format!("{:?}", p.gc).to_lowercase()),
+                ("gc_bg_free", p.gc_bg_free.to_string()),
+                ("gc_fg_free", p.gc_fg_free.to_string()),
+            ] {
+                out.push((k.into(), v));
+            }
+        }
         for (k, v) in [
-            ("pages_per_block", p.pages_per_block.to_string()),
-            ("blocks_per_die", p.blocks_per_die().to_string()),
-            ("read_ns", p.read_ns.to_string()),
-            ("program_ns", p.program_ns.to_string()),
-            ("erase_ns", p.erase_ns.to_string()),
-            ("channel_mbps", p.channel_mbps.to_string()),
-            ("write_buffer", p.write_buffer.to_string()),
-            ("gc", format!("{:?}", p.gc).to_lowercase()),
-            ("gc_bg_free", p.gc_bg_free.to_string()),
-            ("gc_fg_free", p.gc_fg_free.to_string()),
+            ("link_mbps", p.link_mbps.to_string()),
+            ("fw_cmd_ns", p.fw_cmd_ns.to_string()),
+            ("fw_per_4k_ns", p.fw_per_4k_ns.to_string()),
+            ("fw_units", p.fw_units.to_string()),
+            ("cmd_slots", p.cmd_slots.to_string()),
         ] {
             out.push((k.into(), v));
         }
+        out
     }
-    for (k, v) in [
-        ("link_mbps", p.link_mbps.to_string()),
-        ("fw_cmd_ns", p.fw_cmd_ns.to_string()),
-        ("fw_per_4k_ns", p.fw_per_4k_ns.to_string()),
-        ("fw_units", p.fw_units.to_string()),
-        ("cmd_slots", p.cmd_slots.to_string()),
-    ] {
-        out.push((k.into(), v));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -88,14 +88,19 @@ impl EmuEngine {
         }
     }
 
+    /// How many completions may be delivered now. Without coalescing, the
+    /// due ones are popped straight off the heap (no scan); with it, the due
+    /// ones are counted to decide whether the batch is complete.
     fn due(&self, now: u64) -> usize {
-        // How many completions may be delivered now, coalescing applied.
+        if self.coalesce_n == 0 {
+            return usize::MAX; // pop while due
+        }
         let ready = self
             .pending
             .iter()
             .filter(|Reverse((t, _, _))| *t <= now)
             .count();
-        if self.coalesce_n == 0 || ready >= self.coalesce_n || self.pending.len() == ready {
+        if ready >= self.coalesce_n || self.pending.len() == ready {
             return ready;
         }
         let first = self
@@ -178,11 +183,16 @@ impl Engine for EmuEngine {
         let mut got = 0;
         loop {
             let now = self.dev.clock.now();
-            let n = self.due(now);
-            for _ in 0..n {
-                let Reverse((_, slot, res)) = self.pending.pop().expect("due entries");
+            let mut n = self.due(now);
+            while n > 0 {
+                match self.pending.peek() {
+                    Some(Reverse((t, _, _))) if *t <= now => {}
+                    _ => break,
+                }
+                let Reverse((_, slot, res)) = self.pending.pop().expect("peeked");
                 out.push(Completion { slot, result: res });
                 got += 1;
+                n -= 1;
             }
             if got >= min || self.pending.is_empty() {
                 return Ok(());
