@@ -16,6 +16,7 @@
 //!
 //! Nothing here needs root.
 
+pub mod btf;
 pub mod cpu;
 pub mod disk;
 pub mod platform;
