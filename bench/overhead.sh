@@ -2,6 +2,7 @@
 # What ssdready's own measurements cost: IOPS plain, with --profile (10 kHz
 # system-wide sampling) and with --decompose (eBPF on the block tracepoints)
 # on a loop device over /dev/shm at QD 32, runs alternating. Needs root.
+# (--decompose is on by default for root on block devices; "plain" turns it off.)
 # Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +19,8 @@ iops() {
 }
 plain=() prof=() deco=()
 for ((r = 0; r < ROUNDS; r++)); do
-  plain+=("$(iops)")
-  prof+=("$(iops --profile)")
+  plain+=("$(iops --no-decompose)")
+  prof+=("$(iops --profile --no-decompose)")
   deco+=("$(iops --decompose)")
 done
 python3 - "${plain[*]}" "${prof[*]}" "${deco[*]}" <<'PY'

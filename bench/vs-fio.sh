@@ -82,7 +82,7 @@ compare() {
   local fi=() fc=() si=() sc=() i cpu
   for ((r = 0; r < ROUNDS; r++)); do
     read -r i cpu < <(measure fio "${fa[@]}" --output-format=json); fi+=("$i"); fc+=("$cpu")
-    read -r i cpu < <(measure "$SSDREADY" run "${sa[@]}" --output-format=json --quiet); si+=("$i"); sc+=("$cpu")
+    read -r i cpu < <(measure "$SSDREADY" run --no-decompose "${sa[@]}" --output-format=json --quiet); si+=("$i"); sc+=("$cpu")
   done
   python3 - "$label" "${fi[*]}" "${si[*]}" "${fc[*]}" "${sc[*]}" <<'PY'
 import sys, statistics as st

@@ -34,8 +34,9 @@ pub struct RunArgs {
     pub parse_only: bool,
     /// `--profile`: system-wide CPU samples by kernel layer.
     pub profile: bool,
-    /// `--decompose`: per-I/O latency split (eBPF) — not built yet.
-    pub decompose: bool,
+    /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
+    /// neither: on when root and a job's I/O reaches a block device.
+    pub decompose: Option<bool>,
     /// Every section in effect order: command-line globals, job files, command-line jobs.
     pub sections: Vec<Section>,
 }
@@ -134,7 +135,19 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             "quiet" => r.quiet = true,
             "parse-only" => r.parse_only = true,
             "profile" => r.profile = true,
-            "decompose" => r.decompose = true,
+            "decompose" => {
+                r.decompose = Some(match v.as_deref() {
+                    None | Some("1" | "on" | "yes" | "true") => true,
+                    Some("0" | "off" | "no" | "false") => false,
+                    Some(x) => {
+                        return Err(SpecError::new(
+                            "decompose",
+                            format!("'{x}' is not on or off (allowed: on, off, 1, 0)"),
+                        ))
+                    }
+                })
+            }
+            "no-decompose" => r.decompose = Some(false),
             "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
             "name" => {
                 let name = v

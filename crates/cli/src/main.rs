@@ -5,6 +5,7 @@
 //! written); 130 interrupted (results so far were still reported).
 
 mod args;
+mod decompose;
 mod devices;
 mod logs;
 mod progress;
@@ -111,8 +112,10 @@ fn list_presets() {
     }
 }
 
-const RUN_HELP: &str = "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--parse-only] [--allow-destructive] [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
+const RUN_HELP: &str =
+    "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
+[--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
 Arguments that are not --options are fio job files. Options before the first
 --name apply to every job (job files' [global] sections override them); each
@@ -120,6 +123,10 @@ Arguments that are not --options are fio job files. Options before the first
 writes ssdready's own schema (docs/result-schema.md); several may be given
 comma-separated. --parse-only prints the resolved jobs as JSON and exits
 (0, or 2 on an error).
+--profile samples every CPU at 10 kHz and splits the kernel's cost per I/O by
+layer (needs root). --decompose splits each I/O's latency along its path with
+eBPF on the block tracepoints (needs root); it is on by default when running as
+root against a block device (it costs a few percent of IOPS: --no-decompose).
 Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
 Run 'ssdready options' for every job option.";

@@ -34,7 +34,7 @@ pub fn explain(kind: &str) -> &'static str {
     }
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

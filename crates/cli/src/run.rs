@@ -204,66 +204,18 @@ struct PhaseRun {
     decomposition: Option<Decomposition>,
 }
 
-/// The split from two snapshots of the kernel histograms and the app's view.
-fn decompose_parts(
-    a: (
-        ssdready_io::bpf::PartHist,
-        ssdready_io::bpf::PartHist,
-        ssdready_io::bpf::PartHist,
-    ),
-    b: (
-        ssdready_io::bpf::PartHist,
-        ssdready_io::bpf::PartHist,
-        ssdready_io::bpf::PartHist,
-    ),
-    app_ios: u64,
-    app_sum_ns: f64,
-    pcts: &[f64],
-) -> Decomposition {
-    let part = |x: &ssdready_io::bpf::PartHist, y: &ssdready_io::bpf::PartHist| {
-        let buckets: Vec<(u64, u64)> = y
-            .buckets
-            .iter()
-            .map(|&(v, c)| {
-                (
-                    v,
-                    c - x
-                        .buckets
-                        .iter()
-                        .find(|b| b.0 == v)
-                        .map(|b| b.1)
-                        .unwrap_or(0),
-                )
+/// Whether to decompose this phase: as asked, or by default when root and
+/// some job's I/O reaches a block device (the emulator and the null engine
+/// have no block layer).
+fn decompose_phase(asked: Option<bool>, jobs: &[PreparedJob], members: &[usize]) -> bool {
+    asked.unwrap_or_else(|| {
+        crate::ramdev::is_root()
+            && members.iter().any(|&i| {
+                jobs[i].emu.is_none()
+                    && jobs[i].spec.ioengine != EngineKind::Null
+                    && jobs[i].targets.iter().any(|t| t.device.is_some())
             })
-            .filter(|b| b.1 > 0)
-            .collect();
-        disk::summary_from_buckets(&buckets, y.sum_ns - x.sum_ns, y.count - x.count, pcts)
-    };
-    let below = part(&a.0, &b.0);
-    let dev = part(&a.1, &b.1);
-    let blk = part(&a.2, &b.2);
-    let app_mean = if app_ios > 0 {
-        app_sum_ns / app_ios as f64
-    } else {
-        0.0
-    };
-    let agree =
-        app_ios > 0 && (below.n as f64 - app_ios as f64).abs() <= (app_ios as f64 * 0.01).max(2.0);
-    Decomposition {
-        block_layer_mean_ns: below.mean_ns - dev.mean_ns,
-        above_block_mean_ns: agree.then_some(app_mean - below.mean_ns),
-        note: (!agree).then(|| {
-            format!(
-                "above-block split withheld: the block layer saw {} of this process's bios, ssdready completed {app_ios} I/Os",
-                below.n
-            )
-        }),
-                block_and_below: below,
-        driver_and_device: dev,
-        block_layer: blk,
-        app_ios,
-        app_mean_ns: app_mean,
-    }
+    })
 }
 
 /// CPU time per profile sample: 10 kHz per CPU.
@@ -326,19 +278,11 @@ fn run_phase(
         None
     };
     let timer = if decompose {
-        match ssdready_io::bpf::BlockTimer::start(std::process::id()) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                warnings.push(format!(
-                    "--decompose: the eBPF block-tracepoint programs could not be loaded ({e}); \
-                     showing only the mean split from /sys/block/X/stat"
-                ));
-                None
-            }
-        }
+        crate::decompose::start(warnings)
     } else {
         None
     };
+    let join = timer.as_ref().and_then(|t| t.join_table());
     let mut timer_start = None;
     let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
@@ -377,6 +321,7 @@ fn run_phase(
                 start: barrier.clone(),
                 cpus,
                 emu: j.emu.clone(),
+                join: join.clone(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
@@ -463,6 +408,8 @@ fn run_phase(
     }
     let end = snap(&clock);
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
+    let flavour = timer.as_ref().map_or("", |t| t.flavour);
+    drop(join);
     drop(timer);
     prog.finish();
     if let Some((s, _, raw)) = &mut sampler {
@@ -521,17 +468,29 @@ fn run_phase(
     let decomposition = match (timer_start, timer_end) {
         (Some(a), Some(b)) => {
             let (mut app_ios, mut app_sum) = (0u64, 0f64);
+            let mut joined: Option<ssdready_core::stats::IoSplit> = None;
             for (_, o) in &outcomes {
                 for d in o.stats.dirs.iter().flatten() {
                     app_ios += d.lat.count();
                     app_sum += d.lat.sum() as f64;
+                }
+                if let Some(j) = &o.stats.io_split {
+                    joined.get_or_insert_with(Default::default).merge(j);
                 }
             }
             let pcts = members
                 .first()
                 .map(|&i| jobs[i].spec.percentile_list.clone())
                 .unwrap_or_default();
-            Some(decompose_parts(a, b, app_ios, app_sum, &pcts))
+            Some(crate::decompose::split(
+                flavour,
+                a,
+                b,
+                app_ios,
+                app_sum,
+                joined.as_ref(),
+                &pcts,
+            ))
         }
         _ => None,
     };
@@ -646,7 +605,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut warnings,
             &mut emu_free,
             args.profile,
-            args.decompose,
+            decompose_phase(args.decompose, &jobs, members),
         )?;
         for &ji in members {
             let j = &jobs[ji];

@@ -13,6 +13,7 @@ use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_io::bpf::{monotonic_ns, JoinTable};
 use ssdready_io::clock::Clock;
 use ssdready_io::engine::EngineSetup;
 use ssdready_io::target::Target;
@@ -48,6 +49,9 @@ pub struct WorkerCtx {
     /// The emulated device, when the target is the SSD emulator: it brings
     /// its own engine.
     pub emu: Option<Arc<ssdready_emu::engine::SharedDevice>>,
+    /// The kernel's per-I/O times (`--decompose` with tp_btf): each I/O to a
+    /// block device is looked up there when reaped.
+    pub join: Option<Arc<JoinTable>>,
 }
 
 /// What a worker hands back.
@@ -68,6 +72,9 @@ struct Slot {
     submit_ns: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// Where the block layer will see this I/O (dev 0: not joinable).
+    dev: u32,
+    sector: u64,
 }
 
 fn pin(cpus: &[usize]) {
@@ -169,6 +176,9 @@ fn hot_loop<E: Engine>(
     let mut inflight = 0usize;
     let mut live_ios = [0u64; 3];
     let mut live_bytes = [0u64; 3];
+    let join = ctx.join.as_deref();
+    // CLOCK_MONOTONIC at the completion timestamp (read only when joining).
+    let mut mono_now = 0u64;
 
     let start = clock.now();
     let ramp_end = start + spec.ramp_time_ns;
@@ -230,6 +240,16 @@ fn hot_loop<E: Engine>(
                     if let Some(log) = &mut stats.log {
                         log.record(t.saturating_sub(start), ddir, res as u32, slat, clat, lat);
                     }
+                    if let (Some(j), true) = (join, s.dev != 0) {
+                        // The issue on the kernel's clock: the completion's
+                        // CLOCK_MONOTONIC minus the latency.
+                        let issue_mono = mono_now.saturating_sub(lat);
+                        stats.io_split.get_or_insert_with(Box::default).record(
+                            issue_mono,
+                            mono_now,
+                            j.lookup(s.dev, s.sector),
+                        );
+                    }
                 }
             }
         }};
@@ -273,11 +293,20 @@ fn hot_loop<E: Engine>(
                 break;
             };
             let slot = free.pop().expect("a free slot while inflight < depth");
+            let (dev, sector) = match join
+                .and(ctx.targets.get(file as usize))
+                .and_then(|t| t.sector_map)
+            {
+                Some(m) => (m.kernel_dev, m.sector(offset)),
+                None => (0, 0),
+            };
             slots[slot as usize] = Slot {
                 issue_ns: now,
                 submit_ns: now,
                 ddir: Some(ddir),
                 len,
+                dev,
+                sector,
             };
             issued += 1;
             if let Some(i) = interval_ns {
@@ -295,6 +324,9 @@ fn hot_loop<E: Engine>(
             })? {
                 Queued::Done(res) => {
                     let t = clock.now();
+                    if join.is_some() {
+                        mono_now = monotonic_ns();
+                    }
                     if measuring {
                         stats.depth_at_issue[0] += 1;
                     }
@@ -358,6 +390,9 @@ fn hot_loop<E: Engine>(
             engine.getevents(min, &mut comps)?;
             if !comps.is_empty() {
                 let t = clock.now();
+                if join.is_some() {
+                    mono_now = monotonic_ns();
+                }
                 if measuring {
                     stats.complete_batches[batch_bucket(comps.len())] += 1;
                 }

@@ -18,6 +18,7 @@ fn profiled_run(dev: &str) -> Option<Value> {
         "--runtime=3",
         "--time_based",
         "--profile",
+        "--no-decompose",
     ]);
     if r["phases"][0]["profile"].is_null() {
         eprintln!("skipped: profiling not permitted here: {:?}", r["warnings"]);
@@ -148,5 +149,125 @@ fn decomposition_adds_up_and_matches_diskstats() {
     assert!(
         blk_hist > 0.0 && blk_hist <= block * 1.25,
         "block layer {blk_hist:.0} vs {block:.0}"
+    );
+}
+
+/// The per-I/O join (tp_btf): nearly every I/O is found in the kernel's
+/// record; for each I/O the four parts add up to its latency, so their means
+/// add up to the joined I/Os' mean, which is the app's mean; the per-I/O
+/// driver-and-device and block-layer parts agree with the kernel's own
+/// histograms of all I/Os. Runs with an I/O scheduler, so requests are
+/// issued from the scheduler as well as directly.
+#[test]
+fn per_io_split_joins_every_io_and_adds_up() {
+    let Some(l) = LoopDev::new("join", 256) else {
+        return;
+    };
+    let name = l.dev.trim_start_matches("/dev/");
+    struct Sched(String);
+    impl Drop for Sched {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, "none");
+        }
+    }
+    let sched = Sched(format!("/sys/block/{name}/queue/scheduler"));
+    if std::fs::write(&sched.0, "mq-deadline").is_err() {
+        eprintln!("note: mq-deadline not available; testing with the default scheduler");
+    }
+    let f = format!("--filename={}", l.dev);
+    let r = run_json(&[
+        &f,
+        "--rw=randrw",
+        "--ioengine=io_uring",
+        "--direct=1",
+        "--iodepth=8",
+        "--runtime=2",
+        "--time_based",
+    ]);
+    let d = &r["phases"][0]["decomposition"];
+    if d.is_null() || d["flavour"] != "tp_btf" {
+        eprintln!(
+            "skipped: tp_btf programs not permitted here: {:?}",
+            r["warnings"]
+        );
+        return;
+    }
+    let p = &d["per_io"];
+    let f64_of = |v: &Value| v.as_f64().unwrap();
+    let (matched, unmatched) = (f64_of(&p["matched"]), f64_of(&p["unmatched"]));
+    let app_ios = f64_of(&d["app_ios"]);
+    assert!(
+        matched >= 0.99 * app_ios && matched + unmatched == app_ios,
+        "joined {matched} + {unmatched} of {app_ios}"
+    );
+    let mean = |k: &str| f64_of(&p[k]["mean_ns"]);
+    let parts = mean("above_block_submit")
+        + mean("block_layer")
+        + mean("driver_and_device")
+        + mean("completion");
+    let total = mean("total");
+    assert!(
+        (parts - total).abs() / total < 0.01,
+        "parts {parts:.0} vs total {total:.0}"
+    );
+    let app = f64_of(&d["app_mean_ns"]);
+    assert!(
+        (total - app).abs() / app < 0.05,
+        "joined {total:.0} vs app {app:.0}"
+    );
+    for k in [
+        "above_block_submit",
+        "block_layer",
+        "driver_and_device",
+        "completion",
+    ] {
+        assert!(mean(k) > 0.0, "{k}");
+    }
+    // The kernel's histograms count every I/O with ±12.5 % buckets but exact
+    // sums; the joined means should match within 5 % (10 % for the short
+    // block-layer part).
+    let dev_k = f64_of(&d["driver_and_device"]["mean_ns"]);
+    let dev_j = mean("driver_and_device");
+    assert!(
+        (dev_k - dev_j).abs() / dev_k < 0.05,
+        "device {dev_j:.0} vs kernel {dev_k:.0}"
+    );
+    let blk_k = f64_of(&d["block_layer"]["mean_ns"]);
+    let blk_j = mean("block_layer");
+    assert!(
+        (blk_k - blk_j).abs() / blk_k < 0.10,
+        "block {blk_j:.0} vs kernel {blk_k:.0}"
+    );
+    // Shares of the parts add up to 100 %.
+    let shares: f64 = d["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| f64_of(&x["share_pct"]))
+        .sum();
+    assert!((shares - 100.0).abs() < 1.0, "shares {shares}");
+}
+
+/// `--no-decompose` turns the default off; the emulator never decomposes.
+#[test]
+fn decompose_is_on_by_default_for_root_on_block_devices_only() {
+    let Some(l) = LoopDev::new("deflt", 64) else {
+        return;
+    };
+    let f = format!("--filename={}", l.dev);
+    let args = ["--rw=randread", "--direct=1", "--number_ios=2000"];
+    let mut on = vec![f.as_str()];
+    on.extend(args);
+    let r = run_json(&on);
+    let loaded = !r["phases"][0]["decomposition"].is_null();
+    let warned = r["warnings"].to_string().contains("--decompose");
+    assert!(loaded || warned, "neither decomposed nor said why: {r}");
+    on.push("--no-decompose");
+    let r = run_json(&on);
+    assert!(r["phases"][0]["decomposition"].is_null());
+    let r = run_json(&["--rw=randread", "--size=16m", "--number_ios=2000"]);
+    assert!(
+        r["phases"][0]["decomposition"].is_null(),
+        "emulator run decomposed"
     );
 }

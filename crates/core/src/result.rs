@@ -85,10 +85,13 @@ pub struct PhaseResult {
 }
 
 /// `--decompose`: where an I/O's time goes, from eBPF programs on the block
-/// tracepoints (this process's I/O only). Histograms are log-linear with 4
-/// buckets per power of two (±12.5 %); means are exact.
+/// tracepoints (this process's I/O only). Kernel histograms are log-linear
+/// with 4 buckets per power of two (±12.5 %); the per-I/O split above the
+/// block layer uses ssdready's own histogram (±0.39 %); means are exact.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Decomposition {
+    /// `tp_btf` (per-I/O join available) or `raw_tp` (kernel parts only).
+    pub flavour: String,
     /// block_io_start → block_io_done: block layer, scheduler, driver, device.
     pub block_and_below: LatSummary,
     /// block_rq_issue → block_rq_complete: driver and device.
@@ -105,7 +108,46 @@ pub struct Decomposition {
     /// app mean − block-and-below mean: system call, io_uring/VFS/file
     /// system, completion delivery; only when the counts agree.
     pub above_block_mean_ns: Option<f64>,
+    /// Each I/O joined with the kernel's record of it (tp_btf, block-device
+    /// targets): the time above the block layer per I/O, both sides.
+    pub per_io: Option<PerIoSplit>,
+    /// The parts along the I/O's path, with their means and shares of the
+    /// app-observed mean.
+    pub parts: Vec<PartShare>,
     pub note: Option<String>,
+}
+
+/// Every I/O's latency split along its path (`--decompose`, tp_btf, block
+/// devices): the I/O joined with the kernel's record of it. For each I/O the
+/// four parts add up to its latency exactly.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PerIoSplit {
+    /// I/Os joined with their kernel record, and those that were not (merged
+    /// into another request, split, or their entry overwritten first).
+    pub matched: u64,
+    pub unmatched: u64,
+    /// App issue → block_io_start: above the block layer, submission side
+    /// (system call, io_uring/VFS, bio and request set-up).
+    pub above_block_submit: LatSummary,
+    /// block_io_start → block_rq_issue: block layer and I/O scheduler.
+    pub block_layer: LatSummary,
+    /// block_rq_issue → block_rq_complete: driver and device.
+    pub driver_and_device: LatSummary,
+    /// block_rq_complete → the app sees the completion: the block layer ends
+    /// the bios (direct-I/O completion, io_uring posting, wake-up), the app
+    /// is scheduled and reaps.
+    pub completion: LatSummary,
+    /// The app-observed latency of the same I/Os.
+    pub total: LatSummary,
+}
+
+/// One part of an I/O's path.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PartShare {
+    pub part: String,
+    pub mean_ns: f64,
+    /// Share of the app-observed mean, percent.
+    pub share_pct: f64,
 }
 
 /// One layer of the CPU profile.

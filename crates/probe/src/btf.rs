@@ -232,7 +232,7 @@ impl Btf {
         for m in self.members(id) {
             let bits = base_bits + m.bit_offset;
             if m.name == field {
-                if bits % 8 != 0 {
+                if !bits.is_multiple_of(8) {
                     return None;
                 }
                 return Some((bits / 8, self.size_of(m.type_id)?));

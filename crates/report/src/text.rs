@@ -265,39 +265,90 @@ fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decompositio
             .map(|(_, v)| fmt_ns(*v as f64))
             .unwrap_or("-".into())
     };
-    let _ = writeln!(
-        out,
-        "latency decomposition (eBPF on block tracepoints, {} I/Os):",
-        fmt_count(d.app_ios as f64)
-    );
-    let row = |out: &mut String, name: &str, s: &LatSummary| {
+    let row = |out: &mut String, name: &str, s: &LatSummary, share: Option<f64>| {
         let _ = writeln!(
             out,
-            "  {name:<28} mean {:>9}  p50 {:>9}  p99 {:>9}  ({} I/Os)",
+            "  {name:<30} mean {:>9}  p50 {:>9}  p99 {:>9}  p99.9 {:>9}{}",
             fmt_ns(s.mean_ns),
             pct(s, 50.0),
             pct(s, 99.0),
-            fmt_count(s.n as f64)
+            pct(s, 99.9),
+            share.map(|x| format!("  {x:5.1}%")).unwrap_or_default()
         );
     };
-    row(out, "block layer and below", &d.block_and_below);
-    row(out, "  block layer, submission side", &d.block_layer);
-    row(out, "  driver and device", &d.driver_and_device);
-    match d.above_block_mean_ns {
-        Some(a) => {
+    let share = |name: &str| d.parts.iter().find(|p| p.part == name).map(|p| p.share_pct);
+    if let Some(p) = &d.per_io {
+        let _ = writeln!(
+            out,
+            "latency decomposition, per I/O (eBPF {}, {} of {} I/Os joined with the kernel's record):",
+            d.flavour,
+            fmt_count(p.matched as f64),
+            fmt_count((p.matched + p.unmatched) as f64)
+        );
+        row(
+            out,
+            "above block, submission",
+            &p.above_block_submit,
+            share("above block, submission"),
+        );
+        row(
+            out,
+            "block layer and scheduler",
+            &p.block_layer,
+            share("block layer and scheduler"),
+        );
+        row(
+            out,
+            "driver and device",
+            &p.driver_and_device,
+            share("driver and device"),
+        );
+        row(
+            out,
+            "completion to the app",
+            &p.completion,
+            share("completion to the app"),
+        );
+        row(out, "total (app-observed)", &p.total, None);
+        let _ = writeln!(
+            out,
+            "  kernel's view, all I/Os: block layer and below (io_start → io_done) mean {}, p99 {} ({} I/Os)",
+            fmt_ns(d.block_and_below.mean_ns),
+            pct(&d.block_and_below, 99.0),
+            fmt_count(d.block_and_below.n as f64)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "latency decomposition (eBPF {} on block tracepoints, {} I/Os):",
+            d.flavour,
+            fmt_count(d.app_ios as f64)
+        );
+        row(out, "block layer and below", &d.block_and_below, None);
+        row(
+            out,
+            "  block layer, submission side",
+            &d.block_layer,
+            share("block layer, submission"),
+        );
+        row(
+            out,
+            "  driver and device",
+            &d.driver_and_device,
+            share("driver and device"),
+        );
+        if let Some(a) = d.above_block_mean_ns {
             let _ = writeln!(
                 out,
-                "  above the block layer        mean {:>9}  (app mean {} = {:.0}% above, {:.0}% block layer, {:.0}% driver and device)",
+                "  above the block layer (mean only)   {:>9}  {:5.1}% of the app mean {}",
                 fmt_ns(a),
-                fmt_ns(d.app_mean_ns),
                 100.0 * a / d.app_mean_ns,
-                100.0 * d.block_layer_mean_ns / d.app_mean_ns,
-                100.0 * d.driver_and_device.mean_ns / d.app_mean_ns
+                fmt_ns(d.app_mean_ns)
             );
         }
-        None => {
-            let _ = writeln!(out, "  note: {}", d.note.as_deref().unwrap_or(""));
-        }
+    }
+    if let Some(n) = &d.note {
+        let _ = writeln!(out, "  note: {n}");
     }
 }
 

@@ -51,6 +51,28 @@ pub struct Target {
     pub device: Option<String>,
     /// Whether the target is a block device that supports discard.
     pub discard: bool,
+    /// How an offset in the target becomes a sector of a block device, for
+    /// joining an I/O with the kernel's record of it (`--decompose`). Block
+    /// devices only: a file's blocks would need its extent map.
+    pub sector_map: Option<SectorMap>,
+}
+
+/// Offset → (device, sector) for a block-device target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectorMap {
+    /// The device number as the kernel writes it (`MKDEV`: major << 20 | minor).
+    pub kernel_dev: u32,
+    /// The partition's first sector on its disk (0 for a whole disk): the
+    /// block layer reports whole-disk sectors.
+    pub start_sector: u64,
+}
+
+impl SectorMap {
+    /// The sector the block layer will report for byte `offset`.
+    #[inline]
+    pub fn sector(&self, offset: u64) -> u64 {
+        self.start_sector + offset / 512
+    }
 }
 
 /// Why a target cannot be used. Every message names the path.
@@ -115,6 +137,17 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                 size,
                 logical_block_size: dev.disk_attr_u64("queue/logical_block_size").unwrap_or(512),
                 discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
+                sector_map: Some(SectorMap {
+                    kernel_dev: maj << 20 | min,
+                    start_sector: if dev.is_partition {
+                        std::fs::read_to_string(dev.dir.join("start"))
+                            .ok()
+                            .and_then(|s| s.trim().parse().ok())
+                            .unwrap_or(0)
+                    } else {
+                        0
+                    },
+                }),
                 device: Some(dev.disk),
             })
         }
@@ -172,6 +205,7 @@ fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
             .unwrap_or(512),
         device: dev.map(|d| d.disk),
         discard: true,
+        sector_map: None,
     }
 }
 
@@ -318,6 +352,7 @@ mod tests {
             logical_block_size: 4096,
             device: Some("x".into()),
             discard: false,
+            sector_map: None,
         };
         let e = t
             .check_direct_alignment(&[6144], 0)

@@ -1,0 +1,194 @@
+//! `--decompose`: load the block-tracepoint programs, hand the workers the
+//! join table, and turn the kernel's histograms and the workers' per-I/O
+//! split into the result's decomposition.
+
+use ssdready_core::hist::LatSummary;
+use ssdready_core::result::{Decomposition, PartShare, PerIoSplit};
+use ssdready_core::stats::IoSplit;
+use ssdready_io::bpf::{BlockTimer, BtfLayout, PartHist, TRACEPOINTS};
+use ssdready_probe::btf::Btf;
+use ssdready_probe::disk;
+
+/// The offsets and attach ids the tp_btf programs need, from the running
+/// kernel's BTF.
+pub fn btf_layout() -> Result<BtfLayout, String> {
+    let btf = Btf::vmlinux().map_err(|e| e.to_string())?;
+    let mut attach_ids = [0u32; 4];
+    for (id, tp) in attach_ids.iter_mut().zip(TRACEPOINTS) {
+        let name = format!("btf_trace_{tp}");
+        *id = btf
+            .typedef_id(&name)
+            .ok_or_else(|| format!("the kernel's BTF has no {name} (tracepoint missing)"))?;
+    }
+    let field = |s: &str, f: &str, size: u32| match btf.field(s, f) {
+        Some((off, sz)) if sz == size => Ok(off),
+        Some((_, sz)) => Err(format!("struct {s}.{f} is {sz} bytes, expected {size}")),
+        None => Err(format!("the kernel's BTF has no struct {s}.{f}")),
+    };
+    Ok(BtfLayout {
+        attach_ids,
+        rq_sector: field("request", "__sector", 8)?,
+        rq_bio: field("request", "bio", 8)?,
+        bio_bdev: field("bio", "bi_bdev", 8)?,
+        bdev_dev: field("block_device", "bd_dev", 4)?,
+    })
+}
+
+/// Load the programs for this process, or None with a warning that says
+/// what cannot be measured and why.
+pub fn start(warnings: &mut Vec<String>) -> Option<BlockTimer> {
+    let layout = btf_layout();
+    match BlockTimer::start(std::process::id(), layout.as_ref().ok()) {
+        Ok(t) => {
+            let why = match (&layout, &t.fallback) {
+                (_, Some(f)) => Some(f.clone()),
+                (Err(e), None) => Some(e.clone()),
+                _ => None,
+            };
+            if let Some(why) = why {
+                warnings.push(format!(
+                    "--decompose: raw tracepoints only, so the time above the block layer is a mean, \
+                     not per I/O: {why}"
+                ));
+            }
+            Some(t)
+        }
+        Err(e) => {
+            let root = crate::ramdev::is_root();
+            warnings.push(format!(
+                "--decompose: the eBPF block-tracepoint programs could not be loaded ({e}{}); \
+                 showing only the mean split from /sys/block/X/stat",
+                if root {
+                    ""
+                } else {
+                    "; loading them needs root"
+                }
+            ));
+            None
+        }
+    }
+}
+
+/// `after` − `before`, as a summary.
+fn delta(before: &PartHist, after: &PartHist, pcts: &[f64]) -> LatSummary {
+    let buckets: Vec<(u64, u64)> = after
+        .buckets
+        .iter()
+        .map(|&(v, c)| {
+            let was = before.buckets.iter().find(|b| b.0 == v).map_or(0, |b| b.1);
+            (v, c - was)
+        })
+        .filter(|b| b.1 > 0)
+        .collect();
+    disk::summary_from_buckets(
+        &buckets,
+        after.sum_ns - before.sum_ns,
+        after.count - before.count,
+        pcts,
+    )
+}
+
+type Parts = (PartHist, PartHist, PartHist);
+
+/// The split from two snapshots of the kernel histograms, the app's view
+/// (I/O count and latency sum) and the workers' per-I/O join.
+pub fn split(
+    flavour: &str,
+    a: Parts,
+    b: Parts,
+    app_ios: u64,
+    app_sum_ns: f64,
+    joined: Option<&IoSplit>,
+    pcts: &[f64],
+) -> Decomposition {
+    let below = delta(&a.0, &b.0, pcts);
+    let dev = delta(&a.1, &b.1, pcts);
+    let blk = delta(&a.2, &b.2, pcts);
+    let app_mean = if app_ios > 0 {
+        app_sum_ns / app_ios as f64
+    } else {
+        0.0
+    };
+    let agree =
+        app_ios > 0 && (below.n as f64 - app_ios as f64).abs() <= (app_ios as f64 * 0.01).max(2.0);
+    let per_io = joined.filter(|j| j.matched > 0).map(|j| PerIoSplit {
+        matched: j.matched,
+        unmatched: j.unmatched,
+        above_block_submit: LatSummary::of(&j.submit, pcts),
+        block_layer: LatSummary::of(&j.block, pcts),
+        driver_and_device: LatSummary::of(&j.device, pcts),
+        completion: LatSummary::of(&j.complete, pcts),
+        total: LatSummary::of(&j.total, pcts),
+    });
+    let share = |part: &str, mean_ns: f64, of: f64| PartShare {
+        part: part.into(),
+        mean_ns,
+        share_pct: if of > 0.0 { 100.0 * mean_ns / of } else { 0.0 },
+    };
+    let mut parts = Vec::new();
+    match &per_io {
+        // The joined I/Os' own means: they add up to their mean latency.
+        Some(p) => {
+            let of = p.total.mean_ns;
+            parts.push(share(
+                "above block, submission",
+                p.above_block_submit.mean_ns,
+                of,
+            ));
+            parts.push(share(
+                "block layer and scheduler",
+                p.block_layer.mean_ns,
+                of,
+            ));
+            parts.push(share("driver and device", p.driver_and_device.mean_ns, of));
+            parts.push(share("completion to the app", p.completion.mean_ns, of));
+        }
+        None if agree => {
+            let of = app_mean;
+            parts.push(share(
+                "above block (both sides)",
+                app_mean - below.mean_ns,
+                of,
+            ));
+            parts.push(share("block layer, submission", blk.mean_ns, of));
+            parts.push(share("driver and device", dev.mean_ns, of));
+            let completion = below.mean_ns - blk.mean_ns - dev.mean_ns;
+            parts.push(share("block layer, completion", completion, of));
+        }
+        None => {}
+    }
+    let mut notes = Vec::new();
+    if !agree {
+        notes.push(format!(
+            "the block layer saw {} of this process's I/Os, ssdready completed {app_ios}: \
+             the mean above-block split is withheld",
+            below.n
+        ));
+    }
+    match (flavour, joined) {
+        ("tp_btf", None) => notes.push(
+            "no per-I/O split: only I/O to block devices can be joined with the kernel's record \
+             (a file's blocks would need its extent map)"
+                .into(),
+        ),
+        (_, Some(j)) if j.unmatched > j.matched / 10 => notes.push(format!(
+            "{} of {} I/Os were not joined with a kernel record (merged or split requests)",
+            j.unmatched,
+            j.matched + j.unmatched
+        )),
+        _ => {}
+    }
+    Decomposition {
+        flavour: flavour.into(),
+        block_layer_mean_ns: below.mean_ns - dev.mean_ns,
+        above_block_mean_ns: agree.then_some(app_mean - below.mean_ns),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        block_and_below: below,
+        driver_and_device: dev,
+        block_layer: blk,
+        app_ios,
+        app_mean_ns: app_mean,
+        per_io,
+        parts,
+    }
+}
