@@ -13,7 +13,7 @@ use ssdready_probe::disk;
 /// kernel's BTF.
 pub fn btf_layout() -> Result<BtfLayout, String> {
     let btf = Btf::vmlinux().map_err(|e| e.to_string())?;
-    let mut attach_ids = [0u32; 4];
+    let mut attach_ids = [0u32; 5];
     for (id, tp) in attach_ids.iter_mut().zip(TRACEPOINTS) {
         let name = format!("btf_trace_{tp}");
         *id = btf
@@ -116,6 +116,7 @@ pub fn split(
         unmatched: j.unmatched,
         above_block_submit: LatSummary::of(&j.submit, pcts),
         block_layer: LatSummary::of(&j.block, pcts),
+        scheduler_queue: (j.queued.count() > 0).then(|| LatSummary::of(&j.queued, pcts)),
         driver_and_device: LatSummary::of(&j.device, pcts),
         completion: LatSummary::of(&j.complete, pcts),
         total: LatSummary::of(&j.total, pcts),

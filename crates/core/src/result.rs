@@ -131,6 +131,10 @@ pub struct PerIoSplit {
     pub above_block_submit: LatSummary,
     /// block_io_start → block_rq_issue: block layer and I/O scheduler.
     pub block_layer: LatSummary,
+    /// block_rq_insert → block_rq_issue, for the I/Os that waited in an I/O
+    /// scheduler's (or software) queue: part of `block_layer`. None when
+    /// every request went straight to the driver.
+    pub scheduler_queue: Option<LatSummary>,
     /// block_rq_issue → block_rq_complete: driver and device.
     pub driver_and_device: LatSummary,
     /// block_rq_complete → the app sees the completion: the block layer ends

@@ -157,6 +157,10 @@ pub struct IoSplit {
     pub submit: Histogram,
     /// block_io_start → block_rq_issue: block layer and I/O scheduler.
     pub block: Histogram,
+    /// block_rq_insert → block_rq_issue, for requests that were queued in an
+    /// I/O scheduler (or a software queue) rather than issued directly: the
+    /// part of `block` spent waiting there.
+    pub queued: Histogram,
     /// block_rq_issue → block_rq_complete: driver and device.
     pub device: Histogram,
     /// block_rq_complete → the app sees the completion: ending the bios,
@@ -176,6 +180,8 @@ pub struct IoSplit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelTimes {
     pub io_start: u64,
+    /// 0 when the request went straight to the driver.
+    pub rq_insert: u64,
     pub rq_issue: u64,
     pub rq_complete: u64,
 }
@@ -185,6 +191,7 @@ impl IoSplit {
     pub fn merge(&mut self, o: &IoSplit) {
         self.submit.merge(&o.submit);
         self.block.merge(&o.block);
+        self.queued.merge(&o.queued);
         self.device.merge(&o.device);
         self.complete.merge(&o.complete);
         self.total.merge(&o.total);
@@ -207,6 +214,9 @@ impl IoSplit {
                 self.matched += 1;
                 self.submit.record(k.io_start - issue);
                 self.block.record(k.rq_issue - k.io_start);
+                if k.rq_insert >= k.io_start && k.rq_insert <= k.rq_issue {
+                    self.queued.record(k.rq_issue - k.rq_insert);
+                }
                 self.device.record(k.rq_complete - k.rq_issue);
                 self.complete.record(seen - k.rq_complete);
                 self.total.record(seen - issue);
@@ -281,6 +291,7 @@ mod tests {
     fn k(io_start: u64, rq_issue: u64, rq_complete: u64) -> Option<KernelTimes> {
         Some(KernelTimes {
             io_start,
+            rq_insert: 0,
             rq_issue,
             rq_complete,
         })
@@ -296,6 +307,18 @@ mod tests {
         assert_eq!(sum, s.total.sum());
         assert_eq!(s.total.sum(), 100 + 400);
         assert_eq!(s.device.max(), 150);
+        assert_eq!(s.queued.count(), 0);
+        s.record(
+            3000,
+            3100,
+            Some(KernelTimes {
+                io_start: 3010,
+                rq_insert: 3012,
+                rq_issue: 3042,
+                rq_complete: 3090,
+            }),
+        );
+        assert_eq!((s.queued.count(), s.queued.max()), (1, 30));
     }
 
     /// An entry left by an earlier I/O to the same sector starts before this

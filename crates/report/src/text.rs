@@ -297,6 +297,10 @@ fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decompositio
             &p.block_layer,
             share("block layer and scheduler"),
         );
+        if let Some(q) = &p.scheduler_queue {
+            let name = format!("  queued ({} I/Os)", fmt_count(q.n as f64));
+            row(out, &name, q, None);
+        }
         row(
             out,
             "driver and device",

@@ -153,7 +153,7 @@ fn attach(prog: &Fd, how: Attach) -> io::Result<Fd> {
 
 /// The kernel's side of each I/O, published by `block_rq_complete` for the
 /// worker that submitted it: a read-only shared mapping of a BPF array of
-/// (sector, dev, io_start, rq_issue, rq_complete) entries, CLOCK_MONOTONIC
+/// (sector, dev, io_start, rq_insert, rq_issue, rq_complete) entries, CLOCK_MONOTONIC
 /// ns, at [`join_slot`]`(dev, sector)`. Published at rq_complete because
 /// that precedes, always, the app seeing the completion (io_done does not:
 /// the bios are ended, and the submitter woken, before it).
@@ -218,8 +218,9 @@ impl JoinTable {
         }
         let k = KernelTimes {
             io_start: self.word(w + 2),
-            rq_issue: self.word(w + 3),
-            rq_complete: self.word(w + 4),
+            rq_insert: self.word(w + 3),
+            rq_issue: self.word(w + 4),
+            rq_complete: self.word(w + 5),
         };
         (self.word(w) == sector).then_some(k)
     }
@@ -287,17 +288,21 @@ impl BlockTimer {
             join: join_fd.as_ref().map(|f| f.0),
             hists: [hists[0].0, hists[1].0, hists[2].0],
         };
-        let codes = [
+        let mut codes = vec![
             programs::io_start(m, tgid, btf),
             programs::rq_issue(m),
             programs::rq_complete(m),
             programs::io_done(m),
         ];
+        if btf.is_some() {
+            codes.push(programs::rq_insert(m));
+        }
         let names = [
             "ssdr_io_start",
             "ssdr_rq_issue",
             "ssdr_rq_complete",
             "ssdr_io_done",
+            "ssdr_rq_insert",
         ];
         let mut progs = Vec::new();
         let mut links = Vec::new();

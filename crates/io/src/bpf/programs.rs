@@ -11,9 +11,12 @@
 //! | 16     | `block_rq_issue` time (0 once consumed) | rq_issue / rq_complete |
 //! | 24     | sector (tp_btf only)                    | io_start     |
 //! | 32     | the bio's device, kernel dev_t (tp_btf only) | io_start |
+//! | 40     | `block_rq_insert` time, 0 if never inserted (tp_btf only) | io_start / rq_insert |
 //!
 //! * `block_io_start`: only for this process's threads (tgid), so only the
 //!   run's own I/O counts; claims the slot.
+//! * `block_rq_insert` (tp_btf only): the request went into an I/O
+//!   scheduler's (or a software) queue rather than straight to the driver.
 //! * `block_rq_issue`: a request we started (the pointer matches, whichever
 //!   thread issues it: a kworker dispatching from a scheduler counts too);
 //!   io_start → rq_issue into the block-layer histogram.
@@ -37,12 +40,12 @@ pub(super) const SLOT_SUM: u32 = HIST_BUCKETS;
 /// slot; every later program checks the pointer, so a collision loses one
 /// sample rather than corrupting one.
 pub(super) const SLOTS: u32 = 1 << 16;
-pub(super) const SLOT_BYTES: u32 = 40;
+pub(super) const SLOT_BYTES: u32 = 48;
 
 /// Join-table slots (a power of two) and their size: sector, dev, io_start,
-/// rq_issue, rq_complete.
+/// rq_insert, rq_issue, rq_complete.
 pub(super) const JOIN_BITS: u32 = 16;
-pub(super) const JOIN_BYTES: u32 = 40;
+pub(super) const JOIN_BYTES: u32 = 48;
 /// The multiplier of the join table's hash (Fibonacci hashing).
 pub(super) const JOIN_MULT: u64 = 0x9e37_79b9_7f4a_7c15;
 
@@ -56,8 +59,8 @@ pub fn join_slot(dev: u32, sector: u64) -> usize {
 #[derive(Clone, Copy, Debug)]
 pub struct BtfLayout {
     /// Type ids of `btf_trace_block_io_start`, `…_rq_issue`,
-    /// `…_rq_complete`, `…_io_done`.
-    pub attach_ids: [u32; 4],
+    /// `…_rq_complete`, `…_io_done`, `…_rq_insert`.
+    pub attach_ids: [u32; 5],
     /// `struct request`: `__sector` (u64), `bio` (pointer).
     pub rq_sector: u32,
     pub rq_bio: u32,
@@ -67,12 +70,14 @@ pub struct BtfLayout {
     pub bdev_dev: u32,
 }
 
-/// The four tracepoints, in the order of [`BtfLayout::attach_ids`].
-pub const TRACEPOINTS: [&str; 4] = [
+/// The tracepoints, in the order of [`BtfLayout::attach_ids`]; the last,
+/// `block_rq_insert`, is used by the tp_btf flavour only.
+pub const TRACEPOINTS: [&str; 5] = [
     "block_io_start",
     "block_rq_issue",
     "block_rq_complete",
     "block_io_done",
+    "block_rq_insert",
 ];
 
 /// A tiny BPF assembler with forward labels.
@@ -257,6 +262,7 @@ pub(super) fn io_start(m: Maps, tgid: u32, btf: Option<&BtfLayout>) -> Vec<u64> 
     a.raw(STX_DW, 7, 6, 0, 0);
     a.raw(STX_DW, 7, 8, 8, 0);
     a.raw(ST_DW, 7, 0, 16, 0);
+    a.raw(ST_DW, 7, 0, 40, 0);
     if let Some(l) = btf {
         // Direct loads through the BTF-typed request pointer (tp_btf).
         a.raw(LDX_DW, 1, 6, l.rq_sector as i16, 0);
@@ -271,6 +277,15 @@ pub(super) fn io_start(m: Maps, tgid: u32, btf: Option<&BtfLayout>) -> Vec<u64> 
         a.label("no_dev");
         a.raw(STX_DW, 7, 2, 32, 0);
     }
+    epilogue(a)
+}
+
+/// `block_rq_insert`: stamp the insertion into a queue above the driver.
+pub(super) fn rq_insert(m: Maps) -> Vec<u64> {
+    let mut a = Asm::default();
+    prologue(&mut a);
+    lookup_slot(&mut a, m.slots, true);
+    a.raw(STX_DW, 7, 8, 40, 0);
     epilogue(a)
 }
 
@@ -318,8 +333,10 @@ pub(super) fn rq_complete(m: Maps) -> Vec<u64> {
         a.raw(STX_DW, 0, 1, 8, 0);
         a.raw(LDX_DW, 1, 7, 8, 0);
         a.raw(STX_DW, 0, 1, 16, 0);
-        a.raw(STX_DW, 0, 9, 24, 0);
-        a.raw(STX_DW, 0, 8, 32, 0);
+        a.raw(LDX_DW, 1, 7, 40, 0);
+        a.raw(STX_DW, 0, 1, 24, 0);
+        a.raw(STX_DW, 0, 9, 32, 0);
+        a.raw(STX_DW, 0, 8, 40, 0);
         a.raw(LDX_DW, 1, 7, 24, 0);
         a.raw(STX_DW, 0, 1, 0, 0);
         a.label("joined");
