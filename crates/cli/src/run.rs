@@ -272,13 +272,14 @@ fn run_phase(
     profile: bool,
     decompose: bool,
 ) -> Result<PhaseRun, Failure> {
-    let mut sampler = if profile {
-        open_profiler(warnings)
+    // The eBPF programs first, so the profiler's symbol table names them.
+    let timer = if decompose {
+        crate::decompose::start(warnings)
     } else {
         None
     };
-    let timer = if decompose {
-        crate::decompose::start(warnings)
+    let mut sampler = if profile {
+        open_profiler(warnings)
     } else {
         None
     };

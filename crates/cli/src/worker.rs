@@ -390,8 +390,12 @@ fn hot_loop<E: Engine>(
             engine.getevents(min, &mut comps)?;
             if !comps.is_empty() {
                 let t = clock.now();
-                if join.is_some() {
+                if let Some(j) = join {
                     mono_now = monotonic_ns();
+                    for c in &comps {
+                        let s = &slots[c.slot as usize];
+                        j.prefetch(s.dev, s.sector);
+                    }
                 }
                 if measuring {
                     stats.complete_batches[batch_bucket(comps.len())] += 1;

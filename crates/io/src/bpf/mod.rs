@@ -208,6 +208,27 @@ impl JoinTable {
         unsafe { (*self.base.as_ptr().add(i)).load(Ordering::Acquire) }
     }
 
+    /// Start fetching the entry for (`dev`, `sector`) into the cache: the
+    /// kernel wrote it on another CPU, so the first read misses. A worker
+    /// prefetches a whole batch of completions before looking them up, so
+    /// the misses overlap.
+    #[inline]
+    pub fn prefetch(&self, dev: u32, sector: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let w = join_slot(dev, sector) * JOIN_WORDS;
+            // SAFETY: a prefetch has no architectural effect; the address is
+            // inside the mapping (see `word`).
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    self.base.as_ptr().add(w) as *const i8,
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (dev, sector);
+    }
+
     /// The kernel's times for the I/O at `sector` of `dev` (kernel dev_t),
     /// if the entry there is that I/O's.
     #[inline]
@@ -296,6 +317,13 @@ impl BlockTimer {
         ];
         if btf.is_some() {
             codes.push(programs::rq_insert(m));
+        }
+        // Benchmarks only (bench/overhead.sh): programs that return at once,
+        // to measure the kernel's fixed cost of calling BPF on each tracepoint.
+        if std::env::var_os("SSDREADY_BPF_EMPTY").is_some() {
+            for c in codes.iter_mut() {
+                *c = programs::empty();
+            }
         }
         let names = [
             "ssdr_io_start",
