@@ -17,20 +17,23 @@ iops() {
     --direct=1 --iodepth=32 --runtime="$RUNTIME" --time_based "$@" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
 }
-plain=() prof=() deco=() empty=()
+plain=() prof=() prof1=() deco=() empty=()
 for ((r = 0; r < ROUNDS; r++)); do
   plain+=("$(iops --no-decompose)")
   prof+=("$(iops --profile --no-decompose)")
+  # A call chain on every sample rather than one in 8.
+  prof1+=("$(SSDREADY_PROFILE_CHAIN_EVERY=1 iops --profile --no-decompose)")
   deco+=("$(iops --decompose)")
   # The floor: the same tracepoints with programs that return at once.
   empty+=("$(SSDREADY_BPF_EMPTY=1 iops --decompose)")
 done
-python3 - "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" <<'PY'
+python3 - "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" "${prof1[*]}" <<'PY'
 import sys, statistics as st
-a, b, c, d = (list(map(float, x.split())) for x in sys.argv[1:5])
+a, b, c, d, e = (list(map(float, x.split())) for x in sys.argv[1:6])
 m = st.median
 print(f"plain:       median {m(a):.0f} IOPS")
 print(f"--profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}%")
+print(f"  with a call chain on every sample: median {m(e):.0f} IOPS, cost {100*(1-m(e)/m(a)):.1f}%")
 print(f"--decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
 print(f"  floor, empty eBPF programs on the same tracepoints: median {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
 PY

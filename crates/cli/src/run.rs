@@ -218,6 +218,17 @@ fn decompose_phase(asked: Option<bool>, jobs: &[PreparedJob], members: &[usize])
     })
 }
 
+/// Call chains on one profile sample in this many (the rest carry only
+/// their IP, which is most of the cost saved); `SSDREADY_PROFILE_CHAIN_EVERY`
+/// overrides it (1: a chain on every sample), for bench/overhead.sh.
+fn profile_chain_every() -> u64 {
+    std::env::var("SSDREADY_PROFILE_CHAIN_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(8)
+}
+
 /// CPU time per profile sample: 10 kHz per CPU.
 const PROFILE_PERIOD_NS: u64 = 100_000;
 
@@ -240,7 +251,7 @@ fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS) {
+    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS, profile_chain_every()) {
         Ok(s) => Some((
             s,
             Classifier::new(syms, Rules::parse(RULES), std::process::id()),
@@ -385,7 +396,7 @@ fn run_phase(
             }
         }
         if let Some((s, _, raw)) = &mut sampler {
-            s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns));
+            s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
         }
         if lives
             .iter()
@@ -415,7 +426,7 @@ fn run_phase(
     prog.finish();
     if let Some((s, _, raw)) = &mut sampler {
         s.disable();
-        s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns));
+        s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
     }
     let measure = measure.unwrap_or_else(|| end.clone());
     if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
@@ -464,7 +475,9 @@ fn run_phase(
                 s.throttled
             );
         }
-        c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost)
+        let mut r = c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost);
+        r.chain_every = profile_chain_every();
+        r
     });
     let decomposition = match (timer_start, timer_end) {
         (Some(a), Some(b)) => {

@@ -173,6 +173,13 @@ pub struct ProfileReport {
     pub samples: u64,
     /// Records the kernel dropped (buffers full).
     pub lost: u64,
+    /// Samples carrying a call chain: one in `chain_every`.
+    pub chain_every: u64,
+    /// Timing samples whose function needed its callers to classify and got
+    /// the layer mix learned from chain samples of that function; and those
+    /// no chain sample had taught anything about (counted as other kernel).
+    pub inferred_samples: u64,
+    pub unlearned_samples: u64,
     pub busy_samples: u64,
     /// Share of busy samples in a named layer (not "other kernel").
     pub named_share_of_busy_pct: f64,

@@ -98,21 +98,42 @@ pub struct RawSamples {
 }
 
 impl RawSamples {
-    /// Keep one sample.
-    pub fn push(&mut self, user: bool, pid: u32, ip: u64, callchain: &[u64], weight_ns: u64) {
+    /// Keep one sample. `timing`: it stands for `weight_ns` of CPU; else it
+    /// only carries a call chain to learn callers from.
+    pub fn push(
+        &mut self,
+        user: bool,
+        pid: u32,
+        ip: u64,
+        callchain: &[u64],
+        weight_ns: u64,
+        timing: bool,
+    ) {
         let a = self.frames.len() as u32;
         self.frames.extend_from_slice(callchain);
+        let w = if timing { weight_ns } else { NOT_TIMING };
         self.samples
-            .push((user, pid, ip, weight_ns, a, self.frames.len() as u32));
+            .push((user, pid, ip, w, a, self.frames.len() as u32));
     }
 
-    /// Classify everything kept.
+    /// Classify everything kept: first learn callers from the chain
+    /// samples, then account the timing samples.
     pub fn classify_into(&self, c: &mut Classifier) {
+        for &(user, _, ip, w, a, b) in &self.samples {
+            if w == NOT_TIMING && !user {
+                c.learn(ip, &self.frames[a as usize..b as usize]);
+            }
+        }
         for &(user, pid, ip, w, a, b) in &self.samples {
-            c.add(user, pid, ip, &self.frames[a as usize..b as usize], w);
+            if w != NOT_TIMING {
+                c.add(user, pid, ip, &self.frames[a as usize..b as usize], w);
+            }
         }
     }
 }
+
+/// Marks a chain-only sample in [`RawSamples`].
+const NOT_TIMING: u64 = u64::MAX;
 
 /// Accumulates samples into layers.
 pub struct Classifier {
@@ -125,6 +146,13 @@ pub struct Classifier {
     leaf: HashMap<(String, String), u64>,
     unmatched: HashMap<String, u64>,
     samples: u64,
+    /// From chain samples: for a function whose own name gives no layer,
+    /// how often each layer was found among its callers.
+    learned: HashMap<String, HashMap<String, u64>>,
+    /// Timing samples classified from the learned caller mix, and those no
+    /// chain sample had taught anything about.
+    pub inferred: u64,
+    pub unlearned: u64,
 }
 
 const USER_OURS: &str = "ssdready (user)";
@@ -143,7 +171,56 @@ impl Classifier {
             leaf: HashMap::new(),
             unmatched: HashMap::new(),
             samples: 0,
+            learned: HashMap::new(),
+            inferred: 0,
+            unlearned: 0,
         }
+    }
+
+    /// The layer of a kernel call chain (innermost first): that of its
+    /// innermost frame matching a rule other than `transparent`. Unmatched
+    /// frames on the way are counted.
+    fn walk(&mut self, frames: &[u64]) -> String {
+        for &f in frames {
+            let (sym, layer) = self.layer_at(f);
+            match layer.as_deref() {
+                Some("transparent") => continue,
+                Some(l) => return l.to_string(),
+                None => {
+                    *self.unmatched.entry(sym).or_default() += 1;
+                    continue;
+                }
+            }
+        }
+        OTHER_KERNEL.into()
+    }
+
+    /// Learn from one chain sample (weight 0) which layer the callers of its
+    /// innermost function belong to.
+    pub fn learn(&mut self, ip: u64, callchain: &[u64]) {
+        let frames: Vec<u64> = if callchain.is_empty() {
+            vec![ip]
+        } else {
+            callchain.to_vec()
+        };
+        let (leaf, own) = self.layer_at(frames[0]);
+        if own.as_deref().is_some_and(|l| l != "transparent") {
+            return; // its own name decides: nothing to learn
+        }
+        let layer = self.walk(&frames);
+        *self
+            .learned
+            .entry(leaf)
+            .or_default()
+            .entry(layer)
+            .or_default() += 1;
+    }
+
+    fn account(&mut self, layer: &str, leaf: String, weight_ns: u64) {
+        *self.leaf.entry((leaf, layer.to_string())).or_default() += 1;
+        let e = self.layers.entry(layer.to_string()).or_default();
+        e.0 += 1;
+        e.1 += weight_ns;
     }
 
     fn layer_at(&mut self, ip: u64) -> (String, Option<String>) {
@@ -171,32 +248,48 @@ impl Classifier {
             e.1 += weight_ns;
             return;
         }
-        let frames: Vec<u64> = if callchain.is_empty() {
-            vec![ip]
-        } else {
-            callchain.to_vec()
+        if !callchain.is_empty() {
+            let (leaf, _) = self.layer_at(callchain[0]);
+            let layer = self.walk(callchain);
+            self.account(&layer, leaf, weight_ns);
+            return;
+        }
+        // An IP alone: its function's own layer, else the mix of layers its
+        // callers had in the chain samples, weight shared in proportion.
+        let (leaf, own) = self.layer_at(ip);
+        if let Some(l) = own.as_deref().filter(|l| *l != "transparent") {
+            let l = l.to_string();
+            self.account(&l, leaf, weight_ns);
+            return;
+        }
+        let Some(mix) = self.learned.get(&leaf).filter(|m| !m.is_empty()) else {
+            self.unlearned += 1;
+            if own.is_none() {
+                *self.unmatched.entry(leaf.clone()).or_default() += 1;
+            }
+            self.account(OTHER_KERNEL, leaf, weight_ns);
+            return;
         };
-        let (leaf_sym, _) = self.layer_at(frames[0]);
-        let mut chosen: Option<String> = None;
-        for &f in &frames {
-            let (sym, layer) = self.layer_at(f);
-            match layer.as_deref() {
-                Some("transparent") => continue,
-                Some(l) => {
-                    chosen = Some(l.to_string());
-                    break;
-                }
-                None => {
-                    *self.unmatched.entry(sym).or_default() += 1;
-                    continue;
-                }
+        self.inferred += 1;
+        let total: u64 = mix.values().sum();
+        let mut parts: Vec<(String, u64)> = mix.iter().map(|(l, &c)| (l.clone(), c)).collect();
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        let mut given = 0u64;
+        for (i, (l, c)) in parts.iter().enumerate() {
+            // The last share takes the rounding remainder: weights add up.
+            let w = if i + 1 == parts.len() {
+                weight_ns - given
+            } else {
+                weight_ns * c / total
+            };
+            given += w;
+            let e = self.layers.entry(l.clone()).or_default();
+            e.1 += w;
+            if i == 0 {
+                e.0 += 1;
+                *self.leaf.entry((leaf.clone(), l.clone())).or_default() += 1;
             }
         }
-        let layer = chosen.unwrap_or_else(|| OTHER_KERNEL.into());
-        *self.leaf.entry((leaf_sym, layer.clone())).or_default() += 1;
-        let e = self.layers.entry(layer).or_default();
-        e.0 += 1;
-        e.1 += weight_ns;
     }
 
     /// The report: `period_ns` nominal CPU per sample, `ios` I/Os, TSC `hz`.
@@ -252,6 +345,9 @@ impl Classifier {
             samples: self.samples,
             lost,
             busy_samples: busy,
+            chain_every: 1,
+            inferred_samples: self.inferred,
+            unlearned_samples: self.unlearned,
             named_share_of_busy_pct: if busy_ns > 0 {
                 100.0 * named_ns as f64 / busy_ns as f64
             } else {
@@ -331,5 +427,42 @@ mod tests {
         assert_eq!(r.unmatched_symbols[0].0, "mystery_fn");
         assert!((r.busy_ns_per_io - 40_000.0).abs() < 1e-6);
         assert!((r.named_share_of_busy_pct - 100.0).abs() < 1e-9);
+    }
+
+    /// Two-rate sampling: IP-only samples of a function whose name gives no
+    /// layer (a spin lock) take the layer mix its callers had in the chain
+    /// samples, their CPU time shared in proportion; a function never seen
+    /// in a chain is other kernel; functions with a layer of their own need
+    /// no chain.
+    #[test]
+    fn ip_only_samples_take_the_callers_mix_learned_from_chains() {
+        let mut raw = RawSamples::default();
+        let lock = 0xffffffff81002010;
+        // Chains: the lock called from the block layer 3 times, from io_uring once.
+        for _ in 0..3 {
+            raw.push(false, 1, lock, &[lock, 0xffffffff81001020], 0, false);
+        }
+        raw.push(false, 1, lock, &[lock, 0xffffffff81004000], 0, false);
+        // Timing samples, IP only.
+        raw.push(false, 1, lock, &[], 100_000, true);
+        raw.push(false, 1, 0xffffffff81001010, &[], 50_000, true); // blk_mq_submit_bio
+        raw.push(false, 1, 0xffffffff81005001, &[], 20_000, true); // mystery_fn, never chained
+        let mut c = Classifier::new(Kallsyms::parse(SYMS), Rules::parse(RULES), 42);
+        raw.classify_into(&mut c);
+        assert_eq!((c.inferred, c.unlearned), (1, 1));
+        let r = c.report(100_000, 1, None, 0);
+        let ns = |n: &str| {
+            r.layers
+                .iter()
+                .find(|l| l.layer == n)
+                .map(|l| l.ns_per_io)
+                .unwrap_or(0.0)
+        };
+        assert_eq!(ns("block-core"), 75_000.0 + 50_000.0);
+        assert_eq!(ns("io_uring"), 25_000.0);
+        assert_eq!(ns("other kernel"), 20_000.0);
+        // Chain samples stand for no time; the timing samples' time is all there.
+        assert_eq!(r.samples, 3);
+        assert!((r.busy_ns_per_io - 170_000.0).abs() < 1e-6);
     }
 }

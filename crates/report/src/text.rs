@@ -221,6 +221,15 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
         fmt_ns(p.busy_ns_per_io),
         p.named_share_of_busy_pct
     );
+    if p.chain_every > 1 {
+        let _ = writeln!(
+            out,
+            "  (call chains on 1 sample in {}; {:.1}% of samples took their layer from the callers learned there, {:.1}% found none)",
+            p.chain_every,
+            100.0 * p.inferred_samples as f64 / p.samples.max(1) as f64,
+            100.0 * p.unlearned_samples as f64 / p.samples.max(1) as f64
+        );
+    }
     for l in p.layers.iter().filter(|l| l.layer != "idle") {
         let _ = writeln!(
             out,
