@@ -168,8 +168,8 @@ pub fn split(
     }
     match (flavour, joined) {
         ("tp_btf", None) => notes.push(
-            "no per-I/O split: only I/O to block devices can be joined with the kernel's record \
-             (a file's blocks would need its extent map)"
+            "no per-I/O split: the targets' sectors are unknown (a file needs a file system on a \
+             block device that answers FIEMAP)"
                 .into(),
         ),
         (_, Some(j)) if j.unmatched > j.matched / 10 => notes.push(format!(

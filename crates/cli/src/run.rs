@@ -187,6 +187,33 @@ fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Give file targets on block devices their extent maps, so that their
+/// I/Os can be joined with the block layer's records (`--decompose`).
+fn map_file_sectors(mut jobs: Vec<PreparedJob>) -> Vec<PreparedJob> {
+    for j in &mut jobs {
+        if !j
+            .targets
+            .iter()
+            .any(|t| t.kind == TargetKind::File && t.device.is_some())
+        {
+            continue;
+        }
+        let mapped: Vec<Target> = j
+            .targets
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                if t.kind == TargetKind::File && t.device.is_some() {
+                    t.sector_map = target::file_sector_map(&t).ok();
+                }
+                t
+            })
+            .collect();
+        j.targets = Arc::new(mapped);
+    }
+    jobs
+}
+
 fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -576,6 +603,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         .collect::<Result<_, _>>()?;
     let show = progress::visible(args.quiet);
     layout_all(&jobs, show)?;
+    let jobs = map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
         .iter()

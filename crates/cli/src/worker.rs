@@ -293,13 +293,12 @@ fn hot_loop<E: Engine>(
                 break;
             };
             let slot = free.pop().expect("a free slot while inflight < depth");
-            let (dev, sector) = match join
+            // (0, 0): not joinable.
+            let (dev, sector) = join
                 .and(ctx.targets.get(file as usize))
-                .and_then(|t| t.sector_map)
-            {
-                Some(m) => (m.kernel_dev, m.sector(offset)),
-                None => (0, 0),
-            };
+                .and_then(|t| t.sector_map.as_ref())
+                .and_then(|m| Some((m.kernel_dev, m.sector(offset)?)))
+                .unwrap_or_default();
             slots[slot as usize] = Slot {
                 issue_ns: now,
                 submit_ns: now,

@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use serde_json::Value;
+use std::process::Command;
 
 fn profiled_run(dev: &str) -> Option<Value> {
     let f = format!("--filename={dev}");
@@ -281,4 +282,57 @@ fn decompose_is_on_by_default_for_root_on_block_devices_only() {
         r["phases"][0]["decomposition"].is_null(),
         "emulator run decomposed"
     );
+}
+
+/// A file on ext4 (on a loop device): its I/Os are found through the file's
+/// extent map (FIEMAP) and joined with the block layer's records.
+#[test]
+fn per_io_split_joins_file_io_through_the_extent_map() {
+    if Command::new("mkfs.ext4").arg("-V").output().is_err() {
+        eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not installed");
+        return;
+    }
+    let Some(l) = LoopDev::new("fiemap", 128) else {
+        return;
+    };
+    let mnt = tempfile::tempdir().unwrap();
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    if !ok(Command::new("mkfs.ext4").args(["-q", "-F", &l.dev])) {
+        eprintln!("skipped: mkfs.ext4 failed");
+        return;
+    }
+    let m = mnt.path().display().to_string();
+    if !ok(Command::new("mount").args([&l.dev, &m])) {
+        eprintln!("skipped: mount failed");
+        return;
+    }
+    struct Unmount(String);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Unmount(m.clone());
+    let f = format!("--filename={m}/data");
+    let r = run_json(&[
+        &f,
+        "--size=32m",
+        "--rw=randread",
+        "--ioengine=io_uring",
+        "--direct=1",
+        "--iodepth=4",
+    ]);
+    let d = &r["phases"][0]["decomposition"];
+    if d.is_null() || d["flavour"] != "tp_btf" {
+        eprintln!(
+            "skipped: tp_btf programs not permitted here: {:?}",
+            r["warnings"]
+        );
+        return;
+    }
+    // One pass over the 32 MiB file: 8192 I/Os.
+    let matched = d["per_io"]["matched"].as_f64().unwrap_or(0.0);
+    let ios = d["app_ios"].as_f64().unwrap();
+    assert_eq!(ios, 8192.0);
+    assert!(matched >= 0.99 * ios, "joined {matched} of {ios}: {d}");
 }

@@ -9,6 +9,7 @@
 //! 3. [`Target::open`] opens one descriptor per worker, with O_DIRECT when
 //!    asked.
 
+pub mod fiemap;
 pub mod safety;
 pub mod sysfs;
 
@@ -57,21 +58,28 @@ pub struct Target {
     pub sector_map: Option<SectorMap>,
 }
 
-/// Offset → (device, sector) for a block-device target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Offset → (device, sector): where the block layer will see an I/O.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SectorMap {
-    /// The device number as the kernel writes it (`MKDEV`: major << 20 | minor).
+    /// The device number as the kernel writes it (`MKDEV`: major << 20 |
+    /// minor): the partition's when there is one, as `bio->bi_bdev` says.
     pub kernel_dev: u32,
     /// The partition's first sector on its disk (0 for a whole disk): the
     /// block layer reports whole-disk sectors.
     pub start_sector: u64,
+    /// For a file, its extent map on the device; None for a block device.
+    pub extents: Option<std::sync::Arc<[fiemap::Extent]>>,
 }
 
 impl SectorMap {
-    /// The sector the block layer will report for byte `offset`.
+    /// The sector the block layer will report for byte `offset`, if known.
     #[inline]
-    pub fn sector(&self, offset: u64) -> u64 {
-        self.start_sector + offset / 512
+    pub fn sector(&self, offset: u64) -> Option<u64> {
+        let byte = match &self.extents {
+            None => offset,
+            Some(x) => fiemap::locate(x, offset)?,
+        };
+        Some(self.start_sector + byte / 512)
     }
 }
 
@@ -139,14 +147,8 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                 discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
                 sector_map: Some(SectorMap {
                     kernel_dev: maj << 20 | min,
-                    start_sector: if dev.is_partition {
-                        std::fs::read_to_string(dev.dir.join("start"))
-                            .ok()
-                            .and_then(|s| s.trim().parse().ok())
-                            .unwrap_or(0)
-                    } else {
-                        0
-                    },
+                    start_sector: dev.start_sector(),
+                    extents: None,
                 }),
                 device: Some(dev.disk),
             })
@@ -244,6 +246,27 @@ pub fn layout(
     }
     f.sync_all().map_err(err)?;
     Ok(())
+}
+
+/// For a file on a block device, its sector map from the file system's
+/// extent map (after layout: the blocks must be allocated and written).
+/// None, with the reason, when it cannot be had.
+pub fn file_sector_map(t: &Target) -> Result<SectorMap, String> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(&t.path).map_err(|e| e.to_string())?;
+    let (maj, min) = sysfs::major_minor(md.dev());
+    let dev = sysfs::DevNode::from_major_minor(maj, min)
+        .ok_or_else(|| format!("its file system is not on a block device ({maj}:{min})"))?;
+    let f = std::fs::File::open(&t.path).map_err(|e| e.to_string())?;
+    let x = fiemap::extents(&f).map_err(|e| format!("FIEMAP: {e}"))?;
+    if x.is_empty() {
+        return Err("the file system reports no written extents".into());
+    }
+    Ok(SectorMap {
+        kernel_dev: maj << 20 | min,
+        start_sector: dev.start_sector(),
+        extents: Some(x.into()),
+    })
 }
 
 impl Target {

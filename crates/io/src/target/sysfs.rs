@@ -59,6 +59,16 @@ impl DevNode {
         DevNode::from_major_minor(a.parse().ok()?, b.parse().ok()?)
     }
 
+    /// A partition's first sector on its disk; 0 for a whole disk.
+    pub fn start_sector(&self) -> u64 {
+        if !self.is_partition {
+            return 0;
+        }
+        read_trim(&self.dir.join("start"))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Size in bytes (sysfs counts 512-byte sectors).
     pub fn size_bytes(&self) -> u64 {
         read_trim(&self.dir.join("size"))
