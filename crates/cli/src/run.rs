@@ -371,8 +371,6 @@ fn run_phase(
             handles.push((ji, number, h));
         }
     }
-    barrier.wait();
-    let t0 = clock.now();
     let ramp = members
         .iter()
         .map(|&i| jobs[i].spec.ramp_time_ns)
@@ -394,7 +392,6 @@ fn run_phase(
         .filter(|_| all_timed)
         .map(|ns| ns as f64 / 1e9);
     let live_only: Vec<Arc<Live>> = lives.iter().map(|(_, l)| l.clone()).collect();
-    let mut prog = Progress::new(show, expected);
     let snap = |clock: &Clock| -> Snapshot {
         (
             clock.now(),
@@ -402,6 +399,9 @@ fn run_phase(
             devices.iter().map(|d| disk::read(d)).collect(),
         )
     };
+    // Without a ramp the window opens before the workers are released (they
+    // wait at the barrier, engines open), so no I/O of the phase precedes
+    // the first snapshot however late this thread is scheduled.
     let mut measure: Option<Snapshot> = if ramp == 0 { Some(snap(&clock)) } else { None };
     if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
         s.enable();
@@ -409,6 +409,9 @@ fn run_phase(
     if let (Some(t), Some(_)) = (&timer, &measure) {
         timer_start = t.read_parts().ok();
     }
+    barrier.wait();
+    let t0 = clock.now();
+    let mut prog = Progress::new(show, expected);
     let mut next_tick = t0 + 1_000_000_000;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
