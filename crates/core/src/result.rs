@@ -212,6 +212,14 @@ pub struct Platform {
     pub cpu_model: String,
     pub cpus_online: u32,
     pub cpu_flags: Vec<String>,
+    /// The kernel's active mitigations of CPU vulnerabilities
+    /// (/sys/devices/system/cpu/vulnerabilities, "Mitigation: …" entries):
+    /// they set what a system call, an indirect call or a return costs.
+    #[serde(default)]
+    pub mitigations: Vec<(String, String)>,
+    /// /sys/devices/system/clocksource/clocksource0/current_clocksource.
+    #[serde(default)]
+    pub clocksource: Option<String>,
     pub devices: Vec<DeviceInfo>,
 }
 

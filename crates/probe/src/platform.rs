@@ -73,8 +73,27 @@ pub fn collect(disks: &[String]) -> Platform {
             .filter(|f| interesting.contains(f))
             .map(String::from)
             .collect(),
+        mitigations: mitigations(),
+        clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         devices: disks.iter().map(|d| device(d)).collect(),
     }
+}
+
+/// The active mitigations, by vulnerability name, sorted.
+fn mitigations() -> Vec<(String, String)> {
+    let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities") else {
+        return Vec::new();
+    };
+    let mut v: Vec<(String, String)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let text = read(e.path().to_str()?)?;
+            let m = text.strip_prefix("Mitigation: ")?;
+            Some((e.file_name().to_string_lossy().into_owned(), m.to_string()))
+        })
+        .collect();
+    v.sort();
+    v
 }
 
 #[cfg(test)]

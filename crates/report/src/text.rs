@@ -481,6 +481,15 @@ pub fn render(r: &RunResult) -> String {
             .unwrap_or_default(),
         r.clock.ns_per_timestamp
     );
+    if !p.mitigations.is_empty() {
+        let names: Vec<&str> = p.mitigations.iter().map(|(k, _)| k.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  clocksource {}; CPU-vulnerability mitigations on: {}",
+            p.clocksource.as_deref().unwrap_or("?"),
+            names.join(", ")
+        );
+    }
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
