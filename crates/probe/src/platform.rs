@@ -114,4 +114,25 @@ mod tests {
         assert!(!p.kernel.is_empty());
         assert!(p.cpus_online >= 1);
     }
+
+    #[test]
+    fn mitigations_are_the_active_ones_as_sysfs_says() {
+        let dir = "/sys/devices/system/cpu/vulnerabilities";
+        let m = mitigations();
+        for (k, v) in &m {
+            let text = std::fs::read_to_string(format!("{dir}/{k}")).unwrap();
+            assert_eq!(text.trim(), format!("Mitigation: {v}"));
+        }
+        let active = std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| {
+                        std::fs::read_to_string(e.path())
+                            .is_ok_and(|t| t.starts_with("Mitigation: "))
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(m.len(), active);
+    }
 }
