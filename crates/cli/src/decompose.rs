@@ -37,7 +37,12 @@ pub fn btf_layout() -> Result<BtfLayout, String> {
 /// Load the programs for this process, or None with a warning that says
 /// what cannot be measured and why.
 pub fn start(warnings: &mut Vec<String>) -> Option<BlockTimer> {
-    let layout = btf_layout();
+    // SSDREADY_BTF=off forces the raw-tracepoint flavour (as on a kernel
+    // without BTF), to test and compare it.
+    let layout = match std::env::var_os("SSDREADY_BTF") {
+        Some(v) if v == "off" => Err("SSDREADY_BTF=off".to_string()),
+        _ => btf_layout(),
+    };
     match BlockTimer::start(std::process::id(), layout.as_ref().ok()) {
         Ok(t) => {
             let why = match (&layout, &t.fallback) {
@@ -57,7 +62,7 @@ pub fn start(warnings: &mut Vec<String>) -> Option<BlockTimer> {
             let root = crate::ramdev::is_root();
             warnings.push(format!(
                 "--decompose: the eBPF block-tracepoint programs could not be loaded ({e}{}); \
-                 showing only the mean split from /sys/block/X/stat",
+                 for block devices only the mean split from /sys/block/X/stat is shown",
                 if root {
                     ""
                 } else {

@@ -336,3 +336,87 @@ fn per_io_split_joins_file_io_through_the_extent_map() {
     assert_eq!(ios, 8192.0);
     assert!(matched >= 0.99 * ios, "joined {matched} of {ios}: {d}");
 }
+
+/// Without BTF (forced): raw tracepoints, the kernel parts, the above-block
+/// part as a mean, and a warning that says why there is no per-I/O split.
+#[test]
+fn without_btf_the_split_falls_back_to_means_and_says_so() {
+    let Some(l) = LoopDev::new("nobtf", 64) else {
+        return;
+    };
+    let f = format!("--filename={}", l.dev);
+    let out = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .env("SSDREADY_BTF", "off")
+        .args([
+            "run",
+            "--output-format=native",
+            "--quiet",
+            &f,
+            "--rw=randread",
+            "--direct=1",
+            "--iodepth=4",
+            "--ioengine=io_uring",
+            "--number_ios=5000",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &r["phases"][0]["decomposition"];
+    if d.is_null() {
+        eprintln!("skipped: eBPF not permitted here: {:?}", r["warnings"]);
+        return;
+    }
+    assert_eq!(d["flavour"], "raw_tp");
+    assert!(d["per_io"].is_null());
+    assert!(d["above_block_mean_ns"].as_f64().unwrap() > 0.0, "{d}");
+    assert!(d["driver_and_device"]["n"].as_u64().unwrap() >= 4990);
+    assert!(
+        r["warnings"].to_string().contains("raw tracepoints only"),
+        "{}",
+        r["warnings"]
+    );
+}
+
+/// Not root: --decompose and --profile cannot load; the run completes and
+/// each says what it could not measure and why.
+#[test]
+fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
+    if !is_root() {
+        eprintln!("skipped: needs root to drop to an unprivileged user");
+        return;
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_ssdready"))
+        .args([
+            "run",
+            "--output-format=native",
+            "--quiet",
+            "--rw=randread",
+            "--size=16m",
+            "--number_ios=1000",
+            "--decompose",
+            "--profile",
+        ])
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: setpriv is not installed");
+        return;
+    };
+    if out.status.code() == Some(127) || out.status.code() == Some(126) {
+        eprintln!("skipped: the binary is not reachable by an unprivileged user");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r["phases"][0]["decomposition"].is_null());
+    assert!(r["phases"][0]["profile"].is_null());
+    let w = r["warnings"].to_string();
+    assert!(w.contains("--decompose") && w.contains("needs root"), "{w}");
+    assert!(w.contains("--profile"), "{w}");
+}
