@@ -281,7 +281,8 @@ fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
     match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS, profile_chain_every()) {
         Ok(s) => Some((
             s,
-            Classifier::new(syms, Rules::parse(RULES), std::process::id()),
+            Classifier::new(syms, Rules::parse(RULES), std::process::id())
+                .with_exe_symbols(ssdready_probe::exesyms::ExeSymbols::load()),
             RawSamples::default(),
         )),
         Err(e) => {

@@ -57,6 +57,17 @@ fn layer_profile_covers_the_busy_time() {
             .unwrap()
             .iter()
             .any(|l| l["layer"] == "block-core"));
+        // ssdready's own user-mode samples are named from its symbol table.
+        let own: Vec<&Value> = p["top_functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t[1] == "ssdready (user)")
+            .collect();
+        assert!(
+            own.is_empty() || own.iter().any(|t| t[0] != "?"),
+            "unnamed: {own:?}"
+        );
         let layers = p["layers"].as_array().unwrap();
         let all_s: f64 = layers
             .iter()

@@ -19,5 +19,6 @@
 pub mod btf;
 pub mod cpu;
 pub mod disk;
+pub mod exesyms;
 pub mod platform;
 pub mod profile;

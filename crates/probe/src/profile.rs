@@ -138,6 +138,8 @@ const NOT_TIMING: u64 = u64::MAX;
 /// Accumulates samples into layers.
 pub struct Classifier {
     syms: Kallsyms,
+    /// ssdready's own functions, for its user-mode samples.
+    exe: Option<crate::exesyms::ExeSymbols>,
     rules: Rules,
     own_pid: u32,
     cache: HashMap<u64, Option<String>>,
@@ -164,6 +166,7 @@ impl Classifier {
     pub fn new(syms: Kallsyms, rules: Rules, own_pid: u32) -> Self {
         Classifier {
             syms,
+            exe: None,
             rules,
             own_pid,
             cache: HashMap::new(),
@@ -175,6 +178,12 @@ impl Classifier {
             inferred: 0,
             unlearned: 0,
         }
+    }
+
+    /// Name this process's user-mode samples by function of `exe`.
+    pub fn with_exe_symbols(mut self, exe: Option<crate::exesyms::ExeSymbols>) -> Self {
+        self.exe = exe;
+        self
     }
 
     /// The layer of a kernel call chain (innermost first): that of its
@@ -238,14 +247,19 @@ impl Classifier {
     pub fn add(&mut self, user: bool, pid: u32, ip: u64, callchain: &[u64], weight_ns: u64) {
         self.samples += 1;
         if user {
-            let l = if pid == self.own_pid {
-                USER_OURS
+            if pid == self.own_pid {
+                let f = self
+                    .exe
+                    .as_ref()
+                    .and_then(|x| x.lookup(ip))
+                    .unwrap_or("?")
+                    .to_string();
+                self.account(USER_OURS, f, weight_ns);
             } else {
-                USER_OTHER
-            };
-            let e = self.layers.entry(l.into()).or_default();
-            e.0 += 1;
-            e.1 += weight_ns;
+                let e = self.layers.entry(USER_OTHER.into()).or_default();
+                e.0 += 1;
+                e.1 += weight_ns;
+            }
             return;
         }
         if !callchain.is_empty() {

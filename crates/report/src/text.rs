@@ -251,6 +251,16 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
     if !top.is_empty() {
         let _ = writeln!(out, "  top functions: {}", top.join(", "));
     }
+    let own: Vec<String> = p
+        .top_functions
+        .iter()
+        .filter(|(_, l, _)| l == "ssdready (user)")
+        .take(5)
+        .map(|(f, _, c)| format!("{f} {c}"))
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(out, "  ssdready's own time by function: {}", own.join(", "));
+    }
     let un: Vec<String> = p
         .unmatched_symbols
         .iter()

@@ -1,0 +1,136 @@
+//! Function names for addresses in ssdready's own binary, so that the
+//! profile's user-mode samples of this process name the function they hit
+//! (the kernel's side comes from /proc/kallsyms).
+//!
+//! The symbol table is read from `/proc/self/exe` (the `object` crate) and
+//! shifted by the load bias from `/proc/self/maps` (the binary is position
+//! independent). Names are demangled without their hash. Only leaf
+//! functions are named: user call chains are not collected (the release
+//! build keeps no frame pointers to walk them by).
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+
+/// Sorted (start, end, name) of the text symbols, at run-time addresses.
+pub struct ExeSymbols {
+    ranges: Vec<(u64, u64, String)>,
+    /// Other executable mappings (shared libraries, the vDSO), as
+    /// (start, end, "[name]"), for addresses outside the binary.
+    others: Vec<(u64, u64, String)>,
+}
+
+impl ExeSymbols {
+    /// This process's binary; None when it cannot be read or has no symbols.
+    pub fn load() -> Option<ExeSymbols> {
+        let exe = std::fs::read_link("/proc/self/exe").ok()?;
+        let data = std::fs::read(&exe).ok()?;
+        let file = object::File::parse(&*data).ok()?;
+        let lowest = file.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let exe_s = exe.to_string_lossy();
+        let base = maps.lines().find_map(|l| {
+            let mut it = l.split_whitespace();
+            let range = it.next()?;
+            let _perms = it.next()?;
+            let offset = u64::from_str_radix(it.next()?, 16).ok()?;
+            let path = it.nth(2)?;
+            (offset == 0 && path == exe_s)
+                .then(|| u64::from_str_radix(range.split('-').next()?, 16).ok())
+                .flatten()
+        })?;
+        let bias = base.wrapping_sub(lowest);
+        let mut ranges: Vec<(u64, u64, String)> = file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                let start = s.address().wrapping_add(bias);
+                Some((
+                    start,
+                    start + s.size(),
+                    format!("{:#}", rustc_demangle::demangle(name)),
+                ))
+            })
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        ranges.sort_unstable_by_key(|r| r.0);
+        let others = maps
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                let (a, b) = it.next()?.split_once('-')?;
+                let perms = it.next()?;
+                let path = it.nth(3)?;
+                (perms.contains('x') && path != exe_s).then(|| {
+                    let name = path.rsplit('/').next().unwrap_or(path);
+                    let name = name.trim_start_matches('[').trim_end_matches(']');
+                    Some((
+                        u64::from_str_radix(a, 16).ok()?,
+                        u64::from_str_radix(b, 16).ok()?,
+                        format!("[{name}]"),
+                    ))
+                })?
+            })
+            .collect();
+        Some(ExeSymbols { ranges, others })
+    }
+
+    /// The function containing `addr`, or for an address in a shared
+    /// library or the vDSO, its name in brackets (`[libc.so.6]`).
+    pub fn lookup(&self, addr: u64) -> Option<&str> {
+        let i = self.ranges.partition_point(|r| r.0 <= addr);
+        if let Some(r) = i.checked_sub(1).and_then(|i| self.ranges.get(i)) {
+            if addr < r.1 {
+                return Some(r.2.as_str());
+            }
+        }
+        self.others
+            .iter()
+            .find(|o| o.0 <= addr && addr < o.1)
+            .map(|o| o.2.as_str())
+    }
+
+    /// Number of functions known.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Whether no function is known.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn a_function_to_find() -> u64 {
+        std::hint::black_box(42)
+    }
+
+    /// The test binary names its own functions at their run-time addresses.
+    #[test]
+    fn names_a_function_of_this_binary() {
+        let Some(s) = ExeSymbols::load() else {
+            eprintln!("skipped: this binary has no symbol table");
+            return;
+        };
+        assert!(s.len() > 100);
+        let addr = a_function_to_find as *const () as u64;
+        let name = s.lookup(addr).expect("found");
+        assert!(name.ends_with("a_function_to_find"), "{name}");
+        assert_eq!(a_function_to_find(), 42);
+        // A libc function is named by its library.
+        let strlen = libc_strlen_addr();
+        if let Some(n) = s.lookup(strlen) {
+            assert!(n.starts_with("[libc"), "{n}");
+        }
+    }
+
+    fn libc_strlen_addr() -> u64 {
+        nix::libc::strlen as *const () as u64
+    }
+}
