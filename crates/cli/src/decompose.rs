@@ -198,3 +198,65 @@ pub fn split(
         parts,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::stats::KernelTimes;
+
+    fn hist(v: u64, n: u64) -> PartHist {
+        PartHist {
+            buckets: vec![(v, n)],
+            sum_ns: v * n,
+            count: n,
+        }
+    }
+
+    fn parts(n: u64) -> Parts {
+        (hist(10_000, n), hist(8_000, n), hist(500, n))
+    }
+
+    /// The kernel's counts are window deltas; the per-I/O parts add up to
+    /// 100 % of the joined I/Os' mean.
+    #[test]
+    fn per_io_parts_share_the_joined_mean() {
+        let mut j = IoSplit::default();
+        for i in 0..100 {
+            let t = 1_000_000 * i;
+            let k = KernelTimes {
+                io_start: t + 2_000,
+                rq_insert: 0,
+                rq_issue: t + 2_500,
+                rq_complete: t + 10_500,
+            };
+            j.record(t, t + 14_000, Some(k));
+        }
+        let d = split(
+            "tp_btf",
+            parts(50),
+            parts(150),
+            100,
+            100.0 * 14_000.0,
+            Some(&j),
+            &[50.0],
+        );
+        assert_eq!(d.block_and_below.n, 100);
+        assert!(d.note.is_none(), "{:?}", d.note);
+        let p = d.per_io.as_ref().unwrap();
+        assert_eq!((p.matched, p.unmatched), (100, 0));
+        let share: f64 = d.parts.iter().map(|x| x.share_pct).sum();
+        assert!((share - 100.0).abs() < 1e-9);
+        assert_eq!(d.parts[0].part, "above block, submission");
+        assert!((d.parts[3].mean_ns - 3_500.0).abs() / 3_500.0 < 0.004);
+    }
+
+    /// Without a join and with counts that disagree, nothing above the block
+    /// layer is claimed, and the note says why.
+    #[test]
+    fn disagreeing_counts_withhold_the_mean_split() {
+        let d = split("raw_tp", parts(0), parts(50), 100, 1e6, None, &[50.0]);
+        assert!(d.above_block_mean_ns.is_none());
+        assert!(d.parts.is_empty());
+        assert!(d.note.unwrap().contains("saw 50"));
+    }
+}
