@@ -190,26 +190,20 @@ fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
 /// Give file targets on block devices their extent maps, so that their
 /// I/Os can be joined with the block layer's records (`--decompose`).
 fn map_file_sectors(mut jobs: Vec<PreparedJob>) -> Vec<PreparedJob> {
+    let on_a_disk = |t: &Target| t.kind == TargetKind::File && t.device.is_some();
     for j in &mut jobs {
-        if !j
-            .targets
-            .iter()
-            .any(|t| t.kind == TargetKind::File && t.device.is_some())
-        {
-            continue;
-        }
-        let mapped: Vec<Target> = j
-            .targets
-            .iter()
-            .map(|t| {
+        if j.targets.iter().any(on_a_disk) {
+            let mapped = j.targets.iter().map(|t| {
                 let mut t = t.clone();
-                if t.kind == TargetKind::File && t.device.is_some() {
+                if on_a_disk(&t) {
+                    // Without a map the file's I/Os stay unjoined; the
+                    // decomposition's note says so.
                     t.sector_map = target::file_sector_map(&t).ok();
                 }
                 t
-            })
-            .collect();
-        j.targets = Arc::new(mapped);
+            });
+            j.targets = Arc::new(mapped.collect());
+        }
     }
     jobs
 }
@@ -278,10 +272,12 @@ fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS, profile_chain_every()) {
+    let chain_every = profile_chain_every();
+    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS, chain_every) {
         Ok(s) => Some((
             s,
             Classifier::new(syms, Rules::parse(RULES), std::process::id())
+                .with_chain_every(chain_every)
                 .with_exe_symbols(ssdready_probe::exesyms::ExeSymbols::load()),
             RawSamples::default(),
         )),
@@ -452,7 +448,6 @@ fn run_phase(
     let end = snap(&clock);
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
-    drop(join);
     drop(timer);
     prog.finish();
     if let Some((s, _, raw)) = &mut sampler {
@@ -506,9 +501,7 @@ fn run_phase(
                 s.throttled
             );
         }
-        let mut r = c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost);
-        r.chain_every = profile_chain_every();
-        r
+        c.report(PROFILE_PERIOD_NS, ios, clock.tsc_hz(), s.lost)
     });
     let decomposition = match (timer_start, timer_end) {
         (Some(a), Some(b)) => {

@@ -96,6 +96,20 @@ fn layer_profile_covers_the_busy_time() {
     panic!("layers and /proc/stat disagree by more than 5% in three runs: {agreed:?}");
 }
 
+/// The run's decomposition when the tp_btf programs ran, else None with
+/// the reason printed.
+fn tp_btf_decomposition(r: &Value) -> Option<&Value> {
+    let d = &r["phases"][0]["decomposition"];
+    if d.is_null() || d["flavour"] != "tp_btf" {
+        eprintln!(
+            "skipped: tp_btf programs not permitted here: {:?}",
+            r["warnings"]
+        );
+        return None;
+    }
+    Some(d)
+}
+
 /// `--decompose` on a loop device (root): the kernel saw this run's I/Os,
 /// above + block + device adds up to the app's mean, and block + device
 /// matches /sys/block/X/stat's mean within 5 %.
@@ -197,14 +211,9 @@ fn per_io_split_joins_every_io_and_adds_up() {
         "--runtime=2",
         "--time_based",
     ]);
-    let d = &r["phases"][0]["decomposition"];
-    if d.is_null() || d["flavour"] != "tp_btf" {
-        eprintln!(
-            "skipped: tp_btf programs not permitted here: {:?}",
-            r["warnings"]
-        );
+    let Some(d) = tp_btf_decomposition(&r) else {
         return;
-    }
+    };
     let p = &d["per_io"];
     let f64_of = |v: &Value| v.as_f64().unwrap();
     let (matched, unmatched) = (f64_of(&p["matched"]), f64_of(&p["unmatched"]));
@@ -333,14 +342,9 @@ fn per_io_split_joins_file_io_through_the_extent_map() {
         "--direct=1",
         "--iodepth=4",
     ]);
-    let d = &r["phases"][0]["decomposition"];
-    if d.is_null() || d["flavour"] != "tp_btf" {
-        eprintln!(
-            "skipped: tp_btf programs not permitted here: {:?}",
-            r["warnings"]
-        );
+    let Some(d) = tp_btf_decomposition(&r) else {
         return;
-    }
+    };
     // One pass over the 32 MiB file: 8192 I/Os.
     let matched = d["per_io"]["matched"].as_f64().unwrap_or(0.0);
     let ios = d["app_ios"].as_f64().unwrap();

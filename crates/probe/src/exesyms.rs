@@ -18,6 +18,32 @@ pub struct ExeSymbols {
     others: Vec<(u64, u64, String)>,
 }
 
+/// One line of /proc/self/maps that names a file or a special region.
+struct Mapping<'a> {
+    start: u64,
+    end: u64,
+    exec: bool,
+    offset: u64,
+    path: &'a str,
+}
+
+impl<'a> Mapping<'a> {
+    /// `start-end perms offset dev inode path`
+    fn parse(line: &'a str) -> Option<Mapping<'a>> {
+        let mut it = line.split_whitespace();
+        let (a, b) = it.next()?.split_once('-')?;
+        let perms = it.next()?;
+        let offset = u64::from_str_radix(it.next()?, 16).ok()?;
+        Some(Mapping {
+            start: u64::from_str_radix(a, 16).ok()?,
+            end: u64::from_str_radix(b, 16).ok()?,
+            exec: perms.contains('x'),
+            offset,
+            path: it.nth(2)?,
+        })
+    }
+}
+
 impl ExeSymbols {
     /// This process's binary; None when it cannot be read or has no symbols.
     pub fn load() -> Option<ExeSymbols> {
@@ -27,16 +53,11 @@ impl ExeSymbols {
         let lowest = file.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
         let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
         let exe_s = exe.to_string_lossy();
-        let base = maps.lines().find_map(|l| {
-            let mut it = l.split_whitespace();
-            let range = it.next()?;
-            let _perms = it.next()?;
-            let offset = u64::from_str_radix(it.next()?, 16).ok()?;
-            let path = it.nth(2)?;
-            (offset == 0 && path == exe_s)
-                .then(|| u64::from_str_radix(range.split('-').next()?, 16).ok())
-                .flatten()
-        })?;
+        let mappings: Vec<Mapping> = maps.lines().filter_map(Mapping::parse).collect();
+        let base = mappings
+            .iter()
+            .find(|m| m.offset == 0 && m.path == exe_s)?
+            .start;
         let bias = base.wrapping_sub(lowest);
         let mut ranges: Vec<(u64, u64, String)> = file
             .symbols()
@@ -55,22 +76,13 @@ impl ExeSymbols {
             return None;
         }
         ranges.sort_unstable_by_key(|r| r.0);
-        let others = maps
-            .lines()
-            .filter_map(|l| {
-                let mut it = l.split_whitespace();
-                let (a, b) = it.next()?.split_once('-')?;
-                let perms = it.next()?;
-                let path = it.nth(3)?;
-                (perms.contains('x') && path != exe_s).then(|| {
-                    let name = path.rsplit('/').next().unwrap_or(path);
-                    let name = name.trim_start_matches('[').trim_end_matches(']');
-                    Some((
-                        u64::from_str_radix(a, 16).ok()?,
-                        u64::from_str_radix(b, 16).ok()?,
-                        format!("[{name}]"),
-                    ))
-                })?
+        let others = mappings
+            .iter()
+            .filter(|m| m.exec && m.path != exe_s)
+            .map(|m| {
+                let name = m.path.rsplit('/').next().unwrap_or(m.path);
+                let name = name.trim_start_matches('[').trim_end_matches(']');
+                (m.start, m.end, format!("[{name}]"))
             })
             .collect();
         Some(ExeSymbols { ranges, others })

@@ -155,6 +155,7 @@ pub struct Classifier {
     /// chain sample had taught anything about.
     pub inferred: u64,
     pub unlearned: u64,
+    chain_every: u64,
 }
 
 const USER_OURS: &str = "ssdready (user)";
@@ -177,7 +178,14 @@ impl Classifier {
             learned: HashMap::new(),
             inferred: 0,
             unlearned: 0,
+            chain_every: 1,
         }
+    }
+
+    /// Say that one sample in `n` carried a call chain (for the report).
+    pub fn with_chain_every(mut self, n: u64) -> Self {
+        self.chain_every = n;
+        self
     }
 
     /// Name this process's user-mode samples by function of `exe`.
@@ -207,16 +215,17 @@ impl Classifier {
     /// Learn from one chain sample (weight 0) which layer the callers of its
     /// innermost function belong to.
     pub fn learn(&mut self, ip: u64, callchain: &[u64]) {
-        let frames: Vec<u64> = if callchain.is_empty() {
-            vec![ip]
+        let ip_only = [ip];
+        let frames = if callchain.is_empty() {
+            &ip_only[..]
         } else {
-            callchain.to_vec()
+            callchain
         };
         let (leaf, own) = self.layer_at(frames[0]);
         if own.as_deref().is_some_and(|l| l != "transparent") {
             return; // its own name decides: nothing to learn
         }
-        let layer = self.walk(&frames);
+        let layer = self.walk(frames);
         *self
             .learned
             .entry(leaf)
@@ -225,11 +234,18 @@ impl Classifier {
             .or_default() += 1;
     }
 
+    /// One sample (counted `samples` times: 0 for a share of one) of
+    /// `weight_ns` CPU time in `layer`.
+    fn add_time(&mut self, layer: &str, samples: u64, weight_ns: u64) {
+        let e = self.layers.entry(layer.to_string()).or_default();
+        e.0 += samples;
+        e.1 += weight_ns;
+    }
+
+    /// One sample in `layer` whose innermost function is `leaf`.
     fn account(&mut self, layer: &str, leaf: String, weight_ns: u64) {
         *self.leaf.entry((leaf, layer.to_string())).or_default() += 1;
-        let e = self.layers.entry(layer.to_string()).or_default();
-        e.0 += 1;
-        e.1 += weight_ns;
+        self.add_time(layer, 1, weight_ns);
     }
 
     fn layer_at(&mut self, ip: u64) -> (String, Option<String>) {
@@ -256,9 +272,7 @@ impl Classifier {
                     .to_string();
                 self.account(USER_OURS, f, weight_ns);
             } else {
-                let e = self.layers.entry(USER_OTHER.into()).or_default();
-                e.0 += 1;
-                e.1 += weight_ns;
+                self.add_time(USER_OTHER, 1, weight_ns);
             }
             return;
         }
@@ -297,11 +311,11 @@ impl Classifier {
                 weight_ns * c / total
             };
             given += w;
-            let e = self.layers.entry(l.clone()).or_default();
-            e.1 += w;
+            // The sample counts once, in its likeliest layer.
             if i == 0 {
-                e.0 += 1;
-                *self.leaf.entry((leaf.clone(), l.clone())).or_default() += 1;
+                self.account(l, leaf.clone(), w);
+            } else {
+                self.add_time(l, 0, w);
             }
         }
     }
@@ -359,7 +373,7 @@ impl Classifier {
             samples: self.samples,
             lost,
             busy_samples: busy,
-            chain_every: 1,
+            chain_every: self.chain_every,
             inferred_samples: self.inferred,
             unlearned_samples: self.unlearned,
             named_share_of_busy_pct: if busy_ns > 0 {

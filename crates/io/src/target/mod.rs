@@ -53,8 +53,8 @@ pub struct Target {
     /// Whether the target is a block device that supports discard.
     pub discard: bool,
     /// How an offset in the target becomes a sector of a block device, for
-    /// joining an I/O with the kernel's record of it (`--decompose`). Block
-    /// devices only: a file's blocks would need its extent map.
+    /// joining an I/O with the kernel's record of it (`--decompose`): set for
+    /// block devices, and for files (from their extent map) after layout.
     pub sector_map: Option<SectorMap>,
 }
 
@@ -72,6 +72,16 @@ pub struct SectorMap {
 }
 
 impl SectorMap {
+    /// The map of device `maj:min` (`dev` in sysfs), through a file's
+    /// `extents` when given.
+    fn new(maj: u32, min: u32, dev: &sysfs::DevNode, extents: Option<Vec<fiemap::Extent>>) -> Self {
+        SectorMap {
+            kernel_dev: maj << 20 | min,
+            start_sector: dev.start_sector(),
+            extents: extents.map(Into::into),
+        }
+    }
+
     /// The sector the block layer will report for byte `offset`, if known.
     #[inline]
     pub fn sector(&self, offset: u64) -> Option<u64> {
@@ -145,11 +155,7 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                 size,
                 logical_block_size: dev.disk_attr_u64("queue/logical_block_size").unwrap_or(512),
                 discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
-                sector_map: Some(SectorMap {
-                    kernel_dev: maj << 20 | min,
-                    start_sector: dev.start_sector(),
-                    extents: None,
-                }),
+                sector_map: Some(SectorMap::new(maj, min, &dev, None)),
                 device: Some(dev.disk),
             })
         }
@@ -262,11 +268,7 @@ pub fn file_sector_map(t: &Target) -> Result<SectorMap, String> {
     if x.is_empty() {
         return Err("the file system reports no written extents".into());
     }
-    Ok(SectorMap {
-        kernel_dev: maj << 20 | min,
-        start_sector: dev.start_sector(),
-        extents: Some(x.into()),
-    })
+    Ok(SectorMap::new(maj, min, &dev, Some(x)))
 }
 
 impl Target {
