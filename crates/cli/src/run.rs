@@ -97,6 +97,7 @@ fn prepare(
     for (i, name) in spec.filename.iter().enumerate() {
         let needs = TargetNeeds {
             bytes: per_file.map(|s| spec.offset + s),
+            offset: spec.offset,
             modifies: spec.rw.modifies(),
             allow_destructive,
         };
@@ -598,6 +599,13 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         .into_iter()
         .map(|s| prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
+    for t in jobs.iter().flat_map(|j| j.targets.iter()) {
+        if let Some(w) = &t.overridden {
+            // Said now, before anything is written, and again with the results.
+            eprintln!("ssdready: warning: {w}");
+            warnings.push(w.clone());
+        }
+    }
     let show = progress::visible(args.quiet);
     layout_all(&jobs, show)?;
     let jobs = map_file_sectors(jobs);

@@ -56,6 +56,14 @@ pub struct Target {
     /// joining an I/O with the kernel's record of it (`--decompose`): set for
     /// block devices, and for files (from their extent map) after layout.
     pub sector_map: Option<SectorMap>,
+    /// For a block device, its number as checked: every descriptor opened
+    /// later must reach the same device.
+    pub devno: Option<(u32, u32)>,
+    /// Exclusive opens held for the run (a job that writes a block device):
+    /// while they are open nothing can mount the device or build on it.
+    pub claims: Vec<std::sync::Arc<File>>,
+    /// What `--allow-destructive` overrode, to be given as a warning.
+    pub overridden: Option<String>,
 }
 
 /// Offset → (device, sector): where the block layer will see an I/O.
@@ -117,6 +125,8 @@ pub enum TargetError {
 pub struct TargetNeeds {
     /// Bytes the job needs from offset 0 (offset + region), if known.
     pub bytes: Option<u64>,
+    /// The job's first byte on the target (its region's start).
+    pub offset: u64,
     /// Whether the job writes or trims.
     pub modifies: bool,
     /// Whether --allow-destructive was given.
@@ -135,12 +145,20 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                 ))
             })?;
             let size = dev.size_bytes();
-            if needs.modifies && !needs.allow_destructive {
-                if let Some(why) = safety::why_unsafe_to_write(path, &dev) {
-                    return Err(TargetError::Refused(format!(
-                        "refusing to write to {shown}: {why} (pass --allow-destructive to overwrite it)"
-                    )));
-                }
+            let mut guard = Guard::default();
+            if needs.modifies {
+                let len = match needs.bytes {
+                    Some(b) => b.saturating_sub(needs.offset),
+                    None => size.saturating_sub(needs.offset),
+                };
+                let v = safety::check_block_device(path, &dev, size, needs.offset, len);
+                let node = format!("/dev/{}", dev.name);
+                let who = if shown == node {
+                    shown.clone()
+                } else {
+                    format!("{shown} ({node})")
+                };
+                guard = Guard::judge(&who, v, needs.allow_destructive)?;
             }
             if let Some(b) = needs.bytes {
                 if b > size {
@@ -157,6 +175,9 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                 discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
                 sector_map: Some(SectorMap::new(maj, min, &dev, None)),
                 device: Some(dev.disk),
+                devno: Some((maj, min)),
+                claims: guard.claims,
+                overridden: guard.overridden,
             })
         }
         Ok(md) if md.is_file() => {
@@ -166,7 +187,16 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
                     "{shown} is empty and no size was given (set size, e.g. size=1g)"
                 )));
             }
-            Ok(file_target(path, size, md.dev()))
+            let mut t = file_target(path, size, md.dev());
+            if needs.modifies {
+                let reasons = safety::check_file(path, safety::snapshot::file_id(&md));
+                let v = safety::Verdict {
+                    reasons,
+                    claims: Vec::new(),
+                };
+                t.overridden = Guard::judge(&shown, v, needs.allow_destructive)?.overridden;
+            }
+            Ok(t)
         }
         Ok(_) => Err(TargetError::Invalid(format!(
             "{shown} is neither a regular file nor a block device"
@@ -214,6 +244,41 @@ fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
         device: dev.map(|d| d.disk),
         discard: true,
         sector_map: None,
+        devno: None,
+        claims: Vec::new(),
+        overridden: None,
+    }
+}
+
+/// What the safety check leaves a target: its claims, and what
+/// `--allow-destructive` overrode.
+#[derive(Default)]
+struct Guard {
+    claims: Vec<std::sync::Arc<File>>,
+    overridden: Option<String>,
+}
+
+impl Guard {
+    /// Refuse `who` when the verdict found users, unless forced.
+    fn judge(who: &str, v: safety::Verdict, forced: bool) -> Result<Guard, TargetError> {
+        if v.reasons.is_empty() {
+            return Ok(Guard {
+                claims: v.claims,
+                overridden: None,
+            });
+        }
+        let why = v.reasons.join("; ");
+        if !forced {
+            return Err(TargetError::Refused(format!(
+                "refusing to write to {who}: {why} (pass --allow-destructive to overwrite it)"
+            )));
+        }
+        Ok(Guard {
+            claims: v.claims,
+            overridden: Some(format!(
+                "--allow-destructive: writing to {who} although {why}"
+            )),
+        })
     }
 }
 
@@ -279,7 +344,19 @@ impl Target {
         if direct {
             o.custom_flags(libc::O_DIRECT);
         }
-        o.open(&self.path)
+        let f = o.open(&self.path)?;
+        if let Some(d) = self.devno {
+            let now = safety::snapshot::file_id(&f.metadata()?);
+            if now != safety::snapshot::FileId::Block(d) {
+                return Err(std::io::Error::other(format!(
+                    "{} is no longer block device {}:{}, the one checked before the run",
+                    self.path.display(),
+                    d.0,
+                    d.1
+                )));
+            }
+        }
+        Ok(f)
     }
 
     /// Drop the target's pages from the page cache (fio's `invalidate`):
@@ -337,6 +414,7 @@ mod tests {
     fn needs(bytes: Option<u64>) -> TargetNeeds {
         TargetNeeds {
             bytes,
+            offset: 0,
             modifies: true,
             allow_destructive: false,
         }
@@ -378,6 +456,9 @@ mod tests {
             device: Some("x".into()),
             discard: false,
             sector_map: None,
+            devno: None,
+            claims: Vec::new(),
+            overridden: None,
         };
         let e = t
             .check_direct_alignment(&[6144], 0)
