@@ -123,6 +123,10 @@ Arguments that are not --options are fio job files. Options before the first
 writes ssdready's own schema (docs/result-schema.md); several may be given
 comma-separated. --parse-only prints the resolved jobs as JSON and exits
 (0, or 2 on an error).
+Writes and trims to a block device (or to a file that backs a loop device) that
+anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
+signature, held open exclusively - are refused (exit 2), naming each user and
+the check that found it; --allow-destructive overrides them with a warning.
 --profile samples every CPU at 10 kHz and splits the kernel's cost per I/O by
 layer (needs root). --decompose splits each I/O's latency along its path with
 eBPF on the block tracepoints (needs root); it is on by default when running as

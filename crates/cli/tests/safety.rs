@@ -522,6 +522,19 @@ fn swap_on_the_device_or_on_a_loop_over_it_is_refused() {
         )],
     );
     assert_eq!(swap_header(&y), header);
+    // Swap on a partition: its disk is refused.
+    let img3 = s.shm_file("c", 32);
+    write_mbr(&img3, 0, &[(2048, 16384)]);
+    let d = s.loop_over(&img3, &["-P"]);
+    let p1 = partition(&d, 1);
+    s.swapon(&p1);
+    let fd = format!("--filename={d}");
+    expect_refused(
+        &[&fd, "--rw=write", "--size=4m"],
+        &[&format!(
+            "{d} has partition {p1} (partitions), which is in use as swap (swaps)"
+        )],
+    );
 }
 
 #[test]

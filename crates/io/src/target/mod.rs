@@ -436,6 +436,27 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_names_every_reason_and_force_turns_it_into_a_warning() {
+        let v = || safety::Verdict {
+            reasons: vec!["a (x)".into(), "b (y)".into()],
+            claims: Vec::new(),
+        };
+        let e = Guard::judge("/dev/q", v(), false).err().unwrap();
+        assert!(matches!(e, TargetError::Refused(_)));
+        assert_eq!(
+            e.to_string(),
+            "refusing to write to /dev/q: a (x); b (y) (pass --allow-destructive to overwrite it)"
+        );
+        let g = Guard::judge("/dev/q", v(), true).unwrap();
+        assert_eq!(
+            g.overridden.as_deref(),
+            Some("--allow-destructive: writing to /dev/q although a (x); b (y)")
+        );
+        let free = Guard::judge("/dev/q", safety::Verdict::default(), false).unwrap();
+        assert!(free.overridden.is_none());
+    }
+
+    #[test]
     fn layout_writes_exactly_the_needed_bytes() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f");

@@ -43,37 +43,59 @@ pub struct Verdict {
 /// job writes `[offset, offset + len)` of it.
 pub fn check_block_device(path: &Path, dev: &DevNode, size: u64, offset: u64, len: u64) -> Verdict {
     let snap = Snapshot::of_system();
-    let name = format!("/dev/{}", dev.name);
-    let mut reasons: Vec<String> = walk::users_of_device(&snap, &dev.name)
+    let mut reasons = users(&snap, &dev.name);
+    reasons.extend(signatures(path, &dev.name, size, offset, len));
+    let (busy, claims) = gate(&snap, path, dev);
+    reasons.extend(busy);
+    if reasons.is_empty() {
+        signature::forget_probed_pages(path);
+    }
+    Verdict { reasons, claims }
+}
+
+/// Layers 1 and 2: users found in the tables, and partitions.
+fn users(snap: &Snapshot, name: &str) -> Vec<String> {
+    let mut reasons: Vec<String> = walk::users_of_device(snap, name)
         .iter()
         .map(ToString::to_string)
         .collect();
-    if let Some(b) = snap
-        .blocks
-        .get(&dev.name)
-        .filter(|b| !b.partitions.is_empty())
-    {
+    if let Some(b) = snap.blocks.get(name).filter(|b| !b.partitions.is_empty()) {
         let p: Vec<String> = b.partitions.iter().map(|p| format!("/dev/{p}")).collect();
         reasons.push(format!(
-            "{name} has partitions: {} (partitions)",
+            "/dev/{name} has partitions: {} (partitions)",
             p.join(", ")
         ));
     }
+    reasons
+}
+
+/// Layer 3: signatures.
+fn signatures(path: &Path, name: &str, size: u64, offset: u64, len: u64) -> Vec<String> {
     match signature::probe(path, size, offset, len) {
-        Ok(hits) => reasons.extend(hits.iter().map(|h| {
-            let more = match h.more {
-                0 => String::new(),
-                n => format!(" and {n} more place{}", if n == 1 { "" } else { "s" }),
-            };
-            format!(
-                "{name} holds data: {} signature at byte {}{more} ({})",
-                h.what, h.at, h.check
-            )
-        })),
-        Err(e) => reasons.push(format!("{name}: {e} (signature)")),
+        Ok(hits) => hits
+            .iter()
+            .map(|h| {
+                let more = match h.more {
+                    0 => String::new(),
+                    1 => " and 1 more place".to_string(),
+                    n => format!(" and {n} more places"),
+                };
+                format!(
+                    "/dev/{name} holds data: {} signature at byte {}{more} ({})",
+                    h.what, h.at, h.check
+                )
+            })
+            .collect(),
+        Err(e) => vec![format!("/dev/{name}: {e} (signature)")],
     }
+}
+
+/// Layer 4, the final gate: open exclusively what the job's writes reach;
+/// (reasons it could not be, claims to keep).
+fn gate(snap: &Snapshot, path: &Path, dev: &DevNode) -> (Vec<String>, Vec<Arc<File>>) {
+    let mut reasons = Vec::new();
     let mut claims = Vec::new();
-    for (p, devno, shown) in gate_devices(&snap, path, dev) {
+    for (p, devno, shown) in gate_devices(snap, path, dev) {
         match claim::claim(&p, devno) {
             Ok(f) => claims.push(f),
             Err(claim::ClaimError::Busy) => reasons.push(format!(
@@ -89,7 +111,7 @@ pub fn check_block_device(path: &Path, dev: &DevNode, size: u64, offset: u64, le
             )),
         }
     }
-    Verdict { reasons, claims }
+    (reasons, claims)
 }
 
 /// The devices to open exclusively: the target, then down through loop

@@ -292,15 +292,18 @@ pub fn probe(path: &Path, size: u64, offset: u64, len: u64) -> Result<Vec<Hit>, 
             }
         }
     }
-    drop_cache(&f);
     Ok(hits)
 }
 
-/// Leave no probed pages in the page cache to speed up a later read.
-fn drop_cache(f: &File) {
+/// Leave no probed pages in the page cache to speed up a later buffered
+/// read. Only for a device found free: on a used one this would also start
+/// writing back its user's dirty pages.
+pub fn forget_probed_pages(path: &Path) {
     use std::os::unix::io::AsRawFd;
-    // SAFETY: posix_fadvise takes plain integers and a descriptor we own.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if let Ok(f) = File::open(path) {
+        // SAFETY: posix_fadvise takes plain integers and a descriptor we own.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
 }
 
 /// `blkid -p` (low-level probe, no cache) at byte `offset`: the format it
