@@ -244,8 +244,16 @@ fn profile_chain_every() -> u64 {
         .unwrap_or(8)
 }
 
-/// CPU time per profile sample: 10 kHz per CPU.
-const PROFILE_PERIOD_NS: u64 = 100_000;
+/// CPU time per profile sample: 10 kHz per CPU unless
+/// `SSDREADY_PROFILE_HZ` says otherwise (for bench/overhead.sh).
+fn profile_period_ns() -> u64 {
+    let hz: u64 = std::env::var("SSDREADY_PROFILE_HZ")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&h| (100..=100_000).contains(&h))
+        .unwrap_or(10_000);
+    1_000_000_000 / hz
+}
 
 /// The system-wide sampler and its classifier, or None with a warning that
 /// says why profiling cannot work here.
@@ -272,7 +280,7 @@ fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.5);
-    match ssdready_io::perf::Sampler::open(cpus, PROFILE_PERIOD_NS, chain_every) {
+    match ssdready_io::perf::Sampler::open(cpus, profile_period_ns(), chain_every) {
         Ok(s) => Some((
             s.with_weight_cap(cap),
             Classifier::new(syms, Rules::parse(RULES), std::process::id())
@@ -501,7 +509,7 @@ fn run_phase(
             );
         }
         c.report(
-            PROFILE_PERIOD_NS,
+            s.period_ns(),
             ios,
             clock.tsc_hz(),
             s.lost,

@@ -271,6 +271,11 @@ impl Sampler {
         self
     }
 
+    /// CPU time between two timing samples, ns.
+    pub fn period_ns(&self) -> u64 {
+        self.period_ns
+    }
+
     fn ioctl_all(&self, req: libc::c_ulong) {
         for b in &self.bufs {
             // SAFETY: the fds are ours; ENABLE/DISABLE take no argument.
