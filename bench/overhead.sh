@@ -1,39 +1,56 @@
 #!/usr/bin/env bash
-# What ssdready's own measurements cost: IOPS plain, with --profile (10 kHz
-# system-wide sampling) and with --decompose (eBPF on the block tracepoints)
-# on a loop device over /dev/shm at QD 32, runs alternating. Needs root.
-# (--decompose is on by default for root on block devices; "plain" turns it off.)
-# Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh
+# What ssdready's measurements cost, at QD 1 and QD 32 (4 KiB random reads,
+# io_uring, loop device over /dev/shm with direct I/O; needs root). Runs
+# alternate within each round: fio (the reference a user compares with, when
+# installed), ssdready's default run, --profile (10 kHz system-wide
+# sampling), --decompose (eBPF on the block tracepoints) and its floor (the
+# same tracepoints with programs that return at once). Prints medians and
+# each one's cost against the default run, and the default run against fio.
+# Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh      (QDS="1 32" by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
+QDS=${QDS:-"1 32"}
 cargo build --release -q
 B=$PWD/target/release/ssdready
 DEV=$("$B" ramdev create --kind=loop --size=1g 2>/dev/null)
 trap '"$B" ramdev remove "$DEV" >/dev/null' EXIT
+HAVE_FIO=$(command -v fio >/dev/null && echo 1 || echo 0)
+# iops TOOL QD [args…]: one run's read IOPS (both tools write fio's JSON).
 iops() {
-  "$B" run --quiet --output-format=native --filename="$DEV" --rw=randread --bs=4k --ioengine=io_uring \
-    --direct=1 --iodepth=32 --runtime="$RUNTIME" --time_based "$@" |
-    python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
+  local tool=$1 qd=$2
+  shift 2
+  local common=(--name=o --filename="$DEV" --rw=randread --bs=4k --ioengine=io_uring --direct=1
+    --iodepth="$qd" --runtime="$RUNTIME" --time_based --output-format=json)
+  if [ "$tool" = fio ]; then
+    fio "${common[@]}" "$@"
+  else
+    "$B" run --quiet "${common[@]}" "$@"
+  fi | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
 }
-plain=() prof=() prof1=() deco=() empty=()
-for ((r = 0; r < ROUNDS; r++)); do
-  plain+=("$(iops --no-decompose)")
-  prof+=("$(iops --profile --no-decompose)")
-  # A call chain on every sample rather than one in 8.
-  prof1+=("$(SSDREADY_PROFILE_CHAIN_EVERY=1 iops --profile --no-decompose)")
-  deco+=("$(iops --decompose)")
-  # The floor: the same tracepoints with programs that return at once.
-  empty+=("$(SSDREADY_BPF_EMPTY=1 iops --decompose)")
-done
-python3 - "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" "${prof1[*]}" <<'PY'
+for qd in $QDS; do
+  fio_=() plain=() prof=() deco=() empty=()
+  for ((r = 0; r < ROUNDS; r++)); do
+    [ "$HAVE_FIO" = 1 ] && fio_+=("$(iops fio "$qd")")
+    plain+=("$(iops ssdready "$qd")")
+    prof+=("$(iops ssdready "$qd" --profile)")
+    deco+=("$(iops ssdready "$qd" --decompose)")
+    empty+=("$(SSDREADY_BPF_EMPTY=1 iops ssdready "$qd" --decompose)")
+  done
+  python3 - "$qd" "${fio_[*]:-}" "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" <<'PY'
 import sys, statistics as st
-a, b, c, d, e = (list(map(float, x.split())) for x in sys.argv[1:6])
+qd = sys.argv[1]
+f, a, b, c, d = ([float(v) for v in x.split()] for x in sys.argv[2:7])
 m = st.median
-print(f"plain:       median {m(a):.0f} IOPS")
-print(f"--profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}%")
-print(f"  with a call chain on every sample: median {m(e):.0f} IOPS, cost {100*(1-m(e)/m(a)):.1f}%")
-print(f"--decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
-print(f"  floor, empty eBPF programs on the same tracepoints: median {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
+print(f"QD {qd}:")
+if f:
+    print(f"  fio:         median {m(f):.0f} IOPS")
+    print(f"  default:     median {m(a):.0f} IOPS, {m(a)/m(f):.3f}× fio (cost {100*(1-m(a)/m(f)):.1f}%)")
+else:
+    print(f"  default:     median {m(a):.0f} IOPS (fio not installed: no reference)")
+print(f"  --profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}% of the default run")
+print(f"  --decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
+print(f"    floor, empty eBPF programs on the same tracepoints: {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
 PY
+done

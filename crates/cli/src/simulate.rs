@@ -96,6 +96,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             disks: Vec::new(),
             profile: None,
             decomposition: None,
+            checks: Vec::new(),
         });
     }
     if devices.len() > 1 {

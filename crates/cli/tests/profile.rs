@@ -1,25 +1,26 @@
-//! `--profile` on a loop device over /dev/shm (root only): ≥ 90 % of busy
-//! CPU in named layers; every CPU-second of the window accounted for; and
-//! the layers' CPU per I/O equal to the whole-system figure from /proc/stat
-//! within 5 %.
+//! `--profile` and `--decompose` on a loop device over /dev/shm (root
+//! only): ≥ 90 % of busy CPU in named layers; every CPU-second of the window
+//! accounted for; the layers' CPU per I/O within 20 % of the whole-system
+//! figure at QD 1 and at saturation; the per-I/O split adds up.
 
 mod common;
 use common::*;
 use serde_json::Value;
 use std::process::Command;
 
-fn profiled_run(dev: &str) -> Option<Value> {
+fn profiled_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
     let f = format!("--filename={dev}");
+    let e = format!("--ioengine={engine}");
+    let q = format!("--iodepth={qd}");
     let r = run_json(&[
         &f,
         "--rw=randread",
-        "--ioengine=io_uring",
+        &e,
         "--direct=1",
-        "--iodepth=16",
+        &q,
         "--runtime=3",
         "--time_based",
         "--profile",
-        "--no-decompose",
     ]);
     if r["phases"][0]["profile"].is_null() {
         eprintln!("skipped: profiling not permitted here: {:?}", r["warnings"]);
@@ -28,72 +29,96 @@ fn profiled_run(dev: &str) -> Option<Value> {
     Some(r)
 }
 
-#[test]
-fn layer_profile_covers_the_busy_time() {
-    let Some(l) = LoopDev::new("profile", 256) else {
+/// The CPU figures of one profiled run: every CPU-second of the window
+/// accounted for (samples or late-timer gaps), ≥ 90 % of busy CPU in named
+/// layers, whole-system CPU ≥ the process's own with both sources named,
+/// and the profile's busy CPU within 20 % of the whole-system figure (QD 1
+/// on a VM used to come out 2-3× too high: idle gaps charged to busy code).
+fn check_profiled_run(engine: &str, qd: &str) {
+    let Some(l) = LoopDev::new(&format!("profile-{engine}-{qd}"), 256) else {
         return;
     };
-    let mut agreed = Vec::new();
-    // /proc/stat's tick accounting on this project's VMs now and then drops
-    // a large share of a run's busy time (seen: 5.0 µs vs 8.4 µs per I/O
-    // while the profile's samples covered the whole window), so the
-    // comparison with it may take up to three runs; the profile's own
-    // completeness is checked on every run.
-    for _ in 0..3 {
-        let Some(r) = profiled_run(&l.dev) else {
-            return;
-        };
-        let phase = &r["phases"][0];
-        let p = &phase["profile"];
-        let ios = phase["cpu"]["ios"].as_f64().unwrap();
-        let named = p["named_share_of_busy_pct"].as_f64().unwrap();
-        assert!(
-            named >= 90.0,
-            "only {named:.1}% of busy CPU in named layers; unmatched: {}",
-            p["unmatched_symbols"]
-        );
-        assert!(p["layers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l["layer"] == "block-core"));
-        // ssdready's own user-mode samples are named from its symbol table.
-        let own: Vec<&Value> = p["top_functions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| t[1] == "ssdready (user)")
-            .collect();
-        assert!(
-            own.is_empty() || own.iter().any(|t| t[0] != "?"),
-            "unnamed: {own:?}"
-        );
-        let layers = p["layers"].as_array().unwrap();
-        let all_s: f64 = layers
-            .iter()
-            .map(|l| l["ns_per_io"].as_f64().unwrap())
-            .sum::<f64>()
-            * ios
-            / 1e9;
-        let cpus = r["platform"]["cpus_online"].as_f64().unwrap();
-        let window_s = phase["window_ns"].as_f64().unwrap() / 1e9;
-        assert!(
-            (all_s - cpus * window_s).abs() / (cpus * window_s) < 0.03,
-            "samples cover {all_s:.2} CPU-s of {:.2}",
-            cpus * window_s
-        );
-        let busy = p["busy_ns_per_io"].as_f64().unwrap();
-        let system = phase["cpu"]["per_io"]["system_ns"].as_f64().unwrap();
-        eprintln!(
-            "layers {busy:.0} ns/IO vs /proc/stat {system:.0} ns/IO ({} samples)",
-            p["samples"]
-        );
-        agreed.push((busy - system).abs() / system);
-        if agreed.last().is_some_and(|&e| e < 0.05) {
-            return;
-        }
-    }
-    panic!("layers and /proc/stat disagree by more than 5% in three runs: {agreed:?}");
+    let Some(r) = profiled_run(&l.dev, engine, qd) else {
+        return;
+    };
+    let phase = &r["phases"][0];
+    let p = &phase["profile"];
+    let cpu = &phase["cpu"];
+    let ios = cpu["ios"].as_f64().unwrap();
+    let named = p["named_share_of_busy_pct"].as_f64().unwrap();
+    assert!(
+        named >= 90.0,
+        "only {named:.1}% of busy CPU in named layers; unmatched: {}",
+        p["unmatched_symbols"]
+    );
+    assert!(p["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["layer"] == "block-core"));
+    // ssdready's own user-mode samples are named from its symbol table.
+    let own: Vec<&Value> = p["top_functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t[1] == "ssdready (user)")
+        .collect();
+    assert!(
+        own.is_empty() || own.iter().any(|t| t[0] != "?"),
+        "unnamed: {own:?}"
+    );
+    let layers = p["layers"].as_array().unwrap();
+    let all_s: f64 = layers
+        .iter()
+        .map(|l| l["ns_per_io"].as_f64().unwrap())
+        .sum::<f64>()
+        * ios
+        / 1e9
+        + p["late_timer_ns"].as_f64().unwrap() / 1e9;
+    let cpus = r["platform"]["cpus_online"].as_f64().unwrap();
+    let window_s = phase["window_ns"].as_f64().unwrap() / 1e9;
+    assert!(
+        (all_s - cpus * window_s).abs() / (cpus * window_s) < 0.03,
+        "samples cover {all_s:.2} CPU-s of {:.2}",
+        cpus * window_s
+    );
+    let src = &cpu["sources"];
+    assert!(src["system"].as_str().unwrap().contains("idle"), "{src}");
+    assert!(
+        src["process"].as_str().unwrap().contains("getrusage"),
+        "{src}"
+    );
+    let system = cpu["per_io"]["system_ns"].as_f64().unwrap();
+    let err = src["system_error_ns"].as_f64().unwrap();
+    let process = cpu["per_io"]["process_ns"].as_f64().unwrap();
+    assert!(
+        system + err >= process,
+        "system {system} ± {err} < process {process}"
+    );
+    let busy = p["busy_ns_per_io"].as_f64().unwrap();
+    eprintln!(
+        "{engine} QD {qd}: profile {busy:.0} ns/IO, system {system:.0} ± {err:.0}, process {process:.0} ({} samples)",
+        p["samples"]
+    );
+    assert!(
+        (busy - system).abs() <= 0.2 * system,
+        "profile {busy:.0} vs system {system:.0} ns/IO: more than 20% apart"
+    );
+}
+
+#[test]
+fn profile_at_qd1_psync_agrees_with_the_system_figure() {
+    check_profiled_run("psync", "1");
+}
+
+#[test]
+fn profile_at_qd1_io_uring_agrees_with_the_system_figure() {
+    check_profiled_run("io_uring", "1");
+}
+
+#[test]
+fn profile_at_qd32_io_uring_agrees_with_the_system_figure() {
+    check_profiled_run("io_uring", "32");
 }
 
 /// The run's decomposition when the tp_btf programs ran, else None with
@@ -207,6 +232,7 @@ fn per_io_split_joins_every_io_and_adds_up() {
         "--rw=randrw",
         "--ioengine=io_uring",
         "--direct=1",
+        "--decompose",
         "--iodepth=8",
         "--runtime=2",
         "--time_based",
@@ -280,9 +306,11 @@ fn per_io_split_joins_every_io_and_adds_up() {
     assert!((shares - 100.0).abs() < 1.0, "shares {shares}");
 }
 
-/// `--no-decompose` turns the default off; the emulator never decomposes.
+/// The default run is cheap: no eBPF unless `--decompose` asks (the kernel's
+/// fixed price of BPF on four tracepoints alone exceeds the 3 % budget);
+/// `--decompose` loads or says why; the emulator never decomposes.
 #[test]
-fn decompose_is_on_by_default_for_root_on_block_devices_only() {
+fn decompose_is_off_by_default_and_on_when_asked() {
     let Some(l) = LoopDev::new("deflt", 64) else {
         return;
     };
@@ -291,13 +319,21 @@ fn decompose_is_on_by_default_for_root_on_block_devices_only() {
     let mut on = vec![f.as_str()];
     on.extend(args);
     let r = run_json(&on);
+    assert!(
+        r["phases"][0]["decomposition"].is_null(),
+        "decomposed by default"
+    );
+    on.push("--decompose");
+    let r = run_json(&on);
     let loaded = !r["phases"][0]["decomposition"].is_null();
     let warned = r["warnings"].to_string().contains("--decompose");
     assert!(loaded || warned, "neither decomposed nor said why: {r}");
-    on.push("--no-decompose");
-    let r = run_json(&on);
-    assert!(r["phases"][0]["decomposition"].is_null());
-    let r = run_json(&["--rw=randread", "--size=16m", "--number_ios=2000"]);
+    let r = run_json(&[
+        "--rw=randread",
+        "--size=16m",
+        "--number_ios=2000",
+        "--decompose",
+    ]);
     assert!(
         r["phases"][0]["decomposition"].is_null(),
         "emulator run decomposed"
@@ -340,6 +376,7 @@ fn per_io_split_joins_file_io_through_the_extent_map() {
         "--rw=randread",
         "--ioengine=io_uring",
         "--direct=1",
+        "--decompose",
         "--iodepth=4",
     ]);
     let Some(d) = tp_btf_decomposition(&r) else {
@@ -369,6 +406,7 @@ fn without_btf_the_split_falls_back_to_means_and_says_so() {
             &f,
             "--rw=randread",
             "--direct=1",
+            "--decompose",
             "--iodepth=4",
             "--ioengine=io_uring",
             "--number_ios=5000",

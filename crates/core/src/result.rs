@@ -82,6 +82,26 @@ pub struct PhaseResult {
     pub profile: Option<ProfileReport>,
     /// Latency split from block tracepoints (`--decompose`).
     pub decomposition: Option<Decomposition>,
+    /// Every pair of independent sources of one quantity, compared.
+    #[serde(default)]
+    pub checks: Vec<CrossCheck>,
+}
+
+/// Two independent sources of one quantity, compared against their errors.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CrossCheck {
+    pub quantity: String,
+    pub a_source: String,
+    pub a: f64,
+    pub b_source: String,
+    pub b: f64,
+    pub unit: String,
+    /// The difference the sources' stated errors allow.
+    pub allowed: f64,
+    pub agree: bool,
+    /// The figures (JSON paths within the phase) not to trust when they
+    /// disagree.
+    pub marks: Vec<String>,
 }
 
 /// `--decompose`: where an I/O's time goes, from eBPF programs on the block
@@ -185,6 +205,12 @@ pub struct ProfileReport {
     pub named_share_of_busy_pct: f64,
     /// All non-idle layers' CPU per I/O, ns.
     pub busy_ns_per_io: f64,
+    /// Time between a sample and its predecessor beyond the weight cap (1.5
+    /// periods), all CPUs, ns: charged to no layer. A halted vCPU's timer
+    /// fires late; this is the idle gap it would otherwise have charged to
+    /// the first busy function after wake-up.
+    #[serde(default)]
+    pub late_timer_ns: u64,
     /// Layers, most samples first.
     pub layers: Vec<LayerCost>,
     /// (innermost symbol, layer, samples), most first.
@@ -345,6 +371,36 @@ pub struct CpuCost {
     /// Busy share of all CPUs over the window, percent.
     pub system_busy_pct: f64,
     pub per_io: PerIo,
+    /// Where each CPU figure comes from and how far it can be off.
+    #[serde(default)]
+    pub sources: CpuSources,
+}
+
+/// The sources of the CPU figures, their error, and the other sources they
+/// were checked against (all per I/O, ns).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuSources {
+    /// How `per_io.process_ns` was measured.
+    pub process: String,
+    /// How `per_io.system_ns` (and `system_busy_pct`) was measured.
+    pub system: String,
+    /// ± bound on `per_io.system_ns` from the source's resolution, ns per I/O.
+    pub system_error_ns: f64,
+    /// Busy CPU from /proc/stat's tick-sampled busy fields
+    /// (user+nice+system+irq+softirq), ns per I/O: misses bursts shorter than
+    /// a tick on kernels with tick-based accounting.
+    pub system_ticks_ns: f64,
+    /// Time the hypervisor ran something else on a busy vCPU (steal), ns per
+    /// I/O; not part of `system_ns`.
+    pub steal_ns: f64,
+    /// Run time of every thread on the machine, ns per I/O: ssdready's own
+    /// (getrusage) plus every other live thread's, kernel threads included
+    /// (/proc/*/task/*/schedstat). A lower bound of the system's busy time:
+    /// it misses interrupts taken while a CPU idles and other processes'
+    /// threads that exited during the window. None when not readable.
+    pub threads_ns: Option<f64>,
+    /// Threads seen by `threads_ns` at the end of the window.
+    pub threads_seen: u64,
 }
 
 /// Costs divided by I/Os.

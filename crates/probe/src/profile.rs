@@ -320,14 +320,16 @@ impl Classifier {
         }
     }
 
-    /// The report: `period_ns` nominal CPU per sample, `ios` I/Os, TSC `hz`.
-    /// Layer costs use each sample's measured weight.
+    /// The report: `period_ns` nominal CPU per sample, `ios` I/Os, TSC `hz`,
+    /// `lost` records, `late_ns` of gaps charged to no sample. Layer costs
+    /// use each sample's measured weight.
     pub fn report(
         &self,
         period_ns: u64,
         ios: u64,
         tsc_hz: Option<f64>,
         lost: u64,
+        late_ns: u64,
     ) -> ProfileReport {
         let (idle_n, idle_ns) = self.layers.get("idle").copied().unwrap_or((0, 0));
         let total_ns: u64 = self.layers.values().map(|v| v.1).sum();
@@ -382,6 +384,7 @@ impl Classifier {
                 0.0
             },
             busy_ns_per_io: busy_ns as f64 / n,
+            late_timer_ns: late_ns,
             layers,
             top_functions: top,
             unmatched_symbols: unmatched,
@@ -438,7 +441,7 @@ mod tests {
         );
         c.add(true, 42, 0x401000, &[], 100_000);
         c.add(true, 7, 0x401000, &[], 100_000);
-        let r = c.report(100_000, 10, Some(2e9), 0);
+        let r = c.report(100_000, 10, Some(2e9), 0, 0);
         let get = |n: &str| {
             r.layers
                 .iter()
@@ -478,7 +481,7 @@ mod tests {
         let mut c = Classifier::new(Kallsyms::parse(SYMS), Rules::parse(RULES), 42);
         raw.classify_into(&mut c);
         assert_eq!((c.inferred, c.unlearned), (1, 1));
-        let r = c.report(100_000, 1, None, 0);
+        let r = c.report(100_000, 1, None, 0, 0);
         let ns = |n: &str| {
             r.layers
                 .iter()

@@ -1,7 +1,7 @@
 //! The terminal summary.
 
 use ssdready_core::hist::LatSummary;
-use ssdready_core::result::{DirResult, JobResult, PhaseResult, RunResult};
+use ssdready_core::result::{CpuCost, DirResult, JobResult, PhaseResult, RunResult};
 use ssdready_core::spec::BlockSizes;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write;
@@ -131,6 +131,28 @@ fn job_block(out: &mut String, j: &JobResult) {
     }
 }
 
+/// Where the two CPU figures come from, and the other sources beside them.
+fn cpu_sources(out: &mut String, c: &CpuCost) {
+    let s = &c.sources;
+    let _ = writeln!(out, "    process source: {}", s.process);
+    let _ = writeln!(out, "    system source:  {}", s.system);
+    let mut also = format!(
+        "    beside it: /proc/stat busy ticks {}",
+        fmt_ns(s.system_ticks_ns)
+    );
+    if let Some(t) = s.threads_ns {
+        also.push_str(&format!(
+            ", run time of all {} threads {}",
+            s.threads_seen,
+            fmt_ns(t)
+        ));
+    }
+    if s.steal_ns > 0.0 {
+        also.push_str(&format!(", steal {} (not counted)", fmt_ns(s.steal_ns)));
+    }
+    let _ = writeln!(out, "{also}");
+}
+
 fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     if let Some(d) = &phase.decomposition {
         decomposition_block(out, d);
@@ -155,14 +177,19 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
         );
         let _ = writeln!(
             out,
-            "  system:  {}{} (all CPUs {:.1}% busy), {:.3} context switches, {:.3} interrupts, {:.3} softirqs",
+            "  system:  {} ± {}{} (all CPUs {:.1}% busy), {:.3} context switches, {:.3} interrupts, {:.3} softirqs",
             fmt_ns(c.per_io.system_ns),
+            fmt_ns(c.sources.system_error_ns),
             clocks(c.per_io.system_clocks),
             c.system_busy_pct,
             c.per_io.system_ctx_switches,
             c.per_io.system_interrupts,
             c.per_io.system_softirqs
         );
+        cpu_sources(out, c);
+    }
+    for k in phase.checks.iter().filter(|k| !k.agree) {
+        let _ = writeln!(out, "  check: {}", k.describe());
     }
     for d in &phase.disks {
         let dev_ios = d.read_ios + d.write_ios + d.discard_ios;

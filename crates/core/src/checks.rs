@@ -1,0 +1,215 @@
+//! Cross-checks: every figure that two independent sources measure is
+//! compared, and a disagreement beyond their stated errors is reported and
+//! marks the figures it touches, rather than letting one confident number
+//! stand.
+//!
+//! The pairs (each from a run's phase):
+//! - whole-system CPU (idle-based) ≥ the process's own CPU (getrusage);
+//! - run time of every thread (schedstat + getrusage) ≤ whole-system CPU;
+//! - `--profile`'s busy CPU vs whole-system CPU;
+//! - `--decompose`'s block-and-below mean vs /sys/block/X/stat's;
+//! - ssdready's I/O count vs the kernel's (/sys/block/X/stat), per device.
+
+use crate::result::{CrossCheck, PhaseResult};
+
+/// Relative tolerance of a sampled profile against an exact figure: the
+/// timer samples' statistical error (≈ 2/√n) plus 10 % for what a cpu-clock
+/// profile cannot see (interrupt-disabled regions are charged late).
+fn profile_tolerance(busy_samples: u64) -> f64 {
+    0.10 + 2.0 / (busy_samples.max(1) as f64).sqrt()
+}
+
+fn check(
+    quantity: &str,
+    a: (&str, f64),
+    b: (&str, f64),
+    unit: &str,
+    allowed: f64,
+    agree: bool,
+    marks: &[&str],
+) -> CrossCheck {
+    CrossCheck {
+        quantity: quantity.into(),
+        a_source: a.0.into(),
+        a: a.1,
+        b_source: b.0.into(),
+        b: b.1,
+        unit: unit.into(),
+        allowed,
+        agree,
+        marks: marks.iter().map(|m| m.to_string()).collect(),
+    }
+}
+
+impl CrossCheck {
+    /// One line: the quantity, both sources, and whether they agree.
+    pub fn describe(&self) -> String {
+        let fmt = |v: f64| {
+            if self.unit == "ns" {
+                format!("{v:.0} ns")
+            } else {
+                format!("{v:.0} {}", self.unit)
+            }
+        };
+        format!(
+            "{}: {} {} vs {} {} (allowed ±{}): {}{}",
+            self.quantity,
+            self.a_source,
+            fmt(self.a),
+            self.b_source,
+            fmt(self.b),
+            fmt(self.allowed),
+            if self.agree { "agree" } else { "DISAGREE" },
+            if self.agree || self.marks.is_empty() {
+                String::new()
+            } else {
+                format!("; do not trust {}", self.marks.join(", "))
+            }
+        )
+    }
+}
+
+/// The cross-checks one phase's figures allow.
+pub fn phase_checks(p: &PhaseResult) -> Vec<CrossCheck> {
+    let mut out = Vec::new();
+    if let Some(c) = p.cpu.as_ref().filter(|c| c.ios > 0) {
+        let (sys, err, proc_) = (
+            c.per_io.system_ns,
+            c.sources.system_error_ns,
+            c.per_io.process_ns,
+        );
+        // getrusage is exact; allow 1 % for the moments the two are read.
+        let allowed = err + 0.01 * proc_;
+        out.push(check(
+            "whole-system CPU per I/O ≥ the process's own",
+            ("system", sys),
+            ("process", proc_),
+            "ns",
+            allowed,
+            sys + allowed >= proc_,
+            &["cpu.per_io.system_ns", "cpu.per_io.process_ns"],
+        ));
+        if let Some(t) = c.sources.threads_ns {
+            let allowed = err + 0.02 * sys;
+            out.push(check(
+                "run time of every thread ≤ whole-system busy CPU per I/O",
+                ("threads", t),
+                ("system", sys),
+                "ns",
+                allowed,
+                t <= sys + allowed,
+                &["cpu.per_io.system_ns"],
+            ));
+        }
+        if let Some(prof) = &p.profile {
+            let tol = profile_tolerance(prof.busy_samples);
+            let allowed = tol * sys + err;
+            out.push(check(
+                "profile busy CPU per I/O vs whole-system busy CPU per I/O",
+                ("profile", prof.busy_ns_per_io),
+                ("system", sys),
+                "ns",
+                allowed,
+                (prof.busy_ns_per_io - sys).abs() <= allowed,
+                &["profile.layers"],
+            ));
+        }
+    }
+    for d in &p.disks {
+        let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
+        if d.app_ios > 0 || dev_ios > 0 {
+            let allowed = (d.app_ios as f64 * 0.01).max(1.0);
+            out.push(check(
+                &format!("I/Os on {}: ssdready's count vs the kernel's", d.name),
+                ("ssdready", d.app_ios as f64),
+                ("/sys/block stat", dev_ios as f64),
+                "I/Os",
+                allowed,
+                (d.app_ios as f64 - dev_ios as f64).abs() <= allowed,
+                &["disks.above_block_mean_ns", "decomposition"],
+            ));
+        }
+    }
+    if let Some(dc) = &p.decomposition {
+        let stat = p
+            .disks
+            .iter()
+            .filter(|d| d.counts_agree)
+            .filter_map(|d| d.block_mean_ns.map(|m| (m, d.read_ios + d.write_ios)))
+            .next();
+        if let (Some((m, ios)), true) = (stat, dc.block_and_below.n > 0) {
+            // diskstats keeps milliseconds: ±1 ms per direction over the I/Os.
+            let allowed = 0.05 * m + 2e6 / ios.max(1) as f64;
+            let mean = dc.block_and_below.mean_ns;
+            out.push(check(
+                "block-and-below mean latency: eBPF vs /sys/block stat",
+                ("decompose", mean),
+                ("/sys/block stat", m),
+                "ns",
+                allowed,
+                (mean - m).abs() <= allowed,
+                &["decomposition"],
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{CpuCost, DiskResult, ProfileReport};
+
+    fn phase(system: f64, err: f64, process: f64) -> PhaseResult {
+        let mut c = CpuCost {
+            ios: 1000,
+            ..CpuCost::default()
+        };
+        c.per_io.system_ns = system;
+        c.per_io.process_ns = process;
+        c.sources.system_error_ns = err;
+        PhaseResult {
+            cpu: Some(c),
+            ..PhaseResult::default()
+        }
+    }
+
+    #[test]
+    fn system_below_process_beyond_its_error_disagrees() {
+        let ok = phase_checks(&phase(10_000.0, 100.0, 10_050.0));
+        assert!(ok[0].agree, "{ok:?}");
+        let bad = phase_checks(&phase(10_000.0, 100.0, 21_900.0));
+        assert!(!bad[0].agree);
+        assert!(bad[0].marks.contains(&"cpu.per_io.system_ns".to_string()));
+    }
+
+    #[test]
+    fn an_inflated_profile_disagrees_with_the_system_figure() {
+        let mut p = phase(21_600.0, 50.0, 20_000.0);
+        p.profile = Some(ProfileReport {
+            busy_samples: 30_000,
+            busy_ns_per_io: 64_100.0,
+            ..ProfileReport::default()
+        });
+        let c = phase_checks(&p);
+        let prof = c.iter().find(|c| c.a_source == "profile").unwrap();
+        assert!(!prof.agree);
+        p.profile.as_mut().unwrap().busy_ns_per_io = 23_000.0;
+        let c = phase_checks(&p);
+        assert!(c.iter().find(|c| c.a_source == "profile").unwrap().agree);
+    }
+
+    #[test]
+    fn io_counts_must_match_within_one_percent() {
+        let mut p = phase(1.0, 0.0, 1.0);
+        p.disks.push(DiskResult {
+            name: "loop0".into(),
+            read_ios: 990,
+            app_ios: 1000,
+            ..DiskResult::default()
+        });
+        assert!(phase_checks(&p).iter().all(|c| c.agree));
+        p.disks[0].read_ios = 526;
+        assert!(!phase_checks(&p).iter().all(|c| c.agree));
+    }
+}
