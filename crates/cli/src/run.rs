@@ -1,7 +1,13 @@
 //! `ssdready run`: spec → targets → layout → workers → measurements → result.
 //!
 //! Everything that can be wrong with the request is found before anything is
-//! written (exit code 2); only then are files laid out and workers started.
+//! written (exit code 2): options, log paths, targets of every phase (opened
+//! once, see [`crate::layout`]), engine limits (an io_uring or AIO context
+//! is created at the asked depth), free space for the layout. Only then are
+//! files laid out and workers started. Each phase starts I/O only once all
+//! its workers have their engines. A phase that fails after an earlier one
+//! ran keeps the earlier results, with the failure stated
+//! (`RunResult::failure`, exit code 1).
 
 use crate::args::RunArgs;
 use crate::progress::{self, Progress};
