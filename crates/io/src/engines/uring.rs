@@ -329,3 +329,29 @@ impl Engine for UringEngine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_depth_beyond_any_kernels_ring_is_refused_with_the_limit() {
+        assert_eq!(ring_entries(1).unwrap(), 1);
+        assert_eq!(ring_entries(20_000).unwrap(), 32768);
+        for depth in [32769, 65536, u32::MAX] {
+            let e = ring_entries(depth).unwrap_err().to_string();
+            assert!(e.contains("iodepth") && e.contains("32768"), "{e}");
+        }
+    }
+
+    #[test]
+    fn fixed_buffers_beyond_the_kernels_limit_are_refused() {
+        let spec = JobSpec {
+            iodepth: 20_000,
+            fixedbufs: true,
+            ..JobSpec::default()
+        };
+        let e = check_ring(&spec).unwrap_err().to_string();
+        assert!(e.contains("16384"), "{e}");
+    }
+}
