@@ -1,12 +1,16 @@
 //! Writing fio-format logs: which files a job's options ask for, and their
-//! text (rendered by `ssdready_core::iolog`).
+//! text (rendered by `ssdready_core::iolog`). Every log path is checked
+//! before the first I/O ([`check_all`]) and written atomically
+//! ([`crate::output`]).
 
 use ssdready_core::iolog::{IoLog, LogKind};
 use ssdready_core::spec::JobSpec;
+use std::path::Path;
 
-/// (path, text) of every log file a worker's job asks for. `number` is the
-/// worker's 1-based number in the run, as in fio's `NAME_bw.N.log`.
-pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, String)> {
+/// (option, path, kind) of every log file a worker's job asks for.
+/// `number` is the worker's 1-based number in the run, as in fio's
+/// `NAME_bw.N.log`.
+fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, LogKind)> {
     let prefix = |p: &str| {
         if p.is_empty() {
             spec.name.clone()
@@ -16,24 +20,56 @@ pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, Strin
     };
     let mut out = Vec::new();
     if let Some(p) = &spec.write_bw_log {
-        out.push((
-            format!("{}_bw.{number}.log", prefix(p)),
-            log.render(LogKind::Bw),
-        ));
+        let path = format!("{}_bw.{number}.log", prefix(p));
+        out.push(("write_bw_log", path, LogKind::Bw));
     }
     if let Some(p) = &spec.write_iops_log {
-        out.push((
-            format!("{}_iops.{number}.log", prefix(p)),
-            log.render(LogKind::Iops),
-        ));
+        let path = format!("{}_iops.{number}.log", prefix(p));
+        out.push(("write_iops_log", path, LogKind::Iops));
     }
     if let Some(p) = &spec.write_lat_log {
         for k in [LogKind::Slat, LogKind::Clat, LogKind::Lat] {
-            out.push((
-                format!("{}_{}.{number}.log", prefix(p), k.suffix()),
-                log.render(k),
-            ));
+            let path = format!("{}_{}.{number}.log", prefix(p), k.suffix());
+            out.push(("write_lat_log", path, k));
         }
     }
     out
+}
+
+/// (path, text) of every log file a worker's job asks for.
+pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, String)> {
+    names(spec, number)
+        .into_iter()
+        .map(|(_, path, k)| (path, log.render(k)))
+        .collect()
+}
+
+/// Check, before the first I/O, that every log file the jobs will write can
+/// be written. Workers are numbered from 1 in job order, `numjobs` each, as
+/// the run numbers them.
+pub fn check_all(specs: &[JobSpec]) -> Result<(), String> {
+    let mut number = 1u32;
+    let mut dirs_checked = std::collections::HashSet::new();
+    for s in specs {
+        for _ in 0..s.numjobs {
+            for (option, path, _) in names(s, number) {
+                let path = Path::new(&path);
+                // A new file in a directory already checked needs no check.
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                if !dirs_checked.insert(dir) && !path.exists() {
+                    continue;
+                }
+                let what = format!("job '{}': option '{option}'", s.name);
+                crate::output::check(path, &what)?;
+            }
+            number += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Write one log file; the error names it.
+pub fn write(path: &str, text: &str) -> Result<(), String> {
+    let sink = crate::output::check(Path::new(path), "log")?;
+    crate::output::write(&sink, text)
 }

@@ -1,13 +1,19 @@
 //! `ssdready`: how much of an SSD's speed does this Linux platform deliver to
 //! applications, and where does the rest go?
 //!
-//! Exit codes: 0 success; 1 a failure while running; 2 bad input (nothing was
-//! written); 130 interrupted (results so far were still reported).
+//! Exit codes: 0 success; 1 a failure while running (results so far are
+//! still reported when there are any); 2 bad input (nothing was written);
+//! 70 an internal error (a bug: one line names it and where); 130
+//! interrupted (results so far were still reported).
 
 mod args;
 mod decompose;
 mod devices;
+mod layout;
 mod logs;
+mod output;
+mod panics;
+mod profiler;
 mod progress;
 mod ramdev;
 mod run;
@@ -186,64 +192,110 @@ fn run_command(args: &[String], simulate: bool) {
     }
     let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
     if parsed.parse_only {
-        match run::resolve_only(&parsed) {
-            Ok(specs) => {
-                let (phases, groups) = run::phases_and_groups(&specs);
-                let jobs: Vec<serde_json::Value> = specs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| {
-                        let phase = phases.iter().position(|p| p.contains(&i)).unwrap_or(0);
-                        serde_json::json!({ "group": groups[i], "phase": phase, "spec": s })
-                    })
-                    .collect();
-                let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
-                println!("{text}");
-                return;
-            }
-            Err(run::Failure::BadInput(m) | run::Failure::Runtime(m)) => fail(2, &m),
-        }
+        return parse_only(&parsed);
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone())
-            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+    if panics::injected("main") {
+        panic!("injected by SSDREADY_INJECT_PANIC=main");
     }
+    let sink = match &parsed.output {
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        None => output::Sink::Stdout,
+    };
+    let stop = stop_on_signals();
     let result = match if simulate {
         simulate::execute(&parsed, stop)
     } else {
         run::execute(&parsed, stop)
     } {
         Ok(r) => r,
-        Err(run::Failure::BadInput(m)) => fail(2, &m),
-        Err(run::Failure::Runtime(m)) => fail(1, &m),
+        Err(f) => fail(failure_code(&f), f.message()),
     };
-    let mut text = String::new();
-    for f in &parsed.formats {
-        text.push_str(&match f {
-            args::Format::Normal => ssdready_report::text::render(&result),
-            args::Format::Json => ssdready_report::fio_json::render(&result, false),
-            args::Format::JsonPlus => ssdready_report::fio_json::render(&result, true),
-            args::Format::Native => ssdready_report::json::render(&result),
-        });
-    }
-    match &parsed.output {
-        Some(p) => std::fs::write(p, &text)
-            .unwrap_or_else(|e| fail(1, &format!("writing {}: {e}", p.display()))),
-        None => {
-            let _ = std::io::stdout().lock().write_all(text.as_bytes());
-        }
-    }
+    let text = render(&parsed.formats, &result);
+    let written = output::write(&sink, &text);
     for w in &result.warnings {
         eprintln!("ssdready: warning: {w}");
     }
-    let job_errors: u64 = result.jobs.iter().map(|j| j.errors).sum();
-    if result.interrupted {
-        eprintln!("ssdready: interrupted; the results above cover what ran");
-        std::process::exit(130);
+    if let Err(e) = written {
+        fail(1, &format!("{e} (the run's results are lost)"));
     }
-    if job_errors > 0 || result.jobs.iter().any(|j| j.first_error.is_some()) {
-        std::process::exit(1);
+    std::process::exit(result_code(&result));
+}
+
+fn parse_only(parsed: &args::RunArgs) {
+    match run::resolve_only(parsed) {
+        Ok(specs) => {
+            let (phases, groups) = run::phases_and_groups(&specs);
+            let jobs: Vec<serde_json::Value> = specs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let phase = phases.iter().position(|p| p.contains(&i)).unwrap_or(0);
+                    serde_json::json!({ "group": groups[i], "phase": phase, "spec": s })
+                })
+                .collect();
+            let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
+            if let Err(e) = output::write(&output::Sink::Stdout, &format!("{text}\n")) {
+                fail(1, &e);
+            }
+        }
+        Err(f) => fail(2, f.message()),
+    }
+}
+
+/// A flag that SIGINT, SIGTERM and SIGHUP set: every loop of the run
+/// (layout, workers, the emulator) watches it and stops within ~100 ms.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register(sig, stop.clone())
+            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+    }
+    stop
+}
+
+fn failure_code(f: &run::Failure) -> i32 {
+    match f {
+        run::Failure::BadInput(_) => 2,
+        run::Failure::Runtime(_) => 1,
+        run::Failure::Interrupted(_) => 130,
+        run::Failure::Internal(_) => panics::INTERNAL_ERROR,
+    }
+}
+
+fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -> String {
+    let mut text = String::new();
+    for f in formats {
+        text.push_str(&match f {
+            args::Format::Normal => ssdready_report::text::render(result),
+            args::Format::Json => ssdready_report::fio_json::render(result, false),
+            args::Format::JsonPlus => ssdready_report::fio_json::render(result, true),
+            args::Format::Native => ssdready_report::json::render(result),
+        });
+    }
+    text
+}
+
+/// The exit code of a run whose results were written, saying why on stderr.
+fn result_code(r: &ssdready_core::result::RunResult) -> i32 {
+    if let Some(f) = &r.failure {
+        eprintln!("ssdready: {f}");
+        // A later phase's failure that was a bug is still an internal error.
+        return if panics::first().is_some() {
+            panics::INTERNAL_ERROR
+        } else {
+            1
+        };
+    }
+    if r.interrupted {
+        eprintln!("ssdready: interrupted; the results cover what ran");
+        return 130;
+    }
+    let job_errors: u64 = r.jobs.iter().map(|j| j.errors).sum();
+    if job_errors > 0 || r.jobs.iter().any(|j| j.first_error.is_some()) {
+        1
+    } else {
+        0
     }
 }
 
@@ -291,6 +343,7 @@ fn ramdev_command(cmd: RamdevCmd) {
 }
 
 fn main() {
+    panics::install();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Options => list_options(),

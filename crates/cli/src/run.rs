@@ -1,7 +1,13 @@
 //! `ssdready run`: spec → targets → layout → workers → measurements → result.
 //!
 //! Everything that can be wrong with the request is found before anything is
-//! written (exit code 2); only then are files laid out and workers started.
+//! written (exit code 2): options, log paths, targets of every phase (opened
+//! once, see [`crate::layout`]), engine limits (an io_uring or AIO context
+//! is created at the asked depth), free space for the layout. Only then are
+//! files laid out and workers started. Each phase starts I/O only once all
+//! its workers have their engines. A phase that fails after an earlier one
+//! ran keeps the earlier results, with the failure stated
+//! (`RunResult::failure`, exit code 1).
 
 use crate::args::RunArgs;
 use crate::progress::{self, Progress};
@@ -14,7 +20,8 @@ use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use ssdready_emu::engine::SharedDevice;
 use ssdready_io::clock::Clock;
-use ssdready_io::engines::uring::check_iopoll;
+use ssdready_io::engines::libaio::check_context;
+use ssdready_io::engines::uring::{check_iopoll, check_ring};
 use ssdready_io::target::{self, Target, TargetError, TargetKind, TargetNeeds};
 use ssdready_probe::{cpu, disk, platform};
 use std::collections::BTreeMap;
@@ -29,15 +36,31 @@ pub enum Failure {
     BadInput(String),
     /// Something failed while running: exit code 1.
     Runtime(String),
+    /// A signal stopped the run before it measured anything: exit code 130.
+    Interrupted(String),
+    /// A bug (a panic in a worker): exit code 70.
+    Internal(String),
+}
+
+impl Failure {
+    /// The message, whatever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::BadInput(m)
+            | Failure::Runtime(m)
+            | Failure::Interrupted(m)
+            | Failure::Internal(m) => m,
+        }
+    }
 }
 
 /// A job whose targets are resolved.
-struct PreparedJob {
-    spec: Arc<JobSpec>,
-    targets: Arc<Vec<Target>>,
-    regions: Vec<Region>,
+pub(crate) struct PreparedJob {
+    pub spec: Arc<JobSpec>,
+    pub targets: Arc<Vec<Target>>,
+    pub regions: Vec<Region>,
     /// The emulated device, when the job runs on one.
-    emu: Option<Arc<SharedDevice>>,
+    pub emu: Option<Arc<SharedDevice>>,
 }
 
 pub fn bad(e: impl ToString) -> Failure {
@@ -142,7 +165,11 @@ fn prepare(
             "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
         ));
     }
+    if spec.ioengine == EngineKind::Libaio {
+        check_context(&spec).map_err(|e| in_job(e.to_string()))?;
+    }
     if spec.ioengine == EngineKind::IoUring {
+        check_ring(&spec).map_err(|e| in_job(e.to_string()))?;
         if spec.hipri {
             check_iopoll(&targets).map_err(|e| in_job(e.to_string()))?;
         }
@@ -161,52 +188,6 @@ fn prepare(
         regions,
         emu: None,
     })
-}
-
-fn layout_all(jobs: &[PreparedJob], show: bool) -> Result<(), Failure> {
-    let mut want: BTreeMap<String, (Target, u64)> = BTreeMap::new();
-    for j in jobs {
-        for (t, r) in j.targets.iter().zip(&j.regions) {
-            if t.kind == TargetKind::File {
-                let need = r.offset + r.len;
-                let e = want
-                    .entry(t.path.display().to_string())
-                    .or_insert((t.clone(), 0));
-                e.1 = e.1.max(need);
-            }
-        }
-    }
-    for (path, (t, need)) in want {
-        if t.size >= need {
-            continue;
-        }
-        let bar = progress::layout_bar(show, &path, need - t.size);
-        target::layout(&t, need, &mut |done, _| bar.set_position(done))
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
-        bar.finish_and_clear();
-    }
-    Ok(())
-}
-
-/// Give file targets on block devices their extent maps, so that their
-/// I/Os can be joined with the block layer's records (`--decompose`).
-fn map_file_sectors(mut jobs: Vec<PreparedJob>) -> Vec<PreparedJob> {
-    let on_a_disk = |t: &Target| t.kind == TargetKind::File && t.device.is_some();
-    for j in &mut jobs {
-        if j.targets.iter().any(on_a_disk) {
-            let mapped = j.targets.iter().map(|t| {
-                let mut t = t.clone();
-                if on_a_disk(&t) {
-                    // Without a map the file's I/Os stay unjoined; the
-                    // decomposition's note says so.
-                    t.sector_map = target::file_sector_map(&t).ok();
-                }
-                t
-            });
-            j.targets = Arc::new(mapped.collect());
-        }
-    }
-    jobs
 }
 
 fn now_unix_ms() -> u64 {
@@ -234,71 +215,6 @@ fn decompose_phase(asked: Option<bool>) -> bool {
     asked.unwrap_or(false)
 }
 
-/// Call chains on one profile sample in this many (the rest carry only
-/// their IP, which is most of the cost saved); `SSDREADY_PROFILE_CHAIN_EVERY`
-/// overrides it (1: a chain on every sample), for bench/overhead.sh.
-fn profile_chain_every() -> u64 {
-    std::env::var("SSDREADY_PROFILE_CHAIN_EVERY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n >= 1)
-        .unwrap_or(8)
-}
-
-/// CPU time per profile sample: 10 kHz per CPU unless
-/// `SSDREADY_PROFILE_HZ` says otherwise (for bench/overhead.sh).
-fn profile_period_ns() -> u64 {
-    let hz: u64 = std::env::var("SSDREADY_PROFILE_HZ")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&h| (100..=100_000).contains(&h))
-        .unwrap_or(10_000);
-    1_000_000_000 / hz
-}
-
-/// The system-wide sampler and its classifier, or None with a warning that
-/// says why profiling cannot work here.
-type Profiler = (
-    ssdready_io::perf::Sampler,
-    ssdready_probe::profile::Classifier,
-    ssdready_probe::profile::RawSamples,
-);
-
-fn open_profiler(warnings: &mut Vec<String>) -> Option<Profiler> {
-    use ssdready_probe::profile::{Classifier, Kallsyms, RawSamples, Rules, RULES};
-    let Some(syms) = Kallsyms::load() else {
-        warnings.push(
-            "--profile: /proc/kallsyms shows no addresses (kptr_restrict; run as root)".into(),
-        );
-        return None;
-    };
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    let chain_every = profile_chain_every();
-    // The weight cap (periods) can be changed to study it (bench/overhead.sh).
-    let cap = std::env::var("SSDREADY_PROFILE_WEIGHT_CAP")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1.5);
-    match ssdready_io::perf::Sampler::open(cpus, profile_period_ns(), chain_every) {
-        Ok(s) => Some((
-            s.with_weight_cap(cap),
-            Classifier::new(syms, Rules::parse(RULES), std::process::id())
-                .with_chain_every(chain_every)
-                .with_exe_symbols(ssdready_probe::exesyms::ExeSymbols::load()),
-            RawSamples::default(),
-        )),
-        Err(e) => {
-            warnings.push(format!(
-                "--profile: perf_event_open refused system-wide sampling: {e} (needs root, or \
-                 /proc/sys/kernel/perf_event_paranoid ≤ 0)"
-            ));
-            None
-        }
-    }
-}
-
 type Snapshot = (u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>);
 
 /// Run the jobs `members` (indexes into `jobs`) together.
@@ -322,7 +238,7 @@ fn run_phase(
         None
     };
     let mut sampler = if profile {
-        open_profiler(warnings)
+        crate::profiler::open(warnings)
     } else {
         None
     };
@@ -336,6 +252,7 @@ fn run_phase(
     devices.sort();
     devices.dedup();
     let total_workers: usize = members.iter().map(|&i| jobs[i].spec.numjobs as usize).sum();
+    let opened = Arc::new(Barrier::new(total_workers + 1));
     let barrier = Arc::new(Barrier::new(total_workers + 1));
     let end_phase = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
@@ -362,6 +279,7 @@ fn run_phase(
                 stop: stop.clone(),
                 end_phase: end_phase.clone(),
                 live,
+                opened: opened.clone(),
                 start: barrier.clone(),
                 cpus,
                 emu: j.emu.clone(),
@@ -404,6 +322,11 @@ fn run_phase(
             devices.iter().map(|d| disk::read(d)).collect(),
         )
     };
+    // No worker starts I/O unless every worker of the phase has its engine.
+    opened.wait();
+    if lives.iter().any(|(_, l)| l.failed.load(Relaxed)) {
+        end_phase.store(true, Relaxed);
+    }
     // Without a ramp the window opens before the workers are released (they
     // wait at the barrier, engines open), so no I/O of the phase precedes
     // the first snapshot however late this thread is scheduled.
@@ -440,8 +363,10 @@ fn run_phase(
             end_phase.store(true, Relaxed);
         }
         if now >= next_tick {
-            if let Some(d) = &emu_dev {
-                emu_free.push(d.device.lock().expect("device lock").free_blocks());
+            // A worker that panicked holding the lock has poisoned it: its
+            // error is reported when the phase ends.
+            if let Some(Ok(d)) = emu_dev.as_ref().map(|d| d.device.lock()) {
+                emu_free.push(d.free_blocks());
             }
             prog.tick((now - t0) as f64 / 1e9, &live_only);
             next_tick += 1_000_000_000;
@@ -449,7 +374,9 @@ fn run_phase(
     }
     let mut outcomes = Vec::new();
     for (ji, number, h) in handles {
-        let mut o = h.join().expect("worker thread panicked");
+        let mut o = h
+            .join()
+            .map_err(|_| Failure::Internal("a worker thread panicked".into()))?;
         o.number = number;
         outcomes.push((ji, o));
     }
@@ -463,17 +390,8 @@ fn run_phase(
         s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
     }
     let measure = measure.unwrap_or_else(|| end.clone());
-    if let Some((ji, o)) = outcomes.iter().find(|(_, o)| o.error.is_some()) {
-        let msg = format!(
-            "job '{}': {}",
-            jobs[*ji].spec.name,
-            o.error.as_deref().unwrap_or("")
-        );
-        return Err(if o.unsupported {
-            Failure::BadInput(msg)
-        } else {
-            Failure::Runtime(msg)
-        });
+    if let Some(f) = phase_failure(jobs, &outcomes) {
+        return Err(f);
     }
     let window_ns = end.0.saturating_sub(measure.0);
     let ios: u64 = outcomes.iter().map(|(_, o)| o.stats.total_ios()).sum();
@@ -556,6 +474,28 @@ fn run_phase(
     })
 }
 
+/// The failure of a phase whose workers reported one: a panic first (the
+/// errors of the others may only be the locks it poisoned), then any other.
+fn phase_failure(jobs: &[PreparedJob], outcomes: &[(usize, WorkerOutcome)]) -> Option<Failure> {
+    let (ji, o) = outcomes
+        .iter()
+        .find(|(_, o)| o.panicked)
+        .or_else(|| outcomes.iter().find(|(_, o)| o.error.is_some()))?;
+    let job = &jobs[*ji].spec.name;
+    let error = o.error.as_deref().unwrap_or("");
+    Some(if o.panicked {
+        let what =
+            crate::panics::first().map_or(error.to_string(), |p| format!("internal error: {p}"));
+        Failure::Internal(format!(
+            "job '{job}': {what} (a bug in ssdready; please report it)"
+        ))
+    } else if o.unsupported {
+        Failure::BadInput(format!("job '{job}': {error}"))
+    } else {
+        Failure::Runtime(format!("job '{job}': {error}"))
+    })
+}
+
 /// Split jobs into phases at `stonewall` and number their reporting groups
 /// (a new group at `new_group`, which stonewall implies).
 pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
@@ -592,18 +532,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut warnings = crate::devices::assign_emulator(&mut specs);
 
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
-    if let Some(out) = &args.output {
-        let parent = out
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        if !parent.is_dir() {
-            return Err(bad(format!(
-                "option 'output': directory {} does not exist",
-                parent.display()
-            )));
-        }
-    }
+    crate::logs::check_all(&specs).map_err(bad)?;
     let (phases, groups) = phases_and_groups(&specs);
     let clock = Clock::calibrate();
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
@@ -620,8 +549,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         }
     }
     let show = progress::visible(args.quiet);
-    layout_all(&jobs, show)?;
-    let jobs = map_file_sectors(jobs);
+    crate::layout::ready(&jobs, &stop, show)?;
+    let jobs = crate::layout::map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
         .iter()
@@ -637,6 +566,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut worker_number = 1u32;
     let mut log_files = Vec::new();
     let mut emu_free = Vec::new();
+    let mut failure = None;
     for (pi, members) in phases.iter().enumerate() {
         if stop.load(Relaxed) {
             break;
@@ -655,7 +585,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 }
             }
         }
-        let run = run_phase(
+        let run = match run_phase(
             &jobs,
             members,
             &mut worker_number,
@@ -666,7 +596,20 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut emu_free,
             args.profile,
             decompose_phase(args.decompose),
-        )?;
+        ) {
+            Ok(run) => run,
+            Err(f) if phase_results.is_empty() => return Err(f),
+            // Earlier phases' results are kept, with what stopped the run.
+            Err(f) => {
+                failure = Some(format!(
+                    "phase {} of {} failed ({}); the results cover the phases before it",
+                    pi + 1,
+                    phases.len(),
+                    f.message()
+                ));
+                break;
+            }
+        };
         for &ji in members {
             let j = &jobs[ji];
             let workers: Vec<&WorkerOutcome> = run
@@ -701,11 +644,17 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         warnings.extend(disagree.map(|c| format!("phase {pi}: {}", c.describe())));
         phase_results.push(phase);
     }
-    for (path, text) in log_files {
-        std::fs::write(&path, text)
-            .map_err(|e| Failure::Runtime(format!("writing {path}: {e}")))?;
-    }
     let interrupted = stop.load(Relaxed);
+    if phase_results.is_empty() && interrupted {
+        return Err(Failure::Interrupted(
+            "interrupted before the first phase started (nothing was measured)".into(),
+        ));
+    }
+    for (path, text) in log_files {
+        if let Err(e) = crate::logs::write(&path, &text) {
+            failure.get_or_insert(e);
+        }
+    }
     if emu_devices.len() > 1 {
         warnings.push(format!(
             "{} emulated devices were used; the emulator report covers the first",
@@ -713,9 +662,15 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         ));
     }
     let window: u64 = phase_results.iter().map(|p| p.window_ns).sum();
-    let emulator = emu_devices.values().next().map(|d| {
-        let dev = d.device.lock().expect("device lock");
-        crate::devices::report(&dev, "real", std::mem::take(&mut emu_free), window)
+    // None when a worker that panicked poisoned the device's lock.
+    let emulator = emu_devices.values().next().and_then(|d| {
+        let dev = d.device.lock().ok()?;
+        Some(crate::devices::report(
+            &dev,
+            "real",
+            std::mem::take(&mut emu_free),
+            window,
+        ))
     });
     Ok(RunResult {
         emulator,
@@ -724,6 +679,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
         started_unix_ms,
         interrupted,
+        failure,
         clock: ClockInfo {
             source: clock.source().into(),
             tsc_hz: clock.tsc_hz(),

@@ -117,6 +117,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
         started_unix_ms: started,
         interrupted: stop.load(Relaxed),
+        failure: None,
         clock: ClockInfo {
             source: "virtual".into(),
             tsc_hz: None,

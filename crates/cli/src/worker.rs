@@ -31,6 +31,9 @@ pub struct Live {
     pub bytes: [AtomicU64; 3],
     /// Set when the worker has finished.
     pub done: AtomicBool,
+    /// Set before the `opened` barrier when the engine could not be set up:
+    /// then no worker of the phase starts I/O.
+    pub failed: AtomicBool,
 }
 
 /// Everything a worker needs.
@@ -44,6 +47,10 @@ pub struct WorkerCtx {
     /// Set by the run when the phase must end early (another job's exitall).
     pub end_phase: Arc<AtomicBool>,
     pub live: Arc<Live>,
+    /// Passed once every worker of the phase has set up its engine (or
+    /// failed to); the run then sets `end_phase` if any failed.
+    pub opened: Arc<Barrier>,
+    /// Passed when the phase starts its I/O.
     pub start: Arc<Barrier>,
     pub cpus: Option<Vec<usize>>,
     /// The emulated device, when the target is the SSD emulator: it brings
@@ -62,6 +69,8 @@ pub struct WorkerOutcome {
     pub error: Option<String>,
     /// True when the error is "this cannot work here" rather than a failure.
     pub unsupported: bool,
+    /// True when the error is a panic (a bug), caught in this worker.
+    pub panicked: bool,
     /// 1-based number of the worker in the run (fio's job number in log names).
     pub number: u32,
 }
@@ -107,46 +116,81 @@ fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     }
 }
 
-/// Run one worker to completion. Always reaches the start barrier, even when
-/// the engine fails to open, so the others are never left waiting.
+/// Run one worker to completion. Always reaches both barriers, even when
+/// the engine fails to open or panics, so the others are never left
+/// waiting; does no I/O when any worker of the phase could not start.
 pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     if let Some(c) = &ctx.cpus {
         pin(c);
+    }
+    let mut out = WorkerOutcome {
+        stats: WorkerStats::default(),
+        completion_mode: "",
+        error: None,
+        unsupported: false,
+        panicked: false,
+        number: 0,
+    };
+    let engine = match crate::panics::catching(|| open(&ctx)) {
+        Ok(Ok(e)) => Some(e),
+        Ok(Err(e)) => {
+            out.engine_error(e);
+            None
+        }
+        Err(p) => {
+            out.panic(p);
+            None
+        }
+    };
+    if engine.is_none() {
+        ctx.live.failed.store(true, Relaxed);
+    }
+    ctx.opened.wait();
+    ctx.start.wait();
+    if let (Some(mut engine), false) = (engine, ctx.end_phase.load(Relaxed)) {
+        out.completion_mode = engine.completion_mode();
+        let stats = &mut out.stats;
+        match crate::panics::catching(|| hot_loop(&ctx, &mut engine, stats)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => out.engine_error(e),
+            Err(p) => {
+                out.panic(p);
+                ctx.end_phase.store(true, Relaxed);
+            }
+        }
+    }
+    ctx.live.done.store(true, Relaxed);
+    out
+}
+
+/// The worker's engine: the emulator's, or one of `ioengine`.
+fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
+    if ctx.index == 0 && crate::panics::injected_in_job("open", &ctx.spec.name) {
+        panic!("injected by SSDREADY_INJECT_PANIC");
     }
     let setup = EngineSetup {
         spec: &ctx.spec,
         targets: &ctx.targets,
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
-    let engine = match &ctx.emu {
+    match &ctx.emu {
         Some(dev) => Ok(ssdready_io::AnyEngine::Target(Box::new(
             ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed),
         ))),
         None => open_engine(&setup),
-    };
-    ctx.start.wait();
-    let mut out = WorkerOutcome {
-        stats: WorkerStats::default(),
-        completion_mode: "",
-        error: None,
-        unsupported: false,
-        number: 0,
-    };
-    match engine {
-        Err(e) => {
-            out.unsupported = matches!(e, EngineError::Unsupported(_));
-            out.error = Some(e.to_string());
-        }
-        Ok(mut engine) => {
-            out.completion_mode = engine.completion_mode();
-            if let Err(e) = hot_loop(&ctx, &mut engine, &mut out.stats) {
-                out.unsupported = matches!(e, EngineError::Unsupported(_));
-                out.error = Some(e.to_string());
-            }
-        }
     }
-    ctx.live.done.store(true, Relaxed);
-    out
+}
+
+impl WorkerOutcome {
+    fn engine_error(&mut self, e: EngineError) {
+        self.unsupported = matches!(e, EngineError::Unsupported(_));
+        self.error = Some(e.to_string());
+    }
+
+    fn panic(&mut self, what: String) {
+        self.panicked = true;
+        self.error = Some(format!("internal error: {what}"));
+    }
 }
 
 fn hot_loop<E: Engine>(
@@ -181,6 +225,12 @@ fn hot_loop<E: Engine>(
     let mut mono_now = 0u64;
 
     let start = clock.now();
+    if ctx.index == 0 && crate::panics::injected_in_job("worker", &spec.name) {
+        // On the emulator, while holding its lock: the other workers then
+        // meet a poisoned lock, as they would after a real bug there.
+        let _held = ctx.emu.as_ref().map(|d| d.device.lock());
+        panic!("injected by SSDREADY_INJECT_PANIC");
+    }
     let ramp_end = start + spec.ramp_time_ns;
     let deadline = spec.runtime_ns.map(|r| ramp_end + r);
     let mut measuring = spec.ramp_time_ns == 0;

@@ -21,8 +21,14 @@ pub struct RunResult {
     pub schema_version: u32,
     pub tool: String,
     pub started_unix_ms: u64,
-    /// True when Ctrl-C / SIGTERM stopped the run: figures cover what ran.
+    /// True when Ctrl-C, SIGTERM or SIGHUP stopped the run: figures cover
+    /// what ran.
     pub interrupted: bool,
+    /// Why the run did not complete although it has results: a phase that
+    /// failed to start or run (the phases before it are reported), or a log
+    /// file that could not be written. None when it ran to the end.
+    #[serde(default)]
+    pub failure: Option<String>,
     pub clock: ClockInfo,
     pub platform: Platform,
     /// Global options as written (fio's `global options`).

@@ -14,7 +14,9 @@
 //! Differences, stated: bandwidth and IOPS samples (`bw_*`, `iops_*`) are
 //! per second rather than per 500 ms; `minf`/`majf` are 0; `time` is UTC.
 //! ssdready's own figures — whole-system CPU per I/O, the latency split, the
-//! platform — sit in one extra `ssdready` object per job.
+//! platform — sit in one extra `ssdready` object per job, with whether the
+//! run was `interrupted` and its `failure`, if any (fio has no field for
+//! either).
 
 use serde_json::{json, Map, Value};
 use ssdready_core::hist::Histogram;
@@ -265,6 +267,8 @@ fn job_entry(
         "version": r.tool,
         "schema_version": r.schema_version,
         "phase": jobs[0].phase,
+        "interrupted": r.interrupted,
+        "failure": r.failure,
         "completion_mode": jobs[0].completion_mode,
         "cpu": phase.and_then(|p| p.cpu.as_ref()),
         "disks": phase.map(|p| p.disks.iter().filter(|d| jobs.iter().any(|j| j.targets.iter().any(|t| t.device.as_deref() == Some(&d.name)))).collect::<Vec<_>>()),

@@ -485,6 +485,9 @@ pub fn render(r: &RunResult) -> String {
             ""
         }
     );
+    if let Some(f) = &r.failure {
+        let _ = writeln!(out, "FAILED: {f}");
+    }
     for (pi, phase) in r.phases.iter().enumerate() {
         if r.phases.len() > 1 {
             let _ = writeln!(

@@ -8,6 +8,7 @@
 
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
@@ -64,6 +65,40 @@ fn sys(what: &str) -> EngineError {
         what: what.into(),
         source: std::io::Error::last_os_error(),
     }
+}
+
+/// Create and destroy an AIO context for `iodepth` requests, as each worker
+/// of `spec` will, so that a depth the kernel refuses (`fs.aio-max-nr`) is
+/// found before the first I/O of the run. The message says what to change.
+pub fn check_context(spec: &JobSpec) -> Result<(), EngineError> {
+    let depth = spec.iodepth.max(1);
+    let mut ctx: libc::c_ulong = 0;
+    // SAFETY: io_setup writes the new context id into `ctx`, a valid u64
+    // we own.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_io_setup,
+            depth as libc::c_long,
+            &mut ctx as *mut libc::c_ulong,
+        )
+    };
+    if rc == 0 {
+        // SAFETY: destroying the context just created; nothing is in flight.
+        unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/fs/{f}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    Err(EngineError::Unsupported(format!(
+        "option 'iodepth': native AIO refuses a context for {depth} requests ({e}); \
+         /proc/sys/fs/aio-max-nr is {}, {} in use (lower iodepth, or raise fs.aio-max-nr)",
+        read("aio-max-nr"),
+        read("aio-nr")
+    )))
 }
 
 impl LibaioEngine {

@@ -22,6 +22,7 @@ use crate::buf::AlignedBuf;
 use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{opcode, squeue, types, IoUring};
+use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
@@ -65,8 +66,7 @@ pub fn check_iopoll(targets: &[Target]) -> Result<(), EngineError> {
     Ok(())
 }
 
-fn build_ring(setup: &EngineSetup<'_>, entries: u32) -> std::io::Result<IoUring> {
-    let s = setup.spec;
+fn build_ring(s: &JobSpec, entries: u32) -> std::io::Result<IoUring> {
     let make = |optimised: bool| {
         let mut b = IoUring::builder();
         if s.hipri {
@@ -87,6 +87,55 @@ fn build_ring(setup: &EngineSetup<'_>, entries: u32) -> std::io::Result<IoUring>
     make(true).or_else(|_| make(false))
 }
 
+/// The most entries a ring may have on any kernel (`IORING_MAX_ENTRIES`).
+const MAX_ENTRIES: u32 = 32768;
+/// The most buffers `fixedbufs` may register (`IORING_MAX_REG_BUFFERS`).
+const MAX_FIXED_BUFFERS: u32 = 1 << 14;
+
+/// The ring size for `depth` I/Os in flight: the next power of two.
+fn ring_entries(depth: u32) -> Result<u32, EngineError> {
+    match depth.checked_next_power_of_two() {
+        Some(n) if n <= MAX_ENTRIES => Ok(n),
+        _ => Err(EngineError::Unsupported(format!(
+            "option 'iodepth': {depth} is more than an io_uring can hold \
+             (the kernel allows at most {MAX_ENTRIES} entries; use iodepth={MAX_ENTRIES} or less)"
+        ))),
+    }
+}
+
+/// Create and drop a ring as each worker of `spec` will, so that a depth or
+/// a setup flag this kernel refuses is found before the first I/O of the
+/// run. The message says what to change.
+pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
+    let depth = spec.iodepth.max(1);
+    let entries = ring_entries(depth)?;
+    if spec.fixedbufs && depth > MAX_FIXED_BUFFERS {
+        return Err(EngineError::Unsupported(format!(
+            "option 'iodepth': {depth} buffers cannot be registered (fixedbufs): the kernel \
+             allows at most {MAX_FIXED_BUFFERS} (lower iodepth, or drop fixedbufs)"
+        )));
+    }
+    let e = match build_ring(spec, entries) {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    let largest = (0..entries.trailing_zeros())
+        .rev()
+        .map(|k| 1u32 << k)
+        .find(|&n| build_ring(spec, n).is_ok());
+    Err(EngineError::Unsupported(match largest {
+        Some(n) => format!(
+            "option 'iodepth': this kernel refuses an io_uring of {entries} entries for \
+             iodepth={depth} ({e}); the largest it accepts with these settings is {n} \
+             (use iodepth={n} or less)"
+        ),
+        None => format!(
+            "this kernel refuses to create an io_uring ({e}); io_uring may be disabled \
+             (sysctl kernel.io_uring_disabled) or limited (ulimit -l): use ioengine=psync or libaio"
+        ),
+    }))
+}
+
 impl UringEngine {
     /// Create the ring, open and (optionally) register files and buffers.
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
@@ -104,8 +153,8 @@ impl UringEngine {
             }
         }
         let depth = spec.iodepth.max(1);
-        let entries = depth.next_power_of_two();
-        let ring = build_ring(setup, entries).map_err(|e| EngineError::Sys {
+        let entries = ring_entries(depth)?;
+        let ring = build_ring(spec, entries).map_err(|e| EngineError::Sys {
             what: format!("creating an io_uring with {entries} entries"),
             source: e,
         })?;
@@ -278,5 +327,31 @@ impl Engine for UringEngine {
             (false, true) => "sqpoll+interrupt",
             (false, false) => "interrupt",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_depth_beyond_any_kernels_ring_is_refused_with_the_limit() {
+        assert_eq!(ring_entries(1).unwrap(), 1);
+        assert_eq!(ring_entries(20_000).unwrap(), 32768);
+        for depth in [32769, 65536, u32::MAX] {
+            let e = ring_entries(depth).unwrap_err().to_string();
+            assert!(e.contains("iodepth") && e.contains("32768"), "{e}");
+        }
+    }
+
+    #[test]
+    fn fixed_buffers_beyond_the_kernels_limit_are_refused() {
+        let spec = JobSpec {
+            iodepth: 20_000,
+            fixedbufs: true,
+            ..JobSpec::default()
+        };
+        let e = check_ring(&spec).unwrap_err().to_string();
+        assert!(e.contains("16384"), "{e}");
     }
 }

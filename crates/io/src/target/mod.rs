@@ -5,16 +5,20 @@
 //!    block size, the block device its I/O lands on, and — for writes to a
 //!    block device — whether that would destroy data ([`safety`]).
 //! 2. [`layout`] creates or extends a regular file to the size the job needs,
-//!    writing real data so reads hit allocated blocks (fio's "laying out").
+//!    writing real data so reads hit allocated blocks (fio's "laying out");
+//!    it stops on request and then leaves the file as it found it.
 //! 3. [`Target::open`] opens one descriptor per worker, with O_DIRECT when
 //!    asked.
 
 pub mod fiemap;
+pub mod layout;
 pub mod safety;
+pub mod space;
 pub mod sysfs;
 
+pub use layout::{layout, LayoutEnd};
+
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -282,43 +286,6 @@ impl Guard {
     }
 }
 
-/// Create or extend a regular file to `bytes`, writing pseudo-random data in
-/// 1 MiB chunks; `progress(done, total)` is called after each chunk.
-pub fn layout(
-    t: &Target,
-    bytes: u64,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<(), TargetError> {
-    if t.kind != TargetKind::File || t.size >= bytes {
-        return Ok(());
-    }
-    let err = |e| TargetError::Io {
-        path: t.path.display().to_string(),
-        source: e,
-    };
-    let mut f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(&t.path)
-        .map_err(err)?;
-    let start = f.metadata().map_err(err)?.len();
-    let mut buf = crate::buf::AlignedBuf::new(1 << 20);
-    buf.fill_random(0x1a70_0007);
-    let total = bytes - start;
-    let mut done = 0u64;
-    use std::io::{Seek, SeekFrom};
-    f.seek(SeekFrom::Start(start)).map_err(err)?;
-    while done < total {
-        let n = (total - done).min(buf.len() as u64) as usize;
-        f.write_all(&buf.as_slice()[..n]).map_err(err)?;
-        done += n as u64;
-        progress(done, total);
-    }
-    f.sync_all().map_err(err)?;
-    Ok(())
-}
-
 /// For a file on a block device, its sector map from the file system's
 /// extent map (after layout: the blocks must be allocated and written).
 /// None, with the reason, when it cannot be had.
@@ -456,18 +423,6 @@ mod tests {
         assert!(free.overridden.is_none());
     }
 
-    #[test]
-    fn layout_writes_exactly_the_needed_bytes() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("f");
-        let t = resolve(&p, needs(Some(3 << 20 | 4096))).unwrap();
-        let mut calls = 0;
-        layout(&t, 3 << 20 | 4096, &mut |_, _| calls += 1).unwrap();
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20 | 4096);
-        assert_eq!(calls, 4);
-    }
-
-    #[test]
     fn direct_alignment_message_says_what_to_change() {
         let t = Target {
             path: "/dev/x".into(),

@@ -1,0 +1,249 @@
+//! Where results and logs go.
+//!
+//! Every destination is checked before the first I/O ([`check`]: exit code 2
+//! when it cannot work), so a run never ends with nowhere to put what it
+//! measured. A regular file is replaced atomically ([`write`]): the text goes
+//! to a temporary file in the same directory, which is synced and renamed
+//! over the old one, and the directory is synced — a full disk, a kill or a
+//! crash leaves the previous file whole. Character devices and FIFOs cannot
+//! be replaced and are written in place. A failed write is always an error.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Below this many free bytes a file system counts as full for results.
+const MIN_FREE: u64 = 64 << 10;
+
+/// A checked destination.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// Standard output (no `--output`, or `/dev/stdout`).
+    Stdout,
+    /// Standard error (`/dev/stderr`).
+    Stderr,
+    /// A regular file, existing or new (symbolic links resolved): replaced
+    /// atomically.
+    File(PathBuf),
+    /// A character device or a FIFO: written in place.
+    Special(PathBuf),
+}
+
+/// Check that `path` can take results; `what` names the option for the
+/// message (`option 'output'`).
+pub fn check(path: &Path, what: &str) -> Result<Sink, String> {
+    match path.to_str() {
+        Some("/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") => return Ok(Sink::Stdout),
+        Some("/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") => return Ok(Sink::Stderr),
+        Some("") => return Err(format!("{what}: an empty file name")),
+        _ => {}
+    }
+    let bad = |why: String| format!("{what}: {}: {why}", path.display());
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
+        return Err(bad("names a directory (name a file)".into()));
+    }
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => Err(bad("is a directory (name a file)".into())),
+        Ok(md) if md.is_file() => {
+            let real = std::fs::canonicalize(path).map_err(|e| bad(e.to_string()))?;
+            OpenOptions::new()
+                .write(true)
+                .open(&real)
+                .map_err(|e| bad(format!("cannot be written: {e}")))?;
+            check_dir(parent_of(&real), &bad)?;
+            Ok(Sink::File(real))
+        }
+        Ok(md) => check_special(path, &md).map_err(bad),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            check_dir(parent_of(path), &bad)?;
+            Ok(Sink::File(path.to_path_buf()))
+        }
+        Err(e) => Err(bad(e.to_string())),
+    }
+}
+
+/// The directory a file is (to be) in.
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The directory exists, a file can be created in it (the temporary file
+/// of an atomic replace), and its file system is not full. `bad` makes the
+/// message name the option and the file.
+fn check_dir(dir: &Path, bad: &dyn Fn(String) -> String) -> Result<(), String> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(md) if md.is_dir() => {}
+        Ok(_) => return Err(bad(format!("{shown} is not a directory"))),
+        Err(e) => return Err(bad(format!("directory {shown}: {e}"))),
+    }
+    let (probe, f) = create_temp(dir, "probe")
+        .map_err(|e| bad(format!("cannot create files in {shown}: {e}")))?;
+    drop(f);
+    let _ = std::fs::remove_file(probe);
+    let space = ssdready_io::target::space::free_space(dir)
+        .map_err(|e| bad(format!("free space of {shown}: {e}")))?;
+    let usable = if crate::ramdev::is_root() {
+        space.free
+    } else {
+        space.available
+    };
+    if usable < MIN_FREE {
+        return Err(bad(format!(
+            "the file system of {shown} is full ({usable} bytes free; free some space)"
+        )));
+    }
+    Ok(())
+}
+
+/// A character device or FIFO that can be written; nothing else.
+fn check_special(path: &Path, md: &std::fs::Metadata) -> Result<Sink, String> {
+    let ft = md.file_type();
+    if ft.is_block_device() {
+        return Err("is a block device; results written there would overwrite its data".into());
+    }
+    if ft.is_socket() {
+        return Err("is a socket (name a file)".into());
+    }
+    if ft.is_char_device() {
+        if ssdready_io::target::sysfs::major_minor(md.rdev()) == (1, 7) {
+            return Err("every write to this device fails (No space left on device)".into());
+        }
+        // O_NONBLOCK: checking a device never waits on it.
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| format!("cannot be written: {e}"))?;
+    } else if md.permissions().mode() & 0o222 == 0 {
+        // A FIFO is not opened here: closing it would end its reader's input.
+        return Err("cannot be written: it has no write permission".into());
+    }
+    Ok(Sink::Special(path.to_path_buf()))
+}
+
+/// Write `text` to a checked destination; the error says where and why.
+pub fn write(sink: &Sink, text: &str) -> Result<(), String> {
+    let std_stream = |w: &mut dyn Write, name: &str| {
+        w.write_all(text.as_bytes())
+            .and_then(|_| w.flush())
+            .map_err(|e| format!("writing the results to {name}: {e}"))
+    };
+    match sink {
+        Sink::Stdout => std_stream(&mut std::io::stdout().lock(), "standard output"),
+        Sink::Stderr => std_stream(&mut std::io::stderr().lock(), "standard error"),
+        Sink::Special(p) => OpenOptions::new()
+            .write(true)
+            .open(p)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("writing {}: {e}", p.display())),
+        Sink::File(p) => {
+            replace(p, text.as_bytes()).map_err(|e| format!("writing {}: {e}", p.display()))
+        }
+    }
+}
+
+/// Create `.NAME.ssdready-PID-N.tmp` in `dir` (mode 0666 less the umask).
+fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
+    let pid = std::process::id();
+    let mut n = 0u32;
+    loop {
+        let p = dir.join(format!(".{name}.ssdready-{pid}-{n}.tmp"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&p)
+        {
+            Ok(f) => return Ok((p, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Replace the regular file `path` with `bytes`, atomically and durably:
+/// the old file stays whole until the new one is complete on disk.
+fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let (tmp, mut f) = create_temp(dir, &name)?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|_| keep_owner_and_mode(&f, path))
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    File::open(dir)?.sync_all()
+}
+
+/// Give the new file the old one's permissions (and owner, as root).
+fn keep_owner_and_mode(f: &File, old: &Path) -> std::io::Result<()> {
+    let Ok(md) = std::fs::metadata(old) else {
+        return Ok(());
+    };
+    f.set_permissions(md.permissions())?;
+    // Only root may give a file away; anyone else keeps their own.
+    let _ = std::os::unix::fs::fchown(f, Some(md.uid()), Some(md.gid()));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_keeps_the_old_file_until_the_new_one_is_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let sink = check(&p, "option 'output'").unwrap();
+        write(&sink, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!(md.permissions().mode() & 0o777, 0o640);
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_directory_a_missing_directory_and_dev_full_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check(d.path(), "option 'output'").unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = check(&d.path().join("no/r.json"), "option 'output'").unwrap_err();
+        assert!(e.contains("No such file"), "{e}");
+        let e = check(Path::new("/dev/full"), "option 'output'").unwrap_err();
+        assert!(e.contains("/dev/full"), "{e}");
+        assert_eq!(check(Path::new("/dev/stdout"), "o").unwrap(), Sink::Stdout);
+        assert!(matches!(
+            check(Path::new("/dev/null"), "o").unwrap(),
+            Sink::Special(_)
+        ));
+    }
+
+    #[test]
+    fn a_symlink_is_followed_not_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real");
+        let link = d.path().join("link");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write(&check(&link, "o").unwrap(), "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+    }
+}
