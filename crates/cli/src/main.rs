@@ -12,6 +12,7 @@ mod progress;
 mod ramdev;
 mod run;
 mod simulate;
+mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -132,6 +133,14 @@ Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_
 Run 'ssdready options' for every job option.";
 
 fn fail(code: i32, msg: &str) -> ! {
+    // One line, whatever a name or value in it held (control characters escaped).
+    let msg: String = msg
+        .chars()
+        .map(|c| match c {
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
     eprintln!("ssdready: {msg}");
     std::process::exit(code);
 }
@@ -252,12 +261,6 @@ fn ramdev_command(cmd: RamdevCmd) {
                     &format!("option 'size': {e} (allowed: a size such as 1g)"),
                 )
             });
-            if !["auto", "null_blk", "loop", "zram", "ublk"].contains(&kind.as_str()) {
-                fail(
-                    2,
-                    &format!("option 'kind': '{kind}' (allowed: auto, null_blk, loop, zram)"),
-                );
-            }
             match ramdev::create(&kind, bytes) {
                 Ok((k, dev)) => {
                     println!("{dev}");
@@ -266,7 +269,8 @@ fn ramdev_command(cmd: RamdevCmd) {
                         ramdev::explain(&k)
                     );
                 }
-                Err(e) => fail(1, &e),
+                Err(run::Failure::BadInput(e)) => fail(2, &e),
+                Err(run::Failure::Runtime(e)) => fail(1, &e),
             }
         }
         RamdevCmd::List => {
@@ -280,7 +284,8 @@ fn ramdev_command(cmd: RamdevCmd) {
             }
             match ramdev::remove(device.as_deref()) {
                 Ok(v) => v.iter().for_each(|d| println!("removed {d}")),
-                Err(e) => fail(1, &e),
+                Err(run::Failure::BadInput(e)) => fail(2, &e),
+                Err(run::Failure::Runtime(e)) => fail(1, &e),
             }
         }
     }

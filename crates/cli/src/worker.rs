@@ -134,7 +134,9 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     };
     match engine {
         Err(e) => {
-            out.unsupported = matches!(e, EngineError::Unsupported(_));
+            // Opening: an unsupported job or a refusing machine (EPERM from
+            // a disabled io_uring, EACCES on a target) is not a run failure.
+            out.unsupported = crate::validate::engine_refused(&e);
             out.error = Some(e.to_string());
         }
         Ok(mut engine) => {

@@ -145,10 +145,6 @@ pub fn cost(
         1e7
     };
     let busy_ns = system.busy_ticks() as f64 * tick_ns;
-    let n = ios.max(1) as f64;
-    let clocks = |ns: f64| tsc_hz.map(|hz| ns * hz / 1e9);
-    let process_ns = (process.user_ns + process.sys_ns) as f64 / n;
-    let system_ns = busy_ns / n;
     CpuCost {
         ios,
         window_ns,
@@ -159,16 +155,35 @@ pub fn cost(
         } else {
             0.0
         },
-        per_io: PerIo {
-            process_ns,
-            process_clocks: clocks(process_ns),
-            system_ns,
-            system_clocks: clocks(system_ns),
-            process_ctx_switches: (process.ctx_voluntary + process.ctx_involuntary) as f64 / n,
-            system_ctx_switches: system.ctxt as f64 / n,
-            system_interrupts: system.intr as f64 / n,
-            system_softirqs: system.softirqs as f64 / n,
-        },
+        per_io: per_io(&process, &system, busy_ns, ios, tsc_hz),
+    }
+}
+
+/// Costs divided by `ios`; all zero (and no clocks) when no I/O completed,
+/// rather than the whole window's cost passed off as one I/O's.
+fn per_io(
+    process: &ProcessCpu,
+    system: &SystemCpu,
+    busy_ns: f64,
+    ios: u64,
+    tsc_hz: Option<f64>,
+) -> PerIo {
+    if ios == 0 {
+        return PerIo::default();
+    }
+    let n = ios as f64;
+    let clocks = |ns: f64| tsc_hz.map(|hz| ns * hz / 1e9);
+    let process_ns = (process.user_ns + process.sys_ns) as f64 / n;
+    let system_ns = busy_ns / n;
+    PerIo {
+        process_ns,
+        process_clocks: clocks(process_ns),
+        system_ns,
+        system_clocks: clocks(system_ns),
+        process_ctx_switches: (process.ctx_voluntary + process.ctx_involuntary) as f64 / n,
+        system_ctx_switches: system.ctxt as f64 / n,
+        system_interrupts: system.intr as f64 / n,
+        system_softirqs: system.softirqs as f64 / n,
     }
 }
 
@@ -208,6 +223,22 @@ mod tests {
         assert!((c.per_io.process_ns - 5e5).abs() < 1e-6);
         assert!((c.per_io.system_ctx_switches - 2.0).abs() < 1e-9);
         assert!((c.system_busy_pct - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_per_io_cost_is_made_up_when_no_io_completed() {
+        let a = CpuSnapshot {
+            system: parse_proc_stat(SAMPLE, 100),
+            process: ProcessCpu::default(),
+        };
+        let mut b = a;
+        b.system.as_mut().unwrap().system += 100;
+        b.process.sys_ns = 500_000_000;
+        let none = cost(&a, &b, 0, 1_000_000_000, Some(2e9));
+        assert_eq!(none.per_io.process_ns, 0.0, "0 I/Os: no per-I/O cost");
+        assert_eq!(none.per_io.system_ns, 0.0);
+        assert_eq!(none.per_io.system_clocks, None);
+        assert_eq!(none.process.sys_ns, 500_000_000, "the totals stay");
     }
 
     #[test]
