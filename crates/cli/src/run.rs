@@ -135,11 +135,6 @@ fn prepare(
         });
         targets.push(t);
     }
-    if spec.ioengine == EngineKind::Libaio && spec.rw.trims() {
-        return Err(in_job(
-            "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
-        ));
-    }
     if spec.ioengine == EngineKind::IoUring {
         if spec.hipri {
             check_iopoll(&targets).map_err(|e| in_job(e.to_string()))?;

@@ -374,3 +374,35 @@ fn per_io_figures_are_not_printed_for_zero_ios() {
     );
     assert_eq!(cpu["per_io"]["system_ns"], 0.0, "{cpu}");
 }
+
+#[test]
+fn checks_that_need_no_target_are_made_by_parse_only_too() {
+    refused(
+        &[
+            "--filename=/tmp/ssdready-never-made",
+            "--size=1m",
+            "--ioengine=libaio",
+            "--rw=trim",
+        ],
+        &["option 'rw'", "libaio"],
+    );
+    refused(
+        &[
+            "--filename=/tmp/ssdready-never-a:/tmp/ssdready-never-b",
+            "--size=4k",
+        ],
+        &[
+            "option 'size'",
+            "split over 2 files",
+            "allowed: size ≥ 8192",
+        ],
+    );
+    refused(
+        &[
+            "--ioengine=null",
+            "--size=1m",
+            "--write_bw_log=/no/such/dir/x",
+        ],
+        &["option 'write_bw_log'", "/no/such/dir does not exist"],
+    );
+}

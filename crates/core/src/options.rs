@@ -69,7 +69,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (dist(name, n), n))
-        .filter(|(d, _)| *d <= 2)
+        .filter(|(d, _)| *d <= 2 && *d < name.chars().count())
         .min()
         .map(|(_, n)| n)
 }

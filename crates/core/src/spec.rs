@@ -389,6 +389,28 @@ impl JobSpec {
         }
     }
 
+    /// `size` is split evenly over several files: each must hold a block.
+    fn validate_per_file(&self, size: u64) -> Result<(), SpecError> {
+        let files = if self.ioengine == EngineKind::Null || self.on_emulator() {
+            1
+        } else {
+            u64::try_from(self.filename.len().max(1)).unwrap_or(u64::MAX)
+        };
+        let per_file = size / files;
+        let bs = u64::from(self.bs.max());
+        if files > 1 && bs > per_file {
+            return Err(SpecError::new(
+                "size",
+                format!(
+                    "size {size} split over {files} files leaves {per_file} bytes each, less than the block size {bs} (allowed: size ≥ {})",
+                    bs.saturating_mul(files)
+                ),
+            )
+            .in_job(&self.name));
+        }
+        Ok(())
+    }
+
     /// Names and paths that no system call or message could carry: a job
     /// name with a control character (it names threads and starts every
     /// error line), a path with a NUL byte.
@@ -495,6 +517,7 @@ impl JobSpec {
                     ),
                 );
             }
+            self.validate_per_file(size)?;
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e(
@@ -546,6 +569,12 @@ impl JobSpec {
                     );
                 }
             }
+        }
+        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
+            return e(
+                "rw",
+                "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
+            );
         }
         if self.hipri && !self.direct {
             return e("hipri", "polled completions need direct=1".into());
