@@ -56,11 +56,40 @@ fn env_lookup(name: &str) -> Option<String> {
     }
 }
 
+/// The largest job file (or included file) read: a job file is text a person
+/// wrote; this keeps `/dev/zero` or a runaway pipe from eating the memory.
+const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
+
+/// A job file's text (a directory, binary data or a huge file is an error).
+fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    if path.is_dir() {
+        return Err("is a directory (allowed: a fio job file)".into());
+    }
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(MAX_JOB_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB (allowed: a fio job file)",
+            MAX_JOB_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (byte {} is invalid; allowed: a fio job file)",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// Read and parse one job file (and its includes, relative to it). With
 /// `label`, locations name the file (`jobs.fio line 3`), as when several job
 /// files are given; otherwise they are `line 3`.
 pub fn read_job_file(path: &Path, label: bool, out: &mut Vec<Section>) -> Result<(), SpecError> {
-    let text = std::fs::read_to_string(path)
+    let text = read_text(path)
         .map_err(|e| SpecError::new("job file", format!("{}: {e}", path.display())))?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut include = |f: &str| -> Result<(String, String), String> {
@@ -69,7 +98,7 @@ pub fn read_job_file(path: &Path, label: bool, out: &mut Vec<Section>) -> Result
         } else {
             base.join(f)
         };
-        let text = std::fs::read_to_string(&p).map_err(|e| e.to_string())?;
+        let text = read_text(&p)?;
         Ok((f.to_string(), text))
     };
     let name = path
@@ -96,8 +125,11 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     let mut files: Vec<Section> = Vec::new();
     let mut cli_jobs: Vec<Section> = Vec::new();
     let several_files = args.iter().filter(|a| !a.starts_with("--")).count() > 1;
+    // Each job file, with the number of sections before it.
+    let mut file_starts: Vec<(&str, usize)> = Vec::new();
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
+            file_starts.push((a, files.len()));
             read_job_file(Path::new(a), several_files, &mut files)?;
             continue;
         };
@@ -173,10 +205,32 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     if r.formats.is_empty() {
         r.formats.push(Format::Normal);
     }
+    check_files_define_jobs(&file_starts, &files, !cli_jobs.is_empty())?;
     r.sections.push(globals);
     r.sections.extend(files);
     r.sections.extend(cli_jobs);
     Ok(r)
+}
+
+/// A job file must define a job, itself or in what follows it (a later job
+/// file or a command-line `--name`): an empty file, or one with only
+/// `[global]`, would otherwise run a default job nobody asked for.
+fn check_files_define_jobs(
+    file_starts: &[(&str, usize)],
+    files: &[Section],
+    cli_jobs: bool,
+) -> Result<(), SpecError> {
+    for (name, start) in file_starts {
+        if !cli_jobs && !files[*start..].iter().any(|s| !s.global) {
+            return Err(SpecError::new(
+                "job file",
+                format!(
+                    "no jobs in {name} (allowed: a file with at least one [JOBNAME] section; [global] alone defines none)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod progress;
 mod ramdev;
 mod run;
 mod simulate;
+mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -142,6 +143,14 @@ Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_
 Run 'ssdready options' for every job option.";
 
 fn fail(code: i32, msg: &str) -> ! {
+    // One line, whatever a name or value in it held (control characters escaped).
+    let msg: String = msg
+        .chars()
+        .map(|c| match c {
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
     eprintln!("ssdready: {msg}");
     std::process::exit(code);
 }
@@ -308,12 +317,6 @@ fn ramdev_command(cmd: RamdevCmd) {
                     &format!("option 'size': {e} (allowed: a size such as 1g)"),
                 )
             });
-            if !["auto", "null_blk", "loop", "zram", "ublk"].contains(&kind.as_str()) {
-                fail(
-                    2,
-                    &format!("option 'kind': '{kind}' (allowed: auto, null_blk, loop, zram)"),
-                );
-            }
             match ramdev::create(&kind, bytes) {
                 Ok((k, dev)) => {
                     println!("{dev}");
@@ -322,7 +325,7 @@ fn ramdev_command(cmd: RamdevCmd) {
                         ramdev::explain(&k)
                     );
                 }
-                Err(e) => fail(1, &e),
+                Err(f) => fail(f.exit_code(), f.message()),
             }
         }
         RamdevCmd::List => {
@@ -336,7 +339,7 @@ fn ramdev_command(cmd: RamdevCmd) {
             }
             match ramdev::remove(device.as_deref()) {
                 Ok(v) => v.iter().for_each(|d| println!("removed {d}")),
-                Err(e) => fail(1, &e),
+                Err(f) => fail(f.exit_code(), f.message()),
             }
         }
     }

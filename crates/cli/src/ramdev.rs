@@ -14,6 +14,7 @@
 //! by their names (`/dev/shm/ssdready-ramdev-*`, `nullb` directory
 //! `ssdready*`, a zram marker), so `list` and `remove` touch nothing else.
 
+use crate::run::Failure;
 use std::path::Path;
 use std::process::Command;
 
@@ -63,31 +64,108 @@ fn write(path: &str, value: &str) -> Result<(), String> {
     std::fs::write(path, value).map_err(|e| format!("writing '{value}' to {path}: {e}"))
 }
 
-/// Create a device of `kind` (`auto`, `null_blk`, `loop`, `zram`) and `size`
-/// bytes; returns (kind, device path).
-pub fn create(kind: &str, size: u64) -> Result<(String, String), String> {
-    if !is_root() {
-        return Err("ramdev needs root (it creates a kernel block device)".into());
-    }
-    let kind = match kind {
+/// The kinds `ramdev create --kind` accepts.
+pub const KINDS: &str = "auto, null_blk, loop, zram";
+
+/// `kind` with `auto` resolved: null_blk where the kernel has it, else loop.
+fn pick_kind(kind: &str) -> &str {
+    match kind {
         "auto" if Path::new(NULLB).is_dir() => "null_blk",
         "auto" => "loop",
         k => k,
-    };
+    }
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes.
+fn mem_available() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = m
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Bytes free in /dev/shm, where a loop ramdev keeps its backing file.
+fn shm_free() -> Option<u64> {
+    crate::validate::free_bytes(Path::new("/dev/shm"))
+}
+
+/// Check a `ramdev create` request before anything is made: a known kind,
+/// a size of whole MiB (null_blk counts in MiB), at least 1 MiB, and no more
+/// than the memory that is available (a RAM device beyond RAM swaps or
+/// meets the OOM killer). Returns the resolved kind.
+pub fn check_request(kind: &str, size: u64) -> Result<&str, String> {
+    use ssdready_core::units::fmt_bytes;
+    let kind = pick_kind(kind);
+    if !["null_blk", "loop", "zram", "ublk"].contains(&kind) {
+        return Err(format!(
+            "option 'kind': '{kind}' is not a kind (allowed: {KINDS})"
+        ));
+    }
+    if size < 1 << 20 || !size.is_multiple_of(1 << 20) {
+        return Err(format!(
+            "option 'size': {size} bytes (allowed: a whole number of MiB, at least 1m, e.g. 1g)"
+        ));
+    }
+    if let Some(avail) = mem_available() {
+        if size > avail {
+            return Err(format!(
+                "option 'size': {} is more than the {} of memory available (allowed: at most MemAvailable of /proc/meminfo)",
+                fmt_bytes(size as f64),
+                fmt_bytes(avail as f64)
+            ));
+        }
+    }
+    if kind == "loop" {
+        if let Some(free) = shm_free().filter(|&f| size > f) {
+            return Err(format!(
+                "option 'size': {} is more than the {} free in /dev/shm, where the loop device's backing file lives",
+                fmt_bytes(size as f64),
+                fmt_bytes(free as f64)
+            ));
+        }
+    }
+    Ok(kind)
+}
+
+/// Create a device of `kind` (`auto`, `null_blk`, `loop`, `zram`) and `size`
+/// bytes; returns (kind, device path). Bad input, missing permission and a
+/// kernel without the kind are [`Failure::BadInput`].
+pub fn create(kind: &str, size: u64) -> Result<(String, String), Failure> {
+    let kind = check_request(kind, size).map_err(Failure::BadInput)?;
+    if !is_root() {
+        return Err(Failure::BadInput(
+            "ramdev needs root (it creates a kernel block device)".into(),
+        ));
+    }
+    make(kind, size)
+}
+
+fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
+    let env = |m: String| Failure::BadInput(m);
+    let failed = |m: String| Failure::Runtime(m);
     match kind {
         "loop" => {
             let n = (0..1000)
                 .find(|i| !Path::new(&format!("{SHM_PREFIX}{i}.img")).exists())
-                .ok_or("too many ramdevs")?;
+                .ok_or_else(|| {
+                    env("1000 loop ramdevs exist already (ssdready ramdev list)".into())
+                })?;
             let backing = format!("{SHM_PREFIX}{n}.img");
-            let f = std::fs::File::create(&backing).map_err(|e| format!("{backing}: {e}"))?;
-            f.set_len(size).map_err(|e| format!("{backing}: {e}"))?;
+            let f =
+                std::fs::File::create(&backing).map_err(|e| failed(format!("{backing}: {e}")))?;
+            f.set_len(size)
+                .map_err(|e| failed(format!("{backing}: {e}")))?;
             drop(f);
             match run(Command::new("losetup").args(["--direct-io=on", "-f", "--show", &backing])) {
                 Ok(dev) => Ok(("loop".into(), dev)),
                 Err(e) => {
                     let _ = std::fs::remove_file(&backing);
-                    Err(format!("{e} (losetup is in util-linux)"))
+                    Err(failed(format!("{e} (losetup is in util-linux)")))
                 }
             }
         }
@@ -97,34 +175,37 @@ pub fn create(kind: &str, size: u64) -> Result<(String, String), String> {
                 .find(|z| {
                     std::fs::read_to_string(format!("/sys/block/{z}/disksize")).map(|s| s.trim() == "0").unwrap_or(false)
                 })
-                .ok_or("no unused zram device (/sys/block/zramN/disksize is 0 for none); hot-add one via /sys/class/zram-control")?;
-            write(&format!("/sys/block/{dev}/disksize"), &size.to_string())?;
-            write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n")?;
+                .ok_or_else(|| env("no unused zram device (/sys/block/zramN/disksize is 0 for none); hot-add one via /sys/class/zram-control".into()))?;
+            write(&format!("/sys/block/{dev}/disksize"), &size.to_string()).map_err(failed)?;
+            write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n").map_err(failed)?;
             Ok(("zram".into(), format!("/dev/{dev}")))
         }
         "null_blk" => {
             if !Path::new(NULLB).is_dir() {
-                return Err(format!("null_blk is not available: {NULLB} does not exist (modprobe null_blk, or use --kind=loop)"));
+                return Err(env(format!("null_blk is not available: {NULLB} does not exist (modprobe null_blk, or use --kind=loop)")));
             }
             let n = (0..1000)
                 .find(|i| !Path::new(&format!("{NULLB}/ssdready{i}")).exists())
-                .ok_or("too many")?;
+                .ok_or_else(|| {
+                    env("1000 null_blk ramdevs exist already (ssdready ramdev list)".into())
+                })?;
             let dir = format!("{NULLB}/ssdready{n}");
-            std::fs::create_dir(&dir).map_err(|e| format!("{dir}: {e}"))?;
-            write(&format!("{dir}/size"), &(size >> 20).max(1).to_string())?;
-            write(&format!("{dir}/irqmode"), "0")?;
-            write(&format!("{dir}/queue_mode"), "2")?;
-            write(&format!("{dir}/power"), "1")?;
-            let idx = std::fs::read_to_string(format!("{dir}/index")).map_err(|e| e.to_string())?;
+            std::fs::create_dir(&dir).map_err(|e| failed(format!("{dir}: {e}")))?;
+            write(&format!("{dir}/size"), &(size >> 20).to_string()).map_err(failed)?;
+            write(&format!("{dir}/irqmode"), "0").map_err(failed)?;
+            write(&format!("{dir}/queue_mode"), "2").map_err(failed)?;
+            write(&format!("{dir}/power"), "1").map_err(failed)?;
+            let idx = std::fs::read_to_string(format!("{dir}/index"))
+                .map_err(|e| failed(e.to_string()))?;
             Ok(("null_blk".into(), format!("/dev/nullb{}", idx.trim())))
         }
-        "ublk" => Err(
+        "ublk" => Err(env(
             "ublk needs a user-space server, which ssdready does not provide (use --kind=loop)"
                 .into(),
-        ),
-        other => Err(format!(
-            "unknown ramdev kind '{other}' (allowed: auto, null_blk, loop, zram)"
         )),
+        other => Err(env(format!(
+            "option 'kind': '{other}' is not a kind (allowed: {KINDS})"
+        ))),
     }
 }
 
@@ -172,19 +253,26 @@ pub fn list() -> Vec<(String, String, String)> {
 }
 
 /// Remove one device made here (or all with `None`).
-pub fn remove(which: Option<&str>) -> Result<Vec<String>, String> {
+pub fn remove(which: Option<&str>) -> Result<Vec<String>, Failure> {
     if !is_root() {
-        return Err("ramdev needs root".into());
+        return Err(Failure::BadInput("ramdev needs root".into()));
     }
-    let mut removed = Vec::new();
     let all = list();
     if let Some(w) = which {
         if !all.iter().any(|(_, d, _)| d == w) {
-            return Err(format!(
+            return Err(Failure::BadInput(format!(
                 "{w} was not made by ssdready ramdev (see 'ssdready ramdev list')"
-            ));
+            )));
         }
     }
+    remove_listed(all, which).map_err(Failure::Runtime)
+}
+
+fn remove_listed(
+    all: Vec<(String, String, String)>,
+    which: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let mut removed = Vec::new();
     for (kind, dev, detail) in all
         .into_iter()
         .filter(|(_, d, _)| which.is_none_or(|w| w == d))

@@ -12,7 +12,6 @@
 use crate::args::RunArgs;
 use crate::progress::{self, Progress};
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
-use ssdready_core::options::build_jobs;
 use ssdready_core::plan::Region;
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, JobSpec};
@@ -22,7 +21,7 @@ use ssdready_emu::engine::SharedDevice;
 use ssdready_io::clock::Clock;
 use ssdready_io::engines::libaio::check_context;
 use ssdready_io::engines::uring::{check_iopoll, check_ring};
-use ssdready_io::target::{self, Target, TargetError, TargetKind, TargetNeeds};
+use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
 use ssdready_probe::{cpu, disk, platform};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -50,6 +49,16 @@ impl Failure {
             | Failure::Runtime(m)
             | Failure::Interrupted(m)
             | Failure::Internal(m) => m,
+        }
+    }
+
+    /// The process exit code this failure ends with.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::BadInput(_) => 2,
+            Failure::Runtime(_) => 1,
+            Failure::Interrupted(_) => 130,
+            Failure::Internal(_) => 70,
         }
     }
 }
@@ -118,16 +127,16 @@ fn prepare(
     let mut targets = Vec::new();
     let mut regions = Vec::new();
     for (i, name) in spec.filename.iter().enumerate() {
+        crate::validate::check_device_exists(&job, name)?;
         let needs = TargetNeeds {
             bytes: per_file.map(|s| spec.offset + s),
             offset: spec.offset,
             modifies: spec.rw.modifies(),
             allow_destructive,
         };
-        let t = target::resolve(std::path::Path::new(name), needs).map_err(|e| match e {
-            TargetError::Io { .. } => Failure::Runtime(format!("job '{job}': {e}")),
-            _ => in_job(e.to_string()),
-        })?;
+        let t = target::resolve(std::path::Path::new(name), needs)
+            .map_err(|e| crate::validate::target_failure(&job, e))?;
+        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct, needs.bytes)?;
         let len = match per_file {
             Some(s) => s,
             None if t.size > spec.offset => t.size - spec.offset,
@@ -159,11 +168,6 @@ fn prepare(
             len,
         });
         targets.push(t);
-    }
-    if spec.ioengine == EngineKind::Libaio && spec.rw.trims() {
-        return Err(in_job(
-            "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
-        ));
     }
     if spec.ioengine == EngineKind::Libaio {
         check_context(&spec).map_err(|e| in_job(e.to_string()))?;
@@ -515,14 +519,15 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
     (phases, groups)
 }
 
-/// Resolve the jobs without running them (`--parse-only`).
+/// Resolve the jobs without running them (`--parse-only`): the same checks
+/// as a run makes before it touches a target.
 pub fn resolve_only(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
-    build_jobs(&args.sections).map_err(bad)
+    crate::validate::jobs(args)
 }
 
 /// Run the jobs; returns the result (possibly marked interrupted).
 pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
-    let mut specs = build_jobs(&args.sections).map_err(bad)?;
+    let mut specs = crate::validate::jobs(args)?;
     for s in specs.iter_mut().filter(|s| !s.randrepeat) {
         s.randseed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

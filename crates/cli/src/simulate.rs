@@ -5,7 +5,6 @@
 
 use crate::args::RunArgs;
 use crate::run::{bad, job_result_from, phases_and_groups, Failure};
-use ssdready_core::options::build_jobs;
 use ssdready_core::result::*;
 use ssdready_emu::device::Device;
 use std::collections::BTreeMap;
@@ -14,7 +13,7 @@ use std::sync::Arc;
 
 /// Simulate the jobs of `args`.
 pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
-    let mut specs = build_jobs(&args.sections).map_err(bad)?;
+    let mut specs = crate::validate::jobs(args)?;
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
             "job '{}': emu simulate runs jobs on emulated devices only, not on {} (drop filename, or use emu:PRESET)",

@@ -134,7 +134,10 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     let engine = match crate::panics::catching(|| open(&ctx)) {
         Ok(Ok(e)) => Some(e),
         Ok(Err(e)) => {
-            out.engine_error(e);
+            // Opening: an unsupported job or a refusing machine (EPERM from
+            // a disabled io_uring, EACCES on a target) is not a run failure.
+            out.unsupported = crate::validate::engine_refused(&e);
+            out.error = Some(e.to_string());
             None
         }
         Err(p) => {

@@ -12,9 +12,11 @@
 
 pub mod checks;
 pub mod hist;
+pub mod host;
 pub mod iolog;
 pub mod jobfile;
 pub mod option_table;
+pub mod option_values;
 pub mod options;
 pub mod optsets;
 pub mod plan;

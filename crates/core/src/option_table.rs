@@ -1,153 +1,12 @@
-//! The option table itself: one [`OptionDef`] per supported option, with
-//! the value parsers they share. `crate::options` holds the machinery
-//! (lookup, suggestions, applying, building jobs from sections).
+//! The option table itself: one [`OptionDef`] per supported option. The
+//! value parsers they share are in [`crate::option_values`];
+//! `crate::options` holds the machinery (lookup, suggestions, applying,
+//! building jobs from sections).
 
+use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec::*;
 use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
-
-fn size_u32(s: &JobSpec, v: &str) -> Result<u32, String> {
-    let b = parse_size(v, s.kb_base)?;
-    u32::try_from(b).map_err(|_| format!("'{v}' is too large (at most 4 GiB - 1)"))
-}
-
-fn uint(v: &str) -> Result<u64, String> {
-    v.trim()
-        .parse::<u64>()
-        .map_err(|_| format!("'{v}' is not a whole number"))
-}
-
-fn nonzero_u32(v: &str) -> Result<u32, String> {
-    let n = uint(v)?;
-    if n == 0 {
-        return Err("0 is not allowed".into());
-    }
-    u32::try_from(n).map_err(|_| format!("'{v}' is too large"))
-}
-
-fn percent(v: &str) -> Result<u32, String> {
-    let n = uint(v)?;
-    if n > 100 {
-        return Err(format!("{n} is over 100"));
-    }
-    Ok(n as u32)
-}
-
-fn parse_bssplit(s: &JobSpec, v: &str) -> Result<BlockSizes, String> {
-    let mut parts = Vec::new();
-    for item in v.split(':').filter(|p| !p.is_empty()) {
-        let (b, w) = item
-            .split_once('/')
-            .ok_or_else(|| format!("'{item}' is not size/percent"))?;
-        let b = size_u32(s, b)?;
-        let w = if w.is_empty() { 0 } else { percent(w)? };
-        parts.push((b, w));
-    }
-    if parts.is_empty() {
-        return Err("empty bssplit".into());
-    }
-    // fio: entries without a weight share what is left.
-    let given: u32 = parts.iter().map(|p| p.1).sum();
-    let blanks = parts.iter().filter(|p| p.1 == 0).count() as u32;
-    if blanks > 0 && given < 100 {
-        let share = (100 - given) / blanks;
-        let mut rest = (100 - given) % blanks;
-        for p in parts.iter_mut().filter(|p| p.1 == 0) {
-            p.1 = share + u32::from(rest > 0);
-            rest = rest.saturating_sub(1);
-        }
-    }
-    Ok(BlockSizes::Split(parts))
-}
-
-fn parse_distribution(v: &str) -> Result<Distribution, String> {
-    let (kind, param) = match v.split_once(':') {
-        Some((k, p)) => (k, Some(p)),
-        None => (v, None),
-    };
-    let num = |p: Option<&str>| -> Result<f64, String> {
-        let p = p.ok_or_else(|| format!("'{kind}' needs a parameter, e.g. {kind}:1.2"))?;
-        if p.contains(':') {
-            return Err(format!(
-                "the ':offset' part of '{kind}:{p}' is not supported yet"
-            ));
-        }
-        p.parse::<f64>()
-            .map_err(|_| format!("'{p}' is not a number"))
-    };
-    match kind {
-        "random" => Ok(Distribution::Random),
-        "zipf" => {
-            let t = num(param)?;
-            if !(t > 0.0 && t.is_finite()) {
-                return Err("zipf θ must be > 0".into());
-            }
-            Ok(Distribution::Zipf(t))
-        }
-        "pareto" => {
-            let h = num(param)?;
-            if !(h > 0.0 && h < 1.0) {
-                return Err("pareto h must be in (0, 1)".into());
-            }
-            Ok(Distribution::Pareto(h))
-        }
-        "normal" | "gauss" => {
-            let s = num(param)?;
-            if !(s > 0.0 && s <= 100.0) {
-                return Err("normal σ must be in (0, 100] percent".into());
-            }
-            Ok(Distribution::Normal(s))
-        }
-        _ => Err(format!("'{kind}' is not a distribution")),
-    }
-}
-
-/// fio's other engines: recognised, refused as "not supported yet".
-const FIO_ENGINES: &[&str] = &[
-    "posixaio",
-    "pvsync2",
-    "vsync",
-    "mmap",
-    "splice",
-    "sg",
-    "net",
-    "netsplice",
-    "cpuio",
-    "rdma",
-    "falloc",
-    "e4defrag",
-    "rbd",
-    "http",
-    "gfapi",
-    "gfapi_async",
-    "libhdfs",
-    "mtd",
-    "pmemblk",
-    "dev-dax",
-    "libpmem",
-    "ime_psync",
-    "ime_psyncv",
-    "ime_aio",
-    "libiscsi",
-    "nbd",
-    "libcufile",
-    "dfs",
-    "nfs",
-    "exec",
-    "xnvme",
-    "io_uring_cmd",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "windowsaio",
-    "solarisaio",
-    "guasi",
-    "external",
-    "spdk",
-];
 
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
 pub static OPTIONS: &[OptionDef] = &[
@@ -217,7 +76,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "cpumask",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a CPU bit mask, e.g. 0x3 or 3",
+        allowed: "a bit mask of online CPUs, e.g. 0x3 or 3",
         help: "CPUs the job's workers may run on, as a mask",
         set: |s, v| {
             let m = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
@@ -237,7 +96,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "cpus_allowed",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a CPU list, e.g. 0-3,6",
+        allowed: "a list of online CPUs, e.g. 0-3,6",
         help: "CPUs the job's workers may run on",
         set: |s, v| {
             s.cpus_allowed = Some(parse_cpu_list(v)?);
@@ -375,10 +234,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "io_size",
         aliases: &["io_limit"],
         arity: Arity::Value,
-        allowed: "a size, e.g. 10g",
+        allowed: "a size, e.g. 10g (0: size)",
         help: "bytes to transfer before the job ends (default: size)",
         set: |s, v| {
-            s.io_size = Some(parse_size(v, s.kb_base)?);
+            s.io_size = Some(parse_size(v, s.kb_base)?).filter(|&b| b > 0);
             Ok(())
         },
     },
@@ -386,10 +245,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "iodepth",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a whole number ≥ 1",
+        allowed: "a whole number 1..=65536",
         help: "I/Os kept in flight per worker",
         set: |s, v| {
-            s.iodepth = nonzero_u32(v).map_err(|e| format!("{e} (iodepth must be at least 1)"))?;
+            s.iodepth = ranged_u32(v, 1, MAX_IODEPTH)?;
             Ok(())
         },
     },
@@ -400,7 +259,7 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "0..=iodepth (0: iodepth)",
         help: "most completions reaped per call",
         set: |s, v| {
-            s.iodepth_batch_complete_max = uint(v)? as u32;
+            s.iodepth_batch_complete_max = ranged_u32(v, 0, MAX_IODEPTH)?;
             Ok(())
         },
     },
@@ -411,7 +270,7 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "0..=iodepth",
         help: "fewest completions waited for per call",
         set: |s, v| {
-            s.iodepth_batch_complete_min = uint(v)? as u32;
+            s.iodepth_batch_complete_min = ranged_u32(v, 0, MAX_IODEPTH)?;
             Ok(())
         },
     },
@@ -422,7 +281,7 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "1..=iodepth (0 means 1)",
         help: "I/Os queued before one submit call",
         set: |s, v| {
-            s.iodepth_batch_submit = (uint(v)? as u32).max(1);
+            s.iodepth_batch_submit = ranged_u32(v, 0, MAX_IODEPTH)?.max(1);
             Ok(())
         },
     },
@@ -478,10 +337,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "log_avg_msec",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "milliseconds (0: one entry per I/O)",
+        allowed: "milliseconds, at most 100 years (0: one entry per I/O)",
         help: "average log entries over this window",
         set: |s, v| {
-            s.log_avg_msec = uint(v)?;
+            s.log_avg_msec = ranged(v, 0, MAX_LOG_AVG_MSEC)?;
             Ok(())
         },
     },
@@ -533,7 +392,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "number_ios",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a whole number ≥ 1",
+        allowed: "a whole number (0: no limit)",
         help: "stop after this many I/Os",
         set: |s, v| {
             s.number_ios = Some(uint(v)?).filter(|&n| n > 0);
@@ -544,10 +403,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "numjobs",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a whole number ≥ 1",
+        allowed: "a whole number 1..=4096",
         help: "clones of the job, each a worker thread",
         set: |s, v| {
-            s.numjobs = nonzero_u32(v)?;
+            s.numjobs = ranged_u32(v, 1, MAX_NUMJOBS)?;
             Ok(())
         },
     },
@@ -633,7 +492,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rate",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "bytes per second with suffix, e.g. 100m",
+        allowed: "bytes per second with suffix, e.g. 100m (0: no limit)",
         help: "bandwidth cap per worker",
         set: |s, v| {
             s.rate_bytes = Some(parse_size(v, s.kb_base)?).filter(|&r| r > 0);
@@ -644,7 +503,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rate_iops",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a whole number",
+        allowed: "a whole number (0: no limit)",
         help: "IOPS cap per worker",
         set: |s, v| {
             s.rate_iops = Some(uint(v)?).filter(|&r| r > 0);
@@ -666,7 +525,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "runtime",
         aliases: &["timeout"],
         arity: Arity::Value,
-        allowed: "a time, e.g. 10s (bare numbers are seconds)",
+        allowed: "a time up to 100 years, e.g. 10s (bare numbers are seconds; 0: no limit)",
         help: "stop after this long",
         set: |s, v| {
             s.runtime_ns = Some(parse_time_ns(v, 1_000_000_000)?).filter(|&t| t > 0);
@@ -753,10 +612,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "sqthread_poll_cpu",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a CPU number",
+        allowed: "an online CPU number",
         help: "io_uring: pin the SQPOLL thread",
         set: |s, v| {
-            s.sqthread_poll_cpu = Some(uint(v)? as u32);
+            s.sqthread_poll_cpu = Some(ranged_u32(v, 0, 4095)?);
             Ok(())
         },
     },

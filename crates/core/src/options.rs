@@ -7,8 +7,10 @@
 //! Options are applied in order, as fio does: `kb_base` affects the sizes that
 //! follow it; `rwmixwrite` sets `rwmixread` to its complement.
 
+use crate::host::Host;
 pub use crate::option_table::OPTIONS;
 use crate::spec::*;
+use std::collections::BTreeMap;
 
 /// Whether an option takes a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +69,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (dist(name, n), n))
-        .filter(|(d, _)| *d <= 2)
+        .filter(|(d, _)| *d <= 2 && *d < name.chars().count())
         .min()
         .map(|(_, n)| n)
 }
@@ -140,6 +142,51 @@ pub struct Section {
     pub options: Vec<RawOption>,
 }
 
+/// Options that set the same field: an error about one may be due to the
+/// other, whichever was written last.
+const SAME_FIELD: &[(&str, &str)] = &[
+    ("cpus_allowed", "cpumask"),
+    ("bs", "bsrange"),
+    ("bs", "bssplit"),
+    ("rwmixread", "rwmixwrite"),
+];
+
+/// Where each option of one job (by its table name) was last written, and
+/// in which order, so that whole-job errors can say `line N` too.
+#[derive(Default)]
+struct Written<'a> {
+    at: BTreeMap<&'a str, (usize, Option<&'a str>)>,
+    count: usize,
+}
+
+impl<'a> Written<'a> {
+    fn note(&mut self, o: &'a RawOption) {
+        let name = find(&o.key).map_or(o.key.as_str(), |d| d.name);
+        self.count += 1;
+        self.at.insert(name, (self.count, o.at.as_deref()));
+    }
+
+    /// The error, naming the option actually written last for its field
+    /// and where it was written.
+    fn locate(&self, mut e: SpecError) -> SpecError {
+        let mut best = self.at.get(e.option.as_str()).copied();
+        for &(a, b) in SAME_FIELD {
+            let other = match e.option.as_str() {
+                x if x == a => b,
+                x if x == b => a,
+                _ => continue,
+            };
+            if let Some(w) = self.at.get(other).copied() {
+                if best.is_none_or(|(n, _)| w.0 > n) {
+                    best = Some(w);
+                    e.option = other.to_string();
+                }
+            }
+        }
+        e.at(best.and_then(|(_, at)| at))
+    }
+}
+
 /// The global options in effect for the last job, for fio's `global options`.
 pub fn global_options(sections: &[Section]) -> Vec<(String, String)> {
     sections
@@ -153,8 +200,16 @@ pub fn global_options(sections: &[Section]) -> Vec<(String, String)> {
 /// Build validated specs from sections in order: every job starts from the
 /// defaults, then every global section seen so far (fio's rule: a `[global]`
 /// applies to the jobs after it), then its own options. With no job section,
-/// the globals form one job named `job`.
+/// the globals form one job named `job`. Machine limits are not checked:
+/// see [`build_jobs_on`].
 pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, SpecError> {
+    build_jobs_on(sections, &Host::default())
+}
+
+/// [`build_jobs`], also checking each job against what `host` has (CPUs,
+/// AIO requests). An error of the whole-job checks names where the option
+/// at fault was last written.
+pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, SpecError> {
     let mut globals: Vec<&RawOption> = Vec::new();
     let mut out = Vec::new();
     let implicit = [Section {
@@ -176,16 +231,20 @@ pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, SpecError> {
             name: sec.name.clone(),
             ..JobSpec::default()
         };
+        let mut written = Written::default();
         for o in &globals {
             apply(&mut spec, &o.key, o.value.as_deref())
                 .map_err(|e| e.in_job(&sec.name).at(o.at.as_deref()))?;
+            written.note(o);
         }
         for o in &sec.options {
             apply(&mut spec, &o.key, o.value.as_deref())
                 .map_err(|e| e.in_job(&sec.name).at(o.at.as_deref()))?;
             spec.options_given
                 .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+            written.note(o);
         }
+        let locate = |e: SpecError| written.locate(e);
         spec.name = sec.name.clone();
         if spec.stonewall {
             spec.new_group = true;
@@ -197,7 +256,8 @@ pub fn build_jobs(sections: &[Section]) -> Result<Vec<JobSpec>, SpecError> {
                 }
             }
         }
-        spec.validate()?;
+        spec.validate().map_err(locate)?;
+        crate::host::check(&spec, host).map_err(locate)?;
         out.push(spec);
     }
     Ok(out)
@@ -271,6 +331,89 @@ mod tests {
         assert!(e.to_string().contains("did you mean 'iodepth'"), "{e}");
         let e = apply(&mut s, "rw", Some("randomread")).unwrap_err();
         assert!(e.to_string().contains("randread"), "{e}");
+    }
+
+    #[test]
+    fn whole_job_errors_name_the_line_of_the_option_at_fault() {
+        let at = |line: &str| RawOption {
+            key: String::new(),
+            value: None,
+            at: Some(line.into()),
+        };
+        let opt = |k: &str, v: &str, line: &str| RawOption {
+            key: k.into(),
+            value: Some(v.into()),
+            ..at(line)
+        };
+        let secs = [Section {
+            name: "j".into(),
+            global: false,
+            options: vec![
+                opt("ioengine", "null", "line 2"),
+                opt("size", "4k", "line 3"),
+                opt("bssplit", "4k/50:8k/50", "line 4"),
+            ],
+        }];
+        let e = build_jobs(&secs).unwrap_err();
+        assert_eq!(e.at.as_deref(), Some("line 4"), "{e}");
+        assert_eq!(e.option, "bssplit", "{e}");
+        let host = Host {
+            cpus: Some(vec![0, 1]),
+            aio_requests: None,
+        };
+        let secs = [Section {
+            name: "j".into(),
+            global: false,
+            options: vec![
+                opt("ioengine", "null", "line 2"),
+                opt("size", "1m", "line 3"),
+                opt("cpumask", "0xf", "line 7"),
+            ],
+        }];
+        let e = build_jobs_on(&secs, &host).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "job 'j' (line 7): option 'cpumask': CPUs 2-3 are not available to this process (allowed: CPUs 0-1)"
+        );
+        assert!(build_jobs(&secs).is_ok(), "no host, no machine check");
+    }
+
+    #[test]
+    fn values_beyond_their_type_are_refused_not_truncated() {
+        let mut s = JobSpec::default();
+        for (k, v) in [
+            ("iodepth_batch_complete_max", "4294967297"),
+            ("iodepth_batch_complete_min", "4294967296"),
+            ("iodepth_batch_submit", "4294967297"),
+            ("sqthread_poll_cpu", "4294967296"),
+            ("numjobs", "4294967297"),
+            ("iodepth", "65537"),
+            ("log_avg_msec", "18446744073709551615"),
+            ("bs", "4g"),
+            ("runtime", "1e400"),
+            ("thinktime", "99999999999999999999"),
+        ] {
+            let e = apply(&mut s, k, Some(v)).unwrap_err();
+            assert_eq!(e.option, k, "{e}");
+            assert!(e.message.contains("allowed"), "{e}");
+        }
+        let many: Vec<String> = (1..=65).map(|i| format!("{i}k/")).collect();
+        let e = apply(&mut s, "bssplit", Some(&many.join(":"))).unwrap_err();
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        assert_eq!(s, JobSpec::default(), "nothing was set");
+    }
+
+    #[test]
+    fn control_characters_and_nul_bytes_are_refused() {
+        let job = |name: &str, file: &str| Section {
+            name: name.into(),
+            global: false,
+            options: kv(&[("filename", file), ("size", "1m")]),
+        };
+        assert!(build_jobs(&[job("a\u{1b}[2J", "/x")]).is_err());
+        let e = build_jobs(&[job("ok", "/x\0y")]).unwrap_err();
+        assert_eq!(e.option, "filename");
+        assert!(build_jobs(&[job("ünïcode ok", "/x")]).is_ok());
     }
 
     #[test]

@@ -172,6 +172,8 @@ pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
 ];
 /// ssdready's default percentile list.
 pub const DEFAULT_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+/// io_uring's IORING_MAX_ENTRIES: the deepest ring the kernel makes.
+pub const MAX_URING_DEPTH: u32 = 32768;
 /// The seed used when none is given: runs repeat unless told otherwise.
 pub const DEFAULT_SEED: u64 = 0x5eed_5d5d_0000_0001;
 
@@ -387,6 +389,58 @@ impl JobSpec {
         }
     }
 
+    /// `size` is split evenly over several files: each must hold a block.
+    fn validate_per_file(&self, size: u64) -> Result<(), SpecError> {
+        let files = if self.ioengine == EngineKind::Null || self.on_emulator() {
+            1
+        } else {
+            u64::try_from(self.filename.len().max(1)).unwrap_or(u64::MAX)
+        };
+        let per_file = size / files;
+        let bs = u64::from(self.bs.max());
+        if files > 1 && bs > per_file {
+            return Err(SpecError::new(
+                "size",
+                format!(
+                    "size {size} split over {files} files leaves {per_file} bytes each, less than the block size {bs} (allowed: size ≥ {})",
+                    bs.saturating_mul(files)
+                ),
+            )
+            .in_job(&self.name));
+        }
+        Ok(())
+    }
+
+    /// Names and paths that no system call or message could carry: a job
+    /// name with a control character (it names threads and starts every
+    /// error line), a path with a NUL byte.
+    fn validate_text(&self) -> Result<(), SpecError> {
+        let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
+        if self.name.is_empty() || self.name.chars().any(char::is_control) {
+            return e(
+                "name",
+                format!(
+                    "{:?} is not a job name (allowed: text without control characters)",
+                    self.name
+                ),
+            );
+        }
+        for (opt, path) in self
+            .filename
+            .iter()
+            .map(|f| ("filename", f))
+            .chain(self.directory.iter().map(|d| ("directory", d)))
+        {
+            if path.contains('\0') {
+                return e(
+                    opt,
+                    format!("{path:?} contains a NUL byte (allowed: a path)"),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
@@ -414,6 +468,27 @@ impl JobSpec {
     /// the targets are resolved, still before anything is written.
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
+        self.validate_text()?;
+        if let Some(size) = self.size {
+            if self.offset.checked_add(size).is_none() {
+                return e(
+                    "offset",
+                    format!(
+                        "offset {} + size {size} is beyond 2^64 bytes (lower offset or size)",
+                        self.offset
+                    ),
+                );
+            }
+        }
+        if self.ioengine == EngineKind::IoUring && self.iodepth > MAX_URING_DEPTH {
+            return e(
+                "iodepth",
+                format!(
+                    "{} is more than io_uring's {MAX_URING_DEPTH} entries (allowed with ioengine=io_uring: 1..={MAX_URING_DEPTH})",
+                    self.iodepth
+                ),
+            );
+        }
         if self.ioengine == EngineKind::Null && self.size.is_none() {
             return e(
                 "size",
@@ -433,7 +508,7 @@ impl JobSpec {
                     "size 0 (allowed: a positive size such as 1g)".into(),
                 );
             }
-            if self.bs.max() as u64 > size {
+            if u64::from(self.bs.max()) > size {
                 return e(
                     "bs",
                     format!(
@@ -442,6 +517,7 @@ impl JobSpec {
                     ),
                 );
             }
+            self.validate_per_file(size)?;
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e(
@@ -493,6 +569,12 @@ impl JobSpec {
                     );
                 }
             }
+        }
+        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
+            return e(
+                "rw",
+                "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
+            );
         }
         if self.hipri && !self.direct {
             return e("hipri", "polled completions need direct=1".into());

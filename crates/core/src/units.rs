@@ -48,8 +48,14 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     }
 }
 
+/// The longest time any option may give: 100 years, so that sums of a few
+/// times (ramp + runtime + start delay) and clock readings plus a time stay
+/// far inside `u64` nanoseconds.
+pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
+
 /// Parse a duration into nanoseconds. A bare number is in `default_unit_ns`
-/// (fio: seconds for runtime/ramp_time, microseconds for thinktime).
+/// (fio: seconds for runtime/ramp_time, microseconds for thinktime). At most
+/// [`MAX_TIME_NS`].
 pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
     let split = t
@@ -72,8 +78,8 @@ pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
     };
     let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a time"))?;
     let r = v * unit as f64;
-    if !(r.is_finite() && r < u64::MAX as f64) {
-        return Err(format!("'{s}' is too large"));
+    if !(r.is_finite() && r <= MAX_TIME_NS as f64) {
+        return Err(format!("'{s}' is too long (at most 100 years)"));
     }
     Ok(r.round() as u64)
 }
@@ -185,6 +191,12 @@ mod tests {
         assert_eq!(parse_time_ns("5us", 1).unwrap(), 5_000);
         assert_eq!(parse_time_ns("2m", 1).unwrap(), 120_000_000_000);
         assert!(parse_time_ns("10y", 1).is_err());
+        assert!(parse_time_ns("36501d", 1).is_err());
+        assert!(parse_time_ns("36499d", 1).is_ok());
+        assert!(parse_time_ns("99999999999999999999", 1_000_000_000).is_err());
+        for bad in ["-1", "nan", "inf", "1e400", "", ".", "1..2s"] {
+            assert!(parse_time_ns(bad, 1).is_err(), "{bad}");
+        }
     }
 
     #[test]

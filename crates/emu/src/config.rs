@@ -253,9 +253,21 @@ impl Params {
             v.parse::<u64>()
                 .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
         };
-        let float = |v: &str| {
-            v.parse::<f64>()
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
+        // Rates and ratios: 0 has a meaning (no limit, no spare area), a
+        // negative, NaN or infinite value has none.
+        let float = |v: &str| match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(format!(
+                "emulator parameter '{k}': '{v}' is not a number ≥ 0 (allowed: a finite number ≥ 0)"
+            )),
+        };
+        // Counts, bounded so that the geometry's products stay far inside
+        // their types.
+        let u32_of = |v: &str, max: u32| {
+            let n = int(v)?;
+            u32::try_from(n).ok().filter(|&n| n <= max).ok_or_else(|| {
+                format!("emulator parameter '{k}': '{v}' is too large (allowed: at most {max})")
+            })
         };
         let time = |v: &str| {
             ssdready_core::units::parse_time_ns(v, 1)
@@ -267,11 +279,19 @@ impl Params {
         };
         match k {
             "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
-            "op" => self.op = float(v)?,
-            "channels" => self.channels = int(v)? as u32,
-            "dies_per_channel" | "dies" => self.dies_per_channel = int(v)? as u32,
-            "pages_per_block" => self.pages_per_block = int(v)? as u32,
-            "page_bytes" => self.page_bytes = parse_size(v)? as u32,
+            "op" => {
+                self.op = float(v)?;
+                if self.op > 100.0 {
+                    return Err(format!("emulator parameter 'op': {v} is more than 100 (allowed: 0..=100, i.e. up to 10000% spare)"));
+                }
+            }
+            "channels" => self.channels = u32_of(v, 1024)?,
+            "dies_per_channel" | "dies" => self.dies_per_channel = u32_of(v, 1024)?,
+            "pages_per_block" => self.pages_per_block = u32_of(v, 65536)?,
+            "page_bytes" => {
+                self.page_bytes = u32::try_from(parse_size(v)?)
+                    .map_err(|_| format!("emulator parameter 'page_bytes': '{v}' is too large (allowed: a power of two up to 2g)"))?
+            }
             "read_ns" | "read" => self.read_ns = time(v)?,
             "program_ns" | "program" => self.program_ns = time(v)?,
             "erase_ns" | "erase" => self.erase_ns = time(v)?,
@@ -279,8 +299,8 @@ impl Params {
             "link_mbps" => self.link_mbps = float(v)?,
             "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
             "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
-            "fw_units" => self.fw_units = int(v)? as u32,
-            "cmd_slots" => self.cmd_slots = int(v)? as u32,
+            "fw_units" => self.fw_units = u32_of(v, 1024)?,
+            "cmd_slots" => self.cmd_slots = u32_of(v, 65536)?,
             "write_buffer" => self.write_buffer = parse_size(v)?,
             "dram" => self.dram = boolean(v)?,
             "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
@@ -292,8 +312,8 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
                 }
             }
-            "gc_bg_free" => self.gc_bg_free = int(v)? as u32,
-            "gc_fg_free" => self.gc_fg_free = int(v)? as u32,
+            "gc_bg_free" => self.gc_bg_free = u32_of(v, 1 << 20)?,
+            "gc_fg_free" => self.gc_fg_free = u32_of(v, 1 << 20)?,
             "completion" => {
                 self.completion = match v {
                     "irq" | "interrupt" => CompletionMode::Irq,
@@ -302,7 +322,7 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
                 }
             }
-            "coalesce_n" => self.coalesce_n = int(v)? as u32,
+            "coalesce_n" => self.coalesce_n = u32_of(v, 65536)?,
             "coalesce_us" => self.coalesce_us = int(v)?,
             "nocopy" => self.nocopy = boolean(v)?,
             "host_ns" => self.host_ns = time(v)?,
@@ -359,35 +379,41 @@ impl Params {
     }
 
     /// Dies in all.
+    ///
+    /// The geometry helpers saturate rather than overflow, so that any
+    /// parameters, even ones [`Params::check`] will refuse, can be asked.
     pub fn dies(&self) -> u32 {
-        self.channels * self.dies_per_channel
+        self.channels.saturating_mul(self.dies_per_channel)
     }
     /// Logical pages.
     pub fn logical_pages(&self) -> u64 {
-        self.size / self.page_bytes as u64
+        self.size / u64::from(self.page_bytes.max(1))
     }
     /// Erase blocks per die: physical = logical × (1 + op), rounded up.
     pub fn blocks_per_die(&self) -> u32 {
         let phys = (self.logical_pages() as f64 * (1.0 + self.op)).ceil() as u64;
-        let per_die = phys.div_ceil(self.dies() as u64);
-        per_die.div_ceil(self.pages_per_block as u64) as u32
+        let per_die = phys.div_ceil(u64::from(self.dies().max(1)));
+        let blocks = per_die.div_ceil(u64::from(self.pages_per_block.max(1)));
+        u32::try_from(blocks).unwrap_or(u32::MAX)
     }
     /// Blocks per die that GC keeps free (not spare area, notes): foreground
     /// GC keeps `gc_fg_free` + 1 before a write, background GC `gc_bg_free`.
     pub fn reserved_blocks_per_die(&self) -> u32 {
-        self.gc_bg_free.max(self.gc_fg_free + 1)
+        self.gc_bg_free.max(self.gc_fg_free.saturating_add(1))
     }
     /// Physical pages.
     pub fn physical_pages(&self) -> u64 {
-        self.dies() as u64 * self.blocks_per_die() as u64 * self.pages_per_block as u64
+        u64::from(self.dies())
+            .saturating_mul(u64::from(self.blocks_per_die()))
+            .saturating_mul(u64::from(self.pages_per_block))
     }
     /// The spare factor that determines write amplification: (physical −
     /// reserved) / logical (shared/notes/ssd-models.md).
     pub fn alpha_effective(&self) -> f64 {
-        let reserved = self.dies() as u64
-            * self.reserved_blocks_per_die() as u64
-            * self.pages_per_block as u64;
-        (self.physical_pages() - reserved) as f64 / self.logical_pages() as f64
+        let reserved = u64::from(self.dies())
+            .saturating_mul(u64::from(self.reserved_blocks_per_die()))
+            .saturating_mul(u64::from(self.pages_per_block));
+        self.physical_pages().saturating_sub(reserved) as f64 / self.logical_pages().max(1) as f64
     }
     /// Parameters as (key, value) text pairs, for results.
     pub fn pairs(&self) -> Vec<(String, String)> {
@@ -469,5 +495,60 @@ mod tests {
         let p = Params::parse("nvme-tlc,size=512m,op=0.28,channels=4,dies=1").unwrap();
         let a = p.alpha_effective();
         assert!(a < 1.28 && a > 1.25, "{a}");
+    }
+}
+
+#[cfg(test)]
+mod parse_limits {
+    use super::*;
+
+    #[test]
+    fn negative_nan_or_infinite_rates_are_refused_not_unlimited() {
+        for kv in [
+            "link_mbps=-1",
+            "channel_mbps=nan",
+            "link_mbps=inf",
+            "op=-0.5",
+            "op=NaN",
+            "op=1e300",
+        ] {
+            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err();
+            assert!(e.contains("allowed"), "{kv}: {e}");
+        }
+        assert_eq!(
+            Params::parse("x25e,link_mbps=0").unwrap().link_mbps,
+            0.0,
+            "0: no limit"
+        );
+    }
+
+    #[test]
+    fn counts_beyond_u32_are_refused_not_truncated() {
+        for kv in [
+            "channels=4294967297",
+            "dies=4294967296",
+            "pages_per_block=4294967298",
+            "page_bytes=4g",
+            "gc_fg_free=4294967295",
+        ] {
+            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err();
+            assert!(e.contains("too large"), "{kv}: {e}");
+        }
+    }
+
+    #[test]
+    fn geometry_helpers_saturate_instead_of_panicking() {
+        let p = Params {
+            channels: u32::MAX,
+            dies_per_channel: u32::MAX,
+            pages_per_block: u32::MAX,
+            gc_fg_free: u32::MAX,
+            page_bytes: 0,
+            size: u64::MAX,
+            ..Params::default()
+        };
+        assert_eq!(p.dies(), u32::MAX);
+        assert!(p.alpha_effective().is_finite());
+        assert!(p.check().is_err());
     }
 }

@@ -323,7 +323,7 @@ pub fn cost(
     let process_ns = (process.user_ns + process.sys_ns) as f64 / n;
     let system_ns = busy_ns / n;
     let capacity = wall * cpus as f64;
-    CpuCost {
+    let mut cost = CpuCost {
         ios,
         window_ns,
         process,
@@ -354,7 +354,19 @@ pub fn cost(
             threads_ns: threads.map(|(t, _)| (t + process.user_ns + process.sys_ns) as f64 / n),
             threads_seen: threads.map_or(0, |(_, c)| c),
         },
+    };
+    if ios == 0 {
+        // No per-I/O cost is made up from the whole window's.
+        cost.per_io = PerIo::default();
+        let s = &mut cost.sources;
+        (
+            s.system_error_ns,
+            s.system_ticks_ns,
+            s.steal_ns,
+            s.threads_ns,
+        ) = (0.0, 0.0, 0.0, None);
     }
+    cost
 }
 
 #[cfg(test)]
@@ -444,6 +456,21 @@ mod tests {
             c.per_io.system_ns
         );
         assert!((c.sources.steal_ns - 2e5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn no_per_io_cost_is_made_up_when_no_io_completed() {
+        let t = Instant::now();
+        let a = snap(TWO_CPUS, t);
+        let mut b = snap(TWO_CPUS, t + std::time::Duration::from_secs(1));
+        b.system.as_mut().unwrap().system += 100;
+        b.process.sys_ns = 500_000_000;
+        let none = cost(&a, &b, 0, 1_000_000_000, Some(2e9));
+        assert_eq!(none.per_io.process_ns, 0.0, "0 I/Os: no per-I/O cost");
+        assert_eq!(none.per_io.system_ns, 0.0);
+        assert_eq!(none.per_io.system_clocks, None);
+        assert_eq!(none.sources.system_error_ns, 0.0);
+        assert_eq!(none.process.sys_ns, 500_000_000, "the totals stay");
     }
 
     #[test]

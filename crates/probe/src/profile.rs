@@ -336,12 +336,18 @@ impl Classifier {
         let busy = self.samples - idle_n;
         let busy_ns = total_ns - idle_ns;
         let named_ns = busy_ns - self.layers.get(OTHER_KERNEL).map(|v| v.1).unwrap_or(0);
-        let n = ios.max(1) as f64;
-        let mut layers: Vec<LayerCost> = self
+        // Per I/O only when an I/O completed (0 otherwise, not the whole cost).
+        let per = |ns: u64| if ios > 0 { ns as f64 / ios as f64 } else { 0.0 };
+        let mut by_cost: Vec<(&String, u64, u64)> = self
             .layers
             .iter()
-            .map(|(name, &(s, ns))| {
-                let per_io = ns as f64 / n;
+            .map(|(name, &(s, ns))| (name, s, ns))
+            .collect();
+        by_cost.sort_by_key(|&(_, _, ns)| std::cmp::Reverse(ns));
+        let layers: Vec<LayerCost> = by_cost
+            .into_iter()
+            .map(|(name, s, ns)| {
+                let per_io = per(ns);
                 LayerCost {
                     layer: name.clone(),
                     samples: s,
@@ -351,11 +357,10 @@ impl Classifier {
                         100.0 * ns as f64 / busy_ns as f64
                     },
                     ns_per_io: per_io,
-                    clocks_per_io: tsc_hz.map(|h| per_io * h / 1e9),
+                    clocks_per_io: tsc_hz.filter(|_| ios > 0).map(|h| per_io * h / 1e9),
                 }
             })
             .collect();
-        layers.sort_by(|a, b| b.ns_per_io.total_cmp(&a.ns_per_io));
         let mut top: Vec<(String, String, u64)> = self
             .leaf
             .iter()
@@ -383,7 +388,7 @@ impl Classifier {
             } else {
                 0.0
             },
-            busy_ns_per_io: busy_ns as f64 / n,
+            busy_ns_per_io: per(busy_ns),
             late_timer_ns: late_ns,
             layers,
             top_functions: top,

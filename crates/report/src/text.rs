@@ -36,7 +36,14 @@ fn lat_line(out: &mut String, label: &str, l: &LatSummary) {
     );
 }
 
+/// What a report says where per-I/O figures would be when there are none.
+const NO_IO: &str = "no I/O completed";
+
 fn dir_block(out: &mut String, name: &str, d: &DirResult, window_ns: u64) {
+    if d.ios == 0 {
+        let _ = writeln!(out, "  {name}: {NO_IO} in {:.2} s", window_ns as f64 / 1e9);
+        return;
+    }
     let _ = writeln!(
         out,
         "  {name}: {} IOPS, {}/s, {} I/Os, {} in {:.2} s{}",
@@ -121,6 +128,9 @@ fn job_block(out: &mut String, j: &JobResult) {
     for (name, d) in j.dirs() {
         dir_block(out, name, d, j.measured_ns);
     }
+    if j.dirs().next().is_none() {
+        let _ = writeln!(out, "  {NO_IO}");
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
@@ -157,10 +167,20 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     if let Some(d) = &phase.decomposition {
         decomposition_block(out, d);
     }
+    let ios = phase.cpu.as_ref().map(|c| c.ios);
     if let Some(p) = &phase.profile {
-        profile_block(out, p);
+        profile_block(out, p, ios);
     }
-    if let Some(c) = &phase.cpu {
+    if let Some(c) = phase.cpu.as_ref().filter(|c| c.ios == 0) {
+        let _ = writeln!(
+            out,
+            "cpu per I/O: {NO_IO} (process user {:.2} s, sys {:.2} s; all CPUs {:.1}% busy)",
+            c.process.user_ns as f64 / 1e9,
+            c.process.sys_ns as f64 / 1e9,
+            c.system_busy_pct
+        );
+    }
+    if let Some(c) = phase.cpu.as_ref().filter(|c| c.ios > 0) {
         let clocks = |v: Option<f64>| {
             v.map(|c| format!(" = {} clocks", fmt_count(c)))
                 .unwrap_or_default()
@@ -238,14 +258,22 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     }
 }
 
-fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
+fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport, ios: Option<u64>) {
+    let none = ios == Some(0);
+    let per_io = |ns: f64| {
+        if none {
+            NO_IO.to_string()
+        } else {
+            format!("{} per I/O", fmt_ns(ns))
+        }
+    };
     let _ = writeln!(
         out,
-        "kernel profile ({} samples of {} CPU each, {} lost): busy {} per I/O, {:.1}% of busy samples in named layers",
+        "kernel profile ({} samples of {} CPU each, {} lost): busy {}, {:.1}% of busy samples in named layers",
         fmt_count(p.samples as f64),
         fmt_ns(p.period_ns as f64),
         p.lost,
-        fmt_ns(p.busy_ns_per_io),
+        per_io(p.busy_ns_per_io),
         p.named_share_of_busy_pct
     );
     if p.chain_every > 1 {
@@ -260,10 +288,10 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport) {
     for l in p.layers.iter().filter(|l| l.layer != "idle") {
         let _ = writeln!(
             out,
-            "  {:<26} {:>5.1}%  {:>9} per I/O{}",
+            "  {:<26} {:>5.1}%  {:>17}{}",
             l.layer,
             l.share_of_busy_pct,
-            fmt_ns(l.ns_per_io),
+            per_io(l.ns_per_io),
             l.clocks_per_io
                 .map(|c| format!(" = {} clocks", fmt_count(c)))
                 .unwrap_or_default()
@@ -387,7 +415,7 @@ fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decompositio
             &d.driver_and_device,
             share("driver and device"),
         );
-        if let Some(a) = d.above_block_mean_ns {
+        if let Some(a) = d.above_block_mean_ns.filter(|_| d.app_mean_ns > 0.0) {
             let _ = writeln!(
                 out,
                 "  above the block layer (mean only)   {:>9}  {:5.1}% of the app mean {}",
@@ -534,4 +562,50 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::result::{CpuCost, ProcessCpu};
+
+    fn zero_io_run() -> RunResult {
+        RunResult {
+            tool: "ssdready test".into(),
+            jobs: vec![JobResult {
+                name: "j".into(),
+                read: Some(DirResult::default()),
+                ..JobResult::default()
+            }],
+            phases: vec![PhaseResult {
+                jobs: vec![0],
+                window_ns: 1_000_000_000,
+                cpu: Some(CpuCost {
+                    ios: 0,
+                    window_ns: 1_000_000_000,
+                    process: ProcessCpu {
+                        user_ns: 2_000_000,
+                        ..ProcessCpu::default()
+                    },
+                    ..CpuCost::default()
+                }),
+                ..PhaseResult::default()
+            }],
+            ..RunResult::default()
+        }
+    }
+
+    #[test]
+    fn per_io_figures_are_not_printed_for_zero_ios() {
+        let text = render(&zero_io_run());
+        assert!(text.contains("read: no I/O completed"), "{text}");
+        assert!(text.contains("cpu per I/O: no I/O completed"), "{text}");
+        assert!(!text.contains("I/Os):"), "no per-I/O block: {text}");
+        assert!(!text.contains("clat"), "no latency of nothing: {text}");
+        assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+        let mut r = zero_io_run();
+        r.jobs[0].read = None;
+        let text = render(&r);
+        assert!(text.contains("  no I/O completed"), "{text}");
+    }
 }

@@ -1,0 +1,292 @@
+//! The one validation path of `run`, `emu simulate` and `--parse-only`:
+//! the option table and the job checks (in core), the machine's limits
+//! (CPUs, AIO requests), and every emulator target (`emu:…`), whose
+//! parameters only the emulator crate can read. Also the checks on real
+//! targets that need the operating system: a device that does not exist,
+//! a target this process may not open, a file system without room; these
+//! are bad input (exit code 2), found before anything is written.
+
+use crate::args::RunArgs;
+use crate::run::{bad, Failure};
+use nix::errno::Errno;
+use ssdready_core::host::Host;
+use ssdready_core::options::build_jobs_on;
+use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::units::{fmt_bytes, parse_cpu_list};
+use ssdready_io::target::{Target, TargetError};
+use ssdready_io::EngineError;
+use std::path::Path;
+
+/// What this machine has, for the options that name its resources.
+pub fn host() -> Host {
+    Host {
+        cpus: usable_cpus(),
+        aio_requests: aio_requests(),
+    }
+}
+
+/// CPUs that are online and in this process's affinity mask.
+fn usable_cpus() -> Option<Vec<usize>> {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| parse_cpu_list(s.trim()).ok());
+    let mine = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .ok()
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&c| set.is_set(c).unwrap_or(false))
+                .collect::<Vec<usize>>()
+        });
+    match (online, mine) {
+        (Some(a), Some(b)) => Some(a.into_iter().filter(|c| b.contains(c)).collect()),
+        (a, b) => a.or(b),
+    }
+    .filter(|v| !v.is_empty())
+}
+
+/// libaio requests the kernel still grants (aio-max-nr − aio-nr).
+fn aio_requests() -> Option<u64> {
+    let read = |f: &str| -> Option<u64> { std::fs::read_to_string(f).ok()?.trim().parse().ok() };
+    let max = read("/proc/sys/fs/aio-max-nr")?;
+    let used = read("/proc/sys/fs/aio-nr")?;
+    Some(max.saturating_sub(used))
+}
+
+/// Build and check every job of `args`, emulator targets included, without
+/// running or writing anything.
+pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
+    let specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
+    check_emulator_targets(&specs)?;
+    for s in &specs {
+        check_log_dirs(s)?;
+    }
+    Ok(specs)
+}
+
+/// fio-format logs are written when the run ends: their directory must
+/// exist and be writable now, not after the measurement.
+fn check_log_dirs(s: &JobSpec) -> Result<(), Failure> {
+    for (opt, prefix) in [
+        ("write_bw_log", &s.write_bw_log),
+        ("write_iops_log", &s.write_iops_log),
+        ("write_lat_log", &s.write_lat_log),
+    ] {
+        let Some(p) = prefix else { continue };
+        let file = format!("{}_x.log", if p.is_empty() { &s.name } else { p });
+        let dir = parent_of(Path::new(&file));
+        let mode = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+        if !dir.is_dir() || nix::unistd::access(dir, mode).is_err() {
+            return Err(bad(format!(
+                "job '{}': option '{opt}': directory {} {} (allowed: a file prefix in an existing, writable directory)",
+                s.name,
+                dir.display(),
+                if dir.is_dir() { "is not writable" } else { "does not exist" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Parse every `emu:…` target and check each emulator job's region against
+/// the device it gets, exactly as a run would make it.
+fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {
+    let mut emu: Vec<JobSpec> = specs.iter().filter(|s| s.on_emulator()).cloned().collect();
+    crate::devices::assign_emulator(&mut emu);
+    let params = crate::devices::params_for(&emu).map_err(bad)?;
+    for s in emu.iter().filter(|s| s.ioengine == EngineKind::Emu) {
+        let Some(p) = params.get(&s.filename[0]) else {
+            continue;
+        };
+        let capacity = p.logical_pages() * u64::from(p.page_bytes);
+        let r = ssdready_emu::sim::region(s, capacity)
+            .map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
+        if u64::from(s.bs.max()) > r.len {
+            return Err(bad(format!(
+                "job '{}': option 'bs': block size {} is larger than the {} bytes the job covers",
+                s.name,
+                s.bs.max(),
+                r.len
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Errors that say the request cannot be met here (permissions, a missing
+/// path or device, a read-only file system, an unsupported open mode),
+/// rather than that something failed while running.
+fn environmental(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error().map(Errno::from_raw),
+        Some(
+            Errno::EACCES
+                | Errno::EPERM
+                | Errno::EROFS
+                | Errno::ENOENT
+                | Errno::ENOTDIR
+                | Errno::ENODEV
+                | Errno::ENXIO
+                | Errno::ENAMETOOLONG
+                | Errno::ELOOP
+                | Errno::EISDIR
+                | Errno::EINVAL
+                | Errno::EBUSY
+                | Errno::ETXTBSY
+                | Errno::ENOMEDIUM
+        )
+    )
+}
+
+/// Whether an engine that failed to open was refused by the job or the
+/// machine (bad input, exit code 2) rather than failing while running.
+pub fn engine_refused(e: &EngineError) -> bool {
+    match e {
+        EngineError::Unsupported(_) => true,
+        EngineError::Sys { source, .. } => {
+            environmental(source) || source.raw_os_error() == Some(Errno::ENOSYS as i32)
+        }
+    }
+}
+
+/// A target error as a failure: the request's fault (exit code 2) unless
+/// the operating system failed in a way that is not about the request.
+pub fn target_failure(job: &str, e: TargetError) -> Failure {
+    match &e {
+        TargetError::Io { source, .. } if !environmental(source) => {
+            Failure::Runtime(format!("job '{job}': {e}"))
+        }
+        _ => bad(format!("job '{job}': {e}")),
+    }
+}
+
+/// Before resolving `name`: a missing path in the /dev file system (not
+/// /dev/shm, a file system of its own) names a device that is not there; it
+/// must not become a regular file in /dev.
+pub fn check_device_exists(job: &str, name: &str) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let p = Path::new(name);
+    if std::fs::symlink_metadata(p).is_ok() {
+        return Ok(());
+    }
+    let dev_fs = |d: &Path| std::fs::metadata(d).map(|m| m.dev()).ok();
+    if p.is_absolute()
+        && dev_fs(parent_of(p)).is_some()
+        && dev_fs(parent_of(p)) == dev_fs(Path::new("/dev"))
+    {
+        return Err(bad(format!(
+            "job '{job}': option 'filename': {name} does not exist (no such device; lsblk lists the block devices)"
+        )));
+    }
+    Ok(())
+}
+
+/// After resolving: can this process open the target as the job will (for
+/// writing when it modifies, with O_DIRECT when direct=1), or, for a file
+/// still to be created, write into its directory; and does the file system
+/// have room for the bytes the file must grow by?
+pub fn check_access(
+    job: &str,
+    t: &Target,
+    modifies: bool,
+    direct: bool,
+    need: Option<u64>,
+) -> Result<(), Failure> {
+    let shown = t.path.display();
+    let why = |what: &str, e: std::io::Error| {
+        bad(format!(
+            "job '{job}': cannot {what} {shown}: {e}{}",
+            match e.raw_os_error().map(Errno::from_raw) {
+                Some(Errno::EINVAL) if direct => " (O_DIRECT is not supported there; use direct=0)",
+                Some(Errno::EACCES | Errno::EPERM) => " (check its permissions, or run as root)",
+                Some(Errno::EROFS) => " (the file system is read-only)",
+                _ => "",
+            }
+        ))
+    };
+    if t.path.exists() {
+        let what = if modifies {
+            "open for writing"
+        } else {
+            "open for reading"
+        };
+        return match t.open(modifies, direct) {
+            Ok(_) => check_room(job, t, need),
+            Err(e) if environmental(&e) => Err(why(what, e)),
+            Err(e) => Err(Failure::Runtime(format!(
+                "job '{job}': opening {shown}: {e}"
+            ))),
+        };
+    }
+    let dir = parent_of(&t.path);
+    let mode = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+    if let Err(e) = nix::unistd::access(dir, mode) {
+        return Err(why("create", std::io::Error::from_raw_os_error(e as i32)));
+    }
+    check_room(job, t, need)
+}
+
+fn parent_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Bytes an unprivileged writer may still use on the file system of `dir`.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    let fs = nix::sys::statvfs::statvfs(dir).ok()?;
+    Some(fs.blocks_available().saturating_mul(fs.fragment_size()))
+}
+
+/// A regular file that must grow to `need` bytes: is there room?
+fn check_room(job: &str, t: &Target, need: Option<u64>) -> Result<(), Failure> {
+    let Some(grow) = need.and_then(|n| n.checked_sub(t.size)).filter(|&g| g > 0) else {
+        return Ok(());
+    };
+    if t.kind != ssdready_io::target::TargetKind::File {
+        return Ok(());
+    }
+    let Some(free) = free_bytes(parent_of(&t.path)) else {
+        return Ok(());
+    };
+    if grow > free {
+        return Err(bad(format!(
+            "job '{job}': option 'size': {} must grow by {} but its file system has {} free (lower size or offset, or use another directory)",
+            t.path.display(),
+            fmt_bytes(grow as f64),
+            fmt_bytes(free as f64)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_and_missing_paths_are_environmental() {
+        for code in [
+            libc_code(Errno::EACCES),
+            libc_code(Errno::ENOENT),
+            libc_code(Errno::EROFS),
+        ] {
+            assert!(environmental(&std::io::Error::from_raw_os_error(code)));
+        }
+        assert!(!environmental(&std::io::Error::from_raw_os_error(
+            libc_code(Errno::EIO)
+        )));
+        assert!(!environmental(&std::io::Error::other("x")));
+    }
+
+    fn libc_code(e: Errno) -> i32 {
+        e as i32
+    }
+
+    #[test]
+    fn the_machine_has_some_cpus() {
+        let h = host();
+        let cpus = h.cpus.expect("online CPUs are readable");
+        assert!(!cpus.is_empty());
+        assert!(cpus.windows(2).all(|w| w[0] < w[1]), "sorted: {cpus:?}");
+    }
+}
