@@ -253,6 +253,10 @@ impl Params {
             v.parse::<u64>()
                 .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
         };
+        // A 32-bit field: values past u32 are refused, not truncated.
+        let int32 = |v: &str| {
+            int(v).and_then(|n| u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n)))
+        };
         let float = |v: &str| {
             v.parse::<f64>()
                 .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
@@ -268,10 +272,13 @@ impl Params {
         match k {
             "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
             "op" => self.op = float(v)?,
-            "channels" => self.channels = int(v)? as u32,
-            "dies_per_channel" | "dies" => self.dies_per_channel = int(v)? as u32,
-            "pages_per_block" => self.pages_per_block = int(v)? as u32,
-            "page_bytes" => self.page_bytes = parse_size(v)? as u32,
+            "channels" => self.channels = int32(v)?,
+            "dies_per_channel" | "dies" => self.dies_per_channel = int32(v)?,
+            "pages_per_block" => self.pages_per_block = int32(v)?,
+            "page_bytes" => {
+                let n = parse_size(v).map_err(|e| format!("emulator parameter 'page_bytes': {e}"))?;
+                self.page_bytes = u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n))?
+            }
             "read_ns" | "read" => self.read_ns = time(v)?,
             "program_ns" | "program" => self.program_ns = time(v)?,
             "erase_ns" | "erase" => self.erase_ns = time(v)?,
@@ -279,9 +286,12 @@ impl Params {
             "link_mbps" => self.link_mbps = float(v)?,
             "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
             "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
-            "fw_units" => self.fw_units = int(v)? as u32,
-            "cmd_slots" => self.cmd_slots = int(v)? as u32,
-            "write_buffer" => self.write_buffer = parse_size(v)?,
+            "fw_units" => self.fw_units = int32(v)?,
+            "cmd_slots" => self.cmd_slots = int32(v)?,
+            "write_buffer" => {
+                self.write_buffer =
+                    parse_size(v).map_err(|e| format!("emulator parameter 'write_buffer': {e}"))?
+            }
             "dram" => self.dram = boolean(v)?,
             "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
             "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = time(v)?,
@@ -292,8 +302,8 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
                 }
             }
-            "gc_bg_free" => self.gc_bg_free = int(v)? as u32,
-            "gc_fg_free" => self.gc_fg_free = int(v)? as u32,
+            "gc_bg_free" => self.gc_bg_free = int32(v)?,
+            "gc_fg_free" => self.gc_fg_free = int32(v)?,
             "completion" => {
                 self.completion = match v {
                     "irq" | "interrupt" => CompletionMode::Irq,
@@ -302,7 +312,7 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
                 }
             }
-            "coalesce_n" => self.coalesce_n = int(v)? as u32,
+            "coalesce_n" => self.coalesce_n = int32(v)?,
             "coalesce_us" => self.coalesce_us = int(v)?,
             "nocopy" => self.nocopy = boolean(v)?,
             "host_ns" => self.host_ns = time(v)?,
@@ -318,76 +328,50 @@ impl Params {
         Ok(())
     }
 
-    /// Consistency checks.
+    /// Consistency checks: every key in its range, and a geometry the
+    /// model can serve ([`crate::geometry::check`]). One line naming the key
+    /// and the allowed values.
     pub fn check(&self) -> Result<(), String> {
-        let e = |m: &str| Err(format!("emulator: {m}"));
-        if self.channels == 0 || self.dies_per_channel == 0 {
-            return e("channels and dies_per_channel must be at least 1");
-        }
-        if self.page_bytes == 0 || !self.page_bytes.is_power_of_two() {
-            return e("page_bytes must be a power of two");
-        }
-        if self.size < self.page_bytes as u64 {
-            return e("size must hold at least one page");
-        }
-        if !self.dram {
-            if self.pages_per_block < 2 {
-                return e("pages_per_block must be at least 2");
-            }
-            if self.op.is_nan() || self.op <= 0.0 {
-                return e("op must be > 0 for a flash device (set dram=1 for a device without GC)");
-            }
-            if self.gc_fg_free < 1 {
-                return e("gc_fg_free must be at least 1");
-            }
-            if self.blocks_per_die() <= self.reserved_blocks_per_die() + 2
-                || self.alpha_effective() < 1.005
-            {
-                return Err(format!(
-                    "emulator: {} blocks per die leave no spare area once GC keeps {} free \
-                     (spare factor {:.3}); raise size or op, or lower pages_per_block or the number of dies",
-                    self.blocks_per_die(),
-                    self.reserved_blocks_per_die(),
-                    self.alpha_effective()
-                ));
-            }
-        }
-        if self.fw_units == 0 {
-            return e("fw_units must be at least 1");
-        }
-        Ok(())
+        crate::geometry::check(self)
     }
 
     /// Dies in all.
+    ///
+    /// These helpers saturate instead of overflowing, so they are safe on
+    /// unchecked parameters; on parameters that passed [`Params::check`]
+    /// they are exact ([`crate::geometry::Geometry`] has the checked counts).
     pub fn dies(&self) -> u32 {
-        self.channels * self.dies_per_channel
+        self.channels.saturating_mul(self.dies_per_channel)
     }
     /// Logical pages.
     pub fn logical_pages(&self) -> u64 {
-        self.size / self.page_bytes as u64
+        self.size / u64::from(self.page_bytes.max(1))
     }
     /// Erase blocks per die: physical = logical × (1 + op), rounded up.
     pub fn blocks_per_die(&self) -> u32 {
         let phys = (self.logical_pages() as f64 * (1.0 + self.op)).ceil() as u64;
-        let per_die = phys.div_ceil(self.dies() as u64);
-        per_die.div_ceil(self.pages_per_block as u64) as u32
+        let per_die = phys.div_ceil(u64::from(self.dies().max(1)));
+        let bpd = per_die.div_ceil(u64::from(self.pages_per_block.max(1)));
+        u32::try_from(bpd).unwrap_or(u32::MAX)
     }
     /// Blocks per die that GC keeps free (not spare area, notes): foreground
     /// GC keeps `gc_fg_free` + 1 before a write, background GC `gc_bg_free`.
     pub fn reserved_blocks_per_die(&self) -> u32 {
-        self.gc_bg_free.max(self.gc_fg_free + 1)
+        self.gc_bg_free.max(self.gc_fg_free.saturating_add(1))
     }
     /// Physical pages.
     pub fn physical_pages(&self) -> u64 {
-        self.dies() as u64 * self.blocks_per_die() as u64 * self.pages_per_block as u64
+        u64::from(self.dies())
+            .saturating_mul(u64::from(self.blocks_per_die()))
+            .saturating_mul(u64::from(self.pages_per_block))
     }
     /// The spare factor that determines write amplification: (physical −
     /// reserved) / logical (shared/notes/ssd-models.md).
     pub fn alpha_effective(&self) -> f64 {
-        let reserved = self.dies() as u64
-            * self.reserved_blocks_per_die() as u64
-            * self.pages_per_block as u64;
-        (self.physical_pages() - reserved) as f64 / self.logical_pages() as f64
+        let reserved = u64::from(self.dies())
+            .saturating_mul(u64::from(self.reserved_blocks_per_die()))
+            .saturating_mul(u64::from(self.pages_per_block));
+        self.physical_pages().saturating_sub(reserved) as f64 / self.logical_pages().max(1) as f64
     }
     /// Parameters as (key, value) text pairs, for results.
     pub fn pairs(&self) -> Vec<(String, String)> {
