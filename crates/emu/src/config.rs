@@ -34,7 +34,9 @@ pub enum CompletionMode {
 }
 
 /// Everything that describes an emulated device. Times in ns, rates in MB/s
-/// (10^6 bytes per second), sizes in bytes.
+/// (10^6 bytes per second), sizes in bytes. [`Params::check`] bounds every
+/// key ([`crate::geometry`] has the ranges) and refuses geometries the model
+/// cannot serve; the model assumes parameters that passed it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub preset: String,
@@ -70,9 +72,11 @@ pub struct Params {
     pub dram_cmd_ns: u64,
     pub dram_per_4k_ns: u64,
     pub gc: GcPolicy,
-    /// Background GC starts when a die has fewer free blocks than this.
+    /// Background GC: a die with fewer free blocks than this cleans one
+    /// victim after each write to it.
     pub gc_bg_free: u32,
-    /// Foreground GC (before a write) when a die has fewer free blocks than this (≥ 1).
+    /// Foreground GC (≥ 1): a write that would leave its die with fewer free
+    /// blocks than this first cleans victims there.
     pub gc_fg_free: u32,
     /// Real time: how completions are delivered.
     pub completion: CompletionMode,
@@ -355,7 +359,8 @@ impl Params {
         u32::try_from(bpd).unwrap_or(u32::MAX)
     }
     /// Blocks per die that GC keeps free (not spare area, notes): foreground
-    /// GC keeps `gc_fg_free` + 1 before a write, background GC `gc_bg_free`.
+    /// GC keeps `gc_fg_free` after a write (one more while the host write
+    /// frontier has room), background GC `gc_bg_free`.
     pub fn reserved_blocks_per_die(&self) -> u32 {
         self.gc_bg_free.max(self.gc_fg_free.saturating_add(1))
     }

@@ -322,6 +322,40 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_model_fails_every_later_command_without_poisoning_the_lock() {
+        // Unchecked parameters (Params::check refuses them: one die whose 64
+        // pages of data exceed the 56 GC can keep valid) make the FTL fail;
+        // every later command, on any worker, gets the same error.
+        let mut p = crate::config::preset("nvme-tlc").unwrap();
+        p.nocopy = true;
+        (p.channels, p.dies_per_channel, p.pages_per_block) = (1, 1, 4);
+        (p.size, p.op, p.write_buffer) = (64 * 4096, 0.01, 0);
+        assert!(p.check().is_err());
+        let dev = SharedDevice::new(p, Clock::calibrate());
+        let mut a = EmuEngine::new(dev.clone(), &JobSpec::default(), 1);
+        let mut b = EmuEngine::new(dev.clone(), &JobSpec::default(), 2);
+        let write = |lpn: u64| IoReq {
+            slot: 0,
+            file: 0,
+            ddir: Ddir::Write,
+            offset: lpn * 4096,
+            len: 4096,
+        };
+        let failed_at = (0..64).find_map(|l| a.queue(write(l)).err().map(|e| (l, e.to_string())));
+        let (lpn, why) = failed_at.expect("the model fails before all 64 pages are written");
+        assert!(
+            lpn >= 56 && why.contains("a bug in the model"),
+            "{lpn}: {why}"
+        );
+        let again = b.queue(IoReq {
+            ddir: Ddir::Read,
+            ..write(0)
+        });
+        assert_eq!(again.err().map(|e| e.to_string()), Some(why));
+        assert!(!dev.device.is_poisoned());
+    }
+
+    #[test]
     fn completions_arrive_at_their_modelled_time() {
         let clock = Clock::calibrate();
         let dev = SharedDevice::new(

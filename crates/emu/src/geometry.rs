@@ -96,7 +96,7 @@ impl Geometry {
         let logical = p.size / u64::from(p.page_bytes);
         // logical ≤ 2^64 / 512 and op ≤ 100: the product is far below 2^64.
         let wanted = (logical as f64 * (1.0 + p.op.max(0.0))).ceil();
-        if !(wanted < u64::MAX as f64 / 2.0) {
+        if wanted.is_nan() || wanted >= u64::MAX as f64 / 2.0 {
             return None;
         }
         let per_die = (wanted as u64).div_ceil(dies);
@@ -113,6 +113,13 @@ impl Geometry {
             die_share: logical.div_ceil(dies),
             die_limit: u64::try_from(usable).ok()?,
         })
+    }
+
+    /// About the bytes the FTL allocates for this geometry: its two maps
+    /// and the state of every block (for memory checks).
+    pub fn ftl_bytes(&self) -> u64 {
+        let blocks = u64::from(self.dies) * u64::from(self.blocks_per_die);
+        4 * self.logical_pages + 4 * self.physical_pages + 21 * blocks
     }
 
     /// The most valid pages the FTL lets a die hold: halfway between its
