@@ -35,7 +35,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         "unknown emulator parameter 'colour'",
     );
     expect_bad(
-        &["--filename=emu:x25e,size=64m", "--size=128m"],
+        &["--filename=emu:x25e,size=128m", "--size=256m"],
         "exceeds the emulated device",
     );
     expect_bad(&[&fa, "--size=1m", "--rw=randomread"], "randread");

@@ -46,7 +46,7 @@ fn data_written_to_the_emulator_is_read_back_across_phases() {
     // (stonewall): the same device, so the reads hit written pages and take
     // NAND time (unwritten pages answer without NAND reads).
     let r = run_json(&[
-        "--filename=emu:x25e,size=64m",
+        "--filename=emu:x25e,size=128m",
         "--size=8m",
         "--name=fill",
         "--rw=write",

@@ -34,7 +34,9 @@ pub enum CompletionMode {
 }
 
 /// Everything that describes an emulated device. Times in ns, rates in MB/s
-/// (10^6 bytes per second), sizes in bytes.
+/// (10^6 bytes per second), sizes in bytes. [`Params::check`] bounds every
+/// key ([`crate::geometry`] has the ranges) and refuses geometries the model
+/// cannot serve; the model assumes parameters that passed it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub preset: String,
@@ -70,9 +72,11 @@ pub struct Params {
     pub dram_cmd_ns: u64,
     pub dram_per_4k_ns: u64,
     pub gc: GcPolicy,
-    /// Background GC starts when a die has fewer free blocks than this.
+    /// Background GC: a die with fewer free blocks than this cleans one
+    /// victim after each write to it.
     pub gc_bg_free: u32,
-    /// Foreground GC (before a write) when a die has fewer free blocks than this (≥ 1).
+    /// Foreground GC (≥ 1): a write that would leave its die with fewer free
+    /// blocks than this first cleans victims there.
     pub gc_fg_free: u32,
     /// Real time: how completions are delivered.
     pub completion: CompletionMode,
@@ -253,21 +257,13 @@ impl Params {
             v.parse::<u64>()
                 .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
         };
-        // Rates and ratios: 0 has a meaning (no limit, no spare area), a
-        // negative, NaN or infinite value has none.
-        let float = |v: &str| match v.parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-            _ => Err(format!(
-                "emulator parameter '{k}': '{v}' is not a number ≥ 0 (allowed: a finite number ≥ 0)"
-            )),
+        // A 32-bit field: values past u32 are refused, not truncated.
+        let int32 = |v: &str| {
+            int(v).and_then(|n| u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n)))
         };
-        // Counts, bounded so that the geometry's products stay far inside
-        // their types.
-        let u32_of = |v: &str, max: u32| {
-            let n = int(v)?;
-            u32::try_from(n).ok().filter(|&n| n <= max).ok_or_else(|| {
-                format!("emulator parameter '{k}': '{v}' is too large (allowed: at most {max})")
-            })
+        let float = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
         };
         let time = |v: &str| {
             ssdready_core::units::parse_time_ns(v, 1)
@@ -279,18 +275,13 @@ impl Params {
         };
         match k {
             "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
-            "op" => {
-                self.op = float(v)?;
-                if self.op > 100.0 {
-                    return Err(format!("emulator parameter 'op': {v} is more than 100 (allowed: 0..=100, i.e. up to 10000% spare)"));
-                }
-            }
-            "channels" => self.channels = u32_of(v, 1024)?,
-            "dies_per_channel" | "dies" => self.dies_per_channel = u32_of(v, 1024)?,
-            "pages_per_block" => self.pages_per_block = u32_of(v, 65536)?,
+            "op" => self.op = float(v)?,
+            "channels" => self.channels = int32(v)?,
+            "dies_per_channel" | "dies" => self.dies_per_channel = int32(v)?,
+            "pages_per_block" => self.pages_per_block = int32(v)?,
             "page_bytes" => {
-                self.page_bytes = u32::try_from(parse_size(v)?)
-                    .map_err(|_| format!("emulator parameter 'page_bytes': '{v}' is too large (allowed: a power of two up to 2g)"))?
+                let n = parse_size(v).map_err(|e| format!("emulator parameter 'page_bytes': {e}"))?;
+                self.page_bytes = u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n))?
             }
             "read_ns" | "read" => self.read_ns = time(v)?,
             "program_ns" | "program" => self.program_ns = time(v)?,
@@ -299,9 +290,12 @@ impl Params {
             "link_mbps" => self.link_mbps = float(v)?,
             "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
             "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
-            "fw_units" => self.fw_units = u32_of(v, 1024)?,
-            "cmd_slots" => self.cmd_slots = u32_of(v, 65536)?,
-            "write_buffer" => self.write_buffer = parse_size(v)?,
+            "fw_units" => self.fw_units = int32(v)?,
+            "cmd_slots" => self.cmd_slots = int32(v)?,
+            "write_buffer" => {
+                self.write_buffer =
+                    parse_size(v).map_err(|e| format!("emulator parameter 'write_buffer': {e}"))?
+            }
             "dram" => self.dram = boolean(v)?,
             "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
             "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = time(v)?,
@@ -312,8 +306,8 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
                 }
             }
-            "gc_bg_free" => self.gc_bg_free = u32_of(v, 1 << 20)?,
-            "gc_fg_free" => self.gc_fg_free = u32_of(v, 1 << 20)?,
+            "gc_bg_free" => self.gc_bg_free = int32(v)?,
+            "gc_fg_free" => self.gc_fg_free = int32(v)?,
             "completion" => {
                 self.completion = match v {
                     "irq" | "interrupt" => CompletionMode::Irq,
@@ -322,7 +316,7 @@ impl Params {
                     _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
                 }
             }
-            "coalesce_n" => self.coalesce_n = u32_of(v, 65536)?,
+            "coalesce_n" => self.coalesce_n = int32(v)?,
             "coalesce_us" => self.coalesce_us = int(v)?,
             "nocopy" => self.nocopy = boolean(v)?,
             "host_ns" => self.host_ns = time(v)?,
@@ -338,50 +332,18 @@ impl Params {
         Ok(())
     }
 
-    /// Consistency checks.
+    /// Consistency checks: every key in its range, and a geometry the
+    /// model can serve ([`crate::geometry::check`]). One line naming the key
+    /// and the allowed values.
     pub fn check(&self) -> Result<(), String> {
-        let e = |m: &str| Err(format!("emulator: {m}"));
-        if self.channels == 0 || self.dies_per_channel == 0 {
-            return e("channels and dies_per_channel must be at least 1");
-        }
-        if self.page_bytes == 0 || !self.page_bytes.is_power_of_two() {
-            return e("page_bytes must be a power of two");
-        }
-        if self.size < self.page_bytes as u64 {
-            return e("size must hold at least one page");
-        }
-        if !self.dram {
-            if self.pages_per_block < 2 {
-                return e("pages_per_block must be at least 2");
-            }
-            if self.op.is_nan() || self.op <= 0.0 {
-                return e("op must be > 0 for a flash device (set dram=1 for a device without GC)");
-            }
-            if self.gc_fg_free < 1 {
-                return e("gc_fg_free must be at least 1");
-            }
-            if self.blocks_per_die() <= self.reserved_blocks_per_die() + 2
-                || self.alpha_effective() < 1.005
-            {
-                return Err(format!(
-                    "emulator: {} blocks per die leave no spare area once GC keeps {} free \
-                     (spare factor {:.3}); raise size or op, or lower pages_per_block or the number of dies",
-                    self.blocks_per_die(),
-                    self.reserved_blocks_per_die(),
-                    self.alpha_effective()
-                ));
-            }
-        }
-        if self.fw_units == 0 {
-            return e("fw_units must be at least 1");
-        }
-        Ok(())
+        crate::geometry::check(self)
     }
 
     /// Dies in all.
     ///
-    /// The geometry helpers saturate rather than overflow, so that any
-    /// parameters, even ones [`Params::check`] will refuse, can be asked.
+    /// These helpers saturate instead of overflowing, so they are safe on
+    /// unchecked parameters; on parameters that passed [`Params::check`]
+    /// they are exact ([`crate::geometry::Geometry`] has the checked counts).
     pub fn dies(&self) -> u32 {
         self.channels.saturating_mul(self.dies_per_channel)
     }
@@ -393,11 +355,12 @@ impl Params {
     pub fn blocks_per_die(&self) -> u32 {
         let phys = (self.logical_pages() as f64 * (1.0 + self.op)).ceil() as u64;
         let per_die = phys.div_ceil(u64::from(self.dies().max(1)));
-        let blocks = per_die.div_ceil(u64::from(self.pages_per_block.max(1)));
-        u32::try_from(blocks).unwrap_or(u32::MAX)
+        let bpd = per_die.div_ceil(u64::from(self.pages_per_block.max(1)));
+        u32::try_from(bpd).unwrap_or(u32::MAX)
     }
     /// Blocks per die that GC keeps free (not spare area, notes): foreground
-    /// GC keeps `gc_fg_free` + 1 before a write, background GC `gc_bg_free`.
+    /// GC keeps `gc_fg_free` after a write (one more while the host write
+    /// frontier has room), background GC `gc_bg_free`.
     pub fn reserved_blocks_per_die(&self) -> u32 {
         self.gc_bg_free.max(self.gc_fg_free.saturating_add(1))
     }
@@ -532,7 +495,8 @@ mod parse_limits {
             "gc_fg_free=4294967295",
         ] {
             let e = Params::parse(&format!("x25e,{kv}")).unwrap_err();
-            assert!(e.contains("too large"), "{kv}: {e}");
+            let key = kv.split('=').next().unwrap();
+            assert!(e.contains(key), "{kv}: {e}");
         }
     }
 

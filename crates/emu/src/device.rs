@@ -14,16 +14,27 @@
 //!   speed); per page, the FTL picks the die (striping), foreground GC on
 //!   that die runs first (page moves and erases keep the die busy), then the
 //!   page crosses the channel and is programmed.
-//! * **Trim** costs controller time only; **flush** waits for the buffer.
+//! * **Partial-page writes** (a write that covers part of a `page_bytes`
+//!   page: sub-page block sizes, unaligned offsets) are **read-modify-write**:
+//!   if the page holds data, its old copy is read from its die and crosses
+//!   its channel before the merged page is programmed, out of place, as a
+//!   whole page. A page written in 512 B pieces is programmed once per piece
+//!   (no merging in the write buffer), as a drive without sub-page merging
+//!   does; the FTL sees whole-page writes only.
+//! * **Trim** costs controller time only and unmaps the pages it covers
+//!   whole; a page it covers only in part keeps its data (and mapping).
+//!   **Flush** waits for the buffer.
 //! * **DRAM mode**: no NAND and no GC; each of the `dies` units serves a
 //!   command in `dram_per_4k_ns` per 4 KiB, after `dram_cmd_ns` of latency.
 //!
 //! A command may carry several extents (a vectored read or write, the
 //! "extended interface" of temporal merge): one controller command, all
-//! pages.
+//! pages. Pages past the end of the device are ignored. Times saturate at
+//! `u64::MAX` ns rather than wrap; the ranges `Params::check` enforces keep
+//! them far from it.
 
 use crate::config::Params;
-use crate::ftl::{Ftl, GcWork};
+use crate::ftl::{Ftl, FtlError, GcWork};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -45,6 +56,7 @@ impl Timeline {
         if dur == 0 {
             return at;
         }
+        let end = |s: u64| s.saturating_add(dur);
         while self.busy.front().is_some_and(|&(_, e)| e <= now) {
             self.busy.pop_front();
         }
@@ -53,14 +65,14 @@ impl Timeline {
         let mut start = at;
         while i < self.busy.len() {
             let (s, e) = self.busy[i];
-            if s >= start + dur {
+            if s >= end(start) {
                 break;
             }
             start = start.max(e);
             i += 1;
         }
-        self.busy.insert(i, (start, start + dur));
-        start + dur
+        self.busy.insert(i, (start, end(start)));
+        end(start)
     }
 }
 
@@ -78,6 +90,13 @@ pub enum Op {
 pub struct Extent {
     pub offset: u64,
     pub len: u64,
+}
+
+/// A logical page a command touches, and whether it covers all of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Page {
+    lpn: u64,
+    whole: bool,
 }
 
 /// Counters of the device.
@@ -106,7 +125,7 @@ pub struct Device {
     last_program: u64,
     chan_ns_per_page: u64,
     link_ps_per_byte: u64,
-    scratch: Vec<u64>,
+    scratch: Vec<Page>,
     /// The latest completion time handed out: where virtual time stands.
     pub now: u64,
     pub counters: DeviceCounters,
@@ -115,7 +134,7 @@ pub struct Device {
 impl Device {
     /// A fresh device.
     pub fn new(p: &Params) -> Self {
-        let dies = p.dies() as usize;
+        let dies = p.dies().max(1) as usize;
         let per_s = |mbps: f64, bytes: f64| {
             if mbps > 0.0 {
                 (bytes / (mbps * 1e6) * 1e9).round() as u64
@@ -128,7 +147,7 @@ impl Device {
             ctrl_free: vec![0; p.fw_units.max(1) as usize],
             slot_free: vec![0; p.cmd_slots as usize],
             die_free: vec![0; dies],
-            chans: vec![Timeline::default(); p.channels as usize],
+            chans: vec![Timeline::default(); p.channels.max(1) as usize],
             link_line: Timeline::default(),
             t_now: 0,
             buffer: BinaryHeap::new(),
@@ -155,22 +174,27 @@ impl Device {
         self.p.logical_pages() * self.p.page_bytes as u64
     }
 
-    /// The logical pages the extents touch, into the reusable scratch list.
-    fn pages(&mut self, extents: &[Extent]) -> Vec<u64> {
-        let pb = self.p.page_bytes as u64;
+    /// The logical pages the extents touch (within the device), into the
+    /// reusable scratch list.
+    fn pages(&mut self, extents: &[Extent]) -> Vec<Page> {
+        let pb = u64::from(self.p.page_bytes);
         let last = self.p.logical_pages();
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         for e in extents {
+            let end = e.offset.saturating_add(e.len);
             let first = e.offset / pb;
-            let end = (e.offset + e.len.max(1)).div_ceil(pb).min(last);
-            out.extend(first..end);
+            let stop = e.offset.saturating_add(e.len.max(1)).div_ceil(pb).min(last);
+            out.extend((first..stop).map(|lpn| Page {
+                lpn,
+                whole: lpn * pb >= e.offset && (lpn + 1) * pb <= end,
+            }));
         }
         out
     }
 
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
-        let dur = bytes * self.link_ps_per_byte / 1000;
+        let dur = bytes.saturating_mul(self.link_ps_per_byte) / 1000;
         self.link_line.reserve(at, dur, self.t_now)
     }
 
@@ -180,16 +204,19 @@ impl Device {
     }
 
     fn controller(&mut self, t: u64, pages: u64) -> u64 {
-        let cost = self.p.fw_cmd_ns + self.p.fw_per_4k_ns * pages * self.p.page_bytes as u64 / 4096;
-        let (i, &free) = self
-            .ctrl_free
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, &f)| f)
-            .expect("at least one core");
-        let end = t.max(free) + cost;
-        self.ctrl_free[i] = end;
+        let cost = per_pages(self.p.fw_per_4k_ns, pages, self.p.page_bytes)
+            .saturating_add(self.p.fw_cmd_ns);
+        let (i, free) = earliest(&self.ctrl_free);
+        let end = t.max(free).saturating_add(cost);
+        if let Some(c) = self.ctrl_free.get_mut(i) {
+            *c = end;
+        }
         end
+    }
+
+    fn busy(&mut self, d: usize, ns: u64) {
+        let b = &mut self.counters.die_busy_ns[d];
+        *b = b.saturating_add(ns);
     }
 
     fn die_work(&mut self, die: u32, from: u64, work: GcWork) {
@@ -197,137 +224,169 @@ impl Device {
             return;
         }
         let d = die as usize;
-        let busy =
-            work.moved * (self.p.read_ns + self.p.program_ns) + work.erased * self.p.erase_ns;
-        self.die_free[d] = self.die_free[d].max(from) + busy;
-        self.counters.die_busy_ns[d] += busy;
+        let copy = self.p.read_ns + self.p.program_ns;
+        let busy = work
+            .moved
+            .saturating_mul(copy)
+            .saturating_add(work.erased.saturating_mul(self.p.erase_ns));
+        self.die_free[d] = self.die_free[d].max(from).saturating_add(busy);
+        self.busy(d, busy);
     }
 
-    /// Submit a command at time `t` (ns); returns its completion time.
-    pub fn submit(&mut self, t: u64, op: Op, extents: &[Extent]) -> u64 {
+    /// Submit a command at time `t` (ns); returns its completion time, never
+    /// before `t`. An error is a failure of the model (a bug: see
+    /// [`FtlError`]); the device should not be used after one.
+    pub fn submit(&mut self, t: u64, op: Op, extents: &[Extent]) -> Result<u64, FtlError> {
         self.counters.commands += 1;
-        let bytes: u64 = extents.iter().map(|e| e.len).sum();
+        let bytes = extents.iter().fold(0u64, |a, e| a.saturating_add(e.len));
         let pages = self.pages(extents);
-        let npages = pages.len() as u64;
         // A command waits for a free slot and holds it until it completes.
-        let slot = (!self.slot_free.is_empty()).then(|| {
-            let (i, &f) = self
-                .slot_free
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, &f)| f)
-                .expect("slots");
-            (i, f)
-        });
+        let slot = (!self.slot_free.is_empty()).then(|| earliest(&self.slot_free));
         let t = slot.map_or(t, |(_, f)| t.max(f));
         self.t_now = self.t_now.max(t);
-        let done = if self.p.dram {
-            self.submit_dram(t, op, bytes, npages)
-        } else {
+        let done = if self.ftl.is_some() {
             self.submit_flash(t, op, bytes, &pages)
+        } else {
+            Ok(self.submit_dram(t, op, bytes, pages.len() as u64))
         };
+        self.scratch = pages;
+        let done = done?.max(t);
         if let Some((i, _)) = slot {
             self.slot_free[i] = done;
         }
-        self.scratch = pages;
         self.now = self.now.max(done);
-        done
+        Ok(done)
     }
 
-    fn submit_flash(&mut self, t: u64, op: Op, bytes: u64, pages: &[u64]) -> u64 {
+    fn submit_flash(
+        &mut self,
+        t: u64,
+        op: Op,
+        bytes: u64,
+        pages: &[Page],
+    ) -> Result<u64, FtlError> {
         let npages = pages.len() as u64;
-        match op {
+        Ok(match op {
             Op::Read => {
                 let ready = self.controller(t, npages);
                 let mut data_at = ready;
-                for &lpn in pages {
-                    let die = self.ftl.as_ref().and_then(|f| f.die_of(lpn));
-                    if let Some(die) = die {
-                        let d = die as usize;
-                        let c = d % self.chans.len();
-                        let read_end = ready.max(self.die_free[d]) + self.p.read_ns;
-                        let xfer_end = self.channel(c, read_end);
-                        self.counters.die_busy_ns[d] += xfer_end - read_end + self.p.read_ns;
-                        self.die_free[d] = xfer_end;
-                        data_at = data_at.max(xfer_end);
-                    }
+                for pg in pages {
+                    data_at = data_at.max(self.read_page(pg.lpn, ready));
                 }
                 self.link(data_at, bytes)
             }
             Op::Write => {
                 let ready = self.controller(t, npages);
                 let arrived = self.link(ready, bytes);
-                let mut programmed = arrived;
-                for &lpn in pages {
-                    let ftl = self.ftl.as_mut().expect("flash mode has an FTL");
-                    let (die, work) = ftl.write(lpn);
-                    self.die_work(die, arrived, work);
-                    let d = die as usize;
-                    let c = d % self.chans.len();
-                    let xfer_end = self.channel(c, arrived);
-                    let start = xfer_end.max(self.die_free[d]);
-                    let end = start + self.p.program_ns;
-                    self.die_free[d] = end;
-                    self.counters.die_busy_ns[d] += self.p.program_ns;
-                    programmed = programmed.max(end);
-                    // Background GC right after, on the same die.
-                    let bg = self.ftl.as_mut().expect("ftl").background(die);
-                    self.die_work(die, end, bg);
-                }
+                let programmed = self.program_pages(arrived, pages)?;
                 self.last_program = self.last_program.max(programmed);
                 if self.p.write_buffer == 0 {
-                    return programmed;
+                    programmed
+                } else {
+                    self.buffered_completion(arrived, programmed, bytes)
                 }
-                // Buffered: complete when the data fits in the buffer.
-                while let Some(&Reverse((done, b))) = self.buffer.peek() {
-                    if done > arrived {
-                        break;
-                    }
-                    self.buffer.pop();
-                    self.buffered -= b;
-                }
-                let mut complete = arrived;
-                while self.buffered + bytes > self.p.write_buffer {
-                    match self.buffer.pop() {
-                        Some(Reverse((done, b))) => {
-                            self.buffered -= b;
-                            complete = complete.max(done);
-                        }
-                        None => break,
-                    }
-                }
-                self.buffer.push(Reverse((programmed, bytes)));
-                self.buffered += bytes;
-                complete
             }
             Op::Trim => {
                 let done = self.controller(t, 0);
-                let ftl = self.ftl.as_mut().expect("ftl");
-                for &lpn in pages {
-                    ftl.trim(lpn);
+                if let Some(ftl) = self.ftl.as_mut() {
+                    for pg in pages.iter().filter(|pg| pg.whole) {
+                        ftl.trim(pg.lpn)?;
+                    }
                 }
                 done
             }
             Op::Flush => self.controller(t, 0).max(self.last_program),
+        })
+    }
+
+    /// Read logical page `lpn` from its die, starting no earlier than `at`;
+    /// returns when its data has crossed the channel (`at` when the page is
+    /// unmapped: no NAND access).
+    fn read_page(&mut self, lpn: u64, at: u64) -> u64 {
+        let Some(die) = self.ftl.as_ref().and_then(|f| f.die_of(lpn)) else {
+            return at;
+        };
+        let d = die as usize;
+        let c = d % self.chans.len();
+        let read_end = at.max(self.die_free[d]).saturating_add(self.p.read_ns);
+        let xfer_end = self.channel(c, read_end);
+        self.busy(d, (xfer_end - read_end).saturating_add(self.p.read_ns));
+        self.die_free[d] = xfer_end;
+        xfer_end
+    }
+
+    /// Program the pages of a write whose data arrived at `arrived`, with
+    /// foreground GC before and background GC after each, and the read of
+    /// read-modify-write for partial pages (module docs). Returns when the
+    /// last program ends.
+    fn program_pages(&mut self, arrived: u64, pages: &[Page]) -> Result<u64, FtlError> {
+        let mut programmed = arrived;
+        for pg in pages {
+            let merged = if pg.whole {
+                arrived
+            } else {
+                self.read_page(pg.lpn, arrived)
+            };
+            let Some(ftl) = self.ftl.as_mut() else {
+                break;
+            };
+            let (die, work) = ftl.write(pg.lpn)?;
+            self.die_work(die, arrived, work);
+            let d = die as usize;
+            let c = d % self.chans.len();
+            let xfer_end = self.channel(c, merged);
+            let end = xfer_end
+                .max(self.die_free[d])
+                .saturating_add(self.p.program_ns);
+            self.die_free[d] = end;
+            self.busy(d, self.p.program_ns);
+            programmed = programmed.max(end);
+            // Background GC right after, on the same die.
+            if let Some(ftl) = self.ftl.as_mut() {
+                let bg = ftl.background(die)?;
+                self.die_work(die, end, bg);
+            }
         }
+        Ok(programmed)
+    }
+
+    /// With a write buffer, a write completes when its data fits in the
+    /// buffer (the oldest buffered data leaves as its programs end).
+    fn buffered_completion(&mut self, arrived: u64, programmed: u64, bytes: u64) -> u64 {
+        while let Some(&Reverse((done, b))) = self.buffer.peek() {
+            if done > arrived {
+                break;
+            }
+            self.buffer.pop();
+            self.buffered -= b;
+        }
+        let mut complete = arrived;
+        while self.buffered.saturating_add(bytes) > self.p.write_buffer {
+            match self.buffer.pop() {
+                Some(Reverse((done, b))) => {
+                    self.buffered -= b;
+                    complete = complete.max(done);
+                }
+                None => break,
+            }
+        }
+        self.buffer.push(Reverse((programmed, bytes)));
+        self.buffered = self.buffered.saturating_add(bytes);
+        complete
     }
 
     fn submit_dram(&mut self, t: u64, op: Op, bytes: u64, npages: u64) -> u64 {
         if matches!(op, Op::Trim | Op::Flush) {
-            return t + self.p.dram_cmd_ns;
+            return t.saturating_add(self.p.dram_cmd_ns);
         }
-        let service = self.p.dram_per_4k_ns * npages * self.p.page_bytes as u64 / 4096;
-        let (i, &free) = self
-            .die_free
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, &f)| f)
-            .expect("a unit");
-        let start = (t + self.p.dram_cmd_ns).max(free);
-        self.die_free[i] = start + service;
-        self.counters.die_busy_ns[i] += service;
-        let data = start + service;
-        self.t_now = self.t_now.max(t);
+        let service = per_pages(self.p.dram_per_4k_ns, npages, self.p.page_bytes);
+        let (i, free) = earliest(&self.die_free);
+        let start = t.saturating_add(self.p.dram_cmd_ns).max(free);
+        let data = start.saturating_add(service);
+        if let Some(f) = self.die_free.get_mut(i) {
+            *f = data;
+            self.busy(i, service);
+        }
         if self.link_ps_per_byte == 0 {
             data
         } else {
@@ -341,20 +400,37 @@ impl Device {
     }
 }
 
+/// `per_4k_ns` per 4 KiB for `pages` pages of `page_bytes`, saturating.
+fn per_pages(per_4k_ns: u64, pages: u64, page_bytes: u32) -> u64 {
+    let ns = u128::from(per_4k_ns) * u128::from(pages) * u128::from(page_bytes) / 4096;
+    u64::try_from(ns).unwrap_or(u64::MAX)
+}
+
+/// The index and time of the earliest-free of some resources ((0, 0) for none).
+fn earliest(free: &[u64]) -> (usize, u64) {
+    free.iter()
+        .copied()
+        .enumerate()
+        .min_by_key(|&(_, f)| f)
+        .unwrap_or((0, 0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn one(p: &str, op: Op, off: u64) -> (Device, u64) {
         let mut d = Device::new(&Params::parse(p).unwrap());
-        let t = d.submit(
-            0,
-            op,
-            &[Extent {
-                offset: off,
-                len: 4096,
-            }],
-        );
+        let t = d
+            .submit(
+                0,
+                op,
+                &[Extent {
+                    offset: off,
+                    len: 4096,
+                }],
+            )
+            .unwrap();
         (d, t)
     }
 
@@ -370,16 +446,18 @@ mod tests {
 
     #[test]
     fn x25e_qd1_read_matches_its_fit() {
-        let (mut d, _) = one("x25e,size=64m", Op::Write, 0);
+        let (mut d, _) = one("x25e,size=128m", Op::Write, 0);
         let t0 = 10_000_000;
-        let done = d.submit(
-            t0,
-            Op::Read,
-            &[Extent {
-                offset: 0,
-                len: 4096,
-            }],
-        );
+        let done = d
+            .submit(
+                t0,
+                Op::Read,
+                &[Extent {
+                    offset: 0,
+                    len: 4096,
+                }],
+            )
+            .unwrap();
         let lat = done - t0;
         // 28 us controller + 25 us read + 81.9 us channel + 13.7 us link
         assert!((145_000..155_000).contains(&lat), "{lat}");
@@ -387,7 +465,7 @@ mod tests {
 
     #[test]
     fn unwritten_reads_skip_the_nand() {
-        let (_, t) = one("x25e,size=64m", Op::Read, 0);
+        let (_, t) = one("x25e,size=128m", Op::Read, 0);
         assert!(t < 50_000, "{t}");
     }
 
@@ -396,20 +474,22 @@ mod tests {
         let (mut d, t) = one("dram-ssd,size=64m", Op::Read, 0);
         assert!((7_000..8_000).contains(&t), "{t}");
         // back-to-back commands queue behind the single unit
-        let t2 = d.submit(
-            0,
-            Op::Read,
-            &[Extent {
-                offset: 4096,
-                len: 4096,
-            }],
-        );
+        let t2 = d
+            .submit(
+                0,
+                Op::Read,
+                &[Extent {
+                    offset: 4096,
+                    len: 4096,
+                }],
+            )
+            .unwrap();
         assert!(t2 >= t + 5_000, "{t2}");
     }
 
     #[test]
     fn vectored_commands_pay_the_controller_once() {
-        let mut a = Device::new(&Params::parse("x25e,size=64m").unwrap());
+        let mut a = Device::new(&Params::parse("x25e,size=128m").unwrap());
         let mut b = a.clone();
         let ext: Vec<Extent> = (0..8)
             .map(|i| Extent {
@@ -419,9 +499,9 @@ mod tests {
             .collect();
         let mut t_sep = 0;
         for e in &ext {
-            t_sep = t_sep.max(a.submit(0, Op::Write, std::slice::from_ref(e)));
+            t_sep = t_sep.max(a.submit(0, Op::Write, std::slice::from_ref(e)).unwrap());
         }
-        let t_vec = b.submit(0, Op::Write, &ext);
+        let t_vec = b.submit(0, Op::Write, &ext).unwrap();
         assert!(t_vec < t_sep, "vectored {t_vec} vs separate {t_sep}");
     }
 
@@ -438,6 +518,7 @@ mod tests {
                         len: 4096,
                     }],
                 )
+                .unwrap()
             })
             .collect();
         assert!(lat[0] < 20_000, "buffered write {}", lat[0]);

@@ -12,6 +12,12 @@
 //! interrupt coalescing (deliver after `coalesce_n` completions or
 //! `coalesce_us` µs). An idle device costs nothing: there is no device
 //! thread; time is the model's.
+//!
+//! A failure of the model (an error from [`Device::submit`], or a panic,
+//! which would be a bug) fails the command that met it and every later
+//! command on the device with the same message: the lock is never left
+//! poisoned for the other workers, and no one goes on with a model whose
+//! state is not trusted.
 
 use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
@@ -22,7 +28,8 @@ use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError, Queued};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::{Arc, Mutex};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// One emulated SSD shared by the workers that use it.
 pub struct SharedDevice {
@@ -33,6 +40,9 @@ pub struct SharedDevice {
     pub clock: Clock,
     /// Its parameters.
     pub params: Params,
+    capacity: u64,
+    /// Why the model failed, once it has.
+    failure: OnceLock<String>,
 }
 
 impl SharedDevice {
@@ -45,16 +55,60 @@ impl SharedDevice {
             vec![0u8; dev.capacity() as usize]
         };
         Arc::new(SharedDevice {
+            capacity: dev.capacity(),
             device: Mutex::new(dev),
             data: Mutex::new(data),
             clock,
             params,
+            failure: OnceLock::new(),
         })
     }
 
     /// Capacity in bytes.
     pub fn capacity(&self) -> u64 {
-        self.device.lock().expect("device lock").capacity()
+        self.capacity
+    }
+
+    /// Submit a command to the model at `t` (module docs on failures).
+    pub fn submit(&self, t: u64, op: Op, extents: &[Extent]) -> Result<u64, EngineError> {
+        if let Some(why) = self.failure.get() {
+            return Err(failed(why));
+        }
+        let mut dev = match self.device.lock() {
+            Ok(d) => d,
+            Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
+        };
+        match catch_unwind(AssertUnwindSafe(|| dev.submit(t, op, extents))) {
+            Ok(Ok(done)) => Ok(done),
+            Ok(Err(e)) => Err(self.fail(e.to_string())),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(self.fail(format!(
+                    "the model panicked ({what}): a bug, please report it"
+                )))
+            }
+        }
+    }
+
+    fn fail(&self, why: String) -> EngineError {
+        failed(self.failure.get_or_init(|| why))
+    }
+
+    fn data(&self) -> Result<MutexGuard<'_, Vec<u8>>, EngineError> {
+        self.data
+            .lock()
+            .map_err(|_| self.fail("its data lock was poisoned by a panic".into()))
+    }
+}
+
+fn failed(why: &str) -> EngineError {
+    EngineError::Sys {
+        what: "emulated device".into(),
+        source: std::io::Error::other(why.to_string()),
     }
 }
 
@@ -150,21 +204,24 @@ impl Engine for EmuEngine {
             Ddir::Write => (Op::Write, req.len),
             Ddir::Trim => (Op::Trim, req.len),
         };
-        let done = {
-            let mut d = self.dev.device.lock().expect("device lock");
-            d.submit(
-                now,
-                op,
-                &[Extent {
-                    offset: req.offset,
-                    len: len as u64,
-                }],
-            )
+        let extent = Extent {
+            offset: req.offset,
+            len: len as u64,
         };
+        let done = self.dev.submit(now, op, &[extent])?;
         if !self.dev.params.nocopy && req.ddir != Ddir::Trim {
-            let mut data = self.dev.data.lock().expect("data lock");
+            let mut data = self.dev.data()?;
             let (o, l) = (req.offset as usize, len as usize);
-            let buf = &mut self.bufs[req.slot as usize];
+            let (Some(buf), true) = (
+                self.bufs.get_mut(req.slot as usize),
+                o.checked_add(l).is_some_and(|end| end <= data.len()),
+            ) else {
+                return Err(failed(&format!(
+                    "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
+                    req.slot,
+                    data.len()
+                )));
+            };
             if req.ddir == Ddir::Write {
                 data[o..o + l].copy_from_slice(&buf.as_slice()[..l]);
             } else {
@@ -262,6 +319,40 @@ mod tests {
         out.clear();
         e.getevents(1, &mut out).unwrap();
         assert_eq!(&e.bufs[1].as_slice()[..4096], &written[..]);
+    }
+
+    #[test]
+    fn a_failed_model_fails_every_later_command_without_poisoning_the_lock() {
+        // Unchecked parameters (Params::check refuses them: one die whose 64
+        // pages of data exceed the 56 GC can keep valid) make the FTL fail;
+        // every later command, on any worker, gets the same error.
+        let mut p = crate::config::preset("nvme-tlc").unwrap();
+        p.nocopy = true;
+        (p.channels, p.dies_per_channel, p.pages_per_block) = (1, 1, 4);
+        (p.size, p.op, p.write_buffer) = (64 * 4096, 0.01, 0);
+        assert!(p.check().is_err());
+        let dev = SharedDevice::new(p, Clock::calibrate());
+        let mut a = EmuEngine::new(dev.clone(), &JobSpec::default(), 1);
+        let mut b = EmuEngine::new(dev.clone(), &JobSpec::default(), 2);
+        let write = |lpn: u64| IoReq {
+            slot: 0,
+            file: 0,
+            ddir: Ddir::Write,
+            offset: lpn * 4096,
+            len: 4096,
+        };
+        let failed_at = (0..64).find_map(|l| a.queue(write(l)).err().map(|e| (l, e.to_string())));
+        let (lpn, why) = failed_at.expect("the model fails before all 64 pages are written");
+        assert!(
+            lpn >= 56 && why.contains("a bug in the model"),
+            "{lpn}: {why}"
+        );
+        let again = b.queue(IoReq {
+            ddir: Ddir::Read,
+            ..write(0)
+        });
+        assert_eq!(again.err().map(|e| e.to_string()), Some(why));
+        assert!(!dev.device.is_poisoned());
     }
 
     #[test]

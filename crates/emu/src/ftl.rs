@@ -6,11 +6,34 @@
 //!
 //! Layout: die `d` owns blocks `d·B .. (d+1)·B`; physical page `p` is page
 //! `p % P` of block `p / P`. Each die has a host write frontier and a GC
-//! write frontier (relocated data does not mix with new writes) and keeps at
-//! least `gc_fg_free` free blocks after every write: a write to a die with
-//! `gc_fg_free` or fewer first cleans victims on that die.
+//! write frontier (relocated data does not mix with new writes), each an
+//! open block, and keeps at least `gc_fg_free` free blocks after every host
+//! write: a write that would leave fewer first cleans victims on its die
+//! (foreground GC). Below `gc_bg_free` free blocks a die cleans one victim
+//! after each write to it (background GC), so GC work is spread over the
+//! writes instead of stalling one write for a whole block's worth of
+//! cleanings.
+//!
+//! **Why GC always makes progress.** A cleaning needs at most one free block
+//! (for its frontier) and gives one back, so a die never runs out of free
+//! blocks as long as some full block has an invalid page whenever foreground
+//! GC runs (then the die has at most `gc_fg_free` free blocks). That holds while the die holds fewer valid pages than its limit,
+//! `(B − gc_fg_free − 2) × P` ([`crate::geometry`]). Writes are striped
+//! round-robin, but a die at its quota (halfway between its even share of
+//! the data and that limit) is skipped: without this, patterns whose last
+//! copy of each page always lands on the same dies (512 B sequential writes
+//! rewrite each 4 KiB page 8 times, so with 32 dies every page ends on one
+//! of 4 of them) pile all the data on a few dies until their GC finds
+//! nothing to reclaim. Greedy never picks a victim without an invalid page;
+//! FIFO cleans in order and so passes over at most one queue of fully valid
+//! blocks before it reaches one with an invalid page.
+//!
+//! The model's operations return [`FtlError`] instead of panicking; with
+//! parameters that passed `Params::check` the only errors are bugs, which
+//! the property test (`tests/ftl_props.rs`) looks for through [`Ftl::check`].
 
 use crate::config::{GcPolicy, Params};
+use crate::geometry::Geometry;
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -41,6 +64,29 @@ pub struct FtlCounters {
     pub trimmed_pages: u64,
 }
 
+/// Why the FTL could not serve an operation. With checked parameters only
+/// `OutOfRange` comes from the caller; the others are bugs of the model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FtlError {
+    #[error("emulator: logical page {lpn} is beyond the device's {pages} pages")]
+    OutOfRange { lpn: u64, pages: u64 },
+    #[error(
+        "emulator FTL: every die holds its quota of {quota} valid pages, none can take a write \
+         (a bug in the model, please report it)"
+    )]
+    NoDie { quota: u64 },
+    #[error(
+        "emulator FTL: die {die} has {free} free blocks and GC finds nothing to reclaim \
+         ({valid} valid pages, quota {quota}; a bug in the model, please report it)"
+    )]
+    Stuck {
+        die: u32,
+        free: usize,
+        valid: u64,
+        quota: u64,
+    },
+}
+
 /// See the module docs.
 #[derive(Clone, Debug)]
 pub struct Ftl {
@@ -50,6 +96,8 @@ pub struct Ftl {
     policy: GcPolicy,
     fg_free: u32,
     bg_free: u32,
+    /// Most valid pages a die may hold (module docs).
+    quota: u32,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     valid: Vec<u32>,
@@ -60,17 +108,21 @@ pub struct Ftl {
     fifo: Vec<VecDeque<u32>>,
     host_open: Vec<u32>,
     gc_open: Vec<u32>,
+    /// Valid pages per die.
+    die_valid: Vec<u32>,
     next_die: u32,
     pub counters: FtlCounters,
 }
 
 impl Ftl {
-    /// A fresh (all-erased) FTL for `p`.
+    /// A fresh (all-erased) FTL for `p`, which must have passed
+    /// `Params::check` (`Params::parse` checks).
     pub fn new(p: &Params) -> Self {
-        let dies = p.dies();
+        let dies = p.dies().max(1);
         let bpd = p.blocks_per_die();
         let ppb = p.pages_per_block;
         let blocks = (dies * bpd) as usize;
+        let quota = Geometry::of(p).map_or(0, |g| g.die_quota());
         let free = (0..dies)
             .map(|d| (d * bpd..(d + 1) * bpd).collect())
             .collect();
@@ -81,6 +133,7 @@ impl Ftl {
             policy: p.gc,
             fg_free: p.gc_fg_free,
             bg_free: p.gc_bg_free.max(p.gc_fg_free),
+            quota: u32::try_from(quota).unwrap_or(u32::MAX),
             l2p: vec![NONE; p.logical_pages() as usize],
             p2l: vec![NONE; blocks * ppb as usize],
             valid: vec![0; blocks],
@@ -91,6 +144,7 @@ impl Ftl {
             fifo: vec![VecDeque::new(); dies as usize],
             host_open: vec![NONE; dies as usize],
             gc_open: vec![NONE; dies as usize],
+            die_valid: vec![0; dies as usize],
             next_die: 0,
             counters: FtlCounters::default(),
         }
@@ -101,53 +155,112 @@ impl Ftl {
         self.l2p.len() as u64
     }
 
+    /// The physical page holding logical page `lpn`, or None when it was
+    /// never written, was trimmed, or is beyond the device.
+    pub fn mapping(&self, lpn: u64) -> Option<u64> {
+        let p = *self.l2p.get(usize::try_from(lpn).ok()?)?;
+        (p != NONE).then_some(u64::from(p))
+    }
+
     /// The die holding logical page `lpn`, or None when it was never written
     /// (or trimmed).
     pub fn die_of(&self, lpn: u64) -> Option<u32> {
-        let p = self.l2p[lpn as usize];
-        (p != NONE).then(|| p / self.ppb / self.bpd)
+        self.mapping(lpn)
+            .map(|p| (p / u64::from(self.ppb) / u64::from(self.bpd)) as u32)
     }
 
-    fn invalidate(&mut self, lpn: u64) {
-        let p = self.l2p[lpn as usize];
+    /// Dies, and the most valid pages the FTL lets one hold.
+    pub fn dies(&self) -> u32 {
+        self.dies
+    }
+    pub fn die_quota(&self) -> u64 {
+        self.quota.into()
+    }
+    /// Valid pages on `die`.
+    pub fn die_valid(&self, die: u32) -> u64 {
+        self.die_valid.get(die as usize).map_or(0, |&v| v.into())
+    }
+
+    fn index(&self, lpn: u64) -> Result<usize, FtlError> {
+        usize::try_from(lpn)
+            .ok()
+            .filter(|&l| l < self.l2p.len())
+            .ok_or(FtlError::OutOfRange {
+                lpn,
+                pages: self.logical_pages(),
+            })
+    }
+
+    fn die_of_block(&self, b: u32) -> usize {
+        (b / self.bpd) as usize
+    }
+
+    fn invalidate(&mut self, l: usize) {
+        let p = self.l2p[l];
         if p != NONE {
+            let b = p / self.ppb;
             self.p2l[p as usize] = NONE;
-            self.valid[(p / self.ppb) as usize] -= 1;
-            self.l2p[lpn as usize] = NONE;
+            self.valid[b as usize] -= 1;
+            let d = self.die_of_block(b);
+            self.die_valid[d] -= 1;
+            self.l2p[l] = NONE;
+        }
+    }
+
+    fn map(&mut self, l: usize, p: u32) {
+        let b = p / self.ppb;
+        self.p2l[p as usize] = l as u32;
+        self.l2p[l] = p;
+        self.valid[b as usize] += 1;
+        let d = self.die_of_block(b);
+        self.die_valid[d] += 1;
+    }
+
+    fn stuck(&self, die: u32) -> FtlError {
+        FtlError::Stuck {
+            die,
+            free: self.free[die as usize].len(),
+            valid: self.die_valid(die),
+            quota: self.die_quota(),
         }
     }
 
     /// Take a page from the die's frontier (`gc` selects the GC frontier).
-    fn alloc(&mut self, die: u32, gc: bool) -> u32 {
+    fn alloc(&mut self, die: u32, gc: bool) -> Result<u32, FtlError> {
+        let d = die as usize;
         let open = if gc {
-            self.gc_open[die as usize]
+            self.gc_open[d]
         } else {
-            self.host_open[die as usize]
+            self.host_open[d]
         };
         let blk = if open != NONE && self.wp[open as usize] < self.ppb {
             open
         } else {
             if open != NONE {
                 self.state[open as usize] = State::Full;
-                self.fifo[die as usize].push_back(open);
+                self.fifo[d].push_back(open);
             }
-            let b = self.free[die as usize]
-                .pop_front()
-                .expect("GC keeps a free block per frontier");
+            let Some(b) = self.free[d].pop_front() else {
+                return Err(self.stuck(die));
+            };
             self.state[b as usize] = State::Open;
             if gc {
-                self.gc_open[die as usize] = b;
+                self.gc_open[d] = b;
             } else {
-                self.host_open[die as usize] = b;
+                self.host_open[d] = b;
             }
             b
         };
         let page = self.wp[blk as usize];
         self.wp[blk as usize] += 1;
-        blk * self.ppb + page
+        Ok(blk * self.ppb + page)
     }
 
+    /// The next block to clean on `die`: greedy, the full block with the
+    /// fewest valid pages, if it has an invalid one (cleaning a fully valid
+    /// block frees nothing); FIFO, the least recently closed block.
     fn victim(&mut self, die: u32) -> Option<u32> {
+        let d = die as usize;
         match self.policy {
             GcPolicy::Greedy => {
                 let (lo, hi) = (die * self.bpd, (die + 1) * self.bpd);
@@ -155,7 +268,7 @@ impl Ftl {
                 for b in lo..hi {
                     if self.state[b as usize] == State::Full {
                         let v = self.valid[b as usize];
-                        if best.is_none_or(|(_, bv)| v < bv) {
+                        if v < self.ppb && best.is_none_or(|(_, bv)| v < bv) {
                             best = Some((b, v));
                             if v == 0 {
                                 break;
@@ -163,88 +276,123 @@ impl Ftl {
                         }
                     }
                 }
-                if let Some((b, _)) = best {
-                    let q = &mut self.fifo[die as usize];
-                    if let Some(i) = q.iter().position(|&x| x == b) {
-                        q.remove(i);
-                    }
+                let (b, _) = best?;
+                if let Some(i) = self.fifo[d].iter().position(|&x| x == b) {
+                    self.fifo[d].remove(i);
                 }
-                best.map(|(b, _)| b)
+                Some(b)
             }
-            GcPolicy::Fifo => self.fifo[die as usize].pop_front(),
+            GcPolicy::Fifo => self.fifo[d].pop_front(),
         }
     }
 
-    /// Clean one victim block on `die`.
-    fn gc_one(&mut self, die: u32, work: &mut GcWork) -> bool {
-        let Some(b) = self.victim(die) else {
-            return false;
-        };
+    /// Clean victim `b` on `die`: copy its valid pages to the GC frontier and
+    /// erase it. Returns the pages it freed (`ppb` − copies).
+    fn clean(&mut self, die: u32, b: u32, work: &mut GcWork) -> Result<u32, FtlError> {
         self.counters.gc_runs += 1;
         let base = b * self.ppb;
-        for p in base..base + self.ppb {
+        let mut moved = 0;
+        for p in base..base + self.wp[b as usize] {
             let lpn = self.p2l[p as usize];
             if lpn != NONE {
-                let np = self.alloc(die, true);
+                let np = self.alloc(die, true)?;
                 self.p2l[p as usize] = NONE;
+                self.valid[b as usize] -= 1;
                 self.p2l[np as usize] = lpn;
                 self.l2p[lpn as usize] = np;
                 self.valid[(np / self.ppb) as usize] += 1;
-                work.moved += 1;
-                self.counters.gc_pages += 1;
+                moved += 1;
             }
         }
-        self.valid[b as usize] = 0;
-        self.wp[b as usize] = 0;
-        self.state[b as usize] = State::Free;
-        self.erase_count[b as usize] += 1;
+        work.moved += u64::from(moved);
+        self.counters.gc_pages += u64::from(moved);
+        let bi = b as usize;
+        self.wp[bi] = 0;
+        self.state[bi] = State::Free;
+        self.erase_count[bi] = self.erase_count[bi].saturating_add(1);
         self.free[die as usize].push_back(b);
         work.erased += 1;
         self.counters.erases += 1;
-        true
+        Ok(self.ppb - moved)
     }
 
-    /// Write logical page `lpn`: returns the die it went to and the
-    /// foreground GC that had to run there first.
-    pub fn write(&mut self, lpn: u64) -> (u32, GcWork) {
-        let die = self.next_die;
-        self.next_die = if die + 1 == self.dies { 0 } else { die + 1 };
-        self.invalidate(lpn);
-        let mut work = GcWork::default();
-        // Keep fg_free blocks free *after* this write takes one, so GC always
-        // has a block for its own frontier. The bound stops a FIFO device whose
-        // victims are all fully valid from cycling forever.
-        let mut rounds = 0;
-        while (self.free[die as usize].len() as u32) <= self.fg_free && rounds < self.bpd {
-            if !self.gc_one(die, &mut work) {
-                break;
+    /// Foreground GC before a host write: clean until the die will still
+    /// have `gc_fg_free` free blocks once the write has taken its page (a
+    /// new block only when its frontier is full). Ends (module docs); the
+    /// bound on fruitless FIFO cleanings only turns a bug into an error.
+    fn foreground(&mut self, die: u32, work: &mut GcWork) -> Result<(), FtlError> {
+        let h = self.host_open[die as usize];
+        let takes_block = usize::from(h == NONE || self.wp[h as usize] == self.ppb);
+        let mut fruitless = 0u32;
+        while self.free[die as usize].len() < self.fg_free as usize + takes_block {
+            let Some(b) = self.victim(die) else {
+                return Err(self.stuck(die));
+            };
+            if self.clean(die, b, work)? > 0 {
+                fruitless = 0;
+            } else {
+                fruitless += 1;
+                if fruitless > self.bpd {
+                    return Err(self.stuck(die));
+                }
             }
-            rounds += 1;
         }
-        let p = self.alloc(die, false);
-        self.p2l[p as usize] = lpn as u32;
-        self.l2p[lpn as usize] = p;
-        self.valid[(p / self.ppb) as usize] += 1;
+        Ok(())
+    }
+
+    /// The die for the next host write: round-robin, skipping dies at their
+    /// quota. One always has room: the quotas add up to at least the
+    /// logical pages, and the page being written is not mapped.
+    fn choose_die(&mut self) -> Result<u32, FtlError> {
+        let next = |d: u32| if d + 1 == self.dies { 0 } else { d + 1 };
+        let mut d = self.next_die;
+        for _ in 0..self.dies {
+            if self.die_valid[d as usize] < self.quota {
+                self.next_die = next(d);
+                return Ok(d);
+            }
+            d = next(d);
+        }
+        Err(FtlError::NoDie {
+            quota: self.die_quota(),
+        })
+    }
+
+    /// Write logical page `lpn` (a whole page: the device turns partial
+    /// writes into read-modify-write): returns the die it went to and the
+    /// foreground GC that had to run there first.
+    pub fn write(&mut self, lpn: u64) -> Result<(u32, GcWork), FtlError> {
+        let l = self.index(lpn)?;
+        self.invalidate(l);
+        let die = self.choose_die()?;
+        let mut work = GcWork::default();
+        self.foreground(die, &mut work)?;
+        let p = self.alloc(die, false)?;
+        self.map(l, p);
         self.counters.host_pages += 1;
-        (die, work)
+        Ok((die, work))
     }
 
     /// Background GC: clean one victim on `die` if it is below the
     /// background threshold.
-    pub fn background(&mut self, die: u32) -> GcWork {
+    pub fn background(&mut self, die: u32) -> Result<GcWork, FtlError> {
         let mut work = GcWork::default();
-        if (self.free[die as usize].len() as u32) < self.bg_free {
-            self.gc_one(die, &mut work);
+        if die < self.dies && self.free[die as usize].len() < self.bg_free as usize {
+            if let Some(b) = self.victim(die) {
+                self.clean(die, b, &mut work)?;
+            }
         }
-        work
+        Ok(work)
     }
 
     /// TRIM logical page `lpn`.
-    pub fn trim(&mut self, lpn: u64) {
-        if self.l2p[lpn as usize] != NONE {
+    pub fn trim(&mut self, lpn: u64) -> Result<(), FtlError> {
+        let l = self.index(lpn)?;
+        if self.l2p[l] != NONE {
             self.counters.trimmed_pages += 1;
         }
-        self.invalidate(lpn);
+        self.invalidate(l);
+        Ok(())
     }
 
     /// Free blocks on all dies.
@@ -271,25 +419,101 @@ impl Ftl {
         }
     }
 
-    /// Check the invariants (tests): maps agree, valid counts match.
+    /// Check every invariant (tests, the property test): the maps are
+    /// inverse to each other and only map written pages; valid counts per
+    /// block and per die match the map; every block is in exactly one of
+    /// its die's free list, write frontiers and closed queue; free blocks are
+    /// erased; no die is over its quota or out of free blocks.
     pub fn check(&self) -> Result<(), String> {
+        self.check_maps()?;
+        (0..self.dies).try_for_each(|d| self.check_die(d))
+    }
+
+    fn check_maps(&self) -> Result<(), String> {
         for (lpn, &p) in self.l2p.iter().enumerate() {
-            if p != NONE && self.p2l[p as usize] != lpn as u32 {
-                return Err(format!(
-                    "l2p[{lpn}]={p} but p2l[{p}]={}",
-                    self.p2l[p as usize]
-                ));
+            if p != NONE && self.p2l.get(p as usize) != Some(&(lpn as u32)) {
+                return Err(format!("l2p[{lpn}]={p} but p2l[{p}] is not {lpn}"));
             }
         }
-        for b in 0..self.valid.len() {
-            let base = b as u32 * self.ppb;
-            let n = (base..base + self.ppb)
-                .filter(|&p| self.p2l[p as usize] != NONE)
-                .count() as u32;
-            if n != self.valid[b] {
+        let mut count = vec![0u32; self.valid.len()];
+        for (p, &lpn) in self.p2l.iter().enumerate() {
+            if lpn == NONE {
+                continue;
+            }
+            let (b, page) = (p / self.ppb as usize, p as u32 % self.ppb);
+            if self.l2p.get(lpn as usize) != Some(&(p as u32)) {
+                return Err(format!("p2l[{p}]={lpn} but l2p[{lpn}] is not {p}"));
+            }
+            if page >= self.wp[b] {
                 return Err(format!(
-                    "block {b}: valid {} but {n} mapped pages",
-                    self.valid[b]
+                    "page {p} is mapped beyond block {b}'s write pointer"
+                ));
+            }
+            count[b] += 1;
+        }
+        match (0..count.len()).find(|&b| count[b] != self.valid[b]) {
+            Some(b) => Err(format!(
+                "block {b}: valid {} but {} mapped pages",
+                self.valid[b], count[b]
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn check_die(&self, die: u32) -> Result<(), String> {
+        let d = die as usize;
+        let blocks = die * self.bpd..(die + 1) * self.bpd;
+        let valid: u64 = blocks
+            .clone()
+            .map(|b| u64::from(self.valid[b as usize]))
+            .sum();
+        if valid != self.die_valid(die) || valid > self.die_quota() {
+            return Err(format!(
+                "die {die}: {valid} valid pages, counted {}, quota {}",
+                self.die_valid(die),
+                self.die_quota()
+            ));
+        }
+        if self.free[d].is_empty() {
+            return Err(format!("die {die} has no free block"));
+        }
+        // Where each block is: free list, a frontier, the closed queue.
+        let mut seen = vec![0u8; self.bpd as usize];
+        let opens = [self.host_open[d], self.gc_open[d]];
+        let listed = self.free[d].iter().map(|&b| (b, State::Free));
+        let listed = listed.chain(
+            opens
+                .iter()
+                .filter(|&&b| b != NONE)
+                .map(|&b| (b, State::Open)),
+        );
+        for (b, want) in listed.chain(self.fifo[d].iter().map(|&b| (b, State::Full))) {
+            if !blocks.contains(&b) || self.state[b as usize] != want {
+                return Err(format!("die {die}: block {b} listed as {want:?} is not"));
+            }
+            seen[(b - blocks.start) as usize] += 1;
+        }
+        if let Some(i) = seen.iter().position(|&n| n != 1) {
+            return Err(format!(
+                "die {die}: block {} is listed {} times",
+                blocks.start + i as u32,
+                seen[i]
+            ));
+        }
+        for b in blocks {
+            let (s, w, v) = (
+                self.state[b as usize],
+                self.wp[b as usize],
+                self.valid[b as usize],
+            );
+            let ok = match s {
+                State::Free => w == 0 && v == 0,
+                State::Open => w <= self.ppb,
+                State::Full => w == self.ppb,
+            };
+            if !ok {
+                return Err(format!(
+                    "die {die}: block {b} is {s:?} with write pointer {w}, {v} valid"
                 ));
             }
         }
@@ -309,10 +533,10 @@ mod tests {
     fn sequential_fill_has_no_amplification_and_stripes_over_dies() {
         let p = small();
         let mut f = Ftl::new(&p);
-        let dies: Vec<u32> = (0..4).map(|l| f.write(l).0).collect();
+        let dies: Vec<u32> = (0..4).map(|l| f.write(l).unwrap().0).collect();
         assert_eq!(dies, [0, 1, 0, 1]);
         for l in 4..f.logical_pages() {
-            f.write(l);
+            f.write(l).unwrap();
         }
         assert_eq!(f.write_amplification(), 1.0);
         f.check().unwrap();
@@ -329,7 +553,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let lpn = if i < n { i } else { x % n };
-            f.write(lpn);
+            f.write(lpn).unwrap();
         }
         f.check().unwrap();
         assert!(f.counters.gc_runs > 0);
@@ -337,7 +561,7 @@ mod tests {
         for l in 0..n {
             assert!(f.die_of(l).is_some());
         }
-        f.trim(0);
+        f.trim(0).unwrap();
         assert_eq!(f.die_of(0), None);
         f.check().unwrap();
     }

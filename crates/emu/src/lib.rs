@@ -26,11 +26,16 @@
 //!   worker loop).
 //!
 //! Devices are described by [`config::Params`], with presets for the devices
-//! of the papers this project reproduces and for today's drives.
+//! of the papers this project reproduces and for today's drives; every key
+//! has a range and every derived count is overflow-checked ([`geometry`]), so
+//! a device that passes `Params::check` can be modelled to the end of any
+//! workload: the model returns errors rather than panicking, and its
+//! invariants are property-tested (`tests/ftl_props.rs`).
 
 pub mod analytic;
 pub mod config;
 pub mod device;
 pub mod engine;
 pub mod ftl;
+pub mod geometry;
 pub mod sim;

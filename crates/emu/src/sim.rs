@@ -115,7 +115,8 @@ pub fn simulate(
                  wi: u32,
                  t: u64,
                  dev: &mut Device,
-                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>| {
+                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
+     -> Result<(), String> {
         let mut cursor = t;
         while !w.done && w.inflight < w.depth {
             if w.deadline.is_some_and(|d| cursor >= d) {
@@ -135,21 +136,27 @@ pub fn simulate(
                 w.done = true;
                 break;
             };
-            cursor += host_ns;
+            cursor = cursor.saturating_add(host_ns);
             let op = match ddir {
                 Ddir::Read => Op::Read,
                 Ddir::Write => Op::Write,
                 Ddir::Trim => Op::Trim,
             };
-            let done = dev.submit(
-                cursor,
-                op,
-                &[Extent {
-                    offset,
-                    len: len as u64,
-                }],
-            );
-            let slot = w.free.pop().expect("a free slot below depth");
+            let done = dev
+                .submit(
+                    cursor,
+                    op,
+                    &[Extent {
+                        offset,
+                        len: len as u64,
+                    }],
+                )
+                .map_err(|e| e.to_string())?;
+            let Some(slot) = w.free.pop() else {
+                return Err(
+                    "emulator simulation: no free slot below the queue depth (a bug)".into(),
+                );
+            };
             w.slots[slot as usize] = Slot {
                 issue: cursor,
                 ddir: Some(ddir),
@@ -158,10 +165,11 @@ pub fn simulate(
             w.inflight += 1;
             heap.push(Reverse((done, wi, slot)));
         }
+        Ok(())
     };
 
     for (wi, w) in ws.iter_mut().enumerate() {
-        issue(w, wi as u32, t0, dev, &mut heap);
+        issue(w, wi as u32, t0, dev, &mut heap)?;
     }
     let mut n = 0u64;
     while let Some(Reverse((t, wi, slot))) = heap.pop() {
@@ -169,9 +177,9 @@ pub fn simulate(
         if n.is_multiple_of(65_536) && stop() {
             break;
         }
-        while t >= next_sample {
+        while t >= next_sample && next_sample < u64::MAX {
             free_blocks.push(dev.free_blocks());
-            next_sample += 1_000_000_000;
+            next_sample = next_sample.saturating_add(1_000_000_000);
         }
         let w = &mut ws[wi as usize];
         if slot != WAKE {
@@ -193,7 +201,7 @@ pub fn simulate(
             w.last_completion = t;
             end_ns = end_ns.max(t);
         }
-        issue(w, wi, t, dev, &mut heap);
+        issue(w, wi, t, dev, &mut heap)?;
     }
     let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     for mut w in ws {

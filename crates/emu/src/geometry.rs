@@ -1,0 +1,260 @@
+//! Checked geometry: the range every emulator key must respect, and the
+//! counts derived from them (dies, pages, blocks, the pages a die may hold),
+//! computed without overflow. [`crate::config::Params::check`] calls
+//! [`check`]; a device that passes can be modelled: its page numbers fit the
+//! FTL's 32-bit maps, its times and sizes cannot overflow the timing model,
+//! and garbage collection can always free a block (see [`Geometry::die_limit`]).
+//!
+//! Why each die needs room beyond its share of the data: the FTL keeps two
+//! write frontiers per die (host writes and GC copies, each an open block)
+//! and foreground GC keeps `gc_fg_free` blocks free. When a die is down to
+//! `gc_fg_free` free blocks and every other block is full of valid data, no
+//! victim would free anything. A die holding fewer than
+//! `(blocks_per_die − gc_fg_free − 2) × pages_per_block` valid pages always
+//! has a full block with an invalid page, so GC always makes progress; the
+//! FTL keeps every die under that limit, and a device whose share of data
+//! per die does not fit under it is refused here.
+
+use crate::config::Params;
+
+/// The FTL addresses pages with 32-bit numbers (`u32::MAX` means "none").
+pub const MAX_PAGES: u64 = u32::MAX as u64 - 1;
+/// At most this many dies (per-die state is kept for each).
+pub const MAX_DIES: u64 = 65_536;
+/// Per-operation times (NAND, controller, DRAM, host) are at most 1 s.
+pub const MAX_OP_NS: u64 = 1_000_000_000;
+/// The transfer rates (MB/s), when not 0 (no transfer time).
+pub const RATE_MBPS: (f64, f64) = (1.0, 10_000_000.0);
+/// Over-provisioning: physical capacity is at most 101 × logical.
+pub const MAX_OP: f64 = 100.0;
+
+/// Integer keys: (key, smallest, largest).
+const INT_LIMITS: &[(&str, u64, u64)] = &[
+    ("channels", 1, 4096),
+    ("dies_per_channel", 1, 4096),
+    ("pages_per_block", 2, 65_536),
+    ("page_bytes", 512, 1 << 20),
+    ("read_ns", 0, MAX_OP_NS),
+    ("program_ns", 0, MAX_OP_NS),
+    ("erase_ns", 0, MAX_OP_NS),
+    ("fw_cmd_ns", 0, MAX_OP_NS),
+    ("fw_per_4k_ns", 0, MAX_OP_NS),
+    ("fw_units", 1, 1024),
+    ("cmd_slots", 0, 65_536),
+    ("write_buffer", 0, 1 << 40),
+    ("dram_cmd_ns", 0, MAX_OP_NS),
+    ("dram_per_4k_ns", 0, MAX_OP_NS),
+    ("gc_bg_free", 0, u32::MAX as u64),
+    ("gc_fg_free", 1, u32::MAX as u64),
+    ("coalesce_n", 0, 65_536),
+    ("coalesce_us", 0, MAX_OP_NS / 1000),
+    ("host_ns", 0, MAX_OP_NS),
+];
+
+/// The allowed range of integer key `key`, if it has one.
+pub fn int_limit(key: &str) -> Option<(u64, u64)> {
+    INT_LIMITS
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|&(_, lo, hi)| (lo, hi))
+}
+
+/// The one-line error for `key = value` outside its range.
+pub fn out_of_range(key: &str, value: impl std::fmt::Display) -> String {
+    match int_limit(key) {
+        Some((lo, hi)) => {
+            format!("emulator parameter '{key}': {value} is out of range (allowed: {lo} to {hi})")
+        }
+        None => format!("emulator parameter '{key}': {value} is out of range"),
+    }
+}
+
+/// Counts derived from valid [`Params`] of a flash device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub dies: u32,
+    pub logical_pages: u64,
+    pub blocks_per_die: u32,
+    pub pages_per_block: u32,
+    pub physical_pages: u64,
+    /// Logical pages per die if the data is spread evenly: ⌈logical / dies⌉.
+    pub die_share: u64,
+    /// Valid pages a die may hold while GC can still free a block: its
+    /// pages less the two write frontiers and the `gc_fg_free` free blocks
+    /// (module docs). 0 when the die is too small for even those.
+    pub die_limit: u64,
+}
+
+impl Geometry {
+    /// The geometry of `p`, without overflow; `None` when a count does not
+    /// fit (the caller reports why, through [`check`]).
+    pub fn of(p: &Params) -> Option<Geometry> {
+        let dies = u64::from(p.channels).checked_mul(u64::from(p.dies_per_channel))?;
+        if dies == 0 || p.page_bytes == 0 || p.pages_per_block == 0 || !p.op.is_finite() {
+            return None;
+        }
+        let logical = p.size / u64::from(p.page_bytes);
+        // logical ≤ 2^64 / 512 and op ≤ 100: the product is far below 2^64.
+        let wanted = (logical as f64 * (1.0 + p.op.max(0.0))).ceil();
+        if wanted.is_nan() || wanted >= u64::MAX as f64 / 2.0 {
+            return None;
+        }
+        let per_die = (wanted as u64).div_ceil(dies);
+        let bpd = per_die.div_ceil(u64::from(p.pages_per_block));
+        let ppb = u64::from(p.pages_per_block);
+        let physical = u128::from(dies) * u128::from(bpd) * u128::from(ppb);
+        let usable = u128::from(bpd).saturating_sub(u128::from(p.gc_fg_free) + 2) * u128::from(ppb);
+        Some(Geometry {
+            dies: u32::try_from(dies).ok()?,
+            logical_pages: logical,
+            blocks_per_die: u32::try_from(bpd).ok()?,
+            pages_per_block: p.pages_per_block,
+            physical_pages: u64::try_from(physical).ok()?,
+            die_share: logical.div_ceil(dies),
+            die_limit: u64::try_from(usable).ok()?,
+        })
+    }
+
+    /// About the bytes the FTL allocates for this geometry: its two maps
+    /// and the state of every block (for memory checks).
+    pub fn ftl_bytes(&self) -> u64 {
+        let blocks = u64::from(self.dies) * u64::from(self.blocks_per_die);
+        4 * self.logical_pages + 4 * self.physical_pages + 21 * blocks
+    }
+
+    /// The most valid pages the FTL lets a die hold: halfway between its
+    /// share and its limit, so uneven write patterns (sub-page writes whose
+    /// last copy always lands on the same dies) cannot push a die to where
+    /// GC copies nearly full blocks, while uniform writes keep their
+    /// round-robin striping.
+    pub fn die_quota(&self) -> u64 {
+        if self.die_share >= self.die_limit {
+            return self.die_limit;
+        }
+        self.die_share + (self.die_limit - self.die_share) / 2
+    }
+}
+
+/// Check the ranges of `p`'s keys and, for a flash device, that its
+/// geometry can be modelled. One line naming the key and the allowed range.
+pub fn check(p: &Params) -> Result<(), String> {
+    check_ranges(p)?;
+    let dies = u64::from(p.channels) * u64::from(p.dies_per_channel);
+    if dies > MAX_DIES {
+        return Err(format!(
+            "emulator: channels × dies_per_channel = {} × {} = {dies} dies (allowed: at most {MAX_DIES})",
+            p.channels, p.dies_per_channel
+        ));
+    }
+    if p.size < u64::from(p.page_bytes) {
+        return Err(format!(
+            "emulator parameter 'size': {} B does not hold one page of page_bytes={} B",
+            p.size, p.page_bytes
+        ));
+    }
+    if p.dram {
+        return Ok(());
+    }
+    check_flash(p)
+}
+
+fn check_ranges(p: &Params) -> Result<(), String> {
+    let ints: [(&str, u64); 19] = [
+        ("channels", p.channels.into()),
+        ("dies_per_channel", p.dies_per_channel.into()),
+        ("pages_per_block", p.pages_per_block.into()),
+        ("page_bytes", p.page_bytes.into()),
+        ("read_ns", p.read_ns),
+        ("program_ns", p.program_ns),
+        ("erase_ns", p.erase_ns),
+        ("fw_cmd_ns", p.fw_cmd_ns),
+        ("fw_per_4k_ns", p.fw_per_4k_ns),
+        ("fw_units", p.fw_units.into()),
+        ("cmd_slots", p.cmd_slots.into()),
+        ("write_buffer", p.write_buffer),
+        ("dram_cmd_ns", p.dram_cmd_ns),
+        ("dram_per_4k_ns", p.dram_per_4k_ns),
+        ("gc_bg_free", p.gc_bg_free.into()),
+        ("gc_fg_free", p.gc_fg_free.into()),
+        ("coalesce_n", p.coalesce_n.into()),
+        ("coalesce_us", p.coalesce_us),
+        ("host_ns", p.host_ns),
+    ];
+    for (k, v) in ints {
+        let (lo, hi) = int_limit(k).unwrap_or((0, u64::MAX));
+        if !(lo..=hi).contains(&v) {
+            return Err(out_of_range(k, v));
+        }
+    }
+    if !p.page_bytes.is_power_of_two() {
+        return Err(format!(
+            "emulator parameter 'page_bytes': {} is not a power of two (allowed: 512, 1k, 2k, … 1m)",
+            p.page_bytes
+        ));
+    }
+    for (k, v) in [("channel_mbps", p.channel_mbps), ("link_mbps", p.link_mbps)] {
+        if !(v == 0.0 || (RATE_MBPS.0..=RATE_MBPS.1).contains(&v)) {
+            return Err(format!(
+                "emulator parameter '{k}': {v:?} is out of range (allowed: 0 for no transfer time, or {} to {} MB/s)",
+                RATE_MBPS.0, RATE_MBPS.1
+            ));
+        }
+    }
+    if !(0.0..=MAX_OP).contains(&p.op) {
+        return Err(format!(
+            "emulator parameter 'op': {:?} is out of range (allowed: 0 to {MAX_OP:?}, a fraction of the logical size)",
+            p.op
+        ));
+    }
+    Ok(())
+}
+
+fn check_flash(p: &Params) -> Result<(), String> {
+    if p.op <= 0.0 {
+        return Err(
+            "emulator parameter 'op': must be > 0 for a flash device (set dram=1 for a device without GC)"
+                .into(),
+        );
+    }
+    let logical = p.size / u64::from(p.page_bytes);
+    if logical > MAX_PAGES {
+        return Err(format!(
+            "emulator parameter 'size': {} B is {logical} pages of {} B; the FTL maps at most {MAX_PAGES} \
+             (allowed: up to {} B at this page_bytes; raise page_bytes or lower size)",
+            p.size,
+            p.page_bytes,
+            MAX_PAGES * u64::from(p.page_bytes)
+        ));
+    }
+    let g = Geometry::of(p).filter(|g| g.physical_pages <= MAX_PAGES).ok_or_else(|| {
+        format!(
+            "emulator: size={} with op={} is more than the FTL's {MAX_PAGES} physical pages; lower size or op",
+            p.size, p.op
+        )
+    })?;
+    if g.die_share > g.die_limit {
+        return Err(format!(
+            "emulator: each of the {} dies must hold {} pages of data but can keep at most {} valid while GC \
+             still frees blocks ({} blocks of {} pages, less the host and GC write frontiers and gc_fg_free={}); \
+             raise size or op, or lower pages_per_block, gc_fg_free or the number of dies",
+            g.dies, g.die_share, g.die_limit, g.blocks_per_die, g.pages_per_block, p.gc_fg_free
+        ));
+    }
+    if p.gc_bg_free > g.blocks_per_die {
+        return Err(format!(
+            "emulator parameter 'gc_bg_free': {} is out of range (allowed: 0 to {}, the blocks per die)",
+            p.gc_bg_free, g.blocks_per_die
+        ));
+    }
+    let alpha = p.alpha_effective();
+    if alpha < 1.005 {
+        return Err(format!(
+            "emulator: {} blocks per die leave no spare area once GC keeps {} free \
+             (spare factor {alpha:.3}, at least 1.005); raise size or op, or lower pages_per_block, \
+             gc_bg_free or the number of dies",
+            g.blocks_per_die,
+            p.reserved_blocks_per_die()
+        ));
+    }
+    Ok(())
+}
