@@ -223,6 +223,7 @@ struct PhaseRun {
     disks: Vec<DiskResult>,
     profile: Option<ProfileReport>,
     decomposition: Option<Decomposition>,
+    hw_counters: Option<ssdready_core::result::HwCounts>,
 }
 
 /// Whether to decompose this phase: as asked, or by default when root and
@@ -319,6 +320,7 @@ fn run_phase(
         None
     };
     let join = timer.as_ref().and_then(|t| t.join_table());
+    let hw = ssdready_probe::hwcount::Window::open();
     let mut timer_start = None;
     let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
@@ -403,6 +405,9 @@ fn run_phase(
     if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
         s.enable();
     }
+    if measure.is_some() {
+        hw.start();
+    }
     if let (Some(t), Some(_)) = (&timer, &measure) {
         timer_start = t.read_parts().ok();
     }
@@ -415,6 +420,7 @@ fn run_phase(
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
+            hw.start();
             if let Some((s, _, _)) = &sampler {
                 s.enable();
             }
@@ -446,6 +452,7 @@ fn run_phase(
         outcomes.push((ji, o));
     }
     let end = snap(&clock);
+    hw.stop();
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
     drop(timer);
@@ -539,6 +546,7 @@ fn run_phase(
         disks,
         profile,
         decomposition,
+        hw_counters: hw.report(ios),
     })
 }
 
@@ -673,6 +681,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             disks: run.disks,
             profile: run.profile,
             decomposition: run.decomposition,
+            hw_counters: run.hw_counters,
         });
     }
     for (path, text) in log_files {

@@ -96,6 +96,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             disks: Vec::new(),
             profile: None,
             decomposition: None,
+            hw_counters: None,
         });
     }
     if devices.len() > 1 {
