@@ -209,6 +209,7 @@ struct PhaseRun {
     disks: Vec<DiskResult>,
     profile: Option<ProfileReport>,
     decomposition: Option<Decomposition>,
+    hw_counters: Option<ssdready_core::result::HwCounts>,
 }
 
 /// Whether to decompose this phase: only when asked. Off by default since
@@ -247,6 +248,7 @@ fn run_phase(
         None
     };
     let join = timer.as_ref().and_then(|t| t.join_table());
+    let hw = ssdready_probe::hwcount::Window::open();
     let mut timer_start = None;
     let emu_dev = members.iter().find_map(|&i| jobs[i].emu.clone());
     let mut devices: Vec<String> = members
@@ -338,6 +340,9 @@ fn run_phase(
     if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
         s.enable();
     }
+    if measure.is_some() {
+        hw.start();
+    }
     if let (Some(t), Some(_)) = (&timer, &measure) {
         timer_start = t.read_parts().ok();
     }
@@ -350,6 +355,7 @@ fn run_phase(
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
+            hw.start();
             if let Some((s, _, _)) = &sampler {
                 s.enable();
             }
@@ -385,6 +391,7 @@ fn run_phase(
         outcomes.push((ji, o));
     }
     let end = snap(&clock);
+    hw.stop();
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
     drop(timer);
@@ -475,6 +482,7 @@ fn run_phase(
         disks,
         profile,
         decomposition,
+        hw_counters: hw.report(ios),
     })
 }
 
@@ -642,6 +650,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             disks: run.disks,
             profile: run.profile,
             decomposition: run.decomposition,
+            hw_counters: run.hw_counters,
             checks: Vec::new(),
         };
         phase.checks = ssdready_core::checks::phase_checks(&phase);

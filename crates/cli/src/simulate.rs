@@ -97,6 +97,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             profile: None,
             decomposition: None,
             checks: Vec::new(),
+            hw_counters: None,
         });
     }
     if devices.len() > 1 {

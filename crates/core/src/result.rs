@@ -91,6 +91,10 @@ pub struct PhaseResult {
     /// Every pair of independent sources of one quantity, compared.
     #[serde(default)]
     pub checks: Vec<CrossCheck>,
+    /// Cycles and instructions of the window from hardware counters, where
+    /// the machine has them (`platform.lab` says why not otherwise).
+    #[serde(default)]
+    pub hw_counters: Option<HwCounts>,
 }
 
 /// Two independent sources of one quantity, compared against their errors.
@@ -108,6 +112,25 @@ pub struct CrossCheck {
     /// The figures (JSON paths within the phase) not to trust when they
     /// disagree.
     pub marks: Vec<String>,
+}
+
+/// Hardware performance counters over a phase's window: unhalted core
+/// cycles and retired instructions, counted system-wide on every online CPU
+/// (kernel and user, every process), divided by the phase's I/Os.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HwCounts {
+    pub ios: u64,
+    /// Sums over all CPUs, scaled up where the counters shared the PMU.
+    pub cycles: u64,
+    pub instructions: u64,
+    pub cycles_per_io: f64,
+    pub instructions_per_io: f64,
+    /// Instructions per cycle (0 when no cycles were counted).
+    pub ipc: f64,
+    /// The smallest share of the window any CPU's counters were running
+    /// (1 unless the PMU was multiplexed among more events than it has
+    /// counters; counts are scaled up by its inverse).
+    pub running_share: f64,
 }
 
 /// `--decompose`: where an I/O's time goes, from eBPF programs on the block
@@ -253,6 +276,23 @@ pub struct Platform {
     #[serde(default)]
     pub clocksource: Option<String>,
     pub devices: Vec<DeviceInfo>,
+    /// Lab conditions: what makes results noisy or unrepresentative
+    /// (frequency scaling, idle states, SMT, virtualisation, interrupts…).
+    #[serde(default)]
+    pub lab: Vec<LabCondition>,
+}
+
+/// One lab condition of the machine, as read from the kernel.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LabCondition {
+    /// Short name (`cpufreq_governor`, `smt`, `virtualization`, …).
+    pub name: String,
+    /// What the machine has, in words.
+    pub value: String,
+    /// Where it was read (a sysfs or procfs path, or a system call).
+    pub source: String,
+    /// Why this makes results noisy or unrepresentative, and what to do.
+    pub warning: Option<String>,
 }
 
 /// Queue settings of one block device.

@@ -12,6 +12,7 @@
 //!   per I/O), `psync` (pread/pwrite) and `io_uring`.
 //! * [`target`] — resolving, checking, laying out and opening files and block
 //!   devices, including the refusal to write over data.
+//! * [`hwperf`] — hardware cycles and instructions counters (counting mode).
 //! * [`clock`] — the timestamp source (the TSC where it is constant).
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
 //!
@@ -23,6 +24,7 @@ pub mod buf;
 pub mod clock;
 pub mod engine;
 pub mod engines;
+pub mod hwperf;
 pub mod perf;
 pub mod target;
 

@@ -61,6 +61,39 @@ struct PerfEventAttr {
     reserved_2: u16,
 }
 
+/// Open a counting event (no sampling, no ring buffer) of `type_`/`config`
+/// on `cpu`, system-wide, reading value, time enabled and time running.
+/// `group` is the leader's fd or -1; a leader starts disabled, a member
+/// enabled (it then counts whenever its leader does). Used by
+/// [`crate::hwperf`].
+pub(crate) fn open_counter(type_: u32, config: u64, cpu: u32, group: i32) -> std::io::Result<i32> {
+    const READ_TIMES: u64 = 1 | 2; // TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING
+    let attr = PerfEventAttr {
+        type_,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config,
+        read_format: READ_TIMES,
+        flags: (group < 0) as u64, // bit 0: disabled
+        ..PerfEventAttr::default()
+    };
+    // SAFETY: attr is a valid, fully initialised perf_event_attr that lives
+    // across the call; the other arguments are plain integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            -1 as libc::pid_t,
+            cpu as libc::c_int,
+            group as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    } as i32;
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
 /// One sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sample {

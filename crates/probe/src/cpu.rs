@@ -60,8 +60,11 @@ fn user_hz() -> u64 {
         .unwrap_or(100)
 }
 
+/// (cpu, idle, iowait) ticks of each online CPU.
+pub type IdleTicks = Vec<(u32, u64, u64)>;
+
 /// (cpu, idle, iowait) ticks of each `cpuN` line of a /proc/stat text.
-pub fn parse_per_cpu_idle(text: &str) -> Vec<(u32, u64, u64)> {
+pub fn parse_per_cpu_idle(text: &str) -> IdleTicks {
     text.lines()
         .filter_map(|line| {
             let mut it = line.split_whitespace();
@@ -103,7 +106,7 @@ pub fn idle_is_measured() -> Option<bool> {
 }
 
 /// Read /proc/stat now: the aggregate and the per-CPU idle ticks.
-pub fn system_now() -> Option<(SystemCpu, Vec<(u32, u64, u64)>)> {
+pub fn system_now() -> Option<(SystemCpu, IdleTicks)> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     Some((
         parse_proc_stat(&text, user_hz())?,
@@ -183,7 +186,7 @@ pub struct CpuSnapshot {
     /// Whole system (None when /proc/stat is unreadable).
     pub system: Option<SystemCpu>,
     /// (cpu, idle, iowait) ticks per online CPU.
-    pub idle: Vec<(u32, u64, u64)>,
+    pub idle: IdleTicks,
     /// This process.
     pub process: ProcessCpu,
     /// Every live thread's run time, ns (None: not readable).

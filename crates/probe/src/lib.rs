@@ -13,12 +13,20 @@
 //!   per I/O, subtracted from the app-observed latency, is the time spent
 //!   above the block layer.
 //! * [`platform`] — kernel, CPU, and each device's queue settings.
+//! * [`lab`], [`lab_irq`] — lab conditions (frequency scaling, idle states,
+//!   SMT, virtualisation, the device's interrupts…) with a warning for each
+//!   that makes results noisy or unrepresentative.
+//! * [`hwcount`] — cycles and instructions per I/O from hardware counters,
+//!   where the machine has them.
 //!
-//! Nothing here needs root.
+//! Nothing here needs root, except system-wide hardware counting.
 
 pub mod btf;
 pub mod cpu;
 pub mod disk;
 pub mod exesyms;
+pub mod hwcount;
+pub mod lab;
+pub mod lab_irq;
 pub mod platform;
 pub mod profile;

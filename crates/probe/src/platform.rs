@@ -1,8 +1,9 @@
 //! The platform inventory that goes with every result: kernel, CPU, and each
 //! block device's queue settings (scheduler, nr_requests, block sizes,
-//! rotational, write cache, read-ahead, polling, loop backing).
+//! rotational, write cache, read-ahead, polling, loop backing), and the
+//! lab conditions ([`crate::lab`]) with the hardware-counter probe.
 
-use ssdready_core::result::{DeviceInfo, Platform};
+use ssdready_core::result::{DeviceInfo, LabCondition, Platform};
 use std::path::Path;
 
 fn read(p: impl AsRef<Path>) -> Option<String> {
@@ -76,7 +77,16 @@ pub fn collect(disks: &[String]) -> Platform {
         mitigations: mitigations(),
         clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         devices: disks.iter().map(|d| device(d)).collect(),
+        lab: lab_conditions(disks),
     }
+}
+
+/// The lab conditions of this machine and the disks under test, and
+/// whether it has hardware counters.
+pub fn lab_conditions(disks: &[String]) -> Vec<LabCondition> {
+    let mut v = crate::lab::collect(Path::new("/"), disks);
+    v.push(crate::hwcount::condition(&crate::hwcount::probe()));
+    v
 }
 
 /// The active mitigations, by vulnerability name, sorted.

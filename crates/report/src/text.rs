@@ -211,6 +211,9 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     for k in phase.checks.iter().filter(|k| !k.agree) {
         let _ = writeln!(out, "  check: {}", k.describe());
     }
+    if phase.cpu.is_some() {
+        hw_counters_line(out, r, phase);
+    }
     for d in &phase.disks {
         let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
         let info = r.platform.devices.iter().find(|x| x.name == d.name);
@@ -255,6 +258,47 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
         if let Some(n) = &d.note {
             let _ = writeln!(out, "  note: {n}");
         }
+    }
+}
+
+/// Cycles and instructions per I/O, or why the machine has no counters.
+fn hw_counters_line(out: &mut String, r: &RunResult, phase: &PhaseResult) {
+    if let Some(h) = &phase.hw_counters {
+        let _ = writeln!(
+            out,
+            "  hardware counters (all CPUs): {} cycles, {} instructions per I/O, IPC {:.2}{}",
+            fmt_count(h.cycles_per_io),
+            fmt_count(h.instructions_per_io),
+            h.ipc,
+            if h.running_share < 1.0 {
+                format!(
+                    " (multiplexed: counted {:.0}% of the window, scaled up)",
+                    100.0 * h.running_share
+                )
+            } else {
+                String::new()
+            }
+        );
+        return;
+    }
+    let lab = r.platform.lab.iter().find(|c| c.name == "hw_counters");
+    if let Some(w) = lab.and_then(|c| c.warning.as_deref()) {
+        let _ = writeln!(out, "  {w}");
+    }
+}
+
+/// The lab conditions in one line, then one line per warning.
+fn lab_block(out: &mut String, lab: &[ssdready_core::result::LabCondition]) {
+    if lab.is_empty() {
+        return;
+    }
+    let all: Vec<String> = lab
+        .iter()
+        .map(|c| format!("{} {}", c.name.replace('_', " "), c.value))
+        .collect();
+    let _ = writeln!(out, "  lab: {}", all.join("; "));
+    for w in lab.iter().filter_map(|c| c.warning.as_deref()) {
+        let _ = writeln!(out, "  lab warning: {w}");
     }
 }
 
@@ -558,6 +602,7 @@ pub fn render(r: &RunResult) -> String {
             names.join(", ")
         );
     }
+    lab_block(&mut out, &p.lab);
     for w in &r.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -567,7 +612,7 @@ pub fn render(r: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdready_core::result::{CpuCost, ProcessCpu};
+    use ssdready_core::result::{CpuCost, HwCounts, LabCondition, ProcessCpu};
 
     fn zero_io_run() -> RunResult {
         RunResult {
@@ -607,5 +652,73 @@ mod tests {
         r.jobs[0].read = None;
         let text = render(&r);
         assert!(text.contains("  no I/O completed"), "{text}");
+    }
+
+    fn condition(name: &str, value: &str, warning: Option<&str>) -> LabCondition {
+        LabCondition {
+            name: name.into(),
+            value: value.into(),
+            source: "/sys/x".into(),
+            warning: warning.map(String::from),
+        }
+    }
+
+    fn result(hw: Option<HwCounts>) -> RunResult {
+        let mut r = RunResult::default();
+        r.platform.lab = vec![
+            condition("smt", "off (control notsupported)", None),
+            condition(
+                "virtualization",
+                "virtual machine (KVM)",
+                Some("virtual machine (KVM): interrupts and timers go through the hypervisor"),
+            ),
+            condition(
+                "hw_counters",
+                "none",
+                Some("no hardware counters: ENOENT: no PMU exposed"),
+            ),
+        ];
+        r.phases.push(PhaseResult {
+            cpu: Some(CpuCost::default()),
+            hw_counters: hw,
+            ..PhaseResult::default()
+        });
+        r
+    }
+
+    #[test]
+    fn lab_conditions_take_one_line_and_each_warning_its_own() {
+        let text = render(&result(None));
+        assert!(text.contains(
+            "  lab: smt off (control notsupported); virtualization virtual machine (KVM); hw counters none\n"
+        ));
+        assert!(text.contains("  lab warning: virtual machine (KVM): interrupts and timers"));
+        assert!(text.contains("  lab warning: no hardware counters: ENOENT: no PMU exposed\n"));
+    }
+
+    #[test]
+    fn cpu_block_says_there_are_no_hardware_counters_and_why() {
+        let text = render(&result(None));
+        let cpu = text.find("cpu per I/O").expect("cpu block");
+        let line = text[cpu..].find("\n  no hardware counters: ENOENT: no PMU exposed\n");
+        assert!(line.is_some(), "{text}");
+    }
+
+    #[test]
+    fn cpu_block_gives_cycles_instructions_and_ipc_per_io() {
+        let hw = HwCounts {
+            ios: 1000,
+            cycles: 12_000_000,
+            instructions: 6_000_000,
+            cycles_per_io: 12_000.0,
+            instructions_per_io: 6_000.0,
+            ipc: 0.5,
+            running_share: 0.5,
+        };
+        let text = render(&result(Some(hw)));
+        assert!(text.contains(
+            "  hardware counters (all CPUs): 12.0K cycles, 6000 instructions per I/O, IPC 0.50 (multiplexed: counted 50% of the window, scaled up)\n"
+        ), "{text}");
+        assert!(!text.contains("\n  no hardware counters"));
     }
 }
