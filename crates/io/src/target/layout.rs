@@ -156,6 +156,7 @@ mod tests {
     fn target(p: &Path, bytes: u64) -> Target {
         let needs = TargetNeeds {
             bytes: Some(bytes),
+            offset: 0,
             modifies: true,
             allow_destructive: false,
         };
