@@ -182,7 +182,11 @@ fn run_command(args: &[String], simulate: bool) {
     }
     let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
     if parsed.parse_only {
-        match run::resolve_only(&parsed) {
+        let time = match simulate {
+            true => ssdready_emu::memory::TimeBase::Virtual,
+            false => ssdready_emu::memory::TimeBase::Real,
+        };
+        match run::resolve_only(&parsed, time) {
             Ok(specs) => {
                 let (phases, groups) = run::phases_and_groups(&specs);
                 let jobs: Vec<serde_json::Value> = specs

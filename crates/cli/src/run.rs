@@ -13,6 +13,7 @@ use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use ssdready_emu::engine::SharedDevice;
+use ssdready_emu::memory::TimeBase;
 use ssdready_io::clock::Clock;
 use ssdready_io::engines::uring::check_iopoll;
 use ssdready_io::target::{self, Target, TargetError, TargetKind, TargetNeeds};
@@ -445,6 +446,11 @@ fn run_phase(
         o.number = number;
         outcomes.push((ji, o));
     }
+    warnings.extend(worker::abandoned_warnings(
+        outcomes
+            .iter()
+            .map(|(ji, o)| (jobs[*ji].spec.name.as_str(), o)),
+    ));
     let end = snap(&clock);
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
@@ -561,9 +567,16 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
     (phases, groups)
 }
 
-/// Resolve the jobs without running them (`--parse-only`).
-pub fn resolve_only(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
-    build_jobs(&args.sections).map_err(bad)
+/// Resolve the jobs without running them (`--parse-only`), checking the
+/// emulated devices' parameters and memory as a run (`Real`) or a
+/// simulation (`Virtual`) would.
+pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
+    let specs = build_jobs(&args.sections).map_err(bad)?;
+    let mut on_devices = specs.clone();
+    crate::devices::assign_emulator(&mut on_devices);
+    let params = crate::devices::params_for(&on_devices).map_err(bad)?;
+    crate::devices::check_memory(&on_devices, &params, time).map_err(bad)?;
+    Ok(specs)
 }
 
 /// Run the jobs; returns the result (possibly marked interrupted).
@@ -593,7 +606,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let (phases, groups) = phases_and_groups(&specs);
     let clock = Clock::calibrate();
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
-    let emu_devices = crate::devices::create(emu_params, clock);
+    crate::devices::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
+    let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
     let jobs: Vec<PreparedJob> = specs
         .into_iter()
         .map(|s| prepare(s, args.allow_destructive, &emu_devices))

@@ -7,6 +7,13 @@
 //! `iodepth_batch_complete_min` completions when the queue is full or the work
 //! is done. One timestamp is taken per batch of submissions and one per batch
 //! of completions, as fio does.
+//!
+//! Every wait ends by the job's deadline or a stop request: sleeps are cut
+//! into slices of at most [`WAIT_SLICE`], and the emulator's `getevents`
+//! waits at most its own slice. When time is up or a stop is asked, I/Os
+//! still in flight on the emulator are abandoned — the model's completion
+//! may lie seconds ahead, and nothing else holds them — and reported
+//! ([`abandoned_warnings`]); kernel I/O is always waited for.
 
 use ssdready_core::iolog::IoLog;
 use ssdready_core::plan::{IoPlan, Region};
@@ -64,6 +71,31 @@ pub struct WorkerOutcome {
     pub unsupported: bool,
     /// 1-based number of the worker in the run (fio's job number in log names).
     pub number: u32,
+    /// I/Os still in flight on the emulator when the worker stopped, dropped
+    /// rather than waited for (not counted in the statistics).
+    pub abandoned: u64,
+}
+
+/// One warning per job whose workers abandoned I/Os.
+pub fn abandoned_warnings<'a>(
+    outcomes: impl Iterator<Item = (&'a str, &'a WorkerOutcome)>,
+) -> Vec<String> {
+    let mut per_job: Vec<(&str, u64)> = Vec::new();
+    for (name, o) in outcomes.filter(|(_, o)| o.abandoned > 0) {
+        match per_job.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, a)) => *a += o.abandoned,
+            None => per_job.push((name, o.abandoned)),
+        }
+    }
+    per_job
+        .into_iter()
+        .map(|(name, n)| {
+            format!(
+                "job '{name}': {n} I/O(s) still in flight on the emulated device when the job ended \
+                 (runtime reached or stop requested) were abandoned, not waited for; they are not counted"
+            )
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Default)]
@@ -89,7 +121,11 @@ fn thread_cpu() -> ThreadCpu {
     ssdready_probe::cpu::thread_now()
 }
 
-/// Wait until `clock` reads `until_ns`: sleep for the bulk, spin the last 50 µs.
+/// The longest one sleep lasts before the stop flag is looked at again, ns.
+pub const WAIT_SLICE: u64 = 20_000_000;
+
+/// Wait until `clock` reads `until_ns`, or a stop request: sleep for the
+/// bulk in slices of [`WAIT_SLICE`], spin the last 50 µs.
 fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     loop {
         let now = clock.now();
@@ -99,7 +135,7 @@ fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
         let left = until_ns - now;
         if left > 100_000 {
             std::thread::sleep(std::time::Duration::from_nanos(
-                (left - 50_000).min(100_000_000),
+                (left - 50_000).min(WAIT_SLICE),
             ));
         } else {
             std::hint::spin_loop();
@@ -119,9 +155,8 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
     let engine = match &ctx.emu {
-        Some(dev) => Ok(ssdready_io::AnyEngine::Target(Box::new(
-            ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed),
-        ))),
+        Some(dev) => ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed)
+            .map(|e| ssdready_io::AnyEngine::Target(Box::new(e))),
         None => open_engine(&setup),
     };
     ctx.start.wait();
@@ -131,6 +166,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         error: None,
         unsupported: false,
         number: 0,
+        abandoned: 0,
     };
     match engine {
         Err(e) => {
@@ -139,9 +175,12 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         }
         Ok(mut engine) => {
             out.completion_mode = engine.completion_mode();
-            if let Err(e) = hot_loop(&ctx, &mut engine, &mut out.stats) {
-                out.unsupported = matches!(e, EngineError::Unsupported(_));
-                out.error = Some(e.to_string());
+            match hot_loop(&ctx, &mut engine, &mut out.stats) {
+                Ok(abandoned) => out.abandoned = abandoned,
+                Err(e) => {
+                    out.unsupported = matches!(e, EngineError::Unsupported(_));
+                    out.error = Some(e.to_string());
+                }
             }
         }
     }
@@ -149,11 +188,12 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     out
 }
 
+/// The loop; returns how many I/Os were abandoned in flight.
 fn hot_loop<E: Engine>(
     ctx: &WorkerCtx,
     engine: &mut E,
     stats: &mut WorkerStats,
-) -> Result<(), EngineError> {
+) -> Result<u64, EngineError> {
     let spec = &*ctx.spec;
     let clock = ctx.clock;
     if spec.startdelay_ns > 0 {
@@ -192,6 +232,10 @@ fn hot_loop<E: Engine>(
     let mut next_issue = start as f64;
     let mut issued: u64 = 0;
     let mut done_issuing = false;
+    let mut abandoned = 0u64;
+    // Waits end at the deadline.
+    let until = |t: u64| deadline.map_or(t, |d| t.min(d));
+    let past_deadline = |now: u64| deadline.is_some_and(|d| now >= d);
 
     // Account one finished I/O.
     macro_rules! complete {
@@ -278,9 +322,9 @@ fn hot_loop<E: Engine>(
             burst += 1;
             if paced && (now as f64) < next_issue {
                 if inflight == 0 {
-                    wait_until(&clock, next_issue as u64, &ctx.stop);
+                    wait_until(&clock, until(next_issue as u64), &ctx.stop);
                     now = clock.now();
-                    if ctx.stop.load(Relaxed) {
+                    if ctx.stop.load(Relaxed) || past_deadline(now) {
                         done_issuing = true;
                         break;
                     }
@@ -352,7 +396,7 @@ fn hot_loop<E: Engine>(
                 }
             }
             if spec.thinktime_ns > 0 && issued.is_multiple_of(spec.thinktime_blocks as u64) {
-                wait_until(&clock, now + spec.thinktime_ns, &ctx.stop);
+                wait_until(&clock, until(now + spec.thinktime_ns), &ctx.stop);
                 now = clock.now();
             }
             if let Some(d) = deadline {
@@ -379,8 +423,15 @@ fn hot_loop<E: Engine>(
                 break;
             }
         } else {
+            // Time is up or a stop was asked: what the emulator has not
+            // completed yet is abandoned after one last look (below).
+            let abandon = done_issuing
+                && ctx.emu.is_some()
+                && (ctx.stop.load(Relaxed)
+                    || ctx.end_phase.load(Relaxed)
+                    || past_deadline(clock.now()));
             // Wait when nothing more can be issued now; otherwise just peek.
-            let must_wait = done_issuing || inflight >= depth || paced;
+            let must_wait = !abandon && (done_issuing || inflight >= depth || paced);
             let min = if must_wait {
                 complete_min.min(inflight)
             } else {
@@ -405,6 +456,10 @@ fn hot_loop<E: Engine>(
                     inflight -= 1;
                 }
             }
+            if abandon && inflight > 0 {
+                abandoned = inflight as u64;
+                break;
+            }
         }
         for d in 0..3 {
             ctx.live.ios[d].store(live_ios[d], Relaxed);
@@ -424,5 +479,5 @@ fn hot_loop<E: Engine>(
             ctx: c.ctx.saturating_sub(cpu_start.ctx),
         };
     }
-    Ok(())
+    Ok(abandoned)
 }

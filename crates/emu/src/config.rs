@@ -245,6 +245,7 @@ impl Params {
             p.set(k.trim(), v.trim())?;
         }
         p.check()?;
+        p.check_ranges()?;
         Ok(p)
     }
 
@@ -435,6 +436,49 @@ impl Params {
     }
 }
 
+/// The longest one modelled step may take (a NAND read, program or erase,
+/// controller or DRAM time, the host's cost): one minute. More is a typo —
+/// `read_ns=1e15` is eleven days per read — and no run would end.
+pub const MAX_STEP_NS: u64 = 60_000_000_000;
+/// The slowest channel or host link accepted, MB/s (0 means no limit).
+pub const MIN_RATE_MBPS: f64 = 1.0;
+
+impl Params {
+    /// Times and rates within the ranges a run can end with (separate from
+    /// the geometry checks of [`Params::check`]).
+    pub fn check_ranges(&self) -> Result<(), String> {
+        for (k, v) in [
+            ("read_ns", self.read_ns),
+            ("program_ns", self.program_ns),
+            ("erase_ns", self.erase_ns),
+            ("fw_cmd_ns", self.fw_cmd_ns),
+            ("fw_per_4k_ns", self.fw_per_4k_ns),
+            ("dram_cmd_ns", self.dram_cmd_ns),
+            ("dram_per_4k_ns", self.dram_per_4k_ns),
+            ("host_ns", self.host_ns),
+            ("coalesce_us", self.coalesce_us.saturating_mul(1000)),
+        ] {
+            if v > MAX_STEP_NS {
+                return Err(format!(
+                    "emulator parameter '{k}': {v} ns is out of range (allowed: 0 to {} s)",
+                    MAX_STEP_NS / 1_000_000_000
+                ));
+            }
+        }
+        for (k, v) in [
+            ("channel_mbps", self.channel_mbps),
+            ("link_mbps", self.link_mbps),
+        ] {
+            if !(v == 0.0 || v >= MIN_RATE_MBPS) || v.is_nan() {
+                return Err(format!(
+                    "emulator parameter '{k}': {v} is out of range (allowed: 0 for no limit, or at least {MIN_RATE_MBPS} MB/s)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +506,32 @@ mod tests {
         assert!(Params::parse("x25e,gc=lru")
             .unwrap_err()
             .contains("greedy, fifo"));
+    }
+
+    #[test]
+    fn absurd_times_and_rates_are_refused_with_the_range() {
+        let e = Params::parse("x25e,read_ns=1000000000000000").unwrap_err();
+        assert!(
+            e.contains("'read_ns'") && e.contains("allowed: 0 to 60 s"),
+            "{e}"
+        );
+        assert!(
+            Params::parse("x25e,read_ns=8s").is_ok(),
+            "8 s is slow, not absurd"
+        );
+        assert!(Params::parse("null,dram_per_4k_ns=61s").is_err());
+        assert!(Params::parse("null,coalesce_us=100000000").is_err());
+        let e = Params::parse("x25e,channel_mbps=0.000001").unwrap_err();
+        assert!(e.contains("at least 1 MB/s"), "{e}");
+        assert!(Params::parse("x25e,link_mbps=-5").is_err());
+        assert!(Params::parse("x25e,link_mbps=NaN").is_err());
+        assert!(
+            Params::parse("x25e,link_mbps=0").is_ok(),
+            "0: no link limit"
+        );
+        for (name, _) in PRESETS {
+            preset(name).unwrap().check_ranges().unwrap();
+        }
     }
 
     #[test]

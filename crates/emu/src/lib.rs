@@ -26,11 +26,14 @@
 //!   worker loop).
 //!
 //! Devices are described by [`config::Params`], with presets for the devices
-//! of the papers this project reproduces and for today's drives.
+//! of the papers this project reproduces and for today's drives. What a
+//! device and the jobs on it will take in memory is known before anything is
+//! allocated ([`memory`]), so one that does not fit is refused.
 
 pub mod analytic;
 pub mod config;
 pub mod device;
 pub mod engine;
 pub mod ftl;
+pub mod memory;
 pub mod sim;

@@ -45,7 +45,7 @@ fn steady_wa_of(d: &mut Device, offset: u64, size: u64) -> f64 {
         size: Some(size),
         ..job(RwMode::RandWrite, 8, 4 * n)
     };
-    simulate(d, &[rw.clone()], &|| false).unwrap();
+    simulate(d, std::slice::from_ref(&rw), &|| false).unwrap();
     let (h0, t0) = counters(d);
     simulate(
         d,
