@@ -97,9 +97,18 @@ pub fn check_memory(
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };
     let (phases, _) = crate::run::phases_and_groups(specs);
+    let load = |s: &JobSpec| {
+        let mut l = JobLoad::of(s);
+        // The emulator's engine keeps no buffers on a nocopy device.
+        let on = (s.ioengine == EngineKind::Emu).then(|| params.get(&s.filename[0]));
+        if on.flatten().is_some_and(|p| p.nocopy) {
+            l.buffers = 0;
+        }
+        l
+    };
     let loads: Vec<Vec<JobLoad>> = phases
         .iter()
-        .map(|members| members.iter().map(|&i| JobLoad::of(&specs[i])).collect())
+        .map(|members| members.iter().map(|&i| load(&specs[i])).collect())
         .collect();
     let devices: Vec<&Params> = params.values().collect();
     let need = memory::estimate(&devices, &loads, time);

@@ -11,9 +11,11 @@
 //! Every wait ends by the job's deadline or a stop request: sleeps are cut
 //! into slices of at most [`WAIT_SLICE`], and the emulator's `getevents`
 //! waits at most its own slice. When time is up or a stop is asked, I/Os
-//! still in flight on the emulator are abandoned — the model's completion
-//! may lie seconds ahead, and nothing else holds them — and reported
-//! ([`abandoned_warnings`]); kernel I/O is always waited for.
+//! in flight on the emulator are reaped for one more [`WAIT_SLICE`] (so
+//! ordinary ones, due within microseconds, are counted as in fio) and those
+//! still not due then are abandoned — the model's completion may lie
+//! seconds ahead, and nothing else holds them — and reported
+//! ([`abandoned_warnings`]). Kernel I/O is always waited for.
 
 use ssdready_core::iolog::IoLog;
 use ssdready_core::plan::{IoPlan, Region};
@@ -197,7 +199,11 @@ fn hot_loop<E: Engine>(
     let spec = &*ctx.spec;
     let clock = ctx.clock;
     if spec.startdelay_ns > 0 {
-        wait_until(&clock, clock.now() + spec.startdelay_ns, &ctx.stop);
+        wait_until(
+            &clock,
+            clock.now().saturating_add(spec.startdelay_ns),
+            &ctx.stop,
+        );
     }
     let logging = spec.write_bw_log.is_some()
         || spec.write_lat_log.is_some()
@@ -221,8 +227,8 @@ fn hot_loop<E: Engine>(
     let mut mono_now = 0u64;
 
     let start = clock.now();
-    let ramp_end = start + spec.ramp_time_ns;
-    let deadline = spec.runtime_ns.map(|r| ramp_end + r);
+    let ramp_end = start.saturating_add(spec.ramp_time_ns);
+    let deadline = spec.runtime_ns.map(|r| ramp_end.saturating_add(r));
     let mut measuring = spec.ramp_time_ns == 0;
     let mut measure_start = start;
     let mut cpu_start = thread_cpu();
@@ -233,6 +239,8 @@ fn hot_loop<E: Engine>(
     let mut issued: u64 = 0;
     let mut done_issuing = false;
     let mut abandoned = 0u64;
+    // When the emulator's I/Os still in flight at the end are given up.
+    let mut give_up_at: Option<u64> = None;
     // Waits end at the deadline.
     let until = |t: u64| deadline.map_or(t, |d| t.min(d));
     let past_deadline = |now: u64| deadline.is_some_and(|d| now >= d);
@@ -424,14 +432,18 @@ fn hot_loop<E: Engine>(
             }
         } else {
             // Time is up or a stop was asked: what the emulator has not
-            // completed yet is abandoned after one last look (below).
-            let abandon = done_issuing
+            // completed one slice later is abandoned (below).
+            if give_up_at.is_none()
+                && done_issuing
                 && ctx.emu.is_some()
                 && (ctx.stop.load(Relaxed)
                     || ctx.end_phase.load(Relaxed)
-                    || past_deadline(clock.now()));
+                    || past_deadline(clock.now()))
+            {
+                give_up_at = Some(clock.now() + WAIT_SLICE);
+            }
             // Wait when nothing more can be issued now; otherwise just peek.
-            let must_wait = !abandon && (done_issuing || inflight >= depth || paced);
+            let must_wait = done_issuing || inflight >= depth || paced;
             let min = if must_wait {
                 complete_min.min(inflight)
             } else {
@@ -456,7 +468,7 @@ fn hot_loop<E: Engine>(
                     inflight -= 1;
                 }
             }
-            if abandon && inflight > 0 {
+            if inflight > 0 && give_up_at.is_some_and(|g| clock.now() >= g) {
                 abandoned = inflight as u64;
                 break;
             }

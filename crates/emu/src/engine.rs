@@ -96,8 +96,9 @@ struct SlotBufs {
 }
 
 impl SlotBufs {
+    /// Buffers of `bs` bytes rounded up to 4 KiB (none when `bs` is 0).
     fn new(depth: usize, bs: usize, seed: u64) -> Result<SlotBufs, EngineError> {
-        let len = bs.max(1).div_ceil(4096) * 4096;
+        let len = bs.div_ceil(4096) * 4096;
         let bytes = depth
             .checked_mul(len)
             .and_then(try_zeroed_bytes)
@@ -140,11 +141,17 @@ pub struct EmuEngine {
 }
 
 impl EmuEngine {
-    /// An engine for one worker of `spec`.
+    /// An engine for one worker of `spec` (with no buffers on a `nocopy`
+    /// device: nothing is copied).
     pub fn new(dev: Arc<SharedDevice>, spec: &JobSpec, seed: u64) -> Result<Self, EngineError> {
         let depth = spec.iodepth.max(1) as usize;
+        let bs = if dev.params.nocopy {
+            0
+        } else {
+            spec.bs.max() as usize
+        };
         Ok(EmuEngine {
-            bufs: SlotBufs::new(depth, spec.bs.max() as usize, seed)?,
+            bufs: SlotBufs::new(depth, bs, seed)?,
             mode: dev.params.completion,
             coalesce_n: dev.params.coalesce_n as usize,
             coalesce_ns: dev.params.coalesce_us * 1000,
@@ -377,8 +384,13 @@ mod tests {
             ..JobSpec::default()
         };
         let t = std::time::Instant::now();
-        let e = EmuEngine::new(device("null,size=1m,nocopy=1"), &spec, 1).unwrap();
+        let e = EmuEngine::new(device("null,size=1m"), &spec, 1).unwrap();
         assert!(t.elapsed() < std::time::Duration::from_millis(500));
         assert_eq!(e.bufs.bytes.len(), 1 << 30);
+        let e = EmuEngine::new(device("null,size=1m,nocopy=1"), &spec, 1).unwrap();
+        assert!(
+            e.bufs.bytes.is_empty(),
+            "nocopy: nothing to copy, no buffers"
+        );
     }
 }

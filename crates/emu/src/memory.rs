@@ -21,8 +21,9 @@
 //!   worker; one buffer per worker for psync, none for the null engine.
 //! * **Queues and statistics**: per slot in flight, the worker's and the
 //!   engine's bookkeeping ([`SLOT_BYTES_REAL`], [`SLOT_BYTES_VIRTUAL`]); per
-//!   worker, its latency histograms, held three times (the worker's, the
-//!   result's copy, the merge): [`worker_stats_bytes`].
+//!   worker, three latency histograms per direction it uses, held three
+//!   times (the worker's, the result's copy, the merge):
+//!   [`worker_stats_bytes`].
 //!
 //! Devices live for the whole run; buffers and statistics only while their
 //! phase runs, so a run needs its devices plus its largest phase
@@ -38,7 +39,7 @@
 //! malloc arena), as address space, not memory.
 
 use crate::config::Params;
-use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
 
 /// Bytes per erase block of the FTL's block tables (see the module docs).
 pub const BLOCK_TABLE_BYTES: u64 = 4 + 4 + 4 + 1 + 4 + 8;
@@ -77,6 +78,8 @@ pub struct JobLoad {
     pub buffers: u64,
     /// Largest block size: each buffer's size.
     pub max_bs: u64,
+    /// Directions the job uses (read, write, trim): each has its statistics.
+    pub directions: u64,
 }
 
 impl JobLoad {
@@ -91,6 +94,10 @@ impl JobLoad {
                 _ => iodepth,
             },
             max_bs: spec.bs.max() as u64,
+            directions: match spec.rw {
+                RwMode::ReadWrite | RwMode::RandRw => 2,
+                _ => 1,
+            },
         }
     }
 }
@@ -200,10 +207,10 @@ pub fn device(p: &Params, time: TimeBase) -> MemoryNeed {
     need
 }
 
-/// Statistics one worker holds: 3 directions × 3 latency histograms, three
-/// times over (see the module docs).
+/// Statistics one worker holds per direction it uses: 3 latency
+/// histograms, three times over (see the module docs).
 pub fn worker_stats_bytes() -> u64 {
-    3 * 3 * 3 * ssdready_core::hist::NUM_BUCKETS as u64 * 8
+    3 * 3 * ssdready_core::hist::NUM_BUCKETS as u64 * 8
 }
 
 /// What the workers of one phase hold while it runs.
@@ -223,7 +230,7 @@ pub fn jobs(loads: &[JobLoad], time: TimeBase) -> MemoryNeed {
         }
         let per_worker = slot_bytes
             .saturating_mul(l.iodepth)
-            .saturating_add(worker_stats_bytes());
+            .saturating_add(worker_stats_bytes().saturating_mul(l.directions.max(1)));
         need.bookkeeping = need
             .bookkeeping
             .saturating_add(per_worker.saturating_mul(l.workers));
@@ -473,6 +480,7 @@ mod tests {
             iodepth: 65536,
             buffers: 65536,
             max_bs: 1 << 20,
+            directions: 1,
         };
         let n = jobs(&[l], TimeBase::Real);
         assert_eq!(n.buffers, 4 * 65536 * (1 << 20));
@@ -490,6 +498,7 @@ mod tests {
             iodepth: 1,
             buffers: 1,
             max_bs: 4096,
+            directions: 1,
         };
         let big = JobLoad {
             iodepth: 64,

@@ -28,6 +28,9 @@ const WAKE: u32 = u32::MAX;
 pub const STALL_EVENTS: u64 = 1 << 20;
 /// How often (in events) the stop callback is polled.
 pub const STOP_POLL_EVENTS: u64 = 1024;
+/// The free-blocks series keeps at most this many simulated seconds
+/// (48 days, 32 MiB); later seconds are not sampled.
+pub const MAX_SERIES_SECONDS: u64 = 1 << 22;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -100,7 +103,9 @@ pub fn simulate(
         let r = region(spec, cap)?;
         for w in 0..spec.numjobs {
             let depth = spec.iodepth.max(1) as usize;
-            let ramp_end = t0 + spec.startdelay_ns + spec.ramp_time_ns;
+            let ramp_end = t0
+                .saturating_add(spec.startdelay_ns)
+                .saturating_add(spec.ramp_time_ns);
             ws.push(Worker {
                 job: ji,
                 plan: IoPlan::new(spec, &[r], w),
@@ -111,9 +116,9 @@ pub fn simulate(
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
                 interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
-                next_issue: (t0 + spec.startdelay_ns) as f64,
+                next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
-                deadline: spec.runtime_ns.map(|rt| ramp_end + rt),
+                deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
                 measuring: ramp_end == 0,
                 last_completion: 0,
             });
@@ -202,9 +207,14 @@ pub fn simulate(
             last_t = Some(t);
             same_instant = 0;
         }
-        while t >= next_sample {
-            free_blocks.push(dev.free_blocks());
-            next_sample += 1_000_000_000;
+        if t >= next_sample {
+            // Every second passed since the last sample (a startdelay can
+            // jump days ahead at once), up to the cap.
+            let seconds = (t - next_sample) / 1_000_000_000 + 1;
+            let room = (MAX_SERIES_SECONDS as usize).saturating_sub(free_blocks.len());
+            let fill = seconds.min(room as u64) as usize;
+            free_blocks.resize(free_blocks.len() + fill, dev.free_blocks());
+            next_sample = next_sample.saturating_add(seconds * 1_000_000_000);
         }
         let w = &mut ws[wi as usize];
         if slot != WAKE {
@@ -403,5 +413,18 @@ mod tests {
             t.elapsed()
         );
         assert!(o.end_ns < 3_600_000_000_000);
+    }
+
+    #[test]
+    fn a_start_days_away_does_not_sample_every_second_in_memory() {
+        let mut d = Device::new(&Params::parse("x25e,size=64m").unwrap());
+        let late = JobSpec {
+            startdelay_ns: 100_000 * 86_400 * 1_000_000_000, // 100000 days
+            ..job(RwMode::RandRead, 1, 10)
+        };
+        let t = std::time::Instant::now();
+        let o = simulate(&mut d, &[late], &|| false).unwrap();
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(o.free_blocks.len() as u64, MAX_SERIES_SECONDS + 1);
     }
 }
