@@ -133,6 +133,15 @@ pub fn check_memory(
     })
 }
 
+/// The checks of a run's emulated devices on resolved jobs (`--parse-only`):
+/// their parameters and the memory check.
+pub fn check_resolved(specs: &[JobSpec], time: TimeBase) -> Result<(), String> {
+    let mut on_devices = specs.to_vec();
+    assign_emulator(&mut on_devices);
+    let params = params_for(&on_devices)?;
+    check_memory(&on_devices, &params, time)
+}
+
 /// Run `work` on a thread of its own and wait for it, looking at `stop`
 /// every 20 ms: building a large device's FTL takes seconds, and Ctrl-C
 /// must not wait for it. On a stop request the process ends at once with

@@ -572,10 +572,7 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 /// simulation (`Virtual`) would.
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = build_jobs(&args.sections).map_err(bad)?;
-    let mut on_devices = specs.clone();
-    crate::devices::assign_emulator(&mut on_devices);
-    let params = crate::devices::params_for(&on_devices).map_err(bad)?;
-    crate::devices::check_memory(&on_devices, &params, time).map_err(bad)?;
+    crate::devices::check_resolved(&specs, time).map_err(bad)?;
     Ok(specs)
 }
 

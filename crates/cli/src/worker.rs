@@ -404,7 +404,11 @@ fn hot_loop<E: Engine>(
                 }
             }
             if spec.thinktime_ns > 0 && issued.is_multiple_of(spec.thinktime_blocks as u64) {
-                wait_until(&clock, until(now + spec.thinktime_ns), &ctx.stop);
+                wait_until(
+                    &clock,
+                    until(now.saturating_add(spec.thinktime_ns)),
+                    &ctx.stop,
+                );
                 now = clock.now();
             }
             if let Some(d) = deadline {
