@@ -512,17 +512,16 @@ mod tests {
     fn absurd_times_and_rates_are_refused_with_the_range() {
         let e = Params::parse("x25e,read_ns=1000000000000000").unwrap_err();
         assert!(
-            e.contains("'read_ns'") && e.contains("allowed: 0 to 60 s"),
+            e.contains("'read_ns'") && e.contains("out of range (allowed: 0 to"),
             "{e}"
-        );
-        assert!(
-            Params::parse("x25e,read_ns=8s").is_ok(),
-            "8 s is slow, not absurd"
         );
         assert!(Params::parse("null,dram_per_4k_ns=61s").is_err());
         assert!(Params::parse("null,coalesce_us=100000000").is_err());
         let e = Params::parse("x25e,channel_mbps=0.000001").unwrap_err();
-        assert!(e.contains("at least 1 MB/s"), "{e}");
+        assert!(
+            e.contains("'channel_mbps'") && e.contains("out of range"),
+            "{e}"
+        );
         assert!(Params::parse("x25e,link_mbps=-5").is_err());
         assert!(Params::parse("x25e,link_mbps=NaN").is_err());
         assert!(
