@@ -1,7 +1,9 @@
 //! Emulated devices for a run: one [`SharedDevice`] per distinct `emu:…`
 //! target (a job without a filename uses `emu:`, the default preset), shared
 //! by the jobs that name it and kept across phases so a fill is still there
-//! for the reads after it. Also the emulator's report.
+//! for the reads after it. Also the memory check that runs before any of
+//! them is built ([`check_memory`]), building them interruptibly
+//! ([`create`]), and the emulator's report.
 
 use ssdready_core::result::EmuReport;
 use ssdready_core::spec::{EngineKind, JobSpec};
@@ -9,9 +11,12 @@ use ssdready_emu::analytic::wa_greedy;
 use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
 use ssdready_emu::engine::SharedDevice;
+use ssdready_emu::memory::{self, JobLoad, TimeBase};
 use ssdready_io::clock::Clock;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The default target of a job without a filename.
 pub const DEFAULT_TARGET: &str = "emu:";
@@ -77,15 +82,121 @@ pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String>
     Ok(out)
 }
 
-/// Create the shared devices.
+/// Refuse, before anything is allocated, a run whose emulated devices
+/// (`params`) and workers would not fit in this machine's memory: the
+/// estimate of [`ssdready_emu::memory`] (devices for the whole run, buffers
+/// and statistics of the largest phase) against what is available less a
+/// headroom. The message names the devices, the figures by item and what to
+/// change.
+pub fn check_memory(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, Params>,
+    time: TimeBase,
+) -> Result<(), String> {
+    let Some(avail) = memory::available() else {
+        return Ok(()); // no /proc/meminfo: nothing to compare with
+    };
+    let (phases, _) = crate::run::phases_and_groups(specs);
+    let load = |s: &JobSpec| {
+        let mut l = JobLoad::of(s);
+        // The emulator's engine keeps no buffers on a nocopy device.
+        let on = (s.ioengine == EngineKind::Emu).then(|| params.get(&s.filename[0]));
+        if on.flatten().is_some_and(|p| p.nocopy) {
+            l.buffers = 0;
+        }
+        l
+    };
+    let loads: Vec<Vec<JobLoad>> = phases
+        .iter()
+        .map(|members| members.iter().map(|&i| load(&specs[i])).collect())
+        .collect();
+    let devices: Vec<&Params> = params.values().collect();
+    let need = memory::estimate(&devices, &loads, time);
+    memory::check(&need, &avail).map_err(|e| {
+        let names: Vec<String> = params.keys().map(|k| format!("'{k}'")).collect();
+        let grown = params.iter().any(|(k, p)| {
+            !k.contains("size=")
+                && ssdready_emu::config::preset(&p.preset).is_some_and(|d| d.size < p.size)
+        });
+        let how = match grown {
+            true => format!(
+                " (sized {} to hold the jobs' offset + size)",
+                memory::human(params.values().map(|p| p.size).max().unwrap_or(0))
+            ),
+            false => String::new(),
+        };
+        match names.len() {
+            0 => e,
+            1 => format!("emulated device {}{how}: {e}", names[0]),
+            _ => format!("emulated devices {}{how}: {e}", names.join(" and ")),
+        }
+    })
+}
+
+/// The checks of a run's emulated devices on resolved jobs (`--parse-only`):
+/// their parameters and the memory check.
+pub fn check_resolved(specs: &[JobSpec], time: TimeBase) -> Result<(), String> {
+    let mut on_devices = specs.to_vec();
+    assign_emulator(&mut on_devices);
+    let params = params_for(&on_devices)?;
+    check_memory(&on_devices, &params, time)
+}
+
+/// Run `work` on a thread of its own and wait for it, looking at `stop`
+/// every 20 ms: building a large device's FTL takes seconds, and Ctrl-C
+/// must not wait for it. On a stop request the process ends at once with
+/// exit code 130: nothing has run and nothing has been written yet.
+pub fn interruptible<T: Send + 'static>(
+    stop: &AtomicBool,
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("emu-setup".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        });
+    let Ok(handle) = spawned else { no_thread(what) };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(v) => return v,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stop.load(Relaxed) => {
+                eprintln!(
+                    "ssdready: interrupted while {what}; nothing ran and nothing was written"
+                );
+                std::process::exit(130);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => no_thread(what),
+            },
+        }
+    }
+}
+
+fn no_thread(what: &str) -> ! {
+    eprintln!("ssdready: could not start a thread for {what}");
+    std::process::exit(1);
+}
+
+/// Create the shared devices (interruptibly, see [`interruptible`]).
 pub fn create(
     params: BTreeMap<String, Params>,
     clock: Clock,
-) -> BTreeMap<String, Arc<SharedDevice>> {
-    params
-        .into_iter()
-        .map(|(k, p)| (k, SharedDevice::new(p, clock)))
-        .collect()
+    stop: &AtomicBool,
+) -> Result<BTreeMap<String, Arc<SharedDevice>>, String> {
+    interruptible(stop, "building the emulated devices", move || {
+        params
+            .into_iter()
+            .map(|(k, p)| {
+                SharedDevice::new(p, clock)
+                    .map(|d| (k.clone(), d))
+                    .map_err(|e| format!("{k}: {e}"))
+            })
+            .collect()
+    })
 }
 
 /// The emulator's report for one device.

@@ -201,7 +201,7 @@ fn run_command(args: &[String], simulate: bool) {
     }
     let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
     if parsed.parse_only {
-        return parse_only(&parsed);
+        return parse_only(&parsed, simulate);
     }
     if panics::injected("main") {
         panic!("injected by SSDREADY_INJECT_PANIC=main");
@@ -230,8 +230,12 @@ fn run_command(args: &[String], simulate: bool) {
     std::process::exit(result_code(&result));
 }
 
-fn parse_only(parsed: &args::RunArgs) {
-    match run::resolve_only(parsed) {
+fn parse_only(parsed: &args::RunArgs, simulate: bool) {
+    let time = match simulate {
+        true => ssdready_emu::memory::TimeBase::Virtual,
+        false => ssdready_emu::memory::TimeBase::Real,
+    };
+    match run::resolve_only(parsed, time) {
         Ok(specs) => {
             let (phases, groups) = run::phases_and_groups(&specs);
             let jobs: Vec<serde_json::Value> = specs

@@ -18,6 +18,7 @@ use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use ssdready_emu::engine::SharedDevice;
+use ssdready_emu::memory::TimeBase;
 use ssdready_io::clock::Clock;
 use ssdready_io::engines::libaio::check_context;
 use ssdready_io::engines::uring::{check_iopoll, check_ring};
@@ -390,6 +391,11 @@ fn run_phase(
         o.number = number;
         outcomes.push((ji, o));
     }
+    warnings.extend(worker::abandoned_warnings(
+        outcomes
+            .iter()
+            .map(|(ji, o)| (jobs[*ji].spec.name.as_str(), o)),
+    ));
     let end = snap(&clock);
     hw.stop();
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
@@ -527,10 +533,13 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
     (phases, groups)
 }
 
-/// Resolve the jobs without running them (`--parse-only`): the same checks
-/// as a run makes before it touches a target.
-pub fn resolve_only(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
-    crate::validate::jobs(args)
+/// Resolve the jobs without running them (`--parse-only`): the one
+/// validation path, plus the emulated devices' parameters and memory as a
+/// run (`Real`) or a simulation (`Virtual`) would check them.
+pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
+    let specs = crate::validate::jobs(args)?;
+    crate::devices::check_resolved(&specs, time).map_err(bad)?;
+    Ok(specs)
 }
 
 /// Run the jobs; returns the result (possibly marked interrupted).
@@ -549,7 +558,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let (phases, groups) = phases_and_groups(&specs);
     let clock = Clock::calibrate();
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
-    let emu_devices = crate::devices::create(emu_params, clock);
+    crate::devices::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
+    let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
     let jobs: Vec<PreparedJob> = specs
         .into_iter()
         .map(|s| prepare(s, args.allow_destructive, &emu_devices))

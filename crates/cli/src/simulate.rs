@@ -7,6 +7,7 @@ use crate::args::RunArgs;
 use crate::run::{bad, job_result_from, phases_and_groups, Failure};
 use ssdready_core::result::*;
 use ssdready_emu::device::Device;
+use ssdready_emu::memory::TimeBase;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -24,10 +25,15 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut warnings = crate::devices::assign_emulator(&mut specs);
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::devices::params_for(&specs).map_err(bad)?;
-    let mut devices: BTreeMap<String, Device> = params
-        .iter()
-        .map(|(k, p)| (k.clone(), Device::new(p)))
-        .collect();
+    crate::devices::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
+    let to_build = params.clone();
+    let mut devices: BTreeMap<String, Device> =
+        crate::devices::interruptible(&stop, "building the emulated devices", move || {
+            to_build
+                .iter()
+                .map(|(k, p)| (k.clone(), Device::new(p)))
+                .collect()
+        });
     for s in &specs {
         let cap = devices[&s.filename[0]].capacity();
         ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;

@@ -7,6 +7,15 @@
 //! `iodepth_batch_complete_min` completions when the queue is full or the work
 //! is done. One timestamp is taken per batch of submissions and one per batch
 //! of completions, as fio does.
+//!
+//! Every wait ends by the job's deadline or a stop request: sleeps are cut
+//! into slices of at most [`WAIT_SLICE`], and the emulator's `getevents`
+//! waits at most its own slice. When time is up or a stop is asked, I/Os
+//! in flight on the emulator are reaped for one more [`WAIT_SLICE`] (so
+//! ordinary ones, due within microseconds, are counted as in fio) and those
+//! still not due then are abandoned — the model's completion may lie
+//! seconds ahead, and nothing else holds them — and reported
+//! ([`abandoned_warnings`]). Kernel I/O is always waited for.
 
 use ssdready_core::iolog::IoLog;
 use ssdready_core::plan::{IoPlan, Region};
@@ -73,6 +82,31 @@ pub struct WorkerOutcome {
     pub panicked: bool,
     /// 1-based number of the worker in the run (fio's job number in log names).
     pub number: u32,
+    /// I/Os still in flight on the emulator when the worker stopped, dropped
+    /// rather than waited for (not counted in the statistics).
+    pub abandoned: u64,
+}
+
+/// One warning per job whose workers abandoned I/Os.
+pub fn abandoned_warnings<'a>(
+    outcomes: impl Iterator<Item = (&'a str, &'a WorkerOutcome)>,
+) -> Vec<String> {
+    let mut per_job: Vec<(&str, u64)> = Vec::new();
+    for (name, o) in outcomes.filter(|(_, o)| o.abandoned > 0) {
+        match per_job.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, a)) => *a += o.abandoned,
+            None => per_job.push((name, o.abandoned)),
+        }
+    }
+    per_job
+        .into_iter()
+        .map(|(name, n)| {
+            format!(
+                "job '{name}': {n} I/O(s) still in flight on the emulated device when the job ended \
+                 (runtime reached or stop requested) were abandoned, not waited for; they are not counted"
+            )
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Default)]
@@ -98,7 +132,11 @@ fn thread_cpu() -> ThreadCpu {
     ssdready_probe::cpu::thread_now()
 }
 
-/// Wait until `clock` reads `until_ns`: sleep for the bulk, spin the last 50 µs.
+/// The longest one sleep lasts before the stop flag is looked at again, ns.
+pub const WAIT_SLICE: u64 = 20_000_000;
+
+/// Wait until `clock` reads `until_ns`, or a stop request: sleep for the
+/// bulk in slices of [`WAIT_SLICE`], spin the last 50 µs.
 fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     loop {
         let now = clock.now();
@@ -108,7 +146,7 @@ fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
         let left = until_ns - now;
         if left > 100_000 {
             std::thread::sleep(std::time::Duration::from_nanos(
-                (left - 50_000).min(100_000_000),
+                (left - 50_000).min(WAIT_SLICE),
             ));
         } else {
             std::hint::spin_loop();
@@ -130,6 +168,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         unsupported: false,
         panicked: false,
         number: 0,
+        abandoned: 0,
     };
     let engine = match crate::panics::catching(|| open(&ctx)) {
         Ok(Ok(e)) => Some(e),
@@ -154,7 +193,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         out.completion_mode = engine.completion_mode();
         let stats = &mut out.stats;
         match crate::panics::catching(|| hot_loop(&ctx, &mut engine, stats)) {
-            Ok(Ok(())) => {}
+            Ok(Ok(abandoned)) => out.abandoned = abandoned,
             Ok(Err(e)) => out.engine_error(e),
             Err(p) => {
                 out.panic(p);
@@ -177,9 +216,8 @@ fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
     match &ctx.emu {
-        Some(dev) => Ok(ssdready_io::AnyEngine::Target(Box::new(
-            ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed),
-        ))),
+        Some(dev) => ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed)
+            .map(|e| ssdready_io::AnyEngine::Target(Box::new(e))),
         None => open_engine(&setup),
     }
 }
@@ -196,15 +234,20 @@ impl WorkerOutcome {
     }
 }
 
+/// The loop; returns how many I/Os were abandoned in flight.
 fn hot_loop<E: Engine>(
     ctx: &WorkerCtx,
     engine: &mut E,
     stats: &mut WorkerStats,
-) -> Result<(), EngineError> {
+) -> Result<u64, EngineError> {
     let spec = &*ctx.spec;
     let clock = ctx.clock;
     if spec.startdelay_ns > 0 {
-        wait_until(&clock, clock.now() + spec.startdelay_ns, &ctx.stop);
+        wait_until(
+            &clock,
+            clock.now().saturating_add(spec.startdelay_ns),
+            &ctx.stop,
+        );
     }
     let logging = spec.write_bw_log.is_some()
         || spec.write_lat_log.is_some()
@@ -234,8 +277,8 @@ fn hot_loop<E: Engine>(
         let _held = ctx.emu.as_ref().map(|d| d.device.lock());
         panic!("injected by SSDREADY_INJECT_PANIC");
     }
-    let ramp_end = start + spec.ramp_time_ns;
-    let deadline = spec.runtime_ns.map(|r| ramp_end + r);
+    let ramp_end = start.saturating_add(spec.ramp_time_ns);
+    let deadline = spec.runtime_ns.map(|r| ramp_end.saturating_add(r));
     let mut measuring = spec.ramp_time_ns == 0;
     let mut measure_start = start;
     let mut cpu_start = thread_cpu();
@@ -245,6 +288,12 @@ fn hot_loop<E: Engine>(
     let mut next_issue = start as f64;
     let mut issued: u64 = 0;
     let mut done_issuing = false;
+    let mut abandoned = 0u64;
+    // When the emulator's I/Os still in flight at the end are given up.
+    let mut give_up_at: Option<u64> = None;
+    // Waits end at the deadline.
+    let until = |t: u64| deadline.map_or(t, |d| t.min(d));
+    let past_deadline = |now: u64| deadline.is_some_and(|d| now >= d);
 
     // Account one finished I/O.
     macro_rules! complete {
@@ -331,9 +380,9 @@ fn hot_loop<E: Engine>(
             burst += 1;
             if paced && (now as f64) < next_issue {
                 if inflight == 0 {
-                    wait_until(&clock, next_issue as u64, &ctx.stop);
+                    wait_until(&clock, until(next_issue as u64), &ctx.stop);
                     now = clock.now();
-                    if ctx.stop.load(Relaxed) {
+                    if ctx.stop.load(Relaxed) || past_deadline(now) {
                         done_issuing = true;
                         break;
                     }
@@ -405,7 +454,11 @@ fn hot_loop<E: Engine>(
                 }
             }
             if spec.thinktime_ns > 0 && issued.is_multiple_of(spec.thinktime_blocks as u64) {
-                wait_until(&clock, now + spec.thinktime_ns, &ctx.stop);
+                wait_until(
+                    &clock,
+                    until(now.saturating_add(spec.thinktime_ns)),
+                    &ctx.stop,
+                );
                 now = clock.now();
             }
             if let Some(d) = deadline {
@@ -432,6 +485,17 @@ fn hot_loop<E: Engine>(
                 break;
             }
         } else {
+            // Time is up or a stop was asked: what the emulator has not
+            // completed one slice later is abandoned (below).
+            if give_up_at.is_none()
+                && done_issuing
+                && ctx.emu.is_some()
+                && (ctx.stop.load(Relaxed)
+                    || ctx.end_phase.load(Relaxed)
+                    || past_deadline(clock.now()))
+            {
+                give_up_at = Some(clock.now() + WAIT_SLICE);
+            }
             // Wait when nothing more can be issued now; otherwise just peek.
             let must_wait = done_issuing || inflight >= depth || paced;
             let min = if must_wait {
@@ -458,6 +522,10 @@ fn hot_loop<E: Engine>(
                     inflight -= 1;
                 }
             }
+            if inflight > 0 && give_up_at.is_some_and(|g| clock.now() >= g) {
+                abandoned = inflight as u64;
+                break;
+            }
         }
         for d in 0..3 {
             ctx.live.ios[d].store(live_ios[d], Relaxed);
@@ -477,5 +545,5 @@ fn hot_loop<E: Engine>(
             ctx: c.ctx.saturating_sub(cpu_start.ctx),
         };
     }
-    Ok(())
+    Ok(abandoned)
 }

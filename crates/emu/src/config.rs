@@ -454,6 +454,31 @@ mod tests {
     }
 
     #[test]
+    fn absurd_times_and_rates_are_refused_with_the_range() {
+        let e = Params::parse("x25e,read_ns=1000000000000000").unwrap_err();
+        assert!(
+            e.contains("'read_ns'") && e.contains("out of range (allowed: 0 to"),
+            "{e}"
+        );
+        assert!(Params::parse("null,dram_per_4k_ns=61s").is_err());
+        assert!(Params::parse("null,coalesce_us=100000000").is_err());
+        let e = Params::parse("x25e,channel_mbps=0.000001").unwrap_err();
+        assert!(
+            e.contains("'channel_mbps'") && e.contains("out of range"),
+            "{e}"
+        );
+        assert!(Params::parse("x25e,link_mbps=-5").is_err());
+        assert!(Params::parse("x25e,link_mbps=NaN").is_err());
+        assert!(
+            Params::parse("x25e,link_mbps=0").is_ok(),
+            "0: no link limit"
+        );
+        for (name, _) in PRESETS {
+            preset(name).unwrap().check().unwrap();
+        }
+    }
+
+    #[test]
     fn alpha_effective_subtracts_the_gc_reserve() {
         let p = Params::parse("nvme-tlc,size=512m,op=0.28,channels=4,dies=1").unwrap();
         let a = p.alpha_effective();

@@ -1,7 +1,8 @@
 //! Real time: the emulator as a target that brings its own engine.
 //!
 //! A [`SharedDevice`] is one emulated SSD: the model and its data (RAM,
-//! allocated lazily by the OS as it is written) behind a mutex. Each worker
+//! allocated lazily by the OS as it is written: a written page costs its
+//! size, an unwritten one nothing) behind a mutex. Each worker
 //! gets an [`EmuEngine`], its own NVMe-like queue pair: `queue` submits a
 //! command to the model at the current time (copying the data in or out, as
 //! a DMA would, unless `nocopy`) and files its completion time in the
@@ -18,12 +19,21 @@
 //! command on the device with the same message: the lock is never left
 //! poisoned for the other workers, and no one goes on with a model whose
 //! state is not trusted.
+//!
+//! No wait is unbounded: `getevents` waits at most [`WAIT_SLICE_NS`] per
+//! call and then returns, with fewer completions than asked if none came
+//! due, so the worker looks at its stop flag and deadline at least that
+//! often however far away a modelled completion is (seconds, behind a deep
+//! queue on a slow device). An I/O still in flight when the worker stops is
+//! simply dropped from the queue: its data was copied when it was
+//! submitted, and nothing else holds it.
 
 use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
+use crate::memory::human;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
-use ssdready_io::buf::AlignedBuf;
+use ssdready_io::buf::{fill_random, try_zeroed_bytes};
 use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError, Queued};
 use std::cmp::Reverse;
@@ -31,10 +41,14 @@ use std::collections::BinaryHeap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+/// The longest one `getevents` call waits, ns (20 ms).
+pub const WAIT_SLICE_NS: u64 = 20_000_000;
+
 /// One emulated SSD shared by the workers that use it.
 pub struct SharedDevice {
     /// The model.
     pub device: Mutex<Device>,
+    /// The data, one byte per byte of capacity (empty with `nocopy`).
     data: Mutex<Vec<u8>>,
     /// The clock all its times are in.
     pub clock: Clock,
@@ -46,22 +60,35 @@ pub struct SharedDevice {
 }
 
 impl SharedDevice {
-    /// A fresh device; its data is zero until written.
-    pub fn new(params: Params, clock: Clock) -> Arc<SharedDevice> {
-        let dev = Device::new(&params);
+    /// A fresh device; its data is zero until written. Fails, rather than
+    /// aborting, when the allocator cannot reserve the data (the memory
+    /// check of [`crate::memory`] is meant to refuse such a device first).
+    pub fn new(params: Params, clock: Clock) -> Result<Arc<SharedDevice>, String> {
+        let capacity = params.logical_pages() * params.page_bytes as u64;
+        // The data first: reserving it is instant, building the FTL is not.
         let data = if params.nocopy {
             Vec::new()
         } else {
-            vec![0u8; dev.capacity() as usize]
+            usize::try_from(capacity)
+                .ok()
+                .and_then(try_zeroed_bytes)
+                .ok_or_else(|| {
+                    format!(
+                        "the emulated device's {} of data could not be allocated \
+                         (set nocopy=1 on the device, or a smaller size=)",
+                        human(capacity)
+                    )
+                })?
         };
-        Arc::new(SharedDevice {
+        let dev = Device::new(&params);
+        Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),
             device: Mutex::new(dev),
             data: Mutex::new(data),
             clock,
             params,
             failure: OnceLock::new(),
-        })
+        }))
     }
 
     /// Capacity in bytes.
@@ -112,10 +139,61 @@ fn failed(why: &str) -> EngineError {
     }
 }
 
+/// A worker's I/O buffers: one of `len` bytes per slot, in one lazily
+/// zeroed block (a deep queue of large buffers costs nothing until used).
+struct SlotBufs {
+    bytes: Vec<u8>,
+    len: usize,
+    /// Whether a slot's buffer has its random contents yet: they are made
+    /// when the slot first writes, so opening the engine takes no time.
+    filled: Vec<bool>,
+    seed: u64,
+}
+
+impl SlotBufs {
+    /// Buffers of `bs` bytes rounded up to 4 KiB (none when `bs` is 0).
+    fn new(depth: usize, bs: usize, seed: u64) -> Result<SlotBufs, EngineError> {
+        let len = bs.div_ceil(4096) * 4096;
+        let bytes = depth
+            .checked_mul(len)
+            .and_then(try_zeroed_bytes)
+            .ok_or_else(|| EngineError::Sys {
+                what: format!(
+                    "allocating {} of I/O buffers (iodepth {depth} × {len} bytes)",
+                    human((depth as u64).saturating_mul(len as u64))
+                ),
+                source: std::io::ErrorKind::OutOfMemory.into(),
+            })?;
+        Ok(SlotBufs {
+            bytes,
+            len,
+            filled: vec![false; depth],
+            seed,
+        })
+    }
+
+    /// Whether slot `slot` exists and holds `len` bytes.
+    fn holds(&self, slot: u32, len: usize) -> bool {
+        (slot as usize) < self.filled.len() && len <= self.len
+    }
+
+    /// Slot `slot`'s buffer, given its random contents first when it is to
+    /// be written and has not been yet.
+    fn get(&mut self, slot: u32, write: bool) -> &mut [u8] {
+        let i = slot as usize;
+        let buf = &mut self.bytes[i * self.len..(i + 1) * self.len];
+        if write && !self.filled[i] {
+            fill_random(buf, self.seed.wrapping_add(i as u64));
+            self.filled[i] = true;
+        }
+        buf
+    }
+}
+
 /// A worker's queue pair on a [`SharedDevice`].
 pub struct EmuEngine {
     dev: Arc<SharedDevice>,
-    bufs: Vec<AlignedBuf>,
+    bufs: SlotBufs,
     pending: BinaryHeap<Reverse<(u64, u32, i64)>>,
     mode: CompletionMode,
     coalesce_n: usize,
@@ -123,23 +201,23 @@ pub struct EmuEngine {
 }
 
 impl EmuEngine {
-    /// An engine for one worker of `spec`.
-    pub fn new(dev: Arc<SharedDevice>, spec: &JobSpec, seed: u64) -> Self {
+    /// An engine for one worker of `spec` (with no buffers on a `nocopy`
+    /// device: nothing is copied).
+    pub fn new(dev: Arc<SharedDevice>, spec: &JobSpec, seed: u64) -> Result<Self, EngineError> {
         let depth = spec.iodepth.max(1) as usize;
-        let mut bufs: Vec<AlignedBuf> = (0..depth)
-            .map(|_| AlignedBuf::new(spec.bs.max() as usize))
-            .collect();
-        for (i, b) in bufs.iter_mut().enumerate() {
-            b.fill_random(seed.wrapping_add(i as u64));
-        }
-        EmuEngine {
+        let bs = if dev.params.nocopy {
+            0
+        } else {
+            spec.bs.max() as usize
+        };
+        Ok(EmuEngine {
+            bufs: SlotBufs::new(depth, bs, seed)?,
             mode: dev.params.completion,
             coalesce_n: dev.params.coalesce_n as usize,
             coalesce_ns: dev.params.coalesce_us * 1000,
             dev,
-            bufs,
             pending: BinaryHeap::new(),
-        }
+        })
     }
 
     /// How many completions may be delivered now. Without coalescing, the
@@ -212,20 +290,20 @@ impl Engine for EmuEngine {
         if !self.dev.params.nocopy && req.ddir != Ddir::Trim {
             let mut data = self.dev.data()?;
             let (o, l) = (req.offset as usize, len as usize);
-            let (Some(buf), true) = (
-                self.bufs.get_mut(req.slot as usize),
-                o.checked_add(l).is_some_and(|end| end <= data.len()),
-            ) else {
+            let fits = o.checked_add(l).is_some_and(|end| end <= data.len());
+            if !fits || !self.bufs.holds(req.slot, l) {
                 return Err(failed(&format!(
                     "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
                     req.slot,
                     data.len()
                 )));
-            };
-            if req.ddir == Ddir::Write {
-                data[o..o + l].copy_from_slice(&buf.as_slice()[..l]);
+            }
+            let write = req.ddir == Ddir::Write;
+            let buf = self.bufs.get(req.slot, write);
+            if write {
+                data[o..o + l].copy_from_slice(&buf[..l]);
             } else {
-                buf.as_mut_slice()[..l].copy_from_slice(&data[o..o + l]);
+                buf[..l].copy_from_slice(&data[o..o + l]);
             }
         }
         self.pending.push(Reverse((done, req.slot, len as i64)));
@@ -236,8 +314,11 @@ impl Engine for EmuEngine {
         Ok(0)
     }
 
+    /// Waits until `min` completions are due, or at most [`WAIT_SLICE_NS`]
+    /// (see the module docs).
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let mut got = 0;
+        let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
             let now = self.dev.clock.now();
             let mut n = self.due(now);
@@ -251,7 +332,7 @@ impl Engine for EmuEngine {
                 got += 1;
                 n -= 1;
             }
-            if got >= min || self.pending.is_empty() {
+            if got >= min || self.pending.is_empty() || now >= give_up {
                 return Ok(());
             }
             let next = self
@@ -264,7 +345,7 @@ impl Engine for EmuEngine {
             } else {
                 next
             };
-            self.wait_until(target.max(now + 1));
+            self.wait_until(target.max(now + 1).min(give_up));
         }
     }
 
@@ -281,24 +362,30 @@ impl Engine for EmuEngine {
 mod tests {
     use super::*;
 
+    fn req(slot: u32, ddir: Ddir, offset: u64) -> IoReq {
+        IoReq {
+            slot,
+            file: 0,
+            ddir,
+            offset,
+            len: 4096,
+        }
+    }
+
+    fn device(spec: &str) -> Arc<SharedDevice> {
+        SharedDevice::new(Params::parse(spec).unwrap(), Clock::calibrate()).unwrap()
+    }
+
     #[test]
     fn reads_return_what_was_written() {
-        let clock = Clock::calibrate();
-        let dev = SharedDevice::new(Params::parse("null,size=1m").unwrap(), clock);
         let spec = JobSpec {
             iodepth: 2,
             ..JobSpec::default()
         };
-        let mut e = EmuEngine::new(dev, &spec, 1);
-        let written = e.bufs[0].as_slice()[..4096].to_vec();
-        e.queue(IoReq {
-            slot: 0,
-            file: 0,
-            ddir: Ddir::Write,
-            offset: 8192,
-            len: 4096,
-        })
-        .unwrap();
+        let mut e = EmuEngine::new(device("null,size=1m"), &spec, 1).unwrap();
+        e.queue(req(0, Ddir::Write, 8192)).unwrap();
+        let written = e.bufs.get(0, true)[..4096].to_vec();
+        assert!(written.iter().any(|&b| b != 0), "writes carry random data");
         let mut out = Vec::new();
         e.getevents(1, &mut out).unwrap();
         assert_eq!(
@@ -308,17 +395,10 @@ mod tests {
                 result: 4096
             }]
         );
-        e.queue(IoReq {
-            slot: 1,
-            file: 0,
-            ddir: Ddir::Read,
-            offset: 8192,
-            len: 4096,
-        })
-        .unwrap();
+        e.queue(req(1, Ddir::Read, 8192)).unwrap();
         out.clear();
         e.getevents(1, &mut out).unwrap();
-        assert_eq!(&e.bufs[1].as_slice()[..4096], &written[..]);
+        assert_eq!(&e.bufs.get(1, false)[..4096], &written[..]);
     }
 
     #[test]
@@ -331,9 +411,9 @@ mod tests {
         (p.channels, p.dies_per_channel, p.pages_per_block) = (1, 1, 4);
         (p.size, p.op, p.write_buffer) = (64 * 4096, 0.01, 0);
         assert!(p.check().is_err());
-        let dev = SharedDevice::new(p, Clock::calibrate());
-        let mut a = EmuEngine::new(dev.clone(), &JobSpec::default(), 1);
-        let mut b = EmuEngine::new(dev.clone(), &JobSpec::default(), 2);
+        let dev = SharedDevice::new(p, Clock::calibrate()).unwrap();
+        let mut a = EmuEngine::new(dev.clone(), &JobSpec::default(), 1).unwrap();
+        let mut b = EmuEngine::new(dev.clone(), &JobSpec::default(), 2).unwrap();
         let write = |lpn: u64| IoReq {
             slot: 0,
             file: 0,
@@ -358,23 +438,55 @@ mod tests {
     #[test]
     fn completions_arrive_at_their_modelled_time() {
         let clock = Clock::calibrate();
-        let dev = SharedDevice::new(
-            Params::parse("dram-ssd,size=1m,completion=poll").unwrap(),
-            clock,
-        );
-        let mut e = EmuEngine::new(dev, &JobSpec::default(), 1);
+        let dev = device("dram-ssd,size=1m,completion=poll");
+        let mut e = EmuEngine::new(dev, &JobSpec::default(), 1).unwrap();
         let t0 = clock.now();
-        e.queue(IoReq {
-            slot: 0,
-            file: 0,
-            ddir: Ddir::Read,
-            offset: 0,
-            len: 4096,
-        })
-        .unwrap();
+        e.queue(req(0, Ddir::Read, 0)).unwrap();
         let mut out = Vec::new();
         e.getevents(1, &mut out).unwrap();
         let lat = clock.now() - t0;
         assert!((7_600..20_000).contains(&lat), "{lat} ns");
+    }
+
+    #[test]
+    fn a_long_emulated_io_does_not_hold_getevents() {
+        // A 0.5 s read: each getevents call comes back within its slice,
+        // empty, so the worker can look at its stop flag and deadline.
+        for mode in ["irq", "poll", "hybrid"] {
+            let dev = device(&format!(
+                "dram-ssd,size=1m,dram_cmd_ns=500ms,completion={mode}"
+            ));
+            let clock = dev.clock;
+            let mut e = EmuEngine::new(dev, &JobSpec::default(), 1).unwrap();
+            e.queue(req(0, Ddir::Read, 0)).unwrap();
+            let mut out = Vec::new();
+            let t0 = clock.now();
+            e.getevents(1, &mut out).unwrap();
+            let waited = clock.now() - t0;
+            assert!(out.is_empty(), "{mode}: nothing is due yet");
+            assert!(
+                (WAIT_SLICE_NS..WAIT_SLICE_NS + 30_000_000).contains(&waited),
+                "{mode}: waited {waited} ns"
+            );
+        }
+    }
+
+    #[test]
+    fn opening_a_deep_queue_of_large_buffers_is_instant() {
+        // 1024 × 1 MiB = 1 GiB of buffers: reserved, not written, until used.
+        let spec = JobSpec {
+            iodepth: 1024,
+            bs: ssdready_core::spec::BlockSizes::Fixed(1 << 20),
+            ..JobSpec::default()
+        };
+        let t = std::time::Instant::now();
+        let e = EmuEngine::new(device("null,size=1m"), &spec, 1).unwrap();
+        assert!(t.elapsed() < std::time::Duration::from_millis(500));
+        assert_eq!(e.bufs.bytes.len(), 1 << 30);
+        let e = EmuEngine::new(device("null,size=1m,nocopy=1"), &spec, 1).unwrap();
+        assert!(
+            e.bufs.bytes.is_empty(),
+            "nocopy: nothing to copy, no buffers"
+        );
     }
 }

@@ -31,6 +31,8 @@
 //! a device that passes `Params::check` can be modelled to the end of any
 //! workload: the model returns errors rather than panicking, and its
 //! invariants are property-tested (`tests/ftl_props.rs`).
+//! What a device and the jobs on it will take in memory is known before
+//! anything is allocated ([`memory`]), so one that does not fit is refused.
 
 pub mod analytic;
 pub mod config;
@@ -38,4 +40,5 @@ pub mod device;
 pub mod engine;
 pub mod ftl;
 pub mod geometry;
+pub mod memory;
 pub mod sim;

@@ -4,6 +4,15 @@
 //! simulated time the previous one completes (plus `host_ns` of host cost
 //! per I/O). Writing a device ten times over takes seconds; the same seed
 //! gives the same counters.
+//!
+//! Virtual time must advance: on a device that serves some command in 0 ns
+//! (the `null` preset; trims on a DRAM device without command latency;
+//! all-zero timings) with `host_ns=0`, a time-based job would never reach its
+//! runtime and a sized one would report I/Os per zero seconds. Such a run is
+//! refused rather than reported: when more than [`STALL_EVENTS`] (or four per
+//! slot, if more) completions in a row happen at one instant, or when a
+//! job's measured I/Os took no simulated time at all. `stop` is polled every
+//! [`STOP_POLL_EVENTS`] events.
 
 use crate::device::{Device, Extent, Op};
 use ssdready_core::plan::{IoPlan, Region};
@@ -14,6 +23,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const WAKE: u32 = u32::MAX;
+/// Completions in a row at one simulated instant after which virtual time
+/// is taken to have stopped (at least; four per slot in flight if more).
+pub const STALL_EVENTS: u64 = 1 << 20;
+/// How often (in events) the stop callback is polled.
+pub const STOP_POLL_EVENTS: u64 = 1024;
+/// The free-blocks series keeps at most this many simulated seconds
+/// (48 days, 32 MiB); later seconds are not sampled.
+pub const MAX_SERIES_SECONDS: u64 = 1 << 22;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -86,7 +103,9 @@ pub fn simulate(
         let r = region(spec, cap)?;
         for w in 0..spec.numjobs {
             let depth = spec.iodepth.max(1) as usize;
-            let ramp_end = t0 + spec.startdelay_ns + spec.ramp_time_ns;
+            let ramp_end = t0
+                .saturating_add(spec.startdelay_ns)
+                .saturating_add(spec.ramp_time_ns);
             ws.push(Worker {
                 job: ji,
                 plan: IoPlan::new(spec, &[r], w),
@@ -97,9 +116,9 @@ pub fn simulate(
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
                 interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
-                next_issue: (t0 + spec.startdelay_ns) as f64,
+                next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
-                deadline: spec.runtime_ns.map(|rt| ramp_end + rt),
+                deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
                 measuring: ramp_end == 0,
                 last_completion: 0,
             });
@@ -171,15 +190,39 @@ pub fn simulate(
     for (wi, w) in ws.iter_mut().enumerate() {
         issue(w, wi as u32, t0, dev, &mut heap)?;
     }
+    let slots: u64 = ws.iter().map(|w| w.depth as u64 + 1).sum();
+    let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
+    let mut same_instant = 0u64;
+    let mut last_t = None;
+    // Directions whose I/Os completed at the instant they were issued.
+    let mut instant = [false; 3];
     let mut n = 0u64;
     while let Some(Reverse((t, wi, slot))) = heap.pop() {
         n += 1;
-        if n.is_multiple_of(65_536) && stop() {
+        if n.is_multiple_of(STOP_POLL_EVENTS) && stop() {
             break;
         }
-        while t >= next_sample && next_sample < u64::MAX {
-            free_blocks.push(dev.free_blocks());
-            next_sample = next_sample.saturating_add(1_000_000_000);
+        if last_t == Some(t) {
+            same_instant += 1;
+            if same_instant > stall_limit {
+                return Err(no_time(
+                    &dev.p,
+                    &format!("virtual time stopped advancing at {t} ns: more than {stall_limit} I/Os in a row completed at that instant"),
+                    instant,
+                ));
+            }
+        } else {
+            last_t = Some(t);
+            same_instant = 0;
+        }
+        if t >= next_sample {
+            // Every second passed since the last sample (a startdelay can
+            // jump days ahead at once), up to the cap.
+            let seconds = (t - next_sample) / 1_000_000_000 + 1;
+            let room = (MAX_SERIES_SECONDS as usize).saturating_sub(free_blocks.len());
+            let fill = seconds.min(room as u64) as usize;
+            free_blocks.resize(free_blocks.len() + fill, dev.free_blocks());
+            next_sample = next_sample.saturating_add(seconds.saturating_mul(1_000_000_000));
         }
         let w = &mut ws[wi as usize];
         if slot != WAKE {
@@ -190,9 +233,11 @@ pub fn simulate(
                 w.stats.clear();
                 w.measuring = true;
             }
+            let ddir = s.ddir.unwrap_or(Ddir::Read);
+            instant[ddir.idx()] |= t == s.issue;
             if w.measuring {
                 let sec = ((t - w.ramp_end) / 1_000_000_000) as usize;
-                let d = w.stats.dir(s.ddir.unwrap_or(Ddir::Read));
+                let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
                 d.lat.record(lat);
@@ -210,6 +255,17 @@ pub fn simulate(
             Some(d) => d.saturating_sub(w.ramp_end),
             None => w.last_completion.saturating_sub(w.ramp_end),
         };
+        let ios = w.stats.total_ios();
+        if ios > 0 && w.stats.measured_ns == 0 {
+            return Err(no_time(
+                &dev.p,
+                &format!(
+                    "job '{}': its {ios} I/Os took no simulated time, so it has no rate",
+                    jobs[w.job].name
+                ),
+                instant,
+            ));
+        }
         per_job[w.job].push(w.stats);
     }
     free_blocks.push(dev.free_blocks());
@@ -218,6 +274,31 @@ pub fn simulate(
         free_blocks,
         end_ns,
     })
+}
+
+/// The refusal of a run in which virtual time does not pass: what
+/// happened, which I/Os cost nothing, and what to do.
+fn no_time(p: &crate::config::Params, what: &str, instant: [bool; 3]) -> String {
+    let ops: Vec<&str> = Ddir::ALL
+        .iter()
+        .filter(|d| instant[d.idx()])
+        .map(|d| match d {
+            Ddir::Read => "reads",
+            Ddir::Write => "writes",
+            Ddir::Trim => "trims",
+        })
+        .collect();
+    let ops = if ops.is_empty() {
+        "I/Os".to_string()
+    } else {
+        ops.join(" and ")
+    };
+    format!(
+        "{what} ({ops} take 0 ns on emulated device '{}' and host_ns={}); in virtual time every I/O \
+         must take time: give them a cost (e.g. host_ns=1us on the device, the host's time per I/O, \
+         or nonzero device timings), or run the job in real time with 'ssdready run'",
+        p.preset, p.host_ns
+    )
 }
 
 #[cfg(test)]
@@ -267,5 +348,91 @@ mod tests {
         let o = simulate(&mut d, &[read], &|| false).unwrap();
         let lat = o.workers[0][0].dirs[0].as_ref().unwrap().lat.mean();
         assert!((145_000.0..155_000.0).contains(&lat), "{lat}");
+    }
+
+    fn timed(rw: RwMode, runtime_ns: u64) -> JobSpec {
+        JobSpec {
+            number_ios: None,
+            runtime_ns: Some(runtime_ns),
+            ..job(rw, 4, 0)
+        }
+    }
+
+    #[test]
+    fn zero_latency_time_based_is_refused_not_endless() {
+        let t = std::time::Instant::now();
+        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+        let e = simulate(&mut d, &[timed(RwMode::RandRead, 1_000_000_000)], &|| false)
+            .err()
+            .expect("refused");
+        assert!(
+            e.contains("stopped advancing") && e.contains("reads take 0 ns"),
+            "{e}"
+        );
+        assert!(e.contains("host_ns="), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
+    fn trims_on_nvm_lowlat_are_refused_not_endless() {
+        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m").unwrap());
+        let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
+            .err()
+            .expect("refused");
+        assert!(e.contains("trims take 0 ns"), "{e}");
+    }
+
+    #[test]
+    fn zero_time_sized_job_reports_no_rate() {
+        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+        let sized = JobSpec {
+            time_based: false,
+            number_ios: Some(1000),
+            ..job(RwMode::RandWrite, 4, 1000)
+        };
+        let e = simulate(&mut d, &[sized], &|| false)
+            .err()
+            .expect("refused");
+        assert!(e.contains("took no simulated time"), "{e}");
+    }
+
+    #[test]
+    fn host_cost_lets_zero_latency_devices_run() {
+        let mut d = Device::new(&Params::parse("null,size=64m,host_ns=1us").unwrap());
+        let o = simulate(&mut d, &[timed(RwMode::RandRead, 10_000_000)], &|| false).unwrap();
+        let r = o.workers[0][0].dirs[0].as_ref().unwrap();
+        // Four streams, each one I/O per microsecond, for 10 ms.
+        assert!((39_000..=40_004).contains(&r.ios), "{}", r.ios);
+    }
+
+    #[test]
+    fn a_stop_request_ends_a_long_simulation() {
+        let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
+        let t = std::time::Instant::now();
+        let o = simulate(
+            &mut d,
+            &[timed(RwMode::RandWrite, 3_600_000_000_000)],
+            &|| t.elapsed() > std::time::Duration::from_millis(50),
+        )
+        .unwrap();
+        assert!(
+            t.elapsed() < std::time::Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(o.end_ns < 3_600_000_000_000);
+    }
+
+    #[test]
+    fn a_start_days_away_does_not_sample_every_second_in_memory() {
+        let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+        let late = JobSpec {
+            startdelay_ns: 100_000 * 86_400 * 1_000_000_000, // 100000 days
+            ..job(RwMode::RandRead, 1, 10)
+        };
+        let t = std::time::Instant::now();
+        let o = simulate(&mut d, &[late], &|| false).unwrap();
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(o.free_blocks.len() as u64, MAX_SERIES_SECONDS + 1);
     }
 }

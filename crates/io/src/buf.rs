@@ -51,15 +51,41 @@ impl AlignedBuf {
     }
     /// Fill with pseudo-random bytes (so writes are not trivially compressible).
     pub fn fill_random(&mut self, seed: u64) {
-        let mut x = seed | 1;
-        for chunk in self.as_mut_slice().chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let b = x.to_le_bytes();
-            chunk.copy_from_slice(&b[..chunk.len()]);
-        }
+        fill_random(self.as_mut_slice(), seed);
     }
+}
+
+/// Fill `buf` with pseudo-random bytes (xorshift64 from `seed`).
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    for chunk in buf.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let b = x.to_le_bytes();
+        chunk.copy_from_slice(&b[..chunk.len()]);
+    }
+}
+
+/// `len` zero bytes, or None when the allocator cannot provide them (instead
+/// of aborting the process, as `vec![0; len]` does). Large blocks come
+/// straight from the kernel (calloc → mmap) and are not written here, so a
+/// page costs memory only once something is written to it — an emulated
+/// device's data costs what has been written, at most its size, never more.
+pub fn try_zeroed_bytes(len: usize) -> Option<Vec<u8>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = Layout::array::<u8>(len).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was allocated by the global allocator with the layout of
+    // `len` bytes at alignment 1, which is the layout of a Vec<u8> of
+    // capacity `len`; all `len` bytes are initialised (zero).
+    Some(unsafe { Vec::from_raw_parts(p, len, len) })
 }
 
 impl Drop for AlignedBuf {
@@ -73,6 +99,18 @@ impl Drop for AlignedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn zeroed_bytes_are_zero_and_impossible_sizes_are_refused() {
+        let v = try_zeroed_bytes(1 << 20).unwrap();
+        assert_eq!(v.len(), 1 << 20);
+        assert!(v.iter().all(|&b| b == 0));
+        assert!(try_zeroed_bytes(0).unwrap().is_empty());
+        // black_box: an allocation whose result does not escape may be
+        // optimised away, and assumed to succeed.
+        let huge = std::hint::black_box(try_zeroed_bytes(usize::MAX / 2));
+        assert!(huge.is_none());
+    }
+
     #[test]
     fn buffers_are_page_aligned_and_rounded() {
         let mut b = AlignedBuf::new(5000);

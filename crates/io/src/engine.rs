@@ -51,6 +51,9 @@ pub trait Engine {
     /// Submit everything queued; returns how many were submitted.
     fn commit(&mut self) -> Result<usize, EngineError>;
     /// Append completions to `out`, waiting until at least `min` are there.
+    /// An engine whose waits are its own (the emulator's) may return sooner
+    /// with fewer, so that its caller's stop flag and deadline are seen;
+    /// callers loop until they have what they need.
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError>;
     /// How completions are obtained, for the result (`sync`, `interrupt`,
     /// `iopoll`, `sqpoll+interrupt`, `none`).
