@@ -354,7 +354,7 @@ fn corpus() -> Vec<String> {
             .find(|t| exercise(t, &host));
         v.push(valid.unwrap_or_else(|| job(globals[0], "1")));
     }
-    v.push("[j]\nfilename=emu:x25e,size=64m\nsize=1m\n".into());
+    v.push("[j]\nfilename=emu:x25e,size=128m\nsize=1m\n".into());
     v
 }
 

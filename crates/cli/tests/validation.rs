@@ -207,13 +207,13 @@ fn parse_only_validates_emulator_targets() {
     let out = ssdready(&[
         "run",
         "--parse-only",
-        "--filename=emu:x25e,size=64m",
-        "--size=128m",
+        "--filename=emu:x25e,size=128m",
+        "--size=256m",
     ]);
     assert_refused(&out, "region", &["exceeds the emulated device"]);
     let out = ssdready(&["run", "--parse-only", "--filename=emu:x25e,colour=red"]);
     assert_refused(&out, "key", &["unknown emulator parameter 'colour'"]);
-    let out = ssdready(&["run", "--parse-only", "--filename=emu:x25e,size=64m"]);
+    let out = ssdready(&["run", "--parse-only", "--filename=emu:x25e,size=128m"]);
     assert_eq!(out.status.code(), Some(0));
 }
 
