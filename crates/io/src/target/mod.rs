@@ -423,6 +423,7 @@ mod tests {
         assert!(free.overridden.is_none());
     }
 
+    #[test]
     fn direct_alignment_message_says_what_to_change() {
         let t = Target {
             path: "/dev/x".into(),
