@@ -68,10 +68,13 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             let dev = devices.get_mut(name).expect("a device per target");
             let start = dev.now;
             let stop_ref = stop.clone();
-            // The jobs' regions were checked above: an error here is the model's.
+            use ssdready_emu::sim::SimError;
             let out =
                 ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
-                    .map_err(Failure::Runtime)?;
+                    .map_err(|e| match e {
+                        SimError::Refused(m) => Failure::BadInput(m),
+                        SimError::Model(m) => Failure::Runtime(m),
+                    })?;
             simulated += out.end_ns - start;
             if Some(name) == params.keys().next() {
                 free_series.extend(out.free_blocks.iter().copied());

@@ -88,6 +88,18 @@ pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
     })
 }
 
+/// Why a simulation gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The jobs cannot be simulated as asked (a region beyond the device,
+    /// virtual time that would not advance): the request's fault.
+    #[error("{0}")]
+    Refused(String),
+    /// The model failed (or a bug): the run's fault.
+    #[error("{0}")]
+    Model(String),
+}
+
 /// Run `jobs` together against `dev` in virtual time, starting where the
 /// device's clock stands (so consecutive simulations continue one
 /// history). `stop` is polled so a long simulation can be interrupted.
@@ -95,12 +107,12 @@ pub fn simulate(
     dev: &mut Device,
     jobs: &[JobSpec],
     stop: &dyn Fn() -> bool,
-) -> Result<SimOutcome, String> {
+) -> Result<SimOutcome, SimError> {
     let cap = dev.capacity();
     let t0 = dev.now;
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
-        let r = region(spec, cap)?;
+        let r = region(spec, cap).map_err(SimError::Refused)?;
         for w in 0..spec.numjobs {
             let depth = spec.iodepth.max(1) as usize;
             let ramp_end = t0
@@ -135,7 +147,7 @@ pub fn simulate(
                  t: u64,
                  dev: &mut Device,
                  heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
-     -> Result<(), String> {
+     -> Result<(), SimError> {
         let mut cursor = t;
         while !w.done && w.inflight < w.depth {
             if w.deadline.is_some_and(|d| cursor >= d) {
@@ -170,11 +182,11 @@ pub fn simulate(
                         len: len as u64,
                     }],
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| SimError::Model(e.to_string()))?;
             let Some(slot) = w.free.pop() else {
-                return Err(
+                return Err(SimError::Model(
                     "emulator simulation: no free slot below the queue depth (a bug)".into(),
-                );
+                ));
             };
             w.slots[slot as usize] = Slot {
                 issue: cursor,
@@ -205,11 +217,11 @@ pub fn simulate(
         if last_t == Some(t) {
             same_instant += 1;
             if same_instant > stall_limit {
-                return Err(no_time(
+                return Err(SimError::Refused(no_time(
                     &dev.p,
                     &format!("virtual time stopped advancing at {t} ns: more than {stall_limit} I/Os in a row completed at that instant"),
                     instant,
-                ));
+                )));
             }
         } else {
             last_t = Some(t);
@@ -257,14 +269,14 @@ pub fn simulate(
         };
         let ios = w.stats.total_ios();
         if ios > 0 && w.stats.measured_ns == 0 {
-            return Err(no_time(
+            return Err(SimError::Refused(no_time(
                 &dev.p,
                 &format!(
                     "job '{}': its {ios} I/Os took no simulated time, so it has no rate",
                     jobs[w.job].name
                 ),
                 instant,
-            ));
+            )));
         }
         per_job[w.job].push(w.stats);
     }
@@ -364,7 +376,8 @@ mod tests {
         let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
         let e = simulate(&mut d, &[timed(RwMode::RandRead, 1_000_000_000)], &|| false)
             .err()
-            .expect("refused");
+            .expect("refused")
+            .to_string();
         assert!(
             e.contains("stopped advancing") && e.contains("reads take 0 ns"),
             "{e}"
@@ -378,7 +391,8 @@ mod tests {
         let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m").unwrap());
         let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
             .err()
-            .expect("refused");
+            .expect("refused")
+            .to_string();
         assert!(e.contains("trims take 0 ns"), "{e}");
     }
 
@@ -392,7 +406,8 @@ mod tests {
         };
         let e = simulate(&mut d, &[sized], &|| false)
             .err()
-            .expect("refused");
+            .expect("refused")
+            .to_string();
         assert!(e.contains("took no simulated time"), "{e}");
     }
 

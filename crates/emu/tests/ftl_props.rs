@@ -330,12 +330,12 @@ fn run_jobs(g: &Geo, fill_bs: Option<u32>, jobs: &[JobSpec]) -> Result<(), TestC
             ..jobs[0].clone()
         };
         if u64::from(bs) <= d.capacity() {
-            simulate(&mut d, &[fill], &|| false).map_err(TestCaseError::fail)?;
+            simulate(&mut d, &[fill], &|| false).map_err(|e| TestCaseError::fail(e.to_string()))?;
             d.ftl
                 .as_ref()
                 .expect("flash")
                 .check()
-                .map_err(TestCaseError::fail)?;
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
         }
     }
     let cap = d.capacity();
@@ -356,7 +356,7 @@ fn run_jobs(g: &Geo, fill_bs: Option<u32>, jobs: &[JobSpec]) -> Result<(), TestC
         })
         .collect();
     let t0 = d.now;
-    let out = simulate(&mut d, &jobs, &|| false).map_err(TestCaseError::fail)?;
+    let out = simulate(&mut d, &jobs, &|| false).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert!(out.end_ns >= t0, "simulation ended before it started");
     let issued: u64 = out
         .workers
@@ -371,7 +371,8 @@ fn run_jobs(g: &Geo, fill_bs: Option<u32>, jobs: &[JobSpec]) -> Result<(), TestC
         .sum();
     prop_assert!(issued <= budget, "{issued} I/Os for a budget of {budget}");
     let ftl = d.ftl.as_ref().expect("a flash device");
-    ftl.check().map_err(TestCaseError::fail)?;
+    ftl.check()
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     Ok(())
 }
 
