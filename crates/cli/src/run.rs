@@ -217,8 +217,30 @@ struct PhaseRun {
 /// the kernel's price of calling any BPF program from four block
 /// tracepoints (4.6–7.7 % of IOPS on this project's VMs, measured with
 /// empty programs) alone exceeds the 3 % a default run may cost.
-fn decompose_phase(asked: Option<bool>) -> bool {
-    asked.unwrap_or(false)
+/// Asked for a phase whose I/O reaches no block device (the emulator and
+/// the null engine have no block layer), it says so instead.
+fn decompose_phase(
+    asked: Option<bool>,
+    jobs: &[PreparedJob],
+    members: &[usize],
+    warnings: &mut Vec<String>,
+) -> bool {
+    if asked != Some(true) {
+        return false;
+    }
+    let block = members.iter().any(|&i| {
+        jobs[i].emu.is_none()
+            && jobs[i].spec.ioengine != EngineKind::Null
+            && jobs[i].targets.iter().any(|t| t.device.is_some())
+    });
+    if !block {
+        warnings.push(
+            "--decompose: no job of this phase reaches a block device (the emulator and the \
+             null engine have no block layer): nothing to decompose"
+                .into(),
+        );
+    }
+    block
 }
 
 type Snapshot = (u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>);
@@ -608,6 +630,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 }
             }
         }
+        let decompose = decompose_phase(args.decompose, &jobs, members, &mut warnings);
         let run = match run_phase(
             &jobs,
             members,
@@ -618,7 +641,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut warnings,
             &mut emu_free,
             args.profile,
-            decompose_phase(args.decompose),
+            decompose,
         ) {
             Ok(run) => run,
             Err(f) if phase_results.is_empty() => return Err(f),

@@ -439,6 +439,16 @@ fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
         eprintln!("skipped: needs root to drop to an unprivileged user");
         return;
     }
+    // A file on the root file system (a block device), in sticky /tmp where
+    // nobody may create it.
+    let file = format!("/tmp/ssdready-nobody-{}.dat", std::process::id());
+    struct Gone(String);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _gone = Gone(file.clone());
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_ssdready"))
@@ -446,6 +456,7 @@ fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
             "run",
             "--output-format=native",
             "--quiet",
+            &format!("--filename={file}"),
             "--rw=randread",
             "--size=16m",
             "--number_ios=1000",

@@ -133,7 +133,7 @@ fn values_beyond_their_type_are_refused_not_truncated() {
     );
     refused(
         &["--filename=emu:x25e,channels=4294967297"],
-        &["'channels'", "too large"],
+        &["'channels'", "out of range (allowed: 1 to 4096)"],
     );
     refused(
         &["--ioengine=io_uring", "--iodepth=40000"],
