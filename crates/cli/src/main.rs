@@ -136,8 +136,8 @@ signature, held open exclusively - are refused (exit 2), naming each user and
 the check that found it; --allow-destructive overrides them with a warning.
 --profile samples every CPU at 10 kHz and splits the kernel's cost per I/O by
 layer (needs root). --decompose splits each I/O's latency along its path with
-eBPF on the block tracepoints (needs root); it is on by default when running as
-root against a block device (it costs a few percent of IOPS: --no-decompose).
+eBPF on the block tracepoints (needs root, a block device; off by default: it
+costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).
 Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
 Run 'ssdready options' for every job option.";
