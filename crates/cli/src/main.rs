@@ -134,7 +134,7 @@ Writes and trims to a block device (or to a file that backs a loop device) that
 anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
 signature, held open exclusively - are refused (exit 2), naming each user and
 the check that found it; --allow-destructive overrides them with a warning.
---profile samples every CPU at 10 kHz and splits the kernel's cost per I/O by
+--profile samples every CPU at 2 kHz and splits the kernel's cost per I/O by
 layer (needs root). --decompose splits each I/O's latency along its path with
 eBPF on the block tracepoints (needs root, a block device; off by default: it
 costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).

@@ -234,7 +234,7 @@ pub struct ProfileReport {
     pub named_share_of_busy_pct: f64,
     /// All non-idle layers' CPU per I/O, ns.
     pub busy_ns_per_io: f64,
-    /// Time between a sample and its predecessor beyond the weight cap (1.5
+    /// Time between a sample and its predecessor beyond the weight cap (2
     /// periods), all CPUs, ns: charged to no layer. A halted vCPU's timer
     /// fires late; this is the idle gap it would otherwise have charged to
     /// the first busy function after wake-up.

@@ -1,6 +1,6 @@
 //! System-wide CPU sampling with `perf_event_open(2)`: `cpu-clock`
-//! software events on every CPU at a fixed period (100 µs of CPU time per
-//! sample at 10 kHz), read from each event's mmap'ed ring buffer. Symbols
+//! software events on every CPU at a fixed period (0.5 ms of CPU time per
+//! sample at ssdready's default 2 kHz, 0.5 ms), read from each event's mmap'ed ring buffer. Symbols
 //! and classification are the probe crate's business; this module only
 //! moves bytes.
 //!
@@ -297,7 +297,7 @@ impl Sampler {
         Ok(s)
     }
 
-    /// The most CPU time one timing sample may stand for, in periods (1.5
+    /// The most CPU time one timing sample may stand for, in periods (1.5 in the sampler,
     /// unless changed): see [`SampleWeigher`].
     pub fn with_weight_cap(mut self, periods: f64) -> Self {
         self.weigher = SampleWeigher::new(self.weigher.last.len() as u32, self.period_ns, periods);

@@ -1,6 +1,6 @@
 //! `--profile`: where the CPU time of a run goes, by kernel layer — the iolat
 //! report of 003 for every run. System-wide `cpu-clock` samples (one per
-//! 100 µs of CPU time at 10 kHz) are symbolised through /proc/kallsyms and
+//! 0.5 ms of CPU time at the default 2 kHz) are symbolised through /proc/kallsyms and
 //! each is classified into a layer by its kernel call chain, using the rules
 //! in `data/layers.rules` (data, not code: unmatched symbols are listed so
 //! rules can be added). User-mode samples are "ssdready (user)" for this
