@@ -76,12 +76,17 @@ pub(crate) fn open_counter(type_: u32, config: u64, cpu: u32, group: i32) -> std
         flags: (group < 0) as u64, // bit 0: disabled
         ..PerfEventAttr::default()
     };
+    perf_event_open(&attr, cpu, group)
+}
+
+/// perf_event_open(2) of `attr` on `cpu`, every task, in `group` (-1: none).
+fn perf_event_open(attr: &PerfEventAttr, cpu: u32, group: i32) -> std::io::Result<i32> {
     // SAFETY: attr is a valid, fully initialised perf_event_attr that lives
     // across the call; the other arguments are plain integers.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
+            attr as *const PerfEventAttr,
             -1 as libc::pid_t,
             cpu as libc::c_int,
             group as libc::c_int,
@@ -226,21 +231,7 @@ fn open_event(cpu: u32, period_ns: u64, chains: bool, timing: bool) -> std::io::
         sample_max_stack: 64,
         ..PerfEventAttr::default()
     };
-    // SAFETY: attr is a valid, fully initialised perf_event_attr that
-    // lives across the call; the other arguments are plain integers.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
-            -1 as libc::pid_t,
-            cpu as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    } as i32;
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let fd = perf_event_open(&attr, cpu, -1)?;
     let len = page * (1 + DATA_PAGES);
     // SAFETY: mapping a perf fd's ring buffer, as perf_event_open(2)
     // documents; the result is checked against MAP_FAILED.
