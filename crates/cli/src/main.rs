@@ -12,6 +12,7 @@ mod progress;
 mod ramdev;
 mod run;
 mod simulate;
+mod study;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Study a device: how much of its speed reaches applications, where the
+    /// rest goes, and what to change (writes DIR/study.json).
+    Study(study::StudyArgs),
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
@@ -302,5 +306,6 @@ fn main() {
             cmd: EmuCmd::Simulate { args },
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
+        Cmd::Study(a) => study::command(a),
     }
 }

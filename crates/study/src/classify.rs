@@ -6,8 +6,7 @@
 //! The tests run in order; the first that holds names the limit:
 //! 1. **device**: the platform delivers ≥ 90 % of the device (an emulator:
 //!    of its analytic limit, or of the model alone at the same depth; a real
-//!    device: driver and device hold ≥ 70 % of the latency, or, without a
-//!    decomposition, nothing on the host is busy);
+//!    device: driver and device hold ≥ 70 % of the latency);
 //! 2. **a lock**: ≥ 15 % of busy CPU samples in lock functions;
 //! 3. **one core**: the submitting thread is ≥ 85 % busy (its own CPU time);
 //! 4. **completions**: ≥ 50 % of the latency is completion to the app;
@@ -15,7 +14,9 @@
 //!    on submission plus the block layer;
 //! 6. **the scheduler**: the scheduler sweep shows `none` ≥ 10 % faster at
 //!    QD 32, or ≥ 20 % of busy samples in the io-scheduler layer;
-//! 7. **the CPUs**: all CPUs ≥ 90 % busy (other work included).
+//! 7. **the CPUs**: all CPUs ≥ 90 % busy (other work included);
+//! 8. **device**, inferred: a real device without a decomposition while
+//!    neither the submitting thread (< 70 %) nor the CPUs (< 85 %) are busy.
 
 use crate::figures::{median, profiled, runs_of, Figures};
 use crate::model::{RunRecord, TargetKind, TargetProfile};
@@ -180,17 +181,6 @@ fn decide(
     if !emu && ge(s.device_share_pct, DEVICE_SHARE_PCT) {
         return ("device", device_part(), margin(s.device_share_pct, DEVICE_SHARE_PCT));
     }
-    if !emu
-        && s.device_share_pct.is_none()
-        && s.thread_busy_pct.is_some_and(|b| b < 70.0)
-        && s.system_busy_pct.is_some_and(|b| b < 85.0)
-    {
-        return (
-            "device",
-            "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
-            None,
-        );
-    }
     if ge(s.lock_share_pct, LOCK_SHARE_PCT) {
         let names = profile.map(|p| p.lock_functions.join(", ")).unwrap_or_default();
         return ("a lock", names, margin(s.lock_share_pct, LOCK_SHARE_PCT));
@@ -243,6 +233,17 @@ fn decide(
             "the CPUs",
             "every CPU is busy: other threads (kernel workers, other processes) compete with the submitter".into(),
             margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
+        );
+    }
+    if !emu
+        && s.device_share_pct.is_none()
+        && s.thread_busy_pct.is_some_and(|b| b < 70.0)
+        && s.system_busy_pct.is_some_and(|b| b < 85.0)
+    {
+        return (
+            "device",
+            "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
+            None,
         );
     }
     ("unknown", "no test held: see the evidence".into(), None)

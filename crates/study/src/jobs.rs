@@ -95,8 +95,14 @@ pub fn options(
             format!("--runtime={}", ms(s.runtime_s)),
             "--time_based".into(),
         ]);
-        if s.ramp_s > 0.0 {
-            o.push(format!("--ramp_time={}", ms(s.ramp_s)));
+        // After a fill, the dies still program what the write buffer took.
+        let ramp = if filled && emu(t) {
+            s.ramp_s.max(crate::limit::drain_seconds(t, s.region_bytes))
+        } else {
+            s.ramp_s
+        };
+        if ramp > 0.0 {
+            o.push(format!("--ramp_time={}", ms(ramp)));
         }
         if let (Some(e), false) = (&w.engine, emu(t)) {
             o.push(format!("--ioengine={e}"));

@@ -176,6 +176,20 @@ pub fn params_of(spec: &str) -> Result<Params, String> {
     Params::parse(body)
 }
 
+/// Seconds an emulated device's dies stay busy programming after a fill of
+/// `region` bytes has completed: what its write buffer still holds (a run
+/// waits this long, as a ramp, before measuring reads).
+pub fn drain_seconds(spec: &str, region: u64) -> f64 {
+    let Ok(p) = params_of(spec) else {
+        return 0.0;
+    };
+    let held = p.write_buffer.min(region) as f64;
+    match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
+        Some(bw) if bw > 0.0 && held > 0.0 => held / bw * 1.1,
+        _ => 0.0,
+    }
+}
+
 /// Seconds an emulated device needs to be written over `region` bytes
 /// sequentially in 1 MiB commands (each run on an emulator starts with such
 /// a fill: reads of unwritten pages skip the flash).
@@ -185,7 +199,7 @@ pub fn fill_seconds(t: &crate::model::TargetProfile, region: u64) -> f64 {
     };
     let burst = p.write_buffer.min(region) as f64;
     match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
-        Some(bw) if bw > 0.0 => (region as f64 - burst).max(0.0) / bw,
+        Some(bw) if bw > 0.0 => (region as f64 - burst).max(0.0) / bw + drain_seconds(&t.spec, region),
         _ => 0.0,
     }
 }
