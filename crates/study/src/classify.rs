@@ -19,7 +19,7 @@
 //!    neither the submitting thread (< 70 %) nor the CPUs (< 85 %) are busy.
 
 use crate::figures::{median, profiled, runs_of, Figures};
-use crate::model::{RunRecord, TargetKind, TargetProfile};
+use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
 use serde::{Deserialize, Serialize};
 
 /// Thresholds of the tests above (percent).
@@ -75,7 +75,7 @@ pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> Strin
 }
 
 /// Classify the limit at the peak of the queue-depth curve.
-pub fn classify(t: &TargetProfile, runs: &[RunRecord], f: &Figures, cpus: u32) -> Saturation {
+pub fn classify(t: &TargetProfile, runs: &[RunRecord], f: &Figures, machine: &Machine) -> Saturation {
     let Some(peak) = &f.peak else {
         return Saturation {
             limit: "unknown".into(),
@@ -110,8 +110,8 @@ pub fn classify(t: &TargetProfile, runs: &[RunRecord], f: &Figures, cpus: u32) -
         runs: peak.runs.iter().cloned().chain(inst.map(|r| r.id.clone())).collect(),
         ..Default::default()
     };
-    s.evidence = evidence(&s, cpus);
-    let (limit, part, margin) = decide(t, &s, f, profile.as_ref());
+    s.evidence = evidence(&s, machine.cpus);
+    let (limit, part, margin) = decide(t, &s, f, profile.as_ref(), machine);
     s.limit = limit.into();
     s.part = part;
     s.margin_pct = margin;
@@ -152,6 +152,7 @@ fn decide(
     s: &Saturation,
     f: &Figures,
     profile: Option<&crate::summary::ProfileSummary>,
+    m: &Machine,
 ) -> (&'static str, String, Option<f64>) {
     let emu = t.kind == TargetKind::Emulator;
     let ge = |v: Option<f64>, th: f64| v.is_some_and(|v| v >= th);
@@ -231,7 +232,7 @@ fn decide(
     if ge(s.system_busy_pct, SYSTEM_BUSY_PCT) {
         return (
             "the CPUs",
-            "every CPU is busy: other threads (kernel workers, other processes) compete with the submitter".into(),
+            cpus_part(s, profile, m),
             margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
         );
     }
@@ -249,9 +250,42 @@ fn decide(
     ("unknown", "no test held: see the evidence".into(), None)
 }
 
+fn cpus_part(s: &Saturation, profile: Option<&crate::summary::ProfileSummary>, m: &Machine) -> String {
+    let thread = s
+        .thread_busy_pct
+        .map_or(String::new(), |b| format!("the submitting thread runs only {} of the time; ", pct(b)));
+    let others = profile
+        .and_then(|p| p.layers.iter().find(|l| l.0 == "other user"))
+        .filter(|l| l.1 >= 10.0)
+        .map(|l| format!("other processes take {} of the busy CPU", pct(l.1)))
+        .or_else(|| {
+            m.background_busy_pct
+                .filter(|&b| b >= 10.0)
+                .map(|b| format!("other work kept the CPUs {} busy before the study began", pct(b)))
+        })
+        .unwrap_or_else(|| "other threads (kernel workers, other processes) compete with it".into());
+    thread + &others
+}
+
+/// What the CPU-bound thread's core does: the profile's layers (shares of
+/// all busy CPU) without other processes, which are named apart.
 fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
-    match profile {
-        Some(p) if !p.layers.is_empty() => top_layers(&p.layers, 3),
+    let own = profile.map(|p| {
+        let mine: Vec<_> = p.layers.iter().filter(|l| l.0 != "other user").cloned().collect();
+        let others = p.layers.iter().find(|l| l.0 == "other user").map_or(0.0, |l| l.1);
+        (mine, others)
+    });
+    match own {
+        Some((layers, others)) if !layers.is_empty() => {
+            let mut s = top_layers(&layers, 3);
+            if others >= 20.0 {
+                s.push_str(&format!(
+                    "; other processes took {} of the busy CPU",
+                    pct(others)
+                ));
+            }
+            s
+        }
         _ if emu => "ssdready's worker loop and the emulator's queue pair (the emulator runs in the process: no kernel below it)".into(),
         _ => "its own CPU time (run as root for the split by layer)".into(),
     }

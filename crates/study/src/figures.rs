@@ -190,7 +190,7 @@ fn ids(v: &[&RunRecord]) -> Vec<String> {
 }
 
 /// Derive every figure.
-pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], cpus: u32) -> Figures {
+pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::Machine) -> Figures {
     let mut f = Figures {
         qd_curve: qd_curve(runs),
         ..Default::default()
@@ -232,7 +232,7 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], cpus: u32) -> Figur
     f.noise = noise(runs);
     f.noise_pct = f.noise.iter().map(|n| n.spread_pct).reduce(f64::max);
     f.comparisons = sweeps::compare(runs, &f);
-    f.saturation = crate::classify::classify(&targets[0], runs, &f, cpus);
+    f.saturation = crate::classify::classify(&targets[0], runs, &f, m);
     f
 }
 
@@ -334,7 +334,14 @@ fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64
     if t.kind == TargetKind::Emulator {
         let p = params_of(&t.spec).ok()?;
         let read = model_limit(&p, Access::Read, w.bs).iops;
-        let write = model_limit(&p, Access::Write, w.bs).iops;
+        // A write buffer absorbs its size at the start of a run: over a
+        // window of T seconds it adds buffer / (bs × T) to the rate.
+        let burst = if r.summary.window_s > 0.0 {
+            p.write_buffer as f64 / w.bs as f64 / r.summary.window_s
+        } else {
+            0.0
+        };
+        let write = model_limit(&p, Access::Write, w.bs).iops.map(|l| l + burst);
         return match w.rw.as_str() {
             "randread" | "read" => read,
             "randwrite" | "write" => write,

@@ -52,7 +52,7 @@ pub fn judge(
     runs: &[RunRecord],
     interrupted: bool,
 ) -> Judgement {
-    let figures = figures::derive(targets, runs, machine.cpus);
+    let figures = figures::derive(targets, runs, machine);
     let mut facts = facts::facts(&targets[0], machine, &figures);
     facts::add_checks(&mut facts, runs);
     let rules = rules::parse(rules::RULES).expect("the shipped rules parse (a unit test checks)");

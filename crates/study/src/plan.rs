@@ -294,12 +294,20 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
                 pts.push(pt);
             }
         }
+        // The most threads at QD 1, twice: scaling is judged on its noise.
+        if let Some(last) = pts.iter().filter(|p| p.qd == Qd::Fixed(1)).last().cloned() {
+            pts.push(Point { repeat: 2, ..last });
+        }
         sweep(
             &mut p,
             "threads",
             format!(
-                "2 … {} threads of 4 KiB random reads at QD 1 each{}",
-                o.cpus,
+                "{} threads of 4 KiB random reads at QD 1 each (the most twice){}",
+                doubling(2, o.cpus)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if full { ", then at the peak depth each" } else { "" }
             ),
             pts,

@@ -147,6 +147,14 @@ pub fn command(a: StudyArgs) {
     };
     let mut p = plan(&targets, &o);
     fit_budget(&mut p, &targets, &o);
+    // Shorter runs for the tests (seconds).
+    if let Some(r) = std::env::var("SSDREADY_STUDY_RUNTIME")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|&r| r > 0.0)
+    {
+        p.settings.runtime_s = r;
+    }
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }

@@ -22,7 +22,12 @@ pub fn describe(t: &TargetProfile) -> String {
                 .iter()
                 .find(|p| p.0 == "preset")
                 .map_or("", |p| p.1.as_str());
-            format!("{}: the built-in SSD emulator, preset {preset}", t.spec)
+            let shown = if t.spec == "emu:" || t.spec == "emu" {
+                format!("emu:{preset} (the default drive)")
+            } else {
+                t.spec.clone()
+            };
+            format!("{shown}: the built-in SSD emulator, preset {preset}")
         }
         TargetKind::RamDevice => format!("{}: a RAM block device ({})", t.spec, t.transport),
         TargetKind::BlockDevice => format!("{}: a {} block device", t.spec, t.transport),
