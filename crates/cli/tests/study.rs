@@ -7,9 +7,13 @@ use common::*;
 use serde_json::Value;
 use std::process::Command;
 
+/// Studies measure the machine: one at a time, or they measure each other.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Run a study with runs of `runtime` seconds; returns (exit code, stdout,
 /// stderr, study.json when written).
 fn study(args: &[&str], runtime: Option<&str>) -> (i32, String, String, Option<Value>) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut c = Command::new(env!("CARGO_BIN_EXE_ssdready"));

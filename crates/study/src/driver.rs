@@ -70,6 +70,11 @@ fn now_ms() -> u64 {
 
 struct State {
     peak: Option<u32>,
+    /// (knee, below the knee), fixed when first needed.
+    knee: Option<(u32, Option<u32>)>,
+    /// (sweep, depth, repeat) already run: a repeat whose depths coincide
+    /// (knee = peak) runs once.
+    done: Vec<(&'static str, u32, u32, u32)>,
     qd_stopped: bool,
     engine: Option<&'static str>,
     twins: HashMap<Vec<String>, Option<DeviceSide>>,
@@ -85,6 +90,8 @@ pub fn execute(
     let mut ex = Executed::default();
     let mut st = State {
         peak: None,
+        knee: None,
+        done: Vec::new(),
         qd_stopped: false,
         engine: Some("io_uring"),
         twins: HashMap::new(),
@@ -104,7 +111,24 @@ pub fn execute(
                     continue;
                 }
             },
+            Qd::Knee | Qd::BelowKnee => {
+                let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
+                match (p.qd, knee, below) {
+                    (Qd::Knee, k, _) if k > 0 => k,
+                    (Qd::BelowKnee, _, Some(b)) => b,
+                    _ => {
+                        obs.dropped(1);
+                        continue;
+                    }
+                }
+            }
         };
+        let key = (p.sweep, qd, p.repeat, p.threads);
+        if st.done.contains(&key) && p.repeat > 1 {
+            obs.dropped(1);
+            continue;
+        }
+        st.done.push(key);
         if p.sweep == "qd" && st.qd_stopped {
             obs.dropped(1);
             continue;
@@ -128,6 +152,21 @@ pub fn execute(
         });
     }
     ex
+}
+
+/// The knee of the queue-depth sweep's first measurements, and the depth
+/// below it when the sweep measured one (0: no knee).
+fn knee_of(runs: &[RunRecord]) -> (u32, Option<u32>) {
+    let curve: Vec<(u32, f64)> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd" && r.error.is_none())
+        .map(|r| (r.workload.qd, r.summary.iops))
+        .collect();
+    let peak = curve.iter().map(|c| c.1).fold(0.0, f64::max);
+    let Some(i) = curve.iter().position(|c| c.1 >= 0.9 * peak) else {
+        return (0, None);
+    };
+    (curve[i].0, i.checked_sub(1).map(|j| curve[j].0))
 }
 
 fn skip_point(ex: &mut Executed, obs: &mut dyn Observer, p: &Point, why: &str) {

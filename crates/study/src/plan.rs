@@ -54,6 +54,11 @@ pub enum Qd {
     Fixed(u32),
     /// The depth of the highest IOPS in the queue-depth sweep.
     Peak,
+    /// The sweep's knee (the smallest depth reaching 90 % of the peak).
+    Knee,
+    /// The depth below the knee (half of it): repeated so that a knee
+    /// pushed up by one unlucky run can come down.
+    BelowKnee,
 }
 
 /// A planned point.
@@ -248,7 +253,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     let repeats = if o.quick { 2 } else { 4 };
     let mut rep = Vec::new();
     for r in 2..=repeats + 1 {
-        for q in [Qd::Fixed(1), Qd::Peak] {
+        for q in [Qd::Fixed(1), Qd::BelowKnee, Qd::Knee, Qd::Peak] {
             let mut pt = Point::new("repeat", "randread", 4096, q, engine);
             pt.repeat = r;
             rep.push(pt);
@@ -257,7 +262,9 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     sweep(
         &mut p,
         "repeat",
-        format!("QD 1 and the peak depth {repeats} more times each: the noise between repeats"),
+        format!(
+            "QD 1, the knee, the depth below it and the peak {repeats} more times each: the noise between repeats"
+        ),
         rep,
     );
 

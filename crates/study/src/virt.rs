@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 /// Simulated seconds of a measured job at most (the model is
 /// deterministic: a longer window adds nothing but time).
 pub const MAX_VIRTUAL_S: f64 = 1.0;
+/// Wall-clock seconds a virtual run may take before it is given up.
+pub const MAX_WALL_S: f64 = 20.0;
 
 /// Sections from the options [`crate::jobs::options`] writes: options
 /// before the first `--name` are global, each `--name` starts a job; tool
@@ -62,6 +64,12 @@ pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
         }
         if !devices.contains_key(&name) {
             let mut p = crate::limit::params_of(&name)?;
+            let bounded = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096).iops;
+            if bounded.is_none() && p.host_ns == 0 {
+                return Err(format!(
+                    "{name} has zero latency: on the model alone virtual time would not advance"
+                ));
+            }
             if let Some(size) = s.size {
                 p.size = p.size.max((s.offset + size).div_ceil(1 << 20) << 20);
             }
@@ -74,6 +82,7 @@ pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
     let (fill, measured): (Vec<JobSpec>, Vec<JobSpec>) =
         specs.into_iter().partition(|s| s.name == FILL_JOB);
     let mut workers: Vec<WorkerStats> = Vec::new();
+    let wall = std::time::Instant::now();
     for (phase, collect) in [(fill, false), (measured, true)] {
         for (name, dev) in devices.iter_mut() {
             let jobs: Vec<JobSpec> = phase
@@ -84,7 +93,12 @@ pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
             if jobs.is_empty() {
                 continue;
             }
-            let out = ssdready_emu::sim::simulate(dev, &jobs, &|| false)?;
+            let out = ssdready_emu::sim::simulate(dev, &jobs, &|| {
+                wall.elapsed().as_secs_f64() > MAX_WALL_S
+            })?;
+            if wall.elapsed().as_secs_f64() > MAX_WALL_S {
+                return Err(format!("the model took more than {MAX_WALL_S} s of wall time"));
+            }
             if collect {
                 workers.extend(out.workers.into_iter().flatten());
             }
@@ -135,6 +149,12 @@ mod tests {
 
     fn opts(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_zero_latency_model_is_refused_not_looped_on() {
+        let e = run(&opts(&["--name=m", "--filename=emu:null", "--runtime=1s", "--time_based"])).unwrap_err();
+        assert!(e.contains("zero latency"), "{e}");
     }
 
     #[test]
