@@ -129,7 +129,7 @@ fn quick_study_of_a_loop_device_over_shm_as_root() {
     assert_eq!(d["targets"][0]["kind"], "ram_device");
     assert!(d["targets"][0]["writable"].as_bool().unwrap(), "a fresh loop device may be written");
     let sweeps: Vec<&str> = d["runs"].as_array().unwrap().iter().map(|r| r["sweep"].as_str().unwrap()).collect();
-    for s in ["qd", "repeat", "engine", "rw", "bs", "instrumented"] {
+    for s in ["fill", "qd", "repeat", "engine", "rw", "bs", "instrumented"] {
         assert!(sweeps.contains(&s), "sweep {s} ran: {sweeps:?}");
     }
     let p = &d["figures"]["platform_share_qd1"];

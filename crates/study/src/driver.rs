@@ -208,7 +208,14 @@ fn run_point(
     let started = now_ms();
     let wall = std::time::Instant::now();
     let mut w = crate::jobs::workload(p, qd, targets, st.engine);
-    let mut options = crate::jobs::options(&w, targets, &plan.settings, p.instrumented);
+    let opts = |w: &Workload| {
+        if p.sweep == "fill" {
+            crate::jobs::fill_options(w, &plan.settings)
+        } else {
+            crate::jobs::options(w, targets, &plan.settings, p.instrumented)
+        }
+    };
+    let mut options = opts(&w);
     let mut res = runner.run(&w, &options);
     if let (Err(Failure::Failed(e)), Some("io_uring")) = (&res, w.engine.as_deref()) {
         if p.sweep != "engine" && e.contains("io_uring") {
@@ -218,7 +225,7 @@ fn run_point(
             });
             st.engine = Some("libaio");
             w = crate::jobs::workload(p, qd, targets, st.engine);
-            options = crate::jobs::options(&w, targets, &plan.settings, p.instrumented);
+            options = opts(&w);
             res = runner.run(&w, &options);
         }
     }

@@ -57,6 +57,7 @@ impl Fact {
 /// Every fact name.
 pub const KNOWN: &[&str] = &[
     "target", "target_kind", "cpus", "noise_pct", "background_busy_pct", "checks_disagree",
+    "noisiest_point", "noisiest_spread", "noisiest_iops", "platform_total_qd1",
     "device_limit", "device_limit_bound", "device_limit_basis", "device_unbounded",
     "device_latency", "virtual_peak_iops", "peak_iops", "peak_qd", "knee_qd", "knee_latency",
     "knee_p99", "device_knee_qd", "delivered_pct_peak", "delivered_pct_knee",
@@ -124,6 +125,12 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
     b.text("current_scheduler", t.scheduler.clone(), none);
     b.num("cpus", Some(m.cpus as f64), "count", none);
     b.num("noise_pct", f.noise_pct, "pct", none);
+    if let Some(n) = &f.noisiest {
+        b.text("noisiest_point", Some(n.point.clone()), &n.runs);
+        b.num("noisiest_spread", Some(n.spread_pct), "pct", &n.runs);
+        let v: Vec<String> = n.iops.iter().map(|&x| fmt_count(x)).collect();
+        b.text("noisiest_iops", Some(v.join(", ")), &n.runs);
+    }
     b.num("background_busy_pct", m.background_busy_pct, "pct", none);
     device(&mut b, f);
     curve(&mut b, f);
@@ -177,6 +184,7 @@ fn curve(b: &mut Builder, f: &Figures) {
     if let Some(p) = &f.platform_share_qd1 {
         b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
         b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
+        b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
         b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
         b.text("platform_share_source", Some(p.source.clone()), &p.runs);
     }
@@ -311,8 +319,16 @@ fn sweeps(b: &mut Builder, f: &Figures) {
     }
 }
 
-/// Add the count of disagreeing cross-checks in the given runs.
+/// The sweeps whose runs the main figures rest on.
+pub const KEY_SWEEPS: &[&str] = &["qd", "repeat", "instrumented", "threads"];
+
+/// Add the count of disagreeing cross-checks in the key runs.
 pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::model::RunRecord]) {
+    let key: Vec<&crate::model::RunRecord> = runs
+        .iter()
+        .filter(|r| KEY_SWEEPS.contains(&r.sweep.as_str()))
+        .collect();
+    let runs = key;
     let n: usize = runs.iter().map(|r| r.summary.checks_disagree.len()).sum();
     map.insert(
         "checks_disagree".into(),

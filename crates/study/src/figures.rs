@@ -35,8 +35,11 @@ pub struct Figures {
     pub saturation: crate::classify::Saturation,
     pub comparisons: Comparisons,
     pub noise: Vec<Noise>,
-    /// Largest spread between repeats of a key point, percent.
+    /// The typical (median) spread between repeats of a point, percent:
+    /// how noisy the machine was.
     pub noise_pct: Option<f64>,
+    /// The point whose repeats differed most.
+    pub noisiest: Option<Noise>,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -179,10 +182,17 @@ pub fn runs_of<'a>(runs: &'a [RunRecord], point: &str) -> Vec<&'a RunRecord> {
         .collect()
 }
 
-/// The instrumented run of a point.
+/// The instrumented run at depth `qd`: at QD 1 the QD 1 run; at any other
+/// depth the one instrumented at the peak (the driver fixes the peak from
+/// first measurements; medians of repeats may move it a step).
 pub fn profiled<'a>(runs: &'a [RunRecord], qd: u32) -> Option<&'a RunRecord> {
-    runs.iter()
-        .find(|r| r.sweep == "instrumented" && r.workload.qd == qd && r.error.is_none())
+    let inst = || {
+        runs.iter()
+            .filter(|r| r.sweep == "instrumented" && r.error.is_none())
+    };
+    inst()
+        .find(|r| r.workload.qd == qd)
+        .or_else(|| inst().find(|r| qd > 1 && r.workload.qd > 1))
 }
 
 fn ids(v: &[&RunRecord]) -> Vec<String> {
@@ -230,7 +240,12 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         saturation: f.peak.as_ref().and_then(|p| clocks_at(runs, p.qd)),
     };
     f.noise = noise(runs);
-    f.noise_pct = f.noise.iter().map(|n| n.spread_pct).reduce(f64::max);
+    f.noise_pct = median(&f.noise.iter().map(|n| n.spread_pct).collect::<Vec<_>>());
+    f.noisiest = f
+        .noise
+        .iter()
+        .max_by(|a, b| a.spread_pct.total_cmp(&b.spread_pct))
+        .cloned();
     f.comparisons = sweeps::compare(runs, &f);
     f.saturation = crate::classify::classify(&targets[0], runs, &f, m);
     f
@@ -366,6 +381,7 @@ fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64
 fn delivered(t: &TargetProfile, runs: &[RunRecord], _l: &DeviceLimit) -> Vec<Delivered> {
     runs.iter()
         .filter(|r| r.error.is_none() && r.clock == "real" && r.workload.targets.len() == 1)
+        .filter(|r| r.sweep != "fill")
         .filter(|r| r.workload.targets[0] == t.spec)
         .map(|r| {
             let limit = limit_for(t, r, runs);

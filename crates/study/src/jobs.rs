@@ -40,6 +40,26 @@ fn ms(s: f64) -> String {
     format!("{}ms", (s * 1000.0).round() as u64)
 }
 
+/// The options of the fill that preconditions a block device: its region
+/// written once, sequentially, before any read is measured.
+pub fn fill_options(w: &Workload, s: &Settings) -> Vec<String> {
+    let mut o: Vec<String> = vec!["--quiet".into(), format!("--name={FILL_JOB}")];
+    for t in &w.targets {
+        o.push(format!("--filename={t}"));
+    }
+    o.extend([
+        "--rw=write".into(),
+        format!("--bs={}", fmt_bs(w.bs)),
+        format!("--iodepth={}", w.qd),
+        format!("--size={}", s.region_bytes),
+        "--direct=1".into(),
+    ]);
+    if let Some(e) = &w.engine {
+        o.push(format!("--ioengine={e}"));
+    }
+    o
+}
+
 /// The run options of a workload.
 pub fn options(
     w: &Workload,

@@ -60,6 +60,7 @@ pub fn judge(
         noise_pct: figures.noise_pct,
         disagreeing_runs: runs
             .iter()
+            .filter(|r| facts::KEY_SWEEPS.contains(&r.sweep.as_str()))
             .filter(|r| !r.summary.checks_disagree.is_empty())
             .map(|r| r.id.clone())
             .collect(),

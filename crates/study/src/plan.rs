@@ -170,6 +170,7 @@ impl Point {
                     .collect::<Vec<_>>()
                     .join("+")
             ),
+            "fill" => "fill".to_string(),
             s => format!("{s}-qd{qd}"),
         };
         let base = if self.instrumented {
@@ -239,6 +240,22 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         })
     };
 
+    if !emu && t.writable && t.kind != TargetKind::File {
+        let mut fill = Point::new("fill", "write", 1 << 20, Qd::Fixed(8), engine);
+        fill.writes = true;
+        sweep(
+            &mut p,
+            "fill",
+            "write the region once, sequentially in 1 MiB blocks, so that reads find written blocks".into(),
+            vec![fill],
+        );
+    } else if !emu && t.kind != TargetKind::File {
+        skip(
+            &mut p,
+            "preconditioning (a sequential fill before the reads)",
+            "writes are refused: reads may find blocks never written, which many SSDs answer without reading flash".into(),
+        );
+    }
     let qd = QDS
         .iter()
         .map(|&q| Point::new("qd", "randread", 4096, Qd::Fixed(q), engine))

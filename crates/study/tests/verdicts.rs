@@ -107,14 +107,16 @@ fn ram_device() -> TargetProfile {
     }
 }
 
-/// A queue-depth curve with three measurements of QD 1 and of the peak.
+/// A queue-depth curve with three measurements of QD 1, the two depths
+/// below the peak, and the peak.
 fn curve(points: &[(u32, f64, f64)], peak: u32, spread: f64) -> Vec<RunRecord> {
     let mut v = Vec::new();
     for &(qd, iops, lat) in points {
         v.push(rec("qd", &format!("qd-{qd}"), 1, qd, iops, lat));
     }
+    let key = |qd: u32| qd == 1 || qd == peak || qd * 2 == peak || qd * 4 == peak;
     for r in 2..=3 {
-        for &(qd, iops, lat) in points.iter().filter(|p| p.0 == 1 || p.0 == peak) {
+        for &(qd, iops, lat) in points.iter().filter(|p| key(p.0)) {
             let k = if r == 2 { 1.0 + spread } else { 1.0 - spread };
             v.push(rec("repeat", &format!("qd-{qd}"), r, qd, iops * k, lat));
         }
@@ -303,6 +305,19 @@ fn a_noisy_machine_lowers_every_confidence() {
     let j = run(&[ram_device()], &runs);
     let first = &j.verdicts[0];
     assert_eq!(first.rule, "noisy-machine");
-    assert!(first.finding.contains("differed by up to"), "{}", first.finding);
+    assert!(first.finding.contains("typically differed by 42 %"), "{}", first.finding);
     assert!(j.verdicts.iter().all(|v| v.confidence == "low"), "{:?}", j.verdicts.iter().map(|v| (&v.rule, &v.confidence)).collect::<Vec<_>>());
+}
+
+#[test]
+fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop() {
+    let mut runs = loop_device_runs();
+    for r in runs.iter_mut().filter(|r| r.point == "qd-1" && r.repeat > 1) {
+        r.summary.iops = 17_800.0;
+    }
+    let j = run(&[ram_device()], &runs);
+    assert!(j.verdicts.iter().all(|v| v.rule != "noisy-machine"));
+    let v = verdict(&j, "unstable-point");
+    assert!(v.finding.starts_with("qd-1 did not repeat: 61.0K, 17.8K, 17.8K"), "{}", v.finding);
+    assert_eq!(verdict(&j, "one-core").confidence, "high", "the peak repeated well");
 }
