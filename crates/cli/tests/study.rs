@@ -34,7 +34,11 @@ fn study(args: &[&str], runtime: Option<&str>) -> (i32, String, String, Option<V
 }
 
 fn verdict<'a>(d: &'a Value, rule: &str) -> Option<&'a Value> {
-    d["verdicts"].as_array().unwrap().iter().find(|v| v["rule"] == rule)
+    d["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["rule"] == rule)
 }
 
 fn check_schema(d: &Value) {
@@ -43,11 +47,26 @@ fn check_schema(d: &Value) {
     let runs = d["runs"].as_array().unwrap();
     assert!(!runs.is_empty());
     for r in runs.iter().filter(|r| r["error"].is_null()) {
-        assert_eq!(r["result"]["schema"], "ssdready.run", "each run keeps its full result");
+        assert_eq!(
+            r["result"]["schema"], "ssdready.run",
+            "each run keeps its full result"
+        );
         assert!(r["summary"]["iops"].as_f64().unwrap() > 0.0, "{}", r["id"]);
-        assert!(r["options"].as_array().unwrap().iter().any(|o| o == "--time_based"));
+        assert!(r["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o == "--time_based"));
     }
-    for k in ["device_limit", "delivered_pct", "knee_qd", "scaling_efficiency", "platform_share_qd1", "clocks_per_io", "saturation"] {
+    for k in [
+        "device_limit",
+        "delivered_pct",
+        "knee_qd",
+        "scaling_efficiency",
+        "platform_share_qd1",
+        "clocks_per_io",
+        "saturation",
+    ] {
         assert!(d["figures"].get(k).is_some(), "figures.{k}");
     }
     let verdicts = d["verdicts"].as_array().unwrap();
@@ -70,7 +89,10 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
     let knee = f["knee_qd"].as_u64().unwrap();
     assert!((8..=10).contains(&knee), "knee {knee}: {}", f["qd_curve"]);
     let limit = f["device_limit"]["iops"].as_f64().unwrap();
-    assert!((limit - 35_714.0).abs() < 50.0, "the analytic limit: {limit}");
+    assert!(
+        (limit - 35_714.0).abs() < 50.0,
+        "the analytic limit: {limit}"
+    );
     let s = &f["saturation"];
     let busy = s["system_busy_pct"].as_f64().unwrap_or(0.0);
     if s["limit"] == "device" {
@@ -80,10 +102,16 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
         // On a machine busy with other work the platform cannot keep up;
         // the study must then say that the CPUs, not the device, limit.
         assert!(busy >= 90.0, "not the device, yet the CPUs were idle: {s}");
-        eprintln!("skipped the device check: the CPUs were {busy:.0} % busy ({})", s["part"]);
+        eprintln!(
+            "skipped the device check: the CPUs were {busy:.0} % busy ({})",
+            s["part"]
+        );
     }
     assert!(stdout.contains("findings:"), "{stdout}");
-    assert!(stderr.contains("plan (quick)"), "the plan comes first: {stderr}");
+    assert!(
+        stderr.contains("plan (quick)"),
+        "the plan comes first: {stderr}"
+    );
 }
 
 #[test]
@@ -94,9 +122,15 @@ fn null_study_puts_the_whole_limit_on_a_named_part_of_the_platform() {
     assert!(d["figures"]["device_limit"]["iops"].is_null());
     let v = verdict(&d, "platform-is-the-whole-limit").unwrap_or_else(|| panic!("{stdout}"));
     let finding = v["finding"].as_str().unwrap();
-    assert!(finding.contains("the platform is the whole limit"), "{finding}");
+    assert!(
+        finding.contains("the platform is the whole limit"),
+        "{finding}"
+    );
     let limit = d["figures"]["saturation"]["limit"].as_str().unwrap();
-    assert!(["one core", "the CPUs", "a lock"].contains(&limit), "{limit}");
+    assert!(
+        ["one core", "the CPUs", "a lock"].contains(&limit),
+        "{limit}"
+    );
     assert!(finding.contains(&format!("held by {limit}")), "{finding}");
 }
 
@@ -106,7 +140,10 @@ fn bad_study_arguments_say_what_and_write_nothing() {
         (vec!["--budget=soon"], "option '--budget'"),
         (vec!["--budget=5s"], "too short"),
         (vec!["emu:nope"], "unknown emulator preset 'nope'"),
-        (vec!["--sweeps=colour"], "allowed: scheduler, buffered, raw, devices"),
+        (
+            vec!["--sweeps=colour"],
+            "allowed: scheduler, buffered, raw, devices",
+        ),
         (vec!["/no/such/dir/file"], "does not exist"),
     ] {
         let (code, _, stderr, d) = study(&args, None);
@@ -127,15 +164,29 @@ fn quick_study_of_a_loop_device_over_shm_as_root() {
     let d = d.unwrap();
     check_schema(&d);
     assert_eq!(d["targets"][0]["kind"], "ram_device");
-    assert!(d["targets"][0]["writable"].as_bool().unwrap(), "a fresh loop device may be written");
-    let sweeps: Vec<&str> = d["runs"].as_array().unwrap().iter().map(|r| r["sweep"].as_str().unwrap()).collect();
+    assert!(
+        d["targets"][0]["writable"].as_bool().unwrap(),
+        "a fresh loop device may be written"
+    );
+    let sweeps: Vec<&str> = d["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sweep"].as_str().unwrap())
+        .collect();
     for s in ["fill", "qd", "repeat", "engine", "rw", "bs", "instrumented"] {
         assert!(sweeps.contains(&s), "sweep {s} ran: {sweeps:?}");
     }
     let p = &d["figures"]["platform_share_qd1"];
-    assert!(p["source"].as_str().unwrap().contains("decomposition"), "{p}");
+    assert!(
+        p["source"].as_str().unwrap().contains("decomposition"),
+        "{p}"
+    );
     assert!(p["pct"].as_f64().unwrap() > 0.0 && p["pct"].as_f64().unwrap() < 100.0);
-    assert!(!d["figures"]["clocks_per_io"]["qd1"]["layers"].as_array().unwrap().is_empty());
+    assert!(!d["figures"]["clocks_per_io"]["qd1"]["layers"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     assert!(d["figures"]["knee_qd"].as_u64().is_some());
     assert!(stdout.contains("findings:"));
     eprintln!("{stdout}");
@@ -157,10 +208,52 @@ fn a_device_with_a_signature_gets_a_read_only_study_that_says_what_it_skipped() 
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
     assert_eq!(d["targets"][0]["writable"], false);
-    assert!(!d["targets"][0]["write_refusal"].as_str().unwrap().is_empty());
+    assert!(!d["targets"][0]["write_refusal"]
+        .as_str()
+        .unwrap()
+        .is_empty());
     let runs = d["runs"].as_array().unwrap();
-    assert!(runs.iter().all(|r| !r["workload"]["rw"].as_str().unwrap().contains("write")));
+    assert!(runs
+        .iter()
+        .all(|r| !r["workload"]["rw"].as_str().unwrap().contains("write")));
     let skipped = d["skipped"].as_array().unwrap();
-    assert!(skipped.iter().any(|s| s["what"].as_str().unwrap().contains("writes")), "{skipped:?}");
-    assert_eq!(&std::fs::read(&l.dev).unwrap()[..512], &sector[..], "nothing was written");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["what"].as_str().unwrap().contains("writes")),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        &std::fs::read(&l.dev).unwrap()[..512],
+        &sector[..],
+        "nothing was written"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_study_and_keeps_what_ran() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", "emu:x25e", "--quick", "--output"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let d: Value = serde_json::from_slice(&std::fs::read(out.join("study.json")).unwrap()).unwrap();
+    assert_eq!(d["interrupted"], true);
+    let runs = d["runs"].as_array().unwrap().len();
+    assert!((1..10).contains(&runs), "stopped early: {runs} runs");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("interrupted"));
 }

@@ -75,7 +75,12 @@ pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> Strin
 }
 
 /// Classify the limit at the peak of the queue-depth curve.
-pub fn classify(t: &TargetProfile, runs: &[RunRecord], f: &Figures, machine: &Machine) -> Saturation {
+pub fn classify(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    f: &Figures,
+    machine: &Machine,
+) -> Saturation {
     let Some(peak) = &f.peak else {
         return Saturation {
             limit: "unknown".into(),
@@ -107,7 +112,12 @@ pub fn classify(t: &TargetProfile, runs: &[RunRecord], f: &Figures, machine: &Ma
         submission_share_pct: share("above block, submission")
             .map(|a| a + share("block layer and scheduler").unwrap_or(0.0)),
         lock_share_pct: profile.as_ref().map(|p| p.lock_share_pct),
-        runs: peak.runs.iter().cloned().chain(inst.map(|r| r.id.clone())).collect(),
+        runs: peak
+            .runs
+            .iter()
+            .cloned()
+            .chain(inst.map(|r| r.id.clone()))
+            .collect(),
         ..Default::default()
     };
     s.evidence = evidence(&s, machine.cpus);
@@ -124,7 +134,11 @@ fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
         e.push(format!("{} of the device's limit at QD {}", pct(d), s.qd));
     }
     if let Some(d) = s.of_device_at_point_pct {
-        e.push(format!("{} of what the model alone does at QD {}", pct(d), s.qd));
+        e.push(format!(
+            "{} of what the model alone does at QD {}",
+            pct(d),
+            s.qd
+        ));
     }
     if let Some(b) = s.thread_busy_pct {
         e.push(format!("the submitting thread is {} busy", pct(b)));
@@ -161,7 +175,10 @@ fn decide(
         if emu {
             f.device_limit.bound_by.clone().unwrap_or_default()
         } else {
-            match (f.device_limit.device_latency_ns, f.device_limit.device_time_at_peak_ns) {
+            match (
+                f.device_limit.device_latency_ns,
+                f.device_limit.device_time_at_peak_ns,
+            ) {
                 (Some(a), Some(b)) => format!(
                     "its time per I/O grows from {:.1} µs at QD 1 to {:.1} µs at QD {}",
                     a / 1e3,
@@ -180,10 +197,16 @@ fn decide(
         return ("device", device_part(), margin(best, DEVICE_PCT));
     }
     if !emu && ge(s.device_share_pct, DEVICE_SHARE_PCT) {
-        return ("device", device_part(), margin(s.device_share_pct, DEVICE_SHARE_PCT));
+        return (
+            "device",
+            device_part(),
+            margin(s.device_share_pct, DEVICE_SHARE_PCT),
+        );
     }
     if ge(s.lock_share_pct, LOCK_SHARE_PCT) {
-        let names = profile.map(|p| p.lock_functions.join(", ")).unwrap_or_default();
+        let names = profile
+            .map(|p| p.lock_functions.join(", "))
+            .unwrap_or_default();
         return ("a lock", names, margin(s.lock_share_pct, LOCK_SHARE_PCT));
     }
     if ge(s.thread_busy_pct, THREAD_BUSY_PCT) {
@@ -201,7 +224,9 @@ fn decide(
         );
     }
     if ge(s.submission_share_pct, SUBMISSION_SHARE_PCT) {
-        let part = profile.map(|p| top_layers(&p.layers, 3)).unwrap_or_default();
+        let part = profile
+            .map(|p| top_layers(&p.layers, 3))
+            .unwrap_or_default();
         return (
             "submission path",
             part,
@@ -250,20 +275,29 @@ fn decide(
     ("unknown", "no test held: see the evidence".into(), None)
 }
 
-fn cpus_part(s: &Saturation, profile: Option<&crate::summary::ProfileSummary>, m: &Machine) -> String {
-    let thread = s
-        .thread_busy_pct
-        .map_or(String::new(), |b| format!("the submitting thread runs only {} of the time; ", pct(b)));
+fn cpus_part(
+    s: &Saturation,
+    profile: Option<&crate::summary::ProfileSummary>,
+    m: &Machine,
+) -> String {
+    let thread = s.thread_busy_pct.map_or(String::new(), |b| {
+        format!("the submitting thread runs only {} of the time; ", pct(b))
+    });
     let others = profile
         .and_then(|p| p.layers.iter().find(|l| l.0 == "other user"))
         .filter(|l| l.1 >= 10.0)
         .map(|l| format!("other processes take {} of the busy CPU", pct(l.1)))
         .or_else(|| {
-            m.background_busy_pct
-                .filter(|&b| b >= 10.0)
-                .map(|b| format!("other work kept the CPUs {} busy before the study began", pct(b)))
+            m.background_busy_pct.filter(|&b| b >= 10.0).map(|b| {
+                format!(
+                    "other work kept the CPUs {} busy before the study began",
+                    pct(b)
+                )
+            })
         })
-        .unwrap_or_else(|| "other threads (kernel workers, other processes) compete with it".into());
+        .unwrap_or_else(|| {
+            "other threads (kernel workers, other processes) compete with it".into()
+        });
     thread + &others
 }
 
@@ -271,8 +305,17 @@ fn cpus_part(s: &Saturation, profile: Option<&crate::summary::ProfileSummary>, m
 /// all busy CPU) without other processes, which are named apart.
 fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
     let own = profile.map(|p| {
-        let mine: Vec<_> = p.layers.iter().filter(|l| l.0 != "other user").cloned().collect();
-        let others = p.layers.iter().find(|l| l.0 == "other user").map_or(0.0, |l| l.1);
+        let mine: Vec<_> = p
+            .layers
+            .iter()
+            .filter(|l| l.0 != "other user")
+            .cloned()
+            .collect();
+        let others = p
+            .layers
+            .iter()
+            .find(|l| l.0 == "other user")
+            .map_or(0.0, |l| l.1);
         (mine, others)
     });
     match own {

@@ -107,7 +107,12 @@ pub fn execute(
             Qd::Peak => match st.peak {
                 Some(q) => q,
                 None => {
-                    skip_point(&mut ex, obs, p, "no queue-depth run succeeded: no peak depth");
+                    skip_point(
+                        &mut ex,
+                        obs,
+                        p,
+                        "no queue-depth run succeeded: no peak depth",
+                    );
                     continue;
                 }
             },
@@ -144,7 +149,12 @@ pub fn execute(
         }
     }
     if st.qd_stopped {
-        let done: Vec<u32> = ex.runs.iter().filter(|r| r.sweep == "qd").map(|r| r.workload.qd).collect();
+        let done: Vec<u32> = ex
+            .runs
+            .iter()
+            .filter(|r| r.sweep == "qd")
+            .map(|r| r.workload.qd)
+            .collect();
         let last = done.last().copied().unwrap_or(0);
         ex.skipped.push(Skip {
             what: format!("queue depths above {last}"),
@@ -184,10 +194,7 @@ fn update_qd(ex: &mut Executed, st: &mut State, ok: bool, _qd: u32) {
         .filter(|r| r.sweep == "qd" && r.error.is_none())
         .map(|r| (r.workload.qd, r.summary.iops))
         .collect();
-    st.peak = curve
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|c| c.0);
+    st.peak = curve.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|c| c.0);
     let iops: Vec<f64> = curve.iter().map(|c| c.1).collect();
     if saturated(&iops) || !ok && !curve.is_empty() {
         st.qd_stopped = true;
@@ -231,7 +238,11 @@ fn run_point(
     }
     let device_model = (emu && p.targets == [0])
         .then(|| {
-            let key: Vec<String> = options.iter().filter(|o| *o != "--profile").cloned().collect();
+            let key: Vec<String> = options
+                .iter()
+                .filter(|o| *o != "--profile")
+                .cloned()
+                .collect();
             st.twins
                 .entry(key)
                 .or_insert_with(|| crate::virt::run(&options).ok().map(|x| x.1))

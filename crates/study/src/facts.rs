@@ -56,23 +56,80 @@ impl Fact {
 
 /// Every fact name.
 pub const KNOWN: &[&str] = &[
-    "target", "target_kind", "cpus", "noise_pct", "background_busy_pct", "checks_disagree",
-    "noisiest_point", "noisiest_spread", "noisiest_iops", "platform_total_qd1",
-    "device_limit", "device_limit_bound", "device_limit_basis", "device_unbounded",
-    "device_latency", "virtual_peak_iops", "peak_iops", "peak_qd", "knee_qd", "knee_latency",
-    "knee_p99", "device_knee_qd", "delivered_pct_peak", "delivered_pct_knee",
-    "delivered_pct_qd1", "of_device_peak_pct", "qd1_latency", "qd1_iops",
-    "platform_share_qd1", "platform_qd1", "device_qd1", "platform_share_source",
-    "saturated", "saturation_limit", "saturation_part", "saturation_evidence",
-    "thread_busy_peak", "system_busy_peak", "completion_share_peak", "device_share_peak",
-    "scaling_threads", "scaling_efficiency", "scaling_cpu_efficiency", "scaling_iops",
-    "clocks_qd1", "clocks_peak", "clocks_qd1_layers", "clocks_peak_layers", "sched_name",
-    "sched_cost_qd1", "sched_cost_qd32", "sched_queued_qd1", "engine_best_qd1",
-    "engine_worst_qd1", "engine_gap_qd1", "engine_best_peak", "engine_worst_peak",
-    "engine_gap_peak", "cache_hit_pct", "buffered_iops", "direct_iops", "buffered_qd",
-    "fs_cost_pct", "devices_n", "devices_efficiency", "devices_together_iops", "bs_best_bw",
-    "bs_best", "bw_limit", "bw_delivered_pct", "randwrite_iops", "write_limit",
-    "randwrite_delivered_pct", "current_scheduler",
+    "target",
+    "target_kind",
+    "cpus",
+    "noise_pct",
+    "background_busy_pct",
+    "checks_disagree",
+    "noisiest_point",
+    "noisiest_spread",
+    "noisiest_iops",
+    "platform_total_qd1",
+    "device_limit",
+    "device_limit_bound",
+    "device_limit_basis",
+    "device_unbounded",
+    "device_latency",
+    "virtual_peak_iops",
+    "peak_iops",
+    "peak_qd",
+    "knee_qd",
+    "knee_latency",
+    "knee_p99",
+    "device_knee_qd",
+    "delivered_pct_peak",
+    "delivered_pct_knee",
+    "delivered_pct_qd1",
+    "of_device_peak_pct",
+    "qd1_latency",
+    "qd1_iops",
+    "platform_share_qd1",
+    "platform_qd1",
+    "device_qd1",
+    "platform_share_source",
+    "saturated",
+    "saturation_limit",
+    "saturation_part",
+    "saturation_evidence",
+    "thread_busy_peak",
+    "system_busy_peak",
+    "completion_share_peak",
+    "device_share_peak",
+    "scaling_threads",
+    "scaling_efficiency",
+    "scaling_cpu_efficiency",
+    "scaling_iops",
+    "clocks_qd1",
+    "clocks_peak",
+    "clocks_qd1_layers",
+    "clocks_peak_layers",
+    "sched_name",
+    "sched_cost_qd1",
+    "sched_cost_qd32",
+    "sched_queued_qd1",
+    "engine_best_qd1",
+    "engine_worst_qd1",
+    "engine_gap_qd1",
+    "engine_best_peak",
+    "engine_worst_peak",
+    "engine_gap_peak",
+    "cache_hit_pct",
+    "buffered_iops",
+    "direct_iops",
+    "buffered_qd",
+    "fs_cost_pct",
+    "devices_n",
+    "devices_efficiency",
+    "devices_together_iops",
+    "bs_best_bw",
+    "bs_best",
+    "bw_limit",
+    "bw_delivered_pct",
+    "randwrite_iops",
+    "write_limit",
+    "randwrite_delivered_pct",
+    "current_scheduler",
 ];
 
 struct Builder<'a> {
@@ -163,19 +220,34 @@ fn curve(b: &mut Builder, f: &Figures) {
         }
         b.num(
             "of_device_peak_pct",
-            p.device_iops.filter(|&d| d > 0.0).map(|d| 100.0 * p.iops / d),
+            p.device_iops
+                .filter(|&d| d > 0.0)
+                .map(|d| 100.0 * p.iops / d),
             "pct",
             &p.runs,
         );
     }
-    if let Some(k) = f.knee_qd.and_then(|q| f.qd_curve.iter().find(|c| c.qd == q)) {
+    if let Some(k) = f
+        .knee_qd
+        .and_then(|q| f.qd_curve.iter().find(|c| c.qd == q))
+    {
         b.num("knee_qd", Some(k.qd as f64), "count", &k.runs);
         b.num("knee_latency", Some(k.lat_mean_ns), "ns", &k.runs);
         b.num("knee_p99", Some(k.lat_p99_ns as f64), "ns", &k.runs);
         b.num("delivered_pct_knee", of(k.iops), "pct", &k.runs);
     }
-    b.num("device_knee_qd", f.device_knee_qd.map(|q| q as f64), "count", &[]);
-    b.num("saturated", Some(if f.saturated { 1.0 } else { 0.0 }), "count", &[]);
+    b.num(
+        "device_knee_qd",
+        f.device_knee_qd.map(|q| q as f64),
+        "count",
+        &[],
+    );
+    b.num(
+        "saturated",
+        Some(if f.saturated { 1.0 } else { 0.0 }),
+        "count",
+        &[],
+    );
     if let Some(c) = f.qd_curve.iter().find(|c| c.qd == 1) {
         b.num("qd1_latency", Some(c.lat_mean_ns), "ns", &c.runs);
         b.num("qd1_iops", Some(c.iops), "iops", &c.runs);
@@ -214,7 +286,12 @@ fn curve(b: &mut Builder, f: &Figures) {
     {
         b.num("scaling_threads", Some(s.threads as f64), "count", &s.runs);
         b.num("scaling_efficiency", Some(s.efficiency_pct), "pct", &s.runs);
-        b.num("scaling_cpu_efficiency", s.cpu_efficiency_pct, "pct", &s.runs);
+        b.num(
+            "scaling_cpu_efficiency",
+            s.cpu_efficiency_pct,
+            "pct",
+            &s.runs,
+        );
         b.num("scaling_iops", Some(s.iops), "iops", &s.runs);
     }
 }
@@ -232,7 +309,12 @@ fn saturation(b: &mut Builder, f: &Figures) {
     b.text("saturation_evidence", Some(s.evidence.join("; ")), &s.runs);
     b.num("thread_busy_peak", s.thread_busy_pct, "pct", &s.runs);
     b.num("system_busy_peak", s.system_busy_pct, "pct", &s.runs);
-    b.num("completion_share_peak", s.completion_share_pct, "pct", &s.runs);
+    b.num(
+        "completion_share_peak",
+        s.completion_share_pct,
+        "pct",
+        &s.runs,
+    );
     b.num("device_share_peak", s.device_share_pct, "pct", &s.runs);
 }
 
@@ -243,7 +325,11 @@ fn sweeps(b: &mut Builder, f: &Figures) {
         .iter()
         .filter(|s| s.qd == 1 && s.scheduler != "none")
         .filter(|s| s.cost_pct.is_some())
-        .max_by(|a, b| a.cost_pct.unwrap_or(0.0).total_cmp(&b.cost_pct.unwrap_or(0.0)))
+        .max_by(|a, b| {
+            a.cost_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.cost_pct.unwrap_or(0.0))
+        })
     {
         let deep = c
             .schedulers
@@ -257,8 +343,18 @@ fn sweeps(b: &mut Builder, f: &Figures) {
         }
     }
     for (qd_pick, best, worst, gap) in [
-        (true, "engine_best_qd1", "engine_worst_qd1", "engine_gap_qd1"),
-        (false, "engine_best_peak", "engine_worst_peak", "engine_gap_peak"),
+        (
+            true,
+            "engine_best_qd1",
+            "engine_worst_qd1",
+            "engine_gap_qd1",
+        ),
+        (
+            false,
+            "engine_best_peak",
+            "engine_worst_peak",
+            "engine_gap_peak",
+        ),
     ] {
         let pts: Vec<_> = c
             .engines
@@ -268,33 +364,70 @@ fn sweeps(b: &mut Builder, f: &Figures) {
         if pts.len() < 2 {
             continue;
         }
-        let hi = pts.iter().max_by(|a, b| a.iops.total_cmp(&b.iops)).expect("two");
-        let lo = pts.iter().min_by(|a, b| a.iops.total_cmp(&b.iops)).expect("two");
+        let hi = pts
+            .iter()
+            .max_by(|a, b| a.iops.total_cmp(&b.iops))
+            .expect("two");
+        let lo = pts
+            .iter()
+            .min_by(|a, b| a.iops.total_cmp(&b.iops))
+            .expect("two");
         let runs: Vec<String> = hi.runs.iter().chain(&lo.runs).cloned().collect();
-        b.text(best, Some(format!("{} ({})", hi.engine, fmt_count(hi.iops))), &runs);
-        b.text(worst, Some(format!("{} ({})", lo.engine, fmt_count(lo.iops))), &runs);
-        b.num(gap, (lo.iops > 0.0).then(|| 100.0 * (hi.iops - lo.iops) / lo.iops), "pct", &runs);
+        b.text(
+            best,
+            Some(format!("{} ({})", hi.engine, fmt_count(hi.iops))),
+            &runs,
+        );
+        b.text(
+            worst,
+            Some(format!("{} ({})", lo.engine, fmt_count(lo.iops))),
+            &runs,
+        );
+        b.num(
+            gap,
+            (lo.iops > 0.0).then(|| 100.0 * (hi.iops - lo.iops) / lo.iops),
+            "pct",
+            &runs,
+        );
     }
     if let Some(p) = c
         .buffered
         .iter()
         .filter(|p| p.cache_hit_pct.is_some())
-        .max_by(|a, b| a.cache_hit_pct.unwrap_or(0.0).total_cmp(&b.cache_hit_pct.unwrap_or(0.0)))
+        .max_by(|a, b| {
+            a.cache_hit_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.cache_hit_pct.unwrap_or(0.0))
+        })
     {
         b.num("cache_hit_pct", p.cache_hit_pct, "pct", &p.runs);
         b.num("buffered_iops", Some(p.buffered_iops), "iops", &p.runs);
         b.num("direct_iops", p.direct_iops, "iops", &p.runs);
         b.num("buffered_qd", Some(p.qd as f64), "count", &p.runs);
     }
-    if let Some(p) = c.raw_vs_file.iter().filter_map(|p| Some((p.fs_cost_pct?, p))).max_by(|a, b| a.0.total_cmp(&b.0)) {
+    if let Some(p) = c
+        .raw_vs_file
+        .iter()
+        .filter_map(|p| Some((p.fs_cost_pct?, p)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+    {
         b.num("fs_cost_pct", Some(p.0), "pct", &p.1.runs);
     }
     if let Some(d) = &c.devices {
         b.num("devices_n", Some(d.devices as f64), "count", &d.runs);
         b.num("devices_efficiency", Some(d.efficiency_pct), "pct", &d.runs);
-        b.num("devices_together_iops", Some(d.together_iops), "iops", &d.runs);
+        b.num(
+            "devices_together_iops",
+            Some(d.together_iops),
+            "iops",
+            &d.runs,
+        );
     }
-    if let Some(p) = c.block_sizes.iter().max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s)) {
+    if let Some(p) = c
+        .block_sizes
+        .iter()
+        .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
+    {
         b.num("bs_best_bw", Some(p.bw_bytes_per_s), "bytes_per_s", &p.runs);
         b.text("bs_best", Some(crate::plan::fmt_bs(p.bs)), &p.runs);
         let lim = f
@@ -306,7 +439,8 @@ fn sweeps(b: &mut Builder, f: &Figures) {
         b.num("bw_limit", lim, "bytes_per_s", &p.runs);
         b.num(
             "bw_delivered_pct",
-            lim.filter(|&l| l > 0.0).map(|l| 100.0 * p.bw_bytes_per_s / l),
+            lim.filter(|&l| l > 0.0)
+                .map(|l| 100.0 * p.bw_bytes_per_s / l),
             "pct",
             &p.runs,
         );
@@ -315,7 +449,12 @@ fn sweeps(b: &mut Builder, f: &Figures) {
         b.num("randwrite_iops", Some(p.iops), "iops", &p.runs);
         let d = f.delivered_pct.iter().find(|d| p.runs.contains(&d.run));
         b.num("write_limit", d.and_then(|d| d.limit_iops), "iops", &p.runs);
-        b.num("randwrite_delivered_pct", d.and_then(|d| d.pct), "pct", &p.runs);
+        b.num(
+            "randwrite_delivered_pct",
+            d.and_then(|d| d.pct),
+            "pct",
+            &p.runs,
+        );
     }
 }
 

@@ -185,7 +185,7 @@ pub fn runs_of<'a>(runs: &'a [RunRecord], point: &str) -> Vec<&'a RunRecord> {
 /// The instrumented run at depth `qd`: at QD 1 the QD 1 run; at any other
 /// depth the one instrumented at the peak (the driver fixes the peak from
 /// first measurements; medians of repeats may move it a step).
-pub fn profiled<'a>(runs: &'a [RunRecord], qd: u32) -> Option<&'a RunRecord> {
+pub fn profiled(runs: &[RunRecord], qd: u32) -> Option<&RunRecord> {
     let inst = || {
         runs.iter()
             .filter(|r| r.sweep == "instrumented" && r.error.is_none())
@@ -305,7 +305,9 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
             iops: l.iops,
             bw_bytes_per_s: l.bw_bytes_per_s,
             basis: "analytic model".into(),
-            bound_by: l.bound_by.or(Some("nothing: the device has zero latency".into())),
+            bound_by: l
+                .bound_by
+                .or(Some("nothing: the device has zero latency".into())),
             bounds: l.bounds,
             device_latency_ns: Some(l.idle_latency_ns),
             virtual_peak_iops: virt,
@@ -398,7 +400,9 @@ fn delivered(t: &TargetProfile, runs: &[RunRecord], _l: &DeviceLimit) -> Vec<Del
                 ),
                 iops: r.summary.iops,
                 limit_iops: limit,
-                pct: limit.filter(|&l| l > 0.0).map(|l| 100.0 * r.summary.iops / l),
+                pct: limit
+                    .filter(|&l| l > 0.0)
+                    .map(|l| 100.0 * r.summary.iops / l),
                 of_device_at_point_pct: r
                     .device_model
                     .as_ref()
@@ -485,7 +489,12 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         });
     }
     let rs = runs_of(runs, "qd-1");
-    let r = rs.iter().find(|r| r.summary.disk.as_ref().is_some_and(|d| d.block_mean_ns.is_some()))?;
+    let r = rs.iter().find(|r| {
+        r.summary
+            .disk
+            .as_ref()
+            .is_some_and(|d| d.block_mean_ns.is_some())
+    })?;
     let block = r.summary.disk.as_ref()?.block_mean_ns?;
     let total = r.summary.lat_mean_ns;
     Some(PlatformShare {
@@ -561,8 +570,16 @@ fn noise(runs: &[RunRecord]) -> Vec<Noise> {
                 .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
             Some(Noise {
                 point: p.to_string(),
-                spread_pct: if med > 0.0 { 100.0 * (hi - lo) / med } else { 0.0 },
-                cov_pct: if mean > 0.0 { 100.0 * var.sqrt() / mean } else { 0.0 },
+                spread_pct: if med > 0.0 {
+                    100.0 * (hi - lo) / med
+                } else {
+                    0.0
+                },
+                cov_pct: if mean > 0.0 {
+                    100.0 * var.sqrt() / mean
+                } else {
+                    0.0
+                },
                 iops: v,
                 runs: ids(&rs),
             })

@@ -177,6 +177,8 @@ mod tests {
         assert!(at("--name=fill") < at("--stonewall"));
         assert!(o.contains(&"--runtime=1500ms".to_string()));
         assert!(o.contains(&"--iodepth=8".to_string()));
-        assert!(!o.iter().any(|a| a.starts_with("--ioengine") || a.starts_with("--direct")));
+        assert!(!o
+            .iter()
+            .any(|a| a.starts_with("--ioengine") || a.starts_with("--direct")));
     }
 }

@@ -85,15 +85,14 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
     } else {
         0.0
     };
-    let idle_latency_ns;
-    if p.dram {
+    let idle_latency_ns = if p.dram {
         let service = p.dram_per_4k_ns as f64 * pages * page as f64 / 4096.0;
         push(
             "DRAM units",
             per_s(service).map(|r| r * p.dies() as f64),
             format!("{} unit(s) × {} per command", p.dies(), us(service)),
         );
-        idle_latency_ns = p.dram_cmd_ns as f64 + service + link_ns;
+        p.dram_cmd_ns as f64 + service + link_ns
     } else {
         let fw = p.fw_cmd_ns as f64 + p.fw_per_4k_ns as f64 * pages * page as f64 / 4096.0;
         push(
@@ -127,11 +126,11 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
         );
         let per_die = (pages / p.dies() as f64).ceil();
         let per_chan = (pages / p.channels as f64).ceil();
-        idle_latency_ns = match access {
+        match access {
             Access::Read => fw + per_die * p.read_ns as f64 + per_chan * chan_ns + link_ns,
             Access::Write => fw + link_ns + per_chan * chan_ns + per_die * p.program_ns as f64,
-        };
-    }
+        }
+    };
     push(
         "host link",
         per_s(link_ns),
@@ -199,7 +198,9 @@ pub fn fill_seconds(t: &crate::model::TargetProfile, region: u64) -> f64 {
     };
     let burst = p.write_buffer.min(region) as f64;
     match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
-        Some(bw) if bw > 0.0 => (region as f64 - burst).max(0.0) / bw + drain_seconds(&t.spec, region),
+        Some(bw) if bw > 0.0 => {
+            (region as f64 - burst).max(0.0) / bw + drain_seconds(&t.spec, region)
+        }
         _ => 0.0,
     }
 }
@@ -218,7 +219,11 @@ mod tests {
         assert!((l.iops.unwrap() - 35_714.0).abs() < 1.0, "{l:?}");
         assert!(l.bound_by.clone().unwrap().contains("controller"));
         // 28 us controller + 25 us read + 81.9 us channel + 13.7 us link
-        assert!((l.idle_latency_ns - 148_570.0).abs() < 100.0, "{}", l.idle_latency_ns);
+        assert!(
+            (l.idle_latency_ns - 148_570.0).abs() < 100.0,
+            "{}",
+            l.idle_latency_ns
+        );
     }
 
     #[test]

@@ -128,7 +128,13 @@ impl Plan {
 }
 
 impl Point {
-    fn new(sweep: &'static str, rw: &'static str, bs: u64, qd: Qd, engine: Option<&'static str>) -> Self {
+    fn new(
+        sweep: &'static str,
+        rw: &'static str,
+        bs: u64,
+        qd: Qd,
+        engine: Option<&'static str>,
+    ) -> Self {
         Point {
             sweep,
             rw,
@@ -194,9 +200,9 @@ impl Point {
 
 /// `4k`, `512`, `1m`.
 pub fn fmt_bs(bs: u64) -> String {
-    if bs >= 1 << 20 && bs % (1 << 20) == 0 {
+    if bs >= 1 << 20 && bs.is_multiple_of(1 << 20) {
         format!("{}m", bs >> 20)
-    } else if bs >= 1024 && bs % 1024 == 0 {
+    } else if bs >= 1024 && bs.is_multiple_of(1024) {
         format!("{}k", bs >> 10)
     } else {
         bs.to_string()
@@ -263,7 +269,8 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     sweep(
         &mut p,
         "qd",
-        "4 KiB random reads at QD 1, 2, 4 … 256, one thread; stops once two doublings add < 5 %".into(),
+        "4 KiB random reads at QD 1, 2, 4 … 256, one thread; stops once two doublings add < 5 %"
+            .into(),
         qd,
     );
 
@@ -299,7 +306,12 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         } else {
             "--profile and --decompose (CPU by layer, latency along the I/O path)"
         };
-        sweep(&mut p, "instrumented", format!("QD 1 and the peak depth with {how}"), pts);
+        sweep(
+            &mut p,
+            "instrumented",
+            format!("QD 1 and the peak depth with {how}"),
+            pts,
+        );
     } else {
         skip(
             &mut p,
@@ -310,7 +322,11 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
 
     if o.cpus > 1 {
         let mut pts = Vec::new();
-        let qds: &[Qd] = if full { &[Qd::Fixed(1), Qd::Peak] } else { &[Qd::Fixed(1)] };
+        let qds: &[Qd] = if full {
+            &[Qd::Fixed(1), Qd::Peak]
+        } else {
+            &[Qd::Fixed(1)]
+        };
         for &q in qds {
             for n in doubling(2, o.cpus) {
                 let mut pt = Point::new("threads", "randread", 4096, q, engine);
@@ -319,7 +335,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
             }
         }
         // The most threads at QD 1, twice: scaling is judged on its noise.
-        if let Some(last) = pts.iter().filter(|p| p.qd == Qd::Fixed(1)).last().cloned() {
+        if let Some(last) = pts.iter().rfind(|p| p.qd == Qd::Fixed(1)).cloned() {
             pts.push(Point { repeat: 2, ..last });
         }
         sweep(
@@ -332,7 +348,11 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
                     .map(|n| n.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
-                if full { ", then at the peak depth each" } else { "" }
+                if full {
+                    ", then at the peak depth each"
+                } else {
+                    ""
+                }
             ),
             pts,
         );
@@ -397,7 +417,11 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         "bs",
         format!(
             "sequential reads of {} at QD {BS_QD}",
-            sizes.iter().map(|&b| fmt_bs(b)).collect::<Vec<_>>().join(", ")
+            sizes
+                .iter()
+                .map(|&b| fmt_bs(b))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         pts,
     );
@@ -422,7 +446,8 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         sweep(
             &mut p,
             "engine",
-            "psync and libaio against io_uring (the QD sweep's engine) at QD 1 and the peak depth".into(),
+            "psync and libaio against io_uring (the QD sweep's engine) at QD 1 and the peak depth"
+                .into(),
             pts,
         );
     }
@@ -445,7 +470,9 @@ pub fn fit_budget(p: &mut Plan, targets: &[TargetProfile], o: &StudyOptions) {
         (_, _, false) => 8 << 30,
     };
     let region = if t.size_bytes > 0 && !t.created_by_study {
-        region.min(t.size_bytes / (1 << 20) * (1 << 20)).max(1 << 20)
+        region
+            .min(t.size_bytes / (1 << 20) * (1 << 20))
+            .max(1 << 20)
     } else {
         region
     };
@@ -510,7 +537,11 @@ fn optional_sweeps(
         if emu || t.device.is_none() {
             skip(p, "I/O schedulers", "the target has no block device queue");
         } else if !o.root {
-            skip(p, "I/O schedulers", "switching a device's scheduler needs root");
+            skip(
+                p,
+                "I/O schedulers",
+                "switching a device's scheduler needs root",
+            );
         } else if t.schedulers.len() < 2 {
             skip(p, "I/O schedulers", "the device offers one scheduler only");
         } else {
@@ -526,14 +557,20 @@ fn optional_sweeps(
             add(
                 p,
                 "scheduler",
-                format!("4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"),
+                format!(
+                    "4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"
+                ),
                 pts,
             );
         }
     }
     if wants("buffered") {
         if emu {
-            skip(p, "direct against buffered I/O", "the emulator has no page cache");
+            skip(
+                p,
+                "direct against buffered I/O",
+                "the emulator has no page cache",
+            );
         } else {
             let pts = [Qd::Fixed(1), Qd::Peak]
                 .into_iter()
@@ -546,7 +583,8 @@ fn optional_sweeps(
             add(
                 p,
                 "buffered",
-                "buffered 4 KiB random reads at QD 1 and the peak depth, against the direct ones".into(),
+                "buffered 4 KiB random reads at QD 1 and the peak depth, against the direct ones"
+                    .into(),
                 pts,
             );
         }
@@ -559,7 +597,11 @@ fn optional_sweeps(
                 "the target is not a file on a block device's file system",
             );
         } else if !o.root {
-            skip(p, "raw device against a file", "reading the raw device needs root");
+            skip(
+                p,
+                "raw device against a file",
+                "reading the raw device needs root",
+            );
         } else {
             let pts = [Qd::Fixed(1), Qd::Peak]
                 .into_iter()
@@ -597,7 +639,11 @@ fn optional_sweeps(
             pts,
         );
     } else if o.sweeps.iter().any(|s| s == "devices") {
-        skip(p, "several devices", "give several targets, comma-separated");
+        skip(
+            p,
+            "several devices",
+            "give several targets, comma-separated",
+        );
     }
 }
 
@@ -641,8 +687,62 @@ mod tests {
         t.write_refusal = Some("/dev/x is mounted".into());
         let p = plan(&[t], &opts(false));
         assert!(p.points.iter().all(|x| !x.writes));
-        let s = p.skipped.iter().find(|s| s.what.contains("writes")).unwrap();
+        let s = p
+            .skipped
+            .iter()
+            .find(|s| s.what.contains("writes"))
+            .unwrap();
         assert!(s.why.contains("mounted"));
+    }
+
+    #[test]
+    fn a_full_study_fits_its_budget_and_a_quick_one_a_minute() {
+        let t = vec![emu()];
+        for (quick, budget, most) in [
+            (false, 600.0, 630.0),
+            (false, 120.0, 130.0),
+            (true, 600.0, 75.0),
+        ] {
+            let o = StudyOptions {
+                budget_s: budget,
+                ..opts(quick)
+            };
+            let mut p = plan(&t, &o);
+            fit_budget(&mut p, &t, &o);
+            let eta = p.eta_s(0);
+            assert!(eta <= most, "quick {quick} budget {budget}: eta {eta}");
+            assert!(quick || eta >= 0.8 * budget, "uses its budget: {eta}");
+            assert!(p.settings.runtime_s >= 1.0);
+        }
+    }
+
+    #[test]
+    fn a_full_study_of_a_block_device_adds_the_optional_sweeps_where_they_apply() {
+        let t = TargetProfile {
+            spec: "/dev/loop7".into(),
+            kind: TargetKind::RamDevice,
+            device: Some("loop7".into()),
+            schedulers: vec!["none".into(), "mq-deadline".into()],
+            scheduler: Some("none".into()),
+            writable: true,
+            logical_block_size: 4096,
+            ..Default::default()
+        };
+        let o = StudyOptions {
+            root: true,
+            ..opts(false)
+        };
+        let p = plan(&[t], &o);
+        let names: Vec<&str> = p.sweeps.iter().map(|s| s.name.as_str()).collect();
+        for s in ["fill", "qd", "engine", "scheduler", "buffered"] {
+            assert!(names.contains(&s), "{s}: {names:?}");
+        }
+        assert!(p.skipped.iter().any(|s| s.what.contains("raw device")));
+        assert!(
+            p.skipped.iter().any(|s| s.what == "block size 512"),
+            "{:?}",
+            p.skipped
+        );
     }
 
     #[test]

@@ -60,7 +60,10 @@ fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
         msg: format!("{m}: '{text}'"),
     };
     let mut it = text.splitn(3, ' ');
-    let fact = it.next().filter(|f| !f.is_empty()).ok_or_else(|| err("no fact"))?;
+    let fact = it
+        .next()
+        .filter(|f| !f.is_empty())
+        .ok_or_else(|| err("no fact"))?;
     let op = match it.next().ok_or_else(|| err("no operator"))? {
         "=" => Op::Eq,
         "!=" => Op::Ne,
@@ -117,12 +120,17 @@ pub fn parse(text: &str) -> Result<Vec<Rule>, RuleError> {
             k => {
                 return Err(RuleError {
                     line,
-                    msg: format!("unknown key '{k}' (allowed: rule, when, finding, recommendation)"),
+                    msg: format!(
+                        "unknown key '{k}' (allowed: rule, when, finding, recommendation)"
+                    ),
                 })
             }
         }
     }
-    if let Some(r) = rules.iter().find(|r| r.finding.is_empty() || r.recommendation.is_empty()) {
+    if let Some(r) = rules
+        .iter()
+        .find(|r| r.finding.is_empty() || r.recommendation.is_empty())
+    {
         return Err(RuleError {
             line: 0,
             msg: format!("rule '{}' needs a finding and a recommendation", r.id),
@@ -231,9 +239,11 @@ pub fn judge(rules: &[Rule], facts: &BTreeMap<String, Fact>, ctx: &Context) -> V
         names.extend(template_facts(&r.finding));
         names.extend(template_facts(&r.recommendation));
         let mut seen = Vec::new();
-        names.retain(|n| facts.contains_key(n) && !seen.contains(n) && {
-            seen.push(n.clone());
-            true
+        names.retain(|n| {
+            facts.contains_key(n) && !seen.contains(n) && {
+                seen.push(n.clone());
+                true
+            }
         });
         let mut runs: Vec<String> = names.iter().flat_map(|n| facts[n].runs.clone()).collect();
         runs.sort();
@@ -274,7 +284,9 @@ fn confidence(
         .or(ctx.noise_pct);
     let mut margins = Vec::new();
     for c in &r.when {
-        let Some(f) = facts.get(&c.fact) else { continue };
+        let Some(f) = facts.get(&c.fact) else {
+            continue;
+        };
         match (&c.value, f.num()) {
             (Some(Value::Num(th)), Some(v)) if *th != 0.0 => {
                 margins.push((c.fact.clone(), 100.0 * (v - th).abs() / th.abs()))
@@ -299,25 +311,33 @@ fn confidence(
     };
     let mut why = match (least, noise) {
         _ if ctx.interrupted => "the study was interrupted".to_string(),
-        (_, Some(n)) if n > TOO_NOISY_PCT => format!(
-            "the machine was too noisy to conclude: repeats differed by {n:.0} %"
-        ),
-        (Some((f, m)), Some(n)) => format!(
-            "{f} is {m:.0} % past its threshold; repeats differed by {n:.1} %"
-        ),
-        (Some((f, m)), None) => format!("{f} is {m:.0} % past its threshold; no repeats to measure noise"),
+        (_, Some(n)) if n > TOO_NOISY_PCT => {
+            format!("the machine was too noisy to conclude: repeats differed by {n:.0} %")
+        }
+        (Some((f, m)), Some(n)) => {
+            format!("{f} is {m:.0} % past its threshold; repeats differed by {n:.1} %")
+        }
+        (Some((f, m)), None) => {
+            format!("{f} is {m:.0} % past its threshold; no repeats to measure noise")
+        }
         (None, Some(n)) => format!("repeats differed by {n:.1} %"),
         (None, None) => "no repeats to measure noise".to_string(),
     };
     if noise.is_none() && level == 2 {
         level = 1;
     }
-    let bad: Vec<&String> = runs.iter().filter(|r| ctx.disagreeing_runs.contains(r)).collect();
+    let bad: Vec<&String> = runs
+        .iter()
+        .filter(|r| ctx.disagreeing_runs.contains(r))
+        .collect();
     if !bad.is_empty() && level > 0 {
         level -= 1;
         why.push_str(&format!(
             "; cross-checks disagreed in {}",
-            bad.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            bad.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     (["low", "medium", "high"][level], why, noise)
@@ -346,7 +366,11 @@ mod tests {
             names.extend(template_facts(&r.finding));
             names.extend(template_facts(&r.recommendation));
             for n in names {
-                assert!(crate::facts::KNOWN.contains(&n.as_str()), "rule {}: unknown fact {n}", r.id);
+                assert!(
+                    crate::facts::KNOWN.contains(&n.as_str()),
+                    "rule {}: unknown fact {n}",
+                    r.id
+                );
             }
         }
         let mut ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
@@ -371,15 +395,16 @@ mod tests {
         assert_eq!(render("x {a}[ y {b}] z", &f).unwrap(), "x 97 % z");
         assert_eq!(render("x {b}", &f), None);
         f.insert("b".into(), fact(Value::Text("io_uring".into()), "text"));
-        assert_eq!(render("x {a}[ y {b}] z", &f).unwrap(), "x 97 % y io_uring z");
+        assert_eq!(
+            render("x {a}[ y {b}] z", &f).unwrap(),
+            "x 97 % y io_uring z"
+        );
     }
 
     #[test]
     fn confidence_follows_margin_against_noise() {
-        let rules = parse(
-            "rule r\n  when a >= 90\n  finding {a}\n  recommendation none\n",
-        )
-        .unwrap();
+        let rules =
+            parse("rule r\n  when a >= 90\n  finding {a}\n  recommendation none\n").unwrap();
         let mut f = BTreeMap::new();
         let judge_at = |v: f64, noise: f64, f: &mut BTreeMap<String, Fact>| {
             f.insert("a".into(), fact(Value::Num(v), "pct"));

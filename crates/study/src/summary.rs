@@ -204,9 +204,7 @@ fn cpu_summary(
         .iter()
         .flat_map(|j| j.raw_workers.iter())
         .filter(|w| w.measured_ns > 0)
-        .map(|w| {
-            100.0 * (w.thread_cpu.user_ns + w.thread_cpu.sys_ns) as f64 / w.measured_ns as f64
-        })
+        .map(|w| 100.0 * (w.thread_cpu.user_ns + w.thread_cpu.sys_ns) as f64 / w.measured_ns as f64)
         .collect();
     CpuSummary {
         process_ns_per_io: c.per_io.process_ns,
@@ -324,7 +322,9 @@ mod tests {
     #[test]
     fn lock_functions_are_recognised() {
         assert!(is_lock("native_queued_spin_lock_slowpath"));
-        assert!(is_lock("std::sys::sync::mutex::futex::Mutex::lock_contended"));
+        assert!(is_lock(
+            "std::sys::sync::mutex::futex::Mutex::lock_contended"
+        ));
         assert!(!is_lock("blk_mq_submit_bio"));
     }
 }

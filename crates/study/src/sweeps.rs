@@ -175,7 +175,12 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
         .find(|r| r.sweep == "qd")
         .and_then(|r| r.workload.engine.clone());
     if let (Some(e), false) = (qd_engine, c.engines.is_empty()) {
-        let mut depths: Vec<u32> = c.engines.iter().filter(|p| p.threads == 1).map(|p| p.qd).collect();
+        let mut depths: Vec<u32> = c
+            .engines
+            .iter()
+            .filter(|p| p.threads == 1)
+            .map(|p| p.qd)
+            .collect();
         depths.dedup();
         for qd in depths {
             if let Some(cp) = curve(qd) {
@@ -242,7 +247,9 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             qd,
             raw_iops: raw,
             file_iops: file,
-            fs_cost_pct: file.filter(|_| raw > 0.0).map(|fi| 100.0 * (raw - fi) / raw),
+            fs_cost_pct: file
+                .filter(|_| raw > 0.0)
+                .map(|fi| 100.0 * (raw - fi) / raw),
             runs: ids(&rs),
         });
     }

@@ -29,7 +29,9 @@ pub fn sections(options: &[String]) -> Vec<Section> {
         options: Vec::new(),
     }];
     for a in options {
-        let Some(body) = a.strip_prefix("--") else { continue };
+        let Some(body) = a.strip_prefix("--") else {
+            continue;
+        };
         let (k, v) = match body.split_once('=') {
             Some((k, v)) => (k, Some(v)),
             None => (body, None),
@@ -97,7 +99,9 @@ pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
                 wall.elapsed().as_secs_f64() > MAX_WALL_S
             })?;
             if wall.elapsed().as_secs_f64() > MAX_WALL_S {
-                return Err(format!("the model took more than {MAX_WALL_S} s of wall time"));
+                return Err(format!(
+                    "the model took more than {MAX_WALL_S} s of wall time"
+                ));
             }
             if collect {
                 workers.extend(out.workers.into_iter().flatten());
@@ -118,7 +122,11 @@ fn summarise(workers: &[WorkerStats]) -> (PointSummary, DeviceSide) {
             s.ios += d.ios;
             let rate = if secs > 0.0 { d.ios as f64 / secs } else { 0.0 };
             s.iops += rate;
-            s.bw_bytes_per_s += if secs > 0.0 { d.bytes as f64 / secs } else { 0.0 };
+            s.bw_bytes_per_s += if secs > 0.0 {
+                d.bytes as f64 / secs
+            } else {
+                0.0
+            };
             match i {
                 0 => s.read_iops += rate,
                 1 => s.write_iops += rate,
@@ -153,13 +161,25 @@ mod tests {
 
     #[test]
     fn a_zero_latency_model_is_refused_not_looped_on() {
-        let e = run(&opts(&["--name=m", "--filename=emu:null", "--runtime=1s", "--time_based"])).unwrap_err();
+        let e = run(&opts(&[
+            "--name=m",
+            "--filename=emu:null",
+            "--runtime=1s",
+            "--time_based",
+        ]))
+        .unwrap_err();
         assert!(e.contains("zero latency"), "{e}");
     }
 
     #[test]
     fn sections_follow_names_and_drop_tool_options() {
-        let s = sections(&opts(&["--quiet", "--size=1m", "--name=a", "--rw=read", "--name=b"]));
+        let s = sections(&opts(&[
+            "--quiet",
+            "--size=1m",
+            "--name=a",
+            "--rw=read",
+            "--name=b",
+        ]));
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].options, vec![RawOption::cli("size", Some("1m"))]);
         assert_eq!(s[1].options[1], RawOption::cli("rw", Some("read")));
@@ -168,9 +188,21 @@ mod tests {
     #[test]
     fn x25e_qd1_reads_after_a_fill_take_the_modelled_latency() {
         let o = opts(&[
-            "--name=fill", "--filename=emu:x25e", "--rw=write", "--bs=1m", "--iodepth=8",
-            "--size=16m", "--name=m", "--stonewall", "--filename=emu:x25e", "--rw=randread",
-            "--bs=4k", "--iodepth=1", "--size=16m", "--runtime=500ms", "--time_based",
+            "--name=fill",
+            "--filename=emu:x25e",
+            "--rw=write",
+            "--bs=1m",
+            "--iodepth=8",
+            "--size=16m",
+            "--name=m",
+            "--stonewall",
+            "--filename=emu:x25e",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            "--size=16m",
+            "--runtime=500ms",
+            "--time_based",
         ]);
         let (s, d) = run(&o).unwrap();
         assert!((145_000.0..155_000.0).contains(&d.lat_mean_ns), "{d:?}");

@@ -58,14 +58,23 @@ fn analytic_limits_match_the_model_for_every_preset() {
         let (deep, _) = virtual_reads(&spec, 256);
         let (one, lat) = virtual_reads(&spec, 1);
         eprintln!("{name}: analytic {limit:.0} IOPS, model at QD 256 {deep:.0}; idle latency {:.0} ns vs {lat:.0} ns", l.idle_latency_ns);
-        assert!(deep <= limit * 1.01, "{name}: the model beats its bound: {deep} > {limit}");
-        assert!(deep >= limit * 0.90, "{name}: the model at QD 256 is {deep}, bound {limit}");
+        assert!(
+            deep <= limit * 1.01,
+            "{name}: the model beats its bound: {deep} > {limit}"
+        );
+        assert!(
+            deep >= limit * 0.90,
+            "{name}: the model at QD 256 is {deep}, bound {limit}"
+        );
         assert!(
             (lat - l.idle_latency_ns).abs() <= 0.03 * l.idle_latency_ns,
             "{name}: QD 1 latency {lat} vs idle latency {}",
             l.idle_latency_ns
         );
-        assert!((one * lat / 1e9 - 1.0).abs() < 0.03, "{name}: Little's law at QD 1");
+        assert!(
+            (one * lat / 1e9 - 1.0).abs() < 0.03,
+            "{name}: Little's law at QD 1"
+        );
     }
 }
 
@@ -95,7 +104,11 @@ fn virtual_study(spec: &str) -> Judgement {
     fit_budget(&mut p, &targets, &o);
     p.settings.runtime_s = 0.3;
     let ex = execute(&targets, &p, &mut VirtualRunner, &mut Quiet);
-    assert!(ex.runs.iter().all(|r| r.error.is_none()), "{:?}", ex.runs.iter().find_map(|r| r.error.clone()));
+    assert!(
+        ex.runs.iter().all(|r| r.error.is_none()),
+        "{:?}",
+        ex.runs.iter().find_map(|r| r.error.clone())
+    );
     let m = Machine {
         cpus: 2,
         ..Default::default()
@@ -110,14 +123,33 @@ fn x25e_knee_is_at_qd_8_to_10_and_the_device_is_the_limit() {
     let knee = f.knee_qd.unwrap();
     assert!((8..=10).contains(&knee), "knee {knee}: {:?}", f.qd_curve);
     assert_eq!(f.saturation.limit, "device", "{:?}", f.saturation);
-    assert!(f.saturation.part.contains("controller"), "{}", f.saturation.part);
+    assert!(
+        f.saturation.part.contains("controller"),
+        "{}",
+        f.saturation.part
+    );
     let limit = f.device_limit.iops.unwrap();
     let peak = f.peak.as_ref().unwrap().iops;
-    assert!((peak - limit).abs() / limit < 0.02, "peak {peak} vs limit {limit}");
+    assert!(
+        (peak - limit).abs() / limit < 0.02,
+        "peak {peak} vs limit {limit}"
+    );
     assert!(f.saturated, "the sweep stops once saturated");
-    assert!(f.qd_curve.len() < 9, "no need to go to QD 256: {:?}", f.qd_curve.iter().map(|c| c.qd).collect::<Vec<_>>());
-    let v = j.verdicts.iter().find(|v| v.rule == "device-limits-reads").unwrap();
-    assert!(v.finding.contains(&format!("from QD {knee}")), "{}", v.finding);
+    assert!(
+        f.qd_curve.len() < 9,
+        "no need to go to QD 256: {:?}",
+        f.qd_curve.iter().map(|c| c.qd).collect::<Vec<_>>()
+    );
+    let v = j
+        .verdicts
+        .iter()
+        .find(|v| v.rule == "device-limits-reads")
+        .unwrap();
+    assert!(
+        v.finding.contains(&format!("from QD {knee}")),
+        "{}",
+        v.finding
+    );
 }
 
 #[test]

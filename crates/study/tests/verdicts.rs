@@ -7,14 +7,20 @@
 
 use ssdready_study::model::{Machine, RunRecord, TargetKind, TargetProfile, Verdict};
 use ssdready_study::plan::Workload;
-use ssdready_study::summary::{CpuSummary, DecompSummary, DiskSummary, PointSummary, ProfileSummary};
+use ssdready_study::summary::{
+    CpuSummary, DecompSummary, DiskSummary, PointSummary, ProfileSummary,
+};
 use ssdready_study::{judge, Judgement};
 
 const DEV: &str = "/dev/loop9";
 
 fn rec(sweep: &str, point: &str, repeat: u32, qd: u32, iops: f64, lat_ns: f64) -> RunRecord {
     RunRecord {
-        id: if repeat > 1 { format!("{point}#{repeat}") } else { point.into() },
+        id: if repeat > 1 {
+            format!("{point}#{repeat}")
+        } else {
+            point.into()
+        },
         point: point.into(),
         sweep: sweep.into(),
         repeat,
@@ -100,7 +106,12 @@ fn ram_device() -> TargetProfile {
         transport: "loop".into(),
         device: Some("loop9".into()),
         scheduler: Some("none".into()),
-        schedulers: vec!["none".into(), "mq-deadline".into(), "kyber".into(), "bfq".into()],
+        schedulers: vec![
+            "none".into(),
+            "mq-deadline".into(),
+            "kyber".into(),
+            "bfq".into(),
+        ],
         logical_block_size: 512,
         writable: true,
         ..Default::default()
@@ -133,13 +144,19 @@ fn run(targets: &[TargetProfile], runs: &[RunRecord]) -> Judgement {
 }
 
 fn verdict<'a>(j: &'a Judgement, rule: &str) -> &'a Verdict {
-    j.verdicts.iter().find(|v| v.rule == rule).unwrap_or_else(|| {
-        panic!(
-            "no verdict {rule}; got {:#?}\nsaturation {:?}",
-            j.verdicts.iter().map(|v| (&v.rule, &v.finding)).collect::<Vec<_>>(),
-            j.figures.saturation
-        )
-    })
+    j.verdicts
+        .iter()
+        .find(|v| v.rule == rule)
+        .unwrap_or_else(|| {
+            panic!(
+                "no verdict {rule}; got {:#?}\nsaturation {:?}",
+                j.verdicts
+                    .iter()
+                    .map(|v| (&v.rule, &v.finding))
+                    .collect::<Vec<_>>(),
+                j.figures.saturation
+            )
+        })
 }
 
 /// 000 and the README's loop device: the submitter is CPU-bound, both CPUs
@@ -169,7 +186,12 @@ fn loop_device_runs() -> Vec<RunRecord> {
     runs.push(profiled(
         busy(rec("qd", "qd-32", 1, 32, 210_000.0, 150_000.0), 98.0, 99.0),
         Some(decomp(3_000.0, 1_500.0, 31_000.0, 110_000.0)),
-        Some(layers(&[("io_uring", 41.0), ("block-core", 26.0), ("driver", 14.0), ("memory", 3.0)])),
+        Some(layers(&[
+            ("io_uring", 41.0),
+            ("block-core", 26.0),
+            ("driver", 14.0),
+            ("memory", 3.0),
+        ])),
     ));
     runs
 }
@@ -180,18 +202,40 @@ fn a_cpu_bound_submitter_is_named_with_its_layers() {
     assert_eq!(j.figures.saturation.limit, "one core");
     assert_eq!(j.figures.knee_qd, Some(8));
     let v = verdict(&j, "one-core");
-    assert!(v.finding.contains("One core saturates at 230.0K IOPS"), "{}", v.finding);
-    assert!(v.finding.contains("io_uring 41 %, block-core 26 %, driver 14 %"), "{}", v.finding);
+    assert!(
+        v.finding.contains("One core saturates at 230.0K IOPS"),
+        "{}",
+        v.finding
+    );
+    assert!(
+        v.finding
+            .contains("io_uring 41 %, block-core 26 %, driver 14 %"),
+        "{}",
+        v.finding
+    );
     assert_eq!(v.confidence, "high", "{}", v.confidence_why);
-    assert!(v.evidence.runs.contains(&"qd-32-profiled".to_string()), "{:?}", v.evidence);
+    assert!(
+        v.evidence.runs.contains(&"qd-32-profiled".to_string()),
+        "{:?}",
+        v.evidence
+    );
 }
 
 #[test]
 fn late_completions_with_busy_cpus_say_the_submitter_reaps_late() {
     let j = run(&[ram_device()], &loop_device_runs());
     let v = verdict(&j, "completions-late");
-    assert!(v.finding.starts_with("Completion to the app is 76 % of latency at QD 32"), "{}", v.finding);
-    assert!(v.finding.contains("the CPUs are 99 % busy"), "{}", v.finding);
+    assert!(
+        v.finding
+            .starts_with("Completion to the app is 76 % of latency at QD 32"),
+        "{}",
+        v.finding
+    );
+    assert!(
+        v.finding.contains("the CPUs are 99 % busy"),
+        "{}",
+        v.finding
+    );
     let p = j.figures.platform_share_qd1.as_ref().unwrap();
     assert!((p.pct - 50.1).abs() < 0.1, "{p:?}");
     assert!(verdict(&j, "platform-owns-qd1").finding.contains("50 %"));
@@ -207,7 +251,14 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
         ("bfq", 58_000.0, 228_000.0),
     ] {
         for (qd, iops) in [(1, q1), (32, q32)] {
-            let mut r = rec("scheduler", &format!("sched-{s}-qd{qd}"), 1, qd, iops, 1e9 / iops);
+            let mut r = rec(
+                "scheduler",
+                &format!("sched-{s}-qd{qd}"),
+                1,
+                qd,
+                iops,
+                1e9 / iops,
+            );
             r.workload.scheduler = Some(s.into());
             runs.push(r);
         }
@@ -215,7 +266,8 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
     let j = run(&[ram_device()], &runs);
     let v = verdict(&j, "scheduler-costs");
     assert!(
-        v.finding.starts_with("mq-deadline costs 14 % of IOPS at QD 1 and 0 % at QD 32"),
+        v.finding
+            .starts_with("mq-deadline costs 14 % of IOPS at QD 1 and 0 % at QD 32"),
         "{}",
         v.finding
     );
@@ -236,19 +288,38 @@ fn buffered_reads_that_hit_the_cache_hide_the_device() {
     let j = run(&[ram_device()], &runs);
     let v = verdict(&j, "buffered-hides-device");
     assert!(v.finding.contains("97 % page-cache hits"), "{}", v.finding);
-    assert!(v.finding.contains("400.0K IOPS against 61.0K IOPS direct"), "{}", v.finding);
+    assert!(
+        v.finding.contains("400.0K IOPS against 61.0K IOPS direct"),
+        "{}",
+        v.finding
+    );
 }
 
 #[test]
 fn a_lock_in_the_profile_is_the_limit() {
-    let mut runs = curve(&[(1, 50_000.0, 20_000.0), (2, 80_000.0, 25_000.0), (4, 81_000.0, 49_000.0), (8, 80_500.0, 99_000.0)], 4, 0.01);
+    let mut runs = curve(
+        &[
+            (1, 50_000.0, 20_000.0),
+            (2, 80_000.0, 25_000.0),
+            (4, 81_000.0, 49_000.0),
+            (8, 80_500.0, 99_000.0),
+        ],
+        4,
+        0.01,
+    );
     let mut p = layers(&[("block-core", 40.0), ("driver", 30.0)]);
     p.lock_share_pct = 32.0;
     p.lock_functions = vec!["native_queued_spin_lock_slowpath".into()];
-    runs.push(profiled(busy(rec("qd", "qd-4", 1, 4, 80_000.0, 50_000.0), 60.0, 70.0), None, Some(p)));
+    runs.push(profiled(
+        busy(rec("qd", "qd-4", 1, 4, 80_000.0, 50_000.0), 60.0, 70.0),
+        None,
+        Some(p),
+    ));
     let j = run(&[ram_device()], &runs);
     assert_eq!(j.figures.saturation.limit, "a lock");
-    assert!(verdict(&j, "a-lock").finding.contains("native_queued_spin_lock_slowpath"));
+    assert!(verdict(&j, "a-lock")
+        .finding
+        .contains("native_queued_spin_lock_slowpath"));
 }
 
 #[test]
@@ -257,18 +328,38 @@ fn a_device_bound_ssd_is_named_from_the_decomposition() {
     t.kind = TargetKind::BlockDevice;
     t.transport = "nvme".into();
     let mut runs = curve(
-        &[(1, 12_000.0, 83_000.0), (2, 23_000.0, 87_000.0), (4, 44_000.0, 91_000.0), (8, 80_000.0, 100_000.0), (16, 98_000.0, 163_000.0), (32, 100_000.0, 320_000.0), (64, 100_500.0, 637_000.0)],
+        &[
+            (1, 12_000.0, 83_000.0),
+            (2, 23_000.0, 87_000.0),
+            (4, 44_000.0, 91_000.0),
+            (8, 80_000.0, 100_000.0),
+            (16, 98_000.0, 163_000.0),
+            (32, 100_000.0, 320_000.0),
+            (64, 100_500.0, 637_000.0),
+        ],
         64,
         0.02,
     );
-    runs.push(profiled(rec("qd", "qd-1", 1, 1, 12_000.0, 83_000.0), Some(decomp(2_000.0, 500.0, 78_000.0, 2_500.0)), None));
-    runs.push(profiled(rec("qd", "qd-64", 1, 64, 99_000.0, 640_000.0), Some(decomp(3_000.0, 2_000.0, 620_000.0, 15_000.0)), None));
+    runs.push(profiled(
+        rec("qd", "qd-1", 1, 1, 12_000.0, 83_000.0),
+        Some(decomp(2_000.0, 500.0, 78_000.0, 2_500.0)),
+        None,
+    ));
+    runs.push(profiled(
+        rec("qd", "qd-64", 1, 64, 99_000.0, 640_000.0),
+        Some(decomp(3_000.0, 2_000.0, 620_000.0, 15_000.0)),
+        None,
+    ));
     let j = run(&[t], &runs);
     assert_eq!(j.figures.saturation.limit, "device");
     assert_eq!(j.figures.knee_qd, Some(16));
     let v = verdict(&j, "device-limits-reads-observed");
     assert!(v.finding.contains("from QD 16"), "{}", v.finding);
-    assert!(v.finding.contains("78.0 µs at QD 1 to 620.0 µs at QD 64"), "{}", v.finding);
+    assert!(
+        v.finding.contains("78.0 µs at QD 1 to 620.0 µs at QD 64"),
+        "{}",
+        v.finding
+    );
     assert!(verdict(&j, "device-owns-qd1").finding.contains("6 %"));
 }
 
@@ -281,7 +372,16 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
         writable: true,
         ..Default::default()
     };
-    let mut runs = curve(&[(1, 3.1e6, 300.0), (2, 3.3e6, 600.0), (4, 3.35e6, 1_200.0), (8, 3.3e6, 2_400.0)], 4, 0.02);
+    let mut runs = curve(
+        &[
+            (1, 3.1e6, 300.0),
+            (2, 3.3e6, 600.0),
+            (4, 3.35e6, 1_200.0),
+            (8, 3.3e6, 2_400.0),
+        ],
+        4,
+        0.02,
+    );
     for r in &mut runs {
         r.workload.targets = vec!["emu:null".into()];
         r.workload.engine = None;
@@ -291,8 +391,17 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
     assert_eq!(j.figures.device_limit.iops, None);
     assert_eq!(j.figures.saturation.limit, "one core");
     let v = verdict(&j, "platform-is-the-whole-limit");
-    assert!(v.finding.contains("the platform is the whole limit"), "{}", v.finding);
-    assert!(v.finding.contains("held by one core: ssdready's worker loop"), "{}", v.finding);
+    assert!(
+        v.finding.contains("the platform is the whole limit"),
+        "{}",
+        v.finding
+    );
+    assert!(
+        v.finding
+            .contains("held by one core: ssdready's worker loop"),
+        "{}",
+        v.finding
+    );
     assert!(j.verdicts.iter().all(|v| v.rule != "one-core"), "said once");
 }
 
@@ -305,19 +414,42 @@ fn a_noisy_machine_lowers_every_confidence() {
     let j = run(&[ram_device()], &runs);
     let first = &j.verdicts[0];
     assert_eq!(first.rule, "noisy-machine");
-    assert!(first.finding.contains("typically differed by 42 %"), "{}", first.finding);
-    assert!(j.verdicts.iter().all(|v| v.confidence == "low"), "{:?}", j.verdicts.iter().map(|v| (&v.rule, &v.confidence)).collect::<Vec<_>>());
+    assert!(
+        first.finding.contains("typically differed by 42 %"),
+        "{}",
+        first.finding
+    );
+    assert!(
+        j.verdicts.iter().all(|v| v.confidence == "low"),
+        "{:?}",
+        j.verdicts
+            .iter()
+            .map(|v| (&v.rule, &v.confidence))
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop() {
     let mut runs = loop_device_runs();
-    for r in runs.iter_mut().filter(|r| r.point == "qd-1" && r.repeat > 1) {
+    for r in runs
+        .iter_mut()
+        .filter(|r| r.point == "qd-1" && r.repeat > 1)
+    {
         r.summary.iops = 17_800.0;
     }
     let j = run(&[ram_device()], &runs);
     assert!(j.verdicts.iter().all(|v| v.rule != "noisy-machine"));
     let v = verdict(&j, "unstable-point");
-    assert!(v.finding.starts_with("qd-1 did not repeat: 61.0K, 17.8K, 17.8K"), "{}", v.finding);
-    assert_eq!(verdict(&j, "one-core").confidence, "high", "the peak repeated well");
+    assert!(
+        v.finding
+            .starts_with("qd-1 did not repeat: 61.0K, 17.8K, 17.8K"),
+        "{}",
+        v.finding
+    );
+    assert_eq!(
+        verdict(&j, "one-core").confidence,
+        "high",
+        "the peak repeated well"
+    );
 }

@@ -31,7 +31,9 @@ pub fn split_targets(s: &str) -> Vec<String> {
 }
 
 fn read(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Detect one target.
@@ -130,9 +132,11 @@ fn writable(t: &mut TargetProfile, needs: TargetNeeds) {
 
 fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfile, String> {
     let (maj, min) = major_minor(md.rdev());
-    let dev = DevNode::from_major_minor(maj, min)
-        .ok_or_else(|| format!("target '{spec}': block device {maj}:{min} is not in /sys/dev/block"))?;
-    std::fs::File::open(spec).map_err(|e| format!("target '{spec}': cannot open it for reading: {e}"))?;
+    let dev = DevNode::from_major_minor(maj, min).ok_or_else(|| {
+        format!("target '{spec}': block device {maj}:{min} is not in /sys/dev/block")
+    })?;
+    std::fs::File::open(spec)
+        .map_err(|e| format!("target '{spec}': cannot open it for reading: {e}"))?;
     let (transport, ram) = transport(&dev.disk);
     let backing = read(format!("/sys/block/{}/loop/backing_file", dev.disk));
     let backing_fs = backing.as_ref().and_then(|b| {
@@ -143,7 +147,11 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
     let ram = ram || matches!(backing_fs.as_deref(), Some("tmpfs" | "ramfs"));
     let mut t = TargetProfile {
         spec: spec.into(),
-        kind: if ram { TargetKind::RamDevice } else { TargetKind::BlockDevice },
+        kind: if ram {
+            TargetKind::RamDevice
+        } else {
+            TargetKind::BlockDevice
+        },
         transport: transport.into(),
         device: Some(dev.disk.clone()),
         size_bytes: dev.size_bytes(),
@@ -168,20 +176,33 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
 
 fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<TargetProfile, String> {
     let path = Path::new(spec);
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let st_dev = match md {
         Some(m) => m.dev(),
         None => std::fs::metadata(dir)
-            .map_err(|_| format!("target '{spec}': directory {} does not exist", dir.display()))?
+            .map_err(|_| {
+                format!(
+                    "target '{spec}': directory {} does not exist",
+                    dir.display()
+                )
+            })?
             .dev(),
     };
     let (maj, min) = major_minor(st_dev);
-    let node = (maj != 0).then(|| DevNode::from_major_minor(maj, min)).flatten();
+    let node = (maj != 0)
+        .then(|| DevNode::from_major_minor(maj, min))
+        .flatten();
     let (fs, mnt) = mount_of(maj, min).unzip();
     let mut t = TargetProfile {
         spec: spec.into(),
         kind: TargetKind::File,
-        transport: node.as_ref().map_or("none", |n| transport(&n.disk).0).into(),
+        transport: node
+            .as_ref()
+            .map_or("none", |n| transport(&n.disk).0)
+            .into(),
         device: node.as_ref().map(|n| n.disk.clone()),
         raw_device: node.as_ref().map(|n| format!("/dev/{}", n.name)),
         filesystem: fs,
@@ -272,7 +293,9 @@ mod tests {
         assert_eq!(t.kind, TargetKind::Emulator);
         assert_eq!(t.size_bytes, 256 << 20);
         assert!(t.writable);
-        assert!(detect("emu:nope", false).unwrap_err().contains("allowed: x25e"));
+        assert!(detect("emu:nope", false)
+            .unwrap_err()
+            .contains("allowed: x25e"));
     }
 
     #[test]
@@ -284,7 +307,10 @@ mod tests {
         std::fs::write(&f, vec![1u8; 8192]).unwrap();
         let t = detect(f.to_str().unwrap(), false).unwrap();
         assert!(!t.writable);
-        assert!(t.write_refusal.unwrap().contains("only to files it creates"));
+        assert!(t
+            .write_refusal
+            .unwrap()
+            .contains("only to files it creates"));
         assert!(t.filesystem.is_some());
     }
 }

@@ -88,15 +88,29 @@ fn now_ms() -> u64 {
 
 /// Check the command line; bad input is one line and exit code 2.
 fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
-    let budget_ns = ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000)
-        .unwrap_or_else(|e| fail(2, &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)")));
+    let budget_ns =
+        ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).unwrap_or_else(|e| {
+            fail(
+                2,
+                &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
+            )
+        });
     let budget_s = budget_ns as f64 / 1e9;
     if budget_s < 10.0 {
-        fail(2, &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"));
+        fail(
+            2,
+            &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
+        );
     }
     for s in &a.sweeps {
         if !OPTIONAL_SWEEPS.contains(&s.as_str()) {
-            fail(2, &format!("option '--sweeps': '{s}' is not a sweep (allowed: {})", OPTIONAL_SWEEPS.join(", ")));
+            fail(
+                2,
+                &format!(
+                    "option '--sweeps': '{s}' is not a sweep (allowed: {})",
+                    OPTIONAL_SWEEPS.join(", ")
+                ),
+            );
         }
     }
     let specs = detect::split_targets(a.target.as_deref().unwrap_or("emu:"));
@@ -109,11 +123,26 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("ssdready-study-{}", stamp())));
     if dir.exists() && !dir.is_dir() {
-        fail(2, &format!("option '--output': {} exists and is not a directory", dir.display()));
+        fail(
+            2,
+            &format!(
+                "option '--output': {} exists and is not a directory",
+                dir.display()
+            ),
+        );
     }
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !parent.is_dir() {
-        fail(2, &format!("option '--output': directory {} does not exist", parent.display()));
+        fail(
+            2,
+            &format!(
+                "option '--output': directory {} does not exist",
+                parent.display()
+            ),
+        );
     }
     (budget_s, targets, dir)
 }
@@ -228,7 +257,11 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
         std::process::exit(130);
     }
     if ok == 0 {
-        let why = doc.runs.iter().find_map(|r| r.error.clone()).unwrap_or_default();
+        let why = doc
+            .runs
+            .iter()
+            .find_map(|r| r.error.clone())
+            .unwrap_or_default();
         fail(1, &format!("no run of the study succeeded: {why}"));
     }
 }

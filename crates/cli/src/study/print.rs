@@ -42,7 +42,11 @@ pub fn describe(t: &TargetProfile) -> String {
         let _ = write!(s, ", backed by {b}");
     }
     if let Some(d) = &t.device {
-        let _ = write!(s, "; device {d}, logical blocks of {} B", t.logical_block_size);
+        let _ = write!(
+            s,
+            "; device {d}, logical blocks of {} B",
+            t.logical_block_size
+        );
         if let Some(q) = t.hw_queues {
             let _ = write!(s, ", {q} hardware queue(s)");
         }
@@ -182,7 +186,8 @@ impl Observer for StudyProgress {
         if let Ok(mut c) = self.clock.lock() {
             c.started = Instant::now();
         }
-        self.bar.set_message(format!("run {}/{} {id}", index + 1, self.total));
+        self.bar
+            .set_message(format!("run {}/{} {id}", index + 1, self.total));
     }
 
     fn finished(&mut self, rec: &RunRecord) {
@@ -224,14 +229,26 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
         describe(t),
         ok,
         fmt_duration(wall_s),
-        if d.interrupted { " (interrupted: figures cover what ran)" } else { "" }
+        if d.interrupted {
+            " (interrupted: figures cover what ran)"
+        } else {
+            ""
+        }
     );
     let l = &f.device_limit;
     let _ = match (l.iops, &l.bound_by) {
-        (Some(i), Some(b)) => writeln!(s, "device limit: {} IOPS for 4 KiB random reads ({}: {b})", fmt_count(i), l.basis),
+        (Some(i), Some(b)) => writeln!(
+            s,
+            "device limit: {} IOPS for 4 KiB random reads ({}: {b})",
+            fmt_count(i),
+            l.basis
+        ),
         _ => writeln!(s, "device limit: none (the device has zero latency)"),
     };
-    let _ = writeln!(s, "\n  QD        IOPS   mean lat    p99 lat  delivered  device alone");
+    let _ = writeln!(
+        s,
+        "\n  QD        IOPS   mean lat    p99 lat  delivered  device alone"
+    );
     for c in &f.qd_curve {
         let delivered = l
             .iops
@@ -249,11 +266,22 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
         );
     }
     if let Some(k) = f.knee_qd {
-        let _ = writeln!(s, "  knee (90 % of peak IOPS) at QD {k}; saturation: {} ({})", f.saturation.limit, f.saturation.part);
+        let _ = writeln!(
+            s,
+            "  knee (90 % of peak IOPS) at QD {k}; saturation: {} ({})",
+            f.saturation.limit, f.saturation.part
+        );
     }
     let _ = writeln!(s, "\nfindings:");
     for (i, v) in d.verdicts.iter().enumerate() {
-        let _ = writeln!(s, "{:>2}. {} [confidence {}: {}]", i + 1, v.finding, v.confidence, v.confidence_why);
+        let _ = writeln!(
+            s,
+            "{:>2}. {} [confidence {}: {}]",
+            i + 1,
+            v.finding,
+            v.confidence,
+            v.confidence_why
+        );
         let _ = writeln!(s, "    → {}", v.recommendation);
     }
     if !d.skipped.is_empty() {

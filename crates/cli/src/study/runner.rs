@@ -90,9 +90,11 @@ impl Drop for RealRunner {
 impl Runner for RealRunner {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
-        let args = crate::args::parse(options).map_err(|e| Failure::NotApplicable(e.to_string()))?;
+        let args =
+            crate::args::parse(options).map_err(|e| Failure::NotApplicable(e.to_string()))?;
         let stop = self.stop.clone();
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
         match ran {
             Ok(Ok(r)) => {
                 if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
