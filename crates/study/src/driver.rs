@@ -68,6 +68,9 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The queue-depth sweep may stop once saturated from this depth on.
+pub const MIN_STOP_QD: u32 = 16;
+
 struct State {
     peak: Option<u32>,
     /// (knee, below the knee), fixed when first needed.
@@ -196,7 +199,9 @@ fn update_qd(ex: &mut Executed, st: &mut State, ok: bool, _qd: u32) {
         .collect();
     st.peak = curve.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|c| c.0);
     let iops: Vec<f64> = curve.iter().map(|c| c.1).collect();
-    if saturated(&iops) || !ok && !curve.is_empty() {
+    // Not before QD 16: on a noisy machine two flat doublings come early.
+    let deep = curve.last().is_some_and(|c| c.0 >= MIN_STOP_QD);
+    if deep && saturated(&iops) || !ok && !curve.is_empty() {
         st.qd_stopped = true;
     }
 }

@@ -43,7 +43,7 @@ fn ms(s: f64) -> String {
 /// The options of the fill that preconditions a block device: its region
 /// written once, sequentially, before any read is measured.
 pub fn fill_options(w: &Workload, s: &Settings) -> Vec<String> {
-    let mut o: Vec<String> = vec!["--quiet".into(), format!("--name={FILL_JOB}")];
+    let mut o: Vec<String> = vec!["--quiet".into(), "--name=precondition".into()];
     for t in &w.targets {
         o.push(format!("--filename={t}"));
     }

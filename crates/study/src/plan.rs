@@ -269,7 +269,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     sweep(
         &mut p,
         "qd",
-        "4 KiB random reads at QD 1, 2, 4 … 256, one thread; stops once two doublings add < 5 %"
+        "4 KiB random reads at QD 1, 2, 4 … 256, one thread; from QD 16 on, stops once two doublings add < 5 %"
             .into(),
         qd,
     );

@@ -203,7 +203,7 @@ fn a_cpu_bound_submitter_is_named_with_its_layers() {
     assert_eq!(j.figures.knee_qd, Some(8));
     let v = verdict(&j, "one-core");
     assert!(
-        v.finding.contains("One core saturates at 230.0K IOPS"),
+        v.finding.contains("One core saturates at 232.3K IOPS"),
         "{}",
         v.finding
     );
@@ -289,7 +289,7 @@ fn buffered_reads_that_hit_the_cache_hide_the_device() {
     let v = verdict(&j, "buffered-hides-device");
     assert!(v.finding.contains("97 % page-cache hits"), "{}", v.finding);
     assert!(
-        v.finding.contains("400.0K IOPS against 61.0K IOPS direct"),
+        v.finding.contains("400.0K IOPS against 61.6K IOPS direct"),
         "{}",
         v.finding
     );
