@@ -23,7 +23,8 @@ pub struct Fact {
     pub value: Value,
     /// `iops`, `ns`, `pct`, `count`, `bytes_per_s`, `clocks` or `text`.
     pub unit: String,
-    /// Spread between repeats of the runs behind it, percent.
+    /// Standard deviation between repeats of the runs behind it, percent
+    /// of their mean.
     pub noise_pct: Option<f64>,
     /// For a classification: how far its deciding figure was from the
     /// threshold, percent.
@@ -145,7 +146,7 @@ impl Builder<'_> {
             .noise
             .iter()
             .filter(|n| n.runs.iter().any(|r| runs.contains(r)))
-            .map(|n| n.spread_pct)
+            .map(|n| n.cov_pct)
             .reduce(f64::max);
         self.map.insert(
             name.into(),

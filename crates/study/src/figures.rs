@@ -36,8 +36,8 @@ pub struct Figures {
     pub saturation: crate::classify::Saturation,
     pub comparisons: Comparisons,
     pub noise: Vec<Noise>,
-    /// The typical (median) spread between repeats of a point, percent:
-    /// how noisy the machine was.
+    /// The typical (median over repeated points) standard deviation between
+    /// repeats, percent of their mean: how noisy the machine was.
     pub noise_pct: Option<f64>,
     /// The point whose repeats differed most.
     pub noisiest: Option<Noise>,
@@ -241,7 +241,7 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         saturation: f.peak.as_ref().and_then(|p| clocks_at(runs, p.qd)),
     };
     f.noise = noise(runs);
-    f.noise_pct = median(&f.noise.iter().map(|n| n.spread_pct).collect::<Vec<_>>());
+    f.noise_pct = median(&f.noise.iter().map(|n| n.cov_pct).collect::<Vec<_>>());
     f.noisiest = f
         .noise
         .iter()

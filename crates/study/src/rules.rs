@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 /// The rules shipped with ssdready.
 pub const RULES: &str = include_str!("../data/verdicts.rules");
 
-/// Noise (spread between repeats, percent) above which nothing is firm.
-pub const TOO_NOISY_PCT: f64 = 25.0;
+/// Noise (standard deviation between repeats, percent of their mean)
+/// above which nothing is firm.
+pub const TOO_NOISY_PCT: f64 = 15.0;
 
 /// A rule's condition operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,15 +313,15 @@ fn confidence(
     let mut why = match (least, noise) {
         _ if ctx.interrupted => "the study was interrupted".to_string(),
         (_, Some(n)) if n > TOO_NOISY_PCT => {
-            format!("the machine was too noisy to conclude: repeats differed by {n:.0} %")
+            format!("the machine was too noisy to conclude: repeats varied by {n:.0} %")
         }
         (Some((f, m)), Some(n)) => {
-            format!("{f} is {m:.0} % past its threshold; repeats differed by {n:.1} %")
+            format!("{f} is {m:.0} % past its threshold; repeats varied by {n:.1} %")
         }
         (Some((f, m)), None) => {
             format!("{f} is {m:.0} % past its threshold; no repeats to measure noise")
         }
-        (None, Some(n)) => format!("repeats differed by {n:.1} %"),
+        (None, Some(n)) => format!("repeats varied by {n:.1} %"),
         (None, None) => "no repeats to measure noise".to_string(),
     };
     if noise.is_none() && level == 2 {
