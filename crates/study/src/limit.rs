@@ -128,6 +128,9 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
         let per_chan = (pages / p.channels as f64).ceil();
         match access {
             Access::Read => fw + per_die * p.read_ns as f64 + per_chan * chan_ns + link_ns,
+            // A write buffer completes a write once its data has arrived;
+            // the program happens behind it (and bounds the rate: dies).
+            Access::Write if p.write_buffer > 0 => fw + link_ns,
             Access::Write => fw + link_ns + per_chan * chan_ns + per_die * p.program_ns as f64,
         }
     };
@@ -232,6 +235,17 @@ mod tests {
         assert!(l.bound_by.clone().unwrap().contains("command slots"));
         let qd = model_qd(&l).unwrap();
         assert!((3.9..4.1).contains(&qd), "{qd}");
+    }
+
+    #[test]
+    fn buffered_writes_hold_a_command_slot_only_until_their_data_arrives() {
+        let p = Params::parse("iodrive").unwrap();
+        let l = model_limit(&p, Access::Write, 4096);
+        assert!(l.bound_by.clone().unwrap().contains("dies"), "{l:?}");
+        assert!((l.iops.unwrap() - 128_000.0).abs() < 1.0);
+        let p = Params::parse("iodrive,write_buffer=0").unwrap();
+        let l = model_limit(&p, Access::Write, 4096);
+        assert!(l.bound_by.unwrap().contains("command slots"));
     }
 
     #[test]

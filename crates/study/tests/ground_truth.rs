@@ -78,6 +78,36 @@ fn analytic_limits_match_the_model_for_every_preset() {
     }
 }
 
+#[test]
+fn analytic_write_limits_match_the_model_on_a_fresh_region() {
+    for (name, _) in PRESETS.iter().filter(|p| p.0 != "null") {
+        let p = preset(name).unwrap();
+        let l = model_limit(&p, Access::Write, 4096).iops.unwrap();
+        let o = opts(&[
+            "--name=m".into(),
+            format!("--filename=emu:{name}"),
+            "--rw=randwrite".into(),
+            "--bs=4k".into(),
+            "--iodepth=32".into(),
+            "--size=32m".into(),
+            "--runtime=300ms".into(),
+            "--time_based".into(),
+        ]);
+        let (s, _) = virt::run(&o).unwrap();
+        // The write buffer absorbs its size on top of the sustained rate.
+        let expect = l + p.write_buffer as f64 / 4096.0 / s.window_s;
+        eprintln!(
+            "{name}: writes {:.0} IOPS, limit {l:.0} + buffer = {expect:.0}",
+            s.iops
+        );
+        assert!(
+            (s.iops - expect).abs() <= 0.03 * expect,
+            "{name}: {} vs {expect}",
+            s.iops
+        );
+    }
+}
+
 fn emulator(spec: &str) -> TargetProfile {
     let p = ssdready_study::limit::params_of(spec).unwrap();
     TargetProfile {
