@@ -148,7 +148,7 @@ pub fn execute(
         let ok = rec.error.is_none();
         ex.runs.push(rec);
         if p.sweep == "qd" {
-            update_qd(&mut ex, &mut st, ok, qd);
+            update_qd(&mut ex, &mut st, ok);
         }
     }
     if st.qd_stopped {
@@ -190,7 +190,7 @@ fn skip_point(ex: &mut Executed, obs: &mut dyn Observer, p: &Point, why: &str) {
     });
 }
 
-fn update_qd(ex: &mut Executed, st: &mut State, ok: bool, _qd: u32) {
+fn update_qd(ex: &mut Executed, st: &mut State, ok: bool) {
     let curve: Vec<(u32, f64)> = ex
         .runs
         .iter()

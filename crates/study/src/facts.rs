@@ -135,14 +135,14 @@ pub const KNOWN: &[&str] = &[
 
 struct Builder<'a> {
     map: BTreeMap<String, Fact>,
-    noise: &'a Figures,
+    figures: &'a Figures,
 }
 
 impl Builder<'_> {
     fn put(&mut self, name: &str, value: Value, unit: &str, runs: &[String]) {
         debug_assert!(KNOWN.contains(&name), "unknown fact {name}");
         let noise = self
-            .noise
+            .figures
             .noise
             .iter()
             .filter(|n| n.runs.iter().any(|r| runs.contains(r)))
@@ -175,7 +175,7 @@ impl Builder<'_> {
 pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fact> {
     let mut b = Builder {
         map: BTreeMap::new(),
-        noise: f,
+        figures: f,
     };
     let none: &[String] = &[];
     b.text("target", Some(t.spec.clone()), none);

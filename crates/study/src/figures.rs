@@ -233,7 +233,7 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         f.saturated = saturated(&f.qd_curve.iter().map(|c| c.iops).collect::<Vec<_>>());
     }
     f.device_limit = device_limit(&targets[0], runs, &f);
-    f.delivered_pct = delivered(&targets[0], runs, &f.device_limit);
+    f.delivered_pct = delivered(&targets[0], runs);
     f.scaling_efficiency = scaling(runs);
     f.platform_share_qd1 = platform_share(runs, &f);
     f.clocks_per_io = ClocksPerIo {
@@ -384,7 +384,7 @@ fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64
         .reduce(f64::max)
 }
 
-fn delivered(t: &TargetProfile, runs: &[RunRecord], _l: &DeviceLimit) -> Vec<Delivered> {
+fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
     runs.iter()
         .filter(|r| r.error.is_none() && r.clock == "real" && r.workload.targets.len() == 1)
         .filter(|r| r.sweep != "fill")
