@@ -15,8 +15,9 @@
 //! 6. **the scheduler**: the scheduler sweep shows `none` ≥ 10 % faster at
 //!    QD 32, or ≥ 20 % of busy samples in the io-scheduler layer;
 //! 7. **the CPUs**: all CPUs ≥ 90 % busy (other work included);
-//! 8. **device**, inferred: a real device without a decomposition while
-//!    neither the submitting thread (< 70 %) nor the CPUs (< 85 %) are busy.
+//! 8. **device**, inferred: a real device while neither the submitting
+//!    thread (< 70 %) nor the CPUs (< 85 %) are busy, and driver and device
+//!    hold the largest part of the latency (or there is no decomposition).
 
 use crate::figures::{median, profiled, runs_of, Figures};
 use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
@@ -103,7 +104,12 @@ pub fn classify(
     let mut s = Saturation {
         qd: peak.qd,
         iops: peak.iops,
-        delivered_pct: f.device_limit.iops.map(|l| 100.0 * peak.iops / l),
+        // Against the best observed, the peak is 100 % by definition.
+        delivered_pct: f
+            .device_limit
+            .iops
+            .filter(|_| f.device_limit.basis == "analytic model")
+            .map(|l| 100.0 * peak.iops / l),
         of_device_at_point_pct: peak.device_iops.map(|d| 100.0 * peak.iops / d),
         thread_busy_pct: m(&|r| r.summary.cpu.as_ref()?.thread_busy_max_pct),
         system_busy_pct: m(&|r| r.summary.cpu.as_ref().map(|c| c.system_busy_pct)),
@@ -261,16 +267,25 @@ fn decide(
             margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
         );
     }
+    let device_largest = match s.device_share_pct {
+        None => true,
+        Some(d) => {
+            d >= s.completion_share_pct.unwrap_or(0.0) && d >= s.submission_share_pct.unwrap_or(0.0)
+        }
+    };
     if !emu
-        && s.device_share_pct.is_none()
+        && device_largest
         && s.thread_busy_pct.is_some_and(|b| b < 70.0)
         && s.system_busy_pct.is_some_and(|b| b < 85.0)
     {
-        return (
-            "device",
-            "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
-            None,
-        );
+        let why = match s.device_share_pct {
+            Some(d) => format!(
+                "nothing on the host is busy while it waits, and driver and device hold the largest part of the latency ({})",
+                pct(d)
+            ),
+            None => "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
+        };
+        return ("device", why, None);
     }
     ("unknown", "no test held: see the evidence".into(), None)
 }

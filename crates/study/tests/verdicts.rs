@@ -354,7 +354,7 @@ fn a_device_bound_ssd_is_named_from_the_decomposition() {
     assert_eq!(j.figures.saturation.limit, "device");
     assert_eq!(j.figures.knee_qd, Some(16));
     let v = verdict(&j, "device-limits-reads-observed");
-    assert!(v.finding.contains("from QD 16"), "{}", v.finding);
+    assert!(v.finding.contains("from QD 32"), "{}", v.finding);
     assert!(
         v.finding.contains("78.0 µs at QD 1 to 620.0 µs at QD 64"),
         "{}",
@@ -454,4 +454,51 @@ fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop()
         "high",
         "the peak repeated well"
     );
+}
+
+#[test]
+fn an_idle_host_waiting_mostly_on_the_device_names_the_device() {
+    let mut t = ram_device();
+    t.kind = TargetKind::BlockDevice;
+    t.transport = "virtio".into();
+    let mut runs = curve(
+        &[
+            (1, 16_000.0, 60_000.0),
+            (2, 30_000.0, 64_000.0),
+            (4, 58_000.0, 66_000.0),
+            (8, 100_000.0, 78_000.0),
+            (16, 150_000.0, 105_000.0),
+            (32, 165_000.0, 190_000.0),
+            (64, 168_000.0, 380_000.0),
+            (128, 168_500.0, 760_000.0),
+        ],
+        128,
+        0.01,
+    );
+    runs.push(profiled(
+        busy(
+            rec("qd", "qd-128", 1, 128, 160_000.0, 780_000.0),
+            21.0,
+            17.0,
+        ),
+        Some(decomp(150_000.0, 45_000.0, 450_000.0, 130_000.0)),
+        None,
+    ));
+    let j = run(&[t], &runs);
+    assert_eq!(
+        j.figures.saturation.limit, "device",
+        "{:?}",
+        j.figures.saturation
+    );
+    assert!(
+        j.figures
+            .saturation
+            .part
+            .contains("largest part of the latency (58 %)"),
+        "{}",
+        j.figures.saturation.part
+    );
+    assert!(verdict(&j, "device-limits-reads-observed")
+        .finding
+        .contains("from QD 16"));
 }
