@@ -354,7 +354,7 @@ fn a_device_bound_ssd_is_named_from_the_decomposition() {
     assert_eq!(j.figures.saturation.limit, "device");
     assert_eq!(j.figures.knee_qd, Some(16));
     let v = verdict(&j, "device-limits-reads-observed");
-    assert!(v.finding.contains("from QD 32"), "{}", v.finding);
+    assert!(v.finding.contains("from QD 16"), "{}", v.finding);
     assert!(
         v.finding.contains("78.0 µs at QD 1 to 620.0 µs at QD 64"),
         "{}",
@@ -500,5 +500,5 @@ fn an_idle_host_waiting_mostly_on_the_device_names_the_device() {
     );
     assert!(verdict(&j, "device-limits-reads-observed")
         .finding
-        .contains("from QD 16"));
+        .contains("from QD 32"));
 }
