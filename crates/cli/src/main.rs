@@ -18,6 +18,7 @@ mod progress;
 mod ramdev;
 mod run;
 mod simulate;
+mod study;
 mod validate;
 mod worker;
 
@@ -41,6 +42,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Study a device: how much of its speed reaches applications, where the
+    /// rest goes, and what to change (writes DIR/study.json).
+    Study(study::StudyArgs),
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
@@ -362,5 +366,6 @@ fn main() {
             cmd: EmuCmd::Simulate { args },
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
+        Cmd::Study(a) => study::command(a),
     }
 }

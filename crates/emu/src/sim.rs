@@ -263,8 +263,9 @@ pub fn simulate(
     let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     for mut w in ws {
         w.stats.measured_ns = match w.deadline {
-            // Time based: the window is the runtime, as in a real run.
-            Some(d) => d.saturating_sub(w.ramp_end),
+            // Time based: the runtime, plus the drain of the commands in
+            // flight at its end (they are counted), as in a real run.
+            Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
             None => w.last_completion.saturating_sub(w.ramp_end),
         };
         let ios = w.stats.total_ios();

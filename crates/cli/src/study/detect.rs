@@ -1,0 +1,316 @@
+//! What a study target is, before anything runs: an emulated drive, a RAM
+//! block device, a block device (NVMe, SATA/SCSI, virtio, …), or a file on
+//! some file system; its logical block size, hardware queues, I/O
+//! schedulers and poll queues; and whether the study may write to it —
+//! decided by the same safety checks as `run`. Nothing is changed.
+
+use ssdready_io::target::sysfs::{major_minor, DevNode};
+use ssdready_io::target::{self, TargetError, TargetNeeds};
+use ssdready_study::model::{Machine, TargetKind, TargetProfile};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// Split `a,b,c` into targets, keeping an emulator's `k=v` parameters with
+/// it (`emu:x25e,size=64m,/dev/loop0` is two targets).
+pub fn split_targets(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let is_param = part.contains('=') && !part.starts_with('/') && !part.starts_with("emu");
+        match out.last_mut() {
+            Some(last) if is_param && last.starts_with("emu") => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    if out.is_empty() {
+        out.push("emu:".into());
+    }
+    out
+}
+
+fn read(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Detect one target.
+pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, String> {
+    if spec == "emu" || spec.starts_with("emu:") {
+        return emulator(spec);
+    }
+    let path = Path::new(spec);
+    match std::fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => block(spec, &md, allow_destructive),
+        Ok(md) if md.is_file() => file(spec, Some(&md), allow_destructive),
+        Ok(_) => Err(format!(
+            "target '{spec}' is neither a file nor a block device (allowed: a file, a block device, emu:PRESET[,k=v…])"
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => file(spec, None, allow_destructive),
+        Err(e) => Err(format!("target '{spec}': {e}")),
+    }
+}
+
+fn emulator(spec: &str) -> Result<TargetProfile, String> {
+    let p = ssdready_study::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
+    let dev = ssdready_emu::device::Device::new(&p);
+    Ok(TargetProfile {
+        spec: spec.into(),
+        kind: TargetKind::Emulator,
+        transport: "emulator".into(),
+        size_bytes: dev.capacity(),
+        logical_block_size: 512,
+        hw_queues: None,
+        writable: true,
+        emulator_params: p.pairs(),
+        ..Default::default()
+    })
+}
+
+fn transport(name: &str) -> (&'static str, bool) {
+    let p = |x: &str| name.starts_with(x);
+    match () {
+        _ if p("nvme") => ("nvme", false),
+        _ if p("vd") => ("virtio", false),
+        _ if p("sd") => {
+            let vendor = read(format!("/sys/block/{name}/device/vendor")).unwrap_or_default();
+            (if vendor == "ATA" { "sata" } else { "scsi" }, false)
+        }
+        _ if p("loop") => ("loop", false),
+        _ if p("zram") => ("zram", true),
+        _ if p("nullb") => ("null_blk", true),
+        _ if p("ram") => ("brd", true),
+        _ if p("dm-") => ("dm", false),
+        _ if p("md") => ("md", false),
+        _ if p("mmcblk") => ("mmc", false),
+        _ => ("unknown", false),
+    }
+}
+
+/// (file system type, mount point) of device number `maj:min`.
+fn mount_of(maj: u32, min: u32) -> Option<(String, String)> {
+    let info = read("/proc/self/mountinfo")?;
+    let devno = format!("{maj}:{min}");
+    info.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        let dash = f.iter().position(|x| *x == "-")?;
+        if f.get(2) != Some(&devno.as_str()) {
+            return None;
+        }
+        Some((f.get(dash + 1)?.to_string(), f.get(4)?.to_string()))
+    })
+}
+
+fn queue_info(t: &mut TargetProfile, disk: &str) {
+    let q = Path::new("/sys/block").join(disk).join("queue");
+    if let Some(s) = read(q.join("scheduler")) {
+        t.schedulers = s
+            .split_whitespace()
+            .map(|x| x.trim_matches(|c| c == '[' || c == ']').to_string())
+            .collect();
+        t.scheduler = ssdready_probe::platform::active_scheduler(&s);
+    }
+    t.logical_block_size = read(q.join("logical_block_size"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512);
+    t.poll_queues = read(q.join("io_poll")).map(|v| v == "1");
+    t.rotational = read(q.join("rotational")).map(|v| v == "1");
+    t.hw_queues = std::fs::read_dir(Path::new("/sys/block").join(disk).join("mq"))
+        .ok()
+        .map(|d| d.count() as u32);
+}
+
+fn writable(t: &mut TargetProfile, needs: TargetNeeds) {
+    match target::resolve(Path::new(&t.spec), needs) {
+        Ok(_) => t.writable = true,
+        Err(TargetError::Refused(m) | TargetError::Invalid(m)) => t.write_refusal = Some(m),
+        Err(e) => t.write_refusal = Some(e.to_string()),
+    }
+}
+
+fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfile, String> {
+    let (maj, min) = major_minor(md.rdev());
+    let dev = DevNode::from_major_minor(maj, min).ok_or_else(|| {
+        format!("target '{spec}': block device {maj}:{min} is not in /sys/dev/block")
+    })?;
+    std::fs::File::open(spec)
+        .map_err(|e| format!("target '{spec}': cannot open it for reading: {e}"))?;
+    let (transport, ram) = transport(&dev.disk);
+    let backing = read(format!("/sys/block/{}/loop/backing_file", dev.disk));
+    let backing_fs = backing.as_ref().and_then(|b| {
+        let m = std::fs::metadata(b).ok()?;
+        let (a, b) = major_minor(m.dev());
+        mount_of(a, b).map(|x| x.0)
+    });
+    let ram = ram || matches!(backing_fs.as_deref(), Some("tmpfs" | "ramfs"));
+    let mut t = TargetProfile {
+        spec: spec.into(),
+        kind: if ram {
+            TargetKind::RamDevice
+        } else {
+            TargetKind::BlockDevice
+        },
+        transport: transport.into(),
+        device: Some(dev.disk.clone()),
+        size_bytes: dev.size_bytes(),
+        backing: backing.map(|b| match &backing_fs {
+            Some(fs) => format!("{b} ({fs})"),
+            None => b,
+        }),
+        ..Default::default()
+    };
+    queue_info(&mut t, &dev.disk);
+    writable(
+        &mut t,
+        TargetNeeds {
+            bytes: None,
+            offset: 0,
+            modifies: true,
+            allow_destructive: allow,
+        },
+    );
+    Ok(t)
+}
+
+fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<TargetProfile, String> {
+    let path = Path::new(spec);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let st_dev = match md {
+        Some(m) => m.dev(),
+        None => std::fs::metadata(dir)
+            .map_err(|_| {
+                format!(
+                    "target '{spec}': directory {} does not exist",
+                    dir.display()
+                )
+            })?
+            .dev(),
+    };
+    let (maj, min) = major_minor(st_dev);
+    let node = (maj != 0)
+        .then(|| DevNode::from_major_minor(maj, min))
+        .flatten();
+    let (fs, mnt) = mount_of(maj, min).unzip();
+    let mut t = TargetProfile {
+        spec: spec.into(),
+        kind: TargetKind::File,
+        transport: node
+            .as_ref()
+            .map_or("none", |n| transport(&n.disk).0)
+            .into(),
+        device: node.as_ref().map(|n| n.disk.clone()),
+        raw_device: node.as_ref().map(|n| format!("/dev/{}", n.name)),
+        filesystem: fs,
+        mount_point: mnt,
+        size_bytes: md.map_or(0, |m| m.len()),
+        created_by_study: md.is_none(),
+        ..Default::default()
+    };
+    if let Some(n) = &node {
+        queue_info(&mut t, &n.disk);
+    } else {
+        t.logical_block_size = 512;
+    }
+    match md {
+        None => writable(
+            &mut t,
+            TargetNeeds {
+                bytes: Some(1 << 20),
+                offset: 0,
+                modifies: true,
+                allow_destructive: allow,
+            },
+        ),
+        Some(m) if m.len() == 0 => {
+            return Err(format!(
+                "target '{spec}' is an empty file: name a new file for the study to create, or one with data to read"
+            ))
+        }
+        Some(_) if !allow => {
+            t.write_refusal = Some(format!(
+                "{spec} exists: the study writes only to files it creates (name a new file, or pass --allow-destructive)"
+            ))
+        }
+        Some(_) => writable(
+            &mut t,
+            TargetNeeds {
+                bytes: None,
+                offset: 0,
+                modifies: true,
+                allow_destructive: allow,
+            },
+        ),
+    }
+    Ok(t)
+}
+
+/// The machine, and how busy it is before the study starts (a 300 ms
+/// sample of /proc/stat).
+pub fn machine(tsc_hz: Option<f64>) -> Machine {
+    let p = ssdready_probe::platform::collect(&[]);
+    let busy = || ssdready_probe::cpu::system_now().map(|(s, _)| (s.busy_ticks(), s.total_ticks()));
+    let a = busy();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let b = busy();
+    let background_busy_pct = match (a, b) {
+        (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => {
+            Some(100.0 * (b1 - b0) as f64 / (t1 - t0) as f64)
+        }
+        _ => None,
+    };
+    Machine {
+        kernel: p.kernel,
+        cpu_model: p.cpu_model,
+        cpus: p.cpus_online,
+        root: crate::ramdev::is_root(),
+        background_busy_pct,
+        tsc_hz,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emulator_parameters_stay_with_their_target() {
+        assert_eq!(
+            split_targets("emu:x25e,size=64m,op=0.28,/dev/loop0"),
+            vec!["emu:x25e,size=64m,op=0.28", "/dev/loop0"]
+        );
+        assert_eq!(split_targets(""), vec!["emu:"]);
+        assert_eq!(split_targets("/dev/a,/dev/b"), vec!["/dev/a", "/dev/b"]);
+    }
+
+    #[test]
+    fn an_emulator_is_detected_with_its_parameters() {
+        let t = detect("emu:iodrive,size=256m", false).unwrap();
+        assert_eq!(t.kind, TargetKind::Emulator);
+        assert_eq!(t.size_bytes, 256 << 20);
+        assert!(t.writable);
+        assert!(detect("emu:nope", false)
+            .unwrap_err()
+            .contains("allowed: x25e"));
+    }
+
+    #[test]
+    fn an_existing_file_is_read_only_and_a_new_one_is_created() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("data");
+        let t = detect(f.to_str().unwrap(), false).unwrap();
+        assert!(t.writable && t.created_by_study, "{t:?}");
+        std::fs::write(&f, vec![1u8; 8192]).unwrap();
+        let t = detect(f.to_str().unwrap(), false).unwrap();
+        assert!(!t.writable);
+        assert!(t
+            .write_refusal
+            .unwrap()
+            .contains("only to files it creates"));
+        assert!(t.filesystem.is_some());
+    }
+}

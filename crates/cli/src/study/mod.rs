@@ -1,0 +1,267 @@
+//! `ssdready study [TARGET] [--quick] [--output DIR] [--budget TIME]`: how
+//! much of the device's speed this platform delivers to applications,
+//! where the rest goes, and what to change — in one command.
+//!
+//! The command detects the target ([`detect`]), plans sweeps to fit the
+//! budget (`ssdready_study::plan`), prints the plan and its ETA, runs each
+//! point through `run`'s own path ([`runner`]) with a progress bar, derives
+//! the figures and judges them with the verdict rules
+//! (`ssdready_study::judge`), writes `DIR/study.json` atomically and prints
+//! the findings ([`print`]). Bad input gets one line and exit code 2 with
+//! nothing written; Ctrl-C stops after the current run, still writes what
+//! ran, and exits 130.
+
+mod detect;
+mod print;
+mod runner;
+
+use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
+use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The `study` command line.
+#[derive(clap::Args, Debug)]
+pub struct StudyArgs {
+    /// A file, a block device, emu:PRESET[,k=v…] (default: the built-in
+    /// drive), or several, comma-separated, for multi-device scaling.
+    pub target: Option<String>,
+    /// Finish in about a minute (1 s runs, the main sweeps only).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write study.json (default: ./ssdready-study-DATE-TIME).
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// How long the full study may take, e.g. 10m, 90s.
+    #[arg(long, value_name = "TIME", default_value = "10m")]
+    pub budget: String,
+    /// Optional sweeps to add to a quick study: scheduler, buffered, raw,
+    /// devices (a full study runs them all where they apply).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub sweeps: Vec<String>,
+    /// Let writes go to a target the safety checks refuse (as `run`).
+    #[arg(long)]
+    pub allow_destructive: bool,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn fail(code: i32, msg: &str) -> ! {
+    eprintln!("ssdready: {msg}");
+    std::process::exit(code);
+}
+
+/// `2026-11-22-091530` (UTC).
+fn stamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Check the command line; bad input is one line and exit code 2.
+fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
+    let budget_ns =
+        ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).unwrap_or_else(|e| {
+            fail(
+                2,
+                &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
+            )
+        });
+    let budget_s = budget_ns as f64 / 1e9;
+    if budget_s < 10.0 {
+        fail(
+            2,
+            &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
+        );
+    }
+    for s in &a.sweeps {
+        if !OPTIONAL_SWEEPS.contains(&s.as_str()) {
+            fail(
+                2,
+                &format!(
+                    "option '--sweeps': '{s}' is not a sweep (allowed: {})",
+                    OPTIONAL_SWEEPS.join(", ")
+                ),
+            );
+        }
+    }
+    let specs = detect::split_targets(a.target.as_deref().unwrap_or("emu:"));
+    let targets: Vec<TargetProfile> = specs
+        .iter()
+        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
+        .collect();
+    let dir = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("ssdready-study-{}", stamp())));
+    if dir.exists() && !dir.is_dir() {
+        fail(
+            2,
+            &format!(
+                "option '--output': {} exists and is not a directory",
+                dir.display()
+            ),
+        );
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        fail(
+            2,
+            &format!(
+                "option '--output': directory {} does not exist",
+                parent.display()
+            ),
+        );
+    }
+    (budget_s, targets, dir)
+}
+
+/// Write `text` to `dir/name` atomically: a temporary file, fsync, rename,
+/// fsync of the directory.
+fn write_atomic(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let fin = dir.join(name);
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, &fin)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(fin)
+}
+
+/// Run `ssdready study`.
+pub fn command(a: StudyArgs) {
+    let started = std::time::Instant::now();
+    let started_ms = now_ms();
+    let (budget_s, targets, dir) = validate(&a);
+    let mut machine = detect::machine(None);
+    let o = StudyOptions {
+        quick: a.quick,
+        budget_s,
+        sweeps: a.sweeps.clone(),
+        root: machine.root,
+        cpus: machine.cpus,
+    };
+    let mut p = plan(&targets, &o);
+    fit_budget(&mut p, &targets, &o);
+    // Shorter runs for the tests (seconds).
+    if let Some(r) = std::env::var("SSDREADY_STUDY_RUNTIME")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|&r| r > 0.0)
+    {
+        p.settings.runtime_s = r;
+    }
+    if !a.quiet {
+        eprint!("{}", print::plan(&targets, &p, a.quick));
+    }
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        fail(1, &format!("creating {}: {e}", dir.display()));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())
+            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+    }
+    let mut progress = print::StudyProgress::new(&p, a.quiet);
+    let mut runner = runner::RealRunner::new(stop.clone(), &targets);
+    let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);
+    runner.restore();
+    progress.finish();
+    let mut warnings = std::mem::take(&mut runner.notes);
+    drop(runner);
+    for t in targets.iter().filter(|t| t.created_by_study) {
+        if std::fs::remove_file(&t.spec).is_ok() {
+            warnings.push(format!("removed {}, which the study created", t.spec));
+        }
+    }
+    machine.tsc_hz = ex
+        .runs
+        .iter()
+        .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
+    let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let j = ssdready_study::judge(&targets, &machine, &ex.runs, interrupted);
+    let mut skipped = p.skipped.clone();
+    skipped.extend(ex.skipped);
+    let doc = StudyDoc {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        command: std::env::args().collect(),
+        started_unix_ms: started_ms,
+        finished_unix_ms: now_ms(),
+        quick: a.quick,
+        budget_s,
+        targets,
+        machine,
+        plan: p.doc(),
+        skipped,
+        runs: ex.runs,
+        figures: j.figures,
+        facts: j.facts,
+        verdicts: j.verdicts,
+        interrupted,
+        warnings,
+    };
+    finish(&doc, &dir, started.elapsed().as_secs_f64());
+}
+
+fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
+    let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
+    let written = write_atomic(dir, "study.json", &text);
+    let _ = std::io::stdout()
+        .lock()
+        .write_all(print::findings(doc, wall_s).as_bytes());
+    for w in &doc.warnings {
+        eprintln!("ssdready: {w}");
+    }
+    match written {
+        Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len()),
+        Err(e) => fail(1, &format!("writing {}/study.json: {e}", dir.display())),
+    }
+    let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
+    if doc.interrupted {
+        eprintln!("ssdready: interrupted; the study covers what ran");
+        std::process::exit(130);
+    }
+    if ok == 0 {
+        let why = doc
+            .runs
+            .iter()
+            .find_map(|r| r.error.clone())
+            .unwrap_or_default();
+        fail(1, &format!("no run of the study succeeded: {why}"));
+    }
+}

@@ -1,0 +1,124 @@
+//! The study's runs through the platform: each point's options go through
+//! `run`'s own parser and run path (`run::execute`), so a study writes only
+//! where `run` would, after the same checks. The scheduler sweep switches
+//! the device's I/O scheduler through sysfs and restores the original
+//! before any other run, at the end, and on Ctrl-C.
+
+use crate::run::{self, Failure as RunFailure};
+use ssdready_study::driver::{Failure, Outcome, Runner};
+use ssdready_study::model::TargetProfile;
+use ssdready_study::plan::Workload;
+use ssdready_study::summary::PointSummary;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// A device's scheduler as it was before the study changed it.
+struct Switched {
+    device: String,
+    original: String,
+}
+
+/// Runs points with `run::execute`.
+pub struct RealRunner {
+    stop: Arc<AtomicBool>,
+    targets: Vec<TargetProfile>,
+    switched: Option<Switched>,
+    /// What the runner did besides running (scheduler switches).
+    pub notes: Vec<String>,
+}
+
+fn sched_path(dev: &str) -> String {
+    format!("/sys/block/{dev}/queue/scheduler")
+}
+
+impl RealRunner {
+    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile]) -> Self {
+        RealRunner {
+            stop,
+            targets: targets.to_vec(),
+            switched: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn set_scheduler(&mut self, w: &Workload) -> Result<(), String> {
+        let Some(want) = &w.scheduler else {
+            self.restore();
+            return Ok(());
+        };
+        let dev = self
+            .targets
+            .iter()
+            .find(|t| w.targets.contains(&t.spec))
+            .and_then(|t| t.device.clone())
+            .ok_or("the target has no block device")?;
+        let path = sched_path(&dev);
+        if self.switched.is_none() {
+            let now = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+            let original = ssdready_probe::platform::active_scheduler(&now).unwrap_or_default();
+            self.switched = Some(Switched {
+                device: dev.clone(),
+                original: original.clone(),
+            });
+            self.notes.push(format!(
+                "switched {dev}'s I/O scheduler for the scheduler sweep; restored to {original} after it"
+            ));
+        }
+        std::fs::write(&path, want).map_err(|e| format!("setting {path} to {want}: {e}"))
+    }
+
+    /// Put the original scheduler back, if it was changed.
+    pub fn restore(&mut self) {
+        if let Some(s) = self.switched.take() {
+            let path = sched_path(&s.device);
+            if let Err(e) = std::fs::write(&path, &s.original) {
+                eprintln!(
+                    "ssdready: warning: could not restore {path} to {}: {e}",
+                    s.original
+                );
+            }
+        }
+    }
+}
+
+impl Drop for RealRunner {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+impl Runner for RealRunner {
+    fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
+        self.set_scheduler(w).map_err(Failure::NotApplicable)?;
+        let args =
+            crate::args::parse(options).map_err(|e| Failure::NotApplicable(e.to_string()))?;
+        let stop = self.stop.clone();
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
+        match ran {
+            Ok(Ok(r)) => {
+                if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
+                    return Err(Failure::Failed(format!(
+                        "job '{}': {}",
+                        j.name,
+                        j.first_error.clone().unwrap_or_default()
+                    )));
+                }
+                Ok(Outcome {
+                    summary: PointSummary::from_result(&r),
+                    result: Some(r),
+                    clock: "real".into(),
+                })
+            }
+            Ok(Err(RunFailure::BadInput(m))) => Err(Failure::NotApplicable(m)),
+            Ok(Err(RunFailure::Runtime(m) | RunFailure::Internal(m))) => Err(Failure::Failed(m)),
+            // The study sees the stop flag itself and keeps what ran.
+            Ok(Err(RunFailure::Interrupted(m))) => Err(Failure::Failed(m)),
+            Err(_) => Err(Failure::Failed("the run panicked (see above)".into())),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+}

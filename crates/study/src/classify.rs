@@ -1,0 +1,365 @@
+//! What limits saturation: at the peak of the queue-depth sweep, which part
+//! stops IOPS from growing — the device, one core (the submitting thread is
+//! CPU-bound), the submission path, completions, a lock, the scheduler, or
+//! all CPUs — with the evidence that decides it.
+//!
+//! The tests run in order; the first that holds names the limit:
+//! 1. **device**: the platform delivers ≥ 90 % of the device (an emulator:
+//!    of its analytic limit, or of the model alone at the same depth; a real
+//!    device: driver and device hold ≥ 70 % of the latency);
+//! 2. **a lock**: ≥ 15 % of busy CPU samples in lock functions;
+//! 3. **one core**: the submitting thread is ≥ 85 % busy (its own CPU time);
+//! 4. **completions**: ≥ 50 % of the latency is completion to the app;
+//! 5. **submission path**: ≥ 50 % of the latency is above the block layer
+//!    on submission plus the block layer;
+//! 6. **the scheduler**: the scheduler sweep shows `none` ≥ 10 % faster at
+//!    QD 32, or ≥ 20 % of busy samples in the io-scheduler layer;
+//! 7. **the CPUs**: all CPUs ≥ 90 % busy (other work included);
+//! 8. **device**, inferred: a real device while neither the submitting
+//!    thread (< 70 %) nor the CPUs (< 85 %) are busy, and driver and device
+//!    hold the largest part of the latency (or there is no decomposition).
+
+use crate::figures::{median, profiled, runs_of, Figures};
+use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
+use serde::{Deserialize, Serialize};
+
+/// Thresholds of the tests above (percent).
+pub const DEVICE_PCT: f64 = 90.0;
+pub const DEVICE_SHARE_PCT: f64 = 70.0;
+pub const LOCK_SHARE_PCT: f64 = 15.0;
+pub const THREAD_BUSY_PCT: f64 = 85.0;
+pub const COMPLETION_SHARE_PCT: f64 = 50.0;
+pub const SUBMISSION_SHARE_PCT: f64 = 50.0;
+pub const SCHED_COST_PCT: f64 = 10.0;
+pub const SCHED_LAYER_PCT: f64 = 20.0;
+pub const SYSTEM_BUSY_PCT: f64 = 90.0;
+
+/// The verdict on saturation and what it rests on.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Saturation {
+    /// `device`, `a lock`, `one core`, `completions`, `submission path`,
+    /// `the scheduler`, `the CPUs`, or `unknown`.
+    pub limit: String,
+    /// Which part of it, in words.
+    pub part: String,
+    pub qd: u32,
+    pub iops: f64,
+    pub evidence: Vec<String>,
+    pub delivered_pct: Option<f64>,
+    /// Emulator: IOPS against the model alone at the same depth, percent.
+    pub of_device_at_point_pct: Option<f64>,
+    pub thread_busy_pct: Option<f64>,
+    pub system_busy_pct: Option<f64>,
+    pub device_share_pct: Option<f64>,
+    pub completion_share_pct: Option<f64>,
+    pub submission_share_pct: Option<f64>,
+    pub lock_share_pct: Option<f64>,
+    /// How far the deciding figure was past its threshold, percent of the
+    /// threshold (None when inferred without one).
+    pub margin_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:.0} %")
+}
+
+/// The top layers of a profile as `io_uring 41 %, block-core 26 %`.
+pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> String {
+    layers
+        .iter()
+        .filter(|l| l.1 >= 5.0)
+        .take(n)
+        .map(|l| format!("{} {}", l.0, pct(l.1)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Classify the limit at the peak of the queue-depth curve.
+pub fn classify(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    f: &Figures,
+    machine: &Machine,
+) -> Saturation {
+    let Some(peak) = &f.peak else {
+        return Saturation {
+            limit: "unknown".into(),
+            part: "no queue-depth run completed".into(),
+            ..Default::default()
+        };
+    };
+    let plain = runs_of(runs, &format!("qd-{}", peak.qd));
+    let inst = profiled(runs, peak.qd);
+    let m = |g: &dyn Fn(&RunRecord) -> Option<f64>| {
+        median(&plain.iter().filter_map(|r| g(r)).collect::<Vec<_>>())
+    };
+    let decomp = inst.and_then(|r| r.summary.decomposition.clone());
+    let profile = inst.and_then(|r| r.summary.profile.clone());
+    let share = |name: &str| {
+        decomp
+            .as_ref()
+            .and_then(|d| d.parts.iter().find(|p| p.0 == name).map(|p| p.2))
+    };
+    let mut s = Saturation {
+        qd: peak.qd,
+        iops: peak.iops,
+        // Against the best observed, the peak is 100 % by definition.
+        delivered_pct: f
+            .device_limit
+            .iops
+            .filter(|_| f.device_limit.basis == "analytic model")
+            .map(|l| 100.0 * peak.iops / l),
+        of_device_at_point_pct: peak.device_iops.map(|d| 100.0 * peak.iops / d),
+        thread_busy_pct: m(&|r| r.summary.cpu.as_ref()?.thread_busy_max_pct),
+        system_busy_pct: m(&|r| r.summary.cpu.as_ref().map(|c| c.system_busy_pct)),
+        device_share_pct: share("driver and device"),
+        completion_share_pct: share("completion to the app"),
+        submission_share_pct: share("above block, submission")
+            .map(|a| a + share("block layer and scheduler").unwrap_or(0.0)),
+        lock_share_pct: profile.as_ref().map(|p| p.lock_share_pct),
+        runs: peak
+            .runs
+            .iter()
+            .cloned()
+            .chain(inst.map(|r| r.id.clone()))
+            .collect(),
+        ..Default::default()
+    };
+    s.evidence = evidence(&s, machine.cpus);
+    let (limit, part, margin) = decide(t, &s, f, profile.as_ref(), machine);
+    s.limit = limit.into();
+    s.part = part;
+    s.margin_pct = margin;
+    s
+}
+
+fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
+    let mut e = Vec::new();
+    if let Some(d) = s.delivered_pct {
+        e.push(format!("{} of the device's limit at QD {}", pct(d), s.qd));
+    }
+    if let Some(d) = s.of_device_at_point_pct {
+        e.push(format!(
+            "{} of what the model alone does at QD {}",
+            pct(d),
+            s.qd
+        ));
+    }
+    if let Some(b) = s.thread_busy_pct {
+        e.push(format!("the submitting thread is {} busy", pct(b)));
+    }
+    if let Some(b) = s.system_busy_pct {
+        e.push(format!("all {cpus} CPUs are {} busy", pct(b)));
+    }
+    for (what, v) in [
+        ("driver and device", s.device_share_pct),
+        ("completion to the app", s.completion_share_pct),
+        ("submission and block layer", s.submission_share_pct),
+    ] {
+        if let Some(v) = v {
+            e.push(format!("{what}: {} of the latency", pct(v)));
+        }
+    }
+    if let Some(l) = s.lock_share_pct.filter(|&l| l > 1.0) {
+        e.push(format!("{} of busy CPU in lock functions", pct(l)));
+    }
+    e
+}
+
+fn decide(
+    t: &TargetProfile,
+    s: &Saturation,
+    f: &Figures,
+    profile: Option<&crate::summary::ProfileSummary>,
+    m: &Machine,
+) -> (&'static str, String, Option<f64>) {
+    let emu = t.kind == TargetKind::Emulator;
+    let ge = |v: Option<f64>, th: f64| v.is_some_and(|v| v >= th);
+    let margin = |v: Option<f64>, th: f64| v.map(|v| 100.0 * (v - th).abs() / th);
+    let device_part = || {
+        if emu {
+            f.device_limit.bound_by.clone().unwrap_or_default()
+        } else {
+            match (
+                f.device_limit.device_latency_ns,
+                f.device_limit.device_time_at_peak_ns,
+            ) {
+                (Some(a), Some(b)) => format!(
+                    "its time per I/O grows from {:.1} µs at QD 1 to {:.1} µs at QD {}",
+                    a / 1e3,
+                    b / 1e3,
+                    s.qd
+                ),
+                _ => "the host waits for it".into(),
+            }
+        }
+    };
+    if emu && (ge(s.delivered_pct, DEVICE_PCT) || ge(s.of_device_at_point_pct, DEVICE_PCT)) {
+        let best = [s.delivered_pct, s.of_device_at_point_pct]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max);
+        return ("device", device_part(), margin(best, DEVICE_PCT));
+    }
+    if !emu && ge(s.device_share_pct, DEVICE_SHARE_PCT) {
+        return (
+            "device",
+            device_part(),
+            margin(s.device_share_pct, DEVICE_SHARE_PCT),
+        );
+    }
+    if ge(s.lock_share_pct, LOCK_SHARE_PCT) {
+        let names = profile
+            .map(|p| p.lock_functions.join(", "))
+            .unwrap_or_default();
+        return ("a lock", names, margin(s.lock_share_pct, LOCK_SHARE_PCT));
+    }
+    if ge(s.thread_busy_pct, THREAD_BUSY_PCT) {
+        return (
+            "one core",
+            core_part(emu, profile),
+            margin(s.thread_busy_pct, THREAD_BUSY_PCT),
+        );
+    }
+    if ge(s.completion_share_pct, COMPLETION_SHARE_PCT) {
+        return (
+            "completions",
+            "finished I/Os wait for the submitting thread to reap them".into(),
+            margin(s.completion_share_pct, COMPLETION_SHARE_PCT),
+        );
+    }
+    if ge(s.submission_share_pct, SUBMISSION_SHARE_PCT) {
+        let part = profile
+            .map(|p| top_layers(&p.layers, 3))
+            .unwrap_or_default();
+        return (
+            "submission path",
+            part,
+            margin(s.submission_share_pct, SUBMISSION_SHARE_PCT),
+        );
+    }
+    let sched_cost = f
+        .comparisons
+        .schedulers
+        .iter()
+        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == t.scheduler.as_ref())
+        .filter_map(|c| c.cost_pct)
+        .reduce(f64::max);
+    let sched_layer = profile
+        .and_then(|p| p.layers.iter().find(|l| l.0 == "io-scheduler"))
+        .map(|l| l.1);
+    if ge(sched_cost, SCHED_COST_PCT) || ge(sched_layer, SCHED_LAYER_PCT) {
+        return (
+            "the scheduler",
+            format!(
+                "{} on {}",
+                t.scheduler.clone().unwrap_or_default(),
+                t.device.clone().unwrap_or_default()
+            ),
+            margin(sched_cost.or(sched_layer), SCHED_COST_PCT),
+        );
+    }
+    if ge(s.system_busy_pct, SYSTEM_BUSY_PCT) {
+        return (
+            "the CPUs",
+            cpus_part(s, profile, m),
+            margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
+        );
+    }
+    let device_largest = match s.device_share_pct {
+        None => true,
+        Some(d) => {
+            d >= s.completion_share_pct.unwrap_or(0.0) && d >= s.submission_share_pct.unwrap_or(0.0)
+        }
+    };
+    if !emu
+        && device_largest
+        && s.thread_busy_pct.is_some_and(|b| b < 70.0)
+        && s.system_busy_pct.is_some_and(|b| b < 85.0)
+    {
+        let why = match s.device_share_pct {
+            Some(d) => format!(
+                "nothing on the host is busy while it waits, and driver and device hold the largest part of the latency ({})",
+                pct(d)
+            ),
+            None => "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
+        };
+        return ("device", why, None);
+    }
+    ("unknown", "no test held: see the evidence".into(), None)
+}
+
+fn cpus_part(
+    s: &Saturation,
+    profile: Option<&crate::summary::ProfileSummary>,
+    m: &Machine,
+) -> String {
+    let thread = s.thread_busy_pct.map_or(String::new(), |b| {
+        format!("the submitting thread runs only {} of the time; ", pct(b))
+    });
+    let others = profile
+        .and_then(|p| p.layers.iter().find(|l| l.0 == "other user"))
+        .filter(|l| l.1 >= 10.0)
+        .map(|l| format!("other processes take {} of the busy CPU", pct(l.1)))
+        .or_else(|| {
+            m.background_busy_pct.filter(|&b| b >= 10.0).map(|b| {
+                format!(
+                    "other work kept the CPUs {} busy before the study began",
+                    pct(b)
+                )
+            })
+        })
+        .unwrap_or_else(|| {
+            "other threads (kernel workers, other processes) compete with it".into()
+        });
+    thread + &others
+}
+
+/// What the CPU-bound thread's core does: the profile's layers (shares of
+/// all busy CPU) without other processes, which are named apart.
+fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
+    let own = profile.map(|p| {
+        let mine: Vec<_> = p
+            .layers
+            .iter()
+            .filter(|l| l.0 != "other user")
+            .cloned()
+            .collect();
+        let others = p
+            .layers
+            .iter()
+            .find(|l| l.0 == "other user")
+            .map_or(0.0, |l| l.1);
+        (mine, others)
+    });
+    match own {
+        Some((layers, others)) if !layers.is_empty() => {
+            let mut s = top_layers(&layers, 3);
+            if others >= 20.0 {
+                s.push_str(&format!(
+                    "; other processes took {} of the busy CPU",
+                    pct(others)
+                ));
+            }
+            s
+        }
+        _ if emu => "ssdready's worker loop and the emulator's queue pair (the emulator runs in the process: no kernel below it)".into(),
+        _ => "its own CPU time (run as root for the split by layer)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_layers_skip_the_small_ones() {
+        let l = vec![
+            ("io_uring".to_string(), 41.0, 0.0, None),
+            ("block-core".to_string(), 26.0, 0.0, None),
+            ("memory".to_string(), 3.0, 0.0, None),
+        ];
+        assert_eq!(top_layers(&l, 3), "io_uring 41 %, block-core 26 %");
+    }
+}

@@ -1,0 +1,487 @@
+//! The figures as a flat map of named facts — a number or a word, its
+//! unit, the noise seen between repeats of the runs behind it, and those
+//! runs — which the verdict rules test and quote. [`KNOWN`] lists every
+//! name; a test checks that the rules use no other.
+
+use crate::figures::Figures;
+use crate::model::{Machine, TargetProfile};
+use serde::{Deserialize, Serialize};
+use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
+use std::collections::BTreeMap;
+
+/// A fact's value.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Value {
+    Num(f64),
+    Text(String),
+}
+
+/// One fact.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Fact {
+    pub value: Value,
+    /// `iops`, `ns`, `pct`, `count`, `bytes_per_s`, `clocks` or `text`.
+    pub unit: String,
+    /// Standard deviation between repeats of the runs behind it, percent
+    /// of their mean.
+    pub noise_pct: Option<f64>,
+    /// For a classification: how far its deciding figure was from the
+    /// threshold, percent.
+    pub margin_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+impl Fact {
+    /// The value as printed (`290.4K IOPS`, `45.20 µs`, `97 %`).
+    pub fn show(&self) -> String {
+        match (&self.value, self.unit.as_str()) {
+            (Value::Text(t), _) => t.clone(),
+            (Value::Num(v), "iops") => format!("{} IOPS", fmt_count(*v)),
+            (Value::Num(v), "ns") => fmt_ns(*v),
+            (Value::Num(v), "pct") => format!("{v:.0} %"),
+            (Value::Num(v), "bytes_per_s") => format!("{}/s", fmt_bytes(*v)),
+            (Value::Num(v), "clocks") => format!("{} clocks", fmt_count(*v)),
+            (Value::Num(v), _) if v.fract() == 0.0 => format!("{v:.0}"),
+            (Value::Num(v), _) => format!("{v:.2}"),
+        }
+    }
+    /// The number, if it is one.
+    pub fn num(&self) -> Option<f64> {
+        match self.value {
+            Value::Num(v) => Some(v),
+            Value::Text(_) => None,
+        }
+    }
+}
+
+/// Every fact name.
+pub const KNOWN: &[&str] = &[
+    "target",
+    "target_kind",
+    "cpus",
+    "noise_pct",
+    "background_busy_pct",
+    "checks_disagree",
+    "noisiest_point",
+    "noisiest_spread",
+    "noisiest_iops",
+    "platform_total_qd1",
+    "device_limit",
+    "device_limit_bound",
+    "device_limit_basis",
+    "device_unbounded",
+    "device_latency",
+    "virtual_peak_iops",
+    "peak_iops",
+    "peak_qd",
+    "knee_qd",
+    "knee_latency",
+    "knee_p99",
+    "device_knee_qd",
+    "delivered_pct_peak",
+    "delivered_pct_knee",
+    "delivered_pct_qd1",
+    "of_device_peak_pct",
+    "qd1_latency",
+    "qd1_iops",
+    "platform_share_qd1",
+    "platform_qd1",
+    "device_qd1",
+    "platform_share_source",
+    "saturated",
+    "saturation_limit",
+    "saturation_part",
+    "saturation_evidence",
+    "thread_busy_peak",
+    "system_busy_peak",
+    "completion_share_peak",
+    "device_share_peak",
+    "scaling_threads",
+    "scaling_efficiency",
+    "scaling_cpu_efficiency",
+    "scaling_iops",
+    "clocks_qd1",
+    "clocks_peak",
+    "clocks_qd1_layers",
+    "clocks_peak_layers",
+    "sched_name",
+    "sched_cost_qd1",
+    "sched_cost_qd32",
+    "sched_queued_qd1",
+    "engine_best_qd1",
+    "engine_worst_qd1",
+    "engine_gap_qd1",
+    "engine_best_peak",
+    "engine_worst_peak",
+    "engine_gap_peak",
+    "cache_hit_pct",
+    "buffered_iops",
+    "direct_iops",
+    "buffered_qd",
+    "fs_cost_pct",
+    "devices_n",
+    "devices_efficiency",
+    "devices_together_iops",
+    "bs_best_bw",
+    "bs_best",
+    "bw_limit",
+    "bw_delivered_pct",
+    "randwrite_iops",
+    "write_limit",
+    "randwrite_delivered_pct",
+    "current_scheduler",
+];
+
+struct Builder<'a> {
+    map: BTreeMap<String, Fact>,
+    figures: &'a Figures,
+}
+
+impl Builder<'_> {
+    fn put(&mut self, name: &str, value: Value, unit: &str, runs: &[String]) {
+        debug_assert!(KNOWN.contains(&name), "unknown fact {name}");
+        let noise = self
+            .figures
+            .noise
+            .iter()
+            .filter(|n| n.runs.iter().any(|r| runs.contains(r)))
+            .map(|n| n.cov_pct)
+            .reduce(f64::max);
+        self.map.insert(
+            name.into(),
+            Fact {
+                value,
+                unit: unit.into(),
+                noise_pct: noise,
+                margin_pct: None,
+                runs: runs.to_vec(),
+            },
+        );
+    }
+    fn num(&mut self, name: &str, v: Option<f64>, unit: &str, runs: &[String]) {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            self.put(name, Value::Num(v), unit, runs);
+        }
+    }
+    fn text(&mut self, name: &str, v: Option<String>, runs: &[String]) {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            self.put(name, Value::Text(v), "text", runs);
+        }
+    }
+}
+
+/// The facts of a study.
+pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fact> {
+    let mut b = Builder {
+        map: BTreeMap::new(),
+        figures: f,
+    };
+    let none: &[String] = &[];
+    b.text("target", Some(t.spec.clone()), none);
+    b.text("target_kind", Some(format!("{:?}", t.kind)), none);
+    b.text("current_scheduler", t.scheduler.clone(), none);
+    b.num("cpus", Some(m.cpus as f64), "count", none);
+    b.num("noise_pct", f.noise_pct, "pct", none);
+    if let Some(n) = &f.noisiest {
+        b.text("noisiest_point", Some(n.point.clone()), &n.runs);
+        b.num("noisiest_spread", Some(n.spread_pct), "pct", &n.runs);
+        let v: Vec<String> = n.iops.iter().map(|&x| fmt_count(x)).collect();
+        b.text("noisiest_iops", Some(v.join(", ")), &n.runs);
+    }
+    b.num("background_busy_pct", m.background_busy_pct, "pct", none);
+    device(&mut b, f);
+    curve(&mut b, f);
+    saturation(&mut b, f);
+    sweeps(&mut b, f);
+    b.map
+}
+
+fn device(b: &mut Builder, f: &Figures) {
+    let l = &f.device_limit;
+    b.num("device_limit", l.iops, "iops", &l.runs);
+    b.text("device_limit_bound", l.bound_by.clone(), &l.runs);
+    b.text("device_limit_basis", Some(l.basis.clone()), &l.runs);
+    if l.iops.is_none() && l.basis == "analytic model" {
+        b.num("device_unbounded", Some(1.0), "count", &[]);
+    }
+    b.num("device_latency", l.device_latency_ns, "ns", &l.runs);
+    b.num("virtual_peak_iops", l.virtual_peak_iops, "iops", &[]);
+}
+
+fn curve(b: &mut Builder, f: &Figures) {
+    let limit = f.device_limit.iops;
+    let of = |iops: f64| limit.filter(|&l| l > 0.0).map(|l| 100.0 * iops / l);
+    if let Some(p) = &f.peak {
+        b.num("peak_iops", Some(p.iops), "iops", &p.runs);
+        b.num("peak_qd", Some(p.qd as f64), "count", &p.runs);
+        // Against the best observed, the peak is 100 % by definition.
+        if f.device_limit.basis == "analytic model" {
+            b.num("delivered_pct_peak", of(p.iops), "pct", &p.runs);
+        }
+        b.num(
+            "of_device_peak_pct",
+            p.device_iops
+                .filter(|&d| d > 0.0)
+                .map(|d| 100.0 * p.iops / d),
+            "pct",
+            &p.runs,
+        );
+    }
+    if let Some(k) = f
+        .knee_qd
+        .and_then(|q| f.qd_curve.iter().find(|c| c.qd == q))
+    {
+        b.num("knee_qd", Some(k.qd as f64), "count", &k.runs);
+        b.num("knee_latency", Some(k.lat_mean_ns), "ns", &k.runs);
+        b.num("knee_p99", Some(k.lat_p99_ns as f64), "ns", &k.runs);
+        b.num("delivered_pct_knee", of(k.iops), "pct", &k.runs);
+    }
+    b.num(
+        "device_knee_qd",
+        f.device_knee_qd.map(|q| q as f64),
+        "count",
+        &[],
+    );
+    b.num(
+        "saturated",
+        Some(if f.saturated { 1.0 } else { 0.0 }),
+        "count",
+        &[],
+    );
+    if let Some(c) = f.qd_curve.iter().find(|c| c.qd == 1) {
+        b.num("qd1_latency", Some(c.lat_mean_ns), "ns", &c.runs);
+        b.num("qd1_iops", Some(c.iops), "iops", &c.runs);
+        b.num("delivered_pct_qd1", of(c.iops), "pct", &c.runs);
+    }
+    if let Some(p) = &f.platform_share_qd1 {
+        b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
+        b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
+        b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
+        b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
+        b.text("platform_share_source", Some(p.source.clone()), &p.runs);
+    }
+    let layers = |c: &crate::figures::ClocksAt| {
+        let v: Vec<String> = c
+            .layers
+            .iter()
+            .filter(|l| l.2 >= 5.0)
+            .take(4)
+            .map(|l| format!("{} {}", l.0, fmt_count(l.1)))
+            .collect();
+        (!v.is_empty()).then(|| v.join(", "))
+    };
+    if let Some(c) = &f.clocks_per_io.qd1 {
+        b.num("clocks_qd1", c.system.or(c.process), "clocks", &c.runs);
+        b.text("clocks_qd1_layers", layers(c), &c.runs);
+    }
+    if let Some(c) = &f.clocks_per_io.saturation {
+        b.num("clocks_peak", c.system.or(c.process), "clocks", &c.runs);
+        b.text("clocks_peak_layers", layers(c), &c.runs);
+    }
+    if let Some(s) = f
+        .scaling_efficiency
+        .iter()
+        .filter(|s| s.qd_per_thread == 1)
+        .max_by_key(|s| s.threads)
+    {
+        b.num("scaling_threads", Some(s.threads as f64), "count", &s.runs);
+        b.num("scaling_efficiency", Some(s.efficiency_pct), "pct", &s.runs);
+        b.num(
+            "scaling_cpu_efficiency",
+            s.cpu_efficiency_pct,
+            "pct",
+            &s.runs,
+        );
+        b.num("scaling_iops", Some(s.iops), "iops", &s.runs);
+    }
+}
+
+fn saturation(b: &mut Builder, f: &Figures) {
+    let s = &f.saturation;
+    if s.limit.is_empty() {
+        return;
+    }
+    b.text("saturation_limit", Some(s.limit.clone()), &s.runs);
+    if let Some(x) = b.map.get_mut("saturation_limit") {
+        x.margin_pct = s.margin_pct;
+    }
+    b.text("saturation_part", Some(s.part.clone()), &s.runs);
+    b.text("saturation_evidence", Some(s.evidence.join("; ")), &s.runs);
+    b.num("thread_busy_peak", s.thread_busy_pct, "pct", &s.runs);
+    b.num("system_busy_peak", s.system_busy_pct, "pct", &s.runs);
+    b.num(
+        "completion_share_peak",
+        s.completion_share_pct,
+        "pct",
+        &s.runs,
+    );
+    b.num("device_share_peak", s.device_share_pct, "pct", &s.runs);
+}
+
+fn sweeps(b: &mut Builder, f: &Figures) {
+    let c = &f.comparisons;
+    if let Some(w) = c
+        .schedulers
+        .iter()
+        .filter(|s| s.qd == 1 && s.scheduler != "none")
+        .filter(|s| s.cost_pct.is_some())
+        .max_by(|a, b| {
+            a.cost_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.cost_pct.unwrap_or(0.0))
+        })
+    {
+        let deep = c
+            .schedulers
+            .iter()
+            .find(|s| s.scheduler == w.scheduler && s.qd > 1);
+        b.text("sched_name", Some(w.scheduler.clone()), &w.runs);
+        b.num("sched_cost_qd1", w.cost_pct, "pct", &w.runs);
+        b.num("sched_queued_qd1", w.queued_ns, "ns", &w.runs);
+        if let Some(d) = deep {
+            b.num("sched_cost_qd32", d.cost_pct, "pct", &d.runs);
+        }
+    }
+    for (qd_pick, best, worst, gap) in [
+        (
+            true,
+            "engine_best_qd1",
+            "engine_worst_qd1",
+            "engine_gap_qd1",
+        ),
+        (
+            false,
+            "engine_best_peak",
+            "engine_worst_peak",
+            "engine_gap_peak",
+        ),
+    ] {
+        let pts: Vec<_> = c
+            .engines
+            .iter()
+            .filter(|e| e.threads == 1 && (e.qd == 1) == qd_pick)
+            .collect();
+        if pts.len() < 2 {
+            continue;
+        }
+        let hi = pts
+            .iter()
+            .max_by(|a, b| a.iops.total_cmp(&b.iops))
+            .expect("two");
+        let lo = pts
+            .iter()
+            .min_by(|a, b| a.iops.total_cmp(&b.iops))
+            .expect("two");
+        let runs: Vec<String> = hi.runs.iter().chain(&lo.runs).cloned().collect();
+        b.text(
+            best,
+            Some(format!("{} ({})", hi.engine, fmt_count(hi.iops))),
+            &runs,
+        );
+        b.text(
+            worst,
+            Some(format!("{} ({})", lo.engine, fmt_count(lo.iops))),
+            &runs,
+        );
+        b.num(
+            gap,
+            (lo.iops > 0.0).then(|| 100.0 * (hi.iops - lo.iops) / lo.iops),
+            "pct",
+            &runs,
+        );
+    }
+    if let Some(p) = c
+        .buffered
+        .iter()
+        .filter(|p| p.cache_hit_pct.is_some())
+        .max_by(|a, b| {
+            a.cache_hit_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.cache_hit_pct.unwrap_or(0.0))
+        })
+    {
+        b.num("cache_hit_pct", p.cache_hit_pct, "pct", &p.runs);
+        b.num("buffered_iops", Some(p.buffered_iops), "iops", &p.runs);
+        b.num("direct_iops", p.direct_iops, "iops", &p.runs);
+        b.num("buffered_qd", Some(p.qd as f64), "count", &p.runs);
+    }
+    if let Some(p) = c
+        .raw_vs_file
+        .iter()
+        .filter_map(|p| Some((p.fs_cost_pct?, p)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+    {
+        b.num("fs_cost_pct", Some(p.0), "pct", &p.1.runs);
+    }
+    if let Some(d) = &c.devices {
+        b.num("devices_n", Some(d.devices as f64), "count", &d.runs);
+        b.num("devices_efficiency", Some(d.efficiency_pct), "pct", &d.runs);
+        b.num(
+            "devices_together_iops",
+            Some(d.together_iops),
+            "iops",
+            &d.runs,
+        );
+    }
+    if let Some(p) = c
+        .block_sizes
+        .iter()
+        .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
+    {
+        b.num("bs_best_bw", Some(p.bw_bytes_per_s), "bytes_per_s", &p.runs);
+        b.text("bs_best", Some(crate::plan::fmt_bs(p.bs)), &p.runs);
+        let lim = f
+            .delivered_pct
+            .iter()
+            .find(|d| p.runs.contains(&d.run))
+            .and_then(|d| d.limit_iops)
+            .map(|i| i * p.bs as f64);
+        b.num("bw_limit", lim, "bytes_per_s", &p.runs);
+        b.num(
+            "bw_delivered_pct",
+            lim.filter(|&l| l > 0.0)
+                .map(|l| 100.0 * p.bw_bytes_per_s / l),
+            "pct",
+            &p.runs,
+        );
+    }
+    if let Some(p) = c.rw.iter().find(|p| p.rw == "randwrite") {
+        b.num("randwrite_iops", Some(p.iops), "iops", &p.runs);
+        let d = f.delivered_pct.iter().find(|d| p.runs.contains(&d.run));
+        b.num("write_limit", d.and_then(|d| d.limit_iops), "iops", &p.runs);
+        b.num(
+            "randwrite_delivered_pct",
+            d.and_then(|d| d.pct),
+            "pct",
+            &p.runs,
+        );
+    }
+}
+
+/// The sweeps whose runs the main figures rest on.
+pub const KEY_SWEEPS: &[&str] = &["qd", "repeat", "instrumented", "threads"];
+
+/// Add the count of disagreeing cross-checks in the key runs.
+pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::model::RunRecord]) {
+    let key: Vec<&crate::model::RunRecord> = runs
+        .iter()
+        .filter(|r| KEY_SWEEPS.contains(&r.sweep.as_str()))
+        .collect();
+    let runs = key;
+    let n: usize = runs.iter().map(|r| r.summary.checks_disagree.len()).sum();
+    map.insert(
+        "checks_disagree".into(),
+        Fact {
+            value: Value::Num(n as f64),
+            unit: "count".into(),
+            noise_pct: None,
+            margin_pct: None,
+            runs: runs
+                .iter()
+                .filter(|r| !r.summary.checks_disagree.is_empty())
+                .map(|r| r.id.clone())
+                .collect(),
+        },
+    );
+}

@@ -1,0 +1,612 @@
+//! Figures derived from a study's runs. The names are fixed (they are how
+//! results are checked): `device_limit`, `delivered_pct`, `knee_qd`,
+//! `knee_latency`, `scaling_efficiency`, `platform_share_qd1`,
+//! `clocks_per_io`, `saturation`; plus the sweeps' comparisons
+//! ([`crate::sweeps`]) and the noise between repeats.
+//!
+//! Repeats of a point are combined by their median; the queue-depth curve
+//! is the first target's 4 KiB random reads at one thread.
+
+use crate::limit::{model_limit, params_of, Access, Bound};
+use crate::model::{RunRecord, TargetKind, TargetProfile};
+use crate::sweeps::{self, Comparisons};
+use serde::{Deserialize, Serialize};
+
+/// Everything derived.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Figures {
+    pub device_limit: DeviceLimit,
+    /// Every measured run against the device's limit for its workload.
+    pub delivered_pct: Vec<Delivered>,
+    /// The 4 KiB random-read queue-depth curve: the best IOPS of a depth's
+    /// repeats, the median latency.
+    pub qd_curve: Vec<CurvePoint>,
+    pub peak: Option<CurvePoint>,
+    /// Smallest QD reaching 90 % of the peak IOPS (4 KiB random reads).
+    pub knee_qd: Option<u32>,
+    /// Latency at the knee.
+    pub knee_latency: Option<Latency>,
+    /// Emulator: the knee of the model alone (virtual time).
+    pub device_knee_qd: Option<u32>,
+    /// Whether the curve stopped gaining before its last depth.
+    pub saturated: bool,
+    pub scaling_efficiency: Vec<Scaling>,
+    pub platform_share_qd1: Option<PlatformShare>,
+    pub clocks_per_io: ClocksPerIo,
+    pub saturation: crate::classify::Saturation,
+    pub comparisons: Comparisons,
+    pub noise: Vec<Noise>,
+    /// The typical (median over repeated points) standard deviation between
+    /// repeats, percent of their mean: how noisy the machine was.
+    pub noise_pct: Option<f64>,
+    /// The point whose repeats differed most.
+    pub noisiest: Option<Noise>,
+}
+
+/// The device's own capability (4 KiB random reads).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceLimit {
+    /// None: nothing in the device bounds it (`emu:null`).
+    pub iops: Option<f64>,
+    pub bw_bytes_per_s: Option<f64>,
+    /// `analytic model` (emulator) or `best observed` (real device).
+    pub basis: String,
+    /// What sets it, in words.
+    pub bound_by: Option<String>,
+    /// Emulator: every resource's cap.
+    pub bounds: Vec<Bound>,
+    /// Latency of one I/O on the idle device: the model's (emulator) or the
+    /// driver-and-device time at QD 1 (`--decompose`).
+    pub device_latency_ns: Option<f64>,
+    /// Emulator: the model's highest IOPS over the sweep, in virtual time.
+    pub virtual_peak_iops: Option<f64>,
+    /// Real device: driver-and-device time at the peak depth.
+    pub device_time_at_peak_ns: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// One run against the limit of its workload.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Delivered {
+    pub run: String,
+    pub workload: String,
+    pub iops: f64,
+    pub limit_iops: Option<f64>,
+    pub pct: Option<f64>,
+    /// Emulator: IOPS against the model alone at the same point, percent.
+    pub of_device_at_point_pct: Option<f64>,
+}
+
+/// One queue depth of the curve.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CurvePoint {
+    pub qd: u32,
+    pub iops: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: u64,
+    /// Emulator: the model alone at this depth (virtual time).
+    pub device_iops: Option<f64>,
+    pub device_lat_mean_ns: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// Latency at a point.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Latency {
+    pub qd: u32,
+    pub mean_ns: f64,
+    pub p99_ns: u64,
+    pub run: String,
+}
+
+/// Throughput scaling over threads.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Scaling {
+    pub threads: u32,
+    pub qd_per_thread: u32,
+    pub iops: f64,
+    /// IOPS per thread (each thread has a core) against one thread's, percent.
+    pub efficiency_pct: f64,
+    /// Whole-system CPU per I/O against one thread's, percent (100: no
+    /// extra cost per I/O).
+    pub cpu_efficiency_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// Who holds the latency at QD 1.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PlatformShare {
+    /// Everything but the driver and device, percent of the mean.
+    pub pct: f64,
+    pub total_ns: f64,
+    pub platform_ns: f64,
+    pub device_ns: f64,
+    /// (part, mean ns, share %) along the path, when decomposed.
+    pub parts: Vec<(String, f64, f64)>,
+    /// `latency decomposition (eBPF)`, `emulator model`, or
+    /// `block-layer statistics` (above the block layer only).
+    pub source: String,
+    pub runs: Vec<String>,
+}
+
+/// Clocks per I/O at QD 1 and at the peak.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClocksPerIo {
+    pub qd1: Option<ClocksAt>,
+    pub saturation: Option<ClocksAt>,
+}
+
+/// Clocks per I/O at one point.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClocksAt {
+    pub qd: u32,
+    /// Whole system, and the process alone (TSC clocks).
+    pub system: Option<f64>,
+    pub process: Option<f64>,
+    /// (layer, clocks per I/O, share of busy %), from `--profile`.
+    pub layers: Vec<(String, f64, f64)>,
+    pub source: String,
+    pub runs: Vec<String>,
+}
+
+/// The spread between repeats of one point.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Noise {
+    pub point: String,
+    pub iops: Vec<f64>,
+    /// (max − min) / median, percent.
+    pub spread_pct: f64,
+    /// Standard deviation / mean, percent.
+    pub cov_pct: f64,
+    pub runs: Vec<String>,
+}
+
+/// The median of a list (None when empty).
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
+}
+
+/// The successful, uninstrumented runs of a point.
+pub fn runs_of<'a>(runs: &'a [RunRecord], point: &str) -> Vec<&'a RunRecord> {
+    runs.iter()
+        .filter(|r| r.point == point && r.error.is_none() && !r.instrumented)
+        .collect()
+}
+
+/// The instrumented run at depth `qd`: at QD 1 the QD 1 run; at any other
+/// depth the one instrumented at the peak (the driver fixes the peak from
+/// first measurements; medians of repeats may move it a step).
+pub fn profiled(runs: &[RunRecord], qd: u32) -> Option<&RunRecord> {
+    let inst = || {
+        runs.iter()
+            .filter(|r| r.sweep == "instrumented" && r.error.is_none())
+    };
+    inst()
+        .find(|r| r.workload.qd == qd)
+        .or_else(|| inst().find(|r| qd > 1 && r.workload.qd > 1))
+}
+
+fn ids(v: &[&RunRecord]) -> Vec<String> {
+    v.iter().map(|r| r.id.clone()).collect()
+}
+
+/// Derive every figure.
+pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::Machine) -> Figures {
+    let mut f = Figures {
+        qd_curve: qd_curve(runs),
+        ..Default::default()
+    };
+    f.peak = f
+        .qd_curve
+        .iter()
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned();
+    if let Some(peak) = &f.peak {
+        let knee = f.qd_curve.iter().find(|c| c.iops >= 0.9 * peak.iops);
+        f.knee_qd = knee.map(|c| c.qd);
+        f.knee_latency = knee.map(|c| Latency {
+            qd: c.qd,
+            mean_ns: c.lat_mean_ns,
+            p99_ns: c.lat_p99_ns,
+            run: c.runs.first().cloned().unwrap_or_default(),
+        });
+        let dev_peak = f
+            .qd_curve
+            .iter()
+            .filter_map(|c| c.device_iops)
+            .fold(0.0, f64::max);
+        f.device_knee_qd = f
+            .qd_curve
+            .iter()
+            .find(|c| dev_peak > 0.0 && c.device_iops.is_some_and(|d| d >= 0.9 * dev_peak))
+            .map(|c| c.qd);
+        f.saturated = saturated(&f.qd_curve.iter().map(|c| c.iops).collect::<Vec<_>>());
+    }
+    f.device_limit = device_limit(&targets[0], runs, &f);
+    f.delivered_pct = delivered(&targets[0], runs);
+    f.scaling_efficiency = scaling(runs);
+    f.platform_share_qd1 = platform_share(runs, &f);
+    f.clocks_per_io = ClocksPerIo {
+        qd1: clocks_at(runs, 1),
+        saturation: f.peak.as_ref().and_then(|p| clocks_at(runs, p.qd)),
+    };
+    f.noise = noise(runs);
+    f.noise_pct = median(&f.noise.iter().map(|n| n.cov_pct).collect::<Vec<_>>());
+    f.noisiest = f
+        .noise
+        .iter()
+        .max_by(|a, b| a.spread_pct.total_cmp(&b.spread_pct))
+        .cloned();
+    f.comparisons = sweeps::compare(runs, &f);
+    f.saturation = crate::classify::classify(&targets[0], runs, &f, m);
+    f
+}
+
+/// Whether the last two doublings each added less than 5 % over the best
+/// before them (the queue-depth sweep's stop rule).
+pub fn saturated(iops: &[f64]) -> bool {
+    let n = iops.len();
+    if n < 3 {
+        return false;
+    }
+    let best_before = |k: usize| iops[..k].iter().copied().fold(0.0, f64::max);
+    iops[n - 1] < 1.05 * best_before(n - 1) && iops[n - 2] < 1.05 * best_before(n - 2)
+}
+
+fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
+    let mut qds: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd" && r.error.is_none())
+        .map(|r| r.workload.qd)
+        .collect();
+    qds.sort_unstable();
+    qds.dedup();
+    qds.into_iter()
+        .filter_map(|qd| {
+            let rs = runs_of(runs, &format!("qd-{qd}"));
+            let m = |g: &dyn Fn(&RunRecord) -> f64| {
+                median(&rs.iter().map(|r| g(r)).collect::<Vec<_>>())
+            };
+            let dev = rs.iter().find_map(|r| r.device_model.clone());
+            Some(CurvePoint {
+                qd,
+                // Interference (other work, an idle CPU's wake-up) only
+                // lowers throughput: the best repeat is what the platform
+                // can deliver; latency is the repeats' median.
+                iops: rs.iter().map(|r| r.summary.iops).reduce(f64::max)?,
+                lat_mean_ns: m(&|r| r.summary.lat_mean_ns)?,
+                lat_p99_ns: m(&|r| r.summary.lat_p99_ns as f64)? as u64,
+                device_iops: dev.as_ref().map(|d| d.iops),
+                device_lat_mean_ns: dev.as_ref().map(|d| d.lat_mean_ns),
+                runs: ids(&rs),
+            })
+        })
+        .collect()
+}
+
+fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLimit {
+    if t.kind == TargetKind::Emulator {
+        let Ok(p) = params_of(&t.spec) else {
+            return DeviceLimit::default();
+        };
+        let l = model_limit(&p, Access::Read, 4096);
+        let virt = f
+            .qd_curve
+            .iter()
+            .filter_map(|c| c.device_iops)
+            .reduce(f64::max);
+        return DeviceLimit {
+            iops: l.iops,
+            bw_bytes_per_s: l.bw_bytes_per_s,
+            basis: "analytic model".into(),
+            bound_by: l
+                .bound_by
+                .or(Some("nothing: the device has zero latency".into())),
+            bounds: l.bounds,
+            device_latency_ns: Some(l.idle_latency_ns),
+            virtual_peak_iops: virt,
+            device_time_at_peak_ns: None,
+            runs: Vec::new(),
+        };
+    }
+    let best = runs
+        .iter()
+        .filter(|r| {
+            r.error.is_none()
+                && r.workload.rw == "randread"
+                && r.workload.bs == 4096
+                && r.workload.targets.len() == 1
+                && r.workload.targets[0] == t.spec
+                && r.workload.direct
+        })
+        .max_by(|a, b| a.summary.iops.total_cmp(&b.summary.iops));
+    let dev_ns = |qd: Option<u32>| {
+        qd.and_then(|q| profiled(runs, q))
+            .and_then(|r| r.summary.decomposition.as_ref()?.device_ns)
+    };
+    DeviceLimit {
+        iops: best.map(|r| r.summary.iops),
+        bw_bytes_per_s: best.map(|r| r.summary.bw_bytes_per_s),
+        basis: "best observed".into(),
+        bound_by: best.map(|r| format!("the best run ({})", r.id)),
+        bounds: Vec::new(),
+        device_latency_ns: dev_ns(Some(1)),
+        virtual_peak_iops: None,
+        device_time_at_peak_ns: dev_ns(f.peak.as_ref().map(|p| p.qd)),
+        runs: best.map(|r| vec![r.id.clone()]).unwrap_or_default(),
+    }
+}
+
+/// The limit of a workload: the model's for an emulator (mixes weigh read
+/// and write limits by time), the best observed for the same workload on a
+/// real device.
+fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64> {
+    let w = &r.workload;
+    if t.kind == TargetKind::Emulator {
+        let p = params_of(&t.spec).ok()?;
+        let read = model_limit(&p, Access::Read, w.bs).iops;
+        // A write buffer absorbs its size at the start of a run: over a
+        // window of T seconds it adds buffer / (bs × T) to the rate.
+        let burst = if r.summary.window_s > 0.0 {
+            p.write_buffer as f64 / w.bs as f64 / r.summary.window_s
+        } else {
+            0.0
+        };
+        let write = model_limit(&p, Access::Write, w.bs).iops.map(|l| l + burst);
+        return match w.rw.as_str() {
+            "randread" | "read" => read,
+            "randwrite" | "write" => write,
+            _ => {
+                let m = w.rwmixread.unwrap_or(50) as f64 / 100.0;
+                Some(1.0 / (m / read? + (1.0 - m) / write?))
+            }
+        };
+    }
+    runs.iter()
+        .filter(|o| {
+            o.error.is_none()
+                && o.workload.rw == w.rw
+                && o.workload.bs == w.bs
+                && o.workload.targets == w.targets
+                && o.workload.direct == w.direct
+        })
+        .map(|o| o.summary.iops)
+        .reduce(f64::max)
+}
+
+fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
+    runs.iter()
+        .filter(|r| r.error.is_none() && r.clock == "real" && r.workload.targets.len() == 1)
+        .filter(|r| r.sweep != "fill")
+        .filter(|r| r.workload.targets[0] == t.spec)
+        .map(|r| {
+            let limit = limit_for(t, r, runs);
+            let w = &r.workload;
+            Delivered {
+                run: r.id.clone(),
+                workload: format!(
+                    "{} {} QD {} × {} thread(s){}",
+                    w.rw,
+                    crate::plan::fmt_bs(w.bs),
+                    w.qd,
+                    w.threads,
+                    if w.direct { "" } else { " buffered" }
+                ),
+                iops: r.summary.iops,
+                limit_iops: limit,
+                pct: limit
+                    .filter(|&l| l > 0.0)
+                    .map(|l| 100.0 * r.summary.iops / l),
+                of_device_at_point_pct: r
+                    .device_model
+                    .as_ref()
+                    .filter(|d| d.iops > 0.0)
+                    .map(|d| 100.0 * r.summary.iops / d.iops),
+            }
+        })
+        .collect()
+}
+
+fn scaling(runs: &[RunRecord]) -> Vec<Scaling> {
+    let mut out = Vec::new();
+    let mut points: Vec<(u32, u32)> = runs
+        .iter()
+        .filter(|r| r.sweep == "threads" && r.error.is_none())
+        .map(|r| (r.workload.qd, r.workload.threads))
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    for (qd, threads) in points {
+        let one = runs_of(runs, &format!("qd-{qd}"));
+        let many = runs_of(runs, &format!("threads-{threads}x{qd}"));
+        let med = |v: &[&RunRecord], g: &dyn Fn(&RunRecord) -> Option<f64>| {
+            median(&v.iter().filter_map(|r| g(r)).collect::<Vec<_>>())
+        };
+        let (Some(i1), Some(it)) = (
+            med(&one, &|r| Some(r.summary.iops)),
+            med(&many, &|r| Some(r.summary.iops)),
+        ) else {
+            continue;
+        };
+        let cpu = |r: &RunRecord| r.summary.cpu.as_ref().map(|c| c.system_ns_per_io);
+        let cpu_eff = match (med(&one, &cpu), med(&many, &cpu)) {
+            (Some(a), Some(b)) if b > 0.0 => Some(100.0 * a / b),
+            _ => None,
+        };
+        out.push(Scaling {
+            threads,
+            qd_per_thread: qd,
+            iops: it,
+            efficiency_pct: 100.0 * it / (threads as f64 * i1),
+            cpu_efficiency_pct: cpu_eff,
+            runs: ids(&many).into_iter().chain(ids(&one)).collect(),
+        });
+    }
+    out
+}
+
+fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
+    if let Some(r) = profiled(runs, 1) {
+        if let Some(d) = &r.summary.decomposition {
+            if let (Some(pct), Some(dev)) = (d.platform_share_pct, d.device_ns) {
+                let total: f64 = d.parts.iter().map(|p| p.1).sum();
+                return Some(PlatformShare {
+                    pct,
+                    total_ns: total,
+                    platform_ns: total - dev,
+                    device_ns: dev,
+                    parts: d.parts.clone(),
+                    source: "latency decomposition (eBPF on the block tracepoints)".into(),
+                    runs: vec![r.id.clone()],
+                });
+            }
+        }
+    }
+    let c = f.qd_curve.iter().find(|c| c.qd == 1)?;
+    if let Some(dev) = c.device_lat_mean_ns {
+        let platform = (c.lat_mean_ns - dev).max(0.0);
+        return Some(PlatformShare {
+            pct: if c.lat_mean_ns > 0.0 {
+                100.0 * platform / c.lat_mean_ns
+            } else {
+                0.0
+            },
+            total_ns: c.lat_mean_ns,
+            platform_ns: platform,
+            device_ns: dev,
+            parts: vec![
+                ("ssdready and the emulator front".into(), platform, 0.0),
+                ("device (the model)".into(), dev, 0.0),
+            ],
+            source: "emulator model: the same I/Os on the model alone, in virtual time".into(),
+            runs: c.runs.clone(),
+        });
+    }
+    let rs = runs_of(runs, "qd-1");
+    let r = rs.iter().find(|r| {
+        r.summary
+            .disk
+            .as_ref()
+            .is_some_and(|d| d.block_mean_ns.is_some())
+    })?;
+    let block = r.summary.disk.as_ref()?.block_mean_ns?;
+    let total = r.summary.lat_mean_ns;
+    Some(PlatformShare {
+        pct: 100.0 * (total - block).max(0.0) / total.max(1.0),
+        total_ns: total,
+        platform_ns: (total - block).max(0.0),
+        device_ns: block,
+        parts: Vec::new(),
+        source: "block-layer statistics (/sys/block/X/stat): the block layer counts as device, so the platform share is a lower bound".into(),
+        runs: vec![r.id.clone()],
+    })
+}
+
+fn clocks_at(runs: &[RunRecord], qd: u32) -> Option<ClocksAt> {
+    if let Some(r) = profiled(runs, qd) {
+        if let Some(p) = &r.summary.profile {
+            let cpu = r.summary.cpu.as_ref();
+            return Some(ClocksAt {
+                qd,
+                system: cpu.and_then(|c| c.system_clocks_per_io),
+                process: cpu.and_then(|c| c.process_clocks_per_io),
+                layers: p
+                    .layers
+                    .iter()
+                    .filter_map(|(l, share, _, clocks)| Some((l.clone(), (*clocks)?, *share)))
+                    .collect(),
+                source: "--profile (sampled on every CPU, classified by kernel layer)".into(),
+                runs: vec![r.id.clone()],
+            });
+        }
+    }
+    let rs = runs_of(runs, &format!("qd-{qd}"));
+    let med = |g: &dyn Fn(&RunRecord) -> Option<f64>| {
+        median(&rs.iter().filter_map(|r| g(r)).collect::<Vec<_>>())
+    };
+    let system = med(&|r| r.summary.cpu.as_ref()?.system_clocks_per_io);
+    let process = med(&|r| r.summary.cpu.as_ref()?.process_clocks_per_io);
+    (system.is_some() || process.is_some()).then(|| ClocksAt {
+        qd,
+        system,
+        process,
+        layers: Vec::new(),
+        source: rs
+            .iter()
+            .find_map(|r| r.summary.cpu.as_ref().map(|c| c.source.clone()))
+            .unwrap_or_default(),
+        runs: ids(&rs),
+    })
+}
+
+fn noise(runs: &[RunRecord]) -> Vec<Noise> {
+    let mut points: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.repeat > 1)
+        .map(|r| r.point.as_str())
+        .collect();
+    points.dedup();
+    points.sort_unstable();
+    points.dedup();
+    points
+        .into_iter()
+        .filter_map(|p| {
+            let rs = runs_of(runs, p);
+            let v: Vec<f64> = rs.iter().map(|r| r.summary.iops).collect();
+            if v.len() < 2 {
+                return None;
+            }
+            let med = median(&v)?;
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+            Some(Noise {
+                point: p.to_string(),
+                spread_pct: if med > 0.0 {
+                    100.0 * (hi - lo) / med
+                } else {
+                    0.0
+                },
+                cov_pct: if mean > 0.0 {
+                    100.0 * var.sqrt() / mean
+                } else {
+                    0.0
+                },
+                iops: v,
+                runs: ids(&rs),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_needs_two_flat_doublings() {
+        assert!(!saturated(&[1.0, 2.0, 4.0]));
+        assert!(!saturated(&[1.0, 2.0, 2.05, 3.0]));
+        assert!(saturated(&[1.0, 2.0, 2.05, 2.06]));
+        assert!(saturated(&[1.0, 2.0, 1.9, 1.95]));
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+}

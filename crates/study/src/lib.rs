@@ -1,0 +1,95 @@
+//! # ssdready-study: how much of the device's speed reaches applications
+//!
+//! `ssdready study` sits above `ssdready run` as a planner of runs and a
+//! judge of their results. This crate holds everything that is not the run
+//! itself:
+//!
+//! * [`plan`]: from the detected target ([`model::TargetProfile`]), the
+//!   machine and the time budget, the sweeps — queue depth, threads,
+//!   read/write mixes, block sizes, engines, and on request the I/O
+//!   schedulers, buffered I/O, raw device against file, several devices —
+//!   and each point's `run` options ([`jobs`]);
+//! * [`driver`]: runs a plan through a [`driver::Runner`] (the binary's
+//!   real runs, or the emulator model in virtual time, [`virt`]), stopping
+//!   the queue-depth sweep once saturated and resolving `peak` depths;
+//! * [`limit`]: an emulated device's analytic limits, the ground truth;
+//! * [`summary`], [`figures`], [`sweeps`], [`classify`]: the figures
+//!   derived from the runs (`device_limit`, `delivered_pct`, `knee_qd`,
+//!   scaling efficiency, the platform share of latency, clocks per I/O,
+//!   what limits saturation);
+//! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
+//!   rules kept as data (`data/verdicts.rules`);
+//! * [`model`]: `study.json`, schema `ssdready.study`
+//!   (`docs/study-schema.md`).
+
+pub mod classify;
+pub mod driver;
+pub mod facts;
+pub mod figures;
+pub mod jobs;
+pub mod limit;
+pub mod model;
+pub mod plan;
+pub mod rules;
+pub mod summary;
+pub mod sweeps;
+pub mod virt;
+
+use model::{Machine, RunRecord, TargetProfile, Verdict};
+use std::collections::BTreeMap;
+
+/// Figures, facts and verdicts of a set of runs.
+pub struct Judgement {
+    pub figures: figures::Figures,
+    pub facts: BTreeMap<String, facts::Fact>,
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Derive the figures from the runs and judge them with the shipped rules.
+pub fn judge(
+    targets: &[TargetProfile],
+    machine: &Machine,
+    runs: &[RunRecord],
+    interrupted: bool,
+) -> Judgement {
+    let figures = figures::derive(targets, runs, machine);
+    let mut facts = facts::facts(&targets[0], machine, &figures);
+    facts::add_checks(&mut facts, runs);
+    let rules = rules::parse(rules::RULES).expect("the shipped rules parse (a unit test checks)");
+    let ctx = rules::Context {
+        noise_pct: figures.noise_pct,
+        disagreeing_runs: runs
+            .iter()
+            .filter(|r| facts::KEY_SWEEPS.contains(&r.sweep.as_str()))
+            .filter(|r| !r.summary.checks_disagree.is_empty())
+            .map(|r| r.id.clone())
+            .collect(),
+        interrupted,
+    };
+    let verdicts = rules::judge(&rules, &facts, &ctx);
+    Judgement {
+        figures,
+        facts,
+        verdicts,
+    }
+}
+
+/// A runner that runs every point on the emulator model in virtual time:
+/// the study of a device with a perfect platform (for tests, and to compare
+/// against).
+pub struct VirtualRunner;
+
+impl driver::Runner for VirtualRunner {
+    fn run(
+        &mut self,
+        _w: &plan::Workload,
+        options: &[String],
+    ) -> Result<driver::Outcome, driver::Failure> {
+        let (summary, _) = virt::run(options).map_err(driver::Failure::Failed)?;
+        Ok(driver::Outcome {
+            summary,
+            result: None,
+            clock: "virtual".into(),
+        })
+    }
+}

@@ -1,0 +1,269 @@
+//! The emulated device's own capability, computed from its parameters: the
+//! ground truth a study of an emulator must find.
+//!
+//! A command uses, in order, a controller core (`fw_cmd_ns` +
+//! `fw_per_4k_ns` per 4 KiB, on one of `fw_units`), its pages' dies (a read
+//! holds a die for `read_ns` plus the page's channel transfer; a program for
+//! `program_ns`), the channels, and the host link; with `cmd_slots` a
+//! command also holds a slot from start to completion. Each resource caps
+//! the commands per second; the device's limit is the smallest cap, and the
+//! resource that sets it is what limits the device. In DRAM mode each of
+//! the `dies` units serves a command in `dram_per_4k_ns` per 4 KiB.
+//!
+//! The bounds are throughput at unlimited queue depth. Random reads that
+//! land on random dies collide, so a many-die drive approaches its die bound
+//! only at queue depths of several times its dies; the tests check every
+//! preset's bound against a virtual-time run at QD 256.
+
+use serde::{Deserialize, Serialize};
+use ssdready_emu::config::Params;
+
+/// One resource's cap on commands per second.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Bound {
+    /// `controller`, `command slots`, `dies`, `channels`, `host link`,
+    /// `DRAM units`.
+    pub resource: String,
+    /// Commands per second it allows.
+    pub iops: f64,
+    /// How the figure follows from the parameters.
+    pub detail: String,
+}
+
+/// The analytic limit of one workload on an emulated device.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ModelLimit {
+    /// Commands per second; None when no resource bounds it (`emu:null`).
+    pub iops: Option<f64>,
+    pub bw_bytes_per_s: Option<f64>,
+    /// The resource that sets the limit, as words.
+    pub bound_by: Option<String>,
+    /// Every resource's cap.
+    pub bounds: Vec<Bound>,
+    /// Latency of one command on an idle device, ns.
+    pub idle_latency_ns: f64,
+}
+
+/// What a workload asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Writes to a fresh (never garbage-collected) region, sustained: the
+    /// write buffer absorbs only a burst of its size.
+    Write,
+}
+
+fn per_s(ns: f64) -> Option<f64> {
+    (ns > 0.0).then(|| 1e9 / ns)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1000.0)
+}
+
+/// The limit of commands of `bs` bytes doing `access` on the device `p`.
+pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
+    let page = p.page_bytes as u64;
+    let pages = bs.div_ceil(page).max(1) as f64;
+    let mut bounds = Vec::new();
+    let mut push = |resource: &str, iops: Option<f64>, detail: String| {
+        if let Some(iops) = iops {
+            bounds.push(Bound {
+                resource: resource.into(),
+                iops,
+                detail,
+            });
+        }
+    };
+    let link_ns = if p.link_mbps > 0.0 {
+        bs as f64 / (p.link_mbps * 1e6) * 1e9
+    } else {
+        0.0
+    };
+    let chan_ns = if p.channel_mbps > 0.0 {
+        page as f64 / (p.channel_mbps * 1e6) * 1e9
+    } else {
+        0.0
+    };
+    let idle_latency_ns = if p.dram {
+        let service = p.dram_per_4k_ns as f64 * pages * page as f64 / 4096.0;
+        push(
+            "DRAM units",
+            per_s(service).map(|r| r * p.dies() as f64),
+            format!("{} unit(s) × {} per command", p.dies(), us(service)),
+        );
+        p.dram_cmd_ns as f64 + service + link_ns
+    } else {
+        let fw = p.fw_cmd_ns as f64 + p.fw_per_4k_ns as f64 * pages * page as f64 / 4096.0;
+        push(
+            "controller",
+            per_s(fw).map(|r| r * p.fw_units as f64),
+            format!("{} core(s) × {} per command", p.fw_units, us(fw)),
+        );
+        let die_ns = match access {
+            Access::Read => p.read_ns as f64 + chan_ns,
+            Access::Write => p.program_ns as f64,
+        };
+        push(
+            "dies",
+            per_s(die_ns * pages).map(|r| r * p.dies() as f64),
+            format!(
+                "{} dies × {} per page, {} page(s) per command",
+                p.dies(),
+                us(die_ns),
+                pages
+            ),
+        );
+        push(
+            "channels",
+            per_s(chan_ns * pages).map(|r| r * p.channels as f64),
+            format!(
+                "{} channels at {} MB/s, {} per page",
+                p.channels,
+                p.channel_mbps,
+                us(chan_ns)
+            ),
+        );
+        let per_die = (pages / p.dies() as f64).ceil();
+        let per_chan = (pages / p.channels as f64).ceil();
+        match access {
+            Access::Read => fw + per_die * p.read_ns as f64 + per_chan * chan_ns + link_ns,
+            // A write buffer completes a write once its data has arrived;
+            // the program happens behind it (and bounds the rate: dies).
+            Access::Write if p.write_buffer > 0 => fw + link_ns,
+            Access::Write => fw + link_ns + per_chan * chan_ns + per_die * p.program_ns as f64,
+        }
+    };
+    push(
+        "host link",
+        per_s(link_ns),
+        format!("{} MB/s, {} per command", p.link_mbps, us(link_ns)),
+    );
+    if p.cmd_slots > 0 {
+        push(
+            "command slots",
+            per_s(idle_latency_ns).map(|r| r * p.cmd_slots as f64),
+            format!(
+                "{} slots, each held for a command's {}",
+                p.cmd_slots,
+                us(idle_latency_ns)
+            ),
+        );
+    }
+    let best = bounds
+        .iter()
+        .min_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned();
+    ModelLimit {
+        iops: best.as_ref().map(|b| b.iops),
+        bw_bytes_per_s: best.as_ref().map(|b| b.iops * bs as f64),
+        bound_by: best.map(|b| format!("the {} ({})", b.resource, b.detail)),
+        bounds,
+        idle_latency_ns,
+    }
+}
+
+/// The queue depth at which the device could first reach its limit:
+/// limit × idle latency (Little's law), at least 1.
+pub fn model_qd(l: &ModelLimit) -> Option<f64> {
+    l.iops.map(|i| (i * l.idle_latency_ns / 1e9).max(1.0))
+}
+
+/// The parameters of an `emu:PRESET[,k=v…]` target (empty: the default drive).
+pub fn params_of(spec: &str) -> Result<Params, String> {
+    let body = spec
+        .strip_prefix("emu:")
+        .or_else(|| spec.strip_prefix("emu"))
+        .unwrap_or(spec);
+    Params::parse(body)
+}
+
+/// Seconds an emulated device's dies stay busy programming after a fill of
+/// `region` bytes has completed: what its write buffer still holds (a run
+/// waits this long, as a ramp, before measuring reads).
+pub fn drain_seconds(spec: &str, region: u64) -> f64 {
+    let Ok(p) = params_of(spec) else {
+        return 0.0;
+    };
+    let held = p.write_buffer.min(region) as f64;
+    match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
+        Some(bw) if bw > 0.0 && held > 0.0 => held / bw * 1.1,
+        _ => 0.0,
+    }
+}
+
+/// Seconds an emulated device needs to be written over `region` bytes
+/// sequentially in 1 MiB commands (each run on an emulator starts with such
+/// a fill: reads of unwritten pages skip the flash).
+pub fn fill_seconds(t: &crate::model::TargetProfile, region: u64) -> f64 {
+    let Ok(p) = params_of(&t.spec) else {
+        return 0.0;
+    };
+    let burst = p.write_buffer.min(region) as f64;
+    match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
+        Some(bw) if bw > 0.0 => {
+            (region as f64 - burst).max(0.0) / bw + drain_seconds(&t.spec, region)
+        }
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limit(preset: &str) -> ModelLimit {
+        model_limit(&Params::parse(preset).unwrap(), Access::Read, 4096)
+    }
+
+    #[test]
+    fn x25e_reads_are_bound_by_its_one_controller() {
+        let l = limit("x25e");
+        assert!((l.iops.unwrap() - 35_714.0).abs() < 1.0, "{l:?}");
+        assert!(l.bound_by.clone().unwrap().contains("controller"));
+        // 28 us controller + 25 us read + 81.9 us channel + 13.7 us link
+        assert!(
+            (l.idle_latency_ns - 148_570.0).abs() < 100.0,
+            "{}",
+            l.idle_latency_ns
+        );
+    }
+
+    #[test]
+    fn iodrive_reads_are_bound_by_its_four_command_slots() {
+        let l = limit("iodrive");
+        assert!(l.bound_by.clone().unwrap().contains("command slots"));
+        let qd = model_qd(&l).unwrap();
+        assert!((3.9..4.1).contains(&qd), "{qd}");
+    }
+
+    #[test]
+    fn buffered_writes_hold_a_command_slot_only_until_their_data_arrives() {
+        let p = Params::parse("iodrive").unwrap();
+        let l = model_limit(&p, Access::Write, 4096);
+        assert!(l.bound_by.clone().unwrap().contains("dies"), "{l:?}");
+        assert!((l.iops.unwrap() - 128_000.0).abs() < 1.0);
+        let p = Params::parse("iodrive,write_buffer=0").unwrap();
+        let l = model_limit(&p, Access::Write, 4096);
+        assert!(l.bound_by.unwrap().contains("command slots"));
+    }
+
+    #[test]
+    fn null_has_no_limit() {
+        let l = limit("null");
+        assert_eq!(l.iops, None);
+        assert_eq!(l.idle_latency_ns, 0.0);
+    }
+
+    #[test]
+    fn big_reads_are_bound_by_bandwidth() {
+        let p = Params::parse("x25e").unwrap();
+        let l = model_limit(&p, Access::Read, 1 << 20);
+        let bw = l.bw_bytes_per_s.unwrap();
+        assert!((bw - 300e6).abs() < 1e3, "{bw}");
+        assert!(l.bound_by.unwrap().contains("host link"));
+        // nvme-tlc: 256 pages over 32 dies of 55 µs each beat the 3.5 GB/s link
+        let l = model_limit(&Params::parse("nvme-tlc").unwrap(), Access::Read, 1 << 20);
+        assert!(l.bound_by.unwrap().contains("dies"));
+    }
+}

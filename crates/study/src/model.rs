@@ -1,0 +1,217 @@
+//! The study document, `DIR/study.json`: what was studied, the plan, every
+//! run with its measurements, the derived figures and the verdicts. The
+//! schema is `ssdready.study`, versioned by [`SCHEMA_VERSION`] and documented
+//! field by field in `docs/study-schema.md`; a change that renames or
+//! removes a field bumps the version.
+
+use crate::figures::Figures;
+use crate::plan::Workload;
+use crate::summary::PointSummary;
+use serde::{Deserialize, Serialize};
+use ssdready_core::result::RunResult;
+
+/// Name of the study schema.
+pub const SCHEMA: &str = "ssdready.study";
+/// Version of the study schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole study.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StudyDoc {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: String,
+    /// The command line as given.
+    pub command: Vec<String>,
+    pub started_unix_ms: u64,
+    pub finished_unix_ms: u64,
+    /// `--quick`.
+    pub quick: bool,
+    /// The time budget, seconds.
+    pub budget_s: f64,
+    /// What was studied: one entry per comma-separated target.
+    pub targets: Vec<TargetProfile>,
+    /// The machine the study ran on, and how busy it was before starting.
+    pub machine: Machine,
+    /// What the study planned to run, and its estimate.
+    pub plan: PlanDoc,
+    /// Sweeps and points not run, each with its reason.
+    pub skipped: Vec<Skip>,
+    /// Every run, in the order made.
+    pub runs: Vec<RunRecord>,
+    /// Figures derived from the runs (names fixed by the issue that
+    /// introduced the study: `device_limit`, `delivered_pct`, `knee_qd`, …).
+    pub figures: Figures,
+    /// The figures as named facts, the input of the verdict rules.
+    pub facts: std::collections::BTreeMap<String, crate::facts::Fact>,
+    /// The verdicts, most important first.
+    pub verdicts: Vec<Verdict>,
+    /// True when Ctrl-C or SIGTERM stopped the study: it covers what ran.
+    pub interrupted: bool,
+    pub warnings: Vec<String>,
+}
+
+/// What kind of thing a target is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// The built-in SSD emulator (`emu:PRESET[,k=v…]`).
+    #[default]
+    Emulator,
+    /// A RAM-backed block device (loop over tmpfs, zram, null_blk, brd).
+    RamDevice,
+    /// A block device backed by a device (NVMe, SATA/SCSI, virtio, …).
+    BlockDevice,
+    /// A regular file on a file system.
+    File,
+}
+
+/// A target as detected before planning.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TargetProfile {
+    /// As given (`emu:x25e`, `/dev/nvme0n1`, `/mnt/data/f`).
+    pub spec: String,
+    pub kind: TargetKind,
+    /// `emulator`, `nvme`, `sata`, `scsi`, `virtio`, `loop`, `zram`,
+    /// `null_blk`, `brd`, `dm`, `md`, or `unknown`.
+    pub transport: String,
+    /// The whole-disk block device the I/O reaches (`nvme0n1`), if any.
+    pub device: Option<String>,
+    /// For files: the file system type (`ext4`, `tmpfs`, …) and mount point.
+    pub filesystem: Option<String>,
+    pub mount_point: Option<String>,
+    /// For loop devices: the backing file, and the file system it lives on.
+    pub backing: Option<String>,
+    /// For files on a block device: the node of the device (or partition)
+    /// under the file system, for the raw-against-file sweep.
+    pub raw_device: Option<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: u64,
+    /// Hardware queues (`/sys/block/X/mq/*`).
+    pub hw_queues: Option<u32>,
+    /// Active I/O scheduler and the ones the device offers.
+    pub scheduler: Option<String>,
+    pub schedulers: Vec<String>,
+    /// Whether the queue accepts polled I/O (`queue/io_poll`).
+    pub poll_queues: Option<bool>,
+    pub rotational: Option<bool>,
+    /// Whether the study may write to it (the same checks as `run`), and
+    /// why not when it may not.
+    pub writable: bool,
+    pub write_refusal: Option<String>,
+    /// Whether the study created the file (it removes it at the end).
+    pub created_by_study: bool,
+    /// For emulators: the device's parameters as (key, value).
+    pub emulator_params: Vec<(String, String)>,
+}
+
+/// The machine.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Machine {
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: u32,
+    pub root: bool,
+    /// Busy share of all CPUs over a short sample before the study, percent:
+    /// other work that competes with the study's runs.
+    pub background_busy_pct: Option<f64>,
+    /// TSC frequency, Hz: the clocks of clocks per I/O.
+    pub tsc_hz: Option<f64>,
+}
+
+/// The plan as announced.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PlanDoc {
+    /// Measured seconds per run, and the ramp before it.
+    pub runtime_s: f64,
+    pub ramp_s: f64,
+    /// Bytes each run covers on the target.
+    pub region_bytes: u64,
+    /// Points planned (the queue-depth sweep stops early once saturated).
+    pub points: usize,
+    /// Estimated duration, seconds.
+    pub eta_s: f64,
+    /// One line per sweep: what it varies and why.
+    pub sweeps: Vec<SweepDoc>,
+}
+
+/// One sweep of the plan.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SweepDoc {
+    pub name: String,
+    pub points: usize,
+    pub what: String,
+}
+
+/// Something not done, and why.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Skip {
+    pub what: String,
+    pub why: String,
+}
+
+/// One run the study made.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Unique within the study (`qd-16`, `qd-16#2` for a repeat).
+    pub id: String,
+    /// The point it measures (repeats share it).
+    pub point: String,
+    pub sweep: String,
+    /// 1 for the first measurement of a point, 2… for repeats.
+    pub repeat: u32,
+    pub workload: Workload,
+    /// The `ssdready run` options it ran with.
+    pub options: Vec<String>,
+    /// `real` (wall-clock run through the platform) or `virtual` (the
+    /// emulator model alone, in virtual time).
+    pub clock: String,
+    /// With `--profile` (and `--decompose` on block devices).
+    pub instrumented: bool,
+    pub started_unix_ms: u64,
+    /// Wall-clock seconds the run took, preparation included.
+    pub wall_s: f64,
+    /// The figures of the measured job.
+    pub summary: PointSummary,
+    /// For emulated targets: the same workload on the model alone (virtual
+    /// time), the device's own answer at this point.
+    pub device_model: Option<DeviceSide>,
+    /// Why the run failed, when it did (no summary then).
+    pub error: Option<String>,
+    /// The full result, as `ssdready run --output-format=native` writes it.
+    pub result: Option<RunResult>,
+}
+
+/// The device's own answer at a point (emulator model in virtual time).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceSide {
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: f64,
+}
+
+/// A verdict: what the study found, what shows it, what to change.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The rule that made it (`crates/study/data/verdicts.rules`).
+    pub rule: String,
+    pub finding: String,
+    pub evidence: Evidence,
+    pub recommendation: String,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+    /// Why that confidence: margins against the noise seen, cross-checks.
+    pub confidence_why: String,
+    /// Largest spread between repeats of the evidence's runs, percent.
+    pub noise_pct: Option<f64>,
+}
+
+/// The figures and runs behind a verdict.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Fact name → value as printed.
+    pub figures: Vec<(String, String)>,
+    /// Run ids.
+    pub runs: Vec<String>,
+}

@@ -1,0 +1,424 @@
+//! The verdict rules: data (`data/verdicts.rules`), read at start, tested
+//! against the facts of a study. A rule fires when all its conditions hold
+//! and its templates can be filled; its verdict quotes the facts it used as
+//! evidence, with their runs, and states a confidence from how far each
+//! numeric condition was from its threshold against the noise between
+//! repeats (and lower when a cross-check of those runs disagreed, or the
+//! study was interrupted).
+
+use crate::facts::{Fact, Value};
+use crate::model::{Evidence, Verdict};
+use std::collections::BTreeMap;
+
+/// The rules shipped with ssdready.
+pub const RULES: &str = include_str!("../data/verdicts.rules");
+
+/// Noise (standard deviation between repeats, percent of their mean)
+/// above which nothing is firm.
+pub const TOO_NOISY_PCT: f64 = 15.0;
+
+/// A rule's condition operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Ge,
+    Le,
+    Gt,
+    Lt,
+    Exists,
+    Missing,
+}
+
+/// One `when` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cond {
+    pub fact: String,
+    pub op: Op,
+    pub value: Option<Value>,
+}
+
+/// One rule.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rule {
+    pub id: String,
+    pub when: Vec<Cond>,
+    pub finding: String,
+    pub recommendation: String,
+}
+
+/// A line of the rules file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("verdict rules line {line}: {msg}")]
+pub struct RuleError {
+    pub line: usize,
+    pub msg: String,
+}
+
+fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
+    let err = |m: &str| RuleError {
+        line,
+        msg: format!("{m}: '{text}'"),
+    };
+    let mut it = text.splitn(3, ' ');
+    let fact = it
+        .next()
+        .filter(|f| !f.is_empty())
+        .ok_or_else(|| err("no fact"))?;
+    let op = match it.next().ok_or_else(|| err("no operator"))? {
+        "=" => Op::Eq,
+        "!=" => Op::Ne,
+        ">=" => Op::Ge,
+        "<=" => Op::Le,
+        ">" => Op::Gt,
+        "<" => Op::Lt,
+        "exists" => Op::Exists,
+        "missing" => Op::Missing,
+        o => return Err(err(&format!("unknown operator '{o}'"))),
+    };
+    let value = match (op, it.next().map(str::trim)) {
+        (Op::Exists | Op::Missing, None) => None,
+        (Op::Exists | Op::Missing, Some(_)) => return Err(err("exists/missing take no value")),
+        (_, None | Some("")) => return Err(err("no value")),
+        (_, Some(v)) => Some(match v.parse::<f64>() {
+            Ok(n) => Value::Num(n),
+            Err(_) => Value::Text(v.to_string()),
+        }),
+    };
+    Ok(Cond {
+        fact: fact.into(),
+        op,
+        value,
+    })
+}
+
+/// Read a rules file.
+pub fn parse(text: &str) -> Result<Vec<Rule>, RuleError> {
+    let mut rules: Vec<Rule> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = l.split_once(' ').unwrap_or((l, ""));
+        let rest = rest.trim();
+        if key == "rule" {
+            rules.push(Rule {
+                id: rest.into(),
+                ..Default::default()
+            });
+            continue;
+        }
+        let r = rules.last_mut().ok_or(RuleError {
+            line,
+            msg: "a line before the first rule".into(),
+        })?;
+        match key {
+            "when" => r.when.push(parse_cond(rest, line)?),
+            "finding" => r.finding = rest.into(),
+            "recommendation" => r.recommendation = rest.into(),
+            k => {
+                return Err(RuleError {
+                    line,
+                    msg: format!(
+                        "unknown key '{k}' (allowed: rule, when, finding, recommendation)"
+                    ),
+                })
+            }
+        }
+    }
+    if let Some(r) = rules
+        .iter()
+        .find(|r| r.finding.is_empty() || r.recommendation.is_empty())
+    {
+        return Err(RuleError {
+            line: 0,
+            msg: format!("rule '{}' needs a finding and a recommendation", r.id),
+        });
+    }
+    Ok(rules)
+}
+
+/// The fact names a template refers to.
+pub fn template_facts(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(a) = rest.find('{') {
+        let Some(b) = rest[a..].find('}') else { break };
+        out.push(rest[a + 1..a + b].to_string());
+        rest = &rest[a + b + 1..];
+    }
+    out
+}
+
+/// Fill `{fact}` in a template; `[ … ]` parts with an unknown fact are
+/// dropped. None when a fact outside brackets is unknown.
+pub fn render(t: &str, facts: &BTreeMap<String, Fact>) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(a) = rest.find('[') {
+        out.push_str(&fill(&rest[..a], facts)?);
+        let b = rest[a..].find(']')? + a;
+        if let Some(s) = fill(&rest[a + 1..b], facts) {
+            out.push_str(&s);
+        }
+        rest = &rest[b + 1..];
+    }
+    out.push_str(&fill(rest, facts)?);
+    Some(out)
+}
+
+fn fill(t: &str, facts: &BTreeMap<String, Fact>) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(a) = rest.find('{') {
+        out.push_str(&rest[..a]);
+        let b = rest[a..].find('}')? + a;
+        out.push_str(&facts.get(&rest[a + 1..b])?.show());
+        rest = &rest[b + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn holds(c: &Cond, facts: &BTreeMap<String, Fact>) -> bool {
+    let f = facts.get(&c.fact);
+    match (c.op, f, &c.value) {
+        (Op::Exists, f, _) => f.is_some(),
+        (Op::Missing, f, _) => f.is_none(),
+        (_, None, _) | (_, _, None) => false,
+        (op, Some(f), Some(Value::Text(want))) => {
+            let have = match &f.value {
+                Value::Text(t) => t.clone(),
+                Value::Num(n) => n.to_string(),
+            };
+            match op {
+                Op::Eq => have == *want,
+                Op::Ne => have != *want,
+                _ => false,
+            }
+        }
+        (op, Some(f), Some(Value::Num(want))) => {
+            let Some(have) = f.num() else { return false };
+            match op {
+                Op::Eq => have == *want,
+                Op::Ne => have != *want,
+                Op::Ge => have >= *want,
+                Op::Le => have <= *want,
+                Op::Gt => have > *want,
+                Op::Lt => have < *want,
+                Op::Exists | Op::Missing => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+/// Everything a judgement needs besides the facts.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// Largest spread between repeats, percent (None: no repeats ran).
+    pub noise_pct: Option<f64>,
+    /// Runs whose cross-checks disagreed.
+    pub disagreeing_runs: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// Apply the rules in order.
+pub fn judge(rules: &[Rule], facts: &BTreeMap<String, Fact>, ctx: &Context) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for r in rules {
+        if !r.when.iter().all(|c| holds(c, facts)) {
+            continue;
+        }
+        let (Some(finding), Some(recommendation)) =
+            (render(&r.finding, facts), render(&r.recommendation, facts))
+        else {
+            continue;
+        };
+        let mut names: Vec<String> = r.when.iter().map(|c| c.fact.clone()).collect();
+        names.extend(template_facts(&r.finding));
+        names.extend(template_facts(&r.recommendation));
+        let mut seen = Vec::new();
+        names.retain(|n| {
+            facts.contains_key(n) && !seen.contains(n) && {
+                seen.push(n.clone());
+                true
+            }
+        });
+        let mut runs: Vec<String> = names.iter().flat_map(|n| facts[n].runs.clone()).collect();
+        runs.sort();
+        runs.dedup();
+        let (confidence, why, noise) = confidence(r, facts, &runs, ctx);
+        out.push(Verdict {
+            rule: r.id.clone(),
+            finding,
+            evidence: Evidence {
+                figures: names.iter().map(|n| (n.clone(), facts[n].show())).collect(),
+                runs,
+            },
+            recommendation,
+            confidence: confidence.into(),
+            confidence_why: why,
+            noise_pct: noise,
+        });
+    }
+    out
+}
+
+/// The confidence of a fired rule: `high` when every numeric condition
+/// clears its threshold by at least three times the noise (and 5 %),
+/// `medium` when by more than the noise, else `low`; one step lower when a
+/// cross-check of its runs disagreed; `low` on a machine too noisy to
+/// conclude or an interrupted study.
+fn confidence(
+    r: &Rule,
+    facts: &BTreeMap<String, Fact>,
+    runs: &[String],
+    ctx: &Context,
+) -> (&'static str, String, Option<f64>) {
+    let noise = r
+        .when
+        .iter()
+        .filter_map(|c| facts.get(&c.fact)?.noise_pct)
+        .reduce(f64::max)
+        .or(ctx.noise_pct);
+    let mut margins = Vec::new();
+    for c in &r.when {
+        let Some(f) = facts.get(&c.fact) else {
+            continue;
+        };
+        match (&c.value, f.num()) {
+            (Some(Value::Num(th)), Some(v)) if *th != 0.0 => {
+                margins.push((c.fact.clone(), 100.0 * (v - th).abs() / th.abs()))
+            }
+            (Some(Value::Text(_)), _) => {
+                if let Some(m) = f.margin_pct {
+                    margins.push((c.fact.clone(), m));
+                }
+            }
+            _ => {}
+        }
+    }
+    let least = margins.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let n = noise.unwrap_or(0.0);
+    let mut level = match least {
+        _ if ctx.interrupted => 0,
+        _ if n > TOO_NOISY_PCT => 0,
+        None => 2,
+        Some((_, m)) if *m >= (3.0 * n).max(5.0) => 2,
+        Some((_, m)) if *m > n => 1,
+        Some(_) => 0,
+    };
+    let mut why = match (least, noise) {
+        _ if ctx.interrupted => "the study was interrupted".to_string(),
+        (_, Some(n)) if n > TOO_NOISY_PCT => {
+            format!("the machine was too noisy to conclude: repeats varied by {n:.0} %")
+        }
+        (Some((f, m)), Some(n)) => {
+            format!("{f} is {m:.0} % past its threshold; repeats varied by {n:.1} %")
+        }
+        (Some((f, m)), None) => {
+            format!("{f} is {m:.0} % past its threshold; no repeats to measure noise")
+        }
+        (None, Some(n)) => format!("repeats varied by {n:.1} %"),
+        (None, None) => "no repeats to measure noise".to_string(),
+    };
+    if noise.is_none() && level == 2 {
+        level = 1;
+    }
+    let bad: Vec<&String> = runs
+        .iter()
+        .filter(|r| ctx.disagreeing_runs.contains(r))
+        .collect();
+    if !bad.is_empty() && level > 0 {
+        level -= 1;
+        why.push_str(&format!(
+            "; cross-checks disagreed in {}",
+            bad.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    (["low", "medium", "high"][level], why, noise)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(v: Value, unit: &str) -> Fact {
+        Fact {
+            value: v,
+            unit: unit.into(),
+            noise_pct: None,
+            margin_pct: None,
+            runs: vec!["qd-1".into()],
+        }
+    }
+
+    #[test]
+    fn the_shipped_rules_parse_and_use_known_facts_only() {
+        let rules = parse(RULES).unwrap();
+        assert!(rules.len() >= 20, "{}", rules.len());
+        for r in &rules {
+            let mut names: Vec<String> = r.when.iter().map(|c| c.fact.clone()).collect();
+            names.extend(template_facts(&r.finding));
+            names.extend(template_facts(&r.recommendation));
+            for n in names {
+                assert!(
+                    crate::facts::KNOWN.contains(&n.as_str()),
+                    "rule {}: unknown fact {n}",
+                    r.id
+                );
+            }
+        }
+        let mut ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), rules.len(), "rule ids are unique");
+    }
+
+    #[test]
+    fn bad_rules_name_their_line() {
+        let e = parse("rule a\n  when x ~ 3\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("unknown operator"), "{e}");
+        assert!(parse("when x > 1\n").is_err());
+        assert!(parse("rule a\n  when x > 1\n").is_err(), "no finding");
+    }
+
+    #[test]
+    fn optional_parts_drop_out_and_required_ones_stop_the_rule() {
+        let mut f = BTreeMap::new();
+        f.insert("a".into(), fact(Value::Num(97.0), "pct"));
+        assert_eq!(render("x {a}[ y {b}] z", &f).unwrap(), "x 97 % z");
+        assert_eq!(render("x {b}", &f), None);
+        f.insert("b".into(), fact(Value::Text("io_uring".into()), "text"));
+        assert_eq!(
+            render("x {a}[ y {b}] z", &f).unwrap(),
+            "x 97 % y io_uring z"
+        );
+    }
+
+    #[test]
+    fn confidence_follows_margin_against_noise() {
+        let rules =
+            parse("rule r\n  when a >= 90\n  finding {a}\n  recommendation none\n").unwrap();
+        let mut f = BTreeMap::new();
+        let judge_at = |v: f64, noise: f64, f: &mut BTreeMap<String, Fact>| {
+            f.insert("a".into(), fact(Value::Num(v), "pct"));
+            let ctx = Context {
+                noise_pct: Some(noise),
+                ..Default::default()
+            };
+            judge(&rules, f, &ctx)
+        };
+        assert_eq!(judge_at(99.5, 1.0, &mut f)[0].confidence, "high");
+        assert_eq!(judge_at(93.0, 2.0, &mut f)[0].confidence, "medium");
+        assert_eq!(judge_at(90.5, 2.0, &mut f)[0].confidence, "low");
+        assert_eq!(judge_at(99.5, 40.0, &mut f)[0].confidence, "low");
+        assert!(judge_at(80.0, 1.0, &mut f).is_empty());
+    }
+}

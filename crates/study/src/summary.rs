@@ -1,0 +1,330 @@
+//! A run's figures, as the study uses them: throughput, latency
+//! percentiles, CPU per I/O with its source and the submitting threads'
+//! own busy share, the latency decomposition, the kernel profile by layer,
+//! page-cache hits and the emulator's die utilisation — taken from the
+//! measured jobs of a `RunResult` (every job but the emulator's `fill`).
+
+use serde::{Deserialize, Serialize};
+use ssdready_core::hist::Histogram;
+use ssdready_core::result::RunResult;
+
+/// The name of the fill job a run on an emulator starts with.
+pub const FILL_JOB: &str = "fill";
+
+/// The measured part of one run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PointSummary {
+    pub ios: u64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    pub lat_p999_ns: u64,
+    pub window_s: f64,
+    pub cpu: Option<CpuSummary>,
+    pub decomposition: Option<DecompSummary>,
+    pub profile: Option<ProfileSummary>,
+    pub disk: Option<DiskSummary>,
+    /// Emulator: the busiest die's (or DRAM unit's) busy share, percent
+    /// (the window includes the fill).
+    pub die_util_max_pct: Option<f64>,
+    /// Cross-checks of the run whose sources disagreed (their figures are
+    /// not to be trusted).
+    pub checks_disagree: Vec<String>,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// CPU cost per I/O.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuSummary {
+    pub process_ns_per_io: f64,
+    pub system_ns_per_io: f64,
+    pub process_clocks_per_io: Option<f64>,
+    pub system_clocks_per_io: Option<f64>,
+    /// Busy share of all CPUs, percent.
+    pub system_busy_pct: f64,
+    /// How the system figure was measured (`cpu.sources.system`).
+    pub source: String,
+    /// The busiest submitting thread's own CPU time over the window,
+    /// percent of one core (getrusage per thread).
+    pub thread_busy_max_pct: Option<f64>,
+    pub thread_busy_mean_pct: Option<f64>,
+    pub ctx_switches_per_io: f64,
+    pub interrupts_per_io: f64,
+}
+
+/// The latency split along the I/O path (`--decompose`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DecompSummary {
+    /// (part, mean ns, share of the app-observed mean %).
+    pub parts: Vec<(String, f64, f64)>,
+    /// Everything but the driver and device, percent.
+    pub platform_share_pct: Option<f64>,
+    pub device_ns: Option<f64>,
+    pub completion_share_pct: Option<f64>,
+    /// Mean time queued in the I/O scheduler, for the I/Os that queued.
+    pub scheduler_queue_ns: Option<f64>,
+    /// I/Os joined with the kernel's record, percent.
+    pub joined_pct: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// The kernel profile by layer (`--profile`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProfileSummary {
+    /// (layer, share of busy %, ns per I/O, clocks per I/O), busiest first.
+    pub layers: Vec<(String, f64, f64, Option<f64>)>,
+    pub busy_ns_per_io: f64,
+    /// Samples in lock functions (spinlocks, mutexes, futexes), percent of
+    /// busy samples: the locks' callers' layers hold this time too.
+    pub lock_share_pct: f64,
+    pub lock_functions: Vec<String>,
+}
+
+/// What the block layer saw of the run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskSummary {
+    pub name: String,
+    pub util_pct: f64,
+    pub read_bytes: u64,
+    /// Reads the application made that never reached the device, percent.
+    pub cache_hit_pct: Option<f64>,
+    pub block_mean_ns: Option<f64>,
+}
+
+const LOCK_MARKS: &[&str] = &[
+    "spin_lock",
+    "queued_spin",
+    "native_queued",
+    "mutex_lock",
+    "__mutex",
+    "futex",
+    "lock_contended",
+    "rwsem",
+    "osq_lock",
+];
+
+/// Whether a function name is a lock's.
+pub fn is_lock(symbol: &str) -> bool {
+    LOCK_MARKS.iter().any(|m| symbol.contains(m))
+}
+
+impl PointSummary {
+    /// The measured jobs of `r` (all but the fill job).
+    pub fn from_result(r: &RunResult) -> PointSummary {
+        let jobs: Vec<_> = r.jobs.iter().filter(|j| j.name != FILL_JOB).collect();
+        let mut s = PointSummary {
+            interrupted: r.interrupted,
+            warnings: r.warnings.clone(),
+            ..Default::default()
+        };
+        let mut lat = Histogram::new();
+        let mut lat_sum = 0f64;
+        let mut window = 0u64;
+        for j in &jobs {
+            window = window.max(j.measured_ns);
+            for (name, d) in j.dirs() {
+                s.ios += d.ios;
+                s.iops += d.iops;
+                s.bw_bytes_per_s += d.bw_bytes_per_s;
+                match name {
+                    "read" => s.read_iops += d.iops,
+                    "write" => s.write_iops += d.iops,
+                    _ => {}
+                }
+                lat_sum += d.lat.mean_ns * d.lat.n as f64;
+            }
+            for d in j.raw.dirs.iter().flatten() {
+                lat.merge(&d.lat);
+            }
+        }
+        s.window_s = window as f64 / 1e9;
+        if s.ios > 0 {
+            s.lat_mean_ns = lat_sum / s.ios as f64;
+        }
+        if lat.count() > 0 {
+            s.lat_p50_ns = lat.percentile(50.0);
+            s.lat_p99_ns = lat.percentile(99.0);
+            s.lat_p999_ns = lat.percentile(99.9);
+        } else if let Some((_, d)) = jobs.first().and_then(|j| j.dirs().next()) {
+            let p = |q: f64| {
+                d.lat
+                    .percentiles
+                    .iter()
+                    .find(|(x, _)| (*x - q).abs() < 1e-9)
+                    .map_or(0, |(_, v)| *v)
+            };
+            (s.lat_p50_ns, s.lat_p99_ns, s.lat_p999_ns) = (p(50.0), p(99.0), p(99.9));
+        }
+        let phase = jobs.first().and_then(|j| r.phases.get(j.phase));
+        if let Some(ph) = phase {
+            s.cpu = ph.cpu.as_ref().map(|c| cpu_summary(c, &jobs));
+            s.decomposition = ph.decomposition.as_ref().map(decomp_summary);
+            s.profile = ph.profile.as_ref().map(profile_summary);
+            s.disk = ph.disks.first().map(|d| DiskSummary {
+                name: d.name.clone(),
+                util_pct: d.util_pct,
+                read_bytes: d.read_sectors * 512,
+                cache_hit_pct: cache_hits(d.read_sectors * 512, &jobs),
+                block_mean_ns: d.block_mean_ns,
+            });
+            s.checks_disagree = ph
+                .checks
+                .iter()
+                .filter(|c| !c.agree)
+                .map(|c| c.describe())
+                .collect();
+        }
+        s.die_util_max_pct = r
+            .emulator
+            .as_ref()
+            .and_then(|e| e.die_utilisation_pct.iter().copied().reduce(f64::max));
+        s
+    }
+}
+
+fn cache_hits(device_bytes: u64, jobs: &[&ssdready_core::result::JobResult]) -> Option<f64> {
+    let app: u64 = jobs
+        .iter()
+        .filter_map(|j| j.read.as_ref())
+        .map(|d| d.bytes)
+        .sum();
+    (app > 0).then(|| (100.0 * (1.0 - device_bytes as f64 / app as f64)).clamp(0.0, 100.0))
+}
+
+fn cpu_summary(
+    c: &ssdready_core::result::CpuCost,
+    jobs: &[&ssdready_core::result::JobResult],
+) -> CpuSummary {
+    let busy: Vec<f64> = jobs
+        .iter()
+        .flat_map(|j| j.raw_workers.iter())
+        .filter(|w| w.measured_ns > 0)
+        .map(|w| 100.0 * (w.thread_cpu.user_ns + w.thread_cpu.sys_ns) as f64 / w.measured_ns as f64)
+        .collect();
+    CpuSummary {
+        process_ns_per_io: c.per_io.process_ns,
+        system_ns_per_io: c.per_io.system_ns,
+        process_clocks_per_io: c.per_io.process_clocks,
+        system_clocks_per_io: c.per_io.system_clocks,
+        system_busy_pct: c.system_busy_pct,
+        source: c.sources.system.clone(),
+        thread_busy_max_pct: busy.iter().copied().reduce(f64::max),
+        thread_busy_mean_pct: (!busy.is_empty())
+            .then(|| busy.iter().sum::<f64>() / busy.len() as f64),
+        ctx_switches_per_io: c.per_io.system_ctx_switches,
+        interrupts_per_io: c.per_io.system_interrupts,
+    }
+}
+
+fn decomp_summary(d: &ssdready_core::result::Decomposition) -> DecompSummary {
+    let share = |name: &str| d.parts.iter().find(|p| p.part == name);
+    let device = share("driver and device");
+    DecompSummary {
+        parts: d
+            .parts
+            .iter()
+            .map(|p| (p.part.clone(), p.mean_ns, p.share_pct))
+            .collect(),
+        platform_share_pct: device.map(|p| 100.0 - p.share_pct),
+        device_ns: device.map(|p| p.mean_ns),
+        completion_share_pct: share("completion to the app").map(|p| p.share_pct),
+        scheduler_queue_ns: d
+            .per_io
+            .as_ref()
+            .and_then(|p| p.scheduler_queue.as_ref())
+            .map(|q| q.mean_ns),
+        joined_pct: d.per_io.as_ref().and_then(|p| {
+            let n = p.matched + p.unmatched;
+            (n > 0).then(|| 100.0 * p.matched as f64 / n as f64)
+        }),
+        note: d.note.clone(),
+    }
+}
+
+fn profile_summary(p: &ssdready_core::result::ProfileReport) -> ProfileSummary {
+    let mut layers: Vec<_> = p
+        .layers
+        .iter()
+        .filter(|l| l.layer != "idle")
+        .map(|l| {
+            (
+                l.layer.clone(),
+                l.share_of_busy_pct,
+                l.ns_per_io,
+                l.clocks_per_io,
+            )
+        })
+        .collect();
+    layers.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let locks: Vec<_> = p
+        .top_functions
+        .iter()
+        .filter(|(sym, _, _)| is_lock(sym))
+        .collect();
+    let lock_samples: u64 = locks.iter().map(|(_, _, n)| n).sum();
+    ProfileSummary {
+        layers,
+        busy_ns_per_io: p.busy_ns_per_io,
+        lock_share_pct: if p.busy_samples > 0 {
+            100.0 * lock_samples as f64 / p.busy_samples as f64
+        } else {
+            0.0
+        },
+        lock_functions: locks.iter().map(|(s, _, _)| s.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::result::*;
+
+    #[test]
+    fn the_fill_job_is_not_measured() {
+        let dir = |ios: u64, iops: f64| DirResult {
+            ios,
+            iops,
+            lat: ssdready_core::hist::LatSummary {
+                n: ios,
+                mean_ns: 100.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let r = RunResult {
+            jobs: vec![
+                JobResult {
+                    name: FILL_JOB.into(),
+                    write: Some(dir(10, 5.0)),
+                    ..Default::default()
+                },
+                JobResult {
+                    name: "m".into(),
+                    phase: 0,
+                    read: Some(dir(1000, 500.0)),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let s = PointSummary::from_result(&r);
+        assert_eq!(s.ios, 1000);
+        assert_eq!(s.iops, 500.0);
+        assert_eq!(s.write_iops, 0.0);
+        assert_eq!(s.lat_mean_ns, 100.0);
+    }
+
+    #[test]
+    fn lock_functions_are_recognised() {
+        assert!(is_lock("native_queued_spin_lock_slowpath"));
+        assert!(is_lock(
+            "std::sys::sync::mutex::futex::Mutex::lock_contended"
+        ));
+        assert!(!is_lock("blk_mq_submit_bio"));
+    }
+}

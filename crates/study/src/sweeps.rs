@@ -1,0 +1,280 @@
+//! The sweeps' comparisons: I/O schedulers against `none`, engines against
+//! each other, block sizes (bandwidth), read/write mixes, buffered against
+//! direct I/O (and the page-cache hits that hide the device), the raw
+//! device against a file on it, and several devices against each alone.
+
+use crate::figures::{median, runs_of, Figures};
+use crate::model::RunRecord;
+use serde::{Deserialize, Serialize};
+
+/// All comparisons.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Comparisons {
+    pub schedulers: Vec<SchedulerCost>,
+    pub engines: Vec<EnginePoint>,
+    pub block_sizes: Vec<SizePoint>,
+    pub rw: Vec<MixPoint>,
+    pub buffered: Vec<BufferedPoint>,
+    pub raw_vs_file: Vec<RawPoint>,
+    pub devices: Option<DeviceScaling>,
+}
+
+/// One scheduler at one depth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SchedulerCost {
+    pub scheduler: String,
+    pub qd: u32,
+    pub iops: f64,
+    pub lat_mean_ns: f64,
+    /// IOPS lost against `none` at the same depth, percent (negative: gained).
+    pub cost_pct: Option<f64>,
+    /// Mean time queued in the scheduler (`--decompose` would say; from the
+    /// run's decomposition when it had one).
+    pub queued_ns: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// One engine at one depth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EnginePoint {
+    pub engine: String,
+    pub qd: u32,
+    pub threads: u32,
+    pub iops: f64,
+    pub lat_mean_ns: f64,
+    pub cpu_ns_per_io: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// One block size.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SizePoint {
+    pub bs: u64,
+    pub rw: String,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub runs: Vec<String>,
+}
+
+/// One read/write mix.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MixPoint {
+    pub rw: String,
+    pub qd: u32,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: u64,
+    pub runs: Vec<String>,
+}
+
+/// Buffered reads against direct ones at one depth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BufferedPoint {
+    pub qd: u32,
+    pub buffered_iops: f64,
+    pub direct_iops: Option<f64>,
+    /// Reads that never reached the device, percent.
+    pub cache_hit_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// Reads of the raw device against the file at one depth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RawPoint {
+    pub qd: u32,
+    pub raw_iops: f64,
+    pub file_iops: Option<f64>,
+    /// IOPS the file system costs against the raw device, percent.
+    pub fs_cost_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// Several devices together against each alone.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceScaling {
+    pub devices: u32,
+    pub alone_iops: Vec<f64>,
+    pub together_iops: f64,
+    /// Together against the sum of alone, percent.
+    pub efficiency_pct: f64,
+    pub runs: Vec<String>,
+}
+
+fn med(rs: &[&RunRecord], g: impl Fn(&RunRecord) -> f64) -> Option<f64> {
+    median(&rs.iter().map(|r| g(r)).collect::<Vec<_>>())
+}
+
+fn ids(rs: &[&RunRecord]) -> Vec<String> {
+    rs.iter().map(|r| r.id.clone()).collect()
+}
+
+/// The points of a sweep, each with its runs (repeats share a point).
+fn points<'a>(runs: &'a [RunRecord], sweep: &str) -> Vec<Vec<&'a RunRecord>> {
+    let mut names: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.sweep == sweep && r.error.is_none())
+        .map(|r| r.point.as_str())
+        .collect();
+    names.dedup();
+    let mut seen = Vec::new();
+    names.retain(|n| {
+        let new = !seen.contains(n);
+        seen.push(n);
+        new
+    });
+    names.into_iter().map(|n| runs_of(runs, n)).collect()
+}
+
+/// Compare every sweep that ran.
+pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
+    let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
+    let mut c = Comparisons::default();
+    let sched = points(runs, "scheduler");
+    for rs in &sched {
+        let w = &rs[0].workload;
+        let name = w.scheduler.clone().unwrap_or_default();
+        let none = sched.iter().find(|o| {
+            o[0].workload.scheduler.as_deref() == Some("none") && o[0].workload.qd == w.qd
+        });
+        let iops = med(rs, |r| r.summary.iops).unwrap_or(0.0);
+        let base = none.and_then(|o| med(o, |r| r.summary.iops));
+        c.schedulers.push(SchedulerCost {
+            scheduler: name,
+            qd: w.qd,
+            iops,
+            lat_mean_ns: med(rs, |r| r.summary.lat_mean_ns).unwrap_or(0.0),
+            cost_pct: base.filter(|&b| b > 0.0).map(|b| 100.0 * (b - iops) / b),
+            queued_ns: rs
+                .iter()
+                .find_map(|r| r.summary.decomposition.as_ref()?.scheduler_queue_ns),
+            runs: ids(rs),
+        });
+    }
+    for rs in points(runs, "engine") {
+        let w = &rs[0].workload;
+        c.engines.push(EnginePoint {
+            engine: w.engine.clone().unwrap_or_default(),
+            qd: w.qd,
+            threads: w.threads,
+            iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
+            lat_mean_ns: med(&rs, |r| r.summary.lat_mean_ns).unwrap_or(0.0),
+            cpu_ns_per_io: median(
+                &rs.iter()
+                    .filter_map(|r| r.summary.cpu.as_ref().map(|c| c.system_ns_per_io))
+                    .collect::<Vec<_>>(),
+            ),
+            runs: ids(&rs),
+        });
+    }
+    // The queue-depth sweep's engine at the engines' depths.
+    let qd_engine = runs
+        .iter()
+        .find(|r| r.sweep == "qd")
+        .and_then(|r| r.workload.engine.clone());
+    if let (Some(e), false) = (qd_engine, c.engines.is_empty()) {
+        let mut depths: Vec<u32> = c
+            .engines
+            .iter()
+            .filter(|p| p.threads == 1)
+            .map(|p| p.qd)
+            .collect();
+        depths.dedup();
+        for qd in depths {
+            if let Some(cp) = curve(qd) {
+                let rs = runs_of(runs, &format!("qd-{qd}"));
+                c.engines.push(EnginePoint {
+                    engine: e.clone(),
+                    qd,
+                    threads: 1,
+                    iops: cp.iops,
+                    lat_mean_ns: cp.lat_mean_ns,
+                    cpu_ns_per_io: median(
+                        &rs.iter()
+                            .filter_map(|r| r.summary.cpu.as_ref().map(|c| c.system_ns_per_io))
+                            .collect::<Vec<_>>(),
+                    ),
+                    runs: cp.runs.clone(),
+                });
+            }
+        }
+    }
+    for rs in points(runs, "bs") {
+        let w = &rs[0].workload;
+        c.block_sizes.push(SizePoint {
+            bs: w.bs,
+            rw: w.rw.clone(),
+            iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
+            bw_bytes_per_s: med(&rs, |r| r.summary.bw_bytes_per_s).unwrap_or(0.0),
+            lat_mean_ns: med(&rs, |r| r.summary.lat_mean_ns).unwrap_or(0.0),
+            runs: ids(&rs),
+        });
+    }
+    for rs in points(runs, "rw") {
+        let w = &rs[0].workload;
+        c.rw.push(MixPoint {
+            rw: w.rw.clone(),
+            qd: w.qd,
+            iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
+            read_iops: med(&rs, |r| r.summary.read_iops).unwrap_or(0.0),
+            write_iops: med(&rs, |r| r.summary.write_iops).unwrap_or(0.0),
+            lat_mean_ns: med(&rs, |r| r.summary.lat_mean_ns).unwrap_or(0.0),
+            lat_p99_ns: med(&rs, |r| r.summary.lat_p99_ns as f64).unwrap_or(0.0) as u64,
+            runs: ids(&rs),
+        });
+    }
+    for rs in points(runs, "buffered") {
+        let qd = rs[0].workload.qd;
+        c.buffered.push(BufferedPoint {
+            qd,
+            buffered_iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
+            direct_iops: curve(qd).map(|p| p.iops),
+            cache_hit_pct: median(
+                &rs.iter()
+                    .filter_map(|r| r.summary.disk.as_ref()?.cache_hit_pct)
+                    .collect::<Vec<_>>(),
+            ),
+            runs: ids(&rs),
+        });
+    }
+    for rs in points(runs, "raw") {
+        let qd = rs[0].workload.qd;
+        let raw = med(&rs, |r| r.summary.iops).unwrap_or(0.0);
+        let file = curve(qd).map(|p| p.iops);
+        c.raw_vs_file.push(RawPoint {
+            qd,
+            raw_iops: raw,
+            file_iops: file,
+            fs_cost_pct: file
+                .filter(|_| raw > 0.0)
+                .map(|fi| 100.0 * (raw - fi) / raw),
+            runs: ids(&rs),
+        });
+    }
+    c.devices = device_scaling(runs, f);
+    c
+}
+
+fn device_scaling(runs: &[RunRecord], f: &Figures) -> Option<DeviceScaling> {
+    let pts = points(runs, "devices");
+    let together = pts.iter().find(|rs| rs[0].workload.targets.len() > 1)?;
+    let first = f.peak.as_ref()?;
+    let mut alone = vec![first.iops];
+    let mut ids_all = first.runs.clone();
+    for rs in pts.iter().filter(|rs| rs[0].workload.targets.len() == 1) {
+        alone.push(med(rs, |r| r.summary.iops)?);
+        ids_all.extend(ids(rs));
+    }
+    let t = med(together, |r| r.summary.iops)?;
+    ids_all.extend(ids(together));
+    let sum: f64 = alone.iter().sum();
+    Some(DeviceScaling {
+        devices: together[0].workload.targets.len() as u32,
+        together_iops: t,
+        efficiency_pct: if sum > 0.0 { 100.0 * t / sum } else { 0.0 },
+        alone_iops: alone,
+        runs: ids_all,
+    })
+}

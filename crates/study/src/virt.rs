@@ -1,0 +1,213 @@
+//! Virtual time: a point's jobs on the emulator model alone, through the
+//! deterministic simulator — the device's own answer at that point, next to
+//! the real-time run that includes the platform. Each run gets a fresh
+//! device per target, as a real run does; phases (the fill, then the
+//! measured jobs) run in order on it.
+
+use crate::model::DeviceSide;
+use crate::summary::{PointSummary, FILL_JOB};
+use ssdready_core::hist::Histogram;
+use ssdready_core::options::{build_jobs, RawOption, Section};
+use ssdready_core::spec::JobSpec;
+use ssdready_core::stats::WorkerStats;
+use ssdready_emu::device::Device;
+use std::collections::BTreeMap;
+
+/// Simulated seconds of a measured job at most (the model is
+/// deterministic: a longer window adds nothing but time).
+pub const MAX_VIRTUAL_S: f64 = 1.0;
+/// Wall-clock seconds a virtual run may take before it is given up.
+pub const MAX_WALL_S: f64 = 20.0;
+
+/// Sections from the options [`crate::jobs::options`] writes: options
+/// before the first `--name` are global, each `--name` starts a job; tool
+/// options (`--quiet`, `--profile`, `--decompose`) are dropped.
+pub fn sections(options: &[String]) -> Vec<Section> {
+    let mut out = vec![Section {
+        name: "global".into(),
+        global: true,
+        options: Vec::new(),
+    }];
+    for a in options {
+        let Some(body) = a.strip_prefix("--") else {
+            continue;
+        };
+        let (k, v) = match body.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (body, None),
+        };
+        if matches!(k, "quiet" | "profile" | "decompose") {
+            continue;
+        }
+        if k == "name" {
+            out.push(Section {
+                name: v.unwrap_or_default().into(),
+                global: false,
+                options: Vec::new(),
+            });
+        }
+        out.last_mut()
+            .expect("a section")
+            .options
+            .push(RawOption::cli(k, v));
+    }
+    out
+}
+
+/// Run the point's jobs on the model in virtual time. Every target must be
+/// an emulator (`emu:…`).
+pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
+    let mut specs = build_jobs(&sections(options)).map_err(|e| e.to_string())?;
+    let mut devices: BTreeMap<String, Device> = BTreeMap::new();
+    for s in &mut specs {
+        let name = s.filename.first().cloned().unwrap_or_default();
+        if !name.starts_with("emu") {
+            return Err(format!("virtual time needs an emulated target, not {name}"));
+        }
+        if !devices.contains_key(&name) {
+            let mut p = crate::limit::params_of(&name)?;
+            let bounded = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096).iops;
+            if bounded.is_none() && p.host_ns == 0 {
+                return Err(format!(
+                    "{name} has zero latency: on the model alone virtual time would not advance"
+                ));
+            }
+            if let Some(size) = s.size {
+                p.size = p.size.max((s.offset + size).div_ceil(1 << 20) << 20);
+            }
+            devices.insert(name.clone(), Device::new(&p));
+        }
+        if let Some(rt) = s.runtime_ns.as_mut() {
+            *rt = (*rt).min((MAX_VIRTUAL_S * 1e9) as u64);
+        }
+    }
+    let (fill, measured): (Vec<JobSpec>, Vec<JobSpec>) =
+        specs.into_iter().partition(|s| s.name == FILL_JOB);
+    let mut workers: Vec<WorkerStats> = Vec::new();
+    let wall = std::time::Instant::now();
+    for (phase, collect) in [(fill, false), (measured, true)] {
+        for (name, dev) in devices.iter_mut() {
+            let jobs: Vec<JobSpec> = phase
+                .iter()
+                .filter(|s| s.filename.first() == Some(name))
+                .cloned()
+                .collect();
+            if jobs.is_empty() {
+                continue;
+            }
+            let out = ssdready_emu::sim::simulate(dev, &jobs, &|| {
+                wall.elapsed().as_secs_f64() > MAX_WALL_S
+            })
+            .map_err(|e| e.to_string())?;
+            if wall.elapsed().as_secs_f64() > MAX_WALL_S {
+                return Err(format!(
+                    "the model took more than {MAX_WALL_S} s of wall time"
+                ));
+            }
+            if collect {
+                workers.extend(out.workers.into_iter().flatten());
+            }
+        }
+    }
+    Ok(summarise(&workers))
+}
+
+fn summarise(workers: &[WorkerStats]) -> (PointSummary, DeviceSide) {
+    let mut s = PointSummary::default();
+    let mut lat = Histogram::new();
+    let window = workers.iter().map(|w| w.measured_ns).max().unwrap_or(0);
+    let secs = window as f64 / 1e9;
+    for w in workers {
+        for (i, d) in w.dirs.iter().enumerate() {
+            let Some(d) = d else { continue };
+            s.ios += d.ios;
+            let rate = if secs > 0.0 { d.ios as f64 / secs } else { 0.0 };
+            s.iops += rate;
+            s.bw_bytes_per_s += if secs > 0.0 {
+                d.bytes as f64 / secs
+            } else {
+                0.0
+            };
+            match i {
+                0 => s.read_iops += rate,
+                1 => s.write_iops += rate,
+                _ => {}
+            }
+            lat.merge(&d.lat);
+        }
+    }
+    s.window_s = secs;
+    s.lat_mean_ns = lat.mean();
+    if lat.count() > 0 {
+        s.lat_p50_ns = lat.percentile(50.0);
+        s.lat_p99_ns = lat.percentile(99.0);
+        s.lat_p999_ns = lat.percentile(99.9);
+    }
+    let d = DeviceSide {
+        iops: s.iops,
+        bw_bytes_per_s: s.bw_bytes_per_s,
+        lat_mean_ns: s.lat_mean_ns,
+        lat_p99_ns: s.lat_p99_ns as f64,
+    };
+    (s, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_zero_latency_model_is_refused_not_looped_on() {
+        let e = run(&opts(&[
+            "--name=m",
+            "--filename=emu:null",
+            "--runtime=1s",
+            "--time_based",
+        ]))
+        .unwrap_err();
+        assert!(e.contains("zero latency"), "{e}");
+    }
+
+    #[test]
+    fn sections_follow_names_and_drop_tool_options() {
+        let s = sections(&opts(&[
+            "--quiet",
+            "--size=1m",
+            "--name=a",
+            "--rw=read",
+            "--name=b",
+        ]));
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].options, vec![RawOption::cli("size", Some("1m"))]);
+        assert_eq!(s[1].options[1], RawOption::cli("rw", Some("read")));
+    }
+
+    #[test]
+    fn x25e_qd1_reads_after_a_fill_take_the_modelled_latency() {
+        let o = opts(&[
+            "--name=fill",
+            "--filename=emu:x25e",
+            "--rw=write",
+            "--bs=1m",
+            "--iodepth=8",
+            "--size=16m",
+            "--name=m",
+            "--stonewall",
+            "--filename=emu:x25e",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            "--size=16m",
+            "--runtime=500ms",
+            "--time_based",
+        ]);
+        let (s, d) = run(&o).unwrap();
+        assert!((145_000.0..155_000.0).contains(&d.lat_mean_ns), "{d:?}");
+        assert!((6_400.0..6_900.0).contains(&s.iops), "{}", s.iops);
+        assert_eq!(s.write_iops, 0.0, "the fill is not measured");
+    }
+}
