@@ -42,12 +42,28 @@ pub(crate) fn ready(jobs: &[PreparedJob], stop: &AtomicBool, show: bool) -> Resu
     let plan = plan(jobs);
     check_space(&plan)?;
     check_open(jobs, &|t| t.path.exists())?;
-    let mut created = Vec::new();
-    let laid = lay_out(&plan, stop, show, &mut created)
-        .and_then(|()| check_open(jobs, &|t| created.contains(&t.path)));
+    // Each file laid out, with its old length when it existed before.
+    let mut done: Vec<(PathBuf, Option<u64>)> = Vec::new();
+    let laid = lay_out(&plan, stop, show, &mut done).and_then(|()| {
+        check_open(jobs, &|t| {
+            done.iter().any(|(p, old)| old.is_none() && *p == t.path)
+        })
+    });
     if laid.is_err() {
-        for p in &created {
-            let _ = std::fs::remove_file(p);
+        // Undo every file, not only the one that failed: created files go,
+        // extended ones are cut back to their old length.
+        for (p, old) in &done {
+            match old {
+                None => {
+                    let _ = std::fs::remove_file(p);
+                }
+                Some(len) => {
+                    let _ = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(p)
+                        .and_then(|f| f.set_len(*len));
+                }
+            }
         }
     }
     laid
@@ -166,7 +182,7 @@ fn lay_out(
     plan: &[Growth],
     stop: &AtomicBool,
     show: bool,
-    created: &mut Vec<PathBuf>,
+    done: &mut Vec<(PathBuf, Option<u64>)>,
 ) -> Result<(), Failure> {
     for g in plan {
         let shown = g.target.path.display().to_string();
@@ -176,8 +192,9 @@ fn lay_out(
         });
         bar.finish_and_clear();
         match end {
-            Ok(LayoutEnd::Done) if !g.existed => created.push(g.target.path.clone()),
-            Ok(LayoutEnd::Done) => {}
+            Ok(LayoutEnd::Done) => {
+                done.push((g.target.path.clone(), g.existed.then_some(g.target.size)))
+            }
             Ok(LayoutEnd::Stopped) => {
                 return Err(Failure::Interrupted(format!(
                     "interrupted while laying out {shown}; {} (nothing was measured)",

@@ -235,6 +235,11 @@ fn run_command(args: &[String], simulate: bool) {
 }
 
 fn parse_only(parsed: &args::RunArgs, simulate: bool) {
+    // The same destination checks as a run: --output is written here too.
+    let sink = match &parsed.output {
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        None => output::Sink::Stdout,
+    };
     let time = match simulate {
         true => ssdready_emu::memory::TimeBase::Virtual,
         false => ssdready_emu::memory::TimeBase::Real,
@@ -251,7 +256,7 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
                 })
                 .collect();
             let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
-            if let Err(e) = output::write(&output::Sink::Stdout, &format!("{text}\n")) {
+            if let Err(e) = output::write(&sink, &format!("{text}\n")) {
                 fail(1, &e);
             }
         }
@@ -261,7 +266,7 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
 
 /// A flag that SIGINT, SIGTERM and SIGHUP set: every loop of the run
 /// (layout, workers, the emulator) watches it and stops within ~100 ms.
-fn stop_on_signals() -> Arc<AtomicBool> {
+pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM, SIGHUP] {

@@ -156,10 +156,17 @@ fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
                     env("1000 loop ramdevs exist already (ssdready ramdev list)".into())
                 })?;
             let backing = format!("{SHM_PREFIX}{n}.img");
-            let f =
-                std::fs::File::create(&backing).map_err(|e| failed(format!("{backing}: {e}")))?;
-            f.set_len(size)
+            // A new file only (never an existing one through a planted
+            // link), removed again if it cannot be sized.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&backing)
                 .map_err(|e| failed(format!("{backing}: {e}")))?;
+            if let Err(e) = f.set_len(size) {
+                let _ = std::fs::remove_file(&backing);
+                return Err(failed(format!("{backing}: {e}")));
+            }
             drop(f);
             match run(Command::new("losetup").args(["--direct-io=on", "-f", "--show", &backing])) {
                 Ok(dev) => Ok(("loop".into(), dev)),
@@ -177,7 +184,11 @@ fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
                 })
                 .ok_or_else(|| env("no unused zram device (/sys/block/zramN/disksize is 0 for none); hot-add one via /sys/class/zram-control".into()))?;
             write(&format!("/sys/block/{dev}/disksize"), &size.to_string()).map_err(failed)?;
-            write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n").map_err(failed)?;
+            if let Err(e) = write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n") {
+                // Unmarked, `ramdev list`/`remove` would not see it: undo.
+                let _ = write(&format!("/sys/block/{dev}/reset"), "1");
+                return Err(failed(e));
+            }
             Ok(("zram".into(), format!("/dev/{dev}")))
         }
         "null_blk" => {

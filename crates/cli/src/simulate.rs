@@ -23,6 +23,15 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         )));
     }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
+    for s in specs.iter().filter(|s| {
+        s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
+    }) {
+        warnings.push(format!(
+            "job '{}': write_bw_log, write_lat_log and write_iops_log are not written in \
+             virtual time (emu simulate); run the job with 'ssdready run' for logs",
+            s.name
+        ));
+    }
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::devices::params_for(&specs).map_err(bad)?;
     crate::devices::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
@@ -53,9 +62,15 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             break;
         }
         let mut window = 0u64;
+        // Each device once per phase, in order of first use (a device named
+        // by jobs that are not neighbours must not be simulated twice).
         let names: Vec<&String> = {
-            let mut v: Vec<&String> = members.iter().map(|&i| &specs[i].filename[0]).collect();
-            v.dedup();
+            let mut v: Vec<&String> = Vec::new();
+            for &i in members {
+                if !v.contains(&&specs[i].filename[0]) {
+                    v.push(&specs[i].filename[0]);
+                }
+            }
             v
         };
         for name in names {

@@ -19,8 +19,6 @@ use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// The `study` command line.
 #[derive(clap::Args, Debug)]
@@ -144,20 +142,24 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
             ),
         );
     }
+    // Where study.json will go must take it, checked now rather than after
+    // the whole study (the directory itself is made only when it runs).
+    let probe = if dir.is_dir() {
+        dir.join("study.json")
+    } else {
+        parent.join(".ssdready-study-probe")
+    };
+    if let Err(e) = crate::output::check(&probe, "option '--output'") {
+        fail(2, &e);
+    }
     (budget_s, targets, dir)
 }
 
-/// Write `text` to `dir/name` atomically: a temporary file, fsync, rename,
-/// fsync of the directory.
-fn write_atomic(dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+/// Write `text` to `dir/name` atomically (output.rs: a temporary file
+/// created anew, fsync, rename, fsync of the directory; removed on error).
+fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
     let fin = dir.join(name);
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, &fin)?;
-    std::fs::File::open(dir)?.sync_all()?;
+    crate::output::write(&crate::output::Sink::File(fin.clone()), text)?;
     Ok(fin)
 }
 
@@ -188,15 +190,16 @@ pub fn command(a: StudyArgs) {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        fail(1, &format!("creating {}: {e}", dir.display()));
+        fail(
+            2,
+            &format!("option '--output': creating {}: {e}", dir.display()),
+        );
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone())
-            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
-    }
+    // SIGHUP too: a closed terminal must restore the scheduler and remove
+    // what the study created, as Ctrl-C does.
+    let stop = crate::stop_on_signals();
     let mut progress = print::StudyProgress::new(&p, a.quiet);
-    let mut runner = runner::RealRunner::new(stop.clone(), &targets);
+    let mut runner = runner::RealRunner::new(stop.clone(), &targets, a.allow_destructive);
     let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);
     runner.restore();
     progress.finish();

@@ -21,6 +21,9 @@ struct Switched {
 /// Runs points with `run::execute`.
 pub struct RealRunner {
     stop: Arc<AtomicBool>,
+    /// `study --allow-destructive`: each run gets it too, so the writes the
+    /// plan holds (detection judged the targets with the same flag) run.
+    allow_destructive: bool,
     targets: Vec<TargetProfile>,
     switched: Option<Switched>,
     /// What the runner did besides running (scheduler switches).
@@ -32,9 +35,10 @@ fn sched_path(dev: &str) -> String {
 }
 
 impl RealRunner {
-    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile]) -> Self {
+    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], allow_destructive: bool) -> Self {
         RealRunner {
             stop,
+            allow_destructive,
             targets: targets.to_vec(),
             switched: None,
             notes: Vec::new(),
@@ -90,8 +94,12 @@ impl Drop for RealRunner {
 impl Runner for RealRunner {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
-        let args =
-            crate::args::parse(options).map_err(|e| Failure::NotApplicable(e.to_string()))?;
+        let mut all: Vec<String> = Vec::with_capacity(options.len() + 1);
+        if self.allow_destructive {
+            all.push("--allow-destructive".into());
+        }
+        all.extend_from_slice(options);
+        let args = crate::args::parse(&all).map_err(|e| Failure::NotApplicable(e.to_string()))?;
         let stop = self.stop.clone();
         let ran =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
