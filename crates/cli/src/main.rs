@@ -146,7 +146,7 @@ Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
 Run 'ssdready options' for every job option.";
 
-fn fail(code: i32, msg: &str) -> ! {
+pub(crate) fn fail(code: i32, msg: &str) -> ! {
     // One line, whatever a name or value in it held (control characters escaped).
     let msg: String = msg
         .chars()

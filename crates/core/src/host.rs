@@ -17,26 +17,11 @@ pub struct Host {
     pub aio_requests: Option<u64>,
 }
 
-/// A sorted CPU list written as ranges: `0-3,6`.
+/// A CPU list written as ranges (`0-3,6`), or `none`.
 pub fn cpu_ranges(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    if out.is_empty() {
-        "none".into()
-    } else {
-        out.join(",")
+    match crate::units::fmt_cpu_list(cpus.iter().copied()) {
+        none if none.is_empty() => "none".into(),
+        list => list,
     }
 }
 

@@ -93,6 +93,43 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// CPUs written as the kernel writes a CPU list (`0-3,6,8-9`), sorted and
+/// without repeats; empty for none. The inverse of [`parse_cpu_list`].
+pub fn fmt_cpu_list(cpus: impl IntoIterator<Item = usize>) -> String {
+    let mut v: Vec<usize> = cpus.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// (year, month 1-12, day 1-31) of a day counted from 1970-01-01 (Howard
+/// Hinnant's civil_from_days), for UTC dates without a date crate.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m as u32, d as u32)
+}
+
 /// A CPU list such as `0-3,6,8-9`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
@@ -197,6 +234,23 @@ mod tests {
         for bad in ["-1", "nan", "inf", "1e400", "", ".", "1..2s"] {
             assert!(parse_time_ns(bad, 1).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn civil_dates_of_known_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn cpu_lists_print_as_the_kernel_writes_them() {
+        assert_eq!(fmt_cpu_list([3, 0, 1, 2, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(fmt_cpu_list([5, 5]), "5");
+        assert_eq!(fmt_cpu_list([]), "");
+        let v = parse_cpu_list("0-3,6,8-9").unwrap();
+        assert_eq!(fmt_cpu_list(v), "0-3,6,8-9");
     }
 
     #[test]

@@ -68,26 +68,9 @@ fn cond(name: &str, value: String, source: &str, warning: Option<String>) -> Lab
     }
 }
 
-/// A CPU set in the kernel's list form: `0-3,6`.
+/// A CPU set in the kernel's list form: `0-3,6` (empty for none).
 pub fn cpu_list(cpus: &[u32]) -> String {
-    let mut v = cpus.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            v[i].to_string()
-        } else {
-            format!("{}-{}", v[i], v[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+    ssdready_core::units::fmt_cpu_list(cpus.iter().map(|&c| c as usize))
 }
 
 /// The bracketed choice of a sysfs selector (`always [madvise] never`).

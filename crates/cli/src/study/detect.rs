@@ -122,7 +122,15 @@ fn queue_info(t: &mut TargetProfile, disk: &str) {
         .map(|d| d.count() as u32);
 }
 
-fn writable(t: &mut TargetProfile, needs: TargetNeeds) {
+/// Whether `run` would write `bytes` (None: the target as it is) to the
+/// target: its safety checks decide, with `allow` as --allow-destructive.
+fn writable(t: &mut TargetProfile, bytes: Option<u64>, allow: bool) {
+    let needs = TargetNeeds {
+        bytes,
+        offset: 0,
+        modifies: true,
+        allow_destructive: allow,
+    };
     match target::resolve(Path::new(&t.spec), needs) {
         Ok(_) => t.writable = true,
         Err(TargetError::Refused(m) | TargetError::Invalid(m)) => t.write_refusal = Some(m),
@@ -162,15 +170,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
         ..Default::default()
     };
     queue_info(&mut t, &dev.disk);
-    writable(
-        &mut t,
-        TargetNeeds {
-            bytes: None,
-            offset: 0,
-            modifies: true,
-            allow_destructive: allow,
-        },
-    );
+    writable(&mut t, None, allow);
     Ok(t)
 }
 
@@ -217,15 +217,7 @@ fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<Targe
         t.logical_block_size = 512;
     }
     match md {
-        None => writable(
-            &mut t,
-            TargetNeeds {
-                bytes: Some(1 << 20),
-                offset: 0,
-                modifies: true,
-                allow_destructive: allow,
-            },
-        ),
+        None => writable(&mut t, Some(1 << 20), allow),
         Some(m) if m.len() == 0 => {
             return Err(format!(
                 "target '{spec}' is an empty file: name a new file for the study to create, or one with data to read"
@@ -236,15 +228,7 @@ fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<Targe
                 "{spec} exists: the study writes only to files it creates (name a new file, or pass --allow-destructive)"
             ))
         }
-        Some(_) => writable(
-            &mut t,
-            TargetNeeds {
-                bytes: None,
-                offset: 0,
-                modifies: true,
-                allow_destructive: allow,
-            },
-        ),
+        Some(_) => writable(&mut t, None, allow),
     }
     Ok(t)
 }

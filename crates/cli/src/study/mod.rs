@@ -15,6 +15,7 @@ mod detect;
 mod print;
 mod runner;
 
+use crate::fail;
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use std::io::Write;
@@ -47,11 +48,6 @@ pub struct StudyArgs {
     pub quiet: bool,
 }
 
-fn fail(code: i32, msg: &str) -> ! {
-    eprintln!("ssdready: {msg}");
-    std::process::exit(code);
-}
-
 /// `2026-11-22-091530` (UTC).
 fn stamp() -> String {
     let secs = std::time::SystemTime::now()
@@ -59,16 +55,7 @@ fn stamp() -> String {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = ssdready_core::units::civil_from_days(days);
     format!(
         "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
         rem / 3600,
