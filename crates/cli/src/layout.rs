@@ -123,7 +123,7 @@ fn no_room(files: &[&Growth], bytes: u64, free: u64) -> String {
     let first = files[0];
     let what = if files.len() == 1 {
         format!(
-            "job '{}': laying out {} to {} bytes (offset + size)",
+            "job '{}': option 'size': laying out {} to {} bytes (offset + size)",
             first.job,
             first.target.path.display(),
             first.need

@@ -91,7 +91,9 @@ fn mem_available() -> Option<u64> {
 
 /// Bytes free in /dev/shm, where a loop ramdev keeps its backing file.
 fn shm_free() -> Option<u64> {
-    crate::validate::free_bytes(Path::new("/dev/shm"))
+    ssdready_io::target::space::free_space(Path::new("/dev/shm"))
+        .ok()
+        .map(|f| f.available)
 }
 
 /// Check a `ramdev create` request before anything is made: a known kind,

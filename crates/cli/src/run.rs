@@ -137,7 +137,7 @@ fn prepare(
         };
         let t = target::resolve(std::path::Path::new(name), needs)
             .map_err(|e| crate::validate::target_failure(&job, e))?;
-        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct, needs.bytes)?;
+        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct)?;
         let len = match per_file {
             Some(s) => s,
             None if t.size > spec.offset => t.size - spec.offset,

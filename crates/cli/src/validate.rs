@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use ssdready_core::host::Host;
 use ssdready_core::options::build_jobs_on;
 use ssdready_core::spec::{EngineKind, JobSpec};
-use ssdready_core::units::{fmt_bytes, parse_cpu_list};
+use ssdready_core::units::parse_cpu_list;
 use ssdready_io::target::{Target, TargetError};
 use ssdready_io::EngineError;
 use std::path::Path;
@@ -182,15 +182,9 @@ pub fn check_device_exists(job: &str, name: &str) -> Result<(), Failure> {
 
 /// After resolving: can this process open the target as the job will (for
 /// writing when it modifies, with O_DIRECT when direct=1), or, for a file
-/// still to be created, write into its directory; and does the file system
-/// have room for the bytes the file must grow by?
-pub fn check_access(
-    job: &str,
-    t: &Target,
-    modifies: bool,
-    direct: bool,
-    need: Option<u64>,
-) -> Result<(), Failure> {
+/// still to be created, write into its directory. (Whether the file system
+/// has room for the layout is layout.rs's check, counting every file on it.)
+pub fn check_access(job: &str, t: &Target, modifies: bool, direct: bool) -> Result<(), Failure> {
     let shown = t.path.display();
     let why = |what: &str, e: std::io::Error| {
         bad(format!(
@@ -210,7 +204,7 @@ pub fn check_access(
             "open for reading"
         };
         return match t.open(modifies, direct) {
-            Ok(_) => check_room(job, t, need),
+            Ok(_) => Ok(()),
             Err(e) if environmental(&e) => Err(why(what, e)),
             Err(e) => Err(Failure::Runtime(format!(
                 "job '{job}': opening {shown}: {e}"
@@ -222,41 +216,13 @@ pub fn check_access(
     if let Err(e) = nix::unistd::access(dir, mode) {
         return Err(why("create", std::io::Error::from_raw_os_error(e as i32)));
     }
-    check_room(job, t, need)
+    Ok(())
 }
 
 fn parent_of(p: &Path) -> &Path {
     p.parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-}
-
-/// Bytes an unprivileged writer may still use on the file system of `dir`.
-pub fn free_bytes(dir: &Path) -> Option<u64> {
-    let fs = nix::sys::statvfs::statvfs(dir).ok()?;
-    Some(fs.blocks_available().saturating_mul(fs.fragment_size()))
-}
-
-/// A regular file that must grow to `need` bytes: is there room?
-fn check_room(job: &str, t: &Target, need: Option<u64>) -> Result<(), Failure> {
-    let Some(grow) = need.and_then(|n| n.checked_sub(t.size)).filter(|&g| g > 0) else {
-        return Ok(());
-    };
-    if t.kind != ssdready_io::target::TargetKind::File {
-        return Ok(());
-    }
-    let Some(free) = free_bytes(parent_of(&t.path)) else {
-        return Ok(());
-    };
-    if grow > free {
-        return Err(bad(format!(
-            "job '{job}': option 'size': {} must grow by {} but its file system has {} free (lower size or offset, or use another directory)",
-            t.path.display(),
-            fmt_bytes(grow as f64),
-            fmt_bytes(free as f64)
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

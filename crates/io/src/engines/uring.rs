@@ -87,8 +87,9 @@ fn build_ring(s: &JobSpec, entries: u32) -> std::io::Result<IoUring> {
     make(true).or_else(|_| make(false))
 }
 
-/// The most entries a ring may have on any kernel (`IORING_MAX_ENTRIES`).
-const MAX_ENTRIES: u32 = 32768;
+/// The most entries a ring may have on any kernel (`IORING_MAX_ENTRIES`):
+/// the same limit the option check applies.
+const MAX_ENTRIES: u32 = ssdready_core::spec::MAX_URING_DEPTH;
 /// The most buffers `fixedbufs` may register (`IORING_MAX_REG_BUFFERS`).
 const MAX_FIXED_BUFFERS: u32 = 1 << 14;
 
