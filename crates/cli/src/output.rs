@@ -78,6 +78,9 @@ fn check_dir(dir: &Path, bad: &dyn Fn(String) -> String) -> Result<(), String> {
     match std::fs::metadata(dir) {
         Ok(md) if md.is_dir() => {}
         Ok(_) => return Err(bad(format!("{shown} is not a directory"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad(format!("directory {shown} does not exist")))
+        }
         Err(e) => return Err(bad(format!("directory {shown}: {e}"))),
     }
     let (probe, f) = create_temp(dir, "probe")

@@ -576,7 +576,6 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut warnings = crate::devices::assign_emulator(&mut specs);
 
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
-    crate::logs::check_all(&specs).map_err(bad)?;
     let (phases, groups) = phases_and_groups(&specs);
     let clock = Clock::calibrate();
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;

@@ -57,34 +57,10 @@ fn aio_requests() -> Option<u64> {
 pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     let specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
     check_emulator_targets(&specs)?;
-    for s in &specs {
-        check_log_dirs(s)?;
-    }
+    // fio-format logs are written when the run ends: every file must be
+    // writable now, not after the measurement.
+    crate::logs::check_all(&specs).map_err(bad)?;
     Ok(specs)
-}
-
-/// fio-format logs are written when the run ends: their directory must
-/// exist and be writable now, not after the measurement.
-fn check_log_dirs(s: &JobSpec) -> Result<(), Failure> {
-    for (opt, prefix) in [
-        ("write_bw_log", &s.write_bw_log),
-        ("write_iops_log", &s.write_iops_log),
-        ("write_lat_log", &s.write_lat_log),
-    ] {
-        let Some(p) = prefix else { continue };
-        let file = format!("{}_x.log", if p.is_empty() { &s.name } else { p });
-        let dir = parent_of(Path::new(&file));
-        let mode = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
-        if !dir.is_dir() || nix::unistd::access(dir, mode).is_err() {
-            return Err(bad(format!(
-                "job '{}': option '{opt}': directory {} {} (allowed: a file prefix in an existing, writable directory)",
-                s.name,
-                dir.display(),
-                if dir.is_dir() { "is not writable" } else { "does not exist" }
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Parse every `emu:…` target and check each emulator job's region against
