@@ -79,7 +79,7 @@ fn check_dir(dir: &Path, bad: &dyn Fn(String) -> String) -> Result<(), String> {
         Ok(md) if md.is_dir() => {}
         Ok(_) => return Err(bad(format!("{shown} is not a directory"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(bad(format!("directory {shown} does not exist")))
+            return Err(bad(format!("directory {shown} does not exist ({e})")))
         }
         Err(e) => return Err(bad(format!("directory {shown}: {e}"))),
     }
