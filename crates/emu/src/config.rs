@@ -502,11 +502,10 @@ impl Params {
                 ("pages_per_block", p.pages_per_block.to_string()),
                 ("blocks_per_die", p.blocks_per_die().to_string()),
                 ("read_ns", p.read_ns.to_string()),
-                ("program_ns", p.program_ns.to_string()),
+                ("program_ns", program_times(p)),
                 ("erase_ns", p.erase_ns.to_string()),
                 ("flash_page_bytes", p.flash_page_bytes.to_string()),
                 ("planes", p.planes.to_string()),
-                ("program_types_ns", program_types(&p.program_types_ns)),
                 ("slc_cache", p.slc_cache.to_string()),
                 ("slc_program_ns", p.slc_program_ns.to_string()),
                 ("suspend_ns", p.suspend_ns.to_string()),
@@ -534,13 +533,14 @@ impl Params {
     }
 }
 
-/// Page-type program times as `program_ns` takes them (`L/M/U` in ns),
-/// or "-" when every program takes `program_ns`.
-fn program_types(t: &[u64]) -> String {
-    if t.is_empty() {
-        return "-".into();
+/// `program_ns` as the key takes it: one time, or the page types' times
+/// (`L/M/U`, ns).
+fn program_times(p: &Params) -> String {
+    if p.program_types_ns.is_empty() {
+        return p.program_ns.to_string();
     }
-    t.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+    let t: Vec<String> = p.program_types_ns.iter().map(u64::to_string).collect();
+    t.join("/")
 }
 
 #[cfg(test)]

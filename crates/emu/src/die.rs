@@ -89,7 +89,10 @@ impl NandTiming {
         // Folding one program unit: read it from SLC, program it as one TLC
         // page type, and erase its share of an SLC block (a block in SLC
         // mode holds 1/bits of its TLC capacity).
-        let erase_share = p.erase_ns.saturating_mul(bits).saturating_mul(u64::from(unit))
+        let erase_share = p
+            .erase_ns
+            .saturating_mul(bits)
+            .saturating_mul(u64::from(unit))
             / u64::from(p.pages_per_block.max(1));
         NandTiming {
             read_ns: p.read_ns,
@@ -119,7 +122,11 @@ impl NandTiming {
         let die = ppn / ppb / u64::from(self.blocks_per_die);
         let in_unit = ppn % ppb % u64::from(self.unit);
         let plane = in_unit / u64::from(self.units_per_page);
-        (die as usize, plane as usize, ppn / u64::from(self.units_per_page))
+        (
+            die as usize,
+            plane as usize,
+            ppn / u64::from(self.units_per_page),
+        )
     }
 }
 
@@ -549,7 +556,9 @@ impl Die {
         for k in 0..programs {
             // The reads spread over the copies, the remainder on the first.
             let share = reads / programs + u64::from(k == 0) * (reads % programs);
-            let dur = share.saturating_mul(t.read_ns).saturating_add(t.program_mean);
+            let dur = share
+                .saturating_mul(t.read_ns)
+                .saturating_add(t.program_mean);
             busy += self.push_op(from, dur, now, t, c).2;
         }
         for _ in 0..erased {
@@ -600,7 +609,10 @@ mod tests {
         // first, and the second moves back with it.
         let x = read(&mut d, 500_000, &t, &mut c);
         assert!(x < 600_000, "{x}");
-        assert_eq!(d.op_end(b).unwrap(), b_end + (x + t.resume_ns - 500_000 - t.suspend_ns));
+        assert_eq!(
+            d.op_end(b).unwrap(),
+            b_end + (x + t.resume_ns - 500_000 - t.suspend_ns)
+        );
         assert!(d.op_end(a).unwrap() < d.op_end(b).unwrap());
     }
 
@@ -620,7 +632,11 @@ mod tests {
         assert!(lat.iter().all(|&l| l < 100_000), "{lat:?}");
         let end = d.op_end(seq).unwrap();
         let x = read(&mut d, at, &t, &mut c);
-        assert_eq!(x, end + t.read_ns, "the fourth read waits for the operation");
+        assert_eq!(
+            x,
+            end + t.read_ns,
+            "the fourth read waits for the operation"
+        );
         assert_eq!(c.reads_ahead, 3);
     }
 
