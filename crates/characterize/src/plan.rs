@@ -64,7 +64,7 @@ impl Point {
 
 /// `4 KiB`, `0.5 KiB`, `1024 KiB`.
 pub fn bs_label(bs: u32) -> String {
-    if bs % 1024 == 0 {
+    if bs.is_multiple_of(1024) {
         format!("{} KiB", bs / 1024)
     } else {
         format!("{} KiB", bs as f64 / 1024.0)
