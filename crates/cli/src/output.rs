@@ -30,6 +30,63 @@ pub enum Sink {
     Special(PathBuf),
 }
 
+/// `2026-11-22-091530` (UTC): the default result directories' suffix.
+pub fn stamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let (y, m, d) = ssdready_core::units::civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The directory a long command (study, characterize) writes its result
+/// file `file` into: `given` (`--output`), or `PREFIX-DATE-TIME` here.
+/// Checked now — its parent exists, it is a directory if it exists, the
+/// file can be written there — rather than after the command's runs; the
+/// directory itself is made only when they start.
+pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<PathBuf, String> {
+    let dir = given
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("{prefix}-{}", stamp())));
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "option '--output': {} exists and is not a directory",
+            dir.display()
+        ));
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(format!(
+            "option '--output': directory {} does not exist",
+            parent.display()
+        ));
+    }
+    let probe = if dir.is_dir() {
+        dir.join(file)
+    } else {
+        parent.join(format!(".{prefix}-probe"))
+    };
+    check(&probe, "option '--output'")?;
+    Ok(dir)
+}
+
+/// Write `text` to `dir/name` atomically (see [`write`]); returns the path.
+pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+    let fin = dir.join(name);
+    write(&Sink::File(fin.clone()), text)?;
+    Ok(fin)
+}
+
 /// Check that `path` can take results; `what` names the option for the
 /// message (`option 'output'`).
 pub fn check(path: &Path, what: &str) -> Result<Sink, String> {

@@ -211,6 +211,8 @@ struct PhaseRun {
     profile: Option<ProfileReport>,
     decomposition: Option<Decomposition>,
     hw_counters: Option<ssdready_core::result::HwCounts>,
+    /// fio's steady-state checks of the phase's jobs.
+    steady: Vec<crate::steadystate::Unit>,
 }
 
 /// Whether to decompose this phase: only when asked. Off by default since
@@ -258,6 +260,7 @@ fn run_phase(
     emu_free: &mut Vec<u64>,
     profile: bool,
     decompose: bool,
+    groups: &[u32],
 ) -> Result<PhaseRun, Failure> {
     // The eBPF programs first, so the profiler's symbol table names them.
     let timer = if decompose {
@@ -283,7 +286,8 @@ fn run_phase(
     let total_workers: usize = members.iter().map(|&i| jobs[i].spec.numjobs as usize).sum();
     let opened = Arc::new(Barrier::new(total_workers + 1));
     let barrier = Arc::new(Barrier::new(total_workers + 1));
-    let end_phase = Arc::new(AtomicBool::new(false));
+    // One end flag per worker: a steady-state unit ends alone.
+    let mut ends = crate::steadystate::EndFlags::new(total_workers);
     let mut handles = Vec::new();
     let mut lives = Vec::new();
     for &ji in members {
@@ -306,7 +310,7 @@ fn run_phase(
                 index: w,
                 clock,
                 stop: stop.clone(),
-                end_phase: end_phase.clone(),
+                end_phase: ends.flag(lives.len() - 1),
                 live,
                 opened: opened.clone(),
                 start: barrier.clone(),
@@ -354,7 +358,7 @@ fn run_phase(
     // No worker starts I/O unless every worker of the phase has its engine.
     opened.wait();
     if lives.iter().any(|(_, l)| l.failed.load(Relaxed)) {
-        end_phase.store(true, Relaxed);
+        ends.end_all();
     }
     // Without a ramp the window opens before the workers are released (they
     // wait at the barrier, engines open), so no I/O of the phase precedes
@@ -371,6 +375,9 @@ fn run_phase(
     }
     barrier.wait();
     let t0 = clock.now();
+    let specs: Vec<&JobSpec> = jobs.iter().map(|j| &*j.spec).collect();
+    let worker_jobs: Vec<usize> = lives.iter().map(|(ji, _)| *ji).collect();
+    let mut steady = crate::steadystate::units(&worker_jobs, &specs, groups, t0);
     let mut prog = Progress::new(show, expected);
     let mut next_tick = t0 + 1_000_000_000;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
@@ -393,8 +400,9 @@ fn run_phase(
             .iter()
             .any(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
         {
-            end_phase.store(true, Relaxed);
+            ends.end_all();
         }
+        ends.propagate();
         if now >= next_tick {
             // A worker that panicked holding the lock has poisoned it: its
             // error is reported when the phase ends.
@@ -402,6 +410,7 @@ fn run_phase(
                 emu_free.push(d.free_blocks());
             }
             prog.tick((now - t0) as f64 / 1e9, &live_only);
+            crate::steadystate::sample(&mut steady, now, &live_only, &mut ends);
             next_tick += 1_000_000_000;
         }
     }
@@ -511,6 +520,7 @@ fn run_phase(
         profile,
         decomposition,
         hw_counters: hw.report(ios),
+        steady,
     })
 }
 
@@ -641,6 +651,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut emu_free,
             args.profile,
             decompose,
+            &groups,
         ) {
             Ok(run) => run,
             Err(f) if phase_results.is_empty() => return Err(f),
@@ -675,6 +686,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 }
             }
         }
+        crate::steadystate::attach(&run.steady, &mut job_results);
         let mut phase = PhaseResult {
             jobs: members.clone(),
             window_ns: run.window_ns,
@@ -803,6 +815,7 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        steadystate: Vec::new(),
         raw_workers: workers,
         raw: merged,
     }

@@ -22,6 +22,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             if s.filename.is_empty() { "the null engine".to_string() } else { s.filename.join(":") }
         )));
     }
+    if let Some(s) = specs.iter().find(|s| s.ss_dur_ns > 0) {
+        return Err(bad(format!(
+            "job '{}': option 'steadystate_duration': steady-state detection is not supported in \
+             virtual time (emu simulate) yet; run the job with 'ssdready run', or characterize the \
+             device with 'ssdready characterize --virtual' (PTS rounds to steady state)",
+            s.name
+        )));
+    }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
     for s in specs.iter().filter(|s| {
         s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()

@@ -57,6 +57,8 @@ fn aio_requests() -> Option<u64> {
 pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     let specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
     check_emulator_targets(&specs)?;
+    let (_, groups) = crate::run::phases_and_groups(&specs);
+    crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;
     // fio-format logs are written when the run ends: every file must be
     // writable now, not after the measurement.
     crate::logs::check_all(&specs).map_err(bad)?;

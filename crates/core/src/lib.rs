@@ -24,6 +24,7 @@ pub mod req;
 pub mod result;
 pub mod spec;
 pub mod stats;
+pub mod steady;
 pub mod units;
 
 pub use req::{Completion, Ddir, IoReq};

@@ -631,6 +631,39 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "steadystate",
+        aliases: &["ss"],
+        arity: Arity::Value,
+        allowed: crate::steady::SS_ALLOWED,
+        help: "end the job once this criterion holds over steadystate_duration (fio's default iops_slope:0.01%)",
+        set: |s, v| {
+            s.steadystate = crate::steady::SsCriterion::parse(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "steadystate_duration",
+        aliases: &["ss_dur"],
+        arity: Arity::Value,
+        allowed: "a time of whole seconds, e.g. 30s (bare numbers are seconds; 0 turns steady-state detection off)",
+        help: "the rolling window steady state is judged over; one sample a second",
+        set: |s, v| {
+            s.ss_dur_ns = whole_seconds(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "steadystate_ramp_time",
+        aliases: &["ss_ramp"],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 10s (bare numbers are seconds)",
+        help: "run this long before collecting steady-state samples",
+        set: |s, v| {
+            s.ss_ramp_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "stonewall",
         aliases: &["wait_for_previous"],
         arity: Arity::Flag,
@@ -719,3 +752,14 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
 ];
+
+/// A steady-state window: fio keeps whole seconds (one sample a second);
+/// a nonzero window under a second would silently turn detection off, so
+/// it is refused.
+fn whole_seconds(v: &str) -> Result<u64, String> {
+    let ns = parse_time_ns(v, 1_000_000_000)?;
+    if ns > 0 && ns < 1_000_000_000 {
+        return Err(format!("'{v}' is under one second"));
+    }
+    Ok(ns / 1_000_000_000 * 1_000_000_000)
+}

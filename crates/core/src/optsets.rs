@@ -146,9 +146,6 @@ pub static NOT_YET: &[&str] = &[
     "replay_time_scale",
     "rw_sequencer",
     "serialize_overlap",
-    "steadystate",
-    "steadystate_duration",
-    "steadystate_ramp_time",
     "sync",
     "sync_file_range",
     "thinktime_blocks_type",
@@ -189,9 +186,6 @@ pub static NOT_YET: &[&str] = &[
     "zonerange",
     "zonesize",
     "zoneskip",
-    "ss",
-    "ss_dur",
-    "ss_ramp",
     "allow_mounted_write",
 ];
 

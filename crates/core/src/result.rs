@@ -346,6 +346,12 @@ pub struct JobResult {
     pub trim: Option<DirResult>,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// fio's steady-state check (`steadystate_duration` set): one report
+    /// per clone (worker) of a job without `group_reporting`, in clone
+    /// order; with it, the reporting group's one report, on each member
+    /// job. Empty without steady-state detection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steadystate: Vec<crate::steady::FioSteadyReport>,
     /// The merged raw counters (histograms), for reports that need bins.
     #[serde(skip)]
     pub raw: WorkerStats,

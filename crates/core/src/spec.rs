@@ -243,6 +243,16 @@ pub struct JobSpec {
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
+    /// fio `steadystate`: the criterion that ends the job once it holds
+    /// over `ss_dur_ns` (0: no steady-state detection, fio's default).
+    #[serde(default)]
+    pub steadystate: crate::steady::SsCriterion,
+    /// fio `steadystate_duration`, whole seconds in ns.
+    #[serde(default)]
+    pub ss_dur_ns: u64,
+    /// fio `steadystate_ramp_time`.
+    #[serde(default)]
+    pub ss_ramp_ns: u64,
     /// The options as written for this job (own section only), in order, for
     /// fio's `job options`.
     pub options_given: Vec<(String, String)>,
@@ -307,6 +317,9 @@ impl Default for JobSpec {
             write_lat_log: None,
             write_iops_log: None,
             log_avg_msec: 0,
+            steadystate: crate::steady::SsCriterion::default(),
+            ss_dur_ns: 0,
+            ss_ramp_ns: 0,
             options_given: Vec::new(),
             ignored: Vec::new(),
         }
@@ -448,6 +461,15 @@ impl JobSpec {
             w.push(format!(
                 "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
                 self.name, self.iodepth
+            ));
+        }
+        if self.ss_dur_ns == 0
+            && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
+        {
+            w.push(format!(
+                "job '{}': steadystate without steadystate_duration does nothing (a duration of 0, \
+                 the default, turns steady-state detection off, as in fio)",
+                self.name
             ));
         }
         w

@@ -23,6 +23,7 @@ use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
 use ssdready_core::spec::FIO_DEFAULT_PERCENTILES;
 use ssdready_core::stats::{DirStats, WorkerStats};
+use ssdready_core::steady::FioSteadyReport;
 use ssdready_core::Ddir;
 
 /// `Sun Nov 22 02:44:33 2026` for a Unix time (UTC), like ctime(3).
@@ -224,6 +225,7 @@ fn job_entry(
     group_bw: f64,
     plus: bool,
     extra: Value,
+    steady: Option<&FioSteadyReport>,
 ) -> Value {
     let spec = &jobs[0].spec;
     let pcts: &[f64] = if spec.percentile_list_given {
@@ -269,7 +271,7 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
-    json!({
+    let mut entry = json!({
         "jobname": name,
         "groupid": jobs[0].group,
         "error": stats.first_errno,
@@ -296,7 +298,31 @@ fn job_entry(
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
-        "ssdready": ours,
+    });
+    if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
+        m.insert("steadystate".into(), steadystate_obj(ss));
+    }
+    if let Value::Object(m) = &mut entry {
+        m.insert("ssdready".into(), ours);
+    }
+    entry
+}
+
+/// fio 3.33's `steadystate` object (`stat.c`), its keys in its order.
+fn steadystate_obj(ss: &FioSteadyReport) -> Value {
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": ss.criterion,
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": ss.data.bw_mean,
+            "iops_mean": ss.data.iops_mean,
+            "iops": ss.data.iops,
+            "bw": ss.data.bw,
+        },
     })
 }
 
@@ -352,8 +378,9 @@ pub fn render(r: &RunResult, plus: bool) -> String {
                 "common_options": common.clone(),
                 "job_options": all,
             }});
+            let ss = members.iter().find_map(|j| j.steadystate.first());
             jobs_out.push(job_entry(
-                r, &members, &merged, &name, common, group_bw, plus, extra,
+                r, &members, &merged, &name, common, group_bw, plus, extra, ss,
             ));
         } else {
             for j in &members {
@@ -368,6 +395,7 @@ pub fn render(r: &RunResult, plus: bool) -> String {
                         group_bw,
                         plus,
                         extra,
+                        j.steadystate.get(i),
                     ));
                 }
             }

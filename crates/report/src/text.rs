@@ -131,6 +131,13 @@ fn job_block(out: &mut String, j: &JobResult) {
     if j.dirs().next().is_none() {
         let _ = writeln!(out, "  {NO_IO}");
     }
+    for (i, ss) in j.steadystate.iter().enumerate() {
+        let who = match j.steadystate.len() {
+            1 => String::new(),
+            _ => format!(" (clone {i})"),
+        };
+        steady_line(out, ss, &who);
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
@@ -139,6 +146,26 @@ fn job_block(out: &mut String, j: &JobResult) {
             j.first_error.as_deref().unwrap_or("?")
         );
     }
+}
+
+/// fio's steady-state line, in ssdready's words: whether the criterion
+/// held, after how long, and the window's means.
+fn steady_line(out: &mut String, ss: &ssdready_core::steady::FioSteadyReport, who: &str) {
+    let state = match ss.attained_after_s {
+        Some(s) => format!("attained after {s} s of samples (the job ended there)"),
+        None => format!("not attained in {} s of samples", ss.samples),
+    };
+    let _ = writeln!(
+        out,
+        "  steady state{who}: {state}; {} = {} (limit {}{}); last {} s: {} IOPS, {}/s",
+        ss.ss.split(':').next().unwrap_or(""),
+        ss.criterion,
+        ss.limit,
+        if ss.ss.ends_with('%') { "%" } else { "" },
+        ss.duration,
+        fmt_count(ss.data.iops_mean as f64),
+        fmt_bytes(ss.data.bw_mean as f64)
+    );
 }
 
 /// Where the two CPU figures come from, and the other sources beside them.

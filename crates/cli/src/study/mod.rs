@@ -48,22 +48,6 @@ pub struct StudyArgs {
     pub quiet: bool,
 }
 
-/// `2026-11-22-091530` (UTC).
-fn stamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let (y, m, d) = ssdready_core::units::civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -103,51 +87,9 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         .iter()
         .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
         .collect();
-    let dir = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("ssdready-study-{}", stamp())));
-    if dir.exists() && !dir.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': {} exists and is not a directory",
-                dir.display()
-            ),
-        );
-    }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': directory {} does not exist",
-                parent.display()
-            ),
-        );
-    }
-    // Where study.json will go must take it, checked now rather than after
-    // the whole study (the directory itself is made only when it runs).
-    let probe = if dir.is_dir() {
-        dir.join("study.json")
-    } else {
-        parent.join(".ssdready-study-probe")
-    };
-    if let Err(e) = crate::output::check(&probe, "option '--output'") {
-        fail(2, &e);
-    }
+    let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
+        .unwrap_or_else(|e| fail(2, &e));
     (budget_s, targets, dir)
-}
-
-/// Write `text` to `dir/name` atomically (output.rs: a temporary file
-/// created anew, fsync, rename, fsync of the directory; removed on error).
-fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
-    let fin = dir.join(name);
-    crate::output::write(&crate::output::Sink::File(fin.clone()), text)?;
-    Ok(fin)
 }
 
 /// Run `ssdready study`.
@@ -230,7 +172,7 @@ pub fn command(a: StudyArgs) {
 
 fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
-    let written = write_atomic(dir, "study.json", &text);
+    let written = crate::output::write_in(dir, "study.json", &text);
     let _ = std::io::stdout()
         .lock()
         .write_all(print::findings(doc, wall_s).as_bytes());
