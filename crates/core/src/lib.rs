@@ -10,6 +10,7 @@
 //! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
+pub mod arith;
 pub mod checks;
 pub mod hist;
 pub mod host;
