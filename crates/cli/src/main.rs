@@ -23,7 +23,7 @@ mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use ssdready_core::options::{Arity, OPTIONS};
+use ssdready_core::options::{self, Arity};
 use ssdready_core::optsets;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -161,8 +161,9 @@ pub(crate) fn fail(code: i32, msg: &str) -> ! {
 
 fn list_options() {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Supported job options ({}):\n", OPTIONS.len());
-    for o in OPTIONS {
+    let all = options::all();
+    let _ = writeln!(out, "Supported job options ({}):\n", all.len());
+    for o in all {
         let names = std::iter::once(o.name)
             .chain(o.aliases.iter().copied())
             .collect::<Vec<_>>()

@@ -19,6 +19,7 @@
 
 use ssdready_core::iolog::IoLog;
 use ssdready_core::plan::{IoPlan, Region};
+use ssdready_core::rate::Pacer;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -282,10 +283,9 @@ fn hot_loop<E: Engine>(
     let mut measuring = spec.ramp_time_ns == 0;
     let mut measure_start = start;
     let mut cpu_start = thread_cpu();
-    let interval_ns = spec.rate_iops.map(|r| 1e9 / r as f64);
-    let ns_per_byte = spec.rate_bytes.map(|r| 1e9 / r as f64);
-    let paced = interval_ns.is_some() || ns_per_byte.is_some();
-    let mut next_issue = start as f64;
+    // fio's per-direction rate limits (rate, rate_iops).
+    let mut pacer = Pacer::new(spec, start as f64);
+    let paced = pacer.is_some();
     let mut issued: u64 = 0;
     let mut done_issuing = false;
     let mut abandoned = 0u64;
@@ -378,7 +378,8 @@ fn hot_loop<E: Engine>(
         let mut burst = 0usize;
         while !done_issuing && inflight < depth && burst < depth.max(32) {
             burst += 1;
-            if paced && (now as f64) < next_issue {
+            let next_issue = pacer.as_ref().map_or(0.0, |p| p.next_due(&mut plan, now as f64));
+            if (now as f64) < next_issue {
                 if inflight == 0 {
                     wait_until(&clock, until(next_issue as u64), &ctx.stop);
                     now = clock.now();
@@ -410,11 +411,8 @@ fn hot_loop<E: Engine>(
                 sector,
             };
             issued += 1;
-            if let Some(i) = interval_ns {
-                next_issue += i;
-            }
-            if let Some(b) = ns_per_byte {
-                next_issue += b * len as f64;
+            if let Some(p) = &mut pacer {
+                p.issued(ddir, u64::from(len));
             }
             match engine.queue(IoReq {
                 slot,

@@ -17,13 +17,16 @@ pub mod host;
 pub mod iolog;
 pub mod jobfile;
 pub mod option_table;
+pub mod option_table_files;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
 pub mod plan;
+pub mod rate;
 pub mod req;
 pub mod result;
 pub mod spec;
+pub mod spec_types;
 pub mod stats;
 pub mod units;
 

@@ -16,6 +16,7 @@
 
 use crate::device::{Device, Extent, Op};
 use ssdready_core::plan::{IoPlan, Region};
+use ssdready_core::rate::Pacer;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
@@ -48,7 +49,8 @@ struct Worker {
     slots: Vec<Slot>,
     free: Vec<u32>,
     stats: WorkerStats,
-    interval_ns: Option<f64>,
+    /// fio's rate limits, per direction.
+    pacer: Option<Pacer>,
     next_issue: f64,
     ramp_end: u64,
     deadline: Option<u64>,
@@ -127,7 +129,7 @@ pub fn simulate(
                 slots: vec![Slot::default(); depth],
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
-                interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
+                pacer: Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64),
                 next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
                 deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
@@ -154,12 +156,12 @@ pub fn simulate(
                 w.done = true;
                 break;
             }
-            if let Some(i) = w.interval_ns {
-                if (cursor as f64) < w.next_issue {
-                    heap.push(Reverse((w.next_issue.ceil() as u64, wi, WAKE)));
+            if let Some(p) = &w.pacer {
+                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                if (cursor as f64) < due {
+                    heap.push(Reverse((due.ceil() as u64, wi, WAKE)));
                     break;
                 }
-                w.next_issue += i;
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
@@ -167,6 +169,9 @@ pub fn simulate(
                 w.done = true;
                 break;
             };
+            if let Some(p) = &mut w.pacer {
+                p.issued(ddir, u64::from(len));
+            }
             cursor = cursor.saturating_add(host_ns);
             let op = match ddir {
                 Ddir::Read => Op::Read,
