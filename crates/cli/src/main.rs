@@ -13,6 +13,7 @@ mod layout;
 mod logs;
 mod output;
 mod panics;
+mod prepare;
 mod profiler;
 mod progress;
 mod ramdev;

@@ -12,6 +12,7 @@
 
 pub mod arith;
 pub mod checks;
+pub mod fileset;
 pub mod hist;
 pub mod host;
 pub mod iolog;

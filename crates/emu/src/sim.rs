@@ -70,22 +70,16 @@ pub struct SimOutcome {
 
 /// The region a job covers on the device.
 pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    if spec.offset >= capacity {
-        return Err(format!(
-            "option 'offset': {} is beyond the emulated device's {capacity} bytes",
-            spec.offset
-        ));
-    }
-    let len = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + len > capacity {
-        return Err(format!(
-            "option 'size': offset + size = {} exceeds the emulated device's {capacity} bytes (raise the device's size=)",
-            spec.offset + len
-        ));
-    }
+    clone_region(spec, 0, capacity)
+}
+
+/// The region clone `clone` of `spec` covers (`offset_increment` moves
+/// each clone further).
+pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
+    let (offset, len) = ssdready_core::fileset::region_on(spec, clone, capacity)?;
     Ok(Region {
         file: 0,
-        offset: spec.offset,
+        offset,
         len,
     })
 }
@@ -114,8 +108,8 @@ pub fn simulate(
     let t0 = dev.now;
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
-        let r = region(spec, cap).map_err(SimError::Refused)?;
         for w in 0..spec.numjobs {
+            let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
             let depth = spec.iodepth.max(1) as usize;
             let ramp_end = t0
                 .saturating_add(spec.startdelay_ns)
