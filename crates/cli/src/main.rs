@@ -6,6 +6,7 @@
 //! 70 an internal error (a bug: one line names it and where); 130
 //! interrupted (results so far were still reported).
 
+mod agglog;
 mod args;
 mod decompose;
 mod devices;
@@ -295,6 +296,7 @@ fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -
             args::Format::Json => ssdready_report::fio_json::render(result, false),
             args::Format::JsonPlus => ssdready_report::fio_json::render(result, true),
             args::Format::Native => ssdready_report::json::render(result),
+            args::Format::Terse => ssdready_report::terse::render(result),
         });
     }
     text

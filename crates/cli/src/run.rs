@@ -122,11 +122,12 @@ fn run_phase(
     first_worker_number: &mut u32,
     clock: Clock,
     stop: &Arc<AtomicBool>,
-    show: bool,
+    show: progress::Display,
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
     decompose: bool,
+    agg: &mut Option<crate::agglog::AggBwLog>,
 ) -> Result<PhaseRun, Failure> {
     // The eBPF programs first, so the profiler's symbol table names them.
     let timer = if decompose {
@@ -258,6 +259,9 @@ fn run_phase(
         }
         if let Some((s, _, raw)) = &mut sampler {
             s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
+        }
+        if let Some(a) = agg.as_mut() {
+            a.tick(now, measure.is_some(), &live_only);
         }
         if lives
             .iter()
@@ -470,8 +474,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             warnings.push(w.clone());
         }
     }
-    let show = progress::visible(args.quiet);
-    crate::layout::ready(&jobs, &stop, show)?;
+    let show = progress::display(args);
+    crate::layout::ready(&jobs, &stop, show.bar)?;
     let jobs = crate::layout::map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
@@ -489,9 +493,16 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut log_files = Vec::new();
     let mut emu_free = Vec::new();
     let mut failure = None;
+    let mut agg = args
+        .bandwidth_log
+        .as_deref()
+        .map(|p| crate::agglog::AggBwLog::new(p, clock.now()));
     for (pi, members) in phases.iter().enumerate() {
         if stop.load(Relaxed) {
             break;
+        }
+        if let Some(a) = agg.as_mut() {
+            a.phase_start();
         }
         for &ji in members {
             let j = &jobs[ji];
@@ -519,6 +530,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut emu_free,
             args.profile,
             decompose,
+            &mut agg,
         ) {
             Ok(run) => run,
             Err(f) if phase_results.is_empty() => return Err(f),
@@ -574,6 +586,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             "interrupted before the first phase started (nothing was measured)".into(),
         ));
     }
+    log_files.extend(agg.map(|a| a.files()).unwrap_or_default());
     for (path, text) in log_files {
         if let Err(e) = crate::logs::write(&path, &text) {
             failure.get_or_insert(e);

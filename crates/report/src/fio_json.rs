@@ -269,7 +269,7 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
-    json!({
+    let entry = json!({
         "jobname": name,
         "groupid": jobs[0].group,
         "error": stats.first_errno,
@@ -296,8 +296,16 @@ fn job_entry(
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
-        "ssdready": ours,
-    })
+    });
+    let mut entry = entry;
+    if let Value::Object(m) = &mut entry {
+        // fio adds the description, when set, after the latency figures.
+        if let Some(desc) = &spec.description {
+            m.insert("desc".into(), json!(desc));
+        }
+        m.insert("ssdready".into(), ours);
+    }
+    entry
 }
 
 /// A job's options as fio lists them: as written, value-less flags left out.
@@ -321,6 +329,14 @@ fn bw_of(s: &WorkerStats) -> f64 {
 
 /// The result in fio's layout; `plus` gives json+.
 pub fn render(r: &RunResult, plus: bool) -> String {
+    let mut s = serde_json::to_string_pretty(&document(r, plus)).expect("JSON values serialise");
+    s.push('\n');
+    s
+}
+
+/// The result in fio's layout, as a JSON value (also the source of the
+/// terse format).
+pub fn document(r: &RunResult, plus: bool) -> Value {
     let mut jobs_out = Vec::new();
     let mut groups: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
     groups.dedup();
@@ -432,9 +448,7 @@ pub fn render(r: &RunResult, plus: bool) -> String {
     if !disk_util.is_empty() {
         top.insert("disk_util".into(), Value::Array(disk_util));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(top)).expect("JSON values serialise");
-    s.push('\n');
-    s
+    Value::Object(top)
 }
 
 #[cfg(test)]
