@@ -21,6 +21,25 @@ use std::time::Duration;
 /// The default target of a job without a filename.
 pub const DEFAULT_TARGET: &str = "emu:";
 
+/// The one line that says which jobs run on the built-in emulator only
+/// because they name no target and no engine (fio would make files for
+/// them in the current directory); None when there are none.
+pub fn default_target_note(specs: &[JobSpec]) -> Option<String> {
+    let jobs: Vec<String> = specs
+        .iter()
+        .filter(|s| s.filename.is_empty() && s.on_emulator())
+        .map(|s| format!("'{}'", s.name))
+        .collect();
+    let (first, more) = jobs.split_first()?;
+    let who = match more.len() {
+        0 => format!("job {first} names"),
+        n => format!("jobs {first} and {n} more name"),
+    };
+    Some(format!(
+        "note: {who} no filename, directory or ioengine: running on the built-in SSD emulator ({DEFAULT_TARGET}nvme-tlc); fio would use files in the current directory (add ioengine= or directory= for that, or filename=)"
+    ))
+}
+
 /// Point jobs without a filename at the default emulated device and mark
 /// emulator jobs as using its engine. Returns warnings.
 pub fn assign_emulator(specs: &mut [JobSpec]) -> Vec<String> {

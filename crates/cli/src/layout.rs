@@ -237,6 +237,17 @@ pub(crate) fn map_file_sectors(mut jobs: Vec<PreparedJob>) -> Vec<PreparedJob> {
                 t
             });
             j.targets = Arc::new(mapped.collect());
+            // Each clone's targets are the job's, by path.
+            for c in &mut j.clones {
+                let by_path = c.targets.iter().map(|t| {
+                    j.targets
+                        .iter()
+                        .find(|m| m.path == t.path)
+                        .cloned()
+                        .unwrap_or_else(|| t.clone())
+                });
+                c.targets = Arc::new(by_path.collect());
+            }
         }
     }
     jobs

@@ -6,6 +6,7 @@
 //! 70 an internal error (a bug: one line names it and where); 130
 //! interrupted (results so far were still reported).
 
+mod agglog;
 mod args;
 mod decompose;
 mod devices;
@@ -13,6 +14,7 @@ mod layout;
 mod logs;
 mod output;
 mod panics;
+mod prepare;
 mod profiler;
 mod progress;
 mod ramdev;
@@ -24,7 +26,7 @@ mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use ssdready_core::options::{Arity, OPTIONS};
+use ssdready_core::options::{self, Arity};
 use ssdready_core::optsets;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -162,8 +164,9 @@ pub(crate) fn fail(code: i32, msg: &str) -> ! {
 
 fn list_options() {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Supported job options ({}):\n", OPTIONS.len());
-    for o in OPTIONS {
+    let all = options::all();
+    let _ = writeln!(out, "Supported job options ({}):\n", all.len());
+    for o in all {
         let names = std::iter::once(o.name)
             .chain(o.aliases.iter().copied())
             .collect::<Vec<_>>()
@@ -294,6 +297,7 @@ fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -
             args::Format::Json => ssdready_report::fio_json::render(result, false),
             args::Format::JsonPlus => ssdready_report::fio_json::render(result, true),
             args::Format::Native => ssdready_report::json::render(result),
+            args::Format::Terse => ssdready_report::terse::render(result),
         });
     }
     text

@@ -10,21 +10,17 @@
 //! (`RunResult::failure`, exit code 1).
 
 use crate::args::RunArgs;
+pub(crate) use crate::prepare::PreparedJob;
 use crate::progress::{self, Progress};
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
-use ssdready_core::plan::Region;
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
-use ssdready_emu::engine::SharedDevice;
 use ssdready_emu::memory::TimeBase;
 use ssdready_io::clock::Clock;
-use ssdready_io::engines::libaio::check_context;
-use ssdready_io::engines::uring::{check_iopoll, check_ring};
-use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
+use ssdready_io::target::TargetKind;
 use ssdready_probe::{cpu, disk, platform};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -64,135 +60,8 @@ impl Failure {
     }
 }
 
-/// A job whose targets are resolved.
-pub(crate) struct PreparedJob {
-    pub spec: Arc<JobSpec>,
-    pub targets: Arc<Vec<Target>>,
-    pub regions: Vec<Region>,
-    /// The emulated device, when the job runs on one.
-    pub emu: Option<Arc<SharedDevice>>,
-}
-
 pub fn bad(e: impl ToString) -> Failure {
     Failure::BadInput(e.to_string())
-}
-
-fn prepare(
-    spec: JobSpec,
-    allow_destructive: bool,
-    devices: &BTreeMap<String, Arc<SharedDevice>>,
-) -> Result<PreparedJob, Failure> {
-    let job = spec.name.clone();
-    let in_job = |m: String| bad(format!("job '{job}': {m}"));
-    if spec.ioengine == EngineKind::Emu {
-        let dev = devices
-            .get(&spec.filename[0])
-            .expect("a device per emulator target")
-            .clone();
-        let r = ssdready_emu::sim::region(&spec, dev.capacity()).map_err(in_job)?;
-        if spec.bs.max() as u64 > r.len {
-            return Err(in_job(format!(
-                "option 'bs': block size {} is larger than the {} bytes the job covers",
-                spec.bs.max(),
-                r.len
-            )));
-        }
-        return Ok(PreparedJob {
-            spec: Arc::new(spec),
-            targets: Arc::new(Vec::new()),
-            regions: vec![r],
-            emu: Some(dev),
-        });
-    }
-    if spec.ioengine == EngineKind::Null {
-        let len = spec.size.unwrap_or(0);
-        return Ok(PreparedJob {
-            regions: vec![Region {
-                file: 0,
-                offset: spec.offset,
-                len,
-            }],
-            spec: Arc::new(spec),
-            targets: Arc::new(Vec::new()),
-            emu: None,
-        });
-    }
-    let n = spec.filename.len() as u64;
-    let per_file = spec.size.map(|s| s / n);
-    if per_file == Some(0) {
-        return Err(in_job(format!(
-            "size {} split over {n} files leaves nothing per file",
-            spec.size.unwrap_or(0)
-        )));
-    }
-    let mut targets = Vec::new();
-    let mut regions = Vec::new();
-    for (i, name) in spec.filename.iter().enumerate() {
-        crate::validate::check_device_exists(&job, name)?;
-        let needs = TargetNeeds {
-            bytes: per_file.map(|s| spec.offset + s),
-            offset: spec.offset,
-            modifies: spec.rw.modifies(),
-            allow_destructive,
-        };
-        let t = target::resolve(std::path::Path::new(name), needs)
-            .map_err(|e| crate::validate::target_failure(&job, e))?;
-        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct)?;
-        let len = match per_file {
-            Some(s) => s,
-            None if t.size > spec.offset => t.size - spec.offset,
-            None => {
-                return Err(in_job(format!(
-                    "option 'offset': {} is at or beyond the end of {name} ({} bytes)",
-                    spec.offset, t.size
-                )))
-            }
-        };
-        if spec.bs.max() as u64 > len {
-            return Err(in_job(format!(
-                "option 'bs': block size {} is larger than the {len} bytes the job covers on {name}",
-                spec.bs.max()
-            )));
-        }
-        if spec.direct {
-            t.check_direct_alignment(&spec.bs.all(), spec.offset)
-                .map_err(|e| in_job(e.to_string()))?;
-        }
-        if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
-            return Err(in_job(format!(
-                "{name} does not support discard (queue/discard_max_bytes is 0)"
-            )));
-        }
-        regions.push(Region {
-            file: i as u32,
-            offset: spec.offset,
-            len,
-        });
-        targets.push(t);
-    }
-    if spec.ioengine == EngineKind::Libaio {
-        check_context(&spec).map_err(|e| in_job(e.to_string()))?;
-    }
-    if spec.ioengine == EngineKind::IoUring {
-        check_ring(&spec).map_err(|e| in_job(e.to_string()))?;
-        if spec.hipri {
-            check_iopoll(&targets).map_err(|e| in_job(e.to_string()))?;
-        }
-        if spec.rw.trims() {
-            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
-                return Err(in_job(format!(
-                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
-                    t.path.display()
-                )));
-            }
-        }
-    }
-    Ok(PreparedJob {
-        spec: Arc::new(spec),
-        targets: Arc::new(targets),
-        regions,
-        emu: None,
-    })
 }
 
 fn now_unix_ms() -> u64 {
@@ -255,12 +124,13 @@ fn run_phase(
     first_worker_number: &mut u32,
     clock: Clock,
     stop: &Arc<AtomicBool>,
-    show: bool,
+    show: progress::Display,
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
     decompose: bool,
     groups: &[u32],
+    agg: &mut Option<crate::agglog::AggBwLog>,
 ) -> Result<PhaseRun, Failure> {
     // The eBPF programs first, so the profiler's symbol table names them.
     let timer = if decompose {
@@ -303,10 +173,11 @@ fn run_phase(
                     ssdready_core::spec::CpusPolicy::Shared => list.clone(),
                     ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
                 });
+            let view = j.clone_view(w);
             let ctx = WorkerCtx {
                 spec: j.spec.clone(),
-                targets: j.targets.clone(),
-                regions: j.regions.clone(),
+                targets: view.targets,
+                regions: view.regions,
                 index: w,
                 clock,
                 stop: stop.clone(),
@@ -395,6 +266,9 @@ fn run_phase(
         }
         if let Some((s, _, raw)) = &mut sampler {
             s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
+        }
+        if let Some(a) = agg.as_mut() {
+            a.tick(now, measure.is_some(), &live_only);
         }
         if lives
             .iter()
@@ -570,6 +444,11 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 /// run (`Real`) or a simulation (`Virtual`) would check them.
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
+    if time == TimeBase::Real {
+        if let Some(n) = crate::devices::default_target_note(&specs) {
+            eprintln!("ssdready: {n}");
+        }
+    }
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
     Ok(specs)
 }
@@ -583,6 +462,9 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
     }
+    if let Some(n) = crate::devices::default_target_note(&specs) {
+        eprintln!("ssdready: {n}");
+    }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
 
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
@@ -593,7 +475,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
     let jobs: Vec<PreparedJob> = specs
         .into_iter()
-        .map(|s| prepare(s, args.allow_destructive, &emu_devices))
+        .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
     for t in jobs.iter().flat_map(|j| j.targets.iter()) {
         if let Some(w) = &t.overridden {
@@ -602,8 +484,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             warnings.push(w.clone());
         }
     }
-    let show = progress::visible(args.quiet);
-    crate::layout::ready(&jobs, &stop, show)?;
+    let show = progress::display(args);
+    crate::layout::ready(&jobs, &stop, show.bar)?;
     let jobs = crate::layout::map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
@@ -621,9 +503,16 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut log_files = Vec::new();
     let mut emu_free = Vec::new();
     let mut failure = None;
+    let mut agg = args
+        .bandwidth_log
+        .as_deref()
+        .map(|p| crate::agglog::AggBwLog::new(p, clock.now()));
     for (pi, members) in phases.iter().enumerate() {
         if stop.load(Relaxed) {
             break;
+        }
+        if let Some(a) = agg.as_mut() {
+            a.phase_start();
         }
         for &ji in members {
             let j = &jobs[ji];
@@ -652,6 +541,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             args.profile,
             decompose,
             &groups,
+            &mut agg,
         ) {
             Ok(run) => run,
             Err(f) if phase_results.is_empty() => return Err(f),
@@ -708,6 +598,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             "interrupted before the first phase started (nothing was measured)".into(),
         ));
     }
+    log_files.extend(agg.map(|a| a.files()).unwrap_or_default());
     for (path, text) in log_files {
         if let Err(e) = crate::logs::write(&path, &text) {
             failure.get_or_insert(e);

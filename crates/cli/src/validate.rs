@@ -62,6 +62,11 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     // fio-format logs are written when the run ends: every file must be
     // writable now, not after the measurement.
     crate::logs::check_all(&specs).map_err(bad)?;
+    if let Some(prefix) = &args.bandwidth_log {
+        for p in crate::agglog::AggBwLog::paths(prefix) {
+            crate::output::check(Path::new(&p), "option '--bandwidth-log'").map_err(bad)?;
+        }
+    }
     Ok(specs)
 }
 

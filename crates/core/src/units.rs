@@ -1,5 +1,7 @@
 //! Parsing of fio-style numbers: sizes with k/m/g/t suffixes (base 1024 unless
 //! `kb_base=1000`), times with us/ms/s/m/h suffixes, CPU lists and booleans.
+//! Sizes and times may also be fio's parenthesised expressions
+//! ([`crate::arith`]).
 //!
 //! Every parser returns a short reason on failure; the caller (the option
 //! table) adds the option name and the allowed values.
@@ -12,6 +14,14 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     let t = s.trim();
     if t.is_empty() {
         return Err("empty size".into());
+    }
+    if let Some(v) = crate::arith::size_expr(t) {
+        return v;
+    }
+    if crate::arith::unparenthesised(t) {
+        return Err(format!(
+            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
+        ));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -58,6 +68,14 @@ pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
 /// [`MAX_TIME_NS`].
 pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
+    if let Some(v) = crate::arith::time_expr(t, default_unit_ns) {
+        return v;
+    }
+    if crate::arith::unparenthesised(t) {
+        return Err(format!(
+            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());

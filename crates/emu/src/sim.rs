@@ -16,6 +16,7 @@
 
 use crate::device::{Device, Extent, Op};
 use ssdready_core::plan::{IoPlan, Region};
+use ssdready_core::rate::Pacer;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
@@ -48,7 +49,8 @@ struct Worker {
     slots: Vec<Slot>,
     free: Vec<u32>,
     stats: WorkerStats,
-    interval_ns: Option<f64>,
+    /// fio's rate limits, per direction.
+    pacer: Option<Pacer>,
     next_issue: f64,
     ramp_end: u64,
     deadline: Option<u64>,
@@ -68,22 +70,16 @@ pub struct SimOutcome {
 
 /// The region a job covers on the device.
 pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    if spec.offset >= capacity {
-        return Err(format!(
-            "option 'offset': {} is beyond the emulated device's {capacity} bytes",
-            spec.offset
-        ));
-    }
-    let len = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + len > capacity {
-        return Err(format!(
-            "option 'size': offset + size = {} exceeds the emulated device's {capacity} bytes (raise the device's size=)",
-            spec.offset + len
-        ));
-    }
+    clone_region(spec, 0, capacity)
+}
+
+/// The region clone `clone` of `spec` covers (`offset_increment` moves
+/// each clone further).
+pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
+    let (offset, len) = ssdready_core::fileset::region_on(spec, clone, capacity)?;
     Ok(Region {
         file: 0,
-        offset: spec.offset,
+        offset,
         len,
     })
 }
@@ -112,8 +108,8 @@ pub fn simulate(
     let t0 = dev.now;
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
-        let r = region(spec, cap).map_err(SimError::Refused)?;
         for w in 0..spec.numjobs {
+            let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
             let depth = spec.iodepth.max(1) as usize;
             let ramp_end = t0
                 .saturating_add(spec.startdelay_ns)
@@ -127,7 +123,7 @@ pub fn simulate(
                 slots: vec![Slot::default(); depth],
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
-                interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
+                pacer: Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64),
                 next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
                 deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
@@ -154,12 +150,12 @@ pub fn simulate(
                 w.done = true;
                 break;
             }
-            if let Some(i) = w.interval_ns {
-                if (cursor as f64) < w.next_issue {
-                    heap.push(Reverse((w.next_issue.ceil() as u64, wi, WAKE)));
+            if let Some(p) = &w.pacer {
+                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                if (cursor as f64) < due {
+                    heap.push(Reverse((due.ceil() as u64, wi, WAKE)));
                     break;
                 }
-                w.next_issue += i;
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
@@ -167,6 +163,9 @@ pub fn simulate(
                 w.done = true;
                 break;
             };
+            if let Some(p) = &mut w.pacer {
+                p.issued(ddir, u64::from(len));
+            }
             cursor = cursor.saturating_add(host_ns);
             let op = match ddir {
                 Ddir::Read => Op::Read,

@@ -299,6 +299,12 @@ fn job_entry(
         "latency_percentile": 100.0,
         "latency_window": 0,
     });
+    if let Value::Object(m) = &mut entry {
+        // fio adds the description, when set, after the latency figures.
+        if let Some(desc) = &spec.description {
+            m.insert("desc".into(), json!(desc));
+        }
+    }
     if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
@@ -347,6 +353,14 @@ fn bw_of(s: &WorkerStats) -> f64 {
 
 /// The result in fio's layout; `plus` gives json+.
 pub fn render(r: &RunResult, plus: bool) -> String {
+    let mut s = serde_json::to_string_pretty(&document(r, plus)).expect("JSON values serialise");
+    s.push('\n');
+    s
+}
+
+/// The result in fio's layout, as a JSON value (also the source of the
+/// terse format).
+pub fn document(r: &RunResult, plus: bool) -> Value {
     let mut jobs_out = Vec::new();
     let mut groups: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
     groups.dedup();
@@ -460,9 +474,7 @@ pub fn render(r: &RunResult, plus: bool) -> String {
     if !disk_util.is_empty() {
         top.insert("disk_util".into(), Value::Array(disk_util));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(top)).expect("JSON values serialise");
-    s.push('\n');
-    s
+    Value::Object(top)
 }
 
 #[cfg(test)]

@@ -6,4 +6,5 @@
 
 pub mod fio_json;
 pub mod json;
+pub mod terse;
 pub mod text;

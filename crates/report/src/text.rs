@@ -17,6 +17,12 @@ fn bs_text(b: &BlockSizes) -> String {
             .map(|(b, w)| format!("{}/{w}%", fmt_bytes(*b as f64)))
             .collect::<Vec<_>>()
             .join(":"),
+        BlockSizes::PerDir(d) => format!(
+            "{} read, {} write, {} trim",
+            bs_text(&d[0]),
+            bs_text(&d[1]),
+            bs_text(&d[2])
+        ),
     }
 }
 

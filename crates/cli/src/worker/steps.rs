@@ -188,7 +188,7 @@ impl<'a> Loop<'a> {
         let mut burst = 0usize;
         while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
             burst += 1;
-            if self.pacing.early(now) {
+            if self.pacing.early(&mut self.plan, now) {
                 if self.inflight > 0 {
                     break;
                 }
@@ -266,7 +266,7 @@ impl<'a> Loop<'a> {
             sector,
         };
         self.issued += 1;
-        self.pacing.issued(len);
+        self.pacing.issued(ddir, len);
         let req = IoReq {
             slot,
             file,
