@@ -539,3 +539,7 @@ pub fn render_regressions(c: &Comparison) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

@@ -308,3 +308,7 @@ fn insert_row(tx: &rusqlite::Transaction, e: &NewEntry) -> rusqlite::Result<i64>
     )?;
     Ok(tx.last_insert_rowid())
 }
+
+#[cfg(test)]
+#[path = "db_tests.rs"]
+mod tests;
