@@ -3,8 +3,8 @@
 //! defaults for every job (those of job files too, whose own `[global]`
 //! sections override them, as in fio); each `--name` starts a command-line
 //! job. A few options belong to the tool rather than to a job (`--output`,
-//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`); they
-//! may appear anywhere.
+//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`,
+//! `--save`, `--db`, `--baseline`); they may appear anywhere.
 
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
@@ -37,6 +37,12 @@ pub struct RunArgs {
     /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
     /// neither: on when root and a job's I/O reaches a block device.
     pub decompose: Option<bool>,
+    /// `--save`: record the run in the history database.
+    pub save: bool,
+    /// `--db=PATH`: the history database (default: the user's data directory).
+    pub db: Option<PathBuf>,
+    /// `--baseline=ID|PATH`: a saved run to check this one against.
+    pub baseline: Option<String>,
     /// Every section in effect order: command-line globals, job files, command-line jobs.
     pub sections: Vec<Section>,
 }
@@ -165,6 +171,22 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                 }
             }
             "quiet" => r.quiet = true,
+            "save" => r.save = true,
+            "db" => {
+                let v = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("db", "needs a file path (the history database)"))?;
+                r.db = Some(PathBuf::from(v));
+            }
+            "baseline" => {
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new(
+                        "baseline",
+                        "needs a history id or a run's native JSON file",
+                    )
+                })?;
+                r.baseline = Some(v);
+            }
             "parse-only" => r.parse_only = true,
             "profile" => r.profile = true,
             "decompose" => {

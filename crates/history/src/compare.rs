@@ -157,6 +157,9 @@ fn info(origin: Origin, s: &Side) -> SideInfo {
     }
 }
 
+/// A job's name and the options that shape its I/O ([`crate::figures::job_workload`]).
+pub type JobWorkload = (String, std::collections::BTreeMap<String, Value>);
+
 /// Why two results cannot be compared (empty: they can).
 fn incomparable(a: &Side, b: &Side) -> Vec<String> {
     if a.kind != b.kind {
@@ -166,20 +169,35 @@ fn incomparable(a: &Side, b: &Side) -> Vec<String> {
             b.kind.as_str()
         )];
     }
-    if a.kind == Kind::Study || a.jobs == b.jobs {
+    if a.kind == Kind::Study {
         return Vec::new();
     }
-    if a.jobs.len() != b.jobs.len() {
+    workload_differences(&a.jobs, &b.jobs)
+}
+
+/// How two runs' jobs differ in workload (empty: the same workloads, job
+/// by job in order).
+pub fn workload_differences(a: &[JobWorkload], b: &[JobWorkload]) -> Vec<String> {
+    if a == b {
+        return Vec::new();
+    }
+    let words = |j: &[JobWorkload]| {
+        j.iter()
+            .map(|(n, w)| format!("'{n}': {}", crate::figures::describe(w)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if a.len() != b.len() {
         return vec![format!(
             "A ran {} job(s) ({}) and B {} ({})",
-            a.jobs.len(),
-            a.workload,
-            b.jobs.len(),
-            b.workload
+            a.len(),
+            words(a),
+            b.len(),
+            words(b)
         )];
     }
     let mut why = Vec::new();
-    for ((na, wa), (nb, wb)) in a.jobs.iter().zip(&b.jobs) {
+    for ((na, wa), (nb, wb)) in a.iter().zip(b) {
         let keys: std::collections::BTreeSet<&String> = wa.keys().chain(wb.keys()).collect();
         let shown = |v: Option<&Value>| v.map_or("unset".to_string(), |v| v.to_string());
         let diffs: Vec<String> = keys
@@ -193,10 +211,7 @@ fn incomparable(a: &Side, b: &Side) -> Vec<String> {
             } else {
                 format!("jobs '{na}' and '{nb}'")
             };
-            why.push(format!(
-                "{job} ran different workloads: {}",
-                diffs.join(", ")
-            ));
+            why.push(format!("{job} ran different workloads: {}", diffs.join(", ")));
         }
     }
     why

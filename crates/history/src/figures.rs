@@ -223,6 +223,16 @@ fn fingerprint(p: &ssdready_core::result::Platform) -> Fingerprint {
     }
 }
 
+/// A target as the user would name it again: the default emulated drive
+/// (`emu:`) is named by its preset (`emu:nvme-tlc`), so that a study of the
+/// default and one of `emu:nvme-tlc` count as the same target.
+fn named_target(spec: &str, params: &[(String, String)]) -> String {
+    match params.iter().find(|(k, _)| k == "preset") {
+        Some((_, preset)) if spec == "emu:" => format!("emu:{preset}"),
+        _ => spec.to_string(),
+    }
+}
+
 fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
@@ -243,7 +253,8 @@ fn spread_pct(v: &[f64]) -> Option<f64> {
 mod run;
 mod study;
 
-pub use run::from_run;
+pub use run::{from_run, job_workload};
+pub(crate) use run::describe;
 pub use study::from_study;
 
 /// A study document or a run's native JSON, told apart by its `schema`.

@@ -2,7 +2,8 @@
 
 use super::{fingerprint, finite, p99, Better, Figure, KeyFigures, Kind, Series, Side, Unit};
 use serde_json::Value;
-use ssdready_core::result::{DirResult, JobResult, RunResult};
+use ssdready_core::result::{DirResult, RunResult};
+use ssdready_core::spec::JobSpec;
 use std::collections::BTreeMap;
 
 /// The options that shape a job's I/O: two runs whose jobs differ in one
@@ -32,10 +33,16 @@ const WORKLOAD_OPTIONS: &[&str] = &[
     "iodepth_batch_complete_max",
 ];
 
+/// Whole seconds in a measured window (a second short by under 10 ms,
+/// the timer's slack, counts).
+fn whole_seconds(measured_ns: u64) -> u64 {
+    (measured_ns + 10_000_000) / 1_000_000_000
+}
+
 /// Relative noise of one direction from its whole seconds: 2 × standard
 /// deviation / mean, percent; None under three whole seconds.
 fn series_noise(d: &DirResult, measured_ns: u64) -> Option<f64> {
-    let whole = ((measured_ns / 1_000_000_000) as usize).min(d.series.len());
+    let whole = (whole_seconds(measured_ns) as usize).min(d.series.len());
     if whole < 3 {
         return None;
     }
@@ -48,15 +55,17 @@ fn series_noise(d: &DirResult, measured_ns: u64) -> Option<f64> {
     Some(200.0 * var.sqrt() / mean)
 }
 
-/// The job's workload options, with the depth it really ran at.
-fn workload_of(j: &JobResult, clock: &str) -> BTreeMap<String, Value> {
-    let spec = serde_json::to_value(&j.spec).unwrap_or(Value::Null);
+/// A job's workload options, with the depth it runs at, and the clock
+/// (`real`, or `virtual` for the emulator's model alone): what two runs'
+/// jobs must share to be compared.
+pub fn job_workload(j: &JobSpec, clock: &str) -> BTreeMap<String, Value> {
+    let spec = serde_json::to_value(j).unwrap_or(Value::Null);
     let mut m: BTreeMap<String, Value> = WORKLOAD_OPTIONS
         .iter()
         .filter_map(|k| spec.get(*k).map(|v| (k.to_string(), v.clone())))
         .collect();
-    m.insert("iodepth".into(), j.spec.effective_iodepth().into());
-    if !j.spec.rw.is_mixed() {
+    m.insert("iodepth".into(), j.effective_iodepth().into());
+    if !j.rw.is_mixed() {
         m.remove("rwmixread");
     }
     m.insert("clock".into(), clock.into());
@@ -188,7 +197,7 @@ pub fn from_run(r: &RunResult) -> Side {
                     &p99_src,
                 ));
             }
-            let measured_s = j.measured_ns / 1_000_000_000;
+            let measured_s = whole_seconds(j.measured_ns);
             series.push(Series {
                 label: format!("{} {dir}", j.name),
                 iops: d
@@ -240,18 +249,19 @@ pub fn from_run(r: &RunResult) -> Side {
         }
     }
     figures.retain(|f| f.value.is_finite());
+    let params = r.emulator.as_ref().map_or(&[][..], |e| &e.params[..]);
     let mut targets: Vec<String> = Vec::new();
     for j in &r.jobs {
-        for f in &j.spec.filename {
-            if !targets.contains(f) {
-                targets.push(f.clone());
+        for f in j.spec.filename.iter().map(|f| super::named_target(f, params)) {
+            if !targets.contains(&f) {
+                targets.push(f);
             }
         }
     }
     let jobs: Vec<(String, BTreeMap<String, Value>)> = r
         .jobs
         .iter()
-        .map(|j| (j.name.clone(), workload_of(j, clock)))
+        .map(|j| (j.name.clone(), job_workload(&j.spec, clock)))
         .collect();
     let workload = jobs
         .iter()
