@@ -173,17 +173,14 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             "quiet" => r.quiet = true,
             "save" => r.save = true,
             "db" => {
-                let v = v
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| SpecError::new("db", "needs a file path (the history database)"))?;
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new("db", "needs a file path (the history database)")
+                })?;
                 r.db = Some(PathBuf::from(v));
             }
             "baseline" => {
                 let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    SpecError::new(
-                        "baseline",
-                        "needs a history id or a run's native JSON file",
-                    )
+                    SpecError::new("baseline", "needs a history id or a run's native JSON file")
                 })?;
                 r.baseline = Some(v);
             }

@@ -107,7 +107,9 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, (i32, String)> {
             ))
         })?;
     let file = e.json_path.ok_or_else(|| {
-        bad(format!("history id {id}: the entry has no saved result to compare"))
+        bad(format!(
+            "history id {id}: the entry has no saved result to compare"
+        ))
     })?;
     let doc = read_json(&file).map_err(|m| bad(format!("history id {id}: its result {m}")))?;
     Ok(Loaded {
@@ -123,13 +125,32 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, (i32, String)> {
 /// Where `--output DIR` puts compare.json, checked before anything is read.
 fn output_dir(dir: &Path) -> PathBuf {
     if dir.exists() && !dir.is_dir() {
-        fail(2, &format!("option '--output': {} exists and is not a directory", dir.display()));
+        fail(
+            2,
+            &format!(
+                "option '--output': {} exists and is not a directory",
+                dir.display()
+            ),
+        );
     }
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !parent.is_dir() {
-        fail(2, &format!("option '--output': directory {} does not exist", parent.display()));
+        fail(
+            2,
+            &format!(
+                "option '--output': directory {} does not exist",
+                parent.display()
+            ),
+        );
     }
-    let probe = if dir.is_dir() { dir.join("compare.json") } else { parent.join(".ssdready-compare-probe") };
+    let probe = if dir.is_dir() {
+        dir.join("compare.json")
+    } else {
+        parent.join(".ssdready-compare-probe")
+    };
     if let Err(e) = crate::output::check(&probe, "option '--output'") {
         fail(2, &e);
     }
@@ -151,7 +172,8 @@ pub fn command(a: CompareArgs) {
         output_dir(dir);
     }
     let load_or_fail = |given: &str, which: &str| {
-        load(given, a.db.as_deref()).unwrap_or_else(|(code, m)| fail(code, &format!("{which}: {m}")))
+        load(given, a.db.as_deref())
+            .unwrap_or_else(|(code, m)| fail(code, &format!("{which}: {m}")))
     };
     let la = load_or_fail(&a.a, "A");
     let lb = load_or_fail(&a.b, "B");
@@ -159,8 +181,17 @@ pub fn command(a: CompareArgs) {
     let c = compare((la.origin, &sa), (lb.origin, &sb));
     if !c.comparable {
         let text = render_text(&c, a.all);
-        print!("{}", text.lines().take(2).map(|l| format!("{l}\n")).collect::<String>());
-        fail(2, &format!("not comparable: {}", c.not_comparable.join("; ")));
+        print!(
+            "{}",
+            text.lines()
+                .take(2)
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+        );
+        fail(
+            2,
+            &format!("not comparable: {}", c.not_comparable.join("; ")),
+        );
     }
     print!("{}", render_text(&c, a.all));
     if let Some(dir) = &a.output {

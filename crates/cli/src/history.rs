@@ -79,7 +79,11 @@ pub fn open_for_recording(given: Option<&Path>) -> Result<History, Error> {
 pub fn record_study(h: &mut History, doc: &StudyDoc, json: &Path) -> Result<i64, Error> {
     let side = from_study(doc);
     let json = std::fs::canonicalize(json).unwrap_or_else(|_| json.to_path_buf());
-    h.insert(&NewEntry::from_side(&side, side.command.clone(), Some(json)))
+    h.insert(&NewEntry::from_side(
+        &side,
+        side.command.clone(),
+        Some(json),
+    ))
 }
 
 /// Record a run, keeping its native JSON beside the database; returns the
@@ -110,7 +114,10 @@ pub fn save_run(h: &mut History, r: &RunResult) -> Result<(i64, PathBuf), Error>
                 Err(e) => return Err(format!("writing {}: {e}", p.display())),
             }
         }
-        Err(format!("{} holds {id}.json to {id}-9.json already", dir.display()))
+        Err(format!(
+            "{} holds {id}.json to {id}-9.json already",
+            dir.display()
+        ))
     })
 }
 
@@ -128,7 +135,10 @@ pub fn command(a: HistoryArgs) {
     };
     if let (Some(s), Some(u)) = (filter.since_ms, filter.until_ms) {
         if s > u {
-            fail(2, "options '--since' and '--until': --since is after --until");
+            fail(
+                2,
+                "options '--since' and '--until': --since is after --until",
+            );
         }
     }
     let path = db_path(a.db.as_deref()).unwrap_or_else(|e| fail(2, &e.to_string()));
@@ -171,7 +181,16 @@ fn table(entries: &[Entry], path: &Path) -> String {
     let _ = writeln!(
         out,
         "{:>4}  {:<16}  {:<5}  {:<tw$}  {:>8}  {:>10}  {:>10}  {:>9}  {:>9}  {:>5}",
-        "id", "started (UTC)", "kind", "target", "IOPS", "mean lat", "p99 lat", "CPU/IO", "delivered", "knee"
+        "id",
+        "started (UTC)",
+        "kind",
+        "target",
+        "IOPS",
+        "mean lat",
+        "p99 lat",
+        "CPU/IO",
+        "delivered",
+        "knee"
     );
     for e in entries {
         let k = &e.key;

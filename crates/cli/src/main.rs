@@ -237,9 +237,8 @@ fn run_command(args: &[String], simulate: bool) {
     // The history and the baseline are checked before the run: bad input
     // ends here, with nothing run or written.
     let mut saved_to = parsed.save.then(|| {
-        history::open_for_recording(parsed.db.as_deref()).unwrap_or_else(|e| {
-            fail(history::error_code(&e), &format!("option '--save': {e}"))
-        })
+        history::open_for_recording(parsed.db.as_deref())
+            .unwrap_or_else(|e| fail(history::error_code(&e), &format!("option '--save': {e}")))
     });
     let base = parsed.baseline.as_deref().map(|b| {
         let base = compare::baseline(b, parsed.db.as_deref(), ssdready_history::Kind::Run);
@@ -267,10 +266,14 @@ fn run_command(args: &[String], simulate: bool) {
     let mut save_failed = false;
     if let Some(h) = saved_to.as_mut() {
         match history::save_run(h, &result) {
-            Ok((id, p)) if !parsed.quiet => say(&format!("saved as history #{id} ({})", p.display())),
+            Ok((id, p)) if !parsed.quiet => {
+                say(&format!("saved as history #{id} ({})", p.display()))
+            }
             Ok(_) => {}
             Err(e) => {
-                say(&format!("warning: the run was not saved to the history: {e}"));
+                say(&format!(
+                    "warning: the run was not saved to the history: {e}"
+                ));
                 save_failed = true;
             }
         }
@@ -299,7 +302,12 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
     let clock = if simulate { "virtual" } else { "real" };
     let jobs: Vec<_> = specs
         .iter()
-        .map(|s| (s.name.clone(), ssdready_history::figures::job_workload(s, clock)))
+        .map(|s| {
+            (
+                s.name.clone(),
+                ssdready_history::figures::job_workload(s, clock),
+            )
+        })
         .collect();
     let why = ssdready_history::compare::workload_differences(&base.side.jobs, &jobs);
     if !why.is_empty() {

@@ -56,7 +56,11 @@ impl Db {
         a.extend_from_slice(filters);
         let o = self.run(&a);
         assert_eq!(o.code, 0, "{}", o.stderr);
-        serde_json::from_str::<Value>(&o.stdout).unwrap().as_array().unwrap().clone()
+        serde_json::from_str::<Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
     }
 }
 
@@ -107,20 +111,38 @@ fn saved_runs_are_listed_newest_first_and_filtered() {
     assert!(run["workload"].as_str().unwrap().contains("randread"));
     // The full result is kept beside the database, as native JSON.
     let saved = PathBuf::from(run["json_path"].as_str().unwrap());
-    assert_eq!(saved, h.dir.path().join("h-results/1.json").canonicalize().unwrap());
+    assert_eq!(
+        saved,
+        h.dir
+            .path()
+            .join("h-results/1.json")
+            .canonicalize()
+            .unwrap()
+    );
     let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(doc["schema"], "ssdready.run");
     assert_eq!(ids(&h.history_json(&["--target", "x25e"])), [1]);
-    assert_eq!(ids(&h.history_json(&["--kind", "run", "--since", "2000-01-01"])), [2, 1]);
+    assert_eq!(
+        ids(&h.history_json(&["--kind", "run", "--since", "2000-01-01"])),
+        [2, 1]
+    );
     assert!(h.history_json(&["--kind", "study"]).is_empty());
     assert!(h.history_json(&["--until", "2000-01-01"]).is_empty());
     let table = h.run(&["history"]);
     assert_eq!(table.code, 0);
     let lines: Vec<&str> = table.stdout.lines().collect();
-    assert!(lines[0].contains("IOPS") && lines[1].trim_start().starts_with("2 "), "{}", table.stdout);
+    assert!(
+        lines[0].contains("IOPS") && lines[1].trim_start().starts_with("2 "),
+        "{}",
+        table.stdout
+    );
     let bad = h.run(&["history", "--since", "last tuesday"]);
     assert_eq!(bad.code, 2);
-    assert!(bad.stderr.contains("option '--since'") && bad.stderr.lines().count() == 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("option '--since'") && bad.stderr.lines().count() == 1,
+        "{}",
+        bad.stderr
+    );
 }
 
 /// The first schema, as version 1 of the database was written.
@@ -143,7 +165,10 @@ fn user_version(db: &Path) -> i64 {
 #[test]
 fn a_version_1_database_is_migrated_and_keeps_its_entries() {
     let h = Db::new();
-    rusqlite::Connection::open(&h.db).unwrap().execute_batch(V1).unwrap();
+    rusqlite::Connection::open(&h.db)
+        .unwrap()
+        .execute_batch(V1)
+        .unwrap();
     let old = h.history_json(&[]);
     assert_eq!(old.len(), 1);
     assert_eq!(old[0]["target"], "emu:x25e");
@@ -166,7 +191,12 @@ fn a_database_from_a_newer_ssdready_is_refused_before_anything_runs() {
         .unwrap();
     let o = h.run(&["history"]);
     assert_eq!(o.code, 2);
-    assert!(o.stderr.contains("schema version 99, newer than this ssdready's"), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("schema version 99, newer than this ssdready's"),
+        "{}",
+        o.stderr
+    );
     assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
     let job = read_job("emu:nvme-tlc", "1");
     let o = h.run(&with(&["run"], &job, &["--save"]));
@@ -175,7 +205,11 @@ fn a_database_from_a_newer_ssdready_is_refused_before_anything_runs() {
     assert_eq!(user_version(&h.db), 99, "left as it was");
     let o = ssdready(h.dir.path(), &["history", "--db=/no/such/dir/h.db"]);
     assert_eq!(o.code, 2);
-    assert!(o.stderr.contains("/no/such/dir/h.db does not exist"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("/no/such/dir/h.db does not exist"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -190,8 +224,13 @@ fn identical_results_show_no_differences() {
     let out = h.dir.path().join("cmp");
     let o = h.run(&["compare", "1", "2", "--output", out.to_str().unwrap()]);
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(o.stdout.contains("no differences beyond the noise"), "{}", o.stdout);
-    let c: Value = serde_json::from_slice(&std::fs::read(out.join("compare.json")).unwrap()).unwrap();
+    assert!(
+        o.stdout.contains("no differences beyond the noise"),
+        "{}",
+        o.stdout
+    );
+    let c: Value =
+        serde_json::from_slice(&std::fs::read(out.join("compare.json")).unwrap()).unwrap();
     assert_eq!(c["schema"], "ssdready.compare");
     assert_eq!(c["comparable"], true);
     assert_eq!(c["differences"], 0);
@@ -201,7 +240,11 @@ fn identical_results_show_no_differences() {
     let saved = h.history_json(&[]);
     let path = saved[0]["json_path"].as_str().unwrap();
     let o = h.run(&["compare", path, "2"]);
-    assert!(o.stdout.contains("no differences beyond the noise"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("no differences beyond the noise"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -214,18 +257,37 @@ fn a_slower_emulated_drive_is_found_and_fails_the_baseline_with_3() {
     let slow = read_job("emu:nvme-tlc,fw_cmd_ns=40000", "3");
     let o = h.run(&with(&["run"], &slow, &["--save", "--baseline=1"]));
     assert_eq!(o.code, 3, "{}", o.stderr);
-    assert!(o.stderr.contains("regression against the baseline"), "{}", o.stderr);
-    assert!(o.stderr.contains("read IOPS") && o.stderr.contains("read mean latency"), "{}", o.stderr);
-    assert!(!o.stdout.is_empty(), "the run's own output is still written");
+    assert!(
+        o.stderr.contains("regression against the baseline"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("read IOPS") && o.stderr.contains("read mean latency"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        !o.stdout.is_empty(),
+        "the run's own output is still written"
+    );
     let o = h.run(&["compare", "1", "2"]);
     assert_eq!(o.code, 0);
-    let iops = o.stdout.lines().find(|l| l.starts_with("read IOPS")).unwrap_or_default();
+    let iops = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("read IOPS"))
+        .unwrap_or_default();
     assert!(iops.contains("worse"), "{}", o.stdout);
     assert!(o.stdout.contains("the targets differ"), "{}", o.stdout);
     // The fast drive against the slow one: better, so no regression.
     let o = h.run(&with(&["run"], &fast, &["--baseline=2"]));
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(o.stderr.contains("no regression against the baseline"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("no regression against the baseline"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -241,13 +303,21 @@ fn different_workloads_are_not_compared() {
     let out = h.dir.path().join("cmp");
     let o = h.run(&["compare", "1", "2", "--output", out.to_str().unwrap()]);
     assert_eq!(o.code, 2);
-    assert!(o.stderr.contains("not comparable") && o.stderr.contains("\"randread\" vs \"randwrite\""), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("not comparable") && o.stderr.contains("\"randread\" vs \"randwrite\""),
+        "{}",
+        o.stderr
+    );
     assert!(!out.join("compare.json").exists(), "nothing written");
     // A baseline of another workload stops the run before it starts.
     let o = h.run(&with(&["run"], &writes, &["--baseline=1"]));
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stdout.is_empty());
-    assert!(o.stderr.contains("option '--baseline'") && o.stderr.contains("different workload"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("option '--baseline'") && o.stderr.contains("different workload"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -255,7 +325,13 @@ fn names_that_are_not_results_say_what_is_allowed() {
     let h = Db::new();
     let o = h.run(&["compare", "/no/such.json", "1"]);
     assert_eq!(o.code, 2);
-    assert!(o.stderr.contains("A:") && o.stderr.contains("neither a file, a directory nor a history id"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("A:")
+            && o.stderr
+                .contains("neither a file, a directory nor a history id"),
+        "{}",
+        o.stderr
+    );
     let o = h.run(&["compare", "7", "8"]);
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("no history database"), "{}", o.stderr);
@@ -269,8 +345,75 @@ fn names_that_are_not_results_say_what_is_allowed() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let o = h.run(&["compare", "1", "5"]);
     assert_eq!(o.code, 2);
-    assert!(o.stderr.contains("B: history id 5: no such entry"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("B: history id 5: no such entry"),
+        "{}",
+        o.stderr
+    );
     let o = h.run(&with(&["run"], &job, &["--baseline=9"]));
     assert_eq!(o.code, 2);
     assert!(o.stdout.is_empty());
+}
+
+/// A quick study of `target` with 50 ms runs (the figures are noisy; the
+/// drives compared below differ five-fold).
+fn study(h: &Db, target: &str, out: &Path, extra: &[&str]) -> Out {
+    let db = h.db_arg();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", target, "--quick", "--quiet", "--output"])
+        .arg(out)
+        .args(extra)
+        .arg(db)
+        .env("XDG_DATA_HOME", h.dir.path())
+        .env("SSDREADY_STUDY_RUNTIME", "0.05")
+        .output()
+        .expect("run ssdready study");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn studies_are_recorded_and_a_slower_drive_fails_the_baseline() {
+    let h = Db::new();
+    let a = h.dir.path().join("a");
+    let o = study(&h, "emu:x25e", &a, &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let saved = h.history_json(&["--kind", "study"]);
+    assert_eq!(saved.len(), 1);
+    let s = &saved[0];
+    assert_eq!(s["target"], "emu:x25e");
+    assert!(
+        s["knee_qd"].as_u64().is_some() && s["delivered_pct"].as_f64().is_some(),
+        "{s}"
+    );
+    assert!(
+        s["figures"]["qd-1.lat_mean_ns"].as_f64().unwrap() > 0.0,
+        "{s}"
+    );
+    assert_eq!(
+        PathBuf::from(s["json_path"].as_str().unwrap()),
+        a.join("study.json").canonicalize().unwrap()
+    );
+    // The study against itself, by directory and by id.
+    let o = h.run(&["compare", a.to_str().unwrap(), "1"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("no differences beyond the noise"),
+        "{}",
+        o.stdout
+    );
+    // Ten times the firmware's time per command: QD 1 latency several times longer.
+    let b = h.dir.path().join("b");
+    let o = study(&h, "emu:x25e,fw_cmd_ns=280000", &b, &["--baseline", "1"]);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(o.stderr.contains("mean latency @ QD 1"), "{}", o.stderr);
+    assert!(b.join("study.json").is_file(), "the study is still written");
+    assert_eq!(
+        h.history_json(&["--kind", "study"]).len(),
+        2,
+        "and recorded"
+    );
 }

@@ -120,6 +120,8 @@ pub struct Row {
 pub struct Comparison {
     pub schema: String,
     pub schema_version: u32,
+    /// `ssdready X.Y.Z`.
+    pub tool: String,
     pub a: SideInfo,
     pub b: SideInfo,
     /// False when the two measured different things (then no verdicts).
@@ -211,7 +213,10 @@ pub fn workload_differences(a: &[JobWorkload], b: &[JobWorkload]) -> Vec<String>
             } else {
                 format!("jobs '{na}' and '{nb}'")
             };
-            why.push(format!("{job} ran different workloads: {}", diffs.join(", ")));
+            why.push(format!(
+                "{job} ran different workloads: {}",
+                diffs.join(", ")
+            ));
         }
     }
     why
@@ -387,6 +392,7 @@ pub fn compare(a: (Origin, &Side), b: (Origin, &Side)) -> Comparison {
     Comparison {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
         notes: if why.is_empty() {
             notes(sa, sb)
         } else {

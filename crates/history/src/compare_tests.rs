@@ -32,7 +32,10 @@ fn run(rw: RwMode, target: &str, per_sec: &[u64], mean_ns: f64, p99_ns: u64) -> 
         },
         series: per_sec
             .iter()
-            .map(|&ios| SecSample { ios, bytes: ios * 4096 })
+            .map(|&ios| SecSample {
+                ios,
+                bytes: ios * 4096,
+            })
             .collect(),
         ..DirResult::default()
     };
@@ -87,17 +90,38 @@ fn identical_runs_show_no_differences() {
 fn a_slower_drive_is_worse_beyond_the_noise_on_every_key_figure() {
     let a = run(RwMode::RandRead, "emu:nvme-tlc", STEADY, 90_000.0, 120_000);
     let slow: Vec<u64> = STEADY.iter().map(|x| x / 8).collect();
-    let b = run(RwMode::RandRead, "emu:nvme-tlc,fw_cmd_ns=40000", &slow, 720_000.0, 900_000);
+    let b = run(
+        RwMode::RandRead,
+        "emu:nvme-tlc,fw_cmd_ns=40000",
+        &slow,
+        720_000.0,
+        900_000,
+    );
     let c = cmp(&a, &b);
     assert!(c.comparable);
     for name in ["t.read.iops", "t.read.lat_mean_ns", "t.read.lat_p99_ns"] {
-        assert!(c.regressions.contains(&name.to_string()), "{name}: {:?}", c.regressions);
+        assert!(
+            c.regressions.contains(&name.to_string()),
+            "{name}: {:?}",
+            c.regressions
+        );
     }
     let iops = c.figures.iter().find(|r| r.name == "t.read.iops").unwrap();
-    assert!((iops.change_pct.unwrap() + 87.5).abs() < 0.1, "{:?}", iops.change_pct);
-    assert!(c.notes.iter().any(|n| n.contains("targets differ")), "{:?}", c.notes);
+    assert!(
+        (iops.change_pct.unwrap() + 87.5).abs() < 0.1,
+        "{:?}",
+        iops.change_pct
+    );
+    assert!(
+        c.notes.iter().any(|n| n.contains("targets differ")),
+        "{:?}",
+        c.notes
+    );
     let text = render_regressions(&c);
-    assert!(text.contains("read IOPS") && text.contains("-87.5 %"), "{text}");
+    assert!(
+        text.contains("read IOPS") && text.contains("-87.5 %"),
+        "{text}"
+    );
     // The other way round it is an improvement, not a regression.
     let back = cmp(&b, &a);
     assert!(back.regressions.is_empty(), "{:?}", back.regressions);
@@ -126,7 +150,11 @@ fn a_run_too_short_for_a_noise_estimate_is_judged_against_the_assumed_noise() {
     let iops = c.figures.iter().find(|r| r.name == "t.read.iops").unwrap();
     assert_eq!(iops.noise_pct, UNKNOWN_NOISE_PCT);
     assert_eq!(iops.verdict, Verdict::Same);
-    assert!(c.a.noise_basis.contains("under 3 whole seconds"), "{}", c.a.noise_basis);
+    assert!(
+        c.a.noise_basis.contains("under 3 whole seconds"),
+        "{}",
+        c.a.noise_basis
+    );
 }
 
 #[test]
@@ -136,7 +164,11 @@ fn different_workloads_are_not_compared() {
     let c = cmp(&a, &b);
     assert!(!c.comparable);
     assert!(c.figures.is_empty() && c.regressions.is_empty());
-    assert!(c.not_comparable[0].contains("rw \"randread\" vs \"randwrite\""), "{:?}", c.not_comparable);
+    assert!(
+        c.not_comparable[0].contains("rw \"randread\" vs \"randwrite\""),
+        "{:?}",
+        c.not_comparable
+    );
     assert!(render_text(&c, false).contains("not comparable"));
 }
 
@@ -182,7 +214,11 @@ fn a_studys_noise_is_its_repeats_spread_and_a_single_point_takes_the_typical() {
     assert!(qd1.noise_source.contains("3 repeats"));
     let qd16 = s.figure("qd-16.iops").unwrap();
     assert!((qd16.noise_pct.unwrap() - 10.0).abs() < 1e-9);
-    assert!(qd16.noise_source.contains("typical"), "{}", qd16.noise_source);
+    assert!(
+        qd16.noise_source.contains("typical"),
+        "{}",
+        qd16.noise_source
+    );
     assert!(s.figure("qd-1.lat_mean_ns").unwrap().key);
     assert!(!s.figure("qd-16.lat_mean_ns").unwrap().key);
 }
@@ -195,10 +231,20 @@ fn studies_compare_point_by_point_against_their_repeats() {
     // QD 1 latency doubled: far beyond its 10 % spread.
     let b = from_study(&study(&[10_000.0, 10_500.0, 9_500.0], 80_000.0, 2.0));
     let c = compare((Origin::default(), &a), (Origin::default(), &b));
-    assert!(c.regressions.contains(&"qd-1.lat_mean_ns".to_string()), "{:?}", c.regressions);
+    assert!(
+        c.regressions.contains(&"qd-1.lat_mean_ns".to_string()),
+        "{:?}",
+        c.regressions
+    );
     assert!(c.regressions.contains(&"qd-1.lat_p99_ns".to_string()));
-    assert!(!c.regressions.contains(&"qd-16.lat_mean_ns".to_string()), "not a key figure");
-    assert!(c.figures.iter().any(|r| r.name == "qd-16.lat_mean_ns" && r.verdict == Verdict::Worse));
+    assert!(
+        !c.regressions.contains(&"qd-16.lat_mean_ns".to_string()),
+        "not a key figure"
+    );
+    assert!(c
+        .figures
+        .iter()
+        .any(|r| r.name == "qd-16.lat_mean_ns" && r.verdict == Verdict::Worse));
     // A study and a run measure different things.
     let r = from_run(&run(RwMode::RandRead, "f", STEADY, 1.0, 2));
     let x = compare((Origin::default(), &a), (Origin::default(), &r));

@@ -253,8 +253,8 @@ fn spread_pct(v: &[f64]) -> Option<f64> {
 mod run;
 mod study;
 
-pub use run::{from_run, job_workload};
 pub(crate) use run::describe;
+pub use run::{from_run, job_workload};
 pub use study::from_study;
 
 /// A study document or a run's native JSON, told apart by its `schema`.

@@ -15,8 +15,8 @@
 //! | `unix_ms` | INTEGER | when it started, ms since 1970 (UTC) |
 //! | `target` | TEXT | what it measured (`emu:nvme-tlc`, `/dev/nvme0n1`, several comma-separated) |
 //! | `command` | TEXT | the command line, as typed |
-//! | `iops` | REAL | run: IOPS of all jobs; study: peak 4 KiB random-read IOPS |
-//! | `lat_mean_ns`, `lat_p99_ns` | REAL | run: of its first job's first direction; study: at QD 1 |
+//! | `iops` | REAL | run: IOPS of all jobs and directions together; study: peak 4 KiB random-read IOPS |
+//! | `lat_mean_ns`, `lat_p99_ns` | REAL | run: the I/O-weighted mean, the highest p99 of its jobs; study: at QD 1 |
 //! | `json_path` | TEXT | the full result: a study's `study.json`; a saved run's native JSON, kept beside the database in `STEM-results/ID.json` |
 //! | `kernel`, `cpu_model` | TEXT | the platform fingerprint (from the result's platform section) … |
 //! | `cpus` | INTEGER | … CPUs online … |

@@ -166,9 +166,10 @@ pub fn command(a: StudyArgs) {
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, targets, dir) = validate(&a);
-    let base = a.baseline.as_deref().map(|b| {
-        crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study)
-    });
+    let base = a
+        .baseline
+        .as_deref()
+        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
     let mut history = match crate::history::open_for_recording(a.db.as_deref()) {
         Ok(h) => Some(h),
         Err(e) if a.db.is_some() => fail(
@@ -268,7 +269,8 @@ pub fn command(a: StudyArgs) {
     }
     if let Some(b) = &base {
         if code == 0 {
-            code = crate::compare::regression_check(b, &ssdready_history::figures::from_study(&doc));
+            code =
+                crate::compare::regression_check(b, &ssdready_history::figures::from_study(&doc));
         } else {
             say("no regression check: the study did not complete");
         }

@@ -125,7 +125,7 @@ pub fn from_run(r: &RunResult) -> Side {
                     let e = phase_noise.entry(j.phase).or_insert(0.0);
                     *e = e.max(n);
                     (
-                        format!("2 × the spread of {prefix}{dir}'s per-second IOPS"),
+                        format!("2 × the standard deviation of {prefix}{dir}'s per-second IOPS over their mean"),
                         format!("as {prefix}{dir} IOPS (latency moves inversely with IOPS)"),
                         format!("2 × {prefix}{dir}'s IOPS noise (tails move more than means)"),
                     )
@@ -252,7 +252,12 @@ pub fn from_run(r: &RunResult) -> Side {
     let params = r.emulator.as_ref().map_or(&[][..], |e| &e.params[..]);
     let mut targets: Vec<String> = Vec::new();
     for j in &r.jobs {
-        for f in j.spec.filename.iter().map(|f| super::named_target(f, params)) {
+        for f in j
+            .spec
+            .filename
+            .iter()
+            .map(|f| super::named_target(f, params))
+        {
             if !targets.contains(&f) {
                 targets.push(f);
             }
