@@ -3,10 +3,11 @@
 //! defaults for every job (those of job files too, whose own `[global]`
 //! sections override them, as in fio); each `--name` starts a command-line
 //! job. A few options belong to the tool rather than to a job (`--output`,
-//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`, and
-//! fio's `--minimal`, `--eta`, `--eta-newline`, `--status-interval`,
-//! `--section`, `--bandwidth-log`, `--terse-version`); they may appear
-//! anywhere, and an error about one names the switch, never a job.
+//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`,
+//! `--save`, `--db`, `--baseline`, and fio's `--minimal`, `--eta`,
+//! `--eta-newline`, `--status-interval`, `--section`, `--bandwidth-log`,
+//! `--terse-version`); they may appear anywhere, and an error about one
+//! names the switch, never a job.
 
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
@@ -53,6 +54,12 @@ pub struct RunArgs {
     /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
     /// neither: on when root and a job's I/O reaches a block device.
     pub decompose: Option<bool>,
+    /// `--save`: record the run in the history database.
+    pub save: bool,
+    /// `--db=PATH`: the history database (default: the user's data directory).
+    pub db: Option<PathBuf>,
+    /// `--baseline=ID|PATH`: a saved run to check this one against.
+    pub baseline: Option<String>,
     /// Every section in effect order: command-line globals, job files, command-line jobs.
     pub sections: Vec<Section>,
     /// `--eta`.
@@ -191,23 +198,23 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                 }
             }
             "minimal" => r.formats = vec![Format::Terse],
-            "terse-version" => {
-                match v.as_deref() {
-                    Some("3") => {}
-                    Some(x @ ("2" | "4" | "5")) => return Err(SpecError::new(
+            "terse-version" => match v.as_deref() {
+                Some("3") => {}
+                Some(x @ ("2" | "4" | "5")) => {
+                    return Err(SpecError::new(
                         "--terse-version",
                         format!(
                             "terse version {x} is not supported yet (allowed: 3, fio's default)"
                         ),
-                    )),
-                    x => {
-                        return Err(SpecError::new(
-                            "--terse-version",
-                            format!("'{}' is not a terse version (allowed: 3)", x.unwrap_or("")),
-                        ))
-                    }
+                    ))
                 }
-            }
+                x => {
+                    return Err(SpecError::new(
+                        "--terse-version",
+                        format!("'{}' is not a terse version (allowed: 3)", x.unwrap_or("")),
+                    ))
+                }
+            },
             "eta" => {
                 r.eta = match v.as_deref() {
                     Some("auto") => Eta::Auto,
@@ -241,6 +248,19 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                 r.bandwidth_log = Some(v.filter(|v| !v.is_empty()).unwrap_or_else(|| "agg".into()))
             }
             "quiet" => r.quiet = true,
+            "save" => r.save = true,
+            "db" => {
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new("db", "needs a file path (the history database)")
+                })?;
+                r.db = Some(PathBuf::from(v));
+            }
+            "baseline" => {
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new("baseline", "needs a history id or a run's native JSON file")
+                })?;
+                r.baseline = Some(v);
+            }
             "parse-only" => r.parse_only = true,
             "profile" => r.profile = true,
             "decompose" => {

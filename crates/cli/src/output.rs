@@ -246,6 +246,26 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Write `bytes` to the new file `path`, atomically and durably, never
+/// over an existing file: the text goes to a temporary file that is synced
+/// and then linked to `path` (which fails with `AlreadyExists` when `path`
+/// exists), and the directory is synced.
+pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let (tmp, mut f) = create_temp(dir, &name)?;
+    let linked = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    linked?;
+    File::open(dir)?.sync_all()
+}
+
 /// Give the new file the old one's permissions (and owner, as root).
 fn keep_owner_and_mode(f: &File, old: &Path) -> std::io::Result<()> {
     let Ok(md) = std::fs::metadata(old) else {
@@ -290,6 +310,18 @@ mod tests {
             check(Path::new("/dev/null"), "o").unwrap(),
             Sink::Special(_)
         ));
+    }
+
+    #[test]
+    fn create_new_never_replaces_a_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("1.json");
+        create_new(&p, b"first").unwrap();
+        let e = create_new(&p, b"second").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
     }
 
     #[test]

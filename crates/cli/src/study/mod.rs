@@ -7,7 +7,10 @@
 //! point through `run`'s own path ([`runner`]) with a progress bar, derives
 //! the figures and judges them with the verdict rules
 //! (`ssdready_study::judge`), writes `DIR/study.json` atomically and prints
-//! the findings ([`print`]). Bad input gets one line and exit code 2 with
+//! the findings ([`print`]), and records the study in the history database
+//! (`--db`; a failure to record is a warning). With `--baseline` it then
+//! compares the study with an earlier one and exits 3 when a key figure got
+//! worse beyond the noise. Bad input gets one line and exit code 2 with
 //! nothing written; Ctrl-C stops after the current run, still writes what
 //! ran, and exits 130.
 
@@ -15,7 +18,7 @@ mod detect;
 mod print;
 mod runner;
 
-use crate::fail;
+use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use std::io::Write;
@@ -46,6 +49,14 @@ pub struct StudyArgs {
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// The history database to record the study in (default:
+    /// $XDG_DATA_HOME/ssdready/history.db); also where --baseline ids are.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// An earlier study (history id, directory or study.json): exit 3 when
+    /// a key figure got worse beyond the noise.
+    #[arg(long, value_name = "ID|PATH")]
+    pub baseline: Option<String>,
 }
 
 fn now_ms() -> u64 {
@@ -97,6 +108,23 @@ pub fn command(a: StudyArgs) {
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, targets, dir) = validate(&a);
+    let base = a
+        .baseline
+        .as_deref()
+        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
+    let mut history = match crate::history::open_for_recording(a.db.as_deref()) {
+        Ok(h) => Some(h),
+        Err(e) if a.db.is_some() => fail(
+            crate::history::error_code(&e),
+            &format!("option '--db': {e}"),
+        ),
+        Err(e) => {
+            say(&format!(
+                "warning: this study will not be recorded in the history: {e}"
+            ));
+            None
+        }
+    };
     let mut machine = detect::machine(None);
     let o = StudyOptions {
         quick: a.quick,
@@ -167,10 +195,35 @@ pub fn command(a: StudyArgs) {
         interrupted,
         warnings,
     };
-    finish(&doc, &dir, started.elapsed().as_secs_f64());
+    let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
+    // A study none of whose runs succeeded has nothing to remember.
+    if let (Some(h), Some(json), true) = (history.as_mut(), &json, code != 1) {
+        match crate::history::record_study(h, &doc, json) {
+            Ok(id) if !a.quiet => say(&format!(
+                "recorded as history #{id} in {}",
+                h.path().display()
+            )),
+            Ok(_) => {}
+            Err(e) => say(&format!(
+                "warning: the study was not recorded in the history: {e}"
+            )),
+        }
+    }
+    if let Some(b) = &base {
+        if code == 0 {
+            code =
+                crate::compare::regression_check(b, &ssdready_history::figures::from_study(&doc));
+        } else {
+            say("no regression check: the study did not complete");
+        }
+    }
+    std::process::exit(code);
 }
 
-fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
+/// Write study.json and print the findings; returns the exit code (1 when
+/// study.json could not be written or no run succeeded, 130 when
+/// interrupted) and where study.json went.
+fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
     let written = crate::output::write_in(dir, "study.json", &text);
     let _ = std::io::stdout()
@@ -179,14 +232,20 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
     for w in &doc.warnings {
         eprintln!("ssdready: {w}");
     }
-    match written {
-        Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len()),
-        Err(e) => fail(1, &format!("writing {}/study.json: {e}", dir.display())),
-    }
+    let json = match written {
+        Ok(p) => {
+            eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len());
+            p
+        }
+        Err(e) => {
+            say(&format!("writing {}/study.json: {e}", dir.display()));
+            return (1, None);
+        }
+    };
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");
-        std::process::exit(130);
+        return (130, Some(json));
     }
     if ok == 0 {
         let why = doc
@@ -194,6 +253,8 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
             .iter()
             .find_map(|r| r.error.clone())
             .unwrap_or_default();
-        fail(1, &format!("no run of the study succeeded: {why}"));
+        say(&format!("no run of the study succeeded: {why}"));
+        return (1, Some(json));
     }
+    (0, Some(json))
 }
