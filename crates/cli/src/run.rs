@@ -803,6 +803,10 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        temporal_merge: merged
+            .temporal_merge
+            .as_deref()
+            .map(|m| MergeReport::of(spec, m)),
         raw_workers: workers,
         raw: merged,
     }

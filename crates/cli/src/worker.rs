@@ -216,8 +216,8 @@ fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
     match &ctx.emu {
-        Some(dev) => ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed)
-            .map(|e| ssdready_io::AnyEngine::Target(Box::new(e))),
+        Some(dev) => ssdready_emu::merge::open_engine(dev.clone(), &ctx.spec, setup.seed)
+            .map(ssdready_io::AnyEngine::Target),
         None => open_engine(&setup),
     }
 }
@@ -369,6 +369,7 @@ fn hot_loop<E: Engine>(
         }
         if !measuring && now >= ramp_end {
             stats.clear();
+            engine.take_merge_stats(); // the ramp's, forgotten
             measuring = true;
             measure_start = now;
             cpu_start = thread_cpu();
@@ -537,6 +538,10 @@ fn hot_loop<E: Engine>(
     } else {
         0
     };
+    stats.temporal_merge = engine
+        .take_merge_stats()
+        .filter(|_| measuring)
+        .map(Box::new);
     if measuring {
         let c = thread_cpu();
         stats.thread_cpu = ThreadCpu {
