@@ -67,6 +67,12 @@ pub struct EmuReport {
     pub free_blocks_series: Vec<u64>,
     /// Busy share of each die (or DRAM unit) over the window, percent.
     pub die_utilisation_pct: Vec<f64>,
+    /// Commands the device served, and the extents they carried (more
+    /// than commands when some were vectored: temporal merge).
+    #[serde(default)]
+    pub commands: u64,
+    #[serde(default)]
+    pub extents: u64,
     /// Simulated time covered (virtual clock), ns.
     pub simulated_ns: u64,
     /// Wall-clock time the simulation took, ns.

@@ -318,3 +318,6 @@ impl Engine for MergeEngine {
         Some(std::mem::take(&mut self.stats))
     }
 }
+
+#[cfg(test)]
+mod tests;

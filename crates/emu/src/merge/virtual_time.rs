@@ -307,7 +307,10 @@ impl VirtualHost {
             front.at.saturating_add(a.cfg.window_ns)
         };
         if t < a.busy_until || t < ready {
-            return Ok(()); // an event at that time is already scheduled
+            // Not yet: look again then (the oldest may be of another kind
+            // than the one whose arrival scheduled this event).
+            out.events.push((ready.max(a.busy_until), event(layer, 0)));
+            return Ok(());
         }
         let permit = self.permit_at();
         if permit > t {
