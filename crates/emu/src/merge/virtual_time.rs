@@ -89,6 +89,19 @@ struct VirtualAtm {
     queued: [usize; 4],
     /// When the dispatcher has seen its current command complete.
     busy_until: u64,
+    /// The dispatch event scheduled (one at a time: a later one is only
+    /// scheduled by the earlier one's firing, so events do not pile up).
+    armed: Option<u64>,
+}
+
+impl VirtualAtm {
+    /// Look at the queue again at `t` (unless an earlier look is due).
+    fn arm(&mut self, t: u64, layer: usize, out: &mut Out) {
+        if self.armed.is_none_or(|a| t < a) {
+            self.armed = Some(t);
+            out.events.push((t, event(layer, 0)));
+        }
+    }
 }
 
 /// A command gathering requests (each entered at its `at`).
@@ -121,6 +134,7 @@ impl VirtualHost {
                 queue: VecDeque::new(),
                 queued: [0; 4],
                 busy_until: 0,
+                armed: None,
             }),
             _ => Layer::Stm(VirtualStm {
                 cfg,
@@ -228,8 +242,8 @@ impl VirtualHost {
                 } else {
                     front.at.saturating_add(a.cfg.window_ns)
                 };
-                out.events
-                    .push((ready.max(a.busy_until).max(r.at), event(layer, 0)));
+                let at = ready.max(a.busy_until).max(r.at);
+                a.arm(at, layer, out);
                 Ok(())
             }
         }
@@ -294,9 +308,14 @@ impl VirtualHost {
     /// ATM: dispatch if the dispatcher is free and the oldest request's
     /// command is ready (its window has passed, or it is full).
     fn dispatch(&mut self, dev: &mut Device, layer: usize, t: u64, out: &mut Out) -> Result<(), FtlError> {
+        let permit = self.permit_at();
         let Layer::Atm(a) = &mut self.layers[layer] else {
             return Ok(());
         };
+        if a.armed != Some(t) {
+            return Ok(()); // superseded by an earlier look
+        }
+        a.armed = None;
         let Some(front) = a.queue.front().copied() else {
             return Ok(());
         };
@@ -309,17 +328,13 @@ impl VirtualHost {
         if t < a.busy_until || t < ready {
             // Not yet: look again then (the oldest may be of another kind
             // than the one whose arrival scheduled this event).
-            out.events.push((ready.max(a.busy_until), event(layer, 0)));
+            a.arm(ready.max(a.busy_until), layer, out);
             return Ok(());
         }
-        let permit = self.permit_at();
         if permit > t {
-            out.events.push((permit, event(layer, 0))); // wait for the interface
+            a.arm(permit, layer, out); // wait for the interface
             return Ok(());
         }
-        let Layer::Atm(a) = &mut self.layers[layer] else {
-            return Ok(());
-        };
         let op = front.op;
         let (mut taken, mut bytes) = (Vec::new(), 0u64);
         let mut i = 0;
@@ -344,7 +359,7 @@ impl VirtualHost {
         };
         a.busy_until = done;
         if !a.queue.is_empty() {
-            out.events.push((done, event(layer, 0)));
+            a.arm(done, layer, out);
         }
         let wake = if self.mode == CompletionMode::Poll {
             0
