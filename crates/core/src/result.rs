@@ -381,7 +381,7 @@ pub struct MergeReport {
     pub extents_histogram: Vec<MergeCount>,
     /// Per request: entering the layer → its command closed (the window).
     pub window_wait: LatSummary,
-    /// Per request: its command closed → issued to the device.
+    /// Per request: its command closed → issued (took the device's interface).
     pub issue_wait: LatSummary,
 }
 

@@ -154,8 +154,8 @@ pub struct MergeStats {
     /// Per request: entering the merge layer → its command closed (the
     /// merge window, cut short when the command filled).
     pub window_wait: Histogram,
-    /// Per request: its command closed → issued to the device (waiting for
-    /// the device's interface; in virtual time, also the host's command cost).
+    /// Per request: its command closed → issued (it took the device's
+    /// interface: the wait for the command ahead).
     pub issue_wait: Histogram,
 }
 

@@ -107,8 +107,10 @@ impl MergeConfig {
 }
 
 /// When a request of a merged command entered the layer, when its command
-/// closed, was issued and completed (clock ns), and — for the request that
-/// opened the command — how many requests it carried.
+/// closed, was issued (took the device's interface; in virtual time the
+/// host's `host_cmd_ns` follows, as it does for a command without merging)
+/// and completed (clock ns), and — for the request that opened the command —
+/// how many requests it carried.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Served {
     pub entered: u64,

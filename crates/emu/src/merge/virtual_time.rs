@@ -151,7 +151,8 @@ impl VirtualHost {
     }
 
     /// Issue one command once the host is `ready`; the permit comes back
-    /// `notice_ns` after it completes. Returns (issued, done).
+    /// `notice_ns` after it completes. Returns (when it took the permit,
+    /// when it completes); it is submitted `host_cmd_ns` after the first.
     fn command(
         &mut self,
         dev: &mut Device,
@@ -172,7 +173,7 @@ impl VirtualHost {
         if let Some((i, _)) = permit {
             self.iface_free[i] = done.saturating_add(notice_ns);
         }
-        Ok((issued, done))
+        Ok((start, done))
     }
 
     /// A plain request: one command.
