@@ -237,6 +237,8 @@ pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) 
                 }
             })
             .collect(),
+        commands: dev.counters.commands,
+        extents: dev.counters.extents,
         ..EmuReport::default()
     };
     if let Some(f) = &dev.ftl {

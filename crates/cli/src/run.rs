@@ -707,6 +707,10 @@ pub fn job_result_from(
         errors: merged.errors,
         first_error: merged.first_error.clone(),
         steadystate: Vec::new(),
+        temporal_merge: merged
+            .temporal_merge
+            .as_deref()
+            .map(|m| MergeReport::of(spec, m)),
         raw_workers: workers,
         raw: merged,
     }

@@ -185,8 +185,8 @@ fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
         seed: ctx.spec.randseed ^ ctx.index as u64,
     };
     match &ctx.emu {
-        Some(dev) => ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed)
-            .map(|e| ssdready_io::AnyEngine::Target(Box::new(e))),
+        Some(dev) => ssdready_emu::merge::open_engine(dev.clone(), &ctx.spec, setup.seed)
+            .map(ssdready_io::AnyEngine::Target),
         None => open_engine(&setup),
     }
 }

@@ -363,6 +363,39 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "merge_max",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number of extents, 1 to 4096 (default 64)",
+        help: "temporal merge: most requests (extents) in one vectored command",
+        set: |s, v| {
+            s.merge_max = ranged_u32(v, 1, MAX_MERGE_EXTENTS)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "merge_max_bytes",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 1m (default 0: no limit besides merge_max)",
+        help: "temporal merge: most bytes in one vectored command",
+        set: |s, v| {
+            s.merge_max_bytes = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "merge_window_us",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "whole microseconds, 0 to 1000000 (default 20; 0: no merging)",
+        help: "temporal merge: how long a command gathers requests after its first",
+        set: |s, v| {
+            s.merge_window_ns = ranged(v, 0, MAX_MERGE_WINDOW_US)? * 1000;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "name",
         aliases: &[],
         arity: Arity::Value,
@@ -684,6 +717,22 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "wait for all earlier jobs to finish first (starts a new group)",
         set: |s, v| {
             s.stonewall = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "temporal_merge",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "off, stm or atm",
+        help: "merge concurrent requests into vectored commands (emulator): stm synchronous, atm asynchronous",
+        set: |s, v| {
+            s.temporal_merge = match v {
+                "off" | "0" | "none" => TemporalMerge::Off,
+                "stm" => TemporalMerge::Stm,
+                "atm" => TemporalMerge::Atm,
+                _ => return Err(format!("'{v}' is not off, stm or atm")),
+            };
             Ok(())
         },
     },

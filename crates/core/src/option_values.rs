@@ -80,6 +80,10 @@ pub(crate) fn percent(v: &str) -> Result<u32, String> {
 /// The most I/Os a worker may keep in flight: io_uring's IORING_MAX_ENTRIES
 /// is 32768, and a deeper queue is no longer a measurement of a device.
 pub const MAX_IODEPTH: u32 = 65536;
+/// The most extents in one vectored command of the temporal merge layer.
+pub const MAX_MERGE_EXTENTS: u32 = 4096;
+/// The longest temporal merge window, µs (1 s).
+pub const MAX_MERGE_WINDOW_US: u64 = 1_000_000;
 /// The most clones (worker threads) of one job.
 pub const MAX_NUMJOBS: u32 = 4096;
 /// The longest log averaging window: 100 years, in milliseconds.

@@ -199,6 +199,31 @@ pub enum CpusPolicy {
     Split,
 }
 
+/// Temporal merge: concurrent requests combined into one vectored command
+/// of a target that takes them (the emulator). See `ssdready_emu::merge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TemporalMerge {
+    /// One command per request.
+    Off,
+    /// Synchronous: the first thread in gathers the others' requests for a
+    /// window, issues them as one command and polls; the others sleep.
+    Stm,
+    /// Asynchronous: requests queue; one dispatcher drains them into commands.
+    Atm,
+}
+
+impl TemporalMerge {
+    /// The option value (`off`, `stm`, `atm`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TemporalMerge::Off => "off",
+            TemporalMerge::Stm => "stm",
+            TemporalMerge::Atm => "atm",
+        }
+    }
+}
+
 /// fio's own default percentile list (used in fio-format JSON unless
 /// `percentile_list` is given).
 pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
@@ -275,6 +300,17 @@ pub struct JobSpec {
     pub sqthread_poll_cpu: Option<u32>,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// Temporal merge (emulator targets only).
+    #[serde(default = "merge_off")]
+    pub temporal_merge: TemporalMerge,
+    #[serde(default = "merge_window_default")]
+    pub merge_window_ns: u64,
+    /// Most extents per merged command.
+    #[serde(default = "merge_max_default")]
+    pub merge_max: u32,
+    /// Most bytes per merged command (0: no limit).
+    #[serde(default)]
+    pub merge_max_bytes: u64,
     pub percentile_list: Vec<f64>,
     /// Whether `percentile_list` was given (fio's JSON then uses it; otherwise fio's own default list).
     pub percentile_list_given: bool,
@@ -386,6 +422,10 @@ impl Default for JobSpec {
             sqthread_poll_cpu: None,
             fixedbufs: false,
             registerfiles: false,
+            temporal_merge: TemporalMerge::Off,
+            merge_window_ns: merge_window_default(),
+            merge_max: merge_max_default(),
+            merge_max_bytes: 0,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             percentile_list_given: false,
             clat_percentiles: true,
@@ -420,6 +460,19 @@ impl Default for JobSpec {
             ignored: Vec::new(),
         }
     }
+}
+
+fn merge_off() -> TemporalMerge {
+    TemporalMerge::Off
+}
+/// 20 µs: longer than a sleeping thread's wake-up, so the threads a
+/// command's completion wakes are back in time for the next window.
+fn merge_window_default() -> u64 {
+    20_000
+}
+/// 64: the most logical blocks of an Open-Channel 2.0 vector command.
+fn merge_max_default() -> u32 {
+    64
 }
 
 /// A bad option or an inconsistent job, with everything needed for a
@@ -587,6 +640,18 @@ impl JobSpec {
                 self.name, self.openfiles, self.openfiles
             ));
         }
+        if self.temporal_merge == TemporalMerge::Off {
+            for (k, _) in self
+                .options_given
+                .iter()
+                .filter(|(k, _)| k.starts_with("merge_"))
+            {
+                w.push(format!(
+                    "job '{}': {k} has no effect without temporal_merge=stm or atm",
+                    self.name
+                ));
+            }
+        }
         w
     }
 
@@ -736,6 +801,27 @@ impl JobSpec {
             return e(
                 "rw",
                 "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
+            );
+        }
+        if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
+            return e(
+                "temporal_merge",
+                format!(
+                    "{} needs a target that takes vectored (multi-extent) commands, and only the emulator \
+                     (filename=emu:…) does: NVMe and SCSI have no multi-extent read or write, and Linux \
+                     gives a file or block device one range per request (allowed here: off)",
+                    self.temporal_merge.name()
+                ),
+            );
+        }
+        if self.merge_max_bytes != 0 && self.merge_max_bytes < u64::from(self.bs.max()) {
+            return e(
+                "merge_max_bytes",
+                format!(
+                    "{} is less than the block size {} (allowed: 0 for no limit, or at least bs)",
+                    self.merge_max_bytes,
+                    self.bs.max()
+                ),
             );
         }
         if self.hipri && !self.direct {

@@ -139,6 +139,63 @@ pub struct WorkerStats {
     pub log: Option<Box<crate::iolog::IoLog>>,
     /// The per-I/O latency split (`--decompose`, tp_btf).
     pub io_split: Option<Box<IoSplit>>,
+    /// What the temporal merge layer counted (`temporal_merge`).
+    pub temporal_merge: Option<Box<MergeStats>>,
+}
+
+/// What the temporal merge layer counted for one worker: the commands it
+/// issued — each counted once, by the worker whose request opened it (STM's
+/// winner, the oldest request of an ATM command) — and, for each of its
+/// requests, the time added before its command reached the device.
+#[derive(Clone, Debug, Default)]
+pub struct MergeStats {
+    /// `commands_by_extents[n - 1]`: commands that carried n requests.
+    pub commands_by_extents: Vec<u64>,
+    /// Per request: entering the merge layer → its command closed (the
+    /// merge window, cut short when the command filled).
+    pub window_wait: Histogram,
+    /// Per request: its command closed → issued (it took the device's
+    /// interface: the wait for the command ahead).
+    pub issue_wait: Histogram,
+}
+
+impl MergeStats {
+    /// Count a command of `extents` requests.
+    pub fn record_command(&mut self, extents: usize) {
+        let i = extents.max(1) - 1;
+        if i >= self.commands_by_extents.len() {
+            self.commands_by_extents.resize(i + 1, 0);
+        }
+        self.commands_by_extents[i] += 1;
+    }
+    /// Commands counted.
+    pub fn commands(&self) -> u64 {
+        self.commands_by_extents.iter().sum()
+    }
+    /// Requests the counted commands carried.
+    pub fn extents(&self) -> u64 {
+        self.commands_by_extents
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i as u64 + 1) * c)
+            .sum()
+    }
+    /// Add another worker's counts.
+    pub fn merge(&mut self, o: &MergeStats) {
+        if o.commands_by_extents.len() > self.commands_by_extents.len() {
+            self.commands_by_extents
+                .resize(o.commands_by_extents.len(), 0);
+        }
+        for (a, b) in self
+            .commands_by_extents
+            .iter_mut()
+            .zip(&o.commands_by_extents)
+        {
+            *a += b;
+        }
+        self.window_wait.merge(&o.window_wait);
+        self.issue_wait.merge(&o.issue_wait);
+    }
 }
 
 /// Each I/O joined with the kernel's record of it (`block_io_start`,
@@ -248,6 +305,11 @@ impl WorkerStats {
         if let Some(oa) = &o.io_split {
             self.io_split.get_or_insert_with(Box::default).merge(oa);
         }
+        if let Some(om) = &o.temporal_merge {
+            self.temporal_merge
+                .get_or_insert_with(Box::default)
+                .merge(om);
+        }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
@@ -275,6 +337,9 @@ impl WorkerStats {
         }
         if let Some(a) = &mut self.io_split {
             **a = IoSplit::default();
+        }
+        if let Some(m) = &mut self.temporal_merge {
+            **m = MergeStats::default();
         }
     }
 

@@ -13,17 +13,31 @@
 //! slot, if more) completions in a row happen at one instant, or when a
 //! job's measured I/Os took no simulated time at all. `stop` is polled every
 //! [`STOP_POLL_EVENTS`] events.
+//!
+//! Between a worker and the device sits the host's command path
+//! ([`crate::merge::virtual_time`]): the interface depth (`iface_depth`),
+//! the host's cost per command (`host_cmd_ns`), the delay before a
+//! completion is seen (`irq_ns` with `completion=irq`), and, for jobs with
+//! `temporal_merge`, the merge layer (one per setting, shared by the jobs
+//! that use it), whose window ends and dispatches are events here. An STM
+//! worker is synchronous: it keeps one request in flight whatever its
+//! `iodepth`, as in real time.
 
-use crate::device::{Device, Extent, Op};
+use crate::device::{Device, Extent};
+use crate::engine::op_of;
+use crate::merge::virtual_time::{Out, Request, VirtualHost};
+use crate::merge::{MergeConfig, Served};
 use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::rate::Pacer;
-use ssdready_core::spec::JobSpec;
+use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const WAKE: u32 = u32::MAX;
+/// The "worker" of the host path's events (merge windows, dispatches).
+const HOST_EVENT: u32 = u32::MAX;
 /// Completions in a row at one simulated instant after which virtual time
 /// is taken to have stopped (at least; four per slot in flight if more).
 pub const STALL_EVENTS: u64 = 1 << 20;
@@ -42,6 +56,8 @@ struct Slot {
 
 struct Worker {
     job: usize,
+    /// The merge layer its requests go to.
+    layer: Option<usize>,
     plan: IoPlan,
     depth: usize,
     inflight: usize,
@@ -106,16 +122,23 @@ pub fn simulate(
 ) -> Result<SimOutcome, SimError> {
     let cap = dev.capacity();
     let t0 = dev.now;
+    let mut host = VirtualHost::new(&dev.p);
+    let layers = merge_layers(&mut host, jobs);
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
         for w in 0..spec.numjobs {
             let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
-            let depth = spec.iodepth.max(1) as usize;
+            let depth = if spec.temporal_merge == TemporalMerge::Stm {
+                1
+            } else {
+                spec.iodepth.max(1) as usize
+            };
             let ramp_end = t0
                 .saturating_add(spec.startdelay_ns)
                 .saturating_add(spec.ramp_time_ns);
             ws.push(Worker {
                 job: ji,
+                layer: layers[ji],
                 plan: IoPlan::new(spec, &[r], w),
                 depth,
                 inflight: 0,
@@ -137,11 +160,17 @@ pub fn simulate(
     let mut free_blocks = Vec::new();
     let mut next_sample = t0 + 1_000_000_000u64;
     let mut end_ns = t0;
+    let mut out = Out::default();
+    // How each request in flight was merged, per worker and slot.
+    let mut served: Vec<Vec<Option<Served>>> = ws.iter().map(|w| vec![None; w.depth]).collect();
+    let model = |e: crate::ftl::FtlError| SimError::Model(e.to_string());
 
     let issue = |w: &mut Worker,
                  wi: u32,
                  t: u64,
                  dev: &mut Device,
+                 host: &mut VirtualHost,
+                 out: &mut Out,
                  heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
      -> Result<(), SimError> {
         let mut cursor = t;
@@ -167,21 +196,6 @@ pub fn simulate(
                 p.issued(ddir, u64::from(len));
             }
             cursor = cursor.saturating_add(host_ns);
-            let op = match ddir {
-                Ddir::Read => Op::Read,
-                Ddir::Write => Op::Write,
-                Ddir::Trim => Op::Trim,
-            };
-            let done = dev
-                .submit(
-                    cursor,
-                    op,
-                    &[Extent {
-                        offset,
-                        len: len as u64,
-                    }],
-                )
-                .map_err(|e| SimError::Model(e.to_string()))?;
             let Some(slot) = w.free.pop() else {
                 return Err(SimError::Model(
                     "emulator simulation: no free slot below the queue depth (a bug)".into(),
@@ -193,13 +207,42 @@ pub fn simulate(
                 len,
             };
             w.inflight += 1;
-            heap.push(Reverse((done, wi, slot)));
+            let req = Request {
+                worker: wi,
+                slot,
+                op: op_of(ddir),
+                ext: Extent {
+                    offset,
+                    len: len as u64,
+                },
+                at: cursor,
+            };
+            match w.layer {
+                None => host.direct(dev, req, out),
+                Some(l) => host.merged(dev, l, req, out),
+            }
+            .map_err(model)?;
         }
         Ok(())
     };
+    // Hand what the host path produced to the event queue.
+    let flush = |out: &mut Out,
+                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
+                 served: &mut [Vec<Option<Served>>]| {
+        for s in out.seen.drain(..) {
+            if s.served.is_some() {
+                served[s.worker as usize][s.slot as usize] = s.served;
+            }
+            heap.push(Reverse((s.at, s.worker, s.slot)));
+        }
+        for (t, ev) in out.events.drain(..) {
+            heap.push(Reverse((t, HOST_EVENT, ev)));
+        }
+    };
 
     for (wi, w) in ws.iter_mut().enumerate() {
-        issue(w, wi as u32, t0, dev, &mut heap)?;
+        issue(w, wi as u32, t0, dev, &mut host, &mut out, &mut heap)?;
+        flush(&mut out, &mut heap, &mut served);
     }
     let slots: u64 = ws.iter().map(|w| w.depth as u64 + 1).sum();
     let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
@@ -235,6 +278,11 @@ pub fn simulate(
             free_blocks.resize(free_blocks.len() + fill, dev.free_blocks());
             next_sample = next_sample.saturating_add(seconds.saturating_mul(1_000_000_000));
         }
+        if wi == HOST_EVENT {
+            host.event(dev, t, slot, &mut out).map_err(model)?;
+            flush(&mut out, &mut heap, &mut served);
+            continue;
+        }
         let w = &mut ws[wi as usize];
         if slot != WAKE {
             let s = w.slots[slot as usize];
@@ -253,11 +301,15 @@ pub fn simulate(
                 let lat = t - s.issue;
                 d.lat.record(lat);
                 d.clat.record(lat);
+                if let Some(m) = served[wi as usize][slot as usize].take() {
+                    m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
+                }
             }
             w.last_completion = t;
             end_ns = end_ns.max(t);
         }
-        issue(w, wi, t, dev, &mut heap)?;
+        issue(w, wi, t, dev, &mut host, &mut out, &mut heap)?;
+        flush(&mut out, &mut heap, &mut served);
     }
     let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     for mut w in ws {
@@ -286,6 +338,28 @@ pub fn simulate(
         free_blocks,
         end_ns,
     })
+}
+
+/// The merge layer of each job (one per setting, shared by the jobs that
+/// use it; STM counts their workers as its members).
+fn merge_layers(host: &mut VirtualHost, jobs: &[JobSpec]) -> Vec<Option<usize>> {
+    let mut made: Vec<(MergeConfig, usize)> = Vec::new();
+    jobs.iter()
+        .map(|spec| {
+            let cfg = MergeConfig::of(spec)?;
+            if let Some((_, l)) = made.iter().find(|(c, _)| *c == cfg) {
+                return Some(*l);
+            }
+            let members: u32 = jobs
+                .iter()
+                .filter(|j| MergeConfig::of(j) == Some(cfg))
+                .map(|j| j.numjobs)
+                .sum();
+            let l = host.add_layer(cfg, members as usize);
+            made.push((cfg, l));
+            Some(l)
+        })
+        .collect()
 }
 
 /// The refusal of a run in which virtual time does not pass: what
@@ -388,7 +462,8 @@ mod tests {
 
     #[test]
     fn trims_on_nvm_lowlat_are_refused_not_endless() {
-        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m").unwrap());
+        // Without the command's own 64 B on the link, its trims take no time.
+        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m,cmd_bytes=0").unwrap());
         let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
             .err()
             .expect("refused")

@@ -58,6 +58,12 @@ pub trait Engine {
     /// How completions are obtained, for the result (`sync`, `interrupt`,
     /// `iopoll`, `sqpoll+interrupt`, `none`).
     fn completion_mode(&self) -> &'static str;
+    /// What a temporal merge layer in front of the target counted since the
+    /// last call (the worker takes it at the end of the ramp, to forget it,
+    /// and at the end); `None` for engines without one.
+    fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -132,6 +138,9 @@ impl Engine for AnyEngine {
     }
     fn completion_mode(&self) -> &'static str {
         dispatch!(self, e => e.completion_mode())
+    }
+    fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
+        dispatch!(self, e => e.take_merge_stats())
     }
 }
 

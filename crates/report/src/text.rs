@@ -144,6 +144,9 @@ fn job_block(out: &mut String, j: &JobResult) {
         };
         steady_line(out, ss, &who);
     }
+    if let Some(m) = &j.temporal_merge {
+        merge_block(out, m);
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
@@ -172,6 +175,50 @@ fn steady_line(out: &mut String, ss: &ssdready_core::steady::FioSteadyReport, wh
         fmt_count(ss.data.iops_mean as f64),
         fmt_bytes(ss.data.bw_mean as f64)
     );
+}
+
+/// The temporal merge layer: merge counts and the latency it added.
+fn merge_block(out: &mut String, m: &ssdready_core::result::MergeReport) {
+    let _ = writeln!(
+        out,
+        "  temporal merge ({}, window {}, at most {} extents{}): {} requests in {} commands, {:.2} per command",
+        m.mode,
+        fmt_ns(m.window_ns as f64),
+        m.max_extents,
+        if m.max_bytes > 0 {
+            format!(" and {}", fmt_bytes(m.max_bytes as f64))
+        } else {
+            String::new()
+        },
+        fmt_count(m.requests as f64),
+        fmt_count(m.commands as f64),
+        m.mean_extents
+    );
+    let hist: Vec<String> = m
+        .extents_histogram
+        .iter()
+        .map(|c| {
+            let pct = 100.0 * c.commands as f64 / m.commands.max(1) as f64;
+            format!("{}: {pct:.1}%", c.extents)
+        })
+        .collect();
+    for chunk in hist.chunks(8) {
+        let _ = writeln!(out, "    extents per command  {}", chunk.join("  "));
+    }
+    for (label, l) in [("window", &m.window_wait), ("device", &m.issue_wait)] {
+        let p99 = l
+            .percentiles
+            .iter()
+            .find(|(p, _)| *p == 99.0)
+            .map(|(_, v)| format!("  p99 {:>9}", fmt_ns(*v as f64)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    added ({label:>6}): mean {:>9}  max {:>9}{p99}",
+            fmt_ns(l.mean_ns),
+            fmt_ns(l.max_ns as f64),
+        );
+    }
 }
 
 /// Where the two CPU figures come from, and the other sources beside them.
@@ -561,6 +608,14 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
             out,
             "  die utilisation: mean {mean:.0}%, max {max:.0}% over {} units",
             n as usize
+        );
+    }
+    if e.extents > e.commands {
+        let _ = writeln!(
+            out,
+            "  vectored commands: {} extents in {} commands",
+            fmt_count(e.extents as f64),
+            fmt_count(e.commands as f64)
         );
     }
     if e.simulated_ns > 0 {

@@ -52,7 +52,11 @@ pub(super) fn hot_loop<E: Engine>(
     }
     let mut w = Loop::new(ctx, stats);
     let abandoned = loop {
+        let was_measuring = w.measuring;
         let now = w.check_phase();
+        if w.measuring && !was_measuring {
+            engine.take_merge_stats(); // the ramp's, forgotten
+        }
         w.issue(engine, now)?;
         if !w.to_commit.is_empty() {
             w.commit(engine)?;
@@ -66,7 +70,9 @@ pub(super) fn hot_loop<E: Engine>(
         }
         w.publish_live();
     };
+    let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
     w.finish();
+    stats.temporal_merge = merge_stats.map(Box::new);
     Ok(abandoned)
 }
 
