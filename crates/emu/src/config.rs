@@ -56,6 +56,11 @@ pub struct Params {
     pub erase_ns: u64,
     /// NAND page, bytes: a whole multiple of `page_bytes` (the mapping unit).
     pub flash_page_bytes: u32,
+    /// NAND erase block of a die (its planes' blocks, erased together),
+    /// bytes; 0: the FTL's block (`pages_per_block` pages). A small emulated
+    /// drive needs more, smaller FTL blocks than a real one has; the die
+    /// then takes one `erase_ns` erase per `flash_block_bytes` GC reclaims.
+    pub flash_block_bytes: u64,
     /// Planes per die: a program writes one page in each (multi-plane);
     /// planes read independently ([`crate::die`]).
     pub planes: u32,
@@ -158,6 +163,7 @@ fn base(name: &str) -> Params {
         program_ns: 600_000,
         erase_ns: 3_000_000,
         flash_page_bytes: 4096,
+        flash_block_bytes: 0,
         planes: 1,
         program_types_ns: Vec::new(),
         slc_cache: 0.0,
@@ -277,9 +283,11 @@ pub fn preset(name: &str) -> Option<Params> {
         //   programs like an SLC page, middle and upper in FEMU's TLC ratio
         //   (2,225 : 5,734 µs), scaled so the mean, 524 µs, gives the
         //   datasheet's 2.0 GB/s after the cache (16 × 64 KiB / 524 µs).
-        // * 3.5 ms erases, 1 MiB blocks (256 units; real ones are larger but
-        //   a small emulated drive needs blocks enough for GC), 16 MiB write
-        //   buffer gathering program units.
+        // * 3.5 ms erases (3D TLC tBERS 3–5 ms) of 24 MiB multi-plane blocks
+        //   (hundreds of word lines: an erase is under 2 % of the time that
+        //   programs one); the FTL's blocks are 256 KiB (64 pages: a small
+        //   emulated drive needs many; 256 MiB still fits), so GC erases once
+        //   per 96 of them. A 16 MiB write buffer gathers program units.
         // * Program/erase suspension (Wu & He, FAST 2012; Zambelli et al.,
         //   Electronics 2021, on 3D NAND): 20 µs to the next safe point,
         //   15 µs to resume, at most 8 reads ahead of one operation: each
@@ -290,11 +298,11 @@ pub fn preset(name: &str) -> Option<Params> {
             p.dies_per_channel = 2;
             p.planes = 4;
             p.flash_page_bytes = 16 << 10;
-            p.pages_per_block = 256;
             p.read_ns = 55_000;
             p.program_types_ns = vec![190_000, 386_000, 996_000];
             p.program_ns = 524_000;
             p.erase_ns = 3_500_000;
+            p.flash_block_bytes = 24 << 20;
             p.slc_cache = 0.11;
             p.slc_program_ns = 190_000;
             p.channel_mbps = 1200.0;
@@ -415,6 +423,10 @@ impl Params {
                     u32::try_from(n).map_err(|_| crate::geometry::out_of_range("flash_page_bytes", n))?
             }
             "planes" => self.planes = int32(v)?,
+            "flash_block_bytes" | "flash_block" => {
+                self.flash_block_bytes =
+                    parse_size(v).map_err(|e| format!("emulator parameter '{k}': {e}"))?
+            }
             "slc_cache" => {
                 self.slc_cache = match v.strip_suffix('%') {
                     Some(pct) => float(pct)? / 100.0,
@@ -470,7 +482,7 @@ impl Params {
             _ => {
                 return Err(format!(
                     "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
-                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, planes, slc_cache, slc_program_ns, \
+                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
                      suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
                      fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
@@ -552,6 +564,7 @@ impl Params {
                 ("program_ns", program_times(p)),
                 ("erase_ns", p.erase_ns.to_string()),
                 ("flash_page_bytes", p.flash_page_bytes.to_string()),
+                ("flash_block_bytes", p.flash_block_bytes.to_string()),
                 ("planes", p.planes.to_string()),
                 ("slc_cache", p.slc_cache.to_string()),
                 ("slc_program_ns", p.slc_program_ns.to_string()),

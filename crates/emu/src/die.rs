@@ -20,7 +20,7 @@
 //! SLC area by *folding* (read it, program it to TLC, erase the SLC block),
 //! which a die does in its idle time: each time new work reaches a die, the
 //! time it sat without program/erase work since the last (less what its
-//! reads took) folds `fold_ns` per program unit. Folding yields to reads at
+//! reads took) folds program units at `read_ns` + `program_ns` each. Folding yields to reads at
 //! no cost to them, and nothing folds while a die stays busy.
 //!
 //! **Read priority and program/erase suspension.** A die keeps its program
@@ -68,6 +68,8 @@ pub struct NandTiming {
     pub suspend_max: u32,
     /// SLC cache per die, mapping units.
     pub slc_units: u64,
+    /// FTL blocks GC reclaims per NAND erase (`flash_block_bytes`).
+    pub erase_every: u64,
     /// Die time to fold one program unit out of the SLC cache.
     pub fold_ns: u64,
     pub pages_per_block: u32,
@@ -83,17 +85,8 @@ impl NandTiming {
         } else {
             p.program_types_ns.clone()
         };
-        let bits = program_types.len() as u64;
         let slc_units = (p.logical_pages() as f64 * p.slc_cache.clamp(0.0, 1.0)) as u64
             / u64::from(p.dies().max(1));
-        // Folding one program unit: read it from SLC, program it as one TLC
-        // page type, and erase its share of an SLC block (a block in SLC
-        // mode holds 1/bits of its TLC capacity).
-        let erase_share = p
-            .erase_ns
-            .saturating_mul(bits)
-            .saturating_mul(u64::from(unit))
-            / u64::from(p.pages_per_block.max(1));
         NandTiming {
             read_ns: p.read_ns,
             erase_ns: p.erase_ns,
@@ -107,10 +100,13 @@ impl NandTiming {
             resume_ns: p.resume_ns,
             suspend_max: p.suspend_max,
             slc_units,
-            fold_ns: p
-                .read_ns
-                .saturating_add(p.program_ns)
-                .saturating_add(erase_share),
+            erase_every: (p.flash_block_bytes
+                / (u64::from(p.pages_per_block) * u64::from(p.page_bytes)).max(1))
+            .max(1),
+            // Folding one program unit: read it from SLC, program it as one
+            // TLC page type (the SLC block's erase, spread over a real
+            // block's hundreds of pages, is left out).
+            fold_ns: p.read_ns.saturating_add(p.program_ns),
             pages_per_block: p.pages_per_block.max(1),
             blocks_per_die: p.blocks_per_die().max(1),
         }
@@ -207,8 +203,10 @@ pub struct Die {
     open_ready: u64,
     open_slc: bool,
     page_type: usize,
-    /// GC copies not yet making a whole program unit.
+    /// GC copies not yet making a whole program unit, and FTL blocks
+    /// reclaimed not yet making a NAND erase block.
     gc_carry: u64,
+    erase_carry: u64,
     /// Units in the SLC cache.
     slc_used: u64,
     /// Idle time is counted for folding from here on.
@@ -234,6 +232,7 @@ impl Die {
             open_slc: false,
             page_type: 0,
             gc_carry: 0,
+            erase_carry: 0,
             slc_used: 0,
             fold_mark: 0,
             reads_ns: 0,
@@ -519,9 +518,10 @@ impl Die {
     }
 
     /// Garbage-collection work from `from`: `moved` units copied (their
-    /// source pages taking `reads` array reads), `erased` blocks erased.
-    /// Copies are programmed a program unit at a time (the rest waits for
-    /// the next cleaning); each copy and each erase is one operation reads
+    /// source pages taking `reads` array reads), `erased` FTL blocks
+    /// reclaimed. Copies are programmed a program unit at a time, and a NAND
+    /// block is erased per `erase_every` FTL blocks (the rest waits for the
+    /// next cleaning); each copy and each erase is one operation reads
     /// can go ahead of (one operation in all when they cannot). Returns the
     /// die time.
     #[allow(clippy::too_many_arguments)]
@@ -541,6 +541,9 @@ impl Die {
         self.gc_carry += moved;
         let programs = self.gc_carry / u64::from(t.unit);
         self.gc_carry %= u64::from(t.unit);
+        self.erase_carry += erased;
+        let erased = self.erase_carry / t.erase_every;
+        self.erase_carry %= t.erase_every;
         let read_ns = reads.saturating_mul(t.read_ns);
         let total = read_ns
             .saturating_add(programs.saturating_mul(t.program_mean))

@@ -53,6 +53,7 @@ const INT_LIMITS: &[(&str, u64, u64)] = &[
     ("host_ns", 0, MAX_OP_NS),
     ("flash_page_bytes", 512, 1 << 20),
     ("planes", 1, 16),
+    ("flash_block_bytes", 0, 1 << 30),
     ("slc_program_ns", 0, MAX_OP_NS),
     ("suspend_ns", 0, MAX_OP_NS),
     ("resume_ns", 0, MAX_OP_NS),
@@ -204,8 +205,9 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("irq_ns", p.irq_ns),
         ("wake_ns", p.wake_ns),
     ];
-    let nand: [(&str, u64); 6] = [
+    let nand: [(&str, u64); 7] = [
         ("flash_page_bytes", p.flash_page_bytes.into()),
+        ("flash_block_bytes", p.flash_block_bytes),
         ("planes", p.planes.into()),
         ("slc_program_ns", p.slc_program_ns),
         ("suspend_ns", p.suspend_ns),

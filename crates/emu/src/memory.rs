@@ -455,10 +455,10 @@ mod tests {
     #[test]
     fn flash_device_items_follow_the_geometry() {
         // 256 MiB, 4 KiB pages: 65536 logical pages; op 0.25 → 81920
-        // physical, 16 dies × 20 blocks of 256 pages = 81920 exactly.
+        // physical, 16 dies × 80 blocks of 64 pages = 81920 exactly.
         let n = device(&p("nvme-tlc,size=256m,op=0.25"), TimeBase::Real);
         assert_eq!(n.ftl_maps, 4 * (65536 + 81920));
-        assert_eq!(n.block_tables, BLOCK_TABLE_BYTES * 320);
+        assert_eq!(n.block_tables, BLOCK_TABLE_BYTES * 1280);
         assert_eq!(n.data_pages, 256 << 20);
         let v = device(&p("nvme-tlc,size=256m,op=0.25"), TimeBase::Virtual);
         assert_eq!(v.data_pages, 0, "virtual time keeps no data");
