@@ -7,6 +7,7 @@
 //! interrupted (results so far were still reported).
 
 mod args;
+mod characterize;
 mod decompose;
 mod devices;
 mod layout;
@@ -46,6 +47,10 @@ enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
     /// rest goes, and what to change (writes DIR/study.json).
     Study(study::StudyArgs),
+    /// Characterize a device the SNIA PTS way: purge, precondition, then
+    /// IOPS, throughput, latency and write saturation, each to steady
+    /// state, and the write cliff (writes DIR/characterize.json).
+    Characterize(characterize::CharacterizeArgs),
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
@@ -373,5 +378,6 @@ fn main() {
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
         Cmd::Study(a) => study::command(a),
+        Cmd::Characterize(a) => characterize::command(a),
     }
 }
