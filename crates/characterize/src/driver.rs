@@ -371,7 +371,10 @@ fn wsat(
             r.stopped_by = "data limit (not settled)".into();
             break;
         }
-        progress.step(t, "IOPS not settled yet: one more capacity of random writes");
+        progress.step(
+            t,
+            "IOPS not settled yet: one more capacity of random writes",
+        );
         segment = capacity.min(w.max_bytes - written);
     }
     r.bytes_written = written;
@@ -663,9 +666,17 @@ mod tests {
         d.drifting = true;
         let r = execute(&p, &mut d, &mut Quiet).wsat.unwrap();
         assert_eq!(r.stopped_by, "data limit (not settled)");
-        assert!(r.bytes_written >= w.max_bytes, "{} of {}", r.bytes_written, w.max_bytes);
+        assert!(
+            r.bytes_written >= w.max_bytes,
+            "{} of {}",
+            r.bytes_written,
+            w.max_bytes
+        );
         // The samples run on one time and data axis across segments.
-        assert!(r.samples.windows(2).all(|x| x[1].t_s > x[0].t_s && x[1].bytes_written > x[0].bytes_written));
+        assert!(r
+            .samples
+            .windows(2)
+            .all(|x| x[1].t_s > x[0].t_s && x[1].bytes_written > x[0].bytes_written));
     }
 
     #[test]

@@ -144,12 +144,8 @@ fn validate(a: &CharacterizeArgs) -> Target {
             ..Default::default()
         };
         let params = std::collections::BTreeMap::from([(a.target.clone(), p.clone())]);
-        crate::devices::check_memory(
-            &[spec],
-            &params,
-            ssdready_emu::memory::TimeBase::Virtual,
-        )
-        .unwrap_or_else(|e| bad(e));
+        crate::devices::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
+            .unwrap_or_else(|e| bad(e));
         return Target::Emulated(p);
     }
     if !["io_uring", "libaio", "psync"].contains(&a.ioengine.as_str()) {
@@ -160,11 +156,19 @@ fn validate(a: &CharacterizeArgs) -> Target {
     }
     let size = a.size.as_deref().map(|v| {
         parse_size(v, 1024).unwrap_or_else(|e| {
-            bad(format!("option '--size': {e} (allowed: a size such as 64g)"))
+            bad(format!(
+                "option '--size': {e} (allowed: a size such as 64g)"
+            ))
         })
     });
     crate::validate::check_device_exists("characterize", &a.target)
         .unwrap_or_else(|f| fail(f.exit_code(), f.message()));
+    if size.is_none() && std::fs::metadata(&a.target).is_err() {
+        bad(format!(
+            "target '{}' does not exist: give the size of the file to create with --size (e.g. --size=4g)",
+            a.target
+        ));
+    }
     let needs = ssdready_io::target::TargetNeeds {
         bytes: size,
         offset: 0,
@@ -278,8 +282,12 @@ pub fn command(a: CharacterizeArgs) {
         None if a.quick => 1800.0,
         None => 86_400.0,
     };
-    let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-characterize", "characterize.json")
-        .unwrap_or_else(|e| bad(e));
+    let dir = crate::output::result_dir(
+        a.output.as_deref(),
+        "ssdready-characterize",
+        "characterize.json",
+    )
+    .unwrap_or_else(|e| bad(e));
     let (capacity, min_bs, kind, what, lbs) = match &target {
         Target::Emulated(p) => {
             let cap = ssdready_emu::device::Device::new(p).capacity();
@@ -461,7 +469,10 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
             fmt_bytes(text.len() as f64),
             doc.wall_s
         ),
-        Err(e) => fail(1, &format!("writing {}/characterize.json: {e}", dir.display())),
+        Err(e) => fail(
+            1,
+            &format!("writing {}/characterize.json: {e}", dir.display()),
+        ),
     }
     if doc.interrupted {
         eprintln!("ssdready: interrupted; characterize.json covers what ran");

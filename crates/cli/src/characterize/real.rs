@@ -94,14 +94,18 @@ impl Runner for RealRunner {
             })
         };
         if !self.purge_asked {
-            return not("not purged (--purge not given): the device's history (free blocks, its mapping) \
-                 shapes the first rounds and the write cliff; PTS asks for a purge");
+            return not(
+                "not purged (--purge not given): the device's history (free blocks, its mapping) \
+                 shapes the first rounds and the write cliff; PTS asks for a purge",
+            );
         }
         if !self.block_device {
             return not("a file cannot be purged (its file system places its blocks)");
         }
         if !self.discard {
-            return not("the device does not take discards (queue/discard_max_bytes is 0): not purged");
+            return not(
+                "the device does not take discards (queue/discard_max_bytes is 0): not purged",
+            );
         }
         // The largest power of two up to 256 MiB that divides the capacity.
         let bs = 1u64 << self.capacity.trailing_zeros().min(28);
@@ -174,13 +178,30 @@ impl Runner for RealRunner {
             "--norandommap".into(),
         ])?;
         let m = Self::merged(&r);
-        let series = m.dirs[1].as_ref().map(|d| d.series.clone()).unwrap_or_default();
+        let series = m.dirs[1]
+            .as_ref()
+            .map(|d| d.series.clone())
+            .unwrap_or_default();
         let secs = m.measured_ns as f64 / 1e9;
         let mut run = WsatRun::default();
         let mut written = 0u64;
+        let mut series = series;
+        // The last second is cut where the run ended; under half a second
+        // it joins the one before (a sliver of a second is noise).
+        let last_dt = secs - (series.len().max(1) - 1) as f64;
+        if series.len() > 1 && last_dt < 0.5 {
+            let tail = series.pop().expect("two seconds");
+            let prev = series.last_mut().expect("one second");
+            prev.ios += tail.ios;
+            prev.bytes += tail.bytes;
+        }
+        let n = series.len();
         for (i, s) in series.iter().enumerate() {
-            // The last second is cut where the run ended.
-            let dt = (secs - i as f64).clamp(1e-3, 1.0);
+            let dt = if i + 1 == n {
+                (secs - i as f64).max(1e-3)
+            } else {
+                1.0
+            };
             written += s.bytes;
             let x = WsatSample {
                 t_s: i as f64 + dt,
