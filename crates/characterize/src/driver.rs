@@ -102,7 +102,7 @@ pub fn execute(plan: &Plan, runner: &mut dyn Runner, progress: &mut dyn Progress
         progress.test_started(t, i, n);
         match t.kind {
             TestKind::WriteSaturation => {
-                let r = wsat(t, runner, progress);
+                let r = wsat(t, &plan.rule, runner, progress);
                 out.failure = out.failure.or(r.failure.clone());
                 out.wsat = Some(r);
             }
@@ -313,7 +313,12 @@ fn window_points(
         .collect()
 }
 
-fn wsat(t: &TestPlan, runner: &mut dyn Runner, progress: &mut dyn Progress) -> WsatResult {
+fn wsat(
+    t: &TestPlan,
+    rule: &ssdready_core::steady::PtsRule,
+    runner: &mut dyn Runner,
+    progress: &mut dyn Progress,
+) -> WsatResult {
     let w = t.wsat.as_ref().expect("a WSAT test has its plan");
     let mut r = WsatResult {
         label: w.point.label(),
@@ -329,22 +334,61 @@ fn wsat(t: &TestPlan, runner: &mut dyn Runner, progress: &mut dyn Progress) -> W
         }
     }
     progress.step(t, "random writes");
-    let mut cb = |s: &WsatSample| progress.wsat_sample(s, w);
-    match runner.saturate(w, &mut cb) {
-        Ok(run) => {
-            r.samples = run.samples;
-            r.stopped_by = run.stopped_by;
+    let capacity = (w.bytes as f64 / w.capacity_multiple.max(1e-9)) as u64;
+    let (mut written, mut elapsed) = (0u64, 0f64);
+    let mut segment = w.bytes;
+    r.stopped_by = "data".into();
+    loop {
+        let seg = WsatPlan {
+            bytes: segment,
+            max_seconds: w.max_seconds - elapsed,
+            ..w.clone()
+        };
+        let (base_t, base_bytes) = (elapsed, written);
+        let mut cb = |s: &WsatSample| progress.wsat_sample(&shifted(s, base_t, base_bytes), w);
+        match runner.saturate(&seg, &mut cb) {
+            Ok(run) => {
+                r.samples
+                    .extend(run.samples.iter().map(|s| shifted(s, base_t, base_bytes)));
+                r.stopped_by = run.stopped_by;
+            }
+            Err(e) => {
+                r.failure = Some(format!("{}: {e}", t.name));
+                r.stopped_by = "failed".into();
+                break;
+            }
         }
-        Err(e) => {
-            r.failure = Some(format!("{}: {e}", t.name));
-            r.stopped_by = "failed".into();
+        let Some(last) = r.samples.last() else { break };
+        (written, elapsed) = (last.bytes_written, last.t_s);
+        if r.stopped_by != "data" || runner.stopped() {
+            break;
         }
+        if crate::cliff::settled(&r.samples, capacity, rule).is_some_and(|v| v.reached) {
+            r.stopped_by = "settled".into();
+            break;
+        }
+        if written >= w.max_bytes {
+            r.stopped_by = "data limit (not settled)".into();
+            break;
+        }
+        progress.step(
+            t,
+            "IOPS not settled yet: one more capacity of random writes",
+        );
+        segment = capacity.min(w.max_bytes - written);
     }
-    if let Some(s) = r.samples.last() {
-        r.bytes_written = s.bytes_written;
-        r.seconds = s.t_s;
-    }
+    r.bytes_written = written;
+    r.seconds = elapsed;
     r
+}
+
+/// A segment's sample on the test's time and data axes.
+fn shifted(s: &WsatSample, t: f64, bytes: u64) -> WsatSample {
+    WsatSample {
+        t_s: s.t_s + t,
+        bytes_written: s.bytes_written + bytes,
+        ..s.clone()
+    }
 }
 
 /// The IOPS matrix over the IOPS test's window.
@@ -423,6 +467,8 @@ mod tests {
         written: f64,
         capacity_pages: f64,
         never_steady: bool,
+        /// Writes keep slowing down, 30 % per capacity written.
+        drifting: bool,
         purges: usize,
         points: usize,
         stop_after_points: Option<usize>,
@@ -434,6 +480,7 @@ mod tests {
                 written: 0.0,
                 capacity_pages: 1e5,
                 never_steady: false,
+                drifting: false,
                 purges: 0,
                 points: 0,
                 stop_after_points: None,
@@ -445,6 +492,9 @@ mod tests {
                 return 30_000.0 * (1.0 + (self.points / 6 % 2) as f64);
             }
             let x = self.written / self.capacity_pages;
+            if self.drifting {
+                return 30_000.0 * 0.7f64.powf(x);
+            }
             3_000.0 + 27_000.0 * (-2.0 * x).exp()
         }
     }
@@ -580,7 +630,7 @@ mod tests {
         assert!(lat.window.iter().all(|w| w.lat_max_ns >= w.lat_p99_99_ns));
         // WSAT from the purge: 3× the capacity, the cliff in it.
         let w = r.wsat.as_ref().unwrap();
-        assert_eq!(w.stopped_by, "data");
+        assert_eq!(w.stopped_by, "settled");
         let c = crate::cliff::detect(&w.samples, p.capacity, &p.rule, None).unwrap();
         assert!(c.fresh_iops > 20_000.0 && c.steady_iops < 4_000.0, "{c:?}");
     }
@@ -599,6 +649,34 @@ mod tests {
         let s = summary(&r);
         assert!(!s.reached);
         assert_eq!(s.rounds, 25);
+    }
+
+    #[test]
+    fn wsat_goes_on_until_iops_settle_and_says_when_they_never_do() {
+        let mut p = quick_plan();
+        p.tests.retain(|t| t.kind == TestKind::WriteSaturation);
+        let w = p.tests[0].wsat.clone().unwrap();
+        // Settling within the planned 3×: it stops there.
+        let r = execute(&p, &mut FakeDevice::new(), &mut Quiet);
+        let done = r.wsat.unwrap();
+        assert_eq!(done.stopped_by, "settled");
+        assert!(done.bytes_written >= w.bytes && done.bytes_written < w.bytes + p.capacity);
+        // Never settling: one capacity at a time up to 4× the plan.
+        let mut d = FakeDevice::new();
+        d.drifting = true;
+        let r = execute(&p, &mut d, &mut Quiet).wsat.unwrap();
+        assert_eq!(r.stopped_by, "data limit (not settled)");
+        assert!(
+            r.bytes_written >= w.max_bytes,
+            "{} of {}",
+            r.bytes_written,
+            w.max_bytes
+        );
+        // The samples run on one time and data axis across segments.
+        assert!(r
+            .samples
+            .windows(2)
+            .all(|x| x[1].t_s > x[0].t_s && x[1].bytes_written > x[0].bytes_written));
     }
 
     #[test]

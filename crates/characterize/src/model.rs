@@ -69,6 +69,29 @@ pub struct DeviceModel {
     pub gc: String,
     /// The steady-state WA of uniform random writes the model predicts.
     pub wa_predicted: f64,
+    /// What a page costs a die, for the die-time bound of the steady rate:
+    /// dies, and NAND program, read and erase times, ns.
+    pub dies: u32,
+    pub program_ns: u64,
+    pub read_ns: u64,
+    pub erase_ns: u64,
+}
+
+impl DeviceModel {
+    /// The most page-sized random writes per second the dies can take at
+    /// write amplification `wa`: each host page costs `wa` programs,
+    /// `wa − 1` reads (the pages GC moves) and `wa / pages_per_block`
+    /// erases of die time.
+    pub fn die_bound_iops(&self, wa: f64) -> f64 {
+        let per_page = wa * self.program_ns as f64
+            + (wa - 1.0).max(0.0) * self.read_ns as f64
+            + wa / self.pages_per_block.max(1) as f64 * self.erase_ns as f64;
+        if per_page > 0.0 {
+            self.dies as f64 * 1e9 / per_page
+        } else {
+            f64::INFINITY
+        }
+    }
 }
 
 /// How the tests were run.
@@ -286,8 +309,8 @@ pub struct WriteCliff {
     pub cliff_at_capacity: f64,
     /// The fall counted as leaving the fresh level (0.2: 20 %).
     pub band: f64,
-    /// The steady level: mean IOPS of the last tenth of the samples (at
-    /// least 5).
+    /// The steady level: mean IOPS of the samples covering the last 2
+    /// capacities written (at least 5 samples, at most half).
     pub steady_iops: f64,
     pub steady_from_s: f64,
     pub steady_from_bytes: u64,
@@ -311,4 +334,10 @@ pub struct WriteCliff {
     /// (ratio − wa_seen) / wa_seen, %: how well the cliff's depth follows
     /// the WA.
     pub ratio_vs_wa_pct: Option<f64>,
+    /// Emulator: the dies' bound on the steady rate at the WA seen
+    /// ([`DeviceModel::die_bound_iops`]), and the steady level against it,
+    /// % (0: the dies are the limit; far below: something else is, e.g.
+    /// the queue depth while writes wait for garbage collection).
+    pub steady_die_bound_iops: Option<f64>,
+    pub steady_vs_die_bound_pct: Option<f64>,
 }

@@ -15,7 +15,11 @@
 //!   4 KiB writes.
 //! * **Write saturation** (WSAT): 4 KiB random writes from a purged device
 //!   until 4× the capacity is written (`--quick`: 3×) or the time limit;
-//!   IOPS and cumulative data written per sample: the write cliff.
+//!   IOPS and cumulative data written per sample: the write cliff. Where
+//!   IOPS have not settled by then (a device with little spare area
+//!   needs ~10 capacities of writes to reach its steady WA), it goes on one
+//!   capacity at a time up to 4× that, so that the cliff's depth and the
+//!   write amplification are measured at steady state.
 //!
 //! Every test but WSAT starts with a purge and the workload-independent
 //! preconditioning (2× the capacity in 128 KiB sequential writes). Random
@@ -119,15 +123,21 @@ pub struct TestPlan {
     pub wsat: Option<WsatPlan>,
 }
 
-/// The write-saturation test's stopping rule.
+/// The write-saturation test's stopping rule: at least `bytes`, then on
+/// until IOPS settle, at most `max_bytes` or `max_seconds`. (A runner's
+/// `saturate` gets one segment of it: `bytes` to write now.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WsatPlan {
     pub point: Point,
     pub bytes: u64,
     /// The capacity multiple `bytes` is.
     pub capacity_multiple: f64,
+    pub max_bytes: u64,
     pub max_seconds: f64,
 }
+
+/// WSAT's hard limit, in multiples of its planned data.
+pub const WSAT_EXTENSION: f64 = 4.0;
 
 /// The whole characterization.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -269,6 +279,7 @@ pub fn plan(o: &PlanOptions) -> Plan {
             point: point(Access::Random, 0, 4096, o.iodepth),
             bytes: (o.capacity as f64 * multiple) as u64,
             capacity_multiple: multiple,
+            max_bytes: (o.capacity as f64 * multiple * WSAT_EXTENSION) as u64,
             max_seconds: o.wsat_max_seconds,
         }),
     });
@@ -280,6 +291,29 @@ pub fn plan(o: &PlanOptions) -> Plan {
         rule: PtsRule::default(),
         tests,
     }
+}
+
+/// The tests `--tests` may name.
+pub const TEST_NAMES: [&str; 4] = ["iops", "throughput", "latency", "wsat"];
+
+/// Keep only the tests `names` lists (`throughput` is both block sizes).
+pub fn select(p: &mut Plan, names: &[String]) -> Result<(), String> {
+    if let Some(bad) = names.iter().find(|n| !TEST_NAMES.contains(&n.as_str())) {
+        return Err(format!(
+            "'{bad}' is not a test (allowed: {})",
+            TEST_NAMES.join(", ")
+        ));
+    }
+    p.tests.retain(|t| {
+        let family = match t.kind {
+            TestKind::Iops => "iops",
+            TestKind::Throughput => "throughput",
+            TestKind::Latency => "latency",
+            TestKind::WriteSaturation => "wsat",
+        };
+        names.iter().any(|n| n == family)
+    });
+    Ok(())
 }
 
 /// The time the round-based tests take, seconds: (all reach steady state
@@ -338,6 +372,7 @@ mod tests {
         assert!(p.tests[3].round.iter().all(|pt| pt.iodepth == 1));
         let w = p.tests[4].wsat.as_ref().unwrap();
         assert_eq!(w.bytes, 4 * (256 << 20));
+        assert_eq!(w.max_bytes, 16 * (256 << 20));
         assert_eq!(p.tests[4].precondition_bytes, 0);
         assert_eq!(p.tests[0].precondition_bytes, 2 * (256 << 20));
     }
@@ -351,6 +386,16 @@ mod tests {
         // (6 + 2 + 2 + 3) points × 60 s, 5 or 25 rounds.
         assert_eq!(lo, 13.0 * 60.0 * 5.0);
         assert_eq!(hi, 13.0 * 60.0 * 25.0);
+    }
+
+    #[test]
+    fn tests_can_be_chosen_by_family() {
+        let mut p = plan(&opts(true));
+        select(&mut p, &["wsat".into(), "throughput".into()]).unwrap();
+        let names: Vec<&str> = p.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["throughput_128k", "throughput_1024k", "wsat"]);
+        let e = select(&mut p, &["iops".into(), "wast".into()]).unwrap_err();
+        assert!(e.contains("'wast'") && e.contains("allowed: iops"), "{e}");
     }
 
     #[test]

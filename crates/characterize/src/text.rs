@@ -297,6 +297,13 @@ fn wsat(o: &mut String, d: &CharacterizeDoc) {
                 ),
             };
             let _ = writeln!(o, "  {wa}");
+            if let (Some(b), Some(pct)) = (c.steady_die_bound_iops, c.steady_vs_die_bound_pct) {
+                let _ = writeln!(
+                    o,
+                    "  the dies could take {} IOPS at that WA: the steady level is {pct:+.1} % from it",
+                    fmt_count(b)
+                );
+            }
         }
         (None, Some(why)) => {
             let _ = writeln!(o, "write cliff: none found: {why}");

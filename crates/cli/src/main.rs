@@ -10,6 +10,7 @@
 
 mod agglog;
 mod args;
+mod characterize;
 mod compare;
 mod decompose;
 mod devices;
@@ -52,6 +53,10 @@ enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
     /// rest goes, and what to change (writes DIR/study.json).
     Study(study::StudyArgs),
+    /// Characterize a device the SNIA PTS way: purge, precondition, then
+    /// IOPS, throughput, latency and write saturation, each to steady
+    /// state, and the write cliff (writes DIR/characterize.json).
+    Characterize(characterize::CharacterizeArgs),
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
@@ -467,5 +472,6 @@ fn main() {
         Cmd::Study(a) => study::command(a),
         Cmd::History(a) => history::command(a),
         Cmd::Compare(a) => compare::command(a),
+        Cmd::Characterize(a) => characterize::command(a),
     }
 }
