@@ -196,7 +196,9 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                 Some(x @ ("2" | "4" | "5")) => {
                     return Err(SpecError::new(
                         "--terse-version",
-                        format!("terse version {x} is not supported yet (allowed: 3, fio's default)"),
+                        format!(
+                            "terse version {x} is not supported yet (allowed: 3, fio's default)"
+                        ),
                     ))
                 }
                 x => {
@@ -324,7 +326,11 @@ fn keep_sections(
                 "--section",
                 format!(
                     "no job section [{n}] in the job files (allowed: {})",
-                    if have.is_empty() { "none: the files define no job".to_string() } else { have.join(", ") }
+                    if have.is_empty() {
+                        "none: the files define no job".to_string()
+                    } else {
+                        have.join(", ")
+                    }
                 ),
             ));
         }
@@ -425,11 +431,23 @@ mod tests {
     #[test]
     fn errors_about_switches_name_the_switch_not_a_job() {
         for (arg, want) in [
-            ("--eta=sometimes", "option '--eta': 'sometimes' is not when to show progress"),
+            (
+                "--eta=sometimes",
+                "option '--eta': 'sometimes' is not when to show progress",
+            ),
             ("--status-interval=x", "option '--status-interval': "),
-            ("--eta-newline=0", "option '--eta-newline': '0' is shorter than 1 ms"),
-            ("--terse-version=4", "option '--terse-version': terse version 4 is not supported yet"),
-            ("--output-format=xml", "option '--output-format': 'xml' is not a format"),
+            (
+                "--eta-newline=0",
+                "option '--eta-newline': '0' is shorter than 1 ms",
+            ),
+            (
+                "--terse-version=4",
+                "option '--terse-version': terse version 4 is not supported yet",
+            ),
+            (
+                "--output-format=xml",
+                "option '--output-format': 'xml' is not a format",
+            ),
             ("--section=", "option '--section': needs a section name"),
         ] {
             let e = parse(&s(&["--name=a", arg])).unwrap_err();

@@ -72,7 +72,11 @@ pub(crate) fn prepare(
                 }
                 Ok(CloneTargets {
                     targets: Arc::new(Vec::new()),
-                    regions: vec![Region { file: 0, offset, len }],
+                    regions: vec![Region {
+                        file: 0,
+                        offset,
+                        len,
+                    }],
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -223,11 +227,17 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
     }
     let spans: Vec<Region> = (0..paths.len())
         .map(|i| {
-            span(per_clone.iter().flatten().filter(|x| x.0 == i).map(|&(_, o, l)| Region {
-                file: i as u32,
-                offset: o,
-                len: l,
-            }))
+            span(
+                per_clone
+                    .iter()
+                    .flatten()
+                    .filter(|x| x.0 == i)
+                    .map(|&(_, o, l)| Region {
+                        file: i as u32,
+                        offset: o,
+                        len: l,
+                    }),
+            )
         })
         .collect();
     let mut targets = Vec::with_capacity(paths.len());
@@ -260,7 +270,12 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
 }
 
 /// Resolve and check one target for the span `r` its clones cover.
-fn check_target(spec: &JobSpec, name: &str, r: Region, allow_destructive: bool) -> Result<Target, Failure> {
+fn check_target(
+    spec: &JobSpec,
+    name: &str,
+    r: Region,
+    allow_destructive: bool,
+) -> Result<Target, Failure> {
     let job = &spec.name;
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     crate::validate::check_device_exists(job, name)?;
@@ -287,7 +302,11 @@ fn check_target(spec: &JobSpec, name: &str, r: Region, allow_destructive: bool) 
         )));
     }
     if let ssdready_core::spec::Distribution::ZonedAbs(z) = &spec.random_distribution {
-        let end = z.iter().map(|d| d.iter().map(|x| x.span).sum::<u64>()).max().unwrap_or(0);
+        let end = z
+            .iter()
+            .map(|d| d.iter().map(|x| x.span).sum::<u64>())
+            .max()
+            .unwrap_or(0);
         if end > r.len {
             return Err(in_job(format!(
                 "option 'random_distribution': the zoned_abs zones end at {end} bytes, beyond the {} bytes the job covers on {name} (fio stops with 'zoned_abs sizes exceed file size')",

@@ -378,7 +378,9 @@ fn hot_loop<E: Engine>(
         let mut burst = 0usize;
         while !done_issuing && inflight < depth && burst < depth.max(32) {
             burst += 1;
-            let next_issue = pacer.as_ref().map_or(0.0, |p| p.next_due(&mut plan, now as f64));
+            let next_issue = pacer
+                .as_ref()
+                .map_or(0.0, |p| p.next_due(&mut plan, now as f64));
             if (now as f64) < next_issue {
                 if inflight == 0 {
                     wait_until(&clock, until(next_issue as u64), &ctx.stop);

@@ -17,7 +17,9 @@ fn fio() -> Option<&'static str> {
     match Command::new("fio").arg("--version").output() {
         Ok(o) if o.status.success() => Some("fio"),
         _ => {
-            eprintln!("skipped the comparison with fio: fio is not installed (apt-get install fio)");
+            eprintln!(
+                "skipped the comparison with fio: fio is not installed (apt-get install fio)"
+            );
             None
         }
     }
@@ -101,13 +103,20 @@ fn no_filename_with_an_engine_makes_fios_jobname_n_m_files() {
         .iter()
         .map(|n| (n.to_string(), 128 << 10))
         .collect();
-    assert_eq!(files(ours.path()), want, "per clone, size split over nrfiles");
+    assert_eq!(
+        files(ours.path()),
+        want,
+        "per clone, size split over nrfiles"
+    );
     assert_eq!(total(&v, "write", "io_bytes"), 512 << 10);
     if let Some(fio) = fio() {
         let theirs = tempfile::tempdir().unwrap();
         let f = json_of(&run_in(theirs.path(), fio, &args));
         assert_eq!(files(theirs.path()), want, "fio makes the same files");
-        assert_eq!(total(&f, "write", "io_bytes"), total(&v, "write", "io_bytes"));
+        assert_eq!(
+            total(&f, "write", "io_bytes"),
+            total(&v, "write", "io_bytes")
+        );
     }
 }
 
@@ -144,7 +153,10 @@ fn directory_lists_and_filename_format_name_files_as_fio_does() {
     let o = run_in(d.path(), "ssdready", &args);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("option 'directory': a is not a directory"), "{e}");
+    assert!(
+        e.contains("option 'directory': a is not a directory"),
+        "{e}"
+    );
     assert!(files(d.path()).is_empty(), "nothing written");
 }
 
@@ -156,7 +168,13 @@ fn no_filename_and_no_engine_runs_on_the_emulator_and_says_so() {
     let o = run_in(
         d.path(),
         "ssdready",
-        &["--name=a", "--size=1m", "--name=b", "--size=1m", "--output-format=json"],
+        &[
+            "--name=a",
+            "--size=1m",
+            "--name=b",
+            "--size=1m",
+            "--output-format=json",
+        ],
     );
     let v = json_of(&o);
     assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
@@ -187,7 +205,11 @@ fn minimal_and_terse_give_fios_v3_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ours = String::from_utf8_lossy(&o.stdout).to_string();
     let f: Vec<&str> = ours.trim_end().split(';').collect();
-    assert_eq!(f.len(), 121, "no disks: 5 + 2×41 + 5 + 7 + 10 + 12 fields: {ours}");
+    assert_eq!(
+        f.len(),
+        121,
+        "no disks: 5 + 2×41 + 5 + 7 + 10 + 12 fields: {ours}"
+    );
     assert_eq!(&f[..5], ["3", f[1], "t", "0", "0"]);
     let kib = |f: &[&str]| f[5].parse::<u64>().unwrap() + f[46].parse::<u64>().unwrap();
     assert_eq!(kib(&f), 4000 * 4, "read + write KiB");
@@ -212,8 +234,14 @@ fn minimal_and_terse_give_fios_v3_line() {
 fn errors_about_fio_switches_do_not_blame_a_job() {
     for (arg, want) in [
         ("--eta=sometimes", "ssdready: option '--eta': 'sometimes'"),
-        ("--status-interval=soon", "ssdready: option '--status-interval'"),
-        ("--section=nope", "ssdready: option '--section': no job section [nope]"),
+        (
+            "--status-interval=soon",
+            "ssdready: option '--status-interval'",
+        ),
+        (
+            "--section=nope",
+            "ssdready: option '--section': no job section [nope]",
+        ),
     ] {
         let o = ssdready(&["run", "--parse-only", "--name=j", "--size=1m", arg]);
         assert_eq!(o.status.code(), Some(2), "{arg}");
@@ -302,7 +330,11 @@ fn inline_comments_are_cut_as_fio_cuts_them() {
     assert_eq!(v[0]["spec"]["bs"]["fixed"], 8192);
     assert_eq!(v[0]["spec"]["name"], "f1");
     if let Some(fio) = fio() {
-        let o = Command::new(fio).args(["--parse-only"]).arg(&f).output().unwrap();
+        let o = Command::new(fio)
+            .args(["--parse-only"])
+            .arg(&f)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "fio parses it too");
     }
 }
@@ -333,7 +365,10 @@ fn mixed_block_sizes_with_the_random_map_are_cut_short_as_fio_does() {
     if let Some(fio) = fio() {
         let f = json_of(&run_in(d.path(), fio, &args));
         let theirs = total(&f, "read", "total_ios") + total(&f, "write", "total_ios");
-        assert_eq!(total(&f, "read", "io_bytes") + total(&f, "write", "io_bytes"), bytes);
+        assert_eq!(
+            total(&f, "read", "io_bytes") + total(&f, "write", "io_bytes"),
+            bytes
+        );
         assert!(
             (ios as f64 / theirs as f64 - 1.0).abs() < 0.05,
             "ssdready {ios} I/Os, fio {theirs}"
@@ -387,12 +422,28 @@ fn value_syntax_fio_accepts_parses() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for c in cases {
         let f = d.path().join("v.fio");
-        std::fs::write(&f, format!("[j]\nfilename=/tmp/x\nsize=1g\nrw=randrw\n{c}\n")).unwrap();
+        std::fs::write(
+            &f,
+            format!("[j]\nfilename=/tmp/x\nsize=1g\nrw=randrw\n{c}\n"),
+        )
+        .unwrap();
         let o = ssdready(&["run", "--parse-only", f.to_str().unwrap()]);
-        assert!(o.status.success(), "{c}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         if let Some(fio) = fio {
-            let o = Command::new(fio).arg("--parse-only").arg(&f).output().unwrap();
-            assert!(o.status.success(), "fio refuses {c}: {}", String::from_utf8_lossy(&o.stderr));
+            let o = Command::new(fio)
+                .arg("--parse-only")
+                .arg(&f)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "fio refuses {c}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
         }
     }
 }
@@ -417,8 +468,14 @@ fn per_direction_block_sizes_move_fios_bytes() {
     }
     for v in runs {
         let (r, w) = (&v["jobs"][0]["read"], &v["jobs"][0]["write"]);
-        assert_eq!(r["io_bytes"].as_u64().unwrap(), r["total_ios"].as_u64().unwrap() * 4096);
-        assert_eq!(w["io_bytes"].as_u64().unwrap(), w["total_ios"].as_u64().unwrap() * 65536);
+        assert_eq!(
+            r["io_bytes"].as_u64().unwrap(),
+            r["total_ios"].as_u64().unwrap() * 4096
+        );
+        assert_eq!(
+            w["io_bytes"].as_u64().unwrap(),
+            w["total_ios"].as_u64().unwrap() * 65536
+        );
     }
 }
 
@@ -429,7 +486,14 @@ fn percentages_increments_and_backwards_reads_cover_fios_regions() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f"), vec![7u8; 1 << 20]).unwrap();
     let read = |extra: &[&str]| {
-        let mut a = vec!["--name=r", "--filename=f", "--ioengine=psync", "--rw=read", "--bs=4k", "--output-format=json"];
+        let mut a = vec![
+            "--name=r",
+            "--filename=f",
+            "--ioengine=psync",
+            "--rw=read",
+            "--bs=4k",
+            "--output-format=json",
+        ];
         a.extend_from_slice(extra);
         a.into_iter().map(String::from).collect::<Vec<_>>()
     };
@@ -487,7 +551,13 @@ fn fios_aliases_resolve() {
         "--threads=1",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = ssdready(&["run", "--parse-only", "--name=a", "--size=1m", "--ratemin=1m"]);
+    let o = ssdready(&[
+        "run",
+        "--parse-only",
+        "--name=a",
+        "--size=1m",
+        "--ratemin=1m",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr).trim(),
@@ -541,12 +611,23 @@ fn nrfiles_and_filesize_ranges_make_fios_files() {
         let v = json_of(&run_in(d.path(), tool, &args));
         let made = files(d.path());
         let names: Vec<&str> = made.iter().map(|x| x.0.as_str()).collect();
-        assert_eq!(names, ["j.0.0", "j.0.1", "j.0.2", "j.1.0", "j.1.1", "j.1.2"], "{tool}");
+        assert_eq!(
+            names,
+            ["j.0.0", "j.0.1", "j.0.2", "j.1.0", "j.1.1", "j.1.2"],
+            "{tool}"
+        );
         for (n, size) in &made {
-            assert!((64 << 10..=256 << 10).contains(size) && size % 4096 == 0, "{tool} {n} {size}");
+            assert!(
+                (64 << 10..=256 << 10).contains(size) && size % 4096 == 0,
+                "{tool} {n} {size}"
+            );
         }
         let sum: u64 = made.iter().map(|x| x.1).sum();
-        assert_eq!(total(&v, "write", "io_bytes"), sum, "{tool}: every file written once");
+        assert_eq!(
+            total(&v, "write", "io_bytes"),
+            sum,
+            "{tool}: every file written once"
+        );
     }
 }
 

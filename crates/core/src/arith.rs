@@ -344,9 +344,7 @@ pub fn time_expr(s: &str, default_unit_ns: u64) -> Option<Result<u64, String>> {
     Some(evaluate(s, true, implied).and_then(|(_, us)| {
         let ns = us * 1000.0;
         if !(ns.is_finite() && ns >= 0.0 && ns <= crate::units::MAX_TIME_NS as f64) {
-            return Err(format!(
-                "'{s}' is not a time (allowed: 0 up to 100 years)"
-            ));
+            return Err(format!("'{s}' is not a time (allowed: 0 up to 100 years)"));
         }
         Ok(ns.round() as u64)
     }))
@@ -420,11 +418,7 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
                 '/' | '%' if rhs == 0 => return Err("division by zero".into()),
                 '/' => lhs / rhs,
                 '%' => lhs % rhs,
-                _ => checked(
-                    u32::try_from(rhs)
-                        .ok()
-                        .and_then(|e| lhs.checked_pow(e)),
-                )?,
+                _ => checked(u32::try_from(rhs).ok().and_then(|e| lhs.checked_pow(e)))?,
             };
         }
         Ok(lhs)
@@ -498,7 +492,11 @@ mod tests {
         assert_eq!(bc("7/2"), Some(Ok("3".into())), "truncating division");
         assert_eq!(bc("2+3*4"), Some(Ok("14".into())));
         assert_eq!(bc("(2+3)*4"), Some(Ok("20".into())));
-        assert_eq!(bc("2*2^3^2"), Some(Ok("1024".into())), "^ right associative");
+        assert_eq!(
+            bc("2*2^3^2"),
+            Some(Ok("1024".into())),
+            "^ right associative"
+        );
         assert_eq!(bc("2^3"), None, "fio calls bc only for + - * /");
         assert_eq!(bc("4096"), None, "no operator: no math");
         assert!(bc("8*4k").unwrap().is_err());

@@ -267,7 +267,10 @@ mod tests {
             nrfiles: 2,
             ..JobSpec::default()
         };
-        assert_eq!(names(&spec, 5, &none, &no_dir).unwrap(), ["shared.0", "shared.1"]);
+        assert_eq!(
+            names(&spec, 5, &none, &no_dir).unwrap(),
+            ["shared.0", "shared.1"]
+        );
         assert_eq!(make_filename("x/$jobname-$jobnum", "job", 7, 0), "x/job-7");
     }
 
@@ -313,7 +316,11 @@ mod tests {
             ..JobSpec::default()
         };
         let r = regions(&spec, 0, &[0; 1000]).unwrap();
-        assert_eq!((r[0].1, r[1].1), (1001 + 512, 1001), "536 bytes left: one block extra");
+        assert_eq!(
+            (r[0].1, r[1].1),
+            (1001 + 512, 1001),
+            "536 bytes left: one block extra"
+        );
     }
 
     #[test]
@@ -324,10 +331,16 @@ mod tests {
             ..JobSpec::default()
         };
         let r = regions(&spec, 0, &[0; 50]).unwrap();
-        assert!(r.iter().all(|x| (1 << 20..=4 << 20).contains(&x.1) && x.1 % 4096 == 0));
+        assert!(r
+            .iter()
+            .all(|x| (1 << 20..=4 << 20).contains(&x.1) && x.1 % 4096 == 0));
         assert!(r.iter().any(|x| x.1 != r[0].1), "sizes vary");
         let kept = regions(&spec, 0, &[2 << 20]).unwrap();
-        assert_eq!(kept, [(0, 2 << 20)], "a file already in range keeps its size");
+        assert_eq!(
+            kept,
+            [(0, 2 << 20)],
+            "a file already in range keeps its size"
+        );
         let fixed = JobSpec {
             filesize: Some((1 << 20, 1 << 20)),
             ..JobSpec::default()
@@ -351,8 +364,15 @@ mod tests {
             offset_align: 1 << 20,
             ..JobSpec::default()
         };
-        assert_eq!(regions(&spec, 0, &[gib]).unwrap()[0].0, 103 << 20, "aligned up");
-        assert!(regions(&JobSpec::default(), 0, &[0]).is_err(), "no size, no file");
+        assert_eq!(
+            regions(&spec, 0, &[gib]).unwrap()[0].0,
+            103 << 20,
+            "aligned up"
+        );
+        assert!(
+            regions(&JobSpec::default(), 0, &[0]).is_err(),
+            "no size, no file"
+        );
         assert_eq!(region_on(&spec, 0, gib), Ok((103 << 20, 4096)));
     }
 }

@@ -278,7 +278,11 @@ mod tests {
         assert_eq!(jobs[0].numjobs, 4);
         assert_eq!(jobs[0].bs.max(), 8192);
         assert_eq!(jobs[0].rw, crate::spec::RwMode::Read);
-        assert_eq!(strip_comment("filename=/tmp/a#b"), "filename=/tmp/a", "fio cuts it too");
+        assert_eq!(
+            strip_comment("filename=/tmp/a#b"),
+            "filename=/tmp/a",
+            "fio cuts it too"
+        );
     }
 
     #[test]
@@ -292,7 +296,11 @@ mod tests {
     fn keyword_math_uses_bc_arithmetic() {
         let s = parse("[j]\nfilename=/x\nsize=8*$ncpus*1024\nnumjobs=$ncpus/2\n").unwrap();
         let jobs = build_jobs(&s).unwrap();
-        assert_eq!(jobs[0].size, Some(16384), "bc's result is in bytes, as in fio");
+        assert_eq!(
+            jobs[0].size,
+            Some(16384),
+            "bc's result is in bytes, as in fio"
+        );
         assert_eq!(jobs[0].numjobs, 1);
         let e = parse("[j]\nsize=8*$ncpus*4k\n").unwrap_err();
         assert!(e.to_string().contains("bc"), "{e}");

@@ -178,13 +178,16 @@ pub(crate) fn parse_distribution(
         "normal" | "gauss" => {
             let (d, c) = dist_params(kind, rest, 0.0)?;
             if !(0.0..100.0).contains(&d) {
-                return Err(format!("normal deviation is {d} (allowed: 0 ≤ deviation < 100)"));
+                return Err(format!(
+                    "normal deviation is {d} (allowed: 0 ≤ deviation < 100)"
+                ));
             }
             Ok((Distribution::Normal(d), c))
         }
         "zoned" | "zoned_abs" => {
             let absolute = kind == "zoned_abs";
-            let body = rest.ok_or_else(|| format!("'{kind}' needs zones, e.g. {kind}:60/10:40/90"))?;
+            let body =
+                rest.ok_or_else(|| format!("'{kind}' needs zones, e.g. {kind}:60/10:40/90"))?;
             let mut dirs: [Vec<Zone>; 3] = Default::default();
             for (d, piece) in split_per_dir(body, false).into_iter().enumerate() {
                 if let Some(piece) = piece {
@@ -250,7 +253,9 @@ fn parse_zones(
         None => (t, m + 1),
     });
     if !absolute && spans > 100 {
-        return Err(format!("the zones cover {spans}% of the region (allowed: at most 100%)"));
+        return Err(format!(
+            "the zones cover {spans}% of the region (allowed: at most 100%)"
+        ));
     }
     Ok(zones
         .into_iter()

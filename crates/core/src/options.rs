@@ -101,10 +101,7 @@ pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), 
             return Ok(());
         }
         if crate::optsets::not_yet(name) {
-            return Err(SpecError::new(
-                name,
-                format!("is not supported yet{alias}"),
-            ));
+            return Err(SpecError::new(name, format!("is not supported yet{alias}")));
         }
         let hint = suggest(name)
             .map(|s| format!("; did you mean '{s}'?"))
@@ -270,9 +267,11 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
             spec.new_group = true;
         }
         // fio: named files use the first of several directories.
-        if let Some(dir) = spec.directory.as_deref().and_then(|d| {
-            crate::option_values::split_names(d).into_iter().next()
-        }) {
+        if let Some(dir) = spec
+            .directory
+            .as_deref()
+            .and_then(|d| crate::option_values::split_names(d).into_iter().next())
+        {
             for f in spec.filename.iter_mut() {
                 if !f.starts_with('/') && !f.starts_with("emu") {
                     *f = format!("{}/{f}", dir.trim_end_matches('/'));
@@ -482,7 +481,11 @@ mod tests {
         assert_eq!(s.random_distribution, Distribution::Zipf(1.2));
         assert!(apply(&mut s, "random_distribution", Some("pareto:1.5")).is_err());
         apply(&mut s, "random_distribution", Some("zipf")).unwrap();
-        assert_eq!(s.random_distribution, Distribution::Zipf(1.1), "fio's default θ");
+        assert_eq!(
+            s.random_distribution,
+            Distribution::Zipf(1.1),
+            "fio's default θ"
+        );
         assert!(apply(&mut s, "random_distribution", Some("zipf:1")).is_err());
         apply(&mut s, "random_distribution", Some("zipf:1.2:0.25")).unwrap();
         assert_eq!(
@@ -499,19 +502,36 @@ mod tests {
     fn zoned_distributions_parse_as_fio_fills_them() {
         let mut s = JobSpec::default();
         apply(&mut s, "random_distribution", Some("zoned:50/5:30/15:20/")).unwrap();
-        let z = |a, sp| Zone { access_pct: a, span: sp };
+        let z = |a, sp| Zone {
+            access_pct: a,
+            span: sp,
+        };
         let three = vec![z(50, 5), z(30, 15), z(20, 80)];
         assert_eq!(
             s.random_distribution,
             Distribution::Zoned(Box::new([three.clone(), three.clone(), three.clone()]))
         );
-        apply(&mut s, "random_distribution", Some("zoned:50/5:30/15:20/,50/10:50/90")).unwrap();
-        let Distribution::Zoned(d) = &s.random_distribution else { panic!() };
+        apply(
+            &mut s,
+            "random_distribution",
+            Some("zoned:50/5:30/15:20/,50/10:50/90"),
+        )
+        .unwrap();
+        let Distribution::Zoned(d) = &s.random_distribution else {
+            panic!()
+        };
         assert_eq!(d[0], three);
         assert_eq!(d[1], vec![z(50, 10), z(50, 90)]);
         assert_eq!(d[2], d[1]);
-        apply(&mut s, "random_distribution", Some("zoned_abs:60/20G:30/100G:10/500g")).unwrap();
-        let Distribution::ZonedAbs(d) = &s.random_distribution else { panic!() };
+        apply(
+            &mut s,
+            "random_distribution",
+            Some("zoned_abs:60/20G:30/100G:10/500g"),
+        )
+        .unwrap();
+        let Distribution::ZonedAbs(d) = &s.random_distribution else {
+            panic!()
+        };
         assert_eq!(d[0][1], z(30, 100 << 30));
         let e = apply(&mut s, "random_distribution", Some("zoned:50/5:30/15")).unwrap_err();
         assert!(e.to_string().contains("add up to 80%"), "{e}");
@@ -524,16 +544,35 @@ mod tests {
         assert_eq!(s.bs.for_dir(0), &BlockSizes::Fixed(4096));
         assert_eq!(s.bs.for_dir(2), &BlockSizes::Fixed(65536));
         apply(&mut s, "bssplit", Some(",8k/50:16k/50")).unwrap();
-        assert_eq!(s.bs.for_dir(0), &BlockSizes::Fixed(4096), "reads keep theirs");
-        assert_eq!(s.bs.for_dir(1), &BlockSizes::Split(vec![(8192, 50), (16384, 50)]));
+        assert_eq!(
+            s.bs.for_dir(0),
+            &BlockSizes::Fixed(4096),
+            "reads keep theirs"
+        );
+        assert_eq!(
+            s.bs.for_dir(1),
+            &BlockSizes::Split(vec![(8192, 50), (16384, 50)])
+        );
         apply(&mut s, "bsrange", Some("1k-4k,2k:8k")).unwrap();
-        assert_eq!(s.bs.for_dir(1), &BlockSizes::Range { min: 2048, max: 8192 });
+        assert_eq!(
+            s.bs.for_dir(1),
+            &BlockSizes::Range {
+                min: 2048,
+                max: 8192
+            }
+        );
         apply(&mut s, "bs", Some("8k")).unwrap();
         assert_eq!(s.bs, BlockSizes::Fixed(8192), "three equal collapse to one");
         apply(&mut s, "rate", Some("1m,500k")).unwrap();
-        assert_eq!(s.rate_bytes, [Some(1 << 20), Some(500 << 10), Some(500 << 10)]);
+        assert_eq!(
+            s.rate_bytes,
+            [Some(1 << 20), Some(500 << 10), Some(500 << 10)]
+        );
         apply(&mut s, "rate", Some(",200k,")).unwrap();
-        assert_eq!(s.rate_bytes, [Some(1 << 20), Some(200 << 10), Some(500 << 10)]);
+        assert_eq!(
+            s.rate_bytes,
+            [Some(1 << 20), Some(200 << 10), Some(500 << 10)]
+        );
         apply(&mut s, "rate_iops", Some("300,300,300")).unwrap();
         assert_eq!(s.rate_iops, [Some(300); 3]);
         let e = apply(&mut s, "bs", Some("4k,8q")).unwrap_err();

@@ -53,7 +53,11 @@ impl Pacer {
             return due(d);
         }
         if self.mixed && d != Ddir::Trim {
-            let other = if d == Ddir::Read { Ddir::Write } else { Ddir::Read };
+            let other = if d == Ddir::Read {
+                Ddir::Write
+            } else {
+                Ddir::Read
+            };
             if due(other) <= now || due(other) < due(d) {
                 plan.set_next_ddir(other);
                 return due(other);
@@ -107,8 +111,14 @@ mod tests {
             ..JobSpec::default()
         };
         let b = run(&spec, 10.0);
-        assert!((b[0] as f64 / 10.0 - f64::from(1 << 20)).abs() < 8192.0, "{b:?}");
-        assert!((b[1] as f64 / 10.0 - f64::from(512 << 10)).abs() < 8192.0, "{b:?}");
+        assert!(
+            (b[0] as f64 / 10.0 - f64::from(1 << 20)).abs() < 8192.0,
+            "{b:?}"
+        );
+        assert!(
+            (b[1] as f64 / 10.0 - f64::from(512 << 10)).abs() < 8192.0,
+            "{b:?}"
+        );
     }
 
     #[test]

@@ -724,10 +724,15 @@ impl JobSpec {
                 let total: u32 = v.iter().map(|p| p.1).sum();
                 if total != 100 {
                     let dir = match &self.bs {
-                        BlockSizes::PerDir(_) => format!(" for {}s", crate::spec_types::DIRECTIONS[d]),
+                        BlockSizes::PerDir(_) => {
+                            format!(" for {}s", crate::spec_types::DIRECTIONS[d])
+                        }
                         _ => String::new(),
                     };
-                    return e("bssplit", format!("weights{dir} add up to {total}, not 100"));
+                    return e(
+                        "bssplit",
+                        format!("weights{dir} add up to {total}, not 100"),
+                    );
                 }
             }
         }

@@ -185,7 +185,11 @@ mod tests {
         assert_eq!(s("500k,"), [Some("500k"), None, None]);
         assert_eq!(
             s("2k/50:4k/50,4k/90:8k/10"),
-            [Some("2k/50:4k/50"), Some("4k/90:8k/10"), Some("4k/90:8k/10")]
+            [
+                Some("2k/50:4k/50"),
+                Some("4k/90:8k/10"),
+                Some("4k/90:8k/10")
+            ]
         );
         let n = |v| split_per_dir(v, true);
         assert_eq!(n("1m:500k"), [Some("1m"), Some("500k"), Some("500k")]);

@@ -49,14 +49,8 @@ const PERCENTILE_FIELDS: usize = 20;
 
 fn direction(out: &mut String, d: &Value) {
     let runtime = u(&d["runtime"]);
-    let (bw, iops) = if runtime > 0 {
-        (
-            1000 * u(&d["io_bytes"]) / runtime / 1024,
-            1000 * u(&d["total_ios"]) / runtime,
-        )
-    } else {
-        (0, 0)
-    };
+    let per_s = |x: u64| x.saturating_mul(1000).checked_div(runtime).unwrap_or(0);
+    let (bw, iops) = (per_s(u(&d["io_bytes"])) / 1024, per_s(u(&d["total_ios"])));
     out.push_str(&format!(
         ";{};{bw};{iops};{runtime}",
         u(&d["io_bytes"]) >> 10
@@ -142,7 +136,9 @@ pub fn line(job: &Value, disks: &[Value]) -> String {
         0.0,
         1,
     );
-    let edges = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+    let edges = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
     let ns: f64 = edges.iter().map(|k| f(&job["latency_ns"][*k])).sum();
     shares(&mut out, &job["latency_us"], &edges, ns, 2);
     let ms = [
@@ -220,13 +216,33 @@ mod tests {
         let f: Vec<&str> = l.trim_end().split(';').collect();
         // 5 + 2 × 41 + 5 CPU + 7 depths + 10 µs + 12 ms + 9 disk + 1 description.
         assert_eq!(f.len(), 5 + 82 + 5 + 7 + 10 + 12 + 9 + 1, "{l}");
-        assert_eq!(&f[..9], ["3", "ssdready-1.0.0", "j", "0", "0", "4096", "4096", "1024", "1000"]);
+        assert_eq!(
+            &f[..9],
+            [
+                "3",
+                "ssdready-1.0.0",
+                "j",
+                "0",
+                "0",
+                "4096",
+                "4096",
+                "1024",
+                "1000"
+            ]
+        );
         assert_eq!(&f[9..13], ["0", "0", "0.000000", "0.000000"], "no slat");
         assert_eq!(&f[13..17], ["1", "90", "2.500500", "0.300250"]);
-        assert_eq!(&f[17..20], ["1.000000%=1", "50.000000%=2", "99.000000%=8"], "sorted");
+        assert_eq!(
+            &f[17..20],
+            ["1.000000%=1", "50.000000%=2", "99.000000%=8"],
+            "sorted"
+        );
         assert_eq!(f[20], "0%=0");
         assert_eq!(f[37], "1");
-        assert_eq!(&f[41..46], ["4096", "4096", "100.000000%", "4096.000000", "0.000000"]);
+        assert_eq!(
+            &f[41..46],
+            ["4096", "4096", "100.000000%", "4096.000000", "0.000000"]
+        );
         assert_eq!(f[46], "0", "write KiB");
         assert_eq!(&f[87..92], ["1.500000%", "2.250000%", "7", "0", "0"]);
         assert_eq!(f[92], "100.0%");

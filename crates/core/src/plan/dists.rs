@@ -63,7 +63,12 @@ fn zeta(m: u64, theta: f64) -> f64 {
 impl Skewed {
     /// The generator of a skewed offset distribution over `n` ranges;
     /// None for the others.
-    pub fn offsets(d: &Distribution, center: Option<f64>, n: u64, rng: &mut SmallRng) -> Option<Skewed> {
+    pub fn offsets(
+        d: &Distribution,
+        center: Option<f64>,
+        n: u64,
+        rng: &mut SmallRng,
+    ) -> Option<Skewed> {
         let kind = match d {
             Distribution::Zipf(t) => Self::zipf(*t, n),
             Distribution::Pareto(h) => Kind::Pareto {
@@ -77,7 +82,12 @@ impl Skewed {
 
     /// The generator of a skewed file choice over `n` ranges (fio: files
     /// × 1024); None for the uniform services.
-    pub fn files(s: FileService, center: Option<f64>, n: u64, rng: &mut SmallRng) -> Option<Skewed> {
+    pub fn files(
+        s: FileService,
+        center: Option<f64>,
+        n: u64,
+        rng: &mut SmallRng,
+    ) -> Option<Skewed> {
         let kind = match s {
             FileService::Zipf(t) => Self::zipf(t, n),
             FileService::Pareto(h) => Kind::Pareto {
@@ -253,9 +263,18 @@ mod tests {
     #[test]
     fn zone_tables_map_access_points_to_zones() {
         let t = zone_table(&[
-            Zone { access_pct: 50, span: 5 },
-            Zone { access_pct: 30, span: 15 },
-            Zone { access_pct: 20, span: 80 },
+            Zone {
+                access_pct: 50,
+                span: 5,
+            },
+            Zone {
+                access_pct: 30,
+                span: 15,
+            },
+            Zone {
+                access_pct: 20,
+                span: 80,
+            },
         ])
         .unwrap();
         assert_eq!(t.len(), 100);

@@ -122,8 +122,14 @@ mod tests {
 
     #[test]
     fn round_robin_and_its_batches() {
-        assert_eq!(picks(FileService::RoundRobin, 1, None, 3, 6), [0, 1, 2, 0, 1, 2]);
-        assert_eq!(picks(FileService::RoundRobin, 2, None, 3, 6), [0, 0, 1, 1, 2, 2]);
+        assert_eq!(
+            picks(FileService::RoundRobin, 1, None, 3, 6),
+            [0, 1, 2, 0, 1, 2]
+        );
+        assert_eq!(
+            picks(FileService::RoundRobin, 2, None, 3, 6),
+            [0, 0, 1, 1, 2, 2]
+        );
         assert_eq!(picks(FileService::Sequential, 1, None, 3, 4), [0, 0, 0, 0]);
     }
 

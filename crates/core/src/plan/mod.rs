@@ -179,7 +179,11 @@ impl IoPlan {
         } else {
             // fio: io_size, else size — at most what the files hold.
             let size = spec.size.map_or(total, |s| s.min(total));
-            Some(spec.io_size.unwrap_or(size).saturating_mul(spec.loops as u64))
+            Some(
+                spec.io_size
+                    .unwrap_or(size)
+                    .saturating_mul(spec.loops as u64),
+            )
         };
         let chooser = FileChooser::new(
             spec.file_service,

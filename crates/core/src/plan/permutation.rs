@@ -77,7 +77,6 @@ impl Permutation {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

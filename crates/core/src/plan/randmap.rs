@@ -89,7 +89,8 @@ impl RandMap {
             }
             let free = !self.bits[w];
             if free != 0 {
-                return Some(w as u64 * 64 + u64::from(free.trailing_zeros())).filter(|&x| x < self.n);
+                return Some(w as u64 * 64 + u64::from(free.trailing_zeros()))
+                    .filter(|&x| x < self.n);
             }
             w += 1;
         }
@@ -182,7 +183,9 @@ mod tests {
         let mut x = 12345u64;
         let mut total = 0;
         while let Some(b) = m.next_free(x % n) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             total += m.mark_run(b, 1 + (x >> 60));
         }
         assert_eq!(total, n);

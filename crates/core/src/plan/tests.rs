@@ -157,11 +157,23 @@ fn random_map_cuts_mixed_sizes_short_as_fio_does() {
     }
     assert_eq!(bytes, len, "exactly the region");
     assert!(seen.iter().all(|&c| c == 1), "every 512-byte block once");
-    let nominal = 0.10 * 512.0 + 0.05 * 1024.0 + 0.05 * 2048.0 + 0.60 * 4096.0 + 0.02 * 8192.0
-        + 0.04 * 16384.0 + 0.04 * 32768.0 + 0.10 * 65536.0;
+    let nominal = 0.10 * 512.0
+        + 0.05 * 1024.0
+        + 0.05 * 2048.0
+        + 0.60 * 4096.0
+        + 0.02 * 8192.0
+        + 0.04 * 16384.0
+        + 0.04 * 32768.0
+        + 0.10 * 65536.0;
     let mean = bytes as f64 / ios.len() as f64;
-    assert!(mean < 0.8 * nominal, "mean {mean:.0} vs nominal {nominal:.0}: I/Os were cut short");
-    let short = ios.iter().filter(|io| !spec.bs.all().contains(&io.3)).count();
+    assert!(
+        mean < 0.8 * nominal,
+        "mean {mean:.0} vs nominal {nominal:.0}: I/Os were cut short"
+    );
+    let short = ios
+        .iter()
+        .filter(|io| !spec.bs.all().contains(&io.3))
+        .count();
     assert!(short > 0, "some I/Os have sizes outside the split");
 }
 
@@ -215,7 +227,10 @@ fn sequential_holes_wrap_to_the_start() {
 
 #[test]
 fn randread_colon_n_takes_a_new_random_offset_every_n() {
-    for (seq, want_same) in [(RwSequencer::Sequential, false), (RwSequencer::Identical, true)] {
+    for (seq, want_same) in [
+        (RwSequencer::Sequential, false),
+        (RwSequencer::Identical, true),
+    ] {
         let spec = JobSpec {
             rw: RwMode::RandRead,
             rw_seq_nr: 4,
@@ -223,11 +238,18 @@ fn randread_colon_n_takes_a_new_random_offset_every_n() {
             time_based: true,
             ..JobSpec::default()
         };
-        let offs: Vec<u64> = offsets(&spec, &region(1 << 30), 400).iter().map(|x| x.2).collect();
+        let offs: Vec<u64> = offsets(&spec, &region(1 << 30), 400)
+            .iter()
+            .map(|x| x.2)
+            .collect();
         // fio counts down from N: the N-th I/O is the first random one.
         for w in offs[3..].chunks(4).filter(|c| c.len() == 4) {
             for i in 1..4 {
-                let expect = if want_same { w[0] } else { w[0] + 4096 * i as u64 };
+                let expect = if want_same {
+                    w[0]
+                } else {
+                    w[0] + 4096 * i as u64
+                };
                 assert_eq!(w[i], expect, "{seq:?} {w:?}");
             }
         }
@@ -237,9 +259,18 @@ fn randread_colon_n_takes_a_new_random_offset_every_n() {
 #[test]
 fn zoned_distribution_sends_each_share_to_its_zone() {
     let z = vec![
-        Zone { access_pct: 50, span: 5 },
-        Zone { access_pct: 30, span: 15 },
-        Zone { access_pct: 20, span: 80 },
+        Zone {
+            access_pct: 50,
+            span: 5,
+        },
+        Zone {
+            access_pct: 30,
+            span: 15,
+        },
+        Zone {
+            access_pct: 20,
+            span: 80,
+        },
     ];
     let spec = JobSpec {
         rw: RwMode::RandRead,
@@ -252,7 +283,13 @@ fn zoned_distribution_sends_each_share_to_its_zone() {
     let mut c = [0u32; 3];
     for (_, _, off, _) in offsets(&spec, &region(len), 100_000) {
         let pct = off * 100 / len;
-        c[if pct < 5 { 0 } else if pct < 20 { 1 } else { 2 }] += 1;
+        c[if pct < 5 {
+            0
+        } else if pct < 20 {
+            1
+        } else {
+            2
+        }] += 1;
     }
     for (got, want) in c.iter().zip([50_000, 30_000, 20_000]) {
         assert!((*got as i64 - want).abs() < 1500, "{c:?}");
@@ -266,14 +303,35 @@ fn unequal_files_are_each_done_once_per_pass() {
         ..JobSpec::default()
     };
     let regions = [
-        Region { file: 0, offset: 0, len: 8 << 12 },
-        Region { file: 1, offset: 0, len: 2 << 12 },
-        Region { file: 2, offset: 0, len: 4 << 12 },
+        Region {
+            file: 0,
+            offset: 0,
+            len: 8 << 12,
+        },
+        Region {
+            file: 1,
+            offset: 0,
+            len: 2 << 12,
+        },
+        Region {
+            file: 2,
+            offset: 0,
+            len: 4 << 12,
+        },
     ];
     let ios = offsets(&spec, &regions, usize::MAX);
-    let per_file: Vec<usize> = (0..3).map(|f| ios.iter().filter(|x| x.0 == f).count()).collect();
-    assert_eq!(per_file, [8, 2, 4], "each file's region once, round robin while they last");
-    assert_eq!(ios[..6].iter().map(|x| x.0).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2]);
+    let per_file: Vec<usize> = (0..3)
+        .map(|f| ios.iter().filter(|x| x.0 == f).count())
+        .collect();
+    assert_eq!(
+        per_file,
+        [8, 2, 4],
+        "each file's region once, round robin while they last"
+    );
+    assert_eq!(
+        ios[..6].iter().map(|x| x.0).collect::<Vec<_>>(),
+        [0, 1, 2, 0, 1, 2]
+    );
 }
 
 #[test]
@@ -286,7 +344,11 @@ fn skewed_file_service_never_finishes_a_file() {
         ..JobSpec::default()
     };
     let regions: Vec<Region> = (0..8)
-        .map(|f| Region { file: f, offset: 0, len: 16 << 12 })
+        .map(|f| Region {
+            file: f,
+            offset: 0,
+            len: 16 << 12,
+        })
         .collect();
     let ios = offsets(&spec, &regions, usize::MAX);
     assert_eq!(ios.len(), 2000);
@@ -300,7 +362,10 @@ fn bsrange_is_drawn_as_fio_draws_it() {
     let spec = JobSpec {
         rw: RwMode::RandRead,
         norandommap: true,
-        bs: BlockSizes::Range { min: 4096, max: 65536 },
+        bs: BlockSizes::Range {
+            min: 4096,
+            max: 65536,
+        },
         time_based: true,
         ..JobSpec::default()
     };
@@ -320,5 +385,7 @@ fn blockalign_aligns_random_offsets() {
         time_based: true,
         ..JobSpec::default()
     };
-    assert!(offsets(&spec, &region(1 << 24), 1000).iter().all(|x| x.2 % 4096 == 0));
+    assert!(offsets(&spec, &region(1 << 24), 1000)
+        .iter()
+        .all(|x| x.2 % 4096 == 0));
 }
