@@ -54,10 +54,10 @@ impl AggBwLog {
             return;
         }
         let t_ms = now.saturating_sub(self.genesis) / 1_000_000;
-        for d in 0..3 {
+        for (d, line) in self.lines.iter_mut().enumerate() {
             let diff = bytes[d].saturating_sub(self.last_bytes[d]);
             let kib_s = (u128::from(diff) * 1_000_000_000 / u128::from(dt) / 1024) as u64;
-            let _ = writeln!(self.lines[d], "{t_ms}, {kib_s}, {d}, 0, 0");
+            let _ = writeln!(line, "{t_ms}, {kib_s}, {d}, 0, 0");
         }
         self.last_t = Some(now);
         self.last_bytes = bytes;

@@ -84,7 +84,10 @@ pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String>
             .split(',')
             .any(|kv| kv.trim_start().starts_with("size="));
         if let (false, Some(size)) = (explicit, s.size) {
-            let need = (s.offset + size).div_ceil(1 << 20) << 20;
+            // The last clone's region, when offset_increment spaces them.
+            let step = s.offset_increment.bytes().unwrap_or(0);
+            let last = step.saturating_mul(u64::from(s.numjobs.saturating_sub(1)));
+            let need = (s.offset + last + size).div_ceil(1 << 20) << 20;
             if need > p.size {
                 p.size = need;
                 p.check().map_err(|e| format!("job '{}': {e}", s.name))?;

@@ -444,12 +444,12 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 /// run (`Real`) or a simulation (`Virtual`) would check them.
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
+    crate::devices::check_resolved(&specs, time).map_err(bad)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
             eprintln!("ssdready: {n}");
         }
     }
-    crate::devices::check_resolved(&specs, time).map_err(bad)?;
     Ok(specs)
 }
 
@@ -462,9 +462,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
     }
-    if let Some(n) = crate::devices::default_target_note(&specs) {
-        eprintln!("ssdready: {n}");
-    }
+    let note = crate::devices::default_target_note(&specs);
     let mut warnings = crate::devices::assign_emulator(&mut specs);
 
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
@@ -483,6 +481,10 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             eprintln!("ssdready: warning: {w}");
             warnings.push(w.clone());
         }
+    }
+    // Said once every check passed: a refusal stays one line.
+    if let Some(n) = note {
+        eprintln!("ssdready: {n}");
     }
     let show = progress::display(args);
     crate::layout::ready(&jobs, &stop, show.bar)?;

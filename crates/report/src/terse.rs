@@ -49,14 +49,8 @@ const PERCENTILE_FIELDS: usize = 20;
 
 fn direction(out: &mut String, d: &Value) {
     let runtime = u(&d["runtime"]);
-    let (bw, iops) = if runtime > 0 {
-        (
-            1000 * u(&d["io_bytes"]) / runtime / 1024,
-            1000 * u(&d["total_ios"]) / runtime,
-        )
-    } else {
-        (0, 0)
-    };
+    let per_s = |x: u64| x.saturating_mul(1000).checked_div(runtime).unwrap_or(0);
+    let (bw, iops) = (per_s(u(&d["io_bytes"])) / 1024, per_s(u(&d["total_ios"])));
     out.push_str(&format!(
         ";{};{bw};{iops};{runtime}",
         u(&d["io_bytes"]) >> 10
