@@ -9,8 +9,8 @@
 //! so are two results that measured different things: the command says
 //! why instead of inventing differences.
 
-use crate::fail;
 use crate::history::{db_path, error_code};
+use crate::{fail, say};
 use ssdready_history::compare::{compare, render_regressions, render_text, Comparison, Origin};
 use ssdready_history::figures::Document;
 use ssdready_history::{History, Kind, Side};
@@ -240,25 +240,25 @@ pub fn regression_check(base: &Baseline, new: &Side) -> i32 {
     };
     let c = compare((base.origin.clone(), &base.side), (origin, new));
     if !c.comparable {
-        eprintln!(
-            "ssdready: the baseline ({}) is not comparable: {}; no regression check was made",
+        say(&format!(
+            "the baseline ({}) is not comparable: {}; no regression check was made",
             base.origin.given,
             c.not_comparable.join("; ")
-        );
+        ));
         return 1;
     }
     if c.regressions.is_empty() {
-        eprintln!(
-            "ssdready: no regression against the baseline ({}): {} key figures within the noise or better ({} better, {} worse that are not key figures)",
+        say(&format!(
+            "no regression against the baseline ({}): none of {} key figures got worse beyond the noise ({} figures better, {} worse that are not key figures)",
             base.origin.given,
             c.figures.iter().filter(|r| r.key).count(),
             c.better,
             c.worse
-        );
+        ));
         return 0;
     }
     for line in render_regressions(&c).lines() {
-        eprintln!("ssdready: {line}");
+        say(line);
     }
     3
 }

@@ -59,36 +59,76 @@ pub fn db_path(given: Option<&Path>) -> Result<PathBuf, Error> {
     }
 }
 
-/// Open the database to record in; the default location's directory is
-/// made (a `--db` directory must exist).
-pub fn open_for_recording(given: Option<&Path>) -> Result<History, Error> {
-    let path = db_path(given)?;
-    if given.is_none() {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::Io {
-                path: path.clone(),
-                what: format!("creating {}", dir.display()),
-                source: e,
-            })?;
-        }
-    }
-    History::open(&path)
+/// The database a study or saved run will be recorded in, checked before
+/// it starts: an existing file is opened (and migrated) at once, so a file
+/// that is not a history or is from a newer ssdready stops the command
+/// before anything runs; a new file is only created when there is
+/// something to record (bad input leaves nothing behind).
+pub enum Recorder {
+    Open(History),
+    /// Not there yet: its directory (checked) and path.
+    New(PathBuf),
 }
 
-/// Record a study whose document was written to `json`; returns its id.
-pub fn record_study(h: &mut History, doc: &StudyDoc, json: &Path) -> Result<i64, Error> {
+impl Recorder {
+    /// Check the database `--db` names, or the default one.
+    pub fn prepare(given: Option<&Path>) -> Result<Recorder, Error> {
+        let path = db_path(given)?;
+        if let Some(h) = History::open_existing(&path)? {
+            return Ok(Recorder::Open(h));
+        }
+        if given.is_some() {
+            crate::output::check(&path, "option '--db'").map_err(|why| Error::Io {
+                path: path.clone(),
+                what: "cannot be created".into(),
+                source: std::io::Error::other(why),
+            })?;
+        }
+        Ok(Recorder::New(path))
+    }
+
+    /// The database, created now if new (the default location's directory
+    /// is made; a `--db` directory was checked).
+    pub fn open(&mut self) -> Result<&mut History, Error> {
+        if let Recorder::New(path) = self {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+                    path: path.clone(),
+                    what: format!("creating {}", dir.display()),
+                    source: e,
+                })?;
+            }
+            *self = Recorder::Open(History::open(path)?);
+        }
+        match self {
+            Recorder::Open(h) => Ok(h),
+            Recorder::New(_) => unreachable!("opened above"),
+        }
+    }
+}
+
+/// Record a study whose document was written to `json`; returns its id
+/// and the database's path.
+pub fn record_study(
+    r: &mut Recorder,
+    doc: &StudyDoc,
+    json: &Path,
+) -> Result<(i64, PathBuf), Error> {
+    let h = r.open()?;
     let side = from_study(doc);
     let json = std::fs::canonicalize(json).unwrap_or_else(|_| json.to_path_buf());
-    h.insert(&NewEntry::from_side(
+    let id = h.insert(&NewEntry::from_side(
         &side,
         side.command.clone(),
         Some(json),
-    ))
+    ))?;
+    Ok((id, h.path().to_path_buf()))
 }
 
 /// Record a run, keeping its native JSON beside the database; returns the
 /// id and where the JSON went.
-pub fn save_run(h: &mut History, r: &RunResult) -> Result<(i64, PathBuf), Error> {
+pub fn save_run(rec: &mut Recorder, r: &RunResult) -> Result<(i64, PathBuf), Error> {
+    let h = rec.open()?;
     let side = from_run(r);
     let args: Vec<String> = std::env::args().collect();
     let entry = NewEntry::from_side(&side, join_command(&args), None);

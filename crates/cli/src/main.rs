@@ -246,7 +246,7 @@ fn run_command(args: &[String], simulate: bool) {
     // The history and the baseline are checked before the run: bad input
     // ends here, with nothing run or written.
     let mut saved_to = parsed.save.then(|| {
-        history::open_for_recording(parsed.db.as_deref())
+        history::Recorder::prepare(parsed.db.as_deref())
             .unwrap_or_else(|e| fail(history::error_code(&e), &format!("option '--save': {e}")))
     });
     let base = parsed.baseline.as_deref().map(|b| {

@@ -4,9 +4,11 @@
 //! sides' noise for it (each side's own estimate: repeats in a study, the
 //! per-second series in a run; see [`crate::figures`]), at least
 //! [`NOISE_FLOOR_PCT`]; a side with no estimate counts as
-//! [`UNKNOWN_NOISE_PCT`]. A change within the noise is `same`; beyond it,
-//! `better` or `worse` by the figure's direction (`changed` for figures
-//! that have none, such as the knee's depth).
+//! [`UNKNOWN_NOISE_PCT`]. A change within the noise is `same` — judged as
+//! a ratio, B/A between 1 / (1 + noise) and 1 + noise, so that a fall
+//! weighs as much as a rise by the same factor; beyond it, `better` or
+//! `worse` by the figure's direction (`changed` for figures that have
+//! none, such as the knee's depth).
 //!
 //! Two results are compared only when they measured the same thing: two
 //! studies (point by point: a point measured by one alone is listed, not
@@ -286,14 +288,26 @@ fn rename_b(a: &Side, b: &Side, name: &str) -> String {
     name.to_string()
 }
 
-fn judge(better: Better, change: Option<f64>, noise: f64) -> Verdict {
-    let Some(c) = change else {
-        return Verdict::Changed;
-    };
-    if c.abs() <= noise {
+/// The verdict on a change from `a` to `b` against a relative noise:
+/// judged as a ratio, so that a rise and a fall by the same factor weigh
+/// the same (a 5-fold drop is beyond a 150 % noise, though it is only
+/// −80 %): beyond the noise when b/a is over 1 + noise or under
+/// 1 / (1 + noise).
+fn judge(better: Better, a: f64, b: f64, noise_pct: f64) -> Verdict {
+    let limit = 1.0 + noise_pct / 100.0;
+    let up = if a == b {
         return Verdict::Same;
-    }
-    match (better, c > 0.0) {
+    } else if a > 0.0 && b > 0.0 {
+        let ratio = b / a;
+        if ratio <= limit && ratio >= 1.0 / limit {
+            return Verdict::Same;
+        }
+        ratio > 1.0
+    } else {
+        // A zero or negative value: no ratio; any change is beyond it.
+        b > a
+    };
+    match (better, up) {
         (Better::Neither, _) => Verdict::Changed,
         (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
         _ => Verdict::Worse,
@@ -345,7 +359,7 @@ fn rows(a: &Side, b: &Side) -> Vec<Row> {
             noise_pct: noise,
             noise_source: source,
             verdict: match fb {
-                Some(_) => judge(fa.better, change, noise),
+                Some(fb) => judge(fa.better, fa.value, fb.value, noise),
                 None => Verdict::OnlyA,
             },
         });

@@ -250,3 +250,17 @@ fn studies_compare_point_by_point_against_their_repeats() {
     let x = compare((Origin::default(), &a), (Origin::default(), &r));
     assert!(!x.comparable && x.not_comparable[0].contains("a study and B a run"));
 }
+
+#[test]
+fn a_fall_weighs_as_much_as_a_rise_by_the_same_factor() {
+    // Noise 150 %: a 5-fold drop (−80 %) is beyond it, a 2-fold one is not.
+    assert_eq!(judge(Better::Higher, 100.0, 20.0, 150.0), Verdict::Worse);
+    assert_eq!(judge(Better::Higher, 100.0, 50.0, 150.0), Verdict::Same);
+    assert_eq!(judge(Better::Lower, 100.0, 500.0, 150.0), Verdict::Worse);
+    assert_eq!(judge(Better::Lower, 100.0, 200.0, 150.0), Verdict::Same);
+    // Small noises: about ± the noise.
+    assert_eq!(judge(Better::Higher, 100.0, 97.0, 2.0), Verdict::Worse);
+    assert_eq!(judge(Better::Higher, 100.0, 98.5, 2.0), Verdict::Same);
+    assert_eq!(judge(Better::Neither, 64.0, 128.0, 2.0), Verdict::Changed);
+    assert_eq!(judge(Better::Lower, 0.0, 5.0, 2.0), Verdict::Worse);
+}

@@ -112,7 +112,7 @@ pub fn command(a: StudyArgs) {
         .baseline
         .as_deref()
         .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
-    let mut history = match crate::history::open_for_recording(a.db.as_deref()) {
+    let mut history = match crate::history::Recorder::prepare(a.db.as_deref()) {
         Ok(h) => Some(h),
         Err(e) if a.db.is_some() => fail(
             crate::history::error_code(&e),
@@ -199,10 +199,9 @@ pub fn command(a: StudyArgs) {
     // A study none of whose runs succeeded has nothing to remember.
     if let (Some(h), Some(json), true) = (history.as_mut(), &json, code != 1) {
         match crate::history::record_study(h, &doc, json) {
-            Ok(id) if !a.quiet => say(&format!(
-                "recorded as history #{id} in {}",
-                h.path().display()
-            )),
+            Ok((id, db)) if !a.quiet => {
+                say(&format!("recorded as history #{id} in {}", db.display()))
+            }
             Ok(_) => {}
             Err(e) => say(&format!(
                 "warning: the study was not recorded in the history: {e}"
