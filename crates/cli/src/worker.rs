@@ -324,7 +324,7 @@ fn hot_loop<E: Engine>(
                     let d = stats.dir(ddir);
                     d.account(sec, res as u64, (res as u64) < s.len as u64);
                     let lat = t.saturating_sub(s.issue_ns);
-                    d.lat.record(lat);
+                    d.record_lat(sec, lat);
                     let (slat, clat) = if $sync {
                         (0, lat)
                     } else {

@@ -252,7 +252,7 @@ pub fn simulate(
                 let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
-                d.lat.record(lat);
+                d.record_lat(sec, lat);
                 d.clat.record(lat);
             }
             w.last_completion = t;
