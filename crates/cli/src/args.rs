@@ -3,8 +3,8 @@
 //! defaults for every job (those of job files too, whose own `[global]`
 //! sections override them, as in fio); each `--name` starts a command-line
 //! job. A few options belong to the tool rather than to a job (`--output`,
-//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`); they
-//! may appear anywhere.
+//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`,
+//! `--report`); they may appear anywhere.
 
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
@@ -29,6 +29,8 @@ pub enum Format {
 pub struct RunArgs {
     pub formats: Vec<Format>,
     pub output: Option<PathBuf>,
+    /// `--report=DIR`: the native JSON and the HTML report go there.
+    pub report: Option<PathBuf>,
     pub quiet: bool,
     pub allow_destructive: bool,
     pub parse_only: bool,
@@ -163,6 +165,12 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                         }
                     });
                 }
+            }
+            "report" => {
+                let v = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("report", "needs a directory"))?;
+                r.report = Some(PathBuf::from(v));
             }
             "quiet" => r.quiet = true,
             "parse-only" => r.parse_only = true,

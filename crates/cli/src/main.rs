@@ -16,6 +16,7 @@ mod panics;
 mod profiler;
 mod progress;
 mod ramdev;
+mod report;
 mod run;
 mod simulate;
 mod study;
@@ -43,13 +44,18 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
-    /// rest goes, and what to change (writes DIR/study.json).
+    /// rest goes, and what to change (writes DIR/study.json and DIR/report.html).
     Study(study::StudyArgs),
+    /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
+    Report {
+        /// A directory written by `study` or `run --report`, or a study or run JSON file.
+        path: std::path::PathBuf,
+    },
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
     /// Tool options: --output=FILE, --output-format=normal|json[,…], --quiet,
-    /// --allow-destructive. `ssdready options` lists the job options.
+    /// --allow-destructive, --report=DIR. `ssdready options` lists the job options.
     #[command(disable_help_flag = true)]
     Run {
         /// Job options as --option=value.
@@ -125,7 +131,7 @@ fn list_presets() {
 
 const RUN_HELP: &str =
     "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[--report=DIR] [--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
 [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
 Arguments that are not --options are fio job files. Options before the first
@@ -133,7 +139,8 @@ Arguments that are not --options are fio job files. Options before the first
 --name starts a job. --output-format=json or json+ writes fio's layout; native
 writes ssdready's own schema (docs/result-schema.md); several may be given
 comma-separated. --parse-only prints the resolved jobs as JSON and exits
-(0, or 2 on an error).
+(0, or 2 on an error). --report=DIR writes the run's native JSON (result.json)
+and an HTML report (report.html) there; ssdready report DIR re-renders it.
 Writes and trims to a block device (or to a file that backs a loop device) that
 anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
 signature, held open exclusively - are refused (exit 2), naming each user and
@@ -214,6 +221,9 @@ fn run_command(args: &[String], simulate: bool) {
         Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
         None => output::Sink::Stdout,
     };
+    if let Some(dir) = &parsed.report {
+        report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
+    }
     let stop = stop_on_signals();
     let result = match if simulate {
         simulate::execute(&parsed, stop)
@@ -230,6 +240,16 @@ fn run_command(args: &[String], simulate: bool) {
     }
     if let Err(e) = written {
         fail(1, &format!("{e} (the run's results are lost)"));
+    }
+    if let Some(dir) = &parsed.report {
+        match report::write_run(dir, &result) {
+            Ok(p) => eprintln!(
+                "ssdready: wrote {} and {}",
+                dir.join(report::RUN_JSON).display(),
+                p.display()
+            ),
+            Err(e) => fail(1, &format!("option 'report': {e}")),
+        }
     }
     std::process::exit(result_code(&result));
 }
@@ -372,5 +392,6 @@ fn main() {
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
         Cmd::Study(a) => study::command(a),
+        Cmd::Report { path } => report::command(&path),
     }
 }

@@ -526,7 +526,10 @@ mod tests {
             assert_eq!(sec_lat_bucket(hi - 1), b);
             // The midpoint represents every value of the bucket within 12.5 %.
             let mid = (lo + hi) as f64 / 2.0;
-            assert!((mid - lo as f64) <= 0.125 * lo.max(1) as f64 + 0.5, "bucket {b}");
+            assert!(
+                (mid - lo as f64) <= 0.125 * lo.max(1) as f64 + 0.5,
+                "bucket {b}"
+            );
         }
         assert_eq!(sec_lat_bucket(u64::MAX), SEC_LAT_BUCKETS - 1);
         assert_eq!(sec_lat_bucket(1 << 40), SEC_LAT_BUCKETS - 1);
@@ -545,7 +548,10 @@ mod tests {
         d.record_lat(2, 50_000);
         assert_eq!(d.series.len(), 3);
         let s0 = &d.series[0];
-        assert_eq!((s0.ios, s0.lat_count(), s0.lat_max_ns), (100, 100, 1_000_000));
+        assert_eq!(
+            (s0.ios, s0.lat_count(), s0.lat_max_ns),
+            (100, 100, 1_000_000)
+        );
         let mean = (99 * 10_000 + (0..99).sum::<u64>() + 1_000_000) as f64 / 100.0;
         assert!((s0.lat_mean_ns() - mean).abs() < 1e-6);
         let p99 = s0.lat_percentile(99.0) as f64;

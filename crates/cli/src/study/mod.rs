@@ -6,10 +6,10 @@
 //! budget (`ssdready_study::plan`), prints the plan and its ETA, runs each
 //! point through `run`'s own path ([`runner`]) with a progress bar, derives
 //! the figures and judges them with the verdict rules
-//! (`ssdready_study::judge`), writes `DIR/study.json` atomically and prints
-//! the findings ([`print`]). Bad input gets one line and exit code 2 with
-//! nothing written; Ctrl-C stops after the current run, still writes what
-//! ran, and exits 130.
+//! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
+//! `DIR/report.html` atomically and prints the findings ([`print`]). Bad
+//! input gets one line and exit code 2 with nothing written; Ctrl-C stops
+//! after the current run, still writes what ran, and exits 130.
 
 mod detect;
 mod print;
@@ -30,7 +30,7 @@ pub struct StudyArgs {
     /// Finish in about a minute (1 s runs, the main sweeps only).
     #[arg(long)]
     pub quick: bool,
-    /// Where to write study.json (default: ./ssdready-study-DATE-TIME).
+    /// Where to write study.json and report.html (default: ./ssdready-study-DATE-TIME).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// How long the full study may take, e.g. 10m, 90s.
@@ -107,36 +107,7 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("ssdready-study-{}", stamp())));
-    if dir.exists() && !dir.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': {} exists and is not a directory",
-                dir.display()
-            ),
-        );
-    }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': directory {} does not exist",
-                parent.display()
-            ),
-        );
-    }
-    // Where study.json will go must take it, checked now rather than after
-    // the whole study (the directory itself is made only when it runs).
-    let probe = if dir.is_dir() {
-        dir.join("study.json")
-    } else {
-        parent.join(".ssdready-study-probe")
-    };
-    if let Err(e) = crate::output::check(&probe, "option '--output'") {
+    if let Err(e) = crate::report::check_dir(&dir, "option '--output'", "study.json") {
         fail(2, &e);
     }
     (budget_s, targets, dir)
@@ -231,6 +202,10 @@ pub fn command(a: StudyArgs) {
 fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
     let written = write_atomic(dir, "study.json", &text);
+    let report = written
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|_| crate::report::write_report(dir, &text));
     let _ = std::io::stdout()
         .lock()
         .write_all(print::findings(doc, wall_s).as_bytes());
@@ -240,6 +215,10 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
     match written {
         Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len()),
         Err(e) => fail(1, &format!("writing {}/study.json: {e}", dir.display())),
+    }
+    match report {
+        Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
+        Err(e) => fail(1, &format!("writing {}/report.html: {e}", dir.display())),
     }
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {
