@@ -203,6 +203,57 @@ mod tests {
         assert!(h.contains("<td>3.250</td>"), "{h}");
     }
 
+    fn study(spec: &str, scale: f64, knee: u32) -> ReportDoc {
+        use ssdready_study::figures::CurvePoint;
+        use ssdready_study::model::{StudyDoc, TargetProfile};
+        let mut d = StudyDoc {
+            schema: "ssdready.study".into(),
+            schema_version: 1,
+            targets: vec![TargetProfile {
+                spec: spec.into(),
+                ..TargetProfile::default()
+            }],
+            ..StudyDoc::default()
+        };
+        d.figures.qd_curve = [1u32, 2, 4, 8, 16]
+            .iter()
+            .map(|&qd| CurvePoint {
+                qd,
+                iops: scale * 10_000.0 * (qd as f64).min(8.0),
+                lat_mean_ns: 100_000.0 * qd as f64 / qd.min(8) as f64,
+                lat_p99_ns: 300_000 * qd as u64,
+                ..CurvePoint::default()
+            })
+            .collect();
+        d.figures.knee_qd = Some(knee);
+        d.figures.device_limit.iops = Some(90_000.0);
+        ReportDoc::Study(Box::new(d))
+    }
+
+    #[test]
+    fn two_studies_are_overlaid_a_solid_and_b_dashed() {
+        let (a, b) = (study("emu:x25e", 1.0, 8), study("emu:x25e", 0.8, 4));
+        let diff = json!([{"figure": "peak_iops", "a": 80000, "b": 64000, "change_pct": -20.0}]);
+        let page = render(&a, &b, &diff);
+        for want in [
+            "A: measured (best of repeats)",
+            "B: measured (best of repeats)",
+            "A: knee QD 8",
+            "B: knee QD 4",
+            "A: p99",
+            "B: mean",
+            "<th>change_pct</th>",
+        ] {
+            assert!(page.contains(want), "missing {want}");
+        }
+        // A's curve is solid, B's dashed; the limit both share is drawn once.
+        assert!(page.contains("stroke-dasharray:6 4"));
+        assert_eq!(page.matches("device limit 90.0K IOPS").count(), 1);
+        assert!(!page.contains("http://") && !page.contains("https://"));
+        let run = ReportDoc::Run(Box::default());
+        assert!(render(&a, &run, &Value::Null).contains("No overlay"));
+    }
+
     #[test]
     fn no_differences_is_said_in_words() {
         assert!(

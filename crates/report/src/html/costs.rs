@@ -64,11 +64,14 @@ fn split_at(d: &StudyDoc, p: &CurvePoint) -> Option<(Vec<(String, f64)>, &'stati
     None
 }
 
+/// One depth's split: depth, (part, mean ns) along the path, source, mean.
+type DepthSplit<'a> = (u32, Vec<(String, f64)>, &'a str, f64);
+
 /// Stacked bars of each depth's mean latency split along the I/O path.
 pub fn decomposition(d: &StudyDoc) -> Figure {
     let mut cats = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    let mut rows: Vec<(u32, Vec<(String, f64)>, &str, f64)> = Vec::new();
+    let mut rows: Vec<DepthSplit> = Vec::new();
     for p in &d.figures.qd_curve {
         if let Some((parts, src)) = split_at(d, p) {
             for (n, _) in &parts {

@@ -14,15 +14,19 @@
 //! Data flows one way: the report reads the study's model
 //! (`ssdready-study`), which never depends on the report.
 
+mod bars;
 pub mod charts;
 mod compare;
 mod costs;
 mod curves;
+mod figure;
+mod heatmap;
 pub mod page;
 mod run;
 mod study;
 pub mod svg;
 pub mod timeline;
+mod workloads;
 
 use serde_json::Value;
 use ssdready_core::result::RunResult;

@@ -29,11 +29,17 @@ pub fn render(r: &RunResult) -> String {
             }
             v
         });
+    let virtual_time = r.emulator.as_ref().is_some_and(|e| e.clock == "virtual");
     let meta = vec![
         format!(
-            "{} · measured window {:.1} s",
+            "{} · measured window {:.1} s{}",
             utc(r.started_unix_ms),
-            s.window_s
+            s.window_s,
+            if virtual_time {
+                " of virtual time (the emulator model alone)"
+            } else {
+                ""
+            }
         ),
         format!(
             "{} × {} · kernel {}",
@@ -437,7 +443,12 @@ fn cpu(r: &RunResult, s: &PointSummary) -> Figure {
             )
         }),
         body: if parts.is_empty() {
-            Body::Missing("this result has no CPU figures.".into())
+            let virtual_time = r.emulator.as_ref().is_some_and(|e| e.clock == "virtual");
+            Body::Missing(if virtual_time {
+                "a simulation in virtual time runs on no platform: it has no CPU figures.".into()
+            } else {
+                "this result has no CPU figures.".into()
+            })
         } else {
             Body::Chart(chart.svg())
         },

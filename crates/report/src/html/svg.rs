@@ -122,24 +122,19 @@ fn widen(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// A step of 1, 2 or 5 × 10^k giving about `target` intervals over `span`.
+/// The smallest step of 1, 2 or 5 × 10^k that cuts `span` into at most
+/// `target + 2` intervals (about `target`, with little room wasted).
 pub fn nice_step(span: f64, target: usize) -> f64 {
     if !(span.is_finite() && span > 0.0) {
         return 1.0;
     }
-    let raw = span / target.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let f = raw / mag;
-    let m = if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    m * mag
+    let most = (target + 2) as f64;
+    let mag = 10f64.powf((span / most).log10().floor());
+    [1.0, 2.0, 5.0, 10.0, 20.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|step| span / step <= most + 1e-9)
+        .unwrap_or(20.0 * mag)
 }
 
 /// Multiples of a nice step within `lo..=hi`.
@@ -531,8 +526,10 @@ mod tests {
     #[test]
     fn ticks_are_one_two_five_steps_without_float_noise() {
         assert_eq!(nice_step(1.0, 5), 0.2);
-        assert_eq!(nice_step(543_000.0, 5), 200_000.0);
-        assert_eq!(nice_step(7.0, 5), 2.0);
+        assert_eq!(nice_step(543_000.0, 5), 100_000.0);
+        assert_eq!(nice_step(7.0, 5), 1.0);
+        assert_eq!(nice_step(120.0, 5), 20.0);
+        assert_eq!(nice_step(0.003, 5), 0.0005);
         assert_eq!(
             linear_ticks(0.0, 1.0, 5),
             vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]

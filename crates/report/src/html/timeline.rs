@@ -342,7 +342,7 @@ fn window_marks(tl: &Timeline) -> Vec<Mark> {
         m.push(Mark::Band {
             x0: -tl.ramp_s,
             x1: 0.0,
-            label: "ramp (not measured)".into(),
+            label: "ramp".into(),
             fill: "#8c959f".into(),
         });
     }
@@ -350,7 +350,7 @@ fn window_marks(tl: &Timeline) -> Vec<Mark> {
         m.push(Mark::Band {
             x0: a,
             x1: b,
-            label: "steady (IOPS within ±10 %)".into(),
+            label: "steady ±10 %".into(),
             fill: "#1b9e77".into(),
         });
     }
