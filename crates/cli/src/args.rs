@@ -4,10 +4,10 @@
 //! sections override them, as in fio); each `--name` starts a command-line
 //! job. A few options belong to the tool rather than to a job (`--output`,
 //! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`,
-//! `--save`, `--db`, `--baseline`, and fio's `--minimal`, `--eta`,
-//! `--eta-newline`, `--status-interval`, `--section`, `--bandwidth-log`,
-//! `--terse-version`); they may appear anywhere, and an error about one
-//! names the switch, never a job.
+//! `--save`, `--db`, `--baseline`, `--report`, and fio's `--minimal`,
+//! `--eta`, `--eta-newline`, `--status-interval`, `--section`,
+//! `--bandwidth-log`, `--terse-version`); they may appear anywhere, and an
+//! error about one names the switch, never a job.
 
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
@@ -46,6 +46,8 @@ pub enum Eta {
 pub struct RunArgs {
     pub formats: Vec<Format>,
     pub output: Option<PathBuf>,
+    /// `--report=DIR`: the native JSON and the HTML report go there.
+    pub report: Option<PathBuf>,
     pub quiet: bool,
     pub allow_destructive: bool,
     pub parse_only: bool,
@@ -246,6 +248,12 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             }
             "bandwidth-log" => {
                 r.bandwidth_log = Some(v.filter(|v| !v.is_empty()).unwrap_or_else(|| "agg".into()))
+            }
+            "report" => {
+                let v = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("report", "needs a directory"))?;
+                r.report = Some(PathBuf::from(v));
             }
             "quiet" => r.quiet = true,
             "save" => r.save = true,

@@ -23,6 +23,7 @@ mod prepare;
 mod profiler;
 mod progress;
 mod ramdev;
+mod report;
 mod run;
 mod simulate;
 mod steadystate;
@@ -51,17 +52,22 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
-    /// rest goes, and what to change (writes DIR/study.json).
+    /// rest goes, and what to change (writes DIR/study.json and DIR/report.html).
     Study(study::StudyArgs),
     /// Characterize a device the SNIA PTS way: purge, precondition, then
     /// IOPS, throughput, latency and write saturation, each to steady
     /// state, and the write cliff (writes DIR/characterize.json).
     Characterize(characterize::CharacterizeArgs),
+    /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
+    Report {
+        /// A directory written by `study` or `run --report`, or a study or run JSON file.
+        path: std::path::PathBuf,
+    },
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
     /// Tool options: --output=FILE, --output-format=normal|json[,…], --quiet,
-    /// --allow-destructive, --save, --db=PATH, --baseline=ID|PATH.
+    /// --allow-destructive, --save, --db=PATH, --baseline=ID|PATH, --report=DIR.
     /// `ssdready options` lists the job options.
     #[command(disable_help_flag = true)]
     Run {
@@ -142,7 +148,7 @@ fn list_presets() {
 
 const RUN_HELP: &str =
     "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[--report=DIR] [--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
 [--save] [--db=PATH] [--baseline=ID|PATH] \
 [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
@@ -151,7 +157,8 @@ Arguments that are not --options are fio job files. Options before the first
 --name starts a job. --output-format=json or json+ writes fio's layout; native
 writes ssdready's own schema (docs/result-schema.md); several may be given
 comma-separated. --parse-only prints the resolved jobs as JSON and exits
-(0, or 2 on an error).
+(0, or 2 on an error). --report=DIR writes the run's native JSON (result.json)
+and an HTML report (report.html) there; ssdready report DIR re-renders it.
 Writes and trims to a block device (or to a file that backs a loop device) that
 anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
 signature, held open exclusively - are refused (exit 2), naming each user and
@@ -254,6 +261,9 @@ fn run_command(args: &[String], simulate: bool) {
         check_baseline_workload(&parsed, &base, simulate);
         base
     });
+    if let Some(dir) = &parsed.report {
+        report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
+    }
     let stop = stop_on_signals();
     let result = match if simulate {
         simulate::execute(&parsed, stop)
@@ -270,6 +280,16 @@ fn run_command(args: &[String], simulate: bool) {
     }
     if let Err(e) = written {
         fail(1, &format!("{e} (the run's results are lost)"));
+    }
+    if let Some(dir) = &parsed.report {
+        match report::write_run(dir, &result) {
+            Ok(p) => eprintln!(
+                "ssdready: wrote {} and {}",
+                dir.join(report::RUN_JSON).display(),
+                p.display()
+            ),
+            Err(e) => fail(1, &format!("option 'report': {e}")),
+        }
     }
     let mut code = result_code(&result);
     let mut save_failed = false;
@@ -473,5 +493,6 @@ fn main() {
         Cmd::History(a) => history::command(a),
         Cmd::Compare(a) => compare::command(a),
         Cmd::Characterize(a) => characterize::command(a),
+        Cmd::Report { path } => report::command(&path),
     }
 }

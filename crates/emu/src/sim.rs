@@ -299,7 +299,7 @@ pub fn simulate(
                 let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
-                d.lat.record(lat);
+                d.record_lat(sec, lat);
                 d.clat.record(lat);
                 if let Some(m) = served[wi as usize][slot as usize].take() {
                     m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));

@@ -6,13 +6,13 @@
 //! budget (`ssdready_study::plan`), prints the plan and its ETA, runs each
 //! point through `run`'s own path ([`runner`]) with a progress bar, derives
 //! the figures and judges them with the verdict rules
-//! (`ssdready_study::judge`), writes `DIR/study.json` atomically and prints
-//! the findings ([`print`]), and records the study in the history database
-//! (`--db`; a failure to record is a warning). With `--baseline` it then
-//! compares the study with an earlier one and exits 3 when a key figure got
-//! worse beyond the noise. Bad input gets one line and exit code 2 with
-//! nothing written; Ctrl-C stops after the current run, still writes what
-//! ran, and exits 130.
+//! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
+//! `DIR/report.html` atomically and prints the findings ([`print`]), and
+//! records the study in the history database (`--db`; a failure to record
+//! is a warning). With `--baseline` it then compares the study with an
+//! earlier one and exits 3 when a key figure got worse beyond the noise.
+//! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
+//! stops after the current run, still writes what ran, and exits 130.
 
 mod detect;
 mod print;
@@ -33,7 +33,7 @@ pub struct StudyArgs {
     /// Finish in about a minute (1 s runs, the main sweeps only).
     #[arg(long)]
     pub quick: bool,
-    /// Where to write study.json (default: ./ssdready-study-DATE-TIME).
+    /// Where to write study.json and report.html (default: ./ssdready-study-DATE-TIME).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// How long the full study may take, e.g. 10m, 90s.
@@ -225,6 +225,10 @@ pub fn command(a: StudyArgs) {
 fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
     let written = crate::output::write_in(dir, "study.json", &text);
+    let report = written
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|_| crate::report::write_report(dir, &text));
     let _ = std::io::stdout()
         .lock()
         .write_all(print::findings(doc, wall_s).as_bytes());
@@ -241,6 +245,13 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             return (1, None);
         }
     };
+    match report {
+        Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
+        Err(e) => {
+            say(&format!("writing {}/report.html: {e}", dir.display()));
+            return (1, Some(json));
+        }
+    }
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");

@@ -396,7 +396,7 @@ impl<'a> Loop<'a> {
         let d = self.stats.dir(ddir);
         d.account(sec, res as u64, (res as u64) < s.len as u64);
         let lat = t.saturating_sub(s.issue_ns);
-        d.lat.record(lat);
+        d.record_lat(sec, lat);
         let (slat, clat) = if sync {
             d.clat.record(lat);
             (0, lat)
