@@ -25,6 +25,7 @@ pub mod result;
 pub mod spec;
 pub mod stats;
 pub mod units;
+pub mod verify;
 
 pub use req::{Completion, Ddir, IoReq};
 pub use spec::{JobSpec, SpecError};
