@@ -9,6 +9,7 @@
 mod args;
 mod decompose;
 mod devices;
+mod fileprep;
 mod layout;
 mod logs;
 mod output;
@@ -23,7 +24,7 @@ mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use ssdready_core::options::{Arity, OPTIONS};
+use ssdready_core::options::Arity;
 use ssdready_core::optsets;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -161,8 +162,10 @@ pub(crate) fn fail(code: i32, msg: &str) -> ! {
 
 fn list_options() {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Supported job options ({}):\n", OPTIONS.len());
-    for o in OPTIONS {
+    let mut table: Vec<_> = ssdready_core::options::all().collect();
+    table.sort_unstable_by_key(|o| o.name);
+    let _ = writeln!(out, "Supported job options ({}):\n", table.len());
+    for o in table {
         let names = std::iter::once(o.name)
             .chain(o.aliases.iter().copied())
             .collect::<Vec<_>>()

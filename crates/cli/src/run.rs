@@ -132,12 +132,12 @@ fn prepare(
         let needs = TargetNeeds {
             bytes: per_file.map(|s| spec.offset + s),
             offset: spec.offset,
-            modifies: spec.rw.modifies(),
+            modifies: spec.modifies_target(),
             allow_destructive,
         };
         let t = target::resolve(std::path::Path::new(name), needs)
             .map_err(|e| crate::validate::target_failure(&job, e))?;
-        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct)?;
+        crate::validate::check_access(&job, &t, spec.modifies_target(), spec.direct)?;
         let len = match per_file {
             Some(s) => s,
             None if t.size > spec.offset => t.size - spec.offset,
@@ -616,18 +616,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             break;
         }
         for &ji in members {
-            let j = &jobs[ji];
-            if j.spec.invalidate && !j.spec.direct {
-                for t in j.targets.iter() {
-                    if let Err(e) = t.drop_cache() {
-                        warnings.push(format!(
-                            "job '{}': could not drop the page cache of {}: {e}",
-                            j.spec.name,
-                            t.path.display()
-                        ));
-                    }
-                }
-            }
+            crate::fileprep::before_phase(&jobs[ji], &stop, &mut warnings);
         }
         let decompose = decompose_phase(args.decompose, &jobs, members, &mut warnings);
         let run = match run_phase(
@@ -803,6 +792,19 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        sync: merged.sync.as_deref().map(|s| SyncResult {
+            fsyncs: s.fsyncs,
+            fdatasyncs: s.fdatasyncs,
+            lat: ssdready_core::hist::LatSummary::of(&s.lat, pcts),
+        }),
+        verify: merged.verify.as_deref().map(|v| VerifyResult {
+            method: spec.verify.method.map_or("", |m| m.name()).to_string(),
+            blocks: v.blocks,
+            bytes: v.bytes,
+            failed: v.failed,
+            failures: v.failures.clone(),
+            skipped_by_state: v.skipped_by_state,
+        }),
         raw_workers: workers,
         raw: merged,
     }

@@ -9,6 +9,7 @@
 
 use crate::host::Host;
 pub use crate::option_table::OPTIONS;
+pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
 use std::collections::BTreeMap;
 
@@ -40,11 +41,15 @@ pub struct OptionDef {
     pub set: fn(&mut JobSpec, &str) -> Result<(), String>,
 }
 
+/// Every option: the main table, then verification, syncs, files and
+/// think time ([`IO_OPTIONS`]).
+pub fn all() -> impl Iterator<Item = &'static OptionDef> {
+    OPTIONS.iter().chain(IO_OPTIONS.iter())
+}
+
 /// Look an option up by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS
-        .iter()
-        .find(|o| o.name == name || o.aliases.contains(&name))
+    all().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The closest option names, for "did you mean".
@@ -65,8 +70,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         }
         prev[b.len()]
     }
-    OPTIONS
-        .iter()
+    all()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (dist(name, n), n))
         .filter(|(d, _)| *d <= 2 && *d < name.chars().count())
@@ -249,6 +253,7 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
         if spec.stonewall {
             spec.new_group = true;
         }
+        crate::spec_io::settle(&mut spec);
         if let Some(dir) = &spec.directory {
             for f in spec.filename.iter_mut() {
                 if !f.starts_with('/') {
@@ -281,11 +286,19 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        let names: Vec<_> = OPTIONS.iter().map(|o| o.name).collect();
-        let mut sorted = names.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(names.len(), sorted.len());
+        for table in [OPTIONS, IO_OPTIONS] {
+            let names: Vec<_> = table.iter().map(|o| o.name).collect();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            assert_eq!(names, sorted, "each table is sorted");
+        }
+        let mut names: Vec<_> = all()
+            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "no name or alias twice");
         for n in &names {
             assert!(find(n).is_some());
         }
