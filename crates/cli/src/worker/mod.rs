@@ -1,0 +1,204 @@
+//! One worker thread: owns its engine, plan, buffers (inside the engine) and
+//! statistics; shares nothing on the hot path except a few relaxed atomic
+//! stores per reaped batch for the live progress display.
+//!
+//! The loop follows fio's: fill the queue up to iodepth (committing every
+//! `iodepth_batch_submit` I/Os), then reap at least
+//! `iodepth_batch_complete_min` completions when the queue is full or the work
+//! is done. One timestamp is taken per batch of submissions and one per batch
+//! of completions, as fio does.
+//!
+//! The loop is a sequence of named steps ([`steps`]): check the phase (stop,
+//! deadline, end of ramp), *issue* (fill the queue, with the rate limit's and
+//! think time's waits from [`wait`]), *commit* a batch, *reap* completions,
+//! *account* each finished I/O, publish the live counters.
+//!
+//! Every wait ends by the job's deadline or a stop request: sleeps are cut
+//! into slices of at most [`WAIT_SLICE`](wait::WAIT_SLICE), and the emulator's `getevents`
+//! waits at most its own slice. When time is up or a stop is asked, I/Os
+//! in flight on the emulator are reaped for one more slice (so
+//! ordinary ones, due within microseconds, are counted as in fio) and those
+//! still not due then are abandoned — the model's completion may lie
+//! seconds ahead, and nothing else holds them — and reported
+//! ([`abandoned_warnings`]). Kernel I/O is always waited for.
+
+use ssdready_core::plan::Region;
+use ssdready_core::spec::JobSpec;
+use ssdready_core::stats::WorkerStats;
+use ssdready_io::bpf::JoinTable;
+use ssdready_io::clock::Clock;
+use ssdready_io::engine::EngineSetup;
+use ssdready_io::target::Target;
+use ssdready_io::{open_engine, Engine, EngineError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Barrier};
+
+mod steps;
+mod wait;
+
+/// Counters the progress display reads; written by one worker only.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Live {
+    /// Completed I/Os per direction since start (ramp included).
+    pub ios: [AtomicU64; 3],
+    /// Completed bytes per direction since start.
+    pub bytes: [AtomicU64; 3],
+    /// Set when the worker has finished.
+    pub done: AtomicBool,
+    /// Set before the `opened` barrier when the engine could not be set up:
+    /// then no worker of the phase starts I/O.
+    pub failed: AtomicBool,
+}
+
+/// Everything a worker needs.
+pub struct WorkerCtx {
+    pub spec: Arc<JobSpec>,
+    pub targets: Arc<Vec<Target>>,
+    pub regions: Vec<Region>,
+    pub index: u32,
+    pub clock: Clock,
+    pub stop: Arc<AtomicBool>,
+    /// Set by the run when the phase must end early (another job's exitall).
+    pub end_phase: Arc<AtomicBool>,
+    pub live: Arc<Live>,
+    /// Passed once every worker of the phase has set up its engine (or
+    /// failed to); the run then sets `end_phase` if any failed.
+    pub opened: Arc<Barrier>,
+    /// Passed when the phase starts its I/O.
+    pub start: Arc<Barrier>,
+    pub cpus: Option<Vec<usize>>,
+    /// The emulated device, when the target is the SSD emulator: it brings
+    /// its own engine.
+    pub emu: Option<Arc<ssdready_emu::engine::SharedDevice>>,
+    /// The kernel's per-I/O times (`--decompose` with tp_btf): each I/O to a
+    /// block device is looked up there when reaped.
+    pub join: Option<Arc<JoinTable>>,
+}
+
+/// What a worker hands back.
+pub struct WorkerOutcome {
+    pub stats: WorkerStats,
+    pub completion_mode: &'static str,
+    /// Engine setup or run failure (not per-I/O errors, which are in stats).
+    pub error: Option<String>,
+    /// True when the error is "this cannot work here" rather than a failure.
+    pub unsupported: bool,
+    /// True when the error is a panic (a bug), caught in this worker.
+    pub panicked: bool,
+    /// 1-based number of the worker in the run (fio's job number in log names).
+    pub number: u32,
+    /// I/Os still in flight on the emulator when the worker stopped, dropped
+    /// rather than waited for (not counted in the statistics).
+    pub abandoned: u64,
+}
+
+/// One warning per job whose workers abandoned I/Os.
+pub fn abandoned_warnings<'a>(
+    outcomes: impl Iterator<Item = (&'a str, &'a WorkerOutcome)>,
+) -> Vec<String> {
+    let mut per_job: Vec<(&str, u64)> = Vec::new();
+    for (name, o) in outcomes.filter(|(_, o)| o.abandoned > 0) {
+        match per_job.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, a)) => *a += o.abandoned,
+            None => per_job.push((name, o.abandoned)),
+        }
+    }
+    per_job
+        .into_iter()
+        .map(|(name, n)| {
+            format!(
+                "job '{name}': {n} I/O(s) still in flight on the emulated device when the job ended \
+                 (runtime reached or stop requested) were abandoned, not waited for; they are not counted"
+            )
+        })
+        .collect()
+}
+
+fn pin(cpus: &[usize]) {
+    let mut set = nix::sched::CpuSet::new();
+    for &c in cpus {
+        let _ = set.set(c);
+    }
+    let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+}
+
+/// Run one worker to completion. Always reaches both barriers, even when
+/// the engine fails to open or panics, so the others are never left
+/// waiting; does no I/O when any worker of the phase could not start.
+pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
+    if let Some(c) = &ctx.cpus {
+        pin(c);
+    }
+    let mut out = WorkerOutcome {
+        stats: WorkerStats::default(),
+        completion_mode: "",
+        error: None,
+        unsupported: false,
+        panicked: false,
+        number: 0,
+        abandoned: 0,
+    };
+    let engine = match crate::panics::catching(|| open(&ctx)) {
+        Ok(Ok(e)) => Some(e),
+        Ok(Err(e)) => {
+            // Opening: an unsupported job or a refusing machine (EPERM from
+            // a disabled io_uring, EACCES on a target) is not a run failure.
+            out.unsupported = crate::validate::engine_refused(&e);
+            out.error = Some(e.to_string());
+            None
+        }
+        Err(p) => {
+            out.panic(p);
+            None
+        }
+    };
+    if engine.is_none() {
+        ctx.live.failed.store(true, Relaxed);
+    }
+    ctx.opened.wait();
+    ctx.start.wait();
+    if let (Some(mut engine), false) = (engine, ctx.end_phase.load(Relaxed)) {
+        out.completion_mode = engine.completion_mode();
+        let stats = &mut out.stats;
+        match crate::panics::catching(|| steps::hot_loop(&ctx, &mut engine, stats)) {
+            Ok(Ok(abandoned)) => out.abandoned = abandoned,
+            Ok(Err(e)) => out.engine_error(e),
+            Err(p) => {
+                out.panic(p);
+                ctx.end_phase.store(true, Relaxed);
+            }
+        }
+    }
+    ctx.live.done.store(true, Relaxed);
+    out
+}
+
+/// The worker's engine: the emulator's, or one of `ioengine`.
+fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
+    if ctx.index == 0 && crate::panics::injected_in_job("open", &ctx.spec.name) {
+        panic!("injected by SSDREADY_INJECT_PANIC");
+    }
+    let setup = EngineSetup {
+        spec: &ctx.spec,
+        targets: &ctx.targets,
+        seed: ctx.spec.randseed ^ ctx.index as u64,
+    };
+    match &ctx.emu {
+        Some(dev) => ssdready_emu::engine::EmuEngine::new(dev.clone(), &ctx.spec, setup.seed)
+            .map(|e| ssdready_io::AnyEngine::Target(Box::new(e))),
+        None => open_engine(&setup),
+    }
+}
+
+impl WorkerOutcome {
+    fn engine_error(&mut self, e: EngineError) {
+        self.unsupported = matches!(e, EngineError::Unsupported(_));
+        self.error = Some(e.to_string());
+    }
+
+    fn panic(&mut self, what: String) {
+        self.panicked = true;
+        self.error = Some(format!("internal error: {what}"));
+    }
+}
