@@ -15,6 +15,7 @@ pub mod hist;
 pub mod host;
 pub mod iolog;
 pub mod jobfile;
+pub mod jobflow;
 pub mod option_table;
 pub mod option_table_io;
 pub mod option_values;

@@ -104,6 +104,7 @@ impl Permutation {
     }
 }
 
+#[derive(Clone)]
 enum Skew {
     Uniform,
     Zipf(rand_distr::Zipf<f64>),
@@ -111,6 +112,7 @@ enum Skew {
     Normal(rand_distr::Normal<f64>),
 }
 
+#[derive(Clone)]
 struct FileState {
     region: Region,
     /// Blocks of `unit` bytes in the region.
@@ -124,6 +126,7 @@ struct FileState {
 }
 
 /// The offset generator and work budget of one worker.
+#[derive(Clone)]
 pub struct IoPlan {
     files: Vec<FileState>,
     next_file: usize,
@@ -137,6 +140,8 @@ pub struct IoPlan {
     seed: u64,
     bytes_left: Option<u64>,
     ios_left: Option<u64>,
+    /// A file whose pass just ended (its offsets start over), not yet taken.
+    wrapped: Option<u32>,
 }
 
 impl IoPlan {
@@ -197,7 +202,14 @@ impl IoPlan {
             seed,
             bytes_left,
             ios_left: spec.number_ios,
+            wrapped: None,
         }
+    }
+
+    /// The target whose pass over its region ended with the last I/O
+    /// given (its offsets started over), once.
+    pub fn take_wrap(&mut self) -> Option<u32> {
+        self.wrapped.take()
     }
 
     /// Bytes still to issue (None when time based).
@@ -252,6 +264,7 @@ impl IoPlan {
         match &self.skew {
             Skew::Uniform if !self.norandommap => {
                 if f.perm_pos == f.blocks {
+                    self.wrapped = Some(f.region.file);
                     f.pass += 1;
                     f.perm_pos = 0;
                     f.perm = Permutation::new(f.blocks, self.seed ^ ((fi as u64) << 32) ^ f.pass);
@@ -310,6 +323,7 @@ impl IoPlan {
             let d = ddir.idx();
             if f.seq[d] + len > f.region.len {
                 f.seq[d] = 0;
+                self.wrapped = Some(f.region.file);
             }
             let o = f.seq[d];
             f.seq[d] += len;
