@@ -304,6 +304,7 @@ fn run_phase(
                 targets: j.targets.clone(),
                 regions: j.regions.clone(),
                 index: w,
+                number: *first_worker_number,
                 clock,
                 stop: stop.clone(),
                 end_phase: end_phase.clone(),

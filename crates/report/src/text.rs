@@ -131,12 +131,60 @@ fn job_block(out: &mut String, j: &JobResult) {
     if j.dirs().next().is_none() {
         let _ = writeln!(out, "  {NO_IO}");
     }
+    if let Some(sy) = &j.sync {
+        let _ = writeln!(
+            out,
+            "  sync: {} fsync, {} fdatasync",
+            sy.fsyncs, sy.fdatasyncs
+        );
+        lat_line(out, "lat", &sy.lat);
+    }
+    if let Some(v) = &j.verify {
+        verify_block(out, v);
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
             "  errors: {} (first: {})",
             j.errors,
             j.first_error.as_deref().unwrap_or("?")
+        );
+    }
+}
+
+/// What verification checked, and every failure kept.
+fn verify_block(out: &mut String, v: &ssdready_core::result::VerifyResult) {
+    let _ = writeln!(
+        out,
+        "  verify ({}): {} blocks ({}) checked, {} failed check{}{}",
+        v.method,
+        fmt_count(v.blocks as f64),
+        fmt_bytes(v.bytes as f64),
+        v.failed,
+        if v.failed == 1 { "" } else { "s" },
+        if v.skipped_by_state > 0 {
+            format!(
+                "; {} block(s) not checked: the loaded verify state could not vouch for them",
+                v.skipped_by_state
+            )
+        } else {
+            String::new()
+        }
+    );
+    for e in &v.failures {
+        let f = &e.failure;
+        let _ = writeln!(
+            out,
+            "    {} at offset {} (length {}) of {}: expected {}; found {}",
+            f.check, f.offset, f.len, e.file, f.expected, f.found
+        );
+    }
+    if v.failed > v.failures.len() as u64 {
+        let _ = writeln!(
+            out,
+            "    … and {} more (the first {} are listed)",
+            v.failed - v.failures.len() as u64,
+            v.failures.len()
         );
     }
 }

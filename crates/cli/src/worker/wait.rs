@@ -29,6 +29,14 @@ pub(super) fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     }
 }
 
+/// Busy-wait until `clock` reads `until_ns` (`thinktime_spin`), or a stop
+/// request.
+pub(super) fn spin_for(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
+    while clock.now() < until_ns && !stop.load(Relaxed) {
+        std::hint::spin_loop();
+    }
+}
+
 /// The rate limit: when the next I/O may be issued, advanced by one
 /// interval per I/O (`rate_iops`) and by the time its bytes take at the
 /// byte rate (`rate`).
