@@ -87,7 +87,10 @@ pub(super) fn check(
         if let Some(e) = &expected {
             dump_block(name, f.offset, "expected", &e[at]);
         }
-        stats.verify.get_or_insert_with(Box::default).record(name, f);
+        stats
+            .verify
+            .get_or_insert_with(Box::default)
+            .record(name, f);
     }
     stats.errors += n as u64;
     Found { failures: n }
@@ -121,9 +124,8 @@ pub(super) fn load_state(name: &str, number: u32) -> Result<state::SavedState, E
              (a job with verify_state_save writes it when it ends)"
         ))
     })?;
-    state::SavedState::from_bytes(&bytes).map_err(|e| {
-        EngineError::Unsupported(format!("option 'verify_state_load': {path}: {e}"))
-    })
+    state::SavedState::from_bytes(&bytes)
+        .map_err(|e| EngineError::Unsupported(format!("option 'verify_state_load': {path}: {e}")))
 }
 
 /// `verify_state_save`: write the state when a verifying job that writes

@@ -329,7 +329,8 @@ impl<'a> Loop<'a> {
                     sector,
                 };
                 self.pacing.issued(len);
-                if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout()) {
+                if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
+                {
                     if let Some(buf) = engine.buffer(slot) {
                         let buf = &mut buf[..len as usize];
                         checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
@@ -555,7 +556,9 @@ impl<'a> Loop<'a> {
         };
         let buf = &mut buf[..res.max(0) as usize];
         let v = &self.ctx.spec.verify;
-        let found = checks::check(layout, buf, &name, offset, expect, v.fatal, v.dump, self.stats);
+        let found = checks::check(
+            layout, buf, &name, offset, expect, v.fatal, v.dump, self.stats,
+        );
         if found.failures > 0 && v.fatal {
             self.done_issuing = true;
         }
