@@ -129,6 +129,10 @@ impl<'a> Loop<'a> {
         if logging {
             stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
         }
+        if spec.verify.on() {
+            // A verifying job reports its verification, even of nothing.
+            stats.verify.get_or_insert_with(Box::default);
+        }
         let depth = spec.effective_iodepth() as usize;
         let start = ctx.clock.now();
         if ctx.index == 0 && crate::panics::injected_in_job("worker", &spec.name) {
@@ -547,6 +551,9 @@ impl<'a> Loop<'a> {
         expect: &ssdready_core::verify::Expect,
         res: i64,
     ) {
+        if self.flow.checks_nothing() {
+            return; // verify=null: pretend, as fio
+        }
         let (Some(layout), Some(buf)) = (self.flow.layout(), engine.buffer(slot)) else {
             return; // no data moved (the null engine): nothing to check, as fio
         };

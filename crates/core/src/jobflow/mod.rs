@@ -483,6 +483,9 @@ impl JobFlow {
                     generation,
                     seed: 0,
                 });
+                // fio counts a dry run's writes as completed ones (its
+                // saved state lists them).
+                self.note_completed_write(file, offset);
             }
         }
         self.stage = Stage::PassEnd;
@@ -706,18 +709,23 @@ impl JobFlow {
                             seed,
                         });
                     }
-                    let n = self.recent.len();
-                    let ring = &mut self.recent[file as usize % n];
-                    if ring.len() == self.depth {
-                        ring.pop_front();
-                    }
-                    ring.push_back(offset);
+                    self.note_completed_write(file, offset);
                 }
                 if let (Tag::Check(_), Ddir::Read) = (tag, ddir) {
                     self.c.verified += 1;
                 }
             }
         }
+    }
+
+    /// Remember the last `depth` completed writes of each file.
+    fn note_completed_write(&mut self, file: u32, offset: u64) {
+        let n = self.recent.len();
+        let ring = &mut self.recent[file as usize % n];
+        if ring.len() == self.depth {
+            ring.pop_front();
+        }
+        ring.push_back(offset);
     }
 
     /// Whether the job verifies with a method that checks nothing (`null`).
