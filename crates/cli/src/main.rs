@@ -14,6 +14,7 @@ mod characterize;
 mod compare;
 mod decompose;
 mod devices;
+mod fileprep;
 mod history;
 mod layout;
 mod logs;

@@ -227,7 +227,7 @@ fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
 
 /// Replace the regular file `path` with `bytes`, atomically and durably:
 /// the old file stays whole until the new one is complete on disk.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = parent_of(path);
     let name = path
         .file_name()

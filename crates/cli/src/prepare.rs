@@ -282,12 +282,12 @@ fn check_target(
     let needs = TargetNeeds {
         bytes: Some(r.offset + r.len),
         offset: r.offset,
-        modifies: spec.rw.modifies(),
+        modifies: spec.modifies_target(),
         allow_destructive,
     };
     let t = target::resolve(Path::new(name), needs)
         .map_err(|e| crate::validate::target_failure(job, e))?;
-    crate::validate::check_access(job, &t, spec.rw.modifies(), spec.direct)?;
+    crate::validate::check_access(job, &t, spec.modifies_target(), spec.direct)?;
     if spec.direct {
         t.check_direct_alignment(&spec.bs.all(), r.offset)
             .map_err(|e| in_job(e.to_string()))?;

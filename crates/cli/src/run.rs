@@ -179,6 +179,7 @@ fn run_phase(
                 targets: view.targets,
                 regions: view.regions,
                 index: w,
+                number: *first_worker_number,
                 clock,
                 stop: stop.clone(),
                 end_phase: ends.flag(lives.len() - 1),
@@ -517,18 +518,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             a.phase_start();
         }
         for &ji in members {
-            let j = &jobs[ji];
-            if j.spec.invalidate && !j.spec.direct {
-                for t in j.targets.iter() {
-                    if let Err(e) = t.drop_cache() {
-                        warnings.push(format!(
-                            "job '{}': could not drop the page cache of {}: {e}",
-                            j.spec.name,
-                            t.path.display()
-                        ));
-                    }
-                }
-            }
+            crate::fileprep::before_phase(&jobs[ji], &stop, &mut warnings);
         }
         let decompose = decompose_phase(args.decompose, &jobs, members, &mut warnings);
         let run = match run_phase(
@@ -708,6 +698,19 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        sync: merged.sync.as_deref().map(|s| SyncResult {
+            fsyncs: s.fsyncs,
+            fdatasyncs: s.fdatasyncs,
+            lat: ssdready_core::hist::LatSummary::of(&s.lat, pcts),
+        }),
+        verify: merged.verify.as_deref().map(|v| VerifyResult {
+            method: spec.verify.method.map_or("", |m| m.name()).to_string(),
+            blocks: v.blocks,
+            bytes: v.bytes,
+            failed: v.failed,
+            failures: v.failures.clone(),
+            skipped_by_state: v.skipped_by_state,
+        }),
         steadystate: Vec::new(),
         temporal_merge: merged
             .temporal_merge

@@ -40,6 +40,26 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             s.name
         ));
     }
+    for s in &specs {
+        let unmodelled: Vec<&str> = [
+            (s.verify.on(), "verify"),
+            (s.files.fsync_every > 0, "fsync"),
+            (s.files.fdatasync_every > 0, "fdatasync"),
+            (s.thinktime_ns > 0, "thinktime"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
+        if !unmodelled.is_empty() {
+            warnings.push(format!(
+                "job '{}': {} not modelled in virtual time (emu simulate) and left out; \
+                 run the job with 'ssdready run' for them",
+                s.name,
+                unmodelled.join(", ") + if unmodelled.len() == 1 { " is" } else { " are" }
+            ));
+        }
+    }
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::devices::params_for(&specs).map_err(bad)?;
     crate::devices::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;

@@ -755,6 +755,7 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "I/Os between pauses",
         set: |s, v| {
             s.thinktime_blocks = nonzero_u32(v)?;
+            s.thinktime_blocks_given = true;
             Ok(())
         },
     },

@@ -9,6 +9,7 @@
 
 use crate::host::Host;
 pub use crate::option_table::OPTIONS;
+pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
 use std::collections::BTreeMap;
 
@@ -40,11 +41,12 @@ pub struct OptionDef {
     pub set: fn(&mut JobSpec, &str) -> Result<(), String>,
 }
 
-/// Every supported option, sorted by name (the table's two parts).
+/// Every supported option, sorted by name (the table's three parts: the main one, files, and I/O: verification, syncs, think time).
 pub fn all() -> Vec<&'static OptionDef> {
     let mut v: Vec<&'static OptionDef> = OPTIONS
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
+        .chain(IO_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -55,6 +57,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
+        .chain(IO_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -266,6 +269,7 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
         if spec.stonewall {
             spec.new_group = true;
         }
+        crate::spec_io::settle(&mut spec);
         // fio: named files use the first of several directories.
         if let Some(dir) = spec
             .directory
@@ -303,7 +307,7 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS] {
+        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS, IO_OPTIONS] {
             let names: Vec<_> = part.iter().map(|o| o.name).collect();
             let mut sorted = names.clone();
             sorted.sort_unstable();

@@ -294,6 +294,19 @@ pub struct JobSpec {
     pub cpus_allowed_policy: CpusPolicy,
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
+    /// Whether `thinktime_blocks` was given (fio: `thinktime_iotime` alone
+    /// does not count blocks).
+    #[serde(default)]
+    pub thinktime_blocks_given: bool,
+    /// `thinktime_spin`: spin this long of each think time, sleep the rest.
+    #[serde(default)]
+    pub thinktime_spin_ns: u64,
+    /// `thinktime_blocks_type`.
+    #[serde(default)]
+    pub thinktime_blocks_type: crate::spec_io::ThinkBlocksType,
+    /// `thinktime_iotime`: also think after this long of I/O.
+    #[serde(default)]
+    pub thinktime_iotime_ns: u64,
     pub ioengine: EngineKind,
     pub hipri: bool,
     pub sqthread_poll: bool,
@@ -357,6 +370,12 @@ pub struct JobSpec {
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
+    /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
+    #[serde(default)]
+    pub files: crate::spec_io::FileSpec,
+    /// Data verification (`verify`, `verify_pattern`, …).
+    #[serde(default)]
+    pub verify: crate::verify::VerifySpec,
     /// fio `steadystate`: the criterion that ends the job once it holds
     /// over `ss_dur_ns` (0: no steady-state detection, fio's default).
     #[serde(default)]
@@ -416,6 +435,10 @@ impl Default for JobSpec {
             cpus_allowed_policy: CpusPolicy::Shared,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            thinktime_blocks_given: false,
+            thinktime_spin_ns: 0,
+            thinktime_blocks_type: crate::spec_io::ThinkBlocksType::Complete,
+            thinktime_iotime_ns: 0,
             ioengine: EngineKind::Psync,
             hipri: false,
             sqthread_poll: false,
@@ -453,6 +476,8 @@ impl Default for JobSpec {
             write_lat_log: None,
             write_iops_log: None,
             log_avg_msec: 0,
+            files: crate::spec_io::FileSpec::default(),
+            verify: crate::verify::VerifySpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -618,6 +643,20 @@ impl JobSpec {
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.files.write_barrier > 0 {
+            w.push(format!(
+                "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
+                self.name,
+                self.ioengine.name()
+            ));
+        }
+        if self.verify.on() && self.rw.modifies() && self.numjobs > 1 && self.verify.do_verify {
+            w.push(format!(
+                "job '{}': {} workers write the same blocks: each verifies only its own writes, \
+                 so one worker's data overwritten by another's fails verification (fio warns alike)",
+                self.name, self.numjobs
+            ));
+        }
         if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
             w.push(format!(
                 "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
@@ -653,6 +692,12 @@ impl JobSpec {
             }
         }
         w
+    }
+
+    /// Whether the job changes its targets: it writes or trims, and is not
+    /// `verify_only` (which reads back what the job would have written).
+    pub fn modifies_target(&self) -> bool {
+        self.rw.modifies() && !self.verify.only
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
@@ -854,6 +899,24 @@ impl JobSpec {
                     ),
                 );
             }
+        }
+        self.validate_verify()
+    }
+
+    /// The verify options against the job's block sizes and pattern.
+    fn validate_verify(&self) -> Result<(), SpecError> {
+        let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
+        if !self.verify.on() {
+            return Ok(());
+        }
+        if self.rw.trims() {
+            return e(
+                "verify",
+                format!("rw={} trims; verify checks what reads and writes move (use a read or write pattern)", self.rw.name()),
+            );
+        }
+        if let Err((opt, msg)) = self.verify.check(&self.bs.all()) {
+            return e(opt, msg);
         }
         Ok(())
     }

@@ -322,6 +322,74 @@ pub struct WorkerStats {
     pub io_split: Option<Box<IoSplit>>,
     /// What the temporal merge layer counted (`temporal_merge`).
     pub temporal_merge: Option<Box<MergeStats>>,
+    /// Syncs (`fsync=N`, `fdatasync=N`), when the job issued any.
+    pub sync: Option<Box<SyncStats>>,
+    /// Data verification, when the job verified.
+    pub verify: Option<Box<VerifyStats>>,
+}
+
+/// The syncs a worker issued during its measured window (fio's `sync`
+/// section; `end_fsync` and `fsync_on_close` are not counted, as in fio).
+#[derive(Clone, Debug, Default)]
+pub struct SyncStats {
+    /// `fsync(2)` calls completed.
+    pub fsyncs: u64,
+    /// `fdatasync(2)` calls completed.
+    pub fdatasyncs: u64,
+    /// Their latency: issued → completed.
+    pub lat: Histogram,
+}
+
+/// The most verify failures a worker keeps in full; the rest are counted.
+pub const VERIFY_FAILURES_KEPT: usize = 100;
+
+/// What verification found.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyStats {
+    /// Blocks read back and checked.
+    pub blocks: u64,
+    /// Bytes checked.
+    pub bytes: u64,
+    /// Failed checks (one per failing interval), all counted.
+    pub failed: u64,
+    /// The first [`VERIFY_FAILURES_KEPT`] failures.
+    pub failures: Vec<VerifyError>,
+    /// Blocks not verified because a loaded verify state could not vouch
+    /// for them (`verify_state_load`).
+    pub skipped_by_state: u64,
+}
+
+/// One failed check, with the file it was found in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyError {
+    /// The target's path (or emulated device).
+    pub file: String,
+    /// What failed, where.
+    #[serde(flatten)]
+    pub failure: crate::verify::Failure,
+}
+
+impl VerifyStats {
+    /// Count one failure, keeping it when there is room.
+    pub fn record(&mut self, file: &str, f: crate::verify::Failure) {
+        self.failed += 1;
+        if self.failures.len() < VERIFY_FAILURES_KEPT {
+            self.failures.push(VerifyError {
+                file: file.to_string(),
+                failure: f,
+            });
+        }
+    }
+
+    /// Add another worker's findings.
+    pub fn merge(&mut self, o: &VerifyStats) {
+        self.blocks += o.blocks;
+        self.bytes += o.bytes;
+        self.failed += o.failed;
+        self.skipped_by_state += o.skipped_by_state;
+        let room = VERIFY_FAILURES_KEPT.saturating_sub(self.failures.len());
+        self.failures.extend(o.failures.iter().take(room).cloned());
+    }
 }
 
 /// What the temporal merge layer counted for one worker: the commands it
@@ -491,6 +559,15 @@ impl WorkerStats {
                 .get_or_insert_with(Box::default)
                 .merge(om);
         }
+        if let Some(os) = &o.sync {
+            let s = self.sync.get_or_insert_with(Box::default);
+            s.fsyncs += os.fsyncs;
+            s.fdatasyncs += os.fdatasyncs;
+            s.lat.merge(&os.lat);
+        }
+        if let Some(ov) = &o.verify {
+            self.verify.get_or_insert_with(Box::default).merge(ov);
+        }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
@@ -521,6 +598,11 @@ impl WorkerStats {
         }
         if let Some(m) = &mut self.temporal_merge {
             **m = MergeStats::default();
+        }
+        // Syncs restart with the measured window; verify findings are kept:
+        // a failure during the ramp is still a failure.
+        if let Some(s) = &mut self.sync {
+            **s = SyncStats::default();
         }
     }
 

@@ -141,6 +141,18 @@ fn dir_obj(d: Option<&DirStats>, window_ns: u64, o: &Opts<'_>, group_bw: f64) ->
     })
 }
 
+/// fio's `sync` section: `total_ios` counts fsyncs only (fio counts its
+/// DDIR_SYNC there, not DDIR_DATASYNC), the latency all syncs.
+fn sync_obj(stats: &WorkerStats, o: &Opts<'_>) -> Value {
+    let empty = Histogram::new();
+    let (fsyncs, lat) = match stats.sync.as_deref() {
+        Some(s) => (s.fsyncs, &s.lat),
+        None => (0, &empty),
+    };
+    let p = Some(o.pcts).filter(|_| o.clat_p || o.lat_p);
+    json!({ "total_ios": fsyncs, "lat_ns": lat_obj(lat, p, o.plus) })
+}
+
 fn pct_map(keys: &[&str], counts: &[u64; 7]) -> Value {
     let total: u64 = counts.iter().sum();
     let m: Map<String, Value> = keys
@@ -271,6 +283,21 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
+    if let (Value::Object(a), Some(v)) = (&mut ours, stats.verify.as_deref()) {
+        // fio shows a failed verification only as the job's error (84,
+        // EILSEQ) and on stderr; here every failure is listed.
+        a.insert(
+            "verify".into(),
+            json!({
+                "method": spec.verify.method.map_or("", |m| m.name()),
+                "blocks": v.blocks,
+                "bytes": v.bytes,
+                "failed": v.failed,
+                "failures": v.failures,
+                "skipped_by_state": v.skipped_by_state,
+            }),
+        );
+    }
     let mut entry = json!({
         "jobname": name,
         "groupid": jobs[0].group,
@@ -281,7 +308,7 @@ fn job_entry(
         "read": dir_obj(dir(Ddir::Read), window, &o, group_bw),
         "write": dir_obj(dir(Ddir::Write), window, &o, group_bw),
         "trim": dir_obj(dir(Ddir::Trim), window, &o, group_bw),
-        "sync": { "total_ios": 0, "lat_ns": { "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 } },
+        "sync": sync_obj(stats, &o),
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(stats.thread_cpu.user_ns),
         "sys_cpu": cpu_pct(stats.thread_cpu.sys_ns),

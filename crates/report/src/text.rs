@@ -147,6 +147,17 @@ fn job_block(out: &mut String, j: &JobResult) {
     if let Some(m) = &j.temporal_merge {
         merge_block(out, m);
     }
+    if let Some(sy) = &j.sync {
+        let _ = writeln!(
+            out,
+            "  sync: {} fsync, {} fdatasync",
+            sy.fsyncs, sy.fdatasyncs
+        );
+        lat_line(out, "lat", &sy.lat);
+    }
+    if let Some(v) = &j.verify {
+        verify_block(out, v);
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
@@ -217,6 +228,43 @@ fn merge_block(out: &mut String, m: &ssdready_core::result::MergeReport) {
             "    added ({label:>6}): mean {:>9}  max {:>9}{p99}",
             fmt_ns(l.mean_ns),
             fmt_ns(l.max_ns as f64),
+        );
+    }
+}
+
+/// What verification checked, and every failure kept.
+fn verify_block(out: &mut String, v: &ssdready_core::result::VerifyResult) {
+    let _ = writeln!(
+        out,
+        "  verify ({}): {} blocks ({}) checked, {} failed check{}{}",
+        v.method,
+        fmt_count(v.blocks as f64),
+        fmt_bytes(v.bytes as f64),
+        v.failed,
+        if v.failed == 1 { "" } else { "s" },
+        if v.skipped_by_state > 0 {
+            format!(
+                "; {} block(s) not checked: the loaded verify state could not vouch for them",
+                v.skipped_by_state
+            )
+        } else {
+            String::new()
+        }
+    );
+    for e in &v.failures {
+        let f = &e.failure;
+        let _ = writeln!(
+            out,
+            "    {} at offset {} (length {}) of {}: expected {}; found {}",
+            f.check, f.offset, f.len, e.file, f.expected, f.found
+        );
+    }
+    if v.failed > v.failures.len() as u64 {
+        let _ = writeln!(
+            out,
+            "    … and {} more (the first {} are listed)",
+            v.failed - v.failures.len() as u64,
+            v.failures.len()
         );
     }
 }

@@ -32,6 +32,14 @@ pub(super) fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     }
 }
 
+/// Busy-wait until `clock` reads `until_ns` (`thinktime_spin`), or a stop
+/// request.
+pub(super) fn spin_for(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
+    while clock.now() < until_ns && !stop.load(Relaxed) {
+        std::hint::spin_loop();
+    }
+}
+
 /// The rate limit: fio's per-direction `rate` / `rate_iops`
 /// ([`Pacer`]), and when the next I/O is due.
 pub(super) struct Pacing {

@@ -16,6 +16,7 @@ use rand::Rng;
 const RANGES_PER_FILE_SHIFT: u32 = 10;
 
 /// The file service of one worker.
+#[derive(Clone)]
 pub(crate) struct FileChooser {
     kind: FileService,
     /// I/Os per choice.

@@ -70,6 +70,7 @@ enum RandomMode {
     Zoned,
 }
 
+#[derive(Clone)]
 struct FileState {
     region: Region,
     /// fio's `last_pos`, relative to the region, per direction.
@@ -86,6 +87,7 @@ struct FileState {
 }
 
 /// The offset generator and work budget of one worker.
+#[derive(Clone)]
 pub struct IoPlan {
     files: Vec<FileState>,
     /// Files whose region is done this pass.
@@ -119,6 +121,8 @@ pub struct IoPlan {
     pending: Option<Ddir>,
     /// I/Os since every file was last started over.
     ios_this_pass: u64,
+    /// Files whose pass ended (their offsets start over), not yet taken.
+    wrapped: Vec<u32>,
 }
 
 impl IoPlan {
@@ -231,7 +235,14 @@ impl IoPlan {
             ios_left: spec.number_ios,
             pending: None,
             ios_this_pass: 0,
+            wrapped: Vec::new(),
         }
+    }
+
+    /// A target whose pass over its region ended (its offsets started
+    /// over) since the last call, once each.
+    pub fn take_wrap(&mut self) -> Option<u32> {
+        self.wrapped.pop()
     }
 
     /// Bytes still to issue (None when time based).
@@ -277,6 +288,7 @@ impl IoPlan {
         let seed = self.seed;
         for (i, f) in self.files.iter_mut().enumerate() {
             Self::restart(f, i, seed);
+            self.wrapped.push(f.region.file);
         }
         self.done.iter_mut().for_each(|d| *d = false);
         self.ios_this_pass = 0;
@@ -349,7 +361,10 @@ impl IoPlan {
                 .and_then(|(rel, random)| Some((rel, self.block_size(fi, d, rel)?, random)));
             match placed {
                 Some((rel, len, random)) => return Some((fi, rel, len, random)),
-                None if self.skewed_service => Self::restart(&mut self.files[fi], fi, self.seed),
+                None if self.skewed_service => {
+                    Self::restart(&mut self.files[fi], fi, self.seed);
+                    self.wrapped.push(self.files[fi].region.file);
+                }
                 None => self.done[fi] = true,
             }
         }
@@ -385,6 +400,7 @@ impl IoPlan {
         let len = f.region.len;
         if f.last_pos[d] >= len && time_based && single {
             f.last_pos[d] = 0;
+            self.wrapped.push(f.region.file);
         }
         if f.last_pos[d] >= len {
             return None;
@@ -428,6 +444,7 @@ impl IoPlan {
                         return None;
                     }
                     Self::restart(f, fi, self.seed);
+                    self.wrapped.push(f.region.file);
                 }
                 let b = f.perm.map(f.perm_pos);
                 f.perm_pos += 1;
@@ -440,6 +457,7 @@ impl IoPlan {
                     Some(x) => x,
                     None if self.time_based => {
                         Self::restart(&mut self.files[fi], fi, self.seed);
+                        self.wrapped.push(self.files[fi].region.file);
                         b
                     }
                     None => return None,
