@@ -242,6 +242,7 @@ fn fio_verifies_what_ssdready_wrote_and_the_reverse() {
             w.push("--do_verify=0");
             let mut r = job(&f, method);
             r.push("--verify_only=1");
+            #[allow(clippy::type_complexity)]
             let (write, read): (fn(&Path, &[&str]) -> _, fn(&Path, &[&str]) -> _) = match writer {
                 "ssdready" => (ssdready_in, fio_in),
                 _ => (fio_in, ssdready_in),

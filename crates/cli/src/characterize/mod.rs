@@ -76,7 +76,7 @@ pub struct CharacterizeArgs {
 
 /// What the target turned out to be.
 enum Target {
-    Emulated(ssdready_emu::config::Params),
+    Emulated(Box<ssdready_emu::config::Params>),
     Real {
         capacity: u64,
         block_device: bool,
@@ -146,7 +146,7 @@ fn validate(a: &CharacterizeArgs) -> Target {
         let params = std::collections::BTreeMap::from([(a.target.clone(), p.clone())]);
         crate::devices::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
             .unwrap_or_else(|e| bad(e));
-        return Target::Emulated(p);
+        return Target::Emulated(Box::new(p));
     }
     if !["io_uring", "libaio", "psync"].contains(&a.ioengine.as_str()) {
         bad(format!(
@@ -377,7 +377,7 @@ pub fn command(a: CharacterizeArgs) {
         Target::Emulated(params) => {
             doc.target.emulator_params = params.pairs();
             doc.target.model = virt::model(&params);
-            let mut r = virt::VirtualRunner::new(params, stop.clone());
+            let mut r = virt::VirtualRunner::new(*params, stop.clone());
             let out = driver::execute(&p, &mut r, &mut lines);
             lines.say(&format!(
                 "simulated {} of device time",
