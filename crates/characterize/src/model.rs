@@ -75,17 +75,35 @@ pub struct DeviceModel {
     pub program_ns: u64,
     pub read_ns: u64,
     pub erase_ns: u64,
+    /// Pages a die programs at once (`planes × flash_page_bytes /
+    /// page_bytes`); GC reads that many at once too.
+    #[serde(default = "one_u32")]
+    pub program_unit_pages: u32,
+    /// FTL blocks per NAND erase (`flash_block_bytes` over the FTL block).
+    #[serde(default = "one_u64")]
+    pub erase_every: u64,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn one_u64() -> u64 {
+    1
 }
 
 impl DeviceModel {
     /// The most page-sized random writes per second the dies can take at
-    /// write amplification `wa`: each host page costs `wa` programs,
-    /// `wa − 1` reads (the pages GC moves) and `wa / pages_per_block`
-    /// erases of die time.
+    /// write amplification `wa`: each host page costs `wa` page programs
+    /// and `wa − 1` page reads (the pages GC moves), both a program unit
+    /// at a time, and `wa / (pages_per_block × erase_every)` erases of die
+    /// time.
     pub fn die_bound_iops(&self, wa: f64) -> f64 {
-        let per_page = wa * self.program_ns as f64
-            + (wa - 1.0).max(0.0) * self.read_ns as f64
-            + wa / self.pages_per_block.max(1) as f64 * self.erase_ns as f64;
+        let unit = self.program_unit_pages.max(1) as f64;
+        let block = self.pages_per_block.max(1) as f64 * self.erase_every.max(1) as f64;
+        let per_page = (wa * self.program_ns as f64 + (wa - 1.0).max(0.0) * self.read_ns as f64)
+            / unit
+            + wa / block * self.erase_ns as f64;
         if per_page > 0.0 {
             self.dies as f64 * 1e9 / per_page
         } else {

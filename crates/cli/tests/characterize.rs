@@ -174,8 +174,12 @@ fn iodrive_and_nvme_tlc_cliffs_follow_desnoyers_model() {
         assert!(d["iops"].is_null() && d["latency"].is_null());
         let c = &d["write_cliff"];
         assert!(c.is_object(), "{preset}: {}", d["write_cliff_note"]);
+        // One program unit is `planes × flash_page_bytes`; the model's
+        // `program_ns` is the page types' mean.
+        let model = &d["target"]["model"];
+        let pages_per_program = param(&d, "planes") * param(&d, "flash_page_bytes") / 4096.0;
         let program_bound =
-            param(&d, "channels") * param(&d, "dies_per_channel") * 1e9 / param(&d, "program_ns");
+            f(&model["dies"]) * pages_per_program * 1e9 / f(&model["program_ns"]);
         let fresh = f(&c["fresh_iops"]);
         assert!(
             (fresh - program_bound).abs() / program_bound < 0.05,

@@ -35,6 +35,7 @@ fn run(rw: RwMode, target: &str, per_sec: &[u64], mean_ns: f64, p99_ns: u64) -> 
             .map(|&ios| SecSample {
                 ios,
                 bytes: ios * 4096,
+                ..SecSample::default()
             })
             .collect(),
         ..DirResult::default()

@@ -19,6 +19,7 @@ use ssdready_core::stats::WorkerStats;
 use ssdready_emu::analytic::{wa_fifo, wa_greedy};
 use ssdready_emu::config::{GcPolicy, Params};
 use ssdready_emu::device::Device;
+use ssdready_emu::die::NandTiming;
 use ssdready_emu::sim::{simulate, SimError};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub fn model(p: &Params) -> Option<DeviceModel> {
         return None;
     }
     let a = p.alpha_effective();
+    let timing = NandTiming::of(p);
     let (gc, wa) = match p.gc {
         GcPolicy::Greedy => ("greedy", wa_greedy(a, p.pages_per_block as f64)),
         GcPolicy::Fifo => ("fifo", wa_fifo(a)),
@@ -52,6 +54,8 @@ pub fn model(p: &Params) -> Option<DeviceModel> {
         program_ns: p.program_ns,
         read_ns: p.read_ns,
         erase_ns: p.erase_ns,
+        program_unit_pages: timing.unit,
+        erase_every: timing.erase_every,
     })
 }
 
