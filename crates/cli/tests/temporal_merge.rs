@@ -60,9 +60,13 @@ fn the_dram_ssd_gives_004s_random_read_shape_in_virtual_time() {
         .sum();
     assert_eq!(counted, m["requests"].as_u64().unwrap());
     assert!(hist.iter().all(|c| c["extents"].as_u64().unwrap() <= 16));
-    assert_eq!(
-        r["emulator"]["extents"].as_u64().unwrap() > r["emulator"]["commands"].as_u64().unwrap(),
-        true
+    let (extents, commands) = (
+        r["emulator"]["extents"].as_u64().unwrap(),
+        r["emulator"]["commands"].as_u64().unwrap(),
+    );
+    assert!(
+        extents > commands,
+        "{extents} extents in {commands} commands"
     );
 }
 
@@ -98,13 +102,31 @@ fn bad_merge_options_are_refused_in_one_line() {
     let out_json = dir.join("out.json");
     let out_arg = format!("--output={}", out_json.display());
     for (args, needle) in [
-        (vec!["--temporal_merge=yes"], "'temporal_merge': 'yes' is not off, stm or atm"),
+        (
+            vec!["--temporal_merge=yes"],
+            "'temporal_merge': 'yes' is not off, stm or atm",
+        ),
         (vec!["--temporal_merge=stm", "--merge_max=0"], "'merge_max'"),
-        (vec!["--temporal_merge=stm", "--merge_max=5000"], "'merge_max'"),
-        (vec!["--temporal_merge=atm", "--merge_window_us=-1"], "'merge_window_us'"),
-        (vec!["--temporal_merge=atm", "--merge_window_us=1000001"], "'merge_window_us'"),
-        (vec!["--temporal_merge=stm", "--merge_max_bytes=1k"], "'merge_max_bytes'"),
-        (vec!["--temporal_merge=stm", &target, "--size=1m"], "only the emulator"),
+        (
+            vec!["--temporal_merge=stm", "--merge_max=5000"],
+            "'merge_max'",
+        ),
+        (
+            vec!["--temporal_merge=atm", "--merge_window_us=-1"],
+            "'merge_window_us'",
+        ),
+        (
+            vec!["--temporal_merge=atm", "--merge_window_us=1000001"],
+            "'merge_window_us'",
+        ),
+        (
+            vec!["--temporal_merge=stm", "--merge_max_bytes=1k"],
+            "'merge_max_bytes'",
+        ),
+        (
+            vec!["--temporal_merge=stm", &target, "--size=1m"],
+            "only the emulator",
+        ),
     ] {
         let mut a = vec!["run", "--name=j", "--runtime=1", &out_arg];
         a.extend(args.iter().copied());
@@ -143,10 +165,16 @@ fn real_time_runs_go_through_both_layers() {
         // commands that straddle the window's edges.
         let requests = m["requests"].as_u64().unwrap();
         let commands = m["commands"].as_u64().unwrap();
-        assert!(requests.abs_diff(ios) <= 3 * 16, "{mode}: {requests} vs {ios}");
+        assert!(
+            requests.abs_diff(ios) <= 3 * 16,
+            "{mode}: {requests} vs {ios}"
+        );
         assert!(commands > 0 && commands <= requests, "{mode}");
         assert!(
-            j["completion_mode"].as_str().unwrap().starts_with(&format!("emu-{mode}")),
+            j["completion_mode"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("emu-{mode}")),
             "{j}"
         );
     }

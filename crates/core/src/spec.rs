@@ -504,7 +504,11 @@ impl JobSpec {
             ));
         }
         if self.temporal_merge == TemporalMerge::Off {
-            for (k, _) in self.options_given.iter().filter(|(k, _)| k.starts_with("merge_")) {
+            for (k, _) in self
+                .options_given
+                .iter()
+                .filter(|(k, _)| k.starts_with("merge_"))
+            {
                 w.push(format!(
                     "job '{}': {k} has no effect without temporal_merge=stm or atm",
                     self.name

@@ -186,7 +186,11 @@ impl MergeStats {
             self.commands_by_extents
                 .resize(o.commands_by_extents.len(), 0);
         }
-        for (a, b) in self.commands_by_extents.iter_mut().zip(&o.commands_by_extents) {
+        for (a, b) in self
+            .commands_by_extents
+            .iter_mut()
+            .zip(&o.commands_by_extents)
+        {
             *a += b;
         }
         self.window_wait.merge(&o.window_wait);
@@ -302,7 +306,9 @@ impl WorkerStats {
             self.io_split.get_or_insert_with(Box::default).merge(oa);
         }
         if let Some(om) = &o.temporal_merge {
-            self.temporal_merge.get_or_insert_with(Box::default).merge(om);
+            self.temporal_merge
+                .get_or_insert_with(Box::default)
+                .merge(om);
         }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;

@@ -655,7 +655,11 @@ mod command_costs {
                 let saving = vec.command_saving_ns(n);
                 // per command: 64 B on the link + 2 us command + 0.5 us completion;
                 // the list: 16 B per extent when n > 1.
-                let expect = if n < 2 { 0 } else { (n - 1) * (64 + 2_000 + 500) - 16 * n };
+                let expect = if n < 2 {
+                    0
+                } else {
+                    (n - 1) * (64 + 2_000 + 500) - 16 * n
+                };
                 assert_eq!(saving, expect as i64, "n={n}");
                 assert_eq!(t_sep as i64 - t_vec as i64, saving, "{op:?} n={n}");
                 assert_eq!(vec.counters.commands, 1);
@@ -686,7 +690,9 @@ mod command_costs {
         let written = d.submit(0, Op::Write, &all).unwrap();
         let start = written + 10_000_000;
         let mut sep = d.clone();
-        let t_sep = (0..8).fold(start, |t, i| sep.submit(t, Op::Read, &[ext(i, 4096)]).unwrap());
+        let t_sep = (0..8).fold(start, |t, i| {
+            sep.submit(t, Op::Read, &[ext(i, 4096)]).unwrap()
+        });
         let t_vec = d.submit(start, Op::Read, &all).unwrap();
         let saving = d.command_saving_ns(8);
         assert!(saving >= 7 * 28_000, "{saving}");

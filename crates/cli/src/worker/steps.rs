@@ -72,10 +72,7 @@ pub(super) fn hot_loop<E: Engine>(
     };
     let measured = w.measuring;
     w.finish();
-    stats.temporal_merge = engine
-        .take_merge_stats()
-        .filter(|_| measured)
-        .map(Box::new);
+    stats.temporal_merge = engine.take_merge_stats().filter(|_| measured).map(Box::new);
     Ok(abandoned)
 }
 

@@ -181,7 +181,9 @@ impl Shared {
             // Poll until the oldest has waited the window or a command is full.
             let mut spins = 0u32;
             while clock.now() < window_end
-                && !self.cfg.full(self.queued[kind(op)].load(Ordering::Acquire), 0)
+                && !self
+                    .cfg
+                    .full(self.queued[kind(op)].load(Ordering::Acquire), 0)
                 && !self.stopping()
             {
                 poll_pause(&mut spins);

@@ -194,7 +194,10 @@ impl Stm {
         self.dev.iface.release();
         let posted = match &result {
             Ok(d) => Ok(*d),
-            Err(e) => Err(self.dev.failure().map_or_else(|| e.to_string(), str::to_string)),
+            Err(e) => Err(self
+                .dev
+                .failure()
+                .map_or_else(|| e.to_string(), str::to_string)),
         };
         {
             let mut st = lock(&cmd.state);

@@ -182,12 +182,20 @@ fn merged_commands_keep_to_the_limits() {
         let dev = device("dram-ssd,size=4m,completion=poll");
         let mut spec = job(mode, 3_000, 3, 4);
         let s = write_then_verify(&dev, &spec, 4, 12);
-        assert!(s.commands_by_extents.len() <= 3, "{mode:?}: {:?}", s.commands_by_extents);
+        assert!(
+            s.commands_by_extents.len() <= 3,
+            "{mode:?}: {:?}",
+            s.commands_by_extents
+        );
         // Bytes: two 4 KiB requests at most.
         spec.merge_max_bytes = 8192;
         let dev = device("dram-ssd,size=4m,completion=poll");
         let s = write_then_verify(&dev, &spec, 4, 12);
-        assert!(s.commands_by_extents.len() <= 2, "{mode:?}: {:?}", s.commands_by_extents);
+        assert!(
+            s.commands_by_extents.len() <= 2,
+            "{mode:?}: {:?}",
+            s.commands_by_extents
+        );
     }
 }
 
@@ -196,7 +204,11 @@ fn the_layer_is_shared_by_settings_and_ends_with_its_engines() {
     let dev = device("dram-ssd,size=4m");
     let a = job(TemporalMerge::Atm, 10, 8, 1);
     let b = job(TemporalMerge::Atm, 20, 8, 1);
-    let (e1, e2, e3) = (engine(&dev, &a, 1), engine(&dev, &a, 2), engine(&dev, &b, 3));
+    let (e1, e2, e3) = (
+        engine(&dev, &a, 1),
+        engine(&dev, &a, 2),
+        engine(&dev, &b, 3),
+    );
     assert_eq!(lock(&dev.mergers).len(), 2, "one layer per setting");
     drop((e1, e2, e3));
     let _e4 = engine(&dev, &a, 4);

@@ -168,7 +168,8 @@ impl VirtualHost {
         let done = dev.submit(issued, op, extents)?;
         if permit.is_some() {
             self.iface_free.pop();
-            self.iface_free.push(Reverse(done.saturating_add(notice_ns)));
+            self.iface_free
+                .push(Reverse(done.saturating_add(notice_ns)));
         }
         Ok((start, done))
     }
@@ -248,7 +249,13 @@ impl VirtualHost {
     }
 
     /// An event scheduled earlier, now at time `t`.
-    pub fn event(&mut self, dev: &mut Device, t: u64, ev: u32, out: &mut Out) -> Result<(), FtlError> {
+    pub fn event(
+        &mut self,
+        dev: &mut Device,
+        t: u64,
+        ev: u32,
+        out: &mut Out,
+    ) -> Result<(), FtlError> {
         let (layer, k) = ((ev / 4) as usize, (ev % 4) as usize);
         match &mut self.layers[layer] {
             Layer::Stm(s) => {
@@ -276,7 +283,13 @@ impl VirtualHost {
         }
     }
 
-    fn issue_stm(&mut self, dev: &mut Device, g: Gather, closed: u64, out: &mut Out) -> Result<(), FtlError> {
+    fn issue_stm(
+        &mut self,
+        dev: &mut Device,
+        g: Gather,
+        closed: u64,
+        out: &mut Out,
+    ) -> Result<(), FtlError> {
         let extents: Vec<Extent> = g.reqs.iter().map(|r| r.ext).collect();
         // The winner polls: it sees the completion, and frees the permit, at once.
         let (issued, done) = self.command(dev, closed, g.op, &extents, 0)?;
@@ -305,7 +318,13 @@ impl VirtualHost {
 
     /// ATM: dispatch if the dispatcher is free and the oldest request's
     /// command is ready (its window has passed, or it is full).
-    fn dispatch(&mut self, dev: &mut Device, layer: usize, t: u64, out: &mut Out) -> Result<(), FtlError> {
+    fn dispatch(
+        &mut self,
+        dev: &mut Device,
+        layer: usize,
+        t: u64,
+        out: &mut Out,
+    ) -> Result<(), FtlError> {
         let permit = self.permit_at();
         let Layer::Atm(a) = &mut self.layers[layer] else {
             return Ok(());
