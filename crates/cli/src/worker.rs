@@ -33,6 +33,8 @@ use ssdready_io::{open_engine, Engine, EngineError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 
+mod checks;
+mod files;
 mod steps;
 mod wait;
 
@@ -57,6 +59,8 @@ pub struct WorkerCtx {
     pub targets: Arc<Vec<Target>>,
     pub regions: Vec<Region>,
     pub index: u32,
+    /// 1-based number of the worker in the run (fio's thread number).
+    pub number: u32,
     pub clock: Clock,
     pub stop: Arc<AtomicBool>,
     /// Set by the run when the phase must end early (another job's exitall).

@@ -60,13 +60,8 @@ fn the_dram_ssd_gives_004s_random_read_shape_in_virtual_time() {
         .sum();
     assert_eq!(counted, m["requests"].as_u64().unwrap());
     assert!(hist.iter().all(|c| c["extents"].as_u64().unwrap() <= 16));
-    let (extents, commands) = (
-        r["emulator"]["extents"].as_u64().unwrap(),
-        r["emulator"]["commands"].as_u64().unwrap(),
-    );
     assert!(
-        extents > commands,
-        "{extents} extents in {commands} commands"
+        r["emulator"]["extents"].as_u64().unwrap() > r["emulator"]["commands"].as_u64().unwrap()
     );
 }
 

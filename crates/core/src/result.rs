@@ -352,6 +352,18 @@ pub struct JobResult {
     pub trim: Option<DirResult>,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Syncs issued during the job (`fsync=N`, `fdatasync=N`).
+    #[serde(default)]
+    pub sync: Option<SyncResult>,
+    /// What verification checked and found (`verify`).
+    #[serde(default)]
+    pub verify: Option<VerifyResult>,
+    /// fio's steady-state check (`steadystate_duration` set): one report
+    /// per clone (worker) of a job without `group_reporting`, in clone
+    /// order; with it, the reporting group's one report, on each member
+    /// job. Empty without steady-state detection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steadystate: Vec<crate::steady::FioSteadyReport>,
     /// The temporal merge layer's counts (`temporal_merge=stm|atm`).
     #[serde(default)]
     pub temporal_merge: Option<MergeReport>,
@@ -424,6 +436,33 @@ impl MergeReport {
             issue_wait: LatSummary::of(&m.issue_wait, pcts),
         }
     }
+}
+
+/// The syncs of one job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SyncResult {
+    pub fsyncs: u64,
+    pub fdatasyncs: u64,
+    /// Issue → completion of each sync.
+    pub lat: LatSummary,
+}
+
+/// Verification of one job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VerifyResult {
+    /// The method (`verify=`).
+    pub method: String,
+    /// Blocks read back and checked.
+    pub blocks: u64,
+    pub bytes: u64,
+    /// Failed checks, all counted (one per failing verify interval).
+    pub failed: u64,
+    /// The first failures (at most 100 per worker), each with its file,
+    /// offset, length, check, expected and found.
+    pub failures: Vec<crate::stats::VerifyError>,
+    /// Blocks left unchecked because a loaded verify state could not vouch
+    /// for them.
+    pub skipped_by_state: u64,
 }
 
 /// One direction of one job.

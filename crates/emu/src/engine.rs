@@ -243,6 +243,18 @@ impl SlotBufs {
         (slot as usize) < self.filled.len() && len <= self.len
     }
 
+    /// Slot `slot`'s buffer for the caller to fill or read (its contents
+    /// are then the caller's: no random fill comes later); None without
+    /// buffers (`nocopy`).
+    fn slot_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        let i = slot as usize;
+        if self.len == 0 || i >= self.filled.len() {
+            return None;
+        }
+        self.filled[i] = true;
+        Some(&mut self.bytes[i * self.len..(i + 1) * self.len])
+    }
+
     /// Slot `slot`'s buffer, given its random contents first when it is to
     /// be written and has not been yet.
     pub(crate) fn get(&mut self, slot: u32, write: bool) -> &mut [u8] {
@@ -449,6 +461,15 @@ impl Engine for EmuEngine {
             };
             self.wait_until(target.max(now + 1).min(give_up));
         }
+    }
+
+    /// The model has no volatile cache to flush: a sync completes at once.
+    fn sync(&mut self, _slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
+        Ok(Queued::Done(0))
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.bufs.slot_mut(slot)
     }
 
     fn completion_mode(&self) -> &'static str {

@@ -48,8 +48,11 @@ enum State {
 /// GC work a write caused on its die.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GcWork {
-    /// Valid pages copied (each a page read and a page program on the die).
+    /// Valid pages copied (programmed again on the die).
     pub moved: u64,
+    /// Array reads those copies took: one per program unit of the victim
+    /// (its pages across the planes, read at once) holding a valid page.
+    pub reads: u64,
     /// Blocks erased.
     pub erased: u64,
 }
@@ -93,6 +96,8 @@ pub struct Ftl {
     ppb: u32,
     dies: u32,
     bpd: u32,
+    /// Pages per program unit, the pages GC reads at once.
+    read_group: u32,
     policy: GcPolicy,
     fg_free: u32,
     bg_free: u32,
@@ -126,10 +131,12 @@ impl Ftl {
         let free = (0..dies)
             .map(|d| (d * bpd..(d + 1) * bpd).collect())
             .collect();
+        let read_group = crate::die::NandTiming::of(p).unit.clamp(1, ppb.max(1));
         Ftl {
             ppb,
             dies,
             bpd,
+            read_group,
             policy: p.gc,
             fg_free: p.gc_fg_free,
             bg_free: p.gc_bg_free.max(p.gc_fg_free),
@@ -292,9 +299,15 @@ impl Ftl {
         self.counters.gc_runs += 1;
         let base = b * self.ppb;
         let mut moved = 0;
+        let mut last_group = u32::MAX;
         for p in base..base + self.wp[b as usize] {
             let lpn = self.p2l[p as usize];
             if lpn != NONE {
+                let group = (p - base) / self.read_group;
+                if group != last_group {
+                    last_group = group;
+                    work.reads += 1;
+                }
                 let np = self.alloc(die, true)?;
                 self.p2l[p as usize] = NONE;
                 self.valid[b as usize] -= 1;

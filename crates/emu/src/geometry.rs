@@ -27,6 +27,8 @@ pub const MAX_OP_NS: u64 = 1_000_000_000;
 pub const RATE_MBPS: (f64, f64) = (1.0, 10_000_000.0);
 /// Over-provisioning: physical capacity is at most 101 × logical.
 pub const MAX_OP: f64 = 100.0;
+/// Page types with their own program time (SLC 1 … QLC 4).
+pub const MAX_PAGE_TYPES: usize = 4;
 
 /// Integer keys: (key, smallest, largest).
 const INT_LIMITS: &[(&str, u64, u64)] = &[
@@ -49,6 +51,13 @@ const INT_LIMITS: &[(&str, u64, u64)] = &[
     ("coalesce_n", 0, 65_536),
     ("coalesce_us", 0, MAX_OP_NS / 1000),
     ("host_ns", 0, MAX_OP_NS),
+    ("flash_page_bytes", 512, 1 << 20),
+    ("planes", 1, 16),
+    ("flash_block_bytes", 0, 1 << 30),
+    ("slc_program_ns", 0, MAX_OP_NS),
+    ("suspend_ns", 0, MAX_OP_NS),
+    ("resume_ns", 0, MAX_OP_NS),
+    ("suspend_max", 0, 1024),
     ("cmd_bytes", 0, 1 << 20),
     ("extent_bytes", 0, 1 << 20),
     ("extent_ns", 0, MAX_OP_NS),
@@ -196,11 +205,27 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("irq_ns", p.irq_ns),
         ("wake_ns", p.wake_ns),
     ];
-    for (k, v) in ints {
+    let nand: [(&str, u64); 7] = [
+        ("flash_page_bytes", p.flash_page_bytes.into()),
+        ("flash_block_bytes", p.flash_block_bytes),
+        ("planes", p.planes.into()),
+        ("slc_program_ns", p.slc_program_ns),
+        ("suspend_ns", p.suspend_ns),
+        ("resume_ns", p.resume_ns),
+        ("suspend_max", p.suspend_max.into()),
+    ];
+    let types = p.program_types_ns.iter().map(|&t| ("program_ns", t));
+    for (k, v) in ints.into_iter().chain(nand).chain(types) {
         let (lo, hi) = int_limit(k).unwrap_or((0, u64::MAX));
         if !(lo..=hi).contains(&v) {
             return Err(out_of_range(k, v));
         }
+    }
+    if p.program_types_ns.len() > MAX_PAGE_TYPES {
+        return Err(format!(
+            "emulator parameter 'program_ns': {} page types (allowed: 1 to {MAX_PAGE_TYPES})",
+            p.program_types_ns.len()
+        ));
     }
     if !p.page_bytes.is_power_of_two() {
         return Err(format!(
@@ -216,6 +241,12 @@ fn check_ranges(p: &Params) -> Result<(), String> {
             ));
         }
     }
+    if !(0.0..=1.0).contains(&p.slc_cache) {
+        return Err(format!(
+            "emulator parameter 'slc_cache': {:?} is out of range (allowed: 0 to 1, or 0% to 100%, a share of the size)",
+            p.slc_cache
+        ));
+    }
     if !(0.0..=MAX_OP).contains(&p.op) {
         return Err(format!(
             "emulator parameter 'op': {:?} is out of range (allowed: 0 to {MAX_OP:?}, a fraction of the logical size)",
@@ -225,7 +256,29 @@ fn check_ranges(p: &Params) -> Result<(), String> {
     Ok(())
 }
 
+/// The NAND array: pages of whole mapping units, and program units
+/// (`planes` pages) that fill erase blocks exactly.
+fn check_nand(p: &Params) -> Result<(), String> {
+    if !p.flash_page_bytes.is_power_of_two() || p.flash_page_bytes < p.page_bytes {
+        return Err(format!(
+            "emulator parameter 'flash_page_bytes': {} (allowed: a power of two, at least page_bytes={}; \
+             the NAND page holds whole mapping units)",
+            p.flash_page_bytes, p.page_bytes
+        ));
+    }
+    let unit = u64::from(p.planes) * u64::from(p.flash_page_bytes / p.page_bytes);
+    if u64::from(p.pages_per_block) % unit != 0 {
+        return Err(format!(
+            "emulator parameter 'pages_per_block': {} is not a whole number of program units of {unit} pages \
+             (planes={} × flash_page_bytes={} / page_bytes={}); allowed: multiples of {unit}",
+            p.pages_per_block, p.planes, p.flash_page_bytes, p.page_bytes
+        ));
+    }
+    Ok(())
+}
+
 fn check_flash(p: &Params) -> Result<(), String> {
+    check_nand(p)?;
     if p.op <= 0.0 {
         return Err(
             "emulator parameter 'op': must be > 0 for a flash device (set dram=1 for a device without GC)"

@@ -43,6 +43,7 @@
 pub mod analytic;
 pub mod config;
 pub mod device;
+pub mod die;
 pub mod engine;
 pub mod ftl;
 pub mod geometry;

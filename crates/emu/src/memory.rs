@@ -455,7 +455,7 @@ mod tests {
     #[test]
     fn flash_device_items_follow_the_geometry() {
         // 256 MiB, 4 KiB pages: 65536 logical pages; op 0.25 → 81920
-        // physical, 32 dies × 40 blocks of 64 pages = 81920 exactly.
+        // physical, 16 dies × 80 blocks of 64 pages = 81920 exactly.
         let n = device(&p("nvme-tlc,size=256m,op=0.25"), TimeBase::Real);
         assert_eq!(n.ftl_maps, 4 * (65536 + 81920));
         assert_eq!(n.block_tables, BLOCK_TABLE_BYTES * 1280);

@@ -28,6 +28,7 @@ use crate::engine::op_of;
 use crate::merge::virtual_time::{Out, Request, VirtualHost};
 use crate::merge::{MergeConfig, Served};
 use ssdready_core::plan::{IoPlan, Region};
+use ssdready_core::rate::Pacer;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
@@ -64,7 +65,8 @@ struct Worker {
     slots: Vec<Slot>,
     free: Vec<u32>,
     stats: WorkerStats,
-    interval_ns: Option<f64>,
+    /// fio's rate limits, per direction.
+    pacer: Option<Pacer>,
     next_issue: f64,
     ramp_end: u64,
     deadline: Option<u64>,
@@ -84,22 +86,16 @@ pub struct SimOutcome {
 
 /// The region a job covers on the device.
 pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    if spec.offset >= capacity {
-        return Err(format!(
-            "option 'offset': {} is beyond the emulated device's {capacity} bytes",
-            spec.offset
-        ));
-    }
-    let len = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + len > capacity {
-        return Err(format!(
-            "option 'size': offset + size = {} exceeds the emulated device's {capacity} bytes (raise the device's size=)",
-            spec.offset + len
-        ));
-    }
+    clone_region(spec, 0, capacity)
+}
+
+/// The region clone `clone` of `spec` covers (`offset_increment` moves
+/// each clone further).
+pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
+    let (offset, len) = ssdready_core::fileset::region_on(spec, clone, capacity)?;
     Ok(Region {
         file: 0,
-        offset: spec.offset,
+        offset,
         len,
     })
 }
@@ -130,8 +126,8 @@ pub fn simulate(
     let layers = merge_layers(&mut host, jobs);
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
-        let r = region(spec, cap).map_err(SimError::Refused)?;
         for w in 0..spec.numjobs {
+            let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
             let depth = if spec.temporal_merge == TemporalMerge::Stm {
                 1
             } else {
@@ -150,7 +146,7 @@ pub fn simulate(
                 slots: vec![Slot::default(); depth],
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
-                interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
+                pacer: Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64),
                 next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
                 deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
@@ -183,12 +179,12 @@ pub fn simulate(
                 w.done = true;
                 break;
             }
-            if let Some(i) = w.interval_ns {
-                if (cursor as f64) < w.next_issue {
-                    heap.push(Reverse((w.next_issue.ceil() as u64, wi, WAKE)));
+            if let Some(p) = &w.pacer {
+                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                if (cursor as f64) < due {
+                    heap.push(Reverse((due.ceil() as u64, wi, WAKE)));
                     break;
                 }
-                w.next_issue += i;
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
@@ -196,6 +192,9 @@ pub fn simulate(
                 w.done = true;
                 break;
             };
+            if let Some(p) = &mut w.pacer {
+                p.issued(ddir, u64::from(len));
+            }
             cursor = cursor.saturating_add(host_ns);
             let Some(slot) = w.free.pop() else {
                 return Err(SimError::Model(
@@ -300,7 +299,7 @@ pub fn simulate(
                 let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
-                d.lat.record(lat);
+                d.record_lat(sec, lat);
                 d.clat.record(lat);
                 if let Some(m) = served[wi as usize][slot as usize].take() {
                     m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));

@@ -1,6 +1,7 @@
 //! Property tests of the flash translation layer and the device model:
 //! random geometries (dies, pages per block, page sizes, spare area, GC
-//! policy and thresholds), random commands (writes, trims, reads and
+//! policy and thresholds; planes, NAND pages, page-type program times, an
+//! SLC cache, program/erase suspension), random commands (writes, trims, reads and
 //! flushes of 512 B to several MiB, page-aligned or not, one to three
 //! extents) and random jobs run in virtual time must keep every FTL
 //! invariant ([`Ftl::check`]), lose no written page (a shadow map of what
@@ -42,6 +43,19 @@ struct Geo {
     gc_bg_free: u32,
     write_buffer: u64,
     cmd_slots: u32,
+    nand: Nand,
+}
+
+/// The NAND array and its scheduling.
+#[derive(Clone, Debug)]
+struct Nand {
+    /// log2 of planes and of mapping units per NAND page (reduced until a
+    /// program unit divides the block).
+    planes_log: u32,
+    page_log: u32,
+    page_types: bool,
+    slc_cache: f64,
+    suspend_max: u32,
 }
 
 impl Geo {
@@ -67,6 +81,19 @@ impl Geo {
         p.gc_bg_free = self.gc_bg_free;
         p.write_buffer = self.write_buffer;
         p.cmd_slots = self.cmd_slots;
+        let (mut a, mut b) = (self.nand.planes_log, self.nand.page_log);
+        while self.pages_per_block % (1 << (a + b)) != 0 {
+            (a, b) = (a.saturating_sub(1), if a == 0 { b - 1 } else { b });
+        }
+        p.planes = 1 << a;
+        p.flash_page_bytes = self.page_bytes << b;
+        p.program_types_ns = if self.nand.page_types {
+            vec![100_000, 300_000, 900_000]
+        } else {
+            Vec::new()
+        };
+        p.slc_cache = self.nand.slc_cache;
+        p.suspend_max = self.nand.suspend_max;
         p
     }
 }
@@ -92,8 +119,29 @@ fn geo() -> impl Strategy<Value = Geo> {
         prop_oneof![Just(0u64), Just(64 << 10), Just(1 << 20)],
         prop_oneof![Just(0u32), Just(1), Just(4)],
     );
-    (shape, gc, rest).prop_map(
-        |((ch, dpc, ppb, pb, blocks), (gc, fg, bg), ((extra, shave), fits, op, odd, wb, slots))| {
+    let nand = (
+        0u32..=2,
+        0u32..=2,
+        any::<bool>(),
+        prop_oneof![Just(0.0f64), Just(0.1), Just(0.5)],
+        prop_oneof![Just(0u32), Just(1), Just(8)],
+    )
+        .prop_map(
+            |(planes_log, page_log, page_types, slc_cache, suspend_max)| Nand {
+                planes_log,
+                page_log,
+                page_types,
+                slc_cache,
+                suspend_max,
+            },
+        );
+    (shape, gc, rest, nand).prop_map(
+        |(
+            (ch, dpc, ppb, pb, blocks),
+            (gc, fg, bg),
+            ((extra, shave), fits, op, odd, wb, slots),
+            nand,
+        )| {
             Geo {
                 channels: ch,
                 dies_per_channel: dpc,
@@ -113,6 +161,7 @@ fn geo() -> impl Strategy<Value = Geo> {
                 gc_bg_free: bg.min(fg + extra),
                 write_buffer: wb,
                 cmd_slots: slots,
+                nand,
             }
         },
     )

@@ -355,14 +355,9 @@ fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64
     if t.kind == TargetKind::Emulator {
         let p = params_of(&t.spec).ok()?;
         let read = model_limit(&p, Access::Read, w.bs).iops;
-        // A write buffer absorbs its size at the start of a run: over a
-        // window of T seconds it adds buffer / (bs × T) to the rate.
-        let burst = if r.summary.window_s > 0.0 {
-            p.write_buffer as f64 / w.bs as f64 / r.summary.window_s
-        } else {
-            0.0
-        };
-        let write = model_limit(&p, Access::Write, w.bs).iops.map(|l| l + burst);
+        // A write buffer and an SLC cache absorb their size at the start of
+        // a run, at their own speeds: over a window of T seconds from fresh.
+        let write = crate::limit::write_iops_over(&p, w.bs, r.summary.window_s);
         return match w.rw.as_str() {
             "randread" | "read" => read,
             "randwrite" | "write" => write,

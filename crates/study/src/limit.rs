@@ -3,18 +3,22 @@
 //!
 //! A command uses, in order, a controller core (`fw_cmd_ns` +
 //! `fw_per_4k_ns` per 4 KiB, on one of `fw_units`), its pages' dies (a read
-//! holds a die for `read_ns` plus the page's channel transfer; a program for
-//! `program_ns`), the channels, and the host link; with `cmd_slots` a
-//! command also holds a slot from start to completion, and with
-//! `iface_depth` the host's interface permit too. Each resource caps
+//! holds one of a die's `planes` for `read_ns` per NAND page plus its pages'
+//! channel transfers; a program holds the die for `program_ns` per program
+//! unit of `planes` NAND pages), the channels, and the host link; with
+//! `cmd_slots` a command also holds a slot from start to completion, and
+//! with `iface_depth` the host's interface permit too. Each resource caps
 //! the commands per second; the device's limit is the smallest cap, and the
-//! resource that sets it is what limits the device. In DRAM mode each of
-//! the `dies` units serves a command in `dram_per_4k_ns` per 4 KiB.
+//! resource that sets it is what limits the device. In DRAM mode each of the `dies` units serves a command in
+//! `dram_per_4k_ns` per 4 KiB. Writes are bounded by the TLC rate after the
+//! SLC cache; over a run of T seconds from fresh the buffer and the SLC
+//! cache add to it ([`write_iops_over`], from `ssdready_emu::analytic`).
 //!
 //! The bounds are throughput at unlimited queue depth. Random reads that
 //! land on random dies collide, so a many-die drive approaches its die bound
-//! only at queue depths of several times its dies; the tests check every
-//! preset's bound against a virtual-time run at QD 256.
+//! only at queue depths of several times its read units (dies × planes);
+//! the tests check every preset's bound against a virtual-time run at QD
+//! 512 (the depth of datasheets' QD 32 × 16 threads).
 
 use serde::{Deserialize, Serialize};
 use ssdready_emu::config::Params;
@@ -101,19 +105,35 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
             per_s(fw).map(|r| r * p.fw_units as f64),
             format!("{} core(s) × {} per command", p.fw_units, us(fw)),
         );
-        let die_ns = match access {
-            Access::Read => p.read_ns as f64 + chan_ns,
-            Access::Write => p.program_ns as f64,
+        let nand = Nand::of(p, pages);
+        let (die_ns, units) = match access {
+            // Plane time per command: its NAND page reads and transfers.
+            Access::Read => (
+                nand.reads * p.read_ns as f64 + pages * chan_ns,
+                p.dies() as f64 * nand.planes,
+            ),
+            Access::Write => (pages * p.program_ns as f64 / nand.unit, p.dies() as f64),
         };
         push(
             "dies",
-            per_s(die_ns * pages).map(|r| r * p.dies() as f64),
-            format!(
-                "{} dies × {} per page, {} page(s) per command",
-                p.dies(),
-                us(die_ns),
-                pages
-            ),
+            per_s(die_ns).map(|r| r * units),
+            match access {
+                Access::Read => format!(
+                    "{} dies × {} planes, {} per NAND page read + {} per page transfer, {} page(s) per command",
+                    p.dies(),
+                    nand.planes,
+                    us(p.read_ns as f64),
+                    us(chan_ns),
+                    pages
+                ),
+                Access::Write => format!(
+                    "{} dies × {} per program unit of {} pages, {} page(s) per command",
+                    p.dies(),
+                    us(p.program_ns as f64),
+                    nand.unit,
+                    pages
+                ),
+            },
         );
         push(
             "channels",
@@ -125,10 +145,10 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
                 us(chan_ns)
             ),
         );
-        let per_die = (pages / p.dies() as f64).ceil();
         let per_chan = (pages / p.channels as f64).ceil();
+        let per_die = (pages / p.dies() as f64).ceil();
         match access {
-            Access::Read => fw + per_die * p.read_ns as f64 + per_chan * chan_ns + link_ns,
+            Access::Read => fw + nand.plane_reads * p.read_ns as f64 + per_chan * chan_ns + link_ns,
             // A write buffer completes a write once its data has arrived;
             // the program happens behind it (and bounds the rate: dies).
             Access::Write if p.write_buffer > 0 => fw + link_ns,
@@ -183,6 +203,53 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
     }
 }
 
+/// How a command's pages meet a flash device's NAND array.
+struct Nand {
+    planes: f64,
+    /// Pages per program unit.
+    unit: f64,
+    /// NAND page reads of one command: its pages are striped over the dies,
+    /// a die's share lies in consecutive pages and so in whole NAND pages.
+    reads: f64,
+    /// Of those, the most one plane does in turn.
+    plane_reads: f64,
+}
+
+impl Nand {
+    fn of(p: &Params, pages: f64) -> Nand {
+        let per_page = (p.flash_page_bytes / p.page_bytes.max(1)).max(1) as f64;
+        let dies = p.dies().max(1) as f64;
+        let planes = p.planes.max(1) as f64;
+        let per_die = (pages / dies).ceil();
+        let die_reads = (per_die / per_page).ceil();
+        Nand {
+            planes,
+            unit: per_page * planes,
+            reads: pages.min(dies) * die_reads,
+            plane_reads: (die_reads / planes).ceil(),
+        }
+    }
+}
+
+/// Commands per second of `bs`-byte writes over a run of `window_s`
+/// seconds from fresh, at unlimited depth: the other resources' cap on
+/// the host's rate, through the write buffer, the SLC cache and then TLC
+/// ([`ssdready_emu::analytic::fresh_write_bytes`]). None when nothing bounds it.
+pub fn write_iops_over(p: &Params, bs: u64, window_s: f64) -> Option<f64> {
+    let l = model_limit(p, Access::Write, bs);
+    let host = l
+        .bounds
+        .iter()
+        .filter(|b| b.resource != "dies")
+        .map(|b| b.iops * bs as f64)
+        .reduce(f64::min);
+    if window_s <= 0.0 || p.dram {
+        return l.iops;
+    }
+    let bytes = ssdready_emu::analytic::fresh_write_bytes(p, host, window_s);
+    bytes.is_finite().then(|| bytes / bs as f64 / window_s)
+}
+
 /// The queue depth at which the device could first reach its limit:
 /// limit × idle latency (Little's law), at least 1.
 pub fn model_qd(l: &ModelLimit) -> Option<f64> {
@@ -206,7 +273,9 @@ pub fn drain_seconds(spec: &str, region: u64) -> f64 {
         return 0.0;
     };
     let held = p.write_buffer.min(region) as f64;
-    match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
+    // The buffer drains into the SLC cache if the fill left room there.
+    let slc = (region as f64) < ssdready_emu::analytic::slc_cache_bytes(&p) as f64;
+    match ssdready_emu::analytic::program_bytes_per_s(&p, slc) {
         Some(bw) if bw > 0.0 && held > 0.0 => held / bw * 1.1,
         _ => 0.0,
     }
@@ -219,13 +288,14 @@ pub fn fill_seconds(t: &crate::model::TargetProfile, region: u64) -> f64 {
     let Ok(p) = params_of(&t.spec) else {
         return 0.0;
     };
-    let burst = p.write_buffer.min(region) as f64;
-    match model_limit(&p, Access::Write, 1 << 20).bw_bytes_per_s {
-        Some(bw) if bw > 0.0 => {
-            (region as f64 - burst).max(0.0) / bw + drain_seconds(&t.spec, region)
-        }
-        _ => 0.0,
-    }
+    let host = model_limit(&p, Access::Write, 1 << 20)
+        .bounds
+        .iter()
+        .filter(|b| b.resource != "dies")
+        .map(|b| b.iops * (1u64 << 20) as f64)
+        .reduce(f64::min);
+    ssdready_emu::analytic::fresh_write_seconds(&p, host, region as f64)
+        + drain_seconds(&t.spec, region)
 }
 
 #[cfg(test)]
@@ -283,8 +353,22 @@ mod tests {
         let bw = l.bw_bytes_per_s.unwrap();
         assert!((bw - 300e6).abs() < 1e3, "{bw}");
         assert!(l.bound_by.unwrap().contains("host link"));
-        // nvme-tlc: 256 pages over 32 dies of 55 µs each beat the 3.5 GB/s link
+        // nvme-tlc: 256 pages over 16 dies × 4 planes (64 NAND page reads of
+        // 55 µs, 15.3 GB/s) and 8 channels (9.6 GB/s) beat the 7 GB/s link.
         let l = model_limit(&Params::parse("nvme-tlc").unwrap(), Access::Read, 1 << 20);
-        assert!(l.bound_by.unwrap().contains("dies"));
+        assert!(l.bound_by.clone().unwrap().contains("host link"), "{l:?}");
+        let dies = l.bounds.iter().find(|b| b.resource == "dies").unwrap();
+        assert!(
+            (dies.iops * (1 << 20) as f64 - 15.3e9).abs() < 0.1e9,
+            "{dies:?}"
+        );
+        // 1 MiB reads of a device whose 4 KiB pages are its NAND pages: one
+        // read per page, as before the multi-plane model.
+        let l = model_limit(&Params::parse("iodrive").unwrap(), Access::Read, 1 << 20);
+        let dies = l.bounds.iter().find(|b| b.resource == "dies").unwrap();
+        assert!(
+            (dies.iops - 32.0 / (256.0 * 32.24e-6)).abs() < 1.0,
+            "{dies:?}"
+        );
     }
 }

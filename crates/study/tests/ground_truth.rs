@@ -6,7 +6,7 @@
 
 use ssdready_emu::config::{preset, PRESETS};
 use ssdready_study::driver::{execute, Quiet};
-use ssdready_study::limit::{model_limit, Access};
+use ssdready_study::limit::{model_limit, write_iops_over, Access};
 use ssdready_study::model::{Machine, TargetKind, TargetProfile};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions};
 use ssdready_study::{judge, virt, Judgement, VirtualRunner};
@@ -55,16 +55,16 @@ fn analytic_limits_match_the_model_for_every_preset() {
             continue;
         };
         let spec = format!("emu:{name}");
-        let (deep, _) = virtual_reads(&spec, 256);
+        let (deep, _) = virtual_reads(&spec, 512);
         let (one, lat) = virtual_reads(&spec, 1);
-        eprintln!("{name}: analytic {limit:.0} IOPS, model at QD 256 {deep:.0}; idle latency {:.0} ns vs {lat:.0} ns", l.idle_latency_ns);
+        eprintln!("{name}: analytic {limit:.0} IOPS, model at QD 512 {deep:.0}; idle latency {:.0} ns vs {lat:.0} ns", l.idle_latency_ns);
         assert!(
             deep <= limit * 1.01,
             "{name}: the model beats its bound: {deep} > {limit}"
         );
         assert!(
             deep >= limit * 0.90,
-            "{name}: the model at QD 256 is {deep}, bound {limit}"
+            "{name}: the model at QD 512 is {deep}, bound {limit}"
         );
         assert!(
             (lat - l.idle_latency_ns).abs() <= 0.03 * l.idle_latency_ns,
@@ -82,7 +82,6 @@ fn analytic_limits_match_the_model_for_every_preset() {
 fn analytic_write_limits_match_the_model_on_a_fresh_region() {
     for (name, _) in PRESETS.iter().filter(|p| p.0 != "null") {
         let p = preset(name).unwrap();
-        let l = model_limit(&p, Access::Write, 4096).iops.unwrap();
         let o = opts(&[
             "--name=m".into(),
             format!("--filename=emu:{name}"),
@@ -94,10 +93,12 @@ fn analytic_write_limits_match_the_model_on_a_fresh_region() {
             "--time_based".into(),
         ]);
         let (s, _) = virt::run(&o).unwrap();
-        // The write buffer absorbs its size on top of the sustained rate.
-        let expect = l + p.write_buffer as f64 / 4096.0 / s.window_s;
+        // The write buffer and the SLC cache absorb their size on top of
+        // the sustained rate, the cache at SLC speed.
+        let l = model_limit(&p, Access::Write, 4096).iops.unwrap();
+        let expect = write_iops_over(&p, 4096, s.window_s).unwrap();
         eprintln!(
-            "{name}: writes {:.0} IOPS, limit {l:.0} + buffer = {expect:.0}",
+            "{name}: writes {:.0} IOPS, sustained limit {l:.0}, with buffer and cache {expect:.0}",
             s.iops
         );
         assert!(

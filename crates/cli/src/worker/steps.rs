@@ -13,10 +13,10 @@
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
 
-use super::wait::{wait_until, Pacing, WAIT_SLICE};
-use super::WorkerCtx;
+use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
+use super::{checks, files, WorkerCtx};
 use ssdready_core::iolog::IoLog;
-use ssdready_core::plan::IoPlan;
+use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
@@ -30,6 +30,8 @@ struct Slot {
     submit_ns: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// The request as the flow gave it (None: not issued).
+    io: Option<FlowIo>,
     /// Where the block layer will see this I/O (dev 0: not joinable).
     dev: u32,
     sector: u64,
@@ -50,12 +52,16 @@ pub(super) fn hot_loop<E: Engine>(
         let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
         wait_until(&ctx.clock, until, &ctx.stop);
     }
-    let mut w = Loop::new(ctx, stats);
+    let mut flow = JobFlow::new(&ctx.spec, &ctx.regions, ctx.index);
+    if ctx.spec.verify.on() && ctx.spec.verify.state_load {
+        flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
+    }
+    let mut w = Loop::new(ctx, stats, flow);
     let abandoned = loop {
-        let ramping = !w.measuring;
+        let was_measuring = w.measuring;
         let now = w.check_phase();
-        if ramping && w.measuring {
-            engine.take_merge_stats(); // the merge layer's ramp, forgotten
+        if w.measuring && !was_measuring {
+            engine.take_merge_stats(); // the ramp's, forgotten
         }
         w.issue(engine, now)?;
         if !w.to_commit.is_empty() {
@@ -70,9 +76,19 @@ pub(super) fn hot_loop<E: Engine>(
         }
         w.publish_live();
     };
-    let measured = w.measuring;
+    if w.flow.final_fsync() {
+        files::fsync_all(ctx)?;
+    }
+    let spec = &*ctx.spec;
+    if spec.verify.on() && spec.verify.state_save && spec.rw.modifies() {
+        checks::save_state(&w.flow, &spec.name, ctx.number);
+    }
+    if let Some(v) = w.stats.verify.as_deref_mut() {
+        v.skipped_by_state = w.flow.skipped_by_state();
+    }
+    let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
     w.finish();
-    stats.temporal_merge = engine.take_merge_stats().filter(|_| measured).map(Box::new);
+    stats.temporal_merge = merge_stats.map(Box::new);
     Ok(abandoned)
 }
 
@@ -81,7 +97,9 @@ struct Loop<'a> {
     ctx: &'a WorkerCtx,
     stats: &'a mut WorkerStats,
     join: Option<&'a JoinTable>,
-    plan: IoPlan,
+    flow: JobFlow,
+    /// The flow asked to let the queue empty before it goes on.
+    draining: bool,
     depth: usize,
     batch_submit: usize,
     complete_min: usize,
@@ -103,20 +121,23 @@ struct Loop<'a> {
     measure_start: u64,
     cpu_start: ThreadCpu,
     pacing: Pacing,
-    issued: u64,
     done_issuing: bool,
     /// When the emulator's I/Os still in flight at the end are given up.
     give_up_at: Option<u64>,
 }
 
 impl<'a> Loop<'a> {
-    fn new(ctx: &'a WorkerCtx, stats: &'a mut WorkerStats) -> Self {
+    fn new(ctx: &'a WorkerCtx, stats: &'a mut WorkerStats, flow: JobFlow) -> Self {
         let spec = &*ctx.spec;
         let logging = spec.write_bw_log.is_some()
             || spec.write_lat_log.is_some()
             || spec.write_iops_log.is_some();
         if logging {
             stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
+        }
+        if spec.verify.on() {
+            // A verifying job reports its verification, even of nothing.
+            stats.verify.get_or_insert_with(Box::default);
         }
         let depth = spec.effective_iodepth() as usize;
         let start = ctx.clock.now();
@@ -131,7 +152,8 @@ impl<'a> Loop<'a> {
             ctx,
             stats,
             join: ctx.join.as_deref(),
-            plan: IoPlan::new(spec, &ctx.regions, ctx.index),
+            flow,
+            draining: false,
             depth,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
@@ -150,7 +172,6 @@ impl<'a> Loop<'a> {
             measure_start: start,
             cpu_start: thread_cpu(),
             pacing: Pacing::new(spec, start),
-            issued: 0,
             done_issuing: false,
             give_up_at: None,
         }
@@ -192,9 +213,10 @@ impl<'a> Loop<'a> {
     /// a burst limit brings the loop back to the stop/ramp/progress checks.
     fn issue<E: Engine>(&mut self, engine: &mut E, mut now: u64) -> Result<(), EngineError> {
         let mut burst = 0usize;
+        self.draining = false;
         while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
             burst += 1;
-            if self.pacing.early(now) {
+            if self.pacing.early(self.flow.plan_mut(), now) {
                 if self.inflight > 0 {
                     break;
                 }
@@ -204,17 +226,43 @@ impl<'a> Loop<'a> {
                     break;
                 }
             }
-            let Some(io) = self.plan.next_io() else {
-                self.done_issuing = true;
-                break;
-            };
-            now = self.issue_one(engine, io, now)?;
-            now = self.think(now);
+            match self.flow.next(self.inflight, now) {
+                Step::Io(io) => now = self.issue_one(engine, io, now)?,
+                Step::Drain => {
+                    self.draining = true;
+                    break;
+                }
+                Step::Done => {
+                    self.done_issuing = true;
+                    break;
+                }
+                step => now = self.between_ios(engine, step)?,
+            }
             if self.past_deadline(now) {
                 self.done_issuing = true;
             }
         }
         Ok(())
+    }
+
+    /// The flow's steps that are not I/O (the queue is empty for all but a
+    /// cache drop); returns the time after.
+    fn between_ios<E: Engine>(&mut self, engine: &mut E, step: Step) -> Result<u64, EngineError> {
+        let ctx = self.ctx;
+        match step {
+            Step::Think { spin_ns, sleep_ns } => return Ok(self.think(spin_ns, sleep_ns)),
+            Step::DropCache(f) => files::drop_cache(ctx, f),
+            Step::FsyncFiles => files::fsync_all(ctx)?,
+            Step::SettleForVerify => {
+                files::fsync_all(ctx)?;
+                files::drop_caches(ctx);
+            }
+            Step::NewLoop { unlink, invalidate } => {
+                files::new_loop(ctx, engine, unlink, invalidate)?;
+            }
+            Step::Io(_) | Step::Drain | Step::Done => {}
+        }
+        Ok(ctx.clock.now())
     }
 
     /// Sleep until the rate limit lets the next I/O go (or the deadline);
@@ -229,14 +277,15 @@ impl<'a> Loop<'a> {
         clock.now()
     }
 
-    /// Think time after every `thinktime_blocks` I/Os; returns the time.
-    fn think(&self, now: u64) -> u64 {
-        let spec = &*self.ctx.spec;
-        if spec.thinktime_ns == 0 || !self.issued.is_multiple_of(spec.thinktime_blocks as u64) {
-            return now;
-        }
+    /// Think time, with the queue empty (the flow drained it first, as fio
+    /// does): spin `spin_ns` (`thinktime_spin`), sleep the rest; returns the
+    /// time.
+    fn think(&self, spin_ns: u64, sleep_ns: u64) -> u64 {
         let clock = &self.ctx.clock;
-        let until = self.until(now.saturating_add(spec.thinktime_ns));
+        let now = clock.now();
+        let spun = self.until(now.saturating_add(spin_ns));
+        spin_for(clock, spun, &self.ctx.stop);
+        let until = self.until(spun.saturating_add(sleep_ns));
         wait_until(clock, until, &self.ctx.stop);
         clock.now()
     }
@@ -258,29 +307,56 @@ impl<'a> Loop<'a> {
     fn issue_one<E: Engine>(
         &mut self,
         engine: &mut E,
-        (file, ddir, offset, len): (u32, Ddir, u64, u32),
+        io: FlowIo,
         now: u64,
     ) -> Result<u64, EngineError> {
         let slot = self.free.pop().expect("a free slot while inflight < depth");
-        let (dev, sector) = self.kernel_sector(file, offset);
-        self.slots[slot as usize] = Slot {
-            issue_ns: now,
-            submit_ns: now,
-            ddir: Some(ddir),
-            len,
-            dev,
-            sector,
+        let queued = match io {
+            FlowIo::Sync { file, data_only } => {
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    io: Some(io),
+                    ..Slot::default()
+                };
+                engine.sync(slot, file, data_only)?
+            }
+            FlowIo::Rw {
+                file,
+                ddir,
+                offset,
+                len,
+                tag,
+            } => {
+                let (dev, sector) = self.kernel_sector(file, offset);
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    ddir: Some(ddir),
+                    len,
+                    io: Some(io),
+                    dev,
+                    sector,
+                };
+                self.pacing.issued(ddir, len);
+                if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
+                {
+                    if let Some(buf) = engine.buffer(slot) {
+                        let buf = &mut buf[..len as usize];
+                        checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
+                    }
+                }
+                let req = IoReq {
+                    slot,
+                    file,
+                    ddir,
+                    offset,
+                    len,
+                };
+                engine.queue(req)?
+            }
         };
-        self.issued += 1;
-        self.pacing.issued(len);
-        let req = IoReq {
-            slot,
-            file,
-            ddir,
-            offset,
-            len,
-        };
-        match engine.queue(req)? {
+        match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
                 if self.join.is_some() {
@@ -289,7 +365,7 @@ impl<'a> Loop<'a> {
                 if self.measuring {
                     self.stats.depth_at_issue[0] += 1;
                 }
-                self.account(slot, res, t, true);
+                self.account(engine, slot, res, t, true);
                 self.free.push(slot);
                 Ok(t)
             }
@@ -328,7 +404,10 @@ impl<'a> Loop<'a> {
     /// emulator's stragglers are given up.
     fn reap<E: Engine>(&mut self, engine: &mut E) -> Result<Option<u64>, EngineError> {
         self.arm_give_up();
-        let must_wait = self.done_issuing || self.inflight >= self.depth || self.pacing.paced();
+        let must_wait = self.done_issuing
+            || self.draining
+            || self.inflight >= self.depth
+            || self.pacing.paced();
         let min = if must_wait {
             self.complete_min.min(self.inflight)
         } else {
@@ -336,7 +415,7 @@ impl<'a> Loop<'a> {
         };
         engine.getevents(min, &mut self.comps)?;
         if !self.comps.is_empty() {
-            self.account_reaped();
+            self.account_reaped(engine);
         }
         let give_up = self.give_up_at.is_some_and(|g| self.ctx.clock.now() >= g);
         Ok((self.inflight > 0 && give_up).then_some(self.inflight as u64))
@@ -356,7 +435,7 @@ impl<'a> Loop<'a> {
 
     /// Account a reaped batch, all at one timestamp (as fio).
     #[inline]
-    fn account_reaped(&mut self) {
+    fn account_reaped<E: Engine>(&mut self, engine: &mut E) {
         let t = self.ctx.clock.now();
         if let Some(j) = self.join {
             self.mono_now = monotonic_ns();
@@ -370,7 +449,7 @@ impl<'a> Loop<'a> {
         }
         let mut comps = std::mem::take(&mut self.comps);
         for c in comps.drain(..) {
-            self.account(c.slot, c.result, t, false);
+            self.account(engine, c.slot, c.result, t, false);
             self.free.push(c.slot);
             self.inflight -= 1;
         }
@@ -380,12 +459,28 @@ impl<'a> Loop<'a> {
     /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
     /// `sync` when it completed inside `queue` (no separate submission).
     #[inline]
-    fn account(&mut self, slot: u32, res: i64, t: u64, sync: bool) {
+    fn account<E: Engine>(&mut self, engine: &mut E, slot: u32, res: i64, t: u64, sync: bool) {
         let s = self.slots[slot as usize];
+        if let Some(io) = &s.io {
+            self.flow.completed(io, res >= 0);
+            if let FlowIo::Sync { data_only, .. } = *io {
+                self.account_sync(&s, data_only, res, t);
+                return;
+            }
+        }
         let ddir = s.ddir.unwrap_or(Ddir::Read);
         if res < 0 {
             self.account_error(&s, ddir, res);
             return;
+        }
+        if let Some(FlowIo::Rw {
+            file,
+            offset,
+            tag: Tag::Check(expect),
+            ..
+        }) = s.io
+        {
+            self.check_read(engine, slot, file, offset, &expect, res);
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
@@ -396,7 +491,7 @@ impl<'a> Loop<'a> {
         let d = self.stats.dir(ddir);
         d.account(sec, res as u64, (res as u64) < s.len as u64);
         let lat = t.saturating_sub(s.issue_ns);
-        d.lat.record(lat);
+        d.record_lat(sec, lat);
         let (slat, clat) = if sync {
             d.clat.record(lat);
             (0, lat)
@@ -417,6 +512,68 @@ impl<'a> Loop<'a> {
             let issue_mono = self.mono_now.saturating_sub(lat);
             let split = self.stats.io_split.get_or_insert_with(Box::default);
             split.record(issue_mono, self.mono_now, j.lookup(s.dev, s.sector));
+        }
+    }
+
+    /// A completed sync: counted, with its latency, as fio's `sync` section
+    /// (a failure is the job's error).
+    fn account_sync(&mut self, s: &Slot, data_only: bool, res: i64, t: u64) {
+        if res < 0 {
+            if self.measuring {
+                self.stats.errors += 1;
+            }
+            if self.stats.first_error.is_none() {
+                self.stats.first_errno = -res as i32;
+                self.stats.first_error = Some(format!(
+                    "{}: {}",
+                    if data_only { "fdatasync" } else { "fsync" },
+                    std::io::Error::from_raw_os_error(-res as i32)
+                ));
+            }
+            self.done_issuing = true;
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        let st = self.stats.sync.get_or_insert_with(Box::default);
+        if data_only {
+            st.fdatasyncs += 1;
+        } else {
+            st.fsyncs += 1;
+        }
+        st.lat.record(t.saturating_sub(s.issue_ns));
+    }
+
+    /// Check the data a verification read brought back; `verify_fatal`
+    /// stops the job at the first failure.
+    #[cold]
+    fn check_read<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        file: u32,
+        offset: u64,
+        expect: &ssdready_core::verify::Expect,
+        res: i64,
+    ) {
+        if self.flow.checks_nothing() {
+            return; // verify=null: pretend, as fio
+        }
+        let (Some(layout), Some(buf)) = (self.flow.layout(), engine.buffer(slot)) else {
+            return; // no data moved (the null engine): nothing to check, as fio
+        };
+        let name = match self.ctx.targets.get(file as usize) {
+            Some(t) => t.path.display().to_string(),
+            None => self.ctx.spec.filename.first().cloned().unwrap_or_default(),
+        };
+        let buf = &mut buf[..res.max(0) as usize];
+        let v = &self.ctx.spec.verify;
+        let found = checks::check(
+            layout, buf, &name, offset, expect, v.fatal, v.dump, self.stats,
+        );
+        if found.failures > 0 && v.fatal {
+            self.done_issuing = true;
         }
     }
 

@@ -3,7 +3,10 @@
 //! time (`thinktime`, every `thinktime_blocks` I/Os). Every one ends at the
 //! job's deadline or on a stop request.
 
+use ssdready_core::plan::IoPlan;
+use ssdready_core::rate::Pacer;
 use ssdready_core::spec::JobSpec;
+use ssdready_core::Ddir;
 use ssdready_io::clock::Clock;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -29,20 +32,25 @@ pub(super) fn wait_until(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
     }
 }
 
-/// The rate limit: when the next I/O may be issued, advanced by one
-/// interval per I/O (`rate_iops`) and by the time its bytes take at the
-/// byte rate (`rate`).
+/// Busy-wait until `clock` reads `until_ns` (`thinktime_spin`), or a stop
+/// request.
+pub(super) fn spin_for(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
+    while clock.now() < until_ns && !stop.load(Relaxed) {
+        std::hint::spin_loop();
+    }
+}
+
+/// The rate limit: fio's per-direction `rate` / `rate_iops`
+/// ([`Pacer`]), and when the next I/O is due.
 pub(super) struct Pacing {
-    interval_ns: Option<f64>,
-    ns_per_byte: Option<f64>,
+    pacer: Option<Pacer>,
     next_issue: f64,
 }
 
 impl Pacing {
     pub(super) fn new(spec: &JobSpec, start: u64) -> Self {
         Pacing {
-            interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
-            ns_per_byte: spec.rate_bytes.map(|r| 1e9 / r as f64),
+            pacer: Pacer::new(spec, start as f64),
             next_issue: start as f64,
         }
     }
@@ -50,13 +58,18 @@ impl Pacing {
     /// Whether the job has a rate limit at all.
     #[inline]
     pub(super) fn paced(&self) -> bool {
-        self.interval_ns.is_some() || self.ns_per_byte.is_some()
+        self.pacer.is_some()
     }
 
-    /// Whether an I/O issued at `now` would be early.
+    /// Whether the plan's next I/O, issued at `now`, would be early (its
+    /// direction may switch, as fio's `rate_ddir` does).
     #[inline]
-    pub(super) fn early(&self, now: u64) -> bool {
-        self.paced() && (now as f64) < self.next_issue
+    pub(super) fn early(&mut self, plan: &mut IoPlan, now: u64) -> bool {
+        let Some(p) = &self.pacer else {
+            return false;
+        };
+        self.next_issue = p.next_due(plan, now as f64);
+        (now as f64) < self.next_issue
     }
 
     /// When the next I/O is due, ns on the worker's clock.
@@ -64,14 +77,11 @@ impl Pacing {
         self.next_issue as u64
     }
 
-    /// Count one I/O of `len` bytes as issued.
+    /// Count one I/O of `len` bytes in direction `ddir` as issued.
     #[inline]
-    pub(super) fn issued(&mut self, len: u32) {
-        if let Some(i) = self.interval_ns {
-            self.next_issue += i;
-        }
-        if let Some(b) = self.ns_per_byte {
-            self.next_issue += b * len as f64;
+    pub(super) fn issued(&mut self, ddir: Ddir, len: u32) {
+        if let Some(p) = &mut self.pacer {
+            p.issued(ddir, u64::from(len));
         }
     }
 }
