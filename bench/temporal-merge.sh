@@ -22,8 +22,10 @@
 #               004's tuned unplug threshold), dispatcher and requesters poll
 #
 # Then: merge count, % of peak and added latency against the thread count
-# (STM and ATM, random reads); and sequential reads in 128 KiB requests (what
-# Linux readahead made of 004's sequential Iozone reads).
+# (STM and ATM, random reads; atm64+poll is ATM with the default merge_max of
+# 64, so that every command waits out its 20 µs window); and sequential reads
+# in 128 KiB requests (what Linux readahead made of 004's sequential Iozone
+# reads).
 #
 # REAL=1 also runs the matrix in real time (ssdready run: this machine's own
 # host costs, not the model's; needs a free CPU per thread to mean anything).
@@ -52,6 +54,7 @@ one() {
     sync+poll) completion=poll merge=off ;;
     stm+poll) completion=poll merge=stm ;;
     atm+poll) completion=poll merge=atm extra=(--merge_max="$threads") ;;
+    atm64+poll) completion=poll merge=atm ;; # merge_max 64: every command waits its window
   esac
   local host=",$HOST"
   local sub=(emu simulate)
@@ -94,11 +97,11 @@ echo "== 004's table, virtual time: $DEV, $THREADS threads, 4 KiB, host $HOST (%
 matrix simulate
 
 echo "== merge count and added latency against threads (random 4 KiB reads, virtual time)"
-printf '  %-8s %-9s %6s %7s %10s %10s\n' threads strategy peak merge "added µs" "lat µs"
+printf '  %-8s %-10s %6s %7s %10s %10s\n' threads strategy peak merge "added µs" "lat µs"
 for t in 1 2 4 8 16 32; do
-  for s in sync+poll stm+poll atm+poll; do
+  for s in sync+poll stm+poll atm+poll atm64+poll; do
     read -r pct merge added lat < <(one simulate randread "$s" "$t")
-    printf '  %-8s %-9s %5s%% %7s %10s %10s\n' "$t" "$s" "$pct" "$merge" "$added" "$lat"
+    printf '  %-8s %-10s %5s%% %7s %10s %10s\n' "$t" "$s" "$pct" "$merge" "$added" "$lat"
   done
 done
 

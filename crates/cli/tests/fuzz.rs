@@ -259,6 +259,14 @@ fn emu_pair(rng: &mut Rng) -> String {
         "coalesce_us",
         "nocopy",
         "host_ns",
+        "cmd_bytes",
+        "extent_bytes",
+        "extent_ns",
+        "cpl_ns",
+        "iface_depth",
+        "host_cmd_ns",
+        "irq_ns",
+        "wake_ns",
         "colour",
     ]);
     let v = match rng.below(3) {

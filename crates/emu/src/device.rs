@@ -39,7 +39,9 @@
 //! such an interface spends it:
 //!
 //! * *once per command*: the command crossing the host link (`cmd_bytes`,
-//!   an NVMe submission entry's 64 B), the controller's command time
+//!   an NVMe submission entry's 64 B; commands queue behind each other on
+//!   the link, not behind bulk data, whose packets they interleave with),
+//!   the controller's command time
 //!   (`fw_cmd_ns`; `dram_cmd_ns` in DRAM mode), posting the completion and
 //!   its interrupt (`cpl_ns`), and the command slot it holds (`cmd_slots`);
 //! * *once per extent*: its descriptor on the link (`extent_bytes`, 16 B
@@ -152,6 +154,10 @@ pub struct Device {
     timing: NandTiming,
     chans: Vec<Timeline>,
     link_line: Timeline,
+    /// The link as commands and extent lists cross it: their small
+    /// transfers interleave with bulk data at packet granularity, so they
+    /// queue behind each other, not behind data.
+    cmd_line: Timeline,
     /// Submission time of the command being served (for pruning timelines).
     t_now: u64,
     /// Write buffer: (program end, die, operation, bytes) of the program
@@ -196,6 +202,7 @@ impl Device {
             die_free: vec![0; dies],
             chans: vec![Timeline::default(); p.channels.max(1) as usize],
             link_line: Timeline::default(),
+            cmd_line: Timeline::default(),
             t_now: 0,
             buffer: BinaryHeap::new(),
             buffered: 0,
@@ -243,6 +250,12 @@ impl Device {
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
         let dur = bytes.saturating_mul(self.link_ps_per_byte) / 1000;
         self.link_line.reserve(at, dur, self.t_now)
+    }
+
+    /// A command's own bytes (the command, its extent list) over the link.
+    fn fetch(&mut self, at: u64, bytes: u64) -> u64 {
+        let dur = bytes.saturating_mul(self.link_ps_per_byte) / 1000;
+        self.cmd_line.reserve(at, dur, self.t_now)
     }
 
     fn channel(&mut self, c: usize, at: u64) -> u64 {
@@ -340,7 +353,7 @@ impl Device {
         self.t_now = self.t_now.max(t);
         // The command and its extent list cross the link once (module docs).
         let n = extents.len() as u64;
-        let fetched = self.link(t, self.command_bytes(extents.len()));
+        let fetched = self.fetch(t, self.command_bytes(extents.len()));
         let done = if self.ftl.is_some() {
             self.submit_flash(fetched, op, bytes, &pages, n)
         } else {

@@ -15,12 +15,14 @@
 //! thread; time is the model's.
 //!
 //! A device with a limited interface (`iface_depth`, [`crate::iface`])
-//! takes at most that many commands outstanding: `queue` takes a permit
-//! before submitting (spinning with `completion=poll`, sleeping otherwise)
-//! and `getevents` gives it back when it hands the completion out — when
-//! the host has seen it. A worker that holds every permit and queues again
-//! first waits for its own oldest command, as a driver with a full queue
-//! would. A job with `temporal_merge` gets a [`crate::merge`] engine instead.
+//! takes at most that many commands outstanding: a command is submitted
+//! once it has a permit, and `getevents` gives the permit back when it
+//! hands the completion out — when the host has seen it. A request that
+//! finds no permit free waits in the engine's own queue (a driver's
+//! software queue) and is submitted by `getevents` when one is, at that
+//! time; `getevents` waits for a permit as for a completion (spinning with
+//! `completion=poll`, sleeping otherwise), at most its slice. A job with
+//! `temporal_merge` gets a [`crate::merge`] engine instead.
 //!
 //! A failure of the model (an error from [`Device::submit`], or a panic,
 //! which would be a bug) fails the command that met it and every later
@@ -46,9 +48,10 @@ use ssdready_io::buf::{fill_random, try_zeroed_bytes};
 use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError, Queued};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 /// The longest one `getevents` call waits, ns (20 ms).
 pub const WAIT_SLICE_NS: u64 = 20_000_000;
@@ -276,8 +279,8 @@ pub struct EmuEngine {
     /// Interface permits held: one per pending command when the device's
     /// interface is limited.
     held: usize,
-    /// Completions seen while waiting for the interface, not yet handed out.
-    seen: Vec<Completion>,
+    /// Requests waiting for an interface permit, oldest first.
+    parked: VecDeque<IoReq>,
 }
 
 impl EmuEngine {
@@ -292,34 +295,42 @@ impl EmuEngine {
             dev,
             pending: BinaryHeap::new(),
             held: 0,
-            seen: Vec::new(),
+            parked: VecDeque::new(),
         })
     }
 
-    /// Take an interface permit before a command (module docs): when this
-    /// engine holds them all, its oldest command is waited for and seen.
-    fn acquire_iface(&mut self) {
-        let iface = &self.dev.iface;
-        if !iface.limited() {
-            return;
-        }
-        loop {
-            if iface.try_acquire() {
-                break;
+    /// Submit one request to the model now and file its completion; its
+    /// interface permit, if the interface is limited, is already counted.
+    fn submit_taken(&mut self, req: IoReq) -> Result<(), EngineError> {
+        let now = self.dev.clock.now();
+        let extent = Extent {
+            offset: req.offset,
+            len: req.len as u64,
+        };
+        let done = self
+            .dev
+            .submit(now, op_of(req.ddir), &[extent])
+            .and_then(|done| self.dev.transfer(&mut self.bufs, &req).map(|()| done));
+        match done {
+            Ok(done) => {
+                self.pending.push(Reverse((done, req.slot, req.len as i64)));
+                Ok(())
             }
-            if self.held > 0 {
-                if let Some(Reverse((t, slot, result))) = self.pending.pop() {
-                    self.wait_until(t);
-                    self.seen.push(Completion { slot, result });
-                    self.held -= 1;
-                    iface.release();
-                    continue;
-                }
+            Err(e) => {
+                self.seen_one();
+                Err(e)
             }
-            iface.acquire(SharedDevice::iface_wait(self.mode));
-            break;
         }
-        self.held += 1;
+    }
+
+    /// Submit the parked requests that permits are free for, oldest first.
+    fn submit_parked(&mut self) -> Result<(), EngineError> {
+        while !self.parked.is_empty() && self.dev.iface.try_acquire() {
+            let req = self.parked.pop_front().expect("not empty");
+            self.held += 1;
+            self.submit_taken(req)?;
+        }
+        Ok(())
     }
 
     /// A completion leaves the pending queue: the host has seen it.
@@ -391,21 +402,15 @@ impl Engine for EmuEngine {
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
-        self.acquire_iface();
-        let now = self.dev.clock.now();
-        let extent = Extent {
-            offset: req.offset,
-            len: req.len as u64,
-        };
-        let done = match self.dev.submit(now, op_of(req.ddir), &[extent]) {
-            Ok(done) => done,
-            Err(e) => {
-                self.seen_one();
-                return Err(e);
+        let iface = &self.dev.iface;
+        if iface.limited() && !(self.parked.is_empty() && iface.try_acquire()) {
+            self.parked.push_back(req); // submitted by getevents (module docs)
+        } else {
+            if iface.limited() {
+                self.held += 1; // the permit just taken
             }
-        };
-        self.dev.transfer(&mut self.bufs, &req)?;
-        self.pending.push(Reverse((done, req.slot, req.len as i64)));
+            self.submit_taken(req)?;
+        }
         Ok(Queued::Pending)
     }
 
@@ -416,8 +421,7 @@ impl Engine for EmuEngine {
     /// Waits until `min` completions are due, or at most [`WAIT_SLICE_NS`]
     /// (see the module docs).
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let mut got = self.seen.len();
-        out.append(&mut self.seen);
+        let mut got = 0;
         let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
             let now = self.dev.clock.now();
@@ -433,8 +437,17 @@ impl Engine for EmuEngine {
                 got += 1;
                 n -= 1;
             }
-            if got >= min || self.pending.is_empty() || now >= give_up {
+            self.submit_parked()?;
+            let idle = self.pending.is_empty() && self.parked.is_empty();
+            if got >= min || idle || now >= give_up {
                 return Ok(());
+            }
+            if self.pending.is_empty() {
+                // Only parked requests: wait for another worker's permit.
+                let wait = Duration::from_nanos(give_up - now);
+                let how = SharedDevice::iface_wait(self.mode);
+                self.dev.iface.acquire_within(how, wait);
+                continue;
             }
             let next = self
                 .pending
@@ -603,6 +616,41 @@ mod tests {
                 "{mode}: waited {waited} ns"
             );
         }
+    }
+
+    #[test]
+    fn a_depth_one_interface_parks_requests_and_serves_them_one_at_a_time() {
+        // dram-ssd: iface_depth=1. Four reads queued at once: one goes to
+        // the device, three wait in the engine; each is submitted when the
+        // one before it has been seen, so completions are a command apart.
+        let spec = JobSpec {
+            iodepth: 4,
+            ..JobSpec::default()
+        };
+        let dev = device("dram-ssd,size=1m,completion=poll");
+        let mut e = EmuEngine::new(dev.clone(), &spec, 1).unwrap();
+        for slot in 0..4 {
+            e.queue(req(slot, Ddir::Read, u64::from(slot) * 4096))
+                .unwrap();
+        }
+        assert_eq!((dev.iface.in_use(), e.parked.len()), (1, 3));
+        let mut out = Vec::new();
+        // The modelled completion of the latest command submitted.
+        let mut done = vec![dev.device.lock().unwrap().now];
+        while out.len() < 4 {
+            e.getevents(1, &mut out).unwrap();
+            done.push(dev.device.lock().unwrap().now);
+        }
+        let slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+        assert_eq!(slots, vec![0, 1, 2, 3], "in order, each once");
+        done.dedup();
+        assert_eq!(done.len(), 4, "{done:?}");
+        // Each submitted once the one before was seen: 7.6 µs apart at least.
+        for w in done.windows(2) {
+            assert!(w[1] - w[0] >= 7_600, "a command apart: {done:?}");
+        }
+        assert_eq!(dev.iface.in_use(), 0);
+        assert_eq!(dev.device.lock().unwrap().counters.commands, 4);
     }
 
     #[test]

@@ -82,6 +82,30 @@ impl Interface {
         }
     }
 
+    /// Wait up to `max` for a permit to be free, as `how` says, without
+    /// taking it; whether one is.
+    pub fn acquire_within(&self, how: Wait, max: Duration) -> bool {
+        let t = std::time::Instant::now();
+        while self.limit > 0 && self.busy.load(Ordering::Acquire) >= self.limit {
+            let Some(left) = max.checked_sub(t.elapsed()).filter(|l| !l.is_zero()) else {
+                return false;
+            };
+            match how {
+                Wait::Spin => std::hint::spin_loop(),
+                Wait::Sleep => {
+                    let guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+                    self.sleepers.fetch_add(1, Ordering::SeqCst);
+                    if self.busy.load(Ordering::SeqCst) >= self.limit {
+                        let slice = left.min(Duration::from_millis(1));
+                        let _ = self.freed.wait_timeout(guard, slice);
+                    }
+                    self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+        true
+    }
+
     /// Give a permit back (the host has seen its command complete).
     pub fn release(&self) {
         if self.limit == 0 {

@@ -13,10 +13,20 @@ use ssdready_emu::merge::MergeConfig;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// One request as it was served.
+struct Record {
+    thread: u32,
+    n: u32,
+    entered: u64,
+    issued: u64,
+    done: u64,
+    seen: u64,
+    leader_of: Option<usize>,
+}
+
 /// What a closed-loop run produced.
 struct Run {
-    /// (thread, request number, entered, issued, done, seen, leader_of).
-    seen: Vec<(u32, u32, u64, u64, u64, u64, Option<usize>)>,
+    seen: Vec<Record>,
     commands: u64,
     extents: u64,
     /// The longest command, issue to completion, ns.
@@ -72,15 +82,15 @@ fn closed_loop(
             let sv = s.served.expect("merged requests say how they were served");
             run.longest = run.longest.max(sv.done - sv.issued);
             assert_eq!(sv.entered, entered[s.worker as usize]);
-            run.seen.push((
-                s.worker,
-                s.slot,
-                sv.entered,
-                sv.issued,
-                sv.done,
-                s.at,
-                sv.leader_of,
-            ));
+            run.seen.push(Record {
+                thread: s.worker,
+                n: s.slot,
+                entered: sv.entered,
+                issued: sv.issued,
+                done: sv.done,
+                seen: s.at,
+                leader_of: sv.leader_of,
+            });
             if s.slot + 1 < per {
                 let next = s.at + think[(s.worker + s.slot) as usize % think.len()];
                 heap.push(Reverse((next, 0, s.worker, s.slot + 1)));
@@ -127,14 +137,14 @@ proptest! {
         let run = closed_loop(DEVICE, cfg, threads, per, ops, &think);
         let total = u64::from(threads) * u64::from(per);
         // Exactly once: every (thread, request) seen, none twice.
-        let mut ids: Vec<(u32, u32)> = run.seen.iter().map(|s| (s.0, s.1)).collect();
+        let mut ids: Vec<(u32, u32)> = run.seen.iter().map(|s| (s.thread, s.n)).collect();
         ids.sort_unstable();
         ids.dedup();
         prop_assert_eq!(ids.len() as u64, total);
         prop_assert_eq!(run.seen.len() as u64, total);
         // The device got each request as one extent, in the commands led.
         prop_assert_eq!(run.extents, total);
-        let led: Vec<usize> = run.seen.iter().filter_map(|s| s.6).collect();
+        let led: Vec<usize> = run.seen.iter().filter_map(|s| s.leader_of).collect();
         prop_assert_eq!(led.len() as u64, run.commands);
         prop_assert_eq!(led.iter().sum::<usize>() as u64, total);
         let most_by_bytes = if cfg.max_bytes == 0 { usize::MAX } else { (cfg.max_bytes / 4096).max(1) as usize };
@@ -146,7 +156,7 @@ proptest! {
         }
         // Seen no earlier than done, done no earlier than issued.
         for s in &run.seen {
-            prop_assert!(s.2 <= s.3 && s.3 <= s.4 && s.4 <= s.5);
+            prop_assert!(s.entered <= s.issued && s.issued <= s.done && s.done <= s.seen);
         }
     }
 
@@ -171,7 +181,7 @@ proptest! {
         let host_cmd = 5_000;
         let one_command = host_cmd + run.longest;
         for s in &run.seen {
-            let waited = s.3 - s.2;
+            let waited = s.issued - s.entered;
             prop_assert!(
                 waited <= cfg.window_ns + one_command + host_cmd,
                 "waited {} > window {} + one command {} + host {}", waited, cfg.window_ns, one_command, host_cmd

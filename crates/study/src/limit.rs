@@ -6,10 +6,10 @@
 //! holds one of a die's `planes` for `read_ns` per NAND page plus its pages'
 //! channel transfers; a program holds the die for `program_ns` per program
 //! unit of `planes` NAND pages), the channels, and the host link; with
-//! `cmd_slots` a command also holds a slot from start to completion. Each
-//! resource caps the commands per second; the device's limit is the
-//! smallest cap, and the resource that sets it is what limits the device.
-//! In DRAM mode each of the `dies` units serves a command in
+//! `cmd_slots` a command also holds a slot from start to completion, and
+//! with `iface_depth` the host's interface permit too. Each resource caps
+//! the commands per second; the device's limit is the smallest cap, and the
+//! resource that sets it is what limits the device. In DRAM mode each of the `dies` units serves a command in
 //! `dram_per_4k_ns` per 4 KiB. Writes are bounded by the TLC rate after the
 //! SLC cache; over a run of T seconds from fresh the buffer and the SLC
 //! cache add to it ([`write_iops_over`], from `ssdready_emu::analytic`).
@@ -160,6 +160,25 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
         per_s(link_ns),
         format!("{} MB/s, {} per command", p.link_mbps, us(link_ns)),
     );
+    // Once per command: its own bytes on the link, its completion (and a
+    // one-extent command's extent set-up, in the controller or DRAM unit).
+    let cmd_link_ns = if p.link_mbps > 0.0 {
+        p.cmd_bytes as f64 / (p.link_mbps * 1e6) * 1e9
+    } else {
+        0.0
+    };
+    let idle_latency_ns = idle_latency_ns + cmd_link_ns + (p.cpl_ns + p.extent_ns) as f64;
+    if p.iface_depth > 0 {
+        push(
+            "host interface",
+            per_s(idle_latency_ns).map(|r| r * p.iface_depth as f64),
+            format!(
+                "{} command(s) outstanding, each for {}",
+                p.iface_depth,
+                us(idle_latency_ns)
+            ),
+        );
+    }
     if p.cmd_slots > 0 {
         push(
             "command slots",
@@ -293,8 +312,9 @@ mod tests {
         assert!((l.iops.unwrap() - 35_714.0).abs() < 1.0, "{l:?}");
         assert!(l.bound_by.clone().unwrap().contains("controller"));
         // 28 us controller + 25 us read + 81.9 us channel + 13.7 us link
+        // + 0.2 us for the command's own 64 B on the link
         assert!(
-            (l.idle_latency_ns - 148_570.0).abs() < 100.0,
+            (l.idle_latency_ns - 148_783.0).abs() < 100.0,
             "{}",
             l.idle_latency_ns
         );

@@ -30,7 +30,8 @@ use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
 use crate::ftl::FtlError;
 use ssdready_core::spec::TemporalMerge;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A request's thread sees it done at `at`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,8 +64,8 @@ pub struct Request {
 
 /// The host side of one device in virtual time.
 pub struct VirtualHost {
-    /// When each interface permit comes back (empty: no limit).
-    iface_free: Vec<u64>,
+    /// When each interface permit comes back, earliest first (empty: no limit).
+    iface_free: BinaryHeap<Reverse<u64>>,
     mode: CompletionMode,
     host_cmd_ns: u64,
     irq_ns: u64,
@@ -116,7 +117,7 @@ impl VirtualHost {
     /// The host of a device with parameters `p`.
     pub fn new(p: &Params) -> VirtualHost {
         VirtualHost {
-            iface_free: vec![0; p.iface_depth as usize],
+            iface_free: (0..p.iface_depth).map(|_| Reverse(0)).collect(),
             mode: p.completion,
             host_cmd_ns: p.host_cmd_ns,
             irq_ns: p.irq_ns,
@@ -147,7 +148,7 @@ impl VirtualHost {
 
     /// When an interface permit is next free (0: now, or no limit).
     fn permit_at(&self) -> u64 {
-        self.iface_free.iter().copied().min().unwrap_or(0)
+        self.iface_free.peek().map_or(0, |r| r.0)
     }
 
     /// Issue one command once the host is `ready`; the permit comes back
@@ -161,17 +162,14 @@ impl VirtualHost {
         extents: &[Extent],
         notice_ns: u64,
     ) -> Result<(u64, u64), FtlError> {
-        let permit = self
-            .iface_free
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, f)| *f)
-            .map(|(i, &f)| (i, f));
-        let start = permit.map_or(ready, |(_, f)| ready.max(f));
+        let permit = self.iface_free.peek().map(|r| r.0);
+        let start = permit.map_or(ready, |f| ready.max(f));
         let issued = start.saturating_add(self.host_cmd_ns);
         let done = dev.submit(issued, op, extents)?;
-        if let Some((i, _)) = permit {
-            self.iface_free[i] = done.saturating_add(notice_ns);
+        if permit.is_some() {
+            self.iface_free.pop();
+            self.iface_free
+                .push(Reverse(done.saturating_add(notice_ns)));
         }
         Ok((start, done))
     }
