@@ -242,6 +242,7 @@ impl Die {
     }
 
     /// Forget operations over by `now` (no later request starts before it).
+    #[inline]
     fn prune(&mut self, now: u64) {
         while self.ops.front().is_some_and(|o| o.end <= now) {
             self.ops.pop_front();
@@ -401,7 +402,11 @@ impl Die {
 
     /// Fold SLC-cached units in the idle time before `ready` (module docs).
     /// Returns the die time folding took.
+    #[inline]
     fn fold_idle(&mut self, ready: u64, t: &NandTiming, c: &mut NandCounters) -> u64 {
+        if t.slc_units == 0 {
+            return 0; // no cache, nothing to fold
+        }
         let from = self.pe_end.max(self.fold_mark);
         if ready <= from {
             return 0;
@@ -427,6 +432,7 @@ impl Die {
 
     /// Append a program or erase operation of `dur` ready at `ready`:
     /// after the work queued and the reads placed. Returns (seq, end, fold busy).
+    #[inline]
     fn push_op(
         &mut self,
         ready: u64,
@@ -436,7 +442,9 @@ impl Die {
         c: &mut NandCounters,
     ) -> (u64, u64, u64) {
         let folded = self.fold_idle(ready, t, c);
-        self.prune(now);
+        if t.suspend_max > 0 {
+            self.prune(now);
+        }
         let start = ready.max(self.pe_end).max(self.read_free);
         let end = start.saturating_add(dur);
         self.pe_end = end;
@@ -460,6 +468,7 @@ impl Die {
 
     /// A host mapping unit whose data is on the die's register at `ready`
     /// joins the program unit being gathered; a full unit is programmed.
+    #[inline]
     pub fn add_unit(
         &mut self,
         ready: u64,
@@ -495,6 +504,7 @@ impl Die {
 
     /// Program the unit being gathered, full or not (a partial one is
     /// padded: it takes a whole program).
+    #[inline]
     pub fn seal(&mut self, now: u64, t: &NandTiming, c: &mut NandCounters) -> Option<Sealed> {
         if self.open_units == 0 {
             return None;
@@ -502,8 +512,12 @@ impl Die {
         let dur = if self.open_slc {
             t.slc_program_ns
         } else {
-            let d = t.program_types[self.page_type % t.program_types.len()];
-            self.page_type = (self.page_type + 1) % t.program_types.len();
+            // Page types in turn (page_type stays below their number).
+            let d = t.program_types.get(self.page_type).copied().unwrap_or(t.program_mean);
+            self.page_type += 1;
+            if self.page_type >= t.program_types.len() {
+                self.page_type = 0;
+            }
             d
         };
         let (seq, end, folded) = self.push_op(self.open_ready, dur, now, t, c);
@@ -525,6 +539,7 @@ impl Die {
     /// can go ahead of (one operation in all when they cannot). Returns the
     /// die time.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn gc(
         &mut self,
         from: u64,
