@@ -673,3 +673,64 @@ mod parse_limits {
         assert!(p.check().is_err());
     }
 }
+
+#[cfg(test)]
+mod nand_keys {
+    use super::*;
+
+    #[test]
+    fn page_type_times_set_the_mean_and_one_time_clears_them() {
+        let p = Params::parse("nvme-tlc,program_ns=100us/200us/600us").unwrap();
+        assert_eq!(p.program_types_ns, [100_000, 200_000, 600_000]);
+        assert_eq!(p.program_ns, 300_000);
+        let p = Params::parse("nvme-tlc,program_ns=1ms").unwrap();
+        assert!(p.program_types_ns.is_empty());
+        assert_eq!(p.program_ns, 1_000_000);
+        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5").unwrap_err();
+        assert!(e.contains("5 page types (allowed: 1 to 4"), "{e}");
+        let e = Params::parse("nvme-tlc,program_ns=1us/2s").unwrap_err();
+        assert!(
+            e.contains("'program_ns'") && e.contains("out of range"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn slc_cache_is_a_share_of_the_size() {
+        assert_eq!(
+            Params::parse("nvme-tlc,slc_cache=25%").unwrap().slc_cache,
+            0.25
+        );
+        assert_eq!(
+            Params::parse("nvme-tlc,slc_cache=0.5").unwrap().slc_cache,
+            0.5
+        );
+        for bad in ["150%", "-0.1", "nan"] {
+            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}")).unwrap_err();
+            assert!(
+                e.contains("'slc_cache'") && e.contains("allowed"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn impossible_nand_geometries_are_refused_with_the_reason() {
+        for (kv, why) in [
+            ("flash_page_bytes=2k", "at least page_bytes=4096"),
+            ("flash_page_bytes=24k", "a power of two"),
+            ("planes=3", "multiples of 12"),
+            ("planes=0", "'planes': 0 is out of range (allowed: 1 to 16)"),
+            ("pages_per_block=40", "multiples of 16"),
+            ("suspend_max=5000", "'suspend_max': 5000 is out of range"),
+            ("suspend_ns=2s", "'suspend_ns'"),
+            ("flash_block_bytes=2g", "'flash_block_bytes'"),
+        ] {
+            let e = Params::parse(&format!("nvme-tlc,{kv}")).unwrap_err();
+            assert!(e.contains(why), "{kv}: {e}");
+            assert_eq!(e.lines().count(), 1);
+        }
+        // Six planes fit a block of a multiple of 24 pages.
+        assert!(Params::parse("nvme-tlc,planes=6,pages_per_block=48").is_ok());
+    }
+}

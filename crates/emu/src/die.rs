@@ -513,7 +513,11 @@ impl Die {
             t.slc_program_ns
         } else {
             // Page types in turn (page_type stays below their number).
-            let d = t.program_types.get(self.page_type).copied().unwrap_or(t.program_mean);
+            let d = t
+                .program_types
+                .get(self.page_type)
+                .copied()
+                .unwrap_or(t.program_mean);
             self.page_type += 1;
             if self.page_type >= t.program_types.len() {
                 self.page_type = 0;
