@@ -155,7 +155,7 @@ fn listed_nand_parameters_can_be_set_back() {
     let text = String::from_utf8_lossy(&out.stdout);
     let line: Vec<&str> = [
         "program_ns=190000/386000/996000",
-        "slc_cache=0.11",
+        "slc_cache=0.042",
         "suspend_max=8",
         "planes=4",
     ]

@@ -226,21 +226,22 @@ pub fn preset(name: &str) -> Option<Params> {
             p.fw_cmd_ns = 0;
             p.op = 0.0;
         }
-        // A 1 TB PCIe 4 TLC client drive (Samsung 980 PRO class; datasheet:
-        // 7,000 MB/s sequential read, 5,000 MB/s sequential write within the
-        // SLC cache and 2,000 MB/s after it, 1M random 4 KiB IOPS at depth,
-        // 6 + 108 GB of SLC cache; QD 1 4 KiB reads of 60–80 µs as fio
-        // measures them). 16 dies × 4 planes (512 Gb dies), 16 KiB pages, so a
-        // program unit is 64 KiB; planes read independently: 64 read units.
+        // A 1 TB PCIe 4 TLC client drive, Samsung 980 PRO class (Samsung's
+        // figures, 2020: 7,000 MB/s sequential read; 5,000 MB/s sequential
+        // write within the 42 GB SLC cache (6 GB static + 36 GB dynamic),
+        // 2,000 MB/s after it; 1M random 4 KiB read and write IOPS at QD 32
+        // × 16 threads; 22K IOPS = 45 µs for QD 1 reads, which fio on
+        // Linux measures as 60–80 µs on such drives). 16 dies × 4 planes
+        // (512 Gb dies), 16 KiB pages: a program unit is 64 KiB; planes read
+        // independently: 64 read units.
         // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 3 µs controller
         //   + 3.4 µs channel (1,200 MB/s, ONFI 4 / Toggle 4 class) + 0.6 µs
         //   link = 62 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS (the
         //   controller's 4 cores × 3 µs: 1.33M); 1 MiB reads are bound by
         //   the 7,000 MB/s link (PCIe 4 × 4).
-        // * SLC cache: 11 % of the size (the 980 PRO's 114 GB per TB when
-        //   empty: 113 MiB of the 1 GiB default); 190 µs per SLC program
-        //   unit: 16 × 64 KiB /
-        //   190 µs = 5.5 GB/s (4 KiB writes: 1.33M IOPS, the controller).
+        // * SLC cache: 4.2 % of the size (42 GB per TB: 43 MiB of the 1 GiB
+        //   default); 190 µs per SLC program unit: 16 × 64 KiB / 190 µs =
+        //   5.5 GB/s (4 KiB writes: 1.33M IOPS, the controller).
         // * TLC: page types lower/middle/upper 190/386/996 µs: the lower page
         //   programs like an SLC page, middle and upper in FEMU's TLC ratio
         //   (2,225 : 5,734 µs), scaled so the mean, 524 µs, gives the
@@ -265,7 +266,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.program_ns = 524_000;
             p.erase_ns = 3_500_000;
             p.flash_block_bytes = 24 << 20;
-            p.slc_cache = 0.11;
+            p.slc_cache = 0.042;
             p.slc_program_ns = 190_000;
             p.channel_mbps = 1200.0;
             p.link_mbps = 7000.0;

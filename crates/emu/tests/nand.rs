@@ -177,7 +177,7 @@ fn sustained_writes_progress_under_a_read_heavy_mix() {
 
 #[test]
 fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
-    // 8 GiB: an SLC cache of 901 MiB. 128 KiB sequential writes at QD 32.
+    // 8 GiB: an SLC cache of 344 MiB. 128 KiB sequential writes at QD 32.
     let p = Params::parse("nvme-tlc,size=8g").unwrap();
     let cache = slc_cache_bytes(&p);
     let mut d = Device::new(&p);
