@@ -234,14 +234,16 @@ pub fn preset(name: &str) -> Option<Params> {
         // Linux measures as 60–80 µs on such drives). 16 dies × 4 planes
         // (512 Gb dies), 16 KiB pages: a program unit is 64 KiB; planes read
         // independently: 64 read units.
-        // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 3 µs controller
+        // * Controller: 4 cores × 4 µs per command = 1.0M commands/s, the
+        //   datasheet's random read and write IOPS.
+        // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 4 µs controller
         //   + 3.4 µs channel (1,200 MB/s, ONFI 4 / Toggle 4 class) + 0.6 µs
-        //   link = 62 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS (the
-        //   controller's 4 cores × 3 µs: 1.33M); 1 MiB reads are bound by
-        //   the 7,000 MB/s link (PCIe 4 × 4).
+        //   link = 63 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS, so the
+        //   controller bounds random reads; 1 MiB reads are bound by the
+        //   7,000 MB/s link (PCIe 4 × 4).
         // * SLC cache: 4.2 % of the size (42 GB per TB: 43 MiB of the 1 GiB
         //   default); 190 µs per SLC program unit: 16 × 64 KiB / 190 µs =
-        //   5.5 GB/s (4 KiB writes: 1.33M IOPS, the controller).
+        //   5.5 GB/s (4 KiB random writes: 1.0M IOPS, the controller).
         // * TLC: page types lower/middle/upper 190/386/996 µs: the lower page
         //   programs like an SLC page, middle and upper in FEMU's TLC ratio
         //   (2,225 : 5,734 µs), scaled so the mean, 524 µs, gives the
@@ -270,6 +272,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.slc_program_ns = 190_000;
             p.channel_mbps = 1200.0;
             p.link_mbps = 7000.0;
+            p.fw_cmd_ns = 4_000;
             p.write_buffer = 16 << 20;
             p.suspend_ns = 20_000;
             p.resume_ns = 15_000;

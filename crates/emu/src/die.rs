@@ -113,9 +113,13 @@ impl NandTiming {
     }
 
     /// Where physical unit `ppn` lives: (die, plane, NAND page id).
+    #[inline]
     pub fn locate(&self, ppn: u64) -> (usize, usize, u64) {
         let ppb = u64::from(self.pages_per_block);
-        let die = ppn / ppb / u64::from(self.blocks_per_die);
+        let die = ppn / (ppb * u64::from(self.blocks_per_die));
+        if self.unit == 1 {
+            return (die as usize, 0, ppn); // one page per plane and program
+        }
         let in_unit = ppn % ppb % u64::from(self.unit);
         let plane = in_unit / u64::from(self.units_per_page);
         (
