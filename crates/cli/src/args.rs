@@ -3,8 +3,11 @@
 //! defaults for every job (those of job files too, whose own `[global]`
 //! sections override them, as in fio); each `--name` starts a command-line
 //! job. A few options belong to the tool rather than to a job (`--output`,
-//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`); they
-//! may appear anywhere.
+//! `--output-format`, `--parse-only`, `--quiet`, `--allow-destructive`,
+//! `--save`, `--db`, `--baseline`, `--report`, and fio's `--minimal`,
+//! `--eta`, `--eta-newline`, `--status-interval`, `--section`,
+//! `--bandwidth-log`, `--terse-version`); they may appear anywhere, and an
+//! error about one names the switch, never a job.
 
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
@@ -22,6 +25,20 @@ pub enum Format {
     JsonPlus,
     /// ssdready's native, versioned JSON (docs/result-schema.md).
     Native,
+    /// fio's terse format, version 3 (`--minimal`).
+    Terse,
+}
+
+/// When live progress is shown (fio's `--eta`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Eta {
+    /// When stderr is a terminal (fio's `auto`).
+    #[default]
+    Auto,
+    /// Always; as lines when stderr is not a terminal.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// A parsed `run` command line.
@@ -29,6 +46,8 @@ pub enum Format {
 pub struct RunArgs {
     pub formats: Vec<Format>,
     pub output: Option<PathBuf>,
+    /// `--report=DIR`: the native JSON and the HTML report go there.
+    pub report: Option<PathBuf>,
     pub quiet: bool,
     pub allow_destructive: bool,
     pub parse_only: bool,
@@ -37,8 +56,22 @@ pub struct RunArgs {
     /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
     /// neither: on when root and a job's I/O reaches a block device.
     pub decompose: Option<bool>,
+    /// `--save`: record the run in the history database.
+    pub save: bool,
+    /// `--db=PATH`: the history database (default: the user's data directory).
+    pub db: Option<PathBuf>,
+    /// `--baseline=ID|PATH`: a saved run to check this one against.
+    pub baseline: Option<String>,
     /// Every section in effect order: command-line globals, job files, command-line jobs.
     pub sections: Vec<Section>,
+    /// `--eta`.
+    pub eta: Eta,
+    /// `--eta-newline=T`: progress as a new line every T (ns).
+    pub eta_newline_ns: Option<u64>,
+    /// `--status-interval=T`: cumulative figures every T (ns).
+    pub status_interval_ns: Option<u64>,
+    /// `--bandwidth-log[=NAME]`: NAME-{read,write,trim}_bw.log.
+    pub bandwidth_log: Option<String>,
 }
 
 /// Values of fio's reserved job-file variables and the environment.
@@ -127,6 +160,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     let several_files = args.iter().filter(|a| !a.starts_with("--")).count() > 1;
     // Each job file, with the number of sections before it.
     let mut file_starts: Vec<(&str, usize)> = Vec::new();
+    let mut sections: Vec<String> = Vec::new();
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
             file_starts.push((a, files.len()));
@@ -153,18 +187,88 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                         "json" => Format::Json,
                         "json+" => Format::JsonPlus,
                         "native" => Format::Native,
+                        "terse" => Format::Terse,
                         _ => {
                             return Err(SpecError::new(
-                                "output-format",
+                                "--output-format",
                                 format!(
-                                    "'{f}' is not a format (allowed: normal, json, json+, native, several comma-separated)"
+                                    "'{f}' is not a format (allowed: normal, json, json+, terse, native, several comma-separated)"
                                 ),
                             ))
                         }
                     });
                 }
             }
+            "minimal" => r.formats = vec![Format::Terse],
+            "terse-version" => match v.as_deref() {
+                Some("3") => {}
+                Some(x @ ("2" | "4" | "5")) => {
+                    return Err(SpecError::new(
+                        "--terse-version",
+                        format!(
+                            "terse version {x} is not supported yet (allowed: 3, fio's default)"
+                        ),
+                    ))
+                }
+                x => {
+                    return Err(SpecError::new(
+                        "--terse-version",
+                        format!("'{}' is not a terse version (allowed: 3)", x.unwrap_or("")),
+                    ))
+                }
+            },
+            "eta" => {
+                r.eta = match v.as_deref() {
+                    Some("auto") => Eta::Auto,
+                    Some("always") => Eta::Always,
+                    Some("never") => Eta::Never,
+                    x => {
+                        return Err(SpecError::new(
+                            "--eta",
+                            format!(
+                                "'{}' is not when to show progress (allowed: always, never, auto)",
+                                x.unwrap_or("")
+                            ),
+                        ))
+                    }
+                }
+            }
+            "eta-newline" | "eta-interval" => {
+                let t = switch_time(k, v.as_deref())?;
+                if k == "eta-newline" {
+                    r.eta_newline_ns = Some(t);
+                }
+            }
+            "status-interval" => r.status_interval_ns = Some(switch_time(k, v.as_deref())?),
+            "section" => {
+                let name = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("--section", "needs a section name (allowed: a [name] of the job files; may be given several times)"))?;
+                sections.push(name);
+            }
+            "bandwidth-log" => {
+                r.bandwidth_log = Some(v.filter(|v| !v.is_empty()).unwrap_or_else(|| "agg".into()))
+            }
+            "report" => {
+                let v = v
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| SpecError::new("report", "needs a directory"))?;
+                r.report = Some(PathBuf::from(v));
+            }
             "quiet" => r.quiet = true,
+            "save" => r.save = true,
+            "db" => {
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new("db", "needs a file path (the history database)")
+                })?;
+                r.db = Some(PathBuf::from(v));
+            }
+            "baseline" => {
+                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    SpecError::new("baseline", "needs a history id or a run's native JSON file")
+                })?;
+                r.baseline = Some(v);
+            }
             "parse-only" => r.parse_only = true,
             "profile" => r.profile = true,
             "decompose" => {
@@ -205,11 +309,66 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     if r.formats.is_empty() {
         r.formats.push(Format::Normal);
     }
+    if !sections.is_empty() {
+        keep_sections(&sections, &mut files, &mut file_starts)?;
+    }
     check_files_define_jobs(&file_starts, &files, !cli_jobs.is_empty())?;
     r.sections.push(globals);
     r.sections.extend(files);
     r.sections.extend(cli_jobs);
     Ok(r)
+}
+
+/// A time given to a switch (bare numbers are seconds, as in fio).
+fn switch_time(k: &str, v: Option<&str>) -> Result<u64, SpecError> {
+    let v = v.unwrap_or("");
+    match ssdready_core::units::parse_time_ns(v, 1_000_000_000) {
+        Ok(t) if t >= 1_000_000 => Ok(t),
+        Ok(_) => Err(SpecError::new(
+            &format!("--{k}"),
+            format!("'{v}' is shorter than 1 ms (allowed: a time such as 1s or 500ms)"),
+        )),
+        Err(e) => Err(SpecError::new(
+            &format!("--{k}"),
+            format!("{e} (allowed: a time such as 1s or 500ms)"),
+        )),
+    }
+}
+
+/// fio's `--section`: only the named job sections of the job files run;
+/// every global section still applies. Naming a section no file has is an
+/// error (fio would silently run nothing).
+fn keep_sections(
+    names: &[String],
+    files: &mut Vec<Section>,
+    file_starts: &mut [(&str, usize)],
+) -> Result<(), SpecError> {
+    for n in names {
+        if !files.iter().any(|s| !s.global && s.name == *n) {
+            let have: Vec<&str> = files
+                .iter()
+                .filter(|s| !s.global)
+                .map(|s| s.name.as_str())
+                .collect();
+            return Err(SpecError::new(
+                "--section",
+                format!(
+                    "no job section [{n}] in the job files (allowed: {})",
+                    if have.is_empty() {
+                        "none: the files define no job".to_string()
+                    } else {
+                        have.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    let keep = |s: &Section| s.global || names.contains(&s.name);
+    for (_, start) in file_starts.iter_mut() {
+        *start = files[..*start].iter().filter(|s| keep(s)).count();
+    }
+    files.retain(keep);
+    Ok(())
 }
 
 /// A job file must define a job, itself or in what follows it (a later job
@@ -275,6 +434,73 @@ mod tests {
         let r = parse(&s(&["--bs=4k", f.to_str().unwrap(), "--name=c"])).unwrap();
         let names: Vec<&str> = r.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["global", "global", "fj", "c"]);
+    }
+
+    #[test]
+    fn fio_switches_scripts_use_are_accepted() {
+        let r = parse(&s(&[
+            "--eta=never",
+            "--eta-newline=2",
+            "--status-interval=1s",
+            "--minimal",
+            "--bandwidth-log",
+            "--name=a",
+        ]))
+        .unwrap();
+        assert_eq!(r.eta, Eta::Never);
+        assert_eq!(r.eta_newline_ns, Some(2_000_000_000));
+        assert_eq!(r.status_interval_ns, Some(1_000_000_000));
+        assert_eq!(r.formats, vec![Format::Terse]);
+        assert_eq!(r.bandwidth_log.as_deref(), Some("agg"));
+        let r = parse(&s(&["--output-format=terse,json", "--terse-version=3"])).unwrap();
+        assert_eq!(r.formats, vec![Format::Terse, Format::Json]);
+    }
+
+    #[test]
+    fn errors_about_switches_name_the_switch_not_a_job() {
+        for (arg, want) in [
+            (
+                "--eta=sometimes",
+                "option '--eta': 'sometimes' is not when to show progress",
+            ),
+            ("--status-interval=x", "option '--status-interval': "),
+            (
+                "--eta-newline=0",
+                "option '--eta-newline': '0' is shorter than 1 ms",
+            ),
+            (
+                "--terse-version=4",
+                "option '--terse-version': terse version 4 is not supported yet",
+            ),
+            (
+                "--output-format=xml",
+                "option '--output-format': 'xml' is not a format",
+            ),
+            ("--section=", "option '--section': needs a section name"),
+        ] {
+            let e = parse(&s(&["--name=a", arg])).unwrap_err();
+            assert!(e.to_string().starts_with(want), "{arg}: {e}");
+            assert!(e.job.is_none(), "{arg}: {e}");
+        }
+    }
+
+    #[test]
+    fn section_keeps_the_named_jobs_and_every_global() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.fio");
+        std::fs::write(
+            &f,
+            "[global]\nbs=8k\n[light]\nrw=read\n[global]\nbs=16k\n[heavy]\nrw=write\n[other]\nrw=read\n",
+        )
+        .unwrap();
+        let r = parse(&s(&[f.to_str().unwrap(), "--section=heavy"])).unwrap();
+        let names: Vec<&str> = r.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "global", "global", "heavy"]);
+        let e = parse(&s(&[f.to_str().unwrap(), "--section=nope"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "option '--section': no job section [nope] in the job files (allowed: light, heavy, other)"
+        );
     }
 
     #[test]

@@ -21,6 +21,25 @@ use std::time::Duration;
 /// The default target of a job without a filename.
 pub const DEFAULT_TARGET: &str = "emu:";
 
+/// The one line that says which jobs run on the built-in emulator only
+/// because they name no target and no engine (fio would make files for
+/// them in the current directory); None when there are none.
+pub fn default_target_note(specs: &[JobSpec]) -> Option<String> {
+    let jobs: Vec<String> = specs
+        .iter()
+        .filter(|s| s.filename.is_empty() && s.on_emulator())
+        .map(|s| format!("'{}'", s.name))
+        .collect();
+    let (first, more) = jobs.split_first()?;
+    let who = match more.len() {
+        0 => format!("job {first} names"),
+        n => format!("jobs {first} and {n} more name"),
+    };
+    Some(format!(
+        "note: {who} no filename, directory or ioengine: running on the built-in SSD emulator ({DEFAULT_TARGET}nvme-tlc); fio would use files in the current directory (add ioengine= or directory= for that, or filename=)"
+    ))
+}
+
 /// Point jobs without a filename at the default emulated device and mark
 /// emulator jobs as using its engine. Returns warnings.
 pub fn assign_emulator(specs: &mut [JobSpec]) -> Vec<String> {
@@ -65,7 +84,10 @@ pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String>
             .split(',')
             .any(|kv| kv.trim_start().starts_with("size="));
         if let (false, Some(size)) = (explicit, s.size) {
-            let need = (s.offset + size).div_ceil(1 << 20) << 20;
+            // The last clone's region, when offset_increment spaces them.
+            let step = s.offset_increment.bytes().unwrap_or(0);
+            let last = step.saturating_mul(u64::from(s.numjobs.saturating_sub(1)));
+            let need = (s.offset + last + size).div_ceil(1 << 20) << 20;
             if need > p.size {
                 p.size = need;
                 p.check().map_err(|e| format!("job '{}': {e}", s.name))?;
@@ -218,6 +240,8 @@ pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) 
                 }
             })
             .collect(),
+        commands: dev.counters.commands,
+        extents: dev.counters.extents,
         ..EmuReport::default()
     };
     if let Some(f) = &dev.ftl {

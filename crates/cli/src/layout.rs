@@ -11,6 +11,7 @@
 
 use crate::progress;
 use crate::run::{bad, Failure, PreparedJob};
+use ssdready_core::spec::RwMode;
 use ssdready_io::target::space::{free_space, show_bytes};
 use ssdready_io::target::{self, LayoutEnd, Target, TargetKind};
 use std::collections::BTreeMap;
@@ -24,6 +25,8 @@ struct Growth {
     target: Target,
     /// Its size when laid out.
     need: u64,
+    /// Preallocated, and written when a job reads it (fio's rule).
+    prep: target::Prep,
     /// The first job that needs it, for messages.
     job: String,
     /// Whether it existed before the run.
@@ -33,6 +36,21 @@ struct Growth {
 impl Growth {
     fn bytes_to_write(&self) -> u64 {
         self.need - self.target.size
+    }
+
+    /// What the file system must hold: the new part, unless nothing is
+    /// written or reserved in it.
+    fn bytes_to_hold(&self) -> u64 {
+        use ssdready_core::spec_io::Fallocate;
+        let reserved = matches!(
+            self.prep.fallocate,
+            Fallocate::Native | Fallocate::Posix | Fallocate::Keep
+        );
+        if self.prep.write_data || reserved {
+            self.bytes_to_write()
+        } else {
+            0
+        }
     }
 }
 
@@ -69,10 +87,17 @@ pub(crate) fn ready(jobs: &[PreparedJob], stop: &AtomicBool, show: bool) -> Resu
     laid
 }
 
-/// The files to grow, each once at the largest size any job needs.
+/// The files to grow, each once at the largest size any job needs; the
+/// data is written when any job reads the file or asks for `overwrite`
+/// (fio's rule), and jobs with `create_on_open` make their own files.
 fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
     let mut want: BTreeMap<PathBuf, Growth> = BTreeMap::new();
-    for j in jobs {
+    for j in jobs.iter().filter(|j| !j.spec.files.create_on_open) {
+        let reads = !matches!(
+            j.spec.rw,
+            RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim
+        );
+        let write_data = reads || (j.spec.files.overwrite && j.spec.rw.modifies());
         for (t, r) in j.targets.iter().zip(&j.regions) {
             if t.kind != TargetKind::File {
                 continue;
@@ -80,10 +105,15 @@ fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
             let g = want.entry(t.path.clone()).or_insert_with(|| Growth {
                 target: t.clone(),
                 need: 0,
+                prep: target::Prep {
+                    fallocate: j.spec.files.fallocate,
+                    write_data,
+                },
                 job: j.spec.name.clone(),
                 existed: t.path.exists(),
             });
             g.need = g.need.max(r.offset + r.len);
+            g.prep.write_data |= write_data;
         }
     }
     want.into_values()
@@ -105,7 +135,7 @@ fn check_space(plan: &[Growth]) -> Result<(), Failure> {
             .map_err(|e| Failure::Runtime(format!("{}: {e}", on.display())))?
             .dev();
         let e = by_fs.entry(dev).or_insert((on, 0, Vec::new()));
-        e.1 += g.bytes_to_write();
+        e.1 += g.bytes_to_hold();
         e.2.push(g);
     }
     for (on, bytes, files) in by_fs.into_values() {
@@ -152,7 +182,7 @@ fn parent_of(path: &Path) -> &Path {
 /// Open every target that `which` selects as its job's workers will.
 fn check_open(jobs: &[PreparedJob], which: &dyn Fn(&Target) -> bool) -> Result<(), Failure> {
     for j in jobs {
-        let write = j.spec.rw.modifies();
+        let write = j.spec.modifies_target();
         for t in j.targets.iter().filter(|t| which(t)) {
             if let Err(e) = t.open(write, j.spec.direct) {
                 let hint = if j.spec.direct && e.raw_os_error() == Some(libc::EINVAL) {
@@ -186,8 +216,16 @@ fn lay_out(
 ) -> Result<(), Failure> {
     for g in plan {
         let shown = g.target.path.display().to_string();
-        let bar = progress::layout_bar(show, &shown, g.bytes_to_write());
-        let end = target::layout(&g.target, g.need, stop, &mut |done, _| {
+        let bar = progress::layout_bar(
+            show,
+            &shown,
+            if g.prep.write_data {
+                g.bytes_to_write()
+            } else {
+                0
+            },
+        );
+        let end = target::layout(&g.target, g.need, g.prep, stop, &mut |done, _| {
             bar.set_position(done)
         });
         bar.finish_and_clear();
@@ -237,6 +275,17 @@ pub(crate) fn map_file_sectors(mut jobs: Vec<PreparedJob>) -> Vec<PreparedJob> {
                 t
             });
             j.targets = Arc::new(mapped.collect());
+            // Each clone's targets are the job's, by path.
+            for c in &mut j.clones {
+                let by_path = c.targets.iter().map(|t| {
+                    j.targets
+                        .iter()
+                        .find(|m| m.path == t.path)
+                        .cloned()
+                        .unwrap_or_else(|| t.clone())
+                });
+                c.targets = Arc::new(by_path.collect());
+            }
         }
     }
     jobs

@@ -3,27 +3,37 @@
 //!
 //! Exit codes: 0 success; 1 a failure while running (results so far are
 //! still reported when there are any); 2 bad input (nothing was written);
-//! 70 an internal error (a bug: one line names it and where); 130
-//! interrupted (results so far were still reported).
+//! 3 a regression: with `--baseline`, a key figure got worse beyond the
+//! noise (the results were written); 70 an internal error (a bug: one line
+//! names it and where); 130 interrupted (results so far were still
+//! reported).
 
+mod agglog;
 mod args;
+mod characterize;
+mod compare;
 mod decompose;
 mod devices;
+mod fileprep;
+mod history;
 mod layout;
 mod logs;
 mod output;
 mod panics;
+mod prepare;
 mod profiler;
 mod progress;
 mod ramdev;
+mod report;
 mod run;
 mod simulate;
+mod steadystate;
 mod study;
 mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use ssdready_core::options::{Arity, OPTIONS};
+use ssdready_core::options::{self, Arity};
 use ssdready_core::optsets;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -43,19 +53,33 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
-    /// rest goes, and what to change (writes DIR/study.json).
+    /// rest goes, and what to change (writes DIR/study.json and DIR/report.html).
     Study(study::StudyArgs),
+    /// Characterize a device the SNIA PTS way: purge, precondition, then
+    /// IOPS, throughput, latency and write saturation, each to steady
+    /// state, and the write cliff (writes DIR/characterize.json).
+    Characterize(characterize::CharacterizeArgs),
+    /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
+    Report {
+        /// A directory written by `study` or `run --report`, or a study or run JSON file.
+        path: std::path::PathBuf,
+    },
     /// Run a workload, fio style: ssdready run --name=t --rw=randread --bs=4k --filename=/tmp/f --size=1g
     ///
     /// Options before the first --name are global; each --name starts a job.
     /// Tool options: --output=FILE, --output-format=normal|json[,…], --quiet,
-    /// --allow-destructive. `ssdready options` lists the job options.
+    /// --allow-destructive, --save, --db=PATH, --baseline=ID|PATH, --report=DIR.
+    /// `ssdready options` lists the job options.
     #[command(disable_help_flag = true)]
     Run {
         /// Job options as --option=value.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// The studies and saved runs recorded in the history database, newest first.
+    History(history::HistoryArgs),
+    /// Two results side by side: the differences beyond the noise seen in repeats.
+    Compare(compare::CompareArgs),
     /// List every job option with its allowed values.
     Options,
     /// RAM-backed kernel block devices that expose the software stack.
@@ -125,7 +149,8 @@ fn list_presets() {
 
 const RUN_HELP: &str =
     "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[--report=DIR] [--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[--save] [--db=PATH] [--baseline=ID|PATH] \
 [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
 Arguments that are not --options are fio job files. Options before the first
@@ -133,7 +158,8 @@ Arguments that are not --options are fio job files. Options before the first
 --name starts a job. --output-format=json or json+ writes fio's layout; native
 writes ssdready's own schema (docs/result-schema.md); several may be given
 comma-separated. --parse-only prints the resolved jobs as JSON and exits
-(0, or 2 on an error).
+(0, or 2 on an error). --report=DIR writes the run's native JSON (result.json)
+and an HTML report (report.html) there; ssdready report DIR re-renders it.
 Writes and trims to a block device (or to a file that backs a loop device) that
 anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
 signature, held open exclusively - are refused (exit 2), naming each user and
@@ -142,12 +168,18 @@ the check that found it; --allow-destructive overrides them with a warning.
 layer (needs root). --decompose splits each I/O's latency along its path with
 eBPF on the block tracepoints (needs root, a block device; off by default: it
 costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).
+--save records the run in the history database (--db=PATH, default
+$XDG_DATA_HOME/ssdready/history.db) with its native JSON beside it; a save that
+fails is a warning and exit code 1. --baseline=ID|PATH compares the run with a
+saved run (a history id or a native JSON file) of the same workload: exit code
+3 when IOPS, mean or p99 latency or CPU per I/O got worse beyond the noise.
 Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
 Run 'ssdready options' for every job option.";
 
-pub(crate) fn fail(code: i32, msg: &str) -> ! {
-    // One line, whatever a name or value in it held (control characters escaped).
+/// Say one line on stderr, whatever a name or value in it held (control
+/// characters escaped).
+pub(crate) fn say(msg: &str) {
     let msg: String = msg
         .chars()
         .map(|c| match c {
@@ -156,13 +188,18 @@ pub(crate) fn fail(code: i32, msg: &str) -> ! {
         })
         .collect();
     eprintln!("ssdready: {msg}");
+}
+
+pub(crate) fn fail(code: i32, msg: &str) -> ! {
+    say(msg);
     std::process::exit(code);
 }
 
 fn list_options() {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Supported job options ({}):\n", OPTIONS.len());
-    for o in OPTIONS {
+    let all = options::all();
+    let _ = writeln!(out, "Supported job options ({}):\n", all.len());
+    for o in all {
         let names = std::iter::once(o.name)
             .chain(o.aliases.iter().copied())
             .collect::<Vec<_>>()
@@ -214,6 +251,20 @@ fn run_command(args: &[String], simulate: bool) {
         Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
         None => output::Sink::Stdout,
     };
+    // The history and the baseline are checked before the run: bad input
+    // ends here, with nothing run or written.
+    let mut saved_to = parsed.save.then(|| {
+        history::Recorder::prepare(parsed.db.as_deref())
+            .unwrap_or_else(|e| fail(history::error_code(&e), &format!("option '--save': {e}")))
+    });
+    let base = parsed.baseline.as_deref().map(|b| {
+        let base = compare::baseline(b, parsed.db.as_deref(), ssdready_history::Kind::Run);
+        check_baseline_workload(&parsed, &base, simulate);
+        base
+    });
+    if let Some(dir) = &parsed.report {
+        report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
+    }
     let stop = stop_on_signals();
     let result = match if simulate {
         simulate::execute(&parsed, stop)
@@ -231,7 +282,74 @@ fn run_command(args: &[String], simulate: bool) {
     if let Err(e) = written {
         fail(1, &format!("{e} (the run's results are lost)"));
     }
-    std::process::exit(result_code(&result));
+    if let Some(dir) = &parsed.report {
+        match report::write_run(dir, &result) {
+            Ok(p) => eprintln!(
+                "ssdready: wrote {} and {}",
+                dir.join(report::RUN_JSON).display(),
+                p.display()
+            ),
+            Err(e) => fail(1, &format!("option 'report': {e}")),
+        }
+    }
+    let mut code = result_code(&result);
+    let mut save_failed = false;
+    if let Some(h) = saved_to.as_mut() {
+        match history::save_run(h, &result) {
+            Ok((id, p)) if !parsed.quiet => {
+                say(&format!("saved as history #{id} ({})", p.display()))
+            }
+            Ok(_) => {}
+            Err(e) => {
+                say(&format!(
+                    "warning: the run was not saved to the history: {e}"
+                ));
+                save_failed = true;
+            }
+        }
+    }
+    if let Some(b) = &base {
+        if code == 0 {
+            code = compare::regression_check(b, &ssdready_history::figures::from_run(&result));
+        } else {
+            say("no regression check: the run did not complete");
+        }
+    }
+    if code == 0 && save_failed {
+        code = 1;
+    }
+    std::process::exit(code);
+}
+
+/// A baseline must have run the same workload as the jobs asked for now
+/// (job by job: the options that shape the I/O, and the clock).
+fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, simulate: bool) {
+    // A request with errors fails in the run, with its own message.
+    let Ok(mut specs) = validate::jobs(parsed) else {
+        return;
+    };
+    devices::assign_emulator(&mut specs);
+    let clock = if simulate { "virtual" } else { "real" };
+    let jobs: Vec<_> = specs
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                ssdready_history::figures::job_workload(s, clock),
+            )
+        })
+        .collect();
+    let why = ssdready_history::compare::workload_differences(&base.side.jobs, &jobs);
+    if !why.is_empty() {
+        fail(
+            2,
+            &format!(
+                "option '--baseline': {} ran a different workload: {} (a baseline is a run of the same jobs)",
+                base.origin.given,
+                why.join("; ")
+            ),
+        );
+    }
 }
 
 fn parse_only(parsed: &args::RunArgs, simulate: bool) {
@@ -293,6 +411,7 @@ fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -
             args::Format::Json => ssdready_report::fio_json::render(result, false),
             args::Format::JsonPlus => ssdready_report::fio_json::render(result, true),
             args::Format::Native => ssdready_report::json::render(result),
+            args::Format::Terse => ssdready_report::terse::render(result),
         });
     }
     text
@@ -372,5 +491,9 @@ fn main() {
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
         Cmd::Study(a) => study::command(a),
+        Cmd::History(a) => history::command(a),
+        Cmd::Compare(a) => compare::command(a),
+        Cmd::Characterize(a) => characterize::command(a),
+        Cmd::Report { path } => report::command(&path),
     }
 }

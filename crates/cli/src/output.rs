@@ -30,6 +30,63 @@ pub enum Sink {
     Special(PathBuf),
 }
 
+/// `2026-11-22-091530` (UTC): the default result directories' suffix.
+pub fn stamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let (y, m, d) = ssdready_core::units::civil_from_days(days);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The directory a long command (study, characterize) writes its result
+/// file `file` into: `given` (`--output`), or `PREFIX-DATE-TIME` here.
+/// Checked now — its parent exists, it is a directory if it exists, the
+/// file can be written there — rather than after the command's runs; the
+/// directory itself is made only when they start.
+pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<PathBuf, String> {
+    let dir = given
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("{prefix}-{}", stamp())));
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "option '--output': {} exists and is not a directory",
+            dir.display()
+        ));
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(format!(
+            "option '--output': directory {} does not exist",
+            parent.display()
+        ));
+    }
+    let probe = if dir.is_dir() {
+        dir.join(file)
+    } else {
+        parent.join(format!(".{prefix}-probe"))
+    };
+    check(&probe, "option '--output'")?;
+    Ok(dir)
+}
+
+/// Write `text` to `dir/name` atomically (see [`write`]); returns the path.
+pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+    let fin = dir.join(name);
+    write(&Sink::File(fin.clone()), text)?;
+    Ok(fin)
+}
+
 /// Check that `path` can take results; `what` names the option for the
 /// message (`option 'output'`).
 pub fn check(path: &Path, what: &str) -> Result<Sink, String> {
@@ -170,7 +227,7 @@ fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
 
 /// Replace the regular file `path` with `bytes`, atomically and durably:
 /// the old file stays whole until the new one is complete on disk.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = parent_of(path);
     let name = path
         .file_name()
@@ -186,6 +243,26 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
+    File::open(dir)?.sync_all()
+}
+
+/// Write `bytes` to the new file `path`, atomically and durably, never
+/// over an existing file: the text goes to a temporary file that is synced
+/// and then linked to `path` (which fails with `AlreadyExists` when `path`
+/// exists), and the directory is synced.
+pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let (tmp, mut f) = create_temp(dir, &name)?;
+    let linked = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    linked?;
     File::open(dir)?.sync_all()
 }
 
@@ -233,6 +310,18 @@ mod tests {
             check(Path::new("/dev/null"), "o").unwrap(),
             Sink::Special(_)
         ));
+    }
+
+    #[test]
+    fn create_new_never_replaces_a_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("1.json");
+        create_new(&p, b"first").unwrap();
+        let e = create_new(&p, b"second").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "first");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left behind");
     }
 
     #[test]

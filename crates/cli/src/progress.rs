@@ -1,7 +1,13 @@
 //! Live progress on stderr, once a second: elapsed / remaining time and the
 //! current IOPS and bandwidth per direction. Silent when stderr is not a
-//! terminal or with `--quiet`.
+//! terminal or with `--quiet` (fio's `--eta=auto`); `--eta=never` silences
+//! it, `--eta=always` shows it anyway (as lines when stderr is not a
+//! terminal), `--eta-newline=T` prints it as a new line every T.
+//! `--status-interval=T` adds a line every T with the figures since the
+//! phase started (fio dumps its whole report to stdout instead; a stated
+//! difference).
 
+use crate::args::{Eta, RunArgs};
 use crate::worker::Live;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_bytes, fmt_count};
@@ -15,16 +21,45 @@ pub struct Progress {
     last: [(u64, u64); 3],
     last_t: f64,
     expected_s: Option<f64>,
+    show: Display,
+    next_line: f64,
+    next_status: f64,
 }
 
-/// Whether progress should be drawn.
-pub fn visible(quiet: bool) -> bool {
-    !quiet && std::io::stderr().is_terminal()
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Display {
+    /// The live line on a terminal (and the layout bars).
+    pub bar: bool,
+    /// Progress as lines, every this many seconds.
+    pub lines_every_s: Option<f64>,
+    /// Figures since the phase started, every this many seconds.
+    pub status_every_s: Option<f64>,
+}
+
+/// How progress is shown for `args`.
+pub fn display(args: &RunArgs) -> Display {
+    let tty = std::io::stderr().is_terminal();
+    let newline = args.eta_newline_ns.map(|t| t as f64 / 1e9);
+    let (bar, lines) = match args.eta {
+        Eta::Never => (false, None),
+        _ if args.quiet => (false, None),
+        Eta::Auto if tty => (newline.is_none(), newline),
+        Eta::Auto => (false, None),
+        Eta::Always if tty && newline.is_none() => (true, None),
+        Eta::Always => (false, Some(newline.unwrap_or(1.0))),
+    };
+    Display {
+        bar,
+        lines_every_s: lines,
+        status_every_s: args.status_interval_ns.map(|t| t as f64 / 1e9),
+    }
 }
 
 impl Progress {
     /// A display for a run expected to last `expected_s` seconds, if known.
-    pub fn new(show: bool, expected_s: Option<f64>) -> Self {
+    pub fn new(display: Display, expected_s: Option<f64>) -> Self {
+        let show = display.bar;
         let bar = if show {
             ProgressBar::new_spinner()
         } else {
@@ -39,6 +74,9 @@ impl Progress {
             last: [(0, 0); 3],
             last_t: 0.0,
             expected_s,
+            show: display,
+            next_line: display.lines_every_s.unwrap_or(f64::INFINITY),
+            next_status: display.status_every_s.unwrap_or(f64::INFINITY),
         }
     }
 
@@ -67,8 +105,16 @@ impl Progress {
             Some(e) => format!("{t:.0}s elapsed, {:.0}s left", (e - t).max(0.0)),
             None => format!("{t:.0}s elapsed"),
         };
-        self.bar
-            .set_message(format!("{time} | {}", parts.join(" | ")));
+        let line = format!("{time} | {}", parts.join(" | "));
+        if t >= self.next_line {
+            eprintln!("ssdready: {line}");
+            self.next_line += self.show.lines_every_s.unwrap_or(f64::INFINITY);
+        }
+        if t >= self.next_status {
+            eprintln!("ssdready: status {}", cumulative(t, &now));
+            self.next_status += self.show.status_every_s.unwrap_or(f64::INFINITY);
+        }
+        self.bar.set_message(line);
         self.bar.tick();
         self.last = now;
         self.last_t = t;
@@ -78,6 +124,25 @@ impl Progress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// Figures since the start, `t` seconds ago: I/Os, bytes, mean IOPS and
+/// bandwidth per direction.
+fn cumulative(t: f64, now: &[(u64, u64); 3]) -> String {
+    let mut parts = vec![format!("after {t:.0}s")];
+    for (d, name) in ["read", "write", "trim"].iter().enumerate() {
+        let (ios, bytes) = now[d];
+        if ios > 0 {
+            parts.push(format!(
+                "{name} {} I/Os {} ({} IOPS {}/s)",
+                fmt_count(ios as f64),
+                fmt_bytes(bytes as f64),
+                fmt_count(ios as f64 / t.max(1e-3)),
+                fmt_bytes(bytes as f64 / t.max(1e-3))
+            ));
+        }
+    }
+    parts.join(" | ")
 }
 
 /// A byte progress bar for laying out files.

@@ -10,21 +10,17 @@
 //! (`RunResult::failure`, exit code 1).
 
 use crate::args::RunArgs;
+pub(crate) use crate::prepare::PreparedJob;
 use crate::progress::{self, Progress};
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
-use ssdready_core::plan::Region;
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
-use ssdready_emu::engine::SharedDevice;
 use ssdready_emu::memory::TimeBase;
 use ssdready_io::clock::Clock;
-use ssdready_io::engines::libaio::check_context;
-use ssdready_io::engines::uring::{check_iopoll, check_ring};
-use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
+use ssdready_io::target::TargetKind;
 use ssdready_probe::{cpu, disk, platform};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -64,135 +60,8 @@ impl Failure {
     }
 }
 
-/// A job whose targets are resolved.
-pub(crate) struct PreparedJob {
-    pub spec: Arc<JobSpec>,
-    pub targets: Arc<Vec<Target>>,
-    pub regions: Vec<Region>,
-    /// The emulated device, when the job runs on one.
-    pub emu: Option<Arc<SharedDevice>>,
-}
-
 pub fn bad(e: impl ToString) -> Failure {
     Failure::BadInput(e.to_string())
-}
-
-fn prepare(
-    spec: JobSpec,
-    allow_destructive: bool,
-    devices: &BTreeMap<String, Arc<SharedDevice>>,
-) -> Result<PreparedJob, Failure> {
-    let job = spec.name.clone();
-    let in_job = |m: String| bad(format!("job '{job}': {m}"));
-    if spec.ioengine == EngineKind::Emu {
-        let dev = devices
-            .get(&spec.filename[0])
-            .expect("a device per emulator target")
-            .clone();
-        let r = ssdready_emu::sim::region(&spec, dev.capacity()).map_err(in_job)?;
-        if spec.bs.max() as u64 > r.len {
-            return Err(in_job(format!(
-                "option 'bs': block size {} is larger than the {} bytes the job covers",
-                spec.bs.max(),
-                r.len
-            )));
-        }
-        return Ok(PreparedJob {
-            spec: Arc::new(spec),
-            targets: Arc::new(Vec::new()),
-            regions: vec![r],
-            emu: Some(dev),
-        });
-    }
-    if spec.ioengine == EngineKind::Null {
-        let len = spec.size.unwrap_or(0);
-        return Ok(PreparedJob {
-            regions: vec![Region {
-                file: 0,
-                offset: spec.offset,
-                len,
-            }],
-            spec: Arc::new(spec),
-            targets: Arc::new(Vec::new()),
-            emu: None,
-        });
-    }
-    let n = spec.filename.len() as u64;
-    let per_file = spec.size.map(|s| s / n);
-    if per_file == Some(0) {
-        return Err(in_job(format!(
-            "size {} split over {n} files leaves nothing per file",
-            spec.size.unwrap_or(0)
-        )));
-    }
-    let mut targets = Vec::new();
-    let mut regions = Vec::new();
-    for (i, name) in spec.filename.iter().enumerate() {
-        crate::validate::check_device_exists(&job, name)?;
-        let needs = TargetNeeds {
-            bytes: per_file.map(|s| spec.offset + s),
-            offset: spec.offset,
-            modifies: spec.rw.modifies(),
-            allow_destructive,
-        };
-        let t = target::resolve(std::path::Path::new(name), needs)
-            .map_err(|e| crate::validate::target_failure(&job, e))?;
-        crate::validate::check_access(&job, &t, spec.rw.modifies(), spec.direct)?;
-        let len = match per_file {
-            Some(s) => s,
-            None if t.size > spec.offset => t.size - spec.offset,
-            None => {
-                return Err(in_job(format!(
-                    "option 'offset': {} is at or beyond the end of {name} ({} bytes)",
-                    spec.offset, t.size
-                )))
-            }
-        };
-        if spec.bs.max() as u64 > len {
-            return Err(in_job(format!(
-                "option 'bs': block size {} is larger than the {len} bytes the job covers on {name}",
-                spec.bs.max()
-            )));
-        }
-        if spec.direct {
-            t.check_direct_alignment(&spec.bs.all(), spec.offset)
-                .map_err(|e| in_job(e.to_string()))?;
-        }
-        if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
-            return Err(in_job(format!(
-                "{name} does not support discard (queue/discard_max_bytes is 0)"
-            )));
-        }
-        regions.push(Region {
-            file: i as u32,
-            offset: spec.offset,
-            len,
-        });
-        targets.push(t);
-    }
-    if spec.ioengine == EngineKind::Libaio {
-        check_context(&spec).map_err(|e| in_job(e.to_string()))?;
-    }
-    if spec.ioengine == EngineKind::IoUring {
-        check_ring(&spec).map_err(|e| in_job(e.to_string()))?;
-        if spec.hipri {
-            check_iopoll(&targets).map_err(|e| in_job(e.to_string()))?;
-        }
-        if spec.rw.trims() {
-            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
-                return Err(in_job(format!(
-                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
-                    t.path.display()
-                )));
-            }
-        }
-    }
-    Ok(PreparedJob {
-        spec: Arc::new(spec),
-        targets: Arc::new(targets),
-        regions,
-        emu: None,
-    })
 }
 
 fn now_unix_ms() -> u64 {
@@ -211,6 +80,8 @@ struct PhaseRun {
     profile: Option<ProfileReport>,
     decomposition: Option<Decomposition>,
     hw_counters: Option<ssdready_core::result::HwCounts>,
+    /// fio's steady-state checks of the phase's jobs.
+    steady: Vec<crate::steadystate::Unit>,
 }
 
 /// Whether to decompose this phase: only when asked. Off by default since
@@ -253,11 +124,13 @@ fn run_phase(
     first_worker_number: &mut u32,
     clock: Clock,
     stop: &Arc<AtomicBool>,
-    show: bool,
+    show: progress::Display,
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
     decompose: bool,
+    groups: &[u32],
+    agg: &mut Option<crate::agglog::AggBwLog>,
 ) -> Result<PhaseRun, Failure> {
     // The eBPF programs first, so the profiler's symbol table names them.
     let timer = if decompose {
@@ -283,7 +156,8 @@ fn run_phase(
     let total_workers: usize = members.iter().map(|&i| jobs[i].spec.numjobs as usize).sum();
     let opened = Arc::new(Barrier::new(total_workers + 1));
     let barrier = Arc::new(Barrier::new(total_workers + 1));
-    let end_phase = Arc::new(AtomicBool::new(false));
+    // One end flag per worker: a steady-state unit ends alone.
+    let mut ends = crate::steadystate::EndFlags::new(total_workers);
     let mut handles = Vec::new();
     let mut lives = Vec::new();
     for &ji in members {
@@ -299,14 +173,16 @@ fn run_phase(
                     ssdready_core::spec::CpusPolicy::Shared => list.clone(),
                     ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
                 });
+            let view = j.clone_view(w);
             let ctx = WorkerCtx {
                 spec: j.spec.clone(),
-                targets: j.targets.clone(),
-                regions: j.regions.clone(),
+                targets: view.targets,
+                regions: view.regions,
                 index: w,
+                number: *first_worker_number,
                 clock,
                 stop: stop.clone(),
-                end_phase: end_phase.clone(),
+                end_phase: ends.flag(lives.len() - 1),
                 live,
                 opened: opened.clone(),
                 start: barrier.clone(),
@@ -354,7 +230,7 @@ fn run_phase(
     // No worker starts I/O unless every worker of the phase has its engine.
     opened.wait();
     if lives.iter().any(|(_, l)| l.failed.load(Relaxed)) {
-        end_phase.store(true, Relaxed);
+        ends.end_all();
     }
     // Without a ramp the window opens before the workers are released (they
     // wait at the barrier, engines open), so no I/O of the phase precedes
@@ -371,6 +247,9 @@ fn run_phase(
     }
     barrier.wait();
     let t0 = clock.now();
+    let specs: Vec<&JobSpec> = jobs.iter().map(|j| &*j.spec).collect();
+    let worker_jobs: Vec<usize> = lives.iter().map(|(ji, _)| *ji).collect();
+    let mut steady = crate::steadystate::units(&worker_jobs, &specs, groups, t0);
     let mut prog = Progress::new(show, expected);
     let mut next_tick = t0 + 1_000_000_000;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
@@ -389,12 +268,16 @@ fn run_phase(
         if let Some((s, _, raw)) = &mut sampler {
             s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
         }
+        if let Some(a) = agg.as_mut() {
+            a.tick(now, measure.is_some(), &live_only);
+        }
         if lives
             .iter()
             .any(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
         {
-            end_phase.store(true, Relaxed);
+            ends.end_all();
         }
+        ends.propagate();
         if now >= next_tick {
             // A worker that panicked holding the lock has poisoned it: its
             // error is reported when the phase ends.
@@ -402,6 +285,7 @@ fn run_phase(
                 emu_free.push(d.free_blocks());
             }
             prog.tick((now - t0) as f64 / 1e9, &live_only);
+            crate::steadystate::sample(&mut steady, now, &live_only, &mut ends);
             next_tick += 1_000_000_000;
         }
     }
@@ -511,6 +395,7 @@ fn run_phase(
         profile,
         decomposition,
         hw_counters: hw.report(ios),
+        steady,
     })
 }
 
@@ -561,6 +446,11 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
+    if time == TimeBase::Real {
+        if let Some(n) = crate::devices::default_target_note(&specs) {
+            eprintln!("ssdready: {n}");
+        }
+    }
     Ok(specs)
 }
 
@@ -573,6 +463,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
     }
+    let note = crate::devices::default_target_note(&specs);
     let mut warnings = crate::devices::assign_emulator(&mut specs);
 
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
@@ -583,7 +474,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
     let jobs: Vec<PreparedJob> = specs
         .into_iter()
-        .map(|s| prepare(s, args.allow_destructive, &emu_devices))
+        .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
     for t in jobs.iter().flat_map(|j| j.targets.iter()) {
         if let Some(w) = &t.overridden {
@@ -592,8 +483,12 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             warnings.push(w.clone());
         }
     }
-    let show = progress::visible(args.quiet);
-    crate::layout::ready(&jobs, &stop, show)?;
+    // Said once every check passed: a refusal stays one line.
+    if let Some(n) = note {
+        eprintln!("ssdready: {n}");
+    }
+    let show = progress::display(args);
+    crate::layout::ready(&jobs, &stop, show.bar)?;
     let jobs = crate::layout::map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
@@ -611,23 +506,19 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let mut log_files = Vec::new();
     let mut emu_free = Vec::new();
     let mut failure = None;
+    let mut agg = args
+        .bandwidth_log
+        .as_deref()
+        .map(|p| crate::agglog::AggBwLog::new(p, clock.now()));
     for (pi, members) in phases.iter().enumerate() {
         if stop.load(Relaxed) {
             break;
         }
+        if let Some(a) = agg.as_mut() {
+            a.phase_start();
+        }
         for &ji in members {
-            let j = &jobs[ji];
-            if j.spec.invalidate && !j.spec.direct {
-                for t in j.targets.iter() {
-                    if let Err(e) = t.drop_cache() {
-                        warnings.push(format!(
-                            "job '{}': could not drop the page cache of {}: {e}",
-                            j.spec.name,
-                            t.path.display()
-                        ));
-                    }
-                }
-            }
+            crate::fileprep::before_phase(&jobs[ji], &stop, &mut warnings);
         }
         let decompose = decompose_phase(args.decompose, &jobs, members, &mut warnings);
         let run = match run_phase(
@@ -641,6 +532,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut emu_free,
             args.profile,
             decompose,
+            &groups,
+            &mut agg,
         ) {
             Ok(run) => run,
             Err(f) if phase_results.is_empty() => return Err(f),
@@ -675,6 +568,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 }
             }
         }
+        crate::steadystate::attach(&run.steady, &mut job_results);
         let mut phase = PhaseResult {
             jobs: members.clone(),
             window_ns: run.window_ns,
@@ -696,6 +590,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             "interrupted before the first phase started (nothing was measured)".into(),
         ));
     }
+    log_files.extend(agg.map(|a| a.files()).unwrap_or_default());
     for (path, text) in log_files {
         if let Err(e) = crate::logs::write(&path, &text) {
             failure.get_or_insert(e);
@@ -803,6 +698,24 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        sync: merged.sync.as_deref().map(|s| SyncResult {
+            fsyncs: s.fsyncs,
+            fdatasyncs: s.fdatasyncs,
+            lat: ssdready_core::hist::LatSummary::of(&s.lat, pcts),
+        }),
+        verify: merged.verify.as_deref().map(|v| VerifyResult {
+            method: spec.verify.method.map_or("", |m| m.name()).to_string(),
+            blocks: v.blocks,
+            bytes: v.bytes,
+            failed: v.failed,
+            failures: v.failures.clone(),
+            skipped_by_state: v.skipped_by_state,
+        }),
+        steadystate: Vec::new(),
+        temporal_merge: merged
+            .temporal_merge
+            .as_deref()
+            .map(|m| MergeReport::of(spec, m)),
         raw_workers: workers,
         raw: merged,
     }

@@ -22,6 +22,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             if s.filename.is_empty() { "the null engine".to_string() } else { s.filename.join(":") }
         )));
     }
+    if let Some(s) = specs.iter().find(|s| s.ss_dur_ns > 0) {
+        return Err(bad(format!(
+            "job '{}': option 'steadystate_duration': steady-state detection is not supported in \
+             virtual time (emu simulate) yet; run the job with 'ssdready run', or characterize the \
+             device with 'ssdready characterize --virtual' (PTS rounds to steady state)",
+            s.name
+        )));
+    }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
     for s in specs.iter().filter(|s| {
         s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
@@ -31,6 +39,26 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
              virtual time (emu simulate); run the job with 'ssdready run' for logs",
             s.name
         ));
+    }
+    for s in &specs {
+        let unmodelled: Vec<&str> = [
+            (s.verify.on(), "verify"),
+            (s.files.fsync_every > 0, "fsync"),
+            (s.files.fdatasync_every > 0, "fdatasync"),
+            (s.thinktime_ns > 0, "thinktime"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
+        if !unmodelled.is_empty() {
+            warnings.push(format!(
+                "job '{}': {} not modelled in virtual time (emu simulate) and left out; \
+                 run the job with 'ssdready run' for them",
+                s.name,
+                unmodelled.join(", ") + if unmodelled.len() == 1 { " is" } else { " are" }
+            ));
+        }
     }
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::devices::params_for(&specs).map_err(bad)?;

@@ -57,9 +57,16 @@ fn aio_requests() -> Option<u64> {
 pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     let specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
     check_emulator_targets(&specs)?;
+    let (_, groups) = crate::run::phases_and_groups(&specs);
+    crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;
     // fio-format logs are written when the run ends: every file must be
     // writable now, not after the measurement.
     crate::logs::check_all(&specs).map_err(bad)?;
+    if let Some(prefix) = &args.bandwidth_log {
+        for p in crate::agglog::AggBwLog::paths(prefix) {
+            crate::output::check(Path::new(&p), "option '--bandwidth-log'").map_err(bad)?;
+        }
+    }
     Ok(specs)
 }
 

@@ -192,9 +192,10 @@ fn zero_latency_preset_time_based_simulation_ends_with_a_refusal() {
 
 #[test]
 fn trims_on_nvm_lowlat_simulation_ends_with_a_refusal() {
+    // cmd_bytes=0: without the command's own 64 B on the link, trims take no time.
     let (out, _) = simulate(&[
         "--name=x",
-        "--filename=emu:nvm-lowlat,size=64m",
+        "--filename=emu:nvm-lowlat,size=64m,cmd_bytes=0",
         "--rw=randtrim",
         "--runtime=10",
         "--time_based",
@@ -203,7 +204,7 @@ fn trims_on_nvm_lowlat_simulation_ends_with_a_refusal() {
     // Sized rather than timed: the trims end, but over no time: no rate.
     let (out, _) = simulate(&[
         "--name=x",
-        "--filename=emu:nvm-lowlat,size=64m",
+        "--filename=emu:nvm-lowlat,size=64m,cmd_bytes=0",
         "--rw=trim",
     ]);
     assert_refused(&out, None, &["took no simulated time", "no rate"]);

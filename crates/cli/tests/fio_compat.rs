@@ -46,6 +46,15 @@ fn summary(job: &Value) -> String {
             .join(":"),
         other => other.to_string(),
     };
+    // Per direction; one value when the three agree.
+    let per_dir = |v: &Value| {
+        let d: Vec<String> = v.as_array().unwrap().iter().map(opt).collect();
+        if d.iter().all(|x| *x == d[0]) {
+            d[0].clone()
+        } else {
+            d.join(",")
+        }
+    };
     let dist = match s["random_distribution"]["kind"].as_str().unwrap() {
         "random" => "random".to_string(),
         k => format!("{k}:{}", s["random_distribution"]["param"]),
@@ -65,7 +74,7 @@ fn summary(job: &Value) -> String {
         s["ramp_time_ns"],
         opt(&s["ioengine"]),
         s["direct"],
-        opt(&s["rate_iops"]),
+        per_dir(&s["rate_iops"]),
         s["group_reporting"],
     )
 }

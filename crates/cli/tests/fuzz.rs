@@ -19,7 +19,7 @@ mod common;
 
 use ssdready_core::host::Host;
 use ssdready_core::jobfile;
-use ssdready_core::options::{build_jobs_on, Section, OPTIONS};
+use ssdready_core::options::{self, build_jobs_on, Section};
 use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::spec::JobSpec;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -319,7 +319,7 @@ fn key(rng: &mut Rng) -> String {
             .to_string(),
         1 => value(rng),
         _ => {
-            let o = rng.pick(OPTIONS);
+            let o = *rng.pick(&options::all());
             match rng.below(4) {
                 0 if !o.aliases.is_empty() => rng.pick(o.aliases).to_string(),
                 _ => o.name.to_string(),
@@ -346,7 +346,7 @@ fn corpus() -> Vec<String> {
         "ioengine=null\nsize=1m\nruntime=1",
         "ioengine=io_uring\ndirect=1\nsize=1m\nfilename=/tmp/ssdready-fuzz-never-opened",
     ];
-    for o in OPTIONS {
+    for o in options::all() {
         let job = |g: &str, value: &str| format!("[global]\n{g}\n[{0}]\n{0}={value}\n", o.name);
         let valid = globals
             .iter()

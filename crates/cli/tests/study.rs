@@ -18,6 +18,8 @@ fn study(args: &[&str], runtime: Option<&str>) -> (i32, String, String, Option<V
     let out = dir.path().join("out");
     let mut c = Command::new(env!("CARGO_BIN_EXE_ssdready"));
     c.arg("study").args(args).arg("--output").arg(&out);
+    // Studies record themselves in the history: never in the user's.
+    c.env("XDG_DATA_HOME", dir.path());
     if let Some(r) = runtime {
         c.env("SSDREADY_STUDY_RUNTIME", r);
     }
@@ -261,6 +263,7 @@ fn ctrl_c_stops_the_study_and_keeps_what_ran() {
     let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["study", "emu:x25e", "--quick", "--output"])
         .arg(&out)
+        .env("XDG_DATA_HOME", dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -1,6 +1,11 @@
-//! fio's job-file format (INI): `[global]` and job sections, `;`/`#` comment
-//! lines, value-less flags, `include FILE`, and `${VAR}` expansion (plus
-//! fio's reserved `$pagesize`, `$mb_memory`, `$ncpus`).
+//! fio's job-file format (INI): `[global]` and job sections, `;`/`#`
+//! comments, value-less flags, `include FILE`, and `${VAR}` expansion (plus
+//! fio's reserved `$pagesize`, `$mb_memory`, `$ncpus`, with fio's `bc` math
+//! on a value that used one: `size=8*$mb_memory`).
+//!
+//! fio's rules, kept: a `;` or `#` anywhere on a line ends it (an inline
+//! comment, `numjobs=4 ; four threads`; fio cuts a path containing one too);
+//! a section whose name starts with `global` is a global section.
 //!
 //! The parser is pure: the caller supplies how to read an included file and
 //! how to look a variable up, so it can be tested without a file system.
@@ -25,7 +30,19 @@ fn loc(label: Option<&str>, line: usize) -> String {
     }
 }
 
-fn expand(text: &str, at: &str, env: &EnvFn<'_>) -> Result<String, SpecError> {
+/// A line without its comment: fio ends a line at its first `;` or `#`,
+/// wherever it is (`strip_blank_end` in fio's parse.c).
+pub fn strip_comment(line: &str) -> &str {
+    match line.find([';', '#']) {
+        Some(i) => line[..i].trim(),
+        None => line.trim(),
+    }
+}
+
+/// `text` with `${VAR}` and the reserved keywords substituted; also
+/// whether a reserved keyword was (fio then does `bc` math on the value).
+fn expand(text: &str, at: &str, env: &EnvFn<'_>) -> Result<(String, bool), SpecError> {
+    let mut keyword = false;
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('$') {
@@ -50,6 +67,7 @@ fn expand(text: &str, at: &str, env: &EnvFn<'_>) -> Result<String, SpecError> {
                 Some((r, v)) => {
                     out.push_str(&v);
                     rest = &after[r.len()..];
+                    keyword = true;
                 }
                 None => {
                     out.push('$');
@@ -59,7 +77,7 @@ fn expand(text: &str, at: &str, env: &EnvFn<'_>) -> Result<String, SpecError> {
         }
     }
     out.push_str(rest);
-    Ok(out)
+    Ok((out, keyword))
 }
 
 /// Parse `text` (labelled `label` in messages; None for the main file) and
@@ -85,8 +103,8 @@ fn parse_depth(
 ) -> Result<(), SpecError> {
     for (i, raw) in text.lines().enumerate() {
         let at = loc(label, i + 1);
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+        let line = strip_comment(raw);
+        if line.is_empty() {
             continue;
         }
         if let Some(name) = line.strip_prefix('[') {
@@ -101,7 +119,8 @@ fn parse_depth(
             }
             out.push(Section {
                 name: name.to_string(),
-                global: name == "global",
+                // fio: `strncmp(name, "global", 6)`.
+                global: name.starts_with("global"),
                 options: Vec::new(),
             });
             continue;
@@ -116,16 +135,30 @@ fn parse_depth(
                         .at(Some(&at)),
                 );
             }
-            let file = expand(file.trim(), &at, env)?;
+            let (file, _) = expand(file.trim(), &at, env)?;
             let (sub_label, sub) = include(&file)
                 .map_err(|e| SpecError::new("include", format!("{file}: {e}")).at(Some(&at)))?;
             parse_depth(&sub, Some(&sub_label), include, env, out, depth + 1)?;
             continue;
         }
-        let line = expand(line, &at, env)?;
+        let (line, keyword) = expand(line, &at, env)?;
         let (k, v) = match line.split_once('=') {
             Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
             None => (line.trim().to_string(), None),
+        };
+        let v = match (keyword, v) {
+            (true, Some(v)) => match crate::arith::bc(&v) {
+                Some(Ok(r)) => Some(r),
+                Some(Err(e)) => {
+                    return Err(SpecError::new(
+                        &k,
+                        format!("'{v}': {e} (fio's keyword math is bc's integer arithmetic)"),
+                    )
+                    .at(Some(&at)))
+                }
+                None => Some(v),
+            },
+            (_, v) => v,
         };
         let Some(sec) = out.last_mut() else {
             return Err(SpecError::new(&k, "appears before any [section]").at(Some(&at)));
@@ -229,6 +262,49 @@ mod tests {
             e.to_string().starts_with("job 'j' (line 2): option 'bs'"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn inline_comments_end_a_line_as_in_fio() {
+        let s = parse(
+            "[global] ; defaults\nfilename=/x\nnumjobs=4\t; 4 simultaneous threads\nbs=8k # x\n\
+             [j] # the job\nrw=read;seq\n  ; indented comment\n\t# another\n",
+        )
+        .unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(s[0].global);
+        assert_eq!(s[1].name, "j");
+        let jobs = build_jobs(&s).unwrap();
+        assert_eq!(jobs[0].numjobs, 4);
+        assert_eq!(jobs[0].bs.max(), 8192);
+        assert_eq!(jobs[0].rw, crate::spec::RwMode::Read);
+        assert_eq!(
+            strip_comment("filename=/tmp/a#b"),
+            "filename=/tmp/a",
+            "fio cuts it too"
+        );
+    }
+
+    #[test]
+    fn a_section_named_global_anything_is_global_as_in_fio() {
+        let s = parse("[global-defaults]\nbs=8k\n[j]\nfilename=/x\n").unwrap();
+        assert!(s[0].global);
+        assert_eq!(build_jobs(&s).unwrap()[0].bs.max(), 8192);
+    }
+
+    #[test]
+    fn keyword_math_uses_bc_arithmetic() {
+        let s = parse("[j]\nfilename=/x\nsize=8*$ncpus*1024\nnumjobs=$ncpus/2\n").unwrap();
+        let jobs = build_jobs(&s).unwrap();
+        assert_eq!(
+            jobs[0].size,
+            Some(16384),
+            "bc's result is in bytes, as in fio"
+        );
+        assert_eq!(jobs[0].numjobs, 1);
+        let e = parse("[j]\nsize=8*$ncpus*4k\n").unwrap_err();
+        assert!(e.to_string().contains("bc"), "{e}");
+        assert!(e.to_string().contains("line 2"), "{e}");
     }
 
     #[test]

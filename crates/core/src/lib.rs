@@ -10,21 +10,31 @@
 //! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
+pub mod arith;
 pub mod checks;
+pub mod fileset;
 pub mod hist;
 pub mod host;
 pub mod iolog;
 pub mod jobfile;
+pub mod jobflow;
 pub mod option_table;
+pub mod option_table_files;
+pub mod option_table_io;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
 pub mod plan;
+pub mod rate;
 pub mod req;
 pub mod result;
 pub mod spec;
+pub mod spec_io;
+pub mod spec_types;
 pub mod stats;
+pub mod steady;
 pub mod units;
+pub mod verify;
 
 pub use req::{Completion, Ddir, IoReq};
 pub use spec::{JobSpec, SpecError};

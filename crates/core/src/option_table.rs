@@ -6,6 +6,7 @@
 use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec::*;
+use crate::spec_types::parse_amount;
 use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
 
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
@@ -14,10 +15,14 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "bs",
         aliases: &["blocksize"],
         arity: Arity::Value,
-        allowed: "a size with optional k/m/g suffix, e.g. 4k",
+        allowed: "a size with optional k/m/g suffix, e.g. 4k; per direction read,write,trim, e.g. 4k,64k",
         help: "block size of every I/O",
         set: |s, v| {
-            s.bs = BlockSizes::Fixed(size_u32(s, v)?);
+            let kb = s.kb_base;
+            let dirs = per_dir(v, true, bs_dirs(&s.bs), |p| {
+                bytes_u32(kb, p).map(BlockSizes::Fixed)
+            })?;
+            s.bs = BlockSizes::from_dirs(dirs);
             Ok(())
         },
     },
@@ -25,17 +30,20 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "bsrange",
         aliases: &["blocksize_range"],
         arity: Arity::Value,
-        allowed: "min-max sizes, e.g. 4k-64k",
-        help: "block sizes drawn uniformly from a range (multiples of min)",
+        allowed: "min-max sizes, e.g. 4k-64k; per direction read,write,trim, e.g. 1k-4k,2k-8k",
+        help: "block sizes drawn from a range (multiples of min), as fio draws them",
         set: |s, v| {
-            let (a, b) = v
-                .split_once('-')
-                .ok_or_else(|| format!("'{v}' is not min-max"))?;
-            let (min, max) = (size_u32(s, a)?, size_u32(s, b)?);
-            if min > max {
-                return Err(format!("min {min} is larger than max {max}"));
-            }
-            s.bs = BlockSizes::Range { min, max };
+            let kb = s.kb_base;
+            let dirs = per_dir(v, false, bs_dirs(&s.bs), |p| {
+                let (min, max) = parse_range(p, kb)?;
+                let (min, max) = (fits_u32(min)?, fits_u32(max)?);
+                Ok(if min == max {
+                    BlockSizes::Fixed(min)
+                } else {
+                    BlockSizes::Range { min, max }
+                })
+            })?;
+            s.bs = BlockSizes::from_dirs(dirs);
             Ok(())
         },
     },
@@ -43,10 +51,12 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "bssplit",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "size/percent pairs separated by ':', e.g. 4k/70:64k/30",
+        allowed: "size/percent pairs separated by ':', e.g. 4k/70:64k/30; per direction read,write,trim separated by ','",
         help: "weighted mix of block sizes",
         set: |s, v| {
-            s.bs = parse_bssplit(s, v)?;
+            let kb = s.kb_base;
+            let dirs = per_dir(v, false, bs_dirs(&s.bs), |p| parse_bssplit(kb, p))?;
+            s.bs = BlockSizes::from_dirs(dirs);
             Ok(())
         },
     },
@@ -144,8 +154,8 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "directory",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a directory path",
-        help: "prefix for relative filenames (filename is still needed)",
+        allowed: "a directory path, or several separated by ':' (dealt to the clones)",
+        help: "where files are: generated ones (jobname.N.M) and relative filenames",
         set: |s, v| {
             s.directory = Some(v.to_string());
             Ok(())
@@ -174,11 +184,7 @@ pub static OPTIONS: &[OptionDef] = &[
                 s.filename = vec![v.to_string()];
                 return Ok(());
             }
-            let names: Vec<String> = v
-                .split(':')
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect();
+            let names = split_names(v);
             if names.is_empty() {
                 return Err("empty filename".into());
             }
@@ -290,8 +296,9 @@ pub static OPTIONS: &[OptionDef] = &[
         aliases: &[],
         arity: Arity::Value,
         allowed: "psync (also sync, pvsync), io_uring, libaio or null",
-        help: "how I/O is issued",
+        help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
+            s.ioengine_given = true;
             s.ioengine = match v {
                 // sync (read/write after lseek) and pvsync (preadv) move the
                 // same bytes at the same offsets as pread/pwrite.
@@ -356,6 +363,39 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "merge_max",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number of extents, 1 to 4096 (default 64)",
+        help: "temporal merge: most requests (extents) in one vectored command",
+        set: |s, v| {
+            s.merge_max = ranged_u32(v, 1, MAX_MERGE_EXTENTS)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "merge_max_bytes",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size, e.g. 1m (default 0: no limit besides merge_max)",
+        help: "temporal merge: most bytes in one vectored command",
+        set: |s, v| {
+            s.merge_max_bytes = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "merge_window_us",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "whole microseconds, 0 to 1000000 (default 20; 0: no merging)",
+        help: "temporal merge: how long a command gathers requests after its first",
+        set: |s, v| {
+            s.merge_window_ns = ranged(v, 0, MAX_MERGE_WINDOW_US)? * 1000;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "name",
         aliases: &[],
         arity: Arity::Value,
@@ -412,12 +452,16 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "offset",
-        aliases: &[],
+        aliases: &["fileoffset"],
         arity: Arity::Value,
-        allowed: "a size",
+        allowed: "a size, or a percentage of the target (1% to 100%)",
         help: "start of the region within each target",
         set: |s, v| {
-            s.offset = parse_size(v, s.kb_base)?;
+            let kb = s.kb_base;
+            match parse_amount(v, |x| parse_size(x, kb))? {
+                Amount::Bytes(b) => (s.offset, s.offset_percent) = (b, None),
+                Amount::Percent(p) => (s.offset, s.offset_percent) = (0, Some(p)),
+            }
             Ok(())
         },
     },
@@ -459,10 +503,12 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "random_distribution",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "random, zipf:θ, pareto:h, normal:σ",
+        allowed: "random, zipf[:θ[:center]], pareto[:h[:center]], normal[:dev[:center]], zoned:A/S%:…, zoned_abs:A/SIZE:… (zones per direction separated by ',')",
         help: "distribution of random offsets",
         set: |s, v| {
-            s.random_distribution = parse_distribution(v)?;
+            let kb = s.kb_base;
+            (s.random_distribution, s.random_center) =
+                parse_distribution(v, &|x: &str| parse_size(x, kb))?;
             Ok(())
         },
     },
@@ -492,10 +538,13 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rate",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "bytes per second with suffix, e.g. 100m (0: no limit)",
-        help: "bandwidth cap per worker",
+        allowed: "bytes per second with suffix, e.g. 100m (0: no limit); per direction read,write,trim, e.g. 1m,500k",
+        help: "bandwidth cap per worker, for each direction",
         set: |s, v| {
-            s.rate_bytes = Some(parse_size(v, s.kb_base)?).filter(|&r| r > 0);
+            let kb = s.kb_base;
+            s.rate_bytes = per_dir(v, true, s.rate_bytes, |p| {
+                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+            })?;
             Ok(())
         },
     },
@@ -503,10 +552,13 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rate_iops",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a whole number (0: no limit)",
-        help: "IOPS cap per worker",
+        allowed: "a whole number (0: no limit); per direction read,write,trim, e.g. 500,100",
+        help: "IOPS cap per worker, for each direction",
         set: |s, v| {
-            s.rate_iops = Some(uint(v)?).filter(|&r| r > 0);
+            let kb = s.kb_base;
+            s.rate_iops = per_dir(v, true, s.rate_iops, |p| {
+                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+            })?;
             Ok(())
         },
     },
@@ -536,20 +588,10 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rw",
         aliases: &["readwrite"],
         arity: Arity::Value,
-        allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim",
+        allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim; :N after a random one: a new offset every N I/Os; :SIZE after a sequential one: skip SIZE (negative: backwards)",
         help: "I/O pattern",
         set: |s, v| {
-            s.rw = match v {
-                "read" => RwMode::Read,
-                "write" => RwMode::Write,
-                "randread" => RwMode::RandRead,
-                "randwrite" => RwMode::RandWrite,
-                "rw" | "readwrite" => RwMode::ReadWrite,
-                "randrw" => RwMode::RandRw,
-                "trim" => RwMode::Trim,
-                "randtrim" => RwMode::RandTrim,
-                _ => return Err(format!("'{v}' is not a pattern")),
-            };
+            (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(v, s.kb_base)?;
             Ok(())
         },
     },
@@ -579,10 +621,14 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "size",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "a size, e.g. 1g",
-        help: "bytes of each target the job covers",
+        allowed: "a size, e.g. 1g, or a percentage of each target (1% to 100%)",
+        help: "bytes the job covers (split over its files)",
         set: |s, v| {
-            s.size = Some(parse_size(v, s.kb_base)?);
+            let kb = s.kb_base;
+            match parse_amount(v, |x| parse_size(x, kb))? {
+                Amount::Bytes(b) => (s.size, s.size_percent) = (Some(b), None),
+                Amount::Percent(p) => (s.size, s.size_percent) = (None, Some(p)),
+            }
             Ok(())
         },
     },
@@ -631,6 +677,39 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "steadystate",
+        aliases: &["ss"],
+        arity: Arity::Value,
+        allowed: crate::steady::SS_ALLOWED,
+        help: "end the job once this criterion holds over steadystate_duration (fio's default iops_slope:0.01%)",
+        set: |s, v| {
+            s.steadystate = crate::steady::SsCriterion::parse(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "steadystate_duration",
+        aliases: &["ss_dur"],
+        arity: Arity::Value,
+        allowed: "a time of whole seconds, e.g. 30s (bare numbers are seconds; 0 turns steady-state detection off)",
+        help: "the rolling window steady state is judged over; one sample a second",
+        set: |s, v| {
+            s.ss_dur_ns = whole_seconds(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "steadystate_ramp_time",
+        aliases: &["ss_ramp"],
+        arity: Arity::Value,
+        allowed: "a time, e.g. 10s (bare numbers are seconds)",
+        help: "run this long before collecting steady-state samples",
+        set: |s, v| {
+            s.ss_ramp_ns = parse_time_ns(v, 1_000_000_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "stonewall",
         aliases: &["wait_for_previous"],
         arity: Arity::Flag,
@@ -638,6 +717,22 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "wait for all earlier jobs to finish first (starts a new group)",
         set: |s, v| {
             s.stonewall = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "temporal_merge",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "off, stm or atm",
+        help: "merge concurrent requests into vectored commands (emulator): stm synchronous, atm asynchronous",
+        set: |s, v| {
+            s.temporal_merge = match v {
+                "off" | "0" | "none" => TemporalMerge::Off,
+                "stm" => TemporalMerge::Stm,
+                "atm" => TemporalMerge::Atm,
+                _ => return Err(format!("'{v}' is not off, stm or atm")),
+            };
             Ok(())
         },
     },
@@ -660,6 +755,7 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "I/Os between pauses",
         set: |s, v| {
             s.thinktime_blocks = nonzero_u32(v)?;
+            s.thinktime_blocks_given = true;
             Ok(())
         },
     },
@@ -719,3 +815,14 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
 ];
+
+/// A steady-state window: fio keeps whole seconds (one sample a second);
+/// a nonzero window under a second would silently turn detection off, so
+/// it is refused.
+fn whole_seconds(v: &str) -> Result<u64, String> {
+    let ns = parse_time_ns(v, 1_000_000_000)?;
+    if ns > 0 && ns < 1_000_000_000 {
+        return Err(format!("'{v}' is under one second"));
+    }
+    Ok(ns / 1_000_000_000 * 1_000_000_000)
+}

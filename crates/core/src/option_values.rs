@@ -5,11 +5,41 @@
 //! and its allowed values.
 
 use crate::spec::*;
+use crate::spec_types::{split_per_dir, DIRECTIONS};
 use crate::units::parse_size;
 
-pub(crate) fn size_u32(s: &JobSpec, v: &str) -> Result<u32, String> {
-    let b = parse_size(v, s.kb_base)?;
-    u32::try_from(b).map_err(|_| format!("'{v}' is too large (at most 4 GiB - 1)"))
+pub(crate) fn bytes_u32(kb_base: u64, v: &str) -> Result<u32, String> {
+    fits_u32(parse_size(v, kb_base)?)
+}
+
+pub(crate) fn fits_u32(b: u64) -> Result<u32, String> {
+    u32::try_from(b).map_err(|_| format!("{b} is too large (at most 4 GiB - 1)"))
+}
+
+/// Names separated by ':', where `\:` is a colon inside a name (fio's
+/// `get_next_str`); empty names are skipped.
+pub(crate) fn split_names(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                cur.push(':');
+                chars.next();
+            }
+            ':' => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 pub(crate) fn uint(v: &str) -> Result<u64, String> {
@@ -50,6 +80,10 @@ pub(crate) fn percent(v: &str) -> Result<u32, String> {
 /// The most I/Os a worker may keep in flight: io_uring's IORING_MAX_ENTRIES
 /// is 32768, and a deeper queue is no longer a measurement of a device.
 pub const MAX_IODEPTH: u32 = 65536;
+/// The most extents in one vectored command of the temporal merge layer.
+pub const MAX_MERGE_EXTENTS: u32 = 4096;
+/// The longest temporal merge window, µs (1 s).
+pub const MAX_MERGE_WINDOW_US: u64 = 1_000_000;
 /// The most clones (worker threads) of one job.
 pub const MAX_NUMJOBS: u32 = 4096;
 /// The longest log averaging window: 100 years, in milliseconds.
@@ -58,13 +92,13 @@ pub(crate) const MAX_LOG_AVG_MSEC: u64 = crate::units::MAX_TIME_NS / 1_000_000;
 /// fio's limit on bssplit entries.
 pub(crate) const MAX_BSSPLIT: usize = 64;
 
-pub(crate) fn parse_bssplit(s: &JobSpec, v: &str) -> Result<BlockSizes, String> {
+/// One direction's `bssplit` (`size/percent:size/percent…`).
+pub(crate) fn parse_bssplit(kb_base: u64, v: &str) -> Result<BlockSizes, String> {
     let mut parts = Vec::new();
     for item in v.split(':').filter(|p| !p.is_empty()) {
-        let (b, w) = item
-            .split_once('/')
-            .ok_or_else(|| format!("'{item}' is not size/percent"))?;
-        let b = size_u32(s, b)?;
+        // fio: a size without '/' has no weight yet.
+        let (b, w) = item.split_once('/').unwrap_or((item, ""));
+        let b = bytes_u32(kb_base, b)?;
         let w = if w.is_empty() { 0 } else { percent(w)? };
         parts.push((b, w));
     }
@@ -92,46 +126,267 @@ pub(crate) fn parse_bssplit(s: &JobSpec, v: &str) -> Result<BlockSizes, String> 
     Ok(BlockSizes::Split(parts))
 }
 
-pub(crate) fn parse_distribution(v: &str) -> Result<Distribution, String> {
-    let (kind, param) = match v.split_once(':') {
+/// `val[:center]` after a distribution's name (fio's `split_parse_distr`).
+fn dist_params(kind: &str, rest: Option<&str>, default: f64) -> Result<(f64, Option<f64>), String> {
+    let float = |p: &str| -> Result<f64, String> {
+        match crate::arith::float_expr(p) {
+            Some(r) => r,
+            None => p
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("'{p}' is not a number")),
+        }
+    };
+    let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+        return Ok((default, None));
+    };
+    let (val, center) = match rest.split_once(':') {
+        Some((v, c)) => (float(v)?, Some(float(c)?)),
+        None => (float(rest)?, None),
+    };
+    if let Some(c) = center {
+        if !(0.0..=1.0).contains(&c) {
+            return Err(format!(
+                "the center of '{kind}' is {c}, outside 0 to 1 (fio: a share of the range)"
+            ));
+        }
+    }
+    Ok((val, center))
+}
+
+/// fio's `random_distribution`: the distribution and its center.
+pub(crate) fn parse_distribution(
+    v: &str,
+    bytes: &dyn Fn(&str) -> Result<u64, String>,
+) -> Result<(Distribution, Option<f64>), String> {
+    let (kind, rest) = match v.split_once(':') {
         Some((k, p)) => (k, Some(p)),
         None => (v, None),
     };
-    let num = |p: Option<&str>| -> Result<f64, String> {
-        let p = p.ok_or_else(|| format!("'{kind}' needs a parameter, e.g. {kind}:1.2"))?;
-        if p.contains(':') {
-            return Err(format!(
-                "the ':offset' part of '{kind}:{p}' is not supported yet"
-            ));
-        }
-        p.parse::<f64>()
-            .map_err(|_| format!("'{p}' is not a number"))
-    };
     match kind {
-        "random" => Ok(Distribution::Random),
+        "random" => Ok((Distribution::Random, None)),
         "zipf" => {
-            let t = num(param)?;
-            if !(t > 0.0 && t.is_finite()) {
-                return Err("zipf θ must be > 0".into());
+            let (t, c) = dist_params(kind, rest, 1.1)?;
+            if !(t > 0.0 && t.is_finite()) || t == 1.0 {
+                return Err(format!("zipf θ is {t} (allowed: > 0 and not 1, as in fio)"));
             }
-            Ok(Distribution::Zipf(t))
+            Ok((Distribution::Zipf(t), c))
         }
         "pareto" => {
-            let h = num(param)?;
+            let (h, c) = dist_params(kind, rest, 0.2)?;
             if !(h > 0.0 && h < 1.0) {
-                return Err("pareto h must be in (0, 1)".into());
+                return Err(format!("pareto h is {h} (allowed: 0 < h < 1)"));
             }
-            Ok(Distribution::Pareto(h))
+            Ok((Distribution::Pareto(h), c))
         }
         "normal" | "gauss" => {
-            let s = num(param)?;
-            if !(s > 0.0 && s <= 100.0) {
-                return Err("normal σ must be in (0, 100] percent".into());
+            let (d, c) = dist_params(kind, rest, 0.0)?;
+            if !(0.0..100.0).contains(&d) {
+                return Err(format!(
+                    "normal deviation is {d} (allowed: 0 ≤ deviation < 100)"
+                ));
             }
-            Ok(Distribution::Normal(s))
+            Ok((Distribution::Normal(d), c))
+        }
+        "zoned" | "zoned_abs" => {
+            let absolute = kind == "zoned_abs";
+            let body =
+                rest.ok_or_else(|| format!("'{kind}' needs zones, e.g. {kind}:60/10:40/90"))?;
+            let mut dirs: [Vec<Zone>; 3] = Default::default();
+            for (d, piece) in split_per_dir(body, false).into_iter().enumerate() {
+                if let Some(piece) = piece {
+                    dirs[d] = parse_zones(piece, absolute, bytes)
+                        .map_err(|e| format!("{} zones: {e}", DIRECTIONS[d]))?;
+                }
+            }
+            Ok((
+                if absolute {
+                    Distribution::ZonedAbs(Box::new(dirs))
+                } else {
+                    Distribution::Zoned(Box::new(dirs))
+                },
+                None,
+            ))
         }
         _ => Err(format!("'{kind}' is not a distribution")),
     }
+}
+
+/// fio's limit on the zones of one direction.
+const MAX_ZONES: usize = 256;
+
+/// One direction's zones, `access/span:access/span…`, checked and filled
+/// as fio's `zone_split_ddir` does: access shares must add up to 100; a
+/// zone without a share of the region gets an equal part of what is left.
+fn parse_zones(
+    v: &str,
+    absolute: bool,
+    bytes: &dyn Fn(&str) -> Result<u64, String>,
+) -> Result<Vec<Zone>, String> {
+    let mut zones: Vec<(Option<u32>, Option<u64>)> = Vec::new();
+    for item in v.split(':') {
+        if item.is_empty() {
+            break;
+        }
+        let (a, span) = match item.split_once('/') {
+            Some((a, sp)) => (a, Some(sp)),
+            None => (item, None),
+        };
+        let access = percent(a).map_err(|e| format!("'{item}': {e}"))?;
+        let span = match span.filter(|sp| !sp.is_empty()) {
+            None => None,
+            Some(sp) if absolute => Some(bytes(sp)?),
+            Some(sp) => match uint(sp)? {
+                0 => None,
+                n => Some(n.min(100)),
+            },
+        };
+        zones.push((Some(access), span));
+        if zones.len() > MAX_ZONES {
+            return Err(format!("more than {MAX_ZONES} zones (fio's limit)"));
+        }
+    }
+    let access: u32 = zones.iter().filter_map(|z| z.0).sum();
+    if access != 100 {
+        return Err(format!(
+            "the shares of the I/Os add up to {access}% (allowed: 100%)"
+        ));
+    }
+    let (spans, missing) = zones.iter().fold((0u64, 0u64), |(t, m), z| match z.1 {
+        Some(x) => (t + x, m),
+        None => (t, m + 1),
+    });
+    if !absolute && spans > 100 {
+        return Err(format!(
+            "the zones cover {spans}% of the region (allowed: at most 100%)"
+        ));
+    }
+    Ok(zones
+        .into_iter()
+        .map(|(a, sp)| Zone {
+            access_pct: a.unwrap_or(0),
+            span: sp.unwrap_or(if absolute || missing == 0 {
+                0
+            } else {
+                (100 - spans) / missing
+            }),
+        })
+        .collect())
+}
+
+/// `rw=MODE[:N]`: the mode, and for a random mode a new random offset
+/// every N I/Os, for a sequential one N bytes added to each offset (which
+/// may be negative: `read:-8k` reads backwards).
+pub(crate) fn parse_rw(v: &str, kb_base: u64) -> Result<(RwMode, u32, i64), String> {
+    let (mode, postfix) = match v.split_once(':') {
+        Some((m, p)) => (m, Some(p)),
+        None => (v, None),
+    };
+    let rw = match mode {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "rw" | "readwrite" => RwMode::ReadWrite,
+        "randrw" => RwMode::RandRw,
+        "trim" => RwMode::Trim,
+        "randtrim" => RwMode::RandTrim,
+        "trimwrite" | "randtrimwrite" => {
+            return Err(format!("fio's '{mode}' is not supported yet"))
+        }
+        _ => return Err(format!("'{mode}' is not a pattern")),
+    };
+    let Some(p) = postfix.filter(|p| !p.is_empty()) else {
+        return Ok((rw, 1, 0));
+    };
+    if rw.is_random() {
+        let n = crate::units::parse_size(p, kb_base)?;
+        let n = u32::try_from(n)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("'{p}' after '{mode}:' must be 1 to {} I/Os", u32::MAX))?;
+        Ok((rw, n, 0))
+    } else {
+        let (neg, mag) = match p.trim().strip_prefix('-') {
+            Some(m) => (true, m),
+            None => (false, p),
+        };
+        let b = crate::units::parse_size(mag, kb_base)?;
+        let b = i64::try_from(b).map_err(|_| format!("'{p}' is too large"))?;
+        Ok((rw, 1, if neg { -b } else { b }))
+    }
+}
+
+/// `file_service_type=TYPE[:N]` (or `:θ` for the skewed ones).
+pub(crate) fn parse_file_service(v: &str) -> Result<(FileService, u32, Option<f64>), String> {
+    let (kind, rest) = match v.split_once(':') {
+        Some((k, p)) => (k, Some(p)),
+        None => (v, None),
+    };
+    let nr = || -> Result<u32, String> {
+        match rest.filter(|r| !r.is_empty()) {
+            None => Ok(1),
+            Some(r) => ranged_u32(r, 1, u32::MAX),
+        }
+    };
+    let svc = match kind {
+        "roundrobin" => (FileService::RoundRobin, nr()?, None),
+        "sequential" => (FileService::Sequential, nr()?, None),
+        "random" => (FileService::Random, nr()?, None),
+        "zipf" | "pareto" | "normal" | "gauss" => {
+            let no_bytes = |x: &str| Err(format!("'{x}' is not a number"));
+            let (d, c) = parse_distribution(v, &no_bytes)?;
+            let svc = match d {
+                Distribution::Zipf(t) => FileService::Zipf(t),
+                Distribution::Pareto(h) => FileService::Pareto(h),
+                Distribution::Normal(dev) => FileService::Normal(dev),
+                _ => unreachable!("a skewed distribution"),
+            };
+            (svc, 1, c)
+        }
+        _ => return Err(format!("'{kind}' is not a file service type")),
+    };
+    Ok(svc)
+}
+
+/// A value for each direction, as fio splits it ([`split_per_dir`]);
+/// directions the value leaves out keep `current`.
+pub(crate) fn per_dir<T: Clone>(
+    v: &str,
+    other_separators: bool,
+    current: [T; 3],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<[T; 3], String> {
+    let pieces = split_per_dir(v, other_separators);
+    let several = pieces.windows(2).any(|w| w[0] != w[1]);
+    let mut out = current;
+    for (d, piece) in pieces.into_iter().enumerate() {
+        if let Some(p) = piece {
+            out[d] = parse(p).map_err(|e| {
+                if several {
+                    format!("{}: {e}", DIRECTIONS[d])
+                } else {
+                    e
+                }
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+/// The block sizes of each direction.
+pub(crate) fn bs_dirs(bs: &BlockSizes) -> [BlockSizes; 3] {
+    std::array::from_fn(|d| bs.for_dir(d).clone())
+}
+
+/// `a-b` or `a:b` (fio swaps a reversed range).
+pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), String> {
+    let (a, b) = v
+        .split_once('-')
+        .or_else(|| v.split_once(':'))
+        .ok_or_else(|| format!("'{v}' is not min-max"))?;
+    let (a, b) = (parse_size(a, kb)?, parse_size(b, kb)?);
+    Ok((a.min(b), a.max(b)))
 }
 
 /// fio's other engines: recognised, refused as "not supported yet".

@@ -9,6 +9,7 @@
 
 use crate::host::Host;
 pub use crate::option_table::OPTIONS;
+pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
 use std::collections::BTreeMap;
 
@@ -40,10 +41,23 @@ pub struct OptionDef {
     pub set: fn(&mut JobSpec, &str) -> Result<(), String>,
 }
 
+/// Every supported option, sorted by name (the table's three parts: the main one, files, and I/O: verification, syncs, think time).
+pub fn all() -> Vec<&'static OptionDef> {
+    let mut v: Vec<&'static OptionDef> = OPTIONS
+        .iter()
+        .chain(crate::option_table_files::FILE_OPTIONS)
+        .chain(IO_OPTIONS)
+        .collect();
+    v.sort_unstable_by_key(|o| o.name);
+    v
+}
+
 /// Look an option up by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
         .iter()
+        .chain(crate::option_table_files::FILE_OPTIONS)
+        .chain(IO_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -65,8 +79,8 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         }
         prev[b.len()]
     }
-    OPTIONS
-        .iter()
+    all()
+        .into_iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (dist(name, n), n))
         .filter(|(d, _)| *d <= 2 && *d < name.chars().count())
@@ -79,12 +93,18 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 /// is an error.
 pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), SpecError> {
     let Some(def) = find(name) else {
+        let canonical = crate::optsets::canonical(name);
+        let alias = if canonical == name {
+            String::new()
+        } else {
+            format!(" (fio's other name for '{canonical}')")
+        };
         if let Some(why) = crate::optsets::ignored(name) {
-            spec.ignored.push(format!("{name}: {why}"));
+            spec.ignored.push(format!("{name}{alias}: {why}"));
             return Ok(());
         }
         if crate::optsets::not_yet(name) {
-            return Err(SpecError::new(name, "is not supported yet"));
+            return Err(SpecError::new(name, format!("is not supported yet{alias}")));
         }
         let hint = suggest(name)
             .map(|s| format!("; did you mean '{s}'?"))
@@ -249,9 +269,15 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
         if spec.stonewall {
             spec.new_group = true;
         }
-        if let Some(dir) = &spec.directory {
+        crate::spec_io::settle(&mut spec);
+        // fio: named files use the first of several directories.
+        if let Some(dir) = spec
+            .directory
+            .as_deref()
+            .and_then(|d| crate::option_values::split_names(d).into_iter().next())
+        {
             for f in spec.filename.iter_mut() {
-                if !f.starts_with('/') {
+                if !f.starts_with('/') && !f.starts_with("emu") {
                     *f = format!("{}/{f}", dir.trim_end_matches('/'));
                 }
             }
@@ -281,11 +307,20 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        let names: Vec<_> = OPTIONS.iter().map(|o| o.name).collect();
-        let mut sorted = names.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(names.len(), sorted.len());
+        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS, IO_OPTIONS] {
+            let names: Vec<_> = part.iter().map(|o| o.name).collect();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            assert_eq!(names, sorted, "each part sorted by name");
+        }
+        let names: Vec<_> = all()
+            .iter()
+            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+            .collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "names and aliases are unique");
         for n in &names {
             assert!(find(n).is_some());
         }
@@ -449,8 +484,144 @@ mod tests {
         apply(&mut s, "random_distribution", Some("zipf:1.2")).unwrap();
         assert_eq!(s.random_distribution, Distribution::Zipf(1.2));
         assert!(apply(&mut s, "random_distribution", Some("pareto:1.5")).is_err());
-        assert!(apply(&mut s, "random_distribution", Some("zipf")).is_err());
-        let e = apply(&mut s, "random_distribution", Some("zipf:1.2:0.5")).unwrap_err();
-        assert!(e.to_string().contains("not supported yet"), "{e}");
+        apply(&mut s, "random_distribution", Some("zipf")).unwrap();
+        assert_eq!(
+            s.random_distribution,
+            Distribution::Zipf(1.1),
+            "fio's default θ"
+        );
+        assert!(apply(&mut s, "random_distribution", Some("zipf:1")).is_err());
+        apply(&mut s, "random_distribution", Some("zipf:1.2:0.25")).unwrap();
+        assert_eq!(
+            (s.random_distribution.clone(), s.random_center),
+            (Distribution::Zipf(1.2), Some(0.25))
+        );
+        let e = apply(&mut s, "random_distribution", Some("normal:5:1.5")).unwrap_err();
+        assert!(e.to_string().contains("center"), "{e}");
+        apply(&mut s, "random_distribution", Some("gauss")).unwrap();
+        assert_eq!(s.random_distribution, Distribution::Normal(0.0));
+    }
+
+    #[test]
+    fn zoned_distributions_parse_as_fio_fills_them() {
+        let mut s = JobSpec::default();
+        apply(&mut s, "random_distribution", Some("zoned:50/5:30/15:20/")).unwrap();
+        let z = |a, sp| Zone {
+            access_pct: a,
+            span: sp,
+        };
+        let three = vec![z(50, 5), z(30, 15), z(20, 80)];
+        assert_eq!(
+            s.random_distribution,
+            Distribution::Zoned(Box::new([three.clone(), three.clone(), three.clone()]))
+        );
+        apply(
+            &mut s,
+            "random_distribution",
+            Some("zoned:50/5:30/15:20/,50/10:50/90"),
+        )
+        .unwrap();
+        let Distribution::Zoned(d) = &s.random_distribution else {
+            panic!()
+        };
+        assert_eq!(d[0], three);
+        assert_eq!(d[1], vec![z(50, 10), z(50, 90)]);
+        assert_eq!(d[2], d[1]);
+        apply(
+            &mut s,
+            "random_distribution",
+            Some("zoned_abs:60/20G:30/100G:10/500g"),
+        )
+        .unwrap();
+        let Distribution::ZonedAbs(d) = &s.random_distribution else {
+            panic!()
+        };
+        assert_eq!(d[0][1], z(30, 100 << 30));
+        let e = apply(&mut s, "random_distribution", Some("zoned:50/5:30/15")).unwrap_err();
+        assert!(e.to_string().contains("add up to 80%"), "{e}");
+    }
+
+    #[test]
+    fn per_direction_values_set_each_direction() {
+        let mut s = JobSpec::default();
+        apply(&mut s, "bs", Some("4k,64k")).unwrap();
+        assert_eq!(s.bs.for_dir(0), &BlockSizes::Fixed(4096));
+        assert_eq!(s.bs.for_dir(2), &BlockSizes::Fixed(65536));
+        apply(&mut s, "bssplit", Some(",8k/50:16k/50")).unwrap();
+        assert_eq!(
+            s.bs.for_dir(0),
+            &BlockSizes::Fixed(4096),
+            "reads keep theirs"
+        );
+        assert_eq!(
+            s.bs.for_dir(1),
+            &BlockSizes::Split(vec![(8192, 50), (16384, 50)])
+        );
+        apply(&mut s, "bsrange", Some("1k-4k,2k:8k")).unwrap();
+        assert_eq!(
+            s.bs.for_dir(1),
+            &BlockSizes::Range {
+                min: 2048,
+                max: 8192
+            }
+        );
+        apply(&mut s, "bs", Some("8k")).unwrap();
+        assert_eq!(s.bs, BlockSizes::Fixed(8192), "three equal collapse to one");
+        apply(&mut s, "rate", Some("1m,500k")).unwrap();
+        assert_eq!(
+            s.rate_bytes,
+            [Some(1 << 20), Some(500 << 10), Some(500 << 10)]
+        );
+        apply(&mut s, "rate", Some(",200k,")).unwrap();
+        assert_eq!(
+            s.rate_bytes,
+            [Some(1 << 20), Some(200 << 10), Some(500 << 10)]
+        );
+        apply(&mut s, "rate_iops", Some("300,300,300")).unwrap();
+        assert_eq!(s.rate_iops, [Some(300); 3]);
+        let e = apply(&mut s, "bs", Some("4k,8q")).unwrap_err();
+        assert!(e.to_string().contains("write: "), "{e}");
+    }
+
+    #[test]
+    fn rw_postfixes_and_percentages() {
+        let mut s = JobSpec::default();
+        apply(&mut s, "rw", Some("randread:8")).unwrap();
+        assert_eq!((s.rw, s.rw_seq_nr), (RwMode::RandRead, 8));
+        apply(&mut s, "rw", Some("read:-8k")).unwrap();
+        assert_eq!((s.rw, s.rw_seq_add), (RwMode::Read, -8192));
+        apply(&mut s, "rw", Some("write:112k")).unwrap();
+        assert_eq!(s.rw_seq_add, 112 << 10);
+        assert!(apply(&mut s, "rw", Some("randread:0")).is_err());
+        apply(&mut s, "size", Some("50%")).unwrap();
+        assert_eq!((s.size, s.size_percent), (None, Some(50)));
+        apply(&mut s, "offset", Some("25%")).unwrap();
+        assert_eq!(s.offset_percent, Some(25));
+        apply(&mut s, "offset_increment", Some("10%")).unwrap();
+        assert_eq!(s.offset_increment, Amount::Percent(10));
+        apply(&mut s, "size", Some("(2*1g)")).unwrap();
+        assert_eq!((s.size, s.size_percent), (Some(2 << 30), None));
+        let e = apply(&mut s, "size", Some("2*1g")).unwrap_err();
+        assert!(e.to_string().contains("(2*1g)"), "{e}");
+    }
+
+    #[test]
+    fn aliases_of_options_fio_has_resolve() {
+        let mut s = JobSpec::default();
+        apply(&mut s, "blockalign", Some("4k")).unwrap();
+        assert_eq!(s.ba, [4096; 3]);
+        apply(&mut s, "nr_files", Some("4")).unwrap();
+        assert_eq!(s.nrfiles, 4);
+        apply(&mut s, "fileoffset", Some("1m")).unwrap();
+        assert_eq!(s.offset, 1 << 20);
+        apply(&mut s, "disable_bw", None).unwrap();
+        assert!(s.ignored.last().unwrap().contains("disable_bw_measurement"));
+        let e = apply(&mut s, "ratemin", Some("1m")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "option 'ratemin' is not supported yet (fio's other name for 'rate_min')"
+        );
+        apply(&mut s, "threads", Some("1")).unwrap();
+        assert!(s.ignored.last().unwrap().contains("tiobench"));
     }
 }

@@ -79,6 +79,12 @@ pub struct EmuReport {
     pub pe_suspensions: u64,
     #[serde(default)]
     pub reads_ahead_of_pe: u64,
+    /// Commands the device served, and the extents they carried (more
+    /// than commands when some were vectored: temporal merge).
+    #[serde(default)]
+    pub commands: u64,
+    #[serde(default)]
+    pub extents: u64,
     /// Simulated time covered (virtual clock), ns.
     pub simulated_ns: u64,
     /// Wall-clock time the simulation took, ns.
@@ -358,12 +364,117 @@ pub struct JobResult {
     pub trim: Option<DirResult>,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Syncs issued during the job (`fsync=N`, `fdatasync=N`).
+    #[serde(default)]
+    pub sync: Option<SyncResult>,
+    /// What verification checked and found (`verify`).
+    #[serde(default)]
+    pub verify: Option<VerifyResult>,
+    /// fio's steady-state check (`steadystate_duration` set): one report
+    /// per clone (worker) of a job without `group_reporting`, in clone
+    /// order; with it, the reporting group's one report, on each member
+    /// job. Empty without steady-state detection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steadystate: Vec<crate::steady::FioSteadyReport>,
+    /// The temporal merge layer's counts (`temporal_merge=stm|atm`).
+    #[serde(default)]
+    pub temporal_merge: Option<MergeReport>,
     /// The merged raw counters (histograms), for reports that need bins.
     #[serde(skip)]
     pub raw: WorkerStats,
     /// Each worker's raw counters, for per-clone reports.
     #[serde(skip)]
     pub raw_workers: Vec<WorkerStats>,
+}
+
+/// What the temporal merge layer did for one job (all its clones).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MergeReport {
+    /// `stm` or `atm`.
+    pub mode: String,
+    pub window_ns: u64,
+    /// Limits of one command: extents, and bytes (0: none).
+    pub max_extents: u32,
+    pub max_bytes: u64,
+    /// Commands issued, and the requests they carried.
+    pub commands: u64,
+    pub requests: u64,
+    /// Requests per command (the merge count), mean.
+    pub mean_extents: f64,
+    /// Commands by the number of requests they carried, ascending.
+    pub extents_histogram: Vec<MergeCount>,
+    /// Per request: entering the layer → its command closed (the window).
+    pub window_wait: LatSummary,
+    /// Per request: its command closed → issued (took the device's interface).
+    pub issue_wait: LatSummary,
+}
+
+/// Commands that carried `extents` requests.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeCount {
+    pub extents: u32,
+    pub commands: u64,
+}
+
+impl MergeReport {
+    /// The report of `spec`'s merge counters.
+    pub fn of(spec: &JobSpec, m: &crate::stats::MergeStats) -> Self {
+        let commands = m.commands();
+        let requests = m.extents();
+        let pcts = &spec.percentile_list;
+        MergeReport {
+            mode: spec.temporal_merge.name().into(),
+            window_ns: spec.merge_window_ns,
+            max_extents: spec.merge_max,
+            max_bytes: spec.merge_max_bytes,
+            commands,
+            requests,
+            mean_extents: if commands > 0 {
+                requests as f64 / commands as f64
+            } else {
+                0.0
+            },
+            extents_histogram: m
+                .commands_by_extents
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(i, &c)| MergeCount {
+                    extents: i as u32 + 1,
+                    commands: c,
+                })
+                .collect(),
+            window_wait: LatSummary::of(&m.window_wait, pcts),
+            issue_wait: LatSummary::of(&m.issue_wait, pcts),
+        }
+    }
+}
+
+/// The syncs of one job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SyncResult {
+    pub fsyncs: u64,
+    pub fdatasyncs: u64,
+    /// Issue → completion of each sync.
+    pub lat: LatSummary,
+}
+
+/// Verification of one job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VerifyResult {
+    /// The method (`verify=`).
+    pub method: String,
+    /// Blocks read back and checked.
+    pub blocks: u64,
+    pub bytes: u64,
+    /// Failed checks, all counted (one per failing verify interval).
+    pub failed: u64,
+    /// The first failures (at most 100 per worker), each with its file,
+    /// offset, length, check, expected and found.
+    pub failures: Vec<crate::stats::VerifyError>,
+    /// Blocks left unchecked because a loaded verify state could not vouch
+    /// for them.
+    pub skipped_by_state: u64,
 }
 
 /// One direction of one job.

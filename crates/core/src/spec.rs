@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub use crate::spec_types::{Amount, FileService, RwSequencer, Zone};
+
 /// The fio `rw` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -82,6 +84,9 @@ pub enum BlockSizes {
     /// (size, weight in percent) pairs whose weights add up to 100
     /// (`bssplit=4k/70:64k/30`).
     Split(Vec<(u32, u32)>),
+    /// Different sizes for reads, writes and trims (`bs=4k,64k`); never
+    /// nested, never three equal parts (those collapse to one).
+    PerDir(Box<[BlockSizes; 3]>),
 }
 
 impl BlockSizes {
@@ -91,6 +96,7 @@ impl BlockSizes {
             BlockSizes::Fixed(b) => *b,
             BlockSizes::Range { min, .. } => *min,
             BlockSizes::Split(v) => v.iter().map(|p| p.0).min().unwrap_or(0),
+            BlockSizes::PerDir(d) => d.iter().map(BlockSizes::min).min().unwrap_or(0),
         }
     }
     /// Largest size any I/O can have (sizes buffers).
@@ -99,6 +105,7 @@ impl BlockSizes {
             BlockSizes::Fixed(b) => *b,
             BlockSizes::Range { max, .. } => *max,
             BlockSizes::Split(v) => v.iter().map(|p| p.0).max().unwrap_or(0),
+            BlockSizes::PerDir(d) => d.iter().map(BlockSizes::max).max().unwrap_or(0),
         }
     }
     /// Every size that can occur (a range gives its bounds).
@@ -107,13 +114,34 @@ impl BlockSizes {
             BlockSizes::Fixed(b) => vec![*b],
             BlockSizes::Range { min, max } => vec![*min, *max],
             BlockSizes::Split(v) => v.iter().map(|p| p.0).collect(),
+            BlockSizes::PerDir(d) => d.iter().flat_map(BlockSizes::all).collect(),
         }
+    }
+    /// The sizes of direction `d` (0 read, 1 write, 2 trim).
+    pub fn for_dir(&self, d: usize) -> &BlockSizes {
+        match self {
+            BlockSizes::PerDir(v) => &v[d.min(2)],
+            other => other,
+        }
+    }
+    /// Sizes per direction, collapsed to one value when all three agree.
+    pub fn from_dirs(dirs: [BlockSizes; 3]) -> BlockSizes {
+        if dirs[0] == dirs[1] && dirs[1] == dirs[2] {
+            let [a, _, _] = dirs;
+            a
+        } else {
+            BlockSizes::PerDir(Box::new(dirs))
+        }
+    }
+    /// Whether every I/O of every direction has one size.
+    pub fn is_fixed(&self) -> bool {
+        self.min() == self.max()
     }
 }
 
 /// How random offsets are distributed (`random_distribution`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", tag = "kind", content = "param")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "param")]
 pub enum Distribution {
     /// Uniform.
     Random,
@@ -121,8 +149,15 @@ pub enum Distribution {
     Zipf(f64),
     /// Pareto with power h (0 < h < 1), fio's definition.
     Pareto(f64),
-    /// Normal with standard deviation σ percent of the range, centred.
+    /// fio's "normal" (its `gauss`): the mean of 12 uniform draws, widened
+    /// by a uniform deviation of this many percent of the range.
     Normal(f64),
+    /// `zoned:`: shares of the I/Os to consecutive shares of the region,
+    /// per direction.
+    Zoned(Box<[Vec<Zone>; 3]>),
+    /// `zoned_abs:`: shares of the I/Os to consecutive byte ranges, per
+    /// direction.
+    ZonedAbs(Box<[Vec<Zone>; 3]>),
 }
 
 /// The I/O engine a job uses.
@@ -164,6 +199,31 @@ pub enum CpusPolicy {
     Split,
 }
 
+/// Temporal merge: concurrent requests combined into one vectored command
+/// of a target that takes them (the emulator). See `ssdready_emu::merge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TemporalMerge {
+    /// One command per request.
+    Off,
+    /// Synchronous: the first thread in gathers the others' requests for a
+    /// window, issues them as one command and polls; the others sleep.
+    Stm,
+    /// Asynchronous: requests queue; one dispatcher drains them into commands.
+    Atm,
+}
+
+impl TemporalMerge {
+    /// The option value (`off`, `stm`, `atm`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TemporalMerge::Off => "off",
+            TemporalMerge::Stm => "stm",
+            TemporalMerge::Atm => "atm",
+        }
+    }
+}
+
 /// fio's own default percentile list (used in fio-format JSON unless
 /// `percentile_list` is given).
 pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
@@ -184,10 +244,30 @@ pub struct JobSpec {
     pub description: Option<String>,
     pub filename: Vec<String>,
     pub size: Option<u64>,
+    /// `size=N%`: that share of each file or device (then `size` is None).
+    pub size_percent: Option<u32>,
     pub offset: u64,
+    /// `offset=N%`: that share of each file or device (then `offset` is 0).
+    pub offset_percent: Option<u32>,
+    /// Alignment of a percentage offset (0: the smallest block size).
+    pub offset_align: u64,
+    /// Clone N starts `N × offset_increment` further (bytes or percent).
+    pub offset_increment: Amount,
     pub rw: RwMode,
+    /// `rw=randread:N`: a new random offset every N I/Os (1: every I/O).
+    pub rw_seq_nr: u32,
+    /// `rw=read:N` / `rw=read:-N`: bytes added to each sequential offset
+    /// (holes, or backwards I/O).
+    pub rw_seq_add: i64,
+    /// What happens between two random offsets of `rw=randread:N`.
+    pub rw_sequencer: RwSequencer,
     pub rwmixread: u32,
     pub bs: BlockSizes,
+    /// `blockalign`: random offsets are multiples of this, per direction
+    /// (0: the direction's smallest block size).
+    pub ba: [u32; 3],
+    /// `bs_unaligned`: sizes of a range are not rounded to its minimum.
+    pub bs_unaligned: bool,
     pub direct: bool,
     pub numjobs: u32,
     pub iodepth: u32,
@@ -201,20 +281,49 @@ pub struct JobSpec {
     pub io_size: Option<u64>,
     pub loops: u32,
     pub random_distribution: Distribution,
+    /// Where a skewed distribution's hot spot is, 0..=1 of the region
+    /// (`random_distribution=zipf:1.2:0.25`); None: fio's default.
+    pub random_center: Option<f64>,
     pub randseed: u64,
     pub norandommap: bool,
-    pub rate_iops: Option<u64>,
-    pub rate_bytes: Option<u64>,
+    /// IOPS cap per worker for reads, writes and trims (`rate_iops=r,w,t`).
+    pub rate_iops: [Option<u64>; 3],
+    /// Bandwidth cap per worker for reads, writes and trims (`rate=r,w,t`).
+    pub rate_bytes: [Option<u64>; 3],
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusPolicy,
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
+    /// Whether `thinktime_blocks` was given (fio: `thinktime_iotime` alone
+    /// does not count blocks).
+    #[serde(default)]
+    pub thinktime_blocks_given: bool,
+    /// `thinktime_spin`: spin this long of each think time, sleep the rest.
+    #[serde(default)]
+    pub thinktime_spin_ns: u64,
+    /// `thinktime_blocks_type`.
+    #[serde(default)]
+    pub thinktime_blocks_type: crate::spec_io::ThinkBlocksType,
+    /// `thinktime_iotime`: also think after this long of I/O.
+    #[serde(default)]
+    pub thinktime_iotime_ns: u64,
     pub ioengine: EngineKind,
     pub hipri: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// Temporal merge (emulator targets only).
+    #[serde(default = "merge_off")]
+    pub temporal_merge: TemporalMerge,
+    #[serde(default = "merge_window_default")]
+    pub merge_window_ns: u64,
+    /// Most extents per merged command.
+    #[serde(default = "merge_max_default")]
+    pub merge_max: u32,
+    /// Most bytes per merged command (0: no limit).
+    #[serde(default)]
+    pub merge_max_bytes: u64,
     pub percentile_list: Vec<f64>,
     /// Whether `percentile_list` was given (fio's JSON then uses it; otherwise fio's own default list).
     pub percentile_list_given: bool,
@@ -237,12 +346,46 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// Fixed seeds (fio `randrepeat=1`, the default); 0 seeds from the clock.
     pub randrepeat: bool,
-    /// Directory prefixed to relative filenames.
+    /// Directory prefixed to relative filenames; several (`a:b`) are
+    /// dealt to the clones of a job with generated file names.
     pub directory: Option<String>,
+    /// Files per clone when fio makes the names (`nrfiles`).
+    pub nrfiles: u32,
+    /// Each file's size, or a range sizes are drawn from (`filesize`).
+    pub filesize: Option<(u64, u64)>,
+    /// Files kept open at once (0: all).
+    pub openfiles: u32,
+    /// How the file of the next I/O is chosen.
+    pub file_service: FileService,
+    /// I/Os to one file before choosing again (`file_service_type=random:8`).
+    pub file_service_nr: u32,
+    /// Names of generated files (`$jobname.$jobnum.$filenum` by default).
+    pub filename_format: Option<String>,
+    /// Every file below this directory is a target (`opendir`).
+    pub opendir: Option<String>,
+    /// Whether the job named an engine (`ioengine=`): fio then makes
+    /// files when no filename is given, rather than ssdready's emulator.
+    pub ioengine_given: bool,
     pub write_bw_log: Option<String>,
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
+    /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
+    #[serde(default)]
+    pub files: crate::spec_io::FileSpec,
+    /// Data verification (`verify`, `verify_pattern`, …).
+    #[serde(default)]
+    pub verify: crate::verify::VerifySpec,
+    /// fio `steadystate`: the criterion that ends the job once it holds
+    /// over `ss_dur_ns` (0: no steady-state detection, fio's default).
+    #[serde(default)]
+    pub steadystate: crate::steady::SsCriterion,
+    /// fio `steadystate_duration`, whole seconds in ns.
+    #[serde(default)]
+    pub ss_dur_ns: u64,
+    /// fio `steadystate_ramp_time`.
+    #[serde(default)]
+    pub ss_ramp_ns: u64,
     /// The options as written for this job (own section only), in order, for
     /// fio's `job options`.
     pub options_given: Vec<(String, String)>,
@@ -257,10 +400,19 @@ impl Default for JobSpec {
             description: None,
             filename: Vec::new(),
             size: None,
+            size_percent: None,
             offset: 0,
+            offset_percent: None,
+            offset_align: 0,
+            offset_increment: Amount::Bytes(0),
             rw: RwMode::Read,
+            rw_seq_nr: 1,
+            rw_seq_add: 0,
+            rw_sequencer: RwSequencer::Sequential,
             rwmixread: 50,
             bs: BlockSizes::Fixed(4096),
+            ba: [0; 3],
+            bs_unaligned: false,
             direct: false,
             numjobs: 1,
             iodepth: 1,
@@ -274,20 +426,29 @@ impl Default for JobSpec {
             io_size: None,
             loops: 1,
             random_distribution: Distribution::Random,
+            random_center: None,
             randseed: DEFAULT_SEED,
             norandommap: false,
-            rate_iops: None,
-            rate_bytes: None,
+            rate_iops: [None; 3],
+            rate_bytes: [None; 3],
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            thinktime_blocks_given: false,
+            thinktime_spin_ns: 0,
+            thinktime_blocks_type: crate::spec_io::ThinkBlocksType::Complete,
+            thinktime_iotime_ns: 0,
             ioengine: EngineKind::Psync,
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             fixedbufs: false,
             registerfiles: false,
+            temporal_merge: TemporalMerge::Off,
+            merge_window_ns: merge_window_default(),
+            merge_max: merge_max_default(),
+            merge_max_bytes: 0,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             percentile_list_given: false,
             clat_percentiles: true,
@@ -303,14 +464,40 @@ impl Default for JobSpec {
             invalidate: true,
             randrepeat: true,
             directory: None,
+            nrfiles: 1,
+            filesize: None,
+            openfiles: 0,
+            file_service: FileService::RoundRobin,
+            file_service_nr: 1,
+            filename_format: None,
+            opendir: None,
+            ioengine_given: false,
             write_bw_log: None,
             write_lat_log: None,
             write_iops_log: None,
             log_avg_msec: 0,
+            files: crate::spec_io::FileSpec::default(),
+            verify: crate::verify::VerifySpec::default(),
+            steadystate: crate::steady::SsCriterion::default(),
+            ss_dur_ns: 0,
+            ss_ramp_ns: 0,
             options_given: Vec::new(),
             ignored: Vec::new(),
         }
     }
+}
+
+fn merge_off() -> TemporalMerge {
+    TemporalMerge::Off
+}
+/// 20 µs: longer than a sleeping thread's wake-up, so the threads a
+/// command's completion wakes are back in time for the next window.
+fn merge_window_default() -> u64 {
+    20_000
+}
+/// 64: the most logical blocks of an Open-Channel 2.0 vector command.
+fn merge_max_default() -> u32 {
+    64
 }
 
 /// A bad option or an inconsistent job, with everything needed for a
@@ -389,13 +576,23 @@ impl JobSpec {
         }
     }
 
+    /// Files each clone has: those named, or `nrfiles` fio makes.
+    pub fn files_per_clone(&self) -> u64 {
+        if self.ioengine == EngineKind::Null || self.on_emulator() {
+            1
+        } else if self.filename.is_empty() {
+            u64::from(self.nrfiles.max(1))
+        } else {
+            u64::try_from(self.filename.len()).unwrap_or(u64::MAX)
+        }
+    }
+
     /// `size` is split evenly over several files: each must hold a block.
     fn validate_per_file(&self, size: u64) -> Result<(), SpecError> {
-        let files = if self.ioengine == EngineKind::Null || self.on_emulator() {
-            1
-        } else {
-            u64::try_from(self.filename.len().max(1)).unwrap_or(u64::MAX)
-        };
+        if self.filesize.is_some() {
+            return Ok(());
+        }
+        let files = self.files_per_clone();
         let per_file = size / files;
         let bs = u64::from(self.bs.max());
         if files > 1 && bs > per_file {
@@ -430,6 +627,8 @@ impl JobSpec {
             .iter()
             .map(|f| ("filename", f))
             .chain(self.directory.iter().map(|d| ("directory", d)))
+            .chain(self.opendir.iter().map(|d| ("opendir", d)))
+            .chain(self.filename_format.iter().map(|d| ("filename_format", d)))
         {
             if path.contains('\0') {
                 return e(
@@ -444,23 +643,96 @@ impl JobSpec {
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.files.write_barrier > 0 {
+            w.push(format!(
+                "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
+                self.name,
+                self.ioengine.name()
+            ));
+        }
+        if self.verify.on() && self.rw.modifies() && self.numjobs > 1 && self.verify.do_verify {
+            w.push(format!(
+                "job '{}': {} workers write the same blocks: each verifies only its own writes, \
+                 so one worker's data overwritten by another's fails verification (fio warns alike)",
+                self.name, self.numjobs
+            ));
+        }
         if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
             w.push(format!(
                 "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
                 self.name, self.iodepth
             ));
         }
+        if self.ss_dur_ns == 0
+            && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
+        {
+            w.push(format!(
+                "job '{}': steadystate without steadystate_duration does nothing (a duration of 0, \
+                 the default, turns steady-state detection off, as in fio)",
+                self.name
+            ));
+        }
+        let files = self.files_per_clone();
+        if self.openfiles > 0 && u64::from(self.openfiles) < files && self.opendir.is_none() {
+            w.push(format!(
+                "job '{}': openfiles={}: ssdready keeps all {files} files open (fio opens at most {} at a time, closing one to open the next)",
+                self.name, self.openfiles, self.openfiles
+            ));
+        }
+        if self.temporal_merge == TemporalMerge::Off {
+            for (k, _) in self
+                .options_given
+                .iter()
+                .filter(|(k, _)| k.starts_with("merge_"))
+            {
+                w.push(format!(
+                    "job '{}': {k} has no effect without temporal_merge=stm or atm",
+                    self.name
+                ));
+            }
+        }
         w
     }
 
-    /// Whether the job runs on the SSD emulator (`emu:…`, or no filename).
+    /// Whether the job changes its targets: it writes or trims, and is not
+    /// `verify_only` (which reads back what the job would have written).
+    pub fn modifies_target(&self) -> bool {
+        self.rw.modifies() && !self.verify.only
+    }
+
+    /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
+    /// names no target and no engine (ssdready's default).
     pub fn on_emulator(&self) -> bool {
         self.ioengine != EngineKind::Null
-            && (self.filename.is_empty()
+            && ((self.filename.is_empty() && !self.makes_files())
                 || self
                     .filename
                     .iter()
                     .any(|f| f == "emu" || f.starts_with("emu:")))
+    }
+
+    /// Whether, without `filename`, the job's targets are files fio would
+    /// make (`jobname.N.M` in `directory` or the current directory): it
+    /// names an engine, a directory, or anything about its files.
+    pub fn makes_files(&self) -> bool {
+        self.filename.is_empty()
+            && self.ioengine != EngineKind::Null
+            && (self.ioengine_given
+                || self.directory.is_some()
+                || self.opendir.is_some()
+                || self.filename_format.is_some()
+                || self.nrfiles > 1
+                || self.filesize.is_some())
+    }
+
+    /// The job's rate caps as (per-I/O ns, per-byte ns) for each direction.
+    pub fn rate_intervals(&self) -> [(Option<f64>, Option<f64>); 3] {
+        std::array::from_fn(|d| {
+            (
+                self.rate_iops[d].map(|r| 1e9 / r as f64),
+                self.rate_bytes[d].map(|r| 1e9 / r as f64),
+            )
+        })
     }
 
     /// Every check that needs nothing but the spec. Checks that need the
@@ -576,14 +848,75 @@ impl JobSpec {
                 "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
             );
         }
+        if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
+            return e(
+                "temporal_merge",
+                format!(
+                    "{} needs a target that takes vectored (multi-extent) commands, and only the emulator \
+                     (filename=emu:…) does: NVMe and SCSI have no multi-extent read or write, and Linux \
+                     gives a file or block device one range per request (allowed here: off)",
+                    self.temporal_merge.name()
+                ),
+            );
+        }
+        if self.merge_max_bytes != 0 && self.merge_max_bytes < u64::from(self.bs.max()) {
+            return e(
+                "merge_max_bytes",
+                format!(
+                    "{} is less than the block size {} (allowed: 0 for no limit, or at least bs)",
+                    self.merge_max_bytes,
+                    self.bs.max()
+                ),
+            );
+        }
         if self.hipri && !self.direct {
             return e("hipri", "polled completions need direct=1".into());
         }
-        if let BlockSizes::Split(v) = &self.bs {
-            let total: u32 = v.iter().map(|p| p.1).sum();
-            if total != 100 {
-                return e("bssplit", format!("weights add up to {total}, not 100"));
+        for d in 0..3 {
+            if let BlockSizes::Split(v) = self.bs.for_dir(d) {
+                let total: u32 = v.iter().map(|p| p.1).sum();
+                if total != 100 {
+                    let dir = match &self.bs {
+                        BlockSizes::PerDir(_) => {
+                            format!(" for {}s", crate::spec_types::DIRECTIONS[d])
+                        }
+                        _ => String::new(),
+                    };
+                    return e(
+                        "bssplit",
+                        format!("weights{dir} add up to {total}, not 100"),
+                    );
+                }
             }
+        }
+        if let Some((lo, _)) = self.filesize {
+            if u64::from(self.bs.max()) > lo {
+                return e(
+                    "filesize",
+                    format!(
+                        "files of {lo} bytes are smaller than the block size {} (make filesize ≥ bs)",
+                        self.bs.max()
+                    ),
+                );
+            }
+        }
+        self.validate_verify()
+    }
+
+    /// The verify options against the job's block sizes and pattern.
+    fn validate_verify(&self) -> Result<(), SpecError> {
+        let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
+        if !self.verify.on() {
+            return Ok(());
+        }
+        if self.rw.trims() {
+            return e(
+                "verify",
+                format!("rw={} trims; verify checks what reads and writes move (use a read or write pattern)", self.rw.name()),
+            );
+        }
+        if let Err((opt, msg)) = self.verify.check(&self.bs.all()) {
+            return e(opt, msg);
         }
         Ok(())
     }

@@ -1,18 +1,190 @@
 //! What a worker counts while it runs: per direction, I/O and byte counts,
-//! submission / completion / total latency histograms and a per-second series.
+//! submission / completion / total latency histograms and a per-second series
+//! (completions, bytes and a coarse histogram of their total latency, for
+//! latency over time and heat maps).
 //! A worker owns its [`WorkerStats`]; the run merges them at the end.
 
 use crate::hist::Histogram;
 use crate::req::Ddir;
 use serde::{Deserialize, Serialize};
 
-/// One second of the per-second series.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Latency buckets of a [`SecSample`]: 4 per power of two (log-linear),
+/// values 0–3 ns exact, everything from 2^40 ns (~18 min) in the last.
+pub const SEC_LAT_BUCKETS: usize = 156;
+/// Largest value with its own per-second bucket, ns (2^40 − 1).
+const SEC_LAT_MAX: u64 = (1 << 40) - 1;
+
+/// The per-second latency bucket of `v` ns: below 4 the value itself;
+/// above, `4·(e − 1) + s` for `v` in `[2^e, 2^(e+1))` and `s` its two bits
+/// below the leading one. A bucket's midpoint is within 12.5 % of any value
+/// in it.
+#[inline]
+pub fn sec_lat_bucket(v: u64) -> usize {
+    if v < 4 {
+        return v as usize;
+    }
+    let v = v.min(SEC_LAT_MAX);
+    let e = 63 - v.leading_zeros(); // >= 2
+    (4 * (e - 1) + ((v >> (e - 2)) & 3) as u32) as usize
+}
+
+/// The lowest value of per-second latency bucket `b`, ns.
+pub fn sec_lat_bucket_low(b: usize) -> u64 {
+    if b < 4 {
+        return b as u64;
+    }
+    let (e, s) = (b as u32 / 4 + 1, b as u64 % 4);
+    (4 + s) << (e - 2)
+}
+
+/// One second of the per-second series: completions, bytes, and the
+/// total latency of the I/Os that completed in it (sum, maximum and a
+/// log-linear histogram, [`sec_lat_bucket`]). About 650 bytes, allocated
+/// when the second starts; recording a latency is an add, a max and a
+/// leading-zero count.
+///
+/// Serialised as `{ios, bytes, lat_mean_ns, lat_p99_ns, lat_max_ns,
+/// lat_buckets: {first, counts}}` (docs/result-schema.md); results written
+/// before the latency fields existed read back with them empty.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "SecSampleJson", into = "SecSampleJson")]
 pub struct SecSample {
     /// I/Os completed in that second.
     pub ios: u64,
     /// Bytes completed in that second.
     pub bytes: u64,
+    /// Sum of their latencies, ns.
+    pub lat_sum_ns: u128,
+    /// The largest, ns.
+    pub lat_max_ns: u64,
+    /// I/Os by latency bucket ([`sec_lat_bucket`]).
+    pub lat_buckets: [u32; SEC_LAT_BUCKETS],
+}
+
+impl Default for SecSample {
+    fn default() -> Self {
+        SecSample {
+            ios: 0,
+            bytes: 0,
+            lat_sum_ns: 0,
+            lat_max_ns: 0,
+            lat_buckets: [0; SEC_LAT_BUCKETS],
+        }
+    }
+}
+
+impl SecSample {
+    /// Count one I/O's latency.
+    #[inline]
+    pub fn record_lat(&mut self, lat: u64) {
+        self.lat_sum_ns += u128::from(lat);
+        self.lat_max_ns = self.lat_max_ns.max(lat);
+        let b = &mut self.lat_buckets[sec_lat_bucket(lat)];
+        *b = b.saturating_add(1);
+    }
+
+    /// Add another worker's second.
+    pub fn merge(&mut self, o: &SecSample) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.lat_sum_ns += o.lat_sum_ns;
+        self.lat_max_ns = self.lat_max_ns.max(o.lat_max_ns);
+        for (a, b) in self.lat_buckets.iter_mut().zip(&o.lat_buckets) {
+            *a = a.saturating_add(*b);
+        }
+    }
+
+    /// I/Os with a recorded latency.
+    pub fn lat_count(&self) -> u64 {
+        self.lat_buckets.iter().map(|&c| u64::from(c)).sum()
+    }
+
+    /// Mean latency, ns (0 without latencies).
+    pub fn lat_mean_ns(&self) -> f64 {
+        match self.lat_count() {
+            0 => 0.0,
+            n => self.lat_sum_ns as f64 / n as f64,
+        }
+    }
+
+    /// The `p`-th percentile of the second's latencies (nearest rank), as
+    /// the midpoint of its bucket clamped to the maximum: within 12.5 %.
+    /// 0 without latencies.
+    pub fn lat_percentile(&self, p: f64) -> u64 {
+        let n = self.lat_count();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0u64;
+        for (b, &c) in self.lat_buckets.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= rank {
+                let (lo, hi) = (sec_lat_bucket_low(b), sec_lat_bucket_low(b + 1));
+                return ((lo + hi) / 2).min(self.lat_max_ns);
+            }
+        }
+        self.lat_max_ns
+    }
+}
+
+/// The JSON form of a [`SecSample`]: the mean and p99 spelled out, the
+/// histogram as its non-empty stretch.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct SecSampleJson {
+    ios: u64,
+    bytes: u64,
+    #[serde(default)]
+    lat_mean_ns: f64,
+    #[serde(default)]
+    lat_p99_ns: u64,
+    #[serde(default)]
+    lat_max_ns: u64,
+    #[serde(default)]
+    lat_buckets: SecBucketsJson,
+}
+
+/// Buckets `first`, `first + 1`, … and their counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct SecBucketsJson {
+    first: usize,
+    counts: Vec<u32>,
+}
+
+impl From<SecSample> for SecSampleJson {
+    fn from(s: SecSample) -> Self {
+        let used = |c: &u32| *c > 0;
+        let first = s.lat_buckets.iter().position(used).unwrap_or(0);
+        let end = s.lat_buckets.iter().rposition(used).map_or(0, |l| l + 1);
+        SecSampleJson {
+            ios: s.ios,
+            bytes: s.bytes,
+            lat_mean_ns: s.lat_mean_ns(),
+            lat_p99_ns: s.lat_percentile(99.0),
+            lat_max_ns: s.lat_max_ns,
+            lat_buckets: SecBucketsJson {
+                first,
+                counts: s.lat_buckets[first..end.max(first)].to_vec(),
+            },
+        }
+    }
+}
+
+impl From<SecSampleJson> for SecSample {
+    fn from(j: SecSampleJson) -> Self {
+        let mut s = SecSample {
+            ios: j.ios,
+            bytes: j.bytes,
+            lat_max_ns: j.lat_max_ns,
+            ..SecSample::default()
+        };
+        let start = j.lat_buckets.first.min(SEC_LAT_BUCKETS);
+        for (a, c) in s.lat_buckets[start..].iter_mut().zip(&j.lat_buckets.counts) {
+            *a = *c;
+        }
+        s.lat_sum_ns = (j.lat_mean_ns.max(0.0) * s.lat_count() as f64).round() as u128;
+        s
+    }
 }
 
 /// Counters of one direction.
@@ -30,7 +202,7 @@ pub struct DirStats {
     pub clat: Histogram,
     /// Total latency: created → completion seen.
     pub lat: Histogram,
-    /// Completions per second since the measured start.
+    /// Completions and their latencies per second since the measured start.
     pub series: Vec<SecSample>,
 }
 
@@ -49,6 +221,16 @@ impl DirStats {
         s.bytes += bytes;
     }
 
+    /// Count a completion's total latency: in the run's histogram and in
+    /// second `sec`'s (counted by [`DirStats::account`] first).
+    #[inline]
+    pub fn record_lat(&mut self, sec: usize, lat: u64) {
+        self.lat.record(lat);
+        if let Some(s) = self.series.get_mut(sec) {
+            s.record_lat(lat);
+        }
+    }
+
     /// Add another worker's counters.
     pub fn merge(&mut self, o: &DirStats) {
         self.ios += o.ios;
@@ -61,8 +243,7 @@ impl DirStats {
             self.series.resize(o.series.len(), SecSample::default());
         }
         for (a, b) in self.series.iter_mut().zip(&o.series) {
-            a.ios += b.ios;
-            a.bytes += b.bytes;
+            a.merge(b);
         }
     }
 
@@ -139,6 +320,131 @@ pub struct WorkerStats {
     pub log: Option<Box<crate::iolog::IoLog>>,
     /// The per-I/O latency split (`--decompose`, tp_btf).
     pub io_split: Option<Box<IoSplit>>,
+    /// What the temporal merge layer counted (`temporal_merge`).
+    pub temporal_merge: Option<Box<MergeStats>>,
+    /// Syncs (`fsync=N`, `fdatasync=N`), when the job issued any.
+    pub sync: Option<Box<SyncStats>>,
+    /// Data verification, when the job verified.
+    pub verify: Option<Box<VerifyStats>>,
+}
+
+/// The syncs a worker issued during its measured window (fio's `sync`
+/// section; `end_fsync` and `fsync_on_close` are not counted, as in fio).
+#[derive(Clone, Debug, Default)]
+pub struct SyncStats {
+    /// `fsync(2)` calls completed.
+    pub fsyncs: u64,
+    /// `fdatasync(2)` calls completed.
+    pub fdatasyncs: u64,
+    /// Their latency: issued → completed.
+    pub lat: Histogram,
+}
+
+/// The most verify failures a worker keeps in full; the rest are counted.
+pub const VERIFY_FAILURES_KEPT: usize = 100;
+
+/// What verification found.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyStats {
+    /// Blocks read back and checked.
+    pub blocks: u64,
+    /// Bytes checked.
+    pub bytes: u64,
+    /// Failed checks (one per failing interval), all counted.
+    pub failed: u64,
+    /// The first [`VERIFY_FAILURES_KEPT`] failures.
+    pub failures: Vec<VerifyError>,
+    /// Blocks not verified because a loaded verify state could not vouch
+    /// for them (`verify_state_load`).
+    pub skipped_by_state: u64,
+}
+
+/// One failed check, with the file it was found in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyError {
+    /// The target's path (or emulated device).
+    pub file: String,
+    /// What failed, where.
+    #[serde(flatten)]
+    pub failure: crate::verify::Failure,
+}
+
+impl VerifyStats {
+    /// Count one failure, keeping it when there is room.
+    pub fn record(&mut self, file: &str, f: crate::verify::Failure) {
+        self.failed += 1;
+        if self.failures.len() < VERIFY_FAILURES_KEPT {
+            self.failures.push(VerifyError {
+                file: file.to_string(),
+                failure: f,
+            });
+        }
+    }
+
+    /// Add another worker's findings.
+    pub fn merge(&mut self, o: &VerifyStats) {
+        self.blocks += o.blocks;
+        self.bytes += o.bytes;
+        self.failed += o.failed;
+        self.skipped_by_state += o.skipped_by_state;
+        let room = VERIFY_FAILURES_KEPT.saturating_sub(self.failures.len());
+        self.failures.extend(o.failures.iter().take(room).cloned());
+    }
+}
+
+/// What the temporal merge layer counted for one worker: the commands it
+/// issued — each counted once, by the worker whose request opened it (STM's
+/// winner, the oldest request of an ATM command) — and, for each of its
+/// requests, the time added before its command reached the device.
+#[derive(Clone, Debug, Default)]
+pub struct MergeStats {
+    /// `commands_by_extents[n - 1]`: commands that carried n requests.
+    pub commands_by_extents: Vec<u64>,
+    /// Per request: entering the merge layer → its command closed (the
+    /// merge window, cut short when the command filled).
+    pub window_wait: Histogram,
+    /// Per request: its command closed → issued (it took the device's
+    /// interface: the wait for the command ahead).
+    pub issue_wait: Histogram,
+}
+
+impl MergeStats {
+    /// Count a command of `extents` requests.
+    pub fn record_command(&mut self, extents: usize) {
+        let i = extents.max(1) - 1;
+        if i >= self.commands_by_extents.len() {
+            self.commands_by_extents.resize(i + 1, 0);
+        }
+        self.commands_by_extents[i] += 1;
+    }
+    /// Commands counted.
+    pub fn commands(&self) -> u64 {
+        self.commands_by_extents.iter().sum()
+    }
+    /// Requests the counted commands carried.
+    pub fn extents(&self) -> u64 {
+        self.commands_by_extents
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i as u64 + 1) * c)
+            .sum()
+    }
+    /// Add another worker's counts.
+    pub fn merge(&mut self, o: &MergeStats) {
+        if o.commands_by_extents.len() > self.commands_by_extents.len() {
+            self.commands_by_extents
+                .resize(o.commands_by_extents.len(), 0);
+        }
+        for (a, b) in self
+            .commands_by_extents
+            .iter_mut()
+            .zip(&o.commands_by_extents)
+        {
+            *a += b;
+        }
+        self.window_wait.merge(&o.window_wait);
+        self.issue_wait.merge(&o.issue_wait);
+    }
 }
 
 /// Each I/O joined with the kernel's record of it (`block_io_start`,
@@ -248,6 +554,20 @@ impl WorkerStats {
         if let Some(oa) = &o.io_split {
             self.io_split.get_or_insert_with(Box::default).merge(oa);
         }
+        if let Some(om) = &o.temporal_merge {
+            self.temporal_merge
+                .get_or_insert_with(Box::default)
+                .merge(om);
+        }
+        if let Some(os) = &o.sync {
+            let s = self.sync.get_or_insert_with(Box::default);
+            s.fsyncs += os.fsyncs;
+            s.fdatasyncs += os.fdatasyncs;
+            s.lat.merge(&os.lat);
+        }
+        if let Some(ov) = &o.verify {
+            self.verify.get_or_insert_with(Box::default).merge(ov);
+        }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
@@ -275,6 +595,14 @@ impl WorkerStats {
         }
         if let Some(a) = &mut self.io_split {
             **a = IoSplit::default();
+        }
+        if let Some(m) = &mut self.temporal_merge {
+            **m = MergeStats::default();
+        }
+        // Syncs restart with the measured window; verify findings are kept:
+        // a failure during the ramp is still a failure.
+        if let Some(s) = &mut self.sync {
+            **s = SyncStats::default();
         }
     }
 
@@ -333,5 +661,95 @@ mod tests {
         s.record(1000, 1100, None);
         assert_eq!((s.matched, s.unmatched), (0, 4));
         assert_eq!(s.total.count(), 0);
+    }
+
+    #[test]
+    fn sec_lat_buckets_are_contiguous_and_within_an_eighth() {
+        assert_eq!((0..4).map(sec_lat_bucket).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        for b in 0..SEC_LAT_BUCKETS - 1 {
+            let (lo, hi) = (sec_lat_bucket_low(b), sec_lat_bucket_low(b + 1));
+            assert!(lo < hi, "bucket {b}");
+            assert_eq!(sec_lat_bucket(lo), b);
+            assert_eq!(sec_lat_bucket(hi - 1), b);
+            // The midpoint represents every value of the bucket within 12.5 %.
+            let mid = (lo + hi) as f64 / 2.0;
+            assert!(
+                (mid - lo as f64) <= 0.125 * lo.max(1) as f64 + 0.5,
+                "bucket {b}"
+            );
+        }
+        assert_eq!(sec_lat_bucket(u64::MAX), SEC_LAT_BUCKETS - 1);
+        assert_eq!(sec_lat_bucket(1 << 40), SEC_LAT_BUCKETS - 1);
+    }
+
+    #[test]
+    fn per_second_latency_keeps_mean_p99_and_max_per_second() {
+        let mut d = DirStats::default();
+        for i in 0..99 {
+            d.account(0, 4096, false);
+            d.record_lat(0, 10_000 + i);
+        }
+        d.account(0, 4096, false);
+        d.record_lat(0, 1_000_000);
+        d.account(2, 4096, false);
+        d.record_lat(2, 50_000);
+        assert_eq!(d.series.len(), 3);
+        let s0 = &d.series[0];
+        assert_eq!(
+            (s0.ios, s0.lat_count(), s0.lat_max_ns),
+            (100, 100, 1_000_000)
+        );
+        let mean = (99 * 10_000 + (0..99).sum::<u64>() + 1_000_000) as f64 / 100.0;
+        assert!((s0.lat_mean_ns() - mean).abs() < 1e-6);
+        let p99 = s0.lat_percentile(99.0) as f64;
+        assert!((p99 - 10_049.0).abs() / 10_049.0 <= 0.125, "{p99}");
+        let top = s0.lat_percentile(100.0);
+        assert!((875_000..=1_000_000).contains(&top), "{top}");
+        assert_eq!(d.series[1].lat_count(), 0);
+        assert_eq!(d.series[1].lat_percentile(99.0), 0);
+        assert_eq!(d.lat.count(), 101, "the run's histogram counts them too");
+    }
+
+    #[test]
+    fn per_second_latency_merges_across_workers() {
+        let (mut a, mut b) = (DirStats::default(), DirStats::default());
+        a.account(0, 1, false);
+        a.record_lat(0, 100);
+        b.account(1, 1, false);
+        b.record_lat(1, 300);
+        b.account(0, 1, false);
+        b.record_lat(0, 500);
+        a.merge(&b);
+        assert_eq!(a.series.len(), 2);
+        assert_eq!((a.series[0].ios, a.series[0].lat_count()), (2, 2));
+        assert_eq!(a.series[0].lat_mean_ns(), 300.0);
+        assert_eq!(a.series[0].lat_max_ns, 500);
+        assert_eq!(a.series[1].lat_mean_ns(), 300.0);
+    }
+
+    #[test]
+    fn per_second_json_round_trips_and_reads_old_results() {
+        let mut s = SecSample {
+            ios: 3,
+            bytes: 12_288,
+            ..SecSample::default()
+        };
+        for v in [1_000, 2_000, 40_000] {
+            s.record_lat(v);
+        }
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["lat_max_ns"], 40_000);
+        assert_eq!(v["lat_buckets"]["first"], sec_lat_bucket(1_000));
+        let n: u64 = v["lat_buckets"]["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(n, 3);
+        let back: SecSample = serde_json::from_value(v).unwrap();
+        assert_eq!(back, s);
+        let old: SecSample = serde_json::from_str(r#"{"ios": 7, "bytes": 28672}"#).unwrap();
+        assert_eq!((old.ios, old.lat_count(), old.lat_mean_ns()), (7, 0, 0.0));
     }
 }

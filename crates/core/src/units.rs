@@ -1,5 +1,7 @@
 //! Parsing of fio-style numbers: sizes with k/m/g/t suffixes (base 1024 unless
 //! `kb_base=1000`), times with us/ms/s/m/h suffixes, CPU lists and booleans.
+//! Sizes and times may also be fio's parenthesised expressions
+//! ([`crate::arith`]).
 //!
 //! Every parser returns a short reason on failure; the caller (the option
 //! table) adds the option name and the allowed values.
@@ -12,6 +14,14 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     let t = s.trim();
     if t.is_empty() {
         return Err("empty size".into());
+    }
+    if let Some(v) = crate::arith::size_expr(t) {
+        return v;
+    }
+    if crate::arith::unparenthesised(t) {
+        return Err(format!(
+            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
+        ));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -58,6 +68,14 @@ pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
 /// [`MAX_TIME_NS`].
 pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
+    if let Some(v) = crate::arith::time_expr(t, default_unit_ns) {
+        return v;
+    }
+    if crate::arith::unparenthesised(t) {
+        return Err(format!(
+            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -128,6 +146,18 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (yoe + era * 400 + i64::from(m <= 2), m as u32, d as u32)
+}
+
+/// Days from 1970-01-01 of a (year, month 1-12, day 1-31) date, the inverse
+/// of [`civil_from_days`] (Howard Hinnant's days_from_civil).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// A CPU list such as `0-3,6,8-9`.
@@ -242,6 +272,10 @@ mod tests {
         assert_eq!(civil_from_days(20_414), (2025, 11, 22));
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        for days in [-800_000, -1, 0, 11_016, 20_414, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
     }
 
     #[test]

@@ -116,6 +116,32 @@ pub struct Params {
     pub nocopy: bool,
     /// Virtual time: host cost added before each submission, ns.
     pub host_ns: u64,
+    // The command path ([`crate::device`] module docs, "Commands").
+    /// Bytes of a command the device fetches over the host link, once per
+    /// command (an NVMe submission entry: 64).
+    pub cmd_bytes: u32,
+    /// Bytes per extent of a vectored command (its extent list, fetched
+    /// after the command; a one-extent command carries its range inline).
+    pub extent_bytes: u32,
+    /// Device time per extent (address translation, DMA set-up), ns.
+    pub extent_ns: u64,
+    /// Device time to post a command's completion (completion entry,
+    /// interrupt message), once per command, ns.
+    pub cpl_ns: u64,
+    /// Commands the host may have outstanding on the device; it issues
+    /// another only once it has seen a completion (0: no limit). 1 is a
+    /// device without a command queue, as 004's DRAM SSD behind its driver.
+    pub iface_depth: u32,
+    /// Virtual time: host time to build and issue one command, ns, charged
+    /// while holding the device's interface (a merged command pays it once).
+    pub host_cmd_ns: u64,
+    /// Virtual time, `completion=irq`: from a completion to the host seeing
+    /// it (interrupt, handler, softirq, wake-up), ns.
+    pub irq_ns: u64,
+    /// Virtual time: a thread asleep on another thread's completion (a
+    /// temporal-merge loser, an ATM requester with `completion=irq`) runs
+    /// again this long after it is woken, ns.
+    pub wake_ns: u64,
 }
 
 impl Default for Params {
@@ -163,6 +189,14 @@ fn base(name: &str) -> Params {
         coalesce_us: 0,
         nocopy: false,
         host_ns: 0,
+        cmd_bytes: 64,
+        extent_bytes: 16,
+        extent_ns: 0,
+        cpl_ns: 0,
+        iface_depth: 0,
+        host_cmd_ns: 0,
+        irq_ns: 0,
+        wake_ns: 0,
     }
 }
 
@@ -215,8 +249,12 @@ pub fn preset(name: &str) -> Option<Params> {
             p.op = 0.20;
         }
         // 004: 7-8 us per 4 KiB, 700 MB/s peak: one unit of 5.6 us per 4 KiB
-        // (= 730 MB/s) plus 2 us of command latency.
+        // (= 730 MB/s) plus 2 us of command latency. One command at a time
+        // (iface_depth=1): 004's driver issues the next command once it has
+        // seen the previous one complete (its Sync+Poll path cannot overlap
+        // requests), which is why per-command costs cap small I/O there.
         "dram-ssd" => {
+            p.iface_depth = 1;
             p.dram = true;
             p.channels = 1;
             p.dies_per_channel = 1;
@@ -437,13 +475,22 @@ impl Params {
             "coalesce_us" => self.coalesce_us = int(v)?,
             "nocopy" => self.nocopy = boolean(v)?,
             "host_ns" => self.host_ns = time(v)?,
+            "cmd_bytes" => self.cmd_bytes = int32(v)?,
+            "extent_bytes" => self.extent_bytes = int32(v)?,
+            "extent_ns" => self.extent_ns = time(v)?,
+            "cpl_ns" => self.cpl_ns = time(v)?,
+            "iface_depth" => self.iface_depth = int32(v)?,
+            "host_cmd_ns" => self.host_cmd_ns = time(v)?,
+            "irq_ns" => self.irq_ns = time(v)?,
+            "wake_ns" => self.wake_ns = time(v)?,
             _ => {
                 return Err(format!(
                     "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
                      page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
                      suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
                      fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
-                     completion, coalesce_n, coalesce_us, nocopy, host_ns)"
+                     completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
+                     cpl_ns, iface_depth, host_cmd_ns, irq_ns, wake_ns)"
                 ))
             }
         }
@@ -543,8 +590,23 @@ impl Params {
             ("fw_per_4k_ns", p.fw_per_4k_ns.to_string()),
             ("fw_units", p.fw_units.to_string()),
             ("cmd_slots", p.cmd_slots.to_string()),
+            ("cmd_bytes", p.cmd_bytes.to_string()),
+            ("extent_bytes", p.extent_bytes.to_string()),
+            ("extent_ns", p.extent_ns.to_string()),
+            ("cpl_ns", p.cpl_ns.to_string()),
+            ("iface_depth", p.iface_depth.to_string()),
         ] {
             out.push((k.into(), v));
+        }
+        for (k, v) in [
+            ("host_ns", p.host_ns),
+            ("host_cmd_ns", p.host_cmd_ns),
+            ("irq_ns", p.irq_ns),
+            ("wake_ns", p.wake_ns),
+        ] {
+            if v > 0 {
+                out.push((k.into(), v.to_string()));
+            }
         }
         out
     }

@@ -33,9 +33,30 @@
 //! * **DRAM mode**: no NAND and no GC; each of the `dies` units serves a
 //!   command in `dram_per_4k_ns` per 4 KiB, after `dram_cmd_ns` of latency.
 //!
-//! A command may carry several extents (a vectored read or write, the
-//! "extended interface" of temporal merge): one controller command, all
-//! pages. Pages past the end of the device are ignored. Times saturate at
+//! **Commands.** A command may carry several extents (a vectored read or
+//! write, the "extended interface" of temporal merge, Open-Channel 2.0's
+//! vector commands). What a command costs is split the way a device with
+//! such an interface spends it:
+//!
+//! * *once per command*: the command crossing the host link (`cmd_bytes`,
+//!   an NVMe submission entry's 64 B), the controller's command time
+//!   (`fw_cmd_ns`; `dram_cmd_ns` in DRAM mode), posting the completion and
+//!   its interrupt (`cpl_ns`), and the command slot it holds (`cmd_slots`);
+//! * *once per extent*: its descriptor on the link (`extent_bytes`, 16 B
+//!   like an NVMe range or SGL entry, fetched as a list after the command;
+//!   a one-extent command carries its range inline and fetches no list) and
+//!   the device's time to translate and set up its transfer (`extent_ns`,
+//!   on the controller; on the DRAM unit in DRAM mode);
+//! * *per page and per byte*, for each extent: NAND reads and programs, the
+//!   channel, the host-link data transfer, `fw_per_4k_ns`, `dram_per_4k_ns`.
+//!
+//! So n extents in one command save (n − 1) × the per-command costs against
+//! n commands, and pay n − 1 descriptors more on the link than the n
+//! commands' inline ranges ([`Device::command_saving_ns`] states the
+//! difference for commands issued one at a time). `iface_depth` (how many commands the host may
+//! have outstanding) is the host's side of the interface: the engines and
+//! the virtual-time simulation enforce it, not this model.
+//! Pages past the end of the device are ignored. Times saturate at
 //! `u64::MAX` ns rather than wrap; the ranges `Params::check` enforces keep
 //! them far from it.
 
@@ -110,6 +131,8 @@ struct Page {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCounters {
     pub commands: u64,
+    /// Extents over all commands (= commands when none is vectored).
+    pub extents: u64,
     /// Busy time per die (or DRAM unit), ns; a read counts for its share
     /// of the die (one plane of `planes`).
     pub die_busy_ns: Vec<u64>,
@@ -186,6 +209,7 @@ impl Device {
             now: 0,
             counters: DeviceCounters {
                 commands: 0,
+                extents: 0,
                 die_busy_ns: vec![0; dies],
             },
             p: p.clone(),
@@ -226,9 +250,50 @@ impl Device {
         self.chans[c].reserve(at, dur, self.t_now)
     }
 
-    fn controller(&mut self, t: u64, pages: u64) -> u64 {
+    /// Bytes a command of `extents` extents moves over the link besides its
+    /// data: the command, and its extent list when it has more than one.
+    pub fn command_bytes(&self, extents: usize) -> u64 {
+        let list = if extents > 1 {
+            (extents as u64).saturating_mul(u64::from(self.p.extent_bytes))
+        } else {
+            0
+        };
+        u64::from(self.p.cmd_bytes).saturating_add(list)
+    }
+
+    /// The modelled saving of one command of `extents` extents against as
+    /// many one-extent commands issued one after another (each once the
+    /// previous has completed): (n − 1) × the per-command costs (command
+    /// bytes on the link, `fw_cmd_ns` or `dram_cmd_ns`, `cpl_ns`) less the
+    /// link time of the extent list, ns. Negative when the list costs more.
+    /// Exact in DRAM mode; on flash the pages of one command may also
+    /// overlap across dies, which saves more.
+    pub fn command_saving_ns(&self, extents: u64) -> i64 {
+        if extents < 2 {
+            return 0;
+        }
+        let link = |bytes: u64| bytes.saturating_mul(self.link_ps_per_byte) / 1000;
+        let cmd_ns = if self.p.dram {
+            self.p.dram_cmd_ns
+        } else {
+            self.p.fw_cmd_ns
+        };
+        let per_command = link(u64::from(self.p.cmd_bytes))
+            .saturating_add(cmd_ns)
+            .saturating_add(self.p.cpl_ns);
+        let list = link(self.command_bytes(extents as usize) - u64::from(self.p.cmd_bytes));
+        ((extents - 1).saturating_mul(per_command) as i64).saturating_sub(list as i64)
+    }
+
+    /// Per-extent device time of a command of `extents` extents.
+    fn extents_ns(&self, extents: u64) -> u64 {
+        extents.saturating_mul(self.p.extent_ns)
+    }
+
+    fn controller(&mut self, t: u64, pages: u64, extents: u64) -> u64 {
         let cost = per_pages(self.p.fw_per_4k_ns, pages, self.p.page_bytes)
-            .saturating_add(self.p.fw_cmd_ns);
+            .saturating_add(self.p.fw_cmd_ns)
+            .saturating_add(self.extents_ns(extents));
         let (i, free) = earliest(&self.ctrl_free);
         let end = t.max(free).saturating_add(cost);
         if let Some(c) = self.ctrl_free.get_mut(i) {
@@ -266,19 +331,23 @@ impl Device {
     /// [`FtlError`]); the device should not be used after one.
     pub fn submit(&mut self, t: u64, op: Op, extents: &[Extent]) -> Result<u64, FtlError> {
         self.counters.commands += 1;
+        self.counters.extents += extents.len() as u64;
         let bytes = extents.iter().fold(0u64, |a, e| a.saturating_add(e.len));
         let pages = self.pages(extents);
         // A command waits for a free slot and holds it until it completes.
         let slot = (!self.slot_free.is_empty()).then(|| earliest(&self.slot_free));
         let t = slot.map_or(t, |(_, f)| t.max(f));
         self.t_now = self.t_now.max(t);
+        // The command and its extent list cross the link once (module docs).
+        let n = extents.len() as u64;
+        let fetched = self.link(t, self.command_bytes(extents.len()));
         let done = if self.ftl.is_some() {
-            self.submit_flash(t, op, bytes, &pages)
+            self.submit_flash(fetched, op, bytes, &pages, n)
         } else {
-            Ok(self.submit_dram(t, op, bytes, pages.len() as u64))
+            Ok(self.submit_dram(fetched, op, bytes, pages.len() as u64, n))
         };
         self.scratch = pages;
-        let done = done?.max(t);
+        let done = done?.max(t).saturating_add(self.p.cpl_ns);
         if let Some((i, _)) = slot {
             self.slot_free[i] = done;
         }
@@ -292,11 +361,12 @@ impl Device {
         op: Op,
         bytes: u64,
         pages: &[Page],
+        extents: u64,
     ) -> Result<u64, FtlError> {
         let npages = pages.len() as u64;
         Ok(match op {
             Op::Read => {
-                let ready = self.controller(t, npages);
+                let ready = self.controller(t, npages, extents);
                 let mut data_at = ready;
                 for pg in pages {
                     data_at = data_at.max(self.read_page(pg.lpn, ready));
@@ -304,7 +374,7 @@ impl Device {
                 self.link(data_at, bytes)
             }
             Op::Write => {
-                let ready = self.controller(t, npages);
+                let ready = self.controller(t, npages, extents);
                 let arrived = self.link(ready, bytes);
                 let programmed = self.program_pages(arrived, pages)?;
                 if self.p.write_buffer == 0 {
@@ -314,7 +384,7 @@ impl Device {
                 }
             }
             Op::Trim => {
-                let done = self.controller(t, 0);
+                let done = self.controller(t, 0, extents);
                 if let Some(ftl) = self.ftl.as_mut() {
                     for pg in pages.iter().filter(|pg| pg.whole) {
                         ftl.trim(pg.lpn)?;
@@ -322,7 +392,7 @@ impl Device {
                 }
                 done
             }
-            Op::Flush => self.controller(t, 0).max(self.flush_nand()),
+            Op::Flush => self.controller(t, 0, 0).max(self.flush_nand()),
         })
     }
 
@@ -486,11 +556,14 @@ impl Device {
         complete
     }
 
-    fn submit_dram(&mut self, t: u64, op: Op, bytes: u64, npages: u64) -> u64 {
+    fn submit_dram(&mut self, t: u64, op: Op, bytes: u64, npages: u64, extents: u64) -> u64 {
         if matches!(op, Op::Trim | Op::Flush) {
-            return t.saturating_add(self.p.dram_cmd_ns);
+            return t
+                .saturating_add(self.p.dram_cmd_ns)
+                .saturating_add(self.extents_ns(extents));
         }
-        let service = per_pages(self.p.dram_per_4k_ns, npages, self.p.page_bytes);
+        let service = per_pages(self.p.dram_per_4k_ns, npages, self.p.page_bytes)
+            .saturating_add(self.extents_ns(extents));
         let (i, free) = earliest(&self.die_free);
         let start = t.saturating_add(self.p.dram_cmd_ns).max(free);
         let data = start.saturating_add(service);
@@ -641,6 +714,95 @@ mod tests {
             lat[31] > p.slc_program_ns,
             "once full, writes wait for programs: {}",
             lat[31]
+        );
+    }
+}
+
+#[cfg(test)]
+mod command_costs {
+    use super::*;
+
+    fn ext(i: u64, len: u64) -> Extent {
+        Extent {
+            offset: i * 1_048_576,
+            len,
+        }
+    }
+
+    /// n one-extent commands, each issued when the previous completes (a
+    /// host with one command outstanding); returns when the last completes.
+    fn one_at_a_time(d: &mut Device, op: Op, n: u64) -> u64 {
+        (0..n).fold(0, |t, i| d.submit(t, op, &[ext(i, 4096)]).unwrap())
+    }
+
+    fn dram(extra: &str) -> Device {
+        // 1 ns per link byte: link times are exact.
+        Device::new(
+            &Params::parse(&format!(
+                "dram-ssd,size=256m,link_mbps=1000,cpl_ns=500,extent_ns=100{extra}"
+            ))
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn n_extents_in_one_command_save_the_per_command_costs_exactly() {
+        for op in [Op::Read, Op::Write] {
+            for n in [1u64, 2, 8, 64] {
+                let mut sep = dram("");
+                let mut vec = sep.clone();
+                let t_sep = one_at_a_time(&mut sep, op, n);
+                let all: Vec<Extent> = (0..n).map(|i| ext(i, 4096)).collect();
+                let t_vec = vec.submit(0, op, &all).unwrap();
+                let saving = vec.command_saving_ns(n);
+                // per command: 64 B on the link + 2 us command + 0.5 us completion;
+                // the list: 16 B per extent when n > 1.
+                let expect = if n < 2 {
+                    0
+                } else {
+                    (n - 1) * (64 + 2_000 + 500) - 16 * n
+                };
+                assert_eq!(saving, expect as i64, "n={n}");
+                assert_eq!(t_sep as i64 - t_vec as i64, saving, "{op:?} n={n}");
+                assert_eq!(vec.counters.commands, 1);
+                assert_eq!(vec.counters.extents, n);
+            }
+        }
+    }
+
+    #[test]
+    fn per_extent_costs_are_paid_per_extent() {
+        // 8 extents of 4 KiB against one extent of 32 KiB: the same pages and
+        // bytes, 7 more extent set-ups (100 ns) and an 8-entry list (128 B).
+        let mut a = dram("");
+        let mut b = a.clone();
+        let eight: Vec<Extent> = (0..8).map(|i| ext(i, 4096)).collect();
+        let t8 = a.submit(0, Op::Read, &eight).unwrap();
+        let t1 = b.submit(0, Op::Read, &[ext(0, 8 * 4096)]).unwrap();
+        assert_eq!(t8 - t1, 7 * 100 + 8 * 16);
+    }
+
+    #[test]
+    fn flash_commands_pay_the_controller_once() {
+        // x25e: one controller core, 28 us per command. Eight reads of
+        // written pages one at a time vs one vectored read.
+        let p = Params::parse("x25e,size=128m").unwrap();
+        let mut d = Device::new(&p);
+        let all: Vec<Extent> = (0..8).map(|i| ext(i, 4096)).collect();
+        let written = d.submit(0, Op::Write, &all).unwrap();
+        let start = written + 10_000_000;
+        let mut sep = d.clone();
+        let t_sep = (0..8).fold(start, |t, i| {
+            sep.submit(t, Op::Read, &[ext(i, 4096)]).unwrap()
+        });
+        let t_vec = d.submit(start, Op::Read, &all).unwrap();
+        let saving = d.command_saving_ns(8);
+        assert!(saving >= 7 * 28_000, "{saving}");
+        assert!(
+            (t_sep - start) as i64 - (t_vec - start) as i64 >= saving,
+            "separate {} vectored {} saving {saving}",
+            t_sep - start,
+            t_vec - start
         );
     }
 }

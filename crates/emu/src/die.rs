@@ -423,8 +423,10 @@ impl Die {
         }
         let idle = (ready - from).saturating_sub(reads);
         let groups = self.slc_used.div_ceil(u64::from(t.unit));
-        // Instant folding (no fold time) empties the cache.
-        let folded = idle.checked_div(t.fold_ns).map_or(groups, |n| n.min(groups));
+        // A fold time of 0 folds everything at once.
+        let folded = idle
+            .checked_div(t.fold_ns)
+            .map_or(groups, |n| n.min(groups));
         let units = (folded * u64::from(t.unit)).min(self.slc_used);
         self.slc_used -= units;
         c.folded_units += units;

@@ -14,6 +14,14 @@
 //! `coalesce_us` µs). An idle device costs nothing: there is no device
 //! thread; time is the model's.
 //!
+//! A device with a limited interface (`iface_depth`, [`crate::iface`])
+//! takes at most that many commands outstanding: `queue` takes a permit
+//! before submitting (spinning with `completion=poll`, sleeping otherwise)
+//! and `getevents` gives it back when it hands the completion out — when
+//! the host has seen it. A worker that holds every permit and queues again
+//! first waits for its own oldest command, as a driver with a full queue
+//! would. A job with `temporal_merge` gets a [`crate::merge`] engine instead.
+//!
 //! A failure of the model (an error from [`Device::submit`], or a panic,
 //! which would be a bug) fails the command that met it and every later
 //! command on the device with the same message: the lock is never left
@@ -30,6 +38,7 @@
 
 use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
+use crate::iface::{Interface, Wait};
 use crate::memory::human;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -57,6 +66,10 @@ pub struct SharedDevice {
     capacity: u64,
     /// Why the model failed, once it has.
     failure: OnceLock<String>,
+    /// The host's side of the command interface (`iface_depth`).
+    pub iface: Interface,
+    /// The temporal merge layers in front of the device, one per setting.
+    pub(crate) mergers: Mutex<Vec<crate::merge::Registered>>,
 }
 
 impl SharedDevice {
@@ -86,8 +99,10 @@ impl SharedDevice {
             device: Mutex::new(dev),
             data: Mutex::new(data),
             clock,
+            iface: Interface::new(params.iface_depth),
             params,
             failure: OnceLock::new(),
+            mergers: Mutex::new(Vec::new()),
         }))
     }
 
@@ -121,6 +136,11 @@ impl SharedDevice {
         }
     }
 
+    /// Why the model failed, once it has.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
+    }
+
     fn fail(&self, why: String) -> EngineError {
         failed(self.failure.get_or_init(|| why))
     }
@@ -130,9 +150,52 @@ impl SharedDevice {
             .lock()
             .map_err(|_| self.fail("its data lock was poisoned by a panic".into()))
     }
+
+    /// Move a request's data between its slot's buffer and the device, as
+    /// the command's DMA would (nothing with `nocopy`, nor for a trim).
+    pub(crate) fn transfer(&self, bufs: &mut SlotBufs, req: &IoReq) -> Result<(), EngineError> {
+        if self.params.nocopy || req.ddir == Ddir::Trim {
+            return Ok(());
+        }
+        let mut data = self.data()?;
+        let (o, l) = (req.offset as usize, req.len as usize);
+        let fits = o.checked_add(l).is_some_and(|end| end <= data.len());
+        if !fits || !bufs.holds(req.slot, l) {
+            return Err(failed(&format!(
+                "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
+                req.slot,
+                data.len()
+            )));
+        }
+        let write = req.ddir == Ddir::Write;
+        let buf = bufs.get(req.slot, write);
+        if write {
+            data[o..o + l].copy_from_slice(&buf[..l]);
+        } else {
+            buf[..l].copy_from_slice(&data[o..o + l]);
+        }
+        Ok(())
+    }
+
+    /// How a host in completion mode `mode` waits for the interface.
+    pub(crate) fn iface_wait(mode: CompletionMode) -> Wait {
+        match mode {
+            CompletionMode::Poll => Wait::Spin,
+            CompletionMode::Irq | CompletionMode::Hybrid => Wait::Sleep,
+        }
+    }
 }
 
-fn failed(why: &str) -> EngineError {
+/// The device operation of a request's direction.
+pub(crate) fn op_of(ddir: Ddir) -> Op {
+    match ddir {
+        Ddir::Read => Op::Read,
+        Ddir::Write => Op::Write,
+        Ddir::Trim => Op::Trim,
+    }
+}
+
+pub(crate) fn failed(why: &str) -> EngineError {
     EngineError::Sys {
         what: "emulated device".into(),
         source: std::io::Error::other(why.to_string()),
@@ -141,7 +204,7 @@ fn failed(why: &str) -> EngineError {
 
 /// A worker's I/O buffers: one of `len` bytes per slot, in one lazily
 /// zeroed block (a deep queue of large buffers costs nothing until used).
-struct SlotBufs {
+pub(crate) struct SlotBufs {
     bytes: Vec<u8>,
     len: usize,
     /// Whether a slot's buffer has its random contents yet: they are made
@@ -152,7 +215,7 @@ struct SlotBufs {
 
 impl SlotBufs {
     /// Buffers of `bs` bytes rounded up to 4 KiB (none when `bs` is 0).
-    fn new(depth: usize, bs: usize, seed: u64) -> Result<SlotBufs, EngineError> {
+    pub(crate) fn new(depth: usize, bs: usize, seed: u64) -> Result<SlotBufs, EngineError> {
         let len = bs.div_ceil(4096) * 4096;
         let bytes = depth
             .checked_mul(len)
@@ -177,9 +240,21 @@ impl SlotBufs {
         (slot as usize) < self.filled.len() && len <= self.len
     }
 
+    /// Slot `slot`'s buffer for the caller to fill or read (its contents
+    /// are then the caller's: no random fill comes later); None without
+    /// buffers (`nocopy`).
+    fn slot_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
+        let i = slot as usize;
+        if self.len == 0 || i >= self.filled.len() {
+            return None;
+        }
+        self.filled[i] = true;
+        Some(&mut self.bytes[i * self.len..(i + 1) * self.len])
+    }
+
     /// Slot `slot`'s buffer, given its random contents first when it is to
     /// be written and has not been yet.
-    fn get(&mut self, slot: u32, write: bool) -> &mut [u8] {
+    pub(crate) fn get(&mut self, slot: u32, write: bool) -> &mut [u8] {
         let i = slot as usize;
         let buf = &mut self.bytes[i * self.len..(i + 1) * self.len];
         if write && !self.filled[i] {
@@ -198,26 +273,61 @@ pub struct EmuEngine {
     mode: CompletionMode,
     coalesce_n: usize,
     coalesce_ns: u64,
+    /// Interface permits held: one per pending command when the device's
+    /// interface is limited.
+    held: usize,
+    /// Completions seen while waiting for the interface, not yet handed out.
+    seen: Vec<Completion>,
 }
 
 impl EmuEngine {
     /// An engine for one worker of `spec` (with no buffers on a `nocopy`
     /// device: nothing is copied).
     pub fn new(dev: Arc<SharedDevice>, spec: &JobSpec, seed: u64) -> Result<Self, EngineError> {
-        let depth = spec.iodepth.max(1) as usize;
-        let bs = if dev.params.nocopy {
-            0
-        } else {
-            spec.bs.max() as usize
-        };
         Ok(EmuEngine {
-            bufs: SlotBufs::new(depth, bs, seed)?,
+            bufs: slot_bufs(&dev, spec, seed)?,
             mode: dev.params.completion,
             coalesce_n: dev.params.coalesce_n as usize,
             coalesce_ns: dev.params.coalesce_us * 1000,
             dev,
             pending: BinaryHeap::new(),
+            held: 0,
+            seen: Vec::new(),
         })
+    }
+
+    /// Take an interface permit before a command (module docs): when this
+    /// engine holds them all, its oldest command is waited for and seen.
+    fn acquire_iface(&mut self) {
+        let iface = &self.dev.iface;
+        if !iface.limited() {
+            return;
+        }
+        loop {
+            if iface.try_acquire() {
+                break;
+            }
+            if self.held > 0 {
+                if let Some(Reverse((t, slot, result))) = self.pending.pop() {
+                    self.wait_until(t);
+                    self.seen.push(Completion { slot, result });
+                    self.held -= 1;
+                    iface.release();
+                    continue;
+                }
+            }
+            iface.acquire(SharedDevice::iface_wait(self.mode));
+            break;
+        }
+        self.held += 1;
+    }
+
+    /// A completion leaves the pending queue: the host has seen it.
+    fn seen_one(&mut self) {
+        if self.held > 0 {
+            self.held -= 1;
+            self.dev.iface.release();
+        }
     }
 
     /// How many completions may be delivered now. Without coalescing, the
@@ -248,22 +358,27 @@ impl EmuEngine {
     }
 
     fn wait_until(&self, t: u64) {
-        let clock = self.dev.clock;
-        loop {
-            let now = clock.now();
-            if now >= t {
-                return;
-            }
-            let left = t - now;
-            match self.mode {
-                CompletionMode::Poll => std::hint::spin_loop(),
-                CompletionMode::Irq => std::thread::sleep(std::time::Duration::from_nanos(left)),
-                CompletionMode::Hybrid => {
-                    if left > 100_000 {
-                        std::thread::sleep(std::time::Duration::from_nanos(left - 50_000));
-                    } else {
-                        std::hint::spin_loop();
-                    }
+        wait_until(self.dev.clock, self.mode, t)
+    }
+}
+
+/// Wait until `clock` reads `t`, as completion mode `mode` waits: spinning
+/// (`poll`), sleeping (`irq`), or sleeping then spinning the last 50 µs.
+pub(crate) fn wait_until(clock: Clock, mode: CompletionMode, t: u64) {
+    loop {
+        let now = clock.now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        match mode {
+            CompletionMode::Poll => std::hint::spin_loop(),
+            CompletionMode::Irq => std::thread::sleep(std::time::Duration::from_nanos(left)),
+            CompletionMode::Hybrid => {
+                if left > 100_000 {
+                    std::thread::sleep(std::time::Duration::from_nanos(left - 50_000));
+                } else {
+                    std::hint::spin_loop();
                 }
             }
         }
@@ -276,37 +391,21 @@ impl Engine for EmuEngine {
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        self.acquire_iface();
         let now = self.dev.clock.now();
-        let (op, len) = match req.ddir {
-            Ddir::Read => (Op::Read, req.len),
-            Ddir::Write => (Op::Write, req.len),
-            Ddir::Trim => (Op::Trim, req.len),
-        };
         let extent = Extent {
             offset: req.offset,
-            len: len as u64,
+            len: req.len as u64,
         };
-        let done = self.dev.submit(now, op, &[extent])?;
-        if !self.dev.params.nocopy && req.ddir != Ddir::Trim {
-            let mut data = self.dev.data()?;
-            let (o, l) = (req.offset as usize, len as usize);
-            let fits = o.checked_add(l).is_some_and(|end| end <= data.len());
-            if !fits || !self.bufs.holds(req.slot, l) {
-                return Err(failed(&format!(
-                    "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
-                    req.slot,
-                    data.len()
-                )));
+        let done = match self.dev.submit(now, op_of(req.ddir), &[extent]) {
+            Ok(done) => done,
+            Err(e) => {
+                self.seen_one();
+                return Err(e);
             }
-            let write = req.ddir == Ddir::Write;
-            let buf = self.bufs.get(req.slot, write);
-            if write {
-                data[o..o + l].copy_from_slice(&buf[..l]);
-            } else {
-                buf[..l].copy_from_slice(&data[o..o + l]);
-            }
-        }
-        self.pending.push(Reverse((done, req.slot, len as i64)));
+        };
+        self.dev.transfer(&mut self.bufs, &req)?;
+        self.pending.push(Reverse((done, req.slot, req.len as i64)));
         Ok(Queued::Pending)
     }
 
@@ -317,7 +416,8 @@ impl Engine for EmuEngine {
     /// Waits until `min` completions are due, or at most [`WAIT_SLICE_NS`]
     /// (see the module docs).
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let mut got = 0;
+        let mut got = self.seen.len();
+        out.append(&mut self.seen);
         let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
             let now = self.dev.clock.now();
@@ -328,6 +428,7 @@ impl Engine for EmuEngine {
                     _ => break,
                 }
                 let Reverse((_, slot, res)) = self.pending.pop().expect("peeked");
+                self.seen_one();
                 out.push(Completion { slot, result: res });
                 got += 1;
                 n -= 1;
@@ -349,6 +450,15 @@ impl Engine for EmuEngine {
         }
     }
 
+    /// The model has no volatile cache to flush: a sync completes at once.
+    fn sync(&mut self, _slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
+        Ok(Queued::Done(0))
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.bufs.slot_mut(slot)
+    }
+
     fn completion_mode(&self) -> &'static str {
         match self.mode {
             CompletionMode::Irq => "emu-irq",
@@ -356,6 +466,30 @@ impl Engine for EmuEngine {
             CompletionMode::Hybrid => "emu-hybrid",
         }
     }
+}
+
+impl Drop for EmuEngine {
+    /// Commands abandoned in flight give their interface permits back.
+    fn drop(&mut self) {
+        for _ in 0..self.held {
+            self.dev.iface.release();
+        }
+    }
+}
+
+/// A worker's buffers for `spec` on `dev`: none on a `nocopy` device.
+pub(crate) fn slot_bufs(
+    dev: &SharedDevice,
+    spec: &JobSpec,
+    seed: u64,
+) -> Result<SlotBufs, EngineError> {
+    let depth = spec.iodepth.max(1) as usize;
+    let bs = if dev.params.nocopy {
+        0
+    } else {
+        spec.bs.max() as usize
+    };
+    SlotBufs::new(depth, bs, seed)
 }
 
 #[cfg(test)]

@@ -58,6 +58,14 @@ const INT_LIMITS: &[(&str, u64, u64)] = &[
     ("suspend_ns", 0, MAX_OP_NS),
     ("resume_ns", 0, MAX_OP_NS),
     ("suspend_max", 0, 1024),
+    ("cmd_bytes", 0, 1 << 20),
+    ("extent_bytes", 0, 1 << 20),
+    ("extent_ns", 0, MAX_OP_NS),
+    ("cpl_ns", 0, MAX_OP_NS),
+    ("iface_depth", 0, 65_536),
+    ("host_cmd_ns", 0, MAX_OP_NS),
+    ("irq_ns", 0, MAX_OP_NS),
+    ("wake_ns", 0, MAX_OP_NS),
 ];
 
 /// The allowed range of integer key `key`, if it has one.
@@ -168,7 +176,7 @@ pub fn check(p: &Params) -> Result<(), String> {
 }
 
 fn check_ranges(p: &Params) -> Result<(), String> {
-    let ints: [(&str, u64); 19] = [
+    let ints: [(&str, u64); 27] = [
         ("channels", p.channels.into()),
         ("dies_per_channel", p.dies_per_channel.into()),
         ("pages_per_block", p.pages_per_block.into()),
@@ -188,6 +196,14 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("coalesce_n", p.coalesce_n.into()),
         ("coalesce_us", p.coalesce_us),
         ("host_ns", p.host_ns),
+        ("cmd_bytes", p.cmd_bytes.into()),
+        ("extent_bytes", p.extent_bytes.into()),
+        ("extent_ns", p.extent_ns),
+        ("cpl_ns", p.cpl_ns),
+        ("iface_depth", p.iface_depth.into()),
+        ("host_cmd_ns", p.host_cmd_ns),
+        ("irq_ns", p.irq_ns),
+        ("wake_ns", p.wake_ns),
     ];
     let nand: [(&str, u64); 7] = [
         ("flash_page_bytes", p.flash_page_bytes.into()),

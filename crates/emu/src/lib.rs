@@ -25,6 +25,12 @@
 //!   times, so ssdready's engine measures real latencies through a real
 //!   worker loop).
 //!
+//! * **Commands and the host.** A command may carry several extents (a
+//!   vectored command): per-command costs are paid once, per-extent and
+//!   per-byte costs for each extent ([`device`]). The host may have only
+//!   `iface_depth` commands outstanding ([`iface`]); temporal merge
+//!   ([`merge`]) gathers concurrent requests into vectored commands.
+//!
 //! Devices are described by [`config::Params`], with presets for the devices
 //! of the papers this project reproduces and for today's drives; every key
 //! has a range and every derived count is overflow-checked ([`geometry`]), so
@@ -41,5 +47,7 @@ pub mod die;
 pub mod engine;
 pub mod ftl;
 pub mod geometry;
+pub mod iface;
 pub mod memory;
+pub mod merge;
 pub mod sim;

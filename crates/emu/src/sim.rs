@@ -13,16 +13,31 @@
 //! slot, if more) completions in a row happen at one instant, or when a
 //! job's measured I/Os took no simulated time at all. `stop` is polled every
 //! [`STOP_POLL_EVENTS`] events.
+//!
+//! Between a worker and the device sits the host's command path
+//! ([`crate::merge::virtual_time`]): the interface depth (`iface_depth`),
+//! the host's cost per command (`host_cmd_ns`), the delay before a
+//! completion is seen (`irq_ns` with `completion=irq`), and, for jobs with
+//! `temporal_merge`, the merge layer (one per setting, shared by the jobs
+//! that use it), whose window ends and dispatches are events here. An STM
+//! worker is synchronous: it keeps one request in flight whatever its
+//! `iodepth`, as in real time.
 
-use crate::device::{Device, Extent, Op};
+use crate::device::{Device, Extent};
+use crate::engine::op_of;
+use crate::merge::virtual_time::{Out, Request, VirtualHost};
+use crate::merge::{MergeConfig, Served};
 use ssdready_core::plan::{IoPlan, Region};
-use ssdready_core::spec::JobSpec;
+use ssdready_core::rate::Pacer;
+use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const WAKE: u32 = u32::MAX;
+/// The "worker" of the host path's events (merge windows, dispatches).
+const HOST_EVENT: u32 = u32::MAX;
 /// Completions in a row at one simulated instant after which virtual time
 /// is taken to have stopped (at least; four per slot in flight if more).
 pub const STALL_EVENTS: u64 = 1 << 20;
@@ -41,6 +56,8 @@ struct Slot {
 
 struct Worker {
     job: usize,
+    /// The merge layer its requests go to.
+    layer: Option<usize>,
     plan: IoPlan,
     depth: usize,
     inflight: usize,
@@ -48,7 +65,8 @@ struct Worker {
     slots: Vec<Slot>,
     free: Vec<u32>,
     stats: WorkerStats,
-    interval_ns: Option<f64>,
+    /// fio's rate limits, per direction.
+    pacer: Option<Pacer>,
     next_issue: f64,
     ramp_end: u64,
     deadline: Option<u64>,
@@ -68,22 +86,16 @@ pub struct SimOutcome {
 
 /// The region a job covers on the device.
 pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    if spec.offset >= capacity {
-        return Err(format!(
-            "option 'offset': {} is beyond the emulated device's {capacity} bytes",
-            spec.offset
-        ));
-    }
-    let len = spec.size.unwrap_or(capacity - spec.offset);
-    if spec.offset + len > capacity {
-        return Err(format!(
-            "option 'size': offset + size = {} exceeds the emulated device's {capacity} bytes (raise the device's size=)",
-            spec.offset + len
-        ));
-    }
+    clone_region(spec, 0, capacity)
+}
+
+/// The region clone `clone` of `spec` covers (`offset_increment` moves
+/// each clone further).
+pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
+    let (offset, len) = ssdready_core::fileset::region_on(spec, clone, capacity)?;
     Ok(Region {
         file: 0,
-        offset: spec.offset,
+        offset,
         len,
     })
 }
@@ -110,16 +122,23 @@ pub fn simulate(
 ) -> Result<SimOutcome, SimError> {
     let cap = dev.capacity();
     let t0 = dev.now;
+    let mut host = VirtualHost::new(&dev.p);
+    let layers = merge_layers(&mut host, jobs);
     let mut ws: Vec<Worker> = Vec::new();
     for (ji, spec) in jobs.iter().enumerate() {
-        let r = region(spec, cap).map_err(SimError::Refused)?;
         for w in 0..spec.numjobs {
-            let depth = spec.iodepth.max(1) as usize;
+            let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
+            let depth = if spec.temporal_merge == TemporalMerge::Stm {
+                1
+            } else {
+                spec.iodepth.max(1) as usize
+            };
             let ramp_end = t0
                 .saturating_add(spec.startdelay_ns)
                 .saturating_add(spec.ramp_time_ns);
             ws.push(Worker {
                 job: ji,
+                layer: layers[ji],
                 plan: IoPlan::new(spec, &[r], w),
                 depth,
                 inflight: 0,
@@ -127,7 +146,7 @@ pub fn simulate(
                 slots: vec![Slot::default(); depth],
                 free: (0..depth as u32).rev().collect(),
                 stats: WorkerStats::default(),
-                interval_ns: spec.rate_iops.map(|r| 1e9 / r as f64),
+                pacer: Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64),
                 next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
                 deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
@@ -141,11 +160,17 @@ pub fn simulate(
     let mut free_blocks = Vec::new();
     let mut next_sample = t0 + 1_000_000_000u64;
     let mut end_ns = t0;
+    let mut out = Out::default();
+    // How each request in flight was merged, per worker and slot.
+    let mut served: Vec<Vec<Option<Served>>> = ws.iter().map(|w| vec![None; w.depth]).collect();
+    let model = |e: crate::ftl::FtlError| SimError::Model(e.to_string());
 
     let issue = |w: &mut Worker,
                  wi: u32,
                  t: u64,
                  dev: &mut Device,
+                 host: &mut VirtualHost,
+                 out: &mut Out,
                  heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
      -> Result<(), SimError> {
         let mut cursor = t;
@@ -154,12 +179,12 @@ pub fn simulate(
                 w.done = true;
                 break;
             }
-            if let Some(i) = w.interval_ns {
-                if (cursor as f64) < w.next_issue {
-                    heap.push(Reverse((w.next_issue.ceil() as u64, wi, WAKE)));
+            if let Some(p) = &w.pacer {
+                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                if (cursor as f64) < due {
+                    heap.push(Reverse((due.ceil() as u64, wi, WAKE)));
                     break;
                 }
-                w.next_issue += i;
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
@@ -167,22 +192,10 @@ pub fn simulate(
                 w.done = true;
                 break;
             };
+            if let Some(p) = &mut w.pacer {
+                p.issued(ddir, u64::from(len));
+            }
             cursor = cursor.saturating_add(host_ns);
-            let op = match ddir {
-                Ddir::Read => Op::Read,
-                Ddir::Write => Op::Write,
-                Ddir::Trim => Op::Trim,
-            };
-            let done = dev
-                .submit(
-                    cursor,
-                    op,
-                    &[Extent {
-                        offset,
-                        len: len as u64,
-                    }],
-                )
-                .map_err(|e| SimError::Model(e.to_string()))?;
             let Some(slot) = w.free.pop() else {
                 return Err(SimError::Model(
                     "emulator simulation: no free slot below the queue depth (a bug)".into(),
@@ -194,13 +207,42 @@ pub fn simulate(
                 len,
             };
             w.inflight += 1;
-            heap.push(Reverse((done, wi, slot)));
+            let req = Request {
+                worker: wi,
+                slot,
+                op: op_of(ddir),
+                ext: Extent {
+                    offset,
+                    len: len as u64,
+                },
+                at: cursor,
+            };
+            match w.layer {
+                None => host.direct(dev, req, out),
+                Some(l) => host.merged(dev, l, req, out),
+            }
+            .map_err(model)?;
         }
         Ok(())
     };
+    // Hand what the host path produced to the event queue.
+    let flush = |out: &mut Out,
+                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
+                 served: &mut [Vec<Option<Served>>]| {
+        for s in out.seen.drain(..) {
+            if s.served.is_some() {
+                served[s.worker as usize][s.slot as usize] = s.served;
+            }
+            heap.push(Reverse((s.at, s.worker, s.slot)));
+        }
+        for (t, ev) in out.events.drain(..) {
+            heap.push(Reverse((t, HOST_EVENT, ev)));
+        }
+    };
 
     for (wi, w) in ws.iter_mut().enumerate() {
-        issue(w, wi as u32, t0, dev, &mut heap)?;
+        issue(w, wi as u32, t0, dev, &mut host, &mut out, &mut heap)?;
+        flush(&mut out, &mut heap, &mut served);
     }
     let slots: u64 = ws.iter().map(|w| w.depth as u64 + 1).sum();
     let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
@@ -236,6 +278,11 @@ pub fn simulate(
             free_blocks.resize(free_blocks.len() + fill, dev.free_blocks());
             next_sample = next_sample.saturating_add(seconds.saturating_mul(1_000_000_000));
         }
+        if wi == HOST_EVENT {
+            host.event(dev, t, slot, &mut out).map_err(model)?;
+            flush(&mut out, &mut heap, &mut served);
+            continue;
+        }
         let w = &mut ws[wi as usize];
         if slot != WAKE {
             let s = w.slots[slot as usize];
@@ -252,13 +299,17 @@ pub fn simulate(
                 let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
-                d.lat.record(lat);
+                d.record_lat(sec, lat);
                 d.clat.record(lat);
+                if let Some(m) = served[wi as usize][slot as usize].take() {
+                    m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
+                }
             }
             w.last_completion = t;
             end_ns = end_ns.max(t);
         }
-        issue(w, wi, t, dev, &mut heap)?;
+        issue(w, wi, t, dev, &mut host, &mut out, &mut heap)?;
+        flush(&mut out, &mut heap, &mut served);
     }
     let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     for mut w in ws {
@@ -287,6 +338,28 @@ pub fn simulate(
         free_blocks,
         end_ns,
     })
+}
+
+/// The merge layer of each job (one per setting, shared by the jobs that
+/// use it; STM counts their workers as its members).
+fn merge_layers(host: &mut VirtualHost, jobs: &[JobSpec]) -> Vec<Option<usize>> {
+    let mut made: Vec<(MergeConfig, usize)> = Vec::new();
+    jobs.iter()
+        .map(|spec| {
+            let cfg = MergeConfig::of(spec)?;
+            if let Some((_, l)) = made.iter().find(|(c, _)| *c == cfg) {
+                return Some(*l);
+            }
+            let members: u32 = jobs
+                .iter()
+                .filter(|j| MergeConfig::of(j) == Some(cfg))
+                .map(|j| j.numjobs)
+                .sum();
+            let l = host.add_layer(cfg, members as usize);
+            made.push((cfg, l));
+            Some(l)
+        })
+        .collect()
 }
 
 /// The refusal of a run in which virtual time does not pass: what
@@ -389,7 +462,8 @@ mod tests {
 
     #[test]
     fn trims_on_nvm_lowlat_are_refused_not_endless() {
-        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m").unwrap());
+        // Without the command's own 64 B on the link, its trims take no time.
+        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m,cmd_bytes=0").unwrap());
         let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
             .err()
             .expect("refused")

@@ -58,6 +58,39 @@ pub trait Engine {
     /// How completions are obtained, for the result (`sync`, `interrupt`,
     /// `iopoll`, `sqpoll+interrupt`, `none`).
     fn completion_mode(&self) -> &'static str;
+    /// Queue an `fsync(2)` (or `fdatasync(2)` when `data_only`) of file
+    /// `file`, in slot `slot`: done at once by synchronous engines (the
+    /// result is 0 or `-errno`), reported by `getevents` otherwise.
+    fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
+        let _ = (slot, file, data_only);
+        Err(EngineError::Unsupported(format!(
+            "ioengine={} cannot sync files (fsync, fdatasync)",
+            self.name()
+        )))
+    }
+    /// The buffer slot `slot` reads into and writes from (`verify` fills it
+    /// before a write and checks it after a read); None for an engine that
+    /// moves no data.
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        let _ = slot;
+        None
+    }
+    /// Replace the engine's descriptors with newly opened ones, in target
+    /// order (after `unlink_each_loop` removed the files). Call only with
+    /// nothing in flight.
+    fn reopen(&mut self, files: Vec<std::fs::File>) -> Result<(), EngineError> {
+        let _ = files;
+        Err(EngineError::Unsupported(format!(
+            "ioengine={} cannot reopen its files (unlink_each_loop)",
+            self.name()
+        )))
+    }
+    /// What a temporal merge layer in front of the target counted since the
+    /// last call (the worker takes it at the end of the ramp, to forget it,
+    /// and at the end); `None` for engines without one.
+    fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -133,28 +166,50 @@ impl Engine for AnyEngine {
     fn completion_mode(&self) -> &'static str {
         dispatch!(self, e => e.completion_mode())
     }
+    fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
+        dispatch!(self, e => e.take_merge_stats())
+    }
+    fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
+        dispatch!(self, e => e.sync(slot, file, data_only))
+    }
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        dispatch!(self, e => e.buffer(slot))
+    }
+    fn reopen(&mut self, files: Vec<std::fs::File>) -> Result<(), EngineError> {
+        dispatch!(self, e => e.reopen(files))
+    }
 }
 
-/// Open every target of a job for one worker.
-pub(crate) fn open_files(setup: &EngineSetup<'_>) -> Result<Vec<std::fs::File>, EngineError> {
-    let write = setup.spec.rw.modifies();
+/// `fsync(2)` or `fdatasync(2)` of `file`: 0 or `-errno` (the result of a
+/// synchronous engine's sync).
+pub fn sync_file(file: &std::fs::File, data_only: bool) -> i64 {
+    let r = if data_only {
+        file.sync_data()
+    } else {
+        file.sync_all()
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+    }
+}
+
+/// Open every target of a job for one worker, as [`Target::open_for`]
+/// does, with the job's access hint given to the kernel.
+pub fn open_files(setup: &EngineSetup<'_>) -> Result<Vec<std::fs::File>, EngineError> {
+    let spec = setup.spec;
     setup
         .targets
         .iter()
         .map(|t| {
-            t.open(write, setup.spec.direct)
-                .map_err(|e| EngineError::Sys {
-                    what: format!(
-                        "opening {}{}",
-                        t.path.display(),
-                        if setup.spec.direct {
-                            " with O_DIRECT"
-                        } else {
-                            ""
-                        }
-                    ),
-                    source: e,
-                })
+            t.open_for(spec).map_err(|e| EngineError::Sys {
+                what: format!(
+                    "opening {}{}",
+                    t.path.display(),
+                    if spec.direct { " with O_DIRECT" } else { "" }
+                ),
+                source: e,
+            })
         })
         .collect()
 }

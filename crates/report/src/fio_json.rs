@@ -23,6 +23,7 @@ use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
 use ssdready_core::spec::FIO_DEFAULT_PERCENTILES;
 use ssdready_core::stats::{DirStats, WorkerStats};
+use ssdready_core::steady::FioSteadyReport;
 use ssdready_core::Ddir;
 
 /// `Sun Nov 22 02:44:33 2026` for a Unix time (UTC), like ctime(3).
@@ -140,6 +141,18 @@ fn dir_obj(d: Option<&DirStats>, window_ns: u64, o: &Opts<'_>, group_bw: f64) ->
     })
 }
 
+/// fio's `sync` section: `total_ios` counts fsyncs only (fio counts its
+/// DDIR_SYNC there, not DDIR_DATASYNC), the latency all syncs.
+fn sync_obj(stats: &WorkerStats, o: &Opts<'_>) -> Value {
+    let empty = Histogram::new();
+    let (fsyncs, lat) = match stats.sync.as_deref() {
+        Some(s) => (s.fsyncs, &s.lat),
+        None => (0, &empty),
+    };
+    let p = Some(o.pcts).filter(|_| o.clat_p || o.lat_p);
+    json!({ "total_ios": fsyncs, "lat_ns": lat_obj(lat, p, o.plus) })
+}
+
 fn pct_map(keys: &[&str], counts: &[u64; 7]) -> Value {
     let total: u64 = counts.iter().sum();
     let m: Map<String, Value> = keys
@@ -224,6 +237,7 @@ fn job_entry(
     group_bw: f64,
     plus: bool,
     extra: Value,
+    steady: Option<&FioSteadyReport>,
 ) -> Value {
     let spec = &jobs[0].spec;
     let pcts: &[f64] = if spec.percentile_list_given {
@@ -269,7 +283,22 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
-    json!({
+    if let (Value::Object(a), Some(v)) = (&mut ours, stats.verify.as_deref()) {
+        // fio shows a failed verification only as the job's error (84,
+        // EILSEQ) and on stderr; here every failure is listed.
+        a.insert(
+            "verify".into(),
+            json!({
+                "method": spec.verify.method.map_or("", |m| m.name()),
+                "blocks": v.blocks,
+                "bytes": v.bytes,
+                "failed": v.failed,
+                "failures": v.failures,
+                "skipped_by_state": v.skipped_by_state,
+            }),
+        );
+    }
+    let mut entry = json!({
         "jobname": name,
         "groupid": jobs[0].group,
         "error": stats.first_errno,
@@ -279,7 +308,7 @@ fn job_entry(
         "read": dir_obj(dir(Ddir::Read), window, &o, group_bw),
         "write": dir_obj(dir(Ddir::Write), window, &o, group_bw),
         "trim": dir_obj(dir(Ddir::Trim), window, &o, group_bw),
-        "sync": { "total_ios": 0, "lat_ns": { "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 } },
+        "sync": sync_obj(stats, &o),
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(stats.thread_cpu.user_ns),
         "sys_cpu": cpu_pct(stats.thread_cpu.sys_ns),
@@ -296,7 +325,37 @@ fn job_entry(
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
-        "ssdready": ours,
+    });
+    if let Value::Object(m) = &mut entry {
+        // fio adds the description, when set, after the latency figures.
+        if let Some(desc) = &spec.description {
+            m.insert("desc".into(), json!(desc));
+        }
+    }
+    if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
+        m.insert("steadystate".into(), steadystate_obj(ss));
+    }
+    if let Value::Object(m) = &mut entry {
+        m.insert("ssdready".into(), ours);
+    }
+    entry
+}
+
+/// fio 3.33's `steadystate` object (`stat.c`), its keys in its order.
+fn steadystate_obj(ss: &FioSteadyReport) -> Value {
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": ss.criterion,
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": ss.data.bw_mean,
+            "iops_mean": ss.data.iops_mean,
+            "iops": ss.data.iops,
+            "bw": ss.data.bw,
+        },
     })
 }
 
@@ -321,6 +380,14 @@ fn bw_of(s: &WorkerStats) -> f64 {
 
 /// The result in fio's layout; `plus` gives json+.
 pub fn render(r: &RunResult, plus: bool) -> String {
+    let mut s = serde_json::to_string_pretty(&document(r, plus)).expect("JSON values serialise");
+    s.push('\n');
+    s
+}
+
+/// The result in fio's layout, as a JSON value (also the source of the
+/// terse format).
+pub fn document(r: &RunResult, plus: bool) -> Value {
     let mut jobs_out = Vec::new();
     let mut groups: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
     groups.dedup();
@@ -352,8 +419,9 @@ pub fn render(r: &RunResult, plus: bool) -> String {
                 "common_options": common.clone(),
                 "job_options": all,
             }});
+            let ss = members.iter().find_map(|j| j.steadystate.first());
             jobs_out.push(job_entry(
-                r, &members, &merged, &name, common, group_bw, plus, extra,
+                r, &members, &merged, &name, common, group_bw, plus, extra, ss,
             ));
         } else {
             for j in &members {
@@ -368,6 +436,7 @@ pub fn render(r: &RunResult, plus: bool) -> String {
                         group_bw,
                         plus,
                         extra,
+                        j.steadystate.get(i),
                     ));
                 }
             }
@@ -432,9 +501,7 @@ pub fn render(r: &RunResult, plus: bool) -> String {
     if !disk_util.is_empty() {
         top.insert("disk_util".into(), Value::Array(disk_util));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(top)).expect("JSON values serialise");
-    s.push('\n');
-    s
+    Value::Object(top)
 }
 
 #[cfg(test)]

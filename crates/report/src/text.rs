@@ -17,6 +17,12 @@ fn bs_text(b: &BlockSizes) -> String {
             .map(|(b, w)| format!("{}/{w}%", fmt_bytes(*b as f64)))
             .collect::<Vec<_>>()
             .join(":"),
+        BlockSizes::PerDir(d) => format!(
+            "{} read, {} write, {} trim",
+            bs_text(&d[0]),
+            bs_text(&d[1]),
+            bs_text(&d[2])
+        ),
     }
 }
 
@@ -131,12 +137,134 @@ fn job_block(out: &mut String, j: &JobResult) {
     if j.dirs().next().is_none() {
         let _ = writeln!(out, "  {NO_IO}");
     }
+    for (i, ss) in j.steadystate.iter().enumerate() {
+        let who = match j.steadystate.len() {
+            1 => String::new(),
+            _ => format!(" (clone {i})"),
+        };
+        steady_line(out, ss, &who);
+    }
+    if let Some(m) = &j.temporal_merge {
+        merge_block(out, m);
+    }
+    if let Some(sy) = &j.sync {
+        let _ = writeln!(
+            out,
+            "  sync: {} fsync, {} fdatasync",
+            sy.fsyncs, sy.fdatasyncs
+        );
+        lat_line(out, "lat", &sy.lat);
+    }
+    if let Some(v) = &j.verify {
+        verify_block(out, v);
+    }
     if j.errors > 0 {
         let _ = writeln!(
             out,
             "  errors: {} (first: {})",
             j.errors,
             j.first_error.as_deref().unwrap_or("?")
+        );
+    }
+}
+
+/// fio's steady-state line, in ssdready's words: whether the criterion
+/// held, after how long, and the window's means.
+fn steady_line(out: &mut String, ss: &ssdready_core::steady::FioSteadyReport, who: &str) {
+    let state = match ss.attained_after_s {
+        Some(s) => format!("attained after {s} s of samples (the job ended there)"),
+        None => format!("not attained in {} s of samples", ss.samples),
+    };
+    let _ = writeln!(
+        out,
+        "  steady state{who}: {state}; {} = {} (limit {}{}); last {} s: {} IOPS, {}/s",
+        ss.ss.split(':').next().unwrap_or(""),
+        ss.criterion,
+        ss.limit,
+        if ss.ss.ends_with('%') { "%" } else { "" },
+        ss.duration,
+        fmt_count(ss.data.iops_mean as f64),
+        fmt_bytes(ss.data.bw_mean as f64)
+    );
+}
+
+/// The temporal merge layer: merge counts and the latency it added.
+fn merge_block(out: &mut String, m: &ssdready_core::result::MergeReport) {
+    let _ = writeln!(
+        out,
+        "  temporal merge ({}, window {}, at most {} extents{}): {} requests in {} commands, {:.2} per command",
+        m.mode,
+        fmt_ns(m.window_ns as f64),
+        m.max_extents,
+        if m.max_bytes > 0 {
+            format!(" and {}", fmt_bytes(m.max_bytes as f64))
+        } else {
+            String::new()
+        },
+        fmt_count(m.requests as f64),
+        fmt_count(m.commands as f64),
+        m.mean_extents
+    );
+    let hist: Vec<String> = m
+        .extents_histogram
+        .iter()
+        .map(|c| {
+            let pct = 100.0 * c.commands as f64 / m.commands.max(1) as f64;
+            format!("{}: {pct:.1}%", c.extents)
+        })
+        .collect();
+    for chunk in hist.chunks(8) {
+        let _ = writeln!(out, "    extents per command  {}", chunk.join("  "));
+    }
+    for (label, l) in [("window", &m.window_wait), ("device", &m.issue_wait)] {
+        let p99 = l
+            .percentiles
+            .iter()
+            .find(|(p, _)| *p == 99.0)
+            .map(|(_, v)| format!("  p99 {:>9}", fmt_ns(*v as f64)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    added ({label:>6}): mean {:>9}  max {:>9}{p99}",
+            fmt_ns(l.mean_ns),
+            fmt_ns(l.max_ns as f64),
+        );
+    }
+}
+
+/// What verification checked, and every failure kept.
+fn verify_block(out: &mut String, v: &ssdready_core::result::VerifyResult) {
+    let _ = writeln!(
+        out,
+        "  verify ({}): {} blocks ({}) checked, {} failed check{}{}",
+        v.method,
+        fmt_count(v.blocks as f64),
+        fmt_bytes(v.bytes as f64),
+        v.failed,
+        if v.failed == 1 { "" } else { "s" },
+        if v.skipped_by_state > 0 {
+            format!(
+                "; {} block(s) not checked: the loaded verify state could not vouch for them",
+                v.skipped_by_state
+            )
+        } else {
+            String::new()
+        }
+    );
+    for e in &v.failures {
+        let f = &e.failure;
+        let _ = writeln!(
+            out,
+            "    {} at offset {} (length {}) of {}: expected {}; found {}",
+            f.check, f.offset, f.len, e.file, f.expected, f.found
+        );
+    }
+    if v.failed > v.failures.len() as u64 {
+        let _ = writeln!(
+            out,
+            "    … and {} more (the first {} are listed)",
+            v.failed - v.failures.len() as u64,
+            v.failures.len()
         );
     }
 }
@@ -546,6 +674,14 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
             out,
             "  die utilisation: mean {mean:.0}%, max {max:.0}% over {} units",
             n as usize
+        );
+    }
+    if e.extents > e.commands {
+        let _ = writeln!(
+            out,
+            "  vectored commands: {} extents in {} commands",
+            fmt_count(e.extents as f64),
+            fmt_count(e.commands as f64)
         );
     }
     if e.simulated_ns > 0 {

@@ -19,9 +19,12 @@
 //!   what limits saturation);
 //! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
 //!   rules kept as data (`data/verdicts.rules`);
+//! * [`answer`]: the answer in words, shared by the text and HTML
+//!   renderings;
 //! * [`model`]: `study.json`, schema `ssdready.study`
 //!   (`docs/study-schema.md`).
 
+pub mod answer;
 pub mod classify;
 pub mod driver;
 pub mod facts;

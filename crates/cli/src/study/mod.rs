@@ -6,16 +6,19 @@
 //! budget (`ssdready_study::plan`), prints the plan and its ETA, runs each
 //! point through `run`'s own path ([`runner`]) with a progress bar, derives
 //! the figures and judges them with the verdict rules
-//! (`ssdready_study::judge`), writes `DIR/study.json` atomically and prints
-//! the findings ([`print`]). Bad input gets one line and exit code 2 with
-//! nothing written; Ctrl-C stops after the current run, still writes what
-//! ran, and exits 130.
+//! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
+//! `DIR/report.html` atomically and prints the findings ([`print`]), and
+//! records the study in the history database (`--db`; a failure to record
+//! is a warning). With `--baseline` it then compares the study with an
+//! earlier one and exits 3 when a key figure got worse beyond the noise.
+//! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
+//! stops after the current run, still writes what ran, and exits 130.
 
 mod detect;
 mod print;
 mod runner;
 
-use crate::fail;
+use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use std::io::Write;
@@ -30,7 +33,7 @@ pub struct StudyArgs {
     /// Finish in about a minute (1 s runs, the main sweeps only).
     #[arg(long)]
     pub quick: bool,
-    /// Where to write study.json (default: ./ssdready-study-DATE-TIME).
+    /// Where to write study.json and report.html (default: ./ssdready-study-DATE-TIME).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// How long the full study may take, e.g. 10m, 90s.
@@ -46,22 +49,14 @@ pub struct StudyArgs {
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
-}
-
-/// `2026-11-22-091530` (UTC).
-fn stamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let (y, m, d) = ssdready_core::units::civil_from_days(days);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    /// The history database to record the study in (default:
+    /// $XDG_DATA_HOME/ssdready/history.db); also where --baseline ids are.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// An earlier study (history id, directory or study.json): exit 3 when
+    /// a key figure got worse beyond the noise.
+    #[arg(long, value_name = "ID|PATH")]
+    pub baseline: Option<String>,
 }
 
 fn now_ms() -> u64 {
@@ -103,51 +98,9 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         .iter()
         .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
         .collect();
-    let dir = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("ssdready-study-{}", stamp())));
-    if dir.exists() && !dir.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': {} exists and is not a directory",
-                dir.display()
-            ),
-        );
-    }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': directory {} does not exist",
-                parent.display()
-            ),
-        );
-    }
-    // Where study.json will go must take it, checked now rather than after
-    // the whole study (the directory itself is made only when it runs).
-    let probe = if dir.is_dir() {
-        dir.join("study.json")
-    } else {
-        parent.join(".ssdready-study-probe")
-    };
-    if let Err(e) = crate::output::check(&probe, "option '--output'") {
-        fail(2, &e);
-    }
+    let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
+        .unwrap_or_else(|e| fail(2, &e));
     (budget_s, targets, dir)
-}
-
-/// Write `text` to `dir/name` atomically (output.rs: a temporary file
-/// created anew, fsync, rename, fsync of the directory; removed on error).
-fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
-    let fin = dir.join(name);
-    crate::output::write(&crate::output::Sink::File(fin.clone()), text)?;
-    Ok(fin)
 }
 
 /// Run `ssdready study`.
@@ -155,6 +108,23 @@ pub fn command(a: StudyArgs) {
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, targets, dir) = validate(&a);
+    let base = a
+        .baseline
+        .as_deref()
+        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
+    let mut history = match crate::history::Recorder::prepare(a.db.as_deref()) {
+        Ok(h) => Some(h),
+        Err(e) if a.db.is_some() => fail(
+            crate::history::error_code(&e),
+            &format!("option '--db': {e}"),
+        ),
+        Err(e) => {
+            say(&format!(
+                "warning: this study will not be recorded in the history: {e}"
+            ));
+            None
+        }
+    };
     let mut machine = detect::machine(None);
     let o = StudyOptions {
         quick: a.quick,
@@ -225,26 +195,67 @@ pub fn command(a: StudyArgs) {
         interrupted,
         warnings,
     };
-    finish(&doc, &dir, started.elapsed().as_secs_f64());
+    let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
+    // A study none of whose runs succeeded has nothing to remember.
+    if let (Some(h), Some(json), true) = (history.as_mut(), &json, code != 1) {
+        match crate::history::record_study(h, &doc, json) {
+            Ok((id, db)) if !a.quiet => {
+                say(&format!("recorded as history #{id} in {}", db.display()))
+            }
+            Ok(_) => {}
+            Err(e) => say(&format!(
+                "warning: the study was not recorded in the history: {e}"
+            )),
+        }
+    }
+    if let Some(b) = &base {
+        if code == 0 {
+            code =
+                crate::compare::regression_check(b, &ssdready_history::figures::from_study(&doc));
+        } else {
+            say("no regression check: the study did not complete");
+        }
+    }
+    std::process::exit(code);
 }
 
-fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
+/// Write study.json and print the findings; returns the exit code (1 when
+/// study.json could not be written or no run succeeded, 130 when
+/// interrupted) and where study.json went.
+fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
-    let written = write_atomic(dir, "study.json", &text);
+    let written = crate::output::write_in(dir, "study.json", &text);
+    let report = written
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|_| crate::report::write_report(dir, &text));
     let _ = std::io::stdout()
         .lock()
         .write_all(print::findings(doc, wall_s).as_bytes());
     for w in &doc.warnings {
         eprintln!("ssdready: {w}");
     }
-    match written {
-        Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len()),
-        Err(e) => fail(1, &format!("writing {}/study.json: {e}", dir.display())),
+    let json = match written {
+        Ok(p) => {
+            eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len());
+            p
+        }
+        Err(e) => {
+            say(&format!("writing {}/study.json: {e}", dir.display()));
+            return (1, None);
+        }
+    };
+    match report {
+        Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
+        Err(e) => {
+            say(&format!("writing {}/report.html: {e}", dir.display()));
+            return (1, Some(json));
+        }
     }
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");
-        std::process::exit(130);
+        return (130, Some(json));
     }
     if ok == 0 {
         let why = doc
@@ -252,6 +263,8 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) {
             .iter()
             .find_map(|r| r.error.clone())
             .unwrap_or_default();
-        fail(1, &format!("no run of the study succeeded: {why}"));
+        say(&format!("no run of the study succeeded: {why}"));
+        return (1, Some(json));
     }
+    (0, Some(json))
 }

@@ -6,59 +6,14 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_study::driver::Observer;
-use ssdready_study::model::{RunRecord, StudyDoc, TargetKind, TargetProfile};
+use ssdready_study::model::{RunRecord, StudyDoc, TargetProfile};
 use ssdready_study::plan::Plan;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// One line about a target.
-pub fn describe(t: &TargetProfile) -> String {
-    let mut s = match t.kind {
-        TargetKind::Emulator => {
-            let preset = t
-                .emulator_params
-                .iter()
-                .find(|p| p.0 == "preset")
-                .map_or("", |p| p.1.as_str());
-            let shown = if t.spec == "emu:" || t.spec == "emu" {
-                format!("emu:{preset} (the default drive)")
-            } else {
-                t.spec.clone()
-            };
-            format!("{shown}: the built-in SSD emulator, preset {preset}")
-        }
-        TargetKind::RamDevice => format!("{}: a RAM block device ({})", t.spec, t.transport),
-        TargetKind::BlockDevice => format!("{}: a {} block device", t.spec, t.transport),
-        TargetKind::File => format!(
-            "{}: a file on {} ({})",
-            t.spec,
-            t.filesystem.as_deref().unwrap_or("?"),
-            t.mount_point.as_deref().unwrap_or("?")
-        ),
-    };
-    if let Some(b) = &t.backing {
-        let _ = write!(s, ", backed by {b}");
-    }
-    if let Some(d) = &t.device {
-        let _ = write!(
-            s,
-            "; device {d}, logical blocks of {} B",
-            t.logical_block_size
-        );
-        if let Some(q) = t.hw_queues {
-            let _ = write!(s, ", {q} hardware queue(s)");
-        }
-        if let Some(sc) = &t.scheduler {
-            let _ = write!(s, ", scheduler {sc} (of {})", t.schedulers.join(", "));
-        }
-        if let Some(p) = t.poll_queues {
-            let _ = write!(s, ", polling {}", if p { "on" } else { "off" });
-        }
-    }
-    s
-}
+pub use ssdready_study::answer::{describe, fmt_duration};
 
 /// The plan, before the study starts.
 pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
@@ -88,16 +43,6 @@ pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
         let _ = writeln!(s, "  skipped: {}: {}", k.what, k.why);
     }
     s
-}
-
-/// `1 min 05 s`, `42 s`.
-pub fn fmt_duration(s: f64) -> String {
-    let s = s.round() as u64;
-    if s >= 60 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{s} s")
-    }
 }
 
 struct Clock {
@@ -236,15 +181,7 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
         }
     );
     let l = &f.device_limit;
-    let _ = match (l.iops, &l.bound_by) {
-        (Some(i), Some(b)) => writeln!(
-            s,
-            "device limit: {} IOPS for 4 KiB random reads ({}: {b})",
-            fmt_count(i),
-            l.basis
-        ),
-        _ => writeln!(s, "device limit: none (the device has zero latency)"),
-    };
+    let _ = writeln!(s, "{}", ssdready_study::answer::device_limit_line(f));
     let _ = writeln!(
         s,
         "\n  QD        IOPS   mean lat    p99 lat  delivered  device alone"
@@ -265,12 +202,8 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             alone
         );
     }
-    if let Some(k) = f.knee_qd {
-        let _ = writeln!(
-            s,
-            "  knee (90 % of peak IOPS) at QD {k}; saturation: {} ({})",
-            f.saturation.limit, f.saturation.part
-        );
+    if let Some(k) = ssdready_study::answer::knee_line(f) {
+        let _ = writeln!(s, "  {k}");
     }
     let _ = writeln!(s, "\nfindings:");
     for (i, v) in d.verdicts.iter().enumerate() {

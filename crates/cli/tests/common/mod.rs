@@ -2,6 +2,8 @@
 //! and make a loop device over a /dev/shm file when root (cleaned up on drop).
 #![allow(dead_code)]
 
+pub mod fio;
+
 use serde_json::Value;
 use std::process::{Command, Output};
 

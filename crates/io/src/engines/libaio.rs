@@ -7,7 +7,7 @@
 //! supported (fio's libaio engine has none either).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
@@ -241,6 +241,28 @@ impl Engine for LibaioEngine {
 
     fn completion_mode(&self) -> &'static str {
         "interrupt"
+    }
+
+    /// Synchronous, after submitting what is queued (fio's libaio engine
+    /// does the same: AIO has no usable fsync on most file systems).
+    fn sync(&mut self, _slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
+        self.commit()?;
+        Ok(Queued::Done(sync_file(
+            &self._files[file as usize],
+            data_only,
+        )))
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.bufs
+            .get_mut(slot as usize)
+            .map(AlignedBuf::as_mut_slice)
+    }
+
+    fn reopen(&mut self, files: Vec<File>) -> Result<(), EngineError> {
+        self.fds = files.iter().map(|f| f.as_raw_fd()).collect();
+        self._files = files;
+        Ok(())
     }
 }
 

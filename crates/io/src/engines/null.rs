@@ -55,6 +55,14 @@ impl Engine for NullEngine {
         out.append(&mut self.done);
         Ok(())
     }
+    fn sync(&mut self, slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
+        // No I/O: a sync has nothing to wait for (fio's null engine alike).
+        if self.sync {
+            return Ok(Queued::Done(0));
+        }
+        self.queued.push(Completion { slot, result: 0 });
+        Ok(Queued::Pending)
+    }
     fn completion_mode(&self) -> &'static str {
         if self.sync {
             "sync"

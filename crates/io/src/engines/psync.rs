@@ -4,7 +4,7 @@
 //! synchronous path where the thread sleeps until its I/O is done.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
@@ -96,5 +96,19 @@ impl Engine for PsyncEngine {
     }
     fn completion_mode(&self) -> &'static str {
         "sync"
+    }
+    fn sync(&mut self, _slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
+        Ok(Queued::Done(sync_file(
+            &self.files[file as usize],
+            data_only,
+        )))
+    }
+    fn buffer(&mut self, _slot: u32) -> Option<&mut [u8]> {
+        // One I/O at a time: every slot uses the one buffer.
+        Some(self.buf.as_mut_slice())
+    }
+    fn reopen(&mut self, files: Vec<File>) -> Result<(), EngineError> {
+        self.files = files;
+        Ok(())
     }
 }

@@ -248,6 +248,22 @@ impl UringEngine {
         e.user_data(req.slot as u64)
     }
 
+    /// Put an entry in the submission queue (submitting what is there when
+    /// it is full).
+    fn push(&mut self, e: squeue::Entry) -> Result<Queued, EngineError> {
+        loop {
+            // SAFETY: a buffer the entry points at is self.bufs[slot], which
+            // stays alive and untouched by us until its completion is reaped
+            // (the worker does not reuse a slot before that); its fd is ours.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                break;
+            }
+            self.commit()?;
+        }
+        self.queued += 1;
+        Ok(Queued::Pending)
+    }
+
     fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
         let before = out.len();
         for c in self.ring.completion() {
@@ -274,18 +290,12 @@ impl Engine for UringEngine {
         if req.ddir == Ddir::Trim {
             self.trim_len[req.slot as usize] = req.len;
         }
-        loop {
-            // SAFETY: the entry points at self.bufs[slot], which stays alive
-            // and untouched by us until its completion is reaped (the worker
-            // does not reuse a slot before that), and at an fd we own.
-            if unsafe { self.ring.submission().push(&e) }.is_ok() {
-                break;
-            }
-            self.commit()?;
-        }
-        self.queued += 1;
-        Ok(Queued::Pending)
+        self.push(e)
     }
+
+    // SAFETY: the entry points at self.bufs[slot], which stays alive
+    // and untouched by us until its completion is reaped (the worker
+    // does not reuse a slot before that), and at an fd we own.
 
     #[inline]
     fn commit(&mut self) -> Result<usize, EngineError> {
@@ -318,6 +328,46 @@ impl Engine for UringEngine {
             }
             got += self.drain(out);
         }
+        Ok(())
+    }
+
+    /// `IORING_OP_FSYNC` (with `IORING_FSYNC_DATASYNC` for fdatasync),
+    /// reported by `getevents` like any I/O, as fio's io_uring engine does.
+    fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
+        let flags = if data_only {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        let e = if self.fixed_files {
+            opcode::Fsync::new(types::Fixed(file)).flags(flags).build()
+        } else {
+            opcode::Fsync::new(types::Fd(self.fds[file as usize]))
+                .flags(flags)
+                .build()
+        };
+        self.push(e.user_data(u64::from(slot)))
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        self.bufs
+            .get_mut(slot as usize)
+            .map(AlignedBuf::as_mut_slice)
+    }
+
+    fn reopen(&mut self, files: Vec<File>) -> Result<(), EngineError> {
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        if self.fixed_files {
+            self.ring
+                .submitter()
+                .register_files_update(0, &fds)
+                .map_err(|e| EngineError::Sys {
+                    what: "updating registered files (registerfiles)".into(),
+                    source: e,
+                })?;
+        }
+        self.fds = fds;
+        self._files = files;
         Ok(())
     }
 

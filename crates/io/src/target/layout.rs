@@ -10,8 +10,16 @@
 //! windows of it: neither the final sync nor a stop (removing a file whose
 //! pages are cached costs ~0.1 s per GiB) waits for gigabytes to drain, and
 //! the layout does not fill the page cache with the job's data.
+//!
+//! Before any data, the new part of the file is preallocated as the job's
+//! `fallocate` says (fio's default: `fallocate(2)`, quietly skipped where
+//! the file system has none). As in fio, the data itself is written only
+//! when a job reads the file, or writes it with `overwrite=1`: a file that
+//! jobs only write is just created and preallocated, and their writes
+//! land in unwritten (or, with `fallocate=none`, unallocated) space.
 
 use super::{Target, TargetError, TargetKind};
+use ssdready_core::spec_io::Fallocate;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::io::AsRawFd;
@@ -32,12 +40,32 @@ pub enum LayoutEnd {
     Stopped,
 }
 
-/// Create or extend a regular file to `bytes`, writing pseudo-random data in
-/// 1 MiB chunks; `progress(done, total)` is called after each chunk. On a
-/// stop or an error the file is put back as it was (see the module docs).
+/// How a file is made ready (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prep {
+    /// Preallocation of the new part.
+    pub fallocate: Fallocate,
+    /// Whether to write data into it.
+    pub write_data: bool,
+}
+
+impl Default for Prep {
+    fn default() -> Self {
+        Prep {
+            fallocate: Fallocate::Native,
+            write_data: true,
+        }
+    }
+}
+
+/// Create or extend a regular file to `bytes`: preallocate as `prep` says,
+/// then (with `prep.write_data`) write pseudo-random data in 1 MiB chunks;
+/// `progress(done, total)` is called after each chunk. On a stop or an error
+/// the file is put back as it was (see the module docs).
 pub fn layout(
     t: &Target,
     bytes: u64,
+    prep: Prep,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<LayoutEnd, TargetError> {
@@ -53,12 +81,17 @@ pub fn layout(
     if start >= bytes {
         return Ok(LayoutEnd::Done);
     }
-    let written = extend(&mut f, start, bytes, stop, progress).and_then(|done| {
-        if done {
-            f.sync_all()?;
-        }
-        Ok(done)
-    });
+    let written = preallocate(&f, start, bytes, prep.fallocate)
+        .and_then(|()| match prep.write_data {
+            true => extend(&mut f, start, bytes, stop, progress),
+            false => Ok(!stop.load(Relaxed)),
+        })
+        .and_then(|done| {
+            if done {
+                f.sync_all()?;
+            }
+            Ok(done)
+        });
     match written {
         Ok(true) => Ok(LayoutEnd::Done),
         Ok(false) => {
@@ -81,6 +114,39 @@ fn open_for_layout(path: &Path) -> std::io::Result<(File, bool)> {
             Ok((OpenOptions::new().write(true).open(path)?, false))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Preallocate `[start, end)` of `f` as `mode` says (fio's `fallocate`).
+fn preallocate(f: &File, start: u64, end: u64, mode: Fallocate) -> std::io::Result<()> {
+    let fd = f.as_raw_fd();
+    let (off, len) = (start as libc::off_t, (end - start) as libc::off_t);
+    let rc = match mode {
+        Fallocate::None => return Ok(()),
+        // SAFETY: fallocate takes an fd we own and plain integers.
+        Fallocate::Native => unsafe { libc::fallocate(fd, 0, off, len) },
+        // SAFETY: as above.
+        Fallocate::Keep => unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) },
+        Fallocate::Posix => {
+            // SAFETY: posix_fallocate takes an fd we own and plain integers;
+            // it returns the error rather than setting errno.
+            let e = unsafe { libc::posix_fallocate(fd, off, len) };
+            return if e == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::from_raw_os_error(e))
+            };
+        }
+        Fallocate::Truncate => return f.set_len(end),
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match (mode, e.raw_os_error()) {
+        // fio: a file system without fallocate just goes without.
+        (Fallocate::Native, Some(libc::EOPNOTSUPP | libc::ENOSYS)) => Ok(()),
+        _ => Err(e),
     }
 }
 
@@ -169,9 +235,13 @@ mod tests {
         let p = d.path().join("f");
         let t = target(&p, 3 << 20 | 4096);
         let mut calls = 0;
-        let end = layout(&t, 3 << 20 | 4096, &AtomicBool::new(false), &mut |_, _| {
-            calls += 1
-        });
+        let end = layout(
+            &t,
+            3 << 20 | 4096,
+            Prep::default(),
+            &AtomicBool::new(false),
+            &mut |_, _| calls += 1,
+        );
         assert_eq!(end.unwrap(), LayoutEnd::Done);
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20 | 4096);
         assert_eq!(calls, 4);
@@ -183,7 +253,7 @@ mod tests {
         let p = d.path().join("f");
         let t = target(&p, 64 << 20);
         let stop = AtomicBool::new(false);
-        let end = layout(&t, 64 << 20, &stop, &mut |done, _| {
+        let end = layout(&t, 64 << 20, Prep::default(), &stop, &mut |done, _| {
             if done >= 3 << 20 {
                 stop.store(true, Relaxed);
             }
@@ -200,9 +270,51 @@ mod tests {
         let ino = std::fs::metadata(&p).unwrap().ino();
         let t = target(&p, 8 << 20);
         let stop = AtomicBool::new(false);
-        let end = layout(&t, 8 << 20, &stop, &mut |_, _| stop.store(true, Relaxed));
+        let end = layout(&t, 8 << 20, Prep::default(), &stop, &mut |_, _| {
+            stop.store(true, Relaxed)
+        });
         assert_eq!(end.unwrap(), LayoutEnd::Stopped);
         assert_eq!(std::fs::read(&p).unwrap(), b"the user's data");
         assert_eq!(std::fs::metadata(&p).unwrap().ino(), ino);
+    }
+
+    /// fio's fallocate modes, on a file only written (no data laid out).
+    #[test]
+    fn fallocate_modes_size_and_allocate_the_file_as_fio() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let mut sizes = Vec::new();
+        for mode in [
+            Fallocate::None,
+            Fallocate::Native,
+            Fallocate::Posix,
+            Fallocate::Keep,
+            Fallocate::Truncate,
+        ] {
+            let p = d.path().join(format!("{mode:?}"));
+            let t = target(&p, 1 << 20);
+            let prep = Prep {
+                fallocate: mode,
+                write_data: false,
+            };
+            assert_eq!(
+                layout(&t, 1 << 20, prep, &stop, &mut |_, _| {}).unwrap(),
+                LayoutEnd::Done
+            );
+            let md = std::fs::metadata(&p).unwrap();
+            sizes.push((mode, md.len(), md.blocks() * 512));
+        }
+        // (mode, size, allocated)
+        assert_eq!(sizes[0].1, 0, "none: an empty file");
+        assert_eq!(
+            sizes[4],
+            (Fallocate::Truncate, 1 << 20, 0),
+            "truncate: sparse"
+        );
+        assert_eq!(sizes[3].1, 0, "keep: size unchanged");
+        assert_eq!(sizes[2].1, 1 << 20, "posix");
+        assert!(sizes[2].2 >= 1 << 20, "posix allocates: {sizes:?}");
+        assert_eq!(sizes[1].1, 1 << 20, "native");
     }
 }

@@ -10,13 +10,14 @@
 //! 3. [`Target::open`] opens one descriptor per worker, with O_DIRECT when
 //!    asked.
 
+pub mod cache;
 pub mod fiemap;
 pub mod layout;
 pub mod safety;
 pub mod space;
 pub mod sysfs;
 
-pub use layout::{layout, LayoutEnd};
+pub use layout::{layout, LayoutEnd, Prep};
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -306,11 +307,35 @@ pub fn file_sector_map(t: &Target) -> Result<SectorMap, String> {
 impl Target {
     /// Open a descriptor for one worker.
     pub fn open(&self, write: bool, direct: bool) -> std::io::Result<File> {
+        self.open_flags(write, false, if direct { libc::O_DIRECT } else { 0 })
+    }
+
+    /// Open a descriptor as a worker of `spec` does: for writing when the
+    /// job modifies the target, with O_DIRECT, O_SYNC or O_DSYNC as asked,
+    /// creating a missing file when the job writes and its files are made
+    /// at open (`create_on_open`, `unlink_each_loop`); then give the job's
+    /// access hint (`fadvise_hint`).
+    pub fn open_for(&self, spec: &ssdready_core::JobSpec) -> std::io::Result<File> {
+        use ssdready_core::spec_io::SyncIo;
+        let write = spec.modifies_target();
+        let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
+        flags |= match spec.files.sync_io {
+            SyncIo::None => 0,
+            SyncIo::Sync => libc::O_SYNC,
+            SyncIo::Dsync => libc::O_DSYNC,
+        };
+        let create = write
+            && self.kind == TargetKind::File
+            && (spec.files.create_on_open || spec.files.unlink_each_loop);
+        let f = self.open_flags(write, create, flags)?;
+        cache::advise(&f, spec);
+        Ok(f)
+    }
+
+    fn open_flags(&self, write: bool, create: bool, flags: i32) -> std::io::Result<File> {
         let mut o = OpenOptions::new();
-        o.read(true).write(write);
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
+        o.read(true).write(write).create(create);
+        o.custom_flags(flags);
         let f = o.open(&self.path)?;
         if let Some(d) = self.devno {
             let now = safety::snapshot::file_id(&f.metadata()?);
@@ -327,21 +352,14 @@ impl Target {
     }
 
     /// Drop the target's pages from the page cache (fio's `invalidate`):
-    /// `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file or device.
-    pub fn drop_cache(&self) -> std::io::Result<()> {
-        use std::os::unix::io::AsRawFd;
+    /// see [`cache::invalidate`]. A missing file has none.
+    pub fn drop_cache(&self, offset: u64, len: u64) -> std::io::Result<()> {
         let f = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        // SAFETY: posix_fadvise takes plain integers and an fd we own.
-        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::from_raw_os_error(rc))
-        }
+        cache::invalidate(&f, self.kind, offset, len)
     }
 
     /// For O_DIRECT: check that every size and offset is a multiple of the

@@ -1,0 +1,264 @@
+//! `ssdready history`: the studies and saved runs recorded in the history
+//! database (`ssdready_history`), newest first; and how `study` and
+//! `run --save` record themselves there.
+//!
+//! The database is `--db PATH`, or by default
+//! `$XDG_DATA_HOME/ssdready/history.db` (`~/.local/share/...`), whose
+//! directory is made when a first entry is recorded. A saved run's native
+//! JSON is kept beside the database (`STEM-results/ID.json`, written
+//! atomically, never over another file). Recording never touches the
+//! run's or study's own output, which is written first.
+
+use crate::fail;
+use ssdready_core::result::RunResult;
+use ssdready_core::units::{fmt_count, fmt_ns};
+use ssdready_history::figures::{from_run, from_study, join_command};
+use ssdready_history::{dates, Entry, Error, Filter, History, Kind, NewEntry};
+use ssdready_study::model::StudyDoc;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The `history` command line.
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// Only entries whose target contains this text.
+    #[arg(long, value_name = "T")]
+    pub target: Option<String>,
+    /// Only entries started on or after: YYYY-MM-DD[ HH:MM[:SS]], UTC.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only entries started on or before (a date includes its whole day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only studies or only runs.
+    #[arg(long, value_parser = ["study", "run"])]
+    pub kind: Option<String>,
+    /// The history database (default: $XDG_DATA_HOME/ssdready/history.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// The entries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The exit code of a database error: 2 when the file named is wrong
+/// (not a database, someone else's, newer, nowhere to put it), 1 when
+/// SQLite failed on a good one (locked, read-only, full).
+pub fn error_code(e: &Error) -> i32 {
+    match e {
+        Error::Sqlite { .. } | Error::BadRow { .. } => 1,
+        _ => 2,
+    }
+}
+
+/// The database path: `--db`, or the default.
+pub fn db_path(given: Option<&Path>) -> Result<PathBuf, Error> {
+    match given {
+        Some(p) => Ok(p.to_path_buf()),
+        None => ssdready_history::default_path(),
+    }
+}
+
+/// The database a study or saved run will be recorded in, checked before
+/// it starts: an existing file is opened (and migrated) at once, so a file
+/// that is not a history or is from a newer ssdready stops the command
+/// before anything runs; a new file is only created when there is
+/// something to record (bad input leaves nothing behind).
+pub enum Recorder {
+    Open(History),
+    /// Not there yet: its directory (checked) and path.
+    New(PathBuf),
+}
+
+impl Recorder {
+    /// Check the database `--db` names, or the default one.
+    pub fn prepare(given: Option<&Path>) -> Result<Recorder, Error> {
+        let path = db_path(given)?;
+        if let Some(h) = History::open_existing(&path)? {
+            return Ok(Recorder::Open(h));
+        }
+        if given.is_some() {
+            crate::output::check(&path, "option '--db'").map_err(|why| Error::Io {
+                path: path.clone(),
+                what: "cannot be created".into(),
+                source: std::io::Error::other(why),
+            })?;
+        }
+        Ok(Recorder::New(path))
+    }
+
+    /// The database, created now if new (the default location's directory
+    /// is made; a `--db` directory was checked).
+    pub fn open(&mut self) -> Result<&mut History, Error> {
+        if let Recorder::New(path) = self {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+                    path: path.clone(),
+                    what: format!("creating {}", dir.display()),
+                    source: e,
+                })?;
+            }
+            *self = Recorder::Open(History::open(path)?);
+        }
+        match self {
+            Recorder::Open(h) => Ok(h),
+            Recorder::New(_) => unreachable!("opened above"),
+        }
+    }
+}
+
+/// Record a study whose document was written to `json`; returns its id
+/// and the database's path.
+pub fn record_study(
+    r: &mut Recorder,
+    doc: &StudyDoc,
+    json: &Path,
+) -> Result<(i64, PathBuf), Error> {
+    let h = r.open()?;
+    let side = from_study(doc);
+    let json = std::fs::canonicalize(json).unwrap_or_else(|_| json.to_path_buf());
+    let id = h.insert(&NewEntry::from_side(
+        &side,
+        side.command.clone(),
+        Some(json),
+    ))?;
+    Ok((id, h.path().to_path_buf()))
+}
+
+/// Record a run, keeping its native JSON beside the database; returns the
+/// id and where the JSON went.
+pub fn save_run(rec: &mut Recorder, r: &RunResult) -> Result<(i64, PathBuf), Error> {
+    let h = rec.open()?;
+    let side = from_run(r);
+    let args: Vec<String> = std::env::args().collect();
+    let entry = NewEntry::from_side(&side, join_command(&args), None);
+    let dir = ssdready_history::results_dir(h.path());
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
+        path: h.path().to_path_buf(),
+        what: format!("creating {}", dir.display()),
+        source: e,
+    })?;
+    let text = ssdready_report::json::render(r);
+    h.insert_with_result(&entry, |id| {
+        // Ids are never reused within a database; a file left by an older
+        // database of the same name is kept, and this one goes beside it.
+        for n in 0..10 {
+            let name = match n {
+                0 => format!("{id}.json"),
+                n => format!("{id}-{n}.json"),
+            };
+            let p = dir.join(name);
+            match crate::output::create_new(&p, text.as_bytes()) {
+                Ok(()) => return Ok(std::fs::canonicalize(&p).unwrap_or(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(format!("writing {}: {e}", p.display())),
+            }
+        }
+        Err(format!(
+            "{} holds {id}.json to {id}-9.json already",
+            dir.display()
+        ))
+    })
+}
+
+fn moment(opt: &str, v: &str) -> dates::Moment {
+    dates::parse(v).unwrap_or_else(|e| fail(2, &format!("option '{opt}': {e}")))
+}
+
+/// Run `ssdready history`.
+pub fn command(a: HistoryArgs) {
+    let filter = Filter {
+        target: a.target.clone(),
+        since_ms: a.since.as_deref().map(|v| moment("--since", v).start_ms),
+        until_ms: a.until.as_deref().map(|v| moment("--until", v).end_ms()),
+        kind: a.kind.as_deref().and_then(Kind::parse),
+    };
+    if let (Some(s), Some(u)) = (filter.since_ms, filter.until_ms) {
+        if s > u {
+            fail(
+                2,
+                "options '--since' and '--until': --since is after --until",
+            );
+        }
+    }
+    let path = db_path(a.db.as_deref()).unwrap_or_else(|e| fail(2, &e.to_string()));
+    let entries = match History::open_existing(&path) {
+        Ok(Some(h)) => h
+            .list(&filter)
+            .unwrap_or_else(|e| fail(error_code(&e), &e.to_string())),
+        Ok(None) if a.db.is_some() => fail(
+            2,
+            &format!("option '--db': {} does not exist", path.display()),
+        ),
+        Ok(None) => Vec::new(),
+        Err(e) => fail(error_code(&e), &e.to_string()),
+    };
+    if a.json {
+        let text = serde_json::to_string_pretty(&entries).expect("entries serialise");
+        println!("{text}");
+        return;
+    }
+    print!("{}", table(&entries, &path));
+}
+
+fn cell(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "-".into())
+}
+
+/// The entries as a table, newest first.
+fn table(entries: &[Entry], path: &Path) -> String {
+    let mut out = String::new();
+    if entries.is_empty() {
+        let _ = writeln!(out, "no entries in {}", path.display());
+        return out;
+    }
+    let tw = entries
+        .iter()
+        .map(|e| e.target.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 40);
+    let _ = writeln!(
+        out,
+        "{:>4}  {:<16}  {:<5}  {:<tw$}  {:>8}  {:>10}  {:>10}  {:>9}  {:>9}  {:>5}",
+        "id",
+        "started (UTC)",
+        "kind",
+        "target",
+        "IOPS",
+        "mean lat",
+        "p99 lat",
+        "CPU/IO",
+        "delivered",
+        "knee"
+    );
+    for e in entries {
+        let k = &e.key;
+        let mut target = e.target.clone();
+        if target.chars().count() > tw {
+            target = target.chars().take(tw - 1).collect::<String>() + "…";
+        }
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<16}  {:<5}  {:<tw$}  {:>8}  {:>10}  {:>10}  {:>9}  {:>9}  {:>5}",
+            e.id,
+            dates::fmt_minute(e.unix_ms),
+            e.kind.as_str(),
+            target,
+            cell(k.iops.map(fmt_count)),
+            cell(k.lat_mean_ns.map(fmt_ns)),
+            cell(k.lat_p99_ns.map(fmt_ns)),
+            cell(k.cpu_ns_per_io.map(fmt_ns)),
+            cell(k.delivered_pct.map(|p| format!("{p:.0} %"))),
+            cell(k.knee_qd.map(|q| q.to_string())),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} entr{} in {}; a study's IOPS is its peak, its latency and CPU are at QD 1; compare two with: ssdready compare ID ID",
+        entries.len(),
+        if entries.len() == 1 { "y" } else { "ies" },
+        path.display()
+    );
+    out
+}

@@ -1,0 +1,340 @@
+//! A job's targets resolved before anything is written: the emulated
+//! device, the null engine's imaginary region, or the files and devices
+//! of each clone — named and sized by fio's rules ([`fileset`]): the
+//! `filename` list shared by every clone, or without one, fio's own
+//! files (`jobname.N.M` in `directory` or the current directory, each
+//! clone its own) when the job names an engine, a directory or anything
+//! about its files. Each distinct path is resolved and checked once
+//! (existence, access, the safety checks on devices, O_DIRECT alignment,
+//! discard), over the union of the regions its clones cover.
+
+use crate::run::{bad, Failure};
+use ssdready_core::fileset::{self, PathInfo};
+use ssdready_core::plan::Region;
+use ssdready_core::spec::{Amount, EngineKind, JobSpec};
+use ssdready_emu::engine::SharedDevice;
+use ssdready_io::engines::libaio::check_context;
+use ssdready_io::engines::uring::{check_iopoll, check_ring};
+use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One clone's view: its targets, and its regions (indexing them).
+#[derive(Clone)]
+pub(crate) struct CloneTargets {
+    pub targets: Arc<Vec<Target>>,
+    pub regions: Vec<Region>,
+}
+
+/// A job whose targets are resolved.
+pub(crate) struct PreparedJob {
+    pub spec: Arc<JobSpec>,
+    /// Every distinct target of the job (layout, devices, reports).
+    pub targets: Arc<Vec<Target>>,
+    /// For each of `targets`, the span its clones cover together.
+    pub regions: Vec<Region>,
+    /// What each clone (worker) uses.
+    pub clones: Vec<CloneTargets>,
+    /// The emulated device, when the job runs on one.
+    pub emu: Option<Arc<SharedDevice>>,
+}
+
+impl PreparedJob {
+    /// The targets and regions of clone `w`.
+    pub fn clone_view(&self, w: u32) -> CloneTargets {
+        self.clones[w as usize % self.clones.len().max(1)].clone()
+    }
+}
+
+/// Resolve `spec`'s targets; see the module docs.
+pub(crate) fn prepare(
+    spec: JobSpec,
+    allow_destructive: bool,
+    devices: &BTreeMap<String, Arc<SharedDevice>>,
+) -> Result<PreparedJob, Failure> {
+    let job = spec.name.clone();
+    let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    if spec.ioengine == EngineKind::Emu {
+        let dev = devices
+            .get(&spec.filename[0])
+            .expect("a device per emulator target")
+            .clone();
+        let clones = (0..spec.numjobs)
+            .map(|w| {
+                let (offset, len) =
+                    fileset::region_on(&spec, w, dev.capacity()).map_err(&in_job)?;
+                if u64::from(spec.bs.max()) > len {
+                    return Err(in_job(format!(
+                        "option 'bs': block size {} is larger than the {len} bytes the job covers",
+                        spec.bs.max()
+                    )));
+                }
+                Ok(CloneTargets {
+                    targets: Arc::new(Vec::new()),
+                    regions: vec![Region {
+                        file: 0,
+                        offset,
+                        len,
+                    }],
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(PreparedJob {
+            regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            spec: Arc::new(spec),
+            targets: Arc::new(Vec::new()),
+            clones,
+            emu: Some(dev),
+        });
+    }
+    if spec.ioengine == EngineKind::Null {
+        let len = spec.size.unwrap_or(0);
+        let step = spec.offset_increment.bytes().unwrap_or(0);
+        let clones: Vec<CloneTargets> = (0..spec.numjobs)
+            .map(|w| CloneTargets {
+                targets: Arc::new(Vec::new()),
+                regions: vec![Region {
+                    file: 0,
+                    offset: spec.offset + step * u64::from(w),
+                    len,
+                }],
+            })
+            .collect();
+        return Ok(PreparedJob {
+            regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            spec: Arc::new(spec),
+            targets: Arc::new(Vec::new()),
+            clones,
+            emu: None,
+        });
+    }
+    files(spec, allow_destructive)
+}
+
+/// The smallest region holding all of `regions`.
+fn span(regions: impl Iterator<Item = Region>) -> Region {
+    let (mut lo, mut hi, mut file) = (u64::MAX, 0u64, 0);
+    for r in regions {
+        lo = lo.min(r.offset);
+        hi = hi.max(r.offset + r.len);
+        file = r.file;
+    }
+    let lo = lo.min(hi);
+    Region {
+        file,
+        offset: lo,
+        len: hi - lo,
+    }
+}
+
+/// What is at `path` now, for fio's naming and sizing rules.
+fn path_info(path: &str, allow_destructive: bool) -> Result<PathInfo, TargetError> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => {
+            let needs = TargetNeeds {
+                bytes: None,
+                offset: 0,
+                modifies: false,
+                allow_destructive,
+            };
+            let t = target::resolve(Path::new(path), needs)?;
+            Ok(PathInfo {
+                exists: true,
+                regular: false,
+                size: t.size,
+            })
+        }
+        Ok(md) => Ok(PathInfo {
+            exists: true,
+            regular: md.is_file(),
+            size: if md.is_file() { md.len() } else { 0 },
+        }),
+        Err(_) => Ok(PathInfo::default()),
+    }
+}
+
+type TargetError = ssdready_io::target::TargetError;
+
+/// Regular files below `dir`, recursively (fio's `opendir`).
+fn list_files(dir: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut todo = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).map_err(|e| e.to_string())? {
+            let e = e.map_err(|e| e.to_string())?;
+            let ft = e.file_type().map_err(|e| e.to_string())?;
+            if ft.is_dir() {
+                todo.push(e.path());
+            } else if ft.is_file() {
+                out.push(e.path().display().to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The job's files and devices, per clone.
+fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure> {
+    let job = spec.name.clone();
+    let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    if let Some(d) = spec.directory.as_deref() {
+        for dir in d.split(':').filter(|x| !x.is_empty()) {
+            if !Path::new(dir).is_dir() {
+                return Err(in_job(format!(
+                    "option 'directory': {dir} is not a directory (fio needs it to exist too)"
+                )));
+            }
+        }
+    }
+    // Every clone's (path, offset, len), and the distinct paths in order.
+    let mut paths: Vec<String> = Vec::new();
+    let mut per_clone: Vec<Vec<(usize, u64, u64)>> = Vec::new();
+    let mut infos: BTreeMap<String, PathInfo> = BTreeMap::new();
+    for w in 0..spec.numjobs {
+        let probe = |p: &str| path_info(p, allow_destructive).unwrap_or_default();
+        let names = fileset::names(&spec, w, &probe, &list_files).map_err(bad)?;
+        let mut sizes = Vec::with_capacity(names.len());
+        for n in &names {
+            if !infos.contains_key(n) {
+                let i = path_info(n, allow_destructive)
+                    .map_err(|e| crate::validate::target_failure(&job, e))?;
+                infos.insert(n.clone(), i);
+            }
+            sizes.push(infos[n].size);
+        }
+        let regions = fileset::regions(&spec, w, &sizes).map_err(bad)?;
+        let mut mine = Vec::with_capacity(names.len());
+        for (n, (offset, len)) in names.into_iter().zip(regions) {
+            let i = match paths.iter().position(|p| *p == n) {
+                Some(i) => i,
+                None => {
+                    paths.push(n);
+                    paths.len() - 1
+                }
+            };
+            if u64::from(spec.bs.max()) > len {
+                return Err(in_job(format!(
+                    "option 'bs': block size {} is larger than the {len} bytes the job covers on {}",
+                    spec.bs.max(),
+                    paths[i]
+                )));
+            }
+            mine.push((i, offset, len));
+        }
+        per_clone.push(mine);
+    }
+    let spans: Vec<Region> = (0..paths.len())
+        .map(|i| {
+            span(
+                per_clone
+                    .iter()
+                    .flatten()
+                    .filter(|x| x.0 == i)
+                    .map(|&(_, o, l)| Region {
+                        file: i as u32,
+                        offset: o,
+                        len: l,
+                    }),
+            )
+        })
+        .collect();
+    let mut targets = Vec::with_capacity(paths.len());
+    for (name, r) in paths.iter().zip(&spans) {
+        targets.push(check_target(&spec, name, *r, allow_destructive)?);
+    }
+    check_engine(&spec, &targets).map_err(in_job)?;
+    let clones = per_clone
+        .into_iter()
+        .map(|mine| CloneTargets {
+            targets: Arc::new(mine.iter().map(|x| targets[x.0].clone()).collect()),
+            regions: mine
+                .iter()
+                .enumerate()
+                .map(|(k, &(_, offset, len))| Region {
+                    file: k as u32,
+                    offset,
+                    len,
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(PreparedJob {
+        spec: Arc::new(spec),
+        targets: Arc::new(targets),
+        regions: spans,
+        clones,
+        emu: None,
+    })
+}
+
+/// Resolve and check one target for the span `r` its clones cover.
+fn check_target(
+    spec: &JobSpec,
+    name: &str,
+    r: Region,
+    allow_destructive: bool,
+) -> Result<Target, Failure> {
+    let job = &spec.name;
+    let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    crate::validate::check_device_exists(job, name)?;
+    let needs = TargetNeeds {
+        bytes: Some(r.offset + r.len),
+        offset: r.offset,
+        modifies: spec.modifies_target(),
+        allow_destructive,
+    };
+    let t = target::resolve(Path::new(name), needs)
+        .map_err(|e| crate::validate::target_failure(job, e))?;
+    crate::validate::check_access(job, &t, spec.modifies_target(), spec.direct)?;
+    if spec.direct {
+        t.check_direct_alignment(&spec.bs.all(), r.offset)
+            .map_err(|e| in_job(e.to_string()))?;
+        if let Amount::Bytes(step) = spec.offset_increment {
+            t.check_direct_alignment(&spec.bs.all(), step)
+                .map_err(|e| in_job(format!("option 'offset_increment': {e}")))?;
+        }
+    }
+    if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
+        return Err(in_job(format!(
+            "{name} does not support discard (queue/discard_max_bytes is 0)"
+        )));
+    }
+    if let ssdready_core::spec::Distribution::ZonedAbs(z) = &spec.random_distribution {
+        let end = z
+            .iter()
+            .map(|d| d.iter().map(|x| x.span).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        if end > r.len {
+            return Err(in_job(format!(
+                "option 'random_distribution': the zoned_abs zones end at {end} bytes, beyond the {} bytes the job covers on {name} (fio stops with 'zoned_abs sizes exceed file size')",
+                r.len
+            )));
+        }
+    }
+    Ok(t)
+}
+
+/// The engine's own limits, checked by creating its context once.
+fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
+    if spec.ioengine == EngineKind::Libaio {
+        check_context(spec).map_err(|e| e.to_string())?;
+    }
+    if spec.ioengine == EngineKind::IoUring {
+        check_ring(spec).map_err(|e| e.to_string())?;
+        if spec.hipri {
+            check_iopoll(targets).map_err(|e| e.to_string())?;
+        }
+        if spec.rw.trims() {
+            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
+                return Err(format!(
+                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
+                    t.path.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}

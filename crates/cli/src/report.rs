@@ -1,0 +1,152 @@
+//! The HTML report on disk: `DIR/report.html`, written beside the JSON it
+//! is rendered from — by every `ssdready study` (beside `study.json`), by
+//! `ssdready run --report DIR` (beside the run's native JSON,
+//! `result.json`) — and re-rendered from that JSON alone by
+//! `ssdready report DIR`. Every file is written atomically (a temporary
+//! file, fsync, rename); the page is rendered from the JSON text itself,
+//! so a re-render gives the same bytes.
+
+use crate::fail;
+use ssdready_report::html;
+use std::path::{Path, PathBuf};
+
+/// The report's file name.
+pub const REPORT: &str = "report.html";
+/// The JSON a study writes.
+pub const STUDY_JSON: &str = "study.json";
+/// The JSON `run --report` writes beside its report.
+pub const RUN_JSON: &str = "result.json";
+
+/// The largest JSON document read (a study of hours is a few MiB).
+const MAX_JSON_BYTES: u64 = 1 << 30;
+
+/// Check that `dir` can take the report's files: it is a directory, or a
+/// new one whose parent exists, and files can be created where they go.
+/// `what` names the option (`option '--output'`).
+pub fn check_dir(dir: &Path, what: &str, file: &str) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "{what}: {} exists and is not a directory",
+            dir.display()
+        ));
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.exists() && !parent.is_dir() {
+        return Err(format!(
+            "{what}: directory {} does not exist",
+            parent.display()
+        ));
+    }
+    // Checked now rather than after the work (the directory itself is made
+    // only when there is something to write).
+    let probe = if dir.is_dir() {
+        dir.join(file)
+    } else {
+        parent.join(".ssdready-report-probe")
+    };
+    crate::output::check(&probe, what).map(|_| ())
+}
+
+/// Write `text` to `dir/name` atomically.
+fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    crate::output::write(&crate::output::Sink::File(path.clone()), text)?;
+    Ok(path)
+}
+
+/// Render the report of the JSON document `json` (as written to disk) and
+/// write it to `dir/report.html`.
+pub fn write_report(dir: &Path, json: &str) -> Result<PathBuf, String> {
+    let doc = html::load(json).map_err(|e| format!("rendering {REPORT}: {e}"))?;
+    write(dir, REPORT, &html::render(&doc))
+}
+
+/// `run --report DIR`: the run's native JSON and its report, in `dir`
+/// (made when missing: its parent was checked before the run).
+pub fn write_run(dir: &Path, result: &ssdready_core::result::RunResult) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let json = ssdready_report::json::render(result);
+    write(dir, RUN_JSON, &json)?;
+    write_report(dir, &json)
+}
+
+/// The JSON to render for `path`: a directory's `study.json` (else its
+/// `result.json`), or a JSON file itself; and the directory the report
+/// goes to.
+fn source(path: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let allowed = "allowed: a directory written by ssdready study or run --report, or a study or run JSON file";
+    match std::fs::metadata(path) {
+        Err(e) => Err(format!("report: {}: {e} ({allowed})", path.display())),
+        Ok(md) if md.is_dir() => [STUDY_JSON, RUN_JSON]
+            .iter()
+            .map(|n| path.join(n))
+            .find(|p| p.is_file())
+            .map(|p| (p, path.to_path_buf()))
+            .ok_or_else(|| {
+                format!(
+                    "report: {} has no {STUDY_JSON} or {RUN_JSON} ({allowed})",
+                    path.display()
+                )
+            }),
+        Ok(md) if md.is_file() => {
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Ok((path.to_path_buf(), dir.to_path_buf()))
+        }
+        Ok(_) => Err(format!(
+            "report: {} is neither a directory nor a file ({allowed})",
+            path.display()
+        )),
+    }
+}
+
+/// Read a JSON document as text (bounded, UTF-8).
+fn read(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(MAX_JSON_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_JSON_BYTES {
+        return Err(format!("larger than {} MiB", MAX_JSON_BYTES >> 20));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (byte {} is invalid)",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// `ssdready report PATH`: re-render `report.html` from the JSON alone.
+/// Bad input (no such path, no JSON, not a study or run of a version this
+/// ssdready reads) is one line and exit code 2, with nothing written.
+pub fn command(path: &Path) {
+    let (json_path, dir) = source(path).unwrap_or_else(|e| fail(2, &e));
+    let text = read(&json_path)
+        .unwrap_or_else(|e| fail(2, &format!("report: {}: {e}", json_path.display())));
+    let doc = html::load(&text)
+        .unwrap_or_else(|e| fail(2, &format!("report: {}: {e}", json_path.display())));
+    if let Err(e) = check_dir(&dir, "report", REPORT) {
+        fail(2, &e);
+    }
+    let page = html::render(&doc);
+    match write(&dir, REPORT, &page) {
+        Ok(p) => eprintln!(
+            "ssdready: wrote {} ({} KiB) from {}",
+            p.display(),
+            page.len().div_ceil(1024),
+            json_path.display()
+        ),
+        Err(e) => fail(
+            1,
+            &format!("report: writing {}: {e}", dir.join(REPORT).display()),
+        ),
+    }
+}

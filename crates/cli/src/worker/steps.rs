@@ -1,0 +1,622 @@
+//! The worker's loop as named steps over one state, [`Loop`]:
+//!
+//! * [`Loop::check_phase`]: a stop request, another job's `exitall` or the
+//!   deadline end issuing; the end of `ramp_time` starts measuring.
+//! * [`Loop::issue`]: fill the queue up to iodepth, waiting for the rate
+//!   limit and think time; each request goes to the engine
+//!   ([`Loop::issue_one`]), and every `iodepth_batch_submit` of them are
+//!   handed to the kernel at once ([`Loop::commit`]).
+//! * [`Loop::reap`]: collect completions, waiting for at least
+//!   `iodepth_batch_complete_min` when nothing more can be issued; give up
+//!   the emulator's I/Os that are not due one [`WAIT_SLICE`] after the end.
+//! * [`Loop::account`]: one finished I/O into the statistics (latencies,
+//!   bytes, per-second samples, logs, the kernel's split of its time).
+//! * [`Loop::publish_live`]: the progress display's counters.
+
+use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
+use super::{checks, files, WorkerCtx};
+use ssdready_core::iolog::IoLog;
+use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
+use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
+use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_io::bpf::{monotonic_ns, JoinTable};
+use ssdready_io::{Engine, EngineError, Queued};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// What the worker remembers about one I/O in flight.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    issue_ns: u64,
+    submit_ns: u64,
+    ddir: Option<Ddir>,
+    len: u32,
+    /// The request as the flow gave it (None: not issued).
+    io: Option<FlowIo>,
+    /// Where the block layer will see this I/O (dev 0: not joinable).
+    dev: u32,
+    sector: u64,
+}
+
+fn thread_cpu() -> ThreadCpu {
+    ssdready_probe::cpu::thread_now()
+}
+
+/// Run the loop to the end of the job; returns how many I/Os were abandoned
+/// in flight.
+pub(super) fn hot_loop<E: Engine>(
+    ctx: &WorkerCtx,
+    engine: &mut E,
+    stats: &mut WorkerStats,
+) -> Result<u64, EngineError> {
+    if ctx.spec.startdelay_ns > 0 {
+        let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
+        wait_until(&ctx.clock, until, &ctx.stop);
+    }
+    let mut flow = JobFlow::new(&ctx.spec, &ctx.regions, ctx.index);
+    if ctx.spec.verify.on() && ctx.spec.verify.state_load {
+        flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
+    }
+    let mut w = Loop::new(ctx, stats, flow);
+    let abandoned = loop {
+        let was_measuring = w.measuring;
+        let now = w.check_phase();
+        if w.measuring && !was_measuring {
+            engine.take_merge_stats(); // the ramp's, forgotten
+        }
+        w.issue(engine, now)?;
+        if !w.to_commit.is_empty() {
+            w.commit(engine)?;
+        }
+        if w.inflight == 0 {
+            if w.done_issuing {
+                break 0;
+            }
+        } else if let Some(abandoned) = w.reap(engine)? {
+            break abandoned;
+        }
+        w.publish_live();
+    };
+    if w.flow.final_fsync() {
+        files::fsync_all(ctx)?;
+    }
+    let spec = &*ctx.spec;
+    if spec.verify.on() && spec.verify.state_save && spec.rw.modifies() {
+        checks::save_state(&w.flow, &spec.name, ctx.number);
+    }
+    if let Some(v) = w.stats.verify.as_deref_mut() {
+        v.skipped_by_state = w.flow.skipped_by_state();
+    }
+    let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
+    w.finish();
+    stats.temporal_merge = merge_stats.map(Box::new);
+    Ok(abandoned)
+}
+
+/// The loop's state between steps.
+struct Loop<'a> {
+    ctx: &'a WorkerCtx,
+    stats: &'a mut WorkerStats,
+    join: Option<&'a JoinTable>,
+    flow: JobFlow,
+    /// The flow asked to let the queue empty before it goes on.
+    draining: bool,
+    depth: usize,
+    batch_submit: usize,
+    complete_min: usize,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Queued, not yet committed.
+    to_commit: Vec<u32>,
+    /// Reaped, not yet accounted (kept to reuse its allocation).
+    comps: Vec<Completion>,
+    inflight: usize,
+    live_ios: [u64; 3],
+    live_bytes: [u64; 3],
+    /// CLOCK_MONOTONIC at the completion timestamp (read only when joining).
+    mono_now: u64,
+    start: u64,
+    ramp_end: u64,
+    deadline: Option<u64>,
+    measuring: bool,
+    measure_start: u64,
+    cpu_start: ThreadCpu,
+    pacing: Pacing,
+    done_issuing: bool,
+    /// When the emulator's I/Os still in flight at the end are given up.
+    give_up_at: Option<u64>,
+}
+
+impl<'a> Loop<'a> {
+    fn new(ctx: &'a WorkerCtx, stats: &'a mut WorkerStats, flow: JobFlow) -> Self {
+        let spec = &*ctx.spec;
+        let logging = spec.write_bw_log.is_some()
+            || spec.write_lat_log.is_some()
+            || spec.write_iops_log.is_some();
+        if logging {
+            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
+        }
+        if spec.verify.on() {
+            // A verifying job reports its verification, even of nothing.
+            stats.verify.get_or_insert_with(Box::default);
+        }
+        let depth = spec.effective_iodepth() as usize;
+        let start = ctx.clock.now();
+        if ctx.index == 0 && crate::panics::injected_in_job("worker", &spec.name) {
+            // On the emulator, while holding its lock: the other workers then
+            // meet a poisoned lock, as they would after a real bug there.
+            let _held = ctx.emu.as_ref().map(|d| d.device.lock());
+            panic!("injected by SSDREADY_INJECT_PANIC");
+        }
+        let ramp_end = start.saturating_add(spec.ramp_time_ns);
+        Loop {
+            ctx,
+            stats,
+            join: ctx.join.as_deref(),
+            flow,
+            draining: false,
+            depth,
+            batch_submit: spec.iodepth_batch_submit.max(1) as usize,
+            complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
+            slots: vec![Slot::default(); depth],
+            free: (0..depth as u32).rev().collect(),
+            to_commit: Vec::with_capacity(depth),
+            comps: Vec::with_capacity(depth * 2),
+            inflight: 0,
+            live_ios: [0; 3],
+            live_bytes: [0; 3],
+            mono_now: 0,
+            start,
+            ramp_end,
+            deadline: spec.runtime_ns.map(|r| ramp_end.saturating_add(r)),
+            measuring: spec.ramp_time_ns == 0,
+            measure_start: start,
+            cpu_start: thread_cpu(),
+            pacing: Pacing::new(spec, start),
+            done_issuing: false,
+            give_up_at: None,
+        }
+    }
+
+    /// `t` capped at the deadline: waits end there.
+    #[inline]
+    fn until(&self, t: u64) -> u64 {
+        self.deadline.map_or(t, |d| t.min(d))
+    }
+
+    #[inline]
+    fn past_deadline(&self, now: u64) -> bool {
+        self.deadline.is_some_and(|d| now >= d)
+    }
+
+    #[inline]
+    fn stop_asked(&self) -> bool {
+        self.ctx.stop.load(Relaxed) || self.ctx.end_phase.load(Relaxed)
+    }
+
+    /// End issuing on a stop request or at the deadline; start measuring
+    /// at the end of the ramp. Returns the time read.
+    fn check_phase(&mut self) -> u64 {
+        let now = self.ctx.clock.now();
+        if self.stop_asked() || self.past_deadline(now) {
+            self.done_issuing = true;
+        }
+        if !self.measuring && now >= self.ramp_end {
+            self.stats.clear();
+            self.measuring = true;
+            self.measure_start = now;
+            self.cpu_start = thread_cpu();
+        }
+        now
+    }
+
+    /// Fill the queue. Synchronous completions free their slot at once, so
+    /// a burst limit brings the loop back to the stop/ramp/progress checks.
+    fn issue<E: Engine>(&mut self, engine: &mut E, mut now: u64) -> Result<(), EngineError> {
+        let mut burst = 0usize;
+        self.draining = false;
+        while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
+            burst += 1;
+            if self.pacing.early(self.flow.plan_mut(), now) {
+                if self.inflight > 0 {
+                    break;
+                }
+                now = self.wait_for_rate();
+                if self.ctx.stop.load(Relaxed) || self.past_deadline(now) {
+                    self.done_issuing = true;
+                    break;
+                }
+            }
+            match self.flow.next(self.inflight, now) {
+                Step::Io(io) => now = self.issue_one(engine, io, now)?,
+                Step::Drain => {
+                    self.draining = true;
+                    break;
+                }
+                Step::Done => {
+                    self.done_issuing = true;
+                    break;
+                }
+                step => now = self.between_ios(engine, step)?,
+            }
+            if self.past_deadline(now) {
+                self.done_issuing = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The flow's steps that are not I/O (the queue is empty for all but a
+    /// cache drop); returns the time after.
+    fn between_ios<E: Engine>(&mut self, engine: &mut E, step: Step) -> Result<u64, EngineError> {
+        let ctx = self.ctx;
+        match step {
+            Step::Think { spin_ns, sleep_ns } => return Ok(self.think(spin_ns, sleep_ns)),
+            Step::DropCache(f) => files::drop_cache(ctx, f),
+            Step::FsyncFiles => files::fsync_all(ctx)?,
+            Step::SettleForVerify => {
+                files::fsync_all(ctx)?;
+                files::drop_caches(ctx);
+            }
+            Step::NewLoop { unlink, invalidate } => {
+                files::new_loop(ctx, engine, unlink, invalidate)?;
+            }
+            Step::Io(_) | Step::Drain | Step::Done => {}
+        }
+        Ok(ctx.clock.now())
+    }
+
+    /// Sleep until the rate limit lets the next I/O go (or the deadline);
+    /// returns the time then.
+    fn wait_for_rate(&self) -> u64 {
+        let clock = &self.ctx.clock;
+        wait_until(
+            clock,
+            self.until(self.pacing.next_issue_ns()),
+            &self.ctx.stop,
+        );
+        clock.now()
+    }
+
+    /// Think time, with the queue empty (the flow drained it first, as fio
+    /// does): spin `spin_ns` (`thinktime_spin`), sleep the rest; returns the
+    /// time.
+    fn think(&self, spin_ns: u64, sleep_ns: u64) -> u64 {
+        let clock = &self.ctx.clock;
+        let now = clock.now();
+        let spun = self.until(now.saturating_add(spin_ns));
+        spin_for(clock, spun, &self.ctx.stop);
+        let until = self.until(spun.saturating_add(sleep_ns));
+        wait_until(clock, until, &self.ctx.stop);
+        clock.now()
+    }
+
+    /// Where the block layer will see an I/O at `offset` of `file`, when the
+    /// kernel's times are joined; (0, 0) otherwise.
+    #[inline]
+    fn kernel_sector(&self, file: u32, offset: u64) -> (u32, u64) {
+        self.join
+            .and(self.ctx.targets.get(file as usize))
+            .and_then(|t| t.sector_map.as_ref())
+            .and_then(|m| Some((m.kernel_dev, m.sector(offset)?)))
+            .unwrap_or_default()
+    }
+
+    /// Hand one I/O to the engine; a synchronous one is accounted at once.
+    /// Returns the time after.
+    #[inline]
+    fn issue_one<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        io: FlowIo,
+        now: u64,
+    ) -> Result<u64, EngineError> {
+        let slot = self.free.pop().expect("a free slot while inflight < depth");
+        let queued = match io {
+            FlowIo::Sync { file, data_only } => {
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    io: Some(io),
+                    ..Slot::default()
+                };
+                engine.sync(slot, file, data_only)?
+            }
+            FlowIo::Rw {
+                file,
+                ddir,
+                offset,
+                len,
+                tag,
+            } => {
+                let (dev, sector) = self.kernel_sector(file, offset);
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    ddir: Some(ddir),
+                    len,
+                    io: Some(io),
+                    dev,
+                    sector,
+                };
+                self.pacing.issued(ddir, len);
+                if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
+                {
+                    if let Some(buf) = engine.buffer(slot) {
+                        let buf = &mut buf[..len as usize];
+                        checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
+                    }
+                }
+                let req = IoReq {
+                    slot,
+                    file,
+                    ddir,
+                    offset,
+                    len,
+                };
+                engine.queue(req)?
+            }
+        };
+        match queued {
+            Queued::Done(res) => {
+                let t = self.ctx.clock.now();
+                if self.join.is_some() {
+                    self.mono_now = monotonic_ns();
+                }
+                if self.measuring {
+                    self.stats.depth_at_issue[0] += 1;
+                }
+                self.account(engine, slot, res, t, true);
+                self.free.push(slot);
+                Ok(t)
+            }
+            Queued::Pending => {
+                self.inflight += 1;
+                self.to_commit.push(slot);
+                if self.to_commit.len() >= self.batch_submit {
+                    return self.commit(engine);
+                }
+                Ok(now)
+            }
+        }
+    }
+
+    /// Submit the queued batch; its I/Os' submission time is now. Returns
+    /// the time.
+    #[inline]
+    fn commit<E: Engine>(&mut self, engine: &mut E) -> Result<u64, EngineError> {
+        engine.commit()?;
+        let n = self.to_commit.len();
+        if self.measuring {
+            self.stats.submit_batches[batch_bucket(n)] += 1;
+            // fio: a committed batch counts at the depth it brings the queue to.
+            self.stats.depth_at_issue[depth_bucket(self.inflight)] += n as u64;
+        }
+        let t = self.ctx.clock.now();
+        for &s in &self.to_commit {
+            self.slots[s as usize].submit_ns = t;
+        }
+        self.to_commit.clear();
+        Ok(t)
+    }
+
+    /// Collect completions: wait for some when nothing more can be issued
+    /// now, otherwise just peek. Returns the number abandoned when the
+    /// emulator's stragglers are given up.
+    fn reap<E: Engine>(&mut self, engine: &mut E) -> Result<Option<u64>, EngineError> {
+        self.arm_give_up();
+        let must_wait = self.done_issuing
+            || self.draining
+            || self.inflight >= self.depth
+            || self.pacing.paced();
+        let min = if must_wait {
+            self.complete_min.min(self.inflight)
+        } else {
+            0
+        };
+        engine.getevents(min, &mut self.comps)?;
+        if !self.comps.is_empty() {
+            self.account_reaped(engine);
+        }
+        let give_up = self.give_up_at.is_some_and(|g| self.ctx.clock.now() >= g);
+        Ok((self.inflight > 0 && give_up).then_some(self.inflight as u64))
+    }
+
+    /// Time is up or a stop was asked: what the emulator has not completed
+    /// one slice later is abandoned. Kernel I/O is always waited for.
+    fn arm_give_up(&mut self) {
+        if self.give_up_at.is_some() || !self.done_issuing || self.ctx.emu.is_none() {
+            return;
+        }
+        let now = self.ctx.clock.now();
+        if self.stop_asked() || self.past_deadline(now) {
+            self.give_up_at = Some(self.ctx.clock.now() + WAIT_SLICE);
+        }
+    }
+
+    /// Account a reaped batch, all at one timestamp (as fio).
+    #[inline]
+    fn account_reaped<E: Engine>(&mut self, engine: &mut E) {
+        let t = self.ctx.clock.now();
+        if let Some(j) = self.join {
+            self.mono_now = monotonic_ns();
+            for c in &self.comps {
+                let s = &self.slots[c.slot as usize];
+                j.prefetch(s.dev, s.sector);
+            }
+        }
+        if self.measuring {
+            self.stats.complete_batches[batch_bucket(self.comps.len())] += 1;
+        }
+        let mut comps = std::mem::take(&mut self.comps);
+        for c in comps.drain(..) {
+            self.account(engine, c.slot, c.result, t, false);
+            self.free.push(c.slot);
+            self.inflight -= 1;
+        }
+        self.comps = comps;
+    }
+
+    /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
+    /// `sync` when it completed inside `queue` (no separate submission).
+    #[inline]
+    fn account<E: Engine>(&mut self, engine: &mut E, slot: u32, res: i64, t: u64, sync: bool) {
+        let s = self.slots[slot as usize];
+        if let Some(io) = &s.io {
+            self.flow.completed(io, res >= 0);
+            if let FlowIo::Sync { data_only, .. } = *io {
+                self.account_sync(&s, data_only, res, t);
+                return;
+            }
+        }
+        let ddir = s.ddir.unwrap_or(Ddir::Read);
+        if res < 0 {
+            self.account_error(&s, ddir, res);
+            return;
+        }
+        if let Some(FlowIo::Rw {
+            file,
+            offset,
+            tag: Tag::Check(expect),
+            ..
+        }) = s.io
+        {
+            self.check_read(engine, slot, file, offset, &expect, res);
+        }
+        self.live_ios[ddir.idx()] += 1;
+        self.live_bytes[ddir.idx()] += res as u64;
+        if !self.measuring {
+            return;
+        }
+        let sec = (t.saturating_sub(self.measure_start) / 1_000_000_000) as usize;
+        let d = self.stats.dir(ddir);
+        d.account(sec, res as u64, (res as u64) < s.len as u64);
+        let lat = t.saturating_sub(s.issue_ns);
+        d.record_lat(sec, lat);
+        let (slat, clat) = if sync {
+            d.clat.record(lat);
+            (0, lat)
+        } else {
+            let slat = s.submit_ns.saturating_sub(s.issue_ns);
+            let clat = t.saturating_sub(s.submit_ns);
+            d.slat.record(slat);
+            d.clat.record(clat);
+            (slat, clat)
+        };
+        if let Some(log) = &mut self.stats.log {
+            let since = t.saturating_sub(self.start);
+            log.record(since, ddir, res as u32, slat, clat, lat);
+        }
+        if let (Some(j), true) = (self.join, s.dev != 0) {
+            // The issue on the kernel's clock: the completion's
+            // CLOCK_MONOTONIC minus the latency.
+            let issue_mono = self.mono_now.saturating_sub(lat);
+            let split = self.stats.io_split.get_or_insert_with(Box::default);
+            split.record(issue_mono, self.mono_now, j.lookup(s.dev, s.sector));
+        }
+    }
+
+    /// A completed sync: counted, with its latency, as fio's `sync` section
+    /// (a failure is the job's error).
+    fn account_sync(&mut self, s: &Slot, data_only: bool, res: i64, t: u64) {
+        if res < 0 {
+            if self.measuring {
+                self.stats.errors += 1;
+            }
+            if self.stats.first_error.is_none() {
+                self.stats.first_errno = -res as i32;
+                self.stats.first_error = Some(format!(
+                    "{}: {}",
+                    if data_only { "fdatasync" } else { "fsync" },
+                    std::io::Error::from_raw_os_error(-res as i32)
+                ));
+            }
+            self.done_issuing = true;
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        let st = self.stats.sync.get_or_insert_with(Box::default);
+        if data_only {
+            st.fdatasyncs += 1;
+        } else {
+            st.fsyncs += 1;
+        }
+        st.lat.record(t.saturating_sub(s.issue_ns));
+    }
+
+    /// Check the data a verification read brought back; `verify_fatal`
+    /// stops the job at the first failure.
+    #[cold]
+    fn check_read<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        file: u32,
+        offset: u64,
+        expect: &ssdready_core::verify::Expect,
+        res: i64,
+    ) {
+        if self.flow.checks_nothing() {
+            return; // verify=null: pretend, as fio
+        }
+        let (Some(layout), Some(buf)) = (self.flow.layout(), engine.buffer(slot)) else {
+            return; // no data moved (the null engine): nothing to check, as fio
+        };
+        let name = match self.ctx.targets.get(file as usize) {
+            Some(t) => t.path.display().to_string(),
+            None => self.ctx.spec.filename.first().cloned().unwrap_or_default(),
+        };
+        let buf = &mut buf[..res.max(0) as usize];
+        let v = &self.ctx.spec.verify;
+        let found = checks::check(
+            layout, buf, &name, offset, expect, v.fatal, v.dump, self.stats,
+        );
+        if found.failures > 0 && v.fatal {
+            self.done_issuing = true;
+        }
+    }
+
+    /// A failed I/O: counted, the first one kept with its reason; fio stops
+    /// a job at its first error.
+    #[cold]
+    fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
+        if self.measuring {
+            self.stats.errors += 1;
+        }
+        if self.stats.first_error.is_none() {
+            self.stats.first_errno = -res as i32;
+            self.stats.first_error = Some(format!(
+                "{} of {} bytes: {}",
+                ddir.name(),
+                s.len,
+                std::io::Error::from_raw_os_error(-res as i32)
+            ));
+        }
+        self.done_issuing = true;
+    }
+
+    /// The progress display's counters (relaxed stores, one writer).
+    #[inline]
+    fn publish_live(&self) {
+        for d in 0..3 {
+            self.ctx.live.ios[d].store(self.live_ios[d], Relaxed);
+            self.ctx.live.bytes[d].store(self.live_bytes[d], Relaxed);
+        }
+    }
+
+    /// The measured time and the thread's CPU time over it.
+    fn finish(self) {
+        if !self.measuring {
+            self.stats.measured_ns = 0;
+            return;
+        }
+        self.stats.measured_ns = self.ctx.clock.now().saturating_sub(self.measure_start);
+        let c = thread_cpu();
+        self.stats.thread_cpu = ThreadCpu {
+            user_ns: c.user_ns.saturating_sub(self.cpu_start.user_ns),
+            sys_ns: c.sys_ns.saturating_sub(self.cpu_start.sys_ns),
+            ctx: c.ctx.saturating_sub(self.cpu_start.ctx),
+        };
+    }
+}

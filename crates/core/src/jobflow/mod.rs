@@ -1,0 +1,745 @@
+//! The order of everything one worker does, as fio's `thread_main` /
+//! `do_io` / `do_verify` do it: the job runs in *passes* (fio's loops); each
+//! pass issues the plan's I/Os — with a sync after every `fsync` (or
+//! `fdatasync`) writes, verification reads interleaved every
+//! `verify_backlog` writes, and a pause every `thinktime_blocks` I/Os after
+//! waiting for every I/O in flight — then waits for all of them, syncs the
+//! files (`end_fsync`, `fsync_on_close`), and, for a job that writes with
+//! `verify`, drops the cache and reads back every block written in the pass
+//! to check it. Before each pass after the first the files are closed (and
+//! removed with `unlink_each_loop`), opened again and their cache dropped.
+//!
+//! How long the job runs follows fio's `keep_running`: `loops` passes, then
+//! more while the bytes moved (verification reads included, as fio counts
+//! them) are short of `io_size`; a time-based job passes until its runtime
+//! is up, a pass ending only to verify. A pass is `size` bytes of the plan.
+//!
+//! [`JobFlow`] is pure: it says what comes next ([`Step`]) and is told what
+//! completed ([`JobFlow::completed`]); the worker does the I/O, the waits and
+//! the checks of the data.
+
+pub mod written;
+
+use crate::plan::{IoPlan, Region};
+use crate::req::Ddir;
+use crate::spec::{JobSpec, RwMode};
+use crate::spec_io::ThinkBlocksType;
+use crate::verify::{state::SavedState, Expect, Layout, Method};
+use written::{Piece, Written};
+
+/// What a read or write carries for verification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tag {
+    /// Nothing.
+    #[default]
+    Plain,
+    /// A write whose blocks get verify headers.
+    Stamped {
+        /// The write's sequence number (fio's `numberio`).
+        generation: u64,
+        /// The seed of its data.
+        seed: u64,
+    },
+    /// A read whose data is checked when it completes.
+    Check(Expect),
+}
+
+/// One request to issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowIo {
+    /// A read, write or trim.
+    Rw {
+        /// Target index.
+        file: u32,
+        /// Direction.
+        ddir: Ddir,
+        /// Byte offset.
+        offset: u64,
+        /// Length.
+        len: u32,
+        /// Verification.
+        tag: Tag,
+    },
+    /// `fsync` (or `fdatasync`) of a target, counted as fio counts it.
+    Sync {
+        /// Target index.
+        file: u32,
+        /// fdatasync rather than fsync.
+        data_only: bool,
+    },
+}
+
+/// What the worker does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Issue this request.
+    Io(FlowIo),
+    /// Issue nothing until every request in flight has completed, then ask again.
+    Drain,
+    /// Nothing is in flight: spin `spin_ns`, then sleep `sleep_ns` (think time).
+    Think {
+        /// Busy-wait part.
+        spin_ns: u64,
+        /// Sleeping part.
+        sleep_ns: u64,
+    },
+    /// Drop the page cache of target `file`: a time-based pass over it ended.
+    DropCache(u32),
+    /// Nothing is in flight: fsync every target, uncounted (`end_fsync`,
+    /// `fsync_on_close`).
+    FsyncFiles,
+    /// Nothing is in flight: fsync every target and drop its cache, before
+    /// reading the pass's writes back.
+    SettleForVerify,
+    /// Nothing is in flight: a new pass begins. Remove the files first when
+    /// `unlink`; open them again; drop their cache when `invalidate`.
+    NewLoop {
+        /// `unlink_each_loop`.
+        unlink: bool,
+        /// `invalidate`.
+        invalidate: bool,
+    },
+    /// The job's work is done (wait for what is in flight).
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Start,
+    Work,
+    PassEnd,
+    Verify,
+    VerifyEnd,
+    Between,
+    Done,
+}
+
+/// Think time (fio's `handle_thinktime`).
+#[derive(Debug, Default)]
+struct Think {
+    ns: u64,
+    spin_ns: u64,
+    blocks: u64,
+    blocks_given: bool,
+    by_completion: bool,
+    iotime_ns: u64,
+    last_blocks: u64,
+    last_time: u64,
+    /// A stall found, waiting for the queue to drain: the block count then.
+    pending: Option<u64>,
+    /// A read or write was issued since the last look (fio looks once
+    /// after each).
+    due: bool,
+}
+
+/// Counters of the job so far.
+#[derive(Debug, Default)]
+struct Counts {
+    writes_issued: u64,
+    rw_issued: u64,
+    rw_completed: u64,
+    /// Bytes of completed reads and writes (fio's `io_bytes`, verification included).
+    bytes_done: u64,
+    /// Issued bytes of the job's own direction(s) (fio's `io_issue_bytes`).
+    main_issued: u64,
+    pass_bytes: u64,
+    pass_written: u64,
+    verified: u64,
+}
+
+/// The sequence of one worker; see the module docs.
+pub struct JobFlow {
+    plan: IoPlan,
+    replay: Option<IoPlan>,
+    stage: Stage,
+    pending: Option<Step>,
+    think: Think,
+    c: Counts,
+    loops_left: u32,
+    loops: u64,
+    size: u64,
+    limit: u64,
+    max_bs: u64,
+    number_ios: Option<u64>,
+    time_based: bool,
+    rw: RwMode,
+    writes: bool,
+    fsync_every: u64,
+    fdatasync_every: u64,
+    pass_fsync: bool,
+    unlink_each_loop: bool,
+    invalidate: bool,
+    wrap_invalidate: bool,
+    last_was_sync: bool,
+    last_write_file: u32,
+    passes: u64,
+    plan_done: bool,
+    // Verification.
+    layout: Option<Layout>,
+    verify_phase: bool,
+    check_reads: bool,
+    check_generation: bool,
+    dry_run: bool,
+    experimental: bool,
+    written: Written,
+    backlog: Option<u64>,
+    backlog_batch: u64,
+    batch_left: u64,
+    last_completed_read: bool,
+    replay_written: u64,
+    replay_generation: u64,
+    state: Option<SavedState>,
+    skipped_by_state: u64,
+    depth: usize,
+    recent: Vec<std::collections::VecDeque<u64>>,
+    seed: u64,
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl JobFlow {
+    /// The flow of worker `worker` (0-based clone index) of `spec` over `regions`.
+    pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
+        // The plan offers offsets without end; passes and budgets are here.
+        let endless = JobSpec {
+            time_based: true,
+            number_ios: None,
+            ..spec.clone()
+        };
+        let plan = IoPlan::new(&endless, regions, worker);
+        let size: u64 = regions.iter().map(|r| r.len).sum();
+        let v = &spec.verify;
+        let writes = spec.rw.modifies();
+        let layout = v.method.map(|method| Layout {
+            method,
+            interval: v.interval_for(&spec.bs.all()),
+            header_offset: v.offset,
+            pattern: v.pattern.clone(),
+        });
+        let verify_on = layout.is_some();
+        let verify_phase = verify_on && writes && v.do_verify;
+        let fixed_bs = spec.bs.min() == spec.bs.max();
+        let random_map = spec.rw.is_random() && !spec.norandommap;
+        let depth = spec.effective_iodepth().max(1) as usize;
+        JobFlow {
+            replay: None,
+            plan,
+            stage: Stage::Start,
+            pending: None,
+            think: Think {
+                ns: spec.thinktime_ns,
+                spin_ns: spec.thinktime_spin_ns.min(spec.thinktime_ns),
+                blocks: u64::from(spec.thinktime_blocks.max(1)),
+                blocks_given: spec.thinktime_blocks_given,
+                by_completion: spec.thinktime_blocks_type == ThinkBlocksType::Complete,
+                iotime_ns: spec.thinktime_iotime_ns,
+                ..Think::default()
+            },
+            c: Counts::default(),
+            loops_left: spec.loops.max(1),
+            loops: u64::from(spec.loops.max(1)),
+            size,
+            limit: spec.io_size.unwrap_or(size),
+            max_bs: u64::from(spec.bs.max()),
+            number_ios: spec
+                .number_ios
+                .map(|n| n.saturating_mul(u64::from(spec.loops.max(1)))),
+            time_based: spec.time_based,
+            rw: spec.rw,
+            writes: writes && !v.only,
+            fsync_every: u64::from(spec.files.fsync_every),
+            fdatasync_every: u64::from(spec.files.fdatasync_every),
+            pass_fsync: writes && (spec.files.end_fsync || spec.files.fsync_on_close),
+            unlink_each_loop: spec.files.unlink_each_loop,
+            invalidate: spec.invalidate,
+            wrap_invalidate: spec.invalidate
+                && !spec.direct
+                && spec.time_based
+                && (spec.rw.is_random() || regions.len() == 1),
+            last_was_sync: false,
+            last_write_file: 0,
+            passes: 0,
+            plan_done: false,
+            verify_phase,
+            check_reads: verify_on && !writes,
+            check_generation: writes && fixed_bs && !spec.time_based && !v.only,
+            dry_run: verify_phase && v.only,
+            experimental: v.experimental && !v.only,
+            written: Written::new(random_map || !spec.rw.is_random()),
+            backlog: v.backlog.filter(|_| verify_phase && !v.only),
+            backlog_batch: v.backlog_batch.or(v.backlog).unwrap_or(1),
+            batch_left: 0,
+            last_completed_read: false,
+            replay_written: 0,
+            replay_generation: 0,
+            state: None,
+            skipped_by_state: 0,
+            depth,
+            recent: vec![Default::default(); regions.len().max(1)],
+            seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
+            layout,
+        }
+    }
+
+    /// Verify only what a saved state vouches for (`verify_state_load`).
+    pub fn with_state(mut self, s: SavedState) -> Self {
+        self.state = Some(s);
+        self
+    }
+
+    /// How blocks are laid out for verification, when the job verifies.
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_ref()
+    }
+
+    /// Blocks verification left unchecked because a loaded state could not
+    /// vouch for them.
+    pub fn skipped_by_state(&self) -> u64 {
+        self.skipped_by_state
+    }
+
+    /// The state to save when the job ends (`verify_state_save`): writes
+    /// issued and the last completed ones.
+    pub fn saved_state(&self, name: &str, index: u64) -> SavedState {
+        let mut completed = Vec::new();
+        for (f, ring) in self.recent.iter().enumerate() {
+            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
+        }
+        SavedState {
+            depth: self.depth as u32,
+            files: self.recent.len() as u32,
+            issued: self.c.writes_issued,
+            index,
+            name: name.to_string(),
+            completed,
+        }
+    }
+
+    /// The offset generator (fio's rate logic picks the next direction in it).
+    pub fn plan_mut(&mut self) -> &mut IoPlan {
+        &mut self.plan
+    }
+
+    /// Whether files are synced when the job ends (`end_fsync`,
+    /// `fsync_on_close`) and the last pass did not do it already — a job
+    /// stopped by its runtime still syncs, as in fio.
+    pub fn final_fsync(&self) -> bool {
+        self.pass_fsync && self.stage != Stage::Done && !self.last_was_sync
+    }
+
+    /// The seed of write number `generation`'s data.
+    fn seed_for(&self, generation: u64) -> u64 {
+        splitmix(self.seed ^ generation.wrapping_mul(0x2545_f491_4f6c_dd1d))
+    }
+
+    /// fio's `keep_running`, asked before each pass.
+    fn keep_running(&mut self) -> bool {
+        if self.time_based {
+            return true;
+        }
+        if self.loops_left > 0 {
+            self.loops_left -= 1;
+            return true;
+        }
+        if self.plan_done || self.number_ios.is_some_and(|n| self.c.rw_issued >= n) {
+            return false;
+        }
+        self.c.bytes_done < self.limit && self.limit - self.c.bytes_done >= self.max_bs
+    }
+
+    /// Whether the pass (or the job's budget) is over.
+    fn pass_over(&self) -> bool {
+        if self.number_ios.is_some_and(|n| self.c.rw_issued >= n) {
+            return true;
+        }
+        if self.time_based {
+            return self.verify_phase && self.c.pass_bytes >= self.size;
+        }
+        self.c.pass_bytes >= self.size
+            || self.c.main_issued >= self.limit.saturating_mul(self.loops)
+    }
+
+    /// The next thing to do, with `inflight` requests in flight at `now`
+    /// (ns on any steady clock).
+    pub fn next(&mut self, inflight: usize, now: u64) -> Step {
+        if let Some(s) = self.pending.take() {
+            return s;
+        }
+        loop {
+            match self.stage {
+                Stage::Start | Stage::Between => {
+                    if inflight > 0 {
+                        return Step::Drain;
+                    }
+                    let first = self.stage == Stage::Start;
+                    if !self.keep_running() {
+                        self.stage = Stage::Done;
+                        continue;
+                    }
+                    self.begin_pass();
+                    if !first {
+                        return Step::NewLoop {
+                            unlink: self.unlink_each_loop,
+                            invalidate: self.invalidate,
+                        };
+                    }
+                }
+                Stage::Work => {
+                    if let Some(s) = self.think_step(inflight, now) {
+                        return s;
+                    }
+                    // Backlog reads count in fio's pass bytes (it doubles
+                    // the pass for them): they come before the pass's end.
+                    if let Some(io) = self.backlog_read() {
+                        self.think.due = true;
+                        return Step::Io(io);
+                    }
+                    if self.pass_over() {
+                        self.stage = Stage::PassEnd;
+                        continue;
+                    }
+                    if let Some(io) = self.sync_due() {
+                        return Step::Io(io);
+                    }
+                    match self.plan_io() {
+                        Some(s) => return s,
+                        None => {
+                            self.plan_done = true;
+                            self.stage = Stage::PassEnd;
+                        }
+                    }
+                }
+                Stage::PassEnd => {
+                    if inflight > 0 {
+                        return Step::Drain;
+                    }
+                    self.stage = if self.verify_phase {
+                        Stage::Verify
+                    } else {
+                        Stage::Between
+                    };
+                    if self.pass_fsync && !self.last_was_sync {
+                        self.last_was_sync = true;
+                        if self.verify_phase {
+                            self.pending = Some(Step::SettleForVerify);
+                        }
+                        return Step::FsyncFiles;
+                    }
+                    if self.verify_phase {
+                        return Step::SettleForVerify;
+                    }
+                }
+                Stage::Verify => match self.verify_read() {
+                    Some(io) => return Step::Io(io),
+                    None => self.stage = Stage::VerifyEnd,
+                },
+                Stage::VerifyEnd => {
+                    if inflight > 0 {
+                        return Step::Drain;
+                    }
+                    self.stage = Stage::Between;
+                }
+                Stage::Done => return Step::Done,
+            }
+        }
+    }
+
+    fn begin_pass(&mut self) {
+        self.stage = Stage::Work;
+        self.passes += 1;
+        self.c.pass_bytes = 0;
+        self.c.pass_written = 0;
+        // fio: a new loop forgets the last sync.
+        self.last_was_sync = false;
+        if self.experimental && self.verify_phase {
+            self.replay = Some(self.plan.clone());
+            self.replay_written = 0;
+            self.replay_generation = self.c.writes_issued;
+        }
+        if self.dry_run {
+            self.dry_run_pass();
+        }
+    }
+
+    /// `verify_only` on a writing job: what the pass would write, logged
+    /// without writing (fio's `do_dry_run`).
+    fn dry_run_pass(&mut self) {
+        while !self.pass_over() {
+            let Some((file, ddir, offset, len)) = self.plan.next_io() else {
+                self.plan_done = true;
+                break;
+            };
+            self.c.rw_issued += 1;
+            self.c.pass_bytes += u64::from(len);
+            self.c.main_issued += u64::from(len);
+            self.c.bytes_done += u64::from(len);
+            if ddir == Ddir::Write {
+                let generation = self.c.writes_issued;
+                self.c.writes_issued += 1;
+                self.written.add(Piece {
+                    file,
+                    offset,
+                    len,
+                    generation,
+                    seed: 0,
+                });
+                // fio counts a dry run's writes as completed ones (its
+                // saved state lists them).
+                self.note_completed_write(file, offset);
+            }
+        }
+        self.stage = Stage::PassEnd;
+    }
+
+    /// fio's `handle_thinktime`: after every `thinktime_blocks` I/Os (or
+    /// `thinktime_iotime` of I/O), wait for the queue to empty, then think.
+    fn think_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
+        let t = &mut self.think;
+        if t.ns == 0 {
+            return None;
+        }
+        if t.last_time == 0 {
+            t.last_time = now.max(1);
+        }
+        if t.pending.is_none() {
+            if !t.due {
+                return None;
+            }
+            t.due = false;
+            let b = if t.by_completion {
+                self.c.rw_completed
+            } else {
+                self.c.rw_issued
+            };
+            let by_time = t.iotime_ns > 0 && now.saturating_sub(t.last_time) >= t.iotime_ns + t.ns;
+            let by_blocks = (t.iotime_ns == 0 || t.blocks_given) && b >= t.last_blocks + t.blocks;
+            if !(by_time || by_blocks) {
+                return None;
+            }
+            t.pending = Some(b);
+        }
+        if inflight > 0 {
+            return Some(Step::Drain);
+        }
+        t.last_blocks = t.pending.take().unwrap_or(t.last_blocks);
+        if t.iotime_ns > 0 {
+            t.last_time = now;
+        }
+        Some(Step::Think {
+            spin_ns: t.spin_ns,
+            sleep_ns: t.ns - t.spin_ns,
+        })
+    }
+
+    /// fio's `get_rw_ddir`: a sync after every N writes, unless the last
+    /// request completed was one.
+    fn sync_due(&mut self) -> Option<FlowIo> {
+        let w = self.c.writes_issued;
+        if !self.writes || self.last_was_sync || w == 0 {
+            return None;
+        }
+        let data_only = if self.fsync_every > 0 && w.is_multiple_of(self.fsync_every) {
+            false
+        } else if self.fdatasync_every > 0 && w.is_multiple_of(self.fdatasync_every) {
+            true
+        } else {
+            return None;
+        };
+        Some(FlowIo::Sync {
+            file: self.last_write_file,
+            data_only,
+        })
+    }
+
+    /// The plan's next I/O (a cache drop first when a time-based pass over
+    /// its file just ended).
+    fn plan_io(&mut self) -> Option<Step> {
+        let (file, ddir, offset, len) = self.plan.next_io()?;
+        self.think.due = true;
+        self.c.rw_issued += 1;
+        self.c.pass_bytes += u64::from(len);
+        let main = match self.rw {
+            RwMode::Write | RwMode::RandWrite => ddir == Ddir::Write,
+            RwMode::Trim | RwMode::RandTrim => ddir == Ddir::Trim,
+            RwMode::Read | RwMode::RandRead => ddir == Ddir::Read,
+            RwMode::ReadWrite | RwMode::RandRw => ddir != Ddir::Trim,
+        };
+        if main {
+            self.c.main_issued += u64::from(len);
+        }
+        let tag = match ddir {
+            Ddir::Write if self.layout.is_some() => {
+                let generation = self.c.writes_issued;
+                Tag::Stamped {
+                    generation,
+                    seed: self.seed_for(generation),
+                }
+            }
+            Ddir::Read if self.check_reads => Tag::Check(Expect::default()),
+            _ => Tag::Plain,
+        };
+        if ddir == Ddir::Write {
+            self.c.writes_issued += 1;
+            self.c.pass_written += u64::from(len);
+            self.last_write_file = file;
+        }
+        let io = Step::Io(FlowIo::Rw {
+            file,
+            ddir,
+            offset,
+            len,
+            tag,
+        });
+        // A pass's first I/O starts over by itself: its NewLoop dropped the cache.
+        let first_of_pass = self.c.pass_bytes == u64::from(len);
+        match self.plan.take_wrap() {
+            Some(f) if self.wrap_invalidate && !first_of_pass => {
+                self.pending = Some(io);
+                Some(Step::DropCache(f))
+            }
+            _ => Some(io),
+        }
+    }
+
+    fn check_of(&self, p: &Piece) -> FlowIo {
+        let expect = if self.check_generation {
+            Expect {
+                generation: Some(p.generation),
+                seed: Some(p.seed),
+            }
+        } else {
+            Expect::default()
+        };
+        FlowIo::Rw {
+            file: p.file,
+            ddir: Ddir::Read,
+            offset: p.offset,
+            len: p.len,
+            tag: Tag::Check(expect),
+        }
+    }
+
+    /// fio's `check_get_verify`: with `verify_backlog`, a batch of reads
+    /// whenever the unverified writes reach a multiple of it.
+    fn backlog_read(&mut self) -> Option<FlowIo> {
+        let backlog = self.backlog?;
+        if self.written.is_empty() {
+            return None;
+        }
+        if self.batch_left == 0 {
+            if !(self.written.len() as u64).is_multiple_of(backlog) || self.last_completed_read {
+                return None;
+            }
+            self.batch_left = self.backlog_batch;
+        }
+        let p = self.written.pop()?;
+        self.batch_left -= 1;
+        self.c.rw_issued += 1;
+        Some(self.check_of(&p))
+    }
+
+    /// The next block of the verification pass, if any.
+    fn verify_read(&mut self) -> Option<FlowIo> {
+        if self.experimental {
+            return self.replay_read();
+        }
+        let p = self.written.pop()?;
+        if let Some(s) = &self.state {
+            if s.should_stop(self.c.verified, u64::from(p.file), p.offset) {
+                self.skipped_by_state += 1 + self.written.len() as u64;
+                while self.written.pop().is_some() {}
+                return None;
+            }
+        }
+        Some(self.check_of(&p))
+    }
+
+    /// `experimental_verify`: the pass's writes replayed from its start.
+    fn replay_read(&mut self) -> Option<FlowIo> {
+        let replay = self.replay.as_mut()?;
+        while self.replay_written < self.c.pass_written {
+            let (file, ddir, offset, len) = replay.next_io()?;
+            if ddir != Ddir::Write {
+                continue;
+            }
+            self.replay_written += u64::from(len);
+            let generation = self.replay_generation;
+            self.replay_generation += 1;
+            let p = Piece {
+                file,
+                offset,
+                len,
+                generation,
+                seed: self.seed_for(generation),
+            };
+            return Some(self.check_of(&p));
+        }
+        None
+    }
+
+    /// A request finished: `ok` when it succeeded.
+    pub fn completed(&mut self, io: &FlowIo, ok: bool) {
+        match *io {
+            FlowIo::Sync { .. } => {
+                if ok {
+                    self.last_was_sync = true;
+                }
+            }
+            FlowIo::Rw {
+                file,
+                ddir,
+                offset,
+                len,
+                tag,
+            } => {
+                self.last_was_sync = false;
+                if !ok {
+                    return;
+                }
+                self.c.rw_completed += 1;
+                self.c.bytes_done += u64::from(len);
+                self.last_completed_read = ddir == Ddir::Read;
+                if let Tag::Stamped { generation, seed } = tag {
+                    if self.verify_phase {
+                        self.written.add(Piece {
+                            file,
+                            offset,
+                            len,
+                            generation,
+                            seed,
+                        });
+                    }
+                    self.note_completed_write(file, offset);
+                }
+                if let (Tag::Check(_), Ddir::Read) = (tag, ddir) {
+                    self.c.verified += 1;
+                }
+            }
+        }
+    }
+
+    /// Remember the last `depth` completed writes of each file.
+    fn note_completed_write(&mut self, file: u32, offset: u64) {
+        let n = self.recent.len();
+        let ring = &mut self.recent[file as usize % n];
+        if ring.len() == self.depth {
+            ring.pop_front();
+        }
+        ring.push_back(offset);
+    }
+
+    /// Whether the job verifies with a method that checks nothing (`null`).
+    pub fn checks_nothing(&self) -> bool {
+        self.layout
+            .as_ref()
+            .is_some_and(|l| l.method == Method::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests;

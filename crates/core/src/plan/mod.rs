@@ -1,0 +1,538 @@
+//! The I/O plan of one worker: which file, direction, offset and size each
+//! next I/O has, and when the job's work is done — fio's offset and
+//! block-size generation (io_u.c), rule for rule where a job file can tell
+//! the difference:
+//!
+//! * **Sequential** offsets continue where the direction's previous I/O
+//!   ended; `rw=read:8k` adds 8k (holes), `rw=read:-8k` goes backwards,
+//!   wrapping as fio does (`get_next_seq_offset`).
+//! * **Random** offsets with fio's random map visit every block once per
+//!   pass. One block size: a keyed permutation ([`Permutation`]) does it in
+//!   O(1) memory. Several sizes: a real map ([`RandMap`]): a block already
+//!   done moves on to the next free one, and an I/O that would run into
+//!   done blocks is cut short, as fio's `mark_random_map` cuts it — so a
+//!   mixed-size job moves fio's bytes, not more.
+//!   Without the map (`norandommap`, `blockalign`), or with a skewed
+//!   distribution, offsets are drawn with repeats; skewed ones come from
+//!   fio's own generators ([`dists`]), their ranks scattered by the
+//!   permutation as fio scatters them with a hash; zoned ones from fio's
+//!   zone table.
+//! * `rw=randread:N` takes a new random offset every N I/Os, the others
+//!   following `rw_sequencer`.
+//! * **Block sizes** per direction; a range is drawn as fio draws it
+//!   (`min + max·u`, clamped, rounded to the minimum) and a size that
+//!   would pass the end of the region is drawn again.
+//! * **Files**: chosen by [`files::FileChooser`]; a file whose region is
+//!   done is skipped until every file is, then all start over (a new
+//!   pass, for `loops`, `io_size` beyond `size`, or time-based jobs).
+//!
+//! Everything is deterministic in the job's `randseed` and the worker's
+//! index, so runs repeat.
+
+mod dists;
+mod files;
+mod permutation;
+mod randmap;
+
+pub use permutation::Permutation;
+pub use randmap::RandMap;
+
+use crate::req::Ddir;
+use crate::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
+use dists::{zone_table, Skewed};
+use files::FileChooser;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// The part of one target a worker covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Index of the target within the job.
+    pub file: u32,
+    /// First byte.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// How random offsets are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RandomMode {
+    /// One block size, random map: the permutation.
+    Permutation,
+    /// Several block sizes, random map: the bitmap.
+    Map,
+    /// Uniform with repeats (`norandommap`, `blockalign`).
+    Free,
+    /// fio's zipf, pareto or normal.
+    Skewed,
+    /// fio's zoned or zoned_abs.
+    Zoned,
+}
+
+#[derive(Clone)]
+struct FileState {
+    region: Region,
+    /// fio's `last_pos`, relative to the region, per direction.
+    last_pos: [u64; 3],
+    /// Where the direction's previous I/O started (`rw_sequencer=identical`).
+    last_start: [Option<u64>; 3],
+    /// Blocks of `unit` bytes.
+    blocks: u64,
+    perm: Permutation,
+    perm_pos: u64,
+    pass: u64,
+    map: Option<RandMap>,
+    skew: Option<Skewed>,
+}
+
+/// The offset generator and work budget of one worker.
+#[derive(Clone)]
+pub struct IoPlan {
+    files: Vec<FileState>,
+    /// Files whose region is done this pass.
+    done: Vec<bool>,
+    chooser: FileChooser,
+    rw: RwMode,
+    rwmixread: u32,
+    bs: [BlockSizes; 3],
+    /// Each direction's bssplit, lightest first (fio sorts it so).
+    splits: [Vec<(u64, u32)>; 3],
+    ba: [u64; 3],
+    min_bs: [u64; 3],
+    /// fio's `rw_min_bs`: the smallest block size of any direction.
+    unit: u64,
+    bs_unaligned: bool,
+    mode: RandomMode,
+    /// Zone tables per direction, and whether they are in bytes.
+    zones: [Option<Vec<(u64, u64)>>; 3],
+    zoned_abs: bool,
+    seq_nr: u32,
+    seq_left: u32,
+    seq_add: i64,
+    sequencer: RwSequencer,
+    time_based: bool,
+    skewed_service: bool,
+    rng: SmallRng,
+    seed: u64,
+    bytes_left: Option<u64>,
+    ios_left: Option<u64>,
+    /// The direction of the next I/O, when already drawn (rate pacing).
+    pending: Option<Ddir>,
+    /// I/Os since every file was last started over.
+    ios_this_pass: u64,
+    /// Files whose pass ended (their offsets start over), not yet taken.
+    wrapped: Vec<u32>,
+}
+
+impl IoPlan {
+    /// The plan of worker `worker` (0-based clone index) of `spec` over `regions`.
+    pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
+        let seed = spec.randseed ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let bs: [BlockSizes; 3] = std::array::from_fn(|d| spec.bs.for_dir(d).clone());
+        let min_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].min()).max(1));
+        let unit = *min_bs.iter().min().unwrap_or(&1);
+        let ba: [u64; 3] = std::array::from_fn(|d| match spec.ba[d] {
+            0 => min_bs[d],
+            b if spec.rw.is_random() => u64::from(b),
+            _ => min_bs[d],
+        });
+        let zones = match &spec.random_distribution {
+            Distribution::Zoned(z) | Distribution::ZonedAbs(z) => {
+                std::array::from_fn(|d| zone_table(&z[d]))
+            }
+            _ => [None, None, None],
+        };
+        let mode = match &spec.random_distribution {
+            Distribution::Random if spec.norandommap || ba != min_bs => RandomMode::Free,
+            Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
+            Distribution::Random => RandomMode::Map,
+            Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
+            _ => RandomMode::Skewed,
+        };
+        // fio: ranges of min(read, write) smallest sizes.
+        let range_size = min_bs[0].min(min_bs[1]).max(1);
+        let files: Vec<FileState> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let blocks = (r.len / unit).max(1);
+                FileState {
+                    region: *r,
+                    last_pos: [0; 3],
+                    last_start: [None; 3],
+                    blocks,
+                    perm: Permutation::new(blocks, seed ^ ((i as u64) << 32)),
+                    perm_pos: 0,
+                    pass: 0,
+                    map: (mode == RandomMode::Map && spec.rw.is_random())
+                        .then(|| RandMap::new(blocks)),
+                    skew: Skewed::offsets(
+                        &spec.random_distribution,
+                        spec.random_center,
+                        r.len.div_ceil(range_size).max(1),
+                        &mut rng,
+                    ),
+                }
+            })
+            .collect();
+        let total: u64 = regions.iter().map(|r| r.len).sum();
+        let bytes_left = if spec.time_based {
+            None
+        } else {
+            // fio: io_size, else size — at most what the files hold.
+            let size = spec.size.map_or(total, |s| s.min(total));
+            Some(
+                spec.io_size
+                    .unwrap_or(size)
+                    .saturating_mul(spec.loops as u64),
+            )
+        };
+        let chooser = FileChooser::new(
+            spec.file_service,
+            spec.file_service_nr,
+            spec.random_center,
+            files.len().max(1),
+            &mut rng,
+        );
+        let splits = std::array::from_fn(|d| match &bs[d] {
+            BlockSizes::Split(parts) => {
+                let mut v: Vec<(u64, u32)> = parts
+                    .iter()
+                    .filter(|p| p.1 > 0)
+                    .map(|&(b, w)| (u64::from(b), w))
+                    .collect();
+                v.sort_by_key(|p| p.1);
+                v
+            }
+            _ => Vec::new(),
+        });
+        IoPlan {
+            done: vec![false; files.len()],
+            files,
+            chooser,
+            rw: spec.rw,
+            rwmixread: spec.rwmixread,
+            bs,
+            splits,
+            ba,
+            min_bs,
+            unit,
+            bs_unaligned: spec.bs_unaligned,
+            mode,
+            zones,
+            zoned_abs: matches!(spec.random_distribution, Distribution::ZonedAbs(_)),
+            seq_nr: spec.rw_seq_nr.max(1),
+            seq_left: spec.rw_seq_nr.max(1),
+            seq_add: spec.rw_seq_add,
+            sequencer: spec.rw_sequencer,
+            time_based: spec.time_based,
+            skewed_service: spec.file_service.is_skewed(),
+            rng,
+            seed,
+            bytes_left,
+            ios_left: spec.number_ios,
+            pending: None,
+            ios_this_pass: 0,
+            wrapped: Vec::new(),
+        }
+    }
+
+    /// A target whose pass over its region ended (its offsets started
+    /// over) since the last call, once each.
+    pub fn take_wrap(&mut self) -> Option<u32> {
+        self.wrapped.pop()
+    }
+
+    /// Bytes still to issue (None when time based).
+    pub fn bytes_left(&self) -> Option<u64> {
+        self.bytes_left
+    }
+
+    fn draw_ddir(&mut self) -> Ddir {
+        match self.rw {
+            RwMode::Read | RwMode::RandRead => Ddir::Read,
+            RwMode::Write | RwMode::RandWrite => Ddir::Write,
+            RwMode::Trim | RwMode::RandTrim => Ddir::Trim,
+            RwMode::ReadWrite | RwMode::RandRw => {
+                if self.rng.random_range(0..100u32) < self.rwmixread {
+                    Ddir::Read
+                } else {
+                    Ddir::Write
+                }
+            }
+        }
+    }
+
+    /// The direction of the next I/O (drawn now and kept for it).
+    pub fn next_ddir(&mut self) -> Ddir {
+        match self.pending {
+            Some(d) => d,
+            None => {
+                let d = self.draw_ddir();
+                self.pending = Some(d);
+                d
+            }
+        }
+    }
+
+    /// Make the next I/O one of direction `d` (fio's rate logic switches
+    /// to the other direction when this one is ahead of its rate).
+    pub fn set_next_ddir(&mut self, d: Ddir) {
+        self.pending = Some(d);
+    }
+
+    /// Start every file over (a new pass).
+    fn new_pass(&mut self) {
+        let seed = self.seed;
+        for (i, f) in self.files.iter_mut().enumerate() {
+            Self::restart(f, i, seed);
+            self.wrapped.push(f.region.file);
+        }
+        self.done.iter_mut().for_each(|d| *d = false);
+        self.ios_this_pass = 0;
+    }
+
+    fn restart(f: &mut FileState, i: usize, seed: u64) {
+        f.last_pos = [0; 3];
+        f.last_start = [None; 3];
+        f.pass += 1;
+        f.perm_pos = 0;
+        f.perm = Permutation::new(f.blocks, seed ^ ((i as u64) << 32) ^ f.pass);
+        if let Some(m) = &mut f.map {
+            m.clear();
+        }
+    }
+
+    /// The next I/O as (file, direction, absolute offset, length), or None
+    /// when the job's budget (io_size × loops, number_ios) is spent.
+    #[inline]
+    pub fn next_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        if self.ios_left == Some(0) || self.bytes_left == Some(0) || self.files.is_empty() {
+            return None;
+        }
+        let ddir = self.next_ddir();
+        self.pending = None;
+        let d = ddir.idx();
+        let (fi, rel, len, random) = self.place(d)?;
+        let mut len = len;
+        if random && self.mode == RandomMode::Map {
+            let map = self.files[fi].map.as_mut().expect("a map in map mode");
+            let marked = map.mark_run(rel / self.unit, len.div_ceil(self.unit));
+            len = len.min(marked * self.unit);
+        }
+        if let Some(left) = self.bytes_left {
+            if left < len {
+                len = left / self.unit * self.unit;
+                if len == 0 {
+                    return None;
+                }
+            }
+        }
+        let f = &mut self.files[fi];
+        f.last_start[d] = Some(rel);
+        f.last_pos[d] = rel + len;
+        if let Some(left) = &mut self.bytes_left {
+            *left -= len;
+        }
+        if let Some(n) = &mut self.ios_left {
+            *n -= 1;
+        }
+        self.ios_this_pass += 1;
+        Some((f.region.file, ddir, f.region.offset + rel, len as u32))
+    }
+
+    /// A file, offset (relative to its region), length and whether the
+    /// offset was random; marks files done and starts passes as needed.
+    fn place(&mut self, d: usize) -> Option<(usize, u64, u64, bool)> {
+        // Each file can be found done once per pass, and a pass that
+        // issues nothing ends the job (nothing fits anywhere).
+        for _ in 0..=2 * self.files.len() + 1 {
+            let Some(fi) = self.chooser.pick(&self.done, &mut self.rng) else {
+                if self.ios_this_pass == 0 && self.files.iter().all(|f| f.pass > 0) {
+                    return None;
+                }
+                self.new_pass();
+                continue;
+            };
+            let placed = self
+                .offset(fi, d)
+                .and_then(|(rel, random)| Some((rel, self.block_size(fi, d, rel)?, random)));
+            match placed {
+                Some((rel, len, random)) => return Some((fi, rel, len, random)),
+                None if self.skewed_service => {
+                    Self::restart(&mut self.files[fi], fi, self.seed);
+                    self.wrapped.push(self.files[fi].region.file);
+                }
+                None => self.done[fi] = true,
+            }
+        }
+        None
+    }
+
+    /// The next offset in file `fi` for direction `d`, and whether it is
+    /// random; None when the file is done.
+    fn offset(&mut self, fi: usize, d: usize) -> Option<(u64, bool)> {
+        if !self.rw.is_random() {
+            return self.seq_offset(fi, d).map(|o| (o, false));
+        }
+        // fio: `ddir_seq_nr` counts down to the next random offset.
+        self.seq_left -= 1;
+        if self.seq_left == 0 {
+            self.seq_left = self.seq_nr;
+            return self.random_offset(fi, d).map(|o| (o, true));
+        }
+        match self.sequencer {
+            RwSequencer::Sequential => match self.seq_offset(fi, d) {
+                Some(o) => Some((o, false)),
+                None => self.random_offset(fi, d).map(|o| (o, true)),
+            },
+            RwSequencer::Identical => Some((self.files[fi].last_start[d].unwrap_or(0), false)),
+        }
+    }
+
+    /// fio's `get_next_seq_offset`, relative to the region.
+    fn seq_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
+        let single = self.files.len() == 1;
+        let (add, time_based) = (self.seq_add, self.time_based);
+        let f = &mut self.files[fi];
+        let len = f.region.len;
+        if f.last_pos[d] >= len && time_based && single {
+            f.last_pos[d] = 0;
+            self.wrapped.push(f.region.file);
+        }
+        if f.last_pos[d] >= len {
+            return None;
+        }
+        // Backwards I/O in a region that does not start the file begins
+        // at its end.
+        if f.last_pos[d] == 0 && f.region.offset > 0 && add < 0 {
+            f.last_pos[d] = len;
+        }
+        let pos = f.last_pos[d];
+        if pos == 0 || add == 0 {
+            return Some(pos);
+        }
+        let next = i128::from(pos) + i128::from(add);
+        if next >= 0 && next < i128::from(len) {
+            return Some(next as u64);
+        }
+        // Past either end: holes wrap to the start, backwards I/O to the end.
+        Some(if add > 0 {
+            0
+        } else {
+            (i128::from(len) + i128::from(add)).max(0) as u64
+        })
+    }
+
+    /// fio's `last_block`: random offsets of `d` are below this many `ba`.
+    fn last_block(&self, fi: usize, d: usize) -> u64 {
+        let len = self.files[fi].region.len;
+        let slack = self.min_bs[d].saturating_sub(self.ba[d]);
+        (len.saturating_sub(slack) / self.ba[d]).max(1)
+    }
+
+    fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
+        let lastb = self.last_block(fi, d);
+        let ba = self.ba[d];
+        match self.mode {
+            RandomMode::Permutation => {
+                let f = &mut self.files[fi];
+                if f.perm_pos == f.blocks {
+                    if !self.time_based {
+                        return None;
+                    }
+                    Self::restart(f, fi, self.seed);
+                    self.wrapped.push(f.region.file);
+                }
+                let b = f.perm.map(f.perm_pos);
+                f.perm_pos += 1;
+                Some(b * self.unit)
+            }
+            RandomMode::Map => {
+                let b = self.rng.random_range(0..lastb) * ba / self.unit;
+                let map = self.files[fi].map.as_ref().expect("a map in map mode");
+                let free = match map.next_free(b) {
+                    Some(x) => x,
+                    None if self.time_based => {
+                        Self::restart(&mut self.files[fi], fi, self.seed);
+                        self.wrapped.push(self.files[fi].region.file);
+                        b
+                    }
+                    None => return None,
+                };
+                Some(free * self.unit)
+            }
+            RandomMode::Free => Some(self.rng.random_range(0..lastb) * ba),
+            RandomMode::Skewed => {
+                let f = &self.files[fi];
+                let s = f.skew.as_ref().expect("a skewed generator");
+                let rank = s.rank(&mut self.rng);
+                let b = s.place(f.perm.map(rank % f.blocks));
+                Some(b % lastb * ba)
+            }
+            RandomMode::Zoned => {
+                let Some(table) = &self.zones[d] else {
+                    return Some(self.rng.random_range(0..lastb) * ba);
+                };
+                let (start, end) = table[self.rng.random_range(0..100usize)];
+                let (first, count) = if self.zoned_abs {
+                    // Zones beyond the region are refused before the run.
+                    let first = (start / ba).min(lastb - 1);
+                    (first, (end / ba).min(lastb).saturating_sub(first))
+                } else {
+                    (start * lastb / 100, lastb * (end - start) / 100)
+                };
+                Some((first + self.rng.random_range(0..count.max(1))) * ba)
+            }
+        }
+    }
+
+    /// fio's `get_next_buflen`: a size of direction `d` that fits between
+    /// `rel` and the end of file `fi`'s region; None when not even the
+    /// smallest does (the file is done).
+    fn block_size(&mut self, fi: usize, d: usize, rel: u64) -> Option<u64> {
+        let room = self.files[fi].region.len.checked_sub(rel)?;
+        let (min, max) = (self.min_bs[d], u64::from(self.bs[d].max()));
+        if min > room {
+            return None;
+        }
+        if min == max {
+            return Some(min);
+        }
+        for _ in 0..64 {
+            let u: f64 = self.rng.random();
+            let mut len = if self.splits[d].is_empty() {
+                min + (max as f64 * u) as u64
+            } else {
+                let point = u * 100.0;
+                let mut cum = 0.0;
+                let mut pick = min;
+                for &(b, w) in &self.splits[d] {
+                    pick = b;
+                    cum += f64::from(w);
+                    if point <= cum && pick <= room {
+                        break;
+                    }
+                }
+                pick
+            };
+            if !self.bs_unaligned {
+                if min.is_power_of_two() {
+                    len &= !(min - 1);
+                } else {
+                    len -= len % min;
+                }
+            }
+            len = len.min(max);
+            if len <= room && len >= min {
+                return Some(len);
+            }
+        }
+        Some(min)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,156 @@
+//! fio's rate limits (`rate`, `rate_iops`), per direction, as io_u.c
+//! keeps them: each limited direction has the time its bytes so far are
+//! due at its rate, and an I/O of a direction that is ahead of its rate
+//! waits — unless the job mixes reads and writes and the other direction
+//! is behind (or unlimited), in which case the I/O switches to it
+//! (`rate_ddir`). A `rate_iops` limit is a byte rate of `rate_iops ×` the
+//! direction's smallest block size, as in fio (a job with larger blocks
+//! then does fewer I/Os per second); `rate` wins when both are given.
+
+use crate::plan::IoPlan;
+use crate::req::Ddir;
+use crate::spec::JobSpec;
+
+/// The rate state of one worker.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// Nanoseconds per byte of each direction (None: not limited).
+    ns_per_byte: [Option<f64>; 3],
+    /// When each direction's bytes so far are due.
+    due: [f64; 3],
+    /// Whether the job mixes reads and writes (and both have a share).
+    mixed: bool,
+}
+
+impl Pacer {
+    /// The pacer of a worker starting at `start_ns`; None when no
+    /// direction is limited.
+    pub fn new(spec: &JobSpec, start_ns: f64) -> Option<Pacer> {
+        let ns_per_byte: [Option<f64>; 3] = std::array::from_fn(|d| {
+            let bps = match (spec.rate_bytes[d], spec.rate_iops[d]) {
+                (Some(b), _) => b as f64,
+                (None, Some(iops)) => iops as f64 * f64::from(spec.bs.for_dir(d).min().max(1)),
+                (None, None) => return None,
+            };
+            Some(1e9 / bps)
+        });
+        ns_per_byte.iter().any(Option::is_some).then(|| Pacer {
+            ns_per_byte,
+            due: [start_ns; 3],
+            mixed: spec.rw.is_mixed() && (1..100).contains(&spec.rwmixread),
+        })
+    }
+
+    /// Decide the direction of `plan`'s next I/O as fio's `rate_ddir`
+    /// does (setting it in the plan), and return when that I/O may start.
+    pub fn next_due(&self, plan: &mut IoPlan, now: f64) -> f64 {
+        let d = plan.next_ddir();
+        let due = |d: Ddir| match self.ns_per_byte[d.idx()] {
+            Some(_) => self.due[d.idx()],
+            None => f64::NEG_INFINITY,
+        };
+        if due(d) <= now {
+            return due(d);
+        }
+        if self.mixed && d != Ddir::Trim {
+            let other = if d == Ddir::Read {
+                Ddir::Write
+            } else {
+                Ddir::Read
+            };
+            if due(other) <= now || due(other) < due(d) {
+                plan.set_next_ddir(other);
+                return due(other);
+            }
+        }
+        due(d)
+    }
+
+    /// Account `len` bytes issued in direction `d`.
+    pub fn issued(&mut self, d: Ddir, len: u64) {
+        if let Some(ns) = self.ns_per_byte[d.idx()] {
+            self.due[d.idx()] += ns * len as f64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Region;
+    use crate::spec::RwMode;
+
+    fn run(spec: &JobSpec, seconds: f64) -> [u64; 3] {
+        // An instant device: each I/O is issued when it is due.
+        let region = [Region {
+            file: 0,
+            offset: 0,
+            len: 1 << 30,
+        }];
+        let mut plan = IoPlan::new(spec, &region, 0);
+        let mut p = Pacer::new(spec, 0.0).unwrap();
+        let mut bytes = [0u64; 3];
+        let mut now = 0.0;
+        while now < seconds * 1e9 {
+            now = p.next_due(&mut plan, now).max(now);
+            let Some((_, d, _, len)) = plan.next_io() else {
+                break;
+            };
+            p.issued(d, u64::from(len));
+            bytes[d.idx()] += u64::from(len);
+        }
+        bytes
+    }
+
+    #[test]
+    fn each_direction_keeps_its_own_rate() {
+        let spec = JobSpec {
+            rw: RwMode::RandRw,
+            rate_bytes: [Some(1 << 20), Some(512 << 10), None],
+            time_based: true,
+            ..JobSpec::default()
+        };
+        let b = run(&spec, 10.0);
+        assert!(
+            (b[0] as f64 / 10.0 - f64::from(1 << 20)).abs() < 8192.0,
+            "{b:?}"
+        );
+        assert!(
+            (b[1] as f64 / 10.0 - f64::from(512 << 10)).abs() < 8192.0,
+            "{b:?}"
+        );
+    }
+
+    #[test]
+    fn an_unlimited_direction_takes_the_turns_of_a_limited_one() {
+        let spec = JobSpec {
+            rw: RwMode::RandRw,
+            rate_bytes: [None, Some(400 << 10), None],
+            number_ios: Some(10_000),
+            time_based: true,
+            ..JobSpec::default()
+        };
+        // On an instant device time never passes: after its first I/O the
+        // write direction stays ahead of its rate, and every turn it draws
+        // goes to the unlimited reads.
+        let b = run(&spec, 1.0);
+        assert_eq!(b[1], 4096, "{b:?}");
+        assert_eq!(b[0], 9_999 * 4096, "{b:?}");
+    }
+
+    #[test]
+    fn rate_iops_counts_the_smallest_block() {
+        let spec = JobSpec {
+            rw: RwMode::RandRead,
+            bs: crate::spec::BlockSizes::Split(vec![(4096, 50), (65536, 50)]),
+            rate_iops: [Some(100), None, None],
+            norandommap: true,
+            time_based: true,
+            ..JobSpec::default()
+        };
+        let b = run(&spec, 10.0);
+        // 100 × 4 KiB per second, as fio limits it.
+        assert!((b[0] as f64 / 10.0 - 409_600.0).abs() < 70_000.0, "{b:?}");
+        assert!(Pacer::new(&JobSpec::default(), 0.0).is_none());
+    }
+}

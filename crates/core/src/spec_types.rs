@@ -1,0 +1,210 @@
+//! The value types of a job's fio options that are more than a number: per
+//! direction values, zoned distributions, how files are chosen, how a
+//! sequence of offsets is modified (`rw=randread:8`, `rw=read:-8k`), and a
+//! size that may be a share of the target (`size=50%`).
+//!
+//! fio writes a value per data direction as `read,write,trim`; a value
+//! not followed by a comma applies to the directions after it too
+//! ([`split_per_dir`]).
+
+use serde::{Deserialize, Serialize};
+
+/// Read, write, trim: the index of a direction in a per-direction value.
+pub const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+/// Split a per-direction value as fio does (`handle_option` in parse.c):
+/// the first piece is for reads, the second for writes, the third for
+/// trims; a piece that is the last one given also applies to the
+/// directions after it, unless a comma follows it (`8k,32k,` leaves trims
+/// at the default). An empty piece leaves its direction unset. With
+/// `other_separators`, a value without a comma may also be split at `:`
+/// or `-` (fio's rule for plain numbers: `rate=1m:500k`).
+pub fn split_per_dir(v: &str, other_separators: bool) -> [Option<&str>; 3] {
+    let mut out: [Option<&str>; 3] = [None; 3];
+    let mut rest = v;
+    let mut curr = 0usize;
+    loop {
+        let mut sep = rest.find(',');
+        let trailing = sep.is_some_and(|i| i + 1 == rest.len());
+        if other_separators && sep.is_none() {
+            sep = rest.find(':').or_else(|| {
+                // A leading '-' is a sign, not a separator.
+                rest.char_indices()
+                    .skip(1)
+                    .find(|&(_, c)| c == '-')
+                    .map(|(i, _)| i)
+            });
+        }
+        let piece = sep.map_or(rest, |i| &rest[..i]);
+        let more = sep.is_some();
+        if !piece.is_empty() && curr < 3 {
+            out[curr] = Some(piece);
+            if !more {
+                for d in out.iter_mut().skip(curr + 1) {
+                    *d = Some(piece);
+                }
+            }
+        }
+        match sep {
+            Some(i) if !trailing => {
+                rest = &rest[i + 1..];
+                curr += 1;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// One zone of `random_distribution=zoned:` (or `zoned_abs:`): this share
+/// of the I/Os goes to the next `span` of the region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zone {
+    /// Percent of the I/Os.
+    pub access_pct: u32,
+    /// Percent of the region (zoned) or bytes (zoned_abs).
+    pub span: u64,
+}
+
+/// How the offset of a random job's I/Os between two random ones is made
+/// (`rw_sequencer`, with `rw=randread:N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwSequencer {
+    /// The next block after the previous I/O.
+    Sequential,
+    /// The previous I/O's offset again.
+    Identical,
+}
+
+/// How a job with several files picks the file of its next I/O
+/// (`file_service_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "param")]
+pub enum FileService {
+    /// The files in turn (fio's default).
+    RoundRobin,
+    /// One file until it is done, then the next.
+    Sequential,
+    /// A file chosen uniformly at random.
+    Random,
+    /// Zipf with exponent θ over the files.
+    Zipf(f64),
+    /// Pareto with power h over the files.
+    Pareto(f64),
+    /// fio's "gauss" over the files, with its deviation in percent.
+    Normal(f64),
+}
+
+impl FileService {
+    /// Whether the choice is skewed (fio never marks such a file done: it
+    /// starts it over).
+    pub fn is_skewed(self) -> bool {
+        matches!(
+            self,
+            FileService::Zipf(_) | FileService::Pareto(_) | FileService::Normal(_)
+        )
+    }
+}
+
+/// A size or offset that is either bytes or a share of the target's size
+/// (`size=50%`, `offset=10%`, `offset_increment=25%`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Amount {
+    /// Bytes.
+    Bytes(u64),
+    /// Percent (1..=100) of the file's or device's size.
+    Percent(u32),
+}
+
+impl Default for Amount {
+    fn default() -> Self {
+        Amount::Bytes(0)
+    }
+}
+
+impl Amount {
+    /// The bytes this amounts to on a target of `target_size` bytes;
+    /// a percentage is aligned down to `align` (fio aligns percentage
+    /// offsets to the minimum block size, or `offset_align`).
+    pub fn resolve(self, target_size: u64, align: u64) -> u64 {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Percent(p) => {
+                let raw = (u128::from(target_size) * u128::from(p) / 100) as u64;
+                let a = align.max(1);
+                raw / a * a
+            }
+        }
+    }
+
+    /// The bytes, when given in bytes.
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            Amount::Bytes(b) => Some(b),
+            Amount::Percent(_) => None,
+        }
+    }
+}
+
+/// A size option's value: a percentage (`50%`, 1..=100, fio's form) or a
+/// size in bytes parsed by `bytes`.
+pub fn parse_amount(
+    v: &str,
+    bytes: impl Fn(&str) -> Result<u64, String>,
+) -> Result<Amount, String> {
+    match v.trim().strip_suffix('%') {
+        Some(p) => {
+            let n: u32 = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{v}' is not a percentage (allowed: 1% to 100%)"))?;
+            if !(1..=100).contains(&n) {
+                return Err(format!("{n}% is outside 1% to 100%"));
+            }
+            Ok(Amount::Percent(n))
+        }
+        None => bytes(v).map(Amount::Bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_direction_values_split_as_in_fio() {
+        let s = |v| split_per_dir(v, false);
+        assert_eq!(s("256k"), [Some("256k"); 3]);
+        assert_eq!(s("8k,32k"), [Some("8k"), Some("32k"), Some("32k")]);
+        assert_eq!(s("8k,32k,"), [Some("8k"), Some("32k"), None]);
+        assert_eq!(s(",8k"), [None, Some("8k"), Some("8k")]);
+        assert_eq!(s(",8k,"), [None, Some("8k"), None]);
+        assert_eq!(s("1,2,3"), [Some("1"), Some("2"), Some("3")]);
+        assert_eq!(s("500k,"), [Some("500k"), None, None]);
+        assert_eq!(
+            s("2k/50:4k/50,4k/90:8k/10"),
+            [
+                Some("2k/50:4k/50"),
+                Some("4k/90:8k/10"),
+                Some("4k/90:8k/10")
+            ]
+        );
+        let n = |v| split_per_dir(v, true);
+        assert_eq!(n("1m:500k"), [Some("1m"), Some("500k"), Some("500k")]);
+        assert_eq!(n("4k-8k"), [Some("4k"), Some("8k"), Some("8k")]);
+        assert_eq!(n("-8k"), [Some("-8k"); 3], "a sign, not a separator");
+    }
+
+    #[test]
+    fn amounts_are_bytes_or_a_share() {
+        let b = |v: &str| crate::units::parse_size(v, 1024);
+        assert_eq!(parse_amount("1g", b), Ok(Amount::Bytes(1 << 30)));
+        assert_eq!(parse_amount("50%", b), Ok(Amount::Percent(50)));
+        assert!(parse_amount("0%", b).is_err());
+        assert!(parse_amount("101%", b).is_err());
+        assert_eq!(Amount::Percent(50).resolve(10_000, 4096), 4096);
+        assert_eq!(Amount::Percent(100).resolve(10_000, 1), 10_000);
+    }
+}

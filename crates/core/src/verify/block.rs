@@ -1,0 +1,474 @@
+//! Filling a block to be written, and checking a block read back, in fio's
+//! layout (see the module docs of [`crate::verify`]).
+//!
+//! A block of `len` bytes at file offset `O` is cut into intervals of
+//! `interval` bytes (the last may be shorter). Interval `i` holds, at its
+//! start (or `header_offset` bytes in, swapped with the data there, as
+//! fio's `verify_offset` does): the 40-byte header — magic, method, length,
+//! seed, offset `O + i·interval`, time, thread, generation (low 16 bits),
+//! CRC32C of those 36 bytes — then the method's checksum of the rest of the
+//! interval. The data is the pattern (repeated from the block's first
+//! byte, `%o` pasted with `O`) or pseudo-random bytes from the write's seed,
+//! so the expected block can be made again for `verify_dump`.
+
+use super::{pattern, Method, Pattern, HEADER_BYTES, MAGIC};
+use md5::Digest as _;
+
+/// How a job's blocks are laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// The verify method.
+    pub method: Method,
+    /// Bytes per header (fio's `verify_interval`).
+    pub interval: u32,
+    /// Where the header sits in its interval (fio's `verify_offset`).
+    pub header_offset: u32,
+    /// The data pattern (`verify_pattern`), else random data.
+    pub pattern: Option<Pattern>,
+}
+
+/// What a write stamps into its headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Seed of the block's random data.
+    pub seed: u64,
+    /// The write's sequence number in its worker (fio's `numberio`).
+    pub generation: u64,
+    /// The worker (fio's thread number).
+    pub thread: u16,
+    /// When it was written (Unix time).
+    pub time_sec: u32,
+    /// Nanoseconds of that second.
+    pub time_nsec: u32,
+}
+
+/// What a reader expects beyond the offset and length (None: not checked,
+/// as for `verify_only` and read jobs, which cannot know which write was
+/// last).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// The generation of the last write to the block.
+    pub generation: Option<u64>,
+    /// The seed of the last write to the block.
+    pub seed: Option<u64>,
+}
+
+/// One failed check.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Failure {
+    /// The failing interval's file offset.
+    pub offset: u64,
+    /// Its length.
+    pub len: u32,
+    /// Which check failed: `magic`, `header crc32c`, `length`, `offset`
+    /// (a misdirected write), `generation` or `seed` (stale data), the
+    /// method's checksum (`md5`, `crc32c`, …) or `pattern`.
+    pub check: String,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} check failed at offset {} (length {}): expected {}, found {}",
+            self.check, self.offset, self.len, self.expected, self.found
+        )
+    }
+}
+
+/// Pseudo-random bytes from `seed` (xorshift64*), the data of a block.
+pub fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
+    if x == 0 {
+        x = 1;
+    }
+    for chunk in buf.chunks_mut(8) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+}
+
+/// fio's CRC32C: the Castagnoli CRC without the final inversion.
+pub fn fio_crc32c(data: &[u8]) -> u32 {
+    !crc32c::crc32c(data)
+}
+
+/// The method's checksum of `data`, as fio lays it out in its slot.
+fn checksum(method: Method, data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; method.checksum_bytes()];
+    match method {
+        Method::Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
+        Method::Crc32c | Method::Crc32cIntel => {
+            out.copy_from_slice(&fio_crc32c(data).to_le_bytes());
+        }
+        Method::Xxhash => {
+            out.copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 1).to_le_bytes());
+        }
+        Method::Sha1 => {
+            // fio keeps the five state words in host (little-endian) order.
+            let d = sha1::Sha1::digest(data);
+            for (o, w) in out.chunks_mut(4).zip(d.chunks(4)) {
+                o.copy_from_slice(&[w[3], w[2], w[1], w[0]]);
+            }
+        }
+        Method::Sha256 => out[..32].copy_from_slice(&sha2::Sha256::digest(data)),
+        Method::Sha512 => out[..64].copy_from_slice(&sha2::Sha512::digest(data)),
+        Method::Meta | Method::PatternHeader | Method::Pattern | Method::Null => {}
+    }
+    out
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The fields of a header, decoded.
+struct Header {
+    magic: u16,
+    method: u16,
+    len: u32,
+    seed: u64,
+    offset: u64,
+    time_sec: u32,
+    time_nsec: u32,
+    thread: u16,
+    generation: u16,
+    crc: u32,
+}
+
+impl Header {
+    fn read(b: &[u8]) -> Header {
+        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Header {
+            magic: u16_at(0),
+            method: u16_at(2),
+            len: u32_at(4),
+            seed: u64_at(8),
+            offset: u64_at(16),
+            time_sec: u32_at(24),
+            time_nsec: u32_at(28),
+            thread: u16_at(32),
+            generation: u16_at(34),
+            crc: u32_at(36),
+        }
+    }
+
+    /// Who wrote it, for the `found` side of a message.
+    fn origin(&self) -> String {
+        let when = if self.time_sec > 1_000_000_000 {
+            format!(" at Unix time {}.{:09}", self.time_sec, self.time_nsec)
+        } else {
+            String::new()
+        };
+        let how = Method::from_fio_type(self.method).map_or_else(
+            || format!("method #{}", self.method),
+            |m| m.name().to_string(),
+        );
+        format!(
+            "written for offset {} by worker {} as write #{} (low 16 bits){when}, {how}",
+            self.offset, self.thread, self.generation
+        )
+    }
+}
+
+fn write_header(b: &mut [u8], method: Method, len: u32, offset: u64, s: &Stamp) {
+    b[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+    b[2..4].copy_from_slice(&method.fio_type().to_le_bytes());
+    b[4..8].copy_from_slice(&len.to_le_bytes());
+    b[8..16].copy_from_slice(&s.seed.to_le_bytes());
+    b[16..24].copy_from_slice(&offset.to_le_bytes());
+    b[24..28].copy_from_slice(&s.time_sec.to_le_bytes());
+    b[28..32].copy_from_slice(&s.time_nsec.to_le_bytes());
+    b[32..34].copy_from_slice(&s.thread.to_le_bytes());
+    b[34..36].copy_from_slice(&(s.generation as u16).to_le_bytes());
+    let crc = fio_crc32c(&b[..36]);
+    b[36..40].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Swap the `n` bytes at the start of `iv` with those at `at` (fio's
+/// `verify_offset`); the two ranges never overlap (checked with the options).
+fn swap_header(iv: &mut [u8], at: usize, n: usize) {
+    if at == 0 || n == 0 || at + n > iv.len() {
+        return;
+    }
+    let (head, tail) = iv.split_at_mut(at);
+    head[..n].swap_with_slice(&mut tail[..n]);
+}
+
+impl Layout {
+    fn intervals(&self, len: usize) -> impl Iterator<Item = (usize, usize)> {
+        let iv = (self.interval as usize).max(1);
+        (0..len.div_ceil(iv)).map(move |i| (i * iv, (len - i * iv).min(iv)))
+    }
+
+    /// Make the block that a write of `len` bytes at `offset` stamped with
+    /// `stamp` puts on the device, in `buf[..len]`.
+    pub fn fill(&self, buf: &mut [u8], offset: u64, stamp: &Stamp) {
+        let buf = &mut buf[..];
+        match &self.pattern {
+            Some(p) => pattern::fill(buf, &p.for_offset(offset)),
+            None => fill_random(buf, stamp.seed),
+        }
+        let hsz = self.method.header_bytes();
+        if hsz == 0 {
+            return;
+        }
+        for (start, n) in self.intervals(buf.len()) {
+            let iv = &mut buf[start..start + n];
+            if n <= hsz {
+                continue; // refused with the options; never reached
+            }
+            write_header(iv, self.method, n as u32, offset + start as u64, stamp);
+            let sum = checksum(self.method, &iv[hsz..]);
+            iv[HEADER_BYTES..hsz].copy_from_slice(&sum);
+            swap_header(iv, self.header_offset as usize, hsz);
+        }
+    }
+
+    /// Check the block read from `offset` in `buf` (un-swapping headers in
+    /// place); every failed interval gives one [`Failure`], or only the
+    /// first when `first_only`.
+    pub fn check(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        expect: &Expect,
+        first_only: bool,
+    ) -> Vec<Failure> {
+        let mut out = Vec::new();
+        if self.method == Method::Null {
+            return out;
+        }
+        for (start, n) in self.intervals(buf.len()) {
+            let iv = &mut buf[start..start + n];
+            let at = offset + start as u64;
+            if let Some(f) = self.check_interval(iv, at, start, expect) {
+                out.push(f);
+                if first_only {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn check_interval(
+        &self,
+        iv: &mut [u8],
+        at: u64,
+        start_in_block: usize,
+        expect: &Expect,
+    ) -> Option<Failure> {
+        let n = iv.len();
+        let fail = |check: &str, expected: String, found: String| {
+            Some(Failure {
+                offset: at,
+                len: n as u32,
+                check: check.to_string(),
+                expected,
+                found,
+            })
+        };
+        let hsz = self.method.header_bytes();
+        if hsz > 0 {
+            if n <= hsz {
+                return fail("length", format!("more than {hsz} bytes"), format!("{n}"));
+            }
+            swap_header(iv, self.header_offset as usize, hsz);
+            let h = Header::read(iv);
+            if h.magic != MAGIC {
+                return fail(
+                    "magic",
+                    format!("a header (magic 0x{MAGIC:04x})"),
+                    format!(
+                        "0x{:04x}: no header (overwritten or never written)",
+                        h.magic
+                    ),
+                );
+            }
+            let crc = fio_crc32c(&iv[..36]);
+            if crc != h.crc {
+                return fail(
+                    "header crc32c",
+                    format!("0x{:08x} (computed over the header)", crc),
+                    format!("0x{:08x}: the header is corrupt", h.crc),
+                );
+            }
+            if h.len as usize != n {
+                return fail(
+                    "length",
+                    format!("{n}"),
+                    format!("{} ({})", h.len, h.origin()),
+                );
+            }
+            if h.offset != at {
+                return fail(
+                    "offset",
+                    format!("data written for offset {at}"),
+                    format!("a misdirected write: data {}", h.origin()),
+                );
+            }
+            if let Some(g) = expect.generation.filter(|&g| g as u16 != h.generation) {
+                return fail(
+                    "generation",
+                    format!("write #{} (low 16 bits {})", g, g as u16),
+                    format!("stale data, a different write: {}", h.origin()),
+                );
+            }
+            if let Some(s) = expect.seed.filter(|&s| s != h.seed) {
+                return fail(
+                    "seed",
+                    format!("seed {s}"),
+                    format!("stale data, seed {}: {}", h.seed, h.origin()),
+                );
+            }
+            if hsz > HEADER_BYTES {
+                let want = &iv[HEADER_BYTES..hsz];
+                let got = checksum(self.method, &iv[hsz..]);
+                if want != got.as_slice() {
+                    let shown = |b: &[u8]| hex(&b[..b.len().min(self.digest_bytes())]);
+                    return fail(
+                        self.method.name(),
+                        format!("{} (stored in the header)", shown(want)),
+                        format!("{} (computed from the data): corrupt data", shown(&got)),
+                    );
+                }
+            }
+        }
+        let checks_pattern = matches!(self.method, Method::Pattern | Method::PatternHeader)
+            || (self.method == Method::Meta && self.pattern.is_some());
+        if let (true, Some(p)) = (checks_pattern, &self.pattern) {
+            let bytes = p.for_offset(at - start_in_block as u64);
+            let phase = (start_in_block + hsz) % bytes.len();
+            if let Some((i, want, got)) = pattern::first_mismatch(&iv[hsz..], &bytes, phase) {
+                return fail(
+                    "pattern",
+                    format!("0x{want:02x} at byte {} of the interval", hsz + i),
+                    format!("0x{got:02x}: corrupt data"),
+                );
+            }
+        }
+        None
+    }
+
+    /// Bytes of the checksum slot that hold the digest (the rest is zero).
+    fn digest_bytes(&self) -> usize {
+        match self.method {
+            Method::Sha256 => 32,
+            Method::Sha512 => 64,
+            m => m.checksum_bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ALL;
+    use super::*;
+
+    fn layout(method: Method) -> Layout {
+        Layout {
+            method,
+            interval: 1024,
+            header_offset: 0,
+            pattern: (matches!(method, Method::Pattern | Method::PatternHeader))
+                .then(|| Pattern::parse("0xdeadbeef%o").unwrap()),
+        }
+    }
+
+    fn stamp(generation: u64) -> Stamp {
+        Stamp {
+            seed: 77 + generation,
+            generation,
+            thread: 1,
+            time_sec: 1_800_000_000,
+            time_nsec: 5,
+        }
+    }
+
+    fn exp(generation: u64) -> Expect {
+        Expect {
+            generation: Some(generation),
+            seed: Some(77 + generation),
+        }
+    }
+
+    #[test]
+    fn every_method_round_trips_and_catches_a_flipped_byte() {
+        for m in ALL {
+            let l = layout(m);
+            let mut b = vec![0u8; 4096];
+            l.fill(&mut b, 8192, &stamp(3));
+            let mut copy = b.clone();
+            assert_eq!(l.check(&mut copy, 8192, &exp(3), false), vec![], "{m:?}");
+            if m == Method::Null || m == Method::Meta {
+                continue;
+            }
+            // A byte of data in the third interval.
+            b[2048 + 900] ^= 0x10;
+            let f = l.check(&mut b, 8192, &exp(3), false);
+            assert_eq!(f.len(), 1, "{m:?}: {f:?}");
+            assert_eq!(f[0].offset, 8192 + 2048, "{m:?}");
+            let want = if m.checksum_bytes() > 0 {
+                m.name()
+            } else {
+                "pattern"
+            };
+            assert_eq!(f[0].check, want, "{m:?}");
+        }
+    }
+
+    #[test]
+    fn misdirected_stale_and_overwritten_blocks_are_told_apart() {
+        let l = layout(Method::Crc32c);
+        let mut b = vec![0u8; 4096];
+        // Written for offset 0, read at 4096: misdirected.
+        l.fill(&mut b, 0, &stamp(1));
+        let f = l.check(&mut b.clone(), 4096, &exp(1), true);
+        assert_eq!(f[0].check, "offset");
+        assert!(f[0].found.contains("misdirected"), "{}", f[0]);
+        assert!(f[0].found.contains("offset 0"), "{}", f[0]);
+        // An older write of the same block: stale.
+        let f = l.check(&mut b.clone(), 0, &exp(2), false);
+        assert_eq!(f.len(), 4);
+        assert_eq!(f[0].check, "generation");
+        // Without a generation to expect (verify_only), the seed is not
+        // checked either, and the old block passes.
+        assert!(l
+            .check(&mut b.clone(), 0, &Expect::default(), false)
+            .is_empty());
+        // Zeroes: no header.
+        let f = l.check(&mut vec![0u8; 1024], 0, &exp(1), false);
+        assert_eq!(f[0].check, "magic");
+        // A flipped bit in a header's offset field.
+        b[17] ^= 1;
+        let f = l.check(&mut b, 0, &exp(1), true);
+        assert_eq!(f[0].check, "header crc32c");
+    }
+
+    #[test]
+    fn a_moved_header_is_found_where_it_was_put() {
+        let mut l = layout(Method::Md5);
+        l.header_offset = 512;
+        let mut b = vec![0u8; 2048];
+        l.fill(&mut b, 0, &stamp(0));
+        assert_eq!(&b[512..514], &MAGIC.to_le_bytes());
+        assert_ne!(&b[..2], &MAGIC.to_le_bytes());
+        assert!(l.check(&mut b, 0, &exp(0), false).is_empty());
+    }
+
+    #[test]
+    fn fios_crc32c_is_the_castagnoli_crc_not_inverted() {
+        // CRC-32C("123456789") = 0xe3069283 (the standard check value).
+        assert_eq!(!fio_crc32c(b"123456789"), 0xe306_9283);
+    }
+}

@@ -1,0 +1,148 @@
+//! ssdready's memory: every study and every `run --save` recorded in an
+//! embedded SQLite database, and the comparison of two results against the
+//! noise seen in repeats.
+//!
+//! # The database
+//!
+//! One file, by default `$XDG_DATA_HOME/ssdready/history.db` (or
+//! `~/.local/share/ssdready/history.db`; [`default_path`]), elsewhere with
+//! `--db PATH`. One table, `entries`, one row per study or saved run:
+//!
+//! | column | type | what |
+//! |---|---|---|
+//! | `id` | INTEGER PRIMARY KEY AUTOINCREMENT | the history id (`ssdready compare 3 7`); never reused |
+//! | `kind` | TEXT | `study` or `run` |
+//! | `unix_ms` | INTEGER | when it started, ms since 1970 (UTC) |
+//! | `target` | TEXT | what it measured (`emu:nvme-tlc`, `/dev/nvme0n1`, several comma-separated) |
+//! | `command` | TEXT | the command line, as typed |
+//! | `iops` | REAL | run: IOPS of all jobs and directions together; study: peak 4 KiB random-read IOPS |
+//! | `lat_mean_ns`, `lat_p99_ns` | REAL | run: the I/O-weighted mean, the highest p99 of its jobs; study: at QD 1 |
+//! | `json_path` | TEXT | the full result: a study's `study.json`; a saved run's native JSON, kept beside the database in `STEM-results/ID.json` |
+//! | `kernel`, `cpu_model` | TEXT | the platform fingerprint (from the result's platform section) … |
+//! | `cpus` | INTEGER | … CPUs online … |
+//! | `vm` | INTEGER | … 1 in a virtual machine, 0 not, NULL unknown |
+//! | `workload` | TEXT | the workload in words (`randread bs=4096 iodepth=1 …`; a study: its kind and targets) |
+//! | `cpu_ns_per_io` | REAL | whole-system CPU per I/O (run: its first phase; study: at QD 1) |
+//! | `delivered_pct` | REAL | study: the peak against the device's limit |
+//! | `knee_qd` | INTEGER | study: the knee of the queue-depth curve |
+//! | `figures` | TEXT | JSON object: every figure the comparison knows (name → value) |
+//!
+//! The schema is versioned with `PRAGMA user_version` and grows by
+//! migrations ([`schema::MIGRATIONS`]), each applied once in its own
+//! transaction: version 1 held the key figures alone; version 2 added the
+//! platform fingerprint, the workload, CPU per I/O, delivered %, the knee,
+//! the figures as JSON and indexes by time and target. Opening a database
+//! migrates it to the current version and keeps every row; a database from
+//! a newer ssdready is refused (its rows would be misread), as is an SQLite
+//! file that holds something else.
+//!
+//! # Comparisons
+//!
+//! [`figures`] reduces a result (a study's `study.json` or a run's native
+//! JSON) to named figures, each with which way is better and the noise it
+//! came with; [`compare`] sets two side by side and calls a difference only
+//! where it exceeds that noise.
+
+pub mod compare;
+pub mod dates;
+pub mod db;
+pub mod figures;
+pub mod schema;
+
+pub use db::{Entry, Filter, History, NewEntry};
+pub use figures::{Kind, Side};
+
+use std::path::{Path, PathBuf};
+
+/// What can go wrong with the history database.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// SQLite refused something (locked, disk full, corrupt, read-only, …).
+    #[error("history database {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file is not an SQLite database at all.
+    #[error(
+        "{path} is not an SQLite database (give --db a new file or an ssdready history database)"
+    )]
+    NotADatabase { path: PathBuf },
+    /// An SQLite database that holds something else.
+    #[error("{path} is an SQLite database but not ssdready's history (it has tables and no schema version; give --db another file)")]
+    Foreign { path: PathBuf },
+    /// Written by a newer ssdready: its rows would be misread.
+    #[error("history database {path} has schema version {found}, newer than this ssdready's {supported}: use a newer ssdready, or another --db")]
+    TooNew {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    /// No directory to keep the database in.
+    #[error(
+        "no data directory for the history: neither XDG_DATA_HOME nor HOME is set (give --db PATH)"
+    )]
+    NoDataDir,
+    /// The database's directory cannot be made or used.
+    #[error("history database {path}: {what}: {source}")]
+    Io {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stored row does not read back (a damaged figures column, a bad kind).
+    #[error("history database {path}: entry {id}: {why}")]
+    BadRow { path: PathBuf, id: i64, why: String },
+}
+
+impl Error {
+    pub(crate) fn sqlite(path: &Path, source: rusqlite::Error) -> Error {
+        let not_db = matches!(
+            &source,
+            rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase
+        );
+        if not_db {
+            Error::NotADatabase {
+                path: path.to_path_buf(),
+            }
+        } else {
+            Error::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+/// The default database: `$XDG_DATA_HOME/ssdready/history.db` when
+/// XDG_DATA_HOME is an absolute path (the XDG rule: a relative one is
+/// ignored), else `$HOME/.local/share/ssdready/history.db`.
+pub fn default_path() -> Result<PathBuf, Error> {
+    let xdg = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let home = || {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .map(|h| h.join(".local/share"))
+    };
+    let base = xdg.or_else(home).ok_or(Error::NoDataDir)?;
+    Ok(base.join("ssdready").join("history.db"))
+}
+
+/// Where a saved run's native JSON goes: `DIR/STEM-results/` beside the
+/// database `DIR/STEM.db` (so two databases in one directory never share
+/// result files).
+pub fn results_dir(db: &Path) -> PathBuf {
+    let stem = db
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "history".into());
+    db.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(format!("{stem}-results"))
+}

@@ -1,0 +1,137 @@
+//! The HTML report: one self-contained file per study or run
+//! (`report.html`), rendered from its JSON alone (`study.json`, schema
+//! `ssdready.study`, or a run's native JSON, schema `ssdready.run`), so a
+//! report can be re-rendered at any time and renders the same bytes.
+//!
+//! The charts are inline SVG drawn here ([`svg`], [`charts`]); the page
+//! has a strict Content-Security-Policy and no `http(s)` reference, so it
+//! opens offline and fetches nothing ([`page`]). The answer comes first:
+//! the key figures and the verdicts, each linked to the chart behind it;
+//! every chart has a title, units on its axes and its data in a table
+//! under it, and a chart that could not be measured says why instead of
+//! drawing an empty box.
+//!
+//! Data flows one way: the report reads the study's model
+//! (`ssdready-study`), which never depends on the report.
+
+mod bars;
+pub mod charts;
+mod compare;
+mod costs;
+mod curves;
+mod figure;
+mod heatmap;
+pub mod page;
+mod run;
+mod study;
+pub mod svg;
+pub mod timeline;
+mod workloads;
+
+use serde_json::Value;
+use ssdready_core::result::RunResult;
+use ssdready_study::model::StudyDoc;
+
+/// A document a report can be rendered from.
+#[derive(Clone, Debug)]
+pub enum ReportDoc {
+    /// `study.json` (schema `ssdready.study`).
+    Study(Box<StudyDoc>),
+    /// A run's native JSON (schema `ssdready.run`).
+    Run(Box<RunResult>),
+}
+
+/// Why a document cannot be rendered.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LoadError {
+    #[error("not JSON ({0})")]
+    NotJson(String),
+    #[error("schema {0} is not one ssdready renders (allowed: ssdready.study, ssdready.run)")]
+    Schema(String),
+    #[error("{schema} version {found} is not one this ssdready reads (allowed: {allowed})")]
+    Version {
+        schema: String,
+        found: String,
+        allowed: u32,
+    },
+    #[error("{schema} document does not match its schema ({why})")]
+    Shape { schema: String, why: String },
+}
+
+/// Read a study or run document from JSON text, checking its schema and
+/// version.
+pub fn load(text: &str) -> Result<ReportDoc, LoadError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| LoadError::NotJson(e.to_string()))?;
+    load_value(v)
+}
+
+/// [`load`] from a parsed value.
+pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
+    let schema = match v.get("schema") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => return Err(LoadError::Schema(format!("{other}"))),
+        None => return Err(LoadError::Schema("(none: no 'schema' field)".into())),
+    };
+    let allowed = match schema.as_str() {
+        ssdready_study::model::SCHEMA => ssdready_study::model::SCHEMA_VERSION,
+        ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
+        _ => return Err(LoadError::Schema(format!("'{schema}'"))),
+    };
+    let version = v.get("schema_version").cloned().unwrap_or(Value::Null);
+    if version.as_u64() != Some(u64::from(allowed)) {
+        return Err(LoadError::Version {
+            schema,
+            found: version.to_string(),
+            allowed,
+        });
+    }
+    let shape = |e: serde_json::Error| LoadError::Shape {
+        schema: schema.clone(),
+        why: e.to_string(),
+    };
+    if schema == ssdready_study::model::SCHEMA {
+        let d: StudyDoc = serde_json::from_value(v).map_err(shape)?;
+        if d.targets.is_empty() {
+            return Err(LoadError::Shape {
+                schema,
+                why: "it names no target".into(),
+            });
+        }
+        Ok(ReportDoc::Study(Box::new(d)))
+    } else {
+        Ok(ReportDoc::Run(Box::new(
+            serde_json::from_value(v).map_err(shape)?,
+        )))
+    }
+}
+
+/// The report page of a document.
+pub fn render(d: &ReportDoc) -> String {
+    match d {
+        ReportDoc::Study(s) => study::render(s),
+        ReportDoc::Run(r) => run::render(r),
+    }
+}
+
+/// The report page of a study.
+pub fn render_study(d: &StudyDoc) -> String {
+    study::render(d)
+}
+
+/// The report page of a single run.
+pub fn render_run(r: &RunResult) -> String {
+    run::render(r)
+}
+
+/// A comparison page: `differences` (JSON: an array of objects, or an
+/// object with a `differences` array) first, then the two documents'
+/// curves overlaid, A solid and B dashed.
+pub fn render_compare(a: &ReportDoc, b: &ReportDoc, differences: &Value) -> String {
+    compare::render(a, b, differences)
+}
+
+/// The anchor of the chart that shows a study fact (for links from
+/// elsewhere, e.g. a comparison's table).
+pub fn chart_anchor(fact: &str) -> &'static str {
+    study::anchor_of(fact).0
+}

@@ -1,0 +1,90 @@
+//! The study's answer in words, shared by its renderings (the terminal
+//! findings and the HTML report): what the target is, the device's limit,
+//! the knee and what limits saturation.
+
+use crate::figures::Figures;
+use crate::model::{TargetKind, TargetProfile};
+use ssdready_core::units::fmt_count;
+use std::fmt::Write as _;
+
+/// One line about a target: what it is, and its queue where it has one.
+pub fn describe(t: &TargetProfile) -> String {
+    let mut s = match t.kind {
+        TargetKind::Emulator => {
+            let preset = t
+                .emulator_params
+                .iter()
+                .find(|p| p.0 == "preset")
+                .map_or("", |p| p.1.as_str());
+            let shown = if t.spec == "emu:" || t.spec == "emu" {
+                format!("emu:{preset} (the default drive)")
+            } else {
+                t.spec.clone()
+            };
+            format!("{shown}: the built-in SSD emulator, preset {preset}")
+        }
+        TargetKind::RamDevice => format!("{}: a RAM block device ({})", t.spec, t.transport),
+        TargetKind::BlockDevice => format!("{}: a {} block device", t.spec, t.transport),
+        TargetKind::File => format!(
+            "{}: a file on {} ({})",
+            t.spec,
+            t.filesystem.as_deref().unwrap_or("?"),
+            t.mount_point.as_deref().unwrap_or("?")
+        ),
+    };
+    if let Some(b) = &t.backing {
+        let _ = write!(s, ", backed by {b}");
+    }
+    if let Some(d) = &t.device {
+        let _ = write!(
+            s,
+            "; device {d}, logical blocks of {} B",
+            t.logical_block_size
+        );
+        if let Some(q) = t.hw_queues {
+            let _ = write!(s, ", {q} hardware queue(s)");
+        }
+        if let Some(sc) = &t.scheduler {
+            let _ = write!(s, ", scheduler {sc} (of {})", t.schedulers.join(", "));
+        }
+        if let Some(p) = t.poll_queues {
+            let _ = write!(s, ", polling {}", if p { "on" } else { "off" });
+        }
+    }
+    s
+}
+
+/// `device limit: 580.6K IOPS for 4 KiB random reads (analytic model: the
+/// dies (…))`, or that the device has none.
+pub fn device_limit_line(f: &Figures) -> String {
+    let l = &f.device_limit;
+    match (l.iops, &l.bound_by) {
+        (Some(i), Some(b)) => format!(
+            "device limit: {} IOPS for 4 KiB random reads ({}: {b})",
+            fmt_count(i),
+            l.basis
+        ),
+        _ => "device limit: none (the device has zero latency)".into(),
+    }
+}
+
+/// `knee (90 % of peak IOPS) at QD 128; saturation: device (the dies …)`,
+/// when the curve has a knee.
+pub fn knee_line(f: &Figures) -> Option<String> {
+    f.knee_qd.map(|k| {
+        format!(
+            "knee (90 % of peak IOPS) at QD {k}; saturation: {} ({})",
+            f.saturation.limit, f.saturation.part
+        )
+    })
+}
+
+/// `1 min 05 s`, `42 s`.
+pub fn fmt_duration(s: f64) -> String {
+    let s = s.round() as u64;
+    if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
