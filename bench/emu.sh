@@ -6,7 +6,8 @@
 #    one worker pinned to one CPU, QD 32: IOPS through the whole engine
 #    (goal ≥ 2M on one core), and the CPU per I/O.
 # 2. Virtual time: simulated I/Os per CPU-second for a GC-heavy random-write
-#    run (x25e, 256 MiB written over and over) and a read run (goal ≥ 5M).
+#    run (x25e, 256 MiB written over and over), a read run, and reads right
+#    after a fill (goal ≥ 5M).
 # 3. 4 KiB random-read IOPS against queue depth for every preset (virtual
 #    time, after a sequential fill and 2 s of idle time so write buffers
 #    have drained).
@@ -42,6 +43,10 @@ PY
 }
 sim "x25e random writes (GC)" --filename=emu:x25e,size=256m --rw=randwrite --bs=4k --iodepth=32 --runtime=300 --time_based
 sim "nvme-tlc random reads  " --filename=emu:nvme-tlc,size=1g --rw=randread --bs=4k --iodepth=64 --runtime=20 --time_based
+# Reads right after a fill: every read meets queued programs (read priority,
+# program suspension: the die scheduler's busiest path).
+sim "nvme-tlc reads after fill" --filename=emu:nvme-tlc,size=1g --name=f --rw=write --bs=1m --iodepth=8 \
+  --name=r --stonewall --rw=randread --bs=4k --iodepth=64 --runtime=3 --time_based
 
 echo "== 4 KiB random-read IOPS by queue depth (virtual time, after a fill)"
 printf '  %-10s' preset; for qd in 1 2 4 8 16 32 64 128; do printf '%9s' "QD$qd"; done; echo

@@ -259,5 +259,10 @@ pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) 
         r.erase_count_mean = mean;
         r.erase_count_max = max;
     }
+    let n = dev.nand_counters;
+    r.slc_pages_written = n.slc_units;
+    r.slc_pages_folded = n.folded_units;
+    r.pe_suspensions = n.suspensions;
+    r.reads_ahead_of_pe = n.reads_ahead;
     r
 }

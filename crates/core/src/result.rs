@@ -67,6 +67,18 @@ pub struct EmuReport {
     pub free_blocks_series: Vec<u64>,
     /// Busy share of each die (or DRAM unit) over the window, percent.
     pub die_utilisation_pct: Vec<f64>,
+    /// Host pages programmed into the SLC cache, and pages folded from it
+    /// to TLC in idle time.
+    #[serde(default)]
+    pub slc_pages_written: u64,
+    #[serde(default)]
+    pub slc_pages_folded: u64,
+    /// Program/erase operations suspended for a read, and reads that went
+    /// ahead of a queued or suspended operation.
+    #[serde(default)]
+    pub pe_suspensions: u64,
+    #[serde(default)]
+    pub reads_ahead_of_pe: u64,
     /// Commands the device served, and the extents they carried (more
     /// than commands when some were vectored: temporal merge).
     #[serde(default)]

@@ -264,21 +264,24 @@ pub fn preset(name: &str) -> Option<Params> {
             p.fw_cmd_ns = 0;
             p.op = 0.0;
         }
-        // A 1 TB PCIe 4 TLC client drive (Samsung 980 PRO class; datasheet:
-        // 7,000 MB/s sequential read, 5,000 MB/s sequential write within the
-        // SLC cache and 2,000 MB/s after it, 1M random 4 KiB IOPS at depth,
-        // 6 + 108 GB of SLC cache; QD 1 4 KiB reads of 60–80 µs as fio
-        // measures them). 16 dies × 4 planes (512 Gb dies), 16 KiB pages, so a
-        // program unit is 64 KiB; planes read independently: 64 read units.
-        // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 3 µs controller
+        // A 1 TB PCIe 4 TLC client drive, Samsung 980 PRO class (Samsung's
+        // figures, 2020: 7,000 MB/s sequential read; 5,000 MB/s sequential
+        // write within the 42 GB SLC cache (6 GB static + 36 GB dynamic),
+        // 2,000 MB/s after it; 1M random 4 KiB read and write IOPS at QD 32
+        // × 16 threads; 22K IOPS = 45 µs for QD 1 reads, which fio on
+        // Linux measures as 60–80 µs on such drives). 16 dies × 4 planes
+        // (512 Gb dies), 16 KiB pages: a program unit is 64 KiB; planes read
+        // independently: 64 read units.
+        // * Controller: 4 cores × 4 µs per command = 1.0M commands/s, the
+        //   datasheet's random read and write IOPS.
+        // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 4 µs controller
         //   + 3.4 µs channel (1,200 MB/s, ONFI 4 / Toggle 4 class) + 0.6 µs
-        //   link = 62 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS (the
-        //   controller's 4 cores × 3 µs: 1.33M); 1 MiB reads are bound by
-        //   the 7,000 MB/s link (PCIe 4 × 4).
-        // * SLC cache: 11 % of the size (the 980 PRO's 114 GB per TB when
-        //   empty: 113 MiB of the 1 GiB default); 190 µs per SLC program
-        //   unit: 16 × 64 KiB /
-        //   190 µs = 5.5 GB/s (4 KiB writes: 1.33M IOPS, the controller).
+        //   link = 63 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS, so the
+        //   controller bounds random reads; 1 MiB reads are bound by the
+        //   7,000 MB/s link (PCIe 4 × 4).
+        // * SLC cache: 4.2 % of the size (42 GB per TB: 43 MiB of the 1 GiB
+        //   default); 190 µs per SLC program unit: 16 × 64 KiB / 190 µs =
+        //   5.5 GB/s (4 KiB random writes: 1.0M IOPS, the controller).
         // * TLC: page types lower/middle/upper 190/386/996 µs: the lower page
         //   programs like an SLC page, middle and upper in FEMU's TLC ratio
         //   (2,225 : 5,734 µs), scaled so the mean, 524 µs, gives the
@@ -303,10 +306,11 @@ pub fn preset(name: &str) -> Option<Params> {
             p.program_ns = 524_000;
             p.erase_ns = 3_500_000;
             p.flash_block_bytes = 24 << 20;
-            p.slc_cache = 0.11;
+            p.slc_cache = 0.042;
             p.slc_program_ns = 190_000;
             p.channel_mbps = 1200.0;
             p.link_mbps = 7000.0;
+            p.fw_cmd_ns = 4_000;
             p.write_buffer = 16 << 20;
             p.suspend_ns = 20_000;
             p.resume_ns = 15_000;
@@ -733,5 +737,66 @@ mod parse_limits {
         assert_eq!(p.dies(), u32::MAX);
         assert!(p.alpha_effective().is_finite());
         assert!(p.check().is_err());
+    }
+}
+
+#[cfg(test)]
+mod nand_keys {
+    use super::*;
+
+    #[test]
+    fn page_type_times_set_the_mean_and_one_time_clears_them() {
+        let p = Params::parse("nvme-tlc,program_ns=100us/200us/600us").unwrap();
+        assert_eq!(p.program_types_ns, [100_000, 200_000, 600_000]);
+        assert_eq!(p.program_ns, 300_000);
+        let p = Params::parse("nvme-tlc,program_ns=1ms").unwrap();
+        assert!(p.program_types_ns.is_empty());
+        assert_eq!(p.program_ns, 1_000_000);
+        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5").unwrap_err();
+        assert!(e.contains("5 page types (allowed: 1 to 4"), "{e}");
+        let e = Params::parse("nvme-tlc,program_ns=1us/2s").unwrap_err();
+        assert!(
+            e.contains("'program_ns'") && e.contains("out of range"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn slc_cache_is_a_share_of_the_size() {
+        assert_eq!(
+            Params::parse("nvme-tlc,slc_cache=25%").unwrap().slc_cache,
+            0.25
+        );
+        assert_eq!(
+            Params::parse("nvme-tlc,slc_cache=0.5").unwrap().slc_cache,
+            0.5
+        );
+        for bad in ["150%", "-0.1", "nan"] {
+            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}")).unwrap_err();
+            assert!(
+                e.contains("'slc_cache'") && e.contains("allowed"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn impossible_nand_geometries_are_refused_with_the_reason() {
+        for (kv, why) in [
+            ("flash_page_bytes=2k", "at least page_bytes=4096"),
+            ("flash_page_bytes=24k", "a power of two"),
+            ("planes=3", "multiples of 12"),
+            ("planes=0", "'planes': 0 is out of range (allowed: 1 to 16)"),
+            ("pages_per_block=40", "multiples of 16"),
+            ("suspend_max=5000", "'suspend_max': 5000 is out of range"),
+            ("suspend_ns=2s", "'suspend_ns'"),
+            ("flash_block_bytes=2g", "'flash_block_bytes'"),
+        ] {
+            let e = Params::parse(&format!("nvme-tlc,{kv}")).unwrap_err();
+            assert!(e.contains(why), "{kv}: {e}");
+            assert_eq!(e.lines().count(), 1);
+        }
+        // Six planes fit a block of a multiple of 24 pages.
+        assert!(Params::parse("nvme-tlc,planes=6,pages_per_block=48").is_ok());
     }
 }

@@ -113,9 +113,13 @@ impl NandTiming {
     }
 
     /// Where physical unit `ppn` lives: (die, plane, NAND page id).
+    #[inline]
     pub fn locate(&self, ppn: u64) -> (usize, usize, u64) {
         let ppb = u64::from(self.pages_per_block);
-        let die = ppn / ppb / u64::from(self.blocks_per_die);
+        let die = ppn / (ppb * u64::from(self.blocks_per_die));
+        if self.unit == 1 {
+            return (die as usize, 0, ppn); // one page per plane and program
+        }
         let in_unit = ppn % ppb % u64::from(self.unit);
         let plane = in_unit / u64::from(self.units_per_page);
         (
@@ -242,6 +246,7 @@ impl Die {
     }
 
     /// Forget operations over by `now` (no later request starts before it).
+    #[inline]
     fn prune(&mut self, now: u64) {
         while self.ops.front().is_some_and(|o| o.end <= now) {
             self.ops.pop_front();
@@ -401,7 +406,11 @@ impl Die {
 
     /// Fold SLC-cached units in the idle time before `ready` (module docs).
     /// Returns the die time folding took.
+    #[inline]
     fn fold_idle(&mut self, ready: u64, t: &NandTiming, c: &mut NandCounters) -> u64 {
+        if t.slc_units == 0 {
+            return 0; // no cache, nothing to fold
+        }
         let from = self.pe_end.max(self.fold_mark);
         if ready <= from {
             return 0;
@@ -426,6 +435,7 @@ impl Die {
 
     /// Append a program or erase operation of `dur` ready at `ready`:
     /// after the work queued and the reads placed. Returns (seq, end, fold busy).
+    #[inline]
     fn push_op(
         &mut self,
         ready: u64,
@@ -435,7 +445,9 @@ impl Die {
         c: &mut NandCounters,
     ) -> (u64, u64, u64) {
         let folded = self.fold_idle(ready, t, c);
-        self.prune(now);
+        if t.suspend_max > 0 {
+            self.prune(now);
+        }
         let start = ready.max(self.pe_end).max(self.read_free);
         let end = start.saturating_add(dur);
         self.pe_end = end;
@@ -459,6 +471,7 @@ impl Die {
 
     /// A host mapping unit whose data is on the die's register at `ready`
     /// joins the program unit being gathered; a full unit is programmed.
+    #[inline]
     pub fn add_unit(
         &mut self,
         ready: u64,
@@ -494,6 +507,7 @@ impl Die {
 
     /// Program the unit being gathered, full or not (a partial one is
     /// padded: it takes a whole program).
+    #[inline]
     pub fn seal(&mut self, now: u64, t: &NandTiming, c: &mut NandCounters) -> Option<Sealed> {
         if self.open_units == 0 {
             return None;
@@ -501,8 +515,16 @@ impl Die {
         let dur = if self.open_slc {
             t.slc_program_ns
         } else {
-            let d = t.program_types[self.page_type % t.program_types.len()];
-            self.page_type = (self.page_type + 1) % t.program_types.len();
+            // Page types in turn (page_type stays below their number).
+            let d = t
+                .program_types
+                .get(self.page_type)
+                .copied()
+                .unwrap_or(t.program_mean);
+            self.page_type += 1;
+            if self.page_type >= t.program_types.len() {
+                self.page_type = 0;
+            }
             d
         };
         let (seq, end, folded) = self.push_op(self.open_ready, dur, now, t, c);
@@ -524,6 +546,7 @@ impl Die {
     /// can go ahead of (one operation in all when they cannot). Returns the
     /// die time.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn gc(
         &mut self,
         from: u64,

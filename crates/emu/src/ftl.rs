@@ -293,21 +293,30 @@ impl Ftl {
         }
     }
 
+    /// Array reads that copying block `b`'s valid pages takes: one per
+    /// program unit (its pages across the planes) holding a valid page.
+    fn reads_to_copy(&self, b: u32) -> u64 {
+        let base = (b * self.ppb) as usize;
+        let written = &self.p2l[base..base + self.wp[b as usize] as usize];
+        if self.read_group == 1 {
+            return u64::from(self.valid[b as usize]);
+        }
+        written
+            .chunks(self.read_group as usize)
+            .filter(|g| g.iter().any(|&l| l != NONE))
+            .count() as u64
+    }
+
     /// Clean victim `b` on `die`: copy its valid pages to the GC frontier and
     /// erase it. Returns the pages it freed (`ppb` − copies).
     fn clean(&mut self, die: u32, b: u32, work: &mut GcWork) -> Result<u32, FtlError> {
         self.counters.gc_runs += 1;
         let base = b * self.ppb;
         let mut moved = 0;
-        let mut last_group = u32::MAX;
+        work.reads += self.reads_to_copy(b);
         for p in base..base + self.wp[b as usize] {
             let lpn = self.p2l[p as usize];
             if lpn != NONE {
-                let group = (p - base) / self.read_group;
-                if group != last_group {
-                    last_group = group;
-                    work.reads += 1;
-                }
                 let np = self.alloc(die, true)?;
                 self.p2l[p as usize] = NONE;
                 self.valid[b as usize] -= 1;

@@ -267,7 +267,7 @@ fn check_nand(p: &Params) -> Result<(), String> {
         ));
     }
     let unit = u64::from(p.planes) * u64::from(p.flash_page_bytes / p.page_bytes);
-    if u64::from(p.pages_per_block) % unit != 0 {
+    if !u64::from(p.pages_per_block).is_multiple_of(unit) {
         return Err(format!(
             "emulator parameter 'pages_per_block': {} is not a whole number of program units of {unit} pages \
              (planes={} × flash_page_bytes={} / page_bytes={}); allowed: multiples of {unit}",

@@ -82,7 +82,7 @@ impl Geo {
         p.write_buffer = self.write_buffer;
         p.cmd_slots = self.cmd_slots;
         let (mut a, mut b) = (self.nand.planes_log, self.nand.page_log);
-        while self.pages_per_block % (1 << (a + b)) != 0 {
+        while !self.pages_per_block.is_multiple_of(1 << (a + b)) {
             (a, b) = (a.saturating_sub(1), if a == 0 { b - 1 } else { b });
         }
         p.planes = 1 << a;

@@ -177,7 +177,7 @@ fn sustained_writes_progress_under_a_read_heavy_mix() {
 
 #[test]
 fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
-    // 8 GiB: an SLC cache of 901 MiB. 128 KiB sequential writes at QD 32.
+    // 8 GiB: an SLC cache of 344 MiB. 128 KiB sequential writes at QD 32.
     let p = Params::parse("nvme-tlc,size=8g").unwrap();
     let cache = slc_cache_bytes(&p);
     let mut d = Device::new(&p);
@@ -228,9 +228,10 @@ fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
 
 #[test]
 fn analytic_fresh_write_rate_matches_random_writes_across_the_cache_boundary() {
-    // 4 KiB random writes at QD 64 for 200 ms: about 25 ms in the cache
-    // (controller bound), the rest at TLC speed; the analytic host rate is
-    // the controller's 4 cores × 3 µs.
+    // 4 KiB random writes at QD 64 for 200 ms: the first 60 MiB (SLC cache
+    // and buffer) as fast as the controller takes commands, the rest at TLC
+    // speed; the analytic host rate is the controller's (fw_units /
+    // fw_cmd_ns commands per second).
     let p = Params::parse("nvme-tlc").unwrap();
     let mut d = Device::new(&p);
     let w = JobSpec {

@@ -642,6 +642,24 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
             e.erase_count_max
         );
     }
+    if e.slc_pages_written > 0 || e.pe_suspensions > 0 || e.reads_ahead_of_pe > 0 {
+        // Whole counts: fmt_count shows small ones with decimals.
+        let n = |v: u64| {
+            if v < 10_000 {
+                v.to_string()
+            } else {
+                fmt_count(v as f64)
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  SLC cache: {} pages written, {} folded; reads ahead of program/erase: {} ({} suspensions)",
+            n(e.slc_pages_written),
+            n(e.slc_pages_folded),
+            n(e.reads_ahead_of_pe),
+            n(e.pe_suspensions)
+        );
+    }
     if let (Some(first), Some(last)) = (e.free_blocks_series.first(), e.free_blocks_series.last()) {
         let _ = writeln!(
             out,
