@@ -275,7 +275,10 @@ fn a_block_device_is_characterized_in_real_time_behind_the_safety_checks() {
     let args = [l.dev.as_str(), "--quick", "--tests=wsat", "--purge"];
     let (code, _, stderr) = characterize(&args, &dir);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("signature") && stderr.contains("--allow-destructive"), "{stderr}");
+    assert!(
+        stderr.contains("signature") && stderr.contains("--allow-destructive"),
+        "{stderr}"
+    );
     assert!(!dir.exists());
     let mut allowed = args.to_vec();
     allowed.push("--allow-destructive");

@@ -64,10 +64,7 @@ impl RealRunner {
             Err(_) => return Err(Failure::Failed("the run panicked (see above)".into())),
         };
         if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
-            return Err(Failure::Failed(format!(
-                "{}",
-                j.first_error.clone().unwrap_or_default()
-            )));
+            return Err(Failure::Failed(j.first_error.clone().unwrap_or_default()));
         }
         if let Some(f) = &r.failure {
             return Err(Failure::Failed(f.clone()));
