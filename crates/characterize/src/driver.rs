@@ -122,7 +122,7 @@ pub fn execute(plan: &Plan, runner: &mut dyn Runner, progress: &mut dyn Progress
     out
 }
 
-/// `4 KiB random 0/100 IOPS`.
+/// `4 KiB random write IOPS`.
 pub fn tracked_label(t: &TestPlan) -> String {
     let what = match t.tracked {
         Tracked::Iops => "IOPS",

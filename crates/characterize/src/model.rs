@@ -135,7 +135,7 @@ pub struct Settings {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TestSteadyState {
     pub test: String,
-    /// What was tracked: `4 KiB random 0/100 IOPS`.
+    /// What was tracked: `4 KiB random write IOPS`.
     pub tracked: String,
     pub reached: bool,
     pub rounds: usize,
@@ -244,7 +244,7 @@ pub struct RoundTest {
     pub name: String,
     pub kind: Option<TestKind>,
     pub tracked: Option<Tracked>,
-    /// `4 KiB random 0/100 IOPS`.
+    /// `4 KiB random write IOPS`.
     pub tracked_label: String,
     pub purge: PurgeRecord,
     pub precondition: Option<PreconditionRecord>,

@@ -52,16 +52,20 @@ pub struct Point {
 }
 
 impl Point {
-    /// `4 KiB random 65/35`.
+    /// `4 KiB random write`, `4 KiB random 65/35`, `128 KiB sequential read`.
     pub fn label(&self) -> String {
+        let mix = match self.read_pct {
+            100 => "read".to_string(),
+            0 => "write".to_string(),
+            m => mix_label(m),
+        };
         format!(
-            "{} {} {}",
+            "{} {} {mix}",
             bs_label(self.bs),
             match self.access {
                 Access::Random => "random",
                 Access::Sequential => "sequential",
             },
-            mix_label(self.read_pct)
         )
     }
 }

@@ -49,11 +49,12 @@ pub fn plan(p: &Plan, target: &str, what: &str, virtual_time: bool) -> String {
         }
         match &t.wsat {
             Some(w) => steps.push(format!(
-                "{} at QD {} until {} ({}× capacity) or {}",
+                "{} at QD {} until {} ({}× capacity; on to {}× until IOPS settle) or {}",
                 w.point.label(),
                 w.point.iodepth,
                 fmt_bytes(w.bytes as f64),
                 w.capacity_multiple,
+                w.max_bytes as f64 / p.capacity.max(1) as f64,
                 fmt_duration(w.max_seconds)
             )),
             None => steps.push(format!(
@@ -157,6 +158,7 @@ pub fn summary(d: &CharacterizeDoc) -> String {
         let reached = match (&t.failure, t.steady_state_reached) {
             (Some(_), _) => "failed",
             (None, true) => "yes",
+            (None, false) if t.rounds.len() < d.settings.rule.max_rounds => "stopped",
             (None, false) => "NOT reached",
         };
         let value = t.verdict.as_ref().map_or(f64::NAN, |v| v.stats.mean);
@@ -171,9 +173,11 @@ pub fn summary(d: &CharacterizeDoc) -> String {
         );
     }
     if let (Some(m), Some(t)) = (&d.iops_matrix, &d.iops) {
-        matrix(&mut o, m, t);
+        if m.iops.iter().flatten().any(Option::is_some) {
+            matrix(&mut o, m, t);
+        }
     }
-    for t in &d.throughput {
+    for t in d.throughput.iter().filter(|t| !t.rounds.is_empty()) {
         let pts: Vec<String> = t
             .window
             .iter()
@@ -193,7 +197,7 @@ pub fn summary(d: &CharacterizeDoc) -> String {
             pts.join(", ")
         );
     }
-    if let Some(t) = &d.latency {
+    if let Some(t) = d.latency.as_ref().filter(|t| !t.rounds.is_empty()) {
         latency(&mut o, t);
     }
     wsat(&mut o, d);
