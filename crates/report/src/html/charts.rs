@@ -352,10 +352,36 @@ impl XyChart {
             if let Mark::VLine { x, label } = m {
                 let px = xs.map(*x);
                 svg.line(px, t, px, b, "ref", "");
-                let end = px + 4.0 + text_width(label, FONT) > r;
-                let (anchor, dx) = if end { ("end", -4.0) } else { ("start", 4.0) };
-                svg.text(px + dx, top, anchor, "reflabel", label);
-                top += 13.0;
+                let w = text_width(label, FONT);
+                let end = px + 4.0 + w > r;
+                let (anchor, x0) = if end {
+                    ("end", px - 4.0 - w)
+                } else {
+                    ("start", px + 4.0)
+                };
+                // At the top, or at the bottom where fewer points are in
+                // the way.
+                let covered = |y: f64| {
+                    self.series
+                        .iter()
+                        .flat_map(|s| s.points.iter())
+                        .filter(|p| usable(p, self.x.kind, self.y.kind))
+                        .map(|p| (xs.map(p.0), ys.map(p.1)))
+                        .filter(|(qx, qy)| {
+                            *qx > x0 - 6.0 && *qx < x0 + w + 6.0 && *qy > y - 16.0 && *qy < y + 6.0
+                        })
+                        .count()
+                };
+                let y = if covered(b - 5.0) < covered(top) {
+                    b - 5.0
+                } else {
+                    top
+                };
+                let tx = if end { px - 4.0 } else { px + 4.0 };
+                svg.text(tx, y, anchor, "reflabel", label);
+                if y == top {
+                    top += 13.0;
+                }
             }
         }
         svg.finish()

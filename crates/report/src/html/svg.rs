@@ -54,7 +54,13 @@ impl Scale {
             ScaleKind::Linear => {
                 let (lo, hi) = widen(lo, hi);
                 let step = nice_step(hi - lo, 5);
-                ((lo / step).floor() * step, (hi / step).ceil() * step)
+                // A value a hair past a round tick (a window of 5.002 s)
+                // does not open another interval.
+                let slack = 1e-3;
+                (
+                    (lo / step + slack).floor() * step,
+                    (hi / step - slack).ceil() * step,
+                )
             }
             ScaleKind::Log10 | ScaleKind::Log2 => {
                 let b = if kind == ScaleKind::Log10 { 10f64 } else { 2.0 };
