@@ -378,10 +378,11 @@ fn hot_loop<E: Engine>(
         let mut burst = 0usize;
         while !done_issuing && inflight < depth && burst < depth.max(32) {
             burst += 1;
-            let next_issue = pacer
-                .as_ref()
-                .map_or(0.0, |p| p.next_due(&mut plan, now as f64));
-            if (now as f64) < next_issue {
+            let next_issue = match &pacer {
+                Some(p) => p.next_due(&mut plan, now as f64),
+                None => f64::NEG_INFINITY,
+            };
+            if paced && (now as f64) < next_issue {
                 if inflight == 0 {
                     wait_until(&clock, until(next_issue as u64), &ctx.stop);
                     now = clock.now();
