@@ -672,6 +672,12 @@ impl JobSpec {
                 self.name
             ));
         }
+        if self.bs_unaligned && self.direct && !self.bs.is_fixed() {
+            w.push(format!(
+                "job '{}': bs_unaligned with direct=1: sizes that are not multiples of the device's logical block size fail with EINVAL (fio warns the same)",
+                self.name
+            ));
+        }
         let files = self.files_per_clone();
         if self.openfiles > 0 && u64::from(self.openfiles) < files && self.opendir.is_none() {
             w.push(format!(

@@ -331,8 +331,12 @@ impl IoPlan {
             }
         }
         let f = &mut self.files[fi];
-        f.last_start[d] = Some(rel);
-        f.last_pos[d] = rel + len;
+        // Where the next sequential I/O starts (random jobs need it only
+        // between random offsets: rw=randread:N).
+        if !random || self.seq_nr > 1 {
+            f.last_start[d] = Some(rel);
+            f.last_pos[d] = rel + len;
+        }
         if let Some(left) = &mut self.bytes_left {
             *left -= len;
         }
@@ -345,11 +349,17 @@ impl IoPlan {
 
     /// A file, offset (relative to its region), length and whether the
     /// offset was random; marks files done and starts passes as needed.
+    #[inline]
     fn place(&mut self, d: usize) -> Option<(usize, u64, u64, bool)> {
         // Each file can be found done once per pass, and a pass that
         // issues nothing ends the job (nothing fits anywhere).
         for _ in 0..=2 * self.files.len() + 1 {
-            let Some(fi) = self.chooser.pick(&self.done, &mut self.rng) else {
+            let pick = if self.files.len() == 1 {
+                (!self.done[0]).then_some(0)
+            } else {
+                self.chooser.pick(&self.done, &mut self.rng)
+            };
+            let Some(fi) = pick else {
                 if self.ios_this_pass == 0 && self.files.iter().all(|f| f.pass > 0) {
                     return None;
                 }
@@ -373,6 +383,7 @@ impl IoPlan {
 
     /// The next offset in file `fi` for direction `d`, and whether it is
     /// random; None when the file is done.
+    #[inline]
     fn offset(&mut self, fi: usize, d: usize) -> Option<(u64, bool)> {
         if !self.rw.is_random() {
             return self.seq_offset(fi, d).map(|o| (o, false));
@@ -433,8 +444,8 @@ impl IoPlan {
         (len.saturating_sub(slack) / self.ba[d]).max(1)
     }
 
+    #[inline]
     fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
-        let lastb = self.last_block(fi, d);
         let ba = self.ba[d];
         match self.mode {
             RandomMode::Permutation => {
@@ -451,6 +462,7 @@ impl IoPlan {
                 Some(b * self.unit)
             }
             RandomMode::Map => {
+                let lastb = self.last_block(fi, d);
                 let b = self.rng.random_range(0..lastb) * ba / self.unit;
                 let map = self.files[fi].map.as_ref().expect("a map in map mode");
                 let free = match map.next_free(b) {
@@ -464,8 +476,9 @@ impl IoPlan {
                 };
                 Some(free * self.unit)
             }
-            RandomMode::Free => Some(self.rng.random_range(0..lastb) * ba),
+            RandomMode::Free => Some(self.rng.random_range(0..self.last_block(fi, d)) * ba),
             RandomMode::Skewed => {
+                let lastb = self.last_block(fi, d);
                 let f = &self.files[fi];
                 let s = f.skew.as_ref().expect("a skewed generator");
                 let rank = s.rank(&mut self.rng);
@@ -473,6 +486,7 @@ impl IoPlan {
                 Some(b % lastb * ba)
             }
             RandomMode::Zoned => {
+                let lastb = self.last_block(fi, d);
                 let Some(table) = &self.zones[d] else {
                     return Some(self.rng.random_range(0..lastb) * ba);
                 };
@@ -492,6 +506,7 @@ impl IoPlan {
     /// fio's `get_next_buflen`: a size of direction `d` that fits between
     /// `rel` and the end of file `fi`'s region; None when not even the
     /// smallest does (the file is done).
+    #[inline]
     fn block_size(&mut self, fi: usize, d: usize, rel: u64) -> Option<u64> {
         let room = self.files[fi].region.len.checked_sub(rel)?;
         let (min, max) = (self.min_bs[d], u64::from(self.bs[d].max()));
