@@ -538,9 +538,9 @@ impl JobFlow {
         if !self.writes || self.last_was_sync || w == 0 {
             return None;
         }
-        let data_only = if self.fsync_every > 0 && w % self.fsync_every == 0 {
+        let data_only = if self.fsync_every > 0 && w.is_multiple_of(self.fsync_every) {
             false
-        } else if self.fdatasync_every > 0 && w % self.fdatasync_every == 0 {
+        } else if self.fdatasync_every > 0 && w.is_multiple_of(self.fdatasync_every) {
             true
         } else {
             return None;
@@ -627,7 +627,7 @@ impl JobFlow {
             return None;
         }
         if self.batch_left == 0 {
-            if self.written.len() as u64 % backlog != 0 || self.last_completed_read {
+            if !(self.written.len() as u64).is_multiple_of(backlog) || self.last_completed_read {
                 return None;
             }
             self.batch_left = self.backlog_batch;
