@@ -72,6 +72,7 @@ fn spec(rw: RwMode, size: u64) -> JobSpec {
         rw,
         size: Some(size),
         bs: BlockSizes::Fixed(4096),
+        filename: vec!["/a/file".into()],
         ..JobSpec::default()
     }
 }
@@ -367,4 +368,16 @@ fn thinktime_iotime_thinks_by_time() {
     s.thinktime_blocks_given = true;
     let ev = run(&mut flow(&s), 1, 300);
     assert!(count(&ev, |e| *e == Ev::Think) > 90);
+}
+
+/// number_ios ends a time-based job (ssdready's rule; fio 3.33 ignores it
+/// there), rather than starting empty passes until the runtime is up.
+#[test]
+fn number_ios_ends_a_time_based_job() {
+    let mut s = spec(RwMode::RandRead, 1 << 20);
+    s.time_based = true;
+    s.runtime_ns = Some(1_000_000_000);
+    s.number_ios = Some(10);
+    let ev = run(&mut flow(&s), 1, 1_000);
+    assert_eq!(ev.len(), 10, "{ev:?}");
 }
