@@ -16,6 +16,7 @@
 #   buf-seqread:   buffered psync sequential reads of a 64 MiB file, time based
 #                  (several passes: fio drops the cache at each)
 # Usage: ROUNDS=5 RUNTIME=5 CASES="think-psync buf-randread" bench/fio-io.sh
+#        (BUILD=0 uses target/release/ssdready as it is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -23,7 +24,7 @@ RUNTIME=${RUNTIME:-5}
 DIR=${DIR:-/tmp}
 CASES=${CASES:-"think-psync think-libaio buf-randread buf-seqread"}
 command -v fio >/dev/null || { echo "fio-io: fio is not installed" >&2; exit 1; }
-cargo build --release -q
+if [ "${BUILD:-1}" = 1 ]; then cargo build --release -q; fi
 B=$PWD/target/release/ssdready
 F=$(mktemp -p "$DIR" ssdready-fio-io.XXXXXX)
 trap 'rm -f "$F"' EXIT

@@ -50,6 +50,9 @@ fn job<'a>(f: &'a str, method: &'a str) -> Vec<&'a str> {
     a
 }
 
+/// One tool's run in a directory: its fio JSON and its output.
+type Runner = fn(&Path, &[&str]) -> (Value, std::process::Output);
+
 fn verify_of(native: &Value) -> &Value {
     &native["jobs"][0]["verify"]
 }
@@ -242,8 +245,7 @@ fn fio_verifies_what_ssdready_wrote_and_the_reverse() {
             w.push("--do_verify=0");
             let mut r = job(&f, method);
             r.push("--verify_only=1");
-            #[allow(clippy::type_complexity)]
-            let (write, read): (fn(&Path, &[&str]) -> _, fn(&Path, &[&str]) -> _) = match writer {
+            let (write, read): (Runner, Runner) = match writer {
                 "ssdready" => (ssdready_in, fio_in),
                 _ => (fio_in, ssdready_in),
             };

@@ -584,9 +584,13 @@ impl WorkerStats {
         for d in self.dirs.iter_mut().flatten() {
             d.clear();
         }
-        self.errors = 0;
-        self.first_error = None;
-        self.first_errno = 0;
+        // A failed verification during the ramp stays a failure.
+        let verify_failures = self.verify.as_ref().map_or(0, |v| v.failed);
+        self.errors = verify_failures;
+        if verify_failures == 0 {
+            self.first_error = None;
+            self.first_errno = 0;
+        }
         self.depth_at_issue = [0; 7];
         self.submit_batches = [0; 7];
         self.complete_batches = [0; 7];

@@ -30,8 +30,9 @@ struct Slot {
     submit_ns: u64,
     ddir: Option<Ddir>,
     len: u32,
-    /// The request as the flow gave it (None: not issued).
-    io: Option<FlowIo>,
+    /// A sync, or a read or write with verification: the request is in
+    /// `Loop::special` (kept apart so the common slot stays small).
+    special: bool,
     /// Where the block layer will see this I/O (dev 0: not joinable).
     dev: u32,
     sector: u64,
@@ -100,6 +101,8 @@ struct Loop<'a> {
     flow: JobFlow,
     /// The flow asked to let the queue empty before it goes on.
     draining: bool,
+    /// Per slot, the request of a `special` slot.
+    special: Vec<FlowIo>,
     depth: usize,
     batch_submit: usize,
     complete_min: usize,
@@ -154,6 +157,13 @@ impl<'a> Loop<'a> {
             join: ctx.join.as_deref(),
             flow,
             draining: false,
+            special: vec![
+                FlowIo::Sync {
+                    file: 0,
+                    data_only: false
+                };
+                depth
+            ],
             depth,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
@@ -316,9 +326,10 @@ impl<'a> Loop<'a> {
                 self.slots[slot as usize] = Slot {
                     issue_ns: now,
                     submit_ns: now,
-                    io: Some(io),
+                    special: true,
                     ..Slot::default()
                 };
+                self.special[slot as usize] = io;
                 engine.sync(slot, file, data_only)?
             }
             FlowIo::Rw {
@@ -329,15 +340,19 @@ impl<'a> Loop<'a> {
                 tag,
             } => {
                 let (dev, sector) = self.kernel_sector(file, offset);
+                let special = tag != Tag::Plain;
                 self.slots[slot as usize] = Slot {
                     issue_ns: now,
                     submit_ns: now,
                     ddir: Some(ddir),
                     len,
-                    io: Some(io),
+                    special,
                     dev,
                     sector,
                 };
+                if special {
+                    self.special[slot as usize] = io;
+                }
                 self.pacing.issued(ddir, len);
                 if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
                 {
@@ -461,26 +476,29 @@ impl<'a> Loop<'a> {
     #[inline]
     fn account<E: Engine>(&mut self, engine: &mut E, slot: u32, res: i64, t: u64, sync: bool) {
         let s = self.slots[slot as usize];
-        if let Some(io) = &s.io {
-            self.flow.completed(io, res >= 0);
-            if let FlowIo::Sync { data_only, .. } = *io {
-                self.account_sync(&s, data_only, res, t);
-                return;
-            }
-        }
         let ddir = s.ddir.unwrap_or(Ddir::Read);
+        if s.special {
+            let io = self.special[slot as usize];
+            self.flow.completed(&io, res >= 0);
+            match io {
+                FlowIo::Sync { data_only, .. } => {
+                    self.account_sync(&s, data_only, res, t);
+                    return;
+                }
+                FlowIo::Rw {
+                    file,
+                    offset,
+                    tag: Tag::Check(expect),
+                    ..
+                } if res >= 0 => self.check_read(engine, slot, file, offset, &expect, res),
+                FlowIo::Rw { .. } => {}
+            }
+        } else {
+            self.flow.completed_plain(ddir, s.len, res >= 0);
+        }
         if res < 0 {
             self.account_error(&s, ddir, res);
             return;
-        }
-        if let Some(FlowIo::Rw {
-            file,
-            offset,
-            tag: Tag::Check(expect),
-            ..
-        }) = s.io
-        {
-            self.check_read(engine, slot, file, offset, &expect, res);
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;

@@ -162,7 +162,6 @@ pub struct JobFlow {
     max_bs: u64,
     number_ios: Option<u64>,
     time_based: bool,
-    rw: RwMode,
     writes: bool,
     fsync_every: u64,
     fdatasync_every: u64,
@@ -174,6 +173,18 @@ pub struct JobFlow {
     last_write_file: u32,
     passes: u64,
     plan_done: bool,
+    /// No think time, syncs, verification or cache drops: the plan's I/Os
+    /// go out as they come (the hot path of most jobs).
+    lean: bool,
+    /// Lean and time-based without number_ios: nothing needs counting.
+    unbounded: bool,
+    /// A pass ends at this many rw I/Os (`number_ios`), pass bytes, bytes
+    /// of the job's own direction; u64::MAX when not.
+    ios_cap: u64,
+    pass_cap: u64,
+    main_cap: u64,
+    /// Which directions count in fio's `io_issue_bytes` for this job.
+    main_dirs: [bool; 3],
     // Verification.
     layout: Option<Layout>,
     verify_phase: bool,
@@ -250,7 +261,7 @@ impl JobFlow {
                 .number_ios
                 .map(|n| n.saturating_mul(u64::from(spec.loops.max(1)))),
             time_based: spec.time_based,
-            rw: spec.rw,
+
             writes: writes && !v.only,
             fsync_every: u64::from(spec.files.fsync_every),
             fdatasync_every: u64::from(spec.files.fdatasync_every),
@@ -259,12 +270,25 @@ impl JobFlow {
             invalidate: spec.invalidate,
             wrap_invalidate: spec.invalidate
                 && !spec.direct
+                && !spec.on_emulator()
+                && spec.ioengine != crate::spec::EngineKind::Null
                 && spec.time_based
                 && (spec.rw.is_random() || regions.len() == 1),
             last_was_sync: false,
             last_write_file: 0,
             passes: 0,
             plan_done: false,
+            lean: false,
+            unbounded: false,
+            ios_cap: u64::MAX,
+            pass_cap: u64::MAX,
+            main_cap: u64::MAX,
+            main_dirs: match spec.rw {
+                RwMode::Write | RwMode::RandWrite => [false, true, false],
+                RwMode::Trim | RwMode::RandTrim => [false, false, true],
+                RwMode::Read | RwMode::RandRead => [true, false, false],
+                RwMode::ReadWrite | RwMode::RandRw => [true, true, false],
+            },
             verify_phase,
             check_reads: verify_on && !writes,
             check_generation: writes && fixed_bs && !spec.time_based && !v.only,
@@ -284,6 +308,29 @@ impl JobFlow {
             seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
             layout,
         }
+        .with_caps()
+    }
+
+    /// The budgets as plain limits, and whether the lean path applies.
+    fn with_caps(mut self) -> Self {
+        self.ios_cap = self.number_ios.unwrap_or(u64::MAX);
+        self.pass_cap = match (self.time_based, self.verify_phase) {
+            (true, false) => u64::MAX,
+            _ => self.size,
+        };
+        self.main_cap = match self.time_based {
+            true => u64::MAX,
+            false => self.limit.saturating_mul(self.loops),
+        };
+        let syncs = self.writes && (self.fsync_every > 0 || self.fdatasync_every > 0);
+        self.lean = self.think.ns == 0 && !syncs && self.backlog.is_none() && self.layout.is_none();
+        self.unbounded = self.lean
+            && !self.wrap_invalidate
+            && self.time_based
+            && self.ios_cap == u64::MAX
+            && self.pass_cap == u64::MAX
+            && self.main_cap == u64::MAX;
+        self
     }
 
     /// Verify only what a saved state vouches for (`verify_state_load`).
@@ -339,6 +386,11 @@ impl JobFlow {
 
     /// fio's `keep_running`, asked before each pass.
     fn keep_running(&mut self) -> bool {
+        // ssdready's rule before fio's: number_ios ends a job, time-based
+        // or not (fio 3.33 ignores it on a time-based job).
+        if self.plan_done || self.number_ios.is_some_and(|n| self.c.rw_issued >= n) {
+            return false;
+        }
         if self.time_based {
             return true;
         }
@@ -346,27 +398,60 @@ impl JobFlow {
             self.loops_left -= 1;
             return true;
         }
-        if self.plan_done || self.number_ios.is_some_and(|n| self.c.rw_issued >= n) {
-            return false;
-        }
         self.c.bytes_done < self.limit && self.limit - self.c.bytes_done >= self.max_bs
     }
 
     /// Whether the pass (or the job's budget) is over.
+    #[inline]
     fn pass_over(&self) -> bool {
-        if self.number_ios.is_some_and(|n| self.c.rw_issued >= n) {
-            return true;
+        self.c.rw_issued >= self.ios_cap
+            || self.c.pass_bytes >= self.pass_cap
+            || self.c.main_issued >= self.main_cap
+    }
+
+    /// Count an I/O of the plan as issued.
+    #[inline]
+    fn count_issue(&mut self, ddir: Ddir, len: u32) {
+        self.c.rw_issued += 1;
+        self.c.pass_bytes += u64::from(len);
+        let main = match ddir {
+            Ddir::Read => self.main_dirs[0],
+            Ddir::Write => self.main_dirs[1],
+            Ddir::Trim => self.main_dirs[2],
+        };
+        if main {
+            self.c.main_issued += u64::from(len);
         }
-        if self.time_based {
-            return self.verify_phase && self.c.pass_bytes >= self.size;
-        }
-        self.c.pass_bytes >= self.size
-            || self.c.main_issued >= self.limit.saturating_mul(self.loops)
     }
 
     /// The next thing to do, with `inflight` requests in flight at `now`
     /// (ns on any steady clock).
+    #[inline]
     pub fn next(&mut self, inflight: usize, now: u64) -> Step {
+        if self.lean && self.stage == Stage::Work && self.pending.is_none() && !self.pass_over() {
+            if let Some((file, ddir, offset, len)) = self.plan.next_io() {
+                if !self.unbounded {
+                    self.count_issue(ddir, len);
+                }
+                let io = Step::Io(FlowIo::Rw {
+                    file,
+                    ddir,
+                    offset,
+                    len,
+                    tag: Tag::Plain,
+                });
+                return match self.wrap_invalidate {
+                    true => self.after_wrap(io, len),
+                    false => io,
+                };
+            }
+            self.plan_done = true;
+            self.stage = Stage::PassEnd;
+        }
+        self.next_step(inflight, now)
+    }
+
+    fn next_step(&mut self, inflight: usize, now: u64) -> Step {
         if let Some(s) = self.pending.take() {
             return s;
         }
@@ -474,9 +559,7 @@ impl JobFlow {
                 self.plan_done = true;
                 break;
             };
-            self.c.rw_issued += 1;
-            self.c.pass_bytes += u64::from(len);
-            self.c.main_issued += u64::from(len);
+            self.count_issue(ddir, len);
             self.c.bytes_done += u64::from(len);
             if ddir == Ddir::Write {
                 let generation = self.c.writes_issued;
@@ -561,17 +644,7 @@ impl JobFlow {
     fn plan_io(&mut self) -> Option<Step> {
         let (file, ddir, offset, len) = self.plan.next_io()?;
         self.think.due = true;
-        self.c.rw_issued += 1;
-        self.c.pass_bytes += u64::from(len);
-        let main = match self.rw {
-            RwMode::Write | RwMode::RandWrite => ddir == Ddir::Write,
-            RwMode::Trim | RwMode::RandTrim => ddir == Ddir::Trim,
-            RwMode::Read | RwMode::RandRead => ddir == Ddir::Read,
-            RwMode::ReadWrite | RwMode::RandRw => ddir != Ddir::Trim,
-        };
-        if main {
-            self.c.main_issued += u64::from(len);
-        }
+        self.count_issue(ddir, len);
         let tag = match ddir {
             Ddir::Write if self.layout.is_some() => {
                 let generation = self.c.writes_issued;
@@ -595,14 +668,23 @@ impl JobFlow {
             len,
             tag,
         });
+        Some(match self.wrap_invalidate {
+            true => self.after_wrap(io, len),
+            false => io,
+        })
+    }
+
+    /// `io`, or first a cache drop when the plan just started a new pass
+    /// over its file (`io` then comes next).
+    fn after_wrap(&mut self, io: Step, len: u32) -> Step {
         // A pass's first I/O starts over by itself: its NewLoop dropped the cache.
         let first_of_pass = self.c.pass_bytes == u64::from(len);
         match self.plan.take_wrap() {
-            Some(f) if self.wrap_invalidate && !first_of_pass => {
+            Some(f) if !first_of_pass => {
                 self.pending = Some(io);
-                Some(Step::DropCache(f))
+                Step::DropCache(f)
             }
-            _ => Some(io),
+            _ => io,
         }
     }
 
@@ -683,7 +765,43 @@ impl JobFlow {
     }
 
     /// A request finished: `ok` when it succeeded.
+    #[inline]
     pub fn completed(&mut self, io: &FlowIo, ok: bool) {
+        if self.lean {
+            if let (FlowIo::Rw { len, .. }, true) = (io, ok) {
+                self.c.rw_completed += 1;
+                self.c.bytes_done += u64::from(*len);
+            }
+            return;
+        }
+        self.completed_in_full(io, ok);
+    }
+
+    /// A read or write without verification finished (what the worker
+    /// does not keep the request of).
+    #[inline]
+    pub fn completed_plain(&mut self, ddir: Ddir, len: u32, ok: bool) {
+        if self.unbounded {
+            return;
+        }
+        if self.lean {
+            if ok {
+                self.c.rw_completed += 1;
+                self.c.bytes_done += u64::from(len);
+            }
+            return;
+        }
+        let io = FlowIo::Rw {
+            file: 0,
+            ddir,
+            offset: 0,
+            len,
+            tag: Tag::Plain,
+        };
+        self.completed_in_full(&io, ok);
+    }
+
+    fn completed_in_full(&mut self, io: &FlowIo, ok: bool) {
         match *io {
             FlowIo::Sync { .. } => {
                 if ok {

@@ -72,6 +72,7 @@ fn spec(rw: RwMode, size: u64) -> JobSpec {
         rw,
         size: Some(size),
         bs: BlockSizes::Fixed(4096),
+        filename: vec!["/a/file".into()],
         ..JobSpec::default()
     }
 }
@@ -341,4 +342,42 @@ fn the_saved_state_lists_the_last_writes() {
     assert_eq!((st.issued, st.depth, st.index), (16, 4, 3));
     assert_eq!(st.completed[0], (0, 15 * 4096), "newest first");
     assert_eq!(st.completed.len(), 4);
+}
+
+/// thinktime_iotime alone: a think whenever iotime + thinktime has passed
+/// since the last one (fio's rule; thinktime_blocks then does not count).
+#[test]
+fn thinktime_iotime_thinks_by_time() {
+    let mut s = spec(RwMode::Read, 1 << 20);
+    s.thinktime_ns = 4_000;
+    s.thinktime_iotime_ns = 6_000;
+    let ev = run(&mut flow(&s), 1, 300);
+    let at: Vec<usize> = ev
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| **e == Ev::Think)
+        .map(|(i, _)| i)
+        .collect();
+    // The stand-in's clock moves 1 µs a step: 10 steps between thinks.
+    assert!(at.len() >= 25, "{at:?}");
+    for w in at.windows(2) {
+        assert_eq!(w[1] - w[0], 10, "{at:?}");
+    }
+    // With thinktime_blocks given as well, blocks count too.
+    s.thinktime_blocks = 2;
+    s.thinktime_blocks_given = true;
+    let ev = run(&mut flow(&s), 1, 300);
+    assert!(count(&ev, |e| *e == Ev::Think) > 90);
+}
+
+/// number_ios ends a time-based job (ssdready's rule; fio 3.33 ignores it
+/// there), rather than starting empty passes until the runtime is up.
+#[test]
+fn number_ios_ends_a_time_based_job() {
+    let mut s = spec(RwMode::RandRead, 1 << 20);
+    s.time_based = true;
+    s.runtime_ns = Some(1_000_000_000);
+    s.number_ios = Some(10);
+    let ev = run(&mut flow(&s), 1, 1_000);
+    assert_eq!(ev.len(), 10, "{ev:?}");
 }

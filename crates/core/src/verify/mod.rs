@@ -345,7 +345,9 @@ mod tests {
     #[test]
     fn blocks_written_by_fio_verify_and_a_flipped_byte_is_caught() {
         let pat = || Some(Pattern::parse("0xdeadbeef\"x\"%o").unwrap());
-        let cases: [(&[u8], Method, u32, u32, Option<Pattern>); 8] = [
+        // (fio's file, method, verify_interval, verify_offset, pattern)
+        type Case = (&'static [u8], Method, u32, u32, Option<Pattern>);
+        let cases: [Case; 8] = [
             (
                 include_bytes!("testdata/fio-3.33-crc32c.bin"),
                 Method::Crc32c,
