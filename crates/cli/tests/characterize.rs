@@ -178,8 +178,7 @@ fn iodrive_and_nvme_tlc_cliffs_follow_desnoyers_model() {
         // `program_ns` is the page types' mean.
         let model = &d["target"]["model"];
         let pages_per_program = param(&d, "planes") * param(&d, "flash_page_bytes") / 4096.0;
-        let program_bound =
-            f(&model["dies"]) * pages_per_program * 1e9 / f(&model["program_ns"]);
+        let program_bound = f(&model["dies"]) * pages_per_program * 1e9 / f(&model["program_ns"]);
         let fresh = f(&c["fresh_iops"]);
         assert!(
             (fresh - program_bound).abs() / program_bound < 0.05,
