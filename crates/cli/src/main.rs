@@ -18,6 +18,7 @@ mod progress;
 mod ramdev;
 mod run;
 mod simulate;
+mod strategy;
 mod study;
 mod validate;
 mod worker;

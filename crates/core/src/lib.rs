@@ -24,6 +24,7 @@ pub mod req;
 pub mod result;
 pub mod spec;
 pub mod stats;
+pub mod strategy;
 pub mod units;
 
 pub use req::{Completion, Ddir, IoReq};

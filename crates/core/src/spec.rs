@@ -5,6 +5,7 @@
 //! Values are stored resolved: sizes in bytes, times in nanoseconds, so that
 //! the JSON result shows exactly what ran.
 
+use crate::strategy::CompletionWait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -213,6 +214,11 @@ pub struct JobSpec {
     pub hipri: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
+    /// How completions are waited for (`completion`; None: the engine's
+    /// default, interrupts, or the emulated device's own mode).
+    pub completion: Option<crate::strategy::CompletionWait>,
+    /// Interrupt coalescing asked (`coalesce_n`, `coalesce_us`).
+    pub coalesce: Option<crate::strategy::Coalescing>,
     pub fixedbufs: bool,
     pub registerfiles: bool,
     pub percentile_list: Vec<f64>,
@@ -286,6 +292,8 @@ impl Default for JobSpec {
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            completion: None,
+            coalesce: None,
             fixedbufs: false,
             registerfiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
@@ -578,6 +586,40 @@ impl JobSpec {
         }
         if self.hipri && !self.direct {
             return e("hipri", "polled completions need direct=1".into());
+        }
+        if self.coalesce.is_some_and(|c| c.n > 0 || c.us > 0)
+            && matches!(self.ioengine, EngineKind::Null | EngineKind::Psync)
+            && !self.on_emulator()
+        {
+            return e(
+                if self.coalesce.is_some_and(|c| c.n > 0) {
+                    "coalesce_n"
+                } else {
+                    "coalesce_us"
+                },
+                format!(
+                    "interrupt coalescing does not apply to ioengine={}: {}",
+                    self.ioengine.name(),
+                    if self.ioengine == EngineKind::Null {
+                        "it does no I/O"
+                    } else {
+                        "each I/O completes in its system call, with no completion interrupt to coalesce"
+                    }
+                ),
+            );
+        }
+        if let Some(w) = self
+            .completion
+            .filter(|&w| self.hipri && w != CompletionWait::Poll)
+        {
+            return e(
+                "completion",
+                format!(
+                    "completion={} contradicts hipri=1 (hipri polls in the kernel: use completion=poll \
+                     with it, or drop hipri)",
+                    w.name()
+                ),
+            );
         }
         if let BlockSizes::Split(v) = &self.bs {
             let total: u32 = v.iter().map(|p| p.1).sum();

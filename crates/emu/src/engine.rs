@@ -10,9 +10,18 @@
 //! time has come, waiting as the device's completion mode says — sleeping
 //! like an interrupt-driven thread (`irq`), spinning (`poll`), or sleeping
 //! for long waits and spinning the last 50 µs (`hybrid`) — with optional
-//! interrupt coalescing (deliver after `coalesce_n` completions or
-//! `coalesce_us` µs). An idle device costs nothing: there is no device
-//! thread; time is the model's.
+//! interrupt coalescing. The job's options `completion` and `coalesce_n`,
+//! `coalesce_us` override the device's keys for its own queue pair. An idle
+//! device costs nothing: there is no device thread; time is the model's.
+//!
+//! Coalescing works as NVMe's aggregation threshold and time: completions
+//! that are due wait in the queue until `coalesce_n` of them are there, or
+//! until the oldest has waited `coalesce_us`, whichever comes first; then
+//! all that are due are delivered at once (one "interrupt"). A completion
+//! alone is held the whole `coalesce_us`, as on a device: that is the
+//! latency coalescing costs small, sparse requests. With `coalesce_us=0`
+//! there is no timer, and a batch short of `coalesce_n` is delivered when
+//! nothing else is outstanding (it would otherwise wait forever).
 //!
 //! A failure of the model (an error from [`Device::submit`], or a panic,
 //! which would be a bug) fails the command that met it and every later
@@ -198,6 +207,8 @@ pub struct EmuEngine {
     mode: CompletionMode,
     coalesce_n: usize,
     coalesce_ns: u64,
+    /// Scratch for the coalescing decision (due times of the pending).
+    times: Vec<u64>,
 }
 
 impl EmuEngine {
@@ -210,41 +221,58 @@ impl EmuEngine {
         } else {
             spec.bs.max() as usize
         };
+        let (coalesce_n, coalesce_us) = match spec.coalesce {
+            Some(c) => (c.n, c.us),
+            None => (dev.params.coalesce_n, dev.params.coalesce_us),
+        };
         Ok(EmuEngine {
             bufs: SlotBufs::new(depth, bs, seed)?,
-            mode: dev.params.completion,
-            coalesce_n: dev.params.coalesce_n as usize,
-            coalesce_ns: dev.params.coalesce_us * 1000,
+            mode: match spec.completion {
+                None => dev.params.completion,
+                // The worker spins itself for the others: the engine's own
+                // wait is then never asked for.
+                Some(_) => CompletionMode::Irq,
+            },
+            coalesce_n: coalesce_n as usize,
+            coalesce_ns: coalesce_us * 1000,
+            times: Vec::with_capacity(depth),
             dev,
             pending: BinaryHeap::new(),
         })
     }
 
-    /// How many completions may be delivered now. Without coalescing, the
-    /// due ones are popped straight off the heap (no scan); with it, the due
-    /// ones are counted to decide whether the batch is complete.
-    fn due(&self, now: u64) -> usize {
+    /// How many completions may be delivered now, and when to look again
+    /// if none may (module docs on coalescing). Without coalescing, the due
+    /// ones are popped straight off the heap (no scan).
+    fn due(&mut self, now: u64) -> (usize, Option<u64>) {
+        let next = self.pending.peek().map(|Reverse((t, _, _))| *t);
         if self.coalesce_n == 0 {
-            return usize::MAX; // pop while due
+            return (usize::MAX, next); // pop while due
         }
-        let ready = self
-            .pending
-            .iter()
-            .filter(|Reverse((t, _, _))| *t <= now)
-            .count();
-        if ready >= self.coalesce_n || self.pending.len() == ready {
-            return ready;
+        let times = &mut self.times;
+        times.clear();
+        times.extend(self.pending.iter().map(|Reverse((t, _, _))| *t));
+        let ready = times.iter().filter(|&&t| t <= now).count();
+        let Some(first) = next.filter(|&t| t <= now) else {
+            return (0, next);
+        };
+        let timer = (self.coalesce_ns > 0).then(|| first.saturating_add(self.coalesce_ns));
+        let nothing_else = self.coalesce_ns == 0 && ready == self.pending.len();
+        if ready >= self.coalesce_n || timer.is_some_and(|t| now >= t) || nothing_else {
+            return (ready, None);
         }
-        let first = self
-            .pending
-            .peek()
-            .map(|Reverse((t, _, _))| *t)
-            .unwrap_or(now);
-        if self.coalesce_ns > 0 && now >= first + self.coalesce_ns {
-            ready
-        } else {
-            0
-        }
+        // Look again when the n-th completion is due or the timer fires.
+        let nth = (times.len() >= self.coalesce_n).then(|| {
+            let (_, t, _) = times.select_nth_unstable(self.coalesce_n - 1);
+            *t
+        });
+        let at = match (nth, timer) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            // No timer, fewer than n outstanding: when all are due.
+            (None, None) => times.iter().copied().max().unwrap_or(now),
+        };
+        (0, Some(at))
     }
 
     fn wait_until(&self, t: u64) {
@@ -321,7 +349,7 @@ impl Engine for EmuEngine {
         let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
             let now = self.dev.clock.now();
-            let mut n = self.due(now);
+            let (mut n, again) = self.due(now);
             while n > 0 {
                 match self.pending.peek() {
                     Some(Reverse((t, _, _))) if *t <= now => {}
@@ -335,17 +363,16 @@ impl Engine for EmuEngine {
             if got >= min || self.pending.is_empty() || now >= give_up {
                 return Ok(());
             }
-            let next = self
-                .pending
-                .peek()
-                .map(|Reverse((t, _, _))| *t)
-                .unwrap_or(now);
-            let target = if self.coalesce_n > 0 && self.coalesce_ns > 0 {
-                next.max(now + 1)
-            } else {
-                next
+            let next = match again {
+                Some(t) => t,
+                // Delivered some: the rest are due later.
+                None => self
+                    .pending
+                    .peek()
+                    .map(|Reverse((t, _, _))| *t)
+                    .unwrap_or(now),
             };
-            self.wait_until(target.max(now + 1).min(give_up));
+            self.wait_until(next.max(now + 1).min(give_up));
         }
     }
 
