@@ -498,6 +498,57 @@ mod tests {
         }
     }
 
+    /// An engine with completions pending at `times` (ns) and coalescing
+    /// of `n` completions or `us` µs.
+    fn coalescing(n: u32, us: u64, times: &[u64]) -> EmuEngine {
+        let spec = JobSpec {
+            coalesce: Some(ssdready_core::strategy::Coalescing { n, us }),
+            ..JobSpec::default()
+        };
+        let mut e = EmuEngine::new(device("null,size=1m,nocopy=1"), &spec, 1).unwrap();
+        for (slot, &t) in times.iter().enumerate() {
+            e.pending.push(Reverse((t, slot as u32, 4096)));
+        }
+        e
+    }
+
+    #[test]
+    fn coalescing_delivers_a_full_batch_at_once() {
+        let mut e = coalescing(4, 100, &[10, 20, 30, 40, 50]);
+        assert_eq!(e.due(35), (0, Some(40)), "3 due: wait for the 4th");
+        assert_eq!(e.due(40), (4, None), "4 due: deliver them");
+        assert_eq!(e.due(60), (5, None), "everything due goes with the batch");
+    }
+
+    #[test]
+    fn coalescing_holds_a_lone_completion_for_the_whole_time() {
+        // Queue depth 1: nothing else will come, yet the device waits for
+        // its aggregation time, as NVMe does: the latency coalescing costs.
+        let mut e = coalescing(8, 100, &[10]);
+        assert_eq!(e.due(10), (0, Some(100_010)));
+        assert_eq!(e.due(100_009), (0, Some(100_010)));
+        assert_eq!(e.due(100_010), (1, None));
+    }
+
+    #[test]
+    fn the_coalescing_timer_starts_at_the_oldest_waiting_completion() {
+        let mut e = coalescing(8, 1, &[1_000, 1_500, 9_000]);
+        assert_eq!(e.due(1_600), (0, Some(2_000)));
+        assert_eq!(e.due(2_000), (2, None));
+        assert_eq!(
+            e.due(500),
+            (0, Some(1_000)),
+            "nothing due: the first due time"
+        );
+    }
+
+    #[test]
+    fn without_a_coalescing_time_a_short_batch_goes_when_nothing_else_is_outstanding() {
+        let mut e = coalescing(8, 0, &[10, 20, 30]);
+        assert_eq!(e.due(25), (0, Some(30)));
+        assert_eq!(e.due(30), (3, None));
+    }
+
     #[test]
     fn opening_a_deep_queue_of_large_buffers_is_instant() {
         // 1024 × 1 MiB = 1 GiB of buffers: reserved, not written, until used.
