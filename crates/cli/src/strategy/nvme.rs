@@ -102,7 +102,7 @@ pub fn feature_value(n: u32, us: u64) -> Result<u32, String> {
             "option 'coalesce_n': {n} is more than NVMe's 256 (allowed on NVMe: 0..=256)"
         ));
     }
-    if us > 25_500 || us % 100 != 0 {
+    if us > 25_500 || !us.is_multiple_of(100) {
         return Err(format!(
             "option 'coalesce_us': {us} µs cannot be set on NVMe (allowed: multiples of 100 \
              up to 25500: the feature counts in 100 µs units)"
