@@ -329,7 +329,7 @@ impl<'a> Loop<'a> {
 
     /// Submit the queued batch; its I/Os' submission time is now. Returns
     /// the time.
-    #[inline]
+    #[inline(always)]
     fn commit<E: Engine>(&mut self, engine: &mut E) -> Result<u64, EngineError> {
         engine.commit()?;
         let n = self.to_commit.len();
@@ -417,7 +417,7 @@ impl<'a> Loop<'a> {
 
     /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
     /// `sync` when it completed inside `queue` (no separate submission).
-    #[inline]
+    #[inline(always)]
     fn account(&mut self, slot: u32, res: i64, t: u64, sync: bool) {
         let s = self.slots[slot as usize];
         let ddir = s.ddir.unwrap_or(Ddir::Read);
