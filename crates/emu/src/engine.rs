@@ -242,13 +242,14 @@ impl EmuEngine {
     }
 
     /// How many completions may be delivered now, and when to look again
-    /// if none may (module docs on coalescing). Without coalescing, the due
-    /// ones are popped straight off the heap (no scan).
+    /// if none may (None: when the next one left is due; module docs on
+    /// coalescing). Without coalescing, the due ones are popped straight
+    /// off the heap (no scan).
     fn due(&mut self, now: u64) -> (usize, Option<u64>) {
-        let next = self.pending.peek().map(|Reverse((t, _, _))| *t);
         if self.coalesce_n == 0 {
-            return (usize::MAX, next); // pop while due
+            return (usize::MAX, None); // pop while due
         }
+        let next = self.pending.peek().map(|Reverse((t, _, _))| *t);
         let times = &mut self.times;
         times.clear();
         times.extend(self.pending.iter().map(|Reverse((t, _, _))| *t));
@@ -365,7 +366,6 @@ impl Engine for EmuEngine {
             }
             let next = match again {
                 Some(t) => t,
-                // Delivered some: the rest are due later.
                 None => self
                     .pending
                     .peek()
