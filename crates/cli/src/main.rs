@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod simulate;
 mod steadystate;
+mod strategy;
 mod study;
 mod validate;
 mod worker;

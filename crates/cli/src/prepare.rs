@@ -80,6 +80,7 @@ pub(crate) fn prepare(
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        crate::strategy::plan(&spec, &[], Some(&dev.params)).map_err(in_job)?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
             spec: Arc::new(spec),
@@ -245,6 +246,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         targets.push(check_target(&spec, name, *r, allow_destructive)?);
     }
     check_engine(&spec, &targets).map_err(in_job)?;
+    crate::strategy::plan(&spec, &targets, None).map_err(in_job)?;
     let clones = per_clone
         .into_iter()
         .map(|mine| CloneTargets {

@@ -154,6 +154,8 @@ fn run_phase(
     devices.sort();
     devices.dedup();
     let total_workers: usize = members.iter().map(|&i| jobs[i].spec.numjobs as usize).sum();
+    // Interrupt coalescing of real devices, put back when the phase ends.
+    let _coalescing = crate::strategy::nvme::apply(jobs, members).map_err(Failure::Runtime)?;
     let opened = Arc::new(Barrier::new(total_workers + 1));
     let barrier = Arc::new(Barrier::new(total_workers + 1));
     // One end flag per worker: a steady-state unit ends alone.
@@ -653,14 +655,16 @@ fn job_result(j: &PreparedJob, group: u32, phase: usize, workers: &[&WorkerOutco
             device: None,
         }))
         .collect();
-    job_result_from(
+    let mut r = job_result_from(
         &j.spec,
         group,
         phase,
         mode,
         targets,
         workers.iter().map(|o| o.stats.clone()).collect(),
-    )
+    );
+    r.strategy = crate::strategy::job_report(workers, &r.raw);
+    r
 }
 
 /// A job's result from its workers' counters (real or simulated).
@@ -689,6 +693,7 @@ pub fn job_result_from(
         group,
         phase,
         completion_mode: mode.to_string(),
+        strategy: None,
         spec: spec.clone(),
         workers: spec.numjobs,
         targets,

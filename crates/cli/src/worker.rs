@@ -34,9 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 
 mod checks;
+mod complete;
 mod files;
 mod steps;
 mod wait;
+
+pub use complete::Wait;
 
 /// Counters the progress display reads; written by one worker only.
 #[repr(align(128))]
@@ -84,6 +87,11 @@ pub struct WorkerCtx {
 pub struct WorkerOutcome {
     pub stats: WorkerStats,
     pub completion_mode: &'static str,
+    /// The completion strategy as planned (None when the engine did not open).
+    pub strategy: Option<ssdready_core::strategy::StrategyReport>,
+    /// Whether the job asked for an SQPOLL thread, and the one found.
+    pub sq_thread_asked: bool,
+    pub sq_thread: Option<(u32, String)>,
     /// Engine setup or run failure (not per-I/O errors, which are in stats).
     pub error: Option<String>,
     /// True when the error is "this cannot work here" rather than a failure.
@@ -137,6 +145,9 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     let mut out = WorkerOutcome {
         stats: WorkerStats::default(),
         completion_mode: "",
+        strategy: None,
+        sq_thread_asked: false,
+        sq_thread: None,
         error: None,
         unsupported: false,
         panicked: false,
@@ -144,7 +155,14 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         abandoned: 0,
     };
     let engine = match crate::panics::catching(|| open(&ctx)) {
-        Ok(Ok(e)) => Some(e),
+        Ok(Ok((e, plan))) => {
+            out.strategy = Some(plan.report);
+            out.sq_thread_asked = ctx.spec.sqthread_poll;
+            if ctx.spec.sqthread_poll {
+                out.sq_thread = crate::strategy::find_sq_thread();
+            }
+            Some((e, plan.wait))
+        }
         Ok(Err(e)) => {
             // Opening: an unsupported job or a refusing machine (EPERM from
             // a disabled io_uring, EACCES on a target) is not a run failure.
@@ -162,10 +180,14 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     }
     ctx.opened.wait();
     ctx.start.wait();
-    if let (Some(mut engine), false) = (engine, ctx.end_phase.load(Relaxed)) {
+    if let (Some((mut engine, wait)), false) = (engine, ctx.end_phase.load(Relaxed)) {
         out.completion_mode = engine.completion_mode();
         let stats = &mut out.stats;
-        match crate::panics::catching(|| steps::hot_loop(&ctx, &mut engine, stats)) {
+        let strategy = steps::StrategyParts {
+            wait,
+            sq_thread: out.sq_thread.as_ref().map(|(tid, _)| *tid),
+        };
+        match crate::panics::catching(|| steps::hot_loop(&ctx, &mut engine, stats, strategy)) {
             Ok(Ok(abandoned)) => out.abandoned = abandoned,
             Ok(Err(e)) => out.engine_error(e),
             Err(p) => {
@@ -178,8 +200,16 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     out
 }
 
-/// The worker's engine: the emulator's, or one of `ioengine`.
-fn open(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
+/// The worker's engine (the emulator's, or one of `ioengine`) and its
+/// completion strategy.
+fn open(ctx: &WorkerCtx) -> Result<(ssdready_io::AnyEngine, crate::strategy::Plan), EngineError> {
+    let params = ctx.emu.as_ref().map(|d| &d.params);
+    let plan =
+        crate::strategy::plan(&ctx.spec, &ctx.targets, params).map_err(EngineError::Unsupported)?;
+    Ok((open_engine_of(ctx)?, plan))
+}
+
+fn open_engine_of(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError> {
     if ctx.index == 0 && crate::panics::injected_in_job("open", &ctx.spec.name) {
         panic!("injected by SSDREADY_INJECT_PANIC");
     }

@@ -33,6 +33,7 @@ pub mod spec_io;
 pub mod spec_types;
 pub mod stats;
 pub mod steady;
+pub mod strategy;
 pub mod units;
 pub mod verify;
 

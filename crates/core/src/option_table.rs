@@ -83,6 +83,43 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "coalesce_n",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0..=65536 completions (0: no count limit)",
+        help: "ssdready: interrupt coalescing, deliver completions n at a time",
+        set: |s, v| {
+            s.coalesce.get_or_insert_with(Default::default).n = ranged_u32(v, 0, 65_536)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "coalesce_us",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a time up to 10s (bare numbers are µs; 0: no time limit)",
+        help: "ssdready: interrupt coalescing, hold a completion at most this long",
+        set: |s, v| {
+            let ns = parse_time_ns(v, 1_000)?;
+            if ns > 10_000_000_000 {
+                return Err(format!("{v} is more than 10 s"));
+            }
+            s.coalesce.get_or_insert_with(Default::default).us = ns / 1_000;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "completion",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "interrupt, poll, spin or hybrid",
+        help: "ssdready: how completions are waited for (poll: iopoll if possible, else spin)",
+        set: |s, v| {
+            s.completion = Some(crate::strategy::CompletionWait::parse(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "cpumask",
         aliases: &[],
         arity: Arity::Value,

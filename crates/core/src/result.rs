@@ -353,6 +353,9 @@ pub struct JobResult {
     pub phase: usize,
     /// How completions were obtained (`sync`, `interrupt`, `iopoll`, …).
     pub completion_mode: String,
+    /// The completion and submission strategy as it ran (real time only).
+    #[serde(default)]
+    pub strategy: Option<crate::strategy::StrategyReport>,
     /// The resolved spec, seed included.
     pub spec: JobSpec,
     pub workers: u32,

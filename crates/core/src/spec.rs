@@ -5,6 +5,7 @@
 //! Values are stored resolved: sizes in bytes, times in nanoseconds, so that
 //! the JSON result shows exactly what ran.
 
+use crate::strategy::CompletionWait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -311,6 +312,11 @@ pub struct JobSpec {
     pub hipri: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
+    /// How completions are waited for (`completion`; None: the engine's
+    /// default, interrupts, or the emulated device's own mode).
+    pub completion: Option<crate::strategy::CompletionWait>,
+    /// Interrupt coalescing asked (`coalesce_n`, `coalesce_us`).
+    pub coalesce: Option<crate::strategy::Coalescing>,
     pub fixedbufs: bool,
     pub registerfiles: bool,
     /// Temporal merge (emulator targets only).
@@ -443,6 +449,8 @@ impl Default for JobSpec {
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            completion: None,
+            coalesce: None,
             fixedbufs: false,
             registerfiles: false,
             temporal_merge: TemporalMerge::Off,
@@ -877,6 +885,40 @@ impl JobSpec {
         }
         if self.hipri && !self.direct {
             return e("hipri", "polled completions need direct=1".into());
+        }
+        if self.coalesce.is_some_and(|c| c.n > 0 || c.us > 0)
+            && matches!(self.ioengine, EngineKind::Null | EngineKind::Psync)
+            && !self.on_emulator()
+        {
+            return e(
+                if self.coalesce.is_some_and(|c| c.n > 0) {
+                    "coalesce_n"
+                } else {
+                    "coalesce_us"
+                },
+                format!(
+                    "interrupt coalescing does not apply to ioengine={}: {}",
+                    self.ioengine.name(),
+                    if self.ioengine == EngineKind::Null {
+                        "it does no I/O"
+                    } else {
+                        "each I/O completes in its system call, with no completion interrupt to coalesce"
+                    }
+                ),
+            );
+        }
+        if let Some(w) = self
+            .completion
+            .filter(|&w| self.hipri && w != CompletionWait::Poll)
+        {
+            return e(
+                "completion",
+                format!(
+                    "completion={} contradicts hipri=1 (hipri polls in the kernel: use completion=poll \
+                     with it, or drop hipri)",
+                    w.name()
+                ),
+            );
         }
         for d in 0..3 {
             if let BlockSizes::Split(v) = self.bs.for_dir(d) {

@@ -316,6 +316,12 @@ pub struct WorkerStats {
     pub submit_batches: [u64; 7],
     /// Reap calls that returned I/Os, by I/Os reaped ([`batch_bucket`]).
     pub complete_batches: [u64; 7],
+    /// Completion events: reaps that returned I/Os, plus synchronous
+    /// completions (each its own event).
+    pub completion_events: u64,
+    /// Run time of the worker's SQPOLL kernel thread over the window, ns
+    /// (`sqthread_poll`; 0 otherwise).
+    pub sq_thread_ns: u64,
     /// Per-I/O or averaged log samples, when a log was asked for.
     pub log: Option<Box<crate::iolog::IoLog>>,
     /// The per-I/O latency split (`--decompose`, tp_btf).
@@ -572,6 +578,8 @@ impl WorkerStats {
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
         self.thread_cpu.ctx += o.thread_cpu.ctx;
+        self.completion_events += o.completion_events;
+        self.sq_thread_ns += o.sq_thread_ns;
         for i in 0..7 {
             self.depth_at_issue[i] += o.depth_at_issue[i];
             self.submit_batches[i] += o.submit_batches[i];
@@ -594,6 +602,7 @@ impl WorkerStats {
         self.depth_at_issue = [0; 7];
         self.submit_batches = [0; 7];
         self.complete_batches = [0; 7];
+        self.completion_events = 0;
         if let Some(l) = &mut self.log {
             l.clear();
         }

@@ -10,9 +10,18 @@
 //! time has come, waiting as the device's completion mode says — sleeping
 //! like an interrupt-driven thread (`irq`), spinning (`poll`), or sleeping
 //! for long waits and spinning the last 50 µs (`hybrid`) — with optional
-//! interrupt coalescing (deliver after `coalesce_n` completions or
-//! `coalesce_us` µs). An idle device costs nothing: there is no device
-//! thread; time is the model's.
+//! interrupt coalescing. The job's options `completion` and `coalesce_n`,
+//! `coalesce_us` override the device's keys for its own queue pair. An idle
+//! device costs nothing: there is no device thread; time is the model's.
+//!
+//! Coalescing works as NVMe's aggregation threshold and time: completions
+//! that are due wait in the queue until `coalesce_n` of them are there, or
+//! until the oldest has waited `coalesce_us`, whichever comes first; then
+//! all that are due are delivered at once (one "interrupt"). A completion
+//! alone is held the whole `coalesce_us`, as on a device: that is the
+//! latency coalescing costs small, sparse requests. With `coalesce_us=0`
+//! there is no timer, and a batch short of `coalesce_n` is delivered when
+//! nothing else is outstanding (it would otherwise wait forever).
 //!
 //! A device with a limited interface (`iface_depth`, [`crate::iface`])
 //! takes at most that many commands outstanding: a command is submitted
@@ -281,17 +290,29 @@ pub struct EmuEngine {
     held: usize,
     /// Requests waiting for an interface permit, oldest first.
     parked: VecDeque<IoReq>,
+    /// Scratch for the coalescing decision (due times of the pending).
+    times: Vec<u64>,
 }
 
 impl EmuEngine {
     /// An engine for one worker of `spec` (with no buffers on a `nocopy`
     /// device: nothing is copied).
     pub fn new(dev: Arc<SharedDevice>, spec: &JobSpec, seed: u64) -> Result<Self, EngineError> {
+        let (coalesce_n, coalesce_us) = match spec.coalesce {
+            Some(c) => (c.n, c.us),
+            None => (dev.params.coalesce_n, dev.params.coalesce_us),
+        };
         Ok(EmuEngine {
             bufs: slot_bufs(&dev, spec, seed)?,
-            mode: dev.params.completion,
-            coalesce_n: dev.params.coalesce_n as usize,
-            coalesce_ns: dev.params.coalesce_us * 1000,
+            mode: match spec.completion {
+                None => dev.params.completion,
+                // The worker spins itself for the others: the engine's own
+                // wait is then never asked for.
+                Some(_) => CompletionMode::Irq,
+            },
+            coalesce_n: coalesce_n as usize,
+            coalesce_ns: coalesce_us * 1000,
+            times: Vec::with_capacity(spec.iodepth.max(1) as usize),
             dev,
             pending: BinaryHeap::new(),
             held: 0,
@@ -341,31 +362,39 @@ impl EmuEngine {
         }
     }
 
-    /// How many completions may be delivered now. Without coalescing, the
-    /// due ones are popped straight off the heap (no scan); with it, the due
-    /// ones are counted to decide whether the batch is complete.
-    fn due(&self, now: u64) -> usize {
+    /// How many completions may be delivered now, and when to look again
+    /// if none may (None: when the next one left is due; module docs on
+    /// coalescing). Without coalescing, the due ones are popped straight
+    /// off the heap (no scan).
+    fn due(&mut self, now: u64) -> (usize, Option<u64>) {
         if self.coalesce_n == 0 {
-            return usize::MAX; // pop while due
+            return (usize::MAX, None); // pop while due
         }
-        let ready = self
-            .pending
-            .iter()
-            .filter(|Reverse((t, _, _))| *t <= now)
-            .count();
-        if ready >= self.coalesce_n || self.pending.len() == ready {
-            return ready;
+        let next = self.pending.peek().map(|Reverse((t, _, _))| *t);
+        let times = &mut self.times;
+        times.clear();
+        times.extend(self.pending.iter().map(|Reverse((t, _, _))| *t));
+        let ready = times.iter().filter(|&&t| t <= now).count();
+        let Some(first) = next.filter(|&t| t <= now) else {
+            return (0, next);
+        };
+        let timer = (self.coalesce_ns > 0).then(|| first.saturating_add(self.coalesce_ns));
+        let nothing_else = self.coalesce_ns == 0 && ready == self.pending.len();
+        if ready >= self.coalesce_n || timer.is_some_and(|t| now >= t) || nothing_else {
+            return (ready, None);
         }
-        let first = self
-            .pending
-            .peek()
-            .map(|Reverse((t, _, _))| *t)
-            .unwrap_or(now);
-        if self.coalesce_ns > 0 && now >= first + self.coalesce_ns {
-            ready
-        } else {
-            0
-        }
+        // Look again when the n-th completion is due or the timer fires.
+        let nth = (times.len() >= self.coalesce_n).then(|| {
+            let (_, t, _) = times.select_nth_unstable(self.coalesce_n - 1);
+            *t
+        });
+        let at = match (nth, timer) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            // No timer, fewer than n outstanding: when all are due.
+            (None, None) => times.iter().copied().max().unwrap_or(now),
+        };
+        (0, Some(at))
     }
 
     fn wait_until(&self, t: u64) {
@@ -425,7 +454,7 @@ impl Engine for EmuEngine {
         let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
             let now = self.dev.clock.now();
-            let mut n = self.due(now);
+            let (mut n, again) = self.due(now);
             while n > 0 {
                 match self.pending.peek() {
                     Some(Reverse((t, _, _))) if *t <= now => {}
@@ -449,17 +478,15 @@ impl Engine for EmuEngine {
                 self.dev.iface.acquire_within(how, wait);
                 continue;
             }
-            let next = self
-                .pending
-                .peek()
-                .map(|Reverse((t, _, _))| *t)
-                .unwrap_or(now);
-            let target = if self.coalesce_n > 0 && self.coalesce_ns > 0 {
-                next.max(now + 1)
-            } else {
-                next
+            let next = match again {
+                Some(t) => t,
+                None => self
+                    .pending
+                    .peek()
+                    .map(|Reverse((t, _, _))| *t)
+                    .unwrap_or(now),
             };
-            self.wait_until(target.max(now + 1).min(give_up));
+            self.wait_until(next.max(now + 1).min(give_up));
         }
     }
 
@@ -616,6 +643,57 @@ mod tests {
                 "{mode}: waited {waited} ns"
             );
         }
+    }
+
+    /// An engine with completions pending at `times` (ns) and coalescing
+    /// of `n` completions or `us` µs.
+    fn coalescing(n: u32, us: u64, times: &[u64]) -> EmuEngine {
+        let spec = JobSpec {
+            coalesce: Some(ssdready_core::strategy::Coalescing { n, us }),
+            ..JobSpec::default()
+        };
+        let mut e = EmuEngine::new(device("null,size=1m,nocopy=1"), &spec, 1).unwrap();
+        for (slot, &t) in times.iter().enumerate() {
+            e.pending.push(Reverse((t, slot as u32, 4096)));
+        }
+        e
+    }
+
+    #[test]
+    fn coalescing_delivers_a_full_batch_at_once() {
+        let mut e = coalescing(4, 100, &[10, 20, 30, 40, 50]);
+        assert_eq!(e.due(35), (0, Some(40)), "3 due: wait for the 4th");
+        assert_eq!(e.due(40), (4, None), "4 due: deliver them");
+        assert_eq!(e.due(60), (5, None), "everything due goes with the batch");
+    }
+
+    #[test]
+    fn coalescing_holds_a_lone_completion_for_the_whole_time() {
+        // Queue depth 1: nothing else will come, yet the device waits for
+        // its aggregation time, as NVMe does: the latency coalescing costs.
+        let mut e = coalescing(8, 100, &[10]);
+        assert_eq!(e.due(10), (0, Some(100_010)));
+        assert_eq!(e.due(100_009), (0, Some(100_010)));
+        assert_eq!(e.due(100_010), (1, None));
+    }
+
+    #[test]
+    fn the_coalescing_timer_starts_at_the_oldest_waiting_completion() {
+        let mut e = coalescing(8, 1, &[1_000, 1_500, 9_000]);
+        assert_eq!(e.due(1_600), (0, Some(2_000)));
+        assert_eq!(e.due(2_000), (2, None));
+        assert_eq!(
+            e.due(500),
+            (0, Some(1_000)),
+            "nothing due: the first due time"
+        );
+    }
+
+    #[test]
+    fn without_a_coalescing_time_a_short_batch_goes_when_nothing_else_is_outstanding() {
+        let mut e = coalescing(8, 0, &[10, 20, 30]);
+        assert_eq!(e.due(25), (0, Some(30)));
+        assert_eq!(e.due(30), (3, None));
     }
 
     #[test]

@@ -275,6 +275,7 @@ fn job_entry(
         "interrupted": r.interrupted,
         "failure": r.failure,
         "completion_mode": jobs[0].completion_mode,
+        "strategy": jobs[0].strategy,
         "cpu": phase.and_then(|p| p.cpu.as_ref()),
         "disks": phase.map(|p| p.disks.iter().filter(|d| jobs.iter().any(|j| j.targets.iter().any(|t| t.device.as_deref() == Some(&d.name)))).collect::<Vec<_>>()),
         "clock": r.clock,
@@ -311,7 +312,9 @@ fn job_entry(
         "sync": sync_obj(stats, &o),
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(stats.thread_cpu.user_ns),
-        "sys_cpu": cpu_pct(stats.thread_cpu.sys_ns),
+        // The SQPOLL thread works for the job (fio, one process per job,
+        // counts it in its getrusage figure too).
+        "sys_cpu": cpu_pct(stats.thread_cpu.sys_ns + stats.sq_thread_ns),
         "ctx": stats.thread_cpu.ctx,
         "majf": 0,
         "minf": 0,

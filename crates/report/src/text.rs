@@ -131,6 +131,9 @@ fn job_block(out: &mut String, j: &JobResult) {
             targets.join(", ")
         }
     );
+    if let Some(st) = &j.strategy {
+        strategy_lines(out, st, j.measured_ns);
+    }
     for (name, d) in j.dirs() {
         dir_block(out, name, d, j.measured_ns);
     }
@@ -265,6 +268,48 @@ fn verify_block(out: &mut String, v: &ssdready_core::result::VerifyResult) {
             "    … and {} more (the first {} are listed)",
             v.failed - v.failures.len() as u64,
             v.failures.len()
+        );
+    }
+}
+
+/// The completion strategy that ran, its fallback and its costs.
+fn strategy_lines(out: &mut String, st: &ssdready_core::strategy::StrategyReport, window_ns: u64) {
+    let mut line = format!("  completion: {}", st.ran);
+    if let Some(r) = st.requested.as_deref().filter(|r| *r != st.ran) {
+        line.push_str(&format!(" (asked: {r})"));
+    }
+    line.push_str(&format!(
+        ", {} issue, batches: submit {}, reap {}..{}; {} completion events ({:.2} I/Os each)",
+        st.issue,
+        st.submit_batch,
+        st.complete_min,
+        st.complete_max,
+        fmt_count(st.completion_events as f64),
+        st.completions_per_event
+    ));
+    let _ = writeln!(out, "{line}");
+    if let Some(why) = &st.fallback {
+        let _ = writeln!(out, "    fallback: {why}");
+    }
+    if let Some(c) = &st.coalescing {
+        let _ = writeln!(
+            out,
+            "    interrupt coalescing: {} completions or {} µs, by {}",
+            c.n, c.us, c.by
+        );
+    }
+    if let Some(sq) = &st.sq_thread {
+        let pct = if window_ns > 0 {
+            100.0 * sq.cpu_ns as f64 / window_ns as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "    SQPOLL thread {}: {:.3} s CPU ({pct:.0}% of a CPU), from {}",
+            sq.threads.join(", "),
+            sq.cpu_ns as f64 / 1e9,
+            sq.source
         );
     }
 }

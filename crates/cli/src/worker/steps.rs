@@ -7,12 +7,16 @@
 //!   ([`Loop::issue_one`]), and every `iodepth_batch_submit` of them are
 //!   handed to the kernel at once ([`Loop::commit`]).
 //! * [`Loop::reap`]: collect completions, waiting for at least
-//!   `iodepth_batch_complete_min` when nothing more can be issued; give up
-//!   the emulator's I/Os that are not due one [`WAIT_SLICE`] after the end.
+//!   `iodepth_batch_complete_min` when nothing more can be issued, the way
+//!   the job's completion strategy says ([`super::complete`]), and taking
+//!   at most `iodepth_batch_complete_max` per reap (the rest wait for the
+//!   next); give up the emulator's I/Os that are not due one
+//!   [`WAIT_SLICE`] after the end.
 //! * [`Loop::account`]: one finished I/O into the statistics (latencies,
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
 
+use super::complete::{Wait, Waiter};
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use ssdready_core::iolog::IoLog;
@@ -36,10 +40,20 @@ struct Slot {
     /// Where the block layer will see this I/O (dev 0: not joinable).
     dev: u32,
     sector: u64,
+    /// Submitted and not yet reaped.
+    in_flight: bool,
 }
 
 fn thread_cpu() -> ThreadCpu {
     ssdready_probe::cpu::thread_now()
+}
+
+/// What the loop needs to know of the job's strategy.
+pub(super) struct StrategyParts {
+    /// How to wait for completions.
+    pub wait: Wait,
+    /// The worker's SQPOLL kernel thread, whose CPU time is counted.
+    pub sq_thread: Option<u32>,
 }
 
 /// Run the loop to the end of the job; returns how many I/Os were abandoned
@@ -48,6 +62,7 @@ pub(super) fn hot_loop<E: Engine>(
     ctx: &WorkerCtx,
     engine: &mut E,
     stats: &mut WorkerStats,
+    strategy: StrategyParts,
 ) -> Result<u64, EngineError> {
     if ctx.spec.startdelay_ns > 0 {
         let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
@@ -57,7 +72,7 @@ pub(super) fn hot_loop<E: Engine>(
     if ctx.spec.verify.on() && ctx.spec.verify.state_load {
         flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
     }
-    let mut w = Loop::new(ctx, stats, flow);
+    let mut w = Loop::new(ctx, stats, flow, strategy);
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -106,6 +121,8 @@ struct Loop<'a> {
     depth: usize,
     batch_submit: usize,
     complete_min: usize,
+    complete_max: usize,
+    waiter: Waiter,
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// Queued, not yet committed.
@@ -123,6 +140,8 @@ struct Loop<'a> {
     measuring: bool,
     measure_start: u64,
     cpu_start: ThreadCpu,
+    /// The SQPOLL thread and its run time when measuring started.
+    sq_thread: Option<(u32, u64)>,
     pacing: Pacing,
     done_issuing: bool,
     /// When the emulator's I/Os still in flight at the end are given up.
@@ -130,7 +149,12 @@ struct Loop<'a> {
 }
 
 impl<'a> Loop<'a> {
-    fn new(ctx: &'a WorkerCtx, stats: &'a mut WorkerStats, flow: JobFlow) -> Self {
+    fn new(
+        ctx: &'a WorkerCtx,
+        stats: &'a mut WorkerStats,
+        flow: JobFlow,
+        strategy: StrategyParts,
+    ) -> Self {
         let spec = &*ctx.spec;
         let logging = spec.write_bw_log.is_some()
             || spec.write_lat_log.is_some()
@@ -167,6 +191,10 @@ impl<'a> Loop<'a> {
             depth,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
+            complete_max: (spec.batch_complete_max() as usize)
+                .max(spec.iodepth_batch_complete_min as usize)
+                .max(1),
+            waiter: Waiter::new(strategy.wait),
             slots: vec![Slot::default(); depth],
             free: (0..depth as u32).rev().collect(),
             to_commit: Vec::with_capacity(depth),
@@ -181,6 +209,7 @@ impl<'a> Loop<'a> {
             measuring: spec.ramp_time_ns == 0,
             measure_start: start,
             cpu_start: thread_cpu(),
+            sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing: Pacing::new(spec, start),
             done_issuing: false,
             give_up_at: None,
@@ -215,6 +244,9 @@ impl<'a> Loop<'a> {
             self.measuring = true;
             self.measure_start = now;
             self.cpu_start = thread_cpu();
+            if let Some((tid, at)) = &mut self.sq_thread {
+                *at = sq_run_ns(*tid);
+            }
         }
         now
     }
@@ -327,6 +359,7 @@ impl<'a> Loop<'a> {
                     issue_ns: now,
                     submit_ns: now,
                     special: true,
+                    in_flight: true,
                     ..Slot::default()
                 };
                 self.special[slot as usize] = io;
@@ -349,6 +382,7 @@ impl<'a> Loop<'a> {
                     special,
                     dev,
                     sector,
+                    in_flight: true,
                 };
                 if special {
                     self.special[slot as usize] = io;
@@ -379,6 +413,7 @@ impl<'a> Loop<'a> {
                 }
                 if self.measuring {
                     self.stats.depth_at_issue[0] += 1;
+                    self.stats.completion_events += 1;
                 }
                 self.account(engine, slot, res, t, true);
                 self.free.push(slot);
@@ -397,7 +432,7 @@ impl<'a> Loop<'a> {
 
     /// Submit the queued batch; its I/Os' submission time is now. Returns
     /// the time.
-    #[inline]
+    #[inline(always)]
     fn commit<E: Engine>(&mut self, engine: &mut E) -> Result<u64, EngineError> {
         engine.commit()?;
         let n = self.to_commit.len();
@@ -415,8 +450,9 @@ impl<'a> Loop<'a> {
     }
 
     /// Collect completions: wait for some when nothing more can be issued
-    /// now, otherwise just peek. Returns the number abandoned when the
-    /// emulator's stragglers are given up.
+    /// now, otherwise just peek; completions left from the last reap (over
+    /// `iodepth_batch_complete_max`) count. Returns the number abandoned
+    /// when the emulator's stragglers are given up.
     fn reap<E: Engine>(&mut self, engine: &mut E) -> Result<Option<u64>, EngineError> {
         self.arm_give_up();
         let must_wait = self.done_issuing
@@ -428,7 +464,13 @@ impl<'a> Loop<'a> {
         } else {
             0
         };
-        engine.getevents(min, &mut self.comps)?;
+        let need = min.saturating_sub(self.comps.len());
+        if need > 0 || self.comps.is_empty() {
+            let (clock, stop, slots) = (&self.ctx.clock, &*self.ctx.stop, &self.slots);
+            let oldest = || oldest_submit(slots);
+            self.waiter
+                .reap(engine, need, &mut self.comps, oldest, clock, stop)?;
+        }
         if !self.comps.is_empty() {
             self.account_reaped(engine);
         }
@@ -448,22 +490,30 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// Account a reaped batch, all at one timestamp (as fio).
+    /// Account a reaped batch of at most `iodepth_batch_complete_max`, all
+    /// at one timestamp (as fio); the rest stay for the next reap.
     #[inline]
     fn account_reaped<E: Engine>(&mut self, engine: &mut E) {
         let t = self.ctx.clock.now();
+        let n = self.comps.len().min(self.complete_max);
         if let Some(j) = self.join {
             self.mono_now = monotonic_ns();
-            for c in &self.comps {
+            for c in &self.comps[..n] {
                 let s = &self.slots[c.slot as usize];
                 j.prefetch(s.dev, s.sector);
             }
         }
         if self.measuring {
-            self.stats.complete_batches[batch_bucket(self.comps.len())] += 1;
+            self.stats.complete_batches[batch_bucket(n)] += 1;
+            self.stats.completion_events += 1;
         }
         let mut comps = std::mem::take(&mut self.comps);
-        for c in comps.drain(..) {
+        for c in comps.drain(..n) {
+            self.slots[c.slot as usize].in_flight = false;
+            if self.waiter.learns() {
+                let s = &self.slots[c.slot as usize];
+                self.waiter.observe(t.saturating_sub(s.submit_ns));
+            }
             self.account(engine, c.slot, c.result, t, false);
             self.free.push(c.slot);
             self.inflight -= 1;
@@ -473,7 +523,7 @@ impl<'a> Loop<'a> {
 
     /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
     /// `sync` when it completed inside `queue` (no separate submission).
-    #[inline]
+    #[inline(always)]
     fn account<E: Engine>(&mut self, engine: &mut E, slot: u32, res: i64, t: u64, sync: bool) {
         let s = self.slots[slot as usize];
         let ddir = s.ddir.unwrap_or(Ddir::Read);
@@ -636,5 +686,24 @@ impl<'a> Loop<'a> {
             sys_ns: c.sys_ns.saturating_sub(self.cpu_start.sys_ns),
             ctx: c.ctx.saturating_sub(self.cpu_start.ctx),
         };
+        if let Some((tid, at)) = self.sq_thread {
+            self.stats.sq_thread_ns = sq_run_ns(tid).saturating_sub(at);
+        }
     }
+}
+
+/// The submission time of the oldest I/O in flight (the hybrid wait's
+/// reference: the next completion is expected a mean latency after it).
+fn oldest_submit(slots: &[Slot]) -> u64 {
+    slots
+        .iter()
+        .filter(|s| s.in_flight)
+        .map(|s| s.submit_ns)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The SQPOLL thread's run time so far, ns (0 when it cannot be read).
+fn sq_run_ns(tid: u32) -> u64 {
+    crate::strategy::thread_run_ns(tid).unwrap_or(0)
 }

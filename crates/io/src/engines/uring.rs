@@ -6,8 +6,11 @@
 //!   `io_uring_enter` for the whole batch; `getevents` drains the completion
 //!   queue and enters the kernel to wait only when fewer than `min` are there.
 //! * Completions arrive by interrupt (the default), or by polling the device
-//!   (`hipri` → `IORING_SETUP_IOPOLL`; needs a device with poll queues, checked
-//!   up front). `sqthread_poll` adds a kernel thread that polls the submission
+//!   (`hipri`, or `completion=poll` where possible → `IORING_SETUP_IOPOLL`;
+//!   needs a device with poll queues, checked up front). When the worker
+//!   spins on the completion queue in user space (`completion=spin`,
+//!   `hybrid`, or `poll` without poll queues) the ring has no
+//!   `DEFER_TASKRUN`, so completions are posted without a system call. `sqthread_poll` adds a kernel thread that polls the submission
 //!   queue (`IORING_SETUP_SQPOLL`), so submission needs no syscall.
 //! * The ring is created `SINGLE_ISSUER` + `DEFER_TASKRUN` where the kernel
 //!   has them (6.1+; falls back to plain flags on older kernels: these are
@@ -23,6 +26,7 @@ use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{opcode, squeue, types, IoUring};
 use ssdready_core::spec::JobSpec;
+use ssdready_core::strategy::CompletionWait;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
@@ -44,32 +48,75 @@ pub struct UringEngine {
     trim_len: Vec<u32>,
 }
 
-/// Check that every target can do polled I/O; the error names the sysfs
-/// file that says no.
-pub fn check_iopoll(targets: &[Target]) -> Result<(), EngineError> {
+/// Why the targets cannot do polled I/O (the first that cannot, and the
+/// sysfs file that says no), or None when all can.
+pub fn iopoll_blocker(targets: &[Target]) -> Option<String> {
     for t in targets {
         let Some(dev) = t.device.as_deref() else {
-            return Err(EngineError::Unsupported(format!(
-                "hipri (IOPOLL) needs a block device with poll queues: {} is not on a block device",
+            return Some(format!(
+                "{} is not on a block device, so it has no poll queues",
                 t.path.display()
-            )));
+            ));
         };
         let v = DevNode::from_disk_name(dev).and_then(|d| d.disk_attr("queue/io_poll"));
         if v.as_deref() != Some("1") {
-            return Err(EngineError::Unsupported(format!(
-                "IOPOLL needs a device with poll queues: /sys/block/{dev}/queue/io_poll is {} \
-                 (drop hipri, or use an NVMe device with poll_queues > 0)",
+            return Some(format!(
+                "/sys/block/{dev}/queue/io_poll is {}: the device has no poll queues",
                 v.unwrap_or_else(|| "missing".into())
-            )));
+            ));
         }
     }
-    Ok(())
+    None
 }
 
-fn build_ring(s: &JobSpec, entries: u32) -> std::io::Result<IoUring> {
+/// Check that every target can do polled I/O (`hipri`); the error names
+/// the sysfs file that says no, and what to do.
+pub fn check_iopoll(targets: &[Target]) -> Result<(), EngineError> {
+    match iopoll_blocker(targets) {
+        None => Ok(()),
+        Some(why) => Err(EngineError::Unsupported(format!(
+            "hipri (IOPOLL) is not possible here: {why} (drop hipri; completion=poll falls \
+             back to spinning in user space; or use an NVMe device with poll_queues > 0). \
+             fio would run it: the kernel then completes each I/O by interrupt while \
+             io_uring_enter spins, which measures neither"
+        ))),
+    }
+}
+
+/// Whether a job's rings poll the device (IOPOLL): `hipri`, or
+/// `completion=poll` with direct I/O on targets that all have poll queues
+/// (otherwise `completion=poll` spins in user space; see
+/// `ssdready_core::strategy`).
+pub fn wants_iopoll(s: &JobSpec, targets: &[Target]) -> bool {
+    s.hipri
+        || (s.completion == Some(CompletionWait::Poll)
+            && s.direct
+            && iopoll_blocker(targets).is_none())
+}
+
+/// Whether the worker waits for completions in user space (spinning, or
+/// hybrid sleeping then spinning) rather than in `io_uring_enter`.
+fn waits_in_user_space(s: &JobSpec, iopoll: bool) -> bool {
+    match s.completion {
+        Some(CompletionWait::Spin | CompletionWait::Hybrid) => true,
+        Some(CompletionWait::Poll) => !iopoll,
+        _ => false,
+    }
+}
+
+/// Build a ring. `user_wait`: the worker spins on the completion queue in
+/// user space, so completions must be posted without its entering the
+/// kernel: no `DEFER_TASKRUN` (whose task work runs only inside
+/// `io_uring_enter`); the kernel then runs it when it interrupts the task.
+fn build_ring(
+    s: &JobSpec,
+    entries: u32,
+    iopoll: bool,
+    user_wait: bool,
+) -> std::io::Result<IoUring> {
     let make = |optimised: bool| {
         let mut b = IoUring::builder();
-        if s.hipri {
+        if iopoll {
             b.setup_iopoll();
         }
         if s.sqthread_poll {
@@ -79,7 +126,9 @@ fn build_ring(s: &JobSpec, entries: u32) -> std::io::Result<IoUring> {
             }
         } else if optimised {
             b.setup_single_issuer();
-            b.setup_defer_taskrun();
+            if !user_wait {
+                b.setup_defer_taskrun();
+            }
         }
         b.setup_cqsize(entries * 2);
         b.build(entries)
@@ -116,14 +165,15 @@ pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
              allows at most {MAX_FIXED_BUFFERS} (lower iodepth, or drop fixedbufs)"
         )));
     }
-    let e = match build_ring(spec, entries) {
+    let user_wait = waits_in_user_space(spec, spec.hipri);
+    let e = match build_ring(spec, entries, spec.hipri, user_wait) {
         Ok(_) => return Ok(()),
         Err(e) => e,
     };
     let largest = (0..entries.trailing_zeros())
         .rev()
         .map(|k| 1u32 << k)
-        .find(|&n| build_ring(spec, n).is_ok());
+        .find(|&n| build_ring(spec, n, spec.hipri, user_wait).is_ok());
     Err(EngineError::Unsupported(match largest {
         Some(n) => format!(
             "option 'iodepth': this kernel refuses an io_uring of {entries} entries for \
@@ -155,7 +205,9 @@ impl UringEngine {
         }
         let depth = spec.iodepth.max(1);
         let entries = ring_entries(depth)?;
-        let ring = build_ring(spec, entries).map_err(|e| EngineError::Sys {
+        let iopoll = wants_iopoll(spec, setup.targets);
+        let user_wait = waits_in_user_space(spec, iopoll);
+        let ring = build_ring(spec, entries, iopoll, user_wait).map_err(|e| EngineError::Sys {
             what: format!("creating an io_uring with {entries} entries"),
             source: e,
         })?;
@@ -199,7 +251,7 @@ impl UringEngine {
             _files: files,
             fixed_files: spec.registerfiles,
             fixed_bufs: spec.fixedbufs,
-            iopoll: spec.hipri,
+            iopoll,
             sqpoll: spec.sqthread_poll,
             queued: 0,
             trim_len: vec![0; depth as usize],
