@@ -147,8 +147,41 @@ pub fn read_job_file(path: &Path, label: bool, out: &mut Vec<Section>) -> Result
     )
 }
 
+/// The switches of `run` that need a value, which getopt-style tools
+/// (fio among them) also accept as the next argument: `--report DIR`.
+const VALUE_SWITCHES: &[&str] = &[
+    "output",
+    "output-format",
+    "report",
+    "db",
+    "baseline",
+    "section",
+    "name",
+];
+
+/// `--SWITCH VALUE` as `--SWITCH=VALUE` for [`VALUE_SWITCHES`], so the
+/// value is not taken for a job file.
+fn join_separate_values(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        let takes_value = a
+            .strip_prefix("--")
+            .is_some_and(|k| VALUE_SWITCHES.contains(&k));
+        match it.peek() {
+            Some(next) if takes_value && !next.starts_with("--") => {
+                out.push(format!("{a}={next}"));
+                it.next();
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
 /// Parse the arguments after `run`.
 pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
+    let args = &join_separate_values(args);
     let mut r = RunArgs::default();
     let mut globals = Section {
         name: "global".into(),
@@ -424,6 +457,28 @@ mod tests {
             ]
         );
         assert_eq!(r.formats, vec![Format::Json]);
+    }
+
+    /// `run --report /tmp/x` said "option 'report': needs a directory" and
+    /// would have read the directory as a job file.
+    #[test]
+    fn a_switch_value_may_be_the_next_argument() {
+        let r = parse(&s(&[
+            "--report",
+            "/tmp/x",
+            "--name",
+            "a",
+            "--rw=read",
+            "--output-format",
+            "json",
+        ]))
+        .unwrap();
+        assert_eq!(r.report, Some(PathBuf::from("/tmp/x")));
+        assert_eq!(r.formats, vec![Format::Json]);
+        assert_eq!(r.sections.len(), 2);
+        // A job option keeps fio's `--key=value` form; a bare word after a
+        // flag without a value is still a job file.
+        assert!(parse(&s(&["--time_based", "no-such.fio"])).is_err());
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub fn check_memory(
     params: &BTreeMap<String, Params>,
     time: TimeBase,
 ) -> Result<(), String> {
+    check_faults(specs, params, time)?;
     let Some(avail) = memory::available() else {
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };
@@ -153,6 +154,35 @@ pub fn check_memory(
             _ => format!("emulated devices {}{how}: {e}", names.join(" and ")),
         }
     })
+}
+
+/// Injected faults run in real time, through the emulator's own queue
+/// pairs: virtual time and temporal merge refuse them, saying so.
+fn check_faults(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, Params>,
+    time: TimeBase,
+) -> Result<(), String> {
+    for (name, _) in params.iter().filter(|(_, p)| p.faults.any()) {
+        if time == TimeBase::Virtual {
+            return Err(format!(
+                "emulated device '{name}': fault injection (fault_ keys) runs in real time only (ssdready run); virtual time does not model I/O errors"
+            ));
+        }
+        let merged = specs.iter().find(|s| {
+            s.ioengine == EngineKind::Emu
+                && &s.filename[0] == name
+                && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
+        });
+        if let Some(s) = merged {
+            return Err(format!(
+                "job '{}': temporal_merge={} with injected faults on '{name}' is not supported (a merged command's fault would fail every request in it); drop one of them",
+                s.name,
+                s.temporal_merge.name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The checks of a run's emulated devices on resolved jobs (`--parse-only`):
@@ -258,6 +288,15 @@ pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) 
         r.erase_count_min = min;
         r.erase_count_mean = mean;
         r.erase_count_max = max;
+    }
+    if dev.p.faults.any() {
+        let c = dev.faults.counts;
+        r.faults = Some(ssdready_core::result::EmuFaults {
+            read_errors: c.read_errors,
+            read_retries_recovered: c.read_retries_recovered,
+            write_errors: c.write_errors,
+            corrupted_reads: c.corrupted_reads,
+        });
     }
     let n = dev.nand_counters;
     r.slc_pages_written = n.slc_units;

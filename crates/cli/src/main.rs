@@ -460,8 +460,12 @@ fn result_code(r: &ssdready_core::result::RunResult) -> i32 {
         eprintln!("ssdready: interrupted; the results cover what ran");
         return 130;
     }
-    let job_errors: u64 = r.jobs.iter().map(|j| j.errors).sum();
-    if job_errors > 0 || r.jobs.iter().any(|j| j.first_error.is_some()) {
+    // Errors gone past under continue_on_error do not fail the run (fio
+    // clears them from the job's error); any other does.
+    let failed = |j: &ssdready_core::result::JobResult| {
+        j.first_error.is_some() || j.errors > j.continued_errors
+    };
+    if r.jobs.iter().any(failed) {
         1
     } else {
         0

@@ -703,6 +703,8 @@ pub fn job_result_from(
         trim: dir(Ddir::Trim),
         errors: merged.errors,
         first_error: merged.first_error.clone(),
+        continued_errors: merged.continued,
+        first_continued_error: merged.first_continued.clone(),
         sync: merged.sync.as_deref().map(|s| SyncResult {
             fsyncs: s.fsyncs,
             fdatasyncs: s.fdatasyncs,

@@ -21,6 +21,17 @@ fn every(v: &str) -> Result<u32, String> {
 /// The table. Keep it sorted by name.
 pub static IO_OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "continue_on_error",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "none, read, write, io, verify, all, 0 or 1",
+        help: "count these errors (fio's total_err) and go on instead of stopping the job",
+        set: |s, v| {
+            s.continue_on_error = crate::spec_types::ContinueOn::parse(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "create_on_open",
         aliases: &[],
         arity: Arity::Flag,

@@ -55,7 +55,6 @@ pub static NOT_YET: &[&str] = &[
     "cmdprio_bssplit",
     "cmdprio_class",
     "cmdprio_percentage",
-    "continue_on_error",
     "create_fsync",
     "create_only",
     "dedupe_global",

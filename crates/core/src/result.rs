@@ -85,10 +85,27 @@ pub struct EmuReport {
     pub commands: u64,
     #[serde(default)]
     pub extents: u64,
+    /// Faults the device injected (`fault_` keys), when any was asked for.
+    #[serde(default)]
+    pub faults: Option<EmuFaults>,
     /// Simulated time covered (virtual clock), ns.
     pub simulated_ns: u64,
     /// Wall-clock time the simulation took, ns.
     pub wall_ns: u64,
+}
+
+/// What the emulator injected, by kind: the truth a run's errors and
+/// verification failures can be held against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmuFaults {
+    /// Reads that failed with EIO after their retries.
+    pub read_errors: u64,
+    /// Reads that needed the retries and then succeeded (latency spikes).
+    pub read_retries_recovered: u64,
+    /// Writes that failed with EIO (nothing stored).
+    pub write_errors: u64,
+    /// Reads that returned one flipped byte and no error.
+    pub corrupted_reads: u64,
 }
 
 /// One phase: jobs that ran together.
@@ -367,6 +384,12 @@ pub struct JobResult {
     pub trim: Option<DirResult>,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Errors gone past under `continue_on_error`, ramp included (fio's
+    /// `total_err`), and the first of them.
+    #[serde(default)]
+    pub continued_errors: u64,
+    #[serde(default)]
+    pub first_continued_error: Option<String>,
     /// Syncs issued during the job (`fsync=N`, `fdatasync=N`).
     #[serde(default)]
     pub sync: Option<SyncResult>,

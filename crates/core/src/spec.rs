@@ -382,6 +382,9 @@ pub struct JobSpec {
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
+    /// fio `continue_on_error`: the errors counted and gone past.
+    #[serde(default)]
+    pub continue_on_error: crate::spec_types::ContinueOn,
     /// fio `steadystate`: the criterion that ends the job once it holds
     /// over `ss_dur_ns` (0: no steady-state detection, fio's default).
     #[serde(default)]
@@ -486,6 +489,7 @@ impl Default for JobSpec {
             log_avg_msec: 0,
             files: crate::spec_io::FileSpec::default(),
             verify: crate::verify::VerifySpec::default(),
+            continue_on_error: crate::spec_types::ContinueOn::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,

@@ -208,3 +208,66 @@ mod tests {
         assert_eq!(Amount::Percent(100).resolve(10_000, 1), 10_000);
     }
 }
+
+/// fio `continue_on_error`: which failed I/Os a job counts and goes past
+/// instead of stopping at its first error. fio's rule (`td_error_type`):
+/// a verification failure (EILSEQ) is a `verify` error, a failed read a
+/// `read` error, any other failed I/O (writes, trims, syncs) a `write`
+/// error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinueOn {
+    pub read: bool,
+    pub write: bool,
+    pub verify: bool,
+}
+
+impl ContinueOn {
+    /// fio's values: none (0), read, write, io (read and write), verify,
+    /// all (1).
+    pub fn parse(v: &str) -> Result<ContinueOn, String> {
+        let (read, write, verify) = match v {
+            "none" | "0" => (false, false, false),
+            "read" => (true, false, false),
+            "write" => (false, true, false),
+            "io" => (true, true, false),
+            "verify" => (false, false, true),
+            "all" | "1" => (true, true, true),
+            _ => return Err(format!("'{v}' is not an error type")),
+        };
+        Ok(ContinueOn {
+            read,
+            write,
+            verify,
+        })
+    }
+
+    /// Whether any error is gone past.
+    pub fn any(&self) -> bool {
+        self.read || self.write || self.verify
+    }
+
+    /// Whether a failed I/O of direction `read` (else a write, trim or
+    /// sync) is gone past.
+    pub fn io(&self, read: bool) -> bool {
+        if read {
+            self.read
+        } else {
+            self.write
+        }
+    }
+
+    /// fio's name of the value.
+    pub fn name(&self) -> &'static str {
+        match (self.read, self.write, self.verify) {
+            (false, false, false) => "none",
+            (true, false, false) => "read",
+            (false, true, false) => "write",
+            (true, true, false) => "io",
+            (false, false, true) => "verify",
+            (true, true, true) => "all",
+            // Not reachable from fio's values; named by what it covers.
+            (true, false, true) => "read,verify",
+            (false, true, true) => "write,verify",
+        }
+    }
+}

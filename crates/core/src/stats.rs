@@ -306,6 +306,13 @@ pub struct WorkerStats {
     pub first_error: Option<String>,
     /// The errno of the first error (fio's `error`), 0 if none.
     pub first_errno: i32,
+    /// Errors gone past under `continue_on_error`, ramp included (fio's
+    /// `total_err`); they are in `errors` too when measured, never in
+    /// `first_error`.
+    pub continued: u64,
+    /// The first of them, as text and errno (fio's `first_error`).
+    pub first_continued: Option<String>,
+    pub first_continued_errno: i32,
     /// Length of the measured window of this worker, ns.
     pub measured_ns: u64,
     /// The worker thread's own CPU over the window.
@@ -545,6 +552,15 @@ impl WorkerStats {
         self.dirs[d.idx()].get_or_insert_with(Box::default)
     }
 
+    /// Count an error gone past (`continue_on_error`), keeping the first.
+    pub fn go_past(&mut self, errno: i32, what: impl FnOnce() -> String) {
+        self.continued += 1;
+        if self.first_continued.is_none() {
+            self.first_continued = Some(what());
+            self.first_continued_errno = errno;
+        }
+    }
+
     /// Add another worker's stats.
     pub fn merge(&mut self, o: &WorkerStats) {
         for d in Ddir::ALL {
@@ -553,6 +569,11 @@ impl WorkerStats {
             }
         }
         self.errors += o.errors;
+        self.continued += o.continued;
+        if self.first_continued.is_none() {
+            self.first_continued.clone_from(&o.first_continued);
+            self.first_continued_errno = o.first_continued_errno;
+        }
         if self.first_error.is_none() {
             self.first_error.clone_from(&o.first_error);
             self.first_errno = o.first_errno;

@@ -142,6 +142,9 @@ pub struct Params {
     /// temporal-merge loser, an ATM requester with `completion=irq`) runs
     /// again this long after it is woken, ns.
     pub wake_ns: u64,
+    /// Injected faults ([`crate::fault`]); none by default.
+    #[serde(default = "crate::fault::FaultParams::off")]
+    pub faults: crate::fault::FaultParams,
 }
 
 impl Default for Params {
@@ -197,6 +200,7 @@ fn base(name: &str) -> Params {
         host_cmd_ns: 0,
         irq_ns: 0,
         wake_ns: 0,
+        faults: crate::fault::FaultParams::off(),
     }
 }
 
@@ -437,6 +441,9 @@ impl Params {
             ("irq_ns", p.irq_ns.to_string()),
             ("wake_ns", p.wake_ns.to_string()),
         ]
+        .into_iter()
+        .chain(p.faults.pairs())
+        .collect()
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
@@ -460,6 +467,9 @@ impl Params {
             ssdready_core::units::parse_bool(v)
                 .map_err(|e| format!("emulator parameter '{k}': {e}"))
         };
+        if let Some(r) = self.faults.set(k, v) {
+            return r;
+        }
         match k {
             "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
             "op" => self.op = float(v)?,
@@ -555,7 +565,9 @@ impl Params {
                      suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
                      fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, host_cmd_ns, irq_ns, wake_ns)"
+                     cpl_ns, iface_depth, host_cmd_ns, irq_ns, wake_ns, and the fault_ keys: fault_read_error_rate, \
+                     fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
+                     fault_retry_ns, fault_seed)"
                 ))
             }
         }
@@ -672,6 +684,9 @@ impl Params {
             if v > 0 {
                 out.push((k.into(), v.to_string()));
             }
+        }
+        if p.faults.any() {
+            out.extend(p.faults.pairs().into_iter().map(|(k, v)| (k.into(), v)));
         }
         out
     }

@@ -172,6 +172,9 @@ pub struct Device {
     /// The latest completion time handed out: where virtual time stands.
     pub now: u64,
     pub counters: DeviceCounters,
+    /// Injected faults, decided per command by the real-time front
+    /// ([`crate::fault`]).
+    pub faults: crate::fault::FaultInjector,
     /// SLC cache, folding and suspension counts.
     pub nand_counters: NandCounters,
 }
@@ -219,6 +222,7 @@ impl Device {
                 extents: 0,
                 die_busy_ns: vec![0; dies],
             },
+            faults: crate::fault::FaultInjector::new(&p.faults),
             p: p.clone(),
         }
     }

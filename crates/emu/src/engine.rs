@@ -49,6 +49,7 @@
 
 use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
+use crate::fault::Outcome as Fault;
 use crate::iface::{Interface, Wait};
 use crate::memory::human;
 use ssdready_core::spec::JobSpec;
@@ -146,6 +147,28 @@ impl SharedDevice {
                 )))
             }
         }
+    }
+
+    /// [`SharedDevice::submit`] of a one-extent command, and its injected
+    /// fault ([`crate::fault`]), decided under the same lock.
+    pub fn submit_faulty(
+        &self,
+        t: u64,
+        op: Op,
+        extent: Extent,
+    ) -> Result<(u64, crate::fault::Outcome), EngineError> {
+        let done = self.submit(t, op, &[extent])?;
+        if !self.params.faults.any() || op == Op::Trim {
+            return Ok((done, crate::fault::Outcome::default()));
+        }
+        let mut dev = match self.device.lock() {
+            Ok(d) => d,
+            Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
+        };
+        let f = dev
+            .faults
+            .decide(op == Op::Write, extent.offset, extent.len);
+        Ok((done.saturating_add(f.extra_ns), f))
     }
 
     /// Why the model failed, once it has.
@@ -330,11 +353,11 @@ impl EmuEngine {
         };
         let done = self
             .dev
-            .submit(now, op_of(req.ddir), &[extent])
-            .and_then(|done| self.dev.transfer(&mut self.bufs, &req).map(|()| done));
+            .submit_faulty(now, op_of(req.ddir), extent)
+            .and_then(|(done, fault)| self.transfer_faulty(&req, fault).map(|res| (done, res)));
         match done {
-            Ok(done) => {
-                self.pending.push(Reverse((done, req.slot, req.len as i64)));
+            Ok((done, res)) => {
+                self.pending.push(Reverse((done, req.slot, res)));
                 Ok(())
             }
             Err(e) => {
@@ -342,6 +365,22 @@ impl EmuEngine {
                 Err(e)
             }
         }
+    }
+
+    /// Move the request's data as its fault allows; returns its result:
+    /// its length, or −errno (a failed read leaves the buffer as it was, a
+    /// failed write leaves the stored data as it was).
+    fn transfer_faulty(&mut self, req: &IoReq, fault: Fault) -> Result<i64, EngineError> {
+        if let Some(errno) = fault.errno {
+            return Ok(-i64::from(errno));
+        }
+        self.dev.transfer(&mut self.bufs, req)?;
+        if let (Some(i), Some(buf)) = (fault.corrupt_byte, self.bufs.slot_mut(req.slot)) {
+            if let Some(b) = buf.get_mut(i as usize) {
+                *b ^= 0x01;
+            }
+        }
+        Ok(req.len as i64)
     }
 
     /// Submit the parked requests that permits are free for, oldest first.

@@ -46,6 +46,7 @@ pub mod devfile;
 pub mod device;
 pub mod die;
 pub mod engine;
+pub mod fault;
 pub mod ftl;
 pub mod geometry;
 pub mod iface;

@@ -330,7 +330,12 @@ fn job_entry(
         "latency_window": 0,
     });
     if let Value::Object(m) = &mut entry {
-        // fio adds the description, when set, after the latency figures.
+        // fio adds the errors gone past when continue_on_error is set,
+        // then the description, when set, after the latency figures.
+        if spec.continue_on_error.any() {
+            m.insert("total_err".into(), json!(stats.continued));
+            m.insert("first_error".into(), json!(stats.first_continued_errno));
+        }
         if let Some(desc) = &spec.description {
             m.insert("desc".into(), json!(desc));
         }

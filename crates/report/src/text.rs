@@ -161,7 +161,16 @@ fn job_block(out: &mut String, j: &JobResult) {
     if let Some(v) = &j.verify {
         verify_block(out, v);
     }
-    if j.errors > 0 {
+    if j.continued_errors > 0 {
+        let _ = writeln!(
+            out,
+            "  errors gone past (continue_on_error={}): {} (first: {})",
+            j.spec.continue_on_error.name(),
+            j.continued_errors,
+            j.first_continued_error.as_deref().unwrap_or("?")
+        );
+    }
+    if j.first_error.is_some() || j.errors > j.continued_errors {
         let _ = writeln!(
             out,
             "  errors: {} (first: {})",

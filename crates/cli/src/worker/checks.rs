@@ -42,19 +42,29 @@ pub(super) struct Found {
     pub failures: usize,
 }
 
+/// How a job treats failed checks.
+pub(super) struct Handling {
+    /// `verify_fatal`: stop at the first failure of a block.
+    pub fatal: bool,
+    /// `verify_dump`.
+    pub dump: bool,
+    /// `continue_on_error=verify` (or `all`): count failures as errors
+    /// gone past, not as the job's error.
+    pub go_past: bool,
+}
+
 /// Check the block read from `offset` of `file` (named `name`) in `buf`;
-/// record each failure in `stats`. `first_only`: `verify_fatal`.
-#[allow(clippy::too_many_arguments)]
+/// record each failure in `stats`.
 pub(super) fn check(
     layout: &Layout,
     buf: &mut [u8],
     name: &str,
     offset: u64,
     expect: &Expect,
-    first_only: bool,
-    dump: bool,
+    how: Handling,
     stats: &mut WorkerStats,
 ) -> Found {
+    let (first_only, dump) = (how.fatal, how.dump);
     let received = dump.then(|| buf.to_vec());
     let failures = layout.check(buf, offset, expect, first_only);
     // The expected block can be made again when the write is known.
@@ -76,7 +86,9 @@ pub(super) fn check(
     v.bytes += buf.len() as u64;
     let n = failures.len();
     for f in failures {
-        if stats.first_error.is_none() {
+        if how.go_past {
+            stats.go_past(EILSEQ, || format!("verify failed on {name}: {f}"));
+        } else if stats.first_error.is_none() {
             stats.first_errno = EILSEQ;
             stats.first_error = Some(format!("verify failed on {name}: {f}"));
         }

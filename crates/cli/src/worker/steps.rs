@@ -590,11 +590,17 @@ impl<'a> Loop<'a> {
             if self.measuring {
                 self.stats.errors += 1;
             }
+            let what = if data_only { "fdatasync" } else { "fsync" };
+            if self.ctx.spec.continue_on_error.io(false) {
+                let errno = -res as i32;
+                let e = std::io::Error::from_raw_os_error(errno);
+                self.stats.go_past(errno, || format!("{what}: {e}"));
+                return;
+            }
             if self.stats.first_error.is_none() {
                 self.stats.first_errno = -res as i32;
                 self.stats.first_error = Some(format!(
-                    "{}: {}",
-                    if data_only { "fdatasync" } else { "fsync" },
+                    "{what}: {}",
                     std::io::Error::from_raw_os_error(-res as i32)
                 ));
             }
@@ -638,7 +644,17 @@ impl<'a> Loop<'a> {
         let buf = &mut buf[..res.max(0) as usize];
         let v = &self.ctx.spec.verify;
         let found = checks::check(
-            layout, buf, &name, offset, expect, v.fatal, v.dump, self.stats,
+            layout,
+            buf,
+            &name,
+            offset,
+            expect,
+            checks::Handling {
+                fatal: v.fatal,
+                dump: v.dump,
+                go_past: self.ctx.spec.continue_on_error.verify,
+            },
+            self.stats,
         );
         if found.failures > 0 && v.fatal {
             self.done_issuing = true;
@@ -646,11 +662,23 @@ impl<'a> Loop<'a> {
     }
 
     /// A failed I/O: counted, the first one kept with its reason; fio stops
-    /// a job at its first error.
+    /// a job at its first error unless `continue_on_error` covers it.
     #[cold]
     fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
         if self.measuring {
             self.stats.errors += 1;
+        }
+        if self.ctx.spec.continue_on_error.io(ddir == Ddir::Read) {
+            let errno = -res as i32;
+            self.stats.go_past(errno, || {
+                format!(
+                    "{} of {} bytes: {}",
+                    ddir.name(),
+                    s.len,
+                    std::io::Error::from_raw_os_error(errno)
+                )
+            });
+            return;
         }
         if self.stats.first_error.is_none() {
             self.stats.first_errno = -res as i32;

@@ -394,6 +394,12 @@ impl JobFlow {
         if self.time_based {
             return true;
         }
+        // The job's issue budget is spent: failed I/Os gone past
+        // (continue_on_error) leave `bytes_done` short of it for good, and
+        // another pass could issue nothing (it looped so forever).
+        if self.c.main_issued >= self.main_cap {
+            return false;
+        }
         if self.loops_left > 0 {
             self.loops_left -= 1;
             return true;
