@@ -176,6 +176,7 @@ fn verification_finds_every_silently_corrupted_read() {
                 "--bs=4k",
                 "--size=8m",
                 "--verify=crc32c",
+                "--verify_state_save=0",
                 "--continue_on_error=verify",
             ],
         );
