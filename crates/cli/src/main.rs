@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod simulate;
 mod steadystate;
+mod strategies;
 mod strategy;
 mod study;
 mod validate;
@@ -60,6 +61,10 @@ enum Cmd {
     /// IOPS, throughput, latency and write saturation, each to steady
     /// state, and the write cliff (writes DIR/characterize.json).
     Characterize(characterize::CharacterizeArgs),
+    /// Run each submission/completion strategy (interrupts, polling, temporal
+    /// merge, coalescing, SQPOLL, hybrid) on seed 004's four patterns: % of
+    /// the device's peak and the trade-offs (writes DIR/strategies.json).
+    Strategies(strategies::StrategiesArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -529,6 +534,7 @@ fn main() {
         Cmd::History(a) => history::command(a),
         Cmd::Compare(a) => compare::command(a),
         Cmd::Characterize(a) => characterize::command(a),
+        Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
     }
 }

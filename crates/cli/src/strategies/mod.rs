@@ -1,0 +1,302 @@
+//! `ssdready strategies [TARGET] [--output DIR] [--quick] [--runtime S]`:
+//! what each way of submitting and completing I/O buys on this platform —
+//! seed 004's experiment (interrupts against polling against temporal
+//! merge, on sequential and random 4 KiB reads and writes from 16 threads)
+//! plus interrupt coalescing, SQPOLL and hybrid polling.
+//!
+//! Each strategy × pattern is an ordinary run through `run`'s own parser
+//! and run path (`run::execute`), in real time, so it writes only where
+//! `run` would, after the same checks; a strategy the target cannot take
+//! (temporal merge off the emulator, SQPOLL without io_uring, writes the
+//! safety checks refuse) is listed as skipped with `run`'s own reason. The
+//! peak each result is set against is the emulated device's analytic limit
+//! ([`matrix::model_peak`]) or, on a real device, the best result observed
+//! (said so). `DIR/strategies.json` is written atomically
+//! (`docs/strategies-schema.md`); the table, beside 004's published one, and
+//! each strategy's trade-off against async+intr go to stdout ([`print`]).
+//! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
+//! stops after the current run, writes what ran, and exits 130 (as `study`).
+
+mod doc;
+mod matrix;
+mod print;
+
+use crate::run::{self, Failure as RunFailure};
+use crate::{fail, say};
+use anyhow::Context as _;
+use matrix::{Peak, Target, PATTERNS, STRATEGIES};
+use ssdready_study::summary::PointSummary;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The `strategies` command line.
+#[derive(clap::Args, Debug)]
+pub struct StrategiesArgs {
+    /// emu:PRESET[,k=v…] (default: the built-in drive, emu:nvme-tlc;
+    /// emu:dram-ssd reproduces seed 004), an existing file of 16 MiB or
+    /// more, or a block device.
+    pub target: Option<String>,
+    /// Where to write strategies.json (default: ./ssdready-strategies-DATE-TIME).
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// 1 s runs instead of 5 s (28 runs in all).
+    #[arg(long)]
+    pub quick: bool,
+    /// Seconds of each run (overrides --quick), e.g. 2, 500ms.
+    #[arg(long, value_name = "S")]
+    pub runtime: Option<String>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// One strategy × pattern that ran.
+pub struct Row {
+    pub strategy: &'static str,
+    pub pattern: &'static str,
+    pub summary: PointSummary,
+    /// What ran, from the result's `strategy` (e.g. `spin` for poll).
+    pub ran: String,
+    pub fallback: Option<String>,
+    /// Temporal merge: the mean requests per command.
+    pub merge_mean: Option<f64>,
+}
+
+/// A strategy against async+intr on the same pattern, as ratios (this
+/// strategy's figure / async+intr's): above 1 is more IOPS, more CPU per
+/// I/O, a longer p99 latency.
+pub struct Tradeoff {
+    pub iops: f64,
+    pub cpu_per_io: Option<f64>,
+    pub p99: f64,
+}
+
+impl Tradeoff {
+    /// `r` against the async+intr row of its pattern; None for async+intr
+    /// itself or when that did not run.
+    pub fn of(r: &Row, rows: &[Row]) -> Option<Tradeoff> {
+        if r.strategy == STRATEGIES[0].name {
+            return None;
+        }
+        let b = rows
+            .iter()
+            .find(|x| x.strategy == STRATEGIES[0].name && x.pattern == r.pattern)?;
+        let (rs, bs) = (&r.summary, &b.summary);
+        let cpu = |s: &PointSummary| s.cpu.as_ref().map(|c| c.process_ns_per_io);
+        Some(Tradeoff {
+            iops: ratio(rs.iops, bs.iops),
+            cpu_per_io: cpu(rs).zip(cpu(bs)).map(|(a, b)| ratio(a, b)),
+            p99: ratio(rs.lat_p99_ns as f64, bs.lat_p99_ns as f64),
+        })
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// One that did not, and why.
+pub struct Skip {
+    pub strategy: &'static str,
+    pub pattern: Option<&'static str>,
+    pub reason: String,
+}
+
+/// Check the command line; bad input is one line and exit code 2.
+fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
+    let target = matrix::target(a.target.as_deref().unwrap_or("emu:nvme-tlc"))
+        .unwrap_or_else(|e| fail(2, &e));
+    let runtime_s = match &a.runtime {
+        Some(r) => {
+            let ns = ssdready_core::units::parse_time_ns(r, 1_000_000_000).unwrap_or_else(|e| {
+                fail(
+                    2,
+                    &format!("option '--runtime': {e} (allowed: a time such as 2 or 500ms)"),
+                )
+            });
+            let s = ns as f64 / 1e9;
+            if !(0.1..=600.0).contains(&s) {
+                fail(
+                    2,
+                    &format!("option '--runtime': {s} s (allowed: 0.1 to 600 s)"),
+                );
+            }
+            s
+        }
+        None if a.quick => 1.0,
+        None => 5.0,
+    };
+    let dir = crate::output::result_dir(
+        a.output.as_deref(),
+        "ssdready-strategies",
+        "strategies.json",
+    )
+    .unwrap_or_else(|e| fail(2, &e));
+    (target, runtime_s, dir)
+}
+
+/// Run one point; Err(reason) when it could not run here.
+fn run_point(
+    options: &[String],
+    stop: &Arc<AtomicBool>,
+) -> Result<ssdready_core::result::RunResult, String> {
+    let args = crate::args::parse(options).map_err(|e| e.to_string())?;
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run::execute(&args, stop.clone())
+    }));
+    match ran {
+        Ok(Ok(r)) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
+            Some(e) => Err(format!("the run failed: {e}")),
+            None => Ok(r),
+        },
+        Ok(Err(RunFailure::BadInput(m))) => Err(m),
+        Ok(Err(RunFailure::Runtime(m) | RunFailure::Internal(m))) => {
+            Err(format!("the run failed: {m}"))
+        }
+        Ok(Err(RunFailure::Interrupted(m))) => Err(format!("interrupted: {m}")),
+        Err(_) => Err("the run panicked (see above)".into()),
+    }
+}
+
+/// Run every strategy on every pattern; stops early when `stop` is set.
+fn run_all(
+    t: &Target,
+    runtime_s: f64,
+    stop: &Arc<AtomicBool>,
+    quiet: bool,
+) -> (Vec<Row>, Vec<Skip>) {
+    let (mut rows, mut skips) = (Vec::new(), Vec::new());
+    let total = STRATEGIES.len() * PATTERNS.len();
+    let mut n = 0;
+    for s in &STRATEGIES {
+        for (i, (pattern, rw)) in PATTERNS.into_iter().enumerate() {
+            n += 1;
+            if stop.load(Relaxed) {
+                return (rows, skips);
+            }
+            if !quiet {
+                eprintln!("ssdready: [{n}/{total}] {} {pattern}", s.name);
+            }
+            match run_point(&matrix::run_options(t, s, rw, runtime_s), stop) {
+                Ok(r) => rows.push(row(s.name, pattern, &r)),
+                Err(_) if stop.load(Relaxed) => return (rows, skips),
+                // Refused on the first pattern, a read, for a reason that
+                // is not the pattern's (no io_uring, not an emulator): it
+                // is refused on all of them; say it once.
+                Err(reason) if i == 0 && !reason.starts_with("the run failed") => {
+                    n += PATTERNS.len() - 1;
+                    skips.push(Skip {
+                        strategy: s.name,
+                        pattern: None,
+                        reason,
+                    });
+                    break;
+                }
+                Err(reason) => skips.push(Skip {
+                    strategy: s.name,
+                    pattern: Some(pattern),
+                    reason,
+                }),
+            }
+        }
+    }
+    (rows, skips)
+}
+
+fn row(strategy: &'static str, pattern: &'static str, r: &ssdready_core::result::RunResult) -> Row {
+    let job = r.jobs.first();
+    let st = job.and_then(|j| j.strategy.as_ref());
+    let merge = r.jobs.iter().filter_map(|j| j.temporal_merge.as_ref());
+    let (commands, requests) =
+        merge.fold((0u64, 0u64), |(c, q), m| (c + m.commands, q + m.requests));
+    Row {
+        strategy,
+        pattern,
+        summary: PointSummary::from_result(r),
+        ran: st.map(|s| s.ran.clone()).unwrap_or_default(),
+        fallback: st.and_then(|s| s.fallback.clone()),
+        merge_mean: (commands > 0).then(|| requests as f64 / commands as f64),
+    }
+}
+
+/// The peak per pattern: the model's on the emulator, else the best seen.
+fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
+    PATTERNS
+        .iter()
+        .map(|(pattern, _)| match t {
+            Target::Emulator { params, .. } => matrix::model_peak(params, pattern, runtime_s),
+            Target::Real { .. } => {
+                let best = rows
+                    .iter()
+                    .filter(|r| r.pattern == *pattern)
+                    .max_by(|a, b| a.summary.bw_bytes_per_s.total_cmp(&b.summary.bw_bytes_per_s));
+                let bw = best.map_or(f64::NAN, |r| r.summary.bw_bytes_per_s);
+                Peak {
+                    pattern: pattern.to_string(),
+                    bw_bytes_per_s: bw,
+                    iops: bw / matrix::BS as f64,
+                    source: "best observed".into(),
+                    detail: format!(
+                        "no model of a real device: the best strategy's result here ({}), so 100 % is relative, not the device's limit",
+                        best.map_or("none ran", |r| r.strategy)
+                    ),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Run `ssdready strategies`.
+pub fn command(a: StrategiesArgs) {
+    let (target, runtime_s, dir) = validate(&a);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        fail(
+            2,
+            &format!("option '--output': creating {}: {e}", dir.display()),
+        );
+    }
+    let stop = crate::stop_on_signals();
+    if !a.quiet {
+        eprintln!(
+            "ssdready: {} strategies × {} patterns on {}, {runtime_s} s each, {} threads × 4 KiB, real time",
+            STRATEGIES.len(),
+            PATTERNS.len(),
+            target.spec(),
+            matrix::THREADS
+        );
+    }
+    let (rows, skips) = run_all(&target, runtime_s, &stop, a.quiet);
+    let ctx = doc::Context {
+        target: &target,
+        runtime_s,
+        interrupted: stop.load(Relaxed),
+    };
+    let peaks = peaks(&target, &rows, runtime_s);
+    print!("{}", print::tables(&target, &rows, &skips, &peaks));
+    let doc = doc::document(&ctx, &rows, &skips, &peaks);
+    match write(&dir, &doc) {
+        Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), rows.len()),
+        Err(e) => fail(1, &format!("{e:#}")),
+    }
+    if ctx.interrupted {
+        eprintln!("ssdready: interrupted; strategies.json covers what ran");
+        std::process::exit(130);
+    }
+    if rows.is_empty() {
+        say("no strategy ran on this target (see skipped)");
+        std::process::exit(1);
+    }
+}
+
+/// Write DIR/strategies.json atomically.
+fn write(dir: &Path, doc: &serde_json::Value) -> anyhow::Result<PathBuf> {
+    let text = serde_json::to_string_pretty(doc).context("serialising strategies.json")? + "\n";
+    crate::output::write_in(dir, "strategies.json", &text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("writing {}/strategies.json", dir.display()))
+}

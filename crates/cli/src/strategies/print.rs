@@ -1,0 +1,167 @@
+//! The text of `ssdready strategies`: the % of peak table shaped like seed
+//! 004's (rows strategies, columns patterns) with 004's published figures
+//! beside it, then each strategy's trade-off against async+intr — IOPS,
+//! CPU per I/O and p99 latency as ratios — and what was skipped and why.
+
+use super::matrix::{self, Peak, Target, PATTERNS, STRATEGIES};
+use super::{Row, Skip, Tradeoff};
+use std::fmt::Write;
+
+const HEADERS: [&str; 4] = ["seq-read", "seq-write", "rand-read", "rand-write"];
+
+fn find<'a>(rows: &'a [Row], strategy: &str, pattern: &str) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.strategy == strategy && r.pattern == pattern)
+}
+
+/// Everything printed after the runs.
+pub fn tables(t: &Target, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n{}: % of peak, {} threads × 4 KiB, real time on this machine ({} CPUs)",
+        t.spec(),
+        matrix::THREADS,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for p in peaks {
+        let _ = writeln!(
+            o,
+            "  peak {:<9} {:>8.0} MB/s ({}: {})",
+            p.pattern,
+            p.bw_bytes_per_s / 1e6,
+            p.source,
+            p.detail
+        );
+    }
+    o.push_str(&percent_of_peak(rows, peaks));
+    o.push_str(&tradeoffs(rows));
+    o.push_str(&skipped(rows, skips));
+    o
+}
+
+/// Rows strategies, columns patterns, with 004's published figures beside.
+fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
+    let mut o = String::new();
+    let _ = write!(o, "\n  {:<11}", "strategy");
+    for h in HEADERS {
+        let _ = write!(o, " {h:>10}");
+    }
+    let _ = writeln!(o, "   | 004 published:  Seq.R  Seq.W Rand.R Rand.W");
+    for s in &STRATEGIES {
+        let _ = write!(o, "  {:<11}", s.name);
+        for (pattern, _) in PATTERNS {
+            let peak = peaks.iter().find(|p| p.pattern == pattern);
+            let cell = match (find(rows, s.name, pattern), peak) {
+                (Some(r), Some(p)) if p.bw_bytes_per_s > 0.0 => {
+                    format!(
+                        "{:.0} %",
+                        100.0 * r.summary.bw_bytes_per_s / p.bw_bytes_per_s
+                    )
+                }
+                _ => "skipped".into(),
+            };
+            let _ = write!(o, " {cell:>10}");
+        }
+        let published: Vec<String> = PATTERNS
+            .iter()
+            .map(|(p, _)| {
+                matrix::published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%"))
+            })
+            .collect();
+        let _ = writeln!(o, "   |{:15}{}", "", published.join(""));
+    }
+    o
+}
+
+/// What did not run and why, and what ran as something else.
+fn skipped(rows: &[Row], skips: &[Skip]) -> String {
+    let mut o = String::new();
+    if !skips.is_empty() {
+        let _ = writeln!(o, "\nskipped:");
+        for s in skips {
+            let _ = writeln!(
+                o,
+                "  {} {}: {}",
+                s.strategy,
+                s.pattern.unwrap_or("all patterns"),
+                s.reason
+            );
+        }
+    }
+    // One line per reason a strategy ran as something else.
+    let mut fallbacks: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        let Some(why) = r.fallback.as_deref() else {
+            continue;
+        };
+        match fallbacks
+            .iter_mut()
+            .find(|(ran, w, _)| *ran == r.ran && *w == why)
+        {
+            Some((_, _, names)) if names.contains(&r.strategy) => {}
+            Some((_, _, names)) => names.push(r.strategy),
+            None => fallbacks.push((&r.ran, why, vec![r.strategy])),
+        }
+    }
+    for (ran, why, names) in fallbacks {
+        let _ = writeln!(o, "\n{} ran as {ran}: {why}", names.join(", "));
+    }
+    if rows.iter().any(|r| r.summary.interrupted) {
+        let _ = writeln!(o, "\nthe last run was cut short by the interrupt");
+    }
+    o
+}
+
+/// Each strategy against async+intr on the same pattern: ×IOPS, ×CPU per
+/// I/O, ×p99 latency.
+fn tradeoffs(rows: &[Row]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n  against async+intr: ×IOPS / ×CPU per I/O / ×p99 latency (CPU: the process's, getrusage)"
+    );
+    let _ = write!(o, "  {:<11}", "strategy");
+    for h in HEADERS {
+        let _ = write!(o, " {h:>20}");
+    }
+    let _ = writeln!(o);
+    for s in STRATEGIES.iter().skip(1) {
+        let _ = write!(o, "  {:<11}", s.name);
+        for (pattern, _) in PATTERNS {
+            let t = find(rows, s.name, pattern).and_then(|r| Tradeoff::of(r, rows));
+            let cell = t.map_or("—".into(), |t| {
+                let cpu = t.cpu_per_io.map_or("?".into(), times);
+                format!("{}/{cpu}/{}", times(t.iops), times(t.p99))
+            });
+            let _ = write!(o, " {cell:>20}");
+        }
+        let _ = writeln!(o);
+    }
+    o
+}
+
+/// A ratio in a few characters: 3 significant figures down to 0.01.
+fn times(x: f64) -> String {
+    match x {
+        x if !x.is_finite() => "?".into(),
+        x if x >= 100.0 => format!("{x:.0}"),
+        x if x >= 10.0 => format!("{x:.1}"),
+        x if x >= 0.01 => format!("{x:.2}"),
+        _ => "<0.01".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::times;
+
+    #[test]
+    fn ratios_keep_their_size_in_a_cell() {
+        assert_eq!(times(281.44), "281");
+        assert_eq!(times(30.47), "30.5");
+        assert_eq!(times(0.49), "0.49");
+        assert_eq!(times(0.0003), "<0.01");
+        assert_eq!(times(f64::NAN), "?");
+    }
+}
