@@ -448,6 +448,8 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
+    // What a run would refuse, --parse-only refuses too (one line, exit 2).
+    crate::validate::refuse_unrunnable(&specs)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
             eprintln!("ssdready: {n}");
@@ -459,6 +461,7 @@ pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Fail
 /// Run the jobs; returns the result (possibly marked interrupted).
 pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
     let mut specs = crate::validate::jobs(args)?;
+    crate::validate::refuse_unrunnable(&specs)?;
     for s in specs.iter_mut().filter(|s| !s.randrepeat) {
         s.randseed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

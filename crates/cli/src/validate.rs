@@ -70,6 +70,16 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     Ok(specs)
 }
 
+/// Refuse, before anything is written, a job that asks for what ssdready
+/// parses but cannot run (an engine, a zoned mode, …): one line, naming the
+/// job and what it asked for (exit code 2).
+pub fn refuse_unrunnable(specs: &[JobSpec]) -> Result<(), Failure> {
+    match specs.iter().flat_map(JobSpec::refusals).next() {
+        Some(why) => Err(bad(why)),
+        None => Ok(()),
+    }
+}
+
 /// Parse every `emu:…` target and check each emulator job's region against
 /// the device it gets, exactly as a run would make it.
 fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {

@@ -561,7 +561,8 @@ fn fios_aliases_resolve() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr).trim(),
-        "ssdready: job 'a': option 'ratemin' is not supported yet (fio's other name for 'rate_min')"
+        "ssdready: job 'a': option 'ratemin=1m' (fio's other name for 'rate_min'): \
+         stopping a job that runs slower than a minimum rate is not supported yet"
     );
 }
 

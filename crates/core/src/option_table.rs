@@ -332,19 +332,36 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync), io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), io_uring, libaio or null; fio's other engines are parsed and refused at run time",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
+            s.engine_named = None;
+            s.refused.retain(|r| !r.starts_with("ioengine="));
             s.ioengine = match v {
-                // sync (read/write after lseek) and pvsync (preadv) move the
-                // same bytes at the same offsets as pread/pwrite.
-                "psync" | "sync" | "pvsync" => EngineKind::Psync,
+                "psync" => EngineKind::Psync,
+                // sync (read/write after lseek), pvsync (preadv), pvsync2
+                // (preadv2 without flags) and vsync at iodepth 1 (readv)
+                // move the same bytes at the same offsets as pread/pwrite.
+                "sync" | "pvsync" | "pvsync2" | "vsync" => {
+                    s.engine_named = Some(v.to_string());
+                    EngineKind::Psync
+                }
                 "io_uring" => EngineKind::IoUring,
                 "libaio" => EngineKind::Libaio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
-                    return Err(format!("fio's '{v}' engine is not supported yet"))
+                    s.engine_named = Some(v.to_string());
+                    s.refused.push(format!(
+                        "ioengine={v}: fio's '{v}' engine is not supported yet \
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, io_uring, libaio and null)"
+                    ));
+                    // The nearest engine ssdready has, so that the job's
+                    // other options are checked as fio checks them.
+                    match v {
+                        "io_uring_cmd" => EngineKind::IoUring,
+                        _ => EngineKind::Psync,
+                    }
                 }
                 _ => return Err(format!("'{v}' is not an engine")),
             };
@@ -494,6 +511,9 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "a size, or a percentage of the target (1% to 100%)",
         help: "start of the region within each target",
         set: |s, v| {
+            if refused_in_zones(s, "offset", v) {
+                return Ok(());
+            }
             let kb = s.kb_base;
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.offset, s.offset_percent) = (b, None),
@@ -628,7 +648,22 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim; :N after a random one: a new offset every N I/Os; :SIZE after a sequential one: skip SIZE (negative: backwards)",
         help: "I/O pattern",
         set: |s, v| {
-            (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(v, s.kb_base)?;
+            s.refused.retain(|r| !r.starts_with("rw="));
+            // fio's trimwrite (trim a block, then write it) parses as its
+            // trim pattern, and a run refuses it.
+            let (trims_then_writes, pattern) = match v.strip_prefix("trimwrite") {
+                Some(rest) => (true, format!("trim{rest}")),
+                None => match v.strip_prefix("randtrimwrite") {
+                    Some(rest) => (true, format!("randtrim{rest}")),
+                    None => (false, v.to_string()),
+                },
+            };
+            (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(&pattern, s.kb_base)?;
+            if trims_then_writes {
+                s.refused.push(format!(
+                    "rw={v}: fio's trim-then-write patterns are not supported yet"
+                ));
+            }
             Ok(())
         },
     },
@@ -661,6 +696,9 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "a size, e.g. 1g, or a percentage of each target (1% to 100%)",
         help: "bytes the job covers (split over its files)",
         set: |s, v| {
+            if refused_in_zones(s, "size", v) {
+                return Ok(());
+            }
             let kb = s.kb_base;
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.size, s.size_percent) = (Some(b), None),

@@ -103,6 +103,18 @@ pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), 
             spec.ignored.push(format!("{name}{alias}: {why}"));
             return Ok(());
         }
+        if let Some(refusal) = crate::optsets::refused_at_run(name, value) {
+            // A job's own value replaces its [global] one.
+            let (set, named) = (format!("option '{name}="), format!("option '{name}'"));
+            spec.refused
+                .retain(|r| !r.starts_with(&set) && !r.starts_with(&named));
+            if let Some(why) = refusal {
+                let v = value.map(|v| format!("={v}")).unwrap_or_default();
+                spec.refused
+                    .push(format!("option '{name}{v}'{alias}: {why}"));
+            }
+            return Ok(());
+        }
         if crate::optsets::not_yet(name) {
             return Err(SpecError::new(name, format!("is not supported yet{alias}")));
         }
@@ -616,10 +628,18 @@ mod tests {
         assert_eq!(s.offset, 1 << 20);
         apply(&mut s, "disable_bw", None).unwrap();
         assert!(s.ignored.last().unwrap().contains("disable_bw_measurement"));
-        let e = apply(&mut s, "ratemin", Some("1m")).unwrap_err();
+        apply(&mut s, "ratemin", Some("1m")).unwrap();
+        assert!(
+            s.refused.last().unwrap().starts_with(
+                "option 'ratemin=1m' (fio's other name for 'rate_min'): stopping a job"
+            ),
+            "{:?}",
+            s.refused
+        );
+        let e = apply(&mut s, "ratecycle", Some("1000")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "option 'ratemin' is not supported yet (fio's other name for 'rate_min')"
+            "option 'ratecycle' is not supported yet (fio's other name for 'rate_cycle')"
         );
         apply(&mut s, "threads", Some("1")).unwrap();
         assert!(s.ignored.last().unwrap().contains("tiobench"));

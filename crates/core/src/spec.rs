@@ -397,6 +397,16 @@ pub struct JobSpec {
     pub options_given: Vec<(String, String)>,
     /// Options accepted and ignored on purpose, with the reason.
     pub ignored: Vec<String>,
+    /// What this job asks for that ssdready parses but cannot run (an
+    /// engine, an option of [`crate::optsets::REFUSED_AT_RUN`]), one line
+    /// each: a run refuses the job; `--parse-only` notes it.
+    #[serde(default)]
+    pub refused: Vec<String>,
+    /// The engine as the job file named it, when that is not
+    /// `ioengine.name()`: fio's other names for the same system calls
+    /// (`sync`, `pvsync`, `vsync`, `pvsync2`) or an engine that is refused.
+    #[serde(default)]
+    pub engine_named: Option<String>,
 }
 
 impl Default for JobSpec {
@@ -491,6 +501,8 @@ impl Default for JobSpec {
             ss_ramp_ns: 0,
             options_given: Vec::new(),
             ignored: Vec::new(),
+            refused: Vec::new(),
+            engine_named: None,
         }
     }
 }
@@ -749,6 +761,35 @@ impl JobSpec {
         })
     }
 
+    /// Why a run refuses this job (empty: it runs): what it asks for that
+    /// ssdready parses but cannot do, one line each, naming the job.
+    pub fn refusals(&self) -> Vec<String> {
+        let mut why = self.refused.clone();
+        match self.engine_named.as_deref() {
+            Some("vsync") if self.iodepth > 1 => why.push(format!(
+                "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
+                 that is not supported yet (it runs at iodepth=1, or use psync)",
+                self.iodepth
+            )),
+            Some("pvsync2") if self.hipri => why.push(
+                "ioengine=pvsync2 with hipri: polled preadv2/pwritev2 (RWF_HIPRI) is not supported yet \
+                 (use ioengine=io_uring with hipri)"
+                    .into(),
+            ),
+            _ => {}
+        }
+        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
+            // fio's libaio discards synchronously (an ioctl between batches).
+            why.push(format!(
+                "rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
+                self.rw.name()
+            ));
+        }
+        why.into_iter()
+            .map(|w| format!("job '{}': {w}", self.name))
+            .collect()
+    }
+
     /// Every check that needs nothing but the spec. Checks that need the
     /// target (bs ≤ size of a file or device, O_DIRECT alignment) run when
     /// the targets are resolved, still before anything is written.
@@ -805,12 +846,6 @@ impl JobSpec {
             }
             self.validate_per_file(size)?;
         }
-        if self.time_based && self.runtime_ns.is_none() {
-            return e(
-                "time_based",
-                "time_based needs runtime (e.g. runtime=10s)".into(),
-            );
-        }
         if self.iodepth_batch_submit > self.iodepth {
             return e(
                 "iodepth_batch_submit",
@@ -838,9 +873,10 @@ impl JobSpec {
                 ),
             );
         }
+        let pvsync2 = self.engine_named.as_deref() == Some("pvsync2");
         if self.ioengine != EngineKind::IoUring {
             for (on, opt) in [
-                (self.hipri, "hipri"),
+                (self.hipri && !pvsync2, "hipri"),
                 (self.sqthread_poll, "sqthread_poll"),
                 (self.fixedbufs, "fixedbufs"),
                 (self.registerfiles, "registerfiles"),
@@ -855,12 +891,6 @@ impl JobSpec {
                     );
                 }
             }
-        }
-        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
-            return e(
-                "rw",
-                "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
-            );
         }
         if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
             return e(
