@@ -408,7 +408,6 @@ pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), String> {
 /// would run (fio 3.33's engines, and `page_fault`, a later one).
 pub(crate) const FIO_ENGINES: &[&str] = &[
     "posixaio",
-    "ftruncate",
     "libzbc",
     "page_fault",
     "mmap",
@@ -418,7 +417,6 @@ pub(crate) const FIO_ENGINES: &[&str] = &[
     "netsplice",
     "cpuio",
     "rdma",
-    "falloc",
     "e4defrag",
     "rbd",
     "http",

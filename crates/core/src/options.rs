@@ -629,17 +629,21 @@ mod tests {
         apply(&mut s, "disable_bw", None).unwrap();
         assert!(s.ignored.last().unwrap().contains("disable_bw_measurement"));
         apply(&mut s, "ratemin", Some("1m")).unwrap();
+        assert_eq!(s.rate_min_bytes, [Some(1 << 20); 3]);
+        apply(&mut s, "ratecycle", Some("500")).unwrap();
+        assert_eq!(s.rate_cycle_ms, 500);
+        apply(&mut s, "fill_fs", Some("1")).unwrap();
         assert!(
             s.refused.last().unwrap().starts_with(
-                "option 'ratemin=1m' (fio's other name for 'rate_min'): stopping a job"
+                "option 'fill_fs=1' (fio's other name for 'fill_device'): writing until"
             ),
             "{:?}",
             s.refused
         );
-        let e = apply(&mut s, "ratecycle", Some("1000")).unwrap_err();
+        let e = apply(&mut s, "mem_align", Some("4k")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "option 'ratecycle' is not supported yet (fio's other name for 'rate_cycle')"
+            "option 'mem_align' is not supported yet (fio's other name for 'iomem_align')"
         );
         apply(&mut s, "threads", Some("1")).unwrap();
         assert!(s.ignored.last().unwrap().contains("tiobench"));

@@ -9,7 +9,7 @@ use crate::strategy::CompletionWait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use crate::spec_types::{Amount, FileService, RwSequencer, Zone};
+pub use crate::spec_types::{Amount, ExitWhat, FileService, RwSequencer, Zone};
 
 /// The fio `rw` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,6 +291,18 @@ pub struct JobSpec {
     pub rate_iops: [Option<u64>; 3],
     /// Bandwidth cap per worker for reads, writes and trims (`rate=r,w,t`).
     pub rate_bytes: [Option<u64>; 3],
+    /// The least bandwidth per worker and direction (`rate_min`): a job
+    /// slower over a `rate_cycle` (after its first 2 s) ends with EIO.
+    #[serde(default)]
+    pub rate_min_bytes: [Option<u64>; 3],
+    /// The least IOPS per worker and direction (`rate_iops_min`), checked
+    /// when `rate_min` is not set for that direction, as fio does.
+    #[serde(default)]
+    pub rate_iops_min: [Option<u64>; 3],
+    /// The window over which the minimum rates are checked, ms
+    /// (`rate_cycle`, fio's default 1000).
+    #[serde(default = "default_rate_cycle_ms")]
+    pub rate_cycle_ms: u64,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusPolicy,
     pub thinktime_ns: u64,
@@ -345,6 +357,24 @@ pub struct JobSpec {
     pub group_reporting: bool,
     /// When this job finishes, stop every other job (fio `exitall`).
     pub exitall: bool,
+    /// Which jobs `exitall` stops (fio `exit_what`).
+    #[serde(default)]
+    pub exit_what: ExitWhat,
+    /// Start only when every clone of this earlier job has ended (fio
+    /// `wait_for`).
+    #[serde(default)]
+    pub wait_for: Option<String>,
+    /// Weight in fio's token-based flow control between the jobs of one
+    /// `flow_id` (fio `flow`; 0: off).
+    #[serde(default)]
+    pub flow: u32,
+    /// The flow the job's weight counts in (fio `flow_id`).
+    #[serde(default)]
+    pub flow_id: u32,
+    /// How long a job that is ahead of its share sleeps before it looks
+    /// again, µs (fio `flow_sleep`; 0: it tries again at once).
+    #[serde(default)]
+    pub flow_sleep_us: u64,
     pub startdelay_ns: u64,
     /// Remove the job's files when it is done.
     pub unlink: bool,
@@ -409,6 +439,10 @@ pub struct JobSpec {
     pub engine_named: Option<String>,
 }
 
+fn default_rate_cycle_ms() -> u64 {
+    1000
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
@@ -447,6 +481,9 @@ impl Default for JobSpec {
             norandommap: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],
+            rate_min_bytes: [None; 3],
+            rate_iops_min: [None; 3],
+            rate_cycle_ms: 1000,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
             thinktime_ns: 0,
@@ -477,6 +514,11 @@ impl Default for JobSpec {
             new_group: false,
             group_reporting: false,
             exitall: false,
+            exit_what: ExitWhat::Group,
+            wait_for: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             startdelay_ns: 0,
             unlink: false,
             invalidate: true,
@@ -723,7 +765,9 @@ impl JobSpec {
     /// Whether the job changes its targets: it writes or trims, and is not
     /// `verify_only` (which reads back what the job would have written).
     pub fn modifies_target(&self) -> bool {
-        self.rw.modifies() && !self.verify.only
+        // fio's falloc engine allocates on reads too.
+        let falloc = self.engine_named.as_deref() == Some("falloc");
+        (self.rw.modifies() || falloc) && !self.verify.only
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
@@ -770,6 +814,15 @@ impl JobSpec {
                 "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
                  that is not supported yet (it runs at iodepth=1, or use psync)",
                 self.iodepth
+            )),
+            Some("ftruncate") if !matches!(self.rw, RwMode::Write | RwMode::RandWrite) => why.push(format!(
+                "rw={}: ioengine=ftruncate issues only writes (each sets the file's size to its offset); \
+                 use rw=write or randwrite",
+                self.rw.name()
+            )),
+            Some(e @ ("falloc" | "ftruncate")) if self.verify.on() => why.push(format!(
+                "verify={}: ioengine={e} moves no data, so there is nothing to verify",
+                self.verify.method.map_or("pattern", |m| m.name())
             )),
             Some("pvsync2") if self.hipri => why.push(
                 "ioengine=pvsync2 with hipri: polled preadv2/pwritev2 (RWF_HIPRI) is not supported yet \
