@@ -11,9 +11,12 @@
 
 use crate::history::{db_path, error_code};
 use crate::{fail, say};
-use ssdready_history::compare::{compare, render_regressions, render_text, Comparison, Origin};
+use ssdready_history::compare::{
+    compare, render_regressions, render_text, Comparison, Origin, Row, Verdict,
+};
 use ssdready_history::figures::Document;
 use ssdready_history::{History, Kind, Side};
+use ssdready_report::html::ReportDoc;
 use std::path::{Path, PathBuf};
 
 /// The `compare` command line.
@@ -26,7 +29,7 @@ pub struct CompareArgs {
     /// The history database that ids refer to (default: $XDG_DATA_HOME/ssdready/history.db).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Write DIR/compare.json (docs/compare-schema.md).
+    /// Write DIR/compare.json (docs/compare-schema.md) and DIR/compare.html (the two curves overlaid).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Show every figure, not only the differences.
@@ -157,13 +160,63 @@ fn output_dir(dir: &Path) -> PathBuf {
     dir.join("compare.json")
 }
 
-/// Write `compare.json` (atomically) into `dir`, made if missing.
-fn write_outputs(dir: &Path, c: &Comparison) -> Result<PathBuf, String> {
+/// Write `compare.json` and `compare.html` (each atomically) into `dir`,
+/// made if missing.
+fn write_outputs(
+    dir: &Path,
+    c: &Comparison,
+    a: &Document,
+    b: &Document,
+) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let file = dir.join("compare.json");
     let text = serde_json::to_string_pretty(c).expect("a comparison serialises") + "\n";
     crate::output::write(&crate::output::Sink::File(file.clone()), &text)?;
+    let html =
+        ssdready_report::html::render_compare(&report_doc(a), &report_doc(b), &differences(c));
+    crate::output::write(&crate::output::Sink::File(dir.join("compare.html")), &html)?;
     Ok(file)
+}
+
+/// The document as the report crate takes it.
+fn report_doc(d: &Document) -> ReportDoc {
+    match d {
+        Document::Study(s) => ReportDoc::Study(s.clone()),
+        Document::Run(r) => ReportDoc::Run(r.clone()),
+    }
+}
+
+/// The comparison's judgement as compare.html's table shows it: the
+/// figures beyond the noise (all of them when none is), with the counts
+/// and the notes beside.
+fn differences(c: &Comparison) -> serde_json::Value {
+    let beyond = |r: &&Row| r.verdict != Verdict::Same;
+    let rows: Vec<serde_json::Value> = c
+        .figures
+        .iter()
+        .filter(beyond)
+        .map(|r| {
+            serde_json::json!({
+                "figure": r.label,
+                "unit": r.unit,
+                "A": r.a,
+                "B": r.b,
+                "change %": r.change_pct,
+                "noise %": r.noise_pct,
+                "noise from": r.noise_source,
+                "verdict": r.verdict,
+                "key": r.key,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "differences": rows,
+        "better": c.better,
+        "worse": c.worse,
+        "regressions": c.regressions.join(", "),
+        "noise floor %": c.noise_floor_pct,
+        "notes": c.notes.join("; "),
+    })
 }
 
 /// Run `ssdready compare`.
@@ -195,7 +248,7 @@ pub fn command(a: CompareArgs) {
     }
     print!("{}", render_text(&c, a.all));
     if let Some(dir) = &a.output {
-        match write_outputs(dir, &c) {
+        match write_outputs(dir, &c, &la.doc, &lb.doc) {
             Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
             Err(e) => fail(1, &e),
         }

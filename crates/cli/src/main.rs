@@ -119,8 +119,13 @@ enum RamdevCmd {
 
 #[derive(Subcommand)]
 enum EmuCmd {
-    /// List the emulator presets with their parameters.
-    Presets,
+    /// List the emulator presets with their parameters (or print one as a device file).
+    Presets {
+        /// Print preset NAME as a TOML device file (every parameter), to
+        /// edit and use as --filename=emu:file=PATH.
+        #[arg(long, value_name = "NAME")]
+        toml: Option<String>,
+    },
     /// Run jobs against emulated devices in virtual time (same options and output as run).
     #[command(disable_help_flag = true)]
     Simulate {
@@ -132,7 +137,7 @@ enum EmuCmd {
 
 fn list_presets() {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...]; no filename = emu:nvme-tlc):\n");
+    let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...], or a device file as emu:file=PATH.toml; no filename = emu:nvme-tlc):\n");
     for (name, desc) in ssdready_emu::config::PRESETS {
         let p = ssdready_emu::config::preset(name).expect("listed presets exist");
         let _ = writeln!(out, "{name}\n    {desc}");
@@ -145,6 +150,28 @@ fn list_presets() {
         for chunk in pairs.chunks(6) {
             let _ = writeln!(out, "    {}", chunk.join(" "));
         }
+    }
+}
+
+/// `emu presets --toml NAME`: the preset as a device file on stdout.
+fn print_device_file(name: &str) {
+    let desc = ssdready_emu::config::PRESETS
+        .iter()
+        .find(|p| p.0 == name)
+        .map_or("", |p| p.1);
+    let Some(p) = ssdready_emu::config::preset(name) else {
+        let names: Vec<&str> = ssdready_emu::config::PRESETS.iter().map(|p| p.0).collect();
+        fail(
+            2,
+            &format!(
+                "--toml: unknown emulator preset '{name}' (allowed: {})",
+                names.join(", ")
+            ),
+        );
+    };
+    let text = ssdready_emu::devfile::to_toml(&p, &format!("the {name} preset ({desc})"));
+    if let Err(e) = output::write(&output::Sink::Stdout, &text) {
+        fail(1, &e);
     }
 }
 
@@ -485,8 +512,11 @@ fn main() {
         Cmd::Options => list_options(),
         Cmd::Ramdev { cmd } => ramdev_command(cmd),
         Cmd::Emu {
-            cmd: EmuCmd::Presets,
+            cmd: EmuCmd::Presets { toml: None },
         } => list_presets(),
+        Cmd::Emu {
+            cmd: EmuCmd::Presets { toml: Some(name) },
+        } => print_device_file(&name),
         Cmd::Emu {
             cmd: EmuCmd::Simulate { args },
         } => run_command(&args, true),

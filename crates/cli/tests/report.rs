@@ -438,3 +438,36 @@ fn report_refuses_bad_input_with_one_line_and_exit_2_writing_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("option 'report'"));
 }
+
+#[test]
+fn compare_writes_compare_html_with_the_two_curves_overlaid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cmp");
+    let study = study_dir().to_str().unwrap().to_owned();
+    let json = study_dir().join("study.json");
+    let out = ssdready(&[
+        "compare",
+        &study,
+        json.to_str().unwrap(),
+        "--output",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.join("compare.html");
+    let html = read(&page);
+    let charts = check_file(&html);
+    assert!(charts >= 3, "{charts} overlaid charts");
+    assert!(html.contains("A solid, B dashed"), "the overlay's key");
+    assert!(
+        html.contains("No difference exceeds the noise"),
+        "a study against itself differs in nothing"
+    );
+    let Some(seen) = browse(&page, None) else {
+        return;
+    };
+    check_in_browser(&seen, charts);
+}

@@ -352,7 +352,10 @@ impl Params {
     pub fn parse(spec: &str) -> Result<Params, String> {
         let mut parts = spec.split(',').map(str::trim).filter(|s| !s.is_empty());
         let first = parts.clone().next().unwrap_or("");
-        let mut p = if first.is_empty() || first.contains('=') {
+        let mut p = if let Some(path) = first.strip_prefix("file=") {
+            parts.next();
+            crate::devfile::load(std::path::Path::new(path))?
+        } else if first.is_empty() || first.contains('=') {
             Params::default()
         } else {
             parts.next();
@@ -372,6 +375,68 @@ impl Params {
         }
         p.check()?;
         Ok(p)
+    }
+
+    /// Set one parameter as its inline key takes it (`read_ns`, `55us`);
+    /// not checked ([`Params::check`]).
+    pub fn set_key(&mut self, k: &str, v: &str) -> Result<(), String> {
+        self.set(k, v)
+    }
+
+    /// Every parameter a key sets, as (key, value) text the key takes
+    /// back: [`Params::set_key`] of each on any base gives `self`.
+    pub fn settable_pairs(&self) -> Vec<(&'static str, String)> {
+        let p = self;
+        let completion = match p.completion {
+            CompletionMode::Irq => "irq",
+            CompletionMode::Poll => "poll",
+            CompletionMode::Hybrid => "hybrid",
+        };
+        vec![
+            ("size", p.size.to_string()),
+            ("op", p.op.to_string()),
+            ("channels", p.channels.to_string()),
+            ("dies_per_channel", p.dies_per_channel.to_string()),
+            ("pages_per_block", p.pages_per_block.to_string()),
+            ("page_bytes", p.page_bytes.to_string()),
+            ("read_ns", p.read_ns.to_string()),
+            ("program_ns", program_times(p)),
+            ("erase_ns", p.erase_ns.to_string()),
+            ("flash_page_bytes", p.flash_page_bytes.to_string()),
+            ("flash_block_bytes", p.flash_block_bytes.to_string()),
+            ("planes", p.planes.to_string()),
+            ("slc_cache", p.slc_cache.to_string()),
+            ("slc_program_ns", p.slc_program_ns.to_string()),
+            ("suspend_ns", p.suspend_ns.to_string()),
+            ("resume_ns", p.resume_ns.to_string()),
+            ("suspend_max", p.suspend_max.to_string()),
+            ("channel_mbps", p.channel_mbps.to_string()),
+            ("link_mbps", p.link_mbps.to_string()),
+            ("fw_cmd_ns", p.fw_cmd_ns.to_string()),
+            ("fw_per_4k_ns", p.fw_per_4k_ns.to_string()),
+            ("fw_units", p.fw_units.to_string()),
+            ("cmd_slots", p.cmd_slots.to_string()),
+            ("write_buffer", p.write_buffer.to_string()),
+            ("dram", p.dram.to_string()),
+            ("dram_cmd_ns", p.dram_cmd_ns.to_string()),
+            ("dram_per_4k_ns", p.dram_per_4k_ns.to_string()),
+            ("gc", format!("{:?}", p.gc).to_lowercase()),
+            ("gc_bg_free", p.gc_bg_free.to_string()),
+            ("gc_fg_free", p.gc_fg_free.to_string()),
+            ("completion", completion.to_string()),
+            ("coalesce_n", p.coalesce_n.to_string()),
+            ("coalesce_us", p.coalesce_us.to_string()),
+            ("nocopy", p.nocopy.to_string()),
+            ("host_ns", p.host_ns.to_string()),
+            ("cmd_bytes", p.cmd_bytes.to_string()),
+            ("extent_bytes", p.extent_bytes.to_string()),
+            ("extent_ns", p.extent_ns.to_string()),
+            ("cpl_ns", p.cpl_ns.to_string()),
+            ("iface_depth", p.iface_depth.to_string()),
+            ("host_cmd_ns", p.host_cmd_ns.to_string()),
+            ("irq_ns", p.irq_ns.to_string()),
+            ("wake_ns", p.wake_ns.to_string()),
+        ]
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<(), String> {

@@ -42,6 +42,7 @@
 
 pub mod analytic;
 pub mod config;
+pub mod devfile;
 pub mod device;
 pub mod die;
 pub mod engine;

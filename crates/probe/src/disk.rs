@@ -137,6 +137,47 @@ pub fn split(name: &str, a: &DiskStat, b: &DiskStat, app: AppView, window_ns: u6
     r
 }
 
+/// A latency summary from log-linear buckets (representative ns, count),
+/// with an exact sum and count.
+pub fn summary_from_buckets(
+    buckets: &[(u64, u64)],
+    sum_ns: u64,
+    count: u64,
+    pcts: &[f64],
+) -> ssdready_core::hist::LatSummary {
+    let mut s = ssdready_core::hist::LatSummary {
+        n: count,
+        min_ns: buckets.first().map(|b| b.0).unwrap_or(0),
+        max_ns: buckets.last().map(|b| b.0).unwrap_or(0),
+        mean_ns: if count > 0 {
+            sum_ns as f64 / count as f64
+        } else {
+            0.0
+        },
+        ..Default::default()
+    };
+    let total: u64 = buckets.iter().map(|b| b.1).sum();
+    let mut var = 0.0;
+    for &(v, c) in buckets {
+        var += c as f64 * (v as f64 - s.mean_ns).powi(2);
+    }
+    s.stddev_ns = if total > 1 {
+        (var / total as f64).sqrt()
+    } else {
+        0.0
+    };
+    for &p in pcts {
+        let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+        let mut cum = 0;
+        let v = buckets.iter().find(|b| {
+            cum += b.1;
+            cum >= rank
+        });
+        s.percentiles.push((p, v.map(|b| b.0).unwrap_or(0)));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,45 +229,4 @@ mod tests {
         assert!(r.above_block_mean_ns.is_none());
         assert!(r.note.unwrap().contains("withheld"));
     }
-}
-
-/// A latency summary from log-linear buckets (representative ns, count),
-/// with an exact sum and count.
-pub fn summary_from_buckets(
-    buckets: &[(u64, u64)],
-    sum_ns: u64,
-    count: u64,
-    pcts: &[f64],
-) -> ssdready_core::hist::LatSummary {
-    let mut s = ssdready_core::hist::LatSummary {
-        n: count,
-        min_ns: buckets.first().map(|b| b.0).unwrap_or(0),
-        max_ns: buckets.last().map(|b| b.0).unwrap_or(0),
-        mean_ns: if count > 0 {
-            sum_ns as f64 / count as f64
-        } else {
-            0.0
-        },
-        ..Default::default()
-    };
-    let total: u64 = buckets.iter().map(|b| b.1).sum();
-    let mut var = 0.0;
-    for &(v, c) in buckets {
-        var += c as f64 * (v as f64 - s.mean_ns).powi(2);
-    }
-    s.stddev_ns = if total > 1 {
-        (var / total as f64).sqrt()
-    } else {
-        0.0
-    };
-    for &p in pcts {
-        let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
-        let mut cum = 0;
-        let v = buckets.iter().find(|b| {
-            cum += b.1;
-            cum >= rank
-        });
-        s.percentiles.push((p, v.map(|b| b.0).unwrap_or(0)));
-    }
-    s
 }

@@ -129,11 +129,11 @@ fn a_capped_maximum_frequency_warns() {
 fn idle_tree(states: &[(&str, &str, [&str; 2])]) -> tempfile::TempDir {
     let mut files = Vec::new();
     for (i, (name, lat, disable)) in states.iter().enumerate() {
-        for cpu in 0..2 {
+        for (cpu, off) in disable.iter().enumerate() {
             let d = format!("{C}/cpu{cpu}/cpuidle/state{i}");
             files.push((format!("{d}/name"), name.to_string()));
             files.push((format!("{d}/latency"), lat.to_string()));
-            files.push((format!("{d}/disable"), disable[cpu].to_string()));
+            files.push((format!("{d}/disable"), off.to_string()));
         }
     }
     let files: Vec<(&str, &str)> = files
@@ -439,6 +439,6 @@ fn every_condition_of_this_machine_has_a_value_and_a_source() {
     );
     for c in &conds {
         assert!(!c.value.is_empty() && c.source.starts_with('/'), "{c:?}");
-        assert!(c.warning.as_ref().map_or(true, |w| !w.is_empty()), "{c:?}");
+        assert!(c.warning.as_ref().is_none_or(|w| !w.is_empty()), "{c:?}");
     }
 }
