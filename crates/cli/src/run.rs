@@ -426,7 +426,10 @@ fn exitall(
     ends: &mut crate::steadystate::EndFlags,
 ) -> bool {
     let mut end_run = false;
-    for (ji, _) in lives.iter().filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed)) {
+    for (ji, _) in lives
+        .iter()
+        .filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
+    {
         match jobs[*ji].spec.exit_what {
             ExitWhat::Group => {
                 let group: Vec<usize> = (0..lives.len())

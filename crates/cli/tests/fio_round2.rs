@@ -64,7 +64,8 @@ fn flow_weights_share_out_the_ios() {
     ]);
     let n = |j| job(&v, j).unwrap()["read"]["total_ios"].as_u64().unwrap() as f64;
     let ratio = n("a") / n("b");
-    assert!((2.7..3.3).contains(&ratio), "a/b = {ratio}");
+    // 3 within racing threads' slack on a busy machine (1 without flow).
+    assert!((2.4..3.6).contains(&ratio), "a/b = {ratio}");
     // Another flow id: each runs free of the other.
     let (v, _) = fio_json(&[
         "--ioengine=null",
@@ -193,7 +194,12 @@ fn exit_what_picks_the_jobs_exitall_ends() {
     assert!(job(&v, "c").is_none(), "all: c ran");
     assert!(err.contains("did not start"), "{err}");
     refused(
-        &["--name=a", "--ioengine=null", "--size=1m", "--exit_what=some"],
+        &[
+            "--name=a",
+            "--ioengine=null",
+            "--size=1m",
+            "--exit_what=some",
+        ],
         &["option 'exit_what'", "group, stonewall or all"],
     );
 }
@@ -254,14 +260,17 @@ fn ftruncate_engine_sets_the_size_to_each_write_offset() {
     if have_fio() {
         let g = d.path().join("fio-ft");
         let ga = format!("--filename={}", g.display());
-        let (fv, _) = fio_in(d.path(), &[
-            "--name=t",
-            "--ioengine=ftruncate",
-            &ga,
-            "--size=8m",
-            "--bs=1m",
-            "--rw=write",
-        ]);
+        let (fv, _) = fio_in(
+            d.path(),
+            &[
+                "--name=t",
+                "--ioengine=ftruncate",
+                &ga,
+                "--size=8m",
+                "--bs=1m",
+                "--rw=write",
+            ],
+        );
         assert_eq!(fv["jobs"][0]["write"]["total_ios"], 8);
         assert_eq!(
             std::fs::metadata(&g).unwrap().len(),
@@ -293,11 +302,24 @@ fn fio_other_sync_engines_run_as_psync() {
         assert_eq!(v["jobs"][0]["write"]["total_ios"], 256, "{e}");
     }
     refused(
-        &["--name=v", "--ioengine=vsync", &fa, "--size=1m", "--iodepth=4"],
+        &[
+            "--name=v",
+            "--ioengine=vsync",
+            &fa,
+            "--size=1m",
+            "--iodepth=4",
+        ],
         &["ioengine=vsync", "iodepth"],
     );
     refused(
-        &["--name=v", "--ioengine=pvsync2", &fa, "--size=1m", "--direct=1", "--hipri"],
+        &[
+            "--name=v",
+            "--ioengine=pvsync2",
+            &fa,
+            "--size=1m",
+            "--direct=1",
+            "--hipri",
+        ],
         &["ioengine=pvsync2 with hipri"],
     );
 }
@@ -325,7 +347,10 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
     let base = ["--name=z", fa.as_str(), "--size=1m"];
     let cases: [(&str, &[&str]); 6] = [
         ("--zonemode=zbd", &["job 'z'", "zonemode=zbd", "zoned"]),
-        ("--ioengine=sg", &["job 'z'", "ioengine=sg", "not supported"]),
+        (
+            "--ioengine=sg",
+            &["job 'z'", "ioengine=sg", "not supported"],
+        ),
         ("--rw=trimwrite", &["job 'z'", "rw=trimwrite"]),
         ("--rate_process=poisson", &["rate_process=poisson"]),
         ("--fill_device=1", &["fill_device=1", "ENOSPC"]),
@@ -336,7 +361,11 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
         a.push(opt);
         refused(&a, needles);
     }
-    for noop in ["--zonemode=none", "--continue_on_error=none", "--rate_process=linear"] {
+    for noop in [
+        "--zonemode=none",
+        "--continue_on_error=none",
+        "--rate_process=linear",
+    ] {
         let mut a = vec!["run", "--parse-only"];
         a.extend(base);
         a.push(noop);
@@ -358,7 +387,11 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
     )
     .unwrap();
     let out = ssdready(&["run", "--parse-only", jf.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// rate_min (fio's ratemin): a job held by `rate` below its `rate_min`

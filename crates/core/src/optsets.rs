@@ -46,12 +46,16 @@ pub static IGNORED: &[(&str, &str)] = &[
 ];
 
 /// Why a job that uses an option is refused when it runs.
-const ZONED: &str = "zoned block devices (fio's zonemode=zbd and strided zones) are not supported yet; \
+const ZONED: &str =
+    "zoned block devices (fio's zonemode=zbd and strided zones) are not supported yet; \
                      the target would be written as a conventional device";
 const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
-const DEDUPE: &str = "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
-const COMPRESS: &str = "compressible write buffers are not supported yet (every write has fresh random bytes)";
-const LATENCY_TARGET: &str = "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
+const DEDUPE: &str =
+    "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
+const COMPRESS: &str =
+    "compressible write buffers are not supported yet (every write has fresh random bytes)";
+const LATENCY_TARGET: &str =
+    "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
 const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
 
 /// Options parsed and refused when the job runs: (option, fio's values that

@@ -236,8 +236,12 @@ impl<'a> Loop<'a> {
             done_issuing: false,
             give_up_at: None,
             tokens: None,
-            min_rate: (spec.rate_min_bytes.iter().chain(&spec.rate_iops_min).any(Option::is_some))
-                .then_some([None; 3]),
+            min_rate: (spec
+                .rate_min_bytes
+                .iter()
+                .chain(&spec.rate_iops_min)
+                .any(Option::is_some))
+            .then_some([None; 3]),
         }
     }
 
@@ -724,13 +728,13 @@ impl<'a> Loop<'a> {
         if !self.measuring || now.saturating_sub(self.start) < 2_000_000_000 {
             return;
         }
-        for d in 0..3 {
+        for (d, last) in checked.iter_mut().enumerate() {
             let (min_bytes, min_iops) = (spec.rate_min_bytes[d], spec.rate_iops_min[d]);
             if (min_bytes.is_none() && min_iops.is_none()) || self.live_bytes[d] == 0 {
                 continue;
             }
             let (bytes, ios) = (self.live_bytes[d], self.live_ios[d]);
-            if let Some((last_bytes, last_ios, at)) = checked[d] {
+            if let Some((last_bytes, last_ios, at)) = *last {
                 let spent_ms = now.saturating_sub(at) / 1_000_000;
                 if spent_ms == 0 || spent_ms < spec.rate_cycle_ms {
                     continue;
@@ -753,7 +757,7 @@ impl<'a> Loop<'a> {
                     return;
                 }
             }
-            checked[d] = Some((bytes, ios, now));
+            *last = Some((bytes, ios, now));
         }
     }
 
