@@ -11,7 +11,12 @@
 #                 variables fio 3.33 lacks)
 #   non-local     a job uses an engine that is not local storage (network,
 #                 remote, CPU-only or external engines); counted apart
-# The figure is both / (fio parses ∧ local-storage engine), in percent.
+#   fio-lacks     fio parses it but cannot run it: a job names an engine
+#                 this fio cannot load (`fio --enghelp=E` says "not
+#                 loadable"; fio --parse-only does not load engines);
+#                 counted apart, ssdready's verdict printed
+# The figure is both / (fio parses ∧ local-storage engine ∧ fio has the
+# engine), in percent.
 #
 # fio's files are found at run time, never copied into this repository:
 #   FIO_EXAMPLES=DIR            a directory of example job files, or
@@ -58,8 +63,8 @@ fi
 # CPU-only, external (built outside fio) engines.
 nonlocal_re='^(net|netsplice|rdma|rbd|rados|http|gfapi|gfapi_async|libhdfs|libiscsi|nbd|nfs|dfs|ime_psync|ime_psyncv|ime_aio|cpuio|exec|cpp_null|external.*|.*\.so)$'
 
-declare -A count=([both]=0 [only-fio]=0 [only-ssdready]=0 [neither]=0 [non-local]=0)
-declare -a why=()
+declare -A count=([both]=0 [only-fio]=0 [only-ssdready]=0 [neither]=0 [non-local]=0 [fio-lacks]=0)
+declare -a why=() lacks=()
 cd "$tmp"
 for f in "$examples"/*.fio; do
     name="$(basename "$f")"
@@ -68,14 +73,25 @@ for f in "$examples"/*.fio; do
     for e in $engines; do
         [[ "$e" =~ $nonlocal_re ]] && nonlocal=1
     done
-    fio_ok=1
+    fio_ok=1 fio_lacks=""
     if [[ -n "$fio" ]]; then
         timeout 20 "$fio" --parse-only "$f" >/dev/null 2>&1 || fio_ok=0
+        for e in $engines; do
+            help="$(timeout 20 "$fio" --enghelp="$e" 2>&1 || true)"
+            if [[ "$help" == *"not loadable"* ]]; then
+                fio_lacks="$e"
+            fi
+        done
     fi
     ours_ok=1
     err="$(timeout 20 "$ssdready" run --parse-only "$f" 2>&1 >/dev/null)" || ours_ok=0
     if (( nonlocal )); then
         class=non-local
+    elif (( fio_ok )) && [[ -n "$fio_lacks" ]]; then
+        class=fio-lacks
+        verdict="parses"
+        (( ours_ok )) || verdict="$(printf '%s' "$err" | grep -v '^ssdready: note:' | head -1)"
+        lacks+=("$name ($fio_lacks): $verdict")
     elif (( fio_ok && ours_ok )); then
         class=both
     elif (( fio_ok )); then
@@ -90,17 +106,21 @@ for f in "$examples"/*.fio; do
     (( verbose )) && printf '%-14s %s\n' "$class" "$name"
 done
 
-total=$(( count[both] + count[only-fio] + count[only-ssdready] + count[neither] + count[non-local] ))
+total=$(( count[both] + count[only-fio] + count[only-ssdready] + count[neither] + count[non-local] + count[fio-lacks] ))
 base=$(( count[both] + count[only-fio] ))
 echo "fio's examples ($examples): $total job files; fio: ${fio:-not installed}"
-for c in both only-fio only-ssdready neither non-local; do
+for c in both only-fio only-ssdready neither non-local fio-lacks; do
     printf '  %-14s %3d\n' "$c" "${count[$c]}"
 done
 if (( ${#why[@]} )); then
     echo "ssdready refuses (fio parses):"
     printf '    %s\n' "${why[@]}"
 fi
+if (( ${#lacks[@]} )); then
+    echo "fio parses but lacks the engine (not counted):"
+    printf '    %s\n' "${lacks[@]}"
+fi
 if (( base > 0 )); then
     pct=$(awk -v a="${count[both]}" -v b="$base" 'BEGIN { printf "%.0f", 100 * a / b }')
-    echo "parsed by ssdready: ${count[both]} of $base job files that fio parses and that use local storage: $pct %"
+    echo "parsed by ssdready: ${count[both]} of $base job files that fio parses and can run (its engines) and that use local storage: $pct %"
 fi

@@ -14,7 +14,7 @@ pub(crate) use crate::prepare::PreparedJob;
 use crate::progress::{self, Progress};
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
 use ssdready_core::result::*;
-use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::spec::{EngineKind, ExitWhat, JobSpec};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 use ssdready_emu::memory::TimeBase;
@@ -82,6 +82,9 @@ struct PhaseRun {
     hw_counters: Option<ssdready_core::result::HwCounts>,
     /// fio's steady-state checks of the phase's jobs.
     steady: Vec<crate::steadystate::Unit>,
+    /// A job's `exitall` with `exit_what=all` ended the run: the later
+    /// phases do not start.
+    end_run: bool,
 }
 
 /// Whether to decompose this phase: only when asked. Off by default since
@@ -162,8 +165,20 @@ fn run_phase(
     let mut ends = crate::steadystate::EndFlags::new(total_workers);
     let mut handles = Vec::new();
     let mut lives = Vec::new();
+    let mut flows: std::collections::HashMap<u32, Arc<worker::FlowShared>> = Default::default();
     for &ji in members {
         let j = &jobs[ji];
+        // wait_for names an earlier job: its workers, when it runs in this
+        // phase (one of an earlier phase has ended already).
+        let waitees: Vec<Arc<Live>> = match &j.spec.wait_for {
+            Some(name) => lives
+                .iter()
+                .filter(|(i, _): &&(usize, Arc<Live>)| jobs[*i].spec.name == *name)
+                .map(|(_, l)| l.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        let flow = (j.spec.flow > 0).then(|| flows.entry(j.spec.flow_id).or_default().clone());
         for w in 0..j.spec.numjobs {
             let live = Arc::new(Live::default());
             lives.push((ji, live.clone()));
@@ -191,6 +206,8 @@ fn run_phase(
                 cpus,
                 emu: j.emu.clone(),
                 join: join.clone(),
+                waitees: waitees.clone(),
+                flow: flow.clone(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
@@ -254,6 +271,7 @@ fn run_phase(
     let mut steady = crate::steadystate::units(&worker_jobs, &specs, groups, t0);
     let mut prog = Progress::new(show, expected);
     let mut next_tick = t0 + 1_000_000_000;
+    let mut end_run = false;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
         let now = clock.now();
@@ -273,12 +291,7 @@ fn run_phase(
         if let Some(a) = agg.as_mut() {
             a.tick(now, measure.is_some(), &live_only);
         }
-        if lives
-            .iter()
-            .any(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
-        {
-            ends.end_all();
-        }
+        end_run |= exitall(jobs, groups, &lives, &mut ends);
         ends.propagate();
         if now >= next_tick {
             // A worker that panicked holding the lock has poisoned it: its
@@ -398,7 +411,40 @@ fn run_phase(
         decomposition,
         hw_counters: hw.report(ios),
         steady,
+        end_run,
     })
+}
+
+/// fio's `exitall`: a finished worker of a job with it ends, as its
+/// `exit_what` says, the workers of its reporting group (`group`, fio's
+/// default) or every worker of the phase (`stonewall`, `all`). Returns
+/// whether the run ends after this phase (`all`).
+fn exitall(
+    jobs: &[PreparedJob],
+    groups: &[u32],
+    lives: &[(usize, Arc<Live>)],
+    ends: &mut crate::steadystate::EndFlags,
+) -> bool {
+    let mut end_run = false;
+    for (ji, _) in lives
+        .iter()
+        .filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
+    {
+        match jobs[*ji].spec.exit_what {
+            ExitWhat::Group => {
+                let group: Vec<usize> = (0..lives.len())
+                    .filter(|&w| groups[lives[w].0] == groups[*ji])
+                    .collect();
+                ends.end_steady(&group);
+            }
+            ExitWhat::Stonewall => ends.end_all(),
+            ExitWhat::All => {
+                ends.end_all();
+                end_run = true;
+            }
+        }
+    }
+    end_run
 }
 
 /// The failure of a phase whose workers reported one: a panic first (the
@@ -448,6 +494,8 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
+    // What a run would refuse, --parse-only refuses too (one line, exit 2).
+    crate::validate::refuse_unrunnable(&specs)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
             eprintln!("ssdready: {n}");
@@ -459,6 +507,7 @@ pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Fail
 /// Run the jobs; returns the result (possibly marked interrupted).
 pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
     let mut specs = crate::validate::jobs(args)?;
+    crate::validate::refuse_unrunnable(&specs)?;
     for s in specs.iter_mut().filter(|s| !s.randrepeat) {
         s.randseed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -585,6 +634,18 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         let disagree = phase.checks.iter().filter(|c| !c.agree);
         warnings.extend(disagree.map(|c| format!("phase {pi}: {}", c.describe())));
         phase_results.push(phase);
+        if run.end_run && pi + 1 < phases.len() {
+            let skipped: Vec<&str> = phases[pi + 1..]
+                .iter()
+                .flatten()
+                .map(|&ji| jobs[ji].spec.name.as_str())
+                .collect();
+            warnings.push(format!(
+                "exitall with exit_what=all ended the run: job(s) {} did not start (as in fio)",
+                skipped.join(", ")
+            ));
+            break;
+        }
     }
     let interrupted = stop.load(Relaxed);
     if phase_results.is_empty() && interrupted {

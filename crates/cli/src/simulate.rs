@@ -15,6 +15,7 @@ use std::sync::Arc;
 /// Simulate the jobs of `args`.
 pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
     let mut specs = crate::validate::jobs(args)?;
+    crate::validate::refuse_unrunnable(&specs)?;
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
             "job '{}': emu simulate runs jobs on emulated devices only, not on {} (drop filename, or use emu:PRESET)",

@@ -26,7 +26,8 @@ use std::sync::Arc;
 /// One end flag per worker of a phase.
 pub struct EndFlags {
     flags: Vec<Arc<AtomicBool>>,
-    /// Flags set because the worker's steady state was reached.
+    /// Flags set on purpose for some workers only (their steady state was
+    /// reached, or an `exitall` ended their reporting group).
     by_steady_state: Vec<bool>,
 }
 
@@ -50,8 +51,9 @@ impl EndFlags {
         self.flags.iter().for_each(|f| f.store(true, Relaxed));
     }
 
-    /// End the workers of a unit whose steady state was reached.
-    fn end_steady(&mut self, workers: &[usize]) {
+    /// End some workers only: those of a unit whose steady state was
+    /// reached, or of a reporting group that an `exitall` ends.
+    pub fn end_steady(&mut self, workers: &[usize]) {
         for &w in workers {
             self.by_steady_state[w] = true;
             self.flags[w].store(true, Relaxed);

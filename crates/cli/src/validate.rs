@@ -59,6 +59,7 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     check_emulator_targets(&specs)?;
     let (_, groups) = crate::run::phases_and_groups(&specs);
     crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;
+    check_wait_for(&specs).map_err(bad)?;
     // fio-format logs are written when the run ends: every file must be
     // writable now, not after the measurement.
     crate::logs::check_all(&specs).map_err(bad)?;
@@ -68,6 +69,41 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
         }
     }
     Ok(specs)
+}
+
+/// `wait_for` names one earlier job, as fio's init.c checks it (a job
+/// cannot wait for itself, for a later or unknown job, or for a name two
+/// jobs have).
+fn check_wait_for(specs: &[JobSpec]) -> Result<(), String> {
+    for (i, s) in specs.iter().enumerate() {
+        let Some(waitee) = &s.wait_for else { continue };
+        let why = if *waitee == s.name {
+            Some("a job cannot wait for itself")
+        } else {
+            match specs[..i].iter().filter(|o| o.name == *waitee).count() {
+                0 => Some("no earlier job has that name"),
+                1 => None,
+                _ => Some("more than one earlier job has that name"),
+            }
+        };
+        if let Some(why) = why {
+            return Err(format!(
+                "job '{}': option 'wait_for={waitee}': {why} (allowed: the name of one earlier job)",
+                s.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuse, before anything is written, a job that asks for what ssdready
+/// parses but cannot run (an engine, a zoned mode, …): one line, naming the
+/// job and what it asked for (exit code 2).
+pub fn refuse_unrunnable(specs: &[JobSpec]) -> Result<(), Failure> {
+    match specs.iter().flat_map(JobSpec::refusals).next() {
+        Some(why) => Err(bad(why)),
+        None => Ok(()),
+    }
 }
 
 /// Parse every `emu:…` target and check each emulator job's region against

@@ -37,9 +37,11 @@ mod checks;
 mod complete;
 mod files;
 mod steps;
+mod tokens;
 mod wait;
 
 pub use complete::Wait;
+pub use tokens::FlowShared;
 
 /// Counters the progress display reads; written by one worker only.
 #[repr(align(128))]
@@ -81,6 +83,11 @@ pub struct WorkerCtx {
     /// The kernel's per-I/O times (`--decompose` with tp_btf): each I/O to a
     /// block device is looked up there when reaped.
     pub join: Option<Arc<JoinTable>>,
+    /// The workers of the job this one waits for (`wait_for`), when that
+    /// job runs in the same phase: I/O starts once all are done.
+    pub waitees: Vec<Arc<Live>>,
+    /// The counters of the job's `flow_id`, when it has a `flow` weight.
+    pub flow: Option<Arc<FlowShared>>,
 }
 
 /// What a worker hands back.

@@ -45,7 +45,6 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         &[&fa, "--size=1m", "--ioengine=psync", "--hipri"],
         "only applies to ioengine=io_uring",
     );
-    expect_bad(&[&fa, "--size=1m", "--time_based"], "needs runtime");
     expect_bad(
         &["--filename=/no/such/dir/f", "--size=1m"],
         "does not exist",

@@ -557,11 +557,24 @@ fn fios_aliases_resolve() {
         "--name=a",
         "--size=1m",
         "--ratemin=1m",
+        "--ratecycle=500",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["spec"]["rate_min_bytes"][0], 1 << 20);
+    assert_eq!(v[0]["spec"]["rate_cycle_ms"], 500);
+    let o = ssdready(&[
+        "run",
+        "--parse-only",
+        "--name=a",
+        "--size=1m",
+        "--fill_fs=1",
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr).trim(),
-        "ssdready: job 'a': option 'ratemin' is not supported yet (fio's other name for 'rate_min')"
+        "ssdready: job 'a': option 'fill_fs=1' (fio's other name for 'fill_device'): \
+         writing until the device or file system is full (ENOSPC) is not supported yet"
     );
 }
 

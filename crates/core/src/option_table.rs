@@ -199,6 +199,22 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "exit_what",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "group, stonewall or all",
+        help: "which jobs exitall stops: the job's reporting group, every running job, or every job (later ones do not start)",
+        set: |s, v| {
+            s.exit_what = match v.trim().to_ascii_lowercase().as_str() {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => return Err(format!("'{v}' is not group, stonewall or all")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "exitall",
         aliases: &[],
         arity: Arity::Flag,
@@ -237,6 +253,39 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "io_uring: register the I/O buffers with the kernel",
         set: |s, v| {
             s.fixedbufs = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "flow",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a weight from 0 (off) to 1000",
+        help: "token-based flow control: the jobs of one flow_id issue I/Os in the ratio of their weights",
+        set: |s, v| {
+            s.flow = ranged_u32(v, 0, 1000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "flow_id",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number (0: the default flow)",
+        help: "the flow whose jobs share out their I/Os by flow weight",
+        set: |s, v| {
+            s.flow_id = ranged_u32(v, 0, u32::MAX)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "flow_sleep",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "microseconds (0: try again at once)",
+        help: "how long a job ahead of its flow share sleeps, once its queue is empty, before it looks again",
+        set: |s, v| {
+            s.flow_sleep_us = ranged(v, 0, 3_600_000_000)?;
             Ok(())
         },
     },
@@ -332,19 +381,41 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync), io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, io_uring, libaio or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
+            s.engine_named = None;
+            s.refused.retain(|r| !r.starts_with("ioengine="));
             s.ioengine = match v {
-                // sync (read/write after lseek) and pvsync (preadv) move the
-                // same bytes at the same offsets as pread/pwrite.
-                "psync" | "sync" | "pvsync" => EngineKind::Psync,
+                "psync" => EngineKind::Psync,
+                // sync (read/write after lseek), pvsync (preadv), pvsync2
+                // (preadv2 without flags) and vsync at iodepth 1 (readv)
+                // move the same bytes at the same offsets as pread/pwrite.
+                // falloc (fallocate: a write allocates, a read allocates
+                // keeping the size, a trim punches a hole) and ftruncate
+                // (a write sets the file's size to its offset): fio's
+                // synchronous engines that issue those calls instead of
+                // pread/pwrite; the psync engine issues them.
+                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" => {
+                    s.engine_named = Some(v.to_string());
+                    EngineKind::Psync
+                }
                 "io_uring" => EngineKind::IoUring,
                 "libaio" => EngineKind::Libaio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
-                    return Err(format!("fio's '{v}' engine is not supported yet"))
+                    s.engine_named = Some(v.to_string());
+                    s.refused.push(format!(
+                        "ioengine={v}: fio's '{v}' engine is not supported yet \
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, io_uring, libaio and null)"
+                    ));
+                    // The nearest engine ssdready has, so that the job's
+                    // other options are checked as fio checks them.
+                    match v {
+                        "io_uring_cmd" => EngineKind::IoUring,
+                        _ => EngineKind::Psync,
+                    }
                 }
                 _ => return Err(format!("'{v}' is not an engine")),
             };
@@ -494,6 +565,9 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "a size, or a percentage of the target (1% to 100%)",
         help: "start of the region within each target",
         set: |s, v| {
+            if refused_in_zones(s, "offset", v) {
+                return Ok(());
+            }
             let kb = s.kb_base;
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.offset, s.offset_percent) = (b, None),
@@ -586,6 +660,17 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "rate_cycle",
+        aliases: &["ratecycle"],
+        arity: Arity::Value,
+        allowed: "milliseconds, at least 1",
+        help: "the window over which rate_min and rate_iops_min are checked (default 1000)",
+        set: |s, v| {
+            s.rate_cycle_ms = ranged(v, 1, 3_600_000)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "rate_iops",
         aliases: &[],
         arity: Arity::Value,
@@ -594,6 +679,34 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             s.rate_iops = per_dir(v, true, s.rate_iops, |p| {
+                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+            })?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate_iops_min",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a whole number (0: none); per direction read,write,trim",
+        help: "the least IOPS per worker: slower over a rate_cycle (after the first 2 s), the job ends with an error",
+        set: |s, v| {
+            let kb = s.kb_base;
+            s.rate_iops_min = per_dir(v, true, s.rate_iops_min, |p| {
+                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+            })?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate_min",
+        aliases: &["ratemin"],
+        arity: Arity::Value,
+        allowed: "bytes per second with suffix, e.g. 1m (0: none); per direction read,write,trim",
+        help: "the least bandwidth per worker: slower over a rate_cycle (after the first 2 s), the job ends with an error",
+        set: |s, v| {
+            let kb = s.kb_base;
+            s.rate_min_bytes = per_dir(v, true, s.rate_min_bytes, |p| {
                 Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
             })?;
             Ok(())
@@ -628,7 +741,22 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim; :N after a random one: a new offset every N I/Os; :SIZE after a sequential one: skip SIZE (negative: backwards)",
         help: "I/O pattern",
         set: |s, v| {
-            (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(v, s.kb_base)?;
+            s.refused.retain(|r| !r.starts_with("rw="));
+            // fio's trimwrite (trim a block, then write it) parses as its
+            // trim pattern, and a run refuses it.
+            let (trims_then_writes, pattern) = match v.strip_prefix("trimwrite") {
+                Some(rest) => (true, format!("trim{rest}")),
+                None => match v.strip_prefix("randtrimwrite") {
+                    Some(rest) => (true, format!("randtrim{rest}")),
+                    None => (false, v.to_string()),
+                },
+            };
+            (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(&pattern, s.kb_base)?;
+            if trims_then_writes {
+                s.refused.push(format!(
+                    "rw={v}: fio's trim-then-write patterns are not supported yet"
+                ));
+            }
             Ok(())
         },
     },
@@ -661,6 +789,9 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "a size, e.g. 1g, or a percentage of each target (1% to 100%)",
         help: "bytes the job covers (split over its files)",
         set: |s, v| {
+            if refused_in_zones(s, "size", v) {
+                return Ok(());
+            }
             let kb = s.kb_base;
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.size, s.size_percent) = (Some(b), None),
@@ -815,6 +946,21 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "remove the job's regular files when it is done",
         set: |s, v| {
             s.unlink = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "wait_for",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "the name of an earlier job",
+        help: "start when every clone of the named earlier job has ended",
+        set: |s, v| {
+            let v = v.trim();
+            if v.is_empty() {
+                return Err("empty job name".into());
+            }
+            s.wait_for = Some(v.to_string());
             Ok(())
         },
     },

@@ -103,6 +103,18 @@ pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), 
             spec.ignored.push(format!("{name}{alias}: {why}"));
             return Ok(());
         }
+        if let Some(refusal) = crate::optsets::refused_at_run(name, value) {
+            // A job's own value replaces its [global] one.
+            let (set, named) = (format!("option '{name}="), format!("option '{name}'"));
+            spec.refused
+                .retain(|r| !r.starts_with(&set) && !r.starts_with(&named));
+            if let Some(why) = refusal {
+                let v = value.map(|v| format!("={v}")).unwrap_or_default();
+                spec.refused
+                    .push(format!("option '{name}{v}'{alias}: {why}"));
+            }
+            return Ok(());
+        }
         if crate::optsets::not_yet(name) {
             return Err(SpecError::new(name, format!("is not supported yet{alias}")));
         }
@@ -616,10 +628,22 @@ mod tests {
         assert_eq!(s.offset, 1 << 20);
         apply(&mut s, "disable_bw", None).unwrap();
         assert!(s.ignored.last().unwrap().contains("disable_bw_measurement"));
-        let e = apply(&mut s, "ratemin", Some("1m")).unwrap_err();
+        apply(&mut s, "ratemin", Some("1m")).unwrap();
+        assert_eq!(s.rate_min_bytes, [Some(1 << 20); 3]);
+        apply(&mut s, "ratecycle", Some("500")).unwrap();
+        assert_eq!(s.rate_cycle_ms, 500);
+        apply(&mut s, "fill_fs", Some("1")).unwrap();
+        assert!(
+            s.refused.last().unwrap().starts_with(
+                "option 'fill_fs=1' (fio's other name for 'fill_device'): writing until"
+            ),
+            "{:?}",
+            s.refused
+        );
+        let e = apply(&mut s, "mem_align", Some("4k")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "option 'ratemin' is not supported yet (fio's other name for 'rate_min')"
+            "option 'mem_align' is not supported yet (fio's other name for 'iomem_align')"
         );
         apply(&mut s, "threads", Some("1")).unwrap();
         assert!(s.ignored.last().unwrap().contains("tiobench"));

@@ -3,6 +3,10 @@
 //!
 //! * [`IGNORED`]: accepted and ignored on purpose, each with the reason
 //!   (cosmetic, or already ssdready's behaviour);
+//! * [`REFUSED_AT_RUN`]: parsed (a job file that uses one still passes
+//!   `--parse-only`, and fio's own values that change nothing are accepted),
+//!   but a job that sets one to anything else is refused when it would run,
+//!   with the reason, exit code 2; nothing is written;
 //! * [`NOT_YET`]: recognised but not supported yet: a job that uses one stops
 //!   with `option 'X' is not supported yet`.
 //!
@@ -38,52 +42,93 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("dir", "an option of fio's tiobench profile; fio ignores it unless profile=tiobench"),
     ("unique_filename", "only fio's client/server mode prefixes generated file names; ssdready has no such mode"),
     ("unit_base", "output is in bytes"),
+    ("verify_async", "verification runs in the worker that reads the block; fio's verify threads only move that work"),
+];
+
+/// Why a job that uses an option is refused when it runs.
+const ZONED: &str =
+    "zoned block devices (fio's zonemode=zbd and strided zones) are not supported yet; \
+                     the target would be written as a conventional device";
+const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
+const DEDUPE: &str =
+    "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
+const COMPRESS: &str =
+    "compressible write buffers are not supported yet (every write has fresh random bytes)";
+const LATENCY_TARGET: &str =
+    "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
+const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
+
+/// Options parsed and refused when the job runs: (option, fio's values that
+/// change nothing and are accepted, why any other value is refused).
+pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
+    ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
+    ("buffer_compress_chunk", &["0"], COMPRESS),
+    ("buffer_compress_percentage", &["0"], COMPRESS),
+    ("buffer_pattern", &[], "write buffers with a fixed pattern are not supported yet (every write has fresh random bytes)"),
+    ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
+    ("cmdprio", &[], CMDPRIO),
+    ("cmdprio_bssplit", &[], CMDPRIO),
+    ("cmdprio_class", &[], CMDPRIO),
+    ("cmdprio_percentage", &["0"], CMDPRIO),
+    ("dedupe_global", &["0"], DEDUPE),
+    ("dedupe_mode", &["repeat"], DEDUPE),
+    ("dedupe_percentage", &["0"], DEDUPE),
+    ("dedupe_working_set_percentage", &[], DEDUPE),
+    ("fill_device", &["0"], "writing until the device or file system is full (ENOSPC) is not supported yet"),
+    ("ignore_error", &[], "a job stops at its first I/O error; ignoring errors is not supported yet"),
+    ("ignore_zone_limits", &["0"], ZONE_OPTION),
+    ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
+    ("job_max_open_zones", &["0"], ZONE_OPTION),
+    ("latency_percentile", &[], LATENCY_TARGET),
+    ("latency_run", &["0"], LATENCY_TARGET),
+    ("latency_target", &["0"], LATENCY_TARGET),
+    ("latency_window", &[], LATENCY_TARGET),
+    ("log_offset", &["0"], "the offset column of fio's logs is not written yet"),
+    ("log_prio", &["0"], "the priority column of fio's logs is not written yet"),
+    ("max_open_zones", &["0"], ZONE_OPTION),
+    ("nonvectored", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
+    ("numa_cpu_nodes", &[], "NUMA placement is not supported yet (use cpus_allowed)"),
+    ("numa_mem_policy", &["default"], "NUMA memory policies are not supported yet"),
+    ("prio", &[], "I/O priorities (ioprio_set) are not supported yet"),
+    ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
+    ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
+    ("read_beyond_wp", &["0"], ZONE_OPTION),
+    ("refill_buffers", &["0"], "refilling write buffers before every write is not supported yet (they are filled with random bytes once)"),
+    ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
+    ("zero_buffers", &["0"], "zero-filled write buffers are not supported yet (every write has fresh random bytes)"),
+    ("zone_reset_frequency", &["0"], ZONE_OPTION),
+    ("zone_reset_threshold", &["0"], ZONE_OPTION),
+    ("zonecapacity", &[], ZONE_OPTION),
+    ("zonemode", &["none"], ZONED),
+    ("zonerange", &[], ZONE_OPTION),
+    ("zonesize", &[], ZONE_OPTION),
+    ("zoneskip", &["0"], ZONE_OPTION),
+    // Options of fio's engines that ssdready parses and refuses
+    // (`ioengine=`): the job is refused for its engine anyway.
+    ("donorname", &[], "an option of fio's e4defrag engine, which is not supported yet"),
+    ("inplace", &[], "an option of fio's e4defrag engine, which is not supported yet"),
+    ("sg_write_mode", &[], "an option of fio's sg engine (SCSI generic), which is not supported yet"),
+    ("skip_bad", &[], "an option of fio's mtd engine, which is not supported yet"),
 ];
 
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
     "atomic",
-    "block_error_percentiles",
-    "buffer_compress_chunk",
-    "buffer_compress_percentage",
-    "buffer_pattern",
     "cgroup",
     "cgroup_nodelete",
     "cgroup_weight",
-    "cmd_type",
-    "cmdprio",
-    "cmdprio_bssplit",
-    "cmdprio_class",
-    "cmdprio_percentage",
     "create_fsync",
     "create_only",
-    "dedupe_global",
-    "dedupe_mode",
-    "dedupe_percentage",
-    "dedupe_working_set_percentage",
     "exec_postrun",
     "exec_prerun",
-    "exit_what",
     "exitall_on_error",
     "file_append",
-    "fill_device",
-    "flow",
-    "flow_id",
-    "flow_sleep",
     "force_async",
     "gid",
     "hugepage-size",
-    "ignore_error",
-    "ignore_zone_limits",
-    "io_submit_mode",
     "iomem_align",
     "iodepth_low",
     "ioscheduler",
-    "job_max_open_zones",
-    "latency_percentile",
-    "latency_run",
-    "latency_target",
-    "latency_window",
     "lockfile",
     "lockmem",
     "log_alternate_epoch",
@@ -94,34 +139,20 @@ pub static NOT_YET: &[&str] = &[
     "log_hist_coarseness",
     "log_hist_msec",
     "log_max_value",
-    "log_offset",
-    "log_prio",
     "log_store_compressed",
     "log_unix_epoch",
     "max_latency",
-    "max_open_zones",
     "mem",
     "merge_blktrace_file",
     "merge_blktrace_iters",
     "merge_blktrace_scalars",
     "nice",
-    "nonvectored",
     "nowait",
-    "numa_cpu_nodes",
-    "numa_mem_policy",
     "percentage_random",
-    "prio",
-    "prioclass",
     "profile",
-    "rate_cycle",
     "rate_ignore_thinktime",
-    "rate_iops_min",
-    "rate_min",
-    "rate_process",
-    "read_beyond_wp",
     "read_iolog",
     "read_iolog_chunked",
-    "refill_buffers",
     "replay_align",
     "replay_no_stall",
     "replay_redirect",
@@ -135,22 +166,11 @@ pub static NOT_YET: &[&str] = &[
     "trim_percentage",
     "trim_verify_zero",
     "uid",
-    "uncached",
     "unified_rw_reporting",
     "userspace_reap",
-    "verify_async",
-    "wait_for",
     "write_hint",
     "write_hist_log",
     "write_iolog",
-    "zero_buffers",
-    "zone_reset_frequency",
-    "zone_reset_threshold",
-    "zonecapacity",
-    "zonemode",
-    "zonerange",
-    "zonesize",
-    "zoneskip",
     "allow_mounted_write",
 ];
 
@@ -162,8 +182,6 @@ pub static ALIASES: &[(&str, &str)] = &[
     ("fill_fs", "fill_device"),
     ("iomem", "mem"),
     ("mem_align", "iomem_align"),
-    ("ratecycle", "rate_cycle"),
-    ("ratemin", "rate_min"),
     ("ss", "steadystate"),
     ("ss_dur", "steadystate_duration"),
     ("ss_ramp", "steadystate_ramp_time"),
@@ -186,6 +204,16 @@ pub fn ignored(name: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+/// What a job that sets `name` (or the option it is an alias of) to
+/// `value` cannot run with: None when the option is not refused at run
+/// time, or when `value` is one of fio's values that change nothing.
+pub fn refused_at_run(name: &str, value: Option<&str>) -> Option<Option<&'static str>> {
+    let name = canonical(name);
+    let (_, noop, why) = REFUSED_AT_RUN.iter().find(|(n, _, _)| *n == name)?;
+    let v = value.unwrap_or("1").trim();
+    Some((!noop.iter().any(|n| n.eq_ignore_ascii_case(v))).then_some(*why))
+}
+
 /// Whether `name` (or the option it is an alias of) is a known fio option
 /// that is not supported yet.
 pub fn not_yet(name: &str) -> bool {
@@ -203,7 +231,11 @@ mod tests {
         let fio = include_str!("../tests/data/fio-3.33-options.txt");
         let mut missing = Vec::new();
         for name in fio.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            if crate::options::find(name).is_none() && ignored(name).is_none() && !not_yet(name) {
+            if crate::options::find(name).is_none()
+                && ignored(name).is_none()
+                && !not_yet(name)
+                && refused_at_run(name, None).is_none()
+            {
                 missing.push(name);
             }
         }
@@ -247,7 +279,12 @@ mod tests {
                 ),
                 None => {
                     assert_eq!(canonical(alias), name, "{alias}");
-                    assert!(ignored(alias).is_some() || not_yet(alias), "{alias}");
+                    assert!(
+                        ignored(alias).is_some()
+                            || not_yet(alias)
+                            || refused_at_run(alias, None).is_some(),
+                        "{alias}"
+                    );
                 }
             }
         }
@@ -264,6 +301,11 @@ mod tests {
                 crate::options::find(n).is_none(),
                 "{n} is supported and not-yet"
             );
+            assert!(refused_at_run(n, None).is_none(), "{n}");
+        }
+        for (n, _, _) in REFUSED_AT_RUN {
+            assert!(crate::options::find(n).is_none(), "{n}");
+            assert!(ignored(n).is_none(), "{n}");
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::strategy::CompletionWait;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use crate::spec_types::{Amount, FileService, RwSequencer, Zone};
+pub use crate::spec_types::{Amount, ExitWhat, FileService, RwSequencer, Zone};
 
 /// The fio `rw` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,6 +291,18 @@ pub struct JobSpec {
     pub rate_iops: [Option<u64>; 3],
     /// Bandwidth cap per worker for reads, writes and trims (`rate=r,w,t`).
     pub rate_bytes: [Option<u64>; 3],
+    /// The least bandwidth per worker and direction (`rate_min`): a job
+    /// slower over a `rate_cycle` (after its first 2 s) ends with EIO.
+    #[serde(default)]
+    pub rate_min_bytes: [Option<u64>; 3],
+    /// The least IOPS per worker and direction (`rate_iops_min`), checked
+    /// when `rate_min` is not set for that direction, as fio does.
+    #[serde(default)]
+    pub rate_iops_min: [Option<u64>; 3],
+    /// The window over which the minimum rates are checked, ms
+    /// (`rate_cycle`, fio's default 1000).
+    #[serde(default = "default_rate_cycle_ms")]
+    pub rate_cycle_ms: u64,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusPolicy,
     pub thinktime_ns: u64,
@@ -345,6 +357,24 @@ pub struct JobSpec {
     pub group_reporting: bool,
     /// When this job finishes, stop every other job (fio `exitall`).
     pub exitall: bool,
+    /// Which jobs `exitall` stops (fio `exit_what`).
+    #[serde(default)]
+    pub exit_what: ExitWhat,
+    /// Start only when every clone of this earlier job has ended (fio
+    /// `wait_for`).
+    #[serde(default)]
+    pub wait_for: Option<String>,
+    /// Weight in fio's token-based flow control between the jobs of one
+    /// `flow_id` (fio `flow`; 0: off).
+    #[serde(default)]
+    pub flow: u32,
+    /// The flow the job's weight counts in (fio `flow_id`).
+    #[serde(default)]
+    pub flow_id: u32,
+    /// How long a job that is ahead of its share sleeps before it looks
+    /// again, µs (fio `flow_sleep`; 0: it tries again at once).
+    #[serde(default)]
+    pub flow_sleep_us: u64,
     pub startdelay_ns: u64,
     /// Remove the job's files when it is done.
     pub unlink: bool,
@@ -400,6 +430,20 @@ pub struct JobSpec {
     pub options_given: Vec<(String, String)>,
     /// Options accepted and ignored on purpose, with the reason.
     pub ignored: Vec<String>,
+    /// What this job asks for that ssdready parses but cannot run (an
+    /// engine, an option of [`crate::optsets::REFUSED_AT_RUN`]), one line
+    /// each: a run refuses the job; `--parse-only` notes it.
+    #[serde(default)]
+    pub refused: Vec<String>,
+    /// The engine as the job file named it, when that is not
+    /// `ioengine.name()`: fio's other names for the same system calls
+    /// (`sync`, `pvsync`, `vsync`, `pvsync2`) or an engine that is refused.
+    #[serde(default)]
+    pub engine_named: Option<String>,
+}
+
+fn default_rate_cycle_ms() -> u64 {
+    1000
 }
 
 impl Default for JobSpec {
@@ -440,6 +484,9 @@ impl Default for JobSpec {
             norandommap: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],
+            rate_min_bytes: [None; 3],
+            rate_iops_min: [None; 3],
+            rate_cycle_ms: 1000,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
             thinktime_ns: 0,
@@ -470,6 +517,11 @@ impl Default for JobSpec {
             new_group: false,
             group_reporting: false,
             exitall: false,
+            exit_what: ExitWhat::Group,
+            wait_for: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             startdelay_ns: 0,
             unlink: false,
             invalidate: true,
@@ -495,6 +547,8 @@ impl Default for JobSpec {
             ss_ramp_ns: 0,
             options_given: Vec::new(),
             ignored: Vec::new(),
+            refused: Vec::new(),
+            engine_named: None,
         }
     }
 }
@@ -715,7 +769,9 @@ impl JobSpec {
     /// Whether the job changes its targets: it writes or trims, and is not
     /// `verify_only` (which reads back what the job would have written).
     pub fn modifies_target(&self) -> bool {
-        self.rw.modifies() && !self.verify.only
+        // fio's falloc engine allocates on reads too.
+        let falloc = self.engine_named.as_deref() == Some("falloc");
+        (self.rw.modifies() || falloc) && !self.verify.only
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
@@ -751,6 +807,44 @@ impl JobSpec {
                 self.rate_bytes[d].map(|r| 1e9 / r as f64),
             )
         })
+    }
+
+    /// Why a run refuses this job (empty: it runs): what it asks for that
+    /// ssdready parses but cannot do, one line each, naming the job.
+    pub fn refusals(&self) -> Vec<String> {
+        let mut why = self.refused.clone();
+        match self.engine_named.as_deref() {
+            Some("vsync") if self.iodepth > 1 => why.push(format!(
+                "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
+                 that is not supported yet (it runs at iodepth=1, or use psync)",
+                self.iodepth
+            )),
+            Some("ftruncate") if !matches!(self.rw, RwMode::Write | RwMode::RandWrite) => why.push(format!(
+                "rw={}: ioengine=ftruncate issues only writes (each sets the file's size to its offset); \
+                 use rw=write or randwrite",
+                self.rw.name()
+            )),
+            Some(e @ ("falloc" | "ftruncate")) if self.verify.on() => why.push(format!(
+                "verify={}: ioengine={e} moves no data, so there is nothing to verify",
+                self.verify.method.map_or("pattern", |m| m.name())
+            )),
+            Some("pvsync2") if self.hipri => why.push(
+                "ioengine=pvsync2 with hipri: polled preadv2/pwritev2 (RWF_HIPRI) is not supported yet \
+                 (use ioengine=io_uring with hipri)"
+                    .into(),
+            ),
+            _ => {}
+        }
+        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
+            // fio's libaio discards synchronously (an ioctl between batches).
+            why.push(format!(
+                "rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
+                self.rw.name()
+            ));
+        }
+        why.into_iter()
+            .map(|w| format!("job '{}': {w}", self.name))
+            .collect()
     }
 
     /// Every check that needs nothing but the spec. Checks that need the
@@ -809,12 +903,6 @@ impl JobSpec {
             }
             self.validate_per_file(size)?;
         }
-        if self.time_based && self.runtime_ns.is_none() {
-            return e(
-                "time_based",
-                "time_based needs runtime (e.g. runtime=10s)".into(),
-            );
-        }
         if self.iodepth_batch_submit > self.iodepth {
             return e(
                 "iodepth_batch_submit",
@@ -842,9 +930,10 @@ impl JobSpec {
                 ),
             );
         }
+        let pvsync2 = self.engine_named.as_deref() == Some("pvsync2");
         if self.ioengine != EngineKind::IoUring {
             for (on, opt) in [
-                (self.hipri, "hipri"),
+                (self.hipri && !pvsync2, "hipri"),
                 (self.sqthread_poll, "sqthread_poll"),
                 (self.fixedbufs, "fixedbufs"),
                 (self.registerfiles, "registerfiles"),
@@ -859,12 +948,6 @@ impl JobSpec {
                     );
                 }
             }
-        }
-        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
-            return e(
-                "rw",
-                "trims are not supported by ioengine=libaio (use psync or io_uring)".into(),
-            );
         }
         if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
             return e(

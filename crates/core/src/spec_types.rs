@@ -271,3 +271,27 @@ impl ContinueOn {
         }
     }
 }
+
+/// Which jobs a job with `exitall` stops when it ends (fio `exit_what`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    #[default]
+    Group,
+    /// Every job running now; the jobs after the next stonewall still run.
+    Stonewall,
+    /// Every job, and the jobs after it do not start.
+    All,
+}
+
+impl ExitWhat {
+    /// fio's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExitWhat::Group => "group",
+            ExitWhat::Stonewall => "stonewall",
+            ExitWhat::All => "all",
+        }
+    }
+}

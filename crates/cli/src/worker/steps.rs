@@ -17,6 +17,7 @@
 //! * [`Loop::publish_live`]: the progress display's counters.
 
 use super::complete::{Wait, Waiter};
+use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use ssdready_core::iolog::IoLog;
@@ -64,15 +65,28 @@ pub(super) fn hot_loop<E: Engine>(
     stats: &mut WorkerStats,
     strategy: StrategyParts,
 ) -> Result<u64, EngineError> {
+    // fio starts a job once its start delay is over and the job it waits
+    // for (wait_for) has ended, whichever is later.
+    let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
+    for waitee in &ctx.waitees {
+        while !waitee.done.load(Relaxed) && !ctx.stop.load(Relaxed) && !ctx.end_phase.load(Relaxed)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
     if ctx.spec.startdelay_ns > 0 {
-        let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
         wait_until(&ctx.clock, until, &ctx.stop);
     }
+    let tokens = ctx
+        .flow
+        .clone()
+        .map(|f| FlowToken::join(f, ctx.spec.flow, ctx.spec.flow_sleep_us));
     let mut flow = JobFlow::new(&ctx.spec, &ctx.regions, ctx.index);
     if ctx.spec.verify.on() && ctx.spec.verify.state_load {
         flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
     }
     let mut w = Loop::new(ctx, stats, flow, strategy);
+    w.tokens = tokens;
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -89,6 +103,9 @@ pub(super) fn hot_loop<E: Engine>(
             }
         } else if let Some(abandoned) = w.reap(engine)? {
             break abandoned;
+        }
+        if w.min_rate.is_some() {
+            w.check_min_rate();
         }
         w.publish_live();
     };
@@ -146,6 +163,11 @@ struct Loop<'a> {
     done_issuing: bool,
     /// When the emulator's I/Os still in flight at the end are given up.
     give_up_at: Option<u64>,
+    /// The job's place in its `flow_id` (fio's flow control).
+    tokens: Option<FlowToken>,
+    /// `rate_min` / `rate_iops_min`: per direction, the bytes, I/Os and
+    /// time of the last check (None: not checked yet).
+    min_rate: Option<[Option<(u64, u64, u64)>; 3]>,
 }
 
 impl<'a> Loop<'a> {
@@ -213,6 +235,13 @@ impl<'a> Loop<'a> {
             pacing: Pacing::new(spec, start),
             done_issuing: false,
             give_up_at: None,
+            tokens: None,
+            min_rate: (spec
+                .rate_min_bytes
+                .iter()
+                .chain(&spec.rate_iops_min)
+                .any(Option::is_some))
+            .then_some([None; 3]),
         }
     }
 
@@ -267,6 +296,27 @@ impl<'a> Loop<'a> {
                     self.done_issuing = true;
                     break;
                 }
+            }
+            if self.tokens.as_mut().is_some_and(FlowToken::ahead) {
+                // Ahead of its flow share: as fio, empty the queue and sleep
+                // flow_sleep, or (flow_sleep=0) look again at once.
+                let sleep_ns = self.tokens.as_ref().map_or(0, |t| t.sleep_ns);
+                if self.inflight > 0 {
+                    self.draining = sleep_ns > 0;
+                    break;
+                }
+                now = if sleep_ns > 0 {
+                    let until = self.until(now.saturating_add(sleep_ns));
+                    wait_until(&self.ctx.clock, until, &self.ctx.stop);
+                    self.ctx.clock.now()
+                } else {
+                    std::thread::yield_now();
+                    self.ctx.clock.now()
+                };
+                if self.stop_asked() || self.past_deadline(now) {
+                    self.done_issuing = true;
+                }
+                continue;
             }
             match self.flow.next(self.inflight, now) {
                 Step::Io(io) => now = self.issue_one(engine, io, now)?,
@@ -690,6 +740,53 @@ impl<'a> Loop<'a> {
             ));
         }
         self.done_issuing = true;
+    }
+
+    /// fio's check_min_rate: once the job has run 2 s and is past its ramp,
+    /// each direction that moved data must keep `rate_min` bytes/s (or,
+    /// without it, `rate_iops_min` IOPS) over every `rate_cycle`; a slower
+    /// cycle ends the job with EIO, as in fio.
+    #[cold]
+    fn check_min_rate(&mut self) {
+        let spec = &*self.ctx.spec;
+        let now = self.ctx.clock.now();
+        let Some(checked) = self.min_rate.as_mut() else {
+            return;
+        };
+        if !self.measuring || now.saturating_sub(self.start) < 2_000_000_000 {
+            return;
+        }
+        for (d, last) in checked.iter_mut().enumerate() {
+            let (min_bytes, min_iops) = (spec.rate_min_bytes[d], spec.rate_iops_min[d]);
+            if (min_bytes.is_none() && min_iops.is_none()) || self.live_bytes[d] == 0 {
+                continue;
+            }
+            let (bytes, ios) = (self.live_bytes[d], self.live_ios[d]);
+            if let Some((last_bytes, last_ios, at)) = *last {
+                let spent_ms = now.saturating_sub(at) / 1_000_000;
+                if spent_ms == 0 || spent_ms < spec.rate_cycle_ms {
+                    continue;
+                }
+                let (got, want, what) = match (min_bytes, min_iops) {
+                    (Some(m), _) => ((bytes - last_bytes) * 1000 / spent_ms, m, "rate_min"),
+                    (None, Some(m)) => ((ios - last_ios) * 1000 / spent_ms, m, "rate_iops_min"),
+                    (None, None) => continue,
+                };
+                if got < want {
+                    let unit = if what == "rate_min" { "B/s" } else { " IOPS" };
+                    if self.stats.first_error.is_none() {
+                        self.stats.first_errno = libc::EIO;
+                        self.stats.first_error = Some(format!(
+                            "{}: {what}={want}{unit} not met, got {got}{unit}",
+                            ssdready_core::spec_types::DIRECTIONS[d]
+                        ));
+                    }
+                    self.done_issuing = true;
+                    return;
+                }
+            }
+            *last = Some((bytes, ios, now));
+        }
     }
 
     /// The progress display's counters (relaxed stores, one writer).

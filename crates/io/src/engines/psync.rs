@@ -2,6 +2,12 @@
 //! one I/O at a time; trims are `BLKDISCARD` on block devices and
 //! `fallocate(PUNCH_HOLE)` on files. The baseline of the papers: the
 //! synchronous path where the thread sleeps until its I/O is done.
+//!
+//! It also issues fio's `falloc` and `ftruncate` engines' calls (fio's
+//! engines/falloc.c and ftruncate.c): `fallocate(2)` for every I/O (a
+//! write allocates, a read allocates keeping the size, a trim punches a
+//! hole keeping the size), or `ftruncate(2)` to a write's offset (other
+//! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
@@ -16,6 +22,18 @@ pub struct PsyncEngine {
     files: Vec<File>,
     kinds: Vec<TargetKind>,
     buf: AlignedBuf,
+    op: Op,
+}
+
+/// What a read, write or trim is turned into.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    /// pread / pwrite / discard.
+    Rw,
+    /// fio's falloc engine: fallocate.
+    Falloc,
+    /// fio's ftruncate engine: ftruncate to a write's offset.
+    Ftruncate,
 }
 
 impl PsyncEngine {
@@ -27,6 +45,11 @@ impl PsyncEngine {
             files: open_files(setup)?,
             kinds: setup.targets.iter().map(|t| t.kind).collect(),
             buf,
+            op: match setup.spec.engine_named.as_deref() {
+                Some("falloc") => Op::Falloc,
+                Some("ftruncate") => Op::Ftruncate,
+                _ => Op::Rw,
+            },
         })
     }
 }
@@ -36,6 +59,48 @@ fn res(r: std::io::Result<usize>) -> i64 {
         Ok(n) => n as i64,
         Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
     }
+}
+
+fn rc(rc: libc::c_int, len: u32) -> i64 {
+    if rc == 0 {
+        len as i64
+    } else {
+        -(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
+    }
+}
+
+/// fio's falloc engine: `fallocate` with the direction's mode.
+fn falloc(file: &File, ddir: Ddir, offset: u64, len: u32) -> i64 {
+    let mode = match ddir {
+        Ddir::Read => libc::FALLOC_FL_KEEP_SIZE,
+        Ddir::Write => 0,
+        Ddir::Trim => libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+    };
+    // SAFETY: fallocate takes plain integers on an open descriptor.
+    let r = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            mode,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    rc(r, len)
+}
+
+/// fio's ftruncate engine: a write sets the file's size to its offset
+/// (and counts its length, as fio's fake I/O does); anything else EINVAL.
+fn ftruncate(file: &File, ddir: Ddir, offset: u64, len: u32) -> i64 {
+    if ddir != Ddir::Write {
+        return -(libc::EINVAL as i64);
+    }
+    // SAFETY: ftruncate takes plain integers on an open descriptor.
+    rc(
+        unsafe { libc::ftruncate(file.as_raw_fd(), offset as libc::off_t) },
+        len,
+    )
 }
 
 /// `_IO(0x12, 119)` from <linux/fs.h> (libc does not export it).
@@ -81,10 +146,12 @@ impl Engine for PsyncEngine {
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
         let f = &self.files[req.file as usize];
         let len = req.len as usize;
-        let r = match req.ddir {
-            Ddir::Read => res(f.read_at(&mut self.buf.as_mut_slice()[..len], req.offset)),
-            Ddir::Write => res(f.write_at(&self.buf.as_slice()[..len], req.offset)),
-            Ddir::Trim => trim(f, self.kinds[req.file as usize], req.offset, req.len),
+        let r = match (self.op, req.ddir) {
+            (Op::Rw, Ddir::Read) => res(f.read_at(&mut self.buf.as_mut_slice()[..len], req.offset)),
+            (Op::Rw, Ddir::Write) => res(f.write_at(&self.buf.as_slice()[..len], req.offset)),
+            (Op::Rw, Ddir::Trim) => trim(f, self.kinds[req.file as usize], req.offset, req.len),
+            (Op::Falloc, d) => falloc(f, d, req.offset, req.len),
+            (Op::Ftruncate, d) => ftruncate(f, d, req.offset, req.len),
         };
         Ok(Queued::Done(r))
     }
