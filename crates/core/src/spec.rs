@@ -838,7 +838,7 @@ impl JobSpec {
         if self.ioengine == EngineKind::Libaio && self.rw.trims() {
             // fio's libaio discards synchronously (an ioctl between batches).
             why.push(format!(
-                "rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
+                "option 'rw': rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
                 self.rw.name()
             ));
         }
