@@ -15,8 +15,14 @@ fn ssdready(args: &[&str]) -> Output {
 
 /// A real-time run with native JSON on stdout: (exit code, document, stderr).
 fn run(target: &str, job: &[&str]) -> (Option<i32>, Value, String) {
+    run_as("native", target, job)
+}
+
+/// [`run`] writing `format` (`native`, fio's `json`).
+fn run_as(format: &str, target: &str, job: &[&str]) -> (Option<i32>, Value, String) {
     let f = format!("--filename={target}");
-    let mut args = vec!["run", "--output-format=native", "--name=j", &f];
+    let o = format!("--output-format={format}");
+    let mut args = vec!["run", &o, "--name=j", &f];
     args.extend_from_slice(job);
     let o = ssdready(&args);
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -73,19 +79,12 @@ fn injected_read_errors_are_the_errors_the_run_goes_past() {
 #[test]
 fn without_continue_on_error_the_first_injected_error_stops_the_job() {
     let target = format!("{DRIVE},fault_read_error_rate=0.01");
-    let f = format!("--filename={target}");
-    let o = ssdready(&[
-        "run",
-        "--output-format=json",
-        "--name=j",
-        &f,
-        "--rw=randread",
-        "--bs=4k",
-        "--runtime=2",
-        "--time_based",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (code, v, stderr) = run_as(
+        "json",
+        &target,
+        &["--rw=randread", "--bs=4k", "--runtime=2", "--time_based"],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
     let j = &v["jobs"][0];
     assert_eq!(j["error"], 5, "EIO: {j}");
     // fio writes total_err only with continue_on_error.
@@ -97,19 +96,17 @@ fn without_continue_on_error_the_first_injected_error_stops_the_job() {
 #[test]
 fn fio_json_counts_errors_gone_past_as_total_err() {
     let target = format!("{DRIVE},fault_write_error_rate=0.02");
-    let f = format!("--filename={target}");
-    let o = ssdready(&[
-        "run",
-        "--output-format=json",
-        "--name=j",
-        &f,
-        "--rw=randwrite",
-        "--bs=4k",
-        "--size=16m",
-        "--continue_on_error=write",
-    ]);
-    assert_eq!(o.status.code(), Some(0));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (code, v, stderr) = run_as(
+        "json",
+        &target,
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=16m",
+            "--continue_on_error=write",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
     let j = &v["jobs"][0];
     assert_eq!(j["error"], 0, "{j}");
     assert_eq!(j["first_error"], 5, "{j}");
@@ -217,6 +214,19 @@ fn a_bad_fault_value_is_one_line_and_exit_2() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(needle), "{stderr}");
     }
+}
+
+#[test]
+fn a_bad_continue_on_error_is_one_line_and_exit_2() {
+    let (code, doc, stderr) = run(DRIVE, &["--rw=read", "--continue_on_error=sometimes"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(doc.is_null());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("continue_on_error"), "{stderr}");
+    assert!(
+        stderr.contains("none, read, write, io, verify, all"),
+        "{stderr}"
+    );
 }
 
 #[test]

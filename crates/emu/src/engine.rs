@@ -126,6 +126,36 @@ impl SharedDevice {
 
     /// Submit a command to the model at `t` (module docs on failures).
     pub fn submit(&self, t: u64, op: Op, extents: &[Extent]) -> Result<u64, EngineError> {
+        self.with_model(|dev| dev.submit(t, op, extents))
+    }
+
+    /// [`SharedDevice::submit`] of a one-extent command, and its injected
+    /// fault ([`crate::fault`]), decided under the same lock.
+    pub fn submit_faulty(
+        &self,
+        t: u64,
+        op: Op,
+        extent: Extent,
+    ) -> Result<(u64, Fault), EngineError> {
+        let faulty = self.params.faults.any() && op != Op::Trim;
+        self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
+            let done = dev.submit(t, op, &[extent])?;
+            if !faulty {
+                return Ok((done, Fault::default()));
+            }
+            let f = dev
+                .faults
+                .decide(op == Op::Write, extent.offset, extent.len);
+            Ok((done.saturating_add(f.extra_ns), f))
+        })
+    }
+
+    /// Run `f` on the model under its lock; a model error or panic fails
+    /// the device for good (module docs).
+    fn with_model<R, E: std::fmt::Display>(
+        &self,
+        f: impl FnOnce(&mut Device) -> Result<R, E>,
+    ) -> Result<R, EngineError> {
         if let Some(why) = self.failure.get() {
             return Err(failed(why));
         }
@@ -133,8 +163,8 @@ impl SharedDevice {
             Ok(d) => d,
             Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
         };
-        match catch_unwind(AssertUnwindSafe(|| dev.submit(t, op, extents))) {
-            Ok(Ok(done)) => Ok(done),
+        match catch_unwind(AssertUnwindSafe(|| f(&mut dev))) {
+            Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(self.fail(e.to_string())),
             Err(panic) => {
                 let what = panic
@@ -147,28 +177,6 @@ impl SharedDevice {
                 )))
             }
         }
-    }
-
-    /// [`SharedDevice::submit`] of a one-extent command, and its injected
-    /// fault ([`crate::fault`]), decided under the same lock.
-    pub fn submit_faulty(
-        &self,
-        t: u64,
-        op: Op,
-        extent: Extent,
-    ) -> Result<(u64, crate::fault::Outcome), EngineError> {
-        let done = self.submit(t, op, &[extent])?;
-        if !self.params.faults.any() || op == Op::Trim {
-            return Ok((done, crate::fault::Outcome::default()));
-        }
-        let mut dev = match self.device.lock() {
-            Ok(d) => d,
-            Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
-        };
-        let f = dev
-            .faults
-            .decide(op == Op::Write, extent.offset, extent.len);
-        Ok((done.saturating_add(f.extra_ns), f))
     }
 
     /// Why the model failed, once it has.

@@ -61,6 +61,7 @@ fn res(r: std::io::Result<usize>) -> i64 {
     }
 }
 
+/// A 0-or-−1 call's result as a completion: `len` done, or −errno.
 fn rc(rc: libc::c_int, len: u32) -> i64 {
     if rc == 0 {
         len as i64
@@ -129,13 +130,7 @@ pub(crate) fn trim(file: &File, kind: TargetKind, offset: u64, len: u32) -> i64 
             }
         }
     };
-    if rc == 0 {
-        len as i64
-    } else {
-        -(std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO) as i64)
-    }
+    self::rc(rc, len)
 }
 
 impl Engine for PsyncEngine {
