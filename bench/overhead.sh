@@ -13,8 +13,11 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
 RUNTIME=${RUNTIME:-5}
 QDS=${QDS:-"1 32"}
-cargo build --release -q
-B=$PWD/target/release/ssdready
+# SSDREADY=PATH runs that binary as it is (a machine without cargo).
+if [ -n "${SSDREADY:-}" ]; then B=$SSDREADY; else
+  cargo build --release -q
+  B=$PWD/target/release/ssdready
+fi
 DEV=$("$B" ramdev create --kind=loop --size=1g 2>/dev/null)
 # Lab conditions: a KVM guest with halt polling off halts an idle vCPU into
 # the hypervisor and single QD 1 runs then vary 3x; poll 200 us for the

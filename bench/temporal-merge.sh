@@ -36,8 +36,11 @@ THREADS=${THREADS:-16}
 RUNTIME=${RUNTIME:-1}
 HOST=${HOST:-host_cmd_ns=5us,irq_ns=15us,wake_ns=5us}
 REAL=${REAL:-0}
-cargo build --release -q
-B=$PWD/target/release/ssdready
+# SSDREADY=PATH runs that binary as it is (a machine without cargo).
+if [ -n "${SSDREADY:-}" ]; then B=$SSDREADY; else
+  cargo build --release -q
+  B=$PWD/target/release/ssdready
+fi
 DEV="emu:dram-ssd,size=1g"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

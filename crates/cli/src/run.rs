@@ -365,13 +365,15 @@ fn run_phase(
                 s.throttled
             );
         }
-        c.report(
+        let mut r = c.report(
             s.period_ns(),
             ios,
             clock.tsc_hz(),
             s.lost,
             s.weigher.late_ns,
-        )
+        );
+        r.unsampled_ns = s.weigher.unsampled_ns(window_ns);
+        r
     });
     let decomposition = match (timer_start, timer_end) {
         (Some(a), Some(b)) => {

@@ -275,6 +275,11 @@ pub struct ProfileReport {
     /// the first busy function after wake-up.
     #[serde(default)]
     pub late_timer_ns: u64,
+    /// CPU time of the window no sample stands for, all CPUs: CPUs that
+    /// idled with their sampling timer stopped (idle vCPUs of some
+    /// hypervisors give no samples), or whose sampling was throttled.
+    #[serde(default)]
+    pub unsampled_ns: u64,
     /// Layers, most samples first.
     pub layers: Vec<LayerCost>,
     /// (innermost symbol, layer, samples), most first.

@@ -163,6 +163,11 @@ pub struct SampleWeigher {
     max_weight_ns: u64,
     /// Time between samples beyond the cap, all CPUs.
     pub late_ns: u64,
+    /// Per CPU: the time its samples stand for plus its late gaps. A CPU
+    /// whose timer does not fire while it idles (seen on a 16-vCPU
+    /// Firecracker guest: idle vCPUs gave no samples at all) covers less
+    /// than the window; see [`SampleWeigher::unsampled_ns`].
+    covered: Vec<u64>,
 }
 
 impl SampleWeigher {
@@ -174,7 +179,18 @@ impl SampleWeigher {
             period_ns,
             max_weight_ns: (period_ns as f64 * cap_periods.max(1.0)) as u64,
             late_ns: 0,
+            covered: vec![0; cpus as usize],
         }
+    }
+
+    /// CPU time of a `window_ns` window that no sample or late gap stands
+    /// for, all CPUs: CPUs that idled with their sampling timer stopped, or
+    /// whose sampling the kernel throttled. Charged to no layer.
+    pub fn unsampled_ns(&self, window_ns: u64) -> u64 {
+        self.covered
+            .iter()
+            .map(|&c| window_ns.saturating_sub(c))
+            .sum()
     }
 
     /// The weight of a sample taken on `cpu` at `time_ns` (perf's clock).
@@ -190,6 +206,7 @@ impl SampleWeigher {
         *last = time_ns;
         let w = gap.min(self.max_weight_ns);
         self.late_ns += gap - w;
+        self.covered[cpu as usize] += gap;
         w
     }
 }
@@ -415,6 +432,23 @@ mod tests {
     /// busy 1 ms again, sampled every 100 µs: the late sample after the halt
     /// must not carry the 3 ms; busy time stays 2 ms (within a period) and
     /// all 5 ms are accounted, busy or late.
+    /// Two CPUs over a 1 ms window sampled every 100 µs: one sampled
+    /// throughout, one idle with its timer stopped (no sample at all, as on
+    /// a 16-vCPU Firecracker guest): the idle one's whole window is
+    /// unsampled, the busy one's is covered.
+    #[test]
+    fn a_cpu_that_gave_no_samples_is_unsampled_not_lost() {
+        let mut w = SampleWeigher::new(2, 100_000, 2.0);
+        let mut covered = 0;
+        for k in 1..=10u64 {
+            covered += w.weigh(0, k * 100_000);
+        }
+        assert_eq!(covered, 1_000_000);
+        assert_eq!(w.unsampled_ns(1_000_000), 1_000_000);
+        w.weigh(1, 500_000);
+        assert_eq!(w.unsampled_ns(1_000_000), 900_000);
+    }
+
     #[test]
     fn a_late_sample_after_an_idle_gap_is_not_charged_the_gap() {
         let mut w = SampleWeigher::new(1, 100_000, 1.5);

@@ -390,6 +390,7 @@ impl Classifier {
             },
             busy_ns_per_io: per(busy_ns),
             late_timer_ns: late_ns,
+            unsampled_ns: 0,
             layers,
             top_functions: top,
             unmatched_symbols: unmatched,
