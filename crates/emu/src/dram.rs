@@ -213,3 +213,47 @@ impl Clone for SharedUnits {
         SharedUnits(Arc::new((*self.0).clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_reserving_at_once_never_share_a_unit_period() {
+        // 4 units of 1 µs per 4 KiB, 4 threads × 2,000 reads all at t = 0:
+        // each unit serves its reads back to back, so the completions are
+        // exactly 1, 2, … 2,000 µs, four times over, whoever took which.
+        let p = Params::parse("null,channels=4,dram_per_4k_ns=1000").unwrap();
+        let units = Arc::new(DramUnits::new(&p, 0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let u = units.clone();
+                std::thread::spawn(move || {
+                    (0..2000)
+                        .map(|_| u.submit(0, Op::Read, 4096, 1, 1))
+                        .collect::<Vec<u64>>()
+                })
+            })
+            .collect();
+        let mut done: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        done.sort_unstable();
+        let expect: Vec<u64> = (1..=2000u64)
+            .flat_map(|i| [i * 1000; 4])
+            .collect();
+        assert_eq!(done, expect);
+        assert_eq!(units.busy_ns(), vec![2_000_000; 4]);
+    }
+
+    #[test]
+    fn a_clone_is_a_device_of_its_own() {
+        let p = Params::parse("null,dram_per_4k_ns=1000").unwrap();
+        let a = SharedUnits(Arc::new(DramUnits::new(&p, 0)));
+        assert_eq!(a.0.submit(0, Op::Read, 4096, 1, 1), 1000);
+        let b = a.clone();
+        assert_eq!(b.0.submit(0, Op::Read, 4096, 1, 1), 2000);
+        assert_eq!(a.0.submit(0, Op::Read, 4096, 1, 1), 2000, "b's read is not a's");
+    }
+}
