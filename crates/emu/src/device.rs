@@ -63,8 +63,8 @@
 //! them far from it.
 
 use crate::config::Params;
-use crate::dram::{DramUnits, SharedUnits};
 use crate::die::{Die, NandCounters, NandTiming, Sealed};
+use crate::dram::{DramUnits, SharedUnits};
 use crate::ftl::{Ftl, FtlError, GcWork};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -206,7 +206,9 @@ impl Device {
             nand_counters: NandCounters::default(),
             ctrl_free: vec![0; p.fw_units.max(1) as usize],
             slot_free: vec![0; p.cmd_slots as usize],
-            dram: p.dram.then(|| SharedUnits(Arc::new(DramUnits::new(p, link_ps_per_byte(p))))),
+            dram: p
+                .dram
+                .then(|| SharedUnits(Arc::new(DramUnits::new(p, link_ps_per_byte(p))))),
             chans: vec![Timeline::default(); p.channels.max(1) as usize],
             link_line: Timeline::default(),
             cmd_line: Timeline::default(),

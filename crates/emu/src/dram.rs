@@ -121,7 +121,9 @@ impl DramUnits {
         } else {
             self.take_unit(ready, service)
         };
-        self.on_link(sub, data, |l, now, dur| l.data.reserve(data, dur(bytes), now))
+        self.on_link(sub, data, |l, now, dur| {
+            l.data.reserve(data, dur(bytes), now)
+        })
     }
 
     /// Reserve the earliest-free unit for `service` ns from `ready`;
@@ -137,8 +139,7 @@ impl DramUnits {
                 .unwrap_or((0, 0));
             let end = ready.max(at).saturating_add(service);
             let u = &self.units[i];
-            if u
-                .free
+            if u.free
                 .compare_exchange(at, end, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
@@ -240,9 +241,7 @@ mod tests {
             .flat_map(|t| t.join().unwrap())
             .collect();
         done.sort_unstable();
-        let expect: Vec<u64> = (1..=2000u64)
-            .flat_map(|i| [i * 1000; 4])
-            .collect();
+        let expect: Vec<u64> = (1..=2000u64).flat_map(|i| [i * 1000; 4]).collect();
         assert_eq!(done, expect);
         assert_eq!(units.busy_ns(), vec![2_000_000; 4]);
     }
@@ -254,6 +253,10 @@ mod tests {
         assert_eq!(a.0.submit(0, Op::Read, 4096, 1, 1), 1000);
         let b = a.clone();
         assert_eq!(b.0.submit(0, Op::Read, 4096, 1, 1), 2000);
-        assert_eq!(a.0.submit(0, Op::Read, 4096, 1, 1), 2000, "b's read is not a's");
+        assert_eq!(
+            a.0.submit(0, Op::Read, 4096, 1, 1),
+            2000,
+            "b's read is not a's"
+        );
     }
 }

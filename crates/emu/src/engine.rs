@@ -55,13 +55,13 @@
 //! submitted, and nothing else holds it.
 
 use crate::config::{CompletionMode, Params};
+use crate::data::{Data, Way};
 use crate::device::{Device, Extent, Op};
 use crate::fault::Outcome as Fault;
 use crate::iface::{Interface, Wait};
 use crate::memory::human;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
-use crate::data::{Data, Way};
 use ssdready_io::buf::{fill_random, try_zeroed_bytes};
 use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError, Queued};
@@ -111,11 +111,11 @@ impl SharedDevice {
             Data::zeroed(capacity)
         }
         .ok_or_else(|| {
-                    format!(
-                        "the emulated device's {} of data could not be allocated \
+            format!(
+                "the emulated device's {} of data could not be allocated \
                          (set nocopy=1 on the device, or a smaller size=)",
-                        human(capacity)
-                    )
+                human(capacity)
+            )
         })?;
         let dev = Device::new(&params);
         Ok(Arc::new(SharedDevice {

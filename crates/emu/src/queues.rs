@@ -61,8 +61,7 @@ impl QueuePair {
     /// Hold the submission queue for one command: a guard when the queue
     /// pair is shared, nothing when its worker has it alone.
     pub fn enter(&self) -> Option<MutexGuard<'_, ()>> {
-        (self.sharers.load(Relaxed) > 1)
-            .then(|| lock(&self.sq))
+        (self.sharers.load(Relaxed) > 1).then(|| lock(&self.sq))
     }
 }
 
@@ -120,10 +119,7 @@ impl QueuePairs {
 
     /// Workers on each queue pair now.
     pub fn sharers(&self) -> Vec<usize> {
-        self.pairs
-            .iter()
-            .map(|q| q.sharers.load(Relaxed))
-            .collect()
+        self.pairs.iter().map(|q| q.sharers.load(Relaxed)).collect()
     }
 
     /// Every worker's counts, added up.
