@@ -5,19 +5,76 @@
 # 1. Real time, zero-latency preset (emu:null, nocopy, polled completions),
 #    one worker pinned to one CPU, QD 32: IOPS through the whole engine
 #    (goal ≥ 2M on one core), and the CPU per I/O.
+# 1b. Worker scaling (issue 14, multi-queue): the same run with 1, 2 and as
+#    many workers as CPUs, each pinned to its own CPU (cpus_allowed,
+#    cpus_allowed_policy=split), each on its own queue pair; the counts
+#    alternate round by round, medians and their ratio to one worker
+#    (goal: 2 workers ≥ 1.8×). A busy machine makes the ratio meaningless:
+#    the load average is printed with it.
 # 2. Virtual time: simulated I/Os per CPU-second for a GC-heavy random-write
 #    run (x25e, 256 MiB written over and over), a read run, and reads right
 #    after a fill (goal ≥ 5M).
 # 3. 4 KiB random-read IOPS against queue depth for every preset (virtual
 #    time, after a sequential fill and 2 s of idle time so write buffers
 #    have drained).
-# Usage: bench/emu.sh            (ROUNDS=3 RUNTIME=5 by default)
+# Usage: bench/emu.sh            (ROUNDS=3 RUNTIME=5 by default;
+#        BIN=path uses that binary instead of building one;
+#        ONLY=scaling runs the worker-scaling section alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-5}
-cargo build --release -q
-B=$PWD/target/release/ssdready
+if [[ -n ${BIN:-} ]]; then
+  B=$BIN
+else
+  cargo build --release -q
+  B=$PWD/target/release/ssdready
+fi
+
+# IOPS and CPU per I/O of emu:null with N workers on CPUs 0..N-1.
+null_run() {
+  local n=$1
+  "$B" run --quiet --output-format=native --name=rt --filename=emu:null,size=1g,nocopy=1,completion=poll \
+    --rw=randread --bs=4k --iodepth=32 --numjobs="$n" --cpus_allowed=0-$((n - 1)) --cpus_allowed_policy=split \
+    --runtime="$RUNTIME" --time_based |
+    python3 -c "import json,sys; r=json.load(sys.stdin); c=r['phases'][0]['cpu']['per_io'];
+print(sum(j['read']['iops'] for j in r['jobs']), c['process_ns'])"
+}
+
+worker_scaling() {
+  local cpus counts
+  cpus=$(nproc)
+  counts="1 2"
+  ((cpus > 2)) && counts="1 2 $cpus"
+  echo "== worker scaling: emu:null, QD 32 per worker, one worker per CPU, ${RUNTIME}s × $ROUNDS alternating ($cpus CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  local out=/tmp/emu-bench-scaling.$$
+  : > "$out"
+  for ((r = 0; r < ROUNDS; r++)); do
+    for n in $counts; do
+      echo "$n $(null_run "$n")" >> "$out"
+    done
+  done
+  python3 - "$out" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+by = {}
+for n, iops, ns in rows:
+    by.setdefault(int(n), []).append((float(iops), float(ns)))
+one = statistics.median(i for i, _ in by[1])
+for n, v in sorted(by.items()):
+    m = statistics.median(i for i, _ in v)
+    cpu = statistics.median(c for _, c in v)
+    runs = ' '.join(f'{i/1e6:.2f}' for i, _ in v)
+    print(f"  {n:3d} workers: {m/1e6:6.2f}M IOPS median (runs {runs}), "
+          f"{cpu:.0f} ns process CPU per I/O, {m/one:.2f}x one worker")
+PY
+  rm -f "$out"
+}
+
+if [[ ${ONLY:-} == scaling ]]; then
+  worker_scaling
+  exit 0
+fi
 
 echo "== real time: emu:null, one worker on CPU 0, QD 32, ${RUNTIME}s × $ROUNDS"
 for ((r = 0; r < ROUNDS; r++)); do
@@ -26,6 +83,8 @@ for ((r = 0; r < ROUNDS; r++)); do
     python3 -c "import json,sys; r=json.load(sys.stdin); j=r['jobs'][0]; c=r['phases'][0]['cpu']['per_io'];
 print(f\"  {j['read']['iops']/1e6:.2f}M IOPS, process CPU {c['process_ns']:.0f} ns per I/O\")"
 done
+
+worker_scaling
 
 echo "== virtual time: simulated I/Os per CPU-second"
 sim() {

@@ -9,7 +9,7 @@ use ssdready_core::result::EmuReport;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_emu::analytic::wa_greedy;
 use ssdready_emu::config::Params;
-use ssdready_emu::device::Device;
+use ssdready_emu::device::{Device, DeviceCounters};
 use ssdready_emu::engine::SharedDevice;
 use ssdready_emu::memory::{self, JobLoad, TimeBase};
 use ssdready_io::clock::Clock;
@@ -252,14 +252,19 @@ pub fn create(
 }
 
 /// The emulator's report for one device.
-pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) -> EmuReport {
+pub fn report(
+    dev: &Device,
+    totals: &DeviceCounters,
+    clock: &str,
+    free_blocks: Vec<u64>,
+    window_ns: u64,
+) -> EmuReport {
     let p = &dev.p;
     let mut r = EmuReport {
         clock: clock.into(),
         params: p.pairs(),
         free_blocks_series: free_blocks,
-        die_utilisation_pct: dev
-            .counters
+        die_utilisation_pct: totals
             .die_busy_ns
             .iter()
             .map(|&b| {
@@ -270,8 +275,8 @@ pub fn report(dev: &Device, clock: &str, free_blocks: Vec<u64>, window_ns: u64) 
                 }
             })
             .collect(),
-        commands: dev.counters.commands,
-        extents: dev.counters.extents,
+        commands: totals.commands,
+        extents: totals.extents,
         ..EmuReport::default()
     };
     if let Some(f) = &dev.ftl {

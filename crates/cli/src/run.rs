@@ -673,6 +673,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         let dev = d.device.lock().ok()?;
         Some(crate::devices::report(
             &dev,
+            &d.totals(&dev),
             "real",
             std::mem::take(&mut emu_free),
             window,

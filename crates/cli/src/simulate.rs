@@ -160,7 +160,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         ));
     }
     let emulator = devices.values().next().map(|d| {
-        let mut r = crate::devices::report(d, "virtual", free_series, d.now);
+        let mut r = crate::devices::report(d, &d.totals(), "virtual", free_series, d.now);
         r.simulated_ns = simulated;
         r.wall_ns = wall.elapsed().as_nanos() as u64;
         r

@@ -264,6 +264,7 @@ fn emu_pair(rng: &mut Rng) -> String {
         "extent_ns",
         "cpl_ns",
         "iface_depth",
+        "queues",
         "host_cmd_ns",
         "irq_ns",
         "wake_ns",

@@ -132,6 +132,11 @@ pub struct Params {
     /// another only once it has seen a completion (0: no limit). 1 is a
     /// device without a command queue, as 004's DRAM SSD behind its driver.
     pub iface_depth: u32,
+    /// Real time: I/O queue pairs the device offers (NVMe's Number of I/O
+    /// Queues; 1 for a SATA/AHCI drive); workers beyond it share them
+    /// ([`crate::queues`]).
+    #[serde(default = "default_queues")]
+    pub queues: u32,
     /// Virtual time: host time to build and issue one command, ns, charged
     /// while holding the device's interface (a merged command pays it once).
     pub host_cmd_ns: u64,
@@ -197,11 +202,18 @@ fn base(name: &str) -> Params {
         extent_ns: 0,
         cpl_ns: 0,
         iface_depth: 0,
+        queues: default_queues(),
         host_cmd_ns: 0,
         irq_ns: 0,
         wake_ns: 0,
         faults: crate::fault::FaultParams::off(),
     }
+}
+
+/// I/O queue pairs of a device whose preset does not say: enough for a
+/// worker per CPU on today's servers (NVMe allows 65,535).
+fn default_queues() -> u32 {
+    64
 }
 
 /// (name, one-line description) of every preset.
@@ -230,6 +242,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.erase_ns = 1_500_000;
             p.channel_mbps = 50.0;
             p.link_mbps = 300.0;
+            p.queues = 1; // SATA: one command list (NCQ)
             p.fw_cmd_ns = 28_000;
             p.fw_units = 1;
             p.op = 0.07;
@@ -437,6 +450,7 @@ impl Params {
             ("extent_ns", p.extent_ns.to_string()),
             ("cpl_ns", p.cpl_ns.to_string()),
             ("iface_depth", p.iface_depth.to_string()),
+            ("queues", p.queues.to_string()),
             ("host_cmd_ns", p.host_cmd_ns.to_string()),
             ("irq_ns", p.irq_ns.to_string()),
             ("wake_ns", p.wake_ns.to_string()),
@@ -555,6 +569,7 @@ impl Params {
             "extent_ns" => self.extent_ns = time(v)?,
             "cpl_ns" => self.cpl_ns = time(v)?,
             "iface_depth" => self.iface_depth = int32(v)?,
+            "queues" => self.queues = int32(v)?,
             "host_cmd_ns" => self.host_cmd_ns = time(v)?,
             "irq_ns" => self.irq_ns = time(v)?,
             "wake_ns" => self.wake_ns = time(v)?,
@@ -565,7 +580,7 @@ impl Params {
                      suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
                      fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, host_cmd_ns, irq_ns, wake_ns, and the fault_ keys: fault_read_error_rate, \
+                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, and the fault_ keys: fault_read_error_rate, \
                      fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
                      fault_retry_ns, fault_seed)"
                 ))
@@ -672,6 +687,7 @@ impl Params {
             ("extent_ns", p.extent_ns.to_string()),
             ("cpl_ns", p.cpl_ns.to_string()),
             ("iface_depth", p.iface_depth.to_string()),
+            ("queues", p.queues.to_string()),
         ] {
             out.push((k.into(), v));
         }

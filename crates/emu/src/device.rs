@@ -64,16 +64,19 @@
 
 use crate::config::Params;
 use crate::die::{Die, NandCounters, NandTiming, Sealed};
+use crate::dram::{DramUnits, SharedUnits};
 use crate::ftl::{Ftl, FtlError, GcWork};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::ops::Range;
+use std::sync::Arc;
 
 /// A shared transfer resource (a channel, the host link) that serves
 /// whoever is ready: reservations fill the earliest gap long enough, so a
 /// transfer whose data is ready early does not queue behind one reserved
 /// for later (no head-of-line blocking from submission order).
 #[derive(Clone, Debug, Default)]
-struct Timeline {
+pub(crate) struct Timeline {
     /// Disjoint busy intervals sorted by start (and so by end).
     busy: VecDeque<(u64, u64)>,
 }
@@ -82,7 +85,7 @@ impl Timeline {
     /// Reserve `dur` ns starting no earlier than `at`; intervals ending
     /// before `now` (no later request can start before its submission) are
     /// forgotten. Returns the end of the transfer.
-    fn reserve(&mut self, at: u64, dur: u64, now: u64) -> u64 {
+    pub(crate) fn reserve(&mut self, at: u64, dur: u64, now: u64) -> u64 {
         if dur == 0 {
             return at;
         }
@@ -147,8 +150,9 @@ pub struct Device {
     pub ftl: Option<Ftl>,
     ctrl_free: Vec<u64>,
     slot_free: Vec<u64>,
-    /// DRAM mode: when each unit is free.
-    die_free: Vec<u64>,
+    /// DRAM mode: the units, link and slots ([`crate::dram`]), shared with
+    /// the real-time front.
+    dram: Option<SharedUnits>,
     /// Flash: each die's schedule ([`crate::die`]).
     nand: Vec<Die>,
     timing: NandTiming,
@@ -202,7 +206,9 @@ impl Device {
             nand_counters: NandCounters::default(),
             ctrl_free: vec![0; p.fw_units.max(1) as usize],
             slot_free: vec![0; p.cmd_slots as usize],
-            die_free: vec![0; dies],
+            dram: p
+                .dram
+                .then(|| SharedUnits(Arc::new(DramUnits::new(p, link_ps_per_byte(p))))),
             chans: vec![Timeline::default(); p.channels.max(1) as usize],
             link_line: Timeline::default(),
             cmd_line: Timeline::default(),
@@ -210,11 +216,7 @@ impl Device {
             buffer: BinaryHeap::new(),
             buffered: 0,
             chan_ns_per_page: per_s(p.channel_mbps, p.page_bytes as f64),
-            link_ps_per_byte: if p.link_mbps > 0.0 {
-                (1e6 / p.link_mbps).round() as u64
-            } else {
-                0
-            },
+            link_ps_per_byte: link_ps_per_byte(p),
             scratch: Vec::new(),
             now: 0,
             counters: DeviceCounters {
@@ -236,19 +238,38 @@ impl Device {
     /// reusable scratch list.
     fn pages(&mut self, extents: &[Extent]) -> Vec<Page> {
         let pb = u64::from(self.p.page_bytes);
-        let last = self.p.logical_pages();
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         for e in extents {
             let end = e.offset.saturating_add(e.len);
-            let first = e.offset / pb;
-            let stop = e.offset.saturating_add(e.len.max(1)).div_ceil(pb).min(last);
-            out.extend((first..stop).map(|lpn| Page {
+            out.extend(self.lpns(e).map(|lpn| Page {
                 lpn,
                 whole: lpn * pb >= e.offset && (lpn + 1) * pb <= end,
             }));
         }
         out
+    }
+
+    /// The logical pages extent `e` touches, within the device.
+    pub fn lpns(&self, e: &Extent) -> Range<u64> {
+        lpn_range(&self.p, e)
+    }
+
+    /// DRAM mode: the units, for a front that reserves them without this
+    /// device's lock ([`crate::dram`]).
+    pub fn dram_units(&self) -> Option<Arc<DramUnits>> {
+        self.dram.as_ref().map(|u| u.0.clone())
+    }
+
+    /// The counters, with the DRAM units' busy time (kept by the units).
+    pub fn totals(&self) -> DeviceCounters {
+        DeviceCounters {
+            die_busy_ns: match &self.dram {
+                Some(u) => u.0.busy_ns(),
+                None => self.counters.die_busy_ns.clone(),
+            },
+            ..self.counters.clone()
+        }
     }
 
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
@@ -350,6 +371,12 @@ impl Device {
         self.counters.commands += 1;
         self.counters.extents += extents.len() as u64;
         let bytes = extents.iter().fold(0u64, |a, e| a.saturating_add(e.len));
+        if let Some(u) = &self.dram {
+            let pages = extents.iter().map(|e| self.lpns(e).count() as u64).sum();
+            let done = u.0.submit(t, op, bytes, pages, extents.len() as u64);
+            self.now = self.now.max(done);
+            return Ok(done);
+        }
         let pages = self.pages(extents);
         // A command waits for a free slot and holds it until it completes.
         let slot = (!self.slot_free.is_empty()).then(|| earliest(&self.slot_free));
@@ -358,11 +385,7 @@ impl Device {
         // The command and its extent list cross the link once (module docs).
         let n = extents.len() as u64;
         let fetched = self.fetch(t, self.command_bytes(extents.len()));
-        let done = if self.ftl.is_some() {
-            self.submit_flash(fetched, op, bytes, &pages, n)
-        } else {
-            Ok(self.submit_dram(fetched, op, bytes, pages.len() as u64, n))
-        };
+        let done = self.submit_flash(fetched, op, bytes, &pages, n);
         self.scratch = pages;
         let done = done?.max(t).saturating_add(self.p.cpl_ns);
         if let Some((i, _)) = slot {
@@ -573,42 +596,41 @@ impl Device {
         complete
     }
 
-    fn submit_dram(&mut self, t: u64, op: Op, bytes: u64, npages: u64, extents: u64) -> u64 {
-        if matches!(op, Op::Trim | Op::Flush) {
-            return t
-                .saturating_add(self.p.dram_cmd_ns)
-                .saturating_add(self.extents_ns(extents));
-        }
-        let service = per_pages(self.p.dram_per_4k_ns, npages, self.p.page_bytes)
-            .saturating_add(self.extents_ns(extents));
-        let (i, free) = earliest(&self.die_free);
-        let start = t.saturating_add(self.p.dram_cmd_ns).max(free);
-        let data = start.saturating_add(service);
-        if let Some(f) = self.die_free.get_mut(i) {
-            *f = data;
-            self.busy(i, service);
-        }
-        if self.link_ps_per_byte == 0 {
-            data
-        } else {
-            self.link(data, bytes)
-        }
-    }
-
     /// Free erase blocks (0 in DRAM mode).
     pub fn free_blocks(&self) -> u64 {
         self.ftl.as_ref().map(|f| f.free_blocks()).unwrap_or(0)
     }
 }
 
+/// The logical pages extent `e` touches on a device of `p`.
+pub fn lpn_range(p: &Params, e: &Extent) -> Range<u64> {
+    let pb = u64::from(p.page_bytes.max(1));
+    let first = e.offset / pb;
+    let stop = e
+        .offset
+        .saturating_add(e.len.max(1))
+        .div_ceil(pb)
+        .min(p.logical_pages());
+    first..stop.max(first)
+}
+
+/// The host link's time per byte, ps (0: not modelled).
+fn link_ps_per_byte(p: &Params) -> u64 {
+    if p.link_mbps > 0.0 {
+        (1e6 / p.link_mbps).round() as u64
+    } else {
+        0
+    }
+}
+
 /// `per_4k_ns` per 4 KiB for `pages` pages of `page_bytes`, saturating.
-fn per_pages(per_4k_ns: u64, pages: u64, page_bytes: u32) -> u64 {
+pub(crate) fn per_pages(per_4k_ns: u64, pages: u64, page_bytes: u32) -> u64 {
     let ns = u128::from(per_4k_ns) * u128::from(pages) * u128::from(page_bytes) / 4096;
     u64::try_from(ns).unwrap_or(u64::MAX)
 }
 
 /// The index and time of the earliest-free of some resources ((0, 0) for none).
-fn earliest(free: &[u64]) -> (usize, u64) {
+pub(crate) fn earliest(free: &[u64]) -> (usize, u64) {
     free.iter()
         .copied()
         .enumerate()

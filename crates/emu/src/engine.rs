@@ -1,9 +1,16 @@
 //! Real time: the emulator as a target that brings its own engine.
 //!
-//! A [`SharedDevice`] is one emulated SSD: the model and its data (RAM,
-//! allocated lazily by the OS as it is written: a written page costs its
-//! size, an unwritten one nothing) behind a mutex. Each worker
-//! gets an [`EmuEngine`], its own NVMe-like queue pair: `queue` submits a
+//! A [`SharedDevice`] is one emulated SSD: the model behind a mutex and its
+//! data (RAM, allocated lazily by the OS as it is written: a written page
+//! costs its size, an unwritten one nothing) in stripes with their own
+//! locks ([`crate::data`]). Each worker gets an [`EmuEngine`] on one of the
+//! device's I/O queue pairs ([`crate::queues`]: its own while there are
+//! enough, `queues`). A DRAM-mode device without injected faults is served
+//! without the model's lock: its units are reserved with atomics
+//! ([`crate::dram`]), so workers on their own queue pairs share no lock
+//! and no written cache line per I/O; a flash device (FTL, dies, channels,
+//! write buffer) and injected faults still take the model's one lock per
+//! command (README, "Multi-queue scaling", on what remains). `queue` submits a
 //! command to the model at the current time (copying the data in or out, as
 //! a DMA would, unless `nocopy`) and files its completion time in the
 //! worker's completion queue; `getevents` hands back the completions whose
@@ -48,6 +55,7 @@
 //! submitted, and nothing else holds it.
 
 use crate::config::{CompletionMode, Params};
+use crate::data::{Data, Way};
 use crate::device::{Device, Extent, Op};
 use crate::fault::Outcome as Fault;
 use crate::iface::{Interface, Wait};
@@ -60,7 +68,7 @@ use ssdready_io::{Engine, EngineError, Queued};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The longest one `getevents` call waits, ns (20 ms).
@@ -70,8 +78,13 @@ pub const WAIT_SLICE_NS: u64 = 20_000_000;
 pub struct SharedDevice {
     /// The model.
     pub device: Mutex<Device>,
+    /// DRAM mode without injected faults: the model's units, reserved
+    /// without its lock (module docs).
+    dram: Option<Arc<crate::dram::DramUnits>>,
+    /// The device's I/O queue pairs.
+    pub queues: crate::queues::QueuePairs,
     /// The data, one byte per byte of capacity (empty with `nocopy`).
-    data: Mutex<Vec<u8>>,
+    data: Data,
     /// The clock all its times are in.
     pub clock: Clock,
     /// Its parameters.
@@ -93,24 +106,24 @@ impl SharedDevice {
         let capacity = params.logical_pages() * params.page_bytes as u64;
         // The data first: reserving it is instant, building the FTL is not.
         let data = if params.nocopy {
-            Vec::new()
+            Data::zeroed(0)
         } else {
-            usize::try_from(capacity)
-                .ok()
-                .and_then(try_zeroed_bytes)
-                .ok_or_else(|| {
-                    format!(
-                        "the emulated device's {} of data could not be allocated \
+            Data::zeroed(capacity)
+        }
+        .ok_or_else(|| {
+            format!(
+                "the emulated device's {} of data could not be allocated \
                          (set nocopy=1 on the device, or a smaller size=)",
-                        human(capacity)
-                    )
-                })?
-        };
+                human(capacity)
+            )
+        })?;
         let dev = Device::new(&params);
         Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),
+            dram: dev.dram_units().filter(|_| !params.faults.any()),
+            queues: crate::queues::QueuePairs::new(params.queues),
             device: Mutex::new(dev),
-            data: Mutex::new(data),
+            data,
             clock,
             iface: Interface::new(params.iface_depth),
             params,
@@ -129,14 +142,27 @@ impl SharedDevice {
         self.with_model(|dev| dev.submit(t, op, extents))
     }
 
-    /// [`SharedDevice::submit`] of a one-extent command, and its injected
-    /// fault ([`crate::fault`]), decided under the same lock.
+    /// [`SharedDevice::submit`] of a one-extent command on queue pair
+    /// `queue`, and its injected fault ([`crate::fault`]), decided under the
+    /// same lock. A DRAM-mode device without faults takes no lock but the
+    /// queue pair's, and that only when it is shared (module docs).
     pub fn submit_faulty(
         &self,
+        (queue, counts): (usize, &crate::queues::Counts),
         t: u64,
         op: Op,
         extent: Extent,
     ) -> Result<(u64, Fault), EngineError> {
+        if let Some(units) = &self.dram {
+            if let Some(why) = self.failure.get() {
+                return Err(failed(why));
+            }
+            let _sq = self.queues.get(queue).enter();
+            let pages = crate::device::lpn_range(&self.params, &extent).count() as u64;
+            let done = units.submit(t, op, extent.len, pages, 1);
+            counts.count(1, done);
+            return Ok((done, Fault::default()));
+        }
         let faulty = self.params.faults.any() && op != Op::Trim;
         self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
             let done = dev.submit(t, op, &[extent])?;
@@ -188,10 +214,19 @@ impl SharedDevice {
         failed(self.failure.get_or_init(|| why))
     }
 
-    fn data(&self) -> Result<MutexGuard<'_, Vec<u8>>, EngineError> {
-        self.data
-            .lock()
-            .map_err(|_| self.fail("its data lock was poisoned by a panic".into()))
+    /// The model's counters with the queue pairs' added: what the device
+    /// has done, however its commands reached it.
+    pub fn totals(&self, dev: &Device) -> crate::device::DeviceCounters {
+        let (q, mut c) = (self.queues.totals(), dev.totals());
+        c.commands += q.commands;
+        c.extents += q.extents;
+        c
+    }
+
+    /// The latest completion time handed out (where the model's time
+    /// stands), however commands reached it.
+    pub fn latest(&self, dev: &Device) -> u64 {
+        dev.now.max(self.queues.totals().latest)
     }
 
     /// Move a request's data between its slot's buffer and the device, as
@@ -200,22 +235,16 @@ impl SharedDevice {
         if self.params.nocopy || req.ddir == Ddir::Trim {
             return Ok(());
         }
-        let mut data = self.data()?;
         let (o, l) = (req.offset as usize, req.len as usize);
-        let fits = o.checked_add(l).is_some_and(|end| end <= data.len());
-        if !fits || !bufs.holds(req.slot, l) {
+        let write = req.ddir == Ddir::Write;
+        let way = if write { Way::In } else { Way::Out };
+        if !bufs.holds(req.slot, l) || !self.data.copy(o, &mut bufs.get(req.slot, write)[..l], way)
+        {
             return Err(failed(&format!(
                 "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
                 req.slot,
-                data.len()
+                self.data.len()
             )));
-        }
-        let write = req.ddir == Ddir::Write;
-        let buf = bufs.get(req.slot, write);
-        if write {
-            data[o..o + l].copy_from_slice(&buf[..l]);
-        } else {
-            buf[..l].copy_from_slice(&data[o..o + l]);
         }
         Ok(())
     }
@@ -311,6 +340,8 @@ impl SlotBufs {
 /// A worker's queue pair on a [`SharedDevice`].
 pub struct EmuEngine {
     dev: Arc<SharedDevice>,
+    /// Its queue pair on the device, and its counts there.
+    queue: (usize, Arc<crate::queues::Counts>),
     bufs: SlotBufs,
     pending: BinaryHeap<Reverse<(u64, u32, i64)>>,
     mode: CompletionMode,
@@ -344,6 +375,7 @@ impl EmuEngine {
             coalesce_n: coalesce_n as usize,
             coalesce_ns: coalesce_us * 1000,
             times: Vec::with_capacity(spec.iodepth.max(1) as usize),
+            queue: dev.queues.attach(),
             dev,
             pending: BinaryHeap::new(),
             held: 0,
@@ -361,7 +393,7 @@ impl EmuEngine {
         };
         let done = self
             .dev
-            .submit_faulty(now, op_of(req.ddir), extent)
+            .submit_faulty((self.queue.0, &self.queue.1), now, op_of(req.ddir), extent)
             .and_then(|(done, fault)| self.transfer_faulty(&req, fault).map(|res| (done, res)));
         match done {
             Ok((done, res)) => {
@@ -561,6 +593,7 @@ impl Drop for EmuEngine {
         for _ in 0..self.held {
             self.dev.iface.release();
         }
+        self.dev.queues.detach(self.queue.0);
     }
 }
 
@@ -761,10 +794,11 @@ mod tests {
         assert_eq!((dev.iface.in_use(), e.parked.len()), (1, 3));
         let mut out = Vec::new();
         // The modelled completion of the latest command submitted.
-        let mut done = vec![dev.device.lock().unwrap().now];
+        let latest = || dev.latest(&dev.device.lock().unwrap());
+        let mut done = vec![latest()];
         while out.len() < 4 {
             e.getevents(1, &mut out).unwrap();
-            done.push(dev.device.lock().unwrap().now);
+            done.push(latest());
         }
         let slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
         assert_eq!(slots, vec![0, 1, 2, 3], "in order, each once");
@@ -775,7 +809,7 @@ mod tests {
             assert!(w[1] - w[0] >= 7_600, "a command apart: {done:?}");
         }
         assert_eq!(dev.iface.in_use(), 0);
-        assert_eq!(dev.device.lock().unwrap().counters.commands, 4);
+        assert_eq!(dev.totals(&dev.device.lock().unwrap()).commands, 4);
     }
 
     #[test]

@@ -63,6 +63,7 @@ const INT_LIMITS: &[(&str, u64, u64)] = &[
     ("extent_ns", 0, MAX_OP_NS),
     ("cpl_ns", 0, MAX_OP_NS),
     ("iface_depth", 0, 65_536),
+    ("queues", 1, 65_535),
     ("host_cmd_ns", 0, MAX_OP_NS),
     ("irq_ns", 0, MAX_OP_NS),
     ("wake_ns", 0, MAX_OP_NS),
@@ -176,7 +177,7 @@ pub fn check(p: &Params) -> Result<(), String> {
 }
 
 fn check_ranges(p: &Params) -> Result<(), String> {
-    let ints: [(&str, u64); 27] = [
+    let ints: [(&str, u64); 28] = [
         ("channels", p.channels.into()),
         ("dies_per_channel", p.dies_per_channel.into()),
         ("pages_per_block", p.pages_per_block.into()),
@@ -201,6 +202,7 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("extent_ns", p.extent_ns),
         ("cpl_ns", p.cpl_ns),
         ("iface_depth", p.iface_depth.into()),
+        ("queues", p.queues.into()),
         ("host_cmd_ns", p.host_cmd_ns),
         ("irq_ns", p.irq_ns),
         ("wake_ns", p.wake_ns),

@@ -42,9 +42,11 @@
 
 pub mod analytic;
 pub mod config;
+pub mod data;
 pub mod devfile;
 pub mod device;
 pub mod die;
+pub mod dram;
 pub mod engine;
 pub mod fault;
 pub mod ftl;
@@ -52,4 +54,5 @@ pub mod geometry;
 pub mod iface;
 pub mod memory;
 pub mod merge;
+pub mod queues;
 pub mod sim;
