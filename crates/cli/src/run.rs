@@ -345,7 +345,12 @@ fn run_phase(
         let mut app = disk::AppView::default();
         for &ji in members {
             let j = &jobs[ji];
-            if !j.targets.is_empty() && j.targets.iter().all(|t| t.device.as_deref() == Some(dname))
+            // Buffered I/O reaches the device as the page cache decides
+            // (merged, read ahead, written back later): only direct I/O
+            // is counted against the device's own count.
+            if j.spec.direct
+                && !j.targets.is_empty()
+                && j.targets.iter().all(|t| t.device.as_deref() == Some(dname))
             {
                 for (_, o) in outcomes.iter().filter(|(i, _)| *i == ji) {
                     for d in o.stats.dirs.iter().flatten() {

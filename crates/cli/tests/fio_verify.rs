@@ -371,3 +371,34 @@ fn a_read_job_with_verify_checks_what_it_reads() {
     assert_eq!(verify_of(&v)["failed"], 64);
     assert_eq!(verify_of(&v)["failures"][0]["check"], "magic");
 }
+
+/// Clones that each write their own region (`offset_increment` ≥ `size`)
+/// are not warned about overwriting each other; clones over one region are.
+#[test]
+fn clones_in_their_own_regions_are_not_warned_of_overwriting_each_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = target(tmp.path());
+    let base = [
+        "--name=v",
+        f.as_str(),
+        "--size=256k",
+        "--bs=4k",
+        "--rw=randwrite",
+        "--verify=crc32c",
+        "--numjobs=2",
+        "--verify_state_save=0",
+    ];
+    let warned = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        let (_, out) = native_in(tmp.path(), &a);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (
+            out.status.success(),
+            stderr.contains("write the same blocks"),
+        )
+    };
+    assert_eq!(warned(&["--offset_increment=256k"]), (true, false));
+    // Over one region the warning is right: a clone's data is overwritten.
+    assert!(warned(&[]).1);
+}

@@ -716,7 +716,18 @@ impl JobSpec {
                 self.ioengine.name()
             ));
         }
-        if self.verify.on() && self.rw.modifies() && self.numjobs > 1 && self.verify.do_verify {
+        // Clones each start offset_increment further: with an increment of at
+        // least the size each writes its own region (no warning then).
+        let own_regions = matches!(
+            (self.offset_increment, self.size),
+            (Amount::Bytes(inc), Some(size)) if inc > 0 && inc >= size
+        );
+        if self.verify.on()
+            && self.rw.modifies()
+            && self.numjobs > 1
+            && self.verify.do_verify
+            && !own_regions
+        {
             w.push(format!(
                 "job '{}': {} workers write the same blocks: each verifies only its own writes, \
                  so one worker's data overwritten by another's fails verification (fio warns alike)",
