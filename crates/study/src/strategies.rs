@@ -229,12 +229,20 @@ pub fn fmt_ratio(x: f64) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
     pub pattern: String,
+    /// NaN when nothing bounds the device (`emu:null`): null in JSON.
+    #[serde(deserialize_with = "nan_if_null")]
     pub bw_bytes_per_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub iops: f64,
     /// `model` (the emulator's analytic limit) or `best observed`.
     pub source: String,
     /// How the figure was found, in words.
     pub detail: String,
+}
+
+/// A number that JSON wrote as null because it was not finite.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// The emulated device's peak for a pattern: its analytic limit
@@ -548,6 +556,16 @@ mod tests {
         assert_eq!(b.p99_lat_ratio, Some(0.125));
         assert_eq!(b.runs.len(), 2);
         assert!(best(&rows[1..]).is_none(), "no baseline, no best");
+    }
+
+    #[test]
+    fn an_unbounded_peak_survives_study_json() {
+        let params = limit::params_of("null").unwrap();
+        let p = model_peak(&params, "randread", 1.0);
+        assert!(p.bw_bytes_per_s.is_nan(), "{p:?}");
+        let json = serde_json::to_string(&p).unwrap();
+        let back: Peak = serde_json::from_str(&json).unwrap();
+        assert!(back.iops.is_nan() && back.detail == p.detail, "{json}");
     }
 
     #[test]
