@@ -7,7 +7,8 @@
 //! Real targets add the engines (psync, io_uring, libaio); the full study
 //! (or `--sweeps`) adds the I/O schedulers, direct against buffered I/O, the
 //! raw device against a file on its file system, and several devices
-//! together. A point's queue depth may be `peak`, resolved when the
+//! together. Studies in real time add seed 004's submission strategies
+//! (`crate::strategies`). A point's queue depth may be `peak`, resolved when the
 //! queue-depth sweep has run. The budget sets each run's length.
 
 use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
@@ -25,6 +26,10 @@ pub struct StudyOptions {
     /// Whether `--profile` / `--decompose` are permitted (root).
     pub root: bool,
     pub cpus: u32,
+    /// Run the strategies sweep (seed 004's experiment). Real time only:
+    /// in virtual time the model has no host whose completions the
+    /// strategies change.
+    pub strategies: bool,
 }
 
 /// The optional sweeps `--sweeps` may name.
@@ -464,7 +469,9 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         );
     }
 
-    strategies(&mut p, t, o, engine);
+    if o.strategies {
+        strategies(&mut p, t, o, engine);
+    }
     optional_sweeps(&mut p, targets, o, &wants, engine);
     p
 }
@@ -803,6 +810,32 @@ mod tests {
             "{:?}",
             p.skipped
         );
+    }
+
+    #[test]
+    fn the_strategies_sweep_is_004s_threads_and_a_quick_study_leaves_out_hybrid() {
+        let with = |quick| StudyOptions {
+            strategies: true,
+            ..opts(quick)
+        };
+        let pts = |o: &StudyOptions| -> Vec<Point> {
+            plan(&[emu()], o)
+                .points
+                .into_iter()
+                .filter(|x| x.sweep == "strategies")
+                .collect()
+        };
+        let quick = pts(&with(true));
+        assert_eq!(quick.len(), 6, "{quick:?}");
+        assert!(quick
+            .iter()
+            .all(|x| x.threads == 16 && x.qd == Qd::Fixed(1)));
+        assert!(quick.iter().all(|x| x.rw == "randread"));
+        assert!(!quick.iter().any(|x| x.strategy == Some("hybrid")));
+        assert_eq!(quick[2].id(1), "strategy-stm+poll-randread");
+        let full = pts(&with(false));
+        assert_eq!(full.len(), 14, "7 strategies × random reads and writes");
+        assert!(pts(&opts(true)).is_empty(), "not asked for: none");
     }
 
     #[test]
