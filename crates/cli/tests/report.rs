@@ -211,6 +211,7 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
         "heatmap",
         "platform",
         "saturation",
+        "strategies",
     ] {
         assert!(
             html.contains(&format!("id=\"{anchor}\"")),
@@ -225,6 +226,27 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
             html.contains(&format!("id=\"{link}\"")),
             "link to #{link} has a target"
         );
+    }
+    // The strategies section: a chart and a row per result, with its ratios.
+    let sec = &html[html
+        .find("id=\"s-strategies\"")
+        .expect("the strategies section")..];
+    let sec = &sec[..sec.find("</section>").unwrap_or(sec.len())];
+    assert!(
+        sec.contains("<svg class=\"chart\""),
+        "a chart of the strategies"
+    );
+    for r in study["figures"]["strategies"]["results"]
+        .as_array()
+        .unwrap()
+    {
+        let cell = format!("<td>{}</td>", r["strategy"].as_str().unwrap());
+        assert!(sec.contains(&cell), "{cell} in the strategies table");
+        if let Some(x) = r["vs_async_intr"]["iops_ratio"].as_f64() {
+            let ratio = ssdready_study::strategies::fmt_ratio(x).replace('<', "&lt;");
+            let shown = format!("<td>{ratio}×</td>");
+            assert!(sec.contains(&shown), "{shown} for {}", r["strategy"]);
+        }
     }
     // Per-second latency reached the study's runs and the heat map.
     let series = &study["runs"][0]["result"]["jobs"][1]["read"]["series"][0];

@@ -72,6 +72,7 @@ fn check_schema(d: &Value) {
     ] {
         assert!(d["figures"].get(k).is_some(), "figures.{k}");
     }
+    check_strategies(d);
     let verdicts = d["verdicts"].as_array().unwrap();
     assert!(!verdicts.is_empty());
     for v in verdicts {
@@ -79,6 +80,104 @@ fn check_schema(d: &Value) {
             assert!(!v[k].as_str().unwrap().is_empty(), "{k} of {v}");
         }
         assert!(!v["evidence"]["figures"].as_array().unwrap().is_empty());
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The strategies section is there, each result is its run's, and every
+/// ratio is the result's figure over async+intr's on the same pattern.
+fn check_strategies(d: &Value) {
+    let s = &d["figures"]["strategies"];
+    assert!(s.is_object(), "figures.strategies is missing");
+    let results = s["results"].as_array().unwrap();
+    let skipped = s["skipped"].as_array().unwrap();
+    let runs = d["runs"].as_array().unwrap();
+    let planned: Vec<&Value> = runs.iter().filter(|r| r["sweep"] == "strategies").collect();
+    assert!(!planned.is_empty(), "no strategies run");
+    for r in &planned {
+        let name = &r["workload"]["strategy"];
+        let listed = results
+            .iter()
+            .chain(skipped)
+            .any(|x| &x["strategy"] == name);
+        assert!(listed, "{name}: neither a result nor skipped");
+        assert_eq!(r["workload"]["threads"], 16, "{}", r["id"]);
+    }
+    for k in skipped {
+        assert!(!k["reason"].as_str().unwrap().is_empty(), "{k}");
+    }
+    let num = |v: &Value| v.as_f64().unwrap();
+    for r in results {
+        let run = runs
+            .iter()
+            .find(|x| x["id"] == r["run"])
+            .unwrap_or_else(|| panic!("{}: no run {}", r["strategy"], r["run"]));
+        assert_eq!(run["workload"]["strategy"], r["strategy"]);
+        assert!(run["error"].is_null());
+        assert!(close(num(&r["iops"]), num(&run["summary"]["iops"])), "{r}");
+        assert!(num(&r["iops"]) > 0.0, "{r}");
+        let pct = num(&r["pct_of_peak"]);
+        assert!(pct > 0.0 && pct <= 101.0, "% of peak {pct}: {r}");
+        assert!(
+            r["cpu_source"].as_str().unwrap().contains("getrusage"),
+            "{r}"
+        );
+        let base = results
+            .iter()
+            .find(|b| b["strategy"] == "async+intr" && b["pattern"] == r["pattern"]);
+        let vs = &r["vs_async_intr"];
+        match base {
+            Some(b) if r["strategy"] != "async+intr" => {
+                let want = |k: &str| num(&r[k]) / num(&b[k]);
+                assert!(close(num(&vs["iops_ratio"]), want("iops")), "{r} vs {b}");
+                assert!(
+                    close(num(&vs["cpu_per_io_ratio"]), want("cpu_ns_per_io")),
+                    "{r} vs {b}"
+                );
+                assert!(
+                    close(num(&vs["p99_lat_ratio"]), want("p99_lat_ns")),
+                    "{r} vs {b}"
+                );
+            }
+            _ => assert!(vs.is_null(), "{r}"),
+        }
+    }
+    let reads: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["pattern"] == "randread" && r["strategy"] != "async+intr")
+        .collect();
+    let best = &s["best"];
+    if results
+        .iter()
+        .any(|r| r["pattern"] == "randread" && r["strategy"] == "async+intr")
+        && !reads.is_empty()
+    {
+        let top = reads
+            .iter()
+            .max_by(|a, b| {
+                num(&a["vs_async_intr"]["iops_ratio"])
+                    .total_cmp(&num(&b["vs_async_intr"]["iops_ratio"]))
+            })
+            .unwrap();
+        assert_eq!(best["strategy"], top["strategy"], "{best}");
+        assert!(close(
+            num(&best["iops_ratio"]),
+            num(&top["vs_async_intr"]["iops_ratio"])
+        ));
+        assert!(close(
+            num(&best["cpu_per_io_ratio"]),
+            num(&top["vs_async_intr"]["cpu_per_io_ratio"])
+        ));
+        assert!(best["cpu_source"].as_str().unwrap().contains("getrusage"));
+        let fired = ["strategy-beats-interrupts", "interrupts-hold-their-own"]
+            .iter()
+            .any(|r| verdict(d, r).is_some());
+        assert!(fired, "a verdict on the strategies");
+    } else {
+        assert!(best.is_null(), "{best}");
     }
 }
 
@@ -133,6 +232,30 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
         );
     }
     assert!(stdout.contains("findings:"), "{stdout}");
+    // The emulator takes every strategy but SQPOLL (not io_uring).
+    let s = &d["figures"]["strategies"];
+    let ran: Vec<&str> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["strategy"].as_str().unwrap())
+        .collect();
+    for want in [
+        "async+intr",
+        "sync+poll",
+        "stm+poll",
+        "atm+poll",
+        "coalesced",
+    ] {
+        assert!(ran.contains(&want), "{want}: {ran:?}");
+    }
+    let sq = &s["skipped"][0];
+    assert_eq!(sq["strategy"], "sqpoll", "{s}");
+    assert!(sq["pattern"].is_null() && sq["reason"].as_str().unwrap().contains("io_uring"));
+    assert!(
+        stdout.contains("strategies, 4 KiB random reads") && stdout.contains("  best: "),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("plan (quick)"),
         "the plan comes first: {stderr}"

@@ -1,6 +1,6 @@
 //! The study's answer in words, shared by its renderings (the terminal
 //! findings and the HTML report): what the target is, the device's limit,
-//! the knee and what limits saturation.
+//! the knee, what limits saturation and the strategies against interrupts.
 
 use crate::figures::Figures;
 use crate::model::{TargetKind, TargetProfile};
@@ -87,4 +87,62 @@ pub fn fmt_duration(s: f64) -> String {
     } else {
         format!("{s} s")
     }
+}
+
+/// The strategies section in a few lines: each strategy on 4 KiB random
+/// reads against async+intr (×IOPS, ×CPU per I/O, ×p99), the best one,
+/// where each CPU figure comes from, and what was skipped. Empty when the
+/// study ran no strategies.
+pub fn strategies_lines(f: &Figures) -> Vec<String> {
+    use crate::strategies::fmt_ratio;
+    let Some(s) = &f.strategies else {
+        return Vec::new();
+    };
+    let x = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{}×", fmt_ratio(v)));
+    let mut out = vec![format!(
+        "strategies, 4 KiB random reads from {} threads at QD 1 each, against async+intr (CPU per I/O: {}):",
+        s.threads, "the process's, getrusage"
+    )];
+    for r in s.results.iter().filter(|r| r.pattern == "randread") {
+        let peak = r
+            .pct_of_peak
+            .map_or(String::new(), |p| format!(", {p:.0} % of peak"));
+        let ran = match r.fallback {
+            Some(_) => format!(" (ran as {})", r.ran),
+            None => String::new(),
+        };
+        let vs = r.vs_async_intr.as_ref().map_or(String::new(), |t| {
+            format!(
+                ": {} IOPS, {} CPU per I/O, {} p99",
+                x(t.iops_ratio),
+                x(t.cpu_per_io_ratio),
+                x(t.p99_lat_ratio)
+            )
+        });
+        out.push(format!(
+            "  {:<11} {:>9} IOPS{peak}{ran}{vs}",
+            r.strategy,
+            r.iops.map_or("-".into(), fmt_count)
+        ));
+    }
+    match &s.best {
+        Some(b) => out.push(format!(
+            "  best: {} — {} the IOPS, {} the CPU per I/O ({}), {} the p99 latency of async+intr",
+            b.strategy,
+            x(Some(b.iops_ratio)),
+            x(b.cpu_per_io_ratio),
+            "process CPU, getrusage",
+            x(b.p99_lat_ratio)
+        )),
+        None => out.push("  no best: async+intr or every other strategy did not run".into()),
+    }
+    for k in &s.skipped {
+        out.push(format!(
+            "  skipped {} ({}): {}",
+            k.strategy,
+            k.pattern.as_deref().unwrap_or("every pattern"),
+            k.reason
+        ));
+    }
+    out
 }

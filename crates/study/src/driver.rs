@@ -81,6 +81,8 @@ struct State {
     qd_stopped: bool,
     engine: Option<&'static str>,
     twins: HashMap<Vec<String>, Option<DeviceSide>>,
+    /// Strategies `run` refused for a reason that holds for every pattern.
+    refused: Vec<&'static str>,
 }
 
 /// Run every point of `plan` on `targets`.
@@ -98,6 +100,7 @@ pub fn execute(
         qd_stopped: false,
         engine: Some("io_uring"),
         twins: HashMap::new(),
+        refused: Vec::new(),
     };
     let emu = targets[0].kind == TargetKind::Emulator;
     for (i, p) in plan.points.iter().enumerate() {
@@ -137,7 +140,7 @@ pub fn execute(
             continue;
         }
         st.done.push(key);
-        if p.sweep == "qd" && st.qd_stopped {
+        if p.sweep == "qd" && st.qd_stopped || p.strategy.is_some_and(|s| st.refused.contains(&s)) {
             obs.dropped(1);
             continue;
         }
@@ -146,6 +149,11 @@ pub fn execute(
         let rec = run_point(targets, plan, p, qd, runner, &mut st, &mut ex, emu);
         obs.finished(&rec);
         let ok = rec.error.is_none();
+        if let (Some(s), Some(e)) = (p.strategy, &rec.error) {
+            if crate::strategies::refused_everywhere(e) {
+                st.refused.push(s);
+            }
+        }
         ex.runs.push(rec);
         if p.sweep == "qd" {
             update_qd(&mut ex, &mut st, ok);
@@ -230,7 +238,7 @@ fn run_point(
     let mut options = opts(&w);
     let mut res = runner.run(&w, &options);
     if let (Err(Failure::Failed(e)), Some("io_uring")) = (&res, w.engine.as_deref()) {
-        if p.sweep != "engine" && e.contains("io_uring") {
+        if p.sweep != "engine" && p.strategy.is_none() && e.contains("io_uring") {
             ex.skipped.push(Skip {
                 what: "io_uring".into(),
                 why: format!("{e}: the study uses libaio instead"),
@@ -241,7 +249,8 @@ fn run_point(
             res = runner.run(&w, &options);
         }
     }
-    let device_model = (emu && p.targets == [0])
+    // Strategies' options (polling, merging) are not the model's business.
+    let device_model = (emu && p.targets == [0] && p.strategy.is_none())
         .then(|| {
             let key: Vec<String> = options
                 .iter()
@@ -273,6 +282,11 @@ fn run_point(
             rec.summary = o.summary;
             rec.result = o.result;
             rec.clock = o.clock;
+        }
+        // A strategy's failed run says so, as `ssdready strategies` does:
+        // any other reason is run's refusal of its options.
+        Err(Failure::Failed(e)) if p.strategy.is_some() => {
+            rec.error = Some(format!("{}: {e}", crate::strategies::RUN_FAILED))
         }
         Err(Failure::NotApplicable(e) | Failure::Failed(e)) => rec.error = Some(e),
     }

@@ -21,7 +21,8 @@ pub enum Value {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Fact {
     pub value: Value,
-    /// `iops`, `ns`, `pct`, `count`, `bytes_per_s`, `clocks` or `text`.
+    /// `iops`, `ns`, `pct`, `count`, `bytes_per_s`, `clocks`, `ratio` or
+    /// `text`.
     pub unit: String,
     /// Standard deviation between repeats of the runs behind it, percent
     /// of their mean.
@@ -42,6 +43,7 @@ impl Fact {
             (Value::Num(v), "pct") => format!("{v:.0} %"),
             (Value::Num(v), "bytes_per_s") => format!("{}/s", fmt_bytes(*v)),
             (Value::Num(v), "clocks") => format!("{} clocks", fmt_count(*v)),
+            (Value::Num(v), "ratio") => format!("{}×", crate::strategies::fmt_ratio(*v)),
             (Value::Num(v), _) if v.fract() == 0.0 => format!("{v:.0}"),
             (Value::Num(v), _) => format!("{v:.2}"),
         }
@@ -131,6 +133,19 @@ pub const KNOWN: &[&str] = &[
     "write_limit",
     "randwrite_delivered_pct",
     "current_scheduler",
+    "strategy_threads",
+    "strategy_best",
+    "strategy_best_ran",
+    "strategy_best_options",
+    "strategy_best_iops",
+    "strategy_baseline_iops",
+    "strategy_iops_ratio",
+    "strategy_cpu_ratio",
+    "strategy_p99_ratio",
+    "strategy_cpu_source",
+    "coalesced_iops_ratio",
+    "coalesced_cpu_ratio",
+    "coalesced_p99_ratio",
 ];
 
 struct Builder<'a> {
@@ -194,7 +209,52 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
     curve(&mut b, f);
     saturation(&mut b, f);
     sweeps(&mut b, f);
+    strategies(&mut b, f);
     b.map
+}
+
+/// The best strategy against async+intr on 4 KiB random reads, and
+/// coalescing's trade-off, from the strategies section.
+fn strategies(b: &mut Builder, f: &Figures) {
+    let Some(s) = &f.strategies else { return };
+    let row = |name: &str| {
+        s.results
+            .iter()
+            .find(|r| r.strategy == name && r.pattern == "randread")
+    };
+    if let Some(best) = &s.best {
+        let runs = &best.runs;
+        b.num("strategy_threads", Some(s.threads as f64), "count", runs);
+        b.text("strategy_best", Some(best.strategy.clone()), runs);
+        let ran = (best.ran != "interrupt" && !best.ran.is_empty()).then(|| best.ran.clone());
+        b.text("strategy_best_ran", ran, runs);
+        let options = crate::strategies::strategy(&best.strategy).map(|x| x.options.join(" "));
+        b.text("strategy_best_options", options, runs);
+        b.num(
+            "strategy_best_iops",
+            row(&best.strategy).and_then(|r| r.iops),
+            "iops",
+            runs,
+        );
+        let base = row(crate::strategies::BASELINE).and_then(|r| r.iops);
+        b.num("strategy_baseline_iops", base, "iops", runs);
+        b.num("strategy_iops_ratio", Some(best.iops_ratio), "ratio", runs);
+        b.num("strategy_cpu_ratio", best.cpu_per_io_ratio, "ratio", runs);
+        b.num("strategy_p99_ratio", best.p99_lat_ratio, "ratio", runs);
+        let source = best
+            .cpu_per_io_ratio
+            .map(|_| "the process's CPU, getrusage".to_string());
+        b.text("strategy_cpu_source", source, runs);
+    }
+    if let Some(t) = row("coalesced").and_then(|r| r.vs_async_intr.as_ref()) {
+        let runs: Vec<String> = [row("coalesced"), row(crate::strategies::BASELINE)]
+            .iter()
+            .filter_map(|r| r.and_then(|r| r.run.clone()))
+            .collect();
+        b.num("coalesced_iops_ratio", t.iops_ratio, "ratio", &runs);
+        b.num("coalesced_cpu_ratio", t.cpu_per_io_ratio, "ratio", &runs);
+        b.num("coalesced_p99_ratio", t.p99_lat_ratio, "ratio", &runs);
+    }
 }
 
 fn device(b: &mut Builder, f: &Figures) {

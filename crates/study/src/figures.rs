@@ -2,7 +2,8 @@
 //! results are checked): `device_limit`, `delivered_pct`, `knee_qd`,
 //! `knee_latency`, `scaling_efficiency`, `platform_share_qd1`,
 //! `clocks_per_io`, `saturation`; plus the sweeps' comparisons
-//! ([`crate::sweeps`]) and the noise between repeats.
+//! ([`crate::sweeps`]), the strategies section ([`crate::strategies`]) and
+//! the noise between repeats.
 //!
 //! Repeats of a point are combined by their median; the queue-depth curve
 //! is the first target's 4 KiB random reads at one thread.
@@ -41,6 +42,10 @@ pub struct Figures {
     pub noise_pct: Option<f64>,
     /// The point whose repeats differed most.
     pub noisiest: Option<Noise>,
+    /// Submission/completion strategies against async+intr (the
+    /// `strategies` sweep); None when the study ran none.
+    #[serde(default)]
+    pub strategies: Option<crate::strategies::Section>,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -248,8 +253,24 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         .max_by(|a, b| a.spread_pct.total_cmp(&b.spread_pct))
         .cloned();
     f.comparisons = sweeps::compare(runs, &f);
+    f.strategies = strategies(&targets[0], runs);
     f.saturation = crate::classify::classify(&targets[0], runs, &f, m);
     f
+}
+
+/// The strategies section, with the model's peaks on an emulator (its
+/// write peak over the runs' measured window).
+fn strategies(t: &TargetProfile, runs: &[RunRecord]) -> Option<crate::strategies::Section> {
+    let params = (t.kind == TargetKind::Emulator)
+        .then(|| params_of(&t.spec).ok())
+        .flatten();
+    let window = runs
+        .iter()
+        .filter(|r| r.sweep == "strategies" && r.error.is_none())
+        .map(|r| r.summary.window_s)
+        .find(|w| *w > 0.0)
+        .unwrap_or(1.0);
+    crate::strategies::section(params.as_ref(), runs, window)
 }
 
 /// Whether the last two doublings each added less than 5 % over the best

@@ -33,6 +33,7 @@ pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&s
         scheduler: p.scheduler.clone(),
         rwmixread: p.rwmixread,
         targets: paths,
+        strategy: p.strategy.map(String::from),
     }
 }
 
@@ -133,6 +134,9 @@ pub fn options(
         if let Some(m) = w.rwmixread {
             o.push(format!("--rwmixread={m}"));
         }
+        if let Some(s) = w.strategy.as_deref().and_then(crate::strategies::strategy) {
+            o.extend(s.options.iter().map(|x| x.to_string()));
+        }
     }
     o
 }
@@ -164,6 +168,7 @@ mod tests {
             instrumented: false,
             repeat: 1,
             writes: false,
+            strategy: None,
         };
         let w = workload(&p, 8, std::slice::from_ref(&t), Some("io_uring"));
         assert_eq!(w.engine, None);

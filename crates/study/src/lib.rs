@@ -19,6 +19,9 @@
 //!   what limits saturation);
 //! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
 //!   rules kept as data (`data/verdicts.rules`);
+//! * [`strategies`]: submission/completion strategies (seed 004's
+//!   experiment), shared with `ssdready strategies`, and the study's
+//!   strategies section;
 //! * [`answer`]: the answer in words, shared by the text and HTML
 //!   renderings;
 //! * [`model`]: `study.json`, schema `ssdready.study`
@@ -34,6 +37,7 @@ pub mod limit;
 pub mod model;
 pub mod plan;
 pub mod rules;
+pub mod strategies;
 pub mod summary;
 pub mod sweeps;
 pub mod virt;

@@ -7,7 +7,8 @@
 //! Real targets add the engines (psync, io_uring, libaio); the full study
 //! (or `--sweeps`) adds the I/O schedulers, direct against buffered I/O, the
 //! raw device against a file on its file system, and several devices
-//! together. A point's queue depth may be `peak`, resolved when the
+//! together. Studies in real time add seed 004's submission strategies
+//! (`crate::strategies`). A point's queue depth may be `peak`, resolved when the
 //! queue-depth sweep has run. The budget sets each run's length.
 
 use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
@@ -25,6 +26,10 @@ pub struct StudyOptions {
     /// Whether `--profile` / `--decompose` are permitted (root).
     pub root: bool,
     pub cpus: u32,
+    /// Run the strategies sweep (seed 004's experiment). Real time only:
+    /// in virtual time the model has no host whose completions the
+    /// strategies change.
+    pub strategies: bool,
 }
 
 /// The optional sweeps `--sweeps` may name.
@@ -46,6 +51,10 @@ pub struct Workload {
     pub rwmixread: Option<u32>,
     /// Target paths (several: one job per target, together).
     pub targets: Vec<String>,
+    /// The submission/completion strategy (`strategies` sweep only; its
+    /// options, `crate::strategies::STRATEGIES`, go to the measured job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
 }
 
 /// A queue depth, or one the queue-depth sweep decides.
@@ -82,6 +91,8 @@ pub struct Point {
     pub repeat: u32,
     /// Whether it needs write permission.
     pub writes: bool,
+    /// The strategy of a `strategies` point.
+    pub strategy: Option<&'static str>,
 }
 
 /// Run length and coverage, for every point alike.
@@ -150,6 +161,7 @@ impl Point {
             instrumented: false,
             repeat: 1,
             writes: rw.contains("write") || rw == "randrw" || rw == "rw",
+            strategy: None,
         }
     }
 
@@ -177,6 +189,11 @@ impl Point {
                     .join("+")
             ),
             "fill" => "fill".to_string(),
+            "strategies" => format!(
+                "strategy-{}-{}",
+                self.strategy.unwrap_or("?"),
+                crate::strategies::pattern_of(self.rw).unwrap_or(self.rw)
+            ),
             s => format!("{s}-qd{qd}"),
         };
         let base = if self.instrumented {
@@ -452,8 +469,58 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
         );
     }
 
+    if o.strategies {
+        strategies(&mut p, t, o, engine);
+    }
     optional_sweeps(&mut p, targets, o, &wants, engine);
     p
+}
+
+/// Seed 004's experiment on the study's target: every submission/completion
+/// strategy (`crate::strategies`) on 4 KiB random reads from 16 threads,
+/// one request each at a time, and on random writes in a full study of a
+/// writable target. A quick study leaves out hybrid polling. A strategy the
+/// target cannot take is refused by `run` on its first point, and the
+/// driver then tries it on no other pattern (`refused_everywhere`).
+fn strategies(p: &mut Plan, t: &TargetProfile, o: &StudyOptions, engine: Option<&'static str>) {
+    use crate::strategies::{STRATEGIES, THREADS};
+    let mut rws = vec!["randread"];
+    if !o.quick && t.writable {
+        rws.push("randwrite");
+    }
+    let mut pts = Vec::new();
+    let mut names = Vec::new();
+    for s in STRATEGIES.iter().filter(|s| !o.quick || s.name != "hybrid") {
+        names.push(s.name);
+        for &rw in &rws {
+            let mut pt = Point::new(
+                "strategies",
+                rw,
+                crate::strategies::BS,
+                Qd::Fixed(1),
+                engine,
+            );
+            pt.threads = THREADS;
+            pt.strategy = Some(s.name);
+            pts.push(pt);
+        }
+    }
+    if o.quick {
+        p.skipped.push(Skip {
+            what: "strategy hybrid".into(),
+            why: "--quick: a full study runs it".into(),
+        });
+    }
+    p.sweeps.push(SweepDoc {
+        name: "strategies".into(),
+        points: pts.len(),
+        what: format!(
+            "{} on 4 KiB {} from {THREADS} threads at QD 1 each (seed 004's experiment; what the target refuses is skipped with run's reason)",
+            names.join(", "),
+            rws.join(" and ")
+        ),
+    });
+    p.points.extend(pts);
 }
 
 /// Set each run's length and region to fit the budget: a quick study runs
@@ -743,6 +810,32 @@ mod tests {
             "{:?}",
             p.skipped
         );
+    }
+
+    #[test]
+    fn the_strategies_sweep_is_004s_threads_and_a_quick_study_leaves_out_hybrid() {
+        let with = |quick| StudyOptions {
+            strategies: true,
+            ..opts(quick)
+        };
+        let pts = |o: &StudyOptions| -> Vec<Point> {
+            plan(&[emu()], o)
+                .points
+                .into_iter()
+                .filter(|x| x.sweep == "strategies")
+                .collect()
+        };
+        let quick = pts(&with(true));
+        assert_eq!(quick.len(), 6, "{quick:?}");
+        assert!(quick
+            .iter()
+            .all(|x| x.threads == 16 && x.qd == Qd::Fixed(1)));
+        assert!(quick.iter().all(|x| x.rw == "randread"));
+        assert!(!quick.iter().any(|x| x.strategy == Some("hybrid")));
+        assert_eq!(quick[2].id(1), "strategy-stm+poll-randread");
+        let full = pts(&with(false));
+        assert_eq!(full.len(), 14, "7 strategies × random reads and writes");
+        assert!(pts(&opts(true)).is_empty(), "not asked for: none");
     }
 
     #[test]

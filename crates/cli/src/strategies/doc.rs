@@ -4,16 +4,13 @@
 //! async+intr — and what was skipped, with the reason.
 
 use super::matrix::{self, Peak, Target, STRATEGIES};
-use super::{Row, Skip, Tradeoff};
+use super::{Row, Skip};
 use serde_json::{json, Value};
+use ssdready_study::strategies::ResultDoc;
 
 /// strategies.json's `schema` and `schema_version`.
 pub const SCHEMA: &str = "ssdready.strategies";
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// How `cpu_ns_per_io` is measured.
-const CPU_SOURCE: &str = "process: getrusage(RUSAGE_SELF) over the measured window, every \
-     ssdready thread (emulator threads, SQPOLL thread and merge dispatcher included)";
 
 /// A finite number, or null.
 pub fn num(x: f64) -> Value {
@@ -77,30 +74,5 @@ fn peak(p: &Peak) -> Value {
 
 /// One strategy × pattern that ran.
 fn result(r: &Row, rows: &[Row], peaks: &[Peak]) -> Value {
-    let s = &r.summary;
-    let peak = peaks
-        .iter()
-        .find(|x| x.pattern == r.pattern)
-        .map_or(f64::NAN, |x| x.bw_bytes_per_s);
-    json!({
-        "strategy": r.strategy,
-        "pattern": r.pattern,
-        "ran": r.ran,
-        "fallback": r.fallback,
-        "interrupted": s.interrupted,
-        "iops": num(s.iops),
-        "mb_s": num(s.bw_bytes_per_s / 1e6),
-        "pct_of_peak": num(100.0 * s.bw_bytes_per_s / peak),
-        "mean_lat_ns": num(s.lat_mean_ns),
-        "p99_lat_ns": s.lat_p99_ns,
-        "cpu_ns_per_io": s.cpu.as_ref().map(|c| num(c.process_ns_per_io)),
-        "cpu_source": s.cpu.as_ref().map(|_| CPU_SOURCE),
-        "merge_mean_requests": r.merge_mean,
-        "published_004_pct": matrix::published(r.strategy, r.pattern),
-        "vs_async_intr": Tradeoff::of(r, rows).map(|t| json!({
-            "iops_ratio": num(t.iops),
-            "cpu_per_io_ratio": t.cpu_per_io.map(num),
-            "p99_lat_ratio": num(t.p99),
-        })),
-    })
+    serde_json::to_value(ResultDoc::of(r, rows, peaks)).unwrap_or(Value::Null)
 }

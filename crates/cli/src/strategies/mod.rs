@@ -25,7 +25,7 @@ use crate::run::{self, Failure as RunFailure};
 use crate::{fail, say};
 use anyhow::Context as _;
 use matrix::{Peak, Target, PATTERNS, STRATEGIES};
-use ssdready_study::summary::PointSummary;
+use ssdready_study::strategies::{refused_everywhere, Row, RUN_FAILED};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -49,55 +49,6 @@ pub struct StrategiesArgs {
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
-}
-
-/// One strategy × pattern that ran.
-pub struct Row {
-    pub strategy: &'static str,
-    pub pattern: &'static str,
-    pub summary: PointSummary,
-    /// What ran, from the result's `strategy` (e.g. `spin` for poll).
-    pub ran: String,
-    pub fallback: Option<String>,
-    /// Temporal merge: the mean requests per command.
-    pub merge_mean: Option<f64>,
-}
-
-/// A strategy against async+intr on the same pattern, as ratios (this
-/// strategy's figure / async+intr's): above 1 is more IOPS, more CPU per
-/// I/O, a longer p99 latency.
-pub struct Tradeoff {
-    pub iops: f64,
-    pub cpu_per_io: Option<f64>,
-    pub p99: f64,
-}
-
-impl Tradeoff {
-    /// `r` against the async+intr row of its pattern; None for async+intr
-    /// itself or when that did not run.
-    pub fn of(r: &Row, rows: &[Row]) -> Option<Tradeoff> {
-        if r.strategy == STRATEGIES[0].name {
-            return None;
-        }
-        let b = rows
-            .iter()
-            .find(|x| x.strategy == STRATEGIES[0].name && x.pattern == r.pattern)?;
-        let (rs, bs) = (&r.summary, &b.summary);
-        let cpu = |s: &PointSummary| s.cpu.as_ref().map(|c| c.process_ns_per_io);
-        Some(Tradeoff {
-            iops: ratio(rs.iops, bs.iops),
-            cpu_per_io: cpu(rs).zip(cpu(bs)).map(|(a, b)| ratio(a, b)),
-            p99: ratio(rs.lat_p99_ns as f64, bs.lat_p99_ns as f64),
-        })
-    }
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        f64::NAN
-    }
 }
 
 /// One that did not, and why.
@@ -151,15 +102,15 @@ fn run_point(
     }));
     match ran {
         Ok(Ok(r)) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
-            Some(e) => Err(format!("the run failed: {e}")),
+            Some(e) => Err(format!("{RUN_FAILED}: {e}")),
             None => Ok(r),
         },
         Ok(Err(RunFailure::BadInput(m))) => Err(m),
         Ok(Err(RunFailure::Runtime(m) | RunFailure::Internal(m))) => {
-            Err(format!("the run failed: {m}"))
+            Err(format!("{RUN_FAILED}: {m}"))
         }
         Ok(Err(RunFailure::Interrupted(m))) => Err(format!("interrupted: {m}")),
-        Err(_) => Err("the run panicked (see above)".into()),
+        Err(_) => Err(format!("{RUN_FAILED}: it panicked (see above)")),
     }
 }
 
@@ -183,12 +134,12 @@ fn run_all(
                 eprintln!("ssdready: [{n}/{total}] {} {pattern}", s.name);
             }
             match run_point(&matrix::run_options(t, s, rw, runtime_s), stop) {
-                Ok(r) => rows.push(row(s.name, pattern, &r)),
+                Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
                 Err(_) if stop.load(Relaxed) => return (rows, skips),
                 // Refused on the first pattern, a read, for a reason that
                 // is not the pattern's (no io_uring, not an emulator): it
                 // is refused on all of them; say it once.
-                Err(reason) if i == 0 && !reason.starts_with("the run failed") => {
+                Err(reason) if i == 0 && refused_everywhere(&reason) => {
                     n += PATTERNS.len() - 1;
                     skips.push(Skip {
                         strategy: s.name,
@@ -208,47 +159,14 @@ fn run_all(
     (rows, skips)
 }
 
-fn row(strategy: &'static str, pattern: &'static str, r: &ssdready_core::result::RunResult) -> Row {
-    let job = r.jobs.first();
-    let st = job.and_then(|j| j.strategy.as_ref());
-    let merge = r.jobs.iter().filter_map(|j| j.temporal_merge.as_ref());
-    let (commands, requests) =
-        merge.fold((0u64, 0u64), |(c, q), m| (c + m.commands, q + m.requests));
-    Row {
-        strategy,
-        pattern,
-        summary: PointSummary::from_result(r),
-        ran: st.map(|s| s.ran.clone()).unwrap_or_default(),
-        fallback: st.and_then(|s| s.fallback.clone()),
-        merge_mean: (commands > 0).then(|| requests as f64 / commands as f64),
-    }
-}
-
 /// The peak per pattern: the model's on the emulator, else the best seen.
 fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
-    PATTERNS
-        .iter()
-        .map(|(pattern, _)| match t {
-            Target::Emulator { params, .. } => matrix::model_peak(params, pattern, runtime_s),
-            Target::Real { .. } => {
-                let best = rows
-                    .iter()
-                    .filter(|r| r.pattern == *pattern)
-                    .max_by(|a, b| a.summary.bw_bytes_per_s.total_cmp(&b.summary.bw_bytes_per_s));
-                let bw = best.map_or(f64::NAN, |r| r.summary.bw_bytes_per_s);
-                Peak {
-                    pattern: pattern.to_string(),
-                    bw_bytes_per_s: bw,
-                    iops: bw / matrix::BS as f64,
-                    source: "best observed".into(),
-                    detail: format!(
-                        "no model of a real device: the best strategy's result here ({}), so 100 % is relative, not the device's limit",
-                        best.map_or("none ran", |r| r.strategy)
-                    ),
-                }
-            }
-        })
-        .collect()
+    let params = match t {
+        Target::Emulator { params, .. } => Some(params.as_ref()),
+        Target::Real { .. } => None,
+    };
+    let patterns: Vec<&str> = PATTERNS.iter().map(|(p, _)| *p).collect();
+    ssdready_study::strategies::peaks(params, &patterns, rows, runtime_s)
 }
 
 /// Run `ssdready strategies`.

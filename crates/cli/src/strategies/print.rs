@@ -4,7 +4,8 @@
 //! CPU per I/O and p99 latency as ratios — and what was skipped and why.
 
 use super::matrix::{self, Peak, Target, PATTERNS, STRATEGIES};
-use super::{Row, Skip, Tradeoff};
+use super::{Row, Skip};
+use ssdready_study::strategies::{fmt_ratio as times, Tradeoff};
 use std::fmt::Write;
 
 const HEADERS: [&str; 4] = ["seq-read", "seq-write", "rand-read", "rand-write"];
@@ -139,29 +140,4 @@ fn tradeoffs(rows: &[Row]) -> String {
         let _ = writeln!(o);
     }
     o
-}
-
-/// A ratio in a few characters: 3 significant figures down to 0.01.
-fn times(x: f64) -> String {
-    match x {
-        x if !x.is_finite() => "?".into(),
-        x if x >= 100.0 => format!("{x:.0}"),
-        x if x >= 10.0 => format!("{x:.1}"),
-        x if x >= 0.01 => format!("{x:.2}"),
-        _ => "<0.01".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::times;
-
-    #[test]
-    fn ratios_keep_their_size_in_a_cell() {
-        assert_eq!(times(281.44), "281");
-        assert_eq!(times(30.47), "30.5");
-        assert_eq!(times(0.49), "0.49");
-        assert_eq!(times(0.0003), "<0.01");
-        assert_eq!(times(f64::NAN), "?");
-    }
 }

@@ -132,6 +132,7 @@ pub fn command(a: StudyArgs) {
         sweeps: a.sweeps.clone(),
         root: machine.root,
         cpus: machine.cpus,
+        strategies: true,
     };
     let mut p = plan(&targets, &o);
     fit_budget(&mut p, &targets, &o);

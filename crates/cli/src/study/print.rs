@@ -205,6 +205,10 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     if let Some(k) = ssdready_study::answer::knee_line(f) {
         let _ = writeln!(s, "  {k}");
     }
+    let strategies = ssdready_study::answer::strategies_lines(f);
+    if !strategies.is_empty() {
+        let _ = writeln!(s, "\n{}", strategies.join("\n"));
+    }
     let _ = writeln!(s, "\nfindings:");
     for (i, v) in d.verdicts.iter().enumerate() {
         let _ = writeln!(

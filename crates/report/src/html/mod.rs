@@ -23,6 +23,7 @@ mod figure;
 mod heatmap;
 pub mod page;
 mod run;
+mod strategies;
 mod study;
 pub mod svg;
 pub mod timeline;

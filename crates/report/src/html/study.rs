@@ -3,8 +3,8 @@
 //! platform's share of QD 1 latency, what limits the peak) and the
 //! verdicts with their evidence, each linked to the chart behind it — then
 //! the curves, where the time goes, scaling and the other workloads, the
-//! run over time, the noise between repeats, the platform and its lab
-//! conditions, and every run.
+//! submission strategies against interrupts, the run over time, the noise
+//! between repeats, the platform and its lab conditions, and every run.
 
 use super::charts::{Axis, Mark, Series, Style, Table, XyChart};
 use super::curves::{self, Named};
@@ -50,6 +50,12 @@ pub fn render(d: &StudyDoc) -> String {
         "Scaling and other workloads",
         "",
         &more,
+    ));
+    body.push_str(&section(
+        "s-strategies",
+        "Submission and completion strategies",
+        "Seed 004's experiment on this target: interrupts against polling, temporal merge, coalescing, SQPOLL and hybrid polling, each set against interrupt completions (async+intr).",
+        &[super::strategies::strategies(d).html()],
     ));
     let tl = pick_timeline(d);
     let note = timeline::window_note(&tl);
@@ -306,6 +312,8 @@ pub fn anchor_of(fact: &str) -> (&'static str, &'static str) {
         "devices",
     ]) {
         ("comparisons", "comparisons")
+    } else if has(&["strategy_", "coalesced_"]) {
+        ("strategies", "strategies against interrupts")
     } else if has(&["noise", "noisiest"]) {
         ("noise", "noise between repeats")
     } else if has(&[
