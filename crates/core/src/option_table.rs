@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -397,7 +397,11 @@ pub static OPTIONS: &[OptionDef] = &[
                 // (a write sets the file's size to its offset): fio's
                 // synchronous engines that issue those calls instead of
                 // pread/pwrite; the psync engine issues them.
-                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" => {
+                // filecreate, filestat and filedelete: fio's file-operation
+                // engines (open(O_CREAT), stat, unlink timed once per file;
+                // the I/Os are fake).
+                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
+                | "filestat" | "filedelete" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }
@@ -408,7 +412,7 @@ pub static OPTIONS: &[OptionDef] = &[
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.

@@ -153,6 +153,22 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "stat_type",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "stat, lstat or statx",
+        help: "ioengine=filestat: the call that is timed",
+        set: |s, v| {
+            s.files.stat_type = match v {
+                "stat" => crate::spec_io::StatType::Stat,
+                "lstat" => crate::spec_io::StatType::Lstat,
+                "statx" => crate::spec_io::StatType::Statx,
+                _ => return Err(format!("'{v}' is not stat, lstat or statx")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "sync",
         aliases: &[],
         arity: Arity::Value,

@@ -774,6 +774,23 @@ impl JobSpec {
         (self.rw.modifies() || falloc) && !self.verify.only
     }
 
+    /// Whether the job's files are laid out before it runs: not with
+    /// `create_on_open`, nor for fio's filecreate engine, whose open makes
+    /// them (fio lays nothing out for it).
+    pub fn lays_out_files(&self) -> bool {
+        !self.files.create_on_open && self.engine_named.as_deref() != Some("filecreate")
+    }
+
+    /// Whether the job's I/Os are fake: fio's file-operation engines
+    /// (filecreate, filestat, filedelete) time a file operation per file
+    /// and move no data.
+    pub fn fake_io(&self) -> bool {
+        matches!(
+            self.engine_named.as_deref(),
+            Some("filecreate" | "filestat" | "filedelete")
+        )
+    }
+
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
     /// names no target and no engine (ssdready's default).
     pub fn on_emulator(&self) -> bool {

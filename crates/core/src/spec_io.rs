@@ -103,6 +103,22 @@ pub struct FileSpec {
     /// `overwrite`: lay out (write) a new file before a job that only
     /// writes it; without it (fio's default) such a file is only allocated.
     pub overwrite: bool,
+    /// `stat_type`: the call of fio's filestat engine.
+    #[serde(default)]
+    pub stat_type: StatType,
+}
+
+/// fio's `stat_type` (an option of the filestat engine).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatType {
+    /// `stat(2)`, fio's default.
+    #[default]
+    Stat,
+    /// `lstat(2)`.
+    Lstat,
+    /// `statx(2)` of the file's absolute path.
+    Statx,
 }
 
 impl Default for FileSpec {
@@ -120,6 +136,7 @@ impl Default for FileSpec {
             create_on_open: false,
             unlink_each_loop: false,
             overwrite: false,
+            stat_type: StatType::Stat,
         }
     }
 }

@@ -87,6 +87,7 @@ pub(super) fn hot_loop<E: Engine>(
     }
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
+    w.fake_io = engine.fake_io();
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -168,6 +169,11 @@ struct Loop<'a> {
     /// `rate_min` / `rate_iops_min`: per direction, the bytes, I/Os and
     /// time of the last check (None: not checked yet).
     min_rate: Option<[Option<(u64, u64, u64)>; 3]>,
+    /// The engine's I/Os are fake (fio's file-operation engines): counted
+    /// without latency; the file operation's time is the sample.
+    fake_io: bool,
+    /// The file operation's time the last fake I/O brought, not yet counted.
+    op_lat: Option<u64>,
 }
 
 impl<'a> Loop<'a> {
@@ -242,6 +248,8 @@ impl<'a> Loop<'a> {
                 .chain(&spec.rate_iops_min)
                 .any(Option::is_some))
             .then_some([None; 3]),
+            fake_io: false,
+            op_lat: None,
         }
     }
 
@@ -458,6 +466,9 @@ impl<'a> Loop<'a> {
         match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
+                if self.fake_io {
+                    self.op_lat = engine.take_op_latency();
+                }
                 if self.join.is_some() {
                     self.mono_now = monotonic_ns();
                 }
@@ -608,6 +619,13 @@ impl<'a> Loop<'a> {
         let sec = (t.saturating_sub(self.measure_start) / 1_000_000_000) as usize;
         let d = self.stats.dir(ddir);
         d.account(sec, res as u64, (res as u64) < s.len as u64);
+        if self.fake_io {
+            // fio's FIO_NOSTATS: only the file operation's time, as clat.
+            if let Some(ns) = self.op_lat.take() {
+                d.clat.record(ns);
+            }
+            return;
+        }
         let lat = t.saturating_sub(s.issue_ns);
         d.record_lat(sec, lat);
         let (slat, clat) = if sync {
