@@ -464,6 +464,17 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "log_offset",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "logs: a column with each I/O's offset (fio's format with log_offset)",
+        set: |s, v| {
+            s.log_offset = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "loops",
         aliases: &[],
         arity: Arity::Value,

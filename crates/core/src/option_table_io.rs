@@ -371,4 +371,70 @@ pub static IO_OPTIONS: &[OptionDef] = &[
             Ok(())
         },
     },
+    OptionDef {
+        name: "zonemode",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "none or strided (zbd: zoned block devices, refused)",
+        help: "strided: I/O moves zonesize bytes in each zone of zonerange, then skips zoneskip",
+        set: |s, v| {
+            use crate::spec_io::ZoneMode;
+            s.refused.retain(|r| !r.starts_with("option 'zonemode="));
+            s.zones.mode = match v {
+                "none" => ZoneMode::None,
+                "strided" => ZoneMode::Strided,
+                "zbd" => {
+                    s.refused.push(format!(
+                        "option 'zonemode={v}': zoned block devices (fio's zonemode=zbd) are not supported yet; \
+                         the target would be written as a conventional device"
+                    ));
+                    ZoneMode::None
+                }
+                _ => return Err(format!("'{v}' is not none, strided or zbd")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zonerange",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: a zone's length; default zonesize)",
+        help: "zonemode=strided: the length of a zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zonerange", v) {
+                return Ok(());
+            }
+            s.zones.range = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zonesize",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: bytes moved in a zone before the next)",
+        help: "zonemode=strided: bytes moved in each zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zonesize", v) {
+                return Ok(());
+            }
+            s.zones.size = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zoneskip",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: bytes skipped after each zone)",
+        help: "zonemode=strided: bytes skipped after each zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zoneskip", v) {
+                return Ok(());
+            }
+            s.zones.skip = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
 ];

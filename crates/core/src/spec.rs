@@ -406,9 +406,16 @@ pub struct JobSpec {
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
+    /// `log_offset`: each log line carries the I/O's offset (fio's sixth
+    /// column).
+    #[serde(default)]
+    pub log_offset: bool,
     /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
     #[serde(default)]
     pub files: crate::spec_io::FileSpec,
+    /// `zonemode=strided` and its zone sizes.
+    #[serde(default)]
+    pub zones: crate::spec_io::StridedZones,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -539,7 +546,9 @@ impl Default for JobSpec {
             write_lat_log: None,
             write_iops_log: None,
             log_avg_msec: 0,
+            log_offset: false,
             files: crate::spec_io::FileSpec::default(),
+            zones: crate::spec_io::StridedZones::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             steadystate: crate::steady::SsCriterion::default(),
@@ -709,6 +718,12 @@ impl JobSpec {
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.zones.active().is_some() && (self.nrfiles > 1 || self.filename.len() > 1) {
+            w.push(format!(
+                "job '{}': zonemode=strided has no effect with several files (fio turns it off alike)",
+                self.name
+            ));
+        }
         if self.files.write_barrier > 0 {
             w.push(format!(
                 "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",

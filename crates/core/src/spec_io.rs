@@ -218,3 +218,52 @@ mod tests {
         assert!(FileSpec::parse_sync("2").is_err());
     }
 }
+
+/// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): I/O
+/// stays in one zone of `range` bytes until `size` bytes were moved there,
+/// then jumps `range + skip` ahead, wrapping to the region's start at the
+/// end of the target (fio's io_u.c `setup_strided_zone_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    /// `zonemode=strided` asked (or implied by `zonesize` without a mode).
+    pub mode: ZoneMode,
+    /// `zonesize`: bytes moved in a zone before the next (0: not set).
+    pub size: u64,
+    /// `zonerange`: the zone's length (0: `zonesize`'s).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after each zone.
+    pub skip: u64,
+}
+
+/// fio's `zonemode` values that ssdready runs (`zbd` is refused).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneMode {
+    /// Not given: `zonesize` alone means strided, as in fio.
+    #[default]
+    Unset,
+    /// `none`.
+    None,
+    /// `strided`.
+    Strided,
+}
+
+impl StridedZones {
+    /// The zones in effect, as fio's fixup_options settles them: (size,
+    /// range, skip), or None when the job has no strided zones.
+    pub fn active(&self) -> Option<(u64, u64, u64)> {
+        let on = match self.mode {
+            ZoneMode::Strided => true,
+            ZoneMode::Unset => self.size > 0,
+            ZoneMode::None => false,
+        };
+        (on && self.size > 0).then(|| {
+            let range = if self.range == 0 {
+                self.size
+            } else {
+                self.range
+            };
+            (self.size, range, self.skip)
+        })
+    }
+}

@@ -35,6 +35,8 @@ struct Slot {
     submit_ns: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// The offset in its file (for `log_offset`).
+    offset: u64,
     /// A sync, or a read or write with verification: the request is in
     /// `Loop::special` (kept apart so the common slot stays small).
     special: bool,
@@ -188,7 +190,7 @@ impl<'a> Loop<'a> {
             || spec.write_lat_log.is_some()
             || spec.write_iops_log.is_some();
         if logging {
-            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
+            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec, spec.log_offset)));
         }
         if spec.verify.on() {
             // A verifying job reports its verification, even of nothing.
@@ -437,6 +439,7 @@ impl<'a> Loop<'a> {
                     submit_ns: now,
                     ddir: Some(ddir),
                     len,
+                    offset,
                     special,
                     dev,
                     sector,
@@ -640,7 +643,7 @@ impl<'a> Loop<'a> {
         };
         if let Some(log) = &mut self.stats.log {
             let since = t.saturating_sub(self.start);
-            log.record(since, ddir, res as u32, slat, clat, lat);
+            log.record(since, ddir, res as u32, s.offset, [slat, clat, lat]);
         }
         if let (Some(j), true) = (self.join, s.dev != 0) {
             // The issue on the kernel's clock: the completion's
