@@ -193,3 +193,120 @@ fn strided_zones_move_zonesize_then_skip() {
         assert_eq!(zones(&ours_rnd), zones(&fio_rnd), "zone order vs fio 3.33");
     }
 }
+
+/// A tmpfs of `mb` MiB mounted on a fresh directory for the test's life
+/// (root only), unmounted when dropped.
+struct SmallFs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn mount(mb: u64) -> Option<SmallFs> {
+        if !common::is_root() {
+            eprintln!("skipped: mounting a size-limited tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mb}m"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mount -t tmpfs failed (no CAP_SYS_ADMIN here)");
+            return None;
+        }
+        Some(SmallFs { dir })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// fill_device=1 writes until the file system is full: ENOSPC ends the job
+/// without an error, the file holds the whole 4 MiB, and the failed write
+/// counts in total_ios as in fio 3.33 (65 I/Os of 64 KiB, 4 MiB moved).
+#[test]
+fn fill_device_writes_until_enospc() {
+    let Some(fs) = SmallFs::mount(4) else {
+        return;
+    };
+    let f = fs.dir.path().join("f");
+    let fa = format!("--filename={}", f.display());
+    let args = [
+        "--name=f",
+        fa.as_str(),
+        "--rw=write",
+        "--bs=64k",
+        "--fill_device=1",
+    ];
+    let summary = |v: &Value| {
+        let j = &v["jobs"][0];
+        (
+            j["error"].clone(),
+            j["write"]["io_bytes"].clone(),
+            j["write"]["total_ios"].clone(),
+        )
+    };
+    let (v, out) = ssdready_in(fs.dir.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(summary(&v), (0.into(), (4u64 << 20).into(), 65.into()));
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 4 << 20);
+    if have_fio() {
+        std::fs::remove_file(&f).unwrap();
+        let (fv, _) = fio_in(fs.dir.path(), &args);
+        assert_eq!(summary(&v), summary(&fv), "ssdready vs fio 3.33");
+    }
+}
+
+/// fill_fs is fio's other name for fill_device; without fill_device the
+/// same job on a file with no size is refused as before (no size).
+#[test]
+fn fill_device_needs_no_size() {
+    let d = tempfile::tempdir().unwrap();
+    let ok = common::ssdready(&[
+        "run",
+        "--parse-only",
+        "--name=f",
+        "--filename=x",
+        "--rw=write",
+        "--fill_fs=1",
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let (v, out) = ssdready_in(
+        d.path(),
+        &[
+            "--name=f",
+            "--filename=x",
+            "--rw=write",
+            "--number_ios=4",
+            "--fill_device=1",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 4);
+    let out = common::ssdready(&[
+        "run",
+        "--name=f",
+        "--filename=/nonexistent-dir/x",
+        "--rw=write",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -131,6 +131,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "write until the device or file system is full: ENOSPC ends the job, not as an error",
+        set: |s, v| {
+            s.fill_device = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "overwrite",
         aliases: &[],
         arity: Arity::Flag,

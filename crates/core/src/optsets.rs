@@ -71,7 +71,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_percentage", &["0"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
-    ("fill_device", &["0"], "writing until the device or file system is full (ENOSPC) is not supported yet"),
     ("ignore_error", &[], "a job stops at its first I/O error; ignoring errors is not supported yet"),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
@@ -171,7 +170,6 @@ pub static NOT_YET: &[&str] = &[
 /// table itself): (alias, fio's name).
 pub static ALIASES: &[(&str, &str)] = &[
     ("disable_bw", "disable_bw_measurement"),
-    ("fill_fs", "fill_device"),
     ("iomem", "mem"),
     ("mem_align", "iomem_align"),
     ("ss", "steadystate"),

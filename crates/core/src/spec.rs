@@ -410,6 +410,10 @@ pub struct JobSpec {
     /// column).
     #[serde(default)]
     pub log_offset: bool,
+    /// `fill_device` (`fill_fs`): write until the device or file system is
+    /// full; ENOSPC (or EDQUOT) then ends the job without an error, as fio.
+    #[serde(default)]
+    pub fill_device: bool,
     /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
     #[serde(default)]
     pub files: crate::spec_io::FileSpec,
@@ -547,6 +551,7 @@ impl Default for JobSpec {
             write_iops_log: None,
             log_avg_msec: 0,
             log_offset: false,
+            fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
             verify: crate::verify::VerifySpec::default(),
@@ -791,9 +796,12 @@ impl JobSpec {
 
     /// Whether the job's files are laid out before it runs: not with
     /// `create_on_open`, nor for fio's filecreate engine, whose open makes
-    /// them (fio lays nothing out for it).
+    /// them (fio lays nothing out for it), nor with `fill_device` (the job
+    /// itself fills the file system).
     pub fn lays_out_files(&self) -> bool {
-        !self.files.create_on_open && self.engine_named.as_deref() != Some("filecreate")
+        !self.files.create_on_open
+            && !self.fill_device
+            && self.engine_named.as_deref() != Some("filecreate")
     }
 
     /// Whether the job's I/Os are fake: fio's file-operation engines

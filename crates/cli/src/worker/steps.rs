@@ -736,6 +736,15 @@ impl<'a> Loop<'a> {
     /// a job at its first error unless `continue_on_error` covers it.
     #[cold]
     fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
+        if self.ctx.spec.fill_device && matches!(-res as i32, libc::ENOSPC | libc::EDQUOT) {
+            // fio's fill_device: a full device or file system is the end of
+            // the job, not an error (the I/O counts, as in fio's total_ios).
+            if self.measuring {
+                self.stats.dir(ddir).ios += 1;
+            }
+            self.done_issuing = true;
+            return;
+        }
         if self.measuring {
             self.stats.errors += 1;
         }
