@@ -8,9 +8,16 @@ use common::fio::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// One tool run in a directory: its JSON and process output
+/// (`ssdready_in` or `fio_in`).
+type Runner = dyn Fn(&Path, &[&str]) -> (Value, std::process::Output);
+
+/// A job's (I/Os, bytes, clat samples, lat samples).
+type Counts = (u64, u64, u64, u64);
+
 /// The counters fio's file-operation engines report per job, read the same
-/// way from either tool: (I/Os, bytes, clat samples, lat samples).
-fn fileop_counts(v: &Value) -> Vec<(u64, u64, u64, u64)> {
+/// way from either tool.
+fn fileop_counts(v: &Value) -> Vec<Counts> {
     v["jobs"]
         .as_array()
         .unwrap()
@@ -39,10 +46,7 @@ fn files_in(dir: &Path, prefix: &str) -> Vec<std::fs::Metadata> {
 
 /// Run one tool's job of `engine` over 2 jobs × 12 files of 16 KiB with
 /// bs=4k in a fresh directory: its counters and the files it left.
-fn run_fileop(
-    engine: &str,
-    run: &dyn Fn(&Path, &[&str]) -> (Value, std::process::Output),
-) -> (Vec<(u64, u64, u64, u64)>, Vec<std::fs::Metadata>) {
+fn run_fileop(engine: &str, run: &Runner) -> (Vec<Counts>, Vec<std::fs::Metadata>) {
     let d = tempfile::tempdir().unwrap();
     let eng = format!("--ioengine={engine}");
     let args = [
@@ -130,10 +134,7 @@ fn logged_offsets(path: &Path) -> Vec<u64> {
 
 /// Run a job writing `L_clat.1.log` with `log_offset=1` in a fresh
 /// directory: the offsets it logged.
-fn strided_offsets(
-    args: &[&str],
-    run: &dyn Fn(&Path, &[&str]) -> (Value, std::process::Output),
-) -> Vec<u64> {
+fn strided_offsets(args: &[&str], run: &Runner) -> Vec<u64> {
     let d = tempfile::tempdir().unwrap();
     let mut a = vec![
         "--name=z",
@@ -309,4 +310,21 @@ fn fill_device_needs_no_size() {
         "--rw=write",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// zonemode=strided without zonesize is bad input (fio refuses it too):
+/// one line naming the job and the option, exit 2.
+#[test]
+fn strided_zones_need_a_zonesize() {
+    let out = common::ssdready(&[
+        "run",
+        "--parse-only",
+        "--name=z",
+        "--filename=zf",
+        "--size=1m",
+        "--zonemode=strided",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("job 'z'") && err.contains("zonesize"), "{err}");
 }

@@ -109,6 +109,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "write until the device or file system is full: ENOSPC ends the job, not as an error",
+        set: |s, v| {
+            s.fill_device = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "fsync",
         aliases: &[],
         arity: Arity::Value,
@@ -127,17 +138,6 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "fsync every file when a writing job closes it (each pass)",
         set: |s, v| {
             s.files.fsync_on_close = flag(v)?;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "fill_device",
-        aliases: &["fill_fs"],
-        arity: Arity::Flag,
-        allowed: "0 or 1",
-        help: "write until the device or file system is full: ENOSPC ends the job, not as an error",
-        set: |s, v| {
-            s.fill_device = flag(v)?;
             Ok(())
         },
     },

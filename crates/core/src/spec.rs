@@ -893,6 +893,12 @@ impl JobSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
         self.validate_text()?;
+        if self.zones.mode == crate::spec_io::ZoneMode::Strided && self.zones.size == 0 {
+            return e(
+                "zonesize",
+                "zonemode=strided needs zonesize (the bytes moved in each zone; fio refuses it too)".into(),
+            );
+        }
         if let Some(size) = self.size {
             if self.offset.checked_add(size).is_none() {
                 return e(
