@@ -92,7 +92,7 @@ pub(crate) fn ready(jobs: &[PreparedJob], stop: &AtomicBool, show: bool) -> Resu
 /// (fio's rule), and jobs with `create_on_open` make their own files.
 fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
     let mut want: BTreeMap<PathBuf, Growth> = BTreeMap::new();
-    for j in jobs.iter().filter(|j| !j.spec.files.create_on_open) {
+    for j in jobs.iter().filter(|j| j.spec.lays_out_files()) {
         let reads = !matches!(
             j.spec.rw,
             RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim

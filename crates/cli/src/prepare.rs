@@ -158,6 +158,25 @@ fn path_info(path: &str, allow_destructive: bool) -> Result<PathInfo, TargetErro
 
 type TargetError = ssdready_io::target::TargetError;
 
+/// fio's `fill_device` on a file: the job covers the file as it is plus
+/// more than the free space of its file system (`f_bfree`, with a margin
+/// for what the file system's own accounting gets wrong), so that it is the
+/// file system's ENOSPC that ends it, as in fio.
+fn fill_size(path: &str, now: u64) -> Result<u64, String> {
+    let p = Path::new(path);
+    let on = if p.exists() {
+        p
+    } else {
+        match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        }
+    };
+    let free = ssdready_io::target::space::free_space(on)
+        .map_err(|e| format!("option 'fill_device': free space of {}: {e}", on.display()))?;
+    Ok(now + free.free + free.free / 16 + (16 << 20))
+}
+
 /// Regular files below `dir`, recursively (fio's `opendir`).
 fn list_files(dir: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
@@ -203,7 +222,12 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
                     .map_err(|e| crate::validate::target_failure(&job, e))?;
                 infos.insert(n.clone(), i);
             }
-            sizes.push(infos[n].size);
+            let i = &infos[n];
+            sizes.push(if spec.fill_device && (i.regular || !i.exists) {
+                fill_size(n, i.size).map_err(in_job)?
+            } else {
+                i.size
+            });
         }
         let regions = fileset::regions(&spec, w, &sizes).map_err(bad)?;
         let mut mine = Vec::with_capacity(names.len());

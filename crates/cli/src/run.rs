@@ -342,6 +342,15 @@ fn run_phase(
         let (Some(a), Some(b)) = (&measure.2[di], &end.2[di]) else {
             continue;
         };
+        let on_dev = |ji: &usize| {
+            let j = &jobs[*ji];
+            j.spec.fake_io() && j.targets.iter().any(|t| t.device.as_deref() == Some(dname))
+        };
+        if members.iter().any(on_dev) {
+            // The file system's own I/O for fio's file-operation engines:
+            // nothing of ssdready's to compare it with.
+            continue;
+        }
         let mut app = disk::AppView::default();
         for &ji in members {
             let j = &jobs[ji];

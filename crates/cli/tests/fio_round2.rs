@@ -353,7 +353,7 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
         ),
         ("--rw=trimwrite", &["job 'z'", "rw=trimwrite"]),
         ("--rate_process=poisson", &["rate_process=poisson"]),
-        ("--fill_device=1", &["fill_device=1", "ENOSPC"]),
+        ("--numa_cpu_nodes=0", &["numa_cpu_nodes=0", "NUMA"]),
         ("--offset=2z", &["offset=2z", "zones"]),
     ];
     for (opt, needles) in cases {

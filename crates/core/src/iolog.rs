@@ -1,7 +1,9 @@
 //! fio-format logs (`write_bw_log`, `write_lat_log`, `write_iops_log`).
 //!
 //! Each line is `time_ms, value, ddir, bs, 0` (ddir 0 read, 1 write, 2
-//! trim; the last column is fio's I/O priority, always 0 here). Time is
+//! trim; the last column is fio's I/O priority, always 0 here); with
+//! `log_offset`, `time_ms, value, ddir, bs, offset, 0` (the I/O's offset
+//! in its file; 0 on averaged lines, as in fio). Time is
 //! milliseconds since the worker started. Without `log_avg_msec`, there is
 //! one line per I/O: latencies in ns, IOPS 1, bandwidth the I/O's size over
 //! its latency in KiB/s. With `log_avg_msec=N`, one line per direction per
@@ -19,6 +21,7 @@ struct Sample {
     t_ns: u64,
     ddir: u8,
     bs: u32,
+    offset: u64,
     slat: u64,
     clat: u64,
     lat: u64,
@@ -37,6 +40,8 @@ struct Window {
 #[derive(Clone, Debug, Default)]
 pub struct IoLog {
     avg_ns: u64,
+    /// `log_offset`: the offset column.
+    offsets: bool,
     samples: Vec<Sample>,
     windows: Vec<[Window; 3]>,
 }
@@ -70,22 +75,27 @@ impl LogKind {
 }
 
 impl IoLog {
-    /// A log averaging over `avg_msec` (0: per I/O).
-    pub fn new(avg_msec: u64) -> Self {
+    /// A log averaging over `avg_msec` (0: per I/O), with the offset
+    /// column when `offsets` (fio's `log_offset`).
+    pub fn new(avg_msec: u64, offsets: bool) -> Self {
         IoLog {
             avg_ns: avg_msec * 1_000_000,
+            offsets,
             ..IoLog::default()
         }
     }
 
-    /// Record one completed I/O at `t_ns` since the worker started.
+    /// Record one completed I/O of `bs` bytes at `offset`, at `t_ns` since
+    /// the worker started; its latencies are `lat` = (slat, clat, lat).
     #[inline]
-    pub fn record(&mut self, t_ns: u64, ddir: Ddir, bs: u32, slat: u64, clat: u64, lat: u64) {
+    pub fn record(&mut self, t_ns: u64, ddir: Ddir, bs: u32, offset: u64, lat: [u64; 3]) {
+        let [slat, clat, lat] = lat;
         if self.avg_ns == 0 {
             self.samples.push(Sample {
                 t_ns,
                 ddir: ddir as u8,
                 bs,
+                offset,
                 slat,
                 clat,
                 lat,
@@ -128,7 +138,12 @@ impl IoLog {
                     LogKind::Clat => s.clat,
                     LogKind::Lat => s.lat,
                 };
-                let _ = writeln!(out, "{}, {v}, {}, {}, 0", s.t_ns / 1_000_000, s.ddir, s.bs);
+                let t = s.t_ns / 1_000_000;
+                if self.offsets {
+                    let _ = writeln!(out, "{t}, {v}, {}, {}, {}, 0", s.ddir, s.bs, s.offset);
+                } else {
+                    let _ = writeln!(out, "{t}, {v}, {}, {}, 0", s.ddir, s.bs);
+                }
             }
             return out;
         }
@@ -146,7 +161,8 @@ impl IoLog {
                     LogKind::Clat => x.clat / x.ios,
                     LogKind::Lat => x.lat / x.ios,
                 };
-                let _ = writeln!(out, "{t_ms}, {v}, {d}, 0, 0");
+                let offset = if self.offsets { "0, " } else { "" };
+                let _ = writeln!(out, "{t_ms}, {v}, {d}, 0, {offset}0");
             }
         }
         out
@@ -159,9 +175,12 @@ mod tests {
 
     #[test]
     fn per_io_lines_follow_fios_format() {
-        let mut l = IoLog::new(0);
-        l.record(1_500_000, Ddir::Write, 4096, 100, 900, 1000);
+        let mut l = IoLog::new(0, false);
+        l.record(1_500_000, Ddir::Write, 4096, 8192, [100, 900, 1000]);
         assert_eq!(l.render(LogKind::Clat), "1, 900, 1, 4096, 0\n");
+        let mut o = IoLog::new(0, true);
+        o.record(1_500_000, Ddir::Write, 4096, 8192, [100, 900, 1000]);
+        assert_eq!(o.render(LogKind::Clat), "1, 900, 1, 4096, 8192, 0\n");
         assert_eq!(l.render(LogKind::Iops), "1, 1, 1, 4096, 0\n");
         assert_eq!(
             l.render(LogKind::Bw),
@@ -171,11 +190,11 @@ mod tests {
 
     #[test]
     fn averaged_lines_are_per_window_and_direction() {
-        let mut l = IoLog::new(100);
+        let mut l = IoLog::new(100, false);
         for i in 0..10 {
-            l.record(i * 10_000_000, Ddir::Read, 4096, 0, 1000 + i, 1000 + i);
+            l.record(i * 10_000_000, Ddir::Read, 4096, 0, [0, 1000 + i, 1000 + i]);
         }
-        l.record(150_000_000, Ddir::Write, 8192, 0, 5000, 5000);
+        l.record(150_000_000, Ddir::Write, 8192, 0, [0, 5000, 5000]);
         let iops = l.render(LogKind::Iops);
         assert_eq!(iops, "100, 100, 0, 0, 0\n200, 10, 1, 0, 0\n");
         assert_eq!(

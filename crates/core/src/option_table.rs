@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -397,7 +397,11 @@ pub static OPTIONS: &[OptionDef] = &[
                 // (a write sets the file's size to its offset): fio's
                 // synchronous engines that issue those calls instead of
                 // pread/pwrite; the psync engine issues them.
-                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" => {
+                // filecreate, filestat and filedelete: fio's file-operation
+                // engines (open(O_CREAT), stat, unlink timed once per file;
+                // the I/Os are fake).
+                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
+                | "filestat" | "filedelete" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }
@@ -408,7 +412,7 @@ pub static OPTIONS: &[OptionDef] = &[
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.
@@ -456,6 +460,17 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "average log entries over this window",
         set: |s, v| {
             s.log_avg_msec = ranged(v, 0, MAX_LOG_AVG_MSEC)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_offset",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "logs: a column with each I/O's offset (fio's format with log_offset)",
+        set: |s, v| {
+            s.log_offset = parse_bool(v)?;
             Ok(())
         },
     },

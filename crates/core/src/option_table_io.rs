@@ -109,6 +109,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "fill_device",
+        aliases: &["fill_fs"],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "write until the device or file system is full: ENOSPC ends the job, not as an error",
+        set: |s, v| {
+            s.fill_device = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "fsync",
         aliases: &[],
         arity: Arity::Value,
@@ -149,6 +160,22 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "read the job's region into the page cache before it starts (turns invalidate off)",
         set: |s, v| {
             s.files.pre_read = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "stat_type",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "stat, lstat or statx",
+        help: "ioengine=filestat: the call that is timed",
+        set: |s, v| {
+            s.files.stat_type = match v {
+                "stat" => crate::spec_io::StatType::Stat,
+                "lstat" => crate::spec_io::StatType::Lstat,
+                "statx" => crate::spec_io::StatType::Statx,
+                _ => return Err(format!("'{v}' is not stat, lstat or statx")),
+            };
             Ok(())
         },
     },
@@ -352,6 +379,72 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "accepted; only fio's libpmem engine honours barriers, so it changes nothing here (as in fio)",
         set: |s, v| {
             s.files.write_barrier = every(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zonemode",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "none or strided (zbd: zoned block devices, refused)",
+        help: "strided: I/O moves zonesize bytes in each zone of zonerange, then skips zoneskip",
+        set: |s, v| {
+            use crate::spec_io::ZoneMode;
+            s.refused.retain(|r| !r.starts_with("option 'zonemode="));
+            s.zones.mode = match v {
+                "none" => ZoneMode::None,
+                "strided" => ZoneMode::Strided,
+                "zbd" => {
+                    s.refused.push(format!(
+                        "option 'zonemode={v}': zoned block devices (fio's zonemode=zbd) are not supported yet; \
+                         the target would be written as a conventional device"
+                    ));
+                    ZoneMode::None
+                }
+                _ => return Err(format!("'{v}' is not none, strided or zbd")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zonerange",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: a zone's length; default zonesize)",
+        help: "zonemode=strided: the length of a zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zonerange", v) {
+                return Ok(());
+            }
+            s.zones.range = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zonesize",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: bytes moved in a zone before the next)",
+        help: "zonemode=strided: bytes moved in each zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zonesize", v) {
+                return Ok(());
+            }
+            s.zones.size = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zoneskip",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size (zonemode=strided: bytes skipped after each zone)",
+        help: "zonemode=strided: bytes skipped after each zone",
+        set: |s, v| {
+            if refused_in_zones(s, "zoneskip", v) {
+                return Ok(());
+            }
+            s.zones.skip = parse_size(v, s.kb_base)?;
             Ok(())
         },
     },

@@ -633,13 +633,7 @@ mod tests {
         apply(&mut s, "ratecycle", Some("500")).unwrap();
         assert_eq!(s.rate_cycle_ms, 500);
         apply(&mut s, "fill_fs", Some("1")).unwrap();
-        assert!(
-            s.refused.last().unwrap().starts_with(
-                "option 'fill_fs=1' (fio's other name for 'fill_device'): writing until"
-            ),
-            "{:?}",
-            s.refused
-        );
+        assert!(s.fill_device);
         let e = apply(&mut s, "mem_align", Some("4k")).unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -46,9 +46,6 @@ pub static IGNORED: &[(&str, &str)] = &[
 ];
 
 /// Why a job that uses an option is refused when it runs.
-const ZONED: &str =
-    "zoned block devices (fio's zonemode=zbd and strided zones) are not supported yet; \
-                     the target would be written as a conventional device";
 const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
 const DEDUPE: &str =
     "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
@@ -74,7 +71,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_percentage", &["0"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
-    ("fill_device", &["0"], "writing until the device or file system is full (ENOSPC) is not supported yet"),
     ("ignore_error", &[], "a job stops at its first I/O error; ignoring errors is not supported yet"),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
@@ -83,7 +79,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("latency_run", &["0"], LATENCY_TARGET),
     ("latency_target", &["0"], LATENCY_TARGET),
     ("latency_window", &[], LATENCY_TARGET),
-    ("log_offset", &["0"], "the offset column of fio's logs is not written yet"),
     ("log_prio", &["0"], "the priority column of fio's logs is not written yet"),
     ("max_open_zones", &["0"], ZONE_OPTION),
     ("nonvectored", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
@@ -99,10 +94,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("zone_reset_frequency", &["0"], ZONE_OPTION),
     ("zone_reset_threshold", &["0"], ZONE_OPTION),
     ("zonecapacity", &[], ZONE_OPTION),
-    ("zonemode", &["none"], ZONED),
-    ("zonerange", &[], ZONE_OPTION),
-    ("zonesize", &[], ZONE_OPTION),
-    ("zoneskip", &["0"], ZONE_OPTION),
     // Options of fio's engines that ssdready parses and refuses
     // (`ioengine=`): the job is refused for its engine anyway.
     ("donorname", &[], "an option of fio's e4defrag engine, which is not supported yet"),
@@ -179,7 +170,6 @@ pub static NOT_YET: &[&str] = &[
 /// table itself): (alias, fio's name).
 pub static ALIASES: &[(&str, &str)] = &[
     ("disable_bw", "disable_bw_measurement"),
-    ("fill_fs", "fill_device"),
     ("iomem", "mem"),
     ("mem_align", "iomem_align"),
     ("ss", "steadystate"),

@@ -406,9 +406,20 @@ pub struct JobSpec {
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub log_avg_msec: u64,
+    /// `log_offset`: each log line carries the I/O's offset (fio's sixth
+    /// column).
+    #[serde(default)]
+    pub log_offset: bool,
+    /// `fill_device` (`fill_fs`): write until the device or file system is
+    /// full; ENOSPC (or EDQUOT) then ends the job without an error, as fio.
+    #[serde(default)]
+    pub fill_device: bool,
     /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
     #[serde(default)]
     pub files: crate::spec_io::FileSpec,
+    /// `zonemode=strided` and its zone sizes.
+    #[serde(default)]
+    pub zones: crate::spec_io::StridedZones,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -539,7 +550,10 @@ impl Default for JobSpec {
             write_lat_log: None,
             write_iops_log: None,
             log_avg_msec: 0,
+            log_offset: false,
+            fill_device: false,
             files: crate::spec_io::FileSpec::default(),
+            zones: crate::spec_io::StridedZones::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             steadystate: crate::steady::SsCriterion::default(),
@@ -709,6 +723,12 @@ impl JobSpec {
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.zones.active().is_some() && (self.nrfiles > 1 || self.filename.len() > 1) {
+            w.push(format!(
+                "job '{}': zonemode=strided has no effect with several files (fio turns it off alike)",
+                self.name
+            ));
+        }
         if self.files.write_barrier > 0 {
             w.push(format!(
                 "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
@@ -783,6 +803,26 @@ impl JobSpec {
         // fio's falloc engine allocates on reads too.
         let falloc = self.engine_named.as_deref() == Some("falloc");
         (self.rw.modifies() || falloc) && !self.verify.only
+    }
+
+    /// Whether the job's files are laid out before it runs: not with
+    /// `create_on_open`, nor for fio's filecreate engine, whose open makes
+    /// them (fio lays nothing out for it), nor with `fill_device` (the job
+    /// itself fills the file system).
+    pub fn lays_out_files(&self) -> bool {
+        !self.files.create_on_open
+            && !self.fill_device
+            && self.engine_named.as_deref() != Some("filecreate")
+    }
+
+    /// Whether the job's I/Os are fake: fio's file-operation engines
+    /// (filecreate, filestat, filedelete) time a file operation per file
+    /// and move no data.
+    pub fn fake_io(&self) -> bool {
+        matches!(
+            self.engine_named.as_deref(),
+            Some("filecreate" | "filestat" | "filedelete")
+        )
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it
@@ -864,6 +904,12 @@ impl JobSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
         self.validate_text()?;
+        if self.zones.mode == crate::spec_io::ZoneMode::Strided && self.zones.size == 0 {
+            return e(
+                "zonesize",
+                "zonemode=strided needs zonesize (the bytes moved in each zone; fio refuses it too)".into(),
+            );
+        }
         if let Some(size) = self.size {
             if self.offset.checked_add(size).is_none() {
                 return e(

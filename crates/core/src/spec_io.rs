@@ -103,6 +103,22 @@ pub struct FileSpec {
     /// `overwrite`: lay out (write) a new file before a job that only
     /// writes it; without it (fio's default) such a file is only allocated.
     pub overwrite: bool,
+    /// `stat_type`: the call of fio's filestat engine.
+    #[serde(default)]
+    pub stat_type: StatType,
+}
+
+/// fio's `stat_type` (an option of the filestat engine).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatType {
+    /// `stat(2)`, fio's default.
+    #[default]
+    Stat,
+    /// `lstat(2)`.
+    Lstat,
+    /// `statx(2)` of the file's absolute path.
+    Statx,
 }
 
 impl Default for FileSpec {
@@ -120,6 +136,7 @@ impl Default for FileSpec {
             create_on_open: false,
             unlink_each_loop: false,
             overwrite: false,
+            stat_type: StatType::Stat,
         }
     }
 }
@@ -199,5 +216,54 @@ mod tests {
         );
         assert!(FileSpec::parse_fallocate("yes").is_err());
         assert!(FileSpec::parse_sync("2").is_err());
+    }
+}
+
+/// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): I/O
+/// stays in one zone of `range` bytes until `size` bytes were moved there,
+/// then jumps `range + skip` ahead, wrapping to the region's start at the
+/// end of the target (fio's io_u.c `setup_strided_zone_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    /// `zonemode=strided` asked (or implied by `zonesize` without a mode).
+    pub mode: ZoneMode,
+    /// `zonesize`: bytes moved in a zone before the next (0: not set).
+    pub size: u64,
+    /// `zonerange`: the zone's length (0: `zonesize`'s).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after each zone.
+    pub skip: u64,
+}
+
+/// fio's `zonemode` values that ssdready runs (`zbd` is refused).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneMode {
+    /// Not given: `zonesize` alone means strided, as in fio.
+    #[default]
+    Unset,
+    /// `none`.
+    None,
+    /// `strided`.
+    Strided,
+}
+
+impl StridedZones {
+    /// The zones in effect, as fio's fixup_options settles them: (size,
+    /// range, skip), or None when the job has no strided zones.
+    pub fn active(&self) -> Option<(u64, u64, u64)> {
+        let on = match self.mode {
+            ZoneMode::Strided => true,
+            ZoneMode::Unset => self.size > 0,
+            ZoneMode::None => false,
+        };
+        (on && self.size > 0).then(|| {
+            let range = if self.range == 0 {
+                self.size
+            } else {
+                self.range
+            };
+            (self.size, range, self.skip)
+        })
     }
 }

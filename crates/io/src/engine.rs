@@ -91,6 +91,17 @@ pub trait Engine {
     fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
         None
     }
+    /// Whether the engine's I/Os are fake (fio's `FIO_FAKEIO | FIO_NOSTATS`):
+    /// counted in I/Os and bytes, with no latency of their own; the engine's
+    /// file operations are timed instead ([`Engine::take_op_latency`]).
+    fn fake_io(&self) -> bool {
+        false
+    }
+    /// The time of the file operation the last `queue` ran (fio's sample in
+    /// the engine's open hook), once; None when it ran none.
+    fn take_op_latency(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -113,6 +124,8 @@ pub enum AnyEngine {
     Uring(Box<crate::engines::uring::UringEngine>),
     /// [`crate::engines::libaio::LibaioEngine`].
     Libaio(Box<crate::engines::libaio::LibaioEngine>),
+    /// [`crate::engines::fileop::FileOpEngine`].
+    FileOp(crate::engines::fileop::FileOpEngine),
     /// An engine a target brings with it (the SSD emulator's queue pair).
     Target(Box<dyn Engine + Send>),
 }
@@ -120,6 +133,11 @@ pub enum AnyEngine {
 /// Open the engine a job asks for. Call it on the worker thread that will
 /// use the engine (io_uring rings are created single-issuer).
 pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
+    use crate::engines::fileop::{FileOp, FileOpEngine};
+    let named = setup.spec.engine_named.as_deref().unwrap_or("");
+    if let Some(op) = FileOp::of_engine(named, setup.spec.files.stat_type) {
+        return Ok(AnyEngine::FileOp(FileOpEngine::new(setup, op)?));
+    }
     Ok(match setup.spec.ioengine {
         EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
         EngineKind::Psync => AnyEngine::Psync(crate::engines::psync::PsyncEngine::new(setup)?),
@@ -142,6 +160,7 @@ macro_rules! dispatch {
             AnyEngine::Psync($e) => $body,
             AnyEngine::Uring($e) => $body,
             AnyEngine::Libaio($e) => $body,
+            AnyEngine::FileOp($e) => $body,
             AnyEngine::Target($e) => $body,
         }
     };
@@ -177,6 +196,13 @@ impl Engine for AnyEngine {
     }
     fn reopen(&mut self, files: Vec<std::fs::File>) -> Result<(), EngineError> {
         dispatch!(self, e => e.reopen(files))
+    }
+    fn fake_io(&self) -> bool {
+        dispatch!(self, e => e.fake_io())
+    }
+    #[inline]
+    fn take_op_latency(&mut self) -> Option<u64> {
+        dispatch!(self, e => e.take_op_latency())
     }
 }
 

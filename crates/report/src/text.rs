@@ -68,9 +68,14 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult, window_ns: u64) {
         lat_line(out, "slat", s);
     }
     lat_line(out, "clat", &d.clat);
-    lat_line(out, "lat", &d.lat);
-    let p: Vec<String> = d
-        .lat
+    // fio's file-operation engines time only the file operation (clat).
+    let pct = if d.lat.n == 0 && d.clat.n > 0 {
+        &d.clat
+    } else {
+        lat_line(out, "lat", &d.lat);
+        &d.lat
+    };
+    let p: Vec<String> = pct
         .percentiles
         .iter()
         .map(|(p, v)| format!("{} {}", pct_label(*p), fmt_ns(*v as f64)))
@@ -117,7 +122,10 @@ fn job_block(out: &mut String, j: &JobResult) {
         s.rw.name(),
         bs_text(&s.bs),
         s.effective_iodepth(),
-        s.ioengine.name(),
+        s.engine_named
+            .as_deref()
+            .filter(|_| s.fake_io())
+            .unwrap_or(s.ioengine.name()),
         match (s.ioengine, s.direct) {
             (ssdready_core::spec::EngineKind::Emu | ssdready_core::spec::EngineKind::Null, _) => "",
             (_, true) => " direct",

@@ -35,6 +35,8 @@ struct Slot {
     submit_ns: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// The offset in its file (for `log_offset`).
+    offset: u64,
     /// A sync, or a read or write with verification: the request is in
     /// `Loop::special` (kept apart so the common slot stays small).
     special: bool,
@@ -87,6 +89,7 @@ pub(super) fn hot_loop<E: Engine>(
     }
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
+    w.fake_io = engine.fake_io();
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -168,6 +171,11 @@ struct Loop<'a> {
     /// `rate_min` / `rate_iops_min`: per direction, the bytes, I/Os and
     /// time of the last check (None: not checked yet).
     min_rate: Option<[Option<(u64, u64, u64)>; 3]>,
+    /// The engine's I/Os are fake (fio's file-operation engines): counted
+    /// without latency; the file operation's time is the sample.
+    fake_io: bool,
+    /// The file operation's time the last fake I/O brought, not yet counted.
+    op_lat: Option<u64>,
 }
 
 impl<'a> Loop<'a> {
@@ -182,7 +190,7 @@ impl<'a> Loop<'a> {
             || spec.write_lat_log.is_some()
             || spec.write_iops_log.is_some();
         if logging {
-            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec)));
+            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec, spec.log_offset)));
         }
         if spec.verify.on() {
             // A verifying job reports its verification, even of nothing.
@@ -242,6 +250,8 @@ impl<'a> Loop<'a> {
                 .chain(&spec.rate_iops_min)
                 .any(Option::is_some))
             .then_some([None; 3]),
+            fake_io: false,
+            op_lat: None,
         }
     }
 
@@ -429,6 +439,7 @@ impl<'a> Loop<'a> {
                     submit_ns: now,
                     ddir: Some(ddir),
                     len,
+                    offset,
                     special,
                     dev,
                     sector,
@@ -458,6 +469,9 @@ impl<'a> Loop<'a> {
         match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
+                if self.fake_io {
+                    self.op_lat = engine.take_op_latency();
+                }
                 if self.join.is_some() {
                     self.mono_now = monotonic_ns();
                 }
@@ -608,6 +622,13 @@ impl<'a> Loop<'a> {
         let sec = (t.saturating_sub(self.measure_start) / 1_000_000_000) as usize;
         let d = self.stats.dir(ddir);
         d.account(sec, res as u64, (res as u64) < s.len as u64);
+        if self.fake_io {
+            // fio's FIO_NOSTATS: only the file operation's time, as clat.
+            if let Some(ns) = self.op_lat.take() {
+                d.clat.record(ns);
+            }
+            return;
+        }
         let lat = t.saturating_sub(s.issue_ns);
         d.record_lat(sec, lat);
         let (slat, clat) = if sync {
@@ -622,7 +643,7 @@ impl<'a> Loop<'a> {
         };
         if let Some(log) = &mut self.stats.log {
             let since = t.saturating_sub(self.start);
-            log.record(since, ddir, res as u32, slat, clat, lat);
+            log.record(since, ddir, res as u32, s.offset, [slat, clat, lat]);
         }
         if let (Some(j), true) = (self.join, s.dev != 0) {
             // The issue on the kernel's clock: the completion's
@@ -715,6 +736,15 @@ impl<'a> Loop<'a> {
     /// a job at its first error unless `continue_on_error` covers it.
     #[cold]
     fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
+        if self.ctx.spec.fill_device && matches!(-res as i32, libc::ENOSPC | libc::EDQUOT) {
+            // fio's fill_device: a full device or file system is the end of
+            // the job, not an error (the I/O counts, as in fio's total_ios).
+            if self.measuring {
+                self.stats.dir(ddir).ios += 1;
+            }
+            self.done_issuing = true;
+            return;
+        }
         if self.measuring {
             self.stats.errors += 1;
         }

@@ -123,6 +123,19 @@ pub struct IoPlan {
     ios_this_pass: u64,
     /// Files whose pass ended (their offsets start over), not yet taken.
     wrapped: Vec<u32>,
+    /// fio's `zonemode=strided`, with one file.
+    strided: Option<Strided>,
+}
+
+/// Where a strided job is: the zone (relative to the region) and the bytes
+/// moved in it (fio's `file_offset` and `zone_bytes`).
+#[derive(Clone, Copy, Debug)]
+struct Strided {
+    size: u64,
+    range: u64,
+    skip: u64,
+    start: u64,
+    bytes: u64,
 }
 
 impl IoPlan {
@@ -151,13 +164,26 @@ impl IoPlan {
             Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
             _ => RandomMode::Skewed,
         };
+        // fio: strided zones only with one file open (else none); the
+        // random map then spans one zone.
+        let strided =
+            spec.zones
+                .active()
+                .filter(|_| regions.len() == 1)
+                .map(|(size, range, skip)| Strided {
+                    size,
+                    range,
+                    skip,
+                    start: 0,
+                    bytes: 0,
+                });
         // fio: ranges of min(read, write) smallest sizes.
         let range_size = min_bs[0].min(min_bs[1]).max(1);
         let files: Vec<FileState> = regions
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                let blocks = (r.len / unit).max(1);
+                let blocks = (strided.map_or(r.len, |z| z.range.min(r.len)) / unit).max(1);
                 FileState {
                     region: *r,
                     last_pos: [0; 3],
@@ -236,6 +262,7 @@ impl IoPlan {
             pending: None,
             ios_this_pass: 0,
             wrapped: Vec::new(),
+            strided,
         }
     }
 
@@ -343,6 +370,9 @@ impl IoPlan {
         if let Some(n) = &mut self.ios_left {
             *n -= 1;
         }
+        if let Some(z) = &mut self.strided {
+            z.bytes += len;
+        }
         self.ios_this_pass += 1;
         Some((f.region.file, ddir, f.region.offset + rel, len as u32))
     }
@@ -385,6 +415,9 @@ impl IoPlan {
     /// random; None when the file is done.
     #[inline]
     fn offset(&mut self, fi: usize, d: usize) -> Option<(u64, bool)> {
+        if self.strided.is_some() {
+            self.enter_zone(fi, d);
+        }
         if !self.rw.is_random() {
             return self.seq_offset(fi, d).map(|o| (o, false));
         }
@@ -400,6 +433,32 @@ impl IoPlan {
                 None => self.random_offset(fi, d).map(|o| (o, true)),
             },
             RwSequencer::Identical => Some((self.files[fi].last_start[d].unwrap_or(0), false)),
+        }
+    }
+
+    /// fio's `setup_strided_zone_mode`: after `zonesize` bytes in a zone,
+    /// the next starts `zonerange + zoneskip` further (at the region's
+    /// start past its end); within a zone, sequential I/O wraps to the
+    /// zone's start, and the random map starts over every `zonerange`.
+    fn enter_zone(&mut self, fi: usize, d: usize) {
+        let Some(z) = &mut self.strided else {
+            return;
+        };
+        let f = &mut self.files[fi];
+        if z.bytes >= z.size {
+            z.bytes = 0;
+            z.start += z.range + z.skip;
+            if z.start >= f.region.len {
+                z.start = 0;
+            }
+            f.last_pos[d] = z.start;
+        }
+        if f.last_pos[d] >= z.start + z.range {
+            f.last_pos[d] = z.start;
+        }
+        if z.bytes % z.range == 0 && self.rw.is_random() {
+            Self::restart(f, fi, self.seed);
+            f.last_pos[d] = z.start;
         }
     }
 
@@ -439,13 +498,22 @@ impl IoPlan {
 
     /// fio's `last_block`: random offsets of `d` are below this many `ba`.
     fn last_block(&self, fi: usize, d: usize) -> u64 {
-        let len = self.files[fi].region.len;
+        let len = self.strided.map_or(self.files[fi].region.len, |z| {
+            z.range.min(self.files[fi].region.len)
+        });
         let slack = self.min_bs[d].saturating_sub(self.ba[d]);
         (len.saturating_sub(slack) / self.ba[d]).max(1)
     }
 
     #[inline]
     fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
+        let zone = self.strided.map_or(0, |z| z.start);
+        self.random_in_region(fi, d).map(|o| zone + o)
+    }
+
+    /// A random offset relative to the region (to the zone when strided).
+    #[inline]
+    fn random_in_region(&mut self, fi: usize, d: usize) -> Option<u64> {
         let ba = self.ba[d];
         match self.mode {
             RandomMode::Permutation => {

@@ -1,5 +1,6 @@
 //! The built-in engines, one file each.
 
+pub mod fileop;
 pub mod libaio;
 pub mod null;
 pub mod psync;

@@ -326,7 +326,7 @@ impl Target {
         };
         let create = write
             && self.kind == TargetKind::File
-            && (spec.files.create_on_open || spec.files.unlink_each_loop);
+            && (spec.files.create_on_open || spec.files.unlink_each_loop || spec.fill_device);
         let f = self.open_flags(write, create, flags)?;
         cache::advise(&f, spec);
         Ok(f)

@@ -1,0 +1,240 @@
+//! fio's file-operation engines (fio 3.33's engines/filecreate.c,
+//! filestat.c and filedelete.c): they measure file-system metadata
+//! operations, not data transfer.
+//!
+//! * `filecreate`: `open(O_CREAT | O_RDWR, 0600)` of each file (the file is
+//!   left empty: fio lays nothing out for it);
+//! * `filestat`: `stat(2)` (or `lstat`, `statx` by `stat_type`) of each file;
+//! * `filedelete`: `unlink(2)` of each file.
+//!
+//! As in fio, the operation is the file's *open*: it runs once per file, when
+//! the job's first I/O reaches that file, and its time is the only latency
+//! recorded (fio's `add_clat_sample` in the engine's open hook, into the
+//! job's direction: read unless the job only writes). The job's I/Os
+//! themselves are fake (fio's `FIO_FAKEIO | FIO_NOSTATS`): they complete at
+//! once with their full length and count in `total_ios` and `io_bytes`, but
+//! add no latency. So a job of 20 files of 4 KiB with `bs=4k` reports 20
+//! I/Os, 80 KiB and 20 completion latencies, as fio does.
+
+use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use ssdready_core::spec_io::StatType;
+use ssdready_core::{Completion, IoReq};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::time::Instant;
+
+/// Which file operation the engine times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// `open(O_CREAT)`.
+    Create,
+    /// `stat`, `lstat` or `statx`.
+    Stat(StatType),
+    /// `unlink`.
+    Delete,
+}
+
+impl FileOp {
+    /// The operation of fio's engine `name` (None: not a file-op engine).
+    pub fn of_engine(name: &str, stat_type: StatType) -> Option<FileOp> {
+        Some(match name {
+            "filecreate" => FileOp::Create,
+            "filestat" => FileOp::Stat(stat_type),
+            "filedelete" => FileOp::Delete,
+            _ => return None,
+        })
+    }
+}
+
+/// See the module docs.
+pub struct FileOpEngine {
+    op: FileOp,
+    name: &'static str,
+    paths: Vec<CString>,
+    /// Per file: whether its operation has run.
+    done: Vec<bool>,
+    /// Descriptors filecreate opened (closed when the engine is dropped,
+    /// as fio closes a file at the end).
+    opened: Vec<std::fs::File>,
+    /// The time of the operation the last `queue` ran, not yet taken.
+    last_ns: Option<u64>,
+}
+
+impl FileOpEngine {
+    /// An engine for the job's targets (nothing is opened here).
+    pub fn new(setup: &EngineSetup<'_>, op: FileOp) -> Result<Self, EngineError> {
+        let paths = setup
+            .targets
+            .iter()
+            .map(|t| {
+                CString::new(t.path.as_os_str().as_bytes()).map_err(|_| {
+                    EngineError::Unsupported(format!(
+                        "{}: a file name with a NUL byte",
+                        t.path.display()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FileOpEngine {
+            op,
+            name: match op {
+                FileOp::Create => "filecreate",
+                FileOp::Stat(_) => "filestat",
+                FileOp::Delete => "filedelete",
+            },
+            done: vec![false; paths.len()],
+            paths,
+            opened: Vec::new(),
+            last_ns: None,
+        })
+    }
+
+    /// Run the operation on file `i`: Ok, or the errno.
+    fn run_op(&mut self, i: usize) -> Result<(), i32> {
+        let path = &self.paths[i];
+        let ok = match self.op {
+            FileOp::Create => {
+                // SAFETY: path is a NUL-terminated string that outlives the
+                // call; open returns a new descriptor or -1.
+                let fd = unsafe {
+                    libc::open(
+                        path.as_ptr(),
+                        libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                        0o600 as libc::c_uint,
+                    )
+                };
+                if fd >= 0 {
+                    // SAFETY: fd was just opened and is owned by nothing else.
+                    self.opened.push(unsafe {
+                        <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
+                    });
+                }
+                fd >= 0
+            }
+            FileOp::Stat(t) => stat(path, t),
+            FileOp::Delete => {
+                // SAFETY: path is a NUL-terminated string that outlives the call.
+                let r = unsafe { libc::unlink(path.as_ptr()) };
+                r == 0
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO))
+        }
+    }
+}
+
+/// `stat`, `lstat` or `statx` of `path`; whether it succeeded.
+fn stat(path: &CString, t: StatType) -> bool {
+    match t {
+        StatType::Stat | StatType::Lstat => {
+            // SAFETY: an all-zero `struct stat` is a valid value to overwrite.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: path is NUL-terminated; st is a valid out-pointer.
+            let r = unsafe {
+                if t == StatType::Stat {
+                    libc::stat(path.as_ptr(), &mut st)
+                } else {
+                    libc::lstat(path.as_ptr(), &mut st)
+                }
+            };
+            r == 0
+        }
+        StatType::Statx => {
+            // fio stats the absolute path (realpath), from no directory.
+            let Ok(abs) = std::fs::canonicalize(std::ffi::OsStr::from_bytes(path.as_bytes()))
+            else {
+                return false;
+            };
+            let Ok(abs) = CString::new(abs.as_os_str().as_bytes()) else {
+                return false;
+            };
+            // SAFETY: an all-zero `struct statx` is a valid value to overwrite.
+            let mut st: libc::statx = unsafe { std::mem::zeroed() };
+            // SAFETY: abs is NUL-terminated; st is a valid out-pointer.
+            let r = unsafe { libc::statx(-1, abs.as_ptr(), 0, libc::STATX_ALL, &mut st) };
+            r == 0
+        }
+    }
+}
+
+impl Engine for FileOpEngine {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        let i = req.file as usize;
+        if !self.done[i] {
+            self.done[i] = true;
+            let t0 = Instant::now();
+            let r = self.run_op(i);
+            self.last_ns = Some(t0.elapsed().as_nanos() as u64);
+            if let Err(errno) = r {
+                self.last_ns = None;
+                return Ok(Queued::Done(-(errno as i64)));
+            }
+        }
+        Ok(Queued::Done(req.len as i64))
+    }
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        Ok(0)
+    }
+    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn completion_mode(&self) -> &'static str {
+        "sync"
+    }
+    fn fake_io(&self) -> bool {
+        true
+    }
+    fn take_op_latency(&mut self) -> Option<u64> {
+        self.last_ns.take()
+    }
+    fn reopen(&mut self, _files: Vec<std::fs::File>) -> Result<(), EngineError> {
+        // A new loop runs every file's operation again, as fio opens the
+        // files again.
+        self.done.iter_mut().for_each(|d| *d = false);
+        self.opened.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_types_follow_fio_names() {
+        assert_eq!(
+            FileOp::of_engine("filestat", StatType::Lstat),
+            Some(FileOp::Stat(StatType::Lstat))
+        );
+        assert_eq!(
+            FileOp::of_engine("filestat", StatType::Stat),
+            Some(FileOp::Stat(StatType::Stat))
+        );
+        assert_eq!(FileOp::of_engine("psync", StatType::Stat), None);
+    }
+
+    #[test]
+    fn stat_of_a_missing_file_fails_and_of_a_present_one_succeeds() {
+        let dir = std::env::temp_dir().join(format!("ssdready-fileop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("x");
+        std::fs::write(&f, b"x").unwrap();
+        let c = CString::new(f.as_os_str().as_bytes()).unwrap();
+        for t in [StatType::Stat, StatType::Lstat, StatType::Statx] {
+            assert!(stat(&c, t), "{t:?}");
+        }
+        std::fs::remove_file(&f).unwrap();
+        for t in [StatType::Stat, StatType::Lstat, StatType::Statx] {
+            assert!(!stat(&c, t), "{t:?}");
+        }
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
