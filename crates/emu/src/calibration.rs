@@ -199,6 +199,16 @@ fn fill(dev: &mut Device) -> Result<(), String> {
     run(dev, sized(job(RwMode::Write, 1024, 8, cap), 0, cap)).map(|_| ())
 }
 
+/// `spec` after 2 s of idle time: the fill's write buffer drained and its
+/// SLC cache folded, as a review reads data written earlier (otherwise
+/// the reads share the dies with the fill's last programs).
+fn after_idle(spec: JobSpec) -> JobSpec {
+    JobSpec {
+        startdelay_ns: 2_000_000_000,
+        ..spec
+    }
+}
+
 /// The preset at the size a figure is measured on: 1 GiB for reads and
 /// sustained writes, 8 GiB for writes into an SLC cache (4.2 % of 1 GiB
 /// is 43 MiB, which a 16 MiB write buffer would distort).
@@ -222,11 +232,11 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
     Ok(match f.measure {
         ReadLatencyQd1 => {
             fill(&mut dev)?;
-            run(&mut dev, timed(rand(RwMode::RandRead, 1, 1), 50))?.clat_mean_ns / 1e3
+            run(&mut dev, after_idle(timed(rand(RwMode::RandRead, 1, 1), 50)))?.clat_mean_ns / 1e3
         }
         RandReadIops { jobs, depth } => {
             fill(&mut dev)?;
-            run(&mut dev, timed(rand(RwMode::RandRead, jobs, depth), 50))?.iops()
+            run(&mut dev, after_idle(timed(rand(RwMode::RandRead, jobs, depth), 50)))?.iops()
         }
         FreshRandWriteIops { jobs, depth } => {
             run(&mut dev, timed(rand(RwMode::RandWrite, jobs, depth), 20))?.iops()
@@ -239,18 +249,20 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
         }
         SeqReadMbps { kib, depth } => {
             fill(&mut dev)?;
-            run(&mut dev, timed(job(RwMode::Read, kib, depth, cap), 50))?.mbps()
+            run(&mut dev, after_idle(timed(job(RwMode::Read, kib, depth, cap), 50)))?.mbps()
         }
         SeqWriteMbps { kib, depth } => {
-            // Past the write buffer's burst at link speed first: it is
-            // 16 MiB of a 1 TB drive's gigabytes, but a large share of
-            // the emulated drive's cache.
+            // Past the write buffer's burst at link speed first (it lasts
+            // until the buffer is full, 76 MiB for `nvme-tlc`): a small
+            // share of a real drive's cache (GBs), a large one of the
+            // emulated drive's; then half the cache.
             let w = job(RwMode::Write, kib, depth, cap);
-            let burst = p.write_buffer.next_multiple_of(u64::from(kib * KIB));
+            let cache = (p.slc_cache * cap as f64) as u64;
+            let burst = p.write_buffer.max(cache / 4).next_multiple_of(u64::from(kib * KIB));
             if burst > 0 {
                 run(&mut dev, sized(w.clone(), 0, burst))?;
             }
-            let bytes = ((p.slc_cache * cap as f64) as u64 / 2).max(cap / 16);
+            let bytes = if cache > 0 { cache / 2 } else { cap / 16 };
             run(&mut dev, sized(w, burst, bytes))?.mbps()
         }
         AfterCacheWriteMbps => {
