@@ -184,7 +184,12 @@ fn wsat_alone_gives_the_full_runs_wsat() {
     let mut runs = Vec::new();
     for tests in ["--tests=wsat", "--tests=latency,wsat"] {
         let dir = tmp.path().join(&tests[8..]);
-        let args = ["emu:x25e,size=256m,write_buffer=0", "--quick", "--virtual", tests];
+        let args = [
+            "emu:x25e,size=256m,write_buffer=0",
+            "--quick",
+            "--virtual",
+            tests,
+        ];
         let (code, _, stderr) = characterize(&args, &dir);
         assert_eq!(code, Some(0), "{stderr}");
         runs.push(doc(&dir));

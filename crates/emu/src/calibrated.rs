@@ -21,21 +21,22 @@ pub fn apply(name: &str, p: &mut Params) -> bool {
     true
 }
 
-/// A PCIe 4 enterprise TLC drive, Samsung PM9A3 3.84 TB U.2 class
-/// (Samsung's figures as heise, "PCIe-4.0-SSD Samsung PM9A3", 2020, and
-/// ComputerBase, "Samsung PM9A3 E1.S", 2020, relay them: 6,500 MB/s
-/// sequential read, 900K random 4 KiB read IOPS, 3,500 MB/s sequential
-/// write, 200K random write IOPS; enterprise write figures are sustained,
-/// i.e. in steady state; no SLC cache; QD 1 latency is not in those
-/// sources). 128-layer V6 TLC (512 Gb dies): 64 dies for 3.84 TB, here
-/// 32 × 4 planes of 16 KiB pages (a 64 KiB program unit).
+/// A PCIe 4 enterprise TLC drive, Samsung PM9A3 U.2 class (Samsung's
+/// "up to" figures for the U.2 drives, as heise, "PCIe-4.0-SSD Samsung
+/// PM9A3", 2020, and ComputerBase, "Samsung PM9A3 E1.S", 2020, relay
+/// them: 6,500 MB/s sequential read, 900K random 4 KiB read IOPS,
+/// 3,500 MB/s sequential write, 200K random write IOPS; enterprise write
+/// figures are sustained, i.e. in steady state; no SLC cache; QD 1
+/// latency is not in those sources). 128-layer V6 TLC: here 32 dies × 4
+/// planes of 16 KiB pages (a 64 KiB program unit).
 /// * Controller: 4 cores × 4.4 µs per command = 909K commands/s, the
 ///   random-read figure (128 planes / 45 µs would give 2.8M).
 /// * Link 6,500 MB/s: the sequential-read figure (the controller's, under
 ///   PCIe 4 × 4's ~7 GB/s).
 /// * Programs: 600 µs per 64 KiB unit × 32 dies = 3.5 GB/s, the
 ///   sequential-write figure.
-/// * Spare: 3.84 TB of 4 TiB (4.40 TB) of NAND: op 0.145. Greedy GC at
+/// * Spare: 3.84 TB of 4 TiB (4.40 TB) of NAND, 7.68 of 8 TiB alike:
+///   op 0.145. Greedy GC at
 ///   that spare factor amplifies random writes about 4×: 3.5 GB/s / 4 /
 ///   4 KiB ≈ 210K IOPS, the sustained random-write figure follows from the
 ///   program rate and the spare area, no further knob.

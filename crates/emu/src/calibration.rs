@@ -91,6 +91,7 @@ const QVO: &str = "Samsung 870 QVO 1 TB (CDRLabs review, 2020)";
 const P4800X: &str = "Intel P4800X product brief (AnandTech, 2017)";
 
 /// Every calibrated figure: the preset, the source's value and name.
+#[rustfmt::skip]
 pub const FIGURES: &[Figure] = &[
     fig("nvme-tlc", "4 KiB random read, QD 1 (22K IOPS)", ReadLatencyQd1, "µs", 45.5, SAMSUNG_980),
     fig("nvme-tlc", "4 KiB random read, QD 32 × 16", RandReadIops { jobs: 16, depth: 32 }, "IOPS", 1_000_000.0, SAMSUNG_980),
@@ -214,7 +215,10 @@ fn after_idle(spec: JobSpec) -> JobSpec {
 /// is 43 MiB, which a 16 MiB write buffer would distort).
 fn params(preset: &str, m: Measure) -> Result<Params, String> {
     let size = match m {
-        FreshRandWriteIops { .. } | SeqWriteMbps { .. } | AfterCacheWriteMbps | SlcCacheGb { .. } => 8 * GIB,
+        FreshRandWriteIops { .. }
+        | SeqWriteMbps { .. }
+        | AfterCacheWriteMbps
+        | SlcCacheGb { .. } => 8 * GIB,
         _ => GIB,
     };
     Params::parse(&format!("{preset},size={size}"))
@@ -232,11 +236,20 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
     Ok(match f.measure {
         ReadLatencyQd1 => {
             fill(&mut dev)?;
-            run(&mut dev, after_idle(timed(rand(RwMode::RandRead, 1, 1), 50)))?.clat_mean_ns / 1e3
+            run(
+                &mut dev,
+                after_idle(timed(rand(RwMode::RandRead, 1, 1), 50)),
+            )?
+            .clat_mean_ns
+                / 1e3
         }
         RandReadIops { jobs, depth } => {
             fill(&mut dev)?;
-            run(&mut dev, after_idle(timed(rand(RwMode::RandRead, jobs, depth), 50)))?.iops()
+            run(
+                &mut dev,
+                after_idle(timed(rand(RwMode::RandRead, jobs, depth), 50)),
+            )?
+            .iops()
         }
         FreshRandWriteIops { jobs, depth } => {
             run(&mut dev, timed(rand(RwMode::RandWrite, jobs, depth), 20))?.iops()
@@ -244,12 +257,22 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
         SteadyRandWriteIops { depth } => {
             fill(&mut dev)?;
             let pre = sized(rand(RwMode::RandWrite, 1, depth), 0, cap);
-            run(&mut dev, JobSpec { io_size: Some(2 * cap), ..pre })?;
+            run(
+                &mut dev,
+                JobSpec {
+                    io_size: Some(2 * cap),
+                    ..pre
+                },
+            )?;
             run(&mut dev, timed(rand(RwMode::RandWrite, 1, depth), 500))?.iops()
         }
         SeqReadMbps { kib, depth } => {
             fill(&mut dev)?;
-            run(&mut dev, after_idle(timed(job(RwMode::Read, kib, depth, cap), 50)))?.mbps()
+            run(
+                &mut dev,
+                after_idle(timed(job(RwMode::Read, kib, depth, cap), 50)),
+            )?
+            .mbps()
         }
         SeqWriteMbps { kib, depth } => {
             // Past the write buffer's burst at link speed first (it lasts
@@ -258,7 +281,10 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
             // emulated drive's; then half the cache.
             let w = job(RwMode::Write, kib, depth, cap);
             let cache = (p.slc_cache * cap as f64) as u64;
-            let burst = p.write_buffer.max(cache / 4).next_multiple_of(u64::from(kib * KIB));
+            let burst = p
+                .write_buffer
+                .max(cache / 4)
+                .next_multiple_of(u64::from(kib * KIB));
             if burst > 0 {
                 run(&mut dev, sized(w.clone(), 0, burst))?;
             }

@@ -210,10 +210,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("iodrive", "2009 PCIe flash card, Fusion-io ioDrive class: ~100K read IOPS saturating at QD 4, 700/550 MB/s"),
     ("dram-ssd", "DRAM SSD, Jetspeed class: 7-8 us per 4 KiB read or write, 700 MB/s, no flash, no GC"),
     ("nvme-tlc", "current PCIe 4 TLC client drive, Samsung 980 PRO 1 TB class (calibrated): 16 dies x 4 planes, 16 KiB pages, SLC cache; ~7 GB/s reads, ~1M read IOPS, ~5.5 GB/s writes in cache, ~2 GB/s after"),
-    ("dc-tlc", "PCIe 4 enterprise TLC drive, Samsung PM9A3 3.84 TB class (calibrated): 6.5 GB/s reads, 900K read IOPS, 3.5 GB/s writes, ~200K sustained random-write IOPS, no SLC cache"),
+    ("dc-tlc", "PCIe 4 enterprise TLC drive, Samsung PM9A3 U.2 class (calibrated): 6.5 GB/s reads, 900K read IOPS, 3.5 GB/s writes, ~200K sustained random-write IOPS, no SLC cache"),
     ("qlc-sata", "SATA QLC drive, Samsung 870 QVO 1 TB class (calibrated): 560/530 MB/s, ~95K IOPS, 42 GB-per-TB SLC cache, 80 MB/s writes after it"),
     ("optane", "3D XPoint drive, Intel Optane P4800X class (calibrated): 8.9 us at QD 1, ~530K read and write IOPS, 2.2 GB/s, no GC"),
-    ("nvm-lowlat", "low-latency NVM drive (Optane class): ~10 us at QD 1, ~700K IOPS, no GC"),
+    ("nvm-lowlat", "generic low-latency NVM drive: ~10 us at QD 1, ~700K IOPS, no GC (calibrated Optane: optane)"),
     ("null", "zero-latency device: measures the emulator and the host, nothing else"),
 ];
 

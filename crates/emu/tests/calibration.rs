@@ -18,7 +18,10 @@ fn every_calibrated_figure_is_within_15_percent_of_its_source() {
             f.preset, f.what, f.source_value, v, e
         );
         if e.abs() > TOLERANCE * 100.0 {
-            off.push(format!("{} {}: {v:.1} vs {} ({e:+.1} %)", f.preset, f.what, f.source_value));
+            off.push(format!(
+                "{} {}: {v:.1} vs {} ({e:+.1} %)",
+                f.preset, f.what, f.source_value
+            ));
         }
     }
     assert!(off.is_empty(), "outside the bar: {off:#?}");
@@ -45,7 +48,10 @@ fn a_preset_of_another_class_misses_the_figures() {
         .iter()
         .find(|f| f.preset == "optane" && f.what.contains("QD 1"))
         .unwrap();
-    let other = ssdready_emu::calibration::Figure { preset: "qlc-sata", ..*f };
+    let other = ssdready_emu::calibration::Figure {
+        preset: "qlc-sata",
+        ..*f
+    };
     let v = measure(&other).unwrap();
     assert!(error_pct(v, f.source_value) > 100.0, "{v}");
 }

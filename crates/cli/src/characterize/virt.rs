@@ -1,7 +1,8 @@
 //! Characterization of an emulated device in virtual time: each step is a
 //! simulation of the emulator's model (`ssdready_emu::sim`, the path of
 //! `ssdready emu simulate`) on one device that keeps its history from step
-//! to step; a purge builds a fresh device. Write amplification comes from
+//! to step; a purge builds a fresh device and restarts the random offsets
+//! (a test gives the same figures alone or after others). Write amplification comes from
 //! the FTL's counters, and the analytic model's expectation from the
 //! device's spare factor.
 //!
