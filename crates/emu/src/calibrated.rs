@@ -38,8 +38,9 @@ pub fn apply(name: &str, p: &mut Params) -> bool {
 /// * Spare: 3.84 TB of 4 TiB (4.40 TB) of NAND, 7.68 of 8 TiB alike:
 ///   op 0.145. Greedy GC at
 ///   that spare factor amplifies random writes about 4×: 3.5 GB/s / 4 /
-///   4 KiB ≈ 210K IOPS, the sustained random-write figure follows from the
-///   program rate and the spare area, no further knob.
+///   4 KiB ≈ 210K IOPS: the sustained random-write figure follows from the
+///   program rate and the spare area, no further knob (the model gives
+///   179K, −11 %: GC's reads and transfers take die time too).
 /// * A 16 MiB write buffer (power-loss protected on such drives);
 ///   program/erase suspension as `nvme-tlc`.
 fn dc_tlc(p: &mut Params) {
