@@ -141,9 +141,13 @@ fn presets_are_listed_with_parameters() {
         "nvme-tlc",
         "nvm-lowlat",
         "null",
+        "dc-tlc",
+        "qlc-sata",
+        "optane",
     ] {
         assert!(text.contains(p), "{p}");
     }
+    assert!(text.contains("Samsung 870 QVO 1 TB class (calibrated)"));
     assert!(text.contains("read_ns=25000"));
 }
 

@@ -221,8 +221,11 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("x25e", "2009 SATA SLC drive, Intel X25-E class: ~35K read IOPS, ~3.3K sustained random-write IOPS, 250/170 MB/s"),
     ("iodrive", "2009 PCIe flash card, Fusion-io ioDrive class: ~100K read IOPS saturating at QD 4, 700/550 MB/s"),
     ("dram-ssd", "DRAM SSD, Jetspeed class: 7-8 us per 4 KiB read or write, 700 MB/s, no flash, no GC"),
-    ("nvme-tlc", "current PCIe 4 TLC drive, 1 TB class: 16 dies x 4 planes, 16 KiB pages, SLC cache; ~7 GB/s reads, ~1M read IOPS, ~5.5 GB/s writes in cache, ~2 GB/s after"),
-    ("nvm-lowlat", "low-latency NVM drive (Optane class): ~10 us at QD 1, ~700K IOPS, no GC"),
+    ("nvme-tlc", "current PCIe 4 TLC client drive, Samsung 980 PRO 1 TB class (calibrated): 16 dies x 4 planes, 16 KiB pages, SLC cache; ~7 GB/s reads, ~1M read IOPS, ~5.5 GB/s writes in cache, ~2 GB/s after"),
+    ("dc-tlc", "PCIe 4 enterprise TLC drive, Samsung PM9A3 U.2 class (calibrated): 6.5 GB/s reads, 900K read IOPS, 3.5 GB/s writes, ~200K sustained random-write IOPS, no SLC cache"),
+    ("qlc-sata", "SATA QLC drive, Samsung 870 QVO 1 TB class (calibrated): 560/530 MB/s, ~95K IOPS, 42 GB-per-TB SLC cache, 80 MB/s writes after it"),
+    ("optane", "3D XPoint drive, Intel Optane P4800X class (calibrated): 8.9 us at QD 1, ~530K read and write IOPS, 2.2 GB/s, no GC"),
+    ("nvm-lowlat", "generic low-latency NVM drive: ~10 us at QD 1, ~700K IOPS, no GC (calibrated Optane: optane)"),
     ("null", "zero-latency device: measures the emulator and the host, nothing else"),
 ];
 
@@ -234,6 +237,34 @@ pub fn preset(name: &str) -> Option<Params> {
         // channel), SATA II link; the controller (28 us per command) caps reads
         // at ~35K IOPS; QD 1 4 KiB read ≈ 28 + 25 + 82 (50 MB/s channel) +
         // 14 (link) ≈ 150 us, as 000 measured 180 us including 20 us of platform.
+        // * Write cache: the X25-E acknowledges writes from a volatile write
+        //   cache, on by default (Percona, "SSD, XFS, LVM, fsync, write cache,
+        //   barrier and lost transactions", 2009: committed InnoDB
+        //   transactions lost on a power cut with it on; G. Harrison,
+        //   "Disabling the Intel X-25 E write cache", 2010: random-write
+        //   capacity falls with `hdparm -W 0`). Intel's rated 3.3K random
+        //   writes (002's Table) are with it. Without one, each write waits
+        //   for its own die, and writes are striped: 1 in 10 lands on a die
+        //   cleaning a victim (~57 copies × 225 us + a 1.5 ms erase ≈ 14 ms),
+        //   so at QD 32 the queue piles up there and the dies are ~60 % busy.
+        //   That level also takes long to settle: the WA is steady (9.4)
+        //   after 7 capacities written, but IOPS keep falling as the dies'
+        //   cleaning stalls drift out of step, to 2.2K (−33 %) only after
+        //   8–12 capacities depending on the random offsets; a PTS window
+        //   can call any point of that slope steady (3.7K at 7× in one run,
+        //   2.6K at 8× in another). With a buffer a write completes once its
+        //   data fits, whichever die drains it, the stalls no longer gate
+        //   the host, and the level holds from 8× on (3.0–3.6K to 24×).
+        // * Its size is not published and the sources disagree: Harrison
+        //   relays "a volatile 64MB write cache"; Tom's Hardware (X25-M
+        //   review, 2008) says the same controller's 16 MB DRAM "is not there
+        //   to increase performance" (it holds mapping tables). Steady 4 KiB
+        //   random writes at QD 32 (`characterize --quick`, 256 MiB) are
+        //   3.4–3.8K for 64 KiB–1 MiB, 4.0K for 4 MiB, 4.6K (the dies' bound
+        //   at WA 9) for 64 MiB: the rated 3.3K fits a small controller
+        //   buffer, not a DRAM cache. 256 KiB: one erase block (002's
+        //   conjectured 256 KB blocks) of on-controller memory.
+        // `write_buffer=0` models the drive with its cache off.
         "x25e" => {
             p.channels = 10;
             p.dies_per_channel = 1;
@@ -245,6 +276,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.queues = 1; // SATA: one command list (NCQ)
             p.fw_cmd_ns = 28_000;
             p.fw_units = 1;
+            p.write_buffer = 256 << 10;
             p.op = 0.07;
         }
         // Fitted to 002's Device A: four command units, each holding a
@@ -282,18 +314,19 @@ pub fn preset(name: &str) -> Option<Params> {
             p.op = 0.0;
         }
         // A 1 TB PCIe 4 TLC client drive, Samsung 980 PRO class (Samsung's
-        // figures, 2020: 7,000 MB/s sequential read; 5,000 MB/s sequential
-        // write within the 42 GB SLC cache (6 GB static + 36 GB dynamic),
+        // figures, 2020, as Notebookcheck relays them: 7,000 MB/s sequential
+        // read; 5,000 MB/s sequential write within the 42 GB SLC cache,
         // 2,000 MB/s after it; 1M random 4 KiB read and write IOPS at QD 32
-        // × 16 threads; 22K IOPS = 45 µs for QD 1 reads, which fio on
-        // Linux measures as 60–80 µs on such drives). 16 dies × 4 planes
+        // × 16 threads; 22K IOPS = 45 µs for QD 1 reads). 16 dies × 4 planes
         // (512 Gb dies), 16 KiB pages: a program unit is 64 KiB; planes read
         // independently: 64 read units.
         // * Controller: 4 cores × 4 µs per command = 1.0M commands/s, the
         //   datasheet's random read and write IOPS.
-        // * Reads: 55 µs array read (3D TLC tR 40–60 µs) + 4 µs controller
-        //   + 3.4 µs channel (1,200 MB/s, ONFI 4 / Toggle 4 class) + 0.6 µs
-        //   link = 63 µs at QD 1; 64 units / 58.4 µs = 1.10M IOPS, so the
+        // * Reads: 37 µs array read (Samsung's 6th-generation V-NAND, 2019
+        //   press release: reads under 45 µs) + 4 µs controller + 3.4 µs channel (1,200 MB/s,
+        //   ONFI 4 / Toggle 4 class) + 0.6 µs link = 45 µs at QD 1, the
+        //   datasheet's 22K IOPS (the host's own cost comes on top: fio on
+        //   Linux adds a few µs); 64 units / 40.4 µs = 1.58M IOPS, so the
         //   controller bounds random reads; 1 MiB reads are bound by the
         //   7,000 MB/s link (PCIe 4 × 4).
         // * SLC cache: 4.2 % of the size (42 GB per TB: 43 MiB of the 1 GiB
@@ -311,14 +344,14 @@ pub fn preset(name: &str) -> Option<Params> {
         // * Program/erase suspension (Wu & He, FAST 2012; Zambelli et al.,
         //   Electronics 2021, on 3D NAND): 20 µs to the next safe point,
         //   15 µs to resume, at most 8 reads ahead of one operation: each
-        //   costs it at most 55 + 3.4 + 15 µs, so a 524 µs program keeps at
-        //   least 524 / (524 + 8 × 73.4) = 47 % of its rate under any reads.
+        //   costs it at most 37 + 3.4 + 15 µs, so a 524 µs program keeps at
+        //   least 524 / (524 + 8 × 55.4) = 54 % of its rate under any reads.
         "nvme-tlc" => {
             p.channels = 8;
             p.dies_per_channel = 2;
             p.planes = 4;
             p.flash_page_bytes = 16 << 10;
-            p.read_ns = 55_000;
+            p.read_ns = 37_000;
             p.program_types_ns = vec![190_000, 386_000, 996_000];
             p.program_ns = 524_000;
             p.erase_ns = 3_500_000;
@@ -354,6 +387,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.fw_cmd_ns = 0;
             p.op = 0.0;
         }
+        _ if crate::calibrated::apply(name, &mut p) => {}
         _ => return None,
     }
     Some(p)

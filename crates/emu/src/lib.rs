@@ -41,6 +41,8 @@
 //! anything is allocated ([`memory`]), so one that does not fit is refused.
 
 pub mod analytic;
+pub mod calibrated;
+pub mod calibration;
 pub mod config;
 pub mod data;
 pub mod devfile;
