@@ -362,7 +362,8 @@ fn invalidate_drops_the_cache_at_every_pass_of_a_buffered_run() {
 
 /// Think time waits for the queue to empty and sleeps: completions do not
 /// include the think time, the thread sleeps rather than spins, and a job
-/// of 32 I/Os with 20 ms after every 8 completed takes as long as fio's.
+/// of 32 I/Os with 20 ms after every 8 completed takes as long as fio's
+/// (three thinks: none after the last I/O).
 #[test]
 fn thinktime_drains_the_queue_and_sleeps() {
     let d = tempfile::tempdir().unwrap();
@@ -392,8 +393,9 @@ fn thinktime_drains_the_queue_and_sleeps() {
         "completion latency {clat} ns includes think time"
     );
     let runtime = j["job_runtime"].as_u64().unwrap();
-    // Four thinks of 20 ms, after 8, 16, 24 and 32 completions.
-    assert!((75..400).contains(&runtime), "{runtime} ms");
+    // Three thinks of 20 ms, after 8, 16 and 24 completions: as in fio,
+    // none after the last I/O (fio 3.33: 68-72 ms; four thinks gave 85-94).
+    assert!((58..400).contains(&runtime), "{runtime} ms");
     let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
     assert!(cpu < 30.0, "the worker spun: {cpu} % CPU");
     if have_fio() {

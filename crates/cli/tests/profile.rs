@@ -8,6 +8,16 @@ use common::*;
 use serde_json::Value;
 use std::process::Command;
 
+/// The tests of this file run one at a time: the checks are against
+/// whole-system CPU, and two runs at once would each count the other's (on
+/// 16 CPUs the three agreement tests in parallel disagreed every time; one
+/// at a time they agreed).
+static SYSTEM_WIDE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    SYSTEM_WIDE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn profiled_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
     let f = format!("--filename={dev}");
     let e = format!("--ioengine={engine}");
@@ -135,16 +145,19 @@ fn profile_agrees(engine: &str, qd: &str) {
 
 #[test]
 fn profile_at_qd1_psync_agrees_with_the_system_figure() {
+    let _alone = alone();
     profile_agrees("psync", "1");
 }
 
 #[test]
 fn profile_at_qd1_io_uring_agrees_with_the_system_figure() {
+    let _alone = alone();
     profile_agrees("io_uring", "1");
 }
 
 #[test]
 fn profile_at_qd32_io_uring_agrees_with_the_system_figure() {
+    let _alone = alone();
     profile_agrees("io_uring", "32");
 }
 
@@ -167,6 +180,7 @@ fn tp_btf_decomposition(r: &Value) -> Option<&Value> {
 /// matches /sys/block/X/stat's mean within 5 %.
 #[test]
 fn decomposition_adds_up_and_matches_diskstats() {
+    let _alone = alone();
     let Some(l) = LoopDev::new("decompose", 256) else {
         return;
     };
@@ -238,6 +252,7 @@ fn decomposition_adds_up_and_matches_diskstats() {
 /// issued from the scheduler as well as directly.
 #[test]
 fn per_io_split_joins_every_io_and_adds_up() {
+    let _alone = alone();
     let Some(l) = LoopDev::new("join", 256) else {
         return;
     };
@@ -338,6 +353,7 @@ fn per_io_split_joins_every_io_and_adds_up() {
 /// `--decompose` loads or says why; the emulator never decomposes.
 #[test]
 fn decompose_is_off_by_default_and_on_when_asked() {
+    let _alone = alone();
     let Some(l) = LoopDev::new("deflt", 64) else {
         return;
     };
@@ -371,6 +387,7 @@ fn decompose_is_off_by_default_and_on_when_asked() {
 /// extent map (FIEMAP) and joined with the block layer's records.
 #[test]
 fn per_io_split_joins_file_io_through_the_extent_map() {
+    let _alone = alone();
     if Command::new("mkfs.ext4").arg("-V").output().is_err() {
         eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not installed");
         return;
@@ -420,6 +437,7 @@ fn per_io_split_joins_file_io_through_the_extent_map() {
 /// part as a mean, and a warning that says why there is no per-I/O split.
 #[test]
 fn without_btf_the_split_falls_back_to_means_and_says_so() {
+    let _alone = alone();
     let Some(l) = LoopDev::new("nobtf", 64) else {
         return;
     };
@@ -462,6 +480,7 @@ fn without_btf_the_split_falls_back_to_means_and_says_so() {
 /// each says what it could not measure and why.
 #[test]
 fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
+    let _alone = alone();
     if !is_root() {
         eprintln!("skipped: needs root to drop to an unprivileged user");
         return;

@@ -22,7 +22,7 @@ pub mod written;
 
 use crate::plan::{IoPlan, Region};
 use crate::req::Ddir;
-use crate::spec::{JobSpec, RwMode};
+use crate::spec::{EngineKind, JobSpec, RwMode};
 use crate::spec_io::ThinkBlocksType;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
 use written::{Piece, Written};
@@ -130,6 +130,9 @@ struct Think {
     /// A read or write was issued since the last look (fio looks once
     /// after each).
     due: bool,
+    /// Completions can come after the last issue (an asynchronous engine
+    /// with a queue): fio reaps those after its issue loop, with no think.
+    late_completions: bool,
 }
 
 /// Counters of the job so far.
@@ -249,6 +252,7 @@ impl JobFlow {
                 blocks_given: spec.thinktime_blocks_given,
                 by_completion: spec.thinktime_blocks_type == ThinkBlocksType::Complete,
                 iotime_ns: spec.thinktime_iotime_ns,
+                late_completions: spec.iodepth > 1 && spec.ioengine != EngineKind::Psync,
                 ..Think::default()
             },
             c: Counts::default(),
@@ -588,7 +592,17 @@ impl JobFlow {
     /// fio's `handle_thinktime`: after every `thinktime_blocks` I/Os (or
     /// `thinktime_iotime` of I/O), wait for the queue to empty, then think.
     fn think_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
+        // fio thinks on completions inside its issue loop: once the job has
+        // issued its last I/O the loop is over, and the completions that an
+        // asynchronous engine delivers after it bring no think (libaio at
+        // QD 8, 32 I/Os, a think every 8: three, not four; a synchronous
+        // engine's last I/O completes inside the loop and is thought after).
+        let issued_all = self.c.rw_issued >= self.ios_cap
+            || (!self.time_based && self.c.main_issued >= self.main_cap);
         let t = &mut self.think;
+        if t.by_completion && t.late_completions && issued_all && t.pending.is_none() {
+            return None;
+        }
         if t.ns == 0 {
             return None;
         }
