@@ -195,40 +195,6 @@ fn strided_zones_move_zonesize_then_skip() {
     }
 }
 
-/// A tmpfs of `mb` MiB mounted on a fresh directory for the test's life
-/// (root only), unmounted when dropped.
-struct SmallFs {
-    dir: tempfile::TempDir,
-}
-
-impl SmallFs {
-    fn mount(mb: u64) -> Option<SmallFs> {
-        if !common::is_root() {
-            eprintln!("skipped: mounting a size-limited tmpfs needs root");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={mb}m"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped: mount -t tmpfs failed (no CAP_SYS_ADMIN here)");
-            return None;
-        }
-        Some(SmallFs { dir })
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
 /// fill_device=1 writes until the file system is full: ENOSPC ends the job
 /// without an error, the file holds the whole 4 MiB, and the failed write
 /// counts in total_ios as in fio 3.33 (65 I/Os of 64 KiB, 4 MiB moved).

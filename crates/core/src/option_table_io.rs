@@ -142,6 +142,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "ignore_error",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "READ,WRITE,VERIFY lists of errno names (EIO, ENOSPC, ...) or numbers separated by ':'",
+        help: "count these errors (fio's total_err) and go on; other errors still stop the job",
+        set: |s, v| {
+            s.ignore_error = crate::spec_types::IgnoreErrors::parse(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "overwrite",
         aliases: &[],
         arity: Arity::Flag,

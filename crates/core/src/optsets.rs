@@ -71,7 +71,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_percentage", &["0"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
-    ("ignore_error", &[], "a job stops at its first I/O error; ignoring errors is not supported yet"),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
     ("job_max_open_zones", &["0"], ZONE_OPTION),

@@ -426,6 +426,9 @@ pub struct JobSpec {
     /// fio `continue_on_error`: the errors counted and gone past.
     #[serde(default)]
     pub continue_on_error: crate::spec_types::ContinueOn,
+    /// fio `ignore_error`: per kind, the errnos gone past.
+    #[serde(default)]
+    pub ignore_error: crate::spec_types::IgnoreErrors,
     /// fio `steadystate`: the criterion that ends the job once it holds
     /// over `ss_dur_ns` (0: no steady-state detection, fio's default).
     #[serde(default)]
@@ -556,6 +559,7 @@ impl Default for JobSpec {
             zones: crate::spec_io::StridedZones::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
+            ignore_error: crate::spec_types::IgnoreErrors::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,

@@ -272,6 +272,163 @@ impl ContinueOn {
     }
 }
 
+/// The kind of a failed I/O, as fio's `td_error_type` sorts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Read,
+    /// A failed write, trim or sync.
+    Write,
+    /// A verification failure (EILSEQ).
+    Verify,
+}
+
+/// The errnos fio's `continue_on_error` goes past when `ignore_error` does
+/// not list that kind's own: EIO and EILSEQ (fio's `__NON_FATAL_ERR`). Any
+/// other error (ENOSPC, say) still stops the job.
+pub const NON_FATAL_ERRNOS: &[i32] = &[5, 84];
+
+/// fio's names for errnos in `ignore_error` (`str2error`): errno 1 to 34,
+/// in order. Any other errno is given by its number.
+const ERRNO_NAMES: [&str; 34] = [
+    "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+    "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+    "ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC",
+    "ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+];
+
+/// fio `ignore_error=READ,WRITE,VERIFY`: per kind, the errnos (separated
+/// by `:`) a job counts and goes past; a kind with a list goes past those
+/// errnos even without `continue_on_error` (fio sets that kind's bit), and
+/// only those. `None`: the kind keeps `continue_on_error`'s EIO and EILSEQ.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoreErrors {
+    pub read: Option<Vec<i32>>,
+    pub write: Option<Vec<i32>>,
+    pub verify: Option<Vec<i32>>,
+}
+
+impl IgnoreErrors {
+    /// fio's syntax: up to three comma-separated lists (read, write,
+    /// verify), each of errno names (EIO, ENOSPC, ...) or numbers
+    /// separated by `:`; an empty list leaves that kind as it was.
+    pub fn parse(v: &str) -> Result<IgnoreErrors, String> {
+        let mut out = IgnoreErrors::default();
+        let lists: Vec<&str> = v.trim().split(',').collect();
+        if lists.len() > 3 {
+            return Err(format!(
+                "'{v}' has {} lists; at most three (read,write,verify)",
+                lists.len()
+            ));
+        }
+        for (i, list) in lists.iter().enumerate() {
+            let mut errnos = Vec::new();
+            for name in list.split(':').map(str::trim) {
+                if name.is_empty() {
+                    break;
+                }
+                errnos.push(errno_of(name)?);
+            }
+            if !errnos.is_empty() {
+                *out.list_mut(i) = Some(errnos);
+            }
+        }
+        Ok(out)
+    }
+
+    fn list_mut(&mut self, i: usize) -> &mut Option<Vec<i32>> {
+        match i {
+            0 => &mut self.read,
+            1 => &mut self.write,
+            _ => &mut self.verify,
+        }
+    }
+
+    /// The list `ignore_error` gives for a kind, if any.
+    pub fn list(&self, kind: ErrorKind) -> Option<&[i32]> {
+        match kind {
+            ErrorKind::Read => self.read.as_deref(),
+            ErrorKind::Write => self.write.as_deref(),
+            ErrorKind::Verify => self.verify.as_deref(),
+        }
+    }
+
+    /// Whether any kind has a list.
+    pub fn any(&self) -> bool {
+        self.read.is_some() || self.write.is_some() || self.verify.is_some()
+    }
+}
+
+/// An errno from fio's name for it (EIO) or its number (5, 0x5, -5).
+fn errno_of(name: &str) -> Result<i32, String> {
+    let n = if name.starts_with('E') {
+        ERRNO_NAMES
+            .iter()
+            .position(|&e| e == name)
+            .map(|i| i as i64 + 1)
+    } else if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16).ok()
+    } else {
+        name.parse::<i64>().ok().map(i64::abs)
+    };
+    match n {
+        Some(n @ 1..=4095) => Ok(n as i32),
+        _ => Err(format!(
+            "unknown error '{name}': give an errno name from EPERM to ERANGE (fio's list) or a number from 1 to 4095"
+        )),
+    }
+}
+
+impl ContinueOn {
+    /// Whether a failed I/O of this kind with this errno is counted and
+    /// gone past (fio's `td_non_fatal_error`): its kind must be covered
+    /// (by `continue_on_error`, or by an `ignore_error` list) and its errno
+    /// listed (by `ignore_error`, else EIO or EILSEQ).
+    pub fn goes_past(&self, ignore: &IgnoreErrors, kind: ErrorKind, errno: i32) -> bool {
+        let covered = match kind {
+            ErrorKind::Read => self.read,
+            ErrorKind::Write => self.write,
+            ErrorKind::Verify => self.verify,
+        };
+        match ignore.list(kind) {
+            Some(list) => list.contains(&errno),
+            None => covered && NON_FATAL_ERRNOS.contains(&errno),
+        }
+    }
+}
+
+#[cfg(test)]
+mod ignore_error_tests {
+    use super::*;
+
+    #[test]
+    fn ignore_error_parses_fio_syntax_per_kind() {
+        let i = IgnoreErrors::parse("EIO:ENOSPC,28:0x1c,-84").unwrap();
+        assert_eq!(i.read, Some(vec![5, 28]));
+        assert_eq!(i.write, Some(vec![28, 28]));
+        assert_eq!(i.verify, Some(vec![84]));
+        let w = IgnoreErrors::parse(",ENOSPC").unwrap();
+        assert_eq!((w.read, w.write, w.verify), (None, Some(vec![28]), None));
+        assert!(IgnoreErrors::parse("EWHAT").unwrap_err().contains("EWHAT"));
+        assert!(IgnoreErrors::parse("0").is_err());
+        assert!(IgnoreErrors::parse("EIO,EIO,EIO,EIO").is_err());
+    }
+
+    #[test]
+    fn continue_on_error_alone_goes_past_only_eio_and_eilseq_as_fio() {
+        let all = ContinueOn::parse("all").unwrap();
+        let none = IgnoreErrors::default();
+        assert!(all.goes_past(&none, ErrorKind::Write, 5));
+        assert!(all.goes_past(&none, ErrorKind::Verify, 84));
+        assert!(!all.goes_past(&none, ErrorKind::Write, 28));
+        let enospc = IgnoreErrors::parse(",ENOSPC").unwrap();
+        let off = ContinueOn::default();
+        assert!(off.goes_past(&enospc, ErrorKind::Write, 28));
+        assert!(!off.goes_past(&enospc, ErrorKind::Write, 5));
+        assert!(!off.goes_past(&enospc, ErrorKind::Read, 28));
+        assert!(all.goes_past(&enospc, ErrorKind::Read, 5));
+    }
+}
+
 /// Which jobs a job with `exitall` stops when it ends (fio `exit_what`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

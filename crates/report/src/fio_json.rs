@@ -332,7 +332,7 @@ fn job_entry(
     if let Value::Object(m) = &mut entry {
         // fio adds the errors gone past when continue_on_error is set,
         // then the description, when set, after the latency figures.
-        if spec.continue_on_error.any() {
+        if spec.continue_on_error.any() || spec.ignore_error.any() {
             m.insert("total_err".into(), json!(stats.continued));
             m.insert("first_error".into(), json!(stats.first_continued_errno));
         }

@@ -172,8 +172,13 @@ fn job_block(out: &mut String, j: &JobResult) {
     if j.continued_errors > 0 {
         let _ = writeln!(
             out,
-            "  errors gone past (continue_on_error={}): {} (first: {})",
+            "  errors gone past (continue_on_error={}{}): {} (first: {})",
             j.spec.continue_on_error.name(),
+            if j.spec.ignore_error.any() {
+                ", ignore_error"
+            } else {
+                ""
+            },
             j.continued_errors,
             j.first_continued_error.as_deref().unwrap_or("?")
         );

@@ -22,6 +22,7 @@ use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
+use ssdready_core::spec_types::ErrorKind;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
@@ -662,8 +663,8 @@ impl<'a> Loop<'a> {
                 self.stats.errors += 1;
             }
             let what = if data_only { "fdatasync" } else { "fsync" };
-            if self.ctx.spec.continue_on_error.io(false) {
-                let errno = -res as i32;
+            let errno = -res as i32;
+            if self.goes_past(ErrorKind::Write, errno) {
                 let e = std::io::Error::from_raw_os_error(errno);
                 self.stats.go_past(errno, || format!("{what}: {e}"));
                 return;
@@ -723,7 +724,7 @@ impl<'a> Loop<'a> {
             checks::Handling {
                 fatal: v.fatal,
                 dump: v.dump,
-                go_past: self.ctx.spec.continue_on_error.verify,
+                go_past: self.goes_past(ErrorKind::Verify, checks::EILSEQ),
             },
             self.stats,
         );
@@ -732,8 +733,17 @@ impl<'a> Loop<'a> {
         }
     }
 
+    /// Whether an error of this kind is counted and gone past
+    /// (`continue_on_error`, `ignore_error`).
+    fn goes_past(&self, kind: ErrorKind, errno: i32) -> bool {
+        let spec = &self.ctx.spec;
+        spec.continue_on_error
+            .goes_past(&spec.ignore_error, kind, errno)
+    }
+
     /// A failed I/O: counted, the first one kept with its reason; fio stops
-    /// a job at its first error unless `continue_on_error` covers it.
+    /// a job at its first error unless `continue_on_error` or `ignore_error`
+    /// covers it.
     #[cold]
     fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
         if self.ctx.spec.fill_device && matches!(-res as i32, libc::ENOSPC | libc::EDQUOT) {
@@ -748,8 +758,13 @@ impl<'a> Loop<'a> {
         if self.measuring {
             self.stats.errors += 1;
         }
-        if self.ctx.spec.continue_on_error.io(ddir == Ddir::Read) {
-            let errno = -res as i32;
+        let errno = -res as i32;
+        let kind = if ddir == Ddir::Read {
+            ErrorKind::Read
+        } else {
+            ErrorKind::Write
+        };
+        if self.goes_past(kind, errno) {
             self.stats.go_past(errno, || {
                 format!(
                     "{} of {} bytes: {}",

@@ -75,3 +75,37 @@ pub fn on_tmpfs(dir: &Path) -> bool {
         .expect("stat");
     String::from_utf8_lossy(&out.stdout).trim() == "tmpfs"
 }
+
+/// A tmpfs of `mb` MiB mounted on a fresh directory for the test's life
+/// (root only), unmounted when dropped.
+pub struct SmallFs {
+    pub dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    pub fn mount(mb: u64) -> Option<SmallFs> {
+        if !super::is_root() {
+            eprintln!("skipped: mounting a size-limited tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mb}m"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mount -t tmpfs failed (no CAP_SYS_ADMIN here)");
+            return None;
+        }
+        Some(SmallFs { dir })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}

@@ -1,0 +1,140 @@
+//! fio compatibility, round 4 (issue 15): `ignore_error` — per kind of
+//! error (read, write, verify), the errnos a job counts in `total_err` and
+//! goes past — compared with fio 3.33 side by side where fio is installed.
+
+mod common;
+use common::fio::*;
+use common::ssdready;
+use serde_json::Value;
+
+/// Write 8 MiB in 64 KiB blocks to a file made 8 MiB long (sparse) on a
+/// 4 MiB tmpfs: the second half of the writes fails with ENOSPC.
+/// (exit code, error, total_err, first_error, bytes written) of each tool.
+fn write_past_a_full_fs(extra: &str) -> Option<Vec<(Option<i32>, Value, Value, Value, Value)>> {
+    let fs = SmallFs::mount(4)?;
+    let f = fs.dir.path().join("f");
+    let fa = format!("--filename={}", f.display());
+    let args = [
+        "--name=f",
+        fa.as_str(),
+        "--size=8m",
+        "--rw=write",
+        "--bs=64k",
+        extra,
+    ];
+    let mut out = Vec::new();
+    let tools: &[&Runner] = if have_fio() {
+        &[&ssdready_in, &fio_in]
+    } else {
+        &[&ssdready_in]
+    };
+    for run in tools {
+        let _ = std::fs::remove_file(&f);
+        std::fs::File::create(&f).unwrap().set_len(8 << 20).unwrap();
+        let (v, o) = run(fs.dir.path(), &args);
+        let j = &v["jobs"][0];
+        out.push((
+            o.status.code(),
+            j["error"].clone(),
+            j["total_err"].clone(),
+            j["first_error"].clone(),
+            j["write"]["io_bytes"].clone(),
+        ));
+    }
+    Some(out)
+}
+
+type Runner = dyn Fn(&std::path::Path, &[&str]) -> (Value, std::process::Output);
+
+/// ignore_error=,ENOSPC: the 64 writes that find the file system full are
+/// counted in total_err (first_error 28) and the job goes on to its end,
+/// exit code 0, 4 MiB written — as fio 3.33 (whose JSON "error" still
+/// shows the last ENOSPC; ssdready's is 0, as for continue_on_error).
+#[test]
+fn ignore_error_goes_past_enospc_and_counts_it_as_fio() {
+    let Some(runs) = write_past_a_full_fs("--ignore_error=,ENOSPC") else {
+        return;
+    };
+    let (code, error, total, first, bytes) = runs[0].clone();
+    assert_eq!(code, Some(0));
+    assert_eq!(error, 0);
+    assert_eq!(
+        (total, first, bytes),
+        (64.into(), 28.into(), (4u64 << 20).into())
+    );
+    if let Some(fio) = runs.get(1) {
+        assert_eq!(fio.0, Some(0), "fio's exit code");
+        assert_eq!(
+            (&runs[0].2, &runs[0].3, &runs[0].4),
+            (&fio.2, &fio.3, &fio.4)
+        );
+    }
+}
+
+/// continue_on_error=write alone goes past EIO (and EILSEQ) only, as fio's
+/// default list: ENOSPC still stops the job with error 28 after 4 MiB.
+#[test]
+fn continue_on_error_alone_stops_at_enospc_as_fio() {
+    let Some(runs) = write_past_a_full_fs("--continue_on_error=write") else {
+        return;
+    };
+    let (code, error, _, _, bytes) = runs[0].clone();
+    assert_eq!(code, Some(1));
+    assert_eq!((error, bytes), (28.into(), (4u64 << 20).into()));
+    if let Some(fio) = runs.get(1) {
+        assert_eq!((&runs[0].1, &runs[0].4), (&fio.1, &fio.4), "vs fio 3.33");
+    }
+}
+
+/// A run on the emulator with injected read errors (EIO), in ssdready's
+/// own JSON: (exit code, the job).
+fn faulty_reads(ignore: &str) -> (Option<i32>, Value) {
+    let o = ssdready(&[
+        "run",
+        "--output-format=native",
+        "--name=j",
+        "--filename=emu:nvme-tlc,size=256m,fault_read_error_rate=0.01,fault_seed=7",
+        "--rw=randread",
+        "--bs=4k",
+        "--runtime=300ms",
+        "--time_based",
+        ignore,
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code(), v["jobs"][0].clone())
+}
+
+/// ignore_error=EIO (the read list) goes past injected read errors without
+/// continue_on_error; a list for writes only leaves reads fatal.
+#[test]
+fn ignore_error_covers_only_the_kind_it_lists() {
+    let (code, j) = faulty_reads("--ignore_error=EIO");
+    assert_eq!(code, Some(0), "{j}");
+    assert!(j["continued_errors"].as_u64().unwrap() > 10, "{j}");
+    assert!(j["first_error"].is_null(), "{j}");
+
+    let (code, j) = faulty_reads("--ignore_error=,EIO");
+    assert_eq!(code, Some(1), "{j}");
+    assert_eq!(j["continued_errors"], 0, "{j}");
+    let first = j["first_error"].as_str().unwrap();
+    assert!(first.contains("Input/output error"), "{first}");
+}
+
+/// An errno fio does not know by name is one line, exit code 2.
+#[test]
+fn an_unknown_errno_name_is_one_line_and_exit_2() {
+    let o = ssdready(&[
+        "run",
+        "--name=j",
+        "--filename=emu:nvme-tlc,size=64m",
+        "--ignore_error=EIO:EWHAT",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("ignore_error") && stderr.contains("EWHAT"),
+        "{stderr}"
+    );
+    assert!(o.stdout.is_empty());
+}
