@@ -11,6 +11,7 @@
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
 pub mod arith;
+pub mod buffers;
 pub mod checks;
 pub mod fileset;
 pub mod hist;

@@ -21,6 +21,28 @@ fn every(v: &str) -> Result<u32, String> {
 /// The table. Keep it sorted by name.
 pub static IO_OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "buffer_compress_chunk",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size in bytes (0: the whole write)",
+        help: "bytes per chunk of buffer_compress_percentage's random and zero parts",
+        set: |s, v| {
+            s.buffers.compress_chunk = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "buffer_compress_percentage",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a percentage from 0 to 100",
+        help: "zero-fill this share of each write chunk (refilled before every write)",
+        set: |s, v| {
+            s.buffers.compress_percentage = percent(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "continue_on_error",
         aliases: &[],
         arity: Arity::Value,
@@ -39,6 +61,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "do not lay files out before the job; its open creates them (empty)",
         set: |s, v| {
             s.files.create_on_open = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "dedupe_percentage",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a percentage from 0 to 100",
+        help: "this share of writes repeats an earlier write (fio's dedupe_mode=repeat)",
+        set: |s, v| {
+            s.buffers.dedupe_percentage = percent(v)?;
             Ok(())
         },
     },

@@ -49,8 +49,6 @@ pub static IGNORED: &[(&str, &str)] = &[
 const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
 const DEDUPE: &str =
     "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
-const COMPRESS: &str =
-    "compressible write buffers are not supported yet (every write has fresh random bytes)";
 const LATENCY_TARGET: &str =
     "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
 const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
@@ -59,8 +57,6 @@ const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported y
 /// change nothing and are accepted, why any other value is refused).
 pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
-    ("buffer_compress_chunk", &["0"], COMPRESS),
-    ("buffer_compress_percentage", &["0"], COMPRESS),
     ("buffer_pattern", &[], "write buffers with a fixed pattern are not supported yet (every write has fresh random bytes)"),
     ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
     ("cmdprio", &[], CMDPRIO),
@@ -69,7 +65,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("cmdprio_percentage", &["0"], CMDPRIO),
     ("dedupe_global", &["0"], DEDUPE),
     ("dedupe_mode", &["repeat"], DEDUPE),
-    ("dedupe_percentage", &["0"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),

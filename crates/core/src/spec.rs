@@ -426,6 +426,9 @@ pub struct JobSpec {
     /// fio `continue_on_error`: the errors counted and gone past.
     #[serde(default)]
     pub continue_on_error: crate::spec_types::ContinueOn,
+    /// Write buffer contents (`buffer_compress_percentage`, ...).
+    #[serde(default)]
+    pub buffers: crate::buffers::BufferSpec,
     /// fio `ignore_error`: per kind, the errnos gone past.
     #[serde(default)]
     pub ignore_error: crate::spec_types::IgnoreErrors,
@@ -560,6 +563,7 @@ impl Default for JobSpec {
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
+            buffers: crate::buffers::BufferSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,

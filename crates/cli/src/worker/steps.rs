@@ -20,6 +20,7 @@ use super::complete::{Wait, Waiter};
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
+use ssdready_core::buffers::BufferFiller;
 use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::spec_types::ErrorKind;
@@ -177,6 +178,9 @@ struct Loop<'a> {
     fake_io: bool,
     /// The file operation's time the last fake I/O brought, not yet counted.
     op_lat: Option<u64>,
+    /// Refills write buffers before every write (compressible or
+    /// deduplicable data); None: they keep the random bytes filled once.
+    filler: Option<BufferFiller>,
 }
 
 impl<'a> Loop<'a> {
@@ -242,6 +246,10 @@ impl<'a> Loop<'a> {
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing: Pacing::new(spec, start),
+            filler: spec.buffers.refills().then(|| {
+                let seed = spec.randseed ^ u64::from(ctx.number).rotate_left(32);
+                BufferFiller::new(spec.buffers, seed)
+            }),
             done_issuing: false,
             give_up_at: None,
             tokens: None,
@@ -455,6 +463,10 @@ impl<'a> Loop<'a> {
                     if let Some(buf) = engine.buffer(slot) {
                         let buf = &mut buf[..len as usize];
                         checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
+                    }
+                } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
+                    if let Some(buf) = engine.buffer(slot) {
+                        filler.fill(&mut buf[..len as usize]);
                     }
                 }
                 let req = IoReq {
