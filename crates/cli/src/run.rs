@@ -342,22 +342,16 @@ fn run_phase(
         let (Some(a), Some(b)) = (&measure.2[di], &end.2[di]) else {
             continue;
         };
-        let on_dev = |ji: &usize| {
-            let j = &jobs[*ji];
-            j.spec.fake_io() && j.targets.iter().any(|t| t.device.as_deref() == Some(dname))
-        };
-        if members.iter().any(on_dev) {
-            // The file system's own I/O for fio's file-operation engines:
-            // nothing of ssdready's to compare it with.
-            continue;
-        }
         let mut app = disk::AppView::default();
         for &ji in members {
             let j = &jobs[ji];
             // Buffered I/O reaches the device as the page cache decides
-            // (merged, read ahead, written back later): only direct I/O
-            // is counted against the device's own count.
+            // (merged, read ahead, written back later), and fio's
+            // file-operation engines move no data (the device sees only the
+            // file system's own I/O): only direct data I/O is counted
+            // against the device's own count.
             if j.spec.direct
+                && !j.spec.fake_io()
                 && !j.targets.is_empty()
                 && j.targets.iter().all(|t| t.device.as_deref() == Some(dname))
             {
