@@ -2,8 +2,9 @@
 # What ssdready's measurements cost, at QD 1 and QD 32 (4 KiB random reads,
 # io_uring, loop device over /dev/shm with direct I/O; needs root). Runs
 # alternate within each round: fio (the reference a user compares with, when
-# installed), ssdready's default run, --profile (10 kHz system-wide
-# sampling), --decompose (eBPF on the block tracepoints) and its floor (the
+# installed), ssdready's default run, --profile (1 kHz system-wide
+# sampling; PROFILE_HZ_ALT=HZ adds a column at another rate, e.g. 2000, to
+# weigh a rate's cost), --decompose (eBPF on the block tracepoints) and its floor (the
 # same tracepoints with programs that return at once). Prints medians and
 # each one's cost against the default run, and the default run against fio.
 # Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh      (QDS="1 32" by default;
@@ -48,18 +49,21 @@ iops() {
   fi | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
 }
 for qd in $QDS; do
-  fio_=() plain=() prof=() deco=() empty=()
+  fio_=() plain=() prof=() deco=() empty=() alt=()
   for ((r = 0; r < ROUNDS; r++)); do
     [ "$HAVE_FIO" = 1 ] && fio_+=("$(iops fio "$qd")")
     plain+=("$(iops ssdready "$qd")")
     prof+=("$(iops ssdready "$qd" --profile)")
+    if [ -n "${PROFILE_HZ_ALT:-}" ]; then
+      alt+=("$(SSDREADY_PROFILE_HZ=$PROFILE_HZ_ALT iops ssdready "$qd" --profile)")
+    fi
     deco+=("$(iops ssdready "$qd" --decompose)")
     empty+=("$(SSDREADY_BPF_EMPTY=1 iops ssdready "$qd" --decompose)")
   done
-  python3 - "$qd" "${fio_[*]:-}" "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" <<'PY'
+  python3 - "$qd" "${fio_[*]:-}" "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" "${alt[*]:-}" "${PROFILE_HZ_ALT:-}" <<'PY'
 import sys, statistics as st
 qd = sys.argv[1]
-f, a, b, c, d = ([float(v) for v in x.split()] for x in sys.argv[2:7])
+f, a, b, c, d, e = ([float(v) for v in x.split()] for x in sys.argv[2:8])
 m = st.median
 print(f"QD {qd}:")
 if f:
@@ -68,6 +72,8 @@ if f:
 else:
     print(f"  default:     median {m(a):.0f} IOPS (fio not installed: no reference)")
 print(f"  --profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}% of the default run")
+if e:
+    print(f"  --profile at {sys.argv[8]} Hz: median {m(e):.0f} IOPS, cost {100*(1-m(e)/m(a)):.1f}%")
 print(f"  --decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
 print(f"    floor, empty eBPF programs on the same tracepoints: {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
 PY

@@ -530,3 +530,65 @@ fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
     assert!(w.contains("--decompose") && w.contains("needs root"), "{w}");
     assert!(w.contains("--profile"), "{w}");
 }
+
+/// fio's JSON carries what the phase measured beyond fio: the `ssdready`
+/// object of a job entry holds the phase's profile, decomposition and
+/// cross-checks when they ran (the native result has them too), and none of
+/// them when they did not.
+#[test]
+fn fio_json_carries_the_phase_profile_decomposition_and_checks() {
+    let _alone = alone();
+    let Some(l) = LoopDev::new("fiojs", 64) else {
+        return;
+    };
+    let f = format!("--filename={}", l.dev);
+    let base = [
+        "run",
+        "--name=j",
+        f.as_str(),
+        "--rw=randread",
+        "--direct=1",
+        "--number_ios=4000",
+        "--output-format=json",
+    ];
+    let fio_json = |extra: &[&str]| -> (Value, String) {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(extra);
+        let o = ssdready(&a);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        (serde_json::from_slice(&o.stdout).expect("fio JSON"), err)
+    };
+    let (plain, _) = fio_json(&[]);
+    let ours = &plain["jobs"][0]["ssdready"];
+    assert!(
+        ours["profile"].is_null() && ours["decomposition"].is_null(),
+        "{ours}"
+    );
+    assert!(ours["checks"].is_array(), "no cross-checks: {ours}");
+    let (both, stderr) = fio_json(&["--profile", "--decompose"]);
+    let ours = &both["jobs"][0]["ssdready"];
+    if ours["profile"].is_null() {
+        eprintln!("skipped: profiling not permitted here");
+        return;
+    }
+    assert!(
+        ours["profile"]["busy_samples"].as_u64().unwrap() > 0,
+        "{}",
+        ours["profile"]
+    );
+    assert!(ours["profile"]["layers"][0]["share_error_pct"].is_number());
+    assert!(
+        !ours["decomposition"].is_null() || stderr.contains("--decompose"),
+        "neither decomposed nor said why: {stderr}"
+    );
+    assert!(
+        ours["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["a_source"] == "profile"),
+        "profile cross-check missing: {}",
+        ours["checks"]
+    );
+}

@@ -245,6 +245,11 @@ pub struct LayerCost {
     pub samples: u64,
     /// Share of all non-idle samples, percent (0 for idle).
     pub share_of_busy_pct: f64,
+    /// The share's sampling error: half the 95 % confidence interval of a
+    /// proportion estimated from the busy samples, 1.96·√(p(1−p)/n), in
+    /// percentage points (0 for idle).
+    #[serde(default)]
+    pub share_error_pct: f64,
     pub ns_per_io: f64,
     pub clocks_per_io: Option<f64>,
 }

@@ -1,6 +1,6 @@
 //! System-wide CPU sampling with `perf_event_open(2)`: `cpu-clock`
-//! software events on every CPU at a fixed period (0.5 ms of CPU time per
-//! sample at ssdready's default 2 kHz, 0.5 ms), read from each event's mmap'ed ring buffer. Symbols
+//! software events on every CPU at a fixed period (1 ms of CPU time per
+//! sample at ssdready's default 1 kHz), read from each event's mmap'ed ring buffer. Symbols
 //! and classification are the probe crate's business; this module only
 //! moves bytes.
 //!

@@ -284,6 +284,20 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
+    if let (Value::Object(a), Some(p)) = (&mut ours, phase) {
+        // What the phase measured beyond fio, when it ran: the kernel
+        // profile, the per-I/O decomposition and the cross-checks that hold
+        // its figures against independent sources.
+        if let Some(v) = &p.profile {
+            a.insert("profile".into(), json!(v));
+        }
+        if let Some(v) = &p.decomposition {
+            a.insert("decomposition".into(), json!(v));
+        }
+        if !p.checks.is_empty() {
+            a.insert("checks".into(), json!(p.checks));
+        }
+    }
     if let (Value::Object(a), Some(v)) = (&mut ours, stats.verify.as_deref()) {
         // fio shows a failed verification only as the job's error (84,
         // EILSEQ) and on stderr; here every failure is listed.

@@ -508,7 +508,7 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport, ios
     };
     let _ = writeln!(
         out,
-        "kernel profile ({} samples of {} CPU each, {} lost): busy {}, {:.1}% of busy samples in named layers",
+        "kernel profile ({} samples of {} CPU each, {} lost): busy {}, {:.1}% of busy samples in named layers (± each share's 95% sampling error)",
         fmt_count(p.samples as f64),
         fmt_ns(p.period_ns as f64),
         p.lost,
@@ -527,9 +527,10 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport, ios
     for l in p.layers.iter().filter(|l| l.layer != "idle") {
         let _ = writeln!(
             out,
-            "  {:<26} {:>5.1}%  {:>17}{}",
+            "  {:<26} {:>5.1}% ±{:<4.1} {:>17}{}",
             l.layer,
             l.share_of_busy_pct,
+            l.share_error_pct,
             per_io(l.ns_per_io),
             l.clocks_per_io
                 .map(|c| format!(" = {} clocks", fmt_count(c)))
