@@ -91,7 +91,8 @@ fn virtual_time_is_deterministic() {
 }
 
 /// Where the host is not the bottleneck, real time and virtual time agree on
-/// IOPS within 10 %.
+/// IOPS within 10 % (a loaded machine makes the host the bottleneck, so a
+/// disagreement is tried again, up to 3 times).
 #[test]
 fn real_and_virtual_time_agree_on_iops() {
     for (dev, depth) in [
@@ -109,17 +110,48 @@ fn real_and_virtual_time_agree_on_iops() {
             "--runtime=2",
             "--time_based",
         ];
-        let real = run_json(&args);
         let virt = simulate_json(&args);
-        let (ri, vi) = (
-            real["jobs"][0]["read"]["iops"].as_f64().unwrap(),
-            virt["jobs"][0]["read"]["iops"].as_f64().unwrap(),
-        );
-        eprintln!("{dev} QD{depth}: real {ri:.0} IOPS, virtual {vi:.0} IOPS");
-        assert!(
-            (ri - vi).abs() / vi < 0.10,
-            "{dev}: real {ri} vs virtual {vi}"
-        );
+        let vi = virt["jobs"][0]["read"]["iops"].as_f64().unwrap();
+        let mut loaded = 0;
+        on_a_quiet_attempt(3, || {
+            let real = run_json(&args);
+            let ri = real["jobs"][0]["read"]["iops"].as_f64().unwrap();
+            eprintln!("{dev} QD{depth}: real {ri:.0} IOPS, virtual {vi:.0} IOPS");
+            if (ri - vi).abs() / vi < 0.10 {
+                return Ok(());
+            }
+            // The run's own CPU figures say whether other processes took
+            // the CPUs the real-time front needed.
+            let others = cpus_used_by_others(&real);
+            if others > 0.5 {
+                loaded += 1;
+                eprintln!("other processes used {others:.2} CPUs during the run");
+                return if loaded == 3 {
+                    Ok(())
+                } else {
+                    Err(format!("loaded: {others:.2} CPUs"))
+                };
+            }
+            Err(format!(
+                "{dev}: real {ri} vs virtual {vi} on a quiet machine"
+            ))
+        });
+        if loaded == 3 {
+            eprintln!("skipped {dev}: the machine was loaded in every attempt (the host was the bottleneck)");
+        }
+    }
+}
+
+/// CPUs other processes kept busy during a run: whole-system busy CPU less
+/// the run's own, over the window (both from the run's `cpu` section).
+fn cpus_used_by_others(r: &Value) -> f64 {
+    let cpu = &r["phases"][0]["cpu"];
+    let per_io = &cpu["per_io"];
+    let (sys, own) = (per_io["system_ns"].as_f64(), per_io["process_ns"].as_f64());
+    let (ios, window) = (cpu["ios"].as_f64(), cpu["window_ns"].as_f64());
+    match (sys, own, ios, window) {
+        (Some(s), Some(p), Some(n), Some(w)) if w > 0.0 => (s - p).max(0.0) * n / w,
+        _ => 0.0,
     }
 }
 

@@ -110,13 +110,18 @@ fn flow_sleep_holds_back_the_job_that_is_ahead() {
         let n = |j| job(&v, j).unwrap()["read"]["total_ios"].as_u64().unwrap();
         (n("a"), n("b"))
     };
-    let (a, b) = run("--flow_sleep=100000");
     let (fa, fb) = run("--flow_sleep=0");
-    assert!(a.abs_diff(b) <= 64, "a {a}, b {b}");
-    assert!(
-        (a + b) * 10 < fa + fb,
-        "sleeping {a} + {b} vs not {fa} + {fb}"
-    );
+    // A loaded machine can hold one job's thread off a CPU: tried again.
+    on_a_quiet_attempt(3, || {
+        let (a, b) = run("--flow_sleep=100000");
+        if a.abs_diff(b) > 64 {
+            return Err(format!("a {a}, b {b}"));
+        }
+        if (a + b) * 10 >= fa + fb {
+            return Err(format!("sleeping {a} + {b} vs not {fa} + {fb}"));
+        }
+        Ok(())
+    });
 }
 
 /// wait_for: the waiting job starts when the waitee has ended (here both

@@ -82,3 +82,23 @@ impl Drop for LoopDev {
         let _ = std::fs::remove_file(&self.backing);
     }
 }
+
+/// A check of real-time behaviour that another process's load can upset (a
+/// sleep that overshoots, a thread that waits for a CPU): up to `tries`
+/// attempts, each printed; passes at the first success, else panics with
+/// every attempt's failure. Only for figures a loaded machine pushes one
+/// way; a wrong implementation fails every attempt.
+#[allow(dead_code)]
+pub fn on_a_quiet_attempt(tries: usize, mut check: impl FnMut() -> Result<(), String>) {
+    let mut failures = Vec::new();
+    for i in 0..tries {
+        match check() {
+            Ok(()) => return,
+            Err(e) => {
+                eprintln!("attempt {} of {tries}: {e}", i + 1);
+                failures.push(e);
+            }
+        }
+    }
+    panic!("every attempt failed: {failures:?}");
+}
