@@ -1,7 +1,8 @@
 //! The HTML report on disk: `DIR/report.html`, written beside the JSON it
 //! is rendered from — by every `ssdready study` (beside `study.json`), by
 //! `ssdready run --report DIR` (beside the run's native JSON,
-//! `result.json`) — and re-rendered from that JSON alone by
+//! `result.json`), by every `ssdready characterize` (beside
+//! `characterize.json`) — and re-rendered from that JSON alone by
 //! `ssdready report DIR`. Every file is written atomically (a temporary
 //! file, fsync, rename); the page is rendered from the JSON text itself,
 //! so a re-render gives the same bytes.
@@ -16,6 +17,8 @@ pub const REPORT: &str = "report.html";
 pub const STUDY_JSON: &str = "study.json";
 /// The JSON `run --report` writes beside its report.
 pub const RUN_JSON: &str = "result.json";
+/// The JSON `characterize` writes beside its report.
+pub const CHARACTERIZE_JSON: &str = "characterize.json";
 
 /// The largest JSON document read (a study of hours is a few MiB).
 const MAX_JSON_BYTES: u64 = 1 << 30;
@@ -77,17 +80,17 @@ pub fn write_run(dir: &Path, result: &ssdready_core::result::RunResult) -> Resul
 /// `result.json`), or a JSON file itself; and the directory the report
 /// goes to.
 fn source(path: &Path) -> Result<(PathBuf, PathBuf), String> {
-    let allowed = "allowed: a directory written by ssdready study or run --report, or a study or run JSON file";
+    let allowed = "allowed: a directory written by ssdready study, characterize or run --report, or a study, characterize or run JSON file";
     match std::fs::metadata(path) {
         Err(e) => Err(format!("report: {}: {e} ({allowed})", path.display())),
-        Ok(md) if md.is_dir() => [STUDY_JSON, RUN_JSON]
+        Ok(md) if md.is_dir() => [STUDY_JSON, RUN_JSON, CHARACTERIZE_JSON]
             .iter()
             .map(|n| path.join(n))
             .find(|p| p.is_file())
             .map(|p| (p, path.to_path_buf()))
             .ok_or_else(|| {
                 format!(
-                    "report: {} has no {STUDY_JSON} or {RUN_JSON} ({allowed})",
+                    "report: {} has no {STUDY_JSON}, {RUN_JSON} or {CHARACTERIZE_JSON} ({allowed})",
                     path.display()
                 )
             }),

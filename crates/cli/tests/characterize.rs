@@ -135,6 +135,30 @@ fn x25e_quick_virtual_reaches_steady_state_and_finds_the_write_cliff() {
         stdout.contains("IOPS matrix") && stdout.contains("write cliff: fresh"),
         "{stdout}"
     );
+    // The report beside it, in PTS's layout, and `ssdready report DIR`
+    // renders the same bytes from the JSON alone.
+    let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    for id in [
+        "c-conv-iops",
+        "c-iops-matrix",
+        "c-throughput-bars",
+        "c-latency-mix",
+        "c-wsat-time",
+        "c-wsat-capacity",
+    ] {
+        assert!(
+            page.contains(&format!("id=\"{id}\"")),
+            "no {id} in the report"
+        );
+    }
+    assert!(!page.contains("Not measured."), "a PTS figure is missing");
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let o = ssdready(&["report", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("report.html")).unwrap(),
+        page
+    );
 }
 
 /// The acceptance figure of the issue: the X25-E's rated 3.3K random-write

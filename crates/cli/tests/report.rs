@@ -415,7 +415,11 @@ fn report_refuses_bad_input_with_one_line_and_exit_2_writing_nothing() {
     let d = tmp.path();
     let cases: Vec<(PathBuf, &str, &str)> = vec![
         (d.join("missing"), "", "No such file"),
-        (d.join("empty"), "", "has no study.json or result.json"),
+        (
+            d.join("empty"),
+            "",
+            "has no study.json, result.json or characterize.json",
+        ),
         (d.join("notjson"), "{\"schema\": ", "not JSON"),
         (
             d.join("other"),

@@ -463,12 +463,20 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
         eprintln!("ssdready: warning: {w}");
     }
     match written {
-        Ok(path) => eprintln!(
-            "ssdready: wrote {} ({} of tests in {:.1} s)",
-            path.display(),
-            fmt_bytes(text.len() as f64),
-            doc.wall_s
-        ),
+        Ok(path) => {
+            eprintln!(
+                "ssdready: wrote {} ({} of tests in {:.1} s)",
+                path.display(),
+                fmt_bytes(text.len() as f64),
+                doc.wall_s
+            );
+            // The report is rendered from the JSON just written, as
+            // `ssdready report DIR` renders it again.
+            match crate::report::write_report(dir, &text) {
+                Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
+                Err(e) => fail(1, &e),
+            }
+        }
         Err(e) => fail(
             1,
             &format!("writing {}/characterize.json: {e}", dir.display()),

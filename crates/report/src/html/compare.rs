@@ -41,7 +41,7 @@ pub fn render(a: &ReportDoc, b: &ReportDoc, differences: &Value) -> String {
         (ReportDoc::Run(x), ReportDoc::Run(y)) => {
             body.push_str(&section("s-curves", "The runs, overlaid", "A solid, B dashed.", &[runs_over_time(x, y).html()]));
         }
-        _ => body.push_str("<section class=\"sec\"><div class=\"missing\"><b>No overlay.</b> A study and a single run have no curve in common; compare two studies or two runs.</div></section>"),
+        _ => body.push_str("<section class=\"sec\"><div class=\"missing\"><b>No overlay.</b> Documents of different kinds have no curve in common; compare two studies or two runs.</div></section>"),
     }
     page(&format!("ssdready comparison: {na} against {nb}"), &body)
 }
@@ -64,6 +64,12 @@ fn describe(d: &ReportDoc) -> String {
                 .join(", "),
             utc(r.started_unix_ms),
             r.tool
+        ),
+        ReportDoc::Characterize(c) => format!(
+            "characterization of {} on {}, {}",
+            c.target.spec,
+            utc(c.started_unix_ms),
+            c.tool
         ),
     }
 }

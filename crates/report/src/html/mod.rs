@@ -15,6 +15,7 @@
 //! (`ssdready-study`), which never depends on the report.
 
 mod bars;
+mod characterize;
 pub mod charts;
 mod compare;
 mod costs;
@@ -30,6 +31,7 @@ pub mod timeline;
 mod workloads;
 
 use serde_json::Value;
+use ssdready_characterize::model::CharacterizeDoc;
 use ssdready_core::result::RunResult;
 use ssdready_study::model::StudyDoc;
 
@@ -40,6 +42,8 @@ pub enum ReportDoc {
     Study(Box<StudyDoc>),
     /// A run's native JSON (schema `ssdready.run`).
     Run(Box<RunResult>),
+    /// `characterize.json` (schema `ssdready.characterize`).
+    Characterize(Box<CharacterizeDoc>),
 }
 
 /// Why a document cannot be rendered.
@@ -47,7 +51,7 @@ pub enum ReportDoc {
 pub enum LoadError {
     #[error("not JSON ({0})")]
     NotJson(String),
-    #[error("schema {0} is not one ssdready renders (allowed: ssdready.study, ssdready.run)")]
+    #[error("schema {0} is not one ssdready renders (allowed: ssdready.study, ssdready.run, ssdready.characterize)")]
     Schema(String),
     #[error("{schema} version {found} is not one this ssdready reads (allowed: {allowed})")]
     Version {
@@ -76,6 +80,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
     let allowed = match schema.as_str() {
         ssdready_study::model::SCHEMA => ssdready_study::model::SCHEMA_VERSION,
         ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
+        ssdready_characterize::model::SCHEMA => ssdready_characterize::model::SCHEMA_VERSION,
         _ => return Err(LoadError::Schema(format!("'{schema}'"))),
     };
     let version = v.get("schema_version").cloned().unwrap_or(Value::Null);
@@ -99,6 +104,10 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
             });
         }
         Ok(ReportDoc::Study(Box::new(d)))
+    } else if schema == ssdready_characterize::model::SCHEMA {
+        Ok(ReportDoc::Characterize(Box::new(
+            serde_json::from_value(v).map_err(shape)?,
+        )))
     } else {
         Ok(ReportDoc::Run(Box::new(
             serde_json::from_value(v).map_err(shape)?,
@@ -111,6 +120,7 @@ pub fn render(d: &ReportDoc) -> String {
     match d {
         ReportDoc::Study(s) => study::render(s),
         ReportDoc::Run(r) => run::render(r),
+        ReportDoc::Characterize(c) => characterize::render(c),
     }
 }
 
