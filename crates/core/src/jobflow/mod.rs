@@ -259,7 +259,11 @@ impl JobFlow {
             loops_left: spec.loops.max(1),
             loops: u64::from(spec.loops.max(1)),
             size,
-            limit: spec.io_size.unwrap_or(size),
+            // fio: io_size, else size — at most what the regions hold
+            // (filesize=32m with size=8m moves 8 MiB, as fio).
+            limit: spec
+                .io_size
+                .unwrap_or_else(|| spec.size.map_or(size, |s| s.min(size))),
             max_bs: u64::from(spec.bs.max()),
             number_ios: spec
                 .number_ios
