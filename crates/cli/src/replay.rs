@@ -49,14 +49,22 @@ pub fn prepare(specs: &mut [JobSpec]) -> Result<Vec<PendingWrite>, String> {
             return Err(in_job(format!(
                 "option 'read_iolog': {} has no request to replay{}",
                 s.iolog.read[..traces].join(", "),
-                if s.iolog.skip == Default::default() { "" } else { " (after replay_skip)" }
+                if s.iolog.skip == Default::default() {
+                    ""
+                } else {
+                    " (after replay_skip)"
+                }
             )));
         }
         match &s.iolog.redirect {
             Some(r) => s.filename = vec![r.clone()],
             None => {
                 let keys: Vec<FileKey> = summary.files.iter().map(|f| f.0.clone()).collect();
-                s.filename = keys.iter().map(target_of).collect::<Result<_, _>>().map_err(in_job)?;
+                s.filename = keys
+                    .iter()
+                    .map(target_of)
+                    .collect::<Result<_, _>>()
+                    .map_err(in_job)?;
                 s.iolog.files = keys;
             }
         }
@@ -87,7 +95,10 @@ fn check_write_names(s: &JobSpec) -> Result<(), String> {
 }
 
 fn write_names(w: &str) -> Vec<String> {
-    w.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect()
+    w.split(':')
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The file clone `clone` of `spec` records its requests in, if any.
@@ -139,8 +150,12 @@ fn merge(io: &IologSpec) -> Result<Option<PendingWrite>, String> {
 /// Write the merged traces (after every check passed).
 pub fn write_pending(pending: &[PendingWrite]) -> Result<(), String> {
     for p in pending {
-        crate::output::replace(&p.path, &p.bytes)
-            .map_err(|e| format!("option 'merge_blktrace_file': writing {}: {e}", p.path.display()))?;
+        crate::output::replace(&p.path, &p.bytes).map_err(|e| {
+            format!(
+                "option 'merge_blktrace_file': writing {}: {e}",
+                p.path.display()
+            )
+        })?;
     }
     Ok(())
 }

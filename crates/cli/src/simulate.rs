@@ -31,7 +31,10 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             s.name
         )));
     }
-    if let Some(s) = specs.iter().find(|s| !s.iolog.read.is_empty() || s.iolog.write.is_some()) {
+    if let Some(s) = specs
+        .iter()
+        .find(|s| !s.iolog.read.is_empty() || s.iolog.write.is_some())
+    {
         return Err(bad(format!(
             "job '{}': options 'read_iolog' and 'write_iolog' are not supported in virtual time \
              (emu simulate) yet; run the job with 'ssdready run' (replay_redirect=emu:PRESET \

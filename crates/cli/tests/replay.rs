@@ -98,7 +98,11 @@ fn ssdready_iolog_replays_to_the_same_requests_and_counts() {
     assert!(ra.iter().any(|r| r.3 == 65536) && ra.iter().any(|r| r.3 == 4096));
     assert_eq!(ra, rb, "the replay issues the recorded requests in order");
     assert_eq!(counts(&rec), counts(&rep));
-    assert_eq!(counts(&rec)[1] + counts(&rec)[3], 1 << 20, "all of size moved");
+    assert_eq!(
+        counts(&rec)[1] + counts(&rec)[3],
+        1 << 20,
+        "all of size moved"
+    );
 }
 
 #[test]
@@ -145,7 +149,13 @@ fn fio_iolog_replays_here_and_ssdready_iolog_replays_in_fio() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("data");
     let file = format!("--filename={}", f.display());
-    let job = ["--size=512k", "--rw=randrw", "--bs=4k", "--fsync=3", "--ioengine=psync"];
+    let job = [
+        "--size=512k",
+        "--rw=randrw",
+        "--bs=4k",
+        "--fsync=3",
+        "--ioengine=psync",
+    ];
     // fio records; ssdready replays.
     let flog = d.path().join("fio.log");
     let mut args = vec!["--name=rec", &file];
@@ -268,9 +278,16 @@ fn synthetic_blktrace_replays_its_queued_requests() {
     let t = d.path().join("trace-false.bin");
     // replay_skip, then replay_scale and replay_align.
     let skipped = replay_requests(d.path(), &t, &["--replay_skip=write,sync"]);
-    assert_eq!(skipped.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), ["read", "trim", "read"]);
+    assert_eq!(
+        skipped.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["read", "trim", "read"]
+    );
     let scaled = replay_requests(d.path(), &t, &["--replay_scale=2", "--replay_align=4k"]);
-    let offsets: Vec<u64> = scaled.iter().filter(|r| r.0 != "sync").map(|r| r.1).collect();
+    let offsets: Vec<u64> = scaled
+        .iter()
+        .filter(|r| r.0 != "sync")
+        .map(|r| r.1)
+        .collect();
     assert_eq!(offsets, [0, 4096, 16384, 8192]);
 }
 
@@ -280,8 +297,24 @@ fn merged_blktraces_replay_in_time_order() {
     let (a, b) = (d.path().join("a.bin"), d.path().join("b.bin"));
     let ms = 1_000_000u64;
     // a: reads at 1, 3 ms; b: writes at 2, 4 ms.
-    std::fs::write(&a, [record(false, ms, 0, 4096, READ | QUEUE, &[]), record(false, 3 * ms, 8, 4096, READ | QUEUE, &[])].concat()).unwrap();
-    std::fs::write(&b, [record(false, 2 * ms, 16, 4096, WRITE | QUEUE, &[]), record(false, 4 * ms, 24, 4096, WRITE | QUEUE, &[])].concat()).unwrap();
+    std::fs::write(
+        &a,
+        [
+            record(false, ms, 0, 4096, READ | QUEUE, &[]),
+            record(false, 3 * ms, 8, 4096, READ | QUEUE, &[]),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        [
+            record(false, 2 * ms, 16, 4096, WRITE | QUEUE, &[]),
+            record(false, 4 * ms, 24, 4096, WRITE | QUEUE, &[]),
+        ]
+        .concat(),
+    )
+    .unwrap();
     let merged = d.path().join("merged.bin");
     let trace = format!("{}:{}", a.display(), b.display());
     let m = format!("--merge_blktrace_file={}", merged.display());
@@ -290,7 +323,11 @@ fn merged_blktraces_replay_in_time_order() {
     let got = replay_requests(
         d.path(),
         Path::new(&trace),
-        &[&m, "--merge_blktrace_scalars=10:100", "--merge_blktrace_iters=1:2"],
+        &[
+            &m,
+            "--merge_blktrace_scalars=10:100",
+            "--merge_blktrace_iters=1:2",
+        ],
     );
     let dirs: Vec<&str> = got.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(dirs, ["read", "read", "write", "write", "write", "write"]);
@@ -305,7 +342,12 @@ fn replay_time_scale_halves_the_duration_and_no_stall_ignores_it() {
     let mut log = String::from("fio version 3 iolog\n");
     log += &format!("0 {} add\n0 {} open\n", f.display(), f.display());
     for i in 0..21u64 {
-        log += &format!("{} {} read {} 4096\n", 1000 + i * 10_000, f.display(), i * 4096);
+        log += &format!(
+            "{} {} read {} 4096\n",
+            1000 + i * 10_000,
+            f.display(),
+            i * 4096
+        );
     }
     let trace = d.path().join("t.log");
     std::fs::write(&trace, log).unwrap();
@@ -329,7 +371,10 @@ fn replay_time_scale_halves_the_duration_and_no_stall_ignores_it() {
     let half = span("--replay_time_scale=200");
     let none = span("--replay_no_stall=1");
     assert!(full >= 200_000, "never faster than the trace: {full} µs");
-    assert!((100_000..full * 3 / 4).contains(&half), "twice the rate: {half} µs of {full}");
+    assert!(
+        (100_000..full * 3 / 4).contains(&half),
+        "twice the rate: {half} µs of {full}"
+    );
     assert!(none < 50_000, "no stall: {none} µs");
 }
 
@@ -337,10 +382,30 @@ fn replay_time_scale_halves_the_duration_and_no_stall_ignores_it() {
 fn bad_traces_are_one_line_naming_file_and_line() {
     let d = tempfile::tempdir().unwrap();
     let cases: [(&str, &[u8], &str); 4] = [
-        ("malformed.log", b"fio version 3 iolog\n0 /x add\n5 /x read 12ab 4096\n", "malformed.log line 3: the offset '12ab' is not a whole number"),
-        ("version.log", b"fio version 4 iolog\n", "version.log line 1: 'fio version 4 iolog' is not an iolog header"),
-        ("action.log", b"fio version 2 iolog\n/x add\n/x scribble 0 4096\n", "action.log line 3: unknown action 'scribble'"),
-        ("v6.bin", &record(false, 1, 0, 4096, READ | QUEUE, &[]).iter().enumerate().map(|(i, &b)| if i == 0 { 6 } else { b }).collect::<Vec<u8>>(), "v6.bin record 1: blktrace version 6 (allowed: 7)"),
+        (
+            "malformed.log",
+            b"fio version 3 iolog\n0 /x add\n5 /x read 12ab 4096\n",
+            "malformed.log line 3: the offset '12ab' is not a whole number",
+        ),
+        (
+            "version.log",
+            b"fio version 4 iolog\n",
+            "version.log line 1: 'fio version 4 iolog' is not an iolog header",
+        ),
+        (
+            "action.log",
+            b"fio version 2 iolog\n/x add\n/x scribble 0 4096\n",
+            "action.log line 3: unknown action 'scribble'",
+        ),
+        (
+            "v6.bin",
+            &record(false, 1, 0, 4096, READ | QUEUE, &[])
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| if i == 0 { 6 } else { b })
+                .collect::<Vec<u8>>(),
+            "v6.bin record 1: blktrace version 6 (allowed: 7)",
+        ),
     ];
     for (name, bytes, want) in cases {
         let p = d.path().join(name);

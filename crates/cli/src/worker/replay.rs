@@ -30,11 +30,21 @@ pub(super) fn attach(ctx: &WorkerCtx, mut flow: JobFlow) -> Result<JobFlow, Engi
 
 /// The names of the clone's targets, as the log records them.
 fn target_names(ctx: &WorkerCtx) -> Vec<String> {
-    let n = ctx.regions.iter().map(|r| r.file as usize + 1).max().unwrap_or(1);
+    let n = ctx
+        .regions
+        .iter()
+        .map(|r| r.file as usize + 1)
+        .max()
+        .unwrap_or(1);
     (0..n)
         .map(|i| match ctx.targets.get(i) {
             Some(t) => t.path.to_string_lossy().into_owned(),
-            None => ctx.spec.filename.get(i).cloned().unwrap_or_else(|| "emu".into()),
+            None => ctx
+                .spec
+                .filename
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| "emu".into()),
         })
         .collect()
 }

@@ -21,12 +21,12 @@
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
+use crate::replay::cursor::{Next, Replay};
+use crate::replay::record::Recorder;
 use crate::req::Ddir;
 use crate::spec::{EngineKind, JobSpec, RwMode};
 use crate::spec_io::ThinkBlocksType;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
-use crate::replay::cursor::{Next, Replay};
-use crate::replay::record::Recorder;
 use written::{Piece, Written};
 
 /// What a read or write carries for verification.

@@ -230,7 +230,10 @@ impl<R: Read> BlkTrace<R> {
         }
         let t = Record::decode(&b, self.big_endian);
         if t.magic & 0xffff_ff00 != MAGIC {
-            return Err(self.bad(format!("bad magic {:#010x} (a blktrace record starts with {MAGIC:#010x})", t.magic)));
+            return Err(self.bad(format!(
+                "bad magic {:#010x} (a blktrace record starts with {MAGIC:#010x})",
+                t.magic
+            )));
         }
         if t.magic & 0xff != VERSION {
             return Err(self.bad(format!(
@@ -259,7 +262,9 @@ impl<R: Read> BlkTrace<R> {
         };
         match t.kind() {
             TA_QUEUE => self.this_depth[d] += 1,
-            TA_BACKMERGE | TA_FRONTMERGE => self.this_depth[d] = self.this_depth[d].saturating_sub(1),
+            TA_BACKMERGE | TA_FRONTMERGE => {
+                self.this_depth[d] = self.this_depth[d].saturating_sub(1)
+            }
             TA_COMPLETE => {
                 self.depth[d] = self.depth[d].max(self.this_depth[d]);
                 self.this_depth[d] = 0;
@@ -364,7 +369,9 @@ impl Cursor {
                 continue;
             }
             let mut t = t;
-            let shifted = t.time.saturating_add(u64::from(self.iter).saturating_mul(self.length));
+            let shifted = t
+                .time
+                .saturating_add(u64::from(self.iter).saturating_mul(self.length));
             t.time = (shifted as f64 * self.scalar / 100.0) as u64;
             t.pdu_len = 0;
             self.current = Some(t);
@@ -383,7 +390,10 @@ pub fn merge(
     iters: &[u32],
 ) -> Result<Vec<u8>, TraceError> {
     let n = inputs.len();
-    for (what, len) in [("merge_blktrace_scalars", scalars.len()), ("merge_blktrace_iters", iters.len())] {
+    for (what, len) in [
+        ("merge_blktrace_scalars", scalars.len()),
+        ("merge_blktrace_iters", iters.len()),
+    ] {
         if len != 0 && len != n {
             return Err(TraceError {
                 what: format!("option '{what}'"),

@@ -14,7 +14,9 @@ fn entries(text: &str) -> Vec<Entry> {
 
 #[test]
 fn version_2_and_3_lines_read_as_fio_reads_them() {
-    let v3 = entries("fio version 3 iolog\n5 /f add\n7 /f open\n9 /f write 4096 512\n\n12 /f datasync 0 0\n");
+    let v3 = entries(
+        "fio version 3 iolog\n5 /f add\n7 /f open\n9 /f write 4096 512\n\n12 /f datasync 0 0\n",
+    );
     assert_eq!(v3.len(), 4);
     assert_eq!(v3[2].time_ns, Some(9_000));
     assert_eq!(
@@ -33,15 +35,25 @@ fn version_2_and_3_lines_read_as_fio_reads_them() {
 
 #[test]
 fn a_bad_line_names_its_line() {
-    let mut log = TextLog::open(&b"fio version 3 iolog\n1 /f read 0 4096\n2 /f read 0\n"[..], "t.log").unwrap();
+    let mut log = TextLog::open(
+        &b"fio version 3 iolog\n1 /f read 0 4096\n2 /f read 0\n"[..],
+        "t.log",
+    )
+    .unwrap();
     assert!(log.next().unwrap().is_ok());
     let e = log.next().unwrap().unwrap_err();
     assert_eq!(e.what, "t.log line 3");
     assert!(e.why.contains("'read' with 3 fields"), "{}", e.why);
     assert!(log.next().is_none(), "nothing after an error");
-    let zero = TextLog::open(&b"fio version 2 iolog\n/f read 0 0\n"[..], "z").unwrap().next().unwrap();
+    let zero = TextLog::open(&b"fio version 2 iolog\n/f read 0 0\n"[..], "z")
+        .unwrap()
+        .next()
+        .unwrap();
     assert!(zero.is_err(), "a request of 0 bytes");
-    assert!(TextLog::open(&b"/f read 0 4096\n"[..], "v1").is_err(), "version 1");
+    assert!(
+        TextLog::open(&b"/f read 0 4096\n"[..], "v1").is_err(),
+        "version 1"
+    );
 }
 
 #[test]
@@ -59,12 +71,26 @@ fn blktrace_records_round_trip_and_are_detected_in_either_order() {
     assert_eq!(detect(&b), Some(false));
     assert_eq!(Record::decode(&b, false), r);
     let mut be = b;
-    for f in [0..4, 4..8, 8..16, 16..24, 24..28, 28..32, 32..36, 36..40, 40..44, 44..46, 46..48] {
+    for f in [
+        0..4,
+        4..8,
+        8..16,
+        16..24,
+        24..28,
+        28..32,
+        32..36,
+        36..40,
+        40..44,
+        44..46,
+        46..48,
+    ] {
         be[f].reverse();
     }
     assert_eq!(detect(&be), Some(true));
     assert_eq!(Record::decode(&be, true), r);
-    let got: Vec<Entry> = BlkTrace::new(&b[..], "b", false).collect::<Result<_, _>>().unwrap();
+    let got: Vec<Entry> = BlkTrace::new(&b[..], "b", false)
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(got[0].file.major_minor(), Some((8, 0)));
     assert_eq!(
         got[0].action,
@@ -74,7 +100,10 @@ fn blktrace_records_round_trip_and_are_detected_in_either_order() {
             len: 4096
         }
     );
-    assert_eq!(detect(b"fio version 3 iolog\n0123456789012345678901234567"), None);
+    assert_eq!(
+        detect(b"fio version 3 iolog\n0123456789012345678901234567"),
+        None
+    );
 }
 
 #[test]
@@ -168,7 +197,13 @@ fn recorded_lines_are_fios_version_3() {
             tag: Tag::Plain,
         },
     );
-    r.issued(3_500_000, &FlowIo::Sync { file: 0, data_only: false });
+    r.issued(
+        3_500_000,
+        &FlowIo::Sync {
+            file: 0,
+            data_only: false,
+        },
+    );
     let text = r.finish(Some(4_000_000));
     assert_eq!(
         text,

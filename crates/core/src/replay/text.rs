@@ -81,9 +81,9 @@ impl<R: BufRead> TextLog<R> {
             let Some(t) = words.next() else {
                 return Ok(None);
             };
-            let us: u64 = t.parse().map_err(|_| {
-                self.bad(format!("'{t}' is not a time (µs since the job began)"))
-            })?;
+            let us: u64 = t
+                .parse()
+                .map_err(|_| self.bad(format!("'{t}' is not a time (µs since the job began)")))?;
             time_ns = Some(us.saturating_mul(1000));
         }
         let rest: Vec<&str> = words.collect();
