@@ -139,7 +139,7 @@ fn merge(io: &IologSpec) -> Result<Option<PendingWrite>, String> {
     }
     let bytes = blktrace::merge(&inputs, &io.merge_scalars, &io.merge_iters)
         .map_err(|e| format!("{what}: {e}"))?;
-    let sink = crate::output::check(Path::new(out), &format!("{what}"))?;
+    let sink = crate::output::check(Path::new(out), what)?;
     let path = match sink {
         crate::output::Sink::File(p) => p,
         _ => return Err(format!("{what}: {out}: name a regular file")),

@@ -323,9 +323,7 @@ pub fn adjust(spec: &IologSpec, mut e: Entry) -> Option<Entry> {
         return None;
     }
     if let Action::Io { offset, .. } = &mut e.action {
-        if spec.scale > 0 {
-            *offset /= spec.scale;
-        }
+        *offset = offset.checked_div(spec.scale).unwrap_or(*offset);
         if spec.align > 0 {
             *offset &= !(spec.align - 1);
         }

@@ -41,7 +41,7 @@ impl Recorder {
     }
 
     fn us(&mut self, now: u64) -> u64 {
-        let start = *self.start.get_or_insert_with(|| now);
+        let start = *self.start.get_or_insert(now);
         self.last = now.max(self.last);
         (self.last - start) / 1000
     }
