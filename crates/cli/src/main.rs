@@ -24,6 +24,7 @@ mod prepare;
 mod profiler;
 mod progress;
 mod ramdev;
+mod replay;
 mod report;
 mod run;
 mod simulate;

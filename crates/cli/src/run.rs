@@ -621,6 +621,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 if let Some(log) = &o.stats.log {
                     log_files.extend(crate::logs::files_for(&j.spec, o.number, log));
                 }
+                log_files.extend(o.stats.iolog_record.as_deref().cloned());
             }
             job_results[ji] = Some(job_result(j, groups[ji], pi, &workers));
             if j.spec.unlink {

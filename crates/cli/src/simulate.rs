@@ -31,6 +31,17 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             s.name
         )));
     }
+    if let Some(s) = specs
+        .iter()
+        .find(|s| !s.iolog.read.is_empty() || s.iolog.write.is_some())
+    {
+        return Err(bad(format!(
+            "job '{}': options 'read_iolog' and 'write_iolog' are not supported in virtual time \
+             (emu simulate) yet; run the job with 'ssdready run' (replay_redirect=emu:PRESET \
+             replays on the emulator in real time)",
+            s.name
+        )));
+    }
     let mut warnings = crate::devices::assign_emulator(&mut specs);
     for s in specs.iter().filter(|s| {
         s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()

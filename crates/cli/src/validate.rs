@@ -55,7 +55,8 @@ fn aio_requests() -> Option<u64> {
 /// Build and check every job of `args`, emulator targets included, without
 /// running or writing anything.
 pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
-    let specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
+    let mut specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
+    let merged = crate::replay::prepare(&mut specs).map_err(bad)?;
     check_emulator_targets(&specs)?;
     let (_, groups) = crate::run::phases_and_groups(&specs);
     crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;
@@ -67,6 +68,9 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
         for p in crate::agglog::AggBwLog::paths(prefix) {
             crate::output::check(Path::new(&p), "option '--bandwidth-log'").map_err(bad)?;
         }
+    }
+    if !args.parse_only {
+        crate::replay::write_pending(&merged).map_err(bad)?;
     }
     Ok(specs)
 }

@@ -36,6 +36,7 @@ use std::sync::{Arc, Barrier};
 mod checks;
 mod complete;
 mod files;
+mod replay;
 mod steps;
 mod tokens;
 mod wait;

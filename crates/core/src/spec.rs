@@ -457,6 +457,9 @@ pub struct JobSpec {
     /// (`sync`, `pvsync`, `vsync`, `pvsync2`) or an engine that is refused.
     #[serde(default)]
     pub engine_named: Option<String>,
+    /// `read_iolog`, `write_iolog` and the replay options.
+    #[serde(default)]
+    pub iolog: crate::replay::IologSpec,
 }
 
 fn default_rate_cycle_ms() -> u64 {
@@ -571,6 +574,7 @@ impl Default for JobSpec {
             ignored: Vec::new(),
             refused: Vec::new(),
             engine_named: None,
+            iolog: crate::replay::IologSpec::default(),
         }
     }
 }

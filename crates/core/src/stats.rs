@@ -339,6 +339,8 @@ pub struct WorkerStats {
     pub sync: Option<Box<SyncStats>>,
     /// Data verification, when the job verified.
     pub verify: Option<Box<VerifyStats>>,
+    /// `write_iolog`: (path, text) of the requests the worker issued.
+    pub iolog_record: Option<Box<(String, String)>>,
 }
 
 /// The syncs a worker issued during its measured window (fio's `sync`

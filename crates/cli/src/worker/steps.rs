@@ -89,6 +89,7 @@ pub(super) fn hot_loop<E: Engine>(
     if ctx.spec.verify.on() && ctx.spec.verify.state_load {
         flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
     }
+    let flow = super::replay::attach(ctx, flow)?;
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
     w.fake_io = engine.fake_io();
@@ -125,9 +126,10 @@ pub(super) fn hot_loop<E: Engine>(
         v.skipped_by_state = w.flow.skipped_by_state();
     }
     let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
+    let replayed = super::replay::finish(ctx, &mut w.flow, w.stats);
     w.finish();
     stats.temporal_merge = merge_stats.map(Box::new);
-    Ok(abandoned)
+    replayed.map(|_| abandoned)
 }
 
 /// The loop's state between steps.

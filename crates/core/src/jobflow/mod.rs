@@ -21,6 +21,8 @@
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
+use crate::replay::cursor::{Next, Replay};
+use crate::replay::record::Recorder;
 use crate::req::Ddir;
 use crate::spec::{EngineKind, JobSpec, RwMode};
 use crate::spec_io::ThinkBlocksType;
@@ -207,6 +209,12 @@ pub struct JobFlow {
     depth: usize,
     recent: Vec<std::collections::VecDeque<u64>>,
     seed: u64,
+    /// `read_iolog`: the trace replayed instead of the plan.
+    trace: Option<Box<Replay>>,
+    /// `write_iolog`: the requests issued, as fio logs them.
+    recorder: Option<Box<Recorder>>,
+    /// The last time the flow was asked (the end of a recorded log).
+    last_now: u64,
 }
 
 fn splitmix(mut z: u64) -> u64 {
@@ -315,6 +323,9 @@ impl JobFlow {
             recent: vec![Default::default(); regions.len().max(1)],
             seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
             layout,
+            trace: None,
+            recorder: None,
+            last_now: 0,
         }
         .with_caps()
     }
@@ -339,6 +350,33 @@ impl JobFlow {
             && self.pass_cap == u64::MAX
             && self.main_cap == u64::MAX;
         self
+    }
+
+    /// Replay `trace` instead of the plan (`read_iolog`): one pass, to
+    /// the trace's end (or the job's runtime).
+    pub fn with_replay(mut self, trace: Replay) -> Self {
+        self.trace = Some(Box::new(trace));
+        (self.lean, self.unbounded) = (false, false);
+        self
+    }
+
+    /// Record every request issued (`write_iolog`).
+    pub fn with_recorder(mut self, r: Recorder) -> Self {
+        self.recorder = Some(Box::new(r));
+        (self.lean, self.unbounded) = (false, false);
+        self
+    }
+
+    /// The recorded log's text (`write_iolog`), its targets closed now.
+    pub fn take_record(&mut self) -> Option<String> {
+        let now = self.last_now;
+        self.recorder.take().map(|r| r.finish(Some(now)))
+    }
+
+    /// Why a replay ended before its trace did (a trace read as the
+    /// replay went, `read_iolog_chunked`, that turned out bad).
+    pub fn replay_error(&self) -> Option<String> {
+        self.trace.as_ref()?.error().map(ToString::to_string)
     }
 
     /// Verify only what a saved state vouches for (`verify_state_load`).
@@ -462,7 +500,33 @@ impl JobFlow {
             self.plan_done = true;
             self.stage = Stage::PassEnd;
         }
-        self.next_step(inflight, now)
+        let step = self.next_step(inflight, now);
+        if let Some(r) = self.recorder.as_deref_mut() {
+            self.last_now = now;
+            if let Step::Io(io) = &step {
+                r.issued(now, io);
+            }
+        }
+        step
+    }
+
+    /// The trace's next step, when the job replays one.
+    fn replay_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
+        let next = self.trace.as_deref_mut()?.next(now, inflight);
+        Some(match next {
+            Next::Io(io) => {
+                if let FlowIo::Rw { ddir, len, .. } = io {
+                    self.count_issue(ddir, len);
+                }
+                Step::Io(io)
+            }
+            Next::Drain => Step::Drain,
+            Next::Sleep(ns) => Step::Think {
+                spin_ns: 0,
+                sleep_ns: ns,
+            },
+            Next::Done => return None,
+        })
     }
 
     fn next_step(&mut self, inflight: usize, now: u64) -> Step {
@@ -488,6 +552,13 @@ impl JobFlow {
                         };
                     }
                 }
+                Stage::Work if self.trace.is_some() => match self.replay_step(inflight, now) {
+                    Some(s) => return s,
+                    None => {
+                        self.plan_done = true;
+                        self.stage = Stage::PassEnd;
+                    }
+                },
                 Stage::Work => {
                     if let Some(s) = self.think_step(inflight, now) {
                         return s;

@@ -1,0 +1,238 @@
+//! `read_iolog` and `write_iolog` before a run: every trace a job replays
+//! is read through once (a bad one is bad input: one line naming the file
+//! and the line or record, exit code 2), blktraces are merged when
+//! `merge_blktrace_file` asks, and the job takes its directions, block
+//! sizes, size, depth and targets from what the traces hold, as fio does
+//! ([`ssdready_core::replay::Summary::apply`]). A trace's files become the
+//! job's targets — its file names, or for a blktrace the block devices
+//! with its major:minor numbers on this machine — unless `replay_redirect`
+//! names one target for everything (an `emu:` target replays with no root
+//! and no device). The workers read the traces again when they start
+//! ([`open`]).
+
+use ssdready_core::replay::blktrace::{self, BlkTrace};
+use ssdready_core::replay::text::TextLog;
+use ssdready_core::replay::{adjust, cursor, Entries, FileKey, IologSpec, Summary};
+use ssdready_core::spec::JobSpec;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// A file the run must write before it starts (a merged blktrace).
+pub struct PendingWrite {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// Read every job's traces and set the job up from them; see the module
+/// docs. Returns the merged traces to write once every check has passed.
+pub fn prepare(specs: &mut [JobSpec]) -> Result<Vec<PendingWrite>, String> {
+    let mut pending = Vec::new();
+    for s in specs.iter_mut() {
+        let job = s.name.clone();
+        let in_job = |m: String| format!("job '{job}': {m}");
+        check_write_names(s).map_err(in_job)?;
+        if s.iolog.read.is_empty() {
+            continue;
+        }
+        let merged = merge(&s.iolog).map_err(in_job)?;
+        if let Some(m) = &merged {
+            s.iolog.read = vec![m.path.to_string_lossy().into_owned()];
+        }
+        let mut summary = Summary::default();
+        let traces = s.iolog.read.len().min(s.numjobs.max(1) as usize);
+        for name in &s.iolog.read[..traces] {
+            let bytes = merged.as_ref().map(|m| m.bytes.as_slice());
+            summarize(name, bytes, &s.iolog, &mut summary)
+                .map_err(|e| in_job(format!("option 'read_iolog': {e}")))?;
+        }
+        if summary.is_empty() {
+            return Err(in_job(format!(
+                "option 'read_iolog': {} has no request to replay{}",
+                s.iolog.read[..traces].join(", "),
+                if s.iolog.skip == Default::default() {
+                    ""
+                } else {
+                    " (after replay_skip)"
+                }
+            )));
+        }
+        match &s.iolog.redirect {
+            Some(r) => s.filename = vec![r.clone()],
+            None => {
+                let keys: Vec<FileKey> = summary.files.iter().map(|f| f.0.clone()).collect();
+                s.filename = keys
+                    .iter()
+                    .map(target_of)
+                    .collect::<Result<_, _>>()
+                    .map_err(in_job)?;
+                s.iolog.files = keys;
+            }
+        }
+        s.nrfiles = 1;
+        summary.apply(s);
+        pending.extend(merged);
+    }
+    Ok(pending)
+}
+
+/// `write_iolog`: each clone writes its own file.
+fn check_write_names(s: &JobSpec) -> Result<(), String> {
+    let Some(w) = &s.iolog.write else {
+        return Ok(());
+    };
+    let names = write_names(w);
+    if s.numjobs as usize > names.len() {
+        return Err(format!(
+            "option 'write_iolog': {} clones (numjobs) would write {} file(s) (allowed: one file per clone, names separated by ':')",
+            s.numjobs,
+            names.len()
+        ));
+    }
+    for (i, n) in names.iter().take(s.numjobs as usize).enumerate() {
+        crate::output::check(Path::new(n), &format!("option 'write_iolog' (clone {i})"))?;
+    }
+    Ok(())
+}
+
+fn write_names(w: &str) -> Vec<String> {
+    w.split(':')
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The file clone `clone` of `spec` records its requests in, if any.
+pub fn record_path(spec: &JobSpec, clone: u32) -> Option<String> {
+    let names = write_names(spec.iolog.write.as_deref()?);
+    names.get(clone as usize).cloned()
+}
+
+/// The target a trace's file is on this machine: a text log's file as
+/// named, a blktrace's device by its numbers.
+fn target_of(k: &FileKey) -> Result<String, String> {
+    match k {
+        FileKey::Name(n) => Ok(n.clone()),
+        FileKey::Dev(_) => {
+            let (maj, min) = k.major_minor().unwrap_or_default();
+            ssdready_io::target::sysfs::DevNode::from_major_minor(maj, min)
+                .map(|d| format!("/dev/{}", d.name))
+                .ok_or_else(|| {
+                    format!(
+                        "option 'read_iolog': the trace's device {maj}:{min} is not on this machine \
+                         (give replay_redirect=TARGET: a file, a device, or emu:PRESET to replay on the emulator)"
+                    )
+                })
+        }
+    }
+}
+
+/// The merged blktrace of `merge_blktrace_file`, when asked.
+fn merge(io: &IologSpec) -> Result<Option<PendingWrite>, String> {
+    let Some(out) = &io.merge_file else {
+        return Ok(None);
+    };
+    let what = "option 'merge_blktrace_file'";
+    let mut inputs = Vec::new();
+    for name in &io.read {
+        let bytes = std::fs::read(name).map_err(|e| format!("{what}: {name}: {e}"))?;
+        inputs.push((name.clone(), bytes));
+    }
+    let bytes = blktrace::merge(&inputs, &io.merge_scalars, &io.merge_iters)
+        .map_err(|e| format!("{what}: {e}"))?;
+    let sink = crate::output::check(Path::new(out), what)?;
+    let path = match sink {
+        crate::output::Sink::File(p) => p,
+        _ => return Err(format!("{what}: {out}: name a regular file")),
+    };
+    Ok(Some(PendingWrite { path, bytes }))
+}
+
+/// Write the merged traces (after every check passed).
+pub fn write_pending(pending: &[PendingWrite]) -> Result<(), String> {
+    for p in pending {
+        crate::output::replace(&p.path, &p.bytes).map_err(|e| {
+            format!(
+                "option 'merge_blktrace_file': writing {}: {e}",
+                p.path.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Go through trace `name` (or `bytes`, already in memory) into `summary`.
+fn summarize(
+    name: &str,
+    bytes: Option<&[u8]>,
+    io: &IologSpec,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    let (mut entries, depth) = match bytes {
+        Some(b) => reader(name, Box::new(std::io::Cursor::new(b.to_vec())))?,
+        None => open_entries(name)?,
+    };
+    for e in entries.by_ref() {
+        let e = e.map_err(|e| e.to_string())?;
+        if let Some(e) = adjust(io, e) {
+            summary.add(&e);
+        }
+    }
+    drop(entries);
+    if let Some(d) = depth.and_then(|d| d.lock().ok().map(|d| *d)) {
+        summary.depth = Some(summary.depth.unwrap_or(0).max(d));
+    }
+    Ok(())
+}
+
+/// The depth a blktrace reader found, read once it is done.
+type Depth = Option<std::sync::Arc<std::sync::Mutex<u32>>>;
+
+fn open_entries(name: &str) -> Result<(Entries, Depth), String> {
+    let f = std::fs::File::open(name).map_err(|e| format!("{name}: {e}"))?;
+    reader(name, Box::new(f))
+}
+
+/// A reader of either format, told apart by the blktrace magic (as fio).
+fn reader(name: &str, mut r: Box<dyn Read + Send>) -> Result<(Entries, Depth), String> {
+    let mut head = vec![0u8; blktrace::RECORD];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(format!("{name}: {e}")),
+        }
+    }
+    head.truncate(got);
+    let chained = BufReader::new(std::io::Cursor::new(head.clone()).chain(r));
+    if let Some(big) = blktrace::detect(&head) {
+        let depth = std::sync::Arc::new(std::sync::Mutex::new(1));
+        let shared = depth.clone();
+        let mut t = BlkTrace::new(chained, name, big);
+        let it = std::iter::from_fn(move || {
+            let e = t.next();
+            if let Ok(mut d) = shared.lock() {
+                *d = t.depth();
+            }
+            e
+        });
+        return Ok((Box::new(it), Some(depth)));
+    }
+    let log = TextLog::open(chained, name).map_err(|e| e.to_string())?;
+    Ok((Box::new(log), None))
+}
+
+/// The entries clone `clone` of `spec` replays: read whole now, or as the
+/// replay goes with `read_iolog_chunked`. None when the job replays nothing.
+pub fn open(spec: &JobSpec, clone: u32) -> Option<Result<Entries, String>> {
+    let name = spec.iolog.trace_for(clone)?;
+    Some(open_entries(name).and_then(|(entries, _)| {
+        if spec.iolog.chunked {
+            return Ok(entries);
+        }
+        let all = entries
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        Ok(cursor::from_vec(all))
+    }))
+}
