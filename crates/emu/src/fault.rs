@@ -187,7 +187,10 @@ impl FaultParams {
             ("fault_seed", self.seed.to_string()),
             ("fault_spike_rate", self.spike_rate.to_string()),
             ("fault_spike_ns", self.spike_ns.to_string()),
-            ("fault_program_fail_rate", self.program_fail_rate.to_string()),
+            (
+                "fault_program_fail_rate",
+                self.program_fail_rate.to_string(),
+            ),
             ("fault_program_fail_ns", self.program_fail_ns.to_string()),
             ("fault_spare_blocks", self.spare_blocks.to_string()),
             ("fault_torn_write_rate", self.torn_write_rate.to_string()),
@@ -313,7 +316,8 @@ impl FaultInjector {
 
     /// A latency spike's time for the command at `offset`, or 0.
     fn spike(&mut self, offset: u64) -> u64 {
-        if self.p.spike_rate > 0.0 && unit(mix(self.p.seed ^ 5, self.seq, offset)) < self.p.spike_rate
+        if self.p.spike_rate > 0.0
+            && unit(mix(self.p.seed ^ 5, self.seq, offset)) < self.p.spike_rate
         {
             self.counts.latency_spikes += 1;
             return self.p.spike_ns;
@@ -476,6 +480,78 @@ mod tests {
     }
 
     #[test]
+    fn program_failures_use_the_spares_then_the_drive_goes_read_only() {
+        let mut f = with(&[
+            ("fault_program_fail_rate", "1"),
+            ("fault_spare_blocks", "3"),
+            ("fault_program_fail_ns", "2ms"),
+        ]);
+        for _ in 0..3 {
+            let o = f.decide(true, 0, 4096);
+            assert_eq!(
+                (o.errno, o.extra_ns),
+                (None, 2_000_000),
+                "re-placed, no error"
+            );
+        }
+        assert!(!f.read_only());
+        assert_eq!(f.decide(true, 0, 4096).errno, Some(EIO), "no spare left");
+        assert!(f.read_only());
+        assert_eq!(f.decide(true, 8192, 4096).errno, Some(EIO), "read-only");
+        assert_eq!(f.decide(false, 8192, 4096).errno, None, "reads go on");
+        let c = f.counts;
+        assert_eq!(
+            (c.program_failures, c.blocks_retired, c.read_only_writes),
+            (4, 3, 2)
+        );
+    }
+
+    #[test]
+    fn a_torn_write_keeps_a_whole_proper_prefix_of_its_pages() {
+        let mut f = with(&[("fault_torn_write_rate", "1")]);
+        for i in 0..1000 {
+            let keep = f.decide(true, i * 65536, 65536).keep_bytes.unwrap();
+            assert!(
+                keep % TEAR_UNIT == 0 && (TEAR_UNIT..65536).contains(&keep),
+                "{keep}"
+            );
+        }
+        assert_eq!(
+            f.decide(true, 0, 4096).keep_bytes,
+            None,
+            "one page cannot tear"
+        );
+        assert_eq!(f.counts.silently_torn_writes, 1000);
+    }
+
+    #[test]
+    fn spikes_hit_every_kind_of_command() {
+        let mut f = with(&[("fault_spike_rate", "1"), ("fault_spike_ns", "7ms")]);
+        assert_eq!(f.decide(false, 0, 4096).extra_ns, 7_000_000);
+        assert_eq!(f.decide(true, 0, 4096).extra_ns, 7_000_000);
+        assert_eq!(f.decide_flush().extra_ns, 7_000_000);
+        assert_eq!(f.counts.latency_spikes, 3);
+    }
+
+    #[test]
+    fn every_key_round_trips_through_its_pairs() {
+        let f = with(&[
+            ("fault_spike_rate", "0.5"),
+            ("fault_spike_ns", "3ms"),
+            ("fault_program_fail_rate", "0.25"),
+            ("fault_spare_blocks", "2"),
+            ("fault_torn_write_rate", "0.125"),
+            ("fault_power_cut_after", "99"),
+        ]);
+        let mut back = FaultParams::off();
+        for (k, v) in f.p.pairs() {
+            back.set(k, &v).unwrap().unwrap();
+        }
+        assert_eq!(back, f.p);
+        assert!(back.power_cut());
+    }
+
+    #[test]
     fn bad_values_are_refused_with_the_allowed_range() {
         let mut p = FaultParams::off();
         for (k, v, want) in [
@@ -483,6 +559,9 @@ mod tests {
             ("fault_corrupt_rate", "x", "not a probability"),
             ("fault_read_error_at", "1q", "OFFSET[+LEN]"),
             ("fault_retries", "100", "0 to 64"),
+            ("fault_spike_ns", "2s", "0 to 1 s"),
+            ("fault_power_cut_after", "-1", "not a whole number"),
+            ("fault_spare_blocks", "5000000000", "allowed: 0 to"),
         ] {
             let e = p.set(k, v).unwrap().unwrap_err();
             assert!(e.contains(want), "{k}={v}: {e}");

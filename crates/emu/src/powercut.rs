@@ -307,7 +307,9 @@ impl SharedDevice {
         (done, fua): (u64, bool),
     ) -> Result<u64, EngineError> {
         let Some(power) = &self.power else {
-            return Err(failed("a powered write on a device without the power model"));
+            return Err(failed(
+                "a powered write on a device without the power model",
+            ));
         };
         let now = self.clock.now();
         if power.writes.fetch_add(1, Relaxed) + 1 == power.cut_after {
@@ -363,7 +365,15 @@ mod tests {
         b[0]
     }
 
-    fn write(log: &mut UndoLog, data: &Data, now: u64, page: usize, pages: usize, v: u8, done: u64) -> u64 {
+    fn write(
+        log: &mut UndoLog,
+        data: &Data,
+        now: u64,
+        page: usize,
+        pages: usize,
+        v: u8,
+        done: u64,
+    ) -> u64 {
         let mut buf = vec![v; pages * KB4];
         log.write(data, now, (page * KB4) as u64, &mut buf, (done, false))
     }
