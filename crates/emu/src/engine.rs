@@ -312,7 +312,7 @@ impl SlotBufs {
     }
 
     /// Whether slot `slot` exists and holds `len` bytes.
-    fn holds(&self, slot: u32, len: usize) -> bool {
+    pub(crate) fn holds(&self, slot: u32, len: usize) -> bool {
         (slot as usize) < self.filled.len() && len <= self.len
     }
 
@@ -439,18 +439,12 @@ impl EmuEngine {
         let len = u64::from(req.len);
         let keep = fault.keep_bytes.map_or(len, |k| k.min(len));
         if self.dev.power.is_some() && req.ddir == Ddir::Write {
-            let done = match self.fua {
-                true => done.max(self.dev.flush_powered(self.dev.clock.now(), false)?.0),
-                false => done,
-            };
-            let buf = self.bufs.get(req.slot, true);
-            let Some(buf) = buf.get_mut(..req.len as usize) else {
-                return Err(failed(&format!("slot {} holds no {len} bytes", req.slot)));
-            };
-            let seq = self
-                .dev
-                .write_powered(req.offset, buf, keep, (done, self.fua))?;
-            self.seqs[req.slot as usize] = seq;
+            let (done, seq) =
+                self.dev
+                    .write_powered(&mut self.bufs, req, keep, (done, self.fua))?;
+            if let Some(s) = self.seqs.get_mut(req.slot as usize) {
+                *s = seq;
+            }
             return Ok((done, len as i64));
         }
         let stored = IoReq {

@@ -512,7 +512,7 @@ mod tests {
         for i in 0..1000 {
             let keep = f.decide(true, i * 65536, 65536).keep_bytes.unwrap();
             assert!(
-                keep % TEAR_UNIT == 0 && (TEAR_UNIT..65536).contains(&keep),
+                keep.is_multiple_of(TEAR_UNIT) && (TEAR_UNIT..65536).contains(&keep),
                 "{keep}"
             );
         }

@@ -43,8 +43,9 @@
 //! whose data arrives just after it persists.
 
 use crate::data::{Data, Way};
-use crate::engine::{failed, SharedDevice};
+use crate::engine::{failed, SharedDevice, SlotBufs};
 use crate::fault::{mix, TEAR_UNIT};
+use ssdready_core::IoReq;
 use ssdready_io::EngineError;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -295,21 +296,27 @@ impl Power {
 }
 
 impl SharedDevice {
-    /// Store a write with the power-cut model on (module docs): the N-th
-    /// write first cuts the power. `buf` is the request's data, `keep` how
-    /// much of it is stored (a silent tear stores less); returns the
-    /// write's sequence number for [`Power::result`].
+    /// Store request `req`'s write from its slot in `bufs` with the
+    /// power-cut model on (module docs): the N-th write first cuts the
+    /// power; only the first `keep` bytes are stored (a silent tear stores
+    /// less); a FUA write completes (after `done`) once the model's buffer
+    /// has drained, as a flush does. Returns its completion time and its
+    /// sequence number for [`Power::result`].
     pub(crate) fn write_powered(
         &self,
-        offset: u64,
-        buf: &mut [u8],
+        bufs: &mut SlotBufs,
+        req: &IoReq,
         keep: u64,
         (done, fua): (u64, bool),
-    ) -> Result<u64, EngineError> {
+    ) -> Result<(u64, u64), EngineError> {
         let Some(power) = &self.power else {
             return Err(failed(
                 "a powered write on a device without the power model",
             ));
+        };
+        let done = match fua {
+            true => done.max(self.flush_powered(self.clock.now(), false)?.0),
+            false => done,
         };
         let now = self.clock.now();
         if power.writes.fetch_add(1, Relaxed) + 1 == power.cut_after {
@@ -325,10 +332,16 @@ impl SharedDevice {
                 Ok(())
             })?;
         }
-        let keep = (keep as usize).min(buf.len());
-        Ok(power
+        let len = req.len as usize;
+        if !bufs.holds(req.slot, len) {
+            return Err(failed(&format!("slot {} holds no {len} bytes", req.slot)));
+        }
+        let buf = &mut bufs.get(req.slot, true)[..len];
+        let keep = (keep as usize).min(len);
+        let seq = power
             .log()
-            .write(&self.data, now, offset, &mut buf[..keep], (done, fua)))
+            .write(&self.data, now, req.offset, &mut buf[..keep], (done, fua));
+        Ok((done, seq))
     }
 
     /// A flush with the power-cut model on: it waits for the model's write
