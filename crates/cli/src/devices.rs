@@ -163,7 +163,13 @@ fn check_faults(
     params: &BTreeMap<String, Params>,
     time: TimeBase,
 ) -> Result<(), String> {
-    for (name, _) in params.iter().filter(|(_, p)| p.faults.any()) {
+    for (name, p) in params.iter().filter(|(_, p)| p.faults.any()) {
+        let f = &p.faults;
+        if p.nocopy && (f.power_cut() || f.torn_write_rate > 0.0) {
+            return Err(format!(
+                "emulated device '{name}': fault_power_cut_after and fault_torn_write_rate change the stored data, and nocopy=1 keeps none; drop nocopy=1"
+            ));
+        }
         if time == TimeBase::Virtual {
             return Err(format!(
                 "emulated device '{name}': fault injection (fault_ keys) runs in real time only (ssdready run); virtual time does not model I/O errors"
@@ -301,6 +307,16 @@ pub fn report(
             read_retries_recovered: c.read_retries_recovered,
             write_errors: c.write_errors,
             corrupted_reads: c.corrupted_reads,
+            latency_spikes: c.latency_spikes,
+            program_failures: c.program_failures,
+            blocks_retired: c.blocks_retired,
+            read_only_writes: c.read_only_writes,
+            silently_torn_writes: c.silently_torn_writes,
+            power_cuts: c.power_cuts,
+            writes_lost: c.writes_lost,
+            writes_torn_at_cut: c.writes_torn_at_cut,
+            commands_aborted: c.commands_aborted,
+            bytes_lost: c.bytes_lost,
         });
     }
     let n = dev.nand_counters;

@@ -244,3 +244,202 @@ fn virtual_time_refuses_faults_with_the_reason() {
     assert!(e.contains("real time only"), "{e}");
     assert!(o.stdout.is_empty());
 }
+
+/// A write job with verification on `keys` of the drive: (document, job).
+fn verified_writes(keys: &str, job: &[&str]) -> (Value, Value) {
+    let target = format!("{DRIVE},{keys}");
+    let mut args = vec![
+        "--rw=write",
+        "--bs=16k",
+        "--size=8m",
+        "--verify=crc32c",
+        "--verify_state_save=0",
+        "--continue_on_error=all",
+    ];
+    args.extend_from_slice(job);
+    let (code, doc, stderr) = run(&target, &args);
+    assert_eq!(code, Some(0), "{keys} {job:?}: {stderr}");
+    let j = doc["jobs"][0].clone();
+    (doc, j)
+}
+
+/// Without flushes, the writes a power cut loses are the newest ones still
+/// in the drive's write buffer, and verification finds every one of them.
+#[test]
+fn verification_finds_every_write_a_power_cut_lost() {
+    let (doc, j) = verified_writes("fault_power_cut_after=300", &["--iodepth=1"]);
+    let f = faults(&doc);
+    let lost = u(&f["writes_lost"]);
+    assert_eq!(u(&f["power_cuts"]), 1);
+    assert!(lost > 0, "{f}");
+    assert_eq!(u(&f["commands_aborted"]), 0, "QD 1: nothing in flight");
+    assert_eq!(u(&j["verify"]["blocks"]), 512, "{j}");
+    assert_eq!(u(&j["verify"]["failed"]), lost, "{j}");
+    // The oldest lost write may have kept its first pages (torn).
+    let bytes = u(&f["bytes_lost"]);
+    assert!(
+        ((lost - 1) * 16384 + 1..=lost * 16384).contains(&bytes),
+        "{f}"
+    );
+    // The newest writes before the 300th were lost: the failures are the
+    // blocks just before it.
+    let offsets: Vec<u64> = j["verify"]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| u(&x["offset"]))
+        .collect();
+    let want: Vec<u64> = (299 - lost..299).map(|b| b * 16384).collect();
+    assert_eq!(offsets, want);
+}
+
+/// A write in flight at the cut fails with EIO (a prefix of its pages may
+/// have reached the medium); with every write FUA (`sync=1`), nothing that
+/// was acknowledged is lost: no verification failure.
+#[test]
+fn with_fua_writes_a_cut_loses_nothing_acknowledged() {
+    let (doc, j) = verified_writes("fault_power_cut_after=300", &["--iodepth=8", "--sync=1"]);
+    let f = faults(&doc);
+    let aborted = u(&f["commands_aborted"]);
+    assert!((1..=8).contains(&aborted), "{f}");
+    assert_eq!(u(&f["writes_lost"]), 0, "{f}");
+    assert_eq!(
+        u(&j["continued_errors"]),
+        aborted,
+        "each failed with EIO: {j}"
+    );
+    assert_eq!(u(&j["verify"]["failed"]), 0, "{j}");
+    assert_eq!(u(&j["verify"]["blocks"]) + aborted, 512, "{j}");
+}
+
+/// A flush after every write (`fsync=1`) leaves nothing for a cut to take;
+/// a flush every 4 writes bounds the loss to what came after the last one.
+#[test]
+fn flushes_bound_what_a_power_cut_loses() {
+    let (doc, j) = verified_writes("fault_power_cut_after=300", &["--fsync=1"]);
+    let f = faults(&doc);
+    assert_eq!(u(&f["power_cuts"]), 1);
+    assert_eq!((u(&f["writes_lost"]), u(&f["bytes_lost"])), (0, 0), "{f}");
+    assert_eq!(u(&j["verify"]["failed"]), 0, "{j}");
+    let (doc, j) = verified_writes("fault_power_cut_after=300", &["--fsync=4", "--iodepth=8"]);
+    let lost = u(&faults(&doc)["writes_lost"]);
+    assert!((1..=12).contains(&lost), "{lost}");
+    assert_eq!(u(&j["verify"]["failed"]), lost, "{j}");
+}
+
+/// A device with the power-cut model whose cut never comes: clean.
+#[test]
+fn no_cut_no_verification_failure() {
+    let (doc, j) = verified_writes("fault_power_cut_after=100000", &["--iodepth=4"]);
+    assert_eq!(u(&faults(&doc)["power_cuts"]), 0);
+    assert_eq!(u(&j["verify"]["failed"]), 0, "{j}");
+    assert_eq!(u(&j["verify"]["blocks"]), 512, "{j}");
+}
+
+/// One run keeps one emulated device across stonewalled jobs: a
+/// `verify_only` job after the cut reads back exactly what was lost.
+#[test]
+fn a_later_verify_only_job_finds_what_the_cut_lost() {
+    let dir = std::env::temp_dir().join(format!("ssdready-powercut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("two.fio");
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\nfilename={DRIVE},fault_power_cut_after=300\nbs=16k\nsize=8m\n\
+             verify=crc32c\nverify_state_save=0\n[w]\nrw=write\ndo_verify=0\n\
+             [r]\nstonewall\nrw=read\nverify_only=1\ncontinue_on_error=verify\n"
+        ),
+    )
+    .unwrap();
+    let o = ssdready(&["run", "--output-format=native", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lost = u(&faults(&doc)["writes_lost"]);
+    assert!(lost > 0);
+    assert_eq!(u(&doc["jobs"][1]["verify"]["failed"]), lost, "{doc}");
+}
+
+/// A write acknowledged but stored only in part (a firmware bug) is found
+/// by verification, every one.
+#[test]
+fn verification_finds_every_silently_torn_write() {
+    let (doc, j) = verified_writes("fault_torn_write_rate=0.05,fault_seed=5", &["--bs=64k"]);
+    let torn = u(&faults(&doc)["silently_torn_writes"]);
+    assert!(torn > 0);
+    assert_eq!(u(&j["verify"]["failed"]), torn, "{j}");
+    assert_eq!(u(&j["verify"]["blocks"]), 128, "{j}");
+}
+
+/// Latency spikes hit reads and writes, are counted, and show in the
+/// run's maximum latency.
+#[test]
+fn latency_spikes_show_in_the_maximum_latency() {
+    let target = format!("{DRIVE},fault_spike_rate=0.02,fault_spike_ns=30ms");
+    let (code, doc, stderr) = run(&target, &["--rw=randrw", "--bs=4k", "--size=4m"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let spikes = u(&faults(&doc)["latency_spikes"]);
+    // 1024 commands at 2 %: 20 expected.
+    assert!((5..50).contains(&spikes), "{spikes}");
+    let j = &doc["jobs"][0];
+    let max = u(&j["read"]["lat"]["max_ns"]).max(u(&j["write"]["lat"]["max_ns"]));
+    assert!(max >= 30_000_000, "{j}");
+}
+
+/// Failed programs are re-placed without an error while spare blocks last
+/// (each costs `fault_program_fail_ns`); then the drive is read-only.
+#[test]
+fn program_failures_cost_time_until_the_spares_run_out_then_writes_fail() {
+    let target = format!(
+        "{DRIVE},fault_program_fail_rate=0.01,fault_spare_blocks=4,fault_program_fail_ns=5ms"
+    );
+    let (code, doc, stderr) = run(
+        &target,
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=8m",
+            "--continue_on_error=write",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let f = faults(&doc);
+    let j = &doc["jobs"][0];
+    assert_eq!(u(&f["blocks_retired"]), 4, "{f}");
+    assert_eq!(u(&f["program_failures"]), 5, "{f}");
+    let refused = u(&f["read_only_writes"]);
+    assert_eq!(u(&j["continued_errors"]), refused, "{j}");
+    assert_eq!(u(&j["write"]["ios"]) + refused, 2048, "{j}");
+    assert!(u(&j["write"]["lat"]["max_ns"]) >= 5_000_000, "{j}");
+}
+
+/// Whichever engine a job names, the emulator's errors reach it as the
+/// same errno (fio's JSON `error`, 5 = EIO).
+#[test]
+fn every_engine_name_sees_the_injected_errno() {
+    for engine in ["psync", "libaio", "io_uring"] {
+        let target = format!("{DRIVE},fault_write_error_rate=1");
+        let e = format!("--ioengine={engine}");
+        let (code, v, stderr) = run_as("json", &target, &[&e, "--rw=write", "--size=1m"]);
+        assert_eq!(code, Some(1), "{engine}: {stderr}");
+        assert_eq!(v["jobs"][0]["error"], 5, "{engine}: {v}");
+    }
+}
+
+#[test]
+fn a_power_cut_on_a_device_without_data_is_refused() {
+    let (code, doc, stderr) = run(
+        "emu:nvme-tlc,nocopy=1,fault_power_cut_after=10",
+        &["--rw=write", "--size=1m"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(doc.is_null());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("nocopy=1"), "{stderr}");
+}

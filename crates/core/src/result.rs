@@ -106,6 +106,37 @@ pub struct EmuFaults {
     pub write_errors: u64,
     /// Reads that returned one flipped byte and no error.
     pub corrupted_reads: u64,
+    /// Commands that stalled `fault_spike_ns` (any kind).
+    #[serde(default)]
+    pub latency_spikes: u64,
+    /// Failed programs (each retired a block, or found no spare left).
+    #[serde(default)]
+    pub program_failures: u64,
+    /// Blocks retired for failed programs (spares used).
+    #[serde(default)]
+    pub blocks_retired: u64,
+    /// Writes refused with EIO once the drive went read-only.
+    #[serde(default)]
+    pub read_only_writes: u64,
+    /// Acknowledged writes that stored only a prefix of their pages.
+    #[serde(default)]
+    pub silently_torn_writes: u64,
+    /// Power cuts.
+    #[serde(default)]
+    pub power_cuts: u64,
+    /// Acknowledged writes not durable at a cut: their data (or its tail
+    /// pages) reverted.
+    #[serde(default)]
+    pub writes_lost: u64,
+    /// Writes at a cut that kept a prefix of their pages and lost the rest.
+    #[serde(default)]
+    pub writes_torn_at_cut: u64,
+    /// Writes and flushes in flight at a cut: failed with EIO.
+    #[serde(default)]
+    pub commands_aborted: u64,
+    /// Bytes reverted at cuts.
+    #[serde(default)]
+    pub bytes_lost: u64,
 }
 
 /// One phase: jobs that ran together.

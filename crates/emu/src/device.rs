@@ -547,6 +547,20 @@ impl Device {
         self.nand.iter().map(Die::host_end).max().unwrap_or(0)
     }
 
+    /// Bytes of written data still only in the write buffer at `t` (their
+    /// program not ended, or their unit still being gathered): what a power
+    /// cut then loses on a drive without power-loss protection.
+    pub fn volatile_bytes(&self, t: u64) -> u64 {
+        let filed: u64 = self.buffer.iter().map(|Reverse((_, _, _, b))| b).sum();
+        let programming: u64 = self
+            .buffer
+            .iter()
+            .filter(|Reverse((end, d, seq, _))| self.buffer_end(*end, *d, *seq) > t)
+            .map(|Reverse((_, _, _, b))| b)
+            .sum();
+        self.buffered.saturating_sub(filed) + programming
+    }
+
     /// The current end of buffer entry (`end` as filed, die `d`, operation
     /// `seq`): later, if reads have moved the operation.
     fn buffer_end(&self, end: u64, d: u32, seq: u64) -> u64 {

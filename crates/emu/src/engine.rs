@@ -84,7 +84,10 @@ pub struct SharedDevice {
     /// The device's I/O queue pairs.
     pub queues: crate::queues::QueuePairs,
     /// The data, one byte per byte of capacity (empty with `nocopy`).
-    data: Data,
+    pub(crate) data: Data,
+    /// The power-cut model, with `fault_power_cut_after` or a silent-tear
+    /// rate ([`crate::powercut`]): writes then go through its undo log.
+    pub(crate) power: Option<crate::powercut::Power>,
     /// The clock all its times are in.
     pub clock: Clock,
     /// Its parameters.
@@ -121,6 +124,7 @@ impl SharedDevice {
         Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),
             dram: dev.dram_units().filter(|_| !params.faults.any()),
+            power: crate::powercut::Power::of(&params),
             queues: crate::queues::QueuePairs::new(params.queues),
             device: Mutex::new(dev),
             data,
@@ -178,7 +182,7 @@ impl SharedDevice {
 
     /// Run `f` on the model under its lock; a model error or panic fails
     /// the device for good (module docs).
-    fn with_model<R, E: std::fmt::Display>(
+    pub(crate) fn with_model<R, E: std::fmt::Display>(
         &self,
         f: impl FnOnce(&mut Device) -> Result<R, E>,
     ) -> Result<R, EngineError> {
@@ -308,7 +312,7 @@ impl SlotBufs {
     }
 
     /// Whether slot `slot` exists and holds `len` bytes.
-    fn holds(&self, slot: u32, len: usize) -> bool {
+    pub(crate) fn holds(&self, slot: u32, len: usize) -> bool {
         (slot as usize) < self.filled.len() && len <= self.len
     }
 
@@ -354,6 +358,10 @@ pub struct EmuEngine {
     parked: VecDeque<IoReq>,
     /// Scratch for the coalescing decision (due times of the pending).
     times: Vec<u64>,
+    /// With the power-cut model: each slot's command's number in the undo
+    /// log (0: none), and whether its writes are FUA (`sync=1`, `dsync`).
+    seqs: Vec<u64>,
+    fua: bool,
 }
 
 impl EmuEngine {
@@ -364,7 +372,12 @@ impl EmuEngine {
             Some(c) => (c.n, c.us),
             None => (dev.params.coalesce_n, dev.params.coalesce_us),
         };
+        let seqs = match dev.power {
+            Some(_) => vec![0; spec.iodepth.max(1) as usize],
+            None => Vec::new(),
+        };
         Ok(EmuEngine {
+            seqs,
             bufs: slot_bufs(&dev, spec, seed)?,
             mode: match spec.completion {
                 None => dev.params.completion,
@@ -380,6 +393,7 @@ impl EmuEngine {
             pending: BinaryHeap::new(),
             held: 0,
             parked: VecDeque::new(),
+            fua: spec.files.sync_io != ssdready_core::spec_io::SyncIo::None,
         })
     }
 
@@ -394,7 +408,7 @@ impl EmuEngine {
         let done = self
             .dev
             .submit_faulty((self.queue.0, &self.queue.1), now, op_of(req.ddir), extent)
-            .and_then(|(done, fault)| self.transfer_faulty(&req, fault).map(|res| (done, res)));
+            .and_then(|(done, fault)| self.transfer_faulty(&req, fault, done));
         match done {
             Ok((done, res)) => {
                 self.pending.push(Reverse((done, req.slot, res)));
@@ -407,20 +421,51 @@ impl EmuEngine {
         }
     }
 
-    /// Move the request's data as its fault allows; returns its result:
-    /// its length, or −errno (a failed read leaves the buffer as it was, a
-    /// failed write leaves the stored data as it was).
-    fn transfer_faulty(&mut self, req: &IoReq, fault: Fault) -> Result<i64, EngineError> {
+    /// Move the request's data as its fault allows; returns its completion
+    /// time and result: its length, or −errno (a failed read leaves the
+    /// buffer as it was, a failed write leaves the stored data as it was; a
+    /// torn write stores only its first `keep_bytes`). With the power-cut
+    /// model a write goes through its undo log ([`crate::powercut`]), and a
+    /// FUA write waits for the model's buffer as a flush does.
+    fn transfer_faulty(
+        &mut self,
+        req: &IoReq,
+        fault: Fault,
+        done: u64,
+    ) -> Result<(u64, i64), EngineError> {
         if let Some(errno) = fault.errno {
-            return Ok(-i64::from(errno));
+            return Ok((done, -i64::from(errno)));
         }
-        self.dev.transfer(&mut self.bufs, req)?;
+        let len = u64::from(req.len);
+        let keep = fault.keep_bytes.map_or(len, |k| k.min(len));
+        if self.dev.power.is_some() && req.ddir == Ddir::Write {
+            let (done, seq) =
+                self.dev
+                    .write_powered(&mut self.bufs, req, keep, (done, self.fua))?;
+            if let Some(s) = self.seqs.get_mut(req.slot as usize) {
+                *s = seq;
+            }
+            return Ok((done, len as i64));
+        }
+        let stored = IoReq {
+            len: keep as u32,
+            ..*req
+        };
+        self.dev.transfer(&mut self.bufs, &stored)?;
         if let (Some(i), Some(buf)) = (fault.corrupt_byte, self.bufs.slot_mut(req.slot)) {
             if let Some(b) = buf.get_mut(i as usize) {
                 *b ^= 0x01;
             }
         }
-        Ok(req.len as i64)
+        Ok((done, req.len as i64))
+    }
+
+    /// A completion's result: EIO for a command a power cut caught in flight.
+    fn power_result(&mut self, slot: u32, res: i64) -> i64 {
+        match self.seqs.get_mut(slot as usize) {
+            Some(seq) if *seq > 0 => self.dev.power_result(std::mem::take(seq), res),
+            _ => res,
+        }
     }
 
     /// Submit the parked requests that permits are free for, oldest first.
@@ -540,6 +585,7 @@ impl Engine for EmuEngine {
                     _ => break,
                 }
                 let Reverse((_, slot, res)) = self.pending.pop().expect("peeked");
+                let res = self.power_result(slot, res);
                 self.seen_one();
                 out.push(Completion { slot, result: res });
                 got += 1;
@@ -569,9 +615,23 @@ impl Engine for EmuEngine {
         }
     }
 
-    /// The model has no volatile cache to flush: a sync completes at once.
-    fn sync(&mut self, _slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
-        Ok(Queued::Done(0))
+    /// A sync is a flush of the device's volatile write cache: with the
+    /// power-cut model it goes to the model and completes when the buffer
+    /// has drained (at once behind a limited interface: the worker waits);
+    /// otherwise the cache is as good as non-volatile (power-loss
+    /// protection) and a sync completes at once.
+    fn sync(&mut self, slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
+        if self.dev.power.is_none() {
+            return Ok(Queued::Done(0));
+        }
+        let (done, seq) = self.dev.flush_powered(self.dev.clock.now(), true)?;
+        if self.dev.iface.limited() {
+            self.wait_until(done);
+            return Ok(Queued::Done(self.dev.power_result(seq, 0)));
+        }
+        self.seqs[slot as usize] = seq;
+        self.pending.push(Reverse((done, slot, 0)));
+        Ok(Queued::Pending)
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {

@@ -24,6 +24,23 @@
 //! * `fault_corrupt_rate`: probability that a read returns data with one
 //!   byte flipped and no error (silent corruption; the stored data is
 //!   intact, so a re-read is right);
+//! * `fault_spike_rate`: probability that any command (read, write,
+//!   flush) stalls `fault_spike_ns` more (default 50 ms: a garbage
+//!   collection or firmware housekeeping stall);
+//! * `fault_program_fail_rate`: probability that a write's NAND program
+//!   fails: the drive retires the block, programs the data again elsewhere
+//!   (`fault_program_fail_ns` more, default 2 ms) and the host sees no
+//!   error, while `fault_spare_blocks` (default 8) spare blocks last; the
+//!   failure that finds none left puts the drive in read-only mode (NVMe's
+//!   critical warning): that write and every later one fail with EIO,
+//!   reads go on. Only the host-visible part is modelled: the FTL's
+//!   capacity and garbage collection are not changed by retired blocks;
+//! * `fault_torn_write_rate`: probability that a write of two or more
+//!   4 KiB pages is acknowledged but stores only a prefix of its pages (a
+//!   firmware bug class; the rest keeps the old data, no error);
+//! * `fault_power_cut_after=N`: a power cut when the N-th write reaches the
+//!   device ([`crate::powercut`]: un-flushed cache contents are lost, writes
+//!   in flight are torn and fail with EIO, flush and FUA honoured);
 //! * `fault_seed`: the draws are a hash of the seed, the command's number
 //!   on the device and its offset: a run with one worker repeats exactly.
 //!
@@ -47,6 +64,17 @@ pub struct FaultParams {
     pub retries: u32,
     pub retry_ns: u64,
     pub seed: u64,
+    /// Any command: a stall of `spike_ns`.
+    pub spike_rate: f64,
+    pub spike_ns: u64,
+    /// Writes: a failed program, its cost, and the spare blocks.
+    pub program_fail_rate: f64,
+    pub program_fail_ns: u64,
+    pub spare_blocks: u32,
+    /// Writes of several pages: only a prefix stored, silently.
+    pub torn_write_rate: f64,
+    /// The write whose arrival cuts the power (0: none).
+    pub power_cut_after: u64,
 }
 
 /// Read retries a drive makes before it gives up (typical firmware: a
@@ -54,6 +82,15 @@ pub struct FaultParams {
 pub const DEFAULT_RETRIES: u32 = 4;
 /// Time per read retry, ns (a re-read with soft decoding: ~250 µs).
 pub const DEFAULT_RETRY_NS: u64 = 250_000;
+/// A latency spike, ns (a GC or firmware stall: 50 ms).
+pub const DEFAULT_SPIKE_NS: u64 = 50_000_000;
+/// A failed program and the data's program elsewhere, ns (the failing
+/// program runs its full time before its status says so: ~2 × tPROG).
+pub const DEFAULT_PROGRAM_FAIL_NS: u64 = 2_000_000;
+/// Spare blocks for retired ones (a drive reserves a few per die).
+pub const DEFAULT_SPARE_BLOCKS: u32 = 8;
+/// The unit a torn write keeps or loses, bytes.
+pub const TEAR_UNIT: u64 = 4096;
 
 impl FaultParams {
     /// The defaults: nothing injected.
@@ -61,6 +98,9 @@ impl FaultParams {
         FaultParams {
             retries: DEFAULT_RETRIES,
             retry_ns: DEFAULT_RETRY_NS,
+            spike_ns: DEFAULT_SPIKE_NS,
+            program_fail_ns: DEFAULT_PROGRAM_FAIL_NS,
+            spare_blocks: DEFAULT_SPARE_BLOCKS,
             ..FaultParams::default()
         }
     }
@@ -72,6 +112,16 @@ impl FaultParams {
             || self.retry_rate > 0.0
             || self.write_error_rate > 0.0
             || self.corrupt_rate > 0.0
+            || self.spike_rate > 0.0
+            || self.program_fail_rate > 0.0
+            || self.torn_write_rate > 0.0
+            || self.power_cut_after > 0
+    }
+
+    /// Whether the drive has a volatile write cache that a power cut
+    /// empties ([`crate::powercut`]).
+    pub fn power_cut(&self) -> bool {
+        self.power_cut_after > 0
     }
 
     /// Set key `k` (a `fault_` key); None when `k` is not one.
@@ -99,22 +149,21 @@ impl FaultParams {
                     "emulator parameter '{k}': '{v}' (allowed: 0 to 64 retries)"
                 )),
             },
-            "fault_retry_ns" => ssdready_core::units::parse_time_ns(v, 1)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-                .and_then(|t| {
-                    if t <= 1_000_000_000 {
-                        self.retry_ns = t;
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "emulator parameter '{k}': {t} ns is out of range (allowed: 0 to 1 s)"
-                        ))
-                    }
-                }),
-            "fault_seed" => v
-                .parse::<u64>()
-                .map(|s| self.seed = s)
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number")),
+            "fault_retry_ns" => time(k, v).map(|t| self.retry_ns = t),
+            "fault_spike_rate" => rate(v).map(|r| self.spike_rate = r),
+            "fault_spike_ns" => time(k, v).map(|t| self.spike_ns = t),
+            "fault_program_fail_rate" => rate(v).map(|r| self.program_fail_rate = r),
+            "fault_program_fail_ns" => time(k, v).map(|t| self.program_fail_ns = t),
+            "fault_spare_blocks" => whole(k, v)
+                .and_then(|n| {
+                    u32::try_from(n).map_err(|_| {
+                        format!("emulator parameter '{k}': {n} (allowed: 0 to {})", u32::MAX)
+                    })
+                })
+                .map(|n| self.spare_blocks = n),
+            "fault_torn_write_rate" => rate(v).map(|r| self.torn_write_rate = r),
+            "fault_power_cut_after" => whole(k, v).map(|n| self.power_cut_after = n),
+            "fault_seed" => whole(k, v).map(|s| self.seed = s),
             _ => return None,
         };
         Some(r)
@@ -136,8 +185,37 @@ impl FaultParams {
             ("fault_retries", self.retries.to_string()),
             ("fault_retry_ns", self.retry_ns.to_string()),
             ("fault_seed", self.seed.to_string()),
+            ("fault_spike_rate", self.spike_rate.to_string()),
+            ("fault_spike_ns", self.spike_ns.to_string()),
+            (
+                "fault_program_fail_rate",
+                self.program_fail_rate.to_string(),
+            ),
+            ("fault_program_fail_ns", self.program_fail_ns.to_string()),
+            ("fault_spare_blocks", self.spare_blocks.to_string()),
+            ("fault_torn_write_rate", self.torn_write_rate.to_string()),
+            ("fault_power_cut_after", self.power_cut_after.to_string()),
         ]
     }
+}
+
+/// A time of at most 1 s (`250us`, `2ms`, or ns).
+fn time(k: &str, v: &str) -> Result<u64, String> {
+    let t = ssdready_core::units::parse_time_ns(v, 1)
+        .map_err(|e| format!("emulator parameter '{k}': {e}"))?;
+    if t <= 1_000_000_000 {
+        Ok(t)
+    } else {
+        Err(format!(
+            "emulator parameter '{k}': {t} ns is out of range (allowed: 0 to 1 s)"
+        ))
+    }
+}
+
+/// A whole number.
+fn whole(k: &str, v: &str) -> Result<u64, String> {
+    v.parse::<u64>()
+        .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
 }
 
 /// `OFFSET[+LEN]:…` (sizes with units; LEN 4 KiB when left out).
@@ -165,6 +243,8 @@ pub struct Outcome {
     pub errno: Option<i32>,
     /// A read: flip this byte of its data (an index into it).
     pub corrupt_byte: Option<u64>,
+    /// A write: store only its first this many bytes (a silent tear).
+    pub keep_bytes: Option<u64>,
 }
 
 /// What was injected.
@@ -174,6 +254,21 @@ pub struct FaultCounts {
     pub read_retries_recovered: u64,
     pub write_errors: u64,
     pub corrupted_reads: u64,
+    /// Commands that stalled `fault_spike_ns`.
+    pub latency_spikes: u64,
+    /// Failed programs: each retired a block, or found no spare left.
+    pub program_failures: u64,
+    pub blocks_retired: u64,
+    /// Writes refused (EIO) once the drive went read-only.
+    pub read_only_writes: u64,
+    /// Acknowledged writes that stored only a prefix (`fault_torn_write_rate`).
+    pub silently_torn_writes: u64,
+    /// Power cuts, and what they lost ([`crate::powercut`]).
+    pub power_cuts: u64,
+    pub writes_lost: u64,
+    pub writes_torn_at_cut: u64,
+    pub commands_aborted: u64,
+    pub bytes_lost: u64,
 }
 
 /// A device's fault state: its settings, how many commands it decided on,
@@ -183,6 +278,10 @@ pub struct FaultInjector {
     pub p: FaultParams,
     seq: u64,
     pub counts: FaultCounts,
+    /// Spare blocks left for retiring failed ones.
+    spares: u32,
+    /// Out of spares: every write fails.
+    read_only: bool,
 }
 
 const EIO: i32 = 5;
@@ -193,7 +292,80 @@ impl FaultInjector {
             p: p.clone(),
             seq: 0,
             counts: FaultCounts::default(),
+            spares: p.spare_blocks,
+            read_only: false,
         }
+    }
+
+    /// Whether the drive has gone read-only (its spare blocks used up).
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The fate of a flush: a latency spike or none.
+    pub fn decide_flush(&mut self) -> Outcome {
+        if !self.p.any() {
+            return Outcome::default();
+        }
+        self.seq += 1;
+        Outcome {
+            extra_ns: self.spike(0),
+            ..Outcome::default()
+        }
+    }
+
+    /// A latency spike's time for the command at `offset`, or 0.
+    fn spike(&mut self, offset: u64) -> u64 {
+        if self.p.spike_rate > 0.0
+            && unit(mix(self.p.seed ^ 5, self.seq, offset)) < self.p.spike_rate
+        {
+            self.counts.latency_spikes += 1;
+            return self.p.spike_ns;
+        }
+        0
+    }
+
+    /// A write's fate: refused (read-only, an injected write error, a
+    /// failed program with no spare block left), slowed by a failed program
+    /// that retired a block, or torn silently.
+    fn decide_write(&mut self, offset: u64, len: u64, spike_ns: u64) -> Outcome {
+        let draw = |salt: u64| unit(mix(self.p.seed ^ salt, self.seq, offset));
+        let (fail, program_fail, tear) = (draw(1), draw(6), draw(7));
+        let eio = Outcome {
+            extra_ns: spike_ns,
+            errno: Some(EIO),
+            ..Outcome::default()
+        };
+        if self.read_only {
+            self.counts.read_only_writes += 1;
+            return eio;
+        }
+        if fail < self.p.write_error_rate {
+            self.counts.write_errors += 1;
+            return eio;
+        }
+        let mut out = Outcome {
+            extra_ns: spike_ns,
+            ..Outcome::default()
+        };
+        if program_fail < self.p.program_fail_rate {
+            self.counts.program_failures += 1;
+            if self.spares == 0 {
+                self.read_only = true;
+                self.counts.read_only_writes += 1;
+                return eio;
+            }
+            self.spares -= 1;
+            self.counts.blocks_retired += 1;
+            out.extra_ns = out.extra_ns.saturating_add(self.p.program_fail_ns);
+        }
+        let pages = len.div_ceil(TEAR_UNIT);
+        if pages >= 2 && tear < self.p.torn_write_rate {
+            self.counts.silently_torn_writes += 1;
+            let kept = 1 + mix(self.p.seed, self.seq, offset ^ 0x7e47) % (pages - 1);
+            out.keep_bytes = Some(kept * TEAR_UNIT);
+        }
+        out
     }
 
     /// Decide the fate of a command: a read (`write` false) or write of
@@ -203,19 +375,15 @@ impl FaultInjector {
             return Outcome::default();
         }
         self.seq += 1;
+        let spike_ns = self.spike(offset);
+        if write {
+            return self.decide_write(offset, len, spike_ns);
+        }
         let draw = |salt: u64| unit(mix(self.p.seed ^ salt, self.seq, offset));
         let p = &self.p;
-        let retries_ns = u64::from(p.retries).saturating_mul(p.retry_ns);
-        if write {
-            if draw(1) < p.write_error_rate {
-                self.counts.write_errors += 1;
-                return Outcome {
-                    errno: Some(EIO),
-                    ..Outcome::default()
-                };
-            }
-            return Outcome::default();
-        }
+        let retries_ns = u64::from(p.retries)
+            .saturating_mul(p.retry_ns)
+            .saturating_add(spike_ns);
         let bad_lba = p
             .read_error_at
             .iter()
@@ -225,10 +393,13 @@ impl FaultInjector {
             return Outcome {
                 extra_ns: retries_ns,
                 errno: Some(EIO),
-                corrupt_byte: None,
+                ..Outcome::default()
             };
         }
-        let mut out = Outcome::default();
+        let mut out = Outcome {
+            extra_ns: spike_ns,
+            ..Outcome::default()
+        };
         if draw(3) < p.retry_rate {
             self.counts.read_retries_recovered += 1;
             out.extra_ns = retries_ns;
@@ -242,7 +413,7 @@ impl FaultInjector {
 }
 
 /// A 64-bit hash of three words (splitmix64's finaliser over their mix).
-fn mix(a: u64, b: u64, c: u64) -> u64 {
+pub(crate) fn mix(a: u64, b: u64, c: u64) -> u64 {
     let mut z = a
         .wrapping_add(b.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .wrapping_add(c.wrapping_mul(0xbf58_476d_1ce4_e5b9));
@@ -309,6 +480,78 @@ mod tests {
     }
 
     #[test]
+    fn program_failures_use_the_spares_then_the_drive_goes_read_only() {
+        let mut f = with(&[
+            ("fault_program_fail_rate", "1"),
+            ("fault_spare_blocks", "3"),
+            ("fault_program_fail_ns", "2ms"),
+        ]);
+        for _ in 0..3 {
+            let o = f.decide(true, 0, 4096);
+            assert_eq!(
+                (o.errno, o.extra_ns),
+                (None, 2_000_000),
+                "re-placed, no error"
+            );
+        }
+        assert!(!f.read_only());
+        assert_eq!(f.decide(true, 0, 4096).errno, Some(EIO), "no spare left");
+        assert!(f.read_only());
+        assert_eq!(f.decide(true, 8192, 4096).errno, Some(EIO), "read-only");
+        assert_eq!(f.decide(false, 8192, 4096).errno, None, "reads go on");
+        let c = f.counts;
+        assert_eq!(
+            (c.program_failures, c.blocks_retired, c.read_only_writes),
+            (4, 3, 2)
+        );
+    }
+
+    #[test]
+    fn a_torn_write_keeps_a_whole_proper_prefix_of_its_pages() {
+        let mut f = with(&[("fault_torn_write_rate", "1")]);
+        for i in 0..1000 {
+            let keep = f.decide(true, i * 65536, 65536).keep_bytes.unwrap();
+            assert!(
+                keep.is_multiple_of(TEAR_UNIT) && (TEAR_UNIT..65536).contains(&keep),
+                "{keep}"
+            );
+        }
+        assert_eq!(
+            f.decide(true, 0, 4096).keep_bytes,
+            None,
+            "one page cannot tear"
+        );
+        assert_eq!(f.counts.silently_torn_writes, 1000);
+    }
+
+    #[test]
+    fn spikes_hit_every_kind_of_command() {
+        let mut f = with(&[("fault_spike_rate", "1"), ("fault_spike_ns", "7ms")]);
+        assert_eq!(f.decide(false, 0, 4096).extra_ns, 7_000_000);
+        assert_eq!(f.decide(true, 0, 4096).extra_ns, 7_000_000);
+        assert_eq!(f.decide_flush().extra_ns, 7_000_000);
+        assert_eq!(f.counts.latency_spikes, 3);
+    }
+
+    #[test]
+    fn every_key_round_trips_through_its_pairs() {
+        let f = with(&[
+            ("fault_spike_rate", "0.5"),
+            ("fault_spike_ns", "3ms"),
+            ("fault_program_fail_rate", "0.25"),
+            ("fault_spare_blocks", "2"),
+            ("fault_torn_write_rate", "0.125"),
+            ("fault_power_cut_after", "99"),
+        ]);
+        let mut back = FaultParams::off();
+        for (k, v) in f.p.pairs() {
+            back.set(k, &v).unwrap().unwrap();
+        }
+        assert_eq!(back, f.p);
+        assert!(back.power_cut());
+    }
+
+    #[test]
     fn bad_values_are_refused_with_the_allowed_range() {
         let mut p = FaultParams::off();
         for (k, v, want) in [
@@ -316,6 +559,9 @@ mod tests {
             ("fault_corrupt_rate", "x", "not a probability"),
             ("fault_read_error_at", "1q", "OFFSET[+LEN]"),
             ("fault_retries", "100", "0 to 64"),
+            ("fault_spike_ns", "2s", "0 to 1 s"),
+            ("fault_power_cut_after", "-1", "not a whole number"),
+            ("fault_spare_blocks", "5000000000", "allowed: 0 to"),
         ] {
             let e = p.set(k, v).unwrap().unwrap_err();
             assert!(e.contains(want), "{k}={v}: {e}");

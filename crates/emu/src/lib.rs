@@ -56,5 +56,6 @@ pub mod geometry;
 pub mod iface;
 pub mod memory;
 pub mod merge;
+pub mod powercut;
 pub mod queues;
 pub mod sim;
