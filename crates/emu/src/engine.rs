@@ -84,7 +84,7 @@ pub struct SharedDevice {
     /// The device's I/O queue pairs.
     pub queues: crate::queues::QueuePairs,
     /// The data, one byte per byte of capacity (empty with `nocopy`).
-    data: Data,
+    pub(crate) data: Data,
     /// The clock all its times are in.
     pub clock: Clock,
     /// Its parameters.
@@ -165,6 +165,9 @@ impl SharedDevice {
         }
         let faulty = self.params.faults.any() && op != Op::Trim;
         self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
+            if let Some(refused) = crate::zoned_front::refused(dev, t, op, extent) {
+                return Ok(refused);
+            }
             let done = dev.submit(t, op, &[extent])?;
             if !faulty {
                 return Ok((done, Fault::default()));
@@ -178,7 +181,7 @@ impl SharedDevice {
 
     /// Run `f` on the model under its lock; a model error or panic fails
     /// the device for good (module docs).
-    fn with_model<R, E: std::fmt::Display>(
+    pub(crate) fn with_model<R, E: std::fmt::Display>(
         &self,
         f: impl FnOnce(&mut Device) -> Result<R, E>,
     ) -> Result<R, EngineError> {
