@@ -420,6 +420,9 @@ pub struct JobSpec {
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
+    /// `zonemode=zbd`'s options ([`crate::zbd`]).
+    #[serde(default)]
+    pub zbd: crate::zbd::ZbdOptions,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -560,6 +563,7 @@ impl Default for JobSpec {
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
+            zbd: crate::zbd::ZbdOptions::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
