@@ -339,6 +339,8 @@ pub struct WorkerStats {
     pub sync: Option<Box<SyncStats>>,
     /// Data verification, when the job verified.
     pub verify: Option<Box<VerifyStats>>,
+    /// zonemode=zbd: zone resets this worker made (fio's nr_zone_resets).
+    pub zone_resets: Option<u64>,
 }
 
 /// The syncs a worker issued during its measured window (fio's `sync`
