@@ -303,6 +303,7 @@ pub fn report(
             corrupted_reads: c.corrupted_reads,
         });
     }
+    r.zones = crate::zbd::emu_zones(dev);
     let n = dev.nand_counters;
     r.slc_pages_written = n.slc_units;
     r.slc_pages_folded = n.folded_units;

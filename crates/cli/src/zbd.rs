@@ -20,7 +20,7 @@
 
 use crate::prepare::PreparedJob;
 use ssdready_core::jobflow::FlowIo;
-use ssdready_core::plan::IoPlan;
+use ssdready_core::jobflow::JobFlow;
 use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
 use ssdready_core::spec_io::ZoneMode;
 use ssdready_core::zbd::{Decision, HostZone, ZbdFile, ZbdJob};
@@ -316,8 +316,8 @@ impl WorkerZbd {
     }
 
     /// Place `io` on the zones (`t`: the table, locked), resetting a zone
-    /// first when the rules say so; the plan is told what moved.
-    pub fn place(&mut self, t: &mut ZbdFile, plan: &mut IoPlan, io: FlowIo) -> Result<Placed, EngineError> {
+    /// first when the rules say so; the flow is told what moved.
+    pub fn place(&mut self, t: &mut ZbdFile, plan: &mut JobFlow, io: FlowIo) -> Result<Placed, EngineError> {
         let FlowIo::Rw { file, ddir, offset, len, tag } = io else {
             return Ok(Placed::Issue(io));
         };
@@ -371,4 +371,25 @@ impl WorkerZbd {
             }
         }
     }
+}
+
+/// An emulated zoned drive's zone counters for its report (None when it is
+/// not zoned).
+pub(crate) fn emu_zones(dev: &ssdready_emu::device::Device) -> Option<ssdready_core::result::EmuZones> {
+    let z = dev.ftl.as_ref()?.zones.as_ref()?;
+    let (open, active) = z.open_active();
+    let c = z.counters;
+    Some(ssdready_core::result::EmuZones {
+        zones: z.report().len() as u64,
+        open,
+        active,
+        writes_refused: c.writes_refused,
+        reads_refused: c.reads_refused,
+        resets: c.resets,
+        finishes: c.finishes,
+        explicit_opens: c.explicit_opens,
+        closes: c.closes,
+        implicit_closes: c.implicit_closes,
+        erased_blocks: c.erased_blocks,
+    })
 }

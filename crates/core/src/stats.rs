@@ -597,6 +597,9 @@ impl WorkerStats {
         if let Some(ov) = &o.verify {
             self.verify.get_or_insert_with(Box::default).merge(ov);
         }
+        if let Some(z) = o.zone_resets {
+            *self.zone_resets.get_or_insert(0) += z;
+        }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;

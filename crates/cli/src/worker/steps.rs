@@ -429,7 +429,7 @@ impl<'a> Loop<'a> {
         let table = self.zbd.as_ref().map(|z| z.table());
         let mut held = table.as_deref().map(crate::zbd::lock);
         let (io, reset_only) = match (self.zbd.as_mut(), held.as_deref_mut()) {
-            (Some(z), Some(t)) => match z.place(t, self.flow.plan_mut(), io)? {
+            (Some(z), Some(t)) => match z.place(t, &mut self.flow, io)? {
                 Placed::Issue(io) => (io, false),
                 Placed::ResetDone(io) => (io, true),
                 Placed::Skip => return Ok(now),
