@@ -224,7 +224,8 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
     }
     let size = match (&j.emu, j.targets.first()) {
         (Some(d), _) => d.capacity(),
-        (None, Some(t)) => t.size.max(j.regions.iter().map(|r| r.offset + r.len).max().unwrap_or(0)),
+        // fio: the file as it is before the run lays it out.
+        (None, Some(t)) => t.size,
         (None, None) => 0,
     };
     if size < zs {

@@ -922,6 +922,7 @@ impl JobSpec {
                 "zonemode=strided needs zonesize (the bytes moved in each zone; fio refuses it too)".into(),
             );
         }
+        self.zbd.check(self.zones.mode).or_else(|(o, m)| e(o, m))?;
         if let Some(size) = self.size {
             if self.offset.checked_add(size).is_none() {
                 return e(

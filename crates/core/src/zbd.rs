@@ -50,6 +50,27 @@ pub struct ZbdOptions {
     pub io_size_zones: Option<u64>,
 }
 
+impl ZbdOptions {
+    /// Sizes in zones need zonemode=zbd: (option, why) when given without.
+    pub fn check(&self, mode: crate::spec_io::ZoneMode) -> Result<(), (&'static str, String)> {
+        if mode == crate::spec_io::ZoneMode::Zbd {
+            return Ok(());
+        }
+        let given = [
+            ("offset", self.offset_zones),
+            ("size", self.size_zones),
+            ("io_size", self.io_size_zones),
+        ];
+        match given.iter().find_map(|(o, n)| n.map(|n| (*o, n))) {
+            Some((opt, n)) => Err((
+                opt,
+                format!("{opt}={n}z is a size in zones, which needs zonemode=zbd"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One zone as fio tracks it (bytes, absolute on the file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostZone {
