@@ -116,6 +116,7 @@ pub fn check_memory(
     time: TimeBase,
 ) -> Result<(), String> {
     check_faults(specs, params, time)?;
+    crate::zbd::check_zoned_devices(specs, params, time == TimeBase::Virtual)?;
     let Some(avail) = memory::available() else {
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };

@@ -394,3 +394,33 @@ pub(crate) fn emu_zones(dev: &ssdready_emu::device::Device) -> Option<ssdready_c
         erased_blocks: c.erased_blocks,
     })
 }
+
+/// Zoned emulated drives run in real time through the emulator's own queue
+/// pairs, where every command meets the zones: virtual time and temporal
+/// merge (whose commands do not) refuse them, saying so.
+pub(crate) fn check_zoned_devices(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, ssdready_emu::config::Params>,
+    virtual_time: bool,
+) -> Result<(), String> {
+    for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
+        if virtual_time {
+            return Err(format!(
+                "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
+            ));
+        }
+        let merged = specs.iter().find(|s| {
+            s.ioengine == EngineKind::Emu
+                && &s.filename[0] == name
+                && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
+        });
+        if let Some(s) = merged {
+            return Err(format!(
+                "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
+                s.name,
+                s.temporal_merge.name()
+            ));
+        }
+    }
+    Ok(())
+}
