@@ -797,9 +797,12 @@ pub fn job_result_from(
             skipped_by_state: v.skipped_by_state,
         }),
         steadystate: Vec::new(),
-        zone_resets: merged
-            .zone_resets
-            .filter(|_| !matches!(spec.rw, ssdready_core::spec::RwMode::Read | ssdready_core::spec::RwMode::RandRead)),
+        zone_resets: merged.zone_resets.filter(|_| {
+            !matches!(
+                spec.rw,
+                ssdready_core::spec::RwMode::Read | ssdready_core::spec::RwMode::RandRead
+            )
+        }),
         temporal_merge: merged
             .temporal_merge
             .as_deref()

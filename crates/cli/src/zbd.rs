@@ -92,12 +92,18 @@ pub(crate) fn resolve_units(
     devices: &BTreeMap<String, Arc<SharedDevice>>,
 ) -> Result<(), String> {
     let z = &spec.zbd;
-    let given = [("offset", z.offset_zones), ("size", z.size_zones), ("io_size", z.io_size_zones)];
+    let given = [
+        ("offset", z.offset_zones),
+        ("size", z.size_zones),
+        ("io_size", z.io_size_zones),
+    ];
     let Some((opt, n)) = given.iter().find_map(|(o, n)| n.map(|n| (*o, n))) else {
         return Ok(());
     };
     if spec.zones.mode != ZoneMode::Zbd {
-        return Err(format!("option '{opt}={n}z': sizes in zones need zonemode=zbd"));
+        return Err(format!(
+            "option '{opt}={n}z': sizes in zones need zonemode=zbd"
+        ));
     }
     let zs = known_zone_size(spec, devices);
     if zs == 0 {
@@ -149,12 +155,16 @@ fn shared_for(
     let writes = !matches!(s.rw, RwMode::Read | RwMode::RandRead);
     if writes && !s.direct && s.ioengine != EngineKind::Emu {
         // fio's zbd_using_direct_io.
-        return Err("Using direct I/O is mandatory for writing to ZBD drives (set direct=1)".into());
+        return Err(
+            "Using direct I/O is mandatory for writing to ZBD drives (set direct=1)".into(),
+        );
     }
     let name = match (&j.emu, j.targets.first()) {
         (Some(_), _) => s.filename[0].clone(),
         (None, Some(t)) => t.path.display().to_string(),
-        (None, None) => return Err("zonemode=zbd needs a file, a block device or an emulated drive".into()),
+        (None, None) => {
+            return Err("zonemode=zbd needs a file, a block device or an emulated drive".into())
+        }
     };
     let shared = match by_name.get(&name) {
         Some(sh) => sh.clone(),
@@ -203,7 +213,11 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
             .iter()
             .map(|z| HostZone::new(z.start, z.len, z.capacity, z.wp))
             .collect();
-        return Ok(shared(ZbdFile::new(size, host, true), Resetter::Emu(dev.clone()), name));
+        return Ok(shared(
+            ZbdFile::new(size, host, true),
+            Resetter::Emu(dev.clone()),
+            name,
+        ));
     }
     if let Some(t) = j.targets.first().filter(|t| is_zoned_disk(t)) {
         return block_zones(t, s, name);
@@ -215,7 +229,9 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
         ));
     }
     if zs < 512 {
-        return Err(format!("{name}: zone size must be at least 512 bytes for --zonemode=zbd"));
+        return Err(format!(
+            "{name}: zone size must be at least 512 bytes for --zonemode=zbd"
+        ));
     }
     if cap > zs {
         return Err(format!(
@@ -234,7 +250,11 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
         ));
     }
     let cap = if cap == 0 { zs } else { cap };
-    Ok(shared(ZbdFile::emulated(size, zs, cap), Resetter::Host, name))
+    Ok(shared(
+        ZbdFile::emulated(size, zs, cap),
+        Resetter::Host,
+        name,
+    ))
 }
 
 fn shared(file: ZbdFile, reset: Resetter, name: &str) -> ZbdShared {
@@ -262,8 +282,8 @@ fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, String>
         .write(modifies)
         .open(&t.path)
         .map_err(|e| format!("{name}: opening for zone reports: {e}"))?;
-    let zones = zoned::report_zones(&file)
-        .map_err(|e| format!("{name}: report zones failed ({e})"))?;
+    let zones =
+        zoned::report_zones(&file).map_err(|e| format!("{name}: report zones failed ({e})"))?;
     if zones.iter().any(|z| z.conventional) {
         return Err(format!(
             "{name}: conventional zones are not supported yet with zonemode=zbd"
@@ -283,7 +303,11 @@ fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, String>
             HostZone::new(z.start, z.len, z.capacity, wp)
         })
         .collect();
-    Ok(shared(ZbdFile::new(size, host, true), Resetter::Block(file), name))
+    Ok(shared(
+        ZbdFile::new(size, host, true),
+        Resetter::Block(file),
+        name,
+    ))
 }
 
 /// The table's lock (a poisoned one still holds consistent zones: every
@@ -318,8 +342,20 @@ impl WorkerZbd {
 
     /// Place `io` on the zones (`t`: the table, locked), resetting a zone
     /// first when the rules say so; the flow is told what moved.
-    pub fn place(&mut self, t: &mut ZbdFile, plan: &mut JobFlow, io: FlowIo) -> Result<Placed, EngineError> {
-        let FlowIo::Rw { file, ddir, offset, len, tag } = io else {
+    pub fn place(
+        &mut self,
+        t: &mut ZbdFile,
+        plan: &mut JobFlow,
+        io: FlowIo,
+    ) -> Result<Placed, EngineError> {
+        let FlowIo::Rw {
+            file,
+            ddir,
+            offset,
+            len,
+            tag,
+        } = io
+        else {
             return Ok(Placed::Issue(io));
         };
         let ddir = t.adjust_ddir(&self.job, ddir, self.mixed, self.rwmix_write);
@@ -358,7 +394,10 @@ impl WorkerZbd {
     /// Reset zone `z` on the device (nothing for emulated zones).
     fn reset(&self, t: &ZbdFile, z: usize) -> Result<(), EngineError> {
         let fail = |e: String| EngineError::Sys {
-            what: format!("{}: resetting the write pointer of zone {z}", self.shared.name),
+            what: format!(
+                "{}: resetting the write pointer of zone {z}",
+                self.shared.name
+            ),
             source: std::io::Error::other(e),
         };
         match &self.shared.reset {
@@ -376,7 +415,9 @@ impl WorkerZbd {
 
 /// An emulated zoned drive's zone counters for its report (None when it is
 /// not zoned).
-pub(crate) fn emu_zones(dev: &ssdready_emu::device::Device) -> Option<ssdready_core::result::EmuZones> {
+pub(crate) fn emu_zones(
+    dev: &ssdready_emu::device::Device,
+) -> Option<ssdready_core::result::EmuZones> {
     let z = dev.ftl.as_ref()?.zones.as_ref()?;
     let (open, active) = z.open_active();
     let c = z.counters;

@@ -49,7 +49,10 @@ fn sequential_zbd_writes_move_the_bytes_fios_rules_give() {
     assert_eq!(z["zones"], 16);
     // Zones 0-3 full: none left open.
     assert_eq!(z["open"], 0, "{z}");
-    assert_eq!(v["emulator"]["write_amplification"], 1.0, "no GC on a zoned drive");
+    assert_eq!(
+        v["emulator"]["write_amplification"], 1.0,
+        "no GC on a zoned drive"
+    );
 }
 
 /// Random writes from 4 workers under max_open_zones=3 go to write
@@ -72,7 +75,10 @@ fn random_zbd_writes_never_break_a_write_pointer() {
     let z = &v["emulator"]["zones"];
     assert_eq!(z["writes_refused"], 0, "{z}");
     assert!(z["open"].as_u64().unwrap() <= 3, "{z}");
-    assert_eq!(z["implicit_closes"], 0, "fio keeps to the limit itself: {z}");
+    assert_eq!(
+        z["implicit_closes"], 0,
+        "fio keeps to the limit itself: {z}"
+    );
     let (bytes, _) = write_bytes_ios(&v);
     if bytes > 32 << 20 {
         assert!(z["resets"].as_u64().unwrap() > 0, "{z}");
@@ -88,9 +94,20 @@ fn writes_off_the_write_pointer_fail_with_eio() {
     let d = tempfile::tempdir().unwrap();
     let (v, out) = ssdready_in(
         d.path(),
-        &["--name=z", &format!("--filename={ZONED}"), "--rw=randwrite", "--bs=4k", "--size=8m"],
+        &[
+            "--name=z",
+            &format!("--filename={ZONED}"),
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=8m",
+        ],
     );
-    assert_eq!(v["jobs"][0]["error"], 5, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        v["jobs"][0]["error"],
+        5,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// fio's limits and zone sizes: a max_open_zones above the drive's is
@@ -108,11 +125,23 @@ fn zone_limits_and_sizes_are_checked_as_fio_does() {
             &[&limited, "--max_open_zones=4"],
             "Specified --max_open_zones (4) is larger than max (2)",
         ),
-        (&[ZONED_ARG, "--zonesize=4m"], "does not match disk zone size"),
-        (&[&fname, "--direct=1"], "Specifying the zone size is mandatory"),
+        (
+            &[ZONED_ARG, "--zonesize=4m"],
+            "does not match disk zone size",
+        ),
+        (
+            &[&fname, "--direct=1"],
+            "Specifying the zone size is mandatory",
+        ),
     ];
     for (extra, needle) in cases {
-        let mut a = vec!["run", "--name=z", "--zonemode=zbd", "--rw=write", "--size=1m"];
+        let mut a = vec![
+            "run",
+            "--name=z",
+            "--zonemode=zbd",
+            "--rw=write",
+            "--size=1m",
+        ];
         a.extend_from_slice(extra);
         let out = ssdready(&a);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -142,7 +171,11 @@ fn zbd_reads_stay_below_write_pointers() {
     )
     .unwrap();
     let (v, out) = native_in(d.path(), &[jf.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = |i: usize| v["jobs"][i]["read"]["bytes"].as_u64().unwrap_or(0);
     assert_eq!(bytes(0), 0, "nothing written, nothing read");
     assert_eq!(bytes(2), 12 << 20, "the 12 MiB written, no more");
@@ -174,8 +207,16 @@ fn zbd_on_a_regular_file_matches_fio() {
             ],
         );
         let w = &v["jobs"][0]["write"];
-        assert_eq!(v["jobs"][0]["error"], 0, "{}", String::from_utf8_lossy(&out.stderr));
-        (w["io_bytes"].as_u64().unwrap(), w["total_ios"].as_u64().unwrap())
+        assert_eq!(
+            v["jobs"][0]["error"],
+            0,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            w["io_bytes"].as_u64().unwrap(),
+            w["total_ios"].as_u64().unwrap(),
+        )
     };
     let ours = (run(&ssdready_in, "write"), run(&ssdready_in, "randwrite"));
     assert_eq!(ours, ((3 << 20, 48), (4 << 20, 64)));
@@ -195,7 +236,13 @@ fn fio_zbd_examples(target: &str, scaled: bool) -> Vec<(&'static str, String)> {
     let s = |big: &'static str, small: &'static str| if scaled { small } else { big };
     let run = if scaled { "1" } else { "30" };
     // The emulator brings its own engine.
-    let eng = |e: &str| if scaled { String::new() } else { format!("ioengine={e}\n") };
+    let eng = |e: &str| {
+        if scaled {
+            String::new()
+        } else {
+            format!("ioengine={e}\n")
+        }
+    };
     vec![
         (
             "zbd-rand-write-trim-gc",
@@ -257,7 +304,11 @@ fn fios_zbd_examples_parse_and_run_on_an_emulated_zoned_drive() {
         let f = d.path().join(format!("{name}.fio"));
         std::fs::write(&f, text).unwrap();
         let out = ssdready(&["run", "--parse-only", f.to_str().unwrap()]);
-        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // 704 zones of 4 MiB: room for zones 524..652.
     let drive = "emu:x25e,size=2816m,nocopy=1,zoned=1,zone_size=4m";
@@ -265,7 +316,11 @@ fn fios_zbd_examples_parse_and_run_on_an_emulated_zoned_drive() {
         let f = d.path().join(format!("{name}-emu.fio"));
         std::fs::write(&f, text).unwrap();
         let (v, out) = native_in(d.path(), &[f.to_str().unwrap()]);
-        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let z = &v["emulator"]["zones"];
         assert_eq!(z["writes_refused"], 0, "{name}: {z}");
         let writes: u64 = v["jobs"]

@@ -118,12 +118,13 @@ impl ZoneParams {
             "max_open_zones" => count(v).map(|n| self.max_open_zones = n),
             "max_active_zones" => count(v).map(|n| self.max_active_zones = n),
             "read_beyond_wp" => match v {
-                "zeros" | "zero" | "0" => Ok(self.read_beyond_wp = BeyondWp::Zeros),
-                "error" | "eio" => Ok(self.read_beyond_wp = BeyondWp::Error),
+                "zeros" | "zero" | "0" => Ok(BeyondWp::Zeros),
+                "error" | "eio" => Ok(BeyondWp::Error),
                 _ => Err(format!(
                     "emulator parameter '{k}': '{v}' (allowed: zeros, error)"
                 )),
-            },
+            }
+            .map(|b| self.read_beyond_wp = b),
             _ => return None,
         };
         Some(r)

@@ -423,7 +423,15 @@ impl JobFlow {
     /// [`IoPlan::zbd_moved`]): the pass and the job count the bytes issued
     /// and skipped (fio's io_skip_bytes), not the planned ones; a skip is
     /// no I/O.
-    pub fn zbd_moved(&mut self, file: u32, d: Ddir, planned: u64, issued: u64, skipped: u64, next: u64) {
+    pub fn zbd_moved(
+        &mut self,
+        file: u32,
+        d: Ddir,
+        planned: u64,
+        issued: u64,
+        skipped: u64,
+        next: u64,
+    ) {
         self.plan.zbd_moved(file, d, planned, issued, skipped, next);
         let fix = |v: &mut u64| *v = v.saturating_add(issued + skipped).saturating_sub(planned);
         fix(&mut self.c.pass_bytes);

@@ -277,9 +277,19 @@ impl IoPlan {
     /// bytes and pays the `issued` and `skipped` ones (fio counts the bytes
     /// done and its io_skip_bytes); a sequential job goes on from `next`
     /// (absolute), as fio's last_pos after the adjustment.
-    pub fn zbd_moved(&mut self, file: u32, d: Ddir, planned: u64, issued: u64, skipped: u64, next: u64) {
+    pub fn zbd_moved(
+        &mut self,
+        file: u32,
+        d: Ddir,
+        planned: u64,
+        issued: u64,
+        skipped: u64,
+        next: u64,
+    ) {
         if let Some(left) = &mut self.bytes_left {
-            *left = left.saturating_add(planned).saturating_sub(issued.saturating_add(skipped));
+            *left = left
+                .saturating_add(planned)
+                .saturating_sub(issued.saturating_add(skipped));
         }
         let random = self.rw.is_random();
         if let Some(f) = self.files.iter_mut().find(|f| f.region.file == file) {

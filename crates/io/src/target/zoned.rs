@@ -27,7 +27,11 @@ pub fn zoned_info(disk: &str) -> Option<(ZonedModel, u64, u32)> {
         "host-aware" => ZonedModel::HostAware,
         _ => ZonedModel::None,
     };
-    let num = |f: &str| read(f).and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(0);
+    let num = |f: &str| {
+        read(f)
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let zone_bytes = num("chunk_sectors") * 512;
     Some((model, zone_bytes, num("max_open_zones") as u32))
 }
@@ -96,9 +100,9 @@ pub fn report_zones(dev: &File) -> std::io::Result<Vec<ReportedZone>> {
         let mut buf = vec![0u64; words];
         buf[0] = sector; // blk_zone_report.sector
         buf[1] = BATCH as u64; // nr_zones (in: room, out: reported), flags 0
-        // SAFETY: `buf` is a live, 8-byte-aligned buffer of 16 + BATCH × 64
-        // bytes, the size the report's nr_zones promises the kernel; the
-        // kernel writes only within it.
+                               // SAFETY: `buf` is a live, 8-byte-aligned buffer of 16 + BATCH × 64
+                               // bytes, the size the report's nr_zones promises the kernel; the
+                               // kernel writes only within it.
         let r = unsafe { libc::ioctl(dev.as_raw_fd(), BLKREPORTZONE as _, buf.as_mut_ptr()) };
         if r < 0 {
             return Err(std::io::Error::last_os_error());
