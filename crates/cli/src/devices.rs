@@ -116,6 +116,7 @@ pub fn check_memory(
     time: TimeBase,
 ) -> Result<(), String> {
     check_faults(specs, params, time)?;
+    crate::zbd::check_zoned_devices(specs, params, time == TimeBase::Virtual)?;
     let Some(avail) = memory::available() else {
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };
@@ -319,6 +320,7 @@ pub fn report(
             bytes_lost: c.bytes_lost,
         });
     }
+    r.zones = crate::zbd::emu_zones(dev);
     let n = dev.nand_counters;
     r.slc_pages_written = n.slc_units;
     r.slc_pages_folded = n.folded_units;

@@ -34,6 +34,7 @@ mod strategy;
 mod study;
 mod validate;
 mod worker;
+mod zbd;
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};

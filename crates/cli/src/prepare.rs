@@ -38,6 +38,8 @@ pub(crate) struct PreparedJob {
     pub clones: Vec<CloneTargets>,
     /// The emulated device, when the job runs on one.
     pub emu: Option<Arc<SharedDevice>>,
+    /// zonemode=zbd: the target's zones ([`crate::zbd::setup`]).
+    pub zbd: Option<Arc<crate::zbd::ZbdShared>>,
 }
 
 impl PreparedJob {
@@ -49,12 +51,13 @@ impl PreparedJob {
 
 /// Resolve `spec`'s targets; see the module docs.
 pub(crate) fn prepare(
-    spec: JobSpec,
+    mut spec: JobSpec,
     allow_destructive: bool,
     devices: &BTreeMap<String, Arc<SharedDevice>>,
 ) -> Result<PreparedJob, Failure> {
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    crate::zbd::resolve_units(&mut spec, devices).map_err(&in_job)?;
     if spec.ioengine == EngineKind::Emu {
         let dev = devices
             .get(&spec.filename[0])
@@ -87,6 +90,7 @@ pub(crate) fn prepare(
             targets: Arc::new(Vec::new()),
             clones,
             emu: Some(dev),
+            zbd: None,
         });
     }
     if spec.ioengine == EngineKind::Null {
@@ -108,6 +112,7 @@ pub(crate) fn prepare(
             targets: Arc::new(Vec::new()),
             clones,
             emu: None,
+            zbd: None,
         });
     }
     files(spec, allow_destructive)
@@ -292,6 +297,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         regions: spans,
         clones,
         emu: None,
+        zbd: None,
     })
 }
 

@@ -191,6 +191,7 @@ fn run_phase(
                     ssdready_core::spec::CpusPolicy::Split => vec![list[w as usize % list.len()]],
                 });
             let view = j.clone_view(w);
+            let zbd = crate::zbd::for_worker(j.zbd.as_ref(), &j.spec, view.regions.first());
             let ctx = WorkerCtx {
                 spec: j.spec.clone(),
                 targets: view.targets,
@@ -208,6 +209,7 @@ fn run_phase(
                 join: join.clone(),
                 waitees: waitees.clone(),
                 flow: flow.clone(),
+                zbd,
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
@@ -533,10 +535,14 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
     crate::devices::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
     let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
-    let jobs: Vec<PreparedJob> = specs
+    let mut jobs: Vec<PreparedJob> = specs
         .into_iter()
         .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
+    let zones = crate::zbd::setup(&jobs).map_err(bad)?;
+    for (j, z) in jobs.iter_mut().zip(zones) {
+        j.zbd = z;
+    }
     for t in jobs.iter().flat_map(|j| j.targets.iter()) {
         if let Some(w) = &t.overridden {
             // Said now, before anything is written, and again with the results.
@@ -792,6 +798,12 @@ pub fn job_result_from(
             skipped_by_state: v.skipped_by_state,
         }),
         steadystate: Vec::new(),
+        zone_resets: merged.zone_resets.filter(|_| {
+            !matches!(
+                spec.rw,
+                ssdready_core::spec::RwMode::Read | ssdready_core::spec::RwMode::RandRead
+            )
+        }),
         temporal_merge: merged
             .temporal_merge
             .as_deref()

@@ -89,6 +89,8 @@ pub struct WorkerCtx {
     pub waitees: Vec<Arc<Live>>,
     /// The counters of the job's `flow_id`, when it has a `flow` weight.
     pub flow: Option<Arc<FlowShared>>,
+    /// zonemode=zbd: the worker's view of its target's zones.
+    pub zbd: Option<crate::zbd::WorkerZbd>,
 }
 
 /// What a worker hands back.

@@ -350,8 +350,7 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
     let d = tempfile::tempdir().unwrap();
     let fa = format!("--filename={}", d.path().join("z").display());
     let base = ["--name=z", fa.as_str(), "--size=1m"];
-    let cases: [(&str, &[&str]); 6] = [
-        ("--zonemode=zbd", &["job 'z'", "zonemode=zbd", "zoned"]),
+    let cases: [(&str, &[&str]); 5] = [
         (
             "--ioengine=sg",
             &["job 'z'", "ioengine=sg", "not supported"],

@@ -23,6 +23,7 @@ pub mod option_table;
 pub mod option_table_files;
 pub mod option_table_io;
 pub mod option_table_replay;
+pub mod option_table_zbd;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
@@ -39,6 +40,7 @@ pub mod steady;
 pub mod strategy;
 pub mod units;
 pub mod verify;
+pub mod zbd;
 
 pub use req::{Completion, Ddir, IoReq};
 pub use spec::{JobSpec, SpecError};

@@ -430,21 +430,15 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         name: "zonemode",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "none or strided (zbd: zoned block devices, refused)",
-        help: "strided: I/O moves zonesize bytes in each zone of zonerange, then skips zoneskip",
+        allowed: "none, strided or zbd (zoned block devices)",
+        help: "strided: I/O moves zonesize bytes in each zone of zonerange, then skips zoneskip; zbd: writes at zone write pointers",
         set: |s, v| {
             use crate::spec_io::ZoneMode;
             s.refused.retain(|r| !r.starts_with("option 'zonemode="));
             s.zones.mode = match v {
                 "none" => ZoneMode::None,
                 "strided" => ZoneMode::Strided,
-                "zbd" => {
-                    s.refused.push(format!(
-                        "option 'zonemode={v}': zoned block devices (fio's zonemode=zbd) are not supported yet; \
-                         the target would be written as a conventional device"
-                    ));
-                    ZoneMode::None
-                }
+                "zbd" => ZoneMode::Zbd,
                 _ => return Err(format!("'{v}' is not none, strided or zbd")),
             };
             Ok(())

@@ -371,22 +371,31 @@ pub(crate) fn per_dir<T: Clone>(
     Ok(out)
 }
 
-/// Whether `v` is a size in zones (`8z`, fio's zonemode=zbd unit): if so, a
-/// run refuses the job (zoned devices are not supported yet) and the option
-/// keeps its value.
+/// Whether `v` is a size in zones (`8z`, fio's zonemode=zbd unit): if so,
+/// `offset` and `size` keep the count until the run knows the zone size
+/// ([`crate::zbd::ZbdOptions`]); the other options refuse it.
 pub(crate) fn refused_in_zones(s: &mut JobSpec, opt: &str, v: &str) -> bool {
     let prefix = format!("{opt}=");
     s.refused.retain(|r| !r.starts_with(&prefix));
     let zones = v
         .trim()
         .strip_suffix(['z', 'Z'])
-        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-    if zones {
-        s.refused.push(format!(
-            "{opt}={v}: sizes in zones need fio's zonemode=zbd, and zoned block devices are not supported yet"
-        ));
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        .and_then(|n| n.parse::<u64>().ok());
+    let slot = match opt {
+        "offset" => Some(&mut s.zbd.offset_zones),
+        "size" => Some(&mut s.zbd.size_zones),
+        "io_size" => Some(&mut s.zbd.io_size_zones),
+        _ => None,
+    };
+    match (slot, zones) {
+        (Some(slot), z) => *slot = z,
+        (None, Some(_)) => s.refused.push(format!(
+            "{opt}={v}: sizes in zones are for offset, size and io_size (with zonemode=zbd)"
+        )),
+        (None, None) => {}
     }
-    zones
+    zones.is_some()
 }
 
 /// The block sizes of each direction.

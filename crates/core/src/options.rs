@@ -48,6 +48,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
+        .chain(crate::option_table_zbd::ZBD_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -60,6 +61,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
+        .chain(crate::option_table_zbd::ZBD_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 

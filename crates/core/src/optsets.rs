@@ -51,7 +51,6 @@ const DEDUPE: &str =
     "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
 const LATENCY_TARGET: &str =
     "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
-const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
 
 /// Options parsed and refused when the job runs: (option, fio's values that
 /// change nothing and are accepted, why any other value is refused).
@@ -66,28 +65,21 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("dedupe_global", &["0"], DEDUPE),
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
-    ("ignore_zone_limits", &["0"], ZONE_OPTION),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
-    ("job_max_open_zones", &["0"], ZONE_OPTION),
     ("latency_percentile", &[], LATENCY_TARGET),
     ("latency_run", &["0"], LATENCY_TARGET),
     ("latency_target", &["0"], LATENCY_TARGET),
     ("latency_window", &[], LATENCY_TARGET),
     ("log_prio", &["0"], "the priority column of fio's logs is not written yet"),
-    ("max_open_zones", &["0"], ZONE_OPTION),
     ("nonvectored", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
     ("numa_cpu_nodes", &[], "NUMA placement is not supported yet (use cpus_allowed)"),
     ("numa_mem_policy", &["default"], "NUMA memory policies are not supported yet"),
     ("prio", &[], "I/O priorities (ioprio_set) are not supported yet"),
     ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
     ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
-    ("read_beyond_wp", &["0"], ZONE_OPTION),
     ("refill_buffers", &["0"], "refilling write buffers before every write is not supported yet (they are filled with random bytes once)"),
     ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
     ("zero_buffers", &["0"], "zero-filled write buffers are not supported yet (every write has fresh random bytes)"),
-    ("zone_reset_frequency", &["0"], ZONE_OPTION),
-    ("zone_reset_threshold", &["0"], ZONE_OPTION),
-    ("zonecapacity", &[], ZONE_OPTION),
     // Options of fio's engines that ssdready parses and refuses
     // (`ioengine=`): the job is refused for its engine anyway.
     ("donorname", &[], "an option of fio's e4defrag engine, which is not supported yet"),

@@ -88,6 +88,9 @@ pub struct EmuReport {
     /// Faults the device injected (`fault_` keys), when any was asked for.
     #[serde(default)]
     pub faults: Option<EmuFaults>,
+    /// Zoned mode (`zoned=1`): what the zones saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<EmuZones>,
     /// Simulated time covered (virtual clock), ns.
     pub simulated_ns: u64,
     /// Wall-clock time the simulation took, ns.
@@ -137,6 +140,27 @@ pub struct EmuFaults {
     /// Bytes reverted at cuts.
     #[serde(default)]
     pub bytes_lost: u64,
+}
+
+/// What an emulated zoned drive's zones saw (`emulator.zones`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmuZones {
+    pub zones: u64,
+    /// Zones open and active at the end.
+    pub open: u32,
+    pub active: u32,
+    /// Writes refused (not at the write pointer, past capacity, into a
+    /// full zone, past the open/active limits): 0 for a host that follows
+    /// the write pointers.
+    pub writes_refused: u64,
+    pub reads_refused: u64,
+    pub resets: u64,
+    pub finishes: u64,
+    pub explicit_opens: u64,
+    pub closes: u64,
+    pub implicit_closes: u64,
+    /// Blocks the resets erased, all dies.
+    pub erased_blocks: u64,
 }
 
 /// One phase: jobs that ran together.
@@ -447,6 +471,10 @@ pub struct JobResult {
     #[serde(default)]
     pub temporal_merge: Option<MergeReport>,
     /// The merged raw counters (histograms), for reports that need bins.
+    /// zonemode=zbd, a job that writes or trims: the zone resets it made
+    /// (fio's `zone_resets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_resets: Option<u64>,
     #[serde(skip)]
     pub raw: WorkerStats,
     /// Each worker's raw counters, for per-clone reports.

@@ -420,6 +420,9 @@ pub struct JobSpec {
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
+    /// `zonemode=zbd`'s options ([`crate::zbd`]).
+    #[serde(default)]
+    pub zbd: crate::zbd::ZbdOptions,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -563,6 +566,7 @@ impl Default for JobSpec {
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
+            zbd: crate::zbd::ZbdOptions::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
@@ -922,6 +926,7 @@ impl JobSpec {
                 "zonemode=strided needs zonesize (the bytes moved in each zone; fio refuses it too)".into(),
             );
         }
+        self.zbd.check(self.zones.mode).or_else(|(o, m)| e(o, m))?;
         if let Some(size) = self.size {
             if self.offset.checked_add(size).is_none() {
                 return e(

@@ -235,7 +235,7 @@ pub struct StridedZones {
     pub skip: u64,
 }
 
-/// fio's `zonemode` values that ssdready runs (`zbd` is refused).
+/// fio's `zonemode` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ZoneMode {
@@ -246,6 +246,8 @@ pub enum ZoneMode {
     None,
     /// `strided`.
     Strided,
+    /// `zbd`: zoned block devices ([`crate::zbd`]).
+    Zbd,
 }
 
 impl StridedZones {
@@ -255,7 +257,7 @@ impl StridedZones {
         let on = match self.mode {
             ZoneMode::Strided => true,
             ZoneMode::Unset => self.size > 0,
-            ZoneMode::None => false,
+            ZoneMode::None | ZoneMode::Zbd => false,
         };
         (on && self.size > 0).then(|| {
             let range = if self.range == 0 {

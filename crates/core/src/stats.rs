@@ -341,6 +341,8 @@ pub struct WorkerStats {
     pub verify: Option<Box<VerifyStats>>,
     /// `write_iolog`: (path, text) of the requests the worker issued.
     pub iolog_record: Option<Box<(String, String)>>,
+    /// zonemode=zbd: zone resets this worker made (fio's nr_zone_resets).
+    pub zone_resets: Option<u64>,
 }
 
 /// The syncs a worker issued during its measured window (fio's `sync`
@@ -596,6 +598,9 @@ impl WorkerStats {
         }
         if let Some(ov) = &o.verify {
             self.verify.get_or_insert_with(Box::default).merge(ov);
+        }
+        if let Some(z) = o.zone_resets {
+            *self.zone_resets.get_or_insert(0) += z;
         }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;

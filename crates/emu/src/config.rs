@@ -150,6 +150,9 @@ pub struct Params {
     /// Injected faults ([`crate::fault`]); none by default.
     #[serde(default = "crate::fault::FaultParams::off")]
     pub faults: crate::fault::FaultParams,
+    /// Zoned mode ([`crate::zoned`]); off by default.
+    #[serde(default)]
+    pub zoned: crate::zoned::ZoneParams,
 }
 
 impl Default for Params {
@@ -207,6 +210,7 @@ fn base(name: &str) -> Params {
         irq_ns: 0,
         wake_ns: 0,
         faults: crate::fault::FaultParams::off(),
+        zoned: crate::zoned::ZoneParams::default(),
     }
 }
 
@@ -491,6 +495,7 @@ impl Params {
         ]
         .into_iter()
         .chain(p.faults.pairs())
+        .chain(p.zoned.pairs())
         .collect()
     }
 
@@ -515,7 +520,7 @@ impl Params {
             ssdready_core::units::parse_bool(v)
                 .map_err(|e| format!("emulator parameter '{k}': {e}"))
         };
-        if let Some(r) = self.faults.set(k, v) {
+        if let Some(r) = self.faults.set(k, v).or_else(|| self.zoned.set(k, v)) {
             return r;
         }
         match k {
@@ -616,7 +621,7 @@ impl Params {
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
                      cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, and the fault_ keys: fault_read_error_rate, \
                      fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
-                     fault_retry_ns, fault_seed)"
+                     fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp)"
                 ))
             }
         }
@@ -627,7 +632,8 @@ impl Params {
     /// model can serve ([`crate::geometry::check`]). One line naming the key
     /// and the allowed values.
     pub fn check(&self) -> Result<(), String> {
-        crate::geometry::check(self)
+        crate::geometry::check(self)?;
+        self.zoned.check(self)
     }
 
     /// Dies in all.
@@ -738,6 +744,7 @@ impl Params {
         if p.faults.any() {
             out.extend(p.faults.pairs().into_iter().map(|(k, v)| (k.into(), v)));
         }
+        out.extend(p.zoned.pairs().into_iter().map(|(k, v)| (k.into(), v)));
         out
     }
 }

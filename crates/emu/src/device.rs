@@ -610,6 +610,26 @@ impl Device {
         complete
     }
 
+    /// Zoned mode: a command that only takes the controller and erases
+    /// `blocks` FTL blocks on every die (a zone reset; 0: a refused or
+    /// management command); returns its completion ([`crate::zoned`]).
+    pub(crate) fn zone_command(&mut self, t: u64, blocks: u64) -> u64 {
+        self.counters.commands += 1;
+        self.t_now = self.t_now.max(t);
+        let mut done = self.controller(t, 0, 1);
+        for d in (0..self.nand.len()).filter(|_| blocks > 0) {
+            let work = GcWork {
+                erased: blocks,
+                ..GcWork::default()
+            };
+            self.die_work(d as u32, done, work);
+            done = done.max(self.nand[d].pe_end());
+        }
+        let done = done.saturating_add(self.p.cpl_ns);
+        self.now = self.now.max(done);
+        done
+    }
+
     /// Free erase blocks (0 in DRAM mode).
     pub fn free_blocks(&self) -> u64 {
         self.ftl.as_ref().map(|f| f.free_blocks()).unwrap_or(0)

@@ -261,6 +261,11 @@ impl Die {
         self.ops.get(usize::try_from(i).ok()?).map(|o| o.end)
     }
 
+    /// When the last program or erase queued on this die ends.
+    pub fn pe_end(&self) -> u64 {
+        self.pe_end
+    }
+
     /// When the last host program on this die ends.
     pub fn host_end(&self) -> u64 {
         self.op_end(self.last_host.0).unwrap_or(self.last_host.1)

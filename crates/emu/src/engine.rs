@@ -169,6 +169,9 @@ impl SharedDevice {
         }
         let faulty = self.params.faults.any() && op != Op::Trim;
         self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
+            if let Some(refused) = crate::zoned_front::refused(dev, t, op, extent) {
+                return Ok(refused);
+            }
             let done = dev.submit(t, op, &[extent])?;
             if !faulty {
                 return Ok((done, Fault::default()));

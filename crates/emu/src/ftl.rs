@@ -117,6 +117,8 @@ pub struct Ftl {
     die_valid: Vec<u32>,
     next_die: u32,
     pub counters: FtlCounters,
+    /// Zoned mode: the zones place the pages ([`crate::zoned`]).
+    pub zones: Option<crate::zoned::Zones>,
 }
 
 impl Ftl {
@@ -154,6 +156,7 @@ impl Ftl {
             die_valid: vec![0; dies as usize],
             next_die: 0,
             counters: FtlCounters::default(),
+            zones: p.zoned.zoned.then(|| crate::zoned::Zones::new(p)),
         }
     }
 
@@ -165,6 +168,9 @@ impl Ftl {
     /// The physical page holding logical page `lpn`, or None when it was
     /// never written, was trimmed, or is beyond the device.
     pub fn mapping(&self, lpn: u64) -> Option<u64> {
+        if let Some(z) = &self.zones {
+            return z.mapping(lpn);
+        }
         let p = *self.l2p.get(usize::try_from(lpn).ok()?)?;
         (p != NONE).then_some(u64::from(p))
     }
@@ -385,6 +391,10 @@ impl Ftl {
     /// foreground GC that had to run there first.
     pub fn write(&mut self, lpn: u64) -> Result<(u32, GcWork), FtlError> {
         let l = self.index(lpn)?;
+        if let Some(z) = &self.zones {
+            self.counters.host_pages += 1; // no GC: written where the zone says
+            return Ok((z.die_of(lpn), GcWork::default()));
+        }
         self.invalidate(l);
         let die = self.choose_die()?;
         let mut work = GcWork::default();

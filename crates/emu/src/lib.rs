@@ -37,6 +37,9 @@
 //! a device that passes `Params::check` can be modelled to the end of any
 //! workload: the model returns errors rather than panicking, and its
 //! invariants are property-tested (`tests/ftl_props.rs`).
+//! * **Zoned drives** ([`zoned`]): `zoned=1` makes the device host-managed,
+//!   zones written at their write pointers, reset by the host, no GC.
+//!
 //! What a device and the jobs on it will take in memory is known before
 //! anything is allocated ([`memory`]), so one that does not fit is refused.
 
@@ -59,3 +62,5 @@ pub mod merge;
 pub mod powercut;
 pub mod queues;
 pub mod sim;
+pub mod zoned;
+pub mod zoned_front;

@@ -357,6 +357,14 @@ fn job_entry(
     if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
+    let resets = jobs
+        .iter()
+        .filter_map(|j| j.zone_resets)
+        .reduce(|a, b| a + b);
+    if let (Value::Object(m), Some(n)) = (&mut entry, resets) {
+        // fio: zonemode=zbd jobs that write or trim.
+        m.insert("zone_resets".into(), json!(n));
+    }
     if let Value::Object(m) = &mut entry {
         m.insert("ssdready".into(), ours);
     }

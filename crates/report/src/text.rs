@@ -148,6 +148,10 @@ fn job_block(out: &mut String, j: &JobResult) {
     if j.dirs().next().is_none() {
         let _ = writeln!(out, "  {NO_IO}");
     }
+    if let Some(n) = j.zone_resets {
+        // fio prints it after each direction's line ("; N zone resets").
+        let _ = writeln!(out, "  zonemode=zbd: {n} zone resets");
+    }
     for (i, ss) in j.steadystate.iter().enumerate() {
         let who = match j.steadystate.len() {
             1 => String::new(),
@@ -708,6 +712,13 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
             e.erase_count_min,
             e.erase_count_mean,
             e.erase_count_max
+        );
+    }
+    if let Some(z) = &e.zones {
+        let _ = writeln!(
+            out,
+            "  zones: {} ({} open, {} active at the end); {} writes refused, {} reads refused; {} resets ({} blocks erased), {} finishes, {} implicit closes",
+            z.zones, z.open, z.active, z.writes_refused, z.reads_refused, z.resets, z.erased_blocks, z.finishes, z.implicit_closes
         );
     }
     if e.slc_pages_written > 0 || e.pe_suspensions > 0 || e.reads_ahead_of_pe > 0 {

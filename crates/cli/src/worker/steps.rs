@@ -20,6 +20,7 @@ use super::complete::{Wait, Waiter};
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
+use crate::zbd::{Placed, WorkerZbd};
 use ssdready_core::buffers::BufferFiller;
 use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
@@ -183,6 +184,8 @@ struct Loop<'a> {
     /// Refills write buffers before every write (compressible or
     /// deduplicable data); None: they keep the random bytes filled once.
     filler: Option<BufferFiller>,
+    /// zonemode=zbd: where the zones put each I/O.
+    zbd: Option<WorkerZbd>,
 }
 
 impl<'a> Loop<'a> {
@@ -263,6 +266,7 @@ impl<'a> Loop<'a> {
             .then_some([None; 3]),
             fake_io: false,
             op_lat: None,
+            zbd: ctx.zbd.clone(),
         }
     }
 
@@ -423,6 +427,21 @@ impl<'a> Loop<'a> {
         io: FlowIo,
         now: u64,
     ) -> Result<u64, EngineError> {
+        // zonemode=zbd: placed on the zones, their table held until queued.
+        let table = self.zbd.as_ref().map(|z| z.table());
+        let mut held = table.as_deref().map(crate::zbd::lock);
+        let (io, reset_only) = match (self.zbd.as_mut(), held.as_deref_mut()) {
+            (Some(z), Some(t)) => match z.place(t, &mut self.flow, io)? {
+                Placed::Issue(io) => (io, false),
+                Placed::ResetDone(io) => (io, true),
+                Placed::Skip => return Ok(now),
+                Placed::Eof => {
+                    self.done_issuing = true;
+                    return Ok(now);
+                }
+            },
+            _ => (io, false),
+        };
         let slot = self.free.pop().expect("a free slot while inflight < depth");
         let queued = match io {
             FlowIo::Sync { file, data_only } => {
@@ -478,7 +497,11 @@ impl<'a> Loop<'a> {
                     offset,
                     len,
                 };
-                engine.queue(req)?
+                if reset_only {
+                    Queued::Done(i64::from(len))
+                } else {
+                    engine.queue(req)?
+                }
             }
         };
         match queued {
@@ -859,6 +882,7 @@ impl<'a> Loop<'a> {
 
     /// The measured time and the thread's CPU time over it.
     fn finish(self) {
+        self.stats.zone_resets = self.zbd.as_ref().map(|z| z.job.resets);
         if !self.measuring {
             self.stats.measured_ns = 0;
             return;

@@ -461,6 +461,30 @@ impl JobFlow {
             || self.c.main_issued >= self.main_cap
     }
 
+    /// zonemode=zbd moved or cut the plan's last I/O ([`crate::zbd`],
+    /// [`IoPlan::zbd_moved`]): the pass and the job count the bytes issued
+    /// and skipped (fio's io_skip_bytes), not the planned ones; a skip is
+    /// no I/O.
+    pub fn zbd_moved(
+        &mut self,
+        file: u32,
+        d: Ddir,
+        planned: u64,
+        issued: u64,
+        skipped: u64,
+        next: u64,
+    ) {
+        self.plan.zbd_moved(file, d, planned, issued, skipped, next);
+        let fix = |v: &mut u64| *v = v.saturating_add(issued + skipped).saturating_sub(planned);
+        fix(&mut self.c.pass_bytes);
+        if self.main_dirs[d.idx()] {
+            fix(&mut self.c.main_issued);
+        }
+        if issued == 0 {
+            self.c.rw_issued = self.c.rw_issued.saturating_sub(1);
+        }
+    }
+
     /// Count an I/O of the plan as issued.
     #[inline]
     fn count_issue(&mut self, ddir: Ddir, len: u32) {

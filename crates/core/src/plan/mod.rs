@@ -272,6 +272,33 @@ impl IoPlan {
         self.wrapped.pop()
     }
 
+    /// fio's zonemode=zbd moved or cut the last I/O of `file` in
+    /// direction `d` ([`crate::zbd`]): the budget gets back the `planned`
+    /// bytes and pays the `issued` and `skipped` ones (fio counts the bytes
+    /// done and its io_skip_bytes); a sequential job goes on from `next`
+    /// (absolute), as fio's last_pos after the adjustment.
+    pub fn zbd_moved(
+        &mut self,
+        file: u32,
+        d: Ddir,
+        planned: u64,
+        issued: u64,
+        skipped: u64,
+        next: u64,
+    ) {
+        if let Some(left) = &mut self.bytes_left {
+            *left = left
+                .saturating_add(planned)
+                .saturating_sub(issued.saturating_add(skipped));
+        }
+        let random = self.rw.is_random();
+        if let Some(f) = self.files.iter_mut().find(|f| f.region.file == file) {
+            if !random {
+                f.last_pos[d.idx()] = next.saturating_sub(f.region.offset);
+            }
+        }
+    }
+
     /// Bytes still to issue (None when time based).
     pub fn bytes_left(&self) -> Option<u64> {
         self.bytes_left

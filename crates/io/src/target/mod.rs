@@ -16,6 +16,7 @@ pub mod layout;
 pub mod safety;
 pub mod space;
 pub mod sysfs;
+pub mod zoned;
 
 pub use layout::{layout, LayoutEnd, Prep};
 

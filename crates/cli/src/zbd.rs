@@ -1,0 +1,467 @@
+//! fio's `zonemode=zbd` in a run: where each job's zones come from, sizes
+//! given in zones (`size=8z`), and each worker's view of the zones, whose
+//! placement rules are [`ssdready_core::zbd`]'s.
+//!
+//! Zones come, as in fio's `zbd_create_zone_info`, from the target:
+//! * an emulated drive with `zoned=1`: its report-zones (host-managed; its
+//!   `max_open_zones` is the device limit; a job's `zonesize` must match);
+//! * a zoned block device (sysfs `queue/zoned` host-managed or host-aware):
+//!   `BLKREPORTZONE`, and resets by `BLKRESETZONE`;
+//! * anything else (a regular file, a block device or emulated drive that is
+//!   not zoned): fio's emulated zones of `zonesize` bytes (`zonecapacity`
+//!   writable), all empty at the start, known only to this bookkeeping; a
+//!   job without `zonesize` is refused with fio's message.
+//!
+//! The zones of a target are shared by every job of the run that uses it
+//! (fio's per-file `zbd_info`). A worker holds the table's lock from
+//! placing an I/O until the engine has taken it, so writes reach a zone in
+//! write-pointer order whatever the number of workers; a zone reset is done
+//! then too, synchronously (fio quiesces and resets alike).
+
+use crate::prepare::PreparedJob;
+use ssdready_core::jobflow::FlowIo;
+use ssdready_core::jobflow::JobFlow;
+use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
+use ssdready_core::spec_io::ZoneMode;
+use ssdready_core::zbd::{Decision, HostZone, ZbdFile, ZbdJob};
+use ssdready_emu::engine::SharedDevice;
+use ssdready_io::target::zoned::{self, ZonedModel};
+use ssdready_io::target::{Target, TargetKind};
+use ssdready_io::EngineError;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How a target's zones are reset.
+pub(crate) enum Resetter {
+    Emu(Arc<SharedDevice>),
+    Block(File),
+    /// Emulated zones: nothing on the device.
+    Host,
+}
+
+/// One target's zones, shared by the jobs on it.
+pub(crate) struct ZbdShared {
+    pub table: Arc<Mutex<ZbdFile>>,
+    reset: Resetter,
+    name: String,
+}
+
+/// A worker's view: the shared zones and its own job state.
+#[derive(Clone)]
+pub(crate) struct WorkerZbd {
+    shared: Arc<ZbdShared>,
+    pub job: ZbdJob,
+    mixed: bool,
+    rwmix_write: u32,
+    /// Why the job stopped placing I/O, once it has.
+    pub eof: Option<&'static str>,
+}
+
+/// What becomes of one I/O.
+pub(crate) enum Placed {
+    /// Issue it as placed.
+    Issue(FlowIo),
+    /// A trim done as a zone reset: count it completed.
+    ResetDone(FlowIo),
+    /// Nothing now; ask the flow for the next I/O.
+    Skip,
+    /// The job can place no more I/O.
+    Eof,
+}
+
+/// The zone size of `spec`'s target as far as known before it is opened:
+/// an emulated zoned drive's, a zoned block device's, else `zonesize`.
+fn known_zone_size(spec: &JobSpec, devices: &BTreeMap<String, Arc<SharedDevice>>) -> u64 {
+    if spec.ioengine == EngineKind::Emu {
+        if let Some(d) = devices.get(&spec.filename[0]).filter(|d| d.is_zoned()) {
+            return d.params.zoned.size();
+        }
+    }
+    let disk = spec.filename.first().and_then(|f| {
+        let name = std::path::Path::new(f).file_name()?.to_str()?.to_string();
+        zoned::zoned_info(&name).filter(|i| i.0 != ZonedModel::None)
+    });
+    disk.map_or(spec.zones.size, |i| i.1)
+}
+
+/// Sizes in zones (`offset=524z`, `size=8z`) made bytes; they need
+/// zonemode=zbd and a zone size.
+pub(crate) fn resolve_units(
+    spec: &mut JobSpec,
+    devices: &BTreeMap<String, Arc<SharedDevice>>,
+) -> Result<(), String> {
+    let z = &spec.zbd;
+    let given = [
+        ("offset", z.offset_zones),
+        ("size", z.size_zones),
+        ("io_size", z.io_size_zones),
+    ];
+    let Some((opt, n)) = given.iter().find_map(|(o, n)| n.map(|n| (*o, n))) else {
+        return Ok(());
+    };
+    if spec.zones.mode != ZoneMode::Zbd {
+        return Err(format!(
+            "option '{opt}={n}z': sizes in zones need zonemode=zbd"
+        ));
+    }
+    let zs = known_zone_size(spec, devices);
+    if zs == 0 {
+        return Err(format!(
+            "option '{opt}={n}z': the zone size is not known (set zonesize, or use a zoned target)"
+        ));
+    }
+    if let Some(n) = spec.zbd.offset_zones {
+        spec.offset = n.saturating_mul(zs);
+    }
+    if let Some(n) = spec.zbd.size_zones {
+        spec.size = Some(n.saturating_mul(zs));
+    }
+    if let Some(n) = spec.zbd.io_size_zones {
+        spec.io_size = Some(n.saturating_mul(zs));
+    }
+    Ok(())
+}
+
+/// The zones of every zbd job's target, built once per target: fio's
+/// `zbd_init_files` and `zbd_setup_files` checks. Errors are one line
+/// naming the job.
+pub(crate) fn setup(jobs: &[PreparedJob]) -> Result<Vec<Option<Arc<ZbdShared>>>, String> {
+    let mut by_name: BTreeMap<String, Arc<ZbdShared>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let s = &j.spec;
+        if s.zones.mode != ZoneMode::Zbd {
+            out.push(None);
+            continue;
+        }
+        let shared = shared_for(j, &mut by_name).map_err(|e| format!("job '{}': {e}", s.name))?;
+        out.push(Some(shared));
+    }
+    Ok(out)
+}
+
+fn shared_for(
+    j: &PreparedJob,
+    by_name: &mut BTreeMap<String, Arc<ZbdShared>>,
+) -> Result<Arc<ZbdShared>, String> {
+    let s = &j.spec;
+    if j.targets.len() > 1 || j.clones.iter().any(|c| c.regions.len() > 1) {
+        return Err("zonemode=zbd with several files is not supported yet".into());
+    }
+    if s.verify.on() {
+        return Err("zonemode=zbd with verify is not supported yet".into());
+    }
+    let writes = !matches!(s.rw, RwMode::Read | RwMode::RandRead);
+    if writes && !s.direct && s.ioengine != EngineKind::Emu {
+        // fio's zbd_using_direct_io.
+        return Err(
+            "Using direct I/O is mandatory for writing to ZBD drives (set direct=1)".into(),
+        );
+    }
+    let name = match (&j.emu, j.targets.first()) {
+        (Some(_), _) => s.filename[0].clone(),
+        (None, Some(t)) => t.path.display().to_string(),
+        (None, None) => {
+            return Err("zonemode=zbd needs a file, a block device or an emulated drive".into())
+        }
+    };
+    let shared = match by_name.get(&name) {
+        Some(sh) => sh.clone(),
+        None => {
+            let sh = Arc::new(build(j, &name)?);
+            by_name.insert(name, sh.clone());
+            sh
+        }
+    };
+    let mut t = lock(&shared.table);
+    let device_max = match (&j.emu, &shared.reset) {
+        (Some(d), Resetter::Emu(_)) => d.params.zoned.max_open_zones,
+        (None, Resetter::Block(_)) => j.targets[0]
+            .device
+            .as_deref()
+            .and_then(zoned::zoned_info)
+            .map_or(0, |i| i.2),
+        _ => 0,
+    };
+    if t.max_write_zones == 0 || s.zbd.max_open_zones > 0 {
+        t.limit(&s.zbd, device_max)?;
+    }
+    if s.zbd.job_max_open_zones > 0 && t.max_write_zones == 0 && writes {
+        return Err("'job_max_open_zones' cannot be used without a global open zones limit".into());
+    }
+    drop(t);
+    Ok(shared)
+}
+
+/// A target's zones (module docs).
+fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
+    let s = &j.spec;
+    let (zs, cap) = (s.zones.size, s.zbd.zone_capacity);
+    if let Some(dev) = j.emu.as_ref().filter(|d| d.is_zoned()) {
+        let zones = dev
+            .report_zones()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let size = dev.params.zoned.size();
+        if zs > 0 && zs != size {
+            return Err(format!(
+                "{name}: job parameter zonesize {zs} does not match disk zone size {size}"
+            ));
+        }
+        let host = zones
+            .iter()
+            .map(|z| HostZone::new(z.start, z.len, z.capacity, z.wp))
+            .collect();
+        return Ok(shared(
+            ZbdFile::new(size, host, true),
+            Resetter::Emu(dev.clone()),
+            name,
+        ));
+    }
+    if let Some(t) = j.targets.first().filter(|t| is_zoned_disk(t)) {
+        return block_zones(t, s, name);
+    }
+    // fio's init_zone_info: emulated zones.
+    if zs == 0 {
+        return Err(format!(
+            "{name}: Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd"
+        ));
+    }
+    if zs < 512 {
+        return Err(format!(
+            "{name}: zone size must be at least 512 bytes for --zonemode=zbd"
+        ));
+    }
+    if cap > zs {
+        return Err(format!(
+            "{name}: job parameter zonecapacity {cap} is larger than zone size {zs}"
+        ));
+    }
+    let size = match (&j.emu, j.targets.first()) {
+        (Some(d), _) => d.capacity(),
+        // fio: the file as it is before the run lays it out.
+        (None, Some(t)) => t.size,
+        (None, None) => 0,
+    };
+    if size < zs {
+        return Err(format!(
+            "{name}: file/device size {size} is smaller than zone size {zs}"
+        ));
+    }
+    let cap = if cap == 0 { zs } else { cap };
+    Ok(shared(
+        ZbdFile::emulated(size, zs, cap),
+        Resetter::Host,
+        name,
+    ))
+}
+
+fn shared(file: ZbdFile, reset: Resetter, name: &str) -> ZbdShared {
+    ZbdShared {
+        table: Arc::new(Mutex::new(file)),
+        reset,
+        name: name.to_string(),
+    }
+}
+
+fn is_zoned_disk(t: &Target) -> bool {
+    t.kind == TargetKind::Block
+        && t.device
+            .as_deref()
+            .and_then(zoned::zoned_info)
+            .is_some_and(|i| i.0 != ZonedModel::None)
+}
+
+/// A zoned block device's zones (BLKREPORTZONE), opened for resets when
+/// the job writes or trims (the run's safety checks passed already).
+fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, String> {
+    let modifies = !matches!(s.rw, RwMode::Read | RwMode::RandRead);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(modifies)
+        .open(&t.path)
+        .map_err(|e| format!("{name}: opening for zone reports: {e}"))?;
+    let zones =
+        zoned::report_zones(&file).map_err(|e| format!("{name}: report zones failed ({e})"))?;
+    if zones.iter().any(|z| z.conventional) {
+        return Err(format!(
+            "{name}: conventional zones are not supported yet with zonemode=zbd"
+        ));
+    }
+    let size = zones.first().map_or(0, |z| z.len);
+    if s.zones.size > 0 && s.zones.size != size {
+        return Err(format!(
+            "{name}: job parameter zonesize {} does not match disk zone size {size}",
+            s.zones.size
+        ));
+    }
+    let host = zones
+        .iter()
+        .map(|z| {
+            let wp = if z.full { z.start + z.capacity } else { z.wp };
+            HostZone::new(z.start, z.len, z.capacity, wp)
+        })
+        .collect();
+    Ok(shared(
+        ZbdFile::new(size, host, true),
+        Resetter::Block(file),
+        name,
+    ))
+}
+
+/// The table's lock (a poisoned one still holds consistent zones: every
+/// change to them is made whole under it).
+pub(crate) fn lock(t: &Mutex<ZbdFile>) -> MutexGuard<'_, ZbdFile> {
+    t.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Worker `view`'s zbd state, when its job has zones.
+pub(crate) fn for_worker(
+    shared: Option<&Arc<ZbdShared>>,
+    spec: &JobSpec,
+    region: Option<&ssdready_core::plan::Region>,
+) -> Option<WorkerZbd> {
+    let (shared, r) = (shared?, region?);
+    let min_bs: [u64; 3] = std::array::from_fn(|d| u64::from(spec.bs.for_dir(d).min()));
+    let job = lock(&shared.table).job(r.offset, r.len, min_bs, spec.rw.is_random(), &spec.zbd);
+    Some(WorkerZbd {
+        shared: shared.clone(),
+        job,
+        mixed: matches!(spec.rw, RwMode::ReadWrite | RwMode::RandRw),
+        rwmix_write: 100 - spec.rwmixread.min(100),
+        eof: None,
+    })
+}
+
+impl WorkerZbd {
+    /// The shared table (to hold its lock while an I/O is placed and queued).
+    pub fn table(&self) -> Arc<Mutex<ZbdFile>> {
+        self.shared.table.clone()
+    }
+
+    /// Place `io` on the zones (`t`: the table, locked), resetting a zone
+    /// first when the rules say so; the flow is told what moved.
+    pub fn place(
+        &mut self,
+        t: &mut ZbdFile,
+        plan: &mut JobFlow,
+        io: FlowIo,
+    ) -> Result<Placed, EngineError> {
+        let FlowIo::Rw {
+            file,
+            ddir,
+            offset,
+            len,
+            tag,
+        } = io
+        else {
+            return Ok(Placed::Issue(io));
+        };
+        let ddir = t.adjust_ddir(&self.job, ddir, self.mixed, self.rwmix_write);
+        let planned = u64::from(len);
+        let rw = |offset: u64, len: u64| FlowIo::Rw {
+            file,
+            ddir,
+            offset,
+            len: len as u32,
+            tag,
+        };
+        Ok(match t.adjust(&mut self.job, ddir, offset, planned) {
+            Decision::Io { offset, len, reset } => {
+                if let Some(z) = reset {
+                    self.reset(t, z)?;
+                }
+                plan.zbd_moved(file, ddir, planned, len, 0, offset + len);
+                Placed::Issue(rw(offset, len))
+            }
+            Decision::ResetOnly { zone, offset, len } => {
+                self.reset(t, zone)?;
+                plan.zbd_moved(file, ddir, planned, len, 0, offset + len);
+                Placed::ResetDone(rw(offset, len))
+            }
+            Decision::Skip { to } => {
+                plan.zbd_moved(file, ddir, planned, 0, to - offset, to);
+                Placed::Skip
+            }
+            Decision::Eof(why) => {
+                self.eof = Some(why);
+                Placed::Eof
+            }
+        })
+    }
+
+    /// Reset zone `z` on the device (nothing for emulated zones).
+    fn reset(&self, t: &ZbdFile, z: usize) -> Result<(), EngineError> {
+        let fail = |e: String| EngineError::Sys {
+            what: format!(
+                "{}: resetting the write pointer of zone {z}",
+                self.shared.name
+            ),
+            source: std::io::Error::other(e),
+        };
+        match &self.shared.reset {
+            Resetter::Host => Ok(()),
+            Resetter::Emu(dev) => dev
+                .manage_zone(ssdready_emu::zoned::ZoneOp::Reset, z)?
+                .map_err(|e| fail(e.to_string())),
+            Resetter::Block(f) => {
+                let zone = t.zones[z];
+                zoned::reset_zones(f, zone.start, zone.len).map_err(|e| fail(e.to_string()))
+            }
+        }
+    }
+}
+
+/// An emulated zoned drive's zone counters for its report (None when it is
+/// not zoned).
+pub(crate) fn emu_zones(
+    dev: &ssdready_emu::device::Device,
+) -> Option<ssdready_core::result::EmuZones> {
+    let z = dev.ftl.as_ref()?.zones.as_ref()?;
+    let (open, active) = z.open_active();
+    let c = z.counters;
+    Some(ssdready_core::result::EmuZones {
+        zones: z.report().len() as u64,
+        open,
+        active,
+        writes_refused: c.writes_refused,
+        reads_refused: c.reads_refused,
+        resets: c.resets,
+        finishes: c.finishes,
+        explicit_opens: c.explicit_opens,
+        closes: c.closes,
+        implicit_closes: c.implicit_closes,
+        erased_blocks: c.erased_blocks,
+    })
+}
+
+/// Zoned emulated drives run in real time through the emulator's own queue
+/// pairs, where every command meets the zones: virtual time and temporal
+/// merge (whose commands do not) refuse them, saying so.
+pub(crate) fn check_zoned_devices(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, ssdready_emu::config::Params>,
+    virtual_time: bool,
+) -> Result<(), String> {
+    for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
+        if virtual_time {
+            return Err(format!(
+                "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
+            ));
+        }
+        let merged = specs.iter().find(|s| {
+            s.ioengine == EngineKind::Emu
+                && &s.filename[0] == name
+                && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
+        });
+        if let Some(s) = merged {
+            return Err(format!(
+                "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
+                s.name,
+                s.temporal_merge.name()
+            ));
+        }
+    }
+    Ok(())
+}
