@@ -35,6 +35,7 @@ use std::sync::{Arc, Barrier};
 
 mod checks;
 mod complete;
+mod contents;
 mod files;
 mod steps;
 mod tokens;

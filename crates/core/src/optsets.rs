@@ -32,7 +32,6 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("iopsavgtime", "IOPS are sampled once per second"),
     ("per_job_logs", "logs are always written per worker (fio's default)"),
     ("random_generator", "random offsets come from ssdready's keyed permutation (same coverage, different order than fio's)"),
-    ("scramble_buffers", "write buffers are filled with random bytes once"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),
     ("thread", "ssdready always runs workers as threads"),
@@ -57,7 +56,6 @@ const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported y
 /// change nothing and are accepted, why any other value is refused).
 pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
-    ("buffer_pattern", &[], "write buffers with a fixed pattern are not supported yet (every write has fresh random bytes)"),
     ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
     ("cmdprio", &[], CMDPRIO),
     ("cmdprio_bssplit", &[], CMDPRIO),
@@ -82,9 +80,7 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
     ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
     ("read_beyond_wp", &["0"], ZONE_OPTION),
-    ("refill_buffers", &["0"], "refilling write buffers before every write is not supported yet (they are filled with random bytes once)"),
     ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
-    ("zero_buffers", &["0"], "zero-filled write buffers are not supported yet (every write has fresh random bytes)"),
     ("zone_reset_frequency", &["0"], ZONE_OPTION),
     ("zone_reset_threshold", &["0"], ZONE_OPTION),
     ("zonecapacity", &[], ZONE_OPTION),

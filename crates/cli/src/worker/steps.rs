@@ -17,10 +17,10 @@
 //! * [`Loop::publish_live`]: the progress display's counters.
 
 use super::complete::{Wait, Waiter};
+use super::contents::WriteBuffers;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
-use ssdready_core::buffers::BufferFiller;
 use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::spec_types::ErrorKind;
@@ -92,6 +92,9 @@ pub(super) fn hot_loop<E: Engine>(
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
     w.fake_io = engine.fake_io();
+    if let Some(f) = &w.filler {
+        f.prefill(engine, w.depth);
+    }
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -178,9 +181,9 @@ struct Loop<'a> {
     fake_io: bool,
     /// The file operation's time the last fake I/O brought, not yet counted.
     op_lat: Option<u64>,
-    /// Refills write buffers before every write (compressible or
-    /// deduplicable data); None: they keep the random bytes filled once.
-    filler: Option<BufferFiller>,
+    /// What write buffers hold (refilled or scrambled before each write);
+    /// None: they keep the random bytes filled once.
+    filler: Option<WriteBuffers>,
 }
 
 impl<'a> Loop<'a> {
@@ -246,10 +249,7 @@ impl<'a> Loop<'a> {
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing: Pacing::new(spec, start),
-            filler: spec.buffers.refills().then(|| {
-                let seed = spec.randseed ^ u64::from(ctx.number).rotate_left(32);
-                BufferFiller::new(spec.buffers, seed)
-            }),
+            filler: WriteBuffers::new(spec, ctx.number),
             done_issuing: false,
             give_up_at: None,
             tokens: None,
@@ -466,7 +466,7 @@ impl<'a> Loop<'a> {
                     }
                 } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
                     if let Some(buf) = engine.buffer(slot) {
-                        filler.fill(&mut buf[..len as usize]);
+                        filler.before_write(&mut buf[..len as usize], offset, now);
                     }
                 }
                 let req = IoReq {
