@@ -436,6 +436,14 @@ fn exitall(
     ends: &mut crate::steadystate::EndFlags,
 ) -> bool {
     let mut end_run = false;
+    if lives
+        .iter()
+        .any(|(ji, l)| jobs[*ji].spec.run.exitall_on_error && l.errored.load(Relaxed))
+    {
+        // fio's exitall_on_error: every job ends, and the run with them.
+        ends.end_all();
+        end_run = true;
+    }
     for (ji, _) in lives
         .iter()
         .filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))

@@ -47,6 +47,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
+        .chain(crate::option_table_run::RUN_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -58,6 +59,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
+        .chain(crate::option_table_run::RUN_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 

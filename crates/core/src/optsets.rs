@@ -50,18 +50,26 @@ const DEDUPE: &str =
     "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
 const LATENCY_TARGET: &str =
     "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
+const CGROUP: &str = "fio puts each job's process in a cgroup; ssdready's jobs are threads of one process, and a cgroup's \
+     I/O weight or limits would apply to every job at once (run ssdready itself in a cgroup instead)";
+const SWITCH_USER: &str = "fio switches each job's process to this user or group; ssdready's jobs are threads of one process \
+     and share its credentials (run ssdready as that user instead, e.g. with setpriv or sudo -u)";
 const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
 
 /// Options parsed and refused when the job runs: (option, fio's values that
 /// change nothing and are accepted, why any other value is refused).
 pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
+    ("cgroup", &[], CGROUP),
+    ("cgroup_nodelete", &["0"], CGROUP),
+    ("cgroup_weight", &["0"], CGROUP),
     ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
     ("cmdprio", &[], CMDPRIO),
     ("cmdprio_bssplit", &[], CMDPRIO),
     ("cmdprio_class", &[], CMDPRIO),
     ("cmdprio_percentage", &["0"], CMDPRIO),
     ("dedupe_global", &["0"], DEDUPE),
+    ("gid", &[], SWITCH_USER),
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
@@ -81,6 +89,7 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
     ("read_beyond_wp", &["0"], ZONE_OPTION),
     ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
+    ("uid", &[], SWITCH_USER),
     ("zone_reset_frequency", &["0"], ZONE_OPTION),
     ("zone_reset_threshold", &["0"], ZONE_OPTION),
     ("zonecapacity", &[], ZONE_OPTION),
@@ -95,23 +104,12 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
     "atomic",
-    "cgroup",
-    "cgroup_nodelete",
-    "cgroup_weight",
     "create_fsync",
     "create_only",
-    "exec_postrun",
-    "exec_prerun",
-    "exitall_on_error",
     "file_append",
     "force_async",
-    "gid",
-    "hugepage-size",
-    "iomem_align",
-    "iodepth_low",
     "ioscheduler",
     "lockfile",
-    "lockmem",
     "log_alternate_epoch",
     "log_alternate_epoch_clock_id",
     "log_compression",
@@ -122,12 +120,9 @@ pub static NOT_YET: &[&str] = &[
     "log_max_value",
     "log_store_compressed",
     "log_unix_epoch",
-    "max_latency",
-    "mem",
     "merge_blktrace_file",
     "merge_blktrace_iters",
     "merge_blktrace_scalars",
-    "nice",
     "nowait",
     "percentage_random",
     "profile",
@@ -146,7 +141,6 @@ pub static NOT_YET: &[&str] = &[
     "trim_backlog_batch",
     "trim_percentage",
     "trim_verify_zero",
-    "uid",
     "unified_rw_reporting",
     "userspace_reap",
     "write_hint",
@@ -160,8 +154,6 @@ pub static NOT_YET: &[&str] = &[
 /// table itself): (alias, fio's name).
 pub static ALIASES: &[(&str, &str)] = &[
     ("disable_bw", "disable_bw_measurement"),
-    ("iomem", "mem"),
-    ("mem_align", "iomem_align"),
     ("ss", "steadystate"),
     ("ss_dur", "steadystate_duration"),
     ("ss_ramp", "steadystate_ramp_time"),

@@ -16,6 +16,8 @@
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
 
+mod limits;
+
 use super::complete::{Wait, Waiter};
 use super::contents::WriteBuffers;
 use super::tokens::FlowToken;
@@ -144,6 +146,10 @@ struct Loop<'a> {
     /// Per slot, the request of a `special` slot.
     special: Vec<FlowIo>,
     depth: usize,
+    /// `iodepth_low`: a full queue drains to this depth before refilling.
+    refill_at: usize,
+    /// Draining to `refill_at`.
+    holding: bool,
     batch_submit: usize,
     complete_min: usize,
     complete_max: usize,
@@ -227,6 +233,8 @@ impl<'a> Loop<'a> {
                 depth
             ],
             depth,
+            refill_at: spec.run.refill_at(depth as u32) as usize,
+            holding: false,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
             complete_max: (spec.batch_complete_max() as usize)
@@ -304,6 +312,9 @@ impl<'a> Loop<'a> {
     fn issue<E: Engine>(&mut self, engine: &mut E, mut now: u64) -> Result<(), EngineError> {
         let mut burst = 0usize;
         self.draining = false;
+        if self.holding_for_low_mark() {
+            return Ok(());
+        }
         while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
             burst += 1;
             if self.pacing.early(self.flow.plan_mut(), now) {
@@ -353,6 +364,7 @@ impl<'a> Loop<'a> {
                 self.done_issuing = true;
             }
         }
+        self.holding_for_low_mark(); // a full queue now drains to iodepth_low
         Ok(())
     }
 
@@ -535,6 +547,7 @@ impl<'a> Loop<'a> {
         let must_wait = self.done_issuing
             || self.draining
             || self.inflight >= self.depth
+            || self.holding_for_low_mark()
             || self.pacing.paced();
         let min = if must_wait {
             self.complete_min.min(self.inflight)
@@ -629,6 +642,7 @@ impl<'a> Loop<'a> {
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
+        self.check_max_latency(&s, ddir, t);
         if !self.measuring {
             return;
         }
