@@ -12,7 +12,10 @@ use std::path::Path;
 /// contents, ssdready's first.
 fn written(dir: &Path, extra: &[&str]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for (file, run) in [("--filename=s", ssdready_in as Runner), ("--filename=f", fio_in)] {
+    for (file, run) in [
+        ("--filename=s", ssdready_in as Runner),
+        ("--filename=f", fio_in),
+    ] {
         if file == "--filename=f" && !have_fio() {
             break;
         }
@@ -64,9 +67,9 @@ fn zero_buffers_writes_zeros_without_scrambling_as_fio() {
 /// Whether each 512-byte sector of `data` carries its own offset at the
 /// start of one of its 8 cache lines (fio's small_content_scramble).
 fn sectors_carry_their_offsets(data: &[u8]) -> bool {
-    data.chunks(512).enumerate().all(|(i, s)| {
-        (0..8).any(|l| s[l * 64..l * 64 + 8] == ((i * 512) as u64).to_ne_bytes())
-    })
+    data.chunks(512)
+        .enumerate()
+        .all(|(i, s)| (0..8).any(|l| s[l * 64..l * 64 + 8] == ((i * 512) as u64).to_ne_bytes()))
 }
 
 #[test]
@@ -99,12 +102,7 @@ fn refill_buffers_writes_distinct_random_blocks_as_fio() {
 
 #[test]
 fn a_buffer_pattern_with_an_offset_format_is_refused_as_fio() {
-    let o = common::ssdready(&[
-        "run",
-        "--parse-only",
-        "--name=j",
-        "--buffer_pattern=%o",
-    ]);
+    let o = common::ssdready(&["run", "--parse-only", "--name=j", "--buffer_pattern=%o"]);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("buffer_pattern") && e.contains("%o"), "{e}");
@@ -118,15 +116,18 @@ fn a_buffer_pattern_with_an_offset_format_is_refused_as_fio() {
 fn iodepth_low_lets_a_full_queue_drain_before_refilling_as_fio() {
     let d = tempfile::tempdir().unwrap();
     let level = |low: &str| {
-        let (v, _) = ssdready_in(d.path(), &[
-            "--name=j",
-            "--size=64m",
-            "--bs=4k",
-            "--rw=randread",
-            "--iodepth=16",
-            low,
-            "--number_ios=20000",
-        ]);
+        let (v, _) = ssdready_in(
+            d.path(),
+            &[
+                "--name=j",
+                "--size=64m",
+                "--bs=4k",
+                "--rw=randread",
+                "--iodepth=16",
+                low,
+                "--number_ios=20000",
+            ],
+        );
         v["jobs"][0]["iodepth_level"].clone()
     };
     let full = level("--iodepth_low=0");
@@ -178,7 +179,12 @@ fn max_latency_ends_the_job_with_etimedout_as_fio() {
 fn every_mem_kind_moves_the_data_and_huge_pages_are_named_when_missing() {
     let d = tempfile::tempdir().unwrap();
     let buf_file = format!("--mem=mmapshared:{}", d.path().join("mb").display());
-    for mem in ["--mem=malloc", "--iomem=shm", "--mem=mmap", buf_file.as_str()] {
+    for mem in [
+        "--mem=malloc",
+        "--iomem=shm",
+        "--mem=mmap",
+        buf_file.as_str(),
+    ] {
         let args = [
             "--name=j",
             "--filename=f",
@@ -192,7 +198,11 @@ fn every_mem_kind_moves_the_data_and_huge_pages_are_named_when_missing() {
             mem,
         ];
         let (v, o) = ssdready_in(d.path(), &args);
-        assert!(o.status.success(), "{mem}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{mem}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20, "{mem}");
         let data = std::fs::read(d.path().join("f")).unwrap();
         assert!(data.iter().all(|&b| b == 0x5a), "{mem}");
@@ -203,11 +213,20 @@ fn every_mem_kind_moves_the_data_and_huge_pages_are_named_when_missing() {
         for mem in ["--mem=mmaphuge", "--mem=shmhuge"] {
             let o = raw_in(
                 d.path(),
-                &["--name=j", "--filename=f", "--size=1m", "--ioengine=psync", mem],
+                &[
+                    "--name=j",
+                    "--filename=f",
+                    "--size=1m",
+                    "--ioengine=psync",
+                    mem,
+                ],
             );
             let e = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{e}");
-            assert!(e.contains("no free huge pages") && e.contains("nr_hugepages"), "{e}");
+            assert!(
+                e.contains("no free huge pages") && e.contains("nr_hugepages"),
+                "{e}"
+            );
         }
     }
 }
@@ -238,11 +257,20 @@ fn exec_prerun_and_postrun_write_their_output_files_with_the_jobs_nice() {
     // A failing prerun fails the job (exit code 1), no I/O.
     let o = raw_in(
         d.path(),
-        &["--name=bad", "--filename=g", "--size=64k", "--rw=write", "--exec_prerun=exit 3"],
+        &[
+            "--name=bad",
+            "--filename=g",
+            "--size=64k",
+            "--rw=write",
+            "--exec_prerun=exit 3",
+        ],
     );
     assert_eq!(o.status.code(), Some(1));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("exec_prerun") && e.contains("bad.prerun.txt"), "{e}");
+    assert!(
+        e.contains("exec_prerun") && e.contains("bad.prerun.txt"),
+        "{e}"
+    );
 }
 
 /// Two jobs: one fails at its first I/O (max_latency=1 on a file); with
@@ -265,13 +293,26 @@ fn exitall_on_error_ends_every_job_when_one_fails() {
         .args(["run", "j.fio", "--output-format=json"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(t.elapsed().as_secs() < 15, "the time-based job was not ended");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        t.elapsed().as_secs() < 15,
+        "the time-based job was not ended"
+    );
 }
 
 #[test]
 fn uid_gid_and_cgroups_are_refused_with_the_reason_and_exit_2() {
-    for opt in ["--uid=1000", "--gid=1000", "--cgroup=x", "--cgroup_weight=100"] {
+    for opt in [
+        "--uid=1000",
+        "--gid=1000",
+        "--cgroup=x",
+        "--cgroup_weight=100",
+    ] {
         let o = common::ssdready(&["run", "--name=j", "--size=1m", opt]);
         assert_eq!(o.status.code(), Some(2), "{opt}");
         let e = String::from_utf8_lossy(&o.stderr);
@@ -283,12 +324,37 @@ fn uid_gid_and_cgroups_are_refused_with_the_reason_and_exit_2() {
 fn lockmem_pins_memory_for_the_job_or_names_the_limit() {
     let o = common::ssdready(&["run", "--name=j", "--size=1m", "--lockmem=1m"]);
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success() || e.contains("memlock"),
-        "{e}"
-    );
+    assert!(o.status.success() || e.contains("memlock"), "{e}");
     let o = common::ssdready(&["run", "--name=j", "--size=1m", "--lockmem=64t"]);
     assert_ne!(o.status.code(), Some(0));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("lockmem"), "{e}");
+}
+
+/// create_fsync=0 (fio's default is 1) still lays the file out before the
+/// job: the same 1 MiB file and I/O count as fio.
+#[test]
+fn create_fsync_off_still_lays_the_file_out_as_fio() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |f: &'static str| {
+        [
+            f,
+            "--name=j",
+            "--size=1m",
+            "--rw=randread",
+            "--bs=4k",
+            "--create_fsync=0",
+        ]
+    };
+    let (v, o) = ssdready_in(d.path(), &args("--filename=s"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::metadata(d.path().join("s")).unwrap().len(),
+        1 << 20
+    );
+    assert_eq!(ios(&v, "read"), 256);
+    if have_fio() {
+        let (f, _) = fio_in(d.path(), &args("--filename=f"));
+        assert_eq!(ios(&f, "read"), 256);
+    }
 }

@@ -10,6 +10,17 @@ use crate::units::{parse_bool, parse_size, parse_time_ns};
 /// The table. Keep it sorted by name.
 pub static RUN_OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "create_fsync",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "fsync a file once it is laid out (default 1, as fio)",
+        set: |s, v| {
+            s.run.create_fsync = Some(parse_bool(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "exec_postrun",
         aliases: &[],
         arity: Arity::Value,

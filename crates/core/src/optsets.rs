@@ -104,7 +104,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
     "atomic",
-    "create_fsync",
     "create_only",
     "file_append",
     "force_async",

@@ -12,6 +12,7 @@
 //!   `jobname.prerun.txt` / `jobname.postrun.txt` (as fio);
 //! * `mem` (`iomem`), `iomem_align`, `hugepage-size`: where I/O buffers
 //!   are allocated ([`MemKind`]);
+//! * `create_fsync`: whether a file laid out is fsynced (default: yes);
 //! * `lockmem`: memory pinned with mlock for the job's run, so that the
 //!   page cache and the job see that much less memory.
 
@@ -85,7 +86,9 @@ impl MemSpec {
             "mmaphuge" => MemKind::MmapHuge,
             "mmapshared" => MemKind::MmapShared,
             "cudamalloc" => {
-                return Err("'cudamalloc' needs fio's CUDA support, which ssdready does not have".into())
+                return Err(
+                    "'cudamalloc' needs fio's CUDA support, which ssdready does not have".into(),
+                )
             }
             _ => return Err(format!("'{kind}' is not a memory type")),
         };
@@ -95,7 +98,9 @@ impl MemSpec {
         );
         self.file = match file {
             Some(f) if f.is_empty() => return Err(format!("'{v}' names no file")),
-            Some(_) if !mapped => return Err(format!("'{kind}' takes no file (only the mmap types do)")),
+            Some(_) if !mapped => {
+                return Err(format!("'{kind}' takes no file (only the mmap types do)"))
+            }
             f => f.map(String::from),
         };
         Ok(())
@@ -134,6 +139,9 @@ pub struct RunSpec {
     /// `lockmem`: bytes pinned with mlock while the job runs.
     #[serde(default)]
     pub lockmem: u64,
+    /// `create_fsync`, when written (fio's default: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_fsync: Option<bool>,
 }
 
 impl RunSpec {
@@ -170,10 +178,16 @@ mod tests {
     fn mem_types_parse_as_fio_with_an_optional_file() {
         let mut m = MemSpec::default();
         m.parse_kind("mmapshared:/tmp/x").unwrap();
-        assert_eq!((m.kind, m.file.as_deref()), (MemKind::MmapShared, Some("/tmp/x")));
+        assert_eq!(
+            (m.kind, m.file.as_deref()),
+            (MemKind::MmapShared, Some("/tmp/x"))
+        );
         m.parse_kind("shmhuge").unwrap();
         assert_eq!((m.kind, m.file), (MemKind::ShmHuge, None));
-        assert!(m.parse_kind("shm:/tmp/x").unwrap_err().contains("takes no file"));
+        assert!(m
+            .parse_kind("shm:/tmp/x")
+            .unwrap_err()
+            .contains("takes no file"));
         assert!(m.parse_kind("cudamalloc").unwrap_err().contains("CUDA"));
         assert!(m.parse_kind("heap").is_err());
     }

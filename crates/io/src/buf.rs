@@ -66,7 +66,11 @@ impl AlignedBuf {
         }
         // Mappings are page (or huge page) aligned; iomem_align beyond that
         // is had by mapping more and starting further in.
-        let unit = if mem.kind.huge() { mem.huge_page() as usize } else { ALIGN };
+        let unit = if mem.kind.huge() {
+            mem.huge_page() as usize
+        } else {
+            ALIGN
+        };
         let usable = len.max(1).div_ceil(ALIGN) * ALIGN;
         let extra = if align > unit { align - unit } else { 0 };
         let map_len = (usable + extra).div_ceil(unit) * unit;
@@ -200,7 +204,10 @@ mod tests {
                 let on_disk = std::fs::read(&file).unwrap();
                 assert!(on_disk.len() >= 3 * 8192);
                 drop(bufs);
-                assert!(!file.exists(), "a buffer file it created is removed, as fio");
+                assert!(
+                    !file.exists(),
+                    "a buffer file it created is removed, as fio"
+                );
             }
         }
     }

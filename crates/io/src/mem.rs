@@ -103,11 +103,19 @@ fn shm(mem: &MemSpec, len: usize) -> Result<Mapped, EngineError> {
     let id = unsafe { libc::shmget(libc::IPC_PRIVATE, len, flags) };
     if id < 0 {
         let e = std::io::Error::last_os_error();
-        if mem.kind.huge() && matches!(e.raw_os_error(), Some(libc::ENOMEM | libc::EINVAL | libc::EPERM)) {
+        if mem.kind.huge()
+            && matches!(
+                e.raw_os_error(),
+                Some(libc::ENOMEM | libc::EINVAL | libc::EPERM)
+            )
+        {
             return Err(EngineError::Unsupported(huge_pages_missing(mem)));
         }
         return Err(EngineError::Sys {
-            what: format!("shmget of {len} bytes (mem={}; see /proc/sys/kernel/shmmax)", mem.kind.name()),
+            what: format!(
+                "shmget of {len} bytes (mem={}; see /proc/sys/kernel/shmmax)",
+                mem.kind.name()
+            ),
             source: e,
         });
     }
@@ -143,7 +151,8 @@ fn map(mem: &MemSpec, len: usize, index: usize) -> Result<Mapped, EngineError> {
         }
     };
     if mem.kind.huge() && file.is_none() {
-        flags |= libc::MAP_HUGETLB | (mem.huge_page().trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT;
+        flags |=
+            libc::MAP_HUGETLB | (mem.huge_page().trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT;
     }
     let fd = file.as_ref().map_or(-1, |f| f.as_raw_fd());
     let offset = (index * len) as libc::off_t;
