@@ -97,7 +97,7 @@ impl MemSpec {
             MemKind::Mmap | MemKind::MmapHuge | MemKind::MmapShared
         );
         self.file = match file {
-            Some(f) if f.is_empty() => return Err(format!("'{v}' names no file")),
+            Some("") => return Err(format!("'{v}' names no file")),
             Some(_) if !mapped => {
                 return Err(format!("'{kind}' takes no file (only the mmap types do)"))
             }
@@ -183,7 +183,7 @@ mod tests {
             (MemKind::MmapShared, Some("/tmp/x"))
         );
         m.parse_kind("shmhuge").unwrap();
-        assert_eq!((m.kind, m.file), (MemKind::ShmHuge, None));
+        assert_eq!((m.kind, m.file.as_deref()), (MemKind::ShmHuge, None));
         assert!(m
             .parse_kind("shm:/tmp/x")
             .unwrap_err()

@@ -72,7 +72,7 @@ impl AlignedBuf {
             ALIGN
         };
         let usable = len.max(1).div_ceil(ALIGN) * ALIGN;
-        let extra = if align > unit { align - unit } else { 0 };
+        let extra = align.saturating_sub(unit);
         let map_len = (usable + extra).div_ceil(unit) * unit;
         let mapped = crate::mem::Mapped::new(mem, map_len, index)?;
         let base = mapped.addr() as usize;
