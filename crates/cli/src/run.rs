@@ -659,7 +659,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 .map(|&ji| jobs[ji].spec.name.as_str())
                 .collect();
             warnings.push(format!(
-                "exitall with exit_what=all ended the run: job(s) {} did not start (as in fio)",
+                "exitall (exit_what=all) or exitall_on_error ended the run: job(s) {} did not start (as in fio)",
                 skipped.join(", ")
             ));
             break;
