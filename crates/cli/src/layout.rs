@@ -108,12 +108,14 @@ fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
                 prep: target::Prep {
                     fallocate: j.spec.files.fallocate,
                     write_data,
+                    fsync: j.spec.run.create_fsync.unwrap_or(true),
                 },
                 job: j.spec.name.clone(),
                 existed: t.path.exists(),
             });
             g.need = g.need.max(r.offset + r.len);
             g.prep.write_data |= write_data;
+            g.prep.fsync |= j.spec.run.create_fsync.unwrap_or(true);
         }
     }
     want.into_values()

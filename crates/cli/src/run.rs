@@ -438,6 +438,14 @@ fn exitall(
     ends: &mut crate::steadystate::EndFlags,
 ) -> bool {
     let mut end_run = false;
+    if lives
+        .iter()
+        .any(|(ji, l)| jobs[*ji].spec.run.exitall_on_error && l.errored.load(Relaxed))
+    {
+        // fio's exitall_on_error: every job ends, and the run with them.
+        ends.end_all();
+        end_run = true;
+    }
     for (ji, _) in lives
         .iter()
         .filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
@@ -658,7 +666,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 .map(|&ji| jobs[ji].spec.name.as_str())
                 .collect();
             warnings.push(format!(
-                "exitall with exit_what=all ended the run: job(s) {} did not start (as in fio)",
+                "exitall (exit_what=all) or exitall_on_error ended the run: job(s) {} did not start (as in fio)",
                 skipped.join(", ")
             ));
             break;

@@ -35,8 +35,10 @@ use std::sync::{Arc, Barrier};
 
 mod checks;
 mod complete;
+mod contents;
 mod files;
 mod replay;
+mod hooks;
 mod steps;
 mod tokens;
 mod wait;
@@ -54,6 +56,9 @@ pub struct Live {
     pub bytes: [AtomicU64; 3],
     /// Set when the worker has finished.
     pub done: AtomicBool,
+    /// Set, before `done`, when the worker ended with an error
+    /// (`exitall_on_error`).
+    pub errored: AtomicBool,
     /// Set before the `opened` barrier when the engine could not be set up:
     /// then no worker of the phase starts I/O.
     pub failed: AtomicBool,
@@ -192,22 +197,40 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     ctx.start.wait();
     if let (Some((mut engine, wait)), false) = (engine, ctx.end_phase.load(Relaxed)) {
         out.completion_mode = engine.completion_mode();
-        let stats = &mut out.stats;
-        let strategy = steps::StrategyParts {
-            wait,
-            sq_thread: out.sq_thread.as_ref().map(|(tid, _)| *tid),
-        };
-        match crate::panics::catching(|| steps::hot_loop(&ctx, &mut engine, stats, strategy)) {
-            Ok(Ok(abandoned)) => out.abandoned = abandoned,
-            Ok(Err(e)) => out.engine_error(e),
-            Err(p) => {
-                out.panic(p);
-                ctx.end_phase.store(true, Relaxed);
-            }
+        match hooks::before_io(&ctx) {
+            Ok(_held) => run_loop(&ctx, &mut engine, wait, &mut out),
+            Err(e) => out.error = Some(e),
+        }
+        if let Err(e) = hooks::after_io(&ctx) {
+            out.error.get_or_insert(e);
         }
     }
+    let errored = out.error.is_some() || out.stats.first_error.is_some();
+    ctx.live.errored.store(errored, Relaxed);
     ctx.live.done.store(true, Relaxed);
     out
+}
+
+/// The I/O loop, its outcome into `out`.
+fn run_loop(
+    ctx: &WorkerCtx,
+    engine: &mut ssdready_io::AnyEngine,
+    wait: Wait,
+    out: &mut WorkerOutcome,
+) {
+    let stats = &mut out.stats;
+    let strategy = steps::StrategyParts {
+        wait,
+        sq_thread: out.sq_thread.as_ref().map(|(tid, _)| *tid),
+    };
+    match crate::panics::catching(|| steps::hot_loop(ctx, engine, stats, strategy)) {
+        Ok(Ok(abandoned)) => out.abandoned = abandoned,
+        Ok(Err(e)) => out.engine_error(e),
+        Err(p) => {
+            out.panic(p);
+            ctx.end_phase.store(true, Relaxed);
+        }
+    }
 }
 
 /// The worker's engine (the emulator's, or one of `ioengine`) and its

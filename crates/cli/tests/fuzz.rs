@@ -318,7 +318,7 @@ fn key(rng: &mut Rng) -> String {
             .pick(&[
                 "thread",
                 "verify",
-                "exitall_on_error",
+                "serialize_overlap",
                 "iodepht",
                 "",
                 "=",

@@ -10,13 +10,32 @@
 //! content of the last fresh write (fio's `dedupe_mode=repeat`; a write is
 //! deduplicable as a whole, as in fio), so a deduplicating drive stores
 //! about `100 - D` % of the blocks written.
-//! Without these options write buffers keep their random bytes, filled once.
+//!
+//! The other buffer options, as fio 3.33 (`init.c`, `io_u.c`):
+//! * `zero_buffers`: buffers start zero-filled instead of random;
+//! * `buffer_pattern`: buffers start filled with the pattern repeated (fio's
+//!   pattern syntax without `%o`, which fio refuses for buffers too); the
+//!   zero part of `buffer_compress_percentage` gets the pattern instead of
+//!   zeros; as fio, a job that also reads (or compresses) refills its
+//!   buffers before every write, and the pattern turns scrambling off;
+//! * `refill_buffers`: every write's buffer is refilled (random, or the
+//!   pattern, or zeros) before it is issued;
+//! * `scramble_buffers` (fio's default: on): a write that is not refilled,
+//!   not compressible and not verified gets, in every 512-byte sector, its
+//!   offset at a cache line chosen from the issue time, and the issue time
+//!   (seconds, nanoseconds) at bytes 48..64 — fio's
+//!   `small_content_scramble`, so that a deduplicating drive does not see
+//!   the same block twice. An explicit `zero_buffers` turns the default
+//!   off; an explicit `scramble_buffers=1` keeps it.
+//!
+//! Without these options write buffers keep their random bytes, filled
+//! once, and scrambled.
 
 use crate::verify::block::fill_random;
 use serde::{Deserialize, Serialize};
 
 /// The options, as the job file gives them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferSpec {
     /// `buffer_compress_percentage`: the zero-filled share of each chunk.
     pub compress_percentage: u32,
@@ -24,12 +43,78 @@ pub struct BufferSpec {
     pub compress_chunk: u64,
     /// `dedupe_percentage`: the share of writes repeating an earlier one.
     pub dedupe_percentage: u32,
+    /// `buffer_pattern`: the pattern's bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Vec<u8>>,
+    /// `zero_buffers`, when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero: Option<bool>,
+    /// `refill_buffers`, when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<bool>,
+    /// `scramble_buffers`, when written (fio's default: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scramble: Option<bool>,
+}
+
+/// What buffers start with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initial {
+    /// The engine's random bytes.
+    Random,
+    /// Zeros (`zero_buffers`).
+    Zero,
+    /// The pattern repeated (`buffer_pattern`).
+    Pattern,
+}
+
+/// What happens to a write's buffer before it is issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeforeWrite {
+    /// Nothing: the bytes already there are written.
+    Keep,
+    /// Refilled as fio's `fill_io_buffer`.
+    Refill,
+    /// fio's `small_content_scramble`.
+    Scramble,
 }
 
 impl BufferSpec {
-    /// Whether writes need their buffers refilled (any option set).
-    pub fn refills(&self) -> bool {
-        self.compress_percentage > 0 || self.dedupe_percentage > 0
+    /// What buffers start with.
+    pub fn initial(&self) -> Initial {
+        if self.pattern.is_some() {
+            Initial::Pattern
+        } else if self.zero == Some(true) || self.compress_percentage >= 100 {
+            Initial::Zero
+        } else {
+            Initial::Random
+        }
+    }
+
+    /// What a write's buffer gets before it is issued, for a job that
+    /// `reads` too and `verifies` its writes (as fio's flags in init.c).
+    pub fn before_write(&self, reads: bool, verifies: bool) -> BeforeWrite {
+        let compress = self.compress_percentage > 0 || self.dedupe_percentage > 0;
+        let refill = match (self.refill, &self.pattern) {
+            // fio's buffer_pattern callback: refill when the job reads or
+            // compresses, unless refill_buffers is written.
+            (Some(r), _) => r,
+            (None, Some(_)) => reads || compress,
+            (None, None) => compress,
+        };
+        if compress || refill {
+            return BeforeWrite::Refill;
+        }
+        let explicit_zero = self.zero == Some(true);
+        let scramble = match self.scramble {
+            Some(s) => s,
+            None => self.pattern.is_none() && !explicit_zero,
+        };
+        if scramble && !verifies {
+            BeforeWrite::Scramble
+        } else {
+            BeforeWrite::Keep
+        }
     }
 }
 
@@ -52,8 +137,29 @@ impl BufferFiller {
         }
     }
 
-    /// Fill one write's buffer, chunk by chunk.
+    /// Fill a buffer as it starts (`zero_buffers`, `buffer_pattern`);
+    /// false: the engine's random bytes stay.
+    pub fn initial_fill(&self, buf: &mut [u8]) -> bool {
+        match (self.spec.initial(), &self.spec.pattern) {
+            (Initial::Pattern, Some(p)) => crate::verify::pattern::fill(buf, p),
+            (Initial::Zero, _) => buf.fill(0),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Refill one write's buffer as fio's `fill_io_buffer`: compressible
+    /// or deduplicable chunks, else the pattern, else zeros, else random.
     pub fn fill(&mut self, buf: &mut [u8]) {
+        let s = &self.spec;
+        if s.compress_percentage == 0 && s.dedupe_percentage == 0 {
+            if self.initial_fill(buf) {
+                return;
+            }
+            let seed = self.next_write_seed();
+            fill_random(buf, seed);
+            return;
+        }
         let chunk = match self.spec.compress_chunk {
             0 => buf.len(),
             c => (c as usize).min(buf.len()),
@@ -67,7 +173,25 @@ impl BufferFiller {
             let random = c.len() * (100 - self.spec.compress_percentage.min(100)) as usize / 100;
             let (r, zeros) = c.split_at_mut(random);
             fill_random(r, seed);
-            zeros.fill(0);
+            match &self.spec.pattern {
+                Some(p) => crate::verify::pattern::fill(zeros, p),
+                None => zeros.fill(0),
+            }
+        }
+    }
+
+    /// fio's `small_content_scramble` of a write at `offset` issued at
+    /// `issue_ns`: in every 512-byte sector, the sector's offset at the
+    /// cache line `(ns ^ offset) & 7`, and the issue time (seconds,
+    /// nanoseconds) at bytes 48..64.
+    pub fn scramble(buf: &mut [u8], offset: u64, issue_ns: u64) {
+        let (sec, nsec) = (issue_ns / 1_000_000_000, issue_ns % 1_000_000_000);
+        let line = ((nsec ^ offset) & 7) as usize * 64;
+        for (i, sector) in buf.chunks_exact_mut(512).enumerate() {
+            let at = offset.wrapping_add(i as u64 * 512);
+            sector[line..line + 8].copy_from_slice(&at.to_ne_bytes());
+            sector[48..56].copy_from_slice(&sec.to_ne_bytes());
+            sector[56..64].copy_from_slice(&nsec.to_ne_bytes());
         }
     }
 
@@ -147,7 +271,76 @@ mod tests {
     }
 
     #[test]
-    fn no_options_need_no_refill() {
-        assert!(!BufferSpec::default().refills());
+    fn no_options_keep_random_buffers_and_scramble_them_as_fio() {
+        let spec = BufferSpec::default();
+        assert_eq!(spec.initial(), Initial::Random);
+        assert_eq!(spec.before_write(false, false), BeforeWrite::Scramble);
+        assert_eq!(spec.before_write(true, true), BeforeWrite::Keep, "verify");
+    }
+
+    #[test]
+    fn an_explicit_zero_buffers_turns_scrambling_off_unless_scramble_is_written() {
+        let mut spec = BufferSpec {
+            zero: Some(true),
+            ..BufferSpec::default()
+        };
+        assert_eq!(spec.initial(), Initial::Zero);
+        assert_eq!(spec.before_write(false, false), BeforeWrite::Keep);
+        spec.scramble = Some(true);
+        assert_eq!(spec.before_write(false, false), BeforeWrite::Scramble);
+    }
+
+    #[test]
+    fn a_buffer_pattern_refills_only_when_the_job_reads_or_compresses() {
+        let mut spec = BufferSpec {
+            pattern: Some(b"ab".to_vec()),
+            ..BufferSpec::default()
+        };
+        assert_eq!(spec.before_write(false, false), BeforeWrite::Keep);
+        assert_eq!(spec.before_write(true, false), BeforeWrite::Refill);
+        spec.refill = Some(false);
+        assert_eq!(spec.before_write(true, false), BeforeWrite::Keep);
+        let f = BufferFiller::new(spec.clone(), 1);
+        let mut buf = [0u8; 5];
+        assert!(f.initial_fill(&mut buf));
+        assert_eq!(&buf, b"ababa");
+    }
+
+    #[test]
+    fn the_compressible_part_carries_the_buffer_pattern_instead_of_zeros() {
+        let spec = BufferSpec {
+            compress_percentage: 50,
+            pattern: Some(vec![0xde, 0xad]),
+            ..BufferSpec::default()
+        };
+        let data = filled(spec, 1, 1024);
+        assert!(data[512..].chunks(2).all(|c| c == [0xde, 0xad]));
+        assert!(data[..512].iter().filter(|&&b| b == 0xde).count() < 20);
+    }
+
+    #[test]
+    fn refill_buffers_gives_every_write_fresh_random_bytes() {
+        let spec = BufferSpec {
+            refill: Some(true),
+            ..BufferSpec::default()
+        };
+        assert_eq!(spec.before_write(false, false), BeforeWrite::Refill);
+        let data = filled(spec, 100, 4096);
+        let unique: HashSet<&[u8]> = data.chunks(4096).collect();
+        assert_eq!(unique.len(), 100);
+    }
+
+    #[test]
+    fn scrambling_writes_the_sector_offsets_and_the_issue_time_as_fio() {
+        let mut buf = vec![0u8; 2048];
+        let ns = 3_000_000_005; // 3 s 5 ns: cache line (5 ^ 8192) & 7 = 5
+        BufferFiller::scramble(&mut buf, 8192, ns);
+        for (i, s) in buf.chunks(512).enumerate() {
+            let at = u64::from_ne_bytes(s[320..328].try_into().unwrap());
+            assert_eq!(at, 8192 + 512 * i as u64);
+            assert_eq!(u64::from_ne_bytes(s[48..56].try_into().unwrap()), 3);
+            assert_eq!(u64::from_ne_bytes(s[56..64].try_into().unwrap()), 5);
+        }
+        assert!(buf[..320].iter().take(48).all(|&b| b == 0));
     }
 }

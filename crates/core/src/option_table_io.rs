@@ -43,6 +43,21 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "buffer_pattern",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "fio's pattern: 0x hex, decimal numbers, \"text\", 'file' (no %o, as fio)",
+        help: "fill write buffers with this pattern repeated (turns scramble_buffers off)",
+        set: |s, v| {
+            let p = crate::verify::pattern::Pattern::parse(v)?;
+            if !p.offsets_at.is_empty() {
+                return Err("%o is not allowed in buffer_pattern (fio allows formats only in verify_pattern)".into());
+            }
+            s.buffers.pattern = Some(p.bytes);
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "continue_on_error",
         aliases: &[],
         arity: Arity::Value,
@@ -204,6 +219,28 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "read the job's region into the page cache before it starts (turns invalidate off)",
         set: |s, v| {
             s.files.pre_read = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "refill_buffers",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "refill every write's buffer (random, buffer_pattern or zeros) before it is issued",
+        set: |s, v| {
+            s.buffers.refill = Some(flag(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "scramble_buffers",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "stamp each write's sectors with its offset and issue time (fio's default: 1)",
+        set: |s, v| {
+            s.buffers.scramble = Some(flag(v)?);
             Ok(())
         },
     },
@@ -423,6 +460,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "accepted; only fio's libpmem engine honours barriers, so it changes nothing here (as in fio)",
         set: |s, v| {
             s.files.write_barrier = every(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "zero_buffers",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "write buffers start zero-filled (turns the default scramble_buffers off)",
+        set: |s, v| {
+            s.buffers.zero = Some(flag(v)?);
             Ok(())
         },
     },

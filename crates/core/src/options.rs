@@ -49,6 +49,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
+        .chain(crate::option_table_run::RUN_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -62,6 +63,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
+        .chain(crate::option_table_run::RUN_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -376,10 +378,10 @@ mod tests {
         assert!(e.message.contains("allowed"), "{e}");
         let e = apply(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.to_string().contains("at least 1"), "{e}");
-        let e = apply(&mut s, "exitall_on_error", None).unwrap_err();
+        let e = apply(&mut s, "serialize_overlap", None).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "option 'exitall_on_error' is not supported yet"
+            "option 'serialize_overlap' is not supported yet"
         );
         apply(&mut s, "thread", None).unwrap();
         assert!(s.ignored[0].starts_with("thread: "));
@@ -643,11 +645,8 @@ mod tests {
         assert_eq!(s.rate_cycle_ms, 500);
         apply(&mut s, "fill_fs", Some("1")).unwrap();
         assert!(s.fill_device);
-        let e = apply(&mut s, "mem_align", Some("4k")).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "option 'mem_align' is not supported yet (fio's other name for 'iomem_align')"
-        );
+        apply(&mut s, "mem_align", Some("64k")).unwrap();
+        assert_eq!(s.run.mem.align, 64 << 10);
         apply(&mut s, "threads", Some("1")).unwrap();
         assert!(s.ignored.last().unwrap().contains("tiobench"));
     }

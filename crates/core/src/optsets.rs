@@ -32,7 +32,6 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("iopsavgtime", "IOPS are sampled once per second"),
     ("per_job_logs", "logs are always written per worker (fio's default)"),
     ("random_generator", "random offsets come from ssdready's keyed permutation (same coverage, different order than fio's)"),
-    ("scramble_buffers", "write buffers are filled with random bytes once"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),
     ("thread", "ssdready always runs workers as threads"),
@@ -51,18 +50,25 @@ const DEDUPE: &str =
     "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
 const LATENCY_TARGET: &str =
     "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
+const CGROUP: &str = "fio puts each job's process in a cgroup; ssdready's jobs are threads of one process, and a cgroup's \
+     I/O weight or limits would apply to every job at once (run ssdready itself in a cgroup instead)";
+const SWITCH_USER: &str = "fio switches each job's process to this user or group; ssdready's jobs are threads of one process \
+     and share its credentials (run ssdready as that user instead, e.g. with setpriv or sudo -u)";
 
 /// Options parsed and refused when the job runs: (option, fio's values that
 /// change nothing and are accepted, why any other value is refused).
 pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
-    ("buffer_pattern", &[], "write buffers with a fixed pattern are not supported yet (every write has fresh random bytes)"),
+    ("cgroup", &[], CGROUP),
+    ("cgroup_nodelete", &["0"], CGROUP),
+    ("cgroup_weight", &["0"], CGROUP),
     ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
     ("cmdprio", &[], CMDPRIO),
     ("cmdprio_bssplit", &[], CMDPRIO),
     ("cmdprio_class", &[], CMDPRIO),
     ("cmdprio_percentage", &["0"], CMDPRIO),
     ("dedupe_global", &["0"], DEDUPE),
+    ("gid", &[], SWITCH_USER),
     ("dedupe_mode", &["repeat"], DEDUPE),
     ("dedupe_working_set_percentage", &[], DEDUPE),
     ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
@@ -77,9 +83,8 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("prio", &[], "I/O priorities (ioprio_set) are not supported yet"),
     ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
     ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
-    ("refill_buffers", &["0"], "refilling write buffers before every write is not supported yet (they are filled with random bytes once)"),
     ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
-    ("zero_buffers", &["0"], "zero-filled write buffers are not supported yet (every write has fresh random bytes)"),
+    ("uid", &[], SWITCH_USER),
     // Options of fio's engines that ssdready parses and refuses
     // (`ioengine=`): the job is refused for its engine anyway.
     ("donorname", &[], "an option of fio's e4defrag engine, which is not supported yet"),
@@ -91,23 +96,11 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
     "atomic",
-    "cgroup",
-    "cgroup_nodelete",
-    "cgroup_weight",
-    "create_fsync",
     "create_only",
-    "exec_postrun",
-    "exec_prerun",
-    "exitall_on_error",
     "file_append",
     "force_async",
-    "gid",
-    "hugepage-size",
-    "iomem_align",
-    "iodepth_low",
     "ioscheduler",
     "lockfile",
-    "lockmem",
     "log_alternate_epoch",
     "log_alternate_epoch_clock_id",
     "log_compression",
@@ -118,9 +111,6 @@ pub static NOT_YET: &[&str] = &[
     "log_max_value",
     "log_store_compressed",
     "log_unix_epoch",
-    "max_latency",
-    "mem",
-    "nice",
     "nowait",
     "percentage_random",
     "profile",
@@ -131,7 +121,6 @@ pub static NOT_YET: &[&str] = &[
     "trim_backlog_batch",
     "trim_percentage",
     "trim_verify_zero",
-    "uid",
     "unified_rw_reporting",
     "userspace_reap",
     "write_hint",
@@ -144,8 +133,6 @@ pub static NOT_YET: &[&str] = &[
 /// table itself): (alias, fio's name).
 pub static ALIASES: &[(&str, &str)] = &[
     ("disable_bw", "disable_bw_measurement"),
-    ("iomem", "mem"),
-    ("mem_align", "iomem_align"),
     ("ss", "steadystate"),
     ("ss_dur", "steadystate_duration"),
     ("ss_ramp", "steadystate_ramp_time"),

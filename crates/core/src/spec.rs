@@ -432,6 +432,9 @@ pub struct JobSpec {
     /// Write buffer contents (`buffer_compress_percentage`, ...).
     #[serde(default)]
     pub buffers: crate::buffers::BufferSpec,
+    /// How the worker runs (`iodepth_low`, `max_latency`, `mem`, ...).
+    #[serde(default)]
+    pub run: crate::spec_run::RunSpec,
     /// fio `ignore_error`: per kind, the errnos gone past.
     #[serde(default)]
     pub ignore_error: crate::spec_types::IgnoreErrors,
@@ -571,6 +574,7 @@ impl Default for JobSpec {
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
             buffers: crate::buffers::BufferSpec::default(),
+            run: crate::spec_run::RunSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -902,6 +906,7 @@ impl JobSpec {
             ),
             _ => {}
         }
+        why.extend(self.run.refusals(self.on_emulator()));
         if self.ioengine == EngineKind::Libaio && self.rw.trims() {
             // fio's libaio discards synchronously (an ioctl between batches).
             why.push(format!(

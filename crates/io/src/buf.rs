@@ -7,10 +7,15 @@ use std::ptr::NonNull;
 /// up to 4 KiB and is what the kernel pins for registered buffers.
 pub const ALIGN: usize = 4096;
 
-/// An owned, zero-initialised, page-aligned byte buffer.
+/// An owned, zero-initialised, page-aligned byte buffer: on the heap, or
+/// where the job's `mem` says ([`crate::mem`]).
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
+    /// The heap allocation's alignment; unused for mapped memory.
+    align: usize,
+    /// Memory from the kernel (`mem=shm`, `mmap`, ...); None: the heap.
+    mapped: Option<crate::mem::Mapped>,
 }
 
 // SAFETY: AlignedBuf uniquely owns its allocation, like a Box<[u8]>.
@@ -24,7 +29,61 @@ impl AlignedBuf {
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len }
+        AlignedBuf {
+            ptr,
+            len,
+            align: ALIGN,
+            mapped: None,
+        }
+    }
+
+    /// Buffer `index` of a job, of `len` bytes, where `mem` says: rounded up
+    /// to a page (a huge page for the huge kinds), starting at a multiple of
+    /// `iomem_align` (at least a page).
+    pub fn for_job(
+        len: usize,
+        mem: &ssdready_core::spec_run::MemSpec,
+        index: usize,
+    ) -> Result<Self, crate::engine::EngineError> {
+        use ssdready_core::spec_run::MemKind;
+        let align = (mem.align as usize).max(ALIGN);
+        if mem.kind == MemKind::Malloc {
+            let len = len.max(1).div_ceil(ALIGN) * ALIGN;
+            let layout = Layout::from_size_align(len, align).map_err(|_| {
+                crate::engine::EngineError::Unsupported(format!(
+                    "iomem_align={align}: no buffer of {len} bytes can have that alignment"
+                ))
+            })?;
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { alloc_zeroed(layout) };
+            let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+            return Ok(AlignedBuf {
+                ptr,
+                len,
+                align,
+                mapped: None,
+            });
+        }
+        // Mappings are page (or huge page) aligned; iomem_align beyond that
+        // is had by mapping more and starting further in.
+        let unit = if mem.kind.huge() {
+            mem.huge_page() as usize
+        } else {
+            ALIGN
+        };
+        let usable = len.max(1).div_ceil(ALIGN) * ALIGN;
+        let extra = align.saturating_sub(unit);
+        let map_len = (usable + extra).div_ceil(unit) * unit;
+        let mapped = crate::mem::Mapped::new(mem, map_len, index)?;
+        let base = mapped.addr() as usize;
+        let start = base.div_ceil(align) * align;
+        let ptr = NonNull::new(start as *mut u8).expect("a mapping is never at address 0");
+        Ok(AlignedBuf {
+            ptr,
+            len: usable,
+            align,
+            mapped: Some(mapped),
+        })
     }
 
     /// Length in bytes.
@@ -90,8 +149,11 @@ pub fn try_zeroed_bytes(len: usize) -> Option<Vec<u8>> {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.len, ALIGN).expect("buffer layout");
-        // SAFETY: allocated in new() with this exact layout.
+        if self.mapped.is_some() {
+            return; // unmapped or detached by the mapping's own Drop
+        }
+        let layout = Layout::from_size_align(self.len, self.align).expect("buffer layout");
+        // SAFETY: allocated in new() or for_job() with this exact layout.
         unsafe { dealloc(self.ptr.as_ptr(), layout) }
     }
 }
@@ -109,6 +171,60 @@ mod tests {
         // optimised away, and assumed to succeed.
         let huge = std::hint::black_box(try_zeroed_bytes(usize::MAX / 2));
         assert!(huge.is_none());
+    }
+
+    #[test]
+    fn job_buffers_follow_mem_and_iomem_align() {
+        use ssdready_core::spec_run::{MemKind, MemSpec};
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("buf");
+        for (kind, path) in [
+            (MemKind::Malloc, None),
+            (MemKind::Shm, None),
+            (MemKind::Mmap, None),
+            (MemKind::MmapShared, None),
+            (MemKind::MmapShared, Some(file.display().to_string())),
+        ] {
+            let mem = MemSpec {
+                kind,
+                file: path.clone(),
+                align: 64 << 10,
+                hugepage_size: 0,
+            };
+            let mut bufs: Vec<AlignedBuf> = (0..3)
+                .map(|i| AlignedBuf::for_job(5000, &mem, i).unwrap())
+                .collect();
+            for (i, b) in bufs.iter_mut().enumerate() {
+                assert_eq!(b.len(), 8192, "{kind:?}");
+                assert_eq!(b.as_mut_ptr() as usize % (64 << 10), 0, "{kind:?}");
+                assert!(b.as_slice().iter().all(|&x| x == 0));
+                b.as_mut_slice().fill(i as u8 + 1);
+            }
+            if path.is_some() {
+                let on_disk = std::fs::read(&file).unwrap();
+                assert!(on_disk.len() >= 3 * 8192);
+                drop(bufs);
+                assert!(
+                    !file.exists(),
+                    "a buffer file it created is removed, as fio"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn huge_page_buffers_without_huge_pages_name_what_is_missing() {
+        use ssdready_core::spec_run::{MemKind, MemSpec};
+        let mem = MemSpec {
+            kind: MemKind::MmapHuge,
+            ..MemSpec::default()
+        };
+        // Either the machine has huge pages reserved, or the error says
+        // where to reserve them.
+        if let Err(e) = AlignedBuf::for_job(4096, &mem, 0) {
+            let e = e.to_string();
+            assert!(e.contains("huge pages") && e.contains("mmaphuge"), "{e}");
+        }
     }
 
     #[test]

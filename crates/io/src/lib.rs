@@ -13,6 +13,7 @@
 //! * [`target`] — resolving, checking, laying out and opening files and block
 //!   devices, including the refusal to write over data.
 //! * [`hwperf`] — hardware cycles and instructions counters (counting mode).
+//! * [`mem`] — where I/O buffers live (fio's `mem`), `lockmem`, `nice`.
 //! * [`clock`] — the timestamp source (the TSC where it is constant).
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
 //!
@@ -25,6 +26,7 @@ pub mod clock;
 pub mod engine;
 pub mod engines;
 pub mod hwperf;
+pub mod mem;
 pub mod perf;
 pub mod target;
 

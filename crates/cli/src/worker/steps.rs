@@ -16,12 +16,14 @@
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
 
+mod limits;
+
 use super::complete::{Wait, Waiter};
+use super::contents::WriteBuffers;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
-use ssdready_core::buffers::BufferFiller;
 use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::spec_types::ErrorKind;
@@ -94,6 +96,9 @@ pub(super) fn hot_loop<E: Engine>(
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
     w.fake_io = engine.fake_io();
+    if let Some(f) = &w.filler {
+        f.prefill(engine, w.depth);
+    }
     let abandoned = loop {
         let was_measuring = w.measuring;
         let now = w.check_phase();
@@ -144,6 +149,10 @@ struct Loop<'a> {
     /// Per slot, the request of a `special` slot.
     special: Vec<FlowIo>,
     depth: usize,
+    /// `iodepth_low`: a full queue drains to this depth before refilling.
+    refill_at: usize,
+    /// Draining to `refill_at`.
+    holding: bool,
     batch_submit: usize,
     complete_min: usize,
     complete_max: usize,
@@ -181,9 +190,9 @@ struct Loop<'a> {
     fake_io: bool,
     /// The file operation's time the last fake I/O brought, not yet counted.
     op_lat: Option<u64>,
-    /// Refills write buffers before every write (compressible or
-    /// deduplicable data); None: they keep the random bytes filled once.
-    filler: Option<BufferFiller>,
+    /// What write buffers hold (refilled or scrambled before each write);
+    /// None: they keep the random bytes filled once.
+    filler: Option<WriteBuffers>,
     /// zonemode=zbd: where the zones put each I/O.
     zbd: Option<WorkerZbd>,
 }
@@ -229,6 +238,8 @@ impl<'a> Loop<'a> {
                 depth
             ],
             depth,
+            refill_at: spec.run.refill_at(depth as u32) as usize,
+            holding: false,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
             complete_max: (spec.batch_complete_max() as usize)
@@ -251,10 +262,7 @@ impl<'a> Loop<'a> {
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing: Pacing::new(spec, start),
-            filler: spec.buffers.refills().then(|| {
-                let seed = spec.randseed ^ u64::from(ctx.number).rotate_left(32);
-                BufferFiller::new(spec.buffers, seed)
-            }),
+            filler: WriteBuffers::new(spec, ctx.number),
             done_issuing: false,
             give_up_at: None,
             tokens: None,
@@ -310,6 +318,9 @@ impl<'a> Loop<'a> {
     fn issue<E: Engine>(&mut self, engine: &mut E, mut now: u64) -> Result<(), EngineError> {
         let mut burst = 0usize;
         self.draining = false;
+        if self.holding_for_low_mark() {
+            return Ok(());
+        }
         while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
             burst += 1;
             if self.pacing.early(self.flow.plan_mut(), now) {
@@ -359,6 +370,7 @@ impl<'a> Loop<'a> {
                 self.done_issuing = true;
             }
         }
+        self.holding_for_low_mark(); // a full queue now drains to iodepth_low
         Ok(())
     }
 
@@ -487,7 +499,7 @@ impl<'a> Loop<'a> {
                     }
                 } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
                     if let Some(buf) = engine.buffer(slot) {
-                        filler.fill(&mut buf[..len as usize]);
+                        filler.before_write(&mut buf[..len as usize], offset, now);
                     }
                 }
                 let req = IoReq {
@@ -560,6 +572,7 @@ impl<'a> Loop<'a> {
         let must_wait = self.done_issuing
             || self.draining
             || self.inflight >= self.depth
+            || self.holding_for_low_mark()
             || self.pacing.paced();
         let min = if must_wait {
             self.complete_min.min(self.inflight)
@@ -654,6 +667,7 @@ impl<'a> Loop<'a> {
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
+        self.check_max_latency(&s, ddir, t);
         if !self.measuring {
             return;
         }

@@ -111,6 +111,10 @@ impl LibaioEngine {
             ));
         }
         let depth = spec.iodepth.max(1) as usize;
+        // The buffers first: a failure here leaves no AIO context behind.
+        let mut bufs: Vec<AlignedBuf> = (0..depth)
+            .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i))
+            .collect::<Result<_, _>>()?;
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the new context id into `ctx`, a valid
         // u64 we own.
@@ -125,9 +129,6 @@ impl LibaioEngine {
             return Err(sys("io_setup (raise /proc/sys/fs/aio-max-nr?)"));
         }
         let files = open_files(setup)?;
-        let mut bufs: Vec<AlignedBuf> = (0..depth)
-            .map(|_| AlignedBuf::new(spec.bs.max() as usize))
-            .collect();
         for (i, b) in bufs.iter_mut().enumerate() {
             b.fill_random(setup.seed.wrapping_add(i as u64));
         }

@@ -39,7 +39,7 @@ enum Op {
 impl PsyncEngine {
     /// Open the job's targets.
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
-        let mut buf = AlignedBuf::new(setup.spec.bs.max() as usize);
+        let mut buf = AlignedBuf::for_job(setup.spec.bs.max() as usize, &setup.spec.run.mem, 0)?;
         buf.fill_random(setup.seed);
         Ok(PsyncEngine {
             files: open_files(setup)?,

@@ -222,8 +222,8 @@ impl UringEngine {
                 })?;
         }
         let mut bufs: Vec<AlignedBuf> = (0..depth)
-            .map(|_| AlignedBuf::new(spec.bs.max() as usize))
-            .collect();
+            .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i as usize))
+            .collect::<Result<_, _>>()?;
         for (i, b) in bufs.iter_mut().enumerate() {
             b.fill_random(setup.seed.wrapping_add(i as u64));
         }

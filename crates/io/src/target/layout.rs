@@ -47,6 +47,8 @@ pub struct Prep {
     pub fallocate: Fallocate,
     /// Whether to write data into it.
     pub write_data: bool,
+    /// Whether to fsync it once laid out (fio's `create_fsync`, default on).
+    pub fsync: bool,
 }
 
 impl Default for Prep {
@@ -54,6 +56,7 @@ impl Default for Prep {
         Prep {
             fallocate: Fallocate::Native,
             write_data: true,
+            fsync: true,
         }
     }
 }
@@ -87,7 +90,7 @@ pub fn layout(
             false => Ok(!stop.load(Relaxed)),
         })
         .and_then(|done| {
-            if done {
+            if done && prep.fsync {
                 f.sync_all()?;
             }
             Ok(done)
@@ -297,6 +300,7 @@ mod tests {
             let prep = Prep {
                 fallocate: mode,
                 write_data: false,
+                fsync: true,
             };
             assert_eq!(
                 layout(&t, 1 << 20, prep, &stop, &mut |_, _| {}).unwrap(),

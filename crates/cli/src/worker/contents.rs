@@ -1,0 +1,56 @@
+//! What a job's write buffers hold ([`ssdready_core::buffers`]): filled as
+//! the job asks when the loop starts (`zero_buffers`, `buffer_pattern`),
+//! then, before each write, refilled (`refill_buffers`, compressible or
+//! deduplicable data) or scrambled with the write's offset and issue time
+//! (`scramble_buffers`, fio's default) or kept as they are.
+
+use ssdready_core::buffers::{BeforeWrite, BufferFiller, Initial};
+use ssdready_core::spec::{JobSpec, RwMode};
+use ssdready_io::Engine;
+
+/// A worker's write-buffer contents.
+pub(super) struct WriteBuffers {
+    filler: BufferFiller,
+    before: BeforeWrite,
+}
+
+impl WriteBuffers {
+    /// The contents for worker `number` of `spec`; None when writes keep
+    /// the engine's random bytes untouched (or the job does not write).
+    pub fn new(spec: &JobSpec, number: u32) -> Option<WriteBuffers> {
+        let writes = !matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+        let reads = !matches!(
+            spec.rw,
+            RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim
+        );
+        let b = &spec.buffers;
+        let before = b.before_write(reads, spec.verify.on());
+        if !writes || (before == BeforeWrite::Keep && b.initial() == Initial::Random) {
+            return None;
+        }
+        let seed = spec.randseed ^ u64::from(number).rotate_left(32);
+        Some(WriteBuffers {
+            filler: BufferFiller::new(b.clone(), seed),
+            before,
+        })
+    }
+
+    /// Fill the engine's `depth` buffers as they start.
+    pub fn prefill<E: Engine>(&self, engine: &mut E, depth: usize) {
+        for slot in 0..depth as u32 {
+            if let Some(buf) = engine.buffer(slot) {
+                self.filler.initial_fill(buf);
+            }
+        }
+    }
+
+    /// Prepare the buffer of a write at `offset` issued at `now_ns`.
+    #[inline]
+    pub fn before_write(&mut self, buf: &mut [u8], offset: u64, now_ns: u64) {
+        match self.before {
+            BeforeWrite::Keep => {}
+            BeforeWrite::Refill => self.filler.fill(buf),
+            BeforeWrite::Scramble => BufferFiller::scramble(buf, offset, now_ns),
+        }
+    }
+}
