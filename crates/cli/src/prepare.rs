@@ -353,14 +353,6 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
         if spec.hipri {
             check_iopoll(targets).map_err(|e| e.to_string())?;
         }
-        if spec.rw.trims() {
-            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
-                return Err(format!(
-                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
-                    t.path.display()
-                ));
-            }
-        }
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
+        .chain(crate::option_table_sched::SCHED_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -58,6 +59,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .iter()
         .chain(crate::option_table_files::FILE_OPTIONS)
         .chain(IO_OPTIONS)
+        .chain(crate::option_table_sched::SCHED_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -319,7 +321,7 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS, IO_OPTIONS] {
+        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS, IO_OPTIONS, crate::option_table_sched::SCHED_OPTIONS] {
             let names: Vec<_> = part.iter().map(|o| o.name).collect();
             let mut sorted = names.clone();
             sorted.sort_unstable();

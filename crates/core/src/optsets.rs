@@ -46,11 +46,6 @@ pub static IGNORED: &[(&str, &str)] = &[
 ];
 
 /// Why a job that uses an option is refused when it runs.
-const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
-const DEDUPE: &str =
-    "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
-const LATENCY_TARGET: &str =
-    "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
 const ZONE_OPTION: &str = "an option of fio's zonemode, which is not supported yet";
 
 /// Options parsed and refused when the job runs: (option, fio's values that
@@ -59,28 +54,10 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
     ("buffer_pattern", &[], "write buffers with a fixed pattern are not supported yet (every write has fresh random bytes)"),
     ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
-    ("cmdprio", &[], CMDPRIO),
-    ("cmdprio_bssplit", &[], CMDPRIO),
-    ("cmdprio_class", &[], CMDPRIO),
-    ("cmdprio_percentage", &["0"], CMDPRIO),
-    ("dedupe_global", &["0"], DEDUPE),
-    ("dedupe_mode", &["repeat"], DEDUPE),
-    ("dedupe_working_set_percentage", &[], DEDUPE),
     ("ignore_zone_limits", &["0"], ZONE_OPTION),
-    ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
     ("job_max_open_zones", &["0"], ZONE_OPTION),
-    ("latency_percentile", &[], LATENCY_TARGET),
-    ("latency_run", &["0"], LATENCY_TARGET),
-    ("latency_target", &["0"], LATENCY_TARGET),
-    ("latency_window", &[], LATENCY_TARGET),
-    ("log_prio", &["0"], "the priority column of fio's logs is not written yet"),
     ("max_open_zones", &["0"], ZONE_OPTION),
     ("nonvectored", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
-    ("numa_cpu_nodes", &[], "NUMA placement is not supported yet (use cpus_allowed)"),
-    ("numa_mem_policy", &["default"], "NUMA memory policies are not supported yet"),
-    ("prio", &[], "I/O priorities (ioprio_set) are not supported yet"),
-    ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
-    ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
     ("read_beyond_wp", &["0"], ZONE_OPTION),
     ("refill_buffers", &["0"], "refilling write buffers before every write is not supported yet (they are filled with random bytes once)"),
     ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),

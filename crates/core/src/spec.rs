@@ -429,6 +429,9 @@ pub struct JobSpec {
     /// Write buffer contents (`buffer_compress_percentage`, ...).
     #[serde(default)]
     pub buffers: crate::buffers::BufferSpec,
+    /// I/O priorities, NUMA placement, offload, poisson, latency target.
+    #[serde(default)]
+    pub sched: crate::sched::SchedSpec,
     /// fio `ignore_error`: per kind, the errnos gone past.
     #[serde(default)]
     pub ignore_error: crate::spec_types::IgnoreErrors,
@@ -564,6 +567,7 @@ impl Default for JobSpec {
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
             buffers: crate::buffers::BufferSpec::default(),
+            sched: crate::sched::SchedSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -893,13 +897,6 @@ impl JobSpec {
                     .into(),
             ),
             _ => {}
-        }
-        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
-            // fio's libaio discards synchronously (an ioctl between batches).
-            why.push(format!(
-                "option 'rw': rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
-                self.rw.name()
-            ));
         }
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
