@@ -26,6 +26,7 @@ pub mod engine;
 pub mod engines;
 pub mod hwperf;
 pub mod perf;
+pub mod placement;
 pub mod target;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

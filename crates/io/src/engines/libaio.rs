@@ -20,6 +20,8 @@ use std::os::unix::io::AsRawFd;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// `aio_flags`: `aio_reqprio` holds the request's I/O priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// `struct iocb` (64 bytes, little-endian layout).
 #[repr(C)]
@@ -58,6 +60,9 @@ pub struct LibaioEngine {
     events: Vec<IoEvent>,
     bufs: Vec<AlignedBuf>,
     fds: Vec<i32>,
+    /// Per slot, the priority of its next request (cmdprio; empty when
+    /// no request has one of its own).
+    prios: Vec<u16>,
     /// Per target, whether it is a block device (trims are BLKDISCARD).
     kinds: Vec<TargetKind>,
     files: Vec<File>,
@@ -141,6 +146,7 @@ impl LibaioEngine {
             bufs,
             fds: files.iter().map(|f| f.as_raw_fd()).collect(),
             kinds: setup.targets.iter().map(|t| t.kind).collect(),
+            prios: Vec::new(),
             files,
         })
     }
@@ -149,6 +155,14 @@ impl LibaioEngine {
 impl Engine for LibaioEngine {
     fn name(&self) -> &'static str {
         "libaio"
+    }
+
+    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
+        if self.prios.is_empty() {
+            self.prios = vec![0; self.iocbs.len()];
+        }
+        self.prios[slot as usize] = prio;
+        Ok(())
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
@@ -172,6 +186,10 @@ impl Engine for LibaioEngine {
             aio_offset: req.offset as i64,
             ..Iocb::default()
         };
+        if let Some(&prio) = self.prios.get(slot).filter(|&&p| p != 0) {
+            self.iocbs[slot].aio_reqprio = prio as i16;
+            self.iocbs[slot].aio_flags = IOCB_FLAG_IOPRIO;
+        }
         let p: *mut Iocb = &mut self.iocbs[slot];
         self.queued.push(p);
         Ok(Queued::Pending)

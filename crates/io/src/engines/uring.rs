@@ -53,6 +53,9 @@ pub struct UringEngine {
     /// `BLKDISCARD` done at once, after the queued batch, as fio's
     /// `do_io_u_trim`.
     block: Vec<bool>,
+    /// Per slot, the priority of its next request (`sqe->ioprio`, fio's
+    /// cmdprio; empty when no request has one of its own).
+    prios: Vec<u16>,
 }
 
 /// Why the targets cannot do polled I/O (the first that cannot, and the
@@ -254,6 +257,7 @@ impl UringEngine {
             queued: 0,
             trim_len: vec![0; depth as usize],
             block: setup.targets.iter().map(|t| t.kind == TargetKind::Block).collect(),
+            prios: Vec::new(),
         })
     }
 
@@ -261,6 +265,7 @@ impl UringEngine {
         let slot = req.slot as usize;
         let buf = self.bufs[slot].as_mut_ptr();
         let len = req.len;
+        let prio = self.prios.get(slot).copied().unwrap_or(0);
         macro_rules! with_fd {
             ($mk:expr) => {
                 if self.fixed_files {
@@ -272,22 +277,28 @@ impl UringEngine {
         }
         let e = match (req.ddir, self.fixed_bufs) {
             (Ddir::Read, false) => {
-                with_fd!(|fd| opcode::Read::new(fd, buf, len).offset(req.offset).build())
+                with_fd!(|fd| opcode::Read::new(fd, buf, len)
+                    .offset(req.offset)
+                    .ioprio(prio)
+                    .build())
             }
             (Ddir::Read, true) => {
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16)
                     .offset(req.offset)
+                    .ioprio(prio)
                     .build())
             }
             (Ddir::Write, false) => {
                 with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len)
                     .offset(req.offset)
+                    .ioprio(prio)
                     .build())
             }
             (Ddir::Write, true) => {
                 with_fd!(
                     |fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
                         .offset(req.offset)
+                        .ioprio(prio)
                         .build()
                 )
             }
@@ -333,6 +344,14 @@ impl UringEngine {
 impl Engine for UringEngine {
     fn name(&self) -> &'static str {
         "io_uring"
+    }
+
+    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
+        if self.prios.is_empty() {
+            self.prios = vec![0; self.bufs.len()];
+        }
+        self.prios[slot as usize] = prio;
+        Ok(())
     }
 
     #[inline]
