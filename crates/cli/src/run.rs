@@ -208,6 +208,7 @@ fn run_phase(
                 join: join.clone(),
                 waitees: waitees.clone(),
                 flow: flow.clone(),
+                run_workers: jobs.iter().map(|j| j.spec.numjobs).sum(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;

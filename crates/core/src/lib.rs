@@ -35,6 +35,7 @@ pub mod spec;
 pub mod spec_io;
 pub mod spec_types;
 pub mod stats;
+pub mod stats_prio;
 pub mod steady;
 pub mod strategy;
 pub mod units;

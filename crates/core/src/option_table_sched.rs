@@ -33,7 +33,7 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         name: "cmdprio_bssplit",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "bs/percent[/class/level]:… per direction read,write, e.g. 64k/40:1m/10/1/0",
+        allowed: "bs/percent[/class/level[/hint]]:… per direction read,write, e.g. 64k/40:1m/10/1/0",
         help: "per block size, the share of I/Os issued with their own priority (io_uring, libaio)",
         set: |s, v| {
             s.sched.cmdprio.bssplit = Some(parse_cmdprio_bssplit(v, s.kb_base)?);

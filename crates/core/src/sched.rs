@@ -31,12 +31,16 @@ pub struct IoPrio {
     pub class: u8,
     /// 0 (highest) to 7.
     pub level: u8,
+    /// A hint for the device (`cmdprio_bssplit`'s fifth field: a command
+    /// duration limit descriptor where the drive has them; 0 none).
+    #[serde(default)]
+    pub hint: u8,
 }
 
 impl IoPrio {
-    /// The kernel's value, `class << 13 | level`.
+    /// The kernel's value, `class << 13 | hint << 3 | level`.
     pub fn value(self) -> u16 {
-        (u16::from(self.class) << 13) | u16::from(self.level)
+        (u16::from(self.class) << 13) | (u16::from(self.hint) << 3) | u16::from(self.level)
     }
 }
 
@@ -77,6 +81,7 @@ impl CmdPrio {
         IoPrio {
             class: self.class[d].unwrap_or(CLASS_RT),
             level: self.level[d].unwrap_or(0),
+            hint: 0,
         }
     }
 
@@ -201,6 +206,7 @@ impl SchedSpec {
             // As fio's ioprio_value: no class (or 0) is best-effort.
             class: self.prioclass.filter(|&c| c > 0).unwrap_or(2),
             level: self.prio.unwrap_or(0),
+            hint: 0,
         })
     }
 
@@ -304,14 +310,13 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
             let percent = parse_small(f[1], 100, "a percentage")?;
             let prio = (f.len() >= 4)
                 .then(|| -> Result<IoPrio, String> {
-                    if f.len() == 5 && parse_small(f[4], 255, "a priority hint")? != 0 {
-                        return Err(format!(
-                            "'{e}': priority hints (command duration limits) are not supported"
-                        ));
-                    }
                     Ok(IoPrio {
                         class: parse_small(f[2], 3, "a priority class")?,
                         level: parse_small(f[3], 7, "a priority level")?,
+                        hint: match f.get(4) {
+                            Some(h) => parse_small(h, 7, "a priority hint")?,
+                            None => 0,
+                        },
                     })
                 })
                 .transpose()?;
@@ -343,6 +348,36 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
     })
 }
 
+impl crate::spec::JobSpec {
+    /// Why a run refuses the job's scheduling options (see
+    /// [`crate::spec::JobSpec::refusals`]).
+    pub(crate) fn sched_refusals(&self) -> Vec<String> {
+        use crate::spec::EngineKind;
+        let mut why = Vec::new();
+        let engine = self.engine_named.as_deref().unwrap_or(self.ioengine.name());
+        let kernel_async = matches!(self.ioengine, EngineKind::IoUring | EngineKind::Libaio)
+            && !self.on_emulator()
+            && matches!(engine, "io_uring" | "libaio");
+        if self.sched.cmdprio.on() && !kernel_async {
+            why.push(format!(
+                "option 'cmdprio_percentage'/'cmdprio_bssplit': per-I/O priorities are options of \
+                 ioengine=io_uring and libaio (this job's engine: {})",
+                if self.on_emulator() { "the emulator" } else { engine }
+            ));
+        }
+        if self.sched.offload && (self.on_emulator() || self.engine_named.as_deref().is_some_and(|e| {
+            !matches!(e, "io_uring" | "libaio" | "psync" | "sync" | "pvsync" | "pvsync2" | "null")
+        })) {
+            why.push(format!(
+                "option 'io_submit_mode': offload hands I/Os to submitter threads with engines of \
+                 their own: ioengine=io_uring, libaio, psync or null (this job's engine: {})",
+                if self.on_emulator() { "the emulator" } else { engine }
+            ));
+        }
+        why
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,10 +386,12 @@ mod tests {
     fn cmdprio_bssplit_keeps_nonzero_entries_per_direction() {
         let b = parse_cmdprio_bssplit("64k/25/1/1:64k/75/3/2:1024k/0,1024k/0", 1024).unwrap();
         assert_eq!(b[0].len(), 2);
-        assert_eq!(b[0][1].prio, Some(IoPrio { class: 3, level: 2 }));
+        assert_eq!(b[0][1].prio, Some(IoPrio { class: 3, level: 2, hint: 0 }));
         assert!(b[1].is_empty());
         assert!(parse_cmdprio_bssplit("4k/60:4k/50", 1024).is_err());
         assert!(parse_cmdprio_bssplit("4k/60/1", 1024).is_err());
+        let h = parse_cmdprio_bssplit("1M/10/2/0/1", 1024).unwrap();
+        assert_eq!(h[0][0].prio.map(IoPrio::value), Some(0x4008));
     }
 
     #[test]
@@ -363,19 +400,19 @@ mod tests {
             bssplit: Some(parse_cmdprio_bssplit("64k/25/1/1:64k/75/3/2", 1024).unwrap()),
             ..CmdPrio::default()
         };
-        assert_eq!(c.pick(0, 65536, 24), Some(IoPrio { class: 1, level: 1 }));
-        assert_eq!(c.pick(0, 65536, 25), Some(IoPrio { class: 3, level: 2 }));
+        assert_eq!(c.pick(0, 65536, 24), Some(IoPrio { class: 1, level: 1, hint: 0 }));
+        assert_eq!(c.pick(0, 65536, 25), Some(IoPrio { class: 3, level: 2, hint: 0 }));
         assert_eq!(c.pick(0, 4096, 0), None);
-        let default = IoPrio { class: 2, level: 7 };
+        let default = IoPrio { class: 2, level: 7, hint: 0 };
         assert_eq!(c.values(0, default).len(), 3);
         let p = CmdPrio {
             percentage: [20, 0],
             ..CmdPrio::default()
         };
-        assert_eq!(p.pick(0, 4096, 19), Some(IoPrio { class: 1, level: 0 }));
+        assert_eq!(p.pick(0, 4096, 19), Some(IoPrio { class: 1, level: 0, hint: 0 }));
         assert_eq!(p.pick(0, 4096, 20), None);
         assert_eq!(p.pick(1, 4096, 0), None);
-        assert_eq!(IoPrio { class: 3, level: 0 }.value(), 0x6000);
+        assert_eq!(IoPrio { class: 3, level: 0, hint: 0 }.value(), 0x6000);
     }
 
     #[test]

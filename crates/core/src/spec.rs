@@ -876,6 +876,7 @@ impl JobSpec {
     /// ssdready parses but cannot do, one line each, naming the job.
     pub fn refusals(&self) -> Vec<String> {
         let mut why = self.refused.clone();
+        why.extend(self.sched_refusals());
         match self.engine_named.as_deref() {
             Some("vsync") if self.iodepth > 1 => why.push(format!(
                 "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \

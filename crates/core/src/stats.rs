@@ -204,6 +204,8 @@ pub struct DirStats {
     pub lat: Histogram,
     /// Completions and their latencies per second since the measured start.
     pub series: Vec<SecSample>,
+    /// Latency per I/O priority, when cmdprio gives I/Os their own.
+    pub prios: Option<Box<crate::stats_prio::PrioLat>>,
 }
 
 impl DirStats {
@@ -245,6 +247,9 @@ impl DirStats {
         for (a, b) in self.series.iter_mut().zip(&o.series) {
             a.merge(b);
         }
+        if let Some(op) = &o.prios {
+            self.prios.get_or_insert_with(Box::default).merge(op);
+        }
     }
 
     /// Forget everything (end of ramp).
@@ -256,6 +261,9 @@ impl DirStats {
         self.clat.clear();
         self.lat.clear();
         self.series.clear();
+        if let Some(p) = &mut self.prios {
+            p.clear();
+        }
     }
 }
 
@@ -339,6 +347,8 @@ pub struct WorkerStats {
     pub sync: Option<Box<SyncStats>>,
     /// Data verification, when the job verified.
     pub verify: Option<Box<VerifyStats>>,
+    /// The queue depth `latency_target`'s search settled on.
+    pub latency_depth: Option<u32>,
 }
 
 /// The syncs a worker issued during its measured window (fio's `sync`
@@ -596,6 +606,7 @@ impl WorkerStats {
             self.verify.get_or_insert_with(Box::default).merge(ov);
         }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
+        self.latency_depth = self.latency_depth.or(o.latency_depth);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
         self.thread_cpu.ctx += o.thread_cpu.ctx;

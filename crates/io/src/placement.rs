@@ -180,7 +180,10 @@ mod tests {
             assert_eq!(mem_policy_mode().unwrap(), MPOL_INTERLEAVE);
             set_mem_policy(&MemPolicy::Default).unwrap();
             assert_eq!(mem_policy_mode().unwrap(), MPOL_DEFAULT);
-            let idle = IoPrio { class: 3, level: 0 };
+            let idle = IoPrio {
+                class: 3,
+                ..IoPrio::default()
+            };
             set_thread_ioprio(idle).unwrap();
             assert_eq!(thread_ioprio().unwrap(), 0x6000);
         })
