@@ -244,7 +244,10 @@ mod tests {
         let mut l = IoLog::new(0, false);
         l.record_prio(1_000_000, Ddir::Read, 4096, 0, [1, 2, 3], 0x2003);
         l.record_prio(2_000_000, Ddir::Read, 4096, 0, [1, 2, 3], 0x6000);
-        assert_eq!(l.render(LogKind::Clat), "1, 2, 0, 4096, 1\n2, 2, 0, 4096, 0\n");
+        assert_eq!(
+            l.render(LogKind::Clat),
+            "1, 2, 0, 4096, 1\n2, 2, 0, 4096, 0\n"
+        );
         let l = l.with_prio_values(true);
         assert_eq!(
             l.render(LogKind::Lat),

@@ -321,7 +321,12 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        for part in [OPTIONS, crate::option_table_files::FILE_OPTIONS, IO_OPTIONS, crate::option_table_sched::SCHED_OPTIONS] {
+        for part in [
+            OPTIONS,
+            crate::option_table_files::FILE_OPTIONS,
+            IO_OPTIONS,
+            crate::option_table_sched::SCHED_OPTIONS,
+        ] {
             let names: Vec<_> = part.iter().map(|o| o.name).collect();
             let mut sorted = names.clone();
             sorted.sort_unstable();

@@ -213,7 +213,14 @@ mod tests {
         // (an even pace would have none).
         assert!((mean - 1e6).abs() < 3e4, "{mean}");
         assert!((sd / mean - 1.0).abs() < 0.05, "{sd} {mean}");
-        let short = gaps.iter().filter(|&&g| g < 1e6 * std::f64::consts::LN_2).count() as f64;
-        assert!((short / n - 0.5).abs() < 0.02, "median at ln 2 × mean: {}", short / n);
+        let short = gaps
+            .iter()
+            .filter(|&&g| g < 1e6 * std::f64::consts::LN_2)
+            .count() as f64;
+        assert!(
+            (short / n - 0.5).abs() < 0.02,
+            "median at ln 2 × mean: {}",
+            short / n
+        );
     }
 }

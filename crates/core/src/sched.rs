@@ -278,7 +278,10 @@ pub fn parse_small(v: &str, max: u8, what: &str) -> Result<u8, String> {
 }
 
 /// A per-direction value `r[,w]`: one value for both, or one each.
-pub fn per_rw<T: Copy>(v: &str, each: impl Fn(&str) -> Result<T, String>) -> Result<[T; 2], String> {
+pub fn per_rw<T: Copy>(
+    v: &str,
+    each: impl Fn(&str) -> Result<T, String>,
+) -> Result<[T; 2], String> {
     let parts: Vec<&str> = v.split(',').collect();
     match parts.as_slice() {
         [a] => {
@@ -330,9 +333,16 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
         }
         out.sort_by_key(|e| e.bs);
         for e in &out {
-            let total: u32 = out.iter().filter(|x| x.bs == e.bs).map(|x| u32::from(x.percent)).sum();
+            let total: u32 = out
+                .iter()
+                .filter(|x| x.bs == e.bs)
+                .map(|x| u32::from(x.percent))
+                .sum();
             if total > 100 {
-                return Err(format!("the percentages for {} bytes add up to {total}, over 100", e.bs));
+                return Err(format!(
+                    "the percentages for {} bytes add up to {total}, over 100",
+                    e.bs
+                ));
             }
         }
         Ok(out)
@@ -362,16 +372,30 @@ impl crate::spec::JobSpec {
             why.push(format!(
                 "option 'cmdprio_percentage'/'cmdprio_bssplit': per-I/O priorities are options of \
                  ioengine=io_uring and libaio (this job's engine: {})",
-                if self.on_emulator() { "the emulator" } else { engine }
+                if self.on_emulator() {
+                    "the emulator"
+                } else {
+                    engine
+                }
             ));
         }
-        if self.sched.offload && (self.on_emulator() || self.engine_named.as_deref().is_some_and(|e| {
-            !matches!(e, "io_uring" | "libaio" | "psync" | "sync" | "pvsync" | "pvsync2" | "null")
-        })) {
+        if self.sched.offload
+            && (self.on_emulator()
+                || self.engine_named.as_deref().is_some_and(|e| {
+                    !matches!(
+                        e,
+                        "io_uring" | "libaio" | "psync" | "sync" | "pvsync" | "pvsync2" | "null"
+                    )
+                }))
+        {
             why.push(format!(
                 "option 'io_submit_mode': offload hands I/Os to submitter threads with engines of \
                  their own: ioengine=io_uring, libaio, psync or null (this job's engine: {})",
-                if self.on_emulator() { "the emulator" } else { engine }
+                if self.on_emulator() {
+                    "the emulator"
+                } else {
+                    engine
+                }
             ));
         }
         why
@@ -386,7 +410,14 @@ mod tests {
     fn cmdprio_bssplit_keeps_nonzero_entries_per_direction() {
         let b = parse_cmdprio_bssplit("64k/25/1/1:64k/75/3/2:1024k/0,1024k/0", 1024).unwrap();
         assert_eq!(b[0].len(), 2);
-        assert_eq!(b[0][1].prio, Some(IoPrio { class: 3, level: 2, hint: 0 }));
+        assert_eq!(
+            b[0][1].prio,
+            Some(IoPrio {
+                class: 3,
+                level: 2,
+                hint: 0
+            })
+        );
         assert!(b[1].is_empty());
         assert!(parse_cmdprio_bssplit("4k/60:4k/50", 1024).is_err());
         assert!(parse_cmdprio_bssplit("4k/60/1", 1024).is_err());
@@ -400,24 +431,60 @@ mod tests {
             bssplit: Some(parse_cmdprio_bssplit("64k/25/1/1:64k/75/3/2", 1024).unwrap()),
             ..CmdPrio::default()
         };
-        assert_eq!(c.pick(0, 65536, 24), Some(IoPrio { class: 1, level: 1, hint: 0 }));
-        assert_eq!(c.pick(0, 65536, 25), Some(IoPrio { class: 3, level: 2, hint: 0 }));
+        assert_eq!(
+            c.pick(0, 65536, 24),
+            Some(IoPrio {
+                class: 1,
+                level: 1,
+                hint: 0
+            })
+        );
+        assert_eq!(
+            c.pick(0, 65536, 25),
+            Some(IoPrio {
+                class: 3,
+                level: 2,
+                hint: 0
+            })
+        );
         assert_eq!(c.pick(0, 4096, 0), None);
-        let default = IoPrio { class: 2, level: 7, hint: 0 };
+        let default = IoPrio {
+            class: 2,
+            level: 7,
+            hint: 0,
+        };
         assert_eq!(c.values(0, default).len(), 3);
         let p = CmdPrio {
             percentage: [20, 0],
             ..CmdPrio::default()
         };
-        assert_eq!(p.pick(0, 4096, 19), Some(IoPrio { class: 1, level: 0, hint: 0 }));
+        assert_eq!(
+            p.pick(0, 4096, 19),
+            Some(IoPrio {
+                class: 1,
+                level: 0,
+                hint: 0
+            })
+        );
         assert_eq!(p.pick(0, 4096, 20), None);
         assert_eq!(p.pick(1, 4096, 0), None);
-        assert_eq!(IoPrio { class: 3, level: 0, hint: 0 }.value(), 0x6000);
+        assert_eq!(
+            IoPrio {
+                class: 3,
+                level: 0,
+                hint: 0
+            }
+            .value(),
+            0x6000
+        );
     }
 
     #[test]
     fn mem_policy_names_its_nodes() {
-        assert_eq!(parse_mem_policy("bind:0").unwrap(), MemPolicy::Bind(vec![0]));
+        assert_eq!(
+            parse_mem_policy("bind:0").unwrap(),
+            MemPolicy::Bind(vec![0])
+        );
         assert_eq!(
             parse_mem_policy("interleave:0-1").unwrap().nodes(),
             vec![0, 1]

@@ -33,7 +33,11 @@ pub fn check_nodes(option: &str, nodes: &[u32]) -> Result<(), String> {
         Some(n) => Err(format!(
             "option '{option}': NUMA node {n} does not exist on this machine \
              ({NODE_DIR}/node{n} is missing; nodes here: {})",
-            online.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            online
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
         )),
     }
 }
@@ -45,7 +49,10 @@ pub fn node_cpus(nodes: &[u32]) -> Result<Vec<usize>, String> {
     for n in nodes {
         let path = format!("{NODE_DIR}/node{n}/cpulist");
         let list = std::fs::read_to_string(&path);
-        match list.ok().and_then(|s| ssdready_core::units::parse_cpu_list(s.trim()).ok()) {
+        match list
+            .ok()
+            .and_then(|s| ssdready_core::units::parse_cpu_list(s.trim()).ok())
+        {
             Some(c) => cpus.extend(c),
             // A kernel without NUMA has no node directory: node 0 is the
             // whole machine.
@@ -82,7 +89,11 @@ pub fn set_mem_policy(policy: &MemPolicy) -> Result<(), String> {
         MemPolicy::Local => MPOL_LOCAL,
     };
     let nodes = policy.nodes();
-    let words = nodes.iter().map(|&n| n as usize / 64 + 1).max().unwrap_or(1);
+    let words = nodes
+        .iter()
+        .map(|&n| n as usize / 64 + 1)
+        .max()
+        .unwrap_or(1);
     let mut mask = vec![0 as libc::c_ulong; words];
     for n in nodes {
         mask[n as usize / 64] |= 1 << (n % 64);
@@ -97,7 +108,9 @@ pub fn set_mem_policy(policy: &MemPolicy) -> Result<(), String> {
     let rc = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode as libc::c_ulong) };
     if rc != 0 {
         let e = std::io::Error::last_os_error();
-        return Err(format!("option 'numa_mem_policy': set_mempolicy failed: {e}"));
+        return Err(format!(
+            "option 'numa_mem_policy': set_mempolicy failed: {e}"
+        ));
     }
     Ok(())
 }
@@ -143,7 +156,11 @@ pub fn set_thread_ioprio(prio: IoPrio) -> Result<(), String> {
             "option 'prioclass'/'prio': ioprio_set(class {}, level {}) failed: {e}{}",
             prio.class,
             prio.level,
-            if prio.class == 1 { " (the real-time class needs CAP_SYS_ADMIN)" } else { "" }
+            if prio.class == 1 {
+                " (the real-time class needs CAP_SYS_ADMIN)"
+            } else {
+                ""
+            }
         ));
     }
     Ok(())

@@ -17,10 +17,10 @@
 //! * [`Loop::publish_live`]: the progress display's counters.
 
 use super::complete::{Wait, Waiter};
-use super::tokens::FlowToken;
-use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::lattarget::LatSearch;
 use super::prio::Prios;
+use super::tokens::FlowToken;
+use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use ssdready_core::buffers::BufferFiller;
 use ssdready_core::iolog::IoLog;
@@ -269,7 +269,11 @@ impl<'a> Loop<'a> {
                 .sched
                 .latency
                 .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),
-            depth_cap: if spec.sched.latency.is_some() { 1 } else { depth },
+            depth_cap: if spec.sched.latency.is_some() {
+                1
+            } else {
+                depth
+            },
             done_issuing: false,
             give_up_at: None,
             tokens: None,

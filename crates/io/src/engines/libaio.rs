@@ -174,7 +174,12 @@ impl Engine for LibaioEngine {
                 // fio: a trim waits for the queued batch, then runs at once.
                 self.commit()?;
                 let f = req.file as usize;
-                return Ok(Queued::Done(trim(&self.files[f], self.kinds[f], req.offset, req.len)));
+                return Ok(Queued::Done(trim(
+                    &self.files[f],
+                    self.kinds[f],
+                    req.offset,
+                    req.len,
+                )));
             }
         };
         self.iocbs[slot] = Iocb {

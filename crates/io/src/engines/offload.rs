@@ -78,11 +78,7 @@ impl OffloadEngine {
                 Err(e) => first_error = first_error.or(Some(e)),
             }
         }
-        let name = home
-            .iter()
-            .flatten()
-            .next()
-            .map_or("offload", |e| e.name());
+        let name = home.iter().flatten().next().map_or("offload", |e| e.name());
         let engine = OffloadEngine {
             home,
             to,
@@ -224,7 +220,10 @@ mod tests {
                 len: 4096,
             };
             assert_eq!(e.queue(req).unwrap(), Queued::Pending);
-            assert!(e.at_home(slot).is_none(), "the engine is with its submitter");
+            assert!(
+                e.at_home(slot).is_none(),
+                "the engine is with its submitter"
+            );
         }
         let mut out = Vec::new();
         e.getevents(4, &mut out).unwrap();

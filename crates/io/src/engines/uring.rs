@@ -256,7 +256,11 @@ impl UringEngine {
             sqpoll: spec.sqthread_poll,
             queued: 0,
             trim_len: vec![0; depth as usize],
-            block: setup.targets.iter().map(|t| t.kind == TargetKind::Block).collect(),
+            block: setup
+                .targets
+                .iter()
+                .map(|t| t.kind == TargetKind::Block)
+                .collect(),
             prios: Vec::new(),
         })
     }
@@ -361,7 +365,12 @@ impl Engine for UringEngine {
             if self.block[f] {
                 self.commit()?;
                 let kind = TargetKind::Block;
-                return Ok(Queued::Done(trim(&self._files[f], kind, req.offset, req.len)));
+                return Ok(Queued::Done(trim(
+                    &self._files[f],
+                    kind,
+                    req.offset,
+                    req.len,
+                )));
             }
             self.trim_len[req.slot as usize] = req.len;
         }
