@@ -6,7 +6,7 @@
 //! The thread's own priority (`prioclass`/`prio`, index 0) is set on the
 //! worker thread with `ioprio_set` before the engine opens.
 
-use ssdready_core::sched::{CmdPrio, IoPrio};
+use ssdready_core::sched::CmdPrio;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::DirStats;
 use ssdready_core::stats_prio::PrioLat;
@@ -35,7 +35,7 @@ impl Prios {
         }
         // fio: an I/O without a priority of its own carries the thread's
         // (0 when none was set).
-        let default = thread.unwrap_or(IoPrio::default());
+        let default = thread.unwrap_or_default();
         let cmd = sched.per_prio().then(|| sched.cmdprio.clone());
         let values = std::array::from_fn(|d| match &cmd {
             Some(c) => c.values(d, default).iter().map(|p| p.value()).collect(),
