@@ -275,6 +275,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         targets.push(check_target(&spec, name, *r, allow_destructive)?);
     }
     check_engine(&spec, &targets).map_err(in_job)?;
+    check_numa_nodes(&spec).map_err(in_job)?;
     crate::strategy::plan(&spec, &targets, None).map_err(in_job)?;
     let clones = per_clone
         .into_iter()
@@ -349,6 +350,19 @@ fn check_target(
     Ok(t)
 }
 
+/// The NUMA nodes a job names exist here (`numa_cpu_nodes`,
+/// `numa_mem_policy`).
+fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
+    use ssdready_io::placement::check_nodes;
+    if let Some(nodes) = &spec.sched.numa_cpu_nodes {
+        check_nodes("numa_cpu_nodes", nodes)?;
+    }
+    match &spec.sched.numa_mem_policy {
+        Some(p) => check_nodes("numa_mem_policy", &p.nodes()),
+        None => Ok(()),
+    }
+}
+
 /// The engine's own limits, checked by creating its context once.
 fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
     if spec.ioengine == EngineKind::Libaio {
@@ -358,14 +372,6 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
         check_ring(spec).map_err(|e| e.to_string())?;
         if spec.hipri {
             check_iopoll(targets).map_err(|e| e.to_string())?;
-        }
-        if spec.rw.trims() {
-            if let Some(t) = targets.iter().find(|t| t.kind == TargetKind::Block) {
-                return Err(format!(
-                    "trims on block device {} are not supported by ioengine=io_uring (use ioengine=psync)",
-                    t.path.display()
-                ));
-            }
         }
     }
     Ok(())

@@ -210,6 +210,7 @@ fn run_phase(
                 waitees: waitees.clone(),
                 flow: flow.clone(),
                 zbd,
+                run_workers: jobs.iter().map(|j| j.spec.numjobs).sum(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;

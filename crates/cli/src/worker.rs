@@ -37,8 +37,10 @@ mod checks;
 mod complete;
 mod contents;
 mod files;
-mod replay;
 mod hooks;
+mod lattarget;
+mod prio;
+mod replay;
 mod steps;
 mod tokens;
 mod wait;
@@ -96,6 +98,9 @@ pub struct WorkerCtx {
     pub flow: Option<Arc<FlowShared>>,
     /// zonemode=zbd: the worker's view of its target's zones.
     pub zbd: Option<crate::zbd::WorkerZbd>,
+    /// How many workers the run has (fio's thread count: `dedupe_global`
+    /// spreads its working set over them).
+    pub run_workers: u32,
 }
 
 /// What a worker hands back.
@@ -236,6 +241,7 @@ fn run_loop(
 /// The worker's engine (the emulator's, or one of `ioengine`) and its
 /// completion strategy.
 fn open(ctx: &WorkerCtx) -> Result<(ssdready_io::AnyEngine, crate::strategy::Plan), EngineError> {
+    place(&ctx.spec)?;
     let params = ctx.emu.as_ref().map(|d| &d.params);
     let plan =
         crate::strategy::plan(&ctx.spec, &ctx.targets, params).map_err(EngineError::Unsupported)?;
@@ -254,8 +260,47 @@ fn open_engine_of(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError
     match &ctx.emu {
         Some(dev) => ssdready_emu::merge::open_engine(dev.clone(), &ctx.spec, setup.seed)
             .map(ssdready_io::AnyEngine::Target),
+        None if ctx.spec.sched.offload => open_offload(ctx, setup.seed),
         None => open_engine(&setup),
     }
+}
+
+/// Run the calling thread where the job asks (`numa_cpu_nodes`), with its
+/// memory policy (`numa_mem_policy`) and I/O priority (`prioclass`,
+/// `prio`), before its engine allocates buffers — as fio does for each
+/// job thread.
+fn place(spec: &JobSpec) -> Result<(), EngineError> {
+    use ssdready_io::placement::{node_cpus, set_mem_policy};
+    if let Some(nodes) = &spec.sched.numa_cpu_nodes {
+        pin(&node_cpus(nodes).map_err(EngineError::Unsupported)?);
+    }
+    if let Some(policy) = &spec.sched.numa_mem_policy {
+        set_mem_policy(policy).map_err(EngineError::Unsupported)?;
+    }
+    prio::set_thread_prio(spec).map_err(EngineError::Unsupported)
+}
+
+/// `io_submit_mode=offload`: `iodepth` submitter threads, each placed as
+/// the worker and with an engine of the job's kind one I/O deep.
+fn open_offload(ctx: &WorkerCtx, seed: u64) -> Result<ssdready_io::AnyEngine, EngineError> {
+    use ssdready_io::engines::offload::{OffloadEngine, Opener};
+    let mut one = (*ctx.spec).clone();
+    one.iodepth = 1;
+    one.iodepth_batch_submit = 1;
+    one.iodepth_batch_complete_min = 1;
+    one.sched.offload = false;
+    let one = Arc::new(one);
+    let targets = ctx.targets.clone();
+    let open: Opener = Arc::new(move |i| {
+        place(&one)?;
+        open_engine(&EngineSetup {
+            spec: &one,
+            targets: &targets,
+            seed: seed.wrapping_add(u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        })
+    });
+    let depth = ctx.spec.effective_iodepth();
+    OffloadEngine::new(depth, open).map(|e| ssdready_io::AnyEngine::Offload(Box::new(e)))
 }
 
 impl WorkerOutcome {

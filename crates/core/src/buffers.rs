@@ -11,6 +11,14 @@
 //! deduplicable as a whole, as in fio), so a deduplicating drive stores
 //! about `100 - D` % of the blocks written.
 //!
+//! With `dedupe_mode=working_set` a deduplicated write repeats instead
+//! one of the job's first fresh writes, drawn at random from a working set
+//! of `dedupe_working_set_percentage` % of the job's size (fio's
+//! `dedupe_working_set_states`); with `dedupe_global` the working set is
+//! spread over every worker of the run, a slice of each one's first fresh
+//! writes, so jobs write each other's blocks (as fio's
+//! `init_global_dedupe_working_set_seeds`).
+//!
 //! The other buffer options, as fio 3.33 (`init.c`, `io_u.c`):
 //! * `zero_buffers`: buffers start zero-filled instead of random;
 //! * `buffer_pattern`: buffers start filled with the pattern repeated (fio's
@@ -55,6 +63,15 @@ pub struct BufferSpec {
     /// `scramble_buffers`, when written (fio's default: on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scramble: Option<bool>,
+    /// `dedupe_mode=working_set` (false: fio's `repeat`).
+    #[serde(default)]
+    pub working_set: bool,
+    /// `dedupe_working_set_percentage` (None: fio's default, 5).
+    #[serde(default)]
+    pub working_set_percentage: Option<u32>,
+    /// `dedupe_global`.
+    #[serde(default)]
+    pub dedupe_global: bool,
 }
 
 /// What buffers start with.
@@ -126,6 +143,30 @@ pub struct BufferFiller {
     dedupe_draw: u64,
     /// The seed of the last fresh write.
     fresh: u64,
+    /// `dedupe_mode=working_set`: where deduplicated writes come from.
+    working_set: Option<WorkingSet>,
+}
+
+/// The working set: `pages` seeds, in slices of `per_member` taken from
+/// the start of each member's sequence of fresh writes (one member, the
+/// worker itself, unless `dedupe_global`).
+#[derive(Clone, Debug)]
+struct WorkingSet {
+    pages: u64,
+    per_member: u64,
+    /// Each member's seed before its first fresh write, the worker's own
+    /// first.
+    members: Vec<u64>,
+}
+
+/// The seed a worker's filler starts from, for its own `seed`.
+fn base_of(seed: u64) -> u64 {
+    seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The seed of fresh write number `k` (0-based) of a filler starting at `base`.
+fn fresh_seed(base: u64, k: u64) -> u64 {
+    base.wrapping_add(k.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 impl BufferFiller {
@@ -133,7 +174,8 @@ impl BufferFiller {
         BufferFiller {
             spec,
             dedupe_draw: seed ^ 0xd1b5_4a32_d192_ed03 | 1,
-            fresh: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            fresh: base_of(seed),
+            working_set: None,
         }
     }
 
@@ -146,6 +188,22 @@ impl BufferFiller {
             _ => return false,
         }
         true
+    }
+
+    /// `dedupe_mode=working_set`: deduplicated writes repeat one of
+    /// `pages` (the job's size × the percentage ÷ its smallest write)
+    /// first fresh writes of this worker — or, with `dedupe_global`, of
+    /// the workers whose seeds `members` lists, the worker's own first, in
+    /// equal slices (fio's rotation over its threads).
+    pub fn with_working_set(mut self, pages: u64, member_seeds: &[u64]) -> BufferFiller {
+        let members: Vec<u64> = member_seeds.iter().map(|&s| base_of(s)).collect();
+        let n = members.len().max(1) as u64;
+        self.working_set = (self.spec.working_set && pages > 0).then(|| WorkingSet {
+            pages,
+            per_member: if n > 1 { (pages / n).max(1) } else { pages },
+            members,
+        });
+        self
     }
 
     /// Refill one write's buffer as fio's `fill_io_buffer`: compressible
@@ -196,7 +254,7 @@ impl BufferFiller {
     }
 
     /// A fresh seed, or (with probability `dedupe_percentage` %) the last
-    /// fresh write's again.
+    /// fresh write's again, or a working-set page's.
     fn next_write_seed(&mut self) -> u64 {
         let d = self.spec.dedupe_percentage;
         if d > 0 {
@@ -206,6 +264,15 @@ impl BufferFiller {
             x ^= x << 17;
             self.dedupe_draw = x;
             if (x % 100) < u64::from(d) {
+                if let Some(ws) = &self.working_set {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    self.dedupe_draw = x;
+                    let page = (x >> 11) % ws.pages;
+                    let member = (page / ws.per_member) as usize % ws.members.len();
+                    return fresh_seed(ws.members[member], page % ws.per_member);
+                }
                 return self.fresh;
             }
         }
@@ -342,5 +409,49 @@ mod tests {
             assert_eq!(u64::from_ne_bytes(s[56..64].try_into().unwrap()), 5);
         }
         assert!(buf[..320].iter().take(48).all(|&b| b == 0));
+    }
+
+    #[test]
+    fn working_set_dedupe_repeats_the_first_fresh_writes() {
+        let spec = BufferSpec {
+            dedupe_percentage: 50,
+            working_set: true,
+            ..BufferSpec::default()
+        };
+        let bs = 4096;
+        // Two workers sharing a working set of 64 pages (dedupe_global).
+        // Seeds as the worker gives them: its number in the high half.
+        let (sa, sb) = (1u64 << 32, 2u64 << 32);
+        let mut a = BufferFiller::new(spec.clone(), sa).with_working_set(64, &[sa, sb]);
+        let mut b = BufferFiller::new(spec.clone(), sb).with_working_set(64, &[sb, sa]);
+        let write = |f: &mut BufferFiller, n: usize| -> Vec<Vec<u8>> {
+            (0..n)
+                .map(|_| {
+                    let mut buf = vec![0u8; bs];
+                    f.fill(&mut buf);
+                    buf
+                })
+                .collect()
+        };
+        let wa = write(&mut a, 1024);
+        let _ = write(&mut b, 1024);
+        // Each worker's first fresh writes: those of a filler without dedupe.
+        let plain = BufferSpec::default();
+        let pages_of = |seed| write(&mut BufferFiller::new(plain.clone(), seed), 32);
+        let (first_a, first_b) = (pages_of(sa), pages_of(sb));
+        let first_b: HashSet<&Vec<u8>> = first_b.iter().collect();
+        let first_a: HashSet<&Vec<u8>> = first_a.iter().collect();
+        let from_b = wa.iter().filter(|x| first_b.contains(x)).count();
+        let from_a = wa.iter().filter(|x| first_a.contains(x)).count();
+        // About half of a's 1024 writes repeat a page, half of those b's;
+        // a's own pages: those repeats and its first 32 fresh writes.
+        assert!((200..320).contains(&from_b), "{from_b}");
+        assert!((230..350).contains(&from_a), "{from_a}");
+        // Without dedupe_global: nothing of b's.
+        let mut alone = BufferFiller::new(spec.clone(), sa).with_working_set(64, &[sa]);
+        let wa = write(&mut alone, 1024);
+        assert_eq!(wa.iter().filter(|x| first_b.contains(x)).count(), 0);
+        let distinct: HashSet<&Vec<u8>> = wa.iter().collect();
+        assert!((470..560).contains(&distinct.len()), "{}", distinct.len());
     }
 }

@@ -1,7 +1,9 @@
 //! fio-format logs (`write_bw_log`, `write_lat_log`, `write_iops_log`).
 //!
 //! Each line is `time_ms, value, ddir, bs, 0` (ddir 0 read, 1 write, 2
-//! trim; the last column is fio's I/O priority, always 0 here); with
+//! trim; the last column is fio's I/O priority: 1 for the real-time
+//! class, else 0, or with `log_prio` the priority value itself as fio
+//! writes it, `0x6000` for class 3 level 0; 0 on averaged lines); with
 //! `log_offset`, `time_ms, value, ddir, bs, offset, 0` (the I/O's offset
 //! in its file; 0 on averaged lines, as in fio). Time is
 //! milliseconds since the worker started. Without `log_avg_msec`, there is
@@ -25,6 +27,8 @@ struct Sample {
     slat: u64,
     clat: u64,
     lat: u64,
+    /// The I/O's priority value (`class << 13 | level`).
+    prio: u16,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -42,6 +46,8 @@ pub struct IoLog {
     avg_ns: u64,
     /// `log_offset`: the offset column.
     offsets: bool,
+    /// `log_prio`: the priority column holds the priority value.
+    prio_values: bool,
     samples: Vec<Sample>,
     windows: Vec<[Window; 3]>,
 }
@@ -89,6 +95,26 @@ impl IoLog {
     /// the worker started; its latencies are `lat` = (slat, clat, lat).
     #[inline]
     pub fn record(&mut self, t_ns: u64, ddir: Ddir, bs: u32, offset: u64, lat: [u64; 3]) {
+        self.record_prio(t_ns, ddir, bs, offset, lat, 0);
+    }
+
+    /// The priority column holds each I/O's priority value (`log_prio`).
+    pub fn with_prio_values(mut self, on: bool) -> Self {
+        self.prio_values = on;
+        self
+    }
+
+    /// [`IoLog::record`] for an I/O of priority `prio` (`class << 13 | level`).
+    #[inline]
+    pub fn record_prio(
+        &mut self,
+        t_ns: u64,
+        ddir: Ddir,
+        bs: u32,
+        offset: u64,
+        lat: [u64; 3],
+        prio: u16,
+    ) {
         let [slat, clat, lat] = lat;
         if self.avg_ns == 0 {
             self.samples.push(Sample {
@@ -99,6 +125,7 @@ impl IoLog {
                 slat,
                 clat,
                 lat,
+                prio,
             });
             return;
         }
@@ -139,10 +166,15 @@ impl IoLog {
                     LogKind::Lat => s.lat,
                 };
                 let t = s.t_ns / 1_000_000;
-                if self.offsets {
-                    let _ = writeln!(out, "{t}, {v}, {}, {}, {}, 0", s.ddir, s.bs, s.offset);
+                let prio = if self.prio_values {
+                    format!("0x{:04x}", s.prio)
                 } else {
-                    let _ = writeln!(out, "{t}, {v}, {}, {}, 0", s.ddir, s.bs);
+                    u8::from(s.prio >> 13 == 1).to_string()
+                };
+                if self.offsets {
+                    let _ = writeln!(out, "{t}, {v}, {}, {}, {}, {prio}", s.ddir, s.bs, s.offset);
+                } else {
+                    let _ = writeln!(out, "{t}, {v}, {}, {}, {prio}", s.ddir, s.bs);
                 }
             }
             return out;
@@ -204,6 +236,22 @@ mod tests {
         assert_eq!(
             l.render(LogKind::Bw).lines().nth(1),
             Some("200, 80, 1, 0, 0")
+        );
+    }
+
+    #[test]
+    fn the_priority_column_is_fios_rt_flag_or_with_log_prio_the_value() {
+        let mut l = IoLog::new(0, false);
+        l.record_prio(1_000_000, Ddir::Read, 4096, 0, [1, 2, 3], 0x2003);
+        l.record_prio(2_000_000, Ddir::Read, 4096, 0, [1, 2, 3], 0x6000);
+        assert_eq!(
+            l.render(LogKind::Clat),
+            "1, 2, 0, 4096, 1\n2, 2, 0, 4096, 0\n"
+        );
+        let l = l.with_prio_values(true);
+        assert_eq!(
+            l.render(LogKind::Lat),
+            "1, 3, 0, 4096, 0x2003\n2, 3, 0, 4096, 0x6000\n"
         );
     }
 }

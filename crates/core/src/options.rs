@@ -50,6 +50,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
+        .chain(crate::option_table_sched::SCHED_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -64,6 +65,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
+        .chain(crate::option_table_sched::SCHED_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -330,6 +332,7 @@ mod tests {
             crate::option_table_files::FILE_OPTIONS,
             IO_OPTIONS,
             crate::option_table_replay::REPLAY_OPTIONS,
+            crate::option_table_sched::SCHED_OPTIONS,
         ] {
             let names: Vec<_> = part.iter().map(|o| o.name).collect();
             let mut sorted = names.clone();

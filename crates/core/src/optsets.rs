@@ -45,11 +45,6 @@ pub static IGNORED: &[(&str, &str)] = &[
 ];
 
 /// Why a job that uses an option is refused when it runs.
-const CMDPRIO: &str = "per-I/O priorities (fio's cmdprio family) are not supported yet";
-const DEDUPE: &str =
-    "deduplicable write buffers are not supported yet (every write has fresh random bytes)";
-const LATENCY_TARGET: &str =
-    "fio's latency_target search for the deepest queue that meets a latency is not supported yet";
 const CGROUP: &str = "fio puts each job's process in a cgroup; ssdready's jobs are threads of one process, and a cgroup's \
      I/O weight or limits would apply to every job at once (run ssdready itself in a cgroup instead)";
 const SWITCH_USER: &str = "fio switches each job's process to this user or group; ssdready's jobs are threads of one process \
@@ -58,39 +53,53 @@ const SWITCH_USER: &str = "fio switches each job's process to this user or group
 /// Options parsed and refused when the job runs: (option, fio's values that
 /// change nothing and are accepted, why any other value is refused).
 pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
-    ("block_error_percentiles", &["0"], "trim error percentiles (for fio's mtd engine) are not supported"),
+    (
+        "block_error_percentiles",
+        &["0"],
+        "trim error percentiles (for fio's mtd engine) are not supported",
+    ),
     ("cgroup", &[], CGROUP),
     ("cgroup_nodelete", &["0"], CGROUP),
     ("cgroup_weight", &["0"], CGROUP),
-    ("cmd_type", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
-    ("cmdprio", &[], CMDPRIO),
-    ("cmdprio_bssplit", &[], CMDPRIO),
-    ("cmdprio_class", &[], CMDPRIO),
-    ("cmdprio_percentage", &["0"], CMDPRIO),
-    ("dedupe_global", &["0"], DEDUPE),
+    (
+        "cmd_type",
+        &[],
+        "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet",
+    ),
     ("gid", &[], SWITCH_USER),
-    ("dedupe_mode", &["repeat"], DEDUPE),
-    ("dedupe_working_set_percentage", &[], DEDUPE),
-    ("io_submit_mode", &["inline"], "I/Os are always submitted by the job's own thread (fio's io_submit_mode=inline); offload is not supported yet"),
-    ("latency_percentile", &[], LATENCY_TARGET),
-    ("latency_run", &["0"], LATENCY_TARGET),
-    ("latency_target", &["0"], LATENCY_TARGET),
-    ("latency_window", &[], LATENCY_TARGET),
-    ("log_prio", &["0"], "the priority column of fio's logs is not written yet"),
-    ("nonvectored", &[], "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet"),
-    ("numa_cpu_nodes", &[], "NUMA placement is not supported yet (use cpus_allowed)"),
-    ("numa_mem_policy", &["default"], "NUMA memory policies are not supported yet"),
-    ("prio", &[], "I/O priorities (ioprio_set) are not supported yet"),
-    ("prioclass", &[], "I/O priority classes (ioprio_set) are not supported yet"),
-    ("rate_process", &["linear"], "rate-capped I/Os are issued at even intervals (fio's linear); poisson arrivals are not supported yet"),
-    ("uncached", &["0"], "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet"),
+    (
+        "nonvectored",
+        &[],
+        "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet",
+    ),
+    (
+        "uncached",
+        &["0"],
+        "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet",
+    ),
     ("uid", &[], SWITCH_USER),
     // Options of fio's engines that ssdready parses and refuses
     // (`ioengine=`): the job is refused for its engine anyway.
-    ("donorname", &[], "an option of fio's e4defrag engine, which is not supported yet"),
-    ("inplace", &[], "an option of fio's e4defrag engine, which is not supported yet"),
-    ("sg_write_mode", &[], "an option of fio's sg engine (SCSI generic), which is not supported yet"),
-    ("skip_bad", &[], "an option of fio's mtd engine, which is not supported yet"),
+    (
+        "donorname",
+        &[],
+        "an option of fio's e4defrag engine, which is not supported yet",
+    ),
+    (
+        "inplace",
+        &[],
+        "an option of fio's e4defrag engine, which is not supported yet",
+    ),
+    (
+        "sg_write_mode",
+        &[],
+        "an option of fio's sg engine (SCSI generic), which is not supported yet",
+    ),
+    (
+        "skip_bad",
+        &[],
+        "an option of fio's mtd engine, which is not supported yet",
+    ),
 ];
 
 /// Recognised, not supported yet.

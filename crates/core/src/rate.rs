@@ -6,6 +6,12 @@
 //! (`rate_ddir`). A `rate_iops` limit is a byte rate of `rate_iops ×` the
 //! direction's smallest block size, as in fio (a job with larger blocks
 //! then does fewer I/Os per second); `rate` wins when both are given.
+//!
+//! With `rate_process=poisson` the gaps are not even: each I/O moves its
+//! direction's due time on by an exponentially distributed interval whose
+//! mean is one I/O of the smallest block size at the rate (fio's
+//! `usec_for_io`), so arrivals form a Poisson process of the same mean
+//! rate.
 
 use crate::plan::IoPlan;
 use crate::req::Ddir;
@@ -20,6 +26,9 @@ pub struct Pacer {
     due: [f64; 3],
     /// Whether the job mixes reads and writes (and both have a share).
     mixed: bool,
+    /// `rate_process=poisson`: per direction, the mean gap between I/Os
+    /// (ns), and the draws' state.
+    poisson: Option<([f64; 3], u64)>,
 }
 
 impl Pacer {
@@ -38,6 +47,12 @@ impl Pacer {
             ns_per_byte,
             due: [start_ns; 3],
             mixed: spec.rw.is_mixed() && (1..100).contains(&spec.rwmixread),
+            poisson: spec.sched.poisson.then(|| {
+                let gap = std::array::from_fn(|d| {
+                    ns_per_byte[d].map_or(0.0, |ns| ns * f64::from(spec.bs.for_dir(d).min().max(1)))
+                });
+                (gap, spec.randseed ^ 0x5851_f42d_4c95_7f2d | 1)
+            }),
         })
     }
 
@@ -68,8 +83,21 @@ impl Pacer {
 
     /// Account `len` bytes issued in direction `d`.
     pub fn issued(&mut self, d: Ddir, len: u64) {
-        if let Some(ns) = self.ns_per_byte[d.idx()] {
-            self.due[d.idx()] += ns * len as f64;
+        let Some(ns) = self.ns_per_byte[d.idx()] else {
+            return;
+        };
+        match &mut self.poisson {
+            None => self.due[d.idx()] += ns * len as f64,
+            Some((gap, state)) => {
+                let mut x = *state;
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *state = x;
+                // A uniform draw in (0, 1], then an exponential gap.
+                let u = ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                self.due[d.idx()] += gap[d.idx()] * -u.ln();
+            }
         }
     }
 }
@@ -152,5 +180,47 @@ mod tests {
         // 100 × 4 KiB per second, as fio limits it.
         assert!((b[0] as f64 / 10.0 - 409_600.0).abs() < 70_000.0, "{b:?}");
         assert!(Pacer::new(&JobSpec::default(), 0.0).is_none());
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rates_mean() {
+        let mut spec = JobSpec {
+            rw: RwMode::RandRead,
+            rate_iops: [Some(1000), None, None],
+            time_based: true,
+            ..JobSpec::default()
+        };
+        spec.sched.poisson = true;
+        let region = [Region {
+            file: 0,
+            offset: 0,
+            len: 1 << 30,
+        }];
+        let mut plan = IoPlan::new(&spec, &region, 0);
+        let mut p = Pacer::new(&spec, 0.0).unwrap();
+        let mut gaps = Vec::new();
+        let mut last = 0.0;
+        for _ in 0..20_000 {
+            let due = p.next_due(&mut plan, last);
+            gaps.push(due - last);
+            last = due;
+            p.issued(Ddir::Read, 4096);
+        }
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n).sqrt();
+        // Mean 1 ms, and an exponential's standard deviation equals its mean
+        // (an even pace would have none).
+        assert!((mean - 1e6).abs() < 3e4, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.05, "{sd} {mean}");
+        let short = gaps
+            .iter()
+            .filter(|&&g| g < 1e6 * std::f64::consts::LN_2)
+            .count() as f64;
+        assert!(
+            (short / n - 0.5).abs() < 0.02,
+            "median at ln 2 × mean: {}",
+            short / n
+        );
     }
 }

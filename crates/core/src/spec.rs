@@ -435,6 +435,9 @@ pub struct JobSpec {
     /// How the worker runs (`iodepth_low`, `max_latency`, `mem`, ...).
     #[serde(default)]
     pub run: crate::spec_run::RunSpec,
+    /// I/O priorities, NUMA placement, offload, poisson, latency target.
+    #[serde(default)]
+    pub sched: crate::sched::SchedSpec,
     /// fio `ignore_error`: per kind, the errnos gone past.
     #[serde(default)]
     pub ignore_error: crate::spec_types::IgnoreErrors,
@@ -575,6 +578,7 @@ impl Default for JobSpec {
             ignore_error: crate::spec_types::IgnoreErrors::default(),
             buffers: crate::buffers::BufferSpec::default(),
             run: crate::spec_run::RunSpec::default(),
+            sched: crate::sched::SchedSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -884,6 +888,7 @@ impl JobSpec {
     /// ssdready parses but cannot do, one line each, naming the job.
     pub fn refusals(&self) -> Vec<String> {
         let mut why = self.refused.clone();
+        why.extend(self.sched_refusals());
         match self.engine_named.as_deref() {
             Some("vsync") if self.iodepth > 1 => why.push(format!(
                 "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
@@ -907,13 +912,6 @@ impl JobSpec {
             _ => {}
         }
         why.extend(self.run.refusals(self.on_emulator()));
-        if self.ioengine == EngineKind::Libaio && self.rw.trims() {
-            // fio's libaio discards synchronously (an ioctl between batches).
-            why.push(format!(
-                "option 'rw': rw={}: trims are not supported by ioengine=libaio yet (use psync or io_uring)",
-                self.rw.name()
-            ));
-        }
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()

@@ -204,6 +204,8 @@ pub struct DirStats {
     pub lat: Histogram,
     /// Completions and their latencies per second since the measured start.
     pub series: Vec<SecSample>,
+    /// Latency per I/O priority, when cmdprio gives I/Os their own.
+    pub prios: Option<Box<crate::stats_prio::PrioLat>>,
 }
 
 impl DirStats {
@@ -245,6 +247,9 @@ impl DirStats {
         for (a, b) in self.series.iter_mut().zip(&o.series) {
             a.merge(b);
         }
+        if let Some(op) = &o.prios {
+            self.prios.get_or_insert_with(Box::default).merge(op);
+        }
     }
 
     /// Forget everything (end of ramp).
@@ -256,6 +261,9 @@ impl DirStats {
         self.clat.clear();
         self.lat.clear();
         self.series.clear();
+        if let Some(p) = &mut self.prios {
+            p.clear();
+        }
     }
 }
 
@@ -343,6 +351,8 @@ pub struct WorkerStats {
     pub iolog_record: Option<Box<(String, String)>>,
     /// zonemode=zbd: zone resets this worker made (fio's nr_zone_resets).
     pub zone_resets: Option<u64>,
+    /// The queue depth `latency_target`'s search settled on.
+    pub latency_depth: Option<u32>,
 }
 
 /// The syncs a worker issued during its measured window (fio's `sync`
@@ -603,6 +613,7 @@ impl WorkerStats {
             *self.zone_resets.get_or_insert(0) += z;
         }
         self.measured_ns = self.measured_ns.max(o.measured_ns);
+        self.latency_depth = self.latency_depth.or(o.latency_depth);
         self.thread_cpu.user_ns += o.thread_cpu.user_ns;
         self.thread_cpu.sys_ns += o.thread_cpu.sys_ns;
         self.thread_cpu.ctx += o.thread_cpu.ctx;

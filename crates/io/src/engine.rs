@@ -102,6 +102,16 @@ pub trait Engine {
     fn take_op_latency(&mut self) -> Option<u64> {
         None
     }
+    /// The I/O priority the next request of `slot` carries in the request
+    /// itself (`class << 13 | level`; 0: none, the thread's) — fio's
+    /// cmdprio, which only io_uring and libaio can do.
+    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
+        let _ = (slot, prio);
+        Err(EngineError::Unsupported(format!(
+            "ioengine={} cannot give an I/O its own priority (cmdprio needs io_uring or libaio)",
+            self.name()
+        )))
+    }
 }
 
 /// What an engine needs to know to start.
@@ -128,6 +138,8 @@ pub enum AnyEngine {
     FileOp(crate::engines::fileop::FileOpEngine),
     /// An engine a target brings with it (the SSD emulator's queue pair).
     Target(Box<dyn Engine + Send>),
+    /// [`crate::engines::offload::OffloadEngine`] (`io_submit_mode=offload`).
+    Offload(Box<crate::engines::offload::OffloadEngine>),
 }
 
 /// Open the engine a job asks for. Call it on the worker thread that will
@@ -162,6 +174,7 @@ macro_rules! dispatch {
             AnyEngine::Libaio($e) => $body,
             AnyEngine::FileOp($e) => $body,
             AnyEngine::Target($e) => $body,
+            AnyEngine::Offload($e) => $body,
         }
     };
 }
@@ -203,6 +216,10 @@ impl Engine for AnyEngine {
     #[inline]
     fn take_op_latency(&mut self) -> Option<u64> {
         dispatch!(self, e => e.take_op_latency())
+    }
+    #[inline]
+    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
+        dispatch!(self, e => e.set_prio(slot, prio))
     }
 }
 

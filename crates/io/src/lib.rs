@@ -28,6 +28,7 @@ pub mod engines;
 pub mod hwperf;
 pub mod mem;
 pub mod perf;
+pub mod placement;
 pub mod target;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

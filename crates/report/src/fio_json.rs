@@ -114,7 +114,7 @@ fn dir_obj(d: Option<&DirStats>, window_ns: u64, o: &Opts<'_>, group_bw: f64) ->
     let (bmin, bmax, bmean, bdev, bn) = sample_stats(&bw_s);
     let (imin, imax, imean, idev, inn) = sample_stats(&io_s);
     let p = Some(o.pcts);
-    json!({
+    let obj = json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": bw_bytes as u64,
@@ -138,7 +138,41 @@ fn dir_obj(d: Option<&DirStats>, window_ns: u64, o: &Opts<'_>, group_bw: f64) ->
         "iops_mean": imean,
         "iops_stddev": idev,
         "iops_samples": inn,
-    })
+    });
+    match d.prios.as_deref().map(|p| p.reported()) {
+        Some(prios) if !prios.is_empty() => with_prios(obj, &prios, o),
+        _ => obj,
+    }
+}
+
+/// fio 3.33's `prios` array (after `lat_ns`), when at least two
+/// priorities have samples: each one's class, level and latency — total
+/// latency (`lat_ns`) with `lat_percentiles`, else completion latency.
+fn with_prios(obj: Value, prios: &[&(u16, Histogram)], o: &Opts<'_>) -> Value {
+    let key = if o.lat_p { "lat_ns" } else { "clat_ns" };
+    let pcts = Some(o.pcts).filter(|_| o.clat_p || o.lat_p);
+    let list: Vec<Value> = prios
+        .iter()
+        .map(|(v, h)| {
+            let mut m = Map::new();
+            m.insert("prioclass".into(), json!(v >> 13));
+            m.insert("prio".into(), json!(v & 7));
+            m.insert(key.into(), lat_obj(h, pcts, o.plus));
+            Value::Object(m)
+        })
+        .collect();
+    let Value::Object(fields) = obj else {
+        return obj;
+    };
+    let mut out = Map::new();
+    for (k, v) in fields {
+        let after_lat = k == "lat_ns";
+        out.insert(k, v);
+        if after_lat {
+            out.insert("prios".into(), Value::Array(list.clone()));
+        }
+    }
+    Value::Object(out)
 }
 
 /// fio's `sync` section: `total_ios` counts fsyncs only (fio counts its
@@ -338,10 +372,10 @@ fn job_entry(
         "latency_ns": lns,
         "latency_us": lus,
         "latency_ms": lms,
-        "latency_depth": jobs[0].spec.effective_iodepth(),
-        "latency_target": 0,
-        "latency_percentile": 100.0,
-        "latency_window": 0,
+        "latency_depth": stats.latency_depth.unwrap_or(jobs[0].spec.effective_iodepth()),
+        "latency_target": spec.sched.latency.map_or(0, |l| l.target_ns),
+        "latency_percentile": spec.sched.latency.map_or(100.0, |l| l.percentile),
+        "latency_window": spec.sched.latency.map_or(0, |l| l.window_ns / 1000),
     });
     if let Value::Object(m) = &mut entry {
         // fio adds the errors gone past when continue_on_error is set,

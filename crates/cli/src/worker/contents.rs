@@ -15,9 +15,9 @@ pub(super) struct WriteBuffers {
 }
 
 impl WriteBuffers {
-    /// The contents for worker `number` of `spec`; None when writes keep
+    /// The contents `filler` gives the writes of `spec`; None when writes keep
     /// the engine's random bytes untouched (or the job does not write).
-    pub fn new(spec: &JobSpec, number: u32) -> Option<WriteBuffers> {
+    pub fn new(spec: &JobSpec, filler: BufferFiller) -> Option<WriteBuffers> {
         let writes = !matches!(spec.rw, RwMode::Read | RwMode::RandRead);
         let reads = !matches!(
             spec.rw,
@@ -28,11 +28,7 @@ impl WriteBuffers {
         if !writes || (before == BeforeWrite::Keep && b.initial() == Initial::Random) {
             return None;
         }
-        let seed = spec.randseed ^ u64::from(number).rotate_left(32);
-        Some(WriteBuffers {
-            filler: BufferFiller::new(b.clone(), seed),
-            before,
-        })
+        Some(WriteBuffers { filler, before })
     }
 
     /// Fill the engine's `depth` buffers as they start.

@@ -20,6 +20,8 @@ mod limits;
 
 use super::complete::{Wait, Waiter};
 use super::contents::WriteBuffers;
+use super::lattarget::LatSearch;
+use super::prio::Prios;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
@@ -32,6 +34,8 @@ use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
 use ssdready_io::{Engine, EngineError, Queued};
 use std::sync::atomic::Ordering::Relaxed;
+
+mod sched;
 
 /// What the worker remembers about one I/O in flight.
 #[derive(Clone, Copy, Default)]
@@ -50,6 +54,8 @@ struct Slot {
     sector: u64,
     /// Submitted and not yet reaped.
     in_flight: bool,
+    /// The index of its I/O priority ([`Prios`]; 0: the thread's).
+    prio: u8,
 }
 
 fn thread_cpu() -> ThreadCpu {
@@ -118,6 +124,9 @@ pub(super) fn hot_loop<E: Engine>(
         }
         if w.min_rate.is_some() {
             w.check_min_rate();
+        }
+        if w.lat.is_some() {
+            w.check_latency();
         }
         w.publish_live();
     };
@@ -195,6 +204,13 @@ struct Loop<'a> {
     filler: Option<WriteBuffers>,
     /// zonemode=zbd: where the zones put each I/O.
     zbd: Option<WorkerZbd>,
+    /// I/O priorities, when the job sets any (fio's cmdprio, prio).
+    prio: Option<Box<Prios>>,
+    /// `latency_target`'s search for a queue depth.
+    lat: Option<Box<LatSearch>>,
+    /// The most I/Os in flight now: `depth`, or the search's depth (0
+    /// while the queue empties after a ramp down).
+    depth_cap: usize,
 }
 
 impl<'a> Loop<'a> {
@@ -209,7 +225,8 @@ impl<'a> Loop<'a> {
             || spec.write_lat_log.is_some()
             || spec.write_iops_log.is_some();
         if logging {
-            stats.log = Some(Box::new(IoLog::new(spec.log_avg_msec, spec.log_offset)));
+            let log = IoLog::new(spec.log_avg_msec, spec.log_offset);
+            stats.log = Some(Box::new(log.with_prio_values(spec.sched.log_prio)));
         }
         if spec.verify.on() {
             // A verifying job reports its verification, even of nothing.
@@ -262,7 +279,17 @@ impl<'a> Loop<'a> {
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing: Pacing::new(spec, start),
-            filler: WriteBuffers::new(spec, ctx.number),
+            filler: WriteBuffers::new(spec, sched::filler(ctx)),
+            prio: Prios::new(spec, spec.randseed ^ u64::from(ctx.number)),
+            lat: spec
+                .sched
+                .latency
+                .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),
+            depth_cap: if spec.sched.latency.is_some() {
+                1
+            } else {
+                depth
+            },
             done_issuing: false,
             give_up_at: None,
             tokens: None,
@@ -302,15 +329,21 @@ impl<'a> Loop<'a> {
             self.done_issuing = true;
         }
         if !self.measuring && now >= self.ramp_end {
-            self.stats.clear();
-            self.measuring = true;
-            self.measure_start = now;
-            self.cpu_start = thread_cpu();
-            if let Some((tid, at)) = &mut self.sq_thread {
-                *at = sq_run_ns(*tid);
-            }
+            self.restart_measuring(now);
         }
         now
+    }
+
+    /// Forget what was counted and measure from `now` on (the end of the
+    /// ramp; `latency_target`'s final window).
+    fn restart_measuring(&mut self, now: u64) {
+        self.stats.clear();
+        self.measuring = true;
+        self.measure_start = now;
+        self.cpu_start = thread_cpu();
+        if let Some((tid, at)) = &mut self.sq_thread {
+            *at = sq_run_ns(*tid);
+        }
     }
 
     /// Fill the queue. Synchronous completions free their slot at once, so
@@ -321,7 +354,7 @@ impl<'a> Loop<'a> {
         if self.holding_for_low_mark() {
             return Ok(());
         }
-        while !self.done_issuing && self.inflight < self.depth && burst < self.depth.max(32) {
+        while !self.done_issuing && self.inflight < self.depth_cap && burst < self.depth.max(32) {
             burst += 1;
             if self.pacing.early(self.flow.plan_mut(), now) {
                 if self.inflight > 0 {
@@ -486,7 +519,13 @@ impl<'a> Loop<'a> {
                     dev,
                     sector,
                     in_flight: true,
+                    prio: 0,
                 };
+                if let Some(p) = self.prio.as_deref_mut().filter(|p| p.per_io()) {
+                    let (index, value) = p.pick(ddir, len);
+                    self.slots[slot as usize].prio = index;
+                    engine.set_prio(slot, value)?;
+                }
                 if special {
                     self.special[slot as usize] = io;
                 }
@@ -571,7 +610,7 @@ impl<'a> Loop<'a> {
         self.arm_give_up();
         let must_wait = self.done_issuing
             || self.draining
-            || self.inflight >= self.depth
+            || self.inflight >= self.depth_cap
             || self.holding_for_low_mark()
             || self.pacing.paced();
         let min = if must_wait {
@@ -668,6 +707,11 @@ impl<'a> Loop<'a> {
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
         self.check_max_latency(&s, ddir, t);
+        if let Some(l) = self.lat.as_deref_mut() {
+            if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
+                self.latency_missed(lat);
+            }
+        }
         if !self.measuring {
             return;
         }
@@ -693,9 +737,13 @@ impl<'a> Loop<'a> {
             d.clat.record(clat);
             (slat, clat)
         };
+        if let Some(p) = self.prio.as_deref() {
+            p.record(self.stats.dir(ddir), ddir, s.prio, clat, lat);
+        }
         if let Some(log) = &mut self.stats.log {
             let since = t.saturating_sub(self.start);
-            log.record(since, ddir, res as u32, s.offset, [slat, clat, lat]);
+            let prio = self.prio.as_deref().map_or(0, |p| p.value(ddir, s.prio));
+            log.record_prio(since, ddir, res as u32, s.offset, [slat, clat, lat], prio);
         }
         if let (Some(j), true) = (self.join, s.dev != 0) {
             // The issue on the kernel's clock: the completion's

@@ -3,5 +3,6 @@
 pub mod fileop;
 pub mod libaio;
 pub mod null;
+pub mod offload;
 pub mod psync;
 pub mod uring;

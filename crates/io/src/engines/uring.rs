@@ -2,7 +2,9 @@
 //!
 //! * `queue` writes a submission-queue entry (read/write, fixed-buffer
 //!   variants with `fixedbufs`, fixed-file indices with `registerfiles`,
-//!   `fallocate(PUNCH_HOLE)` for trims on files); `commit` is one
+//!   `fallocate(PUNCH_HOLE)` for trims on files; on a block device a trim
+//!   is a `BLKDISCARD` done at once after the queued batch, as fio's
+//!   `do_io_u_trim`); `commit` is one
 //!   `io_uring_enter` for the whole batch; `getevents` drains the completion
 //!   queue and enters the kernel to wait only when fewer than `min` are there.
 //! * Completions arrive by interrupt (the default), or by polling the device
@@ -23,6 +25,7 @@
 
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{opcode, squeue, types, IoUring};
 use ssdready_core::spec::JobSpec;
@@ -46,6 +49,13 @@ pub struct UringEngine {
     /// Per slot: the length of a pending trim (fallocate completes with 0,
     /// not a byte count), 0 for reads and writes.
     trim_len: Vec<u32>,
+    /// Per target, whether it is a block device: a trim there is a
+    /// `BLKDISCARD` done at once, after the queued batch, as fio's
+    /// `do_io_u_trim`.
+    block: Vec<bool>,
+    /// Per slot, the priority of its next request (`sqe->ioprio`, fio's
+    /// cmdprio; empty when no request has one of its own).
+    prios: Vec<u16>,
 }
 
 /// Why the targets cannot do polled I/O (the first that cannot, and the
@@ -194,15 +204,6 @@ impl UringEngine {
         if spec.hipri {
             check_iopoll(setup.targets)?;
         }
-        if spec.rw.trims() {
-            if let Some(t) = setup.targets.iter().find(|t| t.kind == TargetKind::Block) {
-                return Err(EngineError::Unsupported(format!(
-                    "trims on block device {} are not supported by the io_uring engine \
-                     (use ioengine=psync, which issues BLKDISCARD)",
-                    t.path.display()
-                )));
-            }
-        }
         let depth = spec.iodepth.max(1);
         let entries = ring_entries(depth)?;
         let iopoll = wants_iopoll(spec, setup.targets);
@@ -255,6 +256,12 @@ impl UringEngine {
             sqpoll: spec.sqthread_poll,
             queued: 0,
             trim_len: vec![0; depth as usize],
+            block: setup
+                .targets
+                .iter()
+                .map(|t| t.kind == TargetKind::Block)
+                .collect(),
+            prios: Vec::new(),
         })
     }
 
@@ -262,6 +269,7 @@ impl UringEngine {
         let slot = req.slot as usize;
         let buf = self.bufs[slot].as_mut_ptr();
         let len = req.len;
+        let prio = self.prios.get(slot).copied().unwrap_or(0);
         macro_rules! with_fd {
             ($mk:expr) => {
                 if self.fixed_files {
@@ -273,22 +281,28 @@ impl UringEngine {
         }
         let e = match (req.ddir, self.fixed_bufs) {
             (Ddir::Read, false) => {
-                with_fd!(|fd| opcode::Read::new(fd, buf, len).offset(req.offset).build())
+                with_fd!(|fd| opcode::Read::new(fd, buf, len)
+                    .offset(req.offset)
+                    .ioprio(prio)
+                    .build())
             }
             (Ddir::Read, true) => {
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16)
                     .offset(req.offset)
+                    .ioprio(prio)
                     .build())
             }
             (Ddir::Write, false) => {
                 with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len)
                     .offset(req.offset)
+                    .ioprio(prio)
                     .build())
             }
             (Ddir::Write, true) => {
                 with_fd!(
                     |fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
                         .offset(req.offset)
+                        .ioprio(prio)
                         .build()
                 )
             }
@@ -336,12 +350,31 @@ impl Engine for UringEngine {
         "io_uring"
     }
 
+    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
+        if self.prios.is_empty() {
+            self.prios = vec![0; self.bufs.len()];
+        }
+        self.prios[slot as usize] = prio;
+        Ok(())
+    }
+
     #[inline]
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
-        let e = self.sqe(req);
         if req.ddir == Ddir::Trim {
+            let f = req.file as usize;
+            if self.block[f] {
+                self.commit()?;
+                let kind = TargetKind::Block;
+                return Ok(Queued::Done(trim(
+                    &self._files[f],
+                    kind,
+                    req.offset,
+                    req.len,
+                )));
+            }
             self.trim_len[req.slot as usize] = req.len;
         }
+        let e = self.sqe(req);
         self.push(e)
     }
 

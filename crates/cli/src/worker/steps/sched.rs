@@ -1,0 +1,84 @@
+//! The loop's steps for the scheduling options ([`ssdready_core::sched`]):
+//! the latency-target search between reaps, and the write-buffer filler
+//! with its dedupe working set.
+
+use super::{Loop, WorkerCtx};
+use crate::worker::lattarget::Verdict;
+use ssdready_core::buffers::BufferFiller;
+
+/// The job's write-buffer filler. With `dedupe_mode=working_set` its
+/// working set is the job's size × `dedupe_working_set_percentage` ÷ the
+/// smallest write (fio's `num_unique_pages`), from this worker's first
+/// fresh writes or, with `dedupe_global`, from those of every worker of
+/// the run in turn (fio rotates over its thread numbers).
+pub(super) fn filler(ctx: &WorkerCtx) -> BufferFiller {
+    let spec = &*ctx.spec;
+    let seed_of = |number: u32| spec.randseed ^ u64::from(number).rotate_left(32);
+    let filler = BufferFiller::new(spec.buffers.clone(), seed_of(ctx.number));
+    if !spec.buffers.working_set {
+        return filler;
+    }
+    let size = spec
+        .size
+        .unwrap_or_else(|| ctx.regions.iter().map(|r| r.len).sum());
+    let percent = u64::from(spec.buffers.working_set_percentage.unwrap_or(5));
+    let min_write = u64::from(spec.bs.for_dir(1).min().max(1));
+    let pages = size * percent / 100 / min_write;
+    let workers = ctx.run_workers.max(ctx.number);
+    let members: Vec<u64> = if spec.buffers.dedupe_global {
+        (0..workers)
+            .map(|i| seed_of((ctx.number - 1 + i) % workers + 1))
+            .collect()
+    } else {
+        vec![seed_of(ctx.number)]
+    };
+    filler.with_working_set(pages, &members)
+}
+
+impl Loop<'_> {
+    /// Between reaps: the search's window check, and its depth applied —
+    /// after a ramp down, only once the queue has emptied (fio's quiesce).
+    pub(super) fn check_latency(&mut self) {
+        let now = self.ctx.clock.now();
+        let Some(l) = self.lat.as_deref_mut() else {
+            return;
+        };
+        if self.measuring && l.check(now) == Verdict::Done {
+            self.done_issuing = true;
+        }
+        if l.quiesce {
+            if self.inflight > 0 {
+                self.depth_cap = 0;
+                return;
+            }
+            l.quiesce = false;
+        }
+        let depth = l.depth();
+        self.depth_cap = (depth as usize).clamp(1, self.depth);
+        if std::mem::take(&mut l.reset_stats) {
+            // Converged: fio counts only the final window, at the depth found.
+            self.restart_measuring(now);
+        }
+        self.stats.latency_depth = Some(depth);
+    }
+
+    /// fio's `lat_fatal`: an I/O over `latency_target` at queue depth 1
+    /// (with a 100 % percentile) ends the job with ETIMEDOUT.
+    #[cold]
+    pub(super) fn latency_missed(&mut self, lat_ns: u64) {
+        let target = self.lat.as_deref().map_or(0, |l| l.target_ns());
+        if self.measuring {
+            self.stats.errors += 1;
+        }
+        if self.stats.first_error.is_none() {
+            self.stats.first_errno = libc::ETIMEDOUT;
+            self.stats.first_error = Some(format!(
+                "latency target {} us not met even at queue depth 1: an I/O took {} us \
+                 (fio: max latency exceeded, ETIMEDOUT)",
+                target / 1000,
+                lat_ns / 1000
+            ));
+        }
+        self.done_issuing = true;
+    }
+}
