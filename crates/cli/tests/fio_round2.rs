@@ -356,9 +356,9 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
             &["job 'z'", "ioengine=sg", "not supported"],
         ),
         ("--rw=trimwrite", &["job 'z'", "rw=trimwrite"]),
-        ("--rate_process=poisson", &["rate_process=poisson"]),
-        ("--numa_cpu_nodes=0", &["numa_cpu_nodes=0", "NUMA"]),
-        ("--offset=2z", &["offset=2z", "zones"]),
+        ("--uid=1", &["uid=1", "threads of one process"]),
+        ("--cgroup=x", &["cgroup=x", "threads of one process"]),
+        ("--offset=2z", &["offset=2z", "zonemode=zbd"]),
     ];
     for (opt, needles) in cases {
         let mut a = base.to_vec();

@@ -379,10 +379,10 @@ fn checks_that_need_no_target_are_made_by_parse_only_too() {
         &[
             "--filename=/tmp/ssdready-never-made",
             "--size=1m",
-            "--ioengine=libaio",
-            "--rw=trim",
+            "--ioengine=psync",
+            "--cmdprio_percentage=10",
         ],
-        &["option 'rw'", "libaio"],
+        &["option 'cmdprio_percentage'", "psync"],
     );
     refused(
         &[
