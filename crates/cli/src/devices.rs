@@ -176,12 +176,7 @@ fn check_faults(
                 "emulated device '{name}': fault injection (fault_ keys) runs in real time only (ssdready run); virtual time does not model I/O errors"
             ));
         }
-        let merged = specs.iter().find(|s| {
-            s.ioengine == EngineKind::Emu
-                && &s.filename[0] == name
-                && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
-        });
-        if let Some(s) = merged {
+        if let Some(s) = merging_job(specs, name) {
             return Err(format!(
                 "job '{}': temporal_merge={} with injected faults on '{name}' is not supported (a merged command's fault would fail every request in it); drop one of them",
                 s.name,
@@ -190,6 +185,17 @@ fn check_faults(
         }
     }
     Ok(())
+}
+
+/// The first job that sends temporal-merge commands to the emulated
+/// device `name` (merged commands bypass per-request device behaviour:
+/// injected faults, zone write pointers).
+pub(crate) fn merging_job<'a>(specs: &'a [JobSpec], name: &str) -> Option<&'a JobSpec> {
+    specs.iter().find(|s| {
+        s.ioengine == EngineKind::Emu
+            && s.filename[0] == name
+            && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
+    })
 }
 
 /// The checks of a run's emulated devices on resolved jobs (`--parse-only`):

@@ -450,12 +450,7 @@ pub(crate) fn check_zoned_devices(
                 "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
             ));
         }
-        let merged = specs.iter().find(|s| {
-            s.ioengine == EngineKind::Emu
-                && &s.filename[0] == name
-                && s.temporal_merge != ssdready_core::spec::TemporalMerge::Off
-        });
-        if let Some(s) = merged {
+        if let Some(s) = crate::devices::merging_job(specs, name) {
             return Err(format!(
                 "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
                 s.name,
