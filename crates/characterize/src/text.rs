@@ -95,7 +95,8 @@ pub fn plan(p: &Plan, target: &str, what: &str, virtual_time: bool) -> String {
     o
 }
 
-fn tracked_text(t: Tracked, v: f64) -> String {
+/// A tracked figure in its unit (`-` when it is not a number).
+pub fn tracked_text(t: Tracked, v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }

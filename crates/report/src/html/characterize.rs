@@ -132,13 +132,9 @@ fn missing(id: &str, title: &str, why: &str) -> Figure {
     }
 }
 
-/// A tracked figure as text in its unit.
+/// A tracked figure as text in its unit (IOPS when the test does not say).
 fn tracked_text(tracked: Option<Tracked>, v: f64) -> String {
-    match tracked {
-        Some(Tracked::Bandwidth) => format!("{}/s", fmt_bytes(v)),
-        Some(Tracked::MeanLatency) => fmt_ns(v),
-        _ => format!("{} IOPS", fmt_count(v)),
-    }
+    ssdready_characterize::text::tracked_text(tracked.unwrap_or(Tracked::Iops), v)
 }
 
 fn tracked_unit(tracked: Option<Tracked>) -> Unit {
