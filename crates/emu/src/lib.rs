@@ -61,6 +61,7 @@ pub mod memory;
 pub mod merge;
 pub mod powercut;
 pub mod queues;
+pub mod shared;
 pub mod sim;
 pub mod zoned;
 pub mod zoned_front;

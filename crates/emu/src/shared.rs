@@ -1,0 +1,226 @@
+//! One emulated SSD shared by the workers that use it: the model behind
+//! its lock (or, in DRAM mode without faults, its units reserved with
+//! atomics), the data, the queue pairs, the power-cut undo log and the
+//! host's side of the command interface. A failure of the model fails the
+//! device for good ([`crate::engine`]'s module docs); each worker's
+//! [`crate::engine::EmuEngine`] submits to it.
+
+use crate::config::{CompletionMode, Params};
+use crate::data::{Data, Way};
+use crate::device::{Device, Extent, Op};
+use crate::engine::SlotBufs;
+use crate::fault::Outcome as Fault;
+use crate::iface::{Interface, Wait};
+use crate::memory::human;
+use ssdready_core::{Ddir, IoReq};
+use ssdready_io::clock::Clock;
+use ssdready_io::EngineError;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// One emulated SSD shared by the workers that use it.
+pub struct SharedDevice {
+    /// The model.
+    pub device: Mutex<Device>,
+    /// DRAM mode without injected faults: the model's units, reserved
+    /// without its lock (module docs).
+    dram: Option<Arc<crate::dram::DramUnits>>,
+    /// The device's I/O queue pairs.
+    pub queues: crate::queues::QueuePairs,
+    /// The data, one byte per byte of capacity (empty with `nocopy`).
+    pub(crate) data: Data,
+    /// The power-cut model, with `fault_power_cut_after` or a silent-tear
+    /// rate ([`crate::powercut`]): writes then go through its undo log.
+    pub(crate) power: Option<crate::powercut::Power>,
+    /// The clock all its times are in.
+    pub clock: Clock,
+    /// Its parameters.
+    pub params: Params,
+    capacity: u64,
+    /// Why the model failed, once it has.
+    failure: OnceLock<String>,
+    /// The host's side of the command interface (`iface_depth`).
+    pub iface: Interface,
+    /// The temporal merge layers in front of the device, one per setting.
+    pub(crate) mergers: Mutex<Vec<crate::merge::Registered>>,
+}
+
+impl SharedDevice {
+    /// A fresh device; its data is zero until written. Fails, rather than
+    /// aborting, when the allocator cannot reserve the data (the memory
+    /// check of [`crate::memory`] is meant to refuse such a device first).
+    pub fn new(params: Params, clock: Clock) -> Result<Arc<SharedDevice>, String> {
+        let capacity = params.logical_pages() * params.page_bytes as u64;
+        // The data first: reserving it is instant, building the FTL is not.
+        let data = if params.nocopy {
+            Data::zeroed(0)
+        } else {
+            Data::zeroed(capacity)
+        }
+        .ok_or_else(|| {
+            format!(
+                "the emulated device's {} of data could not be allocated \
+                         (set nocopy=1 on the device, or a smaller size=)",
+                human(capacity)
+            )
+        })?;
+        let dev = Device::new(&params);
+        Ok(Arc::new(SharedDevice {
+            capacity: dev.capacity(),
+            dram: dev.dram_units().filter(|_| !params.faults.any()),
+            power: crate::powercut::Power::of(&params),
+            queues: crate::queues::QueuePairs::new(params.queues),
+            device: Mutex::new(dev),
+            data,
+            clock,
+            iface: Interface::new(params.iface_depth),
+            params,
+            failure: OnceLock::new(),
+            mergers: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Submit a command to the model at `t` (module docs on failures).
+    pub fn submit(&self, t: u64, op: Op, extents: &[Extent]) -> Result<u64, EngineError> {
+        self.with_model(|dev| dev.submit(t, op, extents))
+    }
+
+    /// [`SharedDevice::submit`] of a one-extent command on queue pair
+    /// `queue`, and its injected fault ([`crate::fault`]), decided under the
+    /// same lock. A DRAM-mode device without faults takes no lock but the
+    /// queue pair's, and that only when it is shared (module docs).
+    pub fn submit_faulty(
+        &self,
+        (queue, counts): (usize, &crate::queues::Counts),
+        t: u64,
+        op: Op,
+        extent: Extent,
+    ) -> Result<(u64, Fault), EngineError> {
+        if let Some(units) = &self.dram {
+            if let Some(why) = self.failure.get() {
+                return Err(failed(why));
+            }
+            let _sq = self.queues.get(queue).enter();
+            let pages = crate::device::lpn_range(&self.params, &extent).count() as u64;
+            let done = units.submit(t, op, extent.len, pages, 1);
+            counts.count(1, done);
+            return Ok((done, Fault::default()));
+        }
+        let faulty = self.params.faults.any() && op != Op::Trim;
+        self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
+            if let Some(refused) = crate::zoned_front::refused(dev, t, op, extent) {
+                return Ok(refused);
+            }
+            let done = dev.submit(t, op, &[extent])?;
+            if !faulty {
+                return Ok((done, Fault::default()));
+            }
+            let f = dev
+                .faults
+                .decide(op == Op::Write, extent.offset, extent.len);
+            Ok((done.saturating_add(f.extra_ns), f))
+        })
+    }
+
+    /// Run `f` on the model under its lock; a model error or panic fails
+    /// the device for good (module docs).
+    pub(crate) fn with_model<R, E: std::fmt::Display>(
+        &self,
+        f: impl FnOnce(&mut Device) -> Result<R, E>,
+    ) -> Result<R, EngineError> {
+        if let Some(why) = self.failure.get() {
+            return Err(failed(why));
+        }
+        let mut dev = match self.device.lock() {
+            Ok(d) => d,
+            Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
+        };
+        match catch_unwind(AssertUnwindSafe(|| f(&mut dev))) {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.fail(e.to_string())),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(self.fail(format!(
+                    "the model panicked ({what}): a bug, please report it"
+                )))
+            }
+        }
+    }
+
+    /// Why the model failed, once it has.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
+    }
+
+    fn fail(&self, why: String) -> EngineError {
+        failed(self.failure.get_or_init(|| why))
+    }
+
+    /// The model's counters with the queue pairs' added: what the device
+    /// has done, however its commands reached it.
+    pub fn totals(&self, dev: &Device) -> crate::device::DeviceCounters {
+        let (q, mut c) = (self.queues.totals(), dev.totals());
+        c.commands += q.commands;
+        c.extents += q.extents;
+        c
+    }
+
+    /// The latest completion time handed out (where the model's time
+    /// stands), however commands reached it.
+    pub fn latest(&self, dev: &Device) -> u64 {
+        dev.now.max(self.queues.totals().latest)
+    }
+
+    /// Move a request's data between its slot's buffer and the device, as
+    /// the command's DMA would (nothing with `nocopy`, nor for a trim).
+    pub(crate) fn transfer(&self, bufs: &mut SlotBufs, req: &IoReq) -> Result<(), EngineError> {
+        if self.params.nocopy || req.ddir == Ddir::Trim {
+            return Ok(());
+        }
+        let (o, l) = (req.offset as usize, req.len as usize);
+        let write = req.ddir == Ddir::Write;
+        let way = if write { Way::In } else { Way::Out };
+        if !bufs.holds(req.slot, l) || !self.data.copy(o, &mut bufs.get(req.slot, write)[..l], way)
+        {
+            return Err(failed(&format!(
+                "{l} bytes at offset {o} (slot {}) are outside its {} bytes",
+                req.slot,
+                self.data.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// How a host in completion mode `mode` waits for the interface.
+    pub(crate) fn iface_wait(mode: CompletionMode) -> Wait {
+        match mode {
+            CompletionMode::Poll => Wait::Spin,
+            CompletionMode::Irq | CompletionMode::Hybrid => Wait::Sleep,
+        }
+    }
+}
+
+/// The device operation of a request's direction.
+pub(crate) fn op_of(ddir: Ddir) -> Op {
+    match ddir {
+        Ddir::Read => Op::Read,
+        Ddir::Write => Op::Write,
+        Ddir::Trim => Op::Trim,
+    }
+}
+
+pub(crate) fn failed(why: &str) -> EngineError {
+    EngineError::Sys {
+        what: "emulated device".into(),
+        source: std::io::Error::other(why.to_string()),
+    }
+}
