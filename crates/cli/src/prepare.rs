@@ -94,18 +94,19 @@ pub(crate) fn prepare(
         });
     }
     if spec.ioengine == EngineKind::Null {
-        let len = spec.size.unwrap_or(0);
         let step = spec.offset_increment.bytes().unwrap_or(0);
         let clones: Vec<CloneTargets> = (0..spec.numjobs)
-            .map(|w| CloneTargets {
-                targets: Arc::new(Vec::new()),
-                regions: vec![Region {
-                    file: 0,
-                    offset: spec.offset + step * u64::from(w),
-                    len,
-                }],
+            .map(|w| {
+                Ok(CloneTargets {
+                    targets: Arc::new(Vec::new()),
+                    regions: vec![Region {
+                        file: 0,
+                        offset: spec.offset + step * u64::from(w),
+                        len: null_region_len(&spec, w).map_err(in_job)?,
+                    }],
+                })
             })
-            .collect();
+            .collect::<Result<_, Failure>>()?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
             spec: Arc::new(spec),
@@ -116,6 +117,18 @@ pub(crate) fn prepare(
         });
     }
     files(spec, allow_destructive)
+}
+
+/// The bytes clone `clone` of a null-engine job moves: `size`, or, as
+/// fio's null engine sizes its files, `nrfiles` files of `filesize` each.
+fn null_region_len(spec: &JobSpec, clone: u32) -> Result<u64, String> {
+    if let Some(size) = spec.size {
+        return Ok(size);
+    }
+    let files = vec![0; spec.nrfiles.max(1) as usize];
+    let regions =
+        ssdready_core::fileset::regions(spec, clone, &files).map_err(|e| e.to_string())?;
+    Ok(regions.iter().map(|&(_, len)| len).sum())
 }
 
 /// The smallest region holding all of `regions`.

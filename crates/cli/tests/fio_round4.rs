@@ -225,3 +225,30 @@ fn size_with_filesize_moves_size_bytes_as_fio() {
         }
     }
 }
+
+/// The null engine with `filesize` and no `size` (fio's own test jobs
+/// t0019–t0024, t0030 and its client/server jobs): fio sizes the null
+/// engine's files by `filesize`, `nrfiles` of them; ssdready refused the
+/// job for want of a size. 1 MiB of 4 KiB reads is 256 reads; two files of
+/// 1 MiB, 512 — fio 3.33's counts, checked side by side where installed.
+#[test]
+fn null_engine_is_sized_by_filesize_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (nrfiles, want) in [("--nrfiles=1", 256), ("--nrfiles=2", 512)] {
+        let args = [
+            "--name=j",
+            "--ioengine=null",
+            "--filesize=1m",
+            nrfiles,
+            "--rw=read",
+            "--bs=4k",
+        ];
+        let (v, o) = ssdready_in(tmp.path(), &args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(ios(&v, "read"), want, "{nrfiles}");
+        if have_fio() {
+            let (fv, _) = fio_in(tmp.path(), &args);
+            assert_eq!(ios(&fv, "read"), want, "fio: {nrfiles}");
+        }
+    }
+}

@@ -950,10 +950,11 @@ impl JobSpec {
                 ),
             );
         }
-        if self.ioengine == EngineKind::Null && self.size.is_none() {
+        if self.ioengine == EngineKind::Null && self.size.is_none() && self.filesize.is_none() {
             return e(
                 "size",
-                "ioengine=null does no I/O and needs size to plan offsets (e.g. size=1g)".into(),
+                "ioengine=null does no I/O and needs size (or filesize) to plan offsets (e.g. size=1g)"
+                    .into(),
             );
         }
         if self.bs.min() == 0 {
