@@ -42,6 +42,17 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "bs_is_seq_rand",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "per-direction block sizes are for sequential,random I/Os instead of read,write",
+        set: |s, v| {
+            s.bs_is_seq_rand = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "file_service_type",
         aliases: &[],
         arity: Arity::Value,

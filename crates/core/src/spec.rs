@@ -269,6 +269,11 @@ pub struct JobSpec {
     pub ba: [u32; 3],
     /// `bs_unaligned`: sizes of a range are not rounded to its minimum.
     pub bs_unaligned: bool,
+    /// `bs_is_seq_rand`: the read and write block sizes are those of
+    /// sequential and random I/Os, whatever their direction (fio's
+    /// `get_next_buflen`).
+    #[serde(default)]
+    pub bs_is_seq_rand: bool,
     pub direct: bool,
     pub numjobs: u32,
     pub iodepth: u32,
@@ -495,6 +500,7 @@ impl Default for JobSpec {
             bs: BlockSizes::Fixed(4096),
             ba: [0; 3],
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             direct: false,
             numjobs: 1,
             iodepth: 1,

@@ -103,6 +103,8 @@ pub struct IoPlan {
     /// fio's `rw_min_bs`: the smallest block size of any direction.
     unit: u64,
     bs_unaligned: bool,
+    /// `bs_is_seq_rand` (see [`IoPlan::bs_dir`]).
+    bs_is_seq_rand: bool,
     mode: RandomMode,
     /// Zone tables per direction, and whether they are in bytes.
     zones: [Option<Vec<(u64, u64)>>; 3],
@@ -246,6 +248,7 @@ impl IoPlan {
             min_bs,
             unit,
             bs_unaligned: spec.bs_unaligned,
+            bs_is_seq_rand: spec.bs_is_seq_rand,
             mode,
             zones,
             zoned_abs: matches!(spec.random_distribution, Distribution::ZonedAbs(_)),
@@ -423,9 +426,13 @@ impl IoPlan {
                 self.new_pass();
                 continue;
             };
-            let placed = self
-                .offset(fi, d)
-                .and_then(|(rel, random)| Some((rel, self.block_size(fi, d, rel)?, random)));
+            let placed = self.offset(fi, d).and_then(|(rel, random)| {
+                Some((
+                    rel,
+                    self.block_size(fi, self.bs_dir(d, random), rel)?,
+                    random,
+                ))
+            });
             match placed {
                 Some((rel, len, random)) => return Some((fi, rel, len, random)),
                 None if self.skewed_service => {
@@ -595,6 +602,18 @@ impl IoPlan {
                 };
                 Some((first + self.rng.random_range(0..count.max(1))) * ba)
             }
+        }
+    }
+
+    /// Whose block sizes an I/O of direction `d` takes: its own, or with
+    /// `bs_is_seq_rand` the read sizes when sequential and the write sizes
+    /// when random (fio's `get_next_buflen`).
+    #[inline]
+    fn bs_dir(&self, d: usize, random: bool) -> usize {
+        match (self.bs_is_seq_rand, random) {
+            (false, _) => d,
+            (true, false) => 0,
+            (true, true) => 1,
         }
     }
 
