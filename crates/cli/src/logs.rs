@@ -9,8 +9,14 @@ use std::path::Path;
 
 /// (option, path, kind) of every log file a worker's job asks for.
 /// `number` is the worker's 1-based number in the run, as in fio's
-/// `NAME_bw.N.log`.
+/// `NAME_bw.N.log`; with `per_job_logs=0` there is no number, and the
+/// workers' lines share the file ([`merge_shared`]).
 fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, LogKind)> {
+    let number = if spec.per_job_logs {
+        format!(".{number}")
+    } else {
+        String::new()
+    };
     let prefix = |p: &str| {
         if p.is_empty() {
             spec.name.clone()
@@ -20,16 +26,16 @@ fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, LogKind)> {
     };
     let mut out = Vec::new();
     if let Some(p) = &spec.write_bw_log {
-        let path = format!("{}_bw.{number}.log", prefix(p));
+        let path = format!("{}_bw{number}.log", prefix(p));
         out.push(("write_bw_log", path, LogKind::Bw));
     }
     if let Some(p) = &spec.write_iops_log {
-        let path = format!("{}_iops.{number}.log", prefix(p));
+        let path = format!("{}_iops{number}.log", prefix(p));
         out.push(("write_iops_log", path, LogKind::Iops));
     }
     if let Some(p) = &spec.write_lat_log {
         for k in [LogKind::Slat, LogKind::Clat, LogKind::Lat] {
-            let path = format!("{}_{}.{number}.log", prefix(p), k.suffix());
+            let path = format!("{}_{}{number}.log", prefix(p), k.suffix());
             out.push(("write_lat_log", path, k));
         }
     }
@@ -42,6 +48,20 @@ pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, Strin
         .into_iter()
         .map(|(_, path, k)| (path, log.render(k)))
         .collect()
+}
+
+/// Log files of the same path (workers of `per_job_logs=0` jobs) as one,
+/// their texts one after another in worker order — fio appends each
+/// worker's lines to the shared file.
+pub fn merge_shared(files: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::with_capacity(files.len());
+    for (path, text) in files {
+        match out.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, t)) => t.push_str(&text),
+            None => out.push((path, text)),
+        }
+    }
+    out
 }
 
 /// Check, before the first I/O, that every log file the jobs will write can

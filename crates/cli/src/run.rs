@@ -680,7 +680,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
         ));
     }
     log_files.extend(agg.map(|a| a.files()).unwrap_or_default());
-    for (path, text) in log_files {
+    for (path, text) in crate::logs::merge_shared(log_files) {
         if let Err(e) = crate::logs::write(&path, &text) {
             failure.get_or_insert(e);
         }

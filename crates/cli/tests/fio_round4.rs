@@ -288,3 +288,43 @@ fn bs_is_seq_rand_sizes_by_sequential_or_random_as_fio() {
         }
     }
 }
+
+/// `per_job_logs=0` (fio's own test jobs t0019–t0024 write their logs so):
+/// every worker's lines in one `PREFIX_iops.log`, no `.N`; ssdready wrote
+/// `PREFIX_iops.N.log` per worker. Three workers of 16 I/Os each: one file
+/// of 48 lines, the same name and count as fio 3.33.
+#[test]
+fn per_job_logs_0_writes_one_shared_log_as_fio() {
+    let tools: Vec<(&str, &Runner)> = if have_fio() {
+        vec![("ssdready", &ssdready_in), ("fio", &fio_in)]
+    } else {
+        vec![("ssdready", &ssdready_in)]
+    };
+    for (tool, run) in tools {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = [
+            "--name=a",
+            "--ioengine=null",
+            "--size=64k",
+            "--bs=4k",
+            "--numjobs=3",
+            "--write_iops_log=z",
+            "--per_job_logs=0",
+        ];
+        let (_, o) = run(tmp.path(), &args);
+        assert!(
+            o.status.success(),
+            "{tool}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let mut logs: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log"))
+            .collect();
+        logs.sort();
+        assert_eq!(logs, ["z_iops.log"], "{tool}");
+        let text = std::fs::read_to_string(tmp.path().join("z_iops.log")).unwrap();
+        assert_eq!(text.lines().count(), 48, "{tool}");
+    }
+}

@@ -53,6 +53,17 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "per_job_logs",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "0: every worker's log lines go to one PREFIX_bw.log (no .N), as fio",
+        set: |s, v| {
+            s.per_job_logs = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "file_service_type",
         aliases: &[],
         arity: Arity::Value,

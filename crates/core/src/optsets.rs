@@ -30,7 +30,6 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("gtod_cpu", "timestamps are cheap (TSC); no timekeeping thread is needed"),
     ("gtod_reduce", "timestamps are cheap (TSC); they are always taken"),
     ("iopsavgtime", "IOPS are sampled once per second"),
-    ("per_job_logs", "logs are always written per worker (fio's default)"),
     ("random_generator", "random offsets come from ssdready's keyed permutation (same coverage, different order than fio's)"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),

@@ -415,6 +415,10 @@ pub struct JobSpec {
     /// column).
     #[serde(default)]
     pub log_offset: bool,
+    /// `per_job_logs` (default 1): one log file per worker (`NAME_bw.N.log`);
+    /// 0: every worker's lines in one `NAME_bw.log`, as fio.
+    #[serde(default = "yes")]
+    pub per_job_logs: bool,
     /// `fill_device` (`fill_fs`): write until the device or file system is
     /// full; ENOSPC (or EDQUOT) then ends the job without an error, as fio.
     #[serde(default)]
@@ -575,6 +579,7 @@ impl Default for JobSpec {
             write_iops_log: None,
             log_avg_msec: 0,
             log_offset: false,
+            per_job_logs: true,
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
@@ -595,6 +600,10 @@ impl Default for JobSpec {
             iolog: crate::replay::IologSpec::default(),
         }
     }
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn merge_off() -> TemporalMerge {
