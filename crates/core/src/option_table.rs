@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -406,20 +406,19 @@ pub static OPTIONS: &[OptionDef] = &[
                     EngineKind::Psync
                 }
                 "io_uring" => EngineKind::IoUring,
+                "io_uring_cmd" => EngineKind::UringCmd,
+                "sg" => EngineKind::Sg,
                 "libaio" => EngineKind::Libaio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.
-                    match v {
-                        "io_uring_cmd" => EngineKind::IoUring,
-                        _ => EngineKind::Psync,
-                    }
+                    EngineKind::Psync
                 }
                 _ => return Err(format!("'{v}' is not an engine")),
             };

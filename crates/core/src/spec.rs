@@ -175,6 +175,10 @@ pub enum EngineKind {
     Null,
     /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
     Emu,
+    /// SCSI commands through SG_IO (fio's `sg`).
+    Sg,
+    /// NVMe commands through io_uring passthrough (fio's `io_uring_cmd`).
+    UringCmd,
 }
 
 impl EngineKind {
@@ -186,6 +190,8 @@ impl EngineKind {
             EngineKind::Libaio => "libaio",
             EngineKind::Null => "null",
             EngineKind::Emu => "emu",
+            EngineKind::Sg => "sg",
+            EngineKind::UringCmd => "io_uring_cmd",
         }
     }
 }
@@ -423,6 +429,9 @@ pub struct JobSpec {
     /// `zonemode=zbd`'s options ([`crate::zbd`]).
     #[serde(default)]
     pub zbd: crate::zbd::ZbdOptions,
+    /// The passthrough engines' options (sg, io_uring_cmd, mtd).
+    #[serde(default)]
+    pub passthru: crate::spec_passthru::PassthruSpec,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -573,6 +582,7 @@ impl Default for JobSpec {
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
             zbd: crate::zbd::ZbdOptions::default(),
+            passthru: crate::spec_passthru::PassthruSpec::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
@@ -673,7 +683,7 @@ impl JobSpec {
     /// The queue depth the worker really keeps: synchronous engines hold one
     /// I/O in flight whatever `iodepth` says (fio's behaviour, with a warning).
     pub fn effective_iodepth(&self) -> u32 {
-        if self.ioengine == EngineKind::Psync {
+        if matches!(self.ioengine, EngineKind::Psync | EngineKind::Sg) {
             1
         } else {
             self.iodepth
@@ -1008,9 +1018,11 @@ impl JobSpec {
             );
         }
         let pvsync2 = self.engine_named.as_deref() == Some("pvsync2");
-        if self.ioengine != EngineKind::IoUring {
+        if !matches!(self.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
+            // sg's hipri is SGV4_FLAG_HIPRI (a polled SCSI command).
+            let sg = self.ioengine == EngineKind::Sg;
             for (on, opt) in [
-                (self.hipri && !pvsync2, "hipri"),
+                (self.hipri && !pvsync2 && !sg, "hipri"),
                 (self.sqthread_poll, "sqthread_poll"),
                 (self.fixedbufs, "fixedbufs"),
                 (self.registerfiles, "registerfiles"),
@@ -1019,7 +1031,7 @@ impl JobSpec {
                     return e(
                         opt,
                         format!(
-                            "only applies to ioengine=io_uring, not {}",
+                            "only applies to ioengine=io_uring and io_uring_cmd, not {}",
                             self.ioengine.name()
                         ),
                     );
