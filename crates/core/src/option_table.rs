@@ -576,13 +576,15 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "offset",
         aliases: &["fileoffset"],
         arity: Arity::Value,
-        allowed: "a size, or a percentage of the target (1% to 100%)",
+        allowed: "a size, or a percentage of the target (0% to 100%)",
         help: "start of the region within each target",
         set: |s, v| {
             if refused_in_zones(s, "offset", v) {
                 return Ok(());
             }
             let kb = s.kb_base;
+            // fio takes 0% as the start (fio's uring-cmd-fdp.fio has it).
+            let v = if v.trim() == "0%" { "0" } else { v };
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.offset, s.offset_percent) = (b, None),
                 Amount::Percent(p) => (s.offset, s.offset_percent) = (0, Some(p)),

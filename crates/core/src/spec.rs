@@ -1038,6 +1038,22 @@ impl JobSpec {
                 }
             }
         }
+        if self.ioengine == EngineKind::Sg {
+            // SCSI addresses whole logical blocks, 512 bytes at the least
+            // (the device's own size is checked when the job runs).
+            if let Some(bs) = self.bs.all().into_iter().find(|b| b % 512 != 0) {
+                return e(
+                    "bs",
+                    format!("{bs} is not a multiple of 512: ioengine=sg sends whole SCSI logical blocks"),
+                );
+            }
+            if self.offset % 512 != 0 {
+                return e(
+                    "offset",
+                    format!("{} is not a multiple of 512: ioengine=sg addresses whole SCSI logical blocks", self.offset),
+                );
+            }
+        }
         if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
             return e(
                 "temporal_merge",
@@ -1059,7 +1075,9 @@ impl JobSpec {
                 ),
             );
         }
-        if self.hipri && !self.direct {
+        // Passthrough commands bypass the page cache whatever direct says.
+        let passthru = matches!(self.ioengine, EngineKind::Sg | EngineKind::UringCmd);
+        if self.hipri && !self.direct && !passthru {
             return e("hipri", "polled completions need direct=1".into());
         }
         if self.coalesce.is_some_and(|c| c.n > 0 || c.us > 0)

@@ -483,7 +483,12 @@ mod tests {
             parse_write_mode("write/:zeroes/:uncor/").unwrap(),
             vec![(Write, 34), (Zeroes, 33), (Uncor, 33)]
         );
-        for bad in ["write/60:zeroes/60", "write/50:zeroes/40", "write/50:write/50", "trim"] {
+        for bad in [
+            "write/60:zeroes/60",
+            "write/50:zeroes/40",
+            "write/50:write/50",
+            "trim",
+        ] {
             assert!(parse_write_mode(bad).is_err(), "{bad}");
         }
     }
@@ -497,7 +502,10 @@ mod tests {
 
     #[test]
     fn sg_write_modes_take_fios_deprecated_spellings() {
-        assert_eq!(SgWriteMode::parse("verify").unwrap(), SgWriteMode::WriteAndVerify);
+        assert_eq!(
+            SgWriteMode::parse("verify").unwrap(),
+            SgWriteMode::WriteAndVerify
+        );
         assert_eq!(SgWriteMode::parse("same").unwrap(), SgWriteMode::WriteSame);
         assert!(SgWriteMode::parse("erase").is_err());
     }

@@ -210,7 +210,9 @@ pub fn parse_namespace(nsid: u32, id: &[u8; 4096]) -> Result<Namespace, String> 
     let ms = u16::from_le_bytes([id[f], id[f + 1]]);
     let lbads = id[f + 2];
     if !(9..=31).contains(&lbads) {
-        return Err(format!("the namespace reports 2^{lbads}-byte logical blocks"));
+        return Err(format!(
+            "the namespace reports 2^{lbads}-byte logical blocks"
+        ));
     }
     Ok(Namespace {
         nsid,
@@ -264,7 +266,15 @@ pub fn lba_range(offset: u64, len: u32, unit: u32) -> Result<(u64, u16), i32> {
 /// alike): SLBA in CDW10 (low) and CDW11 (high), NLB in CDW12 bits 15:0,
 /// `cdw12_flags` (FUA, DEAC) or'ed in. Data commands carry the buffer;
 /// Write Zeroes, Write Uncorrectable and Verify carry none.
-pub fn rw(op: u8, nsid: u32, slba: u64, nlb: u16, cdw12_flags: u32, addr: u64, len: u32) -> NvmeUringCmd {
+pub fn rw(
+    op: u8,
+    nsid: u32,
+    slba: u64,
+    nlb: u16,
+    cdw12_flags: u32,
+    addr: u64,
+    len: u32,
+) -> NvmeUringCmd {
     let data = matches!(op, opcode::READ | opcode::WRITE | opcode::ZONE_APPEND);
     NvmeUringCmd {
         opcode: op,
@@ -364,7 +374,11 @@ pub fn status_name(status: u32) -> String {
         3 => "path related",
         _ => "vendor specific",
     };
-    let dnr = if status & (1 << 14) != 0 { ", do not retry" } else { "" };
+    let dnr = if status & (1 << 14) != 0 {
+        ", do not retry"
+    } else {
+        ""
+    };
     if name.is_empty() {
         format!("NVMe status 0x{code:03x} ({kind}{dnr})")
     } else {
@@ -417,7 +431,15 @@ mod tests {
 
     #[test]
     fn the_sqe_command_area_is_the_structure_byte_for_byte() {
-        let c = rw(opcode::WRITE, 1, 0x1_0000_0002, 7, CDW12_FUA, 0xdead_beef, 4096);
+        let c = rw(
+            opcode::WRITE,
+            1,
+            0x1_0000_0002,
+            7,
+            CDW12_FUA,
+            0xdead_beef,
+            4096,
+        );
         let b = c.to_sqe_cmd();
         // SAFETY: NvmeUringCmd is repr(C) plain data of 72 bytes.
         let raw: [u8; 72] = unsafe { std::mem::transmute(c) };
@@ -431,11 +453,17 @@ mod tests {
         let (slba, nlb) = lba_range((8 << 30) + 4096, 32768, 4096).unwrap();
         assert_eq!((slba, nlb), (0x20_0001, 7));
         let c = rw(opcode::READ, 1, slba, nlb, CDW12_FUA, 0x1000, 32768);
-        assert_eq!((c.opcode, c.cdw10, c.cdw11, c.cdw12), (0x02, 0x20_0001, 0, 0x4000_0007));
+        assert_eq!(
+            (c.opcode, c.cdw10, c.cdw11, c.cdw12),
+            (0x02, 0x20_0001, 0, 0x4000_0007)
+        );
         assert_eq!((c.addr, c.data_len), (0x1000, 32768));
         // Past 32 bits of LBA: the high half in CDW11.
         let c = rw(opcode::WRITE, 3, 0x1_2345_6789, 0, 0, 0x1000, 512);
-        assert_eq!((c.opcode, c.nsid, c.cdw10, c.cdw11, c.cdw12), (0x01, 3, 0x2345_6789, 1, 0));
+        assert_eq!(
+            (c.opcode, c.nsid, c.cdw10, c.cdw11, c.cdw12),
+            (0x01, 3, 0x2345_6789, 1, 0)
+        );
         // Write Zeroes with DEAC: no data pointer.
         let c = rw(opcode::WRITE_ZEROES, 1, 8, 1, CDW12_DEAC, 0x1000, 8192);
         assert_eq!((c.cdw12, c.addr, c.data_len), (0x0200_0001, 0, 0));
@@ -472,7 +500,14 @@ mod tests {
         let ns = parse_namespace(1, &id).unwrap();
         assert_eq!(
             ns,
-            Namespace { nsid: 1, blocks: 0x1000_0000, lba_size: 4096, ms: 8, extended: false, pi_type: 1 }
+            Namespace {
+                nsid: 1,
+                blocks: 0x1000_0000,
+                lba_size: 4096,
+                ms: 8,
+                extended: false,
+                pi_type: 1
+            }
         );
         assert_eq!((ns.unit(), ns.bytes()), (4096, 1 << 40));
         id[26] = 0x11; // extended LBA
@@ -490,7 +525,10 @@ mod tests {
 
     #[test]
     fn statuses_read_as_names_and_errnos() {
-        assert_eq!(status_name(0x80), "NVMe status 0x080 LBA Out of Range (generic)");
+        assert_eq!(
+            status_name(0x80),
+            "NVMe status 0x080 LBA Out of Range (generic)"
+        );
         assert_eq!(
             status_name(0x4285),
             "NVMe status 0x285 Compare Failure (media and data integrity, do not retry)"

@@ -85,7 +85,13 @@ impl SgIoHdr {
     /// A header for `cdb` moving `len` bytes at `buf` in `direction`, with
     /// sense room at `sense`. The caller keeps all three alive while the
     /// header is in use.
-    pub fn new(cdb: &Cdb, direction: i32, buf: *mut u8, len: u32, sense: &mut [u8; SENSE_LEN]) -> Self {
+    pub fn new(
+        cdb: &Cdb,
+        direction: i32,
+        buf: *mut u8,
+        len: u32,
+        sense: &mut [u8; SENSE_LEN],
+    ) -> Self {
         SgIoHdr {
             interface_id: i32::from(b'S'),
             dxfer_direction: if len == 0 { SG_DXFER_NONE } else { direction },
@@ -93,7 +99,11 @@ impl SgIoHdr {
             mx_sb_len: SENSE_LEN as u8,
             iovec_count: 0,
             dxfer_len: len,
-            dxferp: if len == 0 { std::ptr::null_mut() } else { buf.cast() },
+            dxferp: if len == 0 {
+                std::ptr::null_mut()
+            } else {
+                buf.cast()
+            },
             cmdp: cdb.bytes.as_ptr(),
             sbp: sense.as_mut_ptr(),
             timeout: TIMEOUT_MS,
@@ -172,7 +182,11 @@ const FUA: u8 = 0x08;
 
 /// READ(10) 28h (SBC-4 §5.16) or READ(16) 88h (§5.18).
 pub fn read(lba: u64, blocks: u32, block_size: u32, fua: bool) -> Command {
-    let mut c = if fits_10(lba, blocks) { Cdb::new(10, 0x28) } else { Cdb::new(16, 0x88) };
+    let mut c = if fits_10(lba, blocks) {
+        Cdb::new(10, 0x28)
+    } else {
+        Cdb::new(16, 0x88)
+    };
     if fua {
         c.bytes[1] |= FUA;
     }
@@ -186,9 +200,22 @@ pub fn read(lba: u64, blocks: u32, block_size: u32, fua: bool) -> Command {
 /// What a write becomes under `sg_write_mode` (fio's `fio_sgio_prep`), for
 /// `blocks` blocks of `block_size` bytes at `lba`. `stream` is the stream
 /// of WRITE STREAM.
-pub fn write(mode: SgWriteMode, lba: u64, blocks: u32, block_size: u32, fua: bool, stream: u16) -> Command {
+pub fn write(
+    mode: SgWriteMode,
+    lba: u64,
+    blocks: u32,
+    block_size: u32,
+    fua: bool,
+    stream: u16,
+) -> Command {
     let short = fits_10(lba, blocks);
-    let pick = |op10: u8, op16: u8| if short { Cdb::new(10, op10) } else { Cdb::new(16, op16) };
+    let pick = |op10: u8, op16: u8| {
+        if short {
+            Cdb::new(10, op10)
+        } else {
+            Cdb::new(16, op16)
+        }
+    };
     let all = blocks.saturating_mul(block_size);
     let (mut c, data_len) = match mode {
         // WRITE(10) 2Ah (SBC-4 §5.40), WRITE(16) 8Ah (§5.42).
@@ -246,7 +273,11 @@ pub fn write(mode: SgWriteMode, lba: u64, blocks: u32, block_size: u32, fua: boo
     c = c.lba_blocks(lba, blocks);
     Command {
         cdb: c,
-        direction: if data_len == 0 { SG_DXFER_NONE } else { SG_DXFER_TO_DEV },
+        direction: if data_len == 0 {
+            SG_DXFER_NONE
+        } else {
+            SG_DXFER_TO_DEV
+        },
         data_len,
     }
 }
@@ -531,7 +562,11 @@ pub fn outcome(hdr: &SgIoHdr, cdb: &Cdb, sense: &[u8]) -> Result<(), (i32, Strin
         msg.push_str(&format!("; driver status 0x{:02x}", hdr.driver_status));
     }
     if hdr.status != 0 {
-        msg.push_str(&format!("; {} (0x{:02x})", status_name(hdr.status), hdr.status));
+        msg.push_str(&format!(
+            "; {} (0x{:02x})",
+            status_name(hdr.status),
+            hdr.status
+        ));
     }
     let written = usize::from(hdr.sb_len_wr).min(sense.len());
     if let Some(s) = decode_sense(&sense[..written]) {
@@ -551,7 +586,10 @@ pub fn outcome(hdr: &SgIoHdr, cdb: &Cdb, sense: &[u8]) -> Result<(), (i32, Strin
         }
     }
     if hdr.resid != 0 {
-        msg.push_str(&format!("; {} of {} bytes not transferred", hdr.resid, hdr.dxfer_len));
+        msg.push_str(&format!(
+            "; {} of {} bytes not transferred",
+            hdr.resid, hdr.dxfer_len
+        ));
     }
     let bytes: Vec<String> = cdb.as_slice().iter().map(|b| format!("{b:02x}")).collect();
     msg.push_str(&format!("; cdb {}", bytes.join(" ")));
@@ -585,7 +623,10 @@ mod tests {
     fn read_10_and_16_carry_lba_and_length_big_endian() {
         // SBC-4 §5.16: READ(10) of 8 blocks at LBA 0x12345678, FUA set.
         let c = read(0x1234_5678, 8, 512, true);
-        assert_eq!(c.cdb.as_slice(), &[0x28, 0x08, 0x12, 0x34, 0x56, 0x78, 0, 0x00, 0x08, 0]);
+        assert_eq!(
+            c.cdb.as_slice(),
+            &[0x28, 0x08, 0x12, 0x34, 0x56, 0x78, 0, 0x00, 0x08, 0]
+        );
         assert_eq!((c.direction, c.data_len), (SG_DXFER_FROM_DEV, 4096));
         // §5.18: READ(16) beyond 32 bits.
         let c = read(0x1_0000_0000, 0x10000, 512, false);
@@ -621,7 +662,10 @@ mod tests {
         assert_eq!((c.direction, c.data_len), (SG_DXFER_NONE, 0));
         // VERIFY(10) 2Fh, BYTCHK 00b/01b/11b: 0, all, one block of data.
         let c = w(VerifyBytchk00);
-        assert_eq!((c.cdb.bytes[0], c.cdb.bytes[1], c.data_len, c.direction), (0x2f, 0, 0, SG_DXFER_NONE));
+        assert_eq!(
+            (c.cdb.bytes[0], c.cdb.bytes[1], c.data_len, c.direction),
+            (0x2f, 0, 0, SG_DXFER_NONE)
+        );
         let c = w(VerifyBytchk01);
         assert_eq!((c.cdb.bytes[1], c.data_len), (0x02, 2048));
         let c = w(VerifyBytchk11);
@@ -633,7 +677,10 @@ mod tests {
             &[0x9a, 0, 0, 0, 0, 0, 0, 0, 0, 0x14, 0, 5, 0, 4, 0, 0]
         );
         // VERIFY(16) 8Fh past 32 bits.
-        assert_eq!(write(VerifyBytchk01, 1 << 32, 1, 512, false, 0).cdb.bytes[..2], [0x8f, 0x02]);
+        assert_eq!(
+            write(VerifyBytchk01, 1 << 32, 1, 512, false, 0).cdb.bytes[..2],
+            [0x8f, 0x02]
+        );
     }
 
     #[test]
@@ -644,32 +691,56 @@ mod tests {
         assert_eq!(c.data_len, 40);
         assert_eq!(list.len(), 40);
         assert_eq!(&list[..8], &[0, 38, 0, 32, 0, 0, 0, 0]);
-        assert_eq!(&list[8..24], &[0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 8, 0, 0, 0, 0]);
+        assert_eq!(
+            &list[8..24],
+            &[0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 8, 0, 0, 0, 0]
+        );
         assert_eq!(&list[24..36], &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
     }
 
     #[test]
     fn capacity_and_sync_cache_and_stream_control() {
-        assert_eq!(read_capacity_10().cdb.as_slice(), &[0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            read_capacity_10().cdb.as_slice(),
+            &[0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
         assert_eq!(
             read_capacity_16().cdb.as_slice(),
             &[0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0]
         );
         // 2 GiB of 512-byte blocks: last LBA 0x3FFFFF.
         let c = parse_capacity_10(&[0, 0x3f, 0xff, 0xff, 0, 0, 2, 0]).unwrap();
-        assert_eq!(c, Capacity { max_lba: 0x3f_ffff, block_size: 512 });
+        assert_eq!(
+            c,
+            Capacity {
+                max_lba: 0x3f_ffff,
+                block_size: 512
+            }
+        );
         assert_eq!(c.bytes(), 2 << 30);
-        assert_eq!(parse_capacity_10(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0x10, 0]), None);
+        assert_eq!(
+            parse_capacity_10(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0x10, 0]),
+            None
+        );
         let mut b = [0u8; 32];
         b[3] = 0x01; // last LBA 0x1_0000_0000 (bytes 0–7)
         b[10] = 0x10; // 4096-byte blocks
         assert_eq!(
             parse_capacity_16(&b),
-            Capacity { max_lba: 0x1_0000_0000, block_size: 4096 }
+            Capacity {
+                max_lba: 0x1_0000_0000,
+                block_size: 4096
+            }
         );
-        assert_eq!(synchronize_cache().cdb.as_slice(), &[0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            synchronize_cache().cdb.as_slice(),
+            &[0x35, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
         assert_eq!(stream_control(true, 0).cdb.bytes[..2], [0x9e, 0x34]);
-        assert_eq!(stream_control(false, 7).cdb.bytes[..6], [0x9e, 0x54, 0, 0, 0, 7]);
+        assert_eq!(
+            stream_control(false, 7).cdb.bytes[..6],
+            [0x9e, 0x54, 0, 0, 0, 7]
+        );
     }
 
     #[test]
@@ -682,18 +753,39 @@ mod tests {
         f[7] = 10;
         f[12] = 0x1d;
         let s = decode_sense(&f).unwrap();
-        assert_eq!(s, Sense { key: 0xe, asc: 0x1d, ascq: 0, info: Some(0x15) });
+        assert_eq!(
+            s,
+            Sense {
+                key: 0xe,
+                asc: 0x1d,
+                ascq: 0,
+                info: Some(0x15)
+            }
+        );
         assert_eq!(sense_errno(&s, 0x2f), libc::EIO);
         // Descriptor (§4.5.2): MEDIUM ERROR 11h/00h with an information
         // descriptor (type 0, length 0Ah, VALID) of LBA 0x1_0000_0001.
         let mut d = vec![0x72, 0x03, 0x11, 0x00, 0, 0, 0, 12, 0x00, 0x0a, 0x80, 0];
         d.extend_from_slice(&0x1_0000_0001u64.to_be_bytes());
         let s = decode_sense(&d).unwrap();
-        assert_eq!(s, Sense { key: 0x3, asc: 0x11, ascq: 0, info: Some(0x1_0000_0001) });
+        assert_eq!(
+            s,
+            Sense {
+                key: 0x3,
+                asc: 0x11,
+                ascq: 0,
+                info: Some(0x1_0000_0001)
+            }
+        );
         assert_eq!(sense_errno(&s, 0x28), libc::ENODATA);
         assert_eq!(decode_sense(&[0x00, 0, 0]), None);
         // UNMAP the device refuses: EREMOTEIO, as the kernel's BLK_STS_TARGET.
-        let s = Sense { key: 0x5, asc: 0x20, ascq: 0, info: None };
+        let s = Sense {
+            key: 0x5,
+            asc: 0x20,
+            ascq: 0,
+            info: None,
+        };
         assert_eq!(sense_errno(&s, 0x42), libc::EREMOTEIO);
         assert_eq!(sense_errno(&s, 0x28), libc::EIO);
     }
@@ -703,7 +795,13 @@ mod tests {
         let cdb = read(0x21, 1, 512, false).cdb;
         let mut sense = [0u8; SENSE_LEN];
         sense[..14].copy_from_slice(&[0x70, 0, 0x05, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x21, 0]);
-        let mut hdr = SgIoHdr::new(&cdb, SG_DXFER_FROM_DEV, std::ptr::null_mut(), 512, &mut sense.clone());
+        let mut hdr = SgIoHdr::new(
+            &cdb,
+            SG_DXFER_FROM_DEV,
+            std::ptr::null_mut(),
+            512,
+            &mut sense.clone(),
+        );
         hdr.status = 0x02;
         hdr.info = SG_INFO_CHECK;
         hdr.sb_len_wr = 18;

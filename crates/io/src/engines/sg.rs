@@ -58,7 +58,9 @@ fn unreachable(errno: i32) -> Option<&'static str> {
         libc::ENOTTY | libc::EINVAL | libc::EOPNOTSUPP => {
             Some("does not answer SG_IO (not a SCSI device)")
         }
-        libc::EPERM | libc::EACCES => Some("refuses SG_IO to this user (it needs CAP_SYS_RAWIO or write access)"),
+        libc::EPERM | libc::EACCES => {
+            Some("refuses SG_IO to this user (it needs CAP_SYS_RAWIO or write access)")
+        }
         _ => None,
     }
 }
@@ -211,7 +213,13 @@ impl SgEngine {
 /// STREAM CONTROL (open) on `f`: the stream ID the device assigned.
 fn open_stream(f: &File, path: &Path) -> Result<u16, EngineError> {
     let mut b = [0u8; 8];
-    send(f.as_raw_fd(), &scsi::stream_control(true, 0), b.as_mut_ptr(), false).map_err(|(_, m)| {
+    send(
+        f.as_raw_fd(),
+        &scsi::stream_control(true, 0),
+        b.as_mut_ptr(),
+        false,
+    )
+    .map_err(|(_, m)| {
         EngineError::Unsupported(format!(
             "ioengine=sg: sg_write_mode=write_stream: opening a stream on {} failed: {m}",
             path.display()
@@ -227,7 +235,12 @@ impl Drop for SgEngine {
             if opened {
                 let mut b = [0u8; 8];
                 // A stream left open is the device's to reclaim; nothing to do on failure.
-                let _ = send(f.as_raw_fd(), &scsi::stream_control(false, id), b.as_mut_ptr(), false);
+                let _ = send(
+                    f.as_raw_fd(),
+                    &scsi::stream_control(false, id),
+                    b.as_mut_ptr(),
+                    false,
+                );
             }
         }
     }
@@ -271,14 +284,18 @@ impl Engine for SgEngine {
     fn sync(&mut self, _slot: u32, file: u32, _data_only: bool) -> Result<Queued, EngineError> {
         let fd = self.files[file as usize].as_raw_fd();
         let cmd = scsi::synchronize_cache();
-        Ok(Queued::Done(match send(fd, &cmd, std::ptr::null_mut(), false) {
-            Ok(()) => 0,
-            Err((errno, m)) => self.failed(errno, m),
-        }))
+        Ok(Queued::Done(
+            match send(fd, &cmd, std::ptr::null_mut(), false) {
+                Ok(()) => 0,
+                Err((errno, m)) => self.failed(errno, m),
+            },
+        ))
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        self.bufs.get_mut(slot as usize).map(AlignedBuf::as_mut_slice)
+        self.bufs
+            .get_mut(slot as usize)
+            .map(AlignedBuf::as_mut_slice)
     }
 }
 
@@ -302,13 +319,21 @@ mod tests {
         std::fs::write(&dir, [0u8; 4096]).unwrap();
         let e = probe(&dir).unwrap_err().to_string();
         std::fs::remove_file(&dir).unwrap();
-        assert!(e.contains("does not answer SG_IO (not a SCSI device)"), "{e}");
+        assert!(
+            e.contains("does not answer SG_IO (not a SCSI device)"),
+            "{e}"
+        );
         assert!(e.starts_with("ioengine=sg: ") && !e.contains('\n'), "{e}");
     }
 
     #[test]
     fn a_missing_device_is_named() {
-        let e = probe(Path::new("/nonexistent/sg9")).unwrap_err().to_string();
-        assert!(e.contains("cannot open /nonexistent/sg9") && e.contains("sg needs"), "{e}");
+        let e = probe(Path::new("/nonexistent/sg9"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot open /nonexistent/sg9") && e.contains("sg needs"),
+            "{e}"
+        );
     }
 }

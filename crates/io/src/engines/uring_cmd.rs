@@ -29,7 +29,9 @@
 use crate::buf::AlignedBuf;
 use crate::engine::{Engine, EngineError, EngineSetup, Queued};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
-use crate::engines::uring::{build_ring, check_iopoll, ring_entries, waits_in_user_space, wants_iopoll};
+use crate::engines::uring::{
+    build_ring, check_iopoll, ring_entries, waits_in_user_space, wants_iopoll,
+};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use ssdready_core::spec_passthru::NvmeWriteMode;
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -43,7 +45,8 @@ use std::path::Path;
 pub fn probe(path: &Path) -> Result<Namespace, EngineError> {
     let shown = path.display();
     let needs = "io_uring_cmd needs an NVMe namespace's generic character device (/dev/ngXnY)";
-    let refuse = |why: String| EngineError::Unsupported(format!("ioengine=io_uring_cmd: {why}: {needs}"));
+    let refuse =
+        |why: String| EngineError::Unsupported(format!("ioengine=io_uring_cmd: {why}: {needs}"));
     let md = std::fs::metadata(path).map_err(|e| refuse(format!("{shown}: {e}")))?;
     let ft = md.file_type();
     if ft.is_file() {
@@ -52,10 +55,14 @@ pub fn probe(path: &Path) -> Result<Namespace, EngineError> {
     if ft.is_block_device() {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let hint = match name.strip_prefix("nvme") {
-            Some(rest) if rest.contains('n') && !rest.contains('p') => format!(" (/dev/ng{rest} for /dev/{name})"),
+            Some(rest) if rest.contains('n') && !rest.contains('p') => {
+                format!(" (/dev/ng{rest} for /dev/{name})")
+            }
             _ => String::new(),
         };
-        return Err(refuse(format!("{shown} is a block device, not a character device{hint}")));
+        return Err(refuse(format!(
+            "{shown} is a block device, not a character device{hint}"
+        )));
     }
     if !ft.is_char_device() {
         return Err(refuse(format!("{shown} is not a device")));
@@ -66,14 +73,22 @@ pub fn probe(path: &Path) -> Result<Namespace, EngineError> {
     let nsid = unsafe { libc::ioctl(f.as_raw_fd(), nvme::NVME_IOCTL_ID as _) };
     if nsid <= 0 {
         let e = std::io::Error::last_os_error();
-        return Err(refuse(format!("{shown} does not answer NVMe ioctls ({e}): not an NVMe namespace")));
+        return Err(refuse(format!(
+            "{shown} does not answer NVMe ioctls ({e}): not an NVMe namespace"
+        )));
     }
     let mut id = AlignedBuf::new(4096);
     let mut cmd = nvme::identify_namespace(nsid as u32, id.as_mut_ptr() as u64);
     // SAFETY: `cmd` is a valid nvme_passthru_cmd (repr(C), layout checked in
     // nvme's tests) whose addr points at 4096 writable bytes (`id`),
     // data_len 4096; both outlive the synchronous ioctl.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), nvme::NVME_IOCTL_ADMIN_CMD as _, &mut cmd as *mut NvmePassthruCmd) };
+    let r = unsafe {
+        libc::ioctl(
+            f.as_raw_fd(),
+            nvme::NVME_IOCTL_ADMIN_CMD as _,
+            &mut cmd as *mut NvmePassthruCmd,
+        )
+    };
     if r != 0 {
         let why = if r > 0 {
             nvme::status_name(r as u32)
@@ -175,7 +190,9 @@ impl UringCmdEngine {
             waits_in_user_space(spec, iopoll),
         )
         .map_err(|e| EngineError::Sys {
-            what: format!("creating an io_uring with 128-byte entries (SQE128, CQE32) of {entries} entries"),
+            what: format!(
+                "creating an io_uring with 128-byte entries (SQE128, CQE32) of {entries} entries"
+            ),
             source: e,
         })?;
         let files = setup
@@ -194,10 +211,12 @@ impl UringCmdEngine {
             .collect::<Result<Vec<_>, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         if spec.registerfiles {
-            ring.submitter().register_files(&fds).map_err(|e| EngineError::Sys {
-                what: "registering files (registerfiles)".into(),
-                source: e,
-            })?;
+            ring.submitter()
+                .register_files(&fds)
+                .map_err(|e| EngineError::Sys {
+                    what: "registering files (registerfiles)".into(),
+                    source: e,
+                })?;
         }
         let mut bufs = (0..depth)
             .map(|i| {
@@ -297,7 +316,13 @@ impl UringCmdEngine {
         })
     }
 
-    fn push(&mut self, cmd: &nvme::NvmeUringCmd, file: u32, slot: u32, data: bool) -> Result<Queued, EngineError> {
+    fn push(
+        &mut self,
+        cmd: &nvme::NvmeUringCmd,
+        file: u32,
+        slot: u32,
+        data: bool,
+    ) -> Result<Queued, EngineError> {
         let op = if self.vectored && data {
             nvme::NVME_URING_CMD_IO_VEC
         } else {
@@ -405,7 +430,9 @@ impl Engine for UringCmdEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        self.bufs.get_mut(slot as usize).map(AlignedBuf::as_mut_slice)
+        self.bufs
+            .get_mut(slot as usize)
+            .map(AlignedBuf::as_mut_slice)
     }
 
     fn completion_mode(&self) -> &'static str {
@@ -424,8 +451,14 @@ mod tests {
 
     #[test]
     fn the_iovec_copy_has_libcs_layout() {
-        assert_eq!(std::mem::size_of::<IoVec>(), std::mem::size_of::<libc::iovec>());
-        assert_eq!(std::mem::offset_of!(IoVec, len), std::mem::offset_of!(libc::iovec, iov_len));
+        assert_eq!(
+            std::mem::size_of::<IoVec>(),
+            std::mem::size_of::<libc::iovec>()
+        );
+        assert_eq!(
+            std::mem::offset_of!(IoVec, len),
+            std::mem::offset_of!(libc::iovec, iov_len)
+        );
     }
 
     #[test]
@@ -445,7 +478,11 @@ mod tests {
         }
         for (i, &(_, pct)) in mix.iter().enumerate() {
             let share = f64::from(n[i]) / 1000.0;
-            assert!((share - f64::from(pct)).abs() < 1.0, "{:?}: {share}%", mix[i].0);
+            assert!(
+                (share - f64::from(pct)).abs() < 1.0,
+                "{:?}: {share}%",
+                mix[i].0
+            );
         }
     }
 
