@@ -195,7 +195,7 @@ pub(crate) fn target(
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     let dev = probe(spec, name)?;
     for bs in spec.bs.all() {
-        if u64::from(bs) % dev.unit != 0 {
+        if !u64::from(bs).is_multiple_of(dev.unit) {
             return Err(in_job(format!(
                 "option 'bs': {bs} is not a whole number of {name}'s {}-byte logical blocks \
                  (ioengine={} sends whole blocks)",
@@ -204,7 +204,7 @@ pub(crate) fn target(
             )));
         }
     }
-    if r.offset % dev.unit != 0 {
+    if !r.offset.is_multiple_of(dev.unit) {
         return Err(in_job(format!(
             "option 'offset': {} is not a whole number of {name}'s {}-byte logical blocks",
             r.offset, dev.unit

@@ -1041,13 +1041,13 @@ impl JobSpec {
         if self.ioengine == EngineKind::Sg {
             // SCSI addresses whole logical blocks, 512 bytes at the least
             // (the device's own size is checked when the job runs).
-            if let Some(bs) = self.bs.all().into_iter().find(|b| b % 512 != 0) {
+            if let Some(bs) = self.bs.all().into_iter().find(|b| !b.is_multiple_of(512)) {
                 return e(
                     "bs",
                     format!("{bs} is not a multiple of 512: ioengine=sg sends whole SCSI logical blocks"),
                 );
             }
-            if self.offset % 512 != 0 {
+            if !self.offset.is_multiple_of(512) {
                 return e(
                     "offset",
                     format!("{} is not a multiple of 512: ioengine=sg addresses whole SCSI logical blocks", self.offset),

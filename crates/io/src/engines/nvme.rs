@@ -254,7 +254,7 @@ pub const CDW12_DEAC: u32 = 1 << 25;
 /// more than 65536 blocks (NLB is 16 bits).
 pub fn lba_range(offset: u64, len: u32, unit: u32) -> Result<(u64, u16), i32> {
     let u = u64::from(unit);
-    if u == 0 || len == 0 || offset % u != 0 || u64::from(len) % u != 0 {
+    if u == 0 || len == 0 || !offset.is_multiple_of(u) || !u64::from(len).is_multiple_of(u) {
         return Err(libc::EINVAL);
     }
     let blocks = u64::from(len) / u;

@@ -111,7 +111,7 @@ pub fn probe(path: &Path) -> Result<Capacity, EngineError> {
 /// aligned"), or the count does not fit 32 bits.
 pub fn lba_range(offset: u64, len: u32, block_size: u32) -> Result<(u64, u32), i32> {
     let bs = u64::from(block_size);
-    if bs == 0 || offset % bs != 0 || u64::from(len) % bs != 0 {
+    if bs == 0 || !offset.is_multiple_of(bs) || !u64::from(len).is_multiple_of(bs) {
         return Err(libc::EINVAL);
     }
     Ok((offset / bs, len / block_size))
