@@ -221,7 +221,7 @@ pub(crate) fn target(
     let mut t = match block_behind(Path::new(name)) {
         Some(disk) => {
             let needs = TargetNeeds {
-                bytes: None,
+                bytes: Some(r.offset + r.len),
                 offset: r.offset,
                 modifies,
                 allow_destructive,

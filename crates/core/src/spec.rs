@@ -794,6 +794,12 @@ impl JobSpec {
                 self.name, self.iodepth
             ));
         }
+        if self.ioengine == EngineKind::Sg && self.iodepth > 1 {
+            w.push(format!(
+                "job '{}': ioengine=sg sends each command with the synchronous SG_IO ioctl; iodepth={} has no effect (use numjobs)",
+                self.name, self.iodepth
+            ));
+        }
         if self.ss_dur_ns == 0
             && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
         {
