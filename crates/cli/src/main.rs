@@ -20,6 +20,7 @@ mod layout;
 mod logs;
 mod output;
 mod panics;
+mod passthru;
 mod prepare;
 mod profiler;
 mod progress;

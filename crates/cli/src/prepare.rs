@@ -57,6 +57,9 @@ pub(crate) fn prepare(
 ) -> Result<PreparedJob, Failure> {
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
+    if crate::passthru::is_passthru(&spec) {
+        crate::passthru::check_job(&mut spec).map_err(&in_job)?;
+    }
     crate::zbd::resolve_units(&mut spec, devices).map_err(&in_job)?;
     if spec.ioengine == EngineKind::Emu {
         let dev = devices
@@ -230,14 +233,25 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
     let mut paths: Vec<String> = Vec::new();
     let mut per_clone: Vec<Vec<(usize, u64, u64)>> = Vec::new();
     let mut infos: BTreeMap<String, PathInfo> = BTreeMap::new();
+    let passthru = crate::passthru::is_passthru(&spec);
     for w in 0..spec.numjobs {
         let probe = |p: &str| path_info(p, allow_destructive).unwrap_or_default();
         let names = fileset::names(&spec, w, &probe, &list_files).map_err(bad)?;
         let mut sizes = Vec::with_capacity(names.len());
         for n in &names {
             if !infos.contains_key(n) {
-                let i = path_info(n, allow_destructive)
-                    .map_err(|e| crate::validate::target_failure(&job, e))?;
+                let i = if passthru {
+                    // The device's own capacity (READ CAPACITY, Identify).
+                    let d = crate::passthru::probe(&spec, n)?;
+                    PathInfo {
+                        exists: true,
+                        regular: false,
+                        size: d.bytes,
+                    }
+                } else {
+                    path_info(n, allow_destructive)
+                        .map_err(|e| crate::validate::target_failure(&job, e))?
+                };
                 infos.insert(n.clone(), i);
             }
             let i = &infos[n];
@@ -285,7 +299,10 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         .collect();
     let mut targets = Vec::with_capacity(paths.len());
     for (name, r) in paths.iter().zip(&spans) {
-        targets.push(check_target(&spec, name, *r, allow_destructive)?);
+        targets.push(match passthru {
+            true => crate::passthru::target(&spec, name, *r, allow_destructive)?,
+            false => check_target(&spec, name, *r, allow_destructive)?,
+        });
     }
     check_engine(&spec, &targets).map_err(in_job)?;
     check_numa_nodes(&spec).map_err(in_job)?;
@@ -381,7 +398,7 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
     if spec.ioengine == EngineKind::Libaio {
         check_context(spec).map_err(|e| e.to_string())?;
     }
-    if spec.ioengine == EngineKind::IoUring {
+    if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
         check_ring(spec).map_err(|e| e.to_string())?;
         if spec.hipri {
             check_iopoll(targets).map_err(|e| e.to_string())?;

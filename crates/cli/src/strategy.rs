@@ -47,7 +47,14 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
     let (wait, ran, how, fallback) = match emu {
         Some(p) => on_emulator(asked, p),
         None => match spec.ioengine {
-            EngineKind::IoUring => on_uring(spec, targets),
+            EngineKind::IoUring | EngineKind::UringCmd => on_uring(spec, targets),
+            EngineKind::Sg => nothing_to_wait(
+                asked,
+                "sync",
+                "each SCSI command completes inside its SG_IO ioctl",
+                "sg completes each SCSI command inside its SG_IO ioctl: there is no completion \
+                 to wait for (hipri asks the driver to poll for it)",
+            ),
             EngineKind::Libaio => on_libaio(asked),
             EngineKind::Psync => nothing_to_wait(
                 asked,
@@ -70,7 +77,7 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
         },
     };
     let synchronous = emu.is_none()
-        && (spec.ioengine == EngineKind::Psync
+        && (matches!(spec.ioengine, EngineKind::Psync | EngineKind::Sg)
             || (spec.ioengine == EngineKind::Null && spec.effective_iodepth() == 1));
     let report = StrategyReport {
         requested: asked.map(|w| w.name().to_string()),

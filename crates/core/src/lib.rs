@@ -37,6 +37,7 @@ pub mod result;
 pub mod sched;
 pub mod spec;
 pub mod spec_io;
+pub mod spec_passthru;
 pub mod spec_run;
 pub mod spec_types;
 pub mod stats;

@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -406,20 +406,19 @@ pub static OPTIONS: &[OptionDef] = &[
                     EngineKind::Psync
                 }
                 "io_uring" => EngineKind::IoUring,
+                "io_uring_cmd" => EngineKind::UringCmd,
+                "sg" => EngineKind::Sg,
                 "libaio" => EngineKind::Libaio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.
-                    match v {
-                        "io_uring_cmd" => EngineKind::IoUring,
-                        _ => EngineKind::Psync,
-                    }
+                    EngineKind::Psync
                 }
                 _ => return Err(format!("'{v}' is not an engine")),
             };
@@ -577,13 +576,15 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "offset",
         aliases: &["fileoffset"],
         arity: Arity::Value,
-        allowed: "a size, or a percentage of the target (1% to 100%)",
+        allowed: "a size, or a percentage of the target (0% to 100%)",
         help: "start of the region within each target",
         set: |s, v| {
             if refused_in_zones(s, "offset", v) {
                 return Ok(());
             }
             let kb = s.kb_base;
+            // fio takes 0% as the start (fio's uring-cmd-fdp.fio has it).
+            let v = if v.trim() == "0%" { "0" } else { v };
             match parse_amount(v, |x| parse_size(x, kb))? {
                 Amount::Bytes(b) => (s.offset, s.offset_percent) = (b, None),
                 Amount::Percent(p) => (s.offset, s.offset_percent) = (0, Some(p)),

@@ -49,6 +49,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
+        .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .collect();
@@ -64,6 +65,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
+        .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))

@@ -75,17 +75,7 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     ("cgroup", &[], CGROUP),
     ("cgroup_nodelete", &["0"], CGROUP),
     ("cgroup_weight", &["0"], CGROUP),
-    (
-        "cmd_type",
-        &[],
-        "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet",
-    ),
     ("gid", &[], SWITCH_USER),
-    (
-        "nonvectored",
-        &[],
-        "an option of fio's io_uring_cmd engine (NVMe passthrough), which is not supported yet",
-    ),
     (
         "uncached",
         &["0"],
@@ -103,16 +93,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
         "inplace",
         &[],
         "an option of fio's e4defrag engine, which is not supported yet",
-    ),
-    (
-        "sg_write_mode",
-        &[],
-        "an option of fio's sg engine (SCSI generic), which is not supported yet",
-    ),
-    (
-        "skip_bad",
-        &[],
-        "an option of fio's mtd engine, which is not supported yet",
     ),
 ];
 

@@ -175,6 +175,10 @@ pub enum EngineKind {
     Null,
     /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
     Emu,
+    /// SCSI commands through SG_IO (fio's `sg`).
+    Sg,
+    /// NVMe commands through io_uring passthrough (fio's `io_uring_cmd`).
+    UringCmd,
 }
 
 impl EngineKind {
@@ -186,6 +190,8 @@ impl EngineKind {
             EngineKind::Libaio => "libaio",
             EngineKind::Null => "null",
             EngineKind::Emu => "emu",
+            EngineKind::Sg => "sg",
+            EngineKind::UringCmd => "io_uring_cmd",
         }
     }
 }
@@ -432,6 +438,9 @@ pub struct JobSpec {
     /// `zonemode=zbd`'s options ([`crate::zbd`]).
     #[serde(default)]
     pub zbd: crate::zbd::ZbdOptions,
+    /// The passthrough engines' options (sg, io_uring_cmd, mtd).
+    #[serde(default)]
+    pub passthru: crate::spec_passthru::PassthruSpec,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
     pub verify: crate::verify::VerifySpec,
@@ -584,6 +593,7 @@ impl Default for JobSpec {
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
             zbd: crate::zbd::ZbdOptions::default(),
+            passthru: crate::spec_passthru::PassthruSpec::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
@@ -688,7 +698,7 @@ impl JobSpec {
     /// The queue depth the worker really keeps: synchronous engines hold one
     /// I/O in flight whatever `iodepth` says (fio's behaviour, with a warning).
     pub fn effective_iodepth(&self) -> u32 {
-        if self.ioengine == EngineKind::Psync {
+        if matches!(self.ioengine, EngineKind::Psync | EngineKind::Sg) {
             1
         } else {
             self.iodepth
@@ -796,6 +806,12 @@ impl JobSpec {
         if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
             w.push(format!(
                 "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
+                self.name, self.iodepth
+            ));
+        }
+        if self.ioengine == EngineKind::Sg && self.iodepth > 1 {
+            w.push(format!(
+                "job '{}': ioengine=sg sends each command with the synchronous SG_IO ioctl; iodepth={} has no effect (use numjobs)",
                 self.name, self.iodepth
             ));
         }
@@ -1024,9 +1040,11 @@ impl JobSpec {
             );
         }
         let pvsync2 = self.engine_named.as_deref() == Some("pvsync2");
-        if self.ioengine != EngineKind::IoUring {
+        if !matches!(self.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
+            // sg's hipri is SGV4_FLAG_HIPRI (a polled SCSI command).
+            let sg = self.ioengine == EngineKind::Sg;
             for (on, opt) in [
-                (self.hipri && !pvsync2, "hipri"),
+                (self.hipri && !pvsync2 && !sg, "hipri"),
                 (self.sqthread_poll, "sqthread_poll"),
                 (self.fixedbufs, "fixedbufs"),
                 (self.registerfiles, "registerfiles"),
@@ -1035,11 +1053,27 @@ impl JobSpec {
                     return e(
                         opt,
                         format!(
-                            "only applies to ioengine=io_uring, not {}",
+                            "only applies to ioengine=io_uring and io_uring_cmd, not {}",
                             self.ioengine.name()
                         ),
                     );
                 }
+            }
+        }
+        if self.ioengine == EngineKind::Sg {
+            // SCSI addresses whole logical blocks, 512 bytes at the least
+            // (the device's own size is checked when the job runs).
+            if let Some(bs) = self.bs.all().into_iter().find(|b| !b.is_multiple_of(512)) {
+                return e(
+                    "bs",
+                    format!("{bs} is not a multiple of 512: ioengine=sg sends whole SCSI logical blocks"),
+                );
+            }
+            if !self.offset.is_multiple_of(512) {
+                return e(
+                    "offset",
+                    format!("{} is not a multiple of 512: ioengine=sg addresses whole SCSI logical blocks", self.offset),
+                );
             }
         }
         if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
@@ -1063,7 +1097,9 @@ impl JobSpec {
                 ),
             );
         }
-        if self.hipri && !self.direct {
+        // Passthrough commands bypass the page cache whatever direct says.
+        let passthru = matches!(self.ioengine, EngineKind::Sg | EngineKind::UringCmd);
+        if self.hipri && !self.direct && !passthru {
             return e("hipri", "polled completions need direct=1".into());
         }
         if self.coalesce.is_some_and(|c| c.n > 0 || c.us > 0)

@@ -140,6 +140,10 @@ pub enum AnyEngine {
     Target(Box<dyn Engine + Send>),
     /// [`crate::engines::offload::OffloadEngine`] (`io_submit_mode=offload`).
     Offload(Box<crate::engines::offload::OffloadEngine>),
+    /// [`crate::engines::sg::SgEngine`].
+    Sg(Box<crate::engines::sg::SgEngine>),
+    /// [`crate::engines::uring_cmd::UringCmdEngine`].
+    UringCmd(Box<crate::engines::uring_cmd::UringCmdEngine>),
 }
 
 /// Open the engine a job asks for. Call it on the worker thread that will
@@ -157,6 +161,10 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
             AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?))
         }
                 EngineKind::Libaio => AnyEngine::Libaio(Box::new(crate::engines::libaio::LibaioEngine::new(setup)?)),
+        EngineKind::Sg => AnyEngine::Sg(Box::new(crate::engines::sg::SgEngine::new(setup)?)),
+        EngineKind::UringCmd => AnyEngine::UringCmd(Box::new(
+            crate::engines::uring_cmd::UringCmdEngine::new(setup)?,
+        )),
         EngineKind::Emu => {
             return Err(EngineError::Unsupported(
                 "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
@@ -175,6 +183,8 @@ macro_rules! dispatch {
             AnyEngine::FileOp($e) => $body,
             AnyEngine::Target($e) => $body,
             AnyEngine::Offload($e) => $body,
+            AnyEngine::Sg($e) => $body,
+            AnyEngine::UringCmd($e) => $body,
         }
     };
 }

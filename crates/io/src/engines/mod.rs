@@ -3,6 +3,10 @@
 pub mod fileop;
 pub mod libaio;
 pub mod null;
+pub mod nvme;
 pub mod offload;
 pub mod psync;
+pub mod scsi;
+pub mod sg;
 pub mod uring;
+pub mod uring_cmd;

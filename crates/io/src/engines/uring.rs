@@ -27,7 +27,7 @@ use crate::buf::AlignedBuf;
 use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::strategy::CompletionWait;
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -106,7 +106,7 @@ pub fn wants_iopoll(s: &JobSpec, targets: &[Target]) -> bool {
 
 /// Whether the worker waits for completions in user space (spinning, or
 /// hybrid sleeping then spinning) rather than in `io_uring_enter`.
-fn waits_in_user_space(s: &JobSpec, iopoll: bool) -> bool {
+pub(crate) fn waits_in_user_space(s: &JobSpec, iopoll: bool) -> bool {
     match s.completion {
         Some(CompletionWait::Spin | CompletionWait::Hybrid) => true,
         Some(CompletionWait::Poll) => !iopoll,
@@ -118,14 +118,14 @@ fn waits_in_user_space(s: &JobSpec, iopoll: bool) -> bool {
 /// user space, so completions must be posted without its entering the
 /// kernel: no `DEFER_TASKRUN` (whose task work runs only inside
 /// `io_uring_enter`); the kernel then runs it when it interrupts the task.
-fn build_ring(
+pub(crate) fn build_ring<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
     s: &JobSpec,
     entries: u32,
     iopoll: bool,
     user_wait: bool,
-) -> std::io::Result<IoUring> {
+) -> std::io::Result<IoUring<S, C>> {
     let make = |optimised: bool| {
-        let mut b = IoUring::builder();
+        let mut b = IoUring::<S, C>::builder();
         if iopoll {
             b.setup_iopoll();
         }
@@ -146,6 +146,10 @@ fn build_ring(
     make(true).or_else(|_| make(false))
 }
 
+/// The entries of an ordinary ring (64-byte submissions, 16-byte completions).
+type PlainSqe = squeue::Entry;
+type PlainCqe = cqueue::Entry;
+
 /// The most entries a ring may have on any kernel (`IORING_MAX_ENTRIES`):
 /// the same limit the option check applies.
 const MAX_ENTRIES: u32 = ssdready_core::spec::MAX_URING_DEPTH;
@@ -153,7 +157,7 @@ const MAX_ENTRIES: u32 = ssdready_core::spec::MAX_URING_DEPTH;
 const MAX_FIXED_BUFFERS: u32 = 1 << 14;
 
 /// The ring size for `depth` I/Os in flight: the next power of two.
-fn ring_entries(depth: u32) -> Result<u32, EngineError> {
+pub(crate) fn ring_entries(depth: u32) -> Result<u32, EngineError> {
     match depth.checked_next_power_of_two() {
         Some(n) if n <= MAX_ENTRIES => Ok(n),
         _ => Err(EngineError::Unsupported(format!(
@@ -176,14 +180,14 @@ pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
         )));
     }
     let user_wait = waits_in_user_space(spec, spec.hipri);
-    let e = match build_ring(spec, entries, spec.hipri, user_wait) {
+    let e = match build_ring::<PlainSqe, PlainCqe>(spec, entries, spec.hipri, user_wait) {
         Ok(_) => return Ok(()),
         Err(e) => e,
     };
     let largest = (0..entries.trailing_zeros())
         .rev()
         .map(|k| 1u32 << k)
-        .find(|&n| build_ring(spec, n, spec.hipri, user_wait).is_ok());
+        .find(|&n| build_ring::<PlainSqe, PlainCqe>(spec, n, spec.hipri, user_wait).is_ok());
     Err(EngineError::Unsupported(match largest {
         Some(n) => format!(
             "option 'iodepth': this kernel refuses an io_uring of {entries} entries for \
