@@ -31,17 +31,6 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
-        name: "bs_unaligned",
-        aliases: &["blocksize_unaligned"],
-        arity: Arity::Flag,
-        allowed: "0 or 1",
-        help: "sizes from bsrange need not be multiples of its minimum",
-        set: |s, v| {
-            s.bs_unaligned = parse_bool(v)?;
-            Ok(())
-        },
-    },
-    OptionDef {
         name: "bs_is_seq_rand",
         aliases: &[],
         arity: Arity::Flag,
@@ -53,13 +42,13 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
-        name: "per_job_logs",
-        aliases: &[],
+        name: "bs_unaligned",
+        aliases: &["blocksize_unaligned"],
         arity: Arity::Flag,
         allowed: "0 or 1",
-        help: "0: every worker's log lines go to one PREFIX_bw.log (no .N), as fio",
+        help: "sizes from bsrange need not be multiples of its minimum",
         set: |s, v| {
-            s.per_job_logs = parse_bool(v)?;
+            s.bs_unaligned = parse_bool(v)?;
             Ok(())
         },
     },
@@ -169,6 +158,17 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
         help: "files kept open at once",
         set: |s, v| {
             s.openfiles = ranged_u32(v, 0, MAX_FILES)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "per_job_logs",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "0: every worker's log lines go to one PREFIX_bw.log (no .N), as fio",
+        set: |s, v| {
+            s.per_job_logs = parse_bool(v)?;
             Ok(())
         },
     },
