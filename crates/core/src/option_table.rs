@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, mmap, splice, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, io_uring, libaio, posixaio or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -399,20 +399,25 @@ pub static OPTIONS: &[OptionDef] = &[
                 // pread/pwrite; the psync engine issues them.
                 // filecreate, filestat and filedelete: fio's file-operation
                 // engines (open(O_CREAT), stat, unlink timed once per file;
-                // the I/Os are fake).
+                // the I/Os are fake); dircreate, dirstat and dirdelete the
+                // same on directories (mkdir, stat, rmdir). mmap (memcpy
+                // through a mapping) and splice (through a pipe): fio's
+                // other synchronous data engines.
                 "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
-                | "filestat" | "filedelete" => {
+                | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "mmap"
+                | "splice" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }
                 "io_uring" => EngineKind::IoUring,
                 "libaio" => EngineKind::Libaio,
+                "posixaio" => EngineKind::PosixAio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, mmap, splice, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, io_uring, libaio, posixaio and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.

@@ -2,7 +2,10 @@
 
 pub mod fileop;
 pub mod libaio;
+pub mod mmap;
 pub mod null;
 pub mod offload;
+pub mod posixaio;
 pub mod psync;
+pub mod splice;
 pub mod uring;
