@@ -173,6 +173,7 @@ pub enum EngineKind {
     Libaio,
     /// POSIX AIO (`aio_read`, `aio_write`, `aio_suspend`): glibc's helper
     /// threads doing pread/pwrite.
+    #[serde(rename = "posixaio")]
     PosixAio,
     /// No I/O at all: measures the tool's own cost per I/O.
     Null,
