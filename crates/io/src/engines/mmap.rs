@@ -83,7 +83,7 @@ fn page_size() -> usize {
 pub fn check_job(spec: &JobSpec) -> Result<(), String> {
     let page = page_size() as u32;
     let min = spec.bs.min();
-    if min % page == 0 {
+    if min.is_multiple_of(page) {
         return Ok(());
     }
     let why = if spec.direct {
