@@ -13,6 +13,8 @@
 #        bench/vs-fio.sh JOBFILE...       # both tools run the job files as given
 #                                         # (IOPS summed over jobs and directions)
 # Cases: null-qd1 null-qd32 uring-qd1 uring-qd32 psync-qd1 aio-qd32
+#        posixaio-qd8 mmap-randread (a 256 MiB file in $TMPDIR, buffered:
+#        fio's POSIX AIO and mmap engines; not in the default set)
 # The loop-device cases need root; they make /dev/loopN over a /dev/shm file
 # with direct I/O on and remove it at the end.
 set -euo pipefail
@@ -24,8 +26,8 @@ command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get insta
 cargo build --release -q
 SSDREADY=$PWD/target/release/ssdready
 
-LOOP="" IMG=""
-cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; [ -n "$IMG" ] && rm -f "$IMG"; true; }
+LOOP="" IMG="" FILE=""
+cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; [ -n "$IMG" ] && rm -f "$IMG"; [ -n "$FILE" ] && rm -f "$FILE"; true; }
 trap cleanup EXIT
 need_loop() {
   [ -n "$LOOP" ] && return 0
@@ -34,6 +36,12 @@ need_loop() {
   truncate -s 1G "$IMG"
   dd if=/dev/urandom of="$IMG" bs=1M count=1024 conv=notrunc status=none
   LOOP=$(losetup --direct-io=on -f --show "$IMG")
+}
+
+need_file() {
+  [ -n "$FILE" ] && return 0
+  FILE=$(mktemp "${TMPDIR:-/tmp}/ssdready-vs-fio.XXXXXX")
+  dd if=/dev/urandom of="$FILE" bs=1M count=256 status=none
 }
 
 # case → the options both tools get
@@ -45,6 +53,8 @@ opts() {
     uring-qd32) echo "--ioengine=io_uring --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=32" ;;
     psync-qd1)  echo "--ioengine=psync --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=1" ;;
     aio-qd32)   echo "--ioengine=libaio --filename=$LOOP --direct=1 --rw=randread --bs=4k --iodepth=32" ;;
+    posixaio-qd8)  echo "--ioengine=posixaio --filename=$FILE --size=256m --rw=randread --bs=4k --iodepth=8" ;;
+    mmap-randread) echo "--ioengine=mmap --filename=$FILE --size=256m --rw=randread --bs=4k" ;;
     *) echo "vs-fio: unknown case '$1'" >&2; exit 2 ;;
   esac
 }
@@ -102,7 +112,7 @@ if [ $# -gt 0 ]; then
   compare "$(basename "$1")" "$@" -- "$@"
 else
   for c in $CASES; do
-    case "$c" in uring-*|psync-*|aio-*) need_loop || continue ;; esac
+    case "$c" in uring-*|psync-*|aio-*) need_loop || continue ;; posixaio-*|mmap-*) need_file ;; esac
     o=$(opts "$c")
     # shellcheck disable=SC2086
     compare "$c" --name=bench $o --runtime="$RUNTIME" --time_based -- --name=bench $o --runtime="$RUNTIME" --time_based

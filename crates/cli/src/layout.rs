@@ -97,7 +97,9 @@ fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
             j.spec.rw,
             RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim
         );
-        let write_data = reads || (j.spec.files.overwrite && j.spec.rw.modifies());
+        // An engine that cannot extend a file (mmap) has it laid out whole.
+        let write_data = reads
+            || (j.spec.rw.modifies() && (j.spec.files.overwrite || j.spec.engine_cannot_extend()));
         for (t, r) in j.targets.iter().zip(&j.regions) {
             if t.kind != TargetKind::File {
                 continue;
@@ -183,7 +185,7 @@ fn parent_of(path: &Path) -> &Path {
 
 /// Open every target that `which` selects as its job's workers will.
 fn check_open(jobs: &[PreparedJob], which: &dyn Fn(&Target) -> bool) -> Result<(), Failure> {
-    for j in jobs {
+    for j in jobs.iter().filter(|j| !j.spec.dir_engine()) {
         let write = j.spec.modifies_target();
         for t in j.targets.iter().filter(|t| which(t)) {
             if let Err(e) = t.open(write, j.spec.direct) {

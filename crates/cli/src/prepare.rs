@@ -342,6 +342,11 @@ fn check_target(
     let job = &spec.name;
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     crate::validate::check_device_exists(job, name)?;
+    if spec.dir_engine() && Path::new(name).is_dir() {
+        // dirstat, dirdelete (and dircreate, which then fails with
+        // EEXIST, as fio's): the directory is the engine's business.
+        return Ok(target::directory(Path::new(name)));
+    }
     let needs = TargetNeeds {
         bytes: Some(r.offset + r.len),
         offset: r.offset,
@@ -397,6 +402,9 @@ fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
 fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
     if spec.ioengine == EngineKind::Libaio {
         check_context(spec).map_err(|e| e.to_string())?;
+    }
+    if spec.engine_named.as_deref() == Some("mmap") {
+        ssdready_io::engines::mmap::check_job(spec)?;
     }
     if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
         check_ring(spec).map_err(|e| e.to_string())?;

@@ -641,7 +641,12 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             job_results[ji] = Some(job_result(j, groups[ji], pi, &workers));
             if j.spec.unlink {
                 for t in j.targets.iter().filter(|t| t.kind == TargetKind::File) {
-                    let _ = std::fs::remove_file(&t.path);
+                    // fio's directory engines remove their directories.
+                    let _ = if j.spec.dir_engine() {
+                        std::fs::remove_dir(&t.path)
+                    } else {
+                        std::fs::remove_file(&t.path)
+                    };
                 }
             }
         }

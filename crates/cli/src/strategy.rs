@@ -9,6 +9,7 @@
 //! |---|---|---|---|---|
 //! | io_uring | `io_uring_enter` sleeps | IOPOLL with poll queues and direct=1, else spin | CQ ring read in user space | sleep, then spin |
 //! | libaio | `io_getevents` sleeps | spin (libaio cannot poll) | `io_getevents(min 0)` in a loop | sleep, then spin |
+//! | posixaio | `aio_suspend` sleeps (`posix-aio`) | spin | `aio_error` in a loop | sleep, then spin |
 //! | emulator | timed sleep until due | spin (its queue is in this process) | its queue read in a loop | sleep, then spin |
 //! | psync | sync: the I/O completes in its system call, nothing to wait for ||||
 //! | null | none: every I/O completes at once ||||
@@ -56,10 +57,15 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
                  to wait for (hipri asks the driver to poll for it)",
             ),
             EngineKind::Libaio => on_libaio(asked),
+            EngineKind::PosixAio => on_posixaio(asked),
             EngineKind::Psync => nothing_to_wait(
                 asked,
                 "sync",
-                "each I/O completes inside its pread/pwrite call",
+                match spec.engine_named.as_deref() {
+                    Some("mmap") => "each I/O is a memcpy through the file's mapping",
+                    Some("splice") => "each I/O completes inside its splice/vmsplice calls",
+                    _ => "each I/O completes inside its pread/pwrite call",
+                },
                 "psync completes each I/O inside its system call: there is no completion to \
                  wait for (polled synchronous I/O is fio's pvsync2 with hipri, which ssdready \
                  does not have)",
@@ -209,6 +215,27 @@ fn on_libaio(asked: Option<CompletionWait>) -> Choice {
         Wait::Engine,
         "interrupt",
         "io_getevents sleeps until the interrupt's completion wakes it".into(),
+        None,
+    )
+}
+
+fn on_posixaio(asked: Option<CompletionWait>) -> Choice {
+    const SPIN: &str = "calls aio_error on every request in flight in a loop, never sleeping";
+    if let Some(c) = user_space(asked, SPIN) {
+        return c;
+    }
+    if asked == Some(CompletionWait::Poll) {
+        return (
+            Wait::Spin,
+            "spin",
+            SPIN.into(),
+            Some("POSIX AIO cannot poll the device (its I/O is glibc's threads' pread/pwrite): spinning instead".into()),
+        );
+    }
+    (
+        Wait::Engine,
+        "posix-aio",
+        "aio_suspend sleeps until one of glibc's AIO threads (each running pread/pwrite) finishes a request".into(),
         None,
     )
 }

@@ -10,6 +10,10 @@ use crate::spec_types::parse_amount;
 use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
 
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
+/// The engines ssdready runs, as `ioengine`'s allowed values say them.
+const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, mmap, splice, \
+     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, io_uring, io_uring_cmd, libaio, posixaio, sg or null";
+
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "bs",
@@ -381,7 +385,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg or null",
+        allowed: RUNNABLE_ENGINES,
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -399,9 +403,13 @@ pub static OPTIONS: &[OptionDef] = &[
                 // pread/pwrite; the psync engine issues them.
                 // filecreate, filestat and filedelete: fio's file-operation
                 // engines (open(O_CREAT), stat, unlink timed once per file;
-                // the I/Os are fake).
+                // the I/Os are fake); dircreate, dirstat and dirdelete the
+                // same on directories (mkdir, stat, rmdir). mmap (memcpy
+                // through a mapping) and splice (through a pipe): fio's
+                // other synchronous data engines.
                 "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
-                | "filestat" | "filedelete" => {
+                | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "mmap"
+                | "splice" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }
@@ -409,12 +417,12 @@ pub static OPTIONS: &[OptionDef] = &[
                 "io_uring_cmd" => EngineKind::UringCmd,
                 "sg" => EngineKind::Sg,
                 "libaio" => EngineKind::Libaio,
+                "posixaio" => EngineKind::PosixAio,
                 "null" => EngineKind::Null,
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
-                        "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, io_uring_cmd, libaio, sg and null)"
+                        "ioengine={v}: fio's '{v}' engine is not supported yet (ssdready runs {RUNNABLE_ENGINES})"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.

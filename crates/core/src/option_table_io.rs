@@ -309,6 +309,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "thp",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0 or 1",
+        help: "ioengine=mmap: map privately with transparent huge pages (MADV_HUGEPAGE)",
+        set: |s, v| {
+            s.files.thp = ranged_u32(v, 0, u32::MAX)? != 0;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "unlink_each_loop",
         aliases: &[],
         arity: Arity::Flag,

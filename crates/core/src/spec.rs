@@ -171,6 +171,10 @@ pub enum EngineKind {
     IoUring,
     /// Linux native AIO (io_submit / io_getevents).
     Libaio,
+    /// POSIX AIO (`aio_read`, `aio_write`, `aio_suspend`): glibc's helper
+    /// threads doing pread/pwrite.
+    #[serde(rename = "posixaio")]
+    PosixAio,
     /// No I/O at all: measures the tool's own cost per I/O.
     Null,
     /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
@@ -188,6 +192,7 @@ impl EngineKind {
             EngineKind::Psync => "psync",
             EngineKind::IoUring => "io_uring",
             EngineKind::Libaio => "libaio",
+            EngineKind::PosixAio => "posixaio",
             EngineKind::Null => "null",
             EngineKind::Emu => "emu",
             EngineKind::Sg => "sg",
@@ -805,8 +810,10 @@ impl JobSpec {
         }
         if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
             w.push(format!(
-                "job '{}': ioengine=psync is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
-                self.name, self.iodepth
+                "job '{}': ioengine={} is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
+                self.name,
+                self.engine_named.as_deref().unwrap_or("psync"),
+                self.iodepth
             ));
         }
         if self.ioengine == EngineKind::Sg && self.iodepth > 1 {
@@ -868,16 +875,34 @@ impl JobSpec {
         !self.files.create_on_open
             && !self.fill_device
             && self.engine_named.as_deref() != Some("filecreate")
+            && !self.dir_engine()
     }
 
     /// Whether the job's I/Os are fake: fio's file-operation engines
-    /// (filecreate, filestat, filedelete) time a file operation per file
-    /// and move no data.
+    /// (filecreate, filestat, filedelete, and the directory ones) time a
+    /// file operation per file and move no data.
     pub fn fake_io(&self) -> bool {
         matches!(
             self.engine_named.as_deref(),
             Some("filecreate" | "filestat" | "filedelete")
+        ) || self.dir_engine()
+    }
+
+    /// Whether the job's "files" are directories: fio's dircreate, dirstat
+    /// and dirdelete engines (mkdir, stat, rmdir of `jobname.N.M`), for
+    /// which nothing is laid out.
+    pub fn dir_engine(&self) -> bool {
+        matches!(
+            self.engine_named.as_deref(),
+            Some("dircreate" | "dirstat" | "dirdelete")
         )
+    }
+
+    /// Whether the job's engine cannot make a file longer by writing past
+    /// its end (fio's `FIO_NOEXTEND`: the mmap engine), so that a file a job
+    /// writes is laid out whole (written) before the job, as fio does.
+    pub fn engine_cannot_extend(&self) -> bool {
+        self.engine_named.as_deref() == Some("mmap")
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it

@@ -106,6 +106,11 @@ pub struct FileSpec {
     /// `stat_type`: the call of fio's filestat engine.
     #[serde(default)]
     pub stat_type: StatType,
+    /// `thp`: the mmap engine's mapping asks for transparent huge pages
+    /// (`MADV_HUGEPAGE`) and is private (fio's `MAP_PRIVATE` with thp:
+    /// writes then do not reach the file).
+    #[serde(default)]
+    pub thp: bool,
 }
 
 /// fio's `stat_type` (an option of the filestat engine).
@@ -137,6 +142,7 @@ impl Default for FileSpec {
             unlink_each_loop: false,
             overwrite: false,
             stat_type: StatType::Stat,
+            thp: false,
         }
     }
 }

@@ -136,6 +136,12 @@ pub enum AnyEngine {
     Libaio(Box<crate::engines::libaio::LibaioEngine>),
     /// [`crate::engines::fileop::FileOpEngine`].
     FileOp(crate::engines::fileop::FileOpEngine),
+    /// [`crate::engines::mmap::MmapEngine`].
+    Mmap(crate::engines::mmap::MmapEngine),
+    /// [`crate::engines::splice::SpliceEngine`].
+    Splice(crate::engines::splice::SpliceEngine),
+    /// [`crate::engines::posixaio::PosixAioEngine`].
+    PosixAio(crate::engines::posixaio::PosixAioEngine),
     /// An engine a target brings with it (the SSD emulator's queue pair).
     Target(Box<dyn Engine + Send>),
     /// [`crate::engines::offload::OffloadEngine`] (`io_submit_mode=offload`).
@@ -154,7 +160,23 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
     if let Some(op) = FileOp::of_engine(named, setup.spec.files.stat_type) {
         return Ok(AnyEngine::FileOp(FileOpEngine::new(setup, op)?));
     }
+    match named {
+        "mmap" => {
+            return Ok(AnyEngine::Mmap(crate::engines::mmap::MmapEngine::new(
+                setup,
+            )?))
+        }
+        "splice" => {
+            return Ok(AnyEngine::Splice(
+                crate::engines::splice::SpliceEngine::new(setup)?,
+            ))
+        }
+        _ => {}
+    }
     Ok(match setup.spec.ioengine {
+        EngineKind::PosixAio => {
+            AnyEngine::PosixAio(crate::engines::posixaio::PosixAioEngine::new(setup)?)
+        }
         EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
         EngineKind::Psync => AnyEngine::Psync(crate::engines::psync::PsyncEngine::new(setup)?),
         EngineKind::IoUring => {
@@ -181,6 +203,9 @@ macro_rules! dispatch {
             AnyEngine::Uring($e) => $body,
             AnyEngine::Libaio($e) => $body,
             AnyEngine::FileOp($e) => $body,
+            AnyEngine::Mmap($e) => $body,
+            AnyEngine::Splice($e) => $body,
+            AnyEngine::PosixAio($e) => $body,
             AnyEngine::Target($e) => $body,
             AnyEngine::Offload($e) => $body,
             AnyEngine::Sg($e) => $body,

@@ -124,7 +124,7 @@ fn job_block(out: &mut String, j: &JobResult) {
         s.effective_iodepth(),
         s.engine_named
             .as_deref()
-            .filter(|_| s.fake_io())
+            .filter(|e| s.fake_io() || matches!(*e, "mmap" | "splice"))
             .unwrap_or(s.ioengine.name()),
         match (s.ioengine, s.direct) {
             (ssdready_core::spec::EngineKind::Emu | ssdready_core::spec::EngineKind::Null, _) => "",

@@ -7,6 +7,19 @@
 //! * `filestat`: `stat(2)` (or `lstat`, `statx` by `stat_type`) of each file;
 //! * `filedelete`: `unlink(2)` of each file.
 //!
+//! and their directory twins (fio's engines/fileoperations.c, after 3.33),
+//! on directories named as the files would be (`jobname.N.M`):
+//!
+//! * `dircreate`: `mkdir(name, S_IFDIR)` of each directory — the mode bits
+//!   of `S_IFDIR` are all 0, so the directories are made with mode 000, as
+//!   fio makes them;
+//! * `dirstat`: `stat(2)` (or `lstat`, `statx`) of each directory;
+//! * `dirdelete`: `rmdir(2)` of each directory.
+//!
+//! dirstat and dirdelete first make the directories that are missing
+//! (`mkdir(name, 0700)`, fio's setup hook), untimed. Nothing is laid out
+//! for any of the three.
+//!
 //! As in fio, the operation is the file's *open*: it runs once per file, when
 //! the job's first I/O reaches that file, and its time is the only latency
 //! recorded (fio's `add_clat_sample` in the engine's open hook, into the
@@ -32,6 +45,12 @@ pub enum FileOp {
     Stat(StatType),
     /// `unlink`.
     Delete,
+    /// `mkdir(S_IFDIR)`.
+    DirCreate,
+    /// `stat`, `lstat` or `statx` of a directory.
+    DirStat(StatType),
+    /// `rmdir`.
+    DirDelete,
 }
 
 impl FileOp {
@@ -41,8 +60,23 @@ impl FileOp {
             "filecreate" => FileOp::Create,
             "filestat" => FileOp::Stat(stat_type),
             "filedelete" => FileOp::Delete,
+            "dircreate" => FileOp::DirCreate,
+            "dirstat" => FileOp::DirStat(stat_type),
+            "dirdelete" => FileOp::DirDelete,
             _ => return None,
         })
+    }
+
+    /// fio's name of the engine.
+    fn engine_name(self) -> &'static str {
+        match self {
+            FileOp::Create => "filecreate",
+            FileOp::Stat(_) => "filestat",
+            FileOp::Delete => "filedelete",
+            FileOp::DirCreate => "dircreate",
+            FileOp::DirStat(_) => "dirstat",
+            FileOp::DirDelete => "dirdelete",
+        }
     }
 }
 
@@ -75,13 +109,12 @@ impl FileOpEngine {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if matches!(op, FileOp::DirStat(_) | FileOp::DirDelete) {
+            make_dirs(&paths)?;
+        }
         Ok(FileOpEngine {
             op,
-            name: match op {
-                FileOp::Create => "filecreate",
-                FileOp::Stat(_) => "filestat",
-                FileOp::Delete => "filedelete",
-            },
+            name: op.engine_name(),
             done: vec![false; paths.len()],
             paths,
             opened: Vec::new(),
@@ -111,12 +144,16 @@ impl FileOpEngine {
                 }
                 fd >= 0
             }
-            FileOp::Stat(t) => stat(path, t),
+            FileOp::Stat(t) | FileOp::DirStat(t) => stat(path, t),
             FileOp::Delete => {
                 // SAFETY: path is a NUL-terminated string that outlives the call.
                 let r = unsafe { libc::unlink(path.as_ptr()) };
                 r == 0
             }
+            // SAFETY: path is a NUL-terminated string that outlives the call.
+            FileOp::DirCreate => (unsafe { libc::mkdir(path.as_ptr(), libc::S_IFDIR) }) == 0,
+            // SAFETY: path is a NUL-terminated string that outlives the call.
+            FileOp::DirDelete => (unsafe { libc::rmdir(path.as_ptr()) }) == 0,
         };
         if ok {
             Ok(())
@@ -126,6 +163,24 @@ impl FileOpEngine {
                 .unwrap_or(libc::EIO))
         }
     }
+}
+
+/// fio's setup of dirstat and dirdelete: `mkdir(name, 0700)` of each
+/// directory, one that is there already being fine.
+fn make_dirs(paths: &[CString]) -> Result<(), EngineError> {
+    for p in paths {
+        // SAFETY: p is a NUL-terminated string that outlives the call.
+        if unsafe { libc::mkdir(p.as_ptr(), 0o700) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(EngineError::Sys {
+                    what: format!("creating directory {}", p.to_string_lossy()),
+                    source: e,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `stat`, `lstat` or `statx` of `path`; whether it succeeded.

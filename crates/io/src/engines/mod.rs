@@ -2,11 +2,14 @@
 
 pub mod fileop;
 pub mod libaio;
+pub mod mmap;
 pub mod null;
 pub mod nvme;
 pub mod offload;
+pub mod posixaio;
 pub mod psync;
 pub mod scsi;
 pub mod sg;
+pub mod splice;
 pub mod uring;
 pub mod uring_cmd;

@@ -232,6 +232,13 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
     }
 }
 
+/// A directory that fio's directory engines (dircreate, dirstat,
+/// dirdelete) operate on: no data is read or written there.
+pub fn directory(path: &Path) -> Target {
+    let dev = std::fs::metadata(path).map(|m| m.dev()).unwrap_or(0);
+    file_target(path, 0, dev)
+}
+
 fn file_target(path: &Path, size: u64, st_dev: u64) -> Target {
     let (maj, min) = sysfs::major_minor(st_dev);
     let dev = if maj == 0 {
