@@ -381,7 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio or null",
+        allowed: "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, filecreate, filestat, filedelete, libpmem, dev-dax, e4defrag, io_uring, libaio or null",
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -400,8 +400,10 @@ pub static OPTIONS: &[OptionDef] = &[
                 // filecreate, filestat and filedelete: fio's file-operation
                 // engines (open(O_CREAT), stat, unlink timed once per file;
                 // the I/Os are fake).
+                // libpmem, dev-dax (copies to and from a mapping) and
+                // e4defrag (extent moves): synchronous engines of their own.
                 "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
-                | "filestat" | "filedelete" => {
+                | "filestat" | "filedelete" | "libpmem" | "dev-dax" | "e4defrag" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }
@@ -412,7 +414,7 @@ pub static OPTIONS: &[OptionDef] = &[
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: fio's '{v}' engine is not supported yet \
-                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, io_uring, libaio and null)"
+                         (ssdready runs psync, sync, pvsync, pvsync2, vsync, falloc, ftruncate, filecreate, filestat, filedelete, libpmem, dev-dax, e4defrag, io_uring, libaio and null)"
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.

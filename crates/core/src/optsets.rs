@@ -81,16 +81,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
     // Options of fio's engines that ssdready parses and refuses
     // (`ioengine=`): the job is refused for its engine anyway.
     (
-        "donorname",
-        &[],
-        "an option of fio's e4defrag engine, which is not supported yet",
-    ),
-    (
-        "inplace",
-        &[],
-        "an option of fio's e4defrag engine, which is not supported yet",
-    ),
-    (
         "sg_write_mode",
         &[],
         "an option of fio's sg engine (SCSI generic), which is not supported yet",

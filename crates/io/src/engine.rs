@@ -112,6 +112,12 @@ pub trait Engine {
             self.name()
         )))
     }
+    /// How a memory-mapping engine makes its writes durable (`dax`:
+    /// non-temporal stores or cache-line write-back on persistent memory;
+    /// `msync`: the page cache and msync); None for other engines.
+    fn persistence(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -140,6 +146,12 @@ pub enum AnyEngine {
     Target(Box<dyn Engine + Send>),
     /// [`crate::engines::offload::OffloadEngine`] (`io_submit_mode=offload`).
     Offload(Box<crate::engines::offload::OffloadEngine>),
+    /// [`crate::engines::libpmem::LibpmemEngine`].
+    Libpmem(Box<crate::engines::libpmem::LibpmemEngine>),
+    /// [`crate::engines::devdax::DevDaxEngine`].
+    DevDax(Box<crate::engines::devdax::DevDaxEngine>),
+    /// [`crate::engines::e4defrag::E4defragEngine`].
+    E4defrag(Box<crate::engines::e4defrag::E4defragEngine>),
 }
 
 /// Open the engine a job asks for. Call it on the worker thread that will
@@ -149,6 +161,25 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
     let named = setup.spec.engine_named.as_deref().unwrap_or("");
     if let Some(op) = FileOp::of_engine(named, setup.spec.files.stat_type) {
         return Ok(AnyEngine::FileOp(FileOpEngine::new(setup, op)?));
+    }
+    use crate::engines::{devdax, e4defrag, libpmem};
+    match named {
+        "libpmem" => {
+            return Ok(AnyEngine::Libpmem(Box::new(libpmem::LibpmemEngine::new(
+                setup,
+            )?)))
+        }
+        "dev-dax" => {
+            return Ok(AnyEngine::DevDax(Box::new(devdax::DevDaxEngine::new(
+                setup,
+            )?)))
+        }
+        "e4defrag" => {
+            return Ok(AnyEngine::E4defrag(Box::new(
+                e4defrag::E4defragEngine::new(setup)?,
+            )))
+        }
+        _ => {}
     }
     Ok(match setup.spec.ioengine {
         EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
@@ -175,6 +206,9 @@ macro_rules! dispatch {
             AnyEngine::FileOp($e) => $body,
             AnyEngine::Target($e) => $body,
             AnyEngine::Offload($e) => $body,
+            AnyEngine::Libpmem($e) => $body,
+            AnyEngine::DevDax($e) => $body,
+            AnyEngine::E4defrag($e) => $body,
         }
     };
 }
@@ -220,6 +254,9 @@ impl Engine for AnyEngine {
     #[inline]
     fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
         dispatch!(self, e => e.set_prio(slot, prio))
+    }
+    fn persistence(&self) -> Option<&'static str> {
+        dispatch!(self, e => e.persistence())
     }
 }
 
