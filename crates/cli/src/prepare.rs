@@ -171,7 +171,12 @@ fn path_info(path: &str, allow_destructive: bool) -> Result<PathInfo, TargetErro
         Ok(md) => Ok(PathInfo {
             exists: true,
             regular: md.is_file(),
-            size: if md.is_file() { md.len() } else { 0 },
+            size: if md.is_file() {
+                md.len()
+            } else {
+                // A device-DAX character device's size is in sysfs.
+                ssdready_io::engines::devdax::device_size(&md).unwrap_or(0)
+            },
         }),
         Err(_) => Ok(PathInfo::default()),
     }
@@ -228,6 +233,9 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
                 )));
             }
         }
+    }
+    if spec.engine_named.as_deref() == Some("dev-dax") {
+        crate::validate::dax_names(&spec, allow_destructive)?;
     }
     // Every clone's (path, offset, len), and the distinct paths in order.
     let mut paths: Vec<String> = Vec::new();
@@ -341,22 +349,28 @@ fn check_target(
 ) -> Result<Target, Failure> {
     let job = &spec.name;
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
-    crate::validate::check_device_exists(job, name)?;
-    if spec.dir_engine() && Path::new(name).is_dir() {
-        // dirstat, dirdelete (and dircreate, which then fails with
-        // EEXIST, as fio's): the directory is the engine's business.
-        return Ok(target::directory(Path::new(name)));
-    }
     let needs = TargetNeeds {
         bytes: Some(r.offset + r.len),
         offset: r.offset,
         modifies: spec.modifies_target(),
         allow_destructive,
     };
+    if spec.engine_named.as_deref() == Some("dev-dax") {
+        return crate::validate::dax_target(job, name, needs);
+    }
+    crate::validate::check_device_exists(job, name)?;
+    if spec.dir_engine() && Path::new(name).is_dir() {
+        // dirstat, dirdelete (and dircreate, which then fails with
+        // EEXIST, as fio's): the directory is the engine's business.
+        return Ok(target::directory(Path::new(name)));
+    }
     let t = target::resolve(Path::new(name), needs)
         .map_err(|e| crate::validate::target_failure(job, e))?;
-    crate::validate::check_access(job, &t, spec.modifies_target(), spec.direct)?;
-    if spec.direct {
+    // The mapping engines open no descriptor with O_DIRECT: direct=1 picks
+    // their kind of stores.
+    let direct = spec.direct && !ssdready_core::option_table_engines::maps_targets(spec);
+    crate::validate::check_access(job, &t, spec.modifies_target(), direct)?;
+    if direct {
         t.check_direct_alignment(&spec.bs.all(), r.offset)
             .map_err(|e| in_job(e.to_string()))?;
         if let Amount::Bytes(step) = spec.offset_increment {
@@ -405,6 +419,11 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
     }
     if spec.engine_named.as_deref() == Some("mmap") {
         ssdready_io::engines::mmap::check_job(spec)?;
+    }
+    if spec.engine_named.as_deref() == Some("e4defrag") {
+        for t in targets {
+            ssdready_io::engines::e4defrag::check_ext4(&t.path)?;
+        }
     }
     if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
         check_ring(spec).map_err(|e| e.to_string())?;

@@ -351,10 +351,15 @@ fn run_phase(
             // Buffered I/O reaches the device as the page cache decides
             // (merged, read ahead, written back later), and fio's
             // file-operation engines move no data (the device sees only the
-            // file system's own I/O): only direct data I/O is counted
-            // against the device's own count.
+            // file system's own I/O), nor do the mapping engines (stores
+            // to memory) and e4defrag (extent moves): only direct data I/O
+            // is counted against the device's own count.
             if j.spec.direct
                 && !j.spec.fake_io()
+                && !matches!(
+                    j.spec.engine_named.as_deref(),
+                    Some("libpmem" | "dev-dax" | "e4defrag")
+                )
                 && !j.targets.is_empty()
                 && j.targets.iter().all(|t| t.device.as_deref() == Some(dname))
             {
@@ -757,6 +762,10 @@ fn job_result(j: &PreparedJob, group: u32, phase: usize, workers: &[&WorkerOutco
         workers.iter().map(|o| o.stats.clone()).collect(),
     );
     r.strategy = crate::strategy::job_report(workers, &r.raw);
+    r.persistence = workers
+        .iter()
+        .find_map(|o| o.persistence)
+        .map(str::to_string);
     r
 }
 
@@ -786,6 +795,7 @@ pub fn job_result_from(
         group,
         phase,
         completion_mode: mode.to_string(),
+        persistence: None,
         strategy: None,
         spec: spec.clone(),
         workers: spec.numjobs,

@@ -13,7 +13,7 @@ use ssdready_core::host::Host;
 use ssdready_core::options::build_jobs_on;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::units::parse_cpu_list;
-use ssdready_io::target::{Target, TargetError};
+use ssdready_io::target::{Target, TargetError, TargetNeeds};
 use ssdready_io::EngineError;
 use std::path::Path;
 
@@ -180,6 +180,38 @@ pub fn target_failure(job: &str, e: TargetError) -> Failure {
         }
         _ => bad(format!("job '{job}': {e}")),
     }
+}
+
+/// A dev-dax job's target: a device-DAX character device. A missing one is
+/// a run-time failure (no such device here), anything else a bad request.
+pub fn dax_target(job: &str, name: &str, needs: TargetNeeds) -> Result<Target, Failure> {
+    use ssdready_io::engines::devdax::{resolve, DaxError};
+    resolve(Path::new(name), needs).map_err(|e| match e {
+        DaxError::Absent(m) => Failure::Runtime(format!("job '{job}': {m}")),
+        DaxError::WrongKind(m) => bad(format!("job '{job}': {m}")),
+        DaxError::Target(e) => target_failure(job, e),
+    })
+}
+
+/// Before a dev-dax job's files are sized: it names its devices, and each
+/// is one (the full check, writes included, is [`dax_target`]'s).
+pub fn dax_names(spec: &JobSpec, allow_destructive: bool) -> Result<(), Failure> {
+    if spec.filename.is_empty() {
+        return Err(bad(format!(
+            "job '{}': ioengine=dev-dax needs filename=/dev/daxX.Y (a device-DAX character device)",
+            spec.name
+        )));
+    }
+    let needs = TargetNeeds {
+        bytes: None,
+        offset: 0,
+        modifies: false,
+        allow_destructive,
+    };
+    for name in &spec.filename {
+        dax_target(&spec.name, name, needs)?;
+    }
+    Ok(())
 }
 
 /// Before resolving `name`: a missing path in the /dev file system (not

@@ -107,6 +107,8 @@ pub struct WorkerCtx {
 pub struct WorkerOutcome {
     pub stats: WorkerStats,
     pub completion_mode: &'static str,
+    /// How a memory-mapping engine made its writes durable (`dax`, `msync`).
+    pub persistence: Option<&'static str>,
     /// The completion strategy as planned (None when the engine did not open).
     pub strategy: Option<ssdready_core::strategy::StrategyReport>,
     /// Whether the job asked for an SQPOLL thread, and the one found.
@@ -165,6 +167,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     let mut out = WorkerOutcome {
         stats: WorkerStats::default(),
         completion_mode: "",
+        persistence: None,
         strategy: None,
         sq_thread_asked: false,
         sq_thread: None,
@@ -202,6 +205,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     ctx.start.wait();
     if let (Some((mut engine, wait)), false) = (engine, ctx.end_phase.load(Relaxed)) {
         out.completion_mode = engine.completion_mode();
+        out.persistence = engine.persistence();
         match hooks::before_io(&ctx) {
             Ok(_held) => run_loop(&ctx, &mut engine, wait, &mut out),
             Err(e) => out.error = Some(e),

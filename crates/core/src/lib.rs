@@ -20,6 +20,7 @@ pub mod iolog;
 pub mod jobfile;
 pub mod jobflow;
 pub mod option_table;
+pub mod option_table_engines;
 pub mod option_table_files;
 pub mod option_table_io;
 pub mod option_table_replay;

@@ -12,7 +12,7 @@ use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
 /// The engines ssdready runs, as `ioengine`'s allowed values say them.
 const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, mmap, splice, \
-     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, io_uring, io_uring_cmd, libaio, posixaio, sg or null";
+     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, libpmem, dev-dax, e4defrag, io_uring, io_uring_cmd, libaio, posixaio, sg or null";
 
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -406,10 +406,12 @@ pub static OPTIONS: &[OptionDef] = &[
                 // the I/Os are fake); dircreate, dirstat and dirdelete the
                 // same on directories (mkdir, stat, rmdir). mmap (memcpy
                 // through a mapping) and splice (through a pipe): fio's
-                // other synchronous data engines.
+                // other synchronous data engines. libpmem, dev-dax (copies
+                // to and from a mapping) and e4defrag (extent moves):
+                // synchronous engines of their own.
                 "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
                 | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "mmap"
-                | "splice" => {
+                | "splice" | "libpmem" | "dev-dax" | "e4defrag" => {
                     s.engine_named = Some(v.to_string());
                     EngineKind::Psync
                 }

@@ -52,6 +52,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
+        .chain(crate::option_table_engines::ENGINE_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -68,6 +69,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
+        .chain(crate::option_table_engines::ENGINE_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 

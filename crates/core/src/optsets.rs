@@ -82,18 +82,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
         "an option of fio's pvsync2 and mmap engines (RWF_UNCACHED), which is not supported yet",
     ),
     ("uid", &[], SWITCH_USER),
-    // Options of fio's engines that ssdready parses and refuses
-    // (`ioengine=`): the job is refused for its engine anyway.
-    (
-        "donorname",
-        &[],
-        "an option of fio's e4defrag engine, which is not supported yet",
-    ),
-    (
-        "inplace",
-        &[],
-        "an option of fio's e4defrag engine, which is not supported yet",
-    ),
 ];
 
 /// Recognised, not supported yet.

@@ -435,6 +435,11 @@ pub struct JobResult {
     pub phase: usize,
     /// How completions were obtained (`sync`, `interrupt`, `iopoll`, …).
     pub completion_mode: String,
+    /// fio's libpmem and dev-dax engines: how writes were made durable
+    /// (`dax`: non-temporal stores or cache-line write-back on persistent
+    /// memory; `msync`: a mapping of the page cache, msync).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence: Option<String>,
     /// The completion and submission strategy as it ran (real time only).
     #[serde(default)]
     pub strategy: Option<crate::strategy::StrategyReport>,

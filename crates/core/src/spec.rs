@@ -492,6 +492,9 @@ pub struct JobSpec {
     /// `read_iolog`, `write_iolog` and the replay options.
     #[serde(default)]
     pub iolog: crate::replay::IologSpec,
+    /// The engine options of fio's e4defrag engine (`donorname`, `inplace`).
+    #[serde(default)]
+    pub engine_opts: crate::option_table_engines::EngineOptions,
 }
 
 fn default_rate_cycle_ms() -> u64 {
@@ -613,6 +616,7 @@ impl Default for JobSpec {
             refused: Vec::new(),
             engine_named: None,
             iolog: crate::replay::IologSpec::default(),
+            engine_opts: crate::option_table_engines::EngineOptions::default(),
         }
     }
 }
@@ -787,7 +791,7 @@ impl JobSpec {
             w.push(format!(
                 "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
                 self.name,
-                self.ioengine.name()
+                self.engine_named.as_deref().unwrap_or(self.ioengine.name())
             ));
         }
         // Clones each start offset_increment further: with an increment of at
@@ -967,6 +971,7 @@ impl JobSpec {
             ),
             _ => {}
         }
+        why.extend(crate::option_table_engines::engine_refusals(self));
         why.extend(self.run.refusals(self.on_emulator()));
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))

@@ -112,6 +112,12 @@ pub trait Engine {
             self.name()
         )))
     }
+    /// How a memory-mapping engine makes its writes durable (`dax`:
+    /// non-temporal stores or cache-line write-back on persistent memory;
+    /// `msync`: the page cache and msync); None for other engines.
+    fn persistence(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -150,6 +156,12 @@ pub enum AnyEngine {
     Sg(Box<crate::engines::sg::SgEngine>),
     /// [`crate::engines::uring_cmd::UringCmdEngine`].
     UringCmd(Box<crate::engines::uring_cmd::UringCmdEngine>),
+    /// [`crate::engines::libpmem::LibpmemEngine`].
+    Libpmem(Box<crate::engines::libpmem::LibpmemEngine>),
+    /// [`crate::engines::devdax::DevDaxEngine`].
+    DevDax(Box<crate::engines::devdax::DevDaxEngine>),
+    /// [`crate::engines::e4defrag::E4defragEngine`].
+    E4defrag(Box<crate::engines::e4defrag::E4defragEngine>),
 }
 
 /// Open the engine a job asks for. Call it on the worker thread that will
@@ -160,6 +172,7 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
     if let Some(op) = FileOp::of_engine(named, setup.spec.files.stat_type) {
         return Ok(AnyEngine::FileOp(FileOpEngine::new(setup, op)?));
     }
+    use crate::engines::{devdax, e4defrag, libpmem};
     match named {
         "mmap" => {
             return Ok(AnyEngine::Mmap(crate::engines::mmap::MmapEngine::new(
@@ -170,6 +183,21 @@ pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
             return Ok(AnyEngine::Splice(
                 crate::engines::splice::SpliceEngine::new(setup)?,
             ))
+        }
+        "libpmem" => {
+            return Ok(AnyEngine::Libpmem(Box::new(libpmem::LibpmemEngine::new(
+                setup,
+            )?)))
+        }
+        "dev-dax" => {
+            return Ok(AnyEngine::DevDax(Box::new(devdax::DevDaxEngine::new(
+                setup,
+            )?)))
+        }
+        "e4defrag" => {
+            return Ok(AnyEngine::E4defrag(Box::new(
+                e4defrag::E4defragEngine::new(setup)?,
+            )))
         }
         _ => {}
     }
@@ -210,6 +238,9 @@ macro_rules! dispatch {
             AnyEngine::Offload($e) => $body,
             AnyEngine::Sg($e) => $body,
             AnyEngine::UringCmd($e) => $body,
+            AnyEngine::Libpmem($e) => $body,
+            AnyEngine::DevDax($e) => $body,
+            AnyEngine::E4defrag($e) => $body,
         }
     };
 }
@@ -255,6 +286,9 @@ impl Engine for AnyEngine {
     #[inline]
     fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
         dispatch!(self, e => e.set_prio(slot, prio))
+    }
+    fn persistence(&self) -> Option<&'static str> {
+        dispatch!(self, e => e.persistence())
     }
 }
 

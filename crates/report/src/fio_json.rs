@@ -318,6 +318,9 @@ fn job_entry(
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }
+    if let (Value::Object(a), Some(p)) = (&mut ours, &jobs[0].persistence) {
+        a.insert("persistence".into(), json!(p));
+    }
     if let (Value::Object(a), Some(p)) = (&mut ours, phase) {
         // What the phase measured beyond fio, when it ran: the kernel
         // profile, the per-I/O decomposition and the cross-checks that hold

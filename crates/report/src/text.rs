@@ -124,7 +124,9 @@ fn job_block(out: &mut String, j: &JobResult) {
         s.effective_iodepth(),
         s.engine_named
             .as_deref()
-            .filter(|e| s.fake_io() || matches!(*e, "mmap" | "splice"))
+            .filter(|e| {
+                s.fake_io() || matches!(*e, "mmap" | "splice" | "libpmem" | "dev-dax" | "e4defrag")
+            })
             .unwrap_or(s.ioengine.name()),
         match (s.ioengine, s.direct) {
             (ssdready_core::spec::EngineKind::Emu | ssdready_core::spec::EngineKind::Null, _) => "",
@@ -141,6 +143,18 @@ fn job_block(out: &mut String, j: &JobResult) {
     );
     if let Some(st) = &j.strategy {
         strategy_lines(out, st, j.measured_ns);
+    }
+    match j.persistence.as_deref() {
+        Some("dax") => {
+            let _ = writeln!(out, "  persistence: dax (persistent memory: non-temporal stores or cache-line write-back, sfence)");
+        }
+        Some(p) => {
+            let _ = writeln!(
+                out,
+                "  persistence: {p} (not persistent memory: page cache, msync)"
+            );
+        }
+        None => {}
     }
     for (name, d) in j.dirs() {
         dir_block(out, name, d, j.measured_ns);

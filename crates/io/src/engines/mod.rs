@@ -1,11 +1,15 @@
 //! The built-in engines, one file each.
 
+pub mod devdax;
+pub mod e4defrag;
 pub mod fileop;
 pub mod libaio;
+pub mod libpmem;
 pub mod mmap;
 pub mod null;
 pub mod nvme;
 pub mod offload;
+pub mod pmem;
 pub mod posixaio;
 pub mod psync;
 pub mod scsi;

@@ -118,6 +118,7 @@ pub(crate) fn trim(file: &File, kind: TargetKind, offset: u64, len: u32) -> i64 
             // pointer, which is valid for the duration of the call.
             unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }
         }
+        TargetKind::Dax => return -(libc::EINVAL as i64),
         TargetKind::File => {
             // SAFETY: fallocate takes plain integers; fd is open for writing.
             unsafe {

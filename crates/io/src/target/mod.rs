@@ -31,6 +31,9 @@ pub enum TargetKind {
     File,
     /// A block device node.
     Block,
+    /// A device-DAX character device (`/dev/daxX.Y`, fio's dev-dax
+    /// engine: [`crate::engines::devdax::resolve`]).
+    Dax,
 }
 
 impl TargetKind {
@@ -39,6 +42,7 @@ impl TargetKind {
         match self {
             TargetKind::File => "file",
             TargetKind::Block => "block",
+            TargetKind::Dax => "dax",
         }
     }
 }
