@@ -234,7 +234,16 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
                 i.size
             });
         }
-        let regions = fileset::regions(&spec, w, &sizes).map_err(bad)?;
+        // fio's file_append applies to regular files only.
+        let on_device = |n: &String| infos.get(n).is_some_and(|i| i.exists && !i.regular);
+        let regions = if spec.access.file_append && names.iter().any(on_device) {
+            let mut no_append = spec.clone();
+            no_append.access.file_append = false;
+            fileset::regions(&no_append, w, &sizes)
+        } else {
+            fileset::regions(&spec, w, &sizes)
+        }
+        .map_err(bad)?;
         let mut mine = Vec::with_capacity(names.len());
         for (n, (offset, len)) in names.into_iter().zip(regions) {
             let i = match paths.iter().position(|p| *p == n) {

@@ -550,6 +550,9 @@ impl MergeReport {
 pub struct SyncResult {
     pub fsyncs: u64,
     pub fdatasyncs: u64,
+    /// `sync_file_range(2)` calls.
+    #[serde(default)]
+    pub sync_ranges: u64,
     /// Issue → completion of each sync.
     pub lat: LatSummary,
 }

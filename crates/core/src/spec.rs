@@ -417,6 +417,9 @@ pub struct JobSpec {
     /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
     #[serde(default)]
     pub files: crate::spec_io::FileSpec,
+    /// Locks, appends, ranged syncs, per-I/O flags (`lockfile`, `nowait`, …).
+    #[serde(default)]
+    pub access: crate::spec_access::AccessSpec,
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
@@ -587,6 +590,7 @@ impl Default for JobSpec {
             refused: Vec::new(),
             engine_named: None,
             iolog: crate::replay::IologSpec::default(),
+            access: Default::default(),
         }
     }
 }
@@ -912,6 +916,10 @@ impl JobSpec {
             _ => {}
         }
         why.extend(self.run.refusals(self.on_emulator()));
+        why.extend(
+            self.access
+                .refusals(self.ioengine, self.engine_named.as_deref()),
+        );
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()

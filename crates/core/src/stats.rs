@@ -363,6 +363,8 @@ pub struct SyncStats {
     pub fsyncs: u64,
     /// `fdatasync(2)` calls completed.
     pub fdatasyncs: u64,
+    /// `sync_file_range(2)` calls completed (`sync_file_range`).
+    pub sync_ranges: u64,
     /// Their latency: issued → completed.
     pub lat: Histogram,
 }
@@ -604,6 +606,7 @@ impl WorkerStats {
             let s = self.sync.get_or_insert_with(Box::default);
             s.fsyncs += os.fsyncs;
             s.fdatasyncs += os.fdatasyncs;
+            s.sync_ranges += os.sync_ranges;
             s.lat.merge(&os.lat);
         }
         if let Some(ov) = &o.verify {

@@ -24,6 +24,7 @@ use super::lattarget::LatSearch;
 use super::prio::Prios;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
+use super::access::{Access, FileLocks};
 use super::{checks, files, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use ssdready_core::iolog::IoLog;
@@ -56,6 +57,8 @@ struct Slot {
     in_flight: bool,
     /// The index of its I/O priority ([`Prios`]; 0: the thread's).
     prio: u8,
+    /// Its file (the target index).
+    file: u32,
 }
 
 fn thread_cpu() -> ThreadCpu {
@@ -99,6 +102,10 @@ pub(super) fn hot_loop<E: Engine>(
         flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
     }
     let flow = super::replay::attach(ctx, flow)?;
+    if ctx.spec.access.create_only {
+        // fio's create_only: the files are laid out; the job ends there.
+        return Ok(0);
+    }
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
     w.fake_io = engine.fake_io();
@@ -211,6 +218,10 @@ struct Loop<'a> {
     /// The most I/Os in flight now: `depth`, or the search's depth (0
     /// while the queue empties after a ramp down).
     depth_cap: usize,
+    /// `serialize_overlap`, `sync_file_range` ([`super::access`]).
+    access: Option<Box<Access>>,
+    /// `lockfile`.
+    locks: Option<std::sync::Arc<FileLocks>>,
 }
 
 impl<'a> Loop<'a> {
@@ -302,6 +313,8 @@ impl<'a> Loop<'a> {
             fake_io: false,
             op_lat: None,
             zbd: ctx.zbd.clone(),
+            access: Access::new(spec, ctx.targets.len()),
+            locks: ctx.file_locks.clone(),
         }
     }
 
@@ -387,7 +400,19 @@ impl<'a> Loop<'a> {
                 }
                 continue;
             }
-            match self.flow.next(self.inflight, now) {
+            let step = match self.access.as_mut().and_then(|a| a.held.take()) {
+                Some(io) => Step::Io(io),
+                None => self.flow.next(self.inflight, now),
+            };
+            match step {
+                Step::Io(io) if self.overlaps_in_flight(&io) => {
+                    // serialize_overlap: held until what it overlaps completes.
+                    if let Some(a) = self.access.as_mut() {
+                        a.held = Some(io);
+                    }
+                    self.draining = true;
+                    break;
+                }
                 Step::Io(io) => now = self.issue_one(engine, io, now)?,
                 Step::Drain => {
                     self.draining = true;
@@ -405,6 +430,19 @@ impl<'a> Loop<'a> {
         }
         self.holding_for_low_mark(); // a full queue now drains to iodepth_low
         Ok(())
+    }
+
+    /// `serialize_overlap`: whether `io` overlaps a request in flight.
+    fn overlaps_in_flight(&mut self, io: &FlowIo) -> bool {
+        let Some(a) = self.access.as_mut() else {
+            return false;
+        };
+        let in_flight = self
+            .slots
+            .iter()
+            .filter(|s| s.in_flight && s.ddir.is_some())
+            .map(|s| (s.offset, s.len));
+        a.waits(io, in_flight)
     }
 
     /// The flow's steps that are not I/O (the queue is empty for all but a
@@ -500,6 +538,22 @@ impl<'a> Loop<'a> {
                 self.special[slot as usize] = io;
                 engine.sync(slot, file, data_only)?
             }
+            FlowIo::SyncRange { file } => {
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    special: true,
+                    in_flight: true,
+                    file,
+                    ..Slot::default()
+                };
+                self.special[slot as usize] = io;
+                let (flags, range) = match self.access.as_deref() {
+                    Some(a) => (a.range_flags.unwrap_or(0), a.range(file)),
+                    None => (0, (0, 0)),
+                };
+                engine.sync_range(slot, file, range, flags)?
+            }
             FlowIo::Rw {
                 file,
                 ddir,
@@ -520,6 +574,7 @@ impl<'a> Loop<'a> {
                     sector,
                     in_flight: true,
                     prio: 0,
+                    file,
                 };
                 if let Some(p) = self.prio.as_deref_mut().filter(|p| p.per_io()) {
                     let (index, value) = p.pick(ddir, len);
@@ -550,6 +605,15 @@ impl<'a> Loop<'a> {
                 };
                 if reset_only {
                     Queued::Done(i64::from(len))
+                } else if let Some(locks) = self.locks.clone() {
+                    // lockfile: held while the engine has the request.
+                    let _held = locks.hold(file, ddir);
+                    // The wait for the lock is not the I/O's (as fio: its
+                    // lock is taken before the issue time is).
+                    let t = self.ctx.clock.now();
+                    let s = &mut self.slots[slot as usize];
+                    (s.issue_ns, s.submit_ns) = (t, t);
+                    engine.queue(req)?
                 } else {
                     engine.queue(req)?
                 }
@@ -685,8 +749,18 @@ impl<'a> Loop<'a> {
             let io = self.special[slot as usize];
             self.flow.completed(&io, res >= 0);
             match io {
-                FlowIo::Sync { data_only, .. } => {
+                FlowIo::Sync { data_only, file } => {
+                    if let Some(a) = self.access.as_deref_mut() {
+                        a.synced(file);
+                    }
                     self.account_sync(&s, data_only, res, t);
+                    return;
+                }
+                FlowIo::SyncRange { file } => {
+                    if let Some(a) = self.access.as_deref_mut() {
+                        a.synced(file);
+                    }
+                    self.account_sync_range(&s, res, t);
                     return;
                 }
                 FlowIo::Rw {
@@ -703,6 +777,9 @@ impl<'a> Loop<'a> {
         if res < 0 {
             self.account_error(&s, ddir, res);
             return;
+        }
+        if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
+            a.wrote(s.file, s.offset, res as u64);
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
@@ -787,6 +864,29 @@ impl<'a> Loop<'a> {
         } else {
             st.fsyncs += 1;
         }
+        st.lat.record(t.saturating_sub(s.issue_ns));
+    }
+
+    /// A completed `sync_file_range`: counted with fio's syncs (in the
+    /// `sync` latency, not in its `total_ios`, which counts fsyncs).
+    fn account_sync_range(&mut self, s: &Slot, res: i64, t: u64) {
+        if res < 0 {
+            let e = std::io::Error::from_raw_os_error(-res as i32);
+            if self.measuring {
+                self.stats.errors += 1;
+            }
+            if self.stats.first_error.is_none() {
+                self.stats.first_errno = -res as i32;
+                self.stats.first_error = Some(format!("sync_file_range: {e}"));
+            }
+            self.done_issuing = true;
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        let st = self.stats.sync.get_or_insert_with(Box::default);
+        st.sync_ranges += 1;
         st.lat.record(t.saturating_sub(s.issue_ns));
     }
 

@@ -434,6 +434,29 @@ impl Engine for UringEngine {
         self.push(e.user_data(u64::from(slot)))
     }
 
+    fn sync_range(
+        &mut self,
+        slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        let (offset, len) = range;
+        let len = u32::try_from(len).unwrap_or(0); // 0: to the file's end
+        let e = if self.fixed_files {
+            opcode::SyncFileRange::new(types::Fixed(file), len)
+                .offset(offset)
+                .flags(flags)
+                .build()
+        } else {
+            opcode::SyncFileRange::new(types::Fd(self.fds[file as usize]), len)
+                .offset(offset)
+                .flags(flags)
+                .build()
+        };
+        self.push(e.user_data(u64::from(slot)))
+    }
+
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.bufs
             .get_mut(slot as usize)
