@@ -795,6 +795,7 @@ pub fn job_result_from(
         first_error: merged.first_error.clone(),
         continued_errors: merged.continued,
         first_continued_error: merged.first_continued.clone(),
+        overlaps_waited: merged.overlaps_waited,
         sync: merged.sync.as_deref().map(|s| SyncResult {
             fsyncs: s.fsyncs,
             fdatasyncs: s.fdatasyncs,

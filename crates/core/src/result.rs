@@ -458,6 +458,10 @@ pub struct JobResult {
     /// Syncs issued during the job (`fsync=N`, `fdatasync=N`).
     #[serde(default)]
     pub sync: Option<SyncResult>,
+    /// `serialize_overlap`: requests that waited for an overlapping one in
+    /// flight to complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlaps_waited: Option<u64>,
     /// What verification checked and found (`verify`).
     #[serde(default)]
     pub verify: Option<VerifyResult>,

@@ -75,7 +75,7 @@ pub(super) struct Access {
     /// Per file, `[first, end)` written since its last sync.
     spans: Vec<Option<(u64, u64)>>,
     /// Requests that waited for an overlapping one to complete.
-    pub overlaps_waited: u64,
+    overlaps_waited: u64,
 }
 
 impl Access {
@@ -111,6 +111,12 @@ impl Access {
             .any(|(o, l)| x1 < o + u64::from(l) && o < x2);
         self.overlaps_waited += u64::from(waits);
         waits
+    }
+
+    /// How many requests waited for an overlapping one (None when the job
+    /// does not serialize).
+    pub fn overlaps_waited(&self) -> Option<u64> {
+        self.serialize.then_some(self.overlaps_waited)
     }
 
     /// A write of `[offset, offset + len)` to `file` completed.

@@ -526,6 +526,8 @@ impl<'a> Loop<'a> {
             _ => (io, false),
         };
         let slot = self.free.pop().expect("a free slot while inflight < depth");
+        let locks = self.locks.clone();
+        let mut held = None;
         let queued = match io {
             FlowIo::Sync { file, data_only } => {
                 self.slots[slot as usize] = Slot {
@@ -605,9 +607,10 @@ impl<'a> Loop<'a> {
                 };
                 if reset_only {
                     Queued::Done(i64::from(len))
-                } else if let Some(locks) = self.locks.clone() {
-                    // lockfile: held while the engine has the request.
-                    let _held = locks.hold(file, ddir);
+                } else if let Some(l) = locks.as_deref() {
+                    // lockfile: held while the engine has the request (a
+                    // synchronous one's until its completion time is taken).
+                    held = Some(l.hold(file, ddir));
                     // The wait for the lock is not the I/O's (as fio: its
                     // lock is taken before the issue time is).
                     let t = self.ctx.clock.now();
@@ -622,6 +625,7 @@ impl<'a> Loop<'a> {
         match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
+                drop(held);
                 if self.fake_io {
                     self.op_lat = engine.take_op_latency();
                 }
@@ -637,6 +641,7 @@ impl<'a> Loop<'a> {
                 Ok(t)
             }
             Queued::Pending => {
+                drop(held);
                 self.inflight += 1;
                 self.to_commit.push(slot);
                 if self.to_commit.len() >= self.batch_submit {
@@ -1045,6 +1050,7 @@ impl<'a> Loop<'a> {
     /// The measured time and the thread's CPU time over it.
     fn finish(self) {
         self.stats.zone_resets = self.zbd.as_ref().map(|z| z.job.resets);
+        self.stats.overlaps_waited = self.access.as_ref().and_then(|a| a.overlaps_waited());
         if !self.measuring {
             self.stats.measured_ns = 0;
             return;
