@@ -166,15 +166,29 @@ impl AccessSpec {
                 "userspace_reap: reaping from the AIO ring is libaio's; ioengine={named} has no such ring"
             ));
         }
-        let not_yet = [
-            (self.nowait, "nowait"),
-            (self.atomic, "atomic"),
-            (self.force_async > 0, "force_async"),
-            (self.userspace_reap, "userspace_reap"),
-            (self.ioscheduler.is_some(), "ioscheduler"),
-        ];
-        for (_, o) in not_yet.iter().filter(|(on, _)| *on) {
-            why.push(format!("{o}: parsed, not supported yet"));
+        if engine != EngineKind::IoUring && flags_engine {
+            for (_, o) in [(self.nowait, "nowait"), (self.atomic, "atomic")]
+                .iter()
+                .filter(|(on, _)| *on)
+            {
+                why.push(format!(
+                    "{o}: ssdready passes per-I/O RWF_ flags with ioengine=io_uring only; \
+                     its {named} engine has none yet (use ioengine=io_uring)"
+                ));
+            }
+        }
+        if self.userspace_reap && engine == EngineKind::Libaio {
+            why.push(
+                "userspace_reap: ssdready's libaio engine reaps with io_getevents(2); reading the \
+                 AIO ring from user space is not supported yet (leave it out: the same I/Os are reaped)"
+                    .into(),
+            );
+        }
+        if let Some(s) = &self.ioscheduler {
+            why.push(format!(
+                "ioscheduler={s}: switching the device's I/O scheduler is not supported yet \
+                 (set /sys/block/DEV/queue/scheduler before the run)"
+            ));
         }
         if engine == EngineKind::Emu {
             let file_only = [

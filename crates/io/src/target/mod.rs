@@ -344,6 +344,36 @@ fn set_write_hint(
     ))
 }
 
+/// What `statx(2)` says of `path`'s torn-write protection (`STATX_WRITE_ATOMIC`,
+/// Linux 6.11+): the smallest and largest atomic write unit in bytes; None
+/// when the kernel does not report it (older kernels) or the file has none.
+pub fn atomic_write_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // struct statx is 256 bytes; stx_mask is at 0, stx_atomic_write_unit_min
+    // and _max at 0xa8 and 0xac (include/uapi/linux/stat.h).
+    let mut buf = [0u8; 256];
+    // SAFETY: statx writes at most sizeof(struct statx) = 256 bytes into
+    // the buffer, and reads the NUL-terminated path, both alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_WRITE_ATOMIC,
+            buf.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let word = |at: usize| u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+    let (min, max) = (word(0xa8), word(0xac));
+    Ok((word(0) & libc::STATX_WRITE_ATOMIC != 0 && max > 0).then_some((min, max)))
+}
+
 impl Target {
     /// Open a descriptor for one worker.
     pub fn open(&self, write: bool, direct: bool) -> std::io::Result<File> {
