@@ -222,7 +222,9 @@ mod tests {
             SyncRange { flags: 2, every: 1 }
         );
         assert_eq!(
-            SyncRange::parse("wait_before,write,wait_after:4").unwrap().flags,
+            SyncRange::parse("wait_before,write,wait_after:4")
+                .unwrap()
+                .flags,
             7
         );
         assert!(SyncRange::parse("flush:4").is_err());

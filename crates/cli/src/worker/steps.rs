@@ -18,13 +18,13 @@
 
 mod limits;
 
+use super::access::{Access, FileLocks};
 use super::complete::{Wait, Waiter};
 use super::contents::WriteBuffers;
 use super::lattarget::LatSearch;
 use super::prio::Prios;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
-use super::access::{Access, FileLocks};
 use super::{checks, files, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use ssdready_core::iolog::IoLog;

@@ -10,7 +10,9 @@
 //! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, sync_file_range, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, sync_file_range, Engine, EngineError, EngineSetup, Queued,
+};
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;

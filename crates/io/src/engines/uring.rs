@@ -274,8 +274,15 @@ impl UringEngine {
             } else {
                 0
             },
-            write_flags: if spec.access.nowait { libc::RWF_NOWAIT } else { 0 }
-                | if spec.access.atomic { libc::RWF_ATOMIC } else { 0 },
+            write_flags: if spec.access.nowait {
+                libc::RWF_NOWAIT
+            } else {
+                0
+            } | if spec.access.atomic {
+                libc::RWF_ATOMIC
+            } else {
+                0
+            },
             force_async: spec.access.force_async,
             since_async: 0,
         })
