@@ -240,8 +240,9 @@ mod tests {
         };
         assert_eq!(a.refusals(EngineKind::Psync, None).len(), 2);
         let r = a.refusals(EngineKind::Psync, Some("pvsync2"));
-        assert_eq!(r.len(), 1, "{r:?}");
-        assert!(r[0].starts_with("force_async"));
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r[0].starts_with("force_async"), "{r:?}");
+        assert!(r[1].contains("ioengine=io_uring only"), "{r:?}");
         assert!(a.refusals(EngineKind::IoUring, None).is_empty());
     }
 }
