@@ -269,7 +269,16 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
                 i.size
             });
         }
-        let regions = fileset::regions(&spec, w, &sizes).map_err(bad)?;
+        // fio's file_append applies to regular files only.
+        let on_device = |n: &String| infos.get(n).is_some_and(|i| i.exists && !i.regular);
+        let regions = if spec.access.file_append && names.iter().any(on_device) {
+            let mut no_append = spec.clone();
+            no_append.access.file_append = false;
+            fileset::regions(&no_append, w, &sizes)
+        } else {
+            fileset::regions(&spec, w, &sizes)
+        }
+        .map_err(bad)?;
         let mut mine = Vec::with_capacity(names.len());
         for (n, (offset, len)) in names.into_iter().zip(regions) {
             let i = match paths.iter().position(|p| *p == n) {
@@ -378,6 +387,9 @@ fn check_target(
                 .map_err(|e| in_job(format!("option 'offset_increment': {e}")))?;
         }
     }
+    if spec.access.atomic && spec.modifies_target() {
+        check_atomic(name, &spec.bs.all()).map_err(in_job)?;
+    }
     if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
         return Err(in_job(format!(
             "{name} does not support discard (queue/discard_max_bytes is 0)"
@@ -397,6 +409,29 @@ fn check_target(
         }
     }
     Ok(t)
+}
+
+/// `atomic`: the target takes RWF_ATOMIC writes of every block size
+/// (statx's STATX_WRITE_ATOMIC units; the kernel wants a power of two
+/// between them).
+fn check_atomic(name: &str, sizes: &[u32]) -> Result<(), String> {
+    let units = target::atomic_write_units(Path::new(name))
+        .map_err(|e| format!("option 'atomic': statx of {name}: {e}"))?;
+    let Some((min, max)) = units else {
+        return Err(format!(
+            "option 'atomic': {name} has no torn-write protection here: statx reports no \
+             STATX_WRITE_ATOMIC units (needs Linux 6.11+ and a file system or device with atomic writes)"
+        ));
+    };
+    match sizes
+        .iter()
+        .find(|&&b| !b.is_power_of_two() || b < min || b > max)
+    {
+        Some(b) => Err(format!(
+            "option 'atomic': {name} takes atomic writes of {min} to {max} bytes (powers of two); bs {b} is not one"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The NUMA nodes a job names exist here (`numa_cpu_nodes`,

@@ -179,6 +179,7 @@ fn run_phase(
             None => Vec::new(),
         };
         let flow = (j.spec.flow > 0).then(|| flows.entry(j.spec.flow_id).or_default().clone());
+        let file_locks = worker::access::FileLocks::for_job(&j.spec, j.targets.len());
         for w in 0..j.spec.numjobs {
             let live = Arc::new(Live::default());
             lives.push((ji, live.clone()));
@@ -211,6 +212,7 @@ fn run_phase(
                 flow: flow.clone(),
                 zbd,
                 run_workers: jobs.iter().map(|j| j.spec.numjobs).sum(),
+                file_locks: file_locks.clone(),
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
@@ -808,9 +810,11 @@ pub fn job_result_from(
         first_error: merged.first_error.clone(),
         continued_errors: merged.continued,
         first_continued_error: merged.first_continued.clone(),
+        overlaps_waited: merged.overlaps_waited,
         sync: merged.sync.as_deref().map(|s| SyncResult {
             fsyncs: s.fsyncs,
             fdatasyncs: s.fdatasyncs,
+            sync_ranges: s.sync_ranges,
             lat: ssdready_core::hist::LatSummary::of(&s.lat, pcts),
         }),
         verify: merged.verify.as_deref().map(|v| VerifyResult {

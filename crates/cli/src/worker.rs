@@ -33,6 +33,7 @@ use ssdready_io::{open_engine, Engine, EngineError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 
+pub(crate) mod access;
 mod checks;
 mod complete;
 mod contents;
@@ -101,6 +102,8 @@ pub struct WorkerCtx {
     /// How many workers the run has (fio's thread count: `dedupe_global`
     /// spreads its working set over them).
     pub run_workers: u32,
+    /// `lockfile`: the job's file locks, shared by its clones.
+    pub file_locks: Option<Arc<access::FileLocks>>,
 }
 
 /// What a worker hands back.

@@ -182,8 +182,12 @@ pub fn regions(spec: &JobSpec, clone: u32, sizes: &[u64]) -> Result<Vec<(u64, u6
     Ok(out)
 }
 
-/// fio's `get_start_offset`.
+/// fio's `get_start_offset` (`file_append`: the file's end; the caller
+/// turns it off for devices, where fio ignores it).
 fn start_offset(spec: &JobSpec, clone: u32, real: u64, min_bs: u64) -> u64 {
+    if spec.access.file_append {
+        return real;
+    }
     let align_bs = if spec.offset_align > 0 {
         spec.offset_align
     } else {

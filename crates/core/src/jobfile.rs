@@ -248,11 +248,12 @@ mod tests {
 
     #[test]
     fn errors_name_the_job_and_the_line() {
-        let s = parse("[global]\nfilename=/x\n[seq-read]\nrw=read\nserialize_overlap\n").unwrap();
-        let e = build_jobs(&s).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "job 'seq-read' (line 5): option 'serialize_overlap' is not supported yet"
+        let s = parse("[global]\nfilename=/x\n[seq-read]\nrw=read\nprofile=act\n").unwrap();
+        let e = build_jobs(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with("job 'seq-read' (line 5): option 'profile'")
+                && e.contains("no built-in profiles"),
+            "{e}"
         );
         let e = parse("bs=4k\n[j]\n").unwrap_err();
         assert!(e.to_string().contains("before any [section]"), "{e}");

@@ -53,6 +53,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
+        .chain(crate::option_table_access::ACCESS_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -70,6 +71,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
+        .chain(crate::option_table_access::ACCESS_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -385,11 +387,8 @@ mod tests {
         assert!(e.message.contains("allowed"), "{e}");
         let e = apply(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.to_string().contains("at least 1"), "{e}");
-        let e = apply(&mut s, "serialize_overlap", None).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "option 'serialize_overlap' is not supported yet"
-        );
+        let e = apply(&mut s, "profile", Some("tiobench")).unwrap_err();
+        assert!(e.to_string().contains("'tiobench' profile"), "{e}");
         apply(&mut s, "thread", None).unwrap();
         assert!(s.ignored[0].starts_with("thread: "));
         let e = apply(&mut s, "iodeph", Some("4")).unwrap_err();

@@ -86,12 +86,6 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
-    "atomic",
-    "create_only",
-    "file_append",
-    "force_async",
-    "ioscheduler",
-    "lockfile",
     "log_alternate_epoch",
     "log_alternate_epoch_clock_id",
     "log_compression",
@@ -102,21 +96,14 @@ pub static NOT_YET: &[&str] = &[
     "log_max_value",
     "log_store_compressed",
     "log_unix_epoch",
-    "nowait",
     "percentage_random",
-    "profile",
     "rate_ignore_thinktime",
-    "serialize_overlap",
-    "sync_file_range",
     "trim_backlog",
     "trim_backlog_batch",
     "trim_percentage",
     "trim_verify_zero",
     "unified_rw_reporting",
-    "userspace_reap",
-    "write_hint",
     "write_hist_log",
-    "allow_mounted_write",
 ];
 
 /// fio's other names for options outside the option table (the `alias`

@@ -463,6 +463,10 @@ pub struct JobResult {
     /// Syncs issued during the job (`fsync=N`, `fdatasync=N`).
     #[serde(default)]
     pub sync: Option<SyncResult>,
+    /// `serialize_overlap`: requests that waited for an overlapping one in
+    /// flight to complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlaps_waited: Option<u64>,
     /// What verification checked and found (`verify`).
     #[serde(default)]
     pub verify: Option<VerifyResult>,
@@ -555,6 +559,9 @@ impl MergeReport {
 pub struct SyncResult {
     pub fsyncs: u64,
     pub fdatasyncs: u64,
+    /// `sync_file_range(2)` calls.
+    #[serde(default)]
+    pub sync_ranges: u64,
     /// Issue → completion of each sync.
     pub lat: LatSummary,
 }

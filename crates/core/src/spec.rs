@@ -437,6 +437,9 @@ pub struct JobSpec {
     /// Syncs, open flags and file preparation (`fsync`, `sync`, `fallocate`, …).
     #[serde(default)]
     pub files: crate::spec_io::FileSpec,
+    /// Locks, appends, ranged syncs, per-I/O flags (`lockfile`, `nowait`, …).
+    #[serde(default)]
+    pub access: crate::spec_access::AccessSpec,
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
@@ -617,6 +620,7 @@ impl Default for JobSpec {
             engine_named: None,
             iolog: crate::replay::IologSpec::default(),
             engine_opts: crate::option_table_engines::EngineOptions::default(),
+            access: Default::default(),
         }
     }
 }
@@ -973,6 +977,10 @@ impl JobSpec {
         }
         why.extend(crate::option_table_engines::engine_refusals(self));
         why.extend(self.run.refusals(self.on_emulator()));
+        why.extend(
+            self.access
+                .refusals(self.ioengine, self.engine_named.as_deref()),
+        );
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()

@@ -345,6 +345,9 @@ pub struct WorkerStats {
     pub temporal_merge: Option<Box<MergeStats>>,
     /// Syncs (`fsync=N`, `fdatasync=N`), when the job issued any.
     pub sync: Option<Box<SyncStats>>,
+    /// `serialize_overlap`: requests that waited for an overlapping one in
+    /// flight to complete (None: the job does not serialize).
+    pub overlaps_waited: Option<u64>,
     /// Data verification, when the job verified.
     pub verify: Option<Box<VerifyStats>>,
     /// `write_iolog`: (path, text) of the requests the worker issued.
@@ -363,6 +366,8 @@ pub struct SyncStats {
     pub fsyncs: u64,
     /// `fdatasync(2)` calls completed.
     pub fdatasyncs: u64,
+    /// `sync_file_range(2)` calls completed (`sync_file_range`).
+    pub sync_ranges: u64,
     /// Their latency: issued → completed.
     pub lat: Histogram,
 }
@@ -600,10 +605,14 @@ impl WorkerStats {
                 .get_or_insert_with(Box::default)
                 .merge(om);
         }
+        if let Some(n) = o.overlaps_waited {
+            *self.overlaps_waited.get_or_insert(0) += n;
+        }
         if let Some(os) = &o.sync {
             let s = self.sync.get_or_insert_with(Box::default);
             s.fsyncs += os.fsyncs;
             s.fdatasyncs += os.fdatasyncs;
+            s.sync_ranges += os.sync_ranges;
             s.lat.merge(&os.lat);
         }
         if let Some(ov) = &o.verify {

@@ -68,6 +68,22 @@ pub trait Engine {
             self.name()
         )))
     }
+    /// Queue a `sync_file_range(2)` of `[offset, offset + len)` of file
+    /// `file` with `flags` (`SYNC_FILE_RANGE_*`), in slot `slot`, as
+    /// [`Engine::sync`] does an fsync.
+    fn sync_range(
+        &mut self,
+        slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        let _ = (slot, file, range, flags);
+        Err(EngineError::Unsupported(format!(
+            "ioengine={} cannot issue sync_file_range",
+            self.name()
+        )))
+    }
     /// The buffer slot `slot` reads into and writes from (`verify` fills it
     /// before a write and checks it after a read); None for an engine that
     /// moves no data.
@@ -270,6 +286,15 @@ impl Engine for AnyEngine {
     fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
         dispatch!(self, e => e.sync(slot, file, data_only))
     }
+    fn sync_range(
+        &mut self,
+        slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        dispatch!(self, e => e.sync_range(slot, file, range, flags))
+    }
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         dispatch!(self, e => e.buffer(slot))
     }
@@ -303,6 +328,35 @@ pub fn sync_file(file: &std::fs::File, data_only: bool) -> i64 {
     match r {
         Ok(()) => 0,
         Err(e) => -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+    }
+}
+
+/// `sync_file_range(2)` of `(offset, len)` of `file` with `flags`, as
+/// fio's `do_sync_file_range`: nothing written since the last sync
+/// (`len` 0) is no call. Returns 0 or `-errno`.
+pub fn sync_file_range(file: &std::fs::File, range: (u64, u64), flags: u32) -> i64 {
+    use std::os::unix::io::AsRawFd;
+    let (offset, len) = range;
+    if len == 0 {
+        return 0;
+    }
+    // SAFETY: sync_file_range takes an open descriptor and plain integers.
+    let rc = unsafe {
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            flags,
+        )
+    };
+    if rc == 0 {
+        0
+    } else {
+        -i64::from(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
     }
 }
 

@@ -315,6 +315,13 @@ fn job_entry(
         "clock": r.clock,
         "platform": { "kernel": r.platform.kernel, "cpu_model": r.platform.cpu_model, "cpus_online": r.platform.cpus_online },
     });
+    let waited = jobs
+        .iter()
+        .filter_map(|j| j.overlaps_waited)
+        .reduce(|a, b| a + b);
+    if let (Value::Object(a), Some(n)) = (&mut ours, waited) {
+        a.insert("overlaps_waited".into(), json!(n));
+    }
     if let (Value::Object(a), Value::Object(b)) = (&mut ours, extra) {
         a.extend(b);
     }

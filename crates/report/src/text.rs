@@ -177,9 +177,13 @@ fn job_block(out: &mut String, j: &JobResult) {
         merge_block(out, m);
     }
     if let Some(sy) = &j.sync {
+        let ranges = match sy.sync_ranges {
+            0 => String::new(),
+            n => format!(", {n} sync_file_range"),
+        };
         let _ = writeln!(
             out,
-            "  sync: {} fsync, {} fdatasync",
+            "  sync: {} fsync, {} fdatasync{ranges}",
             sy.fsyncs, sy.fdatasyncs
         );
         lat_line(out, "lat", &sy.lat);

@@ -18,6 +18,7 @@
 
 mod limits;
 
+use super::access::{Access, FileLocks};
 use super::complete::{Wait, Waiter};
 use super::contents::WriteBuffers;
 use super::lattarget::LatSearch;
@@ -56,6 +57,8 @@ struct Slot {
     in_flight: bool,
     /// The index of its I/O priority ([`Prios`]; 0: the thread's).
     prio: u8,
+    /// Its file (the target index).
+    file: u32,
 }
 
 fn thread_cpu() -> ThreadCpu {
@@ -99,6 +102,10 @@ pub(super) fn hot_loop<E: Engine>(
         flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
     }
     let flow = super::replay::attach(ctx, flow)?;
+    if ctx.spec.access.create_only {
+        // fio's create_only: the files are laid out; the job ends there.
+        return Ok(0);
+    }
     let mut w = Loop::new(ctx, stats, flow, strategy);
     w.tokens = tokens;
     w.fake_io = engine.fake_io();
@@ -211,6 +218,10 @@ struct Loop<'a> {
     /// The most I/Os in flight now: `depth`, or the search's depth (0
     /// while the queue empties after a ramp down).
     depth_cap: usize,
+    /// `serialize_overlap`, `sync_file_range` ([`super::access`]).
+    access: Option<Box<Access>>,
+    /// `lockfile`.
+    locks: Option<std::sync::Arc<FileLocks>>,
 }
 
 impl<'a> Loop<'a> {
@@ -302,6 +313,8 @@ impl<'a> Loop<'a> {
             fake_io: false,
             op_lat: None,
             zbd: ctx.zbd.clone(),
+            access: Access::new(spec, ctx.targets.len()),
+            locks: ctx.file_locks.clone(),
         }
     }
 
@@ -387,7 +400,19 @@ impl<'a> Loop<'a> {
                 }
                 continue;
             }
-            match self.flow.next(self.inflight, now) {
+            let step = match self.access.as_mut().and_then(|a| a.held.take()) {
+                Some(io) => Step::Io(io),
+                None => self.flow.next(self.inflight, now),
+            };
+            match step {
+                Step::Io(io) if self.overlaps_in_flight(&io) => {
+                    // serialize_overlap: held until what it overlaps completes.
+                    if let Some(a) = self.access.as_mut() {
+                        a.held = Some(io);
+                    }
+                    self.draining = true;
+                    break;
+                }
                 Step::Io(io) => now = self.issue_one(engine, io, now)?,
                 Step::Drain => {
                     self.draining = true;
@@ -405,6 +430,19 @@ impl<'a> Loop<'a> {
         }
         self.holding_for_low_mark(); // a full queue now drains to iodepth_low
         Ok(())
+    }
+
+    /// `serialize_overlap`: whether `io` overlaps a request in flight.
+    fn overlaps_in_flight(&mut self, io: &FlowIo) -> bool {
+        let Some(a) = self.access.as_mut() else {
+            return false;
+        };
+        let in_flight = self
+            .slots
+            .iter()
+            .filter(|s| s.in_flight && s.ddir.is_some())
+            .map(|s| (s.offset, s.len));
+        a.waits(io, in_flight)
     }
 
     /// The flow's steps that are not I/O (the queue is empty for all but a
@@ -488,6 +526,8 @@ impl<'a> Loop<'a> {
             _ => (io, false),
         };
         let slot = self.free.pop().expect("a free slot while inflight < depth");
+        let locks = self.locks.clone();
+        let mut held = None;
         let queued = match io {
             FlowIo::Sync { file, data_only } => {
                 self.slots[slot as usize] = Slot {
@@ -499,6 +539,22 @@ impl<'a> Loop<'a> {
                 };
                 self.special[slot as usize] = io;
                 engine.sync(slot, file, data_only)?
+            }
+            FlowIo::SyncRange { file } => {
+                self.slots[slot as usize] = Slot {
+                    issue_ns: now,
+                    submit_ns: now,
+                    special: true,
+                    in_flight: true,
+                    file,
+                    ..Slot::default()
+                };
+                self.special[slot as usize] = io;
+                let (flags, range) = match self.access.as_deref() {
+                    Some(a) => (a.range_flags.unwrap_or(0), a.range(file)),
+                    None => (0, (0, 0)),
+                };
+                engine.sync_range(slot, file, range, flags)?
             }
             FlowIo::Rw {
                 file,
@@ -520,6 +576,7 @@ impl<'a> Loop<'a> {
                     sector,
                     in_flight: true,
                     prio: 0,
+                    file,
                 };
                 if let Some(p) = self.prio.as_deref_mut().filter(|p| p.per_io()) {
                     let (index, value) = p.pick(ddir, len);
@@ -550,6 +607,16 @@ impl<'a> Loop<'a> {
                 };
                 if reset_only {
                     Queued::Done(i64::from(len))
+                } else if let Some(l) = locks.as_deref() {
+                    // lockfile: held while the engine has the request (a
+                    // synchronous one's until its completion time is taken).
+                    held = Some(l.hold(file, ddir));
+                    // The wait for the lock is not the I/O's (as fio: its
+                    // lock is taken before the issue time is).
+                    let t = self.ctx.clock.now();
+                    let s = &mut self.slots[slot as usize];
+                    (s.issue_ns, s.submit_ns) = (t, t);
+                    engine.queue(req)?
                 } else {
                     engine.queue(req)?
                 }
@@ -558,6 +625,7 @@ impl<'a> Loop<'a> {
         match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
+                drop(held);
                 if self.fake_io {
                     self.op_lat = engine.take_op_latency();
                 }
@@ -573,6 +641,7 @@ impl<'a> Loop<'a> {
                 Ok(t)
             }
             Queued::Pending => {
+                drop(held);
                 self.inflight += 1;
                 self.to_commit.push(slot);
                 if self.to_commit.len() >= self.batch_submit {
@@ -685,8 +754,18 @@ impl<'a> Loop<'a> {
             let io = self.special[slot as usize];
             self.flow.completed(&io, res >= 0);
             match io {
-                FlowIo::Sync { data_only, .. } => {
+                FlowIo::Sync { data_only, file } => {
+                    if let Some(a) = self.access.as_deref_mut() {
+                        a.synced(file);
+                    }
                     self.account_sync(&s, data_only, res, t);
+                    return;
+                }
+                FlowIo::SyncRange { file } => {
+                    if let Some(a) = self.access.as_deref_mut() {
+                        a.synced(file);
+                    }
+                    self.account_sync_range(&s, res, t);
                     return;
                 }
                 FlowIo::Rw {
@@ -703,6 +782,9 @@ impl<'a> Loop<'a> {
         if res < 0 {
             self.account_error(&s, ddir, res);
             return;
+        }
+        if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
+            a.wrote(s.file, s.offset, res as u64);
         }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
@@ -787,6 +869,29 @@ impl<'a> Loop<'a> {
         } else {
             st.fsyncs += 1;
         }
+        st.lat.record(t.saturating_sub(s.issue_ns));
+    }
+
+    /// A completed `sync_file_range`: counted with fio's syncs (in the
+    /// `sync` latency, not in its `total_ios`, which counts fsyncs).
+    fn account_sync_range(&mut self, s: &Slot, res: i64, t: u64) {
+        if res < 0 {
+            let e = std::io::Error::from_raw_os_error(-res as i32);
+            if self.measuring {
+                self.stats.errors += 1;
+            }
+            if self.stats.first_error.is_none() {
+                self.stats.first_errno = -res as i32;
+                self.stats.first_error = Some(format!("sync_file_range: {e}"));
+            }
+            self.done_issuing = true;
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        let st = self.stats.sync.get_or_insert_with(Box::default);
+        st.sync_ranges += 1;
         st.lat.record(t.saturating_sub(s.issue_ns));
     }
 
@@ -945,6 +1050,7 @@ impl<'a> Loop<'a> {
     /// The measured time and the thread's CPU time over it.
     fn finish(self) {
         self.stats.zone_resets = self.zbd.as_ref().map(|z| z.job.resets);
+        self.stats.overlaps_waited = self.access.as_ref().and_then(|a| a.overlaps_waited());
         if !self.measuring {
             self.stats.measured_ns = 0;
             return;

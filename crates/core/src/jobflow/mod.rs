@@ -69,6 +69,12 @@ pub enum FlowIo {
         /// fdatasync rather than fsync.
         data_only: bool,
     },
+    /// `sync_file_range(2)` of what was written to a target since its last
+    /// sync (`sync_file_range`), counted as fio counts it.
+    SyncRange {
+        /// Target index.
+        file: u32,
+    },
 }
 
 /// What the worker does next.
@@ -170,6 +176,8 @@ pub struct JobFlow {
     writes: bool,
     fsync_every: u64,
     fdatasync_every: u64,
+    /// `sync_file_range=…:N`: every N writes (0: never).
+    range_every: u64,
     pass_fsync: bool,
     unlink_each_loop: bool,
     invalidate: bool,
@@ -281,6 +289,10 @@ impl JobFlow {
             writes: writes && !v.only,
             fsync_every: u64::from(spec.files.fsync_every),
             fdatasync_every: u64::from(spec.files.fdatasync_every),
+            range_every: spec
+                .access
+                .sync_file_range
+                .map_or(0, |r| u64::from(r.every)),
             pass_fsync: writes && (spec.files.end_fsync || spec.files.fsync_on_close),
             unlink_each_loop: spec.files.unlink_each_loop,
             invalidate: spec.invalidate,
@@ -341,7 +353,8 @@ impl JobFlow {
             true => u64::MAX,
             false => self.limit.saturating_mul(self.loops),
         };
-        let syncs = self.writes && (self.fsync_every > 0 || self.fdatasync_every > 0);
+        let syncs = self.writes
+            && (self.fsync_every > 0 || self.fdatasync_every > 0 || self.range_every > 0);
         self.lean = self.think.ns == 0 && !syncs && self.backlog.is_none() && self.layout.is_none();
         self.unbounded = self.lean
             && !self.wrap_invalidate
@@ -749,6 +762,10 @@ impl JobFlow {
             false
         } else if self.fdatasync_every > 0 && w.is_multiple_of(self.fdatasync_every) {
             true
+        } else if self.range_every > 0 && w.is_multiple_of(self.range_every) {
+            return Some(FlowIo::SyncRange {
+                file: self.last_write_file,
+            });
         } else {
             return None;
         };
@@ -922,7 +939,7 @@ impl JobFlow {
 
     fn completed_in_full(&mut self, io: &FlowIo, ok: bool) {
         match *io {
-            FlowIo::Sync { .. } => {
+            FlowIo::Sync { .. } | FlowIo::SyncRange { .. } => {
                 if ok {
                     self.last_was_sync = true;
                 }

@@ -12,6 +12,7 @@ enum Ev {
     Write(u64, Tag),
     Read(u64, Tag),
     Sync(bool),
+    SyncRange,
     Drain,
     Think,
     Drop(u32),
@@ -38,6 +39,7 @@ fn run(flow: &mut JobFlow, depth: usize, max_events: usize) -> Vec<Ev> {
                     } => Ev::Write(offset, tag),
                     FlowIo::Rw { offset, tag, .. } => Ev::Read(offset, tag),
                     FlowIo::Sync { data_only, .. } => Ev::Sync(data_only),
+                    FlowIo::SyncRange { .. } => Ev::SyncRange,
                 });
                 q.push_back(io);
                 if q.len() >= depth {
@@ -113,6 +115,18 @@ fn fsync_every_eight_writes_as_fio_counts_them() {
     s.files.fdatasync_every = 10;
     let ev = run(&mut flow(&s), 1, 10_000);
     assert_eq!(count(&ev, |e| *e == Ev::Sync(true)), 25);
+}
+
+/// sync_file_range=write:4 over 32 writes: 7 ranged syncs, as fio (after
+/// writes 4 … 28; none after the last).
+#[test]
+fn sync_file_range_every_four_writes_as_fio_counts_them() {
+    let mut s = spec(RwMode::Write, 128 << 10);
+    s.access.sync_file_range = Some(crate::spec_access::SyncRange { flags: 2, every: 4 });
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Write(..))), 32);
+    assert_eq!(count(&ev, |e| *e == Ev::SyncRange), 7);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Sync(_))), 0);
 }
 
 /// end_fsync: one uncounted fsync of the files when the pass ends.

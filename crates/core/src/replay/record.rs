@@ -85,8 +85,14 @@ impl Recorder {
                 let name = Self::name(&self.names, file);
                 let _ = writeln!(self.text, "{t} {name} {act} {offset} {len}");
             }
-            FlowIo::Sync { file, data_only } => {
-                let act = if data_only { "datasync" } else { "sync" };
+            FlowIo::Sync { file, .. } | FlowIo::SyncRange { file } => {
+                let act = match *io {
+                    FlowIo::Sync {
+                        data_only: true, ..
+                    } => "datasync",
+                    FlowIo::Sync { .. } => "sync",
+                    _ => "sync_file_range",
+                };
                 let off = self.next_offset.get(file as usize).copied().unwrap_or(0);
                 let name = Self::name(&self.names, file);
                 let _ = writeln!(self.text, "{t} {name} {act} {off} 0");

@@ -285,6 +285,22 @@ impl Engine for LibaioEngine {
         )))
     }
 
+    fn sync_range(
+        &mut self,
+        _slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        // As fio's libaio: a sync is done at once, after what is queued.
+        self.commit()?;
+        Ok(Queued::Done(crate::engine::sync_file_range(
+            &self.files[file as usize],
+            range,
+            flags,
+        )))
+    }
+
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         self.bufs
             .get_mut(slot as usize)

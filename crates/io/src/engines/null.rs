@@ -63,6 +63,15 @@ impl Engine for NullEngine {
         self.queued.push(Completion { slot, result: 0 });
         Ok(Queued::Pending)
     }
+    fn sync_range(
+        &mut self,
+        slot: u32,
+        file: u32,
+        _range: (u64, u64),
+        _flags: u32,
+    ) -> Result<Queued, EngineError> {
+        self.sync(slot, file, true)
+    }
     fn completion_mode(&self) -> &'static str {
         if self.sync {
             "sync"

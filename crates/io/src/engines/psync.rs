@@ -10,7 +10,9 @@
 //! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, sync_file_range, Engine, EngineError, EngineSetup, Queued,
+};
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
@@ -164,6 +166,19 @@ impl Engine for PsyncEngine {
         Ok(Queued::Done(sync_file(
             &self.files[file as usize],
             data_only,
+        )))
+    }
+    fn sync_range(
+        &mut self,
+        _slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        Ok(Queued::Done(sync_file_range(
+            &self.files[file as usize],
+            range,
+            flags,
         )))
     }
     fn buffer(&mut self, _slot: u32) -> Option<&mut [u8]> {

@@ -56,6 +56,13 @@ pub struct UringEngine {
     /// Per slot, the priority of its next request (`sqe->ioprio`, fio's
     /// cmdprio; empty when no request has one of its own).
     prios: Vec<u16>,
+    /// `RWF_*` flags of every read (`nowait`) and write (`nowait`, `atomic`).
+    read_flags: i32,
+    write_flags: i32,
+    /// `force_async=N`: IOSQE_ASYNC on every Nth request (0: never), and
+    /// the requests since the last one that had it (fio's `prepped`).
+    force_async: u32,
+    since_async: u32,
 }
 
 /// Why the targets cannot do polled I/O (the first that cannot, and the
@@ -266,6 +273,22 @@ impl UringEngine {
                 .map(|t| t.kind == TargetKind::Block)
                 .collect(),
             prios: Vec::new(),
+            read_flags: if spec.access.nowait {
+                libc::RWF_NOWAIT
+            } else {
+                0
+            },
+            write_flags: if spec.access.nowait {
+                libc::RWF_NOWAIT
+            } else {
+                0
+            } | if spec.access.atomic {
+                libc::RWF_ATOMIC
+            } else {
+                0
+            },
+            force_async: spec.access.force_async,
+            since_async: 0,
         })
     }
 
@@ -288,18 +311,21 @@ impl UringEngine {
                 with_fd!(|fd| opcode::Read::new(fd, buf, len)
                     .offset(req.offset)
                     .ioprio(prio)
+                    .rw_flags(self.read_flags)
                     .build())
             }
             (Ddir::Read, true) => {
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, len, slot as u16)
                     .offset(req.offset)
                     .ioprio(prio)
+                    .rw_flags(self.read_flags)
                     .build())
             }
             (Ddir::Write, false) => {
                 with_fd!(|fd| opcode::Write::new(fd, buf.cast_const(), len)
                     .offset(req.offset)
                     .ioprio(prio)
+                    .rw_flags(self.write_flags)
                     .build())
             }
             (Ddir::Write, true) => {
@@ -307,6 +333,7 @@ impl UringEngine {
                     |fd| opcode::WriteFixed::new(fd, buf.cast_const(), len, slot as u16)
                         .offset(req.offset)
                         .ioprio(prio)
+                        .rw_flags(self.write_flags)
                         .build()
                 )
             }
@@ -315,7 +342,17 @@ impl UringEngine {
                 .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
                 .build()),
         };
-        e.user_data(req.slot as u64)
+        let e = e.user_data(req.slot as u64);
+        if self.force_async > 0 {
+            // fio's force_async: every Nth request goes to io_uring's
+            // worker threads at once rather than being tried inline.
+            self.since_async += 1;
+            if self.since_async == self.force_async {
+                self.since_async = 0;
+                return e.flags(squeue::Flags::ASYNC);
+            }
+        }
+        e
     }
 
     /// Put an entry in the submission queue (submitting what is there when
@@ -432,6 +469,29 @@ impl Engine for UringEngine {
             opcode::Fsync::new(types::Fixed(file)).flags(flags).build()
         } else {
             opcode::Fsync::new(types::Fd(self.fds[file as usize]))
+                .flags(flags)
+                .build()
+        };
+        self.push(e.user_data(u64::from(slot)))
+    }
+
+    fn sync_range(
+        &mut self,
+        slot: u32,
+        file: u32,
+        range: (u64, u64),
+        flags: u32,
+    ) -> Result<Queued, EngineError> {
+        let (offset, len) = range;
+        let len = u32::try_from(len).unwrap_or(0); // 0: to the file's end
+        let e = if self.fixed_files {
+            opcode::SyncFileRange::new(types::Fixed(file), len)
+                .offset(offset)
+                .flags(flags)
+                .build()
+        } else {
+            opcode::SyncFileRange::new(types::Fd(self.fds[file as usize]), len)
+                .offset(offset)
                 .flags(flags)
                 .build()
         };

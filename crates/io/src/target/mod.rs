@@ -22,6 +22,7 @@ pub use layout::{layout, LayoutEnd, Prep};
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// What kind of thing a target is.
@@ -316,6 +317,74 @@ pub fn file_sector_map(t: &Target) -> Result<SectorMap, String> {
     Ok(SectorMap::new(maj, min, &dev, Some(x)))
 }
 
+/// `F_SET_RW_HINT` and `F_SET_FILE_RW_HINT` (`F_LINUX_SPECIFIC_BASE` +
+/// 12 and + 14, include/uapi/linux/fcntl.h; libc exports neither).
+const F_SET_RW_HINT: libc::c_int = 1036;
+const F_SET_FILE_RW_HINT: libc::c_int = 1038;
+
+/// fio's `write_hint`: the hint on the inode (`F_SET_RW_HINT`), or, with
+/// O_DIRECT, on the descriptor (`F_SET_FILE_RW_HINT`), as fio 3.33 does;
+/// a refusal fails the open, as it fails fio's job.
+fn set_write_hint(
+    f: &File,
+    hint: ssdready_core::spec_access::WriteHint,
+    direct: bool,
+) -> std::io::Result<()> {
+    let (cmd, name) = match direct {
+        true => (F_SET_FILE_RW_HINT, "F_SET_FILE_RW_HINT"),
+        false => (F_SET_RW_HINT, "F_SET_RW_HINT"),
+    };
+    let value: u64 = hint.value();
+    // SAFETY: both commands read one u64 through the pointer, which points
+    // at a live local for the duration of the call.
+    let rc = unsafe { libc::fcntl(f.as_raw_fd(), cmd, &value as *const u64) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    let why = match (direct, e.raw_os_error()) {
+        (true, Some(libc::EINVAL)) => {
+            " (fio 3.33 sets the hint per descriptor with direct=1, and Linux 5.17 removed \
+             F_SET_FILE_RW_HINT: fio's job fails the same way; use direct=0)"
+        }
+        _ => "",
+    };
+    Err(std::io::Error::new(
+        e.kind(),
+        format!("write_hint: fcntl({name}): {e}{why}"),
+    ))
+}
+
+/// What `statx(2)` says of `path`'s torn-write protection (`STATX_WRITE_ATOMIC`,
+/// Linux 6.11+): the smallest and largest atomic write unit in bytes; None
+/// when the kernel does not report it (older kernels) or the file has none.
+pub fn atomic_write_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // struct statx is 256 bytes; stx_mask is at 0, stx_atomic_write_unit_min
+    // and _max at 0xa8 and 0xac (include/uapi/linux/stat.h).
+    let mut buf = [0u8; 256];
+    // SAFETY: statx writes at most sizeof(struct statx) = 256 bytes into
+    // the buffer, and reads the NUL-terminated path, both alive for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_WRITE_ATOMIC,
+            buf.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let word = |at: usize| u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+    let (min, max) = (word(0xa8), word(0xac));
+    Ok((word(0) & libc::STATX_WRITE_ATOMIC != 0 && max > 0).then_some((min, max)))
+}
+
 impl Target {
     /// Open a descriptor for one worker.
     pub fn open(&self, write: bool, direct: bool) -> std::io::Result<File> {
@@ -341,6 +410,9 @@ impl Target {
             && (spec.files.create_on_open || spec.files.unlink_each_loop || spec.fill_device);
         let f = self.open_flags(write, create, flags)?;
         cache::advise(&f, spec);
+        if let Some(hint) = spec.access.write_hint {
+            set_write_hint(&f, hint, spec.direct)?;
+        }
         Ok(f)
     }
 
