@@ -410,6 +410,17 @@ pub struct JobSpec {
     /// column).
     #[serde(default)]
     pub log_offset: bool,
+    /// The other log and reporting options ([`crate::spec_log`]).
+    #[serde(default)]
+    pub logs: crate::spec_log::LogSpec,
+    /// `percentage_random`: per direction, the percentage of a random
+    /// job's offsets drawn at random (fio's `perc_rand`; the rest follow
+    /// the last I/O).
+    #[serde(default = "all_random")]
+    pub percentage_random: [u32; 3],
+    /// `rate_ignore_thinktime`: think time counts as time at the rate.
+    #[serde(default)]
+    pub rate_ignore_thinktime: bool,
     /// `fill_device` (`fill_fs`): write until the device or file system is
     /// full; ENOSPC (or EDQUOT) then ends the job without an error, as fio.
     #[serde(default)]
@@ -569,6 +580,9 @@ impl Default for JobSpec {
             write_iops_log: None,
             log_avg_msec: 0,
             log_offset: false,
+            logs: crate::spec_log::LogSpec::default(),
+            percentage_random: all_random(),
+            rate_ignore_thinktime: false,
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
@@ -589,6 +603,11 @@ impl Default for JobSpec {
             iolog: crate::replay::IologSpec::default(),
         }
     }
+}
+
+/// fio's default `percentage_random`: every offset of a random job random.
+fn all_random() -> [u32; 3] {
+    [100; 3]
 }
 
 fn merge_off() -> TemporalMerge {
@@ -912,6 +931,7 @@ impl JobSpec {
             _ => {}
         }
         why.extend(self.run.refusals(self.on_emulator()));
+        why.extend(self.logs.refusal());
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()
