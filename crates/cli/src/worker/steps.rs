@@ -405,7 +405,12 @@ impl<'a> Loop<'a> {
     fn between_ios<E: Engine>(&mut self, engine: &mut E, step: Step) -> Result<u64, EngineError> {
         let ctx = self.ctx;
         match step {
-            Step::Think { spin_ns, sleep_ns } => return Ok(self.think(spin_ns, sleep_ns)),
+            Step::Think { spin_ns, sleep_ns } => {
+                let before = ctx.clock.now();
+                let after = self.think(spin_ns, sleep_ns);
+                self.pacing.thought(after.saturating_sub(before));
+                return Ok(after);
+            }
             Step::DropCache(f) => files::drop_cache(ctx, f),
             Step::FsyncFiles => files::fsync_all(ctx)?,
             Step::SettleForVerify => {
