@@ -204,8 +204,9 @@ pub fn write(path: &str, bytes: &[u8]) -> Result<(), String> {
     let sink = crate::output::check(Path::new(path), "log")?;
     match (std::str::from_utf8(bytes), &sink) {
         (Ok(text), _) => crate::output::write(&sink, text),
-        (Err(_), crate::output::Sink::File(p)) => crate::output::replace(p, bytes)
-            .map_err(|e| format!("writing {}: {e}", p.display())),
+        (Err(_), crate::output::Sink::File(p)) => {
+            crate::output::replace(p, bytes).map_err(|e| format!("writing {}: {e}", p.display()))
+        }
         (Err(_), _) => Err(format!(
             "{path}: a compressed log (log_store_compressed) can only be written to a regular file"
         )),

@@ -244,7 +244,11 @@ impl IoLog {
         for (i, w) in self.windows.iter().enumerate() {
             let t_ms = (i as u64 + 1) * self.avg_ns / 1_000_000 + self.epoch_ms;
             for (d, x) in w.iter().enumerate() {
-                let n = if kind == LogKind::Slat { x.slat_ios } else { x.ios };
+                let n = if kind == LogKind::Slat {
+                    x.slat_ios
+                } else {
+                    x.ios
+                };
                 if n == 0 {
                     continue;
                 }
@@ -365,7 +369,13 @@ mod tests {
     fn log_max_value_gives_each_windows_largest_latency() {
         let mut l = IoLog::new(100, false).with_max_value(true);
         for (i, clat) in [300u64, 900, 500].into_iter().enumerate() {
-            l.record(i as u64 * 1_000_000, Ddir::Read, 4096, 0, [0, clat, clat + 10]);
+            l.record(
+                i as u64 * 1_000_000,
+                Ddir::Read,
+                4096,
+                0,
+                [0, clat, clat + 10],
+            );
         }
         assert_eq!(l.render(LogKind::Clat), "100, 900, 0, 0, 0\n");
         assert_eq!(l.render(LogKind::Lat), "100, 910, 0, 0, 0\n");
@@ -385,7 +395,10 @@ mod tests {
         a.record(1_000_000, Ddir::Write, 4096, 0, [1, 2, 3]);
         a.record(3_000_000, Ddir::Write, 4096, 0, [1, 2, 3]);
         assert_eq!(a.render(LogKind::Slat), "1700000000010, 1, 1, 0, 0\n");
-        assert!(a.hist_text().unwrap().starts_with("1700000000003, 1, 4096, 2, 0"));
+        assert!(a
+            .hist_text()
+            .unwrap()
+            .starts_with("1700000000003, 1, 4096, 2, 0"));
     }
 
     #[test]

@@ -33,7 +33,11 @@ pub const PLAT_NR: usize = PLAT_GROUP_NR * PLAT_VAL as usize;
 
 /// fio's `plat_val_to_idx`: the bin of a latency of `val` ns.
 pub fn plat_val_to_idx(val: u64) -> usize {
-    let msb = if val == 0 { 0 } else { 63 - val.leading_zeros() };
+    let msb = if val == 0 {
+        0
+    } else {
+        63 - val.leading_zeros()
+    };
     if msb <= PLAT_BITS {
         return val as usize;
     }

@@ -15,7 +15,8 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         aliases: &[],
         arity: Arity::Flag,
         allowed: "0 or 1",
-        help: "log times in ms since the epoch of log_alternate_epoch_clock_id's clock (as fio 3.33)",
+        help:
+            "log times in ms since the epoch of log_alternate_epoch_clock_id's clock (as fio 3.33)",
         set: |s, v| {
             s.logs.alternate_epoch = parse_bool(v)?;
             Ok(())

@@ -271,7 +271,10 @@ mod tests {
         // 100 ms at 1 MiB/s: 104857 bytes, less one 4 KiB block.
         p.thought(Ddir::Read, 100_000_000);
         let moved_bytes = (p.due[0] - before) / (1e9 / f64::from(1u32 << 20));
-        assert!((moved_bytes - (104_857.0 - 4096.0)).abs() < 1e-3, "{moved_bytes}");
+        assert!(
+            (moved_bytes - (104_857.0 - 4096.0)).abs() < 1e-3,
+            "{moved_bytes}"
+        );
         // A think shorter than one I/O's time counts without the block.
         let before = p.due[0];
         p.thought(Ddir::Read, 1_000_000);

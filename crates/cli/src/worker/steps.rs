@@ -742,7 +742,11 @@ impl<'a> Loop<'a> {
             let since = t.saturating_sub(self.start);
             let prio = self.prio.as_deref().map_or(0, |p| p.value(ddir, s.prio));
             // fio logs no submission latency for a synchronous engine's I/O.
-            let slat = if sync { ssdready_core::iolog::NO_SLAT } else { slat };
+            let slat = if sync {
+                ssdready_core::iolog::NO_SLAT
+            } else {
+                slat
+            };
             log.record_prio(since, ddir, res as u32, s.offset, [slat, clat, lat], prio);
         }
         if let (Some(j), true) = (self.join, s.dev != 0) {
