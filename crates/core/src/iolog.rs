@@ -198,9 +198,10 @@ impl IoLog {
         x.ios += 1;
         x.bytes += bs as u64;
         x.slat_ios += u64::from(lat[0] != NO_SLAT);
-        for k in usize::from(lat[0] == NO_SLAT)..3 {
-            x.sum[k] += lat[k];
-            x.max[k] = x.max[k].max(lat[k]);
+        let first = usize::from(lat[0] == NO_SLAT);
+        for ((sum, max), v) in x.sum.iter_mut().zip(&mut x.max).zip(lat).skip(first) {
+            *sum += v;
+            *max = (*max).max(v);
         }
     }
 
