@@ -1,17 +1,37 @@
 //! Writing fio-format logs: which files a job's options ask for, and their
-//! text (rendered by `ssdready_core::iolog`). Every log path is checked
-//! before the first I/O ([`check_all`]) and written atomically
-//! ([`crate::output`]).
+//! contents (rendered by `ssdready_core::iolog` and
+//! `ssdready_core::iolog_hist`). Every log path is checked before the
+//! first I/O ([`check_all`]) and written atomically ([`crate::output`]).
+//!
+//! With `log_store_compressed=1` a log is written as fio writes it:
+//! `NAME.log.fz`, zlib streams of fio's binary samples (`struct io_sample`,
+//! or `io_sample_offset` with `log_offset`, as fio 3.33 lays them out on a
+//! little-endian 64-bit machine: time u64, value u64, ddir u32 with bit 31
+//! for `log_offset` and bit 30 for `log_prio`, priority u16, 2 bytes of
+//! padding, bs u64, then the offset u64), one stream per `log_compression`
+//! bytes of samples (one in all without it); `fio --inflate-log=NAME.log.fz`
+//! prints the text log. `log_compression` alone changes only how fio keeps
+//! the log in memory: the file is the same text.
 
-use ssdready_core::iolog::{IoLog, LogKind};
+use ssdready_core::iolog::{IoLog, LogKind, Row};
+use ssdready_core::iolog_hist::HistLog;
 use ssdready_core::spec::JobSpec;
+use std::io::Write as _;
 use std::path::Path;
 
-/// (option, path, kind) of every log file a worker's job asks for.
+/// What a log file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contents {
+    Samples(LogKind),
+    /// `write_hist_log`.
+    Hist,
+}
+
+/// (option, path, contents) of every log file a worker's job asks for.
 /// `number` is the worker's 1-based number in the run, as in fio's
 /// `NAME_bw.N.log`; with `per_job_logs=0` there is no number, and the
 /// workers' lines share the file ([`merge_shared`]).
-fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, LogKind)> {
+fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, Contents)> {
     let number = if spec.per_job_logs {
         format!(".{number}")
     } else {
@@ -24,53 +44,164 @@ fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, LogKind)> {
             p.to_string()
         }
     };
+    let ext = if spec.logs.store_compressed {
+        "log.fz"
+    } else {
+        "log"
+    };
     let mut out = Vec::new();
     if let Some(p) = &spec.write_bw_log {
-        let path = format!("{}_bw{number}.log", prefix(p));
-        out.push(("write_bw_log", path, LogKind::Bw));
+        let path = format!("{}_bw{number}.{ext}", prefix(p));
+        out.push(("write_bw_log", path, Contents::Samples(LogKind::Bw)));
     }
     if let Some(p) = &spec.write_iops_log {
-        let path = format!("{}_iops{number}.log", prefix(p));
-        out.push(("write_iops_log", path, LogKind::Iops));
+        let path = format!("{}_iops{number}.{ext}", prefix(p));
+        out.push(("write_iops_log", path, Contents::Samples(LogKind::Iops)));
     }
     if let Some(p) = &spec.write_lat_log {
         for k in [LogKind::Slat, LogKind::Clat, LogKind::Lat] {
-            let path = format!("{}_{}{number}.log", prefix(p), k.suffix());
-            out.push(("write_lat_log", path, k));
+            let path = format!("{}_{}{number}.{ext}", prefix(p), k.suffix());
+            out.push(("write_lat_log", path, Contents::Samples(k)));
+        }
+    }
+    if let Some(p) = &spec.logs.hist_log {
+        let path = format!("{}_clat_hist{number}.{ext}", prefix(p));
+        out.push(("write_hist_log", path, Contents::Hist));
+    }
+    out
+}
+
+/// The log a worker of `spec` keeps, if its job asks for any log. Log
+/// times count from the worker's start, or with `log_unix_epoch` /
+/// `log_alternate_epoch` from the epoch of the clock named (read now,
+/// as fio reads it when the job starts; [`check_all`] has checked it).
+pub fn worker_log(spec: &JobSpec) -> Option<IoLog> {
+    if names(spec, 1).is_empty() {
+        return None;
+    }
+    let epoch_ms = spec
+        .logs
+        .epoch_clock()
+        .and_then(|id| clock_ms(id).ok())
+        .unwrap_or(0);
+    let hist = spec
+        .logs
+        .hist_log
+        .is_some()
+        .then(|| HistLog::new(spec.logs.hist_msec, spec.logs.hist_coarseness, epoch_ms));
+    Some(
+        IoLog::new(spec.log_avg_msec, spec.log_offset)
+            .with_prio_values(spec.sched.log_prio)
+            .with_max_value(spec.logs.max_value)
+            .with_epoch_ms(epoch_ms)
+            .with_hist(hist),
+    )
+}
+
+/// `clock_gettime(id)` in ms, as fio's `set_epoch_time` computes it.
+fn clock_ms(id: i32) -> nix::Result<u64> {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::from_raw(id))?;
+    Ok(ts.tv_sec() as u64 * 1000 + ts.tv_nsec() as u64 / 1_000_000)
+}
+
+/// (path, contents) of every log file a worker's job asks for.
+pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, Vec<u8>)> {
+    names(spec, number)
+        .into_iter()
+        .map(|(_, path, what)| {
+            let bytes = match what {
+                Contents::Hist => log.hist_text().unwrap_or_default().as_bytes().to_vec(),
+                Contents::Samples(k) if spec.logs.store_compressed => {
+                    compressed(log, &log.rows(k), spec.logs.compression)
+                }
+                Contents::Samples(k) => log.render(k).into_bytes(),
+            };
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// fio's bits in a sample's ddir field.
+const LOG_OFFSET_SAMPLE_BIT: u32 = 0x8000_0000;
+const LOG_PRIO_SAMPLE_BIT: u32 = 0x4000_0000;
+
+/// `rows` as fio's binary samples.
+fn samples(log: &IoLog, rows: &[Row]) -> Vec<u8> {
+    let size = if log.offsets() { 40 } else { 32 };
+    let mut flags = 0;
+    if log.offsets() {
+        flags |= LOG_OFFSET_SAMPLE_BIT;
+    }
+    if log.prio_values() {
+        flags |= LOG_PRIO_SAMPLE_BIT;
+    }
+    let mut out = Vec::with_capacity(rows.len() * size);
+    for r in rows {
+        out.extend_from_slice(&r.t_ms.to_le_bytes());
+        out.extend_from_slice(&r.value.to_le_bytes());
+        out.extend_from_slice(&(u32::from(r.ddir) | flags).to_le_bytes());
+        out.extend_from_slice(&r.prio.to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&u64::from(r.bs).to_le_bytes());
+        if log.offsets() {
+            out.extend_from_slice(&r.offset.to_le_bytes());
         }
     }
     out
 }
 
-/// (path, text) of every log file a worker's job asks for.
-pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, String)> {
-    names(spec, number)
-        .into_iter()
-        .map(|(_, path, k)| (path, log.render(k)))
-        .collect()
+/// fio's `.log.fz`: zlib streams (default level, as fio's
+/// `Z_DEFAULT_COMPRESSION`) of the binary samples, `chunk` bytes of
+/// samples each (whole samples; 0: one stream).
+fn compressed(log: &IoLog, rows: &[Row], chunk: u64) -> Vec<u8> {
+    let raw = samples(log, rows);
+    let size = if log.offsets() { 40 } else { 32 };
+    let per = if chunk == 0 {
+        raw.len().max(1)
+    } else {
+        (chunk as usize / size).max(1) * size
+    };
+    let mut out = Vec::new();
+    for piece in raw.chunks(per) {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        // Writing to a Vec cannot fail.
+        let _ = z.write_all(piece);
+        out.extend(z.finish().unwrap_or_default());
+    }
+    out
 }
 
 /// Log files of the same path (workers of `per_job_logs=0` jobs) as one,
 /// their texts one after another in worker order — fio appends each
 /// worker's lines to the shared file.
-pub fn merge_shared(files: Vec<(String, String)>) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::with_capacity(files.len());
-    for (path, text) in files {
+pub fn merge_shared(files: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
         match out.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, t)) => t.push_str(&text),
-            None => out.push((path, text)),
+            Some((_, b)) => b.extend_from_slice(&bytes),
+            None => out.push((path, bytes)),
         }
     }
     out
 }
 
 /// Check, before the first I/O, that every log file the jobs will write can
-/// be written. Workers are numbered from 1 in job order, `numjobs` each, as
-/// the run numbers them.
+/// be written, and that the clocks their times count from can be read.
+/// Workers are numbered from 1 in job order, `numjobs` each, as the run
+/// numbers them.
 pub fn check_all(specs: &[JobSpec]) -> Result<(), String> {
     let mut number = 1u32;
     let mut dirs_checked = std::collections::HashSet::new();
     for s in specs {
+        if let Some(id) = s.logs.epoch_clock() {
+            clock_ms(id).map_err(|e| {
+                format!(
+                    "job '{}': option 'log_alternate_epoch_clock_id': clock {id} cannot be read ({e}); \
+                     allowed: a clock id of clock_gettime(2), e.g. 0 (CLOCK_REALTIME) or 1 (CLOCK_MONOTONIC)",
+                    s.name
+                )
+            })?;
+        }
         for _ in 0..s.numjobs {
             for (option, path, _) in names(s, number) {
                 let path = Path::new(&path);
@@ -89,7 +220,71 @@ pub fn check_all(specs: &[JobSpec]) -> Result<(), String> {
 }
 
 /// Write one log file; the error names it.
-pub fn write(path: &str, text: &str) -> Result<(), String> {
+pub fn write(path: &str, bytes: &[u8]) -> Result<(), String> {
     let sink = crate::output::check(Path::new(path), "log")?;
-    crate::output::write(&sink, text)
+    match (std::str::from_utf8(bytes), &sink) {
+        (Ok(text), _) => crate::output::write(&sink, text),
+        (Err(_), crate::output::Sink::File(p)) => {
+            crate::output::replace(p, bytes).map_err(|e| format!("writing {}: {e}", p.display()))
+        }
+        (Err(_), _) => Err(format!(
+            "{path}: a compressed log (log_store_compressed) can only be written to a regular file"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::req::Ddir;
+    use std::io::Read as _;
+
+    #[test]
+    fn compressed_samples_are_fios_io_sample_layout() {
+        let mut log = IoLog::new(0, true).with_prio_values(true);
+        log.record_prio(3_000_000, Ddir::Write, 4096, 8192, [1, 2, 3], 0x6001);
+        let z = compressed(&log, &log.rows(LogKind::Clat), 0);
+        let mut raw = Vec::new();
+        flate2::read::ZlibDecoder::new(&z[..])
+            .read_to_end(&mut raw)
+            .unwrap();
+        assert_eq!(raw.len(), 40);
+        assert_eq!(u64::from_le_bytes(raw[0..8].try_into().unwrap()), 3);
+        assert_eq!(u64::from_le_bytes(raw[8..16].try_into().unwrap()), 2);
+        assert_eq!(
+            u32::from_le_bytes(raw[16..20].try_into().unwrap()),
+            1 | LOG_OFFSET_SAMPLE_BIT | LOG_PRIO_SAMPLE_BIT
+        );
+        assert_eq!(u16::from_le_bytes(raw[20..22].try_into().unwrap()), 0x6001);
+        assert_eq!(u64::from_le_bytes(raw[24..32].try_into().unwrap()), 4096);
+        assert_eq!(u64::from_le_bytes(raw[32..40].try_into().unwrap()), 8192);
+    }
+
+    #[test]
+    fn log_compression_cuts_streams_at_whole_samples() {
+        let mut log = IoLog::new(0, false);
+        for i in 0..100 {
+            log.record(i * 1_000_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        }
+        let rows = log.rows(LogKind::Lat);
+        let one = compressed(&log, &rows, 0);
+        let many = compressed(&log, &rows, 1024);
+        // 3200 bytes of samples in 1024-byte chunks: 4 zlib streams (each
+        // starts with 0x78 0x9c), not 1.
+        let streams = |b: &[u8]| {
+            let mut n = 0;
+            let mut rest = b;
+            while !rest.is_empty() {
+                let mut d = flate2::bufread::ZlibDecoder::new(rest);
+                let mut out = Vec::new();
+                d.read_to_end(&mut out).unwrap();
+                assert_eq!(out.len() % 32, 0);
+                rest = &rest[d.total_in() as usize..];
+                n += 1;
+            }
+            n
+        };
+        assert_eq!(streams(&one), 1);
+        assert_eq!(streams(&many), 4);
+    }
 }

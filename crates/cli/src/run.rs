@@ -643,7 +643,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 if let Some(log) = &o.stats.log {
                     log_files.extend(crate::logs::files_for(&j.spec, o.number, log));
                 }
-                log_files.extend(o.stats.iolog_record.as_deref().cloned());
+                let record = o.stats.iolog_record.as_deref().cloned();
+                log_files.extend(record.map(|(p, t)| (p, t.into_bytes())));
             }
             job_results[ji] = Some(job_result(j, groups[ji], pi, &workers));
             if j.spec.unlink {
@@ -691,7 +692,8 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             "interrupted before the first phase started (nothing was measured)".into(),
         ));
     }
-    log_files.extend(agg.map(|a| a.files()).unwrap_or_default());
+    let agg_files = agg.map(|a| a.files()).unwrap_or_default();
+    log_files.extend(agg_files.into_iter().map(|(p, t)| (p, t.into_bytes())));
     for (path, text) in crate::logs::merge_shared(log_files) {
         if let Err(e) = crate::logs::write(&path, &text) {
             failure.get_or_insert(e);

@@ -9,13 +9,24 @@
 //! milliseconds since the worker started. Without `log_avg_msec`, there is
 //! one line per I/O: latencies in ns, IOPS 1, bandwidth the I/O's size over
 //! its latency in KiB/s. With `log_avg_msec=N`, one line per direction per
-//! N-ms window: mean latencies, and IOPS and KiB/s over the window (bs 0).
+//! N-ms window: mean latencies (rounded half up, as fio), or with
+//! `log_max_value` the window's largest, and IOPS and KiB/s over the window
+//! (bs 0). With `log_unix_epoch` or `log_alternate_epoch`, times count from
+//! that clock's epoch instead ([`IoLog::with_epoch_ms`]). A worker's
+//! histogram log (`write_hist_log`) is kept here too
+//! ([`crate::iolog_hist`]). [`IoLog::rows`] gives the lines as numbers, for
+//! fio's compressed binary form.
 //!
 //! Per-I/O logs hold every sample in memory until the end (40 bytes each);
 //! averaged logs hold one small record per window.
 
 use crate::req::Ddir;
 use std::fmt::Write;
+
+/// The slat of an I/O that has none: a synchronous engine's (fio logs a
+/// submission latency only for I/Os queued asynchronously, so its slat
+/// log of a psync job is empty).
+pub const NO_SLAT: u64 = u64::MAX;
 
 /// One I/O, for per-I/O logs.
 #[derive(Clone, Copy, Debug)]
@@ -35,9 +46,26 @@ struct Sample {
 struct Window {
     ios: u64,
     bytes: u64,
-    slat: u64,
-    clat: u64,
-    lat: u64,
+    /// I/Os with a slat ([`NO_SLAT`] otherwise).
+    slat_ios: u64,
+    /// Sums of (slat, clat, lat).
+    sum: [u64; 3],
+    /// Largest (slat, clat, lat): `log_max_value`.
+    max: [u64; 3],
+}
+
+/// One line of a log, as numbers: fio's `io_sample`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Milliseconds (since the worker started, or the epoch asked for).
+    pub t_ms: u64,
+    pub value: u64,
+    pub ddir: u8,
+    pub bs: u32,
+    /// The I/O's offset (0 on averaged lines).
+    pub offset: u64,
+    /// The I/O's priority value (`class << 13 | level`; 0 on averaged lines).
+    pub prio: u16,
 }
 
 /// The samples of one worker.
@@ -50,6 +78,12 @@ pub struct IoLog {
     prio_values: bool,
     samples: Vec<Sample>,
     windows: Vec<[Window; 3]>,
+    /// Added to every time (ms): the epoch of `log_unix_epoch`.
+    epoch_ms: u64,
+    /// `log_max_value`.
+    max_value: bool,
+    /// `write_hist_log`.
+    hist: Option<Box<crate::iolog_hist::HistLog>>,
 }
 
 /// Which log.
@@ -104,6 +138,30 @@ impl IoLog {
         self
     }
 
+    /// Times count from an epoch `epoch_ms` before the worker started
+    /// (`log_unix_epoch`, `log_alternate_epoch`).
+    pub fn with_epoch_ms(mut self, epoch_ms: u64) -> Self {
+        self.epoch_ms = epoch_ms;
+        self
+    }
+
+    /// Averaged latency lines carry the window's maximum (`log_max_value`).
+    pub fn with_max_value(mut self, on: bool) -> Self {
+        self.max_value = on;
+        self
+    }
+
+    /// Keep a histogram log too (`write_hist_log`).
+    pub fn with_hist(mut self, hist: Option<crate::iolog_hist::HistLog>) -> Self {
+        self.hist = hist.map(Box::new);
+        self
+    }
+
+    /// The histogram log's text, if one is kept.
+    pub fn hist_text(&self) -> Option<&str> {
+        self.hist.as_deref().map(|h| h.text())
+    }
+
     /// [`IoLog::record`] for an I/O of priority `prio` (`class << 13 | level`).
     #[inline]
     pub fn record_prio(
@@ -115,7 +173,10 @@ impl IoLog {
         lat: [u64; 3],
         prio: u16,
     ) {
-        let [slat, clat, lat] = lat;
+        if let Some(h) = &mut self.hist {
+            h.record(t_ns, ddir, bs, lat[1]);
+        }
+        let [slat, clat, lat3] = lat;
         if self.avg_ns == 0 {
             self.samples.push(Sample {
                 t_ns,
@@ -124,7 +185,7 @@ impl IoLog {
                 offset,
                 slat,
                 clat,
-                lat,
+                lat: lat3,
                 prio,
             });
             return;
@@ -136,68 +197,117 @@ impl IoLog {
         let x = &mut self.windows[w][ddir.idx()];
         x.ios += 1;
         x.bytes += bs as u64;
-        x.slat += slat;
-        x.clat += clat;
-        x.lat += lat;
+        x.slat_ios += u64::from(lat[0] != NO_SLAT);
+        let first = usize::from(lat[0] == NO_SLAT);
+        for ((sum, max), v) in x.sum.iter_mut().zip(&mut x.max).zip(lat).skip(first) {
+            *sum += v;
+            *max = (*max).max(v);
+        }
     }
 
     /// Forget everything (end of ramp).
     pub fn clear(&mut self) {
         self.samples.clear();
         self.windows.clear();
+        if let Some(h) = &mut self.hist {
+            h.clear();
+        }
+    }
+
+    /// The log's lines as numbers.
+    pub fn rows(&self, kind: LogKind) -> Vec<Row> {
+        if self.avg_ns == 0 {
+            return self
+                .samples
+                .iter()
+                .filter(|s| kind != LogKind::Slat || s.slat != NO_SLAT)
+                .map(|s| Row {
+                    t_ms: s.t_ns / 1_000_000 + self.epoch_ms,
+                    value: match kind {
+                        LogKind::Bw if s.lat > 0 => {
+                            (s.bs as u128 * 1_000_000_000 / s.lat as u128 / 1024) as u64
+                        }
+                        LogKind::Bw => 0,
+                        LogKind::Iops => 1,
+                        LogKind::Slat => s.slat,
+                        LogKind::Clat => s.clat,
+                        LogKind::Lat => s.lat,
+                    },
+                    ddir: s.ddir,
+                    bs: s.bs,
+                    offset: s.offset,
+                    prio: s.prio,
+                })
+                .collect();
+        }
+        let secs = self.avg_ns as f64 / 1e9;
+        let mut rows = Vec::new();
+        for (i, w) in self.windows.iter().enumerate() {
+            let t_ms = (i as u64 + 1) * self.avg_ns / 1_000_000 + self.epoch_ms;
+            for (d, x) in w.iter().enumerate() {
+                let n = if kind == LogKind::Slat {
+                    x.slat_ios
+                } else {
+                    x.ios
+                };
+                if n == 0 {
+                    continue;
+                }
+                // fio: the mean rounded half up, or the window's largest.
+                let lat = |k: usize| {
+                    if self.max_value {
+                        x.max[k]
+                    } else {
+                        ((2 * u128::from(x.sum[k]) + u128::from(n)) / (2 * u128::from(n))) as u64
+                    }
+                };
+                let value = match kind {
+                    LogKind::Bw => (x.bytes as f64 / 1024.0 / secs) as u64,
+                    LogKind::Iops => (x.ios as f64 / secs) as u64,
+                    LogKind::Slat => lat(0),
+                    LogKind::Clat => lat(1),
+                    LogKind::Lat => lat(2),
+                };
+                rows.push(Row {
+                    t_ms,
+                    value,
+                    ddir: d as u8,
+                    bs: 0,
+                    offset: 0,
+                    prio: 0,
+                });
+            }
+        }
+        rows
     }
 
     /// The log's text in fio's format.
     pub fn render(&self, kind: LogKind) -> String {
         let mut out = String::new();
-        if self.avg_ns == 0 {
-            for s in &self.samples {
-                let v = match kind {
-                    LogKind::Bw => {
-                        if s.lat > 0 {
-                            (s.bs as u128 * 1_000_000_000 / s.lat as u128 / 1024) as u64
-                        } else {
-                            0
-                        }
-                    }
-                    LogKind::Iops => 1,
-                    LogKind::Slat => s.slat,
-                    LogKind::Clat => s.clat,
-                    LogKind::Lat => s.lat,
-                };
-                let t = s.t_ns / 1_000_000;
-                let prio = if self.prio_values {
-                    format!("0x{:04x}", s.prio)
-                } else {
-                    u8::from(s.prio >> 13 == 1).to_string()
-                };
-                if self.offsets {
-                    let _ = writeln!(out, "{t}, {v}, {}, {}, {}, {prio}", s.ddir, s.bs, s.offset);
-                } else {
-                    let _ = writeln!(out, "{t}, {v}, {}, {}, {prio}", s.ddir, s.bs);
-                }
-            }
-            return out;
-        }
-        let secs = self.avg_ns as f64 / 1e9;
-        for (i, w) in self.windows.iter().enumerate() {
-            let t_ms = (i as u64 + 1) * self.avg_ns / 1_000_000;
-            for (d, x) in w.iter().enumerate() {
-                if x.ios == 0 {
-                    continue;
-                }
-                let v = match kind {
-                    LogKind::Bw => (x.bytes as f64 / 1024.0 / secs) as u64,
-                    LogKind::Iops => (x.ios as f64 / secs) as u64,
-                    LogKind::Slat => x.slat / x.ios,
-                    LogKind::Clat => x.clat / x.ios,
-                    LogKind::Lat => x.lat / x.ios,
-                };
-                let offset = if self.offsets { "0, " } else { "" };
-                let _ = writeln!(out, "{t_ms}, {v}, {d}, 0, {offset}0");
+        for r in self.rows(kind) {
+            let prio = if self.prio_values {
+                format!("0x{:04x}", r.prio)
+            } else {
+                u8::from(r.prio >> 13 == 1).to_string()
+            };
+            let (t, v, d, bs) = (r.t_ms, r.value, r.ddir, r.bs);
+            if self.offsets {
+                let _ = writeln!(out, "{t}, {v}, {d}, {bs}, {}, {prio}", r.offset);
+            } else {
+                let _ = writeln!(out, "{t}, {v}, {d}, {bs}, {prio}");
             }
         }
         out
+    }
+
+    /// Whether lines carry the offset column (`log_offset`).
+    pub fn offsets(&self) -> bool {
+        self.offsets
+    }
+
+    /// Whether the priority column holds the value (`log_prio`).
+    pub fn prio_values(&self) -> bool {
+        self.prio_values
     }
 }
 
@@ -231,7 +341,8 @@ mod tests {
         assert_eq!(iops, "100, 100, 0, 0, 0\n200, 10, 1, 0, 0\n");
         assert_eq!(
             l.render(LogKind::Lat).lines().next(),
-            Some("100, 1004, 0, 0, 0")
+            Some("100, 1005, 0, 0, 0"),
+            "fio rounds the mean 1004.5 half up"
         );
         assert_eq!(
             l.render(LogKind::Bw).lines().nth(1),
@@ -253,5 +364,54 @@ mod tests {
             l.render(LogKind::Lat),
             "1, 3, 0, 4096, 0x2003\n2, 3, 0, 4096, 0x6000\n"
         );
+    }
+
+    #[test]
+    fn log_max_value_gives_each_windows_largest_latency() {
+        let mut l = IoLog::new(100, false).with_max_value(true);
+        for (i, clat) in [300u64, 900, 500].into_iter().enumerate() {
+            l.record(
+                i as u64 * 1_000_000,
+                Ddir::Read,
+                4096,
+                0,
+                [0, clat, clat + 10],
+            );
+        }
+        assert_eq!(l.render(LogKind::Clat), "100, 900, 0, 0, 0\n");
+        assert_eq!(l.render(LogKind::Lat), "100, 910, 0, 0, 0\n");
+        // Bandwidth and IOPS have one value per window either way.
+        assert_eq!(l.render(LogKind::Iops), "100, 30, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn an_epoch_moves_every_time_of_every_log() {
+        let mut l = IoLog::new(0, false).with_epoch_ms(1_700_000_000_000);
+        l.record(2_500_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        assert_eq!(l.render(LogKind::Clat), "1700000000002, 2, 0, 4096, 0\n");
+        let hist = crate::iolog_hist::HistLog::new(1, 6, 1_700_000_000_000);
+        let mut a = IoLog::new(10, false)
+            .with_epoch_ms(1_700_000_000_000)
+            .with_hist(Some(hist));
+        a.record(1_000_000, Ddir::Write, 4096, 0, [1, 2, 3]);
+        a.record(3_000_000, Ddir::Write, 4096, 0, [1, 2, 3]);
+        assert_eq!(a.render(LogKind::Slat), "1700000000010, 1, 1, 0, 0\n");
+        assert!(a
+            .hist_text()
+            .unwrap()
+            .starts_with("1700000000003, 1, 4096, 2, 0"));
+    }
+
+    #[test]
+    fn a_sync_engines_ios_leave_the_slat_log_empty_as_fio() {
+        let mut l = IoLog::new(0, false);
+        l.record(1_000_000, Ddir::Read, 4096, 0, [NO_SLAT, 5, 5]);
+        assert_eq!(l.render(LogKind::Slat), "");
+        assert_eq!(l.render(LogKind::Clat), "1, 5, 0, 4096, 0\n");
+        let mut a = IoLog::new(10, false);
+        a.record(1_000_000, Ddir::Read, 4096, 0, [NO_SLAT, 5, 5]);
+        a.record(2_000_000, Ddir::Read, 4096, 0, [3, 7, 10]);
+        assert_eq!(a.render(LogKind::Slat), "10, 3, 0, 0, 0\n");
+        assert_eq!(a.render(LogKind::Clat), "10, 6, 0, 0, 0\n");
     }
 }

@@ -54,6 +54,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
+        .chain(crate::option_table_logs::LOG_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -72,6 +73,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
+        .chain(crate::option_table_logs::LOG_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 

@@ -30,6 +30,7 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("gtod_cpu", "timestamps are cheap (TSC); no timekeeping thread is needed"),
     ("gtod_reduce", "timestamps are cheap (TSC); they are always taken"),
     ("iopsavgtime", "IOPS are sampled once per second"),
+    ("log_compression_cpus", "logs are compressed once, when written, by the thread that writes them"),
     ("random_generator", "random offsets come from ssdready's keyed permutation (same coverage, different order than fio's)"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),
@@ -86,24 +87,10 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 
 /// Recognised, not supported yet.
 pub static NOT_YET: &[&str] = &[
-    "log_alternate_epoch",
-    "log_alternate_epoch_clock_id",
-    "log_compression",
-    "log_compression_cpus",
-    "log_entries",
-    "log_hist_coarseness",
-    "log_hist_msec",
-    "log_max_value",
-    "log_store_compressed",
-    "log_unix_epoch",
-    "percentage_random",
-    "rate_ignore_thinktime",
     "trim_backlog",
     "trim_backlog_batch",
     "trim_percentage",
     "trim_verify_zero",
-    "unified_rw_reporting",
-    "write_hist_log",
 ];
 
 /// fio's other names for options outside the option table (the `alias`

@@ -12,6 +12,12 @@
 //! mean is one I/O of the smallest block size at the rate (fio's
 //! `usec_for_io`), so arrivals form a Poisson process of the same mean
 //! rate.
+//!
+//! Think time (`thinktime`) does not stop the clock: after it, a limited
+//! direction is behind its rate and catches up at full speed — unless
+//! `rate_ignore_thinktime` is set, when fio counts the bytes the direction
+//! of the last I/O would have moved during the think time, less one block
+//! (so the next I/O goes at once), as issued ([`Pacer::thought`]).
 
 use crate::plan::IoPlan;
 use crate::req::Ddir;
@@ -29,6 +35,8 @@ pub struct Pacer {
     /// `rate_process=poisson`: per direction, the mean gap between I/Os
     /// (ns), and the draws' state.
     poisson: Option<([f64; 3], u64)>,
+    /// Each direction's smallest block size (fio's `min_bs`).
+    min_bs: [u64; 3],
 }
 
 impl Pacer {
@@ -47,6 +55,7 @@ impl Pacer {
             ns_per_byte,
             due: [start_ns; 3],
             mixed: spec.rw.is_mixed() && (1..100).contains(&spec.rwmixread),
+            min_bs: std::array::from_fn(|d| u64::from(spec.bs.for_dir(d).min().max(1))),
             poisson: spec.sched.poisson.then(|| {
                 let gap = std::array::from_fn(|d| {
                     ns_per_byte[d].map_or(0.0, |ns| ns * f64::from(spec.bs.for_dir(d).min().max(1)))
@@ -79,6 +88,32 @@ impl Pacer {
             }
         }
         due(d)
+    }
+
+    /// `rate_ignore_thinktime`: the worker thought for `total_ns` after an
+    /// I/O of direction `d`; count what the direction would have issued
+    /// meanwhile, as fio's `handle_thinktime` does (in whole µs, as fio).
+    pub fn thought(&mut self, d: Ddir, total_ns: u64) {
+        let Some(ns) = self.ns_per_byte[d.idx()] else {
+            return;
+        };
+        let total_us = total_ns / 1000;
+        if total_us == 0 {
+            return;
+        }
+        if self.poisson.is_some() {
+            // fio moves the direction's last issue time on (`last_usec`).
+            self.due[d.idx()] += (total_us * 1000) as f64;
+            return;
+        }
+        let bps = (1e9 / ns).round() as u64;
+        let missed = bps * total_us / 1_000_000;
+        let bs = self.min_bs[d.idx()];
+        let us_per_op = bs * 1_000_000 / bps.max(1);
+        // fio: one block less when a whole I/O fits in the think time
+        // (its other branch computes 0 in integer arithmetic).
+        let over = if us_per_op <= total_us { bs } else { 0 };
+        self.due[d.idx()] += ns * missed.saturating_sub(over) as f64;
     }
 
     /// Account `len` bytes issued in direction `d`.
@@ -222,5 +257,31 @@ mod tests {
             "median at ln 2 × mean: {}",
             short / n
         );
+    }
+
+    #[test]
+    fn rate_ignore_thinktime_counts_the_think_time_at_the_rate() {
+        let spec = JobSpec {
+            rate_bytes: [Some(1 << 20), None, None],
+            ..JobSpec::default()
+        };
+        let mut p = Pacer::new(&spec, 0.0).unwrap();
+        p.issued(Ddir::Read, 4096);
+        let before = p.due[0];
+        // 100 ms at 1 MiB/s: 104857 bytes, less one 4 KiB block.
+        p.thought(Ddir::Read, 100_000_000);
+        let moved_bytes = (p.due[0] - before) / (1e9 / f64::from(1u32 << 20));
+        assert!(
+            (moved_bytes - (104_857.0 - 4096.0)).abs() < 1e-3,
+            "{moved_bytes}"
+        );
+        // A think shorter than one I/O's time counts without the block.
+        let before = p.due[0];
+        p.thought(Ddir::Read, 1_000_000);
+        let moved_bytes = (p.due[0] - before) / (1e9 / f64::from(1u32 << 20));
+        assert!((moved_bytes - 1048.0).abs() < 1e-3, "{moved_bytes}");
+        // An unlimited direction is not paced at all.
+        p.thought(Ddir::Write, 100_000_000);
+        assert_eq!(p.due[1], 0.0);
     }
 }

@@ -430,6 +430,17 @@ pub struct JobSpec {
     /// 0: every worker's lines in one `NAME_bw.log`, as fio.
     #[serde(default = "yes")]
     pub per_job_logs: bool,
+    /// The other log and reporting options ([`crate::spec_log`]).
+    #[serde(default)]
+    pub logs: crate::spec_log::LogSpec,
+    /// `percentage_random`: per direction, the percentage of a random
+    /// job's offsets drawn at random (fio's `perc_rand`; the rest follow
+    /// the last I/O).
+    #[serde(default = "all_random")]
+    pub percentage_random: [u32; 3],
+    /// `rate_ignore_thinktime`: think time counts as time at the rate.
+    #[serde(default)]
+    pub rate_ignore_thinktime: bool,
     /// `fill_device` (`fill_fs`): write until the device or file system is
     /// full; ENOSPC (or EDQUOT) then ends the job without an error, as fio.
     #[serde(default)]
@@ -600,6 +611,9 @@ impl Default for JobSpec {
             log_avg_msec: 0,
             log_offset: false,
             per_job_logs: true,
+            logs: crate::spec_log::LogSpec::default(),
+            percentage_random: all_random(),
+            rate_ignore_thinktime: false,
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
@@ -627,6 +641,11 @@ impl Default for JobSpec {
 
 fn yes() -> bool {
     true
+}
+
+/// fio's default `percentage_random`: every offset of a random job random.
+fn all_random() -> [u32; 3] {
+    [100; 3]
 }
 
 fn merge_off() -> TemporalMerge {
@@ -981,6 +1000,7 @@ impl JobSpec {
             self.access
                 .refusals(self.ioengine, self.engine_named.as_deref()),
         );
+        why.extend(self.logs.refusal());
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()

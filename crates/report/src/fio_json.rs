@@ -11,6 +11,9 @@
 //! `lat_percentiles`/`slat_percentiles`), keyed like `"99.000000"`. json+ adds
 //! `bins` (bucket value in ns → count) next to each percentile map.
 //!
+//! With `unified_rw_reporting`, a `mixed` object (every direction summed)
+//! replaces `read`/`write`/`trim`/`sync` (`mixed`) or follows `sync` (`both`).
+//!
 //! Differences, stated: bandwidth and IOPS samples (`bw_*`, `iops_*`) are
 //! per second rather than per 500 ms; `minf`/`majf` are 0; `time` is UTC.
 //! ssdready's own figures — whole-system CPU per I/O, the latency split, the
@@ -22,6 +25,7 @@ use serde_json::{json, Map, Value};
 use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
 use ssdready_core::spec::FIO_DEFAULT_PERCENTILES;
+use ssdready_core::spec_log::UnifiedRw;
 use ssdready_core::stats::{DirStats, WorkerStats};
 use ssdready_core::steady::FioSteadyReport;
 use ssdready_core::Ddir;
@@ -398,6 +402,12 @@ fn job_entry(
             m.insert("desc".into(), json!(desc));
         }
     }
+    if spec.logs.unified_rw != UnifiedRw::None {
+        let mut all = DirStats::default();
+        stats.dirs.iter().flatten().for_each(|d| all.merge(d));
+        let mixed = dir_obj(Some(&all), window, &o, group_bw);
+        entry = unify_directions(entry, mixed, spec.logs.unified_rw);
+    }
     if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
@@ -413,6 +423,33 @@ fn job_entry(
         m.insert("ssdready".into(), ours);
     }
     entry
+}
+
+/// fio's `unified_rw_reporting`: `mixed` puts the directions' sum, keyed
+/// `mixed`, where `read`, `write` and `trim` were, and drops `sync` (fio's
+/// `add_ddir_status_json` shows only the first direction then); `both` keeps them and
+/// adds `mixed` after `sync` (fio's `add_mixed_ddir_status_json`).
+fn unify_directions(entry: Value, mixed: Value, how: UnifiedRw) -> Value {
+    let Value::Object(m) = entry else {
+        return entry;
+    };
+    let mut out = Map::new();
+    let mut mixed = Some(mixed);
+    for (k, v) in m {
+        let per_dir = matches!(k.as_str(), "read" | "write" | "trim" | "sync");
+        if how == UnifiedRw::Mixed && per_dir {
+            if k == "read" {
+                out.insert("mixed".into(), mixed.take().unwrap_or_default());
+            }
+            continue;
+        }
+        let after_sync = k == "sync";
+        out.insert(k, v);
+        if after_sync && how == UnifiedRw::Both {
+            out.insert("mixed".into(), mixed.take().unwrap_or_default());
+        }
+    }
+    Value::Object(out)
 }
 
 /// fio 3.33's `steadystate` object (`stat.c`), its keys in its order.

@@ -119,8 +119,15 @@ pub fn line(job: &Value, disks: &[Value]) -> String {
         u(&job["groupid"]),
         u(&job["error"])
     );
-    direction(&mut out, &job["read"]);
-    direction(&mut out, &job["write"]);
+    // unified_rw_reporting: `mixed` alone in the read slot, or after
+    // the directions (`both`), as fio.
+    if job.get("read").is_some() {
+        direction(&mut out, &job["read"]);
+        direction(&mut out, &job["write"]);
+    }
+    if job.get("mixed").is_some() {
+        direction(&mut out, &job["mixed"]);
+    }
     out.push_str(&format!(
         ";{:.6}%;{:.6}%;{};{};{}",
         f(&job["usr_cpu"]),

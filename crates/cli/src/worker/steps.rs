@@ -27,7 +27,6 @@ use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
-use ssdready_core::iolog::IoLog;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::spec_types::ErrorKind;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
@@ -232,13 +231,7 @@ impl<'a> Loop<'a> {
         strategy: StrategyParts,
     ) -> Self {
         let spec = &*ctx.spec;
-        let logging = spec.write_bw_log.is_some()
-            || spec.write_lat_log.is_some()
-            || spec.write_iops_log.is_some();
-        if logging {
-            let log = IoLog::new(spec.log_avg_msec, spec.log_offset);
-            stats.log = Some(Box::new(log.with_prio_values(spec.sched.log_prio)));
-        }
+        stats.log = crate::logs::worker_log(spec).map(Box::new);
         if spec.verify.on() {
             // A verifying job reports its verification, even of nothing.
             stats.verify.get_or_insert_with(Box::default);
@@ -450,7 +443,12 @@ impl<'a> Loop<'a> {
     fn between_ios<E: Engine>(&mut self, engine: &mut E, step: Step) -> Result<u64, EngineError> {
         let ctx = self.ctx;
         match step {
-            Step::Think { spin_ns, sleep_ns } => return Ok(self.think(spin_ns, sleep_ns)),
+            Step::Think { spin_ns, sleep_ns } => {
+                let before = ctx.clock.now();
+                let after = self.think(spin_ns, sleep_ns);
+                self.pacing.thought(after.saturating_sub(before));
+                return Ok(after);
+            }
             Step::DropCache(f) => files::drop_cache(ctx, f),
             Step::FsyncFiles => files::fsync_all(ctx)?,
             Step::SettleForVerify => {
@@ -825,6 +823,12 @@ impl<'a> Loop<'a> {
         if let Some(log) = &mut self.stats.log {
             let since = t.saturating_sub(self.start);
             let prio = self.prio.as_deref().map_or(0, |p| p.value(ddir, s.prio));
+            // fio logs no submission latency for a synchronous engine's I/O.
+            let slat = if sync {
+                ssdready_core::iolog::NO_SLAT
+            } else {
+                slat
+            };
             log.record_prio(since, ddir, res as u32, s.offset, [slat, clat, lat], prio);
         }
         if let (Some(j), true) = (self.join, s.dev != 0) {

@@ -45,6 +45,9 @@ pub(super) fn spin_for(clock: &Clock, until_ns: u64, stop: &AtomicBool) {
 pub(super) struct Pacing {
     pacer: Option<Pacer>,
     next_issue: f64,
+    /// The direction of the last I/O issued (`rate_ignore_thinktime`).
+    last: Ddir,
+    ignore_thinktime: bool,
 }
 
 impl Pacing {
@@ -52,6 +55,11 @@ impl Pacing {
         Pacing {
             pacer: Pacer::new(spec, start as f64),
             next_issue: start as f64,
+            last: Ddir::Read,
+            // Only think time counts (not a replay's waits), as in fio.
+            ignore_thinktime: spec.rate_ignore_thinktime
+                && spec.thinktime_ns > 0
+                && spec.iolog.read.is_empty(),
         }
     }
 
@@ -82,6 +90,15 @@ impl Pacing {
     pub(super) fn issued(&mut self, ddir: Ddir, len: u32) {
         if let Some(p) = &mut self.pacer {
             p.issued(ddir, u64::from(len));
+            self.last = ddir;
+        }
+    }
+
+    /// The worker thought for `total_ns` (`rate_ignore_thinktime`: that
+    /// time counts at the rate of the last I/O's direction).
+    pub(super) fn thought(&mut self, total_ns: u64) {
+        if let (Some(p), true) = (&mut self.pacer, self.ignore_thinktime) {
+            p.thought(self.last, total_ns);
         }
     }
 }

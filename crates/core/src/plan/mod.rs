@@ -113,6 +113,10 @@ pub struct IoPlan {
     seq_left: u32,
     seq_add: i64,
     sequencer: RwSequencer,
+    /// fio's `percentage_random` per direction, and its own draws
+    /// (fio's `seq_rand_state`).
+    perc_rand: [u32; 3],
+    seq_rand: SmallRng,
     time_based: bool,
     skewed_service: bool,
     rng: SmallRng,
@@ -256,6 +260,8 @@ impl IoPlan {
             seq_left: spec.rw_seq_nr.max(1),
             seq_add: spec.rw_seq_add,
             sequencer: spec.rw_sequencer,
+            perc_rand: spec.percentage_random,
+            seq_rand: SmallRng::seed_from_u64(seed ^ 0x7065_7263_5f72_616e),
             time_based: spec.time_based,
             skewed_service: spec.file_service.is_skewed(),
             rng,
@@ -390,7 +396,7 @@ impl IoPlan {
         let f = &mut self.files[fi];
         // Where the next sequential I/O starts (random jobs need it only
         // between random offsets: rw=randread:N).
-        if !random || self.seq_nr > 1 {
+        if !random || self.seq_nr > 1 || self.perc_rand[d] < 100 {
             f.last_start[d] = Some(rel);
             f.last_pos[d] = rel + len;
         }
@@ -459,7 +465,15 @@ impl IoPlan {
         self.seq_left -= 1;
         if self.seq_left == 0 {
             self.seq_left = self.seq_nr;
-            return self.random_offset(fi, d).map(|o| (o, true));
+            if self.should_do_random(d) {
+                return self.random_offset(fi, d).map(|o| (o, true));
+            }
+            // fio: the offset after the last I/O, or a random one past
+            // the end.
+            return match self.seq_offset(fi, d) {
+                Some(o) => Some((o, false)),
+                None => self.random_offset(fi, d).map(|o| (o, true)),
+            };
         }
         match self.sequencer {
             RwSequencer::Sequential => match self.seq_offset(fi, d) {
@@ -468,6 +482,12 @@ impl IoPlan {
             },
             RwSequencer::Identical => Some((self.files[fi].last_start[d].unwrap_or(0), false)),
         }
+    }
+
+    /// fio's `should_do_random`: with `percentage_random=P` below 100, a
+    /// draw from 1 to 100 at most P.
+    fn should_do_random(&mut self, d: usize) -> bool {
+        self.perc_rand[d] >= 100 || self.seq_rand.random_range(1..=100u32) <= self.perc_rand[d]
     }
 
     /// fio's `setup_strided_zone_mode`: after `zonesize` bytes in a zone,

@@ -1,0 +1,162 @@
+//! The options of fio's log files and reporting ([`crate::spec_log`]),
+//! with two options that shape a job's I/O around them
+//! (`percentage_random`, `rate_ignore_thinktime`) — a table beside
+//! [`crate::option_table::OPTIONS`], searched by the same machinery.
+
+use crate::option_values::*;
+use crate::options::{Arity, OptionDef};
+use crate::spec_log::*;
+use crate::units::{parse_bool, parse_size};
+
+/// The table. Keep it sorted by name.
+pub static LOG_OPTIONS: &[OptionDef] = &[
+    OptionDef {
+        name: "log_alternate_epoch",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help:
+            "log times in ms since the epoch of log_alternate_epoch_clock_id's clock (as fio 3.33)",
+        set: |s, v| {
+            s.logs.alternate_epoch = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_alternate_epoch_clock_id",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a clock id of clock_gettime(2) (0: CLOCK_REALTIME, the default)",
+        help: "the clock whose epoch log_unix_epoch and log_alternate_epoch count from",
+        set: |s, v| {
+            s.logs.epoch_clock_id = ranged(v, 0, i32::MAX as u64)? as i32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_compression",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a size from 1k to 512m (fio's chunk size)",
+        help: "compress logs in chunks of this size, as fio (the written log is the same text)",
+        set: |s, v| {
+            let n = parse_size(v, s.kb_base)?;
+            let (lo, hi) = LOG_COMPRESSION_RANGE;
+            if !(lo..=hi).contains(&n) {
+                return Err(format!("{n} bytes is outside {lo}..={hi}"));
+            }
+            s.logs.compression = n;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_entries",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "1024 to 1048576",
+        help: "fio's initial number of log entries (ssdready's logs grow as needed)",
+        set: |s, v| {
+            s.logs.entries = ranged(v, DEF_LOG_ENTRIES, MAX_LOG_ENTRIES)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_hist_coarseness",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0 to 6 (1216, 608, 304, 152, 76, 38 or 19 columns)",
+        help: "histogram logs: sum 2^N of fio's latency bins per column",
+        set: |s, v| {
+            s.logs.hist_coarseness = ranged_u32(v, 0, MAX_HIST_COARSENESS)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_hist_msec",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "milliseconds (0: no histogram lines, as fio)",
+        help: "histogram logs: one line per direction every this many ms",
+        set: |s, v| {
+            s.logs.hist_msec = ranged(v, 0, u64::from(u32::MAX))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_max_value",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "averaged logs (log_avg_msec): each window's maximum instead of its mean",
+        set: |s, v| {
+            s.logs.max_value = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_store_compressed",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "write logs zlib-compressed as fio does (NAME.log.fz; read with fio --inflate-log)",
+        set: |s, v| {
+            s.logs.store_compressed = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_unix_epoch",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "log times in ms since the Unix epoch (the clock of log_alternate_epoch_clock_id)",
+        set: |s, v| {
+            s.logs.unix_epoch = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "percentage_random",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "0 to 100; per direction read,write,trim, e.g. 50,100",
+        help: "random jobs: the percentage of offsets drawn at random, the rest sequential",
+        set: |s, v| {
+            s.percentage_random = per_dir(v, false, s.percentage_random, percent)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "rate_ignore_thinktime",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "rate limits count think time as time at the rate (no catching up after it)",
+        set: |s, v| {
+            s.rate_ignore_thinktime = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "unified_rw_reporting",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "none, mixed, both, 0 (none) or 1 (mixed)",
+        help: "report the directions together as 'mixed' (instead of, or after, each)",
+        set: |s, v| {
+            s.logs.unified_rw = UnifiedRw::parse(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_hist_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_clat_hist.N.log: fio's latency histogram every log_hist_msec",
+        set: |s, v| {
+            s.logs.hist_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+];
