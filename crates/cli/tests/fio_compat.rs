@@ -320,6 +320,12 @@ fn fio_logs_are_written_in_fios_format() {
             let f = tmp.path().join(format!("t_{kind}.{n}.log"));
             let text =
                 std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            if kind == "slat" {
+                // A synchronous engine has no submission latency: fio
+                // 3.33 writes the file empty.
+                assert_eq!(text.lines().count(), 0, "{kind}.{n}: empty, as fio's");
+                continue;
+            }
             assert_eq!(text.lines().count(), 500, "{kind}.{n}: one line per I/O");
             let first: Vec<&str> = text.lines().next().unwrap().split(", ").collect();
             assert_eq!(first.len(), 5, "{kind}: time, value, ddir, bs, prio");

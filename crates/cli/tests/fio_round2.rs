@@ -352,10 +352,13 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
     let base = ["--name=z", fa.as_str(), "--size=1m"];
     let cases: [(&str, &[&str]); 5] = [
         (
-            "--ioengine=sg",
-            &["job 'z'", "ioengine=sg", "not supported"],
+            "--ioengine=mtd",
+            &["job 'z'", "ioengine=mtd", "not supported"],
         ),
-        ("--rw=trimwrite", &["job 'z'", "rw=trimwrite"]),
+        (
+            "--trim_percentage=10",
+            &["job 'z'", "trim_percentage", "not supported"],
+        ),
         ("--uid=1", &["uid=1", "threads of one process"]),
         ("--cgroup=x", &["cgroup=x", "threads of one process"]),
         ("--offset=2z", &["offset=2z", "zonemode=zbd"]),

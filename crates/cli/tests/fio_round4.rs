@@ -328,3 +328,60 @@ fn per_job_logs_0_writes_one_shared_log_as_fio() {
         assert_eq!(text.lines().count(), 48, "{tool}");
     }
 }
+
+/// fio's `rw=trimwrite` / `randtrimwrite` (fio's own test jobs t0023,
+/// t0024 and its uring-cmd-bsg example; refused before): each trim is
+/// followed by a write of the same block, and `size` counts the trims — 1
+/// MiB of 4 KiB blocks is 256 trims and 256 writes, fio 3.33's counts. The
+/// iolog shows the pairs: every write at the offset just trimmed.
+#[test]
+fn trimwrite_writes_each_block_it_trims_as_fio() {
+    for rw in ["--rw=trimwrite", "--rw=randtrimwrite"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("io.log");
+        let log_arg = format!("--write_iolog={}", log.display());
+        let args = [
+            "--name=x",
+            "--ioengine=psync",
+            "--size=1m",
+            "--bs=4k",
+            rw,
+            log_arg.as_str(),
+        ];
+        let (v, o) = ssdready_in(tmp.path(), &args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!((ios(&v, "trim"), ios(&v, "write")), (256, 256), "{rw}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let ops: Vec<(String, String)> = text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 5).then(|| (f[2].to_string(), f[3].to_string()))
+            })
+            .collect();
+        assert_eq!(ops.len(), 512, "{rw}");
+        for pair in ops.chunks(2) {
+            assert_eq!(pair[0].0, "trim", "{rw}: {pair:?}");
+            assert_eq!(pair[1].0, "write", "{rw}: {pair:?}");
+            assert_eq!(
+                pair[0].1, pair[1].1,
+                "{rw}: a write not at the trimmed offset"
+            );
+        }
+        if have_fio() {
+            let null = ["--name=x", "--ioengine=null", "--size=1m", "--bs=4k", rw];
+            let (fv, _) = fio_in(tmp.path(), &null);
+            assert_eq!(
+                (ios(&fv, "trim"), ios(&fv, "write")),
+                (256, 256),
+                "fio {rw}"
+            );
+            let (sv, _) = ssdready_in(tmp.path(), &null);
+            assert_eq!(
+                (ios(&sv, "trim"), ios(&sv, "write")),
+                (256, 256),
+                "null {rw}"
+            );
+        }
+    }
+}

@@ -764,12 +764,12 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "rw",
         aliases: &["readwrite"],
         arity: Arity::Value,
-        allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim; :N after a random one: a new offset every N I/Os; :SIZE after a sequential one: skip SIZE (negative: backwards)",
+        allowed: "read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite; :N after a random one: a new offset every N I/Os; :SIZE after a sequential one: skip SIZE (negative: backwards)",
         help: "I/O pattern",
         set: |s, v| {
             s.refused.retain(|r| !r.starts_with("rw="));
-            // fio's trimwrite (trim a block, then write it) parses as its
-            // trim pattern, and a run refuses it.
+            // fio's trimwrite (trim a block, then write it) is its trim
+            // pattern with a write after each trim.
             let (trims_then_writes, pattern) = match v.strip_prefix("trimwrite") {
                 Some(rest) => (true, format!("trim{rest}")),
                 None => match v.strip_prefix("randtrimwrite") {
@@ -778,11 +778,7 @@ pub static OPTIONS: &[OptionDef] = &[
                 },
             };
             (s.rw, s.rw_seq_nr, s.rw_seq_add) = parse_rw(&pattern, s.kb_base)?;
-            if trims_then_writes {
-                s.refused.push(format!(
-                    "rw={v}: fio's trim-then-write patterns are not supported yet"
-                ));
-            }
+            s.trim_then_write = trims_then_writes;
             Ok(())
         },
     },

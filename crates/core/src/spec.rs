@@ -266,6 +266,10 @@ pub struct JobSpec {
     /// Clone N starts `N × offset_increment` further (bytes or percent).
     pub offset_increment: Amount,
     pub rw: RwMode,
+    /// fio's `trimwrite` / `randtrimwrite`: `rw` is the trim pattern, and
+    /// each trim is followed by a write of the same block.
+    #[serde(default)]
+    pub trim_then_write: bool,
     /// `rw=randread:N`: a new random offset every N I/Os (1: every I/O).
     pub rw_seq_nr: u32,
     /// `rw=read:N` / `rw=read:-N`: bytes added to each sequential offset
@@ -528,6 +532,7 @@ impl Default for JobSpec {
             offset_align: 0,
             offset_increment: Amount::Bytes(0),
             rw: RwMode::Read,
+            trim_then_write: false,
             rw_seq_nr: 1,
             rw_seq_add: 0,
             rw_sequencer: RwSequencer::Sequential,

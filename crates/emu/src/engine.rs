@@ -549,13 +549,20 @@ mod tests {
     #[test]
     fn completions_arrive_at_their_modelled_time() {
         let clock = Clock::calibrate();
-        let dev = device("dram-ssd,size=1m,completion=poll");
-        let mut e = EmuEngine::new(dev, &JobSpec::default(), 1).unwrap();
-        let t0 = clock.now();
-        e.queue(req(0, Ddir::Read, 0)).unwrap();
-        let mut out = Vec::new();
-        e.getevents(1, &mut out).unwrap();
-        let lat = clock.now() - t0;
+        // The quickest of five: a loaded machine can only delay a spinning
+        // wait (one 38.7 µs outlier at load 5), never hurry it.
+        let lat = (0..5)
+            .map(|_| {
+                let dev = device("dram-ssd,size=1m,completion=poll");
+                let mut e = EmuEngine::new(dev, &JobSpec::default(), 1).unwrap();
+                let t0 = clock.now();
+                e.queue(req(0, Ddir::Read, 0)).unwrap();
+                let mut out = Vec::new();
+                e.getevents(1, &mut out).unwrap();
+                clock.now() - t0
+            })
+            .min()
+            .unwrap();
         assert!((7_600..20_000).contains(&lat), "{lat} ns");
     }
 

@@ -242,7 +242,9 @@ impl JobFlow {
             ..spec.clone()
         };
         let plan = IoPlan::new(&endless, regions, worker);
-        let size: u64 = regions.iter().map(|r| r.len).sum();
+        // fio's trimwrite writes each block it trims: twice the bytes.
+        let moves = if spec.trim_then_write { 2 } else { 1 };
+        let size: u64 = regions.iter().map(|r| r.len).sum::<u64>() * moves;
         let v = &spec.verify;
         let writes = spec.rw.modifies();
         let layout = v.method.map(|method| Layout {
@@ -279,7 +281,8 @@ impl JobFlow {
             // (filesize=32m with size=8m moves 8 MiB, as fio).
             limit: spec
                 .io_size
-                .unwrap_or_else(|| spec.size.map_or(size, |s| s.min(size))),
+                .map(|s| s * moves)
+                .unwrap_or_else(|| spec.size.map_or(size, |s| (s * moves).min(size))),
             max_bs: u64::from(spec.bs.max()),
             number_ios: spec
                 .number_ios

@@ -125,6 +125,10 @@ pub struct IoPlan {
     ios_left: Option<u64>,
     /// The direction of the next I/O, when already drawn (rate pacing).
     pending: Option<Ddir>,
+    /// `trimwrite`: each trim is followed by a write of the same block.
+    trim_then_write: bool,
+    /// The write owed to the last trim (file, absolute offset, length).
+    owed_write: Option<(u32, u64, u32)>,
     /// I/Os since every file was last started over.
     ios_this_pass: u64,
     /// Files whose pass ended (their offsets start over), not yet taken.
@@ -269,6 +273,8 @@ impl IoPlan {
             bytes_left,
             ios_left: spec.number_ios,
             pending: None,
+            trim_then_write: spec.trim_then_write,
+            owed_write: None,
             ios_this_pass: 0,
             wrapped: Vec::new(),
             strided,
@@ -330,6 +336,9 @@ impl IoPlan {
 
     /// The direction of the next I/O (drawn now and kept for it).
     pub fn next_ddir(&mut self) -> Ddir {
+        if self.owed_write.is_some() {
+            return Ddir::Write;
+        }
         match self.pending {
             Some(d) => d,
             None => {
@@ -372,6 +381,22 @@ impl IoPlan {
     /// when the job's budget (io_size × loops, number_ios) is spent.
     #[inline]
     pub fn next_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        // fio's trimwrite: the write of the block just trimmed, which the
+        // job's size does not count (size=1m: 1 MiB trimmed, 1 MiB written).
+        if let Some((file, offset, len)) = self.owed_write.take() {
+            self.pending = None;
+            return Some((file, Ddir::Write, offset, len));
+        }
+        let io = self.next_planned_io()?;
+        if self.trim_then_write && io.1 == Ddir::Trim {
+            self.owed_write = Some((io.0, io.2, io.3));
+        }
+        Some(io)
+    }
+
+    /// [`IoPlan::next_io`] without fio's trimwrite.
+    #[inline]
+    fn next_planned_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
         if self.ios_left == Some(0) || self.bytes_left == Some(0) || self.files.is_empty() {
             return None;
         }
