@@ -129,7 +129,13 @@ fn fio_refuses_libpmem_off_pmem_where_ssdready_takes_msync() {
     let (ours, o) = ssdready_in(d.path(), &args);
     assert!(o.status.success());
     assert_eq!(ios(&ours, "write"), 64);
-    let text = common::ssdready(&[&["run"], &args[..]].concat());
+    // In the test's own directory: the job's file is made where it runs.
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .arg("run")
+        .args(args)
+        .current_dir(d.path())
+        .output()
+        .expect("run ssdready");
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(
         t.contains("persistence: msync (not persistent memory"),
