@@ -197,46 +197,54 @@ fn on_uring(spec: &JobSpec, targets: &[Target]) -> Choice {
     )
 }
 
-fn on_libaio(asked: Option<CompletionWait>) -> Choice {
-    const SPIN: &str = "calls io_getevents with min_nr 0 in a loop: a system call per look \
-                        (libaio's ring is not read in user space)";
-    if let Some(c) = user_space(asked, SPIN) {
+/// How an asynchronous engine that cannot poll the device waits.
+struct AsyncWaits {
+    /// What spinning on its completions does.
+    spin: &'static str,
+    /// Why `completion=poll` spins instead.
+    no_poll: &'static str,
+    /// The completion mode's name when the engine sleeps, and how it does.
+    sleeps: (&'static str, &'static str),
+}
+
+/// libaio and POSIX AIO: spin in user space when asked, otherwise sleep in
+/// the engine's own wait; `completion=poll` spins, saying why.
+fn on_async_without_iopoll(asked: Option<CompletionWait>, w: AsyncWaits) -> Choice {
+    if let Some(c) = user_space(asked, w.spin) {
         return c;
     }
     if asked == Some(CompletionWait::Poll) {
-        return (
-            Wait::Spin,
-            "spin",
-            SPIN.into(),
-            Some("libaio cannot poll the device (IOPOLL is io_uring's): spinning instead".into()),
-        );
+        return (Wait::Spin, "spin", w.spin.into(), Some(w.no_poll.into()));
     }
-    (
-        Wait::Engine,
-        "interrupt",
-        "io_getevents sleeps until the interrupt's completion wakes it".into(),
-        None,
+    (Wait::Engine, w.sleeps.0, w.sleeps.1.into(), None)
+}
+
+fn on_libaio(asked: Option<CompletionWait>) -> Choice {
+    on_async_without_iopoll(
+        asked,
+        AsyncWaits {
+            spin: "calls io_getevents with min_nr 0 in a loop: a system call per look \
+                   (libaio's ring is not read in user space)",
+            no_poll: "libaio cannot poll the device (IOPOLL is io_uring's): spinning instead",
+            sleeps: (
+                "interrupt",
+                "io_getevents sleeps until the interrupt's completion wakes it",
+            ),
+        },
     )
 }
 
 fn on_posixaio(asked: Option<CompletionWait>) -> Choice {
-    const SPIN: &str = "calls aio_error on every request in flight in a loop, never sleeping";
-    if let Some(c) = user_space(asked, SPIN) {
-        return c;
-    }
-    if asked == Some(CompletionWait::Poll) {
-        return (
-            Wait::Spin,
-            "spin",
-            SPIN.into(),
-            Some("POSIX AIO cannot poll the device (its I/O is glibc's threads' pread/pwrite): spinning instead".into()),
-        );
-    }
-    (
-        Wait::Engine,
-        "posix-aio",
-        "aio_suspend sleeps until one of glibc's AIO threads (each running pread/pwrite) finishes a request".into(),
-        None,
+    on_async_without_iopoll(
+        asked,
+        AsyncWaits {
+            spin: "calls aio_error on every request in flight in a loop, never sleeping",
+            no_poll: "POSIX AIO cannot poll the device (its I/O is glibc's threads' pread/pwrite): spinning instead",
+            sleeps: (
+                "posix-aio",
+                "aio_suspend sleeps until one of glibc's AIO threads (each running pread/pwrite) finishes a request",
+            ),
+        },
     )
 }
 
