@@ -8,34 +8,15 @@
 //! names it and where); 130 interrupted (results so far were still
 //! reported).
 
-mod agglog;
 mod args;
 mod characterize;
 mod compare;
-mod decompose;
-mod devices;
-mod fileprep;
 mod history;
-mod layout;
-mod logs;
-mod output;
-mod panics;
-mod passthru;
-mod prepare;
-mod profiler;
-mod progress;
-mod ramdev;
-mod replay;
 mod report;
-mod run;
-mod simulate;
-mod steadystate;
 mod strategies;
-mod strategy;
 mod study;
-mod validate;
-mod worker;
-mod zbd;
+
+use ssdready_run::{devices, output, panics, ramdev, run, simulate, validate};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
@@ -400,7 +381,7 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
     };
     match run::resolve_only(parsed, time) {
         Ok(specs) => {
-            let (phases, groups) = run::phases_and_groups(&specs);
+            let (phases, groups) = ssdready_run::phases::phases_and_groups(&specs);
             let jobs: Vec<serde_json::Value> = specs
                 .iter()
                 .enumerate()

@@ -251,7 +251,7 @@ pub fn machine(tsc_hz: Option<f64>) -> Machine {
         kernel: p.kernel,
         cpu_model: p.cpu_model,
         cpus: p.cpus_online,
-        root: crate::ramdev::is_root(),
+        root: ssdready_run::sys::is_root(),
         background_busy_pct,
         tsc_hz,
     }

@@ -10,7 +10,7 @@
 //! SCSI, RAM disks have no such feature), no root, no nvme-cli, or values
 //! the feature cannot hold.
 
-use crate::run::PreparedJob;
+use crate::prepare::PreparedJob;
 use ssdready_io::target::Target;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +46,7 @@ pub fn controllers(targets: &[Target]) -> Result<Vec<String>, String> {
             out.push(ctrl);
         }
     }
-    if !crate::ramdev::is_root() {
+    if !crate::sys::is_root() {
         return Err(na(
             "setting an NVMe feature is an admin command and needs root".into(),
         ));

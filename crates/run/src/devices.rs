@@ -120,7 +120,7 @@ pub fn check_memory(
     let Some(avail) = memory::available() else {
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };
-    let (phases, _) = crate::run::phases_and_groups(specs);
+    let (phases, _) = crate::phases::phases_and_groups(specs);
     let load = |s: &JobSpec| {
         let mut l = JobLoad::of(s);
         // The emulator's engine keeps no buffers on a nocopy device.

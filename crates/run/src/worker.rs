@@ -192,7 +192,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
         Ok(Err(e)) => {
             // Opening: an unsupported job or a refusing machine (EPERM from
             // a disabled io_uring, EACCES on a target) is not a run failure.
-            out.unsupported = crate::validate::engine_refused(&e);
+            out.unsupported = crate::failure::engine_refused(&e);
             out.error = Some(e.to_string());
             None
         }

@@ -3,8 +3,10 @@
 //! series in simulated seconds), plus the emulator's counters. There is no
 //! CPU or block-layer section: no host was involved.
 
-use crate::args::RunArgs;
-use crate::run::{bad, job_result_from, phases_and_groups, Failure};
+use crate::failure::{bad, Failure};
+use crate::phases::phases_and_groups;
+use crate::request::RunArgs;
+use crate::run::job_result_from;
 use ssdready_core::result::*;
 use ssdready_emu::device::Device;
 use ssdready_emu::memory::TimeBase;

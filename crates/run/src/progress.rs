@@ -7,7 +7,7 @@
 //! phase started (fio dumps its whole report to stdout instead; a stated
 //! difference).
 
-use crate::args::{Eta, RunArgs};
+use crate::request::{Eta, RunArgs};
 use crate::worker::Live;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_bytes, fmt_count};

@@ -6,15 +6,14 @@
 //! a target this process may not open, a file system without room; these
 //! are bad input (exit code 2), found before anything is written.
 
-use crate::args::RunArgs;
-use crate::run::{bad, Failure};
+use crate::failure::{bad, environmental, Failure};
+use crate::request::RunArgs;
 use nix::errno::Errno;
 use ssdready_core::host::Host;
 use ssdready_core::options::build_jobs_on;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::units::parse_cpu_list;
 use ssdready_io::target::{Target, TargetError, TargetNeeds};
-use ssdready_io::EngineError;
 use std::path::Path;
 
 /// What this machine has, for the options that name its resources.
@@ -58,7 +57,7 @@ pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
     let mut specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
     let merged = crate::replay::prepare(&mut specs).map_err(bad)?;
     check_emulator_targets(&specs)?;
-    let (_, groups) = crate::run::phases_and_groups(&specs);
+    let (_, groups) = crate::phases::phases_and_groups(&specs);
     crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;
     check_wait_for(&specs).map_err(bad)?;
     // fio-format logs are written when the run ends: every file must be
@@ -133,42 +132,6 @@ fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// Errors that say the request cannot be met here (permissions, a missing
-/// path or device, a read-only file system, an unsupported open mode),
-/// rather than that something failed while running.
-fn environmental(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error().map(Errno::from_raw),
-        Some(
-            Errno::EACCES
-                | Errno::EPERM
-                | Errno::EROFS
-                | Errno::ENOENT
-                | Errno::ENOTDIR
-                | Errno::ENODEV
-                | Errno::ENXIO
-                | Errno::ENAMETOOLONG
-                | Errno::ELOOP
-                | Errno::EISDIR
-                | Errno::EINVAL
-                | Errno::EBUSY
-                | Errno::ETXTBSY
-                | Errno::ENOMEDIUM
-        )
-    )
-}
-
-/// Whether an engine that failed to open was refused by the job or the
-/// machine (bad input, exit code 2) rather than failing while running.
-pub fn engine_refused(e: &EngineError) -> bool {
-    match e {
-        EngineError::Unsupported(_) => true,
-        EngineError::Sys { source, .. } => {
-            environmental(source) || source.raw_os_error() == Some(Errno::ENOSYS as i32)
-        }
-    }
 }
 
 /// A target error as a failure: the request's fault (exit code 2) unless

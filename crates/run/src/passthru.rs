@@ -18,7 +18,7 @@
 //! * Every block size and the job's offset must be whole logical blocks of
 //!   the device.
 
-use crate::run::{bad, Failure};
+use crate::failure::{bad, Failure};
 use ssdready_core::plan::Region;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::spec_io::ZoneMode;

@@ -8,7 +8,7 @@
 //! (existence, access, the safety checks on devices, O_DIRECT alignment,
 //! discard), over the union of the regions its clones cover.
 
-use crate::run::{bad, Failure};
+use crate::failure::{bad, Failure};
 use ssdready_core::fileset::{self, PathInfo};
 use ssdready_core::plan::Region;
 use ssdready_core::spec::{Amount, EngineKind, JobSpec};

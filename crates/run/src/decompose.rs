@@ -59,7 +59,7 @@ pub fn start(warnings: &mut Vec<String>) -> Option<BlockTimer> {
             Some(t)
         }
         Err(e) => {
-            let root = crate::ramdev::is_root();
+            let root = crate::sys::is_root();
             warnings.push(format!(
                 "--decompose: the eBPF block-tracepoint programs could not be loaded ({e}{}); \
                  for block devices only the mean split from /sys/block/X/stat is shown",

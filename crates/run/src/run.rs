@@ -9,9 +9,11 @@
 //! ran keeps the earlier results, with the failure stated
 //! (`RunResult::failure`, exit code 1).
 
-use crate::args::RunArgs;
-pub(crate) use crate::prepare::PreparedJob;
+pub use crate::failure::{bad, Failure};
+use crate::phases::phases_and_groups;
+use crate::prepare::PreparedJob;
 use crate::progress::{self, Progress};
+use crate::request::RunArgs;
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, ExitWhat, JobSpec};
@@ -24,45 +26,6 @@ use ssdready_probe::{cpu, disk, platform};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
-
-/// Why a run did not produce a result.
-#[derive(Debug)]
-pub enum Failure {
-    /// The request is wrong or unsafe: exit code 2, nothing written.
-    BadInput(String),
-    /// Something failed while running: exit code 1.
-    Runtime(String),
-    /// A signal stopped the run before it measured anything: exit code 130.
-    Interrupted(String),
-    /// A bug (a panic in a worker): exit code 70.
-    Internal(String),
-}
-
-impl Failure {
-    /// The message, whatever the kind.
-    pub fn message(&self) -> &str {
-        match self {
-            Failure::BadInput(m)
-            | Failure::Runtime(m)
-            | Failure::Interrupted(m)
-            | Failure::Internal(m) => m,
-        }
-    }
-
-    /// The process exit code this failure ends with.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Failure::BadInput(_) => 2,
-            Failure::Runtime(_) => 1,
-            Failure::Interrupted(_) => 130,
-            Failure::Internal(_) => 70,
-        }
-    }
-}
-
-pub fn bad(e: impl ToString) -> Failure {
-    Failure::BadInput(e.to_string())
-}
 
 fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
@@ -495,25 +458,6 @@ fn phase_failure(jobs: &[PreparedJob], outcomes: &[(usize, WorkerOutcome)]) -> O
     } else {
         Failure::Runtime(format!("job '{job}': {error}"))
     })
-}
-
-/// Split jobs into phases at `stonewall` and number their reporting groups
-/// (a new group at `new_group`, which stonewall implies).
-pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
-    let mut phases: Vec<Vec<usize>> = Vec::new();
-    let mut groups = Vec::new();
-    let mut group = 0u32;
-    for (i, s) in specs.iter().enumerate() {
-        if i > 0 && s.new_group {
-            group += 1;
-        }
-        groups.push(group);
-        if phases.is_empty() || (i > 0 && s.stonewall) {
-            phases.push(Vec::new());
-        }
-        phases.last_mut().expect("a phase").push(i);
-    }
-    (phases, groups)
 }
 
 /// Resolve the jobs without running them (`--parse-only`): the one

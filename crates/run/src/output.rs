@@ -146,7 +146,7 @@ fn check_dir(dir: &Path, bad: &dyn Fn(String) -> String) -> Result<(), String> {
     let _ = std::fs::remove_file(probe);
     let space = ssdready_io::target::space::free_space(dir)
         .map_err(|e| bad(format!("free space of {shown}: {e}")))?;
-    let usable = if crate::ramdev::is_root() {
+    let usable = if crate::sys::is_root() {
         space.free
     } else {
         space.available

@@ -9,8 +9,9 @@
 //! files this run created are removed and files it extended are cut back,
 //! so a refusal leaves nothing behind.
 
+use crate::failure::{bad, Failure};
+use crate::prepare::PreparedJob;
 use crate::progress;
-use crate::run::{bad, Failure, PreparedJob};
 use ssdready_core::spec::RwMode;
 use ssdready_io::target::space::{free_space, show_bytes};
 use ssdready_io::target::{self, LayoutEnd, Target, TargetKind};

@@ -14,7 +14,8 @@
 //! by their names (`/dev/shm/ssdready-ramdev-*`, `nullb` directory
 //! `ssdready*`, a zram marker), so `list` and `remove` touch nothing else.
 
-use crate::run::Failure;
+use crate::failure::Failure;
+use crate::sys::is_root;
 use std::path::Path;
 use std::process::Command;
 
@@ -33,17 +34,6 @@ pub fn explain(kind: &str) -> &'static str {
                        (irqmode 0) without moving data; leaves out: data copies, a device, interrupts",
         _ => "unknown kind",
     }
-}
-
-pub fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 fn run(cmd: &mut Command) -> Result<String, String> {
