@@ -12,11 +12,12 @@ mod args;
 mod characterize;
 mod compare;
 mod history;
+mod progress;
 mod report;
 mod strategies;
 mod study;
 
-use ssdready_run::{devices, output, panics, ramdev, run, simulate, validate};
+use ssdready_run::{devices, output, panics, ramdev, validate, Failure};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
@@ -282,11 +283,12 @@ fn run_command(args: &[String], simulate: bool) {
     if let Some(dir) = &parsed.report {
         report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
     }
-    let stop = stop_on_signals();
+    let request = parsed.request(stop_on_signals());
+    let mut terminal = progress::Terminal::new(progress::display(&parsed));
     let result = match if simulate {
-        simulate::execute(&parsed, stop)
+        ssdready_run::simulate(request, &mut terminal)
     } else {
-        run::execute(&parsed, stop)
+        ssdready_run::execute(request, &mut terminal)
     } {
         Ok(r) => r,
         Err(f) => fail(failure_code(&f), f.message()),
@@ -342,7 +344,8 @@ fn run_command(args: &[String], simulate: bool) {
 /// (job by job: the options that shape the I/O, and the clock).
 fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, simulate: bool) {
     // A request with errors fails in the run, with its own message.
-    let Ok(mut specs) = validate::jobs(parsed) else {
+    let request = parsed.request(Arc::default());
+    let Ok(mut specs) = validate::jobs(&request) else {
         return;
     };
     devices::assign_emulator(&mut specs);
@@ -379,7 +382,9 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
         true => ssdready_emu::memory::TimeBase::Virtual,
         false => ssdready_emu::memory::TimeBase::Real,
     };
-    match run::resolve_only(parsed, time) {
+    let request = parsed.request(Arc::default());
+    let mut terminal = progress::Terminal::new(progress::display(parsed));
+    match ssdready_run::resolve(&request, time, &mut terminal) {
         Ok(specs) => {
             let (phases, groups) = ssdready_run::phases::phases_and_groups(&specs);
             let jobs: Vec<serde_json::Value> = specs
@@ -411,12 +416,12 @@ pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
     stop
 }
 
-fn failure_code(f: &run::Failure) -> i32 {
+fn failure_code(f: &Failure) -> i32 {
     match f {
-        run::Failure::BadInput(_) => 2,
-        run::Failure::Runtime(_) => 1,
-        run::Failure::Interrupted(_) => 130,
-        run::Failure::Internal(_) => panics::INTERNAL_ERROR,
+        Failure::BadInput(_) => 2,
+        Failure::Runtime(_) => 1,
+        Failure::Interrupted(_) => 130,
+        Failure::Internal(_) => panics::INTERNAL_ERROR,
     }
 }
 
@@ -499,7 +504,10 @@ fn ramdev_command(cmd: RamdevCmd) {
 }
 
 fn main() {
-    panics::install();
+    panics::install(|what| {
+        eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
+        std::process::exit(panics::INTERNAL_ERROR);
+    });
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Options => list_options(),

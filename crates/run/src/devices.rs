@@ -5,6 +5,7 @@
 //! them is built ([`check_memory`]), building them interruptibly
 //! ([`create`]), and the emulator's report.
 
+use crate::failure::Failure;
 use ssdready_core::result::EmuReport;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_emu::analytic::wa_greedy;
@@ -209,41 +210,42 @@ pub fn check_resolved(specs: &[JobSpec], time: TimeBase) -> Result<(), String> {
 
 /// Run `work` on a thread of its own and wait for it, looking at `stop`
 /// every 20 ms: building a large device's FTL takes seconds, and Ctrl-C
-/// must not wait for it. On a stop request the process ends at once with
-/// exit code 130: nothing has run and nothing has been written yet.
+/// must not wait for it. On a stop request the run ends at once
+/// ([`Failure::Interrupted`]; the builder thread is left to finish on its
+/// own): nothing has run and nothing has been written yet.
 pub fn interruptible<T: Send + 'static>(
     stop: &AtomicBool,
     what: &str,
     work: impl FnOnce() -> T + Send + 'static,
-) -> T {
+) -> Result<T, Failure> {
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("emu-setup".into())
         .spawn(move || {
             let _ = tx.send(work());
         });
-    let Ok(handle) = spawned else { no_thread(what) };
+    let Ok(handle) = spawned else {
+        return Err(no_thread(what));
+    };
     loop {
         match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(v) => return v,
+            Ok(v) => return Ok(v),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stop.load(Relaxed) => {
-                eprintln!(
-                    "ssdready: interrupted while {what}; nothing ran and nothing was written"
-                );
-                std::process::exit(130);
+                return Err(Failure::Interrupted(format!(
+                    "interrupted while {what}; nothing ran and nothing was written"
+                )));
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
                 Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => no_thread(what),
+                Ok(()) => return Err(no_thread(what)),
             },
         }
     }
 }
 
-fn no_thread(what: &str) -> ! {
-    eprintln!("ssdready: could not start a thread for {what}");
-    std::process::exit(1);
+fn no_thread(what: &str) -> Failure {
+    Failure::Runtime(format!("could not start a thread for {what}"))
 }
 
 /// Create the shared devices (interruptibly, see [`interruptible`]).
@@ -251,7 +253,7 @@ pub fn create(
     params: BTreeMap<String, Params>,
     clock: Clock,
     stop: &AtomicBool,
-) -> Result<BTreeMap<String, Arc<SharedDevice>>, String> {
+) -> Result<BTreeMap<String, Arc<SharedDevice>>, Failure> {
     interruptible(stop, "building the emulated devices", move || {
         params
             .into_iter()
@@ -260,8 +262,9 @@ pub fn create(
                     .map(|d| (k.clone(), d))
                     .map_err(|e| format!("{k}: {e}"))
             })
-            .collect()
-    })
+            .collect::<Result<_, String>>()
+    })?
+    .map_err(Failure::Runtime)
 }
 
 /// The emulator's report for one device.

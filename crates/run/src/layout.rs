@@ -11,7 +11,7 @@
 
 use crate::failure::{bad, Failure};
 use crate::prepare::PreparedJob;
-use crate::progress;
+use crate::observer::RunObserver;
 use ssdready_core::spec::RwMode;
 use ssdready_io::target::space::{free_space, show_bytes};
 use ssdready_io::target::{self, LayoutEnd, Target, TargetKind};
@@ -57,13 +57,17 @@ impl Growth {
 
 /// Open, check the space for and lay out every target of `jobs`; see the
 /// module docs.
-pub(crate) fn ready(jobs: &[PreparedJob], stop: &AtomicBool, show: bool) -> Result<(), Failure> {
+pub(crate) fn ready(
+    jobs: &[PreparedJob],
+    stop: &AtomicBool,
+    obs: &mut dyn RunObserver,
+) -> Result<(), Failure> {
     let plan = plan(jobs);
     check_space(&plan)?;
     check_open(jobs, &|t| t.path.exists())?;
     // Each file laid out, with its old length when it existed before.
     let mut done: Vec<(PathBuf, Option<u64>)> = Vec::new();
-    let laid = lay_out(&plan, stop, show, &mut done).and_then(|()| {
+    let laid = lay_out(&plan, stop, obs, &mut done).and_then(|()| {
         check_open(jobs, &|t| {
             done.iter().any(|(p, old)| old.is_none() && *p == t.path)
         })
@@ -216,13 +220,12 @@ fn check_open(jobs: &[PreparedJob], which: &dyn Fn(&Target) -> bool) -> Result<(
 fn lay_out(
     plan: &[Growth],
     stop: &AtomicBool,
-    show: bool,
+    obs: &mut dyn RunObserver,
     done: &mut Vec<(PathBuf, Option<u64>)>,
 ) -> Result<(), Failure> {
     for g in plan {
         let shown = g.target.path.display().to_string();
-        let bar = progress::layout_bar(
-            show,
+        obs.layout_start(
             &shown,
             if g.prep.write_data {
                 g.bytes_to_write()
@@ -231,9 +234,9 @@ fn lay_out(
             },
         );
         let end = target::layout(&g.target, g.need, g.prep, stop, &mut |done, _| {
-            bar.set_position(done)
+            obs.layout_progress(done)
         });
-        bar.finish_and_clear();
+        obs.layout_end();
         match end {
             Ok(LayoutEnd::Done) => {
                 done.push((g.target.path.clone(), g.existed.then_some(g.target.size)))

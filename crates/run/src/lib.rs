@@ -1,13 +1,18 @@
 //! # ssdready-run
 //!
-//! The run engine, as a library: a run's request ([`request::RunArgs`])
-//! is validated ([`validate`]), its targets opened and prepared
-//! ([`prepare`], [`layout`], [`fileprep`], emulated devices in
-//! [`devices`], zoned devices in [`zbd`]), its phases run by worker
-//! threads ([`worker`]) and measured (CPU, disks, [`profiler`],
-//! [`decompose`]), and the whole comes back as a
-//! [`ssdready_core::result::RunResult`] ([`run::execute`], or
-//! [`simulate::execute`] in the emulator's virtual time).
+//! The run engine, as a library. [`execute`] takes a [`RunRequest`] (job
+//! sections in the option table's own form, and the run's switches) and a
+//! [`RunObserver`] (told the warnings, notes and progress as they come: the
+//! library prints nothing), and returns the [`RunResult`] or the
+//! [`Failure`] that stopped it, a panic included: this is the one panic
+//! boundary of a run. [`simulate`] runs the same request on the emulator in
+//! virtual time; [`resolve`] only validates it.
+//!
+//! Inside: the one validation path ([`validate`]), targets opened and
+//! prepared (`prepare`, `layout`, `fileprep`; emulated devices in
+//! [`devices`], zoned ones in `zbd`), phases run by worker threads
+//! (`worker`) and measured (CPU, disks, `profiler`, `decompose`), and the
+//! result assembled (`run`).
 
 #![forbid(unsafe_code)]
 
@@ -19,20 +24,67 @@ mod fileprep;
 mod layout;
 mod logs;
 pub mod output;
+pub mod observer;
 pub mod panics;
 mod passthru;
 pub mod phases;
 mod prepare;
 mod profiler;
-mod progress;
 pub mod ramdev;
 mod replay;
 pub mod request;
-pub mod run;
-pub mod simulate;
+mod run;
+mod simulate;
 mod steadystate;
 mod strategy;
 pub mod sys;
 pub mod validate;
 mod worker;
 mod zbd;
+
+pub use failure::Failure;
+pub use observer::{RunObserver, SilentObserver, Totals};
+pub use request::RunRequest;
+pub use ssdready_core::result::RunResult;
+
+use ssdready_core::spec::JobSpec;
+use ssdready_emu::memory::TimeBase;
+
+/// Run the request's jobs in real time; the result may be marked
+/// interrupted (the request's stop flag) or carry a later phase's failure.
+pub fn execute(request: RunRequest, observer: &mut dyn RunObserver) -> Result<RunResult, Failure> {
+    bounded(observer, |obs| run::execute(&request, obs))
+}
+
+/// Run the request's jobs on the emulator in virtual time (every target
+/// must be an emulated device).
+pub fn simulate(request: RunRequest, observer: &mut dyn RunObserver) -> Result<RunResult, Failure> {
+    bounded(observer, |_| simulate::execute(&request))
+}
+
+/// The request's jobs as a run (`Real`) or a simulation (`Virtual`) would
+/// run them, checked as they would check them, without running anything.
+pub fn resolve(
+    request: &RunRequest,
+    time: TimeBase,
+    observer: &mut dyn RunObserver,
+) -> Result<Vec<JobSpec>, Failure> {
+    run::resolve_only(request, time, observer)
+}
+
+/// Run `f` as the one panic boundary of a run: a panic becomes
+/// [`Failure::Internal`], and what threads without the observer said
+/// ([`observer::notices`]) reaches it.
+fn bounded(
+    obs: &mut dyn RunObserver,
+    f: impl FnOnce(&mut dyn RunObserver) -> Result<RunResult, Failure>,
+) -> Result<RunResult, Failure> {
+    let said = observer::notices::Queue::default();
+    let ran = said.scope(|| panics::catching(|| f(&mut *obs)));
+    said.drain_into(obs);
+    ran.unwrap_or_else(|what| {
+        Err(Failure::Internal(format!(
+            "internal error: {what} (a bug in ssdready; please report it)"
+        )))
+    })
+}

@@ -4,9 +4,12 @@
 //! thread's engine setup and I/O loop) is recorded with its location and
 //! handed back as an error of that run, so the run reports it like any other
 //! failure; the first panic of the process is kept ([`first`]), so that the
-//! poisoned locks it leaves behind do not hide it. Any other panic prints one
-//! line naming it as an internal error, with its location, and exits with
-//! [`INTERNAL_ERROR`].
+//! poisoned locks it leaves behind do not hide it. Any other panic is
+//! handed to the program's `uncaught` function (the binary prints one line
+//! naming it as an internal error, with its location, and exits with
+//! [`INTERNAL_ERROR`]); [`crate::execute`] runs inside [`catching`], so a
+//! caller of the library gets a panic of a run as its
+//! [`Failure::Internal`](crate::Failure::Internal).
 //!
 //! `SSDREADY_INJECT_PANIC` makes the binary panic on purpose, for the tests
 //! of this: `main` before the run; `worker` or `worker:JOB` in the I/O loop
@@ -26,9 +29,11 @@ thread_local! {
 
 static FIRST: OnceLock<String> = OnceLock::new();
 
-/// Install the hook (once, first thing in `main`).
-pub fn install() {
-    std::panic::set_hook(Box::new(|info| {
+/// Install the hook (once, first thing in `main`); `uncaught` is called
+/// with the panic's location and message when it happened outside
+/// [`catching`] (a program says so and exits with [`INTERNAL_ERROR`]).
+pub fn install(uncaught: fn(&str)) {
+    std::panic::set_hook(Box::new(move |info| {
         let msg = payload_text(info.payload());
         let what = match info.location() {
             Some(l) => format!("panic at {}:{}: {msg}", l.file(), l.line()),
@@ -38,8 +43,7 @@ pub fn install() {
         if CATCHING.with(Cell::get) {
             LAST.with(|l| *l.borrow_mut() = Some(what));
         } else {
-            eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
-            std::process::exit(INTERNAL_ERROR);
+            uncaught(&what);
         }
     }));
 }

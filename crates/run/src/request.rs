@@ -1,65 +1,160 @@
-//! What a run is asked to do: the parsed `run` command line (its job
-//! sections and the tool's switches).
+//! What a run is asked to do: its job sections, in the option table's own
+//! form ([`Section`]s of [`RawOption`]s, as a job file or a command line
+//! gives them), and the few switches that belong to the run rather than to
+//! a job. Every option is checked when the run validates its jobs, by the
+//! same table and the same checks as a job file's.
 
-use ssdready_core::options::Section;
-use std::path::PathBuf;
+use ssdready_core::options::{RawOption, Section};
+use ssdready_core::SpecError;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// The terminal summary.
-    Normal,
-    /// fio's JSON layout, plus an `ssdready` object per job.
-    Json,
-    /// fio's json+ (histogram bins added).
-    JsonPlus,
-    /// ssdready's native, versioned JSON (docs/result-schema.md).
-    Native,
-    /// fio's terse format, version 3 (`--minimal`).
-    Terse,
-}
-
-/// When live progress is shown (fio's `--eta`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Eta {
-    /// When stderr is a terminal (fio's `auto`).
-    #[default]
-    Auto,
-    /// Always; as lines when stderr is not a terminal.
-    Always,
-    /// Never.
-    Never,
-}
-
-/// A parsed `run` command line.
-#[derive(Debug, Default)]
-pub struct RunArgs {
-    pub formats: Vec<Format>,
-    pub output: Option<PathBuf>,
-    /// `--report=DIR`: the native JSON and the HTML report go there.
-    pub report: Option<PathBuf>,
-    pub quiet: bool,
-    pub allow_destructive: bool,
-    pub parse_only: bool,
-    /// `--profile`: system-wide CPU samples by kernel layer.
-    pub profile: bool,
-    /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
-    /// neither: on when root and a job's I/O reaches a block device.
-    pub decompose: Option<bool>,
-    /// `--save`: record the run in the history database.
-    pub save: bool,
-    /// `--db=PATH`: the history database (default: the user's data directory).
-    pub db: Option<PathBuf>,
-    /// `--baseline=ID|PATH`: a saved run to check this one against.
-    pub baseline: Option<String>,
-    /// Every section in effect order: command-line globals, job files, command-line jobs.
+/// A run's request.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// Every section in effect order: globals, job files, jobs.
     pub sections: Vec<Section>,
-    /// `--eta`.
-    pub eta: Eta,
-    /// `--eta-newline=T`: progress as a new line every T (ns).
-    pub eta_newline_ns: Option<u64>,
-    /// `--status-interval=T`: cumulative figures every T (ns).
-    pub status_interval_ns: Option<u64>,
-    /// `--bandwidth-log[=NAME]`: NAME-{read,write,trim}_bw.log.
+    /// Writes to a device or file that holds data are allowed.
+    pub allow_destructive: bool,
+    /// Resolve the jobs only: nothing is written (not even a replay's
+    /// merged log).
+    pub parse_only: bool,
+    /// System-wide CPU samples by kernel layer.
+    pub profile: bool,
+    /// Split each I/O's latency along its path: `Some(true)` asked,
+    /// `Some(false)` refused, `None` neither (off).
+    pub decompose: Option<bool>,
+    /// `NAME`: NAME-{read,write,trim}_bw.log, the whole run's bandwidth.
     pub bandwidth_log: Option<String>,
+    /// Set to stop the run (a signal): every wait ends within ~100 ms, and
+    /// the result covers what ran.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Default for RunRequest {
+    fn default() -> Self {
+        RunRequest::new(Arc::new(AtomicBool::new(false)))
+    }
+}
+
+impl RunRequest {
+    /// A request with no job yet (one empty global section), stopped by `stop`.
+    pub fn new(stop: Arc<AtomicBool>) -> Self {
+        RunRequest {
+            sections: vec![Section {
+                name: "global".into(),
+                global: true,
+                options: Vec::new(),
+            }],
+            allow_destructive: false,
+            parse_only: false,
+            profile: false,
+            decompose: None,
+            bandwidth_log: None,
+            stop,
+        }
+    }
+
+    /// Start a job named `name` (fio's `--name`): the options that follow
+    /// are its own.
+    pub fn job(&mut self, name: &str) -> &mut Self {
+        self.sections.push(Section {
+            name: name.into(),
+            global: false,
+            // fio lists `name` among a command-line job's options.
+            options: vec![RawOption::cli("name", Some(name))],
+        });
+        self
+    }
+
+    /// An option of the last job (a global one before the first job), as
+    /// a command line gives it: `key=value`, or `key` alone for a flag.
+    pub fn option(&mut self, key: &str, value: Option<&str>) -> &mut Self {
+        let o = RawOption::cli(key, value);
+        self.sections.last_mut().expect("a global section").options.push(o);
+        self
+    }
+
+    /// Options written as on `ssdready run`'s command line (`--key=value`
+    /// or `--flag`), the form the study's plans record them in so that each
+    /// run can be repeated by hand: `--name` starts a job, the run's
+    /// switches (`--allow-destructive`, `--profile`, `--decompose`,
+    /// `--no-decompose`) set this request's fields, `--quiet` (a display
+    /// switch, the observer's business) is skipped, and every other one is
+    /// a job option for the option table. Job files are not read here.
+    pub fn options<S: AsRef<str>>(&mut self, options: &[S]) -> Result<&mut Self, SpecError> {
+        for a in options {
+            let a = a.as_ref();
+            let Some(kv) = a.strip_prefix("--") else {
+                return Err(SpecError::new(
+                    a,
+                    "is not an option (allowed: --name=value or --flag; job files are not read here)",
+                ));
+            };
+            let (k, v) = match kv.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (kv, None),
+            };
+            match k {
+                "quiet" => {}
+                "allow-destructive" | "allow_destructive" => self.allow_destructive = true,
+                "profile" => self.profile = true,
+                "decompose" => self.decompose = Some(true),
+                "no-decompose" => self.decompose = Some(false),
+                "name" => match v.filter(|v| !v.is_empty()) {
+                    Some(name) => {
+                        self.job(name);
+                    }
+                    None => return Err(SpecError::new("name", "needs a job name")),
+                },
+                _ => {
+                    self.option(k, v);
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether any section is a job (not global).
+    pub fn has_jobs(&self) -> bool {
+        self.sections.iter().any(|s| !s.global)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_go_to_the_job_they_follow_and_switches_to_the_request() {
+        let mut r = RunRequest::default();
+        r.options(&[
+            "--quiet",
+            "--bs=4k",
+            "--name=a",
+            "--rw=randread",
+            "--profile",
+            "--name=b",
+            "--stonewall",
+        ])
+        .unwrap();
+        assert!(r.profile && !r.allow_destructive);
+        let names: Vec<&str> = r.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "a", "b"]);
+        assert_eq!(r.sections[0].options[0].key, "bs");
+        let a: Vec<(&str, Option<&str>)> = r.sections[1]
+            .options
+            .iter()
+            .map(|o| (o.key.as_str(), o.value.as_deref()))
+            .collect();
+        assert_eq!(a, [("name", Some("a")), ("rw", Some("randread"))]);
+        assert_eq!(r.sections[2].options[1].key, "stonewall");
+        assert_eq!(r.sections[2].options[1].value, None);
+    }
+
+    #[test]
+    fn a_bare_word_or_a_nameless_job_is_refused() {
+        assert!(RunRequest::default().options(&["jobs.fio"]).is_err());
+        assert!(RunRequest::default().options(&["--name="]).is_err());
+    }
 }

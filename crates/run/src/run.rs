@@ -12,8 +12,8 @@
 pub use crate::failure::{bad, Failure};
 use crate::phases::phases_and_groups;
 use crate::prepare::PreparedJob;
-use crate::progress::{self, Progress};
-use crate::request::RunArgs;
+use crate::observer::{notices, RunObserver, Totals};
+use crate::request::RunRequest;
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, ExitWhat, JobSpec};
@@ -90,7 +90,7 @@ fn run_phase(
     first_worker_number: &mut u32,
     clock: Clock,
     stop: &Arc<AtomicBool>,
-    show: progress::Display,
+    obs: &mut dyn RunObserver,
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
@@ -179,9 +179,10 @@ fn run_phase(
             };
             let number = *first_worker_number;
             *first_worker_number += 1;
+            let said = notices::current();
             let h = std::thread::Builder::new()
                 .name(format!("{}.{w}", j.spec.name))
-                .spawn(move || worker::run(ctx))
+                .spawn(move || said.scope(|| worker::run(ctx)))
                 .map_err(|e| Failure::Runtime(format!("starting a worker thread: {e}")))?;
             handles.push((ji, number, h));
         }
@@ -237,11 +238,13 @@ fn run_phase(
     let specs: Vec<&JobSpec> = jobs.iter().map(|j| &*j.spec).collect();
     let worker_jobs: Vec<usize> = lives.iter().map(|(ji, _)| *ji).collect();
     let mut steady = crate::steadystate::units(&worker_jobs, &specs, groups, t0);
-    let mut prog = Progress::new(show, expected);
+    obs.phase_start(expected);
+    let said = notices::current();
     let mut next_tick = t0 + 1_000_000_000;
     let mut end_run = false;
     while !live_only.iter().all(|l| l.done.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(20));
+        said.drain_into(obs);
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
@@ -267,7 +270,7 @@ fn run_phase(
             if let Some(Ok(d)) = emu_dev.as_ref().map(|d| d.device.lock()) {
                 emu_free.push(d.free_blocks());
             }
-            prog.tick((now - t0) as f64 / 1e9, &live_only);
+            obs.progress((now - t0) as f64 / 1e9, &totals(&live_only));
             crate::steadystate::sample(&mut steady, now, &live_only, &mut ends);
             next_tick += 1_000_000_000;
         }
@@ -290,7 +293,8 @@ fn run_phase(
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
     drop(timer);
-    prog.finish();
+    obs.phase_end();
+    said.drain_into(obs);
     if let Some((s, _, raw)) = &mut sampler {
         s.disable();
         s.drain(&mut |x| raw.push(x.user, x.pid, x.ip, &x.callchain, x.weight_ns, x.timing));
@@ -341,10 +345,10 @@ fn run_phase(
     let profile = sampler.map(|(s, mut c, raw)| {
         raw.classify_into(&mut c);
         if s.throttled > 0 {
-            eprintln!(
-                "ssdready: --profile: the kernel throttled sampling {} times",
+            obs.note(&format!(
+                "--profile: the kernel throttled sampling {} times",
                 s.throttled
-            );
+            ));
         }
         let mut r = c.report(
             s.period_ns(),
@@ -396,6 +400,18 @@ fn run_phase(
         steady,
         end_run,
     })
+}
+
+/// The workers' completed I/Os and bytes per direction.
+fn totals(lives: &[Arc<Live>]) -> Totals {
+    let mut now = [(0u64, 0u64); 3];
+    for l in lives {
+        for (d, n) in now.iter_mut().enumerate() {
+            n.0 += l.ios[d].load(Relaxed);
+            n.1 += l.bytes[d].load(Relaxed);
+        }
+    }
+    now
 }
 
 /// fio's `exitall`: a finished worker of a job with it ends, as its
@@ -463,21 +479,26 @@ fn phase_failure(jobs: &[PreparedJob], outcomes: &[(usize, WorkerOutcome)]) -> O
 /// Resolve the jobs without running them (`--parse-only`): the one
 /// validation path, plus the emulated devices' parameters and memory as a
 /// run (`Real`) or a simulation (`Virtual`) would check them.
-pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
+pub fn resolve_only(
+    args: &RunRequest,
+    time: TimeBase,
+    obs: &mut dyn RunObserver,
+) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
     // What a run would refuse, --parse-only refuses too (one line, exit 2).
     crate::validate::refuse_unrunnable(&specs)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
-            eprintln!("ssdready: {n}");
+            obs.note(&n);
         }
     }
     Ok(specs)
 }
 
 /// Run the jobs; returns the result (possibly marked interrupted).
-pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
+pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult, Failure> {
+    let stop = args.stop.clone();
     let mut specs = crate::validate::jobs(args)?;
     crate::validate::refuse_unrunnable(&specs)?;
     for s in specs.iter_mut().filter(|s| !s.randrepeat) {
@@ -494,7 +515,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     let clock = Clock::calibrate();
     let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
     crate::devices::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
-    let emu_devices = crate::devices::create(emu_params, clock, &stop).map_err(Failure::Runtime)?;
+    let emu_devices = crate::devices::create(emu_params, clock, &stop)?;
     let mut jobs: Vec<PreparedJob> = specs
         .into_iter()
         .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
@@ -506,16 +527,15 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
     for t in jobs.iter().flat_map(|j| j.targets.iter()) {
         if let Some(w) = &t.overridden {
             // Said now, before anything is written, and again with the results.
-            eprintln!("ssdready: warning: {w}");
+            obs.warning(w);
             warnings.push(w.clone());
         }
     }
     // Said once every check passed: a refusal stays one line.
     if let Some(n) = note {
-        eprintln!("ssdready: {n}");
+        obs.note(&n);
     }
-    let show = progress::display(args);
-    crate::layout::ready(&jobs, &stop, show.bar)?;
+    crate::layout::ready(&jobs, &stop, obs)?;
     let jobs = crate::layout::map_file_sectors(jobs);
 
     let mut devices: Vec<String> = jobs
@@ -554,7 +574,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
             &mut worker_number,
             clock,
             &stop,
-            show,
+            obs,
             &mut warnings,
             &mut emu_free,
             args.profile,

@@ -5,17 +5,17 @@
 
 use crate::failure::{bad, Failure};
 use crate::phases::phases_and_groups;
-use crate::request::RunArgs;
+use crate::request::RunRequest;
 use crate::run::job_result_from;
 use ssdready_core::result::*;
 use ssdready_emu::device::Device;
 use ssdready_emu::memory::TimeBase;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Simulate the jobs of `args`.
-pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failure> {
+pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
+    let stop = args.stop.clone();
     let mut specs = crate::validate::jobs(args)?;
     crate::validate::refuse_unrunnable(&specs)?;
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
@@ -84,7 +84,7 @@ pub fn execute(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<RunResult, Failu
                 .iter()
                 .map(|(k, p)| (k.clone(), Device::new(p)))
                 .collect()
-        });
+        })?;
     for s in &specs {
         let cap = devices[&s.filename[0]].capacity();
         ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;

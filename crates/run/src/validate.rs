@@ -7,7 +7,7 @@
 //! are bad input (exit code 2), found before anything is written.
 
 use crate::failure::{bad, environmental, Failure};
-use crate::request::RunArgs;
+use crate::request::RunRequest;
 use nix::errno::Errno;
 use ssdready_core::host::Host;
 use ssdready_core::options::build_jobs_on;
@@ -53,7 +53,7 @@ fn aio_requests() -> Option<u64> {
 
 /// Build and check every job of `args`, emulator targets included, without
 /// running or writing anything.
-pub fn jobs(args: &RunArgs) -> Result<Vec<JobSpec>, Failure> {
+pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
     let mut specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
     let merged = crate::replay::prepare(&mut specs).map_err(bad)?;
     check_emulator_targets(&specs)?;

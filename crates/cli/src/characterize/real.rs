@@ -1,6 +1,6 @@
 //! Characterization of a block device or file in real time: every step is
-//! a normal `ssdready run` (`run::execute` with its own parser, exactly as
-//! the study runs its points), so writes go through the same safety checks:
+//! a normal `ssdready run` (the run library's `execute`, its options through
+//! the option table, exactly as the study runs its points), so writes go through the same safety checks:
 //! a device in use is refused unless `--allow-destructive`.
 //!
 //! The purge is a TRIM (discard) of the whole device, with `--purge` only;
@@ -8,7 +8,7 @@
 //! file cannot be purged: its file system places its blocks.
 
 use super::virt::rw_of;
-use crate::run::{self, Failure as RunFailure};
+use ssdready_run::Failure as RunFailure;
 use ssdready_characterize::driver::{Failure, PointOutcome, Runner, WsatRun};
 use ssdready_characterize::model::*;
 use ssdready_characterize::plan::{Point, WsatPlan};
@@ -36,9 +36,6 @@ impl RealRunner {
     /// Run one job with `options` after the common ones.
     fn run(&self, options: &[String]) -> Result<RunResult, Failure> {
         let mut all: Vec<String> = Vec::new();
-        if self.allow_destructive {
-            all.push("--allow-destructive".into());
-        }
         if self.quiet {
             all.push("--quiet".into());
         }
@@ -51,17 +48,13 @@ impl RealRunner {
             "--group_reporting".into(),
         ]);
         all.extend_from_slice(options);
-        let args = crate::args::parse(&all).map_err(|e| Failure::Failed(e.to_string()))?;
-        let stop = self.stop.clone();
-        let ran =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
+        let ran = crate::progress::run_options(&all, self.stop.clone(), self.allow_destructive);
         let r = match ran {
-            Ok(Ok(r)) => r,
-            Ok(Err(RunFailure::BadInput(m))) => return Err(Failure::NotApplicable(m)),
-            Ok(Err(
-                RunFailure::Runtime(m) | RunFailure::Internal(m) | RunFailure::Interrupted(m),
-            )) => return Err(Failure::Failed(m)),
-            Err(_) => return Err(Failure::Failed("the run panicked (see above)".into())),
+            Ok(r) => r,
+            Err(RunFailure::BadInput(m)) => return Err(Failure::NotApplicable(m)),
+            Err(RunFailure::Runtime(m) | RunFailure::Internal(m) | RunFailure::Interrupted(m)) => {
+                return Err(Failure::Failed(m))
+            }
         };
         if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
             return Err(Failure::Failed(j.first_error.clone().unwrap_or_default()));

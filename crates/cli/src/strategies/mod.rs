@@ -4,8 +4,8 @@
 //! merge, on sequential and random 4 KiB reads and writes from 16 threads)
 //! plus interrupt coalescing, SQPOLL and hybrid polling.
 //!
-//! Each strategy × pattern is an ordinary run through `run`'s own parser
-//! and run path (`run::execute`), in real time, so it writes only where
+//! Each strategy × pattern is an ordinary run through `run`'s option table
+//! and run path (the run library's `execute`), in real time, so it writes only where
 //! `run` would, after the same checks; a strategy the target cannot take
 //! (temporal merge off the emulator, SQPOLL without io_uring, writes the
 //! safety checks refuse) is listed as skipped with `run`'s own reason. The
@@ -21,7 +21,7 @@ mod doc;
 mod matrix;
 mod print;
 
-use crate::run::{self, Failure as RunFailure};
+use ssdready_run::Failure as RunFailure;
 use crate::{fail, say};
 use anyhow::Context as _;
 use matrix::{Peak, Target, PATTERNS, STRATEGIES};
@@ -96,21 +96,14 @@ fn run_point(
     options: &[String],
     stop: &Arc<AtomicBool>,
 ) -> Result<ssdready_core::result::RunResult, String> {
-    let args = crate::args::parse(options).map_err(|e| e.to_string())?;
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run::execute(&args, stop.clone())
-    }));
-    match ran {
-        Ok(Ok(r)) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
+    match crate::progress::run_options(options, stop.clone(), false) {
+        Ok(r) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
             Some(e) => Err(format!("{RUN_FAILED}: {e}")),
             None => Ok(r),
         },
-        Ok(Err(RunFailure::BadInput(m))) => Err(m),
-        Ok(Err(RunFailure::Runtime(m) | RunFailure::Internal(m))) => {
-            Err(format!("{RUN_FAILED}: {m}"))
-        }
-        Ok(Err(RunFailure::Interrupted(m))) => Err(format!("interrupted: {m}")),
-        Err(_) => Err(format!("{RUN_FAILED}: it panicked (see above)")),
+        Err(RunFailure::BadInput(m)) => Err(m),
+        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(format!("{RUN_FAILED}: {m}")),
+        Err(RunFailure::Interrupted(m)) => Err(format!("interrupted: {m}")),
     }
 }
 

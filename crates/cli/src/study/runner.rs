@@ -1,10 +1,10 @@
 //! The study's runs through the platform: each point's options go through
-//! `run`'s own parser and run path (`run::execute`), so a study writes only
-//! where `run` would, after the same checks. The scheduler sweep switches
+//! `run`'s option table and run path (the run library's `execute`), so a
+//! study writes only where `run` would, after the same checks. The scheduler sweep switches
 //! the device's I/O scheduler through sysfs and restores the original
 //! before any other run, at the end, and on Ctrl-C.
 
-use crate::run::{self, Failure as RunFailure};
+use ssdready_run::Failure as RunFailure;
 use ssdready_study::driver::{Failure, Outcome, Runner};
 use ssdready_study::model::TargetProfile;
 use ssdready_study::plan::Workload;
@@ -18,7 +18,7 @@ struct Switched {
     original: String,
 }
 
-/// Runs points with `run::execute`.
+/// Runs points with the run library.
 pub struct RealRunner {
     stop: Arc<AtomicBool>,
     /// `study --allow-destructive`: each run gets it too, so the writes the
@@ -94,17 +94,9 @@ impl Drop for RealRunner {
 impl Runner for RealRunner {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
-        let mut all: Vec<String> = Vec::with_capacity(options.len() + 1);
-        if self.allow_destructive {
-            all.push("--allow-destructive".into());
-        }
-        all.extend_from_slice(options);
-        let args = crate::args::parse(&all).map_err(|e| Failure::NotApplicable(e.to_string()))?;
-        let stop = self.stop.clone();
-        let ran =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::execute(&args, stop)));
+        let ran = crate::progress::run_options(options, self.stop.clone(), self.allow_destructive);
         match ran {
-            Ok(Ok(r)) => {
+            Ok(r) => {
                 if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
                     return Err(Failure::Failed(format!(
                         "job '{}': {}",
@@ -118,11 +110,10 @@ impl Runner for RealRunner {
                     clock: "real".into(),
                 })
             }
-            Ok(Err(RunFailure::BadInput(m))) => Err(Failure::NotApplicable(m)),
-            Ok(Err(RunFailure::Runtime(m) | RunFailure::Internal(m))) => Err(Failure::Failed(m)),
+            Err(RunFailure::BadInput(m)) => Err(Failure::NotApplicable(m)),
+            Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(Failure::Failed(m)),
             // The study sees the stop flag itself and keeps what ran.
-            Ok(Err(RunFailure::Interrupted(m))) => Err(Failure::Failed(m)),
-            Err(_) => Err(Failure::Failed("the run panicked (see above)".into())),
+            Err(RunFailure::Interrupted(m)) => Err(Failure::Failed(m)),
         }
     }
 

@@ -159,7 +159,9 @@ impl Drop for Applied {
                 "--value",
                 &value,
             ]) {
-                eprintln!("ssdready: warning: putting back interrupt coalescing on {dev}: {e}");
+                crate::observer::notices::warning(format!(
+                    "putting back interrupt coalescing on {dev}: {e}"
+                ));
             }
         }
     }

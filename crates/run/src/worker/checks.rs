@@ -118,7 +118,7 @@ fn dump_block(name: &str, offset: u64, what: &str, bytes: &[u8]) {
         .unwrap_or_else(|| "emu".into());
     let path = format!("{base}.{offset}.{what}");
     if let Err(e) = crate::output::replace(std::path::Path::new(&path), bytes) {
-        eprintln!("ssdready: verify_dump: writing {path}: {e}");
+        crate::observer::notices::note(format!("verify_dump: writing {path}: {e}"));
     }
 }
 
@@ -146,6 +146,8 @@ pub(super) fn save_state(flow: &JobFlow, name: &str, number: u32) {
     let path = state_path(name, number);
     let s = flow.saved_state(name, u64::from(number.saturating_sub(1)));
     if let Err(e) = crate::output::replace(std::path::Path::new(&path), &s.to_bytes()) {
-        eprintln!("ssdready: warning: job '{name}': verify_state_save: writing {path}: {e}");
+        crate::observer::notices::warning(format!(
+            "job '{name}': verify_state_save: writing {path}: {e}"
+        ));
     }
 }

@@ -6,13 +6,17 @@
 //! `--status-interval=T` adds a line every T with the figures since the
 //! phase started (fio dumps its whole report to stdout instead; a stated
 //! difference).
+//!
+//! [`Terminal`] is the command line's observer of a run (the library's
+//! [`RunObserver`]): it prints the run's warnings and notes on stderr as
+//! they come, and draws the progress described above.
 
-use crate::request::{Eta, RunArgs};
-use crate::worker::Live;
+use crate::args::{Eta, RunArgs};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_bytes, fmt_count};
+use ssdready_run::{Failure, RunObserver, RunRequest, RunResult, Totals};
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// The display; a no-op when hidden.
@@ -56,6 +60,109 @@ pub fn display(args: &RunArgs) -> Display {
     }
 }
 
+/// How progress is shown for a run started by another command (study,
+/// characterize, strategies): fio's `--eta=auto`, or nothing when `quiet`.
+pub fn display_auto(quiet: bool) -> Display {
+    Display {
+        bar: !quiet && std::io::stderr().is_terminal(),
+        ..Display::default()
+    }
+}
+
+impl RunArgs {
+    /// The library's request for these arguments, stopped by `stop`.
+    pub fn request(&self, stop: Arc<AtomicBool>) -> RunRequest {
+        RunRequest {
+            sections: self.sections.clone(),
+            allow_destructive: self.allow_destructive,
+            parse_only: self.parse_only,
+            profile: self.profile,
+            decompose: self.decompose,
+            bandwidth_log: self.bandwidth_log.clone(),
+            stop,
+        }
+    }
+}
+
+/// Run `options` (written as on `ssdready run`'s command line; `--quiet`
+/// hides the progress) through the library, as every command that runs
+/// jobs does (study, characterize, strategies): the options go through the
+/// option table with a job file's checks, and a panic comes back as
+/// [`Failure::Internal`].
+pub fn run_options<S: AsRef<str>>(
+    options: &[S],
+    stop: Arc<AtomicBool>,
+    allow_destructive: bool,
+) -> Result<RunResult, Failure> {
+    let mut request = RunRequest::new(stop);
+    request.allow_destructive = allow_destructive;
+    request
+        .options(options)
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
+    let quiet = options.iter().any(|o| o.as_ref() == "--quiet");
+    ssdready_run::execute(request, &mut Terminal::new(display_auto(quiet)))
+}
+
+/// The command line's observer of a run: warnings and notes on stderr at
+/// once, progress as its [`Display`] says.
+pub struct Terminal {
+    display: Display,
+    phase: Option<Progress>,
+    layout: Option<ProgressBar>,
+}
+
+impl Terminal {
+    pub fn new(display: Display) -> Self {
+        Terminal {
+            display,
+            phase: None,
+            layout: None,
+        }
+    }
+}
+
+impl RunObserver for Terminal {
+    fn warning(&mut self, text: &str) {
+        eprintln!("ssdready: warning: {text}");
+    }
+
+    fn note(&mut self, text: &str) {
+        eprintln!("ssdready: {text}");
+    }
+
+    fn layout_start(&mut self, path: &str, total: u64) {
+        self.layout = Some(layout_bar(self.display.bar, path, total));
+    }
+
+    fn layout_progress(&mut self, done: u64) {
+        if let Some(b) = &self.layout {
+            b.set_position(done);
+        }
+    }
+
+    fn layout_end(&mut self) {
+        if let Some(b) = self.layout.take() {
+            b.finish_and_clear();
+        }
+    }
+
+    fn phase_start(&mut self, expected_s: Option<f64>) {
+        self.phase = Some(Progress::new(self.display, expected_s));
+    }
+
+    fn progress(&mut self, t: f64, totals: &Totals) {
+        if let Some(p) = &mut self.phase {
+            p.tick(t, totals);
+        }
+    }
+
+    fn phase_end(&mut self) {
+        if let Some(p) = self.phase.take() {
+            p.finish();
+        }
+    }
+}
+
 impl Progress {
     /// A display for a run expected to last `expected_s` seconds, if known.
     pub fn new(display: Display, expected_s: Option<f64>) -> Self {
@@ -80,15 +187,9 @@ impl Progress {
         }
     }
 
-    /// Update from the workers' live counters at `t` seconds since start.
-    pub fn tick(&mut self, t: f64, lives: &[Arc<Live>]) {
-        let mut now = [(0u64, 0u64); 3];
-        for l in lives {
-            for (d, n) in now.iter_mut().enumerate() {
-                n.0 += l.ios[d].load(Relaxed);
-                n.1 += l.bytes[d].load(Relaxed);
-            }
-        }
+    /// Update from the workers' counters at `t` seconds since start.
+    pub fn tick(&mut self, t: f64, now: &Totals) {
+        let now = *now;
         let dt = (t - self.last_t).max(1e-3);
         let mut parts = Vec::new();
         for (d, name) in ["read", "write", "trim"].iter().enumerate() {
