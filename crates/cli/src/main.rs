@@ -8,6 +8,7 @@
 //! names it and where); 130 interrupted (results so far were still
 //! reported).
 
+mod app_cmd;
 mod args;
 mod characterize;
 mod compare;
@@ -42,6 +43,9 @@ enum Cmd {
     /// Study a device: how much of its speed reaches applications, where the
     /// rest goes, and what to change (writes DIR/study.json and DIR/report.html).
     Study(study::StudyArgs),
+    /// Run an application workload (small-files, sqlite, fdatasync, pgbench)
+    /// in a directory: its rate and latency, and the device's I/O per operation.
+    App(app_cmd::AppArgs),
     /// Characterize a device the SNIA PTS way: purge, precondition, then
     /// IOPS, throughput, latency and write saturation, each to steady
     /// state, and the write cliff (writes DIR/characterize.json).
@@ -523,6 +527,7 @@ fn main() {
         } => run_command(&args, true),
         Cmd::Run { args } => run_command(&args, false),
         Cmd::Study(a) => study::command(a),
+        Cmd::App(a) => app_cmd::command(a),
         Cmd::History(a) => history::command(a),
         Cmd::Compare(a) => compare::command(a),
         Cmd::Characterize(a) => characterize::command(a),

@@ -1,0 +1,282 @@
+//! OLTP on SQLite: pgbench's TPC-B-like transaction.
+//!
+//! The database holds pgbench's four tables at the scale asked for
+//! (`scale` branches, 10 tellers and 100,000 accounts per branch, and the
+//! `history` table). A transaction updates one account's balance, reads it
+//! back, updates a teller's and a branch's, and inserts a row into
+//! `history` — one row per committed transaction, so the database itself
+//! counts what the workload claims.
+//!
+//! `jobs` connections run transactions concurrently; SQLite has one writer
+//! at a time, so each takes the write lock with `BEGIN IMMEDIATE` and waits
+//! for it (in 20 ms steps, looking at the stop flag between). The journal
+//! is WAL or the rollback journal (`delete`), and `synchronous` NORMAL or
+//! FULL: with WAL and NORMAL a commit does not sync at all (only
+//! checkpoints do), with FULL each commit syncs the WAL; with the rollback
+//! journal each commit syncs the journal and the database.
+
+use crate::result::AppResult;
+use crate::{device, workdir, Config, Error, Phase, Workload};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rusqlite::{params, Connection, ErrorCode};
+use ssdready_core::hist::Histogram;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Accounts per unit of scale (pgbench's `naccounts`).
+pub const ACCOUNTS: u64 = 100_000;
+/// Tellers per unit of scale.
+pub const TELLERS: u64 = 10;
+/// The database's file name in the workload's directory.
+pub const DB_FILE: &str = "bench.db";
+
+const FILLER: &str =
+    "                                                                                    ";
+
+#[derive(Default)]
+struct JobOut {
+    lat: Histogram,
+    commit_lat: Histogram,
+    transactions: u64,
+    busy_waits: u64,
+    error: Option<String>,
+}
+
+fn db_err(what: &str, e: rusqlite::Error) -> Error {
+    Error::Runtime(format!("SQLite, {what}: {e}"))
+}
+
+/// Run the SQLite OLTP workload.
+pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
+    let wd = workdir::prepare(&cfg.directory, Workload::Sqlite)?;
+    let db = wd.join(DB_FILE);
+    let t_init = Instant::now();
+    populate(&db, cfg, &stop)?;
+    let init_ns = t_init.elapsed().as_nanos() as u64;
+    workdir::sync_fs(&wd)?;
+    let data_bytes = dir_bytes(&wd);
+    let mut window = device::Window::new(&wd);
+    window.begin();
+    let phase = Phase::new(cfg.runtime_ns, stop);
+    let outs: Vec<JobOut> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cfg.jobs as u64)
+            .map(|j| {
+                let (phase, db) = (&phase, &db);
+                s.spawn(move || worker(db, j, cfg, phase))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let elapsed = phase.elapsed_ns();
+    let t_sync = Instant::now();
+    workdir::sync_fs(&wd)?;
+    let sync_ns = t_sync.elapsed().as_nanos() as u64;
+    let (mut lat, mut commit_lat) = (Histogram::new(), Histogram::new());
+    let (mut tx, mut busy) = (0, 0);
+    for o in &outs {
+        if let Some(e) = &o.error {
+            return Err(Error::Runtime(e.clone()));
+        }
+        lat.merge(&o.lat);
+        commit_lat.merge(&o.commit_lat);
+        tx += o.transactions;
+        busy += o.busy_waits;
+    }
+    // The bytes SQLite was handed: one history row and three updated rows
+    // per transaction are what the application changed; the pages SQLite
+    // writes are the file system's input, counted by the device.
+    let dev = window.end(tx, 0);
+    let mut r = AppResult {
+        name: Workload::Sqlite.name().into(),
+        op: "transaction".into(),
+        directory: wd.display().to_string(),
+        jobs: cfg.jobs,
+        scale: cfg.scale,
+        seed: cfg.seed,
+        interrupted: phase.stopped(),
+        ..Default::default()
+    };
+    r.setting("journal", cfg.journal.name());
+    r.setting("synchronous", cfg.synchronous.name());
+    r.setting("sqlite_version", rusqlite::version());
+    r.finish(elapsed, tx, &lat, dev);
+    r.count("transactions", tx);
+    r.count("accounts", ACCOUNTS * cfg.scale as u64);
+    r.count("tellers", TELLERS * cfg.scale as u64);
+    r.count("branches", cfg.scale);
+    r.count("data_bytes", data_bytes);
+    r.count("busy_waits", busy);
+    r.count("populate_ns", init_ns);
+    r.count("final_sync_ns", sync_ns);
+    r.count(
+        "commit_lat_ns",
+        serde_json::to_value(crate::LatNs::of(&commit_lat)).expect("serialises"),
+    );
+    r.notes.push(format!(
+        "the database's files were {:.1} MiB before the run; the device's figures include a sync of the file system after the timed phase ({:.1} ms, not in the transaction rate)",
+        data_bytes as f64 / (1 << 20) as f64,
+        sync_ns as f64 / 1e6
+    ));
+    Ok(r)
+}
+
+/// Apply the journal mode and `synchronous` to a connection.
+fn configure(c: &Connection, cfg: &Config) -> Result<(), Error> {
+    let mode: String = c
+        .query_row(
+            &format!("PRAGMA journal_mode={}", cfg.journal.name()),
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| db_err("setting the journal mode", e))?;
+    if !mode.eq_ignore_ascii_case(cfg.journal.name()) {
+        return Err(Error::Runtime(format!(
+            "SQLite kept journal mode '{mode}' instead of '{}' (the file system may not support it)",
+            cfg.journal.name()
+        )));
+    }
+    c.execute_batch(&format!("PRAGMA synchronous={}", cfg.synchronous.name()))
+        .map_err(|e| db_err("setting synchronous", e))?;
+    c.busy_timeout(Duration::from_millis(20))
+        .map_err(|e| db_err("setting the busy timeout", e))
+}
+
+/// Make pgbench's tables and fill them (one transaction, so this is quick).
+fn populate(db: &Path, cfg: &Config, stop: &AtomicBool) -> Result<(), Error> {
+    let mut c = Connection::open(db).map_err(|e| db_err("opening the database", e))?;
+    configure(&c, cfg)?;
+    c.execute_batch(
+        "CREATE TABLE pgbench_branches(bid INTEGER PRIMARY KEY, bbalance INTEGER NOT NULL, filler TEXT);
+         CREATE TABLE pgbench_tellers(tid INTEGER PRIMARY KEY, bid INTEGER NOT NULL, tbalance INTEGER NOT NULL, filler TEXT);
+         CREATE TABLE pgbench_accounts(aid INTEGER PRIMARY KEY, bid INTEGER NOT NULL, abalance INTEGER NOT NULL, filler TEXT);
+         CREATE TABLE history(hid INTEGER PRIMARY KEY, tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TEXT, filler TEXT);",
+    )
+    .map_err(|e| db_err("making the tables", e))?;
+    let scale = cfg.scale as u64;
+    let tx = c.transaction().map_err(|e| db_err("populating", e))?;
+    {
+        let ins = |sql: &str, n: u64, per: u64| -> Result<(), Error> {
+            let mut st = tx.prepare(sql).map_err(|e| db_err("populating", e))?;
+            for id in 1..=n {
+                if id % 10_000 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Err(Error::Interrupted);
+                }
+                st.execute(params![id as i64, ((id - 1) / per + 1) as i64, FILLER])
+                    .map_err(|e| db_err("populating", e))?;
+            }
+            Ok(())
+        };
+        ins("INSERT INTO pgbench_branches VALUES(?1, 0, ?3)", scale, 1)?;
+        ins(
+            "INSERT INTO pgbench_tellers VALUES(?1, ?2, 0, ?3)",
+            TELLERS * scale,
+            TELLERS,
+        )?;
+        ins(
+            "INSERT INTO pgbench_accounts VALUES(?1, ?2, 0, ?3)",
+            ACCOUNTS * scale,
+            ACCOUNTS,
+        )?;
+    }
+    tx.commit().map_err(|e| db_err("populating", e))
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+fn worker(db: &Path, job: u64, cfg: &Config, phase: &Phase) -> JobOut {
+    let mut out = JobOut::default();
+    if let Err(e) = transactions(db, job, cfg, phase, &mut out) {
+        out.error = Some(e.to_string());
+    }
+    out
+}
+
+fn transactions(
+    db: &Path,
+    job: u64,
+    cfg: &Config,
+    phase: &Phase,
+    out: &mut JobOut,
+) -> Result<(), Error> {
+    let c = Connection::open(db).map_err(|e| db_err("opening the database", e))?;
+    configure(&c, cfg)?;
+    let mut rng = SmallRng::seed_from_u64(cfg.seed ^ (job + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let scale = cfg.scale as u64;
+    while phase.running() {
+        let aid = rng.random_range(1..=ACCOUNTS * scale) as i64;
+        let tid = rng.random_range(1..=TELLERS * scale) as i64;
+        let bid = rng.random_range(1..=scale) as i64;
+        let delta: i64 = rng.random_range(-5000..=5000);
+        let t0 = Instant::now();
+        // Wait for the write lock, looking at the stop flag every 20 ms.
+        loop {
+            match c.execute_batch("BEGIN IMMEDIATE") {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) => {
+                    out.busy_waits += 1;
+                    if !phase.running() {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(db_err("BEGIN", e)),
+            }
+        }
+        let body = || -> rusqlite::Result<()> {
+            c.prepare_cached(
+                "UPDATE pgbench_accounts SET abalance = abalance + ?1 WHERE aid = ?2",
+            )?
+            .execute(params![delta, aid])?;
+            let _bal: i64 = c
+                .prepare_cached("SELECT abalance FROM pgbench_accounts WHERE aid = ?1")?
+                .query_row(params![aid], |r| r.get(0))?;
+            c.prepare_cached("UPDATE pgbench_tellers SET tbalance = tbalance + ?1 WHERE tid = ?2")?
+                .execute(params![delta, tid])?;
+            c.prepare_cached(
+                "UPDATE pgbench_branches SET bbalance = bbalance + ?1 WHERE bid = ?2",
+            )?
+            .execute(params![delta, bid])?;
+            c.prepare_cached(
+                "INSERT INTO history(tid, bid, aid, delta, mtime) VALUES(?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)",
+            )?
+            .execute(params![tid, bid, aid, delta])?;
+            Ok(())
+        };
+        if let Err(e) = body() {
+            let _ = c.execute_batch("ROLLBACK");
+            return Err(db_err("a transaction", e));
+        }
+        let tc = Instant::now();
+        if let Err(e) = c.execute_batch("COMMIT") {
+            let _ = c.execute_batch("ROLLBACK");
+            return Err(db_err("COMMIT", e));
+        }
+        let end = Instant::now();
+        out.commit_lat.record((end - tc).as_nanos() as u64);
+        out.lat.record((end - t0).as_nanos() as u64);
+        out.transactions += 1;
+    }
+    Ok(())
+}
+
+/// Bytes of the files in `dir` (the database, its journal or WAL).
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,168 @@
+//! `ssdready app NAME --directory DIR`: how much of the device's speed
+//! reaches a file system and a database (small files, SQLite OLTP,
+//! fdatasync log appends, pgbench), with the device's I/O per application
+//! operation. The workloads live in the `ssdready-app` crate; this is the
+//! command line, progress and output.
+
+use crate::{fail, say};
+use ssdready_app::{Config, Error, Journal, Synchronous, Workload};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The `app` command line.
+#[derive(clap::Args, Debug)]
+pub struct AppArgs {
+    /// small-files, sqlite, fdatasync or pgbench.
+    pub name: String,
+    /// The directory to run in (its file system is what is measured); the
+    /// workload's files go in DIR/ssdready-NAME and stay there.
+    #[arg(long, value_name = "DIR")]
+    pub directory: PathBuf,
+    /// Length of the timed phase, e.g. 10s, 500ms.
+    #[arg(long, value_name = "TIME", default_value = "10s")]
+    pub runtime: String,
+    /// Concurrent workers: threads, SQLite connections, pgbench clients.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: u32,
+    /// Data set size: thousands of files (small-files), pgbench scale
+    /// (sqlite, pgbench: 100,000 accounts each), log MiB per job (fdatasync).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub scale: u32,
+    /// Seed of the workload's random choices.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Append size (fdatasync, default 4k) or largest file (small-files, default 16k).
+    #[arg(long, value_name = "SIZE")]
+    pub bs: Option<String>,
+    /// SQLite journal: wal or delete.
+    #[arg(long, value_name = "MODE", default_value = "wal")]
+    pub journal: String,
+    /// SQLite synchronous: normal or full.
+    #[arg(long, value_name = "MODE", default_value = "full")]
+    pub synchronous: String,
+    /// small-files: fsync each file after a create or an append.
+    #[arg(long)]
+    pub fsync: bool,
+    /// pgbench: keep the cluster's files after a failed or interrupted run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Remove the workload's files from DIR (ssdready-NAME) and exit.
+    #[arg(long)]
+    pub clean: bool,
+    /// Write the result here (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// text or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub output_format: String,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn config(a: &AppArgs) -> Result<Config, Error> {
+    let w = Workload::parse(&a.name)?;
+    let mut c = Config::new(w, a.directory.clone());
+    c.runtime_ns = ssdready_core::units::parse_time_ns(&a.runtime, 1_000_000_000).map_err(|e| {
+        Error::BadInput(format!(
+            "option '--runtime': {e} (allowed: a time such as 10s)"
+        ))
+    })?;
+    c.jobs = a.jobs;
+    c.scale = a.scale;
+    if let Some(s) = a.seed {
+        c.seed = s;
+    }
+    if let Some(bs) = &a.bs {
+        c.bs = ssdready_core::units::parse_size(bs, 1024).map_err(|e| {
+            Error::BadInput(format!("option '--bs': {e} (allowed: a size such as 4k)"))
+        })?;
+    }
+    c.journal = Journal::parse(&a.journal)?;
+    c.synchronous = Synchronous::parse(&a.synchronous)?;
+    c.fsync = a.fsync;
+    c.keep = a.keep;
+    c.check()?;
+    Ok(c)
+}
+
+fn code(e: &Error) -> i32 {
+    match e {
+        Error::BadInput(_) | Error::Missing(_) => 2,
+        Error::Runtime(_) => 1,
+        Error::Interrupted => 130,
+    }
+}
+
+pub fn command(a: AppArgs) {
+    let cfg = config(&a).unwrap_or_else(|e| fail(code(&e), &e.to_string()));
+    let json = match a.output_format.as_str() {
+        "json" => true,
+        "text" => false,
+        f => fail(
+            2,
+            &format!("option '--output-format': unknown format '{f}' (allowed: text, json)"),
+        ),
+    };
+    if a.clean {
+        match ssdready_app::clean(&cfg.directory, cfg.workload) {
+            Ok(true) => say(&format!(
+                "removed {}",
+                ssdready_app::workdir_of(&cfg.directory, cfg.workload).display()
+            )),
+            Ok(false) => say("nothing to remove"),
+            Err(e) => fail(code(&e), &e.to_string()),
+        }
+        return;
+    }
+    let sink = match &a.output {
+        Some(p) => crate::output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        None => crate::output::Sink::Stdout,
+    };
+    let stop = crate::stop_on_signals();
+    let done = Arc::new(AtomicBool::new(false));
+    let ticker = (!a.quiet && std::io::stderr().is_terminal())
+        .then(|| progress(cfg.workload.name(), done.clone()));
+    let result = ssdready_app::run(&cfg, stop);
+    done.store(true, Ordering::Relaxed);
+    if let Some(t) = ticker {
+        let _ = t.join();
+    }
+    let r = result.unwrap_or_else(|e| fail(code(&e), &format!("app {}: {e}", cfg.workload.name())));
+    let text = if json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&r.to_json()).expect("results serialise")
+        )
+    } else {
+        r.to_text()
+    };
+    if let Err(e) = crate::output::write(&sink, &text) {
+        fail(1, &e);
+    }
+    if r.interrupted {
+        say("interrupted; the results cover what ran");
+        std::process::exit(130);
+    }
+}
+
+/// Elapsed time on stderr each second while the workload runs.
+fn progress(name: &'static str, done: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        let mut last = 0;
+        while !done.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let s = t0.elapsed().as_secs();
+            if s > last {
+                last = s;
+                eprint!("\rssdready: app {name}: {s} s");
+            }
+        }
+        if last > 0 {
+            eprintln!();
+        }
+    })
+}
