@@ -1,0 +1,361 @@
+//! Drive fio servers (or ssdready servers): one thread per host, each
+//! PROBE → JOBLINE/JOB → RUN → (SEND_ETA while running) → TS, GS, TEXT →
+//! STOP, QUIT. A host that does not answer, dies mid-run or sends garbage
+//! is named with what happened; what it sent before is kept and the other
+//! hosts' results are unaffected.
+
+use crate::pdu::{self, ProbeReply};
+use crate::tstat::{GroupStats, TsPdu};
+use crate::wire::{self, op, Wait};
+use crate::{Error, VERSIONS};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// How long a host may take to accept the connection and answer PROBE.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a running host may stay silent (it is asked for its ETA every
+/// second, which fio answers even with no job running).
+pub const SILENCE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// One host to drive, as named and as resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    /// As the user wrote it (without fio's `ip:` / `ip6:` prefix).
+    pub name: String,
+    pub port: u16,
+    pub addr: SocketAddr,
+}
+
+/// Parse one host as fio's `--client` takes it: `HOST`, `HOST,PORT`,
+/// `ip:HOST,PORT`, `ip6:HOST,PORT`, or `HOST:PORT` / `[V6]:PORT`.
+pub fn parse_host(s: &str) -> Result<Host, String> {
+    let s = s.trim();
+    let (v6, rest) = if let Some(r) = s.strip_prefix("ip6:") {
+        (true, r)
+    } else if let Some(r) = s.strip_prefix("ip4:").or_else(|| s.strip_prefix("ip:")) {
+        (false, r)
+    } else {
+        (false, s)
+    };
+    if rest.starts_with("sock:") || s.starts_with("sock:") {
+        return Err(format!(
+            "host '{s}': local sockets are not supported (allowed: HOST[,PORT])"
+        ));
+    }
+    let (name, port) = if let Some((h, p)) = rest.rsplit_once(',') {
+        (h.to_string(), Some(p))
+    } else if let Some(r) = rest.strip_prefix('[') {
+        let (h, p) = r
+            .split_once(']')
+            .ok_or_else(|| format!("host '{s}': unclosed '[' (allowed: [ADDR]:PORT)"))?;
+        (h.to_string(), p.strip_prefix(':'))
+    } else if !v6 && rest.matches(':').count() == 1 {
+        let (h, p) = rest.split_once(':').expect("one colon");
+        (h.to_string(), Some(p))
+    } else {
+        (rest.to_string(), None)
+    };
+    let port = match port {
+        None | Some("") => crate::DEFAULT_PORT,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("host '{s}': port '{p}' (allowed: 1 to 65535)"))?,
+    };
+    if name.is_empty() {
+        return Err(format!("host '{s}': no host name (allowed: HOST[,PORT])"));
+    }
+    let addr = (name.as_str(), port)
+        .to_socket_addrs()
+        .map_err(|e| format!("host '{s}': {e}"))?
+        .find(|a| a.is_ipv6() == v6 || !v6)
+        .ok_or_else(|| format!("host '{s}': no address"))?;
+    Ok(Host { name, port, addr })
+}
+
+/// The hosts of `--client`: a file with one host per line (`#` comments),
+/// or a comma-free list separated by spaces or semicolons.
+pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
+    let p = std::path::Path::new(spec);
+    let text = if p.is_file() {
+        let t = std::fs::read_to_string(p).map_err(|e| format!("host file '{spec}': {e}"))?;
+        if t.len() > 1 << 20 {
+            return Err(format!("host file '{spec}': larger than 1 MiB"));
+        }
+        t
+    } else {
+        spec.replace(';', "\n")
+    };
+    let hosts: Vec<Host> = text
+        .lines()
+        .flat_map(|l| l.split_whitespace())
+        .take_while(|w| !w.starts_with('#'))
+        .map(parse_host)
+        .collect::<Result<_, _>>()?;
+    if hosts.is_empty() {
+        return Err(format!("option '--client': no host in '{spec}'"));
+    }
+    Ok(hosts)
+}
+
+/// What to send each host.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Arguments for JOBLINE (fio's own name is put first), if any.
+    pub args: Vec<String>,
+    /// Job files' text, one JOB each.
+    pub jobs: Vec<String>,
+}
+
+/// What one host did.
+#[derive(Clone, Debug)]
+pub struct HostRun {
+    pub host: Host,
+    pub version: Option<u16>,
+    pub probe: Option<ProbeReply>,
+    /// Jobs and result blocks the host announced (START).
+    pub jobs_announced: u32,
+    pub stats_announced: u32,
+    pub ts: Vec<TsPdu>,
+    pub groups: Vec<GroupStats>,
+    /// Text the host sent (its log lines).
+    pub text: String,
+    /// The run's error and signal (STOP).
+    pub stop: Option<(u32, u32)>,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+    /// Seconds from RUN to the last result.
+    pub wall_s: f64,
+}
+
+impl HostRun {
+    /// Finished cleanly with every result block it announced.
+    pub fn complete(&self) -> bool {
+        self.error.is_none()
+            && self.stop.is_some_and(|s| s == (0, 0))
+            && self.ts.len() as u32 >= self.stats_announced
+    }
+}
+
+/// Connect and PROBE, trying each spoken version until one is answered
+/// (a fio of another version closes the connection at once).
+fn connect(h: &Host, stop: &AtomicBool) -> Result<(TcpStream, u16, ProbeReply), Error> {
+    let mut last = None;
+    for v in VERSIONS {
+        let mut s = TcpStream::connect_timeout(&h.addr, CONNECT_TIMEOUT)
+            .map_err(|e| Error::Io(format!("connect: {e}")))?;
+        let _ = s.set_nodelay(true);
+        wire::send(
+            &mut s,
+            v,
+            op::PROBE,
+            1,
+            &pdu::client_probe(0, &h.addr.ip().to_string()),
+        )?;
+        let w = Wait {
+            stop,
+            deadline: Some(Instant::now() + CONNECT_TIMEOUT),
+        };
+        match wire::recv(&mut s, &VERSIONS, &w) {
+            Ok(Some(m)) if m.opcode == op::PROBE => {
+                if m.version != v {
+                    return Err(Error::Version {
+                        got: m.version,
+                        spoken: vec![v],
+                    });
+                }
+                return Ok((s, v, ProbeReply::parse(&m.payload)?));
+            }
+            Ok(Some(m)) if m.opcode == op::TEXT => {
+                // An ssdready server refusing the version says why.
+                last = Some(Error::Refused(
+                    pdu::parse_text(&m.payload)?.trim().to_string(),
+                ));
+            }
+            Ok(Some(m)) => {
+                return Err(Error::Garbage(format!(
+                    "{} in answer to PROBE",
+                    op::name(m.opcode)
+                )))
+            }
+            Ok(None) => {
+                last = Some(Error::Refused(format!(
+                    "closed the connection at PROBE (a fio speaking none of versions {VERSIONS:?}?)"
+                )))
+            }
+            Err(e @ Error::Version { .. }) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or(Error::Timeout))
+}
+
+/// Drive one host through a run.
+pub fn run_host(h: &Host, req: &Request, stop: &AtomicBool) -> HostRun {
+    let mut r = HostRun {
+        host: h.clone(),
+        version: None,
+        probe: None,
+        jobs_announced: 0,
+        stats_announced: 0,
+        ts: Vec::new(),
+        groups: Vec::new(),
+        text: String::new(),
+        stop: None,
+        error: None,
+        wall_s: 0.0,
+    };
+    if let Err(e) = drive(h, req, stop, &mut r) {
+        r.error = Some(e.to_string());
+    }
+    r
+}
+
+fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<(), Error> {
+    let (mut s, v, probe) = connect(h, stop)?;
+    r.version = Some(v);
+    r.probe = Some(probe);
+    if !req.args.is_empty() {
+        let mut args = vec!["fio".to_string()];
+        args.extend(req.args.iter().cloned());
+        wire::send(&mut s, v, op::JOBLINE, 0, &pdu::jobline(&args))?;
+    }
+    for j in &req.jobs {
+        wire::send(&mut s, v, op::JOB, 0, &pdu::job(j))?;
+    }
+    wire::send(&mut s, v, op::RUN, 0, &[])?;
+    let t0 = Instant::now();
+    let mut last_heard = Instant::now();
+    let mut next_eta = Instant::now() + Duration::from_secs(1);
+    loop {
+        let w = Wait {
+            stop,
+            deadline: Some(Instant::now() + Duration::from_millis(250)),
+        };
+        let m = match wire::recv(&mut s, &[v], &w) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                return Err(Error::Io(if r.stop.is_some() {
+                    "closed the connection after STOP without QUIT".into()
+                } else {
+                    format!(
+                        "closed the connection mid-run ({} of {} result blocks received)",
+                        r.ts.len(),
+                        r.stats_announced
+                    )
+                }))
+            }
+            Err(Error::Timeout) => {
+                if last_heard.elapsed() > SILENCE_TIMEOUT {
+                    return Err(Error::Io(format!(
+                        "silent for {} s mid-run",
+                        SILENCE_TIMEOUT.as_secs()
+                    )));
+                }
+                if Instant::now() >= next_eta {
+                    wire::send(&mut s, v, op::SEND_ETA, 2, &[])?;
+                    next_eta = Instant::now() + Duration::from_secs(1);
+                }
+                continue;
+            }
+            Err(Error::Stopped) => {
+                // Ask the host to stop its jobs; keep what came.
+                let _ = wire::send(&mut s, v, op::QUIT, 0, &[]);
+                return Err(Error::Stopped);
+            }
+            Err(e) => return Err(e),
+        };
+        last_heard = Instant::now();
+        match m.opcode {
+            op::START => {
+                let (jobs, stats) = pdu::parse_start(&m.payload)?;
+                r.jobs_announced += jobs;
+                r.stats_announced += stats;
+            }
+            op::TS => {
+                r.ts.push(TsPdu::parse(v, &m.payload)?);
+                r.wall_s = t0.elapsed().as_secs_f64();
+            }
+            op::GS => r.groups.push(GroupStats::parse(&m.payload)?),
+            op::TEXT => r.text.push_str(&pdu::parse_text(&m.payload)?),
+            op::STOP => r.stop = Some(pdu::parse_stop(&m.payload)?),
+            op::QUIT => {
+                if r.stop.is_none() && r.ts.is_empty() {
+                    let why = r.text.trim();
+                    return Err(Error::Refused(if why.is_empty() {
+                        "quit without running (the job was refused)".into()
+                    } else {
+                        why.lines().last().unwrap_or(why).to_string()
+                    }));
+                }
+                return Ok(());
+            }
+            // Progress, disk use, options, logs: not needed for the result.
+            op::ETA | op::SERVER_START | op::ADD_JOB | op::DU | op::JOB_OPT | op::IOLOG => {}
+            other => {
+                return Err(Error::Garbage(format!(
+                    "unexpected {} from the server",
+                    op::name(other)
+                )))
+            }
+        }
+    }
+}
+
+/// Drive every host at once; one result per host, in the given order.
+pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRun> {
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|h| sc.spawn(move || run_host(h, req, stop)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(hosts)
+            .map(|(t, h)| {
+                t.join().unwrap_or_else(|_| {
+                    let mut r = run_host_failed(h);
+                    r.error = Some("internal error: the host's thread panicked".into());
+                    r
+                })
+            })
+            .collect()
+    })
+}
+
+fn run_host_failed(h: &Host) -> HostRun {
+    HostRun {
+        host: h.clone(),
+        version: None,
+        probe: None,
+        jobs_announced: 0,
+        stats_announced: 0,
+        ts: Vec::new(),
+        groups: Vec::new(),
+        text: String::new(),
+        stop: None,
+        error: None,
+        wall_s: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_parse_as_fios_client_option() {
+        let h = parse_host("ip:127.0.0.1,4444").unwrap();
+        assert_eq!((h.name.as_str(), h.port), ("127.0.0.1", 4444));
+        assert_eq!(parse_host("127.0.0.1").unwrap().port, 8765);
+        assert_eq!(parse_host("127.0.0.1:9").unwrap().port, 9);
+        let h = parse_host("ip6:::1,4444").unwrap();
+        assert!(h.addr.is_ipv6());
+        assert_eq!(parse_host("[::1]:5").unwrap().port, 5);
+        assert!(parse_host("127.0.0.1,99999").is_err());
+        assert!(parse_host("sock:/tmp/x").is_err());
+        assert_eq!(parse_hosts("127.0.0.1,1;127.0.0.1,2").unwrap().len(), 2);
+    }
+}

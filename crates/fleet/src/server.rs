@@ -1,0 +1,301 @@
+//! Answer an unmodified `fio --client`: the job runs on the caller's engine
+//! ([`Runner`]) and the results go back as fio's own structures, so fio's
+//! per-host output, its "All clients" totals, json and json+ come out of
+//! fio itself.
+//!
+//! One run at a time: a second client is told the server is busy and
+//! dismissed. A client speaking a protocol version not spoken here is told,
+//! in its own version's TEXT message, which versions are, and dismissed.
+//! Every wait ends on the stop flag within about 100 ms.
+
+use crate::pdu::{self, ProbeReply};
+use crate::tstat::{GroupStats, TsPdu};
+use crate::wire::{self, op, Wait};
+use crate::{fio_of, Error, VERSIONS};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// What a client asked for: JOBLINE arguments (without fio's own name) and
+/// job files' text.
+#[derive(Clone, Debug, Default)]
+pub struct JobRequest {
+    pub args: Vec<String>,
+    pub jobs: Vec<String>,
+}
+
+/// A run's results, in the connection's protocol version.
+#[derive(Clone, Debug, Default)]
+pub struct RunOutput {
+    pub ts: Vec<TsPdu>,
+    pub groups: Vec<GroupStats>,
+    /// Non-zero: the run failed (fio's `error`, an errno-like code).
+    pub error: u32,
+    /// Lines for the client (warnings, the failure).
+    pub text: String,
+}
+
+/// The engine behind the server.
+pub trait Runner: Sync {
+    /// Check a request before it runs: `Ok(jobs)` (result blocks that the
+    /// run will send), or why it is refused, in one line.
+    fn plan(&self, req: &JobRequest) -> Result<u32, String>;
+    /// Run it; `version` is the layout the results must be in.
+    fn run(&self, req: &JobRequest, version: u16, stop: &AtomicBool) -> RunOutput;
+    /// What PROBE answers: this host's name, the engine's name and version.
+    fn probe(&self) -> ProbeReply;
+}
+
+/// A listening server.
+pub struct Server {
+    listener: TcpListener,
+}
+
+impl Server {
+    /// Listen on `addr` (a port in use is an error, said in one line).
+    pub fn bind(addr: SocketAddr) -> Result<Server, Error> {
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Io(e.to_string()))?;
+        Ok(Server { listener })
+    }
+
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    /// Serve until `stop` (or, with `runs`, after that many runs).
+    pub fn serve(
+        &self,
+        runner: &dyn Runner,
+        stop: &AtomicBool,
+        runs: Option<u32>,
+        log: &(dyn Fn(&str) + Sync),
+    ) -> Result<(), Error> {
+        let busy = AtomicBool::new(false);
+        let done = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|sc| {
+            while !stop.load(Relaxed) && runs.is_none_or(|n| done.load(Relaxed) < n) {
+                match self.listener.accept() {
+                    Ok((s, peer)) => {
+                        let _ = s.set_nonblocking(false);
+                        let _ = s.set_nodelay(true);
+                        if busy.swap(true, Relaxed) {
+                            sc.spawn(move || {
+                                dismiss(s, "busy: this server runs one client at a time", stop)
+                            });
+                            continue;
+                        }
+                        let (busy, done) = (&busy, &done);
+                        sc.spawn(move || {
+                            log(&format!("client {peer} connected"));
+                            match connection(s, runner, stop) {
+                                Ok(true) => log(&format!("client {peer}: run done")),
+                                Ok(false) => log(&format!("client {peer}: left")),
+                                Err(e) => log(&format!("client {peer}: {e}")),
+                            }
+                            done.fetch_add(1, Relaxed);
+                            busy.store(false, Relaxed);
+                        });
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    Err(e) => log(&format!("accept: {e}")),
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Read the client's first message and answer, in its version, that it
+/// cannot be served now.
+fn dismiss(mut s: TcpStream, why: &str, stop: &AtomicBool) {
+    let w = Wait {
+        stop,
+        deadline: Some(Instant::now() + Duration::from_secs(2)),
+    };
+    let v = match wire::recv(&mut s, &VERSIONS, &w) {
+        Ok(Some(m)) => m.version,
+        Err(Error::Version { got, .. }) => got,
+        _ => return,
+    };
+    refuse(&mut s, v, why);
+}
+
+fn refuse(s: &mut TcpStream, version: u16, why: &str) {
+    let line = format!("ssdready server: {why}\n");
+    let _ = wire::send(s, version, op::TEXT, 0, &pdu::text(1, &line));
+    let _ = wire::send(s, version, op::QUIT, 0, &[]);
+    let _ = s.shutdown(std::net::Shutdown::Write);
+}
+
+/// One client's session. `Ok(true)`: a run was done and answered.
+fn connection(mut s: TcpStream, runner: &dyn Runner, stop: &AtomicBool) -> Result<bool, Error> {
+    let mut req = JobRequest::default();
+    let mut version = None;
+    let mut planned = 0u32;
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let mut running: Option<(mpsc::Receiver<RunOutput>, Instant)> = None;
+    std::thread::scope(|sc| loop {
+        if let Some((rx, _)) = &running {
+            if let Ok(out) = rx.try_recv() {
+                let v = version.expect("a version before RUN");
+                send_results(&mut s, v, &out)?;
+                linger(&mut s, stop);
+                return Ok(true);
+            }
+        }
+        if stop.load(Relaxed) {
+            run_stop.store(true, Relaxed);
+        }
+        // While a run is going, the stop flag only stops the run; its
+        // results still go back.
+        let never = AtomicBool::new(false);
+        let w = Wait {
+            stop: if running.is_some() { &never } else { stop },
+            deadline: Some(Instant::now() + wire::POLL),
+        };
+        let spoken: &[u16] = match version {
+            Some(ref v) => std::slice::from_ref(v),
+            None => &VERSIONS,
+        };
+        let m = match wire::recv(&mut s, spoken, &w) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                run_stop.store(true, Relaxed);
+                return Ok(false);
+            }
+            Err(Error::Timeout) => continue,
+            Err(Error::Version { got, .. }) => {
+                refuse(
+                    &mut s,
+                    got,
+                    &format!(
+                        "fio protocol version {got} is not spoken here; spoken: {}",
+                        VERSIONS
+                            .iter()
+                            .map(|v| format!("{v} ({})", fio_of(*v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                run_stop.store(true, Relaxed);
+                return Err(Error::Refused(format!(
+                    "client spoke protocol version {got}"
+                )));
+            }
+            Err(e) => {
+                run_stop.store(true, Relaxed);
+                return Err(e);
+            }
+        };
+        let v = *version.get_or_insert(m.version);
+        match m.opcode {
+            op::PROBE => {
+                let flags = pdu::client_probe_flags(&m.payload)?;
+                let mut p = runner.probe();
+                // No compression: nothing sent here needs it.
+                p.flags = 0;
+                let _ = flags;
+                wire::send(&mut s, v, op::PROBE, m.tag, &p.bytes())?;
+            }
+            op::JOBLINE | op::JOB if running.is_none() => {
+                if m.opcode == op::JOBLINE {
+                    let args = pdu::jobline_args(&m.payload)?;
+                    req.args.extend(args.into_iter().skip(1));
+                } else {
+                    req.jobs.push(pdu::job_text(&m.payload)?);
+                }
+                let defines_jobs =
+                    !req.jobs.is_empty() || req.args.iter().any(|a| a.starts_with("--name"));
+                let total = if defines_jobs {
+                    match runner.plan(&req) {
+                        Ok(n) => n,
+                        Err(why) => {
+                            refuse(&mut s, v, &why);
+                            return Err(Error::Refused(why));
+                        }
+                    }
+                } else {
+                    0
+                };
+                // fio's client adds up what each START announces.
+                let new = total.saturating_sub(planned);
+                planned = total;
+                wire::send(&mut s, v, op::START, 0, &pdu::start(new, new))?;
+            }
+            op::RUN if running.is_none() => {
+                if planned == 0 {
+                    refuse(&mut s, v, "RUN without a job");
+                    return Err(Error::Refused("RUN without a job".into()));
+                }
+                for _ in 0..planned {
+                    wire::send(&mut s, v, op::SERVER_START, 0, &[])?;
+                }
+                let (tx, rx) = mpsc::channel();
+                let (req, run_stop) = (req.clone(), run_stop.clone());
+                sc.spawn(move || {
+                    let _ = tx.send(runner.run(&req, v, &run_stop));
+                });
+                running = Some((rx, Instant::now()));
+            }
+            op::SEND_ETA => {
+                let (n, elapsed) = match &running {
+                    Some((_, t0)) => (planned, t0.elapsed().as_secs()),
+                    None => (0, 0),
+                };
+                let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
+                wire::send(&mut s, v, op::ETA, m.tag, &eta)?;
+            }
+            op::QUIT => {
+                run_stop.store(true, Relaxed);
+                if running.is_none() {
+                    return Ok(false);
+                }
+            }
+            op::EXIT => {
+                run_stop.store(true, Relaxed);
+                return Ok(false);
+            }
+            other => {
+                let why = format!(
+                    "{} is not supported by this server (job files are sent by the client)",
+                    op::name(other)
+                );
+                refuse(&mut s, v, &why);
+                run_stop.store(true, Relaxed);
+                return Err(Error::Refused(why));
+            }
+        }
+    })
+}
+
+/// TS per job, GS per group, STOP with the run's error, QUIT.
+fn send_results(s: &mut TcpStream, v: u16, out: &RunOutput) -> Result<(), Error> {
+    if !out.text.is_empty() {
+        let level = u32::from(out.error != 0);
+        wire::send(s, v, op::TEXT, 0, &pdu::text(level, &out.text))?;
+    }
+    for t in &out.ts {
+        wire::send(s, v, op::TS, 0, &t.bytes())?;
+    }
+    for g in &out.groups {
+        wire::send(s, v, op::GS, 0, &g.bytes())?;
+    }
+    wire::send(s, v, op::STOP, 0, &pdu::stop(out.error, 0))?;
+    wire::send(s, v, op::QUIT, 0, &[])
+}
+
+/// Give the client a moment to read and close first.
+fn linger(s: &mut TcpStream, stop: &AtomicBool) {
+    let w = Wait {
+        stop,
+        deadline: Some(Instant::now() + Duration::from_secs(2)),
+    };
+    while let Ok(Some(_)) = wire::recv(s, &VERSIONS, &w) {}
+}
