@@ -98,7 +98,9 @@ pub struct EmuReport {
 }
 
 /// What the emulator injected, by kind: the truth a run's errors and
-/// verification failures can be held against.
+/// verification failures can be held against. The emulator counts into
+/// this very type (`ssdready_emu::fault::FaultCounts`), so every counter it
+/// keeps reaches the report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmuFaults {
     /// Reads that failed with EIO after their retries.
@@ -149,15 +151,27 @@ pub struct EmuZones {
     /// Zones open and active at the end.
     pub open: u32,
     pub active: u32,
+    /// What the zones counted (the emulator keeps these very counters).
+    #[serde(flatten)]
+    pub counters: EmuZoneCounters,
+}
+
+/// What an emulated drive's zones have seen: the emulator's own counters
+/// (`ssdready_emu::zoned::ZoneCounters` is this type), so every counter it
+/// keeps reaches the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmuZoneCounters {
     /// Writes refused (not at the write pointer, past capacity, into a
     /// full zone, past the open/active limits): 0 for a host that follows
     /// the write pointers.
     pub writes_refused: u64,
+    /// Reads refused (read_beyond_wp=error).
     pub reads_refused: u64,
     pub resets: u64,
     pub finishes: u64,
     pub explicit_opens: u64,
     pub closes: u64,
+    /// Implicitly open zones the drive closed to open another.
     pub implicit_closes: u64,
     /// Blocks the resets erased, all dies.
     pub erased_blocks: u64,

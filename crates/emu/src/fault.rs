@@ -247,29 +247,9 @@ pub struct Outcome {
     pub keep_bytes: Option<u64>,
 }
 
-/// What was injected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FaultCounts {
-    pub read_errors: u64,
-    pub read_retries_recovered: u64,
-    pub write_errors: u64,
-    pub corrupted_reads: u64,
-    /// Commands that stalled `fault_spike_ns`.
-    pub latency_spikes: u64,
-    /// Failed programs: each retired a block, or found no spare left.
-    pub program_failures: u64,
-    pub blocks_retired: u64,
-    /// Writes refused (EIO) once the drive went read-only.
-    pub read_only_writes: u64,
-    /// Acknowledged writes that stored only a prefix (`fault_torn_write_rate`).
-    pub silently_torn_writes: u64,
-    /// Power cuts, and what they lost ([`crate::powercut`]).
-    pub power_cuts: u64,
-    pub writes_lost: u64,
-    pub writes_torn_at_cut: u64,
-    pub commands_aborted: u64,
-    pub bytes_lost: u64,
-}
+/// What was injected: the report's own type, so that a new counter
+/// cannot miss the report.
+pub use ssdready_core::result::EmuFaults as FaultCounts;
 
 /// A device's fault state: its settings, how many commands it decided on,
 /// and what it injected.

@@ -288,23 +288,9 @@ impl ZoneError {
     }
 }
 
-/// What the zones have seen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ZoneCounters {
-    /// Writes refused: not at the write pointer, past capacity, into a
-    /// full zone, or past the open/active limits.
-    pub writes_refused: u64,
-    /// Reads refused (read_beyond_wp=error).
-    pub reads_refused: u64,
-    pub resets: u64,
-    pub finishes: u64,
-    pub explicit_opens: u64,
-    pub closes: u64,
-    /// Implicitly open zones the drive closed to open another.
-    pub implicit_closes: u64,
-    /// Blocks the resets erased, over all dies.
-    pub erased_blocks: u64,
-}
+/// What the zones have seen: the report's own type, so that a new
+/// counter cannot miss the report.
+pub use ssdready_core::result::EmuZoneCounters as ZoneCounters;
 
 /// The zones of a device: states, write pointers, limits ([`crate::ftl`]
 /// holds them in zoned mode and asks them where a page lives).

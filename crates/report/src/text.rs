@@ -733,10 +733,11 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
         );
     }
     if let Some(z) = &e.zones {
+        let (zones, open, active, z) = (z.zones, z.open, z.active, &z.counters);
         let _ = writeln!(
             out,
             "  zones: {} ({} open, {} active at the end); {} writes refused, {} reads refused; {} resets ({} blocks erased), {} finishes, {} implicit closes",
-            z.zones, z.open, z.active, z.writes_refused, z.reads_refused, z.resets, z.erased_blocks, z.finishes, z.implicit_closes
+            zones, open, active, z.writes_refused, z.reads_refused, z.resets, z.erased_blocks, z.finishes, z.implicit_closes
         );
     }
     if e.slc_pages_written > 0 || e.pe_suspensions > 0 || e.reads_ahead_of_pe > 0 {

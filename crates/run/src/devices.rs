@@ -311,23 +311,7 @@ pub fn report(
         r.erase_count_max = max;
     }
     if dev.p.faults.any() {
-        let c = dev.faults.counts;
-        r.faults = Some(ssdready_core::result::EmuFaults {
-            read_errors: c.read_errors,
-            read_retries_recovered: c.read_retries_recovered,
-            write_errors: c.write_errors,
-            corrupted_reads: c.corrupted_reads,
-            latency_spikes: c.latency_spikes,
-            program_failures: c.program_failures,
-            blocks_retired: c.blocks_retired,
-            read_only_writes: c.read_only_writes,
-            silently_torn_writes: c.silently_torn_writes,
-            power_cuts: c.power_cuts,
-            writes_lost: c.writes_lost,
-            writes_torn_at_cut: c.writes_torn_at_cut,
-            commands_aborted: c.commands_aborted,
-            bytes_lost: c.bytes_lost,
-        });
+        r.faults = Some(dev.faults.counts);
     }
     r.zones = crate::zbd::emu_zones(dev);
     let n = dev.nand_counters;

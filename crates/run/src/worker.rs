@@ -43,6 +43,8 @@ mod lattarget;
 mod prio;
 mod replay;
 mod steps;
+#[cfg(test)]
+mod tests;
 mod tokens;
 mod wait;
 

@@ -420,19 +420,11 @@ pub(crate) fn emu_zones(
 ) -> Option<ssdready_core::result::EmuZones> {
     let z = dev.ftl.as_ref()?.zones.as_ref()?;
     let (open, active) = z.open_active();
-    let c = z.counters;
     Some(ssdready_core::result::EmuZones {
         zones: z.report().len() as u64,
         open,
         active,
-        writes_refused: c.writes_refused,
-        reads_refused: c.reads_refused,
-        resets: c.resets,
-        finishes: c.finishes,
-        explicit_opens: c.explicit_opens,
-        closes: c.closes,
-        implicit_closes: c.implicit_closes,
-        erased_blocks: c.erased_blocks,
+        counters: z.counters,
     })
 }
 
