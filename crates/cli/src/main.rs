@@ -303,9 +303,9 @@ fn run_command(args: &[String], simulate: bool) {
     }
     let stop = stop_on_signals();
     let result = match if simulate {
-        simulate::execute(&parsed, stop)
+        simulate::execute(&parsed, stop.clone())
     } else {
-        run::execute(&parsed, stop)
+        run::execute(&parsed, stop.clone())
     } {
         Ok(r) => r,
         Err(f) => fail(failure_code(&f), f.message()),
@@ -316,7 +316,12 @@ fn run_command(args: &[String], simulate: bool) {
         eprintln!("ssdready: warning: {w}");
     }
     if let Err(e) = written {
-        fail(1, &format!("{e} (the run's results are lost)"));
+        let code = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            130
+        } else {
+            1
+        };
+        fail(code, &format!("{e} (the run's results are lost)"));
     }
     if let Some(dir) = &parsed.report {
         match report::write_run(dir, &result) {
@@ -422,12 +427,26 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
 /// (layout, workers, the emulator) watches it and stops within ~100 ms.
 pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(sig, stop.clone())
-            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
-    }
-    stop
+    STOP.get_or_init(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal_hook::flag::register(sig, stop.clone())
+                .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+        }
+        stop
+    })
+    .clone()
+}
+
+/// The process's one stop flag (installed once by [`stop_on_signals`]).
+static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+/// Whether Ctrl-C, SIGTERM or SIGHUP asked to stop: the flag every
+/// blocking wait outside a run's workers checks (opening a FIFO, reading
+/// one). Before [`stop_on_signals`] the signals' default action ends the
+/// process, so a fresh flag that is never set is right.
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
+    STOP.get().cloned().unwrap_or_default()
 }
 
 fn failure_code(f: &run::Failure) -> i32 {
@@ -457,9 +476,13 @@ fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -
 fn result_code(r: &ssdready_core::result::RunResult) -> i32 {
     if let Some(f) = &r.failure {
         eprintln!("ssdready: {f}");
-        // A later phase's failure that was a bug is still an internal error.
+        // A later phase's failure that was a bug is still an internal error;
+        // one that a stop request caused (a wait on a FIFO ended) is the
+        // interruption.
         return if panics::first().is_some() {
             panics::INTERNAL_ERROR
+        } else if stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+            130
         } else {
             1
         };
