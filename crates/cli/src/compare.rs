@@ -127,14 +127,8 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, (i32, String)> {
 
 /// Where `--output DIR` puts compare.json, checked before anything is read.
 fn output_dir(dir: &Path) -> PathBuf {
-    if dir.exists() && !dir.is_dir() {
-        fail(
-            2,
-            &format!(
-                "option '--output': {} exists and is not a directory",
-                dir.display()
-            ),
-        );
+    if let Err(why) = ssdready_io::written::vet(dir, ssdready_io::written::Allow::Dir) {
+        fail(2, &format!("option '--output': {}: {why}", dir.display()));
     }
     let parent = dir
         .parent()

@@ -74,15 +74,23 @@ impl Recorder {
     /// Check the database `--db` names, or the default one.
     pub fn prepare(given: Option<&Path>) -> Result<Recorder, Error> {
         let path = db_path(given)?;
+        let unusable = |why: String| Error::Unusable {
+            path: path.clone(),
+            why,
+        };
+        let exists = std::fs::symlink_metadata(&path).is_ok();
+        if exists {
+            // A regular file only (a block device, FIFO or /dev/null is
+            // refused before SQLite touches it).
+            ssdready_io::written::vet(&path, ssdready_io::written::Allow::File)
+                .map_err(unusable)?;
+        }
+        if given.is_some() || exists {
+            // Writable now, not found read-only after the run.
+            crate::output::checked(&path).map_err(unusable)?;
+        }
         if let Some(h) = History::open_existing(&path)? {
             return Ok(Recorder::Open(h));
-        }
-        if given.is_some() {
-            crate::output::check(&path, "option '--db'").map_err(|why| Error::Io {
-                path: path.clone(),
-                what: "cannot be created".into(),
-                source: std::io::Error::other(why),
-            })?;
         }
         Ok(Recorder::New(path))
     }
@@ -108,7 +116,10 @@ impl Recorder {
 }
 
 /// Record a study whose document was written to `json`; returns its id
-/// and the database's path.
+/// and the database's path. A copy of the document is kept beside the
+/// database (`STEM-results/ID.json`, as a saved run's), so that the id
+/// always means what was recorded, whatever later happens to `json`'s
+/// directory.
 pub fn record_study(
     r: &mut Recorder,
     doc: &StudyDoc,
@@ -116,12 +127,13 @@ pub fn record_study(
 ) -> Result<(i64, PathBuf), Error> {
     let h = r.open()?;
     let side = from_study(doc);
-    let json = std::fs::canonicalize(json).unwrap_or_else(|_| json.to_path_buf());
-    let id = h.insert(&NewEntry::from_side(
-        &side,
-        side.command.clone(),
-        Some(json),
-    ))?;
+    let text = std::fs::read_to_string(json).map_err(|e| Error::Io {
+        path: h.path().to_path_buf(),
+        what: format!("reading {}", json.display()),
+        source: e,
+    })?;
+    let entry = NewEntry::from_side(&side, side.command.clone(), None);
+    let (id, _) = keep_with_id(h, &entry, &text)?;
     Ok((id, h.path().to_path_buf()))
 }
 
@@ -132,14 +144,27 @@ pub fn save_run(rec: &mut Recorder, r: &RunResult) -> Result<(i64, PathBuf), Err
     let side = from_run(r);
     let args: Vec<String> = std::env::args().collect();
     let entry = NewEntry::from_side(&side, join_command(&args), None);
+    let text = ssdready_report::json::render(r);
+    keep_with_id(h, &entry, &text)
+}
+
+/// Record `entry` with `text` kept as `STEM-results/ID.json` beside the
+/// database (written atomically, never over another file; the row and the
+/// file's path are committed together).
+fn keep_with_id(h: &mut History, entry: &NewEntry, text: &str) -> Result<(i64, PathBuf), Error> {
     let dir = ssdready_history::results_dir(h.path());
+    if let Err(why) = ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir) {
+        return Err(Error::Unusable {
+            path: h.path().to_path_buf(),
+            why: format!("{}: {why}", dir.display()),
+        });
+    }
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
         path: h.path().to_path_buf(),
         what: format!("creating {}", dir.display()),
         source: e,
     })?;
-    let text = ssdready_report::json::render(r);
-    h.insert_with_result(&entry, |id| {
+    h.insert_with_result(entry, |id| {
         // Ids are never reused within a database; a file left by an older
         // database of the same name is kept, and this one goes beside it.
         for n in 0..10 {
@@ -252,6 +277,11 @@ fn table(entries: &[Entry], path: &Path) -> String {
             cell(k.delivered_pct.map(|p| format!("{p:.0} %"))),
             cell(k.knee_qd.map(|q| q.to_string())),
         );
+        if e.interrupted {
+            // The row's line ends in the mark (its figures are partial).
+            out.pop();
+            out.push_str("  interrupted (partial)\n");
+        }
     }
     let _ = writeln!(
         out,

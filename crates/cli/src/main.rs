@@ -287,7 +287,8 @@ fn run_command(args: &[String], simulate: bool) {
     if let Some(dir) = &parsed.report {
         report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
     }
-    let request = parsed.request(stop_on_signals());
+    let stop = stop_on_signals();
+    let request = parsed.request(stop.clone());
     let mut terminal = progress::Terminal::new(progress::display(&parsed));
     let result = match if simulate {
         ssdready_run::simulate(request, &mut terminal)
@@ -303,7 +304,12 @@ fn run_command(args: &[String], simulate: bool) {
         eprintln!("ssdready: warning: {w}");
     }
     if let Err(e) = written {
-        fail(1, &format!("{e} (the run's results are lost)"));
+        let code = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            130
+        } else {
+            1
+        };
+        fail(code, &format!("{e} (the run's results are lost)"));
     }
     if let Some(dir) = &parsed.report {
         match report::write_run(dir, &result) {
@@ -412,12 +418,19 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
 /// (layout, workers, the emulator) watches it and stops within ~100 ms.
 pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(sig, stop.clone())
-            .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
-    }
-    stop
+    ssdready_run::stop::install(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal_hook::flag::register(sig, stop.clone())
+                .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+        }
+        stop
+    })
+}
+
+/// Whether Ctrl-C, SIGTERM or SIGHUP asked to stop (see [`ssdready_run::stop`]).
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
+    ssdready_run::stop::flag()
 }
 
 fn failure_code(f: &Failure) -> i32 {
@@ -447,9 +460,13 @@ fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -
 fn result_code(r: &ssdready_core::result::RunResult) -> i32 {
     if let Some(f) = &r.failure {
         eprintln!("ssdready: {f}");
-        // A later phase's failure that was a bug is still an internal error.
+        // A later phase's failure that was a bug is still an internal error;
+        // one that a stop request caused (a wait on a FIFO ended) is the
+        // interruption.
         return if panics::first().is_some() {
             panics::INTERNAL_ERROR
+        } else if stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+            130
         } else {
             1
         };

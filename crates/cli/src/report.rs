@@ -27,12 +27,8 @@ const MAX_JSON_BYTES: u64 = 1 << 30;
 /// new one whose parent exists, and files can be created where they go.
 /// `what` names the option (`option '--output'`).
 pub fn check_dir(dir: &Path, what: &str, file: &str) -> Result<(), String> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(format!(
-            "{what}: {} exists and is not a directory",
-            dir.display()
-        ));
-    }
+    ssdready_io::written::vet(dir, ssdready_io::written::Allow::Dir)
+        .map_err(|why| format!("{what}: {}: {why}", dir.display()))?;
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

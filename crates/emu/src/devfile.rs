@@ -33,8 +33,19 @@ pub fn load(path: &Path) -> Result<Params, String> {
             "emulator device file {shown}: larger than 1 MiB (a drive has a few dozen keys)"
         ));
     }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("emulator device file {shown}: {e}"))?;
+    // Capped by bytes read, not by the size stat reports (procfs files
+    // report 0 and can be endless).
+    let bytes = std::fs::File::open(path)
+        .and_then(|f| ssdready_io::written::read_capped(f, MAX_FILE_BYTES, "it"))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => format!(
+                "emulator device file {shown}: larger than 1 MiB (a drive has a few dozen keys)"
+            ),
+            _ => format!("emulator device file {shown}: {e}"),
+        })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        format!("emulator device file {shown}: not UTF-8 text (allowed: a TOML file)")
+    })?;
     from_toml(&text).map_err(|e| format!("emulator device file {shown}: {e}"))
 }
 

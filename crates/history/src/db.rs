@@ -5,6 +5,7 @@ use crate::figures::{Fingerprint, KeyFigures, Kind, Side};
 use crate::{schema, Error};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
+use ssdready_io::written::{vet, Allow};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,6 +33,8 @@ pub struct NewEntry {
     pub key: KeyFigures,
     pub figures: BTreeMap<String, f64>,
     pub json_path: Option<PathBuf>,
+    /// Stopped before its end (Ctrl-C, SIGTERM): its figures are partial.
+    pub interrupted: bool,
 }
 
 impl NewEntry {
@@ -47,6 +50,7 @@ impl NewEntry {
             key: side.key_figures.clone(),
             figures: side.figure_map(),
             json_path,
+            interrupted: side.interrupted,
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct Entry {
     pub key: KeyFigures,
     pub figures: BTreeMap<String, f64>,
     pub json_path: Option<PathBuf>,
+    /// Stopped before its end: its figures are partial.
+    pub interrupted: bool,
 }
 
 /// Which rows to list (all given conditions hold).
@@ -86,7 +92,7 @@ pub struct Filter {
 
 const COLUMNS: &str =
     "id, kind, unix_ms, target, command, iops, lat_mean_ns, lat_p99_ns, json_path, \
-     kernel, cpu_model, cpus, vm, workload, cpu_ns_per_io, delivered_pct, knee_qd, figures";
+     kernel, cpu_model, cpus, vm, workload, cpu_ns_per_io, delivered_pct, knee_qd, figures, interrupted";
 
 impl History {
     /// Open the database at `path`, creating it (its directory must exist)
@@ -103,13 +109,13 @@ impl History {
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             });
         }
-        if path.is_dir() {
-            return Err(Error::Io {
-                path: path.to_path_buf(),
-                what: "is a directory (name a file)".into(),
-                source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
-            });
-        }
+        // Only ever a regular file: SQLite would write its pages over a
+        // block device (which reports size 0, so it looks new), and fail
+        // on a FIFO or /dev/null with a bare "disk I/O error".
+        vet(path, Allow::File).map_err(|why| Error::Unusable {
+            path: path.to_path_buf(),
+            why,
+        })?;
         let mut conn = Connection::open(path).map_err(|e| Error::sqlite(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| Error::sqlite(path, e))?;
@@ -234,6 +240,7 @@ impl History {
             key: r.key,
             figures,
             json_path: r.json_path.map(PathBuf::from),
+            interrupted: r.interrupted,
         })
     }
 }
@@ -253,6 +260,7 @@ struct RawRow {
     workload: String,
     key: KeyFigures,
     figures: String,
+    interrupted: bool,
 }
 
 fn raw_row(r: &Row) -> rusqlite::Result<RawRow> {
@@ -277,6 +285,7 @@ fn raw_row(r: &Row) -> rusqlite::Result<RawRow> {
         vm: r.get(12)?,
         workload: r.get(13)?,
         figures: r.get(17)?,
+        interrupted: r.get::<_, i64>(18)? != 0,
     })
 }
 
@@ -284,8 +293,9 @@ fn insert_row(tx: &rusqlite::Transaction, e: &NewEntry) -> rusqlite::Result<i64>
     let figures = serde_json::to_string(&e.figures).unwrap_or_else(|_| "{}".into());
     tx.execute(
         "INSERT INTO entries (kind, unix_ms, target, command, iops, lat_mean_ns, lat_p99_ns, json_path,
-             kernel, cpu_model, cpus, vm, workload, cpu_ns_per_io, delivered_pct, knee_qd, figures)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             kernel, cpu_model, cpus, vm, workload, cpu_ns_per_io, delivered_pct, knee_qd, figures,
+             interrupted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             e.kind.as_str(),
             e.unix_ms,
@@ -304,6 +314,7 @@ fn insert_row(tx: &rusqlite::Transaction, e: &NewEntry) -> rusqlite::Result<i64>
             e.key.delivered_pct,
             e.key.knee_qd,
             figures,
+            e.interrupted,
         ],
     )?;
     Ok(tx.last_insert_rowid())

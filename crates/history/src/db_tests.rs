@@ -24,6 +24,7 @@ fn entry(kind: Kind, unix_ms: i64, target: &str, iops: f64) -> NewEntry {
         },
         figures: [("peak.iops".to_string(), iops)].into(),
         json_path: None,
+        interrupted: false,
     }
 }
 

@@ -17,7 +17,7 @@
 //! | `command` | TEXT | the command line, as typed |
 //! | `iops` | REAL | run: IOPS of all jobs and directions together; study: peak 4 KiB random-read IOPS |
 //! | `lat_mean_ns`, `lat_p99_ns` | REAL | run: the I/O-weighted mean, the highest p99 of its jobs; study: at QD 1 |
-//! | `json_path` | TEXT | the full result: a study's `study.json`; a saved run's native JSON, kept beside the database in `STEM-results/ID.json` |
+//! | `json_path` | TEXT | the full result, a copy kept beside the database in `STEM-results/ID.json` (a study's `study.json` as it was recorded; a saved run's native JSON) |
 //! | `kernel`, `cpu_model` | TEXT | the platform fingerprint (from the result's platform section) … |
 //! | `cpus` | INTEGER | … CPUs online … |
 //! | `vm` | INTEGER | … 1 in a virtual machine, 0 not, NULL unknown |
@@ -25,13 +25,15 @@
 //! | `cpu_ns_per_io` | REAL | whole-system CPU per I/O (run: its first phase; study: at QD 1) |
 //! | `delivered_pct` | REAL | study: the peak against the device's limit |
 //! | `knee_qd` | INTEGER | study: the knee of the queue-depth curve |
+//! | `interrupted` | INTEGER | 1 when the study or run was stopped before its end (its figures partial); since schema version 3 |
 //! | `figures` | TEXT | JSON object: every figure the comparison knows (name → value) |
 //!
 //! The schema is versioned with `PRAGMA user_version` and grows by
 //! migrations ([`schema::MIGRATIONS`]), each applied once in its own
 //! transaction: version 1 held the key figures alone; version 2 added the
 //! platform fingerprint, the workload, CPU per I/O, delivered %, the knee,
-//! the figures as JSON and indexes by time and target. Opening a database
+//! the figures as JSON and indexes by time and target; version 3 marks
+//! interrupted entries. Opening a database
 //! migrates it to the current version and keeps every row; a database from
 //! a newer ssdready is refused (its rows would be misread), as is an SQLite
 //! file that holds something else.
@@ -69,6 +71,13 @@ pub enum Error {
         "{path} is not an SQLite database (give --db a new file or an ssdready history database)"
     )]
     NotADatabase { path: PathBuf },
+    /// An SQLite database whose pages are damaged (truncated, overwritten).
+    #[error("history database {path} is damaged (SQLite: {why}); give --db another file, or restore this one from a copy")]
+    Damaged { path: PathBuf, why: String },
+    /// Not a file the database may live in (a block device, a FIFO, a
+    /// character device, a directory), or one that cannot be written.
+    #[error("history database {path}: {why}")]
+    Unusable { path: PathBuf, why: String },
     /// An SQLite database that holds something else.
     #[error("{path} is an SQLite database but not ssdready's history (it has tables and no schema version; give --db another file)")]
     Foreign { path: PathBuf },
@@ -103,9 +112,18 @@ impl Error {
             &source,
             rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase
         );
+        let damaged = matches!(
+            &source,
+            rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::DatabaseCorrupt
+        );
         if not_db {
             Error::NotADatabase {
                 path: path.to_path_buf(),
+            }
+        } else if damaged {
+            Error::Damaged {
+                path: path.to_path_buf(),
+                why: source.to_string(),
             }
         } else {
             Error::Sqlite {

@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
               CREATE INDEX entries_by_time ON entries (unix_ms);
               CREATE INDEX entries_by_target ON entries (target);",
     },
+    Migration {
+        to: 3,
+        what: "whether the study or run was interrupted (its figures partial)",
+        sql: "ALTER TABLE entries ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;",
+    },
 ];
 
 /// The version this ssdready writes.

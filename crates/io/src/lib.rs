@@ -16,6 +16,9 @@
 //! * [`mem`] — where I/O buffers live (fio's `mem`), `lockmem`, `nice`.
 //! * [`clock`] — the timestamp source (the TSC where it is constant).
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
+//! * [`written`] — the check of every path ssdready writes that is not a
+//!   job's target (never a block device), waits on FIFOs that end on a
+//!   stop request, and reads of user-named inputs capped by bytes read.
 //!
 //! This is the only crate of the workspace with `unsafe`; every unsafe block
 //! says why it is sound in a `// SAFETY:` comment.
@@ -25,10 +28,12 @@ pub mod buf;
 pub mod clock;
 pub mod engine;
 pub mod engines;
+pub mod fault;
 pub mod hwperf;
 pub mod mem;
 pub mod perf;
 pub mod placement;
 pub mod target;
+pub mod written;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

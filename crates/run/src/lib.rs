@@ -37,6 +37,7 @@ mod run;
 mod simulate;
 mod steadystate;
 mod strategy;
+pub mod stop;
 pub mod sys;
 pub mod validate;
 mod worker;

@@ -55,12 +55,8 @@ pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<Path
     let dir = given
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{prefix}-{}", stamp())));
-    if dir.exists() && !dir.is_dir() {
-        return Err(format!(
-            "option '--output': {} exists and is not a directory",
-            dir.display()
-        ));
-    }
+    ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir)
+        .map_err(|why| format!("option '--output': {}: {why}", dir.display()))?;
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -97,6 +93,14 @@ pub fn check(path: &Path, what: &str) -> Result<Sink, String> {
         _ => {}
     }
     let bad = |why: String| format!("{what}: {}: {why}", path.display());
+    checked(path).map_err(bad)
+}
+
+/// [`check`]'s verdict, the reason alone (no option, no path).
+pub fn checked(path: &Path) -> Result<Sink, String> {
+    let bad = |why: String| why;
+    // One rule for every written path: never a block device.
+    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)?;
     if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
         return Err(bad("names a directory (name a file)".into()));
     }
@@ -195,9 +199,8 @@ pub fn write(sink: &Sink, text: &str) -> Result<(), String> {
     match sink {
         Sink::Stdout => std_stream(&mut std::io::stdout().lock(), "standard output"),
         Sink::Stderr => std_stream(&mut std::io::stderr().lock(), "standard error"),
-        Sink::Special(p) => OpenOptions::new()
-            .write(true)
-            .open(p)
+        // A FIFO with no reader is waited for until a stop request.
+        Sink::Special(p) => ssdready_io::written::open_waiting(p, true, &crate::stop::flag())
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("writing {}: {e}", p.display())),
         Sink::File(p) => {
@@ -228,6 +231,9 @@ fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
 /// Replace the regular file `path` with `bytes`, atomically and durably:
 /// the old file stays whole until the new one is complete on disk.
 pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // Every caller's path was checked; this keeps the rule where it writes.
+    ssdready_io::written::vet(path, ssdready_io::written::Allow::File)
+        .map_err(|why| std::io::Error::other(format!("{}: {why}", path.display())))?;
     let dir = parent_of(path);
     let name = path
         .file_name()

@@ -134,7 +134,12 @@ fn merge(io: &IologSpec) -> Result<Option<PendingWrite>, String> {
     let what = "option 'merge_blktrace_file'";
     let mut inputs = Vec::new();
     for name in &io.read {
-        let bytes = std::fs::read(name).map_err(|e| format!("{what}: {name}: {e}"))?;
+        let bytes = ssdready_io::written::read_file_capped(
+            Path::new(name),
+            MAX_STREAM_BYTES,
+            &crate::stop::flag(),
+        )
+        .map_err(|e| format!("{what}: {name}: {e}"))?;
         inputs.push((name.clone(), bytes));
     }
     let bytes = blktrace::merge(&inputs, &io.merge_scalars, &io.merge_iters)
@@ -188,8 +193,40 @@ fn summarize(
 type Depth = Option<std::sync::Arc<std::sync::Mutex<u32>>>;
 
 fn open_entries(name: &str) -> Result<(Entries, Depth), String> {
-    let f = std::fs::File::open(name).map_err(|e| format!("{name}: {e}"))?;
-    reader(name, Box::new(f))
+    if let Some(b) = streams().get(name) {
+        return reader(name, Box::new(std::io::Cursor::new(b.clone())));
+    }
+    let f = ssdready_io::written::open_waiting(Path::new(name), false, &crate::stop::flag())
+        .map_err(|e| format!("{name}: {e}"))?;
+    if !is_fifo(&f) {
+        return reader(name, Box::new(f));
+    }
+    // A pipe (`<(…)`) can be read once only: what it held is kept for the
+    // workers, which read every trace again when they start.
+    let bytes: std::sync::Arc<[u8]> = ssdready_io::written::read_capped(f, MAX_STREAM_BYTES, name)
+        .map_err(|e| format!("{name}: {e}"))?
+        .into();
+    streams().insert(name.to_string(), bytes.clone());
+    reader(name, Box::new(std::io::Cursor::new(bytes)))
+}
+
+/// The most a trace read from a pipe may hold (it is kept in memory).
+const MAX_STREAM_BYTES: u64 = 1 << 30;
+
+fn is_fifo(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    f.metadata().is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Traces read from pipes, by name.
+fn streams(
+) -> std::sync::MutexGuard<'static, std::collections::HashMap<String, std::sync::Arc<[u8]>>> {
+    static S: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<[u8]>>>,
+    > = std::sync::OnceLock::new();
+    S.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// A reader of either format, told apart by the blktrace magic (as fio).

@@ -55,7 +55,14 @@ fn aio_requests() -> Option<u64> {
 /// running or writing anything.
 pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
     let mut specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
-    let merged = crate::replay::prepare(&mut specs).map_err(bad)?;
+    let merged = crate::replay::prepare(&mut specs).map_err(|e| {
+        // A stop request while waiting on a trace's FIFO is an interruption.
+        if crate::stop::flag().load(std::sync::atomic::Ordering::Relaxed) {
+            Failure::Interrupted(e)
+        } else {
+            bad(e)
+        }
+    })?;
     check_emulator_targets(&specs)?;
     let (_, groups) = crate::phases::phases_and_groups(&specs);
     crate::steadystate::check_groups(&specs, &groups).map_err(bad)?;

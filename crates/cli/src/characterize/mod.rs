@@ -113,6 +113,14 @@ fn validate(a: &CharacterizeArgs) -> Target {
             a.iodepth
         ));
     }
+    // Checked for every target, an emulated one too (which brings its own
+    // engine and ignores this one, but a wrong name is still wrong).
+    if !["io_uring", "libaio", "psync"].contains(&a.ioengine.as_str()) {
+        bad(format!(
+            "option '--ioengine': '{}' (allowed: io_uring, libaio, psync)",
+            a.ioengine
+        ));
+    }
     let is_emu = a.target == "emu" || a.target.starts_with("emu:");
     match (is_emu, a.virtual_time) {
         (true, false) => bad(format!(
@@ -147,12 +155,6 @@ fn validate(a: &CharacterizeArgs) -> Target {
         crate::devices::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
             .unwrap_or_else(|e| bad(e));
         return Target::Emulated(Box::new(p));
-    }
-    if !["io_uring", "libaio", "psync"].contains(&a.ioengine.as_str()) {
-        bad(format!(
-            "option '--ioengine': '{}' (allowed: io_uring, libaio, psync)",
-            a.ioengine
-        ));
     }
     let size = a.size.as_deref().map(|v| {
         parse_size(v, 1024).unwrap_or_else(|e| {
@@ -203,8 +205,10 @@ fn validate(a: &CharacterizeArgs) -> Target {
     let lbs = t.logical_block_size.max(512);
     let capacity = capacity / lbs * lbs;
     if capacity < 16 << 20 {
+        // The size as given (rounding to blocks may have made it 0).
+        let shown = size.unwrap_or(capacity);
         bad(format!(
-            "target '{}': {capacity} bytes is too small to characterize (allowed: 16 MiB or more)",
+            "target '{}': {shown} bytes is too small to characterize (allowed: 16 MiB or more)",
             a.target
         ));
     }

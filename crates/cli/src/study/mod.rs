@@ -100,11 +100,26 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         .collect();
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
         .unwrap_or_else(|e| fail(2, &e));
+    if dir.join("study.json").exists() {
+        // A second study there would change what the first one's files say.
+        fail(
+            2,
+            &format!(
+                "option '--output': {} already holds a study (study.json); name a new directory",
+                dir.display()
+            ),
+        );
+    }
     (budget_s, targets, dir)
 }
 
 /// Run `ssdready study`.
 pub fn command(a: StudyArgs) {
+    // First of all: a signal at any moment is an interruption (exit code
+    // 130), never the default action's death. SIGHUP too: a closed
+    // terminal must restore the scheduler and remove what the study
+    // created, as Ctrl-C does.
+    let stop = crate::stop_on_signals();
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, targets, dir) = validate(&a);
@@ -147,15 +162,18 @@ pub fn command(a: StudyArgs) {
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        fail(
+            130,
+            "interrupted before the study's first run (nothing written)",
+        );
+    }
     if let Err(e) = std::fs::create_dir_all(&dir) {
         fail(
             2,
             &format!("option '--output': creating {}: {e}", dir.display()),
         );
     }
-    // SIGHUP too: a closed terminal must restore the scheduler and remove
-    // what the study created, as Ctrl-C does.
-    let stop = crate::stop_on_signals();
     let mut progress = print::StudyProgress::new(&p, a.quiet);
     let mut runner = runner::RealRunner::new(stop.clone(), &targets, a.allow_destructive);
     let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);

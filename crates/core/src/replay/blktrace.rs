@@ -173,7 +173,12 @@ pub struct BlkTrace<R> {
     this_depth: [u32; 3],
     depth: [u32; 3],
     failed: bool,
+    /// The first request's time, which later ones are checked against.
+    first_time: Option<u64>,
 }
+
+/// The longest span of a trace: a year (in ns; further is a damaged time).
+pub const MAX_SPAN_NS: u64 = 365 * 86_400 * 1_000_000_000;
 
 impl<R: Read> BlkTrace<R> {
     /// A trace `name` (for messages) in the given byte order.
@@ -186,6 +191,7 @@ impl<R: Read> BlkTrace<R> {
             this_depth: [0; 3],
             depth: [0; 3],
             failed: false,
+            first_time: None,
         }
     }
 
@@ -273,23 +279,41 @@ impl<R: Read> BlkTrace<R> {
         }
     }
 
-    /// The request of a queue record, if it is one.
-    fn entry(t: &Record) -> Option<Entry> {
+    /// The request of a queue record, if it is one; a byte offset past
+    /// 2^64 or a time more than a year after the first record is an error.
+    fn entry(&mut self, t: &Record) -> Result<Option<Entry>, TraceError> {
         if t.kind() != TA_QUEUE || t.has(TC_NOTIFY) {
-            return None;
+            return Ok(None);
         }
+        let first = *self.first_time.get_or_insert(t.time);
+        if t.time.saturating_sub(first) > MAX_SPAN_NS {
+            return Err(self.bad(format!(
+                "time {} ns is more than a year after the first request's {first} ns (a damaged trace?)",
+                t.time
+            )));
+        }
+        let offset = t
+            .sector
+            .checked_mul(512)
+            .and_then(|o| o.checked_add(u64::from(t.bytes)).map(|_| o))
+            .ok_or_else(|| {
+                self.bad(format!(
+                    "sector {} ({} bytes) ends past 2^64 bytes, beyond any device",
+                    t.sector, t.bytes
+                ))
+            })?;
         let file = FileKey::Dev(t.device);
         let action = if t.has(TC_DISCARD) {
             Action::Io {
                 ddir: Ddir::Trim,
-                offset: t.sector.saturating_mul(512),
+                offset,
                 len: t.bytes,
             }
         } else if t.has(TC_FLUSH) {
             Action::Sync { data_only: false }
         } else {
             if t.bytes == 0 {
-                return None;
+                return Ok(None);
             }
             let ddir = if t.has(TC_WRITE) {
                 Ddir::Write
@@ -298,18 +322,18 @@ impl<R: Read> BlkTrace<R> {
             };
             Action::Io {
                 ddir,
-                offset: t.sector.saturating_mul(512),
+                offset,
                 len: t.bytes,
             }
         };
         if matches!(action, Action::Io { len: 0, .. }) {
-            return None;
+            return Ok(None);
         }
-        Some(Entry {
+        Ok(Some(Entry {
             time_ns: Some(t.time),
             file,
             action,
-        })
+        }))
     }
 }
 
@@ -322,8 +346,13 @@ impl<R: Read> Iterator for BlkTrace<R> {
                 Ok(None) => return None,
                 Ok(Some(t)) => {
                     self.track_depth(&t);
-                    if let Some(e) = Self::entry(&t) {
-                        return Some(Ok(e));
+                    match self.entry(&t) {
+                        Ok(Some(e)) => return Some(Ok(e)),
+                        Ok(None) => {}
+                        Err(e) => {
+                            self.failed = true;
+                            return Some(Err(e));
+                        }
                     }
                 }
                 Err(e) => {

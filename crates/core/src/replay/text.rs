@@ -18,6 +18,13 @@ use crate::req::Ddir;
 use std::io::BufRead;
 
 const V2: &str = "fio version 2 iolog";
+/// The longest line a valid log has (a file name of PATH_MAX and the
+/// fields): a longer one is read no further (an endless input such as
+/// `/dev/zero` has no line end at all).
+pub const MAX_LINE: u64 = 8192;
+/// The latest time a version 3 entry may have: a year after the job began
+/// (a trace spans seconds to days; later is a damaged number).
+pub const MAX_TIME_US: u64 = 365 * 86_400 * 1_000_000;
 const V3: &str = "fio version 3 iolog";
 
 /// A text iolog being read, entry by entry.
@@ -38,15 +45,24 @@ impl<R: BufRead> TextLog<R> {
             what: format!("{name} line 1"),
             why,
         };
-        reader
-            .read_line(&mut first)
+        read_line_capped(&mut reader, &mut first)
             .map_err(|e| err(format!("cannot be read: {e}")))?;
+        if first.len() as u64 > MAX_LINE {
+            return Err(err(format!(
+                "longer than {MAX_LINE} bytes with no line end: not an iolog header"
+            )));
+        }
         let version = if first.starts_with(V2) {
             2
         } else if first.starts_with(V3) {
             3
         } else {
-            let shown: String = first.trim_end().chars().take(60).collect();
+            let shown: String = first
+                .trim_end()
+                .chars()
+                .take(60)
+                .flat_map(char::escape_debug)
+                .collect();
             return Err(err(format!(
                 "'{shown}' is not an iolog header (allowed: '{V2}', '{V3}', or a blktrace binary; fio no longer reads version 1 logs)"
             )));
@@ -84,7 +100,12 @@ impl<R: BufRead> TextLog<R> {
             let us: u64 = t
                 .parse()
                 .map_err(|_| self.bad(format!("'{t}' is not a time (µs since the job began)")))?;
-            time_ns = Some(us.saturating_mul(1000));
+            if us > MAX_TIME_US {
+                return Err(self.bad(format!(
+                    "time {us} µs is more than a year after the job began (a damaged trace?)"
+                )));
+            }
+            time_ns = Some(us * 1000);
         }
         let rest: Vec<&str> = words.collect();
         if rest.is_empty() {
@@ -158,6 +179,12 @@ impl<R: BufRead> TextLog<R> {
     }
 }
 
+/// One line into `buf`, reading at most [`MAX_LINE`] + 1 bytes.
+fn read_line_capped(r: &mut impl BufRead, buf: &mut String) -> std::io::Result<usize> {
+    use std::io::Read;
+    Read::take(&mut *r, MAX_LINE + 1).read_line(buf)
+}
+
 impl<R: BufRead> Iterator for TextLog<R> {
     type Item = Result<Entry, TraceError>;
 
@@ -165,8 +192,14 @@ impl<R: BufRead> Iterator for TextLog<R> {
         while !self.failed {
             self.line.clear();
             self.line_no += 1;
-            match self.reader.read_line(&mut self.line) {
+            match read_line_capped(&mut self.reader, &mut self.line) {
                 Ok(0) => return None,
+                Ok(n) if n as u64 > MAX_LINE => {
+                    self.failed = true;
+                    return Some(Err(self.bad(format!(
+                        "longer than {MAX_LINE} bytes (no iolog line is; is this the right file?)"
+                    ))));
+                }
                 Ok(_) => {}
                 Err(e) => {
                     self.failed = true;

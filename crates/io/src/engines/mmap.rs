@@ -25,7 +25,9 @@
 //! * The mapping cannot grow a file (fio's `FIO_NOEXTEND`): files a job
 //!   writes are laid out whole first, as fio lays them out; an I/O past
 //!   the end of a file fails with EIO instead of faulting (fio's would die
-//!   of SIGBUS).
+//!   of SIGBUS). A file shortened by another program while mapped faults
+//!   all the same: the copy is guarded ([`crate::fault`]) and the job fails
+//!   naming the offset, with its results so far.
 
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
@@ -275,13 +277,33 @@ impl Engine for MmapEngine {
         };
         let buf = self.buf.as_mut_slice();
         // SAFETY: p addresses `len` mapped bytes of the file (within the
-        // file's length, so no fault past its end), and the buffer holds at
-        // least bs.max() ≥ len bytes; the two never overlap.
-        unsafe {
+        // file's length when mapped; a fault from a later shrink is caught
+        // and the mapping dropped), and the buffer holds at least
+        // bs.max() ≥ len bytes; the two never overlap.
+        // A file shrunk by someone else since it was mapped faults
+        // (SIGBUS): the copy is guarded and the job fails with the offset.
+        let copied = unsafe {
             match req.ddir {
-                Ddir::Read => std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), len),
-                _ => std::ptr::copy_nonoverlapping(buf.as_ptr(), p, len),
+                Ddir::Read => crate::fault::copy_guarded(p, buf.as_mut_ptr(), len, p),
+                _ => crate::fault::copy_guarded(buf.as_ptr(), p, len, p),
             }
+        };
+        if let Err(at) = copied {
+            self.unmap(i);
+            let now = self
+                .file_len(i)
+                .map(|l| format!("{l} bytes now"))
+                .unwrap_or_else(|e| std::io::Error::from_raw_os_error(e).to_string());
+            return Err(EngineError::Sys {
+                what: format!(
+                    "ioengine=mmap: {} of {len} bytes at offset {}: byte {} is no longer in the file \
+                     ({now}; it was shortened while mapped, and the access raised SIGBUS)",
+                    req.ddir.name(),
+                    req.offset,
+                    req.offset + at as u64
+                ),
+                source: std::io::Error::from_raw_os_error(libc::EIO),
+            });
         }
         if self.direct {
             let e = self.msync(p, len);

@@ -18,7 +18,8 @@ pub(super) fn attach(ctx: &WorkerCtx, mut flow: JobFlow) -> Result<JobFlow, Engi
     let spec = &*ctx.spec;
     if let Some(entries) = crate::replay::open(spec, ctx.index) {
         let entries = entries.map_err(|e| {
-            EngineError::Unsupported(format!("job '{}': option 'read_iolog': {e}", spec.name))
+            // The job's name is added where the worker's error is reported.
+            EngineError::Unsupported(format!("option 'read_iolog': {e}"))
         })?;
         flow = flow.with_replay(Replay::new(entries, &spec.iolog, &spec.iolog.files));
     }
@@ -64,8 +65,7 @@ pub(super) fn finish(
     }
     match flow.replay_error() {
         Some(e) => Err(EngineError::Unsupported(format!(
-            "job '{}': option 'read_iolog': {e}",
-            ctx.spec.name
+            "option 'read_iolog': {e}"
         ))),
         None => Ok(()),
     }

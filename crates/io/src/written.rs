@@ -1,0 +1,305 @@
+//! Paths ssdready writes that are not a job's target: the history
+//! database and its result files, `--output` files and directories, logs,
+//! iologs, verify state, report directories.
+//!
+//! [`vet`] is the one check every writer makes before it creates or opens
+//! such a path: symbolic links are followed, a block device is always
+//! refused (it holds someone's data; only a job's target may be a block
+//! device, under the target safety checks of [`crate::target::safety`]),
+//! and what else is allowed depends on what is written ([`Allow`]).
+//!
+//! [`open_waiting`] opens a FIFO or device without hanging: a FIFO with no
+//! peer is polled, and the wait ends within [`POLL_MS`] of a stop request
+//! (Ctrl-C, SIGTERM, SIGHUP). [`read_capped`] reads a user-named input up
+//! to a number of bytes actually read, not the size `stat` reports (procfs
+//! and devices report 0, or nothing at all for an endless input).
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How often a blocking wait looks at the stop flag, in ms.
+pub const POLL_MS: i32 = 50;
+
+/// What a written path may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allow {
+    /// A regular file (new or existing): a database, a file replaced
+    /// atomically, a directory's file.
+    File,
+    /// A regular file, or a character device or FIFO written in place
+    /// (`/dev/null`, a terminal, a pipe to another program).
+    FileOrStream,
+    /// A directory (new or existing).
+    Dir,
+}
+
+/// What is at a vetted path now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing: it will be created.
+    New,
+    File,
+    Dir,
+    CharDevice,
+    Fifo,
+}
+
+/// Check that ssdready may write `path` as `allow` says; the error says
+/// what is there and why it is refused (no path prefix: the caller names
+/// the option and the path).
+pub fn vet(path: &Path, allow: Allow) -> Result<Found, String> {
+    let md = match std::fs::metadata(path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match std::fs::symlink_metadata(path) {
+                Ok(l) if l.file_type().is_symlink() => {
+                    let to = std::fs::read_link(path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_else(|_| "?".into());
+                    Err(format!(
+                        "is a symbolic link to {to}, which does not exist (name the file itself, or create what the link points to)"
+                    ))
+                }
+                _ => Ok(Found::New),
+            };
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let ft = md.file_type();
+    if ft.is_block_device() {
+        let (maj, min) = crate::target::sysfs::major_minor(md.rdev());
+        return Err(format!(
+            "is a block device ({maj}:{min}); ssdready writes a block device only as a job's target, \
+             never its database, results or logs (name a regular file)"
+        ));
+    }
+    let found = if ft.is_file() {
+        Found::File
+    } else if ft.is_dir() {
+        Found::Dir
+    } else if ft.is_char_device() {
+        Found::CharDevice
+    } else if ft.is_fifo() {
+        Found::Fifo
+    } else {
+        return Err("is a socket (name a regular file)".into());
+    };
+    match (allow, found) {
+        (Allow::Dir, Found::Dir) => Ok(found),
+        (Allow::Dir, _) => Err("exists and is not a directory".into()),
+        (_, Found::Dir) => Err("is a directory (name a file)".into()),
+        (Allow::File, Found::File) => Ok(found),
+        (Allow::File, Found::CharDevice) => {
+            Err("is a character device (name a regular file)".into())
+        }
+        (Allow::File, Found::Fifo) => Err("is a FIFO (name a regular file)".into()),
+        (Allow::FileOrStream, _) => Ok(found),
+        (Allow::File, Found::New) => Ok(found),
+    }
+}
+
+/// Open `path` (a file, FIFO or character device) for reading or writing
+/// without hanging on a FIFO that has no peer: the open is non-blocking
+/// and, for a FIFO, retried every [`POLL_MS`] until a peer comes or `stop`
+/// is set (then `Interrupted`). The file returned is blocking again.
+pub fn open_waiting(path: &Path, write: bool, stop: &AtomicBool) -> std::io::Result<File> {
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    loop {
+        let mut o = OpenOptions::new();
+        if write {
+            o.write(true);
+        } else {
+            o.read(true);
+        }
+        match o.custom_flags(libc::O_NONBLOCK).open(path) {
+            Ok(f) => {
+                if fifo && !write {
+                    // A reader opens at once even without a writer: wait
+                    // for data or a writer's close with poll.
+                    wait_readable(&f, stop)?;
+                }
+                set_blocking(&f)?;
+                return Ok(f);
+            }
+            // A FIFO opened for writing with no reader: ENXIO until one comes.
+            Err(e) if fifo && write && e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(interrupted(path));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(POLL_MS as u64));
+    }
+}
+
+fn interrupted(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::Interrupted,
+        format!(
+            "stopped while waiting for {} (a FIFO with nothing on its other end)",
+            path.display()
+        ),
+    )
+}
+
+/// Wait until the FIFO `f` has data or its writer came and went.
+fn wait_readable(f: &File, stop: &AtomicBool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        let mut p = libc::pollfd {
+            fd: f.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let rc = unsafe { libc::poll(&mut p, 1, POLL_MS) };
+        if rc > 0 && (p.revents & libc::POLLIN) != 0 {
+            return Ok(());
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped while waiting for a FIFO's writer",
+            ));
+        }
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        // POLLHUP with no writer yet (none has opened it): wait on.
+        if rc > 0 && (p.revents & libc::POLLHUP) != 0 {
+            std::thread::sleep(std::time::Duration::from_millis(POLL_MS as u64));
+        }
+    }
+}
+
+fn set_blocking(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above; only O_NONBLOCK changes.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Read all of `r` up to `limit` bytes actually read; more is an error
+/// naming `what` and the limit.
+pub fn read_capped(mut r: impl Read, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+    // Whole 64 KiB reads (some procfs files refuse odd sizes), stopping
+    // at the first past the limit.
+    const CHUNK: usize = 64 << 10;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; CHUNK];
+    while out.len() as u64 <= limit {
+        match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{what} holds more than {limit} bytes (read stopped there)"),
+        ));
+    }
+    Ok(out)
+}
+
+/// Read the file `path` whole, up to `limit` bytes actually read (see
+/// [`read_capped`]); a FIFO is waited for as [`open_waiting`] does.
+pub fn read_file_capped(path: &Path, limit: u64, stop: &AtomicBool) -> std::io::Result<Vec<u8>> {
+    let f = open_waiting(path, false, stop)?;
+    read_capped(f, limit, &path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_devices_are_refused_and_files_allowed() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        assert_eq!(vet(&f, Allow::File), Ok(Found::New));
+        std::fs::write(&f, "x").unwrap();
+        assert_eq!(vet(&f, Allow::File), Ok(Found::File));
+        assert!(vet(&f, Allow::Dir).is_err());
+        assert_eq!(vet(d.path(), Allow::Dir), Ok(Found::Dir));
+        assert!(vet(d.path(), Allow::File)
+            .unwrap_err()
+            .contains("directory"));
+        let null = Path::new("/dev/null");
+        assert!(vet(null, Allow::File)
+            .unwrap_err()
+            .contains("character device"));
+        assert_eq!(vet(null, Allow::FileOrStream), Ok(Found::CharDevice));
+        // Any block device this machine has (loop devices exist even unbound).
+        if let Some(b) = ["/dev/loop0", "/dev/ram0", "/dev/zram0"]
+            .into_iter()
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
+        {
+            let e = vet(Path::new(b), Allow::FileOrStream).unwrap_err();
+            assert!(e.contains("block device"), "{e}");
+            let link = d.path().join("link");
+            std::os::unix::fs::symlink(b, &link).unwrap();
+            assert!(vet(&link, Allow::File)
+                .unwrap_err()
+                .contains("block device"));
+        } else {
+            eprintln!("skipped the block-device case: no /dev/loop0, /dev/ram0 or /dev/zram0");
+        }
+    }
+
+    #[test]
+    fn a_dangling_link_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let link = d.path().join("out");
+        std::os::unix::fs::symlink(d.path().join("gone"), &link).unwrap();
+        let e = vet(&link, Allow::Dir).unwrap_err();
+        assert!(e.contains("symbolic link") && e.contains("gone"), "{e}");
+    }
+
+    #[test]
+    fn reads_stop_at_the_cap_by_bytes_read() {
+        let zero = File::open("/dev/zero").unwrap();
+        let e = read_capped(zero, 1 << 16, "/dev/zero").unwrap_err();
+        assert!(e.to_string().contains("more than 65536 bytes"), "{e}");
+        assert_eq!(read_capped(&b"abc"[..], 3, "x").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn a_fifo_wait_ends_on_the_stop_flag() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("fifo");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for write in [false, true] {
+            let stop = std::sync::Arc::new(AtomicBool::new(false));
+            let s = stop.clone();
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                s.store(true, Ordering::Relaxed);
+                std::time::Instant::now()
+            });
+            let e = open_waiting(&p, write, &stop).unwrap_err();
+            let asked = t.join().unwrap();
+            assert_eq!(e.kind(), std::io::ErrorKind::Interrupted);
+            assert!(asked.elapsed().as_millis() < 200, "{:?}", asked.elapsed());
+        }
+    }
+}
