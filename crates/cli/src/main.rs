@@ -12,6 +12,7 @@ mod app_cmd;
 mod args;
 mod characterize;
 mod compare;
+mod fleet_cmd;
 mod history;
 mod progress;
 mod report;
@@ -54,6 +55,9 @@ enum Cmd {
     /// merge, coalescing, SQPOLL, hybrid) on seed 004's four patterns: % of
     /// the device's peak and the trade-offs (writes DIR/strategies.json).
     Strategies(strategies::StrategiesArgs),
+    /// Answer fio's client/server protocol: an unmodified `fio --client`
+    /// runs its job on this host with ssdready's engine (see docs/fleet.md).
+    Server(fleet_cmd::ServerArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -197,6 +201,8 @@ saved run (a history id or a native JSON file) of the same workload: exit code
 3 when IOPS, mean or p99 latency or CPU per I/O got worse beyond the noise.
 Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
          --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
+--client=HOSTS (a list or a host file, as fio's) sends the job to fio servers
+or ssdready servers instead and prints one consolidated result (docs/fleet.md).
 Run 'ssdready options' for every job option.";
 
 /// Say one line on stderr, whatever a name or value in it held (control
@@ -261,6 +267,9 @@ fn run_command(args: &[String], simulate: bool) {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{RUN_HELP}");
         return;
+    }
+    if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
+        return fleet_cmd::run_client(&hosts, &rest);
     }
     let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
     if parsed.parse_only {
@@ -550,5 +559,6 @@ fn main() {
         Cmd::Characterize(a) => characterize::command(a),
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
+        Cmd::Server(a) => fleet_cmd::server_command(a),
     }
 }

@@ -192,21 +192,14 @@ fn connect(h: &Host, stop: &AtomicBool) -> Result<(TcpStream, u16, ProbeReply), 
     Err(last.unwrap_or(Error::Timeout))
 }
 
+/// Check that a host answers PROBE in a version spoken here (then hang up).
+pub fn probe(h: &Host, stop: &AtomicBool) -> Result<(u16, ProbeReply), Error> {
+    connect(h, stop).map(|(_, v, p)| (v, p))
+}
+
 /// Drive one host through a run.
 pub fn run_host(h: &Host, req: &Request, stop: &AtomicBool) -> HostRun {
-    let mut r = HostRun {
-        host: h.clone(),
-        version: None,
-        probe: None,
-        jobs_announced: 0,
-        stats_announced: 0,
-        ts: Vec::new(),
-        groups: Vec::new(),
-        text: String::new(),
-        stop: None,
-        error: None,
-        wall_s: 0.0,
-    };
+    let mut r = empty_run(h);
     if let Err(e) = drive(h, req, stop, &mut r) {
         r.error = Some(e.to_string());
     }
@@ -241,7 +234,7 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
                     "closed the connection after STOP without QUIT".into()
                 } else {
                     format!(
-                        "closed the connection mid-run ({} of {} result blocks received)",
+                        "connection lost mid-run: closed by the server ({} of {} result blocks received)",
                         r.ts.len(),
                         r.stats_announced
                     )
@@ -259,6 +252,13 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
                     next_eta = Instant::now() + Duration::from_secs(1);
                 }
                 continue;
+            }
+            Err(Error::Io(e)) => {
+                return Err(Error::Io(format!(
+                    "connection lost mid-run: {e} ({} of {} result blocks received)",
+                    r.ts.len(),
+                    r.stats_announced
+                )))
             }
             Err(Error::Stopped) => {
                 // Ask the host to stop its jobs; keep what came.
@@ -316,7 +316,7 @@ pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRu
             .zip(hosts)
             .map(|(t, h)| {
                 t.join().unwrap_or_else(|_| {
-                    let mut r = run_host_failed(h);
+                    let mut r = empty_run(h);
                     r.error = Some("internal error: the host's thread panicked".into());
                     r
                 })
@@ -325,7 +325,7 @@ pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRu
     })
 }
 
-fn run_host_failed(h: &Host) -> HostRun {
+fn empty_run(h: &Host) -> HostRun {
     HostRun {
         host: h.clone(),
         version: None,

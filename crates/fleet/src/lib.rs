@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod from_result;
 pub mod layout;
 pub mod merge;
 pub mod pdu;

@@ -140,8 +140,9 @@ impl Dir {
     fn json(&self, plus: bool) -> Value {
         let lat = |s: &IoStat, bins: &Vec<u64>| {
             let mut m = Map::new();
-            m.insert("min".into(), json!(s.min));
-            m.insert("max".into(), json!(s.max));
+            let empty = s.samples == 0;
+            m.insert("min".into(), json!(if empty { 0 } else { s.min }));
+            m.insert("max".into(), json!(if empty { 0 } else { s.max }));
             m.insert("mean".into(), json!(s.mean));
             m.insert("stddev".into(), json!(s.stddev()));
             m.insert("N".into(), json!(s.samples));

@@ -42,7 +42,7 @@ pub trait Runner: Sync {
     /// run will send), or why it is refused, in one line.
     fn plan(&self, req: &JobRequest) -> Result<u32, String>;
     /// Run it; `version` is the layout the results must be in.
-    fn run(&self, req: &JobRequest, version: u16, stop: &AtomicBool) -> RunOutput;
+    fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput;
     /// What PROBE answers: this host's name, the engine's name and version.
     fn probe(&self) -> ProbeReply;
 }
@@ -240,7 +240,7 @@ fn connection(mut s: TcpStream, runner: &dyn Runner, stop: &AtomicBool) -> Resul
                 let (tx, rx) = mpsc::channel();
                 let (req, run_stop) = (req.clone(), run_stop.clone());
                 sc.spawn(move || {
-                    let _ = tx.send(runner.run(&req, v, &run_stop));
+                    let _ = tx.send(runner.run(&req, v, run_stop));
                 });
                 running = Some((rx, Instant::now()));
             }

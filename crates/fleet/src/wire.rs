@@ -165,17 +165,39 @@ pub struct Wait<'a> {
     pub deadline: Option<Instant>,
 }
 
+/// How long the rest of a message may take once its first byte came.
+pub const MID_MESSAGE: Duration = Duration::from_secs(10);
+
 /// Fill `buf`, waiting in [`POLL`] steps. `Ok(false)`: the peer closed the
-/// connection before the first byte.
-fn read_full(s: &mut TcpStream, buf: &mut [u8], w: &Wait<'_>) -> Result<bool, Error> {
+/// connection before the first byte. The caller's deadline applies only
+/// before the first byte of a message (`started` false): once a message
+/// has begun, giving up would lose its bytes and the stream's framing, so
+/// the rest gets [`MID_MESSAGE`].
+fn read_full(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    w: &Wait<'_>,
+    started: bool,
+) -> Result<bool, Error> {
     s.set_read_timeout(Some(POLL))
         .map_err(|e| Error::Io(e.to_string()))?;
     let mut got = 0;
+    let mut mid_deadline = started.then(|| Instant::now() + MID_MESSAGE);
     while got < buf.len() {
         if w.stop.load(Relaxed) {
             return Err(Error::Stopped);
         }
-        if w.deadline.is_some_and(|d| Instant::now() >= d) {
+        if got > 0 && mid_deadline.is_none() {
+            mid_deadline = Some(Instant::now() + MID_MESSAGE);
+        }
+        if let Some(d) = mid_deadline {
+            if Instant::now() >= d {
+                return Err(Error::Io(format!(
+                    "a message stalled for {} s",
+                    MID_MESSAGE.as_secs()
+                )));
+            }
+        } else if w.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(Error::Timeout);
         }
         match s.read(&mut buf[got..]) {
@@ -204,7 +226,7 @@ pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<
     let mut msg: Option<Message> = None;
     loop {
         let mut h = [0u8; HEADER];
-        if !read_full(s, &mut h, w)? {
+        if !read_full(s, &mut h, w, msg.is_some())? {
             return match msg {
                 None => Ok(None),
                 Some(_) => Err(Error::Io("connection closed between fragments".into())),
@@ -212,7 +234,7 @@ pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<
         }
         let f = parse_header(&h, versions)?;
         let mut pdu = vec![0u8; f.len];
-        if f.len > 0 && !read_full(s, &mut pdu, w)? {
+        if f.len > 0 && !read_full(s, &mut pdu, w, true)? {
             return Err(Error::Io(
                 "connection closed in the middle of a message".into(),
             ));
