@@ -26,6 +26,7 @@ pub mod clock;
 pub mod engine;
 pub mod engines;
 pub mod hwperf;
+pub mod kdev;
 pub mod mem;
 pub mod perf;
 pub mod placement;
