@@ -12,6 +12,7 @@ mod app_cmd;
 mod args;
 mod characterize;
 mod compare;
+mod emu_cmd;
 mod fleet_cmd;
 mod history;
 mod progress;
@@ -124,6 +125,25 @@ enum EmuCmd {
         #[arg(long, value_name = "NAME")]
         toml: Option<String>,
     },
+    /// Attach an emulated drive as a kernel block device (root): serves it in
+    /// the foreground until Ctrl-C, SIGTERM, SIGHUP or `emu detach`; prints
+    /// its path (docs/kernel-drive.md).
+    Attach {
+        /// PRESET[,key=value...], as after emu: in a target.
+        spec: String,
+        /// auto, fuse (FUSE + loop) or ublk.
+        #[arg(long, default_value = "auto")]
+        transport: String,
+    },
+    /// Detach an emulated drive made by `emu attach` (or --all).
+    Detach {
+        /// The device, e.g. /dev/loop3.
+        device: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the emulated drives attached, with their daemons' figures.
+    List,
     /// Run jobs against emulated devices in virtual time (same options and output as run).
     #[command(disable_help_flag = true)]
     Simulate {
@@ -548,6 +568,13 @@ fn main() {
         Cmd::Emu {
             cmd: EmuCmd::Presets { toml: Some(name) },
         } => print_device_file(&name),
+        Cmd::Emu {
+            cmd: EmuCmd::Attach { spec, transport },
+        } => emu_cmd::attach(&spec, &transport),
+        Cmd::Emu {
+            cmd: EmuCmd::Detach { device, all },
+        } => emu_cmd::detach(device.as_deref(), all),
+        Cmd::Emu { cmd: EmuCmd::List } => emu_cmd::list(),
         Cmd::Emu {
             cmd: EmuCmd::Simulate { args },
         } => run_command(&args, true),

@@ -57,6 +57,7 @@ pub mod fault;
 pub mod ftl;
 pub mod geometry;
 pub mod iface;
+pub mod kernel;
 pub mod memory;
 pub mod merge;
 pub mod powercut;

@@ -30,6 +30,7 @@ pub mod engine;
 pub mod engines;
 pub mod fault;
 pub mod hwperf;
+pub mod kdev;
 pub mod mem;
 pub mod perf;
 pub mod placement;

@@ -94,6 +94,9 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
         }
     }
     let specs = detect::split_targets(a.target.as_deref().unwrap_or("emu:"));
+    if a.target.is_none() && !a.quiet {
+        say(&crate::emu_cmd::study_note());
+    }
     let targets: Vec<TargetProfile> = specs
         .iter()
         .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))

@@ -1,0 +1,253 @@
+//! The emulator behind the kernel's block layer: a real block device whose
+//! requests travel the whole Linux platform — system call, file system or
+//! raw device, page cache, blk-mq, scheduler, a driver — before the model
+//! times them, as Accardi and Wilcox's RAM drivers did so that the kernel's
+//! own cost could be measured ("Linux Storage Stack Performance", Intel
+//! 2008), and as Foong et al. split a 4 KiB read between platform and SSD
+//! ("Towards SSD-Ready Enterprise Platforms", ADMS 2010).
+//!
+//! Two transports, chosen at run time:
+//!
+//! * **FUSE + loop** ([`fuse_serve`]): a FUSE file served by this daemon
+//!   and a loop device with direct I/O on it; the loop driver and FUSE are
+//!   part of the path, and their cost shows in [`stamps`]' reply and idle
+//!   gap figures.
+//! * **ublk** ([`ublk`]): where `/dev/ublk-control` exists; its kernel
+//!   interface is encoded and tested, the server is not written yet.
+//!
+//! [`KernelDrive::attach`] mounts, serves and binds the loop device;
+//! [`KernelDrive::detach`] undoes it all in reverse. Nothing here records
+//! the attachment or handles signals: the caller does (the `ssdready emu`
+//! command).
+
+pub mod fuse_proto;
+pub mod fuse_serve;
+pub mod stamps;
+pub mod ublk;
+
+use crate::config::Params;
+use crate::shared::SharedDevice;
+use fuse_serve::{Negotiated, Shared};
+use ssdready_io::clock::Clock;
+use ssdready_io::kdev;
+use stamps::Stamps;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the FUSE + loop transport needs that is missing here, in one
+/// clause; None when it can run.
+pub fn fuse_missing() -> Option<String> {
+    if !kdev::is_root() {
+        return Some("root (mount(2) of a FUSE file system and loop devices need it)".into());
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return Some("/dev/fuse (FUSE is not built into this kernel or not loaded)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("/dev/loop-control (the loop driver is not built into this kernel or not loaded)".into());
+    }
+    None
+}
+
+/// Whether the kernel offers FUSE over io_uring, in words.
+pub fn fuse_uring_state() -> String {
+    let p = "/sys/module/fuse/parameters/enable_uring";
+    match std::fs::read_to_string(p).map(|s| s.trim().to_string()) {
+        Ok(v) if v == "Y" => format!("offered by the kernel ({p} = Y) but not used: requests travel over /dev/fuse"),
+        Ok(v) => format!("off in this kernel ({p} = {v})"),
+        Err(_) => "not in this kernel".into(),
+    }
+}
+
+/// Parameters a kernel drive cannot honour, in one line; None when fine.
+pub fn unsupported(p: &Params) -> Option<String> {
+    if p.zoned.zoned {
+        return Some("zoned=1: a loop device cannot be zoned; attach a conventional drive".into());
+    }
+    if p.faults.power_cut() {
+        return Some("fault_power_cut_after / torn writes: the power-cut model is for in-process runs only".into());
+    }
+    None
+}
+
+/// The logical block size the drive offers: its page, within what a loop
+/// device takes (512 B – 4 KiB).
+pub fn block_size(p: &Params) -> u32 {
+    p.page_bytes.clamp(512, 4096).next_power_of_two().min(4096)
+}
+
+/// The queue depth the drive offers the kernel (`max_background`): the
+/// emulator's interface depth, or 128 — the loop driver's own — when the
+/// model has no limit.
+pub fn queue_depth(p: &Params) -> u16 {
+    match p.iface_depth {
+        0 => 128,
+        d => d.min(1024) as u16,
+    }
+}
+
+/// An attached drive: served by this process until [`KernelDrive::detach`].
+pub struct KernelDrive {
+    pub mountpoint: PathBuf,
+    pub loop_path: PathBuf,
+    pub loop_index: u32,
+    pub threads: usize,
+    pub block_size: u32,
+    shared: Arc<Shared>,
+    handles: Vec<std::thread::JoinHandle<String>>,
+}
+
+impl KernelDrive {
+    /// Mount the FUSE file system on `mountpoint` (an empty directory),
+    /// serve it, and bind a free loop device to its file.
+    pub fn attach(params: Params, mountpoint: &Path) -> Result<KernelDrive, String> {
+        if let Some(m) = fuse_missing() {
+            return Err(format!("the kernel drive needs {m}"));
+        }
+        if let Some(why) = unsupported(&params) {
+            return Err(why);
+        }
+        let bs = block_size(&params);
+        let depth = queue_depth(&params);
+        let dev = SharedDevice::new(params, Clock::calibrate())?;
+        let shared = Arc::new(Shared {
+            dev,
+            stamps: Arc::new(Stamps::default()),
+            negotiated: Mutex::new(None),
+            stop: AtomicBool::new(false),
+            max_background: depth,
+            block_size: bs,
+        });
+        let session = kdev::open_fuse().map_err(|e| format!("opening /dev/fuse: {e}"))?;
+        kdev::mount_fuse(&session, mountpoint, "ssdready-emu")
+            .map_err(|e| format!("mounting FUSE on {}: {e}", mountpoint.display()))?;
+        let mut drive = KernelDrive {
+            mountpoint: mountpoint.to_path_buf(),
+            loop_path: PathBuf::new(),
+            loop_index: 0,
+            threads: depth as usize + 1,
+            block_size: bs,
+            shared,
+            handles: Vec::new(),
+        };
+        match drive.start(session) {
+            Ok(()) => Ok(drive),
+            Err(e) => {
+                drive.detach();
+                Err(e)
+            }
+        }
+    }
+
+    fn start(&mut self, session: std::fs::File) -> Result<(), String> {
+        let mut fds = Vec::with_capacity(self.threads);
+        for _ in 1..self.threads {
+            fds.push(kdev::clone_fuse(&session).map_err(|e| format!("cloning /dev/fuse: {e}"))?);
+        }
+        fds.push(session);
+        for (i, fd) in fds.into_iter().enumerate() {
+            let sh = self.shared.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("ssdready-fuse{i}"))
+                .spawn(move || fuse_serve::serve(fd, sh))
+                .map_err(|e| format!("starting a daemon thread: {e}"))?;
+            self.handles.push(h);
+        }
+        let file = self.mountpoint.join(fuse_proto::DISK_NAME);
+        let backing = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+                .open(&file)
+                .map_err(|e| format!("opening {}: {e}", file.display()))?
+        };
+        let mut last = String::new();
+        for _ in 0..20 {
+            let n = kdev::loop_get_free().map_err(|e| format!("finding a free loop device: {e}"))?;
+            match kdev::loop_configure(n, &backing, self.block_size, true) {
+                Ok(_dev) => {
+                    self.loop_index = n;
+                    self.loop_path = PathBuf::from(format!("/dev/loop{n}"));
+                    return self.check_dio();
+                }
+                // Another process took it meanwhile.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
+                Err(e) => return Err(format!("binding /dev/loop{n} to {}: {e}", file.display())),
+            }
+        }
+        Err(format!("no free loop device could be bound: {last}"))
+    }
+
+    /// The loop device must do direct I/O, or the page cache would sit
+    /// between the platform and the drive.
+    fn check_dio(&self) -> Result<(), String> {
+        let p = format!("/sys/block/loop{}/loop/dio", self.loop_index);
+        match std::fs::read_to_string(&p).map(|s| s.trim().to_string()) {
+            Ok(v) if v == "1" => Ok(()),
+            Ok(v) => Err(format!("{} refused direct I/O ({p} = {v})", self.loop_path.display())),
+            Err(e) => Err(format!("reading {p}: {e}")),
+        }
+    }
+
+    /// What INIT settled (None before the kernel sent it).
+    pub fn negotiated(&self) -> Option<Negotiated> {
+        *self.shared.negotiated.lock().ok()?
+    }
+
+    /// The daemon's stamps.
+    pub fn stamps(&self) -> &Stamps {
+        &self.shared.stamps
+    }
+
+    /// The emulated device.
+    pub fn device(&self) -> &Arc<SharedDevice> {
+        &self.shared.dev
+    }
+
+    /// Whether every serving thread is still running.
+    pub fn serving(&self) -> bool {
+        self.handles.iter().all(|h| !h.is_finished())
+    }
+
+    /// Unbind the loop device, unmount, and end the threads (at most a few
+    /// seconds). Returns what could not be undone, one clause each.
+    pub fn detach(mut self) -> Vec<String> {
+        let mut left = Vec::new();
+        if !self.loop_path.as_os_str().is_empty() {
+            if let Err(e) = kdev::loop_clear(&self.loop_path) {
+                left.push(format!("{}: {e}", self.loop_path.display()));
+            }
+            wait_unbound(self.loop_index);
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if kdev::umount(&self.mountpoint, false).is_err() {
+            // Busy (the loop driver is still releasing the file): detach it.
+            if let Err(e) = kdev::umount(&self.mountpoint, true) {
+                left.push(format!("unmounting {}: {e}", self.mountpoint.display()));
+            }
+        }
+        let t0 = Instant::now();
+        while self.handles.iter().any(|h| !h.is_finished()) && t0.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for h in self.handles.drain(..) {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        left
+    }
+}
+
+/// Wait (at most 2 s) until loop device `n` has let go of its file.
+pub fn wait_unbound(n: u32) {
+    let p = format!("/sys/block/loop{n}/loop/backing_file");
+    let t0 = Instant::now();
+    while Path::new(&p).exists() && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,250 @@
+//! What the kernel drive's daemon knows of each I/O, kept apart from the
+//! platform it serves: each request is stamped on arrival (its read from
+//! the transport returned), at its modelled completion (the model's answer)
+//! and when its reply starts and ends. So per I/O:
+//!
+//! * **device time** — modelled completion − arrival: what the SSD took;
+//! * **lateness** — reply start − modelled completion: the emulator's own
+//!   error (a thread woken late, a CPU busy elsewhere);
+//! * **reply** — the reply's system call, which on FUSE runs the kernel's
+//!   completion of the request (and the loop driver's) in the daemon's
+//!   thread: a platform cost paid by the daemon;
+//! * **idle gap** — with nothing in flight, from a reply's end to the next
+//!   arrival: at queue depth 1 the rest of the platform's round trip
+//!   (completion to the application, its next submission, down to the
+//!   daemon).
+//!
+//! A run is *transport-bound* when the mean lateness exceeds
+//! [`LATE_SHARE`] of the mean device time: the emulator then no longer
+//! delivers its model's timing, and what a study measures is the daemon.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// Lateness above this share of device time marks the run transport-bound.
+pub const LATE_SHARE: f64 = 0.03;
+
+/// Sums over the I/O the daemon served (atomics: every thread adds).
+#[derive(Default)]
+pub struct Stamps {
+    pub reads: AtomicU64,
+    pub writes: AtomicU64,
+    pub flushes: AtomicU64,
+    pub trims: AtomicU64,
+    pub errors: AtomicU64,
+    pub bytes: AtomicU64,
+    pub device_ns: AtomicU64,
+    pub late_ns: AtomicU64,
+    pub late_max_ns: AtomicU64,
+    pub reply_ns: AtomicU64,
+    pub gap_ns: AtomicU64,
+    pub gaps: AtomicU64,
+    /// Requests in flight in the daemon now.
+    pub inflight: AtomicU64,
+    /// When the last reply ended with nothing left in flight (ns).
+    pub idle_since: AtomicU64,
+    /// The daemon threads' kernel ids (for their CPU time).
+    pub tids: Mutex<Vec<u32>>,
+}
+
+/// A snapshot of [`Stamps`], as written to the attachment's stats file.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct Summary {
+    pub ios: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub trims: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    pub device_ns_mean: f64,
+    pub late_ns_mean: f64,
+    pub late_ns_max: u64,
+    pub reply_ns_mean: f64,
+    pub idle_gap_ns_mean: f64,
+    pub idle_gaps: u64,
+    /// The daemon threads' CPU time, ns, and per I/O.
+    pub daemon_cpu_ns: u64,
+    pub daemon_cpu_ns_per_io: f64,
+    pub transport_bound: bool,
+}
+
+impl Stamps {
+    /// A request arrived at `t`.
+    pub fn arrive(&self, t: u64) {
+        if self.inflight.fetch_add(1, Relaxed) == 0 {
+            let idle = self.idle_since.swap(0, Relaxed);
+            if idle != 0 && t > idle {
+                self.gap_ns.fetch_add(t - idle, Relaxed);
+                self.gaps.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// A request that arrived at `arrived` was modelled done at `due`, its
+    /// reply ran from `start` to `end`; `None` for one without timing.
+    pub fn served(&self, timing: Option<(u64, u64)>, start: u64, end: u64) {
+        if let Some((arrived, due)) = timing {
+            self.device_ns
+                .fetch_add(due.saturating_sub(arrived), Relaxed);
+            let late = start.saturating_sub(due);
+            self.late_ns.fetch_add(late, Relaxed);
+            self.late_max_ns.fetch_max(late, Relaxed);
+            self.reply_ns.fetch_add(end.saturating_sub(start), Relaxed);
+        }
+        if self.inflight.fetch_sub(1, Relaxed) == 1 {
+            self.idle_since.store(end.max(1), Relaxed);
+        }
+    }
+
+    /// The daemon threads' CPU time so far (from each thread's
+    /// `/proc/self/task/TID/schedstat`), ns.
+    pub fn daemon_cpu_ns(&self) -> u64 {
+        let tids = self.tids.lock().map(|t| t.clone()).unwrap_or_default();
+        tids.iter()
+            .filter_map(|tid| {
+                std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()
+            })
+            .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .sum()
+    }
+
+    /// The summary so far.
+    pub fn summary(&self) -> Summary {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        let (reads, writes) = (g(&self.reads), g(&self.writes));
+        let (flushes, trims) = (g(&self.flushes), g(&self.trims));
+        let timed = reads + writes + flushes + trims;
+        let per = |v: u64, n: u64| if n == 0 { 0.0 } else { v as f64 / n as f64 };
+        let device = per(g(&self.device_ns), timed);
+        let late = per(g(&self.late_ns), timed);
+        let cpu = self.daemon_cpu_ns();
+        Summary {
+            ios: timed,
+            reads,
+            writes,
+            flushes,
+            trims,
+            errors: g(&self.errors),
+            bytes: g(&self.bytes),
+            device_ns_mean: device,
+            late_ns_mean: late,
+            late_ns_max: g(&self.late_max_ns),
+            reply_ns_mean: per(g(&self.reply_ns), timed),
+            idle_gap_ns_mean: per(g(&self.gap_ns), g(&self.gaps)),
+            idle_gaps: g(&self.gaps),
+            daemon_cpu_ns: cpu,
+            daemon_cpu_ns_per_io: per(cpu, timed),
+            transport_bound: timed > 0 && late > LATE_SHARE * device,
+        }
+    }
+}
+
+impl Summary {
+    /// The change from `before` to `self` (counts and means over the I/O
+    /// between the two snapshots).
+    pub fn since(&self, before: &Summary) -> Summary {
+        let n = self.ios.saturating_sub(before.ios);
+        let mean = |a: f64, an: u64, b: f64, bn: u64| {
+            let (sa, sb) = (a * an as f64, b * bn as f64);
+            if n == 0 {
+                0.0
+            } else {
+                (sa - sb) / n as f64
+            }
+        };
+        let gaps = self.idle_gaps.saturating_sub(before.idle_gaps);
+        let cpu = self.daemon_cpu_ns.saturating_sub(before.daemon_cpu_ns);
+        let device = mean(self.device_ns_mean, self.ios, before.device_ns_mean, before.ios);
+        let late = mean(self.late_ns_mean, self.ios, before.late_ns_mean, before.ios);
+        Summary {
+            ios: n,
+            reads: self.reads.saturating_sub(before.reads),
+            writes: self.writes.saturating_sub(before.writes),
+            flushes: self.flushes.saturating_sub(before.flushes),
+            trims: self.trims.saturating_sub(before.trims),
+            errors: self.errors.saturating_sub(before.errors),
+            bytes: self.bytes.saturating_sub(before.bytes),
+            device_ns_mean: device,
+            late_ns_mean: late,
+            late_ns_max: self.late_ns_max,
+            reply_ns_mean: mean(self.reply_ns_mean, self.ios, before.reply_ns_mean, before.ios),
+            idle_gap_ns_mean: if gaps == 0 {
+                0.0
+            } else {
+                (self.idle_gap_ns_mean * self.idle_gaps as f64
+                    - before.idle_gap_ns_mean * before.idle_gaps as f64)
+                    / gaps as f64
+            },
+            idle_gaps: gaps,
+            daemon_cpu_ns: cpu,
+            daemon_cpu_ns_per_io: if n == 0 { 0.0 } else { cpu as f64 / n as f64 },
+            transport_bound: n > 0 && late > LATE_SHARE * device,
+        }
+    }
+
+    /// One paragraph for people.
+    pub fn text(&self) -> String {
+        let us = |ns: f64| ns / 1000.0;
+        format!(
+            "{} I/Os ({} reads, {} writes, {} flushes, {} trims, {} errors); per I/O: device time {:.1} µs, \
+             the emulator's lateness {:.1} µs (max {:.1}), reply {:.1} µs; idle gap (platform round trip \
+             with nothing in flight) {:.1} µs over {} gaps; daemon threads' CPU {:.1} µs per I/O{}",
+            self.ios,
+            self.reads,
+            self.writes,
+            self.flushes,
+            self.trims,
+            self.errors,
+            us(self.device_ns_mean),
+            us(self.late_ns_mean),
+            us(self.late_ns_max as f64),
+            us(self.reply_ns_mean),
+            us(self.idle_gap_ns_mean),
+            self.idle_gaps,
+            us(self.daemon_cpu_ns_per_io),
+            if self.transport_bound {
+                format!(
+                    "; TRANSPORT-BOUND: lateness above {:.0} % of device time, the daemon did not keep the model's timing",
+                    LATE_SHARE * 100.0
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_count_only_idle_time_and_lateness_marks_transport_bound() {
+        let s = Stamps::default();
+        s.arrive(1_000);
+        s.served(Some((1_000, 101_000)), 102_000, 105_000);
+        s.arrive(125_000); // idle 20 µs
+        s.arrive(126_000); // a second in flight: no gap
+        s.served(Some((125_000, 225_000)), 226_000, 227_000);
+        s.served(Some((126_000, 226_000)), 240_000, 241_000);
+        s.reads.store(3, Relaxed);
+        let m = s.summary();
+        assert_eq!(m.idle_gaps, 1);
+        assert_eq!(m.idle_gap_ns_mean, 20_000.0);
+        assert_eq!(m.device_ns_mean, 100_000.0);
+        // Lateness (1 + 1 + 14 µs) / 3 = 5.3 µs > 3 % of 100 µs.
+        assert!(m.transport_bound);
+        let later = Summary {
+            ios: 6,
+            device_ns_mean: 100_000.0,
+            late_ns_mean: 3_000.0,
+            ..m.clone()
+        };
+        let d = later.since(&m);
+        assert_eq!(d.ios, 3);
+        assert!((d.late_ns_mean - (18_000.0 - 16_000.0) / 3.0).abs() < 1e-6);
+        assert!(!d.transport_bound);
+    }
+}

@@ -1,0 +1,203 @@
+//! Kernel plumbing for an emulated drive behind the block layer: the FUSE
+//! device (`/dev/fuse`, its `FUSE_DEV_IOC_CLONE`), `mount(2)`/`umount2(2)`
+//! of a FUSE file system, loop devices configured in one ioctl
+//! (`LOOP_CONFIGURE`: backing file, logical block size, direct I/O) and
+//! removed (`LOOP_CLR_FD`), and a thread's timer slack. Each raw call is
+//! behind a safe function; the structures are written by hand from
+//! `include/uapi/linux/loop.h` and `fuse.h`.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// `FUSE_DEV_IOC_CLONE`: `_IOR(229, 0, uint32_t)`.
+pub const FUSE_DEV_IOC_CLONE: u32 = (2 << 30) | (4 << 16) | (229 << 8);
+/// `LOOP_SET_FD`, `LOOP_CLR_FD`, `LOOP_SET_DIRECT_IO`, `LOOP_SET_BLOCK_SIZE`,
+/// `LOOP_CONFIGURE`, `LOOP_CTL_GET_FREE` from linux/loop.h.
+pub const LOOP_CLR_FD: u32 = 0x4C01;
+pub const LOOP_CONFIGURE: u32 = 0x4C0A;
+pub const LOOP_CTL_GET_FREE: u32 = 0x4C82;
+/// `LO_FLAGS_DIRECT_IO`.
+pub const LO_FLAGS_DIRECT_IO: u32 = 16;
+
+/// `struct loop_info64`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LoopInfo64 {
+    pub lo_device: u64,
+    pub lo_inode: u64,
+    pub lo_rdevice: u64,
+    pub lo_offset: u64,
+    pub lo_sizelimit: u64,
+    pub lo_number: u32,
+    pub lo_encrypt_type: u32,
+    pub lo_encrypt_key_size: u32,
+    pub lo_flags: u32,
+    pub lo_file_name: [u8; 64],
+    pub lo_crypt_name: [u8; 64],
+    pub lo_encrypt_key: [u8; 32],
+    pub lo_init: [u64; 2],
+}
+
+/// `struct loop_config`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LoopConfig {
+    pub fd: u32,
+    pub block_size: u32,
+    pub info: LoopInfo64,
+    pub reserved: [u64; 8],
+}
+
+fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn cpath(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
+}
+
+/// Open `/dev/fuse` read-write (close-on-exec).
+pub fn open_fuse() -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open("/dev/fuse")
+}
+
+/// A second `/dev/fuse` file attached to `session`'s connection
+/// (`FUSE_DEV_IOC_CLONE`): a thread reading it gets requests of its own.
+pub fn clone_fuse(session: &File) -> io::Result<File> {
+    let f = open_fuse()?;
+    let mut fd: u32 = session.as_raw_fd() as u32;
+    // SAFETY: FUSE_DEV_IOC_CLONE reads one u32 (the session's fd) through a
+    // pointer to a live local.
+    cvt(unsafe { libc::ioctl(f.as_raw_fd(), FUSE_DEV_IOC_CLONE as _, &mut fd) })?;
+    Ok(f)
+}
+
+/// Mount a FUSE file system served through `dev` on directory `dir`
+/// (root only): `fd=…,rootmode=40000,user_id=0,group_id=0`, named `source`.
+pub fn mount_fuse(dev: &File, dir: &Path, source: &str) -> io::Result<()> {
+    let opts = format!(
+        "fd={},rootmode=40000,user_id=0,group_id=0,max_read=1048576",
+        dev.as_raw_fd()
+    );
+    let (src, target) = (CString::new(source)?, cpath(dir)?);
+    let (fstype, data) = (CString::new("fuse")?, CString::new(opts)?);
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME;
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call.
+    cvt(unsafe {
+        libc::mount(
+            src.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.as_ptr().cast(),
+        )
+    })?;
+    Ok(())
+}
+
+/// Unmount `dir`; `lazy` detaches it now even when it is busy (`MNT_DETACH`).
+pub fn umount(dir: &Path, lazy: bool) -> io::Result<()> {
+    let target = cpath(dir)?;
+    let flags = if lazy { libc::MNT_DETACH } else { 0 };
+    // SAFETY: a NUL-terminated path that outlives the call.
+    cvt(unsafe { libc::umount2(target.as_ptr(), flags) })?;
+    Ok(())
+}
+
+/// A free loop device's number (`LOOP_CTL_GET_FREE`, which creates one
+/// when none is free).
+pub fn loop_get_free() -> io::Result<u32> {
+    let ctl = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open("/dev/loop-control")?;
+    // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a number.
+    let n = cvt(unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE as _) })?;
+    Ok(n as u32)
+}
+
+/// Bind `backing` to the free loop device `/dev/loopN` with logical
+/// blocks of `block_size` bytes, with direct I/O when `direct`
+/// (`LOOP_CONFIGURE`). Returns the opened loop device.
+pub fn loop_configure(n: u32, backing: &File, block_size: u32, direct: bool) -> io::Result<File> {
+    let dev = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/dev/loop{n}"))?;
+    // SAFETY: all-zero bytes are a valid LoopConfig (integers and arrays).
+    let mut cfg: LoopConfig = unsafe { std::mem::zeroed() };
+    cfg.fd = backing.as_raw_fd() as u32;
+    cfg.block_size = block_size;
+    cfg.info.lo_flags = if direct { LO_FLAGS_DIRECT_IO } else { 0 };
+    // SAFETY: LOOP_CONFIGURE reads one struct loop_config, which LoopConfig
+    // matches field for field (size checked in the tests), from a local.
+    cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg) })?;
+    Ok(dev)
+}
+
+/// Unbind loop device `path` from its backing file (`LOOP_CLR_FD`; the
+/// kernel finishes it once the last opener closes it).
+pub fn loop_clear(path: &Path) -> io::Result<()> {
+    let dev = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    // SAFETY: LOOP_CLR_FD takes no argument.
+    cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD as _, 0) })?;
+    Ok(())
+}
+
+/// Set the calling thread's timer slack to `ns` (`PR_SET_TIMERSLACK`):
+/// with the default 50 µs a sleep may end that much late.
+pub fn set_timer_slack(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer; nothing is pointed to.
+    cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) })?;
+    Ok(())
+}
+
+/// The calling thread's kernel id (for its `/proc/self/task/TID/schedstat`).
+pub fn thread_id() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() as u32 }
+}
+
+/// Whether the process runs with effective user id 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Send signal `sig` to process `pid`; false when it does not exist (or
+/// may not be signalled).
+pub fn signal(pid: u32, sig: i32) -> bool {
+    // SAFETY: kill takes two integers; nothing is pointed to.
+    unsafe { libc::kill(pid as libc::pid_t, sig) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_structures_match_the_uapi() {
+        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
+        assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
+        // _IOR(229, 0, uint32_t) as the kernel computes it.
+        assert_eq!(FUSE_DEV_IOC_CLONE, 0x8004_e500);
+    }
+}
