@@ -11,6 +11,7 @@
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
 pub mod arith;
+pub mod arrivals;
 pub mod buffers;
 pub mod checks;
 pub mod fileset;
@@ -34,6 +35,7 @@ pub mod option_values;
 pub mod options;
 pub mod optsets;
 pub mod plan;
+pub mod queueing;
 pub mod rate;
 pub mod replay;
 pub mod req;

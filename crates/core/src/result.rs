@@ -493,6 +493,10 @@ pub struct JobResult {
     /// The temporal merge layer's counts (`temporal_merge=stm|atm`).
     #[serde(default)]
     pub temporal_merge: Option<MergeReport>,
+    /// `lat_from=schedule`: the offered load, late arrivals and the
+    /// latency from issue beside the directions' latency from the schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::arrivals::ScheduleResult>,
     /// The merged raw counters (histograms), for reports that need bins.
     /// zonemode=zbd, a job that writes or trims: the zone resets it made
     /// (fio's `zone_resets`).

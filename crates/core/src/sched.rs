@@ -186,6 +186,10 @@ pub struct SchedSpec {
     pub offload: bool,
     /// `rate_process=poisson`.
     pub poisson: bool,
+    /// `lat_from=schedule`: latency from each I/O's intended issue time
+    /// ([`crate::arrivals`]); false: from its issue (fio's).
+    #[serde(default)]
+    pub lat_from_schedule: bool,
     /// `latency_target` and friends (None: no search).
     pub latency: Option<LatencyTarget>,
     /// `latency_window`, `latency_percentile`, `latency_run` as given,

@@ -343,6 +343,9 @@ pub struct WorkerStats {
     pub io_split: Option<Box<IoSplit>>,
     /// What the temporal merge layer counted (`temporal_merge`).
     pub temporal_merge: Option<Box<MergeStats>>,
+    /// `lat_from=schedule`: lateness and the latency from issue
+    /// ([`crate::arrivals`]).
+    pub schedule: Option<Box<crate::arrivals::ScheduleStats>>,
     /// Syncs (`fsync=N`, `fdatasync=N`), when the job issued any.
     pub sync: Option<Box<SyncStats>>,
     /// `serialize_overlap`: requests that waited for an overlapping one in
@@ -605,6 +608,11 @@ impl WorkerStats {
                 .get_or_insert_with(Box::default)
                 .merge(om);
         }
+        if let Some(os) = &o.schedule {
+            self.schedule
+                .get_or_insert_with(|| Box::new(crate::arrivals::ScheduleStats::new(0)))
+                .merge(os);
+        }
         if let Some(n) = o.overlaps_waited {
             *self.overlaps_waited.get_or_insert(0) += n;
         }
@@ -659,6 +667,9 @@ impl WorkerStats {
         }
         if let Some(m) = &mut self.temporal_merge {
             **m = MergeStats::default();
+        }
+        if let Some(s) = &mut self.schedule {
+            s.clear();
         }
         // Syncs restart with the measured window; verify findings are kept:
         // a failure during the ramp is still a failure.

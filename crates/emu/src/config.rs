@@ -147,6 +147,11 @@ pub struct Params {
     /// temporal-merge loser, an ATM requester with `completion=irq`) runs
     /// again this long after it is woken, ns.
     pub wake_ns: u64,
+    /// DRAM mode: `service=exp` makes each unit's service time
+    /// exponentially distributed with the fixed time as its mean (an
+    /// M/M/c device for queueing checks); false: fixed (`service=fixed`).
+    #[serde(default)]
+    pub service_exp: bool,
     /// Injected faults ([`crate::fault`]); none by default.
     #[serde(default = "crate::fault::FaultParams::off")]
     pub faults: crate::fault::FaultParams,
@@ -209,6 +214,7 @@ fn base(name: &str) -> Params {
         host_cmd_ns: 0,
         irq_ns: 0,
         wake_ns: 0,
+        service_exp: false,
         faults: crate::fault::FaultParams::off(),
         zoned: crate::zoned::ZoneParams::default(),
     }
@@ -492,6 +498,10 @@ impl Params {
             ("host_cmd_ns", p.host_cmd_ns.to_string()),
             ("irq_ns", p.irq_ns.to_string()),
             ("wake_ns", p.wake_ns.to_string()),
+            (
+                "service",
+                if p.service_exp { "exp" } else { "fixed" }.to_string(),
+            ),
         ]
         .into_iter()
         .chain(p.faults.pairs())
@@ -612,6 +622,13 @@ impl Params {
             "host_cmd_ns" => self.host_cmd_ns = time(v)?,
             "irq_ns" => self.irq_ns = time(v)?,
             "wake_ns" => self.wake_ns = time(v)?,
+            "service" => {
+                self.service_exp = match v {
+                    "fixed" => false,
+                    "exp" => true,
+                    _ => return Err(format!("emulator parameter 'service': '{v}' (allowed: fixed, exp)")),
+                }
+            }
             _ => {
                 return Err(format!(
                     "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
@@ -619,7 +636,7 @@ impl Params {
                      suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
                      fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, and the fault_ keys: fault_read_error_rate, \
+                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
                      fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
                      fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp)"
                 ))
@@ -633,6 +650,13 @@ impl Params {
     /// and the allowed values.
     pub fn check(&self) -> Result<(), String> {
         crate::geometry::check(self)?;
+        if self.service_exp && !self.dram {
+            return Err(
+                "emulator parameter 'service': exp applies to DRAM-mode units (dram=1, e.g. the \
+                 dram-ssd and nvm-lowlat presets); a NAND device's times come from its flash model"
+                    .into(),
+            );
+        }
         self.zoned.check(self)
     }
 

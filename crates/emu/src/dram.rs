@@ -51,6 +51,11 @@ pub struct DramUnits {
     link: Mutex<Link>,
     /// When each command slot is next free (none: `cmd_slots` = 0).
     slots: Option<Mutex<Vec<u64>>>,
+    /// `service=exp`: service times drawn from an exponential of the
+    /// fixed time's mean, the n-th draw a hash of n (deterministic in
+    /// virtual time, where one thread submits).
+    exp_service: bool,
+    draws: AtomicU64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -75,6 +80,8 @@ impl DramUnits {
             link_ps_per_byte,
             link: Mutex::new(Link::default()),
             slots: (p.cmd_slots > 0).then(|| Mutex::new(vec![0; p.cmd_slots as usize])),
+            exp_service: p.service_exp,
+            draws: AtomicU64::new(0),
         }
     }
 
@@ -115,6 +122,11 @@ impl DramUnits {
             return t.saturating_add(self.cmd_ns).saturating_add(per_extent);
         }
         let service = per_pages(self.per_4k_ns, pages, self.page_bytes).saturating_add(per_extent);
+        let service = if self.exp_service {
+            self.exp_draw(service)
+        } else {
+            service
+        };
         let ready = t.saturating_add(self.cmd_ns);
         let data = if service == 0 {
             ready // a unit that takes no time is never busy
@@ -124,6 +136,15 @@ impl DramUnits {
         self.on_link(sub, data, |l, now, dur| {
             l.data.reserve(data, dur(bytes), now)
         })
+    }
+
+    /// An exponentially distributed time of mean `mean` ns (`service=exp`).
+    fn exp_draw(&self, mean: u64) -> u64 {
+        let n = self.draws.fetch_add(1, Ordering::Relaxed);
+        let h = crate::fault::mix(0x6578_7073_6572_7669, n, 0);
+        // A uniform draw in (0, 1], then the inverse of the distribution.
+        let u = ((h >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        (-u.ln() * mean as f64).round() as u64
     }
 
     /// Reserve the earliest-free unit for `service` ns from `ready`;
@@ -192,6 +213,7 @@ impl Clone for DramUnits {
                 .collect(),
             link: Mutex::new(lock(&self.link).clone()),
             slots: self.slots.as_ref().map(|s| Mutex::new(lock(s).clone())),
+            draws: AtomicU64::new(self.draws.load(Ordering::Relaxed)),
             ..*self
         }
     }

@@ -44,8 +44,10 @@
 //! * `fault_seed`: the draws are a hash of the seed, the command's number
 //!   on the device and its offset: a run with one worker repeats exactly.
 //!
-//! Faults apply in real time (`ssdready run`); virtual time and temporal
-//! merge refuse them with that reason. What was injected is counted in
+//! Faults apply in real time (`ssdready run`); virtual time models latency
+//! spikes only (each command's draw in submission order: a command
+//! completes `fault_spike_ns` late) and refuses the others, and temporal
+//! merge refuses them all, with that reason. What was injected is counted in
 //! the results (`emulator.faults`), so a test can hold the errors and
 //! verification failures a run saw against the truth.
 
@@ -116,6 +118,14 @@ impl FaultParams {
             || self.program_fail_rate > 0.0
             || self.torn_write_rate > 0.0
             || self.power_cut_after > 0
+    }
+
+    /// Whether latency spikes are the only faults asked for (what virtual
+    /// time models: a command completes `fault_spike_ns` late).
+    pub fn only_spikes(&self) -> bool {
+        let mut rest = self.clone();
+        rest.spike_rate = 0.0;
+        self.spike_rate > 0.0 && !rest.any()
     }
 
     /// Whether the drive has a volatile write cache that a power cut
@@ -292,6 +302,16 @@ impl FaultInjector {
             extra_ns: self.spike(0),
             ..Outcome::default()
         }
+    }
+
+    /// Virtual time: the next command's latency spike, or 0 (only spikes
+    /// are modelled there; [`FaultParams::only_spikes`]).
+    pub fn next_spike(&mut self) -> u64 {
+        if self.p.spike_rate <= 0.0 {
+            return 0;
+        }
+        self.seq += 1;
+        self.spike(0)
     }
 
     /// A latency spike's time for the command at `offset`, or 0.

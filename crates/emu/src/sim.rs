@@ -27,6 +27,7 @@ use crate::device::{Device, Extent};
 use crate::engine::op_of;
 use crate::merge::virtual_time::{Out, Request, VirtualHost};
 use crate::merge::{MergeConfig, Served};
+use ssdready_core::arrivals::ScheduleStats;
 use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::rate::Pacer;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
@@ -50,6 +51,8 @@ pub const MAX_SERIES_SECONDS: u64 = 1 << 22;
 #[derive(Clone, Copy, Default)]
 struct Slot {
     issue: u64,
+    /// `lat_from=schedule`: the I/O's intended issue time.
+    intended: u64,
     ddir: Option<Ddir>,
     len: u32,
 }
@@ -72,6 +75,12 @@ struct Worker {
     deadline: Option<u64>,
     measuring: bool,
     last_completion: u64,
+    /// `lat_from=schedule` on a paced job ([`ssdready_core::arrivals`]).
+    open_loop: bool,
+    /// The time of the latest wake-up asked for (one per due time: every
+    /// completion of a paced worker looks again, and a wake-up pushed for
+    /// each would pile up).
+    wake_at: u64,
 }
 
 /// What a simulation produced.
@@ -120,6 +129,9 @@ pub fn simulate(
     jobs: &[JobSpec],
     stop: &dyn Fn() -> bool,
 ) -> Result<SimOutcome, SimError> {
+    if let Some(why) = jobs.iter().find_map(|j| unservable_rate(j, &dev.p)) {
+        return Err(SimError::Refused(why));
+    }
     let cap = dev.capacity();
     let t0 = dev.now;
     let mut host = VirtualHost::new(&dev.p);
@@ -136,6 +148,13 @@ pub fn simulate(
             let ramp_end = t0
                 .saturating_add(spec.startdelay_ns)
                 .saturating_add(spec.ramp_time_ns);
+            let pacer = Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64);
+            let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
+            let mut stats = WorkerStats::default();
+            if open_loop {
+                // Virtual time issues on time exactly: any lateness is late.
+                stats.schedule = Some(Box::new(ScheduleStats::new(0)));
+            }
             ws.push(Worker {
                 job: ji,
                 layer: layers[ji],
@@ -145,13 +164,15 @@ pub fn simulate(
                 done: false,
                 slots: vec![Slot::default(); depth],
                 free: (0..depth as u32).rev().collect(),
-                stats: WorkerStats::default(),
-                pacer: Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64),
+                stats,
+                pacer,
                 next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
                 ramp_end,
                 deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
                 measuring: ramp_end == 0,
                 last_completion: 0,
+                open_loop,
+                wake_at: u64::MAX,
             });
         }
     }
@@ -174,6 +195,7 @@ pub fn simulate(
                  heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
      -> Result<(), SimError> {
         let mut cursor = t;
+        let mut intended = t;
         while !w.done && w.inflight < w.depth {
             if w.deadline.is_some_and(|d| cursor >= d) {
                 w.done = true;
@@ -182,9 +204,14 @@ pub fn simulate(
             if let Some(p) = &w.pacer {
                 let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
                 if (cursor as f64) < due {
-                    heap.push(Reverse((due.ceil() as u64, wi, WAKE)));
+                    let at = due.ceil() as u64;
+                    if w.wake_at != at {
+                        heap.push(Reverse((at, wi, WAKE)));
+                        w.wake_at = at;
+                    }
                     break;
                 }
+                intended = (due.ceil() as u64).min(cursor);
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
@@ -195,6 +222,7 @@ pub fn simulate(
             if let Some(p) = &mut w.pacer {
                 p.issued(ddir, u64::from(len));
             }
+            let late = cursor - intended;
             cursor = cursor.saturating_add(host_ns);
             let Some(slot) = w.free.pop() else {
                 return Err(SimError::Model(
@@ -203,6 +231,7 @@ pub fn simulate(
             };
             w.slots[slot as usize] = Slot {
                 issue: cursor,
+                intended: cursor - host_ns - late,
                 ddir: Some(ddir),
                 len,
             };
@@ -226,14 +255,17 @@ pub fn simulate(
         Ok(())
     };
     // Hand what the host path produced to the event queue.
+    // Latency spikes (`fault_spike_rate`) delay a command's completion.
     let flush = |out: &mut Out,
                  heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
-                 served: &mut [Vec<Option<Served>>]| {
+                 served: &mut [Vec<Option<Served>>],
+                 faults: &mut crate::fault::FaultInjector| {
         for s in out.seen.drain(..) {
             if s.served.is_some() {
                 served[s.worker as usize][s.slot as usize] = s.served;
             }
-            heap.push(Reverse((s.at, s.worker, s.slot)));
+            let at = s.at.saturating_add(faults.next_spike());
+            heap.push(Reverse((at, s.worker, s.slot)));
         }
         for (t, ev) in out.events.drain(..) {
             heap.push(Reverse((t, HOST_EVENT, ev)));
@@ -242,7 +274,7 @@ pub fn simulate(
 
     for (wi, w) in ws.iter_mut().enumerate() {
         issue(w, wi as u32, t0, dev, &mut host, &mut out, &mut heap)?;
-        flush(&mut out, &mut heap, &mut served);
+        flush(&mut out, &mut heap, &mut served, &mut dev.faults);
     }
     let slots: u64 = ws.iter().map(|w| w.depth as u64 + 1).sum();
     let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
@@ -280,7 +312,7 @@ pub fn simulate(
         }
         if wi == HOST_EVENT {
             host.event(dev, t, slot, &mut out).map_err(model)?;
-            flush(&mut out, &mut heap, &mut served);
+            flush(&mut out, &mut heap, &mut served, &mut dev.faults);
             continue;
         }
         let w = &mut ws[wi as usize];
@@ -299,7 +331,12 @@ pub fn simulate(
                 let d = w.stats.dir(ddir);
                 d.account(sec, s.len as u64, false);
                 let lat = t - s.issue;
-                d.record_lat(sec, lat);
+                let total = match w.stats.schedule.as_deref_mut().filter(|_| w.open_loop) {
+                    Some(sch) => sch.record(ddir, s.intended, s.issue - host_ns, t),
+                    None => lat,
+                };
+                let d = w.stats.dir(ddir);
+                d.record_lat(sec, total);
                 d.clat.record(lat);
                 if let Some(m) = served[wi as usize][slot as usize].take() {
                     m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
@@ -309,7 +346,7 @@ pub fn simulate(
             end_ns = end_ns.max(t);
         }
         issue(w, wi, t, dev, &mut host, &mut out, &mut heap)?;
-        flush(&mut out, &mut heap, &mut served);
+        flush(&mut out, &mut heap, &mut served, &mut dev.faults);
     }
     let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
     for mut w in ws {
@@ -337,6 +374,37 @@ pub fn simulate(
         workers: per_job,
         free_blocks,
         end_ns,
+    })
+}
+
+/// Why an open-loop job (`lat_from=schedule`) asks for more than its
+/// `iodepth` cap can ever serve, where that is known: a DRAM-mode device
+/// with fixed service, whose idle latency for the job's smallest block is
+/// exact (each slot holds an I/O at least that long).
+pub fn unservable_rate(spec: &JobSpec, p: &crate::config::Params) -> Option<String> {
+    if !spec.sched.lat_from_schedule || !p.dram || p.service_exp {
+        return None;
+    }
+    let per_worker = ssdready_core::arrivals::offered_iops(spec) / f64::from(spec.numjobs.max(1));
+    let bs = u64::from(spec.bs.min().max(1));
+    let pages = bs.div_ceil(u64::from(p.page_bytes.max(1)));
+    let units = crate::dram::DramUnits::new(p, 0);
+    let latency = units.submit(0, crate::device::Op::Read, bs, pages, 1);
+    if latency == 0 {
+        return None;
+    }
+    let depth = spec.iodepth.max(1);
+    let most = f64::from(depth) * 1e9 / latency as f64;
+    (per_worker > most * (1.0 + 1e-9)).then(|| {
+        format!(
+            "job '{}': lat_from=schedule with {} I/Os per second per worker is more than iodepth={depth} can ever serve \
+             on emulated device '{}' (each {bs}-byte I/O takes at least {latency} ns there: at most {} per second); \
+             raise iodepth or lower rate_iops/rate",
+            spec.name,
+            per_worker.round(),
+            p.preset,
+            most.floor()
+        )
     })
 }
 

@@ -6,6 +6,8 @@ use ssdready_core::spec::BlockSizes;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write;
 
+mod schedule;
+
 fn bs_text(b: &BlockSizes) -> String {
     match b {
         BlockSizes::Fixed(x) => fmt_bytes(*x as f64),
@@ -161,6 +163,9 @@ fn job_block(out: &mut String, j: &JobResult) {
     }
     if j.dirs().next().is_none() {
         let _ = writeln!(out, "  {NO_IO}");
+    }
+    if let Some(sch) = &j.schedule {
+        schedule::schedule_block(out, sch);
     }
     if let Some(n) = j.zone_resets {
         // fio prints it after each direction's line ("; N zone resets").

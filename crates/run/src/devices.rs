@@ -172,9 +172,9 @@ fn check_faults(
                 "emulated device '{name}': fault_power_cut_after and fault_torn_write_rate change the stored data, and nocopy=1 keeps none; drop nocopy=1"
             ));
         }
-        if time == TimeBase::Virtual {
+        if time == TimeBase::Virtual && !f.only_spikes() {
             return Err(format!(
-                "emulated device '{name}': fault injection (fault_ keys) runs in real time only (ssdready run); virtual time does not model I/O errors"
+                "emulated device '{name}': of the fault_ keys, virtual time models only latency spikes (fault_spike_rate, fault_spike_ns); the others run in real time only (ssdready run)"
             ));
         }
         if let Some(s) = merging_job(specs, name) {

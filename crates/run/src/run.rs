@@ -802,6 +802,10 @@ pub fn job_result_from(
             .temporal_merge
             .as_deref()
             .map(|m| MergeReport::of(spec, m)),
+        schedule: merged
+            .schedule
+            .as_deref()
+            .map(|s| ssdready_core::arrivals::ScheduleResult::of(spec, s)),
         raw_workers: workers,
         raw: merged,
     }

@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 
 pub(crate) mod access;
+mod arrivals;
 mod checks;
 mod complete;
 mod contents;

@@ -192,6 +192,8 @@ struct Loop<'a> {
     /// The SQPOLL thread and its run time when measuring started.
     sq_thread: Option<(u32, u64)>,
     pacing: Pacing,
+    /// `lat_from=schedule`: each slot's intended issue time.
+    open_loop: Option<Box<super::arrivals::OpenLoop>>,
     done_issuing: bool,
     /// When the emulator's I/Os still in flight at the end are given up.
     give_up_at: Option<u64>,
@@ -245,6 +247,8 @@ impl<'a> Loop<'a> {
             panic!("injected by SSDREADY_INJECT_PANIC");
         }
         let ramp_end = start.saturating_add(spec.ramp_time_ns);
+        let pacing = Pacing::new(spec, start);
+        let open_loop = super::arrivals::OpenLoop::new(spec, depth, pacing.paced(), stats);
         Loop {
             ctx,
             stats,
@@ -282,7 +286,8 @@ impl<'a> Loop<'a> {
             measure_start: start,
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
-            pacing: Pacing::new(spec, start),
+            pacing,
+            open_loop,
             filler: WriteBuffers::new(spec, sched::filler(ctx)),
             prio: Prios::new(spec, spec.randseed ^ u64::from(ctx.number)),
             lat: spec
@@ -584,6 +589,9 @@ impl<'a> Loop<'a> {
                 if special {
                     self.special[slot as usize] = io;
                 }
+                if let Some(o) = self.open_loop.as_deref_mut() {
+                    o.issued(slot, self.pacing.next_issue_ns());
+                }
                 self.pacing.issued(ddir, len);
                 if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
                 {
@@ -806,7 +814,12 @@ impl<'a> Loop<'a> {
             return;
         }
         let lat = t.saturating_sub(s.issue_ns);
-        d.record_lat(sec, lat);
+        let total = match self.open_loop.as_deref() {
+            Some(o) => o.completed(self.stats, slot, ddir, s.issue_ns, t),
+            None => lat,
+        };
+        let d = self.stats.dir(ddir);
+        d.record_lat(sec, total);
         let (slat, clat) = if sync {
             d.clat.record(lat);
             (0, lat)
