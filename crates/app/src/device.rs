@@ -101,8 +101,8 @@ fn disk_in(sys: &Path, dir: &Path) -> Result<Disk, String> {
 
 /// Linux's `dev_t` encoding (glibc's `gnu_dev_major`/`gnu_dev_minor`).
 pub fn split_dev(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
+    let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
     (major, minor)
 }
 
@@ -223,12 +223,14 @@ mod tests {
 
     #[test]
     fn dev_numbers_split_as_glibc() {
+        // glibc's gnu_dev_makedev.
+        let makedev = |ma: u64, mi: u64| {
+            ((ma & 0xfff) << 8) | ((ma & !0xfff) << 32) | (mi & 0xff) | ((mi & !0xff) << 12)
+        };
         assert_eq!(split_dev(0x0703), (7, 3));
-        // major 259 (blkext), minor 1: glibc's makedev.
-        let dev = ((259u64 & 0xfff) << 8) | 1;
-        assert_eq!(split_dev(dev), (259, 1));
-        let big = ((1u64 & 0xff) | ((300u64 & 0xfffff00) << 12)) | ((8u64 & 0xfff) << 8);
-        assert_eq!(split_dev(big), (8, 300));
+        for (ma, mi) in [(259, 1), (8, 300), (4095, 1 << 19), (5000, 7)] {
+            assert_eq!(split_dev(makedev(ma, mi)), (ma, mi));
+        }
     }
 
     #[test]

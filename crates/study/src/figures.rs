@@ -46,6 +46,10 @@ pub struct Figures {
     /// `strategies` sweep); None when the study ran none.
     #[serde(default)]
     pub strategies: Option<crate::strategies::Section>,
+    /// Application workloads against the raw figures (the `applications`
+    /// sweep); empty when the study ran none.
+    #[serde(default)]
+    pub applications: Vec<crate::applications::AppFigure>,
 }
 
 /// The device's own capability (4 KiB random reads).

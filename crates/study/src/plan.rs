@@ -33,7 +33,7 @@ pub struct StudyOptions {
 }
 
 /// The optional sweeps `--sweeps` may name.
-pub const OPTIONAL_SWEEPS: &[&str] = &["scheduler", "buffered", "raw", "devices"];
+pub const OPTIONAL_SWEEPS: &[&str] = &["scheduler", "buffered", "raw", "devices", "applications"];
 
 /// One run's workload, resolved.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

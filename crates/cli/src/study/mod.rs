@@ -14,6 +14,7 @@
 //! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
 //! stops after the current run, still writes what ran, and exits 130.
 
+mod apps;
 mod detect;
 mod print;
 mod runner;
@@ -194,8 +195,24 @@ pub fn command(a: StudyArgs) {
         .iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let j = ssdready_study::judge(&targets, &machine, &ex.runs, interrupted);
+    let mut j = ssdready_study::judge(&targets, &machine, &ex.runs, interrupted);
     let mut skipped = p.skipped.clone();
+    let named = a.sweeps.iter().any(|s| s == "applications");
+    if !interrupted && (!a.quick || named) {
+        let raw = j.figures.device_limit.iops;
+        let ask = apps::Ask {
+            named,
+            with_pgbench: !a.quick,
+            runtime_s: p.settings.runtime_s,
+        };
+        let (points, skips) = apps::run(&targets, &ask, &dir, &stop, a.quiet, raw);
+        apps::add(
+            &mut j,
+            points,
+            stop.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        skipped.extend(skips);
+    }
     skipped.extend(ex.skipped);
     let doc = StudyDoc {
         schema: SCHEMA.into(),

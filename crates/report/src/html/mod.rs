@@ -14,6 +14,7 @@
 //! Data flows one way: the report reads the study's model
 //! (`ssdready-study`), which never depends on the report.
 
+mod applications;
 mod bars;
 mod characterize;
 pub mod charts;

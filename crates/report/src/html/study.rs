@@ -57,6 +57,14 @@ pub fn render(d: &StudyDoc) -> String {
         "Seed 004's experiment on this target: interrupts against polling, temporal merge, coalescing, SQPOLL and hybrid polling, each set against interrupt completions (async+intr).",
         &[super::strategies::strategies(d).html()],
     ));
+    if !d.figures.applications.is_empty() {
+        body.push_str(&section(
+            "s-applications",
+            "Applications",
+            "How much of the device's speed reaches a file system and a database: small files, SQLite OLTP and fdatasync log appends in the target's directory (ssdready app), each set against the raw limit above.",
+            &[super::applications::applications(d).html()],
+        ));
+    }
     let tl = pick_timeline(d);
     let note = timeline::window_note(&tl);
     body.push_str(&section(

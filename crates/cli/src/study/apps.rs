@@ -1,0 +1,146 @@
+//! The study's "applications" section: after the raw sweeps, the
+//! application workloads of `ssdready app` in the target's directory, each
+//! at one and four jobs, set against the study's raw limit
+//! (`ssdready_study::applications`). It runs on a writable file target (in
+//! its directory) when asked with `--sweeps=applications` or in a full
+//! study; a block device gets a reason instead (the workloads need a file
+//! system, named by a file or directory on it). Each point's result is
+//! written beside study.json as `app-NAME-JOBS.json`; the workloads' files
+//! are removed afterwards.
+
+use ssdready_app::{Config, Workload};
+use ssdready_study::applications::{self, AppFigure};
+use ssdready_study::model::{Skip, TargetKind, TargetProfile};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Where the section runs, or why it does not.
+pub fn directory(targets: &[TargetProfile]) -> Result<PathBuf, String> {
+    let t = &targets[0];
+    if t.kind != TargetKind::File {
+        return Err(format!(
+            "{} is not a file on a file system: application workloads need a directory (name a file on the mounted file system, e.g. MOUNT/ssdready.dat)",
+            t.spec
+        ));
+    }
+    if let Some(why) = &t.write_refusal {
+        return Err(format!("the target is not writable: {why}"));
+    }
+    let dir = Path::new(&t.spec)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok(dir.to_path_buf())
+}
+
+/// What the command line asked of the section.
+pub struct Ask {
+    /// Named in `--sweeps` (else: part of a full study).
+    pub named: bool,
+    /// A full study also runs pgbench, when PostgreSQL is installed.
+    pub with_pgbench: bool,
+    pub runtime_s: f64,
+}
+
+/// Run the section; its points, or skips with reasons.
+pub fn run(
+    targets: &[TargetProfile],
+    ask: &Ask,
+    out_dir: &Path,
+    stop: &Arc<AtomicBool>,
+    quiet: bool,
+    raw_iops: Option<f64>,
+) -> (Vec<AppFigure>, Vec<Skip>) {
+    let mut skipped = Vec::new();
+    // A full study of the emulator has no file system to run in: nothing
+    // to say unless the section was asked for.
+    if !ask.named && targets[0].kind == TargetKind::Emulator {
+        return (Vec::new(), skipped);
+    }
+    let dir = match directory(targets) {
+        Ok(d) => d,
+        Err(why) => {
+            skipped.push(Skip {
+                what: "applications".into(),
+                why,
+            });
+            return (Vec::new(), skipped);
+        }
+    };
+    let mut names = vec![Workload::Fdatasync, Workload::Sqlite, Workload::SmallFiles];
+    if ask.with_pgbench {
+        match ssdready_app::pgbench::find_tools() {
+            Ok(_) => names.push(Workload::Pgbench),
+            Err(e) => skipped.push(Skip {
+                what: "applications: pgbench".into(),
+                why: e.to_string(),
+            }),
+        }
+    }
+    let mut points = Vec::new();
+    for w in names {
+        for jobs in [1, 4] {
+            if stop.load(Ordering::Relaxed) {
+                return (points, skipped);
+            }
+            let mut cfg = Config::new(w, dir.clone());
+            cfg.jobs = jobs;
+            cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
+            if !quiet {
+                eprintln!("ssdready: applications: {} with {jobs} jobs", w.name());
+            }
+            let what = format!("applications: {} at {jobs} jobs", w.name());
+            match ssdready_app::run(&cfg, stop.clone()) {
+                Ok(r) => {
+                    let file = format!("app-{}-{jobs}.json", w.name());
+                    let text =
+                        serde_json::to_string_pretty(&r.to_json()).expect("serialises") + "\n";
+                    let saved = crate::output::write_in(out_dir, &file, &text).is_ok();
+                    let mut f = figure(&r);
+                    f.result = saved.then_some(file);
+                    f.set_raw(raw_iops);
+                    points.push(f);
+                }
+                Err(e) => skipped.push(Skip {
+                    what,
+                    why: e.to_string(),
+                }),
+            }
+            let _ = ssdready_app::clean(&dir, w);
+        }
+    }
+    (points, skipped)
+}
+
+fn figure(r: &ssdready_app::AppResult) -> AppFigure {
+    let d = r.device.as_ref();
+    AppFigure {
+        name: r.name.clone(),
+        jobs: r.jobs,
+        op: r.op.clone(),
+        ops_per_s: r.ops_per_s,
+        lat_p50_ns: r.lat_ns.p50,
+        lat_p99_ns: r.lat_ns.p99,
+        device: d.map(|d| d.name.clone()),
+        reads_per_op: d.map(|d| d.per_op.reads),
+        writes_per_op: d.map(|d| d.per_op.writes),
+        read_bytes_per_op: d.map(|d| d.per_op.read_bytes),
+        write_bytes_per_op: d.map(|d| d.per_op.write_bytes),
+        flushes_per_op: d.and_then(|d| d.per_op.flushes),
+        write_amplification: d.and_then(|d| d.write_amplification),
+        note: r.device_note.clone(),
+        ..Default::default()
+    }
+}
+
+/// Add the section to a judgement: figures, facts and verdicts.
+pub fn add(j: &mut ssdready_study::Judgement, points: Vec<AppFigure>, interrupted: bool) {
+    if points.is_empty() {
+        return;
+    }
+    let (facts, verdicts) = applications::judge(&points, interrupted);
+    j.facts.extend(facts);
+    j.verdicts.extend(verdicts);
+    j.figures.applications = points;
+}

@@ -1,0 +1,270 @@
+//! The study's "applications" section: application workloads (small files,
+//! SQLite OLTP, fdatasync log appends; `ssdready app`) in the target's
+//! directory, each at a few concurrency levels, set against the raw figures
+//! of the same study, and judged by their own verdict rules
+//! (`data/applications.rules`, the same language as the main rules).
+//!
+//! The question is the one Samsung's "System-wide Issues for Efficient Use
+//! of E-SSD" asked of TPC-C on MySQL: how much of the device's speed does an
+//! application see? An application's operation costs the device a number
+//! of I/Os (its reads, writes and flushes per operation, from
+//! `/sys/block/X/stat`); the I/Os per second it makes the device do, against
+//! the device's raw 4 KiB random-read limit measured by the same study,
+//! says how much of the device it uses. A small share with a flush per
+//! operation is a workload bound by sync latency, not by the device's
+//! bandwidth.
+
+use crate::facts::{Fact, Value};
+use crate::model::Verdict;
+use crate::rules;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The rules of this section.
+pub const RULES: &str = include_str!("../data/applications.rules");
+
+/// The facts this section gives its rules.
+pub const KNOWN: &[&str] = &[
+    "app_raw_iops",
+    "app_fdatasync_p99",
+    "app_fdatasync_rate",
+    "app_fdatasync_share_pct",
+    "app_sqlite_tps",
+    "app_sqlite_jobs",
+    "app_sqlite_share_pct",
+    "app_sqlite_flushes_per_tx",
+    "app_sqlite_writes_per_tx",
+    "app_sqlite_scaling",
+    "app_small_files_tps",
+    "app_small_files_amplification",
+    "app_best",
+    "app_best_share_pct",
+];
+
+/// One workload at one concurrency.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct AppFigure {
+    /// `small-files`, `sqlite`, `fdatasync`, `pgbench`.
+    pub name: String,
+    pub jobs: u32,
+    /// What one operation is (`transaction`, `fdatasync`).
+    pub op: String,
+    pub ops_per_s: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    /// The disk the counters are of (None: no block device; see `note`).
+    pub device: Option<String>,
+    pub reads_per_op: Option<f64>,
+    pub writes_per_op: Option<f64>,
+    pub read_bytes_per_op: Option<f64>,
+    pub write_bytes_per_op: Option<f64>,
+    pub flushes_per_op: Option<f64>,
+    /// Device bytes written / application bytes written.
+    pub write_amplification: Option<f64>,
+    /// Device I/Os per second the workload caused (reads and writes).
+    pub device_iops: Option<f64>,
+    /// The device's raw limit in this study (4 KiB random reads), IOPS.
+    pub raw_iops: Option<f64>,
+    /// `device_iops` against `raw_iops`, percent.
+    pub share_of_raw_pct: Option<f64>,
+    /// The run's own result file, relative to the study's directory.
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl AppFigure {
+    /// Fill `device_iops` and `share_of_raw_pct` from the per-operation
+    /// counters and the study's raw limit.
+    pub fn set_raw(&mut self, raw_iops: Option<f64>) {
+        self.raw_iops = raw_iops;
+        self.device_iops = match (self.reads_per_op, self.writes_per_op) {
+            (Some(r), Some(w)) => Some(self.ops_per_s * (r + w)),
+            _ => None,
+        };
+        self.share_of_raw_pct = match (self.device_iops, raw_iops) {
+            (Some(d), Some(r)) if r > 0.0 => Some(100.0 * d / r),
+            _ => None,
+        };
+    }
+}
+
+fn fact(v: f64, unit: &str, run: &AppFigure) -> Fact {
+    Fact {
+        value: Value::Num(v),
+        unit: unit.into(),
+        noise_pct: None,
+        margin_pct: None,
+        runs: vec![format!("app-{}-{}", run.name, run.jobs)],
+    }
+}
+
+fn text(t: String, run: &AppFigure) -> Fact {
+    Fact {
+        value: Value::Text(t),
+        unit: "text".into(),
+        noise_pct: None,
+        margin_pct: None,
+        runs: vec![format!("app-{}-{}", run.name, run.jobs)],
+    }
+}
+
+/// The facts of the section's figures.
+pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
+    let mut m = BTreeMap::new();
+    let first = |name: &str| {
+        points
+            .iter()
+            .filter(|p| p.name == name)
+            .min_by_key(|p| p.jobs)
+    };
+    let best_of = |name: &str| {
+        points
+            .iter()
+            .filter(|p| p.name == name)
+            .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+    };
+    if let Some(p) = points.iter().find(|p| p.raw_iops.is_some()) {
+        m.insert(
+            "app_raw_iops".into(),
+            fact(p.raw_iops.unwrap_or(0.0), "iops", p),
+        );
+    }
+    if let Some(p) = first("fdatasync") {
+        m.insert(
+            "app_fdatasync_p99".into(),
+            fact(p.lat_p99_ns as f64, "ns", p),
+        );
+        m.insert(
+            "app_fdatasync_rate".into(),
+            fact(p.ops_per_s.round(), "count", p),
+        );
+        if let Some(s) = p.share_of_raw_pct {
+            m.insert("app_fdatasync_share_pct".into(), fact(s, "pct", p));
+        }
+    }
+    if let Some(p) = best_of("sqlite") {
+        m.insert(
+            "app_sqlite_tps".into(),
+            fact(p.ops_per_s.round(), "count", p),
+        );
+        m.insert("app_sqlite_jobs".into(), fact(p.jobs as f64, "count", p));
+        if let Some(s) = p.share_of_raw_pct {
+            m.insert("app_sqlite_share_pct".into(), fact(s, "pct", p));
+        }
+        if let Some(f) = p.flushes_per_op {
+            m.insert("app_sqlite_flushes_per_tx".into(), fact(f, "count", p));
+        }
+        if let Some(w) = p.writes_per_op {
+            m.insert("app_sqlite_writes_per_tx".into(), fact(w, "count", p));
+        }
+        if let Some(one) = first("sqlite").filter(|o| o.jobs < p.jobs && o.ops_per_s > 0.0) {
+            m.insert(
+                "app_sqlite_scaling".into(),
+                fact(p.ops_per_s / one.ops_per_s, "ratio", p),
+            );
+        }
+    }
+    if let Some(p) = best_of("small-files") {
+        m.insert(
+            "app_small_files_tps".into(),
+            fact(p.ops_per_s.round(), "count", p),
+        );
+        if let Some(a) = p.write_amplification {
+            m.insert("app_small_files_amplification".into(), fact(a, "ratio", p));
+        }
+    }
+    if let Some(p) = points
+        .iter()
+        .filter(|p| p.share_of_raw_pct.is_some())
+        .max_by(|a, b| {
+            a.share_of_raw_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.share_of_raw_pct.unwrap_or(0.0))
+        })
+    {
+        m.insert(
+            "app_best".into(),
+            text(format!("{} at {} jobs", p.name, p.jobs), p),
+        );
+        m.insert(
+            "app_best_share_pct".into(),
+            fact(p.share_of_raw_pct.unwrap_or(0.0), "pct", p),
+        );
+    }
+    m
+}
+
+/// The section's facts and verdicts.
+pub fn judge(points: &[AppFigure], interrupted: bool) -> (BTreeMap<String, Fact>, Vec<Verdict>) {
+    let facts = facts(points);
+    let rules =
+        rules::parse(RULES).expect("the shipped application rules parse (a unit test checks)");
+    let ctx = rules::Context {
+        interrupted,
+        ..Default::default()
+    };
+    let verdicts = rules::judge(&rules, &facts, &ctx);
+    (facts, verdicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(name: &str, jobs: u32, ops: f64, writes: f64, flushes: f64, p99: u64) -> AppFigure {
+        let mut p = AppFigure {
+            name: name.into(),
+            jobs,
+            op: "transaction".into(),
+            ops_per_s: ops,
+            lat_p99_ns: p99,
+            reads_per_op: Some(0.0),
+            writes_per_op: Some(writes),
+            flushes_per_op: Some(flushes),
+            ..Default::default()
+        };
+        p.set_raw(Some(100_000.0));
+        p
+    }
+
+    #[test]
+    fn the_rules_parse_and_use_only_known_facts() {
+        let rules = rules::parse(RULES).unwrap();
+        assert!(!rules.is_empty());
+        for r in &rules {
+            let mut names: Vec<String> = r.when.iter().map(|c| c.fact.clone()).collect();
+            names.extend(rules::template_facts(&r.finding));
+            names.extend(rules::template_facts(&r.recommendation));
+            for n in names {
+                assert!(
+                    KNOWN.contains(&n.as_str()),
+                    "rule {} uses unknown fact {n}",
+                    r.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_sync_bound_database_and_a_slow_log_are_called_so() {
+        let pts = vec![
+            point("fdatasync", 1, 60.0, 2.0, 1.0, 25_000_000),
+            point("sqlite", 1, 50.0, 5.0, 2.0, 30_000_000),
+            point("sqlite", 4, 55.0, 5.0, 2.0, 90_000_000),
+        ];
+        assert_eq!(pts[1].device_iops, Some(250.0));
+        assert_eq!(pts[1].share_of_raw_pct, Some(0.25));
+        let (facts, v) = judge(&pts, false);
+        assert_eq!(facts["app_sqlite_jobs"].num(), Some(4.0));
+        assert!((facts["app_sqlite_scaling"].num().unwrap() - 1.1).abs() < 1e-9);
+        let ids: Vec<&str> = v.iter().map(|v| v.rule.as_str()).collect();
+        assert!(ids.contains(&"app-fsync-misses-etcd"), "{ids:?}");
+        assert!(ids.contains(&"app-sync-bound"), "{ids:?}");
+        assert!(!ids.contains(&"app-fsync-meets-etcd"), "{ids:?}");
+        // A fast log: the other verdict.
+        let (_, v) = judge(&[point("fdatasync", 1, 5000.0, 2.0, 1.0, 300_000)], false);
+        assert_eq!(v[0].rule, "app-fsync-meets-etcd");
+        assert!(v[0].finding.contains("300"), "{}", v[0].finding);
+    }
+}
