@@ -155,6 +155,13 @@ impl KernelDrive {
                 .map_err(|e| format!("starting a daemon thread: {e}"))?;
             self.handles.push(h);
         }
+        // Every thread set up (priority, timer slack) before the first request.
+        let t0 = Instant::now();
+        while self.shared.stamps.tids.lock().map_or(0, |t| t.len()) < self.threads
+            && t0.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         let file = self.mountpoint.join(fuse_proto::DISK_NAME);
         let backing = {
             use std::os::unix::fs::OpenOptionsExt;

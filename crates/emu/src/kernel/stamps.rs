@@ -46,6 +46,8 @@ pub struct Stamps {
     pub idle_since: AtomicU64,
     /// The daemon threads' kernel ids (for their CPU time).
     pub tids: Mutex<Vec<u32>>,
+    /// Daemon threads running under SCHED_FIFO.
+    pub realtime: AtomicU64,
 }
 
 /// A snapshot of [`Stamps`], as written to the attachment's stats file.
