@@ -255,7 +255,8 @@ impl Server {
             op::WRITE if len < r.size => return (self.failed(libc::ENOSPC), None),
             op::WRITE => (Op::Write, len),
             op::FSYNC => (Op::Flush, 0),
-            _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) != 0
+            _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE)
+                != 0
                 || r.mode & (p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) == 0 =>
             {
                 return (self.failed(libc::EOPNOTSUPP), None)
@@ -304,10 +305,7 @@ impl Server {
     }
 
     fn failed(&self, errno: i32) -> Flow {
-        self.sh
-            .stamps
-            .errors
-            .fetch_add(1, Ordering::Relaxed);
+        self.sh.stamps.errors.fetch_add(1, Ordering::Relaxed);
         Flow::Reply {
             error: -errno,
             body: 0,

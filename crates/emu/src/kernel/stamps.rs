@@ -158,7 +158,12 @@ impl Summary {
         };
         let gaps = self.idle_gaps.saturating_sub(before.idle_gaps);
         let cpu = self.daemon_cpu_ns.saturating_sub(before.daemon_cpu_ns);
-        let device = mean(self.device_ns_mean, self.ios, before.device_ns_mean, before.ios);
+        let device = mean(
+            self.device_ns_mean,
+            self.ios,
+            before.device_ns_mean,
+            before.ios,
+        );
         let late = mean(self.late_ns_mean, self.ios, before.late_ns_mean, before.ios);
         Summary {
             ios: n,
@@ -171,7 +176,12 @@ impl Summary {
             device_ns_mean: device,
             late_ns_mean: late,
             late_ns_max: self.late_ns_max,
-            reply_ns_mean: mean(self.reply_ns_mean, self.ios, before.reply_ns_mean, before.ios),
+            reply_ns_mean: mean(
+                self.reply_ns_mean,
+                self.ios,
+                before.reply_ns_mean,
+                before.ios,
+            ),
             idle_gap_ns_mean: if gaps == 0 {
                 0.0
             } else {
