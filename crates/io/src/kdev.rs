@@ -170,6 +170,17 @@ pub fn set_timer_slack(ns: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Run the calling thread under `SCHED_FIFO` at priority `prio` (root):
+/// it then runs as soon as it is woken, whatever else the CPUs run.
+pub fn set_fifo(prio: i32) -> io::Result<()> {
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: pid 0 is the calling thread; `p` is a live local read once.
+    cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) })?;
+    Ok(())
+}
+
 /// The calling thread's kernel id (for its `/proc/self/task/TID/schedstat`).
 pub fn thread_id() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.

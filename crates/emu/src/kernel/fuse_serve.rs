@@ -17,6 +17,10 @@
 //!   request in flight, asleep all the way otherwise (spinning threads
 //!   would take the CPUs the platform needs). [`super::stamps`] keeps what
 //!   each request's timing was.
+//! * **Priority.** Each thread runs under `SCHED_FIFO` (priority 1) where
+//!   it may: a device's timing does not depend on what else the host's
+//!   CPUs run, so the daemon must not wait behind the platform's threads
+//!   for a CPU when its request is due (its CPU time is reported apart).
 //! * **Requests.** LOOKUP, GETATTR, SETATTR (attributes do not change),
 //!   OPEN, READ, WRITE, FSYNC (the model's flush), FALLOCATE (punch-hole and
 //!   zero-range: a trim, zeros stored), FLUSH, RELEASE, STATFS, FORGET,
@@ -86,6 +90,9 @@ struct Server {
 /// a request arrives. Returns why it ended.
 pub fn serve(fd: File, sh: Arc<Shared>) -> String {
     let _ = ssdready_io::kdev::set_timer_slack(1);
+    if ssdready_io::kdev::set_fifo(1).is_ok() {
+        sh.stamps.realtime.fetch_add(1, Ordering::Relaxed);
+    }
     if let Ok(mut t) = sh.stamps.tids.lock() {
         t.push(ssdready_io::kdev::thread_id());
     }
@@ -248,7 +255,8 @@ impl Server {
             op::WRITE if len < r.size => return (self.failed(libc::ENOSPC), None),
             op::WRITE => (Op::Write, len),
             op::FSYNC => (Op::Flush, 0),
-            _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) != 0
+            _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE)
+                != 0
                 || r.mode & (p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) == 0 =>
             {
                 return (self.failed(libc::EOPNOTSUPP), None)
@@ -297,10 +305,7 @@ impl Server {
     }
 
     fn failed(&self, errno: i32) -> Flow {
-        self.sh
-            .stamps
-            .errors
-            .fetch_add(1, Ordering::Relaxed);
+        self.sh.stamps.errors.fetch_add(1, Ordering::Relaxed);
         Flow::Reply {
             error: -errno,
             body: 0,

@@ -46,7 +46,10 @@ pub fn fuse_missing() -> Option<String> {
         return Some("/dev/fuse (FUSE is not built into this kernel or not loaded)".into());
     }
     if !Path::new("/dev/loop-control").exists() {
-        return Some("/dev/loop-control (the loop driver is not built into this kernel or not loaded)".into());
+        return Some(
+            "/dev/loop-control (the loop driver is not built into this kernel or not loaded)"
+                .into(),
+        );
     }
     None
 }
@@ -55,7 +58,9 @@ pub fn fuse_missing() -> Option<String> {
 pub fn fuse_uring_state() -> String {
     let p = "/sys/module/fuse/parameters/enable_uring";
     match std::fs::read_to_string(p).map(|s| s.trim().to_string()) {
-        Ok(v) if v == "Y" => format!("offered by the kernel ({p} = Y) but not used: requests travel over /dev/fuse"),
+        Ok(v) if v == "Y" => {
+            format!("offered by the kernel ({p} = Y) but not used: requests travel over /dev/fuse")
+        }
         Ok(v) => format!("off in this kernel ({p} = {v})"),
         Err(_) => "not in this kernel".into(),
     }
@@ -67,7 +72,10 @@ pub fn unsupported(p: &Params) -> Option<String> {
         return Some("zoned=1: a loop device cannot be zoned; attach a conventional drive".into());
     }
     if p.faults.power_cut() {
-        return Some("fault_power_cut_after / torn writes: the power-cut model is for in-process runs only".into());
+        return Some(
+            "fault_power_cut_after / torn writes: the power-cut model is for in-process runs only"
+                .into(),
+        );
     }
     None
 }
@@ -155,6 +163,13 @@ impl KernelDrive {
                 .map_err(|e| format!("starting a daemon thread: {e}"))?;
             self.handles.push(h);
         }
+        // Every thread set up (priority, timer slack) before the first request.
+        let t0 = Instant::now();
+        while self.shared.stamps.tids.lock().map_or(0, |t| t.len()) < self.threads
+            && t0.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         let file = self.mountpoint.join(fuse_proto::DISK_NAME);
         let backing = {
             use std::os::unix::fs::OpenOptionsExt;
@@ -167,7 +182,8 @@ impl KernelDrive {
         };
         let mut last = String::new();
         for _ in 0..20 {
-            let n = kdev::loop_get_free().map_err(|e| format!("finding a free loop device: {e}"))?;
+            let n =
+                kdev::loop_get_free().map_err(|e| format!("finding a free loop device: {e}"))?;
             match kdev::loop_configure(n, &backing, self.block_size, true) {
                 Ok(_dev) => {
                     self.loop_index = n;
@@ -188,7 +204,10 @@ impl KernelDrive {
         let p = format!("/sys/block/loop{}/loop/dio", self.loop_index);
         match std::fs::read_to_string(&p).map(|s| s.trim().to_string()) {
             Ok(v) if v == "1" => Ok(()),
-            Ok(v) => Err(format!("{} refused direct I/O ({p} = {v})", self.loop_path.display())),
+            Ok(v) => Err(format!(
+                "{} refused direct I/O ({p} = {v})",
+                self.loop_path.display()
+            )),
             Err(e) => Err(format!("reading {p}: {e}")),
         }
     }
@@ -231,7 +250,8 @@ impl KernelDrive {
             }
         }
         let t0 = Instant::now();
-        while self.handles.iter().any(|h| !h.is_finished()) && t0.elapsed() < Duration::from_secs(3) {
+        while self.handles.iter().any(|h| !h.is_finished()) && t0.elapsed() < Duration::from_secs(3)
+        {
             std::thread::sleep(Duration::from_millis(10));
         }
         for h in self.handles.drain(..) {

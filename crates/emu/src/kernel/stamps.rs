@@ -46,6 +46,8 @@ pub struct Stamps {
     pub idle_since: AtomicU64,
     /// The daemon threads' kernel ids (for their CPU time).
     pub tids: Mutex<Vec<u32>>,
+    /// Daemon threads running under SCHED_FIFO.
+    pub realtime: AtomicU64,
 }
 
 /// A snapshot of [`Stamps`], as written to the attachment's stats file.
@@ -156,7 +158,12 @@ impl Summary {
         };
         let gaps = self.idle_gaps.saturating_sub(before.idle_gaps);
         let cpu = self.daemon_cpu_ns.saturating_sub(before.daemon_cpu_ns);
-        let device = mean(self.device_ns_mean, self.ios, before.device_ns_mean, before.ios);
+        let device = mean(
+            self.device_ns_mean,
+            self.ios,
+            before.device_ns_mean,
+            before.ios,
+        );
         let late = mean(self.late_ns_mean, self.ios, before.late_ns_mean, before.ios);
         Summary {
             ios: n,
@@ -169,7 +176,12 @@ impl Summary {
             device_ns_mean: device,
             late_ns_mean: late,
             late_ns_max: self.late_ns_max,
-            reply_ns_mean: mean(self.reply_ns_mean, self.ios, before.reply_ns_mean, before.ios),
+            reply_ns_mean: mean(
+                self.reply_ns_mean,
+                self.ios,
+                before.reply_ns_mean,
+                before.ios,
+            ),
             idle_gap_ns_mean: if gaps == 0 {
                 0.0
             } else {

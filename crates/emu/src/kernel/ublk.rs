@@ -143,7 +143,9 @@ pub fn known_bad(release: &str) -> bool {
 /// clause naming what is missing).
 pub fn probe() -> Result<(), String> {
     if !std::path::Path::new("/dev/ublk-control").exists() {
-        return Err("no /dev/ublk-control (ublk_drv is not loaded or not built into this kernel)".into());
+        return Err(
+            "no /dev/ublk-control (ublk_drv is not loaded or not built into this kernel)".into(),
+        );
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let release = release.trim();
@@ -205,7 +207,10 @@ mod tests {
         b[4..8].copy_from_slice(&8u32.to_le_bytes());
         b[8..16].copy_from_slice(&4096u64.to_le_bytes());
         let d = IoDesc::parse(&b);
-        assert_eq!((d.op, d.flags, d.nr_sectors, d.start_sector), (1, 1 << 13, 8, 4096));
+        assert_eq!(
+            (d.op, d.flags, d.nr_sectors, d.start_sector),
+            (1, 1 << 13, 8, 4096)
+        );
         assert_eq!(desc_offset(0, 128, 4096), 0);
         assert_eq!(desc_offset(1, 128, 4096), 4096);
         assert_eq!(desc_offset(2, 200, 4096), 2 * 8192);
