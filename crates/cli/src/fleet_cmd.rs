@@ -140,7 +140,7 @@ impl Runner for Engine {
             fio_version: format!("ssdready-{}", env!("CARGO_PKG_VERSION")),
             // fio's os_linux and arch_x86_64 (what fio 3.33 sends on Linux x86-64).
             os: 1,
-            arch: if cfg!(target_arch = "x86_64") { 2 } else { 0 },
+            arch: if cfg!(target_arch = "x86_64") { 1 } else { 0 },
             bpp: std::mem::size_of::<usize>() as u8,
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             ..Default::default()

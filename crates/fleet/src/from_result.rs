@@ -199,9 +199,7 @@ pub fn fio_results(r: &RunResult, version: u16) -> Result<(Vec<TsPdu>, Vec<Group
     }
     for g in &mut groups {
         for d in 0..DIRS {
-            if g.max_run[d] > 0 {
-                g.agg[d] = g.iobytes[d] * 1000 / g.max_run[d];
-            }
+            g.agg[d] = (g.iobytes[d] * 1000).checked_div(g.max_run[d]).unwrap_or(0);
         }
     }
     let out = tss

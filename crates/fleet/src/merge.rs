@@ -214,8 +214,8 @@ pub fn document(runs: &[HostRun], plus: bool) -> Value {
             if let Some(p) = &r.probe {
                 m.insert("hostname".into(), json!(p.hostname));
             }
-            for d in 0..DIRS {
-                m.insert(DIR_NAMES[d].into(), Dir::of(t, d).json(plus));
+            for (d, name) in DIR_NAMES.iter().enumerate() {
+                m.insert((*name).into(), Dir::of(t, d).json(plus));
             }
             jobs.push(Value::Object(m));
         }

@@ -97,7 +97,8 @@ fn the_server_side_sequence_and_small_structures() {
     );
     let p = ProbeReply::parse(&m[0].payload).unwrap();
     assert_eq!(p.fio_version, "fio-3.33");
-    assert_eq!((p.bpp, p.bigendian), (8, 0));
+    // Linux (os 1) on x86-64 (arch 1), 64-bit: what ssdready server sends too.
+    assert_eq!((p.os, p.arch, p.bpp, p.bigendian), (1, 1, 8, 0));
     assert_eq!(p.bytes(), m[0].payload);
     assert_eq!(pdu::parse_start(&m[1].payload).unwrap(), (0, 0));
     assert_eq!(pdu::parse_start(&m[2].payload).unwrap(), (2, 2));

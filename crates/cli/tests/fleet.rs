@@ -1,0 +1,241 @@
+//! Many hosts on loopback (ports chosen free at run time): real fio 3.33's
+//! client drives two `ssdready server`s; `ssdready run --client` drives two
+//! real `fio --server`s; bad input is one line and exit code 2. Skipped,
+//! saying why, when fio is not installed.
+
+use serde_json::Value;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ssdready");
+const JOB: &str = "[global]\nioengine=null\nbs=4k\nsize=4m\n[r]\nrw=randread\n[w]\nrw=write\n";
+
+fn have_fio() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process in its own process group, killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(cmd: &mut Command, port: u16) -> Proc {
+    let p = Proc(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "port {port} never listened"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    p
+}
+
+fn fio_server(port: u16) -> Proc {
+    let p = spawn(
+        Command::new("fio").arg(format!("--server=ip:127.0.0.1,{port}")),
+        port,
+    );
+    // The readiness probe was a connection to fio: let it go by.
+    std::thread::sleep(Duration::from_millis(100));
+    p
+}
+
+#[test]
+fn fio_client_drives_two_ssdready_servers() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ports = [free_port(), free_port()];
+    let _servers: Vec<Proc> = ports
+        .iter()
+        .map(|&p| {
+            spawn(
+                Command::new(BIN).args(["server", "--port", &p.to_string()]),
+                p,
+            )
+        })
+        .collect();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(
+        &hosts,
+        format!("ip:127.0.0.1,{}\nip:127.0.0.1,{}\n", ports[0], ports[1]),
+    )
+    .unwrap();
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new("fio")
+        .arg(format!("--client={}", hosts.display()))
+        .arg(&job)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats = doc["client_stats"].as_array().unwrap();
+    for port in ports {
+        for (name, dir) in [("r", "read"), ("w", "write")] {
+            let j = stats
+                .iter()
+                .find(|j| j["jobname"] == name && j["port"] == port)
+                .unwrap_or_else(|| panic!("no job {name} from port {port}"));
+            // 4 MiB in 4 KiB blocks.
+            assert_eq!(j[dir]["total_ios"], 1024, "{name} on {port}");
+            assert_eq!(j[dir]["io_bytes"], 4 << 20);
+            assert_eq!(j[dir]["clat_ns"]["N"], 1024);
+        }
+    }
+    let all = stats
+        .iter()
+        .find(|j| j["jobname"] == "All clients")
+        .unwrap();
+    assert_eq!(all["read"]["total_ios"], 2048);
+    assert_eq!(all["write"]["total_ios"], 2048);
+}
+
+#[test]
+fn run_client_drives_two_fio_servers_and_merges_bin_by_bin() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ports = [free_port(), free_port()];
+    let _servers: Vec<Proc> = ports.iter().map(|&p| fio_server(p)).collect();
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!(
+            "--client=127.0.0.1,{};127.0.0.1,{}",
+            ports[0], ports[1]
+        ))
+        .arg(&job)
+        .arg("--output-format=json+")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["fleet"]["partial"], false);
+    let jobs = doc["client_stats"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4);
+    for dir in ["read", "write"] {
+        let mut sum = std::collections::BTreeMap::<String, u64>::new();
+        for j in jobs {
+            assert_eq!(j["host"], "127.0.0.1");
+            for (k, v) in j[dir]["clat_ns"]["bins"].as_object().unwrap() {
+                *sum.entry(k.clone()).or_default() += v.as_u64().unwrap();
+            }
+        }
+        let merged: std::collections::BTreeMap<String, u64> = doc["all_clients"][dir]["clat_ns"]
+            ["bins"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
+        assert_eq!(merged, sum, "{dir}");
+        assert_eq!(doc["all_clients"][dir]["total_ios"], 2048);
+    }
+    let slow = doc["fleet"]["slowest"]["host"].as_str().unwrap();
+    assert!(
+        ports.iter().any(|p| slow == format!("127.0.0.1,{p}")),
+        "{slow}"
+    );
+}
+
+fn one_line_exit_2(out: &std::process::Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_fleet_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    // Nothing listens on that port.
+    let port = free_port();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg(&job)
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, &format!("host 127.0.0.1,{port}: connect"));
+    // A port in use.
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let out = Command::new(BIN)
+        .args(["server", "--port", &port.to_string()])
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "cannot listen");
+    // A bad port number for a host.
+    let out = Command::new(BIN)
+        .args(["run", "--client=127.0.0.1,70000"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "allowed: 1 to 65535");
+}
+
+#[test]
+fn a_job_the_server_refuses_is_named_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _server = spawn(
+        Command::new(BIN).args(["server", "--port", &port.to_string()]),
+        port,
+    );
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, "[x]\nioengine=null\nrw=bogus\nsize=1m\n").unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg(&job)
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "rw");
+}

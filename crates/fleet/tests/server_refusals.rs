@@ -1,0 +1,96 @@
+//! The server's refusals on loopback, with a stand-in engine: a client of
+//! another protocol version is told, in its own version, which versions are
+//! spoken; a second client while one runs is told the server is busy; the
+//! stop flag ends `serve` within a fraction of a second.
+
+use ssdready_fleet::pdu::{self, ProbeReply};
+use ssdready_fleet::server::{JobRequest, RunOutput, Runner, Server};
+use ssdready_fleet::wire::{self, op, Wait};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs nothing: plans one job and, when run, waits for its stop flag.
+struct Idle;
+
+impl Runner for Idle {
+    fn plan(&self, _: &JobRequest) -> Result<u32, String> {
+        Ok(1)
+    }
+    fn run(&self, _: &JobRequest, _: u16, stop: Arc<AtomicBool>) -> RunOutput {
+        while !stop.load(Relaxed) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        RunOutput::default()
+    }
+    fn probe(&self) -> ProbeReply {
+        ProbeReply::default()
+    }
+}
+
+fn read_all(s: &mut TcpStream, version: u16) -> Vec<wire::Message> {
+    let stop = AtomicBool::new(false);
+    let w = Wait {
+        stop: &stop,
+        deadline: Some(Instant::now() + Duration::from_secs(3)),
+    };
+    let mut out = Vec::new();
+    while let Ok(Some(m)) = wire::recv(s, &[version], &w) {
+        out.push(m);
+    }
+    out
+}
+
+#[test]
+fn refusals_are_told_in_the_clients_own_version() {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let serving = sc.spawn(|| server.serve(&Idle, &stop, None, &|_| {}));
+        // Another protocol version.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all_msg(96, op::PROBE, &pdu::client_probe(0, "x"));
+        let m = read_all(&mut s, 96);
+        assert_eq!(m[0].opcode, op::TEXT);
+        let t = pdu::parse_text(&m[0].payload).unwrap();
+        assert!(
+            t.contains("97 (fio 3.33)") && t.contains("120 (fio 3.42)"),
+            "{t}"
+        );
+        assert_eq!(m.last().unwrap().opcode, op::QUIT);
+
+        // One client running; a second one is dismissed.
+        let mut a = TcpStream::connect(addr).unwrap();
+        a.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+        a.write_all_msg(97, op::JOB, &pdu::job("[x]\n"));
+        a.write_all_msg(97, op::RUN, &[]);
+        std::thread::sleep(Duration::from_millis(300));
+        let mut b = TcpStream::connect(addr).unwrap();
+        b.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+        let m = read_all(&mut b, 97);
+        let t = pdu::parse_text(&m[0].payload).unwrap();
+        assert!(t.contains("busy"), "{t}");
+
+        // The stop flag ends the run (its results still go back) and serve.
+        let t0 = Instant::now();
+        stop.store(true, Relaxed);
+        serving.join().unwrap().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        let ops: Vec<u16> = read_all(&mut a, 97).iter().map(|m| m.opcode).collect();
+        assert!(ops.ends_with(&[op::STOP, op::QUIT]), "{ops:?}");
+    });
+}
+
+trait SendMsg {
+    fn write_all_msg(&mut self, version: u16, opcode: u16, payload: &[u8]);
+}
+
+impl SendMsg for TcpStream {
+    fn write_all_msg(&mut self, version: u16, opcode: u16, payload: &[u8]) {
+        use std::io::Write;
+        self.write_all(&wire::encode(version, opcode, 0, payload))
+            .unwrap();
+    }
+}
