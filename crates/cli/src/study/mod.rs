@@ -41,7 +41,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "TIME", default_value = "10m")]
     pub budget: String,
     /// Optional sweeps to add to a quick study: scheduler, buffered, raw,
-    /// devices (a full study runs them all where they apply).
+    /// devices, applications (a full study runs them all where they apply).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub sweeps: Vec<String>,
     /// Let writes go to a target the safety checks refuse (as `run`).
