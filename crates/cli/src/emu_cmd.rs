@@ -161,6 +161,12 @@ pub fn attach(spec: &str, transport: &str) {
     if let Some(why) = kernel::unsupported(&params) {
         fail(2, &format!("emu attach: {why}"));
     }
+    let need = ssdready_emu::memory::device(&params, ssdready_emu::memory::TimeBase::Real);
+    if let Some(avail) = ssdready_emu::memory::available() {
+        if let Err(e) = ssdready_emu::memory::check(&need, &avail) {
+            fail(2, &format!("emu attach: {e}"));
+        }
+    }
     let transport = pick_transport(transport).unwrap_or_else(|e| fail(2, &e));
     clean_stale();
     let stop = crate::stop_on_signals();
