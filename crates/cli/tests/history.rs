@@ -418,10 +418,21 @@ fn studies_are_recorded_and_a_slower_drive_fails_the_baseline() {
         s["figures"]["qd-1.lat_mean_ns"].as_f64().unwrap() > 0.0,
         "{s}"
     );
-    assert_eq!(
-        PathBuf::from(s["json_path"].as_str().unwrap()),
-        a.join("study.json").canonicalize().unwrap()
+    // The history keeps its own copy: the id means what was recorded,
+    // whatever later happens to the study's directory.
+    let kept = PathBuf::from(s["json_path"].as_str().unwrap());
+    assert!(
+        kept.starts_with(h.dir.path().join("h-results").canonicalize().unwrap()),
+        "{kept:?}"
     );
+    assert_eq!(
+        std::fs::read(&kept).unwrap(),
+        std::fs::read(a.join("study.json")).unwrap()
+    );
+    // A second study into the same directory is refused, nothing changed.
+    let o = study(&h, "emu:x25e", &a, &[]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("already holds a study"), "{}", o.stderr);
     // The study against itself, by directory and by id.
     let o = h.run(&["compare", a.to_str().unwrap(), "1"]);
     assert_eq!(o.code, 0, "{}", o.stderr);

@@ -134,6 +134,11 @@ pub trait Engine {
     fn persistence(&self) -> Option<&'static str> {
         None
     }
+    /// What the last failed I/O's bare errno does not say (a mapped file
+    /// shortened under the mapping: the offset and why), taken once.
+    fn take_error_detail(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// What an engine needs to know to start.
@@ -314,6 +319,9 @@ impl Engine for AnyEngine {
     }
     fn persistence(&self) -> Option<&'static str> {
         dispatch!(self, e => e.persistence())
+    }
+    fn take_error_detail(&mut self) -> Option<String> {
+        dispatch!(self, e => e.take_error_detail())
     }
 }
 

@@ -194,6 +194,19 @@ fn set_blocking(f: &File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The soft limit on open files (`ulimit -n`), if it can be read.
+pub fn open_files_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return None;
+    }
+    (r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// Read all of `r` up to `limit` bytes actually read; more is an error
 /// naming `what` and the limit.
 pub fn read_capped(mut r: impl Read, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {

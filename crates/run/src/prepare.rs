@@ -311,6 +311,22 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         }
         per_clone.push(mine);
     }
+    // Every file is held open for the run: more than the open-files limit
+    // would fail after laying out; say so now.
+    if let Some(limit) = ssdready_io::written::open_files_limit() {
+        let open = match spec.openfiles {
+            0 => paths.len() as u64,
+            n => u64::from(n).min(paths.len() as u64),
+        };
+        let need = open * u64::from(spec.numjobs.max(1));
+        if need + 64 > limit {
+            return Err(in_job(format!(
+                "the job opens {need} files and the open-files limit (ulimit -n) is {limit}: \
+                 raise it (ulimit -n {}) or use fewer files (nrfiles, numjobs)",
+                need + 256
+            )));
+        }
+    }
     let mut grouped: Vec<Vec<Region>> = (0..paths.len()).map(|_| Vec::new()).collect();
     for &(i, o, l) in per_clone.iter().flatten() {
         grouped[i].push(Region {

@@ -239,7 +239,13 @@ fn run_loop(
         sq_thread: out.sq_thread.as_ref().map(|(tid, _)| *tid),
     };
     match crate::panics::catching(|| steps::hot_loop(ctx, engine, stats, strategy)) {
-        Ok(Ok(abandoned)) => out.abandoned = abandoned,
+        Ok(Ok(abandoned)) => {
+            out.abandoned = abandoned;
+            // The engine's account of a failed I/O replaces its bare errno.
+            if let (Some(d), Some(_)) = (engine.take_error_detail(), &stats.first_error) {
+                stats.first_error = Some(d);
+            }
+        }
         Ok(Err(e)) => out.engine_error(e),
         Err(p) => {
             out.panic(p);

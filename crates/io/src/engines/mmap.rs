@@ -65,6 +65,8 @@ pub struct MmapEngine {
     advice: Option<libc::c_int>,
     direct: bool,
     page: usize,
+    /// Why an I/O failed, beyond its errno ([`Engine::take_error_detail`]).
+    detail: Option<String>,
 }
 
 // SAFETY: the raw pointers are mappings owned by the engine, which moves
@@ -145,6 +147,7 @@ impl MmapEngine {
             advice,
             direct: spec.direct,
             page: page_size(),
+            detail: None,
         })
     }
 
@@ -294,16 +297,17 @@ impl Engine for MmapEngine {
                 .file_len(i)
                 .map(|l| format!("{l} bytes now"))
                 .unwrap_or_else(|e| std::io::Error::from_raw_os_error(e).to_string());
-            return Err(EngineError::Sys {
-                what: format!(
-                    "ioengine=mmap: {} of {len} bytes at offset {}: byte {} is no longer in the file \
-                     ({now}; it was shortened while mapped, and the access raised SIGBUS)",
-                    req.ddir.name(),
-                    req.offset,
-                    req.offset + at as u64
-                ),
-                source: std::io::Error::from_raw_os_error(libc::EIO),
-            });
+            // The I/O fails with EIO (the job ends with its results so
+            // far); the detail becomes the job's error.
+            self.detail.get_or_insert(format!(
+                "ioengine=mmap: {} of {len} bytes at offset {}: byte {} is no longer in the file \
+                 ({now}; it was shortened while mapped, and the access raised SIGBUS): {}",
+                req.ddir.name(),
+                req.offset,
+                req.offset + at as u64,
+                std::io::Error::from_raw_os_error(libc::EIO)
+            ));
+            return Ok(Queued::Done(-i64::from(libc::EIO)));
         }
         if self.direct {
             let e = self.msync(p, len);
@@ -320,6 +324,10 @@ impl Engine for MmapEngine {
 
     fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
         Ok(())
+    }
+
+    fn take_error_detail(&mut self) -> Option<String> {
+        self.detail.take()
     }
 
     fn completion_mode(&self) -> &'static str {
