@@ -28,6 +28,7 @@
 //!   (`docs/study-schema.md`).
 
 pub mod answer;
+pub mod capacity;
 pub mod classify;
 pub mod driver;
 pub mod facts;
