@@ -15,6 +15,7 @@
 //! (`ssdready-study`), which never depends on the report.
 
 mod bars;
+mod capacity;
 mod characterize;
 pub mod charts;
 mod compare;
