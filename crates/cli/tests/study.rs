@@ -293,6 +293,8 @@ fn bad_study_arguments_say_what_and_write_nothing() {
             "allowed: scheduler, buffered, raw, devices",
         ),
         (vec!["/no/such/dir/file"], "does not exist"),
+        (vec!["--slo=1ms"], "names no percentile"),
+        (vec!["--slo=p98=1ms"], "is not a percentile"),
     ] {
         let (code, _, stderr, d) = study(&args, None);
         assert_eq!(code, 2, "{args:?}: {stderr}");
@@ -405,4 +407,40 @@ fn ctrl_c_stops_the_study_and_keeps_what_ran() {
     let runs = d["runs"].as_array().unwrap().len();
     assert!((1..10).contains(&runs), "stopped early: {runs} runs");
     assert!(String::from_utf8_lossy(&o.stdout).contains("interrupted"));
+}
+
+#[test]
+fn a_latency_target_finds_the_capacity_and_a_verdict_says_it() {
+    let (code, _, stderr, d) = study(
+        &["emu:nvm-lowlat", "--quick", "--slo=p99=200us"],
+        Some("0.3"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let d = d.expect("study.json");
+    let c = &d["capacity"];
+    assert_eq!(c["what"], "4 KiB random reads", "{c}");
+    // The model alone in virtual time: 7 units of 10 µs, 700K IOPS peak,
+    // and an answer between the light load and the peak.
+    let dev = &c["device"];
+    let peak = dev["peak_iops"].as_f64().unwrap();
+    assert!((650e3..=710e3).contains(&peak), "{dev}");
+    let s = dev["sustained_iops"].as_f64().unwrap();
+    assert!(s > 0.5 * peak && s < peak, "{dev}");
+    // The platform's search ran its curve, its bisection and a repeat.
+    let steps: Vec<&str> = c["platform"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["step"].as_str().unwrap())
+        .collect();
+    assert!(
+        steps.iter().filter(|s| **s == "curve").count() == 12,
+        "{steps:?}"
+    );
+    assert!(
+        verdict(&d, "capacity-at-target").is_some() || verdict(&d, "capacity-none").is_some(),
+        "{}",
+        d["verdicts"]
+    );
+    assert!(stderr.contains("capacity at a latency target"), "{stderr}");
 }

@@ -119,6 +119,21 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "lat_from",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "issue or schedule",
+        help: "latency measured from each I/O's issue (fio's) or from its intended issue time under the rate (open loop, no coordinated omission)",
+        set: |s, v| {
+            s.sched.lat_from_schedule = match v.trim() {
+                "issue" => false,
+                "schedule" => true,
+                other => return Err(format!("'{other}' is not issue or schedule")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "latency_percentile",
         aliases: &[],
         arity: Arity::Value,
@@ -241,21 +256,6 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
                 "linear" | "0" => false,
                 "poisson" | "1" => true,
                 other => return Err(format!("'{other}' is not linear or poisson")),
-            };
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "lat_from",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "issue or schedule",
-        help: "latency measured from each I/O's issue (fio's) or from its intended issue time under the rate (open loop, no coordinated omission)",
-        set: |s, v| {
-            s.sched.lat_from_schedule = match v.trim() {
-                "issue" => false,
-                "schedule" => true,
-                other => return Err(format!("'{other}' is not issue or schedule")),
             };
             Ok(())
         },

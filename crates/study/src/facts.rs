@@ -146,6 +146,12 @@ pub const KNOWN: &[&str] = &[
     "coalesced_iops_ratio",
     "coalesced_cpu_ratio",
     "coalesced_p99_ratio",
+    "slo_what",
+    "slo_target",
+    "slo_sustained_iops",
+    "slo_pct_of_peak",
+    "slo_peak_iops",
+    "slo_device_iops",
 ];
 
 struct Builder<'a> {
@@ -183,6 +189,40 @@ impl Builder<'_> {
         if let Some(v) = v.filter(|v| !v.is_empty()) {
             self.put(name, Value::Text(v), "text", runs);
         }
+    }
+}
+
+/// The capacity search's facts (`--slo`, [`crate::capacity`]).
+pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::capacity::CapacityDoc) {
+    let Some(p) = &c.platform else {
+        return;
+    };
+    let Some(slo) = p.slo else {
+        return;
+    };
+    let runs = vec!["capacity".to_string()];
+    let mut put = |name: &str, value: Value, unit: &str| {
+        debug_assert!(KNOWN.contains(&name), "unknown fact {name}");
+        map.insert(
+            name.into(),
+            Fact {
+                value,
+                unit: unit.into(),
+                noise_pct: None,
+                margin_pct: None,
+                runs: runs.clone(),
+            },
+        );
+    };
+    put("slo_what", Value::Text(c.what.clone()), "text");
+    put("slo_target", Value::Text(slo.text()), "text");
+    put("slo_peak_iops", Value::Num(p.peak_iops), "iops");
+    if let (Some(s), Some(pct)) = (p.sustained_iops, p.sustained_pct_of_peak) {
+        put("slo_sustained_iops", Value::Num(s), "iops");
+        put("slo_pct_of_peak", Value::Num(pct), "pct");
+    }
+    if let Some(d) = c.device.as_ref().and_then(|d| d.sustained_iops) {
+        put("slo_device_iops", Value::Num(d), "iops");
     }
 }
 

@@ -29,6 +29,7 @@
 
 pub mod answer;
 pub mod applications;
+pub mod capacity;
 pub mod classify;
 pub mod driver;
 pub mod facts;
@@ -60,9 +61,23 @@ pub fn judge(
     runs: &[RunRecord],
     interrupted: bool,
 ) -> Judgement {
+    judge_with(targets, machine, runs, interrupted, None)
+}
+
+/// [`judge`], with the capacity at a latency target when it was searched.
+pub fn judge_with(
+    targets: &[TargetProfile],
+    machine: &Machine,
+    runs: &[RunRecord],
+    interrupted: bool,
+    capacity: Option<&capacity::CapacityDoc>,
+) -> Judgement {
     let figures = figures::derive(targets, runs, machine);
     let mut facts = facts::facts(&targets[0], machine, &figures);
     facts::add_checks(&mut facts, runs);
+    if let Some(c) = capacity {
+        facts::add_capacity(&mut facts, c);
+    }
     let rules = rules::parse(rules::RULES).expect("the shipped rules parse (a unit test checks)");
     let ctx = rules::Context {
         noise_pct: figures.noise_pct,

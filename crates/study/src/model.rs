@@ -49,6 +49,10 @@ pub struct StudyDoc {
     /// True when Ctrl-C or SIGTERM stopped the study: it covers what ran.
     pub interrupted: bool,
     pub warnings: Vec<String>,
+    /// Capacity at a latency target (`--slo`; the full study's default
+    /// target otherwise), absent when not searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityDoc>,
 }
 
 /// What kind of thing a target is.

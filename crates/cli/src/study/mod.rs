@@ -18,6 +18,7 @@ mod apps;
 mod detect;
 mod print;
 mod runner;
+mod slo;
 
 use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
@@ -40,6 +41,11 @@ pub struct StudyArgs {
     /// How long the full study may take, e.g. 10m, 90s.
     #[arg(long, value_name = "TIME", default_value = "10m")]
     pub budget: String,
+    /// Capacity at a latency target: the highest load of 4 KiB random
+    /// reads whose percentile stays within it, e.g. p99=1ms or p99.9=5ms
+    /// (the full study searches p99=1ms unless told).
+    #[arg(long, value_name = "PCT=TIME")]
+    pub slo: Option<String>,
     /// Optional sweeps to add to a quick study: scheduler, buffered, raw,
     /// devices, applications (a full study runs them all where they apply).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -77,6 +83,11 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
             )
         });
     let budget_s = budget_ns as f64 / 1e9;
+    if let Some(s) = &a.slo {
+        if let Err(e) = ssdready_study::capacity::Slo::parse(s) {
+            fail(2, &e);
+        }
+    }
     if budget_s < 10.0 {
         fail(
             2,
@@ -181,6 +192,19 @@ pub fn command(a: StudyArgs) {
     let mut progress = print::StudyProgress::new(&p, a.quiet);
     let mut runner = runner::RealRunner::new(stop.clone(), &targets, a.allow_destructive);
     let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);
+    let slo = match (&a.slo, a.quick) {
+        (Some(s), _) => ssdready_study::capacity::Slo::parse(s).ok(),
+        (None, false) => {
+            ssdready_study::capacity::Slo::parse(ssdready_study::capacity::DEFAULT_SLO).ok()
+        }
+        (None, true) => None,
+    };
+    let capacity = slo
+        .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))
+        .and_then(|s| slo::capacity(&s, &targets, &p, &mut runner));
+    if let (Some(c), false) = (&capacity, a.quiet) {
+        eprint!("{}", slo::text(c));
+    }
     runner.restore();
     progress.finish();
     let mut warnings = std::mem::take(&mut runner.notes);
@@ -195,7 +219,8 @@ pub fn command(a: StudyArgs) {
         .iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let mut j = ssdready_study::judge(&targets, &machine, &ex.runs, interrupted);
+    let mut j =
+        ssdready_study::judge_with(&targets, &machine, &ex.runs, interrupted, capacity.as_ref());
     let mut skipped = p.skipped.clone();
     let named = a.sweeps.iter().any(|s| s == "applications");
     if !interrupted && (!a.quick || named) {
@@ -233,6 +258,7 @@ pub fn command(a: StudyArgs) {
         verdicts: j.verdicts,
         interrupted,
         warnings,
+        capacity,
     };
     let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
     // A study none of whose runs succeeded has nothing to remember.

@@ -16,6 +16,7 @@
 
 mod applications;
 mod bars;
+mod capacity;
 mod characterize;
 pub mod charts;
 mod compare;

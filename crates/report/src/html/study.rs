@@ -33,6 +33,14 @@ pub fn render(d: &StudyDoc) -> String {
             curves::percentiles(&me).html(),
         ],
     ));
+    if let Some(f) = super::capacity::load_curve(d) {
+        body.push_str(&section(
+            "s-capacity",
+            "Capacity at a latency target",
+            "",
+            &[f.html()],
+        ));
+    }
     body.push_str(&section(
         "s-time",
         "Where the time goes",

@@ -1,0 +1,115 @@
+//! `ssdready study --slo p99=1ms`: the highest offered load of 4 KiB
+//! random reads the platform carries within a latency target
+//! ([`ssdready_study::capacity`]: open-loop load curve, bisection, a
+//! confirming repeat). On an emulated drive the same search runs on the
+//! model alone in virtual time as well: the device's own answer beside
+//! the platform's.
+
+use super::runner::RealRunner;
+use ssdready_study::capacity::{point_options, search, sentence, Capacity, CapacityDoc, Slo};
+use ssdready_study::driver::Runner;
+use ssdready_study::model::{TargetKind, TargetProfile};
+use ssdready_study::plan::{Plan, Settings};
+
+/// The cap on what is outstanding (`iodepth`) of the open loop: deep
+/// enough that it does not bind below the capacity.
+pub const CAP: u32 = 256;
+
+/// What the search covers.
+const WHAT: &str = "4 KiB random reads";
+
+/// Run the search on the study's first target; None when the plan has no
+/// 4 KiB random-read point for it (nothing to base the runs on).
+pub fn capacity(
+    slo: &Slo,
+    targets: &[TargetProfile],
+    p: &Plan,
+    runner: &mut RealRunner,
+) -> Option<CapacityDoc> {
+    let point = p
+        .points
+        .iter()
+        .find(|pt| pt.rw == "randread" && pt.bs == 4096 && pt.targets == [0] && !pt.raw_device)?;
+    let w = ssdready_study::jobs::workload(point, CAP, targets, None);
+    // Each point a quarter of the study's runtime, 0.5 to 2 s.
+    let settings = Settings {
+        runtime_s: (p.settings.runtime_s / 4.0).clamp(0.5, 2.0),
+        ..p.settings
+    };
+    let base = ssdready_study::jobs::options(&w, targets, &settings, false);
+    let mut measure = |iops: u64, seed: u32| -> Result<_, String> {
+        runner
+            .run(&w, &point_options(&base, iops, seed))
+            .map(|o| o.summary)
+            .map_err(|e| format!("{e:?}"))
+    };
+    let mut doc = CapacityDoc {
+        what: WHAT.into(),
+        target: targets[0].spec.clone(),
+        ..CapacityDoc::default()
+    };
+    match search(slo, &mut measure) {
+        Ok(c) => {
+            doc.sentence = sentence(&c, WHAT);
+            doc.platform = Some(c);
+        }
+        Err(e) => doc.error = Some(format!("the platform's search failed: {e}")),
+    }
+    if targets[0].kind == TargetKind::Emulator {
+        let mut model = |iops: u64, seed: u32| {
+            ssdready_study::virt::run(&point_options(&base, iops, seed)).map(|(s, _)| s)
+        };
+        match search(slo, &mut model) {
+            Ok(c) => doc.device = Some(c),
+            Err(e) => doc.error = Some(format!("the model's search failed: {e}")),
+        }
+    }
+    Some(doc)
+}
+
+/// The text lines of the capacity.
+pub fn text(doc: &CapacityDoc) -> String {
+    let mut out = String::new();
+    let k = ssdready_core::units::fmt_count;
+    let ms = |ns: u64| ssdready_core::units::fmt_ns(ns as f64);
+    let curve = |out: &mut String, who: &str, c: &Capacity| {
+        out.push_str(&format!(
+            "  load curve ({who}, open loop, latency from the schedule; peak {} IOPS closed loop):\n",
+            k(c.peak_iops)
+        ));
+        for pt in c.points.iter().filter(|p| p.step == "curve") {
+            out.push_str(&format!(
+                "    offered {:>9} IOPS ({:>3.0} %): carried {:>9}  p50 {:>9}  p99 {:>9}  p99.9 {:>9}  {}\n",
+                k(pt.offered_iops),
+                100.0 * pt.offered_iops / c.peak_iops,
+                k(pt.achieved_iops),
+                ms(pt.p50_ns),
+                ms(pt.p99_ns),
+                ms(pt.p999_ns),
+                if pt.meets { "meets" } else { "misses" }
+            ));
+        }
+    };
+    out.push_str(&format!(
+        "capacity at a latency target ({} on {}):\n",
+        doc.what, doc.target
+    ));
+    if let Some(c) = &doc.platform {
+        curve(&mut out, "platform", c);
+        out.push_str(&format!("  {}\n", doc.sentence));
+    }
+    if let Some(c) = &doc.device {
+        let d = match c.sustained_iops {
+            Some(s) => format!("{} IOPS", k(s)),
+            None => "no load".into(),
+        };
+        out.push_str(&format!(
+            "  the device alone (emulator model, virtual time): {d} within the target, peak {} IOPS\n",
+            k(c.peak_iops)
+        ));
+    }
+    if let Some(e) = &doc.error {
+        out.push_str(&format!("  {e}\n"));
+    }
+    out
+}
