@@ -1017,6 +1017,7 @@ impl JobSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
         self.validate_text()?;
+        crate::option_table_library::check(self)?;
         if self.zones.mode == crate::spec_io::ZoneMode::Strided && self.zones.size == 0 {
             return e(
                 "zonesize",
