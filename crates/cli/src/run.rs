@@ -522,8 +522,9 @@ pub fn phases_and_groups(specs: &[JobSpec]) -> (Vec<Vec<usize>>, Vec<u32>) {
 pub fn resolve_only(args: &RunArgs, time: TimeBase) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
-    // What a run would refuse, --parse-only refuses too (one line, exit 2).
-    crate::validate::refuse_unrunnable(&specs)?;
+    // What a run would refuse, --parse-only refuses too (one line, exit
+    // 2), but for an engine's missing library (a note).
+    crate::validate::refuse_unrunnable_at_parse(&specs)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
             eprintln!("ssdready: {n}");

@@ -119,6 +119,28 @@ pub fn refuse_unrunnable(specs: &[JobSpec]) -> Result<(), Failure> {
     }
 }
 
+/// `--parse-only`'s [`refuse_unrunnable`]: a job whose engine needs a
+/// library this build lacks (`rbd`, SPDK's plug-in by path, …) parses, as
+/// the file does in a fio built with the library; what a run would refuse
+/// is printed as a note. Anything else a run refuses is refused here too.
+pub fn refuse_unrunnable_at_parse(specs: &[JobSpec]) -> Result<(), Failure> {
+    for s in specs {
+        let library = s
+            .engine_named
+            .as_deref()
+            .filter(|e| ssdready_core::option_table_library::needs(e).is_some());
+        for why in s.refusals() {
+            match library {
+                Some(e) if why.contains(&format!("ioengine={e}: needs ")) => {
+                    eprintln!("ssdready: note: a run refuses this: {why}")
+                }
+                _ => return Err(bad(why)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Parse every `emu:…` target and check each emulator job's region against
 /// the device it gets, exactly as a run would make it.
 fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {
