@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The SSD emulator's own speed — it must never be the bottleneck it measures —
-# and the queue-depth curves of its presets (002 Figure 1's shape).
+# and the queue-depth curves of its presets (Polte et al. Figure 1's shape).
 #
 # 1. Real time, zero-latency preset (emu:null, nocopy, polled completions),
 #    one worker pinned to one CPU, QD 32: IOPS through the whole engine
 #    (goal ≥ 2M on one core), and the CPU per I/O.
-# 1b. Worker scaling (issue 14, multi-queue): the same run with 1, 2 and as
+# 1b. Worker scaling (multi-queue): the same run with 1, 2 and as
 #    many workers as CPUs, each pinned to its own CPU (cpus_allowed,
 #    cpus_allowed_policy=split), each on its own queue pair; the counts
 #    alternate round by round, medians and their ratio to one worker

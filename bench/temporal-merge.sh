@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Seed 004's table on the emulated DRAM SSD: Async+Intr, Sync+Poll, STM+Poll
+# Shin's table on the emulated DRAM SSD: Async+Intr, Sync+Poll, STM+Poll
 # and ATM+Poll for sequential and random 4 KiB reads and writes, as % of the
 # device's peak (its DRAM unit's rate, 4 KiB per dram_per_4k_ns: 731 MB/s),
 # beside the paper's figures.
 #
 # Virtual time (ssdready emu simulate): deterministic, and the host is a
-# model — its costs are the HOST parameters below, 004's own figures
+# model — its costs are the HOST parameters below, Shin's own figures
 # (shared/notes/ssd-models.md): about 5 µs of software per request on the
 # polled path and 20 µs with interrupts, i.e. 5 µs to issue a command
 # (host_cmd_ns, paid once per command, merged or not), 15 µs more from an
@@ -19,12 +19,12 @@
 #   stm+poll    temporal_merge=stm (winner polls, losers sleep)
 #   atm+poll    temporal_merge=atm, merge_max=THREADS (the dispatcher sends
 #               a command as soon as every thread's request is queued, like
-#               004's tuned unplug threshold), dispatcher and requesters poll
+#               Shin's tuned unplug threshold), dispatcher and requesters poll
 #
 # Then: merge count, % of peak and added latency against the thread count
 # (STM and ATM, random reads; atm64+poll is ATM with the default merge_max of
 # 64, so that every command waits out its 20 µs window); and sequential reads
-# in 128 KiB requests (what Linux readahead made of 004's sequential Iozone
+# in 128 KiB requests (what Linux readahead made of Shin's sequential Iozone
 # reads).
 #
 # REAL=1 also runs the matrix in real time (ssdready run: this machine's own
@@ -81,7 +81,7 @@ PY
 
 matrix() {
   local cmd=$1
-  printf '  %-11s %8s %8s %8s %8s   | 004: %s\n' strategy seq-read seq-write rand-read rand-write "Seq.R Seq.W Rand.R Rand.W"
+  printf '  %-11s %8s %8s %8s %8s   | Shin: %s\n' strategy seq-read seq-write rand-read rand-write "Seq.R Seq.W Rand.R Rand.W"
   local -A seed=(
     [async+intr]="82% 68% 22% 28%" [sync+poll]="93% 44% 46% 45%"
     [stm+poll]="100% 85% 88% 92%" [atm+poll]="95% 100% 43% 96%"
@@ -96,7 +96,7 @@ matrix() {
   done
 }
 
-echo "== 004's table, virtual time: $DEV, $THREADS threads, 4 KiB, host $HOST (% of the device's peak)"
+echo "== Shin's table, virtual time: $DEV, $THREADS threads, 4 KiB, host $HOST (% of the device's peak)"
 matrix simulate
 
 echo "== merge count and added latency against threads (random 4 KiB reads, virtual time)"
@@ -115,6 +115,6 @@ for s in async+intr sync+poll; do
 done
 
 if [[ $REAL == 1 ]]; then
-  echo "== 004's table, real time on this machine ($(nproc) CPUs; the host costs are this machine's)"
+  echo "== Shin's table, real time on this machine ($(nproc) CPUs; the host costs are this machine's)"
   matrix run
 fi

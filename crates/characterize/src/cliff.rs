@@ -1,4 +1,4 @@
-//! The write cliff in a write-saturation series (PTS WSAT; 002 Figure 5):
+//! The write cliff in a write-saturation series (PTS WSAT; Polte et al. Figure 5):
 //! a fresh device takes random writes at its program (or controller) rate
 //! while erased blocks last; then garbage collection copies valid pages
 //! and every host page costs A page programs, so IOPS fall to about

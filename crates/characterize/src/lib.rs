@@ -3,7 +3,7 @@
 //! An SSD's figures depend on its history: fresh out of the box it takes
 //! random writes at its program rate; once its erased blocks are used up,
 //! garbage collection makes every host write cost several NAND writes and
-//! IOPS fall off a cliff (002, Figure 5). A figure therefore means
+//! IOPS fall off a cliff (Polte et al., Figure 5). A figure therefore means
 //! something only once the device is preconditioned and in steady state.
 //! `ssdready characterize` does what the SNIA Solid State Storage
 //! Performance Test Specification asks:

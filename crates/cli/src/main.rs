@@ -15,6 +15,7 @@ mod compare;
 mod emu_cmd;
 mod fleet_cmd;
 mod history;
+mod manpages;
 mod progress;
 mod report;
 mod strategies;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 #[derive(Parser)]
 #[command(
     name = "ssdready",
-    version,
+    version = env!("SSDREADY_VERSION"),
     about = "Measure how much of an SSD's speed the platform delivers, and where the rest goes"
 )]
 struct Cli {
@@ -53,8 +54,9 @@ enum Cmd {
     /// state, and the write cliff (writes DIR/characterize.json).
     Characterize(characterize::CharacterizeArgs),
     /// Run each submission/completion strategy (interrupts, polling, temporal
-    /// merge, coalescing, SQPOLL, hybrid) on seed 004's four patterns: % of
-    /// the device's peak and the trade-offs (writes DIR/strategies.json).
+    /// merge, coalescing, SQPOLL, hybrid) on the four patterns of Shin,
+    /// "Achieving Peak Device Throughput for Random IO Workload": % of the
+    /// device's peak and the trade-offs (writes DIR/strategies.json).
     Strategies(strategies::StrategiesArgs),
     /// Answer fio's client/server protocol: an unmodified `fio --client`
     /// runs its job on this host with ssdready's engine (see docs/fleet.md).
@@ -81,7 +83,21 @@ enum Cmd {
     /// Two results side by side: the differences beyond the noise seen in repeats.
     Compare(compare::CompareArgs),
     /// List every job option with its allowed values.
-    Options,
+    Options {
+        /// Print the list as Markdown (docs/options.md is this output).
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    Completions {
+        /// The shell.
+        shell: String,
+    },
+    /// Write the man pages (ssdready.1 and one per subcommand) into DIR.
+    Man {
+        /// The directory (created if missing).
+        dir: std::path::PathBuf,
+    },
     /// RAM-backed kernel block devices that expose the software stack.
     Ramdev {
         #[command(subcommand)]
@@ -560,7 +576,19 @@ fn main() {
     });
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Options => list_options(),
+        Cmd::Options { markdown: false } => list_options(),
+        Cmd::Options { markdown: true } => print!("{}", options::markdown()),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            manpages::completions(Cli::command(), &shell).unwrap_or_else(|e| fail(2, &e));
+        }
+        Cmd::Man { dir } => {
+            use clap::CommandFactory;
+            match manpages::write_pages(&Cli::command(), &dir) {
+                Ok(n) => println!("{n} man pages written to {}", dir.display()),
+                Err(e) => fail(2, &e),
+            }
+        }
         Cmd::Ramdev { cmd } => ramdev_command(cmd),
         Cmd::Emu {
             cmd: EmuCmd::Presets { toml: None },

@@ -223,7 +223,7 @@ fn wsat_alone_gives_the_full_runs_wsat() {
     assert_eq!(runs[0]["write_cliff"], runs[1]["write_cliff"]);
 }
 
-/// 002's ioDrive and today's TLC drive: the cliff after about one
+/// Polte et al.'s ioDrive and today's TLC drive: the cliff after about one
 /// capacity, from the dies' program rate, down to a steady level the
 /// dies' time at the measured WA explains, and that WA within 10 % of
 /// Desnoyers' greedy model at the preset's spare factor.

@@ -1,5 +1,5 @@
 //! fio's mmap, splice and posixaio engines, and the directory engines
-//! (dircreate, dirstat, dirdelete; issue 15 item 11): counts, syncs and
+//! (dircreate, dirstat, dirdelete): counts, syncs and
 //! verification compared with fio 3.33 side by side where fio is installed
 //! (fio 3.33 has no directory engines: those are checked on their own).
 

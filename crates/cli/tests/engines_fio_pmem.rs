@@ -1,4 +1,4 @@
-//! fio's `libpmem`, `dev-dax` and `e4defrag` engines (issue 15), beside
+//! fio's `libpmem`, `dev-dax` and `e4defrag` engines, beside
 //! fio 3.33 where it is installed.
 //!
 //! This machine has no persistent memory: libpmem's files are in a temp

@@ -1,4 +1,4 @@
-//! The passthrough engines (issue 15 item 11): `ioengine=sg` (SCSI through
+//! The passthrough engines : `ioengine=sg` (SCSI through
 //! SG_IO) and `ioengine=io_uring_cmd` (NVMe through io_uring passthrough).
 //! fio's own example job files for them parse; their options parse as fio
 //! parses them and bad values are one line, exit code 2; at run time a

@@ -1,4 +1,4 @@
-//! `ssdready strategies`: seed 004's experiment on the emulated DRAM SSD in
+//! `ssdready strategies`: Shin's experiment on the emulated DRAM SSD in
 //! real time (short runs), strategies.json's schema, what cannot run on a
 //! plain file listed with its reason, bad input, and Ctrl-C.
 
@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
 
-/// 004's device as the preset has it: one command at a time (iface_depth=1),
+/// Shin's device as the preset has it: one command at a time (iface_depth=1),
 /// 2 µs + 5.6 µs per 4 KiB; small, so that each run's set-up is quick.
 const DRAM_SSD: &str = "emu:dram-ssd,size=64m";
 const STRATEGIES: [&str; 7] = [
@@ -144,7 +144,7 @@ fn the_dram_ssd_matrix_has_every_point_and_temporal_merge_beats_interrupts() {
         sq.unwrap()["reason"].as_str().unwrap().contains("io_uring"),
         "{sq:?}"
     );
-    // 004's result for 4 KiB random reads: temporal merge puts the threads'
+    // Shin's result for 4 KiB random reads: temporal merge puts the threads'
     // requests into one command, paying the command time once, where
     // interrupts pay it (and a wake-up) per request.
     let mb = |s| result(&doc, s, "randread")["mb_s"].as_f64().unwrap();
@@ -157,8 +157,8 @@ fn the_dram_ssd_matrix_has_every_point_and_temporal_merge_beats_interrupts() {
     );
     let m = stm_r["merge_mean_requests"].as_f64().unwrap();
     assert!(m > 1.5, "requests per merged command: {m}");
-    assert_eq!(stm_r["published_004_pct"], 88.0);
-    // The table: 004's published figures beside ours, then the trade-offs.
+    assert_eq!(stm_r["published_pct"], 88.0);
+    // The table: Shin's published figures beside ours, then the trade-offs.
     assert!(stdout.contains("82%") && stdout.contains("88%"), "{stdout}");
     assert!(stdout.contains("×p99 latency"), "{stdout}");
 }

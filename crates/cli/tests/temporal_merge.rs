@@ -1,5 +1,5 @@
 //! Temporal merge through the binary (issue #13, item 2): the options and
-//! their refusals, the result's `temporal_merge` section, 004's shape on
+//! their refusals, the result's `temporal_merge` section, Shin's shape on
 //! the emulated DRAM SSD in virtual time, window 0 as no merge, and a real
 //! run through the STM and ATM layers.
 
@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-/// 004's host, as the bench gives it: 5 µs per command issued, 15 µs more
+/// Shin's host, as the bench gives it: 5 µs per command issued, 15 µs more
 /// from an interrupt to the thread, 5 µs for a sleeping thread to run again.
 const DRAM_SSD: &str = "emu:dram-ssd,size=256m,host_cmd_ns=5us,irq_ns=15us,wake_ns=5us";
 
@@ -40,7 +40,7 @@ fn strategy(completion: &str, merge: &str) -> (f64, Value) {
 }
 
 #[test]
-fn the_dram_ssd_gives_004s_random_read_shape_in_virtual_time() {
+fn the_dram_ssd_gives_shins_random_read_shape_in_virtual_time() {
     let peak = 4096.0 / 5.6e-6 / 1e6; // the DRAM unit: 5.6 µs per 4 KiB
     let (async_intr, _) = strategy("irq", "off");
     let (sync_poll, _) = strategy("poll", "off");

@@ -1,4 +1,4 @@
-//! Nonsense that used to be accepted silently (issue 9, item 6): each case
+//! Nonsense that used to be accepted silently : each case
 //! must end in a clean refusal (exit code 2, one line naming what, where and
 //! the allowed values, nothing written) or a clean result.
 

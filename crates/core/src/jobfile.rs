@@ -108,12 +108,14 @@ fn parse_depth(
             continue;
         }
         if let Some(name) = line.strip_prefix('[') {
-            let name = name
-                .strip_suffix(']')
-                .ok_or_else(|| {
-                    SpecError::new(line, "a section header needs a closing ']'").at(Some(&at))
-                })?
-                .trim();
+            // fio drops the header's last character, whatever it is
+            // (`string[strlen(string) - 1] = '\0'` in fio's init.c): a
+            // header without its ']' ("[job1") names the job "job".
+            let name = match name.strip_suffix(']') {
+                Some(n) => n,
+                None => name.char_indices().last().map_or("", |(i, _)| &name[..i]),
+            }
+            .trim();
             if name.is_empty() {
                 return Err(SpecError::new(line, "empty section name").at(Some(&at)));
             }

@@ -1,8 +1,8 @@
 //! # ssdready-core
 //!
 //! Everything ssdready knows about a workload that does not touch the operating
-//! system: the job specification (fed by the command line and, later, fio job
-//! files through one option table and one validation path), the I/O request and
+//! system: the job specification (fed by fio's command lines and job files
+//! through one option table and one validation path), the I/O request and
 //! completion types the engines exchange with the worker loop, the offset and
 //! block-size plan each worker follows, the latency histogram, and the result
 //! model the reports render.
@@ -21,11 +21,13 @@ pub mod iolog;
 pub mod iolog_hist;
 pub mod jobfile;
 pub mod jobflow;
+pub mod option_doc;
 pub mod option_table;
 pub mod option_table_access;
 pub mod option_table_engines;
 pub mod option_table_files;
 pub mod option_table_io;
+pub mod option_table_library;
 pub mod option_table_logs;
 pub mod option_table_replay;
 pub mod option_table_run;

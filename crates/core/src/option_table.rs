@@ -7,7 +7,7 @@ use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec::*;
 use crate::spec_types::parse_amount;
-use crate::units::{parse_bool, parse_cpu_list, parse_size, parse_time_ns};
+use crate::units::{parse_bool, parse_cpu_list, parse_fio_size as parse_size, parse_time_ns};
 
 /// The table. Keep it sorted by name; `ssdready options` prints it in order.
 /// The engines ssdready runs, as `ioengine`'s allowed values say them.
@@ -421,6 +421,15 @@ pub static OPTIONS: &[OptionDef] = &[
                 "libaio" => EngineKind::Libaio,
                 "posixaio" => EngineKind::PosixAio,
                 "null" => EngineKind::Null,
+                _ if crate::option_table_library::needs(v).is_some() => {
+                    let needs = crate::option_table_library::needs(v).unwrap_or_default();
+                    s.engine_named = Some(v.to_string());
+                    s.refused.push(format!(
+                        "ioengine={v}: needs {needs}, which this build of ssdready does not have \
+                         (ssdready runs {RUNNABLE_ENGINES})"
+                    ));
+                    EngineKind::Psync
+                }
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(

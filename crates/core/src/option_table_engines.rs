@@ -24,6 +24,10 @@ pub struct EngineOptions {
     pub donorname: Option<String>,
     /// e4defrag `inplace`: allocate and free the donor's blocks per move.
     pub inplace: bool,
+    /// Options of an engine that needs a library
+    /// ([`crate::option_table_library`]), as written.
+    #[serde(default)]
+    pub library: Vec<(String, String)>,
 }
 
 /// The table. Keep it sorted by name.

@@ -8,7 +8,7 @@ use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec::*;
 use crate::spec_types::parse_amount;
-use crate::units::{parse_bool, parse_size};
+use crate::units::{parse_bool, parse_fio_size as parse_size};
 
 /// Sorted by name, like the main table.
 pub static FILE_OPTIONS: &[OptionDef] = &[

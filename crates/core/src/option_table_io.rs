@@ -6,7 +6,7 @@
 use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec_io::{FileSpec, ThinkBlocksType};
-use crate::units::{parse_bool, parse_size, parse_time_ns};
+use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
 use crate::verify::{Method, Pattern};
 
 fn flag(v: &str) -> Result<bool, String> {

@@ -6,7 +6,7 @@
 use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
 use crate::spec_log::*;
-use crate::units::{parse_bool, parse_size};
+use crate::units::{parse_bool, parse_fio_size as parse_size};
 
 /// The table. Keep it sorted by name.
 pub static LOG_OPTIONS: &[OptionDef] = &[

@@ -5,7 +5,7 @@
 
 use crate::option_values::*;
 use crate::options::{Arity, OptionDef};
-use crate::units::{parse_bool, parse_size, parse_time_ns};
+use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
 
 /// The table. Keep it sorted by name.
 pub static RUN_OPTIONS: &[OptionDef] = &[

@@ -5,7 +5,7 @@
 
 use crate::option_values::ranged_u32;
 use crate::options::{Arity, OptionDef};
-use crate::units::{parse_bool, parse_size};
+use crate::units::{parse_bool, parse_fio_size as parse_size};
 
 /// fio's limit on write zones (`ZBD_MAX_WRITE_ZONES`).
 pub const MAX_WRITE_ZONES: u32 = 4096;

@@ -6,7 +6,7 @@
 
 use crate::spec::*;
 use crate::spec_types::{split_per_dir, DIRECTIONS};
-use crate::units::parse_size;
+use crate::units::parse_fio_size as parse_size;
 
 pub(crate) fn bytes_u32(kb_base: u64, v: &str) -> Result<u32, String> {
     fits_u32(parse_size(v, kb_base)?)

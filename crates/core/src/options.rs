@@ -8,6 +8,7 @@
 //! follow it; `rwmixwrite` sets `rwmixread` to its complement.
 
 use crate::host::Host;
+pub use crate::option_doc::markdown;
 pub use crate::option_table::OPTIONS;
 pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
@@ -53,6 +54,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
+        .chain(crate::option_table_library::LIBRARY_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
         .chain(crate::option_table_logs::LOG_OPTIONS)
         .collect();
@@ -72,6 +74,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
+        .chain(crate::option_table_library::LIBRARY_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
         .chain(crate::option_table_logs::LOG_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
@@ -293,7 +296,11 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
             written.note(o);
         }
         let locate = |e: SpecError| written.locate(e);
-        spec.name = sec.name.clone();
+        // fio: a `name=` in a job's own section renames the job (kubestr's
+        // `[job1]` … `name=read_iops`); a global one does not.
+        if !sec.options.iter().any(|o| o.key == "name") {
+            spec.name = sec.name.clone();
+        }
         if spec.stonewall {
             spec.new_group = true;
         }

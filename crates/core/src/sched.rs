@@ -313,7 +313,7 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
             if !(f.len() == 2 || f.len() == 4 || f.len() == 5) {
                 return Err(bad());
             }
-            let bs = crate::units::parse_size(f[0], kb_base).map_err(|_| bad())?;
+            let bs = crate::units::parse_fio_size(f[0], kb_base).map_err(|_| bad())?;
             let percent = parse_small(f[1], 100, "a percentage")?;
             let prio = (f.len() >= 4)
                 .then(|| -> Result<IoPrio, String> {

@@ -1018,6 +1018,7 @@ impl JobSpec {
         let e = |opt: &str, msg: String| Err(SpecError::new(opt, msg).in_job(&self.name));
         self.validate_text()?;
         crate::arrivals::check(self).or_else(|(o, m)| e(o, m))?;
+        crate::option_table_library::check(self)?;
         if self.zones.mode == crate::spec_io::ZoneMode::Strided && self.zones.size == 0 {
             return e(
                 "zonesize",

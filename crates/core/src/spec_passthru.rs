@@ -18,7 +18,7 @@
 //! what ssdready does not implement is refused then, naming it.
 
 use crate::options::{Arity, OptionDef};
-use crate::units::{parse_bool, parse_size};
+use crate::units::{parse_bool, parse_fio_size as parse_size};
 use serde::{Deserialize, Serialize};
 
 /// fio's `sg_write_mode`: which SCSI command a write becomes.

@@ -237,7 +237,7 @@ impl SsCriterion {
                 .parse::<f64>()
                 .map_err(|_| format!("limit '{limit}' is not a number"))?
         } else {
-            crate::units::parse_size(number, kb_base)
+            crate::units::parse_fio_size(number, kb_base)
                 .map_err(|e| format!("limit '{limit}': {e}"))? as f64
         };
         if !value.is_finite() || value < 0.0 {

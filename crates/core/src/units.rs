@@ -58,6 +58,45 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
     }
 }
 
+/// Parse a size as fio reads one in a job option: [`parse_size`]'s
+/// numbers and expressions, with fio's suffix rules (`get_mult_bytes` in
+/// fio's parse.c). A suffix is read by its first letters, case ignored:
+/// `k`, `kb` and `ki` multiply by `kb_base`; the IEC forms `kib` … `pib`
+/// multiply by 1024 when `kb_base=1000` and, in fio's default
+/// compatibility mode (`kb_base=1024`), by 1000 — fio documents this
+/// inversion ("power-of-10 values with IEC prefixes") and ssdready keeps it,
+/// so that a job means the same bytes to both. A colon list (`1g:2g`) is
+/// read as fio reads it for a single-valued option: each element must be a
+/// size and the last one is the value.
+pub fn parse_fio_size(s: &str, kb_base: u64) -> Result<u64, String> {
+    let t = s.trim();
+    if t.contains(':') && !t.starts_with('(') {
+        let mut last = Err(format!("'{s}' is not a size"));
+        for part in t.split(':') {
+            last = Ok(parse_fio_size(part, kb_base)?);
+        }
+        return last;
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let lower = suffix.trim().to_ascii_lowercase();
+    let iec = lower.len() == 3 && lower.ends_with("ib");
+    if num.is_empty() || t.starts_with('(') || !iec {
+        // `ki`, `mi`, … are fio's SI-path spellings: the letter decides.
+        let plain = match lower.as_str() {
+            l if l.len() == 2 && l.ends_with('i') && !l.starts_with('i') => {
+                format!("{num}{}", &l[..1])
+            }
+            _ => t.to_string(),
+        };
+        return parse_size(&plain, kb_base);
+    }
+    let base = if kb_base == 1000 { 1024 } else { 1000 };
+    parse_size(&format!("{num}{}", &lower[..1]), base)
+}
+
 /// The longest time any option may give: 100 years, so that sums of a few
 /// times (ramp + runtime + start delay) and clock readings plus a time stay
 /// far inside `u64` nanoseconds.
@@ -248,6 +287,27 @@ mod tests {
         assert!(parse_size("k", 1024).is_err());
         assert!(parse_size("", 1024).is_err());
         assert!(parse_size("99999999999999999999", 1024).is_err());
+    }
+
+    #[test]
+    fn fio_sizes_follow_fios_suffix_rules() {
+        // Measured with fio 3.33 (null engine, io_bytes): 1Mi = 1048576,
+        // 1MiB = 1000000 by default; with kb_base=1000 the other way round.
+        assert_eq!(parse_fio_size("1Mi", 1024).unwrap(), 1 << 20);
+        assert_eq!(parse_fio_size("1MiB", 1024).unwrap(), 1_000_000);
+        assert_eq!(parse_fio_size("1MiB", 1000).unwrap(), 1 << 20);
+        assert_eq!(parse_fio_size("1Mi", 1000).unwrap(), 1_000_000);
+        assert_eq!(parse_fio_size("4KiB", 1000).unwrap(), 4096);
+        assert_eq!(parse_fio_size("4k", 1024).unwrap(), 4096);
+        assert_eq!(parse_fio_size("4KB", 1024).unwrap(), 4096);
+        assert_eq!(parse_fio_size("2Gi", 1024).unwrap(), 2 << 30);
+        assert_eq!(parse_fio_size("1Ti", 1024).unwrap(), 1 << 40);
+        assert_eq!(parse_fio_size("1m:2m", 1024).unwrap(), 2 << 20);
+        assert_eq!(parse_fio_size("2m:1m", 1024).unwrap(), 1 << 20);
+        assert_eq!(parse_fio_size("(4*1k)", 1024).unwrap(), 4096);
+        assert!(parse_fio_size("1m:x", 1024).is_err());
+        assert!(parse_fio_size("4q", 1024).is_err());
+        assert!(parse_fio_size("4ii", 1024).is_err());
     }
 
     #[test]

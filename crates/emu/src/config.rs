@@ -91,7 +91,7 @@ pub struct Params {
     pub fw_units: u32,
     /// Commands the device works on at once, each holding its slot from
     /// start to completion (0: no limit). A pool of such units is what
-    /// makes 002's devices saturate at a queue depth equal to their number.
+    /// makes Polte et al.'s devices saturate at a queue depth equal to their number.
     pub cmd_slots: u32,
     /// Write buffer (absorbs writes until full, then drains at NAND speed); 0: none.
     pub write_buffer: u64,
@@ -130,7 +130,7 @@ pub struct Params {
     pub cpl_ns: u64,
     /// Commands the host may have outstanding on the device; it issues
     /// another only once it has seen a completion (0: no limit). 1 is a
-    /// device without a command queue, as 004's DRAM SSD behind its driver.
+    /// device without a command queue, as Shin's DRAM SSD behind its driver.
     pub iface_depth: u32,
     /// Real time: I/O queue pairs the device offers (NVMe's Number of I/O
     /// Queues; 1 for a SATA/AHCI drive); workers beyond it share them
@@ -243,17 +243,17 @@ pub const PRESETS: &[(&str, &str)] = &[
 pub fn preset(name: &str) -> Option<Params> {
     let mut p = base(name);
     match name {
-        // Fitted to 002's Device B / 000: 10 parallel units (one die per
+        // Fitted to Polte et al.'s Device B / Foong et al.: 10 parallel units (one die per
         // channel), SATA II link; the controller (28 us per command) caps reads
         // at ~35K IOPS; QD 1 4 KiB read ≈ 28 + 25 + 82 (50 MB/s channel) +
-        // 14 (link) ≈ 150 us, as 000 measured 180 us including 20 us of platform.
+        // 14 (link) ≈ 150 us, as Foong et al. measured 180 us including 20 us of platform.
         // * Write cache: the X25-E acknowledges writes from a volatile write
         //   cache, on by default (Percona, "SSD, XFS, LVM, fsync, write cache,
         //   barrier and lost transactions", 2009: committed InnoDB
         //   transactions lost on a power cut with it on; G. Harrison,
         //   "Disabling the Intel X-25 E write cache", 2010: random-write
         //   capacity falls with `hdparm -W 0`). Intel's rated 3.3K random
-        //   writes (002's Table) are with it. Without one, each write waits
+        //   writes (Polte et al.'s Table) are with it. Without one, each write waits
         //   for its own die, and writes are striped: 1 in 10 lands on a die
         //   cleaning a victim (~57 copies × 225 us + a 1.5 ms erase ≈ 14 ms),
         //   so at QD 32 the queue piles up there and the dies are ~60 % busy.
@@ -272,7 +272,7 @@ pub fn preset(name: &str) -> Option<Params> {
         //   random writes at QD 32 (`characterize --quick`, 256 MiB) are
         //   3.4–3.8K for 64 KiB–1 MiB, 4.0K for 4 MiB, 4.6K (the dies' bound
         //   at WA 9) for 64 MiB: the rated 3.3K fits a small controller
-        //   buffer, not a DRAM cache. 256 KiB: one erase block (002's
+        //   buffer, not a DRAM cache. 256 KiB: one erase block (Polte et al.'s
         //   conjectured 256 KB blocks) of on-controller memory.
         // `write_buffer=0` models the drive with its cache off.
         "x25e" => {
@@ -289,7 +289,7 @@ pub fn preset(name: &str) -> Option<Params> {
             p.write_buffer = 256 << 10;
             p.op = 0.07;
         }
-        // Fitted to 002's Device A: four command units, each holding a
+        // Fitted to Polte et al.'s Device A: four command units, each holding a
         // 4 KiB read for ~40 us (2 us controller + 22 us read + 10 us channel +
         // 5.7 us link), give ~100K reads/s and saturate at QD 4; 32 dies
         // behind 8 channels for write bandwidth (~500 MB/s); link 720 MB/s.
@@ -307,9 +307,9 @@ pub fn preset(name: &str) -> Option<Params> {
             p.write_buffer = 16 << 20;
             p.op = 0.20;
         }
-        // 004: 7-8 us per 4 KiB, 700 MB/s peak: one unit of 5.6 us per 4 KiB
+        // Shin: 7-8 us per 4 KiB, 700 MB/s peak: one unit of 5.6 us per 4 KiB
         // (= 730 MB/s) plus 2 us of command latency. One command at a time
-        // (iface_depth=1): 004's driver issues the next command once it has
+        // (iface_depth=1): Shin's driver issues the next command once it has
         // seen the previous one complete (its Sync+Poll path cannot overlap
         // requests), which is why per-command costs cap small I/O there.
         "dram-ssd" => {

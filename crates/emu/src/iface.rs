@@ -1,6 +1,6 @@
 //! The host's side of a device's command interface: how many commands it
 //! may have outstanding (`iface_depth`). A device without a command queue
-//! (004's DRAM SSD behind its driver) takes one command; the host issues
+//! (Shin's DRAM SSD behind its driver) takes one command; the host issues
 //! the next only once it has *seen* the previous one complete, so the time
 //! from a completion to the host's noticing it — a poll loop's next look,
 //! or an interrupt and a wake-up — is time the device sits idle. That is

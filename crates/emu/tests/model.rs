@@ -1,5 +1,5 @@
 //! The emulator against the ground truth of shared/notes/ssd-models.md and
-//! the shapes of 002 (queue-depth scaling, Figure 1; the write cliff,
+//! the shapes of Polte et al. (queue-depth scaling, Figure 1; the write cliff,
 //! Figure 5): write amplification against the analytic model, TRIM, the
 //! cliff, and queue-depth scaling. All in virtual time.
 
@@ -159,12 +159,12 @@ fn sustained_random_writes_fall_off_the_cliff_to_fresh_over_wa() {
     assert!(!o2.free_blocks.is_empty());
 }
 
-/// 002 Figure 1: IOPS at QD 1 is 1/latency; ≥ 90 % of peak by QD ≈ the
+/// Polte et al. Figure 1: IOPS at QD 1 is 1/latency; ≥ 90 % of peak by QD ≈ the
 /// device's parallel units (the X25-E's 10 channels, the ioDrive's 4 command
 /// units). (A many-die drive whose reads land on random dies needs QD of
 /// 2–3× its dies: `bench/emu.sh` prints that curve.)
 #[test]
-fn queue_depth_scaling_has_the_shape_of_002_figure_1() {
+fn queue_depth_scaling_has_the_shape_of_polte_et_al_figure_1() {
     for (preset, units) in [("x25e", 10u32), ("iodrive", 4)] {
         let p = Params::parse(&format!("{preset},size=256m")).unwrap();
         let mut d = Device::new(&p);

@@ -9,7 +9,11 @@
 //!   `getevents`. A target that brings its own engine (the SSD emulator)
 //!   implements the same trait.
 //! * [`engines`] — one file per engine: `null` (no I/O: the tool's own cost
-//!   per I/O), `psync` (pread/pwrite) and `io_uring`.
+//!   per I/O), `psync` (pread/pwrite, and fio's other synchronous names),
+//!   `uring` (io_uring), `uring_cmd` (io_uring passthrough), `libaio`,
+//!   `posixaio`, `mmap`, `splice`, `sg`, `fileop` (the file and directory
+//!   engines), `libpmem`, `devdax` and `e4defrag`, with `offload` (fio's
+//!   `io_submit_mode=offload`) around any of them.
 //! * [`target`] — resolving, checking, laying out and opening files and block
 //!   devices, including the refusal to write over data.
 //! * [`hwperf`] — hardware cycles and instructions counters (counting mode).

@@ -1,5 +1,5 @@
 //! `--profile`: where the CPU time of a run goes, by kernel layer — the iolat
-//! report of 003 for every run. System-wide `cpu-clock` samples (one per
+//! report of Accardi and Wilcox for every run. System-wide `cpu-clock` samples (one per
 //! 1 ms of CPU time at the default 1 kHz) are symbolised through /proc/kallsyms and
 //! each is classified into a layer by its kernel call chain, using the rules
 //! in `data/layers.rules` (data, not code: unmatched symbols are listed so

@@ -1,5 +1,5 @@
 //! `ssdready ramdev create|list|remove`: a RAM-backed kernel block device
-//! that exposes the software stack ("SSD for everyone", 003). Which kind is
+//! that exposes the software stack ("SSD for everyone", Accardi and Wilcox). Which kind is
 //! made depends on what the kernel has:
 //!
 //! * `null_blk` (configfs) — blk-mq with no data: the purest view of the

@@ -486,8 +486,9 @@ pub fn resolve_only(
 ) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
     crate::devices::check_resolved(&specs, time).map_err(bad)?;
-    // What a run would refuse, --parse-only refuses too (one line, exit 2).
-    crate::validate::refuse_unrunnable(&specs)?;
+    // What a run would refuse, --parse-only refuses too (one line, exit
+    // 2), but for an engine's missing library (a note).
+    crate::validate::refuse_unrunnable_at_parse(&specs)?;
     if time == TimeBase::Real {
         if let Some(n) = crate::devices::default_target_note(&specs) {
             obs.note(&n);

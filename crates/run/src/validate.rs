@@ -54,7 +54,16 @@ fn aio_requests() -> Option<u64> {
 /// Build and check every job of `args`, emulator targets included, without
 /// running or writing anything.
 pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
-    let mut specs = build_jobs_on(&args.sections, &host()).map_err(bad)?;
+    // fio parses a CPU list this machine lacks and fails when the job
+    // starts: --parse-only accepts it; a run refuses it before anything runs.
+    let host = match args.parse_only {
+        true => Host {
+            cpus: None,
+            ..host()
+        },
+        false => host(),
+    };
+    let mut specs = build_jobs_on(&args.sections, &host).map_err(bad)?;
     let merged = crate::replay::prepare(&mut specs).map_err(|e| {
         // A stop request while waiting on a trace's FIFO is an interruption.
         if crate::stop::flag().load(std::sync::atomic::Ordering::Relaxed) {
@@ -114,6 +123,28 @@ pub fn refuse_unrunnable(specs: &[JobSpec]) -> Result<(), Failure> {
         Some(why) => Err(bad(why)),
         None => Ok(()),
     }
+}
+
+/// `--parse-only`'s [`refuse_unrunnable`]: a job whose engine needs a
+/// library this build lacks (`rbd`, SPDK's plug-in by path, …) parses, as
+/// the file does in a fio built with the library; what a run would refuse
+/// is printed as a note. Anything else a run refuses is refused here too.
+pub fn refuse_unrunnable_at_parse(specs: &[JobSpec]) -> Result<(), Failure> {
+    for s in specs {
+        let library = s
+            .engine_named
+            .as_deref()
+            .filter(|e| ssdready_core::option_table_library::needs(e).is_some());
+        for why in s.refusals() {
+            match library {
+                Some(e) if why.contains(&format!("ioengine={e}: needs ")) => {
+                    eprintln!("ssdready: note: a run refuses this: {why}")
+                }
+                _ => return Err(bad(why)),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parse every `emu:…` target and check each emulator job's region against

@@ -19,7 +19,7 @@
 //!   what limits saturation);
 //! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
 //!   rules kept as data (`data/verdicts.rules`);
-//! * [`strategies`]: submission/completion strategies (seed 004's
+//! * [`strategies`]: submission/completion strategies (Shin's
 //!   experiment), shared with `ssdready strategies`, and the study's
 //!   strategies section;
 //! * [`answer`]: the answer in words, shared by the text and HTML

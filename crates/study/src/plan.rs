@@ -7,7 +7,7 @@
 //! Real targets add the engines (psync, io_uring, libaio); the full study
 //! (or `--sweeps`) adds the I/O schedulers, direct against buffered I/O, the
 //! raw device against a file on its file system, and several devices
-//! together. Studies in real time add seed 004's submission strategies
+//! together. Studies in real time add Shin's submission strategies
 //! (`crate::strategies`). A point's queue depth may be `peak`, resolved when the
 //! queue-depth sweep has run. The budget sets each run's length.
 
@@ -26,7 +26,7 @@ pub struct StudyOptions {
     /// Whether `--profile` / `--decompose` are permitted (root).
     pub root: bool,
     pub cpus: u32,
-    /// Run the strategies sweep (seed 004's experiment). Real time only:
+    /// Run the strategies sweep (Shin's experiment). Real time only:
     /// in virtual time the model has no host whose completions the
     /// strategies change.
     pub strategies: bool,
@@ -476,7 +476,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     p
 }
 
-/// Seed 004's experiment on the study's target: every submission/completion
+/// Shin's experiment on the study's target: every submission/completion
 /// strategy (`crate::strategies`) on 4 KiB random reads from 16 threads,
 /// one request each at a time, and on random writes in a full study of a
 /// writable target. A quick study leaves out hybrid polling. A strategy the
@@ -515,7 +515,7 @@ fn strategies(p: &mut Plan, t: &TargetProfile, o: &StudyOptions, engine: Option<
         name: "strategies".into(),
         points: pts.len(),
         what: format!(
-            "{} on 4 KiB {} from {THREADS} threads at QD 1 each (seed 004's experiment; what the target refuses is skipped with run's reason)",
+            "{} on 4 KiB {} from {THREADS} threads at QD 1 each (the experiment of Shin, \"Achieving Peak Device Throughput for Random IO Workload\"; what the target refuses is skipped with run's reason)",
             names.join(", "),
             rws.join(" and ")
         ),
@@ -813,7 +813,7 @@ mod tests {
     }
 
     #[test]
-    fn the_strategies_sweep_is_004s_threads_and_a_quick_study_leaves_out_hybrid() {
+    fn the_strategies_sweep_is_shins_threads_and_a_quick_study_leaves_out_hybrid() {
         let with = |quick| StudyOptions {
             strategies: true,
             ..opts(quick)

@@ -1,5 +1,5 @@
-//! Submission and completion strategies (seed 004's experiment): the seven
-//! strategies × seed 004's four Iozone patterns (16 threads, 4 KiB
+//! Submission and completion strategies (Shin's experiment): the seven
+//! strategies × Shin's four Iozone patterns (16 threads, 4 KiB
 //! requests, one request per thread at a time), the device's peak each
 //! result is set against, each result's trade-off against async+intr, and
 //! the study's strategies section.
@@ -17,9 +17,9 @@ use crate::summary::{PointSummary, FILL_JOB};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;
 
-/// Threads of 004's Iozone runs (one request each at a time).
+/// Threads of Shin's Iozone runs (one request each at a time).
 pub const THREADS: u32 = 16;
-/// Request size of 004's runs.
+/// Request size of Shin's runs.
 pub const BS: u64 = 4096;
 /// The merge layer's default largest command, in extents.
 const MERGE_MAX: u64 = 64;
@@ -48,7 +48,7 @@ pub struct Strategy {
 /// The baseline every strategy is set against.
 pub const BASELINE: &str = "async+intr";
 
-/// The strategies, in the order of 004's table, then the others.
+/// The strategies, in the order of Shin's table, then the others.
 pub const STRATEGIES: [Strategy; 7] = [
     Strategy {
         name: BASELINE,
@@ -100,19 +100,19 @@ pub fn strategy(name: &str) -> Option<&'static Strategy> {
     STRATEGIES.iter().find(|s| s.name == name)
 }
 
-/// Seed 004's published table, % of peak: seq-read, seq-write, rand-read,
+/// Shin's published table, % of peak: seq-read, seq-write, rand-read,
 /// rand-write.
-pub const PUBLISHED_004: [(&str, [f64; 4]); 4] = [
+pub const PUBLISHED_SHIN: [(&str, [f64; 4]); 4] = [
     ("async+intr", [82.0, 68.0, 22.0, 28.0]),
     ("sync+poll", [93.0, 44.0, 46.0, 45.0]),
     ("stm+poll", [100.0, 85.0, 88.0, 92.0]),
     ("atm+poll", [95.0, 100.0, 43.0, 96.0]),
 ];
 
-/// 004's figure for a strategy and pattern, when it published one.
+/// Shin's figure for a strategy and pattern, when it published one.
 pub fn published(strategy: &str, pattern: &str) -> Option<f64> {
     let col = PATTERNS.iter().position(|(p, _)| *p == pattern)?;
-    PUBLISHED_004
+    PUBLISHED_SHIN
         .iter()
         .find(|(s, _)| *s == strategy)
         .map(|(_, v)| v[col])
@@ -248,7 +248,7 @@ fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
 /// The emulated device's peak for a pattern: its analytic limit
 /// ([`crate::limit`]) for one-request commands or for the merge layer's
 /// largest commands (64 requests), whichever moves more bytes — a device's
-/// peak throughput, as 004 uses it.
+/// peak throughput, as Shin uses it.
 pub fn model_peak(p: &ssdready_emu::config::Params, pattern: &str, runtime_s: f64) -> Peak {
     let access = if pattern.ends_with("write") {
         Access::Write
@@ -347,7 +347,8 @@ pub struct ResultDoc {
     pub cpu_ns_per_io: Option<f64>,
     pub cpu_source: Option<String>,
     pub merge_mean_requests: Option<f64>,
-    pub published_004_pct: Option<f64>,
+    #[serde(alias = "published_004_pct")]
+    pub published_pct: Option<f64>,
     pub vs_async_intr: Option<TradeoffDoc>,
 }
 
@@ -374,7 +375,7 @@ impl ResultDoc {
             cpu_ns_per_io: s.cpu.as_ref().and_then(|c| finite(c.process_ns_per_io)),
             cpu_source: s.cpu.as_ref().map(|_| CPU_SOURCE.into()),
             merge_mean_requests: r.merge_mean,
-            published_004_pct: published(r.strategy, r.pattern),
+            published_pct: published(r.strategy, r.pattern),
             vs_async_intr: Tradeoff::of(r, rows).map(|t| TradeoffDoc {
                 iops_ratio: finite(t.iops),
                 cpu_per_io_ratio: t.cpu_per_io.and_then(finite),
@@ -506,7 +507,7 @@ mod tests {
         let params = limit::params_of("dram-ssd").unwrap();
         let p = model_peak(&params, "randread", 1.0);
         // 4 KiB per 5.6 µs is 731 MB/s; 64-extent commands pay the 2 µs
-        // command time once per 64 requests (004's ~700 MB/s device).
+        // command time once per 64 requests (Shin's ~700 MB/s device).
         let mbs = p.bw_bytes_per_s / 1e6;
         assert!((715.0..732.0).contains(&mbs), "{mbs} MB/s: {p:?}");
         assert!(p.detail.contains("64 × 4 KiB"), "{p:?}");
@@ -514,7 +515,7 @@ mod tests {
 
     #[test]
     fn every_published_figure_has_its_strategy() {
-        for (s, _) in PUBLISHED_004 {
+        for (s, _) in PUBLISHED_SHIN {
             assert!(strategy(s).is_some(), "{s}");
         }
         assert_eq!(published("stm+poll", "randread"), Some(88.0));

@@ -159,7 +159,7 @@ fn verdict<'a>(j: &'a Judgement, rule: &str) -> &'a Verdict {
         })
 }
 
-/// 000 and the README's loop device: the submitter is CPU-bound, both CPUs
+/// Foong et al. and the README's loop device: the submitter is CPU-bound, both CPUs
 /// are busy and finished I/Os wait for it.
 fn loop_device_runs() -> Vec<RunRecord> {
     let mut runs = curve(

@@ -1,6 +1,6 @@
 //! strategies.json (`docs/strategies-schema.md`): what ran and on what, the
 //! peak per pattern, one entry per strategy × pattern that ran — with its %
-//! of peak, seed 004's published figure and its trade-off against
+//! of peak, Shin's published figure and its trade-off against
 //! async+intr — and what was skipped, with the reason.
 
 use super::matrix::{self, Peak, Target, STRATEGIES};

@@ -1,5 +1,5 @@
 //! What `ssdready strategies` runs: the seven submission/completion
-//! strategies × seed 004's four Iozone patterns (`ssdready_study::strategies`,
+//! strategies × Shin's four Iozone patterns (`ssdready_study::strategies`,
 //! shared with the study's strategies sweep), each as the options of an
 //! ordinary `ssdready run` on the target.
 

@@ -1,6 +1,6 @@
 //! `ssdready strategies [TARGET] [--output DIR] [--quick] [--runtime S]`:
 //! what each way of submitting and completing I/O buys on this platform —
-//! seed 004's experiment (interrupts against polling against temporal
+//! Shin's experiment (interrupts against polling against temporal
 //! merge, on sequential and random 4 KiB reads and writes from 16 threads)
 //! plus interrupt coalescing, SQPOLL and hybrid polling.
 //!
@@ -12,7 +12,7 @@
 //! peak each result is set against is the emulated device's analytic limit
 //! ([`matrix::model_peak`]) or, on a real device, the best result observed
 //! (said so). `DIR/strategies.json` is written atomically
-//! (`docs/strategies-schema.md`); the table, beside 004's published one, and
+//! (`docs/strategies-schema.md`); the table, beside Shin's published one, and
 //! each strategy's trade-off against async+intr go to stdout ([`print`]).
 //! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
 //! stops after the current run, writes what ran, and exits 130 (as `study`).
@@ -34,7 +34,7 @@ use std::sync::Arc;
 #[derive(clap::Args, Debug)]
 pub struct StrategiesArgs {
     /// emu:PRESET[,k=v…] (default: the built-in drive, emu:nvme-tlc;
-    /// emu:dram-ssd reproduces seed 004), an existing file of 16 MiB or
+    /// emu:dram-ssd reproduces Shin), an existing file of 16 MiB or
     /// more, or a block device.
     pub target: Option<String>,
     /// Where to write strategies.json (default: ./ssdready-strategies-DATE-TIME).

@@ -1,5 +1,5 @@
 //! The text of `ssdready strategies`: the % of peak table shaped like seed
-//! 004's (rows strategies, columns patterns) with 004's published figures
+//! Shin's (rows strategies, columns patterns) with Shin's published figures
 //! beside it, then each strategy's trade-off against async+intr — IOPS,
 //! CPU per I/O and p99 latency as ratios — and what was skipped and why.
 
@@ -41,14 +41,14 @@ pub fn tables(t: &Target, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Strin
     o
 }
 
-/// Rows strategies, columns patterns, with 004's published figures beside.
+/// Rows strategies, columns patterns, with Shin's published figures beside.
 fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
     let mut o = String::new();
     let _ = write!(o, "\n  {:<11}", "strategy");
     for h in HEADERS {
         let _ = write!(o, " {h:>10}");
     }
-    let _ = writeln!(o, "   | 004 published:  Seq.R  Seq.W Rand.R Rand.W");
+    let _ = writeln!(o, "   | Shin published: Seq.R  Seq.W Rand.R Rand.W");
     for s in &STRATEGIES {
         let _ = write!(o, "  {:<11}", s.name);
         for (pattern, _) in PATTERNS {

@@ -2,7 +2,7 @@
 //! into one command of a device that takes vectored (multi-extent)
 //! commands, so that the per-command costs (the host's submission path, the
 //! device's command handling, the completion and its interrupt) are paid
-//! once for many requests (seed 004; Yu, Shin et al., HotStorage 2012).
+//! once for many requests (Shin; Yu, Shin et al., HotStorage 2012).
 //! Where per-request software cost, not the device, limits small random
 //! I/O, this is what lets it approach the device's peak.
 //!

@@ -1,6 +1,6 @@
 //! The study's strategies section (`figures.strategies`): each
 //! submission/completion strategy's share of the device's peak as bars —
-//! seed 004's table drawn, its published figures in the table beside —
+//! Shin's table drawn, its published figures in the table beside —
 //! and every result's trade-off against async+intr (IOPS, CPU per I/O and
 //! p99 latency as ratios, CPU from the process's getrusage), with what was
 //! skipped and why.
@@ -22,7 +22,7 @@ fn table(results: &[ResultDoc]) -> Table {
         "ran",
         "IOPS",
         "% of peak",
-        "004 published",
+        "Shin published",
         "mean latency",
         "p99 latency",
         "CPU per I/O (process)",
@@ -41,8 +41,7 @@ fn table(results: &[ResultDoc]) -> Table {
             r.ran.clone(),
             r.iops.map_or("-".into(), fmt_count),
             r.pct_of_peak.map_or("-".into(), |v| format!("{v:.0} %")),
-            r.published_004_pct
-                .map_or("".into(), |v| format!("{v:.0} %")),
+            r.published_pct.map_or("".into(), |v| format!("{v:.0} %")),
             r.mean_lat_ns.map_or("-".into(), fmt_ns),
             fmt_ns(r.p99_lat_ns as f64),
             r.cpu_ns_per_io.map_or("-".into(), fmt_ns),

@@ -62,7 +62,7 @@ pub fn render(d: &StudyDoc) -> String {
     body.push_str(&section(
         "s-strategies",
         "Submission and completion strategies",
-        "Seed 004's experiment on this target: interrupts against polling, temporal merge, coalescing, SQPOLL and hybrid polling, each set against interrupt completions (async+intr).",
+        "The experiment of Shin, \"Achieving Peak Device Throughput for Random IO Workload\", on this target: interrupts against polling, temporal merge, coalescing, SQPOLL and hybrid polling, each set against interrupt completions (async+intr).",
         &[super::strategies::strategies(d).html()],
     ));
     if !d.figures.applications.is_empty() {

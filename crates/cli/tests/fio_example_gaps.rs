@@ -1,4 +1,4 @@
-//! fio compatibility, round 2 (issue 15): each gap fio's own example job
+//! fio compatibility: each gap fio's own example job
 //! files hit, with a test named after it. Where fio is installed the same
 //! job runs under fio too and the two must agree (files made, I/O counts,
 //! bytes, terse fields); without fio those comparisons are skipped with

@@ -1,4 +1,4 @@
-//! fio compatibility, round 6 (issue 15): what fio's own examples need
+//! fio compatibility: what fio's own examples need
 //! beyond the basics — trims on the asynchronous engines, NUMA placement,
 //! deduplication over a working set, submission offload and poisson
 //! arrivals, latency-target search and per-I/O priorities — compared with

@@ -1,4 +1,4 @@
-//! fio compatibility, round 2 (issue 15): options and engines of fio's
+//! fio compatibility: options and engines of fio's
 //! examples/ that ssdready now runs — `flow` / `flow_id` / `flow_sleep`,
 //! `wait_for`, `exit_what`, the `falloc` and `ftruncate` engines, fio's
 //! other names for psync (`pvsync2`, `vsync`), `time_based` without a

@@ -1,4 +1,4 @@
-//! fio compatibility, round 8 (issue 15): the file-access options that were
+//! fio compatibility: the file-access options that were
 //! "not supported yet" — `file_append`, `create_only`, `sync_file_range`,
 //! `serialize_overlap`, `lockfile`, `write_hint`, the per-I/O flags and
 //! `profile` — compared with fio 3.33 side by side where fio is installed.

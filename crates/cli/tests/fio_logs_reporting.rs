@@ -1,4 +1,4 @@
-//! fio compatibility, round 7 (issue 15, items 8 and 13): fio's log and
+//! fio compatibility: fio's log and
 //! reporting options — histogram logs, compressed logs, log epochs,
 //! `unified_rw_reporting`, `percentage_random`, `rate_ignore_thinktime` —
 //! compared with fio 3.33 side by side where fio is installed.

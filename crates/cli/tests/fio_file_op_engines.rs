@@ -1,4 +1,4 @@
-//! fio compatibility, round 3 (issue 15): more of fio's examples/ run —
+//! fio compatibility: more of fio's examples/ run —
 //! the file-operation engines (`filecreate`, `filestat`, `filedelete`),
 //! and the options of the examples refused before — each compared with fio
 //! 3.33 side by side where fio is installed.

@@ -1,7 +1,7 @@
-//! fio compatibility, round 5 (issue 15): options that stopped a job as
+//! fio compatibility: options that stopped a job as
 //! "not supported yet" — write-buffer contents (`buffer_pattern`,
-//! `zero_buffers`, `refill_buffers`, `scramble_buffers`) and the others of
-//! this round — compared with fio 3.33 side by side where fio is installed.
+//! `zero_buffers`, `refill_buffers`, `scramble_buffers`) and the other
+//! options that were refused — compared with fio 3.33 side by side where fio is installed.
 
 mod common;
 use common::fio::*;

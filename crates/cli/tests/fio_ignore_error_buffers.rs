@@ -1,4 +1,4 @@
-//! fio compatibility, round 4 (issue 15): `ignore_error` — per kind of
+//! fio compatibility: `ignore_error` — per kind of
 //! error (read, write, verify), the errnos a job counts in `total_err` and
 //! goes past — and compressible / deduplicable write buffers, compared with
 //! fio 3.33 side by side where fio is installed.
