@@ -29,6 +29,7 @@ pub mod hwperf;
 pub mod mem;
 pub mod perf;
 pub mod placement;
+pub mod sync_engine;
 pub mod target;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};
