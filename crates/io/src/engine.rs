@@ -63,10 +63,7 @@ pub trait Engine {
     /// result is 0 or `-errno`), reported by `getevents` otherwise.
     fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
         let _ = (slot, file, data_only);
-        Err(EngineError::Unsupported(format!(
-            "ioengine={} cannot sync files (fsync, fdatasync)",
-            self.name()
-        )))
+        Err(cannot_sync(self.name()))
     }
     /// Queue a `sync_file_range(2)` of `[offset, offset + len)` of file
     /// `file` with `flags` (`SYNC_FILE_RANGE_*`), in slot `slot`, as
@@ -79,10 +76,7 @@ pub trait Engine {
         flags: u32,
     ) -> Result<Queued, EngineError> {
         let _ = (slot, file, range, flags);
-        Err(EngineError::Unsupported(format!(
-            "ioengine={} cannot issue sync_file_range",
-            self.name()
-        )))
+        Err(cannot_sync_range(self.name()))
     }
     /// The buffer slot `slot` reads into and writes from (`verify` fills it
     /// before a write and checks it after a read); None for an engine that
@@ -96,10 +90,7 @@ pub trait Engine {
     /// nothing in flight.
     fn reopen(&mut self, files: Vec<std::fs::File>) -> Result<(), EngineError> {
         let _ = files;
-        Err(EngineError::Unsupported(format!(
-            "ioengine={} cannot reopen its files (unlink_each_loop)",
-            self.name()
-        )))
+        Err(cannot_reopen(self.name()))
     }
     /// What a temporal merge layer in front of the target counted since the
     /// last call (the worker takes it at the end of the ramp, to forget it,
@@ -139,6 +130,22 @@ pub trait Engine {
     fn take_error_detail(&mut self) -> Option<String> {
         None
     }
+}
+
+pub(crate) fn cannot_sync(engine: &str) -> EngineError {
+    EngineError::Unsupported(format!(
+        "ioengine={engine} cannot sync files (fsync, fdatasync)"
+    ))
+}
+
+pub(crate) fn cannot_sync_range(engine: &str) -> EngineError {
+    EngineError::Unsupported(format!("ioengine={engine} cannot issue sync_file_range"))
+}
+
+pub(crate) fn cannot_reopen(engine: &str) -> EngineError {
+    EngineError::Unsupported(format!(
+        "ioengine={engine} cannot reopen its files (unlink_each_loop)"
+    ))
 }
 
 /// What an engine needs to know to start.

@@ -38,6 +38,7 @@ pub mod kdev;
 pub mod mem;
 pub mod perf;
 pub mod placement;
+pub mod sync_engine;
 pub mod target;
 pub mod written;
 

@@ -516,6 +516,37 @@ impl JobFlow {
         }
     }
 
+    /// Whether the job's steps are only reads, writes and trims without
+    /// verification or syncs, and nothing is recorded or replayed (the
+    /// worker's plain path may then take [`JobFlow::next_plain`]).
+    pub fn is_lean(&self) -> bool {
+        self.lean
+    }
+
+    /// The next read, write or trim (file, direction, offset, length) when
+    /// the flow is lean and in the middle of a pass; None: ask
+    /// [`JobFlow::next`] (which gives the same I/Os and every other step).
+    #[inline]
+    pub fn next_plain(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        if !self.lean
+            || self.wrap_invalidate
+            || self.stage != Stage::Work
+            || self.pending.is_some()
+            || self.pass_over()
+        {
+            return None;
+        }
+        let Some(io) = self.plan.next_io() else {
+            self.plan_done = true;
+            self.stage = Stage::PassEnd;
+            return None;
+        };
+        if !self.unbounded {
+            self.count_issue(io.1, io.3);
+        }
+        Some(io)
+    }
+
     /// The next thing to do, with `inflight` requests in flight at `now`
     /// (ns on any steady clock).
     #[inline]

@@ -95,11 +95,12 @@ pub struct IoPlan {
     chooser: FileChooser,
     rw: RwMode,
     rwmixread: u32,
-    bs: [BlockSizes; 3],
     /// Each direction's bssplit, lightest first (fio sorts it so).
     splits: [Vec<(u64, u32)>; 3],
     ba: [u64; 3],
     min_bs: [u64; 3],
+    /// Each direction's largest size (hoisted out of [`IoPlan::block_size`]).
+    max_bs: [u64; 3],
     /// fio's `rw_min_bs`: the smallest block size of any direction.
     unit: u64,
     bs_unaligned: bool,
@@ -135,6 +136,9 @@ pub struct IoPlan {
     wrapped: Vec<u32>,
     /// fio's `zonemode=strided`, with one file.
     strided: Option<Strided>,
+    /// The common case [`IoPlan::next_fast`] plans: one file, one block
+    /// size, the permutation or plain sequential offsets.
+    fast: bool,
 }
 
 /// Where a strided job is: the zone (relative to the region) and the bytes
@@ -244,16 +248,25 @@ impl IoPlan {
             }
             _ => Vec::new(),
         });
+        let max_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].max()));
+        let fast = files.len() == 1
+            && strided.is_none()
+            && !spec.trim_then_write
+            && spec.rw_seq_nr <= 1
+            && spec.rw_seq_add == 0
+            && spec.percentage_random.iter().all(|&p| p >= 100)
+            && (0..3).all(|d| min_bs[d] == unit && max_bs[d] == unit)
+            && (!spec.rw.is_random() || mode == RandomMode::Permutation);
         IoPlan {
             done: vec![false; files.len()],
             files,
             chooser,
             rw: spec.rw,
             rwmixread: spec.rwmixread,
-            bs,
             splits,
             ba,
             min_bs,
+            max_bs,
             unit,
             bs_unaligned: spec.bs_unaligned,
             bs_is_seq_rand: spec.bs_is_seq_rand,
@@ -278,6 +291,7 @@ impl IoPlan {
             ios_this_pass: 0,
             wrapped: Vec::new(),
             strided,
+            fast,
         }
     }
 
@@ -397,6 +411,11 @@ impl IoPlan {
     /// [`IoPlan::next_io`] without fio's trimwrite.
     #[inline]
     fn next_planned_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        if self.fast {
+            if let Some(io) = self.next_fast() {
+                return Some(io);
+            }
+        }
         if self.ios_left == Some(0) || self.bytes_left == Some(0) || self.files.is_empty() {
             return None;
         }
@@ -433,6 +452,51 @@ impl IoPlan {
         }
         if let Some(z) = &mut self.strided {
             z.bytes += len;
+        }
+        self.ios_this_pass += 1;
+        Some((f.region.file, ddir, f.region.offset + rel, len as u32))
+    }
+
+    /// The next I/O of the common case (one file, one block size, the
+    /// permutation or plain sequential offsets) in the middle of a pass, as
+    /// [`IoPlan::next_planned_io`] gives it; None (having changed nothing
+    /// but the drawn direction, which the general path then takes): ask
+    /// that.
+    #[inline(always)]
+    fn next_fast(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        let len = self.unit;
+        if self.ios_left == Some(0)
+            || self.bytes_left.is_some_and(|l| l < len)
+            || self.done[0]
+            || self.files[0].region.len < len
+        {
+            return None;
+        }
+        let ddir = self.next_ddir();
+        let d = ddir.idx();
+        let f = &mut self.files[0];
+        let rel = if self.rw.is_random() {
+            if f.perm_pos == f.blocks {
+                return None;
+            }
+            let b = f.perm.map(f.perm_pos);
+            f.perm_pos += 1;
+            b * len
+        } else {
+            let rel = f.last_pos[d];
+            if rel.saturating_add(len) > f.region.len {
+                return None;
+            }
+            f.last_start[d] = Some(rel);
+            f.last_pos[d] = rel + len;
+            rel
+        };
+        self.pending = None;
+        if let Some(left) = &mut self.bytes_left {
+            *left -= len;
+        }
+        if let Some(n) = &mut self.ios_left {
+            *n -= 1;
         }
         self.ios_this_pass += 1;
         Some((f.region.file, ddir, f.region.offset + rel, len as u32))
@@ -668,7 +732,7 @@ impl IoPlan {
     #[inline]
     fn block_size(&mut self, fi: usize, d: usize, rel: u64) -> Option<u64> {
         let room = self.files[fi].region.len.checked_sub(rel)?;
-        let (min, max) = (self.min_bs[d], u64::from(self.bs[d].max()));
+        let (min, max) = (self.min_bs[d], self.max_bs[d]);
         if min > room {
             return None;
         }

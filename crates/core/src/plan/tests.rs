@@ -389,3 +389,42 @@ fn blockalign_aligns_random_offsets() {
         .iter()
         .all(|x| x.2 % 4096 == 0));
 }
+
+#[test]
+fn the_common_case_shortcut_plans_the_general_paths_ios() {
+    // One file, one block size, random (the permutation) or sequential,
+    // bounded or time based over several passes, with a region that does
+    // not start the file and mixed directions: the shortcut must give the
+    // general path's I/Os, one for one.
+    let regions = [Region {
+        file: 0,
+        offset: 8192,
+        len: 40960 + 100,
+    }];
+    for rw in [
+        RwMode::RandRead,
+        RwMode::Write,
+        RwMode::RandRw,
+        RwMode::ReadWrite,
+    ] {
+        for time_based in [false, true] {
+            let spec = JobSpec {
+                rw,
+                time_based,
+                loops: 3,
+                ..JobSpec::default()
+            };
+            let mut fast = IoPlan::new(&spec, &regions, 1);
+            assert!(fast.fast, "{rw:?} takes the shortcut");
+            let mut general = fast.clone();
+            general.fast = false;
+            for i in 0..100 {
+                let (a, b) = (fast.next_io(), general.next_io());
+                assert_eq!(a, b, "{rw:?}, time_based {time_based}, I/O {i}");
+                if a.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+}

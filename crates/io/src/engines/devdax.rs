@@ -17,11 +17,12 @@
 //! written through another mode.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
 use crate::engines::libpmem::persistence_of;
 use crate::engines::pmem::{Mapping, Stores};
+use crate::sync_engine::SyncEngine;
 use crate::target::{Target, TargetError, TargetKind, TargetNeeds};
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -237,7 +238,7 @@ impl DevDaxEngine {
     }
 }
 
-impl Engine for DevDaxEngine {
+impl SyncEngine for DevDaxEngine {
     fn name(&self) -> &'static str {
         "dev-dax"
     }
@@ -256,15 +257,6 @@ impl Engine for DevDaxEngine {
             Ddir::Trim => -(libc::EINVAL as i64),
         };
         Ok(Queued::Done(r))
-    }
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
     fn sync(&mut self, _slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
         // Every write is already durable: fio's dev-dax does nothing here.

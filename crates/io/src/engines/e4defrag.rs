@@ -16,8 +16,9 @@
 //! Only ext4 has the ioctl: a target on another file system is refused
 //! when the engine opens, naming the file system.
 
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
-use ssdready_core::{Completion, Ddir, IoReq};
+use crate::engine::{open_files, EngineError, EngineSetup, Queued};
+use crate::sync_engine::SyncEngine;
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 
@@ -210,7 +211,7 @@ fn fallocate(f: &File, offset: u64, len: i64) -> libc::c_int {
 
 use std::os::unix::fs::MetadataExt;
 
-impl Engine for E4defragEngine {
+impl SyncEngine for E4defragEngine {
     fn name(&self) -> &'static str {
         "e4defrag"
     }
@@ -219,15 +220,6 @@ impl Engine for E4defragEngine {
             Ddir::Write => self.defrag(req.file as usize, req.offset, req.len),
             Ddir::Read | Ddir::Trim => -(libc::EINVAL as i64),
         }))
-    }
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
     fn sync(&mut self, _slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
         Ok(Queued::Done(crate::engine::sync_file(

@@ -29,9 +29,10 @@
 //! add no latency. So a job of 20 files of 4 KiB with `bs=4k` reports 20
 //! I/Os, 80 KiB and 20 completion latencies, as fio does.
 
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_io::StatType;
-use ssdready_core::{Completion, IoReq};
+use ssdready_core::IoReq;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::time::Instant;
@@ -217,7 +218,7 @@ fn stat(path: &CString, t: StatType) -> bool {
     }
 }
 
-impl Engine for FileOpEngine {
+impl SyncEngine for FileOpEngine {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -234,15 +235,6 @@ impl Engine for FileOpEngine {
             }
         }
         Ok(Queued::Done(req.len as i64))
-    }
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
     fn fake_io(&self) -> bool {
         true

@@ -13,10 +13,11 @@
 //! which the result says.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
 use crate::engines::pmem::{Mapping, Stores};
+use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_io::SyncIo;
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 
 /// See the module docs.
@@ -100,7 +101,7 @@ impl LibpmemEngine {
     }
 }
 
-impl Engine for LibpmemEngine {
+impl SyncEngine for LibpmemEngine {
     fn name(&self) -> &'static str {
         "libpmem"
     }
@@ -118,15 +119,6 @@ impl Engine for LibpmemEngine {
             Ddir::Trim => -(libc::EINVAL as i64),
         };
         Ok(Queued::Done(r))
-    }
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
     fn sync(&mut self, _slot: u32, file: u32, _data_only: bool) -> Result<Queued, EngineError> {
         Ok(Queued::Done(self.maps[file as usize].drain()))

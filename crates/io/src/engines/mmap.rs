@@ -30,12 +30,13 @@
 //!   naming the offset, with its results so far.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
+use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::spec_io::Fadvise;
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 
@@ -258,7 +259,7 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-impl Engine for MmapEngine {
+impl SyncEngine for MmapEngine {
     fn name(&self) -> &'static str {
         "mmap"
     }
@@ -318,20 +319,8 @@ impl Engine for MmapEngine {
         Ok(Queued::Done(req.len as i64))
     }
 
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
     fn take_error_detail(&mut self) -> Option<String> {
         self.detail.take()
-    }
-
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
 
     /// `msync(MS_SYNC)` of the file's mapping (nothing mapped: nothing to

@@ -13,8 +13,13 @@ use ssdready_core::{Completion, IoReq};
 /// See the module docs.
 pub struct NullEngine {
     sync: bool,
-    queued: Vec<Completion>,
-    done: Vec<Completion>,
+    /// The requests queued and not yet reaped, in order: a ring of
+    /// `depth` entries. `reaped..committed` are complete (committed),
+    /// `committed..queued` wait for the next commit (positions wrap).
+    ring: Box<[Completion]>,
+    reaped: usize,
+    committed: usize,
+    queued: usize,
 }
 
 impl NullEngine {
@@ -23,9 +28,20 @@ impl NullEngine {
         let depth = spec.effective_iodepth() as usize;
         NullEngine {
             sync: depth == 1,
-            queued: Vec::with_capacity(depth),
-            done: Vec::with_capacity(depth),
+            ring: vec![Completion { slot: 0, result: 0 }; depth.max(1)].into_boxed_slice(),
+            reaped: 0,
+            committed: 0,
+            queued: 0,
         }
+    }
+
+    /// Queue a completion (the worker never has more than `depth` in
+    /// flight).
+    #[inline]
+    fn push(&mut self, slot: u32, result: i64) {
+        let at = self.queued % self.ring.len();
+        self.ring[at] = Completion { slot, result };
+        self.queued = self.queued.wrapping_add(1);
     }
 }
 
@@ -38,21 +54,23 @@ impl Engine for NullEngine {
         if self.sync {
             return Ok(Queued::Done(req.len as i64));
         }
-        self.queued.push(Completion {
-            slot: req.slot,
-            result: req.len as i64,
-        });
+        self.push(req.slot, req.len as i64);
         Ok(Queued::Pending)
     }
     #[inline]
     fn commit(&mut self) -> Result<usize, EngineError> {
-        let n = self.queued.len();
-        self.done.append(&mut self.queued);
+        let n = self.queued.wrapping_sub(self.committed);
+        self.committed = self.queued;
         Ok(n)
     }
     #[inline]
     fn getevents(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        out.append(&mut self.done);
+        let n = self.ring.len();
+        let (from, count) = (self.reaped % n, self.committed.wrapping_sub(self.reaped));
+        let first = count.min(n - from);
+        out.extend_from_slice(&self.ring[from..from + first]);
+        out.extend_from_slice(&self.ring[..count - first]);
+        self.reaped = self.committed;
         Ok(())
     }
     fn sync(&mut self, slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
@@ -60,7 +78,7 @@ impl Engine for NullEngine {
         if self.sync {
             return Ok(Queued::Done(0));
         }
-        self.queued.push(Completion { slot, result: 0 });
+        self.push(slot, 0);
         Ok(Queued::Pending)
     }
     fn sync_range(
@@ -77,6 +95,46 @@ impl Engine for NullEngine {
             "sync"
         } else {
             "none"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::Ddir;
+
+    #[test]
+    fn queued_requests_complete_at_commit_in_order_across_the_ring_end() {
+        let spec = JobSpec {
+            ioengine: ssdready_core::spec::EngineKind::Null,
+            iodepth: 4,
+            ..JobSpec::default()
+        };
+        let mut e = NullEngine::new(&spec);
+        let req = |slot| IoReq {
+            slot,
+            file: 0,
+            ddir: Ddir::Read,
+            offset: 0,
+            len: 512 + slot,
+        };
+        let mut out = Vec::new();
+        let mut next = 0;
+        for batch in [3u32, 2, 4, 1, 3] {
+            for _ in 0..batch {
+                assert_eq!(e.queue(req(next)).unwrap(), Queued::Pending);
+                next += 1;
+            }
+            e.getevents(0, &mut out).unwrap();
+            assert!(out.is_empty(), "nothing completes before the commit");
+            assert_eq!(e.commit().unwrap(), batch as usize);
+            e.getevents(batch as usize, &mut out).unwrap();
+            let got: Vec<(u32, i64)> = out.drain(..).map(|c| (c.slot, c.result)).collect();
+            let want: Vec<(u32, i64)> = (next - batch..next)
+                .map(|s| (s, 512 + i64::from(s)))
+                .collect();
+            assert_eq!(got, want);
         }
     }
 }

@@ -10,11 +10,10 @@
 //! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{
-    open_files, sync_file, sync_file_range, Engine, EngineError, EngineSetup, Queued,
-};
+use crate::engine::{open_files, sync_file, sync_file_range, EngineError, EngineSetup, Queued};
+use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
@@ -136,7 +135,7 @@ pub(crate) fn trim(file: &File, kind: TargetKind, offset: u64, len: u32) -> i64 
     self::rc(rc, len)
 }
 
-impl Engine for PsyncEngine {
+impl SyncEngine for PsyncEngine {
     fn name(&self) -> &'static str {
         "psync"
     }
@@ -152,15 +151,6 @@ impl Engine for PsyncEngine {
             (Op::Ftruncate, d) => ftruncate(f, d, req.offset, req.len),
         };
         Ok(Queued::Done(r))
-    }
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
     fn sync(&mut self, _slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
         Ok(Queued::Done(sync_file(

@@ -21,10 +21,11 @@
 //! and the CDB.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
 use crate::engines::scsi::{self, Capacity, Command, SgIoHdr, SENSE_LEN};
+use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_passthru::SgWriteMode;
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
@@ -246,7 +247,7 @@ impl Drop for SgEngine {
     }
 }
 
-impl Engine for SgEngine {
+impl SyncEngine for SgEngine {
     fn name(&self) -> &'static str {
         "sg"
     }
@@ -265,18 +266,6 @@ impl Engine for SgEngine {
             Ok(()) => i64::from(req.len),
             Err((errno, m)) => self.failed(errno, m),
         }))
-    }
-
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
 
     /// SYNCHRONIZE CACHE(10) of the whole medium (fio's sg engine sends

@@ -19,10 +19,11 @@
 //! retries it forever).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, sync_file, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
+use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
-use ssdready_core::{Completion, Ddir, IoReq};
+use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -218,7 +219,7 @@ impl SpliceEngine {
     }
 }
 
-impl Engine for SpliceEngine {
+impl SyncEngine for SpliceEngine {
     fn name(&self) -> &'static str {
         "splice"
     }
@@ -238,18 +239,6 @@ impl Engine for SpliceEngine {
             self.drain_pipe();
         }
         Ok(Queued::Done(r))
-    }
-
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        Ok(0)
-    }
-
-    fn getevents(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn completion_mode(&self) -> &'static str {
-        "sync"
     }
 
     fn sync(&mut self, _slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {

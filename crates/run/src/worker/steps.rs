@@ -17,6 +17,7 @@
 //! * [`Loop::publish_live`]: the progress display's counters.
 
 mod limits;
+mod plain;
 
 use super::access::{Access, FileLocks};
 use super::complete::{Wait, Waiter};
@@ -27,6 +28,7 @@ use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{checks, files, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
+use plain::Features;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::spec_types::ErrorKind;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
@@ -37,7 +39,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 mod sched;
 
-/// What the worker remembers about one I/O in flight.
+/// What the worker remembers about one I/O in flight (40 bytes; what only
+/// some jobs need is in side tables: `Loop::special`, `Loop::kernel`).
 #[derive(Clone, Copy, Default)]
 struct Slot {
     issue_ns: u64,
@@ -49,9 +52,6 @@ struct Slot {
     /// A sync, or a read or write with verification: the request is in
     /// `Loop::special` (kept apart so the common slot stays small).
     special: bool,
-    /// Where the block layer will see this I/O (dev 0: not joinable).
-    dev: u32,
-    sector: u64,
     /// Submitted and not yet reaped.
     in_flight: bool,
     /// The index of its I/O priority ([`Prios`]; 0: the thread's).
@@ -74,9 +74,9 @@ pub(super) struct StrategyParts {
 
 /// Run the loop to the end of the job; returns how many I/Os were abandoned
 /// in flight.
-pub(super) fn hot_loop<E: Engine>(
+pub(super) fn hot_loop(
     ctx: &WorkerCtx,
-    engine: &mut E,
+    engine: &mut ssdready_io::AnyEngine,
     stats: &mut WorkerStats,
     strategy: StrategyParts,
 ) -> Result<u64, EngineError> {
@@ -111,31 +111,7 @@ pub(super) fn hot_loop<E: Engine>(
     if let Some(f) = &w.filler {
         f.prefill(engine, w.depth);
     }
-    let abandoned = loop {
-        let was_measuring = w.measuring;
-        let now = w.check_phase();
-        if w.measuring && !was_measuring {
-            engine.take_merge_stats(); // the ramp's, forgotten
-        }
-        w.issue(engine, now)?;
-        if !w.to_commit.is_empty() {
-            w.commit(engine)?;
-        }
-        if w.inflight == 0 {
-            if w.done_issuing {
-                break 0;
-            }
-        } else if let Some(abandoned) = w.reap(engine)? {
-            break abandoned;
-        }
-        if w.min_rate.is_some() {
-            w.check_min_rate();
-        }
-        if w.lat.is_some() {
-            w.check_latency();
-        }
-        w.publish_live();
-    };
+    let abandoned = w.drive_any(engine)?;
     if w.flow.final_fsync() {
         files::fsync_all(ctx)?;
     }
@@ -163,6 +139,9 @@ struct Loop<'a> {
     draining: bool,
     /// Per slot, the request of a `special` slot.
     special: Vec<FlowIo>,
+    /// Per slot, where the block layer will see its I/O (device 0: not
+    /// joinable); written only when the kernel's times are joined.
+    kernel: Vec<(u32, u64)>,
     depth: usize,
     /// `iodepth_low`: a full queue drains to this depth before refilling.
     refill_at: usize,
@@ -188,6 +167,10 @@ struct Loop<'a> {
     deadline: Option<u64>,
     measuring: bool,
     measure_start: u64,
+    /// The second of the measured window the last completion fell in, and
+    /// when it ends ([`Loop::second`]).
+    sec: usize,
+    sec_end: u64,
     cpu_start: ThreadCpu,
     /// The SQPOLL thread and its run time when measuring started.
     sq_thread: Option<(u32, u64)>,
@@ -262,6 +245,10 @@ impl<'a> Loop<'a> {
                 };
                 depth
             ],
+            kernel: match ctx.join {
+                Some(_) => vec![(0, 0); depth],
+                None => Vec::new(),
+            },
             depth,
             refill_at: spec.run.refill_at(depth as u32) as usize,
             holding: false,
@@ -284,6 +271,8 @@ impl<'a> Loop<'a> {
             deadline: spec.runtime_ns.map(|r| ramp_end.saturating_add(r)),
             measuring: spec.ramp_time_ns == 0,
             measure_start: start,
+            sec: 0,
+            sec_end: start.saturating_add(1_000_000_000),
             cpu_start: thread_cpu(),
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing,
@@ -351,6 +340,7 @@ impl<'a> Loop<'a> {
         self.stats.clear();
         self.measuring = true;
         self.measure_start = now;
+        (self.sec, self.sec_end) = (0, now.saturating_add(1_000_000_000));
         self.cpu_start = thread_cpu();
         if let Some((tid, at)) = &mut self.sq_thread {
             *at = sq_run_ns(*tid);
@@ -359,15 +349,28 @@ impl<'a> Loop<'a> {
 
     /// Fill the queue. Synchronous completions free their slot at once, so
     /// a burst limit brings the loop back to the stop/ramp/progress checks.
-    fn issue<E: Engine>(&mut self, engine: &mut E, mut now: u64) -> Result<(), EngineError> {
+    fn issue<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        mut now: u64,
+    ) -> Result<(), EngineError> {
         let mut burst = 0usize;
         self.draining = false;
-        if self.holding_for_low_mark() {
+        if F::FULL && self.holding_for_low_mark() {
             return Ok(());
         }
         while !self.done_issuing && self.inflight < self.depth_cap && burst < self.depth.max(32) {
             burst += 1;
-            if self.pacing.early(self.flow.plan_mut(), now) {
+            if !F::FULL {
+                if let Some(rw) = self.flow.next_plain() {
+                    now = self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?;
+                    if self.past_deadline(now) {
+                        self.done_issuing = true;
+                    }
+                    continue;
+                }
+            }
+            if F::FULL && self.pacing.early(self.flow.plan_mut(), now) {
                 if self.inflight > 0 {
                     break;
                 }
@@ -377,7 +380,7 @@ impl<'a> Loop<'a> {
                     break;
                 }
             }
-            if self.tokens.as_mut().is_some_and(FlowToken::ahead) {
+            if F::FULL && self.tokens.as_mut().is_some_and(FlowToken::ahead) {
                 // Ahead of its flow share: as fio, empty the queue and sleep
                 // flow_sleep, or (flow_sleep=0) look again at once.
                 let sleep_ns = self.tokens.as_ref().map_or(0, |t| t.sleep_ns);
@@ -403,7 +406,7 @@ impl<'a> Loop<'a> {
                 None => self.flow.next(self.inflight, now),
             };
             match step {
-                Step::Io(io) if self.overlaps_in_flight(&io) => {
+                Step::Io(io) if F::FULL && self.overlaps_in_flight(&io) => {
                     // serialize_overlap: held until what it overlaps completes.
                     if let Some(a) = self.access.as_mut() {
                         a.held = Some(io);
@@ -411,7 +414,7 @@ impl<'a> Loop<'a> {
                     self.draining = true;
                     break;
                 }
-                Step::Io(io) => now = self.issue_one(engine, io, now)?,
+                Step::Io(io) => now = self.issue_one::<E, F>(engine, io, now)?,
                 Step::Drain => {
                     self.draining = true;
                     break;
@@ -426,7 +429,9 @@ impl<'a> Loop<'a> {
                 self.done_issuing = true;
             }
         }
-        self.holding_for_low_mark(); // a full queue now drains to iodepth_low
+        if F::FULL {
+            self.holding_for_low_mark(); // a full queue now drains to iodepth_low
+        }
         Ok(())
     }
 
@@ -507,14 +512,14 @@ impl<'a> Loop<'a> {
     /// Hand one I/O to the engine; a synchronous one is accounted at once.
     /// Returns the time after.
     #[inline]
-    fn issue_one<E: Engine>(
+    fn issue_one<E: Engine, F: Features>(
         &mut self,
         engine: &mut E,
         io: FlowIo,
         now: u64,
     ) -> Result<u64, EngineError> {
         // zonemode=zbd: placed on the zones, their table held until queued.
-        let table = self.zbd.as_ref().map(|z| z.table());
+        let table = self.zbd.as_ref().filter(|_| F::FULL).map(|z| z.table());
         let mut held = table.as_deref().map(crate::zbd::lock);
         let (io, reset_only) = match (self.zbd.as_mut(), held.as_deref_mut()) {
             (Some(z), Some(t)) => match z.place(t, &mut self.flow, io)? {
@@ -528,37 +533,7 @@ impl<'a> Loop<'a> {
             },
             _ => (io, false),
         };
-        let slot = self.free.pop().expect("a free slot while inflight < depth");
-        let locks = self.locks.clone();
-        let mut held = None;
-        let queued = match io {
-            FlowIo::Sync { file, data_only } => {
-                self.slots[slot as usize] = Slot {
-                    issue_ns: now,
-                    submit_ns: now,
-                    special: true,
-                    in_flight: true,
-                    ..Slot::default()
-                };
-                self.special[slot as usize] = io;
-                engine.sync(slot, file, data_only)?
-            }
-            FlowIo::SyncRange { file } => {
-                self.slots[slot as usize] = Slot {
-                    issue_ns: now,
-                    submit_ns: now,
-                    special: true,
-                    in_flight: true,
-                    file,
-                    ..Slot::default()
-                };
-                self.special[slot as usize] = io;
-                let (flags, range) = match self.access.as_deref() {
-                    Some(a) => (a.range_flags.unwrap_or(0), a.range(file)),
-                    None => (0, (0, 0)),
-                };
-                engine.sync_range(slot, file, range, flags)?
-            }
+        let (file, data_only) = match io {
             FlowIo::Rw {
                 file,
                 ddir,
@@ -566,83 +541,154 @@ impl<'a> Loop<'a> {
                 len,
                 tag,
             } => {
-                let (dev, sector) = self.kernel_sector(file, offset);
-                let special = tag != Tag::Plain;
-                self.slots[slot as usize] = Slot {
-                    issue_ns: now,
-                    submit_ns: now,
-                    ddir: Some(ddir),
-                    len,
-                    offset,
-                    special,
-                    dev,
-                    sector,
-                    in_flight: true,
-                    prio: 0,
-                    file,
+                return self.issue_rw::<E, F>(
+                    engine,
+                    (file, ddir, offset, len),
+                    tag,
+                    reset_only,
+                    now,
+                )
+            }
+            FlowIo::Sync { file, data_only } => (file, Some(data_only)),
+            FlowIo::SyncRange { file } => (file, None),
+        };
+        let slot = self.free.pop().expect("a free slot while inflight < depth");
+        self.slots[slot as usize] = Slot {
+            issue_ns: now,
+            submit_ns: now,
+            special: true,
+            in_flight: true,
+            file,
+            ..Slot::default()
+        };
+        self.special[slot as usize] = io;
+        let queued = match data_only {
+            Some(data_only) => engine.sync(slot, file, data_only)?,
+            None => {
+                let (flags, range) = match self.access.as_deref() {
+                    Some(a) => (a.range_flags.unwrap_or(0), a.range(file)),
+                    None => (0, (0, 0)),
                 };
-                if let Some(p) = self.prio.as_deref_mut().filter(|p| p.per_io()) {
-                    let (index, value) = p.pick(ddir, len);
-                    self.slots[slot as usize].prio = index;
-                    engine.set_prio(slot, value)?;
-                }
-                if special {
-                    self.special[slot as usize] = io;
-                }
-                if let Some(o) = self.open_loop.as_deref_mut() {
-                    o.issued(slot, self.pacing.next_issue_ns());
-                }
-                self.pacing.issued(ddir, len);
-                if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout())
-                {
-                    if let Some(buf) = engine.buffer(slot) {
-                        let buf = &mut buf[..len as usize];
-                        checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
-                    }
-                } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
-                    if let Some(buf) = engine.buffer(slot) {
-                        filler.before_write(&mut buf[..len as usize], offset, now);
-                    }
-                }
-                let req = IoReq {
-                    slot,
-                    file,
-                    ddir,
-                    offset,
-                    len,
-                };
-                if reset_only {
-                    Queued::Done(i64::from(len))
-                } else if let Some(l) = locks.as_deref() {
-                    // lockfile: held while the engine has the request (a
-                    // synchronous one's until its completion time is taken).
-                    held = Some(l.hold(file, ddir));
-                    // The wait for the lock is not the I/O's (as fio: its
-                    // lock is taken before the issue time is).
-                    let t = self.ctx.clock.now();
-                    let s = &mut self.slots[slot as usize];
-                    (s.issue_ns, s.submit_ns) = (t, t);
-                    engine.queue(req)?
-                } else {
-                    engine.queue(req)?
-                }
+                engine.sync_range(slot, file, range, flags)?
             }
         };
+        self.after_queue::<E, F>(engine, slot, queued, now, None)
+    }
+
+    /// Hand a read, write or trim (file, direction, offset, length) to the
+    /// engine, with what the job does to each (priority, rate, buffer
+    /// contents, file lock); `reset_only`: zbd's reset did it. Returns the
+    /// time after.
+    #[inline(always)]
+    fn issue_rw<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        (file, ddir, offset, len): (u32, Ddir, u64, u32),
+        tag: Tag,
+        reset_only: bool,
+        now: u64,
+    ) -> Result<u64, EngineError> {
+        let slot = self.free.pop().expect("a free slot while inflight < depth");
+        if F::FULL && self.join.is_some() {
+            self.kernel[slot as usize] = self.kernel_sector(file, offset);
+        }
+        let special = tag != Tag::Plain;
+        self.slots[slot as usize] = Slot {
+            issue_ns: now,
+            submit_ns: now,
+            ddir: Some(ddir),
+            len,
+            offset,
+            special,
+            in_flight: true,
+            prio: 0,
+            file,
+        };
+        let req = IoReq {
+            slot,
+            file,
+            ddir,
+            offset,
+            len,
+        };
+        if !F::FULL {
+            let queued = engine.queue(req)?;
+            return self.after_queue::<E, F>(engine, slot, queued, now, None);
+        }
+        if let Some(p) = self.prio.as_deref_mut().filter(|p| p.per_io()) {
+            let (index, value) = p.pick(ddir, len);
+            self.slots[slot as usize].prio = index;
+            engine.set_prio(slot, value)?;
+        }
+        if special {
+            self.special[slot as usize] = FlowIo::Rw {
+                file,
+                ddir,
+                offset,
+                len,
+                tag,
+            };
+        }
+        if let Some(o) = self.open_loop.as_deref_mut() {
+            o.issued(slot, self.pacing.next_issue_ns());
+        }
+        self.pacing.issued(ddir, len);
+        if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout()) {
+            if let Some(buf) = engine.buffer(slot) {
+                let buf = &mut buf[..len as usize];
+                checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
+            }
+        } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
+            if let Some(buf) = engine.buffer(slot) {
+                filler.before_write(&mut buf[..len as usize], offset, now);
+            }
+        }
+        if reset_only {
+            return self.after_queue::<E, F>(engine, slot, Queued::Done(i64::from(len)), now, None);
+        }
+        let Some(locks) = self.locks.clone() else {
+            let queued = engine.queue(req)?;
+            return self.after_queue::<E, F>(engine, slot, queued, now, None);
+        };
+        // lockfile: held while the engine has the request (a synchronous
+        // one's until its completion time is taken). The wait for the lock
+        // is not the I/O's (as fio: its lock is taken before the issue
+        // time is).
+        let held = locks.hold(file, ddir);
+        let t = self.ctx.clock.now();
+        let s = &mut self.slots[slot as usize];
+        (s.issue_ns, s.submit_ns) = (t, t);
+        let queued = engine.queue(req)?;
+        self.after_queue::<E, F>(engine, slot, queued, now, Some(held))
+    }
+
+    /// A request the engine took: account it now when it completed inside
+    /// `queue`, else queue it for the next commit. `held`: its file lock,
+    /// released once the completion time is taken.
+    #[inline(always)]
+    fn after_queue<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        queued: Queued,
+        now: u64,
+        held: Option<super::access::Held<'_>>,
+    ) -> Result<u64, EngineError> {
         match queued {
             Queued::Done(res) => {
                 let t = self.ctx.clock.now();
                 drop(held);
-                if self.fake_io {
+                if F::FULL && self.fake_io {
                     self.op_lat = engine.take_op_latency();
                 }
-                if self.join.is_some() {
+                if F::FULL && self.join.is_some() {
                     self.mono_now = monotonic_ns();
                 }
                 if self.measuring {
                     self.stats.depth_at_issue[0] += 1;
                     self.stats.completion_events += 1;
                 }
-                self.account(engine, slot, res, t, true);
+                self.account::<E, F>(engine, slot, res, t, true);
                 self.free.push(slot);
                 Ok(t)
             }
@@ -681,13 +727,12 @@ impl<'a> Loop<'a> {
     /// now, otherwise just peek; completions left from the last reap (over
     /// `iodepth_batch_complete_max`) count. Returns the number abandoned
     /// when the emulator's stragglers are given up.
-    fn reap<E: Engine>(&mut self, engine: &mut E) -> Result<Option<u64>, EngineError> {
+    fn reap<E: Engine, F: Features>(&mut self, engine: &mut E) -> Result<Option<u64>, EngineError> {
         self.arm_give_up();
         let must_wait = self.done_issuing
             || self.draining
             || self.inflight >= self.depth_cap
-            || self.holding_for_low_mark()
-            || self.pacing.paced();
+            || (F::FULL && (self.holding_for_low_mark() || self.pacing.paced()));
         let min = if must_wait {
             self.complete_min.min(self.inflight)
         } else {
@@ -701,7 +746,7 @@ impl<'a> Loop<'a> {
                 .reap(engine, need, &mut self.comps, oldest, clock, stop)?;
         }
         if !self.comps.is_empty() {
-            self.account_reaped(engine);
+            self.account_reaped::<E, F>(engine);
         }
         let give_up = self.give_up_at.is_some_and(|g| self.ctx.clock.now() >= g);
         Ok((self.inflight > 0 && give_up).then_some(self.inflight as u64))
@@ -722,14 +767,14 @@ impl<'a> Loop<'a> {
     /// Account a reaped batch of at most `iodepth_batch_complete_max`, all
     /// at one timestamp (as fio); the rest stay for the next reap.
     #[inline]
-    fn account_reaped<E: Engine>(&mut self, engine: &mut E) {
+    fn account_reaped<E: Engine, F: Features>(&mut self, engine: &mut E) {
         let t = self.ctx.clock.now();
         let n = self.comps.len().min(self.complete_max);
-        if let Some(j) = self.join {
+        if let (true, Some(j)) = (F::FULL, self.join) {
             self.mono_now = monotonic_ns();
             for c in &self.comps[..n] {
-                let s = &self.slots[c.slot as usize];
-                j.prefetch(s.dev, s.sector);
+                let (dev, sector) = self.kernel[c.slot as usize];
+                j.prefetch(dev, sector);
             }
         }
         if self.measuring {
@@ -743,7 +788,7 @@ impl<'a> Loop<'a> {
                 let s = &self.slots[c.slot as usize];
                 self.waiter.observe(t.saturating_sub(s.submit_ns));
             }
-            self.account(engine, c.slot, c.result, t, false);
+            self.account::<E, F>(engine, c.slot, c.result, t, false);
             self.free.push(c.slot);
             self.inflight -= 1;
         }
@@ -753,7 +798,14 @@ impl<'a> Loop<'a> {
     /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
     /// `sync` when it completed inside `queue` (no separate submission).
     #[inline(always)]
-    fn account<E: Engine>(&mut self, engine: &mut E, slot: u32, res: i64, t: u64, sync: bool) {
+    fn account<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        res: i64,
+        t: u64,
+        sync: bool,
+    ) {
         let s = self.slots[slot as usize];
         let ddir = s.ddir.unwrap_or(Ddir::Read);
         if s.special {
@@ -789,24 +841,26 @@ impl<'a> Loop<'a> {
             self.account_error(&s, ddir, res);
             return;
         }
-        if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
-            a.wrote(s.file, s.offset, res as u64);
-        }
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
-        self.check_max_latency(&s, ddir, t);
-        if let Some(l) = self.lat.as_deref_mut() {
-            if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
-                self.latency_missed(lat);
+        if F::FULL {
+            if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
+                a.wrote(s.file, s.offset, res as u64);
+            }
+            self.check_max_latency(&s, ddir, t);
+            if let Some(l) = self.lat.as_deref_mut() {
+                if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
+                    self.latency_missed(lat);
+                }
             }
         }
         if !self.measuring {
             return;
         }
-        let sec = (t.saturating_sub(self.measure_start) / 1_000_000_000) as usize;
+        let sec = self.second(t);
         let d = self.stats.dir(ddir);
         d.account(sec, res as u64, (res as u64) < s.len as u64);
-        if self.fake_io {
+        if F::FULL && self.fake_io {
             // fio's FIO_NOSTATS: only the file operation's time, as clat.
             if let Some(ns) = self.op_lat.take() {
                 d.clat.record(ns);
@@ -830,6 +884,9 @@ impl<'a> Loop<'a> {
             d.clat.record(clat);
             (slat, clat)
         };
+        if !F::FULL {
+            return;
+        }
         if let Some(p) = self.prio.as_deref() {
             p.record(self.stats.dir(ddir), ddir, s.prio, clat, lat);
         }
@@ -844,12 +901,13 @@ impl<'a> Loop<'a> {
             };
             log.record_prio(since, ddir, res as u32, s.offset, [slat, clat, lat], prio);
         }
-        if let (Some(j), true) = (self.join, s.dev != 0) {
+        let (dev, sector) = self.kernel.get(slot as usize).copied().unwrap_or_default();
+        if let (Some(j), true) = (self.join, dev != 0) {
             // The issue on the kernel's clock: the completion's
             // CLOCK_MONOTONIC minus the latency.
             let issue_mono = self.mono_now.saturating_sub(lat);
             let split = self.stats.io_split.get_or_insert_with(Box::default);
-            split.record(issue_mono, self.mono_now, j.lookup(s.dev, s.sector));
+            split.record(issue_mono, self.mono_now, j.lookup(dev, sector));
         }
     }
 
