@@ -21,6 +21,8 @@
 //!   (`docs/characterize-schema.md`);
 //! * [`text`]: the plan, the per-round lines and the summary as printed.
 
+#![forbid(unsafe_code)]
+
 pub mod cliff;
 pub mod driver;
 pub mod model;

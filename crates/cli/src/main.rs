@@ -8,6 +8,8 @@
 //! names it and where); 130 interrupted (results so far were still
 //! reported).
 
+#![forbid(unsafe_code)]
+
 mod app_cmd;
 mod args;
 mod characterize;

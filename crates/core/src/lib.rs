@@ -10,6 +10,8 @@
 //! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
 //! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
+#![forbid(unsafe_code)]
+
 pub mod arith;
 pub mod arrivals;
 pub mod buffers;

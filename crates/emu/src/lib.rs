@@ -43,6 +43,8 @@
 //! What a device and the jobs on it will take in memory is known before
 //! anything is allocated ([`memory`]), so one that does not fit is refused.
 
+#![forbid(unsafe_code)]
+
 pub mod analytic;
 pub mod calibrated;
 pub mod calibration;

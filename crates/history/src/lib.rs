@@ -45,6 +45,8 @@
 //! came with; [`compare`] sets two side by side and calls a difference only
 //! where it exceeds that noise.
 
+#![forbid(unsafe_code)]
+
 pub mod compare;
 pub mod dates;
 pub mod db;

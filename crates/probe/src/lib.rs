@@ -21,6 +21,8 @@
 //!
 //! Nothing here needs root, except system-wide hardware counting.
 
+#![forbid(unsafe_code)]
+
 pub mod btf;
 pub mod cpu;
 pub mod disk;

@@ -6,6 +6,8 @@
 //! * [`html`] — the HTML report of a study or a run (inline SVG charts,
 //!   self-contained), and the comparison page of two.
 
+#![forbid(unsafe_code)]
+
 pub mod fio_json;
 pub mod html;
 pub mod json;

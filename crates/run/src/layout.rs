@@ -10,8 +10,8 @@
 //! so a refusal leaves nothing behind.
 
 use crate::failure::{bad, Failure};
-use crate::prepare::PreparedJob;
 use crate::observer::RunObserver;
+use crate::prepare::PreparedJob;
 use ssdready_core::spec::RwMode;
 use ssdready_io::target::space::{free_space, show_bytes};
 use ssdready_io::target::{self, LayoutEnd, Target, TargetKind};

@@ -71,7 +71,11 @@ impl RunRequest {
     /// a command line gives it: `key=value`, or `key` alone for a flag.
     pub fn option(&mut self, key: &str, value: Option<&str>) -> &mut Self {
         let o = RawOption::cli(key, value);
-        self.sections.last_mut().expect("a global section").options.push(o);
+        self.sections
+            .last_mut()
+            .expect("a global section")
+            .options
+            .push(o);
         self
     }
 

@@ -10,9 +10,9 @@
 //! (`RunResult::failure`, exit code 1).
 
 pub use crate::failure::{bad, Failure};
+use crate::observer::{notices, RunObserver, Totals};
 use crate::phases::phases_and_groups;
 use crate::prepare::PreparedJob;
-use crate::observer::{notices, RunObserver, Totals};
 use crate::request::RunRequest;
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
 use ssdready_core::result::*;

@@ -27,6 +27,8 @@
 //! * [`model`]: `study.json`, schema `ssdready.study`
 //!   (`docs/study-schema.md`).
 
+#![forbid(unsafe_code)]
+
 pub mod answer;
 pub mod applications;
 pub mod capacity;

@@ -8,12 +8,12 @@
 //! file cannot be purged: its file system places its blocks.
 
 use super::virt::rw_of;
-use ssdready_run::Failure as RunFailure;
 use ssdready_characterize::driver::{Failure, PointOutcome, Runner, WsatRun};
 use ssdready_characterize::model::*;
 use ssdready_characterize::plan::{Point, WsatPlan};
 use ssdready_core::result::RunResult;
 use ssdready_core::stats::WorkerStats;
+use ssdready_run::Failure as RunFailure;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 

@@ -21,10 +21,10 @@ mod doc;
 mod matrix;
 mod print;
 
-use ssdready_run::Failure as RunFailure;
 use crate::{fail, say};
 use anyhow::Context as _;
 use matrix::{Peak, Target, PATTERNS, STRATEGIES};
+use ssdready_run::Failure as RunFailure;
 use ssdready_study::strategies::{refused_everywhere, Row, RUN_FAILED};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

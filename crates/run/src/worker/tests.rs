@@ -192,7 +192,9 @@ fn run_mock(ctx: &WorkerCtx, engine: Mock) -> WorkerOutcome {
 }
 
 fn dir(out: &WorkerOutcome, d: Ddir) -> &ssdready_core::stats::DirStats {
-    out.stats.dirs[d.idx()].as_deref().expect("the direction ran")
+    out.stats.dirs[d.idx()]
+        .as_deref()
+        .expect("the direction ran")
 }
 
 const LATENCY: Duration = Duration::from_micros(300);
@@ -212,7 +214,10 @@ fn completions_out_of_order_are_each_counted_once_with_their_latency() {
     let seen = seen.lock().unwrap();
     assert_eq!(out.error, None);
     assert_eq!(seen.misuse, None);
-    assert!(seen.largest_batch > 1, "the engine never returned a batch out of order");
+    assert!(
+        seen.largest_batch > 1,
+        "the engine never returned a batch out of order"
+    );
     assert_eq!(seen.queued, 256, "1 MiB in 4 KiB blocks");
     let (r, w) = (dir(&out, Ddir::Read), dir(&out, Ddir::Write));
     assert_eq!(r.ios + w.ios, 256);
@@ -234,17 +239,31 @@ fn completions_out_of_order_are_each_counted_once_with_their_latency() {
     assert_eq!(out.stats.errors, 0);
     // The live counters the progress display reads agree.
     for (d, st) in [(Ddir::Read, r), (Ddir::Write, w)] {
-        let live = (c.live.ios[d.idx()].load(Relaxed), c.live.bytes[d.idx()].load(Relaxed));
+        let live = (
+            c.live.ios[d.idx()].load(Relaxed),
+            c.live.bytes[d.idx()].load(Relaxed),
+        );
         assert_eq!(live, (st.ios, st.bytes), "{d:?}");
     }
 }
 
 #[test]
 fn a_failed_io_stops_the_job_and_the_ios_in_flight_are_still_reaped() {
-    let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "1m"), ("iodepth", "4")]);
+    let s = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("iodepth", "4"),
+    ]);
     let (mock, seen) = Mock::new(
         LATENCY,
-        Box::new(|n, len| if n == 20 { -(libc::EIO as i64) } else { i64::from(len) }),
+        Box::new(|n, len| {
+            if n == 20 {
+                -(libc::EIO as i64)
+            } else {
+                i64::from(len)
+            }
+        }),
     );
     let out = run_mock(&ctx(s, Arc::default()), mock);
     let seen = seen.lock().unwrap();
@@ -252,7 +271,11 @@ fn a_failed_io_stops_the_job_and_the_ios_in_flight_are_still_reaped() {
     assert!(seen.queued < 256, "the job went on after its error");
     let r = dir(&out, Ddir::Read);
     assert_eq!((r.ios, r.bytes), seen.ok[Ddir::Read.idx()]);
-    assert_eq!(r.ios + 1, seen.queued, "every queued I/O but the failed one counts");
+    assert_eq!(
+        r.ios + 1,
+        seen.queued,
+        "every queued I/O but the failed one counts"
+    );
     assert_eq!(out.stats.errors, 1);
     assert_eq!(out.stats.first_errno, libc::EIO);
     let e = out.stats.first_error.as_deref().unwrap_or("");
@@ -270,7 +293,13 @@ fn with_continue_on_error_every_io_runs_and_the_failures_are_counted() {
     ]);
     let (mock, seen) = Mock::new(
         LATENCY,
-        Box::new(|n, len| if n % 16 == 3 { -(libc::EIO as i64) } else { i64::from(len) }),
+        Box::new(|n, len| {
+            if n % 16 == 3 {
+                -(libc::EIO as i64)
+            } else {
+                i64::from(len)
+            }
+        }),
     );
     let out = run_mock(&ctx(s, Arc::default()), mock);
     let seen = seen.lock().unwrap();
@@ -285,7 +314,12 @@ fn with_continue_on_error_every_io_runs_and_the_failures_are_counted() {
 
 #[test]
 fn short_reads_count_the_bytes_they_moved() {
-    let s = spec(&[("rw", "randread"), ("bs", "8k"), ("size", "512k"), ("iodepth", "2")]);
+    let s = spec(&[
+        ("rw", "randread"),
+        ("bs", "8k"),
+        ("size", "512k"),
+        ("iodepth", "2"),
+    ]);
     // Every third read moves half its length.
     let (mock, seen) = Mock::new(
         LATENCY,
@@ -332,7 +366,11 @@ fn a_stop_request_ends_a_long_job_promptly_and_what_ran_is_counted() {
     assert_eq!(seen.misuse, None);
     let r = dir(&out, Ddir::Read);
     assert!(r.ios > 0);
-    assert_eq!((r.ios, r.bytes), seen.ok[Ddir::Read.idx()], "the I/Os in flight were reaped");
+    assert_eq!(
+        (r.ios, r.bytes),
+        seen.ok[Ddir::Read.idx()],
+        "the I/Os in flight were reaped"
+    );
     assert_eq!(out.error, None);
 }
 
