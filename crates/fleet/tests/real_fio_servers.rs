@@ -180,6 +180,11 @@ fn a_host_that_does_not_answer_is_named() {
     let hosts = vec![parse_host(&format!("127.0.0.1,{port}")).unwrap()];
     let runs = run_fleet(&hosts, &Request::default(), &AtomicBool::new(false));
     let e = runs[0].error.as_deref().unwrap();
-    assert!(e.contains("connect"), "{e}");
+    // Refused, or reset when a parallel test's short-lived server took the
+    // port in between: either way the host is named as failed.
+    assert!(
+        e.contains("connect") || e.contains("reset") || e.contains("refused"),
+        "{e}"
+    );
     assert_eq!(merge::document(&runs, false)["fleet"]["partial"], true);
 }

@@ -108,6 +108,9 @@ pub unsafe fn copy_guarded(
     FAULT.with(|f| f.set(0));
     // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+    // The copy must happen here, under the guard, even where the compiler
+    // sees no later use of `dst` (it would otherwise drop or move it).
+    std::hint::black_box(dst);
     ARMED.with(|a| a.set((0, 0)));
     match FAULT.with(|f| f.replace(0)) {
         0 => Ok(()),
