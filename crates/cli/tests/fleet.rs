@@ -102,7 +102,8 @@ fn fio_client_drives_two_ssdready_servers() {
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();

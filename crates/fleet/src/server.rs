@@ -76,6 +76,7 @@ impl Server {
         log: &(dyn Fn(&str) + Sync),
     ) -> Result<(), Error> {
         let busy = AtomicBool::new(false);
+        let open = std::sync::atomic::AtomicU32::new(0);
         let done = std::sync::atomic::AtomicU32::new(0);
         std::thread::scope(|sc| {
             while !stop.load(Relaxed) && runs.is_none_or(|n| done.load(Relaxed) < n) {
@@ -83,22 +84,27 @@ impl Server {
                     Ok((s, peer)) => {
                         let _ = s.set_nonblocking(false);
                         let _ = s.set_nodelay(true);
-                        if busy.swap(true, Relaxed) {
-                            sc.spawn(move || {
-                                dismiss(s, "busy: this server runs one client at a time", stop)
-                            });
+                        // A connection claims the server with its first
+                        // message, not by connecting: a readiness check that
+                        // connects and leaves must not turn the next client
+                        // away.
+                        if open.fetch_add(1, Relaxed) >= MAX_OPEN {
+                            open.fetch_sub(1, Relaxed);
+                            sc.spawn(move || dismiss(s, "busy: too many connections", stop));
                             continue;
                         }
-                        let (busy, done) = (&busy, &done);
+                        let (busy, done, open) = (&busy, &done, &open);
                         sc.spawn(move || {
                             log(&format!("client {peer} connected"));
-                            match connection(s, runner, stop) {
-                                Ok(true) => log(&format!("client {peer}: run done")),
+                            match connection(s, runner, stop, busy) {
+                                Ok(true) => {
+                                    done.fetch_add(1, Relaxed);
+                                    log(&format!("client {peer}: run done"))
+                                }
                                 Ok(false) => log(&format!("client {peer}: left")),
                                 Err(e) => log(&format!("client {peer}: {e}")),
                             }
-                            done.fetch_add(1, Relaxed);
-                            busy.store(false, Relaxed);
+                            open.fetch_sub(1, Relaxed);
                         });
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -109,6 +115,18 @@ impl Server {
             }
         });
         Ok(())
+    }
+}
+
+/// Connections held open at once (one running, the rest being told).
+const MAX_OPEN: u32 = 32;
+
+/// The server's one run, held by the connection that claimed it.
+struct Claim<'a>(&'a AtomicBool);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Relaxed);
     }
 }
 
@@ -135,7 +153,13 @@ fn refuse(s: &mut TcpStream, version: u16, why: &str) {
 }
 
 /// One client's session. `Ok(true)`: a run was done and answered.
-fn connection(mut s: TcpStream, runner: &dyn Runner, stop: &AtomicBool) -> Result<bool, Error> {
+fn connection(
+    mut s: TcpStream,
+    runner: &dyn Runner,
+    stop: &AtomicBool,
+    busy: &AtomicBool,
+) -> Result<bool, Error> {
+    let mut claim: Option<Claim> = None;
     let mut req = JobRequest::default();
     let mut version = None;
     let mut planned = 0u32;
@@ -195,6 +219,14 @@ fn connection(mut s: TcpStream, runner: &dyn Runner, stop: &AtomicBool) -> Resul
             }
         };
         let v = *version.get_or_insert(m.version);
+        if claim.is_none() {
+            if busy.swap(true, Relaxed) {
+                let why = "busy: this server runs one client at a time";
+                refuse(&mut s, v, why);
+                return Err(Error::Refused(why.into()));
+            }
+            claim = Some(Claim(busy));
+        }
         match m.opcode {
             op::PROBE => {
                 let flags = pdu::client_probe_flags(&m.payload)?;

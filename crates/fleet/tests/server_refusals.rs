@@ -1,7 +1,8 @@
 //! The server's refusals on loopback, with a stand-in engine: a client of
 //! another protocol version is told, in its own version, which versions are
 //! spoken; a second client while one runs is told the server is busy; the
-//! stop flag ends `serve` within a fraction of a second.
+//! stop flag ends `serve` within a fraction of a second; a connection that
+//! says nothing (a readiness check) does not make the server busy.
 
 use ssdready_fleet::pdu::{self, ProbeReply};
 use ssdready_fleet::server::{JobRequest, RunOutput, Runner, Server};
@@ -80,6 +81,32 @@ fn refusals_are_told_in_the_clients_own_version() {
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
         let ops: Vec<u16> = read_all(&mut a, 97).iter().map(|m| m.opcode).collect();
         assert!(ops.ends_with(&[op::STOP, op::QUIT]), "{ops:?}");
+    });
+}
+
+#[test]
+fn a_silent_connection_does_not_turn_the_next_client_away() {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let serving = sc.spawn(|| server.serve(&Idle, &stop, None, &|_| {}));
+        // One that connects and stays silent, one that connects and leaves,
+        // both accepted before the client.
+        let _silent = TcpStream::connect(addr).unwrap();
+        drop(TcpStream::connect(addr).unwrap());
+        std::thread::sleep(Duration::from_millis(120));
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+        let w = Wait {
+            stop: &stop,
+            deadline: Some(Instant::now() + Duration::from_secs(3)),
+        };
+        let m = wire::recv(&mut c, &[97], &w);
+        stop.store(true, Relaxed);
+        serving.join().unwrap().unwrap();
+        let m = m.unwrap().unwrap();
+        assert_eq!(m.opcode, op::PROBE, "{}", op::name(m.opcode));
     });
 }
 
