@@ -99,7 +99,14 @@ fn read_text(path: &Path) -> Result<String, String> {
     if path.is_dir() {
         return Err("is a directory (allowed: a fio job file)".into());
     }
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // A FIFO with no writer yet is waited for, until a signal.
+    let stop = crate::stop_flag();
+    let f = ssdready_io::written::open_waiting(path, false, &stop).map_err(|e| {
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => "interrupted while waiting for a writer".to_string(),
+            _ => e.to_string(),
+        }
+    })?;
     let mut bytes = Vec::new();
     f.take(MAX_JOB_FILE_BYTES + 1)
         .read_to_end(&mut bytes)

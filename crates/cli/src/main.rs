@@ -309,7 +309,16 @@ fn run_command(args: &[String], simulate: bool) {
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
     }
-    let parsed = args::parse(args).unwrap_or_else(|e| fail(2, &e.to_string()));
+    // Before anything is read: a job file or iolog on a FIFO waits for its
+    // writer, and a signal must end that wait (exit 130), not the process.
+    let stop = stop_on_signals();
+    let parsed = args::parse(args).unwrap_or_else(|e| {
+        let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
+            true => 130,
+            false => 2,
+        };
+        fail(code, &e.to_string())
+    });
     if parsed.parse_only {
         return parse_only(&parsed, simulate);
     }
@@ -334,7 +343,6 @@ fn run_command(args: &[String], simulate: bool) {
     if let Some(dir) = &parsed.report {
         report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
     }
-    let stop = stop_on_signals();
     let request = parsed.request(stop.clone());
     let mut terminal = progress::Terminal::new(progress::display(&parsed));
     let result = match if simulate {

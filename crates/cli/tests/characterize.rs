@@ -300,6 +300,7 @@ fn bad_input_exits_2_with_one_line_and_writes_nothing() {
             vec!["emu:x25e,size=256m", "--virtual", "--purge"],
             "option '--purge'",
         ),
+        (vec!["emu:null", "--virtual"], "its writes take no time"),
         (vec![missing], "create with --size"),
         (
             vec![missing, "--size=64m", "--ioengine=posixaio"],

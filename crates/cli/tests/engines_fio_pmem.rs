@@ -427,7 +427,7 @@ fn dev_dax_refuses_a_file_and_a_missing_device() {
         "--rw=randread",
         "--bs=2m",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
@@ -437,4 +437,27 @@ fn dev_dax_refuses_a_file_and_a_missing_device() {
         "{err}"
     );
     assert!(!Path::new("/dev/dax0.0").exists(), "nothing made in /dev");
+}
+
+/// libpmem maps files: a block device is named as one (exit 2), not called
+/// empty because its size reads as 0, and nothing is written to it.
+#[test]
+fn libpmem_names_a_block_device_as_one() {
+    let Some(l) = common::LoopDev::new("libpmem", 8) else {
+        return;
+    };
+    let fa = format!("--filename={}", l.dev);
+    let o = common::ssdready(&[
+        "run",
+        "--name=x",
+        "--ioengine=libpmem",
+        &fa,
+        "--rw=read",
+        "--size=1m",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("is a block device"), "{err}");
+    assert!(!err.contains("empty"), "{err}");
 }

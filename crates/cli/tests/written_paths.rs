@@ -125,16 +125,22 @@ fn a_fifo_with_no_peer_ends_on_a_signal() {
         .unwrap()
         .success());
     let f = fifo.display().to_string();
-    for opt in ["--read_iolog", "--output", "--write_iolog"] {
+    // A job file on a FIFO, with --parse-only too: read before anything else.
+    for opt in ["--read_iolog", "--output", "--write_iolog", "job file", "--parse-only"] {
+        let args: Vec<String> = match opt {
+            "job file" => vec!["run".into(), f.clone()],
+            "--parse-only" => vec!["run".into(), opt.into(), f.clone()],
+            _ => vec![
+                "run".into(),
+                "--name=j".into(),
+                "--ioengine=null".into(),
+                "--size=64k".into(),
+                "--quiet".into(),
+                format!("{opt}={f}"),
+            ],
+        };
         let mut c = bin()
-            .args([
-                "run",
-                "--name=j",
-                "--ioengine=null",
-                "--size=64k",
-                "--quiet",
-            ])
-            .arg(format!("{opt}={f}"))
+            .args(&args)
             .current_dir(d.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -113,7 +113,17 @@ impl ZoneParams {
             "zoned" => ssdready_core::units::parse_bool(v)
                 .map(|b| self.zoned = b)
                 .map_err(|e| format!("emulator parameter '{k}': {e}")),
-            "zone_size" => size(v).map(|n| self.zone_size = n),
+            "zone_size" => size(v).and_then(|n| match n {
+                0 => Err(format!(
+                    "emulator parameter '{k}': 0 is not a zone size (allowed: a positive size \
+                     such as 64m; leave it out for the default, {} MiB)",
+                    DEFAULT_ZONE_SIZE >> 20
+                )),
+                n => {
+                    self.zone_size = n;
+                    Ok(())
+                }
+            }),
             "zone_capacity" => size(v).map(|n| self.zone_capacity = n),
             "max_open_zones" => count(v).map(|n| self.max_open_zones = n),
             "max_active_zones" => count(v).map(|n| self.max_active_zones = n),
@@ -585,6 +595,13 @@ mod tests {
 
     const MB: u64 = 1 << 20;
     const Z: u64 = 8 * MB;
+
+    #[test]
+    fn a_zone_size_of_zero_is_refused_not_replaced_by_the_default() {
+        let e = Params::parse("x25e,size=128m,zoned=1,zone_size=0").unwrap_err();
+        assert!(e.contains("'zone_size': 0 is not a zone size"), "{e}");
+        assert!(e.contains("256 MiB"), "{e}");
+    }
 
     #[test]
     fn a_zone_goes_empty_open_full_and_back_by_reset() {

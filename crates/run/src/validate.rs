@@ -184,11 +184,13 @@ pub fn target_failure(job: &str, e: TargetError) -> Failure {
 }
 
 /// A dev-dax job's target: a device-DAX character device. A missing one is
-/// a run-time failure (no such device here), anything else a bad request.
+/// a bad request too (exit code 2): the job names a device this machine
+/// does not have, and the message says what it has.
 pub fn dax_target(job: &str, name: &str, needs: TargetNeeds) -> Result<Target, Failure> {
     use ssdready_io::engines::devdax::{resolve, DaxError};
     resolve(Path::new(name), needs).map_err(|e| match e {
-        DaxError::Absent(m) => Failure::Runtime(format!("job '{job}': {m}")),
+        // A device that does not exist is a target the job names wrongly.
+        DaxError::Absent(m) => Failure::BadInput(format!("job '{job}': {m}")),
         DaxError::WrongKind(m) => bad(format!("job '{job}': {m}")),
         DaxError::Target(e) => target_failure(job, e),
     })

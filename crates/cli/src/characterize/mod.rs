@@ -144,6 +144,21 @@ fn validate(a: &CharacterizeArgs) -> Target {
         let body = a.target.trim_start_matches("emu").trim_start_matches(':');
         let p = ssdready_emu::config::Params::parse(body)
             .unwrap_or_else(|e| bad(format!("target '{}': {e}", a.target)));
+        // Every test writes: on a device whose writes take no time, virtual
+        // time would not advance (known before anything runs or is written).
+        let writes = ssdready_study::limit::model_limit(
+            &p,
+            ssdready_study::limit::Access::Write,
+            4096,
+        );
+        if writes.iops.is_none() && p.host_ns == 0 {
+            bad(format!(
+                "target '{}': its writes take no time (preset {}, host_ns=0), so in virtual time no \
+                 test would advance; give them a cost (e.g. {},host_ns=1us) or choose a preset with \
+                 flash timings (e.g. emu:x25e)",
+                a.target, p.preset, a.target
+            ));
+        }
         let spec = ssdready_core::spec::JobSpec {
             filename: vec![a.target.clone()],
             ioengine: ssdready_core::spec::EngineKind::Emu,
@@ -270,6 +285,8 @@ impl Progress for Lines {
 
 /// Run `ssdready characterize`.
 pub fn command(a: CharacterizeArgs) {
+    // First: a signal at any moment is an interruption (exit code 130).
+    let stop = crate::stop_on_signals();
     let started = std::time::Instant::now();
     let started_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -341,7 +358,6 @@ pub fn command(a: CharacterizeArgs) {
             dir.display()
         ));
     }
-    let stop = crate::stop_on_signals();
     let mut lines = Lines {
         quiet: a.quiet,
         started,

@@ -164,6 +164,8 @@ fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
 
 /// Run `ssdready strategies`.
 pub fn command(a: StrategiesArgs) {
+    // First: a signal at any moment is an interruption (exit code 130).
+    let stop = crate::stop_on_signals();
     let (target, runtime_s, dir) = validate(&a);
     if let Err(e) = std::fs::create_dir_all(&dir) {
         fail(
@@ -171,7 +173,6 @@ pub fn command(a: StrategiesArgs) {
             &format!("option '--output': creating {}: {e}", dir.display()),
         );
     }
-    let stop = crate::stop_on_signals();
     if !a.quiet {
         eprintln!(
             "ssdready: {} strategies × {} patterns on {}, {runtime_s} s each, {} threads × 4 KiB, real time",

@@ -39,7 +39,15 @@ fn map_all(files: &[File], names: &[String], writable: bool) -> Result<Vec<Mappi
                 what: format!("ioengine=libpmem: {what} {name}"),
                 source,
             };
-            let len = f.metadata().map_err(|e| sys("size of", e))?.len();
+            let md = f.metadata().map_err(|e| sys("size of", e))?;
+            if std::os::unix::fs::FileTypeExt::is_block_device(&md.file_type()) {
+                return Err(EngineError::Unsupported(format!(
+                    "ioengine=libpmem maps files, and {name} is a block device (allowed: a file, \
+                     on a DAX file system for persistent memory; for a block device use a block \
+                     engine such as io_uring or psync; for /dev/daxX.Y, ioengine=dev-dax)"
+                )));
+            }
+            let len = md.len();
             if len == 0 {
                 return Err(EngineError::Unsupported(format!(
                     "ioengine=libpmem: {name} is empty, there is nothing to map (give the job a size)"
