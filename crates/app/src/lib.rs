@@ -29,6 +29,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
+pub mod cgroup;
 pub mod device;
 pub mod fsync;
 pub mod pgbench;
@@ -156,6 +158,13 @@ pub struct Config {
     pub fsync: bool,
     /// pgbench: keep the cluster's files after a failed or interrupted run.
     pub keep: bool,
+    /// sqlite: memory limits (bytes) of the cgroup the timed phase runs
+    /// in; one limit, one run ([`cache::run_limited`]); several, or
+    /// `cache_effect`, a sweep ([`cache::sweep`]).
+    pub memory: Vec<u64>,
+    /// sqlite: the same workload at page caches that hold the data and
+    /// that do not ([`cache::sweep`]).
+    pub cache_effect: bool,
 }
 
 impl Config {
@@ -176,6 +185,8 @@ impl Config {
             synchronous: Synchronous::Full,
             fsync: false,
             keep: false,
+            memory: Vec::new(),
+            cache_effect: false,
         }
     }
 
@@ -207,6 +218,18 @@ impl Config {
             return bad(format!(
                 "option '--bs': {} bytes do not fit in a log of --scale={} MiB",
                 self.bs, self.scale
+            ));
+        }
+        if (self.cache_effect || !self.memory.is_empty()) && self.workload != Workload::Sqlite {
+            return bad(format!(
+                "options '--memory' and '--cache-effect' apply to the sqlite workload, not {}",
+                self.workload.name()
+            ));
+        }
+        if let Some(m) = self.memory.iter().find(|&&m| m < cache::MIN_MEMORY) {
+            return bad(format!(
+                "option '--memory': {m} bytes is too little for the process itself (allowed: {} MiB or more)",
+                cache::MIN_MEMORY >> 20
             ));
         }
         Ok(())

@@ -21,7 +21,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rusqlite::{params, Connection, ErrorCode};
 use ssdready_core::hist::Histogram;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,16 +49,38 @@ fn db_err(what: &str, e: rusqlite::Error) -> Error {
     Error::Runtime(format!("SQLite, {what}: {e}"))
 }
 
-/// Run the SQLite OLTP workload.
+/// Run the SQLite OLTP workload (under a memory cgroup when
+/// `cfg.memory` names limits: [`crate::cache`]).
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
+    if !cfg.memory.is_empty() {
+        return crate::cache::run_limited(cfg, stop);
+    }
+    let (wd, init_ns) = prepare(cfg, &stop)?;
+    measure(cfg, &wd, init_ns, stop)
+}
+
+/// Make the workload's directory and its database; the time it took, ns.
+pub(crate) fn prepare(cfg: &Config, stop: &AtomicBool) -> Result<(PathBuf, u64), Error> {
     let wd = workdir::prepare(&cfg.directory, Workload::Sqlite)?;
     let db = wd.join(DB_FILE);
     let t_init = Instant::now();
-    populate(&db, cfg, &stop)?;
+    populate(&db, cfg, stop)?;
     let init_ns = t_init.elapsed().as_nanos() as u64;
     workdir::sync_fs(&wd)?;
-    let data_bytes = dir_bytes(&wd);
-    let mut window = device::Window::new(&wd);
+    Ok((wd, init_ns))
+}
+
+/// The timed phase on the database in `wd`, with the device's counters
+/// around it.
+pub(crate) fn measure(
+    cfg: &Config,
+    wd: &Path,
+    init_ns: u64,
+    stop: Arc<AtomicBool>,
+) -> Result<AppResult, Error> {
+    let db = wd.join(DB_FILE);
+    let data_bytes = dir_bytes(wd);
+    let mut window = device::Window::new(wd);
     window.begin();
     let phase = Phase::new(cfg.runtime_ns, stop);
     let outs: Vec<JobOut> = std::thread::scope(|s| {
@@ -74,7 +96,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     });
     let elapsed = phase.elapsed_ns();
     let t_sync = Instant::now();
-    workdir::sync_fs(&wd)?;
+    workdir::sync_fs(wd)?;
     let sync_ns = t_sync.elapsed().as_nanos() as u64;
     let (mut lat, mut commit_lat) = (Histogram::new(), Histogram::new());
     let (mut tx, mut busy) = (0, 0);
@@ -104,6 +126,9 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     r.setting("journal", cfg.journal.name());
     r.setting("synchronous", cfg.synchronous.name());
     r.setting("sqlite_version", rusqlite::version());
+    if let Some(kib) = page_cache_kib(cfg) {
+        r.setting("sqlite_cache_kib", kib);
+    }
     r.finish(elapsed, tx, &lat, dev);
     r.count("transactions", tx);
     r.count("accounts", ACCOUNTS * cfg.scale as u64);
@@ -125,6 +150,15 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     Ok(r)
 }
 
+/// SQLite's own page cache per connection, KiB, when the page cache is
+/// what is being limited: small, so that the OS's cache is what holds
+/// the data (None: SQLite's default, 2,000 KiB).
+pub const LIMITED_CACHE_KIB: u32 = 256;
+
+fn page_cache_kib(cfg: &Config) -> Option<u32> {
+    (!cfg.memory.is_empty() || cfg.cache_effect).then_some(LIMITED_CACHE_KIB)
+}
+
 /// Apply the journal mode and `synchronous` to a connection.
 fn configure(c: &Connection, cfg: &Config) -> Result<(), Error> {
     let mode: String = c
@@ -142,6 +176,10 @@ fn configure(c: &Connection, cfg: &Config) -> Result<(), Error> {
     }
     c.execute_batch(&format!("PRAGMA synchronous={}", cfg.synchronous.name()))
         .map_err(|e| db_err("setting synchronous", e))?;
+    if let Some(kib) = page_cache_kib(cfg) {
+        c.execute_batch(&format!("PRAGMA cache_size=-{kib}; PRAGMA mmap_size=0"))
+            .map_err(|e| db_err("setting cache_size", e))?;
+    }
     c.busy_timeout(Duration::from_millis(20))
         .map_err(|e| db_err("setting the busy timeout", e))
 }
@@ -269,7 +307,7 @@ fn transactions(
 }
 
 /// Bytes of the files in `dir` (the database, its journal or WAL).
-fn dir_bytes(dir: &Path) -> u64 {
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()

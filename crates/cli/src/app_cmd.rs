@@ -48,6 +48,16 @@ pub struct AppArgs {
     /// pgbench: keep the cluster's files after a failed or interrupted run.
     #[arg(long)]
     pub keep: bool,
+    /// sqlite: run the timed phase in a memory cgroup (root) limited to
+    /// SIZE, so the page cache holds only part of the data; several sizes
+    /// (comma-separated) sweep them, as --cache-effect does.
+    #[arg(long, value_name = "SIZE[,SIZE…]")]
+    pub memory: Option<String>,
+    /// sqlite: the same workload with its data held by the page cache and
+    /// not (memory limits from --memory, or chosen from the data size):
+    /// transactions/s and the device's reads per transaction at each.
+    #[arg(long)]
+    pub cache_effect: bool,
     /// Remove the workload's files from DIR (ssdready-NAME) and exit.
     #[arg(long)]
     pub clean: bool,
@@ -84,6 +94,19 @@ fn config(a: &AppArgs) -> Result<Config, Error> {
     c.synchronous = Synchronous::parse(&a.synchronous)?;
     c.fsync = a.fsync;
     c.keep = a.keep;
+    if let Some(m) = &a.memory {
+        c.memory = m
+            .split(',')
+            .map(|x| {
+                ssdready_core::units::parse_size(x.trim(), 1024).map_err(|e| {
+                    Error::BadInput(format!(
+                        "option '--memory': {e} (allowed: sizes such as 64m, comma-separated)"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    c.cache_effect = a.cache_effect || c.memory.len() > 1;
     c.check()?;
     Ok(c)
 }
@@ -125,6 +148,24 @@ pub fn command(a: AppArgs) {
     let done = Arc::new(AtomicBool::new(false));
     let ticker = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| progress(cfg.workload.name(), done.clone()));
+    if cfg.cache_effect {
+        let result = ssdready_app::cache::sweep(&cfg, stop);
+        done.store(true, Ordering::Relaxed);
+        if let Some(t) = ticker {
+            let _ = t.join();
+        }
+        let r =
+            result.unwrap_or_else(|e| fail(code(&e), &format!("app sqlite --cache-effect: {e}")));
+        let text = if json {
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&r).expect("results serialise")
+            )
+        } else {
+            r.to_text()
+        };
+        return finish(&sink, &text, r.interrupted);
+    }
     let result = ssdready_app::run(&cfg, stop);
     done.store(true, Ordering::Relaxed);
     if let Some(t) = ticker {
@@ -139,10 +180,15 @@ pub fn command(a: AppArgs) {
     } else {
         r.to_text()
     };
-    if let Err(e) = crate::output::write(&sink, &text) {
+    finish(&sink, &text, r.interrupted);
+}
+
+/// Write the result; exit 130 after an interrupted run.
+fn finish(sink: &crate::output::Sink, text: &str, interrupted: bool) {
+    if let Err(e) = crate::output::write(sink, text) {
         fail(1, &e);
     }
-    if r.interrupted {
+    if interrupted {
         say("interrupted; the results cover what ran");
         std::process::exit(130);
     }

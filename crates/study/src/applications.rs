@@ -39,7 +39,17 @@ pub const KNOWN: &[&str] = &[
     "app_small_files_amplification",
     "app_best",
     "app_best_share_pct",
+    "app_cache_fit_reads_per_tx",
+    "app_cache_fit_tps",
+    "app_cache_small_reads_per_tx",
+    "app_cache_small_cached_pct",
+    "app_cache_small_tps",
+    "app_cache_rate_change_pct",
 ];
+
+/// The name prefix of the cache effect's points (`sqlite-cache-90m`: the
+/// SQLite workload under a 90 MiB memory limit).
+pub const CACHE_PREFIX: &str = "sqlite-cache-";
 
 /// One workload at one concurrency.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -71,6 +81,13 @@ pub struct AppFigure {
     pub result: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The cache effect's points: the memory cgroup's limit, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_max: Option<u64>,
+    /// The cache effect's points: the page cache the group held, against
+    /// the database's size (memory.stat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_share: Option<f64>,
 }
 
 impl AppFigure {
@@ -192,7 +209,53 @@ pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
             fact(p.share_of_raw_pct.unwrap_or(0.0), "pct", p),
         );
     }
+    cache_facts(points, &mut m);
     m
+}
+
+/// The cache effect: the largest and the smallest memory limit.
+fn cache_facts(points: &[AppFigure], m: &mut BTreeMap<String, Fact>) {
+    let mut cache: Vec<&AppFigure> = points
+        .iter()
+        .filter(|p| p.name.starts_with(CACHE_PREFIX) && p.memory_max.is_some())
+        .collect();
+    if cache.len() < 2 {
+        return;
+    }
+    cache.sort_by_key(|p| std::cmp::Reverse(p.memory_max));
+    let (fit, small) = (cache[0], cache[cache.len() - 1]);
+    let (Some(rf), Some(rs)) = (fit.reads_per_op, small.reads_per_op) else {
+        return;
+    };
+    m.insert("app_cache_fit_reads_per_tx".into(), fact(rf, "count", fit));
+    m.insert(
+        "app_cache_fit_tps".into(),
+        fact(fit.ops_per_s.round(), "count", fit),
+    );
+    m.insert(
+        "app_cache_small_reads_per_tx".into(),
+        fact(rs, "count", small),
+    );
+    m.insert(
+        "app_cache_small_tps".into(),
+        fact(small.ops_per_s.round(), "count", small),
+    );
+    if let Some(c) = small.cached_share {
+        m.insert(
+            "app_cache_small_cached_pct".into(),
+            fact((c * 100.0).min(100.0), "pct", small),
+        );
+    }
+    if fit.ops_per_s > 0.0 {
+        m.insert(
+            "app_cache_rate_change_pct".into(),
+            fact(
+                (small.ops_per_s / fit.ops_per_s - 1.0) * 100.0,
+                "pct",
+                small,
+            ),
+        );
+    }
 }
 
 /// The section's facts and verdicts.
@@ -244,6 +307,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn reads_that_appear_as_the_cache_shrinks_are_the_cache_effect() {
+        let cache = |mib: u64, share: f64, reads: f64, tps: f64| {
+            let mut p = point(&format!("{CACHE_PREFIX}{mib}m"), 1, tps, 3.0, 1.0, 1);
+            p.memory_max = Some(mib << 20);
+            p.cached_share = Some(share);
+            p.reads_per_op = Some(reads);
+            p
+        };
+        let pts = vec![
+            cache(13, 0.24, 1.6, 800.0),
+            cache(90, 1.01, 0.0, 1600.0),
+            cache(22, 0.48, 0.9, 1000.0),
+        ];
+        let (facts, v) = judge(&pts, false);
+        assert_eq!(facts["app_cache_fit_reads_per_tx"].num(), Some(0.0));
+        assert_eq!(facts["app_cache_small_reads_per_tx"].num(), Some(1.6));
+        assert_eq!(facts["app_cache_small_cached_pct"].num(), Some(24.0));
+        assert_eq!(facts["app_cache_rate_change_pct"].num(), Some(-50.0));
+        let ids: Vec<&str> = v.iter().map(|v| v.rule.as_str()).collect();
+        assert!(ids.contains(&"app-cache-effect"), "{ids:?}");
+        // No reads at the small limit either: no cache effect to report,
+        // and the sqlite facts are not taken from the cache points.
+        let (facts, v) = judge(
+            &[cache(90, 1.0, 0.0, 1600.0), cache(13, 0.9, 0.01, 1500.0)],
+            false,
+        );
+        assert!(!facts.contains_key("app_sqlite_tps"));
+        assert!(!v.iter().any(|v| v.rule == "app-cache-effect"), "{v:?}");
     }
 
     #[test]

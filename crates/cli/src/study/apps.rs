@@ -40,6 +40,9 @@ pub struct Ask {
     pub named: bool,
     /// A full study also runs pgbench, when PostgreSQL is installed.
     pub with_pgbench: bool,
+    /// A full study also runs the cache effect (SQLite under memory
+    /// cgroups: root and a memory controller needed).
+    pub with_cache_effect: bool,
     pub runtime_s: f64,
 }
 
@@ -110,7 +113,69 @@ pub fn run(
             let _ = ssdready_app::clean(&dir, w);
         }
     }
+    if ask.with_cache_effect && !stop.load(Ordering::Relaxed) {
+        match cache_effect(&dir, ask, out_dir, stop, quiet, raw_iops) {
+            Ok(p) => points.extend(p),
+            Err(why) => skipped.push(Skip {
+                what: "applications: cache effect".into(),
+                why,
+            }),
+        }
+        let _ = ssdready_app::clean(&dir, Workload::Sqlite);
+    }
     (points, skipped)
+}
+
+/// SQLite at memory limits that hold its database and that do not
+/// (`ssdready app sqlite --cache-effect`), one figure per limit, the whole
+/// sweep written as `app-sqlite-cache.json`.
+fn cache_effect(
+    dir: &Path,
+    ask: &Ask,
+    out_dir: &Path,
+    stop: &Arc<AtomicBool>,
+    quiet: bool,
+    raw_iops: Option<f64>,
+) -> Result<Vec<AppFigure>, String> {
+    ssdready_app::cgroup::locate()?;
+    let mut cfg = Config::new(Workload::Sqlite, dir.to_path_buf());
+    cfg.cache_effect = true;
+    cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
+    if !quiet {
+        eprintln!("ssdready: applications: sqlite at memory limits (cache effect)");
+    }
+    let c = ssdready_app::cache::sweep(&cfg, stop.clone()).map_err(|e| e.to_string())?;
+    let file = "app-sqlite-cache.json";
+    let text = serde_json::to_string_pretty(&c).expect("serialises") + "\n";
+    let saved = crate::output::write_in(out_dir, file, &text).is_ok();
+    Ok(c.points
+        .iter()
+        .map(|p| {
+            let mut f = AppFigure {
+                name: format!(
+                    "{}{}m",
+                    applications::CACHE_PREFIX,
+                    (p.memory_max + (1 << 19)) >> 20
+                ),
+                jobs: c.jobs,
+                op: c.op.clone(),
+                ops_per_s: p.ops_per_s,
+                lat_p50_ns: p.lat_p50_ns,
+                lat_p99_ns: p.lat_p99_ns,
+                device: c.device.clone(),
+                reads_per_op: p.reads_per_tx,
+                writes_per_op: p.writes_per_tx,
+                read_bytes_per_op: p.read_bytes_per_tx,
+                note: c.device_note.clone(),
+                memory_max: Some(p.memory_max),
+                cached_share: Some(p.cached_share),
+                result: saved.then(|| file.to_string()),
+                ..Default::default()
+            };
+            f.set_raw(raw_iops);
+            f
+        })
+        .collect())
 }
 
 fn figure(r: &ssdready_app::AppResult) -> AppFigure {

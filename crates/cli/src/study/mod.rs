@@ -277,6 +277,7 @@ pub fn command(a: StudyArgs) {
         let ask = apps::Ask {
             named,
             with_pgbench: !a.quick,
+            with_cache_effect: !a.quick,
             runtime_s: p.settings.runtime_s,
         };
         let (points, skips) = apps::run(&targets, &ask, &dir, &stop, a.quiet, raw);

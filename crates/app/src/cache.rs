@@ -1,0 +1,454 @@
+//! The cache effect: the same OLTP workload with its data held by the page
+//! cache and not.
+//!
+//! Samsung's "System-wide Issues for Efficient Use of E-SSD" ran TPC-C on
+//! an SSD and on a disk: while the data fit in the server's memory the SSD
+//! was no faster, and the gap grew with the warehouses. Here the SQLite
+//! workload ([`crate::sqlite`]) runs its timed phase inside a memory cgroup
+//! ([`crate::cgroup`]) of a given limit, with SQLite's own page cache kept
+//! small (`PRAGMA cache_size`, [`crate::sqlite::LIMITED_CACHE_KIB`] per
+//! connection, no mmap), so that the operating system's page cache is what
+//! holds the database — and what the limit limits.
+//!
+//! Before each timed phase the database's cached pages are dropped
+//! (`posix_fadvise(POSIX_FADV_DONTNEED)`, after a sync, so every page is
+//! clean) and the files are read once from inside the group, so each run
+//! starts with as much of the data cached as its memory holds: the figures
+//! are the steady state, not a cold start. The device's reads per
+//! transaction (`/sys/block/X/stat`) are set beside the group's own page
+//! cache (`memory.stat`): where the cache holds the data they are near
+//! zero; as it holds less, each transaction's random account misses it
+//! about `1 − cached/data` of the time.
+
+use crate::cgroup::{self, MemoryCgroup, Place};
+use crate::result::AppResult;
+use crate::{sqlite, Config, Error};
+use serde::Serialize;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The least memory limit accepted: the process's own memory (threads,
+/// SQLite's caches, buffers) is charged to the group too.
+pub const MIN_MEMORY: u64 = 4 << 20;
+/// Room for that memory above the page cache a point is meant to have.
+pub const HEADROOM: u64 = 4 << 20;
+
+/// A group joined, the data dropped from the cache and read back once.
+struct Entered {
+    group: MemoryCgroup,
+    warm_read_bytes: u64,
+    warm_ns: u64,
+}
+
+fn enter(place: &Place, limit: u64, wd: &Path, stop: &AtomicBool) -> Result<Entered, Error> {
+    let mut group = MemoryCgroup::create(place, Some(limit))?;
+    group.join()?;
+    drop_cached(wd)?;
+    let t = Instant::now();
+    let warm_read_bytes = read_once(wd, stop)?;
+    Ok(Entered {
+        group,
+        warm_read_bytes,
+        warm_ns: t.elapsed().as_nanos() as u64,
+    })
+}
+
+/// The workload's files, but for the marker.
+fn data_files(wd: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(wd)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Drop the files' (clean) pages from the page cache.
+fn drop_cached(wd: &Path) -> Result<(), Error> {
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
+    for f in data_files(wd) {
+        let file = std::fs::File::open(&f).map_err(|e| Error::io("opening", &f, e))?;
+        posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).map_err(|e| {
+            Error::Runtime(format!("posix_fadvise(DONTNEED) on {}: {e}", f.display()))
+        })?;
+    }
+    Ok(())
+}
+
+/// Read the files once, front to back; the bytes read.
+fn read_once(wd: &Path, stop: &AtomicBool) -> Result<u64, Error> {
+    let mut buf = vec![0u8; 256 << 10];
+    let mut total = 0;
+    for f in data_files(wd) {
+        let mut file = std::fs::File::open(&f).map_err(|e| Error::io("opening", &f, e))?;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted);
+            }
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) => return Err(Error::io("reading", &f, e)),
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// `--memory SIZE`: the SQLite workload with its timed phase in a memory
+/// cgroup limited to `cfg.memory[0]`.
+pub fn run_limited(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
+    let place = cgroup::locate().map_err(Error::Missing)?;
+    // Made (and removed) once before anything is written, so that a
+    // machine that refuses it gets exit 2 and no files.
+    drop(MemoryCgroup::create(&place, None)?);
+    let (wd, init_ns) = sqlite::prepare(cfg, &stop)?;
+    let limit = cfg.memory[0];
+    let e = enter(&place, limit, &wd, &stop)?;
+    let mut r = sqlite::measure(cfg, &wd, init_ns, stop)?;
+    let u = e.group.usage();
+    let data = r
+        .counts
+        .get("data_bytes")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    r.setting("memory_max", limit);
+    r.setting("cgroup", e.group.describe());
+    drop(e.group);
+    r.count("cache_bytes", u.file_bytes);
+    r.count("anon_bytes", u.anon_bytes);
+    if let Some(p) = u.peak_bytes {
+        r.count("peak_bytes", p);
+    }
+    r.count("warm_read_bytes", e.warm_read_bytes);
+    r.count("warm_ns", e.warm_ns);
+    r.notes.push(format!(
+        "the timed phase ran in a memory cgroup limited to {:.1} MiB; at its end the group's page cache held {:.1} MiB against the database's {:.1} MiB (memory.stat), after the database was dropped from the cache and read once",
+        mib(limit),
+        mib(u.file_bytes),
+        mib(data)
+    ));
+    Ok(r)
+}
+
+/// One memory limit of a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct CachePoint {
+    /// The group's memory limit, bytes.
+    pub memory_max: u64,
+    /// The group's page cache after the timed phase (`memory.stat`).
+    pub cache_bytes: u64,
+    pub anon_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_bytes: Option<u64>,
+    /// cache_bytes / the database's bytes before the point.
+    pub cached_share: f64,
+    /// Bytes read to warm the cache before the timed phase.
+    pub warm_read_bytes: u64,
+    pub transactions: u64,
+    pub ops_per_s: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    /// The device's reads per transaction (None: no block device).
+    pub reads_per_tx: Option<f64>,
+    pub read_bytes_per_tx: Option<f64>,
+    pub writes_per_tx: Option<f64>,
+    /// What the cached share predicts: the random account's page missed
+    /// `1 − min(1, cached_share)` of the time.
+    pub expected_reads_per_tx: f64,
+    pub interrupted: bool,
+}
+
+/// A sweep of memory limits over one database.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CacheEffect {
+    pub name: String,
+    pub op: String,
+    pub directory: String,
+    pub jobs: u32,
+    pub scale: u32,
+    pub seed: u64,
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// The database's files before the first point, bytes.
+    pub data_bytes: u64,
+    /// The disk whose counters were read (None: see `device_note`).
+    pub device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_note: Option<String>,
+    pub points: Vec<CachePoint>,
+    pub interrupted: bool,
+    pub notes: Vec<String>,
+}
+
+/// The limits a sweep uses when none are given: one that holds the data
+/// with room for the WAL and the growing history, and two that hold half
+/// and a quarter of it.
+pub fn automatic_limits(data_bytes: u64) -> Vec<u64> {
+    vec![
+        2 * data_bytes + 4 * HEADROOM,
+        data_bytes / 2 + HEADROOM,
+        data_bytes / 4 + HEADROOM,
+    ]
+}
+
+/// `--cache-effect`: the workload at each memory limit (`cfg.memory`, or
+/// [`automatic_limits`]), largest first, on one database.
+pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> {
+    let place = cgroup::locate().map_err(Error::Missing)?;
+    drop(MemoryCgroup::create(&place, None)?);
+    let (wd, init_ns) = sqlite::prepare(cfg, &stop)?;
+    let data_bytes = sqlite::dir_bytes(&wd);
+    let mut limits = if cfg.memory.is_empty() {
+        automatic_limits(data_bytes)
+    } else {
+        cfg.memory.clone()
+    };
+    limits.sort_unstable_by(|a, b| b.cmp(a));
+    let mut out = CacheEffect {
+        name: "sqlite".into(),
+        op: "transaction".into(),
+        directory: wd.display().to_string(),
+        jobs: cfg.jobs,
+        scale: cfg.scale,
+        seed: cfg.seed,
+        data_bytes,
+        ..Default::default()
+    };
+    out.settings.insert("populate_ns".into(), init_ns.into());
+    for limit in limits {
+        if stop.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
+        let e = match enter(&place, limit, &wd, &stop) {
+            Err(Error::Interrupted) => {
+                out.interrupted = true;
+                break;
+            }
+            other => other?,
+        };
+        let r = sqlite::measure(cfg, &wd, init_ns, stop.clone())?;
+        let u = e.group.usage();
+        if out.settings.len() == 1 {
+            out.settings = r.settings.clone();
+            out.settings.insert("populate_ns".into(), init_ns.into());
+            out.settings
+                .insert("cgroup".into(), e.group.describe().into());
+        }
+        drop(e.group);
+        match (&r.device, &r.device_note) {
+            (Some(d), _) => out.device = Some(d.name.clone()),
+            (None, n) => out.device_note = n.clone(),
+        }
+        out.points
+            .push(point(limit, data_bytes, e.warm_read_bytes, &u, &r));
+        if r.interrupted {
+            out.interrupted = true;
+            break;
+        }
+    }
+    out.notes = judge(&out);
+    Ok(out)
+}
+
+fn point(limit: u64, data: u64, warm: u64, u: &cgroup::Usage, r: &AppResult) -> CachePoint {
+    let share = if data > 0 {
+        u.file_bytes as f64 / data as f64
+    } else {
+        0.0
+    };
+    let per = r.device.as_ref().map(|d| &d.per_op);
+    CachePoint {
+        memory_max: limit,
+        cache_bytes: u.file_bytes,
+        anon_bytes: u.anon_bytes,
+        peak_bytes: u.peak_bytes,
+        cached_share: share,
+        warm_read_bytes: warm,
+        transactions: r.ops,
+        ops_per_s: r.ops_per_s,
+        lat_p50_ns: r.lat_ns.p50,
+        lat_p99_ns: r.lat_ns.p99,
+        reads_per_tx: per.map(|p| p.reads),
+        read_bytes_per_tx: per.map(|p| p.read_bytes),
+        writes_per_tx: per.map(|p| p.writes),
+        expected_reads_per_tx: 1.0 - share.min(1.0),
+        interrupted: r.interrupted,
+    }
+}
+
+/// What the sweep shows, and where the device's counters and the group's
+/// cache disagree.
+fn judge(c: &CacheEffect) -> Vec<String> {
+    let mut notes = vec![format!(
+        "each point dropped the database ({:.1} MiB) from the page cache and read it once inside its group before the timed phase; SQLite's own cache was {} KiB per connection",
+        mib(c.data_bytes),
+        sqlite::LIMITED_CACHE_KIB
+    )];
+    let (Some(first), Some(last)) = (c.points.first(), c.points.last()) else {
+        return notes;
+    };
+    if let (Some(r0), Some(r1)) = (first.reads_per_tx, last.reads_per_tx) {
+        let change = if first.ops_per_s > 0.0 {
+            (last.ops_per_s / first.ops_per_s - 1.0) * 100.0
+        } else {
+            0.0
+        };
+        notes.push(format!(
+            "with {:.0} % of the data cached the device served {r0:.2} reads per transaction at {:.0} transactions/s; with {:.0} % cached, {r1:.2} reads at {:.0}/s ({change:+.0} %)",
+            first.cached_share.min(1.0) * 100.0,
+            first.ops_per_s,
+            last.cached_share.min(1.0) * 100.0,
+            last.ops_per_s
+        ));
+    }
+    let wal = c.settings.get("journal").and_then(|j| j.as_str()) == Some("wal");
+    let mut wal_noted = false;
+    for p in &c.points {
+        let Some(r) = p.reads_per_tx else { continue };
+        let e = p.expected_reads_per_tx;
+        let missing = (p.cached_share >= 1.0 && r > 0.05) || (e >= 0.3 && r < e / 4.0);
+        let extra = p.cached_share < 1.0 && r > 2.0 * e + 0.1;
+        if missing || (extra && !wal) {
+            notes.push(format!(
+                "at {:.1} MiB the group's page cache ({:.0} % of the data, memory.stat) predicts about {e:.2} reads per transaction, the device counted {r:.2}: the two sources disagree (another process's I/O on the disk, reads served elsewhere, or file system metadata read back)",
+                mib(p.memory_max),
+                p.cached_share * 100.0,
+            ));
+        } else if extra && !wal_noted {
+            wal_noted = true;
+            notes.push(format!(
+                "at {:.1} MiB the device counted {r:.2} reads per transaction where the cached share predicts {e:.2} for the database's pages: in WAL mode the rest is the WAL's own (after each checkpoint SQLite rewrites the WAL from its start in frames of a page and 24 bytes, which straddle the cache's pages, so writing a frame onto an evicted page reads it first; the rollback journal, --journal delete, shows the database's misses alone)",
+                mib(p.memory_max)
+            ));
+        }
+    }
+    notes
+}
+
+impl CacheEffect {
+    /// A table for a person.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "{} cache effect ({} jobs, scale {}, database {:.1} MiB, device {}):\n",
+            self.name,
+            self.jobs,
+            self.scale,
+            mib(self.data_bytes),
+            self.device.as_deref().unwrap_or("none")
+        );
+        s += "  memory.max  cached  cached %   tx/s    p50       p99       reads/tx  expected  writes/tx\n";
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
+        for p in &self.points {
+            s += &format!(
+                "  {:>7.1} MiB {:>6.1} MiB {:>5.0} %  {:>7.0}  {:>8}  {:>8}  {:>8}  {:>8.3}  {:>8}\n",
+                mib(p.memory_max),
+                mib(p.cache_bytes),
+                p.cached_share * 100.0,
+                p.ops_per_s,
+                us(p.lat_p50_ns),
+                us(p.lat_p99_ns),
+                f(p.reads_per_tx),
+                p.expected_reads_per_tx,
+                f(p.writes_per_tx)
+            );
+        }
+        if let Some(n) = &self.device_note {
+            s += &format!("  device: no figures: {n}\n");
+        }
+        for n in &self.notes {
+            s += &format!("  note: {n}\n");
+        }
+        if self.interrupted {
+            s += "  interrupted: the figures cover what ran\n";
+        }
+        s
+    }
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1 << 20) as f64
+}
+
+fn us(ns: u64) -> String {
+    if ns >= 10_000_000 {
+        format!("{:.1}ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.0}µs", ns as f64 / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(share: f64, reads: f64) -> CachePoint {
+        CachePoint {
+            memory_max: 8 << 20,
+            cache_bytes: 0,
+            anon_bytes: 0,
+            peak_bytes: None,
+            cached_share: share,
+            warm_read_bytes: 0,
+            transactions: 100,
+            ops_per_s: 100.0,
+            lat_p50_ns: 0,
+            lat_p99_ns: 0,
+            reads_per_tx: Some(reads),
+            read_bytes_per_tx: None,
+            writes_per_tx: None,
+            expected_reads_per_tx: 1.0 - share.min(1.0),
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn automatic_limits_hold_the_data_then_half_then_a_quarter() {
+        let l = automatic_limits(40 << 20);
+        assert!(l[0] > 80 << 20);
+        assert_eq!(l[1], (20 << 20) + HEADROOM);
+        assert_eq!(l[2], (10 << 20) + HEADROOM);
+        assert!(l.iter().all(|&m| m >= MIN_MEMORY));
+    }
+
+    #[test]
+    fn counters_that_contradict_the_cache_are_named() {
+        let mut c = CacheEffect {
+            data_bytes: 10 << 20,
+            settings: [("journal".to_string(), "delete".into())]
+                .into_iter()
+                .collect(),
+            points: vec![pt(1.2, 0.0), pt(0.3, 0.7)],
+            ..Default::default()
+        };
+        let n = judge(&c);
+        assert!(!n.iter().any(|x| x.contains("disagree")), "{n:?}");
+        // Reads where the cache held everything; none where it held
+        // little; far more than the misses of the database's pages.
+        c.points = vec![pt(1.2, 0.5), pt(0.3, 0.0), pt(0.5, 3.0)];
+        let n = judge(&c);
+        assert_eq!(
+            n.iter().filter(|x| x.contains("disagree")).count(),
+            3,
+            "{n:?}"
+        );
+        // In WAL mode the excess is the WAL's rewrites, said once.
+        c.settings.insert("journal".into(), "wal".into());
+        c.points = vec![pt(1.2, 0.0), pt(0.5, 3.0), pt(0.3, 3.0)];
+        let n = judge(&c);
+        assert!(!n.iter().any(|x| x.contains("disagree")), "{n:?}");
+        assert_eq!(
+            n.iter().filter(|x| x.contains("rewrites the WAL")).count(),
+            1,
+            "{n:?}"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! `ssdready app sqlite --memory/--cache-effect`: the same OLTP workload in
+//! a memory cgroup whose page cache holds the data and one whose does not.
+//! The device's read counters (/sys/block) and the cgroup's own page cache
+//! (memory.stat) must tell the same story: no reads where the data is
+//! cached, reads where it is not; and the cgroup never outlives the run,
+//! Ctrl-C included.
+
+mod common;
+
+use common::{ssdready, LoopDev};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// ext4 with 4 KiB blocks (the page size: no partial-page metadata reads)
+/// on a loop device over /dev/shm, unmounted on drop.
+struct Ext4 {
+    mnt: tempfile::TempDir,
+    _l: LoopDev,
+}
+
+impl Ext4 {
+    fn new(tag: &str) -> Option<Ext4> {
+        if Command::new("mkfs.ext4").arg("-V").output().is_err() {
+            eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not installed");
+            return None;
+        }
+        let l = LoopDev::new(tag, 128)?;
+        let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+        let lazy = "lazy_itable_init=0,lazy_journal_init=0";
+        if !ok(Command::new("mkfs.ext4").args(["-q", "-F", "-b", "4096", "-E", lazy, &l.dev])) {
+            eprintln!("skipped: mkfs.ext4 failed");
+            return None;
+        }
+        let mnt = tempfile::tempdir().unwrap();
+        if !ok(Command::new("mount").arg(&l.dev).arg(mnt.path())) {
+            eprintln!("skipped: mount failed");
+            return None;
+        }
+        Some(Ext4 { mnt, _l: l })
+    }
+    fn dir(&self) -> String {
+        self.mnt.path().display().to_string()
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+    }
+}
+
+/// Every `ssdready-app-*` cgroup directory under the mounted hierarchies.
+fn ssdready_cgroups() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with("ssdready-app-") {
+                found.push(e.path());
+            } else if stack.len() < 10_000 {
+                stack.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+/// The memory cgroup a process is in now (its memory line in v1, its one
+/// line in v2), as a path relative to the hierarchy.
+fn cgroup_line(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default()
+}
+
+fn sweep(dir: &str, extra: &[&str]) -> std::process::Output {
+    let mut a = vec![
+        "app",
+        "sqlite",
+        "--directory",
+        dir,
+        "--output-format",
+        "json",
+        "--quiet",
+    ];
+    a.extend_from_slice(extra);
+    ssdready(&a)
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn device_reads_appear_when_the_page_cache_stops_holding_the_data() {
+    let Some(fs) = Ext4::new("cache") else {
+        return;
+    };
+    let dir = fs.dir();
+    // 40 MiB holds the 9 MiB database; 6 MiB holds a fraction of it.
+    let out = sweep(&dir, &["--memory", "40m,6m", "--runtime", "700ms"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && err.contains("cgroup") {
+        eprintln!("skipped: {}", err.trim());
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pts = r["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2, "{r}");
+    assert!(r["device"].as_str().unwrap().starts_with("loop"), "{r}");
+    let (fits, not) = (&pts[0], &pts[1]);
+    assert!(f(&fits["memory_max"]) > f(&not["memory_max"]));
+    // memory.stat: the group's page cache held the data, then a part.
+    assert!(f(&fits["cached_share"]) >= 0.95, "{fits}");
+    assert!(f(&not["cached_share"]) < 0.6, "{not}");
+    assert!(f(&not["cache_bytes"]) <= f(&not["memory_max"]));
+    // /sys/block: no reads while cached, reads once not.
+    assert!(fits["transactions"].as_u64().unwrap() > 0);
+    assert!(not["transactions"].as_u64().unwrap() > 0);
+    assert!(f(&fits["reads_per_tx"]) < 0.05, "{fits}");
+    assert!(f(&not["reads_per_tx"]) > 0.2, "{not}");
+    assert!(
+        f(&not["reads_per_tx"]) >= f(&not["expected_reads_per_tx"]) / 4.0,
+        "{not}"
+    );
+    // The group was made where the result says, and is gone.
+    let cg = r["settings"]["cgroup"].as_str().unwrap();
+    let path = Path::new(cg.rsplit(" at ").next().unwrap());
+    assert!(path.starts_with("/sys/fs/cgroup"), "{cg}");
+    assert!(!path.exists(), "{} left behind", path.display());
+
+    // Ctrl-C in the middle of a point: results so far, exit 130, and the
+    // group removed.
+    let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["app", "sqlite", "--directory", &dir, "--memory", "40m,8m"])
+        .args(["--runtime", "60s", "--output-format", "json", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let name = format!("ssdready-app-{pid}");
+    let t0 = std::time::Instant::now();
+    while !cgroup_line(pid).contains(&name) && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(cgroup_line(pid).contains(&name), "never joined its cgroup");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let after: Vec<_> = ssdready_cgroups()
+        .into_iter()
+        .filter(|p| p.ends_with(&name))
+        .collect();
+    assert!(after.is_empty(), "left behind: {after:?}");
+}
+
+#[test]
+fn memory_limits_are_checked_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().display().to_string();
+    for c in [
+        vec!["--memory", "1m"],
+        vec!["--memory", "64m,lots"],
+        vec!["--memory", "64m", "--runtime", "1s", "--scale", "0"],
+    ] {
+        let out = sweep(&d, &c);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{c:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{c:?}: {err}");
+    }
+    let out = ssdready(&["app", "fdatasync", "--directory", &d, "--cache-effect"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sqlite"));
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+}
