@@ -42,7 +42,8 @@ pub const RELATIVE_ERROR: f64 = 1.0 / 256.0;
 /// A mergeable latency histogram; see the module docs for the layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Histogram {
-    counts: Box<[u64]>,
+    /// A fixed-size array, so that recording needs no bounds check.
+    counts: Box<[u64; NUM_BUCKETS]>,
     n: u64,
     min: u64,
     max: u64,
@@ -58,14 +59,12 @@ impl Default for Histogram {
 
 #[inline]
 fn bucket_of(v: u64) -> usize {
-    if v < 2 * SUB_BUCKETS {
-        return v as usize;
-    }
     let v = v.min(MAX_TRACKABLE_NS - 1);
-    let msb = 63 - v.leading_zeros(); // >= 8
-    let shift = msb - SUB_BITS; // >= 1
-    let group = (msb - SUB_BITS) as u64; // 1 for [256, 512)
-    (group * SUB_BUCKETS + (v >> shift)) as usize
+    // Without a branch: below 256 the leading one is taken as bit 7, so
+    // the shift and the group are 0 and the bucket is the value itself.
+    let msb = 63 - (v | SUB_BUCKETS).leading_zeros(); // >= 7
+    let shift = msb - SUB_BITS; // 1 for [256, 512)
+    (u64::from(shift) * SUB_BUCKETS + (v >> shift)) as usize
 }
 
 /// The lowest value and the width of bucket `i`.
@@ -84,7 +83,10 @@ impl Histogram {
     /// An empty histogram (allocates its buckets once, about 38 KiB).
     pub fn new() -> Self {
         Histogram {
-            counts: vec![0u64; NUM_BUCKETS].into_boxed_slice(),
+            counts: vec![0u64; NUM_BUCKETS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("NUM_BUCKETS counts"),
             n: 0,
             min: u64::MAX,
             max: 0,
@@ -109,6 +111,22 @@ impl Histogram {
         self.max = self.max.max(v);
         self.sum += v as u128 * k as u128;
         self.sum_sq += (v as u128 * v as u128) * k as u128;
+    }
+
+    /// Count one value in two histograms at once, its bucket found once
+    /// (a synchronous I/O's completion and total latency are one value).
+    #[inline]
+    pub fn record_both(a: &mut Histogram, b: &mut Histogram, v: u64) {
+        let i = bucket_of(v);
+        let sq = v as u128 * v as u128;
+        for h in [a, b] {
+            h.counts[i] += 1;
+            h.n += 1;
+            h.min = h.min.min(v);
+            h.max = h.max.max(v);
+            h.sum += v as u128;
+            h.sum_sq += sq;
+        }
     }
 
     /// Add all samples of `other`.
@@ -283,6 +301,13 @@ mod tests {
         h.merge(&g);
         assert_eq!(h.max(), 1_000_000);
         assert_eq!(h.percentile(100.0), 1_000_000);
+        let (mut a, mut b, mut one) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for v in [0, 7, 255, 256, 300, 1 << 20, u64::MAX] {
+            Histogram::record_both(&mut a, &mut b, v);
+            one.record(v);
+        }
+        assert_eq!(a, one, "record_both counts as record");
+        assert_eq!(b, one, "record_both counts as record");
         h.clear();
         assert_eq!(h.count(), 0);
         assert_eq!(h.percentile(50.0), 0);

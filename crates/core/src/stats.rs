@@ -212,15 +212,47 @@ impl DirStats {
     /// Count a completion of `bytes` at second `sec` of the measured window.
     #[inline]
     pub fn account(&mut self, sec: usize, bytes: u64, short: bool) {
+        self.second(sec, bytes, short);
+    }
+
+    /// [`DirStats::account`] and [`DirStats::record_lat`] at once (one
+    /// look-up of the second).
+    #[inline]
+    pub fn account_lat(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
+        self.second(sec, bytes, short).record_lat(lat);
+        self.lat.record(lat);
+    }
+
+    /// [`DirStats::account_lat`] of a synchronous I/O, whose completion
+    /// latency is its total latency: both histograms at once.
+    #[inline]
+    pub fn account_sync(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
+        self.second(sec, bytes, short).record_lat(lat);
+        Histogram::record_both(&mut self.lat, &mut self.clat, lat);
+    }
+
+    /// Count a completion of `bytes` in second `sec`; returns that second.
+    #[inline]
+    fn second(&mut self, sec: usize, bytes: u64, short: bool) -> &mut SecSample {
         self.ios += 1;
         self.bytes += bytes;
         self.short_ios += u64::from(short);
-        if sec >= self.series.len() {
-            self.series.resize(sec + 1, SecSample::default());
-        }
-        let s = &mut self.series[sec];
+        let s = if sec < self.series.len() {
+            &mut self.series[sec]
+        } else {
+            self.grow_series(sec)
+        };
         s.ios += 1;
         s.bytes += bytes;
+        s
+    }
+
+    /// The series up to second `sec` (once a second, out of line).
+    #[cold]
+    #[inline(never)]
+    fn grow_series(&mut self, sec: usize) -> &mut SecSample {
+        self.series.resize_with(sec + 1, SecSample::default);
+        &mut self.series[sec]
     }
 
     /// Count a completion's total latency: in the run's histogram and in
@@ -270,29 +302,20 @@ impl DirStats {
 /// fio's depth buckets: `1, 2, 4, 8, 16, 32, >=64` for queue depth at issue.
 #[inline]
 pub fn depth_bucket(n: usize) -> usize {
-    match n {
-        0..=1 => 0,
-        2..=3 => 1,
-        4..=7 => 2,
-        8..=15 => 3,
-        16..=31 => 4,
-        32..=63 => 5,
-        _ => 6,
-    }
+    // floor(log2 n), 0 for 0 and 1, at most 6 (no chain of comparisons:
+    // this is counted at every submission).
+    ((usize::BITS - 1 - (n | 1).leading_zeros()) as usize).min(6)
 }
 
 /// fio's batch buckets: `0, 4, 8, 16, 32, 64, >=64` for I/Os per submit or reap call.
 #[inline]
 pub fn batch_bucket(n: usize) -> usize {
-    match n {
-        0 => 0,
-        1..=4 => 1,
-        5..=8 => 2,
-        9..=16 => 3,
-        17..=32 => 4,
-        33..=64 => 5,
-        _ => 6,
+    if n == 0 {
+        return 0;
     }
+    // ceil(log2 n) - 1, between 1 and 6.
+    let ceil_log2 = usize::BITS - (n - 1).leading_zeros();
+    (ceil_log2.saturating_sub(1) as usize).clamp(1, 6)
 }
 
 /// CPU used by one worker thread over its measured window (getrusage RUSAGE_THREAD).
@@ -567,11 +590,26 @@ impl IoSplit {
     }
 }
 
+/// A direction's stats, created (its histograms allocated) on first use:
+/// kept out of line, so that [`WorkerStats::dir`] stays a check and a load.
+#[cold]
+#[inline(never)]
+fn new_dir(slot: &mut Option<Box<DirStats>>) {
+    *slot = Some(Box::default());
+}
+
 impl WorkerStats {
     /// The stats of `d`, created on first use.
     #[inline]
     pub fn dir(&mut self, d: Ddir) -> &mut DirStats {
-        self.dirs[d.idx()].get_or_insert_with(Box::default)
+        let slot = &mut self.dirs[d.idx()];
+        if slot.is_none() {
+            new_dir(slot);
+        }
+        match slot {
+            Some(stats) => stats,
+            None => unreachable!("created above"),
+        }
     }
 
     /// Count an error gone past (`continue_on_error`), keeping the first.
@@ -733,6 +771,33 @@ mod tests {
         s.record(1000, 1100, None);
         assert_eq!((s.matched, s.unmatched), (0, 4));
         assert_eq!(s.total.count(), 0);
+    }
+
+    #[test]
+    fn depth_and_batch_buckets_are_fios() {
+        // fio's tables, as ranges.
+        let depth = |n: usize| match n {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        let batch = |n: usize| match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        };
+        for n in (0..5000).chain([usize::MAX / 2, usize::MAX - 1, usize::MAX]) {
+            assert_eq!(depth_bucket(n), depth(n), "depth {n}");
+            assert_eq!(batch_bucket(n), batch(n), "batch {n}");
+        }
     }
 
     #[test]

@@ -526,7 +526,7 @@ impl JobFlow {
     /// The next read, write or trim (file, direction, offset, length) when
     /// the flow is lean and in the middle of a pass; None: ask
     /// [`JobFlow::next`] (which gives the same I/Os and every other step).
-    #[inline]
+    #[inline(always)]
     pub fn next_plain(&mut self) -> Option<(u32, Ddir, u64, u32)> {
         if !self.lean
             || self.wrap_invalidate

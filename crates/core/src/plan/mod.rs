@@ -139,6 +139,8 @@ pub struct IoPlan {
     /// The common case [`IoPlan::next_fast`] plans: one file, one block
     /// size, the permutation or plain sequential offsets.
     fast: bool,
+    /// The direction of every I/O when the job has one (not a mix).
+    fixed_ddir: Option<Ddir>,
 }
 
 /// Where a strided job is: the zone (relative to the region) and the bytes
@@ -292,6 +294,7 @@ impl IoPlan {
             wrapped: Vec::new(),
             strided,
             fast,
+            fixed_ddir: fixed_ddir(spec.rw),
         }
     }
 
@@ -334,11 +337,9 @@ impl IoPlan {
     }
 
     fn draw_ddir(&mut self) -> Ddir {
-        match self.rw {
-            RwMode::Read | RwMode::RandRead => Ddir::Read,
-            RwMode::Write | RwMode::RandWrite => Ddir::Write,
-            RwMode::Trim | RwMode::RandTrim => Ddir::Trim,
-            RwMode::ReadWrite | RwMode::RandRw => {
+        match self.fixed_ddir {
+            Some(d) => d,
+            None => {
                 if self.rng.random_range(0..100u32) < self.rwmixread {
                     Ddir::Read
                 } else {
@@ -393,8 +394,21 @@ impl IoPlan {
 
     /// The next I/O as (file, direction, absolute offset, length), or None
     /// when the job's budget (io_size × loops, number_ios) is spent.
-    #[inline]
+    #[inline(always)]
     pub fn next_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        // The shortcut inline; the rest (and fio's trimwrite, which the
+        // shortcut never has) out of line.
+        if self.fast {
+            if let Some(io) = self.next_fast() {
+                return Some(io);
+            }
+        }
+        self.next_io_general()
+    }
+
+    /// [`IoPlan::next_io`] past its shortcut.
+    #[inline(never)]
+    fn next_io_general(&mut self) -> Option<(u32, Ddir, u64, u32)> {
         // fio's trimwrite: the write of the block just trimmed, which the
         // job's size does not count (size=1m: 1 MiB trimmed, 1 MiB written).
         if let Some((file, offset, len)) = self.owed_write.take() {
@@ -408,14 +422,9 @@ impl IoPlan {
         Some(io)
     }
 
-    /// [`IoPlan::next_io`] without fio's trimwrite.
+    /// [`IoPlan::next_io`] without fio's trimwrite (or the shortcut).
     #[inline]
     fn next_planned_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
-        if self.fast {
-            if let Some(io) = self.next_fast() {
-                return Some(io);
-            }
-        }
         if self.ios_left == Some(0) || self.bytes_left == Some(0) || self.files.is_empty() {
             return None;
         }
@@ -467,12 +476,16 @@ impl IoPlan {
         let len = self.unit;
         if self.ios_left == Some(0)
             || self.bytes_left.is_some_and(|l| l < len)
-            || self.done[0]
+            || !matches!(self.done[..], [false])
             || self.files[0].region.len < len
         {
             return None;
         }
-        let ddir = self.next_ddir();
+        // A job of one direction draws nothing (what next_ddir would give).
+        let ddir = match (self.pending, self.fixed_ddir) {
+            (Some(d), _) | (None, Some(d)) => d,
+            (None, None) => self.next_ddir(),
+        };
         let d = ddir.idx();
         let f = &mut self.files[0];
         let rel = if self.rw.is_random() {
@@ -769,6 +782,16 @@ impl IoPlan {
             }
         }
         Some(min)
+    }
+}
+
+/// The direction of every I/O of `rw`, when it has one (not a mix).
+fn fixed_ddir(rw: RwMode) -> Option<Ddir> {
+    match rw {
+        RwMode::Read | RwMode::RandRead => Some(Ddir::Read),
+        RwMode::Write | RwMode::RandWrite => Some(Ddir::Write),
+        RwMode::Trim | RwMode::RandTrim => Some(Ddir::Trim),
+        RwMode::ReadWrite | RwMode::RandRw => None,
     }
 }
 

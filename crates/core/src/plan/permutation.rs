@@ -47,7 +47,7 @@ impl Permutation {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn round(&self, mut x: u64) -> u64 {
         for r in 0..3 {
             x = (x ^ self.keys[r]) & self.mask;
@@ -58,7 +58,7 @@ impl Permutation {
     }
 
     /// The image of `i` (which must be < n).
-    #[inline]
+    #[inline(always)]
     pub fn map(&self, i: u64) -> u64 {
         let mut y = self.round(i);
         while y >= self.n {

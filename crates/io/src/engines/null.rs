@@ -13,10 +13,13 @@ use ssdready_core::{Completion, IoReq};
 /// See the module docs.
 pub struct NullEngine {
     sync: bool,
-    /// The requests queued and not yet reaped, in order: a ring of
-    /// `depth` entries. `reaped..committed` are complete (committed),
+    /// The requests queued and not yet reaped, in order: a ring of at
+    /// least `depth` entries, a power of two (a position's place is a
+    /// mask away). `reaped..committed` are complete (committed),
     /// `committed..queued` wait for the next commit (positions wrap).
     ring: Box<[Completion]>,
+    /// `ring.len() - 1`.
+    mask: usize,
     reaped: usize,
     committed: usize,
     queued: usize,
@@ -26,9 +29,11 @@ impl NullEngine {
     /// A null engine for `spec`.
     pub fn new(spec: &JobSpec) -> Self {
         let depth = spec.effective_iodepth() as usize;
+        let len = depth.max(1).next_power_of_two();
         NullEngine {
             sync: depth == 1,
-            ring: vec![Completion { slot: 0, result: 0 }; depth.max(1)].into_boxed_slice(),
+            ring: vec![Completion { slot: 0, result: 0 }; len].into_boxed_slice(),
+            mask: len - 1,
             reaped: 0,
             committed: 0,
             queued: 0,
@@ -39,8 +44,9 @@ impl NullEngine {
     /// flight).
     #[inline]
     fn push(&mut self, slot: u32, result: i64) {
-        let at = self.queued % self.ring.len();
-        self.ring[at] = Completion { slot, result };
+        if let Some(c) = self.ring.get_mut(self.queued & self.mask) {
+            *c = Completion { slot, result };
+        }
         self.queued = self.queued.wrapping_add(1);
     }
 }
@@ -66,7 +72,10 @@ impl Engine for NullEngine {
     #[inline]
     fn getevents(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let n = self.ring.len();
-        let (from, count) = (self.reaped % n, self.committed.wrapping_sub(self.reaped));
+        let (from, count) = (
+            self.reaped & self.mask,
+            self.committed.wrapping_sub(self.reaped),
+        );
         let first = count.min(n - from);
         out.extend_from_slice(&self.ring[from..from + first]);
         out.extend_from_slice(&self.ring[..count - first]);

@@ -355,11 +355,12 @@ impl<'a> Loop<'a> {
         mut now: u64,
     ) -> Result<(), EngineError> {
         let mut burst = 0usize;
+        let max_burst = self.depth.max(32);
         self.draining = false;
         if F::FULL && self.holding_for_low_mark() {
             return Ok(());
         }
-        while !self.done_issuing && self.inflight < self.depth_cap && burst < self.depth.max(32) {
+        while !self.done_issuing && self.inflight < self.depth_cap && burst < max_burst {
             burst += 1;
             if !F::FULL {
                 if let Some(rw) = self.flow.next_plain() {
@@ -552,7 +553,7 @@ impl<'a> Loop<'a> {
             FlowIo::Sync { file, data_only } => (file, Some(data_only)),
             FlowIo::SyncRange { file } => (file, None),
         };
-        let slot = self.free.pop().expect("a free slot while inflight < depth");
+        let slot = self.free_slot();
         self.slots[slot as usize] = Slot {
             issue_ns: now,
             submit_ns: now,
@@ -588,7 +589,7 @@ impl<'a> Loop<'a> {
         reset_only: bool,
         now: u64,
     ) -> Result<u64, EngineError> {
-        let slot = self.free.pop().expect("a free slot while inflight < depth");
+        let slot = self.free_slot();
         if F::FULL && self.join.is_some() {
             self.kernel[slot as usize] = self.kernel_sector(file, offset);
         }
@@ -662,6 +663,18 @@ impl<'a> Loop<'a> {
         self.after_queue::<E, F>(engine, slot, queued, now, Some(held))
     }
 
+    /// The slot the next request takes: the last free one, left on the
+    /// free list until the request turns out to be pending
+    /// ([`Loop::after_queue`]); one that completes inside `queue` never
+    /// leaves it.
+    #[inline(always)]
+    fn free_slot(&self) -> u32 {
+        *self
+            .free
+            .last()
+            .expect("a free slot while inflight < depth")
+    }
+
     /// A request the engine took: account it now when it completed inside
     /// `queue`, else queue it for the next commit. `held`: its file lock,
     /// released once the completion time is taken.
@@ -688,12 +701,13 @@ impl<'a> Loop<'a> {
                     self.stats.depth_at_issue[0] += 1;
                     self.stats.completion_events += 1;
                 }
+                // The slot stays free (it was only looked at).
                 self.account::<E, F>(engine, slot, res, t, true);
-                self.free.push(slot);
                 Ok(t)
             }
             Queued::Pending => {
                 drop(held);
+                self.free.pop();
                 self.inflight += 1;
                 self.to_commit.push(slot);
                 if self.to_commit.len() >= self.batch_submit {
@@ -858,10 +872,11 @@ impl<'a> Loop<'a> {
             return;
         }
         let sec = self.second(t);
-        let d = self.stats.dir(ddir);
-        d.account(sec, res as u64, (res as u64) < s.len as u64);
+        let short = (res as u64) < s.len as u64;
         if F::FULL && self.fake_io {
             // fio's FIO_NOSTATS: only the file operation's time, as clat.
+            let d = self.stats.dir(ddir);
+            d.account(sec, res as u64, short);
             if let Some(ns) = self.op_lat.take() {
                 d.clat.record(ns);
             }
@@ -873,11 +888,17 @@ impl<'a> Loop<'a> {
             None => lat,
         };
         let d = self.stats.dir(ddir);
-        d.record_lat(sec, total);
         let (slat, clat) = if sync {
-            d.clat.record(lat);
+            if total == lat {
+                // Completion and total latency are one value.
+                d.account_sync(sec, res as u64, short, lat);
+            } else {
+                d.account_lat(sec, res as u64, short, total);
+                d.clat.record(lat);
+            }
             (0, lat)
         } else {
+            d.account_lat(sec, res as u64, short, total);
             let slat = s.submit_ns.saturating_sub(s.issue_ns);
             let clat = t.saturating_sub(s.submit_ns);
             d.slat.record(slat);
