@@ -658,7 +658,7 @@ mod tests {
         assert_eq!((dev.iface.in_use(), e.parked.len()), (1, 3));
         let mut out = Vec::new();
         // The modelled completion of the latest command submitted.
-        let latest = || dev.latest(&dev.device.lock().unwrap());
+        let latest = || dev.latest(&dev.device.read().unwrap());
         let mut done = vec![latest()];
         while out.len() < 4 {
             e.getevents(1, &mut out).unwrap();
@@ -673,7 +673,7 @@ mod tests {
             assert!(w[1] - w[0] >= 7_600, "a command apart: {done:?}");
         }
         assert_eq!(dev.iface.in_use(), 0);
-        assert_eq!(dev.totals(&dev.device.lock().unwrap()).commands, 4);
+        assert_eq!(dev.totals(&dev.device.read().unwrap()).commands, 4);
     }
 
     #[test]
