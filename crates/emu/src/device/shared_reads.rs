@@ -25,7 +25,8 @@
 //! their queue pairs ([`crate::queues`]), their die time and NAND counts by
 //! their dies ([`Device::totals`], [`Device::nand_totals`]).
 
-use super::{Device, Extent};
+use super::{Device, Extent, Timeline};
+use crate::locked::Locked;
 
 /// Shared reads' command numbers: above any the device's own count
 /// reaches, so a shared read never takes another command's NAND page read
@@ -46,19 +47,19 @@ impl Device {
     /// for a device whose [`Device::reads_shareable`] holds.
     pub fn read_shared(&self, t: u64, e: &Extent) -> u64 {
         let now = self.t_now.raise(t);
-        let fetched = {
-            let dur = self.link_ns(self.command_bytes(1));
-            self.cmd_line.lock().reserve(t, dur, now)
+        // The link's lock only when it takes time (`reserve` of nothing
+        // changes nothing).
+        let on_link = |line: &Locked<Timeline>, at: u64, bytes: u64| match self.link_ns(bytes) {
+            0 => at,
+            dur => line.lock().reserve(at, dur, now),
         };
+        let fetched = on_link(&self.cmd_line, t, self.command_bytes(1));
         let pages = self.lpns(e);
         let cost = self.controller_ns(pages.end - pages.start, 1);
         let ready = super::take_earliest(&mut self.ctrl_free.lock(), fetched, cost);
         let cmd = SHARED | self.read_seq.next();
         let data_at = pages.fold(ready, |d, lpn| d.max(self.read_page_as(lpn, ready, cmd)));
-        let done = self
-            .link_line
-            .lock()
-            .reserve(data_at, self.link_ns(e.len), now);
+        let done = on_link(&self.link_line, data_at, e.len);
         done.max(t).saturating_add(self.p.cpl_ns)
     }
 }
