@@ -11,6 +11,13 @@
 #    alternate round by round, medians and their ratio to one worker
 #    (goal: 2 workers ≥ 1.8×). A busy machine makes the ratio meaningless:
 #    the load average is printed with it.
+# 1c. The same on a flash preset (emu:nvme-tlc: reads hold the model
+#    shared, locking only their die, its channel, the controller cores and
+#    the link), on unwritten pages and after a 1 GiB fill, each against
+#    what the model itself allows: the same job in virtual time (one
+#    worker, QD 32 and QD 64 = 2 workers' depth). 2 workers can reach
+#    1.8× one only where the model's QD 64 figure is ≥ 1.8× the
+#    real-time one-worker figure; otherwise the goal is the QD 64 figure.
 # 2. Virtual time: simulated I/Os per CPU-second for a GC-heavy random-write
 #    run (x25e, 256 MiB written over and over), a read run, and reads right
 #    after a fill (goal ≥ 5M).
@@ -19,7 +26,8 @@
 #    have drained).
 # Usage: bench/emu.sh            (ROUNDS=3 RUNTIME=5 by default;
 #        BIN=path uses that binary instead of building one;
-#        ONLY=scaling runs the worker-scaling section alone)
+#        ONLY=scaling runs the worker-scaling sections alone;
+#        ONLY=flash-scaling the nvme-tlc one alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -39,6 +47,60 @@ null_run() {
     --runtime="$RUNTIME" --time_based |
     python3 -c "import json,sys; r=json.load(sys.stdin); c=r['phases'][0]['cpu']['per_io'];
 print(sum(j['read']['iops'] for j in r['jobs']), c['process_ns'])"
+}
+
+# 4 KiB random-read IOPS of emu:$1 with $2 workers (QD 32 each) on CPUs
+# 0..$2-1, after a 1 GiB fill when $3 is "fill"; "sim" as $4 runs it in
+# virtual time, one worker at QD 32 × $2.
+flash_run() {
+  local preset=$1 n=$2 fill=$3 how=${4:-run} pre=() idx=0 job
+  if [[ $fill == fill ]]; then
+    pre=(--name=fill --rw=write --bs=1m --iodepth=8 --numjobs=1)
+    idx=1
+  fi
+  if [[ $how == sim ]]; then
+    job=(--rw=randread --bs=4k --iodepth=$((32 * n)) --number_ios=400000 --norandommap)
+    "$B" emu simulate --quiet --output-format=native --filename=emu:$preset,size=1g "${pre[@]}" \
+      --name=r --stonewall --startdelay=2 "${job[@]}"
+  else
+    job=(--rw=randread --bs=4k --iodepth=32 --numjobs="$n" --cpus_allowed=0-$((n - 1))
+      --cpus_allowed_policy=split --runtime="$RUNTIME" --time_based)
+    "$B" run --quiet --output-format=native --filename=emu:$preset,size=1g,nocopy=1,completion=poll \
+      "${pre[@]}" --name=r --stonewall --startdelay=$((idx * 2)) "${job[@]}"
+  fi | python3 -c "import json,sys; r=json.load(sys.stdin); print(sum(j['read']['iops'] for j in r['jobs'][$idx:]))"
+}
+
+flash_scaling() {
+  local fill out=/tmp/emu-bench-flash.$$
+  for fill in fresh fill; do
+    echo "== worker scaling: emu:nvme-tlc, $fill, QD 32 per worker, ${RUNTIME}s × $ROUNDS alternating (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    : > "$out"
+    for ((r = 0; r < ROUNDS; r++)); do
+      for n in 1 2; do
+        echo "$n $(flash_run nvme-tlc "$n" "$fill")" >> "$out"
+      done
+    done
+    python3 - "$out" "$(flash_run nvme-tlc 1 "$fill" sim)" "$(flash_run nvme-tlc 2 "$fill" sim)" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+by = {}
+for n, iops in rows:
+    by.setdefault(int(n), []).append(float(iops))
+model = {1: float(sys.argv[2]), 2: float(sys.argv[3])}
+one = statistics.median(by[1])
+for n, v in sorted(by.items()):
+    m = statistics.median(v)
+    runs = ' '.join(f'{i/1e3:.0f}K' for i in v)
+    print(f"  {n} worker(s): {m/1e3:6.0f}K IOPS median (runs {runs}), {m/one:.2f}x one worker; "
+          f"model at QD {32*n}: {model[n]/1e3:.0f}K ({m/model[n]:.0%} of it)")
+# What 2 workers can reach: twice one worker, or the model's own figure.
+cap = min(2 * one, model[2])
+two = statistics.median(by[2])
+print(f"  2 workers can reach {cap/one:.2f}x one worker ({'the model' if cap < 2 * one else 'twice one worker'}); "
+      f"they reached {two/cap:.0%} of that")
+PY
+  done
+  rm -f "$out"
 }
 
 worker_scaling() {
@@ -73,6 +135,11 @@ PY
 
 if [[ ${ONLY:-} == scaling ]]; then
   worker_scaling
+  flash_scaling
+  exit 0
+fi
+if [[ ${ONLY:-} == flash-scaling ]]; then
+  flash_scaling
   exit 0
 fi
 
@@ -85,6 +152,7 @@ print(f\"  {j['read']['iops']/1e6:.2f}M IOPS, process CPU {c['process_ns']:.0f} 
 done
 
 worker_scaling
+flash_scaling
 
 echo "== virtual time: simulated I/Os per CPU-second"
 sim() {

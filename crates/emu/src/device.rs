@@ -66,10 +66,13 @@ use crate::config::Params;
 use crate::die::{Die, NandCounters, NandTiming, Sealed};
 use crate::dram::{DramUnits, SharedUnits};
 use crate::ftl::{Ftl, FtlError, GcWork};
+use crate::locked::{Locked, Stamp};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
+
+pub mod shared_reads;
 
 /// A shared transfer resource (a channel, the host link) that serves
 /// whoever is ready: reservations fill the earliest gap long enough, so a
@@ -148,22 +151,26 @@ pub struct DeviceCounters {
 pub struct Device {
     pub p: Params,
     pub ftl: Option<Ftl>,
-    ctrl_free: Vec<u64>,
+    ctrl_free: Locked<Vec<u64>>,
     slot_free: Vec<u64>,
     /// DRAM mode: the units, link and slots ([`crate::dram`]), shared with
     /// the real-time front.
     dram: Option<SharedUnits>,
-    /// Flash: each die's schedule ([`crate::die`]).
-    nand: Vec<Die>,
+    /// Flash: each die's schedule ([`crate::die`]), behind its own lock
+    /// for shared reads ([`shared_reads`]), as are the channels,
+    /// the controller cores and the link.
+    nand: Vec<Locked<Die>>,
     timing: NandTiming,
-    chans: Vec<Timeline>,
-    link_line: Timeline,
+    chans: Vec<Locked<Timeline>>,
+    link_line: Locked<Timeline>,
     /// The link as commands and extent lists cross it: their small
     /// transfers interleave with bulk data at packet granularity, so they
     /// queue behind each other, not behind data.
-    cmd_line: Timeline,
-    /// Submission time of the command being served (for pruning timelines).
-    t_now: u64,
+    cmd_line: Locked<Timeline>,
+    /// Submission time of the latest command (for pruning timelines).
+    t_now: Stamp,
+    /// Shared reads' command numbers ([`shared_reads`]).
+    read_seq: Stamp,
     /// Write buffer: (program end, die, operation, bytes) of the program
     /// units holding buffered data; the end is revised when reads have
     /// moved the operation (checked as entries leave). `buffered` also
@@ -200,19 +207,20 @@ impl Device {
             nand: if p.dram {
                 Vec::new()
             } else {
-                (0..dies).map(|_| Die::new(&timing)).collect()
+                (0..dies).map(|_| Locked::new(Die::new(&timing))).collect()
             },
             timing,
             nand_counters: NandCounters::default(),
-            ctrl_free: vec![0; p.fw_units.max(1) as usize],
+            ctrl_free: Locked::new(vec![0; p.fw_units.max(1) as usize]),
             slot_free: vec![0; p.cmd_slots as usize],
             dram: p
                 .dram
                 .then(|| SharedUnits(Arc::new(DramUnits::new(p, link_ps_per_byte(p))))),
-            chans: vec![Timeline::default(); p.channels.max(1) as usize],
-            link_line: Timeline::default(),
-            cmd_line: Timeline::default(),
-            t_now: 0,
+            chans: (0..p.channels.max(1)).map(|_| Locked::default()).collect(),
+            link_line: Locked::default(),
+            cmd_line: Locked::default(),
+            t_now: Stamp::default(),
+            read_seq: Stamp::default(),
             buffer: BinaryHeap::new(),
             buffered: 0,
             chan_ns_per_page: per_s(p.channel_mbps, p.page_bytes as f64),
@@ -261,31 +269,46 @@ impl Device {
         self.dram.as_ref().map(|u| u.0.clone())
     }
 
-    /// The counters, with the DRAM units' busy time (kept by the units).
+    /// The counters, with the DRAM units' busy time (kept by the units)
+    /// or the dies' read time (kept by the dies).
     pub fn totals(&self) -> DeviceCounters {
         DeviceCounters {
             die_busy_ns: match &self.dram {
                 Some(u) => u.0.busy_ns(),
-                None => self.counters.die_busy_ns.clone(),
+                None => (self.counters.die_busy_ns.iter().zip(&self.nand))
+                    .map(|(b, n)| b.saturating_add(n.lock().read_busy_ns))
+                    .collect(),
             },
             ..self.counters.clone()
         }
     }
 
+    /// The NAND counters, with those of reads (kept by the dies).
+    pub fn nand_totals(&self) -> NandCounters {
+        (self.nand.iter()).fold(self.nand_counters, |c, n| c.plus(n.lock().read_counts))
+    }
+
+    /// The link's time for `bytes`, ns.
+    pub(crate) fn link_ns(&self, bytes: u64) -> u64 {
+        bytes.saturating_mul(self.link_ps_per_byte) / 1000
+    }
+
     fn link(&mut self, at: u64, bytes: u64) -> u64 {
-        let dur = bytes.saturating_mul(self.link_ps_per_byte) / 1000;
-        self.link_line.reserve(at, dur, self.t_now)
+        let dur = self.link_ns(bytes);
+        let now = self.t_now.load();
+        self.link_line.get_mut().reserve(at, dur, now)
     }
 
     /// A command's own bytes (the command, its extent list) over the link.
     fn fetch(&mut self, at: u64, bytes: u64) -> u64 {
-        let dur = bytes.saturating_mul(self.link_ps_per_byte) / 1000;
-        self.cmd_line.reserve(at, dur, self.t_now)
+        let dur = self.link_ns(bytes);
+        let now = self.t_now.load();
+        self.cmd_line.get_mut().reserve(at, dur, now)
     }
 
     fn channel(&mut self, c: usize, at: u64) -> u64 {
-        let dur = self.chan_ns_per_page;
-        self.chans[c].reserve(at, dur, self.t_now)
+        let (dur, now) = (self.chan_ns_per_page, self.t_now.load());
+        self.chans[c].get_mut().reserve(at, dur, now)
     }
 
     /// Bytes a command of `extents` extents moves over the link besides its
@@ -328,16 +351,17 @@ impl Device {
         extents.saturating_mul(self.p.extent_ns)
     }
 
-    fn controller(&mut self, t: u64, pages: u64, extents: u64) -> u64 {
-        let cost = per_pages(self.p.fw_per_4k_ns, pages, self.p.page_bytes)
+    /// A controller core's time for a command of `pages` pages and
+    /// `extents` extents.
+    pub(crate) fn controller_ns(&self, pages: u64, extents: u64) -> u64 {
+        per_pages(self.p.fw_per_4k_ns, pages, self.p.page_bytes)
             .saturating_add(self.p.fw_cmd_ns)
-            .saturating_add(self.extents_ns(extents));
-        let (i, free) = earliest(&self.ctrl_free);
-        let end = t.max(free).saturating_add(cost);
-        if let Some(c) = self.ctrl_free.get_mut(i) {
-            *c = end;
-        }
-        end
+            .saturating_add(self.extents_ns(extents))
+    }
+
+    fn controller(&mut self, t: u64, pages: u64, extents: u64) -> u64 {
+        let cost = self.controller_ns(pages, extents);
+        take_earliest(self.ctrl_free.get_mut(), t, cost)
     }
 
     fn busy(&mut self, d: usize, ns: u64) {
@@ -349,7 +373,7 @@ impl Device {
     /// program/erase queue ([`Die::gc`]).
     fn die_work(&mut self, die: u32, from: u64, work: GcWork) {
         let d = die as usize;
-        let Some(nand) = self.nand.get_mut(d) else {
+        let Some(nand) = self.nand.get_mut(d).map(Locked::get_mut) else {
             return;
         };
         let busy = nand.gc(
@@ -357,7 +381,7 @@ impl Device {
             work.moved,
             work.reads,
             work.erased,
-            self.t_now,
+            self.t_now.load(),
             &self.timing,
             &mut self.nand_counters,
         );
@@ -381,7 +405,7 @@ impl Device {
         // A command waits for a free slot and holds it until it completes.
         let slot = (!self.slot_free.is_empty()).then(|| earliest(&self.slot_free));
         let t = slot.map_or(t, |(_, f)| t.max(f));
-        self.t_now = self.t_now.max(t);
+        self.t_now.raise_mut(t);
         // The command and its extent list cross the link once (module docs).
         let n = extents.len() as u64;
         let fetched = self.fetch(t, self.command_bytes(extents.len()));
@@ -440,34 +464,40 @@ impl Device {
     /// returns when its data has crossed the channel (`at` when the page is
     /// unmapped: no NAND access). The die places the read ([`Die::begin_read`]).
     fn read_page(&mut self, lpn: u64, at: u64) -> u64 {
+        self.read_page_as(lpn, at, self.counters.commands)
+    }
+
+    /// [`Device::read_page`] for command number `cmd`, through `&self`: the
+    /// die's lock, then its channel's, are all it takes (uncontended for
+    /// the owner of the whole model). Its die time and NAND counts are
+    /// kept by the die.
+    pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64) -> u64 {
         let Some(ppn) = self.ftl.as_ref().and_then(|f| f.mapping(lpn)) else {
             return at;
         };
         let (d, plane, page) = self.timing.locate(ppn);
-        if d >= self.nand.len() {
+        let Some(die) = self.nand.get(d) else {
             return at;
-        }
-        let c = d % self.chans.len();
-        let cmd = self.counters.commands;
-        if let Some(read_end) = self.nand[d].cached_read(cmd, page) {
+        };
+        let mut die = die.lock();
+        let chan = &self.chans[d % self.chans.len()];
+        let (dur, now) = (self.chan_ns_per_page, self.t_now.load());
+        let planes = u64::from(self.timing.planes);
+        if let Some(read_end) = die.cached_read(cmd, page) {
             // Another unit of a page this command has read: its transfer.
-            let x = self.channel(c, read_end.max(at));
-            self.nand[d].extend_read(plane, x);
-            self.busy(d, self.chan_ns_per_page / u64::from(self.timing.planes));
+            let x = chan.lock().reserve(read_end.max(at), dur, now);
+            die.extend_read(plane, x);
+            die.read_busy_ns = die.read_busy_ns.saturating_add(dur / planes);
             return x;
         }
-        let plan = self.nand[d].begin_read(at, plane, self.t_now, &self.timing);
+        let plan = die.begin_read(at, plane, now, &self.timing);
         let read_end = plan.begin.saturating_add(self.p.read_ns);
-        let x = self.channel(c, read_end);
-        let busy = self.nand[d].end_read(
-            plan,
-            x,
-            (cmd, page, read_end),
-            &self.timing,
-            &mut self.nand_counters,
-        );
+        let x = chan.lock().reserve(read_end, dur, now);
+        let mut counts = die.read_counts;
+        let busy = die.end_read(plan, x, (cmd, page, read_end), &self.timing, &mut counts);
+        die.read_counts = counts;
         // A read holds one plane: its share of the die.
-        self.busy(d, busy / u64::from(self.timing.planes));
+        die.read_busy_ns = die.read_busy_ns.saturating_add(busy / planes);
         x
     }
 
@@ -497,8 +527,10 @@ impl Device {
             if self.p.write_buffer > 0 {
                 self.buffered = self.buffered.saturating_add(page_bytes);
             }
+            let now = self.t_now.load();
             let sealed = self.nand.get_mut(d).and_then(|n| {
-                n.add_unit(xfer_end, self.t_now, &self.timing, &mut self.nand_counters)
+                n.get_mut()
+                    .add_unit(xfer_end, now, &self.timing, &mut self.nand_counters)
             });
             if let Some(s) = sealed {
                 programmed = programmed.max(self.sealed(d, s));
@@ -529,11 +561,13 @@ impl Device {
     /// (None: none was open).
     fn seal_open(&mut self) -> Option<u64> {
         let mut last = None;
+        let now = self.t_now.load();
         for d in 0..self.nand.len() {
-            if !self.nand[d].has_open() {
+            let die = self.nand[d].get_mut();
+            if !die.has_open() {
                 continue;
             }
-            if let Some(s) = self.nand[d].seal(self.t_now, &self.timing, &mut self.nand_counters) {
+            if let Some(s) = die.seal(now, &self.timing, &mut self.nand_counters) {
                 last = last.max(Some(self.sealed(d, s)));
             }
         }
@@ -544,7 +578,10 @@ impl Device {
     /// programs end.
     fn flush_nand(&mut self) -> u64 {
         self.seal_open();
-        self.nand.iter().map(Die::host_end).max().unwrap_or(0)
+        (self.nand.iter_mut())
+            .map(|n| n.get_mut().host_end())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Bytes of written data still only in the write buffer at `t` (their
@@ -566,7 +603,7 @@ impl Device {
     fn buffer_end(&self, end: u64, d: u32, seq: u64) -> u64 {
         self.nand
             .get(d as usize)
-            .and_then(|n| n.op_end(seq))
+            .and_then(|n| n.lock().op_end(seq))
             .map_or(end, |e| e.max(end))
     }
 
@@ -615,7 +652,7 @@ impl Device {
     /// management command); returns its completion ([`crate::zoned`]).
     pub(crate) fn zone_command(&mut self, t: u64, blocks: u64) -> u64 {
         self.counters.commands += 1;
-        self.t_now = self.t_now.max(t);
+        self.t_now.raise_mut(t);
         let mut done = self.controller(t, 0, 1);
         for d in (0..self.nand.len()).filter(|_| blocks > 0) {
             let work = GcWork {
@@ -623,7 +660,7 @@ impl Device {
                 ..GcWork::default()
             };
             self.die_work(d as u32, done, work);
-            done = done.max(self.nand[d].pe_end());
+            done = done.max(self.nand[d].get_mut().pe_end());
         }
         let done = done.saturating_add(self.p.cpl_ns);
         self.now = self.now.max(done);
@@ -663,6 +700,17 @@ pub(crate) fn per_pages(per_4k_ns: u64, pages: u64, page_bytes: u32) -> u64 {
     u64::try_from(ns).unwrap_or(u64::MAX)
 }
 
+/// Reserve the earliest-free of some resources for `cost` from `t`;
+/// returns the end (`t` + `cost` for none).
+pub(crate) fn take_earliest(free: &mut [u64], t: u64, cost: u64) -> u64 {
+    let (i, f) = earliest(free);
+    let end = t.max(f).saturating_add(cost);
+    if let Some(c) = free.get_mut(i) {
+        *c = end;
+    }
+    end
+}
+
 /// The index and time of the earliest-free of some resources ((0, 0) for none).
 pub(crate) fn earliest(free: &[u64]) -> (usize, u64) {
     free.iter()
@@ -673,209 +721,6 @@ pub(crate) fn earliest(free: &[u64]) -> (usize, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one(p: &str, op: Op, off: u64) -> (Device, u64) {
-        let mut d = Device::new(&Params::parse(p).unwrap());
-        let t = d
-            .submit(
-                0,
-                op,
-                &[Extent {
-                    offset: off,
-                    len: 4096,
-                }],
-            )
-            .unwrap();
-        (d, t)
-    }
-
-    #[test]
-    fn timelines_fill_gaps() {
-        let mut l = Timeline::default();
-        assert_eq!(l.reserve(100, 10, 0), 110); // [100,110)
-        assert_eq!(l.reserve(0, 10, 0), 10); // fits before
-        assert_eq!(l.reserve(95, 10, 0), 120); // overlaps [100,110): after it
-        assert_eq!(l.reserve(50, 40, 0), 90); // the gap [10,100) holds it
-        assert_eq!(l.reserve(0, 10, 200), 10, "old intervals are forgotten");
-    }
-
-    #[test]
-    fn x25e_qd1_read_matches_its_fit() {
-        let (mut d, _) = one("x25e,size=128m", Op::Write, 0);
-        let t0 = 10_000_000;
-        let done = d
-            .submit(
-                t0,
-                Op::Read,
-                &[Extent {
-                    offset: 0,
-                    len: 4096,
-                }],
-            )
-            .unwrap();
-        let lat = done - t0;
-        // 28 us controller + 25 us read + 81.9 us channel + 13.7 us link
-        assert!((145_000..155_000).contains(&lat), "{lat}");
-    }
-
-    #[test]
-    fn unwritten_reads_skip_the_nand() {
-        let (_, t) = one("x25e,size=128m", Op::Read, 0);
-        assert!(t < 50_000, "{t}");
-    }
-
-    #[test]
-    fn dram_mode_serves_in_fixed_time() {
-        let (mut d, t) = one("dram-ssd,size=64m", Op::Read, 0);
-        assert!((7_000..8_000).contains(&t), "{t}");
-        // back-to-back commands queue behind the single unit
-        let t2 = d
-            .submit(
-                0,
-                Op::Read,
-                &[Extent {
-                    offset: 4096,
-                    len: 4096,
-                }],
-            )
-            .unwrap();
-        assert!(t2 >= t + 5_000, "{t2}");
-    }
-
-    #[test]
-    fn vectored_commands_pay_the_controller_once() {
-        let mut a = Device::new(&Params::parse("x25e,size=128m").unwrap());
-        let mut b = a.clone();
-        let ext: Vec<Extent> = (0..8)
-            .map(|i| Extent {
-                offset: i * 1_000_000 / 4096 * 4096,
-                len: 4096,
-            })
-            .collect();
-        let mut t_sep = 0;
-        for e in &ext {
-            t_sep = t_sep.max(a.submit(0, Op::Write, std::slice::from_ref(e)).unwrap());
-        }
-        let t_vec = b.submit(0, Op::Write, &ext).unwrap();
-        assert!(t_vec < t_sep, "vectored {t_vec} vs separate {t_sep}");
-    }
-
-    #[test]
-    fn write_buffer_absorbs_until_full() {
-        // One program unit (16 pages of 4 KiB) of buffer: the 17th write
-        // finds it full and waits for a program (into the SLC cache).
-        let p = Params::parse("nvme-tlc,size=512m,write_buffer=64k").unwrap();
-        let mut d = Device::new(&p);
-        let lat: Vec<u64> = (0..32u64)
-            .map(|i| {
-                d.submit(
-                    0,
-                    Op::Write,
-                    &[Extent {
-                        offset: i * 4096,
-                        len: 4096,
-                    }],
-                )
-                .unwrap()
-            })
-            .collect();
-        assert!(lat[0] < 20_000, "buffered write {}", lat[0]);
-        assert!(lat[15] < 20_000, "buffered write {}", lat[15]);
-        assert!(
-            lat[31] > p.slc_program_ns,
-            "once full, writes wait for programs: {}",
-            lat[31]
-        );
-    }
-}
-
+mod command_costs;
 #[cfg(test)]
-mod command_costs {
-    use super::*;
-
-    fn ext(i: u64, len: u64) -> Extent {
-        Extent {
-            offset: i * 1_048_576,
-            len,
-        }
-    }
-
-    /// n one-extent commands, each issued when the previous completes (a
-    /// host with one command outstanding); returns when the last completes.
-    fn one_at_a_time(d: &mut Device, op: Op, n: u64) -> u64 {
-        (0..n).fold(0, |t, i| d.submit(t, op, &[ext(i, 4096)]).unwrap())
-    }
-
-    fn dram(extra: &str) -> Device {
-        // 1 ns per link byte: link times are exact.
-        Device::new(
-            &Params::parse(&format!(
-                "dram-ssd,size=256m,link_mbps=1000,cpl_ns=500,extent_ns=100{extra}"
-            ))
-            .unwrap(),
-        )
-    }
-
-    #[test]
-    fn n_extents_in_one_command_save_the_per_command_costs_exactly() {
-        for op in [Op::Read, Op::Write] {
-            for n in [1u64, 2, 8, 64] {
-                let mut sep = dram("");
-                let mut vec = sep.clone();
-                let t_sep = one_at_a_time(&mut sep, op, n);
-                let all: Vec<Extent> = (0..n).map(|i| ext(i, 4096)).collect();
-                let t_vec = vec.submit(0, op, &all).unwrap();
-                let saving = vec.command_saving_ns(n);
-                // per command: 64 B on the link + 2 us command + 0.5 us completion;
-                // the list: 16 B per extent when n > 1.
-                let expect = if n < 2 {
-                    0
-                } else {
-                    (n - 1) * (64 + 2_000 + 500) - 16 * n
-                };
-                assert_eq!(saving, expect as i64, "n={n}");
-                assert_eq!(t_sep as i64 - t_vec as i64, saving, "{op:?} n={n}");
-                assert_eq!(vec.counters.commands, 1);
-                assert_eq!(vec.counters.extents, n);
-            }
-        }
-    }
-
-    #[test]
-    fn per_extent_costs_are_paid_per_extent() {
-        // 8 extents of 4 KiB against one extent of 32 KiB: the same pages and
-        // bytes, 7 more extent set-ups (100 ns) and an 8-entry list (128 B).
-        let mut a = dram("");
-        let mut b = a.clone();
-        let eight: Vec<Extent> = (0..8).map(|i| ext(i, 4096)).collect();
-        let t8 = a.submit(0, Op::Read, &eight).unwrap();
-        let t1 = b.submit(0, Op::Read, &[ext(0, 8 * 4096)]).unwrap();
-        assert_eq!(t8 - t1, 7 * 100 + 8 * 16);
-    }
-
-    #[test]
-    fn flash_commands_pay_the_controller_once() {
-        // x25e: one controller core, 28 us per command. Eight reads of
-        // written pages one at a time vs one vectored read.
-        let p = Params::parse("x25e,size=128m").unwrap();
-        let mut d = Device::new(&p);
-        let all: Vec<Extent> = (0..8).map(|i| ext(i, 4096)).collect();
-        let written = d.submit(0, Op::Write, &all).unwrap();
-        let start = written + 10_000_000;
-        let mut sep = d.clone();
-        let t_sep = (0..8).fold(start, |t, i| {
-            sep.submit(t, Op::Read, &[ext(i, 4096)]).unwrap()
-        });
-        let t_vec = d.submit(start, Op::Read, &all).unwrap();
-        let saving = d.command_saving_ns(8);
-        assert!(saving >= 7 * 28_000, "{saving}");
-        assert!(
-            (t_sep - start) as i64 - (t_vec - start) as i64 >= saving,
-            "separate {} vectored {} saving {saving}",
-            t_sep - start,
-            t_vec - start
-        );
-    }
-}
+mod tests;

@@ -143,6 +143,18 @@ pub struct NandCounters {
     pub reads_ahead: u64,
 }
 
+impl NandCounters {
+    /// Both counts added.
+    pub fn plus(self, o: NandCounters) -> NandCounters {
+        NandCounters {
+            slc_units: self.slc_units + o.slc_units,
+            folded_units: self.folded_units + o.folded_units,
+            suspensions: self.suspensions + o.suspensions,
+            reads_ahead: self.reads_ahead + o.reads_ahead,
+        }
+    }
+}
+
 /// A program or erase operation in a die's queue.
 #[derive(Clone, Copy, Debug)]
 struct PeOp {
@@ -219,6 +231,11 @@ pub struct Die {
     reads_at_mark: u64,
     /// The last array read: (command, NAND page, when its data was read).
     last_read: (u64, u64, u64),
+    /// What reads cost this die (its busy time, ns, and their NAND counts),
+    /// kept here so reads need no lock but the die's; the device's totals
+    /// add them ([`crate::device`]).
+    pub(crate) read_busy_ns: u64,
+    pub(crate) read_counts: NandCounters,
 }
 
 impl Die {
@@ -242,6 +259,8 @@ impl Die {
             reads_ns: 0,
             reads_at_mark: 0,
             last_read: (u64::MAX, u64::MAX, 0),
+            read_busy_ns: 0,
+            read_counts: NandCounters::default(),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Real time: the emulator as a target that brings its own engine.
 //!
-//! A [`SharedDevice`] is one emulated SSD: the model behind a mutex and its
+//! A [`SharedDevice`] is one emulated SSD: the model behind a lock and its
 //! data (RAM, allocated lazily by the OS as it is written: a written page
 //! costs its size, an unwritten one nothing) in stripes with their own
 //! locks ([`crate::data`]). Each worker gets an [`EmuEngine`] on one of the
@@ -8,9 +8,11 @@
 //! enough, `queues`). A DRAM-mode device without injected faults is served
 //! without the model's lock: its units are reserved with atomics
 //! ([`crate::dram`]), so workers on their own queue pairs share no lock
-//! and no written cache line per I/O; a flash device (FTL, dies, channels,
-//! write buffer) and injected faults still take the model's one lock per
-//! command (README, "Multi-queue scaling", on what remains). `queue` submits a
+//! and no written cache line per I/O. A flash device without faults serves
+//! reads with the model held shared, each locking only the die, channel,
+//! controller core and link it reserves ([`crate::device::shared_reads`]);
+//! its writes, and every command with injected faults, hold the model
+//! alone (docs/strategies.md, "Multi-queue scaling", on what remains). `queue` submits a
 //! command to the model at the current time (copying the data in or out, as
 //! a DMA would, unless `nocopy`) and files its completion time in the
 //! worker's completion queue; `getevents` hands back the completions whose
@@ -658,7 +660,7 @@ mod tests {
         assert_eq!((dev.iface.in_use(), e.parked.len()), (1, 3));
         let mut out = Vec::new();
         // The modelled completion of the latest command submitted.
-        let latest = || dev.latest(&dev.device.lock().unwrap());
+        let latest = || dev.latest(&dev.device.read().unwrap());
         let mut done = vec![latest()];
         while out.len() < 4 {
             e.getevents(1, &mut out).unwrap();
@@ -673,7 +675,7 @@ mod tests {
             assert!(w[1] - w[0] >= 7_600, "a command apart: {done:?}");
         }
         assert_eq!(dev.iface.in_use(), 0);
-        assert_eq!(dev.totals(&dev.device.lock().unwrap()).commands, 4);
+        assert_eq!(dev.totals(&dev.device.read().unwrap()).commands, 4);
     }
 
     #[test]

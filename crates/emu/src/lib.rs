@@ -60,6 +60,7 @@ pub mod ftl;
 pub mod geometry;
 pub mod iface;
 pub mod kernel;
+pub mod locked;
 pub mod memory;
 pub mod merge;
 pub mod powercut;

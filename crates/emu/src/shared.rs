@@ -1,6 +1,8 @@
 //! One emulated SSD shared by the workers that use it: the model behind
 //! its lock (or, in DRAM mode without faults, its units reserved with
-//! atomics), the data, the queue pairs, the power-cut undo log and the
+//! atomics; on flash without faults, reads hold it shared and lock only
+//! the dies, channels and link they use, [`crate::device::shared_reads`]),
+//! the data, the queue pairs, the power-cut undo log and the
 //! host's side of the command interface. A failure of the model fails the
 //! device for good ([`crate::engine`]'s module docs); each worker's
 //! [`crate::engine::EmuEngine`] submits to it.
@@ -16,15 +18,18 @@ use ssdready_core::{Ddir, IoReq};
 use ssdready_io::clock::Clock;
 use ssdready_io::EngineError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// One emulated SSD shared by the workers that use it.
 pub struct SharedDevice {
-    /// The model.
-    pub device: Mutex<Device>,
+    /// The model: held alone to change it, shared by reads that may be
+    /// (module docs).
+    pub device: RwLock<Device>,
     /// DRAM mode without injected faults: the model's units, reserved
     /// without its lock (module docs).
     dram: Option<Arc<crate::dram::DramUnits>>,
+    /// Flash without injected faults: reads hold the model shared.
+    shared_reads: bool,
     /// The device's I/O queue pairs.
     pub queues: crate::queues::QueuePairs,
     /// The data, one byte per byte of capacity (empty with `nocopy`).
@@ -68,9 +73,10 @@ impl SharedDevice {
         Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),
             dram: dev.dram_units().filter(|_| !params.faults.any()),
+            shared_reads: dev.reads_shareable() && !params.faults.any(),
             power: crate::powercut::Power::of(&params),
             queues: crate::queues::QueuePairs::new(params.queues),
-            device: Mutex::new(dev),
+            device: RwLock::new(dev),
             data,
             clock,
             iface: Interface::new(params.iface_depth),
@@ -93,7 +99,8 @@ impl SharedDevice {
     /// [`SharedDevice::submit`] of a one-extent command on queue pair
     /// `queue`, and its injected fault ([`crate::fault`]), decided under the
     /// same lock. A DRAM-mode device without faults takes no lock but the
-    /// queue pair's, and that only when it is shared (module docs).
+    /// queue pair's, and that only when it is shared; a flash device
+    /// without faults reads with the model held shared (module docs).
     pub fn submit_faulty(
         &self,
         (queue, counts): (usize, &crate::queues::Counts),
@@ -111,6 +118,9 @@ impl SharedDevice {
             counts.count(1, done);
             return Ok((done, Fault::default()));
         }
+        if self.shared_reads && op == Op::Read {
+            return self.read_shared(queue, counts, t, extent);
+        }
         let faulty = self.params.faults.any() && op != Op::Trim;
         self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
             if let Some(refused) = crate::zoned_front::refused(dev, t, op, extent) {
@@ -127,6 +137,31 @@ impl SharedDevice {
         })
     }
 
+    /// A read on queue pair `queue` with the model held shared
+    /// ([`crate::device::shared_reads`]); a panic fails the device for good.
+    fn read_shared(
+        &self,
+        queue: usize,
+        counts: &crate::queues::Counts,
+        t: u64,
+        extent: Extent,
+    ) -> Result<(u64, Fault), EngineError> {
+        if let Some(why) = self.failure.get() {
+            return Err(failed(why));
+        }
+        let _sq = self.queues.get(queue).enter();
+        let Ok(dev) = self.device.read() else {
+            return Err(self.fail(POISONED.into()));
+        };
+        match catch_unwind(AssertUnwindSafe(|| dev.read_shared(t, &extent))) {
+            Ok(done) => {
+                counts.count(1, done);
+                Ok((done, Fault::default()))
+            }
+            Err(panic) => Err(self.panicked(panic)),
+        }
+    }
+
     /// Run `f` on the model under its lock; a model error or panic fails
     /// the device for good (module docs).
     pub(crate) fn with_model<R, E: std::fmt::Display>(
@@ -136,24 +171,26 @@ impl SharedDevice {
         if let Some(why) = self.failure.get() {
             return Err(failed(why));
         }
-        let mut dev = match self.device.lock() {
-            Ok(d) => d,
-            Err(_) => return Err(self.fail("its lock was poisoned by a panic".into())),
+        let Ok(mut dev) = self.device.write() else {
+            return Err(self.fail(POISONED.into()));
         };
         match catch_unwind(AssertUnwindSafe(|| f(&mut dev))) {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(self.fail(e.to_string())),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Err(self.fail(format!(
-                    "the model panicked ({what}): a bug, please report it"
-                )))
-            }
+            Err(panic) => Err(self.panicked(panic)),
         }
+    }
+
+    /// Fail the device for a panic in the model.
+    fn panicked(&self, panic: Box<dyn std::any::Any + Send>) -> EngineError {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        self.fail(format!(
+            "the model panicked ({what}): a bug, please report it"
+        ))
     }
 
     /// Why the model failed, once it has.
@@ -208,6 +245,8 @@ impl SharedDevice {
         }
     }
 }
+
+const POISONED: &str = "its lock was poisoned by a panic";
 
 /// The device operation of a request's direction.
 pub(crate) fn op_of(ddir: Ddir) -> Op {

@@ -55,7 +55,7 @@ impl SharedDevice {
 
     /// What the zones have seen (None when the device is not zoned).
     pub fn zone_counters(&self) -> Option<ZoneCounters> {
-        let dev = self.device.lock().ok()?;
+        let dev = self.device.read().ok()?;
         Some(dev.ftl.as_ref()?.zones.as_ref()?.counters)
     }
 
@@ -163,7 +163,7 @@ mod tests {
         assert!(d.data.copy(0, &mut back, crate::data::Way::Out));
         assert!(back.iter().all(|&b| b == 0));
         assert_eq!(d.report_zones().unwrap().unwrap()[0].cond, ZoneCond::Empty);
-        let dev = d.device.lock().unwrap();
+        let dev = d.device.read().unwrap();
         let ftl = dev.ftl.as_ref().unwrap();
         assert!(ftl.counters.erases > 0);
         assert_eq!(ftl.write_amplification(), 1.0, "no GC on a zoned drive");

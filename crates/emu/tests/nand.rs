@@ -83,7 +83,7 @@ fn reads_right_after_a_fill_wait_for_a_few_programs_not_the_buffer_flush() {
     );
     assert!(max <= 3 * longest, "max {max} ns > 3 × {longest}");
     assert!(p999 <= longest, "p99.9 {p999} ns > {longest}");
-    assert!(d.nand_counters.suspensions > 0, "{:?}", d.nand_counters);
+    assert!(d.nand_totals().suspensions > 0, "{:?}", d.nand_totals());
 
     // Without suspension and read priority the same reads wait for the
     // programs queued on their die: the buffer's share of each die, at TLC
@@ -155,7 +155,7 @@ fn sustained_writes_progress_under_a_read_heavy_mix() {
         write_bw / 1e6,
         floor / 1e6,
         alone / 1e6,
-        d.nand_counters,
+        d.nand_totals(),
         show(&rd0),
         write_bw0 / 1e6
     );
@@ -205,7 +205,7 @@ fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
         expect_in / 1e9,
         after / 1e9,
         expect_after / 1e9,
-        d.nand_counters
+        d.nand_totals()
     );
     assert!(
         (in_cache / expect_in - 1.0).abs() < 0.10,
@@ -220,7 +220,7 @@ fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
     assert!((5.0e9..7.0e9).contains(&in_cache), "{in_cache}");
     assert!((1.5e9..3.0e9).contains(&after), "{after}");
     assert_eq!(
-        d.nand_counters.slc_units * 4096,
+        d.nand_totals().slc_units * 4096,
         cache,
         "the cache filled once"
     );
@@ -282,8 +282,8 @@ fn idle_time_folds_the_slc_cache_so_the_next_burst_is_fast_again() {
         "64 MiB right after the cache filled: {:.2} GB/s; after 2 s idle: {:.2} GB/s; {:?}",
         busy_rate / 1e9,
         idle_rate / 1e9,
-        d.nand_counters
+        d.nand_totals()
     );
-    assert!(d.nand_counters.folded_units * 4096 >= cache / 2);
+    assert!(d.nand_totals().folded_units * 4096 >= cache / 2);
     assert!(idle_rate > 2.0 * busy_rate, "{idle_rate} vs {busy_rate}");
 }

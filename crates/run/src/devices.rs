@@ -314,7 +314,7 @@ pub fn report(
         r.faults = Some(dev.faults.counts);
     }
     r.zones = crate::zbd::emu_zones(dev);
-    let n = dev.nand_counters;
+    let n = dev.nand_totals();
     r.slc_pages_written = n.slc_units;
     r.slc_pages_folded = n.folded_units;
     r.pe_suspensions = n.suspensions;

@@ -267,7 +267,7 @@ fn run_phase(
         if now >= next_tick {
             // A worker that panicked holding the lock has poisoned it: its
             // error is reported when the phase ends.
-            if let Some(Ok(d)) = emu_dev.as_ref().map(|d| d.device.lock()) {
+            if let Some(Ok(d)) = emu_dev.as_ref().map(|d| d.device.read()) {
                 emu_free.push(d.free_blocks());
             }
             obs.progress((now - t0) as f64 / 1e9, &totals(&live_only));
@@ -673,7 +673,7 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
     let window: u64 = phase_results.iter().map(|p| p.window_ns).sum();
     // None when a worker that panicked poisoned the device's lock.
     let emulator = emu_devices.values().next().and_then(|d| {
-        let dev = d.device.lock().ok()?;
+        let dev = d.device.read().ok()?;
         Some(crate::devices::report(
             &dev,
             &d.totals(&dev),

@@ -133,7 +133,7 @@ fn stm_serves_each_request_once_with_its_own_data_and_merges_under_concurrency()
         s.commands_by_extents
     );
     assert!(s.commands_by_extents.len() <= 4, "at most one per thread");
-    let d = dev.device.lock().unwrap();
+    let d = dev.device.read().unwrap();
     assert_eq!(d.counters.extents, 240);
     assert_eq!(d.counters.commands, s.commands());
 }
@@ -148,7 +148,7 @@ fn atm_serves_each_request_once_with_its_own_data_and_merges_a_queue() {
         "{:?}",
         s.commands_by_extents
     );
-    let d = dev.device.lock().unwrap();
+    let d = dev.device.read().unwrap();
     assert_eq!(d.counters.extents, 240);
     assert_eq!(d.counters.commands, s.commands());
 }

@@ -226,7 +226,7 @@ impl<'a> Loop<'a> {
         if ctx.index == 0 && crate::panics::injected_in_job("worker", &spec.name) {
             // On the emulator, while holding its lock: the other workers then
             // meet a poisoned lock, as they would after a real bug there.
-            let _held = ctx.emu.as_ref().map(|d| d.device.lock());
+            let _held = ctx.emu.as_ref().map(|d| d.device.write());
             panic!("injected by SSDREADY_INJECT_PANIC");
         }
         let ramp_end = start.saturating_add(spec.ramp_time_ns);

@@ -1,0 +1,270 @@
+//! Reads of a flash device by several threads at once, each holding the
+//! model shared (a read lock), not alone.
+//!
+//! A read changes no mapping: it looks its pages up in the FTL and
+//! reserves time on resources — the command's bytes on the link, a
+//! controller core, each page's die (its planes' schedule, the program and
+//! erase work it suspends) and that die's channel, then the data on the
+//! link. Each of these has its own lock ([`crate::locked::Locked`]), taken
+//! one at a time (a die's, then its channel's while the die is held; no
+//! other order exists, so no deadlock), so reads on different dies run in
+//! parallel and meet only on the device-wide resources (link, controller
+//! cores), each held for a few instructions. Everything else — writes,
+//! trims, flushes, GC, a device with injected faults, command slots or
+//! zones — holds the whole model alone ([`Device::submit`]), which keeps
+//! readers out.
+//!
+//! The reservations are the ones [`Device::submit`] makes for a read, in
+//! the same order, so a read costs the same whichever path it takes; the
+//! owner of the whole model takes the same die and channel locks
+//! uncontended, so one thread (the virtual-time simulation) gets the same
+//! results as before, deterministically. What differs with several
+//! threads is only the interleaving: two reads submitted a few ns apart
+//! may reserve a shared resource in either order, as two CPUs' commands
+//! reach a real controller in either order. Shared reads are counted by
+//! their queue pairs ([`crate::queues`]), their die time and NAND counts by
+//! their dies ([`Device::totals`], [`Device::nand_totals`]).
+
+use super::{Device, Extent, Timeline};
+use crate::locked::Locked;
+
+/// Shared reads' command numbers: above any the device's own count
+/// reaches, so a shared read never takes another command's NAND page read
+/// for its own.
+const SHARED: u64 = 1 << 63;
+
+impl Device {
+    /// Whether reads may be served with the model held shared: a flash
+    /// device without command slots or zones (module docs).
+    pub fn reads_shareable(&self) -> bool {
+        self.dram.is_none()
+            && self.slot_free.is_empty()
+            && self.ftl.as_ref().is_some_and(|f| f.zones.is_none())
+    }
+
+    /// A one-extent read submitted at `t` by a thread holding the model
+    /// shared (module docs): its completion time, never before `t`. Only
+    /// for a device whose [`Device::reads_shareable`] holds.
+    pub fn read_shared(&self, t: u64, e: &Extent) -> u64 {
+        let now = self.t_now.raise(t);
+        // The link's lock only when it takes time (`reserve` of nothing
+        // changes nothing).
+        let on_link = |line: &Locked<Timeline>, at: u64, bytes: u64| match self.link_ns(bytes) {
+            0 => at,
+            dur => line.lock().reserve(at, dur, now),
+        };
+        let fetched = on_link(&self.cmd_line, t, self.command_bytes(1));
+        let pages = self.lpns(e);
+        let cost = self.controller_ns(pages.end - pages.start, 1);
+        let ready = super::take_earliest(&mut self.ctrl_free.lock(), fetched, cost);
+        let cmd = SHARED | self.read_seq.next();
+        let data_at = pages.fold(ready, |d, lpn| d.max(self.read_page_as(lpn, ready, cmd)));
+        let done = on_link(&self.link_line, data_at, e.len);
+        done.max(t).saturating_add(self.p.cpl_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Params;
+    use crate::device::Op;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    const SECOND: u64 = 1_000_000_000;
+
+    fn ext(page: u64, pages: u64) -> Extent {
+        Extent {
+            offset: page * 4096,
+            len: pages * 4096,
+        }
+    }
+
+    /// nvme-tlc with its first `pages` pages written, sequentially.
+    fn filled(pages: u64) -> Device {
+        let mut d = Device::new(&Params::parse("nvme-tlc,size=256m").unwrap());
+        for i in (0..pages).step_by(32) {
+            d.submit(0, Op::Write, &[ext(i, 32)]).unwrap();
+        }
+        d
+    }
+
+    /// The die logical page `lpn` is on.
+    fn die_of(d: &Device, lpn: u64) -> usize {
+        let ppn = d.ftl.as_ref().unwrap().mapping(lpn).unwrap();
+        d.timing.locate(ppn).0
+    }
+
+    #[test]
+    fn a_read_costs_the_same_shared_or_alone() {
+        // The same commands at the same times on two copies of a device:
+        // reads through submit on one, through read_shared on the other,
+        // writes (which suspend and are moved by the reads) on both. Every
+        // completion, the dies' busy time and the NAND counts agree.
+        let mut alone = filled(4096);
+        let mut shared = alone.clone();
+        let (mut t, mut x) = (SECOND, 0x2545_f491_4f6c_dd1du64);
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += x % 20_000;
+            let pages = [1, 1, 2, 4, 16][(x >> 20) as usize % 5];
+            let e = ext((x >> 32) % (4096 - 16), pages);
+            let (a, b) = if x % 10 < 3 {
+                let w = ext(e.offset / 4096, 1);
+                (
+                    alone.submit(t, Op::Write, &[w]),
+                    shared.submit(t, Op::Write, &[w]),
+                )
+            } else {
+                (
+                    alone.submit(t, Op::Read, &[e]),
+                    Ok(shared.read_shared(t, &e)),
+                )
+            };
+            assert_eq!(a.unwrap(), b.unwrap(), "command {i} at {t}");
+        }
+        assert_eq!(alone.totals().die_busy_ns, shared.totals().die_busy_ns);
+        let n = shared.nand_totals();
+        assert_eq!(alone.nand_totals(), n);
+        assert!(n.suspensions > 0 && n.reads_ahead > 0, "{n:?}");
+    }
+
+    #[test]
+    fn threads_reading_one_plane_never_share_its_time() {
+        // 4 threads × 250 reads of one page, all submitted at the same
+        // time: the plane reads them one after another, each taking the
+        // array read and the channel transfer (40.4 µs), whichever thread
+        // reserved first. Were the die's schedule not under its lock, two
+        // reads would start at the same time.
+        let d = filled(32);
+        let step = d.p.read_ns + d.chan_ns_per_page;
+        assert!(d.reads_shareable());
+        let mut done: Vec<u64> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..250)
+                            .map(|_| d.read_shared(SECOND, &ext(0, 1)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        done.sort_unstable();
+        for w in done.windows(2) {
+            assert!(w[1] - w[0] >= step, "{} then {}", w[0], w[1]);
+        }
+        assert_eq!(
+            d.totals().die_busy_ns.iter().sum::<u64>(),
+            1000 * (step / 4)
+        );
+    }
+
+    #[test]
+    fn unmapped_reads_from_many_threads_book_the_controller_exactly() {
+        // Reads of unwritten pages take only the link and the controller
+        // (4 cores × 4 µs): 4 threads × 500 of them at once complete at
+        // exactly the times 2,000 reads in a row do, whoever got which core.
+        let d = Device::new(&Params::parse("nvme-tlc,size=256m").unwrap());
+        let mut one = d.clone();
+        let mut expect: Vec<u64> = (0..2000)
+            .map(|i| one.submit(0, Op::Read, &[ext(i, 1)]).unwrap())
+            .collect();
+        let mut done: Vec<u64> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..4u64)
+                .map(|k| {
+                    let d = &d;
+                    s.spawn(move || {
+                        (0..500)
+                            .map(|i| d.read_shared(0, &ext(k * 500 + i, 1)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        expect.sort_unstable();
+        done.sort_unstable();
+        assert_eq!(done, expect);
+    }
+
+    #[test]
+    fn a_read_on_one_die_does_not_wait_for_another_dies_lock() {
+        let d = filled(64);
+        let (a, b) = (0, 1);
+        let (da, db) = (die_of(&d, a), die_of(&d, b));
+        assert_ne!(da, db, "consecutive pages are striped over dies");
+        std::thread::scope(|s| {
+            let held = d.nand[da].lock();
+            let (tx, rx) = mpsc::channel();
+            let tx2 = tx.clone();
+            let d = &d;
+            s.spawn(move || tx.send(("b", d.read_shared(SECOND, &ext(b, 1)))).unwrap());
+            let got = rx.recv_timeout(Duration::from_secs(60));
+            assert_eq!(
+                got.map(|(w, _)| w),
+                Ok("b"),
+                "die {db} is free: the read goes on"
+            );
+            s.spawn(move || tx2.send(("a", d.read_shared(SECOND, &ext(a, 1)))).unwrap());
+            assert!(
+                rx.recv_timeout(Duration::from_millis(100)).is_err(),
+                "die {da} is held: its read waits"
+            );
+            drop(held);
+            let got = rx.recv_timeout(Duration::from_secs(60));
+            assert_eq!(got.map(|(w, _)| w), Ok("a"));
+        });
+    }
+
+    #[test]
+    fn reads_hold_the_model_shared_and_writes_alone() {
+        use crate::shared::SharedDevice;
+        use ssdready_io::clock::Clock;
+        let p = Params::parse("nvme-tlc,size=256m,nocopy=1").unwrap();
+        let dev = SharedDevice::new(p, Clock::calibrate()).unwrap();
+        let (q, counts) = dev.queues.attach();
+        let held = dev.device.read().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            let (dev, counts, tx) = (&dev, &counts, tx);
+            s.spawn(move || {
+                let r = dev.submit_faulty((q, counts), 0, Op::Read, ext(0, 1));
+                tx.send(("read", r.is_ok())).unwrap();
+                let w = dev.submit_faulty((q, counts), 0, Op::Write, ext(0, 1));
+                tx.send(("write", w.is_ok())).unwrap();
+            });
+            let got = rx.recv_timeout(Duration::from_secs(60));
+            assert_eq!(
+                got,
+                Ok(("read", true)),
+                "a read goes on beside another reader"
+            );
+            assert!(
+                rx.recv_timeout(Duration::from_millis(100)).is_err(),
+                "a write waits for the readers"
+            );
+            drop(held);
+            assert_eq!(
+                rx.recv_timeout(Duration::from_secs(60)),
+                Ok(("write", true))
+            );
+        });
+        let dev_now = dev.device.read().unwrap();
+        assert_eq!(
+            dev.totals(&dev_now).commands,
+            2,
+            "the shared read is counted"
+        );
+    }
+}
