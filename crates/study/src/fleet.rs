@@ -49,6 +49,13 @@ pub struct HostFigure {
     pub ios: u64,
     pub iops: f64,
     pub runtime_ms: u64,
+    /// Together: the time the host took for the I/Os it was given, ms;
+    /// projected from its rate (and `projected` set) when the run's time
+    /// cap stopped it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub projected: bool,
     /// Completion latency p99, ns (fio's rule, from the host's own bins).
     pub p99_ns: Option<u64>,
     /// Why the host failed, if it did (its figures are what it sent).
@@ -64,7 +71,11 @@ pub struct HostFigure {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Straggler {
     pub host: String,
+    /// Its time for its share of the work (`work_ms`), else its runtime.
     pub runtime_ms: u64,
+    /// The time is projected from its rate (it hit the time cap).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub projected: bool,
     /// Its runtime against the hosts' runtimes summed, percent.
     pub share_of_fleet_time_pct: f64,
     /// How much longer it took than the median host, percent.
@@ -77,6 +88,9 @@ pub struct Point {
     pub qd: u32,
     /// How many hosts ran together.
     pub n: u32,
+    /// Together: the I/Os each host was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_ios: Option<u64>,
     pub hosts: Vec<String>,
     /// I/Os completed, all hosts.
     pub ios: u64,
@@ -139,37 +153,50 @@ pub fn pct(part: f64, whole: f64) -> Option<f64> {
 }
 
 /// One run's point from its hosts' figures: counts and rates added,
-/// histograms summed bin by bin, percentiles read from the sum.
-pub fn combine(qd: u32, per_host: Vec<HostFigure>) -> Point {
+/// histograms summed bin by bin, percentiles read from the sum. `work`:
+/// the I/Os each host was given (runs together), which sets each host's
+/// time for its work and so the slowest host.
+pub fn combine(qd: u32, mut per_host: Vec<HostFigure>, work: Option<u64>) -> Point {
     let mut bins: Vec<u64> = Vec::new();
-    for h in &per_host {
+    for h in &mut per_host {
         if bins.len() < h.clat_bins.len() {
             bins.resize(h.clat_bins.len(), 0);
         }
         for (a, b) in bins.iter_mut().zip(&h.clat_bins) {
             *a += b;
         }
+        if let Some(w) = work.filter(|_| h.ios > 0) {
+            h.projected = h.ios < w && h.iops > 0.0;
+            h.work_ms = Some(if h.projected {
+                (w as f64 * 1000.0 / h.iops).round() as u64
+            } else {
+                h.runtime_ms
+            });
+        }
     }
     let p = merge::percentiles(&bins, &[50.0, 99.0]);
     let times: Vec<(String, u64)> = per_host
         .iter()
         .filter(|h| h.ios > 0)
-        .map(|h| (h.host.clone(), h.runtime_ms))
+        .map(|h| (h.host.clone(), h.work_ms.unwrap_or(h.runtime_ms)))
         .collect();
+    let slowest = merge::slowest(&times).map(|s| Straggler {
+        projected: per_host.iter().any(|h| h.host == s.host && h.projected),
+        host: s.host,
+        runtime_ms: s.runtime_ms,
+        share_of_fleet_time_pct: s.share_of_fleet_time_pct,
+        past_median_pct: s.past_median_pct,
+    });
     Point {
         qd,
         n: per_host.len() as u32,
+        work_ios: work,
         hosts: per_host.iter().map(|h| h.host.clone()).collect(),
         ios: per_host.iter().map(|h| h.ios).sum(),
         iops: per_host.iter().map(|h| h.iops).sum(),
         p50_ns: p.first().map(|x| x.1),
         p99_ns: p.get(1).map(|x| x.1),
-        slowest: merge::slowest(&times).map(|s| Straggler {
-            host: s.host,
-            runtime_ms: s.runtime_ms,
-            share_of_fleet_time_pct: s.share_of_fleet_time_pct,
-            past_median_pct: s.past_median_pct,
-        }),
+        slowest,
         partial: per_host.iter().any(|h| h.error.is_some()),
         per_host,
         ..Default::default()
@@ -328,6 +355,7 @@ mod tests {
         let p = combine(
             4,
             vec![host("a", 98, 1000, 1000), host("b", 2, 1000, 1 << 20)],
+            None,
         );
         assert_eq!((p.n, p.ios), (2, 100));
         assert!((p.iops - 100.0).abs() < 1e-9);
@@ -339,7 +367,7 @@ mod tests {
     #[test]
     fn efficiency_against_the_hosts_alone_and_n_times_the_first() {
         let solo = |h: &str, ios| {
-            let mut p = combine(16, vec![host(h, ios, 1000, 1000)]);
+            let mut p = combine(16, vec![host(h, ios, 1000, 1000)], None);
             p.hosts = vec![h.into()];
             p
         };
@@ -354,10 +382,13 @@ mod tests {
             solo: vec![solo("a", 1000), solo("b", 500)],
             // Together: a 900/s for 1 s, b 300/s for 2 s (the straggler).
             scaling: vec![
-                combine(16, vec![host("a", 1000, 1000, 1000)]),
+                combine(16, vec![host("a", 1000, 1000, 1000)], Some(1000)),
+                // b was given 900 I/Os and did 600 in 2 s before the cap:
+                // its time for the work is projected, 3 s.
                 combine(
                     16,
                     vec![host("a", 900, 1000, 1000), host("b", 600, 2000, 1000)],
+                    Some(900),
                 ),
             ],
             ..Default::default()
@@ -371,8 +402,12 @@ mod tests {
         assert!((two.efficiency_pct.unwrap() - 80.0).abs() < 1e-9);
         assert!((two.vs_first_pct.unwrap() - 60.0).abs() < 1e-9);
         let st = two.slowest.as_ref().unwrap();
-        assert_eq!(st.host, "b");
-        assert!((st.share_of_fleet_time_pct - 200.0 / 3.0).abs() < 1e-9);
+        assert_eq!(
+            (st.host.as_str(), st.runtime_ms, st.projected),
+            ("b", 3000, true)
+        );
+        assert!((st.share_of_fleet_time_pct - 75.0).abs() < 1e-9);
+        assert!((st.past_median_pct - 200.0).abs() < 1e-9);
         assert_eq!(s.own_limits_iops, Some(1500.0));
         assert!((s.delivered_pct.unwrap() - 80.0).abs() < 1e-9);
         let (facts, v) = judge(&s, false);
@@ -392,8 +427,8 @@ mod tests {
                 host: "b".into(),
                 ..Default::default()
             }],
-            solo: vec![combine(1, vec![bad.clone()])],
-            scaling: vec![combine(1, vec![bad])],
+            solo: vec![combine(1, vec![bad.clone()], None)],
+            scaling: vec![combine(1, vec![bad], Some(10))],
             ..Default::default()
         };
         finish(&mut s);

@@ -209,6 +209,8 @@ fn figure(r: &HostRun) -> HostFigure {
         ios: rd.ios,
         iops: rd.iops,
         runtime_ms: rd.runtime_ms,
+        work_ms: None,
+        projected: false,
         p99_ns: merge::percentiles(&rd.bins[1], &[99.0])
             .first()
             .map(|x| x.1),
@@ -221,7 +223,7 @@ fn figure(r: &HostRun) -> HostFigure {
 fn point(
     hosts: &[Host],
     job: String,
-    qd: u32,
+    (qd, work): (u32, Option<u64>),
     dir: &Path,
     file: String,
     stop: &AtomicBool,
@@ -234,7 +236,7 @@ fn point(
     let doc = merge::document(&runs, true);
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
     let saved = crate::output::write_in(dir, &file, &text).is_ok();
-    let mut p = sf::combine(qd, runs.iter().map(figure).collect());
+    let mut p = sf::combine(qd, runs.iter().map(figure).collect(), work);
     p.result = saved.then_some(file);
     p
 }
@@ -270,7 +272,7 @@ fn measure(p: &Plan, quick: bool, stop: &AtomicBool, quiet: bool) -> (Section, b
             let pt = point(
                 std::slice::from_ref(h),
                 j,
-                qd,
+                (qd, None),
                 &p.dir,
                 format!("fleet-qd{qd}-solo-{}.json", i + 1),
                 stop,
@@ -290,7 +292,7 @@ fn measure(p: &Plan, quick: bool, stop: &AtomicBool, quiet: bool) -> (Section, b
             s.scaling.push(point(
                 &p.hosts[..n],
                 j,
-                qd,
+                (qd, Some(ios)),
                 &p.dir,
                 format!("fleet-qd{qd}-n{n}.json"),
                 stop,
