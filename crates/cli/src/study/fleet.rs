@@ -440,8 +440,15 @@ fn block(doc: &StudyDoc, wall_s: f64) -> String {
     for p in &s.scaling {
         let slow = p.slowest.as_ref().map_or("-".into(), |x| {
             format!(
-                "{} ({:.0} % of the time, {:+.0} % on the others)",
-                x.host, x.share_of_fleet_time_pct, x.past_median_pct
+                "{} ({:.0} % of the time, {:+.0} % on the others{})",
+                x.host,
+                x.share_of_fleet_time_pct,
+                x.past_median_pct,
+                if x.projected {
+                    "; projected: it hit the time cap"
+                } else {
+                    ""
+                }
             )
         });
         o += &format!(
