@@ -255,7 +255,11 @@ fn a_study_of_three_servers_scales_from_one_host_to_three() {
         rules.contains(&"fleet-scales") || rules.contains(&"fleet-short-of-its-hosts"),
         "{rules:?}"
     );
-    assert!(out_dir.join("report.html").is_file());
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("s-fleet") && html.contains("QD 16 × 3"),
+        "no fleet section"
+    );
 }
 
 /// One line on stderr, exit code 2, no output directory.
