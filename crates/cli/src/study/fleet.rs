@@ -93,8 +93,8 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
     }
     let target = a.target.clone();
     if let Some(t) = &target {
-        if t.is_empty() || t.contains(['\n', '[', ']', '=']) {
-            fail(2, &format!("study target '{t}': not a path or emu: target for the hosts (no '[', ']', '=' or line breaks)"));
+        if t.is_empty() || t.contains(['\n', '[', ']']) {
+            fail(2, &format!("study target '{t}': not a path or emu: target for the hosts (no '[', ']' or line breaks)"));
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
@@ -310,13 +310,14 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     let n_runs = p.depths.len() * p.hosts.len() * 2;
     if !a.quiet {
         eprintln!(
-            "ssdready: study of a fleet of {} hosts ({}): 4 KiB random reads at QD {:?}, each host alone for {:.1} s, then 1…{} hosts together with the same I/Os each; {n_runs} runs, about {:.0} s",
+            "ssdready: study of a fleet of {} hosts ({}): 4 KiB random reads at QD {:?}, each host alone for {:.1} s, then 1…{} hosts together with the same I/Os each; {n_runs} runs, about {:.0} s (up to {:.0} s if a host is slow)",
             p.hosts.len(),
             p.target.as_deref().unwrap_or("null engine"),
             p.depths,
             p.runtime_s,
             p.hosts.len(),
-            n_runs as f64 * (p.runtime_s + 0.5)
+            n_runs as f64 * (p.runtime_s + 1.5),
+            n_runs as f64 / 2.0 * (5.0 * p.runtime_s + 3.0)
         );
     }
     if let Err(e) = std::fs::create_dir_all(&p.dir) {
@@ -356,7 +357,7 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
         plan: PlanDoc {
             runtime_s: p.runtime_s,
             points: n_runs,
-            eta_s: n_runs as f64 * (p.runtime_s + 0.5),
+            eta_s: n_runs as f64 * (p.runtime_s + 1.5),
             sweeps: vec![SweepDoc {
                 name: "fleet".into(),
                 points: n_runs,
