@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+/// Set by a command that starts `emu attach` as its child (the study): the
+/// child's drive is removed when that command ends, however it ends.
+pub const PARENT_ENV: &str = "SSDREADY_EMU_PARENT";
+
 /// Where attachments are recorded.
 pub const RUN_DIR: &str = "/run/ssdready/emu";
 
@@ -157,6 +161,15 @@ fn pick_transport(want: &str) -> Result<&'static str, String> {
 
 /// `emu attach`.
 pub fn attach(spec: &str, transport: &str) {
+    // Started by another command (a study): never outlive it.
+    if let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        if !kdev::die_with_parent(parent, libc::SIGTERM) {
+            fail(1, "emu attach: the command that started it has ended");
+        }
+    }
     let params = Params::parse(spec).unwrap_or_else(|e| fail(2, &format!("emu attach: {e}")));
     if let Some(why) = kernel::unsupported(&params) {
         fail(2, &format!("emu attach: {why}"));
@@ -346,13 +359,18 @@ pub fn list() {
     }
 }
 
-/// What a study of the in-process drive leaves out, and how to add it.
-pub fn study_note() -> String {
-    let how = match kernel::fuse_missing() {
-        None => "ssdready emu attach nvme-tlc,size=1g serves it as a kernel block device here; \
-                 ssdready study /dev/loopN then measures the whole platform (docs/kernel-drive.md)"
+/// What a study of the in-process drive leaves out, and how to add it:
+/// `missing` names what this machine lacks for the kernel drive (None: the
+/// user asked for the in-process drive).
+pub fn study_note(missing: Option<&str>) -> String {
+    let how = match missing {
+        None => "as --in-process asks; without it, as root, the study attaches \
+                 the drive behind the kernel and measures the whole platform (docs/kernel-drive.md)"
             .to_string(),
-        Some(m) => format!("putting it behind the kernel (ssdready emu attach) needs {m}"),
+        Some(m) => format!(
+            "studying it behind the kernel (system calls, block layer, driver on the path) needs {m}: \
+             as root, ssdready study attaches it itself (docs/kernel-drive.md)"
+        ),
     };
     format!(
         "studying the built-in drive in-process (the device alone: no system call, block layer or \

@@ -391,3 +391,109 @@ fn bad_presets_and_transports_are_refused() {
         assert!(err.contains("/dev/ublk-control"), "{err}");
     }
 }
+
+/// As root with no target, `study` studies the built-in drive behind the
+/// kernel: a loop block device, the model's limit and device time as the
+/// device's, the daemon's figures kept apart; the drive is gone afterwards.
+#[test]
+fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", "--quick", "--output"])
+        .arg(&out)
+        .env("SSDREADY_STUDY_RUNTIME", "0.3")
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("behind the kernel at /dev/loop"), "{err}");
+    let d: Value = serde_json::from_slice(&std::fs::read(out.join("study.json")).unwrap()).unwrap();
+    let t = &d["targets"][0];
+    assert_eq!(t["kind"], "block_device", "{t}");
+    assert!(
+        t["emulated"].as_str().unwrap().starts_with("emu:nvme-tlc"),
+        "{t}"
+    );
+    let f = &d["figures"];
+    assert_eq!(f["device_limit"]["basis"], "analytic model");
+    // The twin: the same reads on the model alone; the kernel's path is
+    // never quicker than the device under it.
+    let qd1 = f["qd_curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["qd"] == 1)
+        .expect("a QD 1 point");
+    let model = qd1["device_lat_mean_ns"]
+        .as_f64()
+        .expect("the model's time");
+    let measured = qd1["lat_mean_ns"].as_f64().unwrap();
+    assert!(
+        measured >= model,
+        "{measured} ns measured < {model} ns model"
+    );
+    assert!(
+        f["transport"]["ios"].as_u64().unwrap() > 0,
+        "{}",
+        f["transport"]
+    );
+    assert!(f["transport"]["device_ns_mean"].as_f64().unwrap() > 0.0);
+    let dev = t["spec"].as_str().unwrap();
+    assert_eq!(
+        leftovers(dev.trim_start_matches("/dev/loop")),
+        Vec::<String>::new()
+    );
+}
+
+/// A study killed with SIGKILL takes its drive with it: the daemon is told
+/// by the kernel that its parent ended and removes the device and mount.
+#[test]
+fn a_killed_study_leaves_no_drive_behind() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut study = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", "--quick", "--output"])
+        .arg(dir.path().join("study"))
+        .env("XDG_DATA_HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(study.stderr.take().unwrap());
+    let mut dev = String::new();
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap_or(0) > 0 {
+        if let Some(i) = line.find("behind the kernel at /dev/loop") {
+            let rest = &line[i + "behind the kernel at ".len()..];
+            dev = rest
+                .split(|c: char| c == ':' || c.is_whitespace())
+                .next()
+                .unwrap()
+                .to_string();
+            break;
+        }
+        line.clear();
+    }
+    assert!(dev.starts_with("/dev/loop"), "no drive announced: {line}");
+    let index = dev.trim_start_matches("/dev/loop").to_string();
+    assert!(
+        !leftovers(&index).is_empty(),
+        "the drive is there while the study runs"
+    );
+    study.kill().unwrap();
+    study.wait().unwrap();
+    let t0 = Instant::now();
+    while !leftovers(&index).is_empty() && t0.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(leftovers(&index), Vec::<String>::new());
+}

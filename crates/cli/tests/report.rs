@@ -28,7 +28,7 @@ fn study_dir() -> &'static Path {
             .join(format!("report-study-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let out = Command::new(env!("CARGO_BIN_EXE_ssdready"))
-            .args(["study", "--quick", "--quiet", "--output"])
+            .args(["study", "--in-process", "--quick", "--quiet", "--output"])
             .arg(&dir)
             .env("SSDREADY_STUDY_RUNTIME", "0.3")
             .output()

@@ -193,6 +193,19 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Ask the kernel to send this process `sig` when `parent` (the process
+/// that started it) ends, however it ends (SIGKILL included); false when
+/// the parent is already gone (this process was re-parented) or the kernel
+/// refused. A daemon started by another command uses it so that it never
+/// outlives that command.
+pub fn die_with_parent(parent: u32, sig: i32) -> bool {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number; nothing is pointed to.
+    let set = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) } == 0;
+    // SAFETY: getppid has no arguments and cannot fail.
+    // Checked after the request: a parent that ended before it is seen here.
+    set && unsafe { libc::getppid() } as u32 == parent
+}
+
 /// Send signal `sig` to process `pid`; false when it does not exist (or
 /// may not be signalled).
 pub fn signal(pid: u32, sig: i32) -> bool {

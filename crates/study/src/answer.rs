@@ -24,7 +24,13 @@ pub fn describe(t: &TargetProfile) -> String {
             format!("{shown}: the built-in SSD emulator, preset {preset}")
         }
         TargetKind::RamDevice => format!("{}: a RAM block device ({})", t.spec, t.transport),
-        TargetKind::BlockDevice => format!("{}: a {} block device", t.spec, t.transport),
+        TargetKind::BlockDevice => match &t.emulated {
+            Some(e) => format!(
+                "{}: the built-in SSD emulator ({e}) behind the kernel, a {} block device",
+                t.spec, t.transport
+            ),
+            None => format!("{}: a {} block device", t.spec, t.transport),
+        },
         TargetKind::File => format!(
             "{}: a file on {} ({})",
             t.spec,

@@ -174,7 +174,9 @@ fn decide(
     profile: Option<&crate::summary::ProfileSummary>,
     m: &Machine,
 ) -> (&'static str, String, Option<f64>) {
-    let emu = t.kind == TargetKind::Emulator;
+    // The device's timing is known (the model's limit): the built-in
+    // emulator, in process or behind the kernel.
+    let emu = t.kind == TargetKind::Emulator || t.emulated.is_some();
     let ge = |v: Option<f64>, th: f64| v.is_some_and(|v| v >= th);
     let margin = |v: Option<f64>, th: f64| v.map(|v| 100.0 * (v - th).abs() / th);
     let device_part = || {
@@ -218,7 +220,7 @@ fn decide(
     if ge(s.thread_busy_pct, THREAD_BUSY_PCT) {
         return (
             "one core",
-            core_part(emu, profile),
+            core_part(t.kind == TargetKind::Emulator, profile),
             margin(s.thread_busy_pct, THREAD_BUSY_PCT),
         );
     }

@@ -102,7 +102,6 @@ pub fn execute(
         twins: HashMap::new(),
         refused: Vec::new(),
     };
-    let emu = targets[0].kind == TargetKind::Emulator;
     for (i, p) in plan.points.iter().enumerate() {
         if runner.stopped() {
             ex.interrupted = true;
@@ -146,7 +145,7 @@ pub fn execute(
         }
         let id = p.id(qd);
         obs.starting(i, &id, plan.eta_s(i));
-        let rec = run_point(targets, plan, p, qd, runner, &mut st, &mut ex, emu);
+        let rec = run_point(targets, plan, p, qd, runner, &mut st, &mut ex);
         obs.finished(&rec);
         let ok = rec.error.is_none();
         if let (Some(s), Some(e)) = (p.strategy, &rec.error) {
@@ -215,6 +214,48 @@ fn update_qd(ex: &mut Executed, st: &mut State, ok: bool) {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// The options of a point's twin on the model alone (virtual time), where
+/// the device's timing is known: the emulator's own options, or, for the
+/// emulated drive behind a kernel block device, the same workload on its
+/// model (with the fill an emulator's reads start with). None for
+/// strategies (polling and merging are not the model's business), several
+/// targets, and runs whose I/O does not reach the device one for one
+/// (buffered).
+fn twin_options(
+    targets: &[TargetProfile],
+    plan: &Plan,
+    p: &Point,
+    w: &Workload,
+    options: &[String],
+) -> Option<Vec<String>> {
+    let t = &targets[0];
+    if p.targets != [0] || p.strategy.is_some() || p.sweep == "fill" {
+        return None;
+    }
+    if t.kind == TargetKind::Emulator {
+        return Some(
+            options
+                .iter()
+                .filter(|o| *o != "--profile")
+                .cloned()
+                .collect(),
+        );
+    }
+    let spec = t.emulated.clone()?;
+    if !w.direct || w.targets != [t.spec.clone()] {
+        return None;
+    }
+    let model = TargetProfile {
+        spec: spec.clone(),
+        kind: TargetKind::Emulator,
+        ..Default::default()
+    };
+    let mut tw = w.clone();
+    tw.targets = vec![spec];
+    tw.engine = None;
+    Some(crate::jobs::options(&tw, &[model], &plan.settings, false))
+}
+
 fn run_point(
     targets: &[TargetProfile],
     plan: &Plan,
@@ -223,7 +264,6 @@ fn run_point(
     runner: &mut dyn Runner,
     st: &mut State,
     ex: &mut Executed,
-    emu: bool,
 ) -> RunRecord {
     let started = now_ms();
     let wall = std::time::Instant::now();
@@ -249,20 +289,12 @@ fn run_point(
             res = runner.run(&w, &options);
         }
     }
-    // Strategies' options (polling, merging) are not the model's business.
-    let device_model = (emu && p.targets == [0] && p.strategy.is_none())
-        .then(|| {
-            let key: Vec<String> = options
-                .iter()
-                .filter(|o| *o != "--profile")
-                .cloned()
-                .collect();
-            st.twins
-                .entry(key)
-                .or_insert_with(|| crate::virt::run(&options).ok().map(|x| x.1))
-                .clone()
-        })
-        .flatten();
+    let device_model = twin_options(targets, plan, p, &w, &options).and_then(|key| {
+        st.twins
+            .entry(key.clone())
+            .or_insert_with(|| crate::virt::run(&key).ok().map(|x| x.1))
+            .clone()
+    });
     let id = p.id(qd);
     let mut rec = RunRecord {
         point: p.point_id(qd),
@@ -292,4 +324,90 @@ fn run_point(
     }
     rec.wall_s = wall.elapsed().as_secs_f64();
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, StudyOptions};
+
+    /// The emulated x25e drive behind a kernel loop device, as detected.
+    fn kernel_drive() -> TargetProfile {
+        TargetProfile {
+            spec: "/dev/loop9".into(),
+            kind: TargetKind::BlockDevice,
+            transport: "loop".into(),
+            size_bytes: 256 << 20,
+            logical_block_size: 4096,
+            writable: true,
+            emulated: Some("emu:x25e,size=256m".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_kernel_drives_twin_runs_the_same_reads_on_its_model_after_a_fill() {
+        let t = kernel_drive();
+        let o = StudyOptions {
+            quick: true,
+            budget_s: 60.0,
+            root: true,
+            cpus: 2,
+            ..Default::default()
+        };
+        let mut p = plan(std::slice::from_ref(&t), &o);
+        p.settings.runtime_s = 0.2;
+        p.settings.ramp_s = 0.0;
+        p.settings.region_bytes = 64 << 20;
+        let qd1 = p
+            .points
+            .iter()
+            .find(|x| x.sweep == "qd" && x.qd == crate::plan::Qd::Fixed(1))
+            .expect("a QD 1 point");
+        let w = crate::jobs::workload(qd1, 1, std::slice::from_ref(&t), Some("io_uring"));
+        let real = crate::jobs::options(&w, std::slice::from_ref(&t), &p.settings, false);
+        assert!(
+            real.iter().any(|o| o == "--filename=/dev/loop9"),
+            "{real:?}"
+        );
+        let twin = twin_options(std::slice::from_ref(&t), &p, qd1, &w, &real).expect("a twin");
+        assert!(!twin.iter().any(|o| o.contains("/dev/loop9")), "{twin:?}");
+        assert!(
+            !twin.iter().any(|o| o.starts_with("--ioengine")),
+            "{twin:?}"
+        );
+        // Reads on the model start with a fill, as on the in-process drive.
+        assert!(twin
+            .iter()
+            .any(|o| o == &format!("--name={}", crate::summary::FILL_JOB)));
+        let (_, dev) = crate::virt::run(&twin).expect("the twin runs in virtual time");
+        // The x25e model's 4 KiB read: 148.8 µs of device time at QD 1.
+        assert!(
+            (dev.lat_mean_ns - 148_800.0).abs() < 0.05 * 148_800.0,
+            "{}",
+            dev.lat_mean_ns
+        );
+        // Buffered runs and the fill have no twin: their I/O is not the
+        // device's one for one.
+        let mut b = w.clone();
+        b.direct = false;
+        assert!(twin_options(std::slice::from_ref(&t), &p, qd1, &b, &real).is_none());
+        // A block device without a model has none either.
+        let plain = TargetProfile {
+            emulated: None,
+            ..t.clone()
+        };
+        assert!(twin_options(std::slice::from_ref(&plain), &p, qd1, &w, &real).is_none());
+    }
+
+    #[test]
+    fn a_kernel_drives_limit_is_its_models() {
+        let t = kernel_drive();
+        let f = crate::figures::derive(std::slice::from_ref(&t), &[], &Default::default());
+        assert_eq!(f.device_limit.basis, "analytic model");
+        let p = crate::limit::params_of("emu:x25e,size=256m").unwrap();
+        let l = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096);
+        assert_eq!(f.device_limit.iops, l.iops);
+        assert!(crate::answer::describe(&t).contains("behind the kernel"));
+    }
 }

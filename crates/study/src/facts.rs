@@ -60,6 +60,10 @@ impl Fact {
 /// Every fact name.
 pub const KNOWN: &[&str] = &[
     "target",
+    "transport_lateness",
+    "transport_lateness_pct",
+    "transport_reply",
+    "transport_cpu",
     "target_kind",
     "cpus",
     "noise_pct",
@@ -250,7 +254,19 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
     saturation(&mut b, f);
     sweeps(&mut b, f);
     strategies(&mut b, f);
+    transport(&mut b, f);
     b.map
+}
+
+/// The emulated drive's daemon: its lateness against the model, its reply
+/// and its CPU per I/O.
+fn transport(b: &mut Builder, f: &Figures) {
+    let Some(t) = &f.transport else { return };
+    let none: &[String] = &[];
+    b.num("transport_lateness", Some(t.late_ns_mean), "ns", none);
+    b.num("transport_lateness_pct", t.late_pct(), "pct", none);
+    b.num("transport_reply", Some(t.reply_ns_mean), "ns", none);
+    b.num("transport_cpu", Some(t.daemon_cpu_ns_per_io), "ns", none);
 }
 
 /// The best strategy against async+intr on 4 KiB random reads, and

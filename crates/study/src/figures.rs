@@ -8,8 +8,8 @@
 //! Repeats of a point are combined by their median; the queue-depth curve
 //! is the first target's 4 KiB random reads at one thread.
 
-use crate::limit::{model_limit, params_of, Access, Bound};
-use crate::model::{RunRecord, TargetKind, TargetProfile};
+use crate::limit::{model_limit, model_params, Access, Bound};
+use crate::model::{RunRecord, TargetProfile};
 use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,10 @@ pub struct Figures {
     /// 1…N together; absent in a study of one machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<crate::fleet::Section>,
+    /// The emulated drive's transport (daemon) when the target was the
+    /// built-in drive behind the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<crate::transport::Transport>,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -253,7 +257,10 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         .iops
         .filter(|_| f.device_limit.basis == "analytic model");
     f.scaling_efficiency = scaling(runs, model_limit);
-    f.platform_share_qd1 = platform_share(runs, &f);
+    f.platform_share_qd1 = match targets[0].emulated {
+        Some(_) => model_share(&f, true).or_else(|| platform_share(runs, &f)),
+        None => platform_share(runs, &f),
+    };
     f.clocks_per_io = ClocksPerIo {
         qd1: clocks_at(runs, 1),
         saturation: f.peak.as_ref().and_then(|p| clocks_at(runs, p.qd)),
@@ -274,9 +281,7 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
 /// The strategies section, with the model's peaks on an emulator (its
 /// write peak over the runs' measured window).
 fn strategies(t: &TargetProfile, runs: &[RunRecord]) -> Option<crate::strategies::Section> {
-    let params = (t.kind == TargetKind::Emulator)
-        .then(|| params_of(&t.spec).ok())
-        .flatten();
+    let params = model_params(t);
     let window = runs
         .iter()
         .filter(|r| r.sweep == "strategies" && r.error.is_none())
@@ -329,10 +334,7 @@ fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
 }
 
 fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLimit {
-    if t.kind == TargetKind::Emulator {
-        let Ok(p) = params_of(&t.spec) else {
-            return DeviceLimit::default();
-        };
+    if let Some(p) = model_params(t) {
         let l = model_limit(&p, Access::Read, 4096);
         let virt = f
             .qd_curve
@@ -386,8 +388,7 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
 /// real device.
 fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64> {
     let w = &r.workload;
-    if t.kind == TargetKind::Emulator {
-        let p = params_of(&t.spec).ok()?;
+    if let Some(p) = model_params(t) {
         let read = model_limit(&p, Access::Read, w.bs).iops;
         // A write buffer and an SLC cache absorb their size at the start of
         // a run, at their own speeds: over a window of T seconds from fresh.
@@ -493,6 +494,42 @@ fn attainable(linear: f64, device_limit_iops: Option<f64>) -> f64 {
     device_limit_iops.map_or(linear, |l| linear.min(l))
 }
 
+/// The platform's share at QD 1 against the model's device time (the same
+/// I/Os on the model alone, in virtual time): on the in-process emulator the
+/// platform is ssdready and the emulator's front; behind the kernel it is
+/// every layer from the system call to the emulated drive's transport.
+fn model_share(f: &Figures, kernel: bool) -> Option<PlatformShare> {
+    let c = f.qd_curve.iter().find(|c| c.qd == 1)?;
+    let dev = c.device_lat_mean_ns?;
+    let platform = (c.lat_mean_ns - dev).max(0.0);
+    let (name, source) = match kernel {
+        true => (
+            "the platform: system call, block layer, driver and the drive's transport",
+            "emulator model behind the kernel: the same I/Os on the model alone, in virtual time",
+        ),
+        false => (
+            "ssdready and the emulator front",
+            "emulator model: the same I/Os on the model alone, in virtual time",
+        ),
+    };
+    Some(PlatformShare {
+        pct: if c.lat_mean_ns > 0.0 {
+            100.0 * platform / c.lat_mean_ns
+        } else {
+            0.0
+        },
+        total_ns: c.lat_mean_ns,
+        platform_ns: platform,
+        device_ns: dev,
+        parts: vec![
+            (name.into(), platform, 0.0),
+            ("device (the model)".into(), dev, 0.0),
+        ],
+        source: source.into(),
+        runs: c.runs.clone(),
+    })
+}
+
 fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
     if let Some(r) = profiled(runs, 1) {
         if let Some(d) = &r.summary.decomposition {
@@ -510,25 +547,8 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
             }
         }
     }
-    let c = f.qd_curve.iter().find(|c| c.qd == 1)?;
-    if let Some(dev) = c.device_lat_mean_ns {
-        let platform = (c.lat_mean_ns - dev).max(0.0);
-        return Some(PlatformShare {
-            pct: if c.lat_mean_ns > 0.0 {
-                100.0 * platform / c.lat_mean_ns
-            } else {
-                0.0
-            },
-            total_ns: c.lat_mean_ns,
-            platform_ns: platform,
-            device_ns: dev,
-            parts: vec![
-                ("ssdready and the emulator front".into(), platform, 0.0),
-                ("device (the model)".into(), dev, 0.0),
-            ],
-            source: "emulator model: the same I/Os on the model alone, in virtual time".into(),
-            runs: c.runs.clone(),
-        });
+    if let Some(s) = model_share(f, false) {
+        return Some(s);
     }
     let rs = runs_of(runs, "qd-1");
     let r = rs.iter().find(|r| {

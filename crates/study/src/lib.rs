@@ -47,6 +47,7 @@ pub mod rules;
 pub mod strategies;
 pub mod summary;
 pub mod sweeps;
+pub mod transport;
 pub mod virt;
 
 use model::{Machine, RunRecord, TargetProfile, Verdict};
@@ -66,18 +67,21 @@ pub fn judge(
     runs: &[RunRecord],
     interrupted: bool,
 ) -> Judgement {
-    judge_with(targets, machine, runs, interrupted, None)
+    judge_with(targets, machine, runs, interrupted, None, None)
 }
 
-/// [`judge`], with the capacity at a latency target when it was searched.
+/// [`judge`], with the capacity at a latency target when it was searched
+/// and the emulated drive's transport when the target was one.
 pub fn judge_with(
     targets: &[TargetProfile],
     machine: &Machine,
     runs: &[RunRecord],
     interrupted: bool,
     capacity: Option<&capacity::CapacityDoc>,
+    transport: Option<&transport::Transport>,
 ) -> Judgement {
-    let figures = figures::derive(targets, runs, machine);
+    let mut figures = figures::derive(targets, runs, machine);
+    figures.transport = transport.cloned();
     let mut facts = facts::facts(&targets[0], machine, &figures);
     facts::add_checks(&mut facts, runs);
     if let Some(c) = capacity {

@@ -265,6 +265,26 @@ pub fn params_of(spec: &str) -> Result<Params, String> {
     Params::parse(body)
 }
 
+/// The model of a target whose device timing is known: the built-in
+/// emulator's, or the emulated drive behind a kernel block device.
+pub fn model_params(t: &crate::model::TargetProfile) -> Option<Params> {
+    match (&t.kind, &t.emulated) {
+        (crate::model::TargetKind::Emulator, _) => params_of(&t.spec).ok(),
+        (_, Some(e)) => params_of(e).ok(),
+        _ => None,
+    }
+}
+
+/// The emulator spec of a target's model (`emu:…`), for its virtual-time
+/// twin.
+pub fn model_spec(t: &crate::model::TargetProfile) -> Option<String> {
+    match (&t.kind, &t.emulated) {
+        (crate::model::TargetKind::Emulator, _) => Some(t.spec.clone()),
+        (_, Some(e)) => Some(e.clone()),
+        _ => None,
+    }
+}
+
 /// Seconds an emulated device's dies stay busy programming after a fill of
 /// `region` bytes has completed: what its write buffer still holds (a run
 /// waits this long, as a ramp, before measuring reads).

@@ -107,6 +107,11 @@ pub struct TargetProfile {
     pub created_by_study: bool,
     /// For emulators: the device's parameters as (key, value).
     pub emulator_params: Vec<(String, String)>,
+    /// For a block device served by `ssdready emu attach`: the emulated
+    /// drive behind it (`emu:x25e,size=1g`), whose model gives the device's
+    /// own timing while every layer of the kernel is on the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<String>,
 }
 
 /// The machine.

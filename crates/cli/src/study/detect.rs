@@ -174,6 +174,10 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
             "the emulated {} drive served by ssdready emu attach (pid {}, {})",
             r.spec, r.pid, r.transport
         ));
+        t.emulated = Some(match r.spec.starts_with("emu") {
+            true => r.spec.clone(),
+            false => format!("emu:{}", r.spec),
+        });
     }
     queue_info(&mut t, &dev.disk);
     writable(&mut t, None, allow);

@@ -17,6 +17,7 @@
 mod apps;
 mod detect;
 mod fleet;
+mod kdrive;
 mod print;
 mod runner;
 mod slo;
@@ -54,6 +55,10 @@ pub struct StudyArgs {
     /// Let writes go to a target the safety checks refuse (as `run`).
     #[arg(long)]
     pub allow_destructive: bool,
+    /// With no target, study the built-in drive inside ssdready's process
+    /// (the device alone) even as root, instead of behind the kernel.
+    #[arg(long)]
+    pub in_process: bool,
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -80,7 +85,10 @@ fn now_ms() -> u64 {
 }
 
 /// Check the command line; bad input is one line and exit code 2.
-fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
+fn validate(
+    a: &StudyArgs,
+    stop: &std::sync::atomic::AtomicBool,
+) -> (f64, Vec<TargetProfile>, PathBuf, Option<kdrive::Drive>) {
     let budget_ns =
         ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).unwrap_or_else(|e| {
             fail(
@@ -111,14 +119,6 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
             );
         }
     }
-    let specs = detect::split_targets(a.target.as_deref().unwrap_or("emu:"));
-    if a.target.is_none() && !a.quiet {
-        say(&crate::emu_cmd::study_note());
-    }
-    let targets: Vec<TargetProfile> = specs
-        .iter()
-        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
-        .collect();
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
         .unwrap_or_else(|e| fail(2, &e));
     if dir.join("study.json").exists() {
@@ -131,7 +131,50 @@ fn validate(a: &StudyArgs) -> (f64, Vec<TargetProfile>, PathBuf) {
             ),
         );
     }
-    (budget_s, targets, dir)
+    let drive = default_drive(a, stop);
+    let specs = match &drive {
+        Some(d) => vec![d.device.clone()],
+        None => detect::split_targets(a.target.as_deref().unwrap_or("emu:")),
+    };
+    let targets: Vec<TargetProfile> = specs
+        .iter()
+        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
+        .collect();
+    (budget_s, targets, dir, drive)
+}
+
+/// With no target: the built-in drive behind the kernel where this machine
+/// allows it (root, FUSE and loop devices) unless `--in-process`; None
+/// means the in-process drive, and the study says what it leaves out.
+fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<kdrive::Drive> {
+    if a.target.is_some() {
+        return None;
+    }
+    let missing = match a.in_process {
+        true => None,
+        false => kdrive::unavailable(),
+    };
+    if a.in_process || missing.is_some() {
+        if !a.quiet {
+            say(&crate::emu_cmd::study_note(missing.as_deref()));
+        }
+        return None;
+    }
+    match kdrive::start(stop) {
+        Ok(d) => {
+            if !a.quiet {
+                say(&format!(
+                    "studying the built-in drive ({}) behind the kernel at {}: every layer from the \
+                     system call to the drive's transport is on the path, and the device's timing is \
+                     the model's (--in-process studies the device alone)",
+                    d.spec, d.device
+                ));
+            }
+            Some(d)
+        }
+        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => fail(130, &e),
+        Err(e) => fail(1, &e),
+    }
 }
 
 /// Run `ssdready study`.
@@ -146,7 +189,7 @@ pub fn command(a: StudyArgs) {
     }
     let started = std::time::Instant::now();
     let started_ms = now_ms();
-    let (budget_s, targets, dir) = validate(&a);
+    let (budget_s, targets, dir, mut drive) = validate(&a, &stop);
     let base = a
         .baseline
         .as_deref()
@@ -228,8 +271,14 @@ pub fn command(a: StudyArgs) {
         .iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let mut j =
-        ssdready_study::judge_with(&targets, &machine, &ex.runs, interrupted, capacity.as_ref());
+    let mut j = ssdready_study::judge_with(
+        &targets,
+        &machine,
+        &ex.runs,
+        interrupted,
+        capacity.as_ref(),
+        kdrive::transport_of(&targets[0].spec).as_ref(),
+    );
     let mut skipped = p.skipped.clone();
     let named = a.sweeps.iter().any(|s| s == "applications");
     if !interrupted && (!a.quick || named) {
@@ -248,6 +297,12 @@ pub fn command(a: StudyArgs) {
         skipped.extend(skips);
     }
     skipped.extend(ex.skipped);
+    if let Some(d) = drive.as_mut() {
+        let line = d.stop();
+        if !line.is_empty() {
+            warnings.push(format!("the emulated drive's daemon: {line}"));
+        }
+    }
     let doc = StudyDoc {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,

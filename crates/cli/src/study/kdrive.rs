@@ -1,0 +1,173 @@
+//! The study's default target as root: the built-in drive behind the
+//! kernel. `ssdready study` with no target starts `ssdready emu attach` as
+//! a child process (its own process group, so that Ctrl-C reaches the
+//! study, which stops it after the current run; and told to end with the
+//! study, however the study ends), reads the block device's path from its
+//! first line, studies that device — every layer from the system call to
+//! the drive's transport on the path, the device's timing known from the
+//! model — and stops it at the end, keeping the daemon's own figures
+//! (device time, lateness, reply, its CPU) as a note.
+//!
+//! The daemon runs in its own process so that its threads' CPU is not
+//! counted as the study's: the platform's CPU per I/O stays the platform's.
+
+use std::io::{BufRead, BufReader, Read, Seek};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The built-in drive as the study attaches it.
+pub const SPEC: &str = "nvme-tlc,size=1g";
+
+/// How long the drive may take to appear.
+const START_LIMIT: Duration = Duration::from_secs(20);
+
+/// A running `emu attach` child.
+pub struct Drive {
+    child: Option<Child>,
+    /// The daemon's stderr (a file already unlinked).
+    log: std::fs::File,
+    /// The block device (`/dev/loopN`).
+    pub device: String,
+    /// The emulated drive it serves (`emu:nvme-tlc,size=1g`).
+    pub spec: String,
+}
+
+/// Why the kernel drive cannot be used here, or None when it can.
+pub fn unavailable() -> Option<String> {
+    if !ssdready_io::kdev::is_root() {
+        return Some("root".into());
+    }
+    ssdready_emu::kernel::fuse_missing()
+}
+
+/// Start the drive; the error is one line naming what failed.
+pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("finding ssdready's own binary: {e}"))?;
+    // The daemon's messages go to a file of its own, not a pipe: a study
+    // that dies must not take the daemon's stderr (and its clean-up) with it.
+    let log_path = std::path::Path::new(crate::emu_cmd::RUN_DIR)
+        .join(format!("study-{}.log", std::process::id()));
+    let log = std::fs::create_dir_all(crate::emu_cmd::RUN_DIR)
+        .and_then(|_| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&log_path)
+        })
+        .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
+    let _ = std::fs::remove_file(&log_path);
+    let log_w = log
+        .try_clone()
+        .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
+    let mut child = Command::new(exe)
+        .args(["emu", "attach", SPEC])
+        .env(crate::emu_cmd::PARENT_ENV, std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_w))
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("starting ssdready emu attach: {e}"))?;
+    let out = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line.trim().to_string());
+    });
+    let t0 = Instant::now();
+    let mut drive = Drive {
+        child: Some(child),
+        log,
+        device: String::new(),
+        spec: format!("emu:{SPEC}"),
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(dev) if dev.starts_with("/dev/") => {
+                drive.device = dev;
+                return Ok(drive);
+            }
+            Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let why = drive.stop();
+                return Err(format!("ssdready emu attach {SPEC} failed: {why}"));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Relaxed) => {
+                drive.stop();
+                return Err("interrupted while attaching the emulated drive".into());
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > START_LIMIT => {
+                drive.stop();
+                return Err(format!(
+                    "ssdready emu attach {SPEC} gave no device within {} s",
+                    START_LIMIT.as_secs()
+                ));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// The figures so far of the daemon serving `device` when it is an
+/// emulated drive attached by `ssdready emu attach` (its stats file,
+/// rewritten every half second).
+pub fn transport_of(device: &str) -> Option<ssdready_study::transport::Transport> {
+    let r = crate::emu_cmd::record_of(device)?;
+    let s = crate::emu_cmd::stats(&r.name)?;
+    Some(ssdready_study::transport::Transport {
+        name: r.transport,
+        ios: s.ios,
+        device_ns_mean: s.device_ns_mean,
+        late_ns_mean: s.late_ns_mean,
+        late_ns_max: s.late_ns_max,
+        reply_ns_mean: s.reply_ns_mean,
+        daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
+    })
+}
+
+impl Drive {
+    /// Stop the daemon (it removes its loop device and mount) and return
+    /// its last line: the daemon's figures, or why it failed.
+    pub fn stop(&mut self) -> String {
+        let Some(mut child) = self.child.take() else {
+            return String::new();
+        };
+        ssdready_io::kdev::signal(child.id(), libc::SIGTERM);
+        let t0 = Instant::now();
+        let exited = loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break true,
+                Ok(None) if t0.elapsed() < Duration::from_secs(15) => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => break false,
+            }
+        };
+        if !exited {
+            let _ = child.kill();
+            let _ = child.wait();
+            return "its daemon did not stop within 15 s and was killed; \
+                    `ssdready emu list` removes what it left"
+                .into();
+        }
+        let mut err = String::new();
+        let _ = self.log.seek(std::io::SeekFrom::Start(0));
+        let _ = self.log.read_to_string(&mut err);
+        err.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim_start_matches("ssdready: ")
+            .to_string()
+    }
+}
+
+impl Drop for Drive {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
