@@ -305,7 +305,7 @@ fn summary(runs: &[HostRun]) -> String {
     let slow = &doc["fleet"]["slowest"];
     if !slow.is_null() {
         s += &format!(
-            "slowest host: {} ({} ms, {:.1} % of the hosts' summed time, {:.1} % past the median host)\n",
+            "slowest host: {} ({} ms, {:.1} % of the hosts' summed time, {:.1} % past the median of the other hosts)\n",
             slow["host"].as_str().unwrap_or(""),
             slow["runtime_ms"],
             slow["share_of_fleet_time_pct"].as_f64().unwrap_or(0.0),

@@ -90,8 +90,7 @@ pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
     };
     let hosts: Vec<Host> = text
         .lines()
-        .flat_map(|l| l.split_whitespace())
-        .take_while(|w| !w.starts_with('#'))
+        .flat_map(|l| l.split_whitespace().take_while(|w| !w.starts_with('#')))
         .map(parse_host)
         .collect::<Result<_, _>>()?;
     if hosts.is_empty() {
@@ -357,5 +356,9 @@ mod tests {
         assert!(parse_host("127.0.0.1,99999").is_err());
         assert!(parse_host("sock:/tmp/x").is_err());
         assert_eq!(parse_hosts("127.0.0.1,1;127.0.0.1,2").unwrap().len(), 2);
+        // A comment ends its line, not the list.
+        let h = parse_hosts("# the fleet;127.0.0.1,1 # first;127.0.0.1,2").unwrap();
+        assert_eq!(h.iter().map(|h| h.port).collect::<Vec<_>>(), [1, 2]);
+        assert!(parse_hosts("# none").is_err());
     }
 }

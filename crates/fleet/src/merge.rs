@@ -11,7 +11,7 @@
 //! - Rates add up (the hosts ran at the same time); the fleet's runtime is
 //!   the longest host's.
 //! - The slowest host is named with its runtime, its share of the summed
-//!   host time and how far it is past the median host.
+//!   host time and how far it is past the median of the other hosts.
 //! - A host that failed is listed with why; the result says `partial`.
 
 use crate::client::HostRun;
@@ -262,6 +262,53 @@ fn host_json(r: &HostRun) -> Value {
     })
 }
 
+/// The slowest of a fleet's hosts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slowest {
+    pub host: String,
+    pub runtime_ms: u64,
+    /// Its runtime against the hosts' runtimes summed, percent.
+    pub share_of_fleet_time_pct: f64,
+    /// How much longer it took than the median of the other hosts,
+    /// percent (0 with one host).
+    pub past_median_pct: f64,
+}
+
+/// The slowest host of `(host, runtime ms)` pairs (the first of equals);
+/// None without hosts.
+pub fn slowest(times: &[(String, u64)]) -> Option<Slowest> {
+    let at = times.len() - 1 - times.iter().rev().enumerate().max_by_key(|x| x.1 .1)?.0;
+    let (host, t) = &times[at];
+    let total: u64 = times.iter().map(|x| x.1).sum();
+    let mut others: Vec<u64> = times
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, x)| x.1)
+        .collect();
+    others.sort_unstable();
+    let k = others.len();
+    let median = match k {
+        0 => *t as f64,
+        _ if k % 2 == 1 => others[k / 2] as f64,
+        _ => (others[k / 2 - 1] + others[k / 2]) as f64 / 2.0,
+    };
+    Some(Slowest {
+        host: host.clone(),
+        runtime_ms: *t,
+        share_of_fleet_time_pct: if total > 0 {
+            *t as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        },
+        past_median_pct: if median > 0.0 {
+            (*t as f64 / median - 1.0) * 100.0
+        } else {
+            0.0
+        },
+    })
+}
+
 /// Whether every host finished, which failed, and the slowest host.
 pub fn fleet_summary(runs: &[HostRun]) -> Value {
     let failed: Vec<Value> = runs
@@ -276,22 +323,22 @@ pub fn fleet_summary(runs: &[HostRun]) -> Value {
                    "results_kept": r.ts.len()})
         })
         .collect();
-    let times: Vec<(usize, u64)> = runs
+    let times: Vec<(String, u64)> = runs
         .iter()
-        .enumerate()
-        .filter(|(_, r)| !r.ts.is_empty())
-        .map(|(i, r)| (i, host_runtime_ms(r)))
+        .filter(|r| !r.ts.is_empty())
+        .map(|r| {
+            (
+                format!("{},{}", r.host.name, r.host.port),
+                host_runtime_ms(r),
+            )
+        })
         .collect();
-    let slowest = times.iter().max_by_key(|x| x.1).map(|&(i, t)| {
-        let total: u64 = times.iter().map(|x| x.1).sum();
-        let mut sorted: Vec<u64> = times.iter().map(|x| x.1).collect();
-        sorted.sort_unstable();
-        let median = sorted[sorted.len() / 2] as f64;
+    let slowest = slowest(&times).map(|s| {
         json!({
-            "host": format!("{},{}", runs[i].host.name, runs[i].host.port),
-            "runtime_ms": t,
-            "share_of_fleet_time_pct": if total > 0 { t as f64 * 100.0 / total as f64 } else { 0.0 },
-            "past_median_pct": if median > 0.0 { (t as f64 / median - 1.0) * 100.0 } else { 0.0 },
+            "host": s.host,
+            "runtime_ms": s.runtime_ms,
+            "share_of_fleet_time_pct": s.share_of_fleet_time_pct,
+            "past_median_pct": s.past_median_pct,
         })
     });
     json!({
@@ -329,6 +376,29 @@ mod tests {
         let p = percentiles(&sum, &[99.0, 99.9]);
         assert_eq!(p[0].1, bin_value(bin_of(1000)));
         assert_eq!(p[1].1, bin_value(bin_of(1_000_000)));
+    }
+
+    #[test]
+    fn the_slowest_host_and_its_share() {
+        let t = |v: &[(&str, u64)]| -> Vec<(String, u64)> {
+            v.iter().map(|(h, t)| (h.to_string(), *t)).collect()
+        };
+        assert_eq!(slowest(&[]), None);
+        // 1000 + 1000 + 2000 ms: the third took half the summed time and
+        // twice the median host's.
+        let s = slowest(&t(&[("a", 1000), ("b", 1000), ("c", 2000)])).unwrap();
+        assert_eq!((s.host.as_str(), s.runtime_ms), ("c", 2000));
+        assert!((s.share_of_fleet_time_pct - 50.0).abs() < 1e-9);
+        assert!((s.past_median_pct - 100.0).abs() < 1e-9);
+        // Two hosts: set against the other one.
+        let s = slowest(&t(&[("a", 1000), ("b", 1500)])).unwrap();
+        assert_eq!(s.host, "b");
+        assert!((s.past_median_pct - 50.0).abs() < 1e-9);
+        // Equal hosts: the first is named, 0 % past the median.
+        let s = slowest(&t(&[("a", 500), ("b", 500)])).unwrap();
+        assert_eq!(s.host, "a");
+        assert!((s.share_of_fleet_time_pct - 50.0).abs() < 1e-9);
+        assert_eq!(s.past_median_pct, 0.0);
     }
 
     #[test]

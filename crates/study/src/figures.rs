@@ -50,6 +50,10 @@ pub struct Figures {
     /// sweep); empty when the study ran none.
     #[serde(default)]
     pub applications: Vec<crate::applications::AppFigure>,
+    /// The study of a fleet (`study --client HOSTS`): hosts alone, then
+    /// 1…N together; absent in a study of one machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::Section>,
     /// The emulated drive's transport (daemon) when the target was the
     /// built-in drive behind the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,6 +22,8 @@
 //! * [`strategies`]: submission/completion strategies (Shin's
 //!   experiment), shared with `ssdready strategies`, and the study's
 //!   strategies section;
+//! * [`fleet`]: the study of a fleet (`study --client`): hosts alone,
+//!   then 1…N together, aggregate IOPS, merged p99, efficiency;
 //! * [`answer`]: the answer in words, shared by the text and HTML
 //!   renderings;
 //! * [`model`]: `study.json`, schema `ssdready.study`
@@ -36,6 +38,7 @@ pub mod classify;
 pub mod driver;
 pub mod facts;
 pub mod figures;
+pub mod fleet;
 pub mod jobs;
 pub mod limit;
 pub mod model;

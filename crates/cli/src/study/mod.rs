@@ -16,6 +16,7 @@
 
 mod apps;
 mod detect;
+mod fleet;
 mod kdrive;
 mod print;
 mod runner;
@@ -69,6 +70,11 @@ pub struct StudyArgs {
     /// a key figure got worse beyond the noise.
     #[arg(long, value_name = "ID|PATH")]
     pub baseline: Option<String>,
+    /// Study a fleet instead: fio servers or ssdready servers (a host file,
+    /// or HOST[,PORT] separated by ';'), each alone, then 1…N together;
+    /// TARGET is then what each host reads (default: fio's null engine).
+    #[arg(long, value_name = "HOSTS")]
+    pub client: Vec<String>,
 }
 
 fn now_ms() -> u64 {
@@ -178,6 +184,9 @@ pub fn command(a: StudyArgs) {
     // terminal must restore the scheduler and remove what the study
     // created, as Ctrl-C does.
     let stop = crate::stop_on_signals();
+    if !a.client.is_empty() {
+        fleet::command(&a, stop);
+    }
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, targets, dir, mut drive) = validate(&a, &stop);

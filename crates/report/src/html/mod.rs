@@ -23,6 +23,7 @@ mod compare;
 mod costs;
 mod curves;
 mod figure;
+mod fleet;
 mod heatmap;
 pub mod page;
 mod run;

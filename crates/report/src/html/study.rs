@@ -65,6 +65,14 @@ pub fn render(d: &StudyDoc) -> String {
         "The experiment of Shin, \"Achieving Peak Device Throughput for Random IO Workload\", on this target: interrupts against polling, temporal merge, coalescing, SQPOLL and hybrid polling, each set against interrupt completions (async+intr).",
         &[super::strategies::strategies(d).html()],
     ));
+    if let Some(f) = &d.figures.fleet {
+        body.push_str(&section(
+            "s-fleet",
+            "The fleet",
+            "Many hosts through fio's client/server protocol (study --client): what the hosts deliver together against what each delivers alone.",
+            &[super::fleet::fleet(f).html()],
+        ));
+    }
     if !d.figures.applications.is_empty() {
         body.push_str(&section(
             "s-applications",
