@@ -101,11 +101,9 @@ fn read_text(path: &Path) -> Result<String, String> {
     }
     // A FIFO with no writer yet is waited for, until a signal.
     let stop = crate::stop_flag();
-    let f = ssdready_io::written::open_waiting(path, false, &stop).map_err(|e| {
-        match e.kind() {
-            std::io::ErrorKind::Interrupted => "interrupted while waiting for a writer".to_string(),
-            _ => e.to_string(),
-        }
+    let f = ssdready_io::written::open_waiting(path, false, &stop).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Interrupted => "interrupted while waiting for a writer".to_string(),
+        _ => e.to_string(),
     })?;
     let mut bytes = Vec::new();
     f.take(MAX_JOB_FILE_BYTES + 1)

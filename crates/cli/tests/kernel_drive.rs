@@ -394,7 +394,8 @@ fn bad_presets_and_transports_are_refused() {
 
 /// As root with no target, `study` studies the built-in drive behind the
 /// kernel: a loop block device, the model's limit and device time as the
-/// device's, the daemon's figures kept apart; the drive is gone afterwards.
+/// device's, the daemon's figures kept apart, the applications in a file
+/// system the study makes on it; the drive and the mount are gone after.
 #[test]
 fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -404,7 +405,7 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("study");
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["study", "--quick", "--output"])
+        .args(["study", "--quick", "--sweeps=applications", "--output"])
         .arg(&out)
         .env("SSDREADY_STUDY_RUNTIME", "0.3")
         .env("XDG_DATA_HOME", dir.path())
@@ -444,7 +445,19 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
         f["transport"]
     );
     assert!(f["transport"]["device_ns_mean"].as_f64().unwrap() > 0.0);
+    // The applications ran in an ext4 the study made on the drive: one
+    // fdatasync per append is one flush the kernel counted on the device.
+    let apps = f["applications"].as_array().unwrap();
+    let sync = apps
+        .iter()
+        .find(|a| a["name"] == "fdatasync" && a["jobs"] == 1)
+        .unwrap_or_else(|| panic!("no fdatasync point: {}", d["skipped"]));
     let dev = t["spec"].as_str().unwrap();
+    assert_eq!(sync["device"], dev.trim_start_matches("/dev/"), "{sync}");
+    let flushes = sync["flushes_per_op"].as_f64().unwrap();
+    assert!((0.9..=1.1).contains(&flushes), "{sync}");
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(!mounts.contains("ssdready-study-fs"), "{mounts}");
     assert_eq!(
         leftovers(dev.trim_start_matches("/dev/loop")),
         Vec::<String>::new()

@@ -126,7 +126,13 @@ fn a_fifo_with_no_peer_ends_on_a_signal() {
         .success());
     let f = fifo.display().to_string();
     // A job file on a FIFO, with --parse-only too: read before anything else.
-    for opt in ["--read_iolog", "--output", "--write_iolog", "job file", "--parse-only"] {
+    for opt in [
+        "--read_iolog",
+        "--output",
+        "--write_iolog",
+        "job file",
+        "--parse-only",
+    ] {
         let args: Vec<String> = match opt {
             "job file" => vec!["run".into(), f.clone()],
             "--parse-only" => vec!["run".into(), opt.into(), f.clone()],

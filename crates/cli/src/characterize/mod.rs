@@ -146,11 +146,8 @@ fn validate(a: &CharacterizeArgs) -> Target {
             .unwrap_or_else(|e| bad(format!("target '{}': {e}", a.target)));
         // Every test writes: on a device whose writes take no time, virtual
         // time would not advance (known before anything runs or is written).
-        let writes = ssdready_study::limit::model_limit(
-            &p,
-            ssdready_study::limit::Access::Write,
-            4096,
-        );
+        let writes =
+            ssdready_study::limit::model_limit(&p, ssdready_study::limit::Access::Write, 4096);
         if writes.iops.is_none() && p.host_ns == 0 {
             bad(format!(
                 "target '{}': its writes take no time (preset {}, host_ns=0), so in virtual time no \

@@ -1,11 +1,11 @@
 //! The study's "applications" section: after the raw sweeps, the
 //! application workloads of `ssdready app` in the target's directory, each
 //! at one and four jobs, set against the study's raw limit
-//! (`ssdready_study::applications`). It runs on a writable file target (in
-//! its directory) when asked with `--sweeps=applications` or in a full
-//! study; a block device gets a reason instead (the workloads need a file
-//! system, named by a file or directory on it). Each point's result is
-//! written beside study.json as `app-NAME-JOBS.json`; the workloads' files
+//! (`ssdready_study::applications`). It runs when asked with
+//! `--sweeps=applications` or in a full study: on a writable file target,
+//! in its directory; on a block device the study may write, as root, in an
+//! ext4 the study makes on it and removes afterwards ([`super::appfs`]).
+//! Each point's result is written beside study.json as `app-NAME-JOBS.json`; the workloads' files
 //! are removed afterwards.
 
 use ssdready_app::{Config, Workload};
@@ -61,7 +61,25 @@ pub fn run(
     if !ask.named && targets[0].kind == TargetKind::Emulator {
         return (Vec::new(), skipped);
     }
-    let dir = match directory(targets) {
+    // A block device the study may write gets a file system of its own.
+    let made = match super::appfs::applies(&targets[0]) {
+        true => match super::appfs::make(&targets[0]) {
+            Ok(m) => Some(m),
+            Err(why) => {
+                skipped.push(Skip {
+                    what: "applications".into(),
+                    why: format!("{why} (the workloads need a file system)"),
+                });
+                return (Vec::new(), skipped);
+            }
+        },
+        false => None,
+    };
+    let dir = match made
+        .as_ref()
+        .map(|m| Ok(m.dir().to_path_buf()))
+        .unwrap_or_else(|| directory(targets))
+    {
         Ok(d) => d,
         Err(why) => {
             skipped.push(Skip {
@@ -122,6 +140,14 @@ pub fn run(
             }),
         }
         let _ = ssdready_app::clean(&dir, Workload::Sqlite);
+    }
+    if let Some(mut m) = made {
+        for e in m.remove() {
+            skipped.push(Skip {
+                what: "applications: the study's file system".into(),
+                why: format!("not removed: {e}"),
+            });
+        }
     }
     (points, skipped)
 }

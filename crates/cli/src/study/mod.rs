@@ -14,6 +14,7 @@
 //! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
 //! stops after the current run, still writes what ran, and exits 130.
 
+mod appfs;
 mod apps;
 mod detect;
 mod fleet;

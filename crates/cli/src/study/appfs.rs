@@ -1,0 +1,103 @@
+//! A file system of the study's own on a block-device target, for the
+//! applications section: the workloads need files, and a device the study
+//! may write (the same safety checks as `run`: it holds no file system or
+//! other signature) gets an ext4 made on it, mounted in a directory of the
+//! study's, used, unmounted and its signature wiped again, so the device is
+//! left as the safety checks found it (no file system on it) and a later
+//! study may write to it again. Root and `mkfs.ext4` are needed; without
+//! them the section says what is missing.
+
+use ssdready_study::model::{TargetKind, TargetProfile};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// An ext4 made and mounted by the study; unmounted and wiped on drop.
+pub struct MadeFs {
+    dev: String,
+    dir: PathBuf,
+    mounted: bool,
+}
+
+/// Whether the target is a block device the section can make its own file
+/// system on (not that it may: [`make`] checks that).
+pub fn applies(t: &TargetProfile) -> bool {
+    matches!(t.kind, TargetKind::BlockDevice | TargetKind::RamDevice)
+}
+
+fn tool(name: &str, args: &[&str]) -> Result<(), String> {
+    let o = Command::new(name)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{name}: {e} (apt-get install e2fsprogs util-linux)"))?;
+    match o.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "{name} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+    }
+}
+
+/// Make ext4 (4 KiB blocks) on the target and mount it.
+pub fn make(t: &TargetProfile) -> Result<MadeFs, String> {
+    if let Some(why) = &t.write_refusal {
+        return Err(format!("the target is not writable: {why}"));
+    }
+    if !ssdready_io::kdev::is_root() {
+        return Err(format!(
+            "making a file system on {} and mounting it needs root",
+            t.spec
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("ssdready-study-fs-{}", std::process::id()));
+    std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let mut fs = MadeFs {
+        dev: t.spec.clone(),
+        dir,
+        mounted: false,
+    };
+    // No discard: the raw sweeps' data is the study's anyway, and a TRIM
+    // of the whole device changes what its next reads measure.
+    tool(
+        "mkfs.ext4",
+        &["-q", "-F", "-b", "4096", "-E", "nodiscard", &t.spec],
+    )?;
+    let d = fs.dir.display().to_string();
+    tool("mount", &["-t", "ext4", &t.spec, &d])?;
+    fs.mounted = true;
+    Ok(fs)
+}
+
+impl MadeFs {
+    /// The mounted file system's root.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Unmount, wipe the signature and remove the directory; what could
+    /// not be undone, in words.
+    pub fn remove(&mut self) -> Vec<String> {
+        let mut left = Vec::new();
+        if self.mounted {
+            let d = self.dir.display().to_string();
+            if let Err(e) = tool("umount", &[&d]) {
+                left.push(e);
+                return left;
+            }
+            self.mounted = false;
+            if let Err(e) = tool("wipefs", &["-q", "-a", &self.dev]) {
+                left.push(e);
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+        left
+    }
+}
+
+impl Drop for MadeFs {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
