@@ -79,9 +79,7 @@ fn check(r: &Value, what: &str) -> f64 {
     let system = cpu["per_io"]["system_ns"].as_f64().unwrap();
     let err = cpu["sources"]["system_error_ns"].as_f64().unwrap();
     let sampled = phase["profile"]["busy_ns_per_io"].as_f64().unwrap();
-    eprintln!(
-        "{what}: exact {busy:.0} ns/IO, sampled {sampled:.0}, system {system:.0} ± {err:.0}"
-    );
+    eprintln!("{what}: exact {busy:.0} ns/IO, sampled {sampled:.0}, system {system:.0} ± {err:.0}");
     let checks = phase["checks"].as_array().unwrap();
     let c = checks
         .iter()

@@ -68,7 +68,12 @@ pub fn start(warnings: &mut Vec<String>) -> Option<CpuStates> {
 /// The sampled layers each group of exact states corresponds to: a group's
 /// name, its states, and the sampled layers in it (`None`: every busy layer
 /// no other group names).
-const GROUPS: [(&str, &[usize], Option<&[&str]>); 5] = [
+type Group = (
+    &'static str,
+    &'static [usize],
+    Option<&'static [&'static str]>,
+);
+const GROUPS: [Group; 5] = [
     ("user, this process", &[1], Some(&["ssdready (user)"])),
     ("user, other processes", &[2], Some(&["other user"])),
     ("hardirq and softirq", &[6, 7], Some(&["interrupt/softirq"])),
