@@ -77,7 +77,11 @@ const GROUPS: [Group; 5] = [
     ("user, this process", &[1], Some(&["ssdready (user)"])),
     ("user, other processes", &[2], Some(&["other user"])),
     ("hardirq and softirq", &[6, 7], Some(&["interrupt/softirq"])),
-    ("kernel (system calls, kernel threads)", &[0, 3, 4, 5], None),
+    (
+        "kernel (system calls, kernel threads)",
+        &[0, 3, 4, 5, 10],
+        None,
+    ),
     ("idle", &IDLE_STATES, Some(&["idle"])),
 ];
 

@@ -21,7 +21,10 @@
 //!   switched out on its way back to user mode (neither preempted in the
 //!   kernel nor blocking: a per-pid LRU hash remembers), else it resumes in
 //!   the kernel where it blocked, so system call; both by tgid;
-//! - `cpu_idle` (enter): idle (halted, or in a cpuidle state); exit: idle loop.
+//! - `cpu_idle` (enter): idle (halted, or in a cpuidle state); exit: idle
+//!   loop. Idle-loop time that ends in a context switch (the idle task
+//!   restarting the tick and switching out) is charged as "leaving", busy
+//!   as /proc/stat counts it; the rest of the idle loop is idle there too.
 //!
 //! Limits, stated where the figures are used: a task that yields the CPU
 //! from a system call (`sched_yield`) resumes in it but is charged as user
@@ -37,7 +40,7 @@ use std::io;
 
 /// The states, in accumulator order. The first is the state of a CPU no
 /// event has been seen on yet.
-pub const STATES: [&str; 10] = [
+pub const STATES: [&str; 11] = [
     "unknown",
     "user, this process",
     "user, other processes",
@@ -48,6 +51,7 @@ pub const STATES: [&str; 10] = [
     "softirq",
     "idle loop (not halted)",
     "idle (halted)",
+    "idle loop, leaving (tick restart, switch out)",
 ];
 const UNKNOWN: i32 = 0;
 const USER_OURS: i32 = 1;
@@ -59,6 +63,10 @@ const HARDIRQ: i32 = 6;
 const SOFTIRQ: i32 = 7;
 const IDLE_LOOP: i32 = 8;
 const IDLE: i32 = 9;
+/// The idle task's time from its last `cpu_idle` exit to `sched_switch`:
+/// restarting the tick and switching out, which /proc/stat counts as busy
+/// (idle accounting stops when `tick_nohz_idle_exit` begins).
+const IDLE_LEAVING: i32 = 10;
 /// Index of the first accumulator word.
 const ACC: usize = 4;
 const WORDS: usize = ACC + STATES.len();
@@ -116,8 +124,9 @@ const EVENTS: [(&str, Action, bool); 18] = [
 ];
 
 /// Charge now − last to the current state: r6 = ctx, r7 = this CPU's
-/// value, r8 = now afterwards.
-fn charge(a: &mut Asm, map: i32) {
+/// value, r8 = now afterwards. At a context switch (`switching`), idle-loop
+/// time is the idle task leaving.
+fn charge(a: &mut Asm, map: i32, switching: bool) {
     a.raw(MOV_X, 6, 1, 0, 0);
     a.raw(CALL, 0, 0, 0, HELPER_KTIME);
     a.raw(MOV_X, 8, 0, 0, 0);
@@ -142,6 +151,10 @@ fn charge(a: &mut Asm, map: i32) {
     a.raw(LDX_DW, 4, 7, 24, 0);
     a.jmp(JNE_K, 4, 0, 0, "have_state");
     a.raw(LDX_DW, 3, 7, 8, 0);
+    if switching {
+        a.jmp(JNE_K, 3, 0, IDLE_LOOP, "have_state");
+        a.raw(MOV_K, 3, 0, 0, IDLE_LEAVING);
+    }
     a.label("have_state");
     a.jmp(JGT_K, 3, 0, STATES.len() as i32 - 1, "charged");
     a.raw(LSH_K, 3, 0, 0, 3);
@@ -176,7 +189,7 @@ fn program(
     task: &TaskLayout,
 ) -> Vec<u64> {
     let mut a = Asm::default();
-    charge(&mut a, map);
+    charge(&mut a, map, action == Action::Switch);
     match action {
         Action::ByTgid(ours, other) => {
             a.raw(CALL, 0, 0, 0, HELPER_PID_TGID);
