@@ -73,7 +73,7 @@ type Group = (
     &'static [usize],
     Option<&'static [&'static str]>,
 );
-const GROUPS: [Group; 5] = [
+const GROUPS: [Group; 6] = [
     ("user, this process", &[1], Some(&["ssdready (user)"])),
     ("user, other processes", &[2], Some(&["other user"])),
     ("hardirq and softirq", &[6, 7], Some(&["interrupt/softirq"])),
@@ -82,8 +82,12 @@ const GROUPS: [Group; 5] = [
         &[0, 3, 4, 5, 10],
         None,
     ),
+    ("idle loop (not halted)", &[8], Some(&[])),
     ("idle", &IDLE_STATES, Some(&["idle"])),
 ];
+
+/// The idle group's index in [`GROUPS`].
+const IDLE_GROUP: usize = 5;
 
 fn group_of(layer: &str) -> usize {
     GROUPS
@@ -138,7 +142,7 @@ pub fn build(
     for l in &p.layers {
         sampled[group_of(&l.layer)] += l.ns_per_io * ios as f64;
     }
-    sampled[4] += (p.late_timer_ns + p.unsampled_ns) as f64;
+    sampled[IDLE_GROUP] += (p.late_timer_ns + p.unsampled_ns) as f64;
     let exact: Vec<f64> = GROUPS
         .iter()
         .map(|(_, st, _)| st.iter().map(|&i| delta[i] as f64).sum())
@@ -161,13 +165,17 @@ pub fn build(
             layers.push(LayerCost {
                 layer: l.layer.clone(),
                 samples: l.samples,
-                share_of_busy_pct: if g == 4 { 0.0 } else { share(ns * ios as f64) },
+                share_of_busy_pct: if g == IDLE_GROUP {
+                    0.0
+                } else {
+                    share(ns * ios as f64)
+                },
                 share_error_pct: l.share_error_pct,
                 ns_per_io: ns,
                 clocks_per_io: clocks(ns),
             });
         }
-        if mine.is_empty() && exact[g] > 0.0 && g != 4 {
+        if mine.is_empty() && exact[g] > 0.0 && g != IDLE_GROUP {
             let ns = per(exact[g]);
             layers.push(LayerCost {
                 layer: format!("{gname} (no samples)"),
@@ -273,7 +281,7 @@ mod tests {
         let k = &e.sampled_vs_exact[3];
         assert_eq!((k.sampled_ns_per_io, k.exact_ns_per_io), (6_000.0, 9_000.0));
         // Idle, sampled: its layer plus the late-timer gaps.
-        assert_eq!(e.sampled_vs_exact[4].sampled_ns_per_io, 21_000.0);
+        assert_eq!(e.sampled_vs_exact[IDLE_GROUP].sampled_ns_per_io, 21_000.0);
     }
 
     #[test]
