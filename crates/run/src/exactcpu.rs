@@ -1,11 +1,12 @@
 //! `--profile=exact`: every CPU's time by state, bracketed by tracepoints
 //! (`ssdready_io::bpf::cpustate`), beside the sampled profile.
 //!
-//! Why: on KVM guests a `cpu-clock` sample cannot land in the short busy
-//! bursts between a vCPU's halts the way it lands in steady work, so at QD 1
-//! the sampled busy time can be a quarter to two fifths short of the exact
-//! whole-system figure (docs/measurement.md, "Where the CPU goes at QD 1 on
-//! a VM"). Bracketed time does not depend on where a timer fires: the
+//! Why: on a KVM guest at QD 1 a vCPU halts and wakes ~100,000 times a
+//! second, its sampling timer skips periods (the busy bursts inside a
+//! skipped gap are lost), and the idle task's work outside the halt, which
+//! /proc/stat counts as busy, is sampled as idle: the sampled busy time was
+//! 19–29 % short of the exact whole-system figure (docs/measurement.md,
+//! "Where the CPU goes at QD 1 on a VM"). Bracketed time does not depend on where a timer fires: the
 //! tracepoints charge every nanosecond of every CPU to one state. The
 //! samples then only split each group of states into layers and functions.
 
