@@ -8,7 +8,8 @@
 # same tracepoints with programs that return at once). Prints medians and
 # each one's cost against the default run, and the default run against fio.
 # Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh      (QDS="1 32" by default;
-#        LAB=0 leaves guest halt polling as it is)
+#        LAB=0 leaves guest halt polling as it is; EXACT=1 adds a column for
+#        --profile=exact, the tracepoint-bracketed CPU states)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -49,7 +50,7 @@ iops() {
   fi | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['read']['iops'])"
 }
 for qd in $QDS; do
-  fio_=() plain=() prof=() deco=() empty=() alt=()
+  fio_=() plain=() prof=() deco=() empty=() alt=() exact=()
   for ((r = 0; r < ROUNDS; r++)); do
     [ "$HAVE_FIO" = 1 ] && fio_+=("$(iops fio "$qd")")
     plain+=("$(iops ssdready "$qd")")
@@ -57,10 +58,11 @@ for qd in $QDS; do
     if [ -n "${PROFILE_HZ_ALT:-}" ]; then
       alt+=("$(SSDREADY_PROFILE_HZ=$PROFILE_HZ_ALT iops ssdready "$qd" --profile)")
     fi
+    if [ "${EXACT:-0}" = 1 ]; then exact+=("$(iops ssdready "$qd" --profile=exact)"); fi
     deco+=("$(iops ssdready "$qd" --decompose)")
     empty+=("$(SSDREADY_BPF_EMPTY=1 iops ssdready "$qd" --decompose)")
   done
-  python3 - "$qd" "${fio_[*]:-}" "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" "${alt[*]:-}" "${PROFILE_HZ_ALT:-}" <<'PY'
+  python3 - "$qd" "${fio_[*]:-}" "${plain[*]}" "${prof[*]}" "${deco[*]}" "${empty[*]}" "${alt[*]:-}" "${PROFILE_HZ_ALT:-}" "${exact[*]:-}" <<'PY'
 import sys, statistics as st
 qd = sys.argv[1]
 f, a, b, c, d, e = ([float(v) for v in x.split()] for x in sys.argv[2:8])
@@ -74,6 +76,9 @@ else:
 print(f"  --profile:   median {m(b):.0f} IOPS, cost {100*(1-m(b)/m(a)):.1f}% of the default run")
 if e:
     print(f"  --profile at {sys.argv[8]} Hz: median {m(e):.0f} IOPS, cost {100*(1-m(e)/m(a)):.1f}%")
+x = [float(v) for v in sys.argv[9].split()]
+if x:
+    print(f"  --profile=exact: median {m(x):.0f} IOPS, cost {100*(1-m(x)/m(a)):.1f}%")
 print(f"  --decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
 print(f"    floor, empty eBPF programs on the same tracepoints: {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
 PY

@@ -53,6 +53,8 @@ pub struct RunArgs {
     pub parse_only: bool,
     /// `--profile`: system-wide CPU samples by kernel layer.
     pub profile: bool,
+    /// `--profile=exact`: CPU time by state, bracketed by tracepoints.
+    pub profile_exact: bool,
     /// `--decompose` (Some(true)), `--no-decompose` (Some(false)), or
     /// neither: on when root and a job's I/O reaches a block device.
     pub decompose: Option<bool>,
@@ -308,7 +310,10 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                 r.baseline = Some(v);
             }
             "parse-only" => r.parse_only = true,
-            "profile" => r.profile = true,
+            "profile" => {
+                r.profile = true;
+                r.profile_exact = ssdready_run::exactcpu::parse_mode(v.as_deref())?;
+            }
             "decompose" => {
                 r.decompose = Some(match v.as_deref() {
                     None | Some("1" | "on" | "yes" | "true") => true,

@@ -213,7 +213,7 @@ fn print_device_file(name: &str) {
 
 const RUN_HELP: &str =
     "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--report=DIR] [--parse-only] [--allow-destructive] [--profile] [--decompose|--no-decompose] \
+[--report=DIR] [--parse-only] [--allow-destructive] [--profile[=exact]] [--decompose|--no-decompose] \
 [--save] [--db=PATH] [--baseline=ID|PATH] \
 [JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
 
@@ -228,8 +228,9 @@ Writes and trims to a block device (or to a file that backs a loop device) that
 anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
 signature, held open exclusively - are refused (exit 2), naming each user and
 the check that found it; --allow-destructive overrides them with a warning.
---profile samples every CPU at 2 kHz and splits the kernel's cost per I/O by
-layer (needs root). --decompose splits each I/O's latency along its path with
+--profile samples every CPU at 1 kHz and splits the kernel's cost per I/O by
+layer (needs root); --profile=exact also brackets every CPU's time by state
+with eBPF on tracepoints (exact on VMs too; costs more, so asked for). --decompose splits each I/O's latency along its path with
 eBPF on the block tracepoints (needs root, a block device; off by default: it
 costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).
 --save records the run in the history database (--db=PATH, default

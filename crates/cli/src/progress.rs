@@ -77,6 +77,7 @@ impl RunArgs {
             allow_destructive: self.allow_destructive,
             parse_only: self.parse_only,
             profile: self.profile,
+            profile_exact: self.profile_exact,
             decompose: self.decompose,
             bandwidth_log: self.bandwidth_log.clone(),
             stop,

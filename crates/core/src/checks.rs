@@ -102,8 +102,32 @@ pub fn phase_checks(p: &PhaseResult) -> Vec<CrossCheck> {
             ));
         }
         if let Some(prof) = &p.profile {
+            // The bracketed figure first: when it agrees, it is the one a
+            // sampled disagreement points to.
+            let exact_ok = prof.exact.as_ref().map(|e| {
+                // Both measure every CPU's busy time by timestamps; 10 %
+                // for the interrupt entry code each side charges
+                // differently, plus /proc/stat's own resolution.
+                let allowed = 0.10 * sys + err;
+                let ok = (e.busy_ns_per_io - sys).abs() <= allowed;
+                out.push(check(
+                    "exact (tracepoint-bracketed) busy CPU per I/O vs whole-system busy CPU per I/O",
+                    ("profile.exact", e.busy_ns_per_io),
+                    ("system", sys),
+                    "ns",
+                    allowed,
+                    ok,
+                    &["profile.exact"],
+                ));
+                ok
+            });
             let tol = profile_tolerance(prof.busy_samples);
             let allowed = tol * sys + err;
+            let marks: &[&str] = if exact_ok == Some(true) {
+                &["profile.layers (use profile.exact.layers: bracketed by tracepoints, it agrees)"]
+            } else {
+                &["profile.layers"]
+            };
             out.push(check(
                 "profile busy CPU per I/O vs whole-system busy CPU per I/O",
                 ("profile", prof.busy_ns_per_io),
@@ -111,7 +135,7 @@ pub fn phase_checks(p: &PhaseResult) -> Vec<CrossCheck> {
                 "ns",
                 allowed,
                 (prof.busy_ns_per_io - sys).abs() <= allowed,
-                &["profile.layers"],
+                marks,
             ));
         }
     }
@@ -199,6 +223,42 @@ mod tests {
         p.profile.as_mut().unwrap().busy_ns_per_io = 23_000.0;
         let c = phase_checks(&p);
         assert!(c.iter().find(|c| c.a_source == "profile").unwrap().agree);
+    }
+
+    /// A sampled profile a third short of the system figure (QD 1 on a
+    /// KVM guest) beside a bracketed one that agrees: the sampled check
+    /// disagrees and points to the exact layers; a bracketed figure 15 %
+    /// off disagrees itself.
+    #[test]
+    fn a_short_sampled_profile_points_to_the_exact_one() {
+        let mut p = phase(20_000.0, 100.0, 9_000.0);
+        p.profile = Some(ProfileReport {
+            busy_samples: 6_000,
+            busy_ns_per_io: 13_500.0,
+            exact: Some(crate::result::ExactCpu {
+                busy_ns_per_io: 19_600.0,
+                ..Default::default()
+            }),
+            ..ProfileReport::default()
+        });
+        let c = phase_checks(&p);
+        let exact = c.iter().find(|c| c.a_source == "profile.exact").unwrap();
+        assert!(exact.agree, "{exact:?}");
+        let sampled = c.iter().find(|c| c.a_source == "profile").unwrap();
+        assert!(!sampled.agree);
+        assert!(sampled.describe().contains("use profile.exact.layers"));
+        p.profile
+            .as_mut()
+            .unwrap()
+            .exact
+            .as_mut()
+            .unwrap()
+            .busy_ns_per_io = 23_000.0;
+        let c = phase_checks(&p);
+        let exact = c.iter().find(|c| c.a_source == "profile.exact").unwrap();
+        assert!(!exact.agree);
+        let sampled = c.iter().find(|c| c.a_source == "profile").unwrap();
+        assert_eq!(sampled.marks, vec!["profile.layers".to_string()]);
     }
 
     #[test]

@@ -323,6 +323,53 @@ pub struct LayerCost {
     pub clocks_per_io: Option<f64>,
 }
 
+/// One CPU state's exact time over a window, every CPU.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StateCost {
+    pub state: String,
+    /// Whether /proc/stat counts it as busy (not idle).
+    pub busy: bool,
+    pub cpu_ns: u64,
+    pub ns_per_io: f64,
+    /// Share of the busy states' time, percent (0 for the idle states).
+    pub share_of_busy_pct: f64,
+}
+
+/// One group of CPU work measured both ways: sampled by `--profile` and
+/// bracketed by tracepoints.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SampledVsExact {
+    pub group: String,
+    pub sampled_ns_per_io: f64,
+    pub exact_ns_per_io: f64,
+}
+
+/// `--profile=exact`: every CPU's time by state, charged between the
+/// tracepoints that bracket each kind of work (system calls, interrupts,
+/// softirqs, context switches, cpuidle), so nothing depends on where a
+/// sampling timer happened to fire.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ExactCpu {
+    /// Where the figures come from, in words.
+    pub source: String,
+    /// The tracepoints attached, and optional ones this kernel lacks.
+    pub tracepoints: Vec<String>,
+    pub missing_tracepoints: Vec<String>,
+    pub states: Vec<StateCost>,
+    /// The busy states' CPU per I/O, ns: the figure to compare with the
+    /// whole-system one.
+    pub busy_ns_per_io: f64,
+    /// All states over the window × CPUs, percent (100 when every CPU was
+    /// accounted for the whole window).
+    pub covered_pct: f64,
+    /// The sampled layers scaled so that each group of them has its exact
+    /// time: the samples only split a group into layers. Busy layers add
+    /// up to `busy_ns_per_io`.
+    pub layers: Vec<LayerCost>,
+    /// The same groups, sampled and exact, side by side.
+    pub sampled_vs_exact: Vec<SampledVsExact>,
+}
+
 /// `--profile`: system-wide CPU samples classified by kernel layer.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProfileReport {
@@ -356,6 +403,9 @@ pub struct ProfileReport {
     pub unsampled_ns: u64,
     /// Layers, most samples first.
     pub layers: Vec<LayerCost>,
+    /// `--profile=exact`: CPU time by state, bracketed by tracepoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<ExactCpu>,
     /// (innermost symbol, layer, samples), most first.
     pub top_functions: Vec<(String, String, u64)>,
     /// Kernel symbols no rule matched (add rules for them), most first.

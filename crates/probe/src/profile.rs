@@ -405,6 +405,7 @@ impl Classifier {
             late_timer_ns: late_ns,
             unsampled_ns: 0,
             layers,
+            exact: None,
             top_functions: top,
             unmatched_symbols: unmatched,
         }

@@ -392,6 +392,9 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
     let ios = phase.cpu.as_ref().map(|c| c.ios);
     if let Some(p) = &phase.profile {
         profile_block(out, p, ios);
+        if let Some(e) = &p.exact {
+            exact_block(out, e, ios);
+        }
     }
     if let Some(c) = phase.cpu.as_ref().filter(|c| c.ios == 0) {
         let _ = writeln!(
@@ -521,6 +524,64 @@ fn lab_block(out: &mut String, lab: &[ssdready_core::result::LabCondition]) {
     let _ = writeln!(out, "  lab: {}", all.join("; "));
     for w in lab.iter().filter_map(|c| c.warning.as_deref()) {
         let _ = writeln!(out, "  lab warning: {w}");
+    }
+}
+
+/// `--profile=exact`: the bracketed states, the sampled and exact figures
+/// side by side, and the layers scaled to the exact time.
+fn exact_block(out: &mut String, e: &ssdready_core::result::ExactCpu, ios: Option<u64>) {
+    if ios == Some(0) {
+        let _ = writeln!(out, "exact CPU by state: {NO_IO}");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "exact CPU by state (tracepoints, {:.1}% of the window × CPUs accounted for): busy {} per I/O",
+        e.covered_pct,
+        fmt_ns(e.busy_ns_per_io)
+    );
+    for s in e.states.iter().filter(|s| s.cpu_ns > 0) {
+        let _ = writeln!(
+            out,
+            "  {:<30} {:>5.1}% {:>12} per I/O{}",
+            s.state,
+            s.share_of_busy_pct,
+            fmt_ns(s.ns_per_io),
+            if s.busy { "" } else { " (idle)" }
+        );
+    }
+    let side: Vec<String> = e
+        .sampled_vs_exact
+        .iter()
+        .map(|g| {
+            format!(
+                "{} {} / {}",
+                g.group,
+                fmt_ns(g.sampled_ns_per_io),
+                fmt_ns(g.exact_ns_per_io)
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "  sampled / exact per I/O: {}", side.join("; "));
+    let _ = writeln!(
+        out,
+        "  layers, sampled split scaled to the exact time of their group:"
+    );
+    for l in e.layers.iter().filter(|l| l.layer != "idle") {
+        let _ = writeln!(
+            out,
+            "  {:<36} {:>5.1}% {:>12} per I/O",
+            l.layer,
+            l.share_of_busy_pct,
+            fmt_ns(l.ns_per_io)
+        );
+    }
+    if !e.missing_tracepoints.is_empty() {
+        let _ = writeln!(
+            out,
+            "  (no tracepoint {} here: that time is charged to the state it interrupts)",
+            e.missing_tracepoints.join(", ")
+        );
     }
 }
 

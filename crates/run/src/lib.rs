@@ -19,6 +19,7 @@
 mod agglog;
 mod decompose;
 pub mod devices;
+pub mod exactcpu;
 pub mod failure;
 mod fileprep;
 mod layout;

@@ -21,6 +21,9 @@ pub struct RunRequest {
     pub parse_only: bool,
     /// System-wide CPU samples by kernel layer.
     pub profile: bool,
+    /// `--profile=exact`: also bracket every CPU's time by state with
+    /// tracepoints (eBPF), and scale the sampled layers to it.
+    pub profile_exact: bool,
     /// Split each I/O's latency along its path: `Some(true)` asked,
     /// `Some(false)` refused, `None` neither (off).
     pub decompose: Option<bool>,
@@ -49,6 +52,7 @@ impl RunRequest {
             allow_destructive: false,
             parse_only: false,
             profile: false,
+            profile_exact: false,
             decompose: None,
             bandwidth_log: None,
             stop,
@@ -102,7 +106,10 @@ impl RunRequest {
             match k {
                 "quiet" => {}
                 "allow-destructive" | "allow_destructive" => self.allow_destructive = true,
-                "profile" => self.profile = true,
+                "profile" => {
+                    self.profile = true;
+                    self.profile_exact = crate::exactcpu::parse_mode(v)?;
+                }
                 "decompose" => self.decompose = Some(true),
                 "no-decompose" => self.decompose = Some(false),
                 "name" => match v.filter(|v| !v.is_empty()) {

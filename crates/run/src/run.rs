@@ -94,6 +94,7 @@ fn run_phase(
     warnings: &mut Vec<String>,
     emu_free: &mut Vec<u64>,
     profile: bool,
+    profile_exact: bool,
     decompose: bool,
     groups: &[u32],
     agg: &mut Option<crate::agglog::AggBwLog>,
@@ -104,6 +105,12 @@ fn run_phase(
     } else {
         None
     };
+    let states = if profile && profile_exact {
+        crate::exactcpu::start(warnings)
+    } else {
+        None
+    };
+    let mut states_start = None;
     let mut sampler = if profile {
         crate::profiler::open(warnings)
     } else {
@@ -224,6 +231,9 @@ fn run_phase(
     // wait at the barrier, engines open), so no I/O of the phase precedes
     // the first snapshot however late this thread is scheduled.
     let mut measure: Option<Snapshot> = if ramp == 0 { Some(snap(&clock)) } else { None };
+    if let (Some(s), Some(_)) = (&states, &measure) {
+        states_start = s.snapshot().ok();
+    }
     if let (Some((s, _, _)), Some(_)) = (&sampler, &measure) {
         s.enable();
     }
@@ -248,6 +258,7 @@ fn run_phase(
         let now = clock.now();
         if measure.is_none() && now >= t0 + ramp {
             measure = Some(snap(&clock));
+            states_start = states.as_ref().and_then(|s| s.snapshot().ok());
             hw.start();
             if let Some((s, _, _)) = &sampler {
                 s.enable();
@@ -289,6 +300,9 @@ fn run_phase(
             .map(|(ji, o)| (jobs[*ji].spec.name.as_str(), o)),
     ));
     let end = snap(&clock);
+    let states_end = states.as_ref().and_then(|s| s.snapshot().ok());
+    // Detached here: the programs cost every system call and interrupt.
+    let states = states.map(|s| (s.attached.clone(), s.missing.clone()));
     hw.stop();
     let timer_end = timer.as_ref().and_then(|t| t.read_parts().ok());
     let flavour = timer.as_ref().map_or("", |t| t.flavour);
@@ -358,6 +372,19 @@ fn run_phase(
             s.weigher.late_ns,
         );
         r.unsampled_ns = s.weigher.unsampled_ns(window_ns);
+        if let (Some((tps, missing)), Some(a), Some(b)) = (&states, &states_start, &states_end) {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            r.exact = Some(crate::exactcpu::build(
+                &crate::exactcpu::delta(a, b),
+                window_ns,
+                cpus,
+                ios,
+                clock.tsc_hz(),
+                &r,
+                tps.clone(),
+                missing.clone(),
+            ));
+        }
         r
     });
     let decomposition = match (timer_start, timer_end) {
@@ -579,6 +606,7 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
             &mut warnings,
             &mut emu_free,
             args.profile,
+            args.profile_exact,
             decompose,
             &groups,
             &mut agg,

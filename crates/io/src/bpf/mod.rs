@@ -27,6 +27,7 @@ use ssdready_core::stats::KernelTimes;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod cpustate;
 pub mod programs;
 pub use programs::{bucket_value, join_slot, BtfLayout, HIST_BUCKETS, TRACEPOINTS};
 use programs::{Maps, JOIN_BITS, JOIN_BYTES, SLOTS, SLOT_BYTES, SLOT_SUM};

@@ -89,29 +89,29 @@ pub(super) struct Asm {
 }
 
 impl Asm {
-    fn raw(&mut self, op: u8, dst: u8, src: u8, off: i16, imm: i32) {
+    pub(super) fn raw(&mut self, op: u8, dst: u8, src: u8, off: i16, imm: i32) {
         let w = op as u64
             | ((dst as u64 | (src as u64) << 4) << 8)
             | ((off as u16 as u64) << 16)
             | ((imm as u32 as u64) << 32);
         self.code.push(w);
     }
-    fn jmp(&mut self, op: u8, dst: u8, src: u8, imm: i32, to: &'static str) {
+    pub(super) fn jmp(&mut self, op: u8, dst: u8, src: u8, imm: i32, to: &'static str) {
         self.fixups.push((self.code.len(), to));
         self.raw(op, dst, src, 0, imm);
     }
-    fn label(&mut self, name: &'static str) {
+    pub(super) fn label(&mut self, name: &'static str) {
         self.labels.push((name, self.code.len()));
     }
-    fn ld_map(&mut self, dst: u8, fd: i32) {
+    pub(super) fn ld_map(&mut self, dst: u8, fd: i32) {
         self.raw(0x18, dst, 1, 0, fd); // BPF_LD|DW|IMM, src = BPF_PSEUDO_MAP_FD
         self.raw(0, 0, 0, 0, 0);
     }
-    fn ld_imm64(&mut self, dst: u8, v: u64) {
+    pub(super) fn ld_imm64(&mut self, dst: u8, v: u64) {
         self.raw(0x18, dst, 0, 0, v as u32 as i32);
         self.raw(0, 0, 0, 0, (v >> 32) as u32 as i32);
     }
-    fn finish(mut self) -> Vec<u64> {
+    pub(super) fn finish(mut self) -> Vec<u64> {
         for (at, to) in std::mem::take(&mut self.fixups) {
             let target = self
                 .labels
@@ -127,35 +127,35 @@ impl Asm {
 }
 
 // Opcodes.
-const LDX_DW: u8 = 0x79;
-const LDX_W: u8 = 0x61;
-const STX_DW: u8 = 0x7b;
-const STX_W: u8 = 0x63;
-const ST_DW: u8 = 0x7a;
-const MOV_K: u8 = 0xb7;
-const MOV_X: u8 = 0xbf;
-const MOV32_X: u8 = 0xbc;
-const ADD_K: u8 = 0x07;
-const ADD_X: u8 = 0x0f;
-const SUB_X: u8 = 0x1f;
-const MUL_X: u8 = 0x2f;
-const XOR_X: u8 = 0xaf;
-const RSH_K: u8 = 0x77;
-const RSH_X: u8 = 0x7f;
-const LSH_K: u8 = 0x67;
-const AND_K: u8 = 0x57;
-const JEQ_K: u8 = 0x15;
-const JNE_K: u8 = 0x55;
-const JNE_X: u8 = 0x5d;
-const JGT_K: u8 = 0x25;
-const JLT_K: u8 = 0xa5;
-const JLT_X: u8 = 0xad;
-const CALL: u8 = 0x85;
-const EXIT: u8 = 0x95;
+pub(super) const LDX_DW: u8 = 0x79;
+pub(super) const LDX_W: u8 = 0x61;
+pub(super) const STX_DW: u8 = 0x7b;
+pub(super) const STX_W: u8 = 0x63;
+pub(super) const ST_DW: u8 = 0x7a;
+pub(super) const MOV_K: u8 = 0xb7;
+pub(super) const MOV_X: u8 = 0xbf;
+pub(super) const MOV32_X: u8 = 0xbc;
+pub(super) const ADD_K: u8 = 0x07;
+pub(super) const ADD_X: u8 = 0x0f;
+pub(super) const SUB_X: u8 = 0x1f;
+pub(super) const MUL_X: u8 = 0x2f;
+pub(super) const XOR_X: u8 = 0xaf;
+pub(super) const RSH_K: u8 = 0x77;
+pub(super) const RSH_X: u8 = 0x7f;
+pub(super) const LSH_K: u8 = 0x67;
+pub(super) const AND_K: u8 = 0x57;
+pub(super) const JEQ_K: u8 = 0x15;
+pub(super) const JNE_K: u8 = 0x55;
+pub(super) const JNE_X: u8 = 0x5d;
+pub(super) const JGT_K: u8 = 0x25;
+pub(super) const JLT_K: u8 = 0xa5;
+pub(super) const JLT_X: u8 = 0xad;
+pub(super) const CALL: u8 = 0x85;
+pub(super) const EXIT: u8 = 0x95;
 
-const HELPER_LOOKUP: i32 = 1;
-const HELPER_KTIME: i32 = 5;
-const HELPER_PID_TGID: i32 = 14;
+pub(super) const HELPER_LOOKUP: i32 = 1;
+pub(super) const HELPER_KTIME: i32 = 5;
+pub(super) const HELPER_PID_TGID: i32 = 14;
 
 /// The maps a program refers to, by fd.
 #[derive(Clone, Copy)]

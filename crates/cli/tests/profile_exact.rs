@@ -1,0 +1,122 @@
+//! `--profile=exact` on a loop device over /dev/shm (root and eBPF only):
+//! the tracepoint-bracketed CPU time accounts for every CPU over the whole
+//! window, its busy total is within 10 % of the exact whole-system figure
+//! from /proc/stat at QD 1 (psync, io_uring) and QD 32, and the layer table
+//! built from it adds up to it. Both figures are whole-system, so the check
+//! holds on a loaded machine too (other processes count on both sides).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// One bracketed run; None (with the reason printed) where the programs
+/// cannot load.
+fn exact_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
+    let f = format!("--filename={dev}");
+    let e = format!("--ioengine={engine}");
+    let q = format!("--iodepth={qd}");
+    let r = run_json(&[
+        &f,
+        "--rw=randread",
+        &e,
+        "--direct=1",
+        &q,
+        "--runtime=2",
+        "--time_based",
+        "--profile=exact",
+    ]);
+    let p = &r["phases"][0]["profile"];
+    if p.is_null() || p["exact"].is_null() {
+        eprintln!(
+            "skipped: profiling or eBPF not permitted here: {:?}",
+            r["warnings"]
+        );
+        return None;
+    }
+    Some(r)
+}
+
+/// The checks of one run; returns the exact busy figure over the system one.
+fn check(r: &Value, what: &str) -> f64 {
+    let phase = &r["phases"][0];
+    let e = &phase["profile"]["exact"];
+    let cpu = &phase["cpu"];
+    let covered = e["covered_pct"].as_f64().unwrap();
+    assert!(
+        (covered - 100.0).abs() < 1.0,
+        "{what}: the states cover {covered:.2}% of the window × CPUs"
+    );
+    let state = |n: &str| {
+        e["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["state"] == n)
+            .unwrap_or_else(|| panic!("no state {n}: {e}"))["ns_per_io"]
+            .as_f64()
+            .unwrap()
+    };
+    // The run's own threads make system calls, and the loop device's
+    // worker is a kernel thread; nothing stays unknown after the start.
+    assert!(state("system calls, this process") > 0.0, "{what}: {e}");
+    assert!(state("kernel threads") > 0.0, "{what}: {e}");
+    let unknown = state("unknown");
+    let busy = e["busy_ns_per_io"].as_f64().unwrap();
+    assert!(unknown < 0.01 * busy, "{what}: unknown {unknown} of {busy}");
+    // The layer table is built from the bracketed time: its busy layers add
+    // up to the exact busy figure.
+    let layers: f64 = e["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["layer"] != "idle")
+        .map(|l| l["ns_per_io"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (layers - busy).abs() <= 0.005 * busy,
+        "{what}: layers {layers:.0} vs exact busy {busy:.0}"
+    );
+    let system = cpu["per_io"]["system_ns"].as_f64().unwrap();
+    let err = cpu["sources"]["system_error_ns"].as_f64().unwrap();
+    let sampled = phase["profile"]["busy_ns_per_io"].as_f64().unwrap();
+    eprintln!("{what}: exact {busy:.0} ns/IO, sampled {sampled:.0}, system {system:.0} ± {err:.0}");
+    let checks = phase["checks"].as_array().unwrap();
+    let c = checks
+        .iter()
+        .find(|c| c["a_source"] == "profile.exact")
+        .expect("the exact figure is cross-checked");
+    assert!(
+        (busy - system).abs() <= 0.10 * system + err,
+        "{what}: exact {busy:.0} vs system {system:.0} ± {err:.0}: {c}"
+    );
+    assert_eq!(c["agree"], true);
+    busy / system
+}
+
+#[test]
+fn exact_cpu_by_state_agrees_with_the_system_figure_at_qd1_and_qd32() {
+    let Some(l) = LoopDev::new("profile-exact", 256) else {
+        return;
+    };
+    for (engine, qd) in [("psync", "1"), ("io_uring", "1"), ("io_uring", "32")] {
+        let Some(r) = exact_run(&l.dev, engine, qd) else {
+            return;
+        };
+        check(&r, &format!("{engine} QD {qd}"));
+    }
+}
+
+/// A bad mode is one clear line and exit code 2.
+#[test]
+fn an_unknown_profile_mode_is_refused() {
+    let out = ssdready(&[
+        "run",
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+        "--profile=fast",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sampled, exact"), "{err}");
+}
