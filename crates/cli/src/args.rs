@@ -166,9 +166,47 @@ const VALUE_SWITCHES: &[&str] = &[
     "name",
 ];
 
+/// The switches of `run` itself (besides the job options).
+const RUN_SWITCHES: &[&str] = &[
+    "output",
+    "output-format",
+    "minimal",
+    "terse-version",
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "section",
+    "bandwidth-log",
+    "report",
+    "save",
+    "db",
+    "baseline",
+    "parse-only",
+    "profile",
+    "decompose",
+    "name",
+];
+
+/// fio reads its long options with one dash as well (`getopt_long_only`):
+/// `-name=x`, `-rw=read` and `-output-format=json` are `--name=x`, … when
+/// the name is a switch of `run` or a job option; anything else stays (a
+/// job file named so).
+fn long_with_one_dash(a: &str) -> Option<String> {
+    let body = a
+        .strip_prefix('-')
+        .filter(|b| !b.is_empty() && !b.starts_with('-'))?;
+    let key = body.split_once('=').map_or(body, |p| p.0);
+    let known = RUN_SWITCHES.contains(&key) || ssdready_core::options::find(key).is_some();
+    known.then(|| format!("--{body}"))
+}
+
 /// `--SWITCH VALUE` as `--SWITCH=VALUE` for [`VALUE_SWITCHES`], so the
-/// value is not taken for a job file.
+/// value is not taken for a job file; fio's one-dash long options as two.
 fn join_separate_values(args: &[String]) -> Vec<String> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| long_with_one_dash(a).unwrap_or_else(|| a.clone()))
+        .collect();
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
@@ -489,6 +527,33 @@ mod tests {
         // A job option keeps fio's `--key=value` form; a bare word after a
         // flag without a value is still a job file.
         assert!(parse(&s(&["--time_based", "no-such.fio"])).is_err());
+    }
+
+    #[test]
+    fn fios_one_dash_long_options_are_read_as_two() {
+        let a: Vec<String> = [
+            "-name=x",
+            "-ioengine=null",
+            "-size=1m",
+            "-output-format=json",
+            "-parse-only",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let r = parse(&a).unwrap();
+        assert!(r.parse_only);
+        assert_eq!(r.formats, vec![Format::Json]);
+        let job = r.sections.last().unwrap();
+        assert_eq!(job.name, "x");
+        assert!(
+            job.options.iter().any(|o| o.key == "ioengine"),
+            "{:?}",
+            job.options
+        );
+        // Not an option: left for a job file of that name.
+        assert_eq!(long_with_one_dash("-nosuchoption=1"), None);
+        assert_eq!(long_with_one_dash("-"), None);
     }
 
     #[test]
