@@ -90,7 +90,21 @@ fn data_engines_count_ios_bytes_and_fsyncs_as_fio() {
                     "{engine} {rw}: ssdready vs fio 3.33"
                 );
             } else {
-                assert_eq!(ours, theirs, "{engine} {rw}: ssdready vs fio 3.33");
+                // fio's own count of syncs on an asynchronous engine
+                // depends on when its in-flight writes complete (587
+                // against its usual 584 once, on a loaded machine): the
+                // I/Os and bytes agree exactly, the syncs within a few.
+                let (o, t) = (
+                    (ours.0, ours.1, ours.2, ours.3, ours.5),
+                    (theirs.0, theirs.1, theirs.2, theirs.3, theirs.5),
+                );
+                assert_eq!(o, t, "{engine} {rw}: ssdready vs fio 3.33");
+                assert!(
+                    ours.4.abs_diff(theirs.4) <= 3 + theirs.4 / 100,
+                    "{engine} {rw}: syncs {} vs fio 3.33's {}",
+                    ours.4,
+                    theirs.4
+                );
             }
         }
     }
