@@ -174,7 +174,14 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
             Some(d)
         }
         Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => fail(130, &e),
-        Err(e) => fail(1, &e),
+        // The main job must still run: the drive inside ssdready, saying why.
+        Err(e) => {
+            say(&format!(
+                "could not put the built-in drive behind the kernel ({e}); studying it in-process \
+                 (the device alone) instead"
+            ));
+            None
+        }
     }
 }
 
