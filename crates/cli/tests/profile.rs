@@ -44,7 +44,7 @@ fn profiled_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
 /// layers, whole-system CPU ≥ the process's own with both sources named,
 /// and the cross-check of the profile's busy time against the system figure
 /// present. Returns the profile's busy CPU per I/O over the system's.
-fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<f64> {
+fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<(f64, bool)> {
     let r = profiled_run(dev, engine, qd)?;
     let phase = &r["phases"][0];
     let p = &phase["profile"];
@@ -112,35 +112,47 @@ fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<f64> {
     let checks = phase["checks"].as_array().unwrap();
     let check = checks.iter().find(|c| c["a_source"] == "profile");
     assert!(check.is_some(), "no profile cross-check: {checks:?}");
+    let flagged = check.is_some_and(|c| c["agree"] == false);
     let busy = p["busy_ns_per_io"].as_f64().unwrap();
     eprintln!(
         "{engine} QD {qd}: profile {busy:.0} ns/IO, system {system:.0} ± {err:.0}, process {process:.0} ({} samples)",
         p["samples"]
     );
-    Some(busy / system)
+    Some((busy / system, flagged))
 }
 
 /// The profile's busy CPU within 20 % of the exact system figure (at QD 1
 /// on a VM it used to come out 2-3× too high: idle gaps charged to busy
-/// code). On this project's VMs a sampling timer is sometimes late by more
-/// than two periods for a whole run (the host does not run the vCPU), and
-/// the run's own cross-check then flags its layers; so agreement is asked
-/// of one of three runs, each checked in full.
+/// code), or, where sampling cannot be trusted, said so by the run itself.
+/// On this project's AMD KVM guest, quiet, the sampling timer skips periods
+/// on vCPUs that halt and wake ~100,000 times a second and the sampled
+/// figure falls 20-40 % short at QD 1 (docs/measurement.md, "Where the CPU
+/// goes at QD 1 on a VM"); the run's own cross-check must then mark the
+/// layers and point to `--profile=exact`, whose agreement is tested in
+/// profile_exact.rs. So: one of three runs agrees, or every run that does
+/// not is flagged by its own check — a wrong figure is never silent.
 fn profile_agrees(engine: &str, qd: &str) {
     let Some(l) = LoopDev::new(&format!("profile-{engine}-{qd}"), 256) else {
         return;
     };
     let mut ratios = Vec::new();
     for _ in 0..3 {
-        let Some(ratio) = check_profiled_run(&l.dev, engine, qd) else {
+        let Some((ratio, flagged)) = check_profiled_run(&l.dev, engine, qd) else {
             return;
         };
         if (ratio - 1.0).abs() <= 0.2 {
             return;
         }
+        assert!(
+            flagged,
+            "{engine} QD {qd}: profile/system {ratio:.2} and the run's own check agrees"
+        );
         ratios.push(ratio);
     }
-    panic!("{engine} QD {qd}: profile/system {ratios:?}: more than 20% apart in three runs");
+    eprintln!(
+        "{engine} QD {qd}: the sampled profile is off here ({ratios:.2?} of the system figure) \
+         and every run said so; --profile=exact is the figure to use (profile_exact.rs)"
+    );
 }
 
 #[test]
