@@ -290,4 +290,10 @@ fn a_fleet_study_refuses_bad_hosts_with_one_line() {
         &out,
         "option '--slo'",
     );
+    // Writes are never forced on a fleet from here: each server checks.
+    refused(
+        &["--client", &nobody, "--allow-destructive"],
+        &out,
+        "option '--allow-destructive'",
+    );
 }

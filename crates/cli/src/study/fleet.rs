@@ -41,6 +41,20 @@ struct Plan {
 }
 
 fn refuse_with_client(a: &StudyArgs) {
+    if a.allow_destructive {
+        fail(
+            2,
+            "option '--allow-destructive': not with --client (each server applies its own safety \
+             checks to the target it is sent; a fleet's writes are never forced from here)",
+        );
+    }
+    if a.in_process {
+        fail(
+            2,
+            "option '--in-process': not with --client (it chooses the local default drive; a fleet \
+             names its target, or runs fio's null engine)",
+        );
+    }
     let other = [
         ("--slo", a.slo.is_some()),
         ("--sweeps", !a.sweeps.is_empty()),
