@@ -3,11 +3,12 @@
 //! real `fio --server`s; bad input is one line and exit code 2. Skipped,
 //! saying why, when fio is not installed.
 
+mod common;
+use common::net::{free_port, spawn_listening as spawn, Proc};
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpListener;
+use std::process::Command;
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ssdready");
 const JOB: &str = "[global]\nioengine=null\nbs=4k\nsize=4m\n[r]\nrw=randread\n[w]\nrw=write\n";
@@ -17,46 +18,6 @@ fn have_fio() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A server process in its own process group, killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(cmd: &mut Command, port: u16) -> Proc {
-    let p = Proc(
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap(),
-    );
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "port {port} never listened"
-        );
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    p
 }
 
 fn fio_server(port: u16) -> Proc {

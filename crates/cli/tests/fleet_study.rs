@@ -4,58 +4,20 @@
 //! hosts' I/O counts and rates, and the p99 of their json+ bins summed
 //! here, bin by bin); bad input is one line, exit code 2, nothing written.
 
+mod common;
+use common::net::{free_port, spawn_listening, Proc};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ssdready");
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A server in its own process group, killed on drop.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.0.wait();
-    }
-}
-
-fn server(port: u16) -> Server {
-    let s = Server(
-        Command::new(BIN)
-            .args(["server", "--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap(),
-    );
-    // A connection claims the server only with its first message: a
-    // readiness connect is harmless.
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "port {port} never listened"
-        );
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    s
+fn server(port: u16) -> Proc {
+    spawn_listening(
+        Command::new(BIN).args(["server", "--port", &port.to_string()]),
+        port,
+    )
 }
 
 fn study(args: &[&str]) -> Output {
@@ -156,7 +118,7 @@ fn check_point(dir: &Path, p: &Value) {
 fn a_study_of_three_servers_scales_from_one_host_to_three() {
     let dir = tempfile::tempdir().unwrap();
     let ports = [free_port(), free_port(), free_port()];
-    let _servers: Vec<Server> = ports.iter().map(|&p| server(p)).collect();
+    let _servers: Vec<Proc> = ports.iter().map(|&p| server(p)).collect();
     let hosts = dir.path().join("hosts");
     let list: String = ports
         .iter()

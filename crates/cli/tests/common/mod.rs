@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fio;
+pub mod net;
 
 use serde_json::Value;
 use std::process::{Command, Output};

@@ -1,0 +1,52 @@
+//! Servers on loopback for the fleet tests: a free port, and a process in
+//! its own process group that listens on it, killed (the whole group) on
+//! drop.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port free now (the kernel's choice).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process in its own process group, killed on drop.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `cmd` (output discarded) and wait until `port` accepts a
+/// connection. An `ssdready server` is claimed by a connection's first
+/// message, so this readiness check leaves it free.
+pub fn spawn_listening(cmd: &mut Command, port: u16) -> Proc {
+    let p = Proc(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "port {port} never listened"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    p
+}
