@@ -14,7 +14,8 @@
 use crate::fail;
 use serde::{Deserialize, Serialize};
 use ssdready_emu::config::Params;
-use ssdready_emu::kernel::{self, stamps::Summary, KernelDrive};
+use ssdready_emu::kernel::ublk_serve::UblkDrive;
+use ssdready_emu::kernel::{self, stamps::Stamps, stamps::Summary, KernelDrive};
 use ssdready_io::kdev;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -41,6 +42,48 @@ pub struct Record {
     pub block_size: u32,
     pub queue_depth: u16,
     pub started_unix: u64,
+    /// The ublk device number (transport ublk).
+    #[serde(default)]
+    pub ublk_id: Option<u32>,
+}
+
+/// An attached drive, over either transport.
+enum Drive {
+    Fuse(KernelDrive),
+    Ublk(Box<UblkDrive>),
+}
+
+impl Drive {
+    fn path(&self) -> String {
+        match self {
+            Drive::Fuse(d) => d.loop_path.display().to_string(),
+            Drive::Ublk(d) => d.path.display().to_string(),
+        }
+    }
+    fn stamps(&self) -> &Stamps {
+        match self {
+            Drive::Fuse(d) => d.stamps(),
+            Drive::Ublk(d) => d.stamps(),
+        }
+    }
+    fn serving(&self) -> bool {
+        match self {
+            Drive::Fuse(d) => d.serving(),
+            Drive::Ublk(d) => d.serving(),
+        }
+    }
+    fn capacity(&self) -> u64 {
+        match self {
+            Drive::Fuse(d) => d.device().capacity(),
+            Drive::Ublk(d) => d.device().capacity(),
+        }
+    }
+    fn detach(self) -> Vec<String> {
+        match self {
+            Drive::Fuse(d) => d.detach(),
+            Drive::Ublk(d) => d.detach(),
+        }
+    }
 }
 
 fn record_path(name: &str) -> PathBuf {
@@ -104,6 +147,14 @@ fn alive(pid: u32) -> bool {
 /// Remove what a dead daemon left: returns what was removed, one line each.
 fn clean(r: &Record) -> Vec<String> {
     let mut done = Vec::new();
+    if let Some(id) = r.ublk_id {
+        if kernel::ublk_serve::delete(id).is_ok() {
+            done.push(format!("deleted {}", r.device));
+        }
+        let _ = std::fs::remove_file(stats_path(&r.name));
+        let _ = std::fs::remove_file(record_path(&r.name));
+        return done;
+    }
     let backing = format!("/sys/block/loop{}/loop/backing_file", r.loop_index);
     let ours = Path::new(&r.mountpoint).join(ssdready_emu::kernel::fuse_proto::DISK_NAME);
     let bound = std::fs::read_to_string(&backing).is_ok_and(|b| Path::new(b.trim()) == ours);
@@ -148,7 +199,8 @@ fn pick_transport(want: &str) -> Result<&'static str, String> {
     match want {
         "ublk" => ublk
             .map(|_| "ublk")
-            .map_err(|why| format!("transport ublk: {why}")),
+            .map_err(|why| format!("transport ublk needs {why}")),
+        "auto" if ublk.is_ok() => Ok("ublk"),
         "fuse" | "auto" => match kernel::fuse_missing() {
             None => Ok("fuse+loop"),
             Some(m) => Err(format!("emu attach needs {m}")),
@@ -190,24 +242,34 @@ pub fn attach(spec: &str, transport: &str) {
     }
     let preset = params.preset.clone();
     let depth = kernel::queue_depth(&params);
-    let drive = match KernelDrive::attach(params, &mnt) {
+    let block_size = kernel::block_size(&params);
+    let attached = match transport {
+        "ublk" => UblkDrive::attach(params).map(|d| Drive::Ublk(Box::new(d))),
+        _ => KernelDrive::attach(params, &mnt).map(Drive::Fuse),
+    };
+    let drive = match attached {
         Ok(d) => d,
         Err(e) => {
             let _ = std::fs::remove_dir(&mnt);
             fail(1, &format!("emu attach: {e}"));
         }
     };
+    let (loop_index, ublk_id, queue_depth) = match &drive {
+        Drive::Fuse(d) => (d.loop_index, None, depth),
+        Drive::Ublk(d) => (0, Some(d.dev_id), d.depth),
+    };
     let rec = Record {
         name: name.clone(),
         pid: std::process::id(),
-        device: drive.loop_path.display().to_string(),
-        loop_index: drive.loop_index,
+        device: drive.path(),
+        loop_index,
+        ublk_id,
         mountpoint: mnt.display().to_string(),
         spec: spec.to_string(),
         preset,
         transport: transport.into(),
-        block_size: drive.block_size,
-        queue_depth: depth,
+        block_size,
+        queue_depth,
         started_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -246,11 +308,15 @@ fn leftovers(left: &[String]) -> String {
     }
 }
 
-fn announce(rec: &Record, drive: &KernelDrive) {
+fn announce(rec: &Record, drive: &Drive) {
     use std::io::Write;
     println!("{}", rec.device);
     let _ = std::io::stdout().flush();
-    let cap = drive.device().capacity();
+    let cap = drive.capacity();
+    let drive = match drive {
+        Drive::Fuse(d) => d,
+        Drive::Ublk(d) => return announce_ublk(rec, d, cap),
+    };
     let neg = drive.negotiated().unwrap_or_default();
     let dio = match neg.async_dio {
         true => format!("async direct I/O, max_background {}", neg.max_background),
@@ -280,14 +346,47 @@ fn announce(rec: &Record, drive: &KernelDrive) {
     ));
 }
 
+fn announce_ublk(rec: &Record, d: &UblkDrive, cap: u64) {
+    let threads = d.queues as u64;
+    crate::say(&format!(
+        "emulated {} drive ({}, {}-byte blocks) at {} over ublk ({} queue{} of depth {}, {} command \
+         numbers, {}; requests go from blk-mq to this process, no file system or loop driver on the path)",
+        rec.preset,
+        ssdready_emu::memory::human(cap),
+        rec.block_size,
+        rec.device,
+        d.queues,
+        if d.queues == 1 { "" } else { "s" },
+        d.depth,
+        match d.opcodes {
+            kernel::ublk::Opcodes::Encoded => "ioctl-encoded",
+            kernel::ublk::Opcodes::Legacy => "legacy",
+        },
+        match d.stamps().realtime.load(Ordering::Relaxed) {
+            0 => "not real-time: SCHED_FIFO refused; a loaded host makes them late".to_string(),
+            n if n == threads => "queue threads under SCHED_FIFO".to_string(),
+            n => format!("{n} of {threads} queue threads under SCHED_FIFO"),
+        },
+    ));
+    crate::say(&format!(
+        "study it with: ssdready study {dev}  (or ssdready run --filename={dev} …); \
+         stop with Ctrl-C, or: ssdready emu detach {dev}",
+        dev = rec.device
+    ));
+}
+
 /// Serve until a signal; refresh the stats file every half second.
-fn serve_until_stopped(drive: &KernelDrive, name: &str, stop: &std::sync::atomic::AtomicBool) {
+fn serve_until_stopped(drive: &Drive, name: &str, stop: &std::sync::atomic::AtomicBool) {
     let mut last = Instant::now() - Duration::from_secs(1);
     while !stop.load(Ordering::Relaxed) {
         if !drive.serving() {
-            crate::say(
-                "emu attach: a daemon thread ended: the FUSE connection was lost; detaching",
-            );
+            let why = match drive {
+                Drive::Ublk(d) => d.why_ended().join("; "),
+                Drive::Fuse(_) => "the FUSE connection was lost".into(),
+            };
+            crate::say(&format!(
+                "emu attach: a daemon thread ended ({why}); detaching"
+            ));
             break;
         }
         if last.elapsed() >= Duration::from_millis(500) {

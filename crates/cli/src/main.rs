@@ -582,6 +582,11 @@ fn ramdev_command(cmd: RamdevCmd) {
 
 fn main() {
     panics::install(|what| {
+        // A reader that stopped reading (`ssdready options | head`): not a
+        // bug; end quietly, as a tool killed by SIGPIPE would.
+        if what.contains("failed printing to std") && what.contains("Broken pipe") {
+            std::process::exit(0);
+        }
         eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
         std::process::exit(panics::INTERNAL_ERROR);
     });

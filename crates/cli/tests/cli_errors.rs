@@ -139,3 +139,20 @@ fn nix_kill(pid: u32) {
         .status()
         .unwrap();
 }
+
+#[test]
+fn a_reader_that_stops_reading_is_not_a_crash() {
+    // `ssdready emu list | head -0`: the pipe is closed before the first
+    // line is written.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["emu", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("internal error"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

@@ -20,6 +20,8 @@
 //! * [`mem`] — where I/O buffers live (fio's `mem`), `lockmem`, `nice`.
 //! * [`clock`] — the timestamp source (the TSC where it is constant).
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
+//! * [`ublk`] — the control and queue rings of a ublk server (the emulated
+//!   drive behind the kernel).
 //! * [`written`] — the check of every path ssdready writes that is not a
 //!   job's target (never a block device), waits on FIFOs that end on a
 //!   stop request, and reads of user-named inputs capped by bytes read.
@@ -40,6 +42,7 @@ pub mod perf;
 pub mod placement;
 pub mod sync_engine;
 pub mod target;
+pub mod ublk;
 pub mod written;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

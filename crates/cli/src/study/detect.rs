@@ -79,6 +79,7 @@ fn transport(name: &str) -> (&'static str, bool) {
             (if vendor == "ATA" { "sata" } else { "scsi" }, false)
         }
         _ if p("loop") => ("loop", false),
+        _ if p("ublkb") => ("ublk", false),
         _ if p("zram") => ("zram", true),
         _ if p("nullb") => ("null_blk", true),
         _ if p("ram") => ("brd", true),

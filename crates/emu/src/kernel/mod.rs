@@ -24,6 +24,7 @@ pub mod fuse_proto;
 pub mod fuse_serve;
 pub mod stamps;
 pub mod ublk;
+pub mod ublk_serve;
 
 use crate::config::Params;
 use crate::shared::SharedDevice;

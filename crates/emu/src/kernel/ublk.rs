@@ -5,10 +5,10 @@
 //! a device. Each structure is encoded to the bytes the kernel reads, and
 //! the tests pin every size, offset and command number.
 //!
-//! What runs today: [`probe`] says whether ublk can be used here and why
-//! not. The server loop (one io_uring per queue issuing
-//! `UBLK_U_IO_FETCH_REQ` / `COMMIT_AND_FETCH_REQ`) is not written yet, so
-//! where ublk exists the kernel drive still uses FUSE + loop and says so.
+//! [`probe`] says whether ublk can be used here and why not; the server
+//! is [`super::ublk_serve`]. Kernels before 6.4 know only the legacy
+//! command numbers (the bare `nr`), later ones both unless built without
+//! `CONFIG_BLKDEV_UBLK_LEGACY_OPCODES`: [`Opcodes`] says which to send.
 
 /// `'u'`, the ublk ioctl type.
 const UBLK_TYPE: u32 = b'u' as u32;
@@ -49,11 +49,36 @@ pub const IO_OP_READ: u8 = 0;
 pub const IO_OP_WRITE: u8 = 1;
 pub const IO_OP_FLUSH: u8 = 2;
 pub const IO_OP_DISCARD: u8 = 3;
-/// Where queue `q`'s descriptors are mapped from `/dev/ublkcN` (each
-/// queue's array rounded up to pages; `UBLKSRV_CMD_BUF_OFFSET` is 0).
-pub fn desc_offset(q: u32, depth: u32, page: u64) -> u64 {
-    let per = (depth as u64 * IO_DESC as u64).div_ceil(page) * page;
-    q as u64 * per
+/// `UBLK_IO_OP_WRITE_ZEROES`.
+pub const IO_OP_WRITE_ZEROES: u8 = 5;
+/// `UBLK_IO_RES_ABORT`: the device is stopping; the tag is not refetched.
+pub const IO_RES_ABORT: i32 = -libc::ENODEV;
+/// `UBLK_PARAM_TYPE_DISCARD`.
+pub const PARAM_TYPE_DISCARD: u32 = 2;
+
+/// Which command numbers the kernel takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opcodes {
+    /// `_IOWR('u', nr, …)` (6.4 on).
+    Encoded,
+    /// The bare `nr` (6.0–6.3, and later kernels built with the legacy
+    /// opcodes).
+    Legacy,
+}
+
+impl Opcodes {
+    /// The number to send for the ioctl-encoded command `encoded`.
+    pub fn of(self, encoded: u32) -> u32 {
+        match self {
+            Opcodes::Encoded => encoded,
+            Opcodes::Legacy => encoded & 0xff,
+        }
+    }
+}
+
+/// The `dev_id` field of a `struct ublksrv_ctrl_dev_info`.
+pub fn dev_info_id(b: &[u8; DEV_INFO]) -> u32 {
+    u32::from_le_bytes([b[12], b[13], b[14], b[15]])
 }
 
 /// `struct ublksrv_ctrl_cmd`.
@@ -119,6 +144,37 @@ pub fn params_basic(lbs_shift: u8, max_sectors: u32, sectors: u64, cache: bool) 
     let mut b = Vec::with_capacity(8 + PARAM_BASIC);
     b.extend(((8 + PARAM_BASIC) as u32).to_le_bytes());
     b.extend(PARAM_TYPE_BASIC.to_le_bytes());
+    basic(&mut b, lbs_shift, max_sectors, sectors, cache);
+    b
+}
+
+/// `struct ublk_params` with its basic and discard parts (`len` 60): one
+/// discard range of at most `max_discard_sectors` per request, in units
+/// of the logical block.
+pub fn params_with_discard(
+    lbs_shift: u8,
+    max_sectors: u32,
+    sectors: u64,
+    cache: bool,
+    max_discard_sectors: u32,
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + PARAM_BASIC + PARAM_DISCARD);
+    b.extend(((8 + PARAM_BASIC + PARAM_DISCARD) as u32).to_le_bytes());
+    b.extend((PARAM_TYPE_BASIC | PARAM_TYPE_DISCARD).to_le_bytes());
+    basic(&mut b, lbs_shift, max_sectors, sectors, cache);
+    b.extend(0u32.to_le_bytes()); // discard_alignment
+    b.extend((1u32 << lbs_shift).to_le_bytes()); // discard_granularity
+    b.extend(max_discard_sectors.to_le_bytes());
+    b.extend(0u32.to_le_bytes()); // max_write_zeroes_sectors
+    b.extend(1u16.to_le_bytes()); // max_discard_segments
+    b.extend(0u16.to_le_bytes());
+    b
+}
+
+/// `sizeof(struct ublk_param_discard)`.
+pub const PARAM_DISCARD: usize = 20;
+
+fn basic(b: &mut Vec<u8>, lbs_shift: u8, max_sectors: u32, sectors: u64, cache: bool) {
     let attrs = if cache { ATTR_VOLATILE_CACHE } else { 0 };
     b.extend(attrs.to_le_bytes());
     b.extend([lbs_shift, lbs_shift, lbs_shift, lbs_shift]);
@@ -126,7 +182,6 @@ pub fn params_basic(lbs_shift: u8, max_sectors: u32, sectors: u64, cache: bool) 
     b.extend(0u32.to_le_bytes()); // chunk_sectors
     b.extend(sectors.to_le_bytes());
     b.extend(0u64.to_le_bytes()); // virt_boundary_mask
-    b
 }
 
 /// Kernels known to crash on the first ublk device add.
@@ -136,7 +191,22 @@ pub fn known_bad(release: &str) -> bool {
         .take(3)
         .filter_map(|s| s.parse().ok())
         .collect();
-    matches!(nums.as_slice(), [6, 18, 4] | [6, 18, 5])
+    if matches!(nums.as_slice(), [6, 18, 4] | [6, 18, 5]) {
+        return true;
+    }
+    // Ubuntu's 6.17 builds with the NUMA-aware queue allocation backported
+    // without the tag-set reordering: generic -24 … -40, aws -1019, azure
+    // -1015 … -1020 (ADD_DEV dereferences NULL in ublk_init_queues).
+    let abi = release
+        .strip_prefix("6.17.0-")
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<u32>().ok());
+    match abi {
+        Some(n) if release.ends_with("-aws") => n == 1019,
+        Some(n) if release.ends_with("-azure") => (1015..=1020).contains(&n),
+        Some(n) => (24..=40).contains(&n),
+        None => false,
+    }
 }
 
 /// Whether the ublk transport can serve a drive here; if not, why (one
@@ -151,12 +221,14 @@ pub fn probe() -> Result<(), String> {
     let release = release.trim();
     if known_bad(release) {
         return Err(format!(
-            "kernel {release} is known to crash on the first ublk device add (6.18.4–6.18.5)"
+            "kernel {release} is known to crash on the first ublk device add (6.18.4–6.18.5; \
+             Ubuntu 6.17.0-24 … -40)"
         ));
     }
-    Err("/dev/ublk-control exists, but this build's ublk server is not written yet (its commands are \
-         encoded and tested only)"
-        .into())
+    if !ssdready_io::kdev::is_root() {
+        return Err("root (adding a ublk device needs CAP_SYS_ADMIN)".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -211,9 +283,20 @@ mod tests {
             (d.op, d.flags, d.nr_sectors, d.start_sector),
             (1, 1 << 13, 8, 4096)
         );
-        assert_eq!(desc_offset(0, 128, 4096), 0);
-        assert_eq!(desc_offset(1, 128, 4096), 4096);
-        assert_eq!(desc_offset(2, 200, 4096), 2 * 8192);
+        assert_eq!(Opcodes::Legacy.of(ADD_DEV), 0x04);
+        assert_eq!(Opcodes::Legacy.of(IO_COMMIT_AND_FETCH_REQ), 0x21);
+        assert_eq!(Opcodes::Encoded.of(START_DEV), START_DEV);
+        let mut info = dev_info(1, 64, 1 << 20, 0);
+        info[12..16].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(dev_info_id(&info), 7);
+        let p = params_with_discard(12, 2048, 131072, false, 2048);
+        assert_eq!(p.len(), 60);
+        assert_eq!(&p[0..8], &[60, 0, 0, 0, 3, 0, 0, 0]);
+        // discard_granularity at 44, max_discard_sectors at 48,
+        // max_discard_segments at 56.
+        assert_eq!(&p[44..48], &4096u32.to_le_bytes());
+        assert_eq!(&p[48..52], &2048u32.to_le_bytes());
+        assert_eq!(&p[56..58], &[1, 0]);
     }
 
     #[test]
@@ -223,5 +306,11 @@ mod tests {
         assert!(!known_bad("6.18.6"));
         assert!(!known_bad("6.18.0-1-amd64"));
         assert!(!known_bad("6.1.4"));
+        assert!(known_bad("6.17.0-35-generic"));
+        assert!(!known_bad("6.17.0-41-generic"));
+        assert!(!known_bad("6.17.0-14-generic"));
+        assert!(known_bad("6.17.0-1019-aws"));
+        assert!(!known_bad("6.17.0-1020-aws"));
+        assert!(known_bad("6.17.0-1016-azure"));
     }
 }
