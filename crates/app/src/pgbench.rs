@@ -187,6 +187,14 @@ impl Cluster {
         }
     }
 
+    /// One pgbench transaction per client, outside any measurement.
+    pub(crate) fn warm_up(&self, jobs: u32, stop: &AtomicBool) -> Result<(), Error> {
+        let mut c = self.cmd("pgbench");
+        c.arg("-h").arg(&self.sock).args(["-U", SUPERUSER]);
+        c.args(["-n", "-t", "1", "-c", &jobs.to_string(), "postgres"]);
+        run_child(c, &self.wd.join("pgbench-warm.out"), stop, "pgbench -t 1")
+    }
+
     /// Run one SQL statement through psql; its output, trimmed.
     pub(crate) fn psql(&self, sql: &str) -> Result<String, Error> {
         let mut c = self.cmd("psql");

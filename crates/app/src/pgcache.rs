@@ -14,8 +14,9 @@
 //! whole), every file of the cluster is dropped from the page cache, the
 //! group is made and joined, pgbench's tables and indexes are read once
 //! from inside it (a steady state, not a cold start), the server is
-//! started there (its processes inherit the group) and this process leaves
-//! it; pgbench's clients run outside, so only the server's memory is
+//! started there (its processes inherit the group), this process leaves
+//! it, and each client runs one transaction (reading the catalogs, whose
+//! first reads are not the workload's); pgbench's clients run outside, so only the server's memory is
 //! charged. The device's reads per transaction (`/sys/block/X/stat`) are
 //! set beside the share of the tables the group's page cache held
 //! (`memory.stat`, less the server's shared memory). The server is stopped
@@ -216,10 +217,13 @@ fn point(
     srv.cl.start(stop)?;
     let g = srv.group.as_mut().expect("joined above");
     g.leave()?;
+    // A first transaction per client reads the catalogs its statements
+    // need (dropped above), which are not the tables' reads.
+    srv.cl.warm_up(cfg.jobs, stop)?;
     let measured = pgbench::measure(cfg, &srv.cl, stop.clone());
     let g = srv.group.as_ref().expect("joined above");
     let (u, ooms) = (g.usage(), g.oom_kills());
-    let r = measured.map_err(|e| match e {
+    let mut r = measured.map_err(|e| match e {
         Error::Runtime(m) if ooms > 0 => Error::Runtime(format!(
             "{m}; the kernel's OOM killer stopped {ooms} server process(es): a memory limit of {:.1} MiB is too small for PostgreSQL itself (it held {:.1} MiB of its own and shared memory)",
             cache::mib(limit),
@@ -227,6 +231,7 @@ fn point(
         )),
         e => e,
     })?;
+    r.setting("cgroup", g.describe());
     if r.interrupted {
         return Ok((r, u, warm));
     }
