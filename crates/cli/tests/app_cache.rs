@@ -279,4 +279,52 @@ fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
     assert!(!Path::new(&data).join("postmaster.pid").exists());
     let left = processes_naming(&data);
     assert!(left.is_empty(), "left running: {left:?}");
+
+    // Ctrl-C while the server runs in its group: exit 130, the server
+    // stopped, the group removed.
+    let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["app", "pgbench", "--directory", &dir, "--memory", "64m"])
+        .args(["--runtime", "60s", "--output-format", "json", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let name = format!("ssdready-app-{pid}");
+    let in_group = || {
+        processes_naming(&data).iter().any(|p| {
+            let id = p.split(':').next().unwrap_or("");
+            id.parse::<u32>()
+                .is_ok_and(|id| cgroup_line(id).contains(&name))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while !in_group() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(in_group(), "the server never ran in {name}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let t1 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t1.elapsed().as_secs() < 15, "took {:?}", t1.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true, "{r}");
+    let groups: Vec<_> = ssdready_cgroups()
+        .into_iter()
+        .filter(|p| p.ends_with(&name))
+        .collect();
+    assert!(groups.is_empty(), "left behind: {groups:?}");
+    let left = processes_naming(&data);
+    assert!(left.is_empty(), "left running: {left:?}");
 }
