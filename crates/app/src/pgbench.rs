@@ -159,16 +159,12 @@ impl Cluster {
 
     /// Stop the server cleanly (a checkpoint first: its files are then
     /// whole and it starts again without recovery).
-    pub(crate) fn shut_down(&mut self) -> Result<(), Error> {
+    /// On `stop` pg_ctl is killed and the server left to [`Cluster::halt`].
+    pub(crate) fn shut_down(&mut self, stop: &AtomicBool) -> Result<(), Error> {
         let mut c = self.cmd("pg_ctl");
         c.args(["stop", "-m", "fast", "-w", "-t", "60", "-D"])
             .arg(&self.data);
-        run_child(
-            c,
-            &self.wd.join("pg_ctl-stop.out"),
-            &AtomicBool::new(false),
-            "pg_ctl stop",
-        )?;
+        run_child(c, &self.wd.join("pg_ctl-stop.out"), stop, "pg_ctl stop")?;
         self.started = false;
         Ok(())
     }

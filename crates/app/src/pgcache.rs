@@ -124,7 +124,7 @@ pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> 
     let cl = pgbench::setup(cfg, &stop, SERVER_OPTS)?;
     let mut srv = Server { cl, group: None };
     let rels = relation_files(&srv.cl)?;
-    srv.cl.shut_down()?;
+    srv.cl.shut_down(&stop)?;
     let data_bytes = bytes(&rels);
     let mut limits = cfg.memory.clone();
     limits.sort_unstable_by(|a, b| b.cmp(a));
@@ -235,7 +235,12 @@ fn point(
     if r.interrupted {
         return Ok((r, u, warm));
     }
-    srv.cl.shut_down()?;
+    match srv.cl.shut_down(stop) {
+        // Stopped by a signal: the server and the group are left to the
+        // guard, and the sweep ends with this point.
+        Err(Error::Interrupted) => return Ok((r, u, warm)),
+        other => other?,
+    }
     if let Some(g) = srv.group.take() {
         g.kill_members();
     }
