@@ -6,8 +6,13 @@
 set -euo pipefail
 dir=${1:-/var/cache/ssdready/vm-kernel}
 [ -f "$dir/vmlinuz" ] && [ -f "$dir/ublk_drv.ko" ] && exit 0
-pkg=$(apt-cache search --names-only '^linux-image-6\.(1[2-9]|[2-9][0-9])\.[0-9.]+\+deb[0-9]+-amd64-unsigned$' |
-  awk '{print $1}' | sort -V | tail -1)
+newest() {
+  apt-cache search --names-only '^linux-image-6\.(1[2-9]|[2-9][0-9])\.[0-9.]+\+deb[0-9]+-amd64-unsigned$' |
+    awk '{print $1}' | sort -V | tail -1
+}
+pkg=$(newest)
+# A fresh machine may have no package lists yet.
+[ -n "$pkg" ] || { apt-get update -qq && pkg=$(newest); }
 [ -n "$pkg" ] || { echo "vm-kernel: no linux-image 6.12+ package found" >&2; exit 1; }
 tmp=$(mktemp -d)
 chmod 777 "$tmp" # apt-get download writes as _apt

@@ -25,7 +25,7 @@ use crate::result::AppResult;
 use crate::{sqlite, Config, Error};
 use serde::Serialize;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -57,7 +57,7 @@ fn enter(place: &Place, limit: u64, wd: &Path, stop: &AtomicBool) -> Result<Ente
 }
 
 /// The workload's files, but for the marker.
-fn data_files(wd: &Path) -> Vec<std::path::PathBuf> {
+fn data_files(wd: &Path) -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(wd)
         .map(|rd| {
             rd.flatten()
@@ -73,9 +73,14 @@ fn data_files(wd: &Path) -> Vec<std::path::PathBuf> {
 
 /// Drop the files' (clean) pages from the page cache.
 fn drop_cached(wd: &Path) -> Result<(), Error> {
+    drop_files(&data_files(wd))
+}
+
+/// Drop these files' (clean) pages from the page cache.
+pub(crate) fn drop_files(files: &[PathBuf]) -> Result<(), Error> {
     use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
-    for f in data_files(wd) {
-        let file = std::fs::File::open(&f).map_err(|e| Error::io("opening", &f, e))?;
+    for f in files {
+        let file = std::fs::File::open(f).map_err(|e| Error::io("opening", f, e))?;
         posix_fadvise(&file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED).map_err(|e| {
             Error::Runtime(format!("posix_fadvise(DONTNEED) on {}: {e}", f.display()))
         })?;
@@ -85,10 +90,15 @@ fn drop_cached(wd: &Path) -> Result<(), Error> {
 
 /// Read the files once, front to back; the bytes read.
 fn read_once(wd: &Path, stop: &AtomicBool) -> Result<u64, Error> {
+    read_files(&data_files(wd), stop)
+}
+
+/// Read these files once, front to back; the bytes read.
+pub(crate) fn read_files(files: &[PathBuf], stop: &AtomicBool) -> Result<u64, Error> {
     let mut buf = vec![0u8; 256 << 10];
     let mut total = 0;
-    for f in data_files(wd) {
-        let mut file = std::fs::File::open(&f).map_err(|e| Error::io("opening", &f, e))?;
+    for f in files {
+        let mut file = std::fs::File::open(f).map_err(|e| Error::io("opening", f, e))?;
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Err(Error::Interrupted);
@@ -96,7 +106,7 @@ fn read_once(wd: &Path, stop: &AtomicBool) -> Result<u64, Error> {
             match file.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => total += n as u64,
-                Err(e) => return Err(Error::io("reading", &f, e)),
+                Err(e) => return Err(Error::io("reading", f, e)),
             }
         }
     }
@@ -165,6 +175,12 @@ pub struct CachePoint {
     /// `1 − min(1, cached_share)` of the time.
     pub expected_reads_per_tx: f64,
     pub interrupted: bool,
+    /// The group's shared memory (pgbench: the server's buffers), which
+    /// `memory.stat` counts as cache and `cached_share` leaves out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shmem_bytes: Option<u64>,
+    /// The point's figures against independent sources.
+    pub checks: Vec<crate::checks::Check>,
 }
 
 /// A sweep of memory limits over one database.
@@ -200,8 +216,13 @@ pub fn automatic_limits(data_bytes: u64) -> Vec<u64> {
 }
 
 /// `--cache-effect`: the workload at each memory limit (`cfg.memory`, or
-/// [`automatic_limits`]), largest first, on one database.
+/// [`automatic_limits`]), largest first, on one database (pgbench:
+/// [`crate::pgcache::sweep`]).
 pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> {
+    cfg.check()?;
+    if cfg.workload == crate::Workload::Pgbench {
+        return crate::pgcache::sweep(cfg, stop);
+    }
     let place = cgroup::locate().map_err(Error::Missing)?;
     drop(MemoryCgroup::create(&place, None)?);
     let (wd, init_ns) = sqlite::prepare(cfg, &stop)?;
@@ -255,13 +276,32 @@ pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> 
             break;
         }
     }
-    out.notes = judge(&out);
+    let first = format!(
+        "each point dropped the database ({:.1} MiB) from the page cache and read it once inside its group before the timed phase; SQLite's own cache was {} KiB per connection",
+        mib(out.data_bytes),
+        sqlite::LIMITED_CACHE_KIB
+    );
+    out.notes = judge(&out, first);
     Ok(out)
 }
 
 fn point(limit: u64, data: u64, warm: u64, u: &cgroup::Usage, r: &AppResult) -> CachePoint {
+    point_of(limit, data, u.file_bytes, 1.0, warm, u, r)
+}
+
+/// A point whose data had `cached` bytes in the page cache, each
+/// transaction reading `pages_per_tx` random pages of it.
+pub(crate) fn point_of(
+    limit: u64,
+    data: u64,
+    cached: u64,
+    pages_per_tx: f64,
+    warm: u64,
+    u: &cgroup::Usage,
+    r: &AppResult,
+) -> CachePoint {
     let share = if data > 0 {
-        u.file_bytes as f64 / data as f64
+        cached as f64 / data as f64
     } else {
         0.0
     };
@@ -280,23 +320,22 @@ fn point(limit: u64, data: u64, warm: u64, u: &cgroup::Usage, r: &AppResult) -> 
         reads_per_tx: per.map(|p| p.reads),
         read_bytes_per_tx: per.map(|p| p.read_bytes),
         writes_per_tx: per.map(|p| p.writes),
-        expected_reads_per_tx: 1.0 - share.min(1.0),
+        expected_reads_per_tx: pages_per_tx * (1.0 - share.min(1.0)),
         interrupted: r.interrupted,
+        shmem_bytes: None,
+        checks: r.checks.clone(),
     }
 }
 
 /// What the sweep shows, and where the device's counters and the group's
 /// cache disagree.
-fn judge(c: &CacheEffect) -> Vec<String> {
-    let mut notes = vec![format!(
-        "each point dropped the database ({:.1} MiB) from the page cache and read it once inside its group before the timed phase; SQLite's own cache was {} KiB per connection",
-        mib(c.data_bytes),
-        sqlite::LIMITED_CACHE_KIB
-    )];
+pub(crate) fn judge(c: &CacheEffect, first: String) -> Vec<String> {
+    let mut notes = vec![first];
     let (Some(first), Some(last)) = (c.points.first(), c.points.last()) else {
         return notes;
     };
-    if let (Some(r0), Some(r1)) = (first.reads_per_tx, last.reads_per_tx) {
+    if let (Some(r0), Some(r1), true) = (first.reads_per_tx, last.reads_per_tx, c.points.len() > 1)
+    {
         let change = if first.ops_per_s > 0.0 {
             (last.ops_per_s / first.ops_per_s - 1.0) * 100.0
         } else {
@@ -364,6 +403,11 @@ impl CacheEffect {
         if let Some(n) = &self.device_note {
             s += &format!("  device: no figures: {n}\n");
         }
+        for p in &self.points {
+            for c in &p.checks {
+                s += &format!("  at {:.1} MiB: {}\n", mib(p.memory_max), c.line());
+            }
+        }
         for n in &self.notes {
             s += &format!("  note: {n}\n");
         }
@@ -374,7 +418,7 @@ impl CacheEffect {
     }
 }
 
-fn mib(b: u64) -> f64 {
+pub(crate) fn mib(b: u64) -> f64 {
     b as f64 / (1 << 20) as f64
 }
 
@@ -407,6 +451,8 @@ mod tests {
             writes_per_tx: None,
             expected_reads_per_tx: 1.0 - share.min(1.0),
             interrupted: false,
+            shmem_bytes: None,
+            checks: Vec::new(),
         }
     }
 
@@ -429,12 +475,12 @@ mod tests {
             points: vec![pt(1.2, 0.0), pt(0.3, 0.7)],
             ..Default::default()
         };
-        let n = judge(&c);
+        let n = judge(&c, String::new());
         assert!(!n.iter().any(|x| x.contains("disagree")), "{n:?}");
         // Reads where the cache held everything; none where it held
         // little; far more than the misses of the database's pages.
         c.points = vec![pt(1.2, 0.5), pt(0.3, 0.0), pt(0.5, 3.0)];
-        let n = judge(&c);
+        let n = judge(&c, String::new());
         assert_eq!(
             n.iter().filter(|x| x.contains("disagree")).count(),
             3,
@@ -443,7 +489,7 @@ mod tests {
         // In WAL mode the excess is the WAL's rewrites, said once.
         c.settings.insert("journal".into(), "wal".into());
         c.points = vec![pt(1.2, 0.0), pt(0.5, 3.0), pt(0.3, 3.0)];
-        let n = judge(&c);
+        let n = judge(&c, String::new());
         assert!(!n.iter().any(|x| x.contains("disagree")), "{n:?}");
         assert_eq!(
             n.iter().filter(|x| x.contains("rewrites the WAL")).count(),

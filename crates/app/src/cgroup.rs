@@ -44,6 +44,9 @@ pub struct Usage {
     pub file_bytes: u64,
     /// Anonymous memory (v2 `anon`, v1 `rss`).
     pub anon_bytes: u64,
+    /// Shared memory (`shmem`; counted in `file_bytes` too): a database
+    /// server's shared buffers.
+    pub shmem_bytes: u64,
     /// Most memory ever charged (v2 `memory.peak`, Linux 5.19 and later;
     /// v1 `memory.max_usage_in_bytes`).
     pub peak_bytes: Option<u64>,
@@ -242,9 +245,48 @@ impl MemoryCgroup {
         Usage {
             file_bytes: stat_field(&stat, file).unwrap_or(0),
             anon_bytes: stat_field(&stat, anon).unwrap_or(0),
+            shmem_bytes: stat_field(&stat, "shmem").unwrap_or(0),
             peak_bytes: std::fs::read_to_string(self.dir.join(peak))
                 .ok()
                 .and_then(|s| s.trim().parse().ok()),
+        }
+    }
+
+    /// How often the kernel's OOM killer stopped a process of the group
+    /// (v2 `memory.events`, v1 `memory.oom_control`: `oom_kill`).
+    pub fn oom_kills(&self) -> u64 {
+        let file = match self.place.version {
+            Version::V2 => "memory.events",
+            Version::V1 => "memory.oom_control",
+        };
+        let s = std::fs::read_to_string(self.dir.join(file)).unwrap_or_default();
+        stat_field(&s, "oom_kill").unwrap_or(0)
+    }
+
+    /// The processes in the group now, but this one.
+    pub fn members(&self) -> Vec<i32> {
+        let me = std::process::id() as i32;
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .filter(|&p| p != me)
+            .collect()
+    }
+
+    /// Kill what is left in the group (processes this run started there,
+    /// e.g. a server that would not stop), so that it can be removed.
+    pub fn kill_members(&self) {
+        use nix::sys::signal::{kill, Signal};
+        for _ in 0..50 {
+            let left = self.members();
+            if left.is_empty() {
+                return;
+            }
+            for p in left {
+                let _ = kill(nix::unistd::Pid::from_raw(p), Signal::SIGKILL);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 

@@ -11,6 +11,7 @@
 //! should see one write of `bs` bytes and one flush per append. The device's
 //! counters say whether it did.
 
+use crate::checks::Check;
 use crate::result::AppResult;
 use crate::{device, workdir, Config, Error, Phase, Workload};
 use ssdready_core::hist::Histogram;
@@ -29,6 +30,8 @@ struct JobCounts {
     syncs: u64,
     bytes: u64,
     wraps: u64,
+    /// The kernel's count of this thread's write calls in the loop.
+    write_calls: Option<u64>,
     error: Option<String>,
 }
 
@@ -65,6 +68,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     let mut lat = Histogram::new();
     let mut append_lat = Histogram::new();
     let (mut syncs, mut bytes, mut wraps) = (0, 0, 0);
+    let mut write_calls = Some(0);
     for c in &per_job {
         if let Some(e) = &c.error {
             return Err(Error::Runtime(e.clone()));
@@ -74,6 +78,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         syncs += c.syncs;
         bytes += c.bytes;
         wraps += c.wraps;
+        write_calls = write_calls.zip(c.write_calls).map(|(a, b)| a + b);
     }
     let dev = window.end(syncs, bytes);
     let mut r = AppResult {
@@ -98,8 +103,67 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         "append_lat_ns",
         serde_json::to_value(crate::LatNs::of(&append_lat)).expect("serialises"),
     );
+    if let Some(w) = write_calls {
+        r.count("kernel_write_calls", w);
+    }
+    for c in checks(syncs, write_calls, r.device.as_ref(), flush_cache(&wd)) {
+        r.check(c);
+    }
     r.notes.push(etcd_note(r.lat_ns.p99));
     Ok(r)
+}
+
+/// Whether the disk under `dir` has a volatile write cache, so that an
+/// fdatasync sends it a flush (`queue/write_cache`: "write back"; None:
+/// unknown).
+fn flush_cache(dir: &Path) -> Option<bool> {
+    let d = device::disk_of(dir).ok()?;
+    let s = std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", d.name)).ok()?;
+    Some(s.trim() == "write back")
+}
+
+/// The fdatasync calls made, against the kernel's count of the appending
+/// threads' write calls (one append before each call) and the device's
+/// flushes (one per call on a disk with a volatile write cache).
+fn checks(
+    syncs: u64,
+    write_calls: Option<u64>,
+    dev: Option<&device::DeviceIo>,
+    write_back: Option<bool>,
+) -> Vec<Check> {
+    let mut v = Vec::new();
+    if let Some(w) = write_calls {
+        v.push(
+            Check::new(
+                "kernel_write_calls",
+                "fdatasync calls (one append each)",
+                syncs as f64,
+                "the kernel's count of the appending threads' write calls (/proc/thread-self/io syscw)",
+                w as f64,
+                0.0,
+            )
+            .with_note("an append or a call counted here that the kernel did not see, or a short write"),
+        );
+    }
+    let flushes = dev.and_then(|d| d.flushes);
+    if let (Some(f), Some(true)) = (flushes, write_back) {
+        // Concurrent flushes may be merged by the block layer, and the
+        // counter is the whole disk's.
+        v.push(
+            Check::new(
+                "device_flushes",
+                "fdatasync calls",
+                syncs as f64,
+                "flushes the device received (/sys/block/X/stat)",
+                f as f64,
+                0.5 * syncs as f64 + 10.0,
+            )
+            .with_note(
+                "other I/O on the same disk, or flushes merged or dropped below the file system",
+            ),
+        );
+    }
+    v
 }
 
 /// etcd's guidance, applied to a measured 99th percentile.
@@ -134,6 +198,7 @@ fn appender(f: &File, job: u64, cfg: &Config, log_bytes: u64, phase: &Phase) -> 
     let buf = crate::random_bytes(cfg.seed, job, cfg.bs as usize);
     let mut c = JobCounts::default();
     let mut off = 0u64;
+    let calls0 = crate::checks::thread_write_calls();
     while phase.running() {
         if off + cfg.bs > log_bytes {
             off = 0;
@@ -156,5 +221,29 @@ fn appender(f: &File, job: u64, cfg: &Config, log_bytes: u64, phase: &Phase) -> 
         c.bytes += cfg.bs;
         off += cfg.bs;
     }
+    c.write_calls = calls0
+        .zip(crate::checks::thread_write_calls())
+        .map(|(a, b)| b - a);
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_the_kernel_or_the_device_did_not_see_are_named() {
+        let dev = |f| device::DeviceIo {
+            flushes: Some(f),
+            ..Default::default()
+        };
+        let c = checks(1000, Some(1000), Some(&dev(990)), Some(true));
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|c| c.agree), "{c:?}");
+        let c = checks(1000, Some(998), Some(&dev(3000)), Some(true));
+        assert!(c.iter().all(|c| !c.agree), "{c:?}");
+        // A write-through cache takes no flush: nothing to compare.
+        let c = checks(1000, None, Some(&dev(0)), Some(false));
+        assert!(c.is_empty(), "{c:?}");
+    }
 }

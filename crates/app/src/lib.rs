@@ -31,9 +31,11 @@
 
 pub mod cache;
 pub mod cgroup;
+pub mod checks;
 pub mod device;
 pub mod fsync;
 pub mod pgbench;
+pub mod pgcache;
 pub mod result;
 pub mod smallfiles;
 pub mod sqlite;
@@ -158,12 +160,13 @@ pub struct Config {
     pub fsync: bool,
     /// pgbench: keep the cluster's files after a failed or interrupted run.
     pub keep: bool,
-    /// sqlite: memory limits (bytes) of the cgroup the timed phase runs
-    /// in; one limit, one run ([`cache::run_limited`]); several, or
-    /// `cache_effect`, a sweep ([`cache::sweep`]).
+    /// sqlite, pgbench: memory limits (bytes) of the cgroup the timed
+    /// phase runs in (pgbench: the server); for sqlite one limit is one
+    /// run ([`cache::run_limited`]); several, or `cache_effect`, a sweep
+    /// ([`cache::sweep`]).
     pub memory: Vec<u64>,
-    /// sqlite: the same workload at page caches that hold the data and
-    /// that do not ([`cache::sweep`]).
+    /// sqlite, pgbench: the same workload at page caches that hold the
+    /// data and that do not ([`cache::sweep`]).
     pub cache_effect: bool,
 }
 
@@ -220,16 +223,21 @@ impl Config {
                 self.bs, self.scale
             ));
         }
-        if (self.cache_effect || !self.memory.is_empty()) && self.workload != Workload::Sqlite {
+        let limited = self.cache_effect || !self.memory.is_empty();
+        if limited && !matches!(self.workload, Workload::Sqlite | Workload::Pgbench) {
             return bad(format!(
-                "options '--memory' and '--cache-effect' apply to the sqlite workload, not {}",
+                "options '--memory' and '--cache-effect' apply to the sqlite and pgbench workloads, not {}",
                 self.workload.name()
             ));
         }
-        if let Some(m) = self.memory.iter().find(|&&m| m < cache::MIN_MEMORY) {
+        let (least, who) = match self.workload {
+            Workload::Pgbench => (pgcache::MIN_MEMORY, "PostgreSQL's server"),
+            _ => (cache::MIN_MEMORY, "the process itself"),
+        };
+        if let Some(m) = self.memory.iter().find(|&&m| m < least) {
             return bad(format!(
-                "option '--memory': {m} bytes is too little for the process itself (allowed: {} MiB or more)",
-                cache::MIN_MEMORY >> 20
+                "option '--memory': {m} bytes is too little for {who} (allowed: {} MiB or more)",
+                least >> 20
             ));
         }
         Ok(())
@@ -268,6 +276,9 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         Workload::SmallFiles => smallfiles::run(cfg, stop),
         Workload::Sqlite => sqlite::run(cfg, stop),
         Workload::Fdatasync => fsync::run(cfg, stop),
+        Workload::Pgbench if !cfg.memory.is_empty() || cfg.cache_effect => Err(Error::BadInput(
+            "pgbench with a memory limit is a sweep: use ssdready_app::cache::sweep".into(),
+        )),
         Workload::Pgbench => pgbench::run(cfg, stop),
     }
 }

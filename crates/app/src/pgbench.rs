@@ -16,6 +16,7 @@
 //! run its files stay for inspection; after a failed or interrupted one
 //! they are removed unless `keep` is set.
 
+use crate::checks::Check;
 use crate::result::AppResult;
 use crate::{device, workdir, Config, Error, Workload};
 use ssdready_core::hist::Histogram;
@@ -115,14 +116,22 @@ fn check_reachable(wd: &Path, user: &str, who: RunAs) -> Result<(), Error> {
     Ok(())
 }
 
-/// A started cluster; dropping it stops the server and, unless the run
-/// succeeded or `keep` is set, removes its files.
-struct Cluster {
-    bin: PathBuf,
-    data: PathBuf,
+/// A cluster; dropping it stops the server and, unless the run succeeded
+/// or `keep` is set, removes its files.
+pub(crate) struct Cluster {
+    pub(crate) bin: PathBuf,
+    /// The workload's directory (logs, outputs).
+    pub(crate) wd: PathBuf,
+    /// The cluster's data directory.
+    pub(crate) data: PathBuf,
+    pub(crate) sock: PathBuf,
     run_as: Option<RunAs>,
+    /// The unprivileged user it runs as (root only).
+    pub(crate) user: Option<String>,
+    /// The server's options (`pg_ctl start -o`).
+    opts: String,
     started: bool,
-    keep_files: bool,
+    pub(crate) keep_files: bool,
 }
 
 impl Cluster {
@@ -135,10 +144,33 @@ impl Cluster {
         }
         c
     }
-}
 
-impl Drop for Cluster {
-    fn drop(&mut self) {
+    /// Start the server (its processes join the caller's cgroup).
+    pub(crate) fn start(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+        let mut c = self.cmd("pg_ctl");
+        c.args(["start", "-w", "-t", "60", "-D"])
+            .arg(&self.data)
+            .arg("-o")
+            .arg(&self.opts);
+        c.arg("-l").arg(self.wd.join("server.log"));
+        self.started = true;
+        run_child(c, &self.wd.join("pg_ctl.out"), stop, "pg_ctl start")
+    }
+
+    /// Stop the server cleanly (a checkpoint first: its files are then
+    /// whole and it starts again without recovery).
+    /// On `stop` pg_ctl is killed and the server left to [`Cluster::halt`].
+    pub(crate) fn shut_down(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+        let mut c = self.cmd("pg_ctl");
+        c.args(["stop", "-m", "fast", "-w", "-t", "60", "-D"])
+            .arg(&self.data);
+        run_child(c, &self.wd.join("pg_ctl-stop.out"), stop, "pg_ctl stop")?;
+        self.started = false;
+        Ok(())
+    }
+
+    /// Stop the server at once, if it may be running (errors ignored).
+    pub(crate) fn halt(&mut self) {
         if self.started {
             let _ = self
                 .cmd("pg_ctl")
@@ -147,7 +179,36 @@ impl Drop for Cluster {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
+            self.started = false;
         }
+    }
+
+    /// One pgbench transaction per client, outside any measurement.
+    pub(crate) fn warm_up(&self, jobs: u32, stop: &AtomicBool) -> Result<(), Error> {
+        let mut c = self.cmd("pgbench");
+        c.arg("-h").arg(&self.sock).args(["-U", SUPERUSER]);
+        c.args(["-n", "-t", "1", "-c", &jobs.to_string(), "postgres"]);
+        run_child(c, &self.wd.join("pgbench-warm.out"), stop, "pgbench -t 1")
+    }
+
+    /// Run one SQL statement through psql; its output, trimmed.
+    pub(crate) fn psql(&self, sql: &str) -> Result<String, Error> {
+        let mut c = self.cmd("psql");
+        c.arg("-h")
+            .arg(&self.sock)
+            .args(["-U", SUPERUSER, "-At", "-c", sql, "postgres"]);
+        let out = self.wd.join("psql.out");
+        run_child(c, &out, &AtomicBool::new(false), "psql")?;
+        Ok(std::fs::read_to_string(&out)
+            .map_err(|e| Error::io("reading", &out, e))?
+            .trim()
+            .to_string())
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.halt();
         if !self.keep_files {
             let _ = std::fs::remove_dir_all(&self.data);
         }
@@ -192,6 +253,16 @@ fn run_child(mut c: Command, log: &Path, stop: &AtomicBool, what: &str) -> Resul
 
 /// Run pgbench on a throwaway cluster.
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
+    let mut cl = setup(cfg, &stop, "")?;
+    let r = measure(cfg, &cl, stop)?;
+    cl.keep_files = cfg.keep || !r.interrupted;
+    Ok(r)
+}
+
+/// Make a cluster in the workload's directory, start it with the server
+/// options `extra` added, and initialise pgbench's tables at the scale
+/// asked for; the server is left running.
+pub(crate) fn setup(cfg: &Config, stop: &AtomicBool, extra: &str) -> Result<Cluster, Error> {
     let bin = find_tools()?;
     let user = unprivileged_user()?;
     workdir::check_dir(&cfg.directory)?;
@@ -208,10 +279,19 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
             cfg.directory.display()
         )));
     }
+    let opts = format!(
+        "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} {extra}",
+        sock.display(),
+        cfg.jobs + 10
+    );
     let mut cl = Cluster {
         bin,
         data: wd.join("data"),
+        sock,
+        wd: wd.clone(),
         run_as: user.as_ref().map(|u| u.1),
+        user: user.map(|u| u.0),
+        opts,
         started: false,
         keep_files: cfg.keep,
     };
@@ -223,46 +303,48 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         }
         Ok(())
     };
-    mk(&sock)?;
-    let logs = wd.join("logs");
-    mk(&logs)?;
+    mk(&cl.sock)?;
+    mk(&wd.join("logs"))?;
     let mut c = cl.cmd("initdb");
     c.args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "-D"])
         .arg(&cl.data);
-    run_child(c, &wd.join("initdb.out"), &stop, "initdb")?;
-    let mut c = cl.cmd("pg_ctl");
-    let opts = format!(
-        "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={}",
-        sock.display(),
-        cfg.jobs + 10
-    );
-    c.args(["start", "-w", "-t", "60", "-D"])
-        .arg(&cl.data)
-        .arg("-o")
-        .arg(opts);
-    c.arg("-l").arg(wd.join("server.log"));
-    cl.started = true;
-    run_child(c, &wd.join("pg_ctl.out"), &stop, "pg_ctl start")?;
-    let conn = |c: &mut Command| {
-        c.arg("-h").arg(&sock).args(["-U", SUPERUSER]);
-    };
+    run_child(c, &wd.join("initdb.out"), stop, "initdb")?;
+    cl.start(stop)?;
     let mut c = cl.cmd("pgbench");
-    conn(&mut c);
+    c.arg("-h").arg(&cl.sock).args(["-U", SUPERUSER]);
     c.args(["-i", "-q", "-s", &cfg.scale.to_string(), "postgres"]);
-    run_child(c, &wd.join("pgbench-init.out"), &stop, "pgbench -i")?;
+    run_child(c, &wd.join("pgbench-init.out"), stop, "pgbench -i")?;
     workdir::sync_fs(&wd)?;
+    Ok(cl)
+}
+
+/// The timed phase: pgbench against the running server, with the
+/// device's counters around it and its figures checked against its logs
+/// and `pgbench_history`.
+pub(crate) fn measure(
+    cfg: &Config,
+    cl: &Cluster,
+    stop: Arc<AtomicBool>,
+) -> Result<AppResult, Error> {
+    let wd = &cl.wd;
+    let logs = wd.join("logs");
+    // A fresh set of transaction logs for this run.
+    for e in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        let _ = std::fs::remove_file(e.path());
+    }
+    let rows_before = count_history(cl).unwrap_or(0);
     let secs = cfg.runtime_ns.div_ceil(1_000_000_000).max(1);
     let threads = cfg
         .jobs
         .min(std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let mut c = cl.cmd("pgbench");
-    conn(&mut c);
+    c.arg("-h").arg(&cl.sock).args(["-U", SUPERUSER]);
     c.args(["-n", "-l", "-P", "1", "-T", &secs.to_string()]);
     c.args(["-c", &cfg.jobs.to_string(), "-j", &threads.to_string()]);
     c.arg(format!("--log-prefix={}", logs.join("tx").display()));
     c.arg("postgres");
     let out = wd.join("pgbench.out");
-    let mut window = device::Window::new(&wd);
+    let mut window = device::Window::new(wd);
     window.begin();
     let t0 = Instant::now();
     let ran = run_child(c, &out, &stop, "pgbench");
@@ -272,14 +354,15 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         ran?;
     }
     let text = std::fs::read_to_string(&out).unwrap_or_default();
-    let (lat, logged) = latencies(&logs);
+    let log = latencies(&logs);
+    let (lat, logged) = (&log.lat, log.n);
     let summary = parse_summary(&text);
     let tx = summary.transactions.unwrap_or(logged);
     let dev = window.end(tx, 0);
     let history = if interrupted {
         None
     } else {
-        count_history(&cl, &sock, &wd)
+        count_history(cl).map(|h| h.saturating_sub(rows_before))
     };
     let mut r = AppResult {
         name: Workload::Pgbench.name().into(),
@@ -294,10 +377,10 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     r.setting("pgbench_threads", threads);
     r.setting("runtime_s", secs);
     r.setting("postgresql_bin", cl.bin.display().to_string());
-    if let Some((name, _)) = &user {
+    if let Some(name) = &cl.user {
         r.setting("cluster_user", name.clone());
     }
-    r.finish(elapsed, tx, &lat, dev);
+    r.finish(elapsed, tx, lat, dev);
     if let Some(tps) = summary.tps {
         r.ops_per_s = tps;
         r.notes.push("transactions/s is pgbench's own figure (without the initial connection time); latencies are from its per-transaction logs".into());
@@ -307,18 +390,14 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     r.count("failed_transactions", summary.failed.unwrap_or(0));
     if let Some(h) = history {
         r.count("history_rows", h);
-        if h != tx {
-            r.notes.push(format!(
-                "pgbench_history holds {h} rows but pgbench reported {tx} transactions"
-            ));
-        }
+    }
+    for c in checks(&summary, &log, history) {
+        r.check(c);
     }
     if secs * 1_000_000_000 != cfg.runtime_ns {
         r.notes
             .push(format!("pgbench runs whole seconds: {secs} s"));
     }
-    cl.keep_files = cfg.keep || !interrupted;
-    drop(cl);
     Ok(r)
 }
 
@@ -354,40 +433,111 @@ fn parse_summary(text: &str) -> Summary {
     s
 }
 
-/// Latencies (third field, µs) of every line of pgbench's transaction
-/// logs in `dir`.
-fn latencies(dir: &Path) -> (Histogram, u64) {
-    let mut h = Histogram::new();
-    let mut n = 0;
+/// What pgbench's per-transaction logs say.
+#[derive(Debug, Default)]
+struct TxLog {
+    lat: Histogram,
+    n: u64,
+    /// The first transaction's start and the last one's end, µs since the
+    /// epoch (each line has its end and its latency).
+    first_start_us: Option<u64>,
+    last_end_us: Option<u64>,
+}
+
+impl TxLog {
+    /// Transactions/s over the logs' own span.
+    fn rate(&self) -> Option<f64> {
+        let (a, b) = (self.first_start_us?, self.last_end_us?);
+        (b > a && self.n > 0).then(|| self.n as f64 * 1e6 / (b - a) as f64)
+    }
+}
+
+/// The lines of pgbench's transaction logs in `dir`: `client transaction
+/// latency_us script epoch_s epoch_us …`.
+fn latencies(dir: &Path) -> TxLog {
+    let mut log = TxLog::default();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let text = std::fs::read_to_string(e.path()).unwrap_or_default();
         for line in text.lines() {
-            if let Some(us) = line
+            let f: Vec<u64> = line
                 .split_whitespace()
-                .nth(2)
-                .and_then(|x| x.parse::<u64>().ok())
-            {
-                h.record(us * 1000);
-                n += 1;
+                .map_while(|x| x.parse().ok())
+                .collect();
+            let Some(&us) = f.get(2) else { continue };
+            log.lat.record(us * 1000);
+            log.n += 1;
+            if let (Some(&s), Some(&u)) = (f.get(4), f.get(5)) {
+                let end = s * 1_000_000 + u;
+                let start = end.saturating_sub(us);
+                log.first_start_us = Some(log.first_start_us.map_or(start, |x| x.min(start)));
+                log.last_end_us = Some(log.last_end_us.map_or(end, |x| x.max(end)));
             }
         }
     }
-    (h, n)
+    log
 }
 
-fn count_history(cl: &Cluster, sock: &Path, wd: &Path) -> Option<u64> {
-    let mut c = cl.cmd("psql");
-    c.arg("-h").arg(sock).args([
-        "-U",
-        SUPERUSER,
-        "-At",
-        "-c",
-        "SELECT count(*) FROM pgbench_history",
-        "postgres",
-    ]);
-    let out = wd.join("psql.out");
-    run_child(c, &out, &AtomicBool::new(false), "psql").ok()?;
-    std::fs::read_to_string(&out).ok()?.trim().parse().ok()
+/// pgbench's transactions and rate against its logs and PostgreSQL's
+/// `pgbench_history`.
+fn checks(summary: &Summary, log: &TxLog, history: Option<u64>) -> Vec<Check> {
+    let mut v = Vec::new();
+    let Some(tx) = summary.transactions else {
+        return v;
+    };
+    v.push(
+        Check::new(
+            "logged_transactions",
+            "transactions in pgbench's per-transaction logs",
+            log.n as f64,
+            "pgbench's reported transactions",
+            tx as f64,
+            0.0,
+        )
+        .with_note("pgbench counted transactions its logs do not hold, or the reverse"),
+    );
+    if let Some(h) = history {
+        v.push(
+            Check::new(
+                "history_rows",
+                "pgbench's reported transactions",
+                tx as f64,
+                "rows PostgreSQL committed to pgbench_history",
+                h as f64,
+                0.0,
+            )
+            .with_note("a transaction reported that did not commit, or one committed that was not reported"),
+        );
+    }
+    if let (Some(tps), Some(ours), Some(a), Some(b)) =
+        (summary.tps, log.rate(), log.first_start_us, log.last_end_us)
+    {
+        // pgbench times its window from its connections to its end; the
+        // logs' span starts at the first transaction and ends at the last:
+        // they may differ by about a transaction at each end (its 99th
+        // percentile).
+        let span_ns = (b - a) * 1000;
+        let tol = crate::checks::rate_tolerance(log.n, 2 * log.lat.percentile(99.0), span_ns);
+        v.push(
+            Check::new(
+                "pgbench_tps",
+                "transactions/s over the per-transaction logs' span",
+                ours,
+                "pgbench's reported tps",
+                tps,
+                ours * tol,
+            )
+            .with_note("pgbench's rate is not the one its own transaction logs give"),
+        );
+    }
+    v
+}
+
+/// The rows of `pgbench_history` now.
+fn count_history(cl: &Cluster) -> Option<u64> {
+    cl.psql("SELECT count(*) FROM pgbench_history")
+        .ok()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -416,9 +566,34 @@ mod tests {
         )
         .unwrap();
         std::fs::write(t.path().join("tx.1.1"), "1 0 100000 0 1700000000 3\n").unwrap();
-        let (h, n) = latencies(t.path());
-        assert_eq!(n, 3);
-        assert_eq!(h.max(), 100_000_000);
-        assert_eq!(h.min(), 1_500_000);
+        let log = latencies(t.path());
+        assert_eq!(log.n, 3);
+        assert_eq!(log.lat.max(), 100_000_000);
+        assert_eq!(log.lat.min(), 1_500_000);
+        // From the first start (1 s + 3 µs − 100 ms) to the last end.
+        assert_eq!(log.first_start_us, Some(1_699_999_999_900_003));
+        assert_eq!(log.last_end_us, Some(1_700_000_000_000_003));
+    }
+
+    #[test]
+    fn a_reported_rate_its_logs_do_not_give_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        // 100 transactions of 10 ms, one after another over 1 s.
+        let lines: String = (1..=100u64)
+            .map(|i| format!("0 {i} 10000 0 1700000000 {}\n", i * 10_000))
+            .collect();
+        std::fs::write(t.path().join("tx.1"), lines).unwrap();
+        let log = latencies(t.path());
+        assert!((log.rate().unwrap() - 100.0).abs() < 1e-9);
+        let s = |tps| Summary {
+            transactions: Some(100),
+            failed: Some(0),
+            tps: Some(tps),
+        };
+        let c = checks(&s(101.0), &log, Some(100));
+        assert_eq!(c.len(), 3);
+        assert!(c.iter().all(|c| c.agree), "{c:?}");
+        let c = checks(&s(150.0), &log, Some(99));
+        assert_eq!(c.iter().filter(|c| !c.agree).count(), 2, "{c:?}");
     }
 }

@@ -1,6 +1,7 @@
 //! The result of an application workload: its own counts, its operations'
 //! latencies, and the device's I/O in the same window.
 
+use crate::checks::Check;
 use crate::device::DeviceIo;
 use serde::Serialize;
 use ssdready_core::hist::Histogram;
@@ -67,6 +68,8 @@ pub struct AppResult {
     pub device_note: Option<String>,
     /// Stopped by a signal: the figures cover what ran.
     pub interrupted: bool,
+    /// The figures set against independent sources ([`crate::checks`]).
+    pub checks: Vec<Check>,
     /// What a reader should know about these figures.
     pub notes: Vec<String>,
 }
@@ -96,6 +99,10 @@ impl AppResult {
 
     pub(crate) fn count(&mut self, key: &str, v: impl Into<serde_json::Value>) {
         self.counts.insert(key.into(), v.into());
+    }
+
+    pub(crate) fn check(&mut self, c: Check) {
+        self.checks.push(c);
     }
 
     pub(crate) fn setting(&mut self, key: &str, v: impl Into<serde_json::Value>) {
@@ -168,6 +175,9 @@ impl AppResult {
             }
             (None, Some(n)) => s += &format!("  device: no figures: {n}\n"),
             (None, None) => {}
+        }
+        for c in &self.checks {
+            s += &format!("  {}\n", c.line());
         }
         for n in &self.notes {
             s += &format!("  note: {n}\n");

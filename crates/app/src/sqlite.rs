@@ -15,6 +15,7 @@
 //! checkpoints do), with FULL each commit syncs the WAL; with the rollback
 //! journal each commit syncs the journal and the database.
 
+use crate::checks::Check;
 use crate::result::AppResult;
 use crate::{device, workdir, Config, Error, Phase, Workload};
 use rand::rngs::SmallRng;
@@ -42,6 +43,9 @@ struct JobOut {
     commit_lat: Histogram,
     transactions: u64,
     busy_waits: u64,
+    /// When the first and the last transaction's history row was inserted.
+    first_stamp: Option<Instant>,
+    last_stamp: Option<Instant>,
     error: Option<String>,
 }
 
@@ -80,6 +84,9 @@ pub(crate) fn measure(
 ) -> Result<AppResult, Error> {
     let db = wd.join(DB_FILE);
     let data_bytes = dir_bytes(wd);
+    let last_hid = history_rows(&db, 0)
+        .map_err(|e| db_err("counting history", e))?
+        .last_hid;
     let mut window = device::Window::new(wd);
     window.begin();
     let phase = Phase::new(cfg.runtime_ns, stop);
@@ -100,6 +107,13 @@ pub(crate) fn measure(
     let sync_ns = t_sync.elapsed().as_nanos() as u64;
     let (mut lat, mut commit_lat) = (Histogram::new(), Histogram::new());
     let (mut tx, mut busy) = (0, 0);
+    let first = outs.iter().filter_map(|o| o.first_stamp).min();
+    let last = outs.iter().filter_map(|o| o.last_stamp).max();
+    // How much of the window the rows' stamps leave out at its ends.
+    let edge_ns = match (first, last) {
+        (Some(a), Some(b)) => elapsed.saturating_sub((b - a).as_nanos() as u64),
+        _ => elapsed,
+    };
     for o in &outs {
         if let Some(e) = &o.error {
             return Err(Error::Runtime(e.clone()));
@@ -113,6 +127,7 @@ pub(crate) fn measure(
     // per transaction are what the application changed; the pages SQLite
     // writes are the file system's input, counted by the device.
     let dev = window.end(tx, 0);
+    let history = history_rows(&db, last_hid).map_err(|e| db_err("counting history", e))?;
     let mut r = AppResult {
         name: Workload::Sqlite.name().into(),
         op: "transaction".into(),
@@ -131,6 +146,10 @@ pub(crate) fn measure(
     }
     r.finish(elapsed, tx, &lat, dev);
     r.count("transactions", tx);
+    r.count("history_rows", history.rows);
+    for c in checks(tx, elapsed, edge_ns, &history) {
+        r.check(c);
+    }
     r.count("accounts", ACCOUNTS * cfg.scale as u64);
     r.count("tellers", TELLERS * cfg.scale as u64);
     r.count("branches", cfg.scale);
@@ -284,7 +303,7 @@ fn transactions(
             )?
             .execute(params![delta, bid])?;
             c.prepare_cached(
-                "INSERT INTO history(tid, bid, aid, delta, mtime) VALUES(?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)",
+                "INSERT INTO history(tid, bid, aid, delta, mtime) VALUES(?1, ?2, ?3, ?4, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
             )?
             .execute(params![tid, bid, aid, delta])?;
             Ok(())
@@ -294,6 +313,8 @@ fn transactions(
             return Err(db_err("a transaction", e));
         }
         let tc = Instant::now();
+        out.first_stamp.get_or_insert(tc);
+        out.last_stamp = Some(tc);
         if let Err(e) = c.execute_batch("COMMIT") {
             let _ = c.execute_batch("ROLLBACK");
             return Err(db_err("COMMIT", e));
@@ -304,6 +325,71 @@ fn transactions(
         out.transactions += 1;
     }
     Ok(())
+}
+
+/// The `history` rows added after row `after`: how many, the last row's
+/// id, and the time between the first and the last (SQLite's own clock,
+/// ms resolution).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct History {
+    pub rows: u64,
+    pub last_hid: i64,
+    pub span_ns: u64,
+}
+
+fn history_rows(db: &Path, after: i64) -> rusqlite::Result<History> {
+    let c = Connection::open(db)?;
+    c.query_row(
+        "SELECT count(*), coalesce(max(hid), ?1), \
+         coalesce((julianday(max(mtime)) - julianday(min(mtime))) * 86400000.0, 0) \
+         FROM history WHERE hid > ?1",
+        params![after],
+        |r| {
+            Ok(History {
+                rows: r.get::<_, i64>(0)? as u64,
+                last_hid: r.get(1)?,
+                span_ns: (r.get::<_, f64>(2)?.max(0.0) * 1e6) as u64,
+            })
+        },
+    )
+}
+
+/// The transactions counted and their rate, against the rows SQLite
+/// committed to `history` and the rate their timestamps give; `edge_ns`:
+/// the part of the window before the first row's INSERT and after the
+/// last's, by this process's clock.
+pub(crate) fn checks(tx: u64, elapsed_ns: u64, edge_ns: u64, h: &History) -> Vec<Check> {
+    let mut v = vec![Check::new(
+        "history_rows",
+        "transactions committed",
+        tx as f64,
+        "rows SQLite committed to history",
+        h.rows as f64,
+        0.0,
+    )
+    .with_note("a transaction counted that did not commit, or one committed that was not counted")];
+    let ours = if elapsed_ns > 0 {
+        tx as f64 * 1e9 / elapsed_ns as f64
+    } else {
+        0.0
+    };
+    if let Some(theirs) = crate::checks::span_rate(h.rows, h.span_ns) {
+        // The rows' stamps span the window less its edges (and SQLite's
+        // clock has 1 ms steps).
+        let tol = crate::checks::rate_tolerance(tx, edge_ns + 2_000_000, elapsed_ns);
+        v.push(
+            Check::new(
+                "history_rate",
+                "transactions/s",
+                ours,
+                "history rows over their timestamps' span (SQLite's clock)",
+                theirs,
+                ours * tol,
+            )
+            .with_note("the rate counted here is not the rate at which SQLite stamped the rows"),
+        );
+    }
+    v
 }
 
 /// Bytes of the files in `dir` (the database, its journal or WAL).
@@ -317,4 +403,58 @@ pub(crate) fn dir_bytes(dir: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_that_contradicts_the_count_is_named() {
+        // 1,000 transactions in 1 s; the rows stamped over 0.999 s.
+        let h = History {
+            rows: 1000,
+            last_hid: 1000,
+            span_ns: 999_000_000,
+        };
+        let c = checks(1000, 1_000_000_000, 1_000_000, &h);
+        assert_eq!(c.len(), 2);
+        assert!(c.iter().all(|c| c.agree), "{c:?}");
+        // A row missing; the rows stamped over half the time (twice the
+        // rate counted).
+        let h = History {
+            rows: 999,
+            last_hid: 999,
+            span_ns: 500_000_000,
+        };
+        let c = checks(1000, 1_000_000_000, 1_000_000, &h);
+        assert!(c.iter().all(|c| !c.agree), "{c:?}");
+    }
+
+    #[test]
+    fn history_rows_and_their_span_are_read_from_the_database() {
+        let t = tempfile::tempdir().unwrap();
+        let db = t.path().join(DB_FILE);
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE TABLE history(hid INTEGER PRIMARY KEY, tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TEXT, filler TEXT);
+             INSERT INTO history(mtime) VALUES('2026-11-23 10:00:00.000');
+             INSERT INTO history(mtime) VALUES('2026-11-23 10:00:00.250');
+             INSERT INTO history(mtime) VALUES('2026-11-23 10:00:01.500');",
+        )
+        .unwrap();
+        let h = history_rows(&db, 0).unwrap();
+        assert_eq!((h.rows, h.last_hid), (3, 3));
+        assert!(
+            (h.span_ns as i64 - 1_500_000_000).abs() < 1_000_000,
+            "{h:?}"
+        );
+        let h = history_rows(&db, 1).unwrap();
+        assert_eq!(h.rows, 2);
+        assert!(
+            (h.span_ns as i64 - 1_250_000_000).abs() < 1_000_000,
+            "{h:?}"
+        );
+        assert_eq!(history_rows(&db, 3).unwrap().last_hid, 3);
+    }
 }

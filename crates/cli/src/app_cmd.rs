@@ -48,13 +48,14 @@ pub struct AppArgs {
     /// pgbench: keep the cluster's files after a failed or interrupted run.
     #[arg(long)]
     pub keep: bool,
-    /// sqlite: run the timed phase in a memory cgroup (root) limited to
-    /// SIZE, so the page cache holds only part of the data; several sizes
-    /// (comma-separated) sweep them, as --cache-effect does.
+    /// sqlite, pgbench: run the timed phase (pgbench: the server) in a
+    /// memory cgroup (root) limited to SIZE, so the page cache holds only
+    /// part of the data; several sizes (comma-separated) sweep them, as
+    /// --cache-effect does.
     #[arg(long, value_name = "SIZE[,SIZE…]")]
     pub memory: Option<String>,
-    /// sqlite: the same workload with its data held by the page cache and
-    /// not (memory limits from --memory, or chosen from the data size):
+    /// sqlite, pgbench: the same workload with its data held by the page
+    /// cache and not (memory limits from --memory, or chosen from the data size):
     /// transactions/s and the device's reads per transaction at each.
     #[arg(long)]
     pub cache_effect: bool,
@@ -106,7 +107,9 @@ fn config(a: &AppArgs) -> Result<Config, Error> {
             })
             .collect::<Result<_, _>>()?;
     }
-    c.cache_effect = a.cache_effect || c.memory.len() > 1;
+    // pgbench's server runs in the group: any limit is a sweep.
+    c.cache_effect =
+        a.cache_effect || c.memory.len() > 1 || (w == Workload::Pgbench && !c.memory.is_empty());
     c.check()?;
     Ok(c)
 }
@@ -154,8 +157,12 @@ pub fn command(a: AppArgs) {
         if let Some(t) = ticker {
             let _ = t.join();
         }
-        let r =
-            result.unwrap_or_else(|e| fail(code(&e), &format!("app sqlite --cache-effect: {e}")));
+        let r = result.unwrap_or_else(|e| {
+            fail(
+                code(&e),
+                &format!("app {} --cache-effect: {e}", cfg.workload.name()),
+            )
+        });
         let text = if json {
             format!(
                 "{}\n",

@@ -36,10 +36,25 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// The named checks of a result (its figures against an independent
+/// source) are there and agree; the one named first is returned.
+fn checks_agree<'a>(r: &'a Value, names: &[&str]) -> &'a Value {
+    let all = r["checks"].as_array().expect("checks");
+    for n in names {
+        let c = all
+            .iter()
+            .find(|c| c["name"] == *n)
+            .unwrap_or_else(|| panic!("no check {n}: {r}"));
+        assert_eq!(c["agree"], true, "check {n} disagrees: {c}");
+    }
+    all.iter().find(|c| c["name"] == names[0]).unwrap()
+}
+
 #[test]
 fn sqlite_history_holds_one_row_per_committed_transaction() {
     let t = tempfile::tempdir().unwrap();
-    for journal in ["wal", "delete"] {
+    // One connection (low load) and four on one writer (saturation).
+    for (journal, jobs) in [("wal", "1"), ("delete", "4")] {
         let r = app_json(
             t.path(),
             &[
@@ -47,7 +62,7 @@ fn sqlite_history_holds_one_row_per_committed_transaction() {
                 "--runtime",
                 "700ms",
                 "--jobs",
-                "2",
+                jobs,
                 "--journal",
                 journal,
                 "--synchronous",
@@ -64,6 +79,10 @@ fn sqlite_history_holds_one_row_per_committed_transaction() {
             .query_row("SELECT count(*) FROM history", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows as u64, tx, "{journal}: history rows vs transactions");
+        // The run's own checks: the rows, and the rate their timestamps
+        // (SQLite's clock) give.
+        let chk = checks_agree(&r, &["history_rows", "history_rate"]);
+        assert_eq!(chk["theirs"].as_f64(), Some(tx as f64), "{chk}");
         // Every delta reached its account, teller and branch.
         let sums: (i64, i64, i64, i64) = c
             .query_row(
@@ -176,6 +195,9 @@ fn fdatasync_calls_are_counted_as_strace_counts_them() {
         calls, ops,
         "strace counted {calls} fdatasync calls:\n{text}"
     );
+    // The run's own check: the kernel's count of the appenders' writes.
+    let c = checks_agree(&r, &["kernel_write_calls"]);
+    assert_eq!(c["theirs"].as_f64(), Some(calls as f64), "{c}");
 }
 
 /// A file system on a loop device over /dev/shm: the device's counters
@@ -238,6 +260,10 @@ fn device_io_per_operation_matches_the_workload_on_a_loop_device() {
         (flushes - 1.0).abs() < 0.10,
         "flushes per fdatasync {flushes}: {r}"
     );
+    let wc = std::fs::read_to_string(format!("/sys/block/{disk}/queue/write_cache"));
+    if wc.is_ok_and(|w| w.trim() == "write back") {
+        checks_agree(&r, &["device_flushes", "kernel_write_calls"]);
+    }
     // Small files, synced: every byte the workload wrote reached the device.
     let r = app_json(
         mnt.path(),
@@ -288,6 +314,8 @@ fn pgbench_history_rows_equal_its_transactions() {
     assert!(tx > 0 && r["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
     assert_eq!(u(&r["counts"]["history_rows"]), tx, "{r}");
     assert_eq!(u(&r["counts"]["logged_transactions"]), tx, "{r}");
+    // pgbench's reported rate against its own transaction logs' span.
+    checks_agree(&r, &["pgbench_tps", "history_rows", "logged_transactions"]);
     // The server was stopped: no postmaster.pid is left.
     assert!(!t
         .path()

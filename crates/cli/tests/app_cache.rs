@@ -192,3 +192,139 @@ fn memory_limits_are_checked_before_anything_is_written() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("sqlite"));
     assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
 }
+
+/// Processes whose command line names `needle` (a server left running).
+fn processes_naming(needle: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            v.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    v
+}
+
+#[test]
+fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
+    let Some(fs) = Ext4::new("pgcache") else {
+        return;
+    };
+    let dir = fs.dir();
+    // pgbench's tables at scale 1 are 15 MiB; the server holds ~8 MiB of
+    // its own: 64 MiB holds them, 18 MiB about half.
+    let out = ssdready(&[
+        "app",
+        "pgbench",
+        "--directory",
+        &dir,
+        "--memory",
+        "64m,18m",
+        "--runtime",
+        "1s",
+        "--output-format",
+        "json",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && (err.contains("cgroup") || err.contains("postgresql")) {
+        eprintln!("skipped: {}", err.trim());
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pts = r["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2, "{r}");
+    assert_eq!(r["name"], "pgbench");
+    assert!(r["device"].as_str().unwrap().starts_with("loop"), "{r}");
+    let (fits, not) = (&pts[0], &pts[1]);
+    // memory.stat (less the server's shared memory): the tables held,
+    // then about half of them.
+    assert!(f(&fits["cached_share"]) >= 0.95, "{fits}");
+    assert!(f(&not["cached_share"]) < 0.8, "{not}");
+    assert!(f(&not["shmem_bytes"]) > 0.0, "{not}");
+    // /sys/block: (almost) no reads while held, reads once not, in the
+    // proportion the cached share predicts (within a factor of 4).
+    assert!(f(&fits["reads_per_tx"]) < 0.1, "{fits}");
+    assert!(f(&not["reads_per_tx"]) > 0.2, "{not}");
+    let (got, want) = (f(&not["reads_per_tx"]), f(&not["expected_reads_per_tx"]));
+    assert!(got >= want / 4.0 && got <= 4.0 * want + 0.1, "{not}");
+    assert!(
+        !r["notes"].to_string().contains("disagree"),
+        "{}",
+        r["notes"]
+    );
+    // Each point's rate and count against pgbench's logs and
+    // pgbench_history.
+    for p in pts {
+        let names: Vec<_> = p["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert_eq!(c["agree"], true, "{c}");
+                c["name"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert!(names.contains(&"pgbench_tps".to_string()), "{p}");
+        assert!(names.contains(&"history_rows".to_string()), "{p}");
+    }
+    // Nothing left: no group, no server.
+    let cg = r["settings"]["cgroup"].as_str().unwrap();
+    let path = Path::new(cg.rsplit(" at ").next().unwrap());
+    assert!(path.starts_with("/sys/fs/cgroup"), "{cg}");
+    assert!(!path.exists(), "{} left behind", path.display());
+    let data = format!("{dir}/ssdready-pgbench/data");
+    assert!(!Path::new(&data).join("postmaster.pid").exists());
+    let left = processes_naming(&data);
+    assert!(left.is_empty(), "left running: {left:?}");
+
+    // Ctrl-C while the server runs in its group: exit 130, the server
+    // stopped, the group removed.
+    let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["app", "pgbench", "--directory", &dir, "--memory", "64m"])
+        .args(["--runtime", "60s", "--output-format", "json", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let name = format!("ssdready-app-{pid}");
+    let in_group = || {
+        processes_naming(&data).iter().any(|p| {
+            let id = p.split(':').next().unwrap_or("");
+            id.parse::<u32>()
+                .is_ok_and(|id| cgroup_line(id).contains(&name))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while !in_group() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(in_group(), "the server never ran in {name}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let t1 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t1.elapsed().as_secs() < 15, "took {:?}", t1.elapsed());
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true, "{r}");
+    let groups: Vec<_> = ssdready_cgroups()
+        .into_iter()
+        .filter(|p| p.ends_with(&name))
+        .collect();
+    assert!(groups.is_empty(), "left behind: {groups:?}");
+    let left = processes_naming(&data);
+    assert!(left.is_empty(), "left running: {left:?}");
+}

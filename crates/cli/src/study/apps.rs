@@ -131,15 +131,25 @@ pub fn run(
             let _ = ssdready_app::clean(&dir, w);
         }
     }
-    if ask.with_cache_effect && !stop.load(Ordering::Relaxed) {
-        match cache_effect(&dir, ask, out_dir, stop, quiet, raw_iops) {
-            Ok(p) => points.extend(p),
-            Err(why) => skipped.push(Skip {
-                what: "applications: cache effect".into(),
-                why,
-            }),
+    if ask.with_cache_effect {
+        // SQLite always; PostgreSQL's server too when it is installed.
+        let mut ws = vec![Workload::Sqlite];
+        if ask.with_pgbench && ssdready_app::pgbench::find_tools().is_ok() {
+            ws.push(Workload::Pgbench);
         }
-        let _ = ssdready_app::clean(&dir, Workload::Sqlite);
+        for w in ws {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            match cache_effect(&dir, w, ask, out_dir, stop, quiet, raw_iops) {
+                Ok(p) => points.extend(p),
+                Err(why) => skipped.push(Skip {
+                    what: format!("applications: cache effect ({})", w.name()),
+                    why,
+                }),
+            }
+            let _ = ssdready_app::clean(&dir, w);
+        }
     }
     if let Some(mut m) = made {
         for e in m.remove() {
@@ -152,11 +162,13 @@ pub fn run(
     (points, skipped)
 }
 
-/// SQLite at memory limits that hold its database and that do not
-/// (`ssdready app sqlite --cache-effect`), one figure per limit, the whole
-/// sweep written as `app-sqlite-cache.json`.
+/// SQLite (or pgbench's server) at memory limits that hold its data and
+/// that do not (`ssdready app NAME --cache-effect`), one figure per limit
+/// (`sqlite-cache-90m`, `pgbench-cache-90m`), the whole sweep written as
+/// `app-NAME-cache.json`.
 fn cache_effect(
     dir: &Path,
+    w: Workload,
     ask: &Ask,
     out_dir: &Path,
     stop: &Arc<AtomicBool>,
@@ -164,25 +176,29 @@ fn cache_effect(
     raw_iops: Option<f64>,
 ) -> Result<Vec<AppFigure>, String> {
     ssdready_app::cgroup::locate()?;
-    let mut cfg = Config::new(Workload::Sqlite, dir.to_path_buf());
+    let mut cfg = Config::new(w, dir.to_path_buf());
     cfg.cache_effect = true;
     cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
     if !quiet {
-        eprintln!("ssdready: applications: sqlite at memory limits (cache effect)");
+        eprintln!(
+            "ssdready: applications: {} at memory limits (cache effect)",
+            w.name()
+        );
     }
     let c = ssdready_app::cache::sweep(&cfg, stop.clone()).map_err(|e| e.to_string())?;
-    let file = "app-sqlite-cache.json";
+    let file = &format!("app-{}-cache.json", w.name());
+    // The study's rules read SQLite's points (applications::CACHE_PREFIX).
+    let prefix = match w {
+        Workload::Sqlite => applications::CACHE_PREFIX.to_string(),
+        _ => format!("{}-cache-", w.name()),
+    };
     let text = serde_json::to_string_pretty(&c).expect("serialises") + "\n";
     let saved = crate::output::write_in(out_dir, file, &text).is_ok();
     Ok(c.points
         .iter()
         .map(|p| {
             let mut f = AppFigure {
-                name: format!(
-                    "{}{}m",
-                    applications::CACHE_PREFIX,
-                    (p.memory_max + (1 << 19)) >> 20
-                ),
+                name: format!("{prefix}{}m", (p.memory_max + (1 << 19)) >> 20),
                 jobs: c.jobs,
                 op: c.op.clone(),
                 ops_per_s: p.ops_per_s,
