@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 /// child's drive is removed when that command ends, however it ends.
 pub const PARENT_ENV: &str = "SSDREADY_EMU_PARENT";
 
+/// How often the daemon rewrites its stats file (a study reads it around
+/// each run).
+pub const STATS_EVERY_MS: u64 = 100;
+
 /// Where attachments are recorded.
 pub const RUN_DIR: &str = "/run/ssdready/emu";
 
@@ -389,14 +393,14 @@ fn serve_until_stopped(drive: &Drive, name: &str, stop: &std::sync::atomic::Atom
             ));
             break;
         }
-        if last.elapsed() >= Duration::from_millis(500) {
+        if last.elapsed() >= Duration::from_millis(STATS_EVERY_MS) {
             let s = drive.stamps().summary();
             if let Ok(t) = serde_json::to_string(&s) {
                 let _ = write_atomic(&stats_path(name), &t);
             }
             last = Instant::now();
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

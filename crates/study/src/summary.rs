@@ -36,6 +36,9 @@ pub struct PointSummary {
     pub checks_disagree: Vec<String>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
+    /// The emulated drive's daemon over this run (kernel drive only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<crate::transport::Transport>,
 }
 
 /// CPU cost per I/O.

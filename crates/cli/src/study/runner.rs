@@ -4,6 +4,7 @@
 //! the device's I/O scheduler through sysfs and restores the original
 //! before any other run, at the end, and on Ctrl-C.
 
+use ssdready_emu::kernel::stamps::Summary;
 use ssdready_run::Failure as RunFailure;
 use ssdready_study::driver::{Failure, Outcome, Runner};
 use ssdready_study::model::TargetProfile;
@@ -26,6 +27,9 @@ pub struct RealRunner {
     allow_destructive: bool,
     targets: Vec<TargetProfile>,
     switched: Option<Switched>,
+    /// The emulated drive's attachment when the target is one (its daemon's
+    /// figures are read around each run).
+    drive: Option<String>,
     /// What the runner did besides running (scheduler switches).
     pub notes: Vec<String>,
 }
@@ -41,8 +45,37 @@ impl RealRunner {
             allow_destructive,
             targets: targets.to_vec(),
             switched: None,
+            drive: targets
+                .first()
+                .and_then(|t| crate::emu_cmd::record_of(&t.spec))
+                .map(|r| r.name),
             notes: Vec::new(),
         }
+    }
+
+    /// The daemon's figures over one run: its stats file after the run
+    /// (once the daemon has rewritten it) less the one before.
+    fn transport_between(
+        &self,
+        before: Option<&Summary>,
+    ) -> Option<ssdready_study::transport::Transport> {
+        let name = self.drive.as_deref()?;
+        let before = before?;
+        std::thread::sleep(std::time::Duration::from_millis(
+            crate::emu_cmd::STATS_EVERY_MS + 50,
+        ));
+        let after = crate::emu_cmd::stats(name)?;
+        let d = after.since(before);
+        let r = crate::emu_cmd::record_of(name)?;
+        Some(ssdready_study::transport::Transport {
+            name: r.transport,
+            ios: d.ios,
+            device_ns_mean: d.device_ns_mean,
+            late_ns_mean: d.late_ns_mean,
+            late_ns_max: d.late_ns_max,
+            reply_ns_mean: d.reply_ns_mean,
+            daemon_cpu_ns_per_io: d.daemon_cpu_ns_per_io,
+        })
     }
 
     fn set_scheduler(&mut self, w: &Workload) -> Result<(), String> {
@@ -94,6 +127,7 @@ impl Drop for RealRunner {
 impl Runner for RealRunner {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
+        let before = self.drive.as_deref().and_then(crate::emu_cmd::stats);
         let ran = crate::progress::run_options(options, self.stop.clone(), self.allow_destructive);
         match ran {
             Ok(r) => {
@@ -104,8 +138,10 @@ impl Runner for RealRunner {
                         j.first_error.clone().unwrap_or_default()
                     )));
                 }
+                let mut summary = PointSummary::from_result(&r);
+                summary.transport = self.transport_between(before.as_ref());
                 Ok(Outcome {
-                    summary: PointSummary::from_result(&r),
+                    summary,
                     result: Some(r),
                     clock: "real".into(),
                 })
