@@ -150,7 +150,14 @@ fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
         // zlib agreed with both; the logs came compressed.
         assert_eq!(h["zlib"], true, "{h}");
         assert_eq!(h["logs"].as_array().unwrap().len(), 5, "{h}");
-        assert!(h["logs"].iter().all(|l| l["compressed"] == 1), "{h}");
+        assert!(
+            h["logs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| l["compressed"] == 1),
+            "{h}"
+        );
         // Two hosts named 127.0.0.1: the port tells their files apart.
         for (kind, n) in [
             ("bw", 64),
@@ -170,5 +177,66 @@ fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
     }
     for j in doc["client_stats"].as_array().unwrap() {
         assert_eq!(j["read"]["clat_ns"]["N"], 64, "{j}");
+    }
+}
+
+#[test]
+fn fio_client_gets_a_block_devices_figures_from_ssdready_as_from_fio() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let Some(lo) = common::LoopDev::new("fleet-du", 16) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Direct 4 KiB reads of the loop device for a second (fio's server
+    // samples the disk every 250 ms: a shorter job shows it nothing).
+    let job = format!(
+        "[du]\nfilename={}\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\nsize=4m\n\
+         time_based\nruntime=1\n",
+        lo.dev
+    );
+    std::fs::write(dir.path().join("job.fio"), job).unwrap();
+    let name = lo.dev.trim_start_matches("/dev/").to_string();
+    let (pf, ps) = (free_port(), free_port());
+    let _f = fio_server(pf);
+    let _s = ssdready_server(ps);
+    for port in [pf, ps] {
+        let out = Command::new("fio")
+            .current_dir(dir.path())
+            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .args(["job.fio", "--output-format=json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let du = doc["disk_util"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no disk_util from port {port}: {doc}"));
+        let d = du
+            .iter()
+            .find(|d| d["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("no {name} in {du:?}"));
+        // The kernel's count of the device's reads against the job's: the
+        // same within 1 % from ssdready (the window's /sys/block deltas);
+        // fio's server misses what came after its last 250 ms sample.
+        let job_ios = doc["client_stats"][0]["read"]["total_ios"]
+            .as_u64()
+            .unwrap();
+        let ios = d["read_ios"].as_u64().unwrap();
+        let ok = if port == ps {
+            ios.abs_diff(job_ios) <= job_ios / 100 + 8
+        } else {
+            ios >= job_ios / 2 && ios <= job_ios + 8
+        };
+        assert!(ok, "port {port}: job {job_ios} reads, disk {d}");
+        assert_eq!(d["write_ios"], 0, "{d}");
+        let util = d["util"].as_f64().unwrap();
+        assert!(util > 0.0 && util <= 100.0, "{d}");
     }
 }
