@@ -419,7 +419,7 @@ mod tests {
             Sample {
                 time_ms: 6,
                 value: 7,
-                ddir: 0 | OFFSET_BIT | PRIO_BIT,
+                ddir: OFFSET_BIT | PRIO_BIT,
                 prio: 0x6001,
                 bs: 512,
                 offset: Some(8192),
