@@ -146,6 +146,13 @@ pub fn write_host_logs(runs: &[HostRun], req: &Request) -> (Vec<String>, Vec<Str
         problems.extend(r.log_errors.iter().map(|e| format!("{who}: {e}")));
         let version = r.version.unwrap_or(97);
         for l in &r.logs {
+            if l.log_type == iolog::LOG_TYPE_HIST {
+                problems.push(format!(
+                    "{who}: log '{}' not written: histogram logs are not decoded here",
+                    l.name
+                ));
+                continue;
+            }
             if !asked_for(&l.name, &prefixes) {
                 problems.push(format!(
                     "{who}: log '{}' refused: the job names no such log (allowed: PREFIX_KIND[.N].log of its write_*_log options)",
