@@ -114,20 +114,34 @@ impl Runner for Engine {
             Ok(p) => p,
             Err(e) => return failed(22, e),
         };
-        let request = parsed.request(stop);
+        let mut request = parsed.request(stop);
+        // The jobs' logs go to the client, as fio's server sends them.
+        let sink = ssdready_run::LogSink::default();
+        request.log_sink = Some(sink.clone());
         let result = match ssdready_run::execute(request, &mut ssdready_run::SilentObserver) {
             Ok(r) => r,
             Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
         };
+        let worker_logs = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
+        let logs = match crate::fleet_logs::to_wire(worker_logs, version) {
+            Ok(l) => l,
+            Err(e) => return failed(70, e.to_string()),
+        };
+        let mut text: String = result
+            .warnings
+            .iter()
+            .filter(|w| w.contains("is not sent to the client"))
+            .map(|w| format!("ssdready: {w}\n"))
+            .collect();
+        text.extend(result.failure.as_ref().map(|f| format!("ssdready: {f}\n")));
         match from_result::fio_results(&result, version) {
             Ok((ts, groups)) => RunOutput {
                 ts,
                 groups,
                 error: u32::from(result.failure.is_some()),
-                text: result
-                    .failure
-                    .map(|f| format!("ssdready: {f}\n"))
-                    .unwrap_or_default(),
+                text,
+                logs,
+                du: crate::fleet_logs::disk_util(&result),
             },
             Err(e) => failed(70, e.to_string()),
         }
@@ -225,6 +239,10 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             ),
         );
     }
+    let (_, log_problems) = crate::fleet_logs::write_host_logs(&runs, &req);
+    for p in &log_problems {
+        say(&format!("fleet: {p}"));
+    }
     let text = match format.as_str() {
         "normal" => summary(&runs),
         f => {
@@ -234,6 +252,10 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
     };
     if let Err(e) = output::write(&sink, &text) {
         fail(1, &format!("{e} (the fleet's results are lost)"));
+    }
+    if !log_problems.is_empty() && runs.iter().all(|r| r.complete()) {
+        say("fleet: partial: not every log the hosts sent was written (see above)");
+        std::process::exit(if stop.load(Relaxed) { 130 } else { 1 });
     }
     if runs.iter().any(|r| !r.complete()) {
         say("fleet: partial: not every host finished (see 'failed')");

@@ -80,6 +80,7 @@ impl RunArgs {
             profile_exact: self.profile_exact,
             decompose: self.decompose,
             bandwidth_log: self.bandwidth_log.clone(),
+            log_sink: None,
             stop,
         }
     }

@@ -4,7 +4,8 @@
 //! is named with what happened; what it sent before is kept and the other
 //! hosts' results are unaffected.
 
-use crate::pdu::{self, ProbeReply};
+use crate::iolog::IoLog;
+use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
 use crate::wire::{self, op, Wait};
 use crate::{Error, VERSIONS};
@@ -121,6 +122,15 @@ pub struct HostRun {
     pub groups: Vec<GroupStats>,
     /// Text the host sent (its log lines).
     pub text: String,
+    /// The jobs' sample logs the host sent (IOLOG), inflated.
+    pub logs: Vec<IoLog>,
+    /// Logs refused (corrupted, or inflating past their declared size),
+    /// each named; the rest of the host's results are kept.
+    pub log_errors: Vec<String>,
+    /// Disk utilisation the host sent (DU).
+    pub du: Vec<DiskUtil>,
+    /// Whether the host agreed to zlib at PROBE.
+    pub zlib: bool,
     /// The run's error and signal (STOP).
     pub stop: Option<(u32, u32)>,
     /// What went wrong, if anything.
@@ -151,7 +161,8 @@ fn connect(h: &Host, stop: &AtomicBool) -> Result<(TcpStream, u16, ProbeReply), 
             v,
             op::PROBE,
             1,
-            &pdu::client_probe(0, &h.addr.ip().to_string()),
+            // zlib offered, as fio's client: only logs come compressed.
+            &pdu::client_probe(pdu::PROBE_ZLIB, &h.addr.ip().to_string()),
         )?;
         let w = Wait {
             stop,
@@ -208,6 +219,7 @@ pub fn run_host(h: &Host, req: &Request, stop: &AtomicBool) -> HostRun {
 fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<(), Error> {
     let (mut s, v, probe) = connect(h, stop)?;
     r.version = Some(v);
+    r.zlib = probe.flags & pdu::PROBE_ZLIB != 0;
     r.probe = Some(probe);
     if !req.args.is_empty() {
         let mut args = vec!["fio".to_string()];
@@ -280,6 +292,11 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
             op::GS => r.groups.push(GroupStats::parse(&m.payload)?),
             op::TEXT => r.text.push_str(&pdu::parse_text(&m.payload)?),
             op::STOP => r.stop = Some(pdu::parse_stop(&m.payload)?),
+            op::IOLOG => match IoLog::parse(v, &m.payload) {
+                Ok(l) => r.logs.push(l),
+                Err(e) => r.log_errors.push(e.to_string()),
+            },
+            op::DU => r.du.push(DiskUtil::parse(&m.payload)?),
             op::QUIT => {
                 if r.stop.is_none() && r.ts.is_empty() {
                     let why = r.text.trim();
@@ -291,8 +308,8 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
                 }
                 return Ok(());
             }
-            // Progress, disk use, options, logs: not needed for the result.
-            op::ETA | op::SERVER_START | op::ADD_JOB | op::DU | op::JOB_OPT | op::IOLOG => {}
+            // Progress and options: not needed for the result.
+            op::ETA | op::SERVER_START | op::ADD_JOB | op::JOB_OPT => {}
             other => {
                 return Err(Error::Garbage(format!(
                     "unexpected {} from the server",
@@ -334,6 +351,10 @@ fn empty_run(h: &Host) -> HostRun {
         ts: Vec::new(),
         groups: Vec::new(),
         text: String::new(),
+        logs: Vec::new(),
+        log_errors: Vec::new(),
+        du: Vec::new(),
+        zlib: false,
         stop: None,
         error: None,
         wall_s: 0.0,

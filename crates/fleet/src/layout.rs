@@ -13,10 +13,11 @@
 //! | 120 | 3.42 | 183 904 | 184 072 |
 //!
 //! Version 97 is checked against bytes captured from fio 3.33
-//! (`tests/fixtures`); version 120 is written from fio 3.42's `stat.h`
+//! (`tests/fixtures`); version 120 was written from fio 3.42's `stat.h`
 //! (a `job_start` time after `groupid`, the zone-reset count moved after
-//! `unit_base` with a flag, a third steady-state ring) and checked only for
-//! its size and for round trips.
+//! `unit_base` with a flag, a third steady-state ring) and is checked
+//! against bytes captured from a fio 3.42 built from its release tag
+//! (`tests/golden_v120.rs`).
 
 /// A field: name, size of one element, number of elements. `ALIGN8` marks
 /// an alignment to 8 bytes.

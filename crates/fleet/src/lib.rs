@@ -13,6 +13,7 @@
 //!   host's results, a host that fails named and the others kept;
 //! - [`server`]: answer an unmodified `fio --client` with a run engine of
 //!   the caller's choosing ([`server::Runner`]);
+//! - [`iolog`]: the jobs' sample logs (IOLOG), zlib both ways, bounded;
 //! - [`merge`]: one consolidated result: histograms summed bin by bin
 //!   (never percentiles averaged), a host on every job, the slowest host
 //!   and its share of the fleet's time.
@@ -20,6 +21,7 @@
 
 pub mod client;
 pub mod from_result;
+pub mod iolog;
 pub mod layout;
 pub mod merge;
 pub mod pdu;

@@ -259,6 +259,24 @@ fn host_json(r: &HostRun) -> Value {
         "iops": d.iter().map(|x| x.iops).sum::<f64>(),
         "bw_bytes": d.iter().map(|x| x.bw_bytes).sum::<f64>().round() as u64,
         "text": r.text,
+        "zlib": r.zlib,
+        "logs": r.logs.iter().map(|l| json!({
+            "name": l.name,
+            "samples": l.nr_samples,
+            "compressed": l.compressed,
+        })).collect::<Vec<_>>(),
+        "log_errors": r.log_errors,
+        "disk_util": r.du.iter().map(|d| json!({
+            "name": d.name,
+            "read_ios": d.ios[0],
+            "write_ios": d.ios[1],
+            "read_merges": d.merges[0],
+            "write_merges": d.merges[1],
+            "read_ticks": d.ticks[0],
+            "write_ticks": d.ticks[1],
+            "in_queue": d.time_in_queue,
+            "util": d.util_pct(),
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -212,6 +212,80 @@ pub fn eta(running: u32, elapsed_s: u64, eta_s: u64, iops: [u32; 3], rate: [u64;
     b
 }
 
+/// DU (`cmd_du_pdu`, 272 bytes): one disk's utilisation over the run, as
+/// `/sys/block/X/stat` deltas (`disk_util_stat`: name, ios, merges,
+/// sectors, ticks per direction, io_ticks, time_in_queue, the window in
+/// ms), then `disk_util_agg` (the same summed over a device-mapper or md
+/// device's members, their count and the highest utilisation): zero for a
+/// plain disk, as fio sends it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiskUtil {
+    pub name: String,
+    /// [read, write].
+    pub ios: [u64; 2],
+    pub merges: [u64; 2],
+    pub sectors: [u64; 2],
+    pub ticks: [u64; 2],
+    pub io_ticks: u64,
+    pub time_in_queue: u64,
+    pub msec: u64,
+}
+
+/// `FIO_DU_NAME_SZ`.
+const DU_NAME: usize = 64;
+
+impl DiskUtil {
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut b = vec![0u8; 272];
+        put_str(&mut b[..DU_NAME], &self.name);
+        let vals = [
+            self.ios[0],
+            self.ios[1],
+            self.merges[0],
+            self.merges[1],
+            self.sectors[0],
+            self.sectors[1],
+            self.ticks[0],
+            self.ticks[1],
+            self.io_ticks,
+            self.time_in_queue,
+            self.msec,
+        ];
+        for (i, v) in vals.iter().enumerate() {
+            let o = DU_NAME + i * 8;
+            b[o..o + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    pub fn parse(b: &[u8]) -> Result<Self, Error> {
+        let b = need(b, 272, "a DU")?;
+        let v = |i: usize| {
+            let o = DU_NAME + i * 8;
+            u64::from_le_bytes(b[o..o + 8].try_into().expect("8"))
+        };
+        Ok(DiskUtil {
+            name: cstr(&b[..DU_NAME]),
+            ios: [v(0), v(1)],
+            merges: [v(2), v(3)],
+            sectors: [v(4), v(5)],
+            ticks: [v(6), v(7)],
+            io_ticks: v(8),
+            time_in_queue: v(9),
+            msec: v(10),
+        })
+    }
+
+    /// Busy share of the window, percent (fio's `util`).
+    pub fn util_pct(&self) -> f64 {
+        if self.msec == 0 {
+            0.0
+        } else {
+            (self.io_ticks as f64 * 100.0 / self.msec as f64).min(100.0)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +311,24 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(ProbeReply::parse(&p.bytes()).unwrap(), p);
+    }
+
+    #[test]
+    fn disk_util_round_trips() {
+        let d = DiskUtil {
+            name: "loop3".into(),
+            ios: [100, 2],
+            merges: [1, 0],
+            sectors: [800, 16],
+            ticks: [40, 3],
+            io_ticks: 50,
+            time_in_queue: 43,
+            msec: 1000,
+        };
+        let b = d.bytes();
+        assert_eq!(b.len(), 272);
+        assert_eq!(DiskUtil::parse(&b).unwrap(), d);
+        assert_eq!(d.util_pct(), 5.0);
     }
 
     #[test]

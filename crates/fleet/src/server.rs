@@ -8,7 +8,8 @@
 //! in its own version's TEXT message, which versions are, and dismissed.
 //! Every wait ends on the stop flag within about 100 ms.
 
-use crate::pdu::{self, ProbeReply};
+use crate::iolog::{IoLog, STORE_COMPRESSED, XMIT_COMPRESSED};
+use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
 use crate::wire::{self, op, Wait};
 use crate::{fio_of, Error, VERSIONS};
@@ -34,6 +35,12 @@ pub struct RunOutput {
     pub error: u32,
     /// Lines for the client (warnings, the failure).
     pub text: String,
+    /// The jobs' sample logs, sent before the results (each an IOLOG,
+    /// compressed when the client agreed to zlib at PROBE).
+    pub logs: Vec<IoLog>,
+    /// Disk utilisation of the block devices the jobs used, sent after
+    /// the group totals.
+    pub du: Vec<DiskUtil>,
 }
 
 /// The engine behind the server.
@@ -163,13 +170,14 @@ fn connection(
     let mut req = JobRequest::default();
     let mut version = None;
     let mut planned = 0u32;
+    let mut zlib = false;
     let run_stop = Arc::new(AtomicBool::new(false));
     let mut running: Option<(mpsc::Receiver<RunOutput>, Instant)> = None;
     std::thread::scope(|sc| loop {
         if let Some((rx, _)) = &running {
             if let Ok(out) = rx.try_recv() {
                 let v = version.expect("a version before RUN");
-                send_results(&mut s, v, &out)?;
+                send_results(&mut s, v, zlib, &out)?;
                 linger(&mut s, stop);
                 return Ok(true);
             }
@@ -231,9 +239,10 @@ fn connection(
             op::PROBE => {
                 let flags = pdu::client_probe_flags(&m.payload)?;
                 let mut p = runner.probe();
-                // No compression: nothing sent here needs it.
-                p.flags = 0;
-                let _ = flags;
+                // zlib when the client offers it, as fio's server: only
+                // the jobs' logs are compressed.
+                zlib = flags & pdu::PROBE_ZLIB != 0;
+                p.flags = if zlib { pdu::PROBE_ZLIB } else { 0 };
                 wire::send(&mut s, v, op::PROBE, m.tag, &p.bytes())?;
             }
             op::JOBLINE | op::JOB if running.is_none() => {
@@ -307,17 +316,30 @@ fn connection(
     })
 }
 
-/// TS per job, GS per group, STOP with the run's error, QUIT.
-fn send_results(s: &mut TcpStream, v: u16, out: &RunOutput) -> Result<(), Error> {
+/// The logs (IOLOG), TS per job, GS per group, DU per disk, STOP with
+/// the run's error, QUIT: fio's server's order.
+fn send_results(s: &mut TcpStream, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
     if !out.text.is_empty() {
         let level = u32::from(out.error != 0);
         wire::send(s, v, op::TEXT, 0, &pdu::text(level, &out.text))?;
+    }
+    for l in &out.logs {
+        let mut l = l.clone();
+        if l.compressed != STORE_COMPRESSED {
+            l.compressed = if zlib { XMIT_COMPRESSED } else { 0 };
+        }
+        let bytes = l.encode(v, 0)?;
+        std::io::Write::write_all(s, &bytes)
+            .map_err(|e| Error::Io(format!("sending IOLOG: {e}")))?;
     }
     for t in &out.ts {
         wire::send(s, v, op::TS, 0, &t.bytes())?;
     }
     for g in &out.groups {
         wire::send(s, v, op::GS, 0, &g.bytes())?;
+    }
+    for d in &out.du {
+        wire::send(s, v, op::DU, 0, &d.bytes())?;
     }
     wire::send(s, v, op::STOP, 0, &pdu::stop(out.error, 0))?;
     wire::send(s, v, op::QUIT, 0, &[])

@@ -147,6 +147,24 @@ pub fn encode(version: u16, opcode: u16, tag: u64, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A message whose parts each start a fragment of their own (fio's
+/// server sends an IOLOG's header, then its samples, so): every part in
+/// fragments of at most [`MAX_FRAGMENT`], all but the last flagged "more".
+/// Empty parts are left out (an all-empty message is one empty fragment).
+pub fn encode_parts(version: u16, opcode: u16, tag: u64, parts: &[&[u8]]) -> Vec<u8> {
+    let chunks: Vec<&[u8]> = parts.iter().flat_map(|p| p.chunks(MAX_FRAGMENT)).collect();
+    if chunks.is_empty() {
+        return encode(version, opcode, tag, &[]);
+    }
+    let mut out = Vec::new();
+    for (i, c) in chunks.iter().enumerate() {
+        let flags = if i + 1 < chunks.len() { F_MORE } else { 0 };
+        out.extend_from_slice(&header(version, opcode, flags, tag, c));
+        out.extend_from_slice(c);
+    }
+    out
+}
+
 /// Send one message.
 pub fn send(
     s: &mut TcpStream,

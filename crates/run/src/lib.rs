@@ -45,6 +45,7 @@ mod worker;
 mod zbd;
 
 pub use failure::Failure;
+pub use logs::{LogSink, WorkerLog};
 pub use observer::{RunObserver, SilentObserver, Totals};
 pub use request::RunRequest;
 pub use ssdready_core::result::RunResult;

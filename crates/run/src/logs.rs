@@ -121,6 +121,74 @@ pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, Vec<u
         .collect()
 }
 
+/// A worker's sample log as fio's server sends it to its client (the
+/// IOLOG message): the file name fio would give it, the worker's number,
+/// fio's log type (1 latency, 4 bw, 5 iops), and the samples
+/// in fio's binary layout ([`samples`]) — or, with `log_store_compressed`,
+/// the `.log.fz` bytes as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerLog {
+    pub name: String,
+    pub number: u32,
+    pub log_type: u32,
+    pub offsets: bool,
+    pub prio: bool,
+    pub nr_samples: u64,
+    pub data: Vec<u8>,
+    pub stored_compressed: bool,
+}
+
+/// Where a run puts its workers' sample logs instead of writing them
+/// ([`crate::RunRequest::log_sink`]).
+pub type LogSink = std::sync::Arc<std::sync::Mutex<Vec<WorkerLog>>>;
+
+/// fio's `IO_LOG_TYPE_*` of a sample log, as fio 3.33's server sends it:
+/// its three latency logs all go as `IO_LOG_TYPE_LAT` (captured).
+fn log_type(k: LogKind) -> u32 {
+    match k {
+        LogKind::Lat | LogKind::Clat | LogKind::Slat => 1,
+        LogKind::Bw => 4,
+        LogKind::Iops => 5,
+    }
+}
+
+/// Put a worker's sample logs in `sink`; what cannot be sent this way
+/// (`write_hist_log`) comes back as warnings.
+pub fn send(sink: &LogSink, spec: &JobSpec, number: u32, log: &IoLog) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut out = Vec::new();
+    for (option, name, what) in names(spec, number) {
+        let Contents::Samples(k) = what else {
+            warnings.push(format!(
+                "job '{}': {option} ({name}) is not sent to the client: only sample logs \
+                 (write_bw_log, write_lat_log, write_iops_log) are",
+                spec.name
+            ));
+            continue;
+        };
+        let rows = log.rows(k);
+        let stored = spec.logs.store_compressed;
+        let data = if stored {
+            compressed(log, &rows, spec.logs.compression)
+        } else {
+            samples(log, &rows)
+        };
+        out.push(WorkerLog {
+            name,
+            number,
+            log_type: log_type(k),
+            offsets: log.offsets(),
+            prio: log.prio_values(),
+            nr_samples: if stored { 0 } else { rows.len() as u64 },
+            data,
+            stored_compressed: stored,
+        });
+    }
+    // A worker that panicked holding the lock poisoned it: the logs count.
+    sink.lock().unwrap_or_else(|p| p.into_inner()).extend(out);
+    warnings
+}
+
 /// fio's bits in a sample's ddir field.
 const LOG_OFFSET_SAMPLE_BIT: u32 = 0x8000_0000;
 const LOG_PRIO_SAMPLE_BIT: u32 = 0x4000_0000;
@@ -189,7 +257,8 @@ pub fn merge_shared(files: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
 /// be written, and that the clocks their times count from can be read.
 /// Workers are numbered from 1 in job order, `numjobs` each, as the run
 /// numbers them.
-pub fn check_all(specs: &[JobSpec]) -> Result<(), String> {
+/// `paths` false: the logs go to a [`LogSink`], only the clocks are checked.
+pub fn check_all(specs: &[JobSpec], paths: bool) -> Result<(), String> {
     let mut number = 1u32;
     let mut dirs_checked = std::collections::HashSet::new();
     for s in specs {
@@ -203,7 +272,8 @@ pub fn check_all(specs: &[JobSpec]) -> Result<(), String> {
             })?;
         }
         for _ in 0..s.numjobs {
-            for (option, path, _) in names(s, number) {
+            let names = if paths { names(s, number) } else { Vec::new() };
+            for (option, path, _) in names {
                 let path = Path::new(&path);
                 // A new file in a directory already checked needs no check.
                 let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();

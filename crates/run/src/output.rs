@@ -230,7 +230,7 @@ fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
 
 /// Replace the regular file `path` with `bytes`, atomically and durably:
 /// the old file stays whole until the new one is complete on disk.
-pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // Every caller's path was checked; this keeps the rule where it writes.
     ssdready_io::written::vet(path, ssdready_io::written::Allow::File)
         .map_err(|why| std::io::Error::other(format!("{}: {why}", path.display())))?;

@@ -29,6 +29,11 @@ pub struct RunRequest {
     pub decompose: Option<bool>,
     /// `NAME`: NAME-{read,write,trim}_bw.log, the whole run's bandwidth.
     pub bandwidth_log: Option<String>,
+    /// fio-format sample logs (`write_bw_log`, `write_lat_log`,
+    /// `write_iops_log`) go here instead of to files, for a caller that
+    /// sends them on (a server answering `fio --client`): none is written,
+    /// and their paths are not checked here.
+    pub log_sink: Option<crate::logs::LogSink>,
     /// Set to stop the run (a signal): every wait ends within ~100 ms, and
     /// the result covers what ran.
     pub stop: Arc<AtomicBool>,
@@ -55,6 +60,7 @@ impl RunRequest {
             profile_exact: false,
             decompose: None,
             bandwidth_log: None,
+            log_sink: None,
             stop,
         }
     }

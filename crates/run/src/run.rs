@@ -633,8 +633,14 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
                 .map(|(_, o)| o)
                 .collect();
             for o in &workers {
-                if let Some(log) = &o.stats.log {
-                    log_files.extend(crate::logs::files_for(&j.spec, o.number, log));
+                match (&o.stats.log, &args.log_sink) {
+                    (Some(log), Some(sink)) => {
+                        warnings.extend(crate::logs::send(sink, &j.spec, o.number, log))
+                    }
+                    (Some(log), None) => {
+                        log_files.extend(crate::logs::files_for(&j.spec, o.number, log))
+                    }
+                    (None, _) => {}
                 }
                 let record = o.stats.iolog_record.as_deref().cloned();
                 log_files.extend(record.map(|(p, t)| (p, t.into_bytes())));

@@ -78,7 +78,7 @@ pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
     check_wait_for(&specs).map_err(bad)?;
     // fio-format logs are written when the run ends: every file must be
     // writable now, not after the measurement.
-    crate::logs::check_all(&specs).map_err(bad)?;
+    crate::logs::check_all(&specs, args.log_sink.is_none()).map_err(bad)?;
     if let Some(prefix) = &args.bandwidth_log {
         for p in crate::agglog::AggBwLog::paths(prefix) {
             crate::output::check(Path::new(&p), "option '--bandwidth-log'").map_err(bad)?;
