@@ -58,6 +58,10 @@ pub struct Figures {
     /// built-in drive behind the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<crate::transport::Transport>,
+    /// The same daemon over the QD 1 runs alone (their own stats, read
+    /// around each run): what the QD 1 platform share is corrected by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_qd1: Option<crate::transport::Transport>,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -257,8 +261,11 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         .iops
         .filter(|_| f.device_limit.basis == "analytic model");
     f.scaling_efficiency = scaling(runs, model_limit);
+    f.transport_qd1 = crate::transport::over(&runs_of(runs, "qd-1"));
     f.platform_share_qd1 = match targets[0].emulated {
-        Some(_) => model_share(&f, true).or_else(|| platform_share(runs, &f)),
+        Some(_) => model_share(&f, true)
+            .map(|s| crate::transport::split(s, f.transport_qd1.as_ref()))
+            .or_else(|| platform_share(runs, &f)),
         None => platform_share(runs, &f),
     };
     f.clocks_per_io = ClocksPerIo {

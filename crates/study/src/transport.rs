@@ -40,9 +40,108 @@ impl Transport {
     }
 }
 
+/// The daemon over `runs` (each run's own figures, weighted by its I/Os);
+/// None when no run has them.
+pub fn over(runs: &[&crate::model::RunRecord]) -> Option<Transport> {
+    let ts: Vec<&Transport> = runs
+        .iter()
+        .filter_map(|r| r.summary.transport.as_ref())
+        .filter(|t| t.ios > 0)
+        .collect();
+    let n: u64 = ts.iter().map(|t| t.ios).sum();
+    if n == 0 {
+        return None;
+    }
+    let w =
+        |f: fn(&Transport) -> f64| ts.iter().map(|t| f(t) * t.ios as f64).sum::<f64>() / n as f64;
+    Some(Transport {
+        name: ts[0].name.clone(),
+        ios: n,
+        device_ns_mean: w(|t| t.device_ns_mean),
+        late_ns_mean: w(|t| t.late_ns_mean),
+        late_ns_max: ts.iter().map(|t| t.late_ns_max).max().unwrap_or(0),
+        reply_ns_mean: w(|t| t.reply_ns_mean),
+        daemon_cpu_ns_per_io: w(|t| t.daemon_cpu_ns_per_io),
+    })
+}
+
+/// The QD 1 platform share with the drive's transport taken out of the
+/// platform's part: the daemon's lateness behind the model and its reply
+/// are the emulated drive's cost, not the kernel's (its own part, beside
+/// the platform and the device).
+pub fn split(
+    mut s: crate::figures::PlatformShare,
+    t: Option<&Transport>,
+) -> crate::figures::PlatformShare {
+    let Some(t) = t else { return s };
+    let own = (t.late_ns_mean + t.reply_ns_mean)
+        .min(s.platform_ns)
+        .max(0.0);
+    if own <= 0.0 || s.total_ns <= 0.0 {
+        return s;
+    }
+    s.platform_ns -= own;
+    s.pct = 100.0 * s.platform_ns / s.total_ns;
+    if let Some(p) = s.parts.first_mut() {
+        p.0 = "the platform: system call, block layer, driver".into();
+        p.1 = s.platform_ns;
+    }
+    s.parts.insert(
+        1,
+        (
+            format!(
+                "the drive's transport ({}: the daemon's lateness and reply)",
+                t.name
+            ),
+            own,
+            0.0,
+        ),
+    );
+    s.source
+        .push_str("; the daemon's lateness and reply over the QD 1 runs taken out");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_transport_is_taken_out_of_the_platforms_part() {
+        let share = crate::figures::PlatformShare {
+            pct: 40.0,
+            total_ns: 100_000.0,
+            platform_ns: 40_000.0,
+            device_ns: 60_000.0,
+            parts: vec![
+                ("the platform".into(), 40_000.0, 0.0),
+                ("device".into(), 60_000.0, 0.0),
+            ],
+            source: "model".into(),
+            runs: vec![],
+        };
+        let t = Transport {
+            name: "ublk".into(),
+            ios: 10,
+            late_ns_mean: 3_000.0,
+            reply_ns_mean: 2_000.0,
+            ..Default::default()
+        };
+        let s = split(share.clone(), Some(&t));
+        assert_eq!(s.platform_ns, 35_000.0);
+        assert_eq!(s.pct, 35.0);
+        assert_eq!(s.parts.len(), 3);
+        assert_eq!(s.parts[1].1, 5_000.0);
+        let total: f64 = s.parts.iter().map(|p| p.1).sum();
+        assert_eq!(total, 100_000.0);
+        assert_eq!(split(share.clone(), None).pct, 40.0);
+        // Never more than the platform's whole part.
+        let big = Transport {
+            late_ns_mean: 90_000.0,
+            ..t
+        };
+        assert_eq!(split(share, Some(&big)).platform_ns, 0.0);
+    }
 
     #[test]
     fn lateness_above_three_percent_of_device_time_is_transport_bound() {
