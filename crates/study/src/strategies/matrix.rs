@@ -1,12 +1,10 @@
 //! What `ssdready strategies` runs: the seven submission/completion
-//! strategies × Shin's four Iozone patterns (`ssdready_study::strategies`,
-//! shared with the study's strategies sweep), each as the options of an
-//! ordinary `ssdready run` on the target.
+//! strategies × Shin's four Iozone patterns ([`super`], shared with the
+//! study's strategies sweep), each as the options of an ordinary
+//! `ssdready run` on the target.
 
-use ssdready_study::limit;
-pub use ssdready_study::strategies::{
-    published, Peak, Strategy, BS, PATTERNS, STRATEGIES, THREADS,
-};
+use super::{Strategy, BS, THREADS};
+use crate::limit;
 
 /// The target as the runs name it.
 #[derive(Clone, Debug)]
