@@ -182,14 +182,8 @@ impl Setup {
             }
             Target::Real { target, .. } => {
                 let r = &self.request;
-                let mut runner = RealRunner::new(
-                    target.clone(),
-                    r.purge,
-                    &r.ioengine,
-                    quiet,
-                    stop,
-                    run_job,
-                );
+                let mut runner =
+                    RealRunner::new(target.clone(), r.purge, &r.ioengine, quiet, stop, run_job);
                 driver::execute(p, &mut runner, progress)
             }
         };
@@ -222,8 +216,7 @@ pub fn assemble(doc: &mut CharacterizeDoc, r: driver::Results, p: &Plan) {
     match r.wsat {
         Some(mut w) => {
             w.capacity_multiple_written = w.bytes_written as f64 / p.capacity.max(1) as f64;
-            match crate::cliff::detect(&w.samples, p.capacity, &p.rule, doc.target.model.as_ref())
-            {
+            match crate::cliff::detect(&w.samples, p.capacity, &p.rule, doc.target.model.as_ref()) {
                 Ok(c) => doc.write_cliff = Some(c),
                 Err(why) => doc.write_cliff_note = Some(why),
             }

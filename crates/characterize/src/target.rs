@@ -123,7 +123,10 @@ pub fn check(a: &Request, warnings: &mut Vec<String>) -> Result<Target, Error> {
 
 fn emulated(a: &Request) -> Result<Target, Error> {
     if a.size.is_some() {
-        return bad("option '--size': give an emulated device's size in its spec, e.g. emu:x25e,size=256m".into());
+        return bad(
+            "option '--size': give an emulated device's size in its spec, e.g. emu:x25e,size=256m"
+                .into(),
+        );
     }
     if a.purge {
         return bad("option '--purge': applies to block devices (an emulated device is made fresh before each test anyway)".into());

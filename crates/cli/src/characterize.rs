@@ -189,9 +189,8 @@ pub fn command(a: CharacterizeArgs) {
     };
     let mut doc = setup.document(&p, started_ms);
     let (run_stop, allow) = (stop.clone(), a.allow_destructive);
-    let run_job = Box::new(move |o: &[String]| {
-        crate::progress::run_options(o, run_stop.clone(), allow)
-    });
+    let run_job =
+        Box::new(move |o: &[String]| crate::progress::run_options(o, run_stop.clone(), allow));
     setup.execute(&p, &mut doc, run_job, a.quiet, stop.clone(), &mut lines);
     doc.interrupted |= stop.load(Relaxed);
     doc.wall_s = started.elapsed().as_secs_f64();

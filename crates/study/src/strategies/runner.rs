@@ -122,8 +122,7 @@ mod tests {
     }
 
     fn option<'a>(o: &'a [String], name: &str) -> Option<&'a str> {
-        o.iter()
-            .find_map(|x| x.strip_prefix(&format!("--{name}=")))
+        o.iter().find_map(|x| x.strip_prefix(&format!("--{name}=")))
     }
 
     #[test]
@@ -154,7 +153,11 @@ mod tests {
         assert_eq!(option(first, "numjobs"), Some("16"));
         assert_eq!(option(first, "runtime"), Some("0.5s"));
         assert!(first.iter().any(|x| x == "--completion=interrupt"));
-        assert!(seen[4].iter().any(|x| x == "--completion=poll"), "{:?}", seen[4]);
+        assert!(
+            seen[4].iter().any(|x| x == "--completion=poll"),
+            "{:?}",
+            seen[4]
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! CPU per I/O and p99 latency as ratios — and what was skipped and why.
 
 use super::matrix::Target;
-use super::{fmt_ratio as times, published, Peak, Row, Skip, Tradeoff, PATTERNS, STRATEGIES, THREADS};
+use super::{
+    fmt_ratio as times, published, Peak, Row, Skip, Tradeoff, PATTERNS, STRATEGIES, THREADS,
+};
 use std::fmt::Write;
 
 const HEADERS: [&str; 4] = ["seq-read", "seq-write", "rand-read", "rand-write"];
@@ -65,9 +67,7 @@ fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
         }
         let published: Vec<String> = PATTERNS
             .iter()
-            .map(|(p, _)| {
-                published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%"))
-            })
+            .map(|(p, _)| published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%")))
             .collect();
         let _ = writeln!(o, "   |{:15}{}", "", published.join(""));
     }
