@@ -228,3 +228,142 @@ pub fn assemble(doc: &mut CharacterizeDoc, r: driver::Results, p: &Plan) {
         None => doc.write_cliff_note = Some("the write-saturation test did not run".into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Progress;
+    use crate::plan::{TestPlan, WsatPlan};
+    use ssdready_core::result::{JobResult, RunResult};
+    use ssdready_core::stats::DirStats;
+    use ssdready_core::steady::{PtsNext, PtsVerdict};
+
+    struct Silent;
+    impl Progress for Silent {
+        fn test_started(&mut self, _: &TestPlan, _: usize, _: usize) {}
+        fn step(&mut self, _: &TestPlan, _: &str) {}
+        fn round_done(
+            &mut self,
+            _: &TestPlan,
+            _: &RoundRecord,
+            _: &PtsNext,
+            _: Option<&PtsVerdict>,
+        ) {
+        }
+        fn wsat_sample(&mut self, _: &WsatSample, _: &WsatPlan) {}
+        fn test_done(&mut self, _: &TestPlan) {}
+    }
+
+    /// A run in which every direction it names did 1000 I/Os of 100 µs in
+    /// one second.
+    fn steady(options: &[String]) -> RunResult {
+        let mut j = JobResult::default();
+        let mut d = DirStats::default();
+        d.ios = 1000;
+        d.bytes = 1000 * 4096;
+        for _ in 0..1000 {
+            d.lat.record(100_000);
+        }
+        let reads = options.iter().any(|o| o.contains("read"));
+        j.raw.dirs[if reads { 0 } else { 1 }] = Some(Box::new(d));
+        j.raw.measured_ns = 1_000_000_000;
+        RunResult {
+            jobs: vec![j],
+            ..RunResult::default()
+        }
+    }
+
+    fn file_request(dir: &std::path::Path, tests: &[&str]) -> Request {
+        Request {
+            target: dir.join("t").to_str().unwrap().into(),
+            size: Some("16m".into()),
+            iodepth: 32,
+            ioengine: "psync".into(),
+            point_time: Some("1s".into()),
+            tests: tests.iter().map(|t| t.to_string()).collect(),
+            ..Request::default()
+        }
+    }
+
+    #[test]
+    fn a_file_is_characterized_through_the_run_function_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::check(file_request(dir.path(), &["latency"])).unwrap();
+        assert_eq!(setup.capacity(), 16 << 20);
+        assert!(setup.what().contains("real time"), "{}", setup.what());
+        let p = setup.plan().unwrap();
+        let mut doc = setup.document(&p, 1);
+        assert_eq!(doc.target.kind, "file");
+        assert_eq!(doc.settings.engine, "psync");
+        let mut jobs: Vec<Vec<String>> = Vec::new();
+        let run = Box::new(|o: &[String]| {
+            jobs.push(o.to_vec());
+            Ok(steady(o))
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        setup.execute(&p, &mut doc, run, true, stop, &mut Silent);
+        let lat = doc.latency.as_ref().expect("the latency test ran");
+        assert!(lat.failure.is_none(), "{:?}", lat.failure);
+        assert!(lat.steady_state_reached, "identical rounds are steady");
+        // Not purged (a file): said as a warning; no WSAT, no cliff.
+        assert!(
+            doc.warnings
+                .iter()
+                .any(|w| w.contains("a file cannot be purged") || w.contains("--purge not given")),
+            "{:?}",
+            doc.warnings
+        );
+        assert_eq!(
+            doc.write_cliff_note.as_deref(),
+            Some("the write-saturation test did not run")
+        );
+        // Every job on the file, quiet, with the engine asked for; the
+        // first preconditions with sequential writes.
+        assert!(jobs.len() > 2);
+        for j in &jobs {
+            assert!(j.iter().any(|o| o == "--quiet"));
+            assert!(j
+                .iter()
+                .any(|o| o.starts_with("--filename=") && o.ends_with("/t")));
+        }
+        assert!(jobs[0].iter().any(|o| o == "--rw=write"), "{:?}", jobs[0]);
+        assert!(jobs[1..]
+            .iter()
+            .all(|j| j.iter().any(|o| o == "--ioengine=psync")));
+    }
+
+    #[test]
+    fn a_failing_run_fails_its_test_and_the_document_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::check(file_request(dir.path(), &["latency", "wsat"])).unwrap();
+        let p = setup.plan().unwrap();
+        let mut doc = setup.document(&p, 1);
+        let run = Box::new(|_: &[String]| {
+            Err(ssdready_run::Failure::Runtime(
+                "the device went away".into(),
+            ))
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        setup.execute(&p, &mut doc, run, true, stop, &mut Silent);
+        assert!(
+            doc.failure
+                .as_deref()
+                .unwrap_or("")
+                .contains("the device went away"),
+            "{:?}",
+            doc.failure
+        );
+    }
+
+    #[test]
+    fn an_unknown_test_is_bad_input_naming_the_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = Setup::check(file_request(dir.path(), &["wast"])).unwrap();
+        let e = setup.plan().unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains("iops, throughput, latency, wsat"),
+            "{e}"
+        );
+    }
+}
