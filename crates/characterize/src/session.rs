@@ -258,9 +258,11 @@ mod tests {
     /// one second.
     fn steady(options: &[String]) -> RunResult {
         let mut j = JobResult::default();
-        let mut d = DirStats::default();
-        d.ios = 1000;
-        d.bytes = 1000 * 4096;
+        let mut d = DirStats {
+            ios: 1000,
+            bytes: 1000 * 4096,
+            ..DirStats::default()
+        };
         for _ in 0..1000 {
             d.lat.record(100_000);
         }
