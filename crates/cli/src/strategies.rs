@@ -52,7 +52,7 @@ pub struct StrategiesArgs {
 /// Check the command line; bad input is one line and exit code 2.
 fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
     let target = matrix::target(a.target.as_deref().unwrap_or("emu:nvme-tlc"))
-        .unwrap_or_else(|e| fail(2, &e));
+        .unwrap_or_else(|e| fail(2, &e.to_string()));
     let runtime_s = match &a.runtime {
         Some(r) => {
             let ns = ssdready_core::units::parse_time_ns(r, 1_000_000_000).unwrap_or_else(|e| {
