@@ -1,5 +1,6 @@
-//! Runs a [`Plan`] through a [`Runner`] — the emulator in virtual time, or
-//! `run`'s own path in real time (both in the binary) — test by test:
+//! Runs a [`Plan`] through a [`Runner`] — the emulator in virtual time
+//! ([`crate::virt`]), or `run`'s own path in real time ([`crate::real`]) —
+//! test by test:
 //! purge, precondition, then rounds until PTS's steady state or its
 //! 25-round limit; WSAT to its data or time limit, then the write cliff.
 //! Everything measured goes into the document, including rounds of a test
@@ -76,6 +77,10 @@ pub trait Progress {
     );
     fn wsat_sample(&mut self, sample: &WsatSample, plan: &WsatPlan);
     fn test_done(&mut self, test: &TestPlan);
+    /// A line about the whole characterization (the simulated time).
+    fn note(&mut self, line: &str) {
+        let _ = line;
+    }
 }
 
 /// Every test's results.

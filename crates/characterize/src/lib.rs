@@ -10,10 +10,15 @@
 //!
 //! * [`plan`]: the tests (IOPS matrix, throughput, latency, write
 //!   saturation) and their points; `--quick` takes a subset;
+//! * [`target`]: the request and its target checked before anything runs
+//!   (typed [`target::Error`]s, each one line);
 //! * [`driver`]: runs them through a [`driver::Runner`] — the emulator in
-//!   virtual time, or real runs, both in the binary — each test purged,
+//!   virtual time ([`virt`]), or real runs through the run library
+//!   ([`real`], handed a function that runs one job) — each test purged,
 //!   preconditioned and run in rounds until steady state
 //!   (`ssdready_core::steady`, PTS's rule) or the round limit;
+//! * [`session`]: a checked request to its document: plan, runner,
+//!   results assembled (progress through the driver's observer);
 //! * [`cliff`]: the write cliff in the write-saturation series: fresh and
 //!   steady levels, when and after how much data IOPS leave the fresh
 //!   level, write amplification seen (emulator) or inferred;
@@ -27,4 +32,8 @@ pub mod cliff;
 pub mod driver;
 pub mod model;
 pub mod plan;
+pub mod real;
+pub mod session;
+pub mod target;
 pub mod text;
+pub mod virt;

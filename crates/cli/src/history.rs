@@ -11,11 +11,9 @@
 
 use crate::fail;
 use ssdready_core::result::RunResult;
-use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_history::figures::{from_run, from_study, join_command};
-use ssdready_history::{dates, Entry, Error, Filter, History, Kind, NewEntry};
+use ssdready_history::{dates, db_path, text, Error, Filter, History, Kind, NewEntry};
 use ssdready_study::model::StudyDoc;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The `history` command line.
@@ -41,22 +39,9 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
-/// The exit code of a database error: 2 when the file named is wrong
-/// (not a database, someone else's, newer, nowhere to put it), 1 when
-/// SQLite failed on a good one (locked, read-only, full).
+/// The exit code of a database error ([`Error::exit_code`]).
 pub fn error_code(e: &Error) -> i32 {
-    match e {
-        Error::Sqlite { .. } | Error::BadRow { .. } => 1,
-        _ => 2,
-    }
-}
-
-/// The database path: `--db`, or the default.
-pub fn db_path(given: Option<&Path>) -> Result<PathBuf, Error> {
-    match given {
-        Some(p) => Ok(p.to_path_buf()),
-        None => ssdready_history::default_path(),
-    }
+    e.exit_code()
 }
 
 /// The database a study or saved run will be recorded in, checked before
@@ -223,72 +208,5 @@ pub fn command(a: HistoryArgs) {
         println!("{text}");
         return;
     }
-    print!("{}", table(&entries, &path));
-}
-
-fn cell(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "-".into())
-}
-
-/// The entries as a table, newest first.
-fn table(entries: &[Entry], path: &Path) -> String {
-    let mut out = String::new();
-    if entries.is_empty() {
-        let _ = writeln!(out, "no entries in {}", path.display());
-        return out;
-    }
-    let tw = entries
-        .iter()
-        .map(|e| e.target.chars().count())
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 40);
-    let _ = writeln!(
-        out,
-        "{:>4}  {:<16}  {:<5}  {:<tw$}  {:>8}  {:>10}  {:>10}  {:>9}  {:>9}  {:>5}",
-        "id",
-        "started (UTC)",
-        "kind",
-        "target",
-        "IOPS",
-        "mean lat",
-        "p99 lat",
-        "CPU/IO",
-        "delivered",
-        "knee"
-    );
-    for e in entries {
-        let k = &e.key;
-        let mut target = e.target.clone();
-        if target.chars().count() > tw {
-            target = target.chars().take(tw - 1).collect::<String>() + "…";
-        }
-        let _ = writeln!(
-            out,
-            "{:>4}  {:<16}  {:<5}  {:<tw$}  {:>8}  {:>10}  {:>10}  {:>9}  {:>9}  {:>5}",
-            e.id,
-            dates::fmt_minute(e.unix_ms),
-            e.kind.as_str(),
-            target,
-            cell(k.iops.map(fmt_count)),
-            cell(k.lat_mean_ns.map(fmt_ns)),
-            cell(k.lat_p99_ns.map(fmt_ns)),
-            cell(k.cpu_ns_per_io.map(fmt_ns)),
-            cell(k.delivered_pct.map(|p| format!("{p:.0} %"))),
-            cell(k.knee_qd.map(|q| q.to_string())),
-        );
-        if e.interrupted {
-            // The row's line ends in the mark (its figures are partial).
-            out.pop();
-            out.push_str("  interrupted (partial)\n");
-        }
-    }
-    let _ = writeln!(
-        out,
-        "{} entr{} in {}; a study's IOPS is its peak, its latency and CPU are at QD 1; compare two with: ssdready compare ID ID",
-        entries.len(),
-        if entries.len() == 1 { "y" } else { "ies" },
-        path.display()
-    );
-    out
+    print!("{}", text::table(&entries, &path));
 }

@@ -265,3 +265,44 @@ fn a_fall_weighs_as_much_as_a_rise_by_the_same_factor() {
     assert_eq!(judge(Better::Neither, 64.0, 128.0, 2.0), Verdict::Changed);
     assert_eq!(judge(Better::Lower, 0.0, 5.0, 2.0), Verdict::Worse);
 }
+
+#[test]
+fn a_baseline_check_is_clean_regressed_or_not_made_with_its_exit_code() {
+    use crate::load::Baseline;
+    use crate::outcome::{differences, regression_check, RegressionCheck};
+    let a = run(RwMode::RandRead, "emu:nvme-tlc", STEADY, 90_000.0, 120_000);
+    let base = Baseline {
+        origin: Origin {
+            given: "7".into(),
+            ..Origin::default()
+        },
+        side: from_run(&a),
+    };
+    let same = regression_check(&base, &from_run(&a));
+    assert!(
+        matches!(&same, RegressionCheck::Clean(l) if l.contains("baseline (7)")),
+        "{same:?}"
+    );
+    assert_eq!(same.exit_code(), 0);
+    let slow: Vec<u64> = STEADY.iter().map(|x| x / 8).collect();
+    let b = run(RwMode::RandRead, "emu:nvme-tlc", &slow, 720_000.0, 900_000);
+    let worse = regression_check(&base, &from_run(&b));
+    assert_eq!(worse.exit_code(), 3);
+    assert!(
+        worse.lines().iter().any(|l| l.contains("read IOPS")),
+        "{worse:?}"
+    );
+    let w = run(RwMode::RandWrite, "emu:nvme-tlc", STEADY, 90_000.0, 120_000);
+    let other = regression_check(&base, &from_run(&w));
+    assert_eq!(other.exit_code(), 1);
+    assert!(other.lines()[0].contains("no regression check was made"));
+    // compare.html's table: only the figures beyond the noise.
+    let d = differences(&cmp(&a, &b));
+    let rows = d["differences"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["verdict"] != "same"), "{rows:?}");
+    assert!(differences(&cmp(&a, &a))["differences"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}

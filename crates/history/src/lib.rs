@@ -43,7 +43,10 @@
 //! [`figures`] reduces a result (a study's `study.json` or a run's native
 //! JSON) to named figures, each with which way is better and the noise it
 //! came with; [`compare`] sets two side by side and calls a difference only
-//! where it exceeds that noise.
+//! where it exceeds that noise; [`load`] reads a result from where the
+//! user named it (a directory, a file, a history id); [`outcome`] turns a
+//! comparison into compare.html's table and `--baseline`'s regression
+//! check; [`text`] is `ssdready history`'s table.
 
 #![forbid(unsafe_code)]
 
@@ -51,7 +54,10 @@ pub mod compare;
 pub mod dates;
 pub mod db;
 pub mod figures;
+pub mod load;
+pub mod outcome;
 pub mod schema;
+pub mod text;
 
 pub use db::{Entry, Filter, History, NewEntry};
 pub use figures::{Kind, Side};
@@ -109,6 +115,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// The exit code of a database error: 2 when the file named is wrong
+    /// (not a database, someone else's, newer, nowhere to put it), 1 when
+    /// SQLite failed on a good one (locked, read-only, full).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Sqlite { .. } | Error::BadRow { .. } => 1,
+            _ => 2,
+        }
+    }
+
     pub(crate) fn sqlite(path: &Path, source: rusqlite::Error) -> Error {
         let not_db = matches!(
             &source,
@@ -151,6 +167,14 @@ pub fn default_path() -> Result<PathBuf, Error> {
     };
     let base = xdg.or_else(home).ok_or(Error::NoDataDir)?;
     Ok(base.join("ssdready").join("history.db"))
+}
+
+/// The database path: `--db` as given, or the default.
+pub fn db_path(given: Option<&Path>) -> Result<PathBuf, Error> {
+    match given {
+        Some(p) => Ok(p.to_path_buf()),
+        None => default_path(),
+    }
 }
 
 /// Where a saved run's native JSON goes: `DIR/STEM-results/` beside the

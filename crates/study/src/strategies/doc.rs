@@ -3,10 +3,9 @@
 //! of peak, Shin's published figure and its trade-off against
 //! async+intr — and what was skipped, with the reason.
 
-use super::matrix::{self, Peak, Target, STRATEGIES};
-use super::{Row, Skip};
+use super::matrix::Target;
+use super::{Peak, ResultDoc, Row, Skip, BS, STRATEGIES, THREADS};
 use serde_json::{json, Value};
-use ssdready_study::strategies::ResultDoc;
 
 /// strategies.json's `schema` and `schema_version`.
 pub const SCHEMA: &str = "ssdready.strategies";
@@ -23,6 +22,8 @@ pub fn num(x: f64) -> Value {
 
 /// What the whole command was.
 pub struct Context<'a> {
+    /// The command line as given.
+    pub command: Vec<String>,
     pub target: &'a Target,
     pub runtime_s: f64,
     pub interrupted: bool,
@@ -34,11 +35,11 @@ pub fn document(c: &Context, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Va
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "tool": format!("ssdready {}", env!("CARGO_PKG_VERSION")),
-        "command": std::env::args().collect::<Vec<_>>(),
+        "command": c.command,
         "target": c.target.spec(),
         "clock": "real",
-        "threads": matrix::THREADS,
-        "bs": matrix::BS,
+        "threads": THREADS,
+        "bs": BS,
         "runtime_s": c.runtime_s,
         "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "loadavg": loadavg(),

@@ -4,12 +4,20 @@
 //! result is set against, each result's trade-off against async+intr, and
 //! the study's strategies section.
 //!
-//! `ssdready strategies` runs the whole matrix; `ssdready study` runs a
-//! part of it as its `strategies` sweep ([`crate::plan`]) and derives its
+//! `ssdready strategies` runs the whole matrix ([`matrix`]: the target and
+//! each point's options; [`runner`]: the points run through a function
+//! the caller gives, and judged; [`doc`]: strategies.json; [`text`]: the
+//! tables as printed); `ssdready study` runs a part of it as its
+//! `strategies` sweep ([`crate::plan`]) and derives its
 //! section ([`section`]) from the same rows, peaks and trade-offs. The
 //! strategies are combinations of options that exist on every run (README,
 //! "Completion strategies" and "Temporal merge"); `bench/strategies.sh`
 //! and `bench/temporal-merge.sh` run the same combinations from the shell.
+
+pub mod doc;
+pub mod matrix;
+pub mod runner;
+pub mod text;
 
 use crate::limit::{self, Access};
 use crate::model::RunRecord;

@@ -11,9 +11,9 @@
 //! a sample: a small device's cliff comes within a second or two, too
 //! soon for per-second samples to place it.
 
-use ssdready_characterize::driver::{Failure, PointOutcome, Runner, WsatRun};
-use ssdready_characterize::model::*;
-use ssdready_characterize::plan::{Access, Point, WsatPlan};
+use crate::driver::{Failure, PointOutcome, Runner, WsatRun};
+use crate::model::*;
+use crate::plan::{Access, Point, WsatPlan};
 use ssdready_core::hist::Histogram;
 use ssdready_core::spec::{BlockSizes, EngineKind, JobSpec, RwMode};
 use ssdready_core::stats::WorkerStats;
@@ -257,5 +257,95 @@ impl Runner for VirtualRunner {
 
     fn stopped(&self) -> bool {
         self.stop.load(Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runner(spec: &str) -> VirtualRunner {
+        let p = Params::parse(spec).unwrap();
+        VirtualRunner::new(p, Arc::new(AtomicBool::new(false)))
+    }
+
+    fn point(read_pct: u32, seconds: f64) -> Point {
+        Point {
+            access: Access::Random,
+            read_pct,
+            bs: 4096,
+            iodepth: 8,
+            numjobs: 1,
+            seconds,
+        }
+    }
+
+    #[test]
+    fn each_point_is_the_fio_mode_of_its_access_and_mix() {
+        let mut p = point(100, 1.0);
+        assert_eq!(rw_of(&p), RwMode::RandRead);
+        p.read_pct = 70;
+        assert_eq!(rw_of(&p), RwMode::RandRw);
+        p.access = Access::Sequential;
+        p.read_pct = 0;
+        assert_eq!(rw_of(&p), RwMode::Write);
+    }
+
+    #[test]
+    fn a_purge_gives_the_same_figures_whatever_ran_before_it() {
+        let mut r = runner("x25e,size=256m");
+        r.purge().unwrap();
+        let first = r.point(&point(0, 0.05)).unwrap();
+        assert!(first.figures.write_iops > 0.0);
+        assert!((first.figures.seconds - 0.05).abs() < 0.01);
+        // Fresh: every host page programmed once.
+        assert!(first.figures.wa.is_some());
+        r.precondition(256 << 20, 128 << 10, 8).unwrap();
+        r.purge().unwrap();
+        let again = r.point(&point(0, 0.05)).unwrap();
+        assert_eq!(first.figures.iops, again.figures.iops);
+        assert!(r.simulated_ns > 0);
+    }
+
+    #[test]
+    fn wsat_is_sampled_in_chunks_until_its_data_is_written() {
+        let mut r = runner("x25e,size=256m");
+        r.purge().unwrap();
+        let w = WsatPlan {
+            point: point(0, 1.0),
+            bytes: 32 << 20,
+            capacity_multiple: 0.5,
+            max_bytes: 128 << 20,
+            max_seconds: 3600.0,
+        };
+        let mut n = 0;
+        let run = r.saturate(&w, &mut |_| n += 1).unwrap();
+        assert_eq!(run.stopped_by, "data");
+        assert_eq!(n, run.samples.len());
+        // 256 MiB / 64 is under 8 MiB: 8 MiB chunks, four of them.
+        assert_eq!(run.samples.len(), 4);
+        let last = run.samples.last().unwrap();
+        assert_eq!(last.bytes_written, 32 << 20);
+        assert!(last.host_pages.unwrap() > 0);
+        assert!(last.nand_pages.unwrap() >= last.host_pages.unwrap());
+        // A time limit that is already past stops it before any chunk.
+        let run = r
+            .saturate(
+                &WsatPlan {
+                    max_seconds: 0.0,
+                    ..w
+                },
+                &mut |_| {},
+            )
+            .unwrap();
+        assert_eq!(run.stopped_by, "time");
+        assert!(run.samples.is_empty());
+    }
+
+    #[test]
+    fn the_model_is_there_for_flash_and_not_for_dram() {
+        let m = model(&Params::parse("x25e,size=256m").unwrap()).unwrap();
+        assert!(m.wa_predicted >= 1.0);
+        assert!(model(&Params::parse("dram-ssd").unwrap()).is_none());
     }
 }

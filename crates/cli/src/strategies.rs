@@ -16,19 +16,17 @@
 //! each strategy's trade-off against async+intr go to stdout ([`print`]).
 //! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
 //! stops after the current run, writes what ran, and exits 130 (as `study`).
-
-mod doc;
-mod matrix;
-mod print;
+//!
+//! Here: the command line, the progress lines, the output; the matrix, its
+//! runner, the document and the tables are `ssdready_study::strategies`'s.
 
 use crate::{fail, say};
 use anyhow::Context as _;
-use matrix::{Peak, Target, PATTERNS, STRATEGIES};
-use ssdready_run::Failure as RunFailure;
-use ssdready_study::strategies::{refused_everywhere, Row, RUN_FAILED};
+use ssdready_study::strategies::matrix::{self, Target};
+use ssdready_study::strategies::runner::{self, Observer};
+use ssdready_study::strategies::{doc, text, PATTERNS, STRATEGIES, THREADS};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// The `strategies` command line.
 #[derive(clap::Args, Debug)]
@@ -51,17 +49,10 @@ pub struct StrategiesArgs {
     pub quiet: bool,
 }
 
-/// One that did not, and why.
-pub struct Skip {
-    pub strategy: &'static str,
-    pub pattern: Option<&'static str>,
-    pub reason: String,
-}
-
 /// Check the command line; bad input is one line and exit code 2.
 fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
     let target = matrix::target(a.target.as_deref().unwrap_or("emu:nvme-tlc"))
-        .unwrap_or_else(|e| fail(2, &e));
+        .unwrap_or_else(|e| fail(2, &e.to_string()));
     let runtime_s = match &a.runtime {
         Some(r) => {
             let ns = ssdready_core::units::parse_time_ns(r, 1_000_000_000).unwrap_or_else(|e| {
@@ -91,75 +82,13 @@ fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
     (target, runtime_s, dir)
 }
 
-/// Run one point; Err(reason) when it could not run here.
-fn run_point(
-    options: &[String],
-    stop: &Arc<AtomicBool>,
-) -> Result<ssdready_core::result::RunResult, String> {
-    match crate::progress::run_options(options, stop.clone(), false) {
-        Ok(r) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
-            Some(e) => Err(format!("{RUN_FAILED}: {e}")),
-            None => Ok(r),
-        },
-        Err(RunFailure::BadInput(m)) => Err(m),
-        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(format!("{RUN_FAILED}: {m}")),
-        Err(RunFailure::Interrupted(m)) => Err(format!("interrupted: {m}")),
-    }
-}
+/// Progress lines on stderr: which point is starting.
+struct Lines;
 
-/// Run every strategy on every pattern; stops early when `stop` is set.
-fn run_all(
-    t: &Target,
-    runtime_s: f64,
-    stop: &Arc<AtomicBool>,
-    quiet: bool,
-) -> (Vec<Row>, Vec<Skip>) {
-    let (mut rows, mut skips) = (Vec::new(), Vec::new());
-    let total = STRATEGIES.len() * PATTERNS.len();
-    let mut n = 0;
-    for s in &STRATEGIES {
-        for (i, (pattern, rw)) in PATTERNS.into_iter().enumerate() {
-            n += 1;
-            if stop.load(Relaxed) {
-                return (rows, skips);
-            }
-            if !quiet {
-                eprintln!("ssdready: [{n}/{total}] {} {pattern}", s.name);
-            }
-            match run_point(&matrix::run_options(t, s, rw, runtime_s), stop) {
-                Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
-                Err(_) if stop.load(Relaxed) => return (rows, skips),
-                // Refused on the first pattern, a read, for a reason that
-                // is not the pattern's (no io_uring, not an emulator): it
-                // is refused on all of them; say it once.
-                Err(reason) if i == 0 && refused_everywhere(&reason) => {
-                    n += PATTERNS.len() - 1;
-                    skips.push(Skip {
-                        strategy: s.name,
-                        pattern: None,
-                        reason,
-                    });
-                    break;
-                }
-                Err(reason) => skips.push(Skip {
-                    strategy: s.name,
-                    pattern: Some(pattern),
-                    reason,
-                }),
-            }
-        }
+impl Observer for Lines {
+    fn starting(&mut self, n: usize, total: usize, strategy: &str, pattern: &str) {
+        eprintln!("ssdready: [{n}/{total}] {strategy} {pattern}");
     }
-    (rows, skips)
-}
-
-/// The peak per pattern: the model's on the emulator, else the best seen.
-fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
-    let params = match t {
-        Target::Emulator { params, .. } => Some(params.as_ref()),
-        Target::Real { .. } => None,
-    };
-    let patterns: Vec<&str> = PATTERNS.iter().map(|(p, _)| *p).collect();
-    ssdready_study::strategies::peaks(params, &patterns, rows, runtime_s)
 }
 
 /// Run `ssdready strategies`.
@@ -179,17 +108,24 @@ pub fn command(a: StrategiesArgs) {
             STRATEGIES.len(),
             PATTERNS.len(),
             target.spec(),
-            matrix::THREADS
+            THREADS
         );
     }
-    let (rows, skips) = run_all(&target, runtime_s, &stop, a.quiet);
+    let run_stop = stop.clone();
+    let mut run_job = |o: &[String]| crate::progress::run_options(o, run_stop.clone(), false);
+    let (rows, skips) = if a.quiet {
+        runner::run_all(&target, runtime_s, &stop, &mut run_job, &mut runner::Quiet)
+    } else {
+        runner::run_all(&target, runtime_s, &stop, &mut run_job, &mut Lines)
+    };
     let ctx = doc::Context {
+        command: std::env::args().collect(),
         target: &target,
         runtime_s,
         interrupted: stop.load(Relaxed),
     };
-    let peaks = peaks(&target, &rows, runtime_s);
-    print!("{}", print::tables(&target, &rows, &skips, &peaks));
+    let peaks = runner::peaks(&target, &rows, runtime_s);
+    print!("{}", text::tables(&target, &rows, &skips, &peaks));
     let doc = doc::document(&ctx, &rows, &skips, &peaks);
     match write(&dir, &doc) {
         Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), rows.len()),

@@ -1,12 +1,10 @@
 //! What `ssdready strategies` runs: the seven submission/completion
-//! strategies × Shin's four Iozone patterns (`ssdready_study::strategies`,
-//! shared with the study's strategies sweep), each as the options of an
-//! ordinary `ssdready run` on the target.
+//! strategies × Shin's four Iozone patterns ([`super`], shared with the
+//! study's strategies sweep), each as the options of an ordinary
+//! `ssdready run` on the target.
 
-use ssdready_study::limit;
-pub use ssdready_study::strategies::{
-    published, Peak, Strategy, BS, PATTERNS, STRATEGIES, THREADS,
-};
+use super::{Strategy, BS, THREADS};
+use crate::limit;
 
 /// The target as the runs name it.
 #[derive(Clone, Debug)]
@@ -49,8 +47,18 @@ impl Target {
     }
 }
 
+/// A target `ssdready strategies` cannot run on: one line for the user,
+/// with what is allowed (bad input).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadTarget(pub String);
+
 /// Check TARGET: one line for the user when it is not usable.
-pub fn target(spec: &str) -> Result<Target, String> {
+pub fn target(spec: &str) -> Result<Target, BadTarget> {
+    target_checked(spec).map_err(BadTarget)
+}
+
+fn target_checked(spec: &str) -> Result<Target, String> {
     if let Some(body) = spec.strip_prefix("emu:") {
         let body = if body.trim().is_empty() {
             "nvme-tlc"
@@ -111,9 +119,9 @@ mod tests {
 
     #[test]
     fn unknown_targets_are_refused_with_what_is_allowed() {
-        let e = target("emu:nonesuch").unwrap_err();
+        let e = target("emu:nonesuch").unwrap_err().to_string();
         assert!(e.contains("allowed"), "{e}");
-        let e = target("/nonexistent/x").unwrap_err();
+        let e = target("/nonexistent/x").unwrap_err().to_string();
         assert!(e.contains("allowed"), "{e}");
         assert!(target("emu:").unwrap().spec() == "emu:nvme-tlc");
     }

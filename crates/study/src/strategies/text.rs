@@ -1,11 +1,12 @@
-//! The text of `ssdready strategies`: the % of peak table shaped like seed
+//! The text of `ssdready strategies`: the % of peak table shaped like
 //! Shin's (rows strategies, columns patterns) with Shin's published figures
 //! beside it, then each strategy's trade-off against async+intr — IOPS,
 //! CPU per I/O and p99 latency as ratios — and what was skipped and why.
 
-use super::matrix::{self, Peak, Target, PATTERNS, STRATEGIES};
-use super::{Row, Skip};
-use ssdready_study::strategies::{fmt_ratio as times, Tradeoff};
+use super::matrix::Target;
+use super::{
+    fmt_ratio as times, published, Peak, Row, Skip, Tradeoff, PATTERNS, STRATEGIES, THREADS,
+};
 use std::fmt::Write;
 
 const HEADERS: [&str; 4] = ["seq-read", "seq-write", "rand-read", "rand-write"];
@@ -22,7 +23,7 @@ pub fn tables(t: &Target, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Strin
         o,
         "\n{}: % of peak, {} threads × 4 KiB, real time on this machine ({} CPUs)",
         t.spec(),
-        matrix::THREADS,
+        THREADS,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     for p in peaks {
@@ -66,9 +67,7 @@ fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
         }
         let published: Vec<String> = PATTERNS
             .iter()
-            .map(|(p, _)| {
-                matrix::published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%"))
-            })
+            .map(|(p, _)| published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%")))
             .collect();
         let _ = writeln!(o, "   |{:15}{}", "", published.join(""));
     }
@@ -85,7 +84,7 @@ fn skipped(rows: &[Row], skips: &[Skip]) -> String {
                 o,
                 "  {} {}: {}",
                 s.strategy,
-                s.pattern.unwrap_or("all patterns"),
+                s.pattern.as_deref().unwrap_or("all patterns"),
                 s.reason
             );
         }

@@ -1,0 +1,232 @@
+//! Running the matrix of `ssdready strategies`: every strategy on every
+//! pattern, each point one job handed to a [`RunJob`] (the binary's
+//! adapter over the run library's `execute`, or a fake in the tests), and
+//! what came back judged: a row when it ran, a skip with `run`'s own reason
+//! when it could not — once for all patterns when the first pattern, a
+//! read, was refused for a reason that is not the pattern's — and nothing
+//! more once the stop flag is set.
+
+use super::matrix::{self, Target};
+use super::{refused_everywhere, Peak, Row, Skip, PATTERNS, RUN_FAILED, STRATEGIES};
+use ssdready_core::result::RunResult;
+use ssdready_run::Failure as RunFailure;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Runs one job given as `ssdready run` options.
+pub type RunJob<'a> = dyn FnMut(&[String]) -> Result<RunResult, RunFailure> + 'a;
+
+/// Hears which point is starting: the `n`th of `total`.
+pub trait Observer {
+    fn starting(&mut self, n: usize, total: usize, strategy: &str, pattern: &str);
+}
+
+/// An observer that hears nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn starting(&mut self, _: usize, _: usize, _: &str, _: &str) {}
+}
+
+/// A point's run as a result, or the reason it gave none.
+pub fn judge(ran: Result<RunResult, RunFailure>) -> Result<RunResult, String> {
+    match ran {
+        Ok(r) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
+            Some(e) => Err(format!("{RUN_FAILED}: {e}")),
+            None => Ok(r),
+        },
+        Err(RunFailure::BadInput(m)) => Err(m),
+        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(format!("{RUN_FAILED}: {m}")),
+        Err(RunFailure::Interrupted(m)) => Err(format!("interrupted: {m}")),
+    }
+}
+
+/// Run every strategy on every pattern of `t`, `runtime_s` each; stops
+/// early when `stop` is set.
+pub fn run_all(
+    t: &Target,
+    runtime_s: f64,
+    stop: &AtomicBool,
+    run_job: &mut RunJob<'_>,
+    obs: &mut dyn Observer,
+) -> (Vec<Row>, Vec<Skip>) {
+    let (mut rows, mut skips) = (Vec::new(), Vec::new());
+    let total = STRATEGIES.len() * PATTERNS.len();
+    let mut n = 0;
+    for s in &STRATEGIES {
+        for (i, (pattern, rw)) in PATTERNS.into_iter().enumerate() {
+            n += 1;
+            if stop.load(Relaxed) {
+                return (rows, skips);
+            }
+            obs.starting(n, total, s.name, pattern);
+            match judge(run_job(&matrix::run_options(t, s, rw, runtime_s))) {
+                Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
+                Err(_) if stop.load(Relaxed) => return (rows, skips),
+                // Refused on the first pattern, a read, for a reason that
+                // is not the pattern's (no io_uring, not an emulator): it
+                // is refused on all of them; say it once.
+                Err(reason) if i == 0 && refused_everywhere(&reason) => {
+                    n += PATTERNS.len() - 1;
+                    skips.push(Skip {
+                        strategy: s.name.into(),
+                        pattern: None,
+                        reason,
+                    });
+                    break;
+                }
+                Err(reason) => skips.push(Skip {
+                    strategy: s.name.into(),
+                    pattern: Some(pattern.into()),
+                    reason,
+                }),
+            }
+        }
+    }
+    (rows, skips)
+}
+
+/// The peak per pattern: the model's on the emulator, else the best seen.
+pub fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
+    let params = match t {
+        Target::Emulator { params, .. } => Some(params.as_ref()),
+        Target::Real { .. } => None,
+    };
+    let patterns: Vec<&str> = PATTERNS.iter().map(|(p, _)| *p).collect();
+    super::peaks(params, &patterns, rows, runtime_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::result::{DirResult, JobResult};
+
+    /// A run of `n` 4 KiB reads or writes in a second.
+    fn ran(rw: &str, iops: f64) -> RunResult {
+        let d = DirResult {
+            ios: iops as u64,
+            bytes: iops as u64 * 4096,
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            ..DirResult::default()
+        };
+        let mut j = JobResult::default();
+        if rw.contains("read") {
+            j.read = Some(d);
+        } else {
+            j.write = Some(d);
+        }
+        RunResult {
+            jobs: vec![j],
+            ..RunResult::default()
+        }
+    }
+
+    fn option<'a>(o: &'a [String], name: &str) -> Option<&'a str> {
+        o.iter().find_map(|x| x.strip_prefix(&format!("--{name}=")))
+    }
+
+    #[test]
+    fn each_point_is_one_job_with_its_strategys_options_on_the_target() {
+        let t = matrix::target("emu:nvme-tlc").unwrap();
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        let mut run = |o: &[String]| {
+            seen.push(o.to_vec());
+            Ok(ran(option(o, "rw").unwrap(), 1000.0))
+        };
+        let mut heard = 0;
+        struct Count<'a>(&'a mut usize);
+        impl Observer for Count<'_> {
+            fn starting(&mut self, n: usize, total: usize, _: &str, _: &str) {
+                assert_eq!(n, *self.0 + 1);
+                assert_eq!(total, STRATEGIES.len() * PATTERNS.len());
+                *self.0 = n;
+            }
+        }
+        let stop = AtomicBool::new(false);
+        let (rows, skips) = run_all(&t, 0.5, &stop, &mut run, &mut Count(&mut heard));
+        assert!(skips.is_empty());
+        assert_eq!(rows.len(), STRATEGIES.len() * PATTERNS.len());
+        assert_eq!(heard, rows.len());
+        let first = &seen[0];
+        assert_eq!(option(first, "filename"), Some("emu:nvme-tlc,nocopy=1"));
+        assert_eq!(option(first, "rw"), Some("read"));
+        assert_eq!(option(first, "numjobs"), Some("16"));
+        assert_eq!(option(first, "runtime"), Some("0.5s"));
+        assert!(first.iter().any(|x| x == "--completion=interrupt"));
+        assert!(
+            seen[4].iter().any(|x| x == "--completion=poll"),
+            "{:?}",
+            seen[4]
+        );
+    }
+
+    #[test]
+    fn a_strategy_refused_on_its_first_read_is_skipped_once_for_every_pattern() {
+        let t = matrix::target("emu:nvme-tlc").unwrap();
+        let mut calls = 0;
+        let mut run = |o: &[String]| {
+            calls += 1;
+            if o.iter().any(|x| x == "--temporal_merge=stm") {
+                return Err(RunFailure::BadInput(
+                    "option 'temporal_merge': needs io_uring".into(),
+                ));
+            }
+            if o.iter().any(|x| x == "--rw=randwrite") && o.iter().any(|x| x.contains("coalesc")) {
+                return Err(RunFailure::Runtime("EIO".into()));
+            }
+            Ok(ran(option(o, "rw").unwrap(), 1000.0))
+        };
+        let stop = AtomicBool::new(false);
+        let (rows, skips) = run_all(&t, 1.0, &stop, &mut run, &mut Quiet);
+        let stm: Vec<_> = skips.iter().filter(|s| s.strategy == "stm+poll").collect();
+        if refused_everywhere("option 'temporal_merge': needs io_uring") {
+            assert_eq!(stm.len(), 1);
+            assert_eq!(stm[0].pattern, None);
+        } else {
+            assert_eq!(stm.len(), PATTERNS.len());
+        }
+        assert!(rows.iter().all(|r| r.strategy != "stm+poll"));
+        for s in skips.iter().filter(|s| s.strategy != "stm+poll") {
+            assert_eq!(s.pattern.as_deref(), Some("randwrite"));
+            assert_eq!(s.reason, format!("{RUN_FAILED}: EIO"));
+        }
+        assert!(calls < STRATEGIES.len() * PATTERNS.len() + 1);
+    }
+
+    #[test]
+    fn a_stop_ends_the_matrix_and_a_failed_run_under_it_is_not_a_skip() {
+        let t = matrix::target("emu:nvme-tlc").unwrap();
+        let stop = AtomicBool::new(false);
+        let mut calls = 0;
+        let mut run = |_: &[String]| {
+            calls += 1;
+            if calls == 3 {
+                stop.store(true, Relaxed);
+                return Err(RunFailure::Interrupted("stopped".into()));
+            }
+            Ok(ran("read", 10.0))
+        };
+        let (rows, skips) = run_all(&t, 1.0, &stop, &mut run, &mut Quiet);
+        assert_eq!(rows.len(), 2);
+        assert!(skips.is_empty());
+    }
+
+    #[test]
+    fn failures_are_judged_as_runs_reasons() {
+        assert_eq!(
+            judge(Err(RunFailure::BadInput("no io_uring".into()))).unwrap_err(),
+            "no io_uring"
+        );
+        assert_eq!(
+            judge(Err(RunFailure::Internal("panic".into()))).unwrap_err(),
+            format!("{RUN_FAILED}: panic")
+        );
+        assert_eq!(
+            judge(Err(RunFailure::Interrupted("signal".into()))).unwrap_err(),
+            "interrupted: signal"
+        );
+        let mut r = ran("read", 1.0);
+        r.jobs[0].first_error = Some("EIO".into());
+        assert_eq!(judge(Ok(r)).unwrap_err(), format!("{RUN_FAILED}: EIO"));
+    }
+}
