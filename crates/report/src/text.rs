@@ -576,12 +576,21 @@ fn exact_block(out: &mut String, e: &ssdready_core::result::ExactCpu, ios: Optio
             fmt_ns(l.ns_per_io)
         );
     }
-    if !e.missing_tracepoints.is_empty() {
+    let irq: Vec<&str> = e
+        .missing_tracepoints
+        .iter()
+        .filter(|t| !t.starts_with("block_") && !t.starts_with("io_uring"))
+        .map(|t| t.as_str())
+        .collect();
+    if !irq.is_empty() {
         let _ = writeln!(
             out,
             "  (no tracepoint {} here: that time is charged to the state it interrupts)",
-            e.missing_tracepoints.join(", ")
+            irq.join(", ")
         );
+    }
+    for l in &e.limits {
+        let _ = writeln!(out, "  limit: {l}");
     }
 }
 
