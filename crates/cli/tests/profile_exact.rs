@@ -51,6 +51,16 @@ fn check(r: &Value, what: &str) -> f64 {
         (covered - 100.0).abs() < 1.0,
         "{what}: the states cover {covered:.2}% of the window × CPUs"
     );
+    let per_cpu = e["covered_pct_per_cpu"].as_array().unwrap();
+    assert!(!per_cpu.is_empty(), "{what}: no CPU's coverage");
+    for c in per_cpu {
+        let c = c.as_f64().unwrap();
+        assert!(
+            (c - 100.0).abs() < 1.0,
+            "{what}: a CPU's states cover {c:.2}% of the window: {}",
+            e["covered_pct_per_cpu"]
+        );
+    }
     let state = |n: &str| {
         e["states"]
             .as_array()

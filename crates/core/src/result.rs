@@ -371,6 +371,9 @@ pub struct ExactCpu {
     /// All states over the window × CPUs, percent (100 when every CPU was
     /// accounted for the whole window).
     pub covered_pct: f64,
+    /// The same for each CPU the programs saw (offline CPUs left out).
+    #[serde(default)]
+    pub covered_pct_per_cpu: Vec<f64>,
     /// The sampled layers scaled so that each group of them has its exact
     /// time: the samples only split a group into layers. Busy layers add
     /// up to `busy_ns_per_io`.

@@ -167,6 +167,7 @@ pub fn build(
     p: &ProfileReport,
     tracepoints: Vec<String>,
     missing: Vec<String>,
+    cpu_totals: &[u64],
 ) -> ExactCpu {
     let per = |ns: f64| if ios > 0 { ns / ios as f64 } else { 0.0 };
     let block = BLOCK_TRACEPOINTS
@@ -275,6 +276,11 @@ pub fn build(
         } else {
             0.0
         },
+        covered_pct_per_cpu: cpu_totals
+            .iter()
+            .filter(|&&t| t > 0 && window_ns > 0)
+            .map(|&t| 100.0 * t as f64 / window_ns as f64)
+            .collect(),
         layers,
         sampled_vs_exact: GROUPS
             .iter()
@@ -294,13 +300,24 @@ pub fn build(
     }
 }
 
-/// `after` − `before`, state by state.
-pub fn delta(before: &[u64; STATES.len()], after: &[u64; STATES.len()]) -> [u64; STATES.len()] {
+/// Per-CPU snapshots' difference: `after` − `before` state by state,
+/// summed over the CPUs, and each CPU's states' total over the window.
+pub fn delta(
+    before: &[[u64; STATES.len()]],
+    after: &[[u64; STATES.len()]],
+) -> ([u64; STATES.len()], Vec<u64>) {
     let mut d = [0u64; STATES.len()];
-    for i in 0..STATES.len() {
-        d[i] = after[i].saturating_sub(before[i]);
+    let mut per_cpu = Vec::with_capacity(after.len());
+    for (b, a) in before.iter().zip(after) {
+        let mut total = 0;
+        for i in 0..STATES.len() {
+            let x = a[i].saturating_sub(b[i]);
+            d[i] += x;
+            total += x;
+        }
+        per_cpu.push(total);
     }
-    d
+    (d, per_cpu)
 }
 
 #[cfg(test)]
@@ -339,7 +356,7 @@ mod tests {
         d[1] = 2_000_000; // user, ours
         d[6] = 500_000; // hardirq
         d[9] = 16_500_000; // idle
-        let e = build(&d, 14_000_000, 2, ios, Some(2e9), &p, vec![], vec![]);
+        let e = build(&d, 14_000_000, 2, ios, Some(2e9), &p, vec![], vec![], &[]);
         assert!((e.covered_pct - 100.0).abs() < 1e-9, "{}", e.covered_pct);
         assert!((e.busy_ns_per_io - 11_500.0).abs() < 1e-9);
         let ns = |n: &str| e.layers.iter().find(|l| l.layer == n).unwrap().ns_per_io;
@@ -397,7 +414,10 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let e = build(&d, 10_000_000, 2, 1_000, None, &p, tps, vec![]);
+        let cpus = [10_000_000, 10_000_000, 0];
+        let e = build(&d, 10_000_000, 2, 1_000, None, &p, tps, vec![], &cpus);
+        // An offline CPU (no time at all) is left out.
+        assert_eq!(e.covered_pct_per_cpu, vec![100.0, 100.0]);
         let ns = |n: &str| {
             e.layers
                 .iter()
@@ -444,8 +464,12 @@ mod tests {
         let mut a = [5u64; STATES.len()];
         let b = [7u64; STATES.len()];
         a[2] = 9;
-        let d = delta(&a, &b);
-        assert_eq!(d[0], 2);
-        assert_eq!(d[2], 0);
+        let (d, per_cpu) = delta(&[a, [0; STATES.len()]], &[b, b]);
+        assert_eq!(d[0], 2 + 7);
+        assert_eq!(d[2], 7);
+        assert_eq!(
+            per_cpu,
+            vec![2 * (STATES.len() as u64 - 1), 7 * STATES.len() as u64]
+        );
     }
 }

@@ -545,10 +545,11 @@ impl CpuStates {
         Ok(vals.chunks(WORDS).map(CpuWord::from_words).collect())
     }
 
-    /// Every CPU's states summed, settled at the moment of reading.
-    pub fn snapshot(&self) -> io::Result<[u64; STATES.len()]> {
+    /// Each possible CPU's states, settled at the moment of reading.
+    pub fn snapshot(&self) -> io::Result<Vec<[u64; STATES.len()]>> {
         let v = self.read()?;
-        Ok(settle_all(&v, super::monotonic_ns()))
+        let now = super::monotonic_ns();
+        Ok(v.iter().map(|c| c.settled(now)).collect())
     }
 }
 
