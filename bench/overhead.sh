@@ -9,7 +9,9 @@
 # each one's cost against the default run, and the default run against fio.
 # Usage: ROUNDS=5 RUNTIME=5 bench/overhead.sh      (QDS="1 32" by default;
 #        LAB=0 leaves guest halt polling as it is; EXACT=1 adds a column for
-#        --profile=exact, the tracepoint-bracketed CPU states)
+#        --profile=exact, the tracepoint-bracketed CPU states, with its
+#        per-round ratios to the default run and to --profile; EXACT_ONLY=1
+#        runs only those three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -52,13 +54,15 @@ iops() {
 for qd in $QDS; do
   fio_=() plain=() prof=() deco=() empty=() alt=() exact=()
   for ((r = 0; r < ROUNDS; r++)); do
-    [ "$HAVE_FIO" = 1 ] && fio_+=("$(iops fio "$qd")")
+    if [ "$HAVE_FIO" = 1 ] && [ "${EXACT_ONLY:-0}" != 1 ]; then fio_+=("$(iops fio "$qd")"); fi
     plain+=("$(iops ssdready "$qd")")
     prof+=("$(iops ssdready "$qd" --profile)")
     if [ -n "${PROFILE_HZ_ALT:-}" ]; then
       alt+=("$(SSDREADY_PROFILE_HZ=$PROFILE_HZ_ALT iops ssdready "$qd" --profile)")
     fi
     if [ "${EXACT:-0}" = 1 ]; then exact+=("$(iops ssdready "$qd" --profile=exact)"); fi
+    # EXACT_ONLY=1: only the default run, --profile and --profile=exact.
+    if [ "${EXACT_ONLY:-0}" = 1 ]; then continue; fi
     deco+=("$(iops ssdready "$qd" --decompose)")
     empty+=("$(SSDREADY_BPF_EMPTY=1 iops ssdready "$qd" --decompose)")
   done
@@ -78,8 +82,15 @@ if e:
     print(f"  --profile at {sys.argv[8]} Hz: median {m(e):.0f} IOPS, cost {100*(1-m(e)/m(a)):.1f}%")
 x = [float(v) for v in sys.argv[9].split()]
 if x:
-    print(f"  --profile=exact: median {m(x):.0f} IOPS, cost {100*(1-m(x)/m(a)):.1f}%")
-print(f"  --decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
-print(f"    floor, empty eBPF programs on the same tracepoints: {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
+    # Paired: each round's runs are neighbours in time, so their ratio
+    # cancels the machine's drift between rounds.
+    pr = lambda u, v: sorted(p / q for p, q in zip(u, v))
+    r_def, r_prof = pr(x, a), pr(x, b)
+    print(f"  --profile=exact: median {m(x):.0f} IOPS, cost {100*(1-m(x)/m(a)):.1f}%; "
+          f"per round exact/default {', '.join(f'{v:.3f}' for v in r_def)} (median {m(r_def):.3f}), "
+          f"exact/--profile {', '.join(f'{v:.3f}' for v in r_prof)} (median {m(r_prof):.3f}: the bracketing alone)")
+if c:
+    print(f"  --decompose: median {m(c):.0f} IOPS, cost {100*(1-m(c)/m(a)):.1f}%")
+    print(f"    floor, empty eBPF programs on the same tracepoints: {m(d):.0f} IOPS, cost {100*(1-m(d)/m(a)):.1f}%")
 PY
 done

@@ -4,6 +4,9 @@
 //! from /proc/stat at QD 1 (psync, io_uring) and QD 32, and the layer table
 //! built from it adds up to it. Both figures are whole-system, so the check
 //! holds on a loaded machine too (other processes count on both sides).
+//! The block tracepoints' states (block layer submission, driver, block
+//! completion) have time, and the bracketed block submission is at least
+//! the block layer's interval as --decompose times it.
 
 mod common;
 use common::*;
@@ -11,12 +14,12 @@ use serde_json::Value;
 
 /// One bracketed run; None (with the reason printed) where the programs
 /// cannot load.
-fn exact_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
+fn exact_run(dev: &str, engine: &str, qd: &str, extra: &[&str]) -> Option<Value> {
     let f = format!("--filename={dev}");
     let e = format!("--ioengine={engine}");
     let q = format!("--iodepth={qd}");
-    let r = run_json(&[
-        &f,
+    let mut args = vec![
+        f.as_str(),
         "--rw=randread",
         &e,
         "--direct=1",
@@ -24,7 +27,9 @@ fn exact_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
         "--runtime=2",
         "--time_based",
         "--profile=exact",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
     let p = &r["phases"][0]["profile"];
     if p.is_null() || p["exact"].is_null() {
         eprintln!(
@@ -46,6 +51,16 @@ fn check(r: &Value, what: &str) -> f64 {
         (covered - 100.0).abs() < 1.0,
         "{what}: the states cover {covered:.2}% of the window × CPUs"
     );
+    let per_cpu = e["covered_pct_per_cpu"].as_array().unwrap();
+    assert!(!per_cpu.is_empty(), "{what}: no CPU's coverage");
+    for c in per_cpu {
+        let c = c.as_f64().unwrap();
+        assert!(
+            (c - 100.0).abs() < 1.0,
+            "{what}: a CPU's states cover {c:.2}% of the window: {}",
+            e["covered_pct_per_cpu"]
+        );
+    }
     let state = |n: &str| {
         e["states"]
             .as_array()
@@ -60,6 +75,26 @@ fn check(r: &Value, what: &str) -> f64 {
     // worker is a kernel thread; nothing stays unknown after the start.
     assert!(state("system calls, this process") > 0.0, "{what}: {e}");
     assert!(state("kernel threads") > 0.0, "{what}: {e}");
+    // The block tracepoints split the block layer's submission, the
+    // driver's and the completion out of the system calls and kernel
+    // threads: each has time, and the run says what they cannot bracket.
+    let tps = e["tracepoints"].as_array().unwrap();
+    if tps.iter().any(|t| t == "block_rq_issue") {
+        for s in [
+            "block layer submission",
+            "driver submission and return",
+            "block completion",
+        ] {
+            assert!(state(s) > 0.0, "{what}: no time in {s}: {e}");
+        }
+        let limits = e["limits"].as_array().unwrap();
+        assert!(
+            limits
+                .iter()
+                .any(|l| l.as_str().unwrap().contains("driver's return")),
+            "{what}: {limits:?}"
+        );
+    }
     let unknown = state("unknown");
     let busy = e["busy_ns_per_io"].as_f64().unwrap();
     assert!(unknown < 0.01 * busy, "{what}: unknown {unknown} of {busy}");
@@ -99,11 +134,70 @@ fn exact_cpu_by_state_agrees_with_the_system_figure_at_qd1_and_qd32() {
         return;
     };
     for (engine, qd) in [("psync", "1"), ("io_uring", "1"), ("io_uring", "32")] {
-        let Some(r) = exact_run(&l.dev, engine, qd) else {
+        let Some(r) = exact_run(&l.dev, engine, qd, &[]) else {
             return;
         };
         check(&r, &format!("{engine} QD {qd}"));
     }
+}
+
+/// The bracketed block layer submission against an independent clock: at
+/// QD 1 psync nothing is plugged and the submitter runs from the bio's
+/// entry (block_bio_queue) to the request's issue, so its CPU time per I/O
+/// is at least the block_io_start → block_rq_issue interval --decompose
+/// times per I/O with its own programs (the median: an interrupt or a
+/// preemption inside the interval lengthens the wall time only). Other
+/// processes' block I/O only adds to the bracketed figure.
+#[test]
+fn the_bracketed_block_submission_covers_the_block_layer_s_interval() {
+    let Some(l) = LoopDev::new("profile-exact-block", 64) else {
+        return;
+    };
+    let Some(r) = exact_run(&l.dev, "psync", "1", &["--decompose"]) else {
+        return;
+    };
+    let phase = &r["phases"][0];
+    let e = &phase["profile"]["exact"];
+    if !e["tracepoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t == "block_rq_issue")
+    {
+        eprintln!(
+            "skipped: no block tracepoints: {}",
+            e["missing_tracepoints"]
+        );
+        return;
+    }
+    let d = &phase["decomposition"];
+    if d.is_null() {
+        eprintln!("skipped: no --decompose figures: {:?}", r["warnings"]);
+        return;
+    }
+    let p50 = d["block_layer"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0].as_f64() == Some(50.0))
+        .map(|p| p[1].as_f64().unwrap())
+        .expect("the block layer's median");
+    let block = e["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["state"] == "block layer submission")
+        .unwrap()["ns_per_io"]
+        .as_f64()
+        .unwrap();
+    eprintln!(
+        "bracketed block submission {block:.0} ns/IO, io_start → rq_issue median {p50:.0} ns"
+    );
+    // 12.5 %: the kernel histogram's bucket width.
+    assert!(
+        block >= 0.875 * p50,
+        "bracketed {block:.0} ns/IO below the interval's median {p50:.0}"
+    );
 }
 
 /// A bad mode is one clear line and exit code 2.

@@ -342,6 +342,15 @@ pub struct SampledVsExact {
     pub group: String,
     pub sampled_ns_per_io: f64,
     pub exact_ns_per_io: f64,
+    /// The sampled layers summed into `sampled_ns_per_io` (empty: every
+    /// busy layer no other group names; a layer's samples come from every
+    /// context its functions run in, a bracketed state only from its own
+    /// interval).
+    #[serde(default)]
+    pub sampled_layers: Vec<String>,
+    /// The tracepoint-bracketed states summed into `exact_ns_per_io`.
+    #[serde(default)]
+    pub exact_states: Vec<String>,
 }
 
 /// `--profile=exact`: every CPU's time by state, charged between the
@@ -362,12 +371,18 @@ pub struct ExactCpu {
     /// All states over the window × CPUs, percent (100 when every CPU was
     /// accounted for the whole window).
     pub covered_pct: f64,
+    /// The same for each CPU the programs saw (offline CPUs left out).
+    #[serde(default)]
+    pub covered_pct_per_cpu: Vec<f64>,
     /// The sampled layers scaled so that each group of them has its exact
     /// time: the samples only split a group into layers. Busy layers add
     /// up to `busy_ns_per_io`.
     pub layers: Vec<LayerCost>,
     /// The same groups, sampled and exact, side by side.
     pub sampled_vs_exact: Vec<SampledVsExact>,
+    /// What the tracepoints cannot bracket exactly here, in words.
+    #[serde(default)]
+    pub limits: Vec<String>,
 }
 
 /// `--profile`: system-wide CPU samples classified by kernel layer.

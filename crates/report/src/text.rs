@@ -527,6 +527,16 @@ fn lab_block(out: &mut String, lab: &[ssdready_core::result::LabCondition]) {
     }
 }
 
+/// ", each CPU 99.8–100.1%", or nothing when not known.
+fn per_cpu_range(v: &[f64]) -> String {
+    let lo = v.iter().copied().reduce(f64::min);
+    let hi = v.iter().copied().reduce(f64::max);
+    match (lo, hi) {
+        (Some(lo), Some(hi)) => format!(", each CPU {lo:.1}–{hi:.1}%"),
+        _ => String::new(),
+    }
+}
+
 /// `--profile=exact`: the bracketed states, the sampled and exact figures
 /// side by side, and the layers scaled to the exact time.
 fn exact_block(out: &mut String, e: &ssdready_core::result::ExactCpu, ios: Option<u64>) {
@@ -536,8 +546,9 @@ fn exact_block(out: &mut String, e: &ssdready_core::result::ExactCpu, ios: Optio
     }
     let _ = writeln!(
         out,
-        "exact CPU by state (tracepoints, {:.1}% of the window × CPUs accounted for): busy {} per I/O",
+        "exact CPU by state (tracepoints, {:.1}% of the window × CPUs accounted for{}): busy {} per I/O",
         e.covered_pct,
+        per_cpu_range(&e.covered_pct_per_cpu),
         fmt_ns(e.busy_ns_per_io)
     );
     for s in e.states.iter().filter(|s| s.cpu_ns > 0) {
@@ -576,12 +587,21 @@ fn exact_block(out: &mut String, e: &ssdready_core::result::ExactCpu, ios: Optio
             fmt_ns(l.ns_per_io)
         );
     }
-    if !e.missing_tracepoints.is_empty() {
+    let irq: Vec<&str> = e
+        .missing_tracepoints
+        .iter()
+        .filter(|t| !t.starts_with("block_") && !t.starts_with("io_uring"))
+        .map(|t| t.as_str())
+        .collect();
+    if !irq.is_empty() {
         let _ = writeln!(
             out,
             "  (no tracepoint {} here: that time is charged to the state it interrupts)",
-            e.missing_tracepoints.join(", ")
+            irq.join(", ")
         );
+    }
+    for l in &e.limits {
+        let _ = writeln!(out, "  limit: {l}");
     }
 }
 

@@ -74,27 +74,84 @@ type Group = (
     &'static [usize],
     Option<&'static [&'static str]>,
 );
-const GROUPS: [Group; 6] = [
+const GROUPS: [Group; 9] = [
     ("user, this process", &[1], Some(&["ssdready (user)"])),
     ("user, other processes", &[2], Some(&["other user"])),
     ("hardirq and softirq", &[6, 7], Some(&["interrupt/softirq"])),
     (
-        "kernel (system calls, kernel threads)",
+        "kernel (system calls and above, kernel threads)",
         &[0, 3, 4, 5, 10],
         None,
     ),
+    (
+        "block layer submission",
+        &[11],
+        Some(&["block-core", "io-scheduler"]),
+    ),
+    ("driver submission and return", &[12], Some(&["driver"])),
+    ("block completion", &[13], Some(&[])),
     ("idle loop (not halted)", &[8], Some(&[])),
     ("idle", &IDLE_STATES, Some(&["idle"])),
 ];
 
 /// The idle group's index in [`GROUPS`].
-const IDLE_GROUP: usize = 5;
+const IDLE_GROUP: usize = 8;
+/// The groups the block tracepoints bracket: their layer rows are named
+/// after the group, the samples only splitting it.
+const BLOCK_GROUPS: [usize; 3] = [4, 5, 6];
+/// The block tracepoints: the three block groups are empty without them.
+const BLOCK_TRACEPOINTS: [&str; 2] = ["block_rq_issue", "block_io_done"];
 
-fn group_of(layer: &str) -> usize {
+/// The group of a sampled layer; without the block tracepoints (`block`
+/// false) the block layers stay in the kernel's group.
+fn group_of(layer: &str, block: bool) -> usize {
     GROUPS
         .iter()
         .position(|(_, _, layers)| layers.is_some_and(|l| l.contains(&layer)))
+        .filter(|g| block || !BLOCK_GROUPS.contains(g))
         .unwrap_or(3)
+}
+
+/// What the tracepoints cannot bracket exactly, for the run's output.
+fn limits(tracepoints: &[String]) -> Vec<String> {
+    let has = |t: &str| tracepoints.iter().any(|x| x == t);
+    let mut v = Vec::new();
+    if BLOCK_TRACEPOINTS.iter().all(|t| has(t)) {
+        v.push(
+            "driver submission and return: from block_rq_issue (the driver stamps it as its \
+             queue_rq starts) to the context's next event; no tracepoint marks the driver's \
+             return, so the block layer's and the caller's code after it up to that event \
+             (a context switch, the system call's exit) is in it"
+                .into(),
+        );
+        v.push(
+            "block layer submission: a request added to a plug list that already holds one \
+             fires no block_plug, so the submitter's code up to its next event is charged to \
+             the block layer; a task switched out inside the block layer (waiting for a tag) \
+             resumes charged to its system call"
+                .into(),
+        );
+        v.push(
+            "block layer submission and driver rows split their bracketed time by the sampled \
+             block-core, io-scheduler and driver layers, whose samples come from every \
+             context those functions run in"
+                .into(),
+        );
+    } else {
+        v.push(format!(
+            "no block tracepoints ({}) here: block layer submission, driver and completion \
+             stay in the system call and kernel-thread states",
+            BLOCK_TRACEPOINTS.join(", ")
+        ));
+    }
+    if !has("io_uring_submit_req") {
+        v.push(
+            "no io_uring_submit_req tracepoint: io_uring's code between plugged requests \
+             is charged to the block layer"
+                .into(),
+        );
+    }
+    v
 }
 
 /// The exact figures from the states' time over the window (`delta`, ns,
@@ -110,8 +167,12 @@ pub fn build(
     p: &ProfileReport,
     tracepoints: Vec<String>,
     missing: Vec<String>,
+    cpu_totals: &[u64],
 ) -> ExactCpu {
     let per = |ns: f64| if ios > 0 { ns / ios as f64 } else { 0.0 };
+    let block = BLOCK_TRACEPOINTS
+        .iter()
+        .all(|t| tracepoints.iter().any(|x| x == t));
     let busy_ns: u64 = (0..STATES.len())
         .filter(|i| !IDLE_STATES.contains(i))
         .map(|i| delta[i])
@@ -141,7 +202,7 @@ pub fn build(
     // sample stands for.
     let mut sampled = [0f64; GROUPS.len()];
     for l in &p.layers {
-        sampled[group_of(&l.layer)] += l.ns_per_io * ios as f64;
+        sampled[group_of(&l.layer, block)] += l.ns_per_io * ios as f64;
     }
     sampled[IDLE_GROUP] += (p.late_timer_ns + p.unsampled_ns) as f64;
     let exact: Vec<f64> = GROUPS
@@ -154,7 +215,7 @@ pub fn build(
         let mine: Vec<&LayerCost> = p
             .layers
             .iter()
-            .filter(|l| group_of(&l.layer) == g)
+            .filter(|l| group_of(&l.layer, block) == g)
             .collect();
         let scale = if sampled[g] > 0.0 {
             exact[g] / sampled[g]
@@ -164,7 +225,11 @@ pub fn build(
         for l in &mine {
             let ns = l.ns_per_io * scale;
             layers.push(LayerCost {
-                layer: l.layer.clone(),
+                layer: if BLOCK_GROUPS.contains(&g) {
+                    format!("{gname}: {}", l.layer)
+                } else {
+                    l.layer.clone()
+                },
                 samples: l.samples,
                 share_of_busy_pct: if g == IDLE_GROUP {
                     0.0
@@ -178,8 +243,13 @@ pub fn build(
         }
         if mine.is_empty() && exact[g] > 0.0 && g != IDLE_GROUP {
             let ns = per(exact[g]);
+            let why = if GROUPS[g].2.is_some_and(|l| l.is_empty()) {
+                "bracketed, not split"
+            } else {
+                "no samples"
+            };
             layers.push(LayerCost {
-                layer: format!("{gname} (no samples)"),
+                layer: format!("{gname} ({why})"),
                 samples: 0,
                 share_of_busy_pct: share(exact[g]),
                 share_error_pct: 0.0,
@@ -192,9 +262,11 @@ pub fn build(
     let total: u64 = delta.iter().sum();
     let whole = window_ns as f64 * cpus.max(1) as f64;
     ExactCpu {
-        source: "eBPF on tracepoints (raw_syscalls, irq, irq_vectors, sched_switch, cpu_idle): \
-                 each CPU's time between events charged to its state, bpf_ktime_get_ns"
+        source: "eBPF on tracepoints (raw_syscalls, irq, irq_vectors, sched_switch, cpu_idle, \
+                 block, io_uring): each CPU's time between events charged to its state, \
+                 bpf_ktime_get_ns"
             .into(),
+        limits: limits(&tracepoints),
         tracepoints,
         missing_tracepoints: missing,
         states,
@@ -204,26 +276,48 @@ pub fn build(
         } else {
             0.0
         },
+        covered_pct_per_cpu: cpu_totals
+            .iter()
+            .filter(|&&t| t > 0 && window_ns > 0)
+            .map(|&t| 100.0 * t as f64 / window_ns as f64)
+            .collect(),
         layers,
         sampled_vs_exact: GROUPS
             .iter()
             .enumerate()
-            .map(|(g, (name, _, _))| SampledVsExact {
+            .filter(|(g, _)| block || !BLOCK_GROUPS.contains(g))
+            .map(|(g, (name, st, names))| SampledVsExact {
                 group: name.to_string(),
                 sampled_ns_per_io: per(sampled[g]),
                 exact_ns_per_io: per(exact[g]),
+                sampled_layers: match names {
+                    Some(n) => n.iter().map(|s| s.to_string()).collect(),
+                    None => vec!["every other busy layer".into()],
+                },
+                exact_states: st.iter().map(|&i| STATES[i].to_string()).collect(),
             })
             .collect(),
     }
 }
 
-/// `after` − `before`, state by state.
-pub fn delta(before: &[u64; STATES.len()], after: &[u64; STATES.len()]) -> [u64; STATES.len()] {
+/// Per-CPU snapshots' difference: `after` − `before` state by state,
+/// summed over the CPUs, and each CPU's states' total over the window.
+pub fn delta(
+    before: &[[u64; STATES.len()]],
+    after: &[[u64; STATES.len()]],
+) -> ([u64; STATES.len()], Vec<u64>) {
     let mut d = [0u64; STATES.len()];
-    for i in 0..STATES.len() {
-        d[i] = after[i].saturating_sub(before[i]);
+    let mut per_cpu = Vec::with_capacity(after.len());
+    for (b, a) in before.iter().zip(after) {
+        let mut total = 0;
+        for i in 0..STATES.len() {
+            let x = a[i].saturating_sub(b[i]);
+            d[i] += x;
+            total += x;
+        }
+        per_cpu.push(total);
     }
-    d
+    (d, per_cpu)
 }
 
 #[cfg(test)]
@@ -262,7 +356,7 @@ mod tests {
         d[1] = 2_000_000; // user, ours
         d[6] = 500_000; // hardirq
         d[9] = 16_500_000; // idle
-        let e = build(&d, 14_000_000, 2, ios, Some(2e9), &p, vec![], vec![]);
+        let e = build(&d, 14_000_000, 2, ios, Some(2e9), &p, vec![], vec![], &[]);
         assert!((e.covered_pct - 100.0).abs() < 1e-9, "{}", e.covered_pct);
         assert!((e.busy_ns_per_io - 11_500.0).abs() < 1e-9);
         let ns = |n: &str| e.layers.iter().find(|l| l.layer == n).unwrap().ns_per_io;
@@ -279,10 +373,82 @@ mod tests {
         assert!((busy - e.busy_ns_per_io).abs() < 1e-6, "{busy}");
         let shares: f64 = e.layers.iter().map(|l| l.share_of_busy_pct).sum();
         assert!((shares - 100.0).abs() < 1e-6, "{shares}");
+        // Without the block tracepoints there are no block groups.
+        assert_eq!(e.sampled_vs_exact.len(), GROUPS.len() - BLOCK_GROUPS.len());
         let k = &e.sampled_vs_exact[3];
         assert_eq!((k.sampled_ns_per_io, k.exact_ns_per_io), (6_000.0, 9_000.0));
         // Idle, sampled: its layer plus the late-timer gaps.
-        assert_eq!(e.sampled_vs_exact[IDLE_GROUP].sampled_ns_per_io, 21_000.0);
+        let idle = e.sampled_vs_exact.iter().find(|g| g.group == "idle");
+        assert_eq!(idle.unwrap().sampled_ns_per_io, 21_000.0);
+        assert!(
+            e.limits[0].contains("no block tracepoints"),
+            "{:?}",
+            e.limits
+        );
+    }
+
+    /// With the block tracepoints, the block layer's and the driver's
+    /// bracketed time come out of the kernel's group: the block-core and
+    /// driver samples split only their own group, the rest of the kernel
+    /// keeps the other kernel layers, the completion has a row of its own,
+    /// and the layers still add up to the exact busy time.
+    #[test]
+    fn the_block_states_take_the_block_layers() {
+        let p = ProfileReport {
+            layers: vec![
+                layer("block-core", 3_000.0, 30),
+                layer("io-scheduler", 1_000.0, 10),
+                layer("driver", 2_000.0, 20),
+                layer("syscall", 2_000.0, 20),
+                layer("idle", 20_000.0, 200),
+            ],
+            ..ProfileReport::default()
+        };
+        let mut d = [0u64; STATES.len()];
+        d[3] = 4_000_000; // system calls, ours
+        d[11] = 2_000_000; // block layer submission
+        d[12] = 1_000_000; // driver
+        d[13] = 500_000; // block completion
+        d[9] = 12_500_000; // idle
+        let tps: Vec<String> = ["sys_enter", "block_rq_issue", "block_io_done"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let cpus = [10_000_000, 10_000_000, 0];
+        let e = build(&d, 10_000_000, 2, 1_000, None, &p, tps, vec![], &cpus);
+        // An offline CPU (no time at all) is left out.
+        assert_eq!(e.covered_pct_per_cpu, vec![100.0, 100.0]);
+        let ns = |n: &str| {
+            e.layers
+                .iter()
+                .find(|l| l.layer == n)
+                .unwrap_or_else(|| panic!("no {n}: {:?}", e.layers))
+                .ns_per_io
+        };
+        assert!((ns("block layer submission: block-core") - 1_500.0).abs() < 1e-9);
+        assert!((ns("block layer submission: io-scheduler") - 500.0).abs() < 1e-9);
+        assert!((ns("driver submission and return: driver") - 1_000.0).abs() < 1e-9);
+        assert!((ns("block completion (bracketed, not split)") - 500.0).abs() < 1e-9);
+        assert!((ns("syscall") - 4_000.0).abs() < 1e-9);
+        let busy: f64 = e
+            .layers
+            .iter()
+            .filter(|l| l.layer != "idle")
+            .map(|l| l.ns_per_io)
+            .sum();
+        assert!((busy - 7_500.0).abs() < 1e-6, "{busy}");
+        let g = |n: &str| e.sampled_vs_exact.iter().find(|g| g.group == n).unwrap();
+        let b = g("block layer submission");
+        assert_eq!((b.sampled_ns_per_io, b.exact_ns_per_io), (4_000.0, 2_000.0));
+        assert_eq!(b.exact_states, vec!["block layer submission".to_string()]);
+        assert_eq!(
+            g("kernel (system calls and above, kernel threads)").sampled_ns_per_io,
+            2_000.0
+        );
+        assert!(e
+            .limits
+            .iter()
+            .any(|l| l.contains("no tracepoint marks the driver's")));
     }
 
     #[test]
@@ -298,8 +464,12 @@ mod tests {
         let mut a = [5u64; STATES.len()];
         let b = [7u64; STATES.len()];
         a[2] = 9;
-        let d = delta(&a, &b);
-        assert_eq!(d[0], 2);
-        assert_eq!(d[2], 0);
+        let (d, per_cpu) = delta(&[a, [0; STATES.len()]], &[b, b]);
+        assert_eq!(d[0], 2 + 7);
+        assert_eq!(d[2], 7);
+        assert_eq!(
+            per_cpu,
+            vec![2 * (STATES.len() as u64 - 1), 7 * STATES.len() as u64]
+        );
     }
 }

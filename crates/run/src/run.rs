@@ -374,8 +374,9 @@ fn run_phase(
         r.unsampled_ns = s.weigher.unsampled_ns(window_ns);
         if let (Some((tps, missing)), Some(a), Some(b)) = (&states, &states_start, &states_end) {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            let (d, per_cpu) = crate::exactcpu::delta(a, b);
             r.exact = Some(crate::exactcpu::build(
-                &crate::exactcpu::delta(a, b),
+                &d,
                 window_ns,
                 cpus,
                 ios,
@@ -383,6 +384,7 @@ fn run_phase(
                 &r,
                 tps.clone(),
                 missing.clone(),
+                &per_cpu,
             ));
         }
         r

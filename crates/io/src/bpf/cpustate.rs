@@ -9,9 +9,35 @@
 //!
 //! Per-CPU value (u64 words): 0 the last event's time, 1 the base state
 //! (what the CPU runs outside interrupts), 2 in a hard interrupt (0 or 1),
-//! 3 in a soft interrupt, then one accumulator (ns) per [`STATES`] entry.
-//! The state charged is `hardirq` while in a hard interrupt, else
-//! `softirq` while in a soft one, else the base state.
+//! 3 in a soft interrupt, 4 the block phase outside interrupts, 5 the
+//! contexts in a request's completion, then one accumulator (ns) per
+//! [`STATES`] entry. The state charged is `hardirq` while in a hard
+//! interrupt, else `softirq` while in a soft one, else the block phase if
+//! any, else the base state; `block completion` replaces any of these while
+//! the context charged is completing a request.
+//!
+//! The block layer's own tracepoints split the kernel's time further
+//! (every task's, not only this process's):
+//! - `block_bio_queue` → `block_plug` (the request parked in the task's
+//!   plug list) or `block_rq_issue`; `block_unplug` → `block_rq_issue`:
+//!   block layer submission. `io_uring_submit_req` ends it: io_uring's next
+//!   request is io_uring's. A request added to a plug list that already
+//!   holds one fires no `block_plug`: the submitter's code up to its next
+//!   event (io_uring's next request, the system call's exit) is then
+//!   charged to the block layer.
+//! - `block_rq_issue` → the context's next event: the driver's `queue_rq`
+//!   (which stamps the issue as it starts) and the return through the
+//!   block layer to the submitter; no tracepoint marks where the driver
+//!   returns, so this is "driver submission and return".
+//! - `block_rq_complete` → `block_io_done`, in the context (task, softirq,
+//!   hardirq) that began it: ending the bios, the waiter's wake-up
+//!   included, and the request's accounting. A batch completing several
+//!   requests ends at the first one's accounting.
+//!
+//! A context switch, a system call's entry or exit and the idle loop end
+//! the task's block phase; a task switched out inside the block layer
+//! (waiting for a tag, preempted) resumes charged to its base state until
+//! its next block event.
 //!
 //! What each event does to the base state:
 //! - `sys_enter`: system call, this process's or another's (by tgid);
@@ -40,7 +66,7 @@ use std::io;
 
 /// The states, in accumulator order. The first is the state of a CPU no
 /// event has been seen on yet.
-pub const STATES: [&str; 11] = [
+pub const STATES: [&str; 14] = [
     "unknown",
     "user, this process",
     "user, other processes",
@@ -52,6 +78,9 @@ pub const STATES: [&str; 11] = [
     "idle loop (not halted)",
     "idle (halted)",
     "idle loop, leaving (tick restart, switch out)",
+    "block layer submission",
+    "driver submission and return",
+    "block completion",
 ];
 const UNKNOWN: i32 = 0;
 const USER_OURS: i32 = 1;
@@ -67,8 +96,25 @@ const IDLE: i32 = 9;
 /// restarting the tick and switching out, which /proc/stat counts as busy
 /// (idle accounting stops when `tick_nohz_idle_exit` begins).
 const IDLE_LEAVING: i32 = 10;
+/// `block_bio_queue` → `block_plug` or `block_rq_issue`, and
+/// `block_unplug` → `block_rq_issue`, outside interrupts: the block layer
+/// turning the bio into a request and dispatching it.
+const BLOCK_SUBMIT: i32 = 11;
+/// `block_rq_issue` → the context's next event: the driver's `queue_rq`
+/// (it stamps the issue first) and the return through the block layer to
+/// the submitter (no tracepoint marks the driver's return).
+const DRIVER: i32 = 12;
+/// `block_rq_complete` → `block_io_done` in the same context (task, soft
+/// or hard interrupt): ending the bios, the submitter's wake-up included,
+/// and the request's accounting.
+const COMPLETION: i32 = 13;
+/// Word 4: the block phase of the context outside interrupts (0 none, 1
+/// block submission, 2 driver); word 5: the contexts in a request's
+/// completion, one bit each (1 task, 2 softirq, 4 hardirq).
+const PHASE: i16 = 32;
+const COMPLETING: i16 = 40;
 /// Index of the first accumulator word.
-const ACC: usize = 4;
+const ACC: usize = 6;
 const WORDS: usize = ACC + STATES.len();
 const PF_KTHREAD: i32 = 0x0020_0000;
 const HELPER_PROBE_READ_KERNEL: i32 = 113;
@@ -98,11 +144,18 @@ enum Action {
     Exit(usize),
     Switch,
     Idle,
+    /// The block phase outside interrupts (a block tracepoint inside an
+    /// interrupt changes nothing).
+    Phase(i32),
+    /// A request's completion begins or ends in the current context.
+    Completing(bool),
 }
 
 /// The tracepoints and what each does; `required` ones must attach, the
-/// others (x86's system-vector interrupts) are used where they exist.
-const EVENTS: [(&str, Action, bool); 18] = [
+/// others (x86's system-vector interrupts, the block and io_uring ones) are
+/// used where they exist. A block pair is used only whole: the events after
+/// `block_rq_issue` need it, those after `block_io_done` need that.
+const EVENTS: [(&str, Action, bool); 25] = [
     ("sys_enter", Action::ByTgid(SYS_OURS, SYS_OTHER), true),
     ("sys_exit", Action::ByTgid(USER_OURS, USER_OTHER), true),
     ("sched_switch", Action::Switch, true),
@@ -121,11 +174,35 @@ const EVENTS: [(&str, Action, bool); 18] = [
     ("call_function_single_exit", Action::Exit(2), false),
     ("irq_work_entry", Action::Enter(2), false),
     ("irq_work_exit", Action::Exit(2), false),
+    ("block_rq_issue", Action::Phase(DRIVER), false),
+    ("block_bio_queue", Action::Phase(BLOCK_SUBMIT), false),
+    ("block_plug", Action::Phase(0), false),
+    ("block_unplug", Action::Phase(BLOCK_SUBMIT), false),
+    ("io_uring_submit_req", Action::Phase(0), false),
+    ("block_io_done", Action::Completing(false), false),
+    ("block_rq_complete", Action::Completing(true), false),
 ];
+
+/// The event an optional one is used with: it is skipped when that one
+/// could not be attached.
+fn needs(tp: &str) -> Option<&'static str> {
+    match tp {
+        "block_bio_queue" | "block_plug" | "block_unplug" | "io_uring_submit_req" => {
+            Some("block_rq_issue")
+        }
+        "block_rq_complete" => Some("block_io_done"),
+        _ => None,
+    }
+}
 
 /// Charge now − last to the current state: r6 = ctx, r7 = this CPU's
 /// value, r8 = now afterwards. At a context switch (`switching`), idle-loop
 /// time is the idle task leaving.
+///
+/// The state: in a hard interrupt `hardirq`, else in a soft one `softirq`,
+/// else the block phase if there is one, else the base state; and
+/// `block completion` instead of any of these while the context charged
+/// has its completion bit set.
 fn charge(a: &mut Asm, map: i32, switching: bool) {
     a.raw(MOV_X, 6, 1, 0, 0);
     a.raw(CALL, 0, 0, 0, HELPER_KTIME);
@@ -144,17 +221,28 @@ fn charge(a: &mut Asm, map: i32, switching: bool) {
     a.jmp(JGT_X, 1, 8, 0, "charged"); // a nested program stamped later
     a.raw(MOV_X, 2, 8, 0, 0);
     a.raw(SUB_X, 2, 1, 0, 0);
+    // r3 = the state, r5 = the context's completion bit.
     a.raw(MOV_K, 3, 0, 0, HARDIRQ);
+    a.raw(MOV_K, 5, 0, 0, 4);
     a.raw(LDX_DW, 4, 7, 16, 0);
-    a.jmp(JNE_K, 4, 0, 0, "have_state");
+    a.jmp(JNE_K, 4, 0, 0, "have_level");
     a.raw(MOV_K, 3, 0, 0, SOFTIRQ);
+    a.raw(MOV_K, 5, 0, 0, 2);
     a.raw(LDX_DW, 4, 7, 24, 0);
-    a.jmp(JNE_K, 4, 0, 0, "have_state");
+    a.jmp(JNE_K, 4, 0, 0, "have_level");
+    a.raw(MOV_K, 5, 0, 0, 1);
+    a.raw(LDX_DW, 3, 7, PHASE, 0);
+    a.jmp(JNE_K, 3, 0, 0, "have_level");
     a.raw(LDX_DW, 3, 7, 8, 0);
     if switching {
-        a.jmp(JNE_K, 3, 0, IDLE_LOOP, "have_state");
+        a.jmp(JNE_K, 3, 0, IDLE_LOOP, "have_level");
         a.raw(MOV_K, 3, 0, 0, IDLE_LEAVING);
     }
+    a.label("have_level");
+    a.raw(LDX_DW, 4, 7, COMPLETING, 0);
+    a.raw(AND_X, 4, 5, 0, 0);
+    a.jmp(JEQ_K, 4, 0, 0, "have_state");
+    a.raw(MOV_K, 3, 0, 0, COMPLETION);
     a.label("have_state");
     a.jmp(JGT_K, 3, 0, STATES.len() as i32 - 1, "charged");
     a.raw(LSH_K, 3, 0, 0, 3);
@@ -167,6 +255,28 @@ fn charge(a: &mut Asm, map: i32, switching: bool) {
 }
 
 const JGT_X: u8 = 0x2d;
+const AND_X: u8 = 0x5f;
+const OR_X: u8 = 0x4f;
+const XOR_K: u8 = 0xa7;
+
+/// Clear completion bit(s) `mask` of this CPU's value (r7).
+fn clear_completing(a: &mut Asm, mask: i32) {
+    a.raw(LDX_DW, 1, 7, COMPLETING, 0);
+    a.raw(AND_K, 1, 0, 0, !mask);
+    a.raw(STX_DW, 7, 1, COMPLETING, 0);
+}
+
+/// r5 = the current context's completion bit (4 hardirq, 2 softirq, 1 task).
+fn context_bit(a: &mut Asm) {
+    a.raw(MOV_K, 5, 0, 0, 4);
+    a.raw(LDX_DW, 4, 7, 16, 0);
+    a.jmp(JNE_K, 4, 0, 0, "have_bit");
+    a.raw(MOV_K, 5, 0, 0, 2);
+    a.raw(LDX_DW, 4, 7, 24, 0);
+    a.jmp(JNE_K, 4, 0, 0, "have_bit");
+    a.raw(MOV_K, 5, 0, 0, 1);
+    a.label("have_bit");
+}
 
 /// r0 = a u32 field, at `off`, of the task at ctx args[`arg`]
 /// (sched_switch's 1 `prev`, 2 `next`); out when the read fails.
@@ -192,6 +302,10 @@ fn program(
     charge(&mut a, map, action == Action::Switch);
     match action {
         Action::ByTgid(ours, other) => {
+            // A system call's entry or exit ends any block phase of the
+            // task context (a request's issue returns before either).
+            a.raw(ST_DW_K, 7, 0, PHASE, 0);
+            clear_completing(&mut a, 1);
             a.raw(CALL, 0, 0, 0, HELPER_PID_TGID);
             a.raw(RSH_K, 0, 0, 0, 32);
             a.raw(ST_DW_K, 7, 0, 8, other);
@@ -202,8 +316,31 @@ fn program(
         // ones), and an entry whose exit was missed (the programs attach one
         // by one) must not leave the CPU in an interrupt for good.
         Action::Enter(w) => a.raw(ST_DW_K, 7, 0, (w * 8) as i16, 1),
-        Action::Exit(w) => a.raw(ST_DW_K, 7, 0, (w * 8) as i16, 0),
+        Action::Exit(w) => {
+            a.raw(ST_DW_K, 7, 0, (w * 8) as i16, 0);
+            // A completion the interrupt began and did not end ends with it.
+            clear_completing(&mut a, if w == 2 { 4 } else { 2 });
+        }
+        Action::Phase(p) => {
+            a.raw(LDX_DW, 1, 7, 16, 0);
+            a.jmp(JNE_K, 1, 0, 0, "out");
+            a.raw(LDX_DW, 1, 7, 24, 0);
+            a.jmp(JNE_K, 1, 0, 0, "out");
+            a.raw(ST_DW_K, 7, 0, PHASE, p);
+        }
+        Action::Completing(begin) => {
+            context_bit(&mut a);
+            a.raw(LDX_DW, 1, 7, COMPLETING, 0);
+            if begin {
+                a.raw(OR_X, 1, 5, 0, 0);
+            } else {
+                a.raw(XOR_K, 5, 0, 0, -1);
+                a.raw(AND_X, 1, 5, 0, 0);
+            }
+            a.raw(STX_DW, 7, 1, COMPLETING, 0);
+        }
         Action::Idle => {
+            a.raw(ST_DW_K, 7, 0, PHASE, 0);
             // args[0] is the state, (u32)-1 (PWR_EVENT_EXIT) on exit.
             a.raw(LDX_DW, 2, 6, 0, 0);
             a.raw(MOV32_X, 2, 2, 0, 0);
@@ -213,6 +350,10 @@ fn program(
             a.raw(ST_DW_K, 7, 0, 8, IDLE);
         }
         Action::Switch => {
+            // The next task is in no block phase (one that blocked inside
+            // the block layer resumes charged to its base state).
+            a.raw(ST_DW_K, 7, 0, PHASE, 0);
+            clear_completing(&mut a, 1);
             // prev switched out on its way back to user mode (not
             // preempted in the kernel, not blocking: args[0] preempt and
             // args[3] prev_state both 0) resumes in user mode: remember
@@ -278,6 +419,10 @@ pub struct CpuWord {
     pub base: u64,
     pub hard_depth: u64,
     pub soft_depth: u64,
+    /// The block phase outside interrupts (0, or a block state).
+    pub phase: u64,
+    /// The contexts in a request's completion (1 task, 2 softirq, 4 hardirq).
+    pub completing: u64,
     pub acc: [u64; STATES.len()],
 }
 
@@ -290,18 +435,27 @@ impl CpuWord {
             base: w[1],
             hard_depth: w[2],
             soft_depth: w[3],
+            phase: w[4],
+            completing: w[5],
             acc,
         }
     }
 
     /// The state the CPU is in now (as the programs charge it).
     pub fn current(&self) -> usize {
-        if self.hard_depth > 0 {
-            HARDIRQ as usize
+        let (state, bit) = if self.hard_depth > 0 {
+            (HARDIRQ as u64, 4)
         } else if self.soft_depth > 0 {
-            SOFTIRQ as usize
+            (SOFTIRQ as u64, 2)
+        } else if self.phase > 0 {
+            (self.phase, 1)
         } else {
-            (self.base as usize).min(STATES.len() - 1)
+            (self.base, 1)
+        };
+        if self.completing & bit != 0 {
+            COMPLETION as usize
+        } else {
+            (state as usize).min(STATES.len() - 1)
         }
     }
 
@@ -350,6 +504,10 @@ impl CpuStates {
         let resumes = map_create(9, 4, 8, TASKS, 0)?; // LRU hash: pid → 0/1
         let (mut links, mut progs, mut missing, mut attached) = (vec![], vec![], vec![], vec![]);
         for (tp, action, required) in EVENTS {
+            if let Some(n) = needs(tp).filter(|n| missing.iter().any(|m| m == n)) {
+                missing.push(format!("{tp} (not used without {n})"));
+                continue;
+            }
             let code = program(map.0, resumes.0, action, tgid, task);
             let name = format!("ssdr_{}", &tp[..tp.len().min(10)]);
             let p = prog_load(&code, &name, Attach::Raw(tp))
@@ -387,10 +545,11 @@ impl CpuStates {
         Ok(vals.chunks(WORDS).map(CpuWord::from_words).collect())
     }
 
-    /// Every CPU's states summed, settled at the moment of reading.
-    pub fn snapshot(&self) -> io::Result<[u64; STATES.len()]> {
+    /// Each possible CPU's states, settled at the moment of reading.
+    pub fn snapshot(&self) -> io::Result<Vec<[u64; STATES.len()]>> {
         let v = self.read()?;
-        Ok(settle_all(&v, super::monotonic_ns()))
+        let now = super::monotonic_ns();
+        Ok(v.iter().map(|c| c.settled(now)).collect())
     }
 }
 
@@ -436,7 +595,45 @@ mod tests {
             base: base as u64,
             hard_depth: hard,
             soft_depth: soft,
+            phase: 0,
+            completing: 0,
             acc: [0; STATES.len()],
+        }
+    }
+
+    #[test]
+    fn the_block_phase_and_a_completion_take_their_context_s_time() {
+        // A system call inside the block layer: block submission.
+        let mut w = word(SYS_OURS, 0, 0, 1_000);
+        w.phase = BLOCK_SUBMIT as u64;
+        assert_eq!(w.settled(1_400)[BLOCK_SUBMIT as usize], 400);
+        // An interrupt on top of it is the interrupt's.
+        w.hard_depth = 1;
+        assert_eq!(w.settled(1_400)[HARDIRQ as usize], 400);
+        // A completion begun in the softirq: block completion while in it,
+        // but not in a hard interrupt on top of it.
+        let mut w = word(KTHREAD, 0, 1, 1_000);
+        w.completing = 2;
+        assert_eq!(w.settled(1_100)[COMPLETION as usize], 100);
+        w.hard_depth = 1;
+        assert_eq!(w.settled(1_100)[HARDIRQ as usize], 100);
+        // One begun in the task context does not cover the softirq.
+        let mut w = word(KTHREAD, 0, 1, 1_000);
+        w.completing = 1;
+        assert_eq!(w.settled(1_100)[SOFTIRQ as usize], 100);
+        w.soft_depth = 0;
+        assert_eq!(w.settled(1_100)[COMPLETION as usize], 100);
+    }
+
+    #[test]
+    fn a_block_event_is_used_only_with_its_pair() {
+        for (tp, _, required) in EVENTS {
+            if let Some(n) = needs(tp) {
+                assert!(!required);
+                let at = |t: &str| EVENTS.iter().position(|e| e.0 == t).unwrap();
+                // The one needed attaches first.
+                assert!(at(n) < at(tp), "{tp} before {n}");
+            }
         }
     }
 
@@ -470,6 +667,31 @@ mod tests {
         assert_eq!(t.iter().sum::<u64>(), 2 * 4_000);
         assert_eq!(t[IDLE as usize], 2_000 + 3_000);
         assert_eq!(t[USER_OTHER as usize], 1_000);
+    }
+
+    /// The verifier accepts every program (offsets are only read through
+    /// bpf_probe_read_kernel, so made-up ones are safe), and the block
+    /// tracepoints this kernel has are used.
+    #[test]
+    fn the_programs_load_where_permitted() {
+        let task = TaskLayout {
+            flags: 44,
+            pid: 1000,
+            tgid: 1004,
+        };
+        match CpuStates::start(std::process::id(), &task) {
+            Ok(s) => {
+                eprintln!("attached {:?}, missing {:?}", s.attached, s.missing);
+                let has = std::path::Path::new("/sys/kernel/tracing/events/block/block_rq_issue")
+                    .exists();
+                if has {
+                    assert!(s.attached.iter().any(|t| t == "block_rq_issue"));
+                    assert!(s.attached.iter().any(|t| t == "block_bio_queue"));
+                }
+                assert_eq!(s.read().unwrap().len(), possible_cpus());
+            }
+            Err(e) => eprintln!("skipped: eBPF not permitted here: {e}"),
+        }
     }
 
     #[test]

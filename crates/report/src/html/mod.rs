@@ -22,6 +22,7 @@ pub mod charts;
 mod compare;
 mod costs;
 mod curves;
+mod exactcpu;
 mod figure;
 mod fleet;
 mod heatmap;

@@ -85,6 +85,9 @@ pub fn render(r: &RunResult) -> String {
             cpu(r, &s).html(),
         ],
     ));
+    if let Some(e) = super::exactcpu::section(r) {
+        body.push_str(&e);
+    }
     body.push_str(&section(
         "s-over-time",
         "Over time",
