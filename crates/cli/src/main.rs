@@ -128,7 +128,7 @@ enum RamdevCmd {
     List,
     /// Remove a device ssdready made (or --all).
     Remove {
-        /// The device, e.g. /dev/loop3.
+        /// The device, e.g. /dev/loop3 or /dev/ublkb0.
         device: Option<String>,
         #[arg(long)]
         all: bool,
@@ -150,7 +150,8 @@ enum EmuCmd {
     Attach {
         /// PRESET[,key=value...], as after emu: in a target.
         spec: String,
-        /// auto, fuse (FUSE + loop) or ublk.
+        /// auto (ublk where /dev/ublk-control exists, FUSE + loop
+        /// elsewhere), fuse (FUSE + loop) or ublk.
         #[arg(long, default_value = "auto")]
         transport: String,
     },
