@@ -171,7 +171,7 @@ mod tests {
     fn unmapped_reads_from_many_threads_book_the_controller_exactly() {
         // Reads of unwritten pages take only the link and the controller
         // (4 cores × 4 µs): 4 threads × 500 of them at once complete at
-        // exactly the times 2,000 reads in a row do, whoever got which core.
+        // the times 2,000 reads in a row do, whoever got which core.
         let d = Device::new(&Params::parse("nvme-tlc,size=256m").unwrap());
         let mut one = d.clone();
         let mut expect: Vec<u64> = (0..2000)
@@ -195,7 +195,15 @@ mod tests {
         });
         expect.sort_unstable();
         done.sort_unstable();
-        assert_eq!(done, expect);
+        // The link and the controller are locked one after the other, so a
+        // command that took the link a command's transfer later may take a
+        // core first (module docs): each completion is exact to within one
+        // command's time on the link.
+        let slack = d.link_ns(d.command_bytes(1));
+        assert_eq!(done.len(), expect.len());
+        for (i, (a, b)) in done.iter().zip(&expect).enumerate() {
+            assert!(a.abs_diff(*b) <= slack, "read {i}: {a} against {b} (slack {slack} ns)");
+        }
     }
 
     #[test]
