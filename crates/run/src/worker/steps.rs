@@ -111,7 +111,9 @@ pub(super) fn hot_loop(
     if let Some(f) = &w.filler {
         f.prefill(engine, w.depth);
     }
-    let abandoned = w.drive_any(engine)?;
+    let abandoned = w.drive_any(engine);
+    w.flow.settle(); // the I/Os of the plan's last run counted
+    let abandoned = abandoned?;
     if w.flow.final_fsync() {
         files::fsync_all(ctx)?;
     }
