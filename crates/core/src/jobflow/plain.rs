@@ -68,9 +68,15 @@ impl JobFlow {
             return u64::MAX;
         }
         let ios = self.ios_cap.saturating_sub(self.c.rw_issued);
-        let pass = ceil_div(self.pass_cap.saturating_sub(self.c.pass_bytes), len);
+        let pass = self
+            .pass_cap
+            .saturating_sub(self.c.pass_bytes)
+            .div_ceil(len);
         let main = match self.main_dirs[ddir.idx()] {
-            true => ceil_div(self.main_cap.saturating_sub(self.c.main_issued), len),
+            true => self
+                .main_cap
+                .saturating_sub(self.c.main_issued)
+                .div_ceil(len),
             false => u64::MAX,
         };
         ios.min(pass).min(main)
@@ -116,11 +122,6 @@ impl JobFlow {
         };
         self.completed_in_full(&io, ok);
     }
-}
-
-/// `a ÷ b` rounded up (`b` > 0).
-fn ceil_div(a: u64, b: u64) -> u64 {
-    a / b + u64::from(a % b != 0)
 }
 
 #[cfg(test)]
