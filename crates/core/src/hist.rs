@@ -57,18 +57,23 @@ impl Default for Histogram {
     }
 }
 
+/// The bucket of `v` ns.
 #[inline]
-fn bucket_of(v: u64) -> usize {
-    let v = v.min(MAX_TRACKABLE_NS - 1);
+pub(crate) const fn bucket_of(v: u64) -> usize {
+    let v = if v < MAX_TRACKABLE_NS {
+        v
+    } else {
+        MAX_TRACKABLE_NS - 1
+    };
     // Without a branch: below 256 the leading one is taken as bit 7, so
     // the shift and the group are 0 and the bucket is the value itself.
     let msb = 63 - (v | SUB_BUCKETS).leading_zeros(); // >= 7
     let shift = msb - SUB_BITS; // 1 for [256, 512)
-    (u64::from(shift) * SUB_BUCKETS + (v >> shift)) as usize
+    (shift as u64 * SUB_BUCKETS + (v >> shift)) as usize
 }
 
 /// The lowest value and the width of bucket `i`.
-fn bucket_bounds(i: usize) -> (u64, u64) {
+pub(crate) const fn bucket_bounds(i: usize) -> (u64, u64) {
     let i = i as u64;
     if i < 2 * SUB_BUCKETS {
         return (i, 1);
@@ -113,11 +118,27 @@ impl Histogram {
         self.sum_sq += (v as u128 * v as u128) * k as u128;
     }
 
+    /// Count one value whose bucket ([`bucket_of`]) is known.
+    #[inline(always)]
+    pub(crate) fn record_in(&mut self, b: usize, v: u64) {
+        self.counts[b] += 1;
+        self.n += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v as u128;
+        self.sum_sq += v as u128 * v as u128;
+    }
+
     /// Count one value in two histograms at once, its bucket found once
     /// (a synchronous I/O's completion and total latency are one value).
     #[inline]
     pub fn record_both(a: &mut Histogram, b: &mut Histogram, v: u64) {
-        let i = bucket_of(v);
+        Histogram::record_both_in(a, b, bucket_of(v), v);
+    }
+
+    /// [`Histogram::record_both`] with the bucket ([`bucket_of`]) known.
+    #[inline(always)]
+    pub(crate) fn record_both_in(a: &mut Histogram, b: &mut Histogram, i: usize, v: u64) {
         let sq = v as u128 * v as u128;
         for h in [a, b] {
             h.counts[i] += 1;

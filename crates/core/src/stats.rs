@@ -4,7 +4,7 @@
 //! latency over time and heat maps).
 //! A worker owns its [`WorkerStats`]; the run merges them at the end.
 
-use crate::hist::Histogram;
+use crate::hist::{bucket_bounds, bucket_of, Histogram, NUM_BUCKETS};
 use crate::req::Ddir;
 use serde::{Deserialize, Serialize};
 
@@ -19,14 +19,27 @@ const SEC_LAT_MAX: u64 = (1 << 40) - 1;
 /// below the leading one. A bucket's midpoint is within 12.5 % of any value
 /// in it.
 #[inline]
-pub fn sec_lat_bucket(v: u64) -> usize {
+pub const fn sec_lat_bucket(v: u64) -> usize {
     if v < 4 {
         return v as usize;
     }
-    let v = v.min(SEC_LAT_MAX);
+    let v = if v < SEC_LAT_MAX { v } else { SEC_LAT_MAX };
     let e = 63 - v.leading_zeros(); // >= 2
     (4 * (e - 1) + ((v >> (e - 2)) & 3) as u32) as usize
 }
+
+/// The per-second bucket of every value in each bucket of the run's
+/// histogram ([`crate::hist`]: its buckets are finer and never straddle a
+/// per-second one), so that a latency's bucket is found once per I/O.
+static SEC_OF_BUCKET: [u8; NUM_BUCKETS] = {
+    let mut t = [0u8; NUM_BUCKETS];
+    let mut i = 0;
+    while i < NUM_BUCKETS {
+        t[i] = sec_lat_bucket(bucket_bounds(i).0) as u8;
+        i += 1;
+    }
+    t
+};
 
 /// The lowest value of per-second latency bucket `b`, ns.
 pub fn sec_lat_bucket_low(b: usize) -> u64 {
@@ -77,10 +90,17 @@ impl SecSample {
     /// Count one I/O's latency.
     #[inline]
     pub fn record_lat(&mut self, lat: u64) {
+        self.record_lat_in(sec_lat_bucket(lat), lat);
+    }
+
+    /// Count one I/O's latency, its bucket ([`sec_lat_bucket`]) known.
+    #[inline(always)]
+    fn record_lat_in(&mut self, b: usize, lat: u64) {
         self.lat_sum_ns += u128::from(lat);
         self.lat_max_ns = self.lat_max_ns.max(lat);
-        let b = &mut self.lat_buckets[sec_lat_bucket(lat)];
-        *b = b.saturating_add(1);
+        if let Some(b) = self.lat_buckets.get_mut(b) {
+            *b = b.saturating_add(1);
+        }
     }
 
     /// Add another worker's second.
@@ -217,18 +237,22 @@ impl DirStats {
 
     /// [`DirStats::account`] and [`DirStats::record_lat`] at once (one
     /// look-up of the second).
-    #[inline]
+    #[inline(always)]
     pub fn account_lat(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
-        self.second(sec, bytes, short).record_lat(lat);
-        self.lat.record(lat);
+        let b = bucket_of(lat);
+        self.second(sec, bytes, short)
+            .record_lat_in(usize::from(SEC_OF_BUCKET[b]), lat);
+        self.lat.record_in(b, lat);
     }
 
     /// [`DirStats::account_lat`] of a synchronous I/O, whose completion
     /// latency is its total latency: both histograms at once.
-    #[inline]
+    #[inline(always)]
     pub fn account_sync(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
-        self.second(sec, bytes, short).record_lat(lat);
-        Histogram::record_both(&mut self.lat, &mut self.clat, lat);
+        let b = bucket_of(lat);
+        self.second(sec, bytes, short)
+            .record_lat_in(usize::from(SEC_OF_BUCKET[b]), lat);
+        Histogram::record_both_in(&mut self.lat, &mut self.clat, b, lat);
     }
 
     /// Count a completion of `bytes` in second `sec`; returns that second.
@@ -817,6 +841,25 @@ mod tests {
         }
         assert_eq!(sec_lat_bucket(u64::MAX), SEC_LAT_BUCKETS - 1);
         assert_eq!(sec_lat_bucket(1 << 40), SEC_LAT_BUCKETS - 1);
+    }
+
+    #[test]
+    fn a_latencys_second_bucket_follows_from_its_run_bucket() {
+        // Every run bucket's first and last value, and values around each
+        // per-second boundary and the clamps.
+        let mut values = vec![0, u64::MAX, (1 << 40) - 1, 1 << 40, 1 << 44, (1 << 44) - 1];
+        for i in 0..NUM_BUCKETS {
+            let (lo, width) = bucket_bounds(i);
+            values.extend([lo, lo + width - 1]);
+        }
+        for b in 0..SEC_LAT_BUCKETS {
+            let lo = sec_lat_bucket_low(b);
+            values.extend([lo.saturating_sub(1), lo, lo + 1]);
+        }
+        for v in values {
+            let via_run = usize::from(SEC_OF_BUCKET[bucket_of(v)]);
+            assert_eq!(via_run, sec_lat_bucket(v), "{v} ns");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! completed ([`JobFlow::completed`]); the worker does the I/O, the waits and
 //! the checks of the data.
 
+mod plain;
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
@@ -431,6 +432,7 @@ impl JobFlow {
 
     /// The offset generator (fio's rate logic picks the next direction in it).
     pub fn plan_mut(&mut self) -> &mut IoPlan {
+        self.settle();
         &mut self.plan
     }
 
@@ -490,6 +492,7 @@ impl JobFlow {
         skipped: u64,
         next: u64,
     ) {
+        self.settle();
         self.plan.zbd_moved(file, d, planned, issued, skipped, next);
         let fix = |v: &mut u64| *v = v.saturating_add(issued + skipped).saturating_sub(planned);
         fix(&mut self.c.pass_bytes);
@@ -516,41 +519,11 @@ impl JobFlow {
         }
     }
 
-    /// Whether the job's steps are only reads, writes and trims without
-    /// verification or syncs, and nothing is recorded or replayed (the
-    /// worker's plain path may then take [`JobFlow::next_plain`]).
-    pub fn is_lean(&self) -> bool {
-        self.lean
-    }
-
-    /// The next read, write or trim (file, direction, offset, length) when
-    /// the flow is lean and in the middle of a pass; None: ask
-    /// [`JobFlow::next`] (which gives the same I/Os and every other step).
-    #[inline(always)]
-    pub fn next_plain(&mut self) -> Option<(u32, Ddir, u64, u32)> {
-        if !self.lean
-            || self.wrap_invalidate
-            || self.stage != Stage::Work
-            || self.pending.is_some()
-            || self.pass_over()
-        {
-            return None;
-        }
-        let Some(io) = self.plan.next_io() else {
-            self.plan_done = true;
-            self.stage = Stage::PassEnd;
-            return None;
-        };
-        if !self.unbounded {
-            self.count_issue(io.1, io.3);
-        }
-        Some(io)
-    }
-
     /// The next thing to do, with `inflight` requests in flight at `now`
     /// (ns on any steady clock).
     #[inline]
     pub fn next(&mut self, inflight: usize, now: u64) -> Step {
+        self.settle();
         if self.lean && self.stage == Stage::Work && self.pending.is_none() && !self.pass_over() {
             if let Some((file, ddir, offset, len)) = self.plan.next_io() {
                 if !self.unbounded {
@@ -945,30 +918,6 @@ impl JobFlow {
             return;
         }
         self.completed_in_full(io, ok);
-    }
-
-    /// A read or write without verification finished (what the worker
-    /// does not keep the request of).
-    #[inline]
-    pub fn completed_plain(&mut self, ddir: Ddir, len: u32, ok: bool) {
-        if self.unbounded {
-            return;
-        }
-        if self.lean {
-            if ok {
-                self.c.rw_completed += 1;
-                self.c.bytes_done += u64::from(len);
-            }
-            return;
-        }
-        let io = FlowIo::Rw {
-            file: 0,
-            ddir,
-            offset: 0,
-            len,
-            tag: Tag::Plain,
-        };
-        self.completed_in_full(&io, ok);
     }
 
     fn completed_in_full(&mut self, io: &FlowIo, ok: bool) {

@@ -33,6 +33,7 @@ mod dists;
 mod files;
 mod permutation;
 mod randmap;
+mod run;
 
 pub use permutation::Permutation;
 pub use randmap::RandMap;
@@ -141,6 +142,8 @@ pub struct IoPlan {
     fast: bool,
     /// The direction of every I/O when the job has one (not a mix).
     fixed_ddir: Option<Ddir>,
+    /// The shortcut's I/Os granted in one go ([`run`]).
+    run: run::Run,
 }
 
 /// Where a strided job is: the zone (relative to the region) and the bytes
@@ -295,6 +298,7 @@ impl IoPlan {
             strided,
             fast,
             fixed_ddir: fixed_ddir(spec.rw),
+            run: run::Run::default(),
         }
     }
 
@@ -396,6 +400,7 @@ impl IoPlan {
     /// when the job's budget (io_size × loops, number_ios) is spent.
     #[inline(always)]
     pub fn next_io(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        debug_assert!(self.run_settled(), "a run is settled first");
         // The shortcut inline; the rest (and fio's trimwrite, which the
         // shortcut never has) out of line.
         if self.fast {
