@@ -202,7 +202,10 @@ mod tests {
         let slack = d.link_ns(d.command_bytes(1));
         assert_eq!(done.len(), expect.len());
         for (i, (a, b)) in done.iter().zip(&expect).enumerate() {
-            assert!(a.abs_diff(*b) <= slack, "read {i}: {a} against {b} (slack {slack} ns)");
+            assert!(
+                a.abs_diff(*b) <= slack,
+                "read {i}: {a} against {b} (slack {slack} ns)"
+            );
         }
     }
 
