@@ -341,22 +341,25 @@ impl Server {
                 let from = p::IN_HEADER + p::WRITE_IN;
                 nocopy || data.copy(at, &mut self.inbuf[from..from + len], Way::In)
             }
-            Op::Trim if !nocopy => {
-                // The trimmed range reads back as zeros, a chunk at a time.
-                let mut zeros = vec![0u8; len.min(1 << 20)];
-                let mut o = 0;
-                while o < len {
-                    let l = zeros.len().min(len - o);
-                    if !data.copy(at + o, &mut zeros[..l], Way::In) {
-                        return false;
-                    }
-                    o += l;
-                }
-                true
-            }
+            Op::Trim if !nocopy => zero(data, at, len),
             _ => true,
         }
     }
+}
+
+/// Store zeros over `len` bytes at `at` (a trimmed range reads back as
+/// zeros), a chunk at a time; false when the data store refuses.
+pub fn zero(data: &crate::data::Data, at: usize, len: usize) -> bool {
+    let mut zeros = vec![0u8; len.min(1 << 20)];
+    let mut o = 0;
+    while o < len {
+        let l = zeros.len().min(len - o);
+        if !data.copy(at + o, &mut zeros[..l], Way::In) {
+            return false;
+        }
+        o += l;
+    }
+    true
 }
 
 /// Wait until the clock reads `due`: sleeping (at most [`SLICE`] at a

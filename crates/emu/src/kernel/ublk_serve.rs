@@ -507,18 +507,7 @@ impl Server<'_> {
                 dev.data.copy(at, buf, Way::Out)
             }
             Op::Write => nocopy || dev.data.copy(at, &mut self.queue.buf(tag)[..len], Way::In),
-            Op::Trim if !nocopy => {
-                let mut zeros = vec![0u8; len.min(1 << 20)];
-                let mut o = 0;
-                while o < len {
-                    let l = zeros.len().min(len - o);
-                    if !dev.data.copy(at + o, &mut zeros[..l], Way::In) {
-                        return false;
-                    }
-                    o += l;
-                }
-                true
-            }
+            Op::Trim if !nocopy => super::fuse_serve::zero(&dev.data, at, len),
             _ => true,
         }
     }
