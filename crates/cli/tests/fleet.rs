@@ -4,31 +4,13 @@
 //! saying why, when fio is not installed.
 
 mod common;
-use common::net::{free_port, spawn_listening as spawn, Proc};
+use common::net::{fio_server, free_port, have_fio, spawn_listening as spawn, Proc};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::process::Command;
-use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ssdready");
 const JOB: &str = "[global]\nioengine=null\nbs=4k\nsize=4m\n[r]\nrw=randread\n[w]\nrw=write\n";
-
-fn have_fio() -> bool {
-    Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn fio_server(port: u16) -> Proc {
-    let p = spawn(
-        Command::new("fio").arg(format!("--server=ip:127.0.0.1,{port}")),
-        port,
-    );
-    // The readiness probe was a connection to fio: let it go by.
-    std::thread::sleep(Duration::from_millis(100));
-    p
-}
 
 #[test]
 fn fio_client_drives_two_ssdready_servers() {

@@ -6,41 +6,16 @@
 //! is not installed.
 
 mod common;
-use common::net::{free_port, spawn_listening as spawn, Proc};
+use common::net::{fio_server, free_port, have_fio, ssdready_server};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ssdready");
 /// 64 random 4 KiB reads, every I/O logged (no log_avg_msec).
 const JOB: &str = "[lg]\nioengine=null\nrw=randread\nbs=4k\nsize=256k\n\
                    write_lat_log=lg\nwrite_bw_log=lg\nwrite_iops_log=lg\n";
-
-fn have_fio() -> bool {
-    Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn fio_server(port: u16) -> Proc {
-    let p = spawn(
-        Command::new("fio").arg(format!("--server=ip:127.0.0.1,{port}")),
-        port,
-    );
-    // The readiness probe was a connection to fio: let it go by.
-    std::thread::sleep(Duration::from_millis(100));
-    p
-}
-
-fn ssdready_server(port: u16) -> Proc {
-    spawn(
-        Command::new(BIN).args(["server", "--port", &port.to_string()]),
-        port,
-    )
-}
 
 /// Every log file in `dir`: its name and its lines split into columns.
 fn logs_in(dir: &Path) -> BTreeMap<String, Vec<Vec<u64>>> {

@@ -7,6 +7,33 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Whether fio runs here.
+pub fn have_fio() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `fio --server` on loopback port `port`, ready.
+pub fn fio_server(port: u16) -> Proc {
+    let p = spawn_listening(
+        Command::new("fio").arg(format!("--server=ip:127.0.0.1,{port}")),
+        port,
+    );
+    // The readiness probe was a connection to fio: let it go by.
+    std::thread::sleep(Duration::from_millis(100));
+    p
+}
+
+/// `ssdready server` on loopback port `port`, ready.
+pub fn ssdready_server(port: u16) -> Proc {
+    spawn_listening(
+        Command::new(env!("CARGO_BIN_EXE_ssdready")).args(["server", "--port", &port.to_string()]),
+        port,
+    )
+}
+
 /// A port free now (the kernel's choice).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
