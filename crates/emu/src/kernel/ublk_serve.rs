@@ -319,6 +319,7 @@ fn serve_queue(sh: Arc<Shared>, cdev: Arc<File>, q: u16, depth: u16) -> String {
         modelq: (attached.0, attached.1.clone()),
         pending: BinaryHeap::new(),
         done: Vec::with_capacity(depth as usize),
+        committed: Vec::with_capacity(depth as usize),
     }
     .run();
     sh.dev.queues.detach(attached.0);
@@ -331,6 +332,8 @@ struct Server<'a> {
     modelq: (usize, Arc<crate::queues::Counts>),
     pending: BinaryHeap<Due>,
     done: Vec<(u16, i32)>,
+    /// The timings of the requests committed in one submission (reused).
+    committed: Vec<Option<(u64, u64)>>,
 }
 
 impl Server<'_> {
@@ -391,20 +394,21 @@ impl Server<'_> {
     fn commit_due(&mut self, commit: u32, now: u64) -> Result<(), String> {
         let clock = &self.sh.dev.clock;
         let start = clock.now();
-        let mut timings = Vec::new();
+        self.committed.clear();
         while self.pending.peek().is_some_and(|d| d.0 .0 <= now) {
             let Due(due, tag, result, arrived) = self.pending.pop().expect("peeked");
             self.queue
                 .push(commit, tag, result)
                 .map_err(|e| format!("committing tag {tag}: {e}"))?;
-            timings.push((arrived != u64::MAX).then_some((arrived, due.0)));
+            self.committed
+                .push((arrived != u64::MAX).then_some((arrived, due.0)));
         }
         self.queue
             .submit_and_wait(0, None)
             .map_err(|e| format!("committing: {e}"))?;
         let end = clock.now();
-        for t in timings {
-            self.sh.stamps.served(t, start, end);
+        for t in &self.committed {
+            self.sh.stamps.served(*t, start, end);
         }
         Ok(())
     }
@@ -495,7 +499,7 @@ impl Server<'_> {
 
     /// Move a request's data as its command's DMA would.
     fn move_data(&mut self, tag: u16, dop: Op, at: usize, len: usize) -> bool {
-        let dev = self.sh.dev.clone();
+        let dev = &self.sh.dev;
         let nocopy = dev.params.nocopy;
         match dop {
             Op::Read => {
