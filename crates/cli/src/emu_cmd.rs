@@ -203,7 +203,7 @@ fn pick_transport(want: &str) -> Result<&'static str, String> {
     match want {
         "ublk" => ublk
             .map(|_| "ublk")
-            .map_err(|why| format!("transport ublk needs {why}")),
+            .map_err(|why| format!("transport ublk cannot be used here: {why}")),
         "auto" if ublk.is_ok() => Ok("ublk"),
         "fuse" | "auto" => match kernel::fuse_missing() {
             None => Ok("fuse+loop"),

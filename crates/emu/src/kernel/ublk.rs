@@ -226,7 +226,7 @@ pub fn probe() -> Result<(), String> {
         ));
     }
     if !ssdready_io::kdev::is_root() {
-        return Err("root (adding a ublk device needs CAP_SYS_ADMIN)".into());
+        return Err("not root (adding a ublk device needs CAP_SYS_ADMIN)".into());
     }
     Ok(())
 }
