@@ -239,10 +239,11 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             ),
         );
     }
-    let (_, log_problems) = crate::fleet_logs::write_host_logs(&runs, &req);
-    for p in &log_problems {
+    let logs = crate::fleet_logs::write_host_logs(&runs, &req);
+    for p in logs.problems.iter().chain(&logs.short) {
         say(&format!("fleet: {p}"));
     }
+    let log_problems = logs.problems;
     let text = match format.as_str() {
         "normal" => summary(&runs),
         f => {

@@ -130,11 +130,23 @@ fn asked_for(name: &str, prefixes: &[String]) -> bool {
         .any(|p| prefixes.iter().any(|q| q == p))
 }
 
-/// Write every host's logs; one line per log refused or not written.
-/// Returns the paths written and the problems.
-pub fn write_host_logs(runs: &[HostRun], req: &Request) -> (Vec<String>, Vec<String>) {
+/// What became of the logs the hosts sent.
+#[derive(Default)]
+pub struct Written {
+    /// The paths written.
+    pub paths: Vec<String>,
+    /// One line per log refused or not written (the run is partial).
+    pub problems: Vec<String>,
+    /// One line per log written with fewer samples than its host declared
+    /// (fio's server cuts its zlib stream short; the run is not partial).
+    pub short: Vec<String>,
+}
+
+/// Write every host's logs.
+pub fn write_host_logs(runs: &[HostRun], req: &Request) -> Written {
     let prefixes = log_prefixes(req);
-    let (mut written, mut problems) = (Vec::new(), Vec::new());
+    let mut w = Written::default();
+    let (written, problems) = (&mut w.paths, &mut w.problems);
     for r in runs {
         let shared = runs.iter().filter(|o| o.host.name == r.host.name).count() > 1;
         let host = if shared {
@@ -170,12 +182,23 @@ pub fn write_host_logs(runs: &[HostRun], req: &Request) -> (Vec<String>, Vec<Str
                 .map_err(|e| e.to_string())
                 .and_then(|b| write_log(&path, &b));
             match res {
-                Ok(()) => written.push(path),
+                Ok(()) => {
+                    let held = l.held(version);
+                    if held < l.nr_samples {
+                        w.short.push(format!(
+                            "{who}: log '{path}': {held} of the {} samples it declared \
+                             (its zlib stream ended early, as fio's server sends it; \
+                             fio's own client fills the rest from uninitialized memory)",
+                            l.nr_samples
+                        ));
+                    }
+                    written.push(path)
+                }
                 Err(e) => problems.push(format!("{who}: log '{path}': {e}")),
             }
         }
     }
-    (written, problems)
+    w
 }
 
 /// A log file: a regular file only, replaced atomically.

@@ -10,9 +10,13 @@
 //! - 0: fio's binary samples (`struct io_sample`, 32 bytes in version 97,
 //!   40 with `log_offset`; 40 and 48 in version 120), as they are;
 //! - 1 (`XMIT_COMPRESSED`): the same bytes through zlib, when both ends
-//!   agreed at PROBE (`FIO_PROBE_FLAG_ZLIB`). fio 3.33's server leaves the
-//!   stream unfinished (its last `deflate(Z_FINISH)` goes into a buffer
-//!   already queued), so a stream that simply ends is read to its end;
+//!   agreed at PROBE (`FIO_PROBE_FLAG_ZLIB`). fio's server (3.33 to this
+//!   day) leaves the stream unfinished: its last `deflate(Z_FINISH)` goes
+//!   into a buffer already queued, and with it the up to seven bits
+//!   `Z_BLOCK` held back, so the last sample or two may never arrive. A
+//!   stream that simply ends is read to its end, and [`IoLog::samples`]
+//!   gives the whole samples it holds ([`IoLog::held`] says how many;
+//!   fio's own client writes the missing ones from uninitialized memory);
 //! - 2 (`STORE_COMPRESSED`, `log_store_compressed=1`): the `.log.fz` file's
 //!   bytes, written by the client as they came.
 //!
@@ -223,18 +227,42 @@ impl IoLog {
         Ok(log)
     }
 
-    /// The samples, read as fio's client reads them: the first sample's
-    /// flag bits say whether each carries an offset. Histogram logs and
-    /// stored-compressed logs have none to read here.
+    /// How big each sample is: the first sample's flag bits say whether
+    /// each carries an offset.
+    fn sample_size(&self, l: &Layout) -> usize {
+        let first_ddir = self.data.get(l.sample - 16..l.sample - 12);
+        let offsets = first_ddir.is_some_and(|d| u32_at(d, 0) & OFFSET_BIT != 0);
+        l.sample + if offsets { 8 } else { 0 }
+    }
+
+    /// The whole samples its data holds, at most those declared (fewer
+    /// when fio's server cut its zlib stream short: see the module notes).
+    /// Histogram and stored-compressed logs: those declared.
+    pub fn held(&self, version: u16) -> u64 {
+        match layout(version) {
+            Ok(l) if self.log_type != LOG_TYPE_HIST && self.compressed != STORE_COMPRESSED => {
+                let whole = self.data.len() / self.sample_size(&l);
+                self.nr_samples.min(whole as u64)
+            }
+            _ => self.nr_samples,
+        }
+    }
+
+    /// The samples, read as fio's client reads them. Histogram logs and
+    /// stored-compressed logs have none to read here. A log that came
+    /// through zlib gives the whole samples it holds (see [`IoLog::held`]);
+    /// one that came as it is must hold every sample it declares.
     pub fn samples(&self, version: u16) -> Result<Vec<Sample>, Error> {
         let l = layout(version)?;
         if self.log_type == LOG_TYPE_HIST || self.compressed == STORE_COMPRESSED {
             return Ok(Vec::new());
         }
-        let first_ddir = self.data.get(l.sample - 16..l.sample - 12);
-        let offsets = first_ddir.is_some_and(|d| u32_at(d, 0) & OFFSET_BIT != 0);
-        let size = l.sample + if offsets { 8 } else { 0 };
-        let need = (self.nr_samples as usize).saturating_mul(size);
+        let size = self.sample_size(&l);
+        let offsets = size > l.sample;
+        let mut need = (self.nr_samples as usize).saturating_mul(size);
+        if self.compressed == XMIT_COMPRESSED {
+            need = need.min(self.data.len() / size * size);
+        }
         if self.data.len() < need {
             return Err(Error::Garbage(format!(
                 "log '{}' declares {} samples of {size} bytes but holds {} bytes",
@@ -403,6 +431,36 @@ mod tests {
         let cut = z.get_ref().clone();
         assert_eq!(inflate_bounded(&cut, l.data.len()).unwrap(), l.data);
         assert!(inflate_bounded(b"not zlib", 100).is_err());
+    }
+
+    #[test]
+    fn a_stream_cut_short_gives_the_whole_samples_it_holds() {
+        // What fio's server sends: the samples' blocks, the last few bytes
+        // (and the zlib trailer) never sent.
+        let l = log(64, XMIT_COMPRESSED);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&l.data).unwrap();
+        z.flush().unwrap();
+        let full = z.get_ref().clone();
+        let mut payload = l.header(97).unwrap();
+        payload.extend_from_slice(&full[..full.len() - 12]);
+        let back = IoLog::parse(97, &payload).unwrap();
+        let held = back.held(97);
+        assert!(held > 0 && held < 64, "{held} of 64");
+        let got = back.samples(97).unwrap();
+        assert_eq!(got.len() as u64, held);
+        let want = log(64, 0).samples(97).unwrap();
+        assert_eq!(
+            got[..],
+            want[..got.len()],
+            "the held samples are the first ones"
+        );
+        assert_eq!(back.text(97).unwrap().lines().count() as u64, held);
+        // Sent as they are, missing samples are corruption.
+        let mut plain = log(64, 0);
+        plain.data.truncate(plain.data.len() - 40);
+        assert_eq!(plain.held(97), 62);
+        assert!(plain.samples(97).is_err());
     }
 
     #[test]

@@ -263,6 +263,7 @@ fn host_json(r: &HostRun) -> Value {
         "logs": r.logs.iter().map(|l| json!({
             "name": l.name,
             "samples": l.nr_samples,
+            "samples_received": l.held(r.version.unwrap_or(97)),
             "compressed": l.compressed,
         })).collect::<Vec<_>>(),
         "log_errors": r.log_errors,
