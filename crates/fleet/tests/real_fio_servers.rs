@@ -61,6 +61,25 @@ impl FioServer {
         }
     }
 
+    /// Whether a job of this server is running: fio forks a process per
+    /// connection, and that process forks one per job.
+    fn job_running(&self) -> bool {
+        let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                // pid (comm) state ppid …: comm may hold spaces.
+                let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+                Some((pid, ppid.parse().ok()?))
+            })
+            .collect();
+        let children = |p: u32| parents.iter().filter(move |x| x.1 == p).map(|x| x.0);
+        children(self.child.id()).any(|c| children(c).next().is_some())
+    }
+
     fn kill(&mut self) {
         if std::mem::replace(&mut self.killed, true) {
             return;
@@ -157,7 +176,13 @@ fn a_server_killed_mid_run_leaves_the_others_results_marked_partial() {
     let stop = AtomicBool::new(false);
     let runs = std::thread::scope(|sc| {
         let t = sc.spawn(|| run_fleet(&hosts, &req, &stop));
-        std::thread::sleep(Duration::from_millis(800));
+        // Killed once its job runs (a fixed wait met a server still
+        // reading the job on a loaded machine), well before the 2 s end.
+        let t0 = Instant::now();
+        while !servers[1].job_running() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
         servers[1].kill();
         t.join().unwrap()
     });
