@@ -28,6 +28,7 @@ pub mod observer;
 pub mod output;
 pub mod panics;
 mod passthru;
+mod phase;
 pub mod phases;
 mod prepare;
 mod profiler;
