@@ -52,6 +52,7 @@ pub mod spec_log;
 pub mod spec_passthru;
 pub mod spec_run;
 pub mod spec_types;
+mod spec_validate;
 pub mod stats;
 pub mod stats_prio;
 pub mod steady;

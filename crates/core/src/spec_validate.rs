@@ -1,0 +1,333 @@
+//! [`JobSpec::validate`]: every check that needs nothing but the spec, in
+//! named groups (sizes, depths, engine options, merging and coalescing,
+//! block-size splits, verify). Checks that need the target (bs ≤ the size
+//! of a file or device, O_DIRECT alignment) run when the targets are
+//! resolved, still before anything is written. Each refusal names the
+//! option, the job and what is allowed.
+
+use crate::spec::{BlockSizes, EngineKind, JobSpec, SpecError, TemporalMerge, MAX_URING_DEPTH};
+use crate::strategy::CompletionWait;
+
+impl JobSpec {
+    /// A refusal of option `opt` of this job.
+    fn refuse(&self, opt: &str, msg: String) -> Result<(), SpecError> {
+        Err(SpecError::new(opt, msg).in_job(&self.name))
+    }
+
+    /// Every check that needs nothing but the spec (see the module notes).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        self.validate_text()?;
+        crate::arrivals::check(self).or_else(|(o, m)| self.refuse(o, m))?;
+        crate::option_table_library::check(self)?;
+        if self.zones.mode == crate::spec_io::ZoneMode::Strided && self.zones.size == 0 {
+            return self.refuse(
+                "zonesize",
+                "zonemode=strided needs zonesize (the bytes moved in each zone; fio refuses it too)"
+                    .into(),
+            );
+        }
+        self.zbd
+            .check(self.zones.mode)
+            .or_else(|(o, m)| self.refuse(o, m))?;
+        self.validate_sizes()?;
+        self.validate_depths()?;
+        self.validate_engine_options()?;
+        self.validate_merging()?;
+        self.validate_splits()?;
+        self.validate_verify()
+    }
+
+    /// Offset, size, block size and file size against each other.
+    fn validate_sizes(&self) -> Result<(), SpecError> {
+        if let Some(size) = self.size {
+            if self.offset.checked_add(size).is_none() {
+                return self.refuse(
+                    "offset",
+                    format!(
+                        "offset {} + size {size} is beyond 2^64 bytes (lower offset or size)",
+                        self.offset
+                    ),
+                );
+            }
+        }
+        if self.ioengine == EngineKind::Null && self.size.is_none() && self.filesize.is_none() {
+            return self.refuse(
+                "size",
+                "ioengine=null does no I/O and needs size (or filesize) to plan offsets (e.g. size=1g)"
+                    .into(),
+            );
+        }
+        if self.bs.min() == 0 {
+            return self.refuse(
+                "bs",
+                "block size 0 (allowed: at least 1 byte, e.g. 4k)".into(),
+            );
+        }
+        if let Some(size) = self.size {
+            if size == 0 {
+                return self.refuse(
+                    "size",
+                    "size 0 (allowed: a positive size such as 1g)".into(),
+                );
+            }
+            if u64::from(self.bs.max()) > size {
+                return self.refuse(
+                    "bs",
+                    format!(
+                        "block size {} is larger than size {size} (make bs ≤ size)",
+                        self.bs.max()
+                    ),
+                );
+            }
+            self.validate_per_file(size)?;
+        }
+        if let Some((lo, _)) = self.filesize {
+            if u64::from(self.bs.max()) > lo {
+                return self.refuse(
+                    "filesize",
+                    format!(
+                        "files of {lo} bytes are smaller than the block size {} (make filesize ≥ bs)",
+                        self.bs.max()
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The queue depth against the engine and the batch sizes.
+    fn validate_depths(&self) -> Result<(), SpecError> {
+        if self.ioengine == EngineKind::IoUring && self.iodepth > MAX_URING_DEPTH {
+            return self.refuse(
+                "iodepth",
+                format!(
+                    "{} is more than io_uring's {MAX_URING_DEPTH} entries (allowed with ioengine=io_uring: 1..={MAX_URING_DEPTH})",
+                    self.iodepth
+                ),
+            );
+        }
+        for (opt, v, allowed) in [
+            (
+                "iodepth_batch_submit",
+                self.iodepth_batch_submit,
+                "1..=iodepth",
+            ),
+            (
+                "iodepth_batch_complete_min",
+                self.iodepth_batch_complete_min,
+                "0..=iodepth",
+            ),
+            (
+                "iodepth_batch_complete_max",
+                self.iodepth_batch_complete_max,
+                "0..=iodepth, 0 meaning iodepth",
+            ),
+        ] {
+            if v > self.iodepth {
+                return self.refuse(
+                    opt,
+                    format!("{v} exceeds iodepth {} (allowed: {allowed})", self.iodepth),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Options that only some engines take: io_uring's, sg's alignment,
+    /// polling and completion waits.
+    fn validate_engine_options(&self) -> Result<(), SpecError> {
+        let pvsync2 = self.engine_named.as_deref() == Some("pvsync2");
+        if !matches!(self.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
+            // sg's hipri is SGV4_FLAG_HIPRI (a polled SCSI command).
+            let sg = self.ioengine == EngineKind::Sg;
+            for (on, opt) in [
+                (self.hipri && !pvsync2 && !sg, "hipri"),
+                (self.sqthread_poll, "sqthread_poll"),
+                (self.fixedbufs, "fixedbufs"),
+                (self.registerfiles, "registerfiles"),
+            ] {
+                if on {
+                    return self.refuse(
+                        opt,
+                        format!(
+                            "only applies to ioengine=io_uring and io_uring_cmd, not {}",
+                            self.ioengine.name()
+                        ),
+                    );
+                }
+            }
+        }
+        if self.ioengine == EngineKind::Sg {
+            // SCSI addresses whole logical blocks, 512 bytes at the least
+            // (the device's own size is checked when the job runs).
+            if let Some(bs) = self.bs.all().into_iter().find(|b| !b.is_multiple_of(512)) {
+                return self.refuse(
+                    "bs",
+                    format!("{bs} is not a multiple of 512: ioengine=sg sends whole SCSI logical blocks"),
+                );
+            }
+            if !self.offset.is_multiple_of(512) {
+                return self.refuse(
+                    "offset",
+                    format!("{} is not a multiple of 512: ioengine=sg addresses whole SCSI logical blocks", self.offset),
+                );
+            }
+        }
+        // Passthrough commands bypass the page cache whatever direct says.
+        let passthru = matches!(self.ioengine, EngineKind::Sg | EngineKind::UringCmd);
+        if self.hipri && !self.direct && !passthru {
+            return self.refuse("hipri", "polled completions need direct=1".into());
+        }
+        if let Some(w) = self
+            .completion
+            .filter(|&w| self.hipri && w != CompletionWait::Poll)
+        {
+            return self.refuse(
+                "completion",
+                format!(
+                    "completion={} contradicts hipri=1 (hipri polls in the kernel: use completion=poll \
+                     with it, or drop hipri)",
+                    w.name()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Temporal merging and interrupt coalescing: only where they apply.
+    fn validate_merging(&self) -> Result<(), SpecError> {
+        if self.temporal_merge != TemporalMerge::Off && !self.on_emulator() {
+            return self.refuse(
+                "temporal_merge",
+                format!(
+                    "{} needs a target that takes vectored (multi-extent) commands, and only the emulator \
+                     (filename=emu:…) does: NVMe and SCSI have no multi-extent read or write, and Linux \
+                     gives a file or block device one range per request (allowed here: off)",
+                    self.temporal_merge.name()
+                ),
+            );
+        }
+        if self.merge_max_bytes != 0 && self.merge_max_bytes < u64::from(self.bs.max()) {
+            return self.refuse(
+                "merge_max_bytes",
+                format!(
+                    "{} is less than the block size {} (allowed: 0 for no limit, or at least bs)",
+                    self.merge_max_bytes,
+                    self.bs.max()
+                ),
+            );
+        }
+        if self.coalesce.is_some_and(|c| c.n > 0 || c.us > 0)
+            && matches!(self.ioengine, EngineKind::Null | EngineKind::Psync)
+            && !self.on_emulator()
+        {
+            return self.refuse(
+                if self.coalesce.is_some_and(|c| c.n > 0) {
+                    "coalesce_n"
+                } else {
+                    "coalesce_us"
+                },
+                format!(
+                    "interrupt coalescing does not apply to ioengine={}: {}",
+                    self.ioengine.name(),
+                    if self.ioengine == EngineKind::Null {
+                        "it does no I/O"
+                    } else {
+                        "each I/O completes in its system call, with no completion interrupt to coalesce"
+                    }
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// bssplit's weights add up to 100, for each direction.
+    fn validate_splits(&self) -> Result<(), SpecError> {
+        for d in 0..3 {
+            if let BlockSizes::Split(v) = self.bs.for_dir(d) {
+                let total: u32 = v.iter().map(|p| p.1).sum();
+                if total != 100 {
+                    let dir = match &self.bs {
+                        BlockSizes::PerDir(_) => {
+                            format!(" for {}s", crate::spec_types::DIRECTIONS[d])
+                        }
+                        _ => String::new(),
+                    };
+                    return self.refuse(
+                        "bssplit",
+                        format!("weights{dir} add up to {total}, not 100"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `size` is split evenly over several files: each must hold a block.
+    fn validate_per_file(&self, size: u64) -> Result<(), SpecError> {
+        if self.filesize.is_some() {
+            return Ok(());
+        }
+        let files = self.files_per_clone();
+        let per_file = size / files;
+        let bs = u64::from(self.bs.max());
+        if files > 1 && bs > per_file {
+            return self.refuse(
+                "size",
+                format!(
+                    "size {size} split over {files} files leaves {per_file} bytes each, less than the block size {bs} (allowed: size ≥ {})",
+                    bs.saturating_mul(files)
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Names and paths that no system call or message could carry: a job
+    /// name with a control character (it names threads and starts every
+    /// error line), a path with a NUL byte.
+    fn validate_text(&self) -> Result<(), SpecError> {
+        if self.name.is_empty() || self.name.chars().any(char::is_control) {
+            return self.refuse(
+                "name",
+                format!(
+                    "{:?} is not a job name (allowed: text without control characters)",
+                    self.name
+                ),
+            );
+        }
+        for (opt, path) in self
+            .filename
+            .iter()
+            .map(|f| ("filename", f))
+            .chain(self.directory.iter().map(|d| ("directory", d)))
+            .chain(self.opendir.iter().map(|d| ("opendir", d)))
+            .chain(self.filename_format.iter().map(|d| ("filename_format", d)))
+        {
+            if path.contains('\0') {
+                return self.refuse(
+                    opt,
+                    format!("{path:?} contains a NUL byte (allowed: a path)"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The verify options against the job's block sizes and pattern.
+    fn validate_verify(&self) -> Result<(), SpecError> {
+        if !self.verify.on() {
+            return Ok(());
+        }
+        if self.rw.trims() {
+            return self.refuse(
+                "verify",
+                format!("rw={} trims; verify checks what reads and writes move (use a read or write pattern)", self.rw.name()),
+            );
+        }
+        if let Err((opt, msg)) = self.verify.check(&self.bs.all()) {
+            return self.refuse(opt, msg);
+        }
+        Ok(())
+    }
+}
