@@ -153,7 +153,7 @@ fn emulated(a: &Request) -> Result<Target, Error> {
         ..Default::default()
     };
     let params = std::collections::BTreeMap::from([(a.target.clone(), p.clone())]);
-    ssdready_run::devices::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
+    ssdready_run::emulated::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
         .map_err(Error::BadInput)?;
     Ok(Target::Emulated(Box::new(p)))
 }

@@ -24,7 +24,7 @@ mod report;
 mod strategies;
 mod study;
 
-use ssdready_run::{devices, output, panics, ramdev, validate, Failure};
+use ssdready_run::{emulated, output, panics, ramdev, validate, Failure};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
@@ -416,7 +416,7 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
     let Ok(mut specs) = validate::jobs(&request) else {
         return;
     };
-    devices::assign_emulator(&mut specs);
+    emulated::assign_emulator(&mut specs);
     let clock = if simulate { "virtual" } else { "real" };
     let jobs: Vec<_> = specs
         .iter()

@@ -18,7 +18,7 @@
 
 mod agglog;
 mod decompose;
-pub mod devices;
+pub mod emulated;
 pub mod exactcpu;
 pub mod failure;
 mod fileprep;

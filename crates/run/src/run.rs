@@ -45,12 +45,12 @@ pub fn resolve_only(
     obs: &mut dyn RunObserver,
 ) -> Result<Vec<JobSpec>, Failure> {
     let specs = crate::validate::jobs(args)?;
-    crate::devices::check_resolved(&specs, time).map_err(bad)?;
+    crate::emulated::check_resolved(&specs, time).map_err(bad)?;
     // What a run would refuse, --parse-only refuses too (one line, exit
     // 2), but for an engine's missing library (a note).
     crate::validate::refuse_unrunnable_at_parse(&specs)?;
     if time == TimeBase::Real {
-        if let Some(n) = crate::devices::default_target_note(&specs) {
+        if let Some(n) = crate::emulated::default_target_note(&specs) {
             obs.note(&n);
         }
     }
@@ -78,13 +78,13 @@ fn ready(args: &RunRequest, clock: Clock, obs: &mut dyn RunObserver) -> Result<R
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
     }
-    let note = crate::devices::default_target_note(&specs);
-    let mut warnings = crate::devices::assign_emulator(&mut specs);
+    let note = crate::emulated::default_target_note(&specs);
+    let mut warnings = crate::emulated::assign_emulator(&mut specs);
     warnings.extend(specs.iter().flat_map(|s| s.warnings()));
     let (phases, groups) = phases_and_groups(&specs);
-    let emu_params = crate::devices::params_for(&specs).map_err(bad)?;
-    crate::devices::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
-    let emu_devices = crate::devices::create(emu_params, clock, &args.stop)?;
+    let emu_params = crate::emulated::params_for(&specs).map_err(bad)?;
+    crate::emulated::check_memory(&specs, &emu_params, TimeBase::Real).map_err(bad)?;
+    let emu_devices = crate::emulated::create(emu_params, clock, &args.stop)?;
     let mut jobs: Vec<PreparedJob> = specs
         .into_iter()
         .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
@@ -328,7 +328,7 @@ fn emulator_report(
     let window: u64 = phases.iter().map(|p| p.window_ns).sum();
     let d = devices.values().next()?;
     let dev = d.device.read().ok()?;
-    Some(crate::devices::report(
+    Some(crate::emulated::report(
         &dev,
         &d.totals(&dev),
         "real",

@@ -44,7 +44,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
             s.name
         )));
     }
-    let mut warnings = crate::devices::assign_emulator(&mut specs);
+    let mut warnings = crate::emulated::assign_emulator(&mut specs);
     for s in specs.iter().filter(|s| {
         s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
     }) {
@@ -75,11 +75,11 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         }
     }
     warnings.retain(|w| !w.contains("brings its own engine"));
-    let params = crate::devices::params_for(&specs).map_err(bad)?;
-    crate::devices::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
+    let params = crate::emulated::params_for(&specs).map_err(bad)?;
+    crate::emulated::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
     let to_build = params.clone();
     let mut devices: BTreeMap<String, Device> =
-        crate::devices::interruptible(&stop, "building the emulated devices", move || {
+        crate::emulated::interruptible(&stop, "building the emulated devices", move || {
             to_build
                 .iter()
                 .map(|(k, p)| (k.clone(), Device::new(p)))
@@ -173,7 +173,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         ));
     }
     let emulator = devices.values().next().map(|d| {
-        let mut r = crate::devices::report(d, &d.totals(), "virtual", free_series, d.now);
+        let mut r = crate::emulated::report(d, &d.totals(), "virtual", free_series, d.now);
         r.simulated_ns = simulated;
         r.wall_ns = wall.elapsed().as_nanos() as u64;
         r

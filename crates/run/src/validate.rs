@@ -151,8 +151,8 @@ pub fn refuse_unrunnable_at_parse(specs: &[JobSpec]) -> Result<(), Failure> {
 /// the device it gets, exactly as a run would make it.
 fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {
     let mut emu: Vec<JobSpec> = specs.iter().filter(|s| s.on_emulator()).cloned().collect();
-    crate::devices::assign_emulator(&mut emu);
-    let params = crate::devices::params_for(&emu).map_err(bad)?;
+    crate::emulated::assign_emulator(&mut emu);
+    let params = crate::emulated::params_for(&emu).map_err(bad)?;
     for s in emu.iter().filter(|s| s.ioengine == EngineKind::Emu) {
         let Some(p) = params.get(&s.filename[0]) else {
             continue;

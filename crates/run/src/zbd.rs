@@ -442,7 +442,7 @@ pub(crate) fn check_zoned_devices(
                 "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
             ));
         }
-        if let Some(s) = crate::devices::merging_job(specs, name) {
+        if let Some(s) = crate::emulated::merging_job(specs, name) {
             return Err(format!(
                 "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
                 s.name,
