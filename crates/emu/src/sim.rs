@@ -132,68 +132,119 @@ pub fn simulate(
     if let Some(why) = jobs.iter().find_map(|j| unservable_rate(j, &dev.p)) {
         return Err(SimError::Refused(why));
     }
-    let cap = dev.capacity();
-    let t0 = dev.now;
-    let mut host = VirtualHost::new(&dev.p);
-    let layers = merge_layers(&mut host, jobs);
-    let mut ws: Vec<Worker> = Vec::new();
-    for (ji, spec) in jobs.iter().enumerate() {
-        for w in 0..spec.numjobs {
-            let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
-            let depth = if spec.temporal_merge == TemporalMerge::Stm {
-                1
-            } else {
-                spec.iodepth.max(1) as usize
-            };
-            let ramp_end = t0
-                .saturating_add(spec.startdelay_ns)
-                .saturating_add(spec.ramp_time_ns);
-            let pacer = Pacer::new(spec, t0.saturating_add(spec.startdelay_ns) as f64);
-            let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
-            let mut stats = WorkerStats::default();
-            if open_loop {
-                // Virtual time issues on time exactly: any lateness is late.
-                stats.schedule = Some(Box::new(ScheduleStats::new(0)));
-            }
-            ws.push(Worker {
-                job: ji,
-                layer: layers[ji],
-                plan: IoPlan::new(spec, &[r], w),
-                depth,
-                inflight: 0,
-                done: false,
-                slots: vec![Slot::default(); depth],
-                free: (0..depth as u32).rev().collect(),
-                stats,
-                pacer,
-                next_issue: t0.saturating_add(spec.startdelay_ns) as f64,
-                ramp_end,
-                deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
-                measuring: ramp_end == 0,
-                last_completion: 0,
-                open_loop,
-                wake_at: u64::MAX,
-            });
-        }
+    let mut sim = Sim::new(dev, jobs)?;
+    let t0 = sim.dev.now;
+    for wi in 0..sim.ws.len() {
+        sim.issue(wi as u32, t0)?;
     }
-    let host_ns = dev.p.host_ns;
-    let mut heap: BinaryHeap<Reverse<(u64, u32, u32)>> = BinaryHeap::new();
-    let mut free_blocks = Vec::new();
-    let mut next_sample = t0 + 1_000_000_000u64;
-    let mut end_ns = t0;
-    let mut out = Out::default();
-    // How each request in flight was merged, per worker and slot.
-    let mut served: Vec<Vec<Option<Served>>> = ws.iter().map(|w| vec![None; w.depth]).collect();
-    let model = |e: crate::ftl::FtlError| SimError::Model(e.to_string());
+    sim.run(stop)?;
+    sim.finish()
+}
 
-    let issue = |w: &mut Worker,
-                 wi: u32,
-                 t: u64,
-                 dev: &mut Device,
-                 host: &mut VirtualHost,
-                 out: &mut Out,
-                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>|
-     -> Result<(), SimError> {
+/// The event queue: (time, worker, slot); a worker's [`WAKE`] or the
+/// [`HOST_EVENT`] worker's events.
+type Events = BinaryHeap<Reverse<(u64, u32, u32)>>;
+
+/// A simulation between two events.
+struct Sim<'a> {
+    dev: &'a mut Device,
+    jobs: &'a [JobSpec],
+    host: VirtualHost,
+    ws: Vec<Worker>,
+    heap: Events,
+    /// What the host path produced since the last flush.
+    out: Out,
+    /// How each request in flight was merged, per worker and slot.
+    served: Vec<Vec<Option<Served>>>,
+    free_blocks: Vec<u64>,
+    next_sample: u64,
+    end_ns: u64,
+    /// Directions whose I/Os completed at the instant they were issued.
+    instant: [bool; 3],
+}
+
+fn model(e: crate::ftl::FtlError) -> SimError {
+    SimError::Model(e.to_string())
+}
+
+/// Worker `w` of job `ji`, starting at `t0`.
+fn worker(
+    spec: &JobSpec,
+    ji: usize,
+    w: u32,
+    t0: u64,
+    cap: u64,
+    layer: Option<usize>,
+) -> Result<Worker, SimError> {
+    let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
+    let depth = if spec.temporal_merge == TemporalMerge::Stm {
+        1
+    } else {
+        spec.iodepth.max(1) as usize
+    };
+    let start = t0.saturating_add(spec.startdelay_ns);
+    let ramp_end = start.saturating_add(spec.ramp_time_ns);
+    let pacer = Pacer::new(spec, start as f64);
+    let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
+    let mut stats = WorkerStats::default();
+    if open_loop {
+        // Virtual time issues on time exactly: any lateness is late.
+        stats.schedule = Some(Box::new(ScheduleStats::new(0)));
+    }
+    Ok(Worker {
+        job: ji,
+        layer,
+        plan: IoPlan::new(spec, &[r], w),
+        depth,
+        inflight: 0,
+        done: false,
+        slots: vec![Slot::default(); depth],
+        free: (0..depth as u32).rev().collect(),
+        stats,
+        pacer,
+        next_issue: start as f64,
+        ramp_end,
+        deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
+        measuring: ramp_end == 0,
+        last_completion: 0,
+        open_loop,
+        wake_at: u64::MAX,
+    })
+}
+
+impl<'a> Sim<'a> {
+    fn new(dev: &'a mut Device, jobs: &'a [JobSpec]) -> Result<Self, SimError> {
+        let cap = dev.capacity();
+        let t0 = dev.now;
+        let mut host = VirtualHost::new(&dev.p);
+        let layers = merge_layers(&mut host, jobs);
+        let mut ws = Vec::new();
+        for (ji, spec) in jobs.iter().enumerate() {
+            for w in 0..spec.numjobs {
+                ws.push(worker(spec, ji, w, t0, cap, layers[ji])?);
+            }
+        }
+        let served = ws.iter().map(|w| vec![None; w.depth]).collect();
+        Ok(Sim {
+            dev,
+            jobs,
+            host,
+            ws,
+            heap: BinaryHeap::new(),
+            out: Out::default(),
+            served,
+            free_blocks: Vec::new(),
+            next_sample: t0 + 1_000_000_000u64,
+            end_ns: t0,
+            instant: [false; 3],
+        })
+    }
+
+    /// Worker `wi` issues at `t` what its depth, pacing and plan allow,
+    /// each I/O `host_ns` after the one before; then [`Sim::flush`].
+    fn issue(&mut self, wi: u32, t: u64) -> Result<(), SimError> {
+        let host_ns = self.dev.p.host_ns;
+        let w = &mut self.ws[wi as usize];
         let mut cursor = t;
         let mut intended = t;
         while !w.done && w.inflight < w.depth {
@@ -206,7 +257,7 @@ pub fn simulate(
                 if (cursor as f64) < due {
                     let at = due.ceil() as u64;
                     if w.wake_at != at {
-                        heap.push(Reverse((at, wi, WAKE)));
+                        self.heap.push(Reverse((at, wi, WAKE)));
                         w.wake_at = at;
                     }
                     break;
@@ -247,134 +298,152 @@ pub fn simulate(
                 at: cursor,
             };
             match w.layer {
-                None => host.direct(dev, req, out),
-                Some(l) => host.merged(dev, l, req, out),
+                None => self.host.direct(self.dev, req, &mut self.out),
+                Some(l) => self.host.merged(self.dev, l, req, &mut self.out),
             }
             .map_err(model)?;
         }
+        self.flush();
         Ok(())
-    };
-    // Hand what the host path produced to the event queue.
-    // Latency spikes (`fault_spike_rate`) delay a command's completion.
-    let flush = |out: &mut Out,
-                 heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
-                 served: &mut [Vec<Option<Served>>],
-                 faults: &mut crate::fault::FaultInjector| {
-        for s in out.seen.drain(..) {
-            if s.served.is_some() {
-                served[s.worker as usize][s.slot as usize] = s.served;
-            }
-            let at = s.at.saturating_add(faults.next_spike());
-            heap.push(Reverse((at, s.worker, s.slot)));
-        }
-        for (t, ev) in out.events.drain(..) {
-            heap.push(Reverse((t, HOST_EVENT, ev)));
-        }
-    };
-
-    for (wi, w) in ws.iter_mut().enumerate() {
-        issue(w, wi as u32, t0, dev, &mut host, &mut out, &mut heap)?;
-        flush(&mut out, &mut heap, &mut served, &mut dev.faults);
     }
-    let slots: u64 = ws.iter().map(|w| w.depth as u64 + 1).sum();
-    let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
-    let mut same_instant = 0u64;
-    let mut last_t = None;
-    // Directions whose I/Os completed at the instant they were issued.
-    let mut instant = [false; 3];
-    let mut n = 0u64;
-    while let Some(Reverse((t, wi, slot))) = heap.pop() {
-        n += 1;
-        if n.is_multiple_of(STOP_POLL_EVENTS) && stop() {
-            break;
+
+    /// Hand what the host path produced to the event queue. Latency spikes
+    /// (`fault_spike_rate`) delay a command's completion.
+    fn flush(&mut self) {
+        for s in self.out.seen.drain(..) {
+            if s.served.is_some() {
+                self.served[s.worker as usize][s.slot as usize] = s.served;
+            }
+            let at = s.at.saturating_add(self.dev.faults.next_spike());
+            self.heap.push(Reverse((at, s.worker, s.slot)));
         }
-        if last_t == Some(t) {
-            same_instant += 1;
-            if same_instant > stall_limit {
+        for (t, ev) in self.out.events.drain(..) {
+            self.heap.push(Reverse((t, HOST_EVENT, ev)));
+        }
+    }
+
+    /// Take events in time order until none is left (or `stop`), refusing
+    /// a run whose virtual time stops advancing.
+    fn run(&mut self, stop: &dyn Fn() -> bool) -> Result<(), SimError> {
+        let slots: u64 = self.ws.iter().map(|w| w.depth as u64 + 1).sum();
+        let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
+        let mut same_instant = 0u64;
+        let mut last_t = None;
+        let mut n = 0u64;
+        while let Some(Reverse((t, wi, slot))) = self.heap.pop() {
+            n += 1;
+            if n.is_multiple_of(STOP_POLL_EVENTS) && stop() {
+                break;
+            }
+            if last_t == Some(t) {
+                same_instant += 1;
+                if same_instant > stall_limit {
+                    return Err(SimError::Refused(no_time(
+                        &self.dev.p,
+                        &format!("virtual time stopped advancing at {t} ns: more than {stall_limit} I/Os in a row completed at that instant"),
+                        self.instant,
+                    )));
+                }
+            } else {
+                last_t = Some(t);
+                same_instant = 0;
+            }
+            self.sample(t);
+            if wi == HOST_EVENT {
+                self.host
+                    .event(self.dev, t, slot, &mut self.out)
+                    .map_err(model)?;
+                self.flush();
+                continue;
+            }
+            if slot != WAKE {
+                self.complete(wi, slot, t);
+            }
+            self.issue(wi, t)?;
+        }
+        Ok(())
+    }
+
+    /// The free-blocks series: every second passed since the last sample
+    /// (a startdelay can jump days ahead at once), up to the cap.
+    fn sample(&mut self, t: u64) {
+        if t < self.next_sample {
+            return;
+        }
+        let seconds = (t - self.next_sample) / 1_000_000_000 + 1;
+        let room = (MAX_SERIES_SECONDS as usize).saturating_sub(self.free_blocks.len());
+        let fill = seconds.min(room as u64) as usize;
+        let free = self.dev.free_blocks();
+        self.free_blocks.resize(self.free_blocks.len() + fill, free);
+        self.next_sample = self
+            .next_sample
+            .saturating_add(seconds.saturating_mul(1_000_000_000));
+    }
+
+    /// Worker `wi`'s I/O in `slot` completed at `t`: its latencies are
+    /// recorded once the worker's ramp has passed.
+    fn complete(&mut self, wi: u32, slot: u32, t: u64) {
+        let host_ns = self.dev.p.host_ns;
+        let w = &mut self.ws[wi as usize];
+        let s = w.slots[slot as usize];
+        w.inflight -= 1;
+        w.free.push(slot);
+        if !w.measuring && t >= w.ramp_end {
+            w.stats.clear();
+            w.measuring = true;
+        }
+        let ddir = s.ddir.unwrap_or(Ddir::Read);
+        self.instant[ddir.idx()] |= t == s.issue;
+        if w.measuring {
+            let sec = ((t - w.ramp_end) / 1_000_000_000) as usize;
+            let d = w.stats.dir(ddir);
+            d.account(sec, s.len as u64, false);
+            let lat = t - s.issue;
+            let total = match w.stats.schedule.as_deref_mut().filter(|_| w.open_loop) {
+                Some(sch) => sch.record(ddir, s.intended, s.issue - host_ns, t),
+                None => lat,
+            };
+            let d = w.stats.dir(ddir);
+            d.record_lat(sec, total);
+            d.clat.record(lat);
+            if let Some(m) = self.served[wi as usize][slot as usize].take() {
+                m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
+            }
+        }
+        w.last_completion = t;
+        self.end_ns = self.end_ns.max(t);
+    }
+
+    /// Each job's workers' statistics, their windows set.
+    fn finish(mut self) -> Result<SimOutcome, SimError> {
+        let mut per_job: Vec<Vec<WorkerStats>> = (0..self.jobs.len()).map(|_| Vec::new()).collect();
+        for mut w in std::mem::take(&mut self.ws) {
+            w.stats.measured_ns = match w.deadline {
+                // Time based: the runtime, plus the drain of the commands in
+                // flight at its end (they are counted), as in a real run.
+                Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
+                None => w.last_completion.saturating_sub(w.ramp_end),
+            };
+            let ios = w.stats.total_ios();
+            if ios > 0 && w.stats.measured_ns == 0 {
                 return Err(SimError::Refused(no_time(
-                    &dev.p,
-                    &format!("virtual time stopped advancing at {t} ns: more than {stall_limit} I/Os in a row completed at that instant"),
-                    instant,
+                    &self.dev.p,
+                    &format!(
+                        "job '{}': its {ios} I/Os took no simulated time, so it has no rate",
+                        self.jobs[w.job].name
+                    ),
+                    self.instant,
                 )));
             }
-        } else {
-            last_t = Some(t);
-            same_instant = 0;
+            per_job[w.job].push(w.stats);
         }
-        if t >= next_sample {
-            // Every second passed since the last sample (a startdelay can
-            // jump days ahead at once), up to the cap.
-            let seconds = (t - next_sample) / 1_000_000_000 + 1;
-            let room = (MAX_SERIES_SECONDS as usize).saturating_sub(free_blocks.len());
-            let fill = seconds.min(room as u64) as usize;
-            free_blocks.resize(free_blocks.len() + fill, dev.free_blocks());
-            next_sample = next_sample.saturating_add(seconds.saturating_mul(1_000_000_000));
-        }
-        if wi == HOST_EVENT {
-            host.event(dev, t, slot, &mut out).map_err(model)?;
-            flush(&mut out, &mut heap, &mut served, &mut dev.faults);
-            continue;
-        }
-        let w = &mut ws[wi as usize];
-        if slot != WAKE {
-            let s = w.slots[slot as usize];
-            w.inflight -= 1;
-            w.free.push(slot);
-            if !w.measuring && t >= w.ramp_end {
-                w.stats.clear();
-                w.measuring = true;
-            }
-            let ddir = s.ddir.unwrap_or(Ddir::Read);
-            instant[ddir.idx()] |= t == s.issue;
-            if w.measuring {
-                let sec = ((t - w.ramp_end) / 1_000_000_000) as usize;
-                let d = w.stats.dir(ddir);
-                d.account(sec, s.len as u64, false);
-                let lat = t - s.issue;
-                let total = match w.stats.schedule.as_deref_mut().filter(|_| w.open_loop) {
-                    Some(sch) => sch.record(ddir, s.intended, s.issue - host_ns, t),
-                    None => lat,
-                };
-                let d = w.stats.dir(ddir);
-                d.record_lat(sec, total);
-                d.clat.record(lat);
-                if let Some(m) = served[wi as usize][slot as usize].take() {
-                    m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
-                }
-            }
-            w.last_completion = t;
-            end_ns = end_ns.max(t);
-        }
-        issue(w, wi, t, dev, &mut host, &mut out, &mut heap)?;
-        flush(&mut out, &mut heap, &mut served, &mut dev.faults);
+        self.free_blocks.push(self.dev.free_blocks());
+        Ok(SimOutcome {
+            workers: per_job,
+            free_blocks: self.free_blocks,
+            end_ns: self.end_ns,
+        })
     }
-    let mut per_job: Vec<Vec<WorkerStats>> = (0..jobs.len()).map(|_| Vec::new()).collect();
-    for mut w in ws {
-        w.stats.measured_ns = match w.deadline {
-            // Time based: the runtime, plus the drain of the commands in
-            // flight at its end (they are counted), as in a real run.
-            Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
-            None => w.last_completion.saturating_sub(w.ramp_end),
-        };
-        let ios = w.stats.total_ios();
-        if ios > 0 && w.stats.measured_ns == 0 {
-            return Err(SimError::Refused(no_time(
-                &dev.p,
-                &format!(
-                    "job '{}': its {ios} I/Os took no simulated time, so it has no rate",
-                    jobs[w.job].name
-                ),
-                instant,
-            )));
-        }
-        per_job[w.job].push(w.stats);
-    }
-    free_blocks.push(dev.free_blocks());
-    Ok(SimOutcome {
-        workers: per_job,
-        free_blocks,
-        end_ns,
-    })
 }
 
 /// Why an open-loop job (`lat_from=schedule`) asks for more than its
