@@ -8,16 +8,171 @@ use crate::phases::phases_and_groups;
 use crate::request::RunRequest;
 use crate::run::job_result_from;
 use ssdready_core::result::*;
+use ssdready_core::spec::JobSpec;
 use ssdready_emu::device::Device;
 use ssdready_emu::memory::TimeBase;
+use ssdready_emu::sim::SimError;
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Simulate the jobs of `args`.
 pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
     let stop = args.stop.clone();
     let mut specs = crate::validate::jobs(args)?;
     crate::validate::refuse_unrunnable(&specs)?;
+    refuse_unsimulable(&specs)?;
+    let mut warnings = crate::emulated::assign_emulator(&mut specs);
+    warnings.extend(left_out(&specs));
+    warnings.retain(|w| !w.contains("brings its own engine"));
+    let params = crate::emulated::params_for(&specs).map_err(bad)?;
+    crate::emulated::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
+    let to_build = params.clone();
+    let mut devices: BTreeMap<String, Device> =
+        crate::emulated::interruptible(&stop, "building the emulated devices", move || {
+            to_build
+                .iter()
+                .map(|(k, p)| (k.clone(), Device::new(p)))
+                .collect()
+        })?;
+    for s in &specs {
+        let cap = devices[&s.filename[0]].capacity();
+        ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
+    }
+    let (phases, groups) = phases_and_groups(&specs);
+    let wall = std::time::Instant::now();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut sim = Simulated {
+        jobs: (0..specs.len()).map(|_| None).collect(),
+        ..Default::default()
+    };
+    let first = params.keys().next();
+    for (pi, members) in phases.iter().enumerate() {
+        if stop.load(Relaxed) {
+            break;
+        }
+        let ctx = (&specs[..], &groups[..], &stop);
+        let window = simulate_phase(ctx, pi, members, &mut devices, first, &mut sim)?;
+        sim.phases.push(PhaseResult {
+            jobs: members.clone(),
+            window_ns: window,
+            cpu: None,
+            disks: Vec::new(),
+            profile: None,
+            decomposition: None,
+            checks: Vec::new(),
+            hw_counters: None,
+        });
+    }
+    if devices.len() > 1 {
+        warnings.push(format!(
+            "{} emulated devices were used; the emulator report covers the first",
+            devices.len()
+        ));
+    }
+    let emulator = devices.values().next().map(|d| {
+        let mut r = crate::emulated::report(d, &d.totals(), "virtual", sim.free_series, d.now);
+        r.simulated_ns = sim.simulated_ns;
+        r.wall_ns = wall.elapsed().as_nanos() as u64;
+        r
+    });
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        started_unix_ms: started,
+        interrupted: stop.load(Relaxed),
+        failure: None,
+        clock: ClockInfo {
+            source: "virtual".into(),
+            tsc_hz: None,
+            ns_per_timestamp: 0.0,
+        },
+        platform: ssdready_probe::platform::collect(&[]),
+        global_options: ssdready_core::options::global_options(&args.sections),
+        jobs: sim.jobs.into_iter().flatten().collect(),
+        phases: sim.phases,
+        emulator,
+        warnings,
+    })
+}
+
+/// What the phases simulated so far leave for the result.
+#[derive(Default)]
+struct Simulated {
+    jobs: Vec<Option<JobResult>>,
+    phases: Vec<PhaseResult>,
+    /// The first device's free blocks, per simulated second.
+    free_series: Vec<u64>,
+    /// Simulated time over all devices, ns.
+    simulated_ns: u64,
+}
+
+/// Simulate the jobs `members` of phase `pi`, each device once, in order
+/// of first use (a device named by jobs that are not neighbours must not be
+/// simulated twice). Returns the phase's window: its longest worker's.
+fn simulate_phase(
+    (specs, groups, stop): (&[JobSpec], &[u32], &Arc<AtomicBool>),
+    pi: usize,
+    members: &[usize],
+    devices: &mut BTreeMap<String, Device>,
+    first: Option<&String>,
+    sim: &mut Simulated,
+) -> Result<u64, Failure> {
+    let mut names: Vec<&String> = Vec::new();
+    for &i in members {
+        if !names.contains(&&specs[i].filename[0]) {
+            names.push(&specs[i].filename[0]);
+        }
+    }
+    let mut window = 0u64;
+    for name in names {
+        let idx: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| &specs[i].filename[0] == name)
+            .collect();
+        let phase_specs: Vec<_> = idx.iter().map(|&i| specs[i].clone()).collect();
+        let dev = devices.get_mut(name).expect("a device per target");
+        let start = dev.now;
+        let stop_ref = stop.clone();
+        let out = ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
+            .map_err(|e| match e {
+            SimError::Refused(m) => Failure::BadInput(m),
+            SimError::Model(m) => Failure::Runtime(m),
+        })?;
+        sim.simulated_ns += out.end_ns - start;
+        if Some(name) == first {
+            sim.free_series.extend(out.free_blocks.iter().copied());
+        }
+        for (k, workers) in idx.iter().zip(out.workers) {
+            let s = &specs[*k];
+            window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
+            let target = TargetInfo {
+                path: s.filename[0].clone(),
+                kind: "emulator".into(),
+                size_bytes: dev.capacity(),
+                device: None,
+            };
+            sim.jobs[*k] = Some(job_result_from(
+                s,
+                groups[*k],
+                pi,
+                "virtual",
+                vec![target],
+                workers,
+            ));
+        }
+    }
+    Ok(window)
+}
+
+/// What virtual time cannot do at all: targets other than the emulator,
+/// steady-state detection, I/O logs.
+fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
             "job '{}': emu simulate runs jobs on emulated devices only, not on {} (drop filename, or use emu:PRESET)",
@@ -44,7 +199,13 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
             s.name
         )));
     }
-    let mut warnings = crate::emulated::assign_emulator(&mut specs);
+    Ok(())
+}
+
+/// What virtual time leaves out, one warning per job: the sample logs,
+/// and options it does not model.
+fn left_out(specs: &[JobSpec]) -> Vec<String> {
+    let mut warnings = Vec::new();
     for s in specs.iter().filter(|s| {
         s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
     }) {
@@ -54,7 +215,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
             s.name
         ));
     }
-    for s in &specs {
+    for s in specs {
         let unmodelled: Vec<&str> = [
             (s.verify.on(), "verify"),
             (s.files.fsync_every > 0, "fsync"),
@@ -74,127 +235,5 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
             ));
         }
     }
-    warnings.retain(|w| !w.contains("brings its own engine"));
-    let params = crate::emulated::params_for(&specs).map_err(bad)?;
-    crate::emulated::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
-    let to_build = params.clone();
-    let mut devices: BTreeMap<String, Device> =
-        crate::emulated::interruptible(&stop, "building the emulated devices", move || {
-            to_build
-                .iter()
-                .map(|(k, p)| (k.clone(), Device::new(p)))
-                .collect()
-        })?;
-    for s in &specs {
-        let cap = devices[&s.filename[0]].capacity();
-        ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
-    }
-    let (phases, groups) = phases_and_groups(&specs);
-    let wall = std::time::Instant::now();
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let mut jobs: Vec<Option<JobResult>> = (0..specs.len()).map(|_| None).collect();
-    let mut phase_results = Vec::new();
-    let mut free_series = Vec::new();
-    let mut simulated = 0u64;
-    for (pi, members) in phases.iter().enumerate() {
-        if stop.load(Relaxed) {
-            break;
-        }
-        let mut window = 0u64;
-        // Each device once per phase, in order of first use (a device named
-        // by jobs that are not neighbours must not be simulated twice).
-        let names: Vec<&String> = {
-            let mut v: Vec<&String> = Vec::new();
-            for &i in members {
-                if !v.contains(&&specs[i].filename[0]) {
-                    v.push(&specs[i].filename[0]);
-                }
-            }
-            v
-        };
-        for name in names {
-            let idx: Vec<usize> = members
-                .iter()
-                .copied()
-                .filter(|&i| &specs[i].filename[0] == name)
-                .collect();
-            let phase_specs: Vec<_> = idx.iter().map(|&i| specs[i].clone()).collect();
-            let dev = devices.get_mut(name).expect("a device per target");
-            let start = dev.now;
-            let stop_ref = stop.clone();
-            use ssdready_emu::sim::SimError;
-            let out =
-                ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
-                    .map_err(|e| match e {
-                        SimError::Refused(m) => Failure::BadInput(m),
-                        SimError::Model(m) => Failure::Runtime(m),
-                    })?;
-            simulated += out.end_ns - start;
-            if Some(name) == params.keys().next() {
-                free_series.extend(out.free_blocks.iter().copied());
-            }
-            for (k, workers) in idx.iter().zip(out.workers) {
-                let s = &specs[*k];
-                window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
-                let target = TargetInfo {
-                    path: s.filename[0].clone(),
-                    kind: "emulator".into(),
-                    size_bytes: dev.capacity(),
-                    device: None,
-                };
-                jobs[*k] = Some(job_result_from(
-                    s,
-                    groups[*k],
-                    pi,
-                    "virtual",
-                    vec![target],
-                    workers,
-                ));
-            }
-        }
-        phase_results.push(PhaseResult {
-            jobs: members.clone(),
-            window_ns: window,
-            cpu: None,
-            disks: Vec::new(),
-            profile: None,
-            decomposition: None,
-            checks: Vec::new(),
-            hw_counters: None,
-        });
-    }
-    if devices.len() > 1 {
-        warnings.push(format!(
-            "{} emulated devices were used; the emulator report covers the first",
-            devices.len()
-        ));
-    }
-    let emulator = devices.values().next().map(|d| {
-        let mut r = crate::emulated::report(d, &d.totals(), "virtual", free_series, d.now);
-        r.simulated_ns = simulated;
-        r.wall_ns = wall.elapsed().as_nanos() as u64;
-        r
-    });
-    Ok(RunResult {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
-        started_unix_ms: started,
-        interrupted: stop.load(Relaxed),
-        failure: None,
-        clock: ClockInfo {
-            source: "virtual".into(),
-            tsc_hz: None,
-            ns_per_timestamp: 0.0,
-        },
-        platform: ssdready_probe::platform::collect(&[]),
-        global_options: ssdready_core::options::global_options(&args.sections),
-        jobs: jobs.into_iter().flatten().collect(),
-        phases: phase_results,
-        emulator,
-        warnings,
-    })
+    warnings
 }
