@@ -4,7 +4,8 @@
 //! (regenerate it with `cargo run --release -- options --markdown >
 //! docs/options.md`).
 
-use crate::options::{all, Arity};
+use crate::option_def::Arity;
+use crate::options::all;
 use crate::optsets::{IGNORED, NOT_YET, REFUSED_AT_RUN};
 use std::fmt::Write;
 

@@ -3,8 +3,8 @@
 //! `crate::options` holds the machinery (lookup, suggestions, applying,
 //! building jobs from sections).
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::spec::*;
 use crate::spec_types::parse_amount;
 use crate::units::{parse_bool, parse_cpu_list, parse_fio_size as parse_size, parse_time_ns};

@@ -5,7 +5,7 @@
 //! `allow_mounted_write`, and fio's `profile` (refused) — a table beside
 //! [`crate::option_table::OPTIONS`], searched by the same machinery.
 
-use crate::options::{Arity, OptionDef};
+use crate::option_def::{Arity, OptionDef};
 use crate::spec_access::{LockMode, SyncRange, WriteHint};
 use crate::units::parse_bool;
 

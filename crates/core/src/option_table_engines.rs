@@ -12,23 +12,11 @@
 //! `inplace=1` each move allocates the donor's blocks first and frees them
 //! after (`fallocate`, then `ftruncate` to 0).
 
-use crate::options::{Arity, OptionDef};
+use crate::option_def::{Arity, OptionDef};
 use crate::spec::{JobSpec, RwMode};
 use crate::units::parse_bool;
-use serde::{Deserialize, Serialize};
 
-/// The engine options of a job.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineOptions {
-    /// e4defrag `donorname`: the donor file (in `directory` when set).
-    pub donorname: Option<String>,
-    /// e4defrag `inplace`: allocate and free the donor's blocks per move.
-    pub inplace: bool,
-    /// Options of an engine that needs a library
-    /// ([`crate::option_table_library`]), as written.
-    #[serde(default)]
-    pub library: Vec<(String, String)>,
-}
+pub use crate::spec_types::EngineOptions;
 
 /// The table. Keep it sorted by name.
 pub static ENGINE_OPTIONS: &[OptionDef] = &[

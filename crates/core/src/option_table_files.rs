@@ -4,8 +4,8 @@
 //! second part of the option table ([`crate::option_table`] has the rest;
 //! [`crate::options::all`] joins them).
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::spec::*;
 use crate::spec_types::parse_amount;
 use crate::units::{parse_bool, parse_fio_size as parse_size};

@@ -3,8 +3,8 @@
 //! a second table beside [`crate::option_table::OPTIONS`], searched by the
 //! same machinery ([`crate::options::all`]).
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::spec_io::{FileSpec, ThinkBlocksType};
 use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
 use crate::verify::{Method, Pattern};

@@ -11,7 +11,7 @@
 //! engines: `pool=` in a job whose engine is `libaio` is an error, as fio
 //! drops such a job ("Bad option").
 
-use crate::options::{Arity, OptionDef};
+use crate::option_def::{Arity, OptionDef};
 use crate::spec::{JobSpec, SpecError};
 
 /// (engine, what it needs that ssdready does not have).

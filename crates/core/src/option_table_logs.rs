@@ -3,8 +3,8 @@
 //! (`percentage_random`, `rate_ignore_thinktime`) — a table beside
 //! [`crate::option_table::OPTIONS`], searched by the same machinery.
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::spec_log::*;
 use crate::units::{parse_bool, parse_fio_size as parse_size};
 

@@ -4,9 +4,9 @@
 //! ([`crate::options::all`] joins the parts); what they do is in
 //! [`crate::replay`].
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
-use crate::replay::Skip;
+use crate::spec_replay::Skip;
 use crate::units::{parse_bool, parse_fio_size as parse_size};
 
 /// Sorted by name, like the main table.

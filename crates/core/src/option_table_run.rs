@@ -3,8 +3,8 @@
 //! and after, and where I/O buffers live — a table beside
 //! [`crate::option_table::OPTIONS`], searched by the same machinery.
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
 
 /// The table. Keep it sorted by name.

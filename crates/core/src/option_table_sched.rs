@@ -4,8 +4,8 @@
 //! beside [`crate::option_table::OPTIONS`], searched by the same machinery
 //! ([`crate::options::all`]).
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
-use crate::options::{Arity, OptionDef};
 use crate::sched::*;
 use crate::units::{parse_bool, parse_time_ns};
 

@@ -3,8 +3,8 @@
 //! ([`crate::options::all`]). `zonemode` and `zonesize` (the emulated
 //! zones' size) are in [`crate::option_table_io`].
 
+use crate::option_def::{Arity, OptionDef};
 use crate::option_values::ranged_u32;
-use crate::options::{Arity, OptionDef};
 use crate::units::{parse_bool, parse_fio_size as parse_size};
 
 /// fio's limit on write zones (`ZBD_MAX_WRITE_ZONES`).

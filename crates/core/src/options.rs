@@ -8,39 +8,12 @@
 //! follow it; `rwmixwrite` sets `rwmixread` to its complement.
 
 use crate::host::Host;
+pub use crate::option_def::{Arity, OptionDef};
 pub use crate::option_doc::markdown;
 pub use crate::option_table::OPTIONS;
 pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
 use std::collections::BTreeMap;
-
-/// Whether an option takes a value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arity {
-    /// `--opt=value`.
-    Value,
-    /// `--opt` alone means on; `--opt=0|1` also accepted.
-    Flag,
-    /// `--opt` alone gives the empty string (a default the setter picks);
-    /// `--opt=value` gives the value.
-    Optional,
-}
-
-/// One option of the table.
-pub struct OptionDef {
-    /// fio's name.
-    pub name: &'static str,
-    /// Other accepted names.
-    pub aliases: &'static [&'static str],
-    /// Value or flag.
-    pub arity: Arity,
-    /// The allowed values, as shown in errors and `ssdready options`.
-    pub allowed: &'static str,
-    /// One line of help.
-    pub help: &'static str,
-    /// Applies a value (already known to be present for `Arity::Value`).
-    pub set: fn(&mut JobSpec, &str) -> Result<(), String>,
-}
 
 /// Every supported option, sorted by name (the table's three parts: the main one, files, and I/O: verification, syncs, think time).
 pub fn all() -> Vec<&'static OptionDef> {
@@ -50,7 +23,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
-        .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
+        .chain(crate::option_table_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
@@ -70,7 +43,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(IO_OPTIONS)
         .chain(crate::option_table_replay::REPLAY_OPTIONS)
         .chain(crate::option_table_zbd::ZBD_OPTIONS)
-        .chain(crate::spec_passthru::PASSTHRU_OPTIONS)
+        .chain(crate::option_table_passthru::PASSTHRU_OPTIONS)
         .chain(crate::option_table_run::RUN_OPTIONS)
         .chain(crate::option_table_sched::SCHED_OPTIONS)
         .chain(crate::option_table_engines::ENGINE_OPTIONS)
@@ -304,7 +277,7 @@ pub fn build_jobs_on(sections: &[Section], host: &Host) -> Result<Vec<JobSpec>, 
         if spec.stonewall {
             spec.new_group = true;
         }
-        crate::spec_io::settle(&mut spec);
+        spec.settle();
         // fio: named files use the first of several directories.
         if let Some(dir) = spec
             .directory

@@ -362,50 +362,6 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
     })
 }
 
-impl crate::spec::JobSpec {
-    /// Why a run refuses the job's scheduling options (see
-    /// [`crate::spec::JobSpec::refusals`]).
-    pub(crate) fn sched_refusals(&self) -> Vec<String> {
-        use crate::spec::EngineKind;
-        let mut why = Vec::new();
-        let engine = self.engine_named.as_deref().unwrap_or(self.ioengine.name());
-        let kernel_async = matches!(self.ioengine, EngineKind::IoUring | EngineKind::Libaio)
-            && !self.on_emulator()
-            && matches!(engine, "io_uring" | "libaio");
-        if self.sched.cmdprio.on() && !kernel_async {
-            why.push(format!(
-                "option 'cmdprio_percentage'/'cmdprio_bssplit': per-I/O priorities are options of \
-                 ioengine=io_uring and libaio (this job's engine: {})",
-                if self.on_emulator() {
-                    "the emulator"
-                } else {
-                    engine
-                }
-            ));
-        }
-        if self.sched.offload
-            && (self.on_emulator()
-                || self.engine_named.as_deref().is_some_and(|e| {
-                    !matches!(
-                        e,
-                        "io_uring" | "libaio" | "psync" | "sync" | "pvsync" | "pvsync2" | "null"
-                    )
-                }))
-        {
-            why.push(format!(
-                "option 'io_submit_mode': offload hands I/Os to submitter threads with engines of \
-                 their own: ioengine=io_uring, libaio, psync or null (this job's engine: {})",
-                if self.on_emulator() {
-                    "the emulator"
-                } else {
-                    engine
-                }
-            ));
-        }
-        why
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use crate::spec_types::{Amount, ExitWhat, FileService, RwSequencer, Zone};
+pub use crate::spec_types::{Amount, EngineKind, ExitWhat, FileService, RwSequencer, Zone};
 
 /// The fio `rw` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,46 +158,6 @@ pub enum Distribution {
     /// `zoned_abs:`: shares of the I/Os to consecutive byte ranges, per
     /// direction.
     ZonedAbs(Box<[Vec<Zone>; 3]>),
-}
-
-/// The I/O engine a job uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
-    /// `pread`/`pwrite`, one I/O at a time per worker.
-    Psync,
-    /// Linux io_uring.
-    IoUring,
-    /// Linux native AIO (io_submit / io_getevents).
-    Libaio,
-    /// POSIX AIO (`aio_read`, `aio_write`, `aio_suspend`): glibc's helper
-    /// threads doing pread/pwrite.
-    #[serde(rename = "posixaio")]
-    PosixAio,
-    /// No I/O at all: measures the tool's own cost per I/O.
-    Null,
-    /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
-    Emu,
-    /// SCSI commands through SG_IO (fio's `sg`).
-    Sg,
-    /// NVMe commands through io_uring passthrough (fio's `io_uring_cmd`).
-    UringCmd,
-}
-
-impl EngineKind {
-    /// fio's spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Psync => "psync",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Libaio => "libaio",
-            EngineKind::PosixAio => "posixaio",
-            EngineKind::Null => "null",
-            EngineKind::Emu => "emu",
-            EngineKind::Sg => "sg",
-            EngineKind::UringCmd => "io_uring_cmd",
-        }
-    }
 }
 
 /// How `cpus_allowed` is shared among a job's clones.
@@ -459,7 +419,7 @@ pub struct JobSpec {
     pub zones: crate::spec_io::StridedZones,
     /// `zonemode=zbd`'s options ([`crate::zbd`]).
     #[serde(default)]
-    pub zbd: crate::zbd::ZbdOptions,
+    pub zbd: crate::spec_zbd::ZbdOptions,
     /// The passthrough engines' options (sg, io_uring_cmd, mtd).
     #[serde(default)]
     pub passthru: crate::spec_passthru::PassthruSpec,
@@ -508,10 +468,10 @@ pub struct JobSpec {
     pub engine_named: Option<String>,
     /// `read_iolog`, `write_iolog` and the replay options.
     #[serde(default)]
-    pub iolog: crate::replay::IologSpec,
+    pub iolog: crate::spec_replay::IologSpec,
     /// The engine options of fio's e4defrag engine (`donorname`, `inplace`).
     #[serde(default)]
-    pub engine_opts: crate::option_table_engines::EngineOptions,
+    pub engine_opts: crate::spec_types::EngineOptions,
 }
 
 fn default_rate_cycle_ms() -> u64 {
@@ -621,7 +581,7 @@ impl Default for JobSpec {
             fill_device: false,
             files: crate::spec_io::FileSpec::default(),
             zones: crate::spec_io::StridedZones::default(),
-            zbd: crate::zbd::ZbdOptions::default(),
+            zbd: crate::spec_zbd::ZbdOptions::default(),
             passthru: crate::spec_passthru::PassthruSpec::default(),
             verify: crate::verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
@@ -636,8 +596,8 @@ impl Default for JobSpec {
             ignored: Vec::new(),
             refused: Vec::new(),
             engine_named: None,
-            iolog: crate::replay::IologSpec::default(),
-            engine_opts: crate::option_table_engines::EngineOptions::default(),
+            iolog: crate::spec_replay::IologSpec::default(),
+            engine_opts: crate::spec_types::EngineOptions::default(),
             access: Default::default(),
         }
     }
@@ -916,44 +876,5 @@ impl JobSpec {
                 self.rate_bytes[d].map(|r| 1e9 / r as f64),
             )
         })
-    }
-
-    /// Why a run refuses this job (empty: it runs): what it asks for that
-    /// ssdready parses but cannot do, one line each, naming the job.
-    pub fn refusals(&self) -> Vec<String> {
-        let mut why = self.refused.clone();
-        why.extend(self.sched_refusals());
-        match self.engine_named.as_deref() {
-            Some("vsync") if self.iodepth > 1 => why.push(format!(
-                "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
-                 that is not supported yet (it runs at iodepth=1, or use psync)",
-                self.iodepth
-            )),
-            Some("ftruncate") if !matches!(self.rw, RwMode::Write | RwMode::RandWrite) => why.push(format!(
-                "rw={}: ioengine=ftruncate issues only writes (each sets the file's size to its offset); \
-                 use rw=write or randwrite",
-                self.rw.name()
-            )),
-            Some(e @ ("falloc" | "ftruncate")) if self.verify.on() => why.push(format!(
-                "verify={}: ioengine={e} moves no data, so there is nothing to verify",
-                self.verify.method.map_or("pattern", |m| m.name())
-            )),
-            Some("pvsync2") if self.hipri => why.push(
-                "ioengine=pvsync2 with hipri: polled preadv2/pwritev2 (RWF_HIPRI) is not supported yet \
-                 (use ioengine=io_uring with hipri)"
-                    .into(),
-            ),
-            _ => {}
-        }
-        why.extend(crate::option_table_engines::engine_refusals(self));
-        why.extend(self.run.refusals(self.on_emulator()));
-        why.extend(
-            self.access
-                .refusals(self.ioengine, self.engine_named.as_deref()),
-        );
-        why.extend(self.logs.refusal());
-        why.into_iter()
-            .map(|w| format!("job '{}': {w}", self.name))
-            .collect()
     }
 }

@@ -9,7 +9,7 @@
 //! what a job asks for that its engine or target cannot do, so that nothing
 //! is silently ignored.
 
-use crate::spec::EngineKind;
+use crate::spec_types::EngineKind;
 use serde::{Deserialize, Serialize};
 
 /// `lockfile=`: what a job's clones hold on a file while they issue an I/O

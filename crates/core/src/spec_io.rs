@@ -187,24 +187,6 @@ impl FileSpec {
     }
 }
 
-/// fio's adjustments once every option of a job is applied: `pre_read`
-/// turns `invalidate` off (the point is to keep the cache), and
-/// `thinktime_spin` is at most `thinktime`; `time_based` without a
-/// runtime is dropped (fio 3.33 says "time_based requires a runtime/timeout
-/// setting" and runs the job by size).
-pub fn settle(spec: &mut crate::spec::JobSpec) {
-    if spec.files.pre_read {
-        spec.invalidate = false;
-    }
-    if spec.time_based && spec.runtime_ns.is_none() {
-        spec.time_based = false;
-        spec.ignored.push(
-            "time_based: it needs a runtime; as fio does, the job runs by size instead".into(),
-        );
-    }
-    spec.thinktime_spin_ns = spec.thinktime_spin_ns.min(spec.thinktime_ns);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

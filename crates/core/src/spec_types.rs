@@ -169,6 +169,59 @@ pub fn parse_amount(
     }
 }
 
+/// The I/O engine a job uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// `pread`/`pwrite`, one I/O at a time per worker.
+    Psync,
+    /// Linux io_uring.
+    IoUring,
+    /// Linux native AIO (io_submit / io_getevents).
+    Libaio,
+    /// POSIX AIO (`aio_read`, `aio_write`, `aio_suspend`): glibc's helper
+    /// threads doing pread/pwrite.
+    #[serde(rename = "posixaio")]
+    PosixAio,
+    /// No I/O at all: measures the tool's own cost per I/O.
+    Null,
+    /// The SSD emulator's own queue pairs (set when the target is `emu:…`).
+    Emu,
+    /// SCSI commands through SG_IO (fio's `sg`).
+    Sg,
+    /// NVMe commands through io_uring passthrough (fio's `io_uring_cmd`).
+    UringCmd,
+}
+
+impl EngineKind {
+    /// fio's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
+            EngineKind::PosixAio => "posixaio",
+            EngineKind::Null => "null",
+            EngineKind::Emu => "emu",
+            EngineKind::Sg => "sg",
+            EngineKind::UringCmd => "io_uring_cmd",
+        }
+    }
+}
+
+/// The engine options of a job.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineOptions {
+    /// e4defrag `donorname`: the donor file (in `directory` when set).
+    pub donorname: Option<String>,
+    /// e4defrag `inplace`: allocate and free the donor's blocks per move.
+    pub inplace: bool,
+    /// Options of an engine that needs a library
+    /// ([`crate::option_table_library`]), as written.
+    #[serde(default)]
+    pub library: Vec<(String, String)>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,9 @@
 //! resolved, still before anything is written. Each refusal names the
 //! option, the job and what is allowed.
 
-use crate::spec::{BlockSizes, EngineKind, JobSpec, SpecError, TemporalMerge, MAX_URING_DEPTH};
+use crate::spec::{
+    BlockSizes, EngineKind, JobSpec, RwMode, SpecError, TemporalMerge, MAX_URING_DEPTH,
+};
 use crate::strategy::CompletionWait;
 
 impl JobSpec {
@@ -329,5 +331,104 @@ impl JobSpec {
             return self.refuse(opt, msg);
         }
         Ok(())
+    }
+
+    /// Why a run refuses this job (empty: it runs): what it asks for that
+    /// ssdready parses but cannot do, one line each, naming the job.
+    pub fn refusals(&self) -> Vec<String> {
+        let mut why = self.refused.clone();
+        why.extend(self.sched_refusals());
+        match self.engine_named.as_deref() {
+            Some("vsync") if self.iodepth > 1 => why.push(format!(
+                "ioengine=vsync: fio's vsync merges up to iodepth ({}) adjacent I/Os into one readv/writev; \
+                 that is not supported yet (it runs at iodepth=1, or use psync)",
+                self.iodepth
+            )),
+            Some("ftruncate") if !matches!(self.rw, RwMode::Write | RwMode::RandWrite) => why.push(format!(
+                "rw={}: ioengine=ftruncate issues only writes (each sets the file's size to its offset); \
+                 use rw=write or randwrite",
+                self.rw.name()
+            )),
+            Some(e @ ("falloc" | "ftruncate")) if self.verify.on() => why.push(format!(
+                "verify={}: ioengine={e} moves no data, so there is nothing to verify",
+                self.verify.method.map_or("pattern", |m| m.name())
+            )),
+            Some("pvsync2") if self.hipri => why.push(
+                "ioengine=pvsync2 with hipri: polled preadv2/pwritev2 (RWF_HIPRI) is not supported yet \
+                 (use ioengine=io_uring with hipri)"
+                    .into(),
+            ),
+            _ => {}
+        }
+        why.extend(crate::option_table_engines::engine_refusals(self));
+        why.extend(self.run.refusals(self.on_emulator()));
+        why.extend(
+            self.access
+                .refusals(self.ioengine, self.engine_named.as_deref()),
+        );
+        why.extend(self.logs.refusal());
+        why.into_iter()
+            .map(|w| format!("job '{}': {w}", self.name))
+            .collect()
+    }
+
+    /// Why a run refuses the job's scheduling options (see
+    /// [`crate::spec::JobSpec::refusals`]).
+    pub(crate) fn sched_refusals(&self) -> Vec<String> {
+        use crate::spec_types::EngineKind;
+        let mut why = Vec::new();
+        let engine = self.engine_named.as_deref().unwrap_or(self.ioengine.name());
+        let kernel_async = matches!(self.ioengine, EngineKind::IoUring | EngineKind::Libaio)
+            && !self.on_emulator()
+            && matches!(engine, "io_uring" | "libaio");
+        if self.sched.cmdprio.on() && !kernel_async {
+            why.push(format!(
+                "option 'cmdprio_percentage'/'cmdprio_bssplit': per-I/O priorities are options of \
+                 ioengine=io_uring and libaio (this job's engine: {})",
+                if self.on_emulator() {
+                    "the emulator"
+                } else {
+                    engine
+                }
+            ));
+        }
+        if self.sched.offload
+            && (self.on_emulator()
+                || self.engine_named.as_deref().is_some_and(|e| {
+                    !matches!(
+                        e,
+                        "io_uring" | "libaio" | "psync" | "sync" | "pvsync" | "pvsync2" | "null"
+                    )
+                }))
+        {
+            why.push(format!(
+                "option 'io_submit_mode': offload hands I/Os to submitter threads with engines of \
+                 their own: ioengine=io_uring, libaio, psync or null (this job's engine: {})",
+                if self.on_emulator() {
+                    "the emulator"
+                } else {
+                    engine
+                }
+            ));
+        }
+        why
+    }
+
+    /// fio's adjustments once every option of a job is applied: `pre_read`
+    /// turns `invalidate` off (the point is to keep the cache), and
+    /// `thinktime_spin` is at most `thinktime`; `time_based` without a
+    /// runtime is dropped (fio 3.33 says "time_based requires a runtime/timeout
+    /// setting" and runs the job by size).
+    pub(crate) fn settle(&mut self) {
+        if self.files.pre_read {
+            self.invalidate = false;
+        }
+        if self.time_based && self.runtime_ns.is_none() {
+            self.time_based = false;
+            self.ignored.push(
+                "time_based: it needs a runtime; as fio does, the job runs by size instead".into(),
+            );
+        }
+        self.thinktime_spin_ns = self.thinktime_spin_ns.min(self.thinktime_ns);
     }
 }
