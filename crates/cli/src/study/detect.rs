@@ -170,7 +170,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
         }),
         ..Default::default()
     };
-    if let Some(r) = crate::emu_cmd::record_of(spec) {
+    if let Some(r) = ssdready_emu::kernel::daemon::record_of(spec) {
         t.backing = Some(format!(
             "the emulated {} drive served by ssdready emu attach (pid {}, {})",
             r.spec, r.pid, r.transport

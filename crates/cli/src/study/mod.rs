@@ -157,7 +157,9 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
     };
     if a.in_process || missing.is_some() {
         if !a.quiet {
-            say(&crate::emu_cmd::study_note(missing.as_deref()));
+            say(&ssdready_emu::kernel::daemon::study_note(
+                missing.as_deref(),
+            ));
         }
         return None;
     }

@@ -47,7 +47,7 @@ impl RealRunner {
             switched: None,
             drive: targets
                 .first()
-                .and_then(|t| crate::emu_cmd::record_of(&t.spec))
+                .and_then(|t| ssdready_emu::kernel::daemon::record_of(&t.spec))
                 .map(|r| r.name),
             notes: Vec::new(),
         }
@@ -62,11 +62,11 @@ impl RealRunner {
         let name = self.drive.as_deref()?;
         let before = before?;
         std::thread::sleep(std::time::Duration::from_millis(
-            crate::emu_cmd::STATS_EVERY_MS + 50,
+            ssdready_emu::kernel::daemon::STATS_EVERY_MS + 50,
         ));
-        let after = crate::emu_cmd::stats(name)?;
+        let after = ssdready_emu::kernel::daemon::stats(name)?;
         let d = after.since(before);
-        let r = crate::emu_cmd::record_of(name)?;
+        let r = ssdready_emu::kernel::daemon::record_of(name)?;
         Some(ssdready_study::transport::Transport {
             name: r.transport,
             ios: d.ios,
@@ -127,7 +127,10 @@ impl Drop for RealRunner {
 impl Runner for RealRunner {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
-        let before = self.drive.as_deref().and_then(crate::emu_cmd::stats);
+        let before = self
+            .drive
+            .as_deref()
+            .and_then(ssdready_emu::kernel::daemon::stats);
         let ran = crate::progress::run_options(options, self.stop.clone(), self.allow_destructive);
         match ran {
             Ok(r) => {
