@@ -32,21 +32,29 @@
 #![forbid(unsafe_code)]
 
 pub mod answer;
+pub mod app_runs;
+pub mod appfs;
 pub mod applications;
 pub mod capacity;
 pub mod classify;
+pub mod detect;
 pub mod driver;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
+pub mod fleet_run;
 pub mod jobs;
+pub mod kdrive;
 pub mod limit;
 pub mod model;
 pub mod plan;
+pub mod real;
 pub mod rules;
+pub mod slo;
 pub mod strategies;
 pub mod summary;
 pub mod sweeps;
+pub mod text;
 pub mod transport;
 pub mod virt;
 

@@ -118,10 +118,10 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
 /// The figures so far of the daemon serving `device` when it is an
 /// emulated drive attached by `ssdready emu attach` (its stats file,
 /// rewritten every half second).
-pub fn transport_of(device: &str) -> Option<ssdready_study::transport::Transport> {
+pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
     let r = ssdready_emu::kernel::daemon::record_of(device)?;
     let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
-    Some(ssdready_study::transport::Transport {
+    Some(crate::transport::Transport {
         name: r.transport,
         ios: s.ios,
         device_ns_mean: s.device_ns_mean,

@@ -4,9 +4,9 @@
 //! schedulers and poll queues; and whether the study may write to it —
 //! decided by the same safety checks as `run`. Nothing is changed.
 
+use crate::model::{Machine, TargetKind, TargetProfile};
 use ssdready_io::target::sysfs::{major_minor, DevNode};
 use ssdready_io::target::{self, TargetError, TargetNeeds};
-use ssdready_study::model::{Machine, TargetKind, TargetProfile};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
@@ -54,7 +54,7 @@ pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, Stri
 }
 
 fn emulator(spec: &str) -> Result<TargetProfile, String> {
-    let p = ssdready_study::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
+    let p = crate::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
     let dev = ssdready_emu::device::Device::new(&p);
     Ok(TargetProfile {
         spec: spec.into(),
