@@ -239,7 +239,10 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
 
 /// The run's worker logs as IOLOG messages of protocol `version`
 /// (their samples come in fio 3.33's layout, version 97's).
-fn to_wire(logs: Vec<WorkerLog>, version: u16) -> Result<Vec<IoLog>, ssdready_fleet::Error> {
+fn to_wire(
+    logs: Vec<ssdready_run::WorkerLog>,
+    version: u16,
+) -> Result<Vec<IoLog>, ssdready_fleet::Error> {
     logs.into_iter()
         .map(|w| {
             let mut l = IoLog {
