@@ -13,6 +13,9 @@
 use crate::client::{HostRun, Request};
 use crate::iolog::{self, STORE_COMPRESSED};
 
+/// Writes one log: its path and bytes; the error is one line.
+pub type WriteLog<'a> = dyn Fn(&str, &[u8]) -> Result<(), String> + 'a;
+
 /// The log options' prefixes a request names, and its jobs' names (the
 /// prefix of a log option given no value).
 fn log_prefixes(req: &Request) -> Vec<String> {
@@ -78,11 +81,7 @@ pub struct Written {
 
 /// Write every host's logs with `write_log` (a path, its bytes; the error
 /// is one line).
-pub fn write_host_logs(
-    runs: &[HostRun],
-    req: &Request,
-    write_log: &dyn Fn(&str, &[u8]) -> Result<(), String>,
-) -> Written {
+pub fn write_host_logs(runs: &[HostRun], req: &Request, write_log: &WriteLog<'_>) -> Written {
     let prefixes = log_prefixes(req);
     let mut w = Written::default();
     let (written, problems) = (&mut w.paths, &mut w.problems);

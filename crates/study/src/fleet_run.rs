@@ -212,8 +212,7 @@ pub fn measure(p: &Plan, quick: bool, stop: &AtomicBool, tell: &dyn Fn(String)) 
     (s, stop.load(Relaxed))
 }
 
-/// The study's document from the measured section: its figures, facts
-/// and verdicts; whether a host did not finish every run.
+/// How the study was started, for its document.
 pub struct Started {
     pub unix_ms: u64,
     pub tool: String,
