@@ -34,6 +34,7 @@ pub mod cgroup;
 pub mod checks;
 pub mod device;
 pub mod fsync;
+mod options;
 pub mod pgbench;
 pub mod pgcache;
 pub mod result;

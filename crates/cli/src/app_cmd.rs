@@ -1,8 +1,8 @@
 //! `ssdready app NAME --directory DIR`: how much of the device's speed
 //! reaches a file system and a database (small files, SQLite OLTP,
 //! fdatasync log appends, pgbench), with the device's I/O per application
-//! operation. The workloads live in the `ssdready-app` crate; this is the
-//! command line, progress and output.
+//! operation. The workloads, and reading their options' text, live in the
+//! `ssdready-app` crate; this is the command line, progress and output.
 
 use crate::{fail, say};
 use ssdready_app::{Config, Error, Journal, Synchronous, Workload};
@@ -74,56 +74,29 @@ pub struct AppArgs {
 }
 
 fn config(a: &AppArgs) -> Result<Config, Error> {
-    let w = Workload::parse(&a.name)?;
-    let mut c = Config::new(w, a.directory.clone());
-    c.runtime_ns = ssdready_core::units::parse_time_ns(&a.runtime, 1_000_000_000).map_err(|e| {
-        Error::BadInput(format!(
-            "option '--runtime': {e} (allowed: a time such as 10s)"
-        ))
-    })?;
+    let mut c = Config::new(Workload::parse(&a.name)?, a.directory.clone());
+    c.set_runtime(&a.runtime)?;
     c.jobs = a.jobs;
     c.scale = a.scale;
     if let Some(s) = a.seed {
         c.seed = s;
     }
     if let Some(bs) = &a.bs {
-        c.bs = ssdready_core::units::parse_size(bs, 1024).map_err(|e| {
-            Error::BadInput(format!("option '--bs': {e} (allowed: a size such as 4k)"))
-        })?;
+        c.set_bs(bs)?;
     }
     c.journal = Journal::parse(&a.journal)?;
     c.synchronous = Synchronous::parse(&a.synchronous)?;
     c.fsync = a.fsync;
     c.keep = a.keep;
     if let Some(m) = &a.memory {
-        c.memory = m
-            .split(',')
-            .map(|x| {
-                ssdready_core::units::parse_size(x.trim(), 1024).map_err(|e| {
-                    Error::BadInput(format!(
-                        "option '--memory': {e} (allowed: sizes such as 64m, comma-separated)"
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        c.set_memory(m)?;
     }
-    // pgbench's server runs in the group: any limit is a sweep.
-    c.cache_effect =
-        a.cache_effect || c.memory.len() > 1 || (w == Workload::Pgbench && !c.memory.is_empty());
-    c.check()?;
+    c.settle(a.cache_effect)?;
     Ok(c)
 }
 
-fn code(e: &Error) -> i32 {
-    match e {
-        Error::BadInput(_) | Error::Missing(_) => 2,
-        Error::Runtime(_) => 1,
-        Error::Interrupted => 130,
-    }
-}
-
 pub fn command(a: AppArgs) {
-    let cfg = config(&a).unwrap_or_else(|e| fail(code(&e), &e.to_string()));
+    let cfg = config(&a).unwrap_or_else(|e| fail(e.exit_code(), &e.to_string()));
     let json = match a.output_format.as_str() {
         "json" => true,
         "text" => false,
@@ -139,7 +112,7 @@ pub fn command(a: AppArgs) {
                 ssdready_app::workdir_of(&cfg.directory, cfg.workload).display()
             )),
             Ok(false) => say("nothing to remove"),
-            Err(e) => fail(code(&e), &e.to_string()),
+            Err(e) => fail(e.exit_code(), &e.to_string()),
         }
         return;
     }
@@ -159,7 +132,7 @@ pub fn command(a: AppArgs) {
         }
         let r = result.unwrap_or_else(|e| {
             fail(
-                code(&e),
+                e.exit_code(),
                 &format!("app {} --cache-effect: {e}", cfg.workload.name()),
             )
         });
@@ -178,7 +151,8 @@ pub fn command(a: AppArgs) {
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    let r = result.unwrap_or_else(|e| fail(code(&e), &format!("app {}: {e}", cfg.workload.name())));
+    let r = result
+        .unwrap_or_else(|e| fail(e.exit_code(), &format!("app {}: {e}", cfg.workload.name())));
     let text = if json {
         format!(
             "{}\n",

@@ -1,14 +1,16 @@
 //! `ssdready server` (answer `fio --client`) and `ssdready run --client`
 //! (drive fio servers or ssdready servers); the protocol is in
-//! `ssdready_fleet`. The two calls into the run engine are in [`Engine`].
+//! `ssdready_fleet` (with the logs a client writes and its summary). The
+//! two calls into the run engine are in [`Engine`].
 
 use crate::{args, fail, output, say};
-use ssdready_fleet::client::{self, Host, HostRun, Request};
-use ssdready_fleet::server::{JobRequest, RunOutput, Runner, Server};
+use ssdready_fleet::client::{self, Host, Request};
+use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
+use ssdready_fleet::server::{JobFiles, JobRequest, RunOutput, Runner, Server};
 use ssdready_fleet::{from_result, merge, pdu::ProbeReply};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 #[derive(clap::Args)]
@@ -49,35 +51,6 @@ pub fn server_command(a: ServerArgs) {
 /// The run engine behind `ssdready server`: a job is checked and run
 /// exactly as `ssdready run` would (same validation, same safety checks).
 struct Engine;
-
-static JOB_DIRS: AtomicU64 = AtomicU64::new(0);
-
-/// The client's job files, written to a private directory for the parser
-/// (removed on drop).
-struct JobFiles(PathBuf);
-
-impl JobFiles {
-    fn write(req: &JobRequest) -> Result<(JobFiles, Vec<String>), String> {
-        let n = JOB_DIRS.fetch_add(1, Relaxed);
-        let dir = std::env::temp_dir().join(format!("ssdready-server-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let files = JobFiles(dir);
-        let mut args = Vec::new();
-        for (i, text) in req.jobs.iter().enumerate() {
-            let p = files.0.join(format!("job{i}.fio"));
-            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
-            args.push(p.display().to_string());
-        }
-        args.extend(req.args.iter().cloned());
-        Ok((files, args))
-    }
-}
-
-impl Drop for JobFiles {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn parse(args: &[String]) -> Result<args::RunArgs, String> {
     let mut parsed = args::parse(args).map_err(|e| e.to_string())?;
@@ -123,7 +96,7 @@ impl Runner for Engine {
             Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
         };
         let worker_logs = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-        let logs = match crate::fleet_logs::to_wire(worker_logs, version) {
+        let logs = match to_wire(worker_logs, version) {
             Ok(l) => l,
             Err(e) => return failed(70, e.to_string()),
         };
@@ -141,7 +114,7 @@ impl Runner for Engine {
                 error: u32::from(result.failure.is_some()),
                 text,
                 logs,
-                du: crate::fleet_logs::disk_util(&result),
+                du: from_result::disk_util(&result),
             },
             Err(e) => failed(70, e.to_string()),
         }
@@ -239,13 +212,13 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             ),
         );
     }
-    let logs = crate::fleet_logs::write_host_logs(&runs, &req);
+    let logs = ssdready_fleet::logs::write_host_logs(&runs, &req, &write_log);
     for p in logs.problems.iter().chain(&logs.short) {
         say(&format!("fleet: {p}"));
     }
     let log_problems = logs.problems;
     let text = match format.as_str() {
-        "normal" => summary(&runs),
+        "normal" => ssdready_fleet::summary::summary(&runs),
         f => {
             let doc = merge::document(&runs, f == "json+");
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
@@ -264,76 +237,40 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
     }
 }
 
-/// The terminal summary: a line per host, the fleet, the slowest host.
-fn summary(runs: &[HostRun]) -> String {
-    let doc = merge::document(runs, false);
-    let mut s = String::new();
-    let dirs = ["read", "write", "trim"];
-    let line = |v: &serde_json::Value| -> String {
-        dirs.iter()
-            .filter(|d| v[**d]["total_ios"].as_u64().unwrap_or(0) > 0)
-            .map(|d| {
-                let x = &v[*d];
-                let p = &x["clat_ns"]["percentile"];
-                format!(
-                    "{d}: IOPS={:.0} BW={:.1}MiB/s clat p50={}ns p99={}ns p99.9={}ns",
-                    x["iops"].as_f64().unwrap_or(0.0),
-                    x["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
-                    p["50.000000"],
-                    p["99.000000"],
-                    p["99.900000"]
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    for (r, h) in runs
-        .iter()
-        .zip(doc["hosts"].as_array().into_iter().flatten())
-    {
-        let who = r
-            .probe
-            .as_ref()
-            .map(|p| format!(" ({}, {})", p.hostname, p.fio_version))
-            .unwrap_or_default();
-        let host_doc = merge::document(std::slice::from_ref(r), false);
-        match &r.error {
-            None => {
-                s += &format!(
-                    "{},{}{}: {} jobs, {}\n",
-                    r.host.name,
-                    r.host.port,
-                    who,
-                    h["jobs"],
-                    line(&host_doc["all_clients"])
-                )
+/// The run's worker logs as IOLOG messages of protocol `version`
+/// (their samples come in fio 3.33's layout, version 97's).
+fn to_wire(
+    logs: Vec<ssdready_run::WorkerLog>,
+    version: u16,
+) -> Result<Vec<IoLog>, ssdready_fleet::Error> {
+    logs.into_iter()
+        .map(|w| {
+            let mut l = IoLog {
+                nr_samples: w.nr_samples,
+                thread_number: w.number,
+                log_type: w.log_type,
+                compressed: if w.stored_compressed {
+                    STORE_COMPRESSED
+                } else {
+                    0
+                },
+                per_job_logs: 1,
+                name: w.name,
+                data: w.data,
+                ..Default::default()
+            };
+            if version != 97 && !w.stored_compressed {
+                l.data = iolog::encode_samples(version, &l.samples(97)?)?;
             }
-            Some(e) => {
-                s += &format!(
-                    "{},{}{}: FAILED: {e} ({} jobs kept)\n",
-                    r.host.name,
-                    r.host.port,
-                    who,
-                    r.ts.len()
-                )
-            }
-        }
+            Ok(l)
+        })
+        .collect()
+}
+
+/// A log file: a regular file only, replaced atomically.
+fn write_log(path: &str, bytes: &[u8]) -> Result<(), String> {
+    match output::checked(std::path::Path::new(path))? {
+        output::Sink::File(p) => output::replace(&p, bytes).map_err(|e| e.to_string()),
+        _ => Err("not a regular file (a host's log is written to regular files only)".into()),
     }
-    s += &format!(
-        "All clients ({} hosts, {} jobs): {}\n",
-        doc["all_clients"]["hosts"],
-        doc["all_clients"]["jobs"],
-        line(&doc["all_clients"])
-    );
-    let slow = &doc["fleet"]["slowest"];
-    if !slow.is_null() {
-        s += &format!(
-            "slowest host: {} ({} ms, {:.1} % of the hosts' summed time, {:.1} % past the median of the other hosts)\n",
-            slow["host"].as_str().unwrap_or(""),
-            slow["runtime_ms"],
-            slow["share_of_fleet_time_pct"].as_f64().unwrap_or(0.0),
-            slow["past_median_pct"].as_f64().unwrap_or(0.0)
-        );
-    }
-    s
 }

@@ -16,7 +16,6 @@ mod characterize;
 mod compare;
 mod emu_cmd;
 mod fleet_cmd;
-mod fleet_logs;
 mod history;
 mod manpages;
 mod progress;

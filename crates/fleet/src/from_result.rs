@@ -11,6 +11,7 @@
 
 use crate::layout::DIRS;
 use crate::merge::bin_of;
+use crate::pdu::DiskUtil;
 use crate::tstat::{GroupStats, IoStat, LatKind, ThreadStat, TsPdu};
 use crate::Error;
 use ssdready_core::hist::Histogram;
@@ -214,6 +215,39 @@ pub fn fio_results(r: &RunResult, version: u16) -> Result<(Vec<TsPdu>, Vec<Group
         })
         .collect();
     Ok((out, groups))
+}
+
+/// The block devices' utilisation over the run, one DU per disk (a disk
+/// in several phases summed), as fio's server sends it.
+pub fn disk_util(result: &RunResult) -> Vec<DiskUtil> {
+    let mut out: Vec<DiskUtil> = Vec::new();
+    for p in &result.phases {
+        for d in &p.disks {
+            let i = match out.iter().position(|u| u.name == d.name) {
+                Some(i) => i,
+                None => {
+                    out.push(DiskUtil {
+                        name: d.name.clone(),
+                        ..Default::default()
+                    });
+                    out.len() - 1
+                }
+            };
+            let u = &mut out[i];
+            u.ios[0] += d.read_ios;
+            u.ios[1] += d.write_ios;
+            u.merges[0] += d.read_merges;
+            u.merges[1] += d.write_merges;
+            u.sectors[0] += d.read_sectors;
+            u.sectors[1] += d.write_sectors;
+            u.ticks[0] += d.read_ticks_ms;
+            u.ticks[1] += d.write_ticks_ms;
+            u.io_ticks += d.io_ticks_ms;
+            u.time_in_queue += d.time_in_queue_ms;
+            u.msec += p.window_ns / 1_000_000;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

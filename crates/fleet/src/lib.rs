@@ -14,18 +14,21 @@
 //! - [`server`]: answer an unmodified `fio --client` with a run engine of
 //!   the caller's choosing ([`server::Runner`]);
 //! - [`iolog`]: the jobs' sample logs (IOLOG), zlib both ways, bounded;
+//!   [`logs`]: which of them a client writes, and where;
 //! - [`merge`]: one consolidated result: histograms summed bin by bin
 //!   (never percentiles averaged), a host on every job, the slowest host
-//!   and its share of the fleet's time.
+//!   and its share of the fleet's time; [`summary`]: its terminal lines.
 #![forbid(unsafe_code)]
 
 pub mod client;
 pub mod from_result;
 pub mod iolog;
 pub mod layout;
+pub mod logs;
 pub mod merge;
 pub mod pdu;
 pub mod server;
+pub mod summary;
 pub mod tstat;
 pub mod wire;
 

@@ -14,7 +14,8 @@ use crate::tstat::{GroupStats, TsPdu};
 use crate::wire::{self, op, Wait};
 use crate::{fio_of, Error, VERSIONS};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -352,4 +353,33 @@ fn linger(s: &mut TcpStream, stop: &AtomicBool) {
         deadline: Some(Instant::now() + Duration::from_secs(2)),
     };
     while let Ok(Some(_)) = wire::recv(s, &VERSIONS, &w) {}
+}
+static JOB_DIRS: AtomicU64 = AtomicU64::new(0);
+
+/// The client's job files, written to a private directory for the parser
+/// (removed on drop).
+pub struct JobFiles(PathBuf);
+
+impl JobFiles {
+    /// Write `req`'s job files; they and the job's arguments, in order.
+    pub fn write(req: &JobRequest) -> Result<(JobFiles, Vec<String>), String> {
+        let n = JOB_DIRS.fetch_add(1, Relaxed);
+        let dir = std::env::temp_dir().join(format!("ssdready-server-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let files = JobFiles(dir);
+        let mut args = Vec::new();
+        for (i, text) in req.jobs.iter().enumerate() {
+            let p = files.0.join(format!("job{i}.fio"));
+            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+            args.push(p.display().to_string());
+        }
+        args.extend(req.args.iter().cloned());
+        Ok((files, args))
+    }
+}
+
+impl Drop for JobFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

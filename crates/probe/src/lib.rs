@@ -12,7 +12,9 @@
 //!   block layer accounted from `block_io_start` to `block_io_done`, whose mean
 //!   per I/O, subtracted from the app-observed latency, is the time spent
 //!   above the block layer.
-//! * [`platform`] — kernel, CPU, and each device's queue settings.
+//! * [`platform`] — kernel, CPU, and each device's queue settings;
+//!   [`blockdev`] — a block device's transport, mount and queue, for the
+//!   study's target detection.
 //! * [`lab`], [`lab_irq`] — lab conditions (frequency scaling, idle states,
 //!   SMT, virtualisation, the device's interrupts…) with a warning for each
 //!   that makes results noisy or unrepresentative.
@@ -23,6 +25,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod blockdev;
 pub mod btf;
 pub mod cpu;
 pub mod disk;

@@ -9,9 +9,18 @@
 //!   read/write mixes, block sizes, engines, and on request the I/O
 //!   schedulers, buffered I/O, raw device against file, several devices —
 //!   and each point's `run` options ([`jobs`]);
-//! * [`driver`]: runs a plan through a [`driver::Runner`] (the binary's
-//!   real runs, or the emulator model in virtual time, [`virt`]), stopping
-//!   the queue-depth sweep once saturated and resolving `peak` depths;
+//! * [`detect`]: what a target is before anything runs (emulator, RAM or
+//!   block device, file), read from sysfs, and whether `run`'s safety
+//!   checks let the study write to it; [`kdrive`]: the built-in drive
+//!   behind the kernel (`emu attach` as a child) for a study as root;
+//! * [`driver`]: runs a plan through a [`driver::Runner`] (real runs
+//!   through the binary's run function, [`real`], or the emulator model in
+//!   virtual time, [`virt`]), stopping the queue-depth sweep once saturated
+//!   and resolving `peak` depths; [`slo`]: the capacity at a latency
+//!   target through the same runner;
+//! * [`app_runs`]: the applications section (`ssdready app`'s workloads
+//!   beside the raw limit; on a block device in an ext4 of its own,
+//!   [`appfs`]), judged by [`applications`];
 //! * [`limit`]: an emulated device's analytic limits, the ground truth;
 //! * [`summary`], [`figures`], [`sweeps`], [`classify`]: the figures
 //!   derived from the runs (`device_limit`, `delivered_pct`, `knee_qd`,
@@ -23,30 +32,39 @@
 //!   experiment), shared with `ssdready strategies`, and the study's
 //!   strategies section;
 //! * [`fleet`]: the study of a fleet (`study --client`): hosts alone,
-//!   then 1…N together, aggregate IOPS, merged p99, efficiency;
+//!   then 1…N together, aggregate IOPS, merged p99, efficiency; its runs,
+//!   document and printed block in [`fleet_run`];
 //! * [`answer`]: the answer in words, shared by the text and HTML
-//!   renderings;
+//!   renderings; [`text`]: the plan and the findings as printed;
 //! * [`model`]: `study.json`, schema `ssdready.study`
 //!   (`docs/study-schema.md`).
 
 #![forbid(unsafe_code)]
 
 pub mod answer;
+pub mod app_runs;
+pub mod appfs;
 pub mod applications;
 pub mod capacity;
 pub mod classify;
+pub mod detect;
 pub mod driver;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
+pub mod fleet_run;
 pub mod jobs;
+pub mod kdrive;
 pub mod limit;
 pub mod model;
 pub mod plan;
+pub mod real;
 pub mod rules;
+pub mod slo;
 pub mod strategies;
 pub mod summary;
 pub mod sweeps;
+pub mod text;
 pub mod transport;
 pub mod virt;
 

@@ -2,9 +2,10 @@
 //! much of the device's speed this platform delivers to applications,
 //! where the rest goes, and what to change — in one command.
 //!
-//! The command detects the target ([`detect`]), plans sweeps to fit the
-//! budget (`ssdready_study::plan`), prints the plan and its ETA, runs each
-//! point through `run`'s own path ([`runner`]) with a progress bar, derives
+//! The command detects the target (`ssdready_study::detect`), plans sweeps
+//! to fit the budget (`ssdready_study::plan`), prints the plan and its ETA,
+//! runs each point through `run`'s own path (`ssdready_study::real`, handed
+//! this binary's run function) with a progress bar, derives
 //! the figures and judges them with the verdict rules
 //! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
 //! `DIR/report.html` atomically and prints the findings ([`print`]), and
@@ -14,18 +15,13 @@
 //! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
 //! stops after the current run, still writes what ran, and exits 130.
 
-mod appfs;
-mod apps;
-mod detect;
 mod fleet;
-mod kdrive;
 mod print;
-mod runner;
-mod slo;
 
 use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
+use ssdready_study::{app_runs as apps, detect, kdrive, real, slo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -157,7 +153,9 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
     };
     if a.in_process || missing.is_some() {
         if !a.quiet {
-            say(&crate::emu_cmd::study_note(missing.as_deref()));
+            say(&ssdready_emu::kernel::daemon::study_note(
+                missing.as_deref(),
+            ));
         }
         return None;
     }
@@ -250,7 +248,9 @@ pub fn command(a: StudyArgs) {
         );
     }
     let mut progress = print::StudyProgress::new(&p, a.quiet);
-    let mut runner = runner::RealRunner::new(stop.clone(), &targets, a.allow_destructive);
+    let (run_stop, allow) = (stop.clone(), a.allow_destructive);
+    let run_job = move |o: &[String]| crate::progress::run_options(o, run_stop.clone(), allow);
+    let mut runner = real::RealRunner::new(stop.clone(), &targets, Box::new(run_job));
     let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);
     let slo = match (&a.slo, a.quick) {
         (Some(s), _) => ssdready_study::capacity::Slo::parse(s).ok(),
@@ -265,7 +265,9 @@ pub fn command(a: StudyArgs) {
     if let (Some(c), false) = (&capacity, a.quiet) {
         eprint!("{}", slo::text(c));
     }
-    runner.restore();
+    if let Err(w) = runner.restore() {
+        eprintln!("ssdready: {w}");
+    }
     progress.finish();
     let mut warnings = std::mem::take(&mut runner.notes);
     drop(runner);
@@ -297,7 +299,12 @@ pub fn command(a: StudyArgs) {
             with_cache_effect: !a.quick,
             runtime_s: p.settings.runtime_s,
         };
-        let (points, skips) = apps::run(&targets, &ask, &dir, &stop, a.quiet, raw);
+        let tell = |m: String| {
+            if !a.quiet {
+                eprintln!("ssdready: {m}");
+            }
+        };
+        let (points, skips) = apps::run(&targets, &ask, &dir, &stop, &tell, raw);
         apps::add(
             &mut j,
             points,

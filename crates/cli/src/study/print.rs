@@ -1,49 +1,18 @@
 //! What a study prints: the target and the plan with its ETA before it
 //! starts (stderr), a progress bar with the ETA while it runs (stderr; one
 //! line per run when stderr is not a terminal), and the findings at the end
-//! (stdout).
+//! (stdout). The plan's and the findings' text are `ssdready_study::text`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_study::driver::Observer;
-use ssdready_study::model::{RunRecord, StudyDoc, TargetProfile};
+use ssdready_study::model::RunRecord;
 use ssdready_study::plan::Plan;
-use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use ssdready_study::answer::{describe, fmt_duration};
-
-/// The plan, before the study starts.
-pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
-    let mut s = String::new();
-    for t in targets {
-        let _ = writeln!(s, "target {}", describe(t));
-    }
-    let eta = p.eta_s(0);
-    let _ = writeln!(
-        s,
-        "plan ({}): up to {} runs of {:.1} s{} over {}, about {} (the queue-depth sweep stops once saturated)",
-        if quick { "quick" } else { "full" },
-        p.points.len(),
-        p.settings.runtime_s,
-        if p.settings.ramp_s > 0.0 {
-            format!(" after a {:.1} s ramp", p.settings.ramp_s)
-        } else {
-            String::new()
-        },
-        ssdready_core::units::fmt_bytes(p.settings.region_bytes as f64),
-        fmt_duration(eta)
-    );
-    for sw in &p.sweeps {
-        let _ = writeln!(s, "  {:<12} {:>3} runs  {}", sw.name, sw.points, sw.what);
-    }
-    for k in &p.skipped {
-        let _ = writeln!(s, "  skipped: {}: {}", k.what, k.why);
-    }
-    s
-}
+pub use ssdready_study::text::{findings, plan};
 
 struct Clock {
     done_s: f64,
@@ -160,72 +129,4 @@ impl Observer for StudyProgress {
                 .set_length(len.saturating_sub((n as f64 * c.per_point_s * 1000.0) as u64));
         }
     }
-}
-
-/// The findings, at the end.
-pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
-    let mut s = String::new();
-    let f = &d.figures;
-    let t = &d.targets[0];
-    let ok = d.runs.iter().filter(|r| r.error.is_none()).count();
-    let _ = writeln!(
-        s,
-        "ssdready study of {} — {} runs in {}{}",
-        describe(t),
-        ok,
-        fmt_duration(wall_s),
-        if d.interrupted {
-            " (interrupted: figures cover what ran)"
-        } else {
-            ""
-        }
-    );
-    let l = &f.device_limit;
-    let _ = writeln!(s, "{}", ssdready_study::answer::device_limit_line(f));
-    let _ = writeln!(
-        s,
-        "\n  QD        IOPS   mean lat    p99 lat  delivered  device alone"
-    );
-    for c in &f.qd_curve {
-        let delivered = l
-            .iops
-            .map_or("-".to_string(), |i| format!("{:.0} %", 100.0 * c.iops / i));
-        let alone = c.device_iops.map_or("-".to_string(), fmt_count);
-        let _ = writeln!(
-            s,
-            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13}",
-            c.qd,
-            fmt_count(c.iops),
-            fmt_ns(c.lat_mean_ns),
-            fmt_ns(c.lat_p99_ns as f64),
-            delivered,
-            alone
-        );
-    }
-    if let Some(k) = ssdready_study::answer::knee_line(f) {
-        let _ = writeln!(s, "  {k}");
-    }
-    let strategies = ssdready_study::answer::strategies_lines(f);
-    if !strategies.is_empty() {
-        let _ = writeln!(s, "\n{}", strategies.join("\n"));
-    }
-    let _ = writeln!(s, "\nfindings:");
-    for (i, v) in d.verdicts.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "{:>2}. {} [confidence {}: {}]",
-            i + 1,
-            v.finding,
-            v.confidence,
-            v.confidence_why
-        );
-        let _ = writeln!(s, "    → {}", v.recommendation);
-    }
-    if !d.skipped.is_empty() {
-        let _ = writeln!(s, "\nnot studied:");
-        for k in &d.skipped {
-            let _ = writeln!(s, "  {}: {}", k.what, k.why);
-        }
-    }
-    s
 }

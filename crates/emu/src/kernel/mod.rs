@@ -16,10 +16,12 @@
 //!   interface is encoded and tested, the server is not written yet.
 //!
 //! [`KernelDrive::attach`] mounts, serves and binds the loop device;
-//! [`KernelDrive::detach`] undoes it all in reverse. Nothing here records
-//! the attachment or handles signals: the caller does (the `ssdready emu`
+//! [`KernelDrive::detach`] undoes it all in reverse. [`daemon`] records
+//! an attachment, serves it until a stop flag and removes what a dead one
+//! left; the signals and the printing are the caller's (the `ssdready emu`
 //! command).
 
+pub mod daemon;
 pub mod fuse_proto;
 pub mod fuse_serve;
 pub mod stamps;

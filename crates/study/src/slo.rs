@@ -1,15 +1,14 @@
 //! `ssdready study --slo p99=1ms`: the highest offered load of 4 KiB
 //! random reads the platform carries within a latency target
-//! ([`ssdready_study::capacity`]: open-loop load curve, bisection, a
+//! ([`crate::capacity`]: open-loop load curve, bisection, a
 //! confirming repeat). On an emulated drive the same search runs on the
 //! model alone in virtual time as well: the device's own answer beside
 //! the platform's.
 
-use super::runner::RealRunner;
-use ssdready_study::capacity::{point_options, search, sentence, Capacity, CapacityDoc, Slo};
-use ssdready_study::driver::Runner;
-use ssdready_study::model::{TargetKind, TargetProfile};
-use ssdready_study::plan::{Plan, Settings};
+use crate::capacity::{point_options, search, sentence, Capacity, CapacityDoc, Slo};
+use crate::driver::Runner;
+use crate::model::{TargetKind, TargetProfile};
+use crate::plan::{Plan, Settings};
 
 /// The cap on what is outstanding (`iodepth`) of the open loop: deep
 /// enough that it does not bind below the capacity.
@@ -24,19 +23,19 @@ pub fn capacity(
     slo: &Slo,
     targets: &[TargetProfile],
     p: &Plan,
-    runner: &mut RealRunner,
+    runner: &mut dyn Runner,
 ) -> Option<CapacityDoc> {
     let point = p
         .points
         .iter()
         .find(|pt| pt.rw == "randread" && pt.bs == 4096 && pt.targets == [0] && !pt.raw_device)?;
-    let w = ssdready_study::jobs::workload(point, CAP, targets, None);
+    let w = crate::jobs::workload(point, CAP, targets, None);
     // Each point a quarter of the study's runtime, 0.5 to 2 s.
     let settings = Settings {
         runtime_s: (p.settings.runtime_s / 4.0).clamp(0.5, 2.0),
         ..p.settings
     };
-    let base = ssdready_study::jobs::options(&w, targets, &settings, false);
+    let base = crate::jobs::options(&w, targets, &settings, false);
     let mut measure = |iops: u64, seed: u32| -> Result<_, String> {
         runner
             .run(&w, &point_options(&base, iops, seed))
@@ -57,7 +56,7 @@ pub fn capacity(
     }
     if targets[0].kind == TargetKind::Emulator {
         let mut model = |iops: u64, seed: u32| {
-            ssdready_study::virt::run(&point_options(&base, iops, seed)).map(|(s, _)| s)
+            crate::virt::run(&point_options(&base, iops, seed)).map(|(s, _)| s)
         };
         match search(slo, &mut model) {
             Ok(c) => doc.device = Some(c),

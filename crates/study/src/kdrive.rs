@@ -48,9 +48,9 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding ssdready's own binary: {e}"))?;
     // The daemon's messages go to a file of its own, not a pipe: a study
     // that dies must not take the daemon's stderr (and its clean-up) with it.
-    let log_path = std::path::Path::new(crate::emu_cmd::RUN_DIR)
+    let log_path = std::path::Path::new(ssdready_emu::kernel::daemon::RUN_DIR)
         .join(format!("study-{}.log", std::process::id()));
-    let log = std::fs::create_dir_all(crate::emu_cmd::RUN_DIR)
+    let log = std::fs::create_dir_all(ssdready_emu::kernel::daemon::RUN_DIR)
         .and_then(|_| {
             std::fs::OpenOptions::new()
                 .read(true)
@@ -65,7 +65,10 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
         .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
     let mut child = Command::new(exe)
         .args(["emu", "attach", SPEC])
-        .env(crate::emu_cmd::PARENT_ENV, std::process::id().to_string())
+        .env(
+            ssdready_emu::kernel::daemon::PARENT_ENV,
+            std::process::id().to_string(),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log_w))
@@ -115,10 +118,10 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
 /// The figures so far of the daemon serving `device` when it is an
 /// emulated drive attached by `ssdready emu attach` (its stats file,
 /// rewritten every half second).
-pub fn transport_of(device: &str) -> Option<ssdready_study::transport::Transport> {
-    let r = crate::emu_cmd::record_of(device)?;
-    let s = crate::emu_cmd::stats(&r.name)?;
-    Some(ssdready_study::transport::Transport {
+pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
+    let r = ssdready_emu::kernel::daemon::record_of(device)?;
+    let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
+    Some(crate::transport::Transport {
         name: r.transport,
         ios: s.ios,
         device_ns_mean: s.device_ns_mean,

@@ -7,7 +7,7 @@
 //! study may write to it again. Root and `mkfs.ext4` are needed; without
 //! them the section says what is missing.
 
-use ssdready_study::model::{TargetKind, TargetProfile};
+use crate::model::{TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

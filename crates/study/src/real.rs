@@ -1,15 +1,17 @@
-//! The study's runs through the platform: each point's options go through
-//! `run`'s option table and run path (the run library's `execute`), so a
-//! study writes only where `run` would, after the same checks. The scheduler sweep switches
+//! The study's runs through the platform: each point's options go to a
+//! [`RunJob`] — the binary's adapter over the run library's `execute`
+//! (`run`'s option table and run path), or a fake in tests — so a study
+//! writes only where `run` would, after the same checks. The scheduler sweep switches
 //! the device's I/O scheduler through sysfs and restores the original
 //! before any other run, at the end, and on Ctrl-C.
 
+use crate::driver::{Failure, Outcome, Runner};
+use crate::model::TargetProfile;
+use crate::plan::Workload;
+use crate::strategies::runner::RunJob;
+use crate::summary::PointSummary;
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_run::Failure as RunFailure;
-use ssdready_study::driver::{Failure, Outcome, Runner};
-use ssdready_study::model::TargetProfile;
-use ssdready_study::plan::Workload;
-use ssdready_study::summary::PointSummary;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -19,12 +21,12 @@ struct Switched {
     original: String,
 }
 
-/// Runs points with the run library.
-pub struct RealRunner {
+/// Runs points with the run library, through the caller's [`RunJob`].
+pub struct RealRunner<'a> {
     stop: Arc<AtomicBool>,
-    /// `study --allow-destructive`: each run gets it too, so the writes the
-    /// plan holds (detection judged the targets with the same flag) run.
-    allow_destructive: bool,
+    /// Runs one point's options (with `study --allow-destructive` passed
+    /// on by the caller, so the writes the plan holds run).
+    run_job: Box<RunJob<'a>>,
     targets: Vec<TargetProfile>,
     switched: Option<Switched>,
     /// The emulated drive's attachment when the target is one (its daemon's
@@ -38,16 +40,16 @@ fn sched_path(dev: &str) -> String {
     format!("/sys/block/{dev}/queue/scheduler")
 }
 
-impl RealRunner {
-    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], allow_destructive: bool) -> Self {
+impl<'a> RealRunner<'a> {
+    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], run_job: Box<RunJob<'a>>) -> Self {
         RealRunner {
             stop,
-            allow_destructive,
+            run_job,
             targets: targets.to_vec(),
             switched: None,
             drive: targets
                 .first()
-                .and_then(|t| crate::emu_cmd::record_of(&t.spec))
+                .and_then(|t| ssdready_emu::kernel::daemon::record_of(&t.spec))
                 .map(|r| r.name),
             notes: Vec::new(),
         }
@@ -55,19 +57,16 @@ impl RealRunner {
 
     /// The daemon's figures over one run: its stats file after the run
     /// (once the daemon has rewritten it) less the one before.
-    fn transport_between(
-        &self,
-        before: Option<&Summary>,
-    ) -> Option<ssdready_study::transport::Transport> {
+    fn transport_between(&self, before: Option<&Summary>) -> Option<crate::transport::Transport> {
         let name = self.drive.as_deref()?;
         let before = before?;
         std::thread::sleep(std::time::Duration::from_millis(
-            crate::emu_cmd::STATS_EVERY_MS + 50,
+            ssdready_emu::kernel::daemon::STATS_EVERY_MS + 50,
         ));
-        let after = crate::emu_cmd::stats(name)?;
+        let after = ssdready_emu::kernel::daemon::stats(name)?;
         let d = after.since(before);
-        let r = crate::emu_cmd::record_of(name)?;
-        Some(ssdready_study::transport::Transport {
+        let r = ssdready_emu::kernel::daemon::record_of(name)?;
+        Some(crate::transport::Transport {
             name: r.transport,
             ios: d.ios,
             device_ns_mean: d.device_ns_mean,
@@ -80,8 +79,7 @@ impl RealRunner {
 
     fn set_scheduler(&mut self, w: &Workload) -> Result<(), String> {
         let Some(want) = &w.scheduler else {
-            self.restore();
-            return Ok(());
+            return self.restore();
         };
         let dev = self
             .targets
@@ -104,31 +102,38 @@ impl RealRunner {
         std::fs::write(&path, want).map_err(|e| format!("setting {path} to {want}: {e}"))
     }
 
-    /// Put the original scheduler back, if it was changed.
-    pub fn restore(&mut self) {
+    /// Put the original scheduler back, if it was changed; the error is
+    /// the warning to give.
+    pub fn restore(&mut self) -> Result<(), String> {
         if let Some(s) = self.switched.take() {
             let path = sched_path(&s.device);
             if let Err(e) = std::fs::write(&path, &s.original) {
-                eprintln!(
-                    "ssdready: warning: could not restore {path} to {}: {e}",
+                return Err(format!(
+                    "warning: could not restore {path} to {}: {e}",
                     s.original
-                );
+                ));
             }
         }
+        Ok(())
     }
 }
 
-impl Drop for RealRunner {
+impl Drop for RealRunner<'_> {
+    /// On a panic's unwinding too: the scheduler is put back (the caller
+    /// restores it first and says when it could not).
     fn drop(&mut self) {
-        self.restore();
+        let _ = self.restore();
     }
 }
 
-impl Runner for RealRunner {
+impl Runner for RealRunner<'_> {
     fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
-        let before = self.drive.as_deref().and_then(crate::emu_cmd::stats);
-        let ran = crate::progress::run_options(options, self.stop.clone(), self.allow_destructive);
+        let before = self
+            .drive
+            .as_deref()
+            .and_then(ssdready_emu::kernel::daemon::stats);
+        let ran = (self.run_job)(options);
         match ran {
             Ok(r) => {
                 if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
@@ -155,5 +160,54 @@ impl Runner for RealRunner {
 
     fn stopped(&self) -> bool {
         self.stop.load(Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::result::RunResult;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    fn workload() -> Workload {
+        Workload {
+            targets: vec!["emu:".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_points_options_go_to_the_run_function_and_its_failures_are_sorted() {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let log = seen.clone();
+        let mut answers = vec![
+            Err(RunFailure::Runtime("the device went away".into())),
+            Err(RunFailure::BadInput("option 'hipri': needs polling".into())),
+            Ok(RunResult::default()),
+        ];
+        let run = move |o: &[String]| {
+            log.borrow_mut().push(o.to_vec());
+            answers.pop().expect("three runs")
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut r = RealRunner::new(stop.clone(), &[], Box::new(run));
+        let o = r.run(&workload(), &["--name=a".into()]).unwrap();
+        assert_eq!(o.clock, "real");
+        assert!(o.result.is_some());
+        match r.run(&workload(), &["--name=b".into()]) {
+            Err(Failure::NotApplicable(m)) => assert!(m.contains("hipri")),
+            other => panic!("{:?}", other.map(|o| o.clock)),
+        }
+        match r.run(&workload(), &["--name=c".into()]) {
+            Err(Failure::Failed(m)) => assert!(m.contains("went away")),
+            other => panic!("{:?}", other.map(|o| o.clock)),
+        }
+        assert_eq!(seen.borrow().len(), 3);
+        assert_eq!(seen.borrow()[1], vec!["--name=b".to_string()]);
+        assert!(!r.stopped());
+        stop.store(true, Relaxed);
+        assert!(r.stopped());
+        assert!(r.notes.is_empty() && r.restore().is_ok());
     }
 }

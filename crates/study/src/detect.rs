@@ -1,12 +1,14 @@
 //! What a study target is, before anything runs: an emulated drive, a RAM
 //! block device, a block device (NVMe, SATA/SCSI, virtio, …), or a file on
 //! some file system; its logical block size, hardware queues, I/O
-//! schedulers and poll queues; and whether the study may write to it —
-//! decided by the same safety checks as `run`. Nothing is changed.
+//! schedulers and poll queues (read by `ssdready_probe::blockdev`); and
+//! whether the study may write to it — decided by the same safety checks
+//! as `run`. Nothing is changed.
 
+use crate::model::{Machine, TargetKind, TargetProfile};
 use ssdready_io::target::sysfs::{major_minor, DevNode};
 use ssdready_io::target::{self, TargetError, TargetNeeds};
-use ssdready_study::model::{Machine, TargetKind, TargetProfile};
+use ssdready_probe::blockdev::{self, mount_of, transport};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
@@ -30,12 +32,6 @@ pub fn split_targets(s: &str) -> Vec<String> {
     out
 }
 
-fn read(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
 /// Detect one target.
 pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, String> {
     if spec == "emu" || spec.starts_with("emu:") {
@@ -54,7 +50,7 @@ pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, Stri
 }
 
 fn emulator(spec: &str) -> Result<TargetProfile, String> {
-    let p = ssdready_study::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
+    let p = crate::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
     let dev = ssdready_emu::device::Device::new(&p);
     Ok(TargetProfile {
         spec: spec.into(),
@@ -69,58 +65,14 @@ fn emulator(spec: &str) -> Result<TargetProfile, String> {
     })
 }
 
-fn transport(name: &str) -> (&'static str, bool) {
-    let p = |x: &str| name.starts_with(x);
-    match () {
-        _ if p("nvme") => ("nvme", false),
-        _ if p("vd") => ("virtio", false),
-        _ if p("sd") => {
-            let vendor = read(format!("/sys/block/{name}/device/vendor")).unwrap_or_default();
-            (if vendor == "ATA" { "sata" } else { "scsi" }, false)
-        }
-        _ if p("loop") => ("loop", false),
-        _ if p("ublkb") => ("ublk", false),
-        _ if p("zram") => ("zram", true),
-        _ if p("nullb") => ("null_blk", true),
-        _ if p("ram") => ("brd", true),
-        _ if p("dm-") => ("dm", false),
-        _ if p("md") => ("md", false),
-        _ if p("mmcblk") => ("mmc", false),
-        _ => ("unknown", false),
-    }
-}
-
-/// (file system type, mount point) of device number `maj:min`.
-fn mount_of(maj: u32, min: u32) -> Option<(String, String)> {
-    let info = read("/proc/self/mountinfo")?;
-    let devno = format!("{maj}:{min}");
-    info.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        let dash = f.iter().position(|x| *x == "-")?;
-        if f.get(2) != Some(&devno.as_str()) {
-            return None;
-        }
-        Some((f.get(dash + 1)?.to_string(), f.get(4)?.to_string()))
-    })
-}
-
 fn queue_info(t: &mut TargetProfile, disk: &str) {
-    let q = Path::new("/sys/block").join(disk).join("queue");
-    if let Some(s) = read(q.join("scheduler")) {
-        t.schedulers = s
-            .split_whitespace()
-            .map(|x| x.trim_matches(|c| c == '[' || c == ']').to_string())
-            .collect();
-        t.scheduler = ssdready_probe::platform::active_scheduler(&s);
-    }
-    t.logical_block_size = read(q.join("logical_block_size"))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(512);
-    t.poll_queues = read(q.join("io_poll")).map(|v| v == "1");
-    t.rotational = read(q.join("rotational")).map(|v| v == "1");
-    t.hw_queues = std::fs::read_dir(Path::new("/sys/block").join(disk).join("mq"))
-        .ok()
-        .map(|d| d.count() as u32);
+    let q = blockdev::queue(disk);
+    t.schedulers = q.schedulers;
+    t.scheduler = q.scheduler;
+    t.logical_block_size = q.logical_block_size;
+    t.poll_queues = q.poll_queues;
+    t.rotational = q.rotational;
+    t.hw_queues = q.hw_queues;
 }
 
 /// Whether `run` would write `bytes` (None: the target as it is) to the
@@ -147,7 +99,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
     std::fs::File::open(spec)
         .map_err(|e| format!("target '{spec}': cannot open it for reading: {e}"))?;
     let (transport, ram) = transport(&dev.disk);
-    let backing = read(format!("/sys/block/{}/loop/backing_file", dev.disk));
+    let backing = blockdev::loop_backing(&dev.disk);
     let backing_fs = backing.as_ref().and_then(|b| {
         let m = std::fs::metadata(b).ok()?;
         let (a, b) = major_minor(m.dev());
@@ -170,7 +122,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
         }),
         ..Default::default()
     };
-    if let Some(r) = crate::emu_cmd::record_of(spec) {
+    if let Some(r) = ssdready_emu::kernel::daemon::record_of(spec) {
         t.backing = Some(format!(
             "the emulated {} drive served by ssdready emu attach (pid {}, {})",
             r.spec, r.pid, r.transport

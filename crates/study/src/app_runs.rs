@@ -1,16 +1,16 @@
 //! The study's "applications" section: after the raw sweeps, the
 //! application workloads of `ssdready app` in the target's directory, each
 //! at one and four jobs, set against the study's raw limit
-//! (`ssdready_study::applications`). It runs when asked with
+//! (`crate::applications`). It runs when asked with
 //! `--sweeps=applications` or in a full study: on a writable file target,
 //! in its directory; on a block device the study may write, as root, in an
-//! ext4 the study makes on it and removes afterwards ([`super::appfs`]).
+//! ext4 the study makes on it and removes afterwards ([`crate::appfs`]).
 //! Each point's result is written beside study.json as `app-NAME-JOBS.json`; the workloads' files
 //! are removed afterwards.
 
+use crate::applications::{self, AppFigure};
+use crate::model::{Skip, TargetKind, TargetProfile};
 use ssdready_app::{Config, Workload};
-use ssdready_study::applications::{self, AppFigure};
-use ssdready_study::model::{Skip, TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,13 +46,15 @@ pub struct Ask {
     pub runtime_s: f64,
 }
 
-/// Run the section; its points, or skips with reasons.
+/// Run the section; its points, or skips with reasons. `tell` hears
+/// what starts (the binary prints it unless quiet); each result is
+/// written in `out_dir`.
 pub fn run(
     targets: &[TargetProfile],
     ask: &Ask,
     out_dir: &Path,
     stop: &Arc<AtomicBool>,
-    quiet: bool,
+    tell: &dyn Fn(String),
     raw_iops: Option<f64>,
 ) -> (Vec<AppFigure>, Vec<Skip>) {
     let mut skipped = Vec::new();
@@ -62,8 +64,8 @@ pub fn run(
         return (Vec::new(), skipped);
     }
     // A block device the study may write gets a file system of its own.
-    let made = match super::appfs::applies(&targets[0]) {
-        true => match super::appfs::make(&targets[0]) {
+    let made = match crate::appfs::applies(&targets[0]) {
+        true => match crate::appfs::make(&targets[0]) {
             Ok(m) => Some(m),
             Err(why) => {
                 skipped.push(Skip {
@@ -108,16 +110,14 @@ pub fn run(
             let mut cfg = Config::new(w, dir.clone());
             cfg.jobs = jobs;
             cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
-            if !quiet {
-                eprintln!("ssdready: applications: {} with {jobs} jobs", w.name());
-            }
+            tell(format!("applications: {} with {jobs} jobs", w.name()));
             let what = format!("applications: {} at {jobs} jobs", w.name());
             match ssdready_app::run(&cfg, stop.clone()) {
                 Ok(r) => {
                     let file = format!("app-{}-{jobs}.json", w.name());
                     let text =
                         serde_json::to_string_pretty(&r.to_json()).expect("serialises") + "\n";
-                    let saved = crate::output::write_in(out_dir, &file, &text).is_ok();
+                    let saved = ssdready_run::output::write_in(out_dir, &file, &text).is_ok();
                     let mut f = figure(&r);
                     f.result = saved.then_some(file);
                     f.set_raw(raw_iops);
@@ -141,7 +141,7 @@ pub fn run(
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            match cache_effect(&dir, w, ask, out_dir, stop, quiet, raw_iops) {
+            match cache_effect(&dir, w, ask, out_dir, stop, tell, raw_iops) {
                 Ok(p) => points.extend(p),
                 Err(why) => skipped.push(Skip {
                     what: format!("applications: cache effect ({})", w.name()),
@@ -172,19 +172,17 @@ fn cache_effect(
     ask: &Ask,
     out_dir: &Path,
     stop: &Arc<AtomicBool>,
-    quiet: bool,
+    tell: &dyn Fn(String),
     raw_iops: Option<f64>,
 ) -> Result<Vec<AppFigure>, String> {
     ssdready_app::cgroup::locate()?;
     let mut cfg = Config::new(w, dir.to_path_buf());
     cfg.cache_effect = true;
     cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
-    if !quiet {
-        eprintln!(
-            "ssdready: applications: {} at memory limits (cache effect)",
-            w.name()
-        );
-    }
+    tell(format!(
+        "applications: {} at memory limits (cache effect)",
+        w.name()
+    ));
     let c = ssdready_app::cache::sweep(&cfg, stop.clone()).map_err(|e| e.to_string())?;
     let file = &format!("app-{}-cache.json", w.name());
     // The study's rules read SQLite's points (applications::CACHE_PREFIX).
@@ -193,7 +191,7 @@ fn cache_effect(
         _ => format!("{}-cache-", w.name()),
     };
     let text = serde_json::to_string_pretty(&c).expect("serialises") + "\n";
-    let saved = crate::output::write_in(out_dir, file, &text).is_ok();
+    let saved = ssdready_run::output::write_in(out_dir, file, &text).is_ok();
     Ok(c.points
         .iter()
         .map(|p| {
@@ -242,7 +240,7 @@ fn figure(r: &ssdready_app::AppResult) -> AppFigure {
 }
 
 /// Add the section to a judgement: figures, facts and verdicts.
-pub fn add(j: &mut ssdready_study::Judgement, points: Vec<AppFigure>, interrupted: bool) {
+pub fn add(j: &mut crate::Judgement, points: Vec<AppFigure>, interrupted: bool) {
     if points.is_empty() {
         return;
     }
@@ -250,4 +248,73 @@ pub fn add(j: &mut ssdready_study::Judgement, points: Vec<AppFigure>, interrupte
     j.facts.extend(facts);
     j.verdicts.extend(verdicts);
     j.figures.applications = points;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(kind: TargetKind, spec: &str) -> TargetProfile {
+        TargetProfile {
+            spec: spec.into(),
+            kind,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_section_runs_in_a_file_targets_directory_and_says_why_not_elsewhere() {
+        let t = target(TargetKind::File, "/mnt/data/ssdready.dat");
+        assert_eq!(directory(&[t]).unwrap(), PathBuf::from("/mnt/data"));
+        let t = target(TargetKind::File, "ssdready.dat");
+        assert_eq!(directory(&[t]).unwrap(), PathBuf::from("."));
+        let e = directory(&[target(TargetKind::Emulator, "emu:")]).unwrap_err();
+        assert!(e.contains("need a directory"), "{e}");
+        let mut t = target(TargetKind::File, "/data/f");
+        t.write_refusal = Some("it exists".into());
+        assert!(directory(&[t])
+            .unwrap_err()
+            .contains("not writable: it exists"));
+    }
+
+    #[test]
+    fn a_full_study_of_the_emulator_has_no_section_and_says_nothing() {
+        let ask = Ask {
+            named: false,
+            with_pgbench: false,
+            with_cache_effect: false,
+            runtime_s: 1.0,
+        };
+        let told = std::cell::RefCell::new(Vec::new());
+        let (points, skips) = run(
+            &[target(TargetKind::Emulator, "emu:")],
+            &ask,
+            Path::new("/nonexistent"),
+            &Arc::new(AtomicBool::new(false)),
+            &|m| told.borrow_mut().push(m),
+            None,
+        );
+        assert!(points.is_empty() && skips.is_empty() && told.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_named_section_on_the_emulator_is_a_skip_with_its_reason() {
+        let ask = Ask {
+            named: true,
+            with_pgbench: false,
+            with_cache_effect: false,
+            runtime_s: 1.0,
+        };
+        let (points, skips) = run(
+            &[target(TargetKind::Emulator, "emu:")],
+            &ask,
+            Path::new("/nonexistent"),
+            &Arc::new(AtomicBool::new(false)),
+            &|_| {},
+            None,
+        );
+        assert!(points.is_empty());
+        assert_eq!(skips.len(), 1);
+        assert!(skips[0].why.contains("need a directory"), "{:?}", skips[0]);
+    }
 }

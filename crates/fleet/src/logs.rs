@@ -1,83 +1,20 @@
-//! The jobs' logs and disk figures across fio's protocol: what
-//! `ssdready server` sends (the run's sample logs as IOLOG messages, its
-//! block devices' utilisation as DU), and what `ssdready run --client`
-//! writes from the logs its hosts send: `NAME.HOST`, as fio's client names
-//! them (`NAME.HOST,PORT` when two hosts of the fleet share a name).
+//! The jobs' logs across fio's protocol, on the client's side: what
+//! `ssdready run --client` writes from the logs its hosts send: `NAME.HOST`,
+//! as fio's client names them (`NAME.HOST,PORT` when two hosts of the fleet
+//! share a name).
 //!
 //! A host names the file; the client writes it only if the job asked for
 //! it: the name must be a log of a prefix one of the job's
 //! `write_{bw,lat,iops,hist}_log` options gave (or of a job's name, for an
 //! option with no value), and the path passes the checks of every path
-//! ssdready writes (never a block device; a regular file, replaced
-//! atomically).
+//! ssdready writes (the caller's writer: never a block device; a regular
+//! file, replaced atomically).
 
-use ssdready_core::result::RunResult;
-use ssdready_fleet::client::{HostRun, Request};
-use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
-use ssdready_fleet::pdu::DiskUtil;
-use ssdready_fleet::Error;
-use ssdready_run::{output, WorkerLog};
-use std::path::Path;
+use crate::client::{HostRun, Request};
+use crate::iolog::{self, STORE_COMPRESSED};
 
-/// The run's worker logs as IOLOG messages of protocol `version`
-/// (their samples come in fio 3.33's layout, version 97's).
-pub fn to_wire(logs: Vec<WorkerLog>, version: u16) -> Result<Vec<IoLog>, Error> {
-    logs.into_iter()
-        .map(|w| {
-            let mut l = IoLog {
-                nr_samples: w.nr_samples,
-                thread_number: w.number,
-                log_type: w.log_type,
-                compressed: if w.stored_compressed {
-                    STORE_COMPRESSED
-                } else {
-                    0
-                },
-                per_job_logs: 1,
-                name: w.name,
-                data: w.data,
-                ..Default::default()
-            };
-            if version != 97 && !w.stored_compressed {
-                l.data = iolog::encode_samples(version, &l.samples(97)?)?;
-            }
-            Ok(l)
-        })
-        .collect()
-}
-
-/// The block devices' utilisation over the run, one DU per disk (a disk
-/// in several phases summed), as fio's server sends it.
-pub fn disk_util(result: &RunResult) -> Vec<DiskUtil> {
-    let mut out: Vec<DiskUtil> = Vec::new();
-    for p in &result.phases {
-        for d in &p.disks {
-            let i = match out.iter().position(|u| u.name == d.name) {
-                Some(i) => i,
-                None => {
-                    out.push(DiskUtil {
-                        name: d.name.clone(),
-                        ..Default::default()
-                    });
-                    out.len() - 1
-                }
-            };
-            let u = &mut out[i];
-            u.ios[0] += d.read_ios;
-            u.ios[1] += d.write_ios;
-            u.merges[0] += d.read_merges;
-            u.merges[1] += d.write_merges;
-            u.sectors[0] += d.read_sectors;
-            u.sectors[1] += d.write_sectors;
-            u.ticks[0] += d.read_ticks_ms;
-            u.ticks[1] += d.write_ticks_ms;
-            u.io_ticks += d.io_ticks_ms;
-            u.time_in_queue += d.time_in_queue_ms;
-            u.msec += p.window_ns / 1_000_000;
-        }
-    }
-    out
-}
+/// Writes one log: its path and bytes; the error is one line.
+pub type WriteLog<'a> = dyn Fn(&str, &[u8]) -> Result<(), String> + 'a;
 
 /// The log options' prefixes a request names, and its jobs' names (the
 /// prefix of a log option given no value).
@@ -142,8 +79,9 @@ pub struct Written {
     pub short: Vec<String>,
 }
 
-/// Write every host's logs.
-pub fn write_host_logs(runs: &[HostRun], req: &Request) -> Written {
+/// Write every host's logs with `write_log` (a path, its bytes; the error
+/// is one line).
+pub fn write_host_logs(runs: &[HostRun], req: &Request, write_log: &WriteLog<'_>) -> Written {
     let prefixes = log_prefixes(req);
     let mut w = Written::default();
     let (written, problems) = (&mut w.paths, &mut w.problems);
@@ -201,14 +139,6 @@ pub fn write_host_logs(runs: &[HostRun], req: &Request) -> Written {
     w
 }
 
-/// A log file: a regular file only, replaced atomically.
-fn write_log(path: &str, bytes: &[u8]) -> Result<(), String> {
-    match output::checked(Path::new(path))? {
-        output::Sink::File(p) => output::replace(&p, bytes).map_err(|e| e.to_string()),
-        _ => Err("not a regular file (a host's log is written to regular files only)".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +170,54 @@ mod tests {
         ] {
             assert!(!asked_for(bad, &p), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_log_the_job_did_not_ask_for_is_refused_and_one_it_did_is_written_per_host() {
+        let req = Request {
+            args: Vec::new(),
+            jobs: vec!["[r]\nwrite_lat_log=lg\n".into()],
+        };
+        let log = |name: &str| crate::iolog::IoLog {
+            name: name.into(),
+            compressed: STORE_COMPRESSED,
+            data: b"0, 1, 0, 4096, 0\n".to_vec(),
+            ..Default::default()
+        };
+        let mut run = HostRun {
+            host: crate::client::Host {
+                name: "a".into(),
+                port: 8765,
+                addr: "127.0.0.1:8765".parse().unwrap(),
+            },
+            version: Some(97),
+            probe: None,
+            jobs_announced: 1,
+            stats_announced: 1,
+            ts: Vec::new(),
+            groups: Vec::new(),
+            text: String::new(),
+            logs: Vec::new(),
+            log_errors: Vec::new(),
+            du: Vec::new(),
+            zlib: false,
+            stop: Some((0, 0)),
+            error: None,
+            wall_s: 1.0,
+        };
+        run.logs = vec![log("lg_lat.1.log"), log("/etc/passwd")];
+        let seen = std::cell::RefCell::new(Vec::new());
+        let w = write_host_logs(&[run], &req, &|p, b| {
+            seen.borrow_mut().push((p.to_string(), b.to_vec()));
+            Ok(())
+        });
+        assert_eq!(w.paths, vec!["lg_lat.1.log.a".to_string()]);
+        assert_eq!(seen.borrow()[0].1, b"0, 1, 0, 4096, 0\n");
+        assert_eq!(w.problems.len(), 1);
+        assert!(
+            w.problems[0].contains("'/etc/passwd' refused"),
+            "{:?}",
+            w.problems
+        );
     }
 }

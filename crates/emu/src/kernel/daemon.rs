@@ -1,0 +1,370 @@
+//! The emulated drive's daemon, `ssdready emu attach`: the emulated SSD
+//! as a kernel block device (docs/kernel-drive.md), what it records and
+//! how it is found and removed.
+//!
+//! Each live attachment is recorded in `/run/ssdready/emu/NAME.json` (its
+//! daemon's pid, loop device, mount point), with its daemon's running
+//! figures in `NAME.stats.json` (rewritten every [`STATS_EVERY_MS`],
+//! atomically). An attachment whose daemon died (SIGKILL) is found by
+//! [`clean_stale`] and removed: loop device unbound, FUSE mount detached,
+//! directory and record deleted. The command line (argv, the signals, what
+//! is printed) is the binary's `emu_cmd`.
+
+use super::stamps::{Stamps, Summary};
+use super::ublk_serve::UblkDrive;
+use super::{self as kernel, KernelDrive};
+use crate::config::Params;
+use serde::{Deserialize, Serialize};
+use ssdready_io::kdev;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Set by a command that starts `emu attach` as its child (the study): the
+/// child's drive is removed when that command ends, however it ends.
+pub const PARENT_ENV: &str = "SSDREADY_EMU_PARENT";
+
+/// How often the daemon rewrites its stats file (a study reads it around
+/// each run).
+pub const STATS_EVERY_MS: u64 = 100;
+
+/// Where attachments are recorded.
+pub const RUN_DIR: &str = "/run/ssdready/emu";
+
+/// One live attachment.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Record {
+    pub name: String,
+    pub pid: u32,
+    pub device: String,
+    pub loop_index: u32,
+    pub mountpoint: String,
+    pub spec: String,
+    pub preset: String,
+    pub transport: String,
+    pub block_size: u32,
+    pub queue_depth: u16,
+    pub started_unix: u64,
+    /// The ublk device number (transport ublk).
+    #[serde(default)]
+    pub ublk_id: Option<u32>,
+}
+
+/// An attached drive, over either transport.
+pub enum Drive {
+    Fuse(KernelDrive),
+    Ublk(Box<UblkDrive>),
+}
+
+impl Drive {
+    /// Attach `params` over `transport` (`ublk`, or `fuse+loop` with its
+    /// FUSE file system mounted at `mnt`).
+    pub fn attach(params: Params, transport: &str, mnt: &Path) -> Result<Drive, String> {
+        match transport {
+            "ublk" => UblkDrive::attach(params).map(|d| Drive::Ublk(Box::new(d))),
+            _ => KernelDrive::attach(params, mnt).map(Drive::Fuse),
+        }
+    }
+    pub fn path(&self) -> String {
+        match self {
+            Drive::Fuse(d) => d.loop_path.display().to_string(),
+            Drive::Ublk(d) => d.path.display().to_string(),
+        }
+    }
+    pub fn stamps(&self) -> &Stamps {
+        match self {
+            Drive::Fuse(d) => d.stamps(),
+            Drive::Ublk(d) => d.stamps(),
+        }
+    }
+    pub fn serving(&self) -> bool {
+        match self {
+            Drive::Fuse(d) => d.serving(),
+            Drive::Ublk(d) => d.serving(),
+        }
+    }
+    pub fn capacity(&self) -> u64 {
+        match self {
+            Drive::Fuse(d) => d.device().capacity(),
+            Drive::Ublk(d) => d.device().capacity(),
+        }
+    }
+    pub fn detach(self) -> Vec<String> {
+        match self {
+            Drive::Fuse(d) => d.detach(),
+            Drive::Ublk(d) => d.detach(),
+        }
+    }
+}
+
+/// The record of attachment `name`.
+pub fn record_path(name: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{name}.json"))
+}
+
+/// The stats file of attachment `name`.
+pub fn stats_path(name: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{name}.stats.json"))
+}
+
+/// Write `text` to `path` atomically (a temporary file renamed over it).
+pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Every recorded attachment (live or not).
+pub fn records() -> Vec<Record> {
+    let Ok(dir) = std::fs::read_dir(RUN_DIR) else {
+        return Vec::new();
+    };
+    let mut v: Vec<Record> = dir
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.ends_with(".json") && !n.ends_with(".stats.json")
+        })
+        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .collect();
+    v.sort_by_key(|r| r.loop_index);
+    v
+}
+
+/// The attachment serving block device `dev` (`/dev/loopN`), if any.
+pub fn record_of(dev: &str) -> Option<Record> {
+    let canon = std::fs::canonicalize(dev).ok();
+    records().into_iter().find(|r| {
+        r.device == dev || canon.as_deref() == Some(Path::new(&r.device)) || r.name == dev
+    })
+}
+
+/// The daemon's latest figures for attachment `name`.
+pub fn stats(name: &str) -> Option<Summary> {
+    serde_json::from_str(&std::fs::read_to_string(stats_path(name)).ok()?).ok()
+}
+
+/// Whether daemon `pid` still runs (an exited one not yet reaped by its
+/// parent is a zombie: gone).
+pub fn alive(pid: u32) -> bool {
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim_end().starts_with("ssdready"));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let zombie = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'));
+    named && !zombie
+}
+
+/// Remove what a dead daemon left: returns what was removed, one line each.
+pub fn clean(r: &Record) -> Vec<String> {
+    let mut done = Vec::new();
+    if let Some(id) = r.ublk_id {
+        if kernel::ublk_serve::delete(id).is_ok() {
+            done.push(format!("deleted {}", r.device));
+        }
+        let _ = std::fs::remove_file(stats_path(&r.name));
+        let _ = std::fs::remove_file(record_path(&r.name));
+        return done;
+    }
+    let backing = format!("/sys/block/loop{}/loop/backing_file", r.loop_index);
+    let ours = Path::new(&r.mountpoint).join(kernel::fuse_proto::DISK_NAME);
+    let bound = std::fs::read_to_string(&backing).is_ok_and(|b| Path::new(b.trim()) == ours);
+    if bound && kdev::loop_clear(Path::new(&r.device)).is_ok() {
+        kernel::wait_unbound(r.loop_index);
+        done.push(format!("unbound {}", r.device));
+    }
+    let mnt = Path::new(&r.mountpoint);
+    if kdev::umount(mnt, true).is_ok() {
+        done.push(format!("unmounted {}", r.mountpoint));
+    }
+    let _ = std::fs::remove_dir(mnt);
+    let _ = std::fs::remove_file(stats_path(&r.name));
+    let _ = std::fs::remove_file(record_path(&r.name));
+    done
+}
+
+/// Remove every attachment whose daemon is gone (root only); one line
+/// for each, saying what was removed.
+pub fn clean_stale() -> Vec<String> {
+    if !kdev::is_root() {
+        return Vec::new();
+    }
+    let mut said = Vec::new();
+    for r in records().iter().filter(|r| !alive(r.pid)) {
+        let done = clean(r);
+        said.push(format!(
+            "removed a stale emulated drive {} (its daemon, pid {}, is gone){}",
+            r.device,
+            r.pid,
+            if done.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", done.join(", "))
+            }
+        ));
+    }
+    said
+}
+
+/// The transport `want` (auto, fuse, ublk) resolves to here, or the one
+/// line saying why none can serve.
+pub fn pick_transport(want: &str) -> Result<&'static str, String> {
+    let ublk = kernel::ublk::probe();
+    match want {
+        "ublk" => ublk
+            .map(|_| "ublk")
+            .map_err(|why| format!("transport ublk cannot be used here: {why}")),
+        "auto" if ublk.is_ok() => Ok("ublk"),
+        "fuse" | "auto" => match kernel::fuse_missing() {
+            None => Ok("fuse+loop"),
+            Some(m) => Err(format!("emu attach needs {m}")),
+        },
+        other => Err(format!(
+            "option '--transport': '{other}' is not a transport (allowed: auto, fuse, ublk)"
+        )),
+    }
+}
+
+/// The record of a drive just attached: `name` (`emu-PID`), served by
+/// this process, its FUSE mount at `mnt`.
+pub fn record(
+    name: &str,
+    drive: &Drive,
+    mnt: &Path,
+    spec: &str,
+    params: &Params,
+    transport: &str,
+) -> Record {
+    let (loop_index, ublk_id, queue_depth) = match drive {
+        Drive::Fuse(d) => (d.loop_index, None, kernel::queue_depth(params)),
+        Drive::Ublk(d) => (0, Some(d.dev_id), d.depth),
+    };
+    Record {
+        name: name.to_string(),
+        pid: std::process::id(),
+        device: drive.path(),
+        loop_index,
+        ublk_id,
+        mountpoint: mnt.display().to_string(),
+        spec: spec.to_string(),
+        preset: params.preset.clone(),
+        transport: transport.into(),
+        block_size: kernel::block_size(params),
+        queue_depth,
+        started_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    }
+}
+
+/// What detaching left behind, as a clause of the line that says so.
+pub fn leftovers(left: &[String]) -> String {
+    match left.is_empty() {
+        true => String::new(),
+        false => format!("; NOT removed: {}", left.join("; ")),
+    }
+}
+
+/// Serve until `stop`; refresh the stats file every [`STATS_EVERY_MS`].
+/// Returns why serving ended early (a daemon thread ended), if it did.
+pub fn serve_until_stopped(drive: &Drive, name: &str, stop: &AtomicBool) -> Option<String> {
+    let mut last = Instant::now() - Duration::from_secs(1);
+    while !stop.load(Ordering::Relaxed) {
+        if !drive.serving() {
+            let why = match drive {
+                Drive::Ublk(d) => d.why_ended().join("; "),
+                Drive::Fuse(_) => "the FUSE connection was lost".into(),
+            };
+            return Some(format!(
+                "emu attach: a daemon thread ended ({why}); detaching"
+            ));
+        }
+        if last.elapsed() >= Duration::from_millis(STATS_EVERY_MS) {
+            let s = drive.stamps().summary();
+            if let Ok(t) = serde_json::to_string(&s) {
+                let _ = write_atomic(&stats_path(name), &t);
+            }
+            last = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Stop the daemon of `r` (SIGTERM; it removes what it made) and remove
+/// what it left; the error is one line.
+pub fn stop_daemon(r: &Record) -> Result<(), String> {
+    if alive(r.pid) && kdev::signal(r.pid, libc::SIGTERM) {
+        let t0 = Instant::now();
+        while alive(r.pid) && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    if alive(r.pid) {
+        return Err(format!(
+            "emu detach: the daemon of {} (pid {}) did not stop within 10 s",
+            r.device, r.pid
+        ));
+    }
+    if record_path(&r.name).exists() {
+        clean(r);
+    }
+    Ok(())
+}
+
+/// What a study of the in-process drive leaves out, and how to add it:
+/// `missing` names what this machine lacks for the kernel drive (None: the
+/// user asked for the in-process drive).
+pub fn study_note(missing: Option<&str>) -> String {
+    let how = match missing {
+        None => "as --in-process asks; without it, as root, the study attaches \
+                 the drive behind the kernel and measures the whole platform (docs/kernel-drive.md)"
+            .to_string(),
+        Some(m) => format!(
+            "studying it behind the kernel (system calls, block layer, driver on the path) needs {m}: \
+             as root, ssdready study attaches it itself (docs/kernel-drive.md)"
+        ),
+    };
+    format!(
+        "studying the built-in drive in-process (the device alone: no system call, block layer or \
+         driver on its path); {how}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftovers_are_named_only_when_there_are_some() {
+        assert_eq!(leftovers(&[]), "");
+        assert_eq!(
+            leftovers(&["/dev/loop3".into(), "/run/x.mnt".into()]),
+            "; NOT removed: /dev/loop3; /run/x.mnt"
+        );
+    }
+
+    #[test]
+    fn an_unknown_transport_is_refused_naming_the_allowed_ones() {
+        let e = pick_transport("nbd").unwrap_err();
+        assert!(
+            e.contains("'nbd' is not a transport (allowed: auto, fuse, ublk)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_process_that_is_not_ssdready_is_not_a_live_daemon() {
+        // pid 1 is init, never ssdready; a pid past pid_max exists nowhere.
+        assert!(!alive(1));
+        assert!(!alive(u32::MAX - 1));
+    }
+
+    #[test]
+    fn the_study_note_says_what_the_in_process_drive_leaves_out() {
+        let n = study_note(Some("root"));
+        assert!(n.contains("needs root") && n.contains("in-process"), "{n}");
+        assert!(study_note(None).contains("as --in-process asks"));
+    }
+}
