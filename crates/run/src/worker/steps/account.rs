@@ -50,6 +50,8 @@ impl Loop<'_> {
                 } if res >= 0 => self.check_read(engine, slot, file, offset, &expect, res),
                 FlowIo::Rw { .. } => {}
             }
+        } else if !F::FULL && res >= 0 {
+            self.flow.completed_lean(s.len);
         } else {
             self.flow.completed_plain(ddir, s.len, res >= 0);
         }
