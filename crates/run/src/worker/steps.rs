@@ -154,7 +154,10 @@ struct Loop<'a> {
     complete_max: usize,
     waiter: Waiter,
     slots: Vec<Slot>,
-    free: Vec<u32>,
+    /// The slots not in flight, as a stack: `free[..depth - inflight]`
+    /// (its height is the number of free slots, so it keeps no length of
+    /// its own; allocated once).
+    free: Box<[u32]>,
     /// Queued, not yet committed.
     to_commit: Vec<u32>,
     /// Reaped, not yet accounted (kept to reuse its allocation).
@@ -677,9 +680,10 @@ impl<'a> Loop<'a> {
     /// leaves it.
     #[inline(always)]
     fn free_slot(&self) -> u32 {
+        let top = self.depth.wrapping_sub(self.inflight + 1);
         *self
             .free
-            .last()
+            .get(top)
             .expect("a free slot while inflight < depth")
     }
 
@@ -717,9 +721,14 @@ impl<'a> Loop<'a> {
             }
             Queued::Pending => {
                 drop(held);
+                self.inflight += 1; // off the free list
+                if self.batch_submit == 1 {
+                    // fio's default iodepth_batch_submit=1: committed at
+                    // once, without the list (it is always empty then).
+                    debug_assert!(self.to_commit.is_empty());
+                    return self.commit_one(engine, slot, s);
+                }
                 self.slots[slot as usize] = s;
-                self.free.pop();
-                self.inflight += 1;
                 self.to_commit.push(slot);
                 if self.to_commit.len() >= self.batch_submit {
                     return self.commit(engine);
@@ -745,6 +754,26 @@ impl<'a> Loop<'a> {
             self.slots[s as usize].submit_ns = t;
         }
         self.to_commit.clear();
+        Ok(t)
+    }
+
+    /// [`Loop::commit`] of a batch of one, the request `s` in slot `slot`
+    /// (not on the list): the slot is written once, with its submission
+    /// time. Returns the time.
+    #[inline(always)]
+    fn commit_one<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        s: Slot,
+    ) -> Result<u64, EngineError> {
+        engine.commit()?;
+        if self.measuring {
+            self.stats.submit_batches[batch_bucket(1)] += 1;
+            self.stats.depth_at_issue[depth_bucket(self.inflight)] += 1;
+        }
+        let t = self.ctx.clock.now();
+        self.slots[slot as usize] = Slot { submit_ns: t, ..s };
         Ok(t)
     }
 
@@ -807,18 +836,27 @@ impl<'a> Loop<'a> {
             self.stats.completion_events += 1;
         }
         let mut comps = std::mem::take(&mut self.comps);
+        let learns = self.waiter.learns();
         for c in comps.drain(..n) {
-            self.slots[c.slot as usize].in_flight = false;
-            if self.waiter.learns() {
-                let s = &self.slots[c.slot as usize];
+            let s = &mut self.slots[c.slot as usize];
+            s.in_flight = false;
+            let s = *s;
+            if learns {
                 self.waiter.observe(t.saturating_sub(s.submit_ns));
             }
-            let s = self.slots[c.slot as usize];
             self.account::<E, F>(engine, c.slot, s, c.result, t, false);
-            self.free.push(c.slot);
-            self.inflight -= 1;
+            self.release(c.slot);
         }
         self.comps = comps;
+    }
+
+    /// Put `slot` back on the free list: it is no longer in flight.
+    #[inline(always)]
+    fn release(&mut self, slot: u32) {
+        if let Some(top) = self.free.get_mut(self.depth - self.inflight) {
+            *top = slot;
+        }
+        self.inflight -= 1;
     }
 
     /// fio's check_min_rate: once the job has run 2 s and is past its ramp,
