@@ -39,16 +39,18 @@ use std::sync::atomic::Ordering::Relaxed;
 
 mod sched;
 
-/// What the worker remembers about one I/O in flight (40 bytes; what only
-/// some jobs need is in side tables: `Loop::special`, `Loop::kernel`).
-#[derive(Clone, Copy, Default)]
+/// What the worker remembers about one I/O in flight (32 bytes, four
+/// words to copy; what only some jobs need is in side tables:
+/// `Loop::special`, `Loop::kernel`, `Loop::offsets`).
+#[derive(Clone, Copy)]
 struct Slot {
     issue_ns: u64,
     submit_ns: u64,
-    ddir: Option<Ddir>,
+    /// A read's, write's or trim's direction (a sync's is not used).
+    ddir: Ddir,
     len: u32,
-    /// The offset in its file (for `log_offset`).
-    offset: u64,
+    /// A sync (fsync, fdatasync, sync_file_range): no direction, no range.
+    sync: bool,
     /// A sync, or a read or write with verification: the request is in
     /// `Loop::special` (kept apart so the common slot stays small).
     special: bool,
@@ -58,6 +60,22 @@ struct Slot {
     prio: u8,
     /// Its file (the target index).
     file: u32,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            issue_ns: 0,
+            submit_ns: 0,
+            ddir: Ddir::Read,
+            len: 0,
+            sync: false,
+            special: false,
+            in_flight: false,
+            prio: 0,
+            file: 0,
+        }
+    }
 }
 
 fn thread_cpu() -> ThreadCpu {
@@ -141,6 +159,10 @@ struct Loop<'a> {
     draining: bool,
     /// Per slot, the request of a `special` slot.
     special: Vec<FlowIo>,
+    /// Per slot, its I/O's offset in its file; written only on the full
+    /// path (logs, `max_latency`'s message, `serialize_overlap`,
+    /// `sync_file_range`).
+    offsets: Vec<u64>,
     /// Per slot, where the block layer will see its I/O (device 0: not
     /// joinable); written only when the kernel's times are joined.
     kernel: Vec<(u32, u64)>,
@@ -250,6 +272,7 @@ impl<'a> Loop<'a> {
                 };
                 depth
             ],
+            offsets: vec![0; depth],
             kernel: match ctx.join {
                 Some(_) => vec![(0, 0); depth],
                 None => Vec::new(),
@@ -449,8 +472,9 @@ impl<'a> Loop<'a> {
         let in_flight = self
             .slots
             .iter()
-            .filter(|s| s.in_flight && s.ddir.is_some())
-            .map(|s| (s.offset, s.len));
+            .zip(&self.offsets)
+            .filter(|(s, _)| s.in_flight && !s.sync)
+            .map(|(s, &offset)| (offset, s.len));
         a.waits(io, in_flight)
     }
 
@@ -562,6 +586,7 @@ impl<'a> Loop<'a> {
         self.slots[slot as usize] = Slot {
             issue_ns: now,
             submit_ns: now,
+            sync: true,
             special: true,
             in_flight: true,
             file,
@@ -599,9 +624,9 @@ impl<'a> Loop<'a> {
         let s = Slot {
             issue_ns: now,
             submit_ns: now,
-            ddir: Some(ddir),
+            ddir,
             len,
-            offset,
+            sync: false,
             special: tag != Tag::Plain,
             in_flight: true,
             prio: 0,
@@ -620,6 +645,7 @@ impl<'a> Loop<'a> {
             return self.after_queue::<E, F>(engine, slot, s, queued, now, None);
         }
         self.slots[slot as usize] = s;
+        self.offsets[slot as usize] = offset;
         if self.join.is_some() {
             self.kernel[slot as usize] = self.kernel_sector(file, offset);
         }
