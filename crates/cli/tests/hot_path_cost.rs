@@ -3,19 +3,23 @@
 //! valgrind (50,000 and 150,000 I/Os, so start-up and teardown cancel out).
 //! Instruction counts repeat to within a few per I/O on a shared machine,
 //! where wall-clock time does not, so a budget here cannot be fooled by
-//! noise. fio 3.33 spends about 2,400 instructions per I/O on the same job.
+//! noise (a few per I/O move with the wall clock: the run's other threads
+//! poll). fio 3.33 spends 2,162 instructions per I/O at QD 1 and 3,333 at
+//! QD 32 on the same job.
 //!
 //! Skipped, saying why, when valgrind is missing or when the test was built
 //! without optimizations (a debug build's counts mean nothing).
 
 use std::process::Command;
 
-/// Instructions per I/O the loop may spend at queue depth 1 and 32: the
-/// level reached now (240 and 419 in a release build) with a margin of
-/// about 10 %, so that a regression fails. The goal is 200 and 300
-/// (docs/performance.md).
-const BUDGET_QD1: u64 = 265;
-const BUDGET_QD32: u64 = 460;
+/// Instructions per I/O the loop may spend at queue depth 1 and 32. QD 1
+/// is at its goal: about 188 in a release build (184 to 195 from run to
+/// run on a loaded machine: the other threads' polling follows the wall
+/// clock), held to the goal of 200. QD 32 is not: about 322 (316 to 329),
+/// held to that level with a margin of about 10 %, so that a regression
+/// fails; its goal is 300 (docs/performance.md).
+const BUDGET_QD1: u64 = 200;
+const BUDGET_QD32: u64 = 355;
 
 /// valgrind's count of instructions for a null-engine run of `ios` I/Os
 /// at queue depth `qd`.

@@ -40,11 +40,14 @@ pub const NUM_BUCKETS: usize = (2 * SUB_BUCKETS + (MAX_EXP as u64 - 8) * SUB_BUC
 pub const RELATIVE_ERROR: f64 = 1.0 / 256.0;
 
 /// A mergeable latency histogram; see the module docs for the layout.
+///
+/// The number of samples is not kept: it is the sum of the buckets,
+/// counted when read ([`Histogram::count`]), so that recording a value
+/// touches one field less.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Histogram {
     /// A fixed-size array, so that recording needs no bounds check.
     counts: Box<[u64; NUM_BUCKETS]>,
-    n: u64,
     min: u64,
     max: u64,
     sum: u128,
@@ -60,16 +63,18 @@ impl Default for Histogram {
 /// The bucket of `v` ns.
 #[inline]
 pub(crate) const fn bucket_of(v: u64) -> usize {
-    let v = if v < MAX_TRACKABLE_NS {
-        v
-    } else {
-        MAX_TRACKABLE_NS - 1
-    };
     // Without a branch: below 256 the leading one is taken as bit 7, so
     // the shift and the group are 0 and the bucket is the value itself.
     let msb = 63 - (v | SUB_BUCKETS).leading_zeros(); // >= 7
     let shift = msb - SUB_BITS; // 1 for [256, 512)
-    (shift as u64 * SUB_BUCKETS + (v >> shift)) as usize
+    let b = (shift as u64 * SUB_BUCKETS + (v >> shift)) as usize;
+    // From 2^44 on the bucket would be NUM_BUCKETS or more: the last one
+    // (and the compiler then knows every index is in bounds).
+    if b < NUM_BUCKETS {
+        b
+    } else {
+        NUM_BUCKETS - 1
+    }
 }
 
 /// The lowest value and the width of bucket `i`.
@@ -92,7 +97,6 @@ impl Histogram {
                 .into_boxed_slice()
                 .try_into()
                 .expect("NUM_BUCKETS counts"),
-            n: 0,
             min: u64::MAX,
             max: 0,
             sum: 0,
@@ -111,9 +115,7 @@ impl Histogram {
     pub fn record_n(&mut self, v: u64, k: u64) {
         let b = bucket_of(v);
         self.counts[b] += k;
-        self.n += k;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        self.extremes(v);
         self.sum += v as u128 * k as u128;
         self.sum_sq += (v as u128 * v as u128) * k as u128;
     }
@@ -122,9 +124,7 @@ impl Histogram {
     #[inline(always)]
     pub(crate) fn record_in(&mut self, b: usize, v: u64) {
         self.counts[b] += 1;
-        self.n += 1;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        self.extremes(v);
         self.sum += v as u128;
         self.sum_sq += v as u128 * v as u128;
     }
@@ -142,11 +142,21 @@ impl Histogram {
         let sq = v as u128 * v as u128;
         for h in [a, b] {
             h.counts[i] += 1;
-            h.n += 1;
-            h.min = h.min.min(v);
-            h.max = h.max.max(v);
+            h.extremes(v);
             h.sum += v as u128;
             h.sum_sq += sq;
+        }
+    }
+
+    /// A new minimum or maximum: a comparison each, written only when it
+    /// changes (rarely, once the first samples are in).
+    #[inline(always)]
+    fn extremes(&mut self, v: u64) {
+        if v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
         }
     }
 
@@ -155,7 +165,6 @@ impl Histogram {
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
             *a += *b;
         }
-        self.n += other.n;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
@@ -165,21 +174,20 @@ impl Histogram {
     /// Forget every sample (used at the end of `ramp_time`).
     pub fn clear(&mut self) {
         self.counts.fill(0);
-        self.n = 0;
         self.min = u64::MAX;
         self.max = 0;
         self.sum = 0;
         self.sum_sq = 0;
     }
 
-    /// Number of samples.
+    /// Number of samples (the sum of the buckets).
     pub fn count(&self) -> u64 {
-        self.n
+        self.counts.iter().sum()
     }
     /// Smallest sample (0 when empty).
     pub fn min(&self) -> u64 {
-        if self.n == 0 {
-            0
+        if self.min > self.max {
+            0 // none yet: min is still u64::MAX and max 0
         } else {
             self.min
         }
@@ -190,18 +198,18 @@ impl Histogram {
     }
     /// Exact mean (0 when empty).
     pub fn mean(&self) -> f64 {
-        if self.n == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.n as f64
+        match self.count() {
+            0 => 0.0,
+            n => self.sum as f64 / n as f64,
         }
     }
     /// Exact population standard deviation.
     pub fn stddev(&self) -> f64 {
-        if self.n < 2 {
+        let n = self.count();
+        if n < 2 {
             return 0.0;
         }
-        let n = self.n as f64;
+        let n = n as f64;
         let mean = self.sum as f64 / n;
         let var = (self.sum_sq as f64 / n - mean * mean).max(0.0);
         var.sqrt()
@@ -214,10 +222,11 @@ impl Histogram {
     /// The `p`-th percentile (0 < p ≤ 100), nearest rank, reported as the
     /// midpoint of its bucket clamped to `[min, max]`.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.n == 0 {
+        let n = self.count();
+        if n == 0 {
             return 0;
         }
-        let rank = ((p / 100.0) * self.n as f64).ceil().max(1.0) as u64;
+        let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
         let mut cum = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             cum += c;

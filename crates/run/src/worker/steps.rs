@@ -39,16 +39,18 @@ use std::sync::atomic::Ordering::Relaxed;
 
 mod sched;
 
-/// What the worker remembers about one I/O in flight (40 bytes; what only
-/// some jobs need is in side tables: `Loop::special`, `Loop::kernel`).
-#[derive(Clone, Copy, Default)]
+/// What the worker remembers about one I/O in flight (32 bytes, four
+/// words to copy; what only some jobs need is in side tables:
+/// `Loop::special`, `Loop::kernel`, `Loop::offsets`).
+#[derive(Clone, Copy)]
 struct Slot {
     issue_ns: u64,
     submit_ns: u64,
-    ddir: Option<Ddir>,
+    /// A read's, write's or trim's direction (a sync's is not used).
+    ddir: Ddir,
     len: u32,
-    /// The offset in its file (for `log_offset`).
-    offset: u64,
+    /// A sync (fsync, fdatasync, sync_file_range): no direction, no range.
+    sync: bool,
     /// A sync, or a read or write with verification: the request is in
     /// `Loop::special` (kept apart so the common slot stays small).
     special: bool,
@@ -58,6 +60,22 @@ struct Slot {
     prio: u8,
     /// Its file (the target index).
     file: u32,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            issue_ns: 0,
+            submit_ns: 0,
+            ddir: Ddir::Read,
+            len: 0,
+            sync: false,
+            special: false,
+            in_flight: false,
+            prio: 0,
+            file: 0,
+        }
+    }
 }
 
 fn thread_cpu() -> ThreadCpu {
@@ -141,6 +159,10 @@ struct Loop<'a> {
     draining: bool,
     /// Per slot, the request of a `special` slot.
     special: Vec<FlowIo>,
+    /// Per slot, its I/O's offset in its file; written only on the full
+    /// path (logs, `max_latency`'s message, `serialize_overlap`,
+    /// `sync_file_range`).
+    offsets: Vec<u64>,
     /// Per slot, where the block layer will see its I/O (device 0: not
     /// joinable); written only when the kernel's times are joined.
     kernel: Vec<(u32, u64)>,
@@ -154,7 +176,10 @@ struct Loop<'a> {
     complete_max: usize,
     waiter: Waiter,
     slots: Vec<Slot>,
-    free: Vec<u32>,
+    /// The slots not in flight, as a stack: `free[..depth - inflight]`
+    /// (its height is the number of free slots, so it keeps no length of
+    /// its own; allocated once).
+    free: Box<[u32]>,
     /// Queued, not yet committed.
     to_commit: Vec<u32>,
     /// Reaped, not yet accounted (kept to reuse its allocation).
@@ -247,6 +272,7 @@ impl<'a> Loop<'a> {
                 };
                 depth
             ],
+            offsets: vec![0; depth],
             kernel: match ctx.join {
                 Some(_) => vec![(0, 0); depth],
                 None => Vec::new(),
@@ -446,8 +472,9 @@ impl<'a> Loop<'a> {
         let in_flight = self
             .slots
             .iter()
-            .filter(|s| s.in_flight && s.ddir.is_some())
-            .map(|s| (s.offset, s.len));
+            .zip(&self.offsets)
+            .filter(|(s, _)| s.in_flight && !s.sync)
+            .map(|(s, &offset)| (offset, s.len));
         a.waits(io, in_flight)
     }
 
@@ -559,6 +586,7 @@ impl<'a> Loop<'a> {
         self.slots[slot as usize] = Slot {
             issue_ns: now,
             submit_ns: now,
+            sync: true,
             special: true,
             in_flight: true,
             file,
@@ -596,9 +624,9 @@ impl<'a> Loop<'a> {
         let s = Slot {
             issue_ns: now,
             submit_ns: now,
-            ddir: Some(ddir),
+            ddir,
             len,
-            offset,
+            sync: false,
             special: tag != Tag::Plain,
             in_flight: true,
             prio: 0,
@@ -617,6 +645,7 @@ impl<'a> Loop<'a> {
             return self.after_queue::<E, F>(engine, slot, s, queued, now, None);
         }
         self.slots[slot as usize] = s;
+        self.offsets[slot as usize] = offset;
         if self.join.is_some() {
             self.kernel[slot as usize] = self.kernel_sector(file, offset);
         }
@@ -677,9 +706,10 @@ impl<'a> Loop<'a> {
     /// leaves it.
     #[inline(always)]
     fn free_slot(&self) -> u32 {
+        let top = self.depth.wrapping_sub(self.inflight + 1);
         *self
             .free
-            .last()
+            .get(top)
             .expect("a free slot while inflight < depth")
     }
 
@@ -717,9 +747,14 @@ impl<'a> Loop<'a> {
             }
             Queued::Pending => {
                 drop(held);
+                self.inflight += 1; // off the free list
+                if self.batch_submit == 1 {
+                    // fio's default iodepth_batch_submit=1: committed at
+                    // once, without the list (it is always empty then).
+                    debug_assert!(self.to_commit.is_empty());
+                    return self.commit_one(engine, slot, s);
+                }
                 self.slots[slot as usize] = s;
-                self.free.pop();
-                self.inflight += 1;
                 self.to_commit.push(slot);
                 if self.to_commit.len() >= self.batch_submit {
                     return self.commit(engine);
@@ -745,6 +780,26 @@ impl<'a> Loop<'a> {
             self.slots[s as usize].submit_ns = t;
         }
         self.to_commit.clear();
+        Ok(t)
+    }
+
+    /// [`Loop::commit`] of a batch of one, the request `s` in slot `slot`
+    /// (not on the list): the slot is written once, with its submission
+    /// time. Returns the time.
+    #[inline(always)]
+    fn commit_one<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        s: Slot,
+    ) -> Result<u64, EngineError> {
+        engine.commit()?;
+        if self.measuring {
+            self.stats.submit_batches[batch_bucket(1)] += 1;
+            self.stats.depth_at_issue[depth_bucket(self.inflight)] += 1;
+        }
+        let t = self.ctx.clock.now();
+        self.slots[slot as usize] = Slot { submit_ns: t, ..s };
         Ok(t)
     }
 
@@ -807,18 +862,27 @@ impl<'a> Loop<'a> {
             self.stats.completion_events += 1;
         }
         let mut comps = std::mem::take(&mut self.comps);
+        let learns = self.waiter.learns();
         for c in comps.drain(..n) {
-            self.slots[c.slot as usize].in_flight = false;
-            if self.waiter.learns() {
-                let s = &self.slots[c.slot as usize];
+            let s = &mut self.slots[c.slot as usize];
+            s.in_flight = false;
+            let s = *s;
+            if learns {
                 self.waiter.observe(t.saturating_sub(s.submit_ns));
             }
-            let s = self.slots[c.slot as usize];
             self.account::<E, F>(engine, c.slot, s, c.result, t, false);
-            self.free.push(c.slot);
-            self.inflight -= 1;
+            self.release(c.slot);
         }
         self.comps = comps;
+    }
+
+    /// Put `slot` back on the free list: it is no longer in flight.
+    #[inline(always)]
+    fn release(&mut self, slot: u32) {
+        if let Some(top) = self.free.get_mut(self.depth - self.inflight) {
+            *top = slot;
+        }
+        self.inflight -= 1;
     }
 
     /// fio's check_min_rate: once the job has run 2 s and is past its ramp,

@@ -23,7 +23,7 @@ impl Loop<'_> {
         t: u64,
         sync: bool,
     ) {
-        let ddir = s.ddir.unwrap_or(Ddir::Read);
+        let ddir = s.ddir;
         if s.special {
             let io = self.special[slot as usize];
             self.flow.completed(&io, res >= 0);
@@ -50,6 +50,8 @@ impl Loop<'_> {
                 } if res >= 0 => self.check_read(engine, slot, file, offset, &expect, res),
                 FlowIo::Rw { .. } => {}
             }
+        } else if !F::FULL && res >= 0 {
+            self.flow.completed_lean(s.len);
         } else {
             self.flow.completed_plain(ddir, s.len, res >= 0);
         }
@@ -60,10 +62,11 @@ impl Loop<'_> {
         self.live_ios[ddir.idx()] += 1;
         self.live_bytes[ddir.idx()] += res as u64;
         if F::FULL {
+            let offset = self.offsets[slot as usize];
             if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
-                a.wrote(s.file, s.offset, res as u64);
+                a.wrote(s.file, offset, res as u64);
             }
-            self.check_max_latency(&s, ddir, t);
+            self.check_max_latency(&s, offset, t);
             if let Some(l) = self.lat.as_deref_mut() {
                 if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
                     self.latency_missed(lat);
@@ -122,7 +125,8 @@ impl Loop<'_> {
             } else {
                 slat
             };
-            log.record_prio(since, ddir, res as u32, s.offset, [slat, clat, lat], prio);
+            let offset = self.offsets[slot as usize];
+            log.record_prio(since, ddir, res as u32, offset, [slat, clat, lat], prio);
         }
         let (dev, sector) = self.kernel.get(slot as usize).copied().unwrap_or_default();
         if let (Some(j), true) = (self.join, dev != 0) {

@@ -4,7 +4,6 @@
 //! the job with ETIMEDOUT, as fio's lat_fatal).
 
 use super::{Loop, Slot};
-use ssdready_core::Ddir;
 
 impl Loop<'_> {
     /// Whether issuing waits for the queue to drain to `iodepth_low`.
@@ -22,7 +21,8 @@ impl Loop<'_> {
     /// completion `t`), as fio: the I/O still counts; ETIMEDOUT is the
     /// job's error.
     #[inline]
-    pub(super) fn check_max_latency(&mut self, s: &Slot, ddir: Ddir, t: u64) {
+    pub(super) fn check_max_latency(&mut self, s: &Slot, offset: u64, t: u64) {
+        let ddir = s.ddir;
         let max = self.ctx.spec.run.max_latency_ns[ddir.idx()];
         let lat = t.saturating_sub(s.issue_ns);
         if max == 0 || lat <= max {
@@ -34,7 +34,7 @@ impl Loop<'_> {
                 "max latency exceeded: a {} of {} bytes at offset {} took {lat} ns, over max_latency ({max} ns)",
                 ddir.name(),
                 s.len,
-                s.offset
+                offset
             ));
         }
         self.done_issuing = true;
