@@ -4,7 +4,8 @@
 //! Instruction counts repeat to within a few per I/O on a shared machine,
 //! where wall-clock time does not, so a budget here cannot be fooled by
 //! noise (a few per I/O move with the wall clock: the run's other threads
-//! poll). fio 3.33 spends 2,162 instructions per I/O at QD 1 and 3,333 at
+//! poll, which only adds; a count over the budget is taken again, and the
+//! least of up to three stands). fio 3.33 spends 2,162 instructions per I/O at QD 1 and 3,333 at
 //! QD 32 on the same job.
 //!
 //! Skipped, saying why, when valgrind is missing or when the test was built
@@ -65,6 +66,20 @@ fn per_io(qd: u32) -> u64 {
     b.saturating_sub(a) / 100_000
 }
 
+/// The loop's count at `qd`, counted again (up to three times in all) while
+/// it is over `budget`: the other threads' polling only ever adds
+/// instructions, so the least count is the loop's own.
+fn least_per_io(qd: u32, budget: u64) -> u64 {
+    let mut least = per_io(qd);
+    for _ in 0..2 {
+        if least <= budget {
+            break;
+        }
+        least = least.min(per_io(qd));
+    }
+    least
+}
+
 fn skip_reason() -> Option<&'static str> {
     if cfg!(debug_assertions) {
         return Some("built without optimizations (run with --release)");
@@ -82,7 +97,7 @@ fn null_engine_instructions_per_io_stay_within_budget() {
         eprintln!("skipped: {why}");
         return;
     }
-    let (qd1, qd32) = (per_io(1), per_io(32));
+    let (qd1, qd32) = (least_per_io(1, BUDGET_QD1), least_per_io(32, BUDGET_QD32));
     eprintln!(
         "null engine, 4 KiB random reads: {qd1} instructions per I/O at QD 1, {qd32} at QD 32"
     );
