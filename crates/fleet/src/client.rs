@@ -341,7 +341,7 @@ pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRu
     })
 }
 
-fn empty_run(h: &Host) -> HostRun {
+pub(crate) fn empty_run(h: &Host) -> HostRun {
     HostRun {
         host: h.clone(),
         version: None,

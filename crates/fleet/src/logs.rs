@@ -184,27 +184,12 @@ mod tests {
             data: b"0, 1, 0, 4096, 0\n".to_vec(),
             ..Default::default()
         };
-        let mut run = HostRun {
-            host: crate::client::Host {
-                name: "a".into(),
-                port: 8765,
-                addr: "127.0.0.1:8765".parse().unwrap(),
-            },
-            version: Some(97),
-            probe: None,
-            jobs_announced: 1,
-            stats_announced: 1,
-            ts: Vec::new(),
-            groups: Vec::new(),
-            text: String::new(),
-            logs: Vec::new(),
-            log_errors: Vec::new(),
-            du: Vec::new(),
-            zlib: false,
-            stop: Some((0, 0)),
-            error: None,
-            wall_s: 1.0,
-        };
+        let mut run = crate::client::empty_run(&crate::client::Host {
+            name: "a".into(),
+            port: 8765,
+            addr: "127.0.0.1:8765".parse().unwrap(),
+        });
+        run.version = Some(97);
         run.logs = vec![log("lg_lat.1.log"), log("/etc/passwd")];
         let seen = std::cell::RefCell::new(Vec::new());
         let w = write_host_logs(&[run], &req, &|p, b| {
