@@ -14,8 +14,8 @@
 //! Percentiles are reported with that bound, and are clamped to `[min, max]`,
 //! so — unlike fio — a reported p99.99 never exceeds the reported maximum.
 //!
-//! Mean and standard deviation are exact: the sum and the sum of squares are
-//! kept in `u128`.
+//! Mean and standard deviation are exact: the sum is kept in `u64` (exact to
+//! 2^64 ns of latency added up, 584 years), the sum of squares in `u128`.
 //!
 //! ## Percentile definition
 //! Nearest rank: the p-th percentile of N samples is the smallest recorded
@@ -50,7 +50,8 @@ pub struct Histogram {
     counts: Box<[u64; NUM_BUCKETS]>,
     min: u64,
     max: u64,
-    sum: u128,
+    /// Exact while the values add up to less than 2^64 ns (584 years).
+    sum: u64,
     sum_sq: u128,
 }
 
@@ -116,17 +117,36 @@ impl Histogram {
         let b = bucket_of(v);
         self.counts[b] += k;
         self.extremes(v);
-        self.sum += v as u128 * k as u128;
+        self.sum += v * k;
         self.sum_sq += (v as u128 * v as u128) * k as u128;
     }
 
-    /// Count one value whose bucket ([`bucket_of`]) is known.
+    /// Count one value whose bucket ([`bucket_of`]) is known, its maximum
+    /// left to the caller, who keeps the largest value itself and hands it
+    /// over with [`Histogram::raise_max`] before the histogram is read.
+    #[inline(always)]
+    pub(crate) fn record_in_below_max(&mut self, b: usize, v: u64) {
+        self.counts[b] += 1;
+        if v < self.min {
+            self.min = v;
+        }
+        self.sum += v;
+        self.sum_sq += v as u128 * v as u128;
+    }
+
+    /// Count one value whose bucket is known.
     #[inline(always)]
     pub(crate) fn record_in(&mut self, b: usize, v: u64) {
-        self.counts[b] += 1;
-        self.extremes(v);
-        self.sum += v as u128;
-        self.sum_sq += v as u128 * v as u128;
+        self.record_in_below_max(b, v);
+        self.raise_max(v);
+    }
+
+    /// A value that may be the largest ([`Histogram::record_in_below_max`]).
+    #[inline(always)]
+    pub(crate) fn raise_max(&mut self, v: u64) {
+        if v > self.max {
+            self.max = v;
+        }
     }
 
     /// Count one value in two histograms at once, its bucket found once
@@ -143,7 +163,7 @@ impl Histogram {
         for h in [a, b] {
             h.counts[i] += 1;
             h.extremes(v);
-            h.sum += v as u128;
+            h.sum += v;
             h.sum_sq += sq;
         }
     }
@@ -167,7 +187,7 @@ impl Histogram {
         }
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-        self.sum += other.sum;
+        self.sum = self.sum.saturating_add(other.sum);
         self.sum_sq += other.sum_sq;
     }
 
@@ -216,7 +236,31 @@ impl Histogram {
     }
     /// Sum of all samples.
     pub fn sum(&self) -> u128 {
-        self.sum
+        u128::from(self.sum)
+    }
+
+    /// Each bucket's growth since `prev` (the counts when it was last
+    /// brought up to date; empty for none): `f(bucket, added)` for each
+    /// bucket that grew, and `prev` brought up to date. Only the buckets
+    /// between the extremes are looked at.
+    pub(crate) fn growth_since(&self, prev: &mut Vec<u64>, mut f: impl FnMut(usize, u64)) {
+        if self.min > self.max {
+            return; // no sample
+        }
+        if prev.is_empty() {
+            prev.resize(NUM_BUCKETS, 0);
+        }
+        let (lo, hi) = (bucket_of(self.min), bucket_of(self.max));
+        for (b, (&now, was)) in self.counts[lo..=hi]
+            .iter()
+            .zip(&mut prev[lo..=hi])
+            .enumerate()
+        {
+            if now != *was {
+                f(lo + b, now - *was);
+                *was = now;
+            }
+        }
     }
 
     /// The `p`-th percentile (0 < p ≤ 100), nearest rank, reported as the

@@ -59,6 +59,7 @@ mod spec_validate;
 pub mod spec_zbd;
 pub mod stats;
 pub mod stats_prio;
+pub mod stats_series;
 pub mod steady;
 pub mod strategy;
 pub mod units;

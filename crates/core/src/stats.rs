@@ -4,213 +4,13 @@
 //! latency over time and heat maps).
 //! A worker owns its [`WorkerStats`]; the run merges them at the end.
 
-use crate::hist::{bucket_bounds, bucket_of, Histogram, NUM_BUCKETS};
+use crate::hist::{bucket_of, Histogram};
 use crate::req::Ddir;
 use serde::{Deserialize, Serialize};
 
-/// Latency buckets of a [`SecSample`]: 4 per power of two (log-linear),
-/// values 0–3 ns exact, everything from 2^40 ns (~18 min) in the last.
-pub const SEC_LAT_BUCKETS: usize = 156;
-/// Largest value with its own per-second bucket, ns (2^40 − 1).
-const SEC_LAT_MAX: u64 = (1 << 40) - 1;
-
-/// The per-second latency bucket of `v` ns: below 4 the value itself;
-/// above, `4·(e − 1) + s` for `v` in `[2^e, 2^(e+1))` and `s` its two bits
-/// below the leading one. A bucket's midpoint is within 12.5 % of any value
-/// in it.
-#[inline]
-pub const fn sec_lat_bucket(v: u64) -> usize {
-    if v < 4 {
-        return v as usize;
-    }
-    let v = if v < SEC_LAT_MAX { v } else { SEC_LAT_MAX };
-    let e = 63 - v.leading_zeros(); // >= 2
-    (4 * (e - 1) + ((v >> (e - 2)) & 3) as u32) as usize
-}
-
-/// The per-second bucket of every value in each bucket of the run's
-/// histogram ([`crate::hist`]: its buckets are finer and never straddle a
-/// per-second one), so that a latency's bucket is found once per I/O.
-static SEC_OF_BUCKET: [u8; NUM_BUCKETS] = {
-    let mut t = [0u8; NUM_BUCKETS];
-    let mut i = 0;
-    while i < NUM_BUCKETS {
-        t[i] = sec_lat_bucket(bucket_bounds(i).0) as u8;
-        i += 1;
-    }
-    t
+pub use crate::stats_series::{
+    sec_lat_bucket, sec_lat_bucket_low, SecSample, SecondMark, SEC_LAT_BUCKETS,
 };
-
-/// The lowest value of per-second latency bucket `b`, ns.
-pub fn sec_lat_bucket_low(b: usize) -> u64 {
-    if b < 4 {
-        return b as u64;
-    }
-    let (e, s) = (b as u32 / 4 + 1, b as u64 % 4);
-    (4 + s) << (e - 2)
-}
-
-/// One second of the per-second series: completions, bytes, and the
-/// total latency of the I/Os that completed in it (sum, maximum and a
-/// log-linear histogram, [`sec_lat_bucket`]). About 650 bytes, allocated
-/// when the second starts; recording a latency is an add, a max and a
-/// leading-zero count.
-///
-/// Serialised as `{ios, bytes, lat_mean_ns, lat_p99_ns, lat_max_ns,
-/// lat_buckets: {first, counts}}` (docs/result-schema.md); results written
-/// before the latency fields existed read back with them empty.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "SecSampleJson", into = "SecSampleJson")]
-#[repr(C)] // the counts apart, as in `DirStats`
-pub struct SecSample {
-    /// I/Os completed in that second.
-    pub ios: u64,
-    /// Sum of their latencies, ns.
-    pub lat_sum_ns: u128,
-    /// Bytes completed in that second.
-    pub bytes: u64,
-    /// The largest, ns.
-    pub lat_max_ns: u64,
-    /// I/Os by latency bucket ([`sec_lat_bucket`]).
-    pub lat_buckets: [u32; SEC_LAT_BUCKETS],
-}
-
-impl Default for SecSample {
-    fn default() -> Self {
-        SecSample {
-            ios: 0,
-            bytes: 0,
-            lat_sum_ns: 0,
-            lat_max_ns: 0,
-            lat_buckets: [0; SEC_LAT_BUCKETS],
-        }
-    }
-}
-
-impl SecSample {
-    /// Count one I/O's latency.
-    #[inline]
-    pub fn record_lat(&mut self, lat: u64) {
-        self.record_lat_in(sec_lat_bucket(lat), lat);
-    }
-
-    /// Count one I/O's latency, its bucket ([`sec_lat_bucket`]) known.
-    #[inline(always)]
-    fn record_lat_in(&mut self, b: usize, lat: u64) {
-        self.lat_sum_ns += u128::from(lat);
-        if lat > self.lat_max_ns {
-            self.lat_max_ns = lat;
-        }
-        if let Some(b) = self.lat_buckets.get_mut(b) {
-            // No saturation needed: 2^32 I/Os in one second are beyond
-            // any device (and the bucket's count of one worker's second).
-            *b = b.wrapping_add(1);
-        }
-    }
-
-    /// Add another worker's second.
-    pub fn merge(&mut self, o: &SecSample) {
-        self.ios += o.ios;
-        self.bytes += o.bytes;
-        self.lat_sum_ns += o.lat_sum_ns;
-        self.lat_max_ns = self.lat_max_ns.max(o.lat_max_ns);
-        for (a, b) in self.lat_buckets.iter_mut().zip(&o.lat_buckets) {
-            *a = a.saturating_add(*b);
-        }
-    }
-
-    /// I/Os with a recorded latency.
-    pub fn lat_count(&self) -> u64 {
-        self.lat_buckets.iter().map(|&c| u64::from(c)).sum()
-    }
-
-    /// Mean latency, ns (0 without latencies).
-    pub fn lat_mean_ns(&self) -> f64 {
-        match self.lat_count() {
-            0 => 0.0,
-            n => self.lat_sum_ns as f64 / n as f64,
-        }
-    }
-
-    /// The `p`-th percentile of the second's latencies (nearest rank), as
-    /// the midpoint of its bucket clamped to the maximum: within 12.5 %.
-    /// 0 without latencies.
-    pub fn lat_percentile(&self, p: f64) -> u64 {
-        let n = self.lat_count();
-        if n == 0 {
-            return 0;
-        }
-        let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0u64;
-        for (b, &c) in self.lat_buckets.iter().enumerate() {
-            seen += u64::from(c);
-            if seen >= rank {
-                let (lo, hi) = (sec_lat_bucket_low(b), sec_lat_bucket_low(b + 1));
-                return ((lo + hi) / 2).min(self.lat_max_ns);
-            }
-        }
-        self.lat_max_ns
-    }
-}
-
-/// The JSON form of a [`SecSample`]: the mean and p99 spelled out, the
-/// histogram as its non-empty stretch.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct SecSampleJson {
-    ios: u64,
-    bytes: u64,
-    #[serde(default)]
-    lat_mean_ns: f64,
-    #[serde(default)]
-    lat_p99_ns: u64,
-    #[serde(default)]
-    lat_max_ns: u64,
-    #[serde(default)]
-    lat_buckets: SecBucketsJson,
-}
-
-/// Buckets `first`, `first + 1`, … and their counts.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct SecBucketsJson {
-    first: usize,
-    counts: Vec<u32>,
-}
-
-impl From<SecSample> for SecSampleJson {
-    fn from(s: SecSample) -> Self {
-        let used = |c: &u32| *c > 0;
-        let first = s.lat_buckets.iter().position(used).unwrap_or(0);
-        let end = s.lat_buckets.iter().rposition(used).map_or(0, |l| l + 1);
-        SecSampleJson {
-            ios: s.ios,
-            bytes: s.bytes,
-            lat_mean_ns: s.lat_mean_ns(),
-            lat_p99_ns: s.lat_percentile(99.0),
-            lat_max_ns: s.lat_max_ns,
-            lat_buckets: SecBucketsJson {
-                first,
-                counts: s.lat_buckets[first..end.max(first)].to_vec(),
-            },
-        }
-    }
-}
-
-impl From<SecSampleJson> for SecSample {
-    fn from(j: SecSampleJson) -> Self {
-        let mut s = SecSample {
-            ios: j.ios,
-            bytes: j.bytes,
-            lat_max_ns: j.lat_max_ns,
-            ..SecSample::default()
-        };
-        let start = j.lat_buckets.first.min(SEC_LAT_BUCKETS);
-        for (a, c) in s.lat_buckets[start..].iter_mut().zip(&j.lat_buckets.counts) {
-            *a = *c;
-        }
-        s.lat_sum_ns = (j.lat_mean_ns.max(0.0) * s.lat_count() as f64).round() as u128;
-        s
-    }
-}
 
 /// Counters of one direction.
 ///
@@ -236,33 +36,89 @@ pub struct DirStats {
     pub series: Vec<SecSample>,
     /// Latency per I/O priority, when cmdprio gives I/Os their own.
     pub prios: Option<Box<crate::stats_prio::PrioLat>>,
+    /// The largest total latency of the second under way, when the series
+    /// is kept by closing seconds ([`DirStats::close_second`]).
+    pub sec_lat_max_ns: u64,
+    /// Where the counters stood when the last second closed.
+    pub mark: SecondMark,
 }
 
 impl DirStats {
-    /// Count a completion of `bytes` at second `sec` of the measured window.
+    /// Count a completion of `bytes` at second `sec` of the measured window,
+    /// straight into the series (for a caller that knows each I/O's second,
+    /// as the virtual-time simulation; a worker closes seconds instead,
+    /// [`DirStats::count`]).
     #[inline]
     pub fn account(&mut self, sec: usize, bytes: u64, short: bool) {
         self.second(sec, bytes, short);
     }
 
-    /// [`DirStats::account`] and [`DirStats::record_lat`] at once (one
-    /// look-up of the second).
+    /// Count a completion of `bytes` (the series gets it when its second
+    /// closes, [`DirStats::close_second`]).
     #[inline(always)]
-    pub fn account_lat(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
-        let b = bucket_of(lat);
-        self.second(sec, bytes, short)
-            .record_lat_in(usize::from(SEC_OF_BUCKET[b]), lat);
-        self.lat.record_in(b, lat);
+    pub fn count(&mut self, bytes: u64, short: bool) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.short_ios += u64::from(short);
     }
 
-    /// [`DirStats::account_lat`] of a synchronous I/O, whose completion
-    /// latency is its total latency: both histograms at once.
+    /// [`DirStats::count`] with the I/O's total latency. The total latency
+    /// histogram's maximum is the seconds' (one comparison, not two): it is
+    /// brought up to date as each second closes.
     #[inline(always)]
-    pub fn account_sync(&mut self, sec: usize, bytes: u64, short: bool, lat: u64) {
+    pub fn count_lat(&mut self, bytes: u64, short: bool, lat: u64) {
+        self.count(bytes, short);
+        self.sec_max(lat);
+        self.lat.record_in_below_max(bucket_of(lat), lat);
+    }
+
+    /// [`DirStats::count_lat`] of a synchronous I/O, whose completion
+    /// latency is its total latency: both histograms, one bucket.
+    #[inline(always)]
+    pub fn count_sync(&mut self, bytes: u64, short: bool, lat: u64) {
+        self.count(bytes, short);
+        self.sec_max(lat);
         let b = bucket_of(lat);
-        self.second(sec, bytes, short)
-            .record_lat_in(usize::from(SEC_OF_BUCKET[b]), lat);
-        Histogram::record_both_in(&mut self.lat, &mut self.clat, b, lat);
+        self.lat.record_in_below_max(b, lat);
+        self.clat.record_in(b, lat);
+    }
+
+    /// The second's largest latency so far.
+    #[inline(always)]
+    fn sec_max(&mut self, lat: u64) {
+        if lat > self.sec_lat_max_ns {
+            self.sec_lat_max_ns = lat;
+        }
+    }
+
+    /// Count an I/O in the totals but not in the series (fio's
+    /// `fill_device`: the I/O that found the device full).
+    pub fn count_outside_series(&mut self) {
+        self.ios += 1;
+        self.mark.skip_io();
+    }
+
+    /// Close second `sec` of the measured window: its sample is what was
+    /// counted since the last close ([`crate::stats_series`]).
+    pub fn close_second(&mut self, sec: usize) {
+        self.lat.raise_max(self.sec_lat_max_ns);
+        let s = self
+            .mark
+            .close(self.ios, self.bytes, &self.lat, self.sec_lat_max_ns);
+        self.sec_lat_max_ns = 0;
+        if self.series.len() <= sec {
+            self.series.resize_with(sec + 1, SecSample::default);
+        }
+        self.series[sec] = s;
+    }
+
+    /// Close the last second, `sec`, at the end of the run: the series
+    /// then ends at the last second with a completion.
+    pub fn close_series(&mut self, sec: usize) {
+        self.close_second(sec);
+        while self.series.last().is_some_and(|s| s.ios == 0) {
+            self.series.pop();
+        }
     }
 
     /// Count a completion of `bytes` in second `sec`; returns that second.
@@ -330,6 +186,8 @@ impl DirStats {
         if let Some(p) = &mut self.prios {
             p.clear();
         }
+        self.sec_lat_max_ns = 0;
+        self.mark.clear();
     }
 }
 
@@ -633,6 +491,24 @@ fn new_dir(slot: &mut Option<Box<DirStats>>) {
 }
 
 impl WorkerStats {
+    /// Close second `sec` of every direction's series
+    /// ([`DirStats::close_second`]).
+    #[cold]
+    #[inline(never)]
+    pub fn close_second(&mut self, sec: usize) {
+        for d in self.dirs.iter_mut().flatten() {
+            d.close_second(sec);
+        }
+    }
+
+    /// Close the last second, `sec`, of every direction's series at the end
+    /// of the run ([`DirStats::close_series`]).
+    pub fn close_series(&mut self, sec: usize) {
+        for d in self.dirs.iter_mut().flatten() {
+            d.close_series(sec);
+        }
+    }
+
     /// The stats of `d`, created on first use.
     #[inline]
     pub fn dir(&mut self, d: Ddir) -> &mut DirStats {
@@ -759,6 +635,8 @@ impl WorkerStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hist::{bucket_bounds, NUM_BUCKETS};
+    use crate::stats_series::SEC_OF_BUCKET;
 
     fn k(io_start: u64, rq_issue: u64, rq_complete: u64) -> Option<KernelTimes> {
         Some(KernelTimes {
@@ -898,6 +776,58 @@ mod tests {
         assert_eq!(d.series[1].lat_count(), 0);
         assert_eq!(d.series[1].lat_percentile(99.0), 0);
         assert_eq!(d.lat.count(), 101, "the run's histogram counts them too");
+    }
+
+    #[test]
+    fn closing_seconds_gives_the_series_counting_each_io_gives() {
+        // Completions in non-decreasing seconds, some seconds without any,
+        // some without a latency (fio's FIO_NOSTATS), one outside the
+        // series (fill_device), latencies over the whole range.
+        let (mut each, mut closed) = (DirStats::default(), DirStats::default());
+        let (mut sec, mut x) = (0usize, 0x9e37_79b9_7f4a_7c15u64);
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 500 == 0 {
+                let next = sec + 1 + (x / 500 % 3) as usize;
+                closed.close_second(sec);
+                sec = next;
+            }
+            let lat = (x >> 20) >> (x % 41);
+            let bytes = 512 * (1 + x % 8);
+            let short = x % 97 == 0;
+            match i % 211 {
+                0 => {
+                    each.account(sec, bytes, short);
+                    closed.count(bytes, short);
+                }
+                1 => {
+                    each.ios += 1;
+                    closed.count_outside_series();
+                }
+                _ => {
+                    each.account(sec, bytes, short);
+                    each.record_lat(sec, lat);
+                    closed.count_lat(bytes, short, lat);
+                }
+            }
+        }
+        closed.close_series(sec);
+        assert!(each.series.len() > 40, "{} seconds", each.series.len());
+        assert_eq!(closed.series, each.series);
+        assert_eq!((closed.ios, closed.bytes), (each.ios, each.bytes));
+        assert_eq!(closed.lat, each.lat);
+        // Cleared (the end of the ramp), it starts again from nothing.
+        closed.clear();
+        closed.count_lat(4096, false, 7_000);
+        closed.close_series(2);
+        assert_eq!(closed.series.len(), 3);
+        assert_eq!(
+            (closed.series[2].ios, closed.series[2].lat_max_ns),
+            (1, 7_000)
+        );
+        assert_eq!(closed.series[0], SecSample::default());
     }
 
     #[test]

@@ -130,6 +130,7 @@ pub(super) fn hot_loop(
         f.prefill(engine, w.depth);
     }
     let abandoned = w.drive_any(engine);
+    w.close_series();
     w.flow.settle(); // the I/Os of the plan's last run counted
     let abandoned = abandoned?;
     if w.flow.final_fsync() {
@@ -185,8 +186,11 @@ struct Loop<'a> {
     /// Reaped, not yet accounted (kept to reuse its allocation).
     comps: Vec<Completion>,
     inflight: usize,
-    live_ios: [u64; 3],
-    live_bytes: [u64; 3],
+    /// I/Os and bytes completed outside the stats (the ramp, a window of
+    /// `latency_target` cleared), per direction: with the stats', what the
+    /// job has done ([`Loop::live`]).
+    unmeasured_ios: [u64; 3],
+    unmeasured_bytes: [u64; 3],
     /// CLOCK_MONOTONIC at the completion timestamp (read only when joining).
     mono_now: u64,
     start: u64,
@@ -291,8 +295,8 @@ impl<'a> Loop<'a> {
             to_commit: Vec::with_capacity(depth),
             comps: Vec::with_capacity(depth * 2),
             inflight: 0,
-            live_ios: [0; 3],
-            live_bytes: [0; 3],
+            unmeasured_ios: [0; 3],
+            unmeasured_bytes: [0; 3],
             mono_now: 0,
             start,
             ramp_end,
@@ -365,6 +369,9 @@ impl<'a> Loop<'a> {
     /// Forget what was counted and measure from `now` on (the end of the
     /// ramp; `latency_target`'s final window).
     fn restart_measuring(&mut self, now: u64) {
+        for d in 0..3 {
+            (self.unmeasured_ios[d], self.unmeasured_bytes[d]) = self.live(d);
+        }
         self.stats.clear();
         self.measuring = true;
         self.measure_start = now;
@@ -893,6 +900,7 @@ impl<'a> Loop<'a> {
     fn check_min_rate(&mut self) {
         let spec = &*self.ctx.spec;
         let now = self.ctx.clock.now();
+        let live: [(u64, u64); 3] = std::array::from_fn(|d| self.live(d));
         let Some(checked) = self.min_rate.as_mut() else {
             return;
         };
@@ -901,10 +909,10 @@ impl<'a> Loop<'a> {
         }
         for (d, last) in checked.iter_mut().enumerate() {
             let (min_bytes, min_iops) = (spec.rate_min_bytes[d], spec.rate_iops_min[d]);
-            if (min_bytes.is_none() && min_iops.is_none()) || self.live_bytes[d] == 0 {
+            let (ios, bytes) = live[d];
+            if (min_bytes.is_none() && min_iops.is_none()) || bytes == 0 {
                 continue;
             }
-            let (bytes, ios) = (self.live_bytes[d], self.live_ios[d]);
             if let Some((last_bytes, last_ios, at)) = *last {
                 let spent_ms = now.saturating_sub(at) / 1_000_000;
                 if spent_ms == 0 || spent_ms < spec.rate_cycle_ms {
@@ -932,12 +940,33 @@ impl<'a> Loop<'a> {
         }
     }
 
+    /// The I/Os and bytes direction `d` has completed so far, measured or
+    /// not (an I/O that found the device full with `fill_device` included).
+    #[inline]
+    fn live(&self, d: usize) -> (u64, u64) {
+        let (ios, bytes) = self.stats.dirs[d]
+            .as_deref()
+            .map_or((0, 0), |s| (s.ios, s.bytes));
+        (
+            self.unmeasured_ios[d] + ios,
+            self.unmeasured_bytes[d] + bytes,
+        )
+    }
+
     /// The progress display's counters (relaxed stores, one writer).
     #[inline]
     fn publish_live(&self) {
         for d in 0..3 {
-            self.ctx.live.ios[d].store(self.live_ios[d], Relaxed);
-            self.ctx.live.bytes[d].store(self.live_bytes[d], Relaxed);
+            let (ios, bytes) = self.live(d);
+            self.ctx.live.ios[d].store(ios, Relaxed);
+            self.ctx.live.bytes[d].store(bytes, Relaxed);
+        }
+    }
+
+    /// The per-second series' last second closed (nothing more is counted).
+    fn close_series(&mut self) {
+        if self.measuring {
+            self.stats.close_series(self.sec);
         }
     }
 

@@ -59,8 +59,6 @@ impl Loop<'_> {
             self.account_error(&s, ddir, res);
             return;
         }
-        self.live_ios[ddir.idx()] += 1;
-        self.live_bytes[ddir.idx()] += res as u64;
         if F::FULL {
             let offset = self.offsets[slot as usize];
             if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
@@ -74,14 +72,18 @@ impl Loop<'_> {
             }
         }
         if !self.measuring {
+            // Counted for the progress display only (while measuring, the
+            // stats count it: [`Loop::live`]).
+            self.unmeasured_ios[ddir.idx()] += 1;
+            self.unmeasured_bytes[ddir.idx()] += res as u64;
             return;
         }
-        let sec = self.second(t);
+        self.second(t);
         let short = (res as u64) < s.len as u64;
         if F::FULL && self.fake_io {
             // fio's FIO_NOSTATS: only the file operation's time, as clat.
             let d = self.stats.dir(ddir);
-            d.account(sec, res as u64, short);
+            d.count(res as u64, short);
             if let Some(ns) = self.op_lat.take() {
                 d.clat.record(ns);
             }
@@ -96,14 +98,14 @@ impl Loop<'_> {
         let (slat, clat) = if sync {
             if total == lat {
                 // Completion and total latency are one value.
-                d.account_sync(sec, res as u64, short, lat);
+                d.count_sync(res as u64, short, lat);
             } else {
-                d.account_lat(sec, res as u64, short, total);
+                d.count_lat(res as u64, short, total);
                 d.clat.record(lat);
             }
             (0, lat)
         } else {
-            d.account_lat(sec, res as u64, short, total);
+            d.count_lat(res as u64, short, total);
             let slat = s.submit_ns.saturating_sub(s.issue_ns);
             let clat = t.saturating_sub(s.submit_ns);
             d.slat.record(slat);
@@ -256,7 +258,7 @@ impl Loop<'_> {
             // fio's fill_device: a full device or file system is the end of
             // the job, not an error (the I/O counts, as in fio's total_ios).
             if self.measuring {
-                self.stats.dir(ddir).ios += 1;
+                self.stats.dir(ddir).count_outside_series();
             }
             self.done_issuing = true;
             return;

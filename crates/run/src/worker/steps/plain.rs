@@ -104,11 +104,13 @@ impl Loop<'_> {
         }
     }
 
-    /// The second of the measured window `t` falls in: one comparison per
-    /// I/O, a division only at a second's boundary.
+    /// Move to the second of the measured window `t` falls in: one
+    /// comparison per I/O; at a second's boundary a division, and the
+    /// seconds passed closed in the series ([`ssdready_core::stats_series`]).
     #[inline(always)]
     pub(super) fn second(&mut self, t: u64) -> usize {
         if t >= self.sec_end {
+            self.stats.close_second(self.sec);
             let sec = t.saturating_sub(self.measure_start) / 1_000_000_000;
             self.sec = sec as usize;
             self.sec_end = self
