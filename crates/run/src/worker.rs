@@ -35,7 +35,6 @@ use std::sync::{Arc, Barrier};
 
 pub(crate) mod access;
 mod arrivals;
-mod checks;
 mod complete;
 mod contents;
 mod files;
@@ -47,6 +46,7 @@ mod steps;
 #[cfg(test)]
 mod tests;
 mod tokens;
+mod verify;
 mod wait;
 
 pub use complete::Wait;

@@ -27,7 +27,7 @@ use super::lattarget::LatSearch;
 use super::prio::Prios;
 use super::tokens::FlowToken;
 use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
-use super::{checks, files, WorkerCtx};
+use super::{files, verify, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use plain::Features;
 use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
@@ -116,7 +116,7 @@ pub(super) fn hot_loop(
         .map(|f| FlowToken::join(f, ctx.spec.flow, ctx.spec.flow_sleep_us));
     let mut flow = JobFlow::new(&ctx.spec, &ctx.regions, ctx.index);
     if ctx.spec.verify.on() && ctx.spec.verify.state_load {
-        flow = flow.with_state(checks::load_state(&ctx.spec.name, ctx.number)?);
+        flow = flow.with_state(verify::load_state(&ctx.spec.name, ctx.number)?);
     }
     let flow = super::replay::attach(ctx, flow)?;
     if ctx.spec.access.create_only {
@@ -138,7 +138,7 @@ pub(super) fn hot_loop(
     }
     let spec = &*ctx.spec;
     if spec.verify.on() && spec.verify.state_save && spec.rw.modifies() {
-        checks::save_state(&w.flow, &spec.name, ctx.number);
+        verify::save_state(&w.flow, &spec.name, ctx.number);
     }
     if let Some(v) = w.stats.verify.as_deref_mut() {
         v.skipped_by_state = w.flow.skipped_by_state();
@@ -677,7 +677,7 @@ impl<'a> Loop<'a> {
         if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout()) {
             if let Some(buf) = engine.buffer(slot) {
                 let buf = &mut buf[..len as usize];
-                checks::stamp(layout, buf, offset, generation, seed, self.ctx.number);
+                verify::stamp(layout, buf, offset, generation, seed, self.ctx.number);
             }
         } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
             if let Some(buf) = engine.buffer(slot) {

@@ -4,7 +4,7 @@
 
 use super::plain::Features;
 use super::{Loop, Slot};
-use crate::worker::checks;
+use crate::worker::verify;
 use ssdready_core::jobflow::{FlowIo, Tag};
 use ssdready_core::spec_types::ErrorKind;
 use ssdready_core::Ddir;
@@ -223,16 +223,16 @@ impl Loop<'_> {
         };
         let buf = &mut buf[..res.max(0) as usize];
         let v = &self.ctx.spec.verify;
-        let found = checks::check(
+        let found = verify::check(
             layout,
             buf,
             &name,
             offset,
             expect,
-            checks::Handling {
+            verify::Handling {
                 fatal: v.fatal,
                 dump: v.dump,
-                go_past: self.goes_past(ErrorKind::Verify, checks::EILSEQ),
+                go_past: self.goes_past(ErrorKind::Verify, verify::EILSEQ),
             },
             self.stats,
         );
