@@ -4,7 +4,7 @@
 //! defaults to `agg`), lines in fio's log format: `time_ms, KiB/s, ddir,
 //! 0, 0`, time counted from the start of the run.
 
-use crate::worker::Live;
+use crate::live::Live;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

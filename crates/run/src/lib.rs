@@ -23,6 +23,7 @@ pub mod exactcpu;
 pub mod failure;
 mod fileprep;
 mod layout;
+mod live;
 mod logs;
 pub mod observer;
 pub mod output;

@@ -364,7 +364,7 @@ fn job_result(j: &PreparedJob, group: u32, phase: usize, workers: &[&WorkerOutco
         targets,
         workers.iter().map(|o| o.stats.clone()).collect(),
     );
-    r.strategy = crate::strategy::job_report(workers, &r.raw);
+    r.strategy = crate::worker::strategy_report(workers, &r.raw);
     r.persistence = workers
         .iter()
         .find_map(|o| o.persistence)

@@ -16,7 +16,7 @@
 //! without the others; ending the phase (a failed engine, `exitall`, a
 //! panicking worker) still ends all of them.
 
-use crate::worker::Live;
+use crate::live::Live;
 use ssdready_core::result::JobResult;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::steady::{FioSteady, FioSteadyReport};

@@ -24,15 +24,24 @@
 //! /proc/self/task, and its run time ([`thread_run_ns`]) is counted in the
 //! job's CPU.
 
-use crate::worker::{Wait, WorkerOutcome};
 use ssdready_core::spec::{EngineKind, JobSpec};
-use ssdready_core::stats::WorkerStats;
-use ssdready_core::strategy::{CoalescingReport, CompletionWait, SqThreadCpu, StrategyReport};
+use ssdready_core::strategy::{CoalescingReport, CompletionWait, StrategyReport};
 use ssdready_emu::config::{CompletionMode, Params};
 use ssdready_io::engines::uring::{iopoll_blocker, wants_iopoll};
 use ssdready_io::target::Target;
 
 pub mod nvme;
+
+/// How a job's worker waits for completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The engine's own wait.
+    Engine,
+    /// Spin on the completion queue in user space.
+    Spin,
+    /// Sleep about half the expected latency, then spin.
+    Hybrid,
+}
 
 /// What a job's workers do, and what the result will say.
 #[derive(Clone, Debug)]
@@ -328,38 +337,4 @@ pub fn thread_run_ns(tid: u32) -> Option<u64> {
         .next()?
         .parse()
         .ok()
-}
-
-/// The job's report from its workers: the first one's plan, with the
-/// events and SQPOLL threads of all.
-pub fn job_report(workers: &[&WorkerOutcome], merged: &WorkerStats) -> Option<StrategyReport> {
-    let mut r = workers.iter().find_map(|o| o.strategy.clone())?;
-    r.completion_events = merged.completion_events;
-    let ios = merged.total_ios();
-    r.completions_per_event = if merged.completion_events > 0 {
-        ios as f64 / merged.completion_events as f64
-    } else {
-        0.0
-    };
-    let threads: Vec<String> = workers
-        .iter()
-        .filter_map(|o| o.sq_thread.as_ref().map(|(_, n)| n.clone()))
-        .collect();
-    let asked = workers.iter().any(|o| o.sq_thread_asked);
-    if asked {
-        r.sq_thread = Some(SqThreadCpu {
-            source: if threads.is_empty() {
-                "no iou-sqp-TID thread was found under /proc/self/task: its CPU is not counted"
-                    .into()
-            } else {
-                "/proc/self/task/TID/schedstat of each iou-sqp-TID thread (run time, ns), over \
-                 the measured window; added to the job's system CPU (it is also in the \
-                 process's getrusage figure: the thread belongs to this process)"
-                    .into()
-            },
-            threads,
-            cpu_ns: merged.sq_thread_ns,
-        });
-    }
-    Some(r)
 }

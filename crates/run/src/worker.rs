@@ -25,12 +25,13 @@
 use ssdready_core::plan::Region;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
+use ssdready_core::strategy::{SqThreadCpu, StrategyReport};
 use ssdready_io::bpf::JoinTable;
 use ssdready_io::clock::Clock;
 use ssdready_io::engine::EngineSetup;
 use ssdready_io::target::Target;
 use ssdready_io::{open_engine, Engine, EngineError};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 
 pub(crate) mod access;
@@ -52,23 +53,7 @@ mod wait;
 pub use complete::Wait;
 pub use tokens::FlowShared;
 
-/// Counters the progress display reads; written by one worker only.
-#[repr(align(128))]
-#[derive(Default)]
-pub struct Live {
-    /// Completed I/Os per direction since start (ramp included).
-    pub ios: [AtomicU64; 3],
-    /// Completed bytes per direction since start.
-    pub bytes: [AtomicU64; 3],
-    /// Set when the worker has finished.
-    pub done: AtomicBool,
-    /// Set, before `done`, when the worker ended with an error
-    /// (`exitall_on_error`).
-    pub errored: AtomicBool,
-    /// Set before the `opened` barrier when the engine could not be set up:
-    /// then no worker of the phase starts I/O.
-    pub failed: AtomicBool,
-}
+pub use crate::live::Live;
 
 /// Everything a worker needs.
 pub struct WorkerCtx {
@@ -329,4 +314,38 @@ impl WorkerOutcome {
         self.panicked = true;
         self.error = Some(format!("internal error: {what}"));
     }
+}
+
+/// The job's report from its workers: the first one's plan, with the
+/// events and SQPOLL threads of all.
+pub fn strategy_report(workers: &[&WorkerOutcome], merged: &WorkerStats) -> Option<StrategyReport> {
+    let mut r = workers.iter().find_map(|o| o.strategy.clone())?;
+    r.completion_events = merged.completion_events;
+    let ios = merged.total_ios();
+    r.completions_per_event = if merged.completion_events > 0 {
+        ios as f64 / merged.completion_events as f64
+    } else {
+        0.0
+    };
+    let threads: Vec<String> = workers
+        .iter()
+        .filter_map(|o| o.sq_thread.as_ref().map(|(_, n)| n.clone()))
+        .collect();
+    let asked = workers.iter().any(|o| o.sq_thread_asked);
+    if asked {
+        r.sq_thread = Some(SqThreadCpu {
+            source: if threads.is_empty() {
+                "no iou-sqp-TID thread was found under /proc/self/task: its CPU is not counted"
+                    .into()
+            } else {
+                "/proc/self/task/TID/schedstat of each iou-sqp-TID thread (run time, ns), over \
+                 the measured window; added to the job's system CPU (it is also in the \
+                 process's getrusage figure: the thread belongs to this process)"
+                    .into()
+            },
+            threads,
+            cpu_ns: merged.sq_thread_ns,
+        });
+    }
+    Some(r)
 }

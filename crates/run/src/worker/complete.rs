@@ -15,21 +15,11 @@
 //! like the emulator's waits, so the loop looks at its flags.
 
 use super::wait::WAIT_SLICE;
+pub use crate::strategy::Wait;
 use ssdready_core::Completion;
 use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// How a job's worker waits (chosen by `crate::strategy::plan`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// The engine's own wait.
-    Engine,
-    /// Spin on the completion queue in user space.
-    Spin,
-    /// Sleep about half the expected latency, then spin.
-    Hybrid,
-}
 
 /// The running mean of completion latency that sets the hybrid sleep: an
 /// exponentially weighted mean over about the last 16 completions.

@@ -138,7 +138,7 @@ fn spec(options: &[(&str, &str)]) -> Arc<JobSpec> {
         r.option(k, (!v.is_empty()).then_some(*v));
     }
     let mut specs =
-        ssdready_core::options::build_jobs_on(&r.sections, &crate::validate::host()).unwrap();
+        ssdready_core::options::build_jobs_on(&r.sections, &crate::sys::host()).unwrap();
     Arc::new(specs.remove(0))
 }
 
