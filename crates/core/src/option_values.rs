@@ -373,7 +373,7 @@ pub(crate) fn per_dir<T: Clone>(
 
 /// Whether `v` is a size in zones (`8z`, fio's zonemode=zbd unit): if so,
 /// `offset` and `size` keep the count until the run knows the zone size
-/// ([`crate::zbd::ZbdOptions`]); the other options refuse it.
+/// ([`crate::spec_zbd::ZbdOptions`]); the other options refuse it.
 pub(crate) fn refused_in_zones(s: &mut JobSpec, opt: &str, v: &str) -> bool {
     let prefix = format!("{opt}=");
     s.refused.retain(|r| !r.starts_with(&prefix));

@@ -417,7 +417,7 @@ pub struct JobSpec {
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
-    /// `zonemode=zbd`'s options ([`crate::zbd`]).
+    /// `zonemode=zbd`'s options (`ssdready_workload::zbd`).
     #[serde(default)]
     pub zbd: crate::spec_zbd::ZbdOptions,
     /// The passthrough engines' options (sg, io_uring_cmd, mtd).
@@ -425,13 +425,13 @@ pub struct JobSpec {
     pub passthru: crate::spec_passthru::PassthruSpec,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
-    pub verify: crate::verify::VerifySpec,
+    pub verify: crate::spec_verify::VerifySpec,
     /// fio `continue_on_error`: the errors counted and gone past.
     #[serde(default)]
     pub continue_on_error: crate::spec_types::ContinueOn,
     /// Write buffer contents (`buffer_compress_percentage`, ...).
     #[serde(default)]
-    pub buffers: crate::buffers::BufferSpec,
+    pub buffers: crate::spec_buffers::BufferSpec,
     /// How the worker runs (`iodepth_low`, `max_latency`, `mem`, ...).
     #[serde(default)]
     pub run: crate::spec_run::RunSpec,
@@ -583,10 +583,10 @@ impl Default for JobSpec {
             zones: crate::spec_io::StridedZones::default(),
             zbd: crate::spec_zbd::ZbdOptions::default(),
             passthru: crate::spec_passthru::PassthruSpec::default(),
-            verify: crate::verify::VerifySpec::default(),
+            verify: crate::spec_verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
-            buffers: crate::buffers::BufferSpec::default(),
+            buffers: crate::spec_buffers::BufferSpec::default(),
             run: crate::spec_run::RunSpec::default(),
             sched: crate::sched::SchedSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),
