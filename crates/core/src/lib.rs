@@ -14,15 +14,12 @@
 
 pub mod arith;
 pub mod arrivals;
-pub mod buffers;
 pub mod checks;
-pub mod fileset;
 pub mod hist;
 pub mod host;
 pub mod iolog;
 pub mod iolog_hist;
 pub mod jobfile;
-pub mod jobflow;
 pub mod option_def;
 pub mod option_doc;
 pub mod option_table;
@@ -40,10 +37,7 @@ pub mod option_table_zbd;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
-pub mod plan;
 pub mod queueing;
-pub mod rate;
-pub mod replay;
 pub mod req;
 pub mod result;
 pub mod sched;
@@ -66,8 +60,6 @@ pub mod stats_verify;
 pub mod steady;
 pub mod strategy;
 pub mod units;
-pub mod verify;
-pub mod zbd;
 
 pub use req::{Completion, Ddir, IoReq};
 pub use spec::{JobSpec, SpecError};

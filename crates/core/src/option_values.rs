@@ -18,7 +18,7 @@ pub(crate) fn fits_u32(b: u64) -> Result<u32, String> {
 
 /// Names separated by ':', where `\:` is a colon inside a name (fio's
 /// `get_next_str`); empty names are skipped.
-pub(crate) fn split_names(v: &str) -> Vec<String> {
+pub fn split_names(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = v.chars().peekable();

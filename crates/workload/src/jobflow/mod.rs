@@ -24,10 +24,10 @@ pub mod written;
 use crate::plan::{IoPlan, Region};
 use crate::replay::cursor::{Next, Replay};
 use crate::replay::record::Recorder;
-use crate::req::Ddir;
-use crate::spec::{EngineKind, JobSpec, RwMode};
-use crate::spec_io::ThinkBlocksType;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
+use ssdready_core::spec_io::ThinkBlocksType;
 use written::{Piece, Written};
 
 /// What a read or write carries for verification.
@@ -305,7 +305,7 @@ impl JobFlow {
             wrap_invalidate: spec.invalidate
                 && !spec.direct
                 && !spec.on_emulator()
-                && spec.ioengine != crate::spec::EngineKind::Null
+                && spec.ioengine != ssdready_core::spec::EngineKind::Null
                 && spec.time_based
                 && (spec.rw.is_random() || regions.len() == 1),
             last_was_sync: false,

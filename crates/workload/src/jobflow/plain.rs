@@ -9,7 +9,7 @@
 //! ([`JobFlow::settle`]: before the flow is asked anything else).
 
 use super::{FlowIo, JobFlow, Stage, Tag};
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 
 impl JobFlow {
     /// Whether the job's steps are only reads, writes and trims without
@@ -140,7 +140,7 @@ mod tests {
     use super::*;
     use crate::jobflow::Step;
     use crate::plan::Region;
-    use crate::spec::{BlockSizes, JobSpec, RwMode};
+    use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
 
     /// What a worker sees: each I/O, and each other step by its name.
     #[derive(Debug, PartialEq)]
@@ -193,7 +193,7 @@ mod tests {
         let base = JobSpec {
             bs: BlockSizes::Fixed(4096),
             filename: vec!["/a/file".into()],
-            ioengine: crate::spec::EngineKind::Null,
+            ioengine: ssdready_core::spec::EngineKind::Null,
             ..JobSpec::default()
         };
         let cases = [

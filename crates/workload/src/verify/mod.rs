@@ -29,10 +29,10 @@ pub mod block;
 pub mod pattern;
 pub mod state;
 
-pub use crate::spec_verify::{gcd, Method, VerifySpec, ALL, HEADER_BYTES, MAGIC};
-pub use crate::stats_verify::Failure;
 pub use block::{Expect, Layout, Stamp};
 pub use pattern::Pattern;
+pub use ssdready_core::spec_verify::{gcd, Method, VerifySpec, ALL, HEADER_BYTES, MAGIC};
+pub use ssdready_core::stats_verify::Failure;
 
 #[cfg(test)]
 mod tests {

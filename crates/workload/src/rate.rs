@@ -20,8 +20,8 @@
 //! (so the next I/O goes at once), as issued ([`Pacer::thought`]).
 
 use crate::plan::IoPlan;
-use crate::req::Ddir;
-use crate::spec::JobSpec;
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::JobSpec;
 
 /// The rate state of one worker.
 #[derive(Clone, Debug)]
@@ -141,7 +141,7 @@ impl Pacer {
 mod tests {
     use super::*;
     use crate::plan::Region;
-    use crate::spec::RwMode;
+    use ssdready_core::spec::RwMode;
 
     fn run(spec: &JobSpec, seconds: f64) -> [u64; 3] {
         // An instant device: each I/O is issued when it is due.
@@ -205,7 +205,7 @@ mod tests {
     fn rate_iops_counts_the_smallest_block() {
         let spec = JobSpec {
             rw: RwMode::RandRead,
-            bs: crate::spec::BlockSizes::Split(vec![(4096, 50), (65536, 50)]),
+            bs: ssdready_core::spec::BlockSizes::Split(vec![(4096, 50), (65536, 50)]),
             rate_iops: [Some(100), None, None],
             norandommap: true,
             time_based: true,

@@ -39,8 +39,8 @@
 //! Without these options write buffers keep their random bytes, filled
 //! once, and scrambled.
 
-pub use crate::spec_buffers::{BeforeWrite, BufferSpec, Initial};
 use crate::verify::block::fill_random;
+pub use ssdready_core::spec_buffers::{BeforeWrite, BufferSpec, Initial};
 
 /// A job's write-buffer filler: the random state of its chunks.
 #[derive(Clone, Debug)]
