@@ -1,14 +1,24 @@
 //! # ssdready-core
 //!
-//! Everything ssdready knows about a workload that does not touch the operating
-//! system: the job specification (fed by fio's command lines and job files
-//! through one option table and one validation path), the I/O request and
-//! completion types the engines exchange with the worker loop, the offset and
-//! block-size plan each worker follows, the latency histogram, and the result
-//! model the reports render.
+//! The job language and the result model, with no system call:
 //!
-//! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
-//! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
+//! * the job specification ([`spec::JobSpec`]), fed by fio's command lines
+//!   and job files ([`jobfile`]) through one option table ([`options`],
+//!   the `option_table_*` modules) and one validation path, with the
+//!   option groups it holds in the `spec_*` modules and fio's units
+//!   ([`units`]);
+//! * the I/O request and completion types the engines exchange with the
+//!   worker loop ([`req`]);
+//! * the latency histogram ([`hist`]) and the result model the reports
+//!   render ([`stats`], [`result`], the logs, the schedule's counters in
+//!   [`arrivals`], the cross-checks in [`checks`]).
+//!
+//! What each worker does next (the plan, the job flow, replay, zone
+//! rules, rate, verify, buffers) is the `ssdready-workload` crate, which
+//! depends on this one; nothing here names it.
+//!
+//! Data flows one way: [`spec::JobSpec`] → (`ssdready_workload::plan`) →
+//! (engines, in `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
 #![forbid(unsafe_code)]
 

@@ -47,6 +47,7 @@ impl RwMode {
         }
     }
     /// Whether offsets are random.
+    #[inline]
     pub fn is_random(self) -> bool {
         matches!(
             self,
@@ -54,14 +55,17 @@ impl RwMode {
         )
     }
     /// Whether the job modifies the target (writes or trims).
+    #[inline]
     pub fn modifies(self) -> bool {
         !matches!(self, RwMode::Read | RwMode::RandRead)
     }
     /// Whether the job issues trims.
+    #[inline]
     pub fn trims(self) -> bool {
         matches!(self, RwMode::Trim | RwMode::RandTrim)
     }
     /// Whether reads and writes are mixed.
+    #[inline]
     pub fn is_mixed(self) -> bool {
         matches!(self, RwMode::ReadWrite | RwMode::RandRw)
     }
@@ -91,6 +95,7 @@ pub enum BlockSizes {
 
 impl BlockSizes {
     /// Smallest size any I/O can have.
+    #[inline]
     pub fn min(&self) -> u32 {
         match self {
             BlockSizes::Fixed(b) => *b,
@@ -100,6 +105,7 @@ impl BlockSizes {
         }
     }
     /// Largest size any I/O can have (sizes buffers).
+    #[inline]
     pub fn max(&self) -> u32 {
         match self {
             BlockSizes::Fixed(b) => *b,
@@ -118,6 +124,7 @@ impl BlockSizes {
         }
     }
     /// The sizes of direction `d` (0 read, 1 write, 2 trim).
+    #[inline]
     pub fn for_dir(&self, d: usize) -> &BlockSizes {
         match self {
             BlockSizes::PerDir(v) => &v[d.min(2)],

@@ -146,6 +146,7 @@ impl Pattern {
     }
 
     /// The pattern for a block at `offset`: `%o` pasted in.
+    #[inline]
     pub fn for_offset(&self, offset: u64) -> std::borrow::Cow<'_, [u8]> {
         if self.offsets_at.is_empty() {
             return std::borrow::Cow::Borrowed(&self.bytes);

@@ -67,6 +67,7 @@ impl Pacer {
 
     /// Decide the direction of `plan`'s next I/O as fio's `rate_ddir`
     /// does (setting it in the plan), and return when that I/O may start.
+    #[inline]
     pub fn next_due(&self, plan: &mut IoPlan, now: f64) -> f64 {
         let d = plan.next_ddir();
         let due = |d: Ddir| match self.ns_per_byte[d.idx()] {
@@ -93,6 +94,7 @@ impl Pacer {
     /// `rate_ignore_thinktime`: the worker thought for `total_ns` after an
     /// I/O of direction `d`; count what the direction would have issued
     /// meanwhile, as fio's `handle_thinktime` does (in whole µs, as fio).
+    #[inline]
     pub fn thought(&mut self, d: Ddir, total_ns: u64) {
         let Some(ns) = self.ns_per_byte[d.idx()] else {
             return;
@@ -117,6 +119,7 @@ impl Pacer {
     }
 
     /// Account `len` bytes issued in direction `d`.
+    #[inline]
     pub fn issued(&mut self, d: Ddir, len: u64) {
         let Some(ns) = self.ns_per_byte[d.idx()] else {
             return;

@@ -405,6 +405,7 @@ impl JobFlow {
     }
 
     /// How blocks are laid out for verification, when the job verifies.
+    #[inline]
     pub fn layout(&self) -> Option<&Layout> {
         self.layout.as_ref()
     }
@@ -433,6 +434,7 @@ impl JobFlow {
     }
 
     /// The offset generator (fio's rate logic picks the next direction in it).
+    #[inline]
     pub fn plan_mut(&mut self) -> &mut IoPlan {
         self.settle();
         &mut self.plan
@@ -973,6 +975,7 @@ impl JobFlow {
     }
 
     /// Whether the job verifies with a method that checks nothing (`null`).
+    #[inline]
     pub fn checks_nothing(&self) -> bool {
         self.layout
             .as_ref()

@@ -15,6 +15,7 @@ impl JobFlow {
     /// Whether the job's steps are only reads, writes and trims without
     /// verification or syncs, and nothing is recorded or replayed (the
     /// worker's plain path may then take [`JobFlow::next_plain`]).
+    #[inline]
     pub fn is_lean(&self) -> bool {
         self.lean
     }
@@ -84,6 +85,7 @@ impl JobFlow {
 
     /// Count the I/Os the plan's run gave as issued (what each would have
     /// counted as it went); the plan is then asked again from there.
+    #[inline]
     pub fn settle(&mut self) {
         if self.plan.run_settled() {
             return;

@@ -21,9 +21,12 @@
 //! SHA-512 digests in the same slots, so those two do not cross over.
 //!
 //! This module is pure: [`block`] fills and checks buffers, [`pattern`]
-//! parses fio's pattern syntax, [`state`] reads and writes fio's verify
-//! state files (`verify_state_save` / `verify_state_load`). The worker and
-//! the engines (in the binary and `ssdready-io`) move the bytes.
+//! fills and compares them with a pattern, [`state`] reads and writes
+//! fio's verify state files (`verify_state_save` / `verify_state_load`).
+//! The options ([`VerifySpec`], [`Method`]) and fio's pattern syntax are
+//! the job language's (`ssdready_core::spec_verify`, `spec_pattern`),
+//! re-exported here. The worker and the engines (in `ssdready-run` and
+//! `ssdready-io`) move the bytes.
 
 pub mod block;
 pub mod pattern;
