@@ -474,7 +474,7 @@ fn thinktime_variants_follow_fios_rules() {
         ios(&v, "read") as f64
     };
     // (Two separate runs of a CPU-bound engine on a shared machine: the
-    // bound is loose; the rule itself is pinned in core::jobflow's tests.
+    // bound is loose; the rule itself is pinned in workload::jobflow's tests.
     // The run without thinking still takes think time's path — a think
     // after every 10^9 blocks, never reached — so both run the same loop:
     // a job without options runs a leaner one, twice as fast or more.)

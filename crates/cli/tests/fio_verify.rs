@@ -307,7 +307,7 @@ fn verify_state_is_saved_and_loaded_in_fios_format() {
     assert!(native_in(d.path(), &w).1.status.success());
     let state = d.path().join("local-v-0-verify.state");
     let bytes = std::fs::read(&state).expect("the state file");
-    let s = ssdready_core::verify::state::SavedState::from_bytes(&bytes).unwrap();
+    let s = ssdready_workload::verify::state::SavedState::from_bytes(&bytes).unwrap();
     assert_eq!((s.issued, s.depth, s.name.as_str()), (64, 1, "v"));
     assert_eq!(s.completed, vec![(0, 63 * 4096)]);
     let mut r = w.clone();

@@ -20,8 +20,8 @@ mod common;
 use ssdready_core::host::Host;
 use ssdready_core::jobfile;
 use ssdready_core::options::{self, build_jobs_on, Section};
-use ssdready_core::plan::{IoPlan, Region};
 use ssdready_core::spec::JobSpec;
+use ssdready_workload::plan::{IoPlan, Region};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 

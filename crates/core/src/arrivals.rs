@@ -3,7 +3,7 @@
 //!
 //! A rate-limited job (`rate_iops`, `rate`, with `rate_process=linear` or
 //! `poisson`) has a schedule of intended issue times fixed in advance:
-//! [`crate::rate::Pacer`] moves each direction's due time on by one gap per
+//! `ssdready_workload::rate::Pacer` moves each direction's due time on by one gap per
 //! I/O, whatever the completions do, and an I/O that is due while the queue
 //! (`iodepth`, here only a cap on what is outstanding) is full goes as soon
 //! as a slot frees — late, never dropped, and the schedule is not slowed.

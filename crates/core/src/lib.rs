@@ -1,28 +1,35 @@
 //! # ssdready-core
 //!
-//! Everything ssdready knows about a workload that does not touch the operating
-//! system: the job specification (fed by fio's command lines and job files
-//! through one option table and one validation path), the I/O request and
-//! completion types the engines exchange with the worker loop, the offset and
-//! block-size plan each worker follows, the latency histogram, and the result
-//! model the reports render.
+//! The job language and the result model, with no system call:
 //!
-//! Data flows one way: [`spec::JobSpec`] → [`plan::IoPlan`] → (engines, in
-//! `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
+//! * the job specification ([`spec::JobSpec`]), fed by fio's command lines
+//!   and job files ([`jobfile`]) through one option table ([`options`],
+//!   the `option_table_*` modules) and one validation path, with the
+//!   option groups it holds in the `spec_*` modules and fio's units
+//!   ([`units`]);
+//! * the I/O request and completion types the engines exchange with the
+//!   worker loop ([`req`]);
+//! * the latency histogram ([`hist`]) and the result model the reports
+//!   render ([`stats`], [`result`], the logs, the schedule's counters in
+//!   [`arrivals`], the cross-checks in [`checks`]).
+//!
+//! What each worker does next (the plan, the job flow, replay, zone
+//! rules, rate, verify, buffers) is the `ssdready-workload` crate, which
+//! depends on this one; nothing here names it.
+//!
+//! Data flows one way: [`spec::JobSpec`] → (`ssdready_workload::plan`) →
+//! (engines, in `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
 
 #![forbid(unsafe_code)]
 
 pub mod arith;
 pub mod arrivals;
-pub mod buffers;
 pub mod checks;
-pub mod fileset;
 pub mod hist;
 pub mod host;
 pub mod iolog;
 pub mod iolog_hist;
 pub mod jobfile;
-pub mod jobflow;
 pub mod option_def;
 pub mod option_doc;
 pub mod option_table;
@@ -40,31 +47,30 @@ pub mod option_table_zbd;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
-pub mod plan;
 pub mod queueing;
-pub mod rate;
-pub mod replay;
 pub mod req;
 pub mod result;
 pub mod sched;
 pub mod spec;
 pub mod spec_access;
+pub mod spec_buffers;
 pub mod spec_io;
 pub mod spec_log;
 pub mod spec_passthru;
+pub mod spec_pattern;
 pub mod spec_replay;
 pub mod spec_run;
 pub mod spec_types;
 mod spec_validate;
+pub mod spec_verify;
 pub mod spec_zbd;
 pub mod stats;
 pub mod stats_prio;
 pub mod stats_series;
+pub mod stats_verify;
 pub mod steady;
 pub mod strategy;
 pub mod units;
-pub mod verify;
-pub mod zbd;
 
 pub use req::{Completion, Ddir, IoReq};
 pub use spec::{JobSpec, SpecError};

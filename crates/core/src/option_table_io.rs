@@ -1,13 +1,14 @@
 //! The options of data verification, syncs, file preparation and think
-//! time (fio's semantics; see [`crate::verify`] and [`crate::spec_io`]):
+//! time (fio's semantics; see `ssdready_workload::verify` and [`crate::spec_io`]):
 //! a second table beside [`crate::option_table::OPTIONS`], searched by the
 //! same machinery ([`crate::options::all`]).
 
 use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
 use crate::spec_io::{FileSpec, ThinkBlocksType};
+use crate::spec_pattern::Pattern;
+use crate::spec_verify::Method;
 use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
-use crate::verify::{Method, Pattern};
 
 fn flag(v: &str) -> Result<bool, String> {
     parse_bool(v)
@@ -49,7 +50,7 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         allowed: "fio's pattern: 0x hex, decimal numbers, \"text\", 'file' (no %o, as fio)",
         help: "fill write buffers with this pattern repeated (turns scramble_buffers off)",
         set: |s, v| {
-            let p = crate::verify::pattern::Pattern::parse(v)?;
+            let p = Pattern::parse(v)?;
             if !p.offsets_at.is_empty() {
                 return Err("%o is not allowed in buffer_pattern (fio allows formats only in verify_pattern)".into());
             }

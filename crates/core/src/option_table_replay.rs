@@ -2,7 +2,7 @@
 //! and replaying a trace (`read_iolog` and the `replay_*` and
 //! `merge_blktrace_*` options). A part of the option table
 //! ([`crate::options::all`] joins the parts); what they do is in
-//! [`crate::replay`].
+//! `ssdready_workload::replay`.
 
 use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;

@@ -1,6 +1,6 @@
 //! The options of I/O priorities, NUMA placement, submission offload,
 //! poisson arrivals, the latency-target search ([`crate::sched`]) and
-//! deduplication over a working set ([`crate::buffers`]): a fourth table
+//! deduplication over a working set (`ssdready_workload::buffers`): a fourth table
 //! beside [`crate::option_table::OPTIONS`], searched by the same machinery
 //! ([`crate::options::all`]).
 

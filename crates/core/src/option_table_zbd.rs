@@ -1,4 +1,4 @@
-//! The options of fio's `zonemode=zbd` ([`crate::zbd`]): a table beside
+//! The options of fio's `zonemode=zbd` (`ssdready_workload::zbd`): a table beside
 //! [`crate::option_table::OPTIONS`], searched by the same machinery
 //! ([`crate::options::all`]). `zonemode` and `zonesize` (the emulated
 //! zones' size) are in [`crate::option_table_io`].

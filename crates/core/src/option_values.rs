@@ -18,7 +18,7 @@ pub(crate) fn fits_u32(b: u64) -> Result<u32, String> {
 
 /// Names separated by ':', where `\:` is a colon inside a name (fio's
 /// `get_next_str`); empty names are skipped.
-pub(crate) fn split_names(v: &str) -> Vec<String> {
+pub fn split_names(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = v.chars().peekable();
@@ -373,7 +373,7 @@ pub(crate) fn per_dir<T: Clone>(
 
 /// Whether `v` is a size in zones (`8z`, fio's zonemode=zbd unit): if so,
 /// `offset` and `size` keep the count until the run knows the zone size
-/// ([`crate::zbd::ZbdOptions`]); the other options refuse it.
+/// ([`crate::spec_zbd::ZbdOptions`]); the other options refuse it.
 pub(crate) fn refused_in_zones(s: &mut JobSpec, opt: &str, v: &str) -> bool {
     let prefix = format!("{opt}=");
     s.refused.retain(|r| !r.starts_with(&prefix));

@@ -47,6 +47,7 @@ impl RwMode {
         }
     }
     /// Whether offsets are random.
+    #[inline]
     pub fn is_random(self) -> bool {
         matches!(
             self,
@@ -54,14 +55,17 @@ impl RwMode {
         )
     }
     /// Whether the job modifies the target (writes or trims).
+    #[inline]
     pub fn modifies(self) -> bool {
         !matches!(self, RwMode::Read | RwMode::RandRead)
     }
     /// Whether the job issues trims.
+    #[inline]
     pub fn trims(self) -> bool {
         matches!(self, RwMode::Trim | RwMode::RandTrim)
     }
     /// Whether reads and writes are mixed.
+    #[inline]
     pub fn is_mixed(self) -> bool {
         matches!(self, RwMode::ReadWrite | RwMode::RandRw)
     }
@@ -91,6 +95,7 @@ pub enum BlockSizes {
 
 impl BlockSizes {
     /// Smallest size any I/O can have.
+    #[inline]
     pub fn min(&self) -> u32 {
         match self {
             BlockSizes::Fixed(b) => *b,
@@ -100,6 +105,7 @@ impl BlockSizes {
         }
     }
     /// Largest size any I/O can have (sizes buffers).
+    #[inline]
     pub fn max(&self) -> u32 {
         match self {
             BlockSizes::Fixed(b) => *b,
@@ -118,6 +124,7 @@ impl BlockSizes {
         }
     }
     /// The sizes of direction `d` (0 read, 1 write, 2 trim).
+    #[inline]
     pub fn for_dir(&self, d: usize) -> &BlockSizes {
         match self {
             BlockSizes::PerDir(v) => &v[d.min(2)],
@@ -417,7 +424,7 @@ pub struct JobSpec {
     /// `zonemode=strided` and its zone sizes.
     #[serde(default)]
     pub zones: crate::spec_io::StridedZones,
-    /// `zonemode=zbd`'s options ([`crate::zbd`]).
+    /// `zonemode=zbd`'s options (`ssdready_workload::zbd`).
     #[serde(default)]
     pub zbd: crate::spec_zbd::ZbdOptions,
     /// The passthrough engines' options (sg, io_uring_cmd, mtd).
@@ -425,13 +432,13 @@ pub struct JobSpec {
     pub passthru: crate::spec_passthru::PassthruSpec,
     /// Data verification (`verify`, `verify_pattern`, …).
     #[serde(default)]
-    pub verify: crate::verify::VerifySpec,
+    pub verify: crate::spec_verify::VerifySpec,
     /// fio `continue_on_error`: the errors counted and gone past.
     #[serde(default)]
     pub continue_on_error: crate::spec_types::ContinueOn,
     /// Write buffer contents (`buffer_compress_percentage`, ...).
     #[serde(default)]
-    pub buffers: crate::buffers::BufferSpec,
+    pub buffers: crate::spec_buffers::BufferSpec,
     /// How the worker runs (`iodepth_low`, `max_latency`, `mem`, ...).
     #[serde(default)]
     pub run: crate::spec_run::RunSpec,
@@ -583,10 +590,10 @@ impl Default for JobSpec {
             zones: crate::spec_io::StridedZones::default(),
             zbd: crate::spec_zbd::ZbdOptions::default(),
             passthru: crate::spec_passthru::PassthruSpec::default(),
-            verify: crate::verify::VerifySpec::default(),
+            verify: crate::spec_verify::VerifySpec::default(),
             continue_on_error: crate::spec_types::ContinueOn::default(),
             ignore_error: crate::spec_types::IgnoreErrors::default(),
-            buffers: crate::buffers::BufferSpec::default(),
+            buffers: crate::spec_buffers::BufferSpec::default(),
             run: crate::spec_run::RunSpec::default(),
             sched: crate::sched::SchedSpec::default(),
             steadystate: crate::steady::SsCriterion::default(),

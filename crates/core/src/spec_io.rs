@@ -234,7 +234,7 @@ pub enum ZoneMode {
     None,
     /// `strided`.
     Strided,
-    /// `zbd`: zoned block devices ([`crate::zbd`]).
+    /// `zbd`: zoned block devices (`ssdready_workload::zbd`).
     Zbd,
 }
 

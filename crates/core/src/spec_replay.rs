@@ -1,6 +1,6 @@
 //! The replay options of a job (`read_iolog`, `write_iolog`,
 //! `replay_*`, `merge_blktrace_*`): part of the job language. What a
-//! replay does with them is [`crate::replay`]'s.
+//! replay does with them is `ssdready_workload::replay`'s.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The options of fio's `zonemode=zbd` (zone capacity, open-zone limits,
 //! reset thresholds, sizes in zones): part of the job language. The zone
-//! rules that follow them are [`crate::zbd`]'s.
+//! rules that follow them are `ssdready_workload::zbd`'s.
 
 use serde::{Deserialize, Serialize};
 

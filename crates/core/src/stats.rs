@@ -316,12 +316,12 @@ pub struct VerifyError {
     pub file: String,
     /// What failed, where.
     #[serde(flatten)]
-    pub failure: crate::verify::Failure,
+    pub failure: crate::stats_verify::Failure,
 }
 
 impl VerifyStats {
     /// Count one failure, keeping it when there is room.
-    pub fn record(&mut self, file: &str, f: crate::verify::Failure) {
+    pub fn record(&mut self, file: &str, f: crate::stats_verify::Failure) {
         self.failed += 1;
         if self.failures.len() < VERIFY_FAILURES_KEPT {
             self.failures.push(VerifyError {

@@ -28,11 +28,11 @@ use crate::engine::op_of;
 use crate::merge::virtual_time::{Out, Request, VirtualHost};
 use crate::merge::{MergeConfig, Served};
 use ssdready_core::arrivals::ScheduleStats;
-use ssdready_core::plan::{IoPlan, Region};
-use ssdready_core::rate::Pacer;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
+use ssdready_workload::plan::{IoPlan, Region};
+use ssdready_workload::rate::Pacer;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -101,7 +101,7 @@ pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
 /// The region clone `clone` of `spec` covers (`offset_increment` moves
 /// each clone further).
 pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
-    let (offset, len) = ssdready_core::fileset::region_on(spec, clone, capacity)?;
+    let (offset, len) = ssdready_workload::fileset::region_on(spec, clone, capacity)?;
     Ok(Region {
         file: 0,
         offset,

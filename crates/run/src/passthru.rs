@@ -19,11 +19,11 @@
 //!   the device.
 
 use crate::failure::{bad, Failure};
-use ssdready_core::plan::Region;
 use ssdready_core::spec::{EngineKind, JobSpec};
 use ssdready_core::spec_io::ZoneMode;
 use ssdready_core::spec_passthru::{CmdType, NvmeWriteMode};
 use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
+use ssdready_workload::plan::Region;
 use std::path::{Path, PathBuf};
 
 /// Whether the job's engine is a passthrough engine.

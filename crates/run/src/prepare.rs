@@ -9,13 +9,13 @@
 //! discard), over the union of the regions its clones cover.
 
 use crate::failure::{bad, Failure};
-use ssdready_core::fileset::{self, PathInfo};
-use ssdready_core::plan::Region;
 use ssdready_core::spec::{Amount, EngineKind, JobSpec};
 use ssdready_emu::engine::SharedDevice;
 use ssdready_io::engines::libaio::check_context;
 use ssdready_io::engines::uring::{check_iopoll, check_ring};
 use ssdready_io::target::{self, Target, TargetKind, TargetNeeds};
+use ssdready_workload::fileset::{self, PathInfo};
+use ssdready_workload::plan::Region;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -130,7 +130,7 @@ fn null_region_len(spec: &JobSpec, clone: u32) -> Result<u64, String> {
     }
     let files = vec![0; spec.nrfiles.max(1) as usize];
     let regions =
-        ssdready_core::fileset::regions(spec, clone, &files).map_err(|e| e.to_string())?;
+        ssdready_workload::fileset::regions(spec, clone, &files).map_err(|e| e.to_string())?;
     Ok(regions.iter().map(|&(_, len)| len).sum())
 }
 

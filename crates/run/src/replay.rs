@@ -3,17 +3,17 @@
 //! and the line or record, exit code 2), blktraces are merged when
 //! `merge_blktrace_file` asks, and the job takes its directions, block
 //! sizes, size, depth and targets from what the traces hold, as fio does
-//! ([`ssdready_core::replay::Summary::apply`]). A trace's files become the
+//! ([`ssdready_workload::replay::Summary::apply`]). A trace's files become the
 //! job's targets — its file names, or for a blktrace the block devices
 //! with its major:minor numbers on this machine — unless `replay_redirect`
 //! names one target for everything (an `emu:` target replays with no root
 //! and no device). The workers read the traces again when they start
 //! ([`open`]).
 
-use ssdready_core::replay::blktrace::{self, BlkTrace};
-use ssdready_core::replay::text::TextLog;
-use ssdready_core::replay::{adjust, cursor, Entries, FileKey, IologSpec, Summary};
 use ssdready_core::spec::JobSpec;
+use ssdready_workload::replay::blktrace::{self, BlkTrace};
+use ssdready_workload::replay::text::TextLog;
+use ssdready_workload::replay::{adjust, cursor, Entries, FileKey, IologSpec, Summary};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 

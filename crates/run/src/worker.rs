@@ -22,7 +22,6 @@
 //! seconds ahead, and nothing else holds them — and reported
 //! ([`abandoned_warnings`]). Kernel I/O is always waited for.
 
-use ssdready_core::plan::Region;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::strategy::{SqThreadCpu, StrategyReport};
@@ -31,6 +30,7 @@ use ssdready_io::clock::Clock;
 use ssdready_io::engine::EngineSetup;
 use ssdready_io::target::Target;
 use ssdready_io::{open_engine, Engine, EngineError};
+use ssdready_workload::plan::Region;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 

@@ -1,6 +1,6 @@
 //! fio's `zonemode=zbd` in a run: where each job's zones come from, sizes
 //! given in zones (`size=8z`), and each worker's view of the zones, whose
-//! placement rules are [`ssdready_core::zbd`]'s.
+//! placement rules are [`ssdready_workload::zbd`]'s.
 //!
 //! Zones come, as in fio's `zbd_create_zone_info`, from the target:
 //! * an emulated drive with `zoned=1`: its report-zones (host-managed; its
@@ -19,15 +19,15 @@
 //! then too, synchronously (fio quiesces and resets alike).
 
 use crate::prepare::PreparedJob;
-use ssdready_core::jobflow::FlowIo;
-use ssdready_core::jobflow::JobFlow;
 use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
 use ssdready_core::spec_io::ZoneMode;
-use ssdready_core::zbd::{Decision, HostZone, ZbdFile, ZbdJob};
 use ssdready_emu::engine::SharedDevice;
 use ssdready_io::target::zoned::{self, ZonedModel};
 use ssdready_io::target::{Target, TargetKind};
 use ssdready_io::EngineError;
+use ssdready_workload::jobflow::FlowIo;
+use ssdready_workload::jobflow::JobFlow;
+use ssdready_workload::zbd::{Decision, HostZone, ZbdFile, ZbdJob};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -320,7 +320,7 @@ pub(crate) fn lock(t: &Mutex<ZbdFile>) -> MutexGuard<'_, ZbdFile> {
 pub(crate) fn for_worker(
     shared: Option<&Arc<ZbdShared>>,
     spec: &JobSpec,
-    region: Option<&ssdready_core::plan::Region>,
+    region: Option<&ssdready_workload::plan::Region>,
 ) -> Option<WorkerZbd> {
     let (shared, r) = (shared?, region?);
     let min_bs: [u64; 3] = std::array::from_fn(|d| u64::from(spec.bs.for_dir(d).min()));

@@ -16,10 +16,10 @@
 //!   since its last sync (fio's `first_write` … `last_write`, grown as
 //!   writes complete and forgotten when any sync of the file completes).
 
-use ssdready_core::jobflow::FlowIo;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::spec_access::LockMode;
 use ssdready_core::Ddir;
+use ssdready_workload::jobflow::FlowIo;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// The locks of one job's files (`lockfile`), indexed as each clone's
@@ -146,7 +146,7 @@ impl Access {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdready_core::jobflow::Tag;
+    use ssdready_workload::jobflow::Tag;
 
     fn write(offset: u64, len: u32) -> FlowIo {
         FlowIo::Rw {

@@ -1,12 +1,12 @@
-//! What a job's write buffers hold ([`ssdready_core::buffers`]): filled as
+//! What a job's write buffers hold ([`ssdready_workload::buffers`]): filled as
 //! the job asks when the loop starts (`zero_buffers`, `buffer_pattern`),
 //! then, before each write, refilled (`refill_buffers`, compressible or
 //! deduplicable data) or scrambled with the write's offset and issue time
 //! (`scramble_buffers`, fio's default) or kept as they are.
 
-use ssdready_core::buffers::{BeforeWrite, BufferFiller, Initial};
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_io::Engine;
+use ssdready_workload::buffers::{BeforeWrite, BufferFiller, Initial};
 
 /// A worker's write-buffer contents.
 pub(super) struct WriteBuffers {

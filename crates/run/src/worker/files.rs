@@ -1,5 +1,5 @@
 //! What the worker does to its files between I/Os when the job's flow
-//! ([`ssdready_core::jobflow::Step`]) says so: drop a region's page cache
+//! ([`ssdready_workload::jobflow::Step`]) says so: drop a region's page cache
 //! (a time-based pass ended, a loop starts, verification begins), fsync the
 //! files (`end_fsync`, `fsync_on_close`, before verifying; not counted as
 //! I/O, as in fio), and start a loop: remove the files (`unlink_each_loop`)

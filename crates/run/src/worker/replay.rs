@@ -6,11 +6,11 @@
 //! flow as it was (its lean path untouched).
 
 use super::WorkerCtx;
-use ssdready_core::jobflow::JobFlow;
-use ssdready_core::replay::cursor::Replay;
-use ssdready_core::replay::record::Recorder;
 use ssdready_core::stats::WorkerStats;
 use ssdready_io::EngineError;
+use ssdready_workload::jobflow::JobFlow;
+use ssdready_workload::replay::cursor::Replay;
+use ssdready_workload::replay::record::Recorder;
 
 /// `flow`, replaying the clone's trace and recording its requests when the
 /// job asks.

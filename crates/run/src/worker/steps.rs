@@ -30,11 +30,11 @@ use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{files, verify, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use plain::Features;
-use ssdready_core::jobflow::{FlowIo, JobFlow, Step, Tag};
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
 use ssdready_io::{Engine, EngineError, Queued};
+use ssdready_workload::jobflow::{FlowIo, JobFlow, Step, Tag};
 use std::sync::atomic::Ordering::Relaxed;
 
 mod sched;

@@ -1,15 +1,15 @@
-//! The worker's side of data verification ([`ssdready_core::verify`],
-//! sequenced by [`ssdready_core::jobflow`]): stamping a write's buffer
+//! The worker's side of data verification ([`ssdready_workload::verify`],
+//! sequenced by [`ssdready_workload::jobflow`]): stamping a write's buffer
 //! before it is queued, checking a read's buffer when it completes (every
 //! failure recorded with its file, offset, check, expected and found; with
 //! `verify_dump`, the block as read and as expected written beside the
 //! run), and the verify state file (`verify_state_save`,
 //! `verify_state_load`) in the current directory, as fio keeps it.
 
-use ssdready_core::jobflow::JobFlow;
 use ssdready_core::stats::WorkerStats;
-use ssdready_core::verify::{state, Expect, Layout, Stamp};
 use ssdready_io::EngineError;
+use ssdready_workload::jobflow::JobFlow;
+use ssdready_workload::verify::{state, Expect, Layout, Stamp};
 
 /// errno EILSEQ: fio's error for a failed verification.
 pub(super) const EILSEQ: i32 = 84;

@@ -3,11 +3,11 @@
 //! time (`thinktime`, every `thinktime_blocks` I/Os). Every one ends at the
 //! job's deadline or on a stop request.
 
-use ssdready_core::plan::IoPlan;
-use ssdready_core::rate::Pacer;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::Ddir;
 use ssdready_io::clock::Clock;
+use ssdready_workload::plan::IoPlan;
+use ssdready_workload::rate::Pacer;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The longest one sleep lasts before the stop flag is looked at again, ns.

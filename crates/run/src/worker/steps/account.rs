@@ -5,10 +5,10 @@
 use super::plain::Features;
 use super::{Loop, Slot};
 use crate::worker::verify;
-use ssdready_core::jobflow::{FlowIo, Tag};
 use ssdready_core::spec_types::ErrorKind;
 use ssdready_core::Ddir;
 use ssdready_io::Engine;
+use ssdready_workload::jobflow::{FlowIo, Tag};
 
 impl Loop<'_> {
     /// Account one finished I/O: `res` bytes or `-errno`, finished at `t`;
@@ -208,7 +208,7 @@ impl Loop<'_> {
         slot: u32,
         file: u32,
         offset: u64,
-        expect: &ssdready_core::verify::Expect,
+        expect: &ssdready_workload::verify::Expect,
         res: i64,
     ) {
         if self.flow.checks_nothing() {

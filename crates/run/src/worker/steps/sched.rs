@@ -4,7 +4,7 @@
 
 use super::{Loop, WorkerCtx};
 use crate::worker::lattarget::Verdict;
-use ssdready_core::buffers::BufferFiller;
+use ssdready_workload::buffers::BufferFiller;
 
 /// The job's write-buffer filler. With `dedupe_mode=working_set` its
 /// working set is the job's size × `dedupe_working_set_percentage` ÷ the

@@ -32,22 +32,21 @@ pub mod cursor;
 pub mod record;
 pub mod text;
 
-use crate::req::Ddir;
-use crate::spec::{BlockSizes, JobSpec, RwMode};
-pub use crate::spec_replay::{FileKey, IologSpec, Skip};
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
+pub use ssdready_core::spec_replay::{FileKey, IologSpec, Skip};
 
-impl Skip {
-    fn skips(&self, a: &Action) -> bool {
-        match a {
-            Action::Io { ddir, .. } => match ddir {
-                Ddir::Read => self.read,
-                Ddir::Write => self.write,
-                Ddir::Trim => self.trim,
-            },
-            // fio's replay_skip=sync leaves fsync out, not fdatasync.
-            Action::Sync { data_only } => self.sync && !data_only,
-            _ => false,
-        }
+/// Whether `replay_skip` (`skip`) leaves action `a` out.
+fn skips(skip: &Skip, a: &Action) -> bool {
+    match a {
+        Action::Io { ddir, .. } => match ddir {
+            Ddir::Read => skip.read,
+            Ddir::Write => skip.write,
+            Ddir::Trim => skip.trim,
+        },
+        // fio's replay_skip=sync leaves fsync out, not fdatasync.
+        Action::Sync { data_only } => skip.sync && !data_only,
+        _ => false,
     }
 }
 
@@ -197,7 +196,7 @@ impl Summary {
 /// One entry as replayed: offsets scaled down, then aligned (fio's
 /// `replay_scale` then `replay_align`); None when `replay_skip` leaves it out.
 pub fn adjust(spec: &IologSpec, mut e: Entry) -> Option<Entry> {
-    if spec.skip.skips(&e.action) {
+    if skips(&spec.skip, &e.action) {
         return None;
     }
     if let Action::Io { offset, .. } = &mut e.action {

@@ -11,7 +11,8 @@
 //! * `%o`: eight bytes replaced, in every block, by the block's offset
 //!   (little-endian).
 //!
-//! The pattern repeats over a block from its first byte.
+//! The pattern repeats over a block from its first byte (filling and
+//! checking blocks with it is the workload crate's `verify::pattern`).
 
 use serde::{Deserialize, Serialize};
 
@@ -145,6 +146,7 @@ impl Pattern {
     }
 
     /// The pattern for a block at `offset`: `%o` pasted in.
+    #[inline]
     pub fn for_offset(&self, offset: u64) -> std::borrow::Cow<'_, [u8]> {
         if self.offsets_at.is_empty() {
             return std::borrow::Cow::Borrowed(&self.bytes);
@@ -156,28 +158,6 @@ impl Pattern {
         }
         std::borrow::Cow::Owned(b)
     }
-}
-
-/// Fill `buf` with `pattern` repeated from its first byte.
-pub fn fill(buf: &mut [u8], pattern: &[u8]) {
-    if pattern.is_empty() {
-        return;
-    }
-    for chunk in buf.chunks_mut(pattern.len()) {
-        chunk.copy_from_slice(&pattern[..chunk.len()]);
-    }
-}
-
-/// The first byte of `buf` that differs from `pattern` repeated from its
-/// byte `phase`, as (index, expected, found).
-pub fn first_mismatch(buf: &[u8], pattern: &[u8], phase: usize) -> Option<(usize, u8, u8)> {
-    if pattern.is_empty() {
-        return None;
-    }
-    buf.iter().enumerate().find_map(|(i, &got)| {
-        let want = pattern[(phase + i) % pattern.len()];
-        (got != want).then_some((i, want, got))
-    })
 }
 
 #[cfg(test)]
@@ -233,19 +213,5 @@ mod tests {
         }
         let long = format!("0x{}", "ab".repeat(513));
         assert!(Pattern::parse(&long).unwrap_err().contains("512"));
-    }
-
-    #[test]
-    fn offsets_are_pasted_and_mismatches_found() {
-        let p = Pattern::parse("\"ab\"%o").unwrap();
-        let b = p.for_offset(0x0102);
-        assert_eq!(&b[..4], [b'a', b'b', 0x02, 0x01]);
-        let mut buf = vec![0u8; 25];
-        fill(&mut buf, &b);
-        assert_eq!(&buf[10..12], b"ab");
-        assert_eq!(first_mismatch(&buf, &b, 0), None);
-        assert_eq!(first_mismatch(&buf[3..], &b, 3), None);
-        buf[13] ^= 0x80;
-        assert_eq!(first_mismatch(&buf, &b, 0), Some((13, 0x01, 0x81)));
     }
 }

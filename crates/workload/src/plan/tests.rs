@@ -1,7 +1,7 @@
 //! The plan's rules, each against the offsets fio generates.
 
 use super::*;
-use crate::spec::{FileService, JobSpec, Zone};
+use ssdready_core::spec::{FileService, JobSpec, Zone};
 
 fn region(len: u64) -> Vec<Region> {
     vec![Region {

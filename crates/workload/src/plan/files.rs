@@ -8,9 +8,9 @@
 //! (it starts the file over), which the plan does.
 
 use super::dists::Skewed;
-use crate::spec::FileService;
 use rand::rngs::SmallRng;
 use rand::Rng;
+use ssdready_core::spec::FileService;
 
 /// fio's `FIO_FSERVICE_SHIFT`: ranges per file of a skewed choice.
 const RANGES_PER_FILE_SHIFT: u32 = 10;

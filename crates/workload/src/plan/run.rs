@@ -13,7 +13,7 @@
 //! shortcut one for one (a unit test compares them).
 
 use super::{IoPlan, Permutation};
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 
 /// A granted run of I/Os (none when `granted` is 0).
 #[derive(Clone, Debug)]
@@ -173,7 +173,7 @@ impl IoPlan {
 mod tests {
     use super::*;
     use crate::plan::Region;
-    use crate::spec::{JobSpec, RwMode};
+    use ssdready_core::spec::{JobSpec, RwMode};
 
     /// I/Os taken through runs of `sizes` (in turn), settled between
     /// them, and one by one where no run is granted.

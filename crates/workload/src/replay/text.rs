@@ -14,7 +14,7 @@
 //! `wait`, which fio ignores, is skipped too.
 
 use super::{Action, Entry, FileKey, TraceError};
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 use std::io::BufRead;
 
 const V2: &str = "fio version 2 iolog";

@@ -19,7 +19,7 @@
 //! and repeated (`merge_blktrace_iters`).
 
 use super::{Action, Entry, FileKey, TraceError};
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 use std::io::Read;
 
 /// The magic number, less its version byte.

@@ -160,7 +160,7 @@ fn summary_sets_the_jobs_options_from_the_trace() {
     for e in entries("fio version 3 iolog\n0 /a add\n1 /a read 0 4096\n2 /a write 65536 16384\n3 /b read 8192 8192\n") {
         s.add(&e);
     }
-    let mut spec = crate::spec::JobSpec {
+    let mut spec = ssdready_core::spec::JobSpec {
         filename: vec!["/a".into(), "/b".into()],
         ..Default::default()
     };

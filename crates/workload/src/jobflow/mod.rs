@@ -24,10 +24,10 @@ pub mod written;
 use crate::plan::{IoPlan, Region};
 use crate::replay::cursor::{Next, Replay};
 use crate::replay::record::Recorder;
-use crate::req::Ddir;
-use crate::spec::{EngineKind, JobSpec, RwMode};
-use crate::spec_io::ThinkBlocksType;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
+use ssdready_core::spec_io::ThinkBlocksType;
 use written::{Piece, Written};
 
 /// What a read or write carries for verification.
@@ -305,7 +305,7 @@ impl JobFlow {
             wrap_invalidate: spec.invalidate
                 && !spec.direct
                 && !spec.on_emulator()
-                && spec.ioengine != crate::spec::EngineKind::Null
+                && spec.ioengine != ssdready_core::spec::EngineKind::Null
                 && spec.time_based
                 && (spec.rw.is_random() || regions.len() == 1),
             last_was_sync: false,
@@ -405,6 +405,7 @@ impl JobFlow {
     }
 
     /// How blocks are laid out for verification, when the job verifies.
+    #[inline]
     pub fn layout(&self) -> Option<&Layout> {
         self.layout.as_ref()
     }
@@ -433,6 +434,7 @@ impl JobFlow {
     }
 
     /// The offset generator (fio's rate logic picks the next direction in it).
+    #[inline]
     pub fn plan_mut(&mut self) -> &mut IoPlan {
         self.settle();
         &mut self.plan
@@ -973,6 +975,7 @@ impl JobFlow {
     }
 
     /// Whether the job verifies with a method that checks nothing (`null`).
+    #[inline]
     pub fn checks_nothing(&self) -> bool {
         self.layout
             .as_ref()

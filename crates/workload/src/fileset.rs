@@ -17,9 +17,9 @@
 //!
 //! The caller supplies the file system: what exists and how big it is.
 
-use crate::spec::{Amount, JobSpec, SpecError};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use ssdready_core::spec::{Amount, JobSpec, SpecError};
 
 /// One file of a clone: its path and the region the clone covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn names(
     let dirs = spec
         .directory
         .as_deref()
-        .map(crate::option_values::split_names)
+        .map(ssdready_core::option_values::split_names)
         .unwrap_or_default();
     let dir = (!dirs.is_empty()).then(|| &dirs[clone as usize % dirs.len()]);
     let format = spec.filename_format.as_deref().unwrap_or(DEFAULT_FORMAT);
@@ -242,7 +242,7 @@ pub fn region_on(spec: &JobSpec, clone: u32, capacity: u64) -> Result<(u64, u64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::BlockSizes;
+    use ssdready_core::spec::BlockSizes;
 
     fn none(_: &str) -> PathInfo {
         PathInfo::default()

@@ -20,8 +20,8 @@
 //! (so the next I/O goes at once), as issued ([`Pacer::thought`]).
 
 use crate::plan::IoPlan;
-use crate::req::Ddir;
-use crate::spec::JobSpec;
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::JobSpec;
 
 /// The rate state of one worker.
 #[derive(Clone, Debug)]
@@ -67,6 +67,7 @@ impl Pacer {
 
     /// Decide the direction of `plan`'s next I/O as fio's `rate_ddir`
     /// does (setting it in the plan), and return when that I/O may start.
+    #[inline]
     pub fn next_due(&self, plan: &mut IoPlan, now: f64) -> f64 {
         let d = plan.next_ddir();
         let due = |d: Ddir| match self.ns_per_byte[d.idx()] {
@@ -93,6 +94,7 @@ impl Pacer {
     /// `rate_ignore_thinktime`: the worker thought for `total_ns` after an
     /// I/O of direction `d`; count what the direction would have issued
     /// meanwhile, as fio's `handle_thinktime` does (in whole µs, as fio).
+    #[inline]
     pub fn thought(&mut self, d: Ddir, total_ns: u64) {
         let Some(ns) = self.ns_per_byte[d.idx()] else {
             return;
@@ -117,6 +119,7 @@ impl Pacer {
     }
 
     /// Account `len` bytes issued in direction `d`.
+    #[inline]
     pub fn issued(&mut self, d: Ddir, len: u64) {
         let Some(ns) = self.ns_per_byte[d.idx()] else {
             return;
@@ -141,7 +144,7 @@ impl Pacer {
 mod tests {
     use super::*;
     use crate::plan::Region;
-    use crate::spec::RwMode;
+    use ssdready_core::spec::RwMode;
 
     fn run(spec: &JobSpec, seconds: f64) -> [u64; 3] {
         // An instant device: each I/O is issued when it is due.
@@ -205,7 +208,7 @@ mod tests {
     fn rate_iops_counts_the_smallest_block() {
         let spec = JobSpec {
             rw: RwMode::RandRead,
-            bs: crate::spec::BlockSizes::Split(vec![(4096, 50), (65536, 50)]),
+            bs: ssdready_core::spec::BlockSizes::Split(vec![(4096, 50), (65536, 50)]),
             rate_iops: [Some(100), None, None],
             norandommap: true,
             time_based: true,

@@ -28,9 +28,9 @@
 //! any other target, are fio's emulation: zones of `zonesize` (all empty
 //! at the start) that only this bookkeeping knows of.
 
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 
-pub use crate::spec_zbd::ZbdOptions;
+pub use ssdready_core::spec_zbd::ZbdOptions;
 
 /// One zone as fio tracks it (bytes, absolute on the file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! the caller when the job ends.
 
 use crate::jobflow::FlowIo;
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 use std::fmt::Write;
 
 /// One worker's log being recorded.

@@ -9,12 +9,13 @@
 //! ([`JobFlow::settle`]: before the flow is asked anything else).
 
 use super::{FlowIo, JobFlow, Stage, Tag};
-use crate::req::Ddir;
+use ssdready_core::req::Ddir;
 
 impl JobFlow {
     /// Whether the job's steps are only reads, writes and trims without
     /// verification or syncs, and nothing is recorded or replayed (the
     /// worker's plain path may then take [`JobFlow::next_plain`]).
+    #[inline]
     pub fn is_lean(&self) -> bool {
         self.lean
     }
@@ -84,6 +85,7 @@ impl JobFlow {
 
     /// Count the I/Os the plan's run gave as issued (what each would have
     /// counted as it went); the plan is then asked again from there.
+    #[inline]
     pub fn settle(&mut self) {
         if self.plan.run_settled() {
             return;
@@ -140,7 +142,7 @@ mod tests {
     use super::*;
     use crate::jobflow::Step;
     use crate::plan::Region;
-    use crate::spec::{BlockSizes, JobSpec, RwMode};
+    use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
 
     /// What a worker sees: each I/O, and each other step by its name.
     #[derive(Debug, PartialEq)]
@@ -193,7 +195,7 @@ mod tests {
         let base = JobSpec {
             bs: BlockSizes::Fixed(4096),
             filename: vec!["/a/file".into()],
-            ioengine: crate::spec::EngineKind::Null,
+            ioengine: ssdready_core::spec::EngineKind::Null,
             ..JobSpec::default()
         };
         let cases = [

@@ -38,12 +38,12 @@ mod run;
 pub use permutation::Permutation;
 pub use randmap::RandMap;
 
-use crate::req::Ddir;
-use crate::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
 use dists::{zone_table, Skewed};
 use files::FileChooser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use ssdready_core::req::Ddir;
+use ssdready_core::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
 
 /// The part of one target a worker covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

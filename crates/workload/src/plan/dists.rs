@@ -7,9 +7,9 @@
 //! files) and rotates them by a random or given center. Also the zoned
 //! distributions' lookup table.
 
-use crate::spec::{Distribution, FileService, Zone};
 use rand::rngs::SmallRng;
 use rand::Rng;
+use ssdready_core::spec::{Distribution, FileService, Zone};
 
 /// fio's cap on the terms of ζ(n) (`ZIPF_MAX_GEN`).
 const ZIPF_MAX_GEN: u64 = 10_000_000;

@@ -11,7 +11,7 @@
 //! byte, `%o` pasted with `O`) or pseudo-random bytes from the write's seed,
 //! so the expected block can be made again for `verify_dump`.
 
-use super::{pattern, Method, Pattern, HEADER_BYTES, MAGIC};
+use super::{pattern, Failure, Method, Pattern, HEADER_BYTES, MAGIC};
 use md5::Digest as _;
 
 /// How a job's blocks are laid out.
@@ -51,33 +51,6 @@ pub struct Expect {
     pub generation: Option<u64>,
     /// The seed of the last write to the block.
     pub seed: Option<u64>,
-}
-
-/// One failed check.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Failure {
-    /// The failing interval's file offset.
-    pub offset: u64,
-    /// Its length.
-    pub len: u32,
-    /// Which check failed: `magic`, `header crc32c`, `length`, `offset`
-    /// (a misdirected write), `generation` or `seed` (stale data), the
-    /// method's checksum (`md5`, `crc32c`, …) or `pattern`.
-    pub check: String,
-    /// What was expected.
-    pub expected: String,
-    /// What was found.
-    pub found: String,
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} check failed at offset {} (length {}): expected {}, found {}",
-            self.check, self.offset, self.len, self.expected, self.found
-        )
-    }
 }
 
 /// Pseudo-random bytes from `seed` (xorshift64*), the data of a block.

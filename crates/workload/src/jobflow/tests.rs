@@ -2,8 +2,8 @@
 //! the oldest first when the queue is full, all of them on `Drain`.
 
 use super::*;
-use crate::spec::BlockSizes;
 use crate::verify::VerifySpec;
+use ssdready_core::spec::BlockSizes;
 use std::collections::VecDeque;
 
 /// What the stand-in saw, in order.
@@ -122,7 +122,7 @@ fn fsync_every_eight_writes_as_fio_counts_them() {
 #[test]
 fn sync_file_range_every_four_writes_as_fio_counts_them() {
     let mut s = spec(RwMode::Write, 128 << 10);
-    s.access.sync_file_range = Some(crate::spec_access::SyncRange { flags: 2, every: 4 });
+    s.access.sync_file_range = Some(ssdready_core::spec_access::SyncRange { flags: 2, every: 4 });
     let ev = run(&mut flow(&s), 1, 10_000);
     assert_eq!(count(&ev, |e| matches!(e, Ev::Write(..))), 32);
     assert_eq!(count(&ev, |e| *e == Ev::SyncRange), 7);
@@ -148,7 +148,7 @@ fn thinktime_drains_the_queue_then_thinks() {
     s.thinktime_ns = 1_000_000;
     s.thinktime_blocks = 4;
     s.iodepth = 8;
-    s.ioengine = crate::spec::EngineKind::IoUring;
+    s.ioengine = ssdready_core::spec::EngineKind::IoUring;
     let ev = run(&mut flow(&s), 8, 10_000);
     let thinks = count(&ev, |e| *e == Ev::Think);
     assert!((2..=4).contains(&thinks), "{thinks}: {ev:?}");
@@ -349,7 +349,7 @@ fn the_saved_state_lists_the_last_writes() {
     let mut s = spec(RwMode::Write, 64 << 10);
     s.verify = verify(Method::Crc32c);
     s.iodepth = 4;
-    s.ioengine = crate::spec::EngineKind::IoUring;
+    s.ioengine = ssdready_core::spec::EngineKind::IoUring;
     let mut f = flow(&s);
     run(&mut f, 4, 10_000);
     let st = f.saved_state("j", 3);
