@@ -182,21 +182,63 @@ fn drop_study_column(t: &mut Table, docs: &[Named]) {
 
 /// Latency against IOPS across queue depths: the hockey stick.
 pub fn hockey(docs: &[Named]) -> Figure {
-    let mut c = XyChart::new(
-        "Latency against IOPS across queue depths (4 KiB random reads)",
-        Axis::linear("IOPS", Unit::Count),
-        Axis::linear("latency", Unit::Ns),
-    );
-    c.height = 320.0;
-    let mut t = Table::new(&[
-        "study",
-        "config",
-        "QD",
-        "IOPS",
-        "mean latency",
-        "p99 latency",
-    ]);
-    for (i, (name, d)) in docs.iter().enumerate() {
+    let mut h = Hockey::new();
+    for (i, &(name, d)) in docs.iter().enumerate() {
+        h.curves(i, name, d);
+        if docs.len() == 1 {
+            h.device_model(name, d);
+        }
+        h.engines(i, name, d);
+        h.knee(name, d);
+    }
+    let Hockey { c, mut t } = h;
+    drop_study_column(&mut t, docs);
+    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
+        Body::Missing(skipped_why(
+            docs[0].1,
+            "qd",
+            "the queue-depth sweep has no successful run.",
+        ))
+    } else {
+        Body::Chart(c.svg())
+    };
+    Figure {
+        id: "latency".into(),
+        title: c.title.clone(),
+        note: "Each point is a queue depth: IOPS rise with depth until the device (or the platform) saturates; past the knee, depth adds latency, not IOPS.".into(),
+        body,
+        table: Some(t),
+    }
+}
+
+/// The latency-against-IOPS chart and its table, as each study adds its
+/// lines.
+struct Hockey {
+    c: XyChart,
+    t: Table,
+}
+
+impl Hockey {
+    fn new() -> Self {
+        let mut c = XyChart::new(
+            "Latency against IOPS across queue depths (4 KiB random reads)",
+            Axis::linear("IOPS", Unit::Count),
+            Axis::linear("latency", Unit::Ns),
+        );
+        c.height = 320.0;
+        let t = Table::new(&[
+            "study",
+            "config",
+            "QD",
+            "IOPS",
+            "mean latency",
+            "p99 latency",
+        ]);
+        Hockey { c, t }
+    }
+
+    /// The study's mean and p99 latency across the queue-depth sweep.
+    fn curves(&mut self, i: usize, name: &str, d: &StudyDoc) {
         let cv = curve(d);
         let col = 2 * i;
         let mut mean = Series::new(
@@ -234,10 +276,10 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 )
             })
             .collect();
-        c.series.push(mean);
-        c.series.push(p99);
+        self.c.series.push(mean);
+        self.c.series.push(p99);
         for p in cv {
-            t.row(vec![
+            self.t.row(vec![
                 name.to_string(),
                 "this platform".into(),
                 p.qd.to_string(),
@@ -246,42 +288,43 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 fmt_ns(p.lat_p99_ns as f64),
             ]);
         }
-        if docs.len() == 1 && cv.iter().any(|p| p.device_iops.is_some()) {
-            let dev: Vec<_> = cv
-                .iter()
-                .filter_map(|p| Some((p.device_iops?, p.device_lat_mean_ns?, p.qd)))
-                .collect();
-            c.series.push(Series::new(
-                "device alone: mean (model)",
-                2,
-                Style::Dashed,
-                dev.iter().map(|d| (d.0, d.1)).collect(),
-            ));
-            for p in &dev {
-                t.row(vec![
-                    name.to_string(),
-                    "device alone (model)".into(),
-                    p.2.to_string(),
-                    fmt_count(p.0),
-                    fmt_ns(p.1),
-                    "-".into(),
-                ]);
-            }
+    }
+
+    /// The device alone, as the emulator's model has it (one study only).
+    fn device_model(&mut self, name: &str, d: &StudyDoc) {
+        let cv = curve(d);
+        if !cv.iter().any(|p| p.device_iops.is_some()) {
+            return;
         }
-        // One line per engine (engine sweep on real targets).
-        let mut engines: Vec<&str> = d
-            .figures
-            .comparisons
-            .engines
+        let dev: Vec<_> = cv
             .iter()
-            .map(|e| e.engine.as_str())
+            .filter_map(|p| Some((p.device_iops?, p.device_lat_mean_ns?, p.qd)))
             .collect();
+        self.c.series.push(Series::new(
+            "device alone: mean (model)",
+            2,
+            Style::Dashed,
+            dev.iter().map(|d| (d.0, d.1)).collect(),
+        ));
+        for p in &dev {
+            self.t.row(vec![
+                name.to_string(),
+                "device alone (model)".into(),
+                p.2.to_string(),
+                fmt_count(p.0),
+                fmt_ns(p.1),
+                "-".into(),
+            ]);
+        }
+    }
+
+    /// One line per engine (engine sweep on real targets).
+    fn engines(&mut self, i: usize, name: &str, d: &StudyDoc) {
+        let all = &d.figures.comparisons.engines;
+        let mut engines: Vec<&str> = all.iter().map(|e| e.engine.as_str()).collect();
         engines.dedup();
         for (k, e) in engines.iter().enumerate() {
-            let mut pts: Vec<_> = d
-                .figures
-                .comparisons
-                .engines
+            let mut pts: Vec<_> = all
                 .iter()
                 .filter(|p| p.engine == *e && p.threads <= 1)
                 .collect();
@@ -293,9 +336,9 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 pts.iter().map(|p| (p.iops, p.lat_mean_ns)).collect(),
             );
             s.labels = pts.iter().map(|p| format!("QD {}", p.qd)).collect();
-            c.series.push(s);
+            self.c.series.push(s);
             for p in pts {
-                t.row(vec![
+                self.t.row(vec![
                     name.to_string(),
                     format!("engine {e}"),
                     p.qd.to_string(),
@@ -305,33 +348,21 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 ]);
             }
         }
+    }
+
+    /// A vertical line at the knee's IOPS.
+    fn knee(&mut self, name: &str, d: &StudyDoc) {
+        let cv = curve(d);
         if let Some(k) = d
             .figures
             .knee_qd
             .and_then(|k| cv.iter().find(|p| p.qd == k))
         {
-            c.marks.push(Mark::VLine {
+            self.c.marks.push(Mark::VLine {
                 x: k.iops,
                 label: format!("{}knee QD {}", prefix(name), k.qd),
             });
         }
-    }
-    drop_study_column(&mut t, docs);
-    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
-        Body::Missing(skipped_why(
-            docs[0].1,
-            "qd",
-            "the queue-depth sweep has no successful run.",
-        ))
-    } else {
-        Body::Chart(c.svg())
-    };
-    Figure {
-        id: "latency".into(),
-        title: c.title.clone(),
-        note: "Each point is a queue depth: IOPS rise with depth until the device (or the platform) saturates; past the knee, depth adds latency, not IOPS.".into(),
-        body,
-        table: Some(t),
     }
 }
 
