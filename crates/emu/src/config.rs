@@ -9,7 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod arg;
 mod presets;
+use arg::{completion_mode, exponential_service, gc_policy, Arg, ALLOWED_KEYS};
 
 /// Garbage-collection victim policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -365,138 +367,85 @@ impl Params {
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
-        let int = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
-        };
-        // A 32-bit field: values past u32 are refused, not truncated.
-        let int32 = |v: &str| {
-            int(v).and_then(|n| u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n)))
-        };
-        let float = |v: &str| {
-            v.parse::<f64>()
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
-        };
-        let time = |v: &str| {
-            ssdready_core::units::parse_time_ns(v, 1)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-        };
-        let boolean = |v: &str| {
-            ssdready_core::units::parse_bool(v)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-        };
         if let Some(r) = self.faults.set(k, v).or_else(|| self.zoned.set(k, v)) {
             return r;
         }
+        let a = Arg { k, v };
         match k {
-            "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
-            "op" => self.op = float(v)?,
-            "channels" => self.channels = int32(v)?,
-            "dies_per_channel" | "dies" => self.dies_per_channel = int32(v)?,
-            "pages_per_block" => self.pages_per_block = int32(v)?,
-            "page_bytes" => {
-                let n = parse_size(v).map_err(|e| format!("emulator parameter 'page_bytes': {e}"))?;
-                self.page_bytes = u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n))?
-            }
-            "read_ns" | "read" => self.read_ns = time(v)?,
-            "program_ns" | "program" => {
-                // One time, or one per page type: lower/middle/upper[/top].
-                let times = v.split('/').map(time).collect::<Result<Vec<u64>, String>>()?;
-                if times.len() > crate::geometry::MAX_PAGE_TYPES {
-                    return Err(format!(
-                        "emulator parameter '{k}': {} page types (allowed: 1 to {}, e.g. 190us/386us/996us)",
-                        times.len(),
-                        crate::geometry::MAX_PAGE_TYPES
-                    ));
-                }
-                let sum = times.iter().fold(0u64, |a, &t| a.saturating_add(t));
-                self.program_ns = sum / times.len() as u64;
-                self.program_types_ns = if times.len() > 1 { times } else { Vec::new() };
-            }
-            "erase_ns" | "erase" => self.erase_ns = time(v)?,
+            "size" => self.size = a.size()?,
+            "op" => self.op = a.float()?,
+            "channels" => self.channels = a.int32()?,
+            "dies_per_channel" | "dies" => self.dies_per_channel = a.int32()?,
+            "pages_per_block" => self.pages_per_block = a.int32()?,
+            "page_bytes" => self.page_bytes = a.size32("page_bytes")?,
+            "read_ns" | "read" => self.read_ns = a.time()?,
+            "program_ns" | "program" => self.set_program(&a)?,
+            "erase_ns" | "erase" => self.erase_ns = a.time()?,
             "flash_page_bytes" | "flash_page" => {
-                let n = parse_size(v).map_err(|e| format!("emulator parameter '{k}': {e}"))?;
-                self.flash_page_bytes =
-                    u32::try_from(n).map_err(|_| crate::geometry::out_of_range("flash_page_bytes", n))?
+                self.flash_page_bytes = a.size32("flash_page_bytes")?
             }
-            "planes" => self.planes = int32(v)?,
-            "flash_block_bytes" | "flash_block" => {
-                self.flash_block_bytes =
-                    parse_size(v).map_err(|e| format!("emulator parameter '{k}': {e}"))?
-            }
-            "slc_cache" => {
-                self.slc_cache = match v.strip_suffix('%') {
-                    Some(pct) => float(pct)? / 100.0,
-                    None => float(v)?,
-                }
-            }
-            "slc_program_ns" | "slc_program" => self.slc_program_ns = time(v)?,
-            "suspend_ns" | "suspend" => self.suspend_ns = time(v)?,
-            "resume_ns" | "resume" => self.resume_ns = time(v)?,
-            "suspend_max" => self.suspend_max = int32(v)?,
-            "channel_mbps" => self.channel_mbps = float(v)?,
-            "link_mbps" => self.link_mbps = float(v)?,
-            "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
-            "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
-            "fw_units" => self.fw_units = int32(v)?,
-            "cmd_slots" => self.cmd_slots = int32(v)?,
-            "write_buffer" => {
-                self.write_buffer =
-                    parse_size(v).map_err(|e| format!("emulator parameter 'write_buffer': {e}"))?
-            }
-            "dram" => self.dram = boolean(v)?,
-            "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
-            "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = time(v)?,
-            "gc" => {
-                self.gc = match v {
-                    "greedy" => GcPolicy::Greedy,
-                    "fifo" => GcPolicy::Fifo,
-                    _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
-                }
-            }
-            "gc_bg_free" => self.gc_bg_free = int32(v)?,
-            "gc_fg_free" => self.gc_fg_free = int32(v)?,
-            "completion" => {
-                self.completion = match v {
-                    "irq" | "interrupt" => CompletionMode::Irq,
-                    "poll" => CompletionMode::Poll,
-                    "hybrid" => CompletionMode::Hybrid,
-                    _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
-                }
-            }
-            "coalesce_n" => self.coalesce_n = int32(v)?,
-            "coalesce_us" => self.coalesce_us = int(v)?,
-            "nocopy" => self.nocopy = boolean(v)?,
-            "host_ns" => self.host_ns = time(v)?,
-            "cmd_bytes" => self.cmd_bytes = int32(v)?,
-            "extent_bytes" => self.extent_bytes = int32(v)?,
-            "extent_ns" => self.extent_ns = time(v)?,
-            "cpl_ns" => self.cpl_ns = time(v)?,
-            "iface_depth" => self.iface_depth = int32(v)?,
-            "queues" => self.queues = int32(v)?,
-            "host_cmd_ns" => self.host_cmd_ns = time(v)?,
-            "irq_ns" => self.irq_ns = time(v)?,
-            "wake_ns" => self.wake_ns = time(v)?,
-            "service" => {
-                self.service_exp = match v {
-                    "fixed" => false,
-                    "exp" => true,
-                    _ => return Err(format!("emulator parameter 'service': '{v}' (allowed: fixed, exp)")),
-                }
-            }
+            "planes" => self.planes = a.int32()?,
+            "flash_block_bytes" | "flash_block" => self.flash_block_bytes = a.size()?,
+            "slc_cache" => self.slc_cache = a.share()?,
+            "slc_program_ns" | "slc_program" => self.slc_program_ns = a.time()?,
+            "suspend_ns" | "suspend" => self.suspend_ns = a.time()?,
+            "resume_ns" | "resume" => self.resume_ns = a.time()?,
+            "suspend_max" => self.suspend_max = a.int32()?,
+            "channel_mbps" => self.channel_mbps = a.float()?,
+            "link_mbps" => self.link_mbps = a.float()?,
+            "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = a.time()?,
+            "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = a.time()?,
+            "fw_units" => self.fw_units = a.int32()?,
+            "cmd_slots" => self.cmd_slots = a.int32()?,
+            "write_buffer" => self.write_buffer = a.size()?,
+            "dram" => self.dram = a.boolean()?,
+            "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = a.time()?,
+            "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = a.time()?,
+            "gc" => self.gc = gc_policy(v)?,
+            "gc_bg_free" => self.gc_bg_free = a.int32()?,
+            "gc_fg_free" => self.gc_fg_free = a.int32()?,
+            "completion" => self.completion = completion_mode(v)?,
+            "coalesce_n" => self.coalesce_n = a.int32()?,
+            "coalesce_us" => self.coalesce_us = a.int()?,
+            "nocopy" => self.nocopy = a.boolean()?,
+            "host_ns" => self.host_ns = a.time()?,
+            "cmd_bytes" => self.cmd_bytes = a.int32()?,
+            "extent_bytes" => self.extent_bytes = a.int32()?,
+            "extent_ns" => self.extent_ns = a.time()?,
+            "cpl_ns" => self.cpl_ns = a.time()?,
+            "iface_depth" => self.iface_depth = a.int32()?,
+            "queues" => self.queues = a.int32()?,
+            "host_cmd_ns" => self.host_cmd_ns = a.time()?,
+            "irq_ns" => self.irq_ns = a.time()?,
+            "wake_ns" => self.wake_ns = a.time()?,
+            "service" => self.service_exp = exponential_service(v)?,
             _ => {
                 return Err(format!(
-                    "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
-                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
-                     suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
-                     fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
-                     completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
-                     fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
-                     fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp)"
+                    "unknown emulator parameter '{k}' (allowed: {ALLOWED_KEYS})"
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `program_ns`: one time, or one per page type
+    /// (lower/middle/upper[/top]), their mean the program time.
+    fn set_program(&mut self, a: &Arg<'_>) -> Result<(), String> {
+        let times =
+            a.v.split('/')
+                .map(|t| a.time_of(t))
+                .collect::<Result<Vec<u64>, String>>()?;
+        if times.len() > crate::geometry::MAX_PAGE_TYPES {
+            return Err(format!(
+                "emulator parameter '{}': {} page types (allowed: 1 to {}, e.g. 190us/386us/996us)",
+                a.k,
+                times.len(),
+                crate::geometry::MAX_PAGE_TYPES
+            ));
+        }
+        let sum = times.iter().fold(0u64, |a, &t| a.saturating_add(t));
+        self.program_ns = sum / times.len() as u64;
+        self.program_types_ns = if times.len() > 1 { times } else { Vec::new() };
         Ok(())
     }
 
