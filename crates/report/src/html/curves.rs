@@ -64,73 +64,13 @@ pub fn qd_iops(docs: &[Named]) -> Figure {
         "device alone (model)",
         "runs",
     ]);
-    for (i, (name, d)) in docs.iter().enumerate() {
-        let cv = curve(d);
-        let mut s = Series::new(
-            &label(name, "measured (best of repeats)"),
-            2 * i,
-            style_of(i, Style::Line),
-            cv.iter().map(|p| (p.qd as f64, p.iops)).collect(),
-        );
-        s.tips = cv
-            .iter()
-            .map(|p| format!("QD {}: {} IOPS", p.qd, fmt_count(p.iops)))
-            .collect();
-        c.series.push(s);
-        let reps: Vec<(f64, f64, String)> = cv
-            .iter()
-            .flat_map(|p| {
-                p.runs
-                    .iter()
-                    .filter_map(|id| run(d, id))
-                    .map(move |r| (p.qd as f64, r.summary.iops, r.id.clone()))
-            })
-            .collect();
-        if reps.len() > cv.len() {
-            let mut s = Series::new(
-                &label(name, "each repeat"),
-                2 * i,
-                Style::Points,
-                reps.iter().map(|r| (r.0, r.1)).collect(),
-            );
-            s.tips = reps
-                .iter()
-                .map(|r| format!("{}: {} IOPS", r.2, fmt_count(r.1)))
-                .collect();
-            s.color = format!("{}99", color(2 * i));
-            c.series.push(s);
-        }
-        if cv.iter().any(|p| p.device_iops.is_some()) {
-            let pts = cv
-                .iter()
-                .filter_map(|p| p.device_iops.map(|v| (p.qd as f64, v)))
-                .collect();
-            c.series.push(Series::new(
-                &label(name, "device alone (model, virtual time)"),
-                2 * i + 1,
-                Style::Dashed,
-                pts,
-            ));
-        }
+    for (i, &(name, d)) in docs.iter().enumerate() {
+        qd_lines(&mut c, i, name, d);
+        // The device limit once, unless the studies' limits differ.
         let lim = d.figures.device_limit.iops;
-        if let Some(l) = lim.filter(|_| i == 0 || docs[0].1.figures.device_limit.iops != lim) {
-            c.marks.push(Mark::HLine {
-                y: l,
-                label: format!(
-                    "{}device limit {} IOPS ({})",
-                    prefix(name),
-                    fmt_count(l),
-                    d.figures.device_limit.basis
-                ),
-            });
-        }
-        if let Some(k) = d.figures.knee_qd {
-            c.marks.push(Mark::VLine {
-                x: k as f64,
-                label: format!("{}knee QD {k}", prefix(name)),
-            });
-        }
-        for p in cv {
+        let first = lim.filter(|_| i == 0 || docs[0].1.figures.device_limit.iops != lim);
+        qd_marks(&mut c, name, d, first);
+        for p in curve(d) {
             t.row(vec![
                 name.to_string(),
                 p.qd.to_string(),
@@ -159,6 +99,79 @@ pub fn qd_iops(docs: &[Named]) -> Figure {
         note: "Each depth's best run (interference only lowers throughput); dots are every repeat. The knee is the smallest depth reaching 90 % of the peak.".into(),
         body,
         table: Some(t),
+    }
+}
+
+/// A study's IOPS against depth: the best of each depth's repeats, every
+/// repeat as dots, and the device alone where a model gives it.
+fn qd_lines(c: &mut XyChart, i: usize, name: &str, d: &StudyDoc) {
+    let cv = curve(d);
+    let mut s = Series::new(
+        &label(name, "measured (best of repeats)"),
+        2 * i,
+        style_of(i, Style::Line),
+        cv.iter().map(|p| (p.qd as f64, p.iops)).collect(),
+    );
+    s.tips = cv
+        .iter()
+        .map(|p| format!("QD {}: {} IOPS", p.qd, fmt_count(p.iops)))
+        .collect();
+    c.series.push(s);
+    let reps: Vec<(f64, f64, String)> = cv
+        .iter()
+        .flat_map(|p| {
+            p.runs
+                .iter()
+                .filter_map(|id| run(d, id))
+                .map(move |r| (p.qd as f64, r.summary.iops, r.id.clone()))
+        })
+        .collect();
+    if reps.len() > cv.len() {
+        let mut s = Series::new(
+            &label(name, "each repeat"),
+            2 * i,
+            Style::Points,
+            reps.iter().map(|r| (r.0, r.1)).collect(),
+        );
+        s.tips = reps
+            .iter()
+            .map(|r| format!("{}: {} IOPS", r.2, fmt_count(r.1)))
+            .collect();
+        s.color = format!("{}99", color(2 * i));
+        c.series.push(s);
+    }
+    if cv.iter().any(|p| p.device_iops.is_some()) {
+        let pts = cv
+            .iter()
+            .filter_map(|p| p.device_iops.map(|v| (p.qd as f64, v)))
+            .collect();
+        c.series.push(Series::new(
+            &label(name, "device alone (model, virtual time)"),
+            2 * i + 1,
+            Style::Dashed,
+            pts,
+        ));
+    }
+}
+
+/// A study's device limit (`limit`, when it is to be drawn) and knee.
+fn qd_marks(c: &mut XyChart, name: &str, d: &StudyDoc, limit: Option<f64>) {
+    if let Some(l) = limit {
+        c.marks.push(Mark::HLine {
+            y: l,
+            label: format!(
+                "{}device limit {} IOPS ({})",
+                prefix(name),
+                fmt_count(l),
+                d.figures.device_limit.basis
+            ),
+        });
+    }
+    if let Some(k) = d.figures.knee_qd {
+        c.marks.push(Mark::VLine {
+            x: k as f64,
+            label: format!("{}knee QD {k}", prefix(name)),
+        });
     }
 }
 
