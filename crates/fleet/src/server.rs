@@ -218,14 +218,7 @@ fn connection(
                 });
                 running = Some((rx, Instant::now()));
             }
-            op::SEND_ETA => {
-                let (n, elapsed) = match &running {
-                    Some((_, t0)) => (ss.planned, t0.elapsed().as_secs()),
-                    None => (0, 0),
-                };
-                let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
-                wire::send(&mut ss.s, v, op::ETA, m.tag, &eta)?;
-            }
+            op::SEND_ETA => ss.eta(&m, v, running.as_ref().map(|r| r.1))?,
             op::QUIT => {
                 ss.run_stop.store(true, Relaxed);
                 if running.is_none() {
@@ -310,6 +303,16 @@ impl Session {
     fn refuse(&mut self, v: u16, why: String) -> Error {
         refuse(&mut self.s, v, &why);
         Error::Refused(why)
+    }
+
+    /// SEND_ETA: the jobs running and for how long (none before RUN).
+    fn eta(&mut self, m: &wire::Message, v: u16, started: Option<Instant>) -> Result<(), Error> {
+        let (n, elapsed) = match started {
+            Some(t0) => (self.planned, t0.elapsed().as_secs()),
+            None => (0, 0),
+        };
+        let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
+        wire::send(&mut self.s, v, op::ETA, m.tag, &eta)
     }
 
     /// PROBE: this host's reply; zlib when the client offers it, as fio's

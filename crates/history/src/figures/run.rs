@@ -175,23 +175,7 @@ impl RunFigures {
     /// noise, and its per-second IOPS.
     fn direction(&mut self, j: &JobResult, dir: &str, d: &DirResult, prefix: &str) {
         let noise = series_noise(d, j.measured_ns);
-        let (src, lat_src, p99_src) = match noise {
-            Some(n) => {
-                self.noise_words.push(format!("{prefix}{dir} {n:.1} %"));
-                let e = self.phase_noise.entry(j.phase).or_insert(0.0);
-                *e = e.max(n);
-                (
-                    format!("2 × the standard deviation of {prefix}{dir}'s per-second IOPS over their mean"),
-                    format!("as {prefix}{dir} IOPS (latency moves inversely with IOPS)"),
-                    format!("2 × {prefix}{dir}'s IOPS noise (tails move more than means)"),
-                )
-            }
-            None => {
-                let why = format!("{prefix}{dir}: under 3 whole seconds, no per-second estimate");
-                self.noise_words.push(why.clone());
-                (why.clone(), why.clone(), why)
-            }
-        };
+        let (src, lat_src, p99_src) = self.noise_sources(noise, j.phase, &format!("{prefix}{dir}"));
         let base = format!("{}.{dir}", j.name);
         let rows = [
             (
@@ -258,6 +242,36 @@ impl RunFigures {
                 .map(|s| s.ios as f64)
                 .collect(),
         });
+    }
+
+    /// Where a direction's noise comes from, in words (IOPS, mean latency,
+    /// p99), noting it for the noise basis and the phase's CPU.
+    fn noise_sources(
+        &mut self,
+        noise: Option<f64>,
+        phase: usize,
+        who: &str,
+    ) -> (String, String, String) {
+        let (noise_words, phase_noise) = (&mut self.noise_words, &mut self.phase_noise);
+        match noise {
+            Some(n) => {
+                noise_words.push(format!("{who} {n:.1} %"));
+                let e = phase_noise.entry(phase).or_insert(0.0);
+                *e = e.max(n);
+                (
+                    format!(
+                        "2 × the standard deviation of {who}'s per-second IOPS over their mean"
+                    ),
+                    format!("as {who} IOPS (latency moves inversely with IOPS)"),
+                    format!("2 × {who}'s IOPS noise (tails move more than means)"),
+                )
+            }
+            None => {
+                let why = format!("{who}: under 3 whole seconds, no per-second estimate");
+                noise_words.push(why.clone());
+                (why.clone(), why.clone(), why)
+            }
+        }
     }
 
     /// Each phase's CPU per I/O (whole-system and process), its noise the
