@@ -9,6 +9,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod arg;
+mod presets;
+use arg::{completion_mode, exponential_service, gc_policy, Arg, ALLOWED_KEYS};
+
 /// Garbage-collection victim policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -239,164 +243,17 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("null", "zero-latency device: measures the emulator and the host, nothing else"),
 ];
 
-/// A preset by name.
+/// A preset by name (each one's parameters and their sources are in
+/// `presets`).
 pub fn preset(name: &str) -> Option<Params> {
     let mut p = base(name);
     match name {
-        // Fitted to Polte et al.'s Device B / Foong et al.: 10 parallel units (one die per
-        // channel), SATA II link; the controller (28 us per command) caps reads
-        // at ~35K IOPS; QD 1 4 KiB read ≈ 28 + 25 + 82 (50 MB/s channel) +
-        // 14 (link) ≈ 150 us, as Foong et al. measured 180 us including 20 us of platform.
-        // * Write cache: the X25-E acknowledges writes from a volatile write
-        //   cache, on by default (Percona, "SSD, XFS, LVM, fsync, write cache,
-        //   barrier and lost transactions", 2009: committed InnoDB
-        //   transactions lost on a power cut with it on; G. Harrison,
-        //   "Disabling the Intel X-25 E write cache", 2010: random-write
-        //   capacity falls with `hdparm -W 0`). Intel's rated 3.3K random
-        //   writes (Polte et al.'s Table) are with it. Without one, each write waits
-        //   for its own die, and writes are striped: 1 in 10 lands on a die
-        //   cleaning a victim (~57 copies × 225 us + a 1.5 ms erase ≈ 14 ms),
-        //   so at QD 32 the queue piles up there and the dies are ~60 % busy.
-        //   That level also takes long to settle: the WA is steady (9.4)
-        //   after 7 capacities written, but IOPS keep falling as the dies'
-        //   cleaning stalls drift out of step, to 2.2K (−33 %) only after
-        //   8–12 capacities depending on the random offsets; a PTS window
-        //   can call any point of that slope steady (3.7K at 7× in one run,
-        //   2.6K at 8× in another). With a buffer a write completes once its
-        //   data fits, whichever die drains it, the stalls no longer gate
-        //   the host, and the level holds from 8× on (3.0–3.6K to 24×).
-        // * Its size is not published and the sources disagree: Harrison
-        //   relays "a volatile 64MB write cache"; Tom's Hardware (X25-M
-        //   review, 2008) says the same controller's 16 MB DRAM "is not there
-        //   to increase performance" (it holds mapping tables). Steady 4 KiB
-        //   random writes at QD 32 (`characterize --quick`, 256 MiB) are
-        //   3.4–3.8K for 64 KiB–1 MiB, 4.0K for 4 MiB, 4.6K (the dies' bound
-        //   at WA 9) for 64 MiB: the rated 3.3K fits a small controller
-        //   buffer, not a DRAM cache. 256 KiB: one erase block (Polte et al.'s
-        //   conjectured 256 KB blocks) of on-controller memory.
-        // `write_buffer=0` models the drive with its cache off.
-        "x25e" => {
-            p.channels = 10;
-            p.dies_per_channel = 1;
-            p.read_ns = 25_000;
-            p.program_ns = 200_000;
-            p.erase_ns = 1_500_000;
-            p.channel_mbps = 50.0;
-            p.link_mbps = 300.0;
-            p.queues = 1; // SATA: one command list (NCQ)
-            p.fw_cmd_ns = 28_000;
-            p.fw_units = 1;
-            p.write_buffer = 256 << 10;
-            p.op = 0.07;
-        }
-        // Fitted to Polte et al.'s Device A: four command units, each holding a
-        // 4 KiB read for ~40 us (2 us controller + 22 us read + 10 us channel +
-        // 5.7 us link), give ~100K reads/s and saturate at QD 4; 32 dies
-        // behind 8 channels for write bandwidth (~500 MB/s); link 720 MB/s.
-        "iodrive" => {
-            p.channels = 8;
-            p.dies_per_channel = 4;
-            p.read_ns = 22_000;
-            p.program_ns = 250_000;
-            p.erase_ns = 1_000_000;
-            p.channel_mbps = 400.0;
-            p.link_mbps = 720.0;
-            p.fw_cmd_ns = 2_000;
-            p.fw_units = 4;
-            p.cmd_slots = 4;
-            p.write_buffer = 16 << 20;
-            p.op = 0.20;
-        }
-        // Shin: 7-8 us per 4 KiB, 700 MB/s peak: one unit of 5.6 us per 4 KiB
-        // (= 730 MB/s) plus 2 us of command latency. One command at a time
-        // (iface_depth=1): Shin's driver issues the next command once it has
-        // seen the previous one complete (its Sync+Poll path cannot overlap
-        // requests), which is why per-command costs cap small I/O there.
-        "dram-ssd" => {
-            p.iface_depth = 1;
-            p.dram = true;
-            p.channels = 1;
-            p.dies_per_channel = 1;
-            p.dram_cmd_ns = 2_000;
-            p.dram_per_4k_ns = 5_600;
-            p.link_mbps = 0.0; // the 5.6 us per 4 KiB is the 700 MB/s transfer
-            p.fw_cmd_ns = 0;
-            p.op = 0.0;
-        }
-        // A 1 TB PCIe 4 TLC client drive, Samsung 980 PRO class (Samsung's
-        // figures, 2020, as Notebookcheck relays them: 7,000 MB/s sequential
-        // read; 5,000 MB/s sequential write within the 42 GB SLC cache,
-        // 2,000 MB/s after it; 1M random 4 KiB read and write IOPS at QD 32
-        // × 16 threads; 22K IOPS = 45 µs for QD 1 reads). 16 dies × 4 planes
-        // (512 Gb dies), 16 KiB pages: a program unit is 64 KiB; planes read
-        // independently: 64 read units.
-        // * Controller: 4 cores × 4 µs per command = 1.0M commands/s, the
-        //   datasheet's random read and write IOPS.
-        // * Reads: 37 µs array read (Samsung's 6th-generation V-NAND, 2019
-        //   press release: reads under 45 µs) + 4 µs controller + 3.4 µs channel (1,200 MB/s,
-        //   ONFI 4 / Toggle 4 class) + 0.6 µs link = 45 µs at QD 1, the
-        //   datasheet's 22K IOPS (the host's own cost comes on top: fio on
-        //   Linux adds a few µs); 64 units / 40.4 µs = 1.58M IOPS, so the
-        //   controller bounds random reads; 1 MiB reads are bound by the
-        //   7,000 MB/s link (PCIe 4 × 4).
-        // * SLC cache: 4.2 % of the size (42 GB per TB: 43 MiB of the 1 GiB
-        //   default); 190 µs per SLC program unit: 16 × 64 KiB / 190 µs =
-        //   5.5 GB/s (4 KiB random writes: 1.0M IOPS, the controller).
-        // * TLC: page types lower/middle/upper 190/386/996 µs: the lower page
-        //   programs like an SLC page, middle and upper in FEMU's TLC ratio
-        //   (2,225 : 5,734 µs), scaled so the mean, 524 µs, gives the
-        //   datasheet's 2.0 GB/s after the cache (16 × 64 KiB / 524 µs).
-        // * 3.5 ms erases (3D TLC tBERS 3–5 ms) of 24 MiB multi-plane blocks
-        //   (hundreds of word lines: an erase is under 2 % of the time that
-        //   programs one); the FTL's blocks are 256 KiB (64 pages: a small
-        //   emulated drive needs many; 256 MiB still fits), so GC erases once
-        //   per 96 of them. A 16 MiB write buffer gathers program units.
-        // * Program/erase suspension (Wu & He, FAST 2012; Zambelli et al.,
-        //   Electronics 2021, on 3D NAND): 20 µs to the next safe point,
-        //   15 µs to resume, at most 8 reads ahead of one operation: each
-        //   costs it at most 37 + 3.4 + 15 µs, so a 524 µs program keeps at
-        //   least 524 / (524 + 8 × 55.4) = 54 % of its rate under any reads.
-        "nvme-tlc" => {
-            p.channels = 8;
-            p.dies_per_channel = 2;
-            p.planes = 4;
-            p.flash_page_bytes = 16 << 10;
-            p.read_ns = 37_000;
-            p.program_types_ns = vec![190_000, 386_000, 996_000];
-            p.program_ns = 524_000;
-            p.erase_ns = 3_500_000;
-            p.flash_block_bytes = 24 << 20;
-            p.slc_cache = 0.042;
-            p.slc_program_ns = 190_000;
-            p.channel_mbps = 1200.0;
-            p.link_mbps = 7000.0;
-            p.fw_cmd_ns = 4_000;
-            p.write_buffer = 16 << 20;
-            p.suspend_ns = 20_000;
-            p.resume_ns = 15_000;
-            p.suspend_max = 8;
-        }
-        // Optane-class: 7 units of 10 us per 4 KiB.
-        "nvm-lowlat" => {
-            p.dram = true;
-            p.channels = 7;
-            p.dies_per_channel = 1;
-            p.dram_cmd_ns = 0;
-            p.dram_per_4k_ns = 10_000;
-            p.link_mbps = 3500.0;
-            p.fw_cmd_ns = 0;
-            p.op = 0.0;
-        }
-        "null" => {
-            p.dram = true;
-            p.channels = 1;
-            p.dies_per_channel = 1;
-            p.dram_cmd_ns = 0;
-            p.dram_per_4k_ns = 0;
-            p.link_mbps = 0.0;
-            p.fw_cmd_ns = 0;
-            p.op = 0.0;
-        }
+        "x25e" => presets::x25e(&mut p),
+        "iodrive" => presets::iodrive(&mut p),
+        "dram-ssd" => presets::dram_ssd(&mut p),
+        "nvme-tlc" => presets::nvme_tlc(&mut p),
+        "nvm-lowlat" => presets::nvm_lowlat(&mut p),
+        "null" => presets::null(&mut p),
         _ if crate::calibrated::apply(name, &mut p) => {}
         _ => return None,
     }
@@ -510,138 +367,85 @@ impl Params {
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
-        let int = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
-        };
-        // A 32-bit field: values past u32 are refused, not truncated.
-        let int32 = |v: &str| {
-            int(v).and_then(|n| u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n)))
-        };
-        let float = |v: &str| {
-            v.parse::<f64>()
-                .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
-        };
-        let time = |v: &str| {
-            ssdready_core::units::parse_time_ns(v, 1)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-        };
-        let boolean = |v: &str| {
-            ssdready_core::units::parse_bool(v)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-        };
         if let Some(r) = self.faults.set(k, v).or_else(|| self.zoned.set(k, v)) {
             return r;
         }
+        let a = Arg { k, v };
         match k {
-            "size" => self.size = parse_size(v).map_err(|e| format!("emulator parameter 'size': {e}"))?,
-            "op" => self.op = float(v)?,
-            "channels" => self.channels = int32(v)?,
-            "dies_per_channel" | "dies" => self.dies_per_channel = int32(v)?,
-            "pages_per_block" => self.pages_per_block = int32(v)?,
-            "page_bytes" => {
-                let n = parse_size(v).map_err(|e| format!("emulator parameter 'page_bytes': {e}"))?;
-                self.page_bytes = u32::try_from(n).map_err(|_| crate::geometry::out_of_range(k, n))?
-            }
-            "read_ns" | "read" => self.read_ns = time(v)?,
-            "program_ns" | "program" => {
-                // One time, or one per page type: lower/middle/upper[/top].
-                let times = v.split('/').map(time).collect::<Result<Vec<u64>, String>>()?;
-                if times.len() > crate::geometry::MAX_PAGE_TYPES {
-                    return Err(format!(
-                        "emulator parameter '{k}': {} page types (allowed: 1 to {}, e.g. 190us/386us/996us)",
-                        times.len(),
-                        crate::geometry::MAX_PAGE_TYPES
-                    ));
-                }
-                let sum = times.iter().fold(0u64, |a, &t| a.saturating_add(t));
-                self.program_ns = sum / times.len() as u64;
-                self.program_types_ns = if times.len() > 1 { times } else { Vec::new() };
-            }
-            "erase_ns" | "erase" => self.erase_ns = time(v)?,
+            "size" => self.size = a.size()?,
+            "op" => self.op = a.float()?,
+            "channels" => self.channels = a.int32()?,
+            "dies_per_channel" | "dies" => self.dies_per_channel = a.int32()?,
+            "pages_per_block" => self.pages_per_block = a.int32()?,
+            "page_bytes" => self.page_bytes = a.size32("page_bytes")?,
+            "read_ns" | "read" => self.read_ns = a.time()?,
+            "program_ns" | "program" => self.set_program(&a)?,
+            "erase_ns" | "erase" => self.erase_ns = a.time()?,
             "flash_page_bytes" | "flash_page" => {
-                let n = parse_size(v).map_err(|e| format!("emulator parameter '{k}': {e}"))?;
-                self.flash_page_bytes =
-                    u32::try_from(n).map_err(|_| crate::geometry::out_of_range("flash_page_bytes", n))?
+                self.flash_page_bytes = a.size32("flash_page_bytes")?
             }
-            "planes" => self.planes = int32(v)?,
-            "flash_block_bytes" | "flash_block" => {
-                self.flash_block_bytes =
-                    parse_size(v).map_err(|e| format!("emulator parameter '{k}': {e}"))?
-            }
-            "slc_cache" => {
-                self.slc_cache = match v.strip_suffix('%') {
-                    Some(pct) => float(pct)? / 100.0,
-                    None => float(v)?,
-                }
-            }
-            "slc_program_ns" | "slc_program" => self.slc_program_ns = time(v)?,
-            "suspend_ns" | "suspend" => self.suspend_ns = time(v)?,
-            "resume_ns" | "resume" => self.resume_ns = time(v)?,
-            "suspend_max" => self.suspend_max = int32(v)?,
-            "channel_mbps" => self.channel_mbps = float(v)?,
-            "link_mbps" => self.link_mbps = float(v)?,
-            "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = time(v)?,
-            "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = time(v)?,
-            "fw_units" => self.fw_units = int32(v)?,
-            "cmd_slots" => self.cmd_slots = int32(v)?,
-            "write_buffer" => {
-                self.write_buffer =
-                    parse_size(v).map_err(|e| format!("emulator parameter 'write_buffer': {e}"))?
-            }
-            "dram" => self.dram = boolean(v)?,
-            "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = time(v)?,
-            "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = time(v)?,
-            "gc" => {
-                self.gc = match v {
-                    "greedy" => GcPolicy::Greedy,
-                    "fifo" => GcPolicy::Fifo,
-                    _ => return Err(format!("emulator parameter 'gc': '{v}' (allowed: greedy, fifo)")),
-                }
-            }
-            "gc_bg_free" => self.gc_bg_free = int32(v)?,
-            "gc_fg_free" => self.gc_fg_free = int32(v)?,
-            "completion" => {
-                self.completion = match v {
-                    "irq" | "interrupt" => CompletionMode::Irq,
-                    "poll" => CompletionMode::Poll,
-                    "hybrid" => CompletionMode::Hybrid,
-                    _ => return Err(format!("emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)")),
-                }
-            }
-            "coalesce_n" => self.coalesce_n = int32(v)?,
-            "coalesce_us" => self.coalesce_us = int(v)?,
-            "nocopy" => self.nocopy = boolean(v)?,
-            "host_ns" => self.host_ns = time(v)?,
-            "cmd_bytes" => self.cmd_bytes = int32(v)?,
-            "extent_bytes" => self.extent_bytes = int32(v)?,
-            "extent_ns" => self.extent_ns = time(v)?,
-            "cpl_ns" => self.cpl_ns = time(v)?,
-            "iface_depth" => self.iface_depth = int32(v)?,
-            "queues" => self.queues = int32(v)?,
-            "host_cmd_ns" => self.host_cmd_ns = time(v)?,
-            "irq_ns" => self.irq_ns = time(v)?,
-            "wake_ns" => self.wake_ns = time(v)?,
-            "service" => {
-                self.service_exp = match v {
-                    "fixed" => false,
-                    "exp" => true,
-                    _ => return Err(format!("emulator parameter 'service': '{v}' (allowed: fixed, exp)")),
-                }
-            }
+            "planes" => self.planes = a.int32()?,
+            "flash_block_bytes" | "flash_block" => self.flash_block_bytes = a.size()?,
+            "slc_cache" => self.slc_cache = a.share()?,
+            "slc_program_ns" | "slc_program" => self.slc_program_ns = a.time()?,
+            "suspend_ns" | "suspend" => self.suspend_ns = a.time()?,
+            "resume_ns" | "resume" => self.resume_ns = a.time()?,
+            "suspend_max" => self.suspend_max = a.int32()?,
+            "channel_mbps" => self.channel_mbps = a.float()?,
+            "link_mbps" => self.link_mbps = a.float()?,
+            "fw_cmd_ns" | "fw_cmd" => self.fw_cmd_ns = a.time()?,
+            "fw_per_4k_ns" | "fw_per_4k" => self.fw_per_4k_ns = a.time()?,
+            "fw_units" => self.fw_units = a.int32()?,
+            "cmd_slots" => self.cmd_slots = a.int32()?,
+            "write_buffer" => self.write_buffer = a.size()?,
+            "dram" => self.dram = a.boolean()?,
+            "dram_cmd_ns" | "dram_cmd" => self.dram_cmd_ns = a.time()?,
+            "dram_per_4k_ns" | "dram_per_4k" => self.dram_per_4k_ns = a.time()?,
+            "gc" => self.gc = gc_policy(v)?,
+            "gc_bg_free" => self.gc_bg_free = a.int32()?,
+            "gc_fg_free" => self.gc_fg_free = a.int32()?,
+            "completion" => self.completion = completion_mode(v)?,
+            "coalesce_n" => self.coalesce_n = a.int32()?,
+            "coalesce_us" => self.coalesce_us = a.int()?,
+            "nocopy" => self.nocopy = a.boolean()?,
+            "host_ns" => self.host_ns = a.time()?,
+            "cmd_bytes" => self.cmd_bytes = a.int32()?,
+            "extent_bytes" => self.extent_bytes = a.int32()?,
+            "extent_ns" => self.extent_ns = a.time()?,
+            "cpl_ns" => self.cpl_ns = a.time()?,
+            "iface_depth" => self.iface_depth = a.int32()?,
+            "queues" => self.queues = a.int32()?,
+            "host_cmd_ns" => self.host_cmd_ns = a.time()?,
+            "irq_ns" => self.irq_ns = a.time()?,
+            "wake_ns" => self.wake_ns = a.time()?,
+            "service" => self.service_exp = exponential_service(v)?,
             _ => {
                 return Err(format!(
-                    "unknown emulator parameter '{k}' (allowed: size, op, channels, dies_per_channel, pages_per_block, \
-                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
-                     suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
-                     fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
-                     completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
-                     fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
-                     fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp)"
+                    "unknown emulator parameter '{k}' (allowed: {ALLOWED_KEYS})"
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `program_ns`: one time, or one per page type
+    /// (lower/middle/upper[/top]), their mean the program time.
+    fn set_program(&mut self, a: &Arg<'_>) -> Result<(), String> {
+        let times =
+            a.v.split('/')
+                .map(|t| a.time_of(t))
+                .collect::<Result<Vec<u64>, String>>()?;
+        if times.len() > crate::geometry::MAX_PAGE_TYPES {
+            return Err(format!(
+                "emulator parameter '{}': {} page types (allowed: 1 to {}, e.g. 190us/386us/996us)",
+                a.k,
+                times.len(),
+                crate::geometry::MAX_PAGE_TYPES
+            ));
+        }
+        let sum = times.iter().fold(0u64, |a, &t| a.saturating_add(t));
+        self.program_ns = sum / times.len() as u64;
+        self.program_types_ns = if times.len() > 1 { times } else { Vec::new() };
         Ok(())
     }
 

@@ -162,146 +162,71 @@ fn refuse(s: &mut TcpStream, version: u16, why: &str) {
 
 /// One client's session. `Ok(true)`: a run was done and answered.
 fn connection(
-    mut s: TcpStream,
+    s: TcpStream,
     runner: &dyn Runner,
     stop: &AtomicBool,
     busy: &AtomicBool,
 ) -> Result<bool, Error> {
     let mut claim: Option<Claim> = None;
-    let mut req = JobRequest::default();
-    let mut version = None;
-    let mut planned = 0u32;
-    let mut zlib = false;
-    let run_stop = Arc::new(AtomicBool::new(false));
+    let mut ss = Session {
+        s,
+        req: JobRequest::default(),
+        version: None,
+        planned: 0,
+        zlib: false,
+        run_stop: Arc::new(AtomicBool::new(false)),
+    };
     let mut running: Option<(mpsc::Receiver<RunOutput>, Instant)> = None;
     std::thread::scope(|sc| loop {
         if let Some((rx, _)) = &running {
             if let Ok(out) = rx.try_recv() {
-                let v = version.expect("a version before RUN");
-                send_results(&mut s, v, zlib, &out)?;
-                linger(&mut s, stop);
+                let v = ss.version.expect("a version before RUN");
+                send_results(&mut ss.s, v, ss.zlib, &out)?;
+                linger(&mut ss.s, stop);
                 return Ok(true);
             }
         }
         if stop.load(Relaxed) {
-            run_stop.store(true, Relaxed);
+            ss.run_stop.store(true, Relaxed);
         }
-        // While a run is going, the stop flag only stops the run; its
-        // results still go back.
-        let never = AtomicBool::new(false);
-        let w = Wait {
-            stop: if running.is_some() { &never } else { stop },
-            deadline: Some(Instant::now() + wire::POLL),
+        let m = match ss.next(running.is_some(), stop)? {
+            Next::Message(m) => m,
+            Next::Again => continue,
+            Next::Closed => return Ok(false),
         };
-        let spoken: &[u16] = match version {
-            Some(ref v) => std::slice::from_ref(v),
-            None => &VERSIONS,
-        };
-        let m = match wire::recv(&mut s, spoken, &w) {
-            Ok(Some(m)) => m,
-            Ok(None) => {
-                run_stop.store(true, Relaxed);
-                return Ok(false);
-            }
-            Err(Error::Timeout) => continue,
-            Err(Error::Version { got, .. }) => {
-                refuse(
-                    &mut s,
-                    got,
-                    &format!(
-                        "fio protocol version {got} is not spoken here; spoken: {}",
-                        VERSIONS
-                            .iter()
-                            .map(|v| format!("{v} ({})", fio_of(*v)))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                );
-                run_stop.store(true, Relaxed);
-                return Err(Error::Refused(format!(
-                    "client spoke protocol version {got}"
-                )));
-            }
-            Err(e) => {
-                run_stop.store(true, Relaxed);
-                return Err(e);
-            }
-        };
-        let v = *version.get_or_insert(m.version);
+        let v = *ss.version.get_or_insert(m.version);
         if claim.is_none() {
             if busy.swap(true, Relaxed) {
-                let why = "busy: this server runs one client at a time";
-                refuse(&mut s, v, why);
-                return Err(Error::Refused(why.into()));
+                return Err(ss.refuse(v, "busy: this server runs one client at a time".into()));
             }
             claim = Some(Claim(busy));
         }
         match m.opcode {
-            op::PROBE => {
-                let flags = pdu::client_probe_flags(&m.payload)?;
-                let mut p = runner.probe();
-                // zlib when the client offers it, as fio's server: only
-                // the jobs' logs are compressed.
-                zlib = flags & pdu::PROBE_ZLIB != 0;
-                p.flags = if zlib { pdu::PROBE_ZLIB } else { 0 };
-                wire::send(&mut s, v, op::PROBE, m.tag, &p.bytes())?;
-            }
-            op::JOBLINE | op::JOB if running.is_none() => {
-                if m.opcode == op::JOBLINE {
-                    let args = pdu::jobline_args(&m.payload)?;
-                    req.args.extend(args.into_iter().skip(1));
-                } else {
-                    req.jobs.push(pdu::job_text(&m.payload)?);
-                }
-                let defines_jobs =
-                    !req.jobs.is_empty() || req.args.iter().any(|a| a.starts_with("--name"));
-                let total = if defines_jobs {
-                    match runner.plan(&req) {
-                        Ok(n) => n,
-                        Err(why) => {
-                            refuse(&mut s, v, &why);
-                            return Err(Error::Refused(why));
-                        }
-                    }
-                } else {
-                    0
-                };
-                // fio's client adds up what each START announces.
-                let new = total.saturating_sub(planned);
-                planned = total;
-                wire::send(&mut s, v, op::START, 0, &pdu::start(new, new))?;
-            }
+            op::PROBE => ss.probe(&m, v, runner)?,
+            op::JOBLINE | op::JOB if running.is_none() => ss.job(&m, v, runner)?,
             op::RUN if running.is_none() => {
-                if planned == 0 {
-                    refuse(&mut s, v, "RUN without a job");
-                    return Err(Error::Refused("RUN without a job".into()));
+                if ss.planned == 0 {
+                    return Err(ss.refuse(v, "RUN without a job".into()));
                 }
-                for _ in 0..planned {
-                    wire::send(&mut s, v, op::SERVER_START, 0, &[])?;
+                for _ in 0..ss.planned {
+                    wire::send(&mut ss.s, v, op::SERVER_START, 0, &[])?;
                 }
                 let (tx, rx) = mpsc::channel();
-                let (req, run_stop) = (req.clone(), run_stop.clone());
+                let (req, run_stop) = (ss.req.clone(), ss.run_stop.clone());
                 sc.spawn(move || {
                     let _ = tx.send(runner.run(&req, v, run_stop));
                 });
                 running = Some((rx, Instant::now()));
             }
-            op::SEND_ETA => {
-                let (n, elapsed) = match &running {
-                    Some((_, t0)) => (planned, t0.elapsed().as_secs()),
-                    None => (0, 0),
-                };
-                let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
-                wire::send(&mut s, v, op::ETA, m.tag, &eta)?;
-            }
+            op::SEND_ETA => ss.eta(&m, v, running.as_ref().map(|r| r.1))?,
             op::QUIT => {
-                run_stop.store(true, Relaxed);
+                ss.run_stop.store(true, Relaxed);
                 if running.is_none() {
                     return Ok(false);
                 }
             }
             op::EXIT => {
-                run_stop.store(true, Relaxed);
+                ss.run_stop.store(true, Relaxed);
                 return Ok(false);
             }
             other => {
@@ -309,12 +234,133 @@ fn connection(
                     "{} is not supported by this server (job files are sent by the client)",
                     op::name(other)
                 );
-                refuse(&mut s, v, &why);
-                run_stop.store(true, Relaxed);
-                return Err(Error::Refused(why));
+                let e = ss.refuse(v, why);
+                ss.run_stop.store(true, Relaxed);
+                return Err(e);
             }
         }
     })
+}
+
+/// A client's session as its messages arrive: the jobs asked for, the
+/// protocol version spoken, the jobs announced, and the stop flag of its run.
+struct Session {
+    s: TcpStream,
+    req: JobRequest,
+    /// The client's version, from its first message on.
+    version: Option<u16>,
+    /// Jobs announced to the client so far (START).
+    planned: u32,
+    /// Whether the jobs' logs go compressed (agreed at PROBE).
+    zlib: bool,
+    run_stop: Arc<AtomicBool>,
+}
+
+/// What the next receive brought.
+enum Next {
+    Message(wire::Message),
+    /// Nothing yet: poll again.
+    Again,
+    /// The client closed the connection.
+    Closed,
+}
+
+impl Session {
+    /// The next message, within one poll interval. While a run is going,
+    /// the stop flag only stops the run; its results still go back.
+    fn next(&mut self, running: bool, stop: &AtomicBool) -> Result<Next, Error> {
+        let never = AtomicBool::new(false);
+        let w = Wait {
+            stop: if running { &never } else { stop },
+            deadline: Some(Instant::now() + wire::POLL),
+        };
+        let spoken: &[u16] = match self.version {
+            Some(ref v) => std::slice::from_ref(v),
+            None => &VERSIONS,
+        };
+        match wire::recv(&mut self.s, spoken, &w) {
+            Ok(Some(m)) => Ok(Next::Message(m)),
+            Ok(None) => {
+                self.run_stop.store(true, Relaxed);
+                Ok(Next::Closed)
+            }
+            Err(Error::Timeout) => Ok(Next::Again),
+            Err(Error::Version { got, .. }) => {
+                refuse(&mut self.s, got, &unspoken_version(got));
+                self.run_stop.store(true, Relaxed);
+                Err(Error::Refused(format!(
+                    "client spoke protocol version {got}"
+                )))
+            }
+            Err(e) => {
+                self.run_stop.store(true, Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    /// Refuse the client (a line, then QUIT): the session's error.
+    fn refuse(&mut self, v: u16, why: String) -> Error {
+        refuse(&mut self.s, v, &why);
+        Error::Refused(why)
+    }
+
+    /// SEND_ETA: the jobs running and for how long (none before RUN).
+    fn eta(&mut self, m: &wire::Message, v: u16, started: Option<Instant>) -> Result<(), Error> {
+        let (n, elapsed) = match started {
+            Some(t0) => (self.planned, t0.elapsed().as_secs()),
+            None => (0, 0),
+        };
+        let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
+        wire::send(&mut self.s, v, op::ETA, m.tag, &eta)
+    }
+
+    /// PROBE: this host's reply; zlib when the client offers it, as fio's
+    /// server (only the jobs' logs are compressed).
+    fn probe(&mut self, m: &wire::Message, v: u16, runner: &dyn Runner) -> Result<(), Error> {
+        let flags = pdu::client_probe_flags(&m.payload)?;
+        let mut p = runner.probe();
+        self.zlib = flags & pdu::PROBE_ZLIB != 0;
+        p.flags = if self.zlib { pdu::PROBE_ZLIB } else { 0 };
+        wire::send(&mut self.s, v, op::PROBE, m.tag, &p.bytes())
+    }
+
+    /// JOBLINE or JOB: add to the request, and announce the jobs it adds
+    /// (START), refusing a request the runner cannot plan.
+    fn job(&mut self, m: &wire::Message, v: u16, runner: &dyn Runner) -> Result<(), Error> {
+        let req = &mut self.req;
+        if m.opcode == op::JOBLINE {
+            let args = pdu::jobline_args(&m.payload)?;
+            req.args.extend(args.into_iter().skip(1));
+        } else {
+            req.jobs.push(pdu::job_text(&m.payload)?);
+        }
+        let defines_jobs = !req.jobs.is_empty() || req.args.iter().any(|a| a.starts_with("--name"));
+        let total = if defines_jobs {
+            match runner.plan(req) {
+                Ok(n) => n,
+                Err(why) => return Err(self.refuse(v, why)),
+            }
+        } else {
+            0
+        };
+        // fio's client adds up what each START announces.
+        let new = total.saturating_sub(self.planned);
+        self.planned = total;
+        wire::send(&mut self.s, v, op::START, 0, &pdu::start(new, new))
+    }
+}
+
+/// The refusal of a protocol version not spoken here, naming those that are.
+fn unspoken_version(got: u16) -> String {
+    format!(
+        "fio protocol version {got} is not spoken here; spoken: {}",
+        VERSIONS
+            .iter()
+            .map(|v| format!("{v} ({})", fio_of(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The logs (IOLOG), TS per job, GS per group, DU per disk, STOP with

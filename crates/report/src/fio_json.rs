@@ -290,21 +290,36 @@ fn job_entry(
         slat_p: spec.slat_percentiles,
         plus,
     };
+    let ours = ssdready_fields(r, jobs, stats, extra);
+    let mut entry = fio_fields(jobs, stats, name, options, group_bw, &o);
     let window = stats.measured_ns;
-    let dir = |d: Ddir| stats.dirs[d.idx()].as_deref();
-    let clats: Vec<&Histogram> = stats.dirs.iter().flatten().map(|d| &d.clat).collect();
-    let (lns, lus, lms) = latency_maps(&clats);
-    let runtime_ms = window / 1_000_000;
-    let cpu_pct = |ns: u64| {
-        if window > 0 {
-            100.0 * ns as f64 / window as f64
-        } else {
-            0.0
-        }
-    };
-    let depth_keys = ["1", "2", "4", "8", "16", "32", ">=64"];
-    let batch_keys = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let ramp = jobs.iter().map(|j| j.spec.ramp_time_ns).max().unwrap_or(0);
+    if spec.logs.unified_rw != UnifiedRw::None {
+        let mut all = DirStats::default();
+        stats.dirs.iter().flatten().for_each(|d| all.merge(d));
+        let mixed = dir_obj(Some(&all), window, &o, group_bw);
+        entry = unify_directions(entry, mixed, spec.logs.unified_rw);
+    }
+    if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
+        m.insert("steadystate".into(), steadystate_obj(ss));
+    }
+    let resets = jobs
+        .iter()
+        .filter_map(|j| j.zone_resets)
+        .reduce(|a, b| a + b);
+    if let (Value::Object(m), Some(n)) = (&mut entry, resets) {
+        // fio: zonemode=zbd jobs that write or trim.
+        m.insert("zone_resets".into(), json!(n));
+    }
+    if let Value::Object(m) = &mut entry {
+        m.insert("ssdready".into(), ours);
+    }
+    entry
+}
+
+/// The entry's `ssdready` object: what this run adds to fio's figures (the
+/// run, the phase's CPU and disks, its profile and checks, verification).
+fn ssdready_fields(r: &RunResult, jobs: &[&JobResult], stats: &WorkerStats, extra: Value) -> Value {
+    let spec = &jobs[0].spec;
     let phase = &r.phases.get(jobs[0].phase);
     let mut ours = json!({
         "version": r.tool,
@@ -361,6 +376,34 @@ fn job_entry(
             }),
         );
     }
+    ours
+}
+
+/// The fields fio itself writes for a job, in fio's order.
+fn fio_fields(
+    jobs: &[&JobResult],
+    stats: &WorkerStats,
+    name: &str,
+    options: Map<String, Value>,
+    group_bw: f64,
+    o: &Opts<'_>,
+) -> Value {
+    let spec = &jobs[0].spec;
+    let window = stats.measured_ns;
+    let dir = |d: Ddir| stats.dirs[d.idx()].as_deref();
+    let clats: Vec<&Histogram> = stats.dirs.iter().flatten().map(|d| &d.clat).collect();
+    let (lns, lus, lms) = latency_maps(&clats);
+    let runtime_ms = window / 1_000_000;
+    let cpu_pct = |ns: u64| {
+        if window > 0 {
+            100.0 * ns as f64 / window as f64
+        } else {
+            0.0
+        }
+    };
+    let depth_keys = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let batch_keys = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let ramp = jobs.iter().map(|j| j.spec.ramp_time_ns).max().unwrap_or(0);
     let mut entry = json!({
         "jobname": name,
         "groupid": jobs[0].group,
@@ -368,10 +411,10 @@ fn job_entry(
         "eta": 0,
         "elapsed": (window + ramp).div_ceil(1_000_000_000),
         "job options": options,
-        "read": dir_obj(dir(Ddir::Read), window, &o, group_bw),
-        "write": dir_obj(dir(Ddir::Write), window, &o, group_bw),
-        "trim": dir_obj(dir(Ddir::Trim), window, &o, group_bw),
-        "sync": sync_obj(stats, &o),
+        "read": dir_obj(dir(Ddir::Read), window, o, group_bw),
+        "write": dir_obj(dir(Ddir::Write), window, o, group_bw),
+        "trim": dir_obj(dir(Ddir::Trim), window, o, group_bw),
+        "sync": sync_obj(stats, o),
         "job_runtime": runtime_ms,
         "usr_cpu": cpu_pct(stats.thread_cpu.user_ns),
         // The SQPOLL thread works for the job (fio, one process per job,
@@ -401,26 +444,6 @@ fn job_entry(
         if let Some(desc) = &spec.description {
             m.insert("desc".into(), json!(desc));
         }
-    }
-    if spec.logs.unified_rw != UnifiedRw::None {
-        let mut all = DirStats::default();
-        stats.dirs.iter().flatten().for_each(|d| all.merge(d));
-        let mixed = dir_obj(Some(&all), window, &o, group_bw);
-        entry = unify_directions(entry, mixed, spec.logs.unified_rw);
-    }
-    if let (Value::Object(m), Some(ss)) = (&mut entry, steady) {
-        m.insert("steadystate".into(), steadystate_obj(ss));
-    }
-    let resets = jobs
-        .iter()
-        .filter_map(|j| j.zone_resets)
-        .reduce(|a, b| a + b);
-    if let (Value::Object(m), Some(n)) = (&mut entry, resets) {
-        // fio: zonemode=zbd jobs that write or trim.
-        m.insert("zone_resets".into(), json!(n));
-    }
-    if let Value::Object(m) = &mut entry {
-        m.insert("ssdready".into(), ours);
     }
     entry
 }

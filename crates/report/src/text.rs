@@ -108,6 +108,45 @@ fn dir_block(out: &mut String, name: &str, d: &DirResult, window_ns: u64) {
 }
 
 fn job_block(out: &mut String, j: &JobResult) {
+    job_heading(out, j);
+    if let Some(st) = &j.strategy {
+        strategy_lines(out, st, j.measured_ns);
+    }
+    persistence_line(out, j.persistence.as_deref());
+    for (name, d) in j.dirs() {
+        dir_block(out, name, d, j.measured_ns);
+    }
+    if j.dirs().next().is_none() {
+        let _ = writeln!(out, "  {NO_IO}");
+    }
+    if let Some(sch) = &j.schedule {
+        schedule::schedule_block(out, sch);
+    }
+    if let Some(n) = j.zone_resets {
+        // fio prints it after each direction's line ("; N zone resets").
+        let _ = writeln!(out, "  zonemode=zbd: {n} zone resets");
+    }
+    for (i, ss) in j.steadystate.iter().enumerate() {
+        let who = match j.steadystate.len() {
+            1 => String::new(),
+            _ => format!(" (clone {i})"),
+        };
+        steady_line(out, ss, &who);
+    }
+    if let Some(m) = &j.temporal_merge {
+        merge_block(out, m);
+    }
+    if let Some(sy) = &j.sync {
+        sync_block(out, sy);
+    }
+    if let Some(v) = &j.verify {
+        verify_block(out, v);
+    }
+    error_lines(out, j);
+}
+
+/// A job's first line: its workload, engine, workers and targets.
+fn job_heading(out: &mut String, j: &JobResult) {
     let s = &j.spec;
     let targets: Vec<String> = j
         .targets
@@ -143,10 +182,10 @@ fn job_block(out: &mut String, j: &JobResult) {
             targets.join(", ")
         }
     );
-    if let Some(st) = &j.strategy {
-        strategy_lines(out, st, j.measured_ns);
-    }
-    match j.persistence.as_deref() {
+}
+
+fn persistence_line(out: &mut String, persistence: Option<&str>) {
+    match persistence {
         Some("dax") => {
             let _ = writeln!(out, "  persistence: dax (persistent memory: non-temporal stores or cache-line write-back, sfence)");
         }
@@ -158,44 +197,23 @@ fn job_block(out: &mut String, j: &JobResult) {
         }
         None => {}
     }
-    for (name, d) in j.dirs() {
-        dir_block(out, name, d, j.measured_ns);
-    }
-    if j.dirs().next().is_none() {
-        let _ = writeln!(out, "  {NO_IO}");
-    }
-    if let Some(sch) = &j.schedule {
-        schedule::schedule_block(out, sch);
-    }
-    if let Some(n) = j.zone_resets {
-        // fio prints it after each direction's line ("; N zone resets").
-        let _ = writeln!(out, "  zonemode=zbd: {n} zone resets");
-    }
-    for (i, ss) in j.steadystate.iter().enumerate() {
-        let who = match j.steadystate.len() {
-            1 => String::new(),
-            _ => format!(" (clone {i})"),
-        };
-        steady_line(out, ss, &who);
-    }
-    if let Some(m) = &j.temporal_merge {
-        merge_block(out, m);
-    }
-    if let Some(sy) = &j.sync {
-        let ranges = match sy.sync_ranges {
-            0 => String::new(),
-            n => format!(", {n} sync_file_range"),
-        };
-        let _ = writeln!(
-            out,
-            "  sync: {} fsync, {} fdatasync{ranges}",
-            sy.fsyncs, sy.fdatasyncs
-        );
-        lat_line(out, "lat", &sy.lat);
-    }
-    if let Some(v) = &j.verify {
-        verify_block(out, v);
-    }
+}
+
+fn sync_block(out: &mut String, sy: &ssdready_core::result::SyncResult) {
+    let ranges = match sy.sync_ranges {
+        0 => String::new(),
+        n => format!(", {n} sync_file_range"),
+    };
+    let _ = writeln!(
+        out,
+        "  sync: {} fsync, {} fdatasync{ranges}",
+        sy.fsyncs, sy.fdatasyncs
+    );
+    lat_line(out, "lat", &sy.lat);
+}
+
+/// The errors the job went past (continue_on_error), and those it stopped on.
+fn error_lines(out: &mut String, j: &JobResult) {
     if j.continued_errors > 0 {
         let _ = writeln!(
             out,

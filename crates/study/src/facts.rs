@@ -440,6 +440,15 @@ fn saturation(b: &mut Builder, f: &Figures) {
 }
 
 fn sweeps(b: &mut Builder, f: &Figures) {
+    scheduler_facts(b, f);
+    engine_facts(b, f);
+    other_sweep_facts(b, f);
+    block_size_facts(b, f);
+    randwrite_facts(b, f);
+}
+
+/// The costliest scheduler at QD 1 (and its cost deeper).
+fn scheduler_facts(b: &mut Builder, f: &Figures) {
     let c = &f.comparisons;
     if let Some(w) = c
         .schedulers
@@ -463,6 +472,11 @@ fn sweeps(b: &mut Builder, f: &Figures) {
             b.num("sched_cost_qd32", d.cost_pct, "pct", &d.runs);
         }
     }
+}
+
+/// The best and worst engine at QD 1 and at the peak, and the gap.
+fn engine_facts(b: &mut Builder, f: &Figures) {
+    let c = &f.comparisons;
     for (qd_pick, best, worst, gap) in [
         (
             true,
@@ -511,6 +525,11 @@ fn sweeps(b: &mut Builder, f: &Figures) {
             &runs,
         );
     }
+}
+
+/// Buffered against direct, raw device against file, several devices.
+fn other_sweep_facts(b: &mut Builder, f: &Figures) {
+    let c = &f.comparisons;
     if let Some(p) = c
         .buffered
         .iter()
@@ -544,6 +563,11 @@ fn sweeps(b: &mut Builder, f: &Figures) {
             &d.runs,
         );
     }
+}
+
+/// The block size with the most bandwidth, against the device's limit.
+fn block_size_facts(b: &mut Builder, f: &Figures) {
+    let c = &f.comparisons;
     if let Some(p) = c
         .block_sizes
         .iter()
@@ -566,6 +590,11 @@ fn sweeps(b: &mut Builder, f: &Figures) {
             &p.runs,
         );
     }
+}
+
+/// Random writes against the device's limit.
+fn randwrite_facts(b: &mut Builder, f: &Figures) {
+    let c = &f.comparisons;
     if let Some(p) = c.rw.iter().find(|p| p.rw == "randwrite") {
         b.num("randwrite_iops", Some(p.iops), "iops", &p.runs);
         let d = f.delivered_pct.iter().find(|d| p.runs.contains(&d.run));

@@ -68,74 +68,96 @@ fn us(ns: f64) -> String {
 
 /// The limit of commands of `bs` bytes doing `access` on the device `p`.
 pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
-    let page = p.page_bytes as u64;
-    let pages = bs.div_ceil(page).max(1) as f64;
-    let mut bounds = Vec::new();
-    let mut push = |resource: &str, iops: Option<f64>, detail: String| {
+    let mut m = Model::new(p, access, bs);
+    let idle_latency_ns = if p.dram { m.dram() } else { m.flash() };
+    let idle_latency_ns = m.host(idle_latency_ns);
+    let bounds = m.bounds;
+    let best = bounds
+        .iter()
+        .min_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned();
+    ModelLimit {
+        iops: best.as_ref().map(|b| b.iops),
+        bw_bytes_per_s: best.as_ref().map(|b| b.iops * bs as f64),
+        bound_by: best.map(|b| format!("the {} ({})", b.resource, b.detail)),
+        bounds,
+        idle_latency_ns,
+    }
+}
+
+/// A command's way through the model, and the rate each resource on it
+/// bounds.
+struct Model<'a> {
+    p: &'a Params,
+    access: Access,
+    /// The command's pages, of `page` bytes each.
+    pages: f64,
+    page: u64,
+    /// The command's data on the host link, and one page on a channel.
+    link_ns: f64,
+    chan_ns: f64,
+    bounds: Vec<Bound>,
+}
+
+impl<'a> Model<'a> {
+    fn new(p: &'a Params, access: Access, bs: u64) -> Self {
+        let page = p.page_bytes as u64;
+        let link_ns = if p.link_mbps > 0.0 {
+            bs as f64 / (p.link_mbps * 1e6) * 1e9
+        } else {
+            0.0
+        };
+        let chan_ns = if p.channel_mbps > 0.0 {
+            page as f64 / (p.channel_mbps * 1e6) * 1e9
+        } else {
+            0.0
+        };
+        Model {
+            p,
+            access,
+            pages: bs.div_ceil(page).max(1) as f64,
+            page,
+            link_ns,
+            chan_ns,
+            bounds: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, resource: &str, iops: Option<f64>, detail: String) {
         if let Some(iops) = iops {
-            bounds.push(Bound {
+            self.bounds.push(Bound {
                 resource: resource.into(),
                 iops,
                 detail,
             });
         }
-    };
-    let link_ns = if p.link_mbps > 0.0 {
-        bs as f64 / (p.link_mbps * 1e6) * 1e9
-    } else {
-        0.0
-    };
-    let chan_ns = if p.channel_mbps > 0.0 {
-        page as f64 / (p.channel_mbps * 1e6) * 1e9
-    } else {
-        0.0
-    };
-    let idle_latency_ns = if p.dram {
-        let service = p.dram_per_4k_ns as f64 * pages * page as f64 / 4096.0;
-        push(
+    }
+
+    /// A DRAM device's units; its idle latency.
+    fn dram(&mut self) -> f64 {
+        let p = self.p;
+        let service = p.dram_per_4k_ns as f64 * self.pages * self.page as f64 / 4096.0;
+        self.push(
             "DRAM units",
             per_s(service).map(|r| r * p.dies() as f64),
             format!("{} unit(s) × {} per command", p.dies(), us(service)),
         );
-        p.dram_cmd_ns as f64 + service + link_ns
-    } else {
-        let fw = p.fw_cmd_ns as f64 + p.fw_per_4k_ns as f64 * pages * page as f64 / 4096.0;
-        push(
+        p.dram_cmd_ns as f64 + service + self.link_ns
+    }
+
+    /// A flash device's controller, dies and channels; its idle latency.
+    fn flash(&mut self) -> f64 {
+        let (p, access, pages, chan_ns, link_ns) =
+            (self.p, self.access, self.pages, self.chan_ns, self.link_ns);
+        let fw = p.fw_cmd_ns as f64 + p.fw_per_4k_ns as f64 * pages * self.page as f64 / 4096.0;
+        self.push(
             "controller",
             per_s(fw).map(|r| r * p.fw_units as f64),
             format!("{} core(s) × {} per command", p.fw_units, us(fw)),
         );
         let nand = Nand::of(p, pages);
-        let (die_ns, units) = match access {
-            // Plane time per command: its NAND page reads and transfers.
-            Access::Read => (
-                nand.reads * p.read_ns as f64 + pages * chan_ns,
-                p.dies() as f64 * nand.planes,
-            ),
-            Access::Write => (pages * p.program_ns as f64 / nand.unit, p.dies() as f64),
-        };
-        push(
-            "dies",
-            per_s(die_ns).map(|r| r * units),
-            match access {
-                Access::Read => format!(
-                    "{} dies × {} planes, {} per NAND page read + {} per page transfer, {} page(s) per command",
-                    p.dies(),
-                    nand.planes,
-                    us(p.read_ns as f64),
-                    us(chan_ns),
-                    pages
-                ),
-                Access::Write => format!(
-                    "{} dies × {} per program unit of {} pages, {} page(s) per command",
-                    p.dies(),
-                    us(p.program_ns as f64),
-                    nand.unit,
-                    pages
-                ),
-            },
-        );
-        push(
+        self.dies(&nand);
+        self.push(
             "channels",
             per_s(chan_ns * pages).map(|r| r * p.channels as f64),
             format!(
@@ -154,52 +176,79 @@ pub fn model_limit(p: &Params, access: Access, bs: u64) -> ModelLimit {
             Access::Write if p.write_buffer > 0 => fw + link_ns,
             Access::Write => fw + link_ns + per_chan * chan_ns + per_die * p.program_ns as f64,
         }
-    };
-    push(
-        "host link",
-        per_s(link_ns),
-        format!("{} MB/s, {} per command", p.link_mbps, us(link_ns)),
-    );
-    // Once per command: its own bytes on the link, its completion (and a
-    // one-extent command's extent set-up, in the controller or DRAM unit).
-    let cmd_link_ns = if p.link_mbps > 0.0 {
-        p.cmd_bytes as f64 / (p.link_mbps * 1e6) * 1e9
-    } else {
-        0.0
-    };
-    let idle_latency_ns = idle_latency_ns + cmd_link_ns + (p.cpl_ns + p.extent_ns) as f64;
-    if p.iface_depth > 0 {
-        push(
-            "host interface",
-            per_s(idle_latency_ns).map(|r| r * p.iface_depth as f64),
-            format!(
-                "{} command(s) outstanding, each for {}",
-                p.iface_depth,
-                us(idle_latency_ns)
-            ),
-        );
     }
-    if p.cmd_slots > 0 {
-        push(
-            "command slots",
-            per_s(idle_latency_ns).map(|r| r * p.cmd_slots as f64),
-            format!(
-                "{} slots, each held for a command's {}",
-                p.cmd_slots,
-                us(idle_latency_ns)
+
+    /// The dies' (or planes') bound.
+    fn dies(&mut self, nand: &Nand) {
+        let (p, pages, chan_ns) = (self.p, self.pages, self.chan_ns);
+        let (die_ns, units) = match self.access {
+            // Plane time per command: its NAND page reads and transfers.
+            Access::Read => (
+                nand.reads * p.read_ns as f64 + pages * chan_ns,
+                p.dies() as f64 * nand.planes,
             ),
-        );
+            Access::Write => (pages * p.program_ns as f64 / nand.unit, p.dies() as f64),
+        };
+        let detail = match self.access {
+            Access::Read => format!(
+                "{} dies × {} planes, {} per NAND page read + {} per page transfer, {} page(s) per command",
+                p.dies(),
+                nand.planes,
+                us(p.read_ns as f64),
+                us(chan_ns),
+                pages
+            ),
+            Access::Write => format!(
+                "{} dies × {} per program unit of {} pages, {} page(s) per command",
+                p.dies(),
+                us(p.program_ns as f64),
+                nand.unit,
+                pages
+            ),
+        };
+        self.push("dies", per_s(die_ns).map(|r| r * units), detail);
     }
-    let best = bounds
-        .iter()
-        .min_by(|a, b| a.iops.total_cmp(&b.iops))
-        .cloned();
-    ModelLimit {
-        iops: best.as_ref().map(|b| b.iops),
-        bw_bytes_per_s: best.as_ref().map(|b| b.iops * bs as f64),
-        bound_by: best.map(|b| format!("the {} ({})", b.resource, b.detail)),
-        bounds,
-        idle_latency_ns,
+
+    /// The host link, the interface's depth and the command slots; the idle
+    /// latency with each command's own costs added.
+    fn host(&mut self, idle_latency_ns: f64) -> f64 {
+        let p = self.p;
+        self.push(
+            "host link",
+            per_s(self.link_ns),
+            format!("{} MB/s, {} per command", p.link_mbps, us(self.link_ns)),
+        );
+        // Once per command: its own bytes on the link, its completion (and a
+        // one-extent command's extent set-up, in the controller or DRAM unit).
+        let cmd_link_ns = if p.link_mbps > 0.0 {
+            p.cmd_bytes as f64 / (p.link_mbps * 1e6) * 1e9
+        } else {
+            0.0
+        };
+        let idle_latency_ns = idle_latency_ns + cmd_link_ns + (p.cpl_ns + p.extent_ns) as f64;
+        if p.iface_depth > 0 {
+            self.push(
+                "host interface",
+                per_s(idle_latency_ns).map(|r| r * p.iface_depth as f64),
+                format!(
+                    "{} command(s) outstanding, each for {}",
+                    p.iface_depth,
+                    us(idle_latency_ns)
+                ),
+            );
+        }
+        if p.cmd_slots > 0 {
+            self.push(
+                "command slots",
+                per_s(idle_latency_ns).map(|r| r * p.cmd_slots as f64),
+                format!(
+                    "{} slots, each held for a command's {}",
+                    p.cmd_slots,
+                    us(idle_latency_ns)
+                ),
+            );
+        }
+        idle_latency_ns
     }
 }
 

@@ -14,6 +14,9 @@
 use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
 use serde::{Deserialize, Serialize};
 
+mod sweeps;
+use sweeps::Planner;
+
 /// What a study was asked for.
 #[derive(Clone, Debug, Default)]
 pub struct StudyOptions {
@@ -238,242 +241,25 @@ fn doubling(from: u32, to: u32) -> Vec<u32> {
     v
 }
 
-/// Make the plan.
+/// Make the plan: the sweeps in the order they run.
 pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
-    let t = &targets[0];
-    let emu = t.kind == TargetKind::Emulator;
-    let full = !o.quick;
-    let wants = |s: &str| full || o.sweeps.iter().any(|x| x == s);
-    let engine = (!emu).then_some("io_uring");
-    let mut p = Plan::default();
-    let sweep = |p: &mut Plan, name: &str, what: String, pts: Vec<Point>| {
-        if !pts.is_empty() {
-            p.sweeps.push(SweepDoc {
-                name: name.into(),
-                points: pts.len(),
-                what,
-            });
-            p.points.extend(pts);
-        }
-    };
-    let skip = |p: &mut Plan, what: &str, why: String| {
-        p.skipped.push(Skip {
-            what: what.into(),
-            why,
-        })
-    };
-
-    if !emu && t.writable && t.kind != TargetKind::File {
-        let mut fill = Point::new("fill", "write", 1 << 20, Qd::Fixed(8), engine);
-        fill.writes = true;
-        sweep(
-            &mut p,
-            "fill",
-            "write the region once, sequentially in 1 MiB blocks, so that reads find written blocks".into(),
-            vec![fill],
-        );
-    } else if !emu && t.kind != TargetKind::File {
-        skip(
-            &mut p,
-            "preconditioning (a sequential fill before the reads)",
-            "writes are refused: reads may find blocks never written, which many SSDs answer without reading flash".into(),
-        );
-    }
-    let qd = QDS
-        .iter()
-        .map(|&q| Point::new("qd", "randread", 4096, Qd::Fixed(q), engine))
-        .collect();
-    sweep(
-        &mut p,
-        "qd",
-        "4 KiB random reads at QD 1, 2, 4 … 256, one thread; from QD 16 on, stops once two doublings add < 5 %"
-            .into(),
-        qd,
-    );
-
-    let repeats = if o.quick { 2 } else { 4 };
-    let mut rep = Vec::new();
-    for r in 2..=repeats + 1 {
-        for q in [Qd::Fixed(1), Qd::BelowKnee, Qd::Knee, Qd::Peak] {
-            let mut pt = Point::new("repeat", "randread", 4096, q, engine);
-            pt.repeat = r;
-            rep.push(pt);
-        }
-    }
-    sweep(
-        &mut p,
-        "repeat",
-        format!(
-            "QD 1, the knee, the depth below it and the peak {repeats} more times each: the noise between repeats"
-        ),
-        rep,
-    );
-
-    if o.root {
-        let pts = [Qd::Fixed(1), Qd::Peak]
-            .into_iter()
-            .map(|q| {
-                let mut pt = Point::new("instrumented", "randread", 4096, q, engine);
-                pt.instrumented = true;
-                pt
-            })
-            .collect();
-        let how = if emu {
-            "--profile (CPU by layer)"
-        } else {
-            "--profile and --decompose (CPU by layer, latency along the I/O path)"
-        };
-        sweep(
-            &mut p,
-            "instrumented",
-            format!("QD 1 and the peak depth with {how}"),
-            pts,
-        );
-    } else {
-        skip(
-            &mut p,
-            "kernel profile and latency decomposition",
-            "need root (perf_event for every CPU, eBPF on the block tracepoints); run as root for clocks per I/O by layer and the platform share of latency".into(),
-        );
-    }
-
-    if o.cpus > 1 {
-        let mut pts = Vec::new();
-        let qds: &[Qd] = if full {
-            &[Qd::Fixed(1), Qd::Peak]
-        } else {
-            &[Qd::Fixed(1)]
-        };
-        for &q in qds {
-            for n in doubling(2, o.cpus) {
-                let mut pt = Point::new("threads", "randread", 4096, q, engine);
-                pt.threads = n;
-                pts.push(pt);
-            }
-        }
-        // The most threads at QD 1, twice: scaling is judged on its noise.
-        if let Some(last) = pts.iter().rfind(|p| p.qd == Qd::Fixed(1)).cloned() {
-            pts.push(Point { repeat: 2, ..last });
-        }
-        sweep(
-            &mut p,
-            "threads",
-            format!(
-                "{} threads of 4 KiB random reads at QD 1 each (the most twice){}",
-                doubling(2, o.cpus)
-                    .iter()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if full {
-                    ", then at the peak depth each"
-                } else {
-                    ""
-                }
-            ),
-            pts,
-        );
-    } else {
-        skip(&mut p, "threads sweep", "one CPU online".into());
-    }
-
-    let mixes: &[&'static str] = if full {
-        &["randwrite", "randrw", "read", "write"]
-    } else {
-        &["randwrite", "randrw"]
-    };
-    let mut pts = Vec::new();
-    for &rw in mixes {
-        let mut pt = Point::new("rw", rw, 4096, Qd::Peak, engine);
-        if rw == "randrw" {
-            pt.rwmixread = Some(70);
-        }
-        if pt.writes && !t.writable {
-            continue;
-        }
-        pts.push(pt);
-    }
-    if !t.writable {
-        skip(
-            &mut p,
-            "writes (random, sequential and mixed)",
-            t.write_refusal
-                .clone()
-                .unwrap_or_else(|| "the target may not be written".into()),
-        );
-    }
-    sweep(
-        &mut p,
-        "rw",
-        format!("4 KiB {} at the peak depth", mixes.join(", ")),
-        pts,
-    );
-
-    let sizes: Vec<u64> = if full {
-        (9..=20).map(|s| 1u64 << s).collect()
-    } else {
-        vec![4096, 64 << 10, 1 << 20]
-    };
-    let mut pts = Vec::new();
-    for &bs in &sizes {
-        if !emu && bs < t.logical_block_size.max(512) {
-            skip(
-                &mut p,
-                &format!("block size {}", fmt_bs(bs)),
-                format!(
-                    "below the logical block size ({} bytes): direct I/O cannot use it",
-                    t.logical_block_size
-                ),
-            );
-            continue;
-        }
-        pts.push(Point::new("bs", "read", bs, Qd::Fixed(BS_QD), engine));
-    }
-    sweep(
-        &mut p,
-        "bs",
-        format!(
-            "sequential reads of {} at QD {BS_QD}",
-            sizes
-                .iter()
-                .map(|&b| fmt_bs(b))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        pts,
-    );
-
-    if emu {
-        skip(
-            &mut p,
-            "engines psync / io_uring / libaio",
-            "the emulator brings its own engine (a queue pair per thread); study a file or block device to compare engines".into(),
-        );
-    } else {
-        let mut pts = vec![
-            Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("psync")),
-            Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("libaio")),
-            Point::new("engine", "randread", 4096, Qd::Peak, Some("libaio")),
-        ];
-        if full {
-            let mut pt = Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("psync"));
-            pt.threads = o.cpus.max(1);
-            pts.push(pt);
-        }
-        sweep(
-            &mut p,
-            "engine",
-            "psync and libaio against io_uring (the QD sweep's engine) at QD 1 and the peak depth"
-                .into(),
-            pts,
-        );
-    }
-
+    let mut pl = Planner::new(targets, o);
+    pl.fill();
+    pl.qd();
+    pl.repeats();
+    pl.instrumented();
+    pl.threads();
+    pl.mixes();
+    pl.block_sizes();
+    pl.engines();
     if o.strategies {
-        strategies(&mut p, t, o, engine);
+        strategies(&mut pl.p, pl.t, o, pl.engine);
     }
-    optional_sweeps(&mut p, targets, o, &wants, engine);
-    p
+    pl.schedulers();
+    pl.buffered();
+    pl.raw();
+    pl.devices();
+    pl.p
 }
 
 /// Shin's experiment on the study's target: every submission/completion
@@ -573,145 +359,6 @@ pub fn fit_budget(p: &mut Plan, targets: &[TargetProfile], o: &StudyOptions) {
         ramp_s: (ramp * 10.0).round() / 10.0,
         region_bytes: region,
     };
-}
-
-fn optional_sweeps(
-    p: &mut Plan,
-    targets: &[TargetProfile],
-    o: &StudyOptions,
-    wants: &dyn Fn(&str) -> bool,
-    engine: Option<&'static str>,
-) {
-    let t = &targets[0];
-    let emu = t.kind == TargetKind::Emulator;
-    let add = |p: &mut Plan, name: &str, what: String, pts: Vec<Point>| {
-        p.sweeps.push(SweepDoc {
-            name: name.into(),
-            points: pts.len(),
-            what,
-        });
-        p.points.extend(pts);
-    };
-    let skip = |p: &mut Plan, what: &str, why: &str| {
-        p.skipped.push(Skip {
-            what: what.into(),
-            why: why.into(),
-        })
-    };
-    let key = [Qd::Fixed(1), Qd::Fixed(32)];
-
-    if wants("scheduler") {
-        if emu || t.device.is_none() {
-            skip(p, "I/O schedulers", "the target has no block device queue");
-        } else if !o.root {
-            skip(
-                p,
-                "I/O schedulers",
-                "switching a device's scheduler needs root",
-            );
-        } else if t.schedulers.len() < 2 {
-            skip(p, "I/O schedulers", "the device offers one scheduler only");
-        } else {
-            let mut pts = Vec::new();
-            for s in &t.schedulers {
-                for q in key {
-                    let mut pt = Point::new("scheduler", "randread", 4096, q, engine);
-                    pt.scheduler = Some(s.clone());
-                    pts.push(pt);
-                }
-            }
-            let names = t.schedulers.join(", ");
-            add(
-                p,
-                "scheduler",
-                format!(
-                    "4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"
-                ),
-                pts,
-            );
-        }
-    }
-    if wants("buffered") {
-        if emu {
-            skip(
-                p,
-                "direct against buffered I/O",
-                "the emulator has no page cache",
-            );
-        } else {
-            let pts = [Qd::Fixed(1), Qd::Peak]
-                .into_iter()
-                .map(|q| {
-                    let mut pt = Point::new("buffered", "randread", 4096, q, engine);
-                    pt.direct = false;
-                    pt
-                })
-                .collect();
-            add(
-                p,
-                "buffered",
-                "buffered 4 KiB random reads at QD 1 and the peak depth, against the direct ones"
-                    .into(),
-                pts,
-            );
-        }
-    }
-    if wants("raw") {
-        if t.kind != TargetKind::File || t.device.is_none() {
-            skip(
-                p,
-                "raw device against a file",
-                "the target is not a file on a block device's file system",
-            );
-        } else if !o.root {
-            skip(
-                p,
-                "raw device against a file",
-                "reading the raw device needs root",
-            );
-        } else {
-            let pts = [Qd::Fixed(1), Qd::Peak]
-                .into_iter()
-                .map(|q| {
-                    let mut pt = Point::new("raw", "randread", 4096, q, engine);
-                    pt.raw_device = true;
-                    pt
-                })
-                .collect();
-            add(
-                p,
-                "raw",
-                "reads of the raw device under the file system at QD 1 and the peak depth, against the file".into(),
-                pts,
-            );
-        }
-    }
-    if targets.len() > 1 {
-        let mut pts = Vec::new();
-        for i in 1..targets.len() {
-            let mut pt = Point::new("devices", "randread", 4096, Qd::Peak, engine);
-            pt.targets = vec![i];
-            pts.push(pt);
-        }
-        let mut all = Point::new("devices", "randread", 4096, Qd::Peak, engine);
-        all.targets = (0..targets.len()).collect();
-        pts.push(all);
-        add(
-            p,
-            "devices",
-            format!(
-                "each other device alone, then all {} together, at the peak depth",
-                targets.len()
-            ),
-            pts,
-        );
-    } else if o.sweeps.iter().any(|s| s == "devices") {
-        skip(
-            p,
-            "several devices",
-            "give several targets, comma-separated",
-        );
-    }
 }
 
 #[cfg(test)]

@@ -130,8 +130,22 @@ fn points<'a>(runs: &'a [RunRecord], sweep: &str) -> Vec<Vec<&'a RunRecord>> {
 
 /// Compare every sweep that ran.
 pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
-    let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
-    let mut c = Comparisons::default();
+    let mut engines = engines(runs);
+    qd_engine_points(runs, f, &mut engines);
+    Comparisons {
+        schedulers: schedulers(runs),
+        engines,
+        block_sizes: block_sizes(runs),
+        rw: mixes(runs),
+        buffered: buffered(runs, f),
+        raw_vs_file: raw_vs_file(runs, f),
+        devices: device_scaling(runs, f),
+    }
+}
+
+/// Each scheduler at each depth, and its cost against `none` there.
+fn schedulers(runs: &[RunRecord]) -> Vec<SchedulerCost> {
+    let mut out = Vec::new();
     let sched = points(runs, "scheduler");
     for rs in &sched {
         let w = &rs[0].workload;
@@ -141,7 +155,7 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
         });
         let iops = med(rs, |r| r.summary.iops).unwrap_or(0.0);
         let base = none.and_then(|o| med(o, |r| r.summary.iops));
-        c.schedulers.push(SchedulerCost {
+        out.push(SchedulerCost {
             scheduler: name,
             qd: w.qd,
             iops,
@@ -153,9 +167,14 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(rs),
         });
     }
+    out
+}
+
+fn engines(runs: &[RunRecord]) -> Vec<EnginePoint> {
+    let mut out = Vec::new();
     for rs in points(runs, "engine") {
         let w = &rs[0].workload;
-        c.engines.push(EnginePoint {
+        out.push(EnginePoint {
             engine: w.engine.clone().unwrap_or_default(),
             qd: w.qd,
             threads: w.threads,
@@ -169,14 +188,18 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(&rs),
         });
     }
-    // The queue-depth sweep's engine at the engines' depths.
+    out
+}
+
+/// The queue-depth sweep's engine at the engines' depths, from that sweep.
+fn qd_engine_points(runs: &[RunRecord], f: &Figures, engines: &mut Vec<EnginePoint>) {
+    let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let qd_engine = runs
         .iter()
         .find(|r| r.sweep == "qd")
         .and_then(|r| r.workload.engine.clone());
-    if let (Some(e), false) = (qd_engine, c.engines.is_empty()) {
-        let mut depths: Vec<u32> = c
-            .engines
+    if let (Some(e), false) = (qd_engine, engines.is_empty()) {
+        let mut depths: Vec<u32> = engines
             .iter()
             .filter(|p| p.threads == 1)
             .map(|p| p.qd)
@@ -185,7 +208,7 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
         for qd in depths {
             if let Some(cp) = curve(qd) {
                 let rs = runs_of(runs, &format!("qd-{qd}"));
-                c.engines.push(EnginePoint {
+                engines.push(EnginePoint {
                     engine: e.clone(),
                     qd,
                     threads: 1,
@@ -201,9 +224,13 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             }
         }
     }
+}
+
+fn block_sizes(runs: &[RunRecord]) -> Vec<SizePoint> {
+    let mut out = Vec::new();
     for rs in points(runs, "bs") {
         let w = &rs[0].workload;
-        c.block_sizes.push(SizePoint {
+        out.push(SizePoint {
             bs: w.bs,
             rw: w.rw.clone(),
             iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
@@ -212,9 +239,14 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(&rs),
         });
     }
+    out
+}
+
+fn mixes(runs: &[RunRecord]) -> Vec<MixPoint> {
+    let mut out = Vec::new();
     for rs in points(runs, "rw") {
         let w = &rs[0].workload;
-        c.rw.push(MixPoint {
+        out.push(MixPoint {
             rw: w.rw.clone(),
             qd: w.qd,
             iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
@@ -225,9 +257,16 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(&rs),
         });
     }
+    out
+}
+
+/// Buffered reads against the direct ones of the queue-depth sweep.
+fn buffered(runs: &[RunRecord], f: &Figures) -> Vec<BufferedPoint> {
+    let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
+    let mut out = Vec::new();
     for rs in points(runs, "buffered") {
         let qd = rs[0].workload.qd;
-        c.buffered.push(BufferedPoint {
+        out.push(BufferedPoint {
             qd,
             buffered_iops: med(&rs, |r| r.summary.iops).unwrap_or(0.0),
             direct_iops: curve(qd).map(|p| p.iops),
@@ -239,11 +278,18 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(&rs),
         });
     }
+    out
+}
+
+/// The raw device against the file of the queue-depth sweep.
+fn raw_vs_file(runs: &[RunRecord], f: &Figures) -> Vec<RawPoint> {
+    let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
+    let mut out = Vec::new();
     for rs in points(runs, "raw") {
         let qd = rs[0].workload.qd;
         let raw = med(&rs, |r| r.summary.iops).unwrap_or(0.0);
         let file = curve(qd).map(|p| p.iops);
-        c.raw_vs_file.push(RawPoint {
+        out.push(RawPoint {
             qd,
             raw_iops: raw,
             file_iops: file,
@@ -253,8 +299,7 @@ pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
             runs: ids(&rs),
         });
     }
-    c.devices = device_scaling(runs, f);
-    c
+    out
 }
 
 fn device_scaling(runs: &[RunRecord], f: &Figures) -> Option<DeviceScaling> {

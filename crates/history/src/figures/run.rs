@@ -2,7 +2,7 @@
 
 use super::{fingerprint, finite, p99, Better, Figure, KeyFigures, Kind, Series, Side, Unit};
 use serde_json::Value;
-use ssdready_core::result::{DirResult, RunResult};
+use ssdready_core::result::{DirResult, JobResult, RunResult};
 use ssdready_core::spec::JobSpec;
 use std::collections::BTreeMap;
 
@@ -106,11 +106,8 @@ pub(crate) fn describe(w: &BTreeMap<String, Value>) -> String {
 /// Reduce a run.
 pub fn from_run(r: &RunResult) -> Side {
     let clock = r.emulator.as_ref().map_or("real", |e| e.clock.as_str());
+    let mut b = RunFigures::default();
     let several = r.jobs.len() > 1;
-    let mut figures = Vec::new();
-    let mut series = Vec::new();
-    let mut noise_words = Vec::new();
-    let mut phase_noise: BTreeMap<usize, f64> = BTreeMap::new();
     for j in &r.jobs {
         let prefix = if several {
             format!("job {} ", j.name)
@@ -118,151 +115,18 @@ pub fn from_run(r: &RunResult) -> Side {
             String::new()
         };
         for (dir, d) in j.dirs() {
-            let noise = series_noise(d, j.measured_ns);
-            let (src, lat_src, p99_src) = match noise {
-                Some(n) => {
-                    noise_words.push(format!("{prefix}{dir} {n:.1} %"));
-                    let e = phase_noise.entry(j.phase).or_insert(0.0);
-                    *e = e.max(n);
-                    (
-                        format!("2 × the standard deviation of {prefix}{dir}'s per-second IOPS over their mean"),
-                        format!("as {prefix}{dir} IOPS (latency moves inversely with IOPS)"),
-                        format!("2 × {prefix}{dir}'s IOPS noise (tails move more than means)"),
-                    )
-                }
-                None => {
-                    let why =
-                        format!("{prefix}{dir}: under 3 whole seconds, no per-second estimate");
-                    noise_words.push(why.clone());
-                    (why.clone(), why.clone(), why)
-                }
-            };
-            let base = format!("{}.{dir}", j.name);
-            let fig = |name: &str,
-                       label: &str,
-                       unit,
-                       value: f64,
-                       better,
-                       key,
-                       noise: Option<f64>,
-                       src: &str| Figure {
-                name: format!("{base}.{name}"),
-                label: format!("{prefix}{dir} {label}"),
-                unit,
-                value,
-                better,
-                key,
-                noise_pct: noise,
-                noise_source: src.to_string(),
-            };
-            figures.push(fig(
-                "iops",
-                "IOPS",
-                Unit::Iops,
-                d.iops,
-                Better::Higher,
-                true,
-                noise,
-                &src,
-            ));
-            figures.push(fig(
-                "bw_bytes_per_s",
-                "bandwidth",
-                Unit::BytesPerS,
-                d.bw_bytes_per_s,
-                Better::Higher,
-                false,
-                noise,
-                &src,
-            ));
-            figures.push(fig(
-                "lat_mean_ns",
-                "mean latency",
-                Unit::Ns,
-                d.lat.mean_ns,
-                Better::Lower,
-                true,
-                noise,
-                &lat_src,
-            ));
-            if let Some(v) = p99(d) {
-                figures.push(fig(
-                    "lat_p99_ns",
-                    "p99 latency",
-                    Unit::Ns,
-                    v,
-                    Better::Lower,
-                    true,
-                    noise.map(|n| 2.0 * n),
-                    &p99_src,
-                ));
-            }
-            let measured_s = whole_seconds(j.measured_ns);
-            series.push(Series {
-                label: format!("{} {dir}", j.name),
-                iops: d
-                    .series
-                    .iter()
-                    .take(measured_s as usize)
-                    .map(|s| s.ios as f64)
-                    .collect(),
-            });
+            b.direction(j, dir, d, &prefix);
         }
     }
-    let phases_with_cpu = r.phases.iter().filter(|p| p.cpu.is_some()).count();
-    for (i, ph) in r.phases.iter().enumerate() {
-        let Some(c) = &ph.cpu else { continue };
-        let (name, label) = if phases_with_cpu > 1 {
-            (format!("phase-{i}.cpu"), format!("phase {i} "))
-        } else {
-            ("cpu".to_string(), String::new())
-        };
-        let bound = (c.per_io.system_ns > 0.0)
-            .then(|| 100.0 * c.sources.system_error_ns / c.per_io.system_ns);
-        let ionoise = phase_noise.get(&i).copied();
-        let noise = match (ionoise, bound) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        let src = format!(
-            "the larger of the phase's IOPS noise ({}) and the CPU source's error bound ({})",
-            ionoise.map_or("none".into(), |n| format!("{n:.1} %")),
-            bound.map_or("none".into(), |b| format!("{b:.2} %"))
-        );
-        for (what, v, key) in [
-            ("system_ns_per_io", c.per_io.system_ns, true),
-            ("process_ns_per_io", c.per_io.process_ns, false),
-        ] {
-            figures.push(Figure {
-                name: format!("{name}.{what}"),
-                label: format!(
-                    "{label}{} CPU per I/O",
-                    if key { "whole-system" } else { "process" }
-                ),
-                unit: Unit::Ns,
-                value: v,
-                better: Better::Lower,
-                key,
-                noise_pct: noise,
-                noise_source: src.clone(),
-            });
-        }
-    }
+    b.cpu(r);
+    let RunFigures {
+        mut figures,
+        series,
+        noise_words,
+        ..
+    } = b;
     figures.retain(|f| f.value.is_finite());
-    let params = r.emulator.as_ref().map_or(&[][..], |e| &e.params[..]);
-    let mut targets: Vec<String> = Vec::new();
-    for j in &r.jobs {
-        for f in j
-            .spec
-            .filename
-            .iter()
-            .map(|f| super::named_target(f, params))
-        {
-            if !targets.contains(&f) {
-                targets.push(f);
-            }
-        }
-    }
+    let targets = run_targets(r);
     let jobs: Vec<(String, BTreeMap<String, Value>)> = r
         .jobs
         .iter()
@@ -292,6 +156,186 @@ pub fn from_run(r: &RunResult) -> Side {
         curve: Vec::new(),
         series,
     }
+}
+
+/// A run's figures as they are gathered: each job's directions, then each
+/// phase's CPU per I/O.
+#[derive(Default)]
+struct RunFigures {
+    figures: Vec<Figure>,
+    series: Vec<Series>,
+    /// Each direction's noise, in words, for the noise basis.
+    noise_words: Vec<String>,
+    /// The largest IOPS noise of each phase's directions.
+    phase_noise: BTreeMap<usize, f64>,
+}
+
+impl RunFigures {
+    /// One direction of a job: its IOPS, bandwidth and latency with their
+    /// noise, and its per-second IOPS.
+    fn direction(&mut self, j: &JobResult, dir: &str, d: &DirResult, prefix: &str) {
+        let noise = series_noise(d, j.measured_ns);
+        let (src, lat_src, p99_src) = self.noise_sources(noise, j.phase, &format!("{prefix}{dir}"));
+        let base = format!("{}.{dir}", j.name);
+        let rows = [
+            (
+                "iops",
+                "IOPS",
+                Unit::Iops,
+                Some(d.iops),
+                Better::Higher,
+                true,
+                noise,
+                &src,
+            ),
+            (
+                "bw_bytes_per_s",
+                "bandwidth",
+                Unit::BytesPerS,
+                Some(d.bw_bytes_per_s),
+                Better::Higher,
+                false,
+                noise,
+                &src,
+            ),
+            (
+                "lat_mean_ns",
+                "mean latency",
+                Unit::Ns,
+                Some(d.lat.mean_ns),
+                Better::Lower,
+                true,
+                noise,
+                &lat_src,
+            ),
+            (
+                "lat_p99_ns",
+                "p99 latency",
+                Unit::Ns,
+                p99(d),
+                Better::Lower,
+                true,
+                noise.map(|n| 2.0 * n),
+                &p99_src,
+            ),
+        ];
+        for (name, label, unit, value, better, key, noise, src) in rows {
+            let Some(value) = value else { continue };
+            self.figures.push(Figure {
+                name: format!("{base}.{name}"),
+                label: format!("{prefix}{dir} {label}"),
+                unit,
+                value,
+                better,
+                key,
+                noise_pct: noise,
+                noise_source: src.to_string(),
+            });
+        }
+        let measured_s = whole_seconds(j.measured_ns);
+        self.series.push(Series {
+            label: format!("{} {dir}", j.name),
+            iops: d
+                .series
+                .iter()
+                .take(measured_s as usize)
+                .map(|s| s.ios as f64)
+                .collect(),
+        });
+    }
+
+    /// Where a direction's noise comes from, in words (IOPS, mean latency,
+    /// p99), noting it for the noise basis and the phase's CPU.
+    fn noise_sources(
+        &mut self,
+        noise: Option<f64>,
+        phase: usize,
+        who: &str,
+    ) -> (String, String, String) {
+        let (noise_words, phase_noise) = (&mut self.noise_words, &mut self.phase_noise);
+        match noise {
+            Some(n) => {
+                noise_words.push(format!("{who} {n:.1} %"));
+                let e = phase_noise.entry(phase).or_insert(0.0);
+                *e = e.max(n);
+                (
+                    format!(
+                        "2 × the standard deviation of {who}'s per-second IOPS over their mean"
+                    ),
+                    format!("as {who} IOPS (latency moves inversely with IOPS)"),
+                    format!("2 × {who}'s IOPS noise (tails move more than means)"),
+                )
+            }
+            None => {
+                let why = format!("{who}: under 3 whole seconds, no per-second estimate");
+                noise_words.push(why.clone());
+                (why.clone(), why.clone(), why)
+            }
+        }
+    }
+
+    /// Each phase's CPU per I/O (whole-system and process), its noise the
+    /// larger of the phase's IOPS noise and the CPU source's error bound.
+    fn cpu(&mut self, r: &RunResult) {
+        let phases_with_cpu = r.phases.iter().filter(|p| p.cpu.is_some()).count();
+        for (i, ph) in r.phases.iter().enumerate() {
+            let Some(c) = &ph.cpu else { continue };
+            let (name, label) = if phases_with_cpu > 1 {
+                (format!("phase-{i}.cpu"), format!("phase {i} "))
+            } else {
+                ("cpu".to_string(), String::new())
+            };
+            let bound = (c.per_io.system_ns > 0.0)
+                .then(|| 100.0 * c.sources.system_error_ns / c.per_io.system_ns);
+            let ionoise = self.phase_noise.get(&i).copied();
+            let noise = match (ionoise, bound) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let src = format!(
+                "the larger of the phase's IOPS noise ({}) and the CPU source's error bound ({})",
+                ionoise.map_or("none".into(), |n| format!("{n:.1} %")),
+                bound.map_or("none".into(), |b| format!("{b:.2} %"))
+            );
+            for (what, v, key) in [
+                ("system_ns_per_io", c.per_io.system_ns, true),
+                ("process_ns_per_io", c.per_io.process_ns, false),
+            ] {
+                self.figures.push(Figure {
+                    name: format!("{name}.{what}"),
+                    label: format!(
+                        "{label}{} CPU per I/O",
+                        if key { "whole-system" } else { "process" }
+                    ),
+                    unit: Unit::Ns,
+                    value: v,
+                    better: Better::Lower,
+                    key,
+                    noise_pct: noise,
+                    noise_source: src.clone(),
+                });
+            }
+        }
+    }
+}
+
+/// The run's targets, each once, emulators named by their parameters.
+fn run_targets(r: &RunResult) -> Vec<String> {
+    let params = r.emulator.as_ref().map_or(&[][..], |e| &e.params[..]);
+    let mut targets: Vec<String> = Vec::new();
+    for j in &r.jobs {
+        for f in j
+            .spec
+            .filename
+            .iter()
+            .map(|f| super::named_target(f, params))
+        {
+            if !targets.contains(&f) {
+                targets.push(f);
+            }
+        }
+    }
+    targets
 }
 
 /// The history's columns for a run: IOPS of every job and direction

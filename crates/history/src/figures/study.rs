@@ -72,153 +72,12 @@ fn point_label(p: &str) -> String {
 /// Reduce a study.
 pub fn from_study(d: &StudyDoc) -> Side {
     let pts = points(&d.runs);
-    // Each metric's spread at every repeated point, and their median.
-    let typical: Vec<Option<f64>> = METRICS
-        .iter()
-        .map(|m| {
-            let spreads: Vec<f64> = pts
-                .iter()
-                .filter_map(|(_, rs)| {
-                    spread_pct(&rs.iter().filter_map(|r| (m.of)(r)).collect::<Vec<_>>())
-                })
-                .collect();
-            median(&spreads)
-        })
-        .collect();
+    let typical = typical_spreads(&pts);
     let repeated = pts.iter().filter(|(_, rs)| rs.len() > 1).count();
-    let mut figures = Vec::new();
-    let mut point_iops_noise: BTreeMap<&str, (Option<f64>, String)> = BTreeMap::new();
-    for (point, rs) in &pts {
-        for (m, typ) in METRICS.iter().zip(&typical) {
-            let vals: Vec<f64> = rs.iter().filter_map(|r| (m.of)(r)).collect();
-            let Some(value) = median(&vals) else { continue };
-            let (mut noise, mut src) = match spread_pct(&vals) {
-                Some(s) => (
-                    Some(s),
-                    format!("spread of {}'s {} repeats", point, vals.len()),
-                ),
-                None => (
-                    *typ,
-                    match typ {
-                        Some(_) => {
-                            format!("the study's typical {} spread ({point} ran once)", m.label)
-                        }
-                        None => "no repeats in this study".into(),
-                    },
-                ),
-            };
-            if m.name == "cpu_ns_per_io" {
-                if let Some(b) = rs.iter().filter_map(|r| cpu_bound_pct(r)).reduce(f64::max) {
-                    if noise.is_none_or(|n| b > n) {
-                        noise = Some(b);
-                        src = "the CPU source's error bound".into();
-                    }
-                }
-            }
-            if m.name == "iops" {
-                point_iops_noise.insert(point, (noise, src.clone()));
-            }
-            figures.push(Figure {
-                name: format!("{point}.{}", m.name),
-                label: format!("{} @ {}", m.label, point_label(point)),
-                unit: m.unit,
-                value,
-                better: m.better,
-                key: point == KEY_POINT && m.name != "iops",
-                noise_pct: noise,
-                noise_source: src,
-            });
-        }
-    }
+    let (mut figures, point_iops_noise) = point_figures(&pts, &typical);
+    let wide = study_wide_figures(d, typical[0], &point_iops_noise, &figures);
+    figures.extend(wide);
     let f = &d.figures;
-    let peak_noise = f
-        .peak
-        .as_ref()
-        .and_then(|p| {
-            let run = p.runs.first()?;
-            let point = &d.runs.iter().find(|r| &r.id == run)?.point;
-            point_iops_noise.get(point.as_str()).cloned()
-        })
-        .unwrap_or((typical[0], "the study's typical IOPS spread".into()));
-    let limit = f.device_limit.iops.filter(|l| *l > 0.0);
-    let delivered = f.peak.as_ref().zip(limit).map(|(p, l)| 100.0 * p.iops / l);
-    let qd1_lat_noise = figures
-        .iter()
-        .find(|x| x.name == "qd-1.lat_mean_ns")
-        .map(|x| (x.noise_pct, x.noise_source.clone()));
-    let mut add = |name: &str,
-                   label: &str,
-                   unit,
-                   value: Option<f64>,
-                   better,
-                   key,
-                   noise: (Option<f64>, String)| {
-        if let Some(v) = value.and_then(finite) {
-            figures.push(Figure {
-                name: name.into(),
-                label: label.into(),
-                unit,
-                value: v,
-                better,
-                key,
-                noise_pct: noise.0,
-                noise_source: noise.1,
-            });
-        }
-    };
-    let exact = || (Some(0.0), "exact".to_string());
-    add(
-        "peak.iops",
-        "peak IOPS (4 KiB random read)",
-        Unit::Iops,
-        f.peak.as_ref().map(|p| p.iops),
-        Better::Higher,
-        true,
-        peak_noise.clone(),
-    );
-    add(
-        "delivered_pct",
-        "delivered % of the device's limit",
-        Unit::Pct,
-        delivered,
-        Better::Higher,
-        false,
-        peak_noise,
-    );
-    add(
-        "knee_qd",
-        "knee (90 % of peak IOPS)",
-        Unit::Qd,
-        f.knee_qd.map(f64::from),
-        Better::Neither,
-        false,
-        exact(),
-    );
-    add(
-        "device_limit.iops",
-        "device's limit (4 KiB random read)",
-        Unit::Iops,
-        limit,
-        Better::Neither,
-        false,
-        (Some(0.0), f.device_limit.basis.clone()),
-    );
-    if let (Some(s), Some(n)) = (&f.platform_share_qd1, qd1_lat_noise) {
-        add(
-            "platform_share_qd1.pct",
-            "platform's share of QD 1 latency",
-            Unit::Pct,
-            Some(s.pct),
-            Better::Lower,
-            false,
-            n,
-        );
-    }
-    let typical_words: Vec<String> = METRICS
-        .iter()
-        .zip(&typical)
-        .filter_map(|(m, t)| t.map(|t| format!("{} {t:.1} %", m.label)))
-        .collect();
     let get = |name: &str| figures.iter().find(|x| x.name == name).map(|x| x.value);
     let key_figures = KeyFigures {
         iops: get("peak.iops"),
@@ -258,16 +117,206 @@ pub fn from_study(d: &StudyDoc) -> Side {
         runtime_s: d.plan.runtime_s,
         interrupted: d.interrupted,
         key_figures,
-        noise_basis: if repeated == 0 {
-            "a study without repeats: no noise estimate".into()
-        } else {
-            format!(
-                "repeats ({repeated} points measured more than once): a figure's noise is the spread (max − min over the median) of its point's repeats, else the study's typical spread ({})",
-                typical_words.join(", ")
-            )
-        },
+        noise_basis: noise_basis(repeated, &typical),
         figures,
         curve: f.qd_curve.clone(),
         series: Vec::new(),
     }
+}
+
+/// A noise estimate and where it comes from.
+type Noise = (Option<f64>, String);
+
+/// Each metric's spread at every repeated point, and their median.
+fn typical_spreads(pts: &[(String, Vec<&RunRecord>)]) -> Vec<Option<f64>> {
+    METRICS
+        .iter()
+        .map(|m| {
+            let spreads: Vec<f64> = pts
+                .iter()
+                .filter_map(|(_, rs)| {
+                    spread_pct(&rs.iter().filter_map(|r| (m.of)(r)).collect::<Vec<_>>())
+                })
+                .collect();
+            median(&spreads)
+        })
+        .collect()
+}
+
+/// Every point's figures (the median of its repeats), and each point's
+/// IOPS noise.
+fn point_figures<'p>(
+    pts: &'p [(String, Vec<&RunRecord>)],
+    typical: &[Option<f64>],
+) -> (Vec<Figure>, BTreeMap<&'p str, Noise>) {
+    let mut figures = Vec::new();
+    let mut point_iops_noise: BTreeMap<&str, Noise> = BTreeMap::new();
+    for (point, rs) in pts {
+        for (m, typ) in METRICS.iter().zip(typical) {
+            let vals: Vec<f64> = rs.iter().filter_map(|r| (m.of)(r)).collect();
+            let Some(value) = median(&vals) else { continue };
+            let (noise, src) = point_noise(m, point, rs, &vals, *typ);
+            if m.name == "iops" {
+                point_iops_noise.insert(point, (noise, src.clone()));
+            }
+            figures.push(Figure {
+                name: format!("{point}.{}", m.name),
+                label: format!("{} @ {}", m.label, point_label(point)),
+                unit: m.unit,
+                value,
+                better: m.better,
+                key: point == KEY_POINT && m.name != "iops",
+                noise_pct: noise,
+                noise_source: src,
+            });
+        }
+    }
+    (figures, point_iops_noise)
+}
+
+/// A point's noise in one metric: the spread of its repeats, else the
+/// study's typical spread; for CPU per I/O at least the CPU source's error
+/// bound.
+fn point_noise(
+    m: &Metric,
+    point: &str,
+    rs: &[&RunRecord],
+    vals: &[f64],
+    typ: Option<f64>,
+) -> Noise {
+    let (mut noise, mut src) = match spread_pct(vals) {
+        Some(s) => (
+            Some(s),
+            format!("spread of {}'s {} repeats", point, vals.len()),
+        ),
+        None => (
+            typ,
+            match typ {
+                Some(_) => {
+                    format!("the study's typical {} spread ({point} ran once)", m.label)
+                }
+                None => "no repeats in this study".into(),
+            },
+        ),
+    };
+    if m.name == "cpu_ns_per_io" {
+        if let Some(b) = rs.iter().filter_map(|r| cpu_bound_pct(r)).reduce(f64::max) {
+            if noise.is_none_or(|n| b > n) {
+                noise = Some(b);
+                src = "the CPU source's error bound".into();
+            }
+        }
+    }
+    (noise, src)
+}
+
+/// A study-wide figure, when its value is known (and finite).
+fn wide(
+    name: &str,
+    label: &str,
+    unit: Unit,
+    better: Better,
+    value: Option<f64>,
+    noise: Noise,
+) -> Option<Figure> {
+    value.and_then(finite).map(|v| Figure {
+        name: name.into(),
+        label: label.into(),
+        unit,
+        value: v,
+        better,
+        key: false,
+        noise_pct: noise.0,
+        noise_source: noise.1,
+    })
+}
+
+/// The study's own figures: the peak, the share of the device's limit
+/// delivered, the knee, the limit, the platform's share of QD 1 latency.
+fn study_wide_figures(
+    d: &StudyDoc,
+    typical_iops: Option<f64>,
+    point_iops_noise: &BTreeMap<&str, Noise>,
+    figures: &[Figure],
+) -> Vec<Figure> {
+    let f = &d.figures;
+    let peak_noise = f
+        .peak
+        .as_ref()
+        .and_then(|p| {
+            let run = p.runs.first()?;
+            let point = &d.runs.iter().find(|r| &r.id == run)?.point;
+            point_iops_noise.get(point.as_str()).cloned()
+        })
+        .unwrap_or((typical_iops, "the study's typical IOPS spread".into()));
+    let limit = f.device_limit.iops.filter(|l| *l > 0.0);
+    let delivered = f.peak.as_ref().zip(limit).map(|(p, l)| 100.0 * p.iops / l);
+    let qd1_lat_noise = figures
+        .iter()
+        .find(|x| x.name == "qd-1.lat_mean_ns")
+        .map(|x| (x.noise_pct, x.noise_source.clone()));
+    let exact = || (Some(0.0), "exact".to_string());
+    let mut out = Vec::new();
+    out.extend(
+        wide(
+            "peak.iops",
+            "peak IOPS (4 KiB random read)",
+            Unit::Iops,
+            Better::Higher,
+            f.peak.as_ref().map(|p| p.iops),
+            peak_noise.clone(),
+        )
+        .map(|x| Figure { key: true, ..x }),
+    );
+    out.extend(wide(
+        "delivered_pct",
+        "delivered % of the device's limit",
+        Unit::Pct,
+        Better::Higher,
+        delivered,
+        peak_noise,
+    ));
+    out.extend(wide(
+        "knee_qd",
+        "knee (90 % of peak IOPS)",
+        Unit::Qd,
+        Better::Neither,
+        f.knee_qd.map(f64::from),
+        exact(),
+    ));
+    out.extend(wide(
+        "device_limit.iops",
+        "device's limit (4 KiB random read)",
+        Unit::Iops,
+        Better::Neither,
+        limit,
+        (Some(0.0), f.device_limit.basis.clone()),
+    ));
+    if let (Some(s), Some(n)) = (&f.platform_share_qd1, qd1_lat_noise) {
+        out.extend(wide(
+            "platform_share_qd1.pct",
+            "platform's share of QD 1 latency",
+            Unit::Pct,
+            Better::Lower,
+            Some(s.pct),
+            n,
+        ));
+    }
+    out
+}
+
+/// How the study's noise was estimated.
+fn noise_basis(repeated: usize, typical: &[Option<f64>]) -> String {
+    if repeated == 0 {
+        return "a study without repeats: no noise estimate".into();
+    }
+    let typical_words: Vec<String> = METRICS
+        .iter()
+        .zip(typical)
+        .filter_map(|(m, t)| t.map(|t| format!("{} {t:.1} %", m.label)))
+        .collect();
+    format!(
+        "repeats ({repeated} points measured more than once): a figure's noise is the spread (max − min over the median) of its point's repeats, else the study's typical spread ({})",
+        typical_words.join(", ")
+    )
 }

@@ -64,73 +64,13 @@ pub fn qd_iops(docs: &[Named]) -> Figure {
         "device alone (model)",
         "runs",
     ]);
-    for (i, (name, d)) in docs.iter().enumerate() {
-        let cv = curve(d);
-        let mut s = Series::new(
-            &label(name, "measured (best of repeats)"),
-            2 * i,
-            style_of(i, Style::Line),
-            cv.iter().map(|p| (p.qd as f64, p.iops)).collect(),
-        );
-        s.tips = cv
-            .iter()
-            .map(|p| format!("QD {}: {} IOPS", p.qd, fmt_count(p.iops)))
-            .collect();
-        c.series.push(s);
-        let reps: Vec<(f64, f64, String)> = cv
-            .iter()
-            .flat_map(|p| {
-                p.runs
-                    .iter()
-                    .filter_map(|id| run(d, id))
-                    .map(move |r| (p.qd as f64, r.summary.iops, r.id.clone()))
-            })
-            .collect();
-        if reps.len() > cv.len() {
-            let mut s = Series::new(
-                &label(name, "each repeat"),
-                2 * i,
-                Style::Points,
-                reps.iter().map(|r| (r.0, r.1)).collect(),
-            );
-            s.tips = reps
-                .iter()
-                .map(|r| format!("{}: {} IOPS", r.2, fmt_count(r.1)))
-                .collect();
-            s.color = format!("{}99", color(2 * i));
-            c.series.push(s);
-        }
-        if cv.iter().any(|p| p.device_iops.is_some()) {
-            let pts = cv
-                .iter()
-                .filter_map(|p| p.device_iops.map(|v| (p.qd as f64, v)))
-                .collect();
-            c.series.push(Series::new(
-                &label(name, "device alone (model, virtual time)"),
-                2 * i + 1,
-                Style::Dashed,
-                pts,
-            ));
-        }
+    for (i, &(name, d)) in docs.iter().enumerate() {
+        qd_lines(&mut c, i, name, d);
+        // The device limit once, unless the studies' limits differ.
         let lim = d.figures.device_limit.iops;
-        if let Some(l) = lim.filter(|_| i == 0 || docs[0].1.figures.device_limit.iops != lim) {
-            c.marks.push(Mark::HLine {
-                y: l,
-                label: format!(
-                    "{}device limit {} IOPS ({})",
-                    prefix(name),
-                    fmt_count(l),
-                    d.figures.device_limit.basis
-                ),
-            });
-        }
-        if let Some(k) = d.figures.knee_qd {
-            c.marks.push(Mark::VLine {
-                x: k as f64,
-                label: format!("{}knee QD {k}", prefix(name)),
-            });
-        }
-        for p in cv {
+        let first = lim.filter(|_| i == 0 || docs[0].1.figures.device_limit.iops != lim);
+        qd_marks(&mut c, name, d, first);
+        for p in curve(d) {
             t.row(vec![
                 name.to_string(),
                 p.qd.to_string(),
@@ -162,6 +102,79 @@ pub fn qd_iops(docs: &[Named]) -> Figure {
     }
 }
 
+/// A study's IOPS against depth: the best of each depth's repeats, every
+/// repeat as dots, and the device alone where a model gives it.
+fn qd_lines(c: &mut XyChart, i: usize, name: &str, d: &StudyDoc) {
+    let cv = curve(d);
+    let mut s = Series::new(
+        &label(name, "measured (best of repeats)"),
+        2 * i,
+        style_of(i, Style::Line),
+        cv.iter().map(|p| (p.qd as f64, p.iops)).collect(),
+    );
+    s.tips = cv
+        .iter()
+        .map(|p| format!("QD {}: {} IOPS", p.qd, fmt_count(p.iops)))
+        .collect();
+    c.series.push(s);
+    let reps: Vec<(f64, f64, String)> = cv
+        .iter()
+        .flat_map(|p| {
+            p.runs
+                .iter()
+                .filter_map(|id| run(d, id))
+                .map(move |r| (p.qd as f64, r.summary.iops, r.id.clone()))
+        })
+        .collect();
+    if reps.len() > cv.len() {
+        let mut s = Series::new(
+            &label(name, "each repeat"),
+            2 * i,
+            Style::Points,
+            reps.iter().map(|r| (r.0, r.1)).collect(),
+        );
+        s.tips = reps
+            .iter()
+            .map(|r| format!("{}: {} IOPS", r.2, fmt_count(r.1)))
+            .collect();
+        s.color = format!("{}99", color(2 * i));
+        c.series.push(s);
+    }
+    if cv.iter().any(|p| p.device_iops.is_some()) {
+        let pts = cv
+            .iter()
+            .filter_map(|p| p.device_iops.map(|v| (p.qd as f64, v)))
+            .collect();
+        c.series.push(Series::new(
+            &label(name, "device alone (model, virtual time)"),
+            2 * i + 1,
+            Style::Dashed,
+            pts,
+        ));
+    }
+}
+
+/// A study's device limit (`limit`, when it is to be drawn) and knee.
+fn qd_marks(c: &mut XyChart, name: &str, d: &StudyDoc, limit: Option<f64>) {
+    if let Some(l) = limit {
+        c.marks.push(Mark::HLine {
+            y: l,
+            label: format!(
+                "{}device limit {} IOPS ({})",
+                prefix(name),
+                fmt_count(l),
+                d.figures.device_limit.basis
+            ),
+        });
+    }
+    if let Some(k) = d.figures.knee_qd {
+        c.marks.push(Mark::VLine {
+            x: k as f64,
+            label: format!("{}knee QD {k}", prefix(name)),
+        });
+    }
+}
+
 fn prefix(name: &str) -> String {
     if name.is_empty() {
         String::new()
@@ -182,21 +195,63 @@ fn drop_study_column(t: &mut Table, docs: &[Named]) {
 
 /// Latency against IOPS across queue depths: the hockey stick.
 pub fn hockey(docs: &[Named]) -> Figure {
-    let mut c = XyChart::new(
-        "Latency against IOPS across queue depths (4 KiB random reads)",
-        Axis::linear("IOPS", Unit::Count),
-        Axis::linear("latency", Unit::Ns),
-    );
-    c.height = 320.0;
-    let mut t = Table::new(&[
-        "study",
-        "config",
-        "QD",
-        "IOPS",
-        "mean latency",
-        "p99 latency",
-    ]);
-    for (i, (name, d)) in docs.iter().enumerate() {
+    let mut h = Hockey::new();
+    for (i, &(name, d)) in docs.iter().enumerate() {
+        h.curves(i, name, d);
+        if docs.len() == 1 {
+            h.device_model(name, d);
+        }
+        h.engines(i, name, d);
+        h.knee(name, d);
+    }
+    let Hockey { c, mut t } = h;
+    drop_study_column(&mut t, docs);
+    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
+        Body::Missing(skipped_why(
+            docs[0].1,
+            "qd",
+            "the queue-depth sweep has no successful run.",
+        ))
+    } else {
+        Body::Chart(c.svg())
+    };
+    Figure {
+        id: "latency".into(),
+        title: c.title.clone(),
+        note: "Each point is a queue depth: IOPS rise with depth until the device (or the platform) saturates; past the knee, depth adds latency, not IOPS.".into(),
+        body,
+        table: Some(t),
+    }
+}
+
+/// The latency-against-IOPS chart and its table, as each study adds its
+/// lines.
+struct Hockey {
+    c: XyChart,
+    t: Table,
+}
+
+impl Hockey {
+    fn new() -> Self {
+        let mut c = XyChart::new(
+            "Latency against IOPS across queue depths (4 KiB random reads)",
+            Axis::linear("IOPS", Unit::Count),
+            Axis::linear("latency", Unit::Ns),
+        );
+        c.height = 320.0;
+        let t = Table::new(&[
+            "study",
+            "config",
+            "QD",
+            "IOPS",
+            "mean latency",
+            "p99 latency",
+        ]);
+        Hockey { c, t }
+    }
+
+    /// The study's mean and p99 latency across the queue-depth sweep.
+    fn curves(&mut self, i: usize, name: &str, d: &StudyDoc) {
         let cv = curve(d);
         let col = 2 * i;
         let mut mean = Series::new(
@@ -234,10 +289,10 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 )
             })
             .collect();
-        c.series.push(mean);
-        c.series.push(p99);
+        self.c.series.push(mean);
+        self.c.series.push(p99);
         for p in cv {
-            t.row(vec![
+            self.t.row(vec![
                 name.to_string(),
                 "this platform".into(),
                 p.qd.to_string(),
@@ -246,42 +301,43 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 fmt_ns(p.lat_p99_ns as f64),
             ]);
         }
-        if docs.len() == 1 && cv.iter().any(|p| p.device_iops.is_some()) {
-            let dev: Vec<_> = cv
-                .iter()
-                .filter_map(|p| Some((p.device_iops?, p.device_lat_mean_ns?, p.qd)))
-                .collect();
-            c.series.push(Series::new(
-                "device alone: mean (model)",
-                2,
-                Style::Dashed,
-                dev.iter().map(|d| (d.0, d.1)).collect(),
-            ));
-            for p in &dev {
-                t.row(vec![
-                    name.to_string(),
-                    "device alone (model)".into(),
-                    p.2.to_string(),
-                    fmt_count(p.0),
-                    fmt_ns(p.1),
-                    "-".into(),
-                ]);
-            }
+    }
+
+    /// The device alone, as the emulator's model has it (one study only).
+    fn device_model(&mut self, name: &str, d: &StudyDoc) {
+        let cv = curve(d);
+        if !cv.iter().any(|p| p.device_iops.is_some()) {
+            return;
         }
-        // One line per engine (engine sweep on real targets).
-        let mut engines: Vec<&str> = d
-            .figures
-            .comparisons
-            .engines
+        let dev: Vec<_> = cv
             .iter()
-            .map(|e| e.engine.as_str())
+            .filter_map(|p| Some((p.device_iops?, p.device_lat_mean_ns?, p.qd)))
             .collect();
+        self.c.series.push(Series::new(
+            "device alone: mean (model)",
+            2,
+            Style::Dashed,
+            dev.iter().map(|d| (d.0, d.1)).collect(),
+        ));
+        for p in &dev {
+            self.t.row(vec![
+                name.to_string(),
+                "device alone (model)".into(),
+                p.2.to_string(),
+                fmt_count(p.0),
+                fmt_ns(p.1),
+                "-".into(),
+            ]);
+        }
+    }
+
+    /// One line per engine (engine sweep on real targets).
+    fn engines(&mut self, i: usize, name: &str, d: &StudyDoc) {
+        let all = &d.figures.comparisons.engines;
+        let mut engines: Vec<&str> = all.iter().map(|e| e.engine.as_str()).collect();
         engines.dedup();
         for (k, e) in engines.iter().enumerate() {
-            let mut pts: Vec<_> = d
-                .figures
-                .comparisons
-                .engines
+            let mut pts: Vec<_> = all
                 .iter()
                 .filter(|p| p.engine == *e && p.threads <= 1)
                 .collect();
@@ -293,9 +349,9 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 pts.iter().map(|p| (p.iops, p.lat_mean_ns)).collect(),
             );
             s.labels = pts.iter().map(|p| format!("QD {}", p.qd)).collect();
-            c.series.push(s);
+            self.c.series.push(s);
             for p in pts {
-                t.row(vec![
+                self.t.row(vec![
                     name.to_string(),
                     format!("engine {e}"),
                     p.qd.to_string(),
@@ -305,33 +361,21 @@ pub fn hockey(docs: &[Named]) -> Figure {
                 ]);
             }
         }
+    }
+
+    /// A vertical line at the knee's IOPS.
+    fn knee(&mut self, name: &str, d: &StudyDoc) {
+        let cv = curve(d);
         if let Some(k) = d
             .figures
             .knee_qd
             .and_then(|k| cv.iter().find(|p| p.qd == k))
         {
-            c.marks.push(Mark::VLine {
+            self.c.marks.push(Mark::VLine {
                 x: k.iops,
                 label: format!("{}knee QD {}", prefix(name), k.qd),
             });
         }
-    }
-    drop_study_column(&mut t, docs);
-    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
-        Body::Missing(skipped_why(
-            docs[0].1,
-            "qd",
-            "the queue-depth sweep has no successful run.",
-        ))
-    } else {
-        Body::Chart(c.svg())
-    };
-    Figure {
-        id: "latency".into(),
-        title: c.title.clone(),
-        note: "Each point is a queue depth: IOPS rise with depth until the device (or the platform) saturates; past the knee, depth adds latency, not IOPS.".into(),
-        body,
-        table: Some(t),
     }
 }
 

@@ -19,6 +19,38 @@ use std::fmt::Write as _;
 pub fn render(r: &RunResult) -> String {
     let s = PointSummary::from_result(r);
     let jobs: Vec<String> = r.jobs.iter().map(|j| j.name.clone()).collect();
+    let mut body = run_header(r, &s, &jobs);
+    body.push_str(&answer(r, &s));
+    let tl = timeline::of_run(r, jobs.first().map_or("run", |j| j.as_str()));
+    let note = timeline::window_note(&tl);
+    body.push_str(&section(
+        "s-latency",
+        "Latency and where it goes",
+        "",
+        &[
+            percentiles(r).html(),
+            decomposition(&s).html(),
+            cpu(r, &s).html(),
+        ],
+    ));
+    if let Some(e) = super::exactcpu::section(r) {
+        body.push_str(&e);
+    }
+    body.push_str(&section(
+        "s-over-time",
+        "Over time",
+        "",
+        &[
+            timeline::timeline_figure(&tl, "timeline", &note).html(),
+            timeline::heatmap_figure(&tl, "heatmap").html(),
+        ],
+    ));
+    body.push_str(&platform_section(r));
+    page(&format!("ssdready run: {}", jobs.join(", ")), &body)
+}
+
+/// The page's header (jobs, targets, when, where) and its banners.
+fn run_header(r: &RunResult, s: &PointSummary, jobs: &[String]) -> String {
     let targets: Vec<String> = r
         .jobs
         .iter()
@@ -63,40 +95,24 @@ pub fn render(r: &RunResult) -> String {
             esc(f)
         );
     }
+    body
+}
+
+/// The key figures, the jobs and the notes on them.
+fn answer(r: &RunResult, s: &PointSummary) -> String {
     let mut notes = String::from("<li>A single run has one queue depth: the device's limit, the knee and verdicts come from <code>ssdready study</code>.</li>");
     for w in r.warnings.iter().chain(&s.checks_disagree) {
         let _ = write!(notes, "<li>{}</li>", esc(w));
     }
-    let _ = write!(
-        body,
+    format!(
         "<div class=\"answer\"><div class=\"kpis\">{}</div><div class=\"verdicts\"><h2>Jobs</h2>{}<ul class=\"plain\">{notes}</ul></div></div>",
-        kpis(&key_figures(r, &s)),
+        kpis(&key_figures(r, s)),
         jobs_table(r).html()
-    );
-    let tl = timeline::of_run(r, jobs.first().map_or("run", |j| j.as_str()));
-    let note = timeline::window_note(&tl);
-    body.push_str(&section(
-        "s-latency",
-        "Latency and where it goes",
-        "",
-        &[
-            percentiles(r).html(),
-            decomposition(&s).html(),
-            cpu(r, &s).html(),
-        ],
-    ));
-    if let Some(e) = super::exactcpu::section(r) {
-        body.push_str(&e);
-    }
-    body.push_str(&section(
-        "s-over-time",
-        "Over time",
-        "",
-        &[
-            timeline::timeline_figure(&tl, "timeline", &note).html(),
-            timeline::heatmap_figure(&tl, "heatmap").html(),
-        ],
-    ));
+    )
+}
+
+/// The platform and lab conditions, and the footer.
+fn platform_section(r: &RunResult) -> String {
     let mut rows = platform_rows(&r.platform);
     rows.push((
         "clock".into(),
@@ -111,16 +127,14 @@ pub fn render(r: &RunResult) -> String {
         None,
     ));
     let warned = rows.iter().filter(|x| x.2.is_some()).count();
-    let _ = write!(
-        body,
+    format!(
         "<section class=\"sec\" id=\"platform\"><h2>Platform and lab conditions</h2><p class=\"intro\">{}</p><div class=\"card\">{}</div></section>\n<footer>{} · rendered from the run's native JSON (schema {} v{}) · re-render with <code>ssdready report DIR</code></footer>",
         if warned > 0 { format!("{warned} condition(s) can make results noisy or unrepresentative (highlighted).") } else { "No lab condition was flagged.".into() },
         kv_table(&rows),
         esc(&r.tool),
         esc(&r.schema),
         r.schema_version
-    );
-    page(&format!("ssdready run: {}", jobs.join(", ")), &body)
+    )
 }
 
 fn key_figures(r: &RunResult, s: &PointSummary) -> Vec<Kpi> {

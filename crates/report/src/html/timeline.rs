@@ -203,21 +203,51 @@ pub fn timeline_figure(tl: &Timeline, id: &str, note: &str) -> Figure {
             table: None,
         };
     }
-    let xt = if tl.several {
+    let marks = window_marks(tl);
+    let has_lat = tl.seconds.iter().any(|s| s.sample.lat_count() > 0);
+    let mut body = iops_chart(tl, marks.clone()).svg();
+    if has_lat {
+        body.push_str(&latency_chart(tl, marks).svg());
+    }
+    let mut note = note.to_string();
+    if !has_lat {
+        note.push_str(
+            " Per-second latency is not in this result (written before ssdready kept it).",
+        );
+    }
+    Figure {
+        id: id.into(),
+        title,
+        note,
+        body: Body::Chart(body),
+        table: Some(seconds_table(tl)),
+    }
+}
+
+/// The time axis's title.
+fn time_axis(tl: &Timeline) -> &'static str {
+    if tl.several {
         "measured time, runs one after another"
     } else {
         "time since the measured window began"
-    };
+    }
+}
+
+/// A second's middle, where its point goes.
+fn mid(s: &Second) -> f64 {
+    s.t0 + s.dur / 2.0
+}
+
+/// IOPS per second, with the run's windows marked.
+fn iops_chart(tl: &Timeline, marks: Vec<Mark>) -> XyChart {
     let style = if tl.several {
         Style::Points
     } else {
         Style::Line
     };
-    let mid = |s: &Second| s.t0 + s.dur / 2.0;
-    let tips = |f: &dyn Fn(&Second) -> String| tl.seconds.iter().map(f).collect::<Vec<_>>();
     let mut iops = XyChart::new(
         &format!("IOPS per second, {}", what(tl)),
-        Axis::linear(xt, Unit::Seconds),
+        Axis::linear(time_axis(tl), Unit::Seconds),
         Axis::linear("IOPS", Unit::Count),
     );
     iops.height = 220.0;
@@ -227,72 +257,85 @@ pub fn timeline_figure(tl: &Timeline, id: &str, note: &str) -> Figure {
         style,
         tl.seconds.iter().map(|s| (mid(s), s.iops())).collect(),
     );
-    s.tips = tips(&|s| format!("{} at {:.1} s: {} IOPS", s.run, s.t0, fmt_count(s.iops())));
+    s.tips = tl
+        .seconds
+        .iter()
+        .map(|s| format!("{} at {:.1} s: {} IOPS", s.run, s.t0, fmt_count(s.iops())))
+        .collect();
     iops.series.push(s);
-    let marks = window_marks(tl);
-    iops.marks = marks.clone();
-    let has_lat = tl.seconds.iter().any(|s| s.sample.lat_count() > 0);
-    let mut body = iops.svg();
-    if has_lat {
-        let mut lat = XyChart::new(
-            &format!("Latency per second, {}", what(tl)),
-            Axis::linear(xt, Unit::Seconds),
-            Axis::log10("latency", Unit::Ns),
-        );
-        lat.height = 220.0;
-        let with_lat: Vec<&Second> = tl
-            .seconds
+    iops.marks = marks;
+    iops
+}
+
+/// Mean and p99 latency of each second that has latency samples.
+fn latency_chart(tl: &Timeline, marks: Vec<Mark>) -> XyChart {
+    let style = if tl.several {
+        Style::Points
+    } else {
+        Style::Line
+    };
+    let mut lat = XyChart::new(
+        &format!("Latency per second, {}", what(tl)),
+        Axis::linear(time_axis(tl), Unit::Seconds),
+        Axis::log10("latency", Unit::Ns),
+    );
+    lat.height = 220.0;
+    let with_lat: Vec<&Second> = tl
+        .seconds
+        .iter()
+        .filter(|s| s.sample.lat_count() > 0)
+        .collect();
+    let mut mean = Series::new(
+        "mean",
+        0,
+        style,
+        with_lat
             .iter()
-            .filter(|s| s.sample.lat_count() > 0)
-            .collect();
-        let mut mean = Series::new(
-            "mean",
-            0,
-            style,
-            with_lat
-                .iter()
-                .map(|s| (mid(s), s.sample.lat_mean_ns()))
-                .collect(),
-        );
-        mean.tips = with_lat
+            .map(|s| (mid(s), s.sample.lat_mean_ns()))
+            .collect(),
+    );
+    mean.tips = with_lat
+        .iter()
+        .map(|s| {
+            format!(
+                "{} at {:.1} s: mean {}",
+                s.run,
+                s.t0,
+                fmt_ns(s.sample.lat_mean_ns())
+            )
+        })
+        .collect();
+    let mut p99 = Series::new(
+        "p99 (±12.5 %)",
+        1,
+        if tl.several {
+            Style::Points
+        } else {
+            Style::Dashed
+        },
+        with_lat
             .iter()
-            .map(|s| {
-                format!(
-                    "{} at {:.1} s: mean {}",
-                    s.run,
-                    s.t0,
-                    fmt_ns(s.sample.lat_mean_ns())
-                )
-            })
-            .collect();
-        let mut p99 = Series::new(
-            "p99 (±12.5 %)",
-            1,
-            if tl.several {
-                Style::Points
-            } else {
-                Style::Dashed
-            },
-            with_lat
-                .iter()
-                .map(|s| (mid(s), s.sample.lat_percentile(99.0) as f64))
-                .collect(),
-        );
-        p99.tips = with_lat
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} at {:.1} s: p99 {}",
-                    s.run,
-                    s.t0,
-                    fmt_ns(s.sample.lat_percentile(99.0) as f64)
-                )
-            })
-            .collect();
-        lat.series = vec![mean, p99];
-        lat.marks = marks;
-        body.push_str(&lat.svg());
-    }
+            .map(|s| (mid(s), s.sample.lat_percentile(99.0) as f64))
+            .collect(),
+    );
+    p99.tips = with_lat
+        .iter()
+        .map(|s| {
+            format!(
+                "{} at {:.1} s: p99 {}",
+                s.run,
+                s.t0,
+                fmt_ns(s.sample.lat_percentile(99.0) as f64)
+            )
+        })
+        .collect();
+    lat.series = vec![mean, p99];
+    lat.marks = marks;
+    lat
+}
+
+/// Every second's figures, as a table.
+fn seconds_table(tl: &Timeline) -> Table {
     let mut t = Table::new(&[
         "t (s)",
         "run",
@@ -320,19 +363,7 @@ pub fn timeline_figure(tl: &Timeline, id: &str, note: &str) -> Figure {
             lat(s.sample.lat_max_ns as f64),
         ]);
     }
-    let mut note = note.to_string();
-    if !has_lat {
-        note.push_str(
-            " Per-second latency is not in this result (written before ssdready kept it).",
-        );
-    }
-    Figure {
-        id: id.into(),
-        title,
-        note,
-        body: Body::Chart(body),
-        table: Some(t),
-    }
+    t
 }
 
 /// The ramp and steady windows of a single run, as shaded bands.
@@ -409,7 +440,53 @@ pub fn heatmap_figure(tl: &Timeline, id: &str) -> Figure {
     }
     // Columns: seconds, merged in groups when there are too many.
     let group = lat.len().div_ceil(MAX_COLUMNS);
-    let mut cols: Vec<(f64, f64, String, [u64; SEC_LAT_BUCKETS / 4 + 1])> = Vec::new();
+    let cols = heat_columns(&lat, group);
+    let used = |o: usize| cols.iter().any(|c| c.3[o] > 0);
+    let lo = (0..cols[0].3.len()).find(|&o| used(o)).unwrap_or(0);
+    let hi = (0..cols[0].3.len()).rev().find(|&o| used(o)).unwrap_or(lo);
+    let rows: Vec<(f64, f64)> = (lo..=hi).map(octave_bounds).collect();
+    let cells: Vec<Vec<f64>> = cols
+        .iter()
+        .map(|c| {
+            let n: u64 = c.3.iter().sum();
+            (lo..=hi)
+                .map(|o| if n > 0 { c.3[o] as f64 / n as f64 } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    let t = heat_table(&cols, &rows, lo, hi);
+    let h = HeatMap {
+        title: title.clone(),
+        x: Axis::linear(time_axis(tl), Unit::Seconds),
+        y: Axis::log10("latency", Unit::Ns),
+        columns: cols.iter().map(|c| (c.0, c.1)).collect(),
+        rows,
+        cells,
+        column_tips: cols.iter().map(|c| c.2.clone()).collect(),
+        segments: tl.segments.clone(),
+        legend: "share of the column's I/Os (sqrt)".into(),
+    };
+    let merged = if group > 1 {
+        format!(" Each column merges {group} seconds.")
+    } else {
+        String::new()
+    };
+    Figure {
+        id: id.into(),
+        title,
+        note: format!("Each column is one second; each row a doubling of latency; colour is the share of that second's I/Os (the data table has the counts).{merged}"),
+        body: Body::Chart(h.svg()),
+        table: Some(t),
+    }
+}
+
+/// A heat map column: its start and end (s), its label, and its I/Os in
+/// each latency octave.
+type HeatColumn = (f64, f64, String, [u64; SEC_LAT_BUCKETS / 4 + 1]);
+
+/// The seconds with latency, `group` to a column.
+fn heat_columns(lat: &[&Second], group: usize) -> Vec<HeatColumn> {
+    let mut cols = Vec::new();
     for chunk in lat.chunks(group) {
         let mut oct = [0u64; SEC_LAT_BUCKETS / 4 + 1];
         for s in chunk {
@@ -432,26 +509,20 @@ pub fn heatmap_figure(tl: &Timeline, id: &str) -> Figure {
         };
         cols.push((a, z, label, oct));
     }
-    let used = |o: usize| cols.iter().any(|c| c.3[o] > 0);
-    let lo = (0..cols[0].3.len()).find(|&o| used(o)).unwrap_or(0);
-    let hi = (0..cols[0].3.len()).rev().find(|&o| used(o)).unwrap_or(lo);
-    let bounds = |o: usize| {
-        let a = if o == 0 { 1 } else { sec_lat_bucket_low(4 * o) };
-        (
-            a as f64,
-            sec_lat_bucket_low((4 * (o + 1)).min(SEC_LAT_BUCKETS - 1)).max(a + 1) as f64,
-        )
-    };
-    let rows: Vec<(f64, f64)> = (lo..=hi).map(bounds).collect();
-    let cells: Vec<Vec<f64>> = cols
-        .iter()
-        .map(|c| {
-            let n: u64 = c.3.iter().sum();
-            (lo..=hi)
-                .map(|o| if n > 0 { c.3[o] as f64 / n as f64 } else { 0.0 })
-                .collect()
-        })
-        .collect();
+    cols
+}
+
+/// A latency octave's bounds (ns).
+fn octave_bounds(o: usize) -> (f64, f64) {
+    let a = if o == 0 { 1 } else { sec_lat_bucket_low(4 * o) };
+    (
+        a as f64,
+        sec_lat_bucket_low((4 * (o + 1)).min(SEC_LAT_BUCKETS - 1)).max(a + 1) as f64,
+    )
+}
+
+/// The heat map's counts, a row per column and a column per octave.
+fn heat_table(cols: &[HeatColumn], rows: &[(f64, f64)], lo: usize, hi: usize) -> Table {
     let mut head = vec!["t (s)".to_string(), "run".into(), "I/Os".into()];
     head.extend(
         rows.iter()
@@ -461,7 +532,7 @@ pub fn heatmap_figure(tl: &Timeline, id: &str) -> Figure {
         head,
         rows: Vec::new(),
     };
-    for c in &cols {
+    for c in cols {
         let mut r = vec![
             format!("{:.1}–{:.1}", c.0, c.1),
             c.2.clone(),
@@ -470,36 +541,7 @@ pub fn heatmap_figure(tl: &Timeline, id: &str) -> Figure {
         r.extend((lo..=hi).map(|o| c.3[o].to_string()));
         t.row(r);
     }
-    let h = HeatMap {
-        title: title.clone(),
-        x: Axis::linear(
-            if tl.several {
-                "measured time, runs one after another"
-            } else {
-                "time since the measured window began"
-            },
-            Unit::Seconds,
-        ),
-        y: Axis::log10("latency", Unit::Ns),
-        columns: cols.iter().map(|c| (c.0, c.1)).collect(),
-        rows,
-        cells,
-        column_tips: cols.iter().map(|c| c.2.clone()).collect(),
-        segments: tl.segments.clone(),
-        legend: "share of the column's I/Os (sqrt)".into(),
-    };
-    let merged = if group > 1 {
-        format!(" Each column merges {group} seconds.")
-    } else {
-        String::new()
-    };
-    Figure {
-        id: id.into(),
-        title,
-        note: format!("Each column is one second; each row a doubling of latency; colour is the share of that second's I/Os (the data table has the counts).{merged}"),
-        body: Body::Chart(h.svg()),
-        table: Some(t),
-    }
+    t
 }
 
 #[cfg(test)]

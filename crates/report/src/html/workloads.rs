@@ -9,6 +9,7 @@ use super::curves::skipped_why;
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use ssdready_study::model::StudyDoc;
+use ssdready_study::sweeps::Comparisons;
 use std::fmt::Write as _;
 
 /// Bandwidth against block size, with the device's bandwidth limit.
@@ -143,22 +144,42 @@ pub fn mixes(d: &StudyDoc) -> Figure {
 /// that did not.
 pub fn comparisons(d: &StudyDoc) -> Vec<String> {
     let c = &d.figures.comparisons;
-    let mut out = Vec::new();
-    let bars = |id: &str,
-                title: &str,
-                cat: &str,
-                cats: Vec<String>,
-                vals: Vec<f64>,
-                t: Table,
-                note: &str| {
+    let mut out: Vec<String> = [
+        schedulers_card(c),
+        engines_card(c),
+        buffered_card(c),
+        raw_card(c),
+        devices_card(c),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if out.is_empty() {
+        out.push(not_studied(d, "comparisons"));
+    } else if !d.skipped.is_empty() {
+        out.push(not_studied(d, "not-studied"));
+    }
+    out
+}
+
+/// One comparison's card: its id, title and note.
+struct Card<'a> {
+    id: &'a str,
+    title: &'a str,
+    note: &'a str,
+}
+
+impl Card<'_> {
+    /// The card as horizontal IOPS bars (one per category) and its table.
+    fn bars(&self, cats: Vec<String>, vals: Vec<f64>, t: Table) -> String {
         Figure {
-            id: id.into(),
-            title: title.into(),
-            note: note.into(),
+            id: self.id.into(),
+            title: self.title.into(),
+            note: self.note.into(),
             body: Body::Chart(
                 StackedBars {
-                    title: title.into(),
-                    category_title: cat.into(),
+                    title: self.title.into(),
+                    category_title: "".into(),
                     categories: cats,
                     parts: vec![("IOPS".into(), vals)],
                     value: Axis::linear("IOPS", Unit::Count),
@@ -170,183 +191,192 @@ pub fn comparisons(d: &StudyDoc) -> Vec<String> {
             table: Some(t),
         }
         .html()
-    };
-    if !c.schedulers.is_empty() {
-        let mut t = Table::new(&[
-            "scheduler",
-            "QD",
-            "IOPS",
-            "mean latency",
-            "cost against none",
-            "queued",
-            "runs",
+    }
+}
+
+fn schedulers_card(c: &Comparisons) -> Option<String> {
+    if c.schedulers.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(&[
+        "scheduler",
+        "QD",
+        "IOPS",
+        "mean latency",
+        "cost against none",
+        "queued",
+        "runs",
+    ]);
+    for s in &c.schedulers {
+        t.row(vec![
+            s.scheduler.clone(),
+            s.qd.to_string(),
+            fmt_count(s.iops),
+            fmt_ns(s.lat_mean_ns),
+            s.cost_pct.map_or("-".into(), |v| format!("{v:.1} %")),
+            s.queued_ns.map_or("-".into(), fmt_ns),
+            s.runs.join(" "),
         ]);
-        for s in &c.schedulers {
-            t.row(vec![
-                s.scheduler.clone(),
-                s.qd.to_string(),
-                fmt_count(s.iops),
-                fmt_ns(s.lat_mean_ns),
-                s.cost_pct.map_or("-".into(), |v| format!("{v:.1} %")),
-                s.queued_ns.map_or("-".into(), fmt_ns),
-                s.runs.join(" "),
-            ]);
-        }
-        out.push(bars(
-            "comparisons",
-            "IOPS by I/O scheduler and depth",
-            "",
+    }
+    let card = Card {
+        id: "comparisons",
+        title: "IOPS by I/O scheduler and depth",
+        note: "Cost: IOPS lost against none at the same depth.",
+    };
+    Some(
+        card.bars(
             c.schedulers
                 .iter()
                 .map(|s| format!("{} QD {}", s.scheduler, s.qd))
                 .collect(),
             c.schedulers.iter().map(|s| s.iops).collect(),
             t,
-            "Cost: IOPS lost against none at the same depth.",
-        ));
+        ),
+    )
+}
+
+fn engines_card(c: &Comparisons) -> Option<String> {
+    if c.engines.is_empty() {
+        return None;
     }
-    if !c.engines.is_empty() {
-        let mut t = Table::new(&[
-            "engine",
-            "QD",
-            "threads",
-            "IOPS",
-            "mean latency",
-            "CPU per I/O",
-            "runs",
+    let mut t = Table::new(&[
+        "engine",
+        "QD",
+        "threads",
+        "IOPS",
+        "mean latency",
+        "CPU per I/O",
+        "runs",
+    ]);
+    for e in &c.engines {
+        t.row(vec![
+            e.engine.clone(),
+            e.qd.to_string(),
+            e.threads.to_string(),
+            fmt_count(e.iops),
+            fmt_ns(e.lat_mean_ns),
+            e.cpu_ns_per_io.map_or("-".into(), fmt_ns),
+            e.runs.join(" "),
         ]);
-        for e in &c.engines {
-            t.row(vec![
-                e.engine.clone(),
-                e.qd.to_string(),
-                e.threads.to_string(),
-                fmt_count(e.iops),
-                fmt_ns(e.lat_mean_ns),
-                e.cpu_ns_per_io.map_or("-".into(), fmt_ns),
-                e.runs.join(" "),
-            ]);
-        }
-        out.push(bars(
-            "engines",
-            "IOPS by engine and depth",
-            "",
+    }
+    let card = Card {
+        id: "engines",
+        title: "IOPS by engine and depth",
+        note: "The engines' latency curves are in the latency-against-IOPS chart.",
+    };
+    Some(
+        card.bars(
             c.engines
                 .iter()
                 .map(|e| format!("{} QD {} × {}", e.engine, e.qd, e.threads))
                 .collect(),
             c.engines.iter().map(|e| e.iops).collect(),
             t,
-            "The engines' latency curves are in the latency-against-IOPS chart.",
-        ));
+        ),
+    )
+}
+
+fn buffered_card(c: &Comparisons) -> Option<String> {
+    if c.buffered.is_empty() {
+        return None;
     }
-    if !c.buffered.is_empty() {
-        let mut t = Table::new(&[
-            "QD",
-            "buffered IOPS",
-            "direct IOPS",
-            "page-cache hits",
-            "runs",
-        ]);
-        for b in &c.buffered {
-            t.row(vec![
-                b.qd.to_string(),
-                fmt_count(b.buffered_iops),
-                b.direct_iops.map_or("-".into(), fmt_count),
-                b.cache_hit_pct.map_or("-".into(), |v| format!("{v:.0} %")),
-                b.runs.join(" "),
-            ]);
-        }
-        let (cats, vals): (Vec<String>, Vec<f64>) = c
-            .buffered
-            .iter()
-            .flat_map(|b| {
-                [
-                    (format!("buffered QD {}", b.qd), b.buffered_iops),
-                    (format!("direct QD {}", b.qd), b.direct_iops.unwrap_or(0.0)),
-                ]
-            })
-            .unzip();
-        out.push(bars(
-            "buffered",
-            "Buffered against direct reads",
-            "",
-            cats,
-            vals,
-            t,
-            "Page-cache hits are reads that never reached the device.",
-        ));
-    }
-    if !c.raw_vs_file.is_empty() {
-        let mut t = Table::new(&[
-            "QD",
-            "raw device IOPS",
-            "file IOPS",
-            "file system cost",
-            "runs",
-        ]);
-        for r in &c.raw_vs_file {
-            t.row(vec![
-                r.qd.to_string(),
-                fmt_count(r.raw_iops),
-                r.file_iops.map_or("-".into(), fmt_count),
-                r.fs_cost_pct.map_or("-".into(), |v| format!("{v:.1} %")),
-                r.runs.join(" "),
-            ]);
-        }
-        let (cats, vals): (Vec<String>, Vec<f64>) = c
-            .raw_vs_file
-            .iter()
-            .flat_map(|r| {
-                [
-                    (format!("raw QD {}", r.qd), r.raw_iops),
-                    (format!("file QD {}", r.qd), r.file_iops.unwrap_or(0.0)),
-                ]
-            })
-            .unzip();
-        out.push(bars(
-            "raw",
-            "The raw device against a file on it",
-            "",
-            cats,
-            vals,
-            t,
-            "",
-        ));
-    }
-    if let Some(dv) = &c.devices {
-        let mut t = Table::new(&["what", "IOPS"]);
-        let mut cats = Vec::new();
-        let mut vals = Vec::new();
-        for (i, a) in dv.alone_iops.iter().enumerate() {
-            t.row(vec![format!("device {} alone", i + 1), fmt_count(*a)]);
-            cats.push(format!("device {} alone", i + 1));
-            vals.push(*a);
-        }
+    let mut t = Table::new(&[
+        "QD",
+        "buffered IOPS",
+        "direct IOPS",
+        "page-cache hits",
+        "runs",
+    ]);
+    for b in &c.buffered {
         t.row(vec![
-            format!(
-                "{} together ({:.0} % of the sum)",
-                dv.devices, dv.efficiency_pct
-            ),
-            fmt_count(dv.together_iops),
+            b.qd.to_string(),
+            fmt_count(b.buffered_iops),
+            b.direct_iops.map_or("-".into(), fmt_count),
+            b.cache_hit_pct.map_or("-".into(), |v| format!("{v:.0} %")),
+            b.runs.join(" "),
         ]);
-        cats.push("together".into());
-        vals.push(dv.together_iops);
-        out.push(bars(
-            "devices",
-            "Several devices together against each alone",
-            "",
-            cats,
-            vals,
-            t,
-            "",
-        ));
     }
-    if out.is_empty() {
-        out.push(not_studied(d, "comparisons"));
-    } else if !d.skipped.is_empty() {
-        out.push(not_studied(d, "not-studied"));
+    let (cats, vals): (Vec<String>, Vec<f64>) = c
+        .buffered
+        .iter()
+        .flat_map(|b| {
+            [
+                (format!("buffered QD {}", b.qd), b.buffered_iops),
+                (format!("direct QD {}", b.qd), b.direct_iops.unwrap_or(0.0)),
+            ]
+        })
+        .unzip();
+    let card = Card {
+        id: "buffered",
+        title: "Buffered against direct reads",
+        note: "Page-cache hits are reads that never reached the device.",
+    };
+    Some(card.bars(cats, vals, t))
+}
+
+fn raw_card(c: &Comparisons) -> Option<String> {
+    if c.raw_vs_file.is_empty() {
+        return None;
     }
-    out
+    let mut t = Table::new(&[
+        "QD",
+        "raw device IOPS",
+        "file IOPS",
+        "file system cost",
+        "runs",
+    ]);
+    for r in &c.raw_vs_file {
+        t.row(vec![
+            r.qd.to_string(),
+            fmt_count(r.raw_iops),
+            r.file_iops.map_or("-".into(), fmt_count),
+            r.fs_cost_pct.map_or("-".into(), |v| format!("{v:.1} %")),
+            r.runs.join(" "),
+        ]);
+    }
+    let (cats, vals): (Vec<String>, Vec<f64>) = c
+        .raw_vs_file
+        .iter()
+        .flat_map(|r| {
+            [
+                (format!("raw QD {}", r.qd), r.raw_iops),
+                (format!("file QD {}", r.qd), r.file_iops.unwrap_or(0.0)),
+            ]
+        })
+        .unzip();
+    let card = Card {
+        id: "raw",
+        title: "The raw device against a file on it",
+        note: "",
+    };
+    Some(card.bars(cats, vals, t))
+}
+
+fn devices_card(c: &Comparisons) -> Option<String> {
+    let dv = c.devices.as_ref()?;
+    let mut t = Table::new(&["what", "IOPS"]);
+    let mut cats = Vec::new();
+    let mut vals = Vec::new();
+    for (i, a) in dv.alone_iops.iter().enumerate() {
+        t.row(vec![format!("device {} alone", i + 1), fmt_count(*a)]);
+        cats.push(format!("device {} alone", i + 1));
+        vals.push(*a);
+    }
+    t.row(vec![
+        format!(
+            "{} together ({:.0} % of the sum)",
+            dv.devices, dv.efficiency_pct
+        ),
+        fmt_count(dv.together_iops),
+    ]);
+    cats.push("together".into());
+    vals.push(dv.together_iops);
+    let card = Card {
+        id: "devices",
+        title: "Several devices together against each alone",
+        note: "",
+    };
+    Some(card.bars(cats, vals, t))
 }
 
 /// A card listing what the study did not do, and why.

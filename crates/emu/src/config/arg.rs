@@ -1,0 +1,109 @@
+//! Parsing an emulator parameter's value: [`Arg`] holds the key and its
+//! value, each parser's error names the key and the allowed values.
+
+use super::{parse_size, CompletionMode, GcPolicy};
+
+/// The keys `Params::set` takes, for its error on an unknown one.
+pub(super) const ALLOWED_KEYS: &str = "size, op, channels, dies_per_channel, pages_per_block, \
+                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
+                     suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
+                     fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
+                     completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
+                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
+                     fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
+                     fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp";
+
+/// One `key=value` of an emulator target, parsed as its field needs; each
+/// error names the key.
+pub(super) struct Arg<'a> {
+    pub(super) k: &'a str,
+    pub(super) v: &'a str,
+}
+
+impl Arg<'_> {
+    pub(super) fn int(&self) -> Result<u64, String> {
+        let (k, v) = (self.k, self.v);
+        v.parse::<u64>()
+            .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
+    }
+
+    /// A 32-bit field: values past u32 are refused, not truncated.
+    pub(super) fn int32(&self) -> Result<u32, String> {
+        self.int()
+            .and_then(|n| u32::try_from(n).map_err(|_| crate::geometry::out_of_range(self.k, n)))
+    }
+
+    pub(super) fn float(&self) -> Result<f64, String> {
+        self.float_of(self.v)
+    }
+
+    pub(super) fn float_of(&self, v: &str) -> Result<f64, String> {
+        let k = self.k;
+        v.parse::<f64>()
+            .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a number"))
+    }
+
+    /// A fraction, or a percentage with `%`.
+    pub(super) fn share(&self) -> Result<f64, String> {
+        match self.v.strip_suffix('%') {
+            Some(pct) => Ok(self.float_of(pct)? / 100.0),
+            None => self.float(),
+        }
+    }
+
+    pub(super) fn time(&self) -> Result<u64, String> {
+        self.time_of(self.v)
+    }
+
+    pub(super) fn time_of(&self, v: &str) -> Result<u64, String> {
+        ssdready_core::units::parse_time_ns(v, 1)
+            .map_err(|e| format!("emulator parameter '{}': {e}", self.k))
+    }
+
+    pub(super) fn boolean(&self) -> Result<bool, String> {
+        ssdready_core::units::parse_bool(self.v)
+            .map_err(|e| format!("emulator parameter '{}': {e}", self.k))
+    }
+
+    pub(super) fn size(&self) -> Result<u64, String> {
+        parse_size(self.v).map_err(|e| format!("emulator parameter '{}': {e}", self.k))
+    }
+
+    /// A 32-bit size, `field` named when it is out of range.
+    pub(super) fn size32(&self, field: &str) -> Result<u32, String> {
+        let n = self.size()?;
+        u32::try_from(n).map_err(|_| crate::geometry::out_of_range(field, n))
+    }
+}
+
+pub(super) fn gc_policy(v: &str) -> Result<GcPolicy, String> {
+    match v {
+        "greedy" => Ok(GcPolicy::Greedy),
+        "fifo" => Ok(GcPolicy::Fifo),
+        _ => Err(format!(
+            "emulator parameter 'gc': '{v}' (allowed: greedy, fifo)"
+        )),
+    }
+}
+
+pub(super) fn completion_mode(v: &str) -> Result<CompletionMode, String> {
+    match v {
+        "irq" | "interrupt" => Ok(CompletionMode::Irq),
+        "poll" => Ok(CompletionMode::Poll),
+        "hybrid" => Ok(CompletionMode::Hybrid),
+        _ => Err(format!(
+            "emulator parameter 'completion': '{v}' (allowed: irq, poll, hybrid)"
+        )),
+    }
+}
+
+/// `service`: whether service times are exponential (`exp`) or `fixed`.
+pub(super) fn exponential_service(v: &str) -> Result<bool, String> {
+    match v {
+        "fixed" => Ok(false),
+        "exp" => Ok(true),
+        _ => Err(format!(
+            "emulator parameter 'service': '{v}' (allowed: fixed, exp)"
+        )),
+    }
+}

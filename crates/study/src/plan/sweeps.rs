@@ -1,0 +1,396 @@
+//! The planner's sweeps, one step each: [`Planner`] holds the plan being
+//! built and adds each sweep's points, or says why it is skipped.
+
+use super::{doubling, fmt_bs, Plan, Point, Qd, StudyOptions, BS_QD, QDS};
+use crate::model::{Skip, SweepDoc, TargetKind, TargetProfile};
+
+/// The plan being built, and what every sweep's builder asks of the
+/// targets and the options.
+pub(super) struct Planner<'a> {
+    pub(super) p: Plan,
+    targets: &'a [TargetProfile],
+    /// The study's target (the first).
+    pub(super) t: &'a TargetProfile,
+    o: &'a StudyOptions,
+    emu: bool,
+    full: bool,
+    /// The engine of every point but the engine sweep's (None on an emulator).
+    pub(super) engine: Option<&'static str>,
+}
+
+impl<'a> Planner<'a> {
+    pub(super) fn new(targets: &'a [TargetProfile], o: &'a StudyOptions) -> Self {
+        let t = &targets[0];
+        let emu = t.kind == TargetKind::Emulator;
+        Planner {
+            p: Plan::default(),
+            targets,
+            t,
+            o,
+            emu,
+            full: !o.quick,
+            engine: (!emu).then_some("io_uring"),
+        }
+    }
+
+    /// Whether an optional sweep runs: always in a full study, else when named.
+    fn wants(&self, s: &str) -> bool {
+        self.full || self.o.sweeps.iter().any(|x| x == s)
+    }
+
+    /// Add a sweep of these points (none: no sweep).
+    fn sweep(&mut self, name: &str, what: String, pts: Vec<Point>) {
+        if !pts.is_empty() {
+            self.p.sweeps.push(SweepDoc {
+                name: name.into(),
+                points: pts.len(),
+                what,
+            });
+            self.p.points.extend(pts);
+        }
+    }
+
+    fn skip(&mut self, what: &str, why: impl Into<String>) {
+        self.p.skipped.push(Skip {
+            what: what.into(),
+            why: why.into(),
+        })
+    }
+
+    /// A sequential fill of a writable device, so that reads find written
+    /// blocks.
+    pub(super) fn fill(&mut self) {
+        let t = self.t;
+        if !self.emu && t.writable && t.kind != TargetKind::File {
+            let mut fill = Point::new("fill", "write", 1 << 20, Qd::Fixed(8), self.engine);
+            fill.writes = true;
+            self.sweep(
+                "fill",
+                "write the region once, sequentially in 1 MiB blocks, so that reads find written blocks".into(),
+                vec![fill],
+            );
+        } else if !self.emu && t.kind != TargetKind::File {
+            self.skip(
+                "preconditioning (a sequential fill before the reads)",
+                "writes are refused: reads may find blocks never written, which many SSDs answer without reading flash",
+            );
+        }
+    }
+
+    pub(super) fn qd(&mut self) {
+        let qd = QDS
+            .iter()
+            .map(|&q| Point::new("qd", "randread", 4096, Qd::Fixed(q), self.engine))
+            .collect();
+        self.sweep(
+            "qd",
+            "4 KiB random reads at QD 1, 2, 4 … 256, one thread; from QD 16 on, stops once two doublings add < 5 %"
+                .into(),
+            qd,
+        );
+    }
+
+    /// The key points again, for the noise between repeats.
+    pub(super) fn repeats(&mut self) {
+        let repeats = if self.o.quick { 2 } else { 4 };
+        let mut rep = Vec::new();
+        for r in 2..=repeats + 1 {
+            for q in [Qd::Fixed(1), Qd::BelowKnee, Qd::Knee, Qd::Peak] {
+                let mut pt = Point::new("repeat", "randread", 4096, q, self.engine);
+                pt.repeat = r;
+                rep.push(pt);
+            }
+        }
+        self.sweep(
+            "repeat",
+            format!(
+                "QD 1, the knee, the depth below it and the peak {repeats} more times each: the noise between repeats"
+            ),
+            rep,
+        );
+    }
+
+    /// QD 1 and the peak with `--profile` (and `--decompose`), as root.
+    pub(super) fn instrumented(&mut self) {
+        if !self.o.root {
+            self.skip(
+                "kernel profile and latency decomposition",
+                "need root (perf_event for every CPU, eBPF on the block tracepoints); run as root for clocks per I/O by layer and the platform share of latency",
+            );
+            return;
+        }
+        let pts = [Qd::Fixed(1), Qd::Peak]
+            .into_iter()
+            .map(|q| {
+                let mut pt = Point::new("instrumented", "randread", 4096, q, self.engine);
+                pt.instrumented = true;
+                pt
+            })
+            .collect();
+        let how = if self.emu {
+            "--profile (CPU by layer)"
+        } else {
+            "--profile and --decompose (CPU by layer, latency along the I/O path)"
+        };
+        self.sweep(
+            "instrumented",
+            format!("QD 1 and the peak depth with {how}"),
+            pts,
+        );
+    }
+
+    pub(super) fn threads(&mut self) {
+        let cpus = self.o.cpus;
+        if cpus <= 1 {
+            self.skip("threads sweep", "one CPU online");
+            return;
+        }
+        let mut pts = Vec::new();
+        let qds: &[Qd] = if self.full {
+            &[Qd::Fixed(1), Qd::Peak]
+        } else {
+            &[Qd::Fixed(1)]
+        };
+        for &q in qds {
+            for n in doubling(2, cpus) {
+                let mut pt = Point::new("threads", "randread", 4096, q, self.engine);
+                pt.threads = n;
+                pts.push(pt);
+            }
+        }
+        // The most threads at QD 1, twice: scaling is judged on its noise.
+        if let Some(last) = pts.iter().rfind(|p| p.qd == Qd::Fixed(1)).cloned() {
+            pts.push(Point { repeat: 2, ..last });
+        }
+        let what = format!(
+            "{} threads of 4 KiB random reads at QD 1 each (the most twice){}",
+            doubling(2, cpus)
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if self.full {
+                ", then at the peak depth each"
+            } else {
+                ""
+            }
+        );
+        self.sweep("threads", what, pts);
+    }
+
+    /// Writes, mixed and sequential at the peak depth (writes only where
+    /// the target may be written).
+    pub(super) fn mixes(&mut self) {
+        let t = self.t;
+        let mixes: &[&'static str] = if self.full {
+            &["randwrite", "randrw", "read", "write"]
+        } else {
+            &["randwrite", "randrw"]
+        };
+        let mut pts = Vec::new();
+        for &rw in mixes {
+            let mut pt = Point::new("rw", rw, 4096, Qd::Peak, self.engine);
+            if rw == "randrw" {
+                pt.rwmixread = Some(70);
+            }
+            if pt.writes && !t.writable {
+                continue;
+            }
+            pts.push(pt);
+        }
+        if !t.writable {
+            self.skip(
+                "writes (random, sequential and mixed)",
+                t.write_refusal
+                    .clone()
+                    .unwrap_or_else(|| "the target may not be written".into()),
+            );
+        }
+        self.sweep(
+            "rw",
+            format!("4 KiB {} at the peak depth", mixes.join(", ")),
+            pts,
+        );
+    }
+
+    /// Sequential reads of each block size the target can take.
+    pub(super) fn block_sizes(&mut self) {
+        let t = self.t;
+        let sizes: Vec<u64> = if self.full {
+            (9..=20).map(|s| 1u64 << s).collect()
+        } else {
+            vec![4096, 64 << 10, 1 << 20]
+        };
+        let mut pts = Vec::new();
+        for &bs in &sizes {
+            if !self.emu && bs < t.logical_block_size.max(512) {
+                self.skip(
+                    &format!("block size {}", fmt_bs(bs)),
+                    format!(
+                        "below the logical block size ({} bytes): direct I/O cannot use it",
+                        t.logical_block_size
+                    ),
+                );
+                continue;
+            }
+            pts.push(Point::new("bs", "read", bs, Qd::Fixed(BS_QD), self.engine));
+        }
+        self.sweep(
+            "bs",
+            format!(
+                "sequential reads of {} at QD {BS_QD}",
+                sizes
+                    .iter()
+                    .map(|&b| fmt_bs(b))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            pts,
+        );
+    }
+
+    /// psync and libaio against io_uring (real targets only).
+    pub(super) fn engines(&mut self) {
+        if self.emu {
+            self.skip(
+                "engines psync / io_uring / libaio",
+                "the emulator brings its own engine (a queue pair per thread); study a file or block device to compare engines",
+            );
+            return;
+        }
+        let mut pts = vec![
+            Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("psync")),
+            Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("libaio")),
+            Point::new("engine", "randread", 4096, Qd::Peak, Some("libaio")),
+        ];
+        if self.full {
+            let mut pt = Point::new("engine", "randread", 4096, Qd::Fixed(1), Some("psync"));
+            pt.threads = self.o.cpus.max(1);
+            pts.push(pt);
+        }
+        self.sweep(
+            "engine",
+            "psync and libaio against io_uring (the QD sweep's engine) at QD 1 and the peak depth"
+                .into(),
+            pts,
+        );
+    }
+    /// Optional: each I/O scheduler the device offers, at QD 1 and 32.
+    pub(super) fn schedulers(&mut self) {
+        if !self.wants("scheduler") {
+            return;
+        }
+        let t = self.t;
+        if self.emu || t.device.is_none() {
+            self.skip("I/O schedulers", "the target has no block device queue");
+        } else if !self.o.root {
+            self.skip(
+                "I/O schedulers",
+                "switching a device's scheduler needs root",
+            );
+        } else if t.schedulers.len() < 2 {
+            self.skip("I/O schedulers", "the device offers one scheduler only");
+        } else {
+            let mut pts = Vec::new();
+            for s in &t.schedulers {
+                for q in [Qd::Fixed(1), Qd::Fixed(32)] {
+                    let mut pt = Point::new("scheduler", "randread", 4096, q, self.engine);
+                    pt.scheduler = Some(s.clone());
+                    pts.push(pt);
+                }
+            }
+            let names = t.schedulers.join(", ");
+            self.sweep(
+                "scheduler",
+                format!(
+                    "4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"
+                ),
+                pts,
+            );
+        }
+    }
+
+    /// Optional: buffered reads against the direct ones.
+    pub(super) fn buffered(&mut self) {
+        if !self.wants("buffered") {
+            return;
+        }
+        if self.emu {
+            self.skip(
+                "direct against buffered I/O",
+                "the emulator has no page cache",
+            );
+            return;
+        }
+        let pts = [Qd::Fixed(1), Qd::Peak]
+            .into_iter()
+            .map(|q| {
+                let mut pt = Point::new("buffered", "randread", 4096, q, self.engine);
+                pt.direct = false;
+                pt
+            })
+            .collect();
+        self.sweep(
+            "buffered",
+            "buffered 4 KiB random reads at QD 1 and the peak depth, against the direct ones"
+                .into(),
+            pts,
+        );
+    }
+
+    /// Optional: the raw device under a file's file system, against the file.
+    pub(super) fn raw(&mut self) {
+        if !self.wants("raw") {
+            return;
+        }
+        let t = self.t;
+        if t.kind != TargetKind::File || t.device.is_none() {
+            self.skip(
+                "raw device against a file",
+                "the target is not a file on a block device's file system",
+            );
+        } else if !self.o.root {
+            self.skip(
+                "raw device against a file",
+                "reading the raw device needs root",
+            );
+        } else {
+            let pts = [Qd::Fixed(1), Qd::Peak]
+                .into_iter()
+                .map(|q| {
+                    let mut pt = Point::new("raw", "randread", 4096, q, self.engine);
+                    pt.raw_device = true;
+                    pt
+                })
+                .collect();
+            self.sweep(
+                "raw",
+                "reads of the raw device under the file system at QD 1 and the peak depth, against the file".into(),
+                pts,
+            );
+        }
+    }
+
+    /// Several targets: each other device alone, then all together.
+    pub(super) fn devices(&mut self) {
+        let n = self.targets.len();
+        if n > 1 {
+            let mut pts = Vec::new();
+            for i in 1..n {
+                let mut pt = Point::new("devices", "randread", 4096, Qd::Peak, self.engine);
+                pt.targets = vec![i];
+                pts.push(pt);
+            }
+            let mut all = Point::new("devices", "randread", 4096, Qd::Peak, self.engine);
+            all.targets = (0..n).collect();
+            pts.push(all);
+            self.sweep(
+                "devices",
+                format!("each other device alone, then all {n} together, at the peak depth"),
+                pts,
+            );
+        } else if self.o.sweeps.iter().any(|s| s == "devices") {
+            self.skip("several devices", "give several targets, comma-separated");
+        }
+    }
+}
