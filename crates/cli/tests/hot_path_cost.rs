@@ -14,10 +14,11 @@
 use std::process::Command;
 
 /// Instructions per I/O the loop may spend at queue depth 1 and 32: the
-/// goals, both met. In a release build the loop itself spends about 166
-/// and 296 (counted with callgrind); this count moves by a few from run to
-/// run on a loaded machine (163 to 170 and 295 to 301: the other threads'
-/// polling follows the wall clock), hence the least of three counts.
+/// goals, both met. In a release build the loop itself spends about 158
+/// and 285 (counted with callgrind); this count moves by a few from run to
+/// run (152 to 163 and 280 to 284 on a quiet machine; more when loaded:
+/// the other threads' polling follows the wall clock), hence the least of
+/// three counts.
 const BUDGET_QD1: u64 = 200;
 const BUDGET_QD32: u64 = 300;
 

@@ -398,8 +398,17 @@ impl<'a> Loop<'a> {
         while !self.done_issuing && self.inflight < self.depth_cap && burst < max_burst {
             burst += 1;
             if !F::FULL {
-                if let Some(rw) = self.flow.next_plain() {
-                    now = self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?;
+                // The run's I/O and the slow half's each issued on their own
+                // (merged, the run's would go through memory).
+                let issued = if let Some(rw) = self.flow.next_in_run() {
+                    Some(self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?)
+                } else if let Some(rw) = self.flow.next_plain_slow() {
+                    Some(self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?)
+                } else {
+                    None
+                };
+                if let Some(t) = issued {
+                    now = t;
                     if self.past_deadline(now) {
                         self.done_issuing = true;
                     }

@@ -25,16 +25,24 @@ impl JobFlow {
     /// [`JobFlow::next`] (which gives the same I/Os and every other step).
     #[inline(always)]
     pub fn next_plain(&mut self) -> Option<(u32, Ddir, u64, u32)> {
-        match self.plan.next_in_run() {
+        match self.next_in_run() {
             Some(io) => Some(io),
             None => self.next_plain_slow(),
         }
     }
 
+    /// The granted run's next I/O, None past it: [`JobFlow::next_plain`]'s
+    /// fast half, for a caller that handles the two halves apart (so that
+    /// the run's I/O stays in registers, not merged with the slow half's).
+    #[inline(always)]
+    pub fn next_in_run(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+        self.plan.next_in_run()
+    }
+
     /// [`JobFlow::next_plain`] past the run: settle it, then grant the next
     /// one, or give one I/O as the plan gives it.
     #[inline(never)]
-    fn next_plain_slow(&mut self) -> Option<(u32, Ddir, u64, u32)> {
+    pub fn next_plain_slow(&mut self) -> Option<(u32, Ddir, u64, u32)> {
         self.settle();
         if !self.lean
             || self.wrap_invalidate
