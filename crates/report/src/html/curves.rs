@@ -84,15 +84,7 @@ pub fn qd_iops(docs: &[Named]) -> Figure {
         }
     }
     drop_study_column(&mut t, docs);
-    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
-        Body::Missing(skipped_why(
-            docs[0].1,
-            "qd",
-            "the queue-depth sweep has no successful run.",
-        ))
-    } else {
-        Body::Chart(c.svg())
-    };
+    let body = qd_body(&c, docs);
     Figure {
         id: "qd".into(),
         title: c.title.clone(),
@@ -183,6 +175,20 @@ fn prefix(name: &str) -> String {
     }
 }
 
+/// A queue-depth figure's body: its chart, or why the sweep is missing
+/// when no study has a successful run in it.
+fn qd_body(c: &XyChart, docs: &[Named]) -> Body {
+    if docs.iter().all(|d| curve(d.1).is_empty()) {
+        Body::Missing(skipped_why(
+            docs[0].1,
+            "qd",
+            "the queue-depth sweep has no successful run.",
+        ))
+    } else {
+        Body::Chart(c.svg())
+    }
+}
+
 /// A comparison names its studies in a first column; one study does not.
 fn drop_study_column(t: &mut Table, docs: &[Named]) {
     if docs.len() == 1 {
@@ -206,15 +212,7 @@ pub fn hockey(docs: &[Named]) -> Figure {
     }
     let Hockey { c, mut t } = h;
     drop_study_column(&mut t, docs);
-    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
-        Body::Missing(skipped_why(
-            docs[0].1,
-            "qd",
-            "the queue-depth sweep has no successful run.",
-        ))
-    } else {
-        Body::Chart(c.svg())
-    };
+    let body = qd_body(&c, docs);
     Figure {
         id: "latency".into(),
         title: c.title.clone(),
@@ -454,15 +452,7 @@ pub fn percentiles(docs: &[Named]) -> Figure {
         }
     }
     drop_study_column(&mut t, docs);
-    let body = if docs.iter().all(|d| curve(d.1).is_empty()) {
-        Body::Missing(skipped_why(
-            docs[0].1,
-            "qd",
-            "the queue-depth sweep has no successful run.",
-        ))
-    } else {
-        Body::Chart(c.svg())
-    };
+    let body = qd_body(&c, docs);
     Figure {
         id: "percentiles".into(),
         title: c.title.clone(),
