@@ -19,10 +19,16 @@
 #   * the ratio of the daemon's CPU to fio's on the shm loop.
 #
 # Before the depths, a verified write pass (crc32c) on the drive; after
-# them, the detach, and a check that no loop device or FUSE mount is left.
+# them, the detach. Then the transport alone: a zero-time drive
+# (`emu attach null`, the model answers at once) over the same FUSE + loop
+# path at QD 1 and 32, its latency and the daemon's CPU per I/O beside the
+# shm loop's: what the transport itself costs. Last, a check that no loop
+# device, FUSE mount or record is left, and what one bare 100 µs sleep
+# costs this machine in CPU (the floor of a daemon that sleeps per I/O).
 #
 # Usage: sudo bench/kernel-drive.sh   (SPEC=x25e,size=256m QDS="1 16 32"
-#        RUNTIME=5 by default; BIN=path uses that binary instead of building)
+#        RUNTIME=5 by default; BIN=path uses that binary instead of building;
+#        SSDREADY_EMU_THREADS=N serves with N daemon threads)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPEC=${SPEC:-x25e,size=256m}
@@ -55,12 +61,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$B" emu attach "$SPEC" > "$tmp/dev" 2> "$tmp/attach" &
-pid=$!
-for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done
-dev=$(head -1 "$tmp/dev")
-[[ -b $dev ]] || { cat "$tmp/attach" >&2; exit 1; }
-stats=/run/ssdready/emu/emu-$pid.stats.json
+attach() { # start `emu attach $1`: sets pid, dev, stats
+  rm -f "$tmp/dev"
+  "$B" emu attach "$1" > "$tmp/dev" 2> "$tmp/attach" &
+  pid=$!
+  for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done
+  dev=$(head -1 "$tmp/dev")
+  [[ -b $dev ]] || { cat "$tmp/attach" >&2; exit 1; }
+  stats=/run/ssdready/emu/emu-$pid.stats.json
+}
+detach() {
+  kill -INT "$pid"
+  wait "$pid" || true
+  pid=
+  tail -1 "$tmp/attach" | sed 's/^ssdready: /   /'
+}
+attach "$SPEC"
 truncate -s "$size" "$shm"
 ldev=$(losetup -f --show --direct-io=on "$shm" 2> /dev/null || losetup -f --show "$shm")
 
@@ -140,11 +156,47 @@ print(f"   fio's CPU per I/O: {us(dcpu)} µs on the drive, {us(lcpu)} µs on the
 print(f"   ratios: daemon CPU / fio's CPU on the shm loop {proc / lcpu:.2f}; lateness / device time {late / dev_t:.3f}")
 PY
 done
-kill -INT "$pid"
-wait "$pid" || true
-pid=
-tail -1 "$tmp/attach" | sed 's/^ssdready: /   /'
+detach
+
+echo "-- the transport alone: a zero-time drive (emu attach null,size=$size) over the same path"
+attach "null,size=$size"
+fio_json --name=fill --filename="$dev" --rw=write --bs=1m --iodepth=4 "${base[@]}" --size="$size" > /dev/null
+for qd in 1 32; do
+  job=(--name=r --rw=randread --bs=4k --iodepth="$qd" "${base[@]}" --runtime="$RUNTIME" --time_based)
+  snap > "$tmp/a"
+  fio_json --filename="$dev" "${job[@]}" > "$tmp/drive"
+  snap > "$tmp/b"
+  fio_json --filename="$ldev" "${job[@]}" > "$tmp/loop"
+  python3 - "$qd" "$tmp" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+qd, tmp, hz = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def load(name):
+    lines = open(f"{tmp}/{name}").read().split('\n', 1)
+    return int(lines[0].split()[1]), json.loads(lines[1])
+(da, a), (db, b) = load('a'), load('b')
+def fio(name):
+    r = json.load(open(f"{tmp}/{name}"))['jobs'][0]['read']
+    return r['iops'], r['lat_ns']['mean'], r['lat_ns']['min']
+zi, zl, zmin = fio('drive')
+li, ll, lmin = fio('loop')
+n = b['ios'] - a['ios']
+late = (b['late_ns_mean'] * b['ios'] - a['late_ns_mean'] * a['ios']) / n
+us = lambda ns: f"{ns / 1e3:.1f}"
+print(f"   QD {qd}: zero-time drive {zi/1e3:.1f}K IOPS, mean {us(zl)} µs, min {us(zmin)} µs; shm loop {li/1e3:.1f}K IOPS, "
+      f"mean {us(ll)} µs, min {us(lmin)} µs; the transport adds {us(zl - ll)} µs mean, {us(zmin - lmin)} µs min; "
+      f"daemon CPU {us((db - da) * 1e9 / hz / n)} µs per I/O, lateness {us(late)} µs")
+PY
+done
+detach
 losetup -d "$ldev"
 ldev=
 left=$( (losetup -a | grep -v "$shm" || true; mount | grep 'ssdready' || true; ls /run/ssdready/emu 2> /dev/null || true) | wc -l)
 echo "   left after detach: $left loop devices, mounts or records (0 expected)"
+python3 - <<'PY'
+import time
+n, t0, c0 = 2000, time.monotonic(), time.thread_time()
+for _ in range(n):
+    time.sleep(100e-6)
+wall, cpu = (time.monotonic() - t0) / n, (time.thread_time() - c0) / n
+print(f"   one bare 100 µs sleep here: {cpu * 1e6:.1f} µs of CPU, {wall * 1e6 - 100:.1f} µs late (Python's time.sleep)")
+PY

@@ -8,21 +8,24 @@
 //!   the kernel sends a direct-I/O file one request at a time) and sets
 //!   `max_background` and `congestion_threshold` to the queue depth the
 //!   drive offers, since the kernel holds asynchronous requests beyond it in
-//!   its own queue. A few serving threads (one per CPU, at most
+//!   its own queue. A few serving threads (one per two CPUs, at most
 //!   [`MAX_THREADS`]) each read their own clone of the connection
 //!   (`FUSE_DEV_IOC_CLONE`, non-blocking) and keep many requests in flight:
 //!   a request is read, submitted to the model at its arrival, its data
 //!   moved and its reply written into a buffer that waits in the thread's
 //!   [`super::due::DueQueue`] until its modelled completion. One
-//!   `epoll_pwait2` per wake-up sleeps until the next request or the next
-//!   completion (`EPOLLEXCLUSIVE`: a request wakes one thread), so a
-//!   request costs its read, its reply's write and its share of the waits;
-//!   no thread hand-off, no timer system call of its own.
+//!   `epoll_wait` per wake-up sleeps until the next request or the
+//!   thread's timer (a `timerfd`, re-armed only when the earliest
+//!   completion changes; `EPOLLEXCLUSIVE`: a request wakes one thread), so
+//!   a request costs its read, its reply's write and its share of the
+//!   waits: no thread hand-off.
 //! * **Timing.** Everything due at a wake-up is answered in it, earliest
-//!   first. The wait is asked to end a little before the completion, by
-//!   the timer's learnt overshoot ([`super::due::Early`], at most 20 µs,
-//!   timer slack 1 ns), and the rest is spun: never early, and late only
-//!   by what the timer's overshoot exceeds what was learnt.
+//!   first. The timer is asked to fire a little before the completion, by
+//!   its learnt overshoot ([`super::due::Early`], at most 20 µs, timer
+//!   slack 1 ns), and the rest is spun: never early, and late only by what
+//!   the overshoot exceeds what was learnt. A completion nearer than what a
+//!   timer's wake-up costs the thread ([`super::due::WakeCost`], learnt
+//!   from its own CPU time) is spun to, reading requests meanwhile.
 //!   [`super::stamps`] keeps what each request's timing was.
 //! * **Requests.** LOOKUP, GETATTR, SETATTR (attributes do not change),
 //!   OPEN, READ, WRITE, FSYNC (the model's flush), FALLOCATE (punch-hole and
@@ -34,7 +37,7 @@
 //! used: requests travel over `/dev/fuse` reads and writes; the attach says
 //! whether the kernel would offer it.
 
-use super::due::{DueQueue, Early, Pending};
+use super::due::{DueQueue, Early, Pending, WakeCost};
 use super::fuse_proto::{self as p, op, InHeader, InitIn, InitOut, Range};
 use super::stamps::Stamps;
 use crate::data::Way;
@@ -56,10 +59,21 @@ pub const MAX_THREADS: usize = 8;
 /// The connection's token in the thread's poller.
 const FUSE_TOKEN: u64 = 1;
 
-/// How many serving threads a drive of queue depth `depth` gets here.
+/// Overrides the number of serving threads (1..=[`MAX_THREADS`]).
+pub const THREADS_ENV: &str = "SSDREADY_EMU_THREADS";
+
+/// How many serving threads a drive of queue depth `depth` gets here: one
+/// per two CPUs (or [`THREADS_ENV`]), at most [`MAX_THREADS`] and the
+/// depth. One thread keeping more requests batches more completions into
+/// a wake-up; on the 2-vCPU development machine one thread cost 25 µs of
+/// CPU per I/O at QD 16 and 32 where two cost 31 (bench/kernel-drive.sh).
 pub fn thread_count(depth: u16) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cpus.clamp(1, MAX_THREADS).min(depth.max(1) as usize)
+    let want = std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(cpus.div_ceil(2));
+    want.clamp(1, MAX_THREADS).min(depth.max(1) as usize)
 }
 
 /// What INIT settled.
@@ -100,6 +114,7 @@ struct Server {
     poll: Poller,
     due: DueQueue,
     early: Early,
+    wake: WakeCost,
 }
 
 /// Serve requests on `fd` until the connection ends. Returns why it ended.
@@ -127,6 +142,7 @@ pub fn serve(fd: File, sh: Arc<Shared>) -> String {
         poll,
         due: DueQueue::default(),
         early: Early::default(),
+        wake: WakeCost::default(),
         sh,
     };
     let why = s.run();
@@ -139,7 +155,9 @@ impl Server {
         // The time the timer is armed for (clock ns), if it is.
         let mut armed: Option<u64> = None;
         loop {
-            self.answer_due();
+            if let Some(why) = self.answer_due() {
+                return why;
+            }
             let now = self.sh.dev.clock.now();
             let target = self.due.next_due().map(|d| self.early.wake_for(d));
             if target != armed {
@@ -150,6 +168,7 @@ impl Server {
                 armed = target;
             }
             let (mut fired, mut input) = (false, false);
+            let cpu = ssdready_io::kdev::thread_cpu_ns();
             match self.poll.wait(None) {
                 Ok(ready) => {
                     for &(token, _) in ready {
@@ -161,6 +180,10 @@ impl Server {
             }
             if let (true, Some(t)) = (fired, armed) {
                 self.early.learn(self.sh.dev.clock.now().saturating_sub(t));
+                if !input {
+                    let spent = ssdready_io::kdev::thread_cpu_ns().saturating_sub(cpu);
+                    self.wake.learn(spent);
+                }
                 armed = None;
             }
             if input {
@@ -172,26 +195,40 @@ impl Server {
     }
 
     /// Reply to every pending request whose modelled completion has come,
-    /// spinning for one due within the timer's learnt overshoot.
-    fn answer_due(&mut self) {
+    /// spinning for one due within the timer's learnt overshoot or nearer
+    /// than a timer's wake-up costs (reading requests meanwhile). Returns
+    /// why serving must end, if a request read meanwhile says so.
+    fn answer_due(&mut self) -> Option<String> {
         let clock = self.sh.dev.clock;
         loop {
             let mut now = clock.now();
             let Some(next) = self.due.next_due() else {
-                return;
+                return None;
             };
             let stop = self.sh.stop.load(Ordering::Relaxed);
             if stop {
                 now = u64::MAX;
             } else if next > now {
-                if next - now > self.early.ns() {
-                    return;
+                let near = self.early.ns().max(self.wake.spin_below());
+                if next - now > near {
+                    return None;
                 }
-                while now < next && !self.sh.stop.load(Ordering::Relaxed) {
-                    std::hint::spin_loop();
+                // Spin; requests arriving meanwhile are read as they come
+                // (the one read may be due sooner: checked each turn).
+                let poll = next - now > self.early.ns();
+                while now < self.due.next_due().unwrap_or(next) {
+                    if self.sh.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if poll {
+                        if let Some(why) = self.take_one() {
+                            return Some(why);
+                        }
+                    } else {
+                        std::hint::spin_loop();
+                    }
                     now = clock.now();
                 }
-                now = now.max(next);
             }
             while let Some(mut r) = self.due.pop_due(now) {
                 let start = clock.now();
