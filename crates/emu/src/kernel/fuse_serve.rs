@@ -202,9 +202,7 @@ impl Server {
         let clock = self.sh.dev.clock;
         loop {
             let mut now = clock.now();
-            let Some(next) = self.due.next_due() else {
-                return None;
-            };
+            let next = self.due.next_due()?;
             let stop = self.sh.stop.load(Ordering::Relaxed);
             if stop {
                 now = u64::MAX;
