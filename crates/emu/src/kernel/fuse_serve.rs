@@ -18,7 +18,10 @@
 //!   thread's timer (a `timerfd`, re-armed only when the earliest
 //!   completion changes; `EPOLLEXCLUSIVE`: a request wakes one thread), so
 //!   a request costs its read, its reply's write and its share of the
-//!   waits: no thread hand-off.
+//!   waits: no thread hand-off. With nothing pending a thread sleeps in
+//!   `read(2)` on a blocking clone of its own, and replies through the
+//!   file each request was read from (the kernel looks a reply up among
+//!   the requests read from that file).
 //! * **Timing.** Everything due at a wake-up is answered in it, earliest
 //!   first. The timer is asked to fire a little before the completion, by
 //!   its learnt overshoot ([`super::due::Early`], at most 20 µs, timer
