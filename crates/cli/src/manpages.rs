@@ -46,7 +46,9 @@ fn collect(cmd: Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
 }
 
 /// Write every page of [`pages`] into `dir` (created if missing; each file
-/// written atomically: a temporary file, then a rename).
+/// written atomically by the one writer: a temporary file made with
+/// `O_EXCL | O_NOFOLLOW`, then a rename; a page's name that is a block
+/// device, a link to one or not a regular file is refused).
 pub fn write_pages(cmd: &Command, dir: &Path) -> Result<usize, String> {
     if dir.exists() && !dir.is_dir() {
         return Err(format!("man: {} is not a directory", dir.display()));
@@ -55,9 +57,7 @@ pub fn write_pages(cmd: &Command, dir: &Path) -> Result<usize, String> {
     let pages = pages(cmd)?;
     for (file, text) in &pages {
         let path = dir.join(file);
-        let tmp = dir.join(format!(".{file}.tmp"));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
+        ssdready_io::writer::replace(&path, text)
             .map_err(|e| format!("man: {}: {e}", path.display()))?;
     }
     Ok(pages.len())

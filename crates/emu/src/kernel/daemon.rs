@@ -107,11 +107,10 @@ pub fn stats_path(name: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{name}.stats.json"))
 }
 
-/// Write `text` to `path` atomically (a temporary file renamed over it).
+/// Write `text` to `path` atomically (the one writer: a temporary file
+/// made with `O_EXCL | O_NOFOLLOW`, synced and renamed over it).
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    ssdready_io::writer::replace(path, text.as_bytes())
 }
 
 /// Every recorded attachment (live or not).
