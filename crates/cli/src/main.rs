@@ -20,15 +20,17 @@ mod history;
 mod manpages;
 mod progress;
 mod report;
+mod stdout;
 mod strategies;
 mod study;
+
+use stdout::{out, outln};
 
 use ssdready_run::{emulated, output, panics, ramdev, validate, Failure};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
 use ssdready_core::optsets;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -173,7 +175,8 @@ enum EmuCmd {
 }
 
 fn list_presets() {
-    let mut out = std::io::stdout().lock();
+    use std::fmt::Write;
+    let mut out = String::new();
     let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...], or a device file as emu:file=PATH.toml; no filename = emu:nvme-tlc):\n");
     for (name, desc) in ssdready_emu::config::PRESETS {
         let p = ssdready_emu::config::preset(name).expect("listed presets exist");
@@ -188,6 +191,7 @@ fn list_presets() {
             let _ = writeln!(out, "    {}", chunk.join(" "));
         }
     }
+    stdout::print(&out);
 }
 
 /// `emu presets --toml NAME`: the preset as a device file on stdout.
@@ -264,7 +268,8 @@ pub(crate) fn fail(code: i32, msg: &str) -> ! {
 }
 
 fn list_options() {
-    let mut out = std::io::stdout().lock();
+    use std::fmt::Write;
+    let mut out = String::new();
     let all = options::all();
     let _ = writeln!(out, "Supported job options ({}):\n", all.len());
     for o in all {
@@ -301,11 +306,12 @@ fn list_options() {
     for chunk in names.chunks(6) {
         let _ = writeln!(out, "    {}", chunk.join(", "));
     }
+    stdout::print(&out);
 }
 
 fn run_command(args: &[String], simulate: bool) {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{RUN_HELP}");
+        outln!("{RUN_HELP}");
         return;
     }
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
@@ -555,7 +561,7 @@ fn ramdev_command(cmd: RamdevCmd) {
             });
             match ramdev::create(&kind, bytes) {
                 Ok((k, dev)) => {
-                    println!("{dev}");
+                    outln!("{dev}");
                     eprintln!(
                         "made a {k} device {dev} of {bytes} bytes\n  {}",
                         ramdev::explain(&k)
@@ -566,7 +572,7 @@ fn ramdev_command(cmd: RamdevCmd) {
         }
         RamdevCmd::List => {
             for (k, dev, detail) in ramdev::list() {
-                println!("{dev}\t{k}\t{detail}");
+                outln!("{dev}\t{k}\t{detail}");
             }
         }
         RamdevCmd::Remove { device, all } => {
@@ -574,7 +580,7 @@ fn ramdev_command(cmd: RamdevCmd) {
                 fail(2, "ramdev remove: name a device, or --all");
             }
             match ramdev::remove(device.as_deref()) {
-                Ok(v) => v.iter().for_each(|d| println!("removed {d}")),
+                Ok(v) => v.iter().for_each(|d| outln!("removed {d}")),
                 Err(f) => fail(f.exit_code(), f.message()),
             }
         }
@@ -583,18 +589,24 @@ fn ramdev_command(cmd: RamdevCmd) {
 
 fn main() {
     panics::install(|what| {
-        // A reader that stopped reading (`ssdready options | head`): not a
-        // bug; end quietly, as a tool killed by SIGPIPE would.
-        if what.contains("failed printing to std") && what.contains("Broken pipe") {
-            std::process::exit(0);
+        // A drive served by this process is handed over, never left behind.
+        let drive = emu_cmd::on_panic().unwrap_or_default();
+        // Every command writes through `stdout`; this is the last guard:
+        // a full or closed output is an error like any other (one line,
+        // exit 1), not a bug.
+        if let Some(i) = what.find("failed printing to std") {
+            say(&format!("{}{drive}", &what[i..]));
+            std::process::exit(1);
         }
-        eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
+        say(&format!(
+            "internal error: {what} (a bug in ssdready; please report it){drive}"
+        ));
         std::process::exit(panics::INTERNAL_ERROR);
     });
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
-        Cmd::Options { markdown: true } => print!("{}", options::markdown()),
+        Cmd::Options { markdown: true } => out!("{}", options::markdown()),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             manpages::completions(Cli::command(), &shell).unwrap_or_else(|e| fail(2, &e));
@@ -602,7 +614,7 @@ fn main() {
         Cmd::Man { dir } => {
             use clap::CommandFactory;
             match manpages::write_pages(&Cli::command(), &dir) {
-                Ok(n) => println!("{n} man pages written to {}", dir.display()),
+                Ok(n) => outln!("{n} man pages written to {}", dir.display()),
                 Err(e) => fail(2, &e),
             }
         }

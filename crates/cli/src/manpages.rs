@@ -10,14 +10,17 @@ use std::path::Path;
 /// The shells `completions` knows, as clap_complete names them.
 pub const SHELLS: &str = "bash, zsh, fish, elvish or powershell";
 
-/// Print the completion script for `shell` to standard output.
+/// Print the completion script for `shell` to standard output (the error:
+/// a bad shell name; standard output that cannot take it ends the command
+/// with exit code 1).
 pub fn completions(mut cmd: Command, shell: &str) -> Result<(), String> {
     use clap_complete::Shell;
     let sh: Shell = shell
         .parse()
         .map_err(|_| format!("completions: '{shell}' is not a shell (allowed: {SHELLS})"))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Vec::new();
     clap_complete::generate(sh, &mut cmd, "ssdready", &mut out);
+    crate::stdout::print(&String::from_utf8_lossy(&out));
     Ok(())
 }
 
