@@ -100,9 +100,11 @@ fn read_host_file(p: &std::path::Path) -> Result<String, String> {
 pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
     let p = std::path::Path::new(spec);
     let text = match std::fs::metadata(p) {
-        Ok(m) if m.file_type().is_fifo() => return Err(format!(
+        Ok(m) if m.file_type().is_fifo() => {
+            return Err(format!(
             "host file '{spec}': is a FIFO (allowed: a regular file of hosts, or HOST[,PORT] list)"
-        )),
+        ))
+        }
         Ok(m) if !m.is_dir() => {
             read_host_file(p).map_err(|e| format!("host file '{spec}': {e}"))?
         }
