@@ -87,6 +87,11 @@ pub fn attach(spec: &str, transport: &str) {
             lost = Some("standard output's reader went away".into());
         }
     }
+    // A mount its owner left on the drive (a killed study's ext4) keeps
+    // the device busy: remove it first.
+    for line in ssdready_emu::kernel::mounts::clean_stale() {
+        crate::say(&line);
+    }
     let summary = drive.stamps().summary();
     let left = drive.detach();
     let _ = std::fs::remove_dir(&mnt);

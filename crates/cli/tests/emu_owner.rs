@@ -165,3 +165,43 @@ fn a_daemon_that_panics_leaves_no_drive_behind() {
     let dev = device_in(&err).expect("stderr names the device");
     assert_eq!(left_of(&dev), Vec::<String>::new());
 }
+
+#[test]
+fn a_mount_left_by_a_killed_study_is_removed_by_emu_list() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_root() || !std::path::Path::new("/usr/sbin/mkfs.ext4").exists() {
+        eprintln!("skipped: needs root and mkfs.ext4");
+        return;
+    }
+    let Some(l) = LoopDev::new("left-mount", 32) else {
+        return;
+    };
+    let sh = |c: &str, a: &[&str]| Command::new(c).args(a).status().unwrap().success();
+    assert!(sh("mkfs.ext4", &["-q", &l.dev]));
+    // What a study killed in its applications section leaves: the mount
+    // and its record, naming a process that is gone.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ssdready-study-fs");
+    std::fs::create_dir(&dir).unwrap();
+    let d = dir.display().to_string();
+    assert!(sh("mount", &[&l.dev, &d]));
+    std::fs::create_dir_all("/run/ssdready/emu").unwrap();
+    let rec = format!("/run/ssdready/emu/mount-{}-test.mount", u32::MAX - 1);
+    let text = format!(
+        r#"{{"pid":{},"device":"{}","dir":"{d}","made":true}}"#,
+        u32::MAX - 1,
+        l.dev
+    );
+    std::fs::write(&rec, text).unwrap();
+    let out = ssdready(&["emu", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let still = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap()
+        .contains(&d);
+    if still {
+        let _ = Command::new("umount").arg(&d).status();
+    }
+    assert!(!still, "the mount is left: {err}");
+    assert!(err.contains("removed a mount"), "{err}");
+    assert!(!std::path::Path::new(&rec).exists());
+}

@@ -183,13 +183,15 @@ pub fn clean(r: &Record) -> Vec<String> {
     done
 }
 
-/// Remove every attachment whose daemon is gone (root only); one line
-/// for each, saying what was removed.
+/// Remove every attachment whose daemon is gone, and every recorded
+/// mount whose owner is gone ([`super::mounts`]) (root only); one line for
+/// each, saying what was removed.
 pub fn clean_stale() -> Vec<String> {
     if !kdev::is_root() {
         return Vec::new();
     }
-    let mut said = Vec::new();
+    // A dead study's mounts first: they keep its drive's device busy.
+    let mut said = super::mounts::clean_stale();
     for r in records().iter().filter(|r| !alive(r.pid)) {
         let done = clean(r);
         said.push(format!(

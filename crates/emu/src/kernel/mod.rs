@@ -24,6 +24,7 @@
 pub mod daemon;
 pub mod fuse_proto;
 pub mod fuse_serve;
+pub mod mounts;
 pub mod stamps;
 pub mod ublk;
 pub mod ublk_serve;
