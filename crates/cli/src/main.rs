@@ -262,6 +262,33 @@ pub(crate) fn say(msg: &str) {
     eprintln!("ssdready: {msg}");
 }
 
+/// A command line clap refused: one line (what, where, the allowed
+/// values), exit code 2; `--help` and `--version` print as usual.
+fn refuse_arguments(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            stdout::print(&e.render().to_string());
+            std::process::exit(0);
+        }
+        // `ssdready` alone: the help, on stderr, as a refusal.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}", e.render());
+            std::process::exit(2);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = line.join(" ");
+    fail(2, line.strip_prefix("error: ").unwrap_or(&line));
+}
+
 pub(crate) fn fail(code: i32, msg: &str) -> ! {
     say(msg);
     std::process::exit(code);
@@ -603,7 +630,7 @@ fn main() {
         ));
         std::process::exit(panics::INTERNAL_ERROR);
     });
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| refuse_arguments(e));
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
         Cmd::Options { markdown: true } => out!("{}", options::markdown()),
