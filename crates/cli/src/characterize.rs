@@ -221,10 +221,8 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
                 Err(e) => fail(1, &e),
             }
         }
-        Err(e) => fail(
-            1,
-            &format!("writing {}/characterize.json: {e}", dir.display()),
-        ),
+        // The error names the file already.
+        Err(e) => fail(1, &e),
     }
     if doc.interrupted {
         eprintln!("ssdready: interrupted; characterize.json covers what ran");

@@ -386,14 +386,14 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             p
         }
         Err(e) => {
-            say(&format!("writing {}/study.json: {e}", dir.display()));
+            say(&e);
             return (1, None);
         }
     };
     match report {
         Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
         Err(e) => {
-            say(&format!("writing {}/report.html: {e}", dir.display()));
+            say(&e);
             return (1, Some(json));
         }
     }
