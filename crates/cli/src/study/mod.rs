@@ -312,6 +312,9 @@ pub fn command(a: StudyArgs) {
         );
         skipped.extend(skips);
     }
+    // A stop during the applications section interrupts the study too: the
+    // document, the exit code (130) and the history say so.
+    let interrupted = interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
     skipped.extend(ex.skipped);
     if let Some(d) = drive.as_mut() {
         let line = d.stop();
