@@ -22,7 +22,6 @@ use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The `study` command line.
@@ -377,9 +376,8 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
         .as_ref()
         .map_err(|e| e.clone())
         .and_then(|_| crate::report::write_report(dir, &text));
-    let _ = std::io::stdout()
-        .lock()
-        .write_all(print::findings(doc, wall_s).as_bytes());
+    // The findings' loss is an error like any other (study.json holds them).
+    let printed = crate::stdout::write(&print::findings(doc, wall_s));
     for w in &doc.warnings {
         eprintln!("ssdready: {w}");
     }
@@ -399,6 +397,10 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             say(&e);
             return (1, Some(json));
         }
+    }
+    if let Err(e) = printed {
+        say(&format!("{e} (the findings are in {})", json.display()));
+        return (1, Some(json));
     }
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {
