@@ -20,6 +20,7 @@ mod history;
 mod manpages;
 mod progress;
 mod report;
+mod server_cmd;
 mod strategies;
 mod study;
 
@@ -62,7 +63,7 @@ enum Cmd {
     Strategies(strategies::StrategiesArgs),
     /// Answer fio's client/server protocol: an unmodified `fio --client`
     /// runs its job on this host with ssdready's engine (see docs/fleet.md).
-    Server(fleet_cmd::ServerArgs),
+    Server(server_cmd::ServerArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -581,6 +582,43 @@ fn ramdev_command(cmd: RamdevCmd) {
     }
 }
 
+/// A command line clap refuses: help and version as clap prints them;
+/// anything else in one line (what, and where to read what is allowed),
+/// exit code 2.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind as K;
+    if matches!(
+        e.kind(),
+        K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    let text = e.render().to_string();
+    let what = text
+        .lines()
+        .next()
+        .unwrap_or("bad command line")
+        .trim_start_matches("error: ");
+    let cmd = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| {
+            use clap::CommandFactory;
+            let sub = std::env::args()
+                .nth(1)
+                .filter(|a| Cli::command().get_subcommands().any(|c| c.get_name() == a));
+            sub.map_or("ssdready".into(), |s| format!("ssdready {s}"))
+        });
+    fail(2, &format!("{what} (see '{cmd} --help')"))
+}
+
 fn main() {
     panics::install(|what| {
         // A reader that stopped reading (`ssdready options | head`): not a
@@ -591,7 +629,7 @@ fn main() {
         eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
         std::process::exit(panics::INTERNAL_ERROR);
     });
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
         Cmd::Options { markdown: true } => print!("{}", options::markdown()),
@@ -631,6 +669,6 @@ fn main() {
         Cmd::Characterize(a) => characterize::command(a),
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
-        Cmd::Server(a) => fleet_cmd::server_command(a),
+        Cmd::Server(a) => server_cmd::command(a),
     }
 }

@@ -183,3 +183,132 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
         .unwrap();
     one_line_exit_2(&out, "rw");
 }
+
+/// A server of this test's own, in a directory of its own.
+fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
+    let port = free_port();
+    let p = spawn(
+        Command::new(BIN)
+            .args(["server", "--port", &port.to_string(), "--directory"])
+            .arg(dir)
+            .args(extra),
+        port,
+    );
+    (p, port)
+}
+
+#[test]
+fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let outside = dir.path().join("outside");
+    let write_outside = format!("[x]\nrw=write\nsize=64k\nfilename={}\n", outside.display());
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (
+            vec!["--allow-destructive".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "not a job option",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nexec_prerun=touch /tmp/ssdready-pwned\n",
+            "--allow-exec",
+        ),
+        (
+            vec![],
+            &write_outside,
+            "outside the places this server allows",
+        ),
+        (
+            vec![],
+            "include /etc/shadow\n[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec!["--write_iolog=/etc/ssdready-probe".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nread_iolog=/etc/shadow\n",
+            "outside the places",
+        ),
+    ];
+    for (args, job, needle) in cases {
+        let jf = dir.path().join("job.fio");
+        std::fs::write(&jf, job).unwrap();
+        let out = Command::new(BIN)
+            .arg("run")
+            .arg(format!("--client=127.0.0.1,{port}"))
+            .args(&args)
+            .arg(&jf)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{job}: {err}");
+        assert!(err.contains(needle), "{job} {args:?}: {err}");
+        assert!(!err.contains("root:"), "{err}");
+    }
+    assert!(!outside.exists(), "a refused job wrote outside its places");
+    assert!(!std::path::Path::new("/tmp/ssdready-pwned").exists());
+    // A job in the server's own place runs.
+    let jf = dir.path().join("ok.fio");
+    std::fs::write(&jf, "[x]\nrw=write\nbs=4k\nsize=64k\nfilename=data\n").unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(&jf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("srv/work/data").exists());
+}
+
+#[test]
+fn another_user_cannot_drive_a_root_server() {
+    if !nix_is_root()
+        || !Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: needs root and su (a second account, nobody, drives the server)");
+        return;
+    }
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let job = std::env::temp_dir().join(format!("ssdready-other-user-{port}.fio"));
+    std::fs::write(&job, "[x]\nioengine=null\nsize=1m\n").unwrap();
+    // As nobody, with fio's own client: refused, and fio prints why.
+    let out = Command::new("su")
+        .args(["nobody", "-s", "/bin/sh", "-c"])
+        .arg(format!("fio --client=127.0.0.1,{port} {}", job.display()))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&job);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("may not drive this server"), "{text}");
+    assert_ne!(
+        out.status.code(),
+        None,
+        "fio's client died of a signal: {text}"
+    );
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
