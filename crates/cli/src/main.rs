@@ -312,6 +312,10 @@ fn run_command(args: &[String], simulate: bool) {
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
     }
+    // fio's `--server=SPEC [--daemonize=FILE]`: this host becomes a server.
+    if let Some(a) = server_cmd::fio_switches(args).filter(|_| !simulate) {
+        return server_cmd::command(a.unwrap_or_else(|e| fail(2, &e)));
+    }
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
     let stop = stop_on_signals();

@@ -52,6 +52,75 @@ pub struct ServerArgs {
     /// The server's own directory (default: $TMPDIR/ssdready-server-UID).
     #[arg(long, value_name = "DIR")]
     directory: Option<PathBuf>,
+    /// Run in the background once listening, with its process id written
+    /// to FILE (fio's `--daemonize`); its log goes to `server.log` in the
+    /// server's directory.
+    #[arg(long, value_name = "FILE")]
+    daemonize: Option<PathBuf>,
+    /// (The background server's own: where it writes its process id once
+    /// it listens.)
+    #[arg(long = "pid-file", hide = true)]
+    pid_file: Option<PathBuf>,
+}
+
+/// fio's `--server[=SPEC]` and `--daemonize=FILE` among `run`'s arguments
+/// (what `fio --server=,8765 --daemonize=PIDFILE` passes): the server they
+/// ask for, or `None` when there is no `--server`. SPEC is fio's:
+/// `[ip:|ip6:]HOST[,PORT]`, `,PORT`, or empty; without a host the server
+/// listens on loopback (fio listens on every address: serving the network
+/// stays an explicit choice here). Anything else among the arguments is
+/// refused in one line.
+pub fn fio_switches(args: &[String]) -> Option<Result<ServerArgs, String>> {
+    let spec = args.iter().find_map(|a| {
+        (a == "--server")
+            .then(String::new)
+            .or_else(|| a.strip_prefix("--server=").map(str::to_string))
+    })?;
+    Some(fio_server(&spec, args))
+}
+
+fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
+    let mut daemonize = None;
+    for a in args {
+        if let Some(f) = a.strip_prefix("--daemonize=") {
+            daemonize = Some(PathBuf::from(f));
+        } else if !(a == "--server" || a.starts_with("--server=")) {
+            return Err(format!(
+                "option '--server': '{a}' cannot go with it (allowed beside it: --daemonize=FILE)"
+            ));
+        }
+    }
+    let bad = |why: &str| {
+        format!("option '--server': '{spec}' {why} (allowed: [ip:|ip6:]HOST[,PORT], ,PORT)")
+    };
+    if spec.starts_with("sock:") {
+        return Err(bad("is a Unix socket, not served yet"));
+    }
+    let body = spec
+        .strip_prefix("ip:")
+        .or_else(|| spec.strip_prefix("ip6:"))
+        .unwrap_or(spec);
+    let (host, port) = body.rsplit_once(',').unwrap_or((body, ""));
+    let port = match port {
+        "" => ssdready_fleet::DEFAULT_PORT,
+        p => p.parse().map_err(|_| bad("has no port number"))?,
+    };
+    let bind = match host {
+        "" | "localhost" => "127.0.0.1".to_string(),
+        h => h.to_string(),
+    };
+    Ok(ServerArgs {
+        bind,
+        port,
+        runs: None,
+        allow_dir: Vec::new(),
+        allow_device: Vec::new(),
+        allow_exec: false,
+        allow_user: Vec::new(),
+        directory: None,
+        daemonize,
+        pid_file: None,
+    })
 }
 
 /// `ssdready server`.
@@ -86,8 +155,17 @@ pub fn command(a: ServerArgs) {
         exec: a.allow_exec,
         users,
     };
+    if let Some(pid_file) = &a.daemonize {
+        background(&a, &home, pid_file);
+    }
     let server = Server::bind(SocketAddr::new(ip, a.port))
         .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}")));
+    if let Some(p) = &a.pid_file {
+        let pid = format!("{}\n", std::process::id());
+        if let Err(e) = ssdready_run::output::replace(p, pid.as_bytes()) {
+            fail(1, &format!("option '--daemonize': {}: {e}", p.display()));
+        }
+    }
     let stale = JobFiles::clean_stale(&jobs);
     if !stale.is_empty() {
         say(&format!(
@@ -117,6 +195,94 @@ pub fn command(a: ServerArgs) {
     if let Err(e) = server.serve(&engine, &stop, a.runs, &log) {
         fail(1, &format!("server: {e}"));
     }
+}
+
+/// `--daemonize`: start this same server in the background (a session of
+/// its own, its output in `server.log` in its directory), wait until it
+/// listens and has written its process id, then exit 0; or say why it did
+/// not start, exit 2.
+fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> ! {
+    use std::os::unix::process::CommandExt;
+    match ssdready_run::output::checked(pid_file) {
+        Ok(ssdready_run::output::Sink::File(_)) => {}
+        Ok(_) => fail(
+            2,
+            &format!(
+                "option '--daemonize': {} is not a regular file",
+                pid_file.display()
+            ),
+        ),
+        Err(e) => fail(2, &format!("option '--daemonize': {e}")),
+    }
+    let _ = std::fs::remove_file(pid_file);
+    let log_path = home.join("server.log");
+    let log = std::fs::File::create(&log_path)
+        .unwrap_or_else(|e| fail(1, &format!("{}: {e}", log_path.display())));
+    let exe = std::env::current_exe()
+        .unwrap_or_else(|e| fail(1, &format!("cannot find this program: {e}")));
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("server").args(same_server(a, home));
+    let mut child = cmd
+        .arg("--pid-file")
+        .arg(pid_file)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap_or_else(|e| fail(1, &e.to_string())))
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| fail(1, &format!("cannot start the server: {e}")));
+    let stop = crate::stop_flag();
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let last = text
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim_start_matches("ssdready: ");
+            fail(
+                st.code().unwrap_or(1).max(1),
+                &format!("the server did not start: {last}"),
+            );
+        }
+        let written = std::fs::read_to_string(pid_file).unwrap_or_default();
+        if written.trim() == child.id().to_string() {
+            std::process::exit(0);
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = child.kill();
+            fail(130, "interrupted while the server started");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The switches of `server` that start the same server as `a` (in `home`).
+fn same_server(a: &ServerArgs, home: &Path) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = vec![
+        "--bind".into(),
+        a.bind.clone().into(),
+        "--port".into(),
+        a.port.to_string().into(),
+        "--directory".into(),
+        home.into(),
+    ];
+    if let Some(n) = a.runs {
+        v.extend(["--runs".into(), n.to_string().into()]);
+    }
+    for d in &a.allow_dir {
+        v.extend(["--allow-dir".into(), d.into()]);
+    }
+    for d in &a.allow_device {
+        v.extend(["--allow-device".into(), d.into()]);
+    }
+    for u in &a.allow_user {
+        v.extend(["--allow-user".into(), u.into()]);
+    }
+    if a.allow_exec {
+        v.push("--allow-exec".into());
+    }
+    v
 }
 
 /// The users who may connect: the server's own, root, and those named.

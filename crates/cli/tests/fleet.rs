@@ -312,3 +312,61 @@ fn nix_is_root() -> bool {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
+
+#[test]
+fn fios_server_and_daemonize_switches_start_a_background_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let pid_file = dir.path().join("server.pid");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!("--daemonize={}", pid_file.display()))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    // Killed (the whole group) when the test ends, pass or fail.
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(&self.0).status();
+        }
+    }
+    let _k = Kill(pid.clone());
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A second one on the same port says why it did not start.
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!(
+            "--daemonize={}",
+            dir.path().join("two.pid").display()
+        ))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "Address already in use");
+}
