@@ -48,7 +48,8 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
         } else if a.starts_with('-') {
             req.args.push(a.clone());
         } else {
-            let text = std::fs::read_to_string(a)
+            // Bounded as a local run's job files are (a `/dev/zero` is refused).
+            let text = crate::args::read_text(std::path::Path::new(a))
                 .unwrap_or_else(|e| fail(2, &format!("job file '{a}': {e}")));
             req.jobs.push(text);
         }
@@ -67,14 +68,21 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
     // Every host must answer PROBE in a version spoken here before any runs.
     for h in &hosts {
         if let Err(e) = client::probe(h, &stop) {
-            fail(2, &format!("host {},{}: {e}", h.name, h.port));
+            // Ctrl-C is 130; garbage from a host is its failure (1); an
+            // unreachable host or no common version is bad input (2).
+            let code = match e {
+                ssdready_fleet::Error::Stopped => 130,
+                ssdready_fleet::Error::Garbage(_) => 1,
+                _ => 2,
+            };
+            fail(code, &format!("host {},{}: {e}", h.name, h.port));
         }
     }
     let runs = client::run_fleet(&hosts, &req, &stop);
-    if runs
-        .iter()
-        .all(|r| r.ts.is_empty() && r.error.as_deref().is_some_and(|e| !e.contains("mid-run")))
-    {
+    // Every host refused the job: bad input, nothing ran. A host that
+    // failed (garbage, a message over 64 MiB, a lost connection) or a
+    // Ctrl-C ends the run partial below: exit 1, or 130.
+    if !stop.load(Relaxed) && runs.iter().all(|r| r.ts.is_empty() && r.refused) {
         let r = &runs[0];
         fail(
             2,

@@ -141,20 +141,14 @@ fn nix_kill(pid: u32) {
 }
 
 #[test]
-fn a_reader_that_stops_reading_is_not_a_crash() {
-    // `ssdready emu list | head -0`: the pipe is closed before the first
-    // line is written.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["emu", "list"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+fn client_inputs_are_bounded_and_named_once() {
+    // An endless host file, an endless job file, an empty host list.
+    expect_bad(&["--client=/dev/zero", "--name=j"], "larger than 1 MiB");
+    expect_bad(&["--client=127.0.0.1,1", "/dev/zero"], "larger than 16 MiB");
+    expect_bad(&["--client=", "--name=j"], "no host in ''");
+    let out = ssdready(&["run", "--client=", "--name=j"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("internal error"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("--client").count(), 1, "{err}");
 }
 
 #[test]

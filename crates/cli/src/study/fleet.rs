@@ -4,6 +4,7 @@
 //! `ssdready_study::fleet_run` (which says what is measured).
 
 use super::StudyArgs;
+use crate::stdout::out;
 use crate::{fail, say};
 use ssdready_fleet::client::{self, Host};
 use ssdready_study::fleet::HostInfo;
@@ -176,7 +177,7 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     );
     let text =
         serde_json::to_string_pretty(&doc).expect("the study model always serialises") + "\n";
-    print!(
+    out!(
         "{}",
         fleet_run::block(&doc, started.elapsed().as_secs_f64())
     );
