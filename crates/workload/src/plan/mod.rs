@@ -177,6 +177,10 @@ impl IoPlan {
             _ => [None, None, None],
         };
         let mode = match &spec.random_distribution {
+            // fio's LFSR: every block once per pass, map or not.
+            Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {
+                RandomMode::Permutation
+            }
             Distribution::Random if spec.norandommap || ba != min_bs => RandomMode::Free,
             Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
             Distribution::Random => RandomMode::Map,
