@@ -364,6 +364,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     };
     let text = render(&parsed.formats, &result);
     let written = output::write(&sink, &text);
+    verify_failures_on_stderr(&result);
     if notes_on_stderr || parsed.fio.warnings_fatal {
         for w in &result.warnings {
             eprintln!("ssdready: warning: {w}");
@@ -444,6 +445,31 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
                 base.origin.given,
                 why.join("; ")
             ),
+        );
+    }
+}
+
+/// Detected corruption, on stderr as fio says it (the first few per job;
+/// every one is in the outputs).
+fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
+    const SHOWN: usize = 10;
+    let mut err = std::io::stderr().lock();
+    for j in &r.jobs {
+        let Some(v) = j.verify.as_ref().filter(|v| v.failed > 0) else {
+            continue;
+        };
+        for e in v.failures.iter().take(SHOWN) {
+            let f = &e.failure;
+            let _ = writeln!(
+                err,
+                "{}: verify failed at file {} offset {}, length {}\n       Expected: {}\n       Received: {}",
+                f.check, e.file, f.offset, f.len, f.expected, f.found
+            );
+        }
+        let _ = writeln!(
+            err,
+            "verify: job '{}': {} of {} blocks failed verification (verify={})",
+            j.name, v.failed, v.blocks, v.method
         );
     }
 }

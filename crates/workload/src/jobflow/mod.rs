@@ -338,6 +338,7 @@ impl JobFlow {
             verify_phase,
             check_reads: verify_on && !writes,
             check_generation: writes
+                && v.write_sequence
                 && fixed_bs
                 && !spec.time_based
                 && !v.only
