@@ -18,7 +18,7 @@ pub const DEBUG_CLASSES: &[(&str, &str)] = &[
     ("mem", "memory allocation (accepted; prints nothing here)"),
     ("blktrace", "blktrace replay (accepted; prints nothing here)"),
     ("verify", "verification (accepted; prints nothing here)"),
-    ("random", "random offsets (accepted; prints nothing here)"),
+    ("random", "the seeds of each worker's generators, in the output"),
     ("parse", "each job option as it is read, on stdout"),
     ("diskutil", "disk utilization (accepted; prints nothing here)"),
     ("job", "job setup (accepted; prints nothing here)"),
@@ -178,6 +178,34 @@ fn steady_text(v: &str) -> Option<String> {
         (false, SsMetric::Iops) => format!("set steady state IOPS threshold to {:.6}", c.limit),
         (false, SsMetric::Bw) => format!("set steady state BW threshold to {}", c.limit as u64),
     })
+}
+
+/// The seeds of ssdready's generators per worker (`--debug=random`), in
+/// fio's layout: `FIO_RAND_NR_OFFS=N`, then `rand_seeds[i]=SEED`. They
+/// derive from the job's `randseed` (the clock's with `randrepeat=0` and no
+/// `randseed`) and the worker's index, as the worker's plan seeds itself.
+pub fn random_debug_lines(r: &ssdready_core::result::RunResult) -> Vec<String> {
+    const SEEDS: u64 = 4;
+    let pid = std::process::id();
+    let line = |m: String| format!("{:<8} {:<5} {m}", "random", pid);
+    let mut out = Vec::new();
+    for j in &r.jobs {
+        for w in 0..u64::from(j.spec.numjobs.max(1)) {
+            let base = j.spec.randseed ^ w.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            out.push(line(format!("FIO_RAND_NR_OFFS={SEEDS}")));
+            for i in 0..SEEDS {
+                out.push(line(format!("rand_seeds[{i}]={}", splitmix(base.wrapping_add(i)))));
+            }
+        }
+    }
+    out
+}
+
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// What `--readonly` and `--max-jobs` refuse in resolved jobs: one line.

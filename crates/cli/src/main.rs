@@ -362,7 +362,11 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         Ok(r) => r,
         Err(f) => fail(failure_code(&f), f.message()),
     };
-    let text = render(&parsed.formats, &result);
+    let mut text = render(&parsed.formats, &result);
+    if parsed.fio.debugs("random") {
+        let lines = fioswitch::random_debug_lines(&result).join("\n");
+        text = format!("{lines}\n{text}");
+    }
     let written = output::write(&sink, &text);
     verify_failures_on_stderr(&result);
     if notes_on_stderr || parsed.fio.warnings_fatal {

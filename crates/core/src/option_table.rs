@@ -692,6 +692,7 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "seed of every random choice (fixed by default)",
         set: |s, v| {
             s.randseed = uint(v)?;
+            s.randseed_given = true;
             Ok(())
         },
     },

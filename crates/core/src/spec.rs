@@ -272,6 +272,9 @@ pub struct JobSpec {
     /// (`random_distribution=zipf:1.2:0.25`); None: fio's default.
     pub random_center: Option<f64>,
     pub randseed: u64,
+    /// `randseed` was given: it holds even with `randrepeat=0`, as in fio.
+    #[serde(default)]
+    pub randseed_given: bool,
     pub norandommap: bool,
     /// `random_generator=lfsr`: uniform random offsets visit each block
     /// exactly once per pass, with or without the random map (fio's LFSR).
@@ -527,6 +530,7 @@ impl Default for JobSpec {
             random_center: None,
             randseed: DEFAULT_SEED,
             norandommap: false,
+            randseed_given: false,
             lfsr: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],
