@@ -250,7 +250,7 @@ mod tests {
             ("max-jobs", Some("0"), "option '--max-jobs': '0' is not a number of jobs"),
             ("debug", Some("nosuch"), "option '--debug': 'nosuch' is not a debug class"),
             ("alloc-size", Some("x"), "option '--alloc-size': 'x' is not a size in KiB"),
-            ("trigger", Some("cmd"), "option '--trigger': is not supported yet"),
+            ("trigger", Some("cmd"), "option '--trigger' is not supported yet"),
             ("aux-path", None, "option '--aux-path': needs a value"),
         ] {
             let e = take(k, v, &mut s).unwrap_err().to_string();
