@@ -570,21 +570,6 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
-        name: "random_generator",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "tausworthe, lfsr, tausworthe64",
-        help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe, tausworthe64: ssdready's own generator",
-        set: |s, v| {
-            s.lfsr = match v {
-                "lfsr" => true,
-                "tausworthe" | "tausworthe64" => false,
-                _ => return Err(format!("'{v}' is not a random generator")),
-            };
-            Ok(())
-        },
-    },
-    OptionDef {
         name: "number_ios",
         aliases: &[],
         arity: Arity::Value,
@@ -670,6 +655,21 @@ pub static OPTIONS: &[OptionDef] = &[
             let kb = s.kb_base;
             (s.random_distribution, s.random_center) =
                 parse_distribution(v, &|x: &str| parse_size(x, kb))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "random_generator",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "tausworthe, lfsr, tausworthe64",
+        help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe, tausworthe64: ssdready's own generator",
+        set: |s, v| {
+            s.lfsr = match v {
+                "lfsr" => true,
+                "tausworthe" | "tausworthe64" => false,
+                _ => return Err(format!("'{v}' is not a random generator")),
+            };
             Ok(())
         },
     },
