@@ -214,9 +214,9 @@ fn join_separate_values(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
-        let takes_value = a
-            .strip_prefix("--")
-            .is_some_and(|k| VALUE_SWITCHES.contains(&k) || crate::fioswitch::VALUE_NAMES.contains(&k));
+        let takes_value = a.strip_prefix("--").is_some_and(|k| {
+            VALUE_SWITCHES.contains(&k) || crate::fioswitch::VALUE_NAMES.contains(&k)
+        });
         match it.peek() {
             Some(next) if takes_value && !next.starts_with("--") => {
                 out.push(format!("{a}={next}"));

@@ -28,10 +28,7 @@ pub fn invoked_as_fio() -> bool {
 
 /// `fio --version`: fio's layout, naming ssdready.
 pub fn version_line() -> String {
-    format!(
-        "fio-{FIO_VERSION} (ssdready {})",
-        env!("SSDREADY_VERSION")
-    )
+    format!("fio-{FIO_VERSION} (ssdready {})", env!("SSDREADY_VERSION"))
 }
 
 const USAGE: &str = "usage: fio [options] [job options] <job file(s)>
@@ -105,10 +102,18 @@ pub fn main(args: Vec<String>) -> ! {
 fn server(v: &str) -> ! {
     use clap::Parser;
     if v.starts_with("sock:") {
-        fail(2, &format!("option '--server': '{v}': a UNIX socket is not served (allowed: [IP][,PORT])"));
+        fail(
+            2,
+            &format!(
+                "option '--server': '{v}': a UNIX socket is not served (allowed: [IP][,PORT])"
+            ),
+        );
     }
     let (ip, port) = v.split_once(',').unwrap_or((v, ""));
-    let ip = ip.strip_prefix("ip:").or_else(|| ip.strip_prefix("ip6:")).unwrap_or(ip);
+    let ip = ip
+        .strip_prefix("ip:")
+        .or_else(|| ip.strip_prefix("ip6:"))
+        .unwrap_or(ip);
     let mut argv = vec!["ssdready".to_string(), "server".to_string()];
     if !ip.is_empty() {
         argv.extend(["--bind".to_string(), ip.to_string()]);
@@ -134,7 +139,10 @@ fn server(v: &str) -> ! {
 /// samples) printed as fio's text log.
 fn inflate_log(path: &str) -> ! {
     if path.is_empty() {
-        fail(2, "option '--inflate-log': needs a file (allowed: a NAME.log.fz log)");
+        fail(
+            2,
+            "option '--inflate-log': needs a file (allowed: a NAME.log.fz log)",
+        );
     }
     let mut bytes = Vec::new();
     if let Err(e) = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
@@ -202,7 +210,11 @@ mod tests {
         let mut b = Vec::new();
         b.extend(t.to_le_bytes());
         b.extend(v.to_le_bytes());
-        let flag = if off.is_some() { LOG_OFFSET_SAMPLE_BIT } else { 0 };
+        let flag = if off.is_some() {
+            LOG_OFFSET_SAMPLE_BIT
+        } else {
+            0
+        };
         b.extend((ddir | flag).to_le_bytes());
         b.extend([0u8; 4]);
         b.extend(bs.to_le_bytes());

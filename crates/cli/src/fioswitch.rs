@@ -12,24 +12,48 @@ use std::path::PathBuf;
 
 /// fio's debug classes (`fio --debug=?`), each with what it shows here.
 pub const DEBUG_CLASSES: &[(&str, &str)] = &[
-    ("process", "process creation and exit (accepted; prints nothing here)"),
+    (
+        "process",
+        "process creation and exit (accepted; prints nothing here)",
+    ),
     ("file", "file handling (accepted; prints nothing here)"),
-    ("io", "the I/Os, one line each (accepted; prints nothing here)"),
+    (
+        "io",
+        "the I/Os, one line each (accepted; prints nothing here)",
+    ),
     ("mem", "memory allocation (accepted; prints nothing here)"),
-    ("blktrace", "blktrace replay (accepted; prints nothing here)"),
+    (
+        "blktrace",
+        "blktrace replay (accepted; prints nothing here)",
+    ),
     ("verify", "verification (accepted; prints nothing here)"),
-    ("random", "the seeds of each worker's generators, in the output"),
+    (
+        "random",
+        "the seeds of each worker's generators, in the output",
+    ),
     ("parse", "each job option as it is read, on stdout"),
-    ("diskutil", "disk utilization (accepted; prints nothing here)"),
+    (
+        "diskutil",
+        "disk utilization (accepted; prints nothing here)",
+    ),
     ("job", "job setup (accepted; prints nothing here)"),
     ("mutex", "locking (accepted; prints nothing here)"),
     ("profile", "profiles (accepted; prints nothing here)"),
     ("time", "time keeping (accepted; prints nothing here)"),
     ("net", "network engine (accepted; prints nothing here)"),
     ("rate", "rate limiting (accepted; prints nothing here)"),
-    ("compress", "log compression (accepted; prints nothing here)"),
-    ("steadystate", "steady-state detection (accepted; prints nothing here)"),
-    ("helperthread", "the helper thread (accepted; prints nothing here)"),
+    (
+        "compress",
+        "log compression (accepted; prints nothing here)",
+    ),
+    (
+        "steadystate",
+        "steady-state detection (accepted; prints nothing here)",
+    ),
+    (
+        "helperthread",
+        "the helper thread (accepted; prints nothing here)",
+    ),
     ("zbd", "zoned block devices (accepted; prints nothing here)"),
 ];
 
@@ -86,8 +110,12 @@ impl FioSwitches {
 }
 
 fn need<'a>(k: &str, v: Option<&'a str>, allowed: &str) -> Result<&'a str, SpecError> {
-    v.filter(|v| !v.is_empty())
-        .ok_or_else(|| SpecError::new(&format!("--{k}"), format!("needs a value (allowed: {allowed})")))
+    v.filter(|v| !v.is_empty()).ok_or_else(|| {
+        SpecError::new(
+            &format!("--{k}"),
+            format!("needs a value (allowed: {allowed})"),
+        )
+    })
 }
 
 /// Read switch `k` (value `v`) into `s`; Ok(false) when `k` is not one of
@@ -137,7 +165,10 @@ fn debug_classes(v: &str) -> Result<Vec<&'static str>, SpecError> {
             let names: Vec<&str> = DEBUG_CLASSES.iter().map(|c| c.0).collect();
             return Err(SpecError::new(
                 "--debug",
-                format!("'{name}' is not a debug class (allowed: {}, all)", names.join(", ")),
+                format!(
+                    "'{name}' is not a debug class (allowed: {}, all)",
+                    names.join(", ")
+                ),
             ));
         };
         out.push(c.0);
@@ -194,7 +225,10 @@ pub fn random_debug_lines(r: &ssdready_core::result::RunResult) -> Vec<String> {
             let base = j.spec.randseed ^ w.wrapping_mul(0x2545_f491_4f6c_dd1d);
             out.push(line(format!("FIO_RAND_NR_OFFS={SEEDS}")));
             for i in 0..SEEDS {
-                out.push(line(format!("rand_seeds[{i}]={}", splitmix(base.wrapping_add(i)))));
+                out.push(line(format!(
+                    "rand_seeds[{i}]={}",
+                    splitmix(base.wrapping_add(i))
+                )));
             }
         }
     }
@@ -247,10 +281,26 @@ mod tests {
         assert!(s.readonly);
         assert!(!take("rw", Some("read"), &mut s).unwrap());
         for (k, v, want) in [
-            ("max-jobs", Some("0"), "option '--max-jobs': '0' is not a number of jobs"),
-            ("debug", Some("nosuch"), "option '--debug': 'nosuch' is not a debug class"),
-            ("alloc-size", Some("x"), "option '--alloc-size': 'x' is not a size in KiB"),
-            ("trigger", Some("cmd"), "option '--trigger' is not supported yet"),
+            (
+                "max-jobs",
+                Some("0"),
+                "option '--max-jobs': '0' is not a number of jobs",
+            ),
+            (
+                "debug",
+                Some("nosuch"),
+                "option '--debug': 'nosuch' is not a debug class",
+            ),
+            (
+                "alloc-size",
+                Some("x"),
+                "option '--alloc-size': 'x' is not a size in KiB",
+            ),
+            (
+                "trigger",
+                Some("cmd"),
+                "option '--trigger' is not supported yet",
+            ),
             ("aux-path", None, "option '--aux-path': needs a value"),
         ] {
             let e = take(k, v, &mut s).unwrap_err().to_string();

@@ -49,7 +49,11 @@ fn a_job_without_a_filename_uses_fios_file_and_keeps_stderr_quiet() {
         ],
     );
     assert!(o.status.success(), "{o:?}");
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let f = d.path().join("job.0.0");
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 64 << 10);
     let v: serde_json::Value =
@@ -87,11 +91,20 @@ fn parse_debug_says_the_steady_state_threshold() {
     let o = fio(
         &link,
         d.path(),
-        &["--parse-only", "--debug=parse", "--ss_dur=10s", "--ss=bw:.1%", "--ss_ramp=5"],
+        &[
+            "--parse-only",
+            "--debug=parse",
+            "--ss_dur=10s",
+            "--ss=bw:.1%",
+            "--ss_ramp=5",
+        ],
     );
     assert!(o.status.success(), "{o:?}");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("set steady state threshold to 0.100000%"), "{out}");
+    assert!(
+        out.contains("set steady state threshold to 0.100000%"),
+        "{out}"
+    );
 }
 
 /// `--inflate-log` prints what `log_store_compressed=1` wrote: one line per
@@ -122,5 +135,5 @@ fn inflate_log_reads_a_compressed_log_back() {
         .lines()
         .map(|l| l.split(", ").nth(4).unwrap().parse().unwrap())
         .collect();
-    assert_eq!(offs, (0..8).map(|i| i * 128 << 10).collect::<Vec<_>>());
+    assert_eq!(offs, (0..8).map(|i| (i * 128) << 10).collect::<Vec<_>>());
 }

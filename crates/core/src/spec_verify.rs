@@ -126,8 +126,9 @@ impl Method {
             // newer fio: a header, then the pattern.
             "pattern_hdr" => Method::PatternHeader,
             "null" => Method::Null,
-            "crc32" | "crc16" | "crc7" | "sha3-224" | "sha3-256" | "sha3-384"
-            | "sha3-512" => return Err(format!("fio's '{v}' method is not supported yet")),
+            "crc32" | "crc16" | "crc7" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" => {
+                return Err(format!("fio's '{v}' method is not supported yet"))
+            }
             _ => return Err(format!("'{v}' is not a verify method")),
         }))
     }

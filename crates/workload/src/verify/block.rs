@@ -77,7 +77,11 @@ const CRC64_TABLE: [u64; 256] = {
         let mut c = i as u64;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 == 1 { (c >> 1) ^ 0x95ac_9329_ac4b_c9b5 } else { c >> 1 };
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0x95ac_9329_ac4b_c9b5
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[i] = c;
