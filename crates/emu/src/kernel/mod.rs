@@ -76,7 +76,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
         return Some("zoned=1: a loop device cannot be zoned; attach a conventional drive".into());
     }
     let page = u64::from(p.page_bytes.max(1));
-    if p.size % page != 0 {
+    if !p.size.is_multiple_of(page) {
         return Some(format!(
             "size={}: not a whole number of the drive's {page}-byte pages (allowed: a multiple of {page}, e.g. size={})",
             p.size,
