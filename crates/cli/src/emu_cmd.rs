@@ -174,13 +174,14 @@ fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
         false => "NO async direct I/O (the kernel did not agree: one request at a time)".into(),
     };
     crate::say(&format!(
-        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon threads{}, \
+        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon thread{}{}, \
          max request {} KiB; FUSE over io_uring: {}; ublk: {})",
         rec.preset,
         ssdready_emu::memory::human(cap),
         rec.block_size,
         rec.device,
         drive.threads,
+        if drive.threads == 1 { "" } else { "s" },
         match drive.stamps().realtime.load(Ordering::Relaxed) {
             0 => " (not real-time: SCHED_FIFO refused; a loaded host makes them late)".to_string(),
             n if n as usize == drive.threads => " under SCHED_FIFO".to_string(),

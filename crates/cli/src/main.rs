@@ -15,11 +15,14 @@ mod args;
 mod characterize;
 mod compare;
 mod emu_cmd;
+mod fio_mode;
+mod fioswitch;
 mod fleet_cmd;
 mod history;
 mod manpages;
 mod progress;
 mod report;
+mod server_cmd;
 mod stdout;
 mod strategies;
 mod study;
@@ -64,7 +67,7 @@ enum Cmd {
     Strategies(strategies::StrategiesArgs),
     /// Answer fio's client/server protocol: an unmodified `fio --client`
     /// runs its job on this host with ssdready's engine (see docs/fleet.md).
-    Server(fleet_cmd::ServerArgs),
+    Server(server_cmd::ServerArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -286,7 +289,32 @@ fn refuse_arguments(e: clap::Error) -> ! {
         .filter(|l| !l.is_empty())
         .collect();
     let line = line.join(" ");
-    fail(2, line.strip_prefix("error: ").unwrap_or(&line));
+    let what = line.strip_prefix("error: ").unwrap_or(&line);
+    fail(
+        2,
+        &format!("{what} (see '{} --help')", refused_command(&text)),
+    )
+}
+
+/// The command whose arguments clap refused, from its usage line, or from
+/// argv when the error has none (`ssdready app`).
+fn refused_command(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| {
+            use clap::CommandFactory;
+            let sub = std::env::args()
+                .nth(1)
+                .filter(|a| Cli::command().get_subcommands().any(|c| c.get_name() == a));
+            sub.map_or("ssdready".into(), |s| format!("ssdready {s}"))
+        })
 }
 
 pub(crate) fn fail(code: i32, msg: &str) -> ! {
@@ -336,13 +364,19 @@ fn list_options() {
     stdout::print(&out);
 }
 
-fn run_command(args: &[String], simulate: bool) {
+/// `run` (and `emu simulate`, and ssdready called as `fio` with `fio_mode`:
+/// ssdready's notes and warnings then stay in the outputs).
+pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         outln!("{RUN_HELP}");
         return;
     }
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
+    }
+    // fio's `--server=SPEC [--daemonize=FILE]`: this host becomes a server.
+    if let Some(a) = server_cmd::fio_switches(args).filter(|_| !simulate) {
+        return server_cmd::command(a.unwrap_or_else(|e| fail(2, &e)));
     }
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
@@ -354,8 +388,10 @@ fn run_command(args: &[String], simulate: bool) {
         };
         fail(code, &e.to_string())
     });
+    fio_switches(&parsed);
+    let notes_on_stderr = !fio_mode || parsed.fio.stderr_notes;
     if parsed.parse_only {
-        return parse_only(&parsed, simulate);
+        return parse_only(&parsed, simulate, fio_mode);
     }
     if panics::injected("main") {
         panic!("injected by SSDREADY_INJECT_PANIC=main");
@@ -379,7 +415,8 @@ fn run_command(args: &[String], simulate: bool) {
         report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
     }
     let request = parsed.request(stop.clone());
-    let mut terminal = progress::Terminal::new(progress::display(&parsed));
+    let mut terminal =
+        progress::Terminal::new(progress::display(&parsed)).notes_on_stderr(notes_on_stderr);
     let result = match if simulate {
         ssdready_run::simulate(request, &mut terminal)
     } else {
@@ -388,10 +425,17 @@ fn run_command(args: &[String], simulate: bool) {
         Ok(r) => r,
         Err(f) => fail(failure_code(&f), f.message()),
     };
-    let text = render(&parsed.formats, &result);
+    let mut text = render(&parsed.formats, &result);
+    if parsed.fio.debugs("random") {
+        let lines = fioswitch::random_debug_lines(&result).join("\n");
+        text = format!("{lines}\n{text}");
+    }
     let written = output::write(&sink, &text);
-    for w in &result.warnings {
-        eprintln!("ssdready: warning: {w}");
+    verify_failures_on_stderr(&result);
+    if notes_on_stderr || parsed.fio.warnings_fatal {
+        for w in &result.warnings {
+            eprintln!("ssdready: warning: {w}");
+        }
     }
     if let Err(e) = written {
         let code = if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -434,7 +478,7 @@ fn run_command(args: &[String], simulate: bool) {
             say("no regression check: the run did not complete");
         }
     }
-    if code == 0 && save_failed {
+    if code == 0 && (save_failed || parsed.fio.warnings_fatal && !result.warnings.is_empty()) {
         code = 1;
     }
     std::process::exit(code);
@@ -472,7 +516,51 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
     }
 }
 
-fn parse_only(parsed: &args::RunArgs, simulate: bool) {
+/// Detected corruption, on stderr as fio says it (the first few per job;
+/// every one is in the outputs).
+fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
+    use std::io::Write;
+    const SHOWN: usize = 10;
+    let mut err = std::io::stderr().lock();
+    for j in &r.jobs {
+        let Some(v) = j.verify.as_ref().filter(|v| v.failed > 0) else {
+            continue;
+        };
+        for e in v.failures.iter().take(SHOWN) {
+            let f = &e.failure;
+            let _ = writeln!(
+                err,
+                "{}: verify failed at file {} offset {}, length {}\n       Expected: {}\n       Received: {}",
+                f.check, e.file, f.offset, f.len, f.expected, f.found
+            );
+        }
+        let _ = writeln!(
+            err,
+            "verify: job '{}': {} of {} blocks failed verification (verify={})",
+            j.name, v.failed, v.blocks, v.method
+        );
+    }
+}
+
+/// What fio's global switches do before a run: `--debug=parse` prints the
+/// options as read; `--readonly` and `--max-jobs` refuse jobs (exit 2).
+fn fio_switches(parsed: &args::RunArgs) {
+    if parsed.fio.debugs("parse") {
+        for l in fioswitch::parse_debug_lines(&parsed.sections) {
+            outln!("{l}");
+        }
+    }
+    if parsed.fio.readonly || parsed.fio.max_jobs.is_some() {
+        // A request with errors fails in the run, with its own message.
+        if let Ok(specs) = validate::jobs(&parsed.request(Arc::default())) {
+            fioswitch::check_jobs(&parsed.fio, &specs).unwrap_or_else(|e| fail(2, &e));
+        }
+    }
+}
+
+/// `--parse-only`: the resolved jobs as JSON (fio mode: checked only, as
+/// fio prints nothing).
+fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) {
     // The same destination checks as a run: --output is written here too.
     let sink = match &parsed.output {
         Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
@@ -483,8 +571,10 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool) {
         false => ssdready_emu::memory::TimeBase::Real,
     };
     let request = parsed.request(Arc::default());
-    let mut terminal = progress::Terminal::new(progress::display(parsed));
+    let mut terminal = progress::Terminal::new(progress::display(parsed))
+        .notes_on_stderr(!fio_mode || parsed.fio.stderr_notes);
     match ssdready_run::resolve(&request, time, &mut terminal) {
+        Ok(_) if fio_mode => {}
         Ok(specs) => {
             let (phases, groups) = ssdready_run::phases::phases_and_groups(&specs);
             let jobs: Vec<serde_json::Value> = specs
@@ -630,6 +720,9 @@ fn main() {
         ));
         std::process::exit(panics::INTERNAL_ERROR);
     });
+    if fio_mode::invoked_as_fio() {
+        fio_mode::main(std::env::args().skip(1).collect());
+    }
     let cli = Cli::try_parse().unwrap_or_else(|e| refuse_arguments(e));
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
@@ -661,8 +754,8 @@ fn main() {
         Cmd::Emu { cmd: EmuCmd::List } => emu_cmd::list(),
         Cmd::Emu {
             cmd: EmuCmd::Simulate { args },
-        } => run_command(&args, true),
-        Cmd::Run { args } => run_command(&args, false),
+        } => run_command(&args, true, false),
+        Cmd::Run { args } => run_command(&args, false, false),
         Cmd::Study(a) => study::command(a),
         Cmd::App(a) => app_cmd::command(a),
         Cmd::History(a) => history::command(a),
@@ -670,6 +763,6 @@ fn main() {
         Cmd::Characterize(a) => characterize::command(a),
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
-        Cmd::Server(a) => fleet_cmd::server_command(a),
+        Cmd::Server(a) => server_cmd::command(a),
     }
 }

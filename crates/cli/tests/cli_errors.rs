@@ -150,3 +150,23 @@ fn client_inputs_are_bounded_and_named_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("--client").count(), 1, "{err}");
 }
+
+#[test]
+fn a_command_line_that_does_not_parse_is_one_line_and_exit_2() {
+    for args in [
+        &["server", "--port", "65536"][..],
+        &["server", "--port", "-1"],
+        &["no-such-command"],
+        &["app", "sqlite", "--scale", "99999999999"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("--help"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -243,3 +243,190 @@ fn ctrl_c_of_run_client_is_exit_130() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A server of this test's own, in a directory of its own.
+fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
+    let port = free_port();
+    let p = spawn(
+        Command::new(BIN)
+            .args(["server", "--port", &port.to_string(), "--directory"])
+            .arg(dir)
+            .args(extra),
+        port,
+    );
+    (p, port)
+}
+
+#[test]
+fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let outside = dir.path().join("outside");
+    let write_outside = format!("[x]\nrw=write\nsize=64k\nfilename={}\n", outside.display());
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (
+            vec!["--allow-destructive".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "not a job option",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nexec_prerun=touch /tmp/ssdready-pwned\n",
+            "--allow-exec",
+        ),
+        (
+            vec![],
+            &write_outside,
+            "outside the places this server allows",
+        ),
+        (
+            vec![],
+            "include /etc/shadow\n[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec!["--write_iolog=/etc/ssdready-probe".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nread_iolog=/etc/shadow\n",
+            "outside the places",
+        ),
+    ];
+    for (args, job, needle) in cases {
+        let jf = dir.path().join("job.fio");
+        std::fs::write(&jf, job).unwrap();
+        let out = Command::new(BIN)
+            .arg("run")
+            .arg(format!("--client=127.0.0.1,{port}"))
+            .args(&args)
+            .arg(&jf)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{job}: {err}");
+        assert!(err.contains(needle), "{job} {args:?}: {err}");
+        assert!(!err.contains("root:"), "{err}");
+    }
+    assert!(!outside.exists(), "a refused job wrote outside its places");
+    assert!(!std::path::Path::new("/tmp/ssdready-pwned").exists());
+    // A job in the server's own place runs.
+    let jf = dir.path().join("ok.fio");
+    std::fs::write(&jf, "[x]\nrw=write\nbs=4k\nsize=64k\nfilename=data\n").unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(&jf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("srv/work/data").exists());
+}
+
+#[test]
+fn another_user_cannot_drive_a_root_server() {
+    if !nix_is_root()
+        || !Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: needs root and su (a second account, nobody, drives the server)");
+        return;
+    }
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let job = std::env::temp_dir().join(format!("ssdready-other-user-{port}.fio"));
+    std::fs::write(&job, "[x]\nioengine=null\nsize=1m\n").unwrap();
+    // As nobody, with fio's own client: refused, and fio prints why.
+    let out = Command::new("su")
+        .args(["nobody", "-s", "/bin/sh", "-c"])
+        .arg(format!("fio --client=127.0.0.1,{port} {}", job.display()))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&job);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("may not drive this server"), "{text}");
+    assert_ne!(
+        out.status.code(),
+        None,
+        "fio's client died of a signal: {text}"
+    );
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+#[test]
+fn fios_server_and_daemonize_switches_start_a_background_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let pid_file = dir.path().join("server.pid");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!("--daemonize={}", pid_file.display()))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    // Killed (the whole group) when the test ends, pass or fail.
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(&self.0).status();
+        }
+    }
+    let _k = Kill(pid.clone());
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A second one on the same port says why it did not start.
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!(
+            "--daemonize={}",
+            dir.path().join("two.pid").display()
+        ))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "Address already in use");
+}

@@ -241,6 +241,18 @@ fn read_full(
 /// closed the connection between messages. `versions` are the protocol
 /// versions accepted.
 pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<Message>, Error> {
+    recv_at_most(s, versions, w, MAX_MESSAGE)
+}
+
+/// [`recv`] with a smaller bound on the message's length (a server takes
+/// little from a client it has not yet accepted).
+pub fn recv_at_most(
+    s: &mut TcpStream,
+    versions: &[u16],
+    w: &Wait<'_>,
+    max: usize,
+) -> Result<Option<Message>, Error> {
+    let max = max.min(MAX_MESSAGE);
     let mut msg: Option<Message> = None;
     loop {
         let mut h = [0u8; HEADER];
@@ -276,11 +288,15 @@ pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<
                 op::name(m.opcode)
             )));
         }
-        if m.payload.len() + pdu.len() > MAX_MESSAGE {
+        if m.payload.len() + pdu.len() > max {
+            let limit = if max >= 1 << 20 {
+                format!("{} MiB", max >> 20)
+            } else {
+                format!("{} KiB", max >> 10)
+            };
             return Err(Error::Garbage(format!(
-                "a {} message longer than {} MiB",
-                op::name(m.opcode),
-                MAX_MESSAGE >> 20
+                "a {} message longer than {limit}",
+                op::name(m.opcode)
             )));
         }
         m.payload.extend_from_slice(&pdu);

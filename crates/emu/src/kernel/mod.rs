@@ -22,6 +22,7 @@
 //! command).
 
 pub mod daemon;
+pub mod due;
 pub mod fuse_proto;
 pub mod fuse_serve;
 pub mod mounts;
@@ -147,7 +148,7 @@ impl KernelDrive {
             mountpoint: mountpoint.to_path_buf(),
             loop_path: PathBuf::new(),
             loop_index: 0,
-            threads: depth as usize + 1,
+            threads: fuse_serve::thread_count(depth),
             block_size: bs,
             shared,
             handles: Vec::new(),
