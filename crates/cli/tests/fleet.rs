@@ -370,3 +370,71 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
         .unwrap();
     one_line_exit_2(&out, "Address already in use");
 }
+
+#[test]
+fn a_unix_socket_server_is_for_its_owner_only() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Under /tmp, where another account may reach it but for its mode.
+    let sock = std::env::temp_dir().join(format!("ssdready-test-{}.sock", std::process::id()));
+    let mut server = Proc(
+        Command::new(BIN)
+            .args(["server", "--socket"])
+            .arg(&sock)
+            .arg("--directory")
+            .arg(dir.path().join("srv"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !sock.exists() {
+        assert!(t0.elapsed().as_secs() < 10, "the socket never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new("fio")
+        .arg(format!("--client=sock:{}", sock.display()))
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["client_stats"].as_array().is_some_and(|c| !c.is_empty()),
+        "{v}"
+    );
+    if nix_is_root()
+        && Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        let out = Command::new("su")
+            .args(["nobody", "-s", "/bin/sh", "-c"])
+            .arg(format!("fio --client=sock:{} /dev/null", sock.display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && text.contains("Permission denied"),
+            "{text}"
+        );
+    }
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    let _ = std::fs::remove_file(&sock);
+}
