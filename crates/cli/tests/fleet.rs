@@ -184,6 +184,23 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
     one_line_exit_2(&out, "rw");
 }
 
+/// `ssdready run --client` of `job` on the server at `port`, which must
+/// succeed.
+fn json_from_server(port: u16, job: &std::path::Path) {
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A server of this test's own, in a directory of its own.
 fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
     let port = free_port();
@@ -255,24 +272,13 @@ fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
     // A job in the server's own place runs.
     let jf = dir.path().join("ok.fio");
     std::fs::write(&jf, "[x]\nrw=write\nbs=4k\nsize=64k\nfilename=data\n").unwrap();
-    let out = Command::new(BIN)
-        .arg("run")
-        .arg(format!("--client=127.0.0.1,{port}"))
-        .arg("--output-format=json")
-        .arg(&jf)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    json_from_server(port, &jf);
     assert!(dir.path().join("srv/work/data").exists());
 }
 
 #[test]
 fn another_user_cannot_drive_a_root_server() {
-    if !nix_is_root()
+    if !common::is_root()
         || !Command::new("su")
             .arg("--version")
             .output()
@@ -304,13 +310,6 @@ fn another_user_cannot_drive_a_root_server() {
         None,
         "fio's client died of a signal: {text}"
     );
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
 #[test]
@@ -345,18 +344,7 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     let job = dir.path().join("job.fio");
     std::fs::write(&job, JOB).unwrap();
-    let out = Command::new(BIN)
-        .arg("run")
-        .arg(format!("--client=127.0.0.1,{port}"))
-        .arg("--output-format=json")
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    json_from_server(port, &job);
     // A second one on the same port says why it did not start.
     let out = Command::new(BIN)
         .arg("run")
@@ -417,7 +405,7 @@ fn a_unix_socket_server_is_for_its_owner_only() {
         v["client_stats"].as_array().is_some_and(|c| !c.is_empty()),
         "{v}"
     );
-    if nix_is_root()
+    if common::is_root()
         && Command::new("su")
             .arg("--version")
             .output()
