@@ -11,7 +11,7 @@
 
 use crate::{args, fail, say};
 use ssdready_fleet::policy::{self, Peer, Policy, Users};
-use ssdready_fleet::server::{JobFiles, JobRequest, RunOutput, Runner, Server};
+use ssdready_fleet::server::{Client, JobFiles, JobRequest, RunOutput, Runner, Server};
 use ssdready_fleet::{from_result, pdu::ProbeReply};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -52,6 +52,12 @@ pub struct ServerArgs {
     /// The server's own directory (default: $TMPDIR/ssdready-server-UID).
     #[arg(long, value_name = "DIR")]
     directory: Option<PathBuf>,
+    /// Listen on a Unix socket at this path instead of TCP (fio's
+    /// `--client=sock:PATH`): mode 0600, so that only this server's user
+    /// (and root) can connect, unless --allow-user names others; the
+    /// connecting process's user is checked too.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["bind", "port"])]
+    socket: Option<PathBuf>,
     /// Run in the background once listening, with its process id written
     /// to FILE (fio's `--daemonize`); its log goes to `server.log` in the
     /// server's directory.
@@ -91,10 +97,14 @@ fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
         }
     }
     let bad = |why: &str| {
-        format!("option '--server': '{spec}' {why} (allowed: [ip:|ip6:]HOST[,PORT], ,PORT)")
+        format!(
+            "option '--server': '{spec}' {why} (allowed: [ip:|ip6:]HOST[,PORT], ,PORT, sock:PATH)"
+        )
     };
-    if spec.starts_with("sock:") {
-        return Err(bad("is a Unix socket, not served yet"));
+    if let Some(p) = spec.strip_prefix("sock:") {
+        if p.is_empty() {
+            return Err(bad("names no socket path"));
+        }
     }
     let body = spec
         .strip_prefix("ip:")
@@ -103,15 +113,22 @@ fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
     let (host, port) = body.rsplit_once(',').unwrap_or((body, ""));
     let port = match port {
         "" => ssdready_fleet::DEFAULT_PORT,
+        _ if spec.starts_with("sock:") => ssdready_fleet::DEFAULT_PORT,
         p => p.parse().map_err(|_| bad("has no port number"))?,
     };
     let bind = match host {
         "" | "localhost" => "127.0.0.1".to_string(),
         h => h.to_string(),
     };
+    let socket = spec.strip_prefix("sock:").map(PathBuf::from);
+    let (bind, port) = match socket {
+        Some(_) => ("127.0.0.1".to_string(), ssdready_fleet::DEFAULT_PORT),
+        None => (bind, port),
+    };
     Ok(ServerArgs {
         bind,
         port,
+        socket,
         runs: None,
         allow_dir: Vec::new(),
         allow_device: Vec::new(),
@@ -158,8 +175,21 @@ pub fn command(a: ServerArgs) {
     if let Some(pid_file) = &a.daemonize {
         background(&a, &home, pid_file);
     }
-    let server = Server::bind(SocketAddr::new(ip, a.port))
-        .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}")));
+    let server = match &a.socket {
+        Some(p) => {
+            let mode = if policy.users == Users::Only(vec![0, me])
+                || policy.users == Users::Only(vec![me])
+            {
+                0o600
+            } else {
+                0o666
+            };
+            Server::bind_unix(p, mode)
+                .unwrap_or_else(|e| fail(2, &format!("option '--socket': {e}")))
+        }
+        None => Server::bind(SocketAddr::new(ip, a.port))
+            .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}"))),
+    };
     if let Some(p) = &a.pid_file {
         let pid = format!("{}\n", std::process::id());
         if let Err(e) = ssdready_run::output::replace(p, pid.as_bytes()) {
@@ -178,14 +208,19 @@ pub fn command(a: ServerArgs) {
         fail(1, &format!("server: {}: {e}", work.display()));
     }
     let stop = crate::stop_on_signals();
-    let addr = server.local_addr().unwrap_or(SocketAddr::new(ip, a.port));
+    let (on, client) = match (&a.socket, server.local_addr()) {
+        (Some(p), _) => (p.display().to_string(), format!("sock:{}", p.display())),
+        (None, addr) => {
+            let addr = addr.unwrap_or(SocketAddr::new(ip, a.port));
+            (addr.to_string(), format!("{},{}", addr.ip(), addr.port()))
+        }
+    };
     say(&format!(
-        "server: listening on {addr} (fio protocol versions {:?}); drive it with fio --client={},{}",
+        "server: listening on {on} (fio protocol versions {:?}); drive it with fio --client={client}",
         ssdready_fleet::VERSIONS,
-        addr.ip(),
-        addr.port()
     ));
-    say(&format!("server: {}", allows(&policy, ip, &passwd)));
+    let local_only = ip.is_loopback() || a.socket.is_some();
+    say(&format!("server: {}", allows(&policy, local_only, &passwd)));
     let log = |m: &str| say(&format!("server: {m}"));
     let engine = Engine {
         policy,
@@ -282,6 +317,11 @@ fn same_server(a: &ServerArgs, home: &Path) -> Vec<std::ffi::OsString> {
     if a.allow_exec {
         v.push("--allow-exec".into());
     }
+    if let Some(p) = &a.socket {
+        // `--socket` goes alone: no --bind/--port.
+        v.drain(..4);
+        v.extend(["--socket".into(), p.into()]);
+    }
     v
 }
 
@@ -360,7 +400,7 @@ fn own_directory(home: &Path, me: u32) -> Result<(PathBuf, PathBuf), String> {
 }
 
 /// The start-up line: who may connect, where jobs may go, and commands.
-fn allows(p: &Policy, ip: IpAddr, passwd: &str) -> String {
+fn allows(p: &Policy, local_only: bool, passwd: &str) -> String {
     let who = match &p.users {
         Users::All => "any user of this host".to_string(),
         Users::Only(v) => v
@@ -369,7 +409,7 @@ fn allows(p: &Policy, ip: IpAddr, passwd: &str) -> String {
             .collect::<Vec<_>>()
             .join(", "),
     };
-    let remote = if ip.is_loopback() {
+    let remote = if local_only {
         "from this host only"
     } else {
         "and any host the network lets reach this port"
@@ -503,6 +543,19 @@ fn in_job(job: &str, e: String) -> String {
     }
 }
 
+impl Engine {
+    /// A local user: allowed, or why not.
+    fn admit_uid(&self, uid: u32) -> Result<(), String> {
+        if self.policy.admits_uid(uid) {
+            return Ok(());
+        }
+        Err(format!(
+            "user {} (uid {uid}) may not drive this server (its operator allows others with --allow-user)",
+            policy::user_name(uid, &self.passwd)
+        ))
+    }
+}
+
 impl Runner for Engine {
     fn plan(&self, req: &JobRequest) -> Result<u32, String> {
         self.resolved(req, Arc::new(AtomicBool::new(false)))
@@ -566,10 +619,17 @@ impl Runner for Engine {
         }
     }
 
-    fn admit(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
+    fn admit(&self, client: &Client) -> Result<(), String> {
         if self.policy.users == Users::All {
             return Ok(());
         }
+        let (local, peer) = match *client {
+            Client::Tcp { local, peer } => (local, peer),
+            Client::Unix { uid: Some(uid) } => return self.admit_uid(uid),
+            Client::Unix { uid: None } => {
+                return Err("cannot tell which user connected to the socket: refused".into())
+            }
+        };
         let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
             .iter()
             .filter_map(|p| std::fs::read_to_string(p).ok())
@@ -577,11 +637,7 @@ impl Runner for Engine {
         // An address is this host's when a socket can be bound to it.
         let is_local = |ip: IpAddr| std::net::UdpSocket::bind((ip, 0)).is_ok();
         match policy::identify(local, peer, &tables, &is_local) {
-            Peer::Local(uid) if self.policy.admits_uid(uid) => Ok(()),
-            Peer::Local(uid) => Err(format!(
-                "user {} (uid {uid}) may not drive this server (its operator allows others with --allow-user)",
-                policy::user_name(uid, &self.passwd)
-            )),
+            Peer::Local(uid) => self.admit_uid(uid),
             Peer::Unknown => Err(
                 "cannot tell which user of this host connected (its socket is not open): refused"
                     .into(),

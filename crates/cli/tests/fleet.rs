@@ -244,6 +244,23 @@ fn ctrl_c_of_run_client_is_exit_130() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// `ssdready run --client` of `job` on the server at `port`, which must
+/// succeed.
+fn json_from_server(port: u16, job: &std::path::Path) {
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A server of this test's own, in a directory of its own.
 fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
     let port = free_port();
@@ -315,24 +332,13 @@ fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
     // A job in the server's own place runs.
     let jf = dir.path().join("ok.fio");
     std::fs::write(&jf, "[x]\nrw=write\nbs=4k\nsize=64k\nfilename=data\n").unwrap();
-    let out = Command::new(BIN)
-        .arg("run")
-        .arg(format!("--client=127.0.0.1,{port}"))
-        .arg("--output-format=json")
-        .arg(&jf)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    json_from_server(port, &jf);
     assert!(dir.path().join("srv/work/data").exists());
 }
 
 #[test]
 fn another_user_cannot_drive_a_root_server() {
-    if !nix_is_root()
+    if !common::is_root()
         || !Command::new("su")
             .arg("--version")
             .output()
@@ -364,13 +370,6 @@ fn another_user_cannot_drive_a_root_server() {
         None,
         "fio's client died of a signal: {text}"
     );
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
 #[test]
@@ -405,18 +404,7 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     let job = dir.path().join("job.fio");
     std::fs::write(&job, JOB).unwrap();
-    let out = Command::new(BIN)
-        .arg("run")
-        .arg(format!("--client=127.0.0.1,{port}"))
-        .arg("--output-format=json")
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    json_from_server(port, &job);
     // A second one on the same port says why it did not start.
     let out = Command::new(BIN)
         .arg("run")
@@ -429,4 +417,72 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
         .output()
         .unwrap();
     one_line_exit_2(&out, "Address already in use");
+}
+
+#[test]
+fn a_unix_socket_server_is_for_its_owner_only() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Under /tmp, where another account may reach it but for its mode.
+    let sock = std::env::temp_dir().join(format!("ssdready-test-{}.sock", std::process::id()));
+    let mut server = Proc(
+        Command::new(BIN)
+            .args(["server", "--socket"])
+            .arg(&sock)
+            .arg("--directory")
+            .arg(dir.path().join("srv"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !sock.exists() {
+        assert!(t0.elapsed().as_secs() < 10, "the socket never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new("fio")
+        .arg(format!("--client=sock:{}", sock.display()))
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["client_stats"].as_array().is_some_and(|c| !c.is_empty()),
+        "{v}"
+    );
+    if common::is_root()
+        && Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        let out = Command::new("su")
+            .args(["nobody", "-s", "/bin/sh", "-c"])
+            .arg(format!("fio --client=sock:{} /dev/null", sock.display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && text.contains("Permission denied"),
+            "{text}"
+        );
+    }
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    let _ = std::fs::remove_file(&sock);
 }

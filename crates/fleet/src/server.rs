@@ -18,9 +18,10 @@
 use crate::iolog::{IoLog, STORE_COMPRESSED, XMIT_COMPRESSED};
 use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
-use crate::wire::{self, op, Wait};
+use crate::wire::{self, op, Conn, Wait};
 use crate::{fio_of, Error, VERSIONS};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
@@ -60,11 +61,64 @@ pub trait Runner: Sync {
     fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput;
     /// What PROBE answers: this host's name, the engine's name and version.
     fn probe(&self) -> ProbeReply;
-    /// Whether the client at `peer`, connected to `local`, may be served;
-    /// the refusal in one line. The default admits everyone.
-    fn admit(&self, local: SocketAddr, peer: SocketAddr) -> Result<(), String> {
-        let _ = (local, peer);
+    /// Whether `client` may be served; the refusal in one line. The
+    /// default admits everyone.
+    fn admit(&self, client: &Client) -> Result<(), String> {
+        let _ = client;
         Ok(())
+    }
+}
+
+/// Who connected, as far as the connection tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// Over TCP: the server's address, and the client's.
+    Tcp { local: SocketAddr, peer: SocketAddr },
+    /// Over the server's Unix socket: the client process's user, from the
+    /// kernel (`SO_PEERCRED`), when it could be read.
+    Unix { uid: Option<u32> },
+}
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Client::Tcp { peer, .. } => write!(f, "{peer}"),
+            Client::Unix { uid: Some(u) } => write!(f, "uid {u} on the socket"),
+            Client::Unix { uid: None } => write!(f, "a process on the socket"),
+        }
+    }
+}
+
+/// What a server listens on.
+enum Listener {
+    Tcp(TcpListener),
+    /// A Unix socket, and its path (removed when the server ends).
+    Unix(UnixListener, PathBuf),
+}
+
+type Stream = Box<dyn Conn>;
+
+impl Listener {
+    /// The next connection (blocking reads), and who it is.
+    fn accept(&self) -> std::io::Result<(Stream, Client)> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, peer) = l.accept()?;
+                s.set_nonblocking(false)?;
+                let _ = s.set_nodelay(true);
+                let local = s.local_addr()?;
+                Ok((Box::new(s), Client::Tcp { local, peer }))
+            }
+            Listener::Unix(l, _) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                let uid =
+                    nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
+                        .ok()
+                        .map(|c| c.uid());
+                Ok((Box::new(s), Client::Unix { uid }))
+            }
+        }
     }
 }
 
@@ -91,8 +145,16 @@ impl Default for Limits {
 
 /// A listening server.
 pub struct Server {
-    listener: TcpListener,
+    listener: Listener,
     limits: Limits,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, p) = &self.listener {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 impl Server {
@@ -104,18 +166,60 @@ impl Server {
             .set_nonblocking(true)
             .map_err(|e| Error::Io(e.to_string()))?;
         Ok(Server {
-            listener,
+            listener: Listener::Tcp(listener),
+            limits: Limits::default(),
+        })
+    }
+
+    /// Listen on a Unix socket at `path`, made with file mode `mode` (who
+    /// may connect is first the file's permission). A socket file left by
+    /// a server that is gone is replaced; one in use, or any other file, is
+    /// an error, said in one line.
+    pub fn bind_unix(path: &Path, mode: u32) -> Result<Server, Error> {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let shown = path.display();
+        if let Ok(md) = std::fs::symlink_metadata(path) {
+            if !md.file_type().is_socket() {
+                return Err(Error::Io(format!(
+                    "{shown} exists and is not a socket (allowed: a new path, or a server's old socket)"
+                )));
+            }
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(Error::Io(format!(
+                    "{shown}: a server already listens there"
+                )));
+            }
+            std::fs::remove_file(path).map_err(|e| Error::Io(format!("{shown}: {e}")))?;
+        }
+        // Made with no permission for anyone, then opened to `mode`: no
+        // moment when others could connect.
+        let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o777));
+        let bound = UnixListener::bind(path);
+        nix::sys::stat::umask(old);
+        let listener = bound.map_err(|e| Error::Io(format!("cannot listen on {shown}: {e}")))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::Io(format!("{shown}: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Io(e.to_string()))?;
+        Ok(Server {
+            listener: Listener::Unix(listener, path.to_path_buf()),
             limits: Limits::default(),
         })
     }
 
     /// The same server with other silence limits.
-    pub fn with_limits(self, limits: Limits) -> Server {
-        Server { limits, ..self }
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
     }
 
+    /// The TCP address listened on (none for a Unix socket).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.listener.local_addr().ok()
+        match &self.listener {
+            Listener::Tcp(l) => l.local_addr().ok(),
+            Listener::Unix(..) => None,
+        }
     }
 
     /// Serve until `stop` (or, with `runs`, after that many runs).
@@ -133,8 +237,6 @@ impl Server {
             while !stop.load(Relaxed) && runs.is_none_or(|n| done.load(Relaxed) < n) {
                 match self.listener.accept() {
                     Ok((s, peer)) => {
-                        let _ = s.set_nonblocking(false);
-                        let _ = s.set_nodelay(true);
                         // A connection claims the server with its first
                         // message, not by connecting: a readiness check that
                         // connects and leaves must not turn the next client
@@ -146,8 +248,7 @@ impl Server {
                         }
                         let (busy, done, open) = (&busy, &done, &open);
                         let limits = self.limits;
-                        let local = s.local_addr().ok();
-                        if let Err(why) = local.map_or(Ok(()), |l| runner.admit(l, peer)) {
+                        if let Err(why) = runner.admit(&peer) {
                             sc.spawn(move || {
                                 log(&format!("client {peer} refused: {why}"));
                                 dismiss(s, &why, stop);
@@ -193,34 +294,33 @@ impl Drop for Claim<'_> {
 
 /// Read the client's first message and answer, in its version, that it
 /// cannot be served.
-fn dismiss(mut s: TcpStream, why: &str, stop: &AtomicBool) {
+fn dismiss(mut s: Stream, why: &str, stop: &AtomicBool) {
     let w = Wait {
         stop,
         deadline: Some(Instant::now() + Duration::from_secs(2)),
     };
-    let v = match wire::recv_at_most(&mut s, &VERSIONS, &w, FIRST_MAX) {
+    let v = match wire::recv_at_most(&mut *s, &VERSIONS, &w, FIRST_MAX) {
         Ok(Some(m)) => m.version,
         Err(Error::Version { got, .. }) => got,
         _ => return,
     };
-    refuse(&mut s, v, why, stop);
+    refuse(&mut *s, v, why, stop);
 }
 
 /// Tell the client why (a TEXT line, then QUIT), and read what it still
 /// sends until it closes (at most 2 s): fio's client goes on sending its
 /// job before it reads, and a closed socket would kill it with SIGPIPE
 /// before it printed the reason.
-fn refuse(s: &mut TcpStream, version: u16, why: &str, stop: &AtomicBool) {
+fn refuse(s: &mut dyn Conn, version: u16, why: &str, stop: &AtomicBool) {
     let line = format!("ssdready server: {why}\n");
     let _ = wire::send(s, version, op::TEXT, 0, &pdu::text(1, &line));
     let _ = wire::send(s, version, op::QUIT, 0, &[]);
-    let _ = s.shutdown(std::net::Shutdown::Write);
+    s.shutdown_write();
     drain(s, Duration::from_secs(2), stop);
 }
 
 /// Read and drop what the peer sends until it closes, `limit`, or `stop`.
-fn drain(s: &mut TcpStream, limit: Duration, stop: &AtomicBool) {
-    use std::io::Read;
+fn drain(s: &mut dyn Conn, limit: Duration, stop: &AtomicBool) {
     let end = Instant::now() + limit;
     let _ = s.set_read_timeout(Some(wire::POLL));
     let mut buf = [0u8; 4096];
@@ -240,7 +340,7 @@ fn drain(s: &mut TcpStream, limit: Duration, stop: &AtomicBool) {
 
 /// One client's session. `Ok(true)`: a run was done and answered.
 fn connection(
-    s: TcpStream,
+    s: Stream,
     runner: &dyn Runner,
     stop: &AtomicBool,
     busy: &AtomicBool,
@@ -262,8 +362,8 @@ fn connection(
         if let Some((rx, _)) = &running {
             if let Ok(out) = rx.try_recv() {
                 let v = ss.version.expect("a version before RUN");
-                send_results(&mut ss.s, v, ss.zlib, &out)?;
-                linger(&mut ss.s, stop);
+                send_results(&mut *ss.s, v, ss.zlib, &out)?;
+                linger(&mut *ss.s, stop);
                 return Ok(true);
             }
         }
@@ -307,7 +407,7 @@ fn connection(
                     return Err(ss.refuse(v, "RUN without a job".into()));
                 }
                 for _ in 0..ss.planned {
-                    wire::send(&mut ss.s, v, op::SERVER_START, 0, &[])?;
+                    wire::send(&mut *ss.s, v, op::SERVER_START, 0, &[])?;
                 }
                 let (tx, rx) = mpsc::channel();
                 let (req, run_stop) = (ss.req.clone(), ss.run_stop.clone());
@@ -347,7 +447,7 @@ struct Session<'a> {
     stop: &'a AtomicBool,
     /// The server's one run, once this client has claimed it.
     claim: Option<Claim<'a>>,
-    s: TcpStream,
+    s: Stream,
     req: JobRequest,
     /// The client's version, from its first message on.
     version: Option<u16>,
@@ -380,7 +480,7 @@ impl Session<'_> {
             Some(ref v) => std::slice::from_ref(v),
             None => &VERSIONS,
         };
-        match wire::recv_at_most(&mut self.s, spoken, &w, max) {
+        match wire::recv_at_most(&mut *self.s, spoken, &w, max) {
             Ok(Some(m)) => Ok(Next::Message(m)),
             Ok(None) => {
                 self.run_stop.store(true, Relaxed);
@@ -388,7 +488,7 @@ impl Session<'_> {
             }
             Err(Error::Timeout) => Ok(Next::Again),
             Err(Error::Version { got, .. }) => {
-                refuse(&mut self.s, got, &unspoken_version(got), stop);
+                refuse(&mut *self.s, got, &unspoken_version(got), stop);
                 self.run_stop.store(true, Relaxed);
                 Err(Error::Refused(format!(
                     "client spoke protocol version {got}"
@@ -405,7 +505,7 @@ impl Session<'_> {
     fn refuse(&mut self, v: u16, why: String) -> Error {
         // Free the server before waiting for this client to close.
         self.claim = None;
-        refuse(&mut self.s, v, &why, self.stop);
+        refuse(&mut *self.s, v, &why, self.stop);
         Error::Refused(why)
     }
 
@@ -416,7 +516,7 @@ impl Session<'_> {
             None => (0, 0),
         };
         let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
-        wire::send(&mut self.s, v, op::ETA, m.tag, &eta)
+        wire::send(&mut *self.s, v, op::ETA, m.tag, &eta)
     }
 
     /// PROBE: this host's reply; zlib when the client offers it, as fio's
@@ -426,7 +526,7 @@ impl Session<'_> {
         let mut p = runner.probe();
         self.zlib = flags & pdu::PROBE_ZLIB != 0;
         p.flags = if self.zlib { pdu::PROBE_ZLIB } else { 0 };
-        wire::send(&mut self.s, v, op::PROBE, m.tag, &p.bytes())
+        wire::send(&mut *self.s, v, op::PROBE, m.tag, &p.bytes())
     }
 
     /// JOBLINE or JOB: add to the request, and announce the jobs it adds
@@ -451,7 +551,7 @@ impl Session<'_> {
         // fio's client adds up what each START announces.
         let new = total.saturating_sub(self.planned);
         self.planned = total;
-        wire::send(&mut self.s, v, op::START, 0, &pdu::start(new, new))
+        wire::send(&mut *self.s, v, op::START, 0, &pdu::start(new, new))
     }
 }
 
@@ -469,7 +569,7 @@ fn unspoken_version(got: u16) -> String {
 
 /// The logs (IOLOG), TS per job, GS per group, DU per disk, STOP with
 /// the run's error, QUIT: fio's server's order.
-fn send_results(s: &mut TcpStream, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
+fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
     if !out.text.is_empty() {
         let level = u32::from(out.error != 0);
         wire::send(s, v, op::TEXT, 0, &pdu::text(level, &out.text))?;
@@ -497,7 +597,7 @@ fn send_results(s: &mut TcpStream, v: u16, zlib: bool, out: &RunOutput) -> Resul
 }
 
 /// Give the client a moment to read and close first.
-fn linger(s: &mut TcpStream, stop: &AtomicBool) {
+fn linger(s: &mut dyn Conn, stop: &AtomicBool) {
     let w = Wait {
         stop,
         deadline: Some(Instant::now() + Duration::from_secs(2)),

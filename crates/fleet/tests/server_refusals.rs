@@ -125,7 +125,7 @@ impl Runner for Closed {
     fn probe(&self) -> ProbeReply {
         ProbeReply::default()
     }
-    fn admit(&self, _: std::net::SocketAddr, _: std::net::SocketAddr) -> Result<(), String> {
+    fn admit(&self, _: &ssdready_fleet::server::Client) -> Result<(), String> {
         Err("user nobody may not drive this server".into())
     }
 }
