@@ -300,18 +300,22 @@ pub(crate) fn setup(cfg: &Config, stop: &AtomicBool, extra: &str) -> Result<Clus
     let bin = find_tools()?;
     let user = unprivileged_user()?;
     workdir::check_dir(&cfg.directory)?;
-    let wd = workdir::prepare(&cfg.directory, Workload::Pgbench)?;
+    // Every refusal before anything is made: nothing is left behind.
+    let planned = workdir::workdir_of(&cfg.directory, Workload::Pgbench);
     if let Some((name, who)) = &user {
-        check_reachable(&wd, name, *who)?;
-        std::os::unix::fs::chown(&wd, Some(who.uid), Some(who.gid))
-            .map_err(|e| Error::io("handing over", &wd, e))?;
+        check_reachable(&planned, name, *who)?;
     }
-    let sock = wd.join("sock");
+    let sock = planned.join("sock");
     if sock.as_os_str().len() + 20 > 107 {
         return Err(Error::BadInput(format!(
             "option '--directory': {} is too long a path for PostgreSQL's unix socket (at most ~85 bytes)",
             cfg.directory.display()
         )));
+    }
+    let wd = workdir::prepare(&cfg.directory, Workload::Pgbench)?;
+    if let Some((_, who)) = &user {
+        std::os::unix::fs::chown(&wd, Some(who.uid), Some(who.gid))
+            .map_err(|e| Error::io("handing over", &wd, e))?;
     }
     let opts = format!(
         "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} {extra}",

@@ -145,7 +145,6 @@ pub fn command(a: StrategiesArgs) {
 /// Write DIR/strategies.json atomically.
 fn write(dir: &Path, doc: &serde_json::Value) -> anyhow::Result<PathBuf> {
     let text = serde_json::to_string_pretty(doc).context("serialising strategies.json")? + "\n";
-    crate::output::write_in(dir, "strategies.json", &text)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("writing {}/strategies.json", dir.display()))
+    // The error names the file already.
+    crate::output::write_in(dir, "strategies.json", &text).map_err(anyhow::Error::msg)
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ssdready, LoopDev};
+use common::{is_root, ssdready, LoopDev};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -348,6 +348,10 @@ fn bad_input_is_one_line_and_exit_2_with_nothing_written() {
             "1",
         ],
         vec!["app", "small-files", "--directory", "/nonexistent/dir"],
+        // Values clap refuses: one line too.
+        vec!["app", "sqlite", "--directory", &d, "--scale", "99999999999"],
+        vec!["app", "sqlite", "--directory", &d, "--seed=-1"],
+        vec!["app", "sqlite", "--directory", ""],
         vec![
             "app",
             "small-files",
@@ -541,4 +545,24 @@ fn postgresql_dies_with_app_pgbench_even_on_sigkill() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(cluster_processes(&d), Vec::<String>::new());
+}
+
+#[test]
+fn a_pgbench_refused_for_its_directory_leaves_nothing_behind() {
+    if !is_root() {
+        eprintln!("skipped: the refusal is for root (PostgreSQL runs as another user)");
+        return;
+    }
+    // A directory the server's user cannot enter (0700 above it).
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let inner = t.path().join("x");
+    std::fs::create_dir(&inner).unwrap();
+    let d = inner.display().to_string();
+    let out = ssdready(&["app", "pgbench", "--directory", &d, "--runtime", "1s"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 0, "{err}");
 }

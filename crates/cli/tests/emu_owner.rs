@@ -55,29 +55,28 @@ fn finish(mut child: Child) -> (Option<i32>, String) {
     )
 }
 
-/// What of drive `dev` is left after [`LIMIT`]: its loop binding, FUSE
-/// mounts and records of ssdready's drives.
-fn left_of(dev: &str) -> Vec<String> {
+/// What of drive `dev`, served by daemon `pid`, is left after [`LIMIT`]:
+/// its loop binding, its FUSE mount and its record (other drives on the
+/// machine are not this test's).
+fn left_of(dev: &str, pid: u32) -> Vec<String> {
     let index = dev.trim_start_matches("/dev/loop");
+    let name = format!("/run/ssdready/emu/emu-{pid}");
     let t0 = Instant::now();
     loop {
         let mut left = Vec::new();
         let backing = format!("/sys/block/loop{index}/loop/backing_file");
-        if std::fs::read_to_string(&backing).is_ok_and(|b| b.contains("/run/ssdready/emu/")) {
+        if std::fs::read_to_string(&backing).is_ok_and(|b| b.contains(&name)) {
             left.push(format!("{dev} still bound"));
         }
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
         left.extend(
             mounts
                 .lines()
-                .filter(|l| l.contains("/run/ssdready/emu/emu-"))
+                .filter(|l| l.contains(&format!("{name}.mnt")))
                 .map(String::from),
         );
-        if let Ok(d) = std::fs::read_dir("/run/ssdready/emu") {
-            left.extend(d.flatten().filter_map(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                (n.starts_with("emu-") && n.ends_with(".json")).then_some(n)
-            }));
+        if std::path::Path::new(&format!("{name}.json")).exists() {
+            left.push(format!("{name}.json"));
         }
         if left.is_empty() || t0.elapsed() > LIMIT {
             return left;
@@ -110,6 +109,7 @@ fn a_full_stdout_detaches_the_drive_with_one_line() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let (code, err) = finish(child);
     assert_eq!(code, Some(1), "{err}");
     assert!(!err.contains("panic"), "{err}");
@@ -120,7 +120,7 @@ fn a_full_stdout_detaches_the_drive_with_one_line() {
         "{err}"
     );
     let dev = device_in(&err).expect("the line names the device");
-    assert_eq!(left_of(&dev), Vec::<String>::new());
+    assert_eq!(left_of(&dev, pid), Vec::<String>::new());
 }
 
 #[test]
@@ -141,10 +141,11 @@ fn a_stdout_reader_that_goes_away_detaches_the_drive() {
     let dev = line.trim().to_string();
     assert!(dev.starts_with("/dev/loop"), "{dev}");
     // The reader is dropped here, as `| head -1` does after its line.
+    let pid = child.id();
     let (code, err) = finish(child);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("reader went away"), "{err}");
-    assert_eq!(left_of(&dev), Vec::<String>::new());
+    assert_eq!(left_of(&dev, pid), Vec::<String>::new());
 }
 
 #[test]
@@ -159,11 +160,12 @@ fn a_daemon_that_panics_leaves_no_drive_behind() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let (code, err) = finish(child);
     assert_eq!(code, Some(70), "{err}");
     assert!(err.contains("is being detached"), "{err}");
     let dev = device_in(&err).expect("stderr names the device");
-    assert_eq!(left_of(&dev), Vec::<String>::new());
+    assert_eq!(left_of(&dev, pid), Vec::<String>::new());
 }
 
 #[test]

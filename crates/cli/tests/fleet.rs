@@ -184,6 +184,66 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
     one_line_exit_2(&out, "rw");
 }
 
+#[test]
+fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
+    use ssdready_fleet::wire::{encode, op};
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // A hostile host: it answers PROBE with 64 MiB and one byte.
+    let host = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut probe = [0u8; 4096];
+        let _ = s.read(&mut probe);
+        let big = vec![0u8; (64 << 20) + 1];
+        let _ = s.write_all(&encode(ssdready_fleet::VERSIONS[0], op::PROBE, 1, &big));
+    });
+    let out = Command::new(BIN)
+        .args(["run", &format!("--client=127.0.0.1,{port}")])
+        .args(["--name=j", "--ioengine=null", "--size=1m"])
+        .output()
+        .unwrap();
+    let _ = host.join();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("64 MiB"), "{err}");
+}
+
+#[test]
+fn ctrl_c_of_run_client_is_exit_130() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // A host that takes the connection and never answers.
+    let host = std::thread::spawn(move || l.accept().map(|(s, _)| s));
+    let mut child = Command::new(BIN)
+        .args(["run", &format!("--client=127.0.0.1,{port}")])
+        .args(["--name=j", "--ioengine=null", "--size=1m"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _held = host.join().unwrap();
+    // Connected and waiting for PROBE's answer: now Ctrl-C.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        // Every socket wait looks at the stop flag every 100 ms; 10 s is a
+        // loaded machine's margin.
+        assert!(t0.elapsed().as_secs() < 10, "run --client did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// `ssdready run --client` of `job` on the server at `port`, which must
 /// succeed.
 fn json_from_server(port: u16, job: &std::path::Path) {

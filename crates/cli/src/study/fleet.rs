@@ -183,14 +183,11 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     );
     match crate::output::write_in(&p.dir, "study.json", &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => fail(1, &format!("writing {}/study.json: {e}", p.dir.display())),
+        Err(e) => fail(1, &e),
     }
     match crate::report::write_report(&p.dir, &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => say(&format!(
-            "warning: writing {}/report.html: {e}",
-            p.dir.display()
-        )),
+        Err(e) => say(&format!("warning: {e}")),
     }
     if interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");
