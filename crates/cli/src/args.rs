@@ -74,6 +74,8 @@ pub struct RunArgs {
     pub status_interval_ns: Option<u64>,
     /// `--bandwidth-log[=NAME]`: NAME-{read,write,trim}_bw.log.
     pub bandwidth_log: Option<String>,
+    /// fio's global switches (`--max-jobs`, `--debug`, `--readonly`, …).
+    pub fio: crate::fioswitch::FioSwitches,
 }
 
 /// Values of fio's reserved job-file variables and the environment.
@@ -96,7 +98,7 @@ fn env_lookup(name: &str) -> Option<String> {
 const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
 
 /// A job file's text (a directory, binary data or a huge file is an error).
-fn read_text(path: &Path) -> Result<String, String> {
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read;
     if path.is_dir() {
         return Err("is a directory (allowed: a fio job file)".into());
@@ -196,7 +198,9 @@ fn long_with_one_dash(a: &str) -> Option<String> {
         .strip_prefix('-')
         .filter(|b| !b.is_empty() && !b.starts_with('-'))?;
     let key = body.split_once('=').map_or(body, |p| p.0);
-    let known = RUN_SWITCHES.contains(&key) || ssdready_core::options::find(key).is_some();
+    let known = RUN_SWITCHES.contains(&key)
+        || crate::fioswitch::NAMES.contains(&key)
+        || ssdready_core::options::find(key).is_some();
     known.then(|| format!("--{body}"))
 }
 
@@ -210,9 +214,9 @@ fn join_separate_values(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.iter().peekable();
     while let Some(a) = it.next() {
-        let takes_value = a
-            .strip_prefix("--")
-            .is_some_and(|k| VALUE_SWITCHES.contains(&k));
+        let takes_value = a.strip_prefix("--").is_some_and(|k| {
+            VALUE_SWITCHES.contains(&k) || crate::fioswitch::VALUE_NAMES.contains(&k)
+        });
         match it.peek() {
             Some(next) if takes_value && !next.starts_with("--") => {
                 out.push(format!("{a}={next}"));
@@ -378,6 +382,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
                     options,
                 });
             }
+            _ if crate::fioswitch::take(k, v.as_deref(), &mut r.fio)? => {}
             _ => {
                 let o = RawOption::cli(k, v.as_deref());
                 match cli_jobs.last_mut() {

@@ -109,6 +109,8 @@ pub fn run_options<S: AsRef<str>>(
 /// once, progress as its [`Display`] says.
 pub struct Terminal {
     display: Display,
+    /// Notes and warnings on stderr (off in fio mode: they are in the outputs).
+    notes: bool,
     phase: Option<Progress>,
     layout: Option<ProgressBar>,
 }
@@ -117,19 +119,32 @@ impl Terminal {
     pub fn new(display: Display) -> Self {
         Terminal {
             display,
+            notes: true,
             phase: None,
             layout: None,
         }
     }
 }
 
+impl Terminal {
+    /// Whether notes and warnings are said on stderr as they come.
+    pub fn notes_on_stderr(mut self, on: bool) -> Self {
+        self.notes = on;
+        self
+    }
+}
+
 impl RunObserver for Terminal {
     fn warning(&mut self, text: &str) {
-        eprintln!("ssdready: warning: {text}");
+        if self.notes {
+            eprintln!("ssdready: warning: {text}");
+        }
     }
 
     fn note(&mut self, text: &str) {
-        eprintln!("ssdready: {text}");
+        if self.notes {
+            eprintln!("ssdready: {text}");
+        }
     }
 
     fn layout_start(&mut self, path: &str, total: u64) {

@@ -659,6 +659,21 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "random_generator",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "tausworthe, lfsr, tausworthe64",
+        help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe, tausworthe64: ssdready's own generator",
+        set: |s, v| {
+            s.lfsr = match v {
+                "lfsr" => true,
+                "tausworthe" | "tausworthe64" => false,
+                _ => return Err(format!("'{v}' is not a random generator")),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "randrepeat",
         aliases: &[],
         arity: Arity::Flag,
@@ -677,6 +692,7 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "seed of every random choice (fixed by default)",
         set: |s, v| {
             s.randseed = uint(v)?;
+            s.randseed_given = true;
             Ok(())
         },
     },

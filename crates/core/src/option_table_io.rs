@@ -335,7 +335,7 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         name: "verify",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "0, md5, crc32c, crc32c-intel, sha1, sha256, sha512, xxhash, meta, pattern or null",
+        allowed: "0, md5, crc64, crc32c, crc32c-intel, sha1, sha256, sha512, xxhash, meta, pattern, pattern_hdr or null",
         help: "write checkable blocks and read them back (see do_verify, verify_only)",
         set: |s, v| {
             s.verify.method = Method::parse(v.trim())?;
@@ -443,6 +443,18 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "verify_policy",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "completed",
+        help: "which writes a verify_state_load job checks: completed, every completed write (newer fio; fsynced is not supported yet)",
+        set: |_, v| match v {
+            "completed" => Ok(()),
+            "fsynced" => Err("fsynced is not supported yet".into()),
+            _ => Err(format!("'{v}' is not a verify policy")),
+        },
+    },
+    OptionDef {
         name: "verify_state_load",
         aliases: &[],
         arity: Arity::Flag,
@@ -461,6 +473,17 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         help: "write local-JOB-N-verify.state when a verifying job that writes ends (default 1)",
         set: |s, v| {
             s.verify.state_save = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "verify_write_sequence",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "check each block's write number against its last write (default 1; newer fio)",
+        set: |s, v| {
+            s.verify.write_sequence = flag(v)?;
             Ok(())
         },
     },

@@ -31,7 +31,6 @@ pub static IGNORED: &[(&str, &str)] = &[
     ("gtod_reduce", "timestamps are cheap (TSC); they are always taken"),
     ("iopsavgtime", "IOPS are sampled once per second"),
     ("log_compression_cpus", "logs are compressed once, when written, by the thread that writes them"),
-    ("random_generator", "random offsets come from ssdready's keyed permutation (same coverage, different order than fio's)"),
     ("significant_figures", "output precision is fixed"),
     ("stats", "statistics are always collected"),
     ("thread", "ssdready always runs workers as threads"),

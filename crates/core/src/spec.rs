@@ -272,7 +272,14 @@ pub struct JobSpec {
     /// (`random_distribution=zipf:1.2:0.25`); None: fio's default.
     pub random_center: Option<f64>,
     pub randseed: u64,
+    /// `randseed` was given: it holds even with `randrepeat=0`, as in fio.
+    #[serde(default)]
+    pub randseed_given: bool,
     pub norandommap: bool,
+    /// `random_generator=lfsr`: uniform random offsets visit each block
+    /// exactly once per pass, with or without the random map (fio's LFSR).
+    #[serde(default)]
+    pub lfsr: bool,
     /// IOPS cap per worker for reads, writes and trims (`rate_iops=r,w,t`).
     pub rate_iops: [Option<u64>; 3],
     /// Bandwidth cap per worker for reads, writes and trims (`rate=r,w,t`).
@@ -523,6 +530,8 @@ impl Default for JobSpec {
             random_center: None,
             randseed: DEFAULT_SEED,
             norandommap: false,
+            randseed_given: false,
+            lfsr: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],
             rate_min_bytes: [None; 3],

@@ -52,7 +52,12 @@ impl JobSpec {
                 );
             }
         }
-        if self.ioengine == EngineKind::Null && self.size.is_none() && self.filesize.is_none() {
+        // A replayed iolog names its own offsets (fio's t0038).
+        if self.ioengine == EngineKind::Null
+            && self.size.is_none()
+            && self.filesize.is_none()
+            && self.iolog.read.is_empty()
+        {
             return self.refuse(
                 "size",
                 "ioengine=null does no I/O and needs size (or filesize) to plan offsets (e.g. size=1g)"

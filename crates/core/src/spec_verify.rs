@@ -21,6 +21,9 @@ pub enum Method {
     Meta,
     /// MD5 of each interval's data.
     Md5,
+    /// fio's CRC-64 (reflected polynomial 0x95ac9329ac4bc9b5, initial 0,
+    /// no final inversion).
+    Crc64,
     /// CRC32C (Castagnoli), as fio stores it (not inverted at the end).
     Crc32c,
     /// The same CRC32C, named as fio's hardware-assisted variant.
@@ -48,6 +51,7 @@ impl Method {
         match self {
             Method::Meta => "meta",
             Method::Md5 => "md5",
+            Method::Crc64 => "crc64",
             Method::Crc32c => "crc32c",
             Method::Crc32cIntel => "crc32c-intel",
             Method::Sha256 => "sha256",
@@ -65,6 +69,7 @@ impl Method {
         match self {
             Method::Meta => 1,
             Method::Md5 => 2,
+            Method::Crc64 => 3,
             Method::Crc32c => 5,
             Method::Crc32cIntel => 6,
             Method::Sha256 => 9,
@@ -86,6 +91,7 @@ impl Method {
     pub fn checksum_bytes(self) -> usize {
         match self {
             Method::Md5 => 16,
+            Method::Crc64 => 8,
             Method::Crc32c | Method::Crc32cIntel | Method::Xxhash => 4,
             Method::Sha1 => 20,
             Method::Sha256 => 64,
@@ -108,6 +114,7 @@ impl Method {
         Ok(Some(match v {
             "0" | "none" => return Ok(None),
             "md5" => Method::Md5,
+            "crc64" => Method::Crc64,
             "crc32c" => Method::Crc32c,
             "crc32c-intel" => Method::Crc32cIntel,
             "sha1" => Method::Sha1,
@@ -116,18 +123,22 @@ impl Method {
             "xxhash" => Method::Xxhash,
             "meta" => Method::Meta,
             "pattern" => Method::Pattern,
+            // newer fio: a header, then the pattern.
+            "pattern_hdr" => Method::PatternHeader,
             "null" => Method::Null,
-            "crc64" | "crc32" | "crc16" | "crc7" | "sha3-224" | "sha3-256" | "sha3-384"
-            | "sha3-512" => return Err(format!("fio's '{v}' method is not supported yet")),
+            "crc32" | "crc16" | "crc7" | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" => {
+                return Err(format!("fio's '{v}' method is not supported yet"))
+            }
             _ => return Err(format!("'{v}' is not a verify method")),
         }))
     }
 }
 
 /// Every method.
-pub const ALL: [Method; 11] = [
+pub const ALL: [Method; 12] = [
     Method::Meta,
     Method::Md5,
+    Method::Crc64,
     Method::Crc32c,
     Method::Crc32cIntel,
     Method::Sha256,
@@ -173,6 +184,9 @@ pub struct VerifySpec {
     pub state_load: bool,
     /// `experimental_verify`: replay the job's offsets rather than log them.
     pub experimental: bool,
+    /// `verify_write_sequence` (newer fio; default 1): check each header's
+    /// write number against the last write of the block.
+    pub write_sequence: bool,
 }
 
 impl Default for VerifySpec {
@@ -192,6 +206,7 @@ impl Default for VerifySpec {
             state_save: true,
             state_load: false,
             experimental: false,
+            write_sequence: true,
         }
     }
 }
@@ -273,7 +288,7 @@ mod tests {
             }
         }
         assert_eq!(Method::parse("0").unwrap(), None);
-        assert!(Method::parse("crc64")
+        assert!(Method::parse("crc16")
             .unwrap_err()
             .contains("not supported yet"));
         assert!(Method::parse("crc33")

@@ -635,6 +635,10 @@ pub fn document(r: &RunResult, plus: bool) -> Value {
     if !disk_util.is_empty() {
         top.insert("disk_util".into(), Value::Array(disk_util));
     }
+    // ssdready's cross-checks and notes about the run (fio has no such key).
+    if !r.warnings.is_empty() {
+        top.insert("warnings".into(), json!(r.warnings));
+    }
     Value::Object(top)
 }
 

@@ -72,7 +72,10 @@ struct Ready {
 fn ready(args: &RunRequest, clock: Clock, obs: &mut dyn RunObserver) -> Result<Ready, Failure> {
     let mut specs = crate::validate::jobs(args)?;
     crate::validate::refuse_unrunnable(&specs)?;
-    for s in specs.iter_mut().filter(|s| !s.randrepeat) {
+    for s in specs
+        .iter_mut()
+        .filter(|s| !s.randrepeat && !s.randseed_given)
+    {
         s.randseed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)

@@ -987,7 +987,13 @@ impl<'a> Loop<'a> {
             self.stats.measured_ns = 0;
             return;
         }
-        self.stats.measured_ns = self.ctx.clock.now().saturating_sub(self.measure_start);
+        // The window ends at the deadline: nothing is issued after it (what
+        // completes in the drain is counted), so a job asked to run 10 s
+        // reports 10 s, as fio does, however late a loaded machine let the
+        // thread see its deadline.
+        let end = self.ctx.clock.now();
+        let end = self.deadline.map_or(end, |d| end.min(d));
+        self.stats.measured_ns = end.saturating_sub(self.measure_start);
         let c = thread_cpu();
         self.stats.thread_cpu = ThreadCpu {
             user_ns: c.user_ns.saturating_sub(self.cpu_start.user_ns),

@@ -259,7 +259,19 @@ impl JobFlow {
         let verify_on = layout.is_some();
         let verify_phase = verify_on && writes && v.do_verify;
         let fixed_bs = spec.bs.min() == spec.bs.max();
-        let random_map = spec.rw.is_random() && !spec.norandommap;
+        // Offsets that visit each block once per pass (the plan's random
+        // map or fio's LFSR); `blockalign` other than the block size draws
+        // with repeats.
+        let aligned = spec.ba.iter().all(|&b| b == 0 || b == spec.bs.min());
+        let random_map = spec.rw.is_random()
+            && aligned
+            && (!spec.norandommap || (spec.lfsr && spec.bs.is_fixed()));
+        // A block may be written twice in a pass: random offsets drawn with
+        // repeats, or sequential holes that wrap (`rw=write:4k`). The last
+        // write is then what is expected there; a replay of the writes
+        // (`experimental_verify`) cannot tell which was last, so it checks
+        // each block against its own header only, as fio does.
+        let rewrites = (spec.rw.is_random() && !random_map) || spec.rw_seq_add != 0;
         let depth = spec.effective_iodepth().max(1) as usize;
         JobFlow {
             replay: None,
@@ -325,10 +337,15 @@ impl JobFlow {
             },
             verify_phase,
             check_reads: verify_on && !writes,
-            check_generation: writes && fixed_bs && !spec.time_based && !v.only,
+            check_generation: writes
+                && v.write_sequence
+                && fixed_bs
+                && !spec.time_based
+                && !v.only
+                && !(v.experimental && rewrites),
             dry_run: verify_phase && v.only,
             experimental: v.experimental && !v.only,
-            written: Written::new(random_map || !spec.rw.is_random()),
+            written: Written::new(!rewrites),
             backlog: v.backlog.filter(|_| verify_phase && !v.only),
             backlog_batch: v.backlog_batch.or(v.backlog).unwrap_or(1),
             batch_left: 0,

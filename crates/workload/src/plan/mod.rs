@@ -125,6 +125,11 @@ pub struct IoPlan {
     seed: u64,
     bytes_left: Option<u64>,
     ios_left: Option<u64>,
+    /// Sequential I/O with holes (`rw=read:512k`), not time-based, no
+    /// `io_size`: the passes (`loops`) after which the job ends when a
+    /// block no longer fits — fio stops there rather than wrapping to
+    /// make up `size` (its `t0007` test: 87,040 KiB of a 128 MiB file).
+    holed_loops: Option<u64>,
     /// The direction of the next I/O, when already drawn (rate pacing).
     pending: Option<Ddir>,
     /// `trimwrite`: each trim is followed by a write of the same block.
@@ -177,6 +182,10 @@ impl IoPlan {
             _ => [None, None, None],
         };
         let mode = match &spec.random_distribution {
+            // fio's LFSR: every block once per pass, map or not.
+            Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {
+                RandomMode::Permutation
+            }
             Distribution::Random if spec.norandommap || ba != min_bs => RandomMode::Free,
             Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
             Distribution::Random => RandomMode::Map,
@@ -289,6 +298,11 @@ impl IoPlan {
             rng,
             seed,
             bytes_left,
+            holed_loops: (spec.rw_seq_add != 0
+                && !spec.rw.is_random()
+                && !spec.time_based
+                && spec.io_size.is_none())
+            .then_some(u64::from(spec.loops.max(1))),
             ios_left: spec.number_ios,
             pending: None,
             trim_then_write: spec.trim_then_write,
@@ -535,6 +549,11 @@ impl IoPlan {
             let Some(fi) = pick else {
                 if self.ios_this_pass == 0 && self.files.iter().all(|f| f.pass > 0) {
                     return None;
+                }
+                if let Some(loops) = self.holed_loops {
+                    if self.files.iter().all(|f| f.pass + 1 >= loops) {
+                        return None;
+                    }
                 }
                 self.new_pass();
                 continue;

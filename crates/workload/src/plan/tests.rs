@@ -225,6 +225,45 @@ fn sequential_holes_wrap_to_the_start() {
     assert_eq!(offs, [half.clone(), half].concat());
 }
 
+/// fio's t0007: `rw=read:512k`, `bs=1m` over 128 MiB reads at 0, 1.5m,
+/// 3m, … 126m and stops when the next block (at 127.5m) does not fit:
+/// 85 reads, 87,040 KiB — not a wrap to make up `size`.
+#[test]
+fn sequential_holes_stop_where_the_next_block_does_not_fit() {
+    let spec = JobSpec {
+        rw: RwMode::Read,
+        rw_seq_add: 512 << 10,
+        bs: BlockSizes::Fixed(1 << 20),
+        size: Some(128 << 20),
+        ..JobSpec::default()
+    };
+    let ios = offsets(&spec, &region(128 << 20), 1000);
+    assert_eq!(ios.len(), 85);
+    assert_eq!(ios.last().unwrap().2, 126 << 20);
+    let two = JobSpec { loops: 2, ..spec };
+    assert_eq!(offsets(&two, &region(128 << 20), 1000).len(), 170);
+}
+
+/// `random_generator=lfsr` with `norandommap`: every block exactly once
+/// per pass (fio's LFSR), where the free draw repeats blocks.
+#[test]
+fn lfsr_visits_each_block_once_without_the_random_map() {
+    for (lfsr, all_once) in [(true, true), (false, false)] {
+        let spec = JobSpec {
+            rw: RwMode::RandWrite,
+            norandommap: true,
+            lfsr,
+            size: Some(1 << 20),
+            ..JobSpec::default()
+        };
+        let mut seen = vec![0u32; 256];
+        for io in offsets(&spec, &region(1 << 20), 1000) {
+            seen[(io.2 / 4096) as usize] += 1;
+        }
+        assert_eq!(seen.iter().all(|&c| c == 1), all_once, "lfsr={lfsr}");
+    }
+}
+
 #[test]
 fn randread_colon_n_takes_a_new_random_offset_every_n() {
     for (seq, want_same) in [

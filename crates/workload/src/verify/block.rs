@@ -68,6 +68,35 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     }
 }
 
+/// fio's CRC-64 table (`crc/crc64.c`): reflected polynomial
+/// 0x95ac9329ac4bc9b5.
+const CRC64_TABLE: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u64;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0x95ac_9329_ac4b_c9b5
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+/// fio's `fio_crc64`: initial 0, no final inversion.
+pub fn fio_crc64(data: &[u8]) -> u64 {
+    data.iter().fold(0u64, |crc, &b| {
+        CRC64_TABLE[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
+    })
+}
+
 /// fio's CRC32C: the Castagnoli CRC without the final inversion.
 pub fn fio_crc32c(data: &[u8]) -> u32 {
     !crc32c::crc32c(data)
@@ -78,6 +107,7 @@ fn checksum(method: Method, data: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; method.checksum_bytes()];
     match method {
         Method::Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
+        Method::Crc64 => out.copy_from_slice(&fio_crc64(data).to_le_bytes()),
         Method::Crc32c | Method::Crc32cIntel => {
             out.copy_from_slice(&fio_crc32c(data).to_le_bytes());
         }

@@ -1,0 +1,222 @@
+//! ssdready called as `fio` (a link named `fio` to the binary): a drop-in
+//! fio. The command line is fio's (`fio [options] [job files]`, no
+//! subcommand), with fio's defaults: a job that names no target and no
+//! engine uses fio's files (`jobname.N.M` in the current directory or
+//! `directory=`) with psync, not the built-in emulator. ssdready's notes and
+//! cross-check warnings stay in the outputs (the normal text, a JSON
+//! `warnings` key) unless `--stderr-notes` is given, so that a script that
+//! treats anything on stderr as a failure sees what it would see with fio.
+//! Besides the switches `run` reads, fio mode answers `--version`,
+//! `--help`, `--inflate-log=FILE` and `--server`/`--daemonize` (mapped
+//! onto `ssdready server`).
+
+use crate::fail;
+use std::io::Read as _;
+use std::io::Write as _;
+
+/// The fio release whose command line, options and output ssdready follows.
+pub const FIO_VERSION: &str = "3.33";
+
+/// Whether the binary was started under the name `fio`.
+pub fn invoked_as_fio() -> bool {
+    std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n == "fio"))
+        .unwrap_or(false)
+}
+
+/// `fio --version`: fio's layout, naming ssdready.
+pub fn version_line() -> String {
+    format!("fio-{FIO_VERSION} (ssdready {})", env!("SSDREADY_VERSION"))
+}
+
+const USAGE: &str = "usage: fio [options] [job options] <job file(s)>
+  --version             Print version info and exit
+  --help                Print this page
+  --output=FILE         Write the output to FILE
+  --output-format=X     normal, terse, json, json+ or native (several comma-separated)
+  --minimal             Terse output
+  --max-jobs=N          The most jobs (clones counted) a run may start
+  --debug=LIST          Debug classes (parse prints each option; see --debug=?)
+  --readonly            Refuse any job that writes or trims
+  --aux-path=DIR        Where verify-state files go
+  --eta=when            When progress is shown: always, never or auto
+  --eta-newline=T       Progress as a new line every T
+  --status-interval=T   Cumulative figures every T
+  --section=NAME        Run only section NAME of the job files
+  --warnings-fatal      A run with warnings exits 1
+  --parse-only          Check the jobs and print them; run nothing
+  --inflate-log=FILE    Print a compressed log (NAME.log.fz) as text
+  --server=[IP][,PORT]  Serve fio clients (ssdready server)
+  --client=HOSTS        Run the jobs on fio servers
+  --stderr-notes        ssdready's notes and cross-checks on stderr too
+This is ssdready answering as fio; `ssdready options` lists every job option.";
+
+/// Run as fio with `args` (the arguments after the program name).
+pub fn main(args: Vec<String>) -> ! {
+    if args.is_empty() {
+        crate::stdout::outln!("{USAGE}");
+        std::process::exit(1);
+    }
+    for a in &args {
+        let body = a.trim_start_matches('-');
+        let (k, v) = body.split_once('=').unwrap_or((body, ""));
+        let dashed = a.starts_with('-');
+        match (dashed, k) {
+            (true, "version" | "v") => {
+                crate::stdout::outln!("{}", version_line());
+                std::process::exit(0);
+            }
+            (true, "help" | "h") => {
+                crate::stdout::outln!("{USAGE}");
+                std::process::exit(0);
+            }
+            (true, "debug") if v == "?" => {
+                for (name, what) in crate::fioswitch::DEBUG_CLASSES {
+                    crate::stdout::outln!("{name:<14}{what}");
+                }
+                std::process::exit(0);
+            }
+            (true, "inflate-log") => inflate_log(v),
+            (true, "server" | "daemonize") => match crate::server_cmd::fio_switches(&args) {
+                Some(Ok(a)) => {
+                    crate::server_cmd::command(a);
+                    std::process::exit(0)
+                }
+                Some(Err(e)) => fail(2, &e),
+                None => fail(
+                    2,
+                    "option '--daemonize': needs --server (allowed: --server=[ip:]HOST[,PORT] --daemonize=FILE)",
+                ),
+            },
+            _ => {}
+        }
+    }
+    // fio's default engine: with it named, a job without a filename uses
+    // fio's files rather than the emulator. Given first, so that any
+    // ioengine of the command line or the job files overrides it.
+    let mut run = Vec::with_capacity(args.len() + 1);
+    run.push("--ioengine=psync".to_string());
+    run.extend(args);
+    crate::run_command(&run, false, true);
+    std::process::exit(0)
+}
+
+/// `--inflate-log=FILE`: a `NAME.log.fz` (zlib streams of fio's binary
+/// samples) printed as fio's text log.
+fn inflate_log(path: &str) -> ! {
+    if path.is_empty() {
+        fail(
+            2,
+            "option '--inflate-log': needs a file (allowed: a NAME.log.fz log)",
+        );
+    }
+    let mut bytes = Vec::new();
+    if let Err(e) = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
+        fail(2, &format!("option '--inflate-log': {path}: {e}"));
+    }
+    let text = inflate(&bytes)
+        .unwrap_or_else(|e| fail(1, &format!("option '--inflate-log': {path}: {e}")));
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    std::process::exit(0)
+}
+
+/// fio's bits in a sample's ddir field.
+const LOG_OFFSET_SAMPLE_BIT: u32 = 0x8000_0000;
+const LOG_PRIO_SAMPLE_BIT: u32 = 0x4000_0000;
+
+/// The text of a compressed log: its zlib streams one after another, each
+/// holding whole samples.
+pub fn inflate(bytes: &[u8]) -> Result<String, String> {
+    let mut raw = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let mut z = flate2::read::ZlibDecoder::new(&bytes[pos..]);
+        z.read_to_end(&mut raw)
+            .map_err(|e| format!("not a compressed fio log at byte {pos}: {e}"))?;
+        let used = z.total_in() as usize;
+        if used == 0 {
+            break;
+        }
+        pos += used;
+    }
+    let mut out = String::new();
+    let mut at = 0;
+    while at + 32 <= raw.len() {
+        let u64_at = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
+        let (t, val) = (u64_at(at), u64_at(at + 8));
+        let ddir = u32::from_le_bytes(raw[at + 16..at + 20].try_into().expect("4 bytes"));
+        let prio = u16::from_le_bytes(raw[at + 20..at + 22].try_into().expect("2 bytes"));
+        let bs = u64_at(at + 24);
+        let d = ddir & !(LOG_OFFSET_SAMPLE_BIT | LOG_PRIO_SAMPLE_BIT);
+        let prio = match ddir & LOG_PRIO_SAMPLE_BIT {
+            0 => u8::from(prio >> 13 == 1).to_string(),
+            _ => format!("0x{prio:04x}"),
+        };
+        if ddir & LOG_OFFSET_SAMPLE_BIT != 0 {
+            if at + 40 > raw.len() {
+                return Err("the last sample is cut short".into());
+            }
+            let off = u64_at(at + 32);
+            out.push_str(&format!("{t}, {val}, {d}, {bs}, {off}, {prio}\n"));
+            at += 40;
+        } else {
+            out.push_str(&format!("{t}, {val}, {d}, {bs}, {prio}\n"));
+            at += 32;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t: u64, v: u64, ddir: u32, bs: u64, off: Option<u64>) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(t.to_le_bytes());
+        b.extend(v.to_le_bytes());
+        let flag = if off.is_some() {
+            LOG_OFFSET_SAMPLE_BIT
+        } else {
+            0
+        };
+        b.extend((ddir | flag).to_le_bytes());
+        b.extend([0u8; 4]);
+        b.extend(bs.to_le_bytes());
+        if let Some(o) = off {
+            b.extend(o.to_le_bytes());
+        }
+        b
+    }
+
+    fn zlib(b: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(b).unwrap();
+        z.finish().unwrap()
+    }
+
+    #[test]
+    fn inflate_reads_every_stream_of_a_log() {
+        let mut file = zlib(&sample(1, 100, 1, 4096, Some(0)));
+        file.extend(zlib(&sample(2, 200, 1, 4096, Some(4096))));
+        assert_eq!(
+            inflate(&file).unwrap(),
+            "1, 100, 1, 4096, 0, 0\n2, 200, 1, 4096, 4096, 0\n"
+        );
+        assert_eq!(
+            inflate(&zlib(&sample(5, 7, 0, 512, None))).unwrap(),
+            "5, 7, 0, 512, 0\n"
+        );
+        assert!(inflate(b"not zlib").is_err());
+    }
+
+    #[test]
+    fn the_version_names_fio_and_ssdready() {
+        let v = version_line();
+        assert!(v.starts_with("fio-3."), "{v}");
+        assert!(v.contains("(ssdready "), "{v}");
+    }
+}

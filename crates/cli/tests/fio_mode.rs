@@ -1,0 +1,139 @@
+//! ssdready called as `fio` (a link of that name): fio's command line,
+//! defaults and stderr, which only the binary under that name can show.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A directory holding a `fio` link to the binary.
+fn fio_link() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("fio");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ssdready"), &link).unwrap();
+    (d, link)
+}
+
+fn fio(link: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(link)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_version_names_fio_and_ssdready() {
+    let (d, link) = fio_link();
+    let o = fio(&link, d.path(), &["--version"]);
+    assert!(o.status.success());
+    let v = String::from_utf8_lossy(&o.stdout);
+    assert!(v.starts_with("fio-3.") && v.contains("(ssdready "), "{v}");
+}
+
+/// A job without a filename writes fio's file in the current directory
+/// (not the emulator), with fio's switches the test runner passes, and
+/// nothing on stderr.
+#[test]
+fn a_job_without_a_filename_uses_fios_file_and_keeps_stderr_quiet() {
+    let (d, link) = fio_link();
+    let o = fio(
+        &link,
+        d.path(),
+        &[
+            "--max-jobs=16",
+            "--output-format=json",
+            "--output=out.json",
+            "--name=job",
+            "--rw=write",
+            "--size=64k",
+            "--bs=4k",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let f = d.path().join("job.0.0");
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 64 << 10);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["io_kbytes"], 64);
+}
+
+#[test]
+fn readonly_refuses_writes_and_max_jobs_caps_workers() {
+    let (d, link) = fio_link();
+    let job = ["--name=r", "--ioengine=null", "--size=1m"];
+    let mut a = vec!["--readonly"];
+    a.extend(job);
+    a.push("--rw=randwrite");
+    let o = fio(&link, d.path(), &a);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--readonly"));
+    let mut a = job.to_vec();
+    a.extend(["--rw=randread", "--readonly"]);
+    assert!(fio(&link, d.path(), &a).status.success());
+    let mut a = vec!["--max-jobs=2"];
+    a.extend(job);
+    a.push("--numjobs=3");
+    let o = fio(&link, d.path(), &a);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--max-jobs=2"), "{e}");
+    let o = fio(&link, d.path(), &["--nosuchswitch", "--name=x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn parse_debug_says_the_steady_state_threshold() {
+    let (d, link) = fio_link();
+    let o = fio(
+        &link,
+        d.path(),
+        &[
+            "--parse-only",
+            "--debug=parse",
+            "--ss_dur=10s",
+            "--ss=bw:.1%",
+            "--ss_ramp=5",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("set steady state threshold to 0.100000%"),
+        "{out}"
+    );
+}
+
+/// `--inflate-log` prints what `log_store_compressed=1` wrote: one line per
+/// I/O, with its offset.
+#[test]
+fn inflate_log_reads_a_compressed_log_back() {
+    let (d, link) = fio_link();
+    let o = fio(
+        &link,
+        d.path(),
+        &[
+            "--name=job",
+            "--ioengine=null",
+            "--filesize=1m",
+            "--bs=128k",
+            "--rw=write",
+            "--write_bw_log=test",
+            "--per_job_logs=0",
+            "--log_offset=1",
+            "--log_store_compressed=1",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let o = fio(&link, d.path(), &["--inflate-log=test_bw.log.fz"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let offs: Vec<u64> = text
+        .lines()
+        .map(|l| l.split(", ").nth(4).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(offs, (0..8).map(|i| (i * 128) << 10).collect::<Vec<_>>());
+}
