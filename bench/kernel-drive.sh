@@ -61,10 +61,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+pids=()
 attach() { # start `emu attach $1`: sets pid, dev, stats
   rm -f "$tmp/dev"
   "$B" emu attach "$1" > "$tmp/dev" 2> "$tmp/attach" &
   pid=$!
+  pids+=("$pid")
   for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done
   dev=$(head -1 "$tmp/dev")
   [[ -b $dev ]] || { cat "$tmp/attach" >&2; exit 1; }
@@ -190,8 +192,13 @@ done
 detach
 losetup -d "$ldev"
 ldev=
-left=$( (losetup -a | grep -v "$shm" || true; mount | grep 'ssdready' || true; ls /run/ssdready/emu 2> /dev/null || true) | wc -l)
-echo "   left after detach: $left loop devices, mounts or records (0 expected)"
+left=0
+for p in "${pids[@]}"; do # what this bench's drives left: loop bindings, mounts, records
+  n=$( (losetup -a | grep "emu-$p\." || true; mount | grep "emu-$p\." || true;
+    ls /run/ssdready/emu 2> /dev/null | grep "^emu-$p\." || true) | wc -l)
+  left=$((left + n))
+done
+echo "   left after detach: $left loop devices, mounts or records of this bench's drives (0 expected)"
 python3 - <<'PY'
 import time
 n, t0, c0 = 2000, time.monotonic(), time.thread_time()

@@ -2,7 +2,9 @@
 //! device (`/dev/fuse`, its `FUSE_DEV_IOC_CLONE`), `mount(2)`/`umount2(2)`
 //! of a FUSE file system, loop devices configured in one ioctl
 //! (`LOOP_CONFIGURE`: backing file, logical block size, direct I/O) and
-//! removed (`LOOP_CLR_FD`), and a thread's timer slack. Each raw call is
+//! removed (`LOOP_CLR_FD`), a thread's timer slack and CPU time, and an
+//! epoll instance with a timer of its own ([`Poller`]: a daemon's one
+//! wait for its next request or completion). Each raw call is
 //! behind a safe function; the structures are written by hand from
 //! `include/uapi/linux/loop.h` and `fuse.h`.
 

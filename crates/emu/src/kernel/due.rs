@@ -35,6 +35,10 @@ pub struct Pending {
     pub error: i32,
     pub len: usize,
     pub buf: Vec<u8>,
+    /// Read from the thread's blocking clone of the connection: its reply
+    /// must go back through it (the kernel finds a request among those
+    /// read from the file the reply is written to).
+    pub idle: bool,
 }
 
 impl PartialEq for Pending {
@@ -166,6 +170,7 @@ mod tests {
             error: 0,
             len: 0,
             buf: Vec::new(),
+            idle: false,
         }
     }
 

@@ -18,7 +18,10 @@
 //!   thread's timer (a `timerfd`, re-armed only when the earliest
 //!   completion changes; `EPOLLEXCLUSIVE`: a request wakes one thread), so
 //!   a request costs its read, its reply's write and its share of the
-//!   waits: no thread hand-off.
+//!   waits: no thread hand-off. With nothing pending a thread sleeps in
+//!   `read(2)` on a blocking clone of its own, and replies through the
+//!   file each request was read from (the kernel looks a reply up among
+//!   the requests read from that file).
 //! * **Timing.** Everything due at a wake-up is answered in it, earliest
 //!   first. The timer is asked to fire a little before the completion, by
 //!   its learnt overshoot ([`super::due::Early`], at most 20 µs, timer
@@ -107,6 +110,10 @@ enum Flow {
 /// One serving thread's state.
 struct Server {
     fd: File,
+    /// A blocking clone of the connection, read when nothing is pending:
+    /// an idle thread sleeps in `read(2)` itself, with no `epoll_wait` in
+    /// front of it.
+    idle_fd: File,
     sh: Arc<Shared>,
     queue: (usize, Arc<crate::queues::Counts>),
     inbuf: Vec<u8>,
@@ -126,16 +133,20 @@ pub fn serve(fd: File, sh: Arc<Shared>) -> String {
     if let Ok(mut t) = sh.stamps.tids.lock() {
         t.push(ssdready_io::kdev::thread_id());
     }
-    let poll = ssdready_io::kdev::set_nonblocking(&fd)
-        .and_then(|()| Poller::new(4))
-        .and_then(|p| p.add(&fd, FUSE_TOKEN, true).map(|()| p));
-    let poll = match poll {
-        Ok(p) => p,
+    let setup = ssdready_io::kdev::clone_fuse(&fd).and_then(|idle| {
+        ssdready_io::kdev::set_nonblocking(&fd)?;
+        let p = Poller::new(4)?;
+        p.add(&fd, FUSE_TOKEN, true)?;
+        Ok((idle, p))
+    });
+    let (idle_fd, poll) = match setup {
+        Ok(x) => x,
         Err(e) => return format!("setting up the wait on /dev/fuse: {e}"),
     };
     let queue = sh.dev.queues.attach();
     let mut s = Server {
         fd,
+        idle_fd,
         queue,
         inbuf: vec![0; MAX_IO + 8192],
         out: vec![0; 4096 + p::OUT_HEADER],
@@ -158,6 +169,12 @@ impl Server {
             if let Some(why) = self.answer_due() {
                 return why;
             }
+            if self.due.is_empty() && armed.is_none() {
+                if let Some(why) = self.take_one(true) {
+                    return why;
+                }
+                continue;
+            }
             let now = self.sh.dev.clock.now();
             let target = self.due.next_due().map(|d| self.early.wake_for(d));
             if target != armed {
@@ -168,7 +185,8 @@ impl Server {
                 armed = target;
             }
             let (mut fired, mut input) = (false, false);
-            let cpu = ssdready_io::kdev::thread_cpu_ns();
+            // The thread's CPU time, read only around a timed wait.
+            let cpu = armed.map_or(0, |_| ssdready_io::kdev::thread_cpu_ns());
             match self.poll.wait(None) {
                 Ok(ready) => {
                     for &(token, _) in ready {
@@ -187,7 +205,7 @@ impl Server {
                 armed = None;
             }
             if input {
-                if let Some(why) = self.take_one() {
+                if let Some(why) = self.take_one(false) {
                     return why;
                 }
             }
@@ -219,7 +237,7 @@ impl Server {
                         break;
                     }
                     if poll {
-                        if let Some(why) = self.take_one() {
+                        if let Some(why) = self.take_one(false) {
                             return Some(why);
                         }
                     } else {
@@ -230,7 +248,12 @@ impl Server {
             }
             while let Some(mut r) = self.due.pop_due(now) {
                 let start = clock.now();
-                send(&mut self.fd, &mut r.buf, r.unique, r.error, r.len);
+                let fd = if r.idle {
+                    &mut self.idle_fd
+                } else {
+                    &mut self.fd
+                };
+                send(fd, &mut r.buf, r.unique, r.error, r.len);
                 let end = clock.now();
                 self.sh.stamps.served(Some((r.arrived, r.due)), start, end);
                 self.due.recycle(r.buf);
@@ -238,11 +261,16 @@ impl Server {
         }
     }
 
-    /// Read one request (none when another thread took it first) and
-    /// answer it at once, or queue it for its modelled completion. Returns
-    /// why serving must end, if it must.
-    fn take_one(&mut self) -> Option<String> {
-        let n = match self.fd.read(&mut self.inbuf) {
+    /// Read one request (none when another thread took it first; waiting
+    /// for one when `idle`) and answer it at once, or queue it for its
+    /// modelled completion. Returns why serving must end, if it must.
+    fn take_one(&mut self, idle: bool) -> Option<String> {
+        let fd = if idle {
+            &mut self.idle_fd
+        } else {
+            &mut self.fd
+        };
+        let n = match fd.read(&mut self.inbuf) {
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
             Err(e) if e.kind() == ErrorKind::Interrupted => return None,
@@ -259,24 +287,29 @@ impl Server {
         };
         if matches!(h.opcode, op::READ | op::WRITE | op::FSYNC | op::FALLOCATE) {
             self.sh.stamps.arrive(arrived);
-            let pending = self.io(h, n, arrived);
+            let mut pending = self.io(h, n, arrived);
+            pending.idle = idle;
             self.due.push(pending);
             return None;
         }
         match self.handle(h, n) {
             Flow::Reply { error, body } => {
-                send(
-                    &mut self.fd,
-                    &mut self.out,
-                    h.unique,
-                    error,
-                    p::OUT_HEADER + body,
-                );
+                let fd = if idle {
+                    &mut self.idle_fd
+                } else {
+                    &mut self.fd
+                };
+                send(fd, &mut self.out, h.unique, error, p::OUT_HEADER + body);
                 None
             }
             Flow::Silent => None,
             Flow::Stop => {
-                send(&mut self.fd, &mut self.out, h.unique, 0, p::OUT_HEADER);
+                let fd = if idle {
+                    &mut self.idle_fd
+                } else {
+                    &mut self.fd
+                };
+                send(fd, &mut self.out, h.unique, 0, p::OUT_HEADER);
                 Some("the kernel ended the connection (DESTROY)".into())
             }
         }
@@ -380,6 +413,7 @@ impl Server {
     fn pending(&self, h: InHeader, t: u64, due: u64, error: i32, buf: Vec<u8>) -> Pending {
         let len = if error == 0 { buf.len() } else { p::OUT_HEADER };
         Pending {
+            idle: false,
             due: due.max(t),
             arrived: t,
             unique: h.unique,
