@@ -674,6 +674,17 @@ pub static OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "random_sequence_stride",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "random_distribution=sequence: each round of the list starts its length further (newer fio)",
+        set: |s, v| {
+            s.random_sequence_stride = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "randrepeat",
         aliases: &[],
         arity: Arity::Flag,

@@ -69,6 +69,8 @@ enum RandomMode {
     Skewed,
     /// fio's zoned or zoned_abs.
     Zoned,
+    /// `random_distribution=sequence`: a fixed list of block indices.
+    Sequence,
 }
 
 #[derive(Clone)]
@@ -91,6 +93,9 @@ struct FileState {
 #[derive(Clone)]
 pub struct IoPlan {
     files: Vec<FileState>,
+    /// `random_distribution=sequence`: the block indices, whether each
+    /// round moves on by their count, and the I/Os drawn so far.
+    sequence: Option<(Box<[u64]>, bool, u64)>,
     /// Files whose region is done this pass.
     done: Vec<bool>,
     chooser: FileChooser,
@@ -190,6 +195,7 @@ impl IoPlan {
             Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
             Distribution::Random => RandomMode::Map,
             Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
+            Distribution::Sequence(_) => RandomMode::Sequence,
             _ => RandomMode::Skewed,
         };
         // fio: strided zones only with one file open (else none); the
@@ -272,6 +278,12 @@ impl IoPlan {
             && (0..3).all(|d| min_bs[d] == unit && max_bs[d] == unit)
             && (!spec.rw.is_random() || mode == RandomMode::Permutation);
         IoPlan {
+            sequence: match &spec.random_distribution {
+                Distribution::Sequence(l) if !l.is_empty() => {
+                    Some((l.clone().into_boxed_slice(), spec.random_sequence_stride, 0))
+                }
+                _ => None,
+            },
             done: vec![false; files.len()],
             files,
             chooser,
@@ -747,6 +759,15 @@ impl IoPlan {
                     (start * lastb / 100, lastb * (end - start) / 100)
                 };
                 Some((first + self.rng.random_range(0..count.max(1))) * ba)
+            }
+            RandomMode::Sequence => {
+                let lastb = self.last_block(fi, d);
+                let (list, stride, n) = self.sequence.as_mut()?;
+                let len = list.len() as u64;
+                let base = if *stride { *n / len * len } else { 0 };
+                let b = base + list[(*n % len) as usize];
+                *n += 1;
+                Some(b % lastb * ba)
             }
         }
     }
