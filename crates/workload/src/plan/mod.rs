@@ -167,7 +167,22 @@ struct Strided {
     bytes: u64,
 }
 
+/// The passes after which sequential I/O with holes ends (see
+/// `IoPlan::holed_loops`); None when it does not apply.
+fn holed_loops(spec: &JobSpec) -> Option<u64> {
+    (spec.rw_seq_add != 0 && !spec.rw.is_random() && !spec.time_based && spec.io_size.is_none())
+        .then_some(u64::from(spec.loops.max(1)))
+}
+
 impl IoPlan {
+    /// A plan made endless (`time_based`) by a caller that keeps its own
+    /// budgets still ends sequential I/O with holes where the job `spec`
+    /// would: where the next block no longer fits.
+    pub fn with_holes_of(mut self, spec: &JobSpec) -> Self {
+        self.holed_loops = holed_loops(spec);
+        self
+    }
+
     /// The plan of worker `worker` (0-based clone index) of `spec` over `regions`.
     pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
         let seed = spec.randseed ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
@@ -310,11 +325,7 @@ impl IoPlan {
             rng,
             seed,
             bytes_left,
-            holed_loops: (spec.rw_seq_add != 0
-                && !spec.rw.is_random()
-                && !spec.time_based
-                && spec.io_size.is_none())
-            .then_some(u64::from(spec.loops.max(1))),
+            holed_loops: holed_loops(spec),
             ios_left: spec.number_ios,
             pending: None,
             trim_then_write: spec.trim_then_write,
