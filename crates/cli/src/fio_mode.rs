@@ -8,7 +8,8 @@
 //! treats anything on stderr as a failure sees what it would see with fio.
 //! Besides the switches `run` reads, fio mode answers `--version`,
 //! `--help`, `--inflate-log=FILE` and `--server` (mapped onto
-//! `ssdready server`).
+//! `ssdready server`; with `--daemonize=PIDFILE`, started in the
+//! background).
 
 use crate::fail;
 use std::io::Read as _;
@@ -49,6 +50,7 @@ const USAGE: &str = "usage: fio [options] [job options] <job file(s)>
   --parse-only          Check the jobs and print them; run nothing
   --inflate-log=FILE    Print a compressed log (NAME.log.fz) as text
   --server=[IP][,PORT]  Serve fio clients (ssdready server)
+  --daemonize=PIDFILE   With --server: in the background, its pid in PIDFILE
   --client=HOSTS        Run the jobs on fio servers
   --stderr-notes        ssdready's notes and cross-checks on stderr too
 This is ssdready answering as fio; `ssdready options` lists every job option.";
@@ -79,10 +81,13 @@ pub fn main(args: Vec<String>) -> ! {
                 std::process::exit(0);
             }
             (true, "inflate-log") => inflate_log(v),
-            (true, "server") => server(v),
+            (true, "server") => match daemonize_file(&args) {
+                Some(pidfile) => daemonize(v, &pidfile),
+                None => server(v),
+            },
             (true, "daemonize") => fail(
                 2,
-                "option '--daemonize': not supported yet (allowed: run --server in the foreground, e.g. under a service manager)",
+                "option '--daemonize': only with --server (allowed: --server=[IP][,PORT] --daemonize=PIDFILE)",
             ),
             _ => {}
         }
@@ -97,10 +102,17 @@ pub fn main(args: Vec<String>) -> ! {
     std::process::exit(0)
 }
 
-/// `--server=[IP][,PORT]` (fio's syntax; `sock:` paths are not served) as
-/// `ssdready server --bind IP --port PORT`.
-fn server(v: &str) -> ! {
-    use clap::Parser;
+/// `--daemonize=FILE` among the arguments.
+fn daemonize_file(args: &[String]) -> Option<String> {
+    args.iter().find_map(|a| {
+        a.trim_start_matches('-')
+            .strip_prefix("daemonize=")
+            .map(String::from)
+    })
+}
+
+/// `ssdready server`'s arguments for fio's `--server=[IP][,PORT]`.
+fn server_argv(v: &str) -> Vec<String> {
     if v.starts_with("sock:") {
         fail(
             2,
@@ -114,13 +126,79 @@ fn server(v: &str) -> ! {
         .strip_prefix("ip:")
         .or_else(|| ip.strip_prefix("ip6:"))
         .unwrap_or(ip);
-    let mut argv = vec!["ssdready".to_string(), "server".to_string()];
+    let mut argv = vec!["server".to_string()];
     if !ip.is_empty() {
         argv.extend(["--bind".to_string(), ip.to_string()]);
     }
     if !port.is_empty() {
         argv.extend(["--port".to_string(), port.to_string()]);
     }
+    argv
+}
+
+/// `--server=… --daemonize=FILE`: `ssdready server` started in the
+/// background (its own session, no terminal), its pid written to FILE once
+/// it accepts connections; then this process exits 0, as fio's daemon does.
+fn daemonize(v: &str, pidfile: &str) -> ! {
+    use std::os::unix::process::CommandExt;
+    let argv = server_argv(v);
+    let sink = crate::output::check(std::path::Path::new(pidfile), "option '--daemonize'")
+        .unwrap_or_else(|e| fail(2, &e));
+    let exe = std::env::current_exe().unwrap_or_else(|e| {
+        fail(
+            1,
+            &format!("option '--daemonize': finding this program: {e}"),
+        )
+    });
+    let mut child = std::process::Command::new(exe)
+        .args(&argv)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| {
+            fail(
+                1,
+                &format!("option '--daemonize': starting the server: {e}"),
+            )
+        });
+    let port = argv
+        .iter()
+        .position(|a| a == "--port")
+        .and_then(|i| argv.get(i + 1))
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(ssdready_fleet::DEFAULT_PORT);
+    wait_listening(port);
+    if let Ok(Some(st)) = child.try_wait() {
+        fail(
+            1,
+            &format!("option '--daemonize': the server ended at once ({st}); run --server in the foreground to see why"),
+        );
+    }
+    if let Err(e) = crate::output::write(&sink, &format!("{}\n", child.id())) {
+        fail(1, &format!("option '--daemonize': {e}"));
+    }
+    std::process::exit(0)
+}
+
+/// Wait (at most ~2 s, in 20 ms steps) until something accepts on the
+/// local port: a client started right after `--daemonize` finds the server.
+fn wait_listening(port: u16) {
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `--server=[IP][,PORT]` (fio's syntax; `sock:` paths are not served) as
+/// `ssdready server --bind IP --port PORT`.
+fn server(v: &str) -> ! {
+    use clap::Parser;
+    let mut argv = vec!["ssdready".to_string()];
+    argv.extend(server_argv(v));
     match crate::Cli::try_parse_from(&argv) {
         Ok(crate::Cli {
             cmd: crate::Cmd::Server(a),

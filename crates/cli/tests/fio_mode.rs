@@ -137,3 +137,33 @@ fn inflate_log_reads_a_compressed_log_back() {
         .collect();
     assert_eq!(offs, (0..8).map(|i| (i * 128) << 10).collect::<Vec<_>>());
 }
+
+/// `--server=,PORT --daemonize=FILE` (fio's t/client_server.py): the server
+/// runs in the background, its pid in FILE, accepting on the port.
+#[test]
+fn daemonize_starts_the_server_in_the_background() {
+    let (d, link) = fio_link();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let pidfile = d.path().join("server.pid");
+    let o = fio(
+        &link,
+        d.path(),
+        &[
+            &format!("--server=,{port}"),
+            &format!("--daemonize={}", pidfile.display()),
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    let _ = Command::new("kill").arg(pid.to_string()).status();
+    assert!(up, "nothing accepts on port {port}");
+}
