@@ -481,6 +481,18 @@ fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
 /// What fio's global switches do before a run: `--debug=parse` prints the
 /// options as read; `--readonly` and `--max-jobs` refuse jobs (exit 2).
 fn fio_switches(parsed: &args::RunArgs) {
+    if let Some(dir) = &parsed.fio.aux_path {
+        if !dir.is_dir() {
+            fail(
+                2,
+                &format!(
+                    "option '--aux-path': {} is not a directory (allowed: an existing directory)",
+                    dir.display()
+                ),
+            );
+        }
+        ssdready_run::auxpath::set(dir);
+    }
     if parsed.fio.debugs("parse") {
         let mut out = std::io::stdout().lock();
         for l in fioswitch::parse_debug_lines(&parsed.sections) {

@@ -167,3 +167,30 @@ fn daemonize_starts_the_server_in_the_background() {
     let _ = Command::new("kill").arg(pid.to_string()).status();
     assert!(up, "nothing accepts on port {port}");
 }
+
+/// `--aux-path=DIR`: the verify state file goes there, not in the current
+/// directory; a missing directory is refused.
+#[test]
+fn aux_path_holds_the_verify_state_file() {
+    let (d, link) = fio_link();
+    let aux = d.path().join("aux");
+    std::fs::create_dir(&aux).unwrap();
+    let job = [
+        "--name=vs",
+        "--rw=write",
+        "--size=64k",
+        "--bs=4k",
+        "--verify=crc32c",
+        "--verify_state_save=1",
+    ];
+    let mut a = vec![format!("--aux-path={}", aux.display())];
+    a.extend(job.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = fio(&link, d.path(), &a);
+    assert!(o.status.success(), "{o:?}");
+    assert!(aux.join("local-vs-0-verify.state").exists());
+    assert!(!d.path().join("local-vs-0-verify.state").exists());
+    let mut a = vec!["--aux-path=/no/such/dir"];
+    a.extend(job);
+    assert_eq!(fio(&link, d.path(), &a).status.code(), Some(2));
+}

@@ -124,7 +124,7 @@ fn dump_block(name: &str, offset: u64, what: &str, bytes: &[u8]) {
 
 /// The state file of worker `number` (1-based in the run) of job `name`.
 fn state_path(name: &str, number: u32) -> String {
-    state::file_name(name, u64::from(number.saturating_sub(1)))
+    crate::auxpath::place(&state::file_name(name, u64::from(number.saturating_sub(1))))
 }
 
 /// `verify_state_load`: the saved state, or why it cannot be used.
@@ -132,7 +132,7 @@ pub(super) fn load_state(name: &str, number: u32) -> Result<state::SavedState, E
     let path = state_path(name, number);
     let bytes = std::fs::read(&path).map_err(|e| {
         EngineError::Unsupported(format!(
-            "option 'verify_state_load': cannot read {path} in the current directory: {e} \
+            "option 'verify_state_load': cannot read {path}: {e} \
              (a job with verify_state_save writes it when it ends)"
         ))
     })?;
