@@ -16,6 +16,17 @@ const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), fallo
 
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "allrandrepeat",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "as randrepeat, for every random choice (ssdready's all follow randseed)",
+        set: |s, v| {
+            s.randrepeat = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "bs",
         aliases: &["blocksize"],
         arity: Arity::Value,
