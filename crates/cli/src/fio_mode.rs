@@ -97,9 +97,17 @@ pub fn main(args: Vec<String>) -> ! {
     // ioengine of the command line or the job files overrides it.
     let mut run = Vec::with_capacity(args.len() + 1);
     run.push("--ioengine=psync".to_string());
-    run.extend(args);
+    run.extend(args.into_iter().map(local_client));
     crate::run_command(&run, false, true);
     std::process::exit(0)
+}
+
+/// fio's `--client=,PORT` (no host: this one) as `--client=localhost,PORT`.
+fn local_client(a: String) -> String {
+    match a.strip_prefix("--client=,") {
+        Some(port) => format!("--client=localhost,{port}"),
+        None => a,
+    }
 }
 
 /// `--daemonize=FILE` among the arguments.
