@@ -318,7 +318,11 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
     let stop = stop_on_signals();
-    let parsed = args::parse(args).unwrap_or_else(|e| {
+    let parsed = args::parse(args).map(|p| match fio_mode {
+        true => p.with_fio_defaults(),
+        false => p,
+    });
+    let parsed = parsed.unwrap_or_else(|e| {
         let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
             true => 130,
             false => 2,
