@@ -85,7 +85,7 @@ pub fn main(args: Vec<String>) -> ! {
                 Some(pidfile) => daemonize(v, &pidfile),
                 None => server(v),
             },
-            (true, "daemonize") => fail(
+            (true, "daemonize") if !args.iter().any(|a| a.trim_start_matches('-').starts_with("server")) => fail(
                 2,
                 "option '--daemonize': only with --server (allowed: --server=[IP][,PORT] --daemonize=PIDFILE)",
             ),
