@@ -29,14 +29,24 @@ fn main() {
     };
     println!("cargo:rustc-env=SSDREADY_VERSION={version}");
     // Rebuild the version when HEAD moves (a commit, a checkout).
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
-    }
+    // Only paths that exist are watched: cargo counts a missing watched
+    // path as always stale, which would relink the binary on every build (a
+    // fresh clone has no `packed-refs`; a packed branch has no loose ref).
+    // `refs/heads` is a directory: cargo then notices a branch ref that
+    // appears loose after the first build.
+    let mut watched = vec![
+        "HEAD".to_string(),
+        "packed-refs".to_string(),
+        "refs/heads".to_string(),
+    ];
     if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &r]) {
-            println!("cargo:rerun-if-changed={p}");
+        watched.push(r);
+    }
+    for path in &watched {
+        if let Some(p) = git(&["rev-parse", "--path-format=absolute", "--git-path", path]) {
+            if std::path::Path::new(&p).exists() {
+                println!("cargo:rerun-if-changed={p}");
+            }
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

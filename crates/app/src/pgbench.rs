@@ -12,7 +12,9 @@
 //! of `pgbench_history` are counted through `psql` as an independent check.
 //!
 //! The server never outlives the run: it is stopped (`pg_ctl stop -m
-//! immediate`) on success, failure, Ctrl-C or SIGTERM. After a successful
+//! immediate`) on success, failure, Ctrl-C or SIGTERM, and by a watchdog
+//! process (`sh` waiting on a pipe only this process writes) when this
+//! process is killed (SIGKILL). After a successful
 //! run its files stay for inspection; after a failed or interrupted one
 //! they are removed unless `keep` is set.
 
@@ -132,6 +134,8 @@ pub(crate) struct Cluster {
     opts: String,
     started: bool,
     pub(crate) keep_files: bool,
+    /// Stops the server when this process ends, however it ends.
+    watchdog: Option<std::process::Child>,
 }
 
 impl Cluster {
@@ -147,6 +151,7 @@ impl Cluster {
 
     /// Start the server (its processes join the caller's cgroup).
     pub(crate) fn start(&mut self, stop: &AtomicBool) -> Result<(), Error> {
+        self.watchdog = Some(self.watchdog()?);
         let mut c = self.cmd("pg_ctl");
         c.args(["start", "-w", "-t", "60", "-D"])
             .arg(&self.data)
@@ -169,6 +174,30 @@ impl Cluster {
         Ok(())
     }
 
+    /// A process that stops the server when this one ends, even by
+    /// SIGKILL: it waits on a pipe whose only writer is this process, and
+    /// the kernel closes that pipe when this process ends, however it ends.
+    /// (PR_SET_PDEATHSIG cannot reach the server: `pg_ctl` starts it as a
+    /// daemon, not as a child of this process.)
+    fn watchdog(&self) -> Result<std::process::Child, Error> {
+        let mut c = Command::new("sh");
+        c.env("LC_ALL", "C").env_remove("PGDATA").process_group(0);
+        if let Some(u) = self.run_as {
+            c.uid(u.uid).gid(u.gid);
+        }
+        c.args([
+            "-c",
+            r#"while read -r _; do :; done; exec "$0" stop -m immediate -w -t 30 -D "$1""#,
+        ])
+        .arg(self.bin.join("pg_ctl"))
+        .arg(&self.data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| Error::Runtime(format!("starting the server's watchdog (sh): {e}")))
+    }
+
     /// Stop the server at once, if it may be running (errors ignored).
     pub(crate) fn halt(&mut self) {
         if self.started {
@@ -180,6 +209,11 @@ impl Cluster {
                 .stderr(Stdio::null())
                 .status();
             self.started = false;
+        }
+        // The server is down: the watchdog's stop finds nothing to stop.
+        if let Some(mut w) = self.watchdog.take() {
+            drop(w.stdin.take());
+            let _ = w.wait();
         }
     }
 
@@ -266,18 +300,22 @@ pub(crate) fn setup(cfg: &Config, stop: &AtomicBool, extra: &str) -> Result<Clus
     let bin = find_tools()?;
     let user = unprivileged_user()?;
     workdir::check_dir(&cfg.directory)?;
-    let wd = workdir::prepare(&cfg.directory, Workload::Pgbench)?;
+    // Every refusal before anything is made: nothing is left behind.
+    let planned = workdir::workdir_of(&cfg.directory, Workload::Pgbench);
     if let Some((name, who)) = &user {
-        check_reachable(&wd, name, *who)?;
-        std::os::unix::fs::chown(&wd, Some(who.uid), Some(who.gid))
-            .map_err(|e| Error::io("handing over", &wd, e))?;
+        check_reachable(&planned, name, *who)?;
     }
-    let sock = wd.join("sock");
+    let sock = planned.join("sock");
     if sock.as_os_str().len() + 20 > 107 {
         return Err(Error::BadInput(format!(
             "option '--directory': {} is too long a path for PostgreSQL's unix socket (at most ~85 bytes)",
             cfg.directory.display()
         )));
+    }
+    let wd = workdir::prepare(&cfg.directory, Workload::Pgbench)?;
+    if let Some((_, who)) = &user {
+        std::os::unix::fs::chown(&wd, Some(who.uid), Some(who.gid))
+            .map_err(|e| Error::io("handing over", &wd, e))?;
     }
     let opts = format!(
         "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} {extra}",
@@ -294,6 +332,7 @@ pub(crate) fn setup(cfg: &Config, stop: &AtomicBool, extra: &str) -> Result<Clus
         opts,
         started: false,
         keep_files: cfg.keep,
+        watchdog: None,
     };
     let mk = |d: &Path| -> Result<(), Error> {
         std::fs::create_dir(d).map_err(|e| Error::io("making", d, e))?;

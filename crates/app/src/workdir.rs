@@ -42,7 +42,18 @@ pub(crate) fn prepare(dir: &Path, workload: Workload) -> Result<PathBuf, Error> 
     if wd.exists() {
         remove_marked(&wd)?;
     }
-    std::fs::create_dir(&wd).map_err(|e| Error::io("making", &wd, e))?;
+    std::fs::create_dir(&wd).map_err(|e| {
+        let denied = e.kind() == std::io::ErrorKind::PermissionDenied
+            || e.raw_os_error() == Some(nix::libc::EROFS);
+        // A directory this user may not write: bad input, nothing made.
+        match denied {
+            true => Error::BadInput(format!(
+                "option '--directory': {}: cannot create files in it ({e}); name a directory you may write",
+                dir.display()
+            )),
+            false => Error::io("making", &wd, e),
+        }
+    })?;
     std::fs::write(
         wd.join(MARKER),
         format!("files of ssdready's {} workload; `ssdready app {} --directory DIR --clean` removes them\n", workload.name(), workload.name()),

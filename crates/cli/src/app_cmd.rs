@@ -167,7 +167,9 @@ pub fn command(a: AppArgs) {
 /// Write the result; exit 130 after an interrupted run.
 fn finish(sink: &crate::output::Sink, text: &str, interrupted: bool) {
     if let Err(e) = crate::output::write(sink, text) {
-        fail(1, &e);
+        // Ctrl-C while waiting for a FIFO's reader: interrupted, as `run`.
+        let stopped = crate::stop_flag().load(Ordering::Relaxed);
+        fail(if stopped { 130 } else { 1 }, &e);
     }
     if interrupted {
         say("interrupted; the results cover what ran");

@@ -111,7 +111,7 @@ fn env_lookup(name: &str) -> Option<String> {
 const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
 
 /// A job file's text (a directory, binary data or a huge file is an error).
-fn read_text(path: &Path) -> Result<String, String> {
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read;
     if path.is_dir() {
         return Err("is a directory (allowed: a fio job file)".into());

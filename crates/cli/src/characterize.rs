@@ -25,7 +25,6 @@ use ssdready_characterize::target::{Error, Request};
 use ssdready_characterize::text;
 use ssdready_core::steady::{PtsNext, PtsVerdict};
 use ssdready_core::units::{fmt_bytes, fmt_count};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -200,9 +199,7 @@ pub fn command(a: CharacterizeArgs) {
 fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
     let text = serde_json::to_string_pretty(doc).expect("the characterize model serialises") + "\n";
     let written = crate::output::write_in(dir, "characterize.json", &text);
-    let _ = std::io::stdout()
-        .lock()
-        .write_all(text::summary(doc).as_bytes());
+    let printed = crate::stdout::write(&text::summary(doc));
     for w in &doc.warnings {
         eprintln!("ssdready: warning: {w}");
     }
@@ -221,10 +218,17 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
                 Err(e) => fail(1, &e),
             }
         }
-        Err(e) => fail(
+        // The error names the file already.
+        Err(e) => fail(1, &e),
+    }
+    if let Err(e) = printed {
+        fail(
             1,
-            &format!("writing {}/characterize.json: {e}", dir.display()),
-        ),
+            &format!(
+                "{e} (the summary is in {}/characterize.json)",
+                dir.display()
+            ),
+        );
     }
     if doc.interrupted {
         eprintln!("ssdready: interrupted; characterize.json covers what ran");

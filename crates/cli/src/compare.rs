@@ -13,6 +13,7 @@
 //! the results and judging them are `ssdready_history`'s (`load`,
 //! `compare`, `outcome`).
 
+use crate::stdout::out;
 use crate::{fail, say};
 use ssdready_history::compare::{compare, render_text, Comparison};
 use ssdready_history::figures::Document;
@@ -111,7 +112,7 @@ pub fn command(a: CompareArgs) {
     let c = compare((la.origin, &sa), (lb.origin, &sb));
     if !c.comparable {
         let text = render_text(&c, a.all);
-        print!(
+        out!(
             "{}",
             text.lines()
                 .take(2)
@@ -123,7 +124,7 @@ pub fn command(a: CompareArgs) {
             &format!("not comparable: {}", c.not_comparable.join("; ")),
         );
     }
-    print!("{}", render_text(&c, a.all));
+    out!("{}", render_text(&c, a.all));
     if let Some(dir) = &a.output {
         match write_outputs(dir, &c, &la.doc, &lb.doc) {
             Ok(p) => eprintln!("ssdready: wrote {}", p.display()),

@@ -5,9 +5,14 @@
 //!
 //! `attach PRESET[,key=value…]` stays in the foreground serving the drive
 //! until Ctrl-C, SIGTERM, SIGHUP or `emu detach`; it prints the device's
-//! path on stdout (one line, for scripts) and what it is on stderr.
+//! path on stdout (one line, for scripts) and what it is on stderr. A
+//! drive never outlives its owner: when standard output cannot take that
+//! line, or is a pipe whose reader goes away, the drive is detached and the
+//! command exits 1 with one line; a panic hands the drive to
+//! `emu detach`, which removes it once this process has ended.
 
 use crate::fail;
+use crate::stdout::outln;
 use ssdready_emu::config::Params;
 use ssdready_emu::kernel::daemon::{self, Drive, Record, RUN_DIR};
 use ssdready_emu::kernel::{self, ublk_serve::UblkDrive};
@@ -68,34 +73,100 @@ pub fn attach(spec: &str, transport: &str) {
             &format!("recording the attachment: {e}{}", daemon::leftovers(&left)),
         );
     }
-    announce(&rec, &drive);
-    if let Some(why) = daemon::serve_until_stopped(&drive, &name, &stop) {
-        crate::say(&why);
+    ATTACHED.get_or_init(|| rec.device.clone());
+    let mut lost = announce(&rec, &drive).err();
+    if ssdready_run::panics::injected("attach") {
+        panic!("injected panic while serving {}", rec.device);
+    }
+    if lost.is_none() {
+        let gone = watch_stdout(&stop);
+        if let Some(why) = daemon::serve_until_stopped(&drive, &name, &stop) {
+            crate::say(&why);
+        }
+        if gone.load(Ordering::Relaxed) {
+            lost = Some("standard output's reader went away".into());
+        }
+    }
+    // A mount its owner left on the drive (a killed study's ext4) keeps
+    // the device busy: remove it first.
+    for line in ssdready_emu::kernel::mounts::clean_stale() {
+        crate::say(&line);
     }
     let summary = drive.stamps().summary();
     let left = drive.detach();
     let _ = std::fs::remove_dir(&mnt);
     let _ = std::fs::remove_file(daemon::stats_path(&name));
     let _ = std::fs::remove_file(daemon::record_path(&name));
-    crate::say(&format!(
+    let detached = format!(
         "detached {}: {}{}",
         rec.device,
         summary.text(),
         daemon::leftovers(&left)
-    ));
+    );
+    // A drive whose owner can no longer hear from it is not left behind.
+    if let Some(why) = lost {
+        fail(1, &format!("emu attach: {why}; {detached}"));
+    }
+    crate::say(&detached);
     if !left.is_empty() {
         std::process::exit(1);
     }
 }
 
-fn announce(rec: &Record, drive: &Drive) {
-    use std::io::Write;
-    println!("{}", rec.device);
-    let _ = std::io::stdout().flush();
+/// The device this process serves, for [`on_panic`].
+static ATTACHED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Called by the panic hook: a daemon that panics must not leave its drive
+/// behind. A separate `ssdready emu detach DEV` waits for this process to
+/// end and removes the loop device, the FUSE mount and the record (as it
+/// does for a daemon that was killed). Returns the clause that says so.
+pub fn on_panic() -> Option<String> {
+    let dev = ATTACHED.get()?;
+    let exe = std::env::current_exe().ok()?;
+    use std::os::unix::process::CommandExt;
+    let spawned = std::process::Command::new(exe)
+        .args(["emu", "detach", dev])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn();
+    Some(match spawned {
+        Ok(_) => format!("; {dev} is being detached"),
+        Err(e) => format!("; detaching {dev} failed ({e}): ssdready emu list removes it"),
+    })
+}
+
+/// Set `stop` (and the flag returned) when standard output is a pipe whose
+/// reader went away: the drive's owner is gone.
+fn watch_stdout(
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let gone = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (g, s) = (gone.clone(), stop.clone());
+    std::thread::spawn(move || {
+        while !s.load(Ordering::Relaxed) {
+            if ssdready_io::written::stdout_reader_gone() {
+                g.store(true, Ordering::Relaxed);
+                s.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    gone
+}
+
+/// Print the device's path on stdout (the error: stdout cannot take it)
+/// and what it is on stderr.
+fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
+    crate::stdout::write(&format!("{}\n", rec.device))?;
     let cap = drive.capacity();
     let drive = match drive {
         Drive::Fuse(d) => d,
-        Drive::Ublk(d) => return announce_ublk(rec, d, cap),
+        Drive::Ublk(d) => {
+            announce_ublk(rec, d, cap);
+            return Ok(());
+        }
     };
     let neg = drive.negotiated().unwrap_or_default();
     let dio = match neg.async_dio {
@@ -103,13 +174,14 @@ fn announce(rec: &Record, drive: &Drive) {
         false => "NO async direct I/O (the kernel did not agree: one request at a time)".into(),
     };
     crate::say(&format!(
-        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon threads{}, \
+        "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon thread{}{}, \
          max request {} KiB; FUSE over io_uring: {}; ublk: {})",
         rec.preset,
         ssdready_emu::memory::human(cap),
         rec.block_size,
         rec.device,
         drive.threads,
+        if drive.threads == 1 { "" } else { "s" },
         match drive.stamps().realtime.load(Ordering::Relaxed) {
             0 => " (not real-time: SCHED_FIFO refused; a loaded host makes them late)".to_string(),
             n if n as usize == drive.threads => " under SCHED_FIFO".to_string(),
@@ -124,6 +196,7 @@ fn announce(rec: &Record, drive: &Drive) {
          stop with Ctrl-C, or: ssdready emu detach {dev}",
         dev = rec.device
     ));
+    Ok(())
 }
 
 fn announce_ublk(rec: &Record, d: &UblkDrive, cap: u64) {
@@ -175,7 +248,7 @@ pub fn detach(device: Option<&str>, all: bool) {
         if let Err(e) = daemon::stop_daemon(&r) {
             fail(1, &e);
         }
-        println!("detached {}", r.device);
+        outln!("detached {}", r.device);
     }
 }
 
@@ -184,16 +257,21 @@ pub fn list() {
     clean_stale();
     let recs = daemon::records();
     if recs.is_empty() {
-        println!("no emulated drives attached");
+        outln!("no emulated drives attached");
         return;
     }
     for r in recs {
-        println!(
+        outln!(
             "{}\t{}\t{}\tpid {}\t{}-byte blocks, queue depth {}",
-            r.device, r.spec, r.transport, r.pid, r.block_size, r.queue_depth
+            r.device,
+            r.spec,
+            r.transport,
+            r.pid,
+            r.block_size,
+            r.queue_depth
         );
         if let Some(s) = daemon::stats(&r.name) {
-            println!("    {}", s.text());
+            outln!("    {}", s.text());
         }
     }
 }

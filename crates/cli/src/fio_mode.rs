@@ -7,9 +7,8 @@
 //! `warnings` key) unless `--stderr-notes` is given, so that a script that
 //! treats anything on stderr as a failure sees what it would see with fio.
 //! Besides the switches `run` reads, fio mode answers `--version`,
-//! `--help`, `--inflate-log=FILE` and `--server` (mapped onto
-//! `ssdready server`; with `--daemonize=PIDFILE`, started in the
-//! background).
+//! `--help`, `--inflate-log=FILE` and `--server`/`--daemonize` (mapped
+//! onto `ssdready server`).
 
 use crate::fail;
 use std::io::Read as _;
@@ -50,7 +49,6 @@ const USAGE: &str = "usage: fio [options] [job options] <job file(s)>
   --parse-only          Check the jobs and print them; run nothing
   --inflate-log=FILE    Print a compressed log (NAME.log.fz) as text
   --server=[IP][,PORT]  Serve fio clients (ssdready server)
-  --daemonize=PIDFILE   With --server: in the background, its pid in PIDFILE
   --client=HOSTS        Run the jobs on fio servers
   --stderr-notes        ssdready's notes and cross-checks on stderr too
 This is ssdready answering as fio; `ssdready options` lists every job option.";
@@ -58,7 +56,7 @@ This is ssdready answering as fio; `ssdready options` lists every job option.";
 /// Run as fio with `args` (the arguments after the program name).
 pub fn main(args: Vec<String>) -> ! {
     if args.is_empty() {
-        println!("{USAGE}");
+        crate::stdout::outln!("{USAGE}");
         std::process::exit(1);
     }
     for a in &args {
@@ -67,28 +65,31 @@ pub fn main(args: Vec<String>) -> ! {
         let dashed = a.starts_with('-');
         match (dashed, k) {
             (true, "version" | "v") => {
-                println!("{}", version_line());
+                crate::stdout::outln!("{}", version_line());
                 std::process::exit(0);
             }
             (true, "help" | "h") => {
-                println!("{USAGE}");
+                crate::stdout::outln!("{USAGE}");
                 std::process::exit(0);
             }
             (true, "debug") if v == "?" => {
                 for (name, what) in crate::fioswitch::DEBUG_CLASSES {
-                    println!("{name:<14}{what}");
+                    crate::stdout::outln!("{name:<14}{what}");
                 }
                 std::process::exit(0);
             }
             (true, "inflate-log") => inflate_log(v),
-            (true, "server") => match daemonize_file(&args) {
-                Some(pidfile) => daemonize(v, &pidfile),
-                None => server(v),
+            (true, "server" | "daemonize") => match crate::server_cmd::fio_switches(&args) {
+                Some(Ok(a)) => {
+                    crate::server_cmd::command(a);
+                    std::process::exit(0)
+                }
+                Some(Err(e)) => fail(2, &e),
+                None => fail(
+                    2,
+                    "option '--daemonize': needs --server (allowed: --server=[ip:]HOST[,PORT] --daemonize=FILE)",
+                ),
             },
-            (true, "daemonize") if !args.iter().any(|a| a.trim_start_matches('-').starts_with("server")) => fail(
-                2,
-                "option '--daemonize': only with --server (allowed: --server=[IP][,PORT] --daemonize=PIDFILE)",
-            ),
             _ => {}
         }
     }
@@ -104,117 +105,6 @@ fn local_client(a: String) -> String {
     match a.strip_prefix("--client=,") {
         Some(port) => format!("--client=localhost,{port}"),
         None => a,
-    }
-}
-
-/// `--daemonize=FILE` among the arguments.
-fn daemonize_file(args: &[String]) -> Option<String> {
-    args.iter().find_map(|a| {
-        a.trim_start_matches('-')
-            .strip_prefix("daemonize=")
-            .map(String::from)
-    })
-}
-
-/// `ssdready server`'s arguments for fio's `--server=[IP][,PORT]`.
-fn server_argv(v: &str) -> Vec<String> {
-    if v.starts_with("sock:") {
-        fail(
-            2,
-            &format!(
-                "option '--server': '{v}': a UNIX socket is not served (allowed: [IP][,PORT])"
-            ),
-        );
-    }
-    let (ip, port) = v.split_once(',').unwrap_or((v, ""));
-    let ip = ip
-        .strip_prefix("ip:")
-        .or_else(|| ip.strip_prefix("ip6:"))
-        .unwrap_or(ip);
-    let mut argv = vec!["server".to_string()];
-    if !ip.is_empty() {
-        argv.extend(["--bind".to_string(), ip.to_string()]);
-    }
-    if !port.is_empty() {
-        argv.extend(["--port".to_string(), port.to_string()]);
-    }
-    argv
-}
-
-/// `--server=… --daemonize=FILE`: `ssdready server` started in the
-/// background (its own session, no terminal), its pid written to FILE once
-/// it accepts connections; then this process exits 0, as fio's daemon does.
-fn daemonize(v: &str, pidfile: &str) -> ! {
-    use std::os::unix::process::CommandExt;
-    let argv = server_argv(v);
-    let sink = crate::output::check(std::path::Path::new(pidfile), "option '--daemonize'")
-        .unwrap_or_else(|e| fail(2, &e));
-    let exe = std::env::current_exe().unwrap_or_else(|e| {
-        fail(
-            1,
-            &format!("option '--daemonize': finding this program: {e}"),
-        )
-    });
-    let mut child = std::process::Command::new(exe)
-        .args(&argv)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| {
-            fail(
-                1,
-                &format!("option '--daemonize': starting the server: {e}"),
-            )
-        });
-    let port = argv
-        .iter()
-        .position(|a| a == "--port")
-        .and_then(|i| argv.get(i + 1))
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or(ssdready_fleet::DEFAULT_PORT);
-    wait_listening(port);
-    if let Ok(Some(st)) = child.try_wait() {
-        fail(
-            1,
-            &format!("option '--daemonize': the server ended at once ({st}); run --server in the foreground to see why"),
-        );
-    }
-    if let Err(e) = crate::output::write(&sink, &format!("{}\n", child.id())) {
-        fail(1, &format!("option '--daemonize': {e}"));
-    }
-    std::process::exit(0)
-}
-
-/// Wait (at most ~2 s, in 20 ms steps) until something accepts on the
-/// local port: a client started right after `--daemonize` finds the server.
-fn wait_listening(port: u16) {
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// `--server=[IP][,PORT]` (fio's syntax; `sock:` paths are not served) as
-/// `ssdready server --bind IP --port PORT`.
-fn server(v: &str) -> ! {
-    use clap::Parser;
-    let mut argv = vec!["ssdready".to_string()];
-    argv.extend(server_argv(v));
-    match crate::Cli::try_parse_from(&argv) {
-        Ok(crate::Cli {
-            cmd: crate::Cmd::Server(a),
-        }) => {
-            crate::fleet_cmd::server_command(a);
-            std::process::exit(0)
-        }
-        _ => fail(
-            2,
-            &format!("option '--server': '{v}' is not [IP][,PORT] (allowed: e.g. ,8765 or 127.0.0.1,8765)"),
-        ),
     }
 }
 

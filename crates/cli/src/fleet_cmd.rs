@@ -1,139 +1,13 @@
-//! `ssdready server` (answer `fio --client`) and `ssdready run --client`
-//! (drive fio servers or ssdready servers); the protocol is in
-//! `ssdready_fleet` (with the logs a client writes and its summary). The
-//! two calls into the run engine are in [`Engine`].
+//! `ssdready run --client` (drive fio servers or ssdready servers); the
+//! protocol is in `ssdready_fleet` (with the logs a client writes and its
+//! summary). The server is `server_cmd`.
 
-use crate::{args, fail, output, say};
+use crate::{fail, output, say};
 use ssdready_fleet::client::{self, Host, Request};
 use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
-use ssdready_fleet::server::{JobFiles, JobRequest, RunOutput, Runner, Server};
-use ssdready_fleet::{from_result, merge, pdu::ProbeReply};
-use std::net::{IpAddr, SocketAddr};
+use ssdready_fleet::merge;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
-
-#[derive(clap::Args)]
-pub struct ServerArgs {
-    /// Address to listen on: 127.0.0.1 (this host only) unless another is
-    /// named (e.g. 0.0.0.0 or :: to serve the network).
-    #[arg(long, default_value = "127.0.0.1")]
-    bind: String,
-    /// TCP port (fio's default 8765).
-    #[arg(long, default_value_t = ssdready_fleet::DEFAULT_PORT)]
-    port: u16,
-    /// Exit after this many client runs (default: serve until interrupted).
-    #[arg(long)]
-    runs: Option<u32>,
-}
-
-/// `ssdready server`.
-pub fn server_command(a: ServerArgs) {
-    let ip: IpAddr = a.bind.trim_matches(['[', ']']).parse().unwrap_or_else(|_| {
-        fail(2, &format!("option '--bind': '{}' is not an IP address (allowed: e.g. 127.0.0.1, ::1, 0.0.0.0)", a.bind))
-    });
-    let addr = SocketAddr::new(ip, a.port);
-    let server = Server::bind(addr).unwrap_or_else(|e| fail(2, &format!("option '--port': {e}")));
-    let stop = crate::stop_on_signals();
-    say(&format!(
-        "server: listening on {} (fio protocol versions {:?}); drive it with fio --client=ip:{},{}",
-        server.local_addr().unwrap_or(addr),
-        ssdready_fleet::VERSIONS,
-        ip,
-        a.port
-    ));
-    let log = |m: &str| say(&format!("server: {m}"));
-    if let Err(e) = server.serve(&Engine, &stop, a.runs, &log) {
-        fail(1, &format!("server: {e}"));
-    }
-}
-
-/// The run engine behind `ssdready server`: a job is checked and run
-/// exactly as `ssdready run` would (same validation, same safety checks).
-struct Engine;
-
-fn parse(args: &[String]) -> Result<args::RunArgs, String> {
-    let mut parsed = args::parse(args).map_err(|e| e.to_string())?;
-    parsed.quiet = true;
-    parsed.eta = args::Eta::Never;
-    Ok(parsed)
-}
-
-impl Runner for Engine {
-    fn plan(&self, req: &JobRequest) -> Result<u32, String> {
-        let (_files, args) = JobFiles::write(req)?;
-        let parsed = parse(&args)?;
-        let request = parsed.request(Arc::new(AtomicBool::new(false)));
-        let specs = ssdready_run::resolve(
-            &request,
-            ssdready_emu::memory::TimeBase::Real,
-            &mut ssdready_run::SilentObserver,
-        )
-        .map_err(|f| f.message().to_string())?;
-        Ok(specs.len() as u32)
-    }
-
-    fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput {
-        let failed = |error: u32, text: String| RunOutput {
-            error,
-            text: format!("ssdready: {text}\n"),
-            ..Default::default()
-        };
-        let (_files, args) = match JobFiles::write(req) {
-            Ok(x) => x,
-            Err(e) => return failed(5, e),
-        };
-        let parsed = match parse(&args) {
-            Ok(p) => p,
-            Err(e) => return failed(22, e),
-        };
-        let mut request = parsed.request(stop);
-        // The jobs' logs go to the client, as fio's server sends them.
-        let sink = ssdready_run::LogSink::default();
-        request.log_sink = Some(sink.clone());
-        let result = match ssdready_run::execute(request, &mut ssdready_run::SilentObserver) {
-            Ok(r) => r,
-            Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
-        };
-        let worker_logs = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-        let logs = match to_wire(worker_logs, version) {
-            Ok(l) => l,
-            Err(e) => return failed(70, e.to_string()),
-        };
-        let mut text: String = result
-            .warnings
-            .iter()
-            .filter(|w| w.contains("is not sent to the client"))
-            .map(|w| format!("ssdready: {w}\n"))
-            .collect();
-        text.extend(result.failure.as_ref().map(|f| format!("ssdready: {f}\n")));
-        match from_result::fio_results(&result, version) {
-            Ok((ts, groups)) => RunOutput {
-                ts,
-                groups,
-                error: u32::from(result.failure.is_some()),
-                text,
-                logs,
-                du: from_result::disk_util(&result),
-            },
-            Err(e) => failed(70, e.to_string()),
-        }
-    }
-
-    fn probe(&self) -> ProbeReply {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        ProbeReply {
-            hostname: host.trim().to_string(),
-            fio_version: format!("ssdready-{}", env!("CARGO_PKG_VERSION")),
-            // fio's os_linux and arch_x86_64 (what fio 3.33 sends on Linux x86-64).
-            os: 1,
-            arch: if cfg!(target_arch = "x86_64") { 1 } else { 0 },
-            bpp: std::mem::size_of::<usize>() as u8,
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-            ..Default::default()
-        }
-    }
-}
+use std::sync::atomic::Ordering::Relaxed;
 
 /// `run --client=HOSTS …`: the `--client` values and the other arguments,
 /// or `None` when there is no `--client`.
@@ -174,7 +48,8 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
         } else if a.starts_with('-') {
             req.args.push(a.clone());
         } else {
-            let text = std::fs::read_to_string(a)
+            // Bounded as a local run's job files are (a `/dev/zero` is refused).
+            let text = crate::args::read_text(std::path::Path::new(a))
                 .unwrap_or_else(|e| fail(2, &format!("job file '{a}': {e}")));
             req.jobs.push(text);
         }
@@ -193,14 +68,21 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
     // Every host must answer PROBE in a version spoken here before any runs.
     for h in &hosts {
         if let Err(e) = client::probe(h, &stop) {
-            fail(2, &format!("host {},{}: {e}", h.name, h.port));
+            // Ctrl-C is 130; garbage from a host is its failure (1); an
+            // unreachable host or no common version is bad input (2).
+            let code = match e {
+                ssdready_fleet::Error::Stopped => 130,
+                ssdready_fleet::Error::Garbage(_) => 1,
+                _ => 2,
+            };
+            fail(code, &format!("host {},{}: {e}", h.name, h.port));
         }
     }
     let runs = client::run_fleet(&hosts, &req, &stop);
-    if runs
-        .iter()
-        .all(|r| r.ts.is_empty() && r.error.as_deref().is_some_and(|e| !e.contains("mid-run")))
-    {
+    // Every host refused the job: bad input, nothing ran. A host that
+    // failed (garbage, a message over 64 MiB, a lost connection) or a
+    // Ctrl-C ends the run partial below: exit 1, or 130.
+    if !stop.load(Relaxed) && runs.iter().all(|r| r.ts.is_empty() && r.refused) {
         let r = &runs[0];
         fail(
             2,
@@ -239,7 +121,7 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
 
 /// The run's worker logs as IOLOG messages of protocol `version`
 /// (their samples come in fio 3.33's layout, version 97's).
-fn to_wire(
+pub(crate) fn to_wire(
     logs: Vec<ssdready_run::WorkerLog>,
     version: u16,
 ) -> Result<Vec<IoLog>, ssdready_fleet::Error> {

@@ -10,6 +10,7 @@
 //! run's or study's own output, which is written first.
 
 use crate::fail;
+use crate::stdout::{out, outln};
 use ssdready_core::result::RunResult;
 use ssdready_history::figures::{from_run, from_study, join_command};
 use ssdready_history::{dates, db_path, text, Error, Filter, History, Kind, NewEntry};
@@ -205,8 +206,8 @@ pub fn command(a: HistoryArgs) {
     };
     if a.json {
         let text = serde_json::to_string_pretty(&entries).expect("entries serialise");
-        println!("{text}");
+        outln!("{text}");
         return;
     }
-    print!("{}", text::table(&entries, &path));
+    out!("{}", text::table(&entries, &path));
 }

@@ -22,15 +22,18 @@ mod history;
 mod manpages;
 mod progress;
 mod report;
+mod server_cmd;
+mod stdout;
 mod strategies;
 mod study;
+
+use stdout::{out, outln};
 
 use ssdready_run::{emulated, output, panics, ramdev, validate, Failure};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
 use ssdready_core::optsets;
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -64,7 +67,7 @@ enum Cmd {
     Strategies(strategies::StrategiesArgs),
     /// Answer fio's client/server protocol: an unmodified `fio --client`
     /// runs its job on this host with ssdready's engine (see docs/fleet.md).
-    Server(fleet_cmd::ServerArgs),
+    Server(server_cmd::ServerArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -175,7 +178,8 @@ enum EmuCmd {
 }
 
 fn list_presets() {
-    let mut out = std::io::stdout().lock();
+    use std::fmt::Write;
+    let mut out = String::new();
     let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...], or a device file as emu:file=PATH.toml; no filename = emu:nvme-tlc):\n");
     for (name, desc) in ssdready_emu::config::PRESETS {
         let p = ssdready_emu::config::preset(name).expect("listed presets exist");
@@ -190,6 +194,7 @@ fn list_presets() {
             let _ = writeln!(out, "    {}", chunk.join(" "));
         }
     }
+    stdout::print(&out);
 }
 
 /// `emu presets --toml NAME`: the preset as a device file on stdout.
@@ -260,13 +265,66 @@ pub(crate) fn say(msg: &str) {
     eprintln!("ssdready: {msg}");
 }
 
+/// A command line clap refused: one line (what, where, the allowed
+/// values), exit code 2; `--help` and `--version` print as usual.
+fn refuse_arguments(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            stdout::print(&e.render().to_string());
+            std::process::exit(0);
+        }
+        // `ssdready` alone: the help, on stderr, as a refusal.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}", e.render());
+            std::process::exit(2);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let line: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = line.join(" ");
+    let what = line.strip_prefix("error: ").unwrap_or(&line);
+    fail(
+        2,
+        &format!("{what} (see '{} --help')", refused_command(&text)),
+    )
+}
+
+/// The command whose arguments clap refused, from its usage line, or from
+/// argv when the error has none (`ssdready app`).
+fn refused_command(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| {
+            use clap::CommandFactory;
+            let sub = std::env::args()
+                .nth(1)
+                .filter(|a| Cli::command().get_subcommands().any(|c| c.get_name() == a));
+            sub.map_or("ssdready".into(), |s| format!("ssdready {s}"))
+        })
+}
+
 pub(crate) fn fail(code: i32, msg: &str) -> ! {
     say(msg);
     std::process::exit(code);
 }
 
 fn list_options() {
-    let mut out = std::io::stdout().lock();
+    use std::fmt::Write;
+    let mut out = String::new();
     let all = options::all();
     let _ = writeln!(out, "Supported job options ({}):\n", all.len());
     for o in all {
@@ -303,17 +361,22 @@ fn list_options() {
     for chunk in names.chunks(6) {
         let _ = writeln!(out, "    {}", chunk.join(", "));
     }
+    stdout::print(&out);
 }
 
 /// `run` (and `emu simulate`, and ssdready called as `fio` with `fio_mode`:
 /// ssdready's notes and warnings then stay in the outputs).
 pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{RUN_HELP}");
+        outln!("{RUN_HELP}");
         return;
     }
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
+    }
+    // fio's `--server=SPEC [--daemonize=FILE]`: this host becomes a server.
+    if let Some(a) = server_cmd::fio_switches(args).filter(|_| !simulate) {
+        return server_cmd::command(a.unwrap_or_else(|e| fail(2, &e)));
     }
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
@@ -460,6 +523,7 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
 /// Detected corruption, on stderr as fio says it (the first few per job;
 /// every one is in the outputs).
 fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
+    use std::io::Write;
     const SHOWN: usize = 10;
     let mut err = std::io::stderr().lock();
     for j in &r.jobs {
@@ -498,9 +562,8 @@ fn fio_switches(parsed: &args::RunArgs) {
         ssdready_run::auxpath::set(dir);
     }
     if parsed.fio.debugs("parse") {
-        let mut out = std::io::stdout().lock();
         for l in fioswitch::parse_debug_lines(&parsed.sections) {
-            let _ = writeln!(out, "{l}");
+            outln!("{l}");
         }
     }
     if parsed.fio.readonly || parsed.fio.max_jobs.is_some() {
@@ -631,7 +694,7 @@ fn ramdev_command(cmd: RamdevCmd) {
             });
             match ramdev::create(&kind, bytes) {
                 Ok((k, dev)) => {
-                    println!("{dev}");
+                    outln!("{dev}");
                     eprintln!(
                         "made a {k} device {dev} of {bytes} bytes\n  {}",
                         ramdev::explain(&k)
@@ -642,7 +705,7 @@ fn ramdev_command(cmd: RamdevCmd) {
         }
         RamdevCmd::List => {
             for (k, dev, detail) in ramdev::list() {
-                println!("{dev}\t{k}\t{detail}");
+                outln!("{dev}\t{k}\t{detail}");
             }
         }
         RamdevCmd::Remove { device, all } => {
@@ -650,7 +713,7 @@ fn ramdev_command(cmd: RamdevCmd) {
                 fail(2, "ramdev remove: name a device, or --all");
             }
             match ramdev::remove(device.as_deref()) {
-                Ok(v) => v.iter().for_each(|d| println!("removed {d}")),
+                Ok(v) => v.iter().for_each(|d| outln!("removed {d}")),
                 Err(f) => fail(f.exit_code(), f.message()),
             }
         }
@@ -659,21 +722,27 @@ fn ramdev_command(cmd: RamdevCmd) {
 
 fn main() {
     panics::install(|what| {
-        // A reader that stopped reading (`ssdready options | head`): not a
-        // bug; end quietly, as a tool killed by SIGPIPE would.
-        if what.contains("failed printing to std") && what.contains("Broken pipe") {
-            std::process::exit(0);
+        // A drive served by this process is handed over, never left behind.
+        let drive = emu_cmd::on_panic().unwrap_or_default();
+        // Every command writes through `stdout`; this is the last guard:
+        // a full or closed output is an error like any other (one line,
+        // exit 1), not a bug.
+        if let Some(i) = what.find("failed printing to std") {
+            say(&format!("{}{drive}", &what[i..]));
+            std::process::exit(1);
         }
-        eprintln!("ssdready: internal error: {what} (a bug in ssdready; please report it)");
+        say(&format!(
+            "internal error: {what} (a bug in ssdready; please report it){drive}"
+        ));
         std::process::exit(panics::INTERNAL_ERROR);
     });
     if fio_mode::invoked_as_fio() {
         fio_mode::main(std::env::args().skip(1).collect());
     }
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| refuse_arguments(e));
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
-        Cmd::Options { markdown: true } => print!("{}", options::markdown()),
+        Cmd::Options { markdown: true } => out!("{}", options::markdown()),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             manpages::completions(Cli::command(), &shell).unwrap_or_else(|e| fail(2, &e));
@@ -681,7 +750,7 @@ fn main() {
         Cmd::Man { dir } => {
             use clap::CommandFactory;
             match manpages::write_pages(&Cli::command(), &dir) {
-                Ok(n) => println!("{n} man pages written to {}", dir.display()),
+                Ok(n) => outln!("{n} man pages written to {}", dir.display()),
                 Err(e) => fail(2, &e),
             }
         }
@@ -710,6 +779,6 @@ fn main() {
         Cmd::Characterize(a) => characterize::command(a),
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
-        Cmd::Server(a) => fleet_cmd::server_command(a),
+        Cmd::Server(a) => server_cmd::command(a),
     }
 }

@@ -10,14 +10,17 @@ use std::path::Path;
 /// The shells `completions` knows, as clap_complete names them.
 pub const SHELLS: &str = "bash, zsh, fish, elvish or powershell";
 
-/// Print the completion script for `shell` to standard output.
+/// Print the completion script for `shell` to standard output (the error:
+/// a bad shell name; standard output that cannot take it ends the command
+/// with exit code 1).
 pub fn completions(mut cmd: Command, shell: &str) -> Result<(), String> {
     use clap_complete::Shell;
     let sh: Shell = shell
         .parse()
         .map_err(|_| format!("completions: '{shell}' is not a shell (allowed: {SHELLS})"))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Vec::new();
     clap_complete::generate(sh, &mut cmd, "ssdready", &mut out);
+    crate::stdout::print(&String::from_utf8_lossy(&out));
     Ok(())
 }
 
@@ -46,7 +49,9 @@ fn collect(cmd: Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
 }
 
 /// Write every page of [`pages`] into `dir` (created if missing; each file
-/// written atomically: a temporary file, then a rename).
+/// written atomically by the one writer: a temporary file made with
+/// `O_EXCL | O_NOFOLLOW`, then a rename; a page's name that is a block
+/// device, a link to one or not a regular file is refused).
 pub fn write_pages(cmd: &Command, dir: &Path) -> Result<usize, String> {
     if dir.exists() && !dir.is_dir() {
         return Err(format!("man: {} is not a directory", dir.display()));
@@ -55,9 +60,7 @@ pub fn write_pages(cmd: &Command, dir: &Path) -> Result<usize, String> {
     let pages = pages(cmd)?;
     for (file, text) in &pages {
         let path = dir.join(file);
-        let tmp = dir.join(format!(".{file}.tmp"));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
+        ssdready_io::writer::replace(&path, text)
             .map_err(|e| format!("man: {}: {e}", path.display()))?;
     }
     Ok(pages.len())

@@ -143,9 +143,6 @@ pub fn command(path: &Path) {
             page.len().div_ceil(1024),
             json_path.display()
         ),
-        Err(e) => fail(
-            1,
-            &format!("report: writing {}: {e}", dir.join(REPORT).display()),
-        ),
+        Err(e) => fail(1, &format!("report: {e}")),
     }
 }

@@ -20,6 +20,7 @@
 //! Here: the command line, the progress lines, the output; the matrix, its
 //! runner, the document and the tables are `ssdready_study::strategies`'s.
 
+use crate::stdout::out;
 use crate::{fail, say};
 use anyhow::Context as _;
 use ssdready_study::strategies::matrix::{self, Target};
@@ -125,7 +126,7 @@ pub fn command(a: StrategiesArgs) {
         interrupted: stop.load(Relaxed),
     };
     let peaks = runner::peaks(&target, &rows, runtime_s);
-    print!("{}", text::tables(&target, &rows, &skips, &peaks));
+    out!("{}", text::tables(&target, &rows, &skips, &peaks));
     let doc = doc::document(&ctx, &rows, &skips, &peaks);
     match write(&dir, &doc) {
         Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), rows.len()),
@@ -144,7 +145,6 @@ pub fn command(a: StrategiesArgs) {
 /// Write DIR/strategies.json atomically.
 fn write(dir: &Path, doc: &serde_json::Value) -> anyhow::Result<PathBuf> {
     let text = serde_json::to_string_pretty(doc).context("serialising strategies.json")? + "\n";
-    crate::output::write_in(dir, "strategies.json", &text)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("writing {}/strategies.json", dir.display()))
+    // The error names the file already.
+    crate::output::write_in(dir, "strategies.json", &text).map_err(anyhow::Error::msg)
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ssdready, LoopDev};
+use common::{is_root, ssdready, LoopDev};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -348,6 +348,10 @@ fn bad_input_is_one_line_and_exit_2_with_nothing_written() {
             "1",
         ],
         vec!["app", "small-files", "--directory", "/nonexistent/dir"],
+        // Values clap refuses: one line too.
+        vec!["app", "sqlite", "--directory", &d, "--scale", "99999999999"],
+        vec!["app", "sqlite", "--directory", &d, "--seed=-1"],
+        vec!["app", "sqlite", "--directory", ""],
         vec![
             "app",
             "small-files",
@@ -491,4 +495,74 @@ fn a_study_with_the_applications_sweep_sets_them_against_the_raw_limit() {
     assert!(left.is_empty(), "{left:?}");
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("id=\"applications\""));
+}
+
+/// Processes whose command line names `dir`'s cluster.
+fn cluster_processes(dir: &str) -> Vec<String> {
+    let o = std::process::Command::new("pgrep")
+        .args(["-af", &format!("{dir}/ssdready-pgbench/data")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains("bin/postgres"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn postgresql_dies_with_app_pgbench_even_on_sigkill() {
+    use std::time::{Duration, Instant};
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().display().to_string();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["app", "pgbench", "--directory", &d, "--runtime", "120s"])
+        .args(["--jobs", "1", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait (up to 2 minutes on a loaded machine) for the server to run.
+    let t0 = Instant::now();
+    while cluster_processes(&d).is_empty() {
+        if let Some(st) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(st.code(), Some(2), "{err}");
+            eprintln!("skipped: {}", err.trim());
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "no server started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The watchdog stops the server at once; 60 s is a loaded machine's margin.
+    let t0 = Instant::now();
+    while !cluster_processes(&d).is_empty() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(cluster_processes(&d), Vec::<String>::new());
+}
+
+#[test]
+fn a_pgbench_refused_for_its_directory_leaves_nothing_behind() {
+    if !is_root() {
+        eprintln!("skipped: the refusal is for root (PostgreSQL runs as another user)");
+        return;
+    }
+    // A directory the server's user cannot enter (0700 above it).
+    let t = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let inner = t.path().join("x");
+    std::fs::create_dir(&inner).unwrap();
+    let d = inner.display().to_string();
+    let out = ssdready(&["app", "pgbench", "--directory", &d, "--runtime", "1s"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 0, "{err}");
 }

@@ -141,18 +141,32 @@ fn nix_kill(pid: u32) {
 }
 
 #[test]
-fn a_reader_that_stops_reading_is_not_a_crash() {
-    // `ssdready emu list | head -0`: the pipe is closed before the first
-    // line is written.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["emu", "list"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+fn client_inputs_are_bounded_and_named_once() {
+    // An endless host file, an endless job file, an empty host list.
+    expect_bad(&["--client=/dev/zero", "--name=j"], "larger than 1 MiB");
+    expect_bad(&["--client=127.0.0.1,1", "/dev/zero"], "larger than 16 MiB");
+    expect_bad(&["--client=", "--name=j"], "no host in ''");
+    let out = ssdready(&["run", "--client=", "--name=j"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("internal error"), "{err}");
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("--client").count(), 1, "{err}");
+}
+
+#[test]
+fn a_command_line_that_does_not_parse_is_one_line_and_exit_2() {
+    for args in [
+        &["server", "--port", "65536"][..],
+        &["server", "--port", "-1"],
+        &["no-such-command"],
+        &["app", "sqlite", "--scale", "99999999999"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("--help"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }

@@ -183,3 +183,306 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
         .unwrap();
     one_line_exit_2(&out, "rw");
 }
+
+#[test]
+fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
+    use ssdready_fleet::wire::{encode, op};
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // A hostile host: it answers PROBE with 64 MiB and one byte.
+    let host = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut probe = [0u8; 4096];
+        let _ = s.read(&mut probe);
+        let big = vec![0u8; (64 << 20) + 1];
+        let _ = s.write_all(&encode(ssdready_fleet::VERSIONS[0], op::PROBE, 1, &big));
+    });
+    let out = Command::new(BIN)
+        .args(["run", &format!("--client=127.0.0.1,{port}")])
+        .args(["--name=j", "--ioengine=null", "--size=1m"])
+        .output()
+        .unwrap();
+    let _ = host.join();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("64 MiB"), "{err}");
+}
+
+#[test]
+fn ctrl_c_of_run_client_is_exit_130() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // A host that takes the connection and never answers.
+    let host = std::thread::spawn(move || l.accept().map(|(s, _)| s));
+    let mut child = Command::new(BIN)
+        .args(["run", &format!("--client=127.0.0.1,{port}")])
+        .args(["--name=j", "--ioengine=null", "--size=1m"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _held = host.join().unwrap();
+    // Connected and waiting for PROBE's answer: now Ctrl-C.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        // Every socket wait looks at the stop flag every 100 ms; 10 s is a
+        // loaded machine's margin.
+        assert!(t0.elapsed().as_secs() < 10, "run --client did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// `ssdready run --client` of `job` on the server at `port`, which must
+/// succeed.
+fn json_from_server(port: u16, job: &std::path::Path) {
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--client=127.0.0.1,{port}"))
+        .arg("--output-format=json")
+        .arg(job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A server of this test's own, in a directory of its own.
+fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
+    let port = free_port();
+    let p = spawn(
+        Command::new(BIN)
+            .args(["server", "--port", &port.to_string(), "--directory"])
+            .arg(dir)
+            .args(extra),
+        port,
+    );
+    (p, port)
+}
+
+#[test]
+fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let outside = dir.path().join("outside");
+    let write_outside = format!("[x]\nrw=write\nsize=64k\nfilename={}\n", outside.display());
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (
+            vec!["--allow-destructive".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "not a job option",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nexec_prerun=touch /tmp/ssdready-pwned\n",
+            "--allow-exec",
+        ),
+        (
+            vec![],
+            &write_outside,
+            "outside the places this server allows",
+        ),
+        (
+            vec![],
+            "include /etc/shadow\n[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec!["--write_iolog=/etc/ssdready-probe".into()],
+            "[x]\nioengine=null\nsize=1m\n",
+            "outside the places",
+        ),
+        (
+            vec![],
+            "[x]\nioengine=null\nsize=1m\nread_iolog=/etc/shadow\n",
+            "outside the places",
+        ),
+    ];
+    for (args, job, needle) in cases {
+        let jf = dir.path().join("job.fio");
+        std::fs::write(&jf, job).unwrap();
+        let out = Command::new(BIN)
+            .arg("run")
+            .arg(format!("--client=127.0.0.1,{port}"))
+            .args(&args)
+            .arg(&jf)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{job}: {err}");
+        assert!(err.contains(needle), "{job} {args:?}: {err}");
+        assert!(!err.contains("root:"), "{err}");
+    }
+    assert!(!outside.exists(), "a refused job wrote outside its places");
+    assert!(!std::path::Path::new("/tmp/ssdready-pwned").exists());
+    // A job in the server's own place runs.
+    let jf = dir.path().join("ok.fio");
+    std::fs::write(&jf, "[x]\nrw=write\nbs=4k\nsize=64k\nfilename=data\n").unwrap();
+    json_from_server(port, &jf);
+    assert!(dir.path().join("srv/work/data").exists());
+}
+
+#[test]
+fn another_user_cannot_drive_a_root_server() {
+    if !common::is_root()
+        || !Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("skipped: needs root and su (a second account, nobody, drives the server)");
+        return;
+    }
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, port) = own_server(&dir.path().join("srv"), &[]);
+    let job = std::env::temp_dir().join(format!("ssdready-other-user-{port}.fio"));
+    std::fs::write(&job, "[x]\nioengine=null\nsize=1m\n").unwrap();
+    // As nobody, with fio's own client: refused, and fio prints why.
+    let out = Command::new("su")
+        .args(["nobody", "-s", "/bin/sh", "-c"])
+        .arg(format!("fio --client=127.0.0.1,{port} {}", job.display()))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&job);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("may not drive this server"), "{text}");
+    assert_ne!(
+        out.status.code(),
+        None,
+        "fio's client died of a signal: {text}"
+    );
+}
+
+#[test]
+fn fios_server_and_daemonize_switches_start_a_background_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let pid_file = dir.path().join("server.pid");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!("--daemonize={}", pid_file.display()))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    // Killed (the whole group) when the test ends, pass or fail.
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(&self.0).status();
+        }
+    }
+    let _k = Kill(pid.clone());
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    json_from_server(port, &job);
+    // A second one on the same port says why it did not start.
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(format!("--server=,{port}"))
+        .arg(format!(
+            "--daemonize={}",
+            dir.path().join("two.pid").display()
+        ))
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, "Address already in use");
+}
+
+#[test]
+fn a_unix_socket_server_is_for_its_owner_only() {
+    if !have_fio() {
+        eprintln!("skipped: fio is not installed (apt-get install fio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Under /tmp, where another account may reach it but for its mode.
+    let sock = std::env::temp_dir().join(format!("ssdready-test-{}.sock", std::process::id()));
+    let mut server = Proc(
+        Command::new(BIN)
+            .args(["server", "--socket"])
+            .arg(&sock)
+            .arg("--directory")
+            .arg(dir.path().join("srv"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !sock.exists() {
+        assert!(t0.elapsed().as_secs() < 10, "the socket never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let job = dir.path().join("job.fio");
+    std::fs::write(&job, JOB).unwrap();
+    let out = Command::new("fio")
+        .arg(format!("--client=sock:{}", sock.display()))
+        .arg("--output-format=json")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["client_stats"].as_array().is_some_and(|c| !c.is_empty()),
+        "{v}"
+    );
+    if common::is_root()
+        && Command::new("su")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        let out = Command::new("su")
+            .args(["nobody", "-s", "/bin/sh", "-c"])
+            .arg(format!("fio --client=sock:{} /dev/null", sock.display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && text.contains("Permission denied"),
+            "{text}"
+        );
+    }
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    let _ = std::fs::remove_file(&sock);
+}

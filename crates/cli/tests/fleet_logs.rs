@@ -6,7 +6,7 @@
 //! is not installed.
 
 mod common;
-use common::net::{fio_server, free_port, have_fio, ssdready_server};
+use common::net::{fio_server, free_port, have_fio, ssdready_server, ssdready_server_with};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -197,7 +197,8 @@ fn fio_client_gets_a_block_devices_figures_from_ssdready_as_from_fio() {
     let name = lo.dev.trim_start_matches("/dev/").to_string();
     let (pf, ps) = (free_port(), free_port());
     let _f = fio_server(pf);
-    let _s = ssdready_server(ps);
+    // A server uses a device only when its operator allows it.
+    let _s = ssdready_server_with(ps, &["--allow-device", &lo.dev]);
     for port in [pf, ps] {
         let out = Command::new("fio")
             .current_dir(dir.path())

@@ -43,10 +43,12 @@ fn usable() -> bool {
     true
 }
 
-/// A running `emu attach` and the device it printed.
+/// A running `emu attach` and the device it printed; its standard output
+/// stays open (the daemon detaches when that reader goes away).
 struct Attached {
     child: Child,
     dev: String,
+    _out: BufReader<std::process::ChildStdout>,
 }
 
 fn attach(spec: &str) -> Attached {
@@ -57,12 +59,15 @@ fn attach(spec: &str) -> Attached {
         .spawn()
         .expect("start emu attach");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
     let dev = line.trim().to_string();
     assert!(dev.starts_with("/dev/loop"), "attach printed '{dev}'");
-    Attached { child, dev }
+    Attached {
+        child,
+        dev,
+        _out: out,
+    }
 }
 
 impl Attached {

@@ -444,3 +444,47 @@ fn a_latency_target_finds_the_capacity_and_a_verdict_says_it() {
     );
     assert!(stderr.contains("capacity at a latency target"), "{stderr}");
 }
+
+#[test]
+fn a_stop_during_the_applications_section_interrupts_the_study() {
+    use std::io::{BufRead, BufReader};
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("new.img");
+    let out = d.path().join("s");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .arg("study")
+        .arg(&target)
+        .args(["--quick", "--sweeps=applications", "--output"])
+        .arg(&out)
+        .env("XDG_DATA_HOME", d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the section's first workload (the raw sweeps come first).
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let mut lines = err.lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("ssdready: applications:"));
+    if !started {
+        let _ = child.kill();
+        let _ = child.wait();
+        eprintln!("skipped: the study ran no applications section here");
+        return;
+    }
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    // Drain stderr so the study never blocks on it.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{rest:?}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+}

@@ -72,6 +72,75 @@ fn a_block_device_is_never_written_as_database_output_iolog_or_report() {
     assert!(first_bytes(&l.dev) == before, "the device's bytes changed");
 }
 
+/// A loop device as root, else `/dev/null` (a character device: the
+/// writer refuses it just the same), and its first bytes now.
+fn victim() -> (Option<common::LoopDev>, String) {
+    match common::LoopDev::new("planted", 16) {
+        Some(l) => {
+            let dev = l.dev.clone();
+            (Some(l), dev)
+        }
+        None => (None, "/dev/null".into()),
+    }
+}
+
+#[test]
+fn man_pages_never_go_through_a_planted_link_to_a_device() {
+    let (_l, dev) = victim();
+    let before = (dev != "/dev/null").then(|| first_bytes(&dev));
+    let d = tempfile::tempdir().unwrap();
+    let man = d.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    // The temporary names a writer might use, and a page's own name.
+    let pid_free = man.join(".ssdready.1.tmp");
+    std::os::unix::fs::symlink(&dev, &pid_free).unwrap();
+    std::os::unix::fs::symlink(&dev, man.join("ssdready-run.1")).unwrap();
+    let (code, err) = out(&["man", man.to_str().unwrap()], d.path());
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("ssdready-run.1") && err.contains("device"),
+        "{err}"
+    );
+    if let Some(b) = before {
+        assert!(first_bytes(&dev) == b, "the device's bytes changed");
+    }
+    // Without the planted page name, the pages are written, the link kept.
+    std::fs::remove_file(man.join("ssdready-run.1")).unwrap();
+    let (code, err) = out(&["man", man.to_str().unwrap()], d.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&pid_free).unwrap().is_symlink());
+    assert!(man.join("ssdready-run.1").is_file());
+}
+
+#[test]
+fn exec_prerun_output_never_lands_in_a_device() {
+    let (_l, dev) = victim();
+    let before = (dev != "/dev/null").then(|| first_bytes(&dev));
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&dev, d.path().join("j.prerun.txt")).unwrap();
+    let marker = d.path().join("ran");
+    let cmd = format!("--exec_prerun=touch {}; echo written", marker.display());
+    let args = [
+        "run",
+        "--name=j",
+        "--ioengine=null",
+        "--size=1m",
+        "--quiet",
+        &cmd,
+    ];
+    let (code, err) = out(&args, d.path());
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("j.prerun.txt") && err.contains("device"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the command ran");
+    if let Some(b) = before {
+        assert!(first_bytes(&dev) == b, "the device's bytes changed");
+    }
+}
+
 #[test]
 fn the_history_database_is_only_ever_a_regular_file() {
     let d = tempfile::tempdir().unwrap();

@@ -196,6 +196,22 @@ pub fn check(spec: &JobSpec) -> Result<(), (&'static str, String)> {
                 .into(),
         ));
     }
+    // A direction issued without a rate has no schedule to measure from.
+    if let Some(d) = (0..3).find(|&d| issues(spec, d) && dir_rate(spec, d).is_none()) {
+        let (name, example) = [
+            ("reads", "rate_iops=100,100"),
+            ("writes", "rate_iops=100,100"),
+            ("trims", "rate_iops=100,100,100"),
+        ][d];
+        return Err((
+            "lat_from",
+            format!(
+                "lat_from=schedule: the job issues {name} with no rate for them, so they have no \
+                 schedule to measure from (give every direction it issues a rate, e.g. {example}, \
+                 or use lat_from=issue)"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -235,5 +251,11 @@ mod tests {
         check(&spec).unwrap();
         spec.numjobs = 4;
         assert_eq!(offered_iops(&spec), 400.0);
+        // Mixed: a rate for reads only leaves the writes with no schedule.
+        spec.rw = RwMode::RandRw;
+        let (_, msg) = check(&spec).unwrap_err();
+        assert!(msg.contains("issues writes with no rate"), "{msg}");
+        spec.rate_iops = [Some(100), Some(100), None];
+        check(&spec).unwrap();
     }
 }

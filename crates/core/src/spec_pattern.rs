@@ -76,11 +76,18 @@ impl Pattern {
             .find('\'')
             .ok_or_else(|| format!("unterminated file name in '{s}'"))?;
         let path = &body[..end];
-        let data = std::fs::read(path).map_err(|e| format!("pattern file '{path}': {e}"))?;
+        // Only what the pattern has room for is read (`/dev/zero` included).
+        let room = MAX_PATTERN_BYTES.saturating_sub(self.bytes.len());
+        let mut data = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(room.max(1) as u64).read_to_end(&mut data)
+            })
+            .map_err(|e| format!("pattern file '{path}': {e}"))?;
         if data.is_empty() {
             return Err(format!("pattern file '{path}' is empty"));
         }
-        let room = MAX_PATTERN_BYTES.saturating_sub(self.bytes.len());
         self.bytes.extend_from_slice(&data[..data.len().min(room)]);
         Ok(&body[end + 1..])
     }
@@ -199,6 +206,13 @@ mod tests {
         assert_eq!(bytes("0xfff"), [0x0f, 0xff]);
         assert_eq!(bytes("0"), [0]);
         assert_eq!(bytes("256"), [0x00, 0x01]);
+    }
+
+    #[test]
+    fn an_endless_pattern_file_is_read_only_as_far_as_the_pattern_goes() {
+        let p = Pattern::parse("'/dev/zero'").unwrap();
+        assert_eq!(p.for_offset(0).len(), MAX_PATTERN_BYTES);
+        assert!(p.for_offset(0).iter().all(|&b| b == 0));
     }
 
     #[test]

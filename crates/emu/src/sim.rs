@@ -73,6 +73,8 @@ struct Worker {
     next_issue: f64,
     ramp_end: u64,
     deadline: Option<u64>,
+    /// Whether it stopped at the deadline (not at the end of its I/O).
+    hit_deadline: bool,
     measuring: bool,
     last_completion: u64,
     /// `lat_from=schedule` on a paced job ([`ssdready_core::arrivals`]).
@@ -205,6 +207,7 @@ fn worker(
         next_issue: start as f64,
         ramp_end,
         deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
+        hit_deadline: false,
         measuring: ramp_end == 0,
         last_completion: 0,
         open_loop,
@@ -250,6 +253,7 @@ impl<'a> Sim<'a> {
         while !w.done && w.inflight < w.depth {
             if w.deadline.is_some_and(|d| cursor >= d) {
                 w.done = true;
+                w.hit_deadline = true;
                 break;
             }
             if let Some(p) = &w.pacer {
@@ -418,9 +422,12 @@ impl<'a> Sim<'a> {
     fn finish(mut self) -> Result<SimOutcome, SimError> {
         let mut per_job: Vec<Vec<WorkerStats>> = (0..self.jobs.len()).map(|_| Vec::new()).collect();
         for mut w in std::mem::take(&mut self.ws) {
-            w.stats.measured_ns = match w.deadline {
-                // Time based: the runtime, plus the drain of the commands in
-                // flight at its end (they are counted), as in a real run.
+            // A job that ended with its I/O before its runtime (`runtime`
+            // without `time_based`) took only the time its I/Os took.
+            w.stats.measured_ns = match w.deadline.filter(|_| w.hit_deadline) {
+                // Stopped by the runtime: the runtime, plus the drain of the
+                // commands in flight at its end (they are counted), as in a
+                // real run.
                 Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
                 None => w.last_completion.saturating_sub(w.ramp_end),
             };
@@ -615,6 +622,22 @@ mod tests {
             time_based: false,
             number_ios: Some(1000),
             ..job(RwMode::RandWrite, 4, 1000)
+        };
+        let e = simulate(&mut d, &[sized], &|| false)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("took no simulated time"), "{e}");
+    }
+
+    #[test]
+    fn zero_time_job_with_a_runtime_but_not_time_based_reports_no_rate() {
+        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+        let sized = JobSpec {
+            time_based: false,
+            number_ios: Some(1000),
+            runtime_ns: Some(1_000_000_000),
+            ..job(RwMode::RandRead, 4, 1000)
         };
         let e = simulate(&mut d, &[sized], &|| false)
             .err()

@@ -10,6 +10,7 @@ use crate::tstat::{GroupStats, TsPdu};
 use crate::wire::{self, op, Wait};
 use crate::{Error, VERSIONS};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::fs::FileTypeExt;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -76,18 +77,38 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
     Ok(Host { name, port, addr })
 }
 
+/// The most a host file may hold (read stops one byte past it, so a
+/// `/dev/zero` or a runaway file costs no more memory than this).
+pub const MAX_HOST_FILE_BYTES: u64 = 1 << 20;
+
+/// A host file's text, read up to [`MAX_HOST_FILE_BYTES`] + 1 bytes.
+fn read_host_file(p: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(MAX_HOST_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_HOST_FILE_BYTES {
+        return Err("larger than 1 MiB (allowed: a file of host names)".into());
+    }
+    String::from_utf8(bytes).map_err(|_| "not text (allowed: a file of host names)".into())
+}
+
 /// The hosts of `--client`: a file with one host per line (`#` comments),
 /// or a comma-free list separated by spaces or semicolons.
 pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
     let p = std::path::Path::new(spec);
-    let text = if p.is_file() {
-        let t = std::fs::read_to_string(p).map_err(|e| format!("host file '{spec}': {e}"))?;
-        if t.len() > 1 << 20 {
-            return Err(format!("host file '{spec}': larger than 1 MiB"));
+    let text = match std::fs::metadata(p) {
+        Ok(m) if m.file_type().is_fifo() => {
+            return Err(format!(
+            "host file '{spec}': is a FIFO (allowed: a regular file of hosts, or HOST[,PORT] list)"
+        ))
         }
-        t
-    } else {
-        spec.replace(';', "\n")
+        Ok(m) if !m.is_dir() => {
+            read_host_file(p).map_err(|e| format!("host file '{spec}': {e}"))?
+        }
+        _ => spec.replace(';', "\n"),
     };
     let hosts: Vec<Host> = text
         .lines()
@@ -95,7 +116,9 @@ pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
         .map(parse_host)
         .collect::<Result<_, _>>()?;
     if hosts.is_empty() {
-        return Err(format!("option '--client': no host in '{spec}'"));
+        return Err(format!(
+            "no host in '{spec}' (allowed: HOST[,PORT], a list, or a host file)"
+        ));
     }
     Ok(hosts)
 }
@@ -135,6 +158,9 @@ pub struct HostRun {
     pub stop: Option<(u32, u32)>,
     /// What went wrong, if anything.
     pub error: Option<String>,
+    /// The host refused the job, or speaks no version spoken here (bad
+    /// input: exit code 2 when every host did), as opposed to failing.
+    pub refused: bool,
     /// Seconds from RUN to the last result.
     pub wall_s: f64,
 }
@@ -211,6 +237,7 @@ pub fn probe(h: &Host, stop: &AtomicBool) -> Result<(u16, ProbeReply), Error> {
 pub fn run_host(h: &Host, req: &Request, stop: &AtomicBool) -> HostRun {
     let mut r = empty_run(h);
     if let Err(e) = drive(h, req, stop, &mut r) {
+        r.refused = matches!(e, Error::Refused(_) | Error::Version { .. });
         r.error = Some(e.to_string());
     }
     r
@@ -357,6 +384,7 @@ pub(crate) fn empty_run(h: &Host) -> HostRun {
         zlib: false,
         stop: None,
         error: None,
+        refused: false,
         wall_s: 0.0,
     }
 }
@@ -381,5 +409,23 @@ mod tests {
         let h = parse_hosts("# the fleet;127.0.0.1,1 # first;127.0.0.1,2").unwrap();
         assert_eq!(h.iter().map(|h| h.port).collect::<Vec<_>>(), [1, 2]);
         assert!(parse_hosts("# none").is_err());
+    }
+
+    #[test]
+    fn an_endless_host_file_is_read_no_further_than_1_mib() {
+        let e = parse_hosts("/dev/zero").unwrap_err();
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        let d = std::env::temp_dir().join(format!("ssdready-hosts-{}", std::process::id()));
+        std::fs::write(&d, "127.0.0.1,1\n".repeat(100_000)).unwrap();
+        let e = parse_hosts(d.to_str().unwrap()).unwrap_err();
+        let _ = std::fs::remove_file(&d);
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_host_list_does_not_name_the_option_itself() {
+        // The caller names `--client` once.
+        let e = parse_hosts("").unwrap_err();
+        assert!(!e.contains("--client") && e.contains("no host"), "{e}");
     }
 }

@@ -27,6 +27,7 @@ pub mod layout;
 pub mod logs;
 pub mod merge;
 pub mod pdu;
+pub mod policy;
 pub mod server;
 pub mod summary;
 pub mod tstat;

@@ -6,15 +6,23 @@
 //! One run at a time: a second client is told the server is busy and
 //! dismissed. A client speaking a protocol version not spoken here is told,
 //! in its own version's TEXT message, which versions are, and dismissed.
-//! Every wait ends on the stop flag within about 100 ms.
+//! Every connection is first put to [`Runner::admit`] (who may connect: see
+//! [`crate::policy`]). A refused client gets its reason as a TEXT message
+//! and is read to its end, so that fio's client prints it rather than dying
+//! of SIGPIPE. Before it is accepted, a connection's first message must come
+//! within [`Limits::first_wait`] and be small ([`FIRST_MAX`]); an accepted
+//! client that stays silent for [`Limits::idle`] before RUN is let go, so no one can hold
+//! the server by saying nothing. Every wait ends on the stop flag within
+//! about 100 ms.
 
 use crate::iolog::{IoLog, STORE_COMPRESSED, XMIT_COMPRESSED};
 use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
-use crate::wire::{self, op, Wait};
+use crate::wire::{self, op, Conn, Wait};
 use crate::{fio_of, Error, VERSIONS};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -53,11 +61,100 @@ pub trait Runner: Sync {
     fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput;
     /// What PROBE answers: this host's name, the engine's name and version.
     fn probe(&self) -> ProbeReply;
+    /// Whether `client` may be served; the refusal in one line. The
+    /// default admits everyone.
+    fn admit(&self, client: &Client) -> Result<(), String> {
+        let _ = client;
+        Ok(())
+    }
+}
+
+/// Who connected, as far as the connection tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// Over TCP: the server's address, and the client's.
+    Tcp { local: SocketAddr, peer: SocketAddr },
+    /// Over the server's Unix socket: the client process's user, from the
+    /// kernel (`SO_PEERCRED`), when it could be read.
+    Unix { uid: Option<u32> },
+}
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Client::Tcp { peer, .. } => write!(f, "{peer}"),
+            Client::Unix { uid: Some(u) } => write!(f, "uid {u} on the socket"),
+            Client::Unix { uid: None } => write!(f, "a process on the socket"),
+        }
+    }
+}
+
+/// What a server listens on.
+enum Listener {
+    Tcp(TcpListener),
+    /// A Unix socket, and its path (removed when the server ends).
+    Unix(UnixListener, PathBuf),
+}
+
+type Stream = Box<dyn Conn>;
+
+impl Listener {
+    /// The next connection (blocking reads), and who it is.
+    fn accept(&self) -> std::io::Result<(Stream, Client)> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, peer) = l.accept()?;
+                s.set_nonblocking(false)?;
+                let _ = s.set_nodelay(true);
+                let local = s.local_addr()?;
+                Ok((Box::new(s), Client::Tcp { local, peer }))
+            }
+            Listener::Unix(l, _) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                let uid =
+                    nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
+                        .ok()
+                        .map(|c| c.uid());
+                Ok((Box::new(s), Client::Unix { uid }))
+            }
+        }
+    }
+}
+
+/// The largest first message (fio's PROBE is a few dozen bytes).
+pub const FIRST_MAX: usize = 64 << 10;
+
+/// How long a client may stay silent.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A new connection, before its first message (5 s).
+    pub first_wait: Duration,
+    /// An accepted client, between messages before RUN (10 s).
+    pub idle: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            first_wait: Duration::from_secs(5),
+            idle: Duration::from_secs(10),
+        }
+    }
 }
 
 /// A listening server.
 pub struct Server {
-    listener: TcpListener,
+    listener: Listener,
+    limits: Limits,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, p) = &self.listener {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 impl Server {
@@ -68,11 +165,61 @@ impl Server {
         listener
             .set_nonblocking(true)
             .map_err(|e| Error::Io(e.to_string()))?;
-        Ok(Server { listener })
+        Ok(Server {
+            listener: Listener::Tcp(listener),
+            limits: Limits::default(),
+        })
     }
 
+    /// Listen on a Unix socket at `path`, made with file mode `mode` (who
+    /// may connect is first the file's permission). A socket file left by
+    /// a server that is gone is replaced; one in use, or any other file, is
+    /// an error, said in one line.
+    pub fn bind_unix(path: &Path, mode: u32) -> Result<Server, Error> {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let shown = path.display();
+        if let Ok(md) = std::fs::symlink_metadata(path) {
+            if !md.file_type().is_socket() {
+                return Err(Error::Io(format!(
+                    "{shown} exists and is not a socket (allowed: a new path, or a server's old socket)"
+                )));
+            }
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(Error::Io(format!(
+                    "{shown}: a server already listens there"
+                )));
+            }
+            std::fs::remove_file(path).map_err(|e| Error::Io(format!("{shown}: {e}")))?;
+        }
+        // Made with no permission for anyone, then opened to `mode`: no
+        // moment when others could connect.
+        let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o777));
+        let bound = UnixListener::bind(path);
+        nix::sys::stat::umask(old);
+        let listener = bound.map_err(|e| Error::Io(format!("cannot listen on {shown}: {e}")))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::Io(format!("{shown}: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Io(e.to_string()))?;
+        Ok(Server {
+            listener: Listener::Unix(listener, path.to_path_buf()),
+            limits: Limits::default(),
+        })
+    }
+
+    /// The same server with other silence limits.
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
+    /// The TCP address listened on (none for a Unix socket).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.listener.local_addr().ok()
+        match &self.listener {
+            Listener::Tcp(l) => l.local_addr().ok(),
+            Listener::Unix(..) => None,
+        }
     }
 
     /// Serve until `stop` (or, with `runs`, after that many runs).
@@ -90,8 +237,6 @@ impl Server {
             while !stop.load(Relaxed) && runs.is_none_or(|n| done.load(Relaxed) < n) {
                 match self.listener.accept() {
                     Ok((s, peer)) => {
-                        let _ = s.set_nonblocking(false);
-                        let _ = s.set_nodelay(true);
                         // A connection claims the server with its first
                         // message, not by connecting: a readiness check that
                         // connects and leaves must not turn the next client
@@ -102,9 +247,18 @@ impl Server {
                             continue;
                         }
                         let (busy, done, open) = (&busy, &done, &open);
+                        let limits = self.limits;
+                        if let Err(why) = runner.admit(&peer) {
+                            sc.spawn(move || {
+                                log(&format!("client {peer} refused: {why}"));
+                                dismiss(s, &why, stop);
+                                open.fetch_sub(1, Relaxed);
+                            });
+                            continue;
+                        }
                         sc.spawn(move || {
                             log(&format!("client {peer} connected"));
-                            match connection(s, runner, stop, busy) {
+                            match connection(s, runner, stop, busy, limits) {
                                 Ok(true) => {
                                     done.fetch_add(1, Relaxed);
                                     log(&format!("client {peer}: run done"))
@@ -139,36 +293,62 @@ impl Drop for Claim<'_> {
 }
 
 /// Read the client's first message and answer, in its version, that it
-/// cannot be served now.
-fn dismiss(mut s: TcpStream, why: &str, stop: &AtomicBool) {
+/// cannot be served.
+fn dismiss(mut s: Stream, why: &str, stop: &AtomicBool) {
     let w = Wait {
         stop,
         deadline: Some(Instant::now() + Duration::from_secs(2)),
     };
-    let v = match wire::recv(&mut s, &VERSIONS, &w) {
+    let v = match wire::recv_at_most(&mut *s, &VERSIONS, &w, FIRST_MAX) {
         Ok(Some(m)) => m.version,
         Err(Error::Version { got, .. }) => got,
         _ => return,
     };
-    refuse(&mut s, v, why);
+    refuse(&mut *s, v, why, stop);
 }
 
-fn refuse(s: &mut TcpStream, version: u16, why: &str) {
+/// Tell the client why (a TEXT line, then QUIT), and read what it still
+/// sends until it closes (at most 2 s): fio's client goes on sending its
+/// job before it reads, and a closed socket would kill it with SIGPIPE
+/// before it printed the reason.
+fn refuse(s: &mut dyn Conn, version: u16, why: &str, stop: &AtomicBool) {
     let line = format!("ssdready server: {why}\n");
     let _ = wire::send(s, version, op::TEXT, 0, &pdu::text(1, &line));
     let _ = wire::send(s, version, op::QUIT, 0, &[]);
-    let _ = s.shutdown(std::net::Shutdown::Write);
+    s.shutdown_write();
+    drain(s, Duration::from_secs(2), stop);
+}
+
+/// Read and drop what the peer sends until it closes, `limit`, or `stop`.
+fn drain(s: &mut dyn Conn, limit: Duration, stop: &AtomicBool) {
+    let end = Instant::now() + limit;
+    let _ = s.set_read_timeout(Some(wire::POLL));
+    let mut buf = [0u8; 4096];
+    while Instant::now() < end && !stop.load(Relaxed) {
+        match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// One client's session. `Ok(true)`: a run was done and answered.
 fn connection(
-    s: TcpStream,
+    s: Stream,
     runner: &dyn Runner,
     stop: &AtomicBool,
     busy: &AtomicBool,
+    limits: Limits,
 ) -> Result<bool, Error> {
-    let mut claim: Option<Claim> = None;
     let mut ss = Session {
+        stop,
+        claim: None,
         s,
         req: JobRequest::default(),
         version: None,
@@ -177,29 +357,47 @@ fn connection(
         run_stop: Arc::new(AtomicBool::new(false)),
     };
     let mut running: Option<(mpsc::Receiver<RunOutput>, Instant)> = None;
+    let mut heard = Instant::now();
     std::thread::scope(|sc| loop {
         if let Some((rx, _)) = &running {
             if let Ok(out) = rx.try_recv() {
                 let v = ss.version.expect("a version before RUN");
-                send_results(&mut ss.s, v, ss.zlib, &out)?;
-                linger(&mut ss.s, stop);
+                send_results(&mut *ss.s, v, ss.zlib, &out)?;
+                linger(&mut *ss.s, stop);
                 return Ok(true);
             }
         }
         if stop.load(Relaxed) {
             ss.run_stop.store(true, Relaxed);
         }
-        let m = match ss.next(running.is_some(), stop)? {
+        let max = if ss.claim.is_some() {
+            wire::MAX_MESSAGE
+        } else {
+            FIRST_MAX
+        };
+        let m = match ss.next(running.is_some(), stop, max)? {
             Next::Message(m) => m,
+            Next::Again if running.is_none() => match (ss.claim.is_some(), ss.version) {
+                (false, _) if heard.elapsed() >= limits.first_wait => return Ok(false),
+                (true, Some(v)) if heard.elapsed() >= limits.idle => {
+                    let why = format!(
+                        "no message for {:.1} s before RUN: this client is let go",
+                        limits.idle.as_secs_f64()
+                    );
+                    return Err(ss.refuse(v, why));
+                }
+                _ => continue,
+            },
             Next::Again => continue,
             Next::Closed => return Ok(false),
         };
+        heard = Instant::now();
         let v = *ss.version.get_or_insert(m.version);
-        if claim.is_none() {
+        if ss.claim.is_none() {
             if busy.swap(true, Relaxed) {
                 return Err(ss.refuse(v, "busy: this server runs one client at a time".into()));
             }
-            claim = Some(Claim(busy));
+            ss.claim = Some(Claim(busy));
         }
         match m.opcode {
             op::PROBE => ss.probe(&m, v, runner)?,
@@ -209,7 +407,7 @@ fn connection(
                     return Err(ss.refuse(v, "RUN without a job".into()));
                 }
                 for _ in 0..ss.planned {
-                    wire::send(&mut ss.s, v, op::SERVER_START, 0, &[])?;
+                    wire::send(&mut *ss.s, v, op::SERVER_START, 0, &[])?;
                 }
                 let (tx, rx) = mpsc::channel();
                 let (req, run_stop) = (ss.req.clone(), ss.run_stop.clone());
@@ -244,8 +442,12 @@ fn connection(
 
 /// A client's session as its messages arrive: the jobs asked for, the
 /// protocol version spoken, the jobs announced, and the stop flag of its run.
-struct Session {
-    s: TcpStream,
+struct Session<'a> {
+    /// The server's stop flag.
+    stop: &'a AtomicBool,
+    /// The server's one run, once this client has claimed it.
+    claim: Option<Claim<'a>>,
+    s: Stream,
     req: JobRequest,
     /// The client's version, from its first message on.
     version: Option<u16>,
@@ -265,10 +467,10 @@ enum Next {
     Closed,
 }
 
-impl Session {
+impl Session<'_> {
     /// The next message, within one poll interval. While a run is going,
     /// the stop flag only stops the run; its results still go back.
-    fn next(&mut self, running: bool, stop: &AtomicBool) -> Result<Next, Error> {
+    fn next(&mut self, running: bool, stop: &AtomicBool, max: usize) -> Result<Next, Error> {
         let never = AtomicBool::new(false);
         let w = Wait {
             stop: if running { &never } else { stop },
@@ -278,7 +480,7 @@ impl Session {
             Some(ref v) => std::slice::from_ref(v),
             None => &VERSIONS,
         };
-        match wire::recv(&mut self.s, spoken, &w) {
+        match wire::recv_at_most(&mut *self.s, spoken, &w, max) {
             Ok(Some(m)) => Ok(Next::Message(m)),
             Ok(None) => {
                 self.run_stop.store(true, Relaxed);
@@ -286,7 +488,7 @@ impl Session {
             }
             Err(Error::Timeout) => Ok(Next::Again),
             Err(Error::Version { got, .. }) => {
-                refuse(&mut self.s, got, &unspoken_version(got));
+                refuse(&mut *self.s, got, &unspoken_version(got), stop);
                 self.run_stop.store(true, Relaxed);
                 Err(Error::Refused(format!(
                     "client spoke protocol version {got}"
@@ -301,7 +503,9 @@ impl Session {
 
     /// Refuse the client (a line, then QUIT): the session's error.
     fn refuse(&mut self, v: u16, why: String) -> Error {
-        refuse(&mut self.s, v, &why);
+        // Free the server before waiting for this client to close.
+        self.claim = None;
+        refuse(&mut *self.s, v, &why, self.stop);
         Error::Refused(why)
     }
 
@@ -312,7 +516,7 @@ impl Session {
             None => (0, 0),
         };
         let eta = pdu::eta(n, elapsed, 0, [0; 3], [0; 3]);
-        wire::send(&mut self.s, v, op::ETA, m.tag, &eta)
+        wire::send(&mut *self.s, v, op::ETA, m.tag, &eta)
     }
 
     /// PROBE: this host's reply; zlib when the client offers it, as fio's
@@ -322,7 +526,7 @@ impl Session {
         let mut p = runner.probe();
         self.zlib = flags & pdu::PROBE_ZLIB != 0;
         p.flags = if self.zlib { pdu::PROBE_ZLIB } else { 0 };
-        wire::send(&mut self.s, v, op::PROBE, m.tag, &p.bytes())
+        wire::send(&mut *self.s, v, op::PROBE, m.tag, &p.bytes())
     }
 
     /// JOBLINE or JOB: add to the request, and announce the jobs it adds
@@ -347,7 +551,7 @@ impl Session {
         // fio's client adds up what each START announces.
         let new = total.saturating_sub(self.planned);
         self.planned = total;
-        wire::send(&mut self.s, v, op::START, 0, &pdu::start(new, new))
+        wire::send(&mut *self.s, v, op::START, 0, &pdu::start(new, new))
     }
 }
 
@@ -365,7 +569,7 @@ fn unspoken_version(got: u16) -> String {
 
 /// The logs (IOLOG), TS per job, GS per group, DU per disk, STOP with
 /// the run's error, QUIT: fio's server's order.
-fn send_results(s: &mut TcpStream, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
+fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
     if !out.text.is_empty() {
         let level = u32::from(out.error != 0);
         wire::send(s, v, op::TEXT, 0, &pdu::text(level, &out.text))?;
@@ -393,7 +597,7 @@ fn send_results(s: &mut TcpStream, v: u16, zlib: bool, out: &RunOutput) -> Resul
 }
 
 /// Give the client a moment to read and close first.
-fn linger(s: &mut TcpStream, stop: &AtomicBool) {
+fn linger(s: &mut dyn Conn, stop: &AtomicBool) {
     let w = Wait {
         stop,
         deadline: Some(Instant::now() + Duration::from_secs(2)),
@@ -402,15 +606,16 @@ fn linger(s: &mut TcpStream, stop: &AtomicBool) {
 }
 static JOB_DIRS: AtomicU64 = AtomicU64::new(0);
 
-/// The client's job files, written to a private directory for the parser
-/// (removed on drop).
+/// The client's job files, written to a directory of their own below the
+/// server's (`PID-N`) for the parser, and removed on drop.
 pub struct JobFiles(PathBuf);
 
 impl JobFiles {
-    /// Write `req`'s job files; they and the job's arguments, in order.
-    pub fn write(req: &JobRequest) -> Result<(JobFiles, Vec<String>), String> {
+    /// Write `req`'s job files below `dir`; they and the job's arguments,
+    /// in order.
+    pub fn write(dir: &Path, req: &JobRequest) -> Result<(JobFiles, Vec<String>), String> {
         let n = JOB_DIRS.fetch_add(1, Relaxed);
-        let dir = std::env::temp_dir().join(format!("ssdready-server-{}-{n}", std::process::id()));
+        let dir = dir.join(format!("{}-{n}", std::process::id()));
         std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let files = JobFiles(dir);
         let mut args = Vec::new();
@@ -422,10 +627,58 @@ impl JobFiles {
         args.extend(req.args.iter().cloned());
         Ok((files, args))
     }
+
+    /// Remove what servers that are gone left in `dir` (a killed server
+    /// cannot remove its own): every `PID-N` whose process is not running.
+    /// The names removed.
+    pub fn clean_stale(dir: &Path) -> Vec<String> {
+        let mut gone = Vec::new();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return gone;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .split_once('-')
+                .and_then(|(p, _)| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+                gone.push(name);
+            }
+        }
+        gone
+    }
 }
 
 impl Drop for JobFiles {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_files_of_a_server_that_is_gone_are_removed_at_start() {
+        let dir = std::env::temp_dir().join(format!("ssdready-jobfiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // No process has pid 2^22 + 1 (above the kernel's pid_max limit).
+        std::fs::create_dir_all(dir.join("4194305-0")).unwrap();
+        let req = JobRequest {
+            args: vec!["--name=x".into()],
+            jobs: vec!["[x]\n".into()],
+        };
+        let (mine, args) = JobFiles::write(&dir, &req).unwrap();
+        assert_eq!(args.len(), 2);
+        assert_eq!(JobFiles::clean_stale(&dir), vec!["4194305-0".to_string()]);
+        assert!(mine.0.exists(), "a live server's files stay");
+        drop(mine);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
     }
 }

@@ -21,6 +21,7 @@
 use crate::Error;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -165,9 +166,36 @@ pub fn encode_parts(version: u16, opcode: u16, tag: u64, parts: &[&[u8]]) -> Vec
     out
 }
 
+/// A connection messages travel on: TCP, or a Unix socket (fio's
+/// `sock:PATH`).
+pub trait Conn: Read + Write + Send {
+    /// How long a read may block.
+    fn set_read_timeout(&self, d: Option<Duration>) -> std::io::Result<()>;
+    /// No more writes: the peer reads the end of the stream.
+    fn shutdown_write(&self);
+}
+
+impl Conn for TcpStream {
+    fn set_read_timeout(&self, d: Option<Duration>) -> std::io::Result<()> {
+        TcpStream::set_read_timeout(self, d)
+    }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Conn for UnixStream {
+    fn set_read_timeout(&self, d: Option<Duration>) -> std::io::Result<()> {
+        UnixStream::set_read_timeout(self, d)
+    }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
 /// Send one message.
-pub fn send(
-    s: &mut TcpStream,
+pub fn send<S: Conn + ?Sized>(
+    s: &mut S,
     version: u16,
     opcode: u16,
     tag: u64,
@@ -191,8 +219,8 @@ pub const MID_MESSAGE: Duration = Duration::from_secs(10);
 /// before the first byte of a message (`started` false): once a message
 /// has begun, giving up would lose its bytes and the stream's framing, so
 /// the rest gets [`MID_MESSAGE`].
-fn read_full(
-    s: &mut TcpStream,
+fn read_full<S: Conn + ?Sized>(
+    s: &mut S,
     buf: &mut [u8],
     w: &Wait<'_>,
     started: bool,
@@ -240,7 +268,23 @@ fn read_full(
 /// Read one message, reassembling its fragments. `Ok(None)`: the peer
 /// closed the connection between messages. `versions` are the protocol
 /// versions accepted.
-pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<Message>, Error> {
+pub fn recv<S: Conn + ?Sized>(
+    s: &mut S,
+    versions: &[u16],
+    w: &Wait<'_>,
+) -> Result<Option<Message>, Error> {
+    recv_at_most(s, versions, w, MAX_MESSAGE)
+}
+
+/// [`recv`] with a smaller bound on the message's length (a server takes
+/// little from a client it has not yet accepted).
+pub fn recv_at_most<S: Conn + ?Sized>(
+    s: &mut S,
+    versions: &[u16],
+    w: &Wait<'_>,
+    max: usize,
+) -> Result<Option<Message>, Error> {
+    let max = max.min(MAX_MESSAGE);
     let mut msg: Option<Message> = None;
     loop {
         let mut h = [0u8; HEADER];
@@ -276,11 +320,15 @@ pub fn recv(s: &mut TcpStream, versions: &[u16], w: &Wait<'_>) -> Result<Option<
                 op::name(m.opcode)
             )));
         }
-        if m.payload.len() + pdu.len() > MAX_MESSAGE {
+        if m.payload.len() + pdu.len() > max {
+            let limit = if max >= 1 << 20 {
+                format!("{} MiB", max >> 20)
+            } else {
+                format!("{} KiB", max >> 10)
+            };
             return Err(Error::Garbage(format!(
-                "a {} message longer than {} MiB",
-                op::name(m.opcode),
-                MAX_MESSAGE >> 20
+                "a {} message longer than {limit}",
+                op::name(m.opcode)
             )));
         }
         m.payload.extend_from_slice(&pdu);

@@ -2,10 +2,12 @@
 //! another protocol version is told, in its own version, which versions are
 //! spoken; a second client while one runs is told the server is busy; the
 //! stop flag ends `serve` within a fraction of a second; a connection that
-//! says nothing (a readiness check) does not make the server busy.
+//! says nothing (a readiness check) does not make the server busy; a
+//! client the server does not admit is told why; a client that goes silent
+//! is let go, and a huge first message is refused before it is read whole.
 
 use ssdready_fleet::pdu::{self, ProbeReply};
-use ssdready_fleet::server::{JobRequest, RunOutput, Runner, Server};
+use ssdready_fleet::server::{JobRequest, Limits, RunOutput, Runner, Server};
 use ssdready_fleet::wire::{self, op, Wait};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -107,6 +109,118 @@ fn a_silent_connection_does_not_turn_the_next_client_away() {
         serving.join().unwrap().unwrap();
         let m = m.unwrap().unwrap();
         assert_eq!(m.opcode, op::PROBE, "{}", op::name(m.opcode));
+    });
+}
+
+/// Admits no one.
+struct Closed;
+
+impl Runner for Closed {
+    fn plan(&self, _: &JobRequest) -> Result<u32, String> {
+        Ok(1)
+    }
+    fn run(&self, _: &JobRequest, _: u16, _: Arc<AtomicBool>) -> RunOutput {
+        panic!("a client that was not admitted ran a job")
+    }
+    fn probe(&self) -> ProbeReply {
+        ProbeReply::default()
+    }
+    fn admit(&self, _: &ssdready_fleet::server::Client) -> Result<(), String> {
+        Err("user nobody may not drive this server".into())
+    }
+}
+
+#[test]
+fn a_client_not_admitted_is_told_why_and_may_finish_sending() {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let serving = sc.spawn(|| server.serve(&Closed, &stop, None, &|_| {}));
+        let mut c = TcpStream::connect(addr).unwrap();
+        // fio's client sends its whole job before reading: the refusal
+        // must not close the socket under it (SIGPIPE in fio).
+        c.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+        std::thread::sleep(Duration::from_millis(200));
+        c.write_all_msg(97, op::JOB, &pdu::job("[x]\n"));
+        c.write_all_msg(97, op::RUN, &[]);
+        let m = read_all(&mut c, 97);
+        stop.store(true, Relaxed);
+        serving.join().unwrap().unwrap();
+        let t = pdu::parse_text(&m[0].payload).unwrap();
+        assert!(t.contains("may not drive this server"), "{t}");
+        assert_eq!(m.last().unwrap().opcode, op::QUIT);
+    });
+}
+
+#[test]
+fn a_client_that_goes_silent_frees_the_server() {
+    let limits = Limits {
+        first_wait: Duration::from_millis(300),
+        idle: Duration::from_millis(300),
+    };
+    let server = Server::bind("127.0.0.1:0".parse().unwrap())
+        .unwrap()
+        .with_limits(limits);
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let serving = sc.spawn(|| server.serve(&Idle, &stop, None, &|_| {}));
+        // PROBE, then nothing: the server is claimed, then let go.
+        let mut silent = TcpStream::connect(addr).unwrap();
+        silent.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+        let m = read_all(&mut silent, 97);
+        assert_eq!(m[0].opcode, op::PROBE);
+        let t = pdu::parse_text(&m[1].payload).unwrap();
+        assert!(t.contains("let go"), "{t}");
+        // Many connections that never speak are closed on their own: a
+        // client is served again once their wait is over (asked until it
+        // is; 10 s is far beyond the 0.3 s wait, for a loaded machine).
+        let mute: Vec<TcpStream> = (0..40).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let t0 = Instant::now();
+        let m = loop {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all_msg(97, op::PROBE, &pdu::client_probe(0, "x"));
+            let w = Wait {
+                stop: &stop,
+                deadline: Some(Instant::now() + Duration::from_secs(3)),
+            };
+            let m = wire::recv(&mut c, &[97], &w);
+            if matches!(&m, Ok(Some(m)) if m.opcode == op::PROBE)
+                || t0.elapsed() > Duration::from_secs(10)
+            {
+                break m;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        stop.store(true, Relaxed);
+        serving.join().unwrap().unwrap();
+        drop(mute);
+        assert_eq!(m.unwrap().unwrap().opcode, op::PROBE);
+    });
+}
+
+#[test]
+fn a_huge_first_message_is_refused_before_it_is_read_whole() {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let serving = sc.spawn(|| server.serve(&Idle, &stop, None, &|_| {}));
+        let mut c = TcpStream::connect(addr).unwrap();
+        let big = vec![b'x'; 1 << 20];
+        // The server stops reading after 64 KiB: the rest may not go out.
+        let sent = std::io::Write::write_all(&mut c, &wire::encode(97, op::JOB, 0, &big));
+        let mut rest = Vec::new();
+        let _ = c.set_read_timeout(Some(Duration::from_secs(3)));
+        let got = std::io::Read::read_to_end(&mut c, &mut rest);
+        stop.store(true, Relaxed);
+        serving.join().unwrap().unwrap();
+        assert!(
+            sent.is_err() || got.is_err() || rest.is_empty(),
+            "{} bytes back",
+            rest.len()
+        );
     });
 }
 

@@ -49,7 +49,17 @@ fn read_json(path: &Path) -> Result<Document, String> {
     if md.len() > MAX_JSON_BYTES {
         return Err(format!("{} is larger than 1 GiB", path.display()));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Bounded by bytes read too: the file may grow after the check.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| {
+            use std::io::Read;
+            f.take(MAX_JSON_BYTES + 1).read_to_string(&mut text)
+        })
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > MAX_JSON_BYTES {
+        return Err(format!("{} is larger than 1 GiB", path.display()));
+    }
     Document::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

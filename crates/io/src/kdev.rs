@@ -187,6 +187,17 @@ pub fn thread_id() -> u32 {
     unsafe { libc::gettid() as u32 }
 }
 
+/// The calling thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`), ns.
+pub fn thread_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a live local the kernel writes once.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Whether the process runs with effective user id 0.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.
@@ -213,6 +224,130 @@ pub fn signal(pid: u32, sig: i32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, sig) == 0 }
 }
 
+/// Make `f`'s reads and writes non-blocking (`O_NONBLOCK`): a read of
+/// `/dev/fuse` with no request queued then fails with `EAGAIN` at once.
+pub fn set_nonblocking(f: &File) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor `f` keeps open; integers only.
+    let flags = cvt(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) })?;
+    // SAFETY: as above.
+    cvt(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) })?;
+    Ok(())
+}
+
+/// The token [`Poller::wait`] reports for the poller's own timer.
+pub const TIMER_TOKEN: u64 = u64::MAX;
+
+/// An epoll instance with a one-shot timer of its own (a `timerfd` on
+/// `CLOCK_MONOTONIC`, edge-triggered, reported as [`TIMER_TOKEN`]): a
+/// daemon sleeps until its next deadline or its next request, whichever
+/// comes first, in one `epoll_wait`, and re-arms the timer only when its
+/// next deadline changes — a request's arrival does not touch it. With the
+/// thread's timer slack at 1 ns ([`set_timer_slack`]) the timer is one
+/// high-resolution timer.
+pub struct Poller {
+    fd: std::os::fd::OwnedFd,
+    timer: std::os::fd::OwnedFd,
+    events: Vec<libc::epoll_event>,
+    ready: Vec<(u64, u32)>,
+}
+
+impl Poller {
+    /// A new epoll instance reporting at most `max` events a wait.
+    pub fn new(max: usize) -> io::Result<Poller> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: epoll_create1 takes a flag; the descriptor it returns is
+        // new and owned here alone.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: `fd` was just returned by the kernel and is not owned elsewhere.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let flags = libc::TFD_CLOEXEC | libc::TFD_NONBLOCK;
+        // SAFETY: timerfd_create takes a clock id and flags; the descriptor
+        // it returns is new and owned here alone.
+        let t = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, flags) })?;
+        // SAFETY: `t` was just returned by the kernel and is not owned elsewhere.
+        let timer = unsafe { std::os::fd::OwnedFd::from_raw_fd(t) };
+        let p = Poller {
+            fd,
+            timer,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; max.max(2)],
+            ready: Vec::with_capacity(max.max(2)),
+        };
+        p.ctl(
+            p.timer.as_raw_fd(),
+            TIMER_TOKEN,
+            (libc::EPOLLIN | libc::EPOLLET) as u32,
+        )?;
+        Ok(p)
+    }
+
+    fn ctl(&self, fd: i32, token: u64, flags: u32) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: flags,
+            u64: token,
+        };
+        // SAFETY: both descriptors are open; `ev` is a live local the
+        // kernel reads once.
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Watch `f` for input, reported with `token`; `exclusive`
+    /// (`EPOLLEXCLUSIVE`): when several instances watch the same queue
+    /// (clones of one FUSE connection), a request wakes one of them.
+    pub fn add(&self, f: &impl AsRawFd, token: u64, exclusive: bool) -> io::Result<()> {
+        let mut flags = libc::EPOLLIN as u32;
+        if exclusive {
+            flags |= libc::EPOLLEXCLUSIVE as u32;
+        }
+        self.ctl(f.as_raw_fd(), token, flags)
+    }
+
+    /// Arm the timer to fire `after_ns` from now (at least 1 ns), or
+    /// disarm it (`None`); an earlier setting is replaced.
+    pub fn arm(&self, after_ns: Option<u64>) -> io::Result<()> {
+        let t = after_ns.map_or(0, |n| n.max(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (t / 1_000_000_000) as libc::time_t,
+                tv_nsec: (t % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: the timer is open; `spec` is a live local read once; no
+        // old value is asked for.
+        cvt(unsafe {
+            libc::timerfd_settime(self.timer.as_raw_fd(), 0, &spec, std::ptr::null_mut())
+        })?;
+        Ok(())
+    }
+
+    /// Wait until a watched descriptor is ready, the timer fired, or
+    /// `timeout_ms` passed (`None`: no limit); the ready ones as (token,
+    /// events). A signal's interruption returns no event.
+    pub fn wait(&mut self, timeout_ms: Option<u32>) -> io::Result<&[(u64, u32)]> {
+        let max = self.events.len() as libc::c_int;
+        let ms = timeout_ms.map_or(-1, |t| t.min(i32::MAX as u32) as libc::c_int);
+        // SAFETY: the pointer covers `max` writable events owned by self.
+        let n = unsafe { libc::epoll_wait(self.fd.as_raw_fd(), self.events.as_mut_ptr(), max, ms) };
+        self.ready.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::Interrupted => Ok(&self.ready),
+                _ => Err(e),
+            };
+        }
+        for e in &self.events[..n as usize] {
+            let (token, flags) = (e.u64, e.events);
+            self.ready.push((token, flags));
+        }
+        Ok(&self.ready)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +358,28 @@ mod tests {
         assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
         // _IOR(229, 0, uint32_t) as the kernel computes it.
         assert_eq!(FUSE_DEV_IOC_CLONE, 0x8004_e500);
+    }
+
+    #[test]
+    fn a_poller_reports_input_and_its_timer() {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let mut p = Poller::new(4).unwrap();
+        p.add(&r, 7, false).unwrap();
+        assert!(p.wait(Some(1)).unwrap().is_empty());
+        let t0 = std::time::Instant::now();
+        p.arm(Some(2_000_000)).unwrap();
+        let ready = p.wait(Some(5_000)).unwrap().to_vec();
+        assert_eq!(ready.len(), 1);
+        assert_eq!(ready[0].0, TIMER_TOKEN);
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(2));
+        // Edge-triggered: the fired timer is not reported again.
+        assert!(p.wait(Some(1)).unwrap().is_empty());
+        p.arm(Some(50_000_000)).unwrap();
+        p.arm(None).unwrap();
+        std::io::Write::write_all(&mut w, b"x").unwrap();
+        let ready = p.wait(Some(5_000)).unwrap();
+        assert_eq!(ready.len(), 1);
+        assert_eq!(ready[0].0, 7);
+        assert!(ready[0].1 & libc::EPOLLIN as u32 != 0);
     }
 }

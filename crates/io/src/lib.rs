@@ -25,6 +25,9 @@
 //! * [`written`] — the check of every path ssdready writes that is not a
 //!   job's target (never a block device), waits on FIFOs that end on a
 //!   stop request, and reads of user-named inputs capped by bytes read.
+//! * [`writer`] — the one writer of those paths: atomic replaces through a
+//!   temporary file made with `O_EXCL | O_NOFOLLOW`, and files written in
+//!   place that must be regular.
 //!
 //! This is the only crate of the workspace with `unsafe`; every unsafe block
 //! says why it is sound in a `// SAFETY:` comment.
@@ -43,6 +46,7 @@ pub mod placement;
 pub mod sync_engine;
 pub mod target;
 pub mod ublk;
+pub mod writer;
 pub mod written;
 
 pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};

@@ -194,6 +194,24 @@ fn set_blocking(f: &File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether standard output is a pipe whose reader has gone away (`| true`,
+/// `| head -1` after its line): the next write would fail with EPIPE. A
+/// file, a terminal or a pipe still read answers false.
+pub fn stdout_reader_gone() -> bool {
+    let is_pipe = std::fs::metadata("/proc/self/fd/1").is_ok_and(|m| m.file_type().is_fifo());
+    if !is_pipe {
+        return false;
+    }
+    let mut p = libc::pollfd {
+        fd: 1,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the call; a zero timeout never blocks.
+    let rc = unsafe { libc::poll(&mut p, 1, 0) };
+    rc > 0 && (p.revents & libc::POLLERR) != 0
+}
+
 /// The soft limit on open files (`ulimit -n`), if it can be read.
 pub fn open_files_limit() -> Option<u64> {
     let mut r = libc::rlimit {

@@ -209,78 +209,22 @@ pub fn write(sink: &Sink, text: &str) -> Result<(), String> {
     }
 }
 
-/// Create `.NAME.ssdready-PID-N.tmp` in `dir` (mode 0666 less the umask).
+/// Create `.NAME.ssdready-PID-N.tmp` in `dir`, never through a link.
 fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
-    let pid = std::process::id();
-    let mut n = 0u32;
-    loop {
-        let p = dir.join(format!(".{name}.ssdready-{pid}-{n}.tmp"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&p)
-        {
-            Ok(f) => return Ok((p, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-            Err(e) => return Err(e),
-        }
-    }
+    ssdready_io::writer::create_temp(dir, name)
 }
 
 /// Replace the regular file `path` with `bytes`, atomically and durably:
-/// the old file stays whole until the new one is complete on disk.
+/// the old file stays whole until the new one is complete on disk (the one
+/// writer, [`ssdready_io::writer::replace`]).
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    // Every caller's path was checked; this keeps the rule where it writes.
-    ssdready_io::written::vet(path, ssdready_io::written::Allow::File)
-        .map_err(|why| std::io::Error::other(format!("{}: {why}", path.display())))?;
-    let dir = parent_of(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let (tmp, mut f) = create_temp(dir, &name)?;
-    let written = f
-        .write_all(bytes)
-        .and_then(|_| keep_owner_and_mode(&f, path))
-        .and_then(|_| f.sync_all())
-        .and_then(|_| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    File::open(dir)?.sync_all()
+    ssdready_io::writer::replace(path, bytes)
 }
 
 /// Write `bytes` to the new file `path`, atomically and durably, never
-/// over an existing file: the text goes to a temporary file that is synced
-/// and then linked to `path` (which fails with `AlreadyExists` when `path`
-/// exists), and the directory is synced.
+/// over an existing file ([`ssdready_io::writer::create_new`]).
 pub fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = parent_of(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".into());
-    let (tmp, mut f) = create_temp(dir, &name)?;
-    let linked = f
-        .write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .and_then(|_| std::fs::hard_link(&tmp, path));
-    let _ = std::fs::remove_file(&tmp);
-    linked?;
-    File::open(dir)?.sync_all()
-}
-
-/// Give the new file the old one's permissions (and owner, as root).
-fn keep_owner_and_mode(f: &File, old: &Path) -> std::io::Result<()> {
-    let Ok(md) = std::fs::metadata(old) else {
-        return Ok(());
-    };
-    f.set_permissions(md.permissions())?;
-    // Only root may give a file away; anyone else keeps their own.
-    let _ = std::os::unix::fs::fchown(f, Some(md.uid()), Some(md.gid()));
-    Ok(())
+    ssdready_io::writer::create_new(path, bytes)
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 //! study's, used, unmounted and its signature wiped again, so the device is
 //! left as the safety checks found it (no file system on it) and a later
 //! study may write to it again. Root and `mkfs.ext4` are needed; without
-//! them the section says what is missing.
+//! them the section says what is missing. The mount is recorded first
+//! (`ssdready_emu::kernel::mounts`): a study killed with it mounted leaves
+//! a record that `emu list`, the drive's own daemon or the next study
+//! finds, and they unmount and wipe it.
 
 use crate::model::{TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
@@ -16,6 +19,9 @@ pub struct MadeFs {
     dev: String,
     dir: PathBuf,
     mounted: bool,
+    /// The mount's record, where `emu list` or the next study finds it
+    /// should this process be killed; removed once the mount is undone.
+    record: Option<ssdready_emu::kernel::mounts::Recorded>,
 }
 
 /// Whether the target is a block device the section can make its own file
@@ -51,13 +57,19 @@ pub fn make(t: &TargetProfile) -> Result<MadeFs, String> {
             t.spec
         ));
     }
+    // What a killed study left (its mount keeps the device busy).
+    ssdready_emu::kernel::mounts::clean_stale();
     let dir = std::env::temp_dir().join(format!("ssdready-study-fs-{}", std::process::id()));
     std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let mut fs = MadeFs {
         dev: t.spec.clone(),
         dir,
         mounted: false,
+        record: None,
     };
+    fs.record = Some(ssdready_emu::kernel::mounts::record(
+        &t.spec, &fs.dir, true,
+    )?);
     // No discard: the raw sweeps' data is the study's anyway, and a TRIM
     // of the whole device changes what its next reads measure.
     tool(
@@ -92,6 +104,7 @@ impl MadeFs {
             }
         }
         let _ = std::fs::remove_dir(&self.dir);
+        self.record = None;
         left
     }
 }

@@ -79,8 +79,12 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
-        let _ = BufReader::new(out).read_line(&mut line);
+        let mut r = BufReader::new(out);
+        let _ = r.read_line(&mut line);
         let _ = tx.send(line.trim().to_string());
+        // Keep reading: the daemon detaches its drive when its standard
+        // output's reader goes away.
+        let _ = std::io::copy(&mut r, &mut std::io::sink());
     });
     let t0 = Instant::now();
     let mut drive = Drive {

@@ -4,6 +4,7 @@
 //! `ssdready_study::fleet_run` (which says what is measured).
 
 use super::StudyArgs;
+use crate::stdout::out;
 use crate::{fail, say};
 use ssdready_fleet::client::{self, Host};
 use ssdready_study::fleet::HostInfo;
@@ -176,20 +177,17 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     );
     let text =
         serde_json::to_string_pretty(&doc).expect("the study model always serialises") + "\n";
-    print!(
+    out!(
         "{}",
         fleet_run::block(&doc, started.elapsed().as_secs_f64())
     );
     match crate::output::write_in(&p.dir, "study.json", &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => fail(1, &format!("writing {}/study.json: {e}", p.dir.display())),
+        Err(e) => fail(1, &e),
     }
     match crate::report::write_report(&p.dir, &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => say(&format!(
-            "warning: writing {}/report.html: {e}",
-            p.dir.display()
-        )),
+        Err(e) => say(&format!("warning: {e}")),
     }
     if interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");

@@ -22,7 +22,6 @@ use crate::{fail, say};
 use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The `study` command line.
@@ -312,6 +311,9 @@ pub fn command(a: StudyArgs) {
         );
         skipped.extend(skips);
     }
+    // A stop during the applications section interrupts the study too: the
+    // document, the exit code (130) and the history say so.
+    let interrupted = interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
     skipped.extend(ex.skipped);
     if let Some(d) = drive.as_mut() {
         let line = d.stop();
@@ -374,9 +376,8 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
         .as_ref()
         .map_err(|e| e.clone())
         .and_then(|_| crate::report::write_report(dir, &text));
-    let _ = std::io::stdout()
-        .lock()
-        .write_all(print::findings(doc, wall_s).as_bytes());
+    // The findings' loss is an error like any other (study.json holds them).
+    let printed = crate::stdout::write(&print::findings(doc, wall_s));
     for w in &doc.warnings {
         eprintln!("ssdready: {w}");
     }
@@ -386,16 +387,20 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             p
         }
         Err(e) => {
-            say(&format!("writing {}/study.json: {e}", dir.display()));
+            say(&e);
             return (1, None);
         }
     };
     match report {
         Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
         Err(e) => {
-            say(&format!("writing {}/report.html: {e}", dir.display()));
+            say(&e);
             return (1, Some(json));
         }
+    }
+    if let Err(e) = printed {
+        say(&format!("{e} (the findings are in {})", json.display()));
+        return (1, Some(json));
     }
     let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
     if doc.interrupted {

@@ -28,8 +28,16 @@ pub fn fio_server(port: u16) -> Proc {
 
 /// `ssdready server` on loopback port `port`, ready.
 pub fn ssdready_server(port: u16) -> Proc {
+    ssdready_server_with(port, &[])
+}
+
+/// `ssdready server` on loopback port `port` with more switches (what it
+/// allows), ready.
+pub fn ssdready_server_with(port: u16, extra: &[&str]) -> Proc {
     spawn_listening(
-        Command::new(env!("CARGO_BIN_EXE_ssdready")).args(["server", "--port", &port.to_string()]),
+        Command::new(env!("CARGO_BIN_EXE_ssdready"))
+            .args(["server", "--port", &port.to_string()])
+            .args(extra),
         port,
     )
 }

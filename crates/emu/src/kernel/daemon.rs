@@ -107,11 +107,10 @@ pub fn stats_path(name: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{name}.stats.json"))
 }
 
-/// Write `text` to `path` atomically (a temporary file renamed over it).
+/// Write `text` to `path` atomically (the one writer: a temporary file
+/// made with `O_EXCL | O_NOFOLLOW`, synced and renamed over it).
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    ssdready_io::writer::replace(path, text.as_bytes())
 }
 
 /// Every recorded attachment (live or not).
@@ -184,13 +183,15 @@ pub fn clean(r: &Record) -> Vec<String> {
     done
 }
 
-/// Remove every attachment whose daemon is gone (root only); one line
-/// for each, saying what was removed.
+/// Remove every attachment whose daemon is gone, and every recorded
+/// mount whose owner is gone ([`super::mounts`]) (root only); one line for
+/// each, saying what was removed.
 pub fn clean_stale() -> Vec<String> {
     if !kdev::is_root() {
         return Vec::new();
     }
-    let mut said = Vec::new();
+    // A dead study's mounts first: they keep its drive's device busy.
+    let mut said = super::mounts::clean_stale();
     for r in records().iter().filter(|r| !alive(r.pid)) {
         let done = clean(r);
         said.push(format!(

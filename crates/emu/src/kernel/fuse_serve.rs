@@ -8,19 +8,25 @@
 //!   the kernel sends a direct-I/O file one request at a time) and sets
 //!   `max_background` and `congestion_threshold` to the queue depth the
 //!   drive offers, since the kernel holds asynchronous requests beyond it in
-//!   its own queue. Each daemon thread reads its own clone of the
-//!   connection (`FUSE_DEV_IOC_CLONE`) and serves one request from arrival
-//!   to reply, so there is one more thread than requests can be in flight.
-//! * **Timing.** A request is submitted to the model when it arrives; its
-//!   thread replies at the modelled completion time: asleep (timer slack
-//!   1 ns) until 50 µs before it and spinning the rest when it is the only
-//!   request in flight, asleep all the way otherwise (spinning threads
-//!   would take the CPUs the platform needs). [`super::stamps`] keeps what
-//!   each request's timing was.
-//! * **Priority.** Each thread runs under `SCHED_FIFO` (priority 1) where
-//!   it may: a device's timing does not depend on what else the host's
-//!   CPUs run, so the daemon must not wait behind the platform's threads
-//!   for a CPU when its request is due (its CPU time is reported apart).
+//!   its own queue. A few serving threads (one per two CPUs, at most
+//!   [`MAX_THREADS`]) each read their own clone of the connection
+//!   (`FUSE_DEV_IOC_CLONE`, non-blocking) and keep many requests in flight:
+//!   a request is read, submitted to the model at its arrival, its data
+//!   moved and its reply written into a buffer that waits in the thread's
+//!   [`super::due::DueQueue`] until its modelled completion. One
+//!   `epoll_wait` per wake-up sleeps until the next request or the
+//!   thread's timer (a `timerfd`, re-armed only when the earliest
+//!   completion changes; `EPOLLEXCLUSIVE`: a request wakes one thread), so
+//!   a request costs its read, its reply's write and its share of the
+//!   waits: no thread hand-off.
+//! * **Timing.** Everything due at a wake-up is answered in it, earliest
+//!   first. The timer is asked to fire a little before the completion, by
+//!   its learnt overshoot ([`super::due::Early`], at most 20 µs, timer
+//!   slack 1 ns), and the rest is spun: never early, and late only by what
+//!   the overshoot exceeds what was learnt. A completion nearer than what a
+//!   timer's wake-up costs the thread ([`super::due::WakeCost`], learnt
+//!   from its own CPU time) is spun to, reading requests meanwhile.
+//!   [`super::stamps`] keeps what each request's timing was.
 //! * **Requests.** LOOKUP, GETATTR, SETATTR (attributes do not change),
 //!   OPEN, READ, WRITE, FSYNC (the model's flush), FALLOCATE (punch-hole and
 //!   zero-range: a trim, zeros stored), FLUSH, RELEASE, STATFS, FORGET,
@@ -31,23 +37,44 @@
 //! used: requests travel over `/dev/fuse` reads and writes; the attach says
 //! whether the kernel would offer it.
 
+use super::due::{DueQueue, Early, Pending, WakeCost};
 use super::fuse_proto::{self as p, op, InHeader, InitIn, InitOut, Range};
 use super::stamps::Stamps;
 use crate::data::Way;
 use crate::device::{Extent, Op};
 use crate::shared::SharedDevice;
+use ssdready_io::kdev::{Poller, TIMER_TOKEN};
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The largest READ or WRITE asked for (`max_pages` 256 × 4 KiB).
 pub const MAX_IO: usize = 1 << 20;
-/// Spin the last this many ns before a deadline when alone in flight.
+/// Spin the last this many ns before a deadline when alone in flight (the
+/// ublk server's wait).
 pub const SPIN_NS: u64 = 50_000;
-/// The longest single sleep (so a stop is seen within it).
-const SLICE: Duration = Duration::from_millis(20);
+/// The most serving threads (one per CPU up to it).
+pub const MAX_THREADS: usize = 8;
+/// The connection's token in the thread's poller.
+const FUSE_TOKEN: u64 = 1;
+
+/// Overrides the number of serving threads (1..=[`MAX_THREADS`]).
+pub const THREADS_ENV: &str = "SSDREADY_EMU_THREADS";
+
+/// How many serving threads a drive of queue depth `depth` gets here: one
+/// per two CPUs (or [`THREADS_ENV`]), at most [`MAX_THREADS`] and the
+/// depth. One thread keeping more requests batches more completions into
+/// a wake-up; on the 2-vCPU development machine one thread cost 25 µs of
+/// CPU per I/O at QD 16 and 32 where two cost 31 (bench/kernel-drive.sh).
+pub fn thread_count(depth: u16) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(cpus.div_ceil(2));
+    want.clamp(1, MAX_THREADS).min(depth.max(1) as usize)
+}
 
 /// What INIT settled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,10 +111,13 @@ struct Server {
     queue: (usize, Arc<crate::queues::Counts>),
     inbuf: Vec<u8>,
     out: Vec<u8>,
+    poll: Poller,
+    due: DueQueue,
+    early: Early,
+    wake: WakeCost,
 }
 
-/// Serve requests on `fd` until the connection ends or `sh.stop` is set and
-/// a request arrives. Returns why it ended.
+/// Serve requests on `fd` until the connection ends. Returns why it ended.
 pub fn serve(fd: File, sh: Arc<Shared>) -> String {
     let _ = ssdready_io::kdev::set_timer_slack(1);
     if ssdready_io::kdev::set_fifo(1).is_ok() {
@@ -96,12 +126,23 @@ pub fn serve(fd: File, sh: Arc<Shared>) -> String {
     if let Ok(mut t) = sh.stamps.tids.lock() {
         t.push(ssdready_io::kdev::thread_id());
     }
+    let poll = ssdready_io::kdev::set_nonblocking(&fd)
+        .and_then(|()| Poller::new(4))
+        .and_then(|p| p.add(&fd, FUSE_TOKEN, true).map(|()| p));
+    let poll = match poll {
+        Ok(p) => p,
+        Err(e) => return format!("setting up the wait on /dev/fuse: {e}"),
+    };
     let queue = sh.dev.queues.attach();
     let mut s = Server {
         fd,
         queue,
         inbuf: vec![0; MAX_IO + 8192],
-        out: vec![0; MAX_IO + p::OUT_HEADER],
+        out: vec![0; 4096 + p::OUT_HEADER],
+        poll,
+        due: DueQueue::default(),
+        early: Early::default(),
+        wake: WakeCost::default(),
         sh,
     };
     let why = s.run();
@@ -111,52 +152,134 @@ pub fn serve(fd: File, sh: Arc<Shared>) -> String {
 
 impl Server {
     fn run(&mut self) -> String {
+        // The time the timer is armed for (clock ns), if it is.
+        let mut armed: Option<u64> = None;
         loop {
-            let n = match self.fd.read(&mut self.inbuf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                // ENOENT: the request was interrupted before it was read.
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {
-                    return "the file system was unmounted".into()
+            if let Some(why) = self.answer_due() {
+                return why;
+            }
+            let now = self.sh.dev.clock.now();
+            let target = self.due.next_due().map(|d| self.early.wake_for(d));
+            if target != armed {
+                let after = target.map(|t| t.saturating_sub(now));
+                if let Err(e) = self.poll.arm(after) {
+                    return format!("arming the daemon's timer: {e}");
                 }
-                Err(e) => return format!("reading /dev/fuse: {e}"),
-            };
-            let arrived = self.sh.dev.clock.now();
-            let Some(h) = InHeader::parse(&self.inbuf[..n]) else {
-                return format!("a malformed request of {n} bytes from the kernel");
-            };
-            let timed = matches!(h.opcode, op::READ | op::WRITE | op::FSYNC | op::FALLOCATE);
-            if timed {
-                self.sh.stamps.arrive(arrived);
+                armed = target;
             }
-            let (flow, due) = self.handle(h, n, arrived);
-            if let Some(due) = due {
-                wait_until(&self.sh, due);
-            }
-            let start = self.sh.dev.clock.now();
-            match flow {
-                Flow::Reply { error, body } => self.reply(h.unique, error, body),
-                Flow::Silent => {}
-                Flow::Stop => {
-                    self.reply(h.unique, 0, 0);
-                    return "the kernel ended the connection (DESTROY)".into();
+            let (mut fired, mut input) = (false, false);
+            let cpu = ssdready_io::kdev::thread_cpu_ns();
+            match self.poll.wait(None) {
+                Ok(ready) => {
+                    for &(token, _) in ready {
+                        fired |= token == TIMER_TOKEN;
+                        input |= token == FUSE_TOKEN;
+                    }
                 }
+                Err(e) => return format!("waiting on /dev/fuse: {e}"),
             }
-            if timed {
-                let end = self.sh.dev.clock.now();
-                self.sh.stamps.served(due.map(|d| (arrived, d)), start, end);
+            if let (true, Some(t)) = (fired, armed) {
+                self.early.learn(self.sh.dev.clock.now().saturating_sub(t));
+                if !input {
+                    let spent = ssdready_io::kdev::thread_cpu_ns().saturating_sub(cpu);
+                    self.wake.learn(spent);
+                }
+                armed = None;
+            }
+            if input {
+                if let Some(why) = self.take_one() {
+                    return why;
+                }
             }
         }
     }
 
-    /// Write the reply whose body is `out[OUT_HEADER..OUT_HEADER + body]`.
-    fn reply(&mut self, unique: u64, error: i32, body: usize) {
-        let body = if error == 0 { body } else { 0 };
-        let hdr = p::out_header(unique, error, body);
-        self.out[..p::OUT_HEADER].copy_from_slice(&hdr);
-        // ENOENT: the request was aborted meanwhile; nothing to do.
-        let _ = self.fd.write(&self.out[..p::OUT_HEADER + body]);
+    /// Reply to every pending request whose modelled completion has come,
+    /// spinning for one due within the timer's learnt overshoot or nearer
+    /// than a timer's wake-up costs (reading requests meanwhile). Returns
+    /// why serving must end, if a request read meanwhile says so.
+    fn answer_due(&mut self) -> Option<String> {
+        let clock = self.sh.dev.clock;
+        loop {
+            let mut now = clock.now();
+            let next = self.due.next_due()?;
+            let stop = self.sh.stop.load(Ordering::Relaxed);
+            if stop {
+                now = u64::MAX;
+            } else if next > now {
+                let near = self.early.ns().max(self.wake.spin_below());
+                if next - now > near {
+                    return None;
+                }
+                // Spin; requests arriving meanwhile are read as they come
+                // (the one read may be due sooner: checked each turn).
+                let poll = next - now > self.early.ns();
+                while now < self.due.next_due().unwrap_or(next) {
+                    if self.sh.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if poll {
+                        if let Some(why) = self.take_one() {
+                            return Some(why);
+                        }
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                    now = clock.now();
+                }
+            }
+            while let Some(mut r) = self.due.pop_due(now) {
+                let start = clock.now();
+                send(&mut self.fd, &mut r.buf, r.unique, r.error, r.len);
+                let end = clock.now();
+                self.sh.stamps.served(Some((r.arrived, r.due)), start, end);
+                self.due.recycle(r.buf);
+            }
+        }
+    }
+
+    /// Read one request (none when another thread took it first) and
+    /// answer it at once, or queue it for its modelled completion. Returns
+    /// why serving must end, if it must.
+    fn take_one(&mut self) -> Option<String> {
+        let n = match self.fd.read(&mut self.inbuf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
+            Err(e) if e.kind() == ErrorKind::Interrupted => return None,
+            // ENOENT: the request was interrupted before it was read.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return None,
+            Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {
+                return Some("the file system was unmounted".into())
+            }
+            Err(e) => return Some(format!("reading /dev/fuse: {e}")),
+        };
+        let arrived = self.sh.dev.clock.now();
+        let Some(h) = InHeader::parse(&self.inbuf[..n]) else {
+            return Some(format!("a malformed request of {n} bytes from the kernel"));
+        };
+        if matches!(h.opcode, op::READ | op::WRITE | op::FSYNC | op::FALLOCATE) {
+            self.sh.stamps.arrive(arrived);
+            let pending = self.io(h, n, arrived);
+            self.due.push(pending);
+            return None;
+        }
+        match self.handle(h, n) {
+            Flow::Reply { error, body } => {
+                send(
+                    &mut self.fd,
+                    &mut self.out,
+                    h.unique,
+                    error,
+                    p::OUT_HEADER + body,
+                );
+                None
+            }
+            Flow::Silent => None,
+            Flow::Stop => {
+                send(&mut self.fd, &mut self.out, h.unique, 0, p::OUT_HEADER);
+                Some("the kernel ended the connection (DESTROY)".into())
+            }
+        }
     }
 
     fn put(&mut self, bytes: &[u8]) -> Flow {
@@ -167,12 +290,12 @@ impl Server {
         }
     }
 
-    /// Answer one request; the time its reply is due, for timed ones.
-    fn handle(&mut self, h: InHeader, n: usize, t: u64) -> (Flow, Option<u64>) {
+    /// Answer one untimed request.
+    fn handle(&mut self, h: InHeader, n: usize) -> Flow {
         let cap = self.sh.dev.capacity();
         let bs = self.sh.block_size;
         let err = |e: i32| Flow::Reply { error: -e, body: 0 };
-        let flow = match h.opcode {
+        match h.opcode {
             op::INIT => self.init(n),
             op::LOOKUP => {
                 let name = p::lookup_name(&self.inbuf[p::IN_HEADER..n]);
@@ -191,10 +314,8 @@ impl Server {
             op::FLUSH | op::RELEASE => Flow::Reply { error: 0, body: 0 },
             op::FORGET | op::BATCH_FORGET | op::INTERRUPT => Flow::Silent,
             op::DESTROY => Flow::Stop,
-            op::READ | op::WRITE | op::FSYNC | op::FALLOCATE => return self.io(h.opcode, n, t),
             _ => err(libc::ENOSYS),
-        };
-        (flow, None)
+        }
     }
 
     fn init(&mut self, n: usize) -> Flow {
@@ -233,8 +354,46 @@ impl Server {
     }
 
     /// A timed request: submitted to the model now, its data moved, its
-    /// reply due at the modelled completion.
-    fn io(&mut self, opcode: u32, n: usize, t: u64) -> (Flow, Option<u64>) {
+    /// reply written, due at the modelled completion.
+    fn io(&mut self, h: InHeader, n: usize, t: u64) -> Pending {
+        let (error, body, due, moved) = self.submit(h.opcode, n, t);
+        let body = if error == 0 { body } else { 0 };
+        let mut buf = self.due.buffer(p::OUT_HEADER + body);
+        if error == 0 && body > 0 {
+            if h.opcode == op::READ {
+                let (r, cap) = (
+                    Range::of_rw(&self.inbuf[p::IN_HEADER..n]),
+                    self.sh.dev.capacity(),
+                );
+                let at = r.map_or(0, |r| r.offset.min(cap)) as usize;
+                if !self.read_into(at, &mut buf[p::OUT_HEADER..]) {
+                    return self.pending(h, t, due, self.failed(libc::EIO), buf);
+                }
+            } else {
+                let w = p::write_out(moved as u32);
+                buf[p::OUT_HEADER..].copy_from_slice(&w[..body]);
+            }
+        }
+        self.pending(h, t, due, error, buf)
+    }
+
+    fn pending(&self, h: InHeader, t: u64, due: u64, error: i32, buf: Vec<u8>) -> Pending {
+        let len = if error == 0 { buf.len() } else { p::OUT_HEADER };
+        Pending {
+            due: due.max(t),
+            arrived: t,
+            unique: h.unique,
+            error,
+            len,
+            buf,
+        }
+    }
+
+    /// Submit a timed request to the model at `t` and move a write's or a
+    /// trim's data: (error, reply body length, modelled completion, bytes
+    /// moved). A read's body length is its data's; a write's is its
+    /// `write_out`.
+    fn submit(&mut self, opcode: u32, n: usize, t: u64) -> (i32, usize, u64, u64) {
         let body = &self.inbuf[p::IN_HEADER..n];
         let range = match opcode {
             op::READ | op::WRITE => Range::of_rw(body),
@@ -246,27 +405,27 @@ impl Server {
             }),
         };
         let Some(r) = range else {
-            return (self.failed(libc::EPROTO), None);
+            return (self.failed(libc::EPROTO), 0, t, 0);
         };
         let cap = self.sh.dev.capacity();
         let len = r.size.min(cap.saturating_sub(r.offset));
         let (dop, data_len) = match opcode {
             op::READ => (Op::Read, len),
-            op::WRITE if len < r.size => return (self.failed(libc::ENOSPC), None),
+            op::WRITE if len < r.size => return (self.failed(libc::ENOSPC), 0, t, 0),
             op::WRITE => (Op::Write, len),
             op::FSYNC => (Op::Flush, 0),
             _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE)
                 != 0
                 || r.mode & (p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) == 0 =>
             {
-                return (self.failed(libc::EOPNOTSUPP), None)
+                return (self.failed(libc::EOPNOTSUPP), 0, t, 0)
             }
             _ => (Op::Trim, len),
         };
         if len == 0 && dop != Op::Flush {
             // A read at or past the end: nothing, at once.
             self.count(dop, 0);
-            return (Flow::Reply { error: 0, body: 0 }, Some(t));
+            return (0, 0, t, 0);
         }
         let submitted = if dop == Op::Flush {
             self.sh.dev.submit(t, Op::Flush, &[]).map(|d| (d, None))
@@ -282,34 +441,27 @@ impl Server {
         };
         let (due, errno) = match submitted {
             Ok(x) => x,
-            Err(_) => return (self.failed(libc::EIO), Some(t)),
+            Err(_) => return (self.failed(libc::EIO), 0, t, 0),
         };
         if let Some(e) = errno {
-            return (self.failed(e.abs()), Some(due));
+            return (self.failed(e.abs()), 0, due, 0);
         }
-        let moved = self.move_data(dop, r.offset as usize, data_len as usize);
-        if !moved {
-            return (self.failed(libc::EIO), Some(due));
+        if !self.move_in(dop, r.offset as usize, data_len as usize) {
+            return (self.failed(libc::EIO), 0, due, 0);
         }
         self.count(dop, data_len);
         let body = match dop {
             Op::Read => data_len as usize,
-            Op::Write => {
-                let w = p::write_out(data_len as u32);
-                self.out[p::OUT_HEADER..p::OUT_HEADER + w.len()].copy_from_slice(&w);
-                w.len()
-            }
+            Op::Write => p::write_out(data_len as u32).len(),
             _ => 0,
         };
-        (Flow::Reply { error: 0, body }, Some(due))
+        (0, body, due, data_len)
     }
 
-    fn failed(&self, errno: i32) -> Flow {
+    /// The reply's error field for `errno`, counted as an error.
+    fn failed(&self, errno: i32) -> i32 {
         self.sh.stamps.errors.fetch_add(1, Ordering::Relaxed);
-        Flow::Reply {
-            error: -errno,
-            body: 0,
-        }
+        -errno
     }
 
     fn count(&self, dop: Op, bytes: u64) {
@@ -324,19 +476,12 @@ impl Server {
         s.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// Move a request's data as its command's DMA would.
-    fn move_data(&mut self, dop: Op, at: usize, len: usize) -> bool {
+    /// Move a write's or a trim's data into the store, as the command's
+    /// DMA would; false when the store refuses.
+    fn move_in(&mut self, dop: Op, at: usize, len: usize) -> bool {
         let data = &self.sh.dev.data;
         let nocopy = self.sh.dev.params.nocopy;
         match dop {
-            Op::Read => {
-                let buf = &mut self.out[p::OUT_HEADER..p::OUT_HEADER + len];
-                if nocopy {
-                    buf.fill(0);
-                    return true;
-                }
-                data.copy(at, buf, Way::Out)
-            }
             Op::Write => {
                 let from = p::IN_HEADER + p::WRITE_IN;
                 nocopy || data.copy(at, &mut self.inbuf[from..from + len], Way::In)
@@ -345,6 +490,28 @@ impl Server {
             _ => true,
         }
     }
+
+    /// A read's data, out of the store into its reply.
+    fn read_into(&self, at: usize, buf: &mut [u8]) -> bool {
+        if self.sh.dev.params.nocopy {
+            buf.fill(0);
+            return true;
+        }
+        self.sh.dev.data.copy(at, buf, Way::Out)
+    }
+}
+
+/// Write the reply whose header goes in `buf[..OUT_HEADER]` and whose
+/// body follows it; `len` bytes in all (the header alone on an error).
+fn send(fd: &mut File, buf: &mut [u8], unique: u64, error: i32, len: usize) {
+    let body = if error == 0 {
+        len.saturating_sub(p::OUT_HEADER)
+    } else {
+        0
+    };
+    buf[..p::OUT_HEADER].copy_from_slice(&p::out_header(unique, error, body));
+    // ENOENT: the request was aborted meanwhile; nothing to do.
+    let _ = fd.write(&buf[..p::OUT_HEADER + body]);
 }
 
 /// Store zeros over `len` bytes at `at` (a trimmed range reads back as
@@ -360,25 +527,4 @@ pub fn zero(data: &crate::data::Data, at: usize, len: usize) -> bool {
         o += l;
     }
     true
-}
-
-/// Wait until the clock reads `due`: sleeping (at most [`SLICE`] at a
-/// time, so a stop is seen), and spinning the last [`SPIN_NS`] when this
-/// is the only request in flight.
-pub fn wait_until(sh: &Shared, due: u64) {
-    let clock = &sh.dev.clock;
-    loop {
-        let now = clock.now();
-        if now >= due || sh.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let alone = sh.stamps.inflight.load(Ordering::Relaxed) <= 1;
-        let spin = if alone { SPIN_NS } else { 0 };
-        let left = due - now;
-        if left > spin {
-            std::thread::sleep(Duration::from_nanos(left - spin).min(SLICE));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
 }

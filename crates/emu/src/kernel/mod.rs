@@ -22,8 +22,10 @@
 //! command).
 
 pub mod daemon;
+pub mod due;
 pub mod fuse_proto;
 pub mod fuse_serve;
+pub mod mounts;
 pub mod stamps;
 pub mod ublk;
 pub mod ublk_serve;
@@ -73,6 +75,14 @@ pub fn fuse_uring_state() -> String {
 pub fn unsupported(p: &Params) -> Option<String> {
     if p.zoned.zoned {
         return Some("zoned=1: a loop device cannot be zoned; attach a conventional drive".into());
+    }
+    let page = u64::from(p.page_bytes.max(1));
+    if !p.size.is_multiple_of(page) {
+        return Some(format!(
+            "size={}: not a whole number of the drive's {page}-byte pages (allowed: a multiple of {page}, e.g. size={})",
+            p.size,
+            (p.size / page).max(1) * page
+        ));
     }
     if p.faults.power_cut() {
         return Some(
@@ -138,7 +148,7 @@ impl KernelDrive {
             mountpoint: mountpoint.to_path_buf(),
             loop_path: PathBuf::new(),
             loop_index: 0,
-            threads: depth as usize + 1,
+            threads: fuse_serve::thread_count(depth),
             block_size: bs,
             shared,
             handles: Vec::new(),
@@ -272,5 +282,21 @@ pub fn wait_unbound(n: u32) {
     let t0 = Instant::now();
     while Path::new(&p).exists() && t0.elapsed() < Duration::from_secs(2) {
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn a_size_that_is_not_whole_pages_is_refused_not_rounded() {
+        let p = Params::parse("dram-ssd,size=4097").unwrap();
+        let why = unsupported(&p).expect("refused");
+        assert!(
+            why.contains("size=4097") && why.contains("multiple of"),
+            "{why}"
+        );
+        assert!(unsupported(&Params::parse("dram-ssd,size=8192").unwrap()).is_none());
     }
 }

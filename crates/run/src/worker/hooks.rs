@@ -2,7 +2,8 @@
 //! value (`nice`), pin memory (`lockmem`), and run the job's commands
 //! (`exec_prerun` before the first I/O, `exec_postrun` after the last),
 //! each with its output in `jobname.prerun.txt` / `jobname.postrun.txt` in
-//! the current directory, as fio.
+//! the current directory, as fio — always a regular file: a symbolic link
+//! or a device at that name is refused before the command runs.
 
 use super::WorkerCtx;
 use ssdready_io::mem::{set_thread_nice, LockedMemory};
@@ -40,8 +41,9 @@ pub(super) fn after_io(ctx: &WorkerCtx) -> Result<(), String> {
 /// Run `cmd` with `sh -c`, its output in `job.mode.txt`.
 fn exec(job: &str, cmd: &str, mode: &str) -> Result<(), String> {
     let out_path = format!("{job}.{mode}.txt");
-    let out = std::fs::File::create(&out_path)
-        .map_err(|e| format!("exec_{mode}: creating {out_path}: {e}"))?;
+    // Never through a link, never onto a device: a regular file or nothing.
+    let out = ssdready_io::writer::create_regular(std::path::Path::new(&out_path))
+        .map_err(|e| format!("exec_{mode}: {out_path}: {e}"))?;
     let err = out
         .try_clone()
         .map_err(|e| format!("exec_{mode}: {out_path}: {e}"))?;

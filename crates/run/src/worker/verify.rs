@@ -122,6 +122,9 @@ fn dump_block(name: &str, offset: u64, what: &str, bytes: &[u8]) {
     }
 }
 
+/// The most a verify state file may hold.
+const MAX_STATE_BYTES: u64 = 16 << 20;
+
 /// The state file of worker `number` (1-based in the run) of job `name`.
 fn state_path(name: &str, number: u32) -> String {
     crate::auxpath::place(&state::file_name(name, u64::from(number.saturating_sub(1))))
@@ -130,7 +133,13 @@ fn state_path(name: &str, number: u32) -> String {
 /// `verify_state_load`: the saved state, or why it cannot be used.
 pub(super) fn load_state(name: &str, number: u32) -> Result<state::SavedState, EngineError> {
     let path = state_path(name, number);
-    let bytes = std::fs::read(&path).map_err(|e| {
+    // Bounded: a state file holds a few numbers per worker.
+    let bytes = ssdready_io::written::read_file_capped(
+        std::path::Path::new(&path),
+        MAX_STATE_BYTES,
+        &crate::stop::flag(),
+    )
+    .map_err(|e| {
         EngineError::Unsupported(format!(
             "option 'verify_state_load': cannot read {path}: {e} \
              (a job with verify_state_save writes it when it ends)"

@@ -98,6 +98,20 @@ fn target_checked(spec: &str) -> Result<Target, String> {
     })
 }
 
+/// Why strategy `s` does not apply to target `t` at all, if it does not:
+/// it is then not planned, and said once (not run and refused).
+pub fn not_applicable(t: &Target, s: &Strategy) -> Option<String> {
+    let sqpoll = s.options.iter().any(|o| o.starts_with("--sqthread_poll"));
+    match t {
+        Target::Emulator { .. } if sqpoll => Some(
+            "io_uring SQPOLL needs the io_uring engine; the in-process emulator has its own \
+             (study the drive behind the kernel, as root, or a real device for it)"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
 /// The run options of one point.
 pub fn run_options(t: &Target, s: &Strategy, rw: &str, runtime_s: f64) -> Vec<String> {
     let mut o = vec!["--quiet".to_string(), "--name=strategies".into()];
@@ -124,5 +138,14 @@ mod tests {
         let e = target("/nonexistent/x").unwrap_err().to_string();
         assert!(e.contains("allowed"), "{e}");
         assert!(target("emu:").unwrap().spec() == "emu:nvme-tlc");
+    }
+
+    #[test]
+    fn sqpoll_is_not_planned_on_the_in_process_emulator() {
+        let emu = target("emu:").unwrap();
+        let sq = super::super::strategy("sqpoll").unwrap();
+        assert!(not_applicable(&emu, sq).unwrap().contains("io_uring"));
+        let base = super::super::strategy(super::super::BASELINE).unwrap();
+        assert!(not_applicable(&emu, base).is_none());
     }
 }
