@@ -78,6 +78,19 @@ pub struct RunArgs {
     pub fio: crate::fioswitch::FioSwitches,
 }
 
+impl RunArgs {
+    /// fio's defaults where ssdready's differ (ssdready called as `fio`):
+    /// the psync engine, so that a job without a filename uses fio's files.
+    /// Applied before every other option, so any `ioengine` overrides it.
+    pub fn with_fio_defaults(mut self) -> Self {
+        if let Some(g) = self.sections.first_mut().filter(|s| s.global) {
+            g.options
+                .insert(0, RawOption::default_of("ioengine", "psync"));
+        }
+        self
+    }
+}
+
 /// Values of fio's reserved job-file variables and the environment.
 fn env_lookup(name: &str) -> Option<String> {
     match name {

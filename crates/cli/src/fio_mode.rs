@@ -93,14 +93,19 @@ pub fn main(args: Vec<String>) -> ! {
             _ => {}
         }
     }
-    // fio's default engine: with it named, a job without a filename uses
-    // fio's files rather than the emulator. Given first, so that any
-    // ioengine of the command line or the job files overrides it.
-    let mut run = Vec::with_capacity(args.len() + 1);
-    run.push("--ioengine=psync".to_string());
-    run.extend(args);
+    // fio's defaults (the psync engine: a job without a filename uses fio's
+    // files rather than the emulator) are set in `run_command`.
+    let run: Vec<String> = args.into_iter().map(local_client).collect();
     crate::run_command(&run, false, true);
     std::process::exit(0)
+}
+
+/// fio's `--client=,PORT` (no host: this one) as `--client=localhost,PORT`.
+fn local_client(a: String) -> String {
+    match a.strip_prefix("--client=,") {
+        Some(port) => format!("--client=localhost,{port}"),
+        None => a,
+    }
 }
 
 /// `--inflate-log=FILE`: a `NAME.log.fz` (zlib streams of fio's binary

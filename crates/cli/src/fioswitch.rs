@@ -182,7 +182,11 @@ fn debug_classes(v: &str) -> Result<Vec<&'static str>, SpecError> {
 pub fn parse_debug_lines(sections: &[Section]) -> Vec<String> {
     let pid = std::process::id();
     let mut out = Vec::new();
-    for o in sections.iter().flat_map(|s| s.options.iter()) {
+    for o in sections
+        .iter()
+        .flat_map(|s| s.options.iter())
+        .filter(|o| !o.is_tool_default())
+    {
         let line = |m: String| format!("{:<8} {:<5} {m}", "parse", pid);
         out.push(line(option_text(o)));
         if matches!(o.key.as_str(), "ss" | "steadystate") {

@@ -381,7 +381,11 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
     let stop = stop_on_signals();
-    let parsed = args::parse(args).unwrap_or_else(|e| {
+    let parsed = args::parse(args).map(|p| match fio_mode {
+        true => p.with_fio_defaults(),
+        false => p,
+    });
+    let parsed = parsed.unwrap_or_else(|e| {
         let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
             true => 130,
             false => 2,
@@ -545,6 +549,18 @@ fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
 /// What fio's global switches do before a run: `--debug=parse` prints the
 /// options as read; `--readonly` and `--max-jobs` refuse jobs (exit 2).
 fn fio_switches(parsed: &args::RunArgs) {
+    if let Some(dir) = &parsed.fio.aux_path {
+        if !dir.is_dir() {
+            fail(
+                2,
+                &format!(
+                    "option '--aux-path': {} is not a directory (allowed: an existing directory)",
+                    dir.display()
+                ),
+            );
+        }
+        ssdready_run::auxpath::set(dir);
+    }
     if parsed.fio.debugs("parse") {
         for l in fioswitch::parse_debug_lines(&parsed.sections) {
             outln!("{l}");

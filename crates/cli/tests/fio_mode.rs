@@ -137,3 +137,60 @@ fn inflate_log_reads_a_compressed_log_back() {
         .collect();
     assert_eq!(offs, (0..8).map(|i| (i * 128) << 10).collect::<Vec<_>>());
 }
+
+/// `--server=,PORT --daemonize=FILE` (fio's t/client_server.py): the server
+/// runs in the background, its pid in FILE, accepting on the port.
+#[test]
+fn daemonize_starts_the_server_in_the_background() {
+    let (d, link) = fio_link();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let pidfile = d.path().join("server.pid");
+    let o = fio(
+        &link,
+        d.path(),
+        &[
+            &format!("--server=,{port}"),
+            &format!("--daemonize={}", pidfile.display()),
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    let _ = Command::new("kill").arg(pid.to_string()).status();
+    assert!(up, "nothing accepts on port {port}");
+}
+
+/// `--aux-path=DIR`: the verify state file goes there, not in the current
+/// directory; a missing directory is refused.
+#[test]
+fn aux_path_holds_the_verify_state_file() {
+    let (d, link) = fio_link();
+    let aux = d.path().join("aux");
+    std::fs::create_dir(&aux).unwrap();
+    let job = [
+        "--name=vs",
+        "--rw=write",
+        "--size=64k",
+        "--bs=4k",
+        "--verify=crc32c",
+        "--verify_state_save=1",
+    ];
+    let mut a = vec![format!("--aux-path={}", aux.display())];
+    a.extend(job.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = fio(&link, d.path(), &a);
+    assert!(o.status.success(), "{o:?}");
+    assert!(aux.join("local-vs-0-verify.state").exists());
+    assert!(!d.path().join("local-vs-0-verify.state").exists());
+    let mut a = vec!["--aux-path=/no/such/dir"];
+    a.extend(job);
+    assert_eq!(fio(&link, d.path(), &a).status.code(), Some(2));
+}

@@ -16,6 +16,17 @@ const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), fallo
 
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "allrandrepeat",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "as randrepeat, for every random choice (ssdready's all follow randseed)",
+        set: |s, v| {
+            s.randrepeat = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "bs",
         aliases: &["blocksize"],
         arity: Arity::Value,
@@ -670,6 +681,17 @@ pub static OPTIONS: &[OptionDef] = &[
                 "tausworthe" | "tausworthe64" => false,
                 _ => return Err(format!("'{v}' is not a random generator")),
             };
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "random_sequence_stride",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "random_distribution=sequence: each round of the list starts its length further (newer fio)",
+        set: |s, v| {
+            s.random_sequence_stride = parse_bool(v)?;
             Ok(())
         },
     },

@@ -165,6 +165,26 @@ pub(crate) fn parse_distribution(
     };
     match kind {
         "random" => Ok((Distribution::Random, None)),
+        "sequence" => {
+            let body = rest
+                .filter(|r| !r.is_empty())
+                .ok_or_else(|| "'sequence' needs block indices, e.g. sequence:2,0,1".to_string())?;
+            let list = body
+                .split(',')
+                .map(|x| {
+                    x.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("'{x}' is not a block index (allowed: 0, 1, 2, …)"))
+                })
+                .collect::<Result<Vec<u64>, String>>()?;
+            if list.len() > 64 {
+                return Err(format!(
+                    "a sequence of {} block indices (allowed: at most 64, as fio)",
+                    list.len()
+                ));
+            }
+            Ok((Distribution::Sequence(list), None))
+        }
         "zipf" => {
             let (t, c) = dist_params(kind, rest, 1.1)?;
             if !(t > 0.0 && t.is_finite()) || t == 1.0 {

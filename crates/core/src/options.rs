@@ -144,6 +144,9 @@ pub struct RawOption {
     pub at: Option<String>,
 }
 
+/// Where a [`RawOption::default_of`] was "written": nowhere the user did.
+pub const TOOL_DEFAULT: &str = "the tool's default";
+
 impl RawOption {
     /// An option given on the command line.
     pub fn cli(key: &str, value: Option<&str>) -> Self {
@@ -152,6 +155,21 @@ impl RawOption {
             value: value.map(String::from),
             at: None,
         }
+    }
+
+    /// A default the tool sets as if given first (ssdready called as
+    /// `fio`: fio's engine); not listed among the options given.
+    pub fn default_of(key: &str, value: &str) -> Self {
+        RawOption {
+            key: key.into(),
+            value: Some(value.into()),
+            at: Some(TOOL_DEFAULT.into()),
+        }
+    }
+
+    /// Whether the tool set it ([`RawOption::default_of`]).
+    pub fn is_tool_default(&self) -> bool {
+        self.at.as_deref() == Some(TOOL_DEFAULT)
     }
 }
 
@@ -217,6 +235,7 @@ pub fn global_options(sections: &[Section]) -> Vec<(String, String)> {
         .iter()
         .filter(|s| s.global)
         .flat_map(|s| s.options.iter())
+        .filter(|o| !o.is_tool_default())
         .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
         .collect()
 }

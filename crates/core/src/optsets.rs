@@ -17,7 +17,6 @@
 /// (option, why it is ignored).
 pub static IGNORED: &[(&str, &str)] = &[
     ("allow_file_create", "missing files are always created (laid out) when a size is given"),
-    ("allrandrepeat", "every random choice already follows randseed"),
     ("bwavgtime", "bandwidth is sampled once per second"),
     ("clocksource", "ssdready uses the constant TSC, else CLOCK_MONOTONIC (reported in the result)"),
     ("create_serialize", "files are laid out one after another before any job starts"),

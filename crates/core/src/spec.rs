@@ -165,6 +165,10 @@ pub enum Distribution {
     /// `zoned_abs:`: shares of the I/Os to consecutive byte ranges, per
     /// direction.
     ZonedAbs(Box<[Vec<Zone>; 3]>),
+    /// `sequence:2,0,1` (newer fio): these block indices, in this order,
+    /// again and again (with `random_sequence_stride`, each round moved on
+    /// by the list's length).
+    Sequence(Vec<u64>),
 }
 
 /// How `cpus_allowed` is shared among a job's clones.
@@ -272,6 +276,10 @@ pub struct JobSpec {
     /// (`random_distribution=zipf:1.2:0.25`); None: fio's default.
     pub random_center: Option<f64>,
     pub randseed: u64,
+    /// `random_sequence_stride`: each round of a `sequence` distribution
+    /// starts the list's length further.
+    #[serde(default)]
+    pub random_sequence_stride: bool,
     /// `randseed` was given: it holds even with `randrepeat=0`, as in fio.
     #[serde(default)]
     pub randseed_given: bool,
@@ -531,6 +539,7 @@ impl Default for JobSpec {
             randseed: DEFAULT_SEED,
             norandommap: false,
             randseed_given: false,
+            random_sequence_stride: false,
             lfsr: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod agglog;
+pub mod auxpath;
 mod decompose;
 pub mod emulated;
 pub mod exactcpu;

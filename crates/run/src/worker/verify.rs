@@ -127,7 +127,7 @@ const MAX_STATE_BYTES: u64 = 16 << 20;
 
 /// The state file of worker `number` (1-based in the run) of job `name`.
 fn state_path(name: &str, number: u32) -> String {
-    state::file_name(name, u64::from(number.saturating_sub(1)))
+    crate::auxpath::place(&state::file_name(name, u64::from(number.saturating_sub(1))))
 }
 
 /// `verify_state_load`: the saved state, or why it cannot be used.
@@ -141,7 +141,7 @@ pub(super) fn load_state(name: &str, number: u32) -> Result<state::SavedState, E
     )
     .map_err(|e| {
         EngineError::Unsupported(format!(
-            "option 'verify_state_load': cannot read {path} in the current directory: {e} \
+            "option 'verify_state_load': cannot read {path}: {e} \
              (a job with verify_state_save writes it when it ends)"
         ))
     })?;

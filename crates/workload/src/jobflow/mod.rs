@@ -244,7 +244,7 @@ impl JobFlow {
             number_ios: None,
             ..spec.clone()
         };
-        let plan = IoPlan::new(&endless, regions, worker);
+        let plan = IoPlan::new(&endless, regions, worker).with_holes_of(spec);
         // fio's trimwrite writes each block it trims: twice the bytes.
         let moves = if spec.trim_then_write { 2 } else { 1 };
         let size: u64 = regions.iter().map(|r| r.len).sum::<u64>() * moves;

@@ -232,6 +232,17 @@ fn blocks_written_twice_expect_their_last_write() {
     }
 }
 
+/// fio's t0007 through the flow: `rw=read:512k`, `bs=1m` over 128 MiB
+/// reads 85 blocks (87,040 KiB), not 128 by going round.
+#[test]
+fn sequential_holes_end_the_job_where_the_next_block_does_not_fit() {
+    let mut s = spec(RwMode::Read, 128 << 20);
+    s.rw_seq_add = 512 << 10;
+    s.bs = BlockSizes::Fixed(1 << 20);
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 85);
+}
+
 /// verify_backlog=4: four reads after every four writes.
 #[test]
 fn verify_backlog_interleaves_reads() {

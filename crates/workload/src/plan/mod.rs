@@ -69,6 +69,8 @@ enum RandomMode {
     Skewed,
     /// fio's zoned or zoned_abs.
     Zoned,
+    /// `random_distribution=sequence`: a fixed list of block indices.
+    Sequence,
 }
 
 #[derive(Clone)]
@@ -91,6 +93,9 @@ struct FileState {
 #[derive(Clone)]
 pub struct IoPlan {
     files: Vec<FileState>,
+    /// `random_distribution=sequence`: the block indices, whether each
+    /// round moves on by their count, and the I/Os drawn so far.
+    sequence: Option<(Box<[u64]>, bool, u64)>,
     /// Files whose region is done this pass.
     done: Vec<bool>,
     chooser: FileChooser,
@@ -162,7 +167,22 @@ struct Strided {
     bytes: u64,
 }
 
+/// The passes after which sequential I/O with holes ends (see
+/// `IoPlan::holed_loops`); None when it does not apply.
+fn holed_loops(spec: &JobSpec) -> Option<u64> {
+    (spec.rw_seq_add != 0 && !spec.rw.is_random() && !spec.time_based && spec.io_size.is_none())
+        .then_some(u64::from(spec.loops.max(1)))
+}
+
 impl IoPlan {
+    /// A plan made endless (`time_based`) by a caller that keeps its own
+    /// budgets still ends sequential I/O with holes where the job `spec`
+    /// would: where the next block no longer fits.
+    pub fn with_holes_of(mut self, spec: &JobSpec) -> Self {
+        self.holed_loops = holed_loops(spec);
+        self
+    }
+
     /// The plan of worker `worker` (0-based clone index) of `spec` over `regions`.
     pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
         let seed = spec.randseed ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
@@ -190,6 +210,7 @@ impl IoPlan {
             Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
             Distribution::Random => RandomMode::Map,
             Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
+            Distribution::Sequence(_) => RandomMode::Sequence,
             _ => RandomMode::Skewed,
         };
         // fio: strided zones only with one file open (else none); the
@@ -272,6 +293,12 @@ impl IoPlan {
             && (0..3).all(|d| min_bs[d] == unit && max_bs[d] == unit)
             && (!spec.rw.is_random() || mode == RandomMode::Permutation);
         IoPlan {
+            sequence: match &spec.random_distribution {
+                Distribution::Sequence(l) if !l.is_empty() => {
+                    Some((l.clone().into_boxed_slice(), spec.random_sequence_stride, 0))
+                }
+                _ => None,
+            },
             done: vec![false; files.len()],
             files,
             chooser,
@@ -298,11 +325,7 @@ impl IoPlan {
             rng,
             seed,
             bytes_left,
-            holed_loops: (spec.rw_seq_add != 0
-                && !spec.rw.is_random()
-                && !spec.time_based
-                && spec.io_size.is_none())
-            .then_some(u64::from(spec.loops.max(1))),
+            holed_loops: holed_loops(spec),
             ios_left: spec.number_ios,
             pending: None,
             trim_then_write: spec.trim_then_write,
@@ -747,6 +770,15 @@ impl IoPlan {
                     (start * lastb / 100, lastb * (end - start) / 100)
                 };
                 Some((first + self.rng.random_range(0..count.max(1))) * ba)
+            }
+            RandomMode::Sequence => {
+                let lastb = self.last_block(fi, d);
+                let (list, stride, n) = self.sequence.as_mut()?;
+                let len = list.len() as u64;
+                let base = if *stride { *n / len * len } else { 0 };
+                let b = base + list[(*n % len) as usize];
+                *n += 1;
+                Some(b % lastb * ba)
             }
         }
     }

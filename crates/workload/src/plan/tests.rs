@@ -244,6 +244,30 @@ fn sequential_holes_stop_where_the_next_block_does_not_fit() {
     assert_eq!(offsets(&two, &region(128 << 20), 1000).len(), 170);
 }
 
+/// `random_distribution=sequence:2,0,1`: blocks 2, 0, 1, 2, 0, 1, …;
+/// with `random_sequence_stride`, 2, 0, 1, 5, 3, 4, … (fio's sequence.py).
+#[test]
+fn sequence_distribution_visits_the_listed_blocks_in_order() {
+    for (stride, want) in [
+        (false, vec![2, 0, 1, 2, 0, 1]),
+        (true, vec![2, 0, 1, 5, 3, 4]),
+    ] {
+        let spec = JobSpec {
+            rw: RwMode::RandRead,
+            random_distribution: Distribution::Sequence(vec![2, 0, 1]),
+            random_sequence_stride: stride,
+            size: Some(48 << 10),
+            io_size: Some(24 << 10),
+            ..JobSpec::default()
+        };
+        let blocks: Vec<u64> = offsets(&spec, &region(48 << 10), 100)
+            .iter()
+            .map(|x| x.2 / 4096)
+            .collect();
+        assert_eq!(blocks, want, "stride={stride}");
+    }
+}
+
 /// `random_generator=lfsr` with `norandommap`: every block exactly once
 /// per pass (fio's LFSR), where the free draw repeats blocks.
 #[test]
