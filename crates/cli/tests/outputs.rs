@@ -275,8 +275,13 @@ fn interrupted_layout_removes_the_file_it_created_and_stops_promptly() {
         assert_eq!(o.status.code(), Some(130), "SIG{sig}: {}", stderr(&o));
         assert!(stderr(&o).contains("laying out"), "{}", stderr(&o));
         assert!(o.stdout.is_empty(), "nothing measured, nothing reported");
+        // The stop is seen within ~100 ms, but a write(2) already in the
+        // kernel may be held by dirty-page throttling for seconds when other
+        // work fills the disk, and removing a large half-written file takes
+        // its own time: 10 s still tells a prompt stop from a layout of
+        // several GiB run to its end.
         assert!(
-            took < Duration::from_secs(2),
+            took < Duration::from_secs(10),
             "SIG{sig}: stopped after {took:?}"
         );
         assert!(!f.exists(), "SIG{sig}: the half-laid-out file was left");
