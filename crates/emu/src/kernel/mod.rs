@@ -13,7 +13,8 @@
 //!   part of the path, and their cost shows in [`stamps`]' reply and idle
 //!   gap figures.
 //! * **ublk** ([`ublk`]): where `/dev/ublk-control` exists; its kernel
-//!   interface is encoded and tested, the server is not written yet.
+//!   interface is encoded in [`ublk`] and the server is [`ublk_serve`] (tested in a
+//!   throwaway virtual machine whose kernel has `ublk_drv`).
 //!
 //! [`KernelDrive::attach`] mounts, serves and binds the loop device;
 //! [`KernelDrive::detach`] undoes it all in reverse. [`daemon`] records
