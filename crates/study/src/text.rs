@@ -60,22 +60,29 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
     let _ = writeln!(
         s,
-        "\n  QD        IOPS   mean lat    p99 lat  delivered  device alone"
+        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone"
     );
+    // Two fractions: of the device's limit (its best at any depth), and of
+    // the device alone at the same depth, which is what the platform is
+    // answerable for at a low depth (a QD 1 device is far from its limit).
+    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
     for c in &f.qd_curve {
-        let delivered = l
-            .iops
-            .map_or("-".to_string(), |i| format!("{:.0} %", 100.0 * c.iops / i));
+        let delivered = l.iops.map_or("-".to_string(), |i| pct(c.iops, i));
         let alone = c.device_iops.map_or("-".to_string(), fmt_count);
+        let of_alone = c
+            .device_iops
+            .filter(|&d| d > 0.0)
+            .map_or("-".to_string(), |d| pct(c.iops, d));
         let _ = writeln!(
             s,
-            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13}",
+            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}",
             c.qd,
             fmt_count(c.iops),
             fmt_ns(c.lat_mean_ns),
             fmt_ns(c.lat_p99_ns as f64),
             delivered,
-            alone
+            alone,
+            of_alone
         );
     }
     if let Some(k) = crate::answer::knee_line(f) {
@@ -148,5 +155,37 @@ mod tests {
             s.contains("not studied:\n  scheduler: no block device"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn a_low_depth_is_measured_against_the_device_alone_at_that_depth() {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "emu:".into(),
+                kind: TargetKind::Emulator,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        d.figures.device_limit.iops = Some(1.0e6);
+        d.figures.qd_curve.push(crate::figures::CurvePoint {
+            qd: 1,
+            iops: 13_000.0,
+            lat_mean_ns: 77_000.0,
+            lat_p99_ns: 101_000,
+            device_iops: Some(22_200.0),
+            ..Default::default()
+        });
+        let s = findings(&d, 1.0);
+        let row = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
+        // 1 % of the device's limit, 59 % of the device alone at QD 1.
+        assert!(
+            row.contains(" 1 %") && row.trim_end().ends_with("59 %"),
+            "{s}"
+        );
+        assert!(s.contains("of limit  device alone   of alone"), "{s}");
     }
 }
