@@ -141,7 +141,7 @@ pub fn create_regular(path: &Path) -> std::io::Result<File> {
         return Err(refused(path, not_regular(&md)));
     }
     f.set_len(0)?;
-    clear_nonblock(&f)?;
+    crate::written::set_blocking(&f)?;
     Ok(f)
 }
 
@@ -162,21 +162,6 @@ fn not_regular(md: &std::fs::Metadata) -> String {
     } else {
         "is not a regular file (name a regular file)".into()
     }
-}
-
-fn clear_nonblock(f: &File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let fd = f.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL on a descriptor we own.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above; only O_NONBLOCK changes.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Give the new file the old one's permissions (and owner, as root).

@@ -179,7 +179,8 @@ fn wait_readable(f: &File, stop: &AtomicBool) -> std::io::Result<()> {
     }
 }
 
-fn set_blocking(f: &File) -> std::io::Result<()> {
+/// Clear `O_NONBLOCK` on `f` (opened so to not wait for a FIFO's peer).
+pub(crate) fn set_blocking(f: &File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
     // SAFETY: F_GETFL/F_SETFL on a descriptor we own.
