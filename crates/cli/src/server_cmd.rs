@@ -152,43 +152,40 @@ pub fn command(a: ServerArgs) {
         .directory
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("ssdready-server-{me}")));
-    let (work, jobs) =
-        own_directory(&home, me).unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")));
-    let policy = Policy {
-        dirs: std::iter::once(Ok(work.clone()))
-            .chain(
-                a.allow_dir
-                    .iter()
-                    .map(|d| canonical(d, "--allow-dir", true)),
-            )
-            .collect::<Result<_, _>>()
-            .unwrap_or_else(|e| fail(2, &e)),
-        devices: a
-            .allow_device
-            .iter()
-            .map(|d| canonical(d, "--allow-device", false))
-            .collect::<Result<_, _>>()
-            .unwrap_or_else(|e| fail(2, &e)),
-        exec: a.allow_exec,
-        users,
+    // Every switch checked before anything is made (bad input writes nothing).
+    let dirs: Vec<PathBuf> = a
+        .allow_dir
+        .iter()
+        .map(|d| canonical(d, "--allow-dir", true))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| fail(2, &e));
+    let devices: Vec<PathBuf> = a
+        .allow_device
+        .iter()
+        .map(|d| canonical(d, "--allow-device", false))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| fail(2, &e));
+    let own_dir = || {
+        own_directory(&home, me).unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")))
     };
     if let Some(pid_file) = &a.daemonize {
+        own_dir();
         background(&a, &home, pid_file);
     }
+    // Only the server's user and root: the socket file's mode alone decides.
+    let owner_only = matches!(&users, Users::Only(v) if v.iter().all(|&u| u == 0 || u == me));
     let server = match &a.socket {
-        Some(p) => {
-            let mode = if policy.users == Users::Only(vec![0, me])
-                || policy.users == Users::Only(vec![me])
-            {
-                0o600
-            } else {
-                0o666
-            };
-            Server::bind_unix(p, mode)
-                .unwrap_or_else(|e| fail(2, &format!("option '--socket': {e}")))
-        }
+        Some(p) => Server::bind_unix(p, if owner_only { 0o600 } else { 0o666 })
+            .unwrap_or_else(|e| fail(2, &format!("option '--socket': {e}"))),
         None => Server::bind(SocketAddr::new(ip, a.port))
             .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}"))),
+    };
+    let (work, jobs) = own_dir();
+    let policy = Policy {
+        dirs: std::iter::once(work.clone()).chain(dirs).collect(),
+        devices,
+        exec: a.allow_exec,
+        users,
     };
     if let Some(p) = &a.pid_file {
         let pid = format!("{}\n", std::process::id());

@@ -486,3 +486,33 @@ fn a_unix_socket_server_is_for_its_owner_only() {
     let _ = server.0.wait();
     let _ = std::fs::remove_file(&sock);
 }
+
+#[test]
+fn bad_server_switches_are_one_line_and_make_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    let srv_s = srv.display().to_string();
+    let sock = dir.path().join("passwd");
+    std::fs::write(&sock, "not a socket").unwrap();
+    let sock_s = sock.display().to_string();
+    for (args, needle) in [
+        (vec!["--allow-dir", "/nonexistent/ssdready"], "--allow-dir"),
+        (
+            vec!["--allow-device", "/nonexistent/ssdready"],
+            "--allow-device",
+        ),
+        (
+            vec!["--allow-user", "no-such-user-here"],
+            "not a user of this host",
+        ),
+        (vec!["--socket", &sock_s], "not a socket"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["server", "--directory", &srv_s])
+            .args(&args)
+            .output()
+            .unwrap();
+        one_line_exit_2(&out, needle);
+        assert!(!srv.exists(), "{args:?} made the server's directory");
+    }
+}
