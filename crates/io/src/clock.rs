@@ -126,6 +126,20 @@ impl Clock {
     }
 }
 
+/// `clock_gettime(id)` now, ns: the one place this crate reads a POSIX clock
+/// by id (`CLOCK_MONOTONIC` for `bpf_ktime_get_ns`'s time base,
+/// `CLOCK_THREAD_CPUTIME_ID` for a thread's CPU time).
+pub fn posix_clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own; an unknown id
+    // leaves it zero.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -191,13 +191,7 @@ pub fn thread_id() -> u32 {
 
 /// The calling thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`), ns.
 pub fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a live local the kernel writes once.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    crate::clock::posix_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Whether the process runs with effective user id 0.

@@ -401,13 +401,7 @@ impl BlockTimer {
 
 /// CLOCK_MONOTONIC now, ns: the clock `bpf_ktime_get_ns` reads.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::clock::posix_clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 #[cfg(test)]
