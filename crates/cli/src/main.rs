@@ -14,6 +14,7 @@ mod app_cmd;
 mod args;
 mod characterize;
 mod compare;
+mod debug_io;
 mod emu_cmd;
 mod fio_mode;
 mod fioswitch;
@@ -385,7 +386,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         true => p.with_fio_defaults(),
         false => p,
     });
-    let parsed = parsed.unwrap_or_else(|e| {
+    let mut parsed = parsed.unwrap_or_else(|e| {
         let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
             true => 130,
             false => 2,
@@ -393,6 +394,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         fail(code, &e.to_string())
     });
     fio_switches(&parsed);
+    let debug_io = debug_io::DebugIo::for_run(&mut parsed).unwrap_or_else(|e| fail(1, &e));
     let notes_on_stderr = !fio_mode || parsed.fio.stderr_notes;
     if parsed.parse_only {
         return parse_only(&parsed, simulate, fio_mode);
@@ -421,15 +423,17 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     let request = parsed.request(stop.clone());
     let mut terminal =
         progress::Terminal::new(progress::display(&parsed)).notes_on_stderr(notes_on_stderr);
-    let result = match if simulate {
-        ssdready_run::simulate(request, &mut terminal)
-    } else {
-        ssdready_run::execute(request, &mut terminal)
-    } {
-        Ok(r) => r,
-        Err(f) => fail(failure_code(&f), f.message()),
+    let outcome = match simulate {
+        true => ssdready_run::simulate(request, &mut terminal),
+        false => ssdready_run::execute(request, &mut terminal),
     };
+    // Read (and removed) before anything can end the process.
+    let io_lines = debug_io.map(debug_io::DebugIo::finish);
+    let result = outcome.unwrap_or_else(|f| fail(failure_code(&f), f.message()));
     let mut text = render(&parsed.formats, &result);
+    if let Some(lines) = io_lines {
+        text = lines + &text;
+    }
     if parsed.fio.debugs("random") {
         let lines = fioswitch::random_debug_lines(&result).join("\n");
         text = format!("{lines}\n{text}");

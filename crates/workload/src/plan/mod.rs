@@ -41,7 +41,7 @@ pub use randmap::RandMap;
 use dists::{zone_table, Skewed};
 use files::FileChooser;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use ssdready_core::req::Ddir;
 use ssdready_core::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
 
@@ -65,6 +65,9 @@ enum RandomMode {
     Map,
     /// Uniform with repeats (`norandommap`, `blockalign`).
     Free,
+    /// `Free` from 32 random bits (`random_generator=tausworthe`): block
+    /// `lastb * r / 2^32`, as fio's 32-bit generator places it.
+    Free32,
     /// fio's zipf, pareto or normal.
     Skewed,
     /// fio's zoned or zoned_abs.
@@ -206,7 +209,10 @@ impl IoPlan {
             Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {
                 RandomMode::Permutation
             }
-            Distribution::Random if spec.norandommap || ba != min_bs => RandomMode::Free,
+            Distribution::Random if spec.norandommap || ba != min_bs => match spec.rand32 {
+                true => RandomMode::Free32,
+                false => RandomMode::Free,
+            },
             Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
             Distribution::Random => RandomMode::Map,
             Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
@@ -748,6 +754,10 @@ impl IoPlan {
                 Some(free * self.unit)
             }
             RandomMode::Free => Some(self.rng.random_range(0..self.last_block(fi, d)) * ba),
+            RandomMode::Free32 => {
+                let r = u64::from(self.rng.next_u32());
+                Some(((u128::from(r) * u128::from(self.last_block(fi, d))) >> 32) as u64 * ba)
+            }
             RandomMode::Skewed => {
                 let lastb = self.last_block(fi, d);
                 let f = &self.files[fi];
