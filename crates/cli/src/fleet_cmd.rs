@@ -102,7 +102,21 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
     let text = match format.as_str() {
         "normal" => ssdready_fleet::summary::summary(&runs),
         f => {
-            let doc = merge::document(&runs, f == "json+");
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let head = vec![
+                (
+                    "fio version".to_string(),
+                    serde_json::json!(format!("ssdready-{}", env!("SSDREADY_VERSION"))),
+                ),
+                ("timestamp".to_string(), serde_json::json!(now)),
+                (
+                    "time".to_string(),
+                    serde_json::json!(ssdready_report::fio_json::ctime(now)),
+                ),
+            ];
+            let doc = merge::fio_document(&runs, f == "json+", head);
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
         }
     };

@@ -66,10 +66,14 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
             .filter(|&p| p > 0)
             .ok_or_else(|| format!("host '{s}': port '{p}' (allowed: 1 to 65535)"))?,
     };
-    if name.is_empty() {
-        return Err(format!("host '{s}': no host name (allowed: HOST[,PORT])"));
-    }
-    let addr = (name.as_str(), port)
+    // fio: no host name (`,8765`) is this host; the name stays empty, as
+    // fio's results give it.
+    let connect_to = if name.is_empty() {
+        "localhost"
+    } else {
+        name.as_str()
+    };
+    let addr = (connect_to, port)
         .to_socket_addrs()
         .map_err(|e| format!("host '{s}': {e}"))?
         .find(|a| a.is_ipv6() == v6 || !v6)
@@ -163,6 +167,9 @@ pub struct HostRun {
     pub refused: bool,
     /// Seconds from RUN to the last result.
     pub wall_s: f64,
+    /// The job files' global options as the host read them (JOB_OPT),
+    /// for fio's `global options`.
+    pub global_options: Vec<(String, String)>,
 }
 
 impl HostRun {
@@ -335,8 +342,14 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
                 }
                 return Ok(());
             }
-            // Progress and options: not needed for the result.
-            op::ETA | op::SERVER_START | op::ADD_JOB | op::JOB_OPT => {}
+            op::JOB_OPT => {
+                let (global, name, value) = pdu::parse_job_opt(&m.payload)?;
+                if global {
+                    r.global_options.push((name, value));
+                }
+            }
+            // Progress: not needed for the result.
+            op::ETA | op::SERVER_START | op::ADD_JOB => {}
             other => {
                 return Err(Error::Garbage(format!(
                     "unexpected {} from the server",
@@ -386,6 +399,7 @@ pub(crate) fn empty_run(h: &Host) -> HostRun {
         error: None,
         refused: false,
         wall_s: 0.0,
+        global_options: Vec::new(),
     }
 }
 

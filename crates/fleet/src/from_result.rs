@@ -131,6 +131,7 @@ pub fn thread_stat(j: &JobResult, number: u32, version: u16) -> Result<ThreadSta
     t.set("ctx", 0, raw.thread_cpu.ctx);
     t.set("clat_percentiles", 0, u64::from(j.spec.clat_percentiles));
     t.set("lat_percentiles", 0, u64::from(j.spec.lat_percentiles));
+    t.set("slat_percentiles", 0, u64::from(j.spec.slat_percentiles));
     t.set("percentile_precision", 0, 2);
     let list: &[f64] = if j.spec.percentile_list_given {
         &j.spec.percentile_list
