@@ -362,14 +362,22 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
 
 /// Drive every host at once; one result per host, in the given order.
 pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRun> {
+    let pairs: Vec<(Host, Request)> = hosts.iter().map(|h| (h.clone(), req.clone())).collect();
+    run_each(&pairs, stop)
+}
+
+/// Drive every host at once with its own request (fio's client: each
+/// `--client` may have job files of its own); one result per host, in
+/// the given order.
+pub fn run_each(pairs: &[(Host, Request)], stop: &AtomicBool) -> Vec<HostRun> {
     std::thread::scope(|sc| {
-        let handles: Vec<_> = hosts
+        let handles: Vec<_> = pairs
             .iter()
-            .map(|h| sc.spawn(move || run_host(h, req, stop)))
+            .map(|(h, req)| sc.spawn(move || run_host(h, req, stop)))
             .collect();
         handles
             .into_iter()
-            .zip(hosts)
+            .zip(pairs.iter().map(|(h, _)| h))
             .map(|(t, h)| {
                 t.join().unwrap_or_else(|_| {
                     let mut r = empty_run(h);
