@@ -288,7 +288,8 @@ fn strategies(b: &mut Builder, f: &Figures) {
         b.text("strategy_best", Some(best.strategy.clone()), runs);
         let ran = (best.ran != "interrupt" && !best.ran.is_empty()).then(|| best.ran.clone());
         b.text("strategy_best_ran", ran, runs);
-        let options = crate::strategies::strategy(&best.strategy).map(|x| x.options.join(" "));
+        let options =
+            crate::strategies::strategy(&best.strategy).map(|x| x.command_line().join(" "));
         b.text("strategy_best_options", options, runs);
         b.num(
             "strategy_best_iops",
