@@ -69,8 +69,10 @@ impl<'a> RealRunner<'a> {
 
     /// A job with the options every step has; the step adds its own.
     fn job(&self) -> RunRequest {
-        let mut r = RunRequest::default();
-        r.quiet = self.quiet;
+        let mut r = RunRequest {
+            quiet: self.quiet,
+            ..Default::default()
+        };
         r.job("characterize")
             .set("filename", &self.target.path)
             .set("size", self.target.capacity)

@@ -254,10 +254,12 @@ mod tests {
 
     #[test]
     fn a_command_line_reads_back_to_the_request_it_was_written_from() {
-        let mut r = RunRequest::default();
-        r.quiet = true;
-        r.profile = true;
-        r.decompose = Some(true);
+        let mut r = RunRequest {
+            quiet: true,
+            profile: true,
+            decompose: Some(true),
+            ..Default::default()
+        };
         r.set("size", "32m");
         r.job("fill").set("rw", "write").set("bs", 1 << 20);
         r.job("m")
@@ -285,11 +287,13 @@ mod tests {
         back.options(&line).unwrap();
         assert_eq!(parts(&back), parts(&r));
         // Every other switch, and an empty value, too.
-        let mut r = RunRequest::default();
-        r.allow_destructive = true;
-        r.profile = true;
-        r.profile_exact = true;
-        r.decompose = Some(false);
+        let mut r = RunRequest {
+            allow_destructive: true,
+            profile: true,
+            profile_exact: true,
+            decompose: Some(false),
+            ..Default::default()
+        };
         r.job("a").set("description", "");
         let mut back = RunRequest::default();
         back.options(&r.command_line()).unwrap();

@@ -46,8 +46,10 @@ fn ms(s: f64) -> String {
 /// The request of the fill that preconditions a block device: its region
 /// written once, sequentially, before any read is measured.
 pub fn fill_request(w: &Workload, s: &Settings) -> RunRequest {
-    let mut r = RunRequest::default();
-    r.quiet = true;
+    let mut r = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
     r.job("precondition");
     for t in &w.targets {
         r.set("filename", t);
@@ -77,14 +79,13 @@ pub fn request(
             .map_or(TargetKind::BlockDevice, |t| t.kind)
     };
     let emu = |path: &str| kind(path) == TargetKind::Emulator;
-    let mut r = RunRequest::default();
-    r.quiet = true;
-    if instrumented {
-        r.profile = true;
-        if w.targets.iter().any(|t| !emu(t)) {
-            r.decompose = Some(true);
-        }
-    }
+    let decompose = instrumented && w.targets.iter().any(|t| !emu(t));
+    let mut r = RunRequest {
+        quiet: true,
+        profile: instrumented,
+        decompose: decompose.then_some(true),
+        ..Default::default()
+    };
     let reads = w.rw != "randwrite" && w.rw != "write";
     let mut filled = false;
     for t in w.targets.iter().filter(|t| emu(t) && reads) {

@@ -117,8 +117,10 @@ pub fn not_applicable(t: &Target, s: &Strategy) -> Option<String> {
 
 /// The run request of one point.
 pub fn run_request(t: &Target, s: &Strategy, rw: &str, runtime_s: f64) -> RunRequest {
-    let mut r = RunRequest::default();
-    r.quiet = true;
+    let mut r = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
     r.job("strategies");
     t.apply(&mut r);
     r.set("rw", rw)
