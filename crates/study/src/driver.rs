@@ -109,39 +109,10 @@ pub fn execute(
             ex.interrupted = true;
             break;
         }
-        let qd = match p.qd {
-            Qd::Fixed(q) => q,
-            Qd::Peak => match st.peak {
-                Some(q) => q,
-                None => {
-                    skip_point(
-                        &mut ex,
-                        obs,
-                        p,
-                        "no queue-depth run succeeded: no peak depth",
-                    );
-                    continue;
-                }
-            },
-            Qd::Knee | Qd::BelowKnee => {
-                let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
-                match (p.qd, knee, below) {
-                    (Qd::Knee, k, _) if k > 0 => k,
-                    (Qd::BelowKnee, _, Some(b)) => b,
-                    _ => {
-                        obs.dropped(1);
-                        continue;
-                    }
-                }
-            }
-        };
-        let key = (p.sweep, qd, p.repeat, p.threads);
-        if st.done.contains(&key) && p.repeat > 1 {
-            obs.dropped(1);
+        let Some(qd) = depth_of(p, &mut st, &mut ex, obs) else {
             continue;
-        }
-        st.done.push(key);
-        if p.sweep == "qd" && st.qd_stopped || p.strategy.is_some_and(|s| st.refused.contains(&s)) {
+        };
+        if passed_over(p, qd, &mut st) {
             obs.dropped(1);
             continue;
         }
@@ -161,19 +132,60 @@ pub fn execute(
         }
     }
     if st.qd_stopped {
-        let done: Vec<u32> = ex
-            .runs
-            .iter()
-            .filter(|r| r.sweep == "qd")
-            .map(|r| r.workload.qd)
-            .collect();
-        let last = done.last().copied().unwrap_or(0);
-        ex.skipped.push(Skip {
-            what: format!("queue depths above {last}"),
-            why: "saturated: the last two doublings added less than 5 %".into(),
-        });
+        ex.skipped.push(saturated_skip(&ex.runs));
     }
     ex
+}
+
+/// A point's queue depth, resolved from the runs so far; None when it has
+/// none (said to `obs`, and as a skip when no peak was found).
+fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer) -> Option<u32> {
+    match p.qd {
+        Qd::Fixed(q) => Some(q),
+        Qd::Peak => {
+            if st.peak.is_none() {
+                skip_point(ex, obs, p, "no queue-depth run succeeded: no peak depth");
+            }
+            st.peak
+        }
+        Qd::Knee | Qd::BelowKnee => {
+            let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
+            let qd = match (p.qd, knee, below) {
+                (Qd::Knee, k, _) if k > 0 => Some(k),
+                (Qd::BelowKnee, _, Some(b)) => Some(b),
+                _ => None,
+            };
+            if qd.is_none() {
+                obs.dropped(1);
+            }
+            qd
+        }
+    }
+}
+
+/// Whether a point at `qd` is passed over: a repeat at depths already run,
+/// the queue-depth sweep once saturated, a strategy refused everywhere.
+fn passed_over(p: &Point, qd: u32, st: &mut State) -> bool {
+    let key = (p.sweep, qd, p.repeat, p.threads);
+    if st.done.contains(&key) && p.repeat > 1 {
+        return true;
+    }
+    st.done.push(key);
+    p.sweep == "qd" && st.qd_stopped || p.strategy.is_some_and(|s| st.refused.contains(&s))
+}
+
+/// The skip that says where the saturated queue-depth sweep stopped.
+fn saturated_skip(runs: &[RunRecord]) -> Skip {
+    let done: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd")
+        .map(|r| r.workload.qd)
+        .collect();
+    let last = done.last().copied().unwrap_or(0);
+    Skip {
+        what: format!("queue depths above {last}"),
+        why: "saturated: the last two doublings added less than 5 %".into(),
+    }
 }
 
 /// The knee of the queue-depth sweep's first measurements, and the depth
