@@ -250,6 +250,9 @@ fn round_test(
     r
 }
 
+/// A round's points, and each one's latency histogram when kept.
+type Round = (Vec<PointRecord>, Vec<Option<Histogram>>);
+
 /// One round's points, with their latency histograms when `keep_hists`.
 /// Err: the round was cut short — by a stop (None) or a failure (what
 /// failed); a point that does not apply, other than the tracked one, is
@@ -259,7 +262,7 @@ fn one_round(
     round: usize,
     runner: &mut dyn Runner,
     keep_hists: bool,
-) -> Result<(Vec<PointRecord>, Vec<Option<Histogram>>), Option<String>> {
+) -> Result<Round, Option<String>> {
     let mut points = Vec::with_capacity(t.round.len());
     let mut hists = Vec::new();
     for (i, p) in t.round.iter().enumerate() {
