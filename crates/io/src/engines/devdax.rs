@@ -17,7 +17,7 @@
 //! written through another mode.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::libpmem::persistence_of;
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
@@ -196,6 +196,12 @@ fn signature_at_start(path: &Path, size: u64, align: u64) -> Option<&'static str
     (map.read(0, &mut head) > 0).then_some(())?;
     crate::target::safety::signature::find_signature(&head)
 }
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::DEV_DAX],
+    open: |setup| Ok(AnyEngine::dynamic(DevDaxEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct DevDaxEngine {

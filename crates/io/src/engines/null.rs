@@ -6,9 +6,15 @@
 //! it queues, and `commit` makes the batch complete, so the async path of the
 //! worker loop is what gets measured.
 
-use crate::engine::{Engine, EngineError, Queued};
+use crate::engine::{AnyEngine, EngineDef, Engine, EngineError, Queued};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, IoReq};
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::NULL],
+    open: |setup| Ok(AnyEngine::Null(NullEngine::new(setup.spec))),
+};
 
 /// See the module docs.
 pub struct NullEngine {

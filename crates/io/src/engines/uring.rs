@@ -24,7 +24,7 @@
 //!   and −8 % CPU per I/O at QD 32.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, open_files, Engine, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -33,6 +33,12 @@ use ssdready_core::strategy::CompletionWait;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::IO_URING],
+    open: |setup| Ok(AnyEngine::Uring(Box::new(UringEngine::new(setup)?))),
+};
 
 /// See the module docs. Field order matters: the ring is dropped (and the
 /// kernel's references to the buffers released) before the buffers.
@@ -178,7 +184,7 @@ pub(crate) fn ring_entries(depth: u32) -> Result<u32, EngineError> {
 /// a setup flag this kernel refuses is found before the first I/O of the
 /// run. The message says what to change.
 pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
-    let depth = spec.iodepth.max(1);
+    let depth = spec.depth().get();
     let entries = ring_entries(depth)?;
     if spec.fixedbufs && depth > MAX_FIXED_BUFFERS {
         return Err(EngineError::Unsupported(format!(
@@ -215,7 +221,7 @@ impl UringEngine {
         if spec.hipri {
             check_iopoll(setup.targets)?;
         }
-        let depth = spec.iodepth.max(1);
+        let depth = spec.depth().get();
         let entries = ring_entries(depth)?;
         let iopoll = wants_iopoll(spec, setup.targets);
         let user_wait = waits_in_user_space(spec, iopoll);
@@ -401,6 +407,12 @@ impl Engine for UringEngine {
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        debug_assert!(
+            (req.slot as usize) < self.bufs.len(),
+            "slot {} of {} slots (see Engine's slot contract)",
+            req.slot,
+            self.bufs.len()
+        );
         if req.ddir == Ddir::Trim {
             let f = req.file as usize;
             if self.block[f] {
@@ -499,6 +511,7 @@ impl Engine for UringEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        debug_assert!((slot as usize) < self.bufs.len(), "slot {slot} past the engine's slots");
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

@@ -27,7 +27,7 @@
 //! namespaces formatted with metadata.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, Engine, EngineError, EngineSetup, Queued};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
 use crate::engines::uring::{
     build_ring, check_iopoll, ring_entries, waits_in_user_space, wants_iopoll,
@@ -139,6 +139,12 @@ pub fn pick_mode(mix: &[(NvmeWriteMode, u32)], draw: u32) -> NvmeWriteMode {
     mix.last().map_or(NvmeWriteMode::Write, |x| x.0)
 }
 
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::IO_URING_CMD],
+    open: |setup| Ok(AnyEngine::dynamic(UringCmdEngine::new(setup)?)),
+};
+
 /// See the module docs. Field order matters: the ring is dropped (and the
 /// kernel's references to the buffers released) before the buffers.
 pub struct UringCmdEngine {
@@ -180,7 +186,7 @@ impl UringCmdEngine {
             .iter()
             .map(|t| probe(&t.path))
             .collect::<Result<Vec<_>, _>>()?;
-        let depth = spec.iodepth.max(1);
+        let depth = spec.depth().get();
         let entries = ring_entries(depth)?;
         let iopoll = wants_iopoll(spec, setup.targets);
         let ring = build_ring::<squeue::Entry128, cqueue::Entry32>(

@@ -186,7 +186,7 @@ fn run_mock(ctx: &WorkerCtx, engine: Mock) -> WorkerOutcome {
         number: 1,
         abandoned: 0,
     };
-    let mut engine = ssdready_io::AnyEngine::Target(Box::new(engine));
+    let mut engine = ssdready_io::AnyEngine::dynamic(engine);
     run_loop(ctx, &mut engine, Wait::Engine, &mut out);
     out
 }
