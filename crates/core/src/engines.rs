@@ -307,7 +307,10 @@ mod tests {
             assert_eq!(of_kind(k).name, k.name());
         }
         assert_eq!(of_kind(EngineKind::Emu).name, "emu");
-        assert!(find("emu").is_none(), "the emulator's engine is never named");
+        assert!(
+            find("emu").is_none(),
+            "the emulator's engine is never named"
+        );
     }
 
     #[test]
@@ -322,7 +325,11 @@ mod tests {
     #[test]
     fn an_engine_ssdready_runs_is_not_also_refused() {
         for e in ENGINES {
-            assert!(!crate::option_values::FIO_ENGINES.contains(&e.name), "{}", e.name);
+            assert!(
+                !crate::option_values::FIO_ENGINES.contains(&e.name),
+                "{}",
+                e.name
+            );
         }
     }
 

@@ -16,7 +16,7 @@
 //! Only ext4 has the ioctl: a target on another file system is refused
 //! when the engine opens, naming the file system.
 
-use crate::engine::{AnyEngine, EngineDef, open_files, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;

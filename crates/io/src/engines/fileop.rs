@@ -83,10 +83,22 @@ impl FileOp {
 
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::FILECREATE, &ssdready_core::engines::FILESTAT, &ssdready_core::engines::FILEDELETE, &ssdready_core::engines::DIRCREATE, &ssdready_core::engines::DIRSTAT, &ssdready_core::engines::DIRDELETE],
+    serves: &[
+        &ssdready_core::engines::FILECREATE,
+        &ssdready_core::engines::FILESTAT,
+        &ssdready_core::engines::FILEDELETE,
+        &ssdready_core::engines::DIRCREATE,
+        &ssdready_core::engines::DIRSTAT,
+        &ssdready_core::engines::DIRDELETE,
+    ],
     open: |setup| {
         let op = FileOp::of_engine(setup.spec.engine().name, setup.spec.files.stat_type)
-            .ok_or_else(|| EngineError::Unsupported(format!("{} is not a file operation", setup.spec.engine().name)))?;
+            .ok_or_else(|| {
+                EngineError::Unsupported(format!(
+                    "{} is not a file operation",
+                    setup.spec.engine().name
+                ))
+            })?;
         Ok(AnyEngine::dynamic(FileOpEngine::new(setup, op)?))
     },
 };

@@ -10,7 +10,9 @@
 //! ENOTTY).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued,
+};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::spec::JobSpec;
@@ -314,7 +316,10 @@ impl Engine for LibaioEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        debug_assert!((slot as usize) < self.bufs.len(), "slot {slot} past the engine's slots");
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

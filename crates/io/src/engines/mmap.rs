@@ -30,7 +30,7 @@
 //!   naming the offset, with its results so far.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, open_files, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;

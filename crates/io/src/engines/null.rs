@@ -6,7 +6,7 @@
 //! it queues, and `commit` makes the batch complete, so the async path of the
 //! worker loop is what gets measured.
 
-use crate::engine::{AnyEngine, EngineDef, Engine, EngineError, Queued};
+use crate::engine::{AnyEngine, Engine, EngineDef, EngineError, Queued};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, IoReq};
 

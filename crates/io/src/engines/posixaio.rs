@@ -22,7 +22,7 @@
 //!   (`aio_cancel`) and waited for before their buffers are freed.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -246,7 +246,10 @@ impl Engine for PosixAioEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        debug_assert!((slot as usize) < self.bufs.len(), "slot {slot} past the engine's slots");
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

@@ -24,7 +24,7 @@
 //!   and −8 % CPU per I/O at QD 32.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -511,7 +511,10 @@ impl Engine for UringEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        debug_assert!((slot as usize) < self.bufs.len(), "slot {slot} past the engine's slots");
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

@@ -27,7 +27,7 @@
 //! namespaces formatted with metadata.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
 use crate::engines::uring::{
     build_ring, check_iopoll, ring_entries, waits_in_user_space, wants_iopoll,
