@@ -764,6 +764,14 @@ impl JobSpec {
 
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
+        let mut w = self.layout_and_engine_warnings();
+        w.extend(self.option_warnings());
+        w
+    }
+
+    /// The first of [`JobSpec::warnings`]: zones, the engine, verification
+    /// by several workers, the depth of a synchronous engine.
+    fn layout_and_engine_warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.zones.active().is_some() && (self.nrfiles > 1 || self.filename.len() > 1) {
             w.push(format!(
@@ -810,6 +818,12 @@ impl JobSpec {
                 self.name, self.iodepth
             ));
         }
+        w
+    }
+
+    /// The rest of [`JobSpec::warnings`]: options that do nothing as given.
+    fn option_warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
         if self.ss_dur_ns == 0
             && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
         {
