@@ -57,8 +57,6 @@ pub struct Caps {
     /// A result names it by its own name rather than its family's
     /// (`sync` is reported as `psync`; `mmap` as `mmap`).
     pub own_name: bool,
-    /// `io_submit_mode=offload` can hand its I/Os to submitter threads.
-    pub offload: bool,
 }
 
 const SYNC: Caps = Caps {
@@ -68,7 +66,6 @@ const SYNC: Caps = Caps {
     maps_targets: false,
     cannot_extend: false,
     own_name: false,
-    offload: false,
 };
 
 /// The completion note of the engines that complete inside a system call.
@@ -94,10 +91,7 @@ pub static PSYNC: EngineFacts = EngineFacts {
     name: "psync",
     aliases: &["sync", "pvsync", "pvsync2", "vsync"],
     kind: EngineKind::Psync,
-    caps: Caps {
-        offload: true,
-        ..SYNC
-    },
+    caps: SYNC,
     completes: IN_CALL,
     options: &[],
 };
@@ -164,30 +158,27 @@ pub static E4DEFRAG: EngineFacts = EngineFacts {
     ..own("e4defrag", SYNC, IN_CALL)
 };
 /// An asynchronous engine: completions are waited for.
-const fn asynchronous(name: &'static str, kind: EngineKind, offload: bool) -> EngineFacts {
+const fn asynchronous(name: &'static str, kind: EngineKind) -> EngineFacts {
     EngineFacts {
         name,
         aliases: &[],
         kind,
         caps: Caps {
-            offload,
-            ..Caps {
-                synchronous: false,
-                ..SYNC
-            }
+            synchronous: false,
+            ..SYNC
         },
         completes: "",
         options: &[],
     }
 }
 /// Linux io_uring.
-pub static IO_URING: EngineFacts = asynchronous("io_uring", EngineKind::IoUring, true);
+pub static IO_URING: EngineFacts = asynchronous("io_uring", EngineKind::IoUring);
 /// NVMe commands through io_uring passthrough.
-pub static IO_URING_CMD: EngineFacts = asynchronous("io_uring_cmd", EngineKind::UringCmd, false);
+pub static IO_URING_CMD: EngineFacts = asynchronous("io_uring_cmd", EngineKind::UringCmd);
 /// Linux native AIO.
-pub static LIBAIO: EngineFacts = asynchronous("libaio", EngineKind::Libaio, true);
+pub static LIBAIO: EngineFacts = asynchronous("libaio", EngineKind::Libaio);
 /// POSIX AIO (glibc's helper threads).
-pub static POSIXAIO: EngineFacts = asynchronous("posixaio", EngineKind::PosixAio, false);
+pub static POSIXAIO: EngineFacts = asynchronous("posixaio", EngineKind::PosixAio);
 /// SCSI commands through SG_IO.
 pub static SG: EngineFacts = EngineFacts {
     name: "sg",
@@ -203,11 +194,8 @@ pub static NULL: EngineFacts = EngineFacts {
     aliases: &[],
     kind: EngineKind::Null,
     caps: Caps {
-        offload: true,
-        ..Caps {
-            synchronous: false,
-            ..SYNC
-        }
+        synchronous: false,
+        ..SYNC
     },
     completes: "the null engine completes every I/O at once",
     options: &[],
