@@ -73,96 +73,72 @@ impl CrossCheck {
 pub fn phase_checks(p: &PhaseResult) -> Vec<CrossCheck> {
     let mut out = Vec::new();
     if let Some(c) = p.cpu.as_ref().filter(|c| c.ios > 0) {
-        cpu_checks(p, c, &mut out);
-    }
-    disk_checks(p, &mut out);
-    out
-}
-
-/// The phase's CPU per I/O: the whole system's against the process's, the
-/// threads' and the profile's.
-fn cpu_checks(p: &PhaseResult, c: &crate::result::CpuCost, out: &mut Vec<CrossCheck>) {
-    let (sys, err, proc_) = (
-        c.per_io.system_ns,
-        c.sources.system_error_ns,
-        c.per_io.process_ns,
-    );
-    // getrusage is exact; allow 1 % for the moments the two are read.
-    let allowed = err + 0.01 * proc_;
-    out.push(check(
-        "whole-system CPU per I/O ≥ the process's own",
-        ("system", sys),
-        ("process", proc_),
-        "ns",
-        allowed,
-        sys + allowed >= proc_,
-        &["cpu.per_io.system_ns", "cpu.per_io.process_ns"],
-    ));
-    if let Some(t) = c.sources.threads_ns {
-        let allowed = err + 0.02 * sys;
+        let (sys, err, proc_) = (
+            c.per_io.system_ns,
+            c.sources.system_error_ns,
+            c.per_io.process_ns,
+        );
+        // getrusage is exact; allow 1 % for the moments the two are read.
+        let allowed = err + 0.01 * proc_;
         out.push(check(
-            "run time of every thread ≤ whole-system busy CPU per I/O",
-            ("threads", t),
+            "whole-system CPU per I/O ≥ the process's own",
             ("system", sys),
+            ("process", proc_),
             "ns",
             allowed,
-            t <= sys + allowed,
-            &["cpu.per_io.system_ns"],
+            sys + allowed >= proc_,
+            &["cpu.per_io.system_ns", "cpu.per_io.process_ns"],
         ));
+        if let Some(t) = c.sources.threads_ns {
+            let allowed = err + 0.02 * sys;
+            out.push(check(
+                "run time of every thread ≤ whole-system busy CPU per I/O",
+                ("threads", t),
+                ("system", sys),
+                "ns",
+                allowed,
+                t <= sys + allowed,
+                &["cpu.per_io.system_ns"],
+            ));
+        }
+        if let Some(prof) = &p.profile {
+            // The bracketed figure first: when it agrees, it is the one a
+            // sampled disagreement points to.
+            let exact_ok = prof.exact.as_ref().map(|e| {
+                // Both measure every CPU's busy time by timestamps; 10 %
+                // for the interrupt entry code each side charges
+                // differently, plus /proc/stat's own resolution.
+                let allowed = 0.10 * sys + err;
+                let ok = (e.busy_ns_per_io - sys).abs() <= allowed;
+                out.push(check(
+                    "exact (tracepoint-bracketed) busy CPU per I/O vs whole-system busy CPU per I/O",
+                    ("profile.exact", e.busy_ns_per_io),
+                    ("system", sys),
+                    "ns",
+                    allowed,
+                    ok,
+                    &["profile.exact"],
+                ));
+                ok
+            });
+            let tol = profile_tolerance(prof.busy_samples);
+            let allowed = tol * sys + err;
+            let marks: &[&str] = if exact_ok == Some(true) {
+                &["profile.layers (use profile.exact.layers: bracketed by tracepoints, it agrees)"]
+            } else {
+                &["profile.layers"]
+            };
+            out.push(check(
+                "profile busy CPU per I/O vs whole-system busy CPU per I/O",
+                ("profile", prof.busy_ns_per_io),
+                ("system", sys),
+                "ns",
+                allowed,
+                (prof.busy_ns_per_io - sys).abs() <= allowed,
+                marks,
+            ));
+        }
     }
-    if let Some(prof) = &p.profile {
-        profile_checks(prof, sys, err, out);
-    }
-}
-
-/// The profile's busy CPU per I/O (exact and sampled) against the whole
-/// system's `sys`, known to within `err`.
-fn profile_checks(
-    prof: &crate::result::ProfileReport,
-    sys: f64,
-    err: f64,
-    out: &mut Vec<CrossCheck>,
-) {
-    // The bracketed figure first: when it agrees, it is the one a
-    // sampled disagreement points to.
-    let exact_ok = prof.exact.as_ref().map(|e| {
-        // Both measure every CPU's busy time by timestamps; 10 %
-        // for the interrupt entry code each side charges
-        // differently, plus /proc/stat's own resolution.
-        let allowed = 0.10 * sys + err;
-        let ok = (e.busy_ns_per_io - sys).abs() <= allowed;
-        out.push(check(
-            "exact (tracepoint-bracketed) busy CPU per I/O vs whole-system busy CPU per I/O",
-            ("profile.exact", e.busy_ns_per_io),
-            ("system", sys),
-            "ns",
-            allowed,
-            ok,
-            &["profile.exact"],
-        ));
-        ok
-    });
-    let tol = profile_tolerance(prof.busy_samples);
-    let allowed = tol * sys + err;
-    let marks: &[&str] = if exact_ok == Some(true) {
-        &["profile.layers (use profile.exact.layers: bracketed by tracepoints, it agrees)"]
-    } else {
-        &["profile.layers"]
-    };
-    out.push(check(
-        "profile busy CPU per I/O vs whole-system busy CPU per I/O",
-        ("profile", prof.busy_ns_per_io),
-        ("system", sys),
-        "ns",
-        allowed,
-        (prof.busy_ns_per_io - sys).abs() <= allowed,
-        marks,
-    ));
-}
-
-/// The I/Os counted on each disk, and the block layer's mean latency,
-/// against the kernel's counters.
-fn disk_checks(p: &PhaseResult, out: &mut Vec<CrossCheck>) {
     for d in &p.disks {
         let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
         // Only when ssdready counted I/Os of its own there (direct I/O):
@@ -202,6 +178,7 @@ fn disk_checks(p: &PhaseResult, out: &mut Vec<CrossCheck>) {
             ));
         }
     }
+    out
 }
 
 #[cfg(test)]
