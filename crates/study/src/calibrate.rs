@@ -32,15 +32,18 @@ const SIZE_BYTES: u64 = 64 << 20;
 /// Times each depth is measured (alternating drive and shm loop).
 pub const REPEATS: usize = 3;
 
-/// One run's length, seconds.
+/// One run's length, seconds (at most: a study of shorter runs
+/// calibrates with its own length).
 pub const RUNTIME_S: f64 = 0.5;
 
 /// The transport's cost at one queue depth.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Point {
     pub qd: u32,
-    /// Mean latency the transport adds (zero-time drive − shm loop),
-    /// the median of the repeats.
+    /// Latency the transport adds: the zero-time drive's median latency
+    /// less the shm loop's (medians, not means: a loaded machine's
+    /// preemptions, milliseconds long, would swamp a few µs), the median
+    /// of the repeats.
     pub lat_ns: f64,
     /// Half the spread of the repeats' differences.
     pub lat_err_ns: f64,
@@ -50,7 +53,8 @@ pub struct Point {
     pub cpu_err_ns: f64,
     /// The daemon's threads alone (median).
     pub daemon_cpu_ns: f64,
-    /// The zero-time drive's and the shm loop's own mean latency (medians).
+    /// The zero-time drive's and the shm loop's own median latency
+    /// (medians of the repeats).
     pub drive_lat_ns: f64,
     pub loop_lat_ns: f64,
 }
@@ -255,6 +259,7 @@ pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
 pub fn for_runs(
     runs: &[crate::model::RunRecord],
     transport: &str,
+    runtime_s: f64,
     run_job: &mut RunJob<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, String> {
@@ -271,7 +276,7 @@ pub fn for_runs(
     {
         return Ok(c);
     }
-    let mut c = measure(&qds, run_job, stop)?;
+    let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_job, stop)?;
     if let Some(p) = path {
         if save(&c, &p).is_ok() {
             c.path = Some(p);
@@ -337,6 +342,7 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
 /// the study's own runner (the same engine and options as its runs).
 pub fn measure(
     qds: &[u32],
+    runtime_s: f64,
     run_job: &mut RunJob<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, String> {
@@ -352,10 +358,10 @@ pub fn measure(
                 return Err("interrupted while measuring the drive's transport".into());
             }
             let before = daemon::stats(&record.name).unwrap_or_default();
-            let (drive_lat_ns, drive_proc_ns) = read_at(run_job, &drive.device, qd)?;
+            let (drive_lat_ns, drive_proc_ns) = read_at(run_job, &drive.device, qd, runtime_s)?;
             std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));
             let after = daemon::stats(&record.name).unwrap_or_default();
-            let (loop_lat_ns, loop_proc_ns) = read_at(run_job, &shm.device, qd)?;
+            let (loop_lat_ns, loop_proc_ns) = read_at(run_job, &shm.device, qd, runtime_s)?;
             pairs.push(Pair {
                 drive_lat_ns,
                 loop_lat_ns,
@@ -378,16 +384,21 @@ pub fn measure(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64),
         repeats: REPEATS,
-        runtime_s: RUNTIME_S,
+        runtime_s,
         points,
         path: None,
         fresh: true,
     })
 }
 
-/// 4 KiB random reads of `dev` at depth `qd`: mean latency and the
+/// 4 KiB random reads of `dev` at depth `qd`: median latency and the
 /// submitting process's CPU per I/O.
-fn read_at(run_job: &mut RunJob<'_>, dev: &str, qd: u32) -> Result<(f64, f64), String> {
+fn read_at(
+    run_job: &mut RunJob<'_>,
+    dev: &str,
+    qd: u32,
+    runtime_s: f64,
+) -> Result<(f64, f64), String> {
     let o: Vec<String> = [
         "--quiet".to_string(),
         "--name=transport".into(),
@@ -398,7 +409,7 @@ fn read_at(run_job: &mut RunJob<'_>, dev: &str, qd: u32) -> Result<(f64, f64), S
         "--direct=1".into(),
         format!("--size={SIZE}"),
         "--time_based".into(),
-        format!("--runtime={}ms", (RUNTIME_S * 1e3) as u64),
+        format!("--runtime={}ms", (runtime_s * 1e3).max(1.0) as u64),
     ]
     .into();
     let r = run_job(&o).map_err(|e| format!("reading {dev} at QD {qd}: {}", e.message()))?;
@@ -407,7 +418,7 @@ fn read_at(run_job: &mut RunJob<'_>, dev: &str, qd: u32) -> Result<(f64, f64), S
         return Err(format!("reading {dev} at QD {qd}: no I/O completed"));
     }
     Ok((
-        s.lat_mean_ns,
+        s.lat_p50_ns as f64,
         s.cpu.as_ref().map_or(0.0, |c| c.process_ns_per_io),
     ))
 }

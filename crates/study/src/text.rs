@@ -87,14 +87,15 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
         let minus = match (less, c.less_transport_lat_ns) {
             (false, _) => String::new(),
             (true, None) => format!(" {:>20}", "-"),
-            (true, Some(l)) => format!(
-                " {:>20}",
-                format!(
-                    "{} ± {}",
-                    fmt_ns(l),
-                    fmt_ns(c.less_transport_err_ns.unwrap_or(0.0))
-                )
-            ),
+            // Within its error of nothing: the noise, not a figure.
+            (true, Some(l)) => {
+                let err = c.less_transport_err_ns.unwrap_or(0.0);
+                let v = match l > err {
+                    true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                    false => format!("noise ± {}", fmt_ns(err)),
+                };
+                format!(" {v:>20}")
+            }
         };
         let _ = writeln!(
             s,
@@ -243,6 +244,10 @@ mod tests {
         let row = s.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
         assert!(row.ends_with("190.00 µs ± 1.50 µs"), "{s}");
         assert!(s.contains("/root/.cache/ssdready/transport/k-b.json"), "{s}");
+        // A figure within its error of nothing is said to be noise.
+        d.figures.qd_curve[0].less_transport_err_ns = Some(200_000.0);
+        let s = findings(&d, 1.0);
+        assert!(s.contains("noise ± 200.00 µs"), "{s}");
         // Without a calibration, the table is as before.
         d.figures.qd_curve[0].less_transport_lat_ns = None;
         d.figures.calibration = None;

@@ -189,12 +189,12 @@ fn calibrate(
     a: &StudyArgs,
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
     runs: &[ssdready_study::model::RunRecord],
-    transport: &str,
+    (transport, runtime_s): (&str, f64),
     warnings: &mut Vec<String>,
 ) -> Option<ssdready_study::calibrate::Calibration> {
     let (s, allow) = (stop.clone(), a.allow_destructive);
     let mut job = move |o: &[String]| crate::progress::run_options(o, s.clone(), allow);
-    match ssdready_study::calibrate::for_runs(runs, transport, &mut job, stop) {
+    match ssdready_study::calibrate::for_runs(runs, transport, runtime_s, &mut job, stop) {
         Ok(c) => {
             if !a.quiet {
                 say(&c.note());
@@ -308,7 +308,10 @@ pub fn command(a: StudyArgs) {
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
     let transport = kdrive::transport_of(&targets[0].spec);
     let calibration = match (&transport, interrupted) {
-        (Some(t), false) => calibrate(&a, &stop, &ex.runs, &t.name, &mut warnings),
+        (Some(t), false) => {
+            let runtime_s = p.settings.runtime_s;
+            calibrate(&a, &stop, &ex.runs, (&t.name, runtime_s), &mut warnings)
+        }
         _ => None,
     };
     let mut j = ssdready_study::judge_with(
