@@ -398,6 +398,7 @@ impl Device {
         if let Some(u) = &self.dram {
             let pages = extents.iter().map(|e| self.lpns(e).count() as u64).sum();
             let done = u.0.submit(t, op, bytes, pages, extents.len() as u64);
+            let done = self.p.stall.delay(t, done);
             self.now = self.now.max(done);
             return Ok(done);
         }
@@ -412,6 +413,7 @@ impl Device {
         let done = self.submit_flash(fetched, op, bytes, &pages, n);
         self.scratch = pages;
         let done = done?.max(t).saturating_add(self.p.cpl_ns);
+        let done = self.p.stall.delay(t, done);
         if let Some((i, _)) = slot {
             self.slot_free[i] = done;
         }

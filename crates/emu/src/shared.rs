@@ -115,6 +115,7 @@ impl SharedDevice {
             let _sq = self.queues.get(queue).enter();
             let pages = crate::device::lpn_range(&self.params, &extent).count() as u64;
             let done = units.submit(t, op, extent.len, pages, 1);
+            let done = self.params.stall.delay(t, done);
             counts.count(1, done);
             return Ok((done, Fault::default()));
         }

@@ -60,7 +60,8 @@ impl Device {
         let cmd = SHARED | self.read_seq.next();
         let data_at = pages.fold(ready, |d, lpn| d.max(self.read_page_as(lpn, ready, cmd)));
         let done = on_link(&self.link_line, data_at, e.len);
-        done.max(t).saturating_add(self.p.cpl_ns)
+        let done = done.max(t).saturating_add(self.p.cpl_ns);
+        self.p.stall.delay(t, done)
     }
 }
 
