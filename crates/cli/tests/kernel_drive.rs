@@ -534,9 +534,13 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     // kernel and boot, is taken out of the QD 1 latency.
     let cal = &f["calibration"];
     assert!(cal["points"][0]["qd"].as_u64().is_some(), "{cal}");
-    let less = qd1["less_transport_lat_ns"].as_f64().expect("less the transport");
+    let less = qd1["less_transport_lat_ns"]
+        .as_f64()
+        .expect("less the transport");
     assert!(less < measured, "{less} ≥ {measured}");
-    let kept = std::fs::read_dir(dir.path().join("ssdready/transport")).unwrap().count();
+    let kept = std::fs::read_dir(dir.path().join("ssdready/transport"))
+        .unwrap()
+        .count();
     assert_eq!(kept, 1, "one calibration file for this kernel and boot");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("less transport"), "{text}");

@@ -218,9 +218,11 @@ pub fn path_in(base: &Path, here: &(String, String)) -> PathBuf {
             })
             .collect()
     };
-    base.join("ssdready")
-        .join("transport")
-        .join(format!("{}-{}.json", clean(&here.0), clean(&here.1)))
+    base.join("ssdready").join("transport").join(format!(
+        "{}-{}.json",
+        clean(&here.0),
+        clean(&here.1)
+    ))
 }
 
 /// The kept calibration at `path`, if it parses.
@@ -505,7 +507,11 @@ mod tests {
         let back = load(&p).unwrap();
         assert_eq!(back.points, c.points);
         assert_eq!(back.path.as_deref(), Some(p.as_path()));
-        assert!(back.note().contains(&p.display().to_string()), "{}", back.note());
+        assert!(
+            back.note().contains(&p.display().to_string()),
+            "{}",
+            back.note()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -164,19 +164,22 @@ impl ShmLoop {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| format!("creating {path}: {e}"))?;
-        let bound = file.set_len(bytes).map_err(|e| e.to_string()).and_then(|_| {
-            let mut last = String::new();
-            for _ in 0..20 {
-                let n = ssdready_io::kdev::loop_get_free().map_err(|e| e.to_string())?;
-                match ssdready_io::kdev::loop_configure(n, &file, block, false) {
-                    Ok(_) => return Ok(n),
-                    // Another process took it meanwhile.
-                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
-                    Err(e) => return Err(e.to_string()),
+        let bound = file
+            .set_len(bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                let mut last = String::new();
+                for _ in 0..20 {
+                    let n = ssdready_io::kdev::loop_get_free().map_err(|e| e.to_string())?;
+                    match ssdready_io::kdev::loop_configure(n, &file, block, false) {
+                        Ok(_) => return Ok(n),
+                        // Another process took it meanwhile.
+                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
+                        Err(e) => return Err(e.to_string()),
+                    }
                 }
-            }
-            Err(last)
-        });
+                Err(last)
+            });
         let _ = std::fs::remove_file(&path);
         let index = bound.map_err(|e| format!("binding a loop device to {path}: {e}"))?;
         Ok(ShmLoop {

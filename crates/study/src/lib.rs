@@ -42,10 +42,10 @@
 #![forbid(unsafe_code)]
 
 pub mod answer;
-pub mod calibrate;
 pub mod app_runs;
 pub mod appfs;
 pub mod applications;
+pub mod calibrate;
 pub mod capacity;
 pub mod classify;
 pub mod detect;

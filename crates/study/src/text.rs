@@ -241,9 +241,15 @@ mod tests {
         });
         let s = findings(&d, 1.0);
         assert!(s.contains("of alone       less transport"), "{s}");
-        let row = s.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+        let row = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
         assert!(row.ends_with("190.00 µs ± 1.50 µs"), "{s}");
-        assert!(s.contains("/root/.cache/ssdready/transport/k-b.json"), "{s}");
+        assert!(
+            s.contains("/root/.cache/ssdready/transport/k-b.json"),
+            "{s}"
+        );
         // A figure within its error of nothing is said to be noise.
         d.figures.qd_curve[0].less_transport_err_ns = Some(200_000.0);
         let s = findings(&d, 1.0);

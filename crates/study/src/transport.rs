@@ -288,7 +288,9 @@ mod tests {
         });
         let v = host_limit(&f, &runs).unwrap();
         assert!(v.finding.contains("25.0K IOPS"), "{}", v.finding);
-        assert!(v.finding.contains("of which 14.0 µs ± 1.0 µs is the transport"));
+        assert!(v
+            .finding
+            .contains("of which 14.0 µs ± 1.0 µs is the transport"));
         // A drive the host keeps up with: no such headline.
         assert!(host_limit(&outrun(60_000.0).0, &runs).is_none());
         // Nor without the drive behind the kernel.
