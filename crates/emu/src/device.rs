@@ -73,6 +73,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub mod shared_reads;
+pub use shared_reads::shared_command;
 
 /// A shared transfer resource (a channel, the host link) that serves
 /// whoever is ready: reservations fill the earliest gap long enough, so a
@@ -466,14 +467,14 @@ impl Device {
     /// returns when its data has crossed the channel (`at` when the page is
     /// unmapped: no NAND access). The die places the read ([`Die::begin_read`]).
     fn read_page(&mut self, lpn: u64, at: u64) -> u64 {
-        self.read_page_as(lpn, at, self.counters.commands)
+        self.read_page_as(lpn, at, self.counters.commands, self.t_now.load())
     }
 
     /// [`Device::read_page`] for command number `cmd`, through `&self`: the
     /// die's lock, then its channel's, are all it takes (uncontended for
     /// the owner of the whole model). Its die time and NAND counts are
     /// kept by the die.
-    pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64) -> u64 {
+    pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64, now: u64) -> u64 {
         let Some(ppn) = self.ftl.as_ref().and_then(|f| f.mapping(lpn)) else {
             return at;
         };
@@ -483,7 +484,7 @@ impl Device {
         };
         let mut die = die.lock();
         let chan = &self.chans[d % self.chans.len()];
-        let (dur, now) = (self.chan_ns_per_page, self.t_now.load());
+        let dur = self.chan_ns_per_page;
         let planes = u64::from(self.timing.planes);
         if let Some(read_end) = die.cached_read(cmd, page) {
             // Another unit of a page this command has read: its transfer.

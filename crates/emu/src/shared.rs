@@ -150,11 +150,13 @@ impl SharedDevice {
         if let Some(why) = self.failure.get() {
             return Err(failed(why));
         }
-        let _sq = self.queues.get(queue).enter();
+        let pair = self.queues.get(queue);
+        let _sq = pair.enter();
+        let cmd = crate::device::shared_command(queue, pair.next_command());
         let Ok(dev) = self.device.read() else {
             return Err(self.fail(POISONED.into()));
         };
-        match catch_unwind(AssertUnwindSafe(|| dev.read_shared(t, &extent))) {
+        match catch_unwind(AssertUnwindSafe(|| dev.read_shared_as(t, &extent, cmd))) {
             Ok(done) => {
                 counts.count(1, done);
                 Ok((done, Fault::default()))
