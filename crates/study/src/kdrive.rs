@@ -143,11 +143,14 @@ pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
 
 /// A loop device over a file in /dev/shm (the file unlinked once bound):
 /// the kernel's path less FUSE and the daemon, to measure the transport
-/// against. Dropping it unbinds the loop device.
+/// against. It is bound with autoclear and held open: dropping it, or the
+/// process ending however it ends, unbinds it.
 pub struct ShmLoop {
     /// `/dev/loopN`.
     pub device: String,
     index: u32,
+    /// The device held open (its last close unbinds it).
+    held: Option<std::fs::File>,
 }
 
 impl ShmLoop {
@@ -171,8 +174,9 @@ impl ShmLoop {
                 let mut last = String::new();
                 for _ in 0..20 {
                     let n = ssdready_io::kdev::loop_get_free().map_err(|e| e.to_string())?;
-                    match ssdready_io::kdev::loop_configure(n, &file, block, false) {
-                        Ok(_) => return Ok(n),
+                    let autoclear = ssdready_io::kdev::LO_FLAGS_AUTOCLEAR;
+                    match ssdready_io::kdev::loop_configure_flags(n, &file, block, autoclear) {
+                        Ok(held) => return Ok((n, held)),
                         // Another process took it meanwhile.
                         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
                         Err(e) => return Err(e.to_string()),
@@ -181,19 +185,22 @@ impl ShmLoop {
                 Err(last)
             });
         let _ = std::fs::remove_file(&path);
-        let index = bound.map_err(|e| format!("binding a loop device to {path}: {e}"))?;
+        let (index, held) = bound.map_err(|e| format!("binding a loop device to {path}: {e}"))?;
         Ok(ShmLoop {
             device: format!("/dev/loop{index}"),
             index,
+            held: Some(held),
         })
     }
 }
 
 impl Drop for ShmLoop {
+    /// Close it (autoclear unbinds it then), unbind it should anything
+    /// else still hold it, and wait until the kernel has.
     fn drop(&mut self) {
-        if ssdready_io::kdev::loop_clear(std::path::Path::new(&self.device)).is_ok() {
-            ssdready_emu::kernel::wait_unbound(self.index);
-        }
+        drop(self.held.take());
+        let _ = ssdready_io::kdev::loop_clear(std::path::Path::new(&self.device));
+        ssdready_emu::kernel::wait_unbound(self.index);
     }
 }
 
