@@ -182,6 +182,32 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
     }
 }
 
+/// The kernel drive's transport, measured with a zero-time drive (or the
+/// measurement kept for this kernel and boot); None, with a warning, when
+/// it could not be measured.
+fn calibrate(
+    a: &StudyArgs,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    runs: &[ssdready_study::model::RunRecord],
+    (transport, runtime_s): (&str, f64),
+    warnings: &mut Vec<String>,
+) -> Option<ssdready_study::calibrate::Calibration> {
+    let (s, allow) = (stop.clone(), a.allow_destructive);
+    let mut job = move |o: &[String]| crate::progress::run_options(o, s.clone(), allow);
+    match ssdready_study::calibrate::for_runs(runs, transport, runtime_s, &mut job, stop) {
+        Ok(c) => {
+            if !a.quiet {
+                say(&c.note());
+            }
+            Some(c)
+        }
+        Err(e) => {
+            warnings.push(format!("the drive's transport was not taken out: {e}"));
+            None
+        }
+    }
+}
+
 /// Run `ssdready study`.
 pub fn command(a: StudyArgs) {
     // First of all: a signal at any moment is an interruption (exit code
@@ -282,13 +308,22 @@ pub fn command(a: StudyArgs) {
         .iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let transport = kdrive::transport_of(&targets[0].spec);
+    let calibration = match (&transport, interrupted) {
+        (Some(t), false) => {
+            let runtime_s = p.settings.runtime_s;
+            calibrate(&a, &stop, &ex.runs, (&t.name, runtime_s), &mut warnings)
+        }
+        _ => None,
+    };
     let mut j = ssdready_study::judge_with(
         &targets,
         &machine,
         &ex.runs,
         interrupted,
         capacity.as_ref(),
-        kdrive::transport_of(&targets[0].spec).as_ref(),
+        transport.as_ref(),
+        calibration.as_ref(),
     );
     let mut skipped = p.skipped.clone();
     let named = a.sweeps.iter().any(|s| s == "applications");
