@@ -12,9 +12,9 @@
 //! `~/.cache/…`), written with the one writer, and a later study on the
 //! same boot reuses it when it covers the depths it needs.
 
-use crate::strategies::runner::RunJob;
 use serde::{Deserialize, Serialize};
 use ssdready_emu::kernel::daemon;
+use ssdready_run::{RunFn, RunRequest};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
@@ -262,7 +262,7 @@ pub fn for_runs(
     runs: &[crate::model::RunRecord],
     transport: &str,
     runtime_s: f64,
-    run_job: &mut RunJob<'_>,
+    run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, String> {
     let qds = depths(runs);
@@ -278,7 +278,7 @@ pub fn for_runs(
     {
         return Ok(c);
     }
-    let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_job, stop)?;
+    let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_fn, stop)?;
     if let Some(p) = path {
         if save(&c, &p).is_ok() {
             c.path = Some(p);
@@ -345,7 +345,7 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
 pub fn measure(
     qds: &[u32],
     runtime_s: f64,
-    run_job: &mut RunJob<'_>,
+    run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, String> {
     let mut drive = crate::kdrive::start_spec(stop, &format!("null,size={SIZE}"))?;
@@ -360,10 +360,10 @@ pub fn measure(
                 return Err("interrupted while measuring the drive's transport".into());
             }
             let before = daemon::stats(&record.name).unwrap_or_default();
-            let (drive_lat_ns, drive_proc_ns) = read_at(run_job, &drive.device, qd, runtime_s)?;
+            let (drive_lat_ns, drive_proc_ns) = read_at(run_fn, &drive.device, qd, runtime_s)?;
             std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));
             let after = daemon::stats(&record.name).unwrap_or_default();
-            let (loop_lat_ns, loop_proc_ns) = read_at(run_job, &shm.device, qd, runtime_s)?;
+            let (loop_lat_ns, loop_proc_ns) = read_at(run_fn, &shm.device, qd, runtime_s)?;
             pairs.push(Pair {
                 drive_lat_ns,
                 loop_lat_ns,
@@ -396,25 +396,28 @@ pub fn measure(
 /// 4 KiB random reads of `dev` at depth `qd`: median latency and the
 /// submitting process's CPU per I/O.
 fn read_at(
-    run_job: &mut RunJob<'_>,
+    run_fn: &mut RunFn<'_>,
     dev: &str,
     qd: u32,
     runtime_s: f64,
 ) -> Result<(f64, f64), String> {
-    let o: Vec<String> = [
-        "--quiet".to_string(),
-        "--name=transport".into(),
-        format!("--filename={dev}"),
-        "--rw=randread".into(),
-        "--bs=4k".into(),
-        format!("--iodepth={qd}"),
-        "--direct=1".into(),
-        format!("--size={SIZE}"),
-        "--time_based".into(),
-        format!("--runtime={}ms", (runtime_s * 1e3).max(1.0) as u64),
-    ]
-    .into();
-    let r = run_job(&o).map_err(|e| format!("reading {dev} at QD {qd}: {}", e.message()))?;
+    let mut req = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
+    req.job("transport");
+    req.set("filename", dev)
+        .set("rw", "randread")
+        .set("bs", "4k")
+        .set("iodepth", qd)
+        .set("direct", 1)
+        .set("size", SIZE)
+        .flag("time_based")
+        .set(
+            "runtime",
+            format!("{}ms", (runtime_s * 1e3).max(1.0) as u64),
+        );
+    let r = run_fn(&req).map_err(|e| format!("reading {dev} at QD {qd}: {}", e.message()))?;
     let s = crate::summary::PointSummary::from_result(&r);
     if s.ios == 0 {
         return Err(format!("reading {dev} at QD {qd}: no I/O completed"));

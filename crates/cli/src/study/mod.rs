@@ -193,7 +193,8 @@ fn calibrate(
     warnings: &mut Vec<String>,
 ) -> Option<ssdready_study::calibrate::Calibration> {
     let (s, allow) = (stop.clone(), a.allow_destructive);
-    let mut job = move |o: &[String]| crate::progress::run_options(o, s.clone(), allow);
+    let mut job =
+        move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
     match ssdready_study::calibrate::for_runs(runs, transport, runtime_s, &mut job, stop) {
         Ok(c) => {
             if !a.quiet {
