@@ -7,11 +7,12 @@ use crate::failure::{bad, Failure};
 use crate::phases::phases_and_groups;
 use crate::request::RunRequest;
 use crate::run::job_result_from;
+use crate::virtual_time::SimError;
 use ssdready_core::result::*;
 use ssdready_core::spec::JobSpec;
+use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
 use ssdready_emu::memory::TimeBase;
-use ssdready_emu::sim::SimError;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -26,19 +27,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
     warnings.extend(left_out(&specs));
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::emulated::params_for(&specs).map_err(bad)?;
-    crate::emulated::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
-    let to_build = params.clone();
-    let mut devices: BTreeMap<String, Device> =
-        crate::emulated::interruptible(&stop, "building the emulated devices", move || {
-            to_build
-                .iter()
-                .map(|(k, p)| (k.clone(), Device::new(p)))
-                .collect()
-        })?;
-    for s in &specs {
-        let cap = devices[&s.filename[0]].capacity();
-        ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
-    }
+    let mut devices = build_devices(&specs, &params, &stop)?;
     let (phases, groups) = phases_and_groups(&specs);
     let wall = std::time::Instant::now();
     let started = std::time::SystemTime::now()
@@ -56,16 +45,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         }
         let ctx = (&specs[..], &groups[..], &stop);
         let window = simulate_phase(ctx, pi, members, &mut devices, first, &mut sim)?;
-        sim.phases.push(PhaseResult {
-            jobs: members.clone(),
-            window_ns: window,
-            cpu: None,
-            disks: Vec::new(),
-            profile: None,
-            decomposition: None,
-            checks: Vec::new(),
-            hw_counters: None,
-        });
+        sim.phases.push(phase_result(members, window));
     }
     if devices.len() > 1 {
         warnings.push(format!(
@@ -98,6 +78,43 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         emulator,
         warnings,
     })
+}
+
+/// The emulated devices of `params`, checked against the memory they take
+/// and built (interruptibly), each job's region checked on its device.
+fn build_devices(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, Params>,
+    stop: &Arc<AtomicBool>,
+) -> Result<BTreeMap<String, Device>, Failure> {
+    crate::emulated::check_memory(specs, params, TimeBase::Virtual).map_err(bad)?;
+    let to_build = params.clone();
+    let devices: BTreeMap<String, Device> =
+        crate::emulated::interruptible(stop, "building the emulated devices", move || {
+            to_build
+                .iter()
+                .map(|(k, p)| (k.clone(), Device::new(p)))
+                .collect()
+        })?;
+    for s in specs {
+        let cap = devices[&s.filename[0]].capacity();
+        crate::virtual_time::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
+    }
+    Ok(devices)
+}
+
+/// A simulated phase: its jobs and window, nothing measured on a host.
+fn phase_result(members: &[usize], window_ns: u64) -> PhaseResult {
+    PhaseResult {
+        jobs: members.to_vec(),
+        window_ns,
+        cpu: None,
+        disks: Vec::new(),
+        profile: None,
+        decomposition: None,
+        checks: Vec::new(),
+        hw_counters: None,
+    }
 }
 
 /// What the phases simulated so far leave for the result.
@@ -139,11 +156,11 @@ fn simulate_phase(
         let dev = devices.get_mut(name).expect("a device per target");
         let start = dev.now;
         let stop_ref = stop.clone();
-        let out = ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
+        let out = crate::virtual_time::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
             .map_err(|e| match e {
-            SimError::Refused(m) => Failure::BadInput(m),
-            SimError::Model(m) => Failure::Runtime(m),
-        })?;
+                SimError::Refused(m) => Failure::BadInput(m),
+                SimError::Model(m) => Failure::Runtime(m),
+            })?;
         sim.simulated_ns += out.end_ns - start;
         if Some(name) == first {
             sim.free_series.extend(out.free_blocks.iter().copied());

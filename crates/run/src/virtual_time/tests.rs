@@ -1,0 +1,156 @@
+//! The virtual-time loop's own checks: determinism, the modelled latency,
+//! refusals of runs whose time does not advance, stop and long start delays.
+
+use super::*;
+use ssdready_core::spec::RwMode;
+use ssdready_emu::config::Params;
+use ssdready_emu::device::Device;
+
+fn job(rw: RwMode, depth: u32, ios: u64) -> JobSpec {
+    JobSpec {
+        rw,
+        iodepth: depth,
+        number_ios: Some(ios),
+        time_based: true,
+        ioengine: ssdready_core::spec::EngineKind::Null,
+        ..JobSpec::default()
+    }
+}
+
+#[test]
+fn same_seed_same_counters() {
+    let run = || {
+        let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
+        let o = simulate(&mut d, &[job(RwMode::RandWrite, 4, 30_000)], &|| false).unwrap();
+        (
+            d.ftl.as_ref().unwrap().counters,
+            o.end_ns,
+            o.workers[0][0].dirs[1].as_ref().unwrap().lat.sum(),
+        )
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn qd1_reads_take_the_modelled_latency() {
+    let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
+    let fill = JobSpec {
+        size: Some(32 << 20),
+        bs: ssdready_core::spec::BlockSizes::Fixed(1 << 20),
+        ..job(RwMode::Write, 1, 32)
+    };
+    simulate(&mut d, &[fill], &|| false).unwrap();
+    let read = JobSpec {
+        size: Some(32 << 20),
+        ..job(RwMode::RandRead, 1, 1000)
+    };
+    let o = simulate(&mut d, &[read], &|| false).unwrap();
+    let lat = o.workers[0][0].dirs[0].as_ref().unwrap().lat.mean();
+    assert!((145_000.0..155_000.0).contains(&lat), "{lat}");
+}
+
+fn timed(rw: RwMode, runtime_ns: u64) -> JobSpec {
+    JobSpec {
+        number_ios: None,
+        runtime_ns: Some(runtime_ns),
+        ..job(rw, 4, 0)
+    }
+}
+
+#[test]
+fn zero_latency_time_based_is_refused_not_endless() {
+    let t = std::time::Instant::now();
+    let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+    let e = simulate(&mut d, &[timed(RwMode::RandRead, 1_000_000_000)], &|| false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("stopped advancing") && e.contains("reads take 0 ns"),
+        "{e}"
+    );
+    assert!(e.contains("host_ns="), "{e}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn trims_on_nvm_lowlat_are_refused_not_endless() {
+    // Without the command's own 64 B on the link, its trims take no time.
+    let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m,cmd_bytes=0").unwrap());
+    let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("trims take 0 ns"), "{e}");
+}
+
+#[test]
+fn zero_time_sized_job_reports_no_rate() {
+    let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+    let sized = JobSpec {
+        time_based: false,
+        number_ios: Some(1000),
+        ..job(RwMode::RandWrite, 4, 1000)
+    };
+    let e = simulate(&mut d, &[sized], &|| false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("took no simulated time"), "{e}");
+}
+
+#[test]
+fn zero_time_job_with_a_runtime_but_not_time_based_reports_no_rate() {
+    let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
+    let sized = JobSpec {
+        time_based: false,
+        number_ios: Some(1000),
+        runtime_ns: Some(1_000_000_000),
+        ..job(RwMode::RandRead, 4, 1000)
+    };
+    let e = simulate(&mut d, &[sized], &|| false)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("took no simulated time"), "{e}");
+}
+
+#[test]
+fn host_cost_lets_zero_latency_devices_run() {
+    let mut d = Device::new(&Params::parse("null,size=64m,host_ns=1us").unwrap());
+    let o = simulate(&mut d, &[timed(RwMode::RandRead, 10_000_000)], &|| false).unwrap();
+    let r = o.workers[0][0].dirs[0].as_ref().unwrap();
+    // Four streams, each one I/O per microsecond, for 10 ms.
+    assert!((39_000..=40_004).contains(&r.ios), "{}", r.ios);
+}
+
+#[test]
+fn a_stop_request_ends_a_long_simulation() {
+    let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
+    let t = std::time::Instant::now();
+    let o = simulate(
+        &mut d,
+        &[timed(RwMode::RandWrite, 3_600_000_000_000)],
+        &|| t.elapsed() > std::time::Duration::from_millis(50),
+    )
+    .unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(o.end_ns < 3_600_000_000_000);
+}
+
+#[test]
+fn a_start_days_away_does_not_sample_every_second_in_memory() {
+    let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+    let late = JobSpec {
+        startdelay_ns: 100_000 * 86_400 * 1_000_000_000, // 100000 days
+        ..job(RwMode::RandRead, 1, 10)
+    };
+    let t = std::time::Instant::now();
+    let o = simulate(&mut d, &[late], &|| false).unwrap();
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(o.free_blocks.len() as u64, MAX_SERIES_SECONDS + 1);
+}
