@@ -220,7 +220,7 @@ fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
 }
 
 /// What virtual time leaves out, one warning per job: the sample logs,
-/// and options it does not model.
+/// the data verify would check, the cost of syncs.
 fn left_out(specs: &[JobSpec]) -> Vec<String> {
     let mut warnings = Vec::new();
     for s in specs.iter().filter(|s| {
@@ -233,11 +233,17 @@ fn left_out(specs: &[JobSpec]) -> Vec<String> {
         ));
     }
     for s in specs {
+        if s.verify.on() {
+            warnings.push(format!(
+                "job '{}': verify's reads are issued and timed in virtual time (emu simulate), \
+                 but the model keeps no data to check them with; run the job with 'ssdready run' \
+                 to check the data",
+                s.name
+            ));
+        }
         let unmodelled: Vec<&str> = [
-            (s.verify.on(), "verify"),
             (s.files.fsync_every > 0, "fsync"),
             (s.files.fdatasync_every > 0, "fdatasync"),
-            (s.thinktime_ns > 0, "thinktime"),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -245,10 +251,15 @@ fn left_out(specs: &[JobSpec]) -> Vec<String> {
         .collect();
         if !unmodelled.is_empty() {
             warnings.push(format!(
-                "job '{}': {} not modelled in virtual time (emu simulate) and left out; \
-                 run the job with 'ssdready run' for them",
+                "job '{}': {} no time in virtual time (emu simulate): the model has no \
+                 cache to write back; run the job with 'ssdready run' for their cost",
                 s.name,
-                unmodelled.join(", ") + if unmodelled.len() == 1 { " is" } else { " are" }
+                unmodelled.join(" and ")
+                    + if unmodelled.len() == 1 {
+                        " takes"
+                    } else {
+                        " take"
+                    }
             ));
         }
     }

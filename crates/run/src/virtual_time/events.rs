@@ -1,6 +1,11 @@
 //! The loop of virtual time: each worker's slots, depth, pacing, ramp and
-//! deadline over its [`IoPlan`], and the event queue of completions,
-//! wake-ups and the host path's events, taken in time order.
+//! deadline, and the event queue of completions, wake-ups and the host
+//! path's events, taken in time order. What a worker does next is its
+//! [`JobFlow`]'s, as in the real worker loop: passes and budgets (`size`,
+//! `io_size`, `loops`, `number_ios`), the drains between passes, think
+//! time (a wake-up after the pause) and verification reads (issued and
+//! timed; the model keeps no data to check). Syncs, cache drops and new
+//! passes take no time on the model.
 
 use super::refusals::no_time;
 use super::{
@@ -14,7 +19,7 @@ use ssdready_emu::device::{Device, Extent};
 use ssdready_emu::merge::virtual_time::{Out, Request, VirtualHost};
 use ssdready_emu::merge::{MergeConfig, Served};
 use ssdready_emu::shared::op_of;
-use ssdready_workload::plan::IoPlan;
+use ssdready_workload::jobflow::{FlowIo, JobFlow, Step};
 use ssdready_workload::rate::Pacer;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,13 +35,16 @@ struct Slot {
     intended: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// The request, for its flow when it completes.
+    io: Option<FlowIo>,
 }
 
 struct Worker {
     job: usize,
     /// The merge layer its requests go to.
     layer: Option<usize>,
-    plan: IoPlan,
+    /// What it does next (fio's job flow over the job's plan).
+    flow: JobFlow,
     depth: usize,
     inflight: usize,
     done: bool,
@@ -113,7 +121,7 @@ fn worker(
     Ok(Worker {
         job: ji,
         layer,
-        plan: IoPlan::new(spec, &[r], w),
+        flow: JobFlow::new(spec, &[r], w),
         depth,
         inflight: 0,
         done: false,
@@ -183,7 +191,9 @@ impl<'a> Sim<'a> {
                 break;
             }
             if let Some(p) = &w.pacer {
-                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                let due = p
+                    .next_due(w.flow.plan_mut(), cursor as f64)
+                    .max(w.next_issue);
                 if (cursor as f64) < due {
                     let at = due.ceil() as u64;
                     if w.wake_at != at {
@@ -196,8 +206,7 @@ impl<'a> Sim<'a> {
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
-            let Some((_, ddir, offset, len)) = w.plan.next_io() else {
-                w.done = true;
+            let Some((io, ddir, offset, len)) = next_rw(w, wi, cursor, &mut self.heap) else {
                 break;
             };
             if let Some(p) = &mut w.pacer {
@@ -215,6 +224,7 @@ impl<'a> Sim<'a> {
                 intended: cursor - host_ns - late,
                 ddir: Some(ddir),
                 len,
+                io: Some(io),
             };
             w.inflight += 1;
             let req = Request {
@@ -323,6 +333,9 @@ impl<'a> Sim<'a> {
             w.measuring = true;
         }
         let ddir = s.ddir.unwrap_or(Ddir::Read);
+        if let Some(io) = &s.io {
+            w.flow.completed(io, true);
+        }
         self.instant[ddir.idx()] |= t == s.issue;
         if w.measuring {
             let sec = ((t - w.ramp_end) / 1_000_000_000) as usize;
@@ -376,6 +389,47 @@ impl<'a> Sim<'a> {
             free_blocks: self.free_blocks,
             end_ns: self.end_ns,
         })
+    }
+}
+
+/// Worker `w`'s next read, write or trim at `cursor` as its flow gives it
+/// (the request, direction, offset, length); None when it is to wait: for
+/// its requests in flight to drain, for the end of a think time (a wake-up
+/// is asked for), or for good (its work is done).
+fn next_rw(
+    w: &mut Worker,
+    wi: u32,
+    cursor: u64,
+    heap: &mut Events,
+) -> Option<(FlowIo, Ddir, u64, u32)> {
+    loop {
+        match w.flow.next(w.inflight, cursor) {
+            Step::Io(
+                io @ FlowIo::Rw {
+                    ddir, offset, len, ..
+                },
+            ) => return Some((io, ddir, offset, len)),
+            // A sync takes no time on the model: done as it is issued.
+            Step::Io(sync) => w.flow.completed(&sync, true),
+            Step::Drain => return None,
+            Step::Think { spin_ns, sleep_ns } => {
+                let at = cursor.saturating_add(spin_ns).saturating_add(sleep_ns);
+                if w.wake_at != at {
+                    heap.push(Reverse((at, wi, WAKE)));
+                    w.wake_at = at;
+                }
+                return None;
+            }
+            Step::Done => {
+                w.done = true;
+                return None;
+            }
+            // No page cache and no files on the model.
+            Step::DropCache(_)
+            | Step::FsyncFiles
+            | Step::SettleForVerify
+            | Step::NewLoop { .. } => {}
+        }
     }
 }
 

@@ -154,3 +154,79 @@ fn a_start_days_away_does_not_sample_every_second_in_memory() {
     assert!(t.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(o.free_blocks.len() as u64, MAX_SERIES_SECONDS + 1);
 }
+
+/// A job as the command line gives it (`--k=v` options).
+fn parsed(options: &[(&str, &str)]) -> JobSpec {
+    use ssdready_core::options::{build_jobs, RawOption, Section};
+    let job = Section {
+        name: "a".into(),
+        global: false,
+        options: options
+            .iter()
+            .map(|(k, v)| RawOption::cli(k, Some(v)))
+            .collect(),
+    };
+    let mut jobs = build_jobs(&[job]).expect("a valid job");
+    jobs.remove(0)
+}
+
+/// Bytes per direction that the job's flow issues, alone, each I/O done
+/// before the next.
+fn flow_bytes(spec: &JobSpec, capacity: u64) -> [u64; 3] {
+    use ssdready_workload::jobflow::{FlowIo, JobFlow, Step};
+    let mut flow = JobFlow::new(spec, &[region(spec, capacity).unwrap()], 0);
+    let mut bytes = [0u64; 3];
+    loop {
+        match flow.next(0, 0) {
+            Step::Io(io) => {
+                if let FlowIo::Rw { ddir, len, .. } = io {
+                    bytes[ddir.idx()] += u64::from(len);
+                }
+                flow.completed(&io, true);
+            }
+            Step::Done => return bytes,
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_sized_job_moves_the_bytes_its_flow_issues_as_a_real_run_does() {
+    // io_size with a block-size split: the flow checks the budget before
+    // each I/O (the last may cross it), as fio and the real loop do.
+    let spec = parsed(&[
+        ("rw", "randrw"),
+        ("bssplit", "4k/50:64k/50"),
+        ("iodepth", "4"),
+        ("io_size", "16m"),
+    ]);
+    let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+    let want = flow_bytes(&spec, d.capacity());
+    let o = simulate(&mut d, &[spec], &|| false).unwrap();
+    let w = &o.workers[0][0];
+    let got = [0, 1].map(|i| w.dirs[i].as_ref().map_or(0, |d| d.bytes));
+    assert_eq!(got, [want[0], want[1]]);
+    assert!(got[0] + got[1] >= 16 << 20, "{got:?}");
+}
+
+#[test]
+fn think_time_passes_in_virtual_time() {
+    // Ten 4 KiB reads (about 42 µs each on x25e), each followed by 1 ms of
+    // think time: about 10 ms; without the thinks, half a millisecond.
+    let spec = parsed(&[
+        ("rw", "randread"),
+        ("iodepth", "1"),
+        ("number_ios", "10"),
+        ("thinktime", "1ms"),
+        ("thinktime_blocks", "1"),
+    ]);
+    let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+    let o = simulate(&mut d, &[spec], &|| false).unwrap();
+    let w = &o.workers[0][0];
+    assert_eq!(w.dirs[0].as_ref().unwrap().ios, 10);
+    assert!(
+        (9_000_000..12_000_000).contains(&w.measured_ns),
+        "{} ns",
+        w.measured_ns
+    );
+}
