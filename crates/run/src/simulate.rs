@@ -47,6 +47,12 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         let window = simulate_phase(ctx, pi, members, &mut devices, first, &mut sim)?;
         sim.phases.push(phase_result(members, window));
     }
+    let mut failure = None;
+    for (path, text) in crate::logs::merge_shared(std::mem::take(&mut sim.log_files)) {
+        if let Err(e) = crate::logs::write(&path, &text) {
+            failure.get_or_insert(e);
+        }
+    }
     if devices.len() > 1 {
         warnings.push(format!(
             "{} emulated devices were used; the emulator report covers the first",
@@ -65,7 +71,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
         started_unix_ms: started,
         interrupted: stop.load(Relaxed),
-        failure: None,
+        failure,
         clock: ClockInfo {
             source: "virtual".into(),
             tsc_hz: None,
@@ -126,6 +132,8 @@ struct Simulated {
     free_series: Vec<u64>,
     /// Simulated time over all devices, ns.
     simulated_ns: u64,
+    /// The logs `write_iolog` recorded: (path, text).
+    log_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Simulate the jobs `members` of phase `pi`, each device once, in order
@@ -168,6 +176,9 @@ fn simulate_phase(
         for (k, workers) in idx.iter().zip(out.workers) {
             let s = &specs[*k];
             window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
+            let records = workers.iter().filter_map(|w| w.iolog_record.as_deref());
+            sim.log_files
+                .extend(records.map(|(p, t)| (p.clone(), t.clone().into_bytes())));
             let target = TargetInfo {
                 path: s.filename[0].clone(),
                 kind: "emulator".into(),
@@ -188,7 +199,7 @@ fn simulate_phase(
 }
 
 /// What virtual time cannot do at all: targets other than the emulator,
-/// steady-state detection, I/O logs.
+/// steady-state detection.
 fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
@@ -202,17 +213,6 @@ fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
             "job '{}': option 'steadystate_duration': steady-state detection is not supported in \
              virtual time (emu simulate) yet; run the job with 'ssdready run', or characterize the \
              device with 'ssdready characterize --virtual' (PTS rounds to steady state)",
-            s.name
-        )));
-    }
-    if let Some(s) = specs
-        .iter()
-        .find(|s| !s.iolog.read.is_empty() || s.iolog.write.is_some())
-    {
-        return Err(bad(format!(
-            "job '{}': options 'read_iolog' and 'write_iolog' are not supported in virtual time \
-             (emu simulate) yet; run the job with 'ssdready run' (replay_redirect=emu:PRESET \
-             replays on the emulator in real time)",
             s.name
         )));
     }

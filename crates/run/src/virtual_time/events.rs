@@ -3,8 +3,9 @@
 //! path's events, taken in time order. What a worker does next is its
 //! [`JobFlow`]'s, as in the real worker loop: passes and budgets (`size`,
 //! `io_size`, `loops`, `number_ios`), the drains between passes, think
-//! time (a wake-up after the pause) and verification reads (issued and
-//! timed; the model keeps no data to check). Syncs, cache drops and new
+//! time (a wake-up after the pause), verification reads (issued and
+//! timed; the model keeps no data to check) and `read_iolog`'s and
+//! `write_iolog`'s traces (`iolog`). Syncs, cache drops and new
 //! passes take no time on the model.
 
 use super::refusals::no_time;
@@ -41,6 +42,8 @@ struct Slot {
 
 struct Worker {
     job: usize,
+    /// Its clone number in the job.
+    clone: u32,
     /// The merge layer its requests go to.
     layer: Option<usize>,
     /// What it does next (fio's job flow over the job's plan).
@@ -120,8 +123,9 @@ fn worker(
     }
     Ok(Worker {
         job: ji,
+        clone: w,
         layer,
-        flow: JobFlow::new(spec, &[r], w),
+        flow: super::iolog::attach(spec, w, JobFlow::new(spec, &[r], w))?,
         depth,
         inflight: 0,
         done: false,
@@ -381,6 +385,7 @@ impl<'a> Sim<'a> {
                     self.instant,
                 )));
             }
+            super::iolog::finish(&self.jobs[w.job], w.clone, &mut w.flow, &mut w.stats)?;
             per_job[w.job].push(w.stats);
         }
         self.free_blocks.push(self.dev.free_blocks());

@@ -36,6 +36,7 @@ use ssdready_emu::device::Device;
 use ssdready_workload::plan::Region;
 
 mod events;
+mod iolog;
 mod refusals;
 #[cfg(test)]
 mod tests;

@@ -230,3 +230,57 @@ fn think_time_passes_in_virtual_time() {
         w.measured_ns
     );
 }
+
+#[test]
+fn write_iolog_records_the_simulated_requests_at_simulated_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.log");
+    let spec = parsed(&[
+        ("rw", "randread"),
+        ("iodepth", "1"),
+        ("number_ios", "20"),
+        ("thinktime", "1ms"),
+        ("thinktime_blocks", "1"),
+        ("write_iolog", path.to_str().unwrap()),
+    ]);
+    let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+    let o = simulate(&mut d, &[spec], &|| false).unwrap();
+    let (p, text) = *o.workers[0][0].iolog_record.clone().expect("a record");
+    assert_eq!(p, path.to_str().unwrap());
+    let reads: Vec<&str> = text.lines().filter(|l| l.contains(" read ")).collect();
+    assert_eq!(reads.len(), 20, "{text}");
+    // The thinks between them are in the log's times (fio's iolog v3,
+    // µs): 19 × (1 ms + one read of about 42 µs) after the first.
+    let last: u64 = reads[19]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((19_000..=20_500).contains(&last), "{text}");
+}
+
+#[test]
+fn read_iolog_replays_a_trace_at_its_times_in_virtual_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.log");
+    let trace = "fio version 3 iolog\n0 emu add\n0 emu open\n\
+                 0 emu read 0 4096\n5000 emu read 8192 4096\n10000 emu write 65536 8192\n";
+    std::fs::write(&path, trace).unwrap();
+    let mut specs = vec![parsed(&[
+        ("read_iolog", path.to_str().unwrap()),
+        ("replay_redirect", "emu:x25e,size=128m"),
+    ])];
+    crate::replay::prepare(&mut specs).unwrap();
+    let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
+    let o = simulate(&mut d, &specs, &|| false).unwrap();
+    let w = &o.workers[0][0];
+    let (r, wr) = (w.dirs[0].as_ref().unwrap(), w.dirs[1].as_ref().unwrap());
+    assert_eq!((r.ios, r.bytes, wr.ios, wr.bytes), (2, 8192, 1, 8192));
+    // The last request is issued 10 ms in, as the trace has it.
+    assert!(
+        (10_000_000..10_500_000).contains(&w.measured_ns),
+        "{} ns",
+        w.measured_ns
+    );
+}
