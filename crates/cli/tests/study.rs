@@ -202,13 +202,24 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
     if at8 >= 0.95 {
         assert!((8..=10).contains(&knee), "knee {knee}: {}", f["qd_curve"]);
     } else {
-        assert!(
-            knee > 8,
-            "QD 8 lost {:.0} % yet the knee is {knee}",
-            100.0 * (1.0 - at8)
+        // A busy machine lowers every depth, the peak too, so the knee may
+        // stay where it is: then it must still be the curve's own (the
+        // first depth at 90 % of the peak).
+        let curve = f["qd_curve"].as_array().unwrap();
+        let iops = |c: &serde_json::Value| c["iops"].as_f64().unwrap();
+        let peak = curve.iter().map(iops).fold(0.0, f64::max);
+        let first = curve
+            .iter()
+            .find(|c| iops(c) >= 0.9 * peak)
+            .and_then(|c| c["qd"].as_u64())
+            .unwrap();
+        assert_eq!(
+            knee, first,
+            "the knee is not the curve's: {}",
+            f["qd_curve"]
         );
         eprintln!(
-            "skipped the knee check: the platform delivered {:.0} % of the device at QD 8 (a busy machine); knee {knee}",
+            "skipped the x25e knee check: the platform delivered {:.0} % of the device at QD 8 (a busy machine); knee {knee}, the curve's own",
             100.0 * at8
         );
     }
