@@ -10,7 +10,7 @@
 //! - `--decompose`'s block-and-below mean vs /sys/block/X/stat's;
 //! - ssdready's I/O count vs the kernel's (/sys/block/X/stat), per device.
 
-use crate::result::{CrossCheck, PhaseResult};
+use crate::result::{CpuCost, CrossCheck, DiskResult, PhaseResult, ProfileReport};
 
 /// Relative tolerance of a sampled profile against an exact figure: the
 /// timer samples' statistical error (≈ 2/√n) plus 10 % for what a cpu-clock
@@ -73,116 +73,138 @@ impl CrossCheck {
 pub fn phase_checks(p: &PhaseResult) -> Vec<CrossCheck> {
     let mut out = Vec::new();
     if let Some(c) = p.cpu.as_ref().filter(|c| c.ios > 0) {
-        let (sys, err, proc_) = (
-            c.per_io.system_ns,
-            c.sources.system_error_ns,
-            c.per_io.process_ns,
-        );
-        // getrusage is exact; allow 1 % for the moments the two are read.
-        let allowed = err + 0.01 * proc_;
+        cpu_checks(c, &mut out);
+        if let Some(prof) = &p.profile {
+            profile_checks(c, prof, &mut out);
+        }
+    }
+    out.extend(p.disks.iter().filter_map(disk_ios_check));
+    out.extend(decomposition_check(p));
+    out
+}
+
+/// The whole system's CPU against the process's own and its threads'.
+fn cpu_checks(c: &CpuCost, out: &mut Vec<CrossCheck>) {
+    let (sys, err, proc_) = (
+        c.per_io.system_ns,
+        c.sources.system_error_ns,
+        c.per_io.process_ns,
+    );
+    // getrusage is exact; allow 1 % for the moments the two are read.
+    let allowed = err + 0.01 * proc_;
+    out.push(check(
+        "whole-system CPU per I/O ≥ the process's own",
+        ("system", sys),
+        ("process", proc_),
+        "ns",
+        allowed,
+        sys + allowed >= proc_,
+        &["cpu.per_io.system_ns", "cpu.per_io.process_ns"],
+    ));
+    if let Some(t) = c.sources.threads_ns {
+        let allowed = err + 0.02 * sys;
         out.push(check(
-            "whole-system CPU per I/O ≥ the process's own",
+            "run time of every thread ≤ whole-system busy CPU per I/O",
+            ("threads", t),
             ("system", sys),
-            ("process", proc_),
             "ns",
             allowed,
-            sys + allowed >= proc_,
-            &["cpu.per_io.system_ns", "cpu.per_io.process_ns"],
+            t <= sys + allowed,
+            &["cpu.per_io.system_ns"],
         ));
-        if let Some(t) = c.sources.threads_ns {
-            let allowed = err + 0.02 * sys;
-            out.push(check(
-                "run time of every thread ≤ whole-system busy CPU per I/O",
-                ("threads", t),
-                ("system", sys),
-                "ns",
-                allowed,
-                t <= sys + allowed,
-                &["cpu.per_io.system_ns"],
-            ));
-        }
-        if let Some(prof) = &p.profile {
-            // The bracketed figure first: when it agrees, it is the one a
-            // sampled disagreement points to.
-            let exact_ok = prof.exact.as_ref().map(|e| {
-                // Both measure every CPU's busy time by timestamps; 10 %
-                // for the interrupt entry code each side charges
-                // differently, plus /proc/stat's own resolution. A vCPU
-                // the hypervisor stops while it runs (steal) stays in its
-                // bracketed state, while /proc/stat takes steal out of
-                // busy: the bracketed figure is compared less steal.
-                let allowed = 0.10 * sys + err;
-                let exact = e.busy_ns_per_io - c.sources.steal_ns;
-                let ok = (exact - sys).abs() <= allowed;
-                out.push(check(
-                    "exact (tracepoint-bracketed) busy CPU per I/O, less the hypervisor's steal, vs whole-system busy CPU per I/O",
-                    ("profile.exact", exact),
-                    ("system", sys),
-                    "ns",
-                    allowed,
-                    ok,
-                    &["profile.exact"],
-                ));
-                ok
-            });
-            let tol = profile_tolerance(prof.busy_samples);
-            let allowed = tol * sys + err;
-            let marks: &[&str] = if exact_ok == Some(true) {
-                &["profile.layers (use profile.exact.layers: bracketed by tracepoints, it agrees)"]
-            } else {
-                &["profile.layers"]
-            };
-            out.push(check(
-                "profile busy CPU per I/O vs whole-system busy CPU per I/O",
-                ("profile", prof.busy_ns_per_io),
-                ("system", sys),
-                "ns",
-                allowed,
-                (prof.busy_ns_per_io - sys).abs() <= allowed,
-                marks,
-            ));
-        }
     }
-    for d in &p.disks {
-        let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
-        // Only when ssdready counted I/Os of its own there (direct I/O):
-        // the device's traffic alone says nothing about ssdready's figures.
-        if d.app_ios > 0 {
-            let allowed = (d.app_ios as f64 * 0.01).max(1.0);
-            out.push(check(
-                &format!("I/Os on {}: ssdready's count vs the kernel's", d.name),
-                ("ssdready", d.app_ios as f64),
-                ("/sys/block stat", dev_ios as f64),
-                "I/Os",
-                allowed,
-                (d.app_ios as f64 - dev_ios as f64).abs() <= allowed,
-                &["disks.above_block_mean_ns", "decomposition"],
-            ));
-        }
+}
+
+/// The profile's busy CPU (bracketed, then sampled) against the whole
+/// system's.
+fn profile_checks(c: &CpuCost, prof: &ProfileReport, out: &mut Vec<CrossCheck>) {
+    let (sys, err) = (c.per_io.system_ns, c.sources.system_error_ns);
+    // The bracketed figure first: when it agrees, it is the one a
+    // sampled disagreement points to.
+    let exact_ok = prof.exact.as_ref().map(|e| {
+        // Both measure every CPU's busy time by timestamps; 10 %
+        // for the interrupt entry code each side charges
+        // differently, plus /proc/stat's own resolution. A vCPU
+        // the hypervisor stops while it runs (steal) stays in its
+        // bracketed state, while /proc/stat takes steal out of
+        // busy: the bracketed figure is compared less steal.
+        let allowed = 0.10 * sys + err;
+        let exact = e.busy_ns_per_io - c.sources.steal_ns;
+        let ok = (exact - sys).abs() <= allowed;
+        out.push(check(
+            "exact (tracepoint-bracketed) busy CPU per I/O, less the hypervisor's steal, vs whole-system busy CPU per I/O",
+            ("profile.exact", exact),
+            ("system", sys),
+            "ns",
+            allowed,
+            ok,
+            &["profile.exact"],
+        ));
+        ok
+    });
+    let tol = profile_tolerance(prof.busy_samples);
+    let allowed = tol * sys + err;
+    let marks: &[&str] = if exact_ok == Some(true) {
+        &["profile.layers (use profile.exact.layers: bracketed by tracepoints, it agrees)"]
+    } else {
+        &["profile.layers"]
+    };
+    out.push(check(
+        "profile busy CPU per I/O vs whole-system busy CPU per I/O",
+        ("profile", prof.busy_ns_per_io),
+        ("system", sys),
+        "ns",
+        allowed,
+        (prof.busy_ns_per_io - sys).abs() <= allowed,
+        marks,
+    ));
+}
+
+/// ssdready's I/O count on a device against the kernel's.
+fn disk_ios_check(d: &DiskResult) -> Option<CrossCheck> {
+    let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
+    // Only when ssdready counted I/Os of its own there (direct I/O):
+    // the device's traffic alone says nothing about ssdready's figures.
+    if d.app_ios == 0 {
+        return None;
     }
-    if let Some(dc) = &p.decomposition {
-        let stat = p
-            .disks
-            .iter()
-            .filter(|d| d.counts_agree)
-            .filter_map(|d| d.block_mean_ns.map(|m| (m, d.read_ios + d.write_ios)))
-            .next();
-        if let (Some((m, ios)), true) = (stat, dc.block_and_below.n > 0) {
-            // diskstats keeps milliseconds: ±1 ms per direction over the I/Os.
-            let allowed = 0.05 * m + 2e6 / ios.max(1) as f64;
-            let mean = dc.block_and_below.mean_ns;
-            out.push(check(
-                "block-and-below mean latency: eBPF vs /sys/block stat",
-                ("decompose", mean),
-                ("/sys/block stat", m),
-                "ns",
-                allowed,
-                (mean - m).abs() <= allowed,
-                &["decomposition"],
-            ));
-        }
+    let allowed = (d.app_ios as f64 * 0.01).max(1.0);
+    Some(check(
+        &format!("I/Os on {}: ssdready's count vs the kernel's", d.name),
+        ("ssdready", d.app_ios as f64),
+        ("/sys/block stat", dev_ios as f64),
+        "I/Os",
+        allowed,
+        (d.app_ios as f64 - dev_ios as f64).abs() <= allowed,
+        &["disks.above_block_mean_ns", "decomposition"],
+    ))
+}
+
+/// The decomposition's block-and-below mean against the first agreeing
+/// device's /sys/block figure.
+fn decomposition_check(p: &PhaseResult) -> Option<CrossCheck> {
+    let dc = p.decomposition.as_ref()?;
+    let (m, ios) = p
+        .disks
+        .iter()
+        .filter(|d| d.counts_agree)
+        .filter_map(|d| d.block_mean_ns.map(|m| (m, d.read_ios + d.write_ios)))
+        .next()?;
+    if dc.block_and_below.n == 0 {
+        return None;
     }
-    out
+    // diskstats keeps milliseconds: ±1 ms per direction over the I/Os.
+    let allowed = 0.05 * m + 2e6 / ios.max(1) as f64;
+    let mean = dc.block_and_below.mean_ns;
+    Some(check(
+        "block-and-below mean latency: eBPF vs /sys/block stat",
+        ("decompose", mean),
+        ("/sys/block stat", m),
+        "ns",
+        allowed,
+        (mean - m).abs() <= allowed,
+        &["decomposition"],
+    ))
 }
 
 #[cfg(test)]

@@ -176,8 +176,15 @@ pub fn check(p: &Params) -> Result<(), String> {
     check_flash(p)
 }
 
+/// Every parameter within its allowed range.
 fn check_ranges(p: &Params) -> Result<(), String> {
-    let ints: [(&str, u64); 28] = [
+    check_int_ranges(p)?;
+    check_float_ranges(p)
+}
+
+/// The integer parameters of every device, by name, with their values.
+fn int_params(p: &Params) -> [(&'static str, u64); 28] {
+    [
         ("channels", p.channels.into()),
         ("dies_per_channel", p.dies_per_channel.into()),
         ("pages_per_block", p.pages_per_block.into()),
@@ -206,8 +213,12 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("host_cmd_ns", p.host_cmd_ns),
         ("irq_ns", p.irq_ns),
         ("wake_ns", p.wake_ns),
-    ];
-    let nand: [(&str, u64); 7] = [
+    ]
+}
+
+/// The NAND array's integer parameters, by name, with their values.
+fn nand_params(p: &Params) -> [(&'static str, u64); 7] {
+    [
         ("flash_page_bytes", p.flash_page_bytes.into()),
         ("flash_block_bytes", p.flash_block_bytes),
         ("planes", p.planes.into()),
@@ -215,9 +226,14 @@ fn check_ranges(p: &Params) -> Result<(), String> {
         ("suspend_ns", p.suspend_ns),
         ("resume_ns", p.resume_ns),
         ("suspend_max", p.suspend_max.into()),
-    ];
+    ]
+}
+
+/// The integer parameters within their limits, the page types' count, and
+/// `page_bytes` a power of two.
+fn check_int_ranges(p: &Params) -> Result<(), String> {
     let types = p.program_types_ns.iter().map(|&t| ("program_ns", t));
-    for (k, v) in ints.into_iter().chain(nand).chain(types) {
+    for (k, v) in int_params(p).into_iter().chain(nand_params(p)).chain(types) {
         let (lo, hi) = int_limit(k).unwrap_or((0, u64::MAX));
         if !(lo..=hi).contains(&v) {
             return Err(out_of_range(k, v));
@@ -235,6 +251,11 @@ fn check_ranges(p: &Params) -> Result<(), String> {
             p.page_bytes
         ));
     }
+    Ok(())
+}
+
+/// The rates and fractions within their limits.
+fn check_float_ranges(p: &Params) -> Result<(), String> {
     for (k, v) in [("channel_mbps", p.channel_mbps), ("link_mbps", p.link_mbps)] {
         if !(v == 0.0 || (RATE_MBPS.0..=RATE_MBPS.1).contains(&v)) {
             return Err(format!(

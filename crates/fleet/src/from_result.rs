@@ -16,6 +16,7 @@ use crate::tstat::{GroupStats, IoStat, LatKind, ThreadStat, TsPdu};
 use crate::Error;
 use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
+use ssdready_core::stats::DirStats;
 
 fn io_stat(h: &Histogram) -> IoStat {
     if h.count() == 0 {
@@ -84,63 +85,20 @@ fn series_stats(series: &[ssdready_core::stats::SecSample], window_ns: u64) -> (
 pub fn thread_stat(j: &JobResult, number: u32, version: u16) -> Result<ThreadStat, Error> {
     let mut t = ThreadStat::new(version)?;
     let raw = &j.raw;
-    t.set_text("name", &j.name);
-    if let Some(e) = &raw.first_error {
-        t.set_text("verror", e);
-    }
-    t.set("error", 0, raw.first_errno.unsigned_abs() as u64);
-    t.set("thread_number", 0, u64::from(number));
-    t.set("groupid", 0, u64::from(j.group));
-    t.set("pid", 0, u64::from(std::process::id()));
-    t.set_text("description", j.spec.description.as_deref().unwrap_or(""));
-    t.set("members", 0, u64::from(j.workers.max(1)));
-    t.set("disable_prio_stat", 0, 1);
-    t.set_io_stat("sync_stat", 0, &empty_stat());
+    set_identity(&mut t, j, number);
     let runtime_ms = j.measured_ns / 1_000_000;
     for d in 0..DIRS {
         for f in ["clat_stat", "slat_stat", "lat_stat", "bw_stat", "iops_stat"] {
             t.set_io_stat(f, d, &empty_stat());
         }
-        let Some(ds) = raw.dirs[d].as_deref() else {
-            continue;
-        };
-        t.set("total_io_u", d, ds.ios);
-        t.set("short_io_u", d, ds.short_ios);
-        t.set("io_bytes", d, ds.bytes);
-        if ds.ios > 0 {
-            t.set("runtime", d, runtime_ms.max(1));
+        if let Some(ds) = raw.dirs[d].as_deref() {
+            set_dir(&mut t, d, ds, j.measured_ns);
         }
-        for (kind, h, f) in [
-            (LatKind::Slat, &ds.slat, "slat_stat"),
-            (LatKind::Clat, &ds.clat, "clat_stat"),
-            (LatKind::Lat, &ds.lat, "lat_stat"),
-        ] {
-            t.set_io_stat(f, d, &io_stat(h));
-            t.set_plat(kind, d, &bins(h));
-        }
-        for (v, c) in ds.clat.bins() {
-            let (f, i) = lat_bucket(v);
-            t.set(f, i, t.get(f, i) + c);
-        }
-        let (bw, iops) = series_stats(&ds.series, j.measured_ns);
-        t.set_io_stat("bw_stat", d, &bw);
-        t.set_io_stat("iops_stat", d, &iops);
     }
     t.set("usr_time", 0, raw.thread_cpu.user_ns / 1_000_000);
     t.set("sys_time", 0, raw.thread_cpu.sys_ns / 1_000_000);
     t.set("ctx", 0, raw.thread_cpu.ctx);
-    t.set("clat_percentiles", 0, u64::from(j.spec.clat_percentiles));
-    t.set("lat_percentiles", 0, u64::from(j.spec.lat_percentiles));
-    t.set("slat_percentiles", 0, u64::from(j.spec.slat_percentiles));
-    t.set("percentile_precision", 0, 2);
-    let list: &[f64] = if j.spec.percentile_list_given {
-        &j.spec.percentile_list
-    } else {
-        &crate::merge::DEFAULT_PERCENTILES
-    };
-    for (i, p) in list.iter().take(20).enumerate() {
-        t.set_f("percentile_list", i, *p);
-    }
+    set_percentiles(&mut t, j);
     for i in 0..7 {
         t.set("io_u_map", i, raw.depth_at_issue[i]);
         t.set("io_u_submit", i, raw.submit_batches[i]);
@@ -161,6 +119,66 @@ pub fn thread_stat(j: &JobResult, number: u32, version: u16) -> Result<ThreadSta
     t.set_f("latency_percentile", 0, 100.0);
     t.set("sig_figs", 0, 4);
     Ok(t)
+}
+
+/// The job's name, number, group, error and members.
+fn set_identity(t: &mut ThreadStat, j: &JobResult, number: u32) {
+    let raw = &j.raw;
+    t.set_text("name", &j.name);
+    if let Some(e) = &raw.first_error {
+        t.set_text("verror", e);
+    }
+    t.set("error", 0, raw.first_errno.unsigned_abs() as u64);
+    t.set("thread_number", 0, u64::from(number));
+    t.set("groupid", 0, u64::from(j.group));
+    t.set("pid", 0, u64::from(std::process::id()));
+    t.set_text("description", j.spec.description.as_deref().unwrap_or(""));
+    t.set("members", 0, u64::from(j.workers.max(1)));
+    t.set("disable_prio_stat", 0, 1);
+    t.set_io_stat("sync_stat", 0, &empty_stat());
+}
+
+/// Direction `d`'s counts, latencies (statistics, bins, buckets) and
+/// per-second rates, over a window of `measured_ns`.
+fn set_dir(t: &mut ThreadStat, d: usize, ds: &DirStats, measured_ns: u64) {
+    t.set("total_io_u", d, ds.ios);
+    t.set("short_io_u", d, ds.short_ios);
+    t.set("io_bytes", d, ds.bytes);
+    if ds.ios > 0 {
+        t.set("runtime", d, (measured_ns / 1_000_000).max(1));
+    }
+    for (kind, h, f) in [
+        (LatKind::Slat, &ds.slat, "slat_stat"),
+        (LatKind::Clat, &ds.clat, "clat_stat"),
+        (LatKind::Lat, &ds.lat, "lat_stat"),
+    ] {
+        t.set_io_stat(f, d, &io_stat(h));
+        t.set_plat(kind, d, &bins(h));
+    }
+    for (v, c) in ds.clat.bins() {
+        let (f, i) = lat_bucket(v);
+        t.set(f, i, t.get(f, i) + c);
+    }
+    let (bw, iops) = series_stats(&ds.series, measured_ns);
+    t.set_io_stat("bw_stat", d, &bw);
+    t.set_io_stat("iops_stat", d, &iops);
+}
+
+/// Which percentiles the job reports, and their list (fio's default when
+/// the job gave none).
+fn set_percentiles(t: &mut ThreadStat, j: &JobResult) {
+    t.set("clat_percentiles", 0, u64::from(j.spec.clat_percentiles));
+    t.set("lat_percentiles", 0, u64::from(j.spec.lat_percentiles));
+    t.set("slat_percentiles", 0, u64::from(j.spec.slat_percentiles));
+    t.set("percentile_precision", 0, 2);
+    let list: &[f64] = if j.spec.percentile_list_given {
+        &j.spec.percentile_list
+    } else {
+        &crate::merge::DEFAULT_PERCENTILES
+    };
+    for (i, p) in list.iter().take(20).enumerate() {
+        t.set_f("percentile_list", i, *p);
+    }
 }
 
 /// Every job's TS and every group's totals, in `version`'s layout.

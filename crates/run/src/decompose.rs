@@ -116,7 +116,27 @@ pub fn split(
     };
     let agree =
         app_ios > 0 && (below.n as f64 - app_ios as f64).abs() <= (app_ios as f64 * 0.01).max(2.0);
-    let per_io = joined.filter(|j| j.matched > 0).map(|j| PerIoSplit {
+    let per_io = per_io_split(joined, pcts);
+    let parts = shares(per_io.as_ref(), agree, app_mean, &below, &blk, &dev);
+    let notes = notes(flavour, joined, agree, below.n, app_ios);
+    Decomposition {
+        flavour: flavour.into(),
+        block_layer_mean_ns: below.mean_ns - dev.mean_ns,
+        above_block_mean_ns: agree.then_some(app_mean - below.mean_ns),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        block_and_below: below,
+        driver_and_device: dev,
+        block_layer: blk,
+        app_ios,
+        app_mean_ns: app_mean,
+        per_io,
+        parts,
+    }
+}
+
+/// The workers' per-I/O join as the result's split, when any I/O was joined.
+fn per_io_split(joined: Option<&IoSplit>, pcts: &[f64]) -> Option<PerIoSplit> {
+    joined.filter(|j| j.matched > 0).map(|j| PerIoSplit {
         matched: j.matched,
         unmatched: j.unmatched,
         above_block_submit: LatSummary::of(&j.submit, pcts),
@@ -125,14 +145,27 @@ pub fn split(
         driver_and_device: LatSummary::of(&j.device, pcts),
         completion: LatSummary::of(&j.complete, pcts),
         total: LatSummary::of(&j.total, pcts),
-    });
+    })
+}
+
+/// Each part's mean and share of the whole: from the joined I/Os when
+/// there are any, else from the histograms' means when the block layer's
+/// count agrees with the app's.
+fn shares(
+    per_io: Option<&PerIoSplit>,
+    agree: bool,
+    app_mean: f64,
+    below: &LatSummary,
+    blk: &LatSummary,
+    dev: &LatSummary,
+) -> Vec<PartShare> {
     let share = |part: &str, mean_ns: f64, of: f64| PartShare {
         part: part.into(),
         mean_ns,
         share_pct: if of > 0.0 { 100.0 * mean_ns / of } else { 0.0 },
     };
     let mut parts = Vec::new();
-    match &per_io {
+    match per_io {
         // The joined I/Os' own means: they add up to their mean latency.
         Some(p) => {
             let of = p.total.mean_ns;
@@ -163,12 +196,22 @@ pub fn split(
         }
         None => {}
     }
+    parts
+}
+
+/// What the split withholds or could not join, one note each.
+fn notes(
+    flavour: &str,
+    joined: Option<&IoSplit>,
+    agree: bool,
+    block_ios: u64,
+    app_ios: u64,
+) -> Vec<String> {
     let mut notes = Vec::new();
     if !agree {
         notes.push(format!(
-            "the block layer saw {} of this process's I/Os, ssdready completed {app_ios}: \
-             the mean above-block split is withheld",
-            below.n
+            "the block layer saw {block_ios} of this process's I/Os, ssdready completed {app_ios}: \
+             the mean above-block split is withheld"
         ));
     }
     match (flavour, joined) {
@@ -184,19 +227,7 @@ pub fn split(
         )),
         _ => {}
     }
-    Decomposition {
-        flavour: flavour.into(),
-        block_layer_mean_ns: below.mean_ns - dev.mean_ns,
-        above_block_mean_ns: agree.then_some(app_mean - below.mean_ns),
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
-        block_and_below: below,
-        driver_and_device: dev,
-        block_layer: blk,
-        app_ios,
-        app_mean_ns: app_mean,
-        per_io,
-        parts,
-    }
+    notes
 }
 
 #[cfg(test)]

@@ -154,6 +154,41 @@ fn limits(tracepoints: &[String]) -> Vec<String> {
     v
 }
 
+/// Per-I/O and share-of-busy arithmetic over one window: the I/O count,
+/// the busy states' total (ns) and the TSC's rate for clocks.
+struct Per {
+    ios: u64,
+    busy_ns: u64,
+    tsc_hz: Option<f64>,
+}
+
+impl Per {
+    /// `ns` over the window's I/Os (0 without I/Os).
+    fn io(&self, ns: f64) -> f64 {
+        if self.ios > 0 {
+            ns / self.ios as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// `ns` as a percentage of the busy time (0 without busy time).
+    fn share(&self, ns: f64) -> f64 {
+        if self.busy_ns > 0 {
+            100.0 * ns / self.busy_ns as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Per-I/O time in TSC clocks, when the rate is known and I/Os ran.
+    fn clocks(&self, ns_per_io: f64) -> Option<f64> {
+        self.tsc_hz
+            .filter(|_| self.ios > 0)
+            .map(|h| ns_per_io * h / 1e9)
+    }
+}
+
 /// The exact figures from the states' time over the window (`delta`, ns,
 /// every CPU), beside the sampled profile `p`: `window_ns` × `cpus` is
 /// what the states should add up to.
@@ -169,7 +204,6 @@ pub fn build(
     missing: Vec<String>,
     cpu_totals: &[u64],
 ) -> ExactCpu {
-    let per = |ns: f64| if ios > 0 { ns / ios as f64 } else { 0.0 };
     let block = BLOCK_TRACEPOINTS
         .iter()
         .all(|t| tracepoints.iter().any(|x| x == t));
@@ -177,14 +211,46 @@ pub fn build(
         .filter(|i| !IDLE_STATES.contains(i))
         .map(|i| delta[i])
         .sum();
-    let share = |ns: f64| {
-        if busy_ns > 0 {
-            100.0 * ns / busy_ns as f64
+    let per = Per {
+        ios,
+        busy_ns,
+        tsc_hz,
+    };
+    let sampled = sampled_per_group(p, ios, block);
+    let exact: Vec<f64> = GROUPS
+        .iter()
+        .map(|(_, st, _)| st.iter().map(|&i| delta[i] as f64).sum())
+        .collect();
+    let total: u64 = delta.iter().sum();
+    let whole = window_ns as f64 * cpus.max(1) as f64;
+    ExactCpu {
+        source: "eBPF on tracepoints (raw_syscalls, irq, irq_vectors, sched_switch, cpu_idle, \
+                 block, io_uring): each CPU's time between events charged to its state, \
+                 bpf_ktime_get_ns"
+            .into(),
+        limits: limits(&tracepoints),
+        tracepoints,
+        missing_tracepoints: missing,
+        states: state_costs(delta, &per),
+        busy_ns_per_io: per.io(busy_ns as f64),
+        covered_pct: if whole > 0.0 {
+            100.0 * total as f64 / whole
         } else {
             0.0
-        }
-    };
-    let states = STATES
+        },
+        covered_pct_per_cpu: cpu_totals
+            .iter()
+            .filter(|&&t| t > 0 && window_ns > 0)
+            .map(|&t| 100.0 * t as f64 / window_ns as f64)
+            .collect(),
+        layers: layer_costs(p, block, &sampled, &exact, &per),
+        sampled_vs_exact: sampled_vs_exact(block, &sampled, &exact, &per),
+    }
+}
+
+/// Every state's time over the window, per I/O and as a share of busy.
+fn state_costs(delta: &[u64; STATES.len()], per: &Per) -> Vec<StateCost> {
+    STATES
         .iter()
         .enumerate()
         .map(|(i, name)| {
@@ -193,23 +259,37 @@ pub fn build(
                 state: name.to_string(),
                 busy,
                 cpu_ns: delta[i],
-                ns_per_io: per(delta[i] as f64),
-                share_of_busy_pct: if busy { share(delta[i] as f64) } else { 0.0 },
+                ns_per_io: per.io(delta[i] as f64),
+                share_of_busy_pct: if busy {
+                    per.share(delta[i] as f64)
+                } else {
+                    0.0
+                },
             }
         })
-        .collect();
-    // Sampled time per group, ns (per I/O × I/Os); idle takes the gaps no
-    // sample stands for.
+        .collect()
+}
+
+/// Sampled time per group, ns (per I/O × I/Os); idle takes the gaps no
+/// sample stands for.
+fn sampled_per_group(p: &ProfileReport, ios: u64, block: bool) -> [f64; GROUPS.len()] {
     let mut sampled = [0f64; GROUPS.len()];
     for l in &p.layers {
         sampled[group_of(&l.layer, block)] += l.ns_per_io * ios as f64;
     }
     sampled[IDLE_GROUP] += (p.late_timer_ns + p.unsampled_ns) as f64;
-    let exact: Vec<f64> = GROUPS
-        .iter()
-        .map(|(_, st, _)| st.iter().map(|&i| delta[i] as f64).sum())
-        .collect();
-    let clocks = |ns_per_io: f64| tsc_hz.filter(|_| ios > 0).map(|h| ns_per_io * h / 1e9);
+    sampled
+}
+
+/// The sampled layers scaled to their group's exact time, a row for each
+/// busy group without samples, costliest first.
+fn layer_costs(
+    p: &ProfileReport,
+    block: bool,
+    sampled: &[f64; GROUPS.len()],
+    exact: &[f64],
+    per: &Per,
+) -> Vec<LayerCost> {
     let mut layers = Vec::new();
     for (g, (gname, _, _)) in GROUPS.iter().enumerate() {
         let mine: Vec<&LayerCost> = p
@@ -234,70 +314,62 @@ pub fn build(
                 share_of_busy_pct: if g == IDLE_GROUP {
                     0.0
                 } else {
-                    share(ns * ios as f64)
+                    per.share(ns * per.ios as f64)
                 },
                 share_error_pct: l.share_error_pct,
                 ns_per_io: ns,
-                clocks_per_io: clocks(ns),
+                clocks_per_io: per.clocks(ns),
             });
         }
         if mine.is_empty() && exact[g] > 0.0 && g != IDLE_GROUP {
-            let ns = per(exact[g]);
-            let why = if GROUPS[g].2.is_some_and(|l| l.is_empty()) {
-                "bracketed, not split"
-            } else {
-                "no samples"
-            };
-            layers.push(LayerCost {
-                layer: format!("{gname} ({why})"),
-                samples: 0,
-                share_of_busy_pct: share(exact[g]),
-                share_error_pct: 0.0,
-                ns_per_io: ns,
-                clocks_per_io: clocks(ns),
-            });
+            layers.push(unsampled_group(g, exact[g], per));
         }
     }
     layers.sort_by(|a, b| b.ns_per_io.total_cmp(&a.ns_per_io));
-    let total: u64 = delta.iter().sum();
-    let whole = window_ns as f64 * cpus.max(1) as f64;
-    ExactCpu {
-        source: "eBPF on tracepoints (raw_syscalls, irq, irq_vectors, sched_switch, cpu_idle, \
-                 block, io_uring): each CPU's time between events charged to its state, \
-                 bpf_ktime_get_ns"
-            .into(),
-        limits: limits(&tracepoints),
-        tracepoints,
-        missing_tracepoints: missing,
-        states,
-        busy_ns_per_io: per(busy_ns as f64),
-        covered_pct: if whole > 0.0 {
-            100.0 * total as f64 / whole
-        } else {
-            0.0
-        },
-        covered_pct_per_cpu: cpu_totals
-            .iter()
-            .filter(|&&t| t > 0 && window_ns > 0)
-            .map(|&t| 100.0 * t as f64 / window_ns as f64)
-            .collect(),
-        layers,
-        sampled_vs_exact: GROUPS
-            .iter()
-            .enumerate()
-            .filter(|(g, _)| block || !BLOCK_GROUPS.contains(g))
-            .map(|(g, (name, st, names))| SampledVsExact {
-                group: name.to_string(),
-                sampled_ns_per_io: per(sampled[g]),
-                exact_ns_per_io: per(exact[g]),
-                sampled_layers: match names {
-                    Some(n) => n.iter().map(|s| s.to_string()).collect(),
-                    None => vec!["every other busy layer".into()],
-                },
-                exact_states: st.iter().map(|&i| STATES[i].to_string()).collect(),
-            })
-            .collect(),
+    layers
+}
+
+/// The row of a busy group that has exact time but no sampled layer.
+fn unsampled_group(g: usize, exact_ns: f64, per: &Per) -> LayerCost {
+    let ns = per.io(exact_ns);
+    let why = if GROUPS[g].2.is_some_and(|l| l.is_empty()) {
+        "bracketed, not split"
+    } else {
+        "no samples"
+    };
+    LayerCost {
+        layer: format!("{} ({why})", GROUPS[g].0),
+        samples: 0,
+        share_of_busy_pct: per.share(exact_ns),
+        share_error_pct: 0.0,
+        ns_per_io: ns,
+        clocks_per_io: per.clocks(ns),
     }
+}
+
+/// Each group's sampled and exact time per I/O side by side (the block
+/// groups only with the block tracepoints).
+fn sampled_vs_exact(
+    block: bool,
+    sampled: &[f64; GROUPS.len()],
+    exact: &[f64],
+    per: &Per,
+) -> Vec<SampledVsExact> {
+    GROUPS
+        .iter()
+        .enumerate()
+        .filter(|(g, _)| block || !BLOCK_GROUPS.contains(g))
+        .map(|(g, (name, st, names))| SampledVsExact {
+            group: name.to_string(),
+            sampled_ns_per_io: per.io(sampled[g]),
+            exact_ns_per_io: per.io(exact[g]),
+            sampled_layers: match names {
+                Some(n) => n.iter().map(|s| s.to_string()).collect(),
+                None => vec!["every other busy layer".into()],
+            },
+            exact_states: st.iter().map(|&i| STATES[i].to_string()).collect(),
+        })
+        .collect()
 }
 
 /// Per-CPU snapshots' difference: `after` − `before` state by state,

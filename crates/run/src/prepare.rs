@@ -235,107 +235,21 @@ fn list_files(dir: &str) -> Result<Vec<String>, String> {
 fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure> {
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
-    if let Some(d) = spec.directory.as_deref() {
-        for dir in d.split(':').filter(|x| !x.is_empty()) {
-            if !Path::new(dir).is_dir() {
-                return Err(in_job(format!(
-                    "option 'directory': {dir} is not a directory (fio needs it to exist too)"
-                )));
-            }
-        }
-    }
+    check_directories(&spec).map_err(in_job)?;
     if spec.engine_named.as_deref() == Some("dev-dax") {
         crate::validate::dax_names(&spec, allow_destructive)?;
     }
-    // Every clone's (path, offset, len), and the distinct paths in order.
-    let mut paths: Vec<String> = Vec::new();
-    // Each path's index in `paths`: linear in the number of files (a
-    // search of `paths` per file was quadratic: 10 s for 65,536 files).
-    let mut index: std::collections::HashMap<String, usize> = Default::default();
     let stop = crate::stop::flag();
-    let mut per_clone: Vec<Vec<(usize, u64, u64)>> = Vec::new();
-    let mut infos: BTreeMap<String, PathInfo> = BTreeMap::new();
-    let passthru = crate::passthru::is_passthru(&spec);
+    let mut layout = Layout::default();
     for w in 0..spec.numjobs {
-        let probe = |p: &str| path_info(p, allow_destructive).unwrap_or_default();
-        let names = fileset::names(&spec, w, &probe, &list_files).map_err(bad)?;
-        let mut sizes = Vec::with_capacity(names.len());
-        for n in &names {
-            stopped(&stop)?;
-            if !infos.contains_key(n) {
-                let i = if passthru {
-                    // The device's own capacity (READ CAPACITY, Identify).
-                    let d = crate::passthru::probe(&spec, n)?;
-                    PathInfo {
-                        exists: true,
-                        regular: false,
-                        size: d.bytes,
-                    }
-                } else {
-                    path_info(n, allow_destructive)
-                        .map_err(|e| crate::validate::target_failure(&job, e))?
-                };
-                infos.insert(n.clone(), i);
-            }
-            let i = &infos[n];
-            sizes.push(if spec.fill_device && (i.regular || !i.exists) {
-                fill_size(n, i.size).map_err(in_job)?
-            } else {
-                i.size
-            });
-        }
-        // fio's file_append applies to regular files only.
-        let on_device = |n: &String| infos.get(n).is_some_and(|i| i.exists && !i.regular);
-        let regions = if spec.access.file_append && names.iter().any(on_device) {
-            let mut no_append = spec.clone();
-            no_append.access.file_append = false;
-            fileset::regions(&no_append, w, &sizes)
-        } else {
-            fileset::regions(&spec, w, &sizes)
-        }
-        .map_err(bad)?;
-        let mut mine = Vec::with_capacity(names.len());
-        for (n, (offset, len)) in names.into_iter().zip(regions) {
-            let i = *index.entry(n.clone()).or_insert_with(|| {
-                paths.push(n);
-                paths.len() - 1
-            });
-            if u64::from(spec.bs.max()) > len {
-                return Err(in_job(format!(
-                    "option 'bs': block size {} is larger than the {len} bytes the job covers on {}",
-                    spec.bs.max(),
-                    paths[i]
-                )));
-            }
-            mine.push((i, offset, len));
-        }
-        per_clone.push(mine);
+        layout.add_clone(&spec, w, allow_destructive, &stop)?;
     }
-    // Every file is held open for the run: more than the open-files limit
-    // would fail after laying out; say so now.
-    if let Some(limit) = ssdready_io::written::open_files_limit() {
-        let open = match spec.openfiles {
-            0 => paths.len() as u64,
-            n => u64::from(n).min(paths.len() as u64),
-        };
-        let need = open * u64::from(spec.numjobs.max(1));
-        if need + 64 > limit {
-            return Err(in_job(format!(
-                "the job opens {need} files and the open-files limit (ulimit -n) is {limit}: \
-                 raise it (ulimit -n {}) or use fewer files (nrfiles, numjobs)",
-                need + 256
-            )));
-        }
-    }
-    let mut grouped: Vec<Vec<Region>> = (0..paths.len()).map(|_| Vec::new()).collect();
-    for &(i, o, l) in per_clone.iter().flatten() {
-        grouped[i].push(Region {
-            file: i as u32,
-            offset: o,
-            len: l,
-        });
-    }
-    let spans: Vec<Region> = grouped.into_iter().map(|g| span(g.into_iter())).collect();
+    let Layout {
+        paths, per_clone, ..
+    } = layout;
+    check_open_files(&spec, paths.len()).map_err(in_job)?;
+    let spans = spans(&per_clone, paths.len());
+    let passthru = crate::passthru::is_passthru(&spec);
     let mut targets = Vec::with_capacity(paths.len());
     for (name, r) in paths.iter().zip(&spans) {
         stopped(&stop)?;
@@ -348,19 +262,8 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
     check_numa_nodes(&spec).map_err(in_job)?;
     crate::strategy::plan(&spec, &targets, None).map_err(in_job)?;
     let clones = per_clone
-        .into_iter()
-        .map(|mine| CloneTargets {
-            targets: Arc::new(mine.iter().map(|x| targets[x.0].clone()).collect()),
-            regions: mine
-                .iter()
-                .enumerate()
-                .map(|(k, &(_, offset, len))| Region {
-                    file: k as u32,
-                    offset,
-                    len,
-                })
-                .collect(),
-        })
+        .iter()
+        .map(|mine| clone_targets(mine, &targets))
         .collect();
     Ok(PreparedJob {
         spec: Arc::new(spec),
@@ -370,6 +273,166 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         emu: None,
         zbd: None,
     })
+}
+
+/// Every directory in option `directory` must exist (fio's rule too).
+fn check_directories(spec: &JobSpec) -> Result<(), String> {
+    let Some(d) = spec.directory.as_deref() else {
+        return Ok(());
+    };
+    for dir in d.split(':').filter(|x| !x.is_empty()) {
+        if !Path::new(dir).is_dir() {
+            return Err(format!(
+                "option 'directory': {dir} is not a directory (fio needs it to exist too)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One clone's use of a path: its index in [`Layout::paths`], offset, length.
+type Use = (usize, u64, u64);
+
+/// The distinct paths in order of first use, and each clone's uses of them.
+#[derive(Default)]
+struct Layout {
+    paths: Vec<String>,
+    /// Each path's index in `paths`: linear in the number of files (a
+    /// search of `paths` per file was quadratic: 10 s for 65,536 files).
+    index: std::collections::HashMap<String, usize>,
+    per_clone: Vec<Vec<Use>>,
+    /// What is known of each path, probed once.
+    infos: BTreeMap<String, PathInfo>,
+}
+
+impl Layout {
+    /// Name, size and place clone `w`'s files, and add them.
+    fn add_clone(
+        &mut self,
+        spec: &JobSpec,
+        w: u32,
+        allow_destructive: bool,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<(), Failure> {
+        let in_job = |m: String| bad(format!("job '{}': {m}", spec.name));
+        let probe = |p: &str| path_info(p, allow_destructive).unwrap_or_default();
+        let names = fileset::names(spec, w, &probe, &list_files).map_err(bad)?;
+        let mut sizes = Vec::with_capacity(names.len());
+        for n in &names {
+            stopped(stop)?;
+            sizes.push(self.size_of(spec, n, allow_destructive)?);
+        }
+        // fio's file_append applies to regular files only.
+        let infos = &self.infos;
+        let on_device = |n: &String| infos.get(n).is_some_and(|i| i.exists && !i.regular);
+        let regions = if spec.access.file_append && names.iter().any(on_device) {
+            let mut no_append = spec.clone();
+            no_append.access.file_append = false;
+            fileset::regions(&no_append, w, &sizes)
+        } else {
+            fileset::regions(spec, w, &sizes)
+        }
+        .map_err(bad)?;
+        let mut mine = Vec::with_capacity(names.len());
+        for (n, (offset, len)) in names.into_iter().zip(regions) {
+            let paths = &mut self.paths;
+            let i = *self.index.entry(n.clone()).or_insert_with(|| {
+                paths.push(n);
+                paths.len() - 1
+            });
+            if u64::from(spec.bs.max()) > len {
+                return Err(in_job(format!(
+                    "option 'bs': block size {} is larger than the {len} bytes the job covers on {}",
+                    spec.bs.max(),
+                    self.paths[i]
+                )));
+            }
+            mine.push((i, offset, len));
+        }
+        self.per_clone.push(mine);
+        Ok(())
+    }
+
+    /// The size the job sees for path `n`, probing it the first time.
+    fn size_of(
+        &mut self,
+        spec: &JobSpec,
+        n: &str,
+        allow_destructive: bool,
+    ) -> Result<u64, Failure> {
+        let job = &spec.name;
+        if !self.infos.contains_key(n) {
+            let i = if crate::passthru::is_passthru(spec) {
+                // The device's own capacity (READ CAPACITY, Identify).
+                let d = crate::passthru::probe(spec, n)?;
+                PathInfo {
+                    exists: true,
+                    regular: false,
+                    size: d.bytes,
+                }
+            } else {
+                path_info(n, allow_destructive)
+                    .map_err(|e| crate::validate::target_failure(job, e))?
+            };
+            self.infos.insert(n.to_string(), i);
+        }
+        let i = &self.infos[n];
+        Ok(if spec.fill_device && (i.regular || !i.exists) {
+            fill_size(n, i.size).map_err(|m| bad(format!("job '{job}': {m}")))?
+        } else {
+            i.size
+        })
+    }
+}
+
+/// Every file is held open for the run: more than the open-files limit
+/// would fail after laying out; say so now.
+fn check_open_files(spec: &JobSpec, paths: usize) -> Result<(), String> {
+    let Some(limit) = ssdready_io::written::open_files_limit() else {
+        return Ok(());
+    };
+    let open = match spec.openfiles {
+        0 => paths as u64,
+        n => u64::from(n).min(paths as u64),
+    };
+    let need = open * u64::from(spec.numjobs.max(1));
+    if need + 64 > limit {
+        return Err(format!(
+            "the job opens {need} files and the open-files limit (ulimit -n) is {limit}: \
+             raise it (ulimit -n {}) or use fewer files (nrfiles, numjobs)",
+            need + 256
+        ));
+    }
+    Ok(())
+}
+
+/// For each path, the span its clones cover together.
+fn spans(per_clone: &[Vec<Use>], paths: usize) -> Vec<Region> {
+    let mut grouped: Vec<Vec<Region>> = (0..paths).map(|_| Vec::new()).collect();
+    for &(i, o, l) in per_clone.iter().flatten() {
+        grouped[i].push(Region {
+            file: i as u32,
+            offset: o,
+            len: l,
+        });
+    }
+    grouped.into_iter().map(|g| span(g.into_iter())).collect()
+}
+
+/// One clone's targets and its regions, indexing them.
+fn clone_targets(mine: &[Use], targets: &[Target]) -> CloneTargets {
+    CloneTargets {
+        targets: Arc::new(mine.iter().map(|x| targets[x.0].clone()).collect()),
+        regions: mine
+            .iter()
+            .enumerate()
+            .map(|(k, &(_, offset, len))| Region {
+                file: k as u32,
+                offset,
+                len,
+            })
+            .collect(),
+    }
 }
 
 /// Resolve and check one target for the span `r` its clones cover.

@@ -139,13 +139,7 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
         emu_devices,
         mut warnings,
     } = ready(args, clock, obs)?;
-    let mut devices: Vec<String> = jobs
-        .iter()
-        .flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone()))
-        .collect();
-    devices.sort();
-    devices.dedup();
-    let platform = platform::collect(&devices);
+    let platform = platform::collect(&devices_of(&jobs));
     let started_unix_ms = now_unix_ms();
     let inputs = PhaseInputs {
         jobs: &jobs,
@@ -167,68 +161,22 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
         job_results: (0..jobs.len()).map(|_| None).collect(),
         ..Default::default()
     };
-    for (pi, members) in phases.iter().enumerate() {
-        if stop.load(Relaxed) {
-            break;
-        }
-        if let Some(a) = carried.agg.as_mut() {
-            a.phase_start();
-        }
-        for &ji in members {
-            crate::fileprep::before_phase(&jobs[ji], &stop, &mut warnings);
-        }
-        let decompose = decompose_phase(args.decompose, &jobs, members, &mut warnings);
-        let run = match run_phase(
-            &inputs,
-            members,
-            decompose,
-            &mut carried,
-            &mut warnings,
-            obs,
-        ) {
-            Ok(run) => run,
-            Err(f) if got.phases.is_empty() => return Err(f),
-            // Earlier phases' results are kept, with what stopped the run.
-            Err(f) => {
-                got.failure = Some(format!(
-                    "phase {} of {} failed ({}); the results cover the phases before it",
-                    pi + 1,
-                    phases.len(),
-                    f.message()
-                ));
-                break;
-            }
-        };
-        let end_run = run.end_run;
-        let phase = collect_phase(args, &inputs, pi, members, run, &mut got, &mut warnings);
-        got.phases.push(phase);
-        if end_run && pi + 1 < phases.len() {
-            let skipped: Vec<&str> = phases[pi + 1..]
-                .iter()
-                .flatten()
-                .map(|&ji| jobs[ji].spec.name.as_str())
-                .collect();
-            warnings.push(format!(
-                "exitall (exit_what=all) or exitall_on_error ended the run: job(s) {} did not start (as in fio)",
-                skipped.join(", ")
-            ));
-            break;
-        }
-    }
+    run_phases(
+        args,
+        &inputs,
+        &phases,
+        &mut carried,
+        &mut got,
+        &mut warnings,
+        obs,
+    )?;
     let interrupted = stop.load(Relaxed);
     if got.phases.is_empty() && interrupted {
         return Err(Failure::Interrupted(
             "interrupted before the first phase started (nothing was measured)".into(),
         ));
     }
-    let agg_files = carried.agg.map(|a| a.files()).unwrap_or_default();
-    got.log_files
-        .extend(agg_files.into_iter().map(|(p, t)| (p, t.into_bytes())));
-    for (path, text) in crate::logs::merge_shared(std::mem::take(&mut got.log_files)) {
-        if let Err(e) = crate::logs::write(&path, &text) {
-            got.failure.get_or_insert(e);
-        }
-    }
+    write_logs(carried.agg.take(), &mut got);
     let emulator = emulator_report(&emu_devices, &got.phases, carried.emu_free, &mut warnings);
     Ok(RunResult {
         emulator,
@@ -249,6 +197,87 @@ pub fn execute(args: &RunRequest, obs: &mut dyn RunObserver) -> Result<RunResult
         phases: got.phases,
         warnings,
     })
+}
+
+/// The distinct block devices under the jobs' targets, sorted.
+fn devices_of(jobs: &[PreparedJob]) -> Vec<String> {
+    let mut devices: Vec<String> = jobs
+        .iter()
+        .flat_map(|j| j.targets.iter().filter_map(|t| t.device.clone()))
+        .collect();
+    devices.sort();
+    devices.dedup();
+    devices
+}
+
+/// Run the phases in order until a stop, a failure or an end of the run,
+/// collecting each phase's results into `got`. Fails only when the first
+/// phase does; a later failure is kept in `got.failure`.
+fn run_phases(
+    args: &RunRequest,
+    inputs: &PhaseInputs,
+    phases: &[Vec<usize>],
+    carried: &mut Carried,
+    got: &mut Collected,
+    warnings: &mut Vec<String>,
+    obs: &mut dyn RunObserver,
+) -> Result<(), Failure> {
+    let jobs = inputs.jobs;
+    for (pi, members) in phases.iter().enumerate() {
+        if inputs.stop.load(Relaxed) {
+            break;
+        }
+        if let Some(a) = carried.agg.as_mut() {
+            a.phase_start();
+        }
+        for &ji in members {
+            crate::fileprep::before_phase(&jobs[ji], inputs.stop, warnings);
+        }
+        let decompose = decompose_phase(args.decompose, jobs, members, warnings);
+        let run = match run_phase(inputs, members, decompose, carried, warnings, obs) {
+            Ok(run) => run,
+            Err(f) if got.phases.is_empty() => return Err(f),
+            // Earlier phases' results are kept, with what stopped the run.
+            Err(f) => {
+                got.failure = Some(format!(
+                    "phase {} of {} failed ({}); the results cover the phases before it",
+                    pi + 1,
+                    phases.len(),
+                    f.message()
+                ));
+                break;
+            }
+        };
+        let end_run = run.end_run;
+        let phase = collect_phase(args, inputs, pi, members, run, got, warnings);
+        got.phases.push(phase);
+        if end_run && pi + 1 < phases.len() {
+            let skipped: Vec<&str> = phases[pi + 1..]
+                .iter()
+                .flatten()
+                .map(|&ji| jobs[ji].spec.name.as_str())
+                .collect();
+            warnings.push(format!(
+                "exitall (exit_what=all) or exitall_on_error ended the run: job(s) {} did not start (as in fio)",
+                skipped.join(", ")
+            ));
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Write the log files (the aggregate bandwidth log's with them), shared
+/// ones merged; the first write error becomes the run's failure.
+fn write_logs(agg: Option<crate::agglog::AggBwLog>, got: &mut Collected) {
+    let agg_files = agg.map(|a| a.files()).unwrap_or_default();
+    got.log_files
+        .extend(agg_files.into_iter().map(|(p, t)| (p, t.into_bytes())));
+    for (path, text) in crate::logs::merge_shared(std::mem::take(&mut got.log_files)) {
+        if let Err(e) = crate::logs::write(&path, &text) {
+            got.failure.get_or_insert(e);
+        }
+    }
 }
 
 /// A phase's jobs' results, logs and files to remove, and the phase's

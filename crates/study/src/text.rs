@@ -3,6 +3,7 @@
 //! where).
 
 use crate::answer::{describe, fmt_duration};
+use crate::figures::{CurvePoint, Figures};
 use crate::model::{StudyDoc, TargetProfile};
 use crate::plan::Plan;
 use ssdready_core::units::{fmt_count, fmt_ns};
@@ -56,59 +57,8 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             ""
         }
     );
-    let l = &f.device_limit;
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
-    // Behind the kernel: the mean latency less the drive's transport too,
-    // with the calibration's error.
-    let less = f.qd_curve.iter().any(|c| c.less_transport_lat_ns.is_some());
-    if less {
-        let _ = writeln!(
-            s,
-            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
-             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone{}",
-        if less { "       less transport" } else { "" }
-    );
-    // Two fractions: of the device's limit (its best at any depth), and of
-    // the device alone at the same depth, which is what the platform is
-    // answerable for at a low depth (a QD 1 device is far from its limit).
-    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
-    for c in &f.qd_curve {
-        let delivered = l.iops.map_or("-".to_string(), |i| pct(c.iops, i));
-        let alone = c.device_iops.map_or("-".to_string(), fmt_count);
-        let of_alone = c
-            .device_iops
-            .filter(|&d| d > 0.0)
-            .map_or("-".to_string(), |d| pct(c.iops, d));
-        let minus = match (less, c.less_transport_lat_ns) {
-            (false, _) => String::new(),
-            (true, None) => format!(" {:>20}", "-"),
-            // Within its error of nothing: the noise, not a figure.
-            (true, Some(l)) => {
-                let err = c.less_transport_err_ns.unwrap_or(0.0);
-                let v = match l > err {
-                    true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
-                    false => format!("noise ± {}", fmt_ns(err)),
-                };
-                format!(" {v:>20}")
-            }
-        };
-        let _ = writeln!(
-            s,
-            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}{minus}",
-            c.qd,
-            fmt_count(c.iops),
-            fmt_ns(c.lat_mean_ns),
-            fmt_ns(c.lat_p99_ns as f64),
-            delivered,
-            alone,
-            of_alone
-        );
-    }
+    qd_table(&mut s, f);
     if let Some(cal) = &f.calibration {
         let _ = writeln!(s, "  {}", cal.note());
     }
@@ -119,6 +69,13 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     if !strategies.is_empty() {
         let _ = writeln!(s, "\n{}", strategies.join("\n"));
     }
+    verdicts_and_skipped(&mut s, d);
+    s
+}
+
+/// The findings, numbered with their recommendations, then what was not
+/// studied.
+fn verdicts_and_skipped(s: &mut String, d: &StudyDoc) {
     let _ = writeln!(s, "\nfindings:");
     for (i, v) in d.verdicts.iter().enumerate() {
         let _ = writeln!(
@@ -137,7 +94,65 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             let _ = writeln!(s, "  {}: {}", k.what, k.why);
         }
     }
-    s
+}
+
+/// The queue-depth table: IOPS, latency, and the fractions delivered.
+fn qd_table(s: &mut String, f: &Figures) {
+    // Behind the kernel: the mean latency less the drive's transport too,
+    // with the calibration's error.
+    let less = f.qd_curve.iter().any(|c| c.less_transport_lat_ns.is_some());
+    if less {
+        let _ = writeln!(
+            s,
+            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
+             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone{}",
+        if less { "       less transport" } else { "" }
+    );
+    for c in &f.qd_curve {
+        let _ = writeln!(s, "{}", qd_row(c, f.device_limit.iops, less));
+    }
+}
+
+/// One depth's row. Two fractions: of the device's limit (its best at any
+/// depth), and of the device alone at the same depth, which is what the
+/// platform is answerable for at a low depth (a QD 1 device is far from
+/// its limit).
+fn qd_row(c: &CurvePoint, limit_iops: Option<f64>, less: bool) -> String {
+    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
+    let delivered = limit_iops.map_or("-".to_string(), |i| pct(c.iops, i));
+    let alone = c.device_iops.map_or("-".to_string(), fmt_count);
+    let of_alone = c
+        .device_iops
+        .filter(|&d| d > 0.0)
+        .map_or("-".to_string(), |d| pct(c.iops, d));
+    let minus = match (less, c.less_transport_lat_ns) {
+        (false, _) => String::new(),
+        (true, None) => format!(" {:>20}", "-"),
+        // Within its error of nothing: the noise, not a figure.
+        (true, Some(l)) => {
+            let err = c.less_transport_err_ns.unwrap_or(0.0);
+            let v = match l > err {
+                true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                false => format!("noise ± {}", fmt_ns(err)),
+            };
+            format!(" {v:>20}")
+        }
+    };
+    format!(
+        "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}{minus}",
+        c.qd,
+        fmt_count(c.iops),
+        fmt_ns(c.lat_mean_ns),
+        fmt_ns(c.lat_p99_ns as f64),
+        delivered,
+        alone,
+        of_alone
+    )
 }
 
 #[cfg(test)]

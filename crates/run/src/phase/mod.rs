@@ -117,9 +117,7 @@ pub(crate) fn run_phase(
     let mut w = spawn::spawn(run, members, &mut carried.next_worker, inst.join_table())?;
     let (ramp, expected) = measure::timing(run, members, warnings);
     w.opened.wait();
-    if w.lives.iter().any(|(_, l)| l.failed.load(Relaxed)) {
-        w.ends.end_all();
-    }
+    w.end_all_if_one_failed();
     // Without a ramp the window opens before the workers are released (they
     // wait at the barrier, engines open), so no I/O of the phase precedes
     // the first snapshot however late this thread is scheduled.
@@ -129,9 +127,7 @@ pub(crate) fn run_phase(
     }
     w.start.wait();
     let t0 = run.clock.now();
-    let specs: Vec<&JobSpec> = jobs.iter().map(|j| &*j.spec).collect();
-    let worker_jobs: Vec<usize> = w.lives.iter().map(|(ji, _)| *ji).collect();
-    w.steady = crate::steadystate::units(&worker_jobs, &specs, run.groups, t0);
+    w.steady = steady_units(run, &w, t0);
     obs.phase_start(expected);
     let end_run = watch(run, members, &mut w, carried, obs, t0, |now| {
         if from.is_none() && now >= t0 + ramp {
@@ -141,19 +137,7 @@ pub(crate) fn run_phase(
         inst.drain();
         from.is_some()
     });
-    let mut outcomes = Vec::new();
-    for (ji, number, h) in w.handles {
-        let mut o = h
-            .join()
-            .map_err(|_| Failure::Internal("a worker thread panicked".into()))?;
-        o.number = number;
-        outcomes.push((ji, o));
-    }
-    warnings.extend(worker::abandoned_warnings(
-        outcomes
-            .iter()
-            .map(|(ji, o)| (jobs[*ji].spec.name.as_str(), o)),
-    ));
+    let outcomes = join_workers(jobs, std::mem::take(&mut w.handles), warnings)?;
     let to = measure::snapshot(&run.clock, &devices);
     let mut closed = inst.stop();
     obs.phase_end();
@@ -170,11 +154,7 @@ pub(crate) fn run_phase(
     }
     let disks = measure::disks(run, members, &devices, (&from, &to), &outcomes);
     let profile = closed.profile(window_ns, ios, run.clock.tsc_hz(), obs);
-    let pcts = members
-        .first()
-        .map(|&i| jobs[i].spec.percentile_list.clone())
-        .unwrap_or_default();
-    let decomposition = closed.decomposition(&outcomes, &pcts);
+    let decomposition = closed.decomposition(&outcomes, &percentiles(jobs, members));
     Ok(PhaseRun {
         outcomes,
         window_ns,
@@ -186,6 +166,43 @@ pub(crate) fn run_phase(
         steady: w.steady,
         end_run,
     })
+}
+
+/// fio's steady-state units of the started workers, from `t0` on.
+fn steady_units(run: &PhaseInputs, w: &spawn::Workers, t0: u64) -> Vec<Unit> {
+    let specs: Vec<&JobSpec> = run.jobs.iter().map(|j| &*j.spec).collect();
+    let worker_jobs: Vec<usize> = w.lives.iter().map(|(ji, _)| *ji).collect();
+    crate::steadystate::units(&worker_jobs, &specs, run.groups, t0)
+}
+
+/// Join the phase's worker threads, numbered; warns of I/Os they abandoned.
+fn join_workers(
+    jobs: &[PreparedJob],
+    handles: Vec<spawn::Handle>,
+    warnings: &mut Vec<String>,
+) -> Result<Outcomes, Failure> {
+    let mut outcomes = Vec::new();
+    for (ji, number, h) in handles {
+        let mut o = h
+            .join()
+            .map_err(|_| Failure::Internal("a worker thread panicked".into()))?;
+        o.number = number;
+        outcomes.push((ji, o));
+    }
+    warnings.extend(worker::abandoned_warnings(
+        outcomes
+            .iter()
+            .map(|(ji, o)| (jobs[*ji].spec.name.as_str(), o)),
+    ));
+    Ok(outcomes)
+}
+
+/// The percentiles the phase reports: its first job's list.
+fn percentiles(jobs: &[PreparedJob], members: &[usize]) -> Vec<f64> {
+    members
+        .first()
+        .map(|&i| jobs[i].spec.percentile_list.clone())
+        .unwrap_or_default()
 }
 
 /// Wait for the phase's workers to end, every 20 ms passing on their

@@ -13,10 +13,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 
+/// One worker's job index, number and thread.
+pub(crate) type Handle = (usize, u32, JoinHandle<WorkerOutcome>);
+
 /// The phase's running workers.
 pub(crate) struct Workers {
     /// Job index, worker number, thread.
-    pub handles: Vec<(usize, u32, JoinHandle<WorkerOutcome>)>,
+    pub handles: Vec<Handle>,
     /// Job index and live counters of each worker, in start order.
     pub lives: Vec<(usize, Arc<Live>)>,
     /// One end flag per worker: a steady-state unit ends alone.
@@ -27,6 +30,19 @@ pub(crate) struct Workers {
     pub start: Arc<Barrier>,
     /// fio's steady-state units of the workers, once they started.
     pub steady: Vec<crate::steadystate::Unit>,
+}
+
+impl Workers {
+    /// When a worker failed to open its engine, end them all: none starts I/O.
+    pub fn end_all_if_one_failed(&self) {
+        if self
+            .lives
+            .iter()
+            .any(|(_, l)| l.failed.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            self.ends.end_all();
+        }
+    }
 }
 
 /// Start the workers of jobs `members`, numbered from `*number` on.

@@ -30,6 +30,7 @@ use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
 use super::{files, verify, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use plain::Features;
+use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
@@ -239,6 +240,38 @@ struct Loop<'a> {
     locks: Option<std::sync::Arc<FileLocks>>,
 }
 
+/// A slot's special request before it has one.
+const NO_SPECIAL: FlowIo = FlowIo::Sync {
+    file: 0,
+    data_only: false,
+};
+
+/// SSDREADY_INJECT_PANIC=worker: the job's first worker panics, on the
+/// emulator while holding its lock (the other workers then meet a
+/// poisoned lock, as they would after a real bug there).
+fn inject_panic(ctx: &WorkerCtx) {
+    if ctx.index == 0 && crate::panics::injected_in_job("worker", &ctx.spec.name) {
+        let _held = ctx.emu.as_ref().map(|d| d.device.write());
+        panic!("injected by SSDREADY_INJECT_PANIC");
+    }
+}
+
+/// The most completions reaped at once: `iodepth_batch_complete_max`, at
+/// least the minimum and 1.
+fn complete_max(spec: &JobSpec) -> usize {
+    (spec.batch_complete_max() as usize)
+        .max(spec.iodepth_batch_complete_min as usize)
+        .max(1)
+}
+
+/// Whether the job sets a minimum rate (bytes or IOPS) in any direction.
+fn has_min_rate(spec: &JobSpec) -> bool {
+    spec.rate_min_bytes
+        .iter()
+        .chain(&spec.rate_iops_min)
+        .any(Option::is_some)
+}
+
 impl<'a> Loop<'a> {
     fn new(
         ctx: &'a WorkerCtx,
@@ -254,12 +287,7 @@ impl<'a> Loop<'a> {
         }
         let depth = spec.effective_iodepth() as usize;
         let start = ctx.clock.now();
-        if ctx.index == 0 && crate::panics::injected_in_job("worker", &spec.name) {
-            // On the emulator, while holding its lock: the other workers then
-            // meet a poisoned lock, as they would after a real bug there.
-            let _held = ctx.emu.as_ref().map(|d| d.device.write());
-            panic!("injected by SSDREADY_INJECT_PANIC");
-        }
+        inject_panic(ctx);
         let ramp_end = start.saturating_add(spec.ramp_time_ns);
         let pacing = Pacing::new(spec, start);
         let open_loop = super::arrivals::OpenLoop::new(spec, depth, pacing.paced(), stats);
@@ -269,13 +297,7 @@ impl<'a> Loop<'a> {
             join: ctx.join.as_deref(),
             flow,
             draining: false,
-            special: vec![
-                FlowIo::Sync {
-                    file: 0,
-                    data_only: false
-                };
-                depth
-            ],
+            special: vec![NO_SPECIAL; depth],
             offsets: vec![0; depth],
             kernel: match ctx.join {
                 Some(_) => vec![(0, 0); depth],
@@ -286,9 +308,7 @@ impl<'a> Loop<'a> {
             holding: false,
             batch_submit: spec.iodepth_batch_submit.max(1) as usize,
             complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
-            complete_max: (spec.batch_complete_max() as usize)
-                .max(spec.iodepth_batch_complete_min as usize)
-                .max(1),
+            complete_max: complete_max(spec),
             waiter: Waiter::new(strategy.wait),
             slots: vec![Slot::default(); depth],
             free: (0..depth as u32).rev().collect(),
@@ -315,6 +335,7 @@ impl<'a> Loop<'a> {
                 .sched
                 .latency
                 .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),
+            // latency_target's search starts at depth 1.
             depth_cap: if spec.sched.latency.is_some() {
                 1
             } else {
@@ -323,12 +344,7 @@ impl<'a> Loop<'a> {
             done_issuing: false,
             give_up_at: None,
             tokens: None,
-            min_rate: (spec
-                .rate_min_bytes
-                .iter()
-                .chain(&spec.rate_iops_min)
-                .any(Option::is_some))
-            .then_some([None; 3]),
+            min_rate: has_min_rate(spec).then_some([None; 3]),
             fake_io: false,
             op_lat: None,
             zbd: ctx.zbd.clone(),
@@ -398,16 +414,7 @@ impl<'a> Loop<'a> {
         while !self.done_issuing && self.inflight < self.depth_cap && burst < max_burst {
             burst += 1;
             if !F::FULL {
-                // The run's I/O and the slow half's each issued on their own
-                // (merged, the run's would go through memory).
-                let issued = if let Some(rw) = self.flow.next_in_run() {
-                    Some(self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?)
-                } else if let Some(rw) = self.flow.next_plain_slow() {
-                    Some(self.issue_rw::<E, F>(engine, rw, Tag::Plain, false, now)?)
-                } else {
-                    None
-                };
-                if let Some(t) = issued {
+                if let Some(t) = self.issue_lean::<E, F>(engine, now)? {
                     now = t;
                     if self.past_deadline(now) {
                         self.done_issuing = true;
@@ -416,33 +423,15 @@ impl<'a> Loop<'a> {
                 }
             }
             if F::FULL && self.pacing.early(self.flow.plan_mut(), now) {
-                if self.inflight > 0 {
-                    break;
-                }
-                now = self.wait_for_rate();
-                if self.ctx.stop.load(Relaxed) || self.past_deadline(now) {
-                    self.done_issuing = true;
-                    break;
+                match self.wait_for_rate_when_empty() {
+                    Some(t) => now = t,
+                    None => break,
                 }
             }
             if F::FULL && self.tokens.as_mut().is_some_and(FlowToken::ahead) {
-                // Ahead of its flow share: as fio, empty the queue and sleep
-                // flow_sleep, or (flow_sleep=0) look again at once.
-                let sleep_ns = self.tokens.as_ref().map_or(0, |t| t.sleep_ns);
-                if self.inflight > 0 {
-                    self.draining = sleep_ns > 0;
-                    break;
-                }
-                now = if sleep_ns > 0 {
-                    let until = self.until(now.saturating_add(sleep_ns));
-                    wait_until(&self.ctx.clock, until, &self.ctx.stop);
-                    self.ctx.clock.now()
-                } else {
-                    std::thread::yield_now();
-                    self.ctx.clock.now()
-                };
-                if self.stop_asked() || self.past_deadline(now) {
-                    self.done_issuing = true;
+                match self.flow_pause(now) {
+                    Some(t) => now = t,
+                    None => break,
                 }
                 continue;
             }
@@ -478,6 +467,75 @@ impl<'a> Loop<'a> {
             self.holding_for_low_mark(); // a full queue now drains to iodepth_low
         }
         Ok(())
+    }
+
+    /// The lean loop's next read or write, issued: the run's I/O and the
+    /// slow half's each on their own (merged, the run's would go through
+    /// memory). Returns the time after, or None when the flow has no plain
+    /// I/O next.
+    #[inline(always)]
+    fn issue_lean<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        now: u64,
+    ) -> Result<Option<u64>, EngineError> {
+        if let Some(rw) = self.flow.next_in_run() {
+            return Ok(Some(self.issue_rw::<E, F>(
+                engine,
+                rw,
+                Tag::Plain,
+                false,
+                now,
+            )?));
+        }
+        if let Some(rw) = self.flow.next_plain_slow() {
+            return Ok(Some(self.issue_rw::<E, F>(
+                engine,
+                rw,
+                Tag::Plain,
+                false,
+                now,
+            )?));
+        }
+        Ok(None)
+    }
+
+    /// Early for the rate: with I/Os in flight, None (issue no more now);
+    /// with none, wait for the rate and return the time after, or None
+    /// (done issuing) on a stop or at the deadline.
+    fn wait_for_rate_when_empty(&mut self) -> Option<u64> {
+        if self.inflight > 0 {
+            return None;
+        }
+        let now = self.wait_for_rate();
+        if self.ctx.stop.load(Relaxed) || self.past_deadline(now) {
+            self.done_issuing = true;
+            return None;
+        }
+        Some(now)
+    }
+
+    /// Ahead of its flow share: as fio, empty the queue and sleep
+    /// flow_sleep, or (flow_sleep=0) look again at once. None while I/Os
+    /// are in flight (issue no more now), else the time after the pause.
+    fn flow_pause(&mut self, now: u64) -> Option<u64> {
+        let sleep_ns = self.tokens.as_ref().map_or(0, |t| t.sleep_ns);
+        if self.inflight > 0 {
+            self.draining = sleep_ns > 0;
+            return None;
+        }
+        let now = if sleep_ns > 0 {
+            let until = self.until(now.saturating_add(sleep_ns));
+            wait_until(&self.ctx.clock, until, &self.ctx.stop);
+            self.ctx.clock.now()
+        } else {
+            std::thread::yield_now();
+            self.ctx.clock.now()
+        };
+        if self.stop_asked() || self.past_deadline(now) {
+            self.done_issuing = true;
+        }
+        Some(now)
     }
 
     /// `serialize_overlap`: whether `io` overlaps a request in flight.
@@ -662,6 +720,38 @@ impl<'a> Loop<'a> {
         }
         self.slots[slot as usize] = s;
         self.offsets[slot as usize] = offset;
+        self.take_slot_full(engine, &req, tag)?;
+        self.fill_buffer(engine, &req, tag, now);
+        if reset_only {
+            let s = self.slots[slot as usize];
+            let done = Queued::Done(i64::from(len));
+            return self.after_queue::<E, F>(engine, slot, s, done, now, None);
+        }
+        let Some(locks) = self.locks.clone() else {
+            let queued = engine.queue(req)?;
+            let s = self.slots[slot as usize];
+            return self.after_queue::<E, F>(engine, slot, s, queued, now, None);
+        };
+        self.queue_locked::<E, F>(engine, req, &locks, now)
+    }
+
+    /// The full loop's records of a request taking its slot: the kernel's
+    /// sector to join, its priority, a special request's own record, the
+    /// open loop's and the rate's counts.
+    #[inline(always)]
+    fn take_slot_full<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        req: &IoReq,
+        tag: Tag,
+    ) -> Result<(), EngineError> {
+        let IoReq {
+            slot,
+            file,
+            ddir,
+            offset,
+            len,
+        } = *req;
         if self.join.is_some() {
             self.kernel[slot as usize] = self.kernel_sector(file, offset);
         }
@@ -670,7 +760,7 @@ impl<'a> Loop<'a> {
             self.slots[slot as usize].prio = index;
             engine.set_prio(slot, value)?;
         }
-        if s.special {
+        if tag != Tag::Plain {
             self.special[slot as usize] = FlowIo::Rw {
                 file,
                 ddir,
@@ -683,31 +773,39 @@ impl<'a> Loop<'a> {
             o.issued(slot, self.pacing.next_issue_ns());
         }
         self.pacing.issued(ddir, len);
+        Ok(())
+    }
+
+    /// The buffer's contents before the request goes: verify's stamp, or
+    /// a write's fresh bytes (buffer_compress_percentage, refill_buffers…).
+    #[inline(always)]
+    fn fill_buffer<E: Engine>(&mut self, engine: &mut E, req: &IoReq, tag: Tag, now: u64) {
+        let (slot, len, offset) = (req.slot, req.len as usize, req.offset);
         if let (Tag::Stamped { generation, seed }, Some(layout)) = (tag, self.flow.layout()) {
             if let Some(buf) = engine.buffer(slot) {
-                let buf = &mut buf[..len as usize];
+                let buf = &mut buf[..len];
                 verify::stamp(layout, buf, offset, generation, seed, self.ctx.number);
             }
-        } else if let (Ddir::Write, Some(filler)) = (ddir, self.filler.as_mut()) {
+        } else if let (Ddir::Write, Some(filler)) = (req.ddir, self.filler.as_mut()) {
             if let Some(buf) = engine.buffer(slot) {
-                filler.before_write(&mut buf[..len as usize], offset, now);
+                filler.before_write(&mut buf[..len], offset, now);
             }
         }
-        if reset_only {
-            let s = self.slots[slot as usize];
-            let done = Queued::Done(i64::from(len));
-            return self.after_queue::<E, F>(engine, slot, s, done, now, None);
-        }
-        let Some(locks) = self.locks.clone() else {
-            let queued = engine.queue(req)?;
-            let s = self.slots[slot as usize];
-            return self.after_queue::<E, F>(engine, slot, s, queued, now, None);
-        };
-        // lockfile: held while the engine has the request (a synchronous
-        // one's until its completion time is taken). The wait for the lock
-        // is not the I/O's (as fio: its lock is taken before the issue
-        // time is).
-        let held = locks.hold(file, ddir);
+    }
+
+    /// lockfile: the lock held while the engine has the request (a
+    /// synchronous one's until its completion time is taken). The wait for
+    /// the lock is not the I/O's (as fio: its lock is taken before the
+    /// issue time is).
+    fn queue_locked<E: Engine, F: Features>(
+        &mut self,
+        engine: &mut E,
+        req: IoReq,
+        locks: &FileLocks,
+        now: u64,
+    ) -> Result<u64, EngineError> {
+        let slot = req.slot;
+        let held = locks.hold(req.file, req.ddir);
         let t = self.ctx.clock.now();
         let s = &mut self.slots[slot as usize];
         (s.issue_ns, s.submit_ns) = (t, t);

@@ -25,30 +25,8 @@ impl Loop<'_> {
     ) {
         let ddir = s.ddir;
         if s.special {
-            let io = self.special[slot as usize];
-            self.flow.completed(&io, res >= 0);
-            match io {
-                FlowIo::Sync { data_only, file } => {
-                    if let Some(a) = self.access.as_deref_mut() {
-                        a.synced(file);
-                    }
-                    self.account_sync(&s, data_only, res, t);
-                    return;
-                }
-                FlowIo::SyncRange { file } => {
-                    if let Some(a) = self.access.as_deref_mut() {
-                        a.synced(file);
-                    }
-                    self.account_sync_range(&s, res, t);
-                    return;
-                }
-                FlowIo::Rw {
-                    file,
-                    offset,
-                    tag: Tag::Check(expect),
-                    ..
-                } if res >= 0 => self.check_read(engine, slot, file, offset, &expect, res),
-                FlowIo::Rw { .. } => {}
+            if self.account_special(engine, slot, &s, res, t) {
+                return;
             }
         } else if !F::FULL && res >= 0 {
             self.flow.completed_lean(s.len);
@@ -60,16 +38,7 @@ impl Loop<'_> {
             return;
         }
         if F::FULL {
-            let offset = self.offsets[slot as usize];
-            if let (Ddir::Write, Some(a)) = (ddir, self.access.as_deref_mut()) {
-                a.wrote(s.file, offset, res as u64);
-            }
-            self.check_max_latency(&s, offset, t);
-            if let Some(l) = self.lat.as_deref_mut() {
-                if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
-                    self.latency_missed(lat);
-                }
-            }
+            self.completed_full(slot, &s, res, t);
         }
         if !self.measuring {
             // Counted for the progress display only (while measuring, the
@@ -112,23 +81,89 @@ impl Loop<'_> {
             d.clat.record(clat);
             (slat, clat)
         };
-        if !F::FULL {
-            return;
+        if F::FULL {
+            let slat = if sync {
+                // fio logs no submission latency for a synchronous engine's I/O.
+                ssdready_core::iolog::NO_SLAT
+            } else {
+                slat
+            };
+            self.recorded_full(slot, &s, res, t, [slat, clat, lat]);
         }
+    }
+
+    /// A special request's completion (sync, sync range, verifying read)
+    /// told to the flow and counted; true when it is accounted in full.
+    #[inline(always)]
+    fn account_special<E: Engine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        s: &Slot,
+        res: i64,
+        t: u64,
+    ) -> bool {
+        let io = self.special[slot as usize];
+        self.flow.completed(&io, res >= 0);
+        match io {
+            FlowIo::Sync { data_only, file } => {
+                if let Some(a) = self.access.as_deref_mut() {
+                    a.synced(file);
+                }
+                self.account_sync(s, data_only, res, t);
+                true
+            }
+            FlowIo::SyncRange { file } => {
+                if let Some(a) = self.access.as_deref_mut() {
+                    a.synced(file);
+                }
+                self.account_sync_range(s, res, t);
+                true
+            }
+            FlowIo::Rw {
+                file,
+                offset,
+                tag: Tag::Check(expect),
+                ..
+            } if res >= 0 => {
+                self.check_read(engine, slot, file, offset, &expect, res);
+                false
+            }
+            FlowIo::Rw { .. } => false,
+        }
+    }
+
+    /// A successful I/O's effects beyond the statistics, measured or not:
+    /// what it wrote (`serialize_overlap`), `max_latency`,
+    /// `latency_target`'s search.
+    #[inline(always)]
+    fn completed_full(&mut self, slot: u32, s: &Slot, res: i64, t: u64) {
+        let offset = self.offsets[slot as usize];
+        if let (Ddir::Write, Some(a)) = (s.ddir, self.access.as_deref_mut()) {
+            a.wrote(s.file, offset, res as u64);
+        }
+        self.check_max_latency(s, offset, t);
+        if let Some(l) = self.lat.as_deref_mut() {
+            if let Err(lat) = l.completed(t.saturating_sub(s.issue_ns), t) {
+                self.latency_missed(lat);
+            }
+        }
+    }
+
+    /// A measured I/O's records beyond the latencies: its priority's
+    /// statistics, its line in the I/O log (`[slat, clat, lat]`), the
+    /// kernel's split of its time.
+    #[inline(always)]
+    fn recorded_full(&mut self, slot: u32, s: &Slot, res: i64, t: u64, lats: [u64; 3]) {
+        let (ddir, [_, clat, lat]) = (s.ddir, lats);
         if let Some(p) = self.prio.as_deref() {
             p.record(self.stats.dir(ddir), ddir, s.prio, clat, lat);
         }
         if let Some(log) = &mut self.stats.log {
             let since = t.saturating_sub(self.start);
             let prio = self.prio.as_deref().map_or(0, |p| p.value(ddir, s.prio));
-            // fio logs no submission latency for a synchronous engine's I/O.
-            let slat = if sync {
-                ssdready_core::iolog::NO_SLAT
-            } else {
-                slat
-            };
             let offset = self.offsets[slot as usize];
-            log.record_prio(since, ddir, res as u32, offset, [slat, clat, lat], prio);
+            log.record_prio(since, ddir, res as u32, offset, lats, prio);
         }
         let (dev, sector) = self.kernel.get(slot as usize).copied().unwrap_or_default();
         if let (Some(j), true) = (self.join, dev != 0) {
