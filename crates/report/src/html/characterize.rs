@@ -12,8 +12,11 @@
 use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table, XyChart};
 use super::page::{header, kpis, kv_table, page, section, utc, Kpi};
 use super::svg::{esc, Unit};
-use ssdready_characterize::model::{CharacterizeDoc, RoundTest, WindowPoint, WsatResult};
+use ssdready_characterize::model::{
+    CharacterizeDoc, RoundTest, WindowPoint, WriteCliff, WsatResult,
+};
 use ssdready_characterize::plan::Tracked;
+use ssdready_core::steady::PtsVerdict;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write as _;
 
@@ -22,6 +25,14 @@ const MAX_TABLE_ROWS: usize = 400;
 
 /// The whole page.
 pub fn render(d: &CharacterizeDoc) -> String {
+    let mut body = top(d);
+    sections(d, &mut body);
+    page(&format!("ssdready characterize {}", d.target.spec), &body)
+}
+
+/// The page's top: the target, the settings, any banner, the key figures
+/// and the steady-state table.
+fn top(d: &CharacterizeDoc) -> String {
     let t = &d.target;
     let meta = vec![
         format!(
@@ -68,6 +79,11 @@ pub fn render(d: &CharacterizeDoc) -> String {
         kpis(&key_figures(d)),
         steady_table(d).html()
     );
+    body
+}
+
+/// One section per test, then the target and its preparation.
+fn sections(d: &CharacterizeDoc, body: &mut String) {
     let convergence: Vec<String> = round_tests(d).map(|t| convergence(t).html()).collect();
     body.push_str(&section(
         "c-steady",
@@ -114,7 +130,6 @@ pub fn render(d: &CharacterizeDoc) -> String {
         "",
         &[kv_table(&target_rows(d))],
     ));
-    page(&format!("ssdready characterize {}", t.spec), &body)
 }
 
 /// The round-based tests, in the order they ran.
@@ -152,9 +167,21 @@ fn point(t: &RoundTest, read_pct: u32, bs: u32) -> Option<&WindowPoint> {
         .find(|p| p.read_pct == read_pct && p.bs == bs)
 }
 
+/// The key figures at the top of the page.
 fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
+    vec![
+        random_write_kpi(d),
+        cliff_kpi(d),
+        throughput_kpi(d),
+        latency_kpi(d),
+        wa_kpi(d),
+    ]
+}
+
+/// Steady 4 KiB random writes, with the window judged.
+fn random_write_kpi(d: &CharacterizeDoc) -> Kpi {
     let ss = &d.steady_state;
-    let rw = Kpi {
+    Kpi {
         label: "Steady 4 KiB random writes".into(),
         value: ss
             .randwrite_4k_iops
@@ -171,8 +198,12 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             None => "no IOPS test".into(),
         },
         anchor: "c-conv-iops".into(),
-    };
-    let cliff = Kpi {
+    }
+}
+
+/// The write cliff: how far IOPS fell, and after how much writing.
+fn cliff_kpi(d: &CharacterizeDoc) -> Kpi {
+    Kpi {
         label: "Write cliff".into(),
         value: d
             .write_cliff
@@ -194,7 +225,11 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             },
         ),
         anchor: "c-wsat-time".into(),
-    };
+    }
+}
+
+/// The best sequential throughput of the window.
+fn throughput_kpi(d: &CharacterizeDoc) -> Kpi {
     let seq =
         d.throughput
             .iter()
@@ -203,14 +238,18 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
                 Some(b) if b.bw_bytes >= p.bw_bytes => Some(b),
                 _ => Some(p),
             });
-    let tput = Kpi {
+    Kpi {
         label: "Sequential throughput".into(),
         value: seq.map(|p| format!("{}/s", fmt_bytes(p.bw_bytes))),
         detail: seq.map_or("no throughput test".into(), |p| p.label.clone()),
         anchor: "c-throughput".into(),
-    };
+    }
+}
+
+/// Random 4 KiB reads at QD 1: mean, p99.99 and maximum.
+fn latency_kpi(d: &CharacterizeDoc) -> Kpi {
     let read = d.latency.as_ref().and_then(|t| point(t, 100, 4096));
-    let lat = Kpi {
+    Kpi {
         label: "QD 1 random read latency".into(),
         value: read.map(|p| fmt_ns(p.lat_mean_ns)),
         detail: read.map_or("no latency test".into(), |p| {
@@ -221,12 +260,16 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             )
         }),
         anchor: "c-latency".into(),
-    };
+    }
+}
+
+/// Write amplification, seen or inferred, with the model's.
+fn wa_kpi(d: &CharacterizeDoc) -> Kpi {
     let wa = d
         .write_cliff
         .as_ref()
         .map(|c| (c.wa_seen, c.wa_inferred, c.wa_predicted));
-    let wa = Kpi {
+    Kpi {
         label: "Write amplification".into(),
         value: wa.map(|(seen, inferred, _)| format!("{:.2}", seen.unwrap_or(inferred))),
         detail: wa.map_or("no write cliff".into(), |(seen, _, predicted)| {
@@ -241,8 +284,7 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             }
         }),
         anchor: "c-wsat-time".into(),
-    };
-    vec![rw, cliff, tput, lat, wa]
+    }
 }
 
 fn steady_table(d: &CharacterizeDoc) -> Table {
@@ -294,44 +336,7 @@ fn convergence(t: &RoundTest) -> Figure {
         .push(Series::new(&t.tracked_label, 0, Style::Line, pts));
     let mut note = String::new();
     if let Some(v) = &t.verdict {
-        let (a, b) = (v.window_first as f64, v.window_last as f64);
-        let mean = v.stats.mean;
-        c.marks.push(Mark::Band {
-            x0: a,
-            x1: b,
-            label: "window".into(),
-            fill: "#9cf".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: mean,
-            label: "mean".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: 1.1 * mean,
-            label: "+10 %".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: 0.9 * mean,
-            label: "−10 %".into(),
-        });
-        let line = |x: f64| v.stats.intercept + v.stats.slope * (x - a);
-        c.series.push(Series::new(
-            "least-squares line",
-            1,
-            Style::Dashed,
-            vec![(a, line(a)), (b, line(b))],
-        ));
-        let _ = write!(
-            note,
-            "{} after {} rounds: over rounds {}–{} the range is {:.1} % of the mean ({}) and the least-squares line moves {:.1} %.",
-            if v.reached { "Steady" } else { "Steady state NOT reached" },
-            v.rounds,
-            v.window_first,
-            v.window_last,
-            v.range_pct,
-            if v.range_ok { "within the limit" } else { "over the limit" },
-            v.excursion_pct
-        );
+        mark_window(&mut c, v, &mut note);
     }
     if let Some(p) = &t.precondition {
         let _ = write!(
@@ -361,6 +366,49 @@ fn convergence(t: &RoundTest) -> Figure {
         body: Body::Chart(c.svg()),
         table: Some(table),
     }
+}
+
+/// The steady window on a convergence plot: shaded, its mean with the
+/// ±10 % band and the least-squares line, and the verdict in words.
+fn mark_window(c: &mut XyChart, v: &PtsVerdict, note: &mut String) {
+    let (a, b) = (v.window_first as f64, v.window_last as f64);
+    let mean = v.stats.mean;
+    c.marks.push(Mark::Band {
+        x0: a,
+        x1: b,
+        label: "window".into(),
+        fill: "#9cf".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: mean,
+        label: "mean".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: 1.1 * mean,
+        label: "+10 %".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: 0.9 * mean,
+        label: "−10 %".into(),
+    });
+    let line = |x: f64| v.stats.intercept + v.stats.slope * (x - a);
+    c.series.push(Series::new(
+        "least-squares line",
+        1,
+        Style::Dashed,
+        vec![(a, line(a)), (b, line(b))],
+    ));
+    let _ = write!(
+        note,
+        "{} after {} rounds: over rounds {}–{} the range is {:.1} % of the mean ({}) and the least-squares line moves {:.1} %.",
+        if v.reached { "Steady" } else { "Steady state NOT reached" },
+        v.rounds,
+        v.window_first,
+        v.window_last,
+        v.range_pct,
+        if v.range_ok { "within the limit" } else { "over the limit" },
+        v.excursion_pct
+    );
 }
 
 /// The IOPS matrix: a table (block size × mix) and IOPS against block size.
@@ -481,6 +529,26 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             .unwrap_or_else(|| "this characterization ran no latency test".into());
         return missing("c-latency-mix", &title, &why);
     };
+    let table = latency_table(t);
+    let c = latency_chart(&title, t);
+    let note = match &t.verdict {
+        Some(v) => format!(
+            "The mean of rounds {}–{} of the latency test.",
+            v.window_first, v.window_last
+        ),
+        None => "The mean of the latency test's last rounds.".into(),
+    };
+    Figure {
+        id: "c-latency-mix".into(),
+        title,
+        note,
+        body: Body::Chart(c.svg()),
+        table: Some(table),
+    }
+}
+
+/// The latency test's window as a table, one row per point.
+fn latency_table(t: &RoundTest) -> Table {
     let mut table = Table::new(&[
         "point",
         "block size",
@@ -501,8 +569,14 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             fmt_count(p.iops),
         ]);
     }
+    table
+}
+
+/// Mean, p99.99 and maximum against the read share, one line per block
+/// size.
+fn latency_chart(title: &str, t: &RoundTest) -> XyChart {
     let mut c = XyChart::new(
-        &title,
+        title,
         Axis::linear("reads", Unit::Pct),
         Axis::log10("response time", Unit::Ns),
     );
@@ -541,20 +615,7 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             ));
         }
     }
-    let note = match &t.verdict {
-        Some(v) => format!(
-            "The mean of rounds {}–{} of the latency test.",
-            v.window_first, v.window_last
-        ),
-        None => "The mean of the latency test's last rounds.".into(),
-    };
-    Figure {
-        id: "c-latency-mix".into(),
-        title,
-        note,
-        body: Body::Chart(c.svg()),
-        table: Some(table),
-    }
+    c
 }
 
 /// The write cliff in words (the section's introduction).
@@ -636,30 +697,8 @@ fn wsat_over(d: &CharacterizeDoc, w: &WsatResult, by_capacity: bool) -> Figure {
         w.samples.iter().map(|s| (xof(s), s.iops)).collect(),
     ));
     if let Some(cl) = &d.write_cliff {
-        let (at, steady_from) = if by_capacity {
-            (cl.cliff_at_capacity, cl.steady_from_bytes as f64 / cap)
-        } else {
-            (cl.cliff_at_s, cl.steady_from_s)
-        };
-        let end = w.samples.last().map_or(steady_from, xof);
-        c.marks.push(Mark::VLine {
-            x: at,
-            label: "cliff".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: cl.fresh_iops,
-            label: "fresh".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: cl.steady_iops,
-            label: "steady".into(),
-        });
-        c.marks.push(Mark::Band {
-            x0: steady_from,
-            x1: end,
-            label: "steady".into(),
-            fill: "#9cf".into(),
-        });
+        let end = w.samples.last().map(xof);
+        mark_cliff(&mut c, cl, by_capacity, cap, end);
     }
     let note = format!(
         "QD {}: {} written ({:.1}× the capacity) in {:.1} s, stopped by {}; {} samples.",
@@ -670,6 +709,47 @@ fn wsat_over(d: &CharacterizeDoc, w: &WsatResult, by_capacity: bool) -> Figure {
         w.stopped_by,
         w.samples.len()
     );
+    let table = wsat_table(w, cap);
+    Figure {
+        id: id.into(),
+        title,
+        note,
+        body: Body::Chart(c.svg()),
+        table: Some(table),
+    }
+}
+
+/// The write cliff on a WSAT plot: where it falls, the fresh and steady
+/// levels, and the steady stretch shaded up to `end` (the last sample).
+fn mark_cliff(c: &mut XyChart, cl: &WriteCliff, by_capacity: bool, cap: f64, end: Option<f64>) {
+    let (at, steady_from) = if by_capacity {
+        (cl.cliff_at_capacity, cl.steady_from_bytes as f64 / cap)
+    } else {
+        (cl.cliff_at_s, cl.steady_from_s)
+    };
+    let end = end.unwrap_or(steady_from);
+    c.marks.push(Mark::VLine {
+        x: at,
+        label: "cliff".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: cl.fresh_iops,
+        label: "fresh".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: cl.steady_iops,
+        label: "steady".into(),
+    });
+    c.marks.push(Mark::Band {
+        x0: steady_from,
+        x1: end,
+        label: "steady".into(),
+        fill: "#9cf".into(),
+    });
+}
+
+/// WSAT's samples as a table, thinned to at most `MAX_TABLE_ROWS` rows.
+fn wsat_table(w: &WsatResult, cap: f64) -> Table {
     let mut table = Table::new(&[
         "time",
         "written",
@@ -687,13 +767,7 @@ fn wsat_over(d: &CharacterizeDoc, w: &WsatResult, by_capacity: bool) -> Figure {
             s.wa().map_or("-".into(), |v| format!("{v:.2}")),
         ]);
     }
-    Figure {
-        id: id.into(),
-        title,
-        note,
-        body: Body::Chart(c.svg()),
-        table: Some(table),
-    }
+    table
 }
 
 fn target_rows(d: &CharacterizeDoc) -> Vec<(String, String, Option<String>)> {
