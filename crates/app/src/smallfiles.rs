@@ -57,17 +57,12 @@ struct Job {
 }
 
 /// Each job's share of the initial files, created before the timed phase.
-fn populate(
-    wd: &Path,
-    cfg: &Config,
-    max_size: u64,
-    stop: &AtomicBool,
-) -> Result<Vec<Job>, Error> {
+fn populate(wd: &Path, cfg: &Config, max_size: u64, stop: &AtomicBool) -> Result<Vec<Job>, Error> {
     let total = cfg.scale as u64 * 1000;
     let mut jobs = Vec::new();
     for j in 0..cfg.jobs as u64 {
         let share = total / cfg.jobs as u64 + u64::from(j < total % cfg.jobs as u64);
-        let mut job = Job::new(&wd, j, cfg, max_size)?;
+        let mut job = Job::new(wd, j, cfg, max_size)?;
         for _ in 0..share {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(Error::Interrupted);

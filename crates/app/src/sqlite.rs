@@ -78,9 +78,7 @@ pub(crate) fn prepare(cfg: &Config, stop: &AtomicBool) -> Result<(PathBuf, u64),
 fn run_workers(cfg: &Config, db: &Path, phase: &Phase) -> Vec<JobOut> {
     std::thread::scope(|s| {
         let hs: Vec<_> = (0..cfg.jobs as u64)
-            .map(|j| {
-                s.spawn(move || worker(db, j, cfg, phase))
-            })
+            .map(|j| s.spawn(move || worker(db, j, cfg, phase)))
             .collect();
         hs.into_iter()
             .map(|h| h.join().unwrap_or_default())

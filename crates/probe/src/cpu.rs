@@ -285,12 +285,8 @@ fn sub_process(a: &ProcessCpu, b: &ProcessCpu) -> ProcessCpu {
     ProcessCpu {
         user_ns: b.user_ns.saturating_sub(a.user_ns),
         sys_ns: b.sys_ns.saturating_sub(a.sys_ns),
-        ctx_voluntary: b
-            .ctx_voluntary
-            .saturating_sub(a.ctx_voluntary),
-        ctx_involuntary: b
-            .ctx_involuntary
-            .saturating_sub(a.ctx_involuntary),
+        ctx_voluntary: b.ctx_voluntary.saturating_sub(a.ctx_voluntary),
+        ctx_involuntary: b.ctx_involuntary.saturating_sub(a.ctx_involuntary),
     }
 }
 

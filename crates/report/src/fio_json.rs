@@ -615,7 +615,9 @@ fn group_entry(r: &RunResult, members: &[&JobResult], group_bw: f64, plus: bool)
         "job_options": all,
     }});
     let ss = members.iter().find_map(|j| j.steadystate.first());
-    job_entry(r, members, &merged, &name, common, group_bw, plus, extra, ss)
+    job_entry(
+        r, members, &merged, &name, common, group_bw, plus, extra, ss,
+    )
 }
 
 /// `disk_util[]`: every phase's device figures, summed per device.

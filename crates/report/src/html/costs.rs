@@ -186,8 +186,7 @@ const MAX_LAYERS: usize = 7;
 
 /// The runs that were profiled by kernel layer.
 fn profiled_runs(d: &StudyDoc) -> Vec<&RunRecord> {
-    d
-        .runs
+    d.runs
         .iter()
         .filter(|r| {
             r.error.is_none()

@@ -77,9 +77,8 @@ pub(super) fn rewrites(spec: &JobSpec) -> bool {
     // or fio's LFSR); `blockalign` other than the block size draws with
     // repeats.
     let aligned = spec.ba.iter().all(|&b| b == 0 || b == spec.bs.min());
-    let random_map = spec.rw.is_random()
-        && aligned
-        && (!spec.norandommap || (spec.lfsr && spec.bs.is_fixed()));
+    let random_map =
+        spec.rw.is_random() && aligned && (!spec.norandommap || (spec.lfsr && spec.bs.is_fixed()));
     (spec.rw.is_random() && !random_map) || spec.rw_seq_add != 0
 }
 

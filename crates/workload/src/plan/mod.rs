@@ -41,11 +41,11 @@ pub use randmap::RandMap;
 
 use dists::Skewed;
 use files::FileChooser;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use setup::{
     block_align, bytes_left, file_states, random_mode, split_weights, strided_zones, zone_tables,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use ssdready_core::req::Ddir;
 use ssdready_core::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
 

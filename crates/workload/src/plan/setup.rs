@@ -50,15 +50,15 @@ pub(super) fn random_mode(spec: &JobSpec, ba: &[u64; 3], min_bs: &[u64; 3]) -> R
 /// then spans one zone.
 pub(super) fn strided_zones(spec: &JobSpec, regions: &[Region]) -> Option<Strided> {
     spec.zones
-            .active()
-            .filter(|_| regions.len() == 1)
-            .map(|(size, range, skip)| Strided {
-                size,
-                range,
-                skip,
-                start: 0,
-                bytes: 0,
-            })
+        .active()
+        .filter(|_| regions.len() == 1)
+        .map(|(size, range, skip)| Strided {
+            size,
+            range,
+            skip,
+            start: 0,
+            bytes: 0,
+        })
 }
 
 /// Each file's state: its blocks, permutation, random map and skew.
@@ -87,8 +87,7 @@ pub(super) fn file_states(
                 perm: Permutation::new(blocks, seed ^ ((i as u64) << 32)),
                 perm_pos: 0,
                 pass: 0,
-                map: (mode == RandomMode::Map && spec.rw.is_random())
-                    .then(|| RandMap::new(blocks)),
+                map: (mode == RandomMode::Map && spec.rw.is_random()).then(|| RandMap::new(blocks)),
                 skew: Skewed::offsets(
                     &spec.random_distribution,
                     spec.random_center,

@@ -290,7 +290,13 @@ impl Layout {
 
     /// The interval's header (`hsz` bytes): magic, its crc32c, length,
     /// offset, the write expected, then the data's digest.
-    fn check_header(&self, iv: &mut [u8], hsz: usize, at: u64, expect: &Expect) -> Option<Mismatch> {
+    fn check_header(
+        &self,
+        iv: &mut [u8],
+        hsz: usize,
+        at: u64,
+        expect: &Expect,
+    ) -> Option<Mismatch> {
         let n = iv.len();
         if n <= hsz {
             return mismatch("length", format!("more than {hsz} bytes"), format!("{n}"));
