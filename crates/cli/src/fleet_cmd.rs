@@ -7,6 +7,7 @@ use ssdready_fleet::client::{self, Host, Request};
 use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
 use ssdready_fleet::merge;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// `run --client=HOSTS …`: the `--client` values and the other arguments,
@@ -27,14 +28,9 @@ pub fn client_split(args: &[String]) -> Option<(Vec<String>, Vec<String>)> {
     (!hosts.is_empty()).then_some((hosts, rest))
 }
 
-/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
-pub fn run_client(host_specs: &[String], rest: &[String]) {
-    let mut hosts: Vec<Host> = Vec::new();
-    for h in host_specs {
-        hosts.extend(
-            client::parse_hosts(h).unwrap_or_else(|e| fail(2, &format!("option '--client': {e}"))),
-        );
-    }
+/// The job to send (job files' text and job options), the output format
+/// and file; bad input ends the command (exit 2).
+fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
     let mut req = Request::default();
     let (mut format, mut out_path) = ("normal".to_string(), None);
     for a in rest {
@@ -60,14 +56,13 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             "option '--client': no job to send (give a job file or --name=JOB ...)",
         );
     }
-    let sink = match &out_path {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
-        None => output::Sink::Stdout,
-    };
-    let stop = crate::stop_on_signals();
-    // Every host must answer PROBE in a version spoken here before any runs.
-    for h in &hosts {
-        if let Err(e) = client::probe(h, &stop) {
+    (req, format, out_path)
+}
+
+/// Every host must answer PROBE in a version spoken here before any runs.
+fn probe_all(hosts: &[Host], stop: &AtomicBool) {
+    for h in hosts {
+        if let Err(e) = client::probe(h, stop) {
             // Ctrl-C is 130; garbage from a host is its failure (1); an
             // unreachable host or no common version is bad input (2).
             let code = match e {
@@ -78,6 +73,23 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             fail(code, &format!("host {},{}: {e}", h.name, h.port));
         }
     }
+}
+
+/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
+pub fn run_client(host_specs: &[String], rest: &[String]) {
+    let mut hosts: Vec<Host> = Vec::new();
+    for h in host_specs {
+        hosts.extend(
+            client::parse_hosts(h).unwrap_or_else(|e| fail(2, &format!("option '--client': {e}"))),
+        );
+    }
+    let (req, format, out_path) = client_args(rest);
+    let sink = match &out_path {
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        None => output::Sink::Stdout,
+    };
+    let stop = crate::stop_on_signals();
+    probe_all(&hosts, &stop);
     let runs = client::run_fleet(&hosts, &req, &stop);
     // Every host refused the job: bad input, nothing ran. A host that
     // failed (garbage, a message over 64 MiB, a lost connection) or a
