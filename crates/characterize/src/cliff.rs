@@ -112,6 +112,43 @@ fn early(samples: &[WsatSample], capacity: u64) -> Vec<f64> {
     samples[..upto].iter().map(|s| s.iops).collect()
 }
 
+/// Where IOPS leave the fresh level for good: the sample, and the fresh
+/// level (the median before it). Err: they never leave it.
+fn fall(samples: &[WsatSample], capacity: u64, iops: &[f64]) -> Result<(usize, f64), String> {
+    let first = median(&early(samples, capacity));
+    let Some(mut at) = leaves(iops, first) else {
+        return Err(format!(
+            "IOPS stayed within {:.0} % of their first level ({:.0}) over {} samples: no write cliff \
+             (a device without garbage collection, or one already past its cliff: purge it first)",
+            BAND * 100.0,
+            first,
+            samples.len()
+        ));
+    };
+    let mut fresh = median(&iops[..at]);
+    // Once more with the fresh level from every sample before the cliff.
+    if let Some(again) = leaves(iops, fresh) {
+        at = again;
+        fresh = median(&iops[..at]);
+    }
+    Ok((at, fresh))
+}
+
+/// The write amplification the emulator's page counts show over
+/// `samples` (None without them).
+fn write_amplification(samples: &[WsatSample]) -> Option<f64> {
+    let (host, nand) = samples.iter().fold((Some(0u64), Some(0u64)), |(h, t), s| {
+        (
+            h.zip(s.host_pages).map(|(a, b)| a + b),
+            t.zip(s.nand_pages).map(|(a, b)| a + b),
+        )
+    });
+    match (host, nand) {
+        (Some(h), Some(t)) if h > 0 => Some(t as f64 / h as f64),
+        _ => None,
+    }
+}
+
 /// Find the cliff in `samples` of a device of `capacity` bytes; `model`
 /// is the analytic expectation for an emulated device. Err: why there is
 /// none.
@@ -131,22 +168,7 @@ pub fn detect(
     let steady_from = steady_window(samples, capacity);
     let tail = n - steady_from;
     let steady = iops[steady_from..].iter().sum::<f64>() / tail as f64;
-    let first = median(&early(samples, capacity));
-    let Some(mut at) = leaves(&iops, first) else {
-        return Err(format!(
-            "IOPS stayed within {:.0} % of their first level ({:.0}) over {} samples: no write cliff \
-             (a device without garbage collection, or one already past its cliff: purge it first)",
-            BAND * 100.0,
-            first,
-            n
-        ));
-    };
-    let mut fresh = median(&iops[..at]);
-    // Once more with the fresh level from every sample before the cliff.
-    if let Some(again) = leaves(&iops, fresh) {
-        at = again;
-        fresh = median(&iops[..at]);
-    }
+    let (at, fresh) = fall(samples, capacity, &iops)?;
     if steady >= (1.0 - BAND) * fresh {
         return Err(format!(
             "IOPS fell at {:.1} s but came back: the last samples ({steady:.0} IOPS) are within {:.0} % of the \
@@ -164,18 +186,7 @@ pub fn detect(
         }
     };
     let settled_verdict = settled(samples, capacity, rule);
-    let (host, nand) = samples[steady_from..]
-        .iter()
-        .fold((Some(0u64), Some(0u64)), |(h, t), s| {
-            (
-                h.zip(s.host_pages).map(|(a, b)| a + b),
-                t.zip(s.nand_pages).map(|(a, b)| a + b),
-            )
-        });
-    let wa_seen = match (host, nand) {
-        (Some(h), Some(t)) if h > 0 => Some(t as f64 / h as f64),
-        _ => None,
-    };
+    let wa_seen = write_amplification(&samples[steady_from..]);
     let ratio = fresh / steady;
     let wa_predicted = model.map(|m| m.wa_predicted);
     let bound = model.zip(wa_seen).map(|(m, a)| m.die_bound_iops(a));

@@ -205,28 +205,14 @@ fn round_test(
     // The last window's histograms, per point, for its latency figures.
     let mut hists: VecDeque<Vec<Option<Histogram>>> = VecDeque::new();
     let keep_hists = t.kind == TestKind::Latency;
-    'rounds: for round in 1..=plan.rule.max_rounds {
-        let mut points = Vec::with_capacity(t.round.len());
-        let mut round_hists = Vec::new();
-        for (i, p) in t.round.iter().enumerate() {
-            if runner.stopped() {
-                break 'rounds;
+    for round in 1..=plan.rule.max_rounds {
+        let (points, round_hists) = match one_round(t, round, runner, keep_hists) {
+            Ok(done) => done,
+            Err(failure) => {
+                r.failure = failure;
+                break;
             }
-            match runner.point(p) {
-                Ok(o) => {
-                    points.push(record(p, Some(o.figures), None));
-                    round_hists.push(keep_hists.then_some(o.lat));
-                }
-                Err(Failure::NotApplicable(why)) if i != t.tracked_point => {
-                    points.push(record(p, None, Some(why)));
-                    round_hists.push(None);
-                }
-                Err(e) => {
-                    r.failure = Some(format!("{}: round {round}, {}: {e}", t.name, p.label()));
-                    break 'rounds;
-                }
-            }
-        }
+        };
         let tracked = points[t.tracked_point]
             .figures
             .as_ref()
@@ -262,6 +248,43 @@ fn round_test(
     }
     r.window = window_points(t, &r.rounds, &hists, plan.rule.window);
     r
+}
+
+/// A round's points, and each one's latency histogram when kept.
+type Round = (Vec<PointRecord>, Vec<Option<Histogram>>);
+
+/// One round's points, with their latency histograms when `keep_hists`.
+/// Err: the round was cut short — by a stop (None) or a failure (what
+/// failed); a point that does not apply, other than the tracked one, is
+/// recorded as skipped.
+fn one_round(
+    t: &TestPlan,
+    round: usize,
+    runner: &mut dyn Runner,
+    keep_hists: bool,
+) -> Result<Round, Option<String>> {
+    let mut points = Vec::with_capacity(t.round.len());
+    let mut hists = Vec::new();
+    for (i, p) in t.round.iter().enumerate() {
+        if runner.stopped() {
+            return Err(None);
+        }
+        match runner.point(p) {
+            Ok(o) => {
+                points.push(record(p, Some(o.figures), None));
+                hists.push(keep_hists.then_some(o.lat));
+            }
+            Err(Failure::NotApplicable(why)) if i != t.tracked_point => {
+                points.push(record(p, None, Some(why)));
+                hists.push(None);
+            }
+            Err(e) => {
+                let what = format!("{}: round {round}, {}: {e}", t.name, p.label());
+                return Err(Some(what));
+            }
+        }
+    }
+    Ok((points, hists))
 }
 
 /// Each point over the last `w` rounds.

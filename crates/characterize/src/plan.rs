@@ -195,56 +195,100 @@ pub const PRECONDITION_BS: u32 = 128 << 10;
 
 /// The plan for `o`.
 pub fn plan(o: &PlanOptions) -> Plan {
-    let point = |access, read_pct, bs, iodepth| Point {
+    let mut tests = vec![iops_test(o)];
+    for bs in [128u32 << 10, 1 << 20] {
+        tests.push(throughput_test(o, bs));
+    }
+    tests.push(latency_test(o));
+    tests.push(wsat_test(o));
+    Plan {
+        quick: o.quick,
+        capacity: o.capacity,
+        point_seconds: o.point_seconds,
+        iodepth: o.iodepth,
+        rule: PtsRule::default(),
+        tests,
+    }
+}
+
+/// One point of `o`'s length, one thread.
+fn point(o: &PlanOptions, access: Access, read_pct: u32, bs: u32, iodepth: u32) -> Point {
+    Point {
         access,
         read_pct,
         bs,
         iodepth,
         numjobs: 1,
         seconds: o.point_seconds,
-    };
+    }
+}
+
+/// The block sizes the target takes (4 KiB always).
+fn kept(o: &PlanOptions, sizes: &[u32]) -> Vec<u32> {
     let keep = |bs: &&u32| **bs >= o.min_bs.max(1) || **bs == 4096;
+    sizes.iter().filter(keep).copied().collect()
+}
+
+/// A round test: purged, preconditioned, its round tracked at `tracked`.
+fn round_plan(
+    o: &PlanOptions,
+    kind: TestKind,
+    name: String,
+    round: Vec<Point>,
+    tracked_point: usize,
+    tracked: Tracked,
+) -> TestPlan {
+    TestPlan {
+        kind,
+        name,
+        purge: true,
+        precondition_bytes: PRECONDITION_MULTIPLE * o.capacity,
+        round,
+        tracked_point,
+        tracked,
+        wsat: None,
+    }
+}
+
+/// IOPS: random I/O at every mix and block size, 4 KiB writes tracked.
+fn iops_test(o: &PlanOptions) -> TestPlan {
     let (mixes, sizes): (&[u32], &[u32]) = if o.quick {
         (&QUICK_MIXES, &QUICK_BLOCK_SIZES)
     } else {
         (&PTS_MIXES, &PTS_BLOCK_SIZES)
     };
-    let precondition = PRECONDITION_MULTIPLE * o.capacity;
     let mut round = Vec::new();
     for &m in mixes {
-        for &bs in sizes.iter().filter(keep) {
-            round.push(point(Access::Random, m, bs, o.iodepth));
+        for bs in kept(o, sizes) {
+            round.push(point(o, Access::Random, m, bs, o.iodepth));
         }
     }
     let tracked_point = round
         .iter()
         .position(|p| p.read_pct == 0 && p.bs == 4096)
         .expect("the plan has 4 KiB writes");
-    let mut tests = vec![TestPlan {
-        kind: TestKind::Iops,
-        name: "iops".into(),
-        purge: true,
-        precondition_bytes: precondition,
+    round_plan(
+        o,
+        TestKind::Iops,
+        "iops".into(),
         round,
         tracked_point,
-        tracked: Tracked::Iops,
-        wsat: None,
-    }];
-    for bs in [128u32 << 10, 1 << 20] {
-        tests.push(TestPlan {
-            kind: TestKind::Throughput,
-            name: format!("throughput_{}k", bs >> 10),
-            purge: true,
-            precondition_bytes: precondition,
-            round: vec![
-                point(Access::Sequential, 0, bs, o.iodepth),
-                point(Access::Sequential, 100, bs, o.iodepth),
-            ],
-            tracked_point: 0,
-            tracked: Tracked::Bandwidth,
-            wsat: None,
-        });
-    }
+        Tracked::Iops,
+    )
+}
+
+/// Throughput: sequential writes and reads of `bs`.
+fn throughput_test(o: &PlanOptions, bs: u32) -> TestPlan {
+    let round = vec![
+        point(o, Access::Sequential, 0, bs, o.iodepth),
+        point(o, Access::Sequential, 100, bs, o.iodepth),
+    ];
+    let name = format!("throughput_{}k", bs >> 10);
+    round_plan(o, TestKind::Throughput, name, round, 0, Tracked::Bandwidth)
+}
+
+/// Latency: random I/O at QD 1, 4 KiB writes' mean latency tracked.
+fn latency_test(o: &PlanOptions) -> TestPlan {
     let lat_sizes: &[u32] = if o.quick {
         &QUICK_LATENCY_BLOCK_SIZES
     } else {
@@ -252,26 +296,29 @@ pub fn plan(o: &PlanOptions) -> Plan {
     };
     let mut round = Vec::new();
     for &m in &LATENCY_MIXES {
-        for &bs in lat_sizes.iter().filter(keep) {
-            round.push(point(Access::Random, m, bs, 1));
+        for bs in kept(o, lat_sizes) {
+            round.push(point(o, Access::Random, m, bs, 1));
         }
     }
     let tracked_point = round
         .iter()
         .position(|p| p.read_pct == 0 && p.bs == 4096)
         .expect("the latency plan has 4 KiB writes");
-    tests.push(TestPlan {
-        kind: TestKind::Latency,
-        name: "latency".into(),
-        purge: true,
-        precondition_bytes: precondition,
+    let name = "latency".into();
+    round_plan(
+        o,
+        TestKind::Latency,
+        name,
         round,
         tracked_point,
-        tracked: Tracked::MeanLatency,
-        wsat: None,
-    });
+        Tracked::MeanLatency,
+    )
+}
+
+/// WSAT: 4 KiB random writes of a multiple of the capacity.
+fn wsat_test(o: &PlanOptions) -> TestPlan {
     let multiple = if o.quick { 3.0 } else { 4.0 };
-    tests.push(TestPlan {
+    TestPlan {
         kind: TestKind::WriteSaturation,
         name: "wsat".into(),
         purge: true,
@@ -280,20 +327,12 @@ pub fn plan(o: &PlanOptions) -> Plan {
         tracked_point: 0,
         tracked: Tracked::Iops,
         wsat: Some(WsatPlan {
-            point: point(Access::Random, 0, 4096, o.iodepth),
+            point: point(o, Access::Random, 0, 4096, o.iodepth),
             bytes: (o.capacity as f64 * multiple) as u64,
             capacity_multiple: multiple,
             max_bytes: (o.capacity as f64 * multiple * WSAT_EXTENSION) as u64,
             max_seconds: o.wsat_max_seconds,
         }),
-    });
-    Plan {
-        quick: o.quick,
-        capacity: o.capacity,
-        point_seconds: o.point_seconds,
-        iodepth: o.iodepth,
-        rule: PtsRule::default(),
-        tests,
     }
 }
 

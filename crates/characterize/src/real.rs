@@ -4,8 +4,8 @@
 //! through the same safety checks: a device in use is refused unless
 //! `--allow-destructive`.
 //!
-//! The runner plans each step as the options of one job and hands them to
-//! a [`RunJob`] — the binary's adapter over `ssdready_run::execute`, or a
+//! The runner plans each step as the request of one job and hands it to a
+//! [`RunFn`] — the binary's adapter over `ssdready_run::execute`, or a
 //! fake in the tests — then judges what came back: a refused job is a
 //! point that does not apply here, any other failure fails the step.
 //!
@@ -19,13 +19,9 @@ use crate::plan::{Point, WsatPlan};
 use crate::virt::{figures, rw_of};
 use ssdready_core::result::RunResult;
 use ssdready_core::stats::WorkerStats;
-use ssdready_run::Failure as RunFailure;
+use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-
-/// Runs one job given as `ssdready run` options (`--name=…`, `--rw=…`, …;
-/// `--quiet` asks for no progress display).
-pub type RunJob<'a> = dyn FnMut(&[String]) -> Result<RunResult, RunFailure> + 'a;
 
 /// The real target the tests run on.
 #[derive(Clone, Debug, Default)]
@@ -48,18 +44,18 @@ pub struct RealRunner<'a> {
     /// No progress display during the runs.
     pub quiet: bool,
     pub stop: Arc<AtomicBool>,
-    run_job: Box<RunJob<'a>>,
+    run_fn: Box<RunFn<'a>>,
 }
 
 impl<'a> RealRunner<'a> {
-    /// A runner whose jobs `run_job` runs.
+    /// A runner whose jobs `run_fn` runs.
     pub fn new(
         target: RealTarget,
         purge_asked: bool,
         engine: &str,
         quiet: bool,
         stop: Arc<AtomicBool>,
-        run_job: Box<RunJob<'a>>,
+        run_fn: Box<RunFn<'a>>,
     ) -> Self {
         RealRunner {
             target,
@@ -67,26 +63,28 @@ impl<'a> RealRunner<'a> {
             engine: engine.into(),
             quiet,
             stop,
-            run_job,
+            run_fn,
         }
     }
 
-    /// Run one job with `options` after the common ones.
-    fn run(&mut self, options: &[String]) -> Result<RunResult, Failure> {
-        let mut all: Vec<String> = Vec::new();
-        if self.quiet {
-            all.push("--quiet".into());
-        }
-        all.extend([
-            "--name=characterize".to_string(),
-            format!("--filename={}", self.target.path),
-            format!("--size={}", self.target.capacity),
-            "--direct=1".into(),
-            "--randrepeat=0".into(),
-            "--group_reporting".into(),
-        ]);
-        all.extend_from_slice(options);
-        judge((self.run_job)(&all))
+    /// A job with the options every step has; the step adds its own.
+    fn job(&self) -> RunRequest {
+        let mut r = RunRequest {
+            quiet: self.quiet,
+            ..Default::default()
+        };
+        r.job("characterize")
+            .set("filename", &self.target.path)
+            .set("size", self.target.capacity)
+            .set("direct", 1)
+            .set("randrepeat", 0)
+            .flag("group_reporting");
+        r
+    }
+
+    /// Run one step's job.
+    fn run(&mut self, job: &RunRequest) -> Result<RunResult, Failure> {
+        judge((self.run_fn)(job))
     }
 
     fn merged(r: &RunResult) -> WorkerStats {
@@ -177,13 +175,13 @@ impl Runner for RealRunner<'_> {
         }
         // The largest power of two up to 256 MiB that divides the capacity.
         let bs = 1u64 << self.target.capacity.trailing_zeros().min(28);
-        self.run(&[
-            "--rw=trim".into(),
-            format!("--bs={bs}"),
-            "--ioengine=psync".into(),
-            "--direct=1".into(),
-        ])
-        .map_err(|e| Failure::Failed(format!("TRIM of the whole device: {e}")))?;
+        let mut job = self.job();
+        job.set("rw", "trim")
+            .set("bs", bs)
+            .set("ioengine", "psync")
+            .set("direct", 1);
+        self.run(&job)
+            .map_err(|e| Failure::Failed(format!("TRIM of the whole device: {e}")))?;
         Ok(PurgeRecord {
             done: true,
             how: format!(
@@ -200,13 +198,13 @@ impl Runner for RealRunner<'_> {
         bs: u32,
         iodepth: u32,
     ) -> Result<PreconditionRecord, Failure> {
-        let r = self.run(&[
-            "--rw=write".into(),
-            format!("--bs={bs}"),
-            format!("--iodepth={iodepth}"),
-            format!("--ioengine={}", self.engine),
-            format!("--io_size={bytes}"),
-        ])?;
+        let mut job = self.job();
+        job.set("rw", "write")
+            .set("bs", bs)
+            .set("iodepth", iodepth)
+            .set("ioengine", &self.engine)
+            .set("io_size", bytes);
+        let r = self.run(&job)?;
         let o = figures(&Self::merged(&r), None);
         Ok(PreconditionRecord {
             bytes,
@@ -217,17 +215,20 @@ impl Runner for RealRunner<'_> {
     }
 
     fn point(&mut self, p: &Point) -> Result<PointOutcome, Failure> {
-        let r = self.run(&[
-            format!("--rw={}", rw_of(p).name()),
-            format!("--rwmixread={}", p.read_pct),
-            format!("--bs={}", p.bs),
-            format!("--iodepth={}", p.iodepth),
-            format!("--numjobs={}", p.numjobs),
-            format!("--ioengine={}", self.engine),
-            format!("--runtime={}ms", (p.seconds * 1000.0).round() as u64),
-            "--time_based".into(),
-            "--norandommap".into(),
-        ])?;
+        let mut job = self.job();
+        job.set("rw", rw_of(p).name())
+            .set("rwmixread", p.read_pct)
+            .set("bs", p.bs)
+            .set("iodepth", p.iodepth)
+            .set("numjobs", p.numjobs)
+            .set("ioengine", &self.engine)
+            .set(
+                "runtime",
+                format_args!("{}ms", (p.seconds * 1000.0).round() as u64),
+            )
+            .flag("time_based")
+            .flag("norandommap");
+        let r = self.run(&job)?;
         Ok(figures(&Self::merged(&r), None))
     }
 
@@ -236,15 +237,15 @@ impl Runner for RealRunner<'_> {
         w: &WsatPlan,
         sample: &mut dyn FnMut(&WsatSample),
     ) -> Result<WsatRun, Failure> {
-        let r = self.run(&[
-            "--rw=randwrite".into(),
-            format!("--bs={}", w.point.bs),
-            format!("--iodepth={}", w.point.iodepth),
-            format!("--ioengine={}", self.engine),
-            format!("--io_size={}", w.bytes),
-            format!("--runtime={}s", w.max_seconds.ceil() as u64),
-            "--norandommap".into(),
-        ])?;
+        let mut job = self.job();
+        job.set("rw", "randwrite")
+            .set("bs", w.point.bs)
+            .set("iodepth", w.point.iodepth)
+            .set("ioengine", &self.engine)
+            .set("io_size", w.bytes)
+            .set("runtime", format_args!("{}s", w.max_seconds.ceil() as u64))
+            .flag("norandommap");
+        let r = self.run(&job)?;
         let m = Self::merged(&r);
         let series = m.dirs[1]
             .as_ref()
@@ -313,9 +314,11 @@ mod tests {
     ) -> (RealRunner<'a>, Calls) {
         let calls: Calls = Rc::default();
         let seen = calls.clone();
-        let run = Box::new(move |o: &[String]| {
-            seen.borrow_mut().push(o.to_vec());
-            answer(o)
+        let run = Box::new(move |r: &RunRequest| {
+            let o = r.command_line();
+            let answer = answer(&o);
+            seen.borrow_mut().push(o);
+            answer
         });
         let stop = Arc::new(AtomicBool::new(false));
         (

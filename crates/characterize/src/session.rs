@@ -2,7 +2,7 @@
 //! (PTS's tests sized to the target, `--tests` a subset), the document's
 //! head (target, settings), the tests run through the runner that fits the
 //! target — [`VirtualRunner`] for an emulated device, [`RealRunner`] with
-//! the caller's [`RunJob`] otherwise — and the document assembled from
+//! the caller's [`RunFn`] otherwise — and the document assembled from
 //! their results: the IOPS matrix, the write cliff, and a warning for each
 //! test not purged or not steady.
 //!
@@ -12,9 +12,10 @@
 use crate::driver::{self, Progress};
 use crate::model::*;
 use crate::plan::{self, Plan, PlanOptions};
-use crate::real::{RealRunner, RunJob};
+use crate::real::RealRunner;
 use crate::target::{self, Error, Request, Target};
 use crate::virt::{self, VirtualRunner};
+use ssdready_run::RunFn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -159,13 +160,13 @@ impl Setup {
     }
 
     /// Run the plan's tests into `doc`: an emulated device in virtual time,
-    /// a real one through `run_job` (quiet: no progress display in the
+    /// a real one through `run_fn` (quiet: no progress display in the
     /// runs). Stops between steps once `stop` is set.
     pub fn execute(
         &self,
         p: &Plan,
         doc: &mut CharacterizeDoc,
-        run_job: Box<RunJob<'_>>,
+        run_fn: Box<RunFn<'_>>,
         quiet: bool,
         stop: Arc<AtomicBool>,
         progress: &mut dyn Progress,
@@ -183,7 +184,7 @@ impl Setup {
             Target::Real { target, .. } => {
                 let r = &self.request;
                 let mut runner =
-                    RealRunner::new(target.clone(), r.purge, &r.ioengine, quiet, stop, run_job);
+                    RealRunner::new(target.clone(), r.purge, &r.ioengine, quiet, stop, run_fn);
                 driver::execute(p, &mut runner, progress)
             }
         };
@@ -298,9 +299,11 @@ mod tests {
         assert_eq!(doc.target.kind, "file");
         assert_eq!(doc.settings.engine, "psync");
         let mut jobs: Vec<Vec<String>> = Vec::new();
-        let run = Box::new(|o: &[String]| {
-            jobs.push(o.to_vec());
-            Ok(steady(o))
+        let run = Box::new(|r: &ssdready_run::RunRequest| {
+            let o = r.command_line();
+            let answer = steady(&o);
+            jobs.push(o);
+            Ok(answer)
         });
         let stop = Arc::new(AtomicBool::new(false));
         setup.execute(&p, &mut doc, run, true, stop, &mut Silent);
@@ -340,7 +343,7 @@ mod tests {
         let setup = Setup::check(file_request(dir.path(), &["latency", "wsat"])).unwrap();
         let p = setup.plan().unwrap();
         let mut doc = setup.document(&p, 1);
-        let run = Box::new(|_: &[String]| {
+        let run = Box::new(|_: &ssdready_run::RunRequest| {
             Err(ssdready_run::Failure::Runtime(
                 "the device went away".into(),
             ))

@@ -9,7 +9,7 @@
 //! (`ssdready_characterize::session`). An emulated target
 //! (`emu:PRESET[,k=v…]`) runs in virtual time with `--virtual`; a block
 //! device or file runs in real time through the run library, each job
-//! through [`crate::progress::run_options`]. The command prints the plan with
+//! through [`crate::progress::run_request`]. The command prints the plan with
 //! its time, a line per round, and a summary; it writes
 //! `DIR/characterize.json` atomically. Bad input: one line, exit 2,
 //! nothing written. Ctrl-C stops after the current step and still writes
@@ -188,9 +188,10 @@ pub fn command(a: CharacterizeArgs) {
     };
     let mut doc = setup.document(&p, started_ms);
     let (run_stop, allow) = (stop.clone(), a.allow_destructive);
-    let run_job =
-        Box::new(move |o: &[String]| crate::progress::run_options(o, run_stop.clone(), allow));
-    setup.execute(&p, &mut doc, run_job, a.quiet, stop.clone(), &mut lines);
+    let run_fn = Box::new(move |r: &ssdready_run::RunRequest| {
+        crate::progress::run_request(r, run_stop.clone(), allow)
+    });
+    setup.execute(&p, &mut doc, run_fn, a.quiet, stop.clone(), &mut lines);
     doc.interrupted |= stop.load(Relaxed);
     doc.wall_s = started.elapsed().as_secs_f64();
     finish(&doc, &dir);

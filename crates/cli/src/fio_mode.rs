@@ -95,17 +95,8 @@ pub fn main(args: Vec<String>) -> ! {
     }
     // fio's defaults (the psync engine: a job without a filename uses fio's
     // files rather than the emulator) are set in `run_command`.
-    let run: Vec<String> = args.into_iter().map(local_client).collect();
-    crate::run_command(&run, false, true);
+    crate::run_command(&args, false, true);
     std::process::exit(0)
-}
-
-/// fio's `--client=,PORT` (no host: this one) as `--client=localhost,PORT`.
-fn local_client(a: String) -> String {
-    match a.strip_prefix("--client=,") {
-        Some(port) => format!("--client=localhost,{port}"),
-        None => a,
-    }
 }
 
 /// `--inflate-log=FILE`: a `NAME.log.fz` (zlib streams of fio's binary

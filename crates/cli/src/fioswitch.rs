@@ -19,7 +19,7 @@ pub const DEBUG_CLASSES: &[(&str, &str)] = &[
     ("file", "file handling (accepted; prints nothing here)"),
     (
         "io",
-        "the I/Os, one line each (accepted; prints nothing here)",
+        "the I/Os, one completion line each in fio's layout, printed when the run ends",
     ),
     ("mem", "memory allocation (accepted; prints nothing here)"),
     (

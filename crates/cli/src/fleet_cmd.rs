@@ -3,32 +3,83 @@
 //! summary). The server is `server_cmd`.
 
 use crate::{fail, output, say};
-use ssdready_fleet::client::{self, Host, Request};
+use ssdready_fleet::client::{self, Host, HostRun, Request};
 use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
 use ssdready_fleet::merge;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// `run --client=HOSTS …`: the `--client` values and the other arguments,
-/// or `None` when there is no `--client`.
-pub fn client_split(args: &[String]) -> Option<(Vec<String>, Vec<String>)> {
-    let mut hosts = Vec::new();
-    let mut rest = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if let Some(v) = a.strip_prefix("--client=") {
-            hosts.push(v.to_string());
-        } else if a == "--client" {
-            hosts.push(it.next().cloned().unwrap_or_default());
-        } else {
-            rest.push(a.clone());
-        }
-    }
-    (!hosts.is_empty()).then_some((hosts, rest))
+/// One `--client` value and the job files right after it, which are
+/// that client's own (fio's rule); a client without any gets the job
+/// files given elsewhere.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClientArg {
+    pub hosts: String,
+    pub own_jobs: Vec<String>,
 }
 
-/// The job to send (job files' text and job options), the output format
+/// `run --client=HOSTS …`: the `--client` values with their own job
+/// files, and the other arguments, or `None` when there is no `--client`.
+pub fn client_split(args: &[String]) -> Option<(Vec<ClientArg>, Vec<String>)> {
+    let mut clients: Vec<ClientArg> = Vec::new();
+    let mut rest = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        let hosts = if let Some(v) = a.strip_prefix("--client=") {
+            v.to_string()
+        } else if a == "--client" {
+            it.next().cloned().unwrap_or_default()
+        } else {
+            rest.push(a.clone());
+            continue;
+        };
+        let mut own_jobs = Vec::new();
+        while let Some(f) = it.next_if(|f| !f.starts_with('-')) {
+            own_jobs.push(f.clone());
+        }
+        clients.push(ClientArg { hosts, own_jobs });
+    }
+    (!clients.is_empty()).then_some((clients, rest))
+}
+
+/// A job file's text, bounded as a local run's job files are (a
+/// `/dev/zero` is refused).
+fn job_text(path: &str) -> String {
+    crate::args::read_text(std::path::Path::new(path))
+        .unwrap_or_else(|e| fail(2, &format!("job file '{path}': {e}")))
+}
+
+/// Every host with the request it is sent: the shared switches, and its
+/// client's own job files or else the shared ones.
+fn host_requests(clients: &[ClientArg], shared: &Request) -> Vec<(Host, Request)> {
+    let mut out = Vec::new();
+    for c in clients {
+        let hosts = client::parse_hosts(&c.hosts)
+            .unwrap_or_else(|e| fail(2, &format!("option '--client': {e}")));
+        let jobs = match c.own_jobs.is_empty() {
+            true => shared.jobs.clone(),
+            false => c.own_jobs.iter().map(|p| job_text(p)).collect(),
+        };
+        if jobs.is_empty() && !shared.args.iter().any(|a| a.starts_with("--name")) {
+            fail(
+                2,
+                &format!(
+                    "option '--client={}': no job to send (give a job file or --name=JOB ...)",
+                    c.hosts
+                ),
+            );
+        }
+        let req = Request {
+            args: shared.args.clone(),
+            jobs,
+        };
+        out.extend(hosts.into_iter().map(|h| (h, req.clone())));
+    }
+    out
+}
+
+/// The shared job (job files' text and job options), the output format
 /// and file; bad input ends the command (exit 2).
 fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
     let mut req = Request::default();
@@ -44,17 +95,8 @@ fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
         } else if a.starts_with('-') {
             req.args.push(a.clone());
         } else {
-            // Bounded as a local run's job files are (a `/dev/zero` is refused).
-            let text = crate::args::read_text(std::path::Path::new(a))
-                .unwrap_or_else(|e| fail(2, &format!("job file '{a}': {e}")));
-            req.jobs.push(text);
+            req.jobs.push(job_text(a));
         }
-    }
-    if req.jobs.is_empty() && !req.args.iter().any(|a| a.starts_with("--name")) {
-        fail(
-            2,
-            "option '--client': no job to send (give a job file or --name=JOB ...)",
-        );
     }
     (req, format, out_path)
 }
@@ -75,22 +117,44 @@ fn probe_all(hosts: &[Host], stop: &AtomicBool) {
     }
 }
 
-/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
-pub fn run_client(host_specs: &[String], rest: &[String]) {
-    let mut hosts: Vec<Host> = Vec::new();
-    for h in host_specs {
-        hosts.extend(
-            client::parse_hosts(h).unwrap_or_else(|e| fail(2, &format!("option '--client': {e}"))),
-        );
+/// The fleet's results in `format`: the summary, or fio's JSON (json+)
+/// of every host's jobs.
+fn results_text(runs: &[HostRun], format: &str) -> String {
+    match format {
+        "normal" => ssdready_fleet::summary::summary(&runs),
+        f => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let head = vec![
+                (
+                    "fio version".to_string(),
+                    serde_json::json!(format!("ssdready-{}", env!("SSDREADY_VERSION"))),
+                ),
+                ("timestamp".to_string(), serde_json::json!(now)),
+                (
+                    "time".to_string(),
+                    serde_json::json!(ssdready_report::fio_json::ctime(now)),
+                ),
+            ];
+            let doc = merge::fio_document(&runs, f == "json+", head);
+            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        }
     }
+}
+
+/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
+pub fn run_client(clients: &[ClientArg], rest: &[String]) {
     let (req, format, out_path) = client_args(rest);
+    let pairs = host_requests(clients, &req);
+    let hosts: Vec<Host> = pairs.iter().map(|(h, _)| h.clone()).collect();
     let sink = match &out_path {
         Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
         None => output::Sink::Stdout,
     };
     let stop = crate::stop_on_signals();
     probe_all(&hosts, &stop);
-    let runs = client::run_fleet(&hosts, &req, &stop);
+    let runs = client::run_each(&pairs, &stop);
     // Every host refused the job: bad input, nothing ran. A host that
     // failed (garbage, a message over 64 MiB, a lost connection) or a
     // Ctrl-C ends the run partial below: exit 1, or 130.
@@ -106,18 +170,13 @@ pub fn run_client(host_specs: &[String], rest: &[String]) {
             ),
         );
     }
-    let logs = ssdready_fleet::logs::write_host_logs(&runs, &req, &write_log);
+    let sent: Vec<&Request> = pairs.iter().map(|(_, r)| r).collect();
+    let logs = ssdready_fleet::logs::write_host_logs(&runs, &sent, &write_log);
     for p in logs.problems.iter().chain(&logs.short) {
         say(&format!("fleet: {p}"));
     }
     let log_problems = logs.problems;
-    let text = match format.as_str() {
-        "normal" => ssdready_fleet::summary::summary(&runs),
-        f => {
-            let doc = merge::document(&runs, f == "json+");
-            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-        }
-    };
+    let text = results_text(&runs, &format);
     if let Err(e) = output::write(&sink, &text) {
         fail(1, &format!("{e} (the fleet's results are lost)"));
     }
@@ -166,5 +225,46 @@ fn write_log(path: &str, bytes: &[u8]) -> Result<(), String> {
     match output::checked(std::path::Path::new(path))? {
         output::Sink::File(p) => output::replace(&p, bytes).map_err(|e| e.to_string()),
         _ => Err("not a regular file (a host's log is written to regular files only)".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// fio's rule: the job files right after a `--client` are that
+    /// client's own; the others are shared.
+    #[test]
+    fn job_files_right_after_a_client_are_its_own() {
+        let (clients, rest) = client_split(&s(&[
+            "--client=,8765",
+            "a.fio",
+            "--client",
+            "h,8766",
+            "b.fio",
+            "c.fio",
+            "--output-format=json",
+            "shared.fio",
+            "--client=x",
+        ]))
+        .unwrap();
+        let own: Vec<(&str, Vec<String>)> = clients
+            .iter()
+            .map(|c| (c.hosts.as_str(), c.own_jobs.clone()))
+            .collect();
+        assert_eq!(
+            own,
+            [
+                (",8765", s(&["a.fio"])),
+                ("h,8766", s(&["b.fio", "c.fio"])),
+                ("x", vec![]),
+            ]
+        );
+        assert_eq!(rest, s(&["--output-format=json", "shared.fio"]));
+        assert!(client_split(&s(&["job.fio"])).is_none());
     }
 }

@@ -14,6 +14,7 @@ mod app_cmd;
 mod args;
 mod characterize;
 mod compare;
+mod debug_io;
 mod emu_cmd;
 mod fio_mode;
 mod fioswitch;
@@ -382,8 +383,9 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
     let stop = stop_on_signals();
-    let parsed = parse_run_args(args, fio_mode, &stop);
+    let mut parsed = parse_run_args(args, fio_mode, &stop);
     fio_switches(&parsed);
+    let debug_io = debug_io::DebugIo::for_run(&mut parsed).unwrap_or_else(|e| fail(1, &e));
     let notes_on_stderr = !fio_mode || parsed.fio.stderr_notes;
     if parsed.parse_only {
         return parse_only(&parsed, simulate, fio_mode);
@@ -412,15 +414,14 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     let request = parsed.request(stop.clone());
     let mut terminal =
         progress::Terminal::new(progress::display(&parsed)).notes_on_stderr(notes_on_stderr);
-    let result = match if simulate {
-        ssdready_run::simulate(request, &mut terminal)
-    } else {
-        ssdready_run::execute(request, &mut terminal)
-    } {
-        Ok(r) => r,
-        Err(f) => fail(failure_code(&f), f.message()),
+    let outcome = match simulate {
+        true => ssdready_run::simulate(request, &mut terminal),
+        false => ssdready_run::execute(request, &mut terminal),
     };
-    run_output::write_outputs(&parsed, &sink, &result, &stop, notes_on_stderr);
+    // Read (and removed) before anything can end the process.
+    let io_lines = debug_io.map(debug_io::DebugIo::finish);
+    let result = outcome.unwrap_or_else(|f| fail(failure_code(&f), f.message()));
+    run_output::write_outputs(&parsed, &sink, &result, io_lines, &stop, notes_on_stderr);
     let mut code = result_code(&result);
     let save_failed = match saved_to.as_mut() {
         Some(h) => !run_output::save(h, &result, parsed.quiet),

@@ -75,6 +75,7 @@ impl RunArgs {
         RunRequest {
             sections: self.sections.clone(),
             allow_destructive: self.allow_destructive,
+            quiet: self.quiet,
             parse_only: self.parse_only,
             profile: self.profile,
             profile_exact: self.profile_exact,
@@ -86,23 +87,21 @@ impl RunArgs {
     }
 }
 
-/// Run `options` (written as on `ssdready run`'s command line; `--quiet`
-/// hides the progress) through the library, as every command that runs
-/// jobs does (study, characterize, strategies): the options go through the
-/// option table with a job file's checks, and a panic comes back as
-/// [`Failure::Internal`].
-pub fn run_options<S: AsRef<str>>(
-    options: &[S],
+/// Run a planner's request (study, characterize, strategies) through the
+/// library, as every command that runs jobs does: its options go through
+/// the option table with a job file's checks, `stop` ends it, the command's
+/// `--allow-destructive` is passed on, the request's `quiet` hides the
+/// progress, and a panic comes back as [`Failure::Internal`].
+pub fn run_request(
+    request: &RunRequest,
     stop: Arc<AtomicBool>,
     allow_destructive: bool,
 ) -> Result<RunResult, Failure> {
-    let mut request = RunRequest::new(stop);
-    request.allow_destructive = allow_destructive;
-    request
-        .options(options)
-        .map_err(|e| Failure::BadInput(e.to_string()))?;
-    let quiet = options.iter().any(|o| o.as_ref() == "--quiet");
-    ssdready_run::execute(request, &mut Terminal::new(display_auto(quiet)))
+    let mut request = request.clone();
+    request.stop = stop;
+    request.allow_destructive |= allow_destructive;
+    let display = display_auto(request.quiet);
+    ssdready_run::execute(request, &mut Terminal::new(display))
 }
 
 /// The command line's observer of a run: warnings and notes on stderr at

@@ -7,18 +7,22 @@ use ssdready_core::result::RunResult;
 use ssdready_run::output;
 use std::sync::atomic::AtomicBool;
 
-/// The run's outputs: the result in every format asked for, the
-/// verification failures and warnings on stderr, and the `--report`
-/// directory. A result that cannot be written ends the command (exit 1, or
+/// The run's outputs: the result in every format asked for (after the
+/// `--debug=io` lines, if any), the verification failures and warnings on
+/// stderr, and the `--report` directory. A result that cannot be written ends the command (exit 1, or
 /// 130 after a signal).
 pub(crate) fn write_outputs(
     parsed: &args::RunArgs,
     sink: &output::Sink,
     result: &RunResult,
+    io_lines: Option<String>,
     stop: &AtomicBool,
     notes_on_stderr: bool,
 ) {
     let mut text = crate::render(&parsed.formats, result);
+    if let Some(lines) = io_lines {
+        text = lines + &text;
+    }
     if parsed.fio.debugs("random") {
         let lines = fioswitch::random_debug_lines(result).join("\n");
         text = format!("{lines}\n{text}");

@@ -615,6 +615,7 @@ impl Runner for Engine {
                 text,
                 logs,
                 du: from_result::disk_util(&result),
+                global_options: result.global_options.clone(),
             },
             Err(e) => failed(70, e.to_string()),
         }

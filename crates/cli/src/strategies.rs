@@ -113,11 +113,12 @@ pub fn command(a: StrategiesArgs) {
         );
     }
     let run_stop = stop.clone();
-    let mut run_job = |o: &[String]| crate::progress::run_options(o, run_stop.clone(), false);
+    let mut run_fn =
+        |r: &ssdready_run::RunRequest| crate::progress::run_request(r, run_stop.clone(), false);
     let (rows, skips) = if a.quiet {
-        runner::run_all(&target, runtime_s, &stop, &mut run_job, &mut runner::Quiet)
+        runner::run_all(&target, runtime_s, &stop, &mut run_fn, &mut runner::Quiet)
     } else {
-        runner::run_all(&target, runtime_s, &stop, &mut run_job, &mut Lines)
+        runner::run_all(&target, runtime_s, &stop, &mut run_fn, &mut Lines)
     };
     let ctx = doc::Context {
         command: std::env::args().collect(),

@@ -109,6 +109,38 @@ fn parse_debug_says_the_steady_state_threshold() {
 
 /// `--inflate-log` prints what `log_store_compressed=1` wrote: one line per
 /// I/O, with its offset.
+/// `--debug=io` prints one completion line per I/O in fio's layout (fio's
+/// `t/t64-switch.sh` reads the offsets from them), and leaves nothing in
+/// the temporary directory.
+#[test]
+fn debug_io_prints_a_line_per_io_and_leaves_no_file() {
+    let (d, link) = fio_link();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(&link)
+        .args([
+            "--debug=io",
+            "--name=t",
+            "--ioengine=null",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=read",
+        ])
+        .current_dir(d.path())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let offsets: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("io ") && l.contains(" complete: "))
+        .map(|l| l.split("off=").nth(1).unwrap().split(',').next().unwrap())
+        .collect();
+    let want: Vec<String> = (0..16).map(|i| format!("0x{:x}", i * 4096)).collect();
+    assert_eq!(offsets, want, "{out}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn inflate_log_reads_a_compressed_log_back() {
     let (d, link) = fio_link();

@@ -99,8 +99,12 @@ fn run_client_drives_two_fio_servers_and_merges_bin_by_bin() {
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["fleet"]["partial"], false);
-    let jobs = doc["client_stats"].as_array().unwrap();
-    assert_eq!(jobs.len(), 4);
+    // fio's layout: every job, then "All clients" (the merged figures).
+    let stats = doc["client_stats"].as_array().unwrap();
+    assert_eq!(stats.len(), 5);
+    let (jobs, all) = stats.split_at(4);
+    assert_eq!(all[0]["jobname"], "All clients");
+    assert_eq!(all[0]["read"], doc["all_clients"]["read"]);
     for dir in ["read", "write"] {
         let mut sum = std::collections::BTreeMap::<String, u64>::new();
         for j in jobs {

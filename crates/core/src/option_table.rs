@@ -674,11 +674,12 @@ pub static OPTIONS: &[OptionDef] = &[
         aliases: &[],
         arity: Arity::Value,
         allowed: "tausworthe, lfsr, tausworthe64",
-        help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe, tausworthe64: ssdready's own generator",
+        help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe: 32 bits per offset, so without the random map at most 2^32 distinct offsets, as fio's; tausworthe64 (the default): 64 bits (ssdready's own generator for both)",
         set: |s, v| {
-            s.lfsr = match v {
-                "lfsr" => true,
-                "tausworthe" | "tausworthe64" => false,
+            (s.lfsr, s.rand32) = match v {
+                "lfsr" => (true, false),
+                "tausworthe" => (false, true),
+                "tausworthe64" => (false, false),
                 _ => return Err(format!("'{v}' is not a random generator")),
             };
             Ok(())

@@ -288,6 +288,11 @@ pub struct JobSpec {
     /// exactly once per pass, with or without the random map (fio's LFSR).
     #[serde(default)]
     pub lfsr: bool,
+    /// `random_generator=tausworthe`: fio's 32-bit generator, so uniform
+    /// offsets without the random map take at most 2^32 distinct values
+    /// (on a larger target they repeat, as fio's do).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rand32: bool,
     /// IOPS cap per worker for reads, writes and trims (`rate_iops=r,w,t`).
     pub rate_iops: [Option<u64>; 3],
     /// Bandwidth cap per worker for reads, writes and trims (`rate=r,w,t`).
@@ -541,6 +546,7 @@ impl Default for JobSpec {
             randseed_given: false,
             random_sequence_stride: false,
             lfsr: false,
+            rand32: false,
             rate_iops: [None; 3],
             rate_bytes: [None; 3],
             rate_min_bytes: [None; 3],

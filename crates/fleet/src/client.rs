@@ -66,10 +66,14 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
             .filter(|&p| p > 0)
             .ok_or_else(|| format!("host '{s}': port '{p}' (allowed: 1 to 65535)"))?,
     };
-    if name.is_empty() {
-        return Err(format!("host '{s}': no host name (allowed: HOST[,PORT])"));
-    }
-    let addr = (name.as_str(), port)
+    // fio: no host name (`,8765`) is this host; the name stays empty, as
+    // fio's results give it.
+    let connect_to = if name.is_empty() {
+        "localhost"
+    } else {
+        name.as_str()
+    };
+    let addr = (connect_to, port)
         .to_socket_addrs()
         .map_err(|e| format!("host '{s}': {e}"))?
         .find(|a| a.is_ipv6() == v6 || !v6)
@@ -163,6 +167,9 @@ pub struct HostRun {
     pub refused: bool,
     /// Seconds from RUN to the last result.
     pub wall_s: f64,
+    /// The job files' global options as the host read them (JOB_OPT),
+    /// for fio's `global options`.
+    pub global_options: Vec<(String, String)>,
 }
 
 impl HostRun {
@@ -288,8 +295,14 @@ fn take(r: &mut HostRun, v: u16, m: &wire::Message, t0: Instant) -> Result<bool,
             }
             return Ok(true);
         }
-        // Progress and options: not needed for the result.
-        op::ETA | op::SERVER_START | op::ADD_JOB | op::JOB_OPT => {}
+        op::JOB_OPT => {
+            let (global, name, value) = pdu::parse_job_opt(&m.payload)?;
+            if global {
+                r.global_options.push((name, value));
+            }
+        }
+        // Progress: not needed for the result.
+        op::ETA | op::SERVER_START | op::ADD_JOB => {}
         other => {
             return Err(Error::Garbage(format!(
                 "unexpected {} from the server",
@@ -365,14 +378,22 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
 
 /// Drive every host at once; one result per host, in the given order.
 pub fn run_fleet(hosts: &[Host], req: &Request, stop: &AtomicBool) -> Vec<HostRun> {
+    let pairs: Vec<(Host, Request)> = hosts.iter().map(|h| (h.clone(), req.clone())).collect();
+    run_each(&pairs, stop)
+}
+
+/// Drive every host at once with its own request (fio's client: each
+/// `--client` may have job files of its own); one result per host, in
+/// the given order.
+pub fn run_each(pairs: &[(Host, Request)], stop: &AtomicBool) -> Vec<HostRun> {
     std::thread::scope(|sc| {
-        let handles: Vec<_> = hosts
+        let handles: Vec<_> = pairs
             .iter()
-            .map(|h| sc.spawn(move || run_host(h, req, stop)))
+            .map(|(h, req)| sc.spawn(move || run_host(h, req, stop)))
             .collect();
         handles
             .into_iter()
-            .zip(hosts)
+            .zip(pairs.iter().map(|(h, _)| h))
             .map(|(t, h)| {
                 t.join().unwrap_or_else(|_| {
                     let mut r = empty_run(h);
@@ -402,6 +423,7 @@ pub(crate) fn empty_run(h: &Host) -> HostRun {
         error: None,
         refused: false,
         wall_s: 0.0,
+        global_options: Vec::new(),
     }
 }
 

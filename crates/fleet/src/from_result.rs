@@ -16,6 +16,7 @@ use crate::tstat::{GroupStats, IoStat, LatKind, ThreadStat, TsPdu};
 use crate::Error;
 use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
+use ssdready_core::stats::DirStats;
 
 fn io_stat(h: &Histogram) -> IoStat {
     if h.count() == 0 {
@@ -80,6 +81,31 @@ fn series_stats(series: &[ssdready_core::stats::SecSample], window_ns: u64) -> (
     (io_stat(&bw), io_stat(&iops))
 }
 
+/// One direction's counts, latencies, buckets and per-second rates in `t`.
+fn set_direction(t: &mut ThreadStat, d: usize, ds: &DirStats, measured_ns: u64) {
+    t.set("total_io_u", d, ds.ios);
+    t.set("short_io_u", d, ds.short_ios);
+    t.set("io_bytes", d, ds.bytes);
+    if ds.ios > 0 {
+        t.set("runtime", d, (measured_ns / 1_000_000).max(1));
+    }
+    for (kind, h, f) in [
+        (LatKind::Slat, &ds.slat, "slat_stat"),
+        (LatKind::Clat, &ds.clat, "clat_stat"),
+        (LatKind::Lat, &ds.lat, "lat_stat"),
+    ] {
+        t.set_io_stat(f, d, &io_stat(h));
+        t.set_plat(kind, d, &bins(h));
+    }
+    for (v, c) in ds.clat.bins() {
+        let (f, i) = lat_bucket(v);
+        t.set(f, i, t.get(f, i) + c);
+    }
+    let (bw, iops) = series_stats(&ds.series, measured_ns);
+    t.set_io_stat("bw_stat", d, &bw);
+    t.set_io_stat("iops_stat", d, &iops);
+}
+
 /// One job's `thread_stat`, in `version`'s layout.
 pub fn thread_stat(j: &JobResult, number: u32, version: u16) -> Result<ThreadStat, Error> {
     let mut t = ThreadStat::new(version)?;
@@ -101,36 +127,16 @@ pub fn thread_stat(j: &JobResult, number: u32, version: u16) -> Result<ThreadSta
         for f in ["clat_stat", "slat_stat", "lat_stat", "bw_stat", "iops_stat"] {
             t.set_io_stat(f, d, &empty_stat());
         }
-        let Some(ds) = raw.dirs[d].as_deref() else {
-            continue;
-        };
-        t.set("total_io_u", d, ds.ios);
-        t.set("short_io_u", d, ds.short_ios);
-        t.set("io_bytes", d, ds.bytes);
-        if ds.ios > 0 {
-            t.set("runtime", d, runtime_ms.max(1));
+        if let Some(ds) = raw.dirs[d].as_deref() {
+            set_direction(&mut t, d, ds, j.measured_ns);
         }
-        for (kind, h, f) in [
-            (LatKind::Slat, &ds.slat, "slat_stat"),
-            (LatKind::Clat, &ds.clat, "clat_stat"),
-            (LatKind::Lat, &ds.lat, "lat_stat"),
-        ] {
-            t.set_io_stat(f, d, &io_stat(h));
-            t.set_plat(kind, d, &bins(h));
-        }
-        for (v, c) in ds.clat.bins() {
-            let (f, i) = lat_bucket(v);
-            t.set(f, i, t.get(f, i) + c);
-        }
-        let (bw, iops) = series_stats(&ds.series, j.measured_ns);
-        t.set_io_stat("bw_stat", d, &bw);
-        t.set_io_stat("iops_stat", d, &iops);
     }
     t.set("usr_time", 0, raw.thread_cpu.user_ns / 1_000_000);
     t.set("sys_time", 0, raw.thread_cpu.sys_ns / 1_000_000);
     t.set("ctx", 0, raw.thread_cpu.ctx);
     t.set("clat_percentiles", 0, u64::from(j.spec.clat_percentiles));
     t.set("lat_percentiles", 0, u64::from(j.spec.lat_percentiles));
+    t.set("slat_percentiles", 0, u64::from(j.spec.slat_percentiles));
     t.set("percentile_precision", 0, 2);
     let list: &[f64] = if j.spec.percentile_list_given {
         &j.spec.percentile_list

@@ -80,12 +80,17 @@ pub struct Written {
 }
 
 /// Write every host's logs with `write_log` (a path, its bytes; the error
-/// is one line).
-pub fn write_host_logs(runs: &[HostRun], req: &Request, write_log: &WriteLog<'_>) -> Written {
-    let prefixes = log_prefixes(req);
+/// is one line). `reqs[i]` is what host `i` was sent (the last one for
+/// the hosts past the end: one request for all).
+pub fn write_host_logs(runs: &[HostRun], reqs: &[&Request], write_log: &WriteLog<'_>) -> Written {
     let mut w = Written::default();
     let (written, problems) = (&mut w.paths, &mut w.problems);
-    for r in runs {
+    for (i, r) in runs.iter().enumerate() {
+        let prefixes = reqs
+            .get(i)
+            .or(reqs.last())
+            .map(|q| log_prefixes(q))
+            .unwrap_or_default();
         let shared = runs.iter().filter(|o| o.host.name == r.host.name).count() > 1;
         let host = if shared {
             format!("{},{}", r.host.name, r.host.port)
@@ -192,7 +197,7 @@ mod tests {
         run.version = Some(97);
         run.logs = vec![log("lg_lat.1.log"), log("/etc/passwd")];
         let seen = std::cell::RefCell::new(Vec::new());
-        let w = write_host_logs(&[run], &req, &|p, b| {
+        let w = write_host_logs(&[run], &[&req], &|p, b| {
             seen.borrow_mut().push((p.to_string(), b.to_vec()));
             Ok(())
         });

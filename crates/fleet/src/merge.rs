@@ -85,6 +85,11 @@ pub struct Dir {
     pub lat: IoStat,
     /// fio's bins of submission, completion and total latency.
     pub bins: [Vec<u64>; 3],
+    /// Whether the JSON lists percentiles of submission, completion and
+    /// total latency (the job's `slat_percentiles`, `clat_percentiles`,
+    /// `lat_percentiles`; merged figures keep the first job's, as fio's
+    /// "All clients").
+    pub percentiles: Option<[bool; 3]>,
 }
 
 impl Dir {
@@ -114,6 +119,11 @@ impl Dir {
                 ts.plat(LatKind::Clat, d),
                 ts.plat(LatKind::Lat, d),
             ],
+            percentiles: Some([
+                ts.get("slat_percentiles", 0) != 0,
+                ts.get("clat_percentiles", 0) != 0,
+                ts.get("lat_percentiles", 0) != 0,
+            ]),
         }
     }
 
@@ -127,6 +137,7 @@ impl Dir {
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
+        self.percentiles = self.percentiles.or(o.percentiles);
         for (a, b) in self.bins.iter_mut().zip(&o.bins) {
             if a.is_empty() {
                 a.resize(PLAT_NR, 0);
@@ -138,7 +149,8 @@ impl Dir {
     }
 
     fn json(&self, plus: bool) -> Value {
-        let lat = |s: &IoStat, bins: &Vec<u64>| {
+        let listed = self.percentiles.unwrap_or([true; 3]);
+        let lat = |s: &IoStat, bins: &Vec<u64>, listed: bool| {
             let mut m = Map::new();
             let empty = s.samples == 0;
             m.insert("min".into(), json!(if empty { 0 } else { s.min }));
@@ -150,10 +162,10 @@ impl Dir {
                 .into_iter()
                 .map(|(p, v)| (format!("{p:.6}"), json!(v)))
                 .collect();
-            if !p.is_empty() {
+            if !p.is_empty() && listed {
                 m.insert("percentile".into(), Value::Object(p));
             }
-            if plus {
+            if plus && listed {
                 let b: Map<String, Value> = bins
                     .iter()
                     .enumerate()
@@ -172,9 +184,9 @@ impl Dir {
             "iops": self.iops,
             "runtime": self.runtime_ms,
             "total_ios": self.ios,
-            "slat_ns": lat(&self.slat, &self.bins[0]),
-            "clat_ns": lat(&self.clat, &self.bins[1]),
-            "lat_ns": lat(&self.lat, &self.bins[2]),
+            "slat_ns": lat(&self.slat, &self.bins[0], listed[0]),
+            "clat_ns": lat(&self.clat, &self.bins[1], listed[1]),
+            "lat_ns": lat(&self.lat, &self.bins[2], listed[2]),
         })
     }
 }
@@ -241,6 +253,70 @@ pub fn document(runs: &[HostRun], plus: bool) -> Value {
         "client_stats": jobs,
         "all_clients": Value::Object(all),
     })
+}
+
+/// The consolidated document in fio's client layout, with ssdready's own
+/// keys ([`document`]) kept: `head` first (fio's `fio version`,
+/// `timestamp`, `time`), then `global options` (one host: its options; several:
+/// one object per host whose job files have any, with its `hostname` and
+/// `port`), `client_stats` (every job with the host as given, then fio's
+/// "All clients" when more than one job reported) and `disk_util`.
+pub fn fio_document(runs: &[HostRun], plus: bool, head: Vec<(String, Value)>) -> Value {
+    let mut doc = document(runs, plus);
+    let Value::Object(mine) = &mut doc else {
+        unreachable!("the document is an object")
+    };
+    let mut out: Map<String, Value> = head.into_iter().collect();
+    let globals = |r: &HostRun| -> Map<String, Value> {
+        r.global_options
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect()
+    };
+    let global = match runs {
+        [one] => Value::Object(globals(one)),
+        _ => Value::Array(
+            runs.iter()
+                .filter(|r| !r.global_options.is_empty())
+                .map(|r| {
+                    let mut m = globals(r);
+                    m.insert("hostname".into(), json!(r.host.name));
+                    m.insert("port".into(), json!(r.host.port));
+                    Value::Object(m)
+                })
+                .collect(),
+        ),
+    };
+    out.insert("global options".into(), global);
+    let mut stats = match mine.remove("client_stats") {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    // fio names a job's host as the client was given (`,8765`: "").
+    for j in &mut stats {
+        j["hostname"] = j["host"].clone();
+    }
+    if stats.len() > 1 {
+        let mut all = mine.get("all_clients").cloned().unwrap_or(Value::Null);
+        if let Some(last) = runs.iter().rev().find(|r| !r.ts.is_empty()) {
+            all["hostname"] = json!(last.host.name);
+            all["port"] = json!(last.host.port);
+        }
+        stats.push(all);
+    }
+    out.insert("client_stats".into(), Value::Array(stats));
+    let du: Vec<Value> = mine
+        .get("hosts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|h| h["disk_util"].as_array().cloned().unwrap_or_default())
+        .collect();
+    out.insert("disk_util".into(), Value::Array(du));
+    for (k, v) in std::mem::take(mine) {
+        out.entry(k).or_insert(v);
+    }
+    Value::Object(out)
 }
 
 fn host_json(r: &HostRun) -> Value {
@@ -418,6 +494,97 @@ mod tests {
         assert_eq!(s.host, "a");
         assert!((s.share_of_fleet_time_pct - 50.0).abs() < 1e-9);
         assert_eq!(s.past_median_pct, 0.0);
+    }
+
+    fn job(name: &str, slat_pct: bool, clat_pct: bool) -> TsPdu {
+        let mut ts = crate::tstat::ThreadStat::new(crate::VERSIONS[0]).unwrap();
+        ts.set_text("name", name);
+        ts.set("total_io_u", 0, 10);
+        ts.set("runtime", 0, 1000);
+        ts.set("slat_percentiles", 0, u64::from(slat_pct));
+        ts.set("clat_percentiles", 0, u64::from(clat_pct));
+        let stat = IoStat {
+            min: 1000,
+            max: 1000,
+            samples: 10,
+            mean: 1000.0,
+            s: 0.0,
+        };
+        let mut bins = vec![0u64; PLAT_NR];
+        bins[bin_of(1000)] = 10;
+        for (name, kind) in [
+            ("slat_stat", LatKind::Slat),
+            ("clat_stat", LatKind::Clat),
+            ("lat_stat", LatKind::Lat),
+        ] {
+            ts.set_io_stat(name, 0, &stat);
+            ts.set_plat(kind, 0, &bins);
+        }
+        TsPdu {
+            ts,
+            gs: Default::default(),
+        }
+    }
+
+    fn run(name: &str, port: u16, ts: Vec<TsPdu>, globals: &[(&str, &str)]) -> HostRun {
+        let host = crate::client::Host {
+            name: name.into(),
+            port,
+            addr: ([127, 0, 0, 1], port).into(),
+        };
+        let mut r = crate::client::empty_run(&host);
+        r.ts = ts;
+        r.global_options = globals
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        r
+    }
+
+    /// fio's client layout: one host's global options as an object,
+    /// several hosts' as an array naming each; "All clients" in
+    /// `client_stats` once more than one job reported; percentiles only
+    /// for the kinds the job lists.
+    #[test]
+    fn the_fio_document_has_fios_client_layout() {
+        let head = vec![("fio version".to_string(), json!("fio-3.33"))];
+        let one = [run(
+            "",
+            8765,
+            vec![job("t", true, false)],
+            &[("ioengine", "null")],
+        )];
+        let d = fio_document(&one, false, head.clone());
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            &keys[..4],
+            ["fio version", "global options", "client_stats", "disk_util"]
+        );
+        assert_eq!(d["global options"], json!({"ioengine": "null"}));
+        let stats = d["client_stats"].as_array().unwrap();
+        assert_eq!(stats.len(), 1);
+        assert_eq!(
+            (&stats[0]["hostname"], &stats[0]["port"]),
+            (&json!(""), &json!(8765))
+        );
+        assert!(stats[0]["read"]["slat_ns"].get("percentile").is_some());
+        assert!(stats[0]["read"]["clat_ns"].get("percentile").is_none());
+        assert!(stats[0]["read"]["lat_ns"].get("percentile").is_none());
+
+        let two = [
+            run("a", 1, vec![job("t", false, true)], &[]),
+            run("b", 2, vec![job("t", false, true)], &[("runtime", "3s")]),
+        ];
+        let d = fio_document(&two, false, head);
+        assert_eq!(
+            d["global options"],
+            json!([{"runtime": "3s", "hostname": "b", "port": 2}])
+        );
+        let stats = d["client_stats"].as_array().unwrap();
+        assert_eq!(stats.len(), 3);
+        assert_eq!(stats[2]["jobname"], "All clients");
+        assert_eq!(stats[2]["read"]["total_ios"], 20);
+        assert!(stats[2]["read"]["clat_ns"].get("percentile").is_some());
     }
 
     #[test]

@@ -193,6 +193,16 @@ pub fn job_opt(global: bool, groupid: u32, name: &str, value: &str) -> Vec<u8> {
     b
 }
 
+/// A JOB_OPT's (global, name, value).
+pub fn parse_job_opt(b: &[u8]) -> Result<(bool, String, String), Error> {
+    let b = need(b, 200, "a JOB_OPT")?;
+    Ok((
+        u16::from_le_bytes([b[0], b[1]]) != 0,
+        cstr(&b[8..72]),
+        cstr(&b[72..200]),
+    ))
+}
+
 /// A `jobs_eta` (version 97 and 120 alike, 168 bytes with no run string):
 /// jobs running, elapsed and remaining seconds, and the current IOPS and
 /// bandwidth per direction.

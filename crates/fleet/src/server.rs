@@ -50,6 +50,10 @@ pub struct RunOutput {
     /// Disk utilisation of the block devices the jobs used, sent after
     /// the group totals.
     pub du: Vec<DiskUtil>,
+    /// The job files' global options, sent (JOB_OPT) before the first
+    /// job's results, as fio's server sends them for the client's
+    /// `global options`.
+    pub global_options: Vec<(String, String)>,
 }
 
 /// The engine behind the server.
@@ -596,7 +600,7 @@ fn unspoken_version(got: u16) -> String {
     )
 }
 
-/// The logs (IOLOG), TS per job, GS per group, DU per disk, STOP with
+/// The logs (IOLOG), the global options (JOB_OPT), TS per job, GS per group, DU per disk, STOP with
 /// the run's error, QUIT: fio's server's order.
 fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
     if !out.text.is_empty() {
@@ -611,6 +615,9 @@ fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result
         let bytes = l.encode(v, 0)?;
         std::io::Write::write_all(s, &bytes)
             .map_err(|e| Error::Io(format!("sending IOLOG: {e}")))?;
+    }
+    for (k, val) in &out.global_options {
+        wire::send(s, v, op::JOB_OPT, 0, &pdu::job_opt(true, 0, k, val))?;
     }
     for t in &out.ts {
         wire::send(s, v, op::TS, 0, &t.bytes())?;

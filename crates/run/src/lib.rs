@@ -50,7 +50,7 @@ mod zbd;
 pub use failure::Failure;
 pub use logs::{LogSink, WorkerLog};
 pub use observer::{RunObserver, SilentObserver, Totals};
-pub use request::RunRequest;
+pub use request::{RunFn, RunRequest};
 pub use ssdready_core::result::RunResult;
 
 use ssdready_core::spec::JobSpec;

@@ -63,26 +63,8 @@ pub fn run(
     if !ask.named && targets[0].kind == TargetKind::Emulator {
         return (Vec::new(), skipped);
     }
-    // A block device the study may write gets a file system of its own.
-    let made = match crate::appfs::applies(&targets[0]) {
-        true => match crate::appfs::make(&targets[0]) {
-            Ok(m) => Some(m),
-            Err(why) => {
-                skipped.push(Skip {
-                    what: "applications".into(),
-                    why: format!("{why} (the workloads need a file system)"),
-                });
-                return (Vec::new(), skipped);
-            }
-        },
-        false => None,
-    };
-    let dir = match made
-        .as_ref()
-        .map(|m| Ok(m.dir().to_path_buf()))
-        .unwrap_or_else(|| directory(targets))
-    {
-        Ok(d) => d,
+    let (made, dir) = match workspace(targets) {
+        Ok(w) => w,
         Err(why) => {
             skipped.push(Skip {
                 what: "applications".into(),
@@ -107,49 +89,18 @@ pub fn run(
             if stop.load(Ordering::Relaxed) {
                 return (points, skipped);
             }
-            let mut cfg = Config::new(w, dir.clone());
-            cfg.jobs = jobs;
-            cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
             tell(format!("applications: {} with {jobs} jobs", w.name()));
-            let what = format!("applications: {} at {jobs} jobs", w.name());
-            match ssdready_app::run(&cfg, stop.clone()) {
-                Ok(r) => {
-                    let file = format!("app-{}-{jobs}.json", w.name());
-                    let text =
-                        serde_json::to_string_pretty(&r.to_json()).expect("serialises") + "\n";
-                    let saved = ssdready_run::output::write_in(out_dir, &file, &text).is_ok();
-                    let mut f = figure(&r);
-                    f.result = saved.then_some(file);
-                    f.set_raw(raw_iops);
-                    points.push(f);
-                }
-                Err(e) => skipped.push(Skip {
-                    what,
-                    why: e.to_string(),
-                }),
+            match point(w, jobs, &dir, ask, out_dir, stop, raw_iops) {
+                Ok(f) => points.push(f),
+                Err(s) => skipped.push(s),
             }
             let _ = ssdready_app::clean(&dir, w);
         }
     }
     if ask.with_cache_effect {
-        // SQLite always; PostgreSQL's server too when it is installed.
-        let mut ws = vec![Workload::Sqlite];
-        if ask.with_pgbench && ssdready_app::pgbench::find_tools().is_ok() {
-            ws.push(Workload::Pgbench);
-        }
-        for w in ws {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            match cache_effect(&dir, w, ask, out_dir, stop, tell, raw_iops) {
-                Ok(p) => points.extend(p),
-                Err(why) => skipped.push(Skip {
-                    what: format!("applications: cache effect ({})", w.name()),
-                    why,
-                }),
-            }
-            let _ = ssdready_app::clean(&dir, w);
-        }
+        let (p, s) = cache_effects(&dir, ask, out_dir, stop, tell, raw_iops);
+        points.extend(p);
+        skipped.extend(s);
     }
     if let Some(mut m) = made {
         for e in m.remove() {
@@ -158,6 +109,77 @@ pub fn run(
                 why: format!("not removed: {e}"),
             });
         }
+    }
+    (points, skipped)
+}
+
+/// Where the workloads run: a file system of the study's own on a block
+/// device it may write (returned, to remove), else the target's directory.
+fn workspace(targets: &[TargetProfile]) -> Result<(Option<crate::appfs::MadeFs>, PathBuf), String> {
+    if !crate::appfs::applies(&targets[0]) {
+        return Ok((None, directory(targets)?));
+    }
+    let made = crate::appfs::make(&targets[0])
+        .map_err(|why| format!("{why} (the workloads need a file system)"))?;
+    let dir = made.dir().to_path_buf();
+    Ok((Some(made), dir))
+}
+
+/// One workload at `jobs` jobs: its figure (its result written in
+/// `out_dir`), or why it gave none.
+fn point(
+    w: Workload,
+    jobs: u32,
+    dir: &Path,
+    ask: &Ask,
+    out_dir: &Path,
+    stop: &Arc<AtomicBool>,
+    raw_iops: Option<f64>,
+) -> Result<AppFigure, Skip> {
+    let mut cfg = Config::new(w, dir.to_path_buf());
+    cfg.jobs = jobs;
+    cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
+    let what = format!("applications: {} at {jobs} jobs", w.name());
+    let r = ssdready_app::run(&cfg, stop.clone()).map_err(|e| Skip {
+        what,
+        why: e.to_string(),
+    })?;
+    let file = format!("app-{}-{jobs}.json", w.name());
+    let text = serde_json::to_string_pretty(&r.to_json()).expect("serialises") + "\n";
+    let saved = ssdready_run::output::write_in(out_dir, &file, &text).is_ok();
+    let mut f = figure(&r);
+    f.result = saved.then_some(file);
+    f.set_raw(raw_iops);
+    Ok(f)
+}
+
+/// The cache effect of SQLite always, and of PostgreSQL's server too when
+/// it is installed: their figures, and skips with reasons.
+fn cache_effects(
+    dir: &Path,
+    ask: &Ask,
+    out_dir: &Path,
+    stop: &Arc<AtomicBool>,
+    tell: &dyn Fn(String),
+    raw_iops: Option<f64>,
+) -> (Vec<AppFigure>, Vec<Skip>) {
+    let (mut points, mut skipped) = (Vec::new(), Vec::new());
+    let mut ws = vec![Workload::Sqlite];
+    if ask.with_pgbench && ssdready_app::pgbench::find_tools().is_ok() {
+        ws.push(Workload::Pgbench);
+    }
+    for w in ws {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match cache_effect(dir, w, ask, out_dir, stop, tell, raw_iops) {
+            Ok(p) => points.extend(p),
+            Err(why) => skipped.push(Skip {
+                what: format!("applications: cache effect ({})", w.name()),
+                why,
+            }),
+        }
+        let _ = ssdready_app::clean(dir, w);
     }
     (points, skipped)
 }

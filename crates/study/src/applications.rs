@@ -129,25 +129,13 @@ fn text(t: String, run: &AppFigure) -> Fact {
 /// The facts of the section's figures.
 pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
     let mut m = BTreeMap::new();
-    let first = |name: &str| {
-        points
-            .iter()
-            .filter(|p| p.name == name)
-            .min_by_key(|p| p.jobs)
-    };
-    let best_of = |name: &str| {
-        points
-            .iter()
-            .filter(|p| p.name == name)
-            .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
-    };
     if let Some(p) = points.iter().find(|p| p.raw_iops.is_some()) {
         m.insert(
             "app_raw_iops".into(),
             fact(p.raw_iops.unwrap_or(0.0), "iops", p),
         );
     }
-    if let Some(p) = first("fdatasync") {
+    if let Some(p) = first(points, "fdatasync") {
         m.insert(
             "app_fdatasync_p99".into(),
             fact(p.lat_p99_ns as f64, "ns", p),
@@ -160,29 +148,8 @@ pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
             m.insert("app_fdatasync_share_pct".into(), fact(s, "pct", p));
         }
     }
-    if let Some(p) = best_of("sqlite") {
-        m.insert(
-            "app_sqlite_tps".into(),
-            fact(p.ops_per_s.round(), "count", p),
-        );
-        m.insert("app_sqlite_jobs".into(), fact(p.jobs as f64, "count", p));
-        if let Some(s) = p.share_of_raw_pct {
-            m.insert("app_sqlite_share_pct".into(), fact(s, "pct", p));
-        }
-        if let Some(f) = p.flushes_per_op {
-            m.insert("app_sqlite_flushes_per_tx".into(), fact(f, "count", p));
-        }
-        if let Some(w) = p.writes_per_op {
-            m.insert("app_sqlite_writes_per_tx".into(), fact(w, "count", p));
-        }
-        if let Some(one) = first("sqlite").filter(|o| o.jobs < p.jobs && o.ops_per_s > 0.0) {
-            m.insert(
-                "app_sqlite_scaling".into(),
-                fact(p.ops_per_s / one.ops_per_s, "ratio", p),
-            );
-        }
-    }
-    if let Some(p) = best_of("small-files") {
+    sqlite_facts(points, &mut m);
+    if let Some(p) = best_of(points, "small-files") {
         m.insert(
             "app_small_files_tps".into(),
             fact(p.ops_per_s.round(), "count", p),
@@ -191,7 +158,58 @@ pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
             m.insert("app_small_files_amplification".into(), fact(a, "ratio", p));
         }
     }
-    if let Some(p) = points
+    best_facts(points, &mut m);
+    cache_facts(points, &mut m);
+    m
+}
+
+/// The application's point with the fewest jobs.
+fn first<'a>(points: &'a [AppFigure], name: &str) -> Option<&'a AppFigure> {
+    points
+        .iter()
+        .filter(|p| p.name == name)
+        .min_by_key(|p| p.jobs)
+}
+
+/// The application's fastest point.
+fn best_of<'a>(points: &'a [AppFigure], name: &str) -> Option<&'a AppFigure> {
+    points
+        .iter()
+        .filter(|p| p.name == name)
+        .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+}
+
+/// SQLite's best transactions per second, what each cost, and how it
+/// scaled from its first point.
+fn sqlite_facts(points: &[AppFigure], m: &mut BTreeMap<String, Fact>) {
+    let Some(p) = best_of(points, "sqlite") else {
+        return;
+    };
+    m.insert(
+        "app_sqlite_tps".into(),
+        fact(p.ops_per_s.round(), "count", p),
+    );
+    m.insert("app_sqlite_jobs".into(), fact(p.jobs as f64, "count", p));
+    if let Some(s) = p.share_of_raw_pct {
+        m.insert("app_sqlite_share_pct".into(), fact(s, "pct", p));
+    }
+    if let Some(f) = p.flushes_per_op {
+        m.insert("app_sqlite_flushes_per_tx".into(), fact(f, "count", p));
+    }
+    if let Some(w) = p.writes_per_op {
+        m.insert("app_sqlite_writes_per_tx".into(), fact(w, "count", p));
+    }
+    if let Some(one) = first(points, "sqlite").filter(|o| o.jobs < p.jobs && o.ops_per_s > 0.0) {
+        m.insert(
+            "app_sqlite_scaling".into(),
+            fact(p.ops_per_s / one.ops_per_s, "ratio", p),
+        );
+    }
+}
+
+/// The application that got the largest share of the raw device.
+fn best_facts(points: &[AppFigure], m: &mut BTreeMap<String, Fact>) {
+    let Some(p) = points
         .iter()
         .filter(|p| p.share_of_raw_pct.is_some())
         .max_by(|a, b| {
@@ -199,18 +217,17 @@ pub fn facts(points: &[AppFigure]) -> BTreeMap<String, Fact> {
                 .unwrap_or(0.0)
                 .total_cmp(&b.share_of_raw_pct.unwrap_or(0.0))
         })
-    {
-        m.insert(
-            "app_best".into(),
-            text(format!("{} at {} jobs", p.name, p.jobs), p),
-        );
-        m.insert(
-            "app_best_share_pct".into(),
-            fact(p.share_of_raw_pct.unwrap_or(0.0), "pct", p),
-        );
-    }
-    cache_facts(points, &mut m);
-    m
+    else {
+        return;
+    };
+    m.insert(
+        "app_best".into(),
+        text(format!("{} at {} jobs", p.name, p.jobs), p),
+    );
+    m.insert(
+        "app_best_share_pct".into(),
+        fact(p.share_of_raw_pct.unwrap_or(0.0), "pct", p),
+    );
 }
 
 /// The cache effect: the largest and the smallest memory limit.

@@ -23,6 +23,7 @@
 
 use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
+use ssdready_run::RunRequest;
 
 /// The default target of the full study.
 pub const DEFAULT_SLO: &str = "p99=1ms";
@@ -208,23 +209,21 @@ pub fn search(slo: &Slo, measure: &mut Measure) -> Result<Capacity, String> {
     Ok(c)
 }
 
-/// The options of one point: the workload's options (from
-/// [`crate::jobs::options`], the measured job last) with the open loop's
+/// The request of one point: the workload's (from
+/// [`crate::jobs::request`], the measured job last) with the open loop's
 /// rate, or none for the closed-loop peak; `seed` changes the random
 /// offsets and the arrival draws.
-pub fn point_options(base: &[String], iops: u64, seed: u32) -> Vec<String> {
-    let mut o = base.to_vec();
+pub fn point_request(base: &RunRequest, iops: u64, seed: u32) -> RunRequest {
+    let mut r = base.clone();
     if iops > 0 {
-        o.extend([
-            format!("--rate_iops={iops}"),
-            "--rate_process=poisson".into(),
-            "--lat_from=schedule".into(),
-        ]);
+        r.set("rate_iops", iops)
+            .set("rate_process", "poisson")
+            .set("lat_from", "schedule");
     }
     if seed > 0 {
-        o.push(format!("--randseed={}", 0x5eed_0000u64 + u64::from(seed)));
+        r.set("randseed", 0x5eed_0000u64 + u64::from(seed));
     }
-    o
+    r
 }
 
 /// The answer in words.
@@ -316,21 +315,17 @@ mod tests {
     /// the peak more does not.
     #[test]
     fn on_an_emulated_drive_the_answer_is_the_edge_of_the_virtual_sweep() {
-        let base: Vec<String> = [
-            "--name=slo",
-            "--filename=emu:nvm-lowlat,size=64m",
-            "--rw=randread",
-            "--bs=4k",
-            "--iodepth=64",
-            "--norandommap",
-            "--time_based",
-            "--runtime=200ms",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut base = RunRequest::default();
+        base.job("slo")
+            .set("filename", "emu:nvm-lowlat,size=64m")
+            .set("rw", "randread")
+            .set("bs", "4k")
+            .set("iodepth", 64)
+            .flag("norandommap")
+            .flag("time_based")
+            .set("runtime", "200ms");
         let mut measure = |iops: u64, seed: u32| {
-            crate::virt::run(&point_options(&base, iops, seed)).map(|(s, _)| s)
+            crate::virt::run(&point_request(&base, iops, seed)).map(|(s, _)| s)
         };
         let slo = Slo::parse("p99=60us").unwrap();
         let c = search(&slo, &mut measure).unwrap();

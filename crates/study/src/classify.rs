@@ -167,18 +167,48 @@ fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
     e
 }
 
+/// A classification: what limits, the part of it, and the margin past its
+/// threshold (percent).
+type Decision = (&'static str, String, Option<f64>);
+
+fn ge(v: Option<f64>, th: f64) -> bool {
+    v.is_some_and(|v| v >= th)
+}
+
+fn margin(v: Option<f64>, th: f64) -> Option<f64> {
+    v.map(|v| 100.0 * (v - th).abs() / th)
+}
+
+/// The tests in order; the first that holds decides.
 fn decide(
     t: &TargetProfile,
     s: &Saturation,
     f: &Figures,
     profile: Option<&crate::summary::ProfileSummary>,
     m: &Machine,
-) -> (&'static str, String, Option<f64>) {
+) -> Decision {
     // The device's timing is known (the model's limit): the built-in
     // emulator, in process or behind the kernel.
     let emu = t.kind == TargetKind::Emulator || t.emulated.is_some();
-    let ge = |v: Option<f64>, th: f64| v.is_some_and(|v| v >= th);
-    let margin = |v: Option<f64>, th: f64| v.map(|v| 100.0 * (v - th).abs() / th);
+    device_decision(s, f, emu)
+        .or_else(|| host_decision(t, s, profile))
+        .or_else(|| scheduler_decision(t, f, profile))
+        .or_else(|| {
+            ge(s.system_busy_pct, SYSTEM_BUSY_PCT).then(|| {
+                (
+                    "the CPUs",
+                    cpus_part(s, profile, m),
+                    margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
+                )
+            })
+        })
+        .or_else(|| waiting_device(s, emu))
+        .unwrap_or(("unknown", "no test held: see the evidence".into(), None))
+}
+
+/// The device: it delivers what its model allows (an emulator), or holds
+/// most of the latency.
+fn device_decision(s: &Saturation, f: &Figures, emu: bool) -> Option<Decision> {
     let device_part = || {
         if emu {
             f.device_limit.bound_by.clone().unwrap_or_default()
@@ -202,45 +232,64 @@ fn decide(
             .into_iter()
             .flatten()
             .reduce(f64::max);
-        return ("device", device_part(), margin(best, DEVICE_PCT));
+        return Some(("device", device_part(), margin(best, DEVICE_PCT)));
     }
     if !emu && ge(s.device_share_pct, DEVICE_SHARE_PCT) {
-        return (
+        return Some((
             "device",
             device_part(),
             margin(s.device_share_pct, DEVICE_SHARE_PCT),
-        );
+        ));
     }
+    None
+}
+
+/// The host's own limits: a lock, one core, completions, the submission
+/// path.
+fn host_decision(
+    t: &TargetProfile,
+    s: &Saturation,
+    profile: Option<&crate::summary::ProfileSummary>,
+) -> Option<Decision> {
     if ge(s.lock_share_pct, LOCK_SHARE_PCT) {
         let names = profile
             .map(|p| p.lock_functions.join(", "))
             .unwrap_or_default();
-        return ("a lock", names, margin(s.lock_share_pct, LOCK_SHARE_PCT));
+        return Some(("a lock", names, margin(s.lock_share_pct, LOCK_SHARE_PCT)));
     }
     if ge(s.thread_busy_pct, THREAD_BUSY_PCT) {
-        return (
+        return Some((
             "one core",
             core_part(t.kind == TargetKind::Emulator, profile),
             margin(s.thread_busy_pct, THREAD_BUSY_PCT),
-        );
+        ));
     }
     if ge(s.completion_share_pct, COMPLETION_SHARE_PCT) {
-        return (
+        return Some((
             "completions",
             "finished I/Os wait for the submitting thread to reap them".into(),
             margin(s.completion_share_pct, COMPLETION_SHARE_PCT),
-        );
+        ));
     }
     if ge(s.submission_share_pct, SUBMISSION_SHARE_PCT) {
         let part = profile
             .map(|p| top_layers(&p.layers, 3))
             .unwrap_or_default();
-        return (
+        return Some((
             "submission path",
             part,
             margin(s.submission_share_pct, SUBMISSION_SHARE_PCT),
-        );
+        ));
     }
+    None
+}
+
+/// The I/O scheduler: its measured cost at depth, or its share of the CPU.
+fn scheduler_decision(
+    t: &TargetProfile,
+    f: &Figures,
+    profile: Option<&crate::summary::ProfileSummary>,
+) -> Option<Decision> {
     let sched_cost = f
         .comparisons
         .schedulers
@@ -251,8 +300,8 @@ fn decide(
     let sched_layer = profile
         .and_then(|p| p.layers.iter().find(|l| l.0 == "io-scheduler"))
         .map(|l| l.1);
-    if ge(sched_cost, SCHED_COST_PCT) || ge(sched_layer, SCHED_LAYER_PCT) {
-        return (
+    (ge(sched_cost, SCHED_COST_PCT) || ge(sched_layer, SCHED_LAYER_PCT)).then(|| {
+        (
             "the scheduler",
             format!(
                 "{} on {}",
@@ -260,36 +309,34 @@ fn decide(
                 t.device.clone().unwrap_or_default()
             ),
             margin(sched_cost.or(sched_layer), SCHED_COST_PCT),
-        );
-    }
-    if ge(s.system_busy_pct, SYSTEM_BUSY_PCT) {
-        return (
-            "the CPUs",
-            cpus_part(s, profile, m),
-            margin(s.system_busy_pct, SYSTEM_BUSY_PCT),
-        );
-    }
+        )
+    })
+}
+
+/// A real device the host waits on: nothing on the host busy, and driver
+/// and device the largest part of the latency (or no decomposition).
+fn waiting_device(s: &Saturation, emu: bool) -> Option<Decision> {
     let device_largest = match s.device_share_pct {
         None => true,
         Some(d) => {
             d >= s.completion_share_pct.unwrap_or(0.0) && d >= s.submission_share_pct.unwrap_or(0.0)
         }
     };
-    if !emu
-        && device_largest
-        && s.thread_busy_pct.is_some_and(|b| b < 70.0)
-        && s.system_busy_pct.is_some_and(|b| b < 85.0)
+    if emu
+        || !device_largest
+        || !s.thread_busy_pct.is_some_and(|b| b < 70.0)
+        || !s.system_busy_pct.is_some_and(|b| b < 85.0)
     {
-        let why = match s.device_share_pct {
-            Some(d) => format!(
-                "nothing on the host is busy while it waits, and driver and device hold the largest part of the latency ({})",
-                pct(d)
-            ),
-            None => "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
-        };
-        return ("device", why, None);
+        return None;
     }
-    ("unknown", "no test held: see the evidence".into(), None)
+    let why = match s.device_share_pct {
+        Some(d) => format!(
+            "nothing on the host is busy while it waits, and driver and device hold the largest part of the latency ({})",
+            pct(d)
+        ),
+        None => "nothing on the host is busy while it waits (no decomposition: inferred)".into(),
+    };
+    Some(("device", why, None))
 }
 
 fn cpus_part(

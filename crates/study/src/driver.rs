@@ -9,6 +9,7 @@ use crate::model::{DeviceSide, RunRecord, Skip, TargetKind, TargetProfile};
 use crate::plan::{Plan, Point, Qd, Workload};
 use crate::summary::PointSummary;
 use ssdready_core::result::RunResult;
+use ssdready_run::RunRequest;
 use std::collections::HashMap;
 
 /// What a run produced.
@@ -30,8 +31,8 @@ pub enum Failure {
 
 /// Runs points.
 pub trait Runner {
-    /// Run one workload with its options.
-    fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure>;
+    /// Run one workload's request.
+    fn run(&mut self, w: &Workload, request: &RunRequest) -> Result<Outcome, Failure>;
     /// Whether the study was asked to stop.
     fn stopped(&self) -> bool {
         false
@@ -80,6 +81,7 @@ struct State {
     done: Vec<(&'static str, u32, u32, u32)>,
     qd_stopped: bool,
     engine: Option<&'static str>,
+    /// The model's answer by the twin's command line.
     twins: HashMap<Vec<String>, Option<DeviceSide>>,
     /// Strategies `run` refused for a reason that holds for every pattern.
     refused: Vec<&'static str>,
@@ -107,39 +109,10 @@ pub fn execute(
             ex.interrupted = true;
             break;
         }
-        let qd = match p.qd {
-            Qd::Fixed(q) => q,
-            Qd::Peak => match st.peak {
-                Some(q) => q,
-                None => {
-                    skip_point(
-                        &mut ex,
-                        obs,
-                        p,
-                        "no queue-depth run succeeded: no peak depth",
-                    );
-                    continue;
-                }
-            },
-            Qd::Knee | Qd::BelowKnee => {
-                let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
-                match (p.qd, knee, below) {
-                    (Qd::Knee, k, _) if k > 0 => k,
-                    (Qd::BelowKnee, _, Some(b)) => b,
-                    _ => {
-                        obs.dropped(1);
-                        continue;
-                    }
-                }
-            }
-        };
-        let key = (p.sweep, qd, p.repeat, p.threads);
-        if st.done.contains(&key) && p.repeat > 1 {
-            obs.dropped(1);
+        let Some(qd) = depth_of(p, &mut st, &mut ex, obs) else {
             continue;
-        }
-        st.done.push(key);
-        if p.sweep == "qd" && st.qd_stopped || p.strategy.is_some_and(|s| st.refused.contains(&s)) {
+        };
+        if passed_over(p, qd, &mut st) {
             obs.dropped(1);
             continue;
         }
@@ -159,19 +132,60 @@ pub fn execute(
         }
     }
     if st.qd_stopped {
-        let done: Vec<u32> = ex
-            .runs
-            .iter()
-            .filter(|r| r.sweep == "qd")
-            .map(|r| r.workload.qd)
-            .collect();
-        let last = done.last().copied().unwrap_or(0);
-        ex.skipped.push(Skip {
-            what: format!("queue depths above {last}"),
-            why: "saturated: the last two doublings added less than 5 %".into(),
-        });
+        ex.skipped.push(saturated_skip(&ex.runs));
     }
     ex
+}
+
+/// A point's queue depth, resolved from the runs so far; None when it has
+/// none (said to `obs`, and as a skip when no peak was found).
+fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer) -> Option<u32> {
+    match p.qd {
+        Qd::Fixed(q) => Some(q),
+        Qd::Peak => {
+            if st.peak.is_none() {
+                skip_point(ex, obs, p, "no queue-depth run succeeded: no peak depth");
+            }
+            st.peak
+        }
+        Qd::Knee | Qd::BelowKnee => {
+            let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
+            let qd = match (p.qd, knee, below) {
+                (Qd::Knee, k, _) if k > 0 => Some(k),
+                (Qd::BelowKnee, _, Some(b)) => Some(b),
+                _ => None,
+            };
+            if qd.is_none() {
+                obs.dropped(1);
+            }
+            qd
+        }
+    }
+}
+
+/// Whether a point at `qd` is passed over: a repeat at depths already run,
+/// the queue-depth sweep once saturated, a strategy refused everywhere.
+fn passed_over(p: &Point, qd: u32, st: &mut State) -> bool {
+    let key = (p.sweep, qd, p.repeat, p.threads);
+    if st.done.contains(&key) && p.repeat > 1 {
+        return true;
+    }
+    st.done.push(key);
+    p.sweep == "qd" && st.qd_stopped || p.strategy.is_some_and(|s| st.refused.contains(&s))
+}
+
+/// The skip that says where the saturated queue-depth sweep stopped.
+fn saturated_skip(runs: &[RunRecord]) -> Skip {
+    let done: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd")
+        .map(|r| r.workload.qd)
+        .collect();
+    let last = done.last().copied().unwrap_or(0);
+    Skip {
+        what: format!("queue depths above {last}"),
+        why: "saturated: the last two doublings added less than 5 %".into(),
+    }
 }
 
 /// The knee of the queue-depth sweep's first measurements, and the depth
@@ -213,33 +227,29 @@ fn update_qd(ex: &mut Executed, st: &mut State, ok: bool) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-/// The options of a point's twin on the model alone (virtual time), where
+/// The request of a point's twin on the model alone (virtual time), where
 /// the device's timing is known: the emulator's own options, or, for the
 /// emulated drive behind a kernel block device, the same workload on its
 /// model (with the fill an emulator's reads start with). None for
 /// strategies (polling and merging are not the model's business), several
 /// targets, and runs whose I/O does not reach the device one for one
 /// (buffered).
-fn twin_options(
+fn twin_request(
     targets: &[TargetProfile],
     plan: &Plan,
     p: &Point,
     w: &Workload,
-    options: &[String],
-) -> Option<Vec<String>> {
+    request: &RunRequest,
+) -> Option<RunRequest> {
     let t = &targets[0];
     if p.targets != [0] || p.strategy.is_some() || p.sweep == "fill" {
         return None;
     }
     if t.kind == TargetKind::Emulator {
-        return Some(
-            options
-                .iter()
-                .filter(|o| *o != "--profile")
-                .cloned()
-                .collect(),
-        );
+        let mut twin = request.clone();
+        twin.profile = false;
+        twin.profile_exact = false;
+        return Some(twin);
     }
     let spec = t.emulated.clone()?;
     if !w.direct || w.targets != [t.spec.clone()] {
@@ -253,7 +263,7 @@ fn twin_options(
     let mut tw = w.clone();
     tw.targets = vec![spec];
     tw.engine = None;
-    Some(crate::jobs::options(&tw, &[model], &plan.settings, false))
+    Some(crate::jobs::request(&tw, &[model], &plan.settings, false))
 }
 
 fn run_point(
@@ -268,15 +278,15 @@ fn run_point(
     let started = now_ms();
     let wall = std::time::Instant::now();
     let mut w = crate::jobs::workload(p, qd, targets, st.engine);
-    let opts = |w: &Workload| {
+    let request = |w: &Workload| {
         if p.sweep == "fill" {
-            crate::jobs::fill_options(w, &plan.settings)
+            crate::jobs::fill_request(w, &plan.settings)
         } else {
-            crate::jobs::options(w, targets, &plan.settings, p.instrumented)
+            crate::jobs::request(w, targets, &plan.settings, p.instrumented)
         }
     };
-    let mut options = opts(&w);
-    let mut res = runner.run(&w, &options);
+    let mut req = request(&w);
+    let mut res = runner.run(&w, &req);
     if let (Err(Failure::Failed(e)), Some("io_uring")) = (&res, w.engine.as_deref()) {
         if p.sweep != "engine" && p.strategy.is_none() && e.contains("io_uring") {
             ex.skipped.push(Skip {
@@ -285,14 +295,14 @@ fn run_point(
             });
             st.engine = Some("libaio");
             w = crate::jobs::workload(p, qd, targets, st.engine);
-            options = opts(&w);
-            res = runner.run(&w, &options);
+            req = request(&w);
+            res = runner.run(&w, &req);
         }
     }
-    let device_model = twin_options(targets, plan, p, &w, &options).and_then(|key| {
+    let device_model = twin_request(targets, plan, p, &w, &req).and_then(|twin| {
         st.twins
-            .entry(key.clone())
-            .or_insert_with(|| crate::virt::run(&key).ok().map(|x| x.1))
+            .entry(twin.command_line())
+            .or_insert_with(|| crate::virt::run(&twin).ok().map(|x| x.1))
             .clone()
     });
     let id = p.id(qd);
@@ -302,7 +312,7 @@ fn run_point(
         sweep: p.sweep.into(),
         repeat: p.repeat,
         workload: w,
-        options,
+        options: req.command_line(),
         clock: "real".into(),
         instrumented: p.instrumented,
         started_unix_ms: started,
@@ -365,22 +375,25 @@ mod tests {
             .find(|x| x.sweep == "qd" && x.qd == crate::plan::Qd::Fixed(1))
             .expect("a QD 1 point");
         let w = crate::jobs::workload(qd1, 1, std::slice::from_ref(&t), Some("io_uring"));
-        let real = crate::jobs::options(&w, std::slice::from_ref(&t), &p.settings, false);
+        let real = crate::jobs::request(&w, std::slice::from_ref(&t), &p.settings, false);
+        let line = real.command_line();
         assert!(
-            real.iter().any(|o| o == "--filename=/dev/loop9"),
-            "{real:?}"
+            line.iter().any(|o| o == "--filename=/dev/loop9"),
+            "{line:?}"
         );
-        let twin = twin_options(std::slice::from_ref(&t), &p, qd1, &w, &real).expect("a twin");
+        let twin_req = twin_request(std::slice::from_ref(&t), &p, qd1, &w, &real).expect("a twin");
+        let twin = twin_req.command_line();
         assert!(!twin.iter().any(|o| o.contains("/dev/loop9")), "{twin:?}");
         assert!(
             !twin.iter().any(|o| o.starts_with("--ioengine")),
             "{twin:?}"
         );
         // Reads on the model start with a fill, as on the in-process drive.
-        assert!(twin
+        assert!(twin_req
+            .sections
             .iter()
-            .any(|o| o == &format!("--name={}", crate::summary::FILL_JOB)));
-        let (_, dev) = crate::virt::run(&twin).expect("the twin runs in virtual time");
+            .any(|s| s.name == crate::summary::FILL_JOB));
+        let (_, dev) = crate::virt::run(&twin_req).expect("the twin runs in virtual time");
         // The x25e model's 4 KiB read: 148.8 µs of device time at QD 1.
         assert!(
             (dev.lat_mean_ns - 148_800.0).abs() < 0.05 * 148_800.0,
@@ -391,13 +404,13 @@ mod tests {
         // device's one for one.
         let mut b = w.clone();
         b.direct = false;
-        assert!(twin_options(std::slice::from_ref(&t), &p, qd1, &b, &real).is_none());
+        assert!(twin_request(std::slice::from_ref(&t), &p, qd1, &b, &real).is_none());
         // A block device without a model has none either.
         let plain = TargetProfile {
             emulated: None,
             ..t.clone()
         };
-        assert!(twin_options(std::slice::from_ref(&plain), &p, qd1, &w, &real).is_none());
+        assert!(twin_request(std::slice::from_ref(&plain), &p, qd1, &w, &real).is_none());
     }
 
     #[test]

@@ -288,7 +288,8 @@ fn strategies(b: &mut Builder, f: &Figures) {
         b.text("strategy_best", Some(best.strategy.clone()), runs);
         let ran = (best.ran != "interrupt" && !best.ran.is_empty()).then(|| best.ran.clone());
         b.text("strategy_best_ran", ran, runs);
-        let options = crate::strategies::strategy(&best.strategy).map(|x| x.options.join(" "));
+        let options =
+            crate::strategies::strategy(&best.strategy).map(|x| x.command_line().join(" "));
         b.text("strategy_best_options", options, runs);
         b.num(
             "strategy_best_iops",
@@ -330,8 +331,20 @@ fn device(b: &mut Builder, f: &Figures) {
 }
 
 fn curve(b: &mut Builder, f: &Figures) {
+    peak_and_knee(b, f);
+    qd1(b, f);
+    clocks(b, f);
+    scaling(b, f);
+}
+
+/// A figure as a percentage of the device's limit, when it has one.
+fn of_limit(f: &Figures, iops: f64) -> Option<f64> {
     let limit = f.device_limit.iops;
-    let of = |iops: f64| limit.filter(|&l| l > 0.0).map(|l| 100.0 * iops / l);
+    limit.filter(|&l| l > 0.0).map(|l| 100.0 * iops / l)
+}
+
+fn peak_and_knee(b: &mut Builder, f: &Figures) {
+    let of = |iops: f64| of_limit(f, iops);
     if let Some(p) = &f.peak {
         b.num("peak_iops", Some(p.iops), "iops", &p.runs);
         b.num("peak_qd", Some(p.qd as f64), "count", &p.runs);
@@ -369,6 +382,10 @@ fn curve(b: &mut Builder, f: &Figures) {
         "count",
         &[],
     );
+}
+
+fn qd1(b: &mut Builder, f: &Figures) {
+    let of = |iops: f64| of_limit(f, iops);
     if let Some(c) = f.qd_curve.iter().find(|c| c.qd == 1) {
         b.num("qd1_latency", Some(c.lat_mean_ns), "ns", &c.runs);
         b.num("qd1_iops", Some(c.iops), "iops", &c.runs);
@@ -381,6 +398,9 @@ fn curve(b: &mut Builder, f: &Figures) {
         b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
         b.text("platform_share_source", Some(p.source.clone()), &p.runs);
     }
+}
+
+fn clocks(b: &mut Builder, f: &Figures) {
     let layers = |c: &crate::figures::ClocksAt| {
         let v: Vec<String> = c
             .layers
@@ -399,6 +419,9 @@ fn curve(b: &mut Builder, f: &Figures) {
         b.num("clocks_peak", c.system.or(c.process), "clocks", &c.runs);
         b.text("clocks_peak_layers", layers(c), &c.runs);
     }
+}
+
+fn scaling(b: &mut Builder, f: &Figures) {
     if let Some(s) = f
         .scaling_efficiency
         .iter()

@@ -1,11 +1,13 @@
-//! A point's `ssdready run` options: a measured job per target (`m`, or
-//! `m0`, `m1`… for several), after a fill job on emulated devices (each run
-//! gets a fresh emulated device, and reads of pages never written skip the
-//! flash).
+//! A point's run request: a measured job per target (`m`, or `m0`, `m1`…
+//! for several), after a fill job on emulated devices (each run gets a
+//! fresh emulated device, and reads of pages never written skip the
+//! flash). The study records each as the command line that repeats it
+//! ([`RunRequest::command_line`]).
 
 use crate::model::{TargetKind, TargetProfile};
 use crate::plan::{fmt_bs, Point, Settings, Workload};
 use crate::summary::FILL_JOB;
+use ssdready_run::RunRequest;
 
 /// Resolve a point's workload once its queue depth is known.
 pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&str>) -> Workload {
@@ -41,33 +43,35 @@ fn ms(s: f64) -> String {
     format!("{}ms", (s * 1000.0).round() as u64)
 }
 
-/// The options of the fill that preconditions a block device: its region
+/// The request of the fill that preconditions a block device: its region
 /// written once, sequentially, before any read is measured.
-pub fn fill_options(w: &Workload, s: &Settings) -> Vec<String> {
-    let mut o: Vec<String> = vec!["--quiet".into(), "--name=precondition".into()];
+pub fn fill_request(w: &Workload, s: &Settings) -> RunRequest {
+    let mut r = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
+    r.job("precondition");
     for t in &w.targets {
-        o.push(format!("--filename={t}"));
+        r.set("filename", t);
     }
-    o.extend([
-        "--rw=write".into(),
-        format!("--bs={}", fmt_bs(w.bs)),
-        format!("--iodepth={}", w.qd),
-        format!("--size={}", s.region_bytes),
-        "--direct=1".into(),
-    ]);
+    r.set("rw", "write")
+        .set("bs", fmt_bs(w.bs))
+        .set("iodepth", w.qd)
+        .set("size", s.region_bytes)
+        .set("direct", 1);
     if let Some(e) = &w.engine {
-        o.push(format!("--ioengine={e}"));
+        r.set("ioengine", e);
     }
-    o
+    r
 }
 
-/// The run options of a workload.
-pub fn options(
+/// The run request of a workload.
+pub fn request(
     w: &Workload,
     targets: &[TargetProfile],
     s: &Settings,
     instrumented: bool,
-) -> Vec<String> {
+) -> RunRequest {
     let kind = |path: &str| {
         targets
             .iter()
@@ -75,47 +79,42 @@ pub fn options(
             .map_or(TargetKind::BlockDevice, |t| t.kind)
     };
     let emu = |path: &str| kind(path) == TargetKind::Emulator;
-    let mut o: Vec<String> = vec!["--quiet".into()];
-    if instrumented {
-        o.push("--profile".into());
-        if w.targets.iter().any(|t| !emu(t)) {
-            o.push("--decompose".into());
-        }
-    }
-    let size = format!("--size={}", s.region_bytes);
+    let decompose = instrumented && w.targets.iter().any(|t| !emu(t));
+    let mut r = RunRequest {
+        quiet: true,
+        profile: instrumented,
+        decompose: decompose.then_some(true),
+        ..Default::default()
+    };
     let reads = w.rw != "randwrite" && w.rw != "write";
     let mut filled = false;
     for t in w.targets.iter().filter(|t| emu(t) && reads) {
-        o.extend([
-            format!("--name={FILL_JOB}"),
-            format!("--filename={t}"),
-            "--rw=write".into(),
-            "--bs=1m".into(),
-            "--iodepth=8".into(),
-            size.clone(),
-        ]);
+        r.job(FILL_JOB)
+            .set("filename", t)
+            .set("rw", "write")
+            .set("bs", "1m")
+            .set("iodepth", 8)
+            .set("size", s.region_bytes);
         filled = true;
     }
     let several = w.targets.len() > 1;
     for (i, t) in w.targets.iter().enumerate() {
-        o.push(if several {
-            format!("--name=m{i}")
+        if several {
+            r.job(&format!("m{i}"));
         } else {
-            "--name=m".into()
-        });
-        if filled && i == 0 {
-            o.push("--stonewall".into());
+            r.job("m");
         }
-        o.extend([
-            format!("--filename={t}"),
-            format!("--rw={}", w.rw),
-            format!("--bs={}", fmt_bs(w.bs)),
-            format!("--iodepth={}", w.qd),
-            format!("--numjobs={}", w.threads),
-            size.clone(),
-            format!("--runtime={}", ms(s.runtime_s)),
-            "--time_based".into(),
-        ]);
+        if filled && i == 0 {
+            r.flag("stonewall");
+        }
+        r.set("filename", t)
+            .set("rw", &w.rw)
+            .set("bs", fmt_bs(w.bs))
+            .set("iodepth", w.qd)
+            .set("numjobs", w.threads)
+            .set("size", s.region_bytes)
+            .set("runtime", ms(s.runtime_s))
+            .flag("time_based");
         // After a fill, the dies still program what the write buffer took.
         let ramp = if filled && emu(t) {
             s.ramp_s.max(crate::limit::drain_seconds(t, s.region_bytes))
@@ -123,22 +122,22 @@ pub fn options(
             s.ramp_s
         };
         if ramp > 0.0 {
-            o.push(format!("--ramp_time={}", ms(ramp)));
+            r.set("ramp_time", ms(ramp));
         }
         if let (Some(e), false) = (&w.engine, emu(t)) {
-            o.push(format!("--ioengine={e}"));
+            r.set("ioengine", e);
         }
         if !emu(t) {
-            o.push(format!("--direct={}", u8::from(w.direct)));
+            r.set("direct", u8::from(w.direct));
         }
         if let Some(m) = w.rwmixread {
-            o.push(format!("--rwmixread={m}"));
+            r.set("rwmixread", m);
         }
         if let Some(s) = w.strategy.as_deref().and_then(crate::strategies::strategy) {
-            o.extend(s.options.iter().map(|x| x.to_string()));
+            s.apply(&mut r);
         }
     }
-    o
+    r
 }
 
 #[cfg(test)]
@@ -177,7 +176,7 @@ mod tests {
             ramp_s: 0.0,
             region_bytes: 32 << 20,
         };
-        let o = options(&w, &[t], &s, false);
+        let o = request(&w, &[t], &s, false).command_line();
         let at = |x: &str| o.iter().position(|a| a == x).unwrap();
         assert!(at("--name=fill") < at("--stonewall"));
         assert!(o.contains(&"--runtime=1500ms".to_string()));

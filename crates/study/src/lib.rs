@@ -133,9 +133,9 @@ impl driver::Runner for VirtualRunner {
     fn run(
         &mut self,
         _w: &plan::Workload,
-        options: &[String],
+        request: &ssdready_run::RunRequest,
     ) -> Result<driver::Outcome, driver::Failure> {
-        let (summary, _) = virt::run(options).map_err(driver::Failure::Failed)?;
+        let (summary, _) = virt::run(request).map_err(driver::Failure::Failed)?;
         Ok(driver::Outcome {
             summary,
             result: None,

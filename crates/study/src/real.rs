@@ -1,17 +1,16 @@
-//! The study's runs through the platform: each point's options go to a
-//! [`RunJob`] — the binary's adapter over the run library's `execute`
+//! The study's runs through the platform: each point's request goes to a
+//! [`RunFn`] — the binary's adapter over the run library's `execute`
 //! (`run`'s option table and run path), or a fake in tests — so a study
-//! writes only where `run` would, after the same checks. The scheduler sweep switches
-//! the device's I/O scheduler through sysfs and restores the original
-//! before any other run, at the end, and on Ctrl-C.
+//! writes only where `run` would, after the same checks. The scheduler
+//! sweep switches the device's I/O scheduler through sysfs and restores
+//! the original before any other run, at the end, and on Ctrl-C.
 
 use crate::driver::{Failure, Outcome, Runner};
 use crate::model::TargetProfile;
 use crate::plan::Workload;
-use crate::strategies::runner::RunJob;
 use crate::summary::PointSummary;
 use ssdready_emu::kernel::stamps::Summary;
-use ssdready_run::Failure as RunFailure;
+use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -21,12 +20,12 @@ struct Switched {
     original: String,
 }
 
-/// Runs points with the run library, through the caller's [`RunJob`].
+/// Runs points with the run library, through the caller's [`RunFn`].
 pub struct RealRunner<'a> {
     stop: Arc<AtomicBool>,
-    /// Runs one point's options (with `study --allow-destructive` passed
+    /// Runs one point's request (with `study --allow-destructive` passed
     /// on by the caller, so the writes the plan holds run).
-    run_job: Box<RunJob<'a>>,
+    run_fn: Box<RunFn<'a>>,
     targets: Vec<TargetProfile>,
     switched: Option<Switched>,
     /// The emulated drive's attachment when the target is one (its daemon's
@@ -41,10 +40,10 @@ fn sched_path(dev: &str) -> String {
 }
 
 impl<'a> RealRunner<'a> {
-    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], run_job: Box<RunJob<'a>>) -> Self {
+    pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], run_fn: Box<RunFn<'a>>) -> Self {
         RealRunner {
             stop,
-            run_job,
+            run_fn,
             targets: targets.to_vec(),
             switched: None,
             drive: targets
@@ -127,13 +126,13 @@ impl Drop for RealRunner<'_> {
 }
 
 impl Runner for RealRunner<'_> {
-    fn run(&mut self, w: &Workload, options: &[String]) -> Result<Outcome, Failure> {
+    fn run(&mut self, w: &Workload, request: &RunRequest) -> Result<Outcome, Failure> {
         self.set_scheduler(w).map_err(Failure::NotApplicable)?;
         let before = self
             .drive
             .as_deref()
             .and_then(ssdready_emu::kernel::daemon::stats);
-        let ran = (self.run_job)(options);
+        let ran = (self.run_fn)(request);
         match ran {
             Ok(r) => {
                 if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
@@ -178,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn each_points_options_go_to_the_run_function_and_its_failures_are_sorted() {
+    fn each_points_request_goes_to_the_run_function_and_its_failures_are_sorted() {
         let seen = Rc::new(RefCell::new(Vec::new()));
         let log = seen.clone();
         let mut answers = vec![
@@ -186,20 +185,25 @@ mod tests {
             Err(RunFailure::BadInput("option 'hipri': needs polling".into())),
             Ok(RunResult::default()),
         ];
-        let run = move |o: &[String]| {
-            log.borrow_mut().push(o.to_vec());
+        let run = move |r: &RunRequest| {
+            log.borrow_mut().push(r.command_line());
             answers.pop().expect("three runs")
+        };
+        let job = |name: &str| {
+            let mut r = RunRequest::default();
+            r.job(name);
+            r
         };
         let stop = Arc::new(AtomicBool::new(false));
         let mut r = RealRunner::new(stop.clone(), &[], Box::new(run));
-        let o = r.run(&workload(), &["--name=a".into()]).unwrap();
+        let o = r.run(&workload(), &job("a")).unwrap();
         assert_eq!(o.clock, "real");
         assert!(o.result.is_some());
-        match r.run(&workload(), &["--name=b".into()]) {
+        match r.run(&workload(), &job("b")) {
             Err(Failure::NotApplicable(m)) => assert!(m.contains("hipri")),
             other => panic!("{:?}", other.map(|o| o.clock)),
         }
-        match r.run(&workload(), &["--name=c".into()]) {
+        match r.run(&workload(), &job("c")) {
             Err(Failure::Failed(m)) => assert!(m.contains("went away")),
             other => panic!("{:?}", other.map(|o| o.clock)),
         }

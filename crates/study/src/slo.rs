@@ -5,7 +5,7 @@
 //! model alone in virtual time as well: the device's own answer beside
 //! the platform's.
 
-use crate::capacity::{point_options, search, sentence, Capacity, CapacityDoc, Slo};
+use crate::capacity::{point_request, search, sentence, Capacity, CapacityDoc, Slo};
 use crate::driver::Runner;
 use crate::model::{TargetKind, TargetProfile};
 use crate::plan::{Plan, Settings};
@@ -35,10 +35,10 @@ pub fn capacity(
         runtime_s: (p.settings.runtime_s / 4.0).clamp(0.5, 2.0),
         ..p.settings
     };
-    let base = crate::jobs::options(&w, targets, &settings, false);
+    let base = crate::jobs::request(&w, targets, &settings, false);
     let mut measure = |iops: u64, seed: u32| -> Result<_, String> {
         runner
-            .run(&w, &point_options(&base, iops, seed))
+            .run(&w, &point_request(&base, iops, seed))
             .map(|o| o.summary)
             .map_err(|e| format!("{e:?}"))
     };
@@ -56,7 +56,7 @@ pub fn capacity(
     }
     if targets[0].kind == TargetKind::Emulator {
         let mut model = |iops: u64, seed: u32| {
-            crate::virt::run(&point_options(&base, iops, seed)).map(|(s, _)| s)
+            crate::virt::run(&point_request(&base, iops, seed)).map(|(s, _)| s)
         };
         match search(slo, &mut model) {
             Ok(c) => doc.device = Some(c),

@@ -7,10 +7,11 @@
 use crate::model::DeviceSide;
 use crate::summary::{PointSummary, FILL_JOB};
 use ssdready_core::hist::Histogram;
-use ssdready_core::options::{build_jobs, RawOption, Section};
+use ssdready_core::options::build_jobs;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_emu::device::Device;
+use ssdready_run::RunRequest;
 use std::collections::BTreeMap;
 
 /// Simulated seconds of a measured job at most (the model is
@@ -19,45 +20,11 @@ pub const MAX_VIRTUAL_S: f64 = 1.0;
 /// Wall-clock seconds a virtual run may take before it is given up.
 pub const MAX_WALL_S: f64 = 20.0;
 
-/// Sections from the options [`crate::jobs::options`] writes: options
-/// before the first `--name` are global, each `--name` starts a job; tool
-/// options (`--quiet`, `--profile`, `--decompose`) are dropped.
-pub fn sections(options: &[String]) -> Vec<Section> {
-    let mut out = vec![Section {
-        name: "global".into(),
-        global: true,
-        options: Vec::new(),
-    }];
-    for a in options {
-        let Some(body) = a.strip_prefix("--") else {
-            continue;
-        };
-        let (k, v) = match body.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (body, None),
-        };
-        if matches!(k, "quiet" | "profile" | "decompose") {
-            continue;
-        }
-        if k == "name" {
-            out.push(Section {
-                name: v.unwrap_or_default().into(),
-                global: false,
-                options: Vec::new(),
-            });
-        }
-        out.last_mut()
-            .expect("a section")
-            .options
-            .push(RawOption::cli(k, v));
-    }
-    out
-}
-
-/// Run the point's jobs on the model in virtual time. Every target must be
+/// Run the point's jobs (the request's sections; its run switches do not
+/// apply to the model) on the model in virtual time. Every target must be
 /// an emulator (`emu:…`).
-pub fn run(options: &[String]) -> Result<(PointSummary, DeviceSide), String> {
-    let mut specs = build_jobs(&sections(options)).map_err(|e| e.to_string())?;
+pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), String> {
+    let mut specs = build_jobs(&request.sections).map_err(|e| e.to_string())?;
     let mut devices: BTreeMap<String, Device> = BTreeMap::new();
     for s in &mut specs {
         let name = s.filename.first().cloned().unwrap_or_default();
@@ -156,8 +123,11 @@ fn summarise(workers: &[WorkerStats]) -> (PointSummary, DeviceSide) {
 mod tests {
     use super::*;
 
-    fn opts(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    /// A request from a command line.
+    fn opts(v: &[&str]) -> RunRequest {
+        let mut r = RunRequest::default();
+        r.options(v).expect("a command line");
+        r
     }
 
     #[test]
@@ -170,20 +140,6 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(e.contains("zero latency"), "{e}");
-    }
-
-    #[test]
-    fn sections_follow_names_and_drop_tool_options() {
-        let s = sections(&opts(&[
-            "--quiet",
-            "--size=1m",
-            "--name=a",
-            "--rw=read",
-            "--name=b",
-        ]));
-        assert_eq!(s.len(), 3);
-        assert_eq!(s[0].options, vec![RawOption::cli("size", Some("1m"))]);
-        assert_eq!(s[1].options[1], RawOption::cli("rw", Some("read")));
     }
 
     #[test]

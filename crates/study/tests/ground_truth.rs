@@ -5,43 +5,35 @@
 //! name the device as the limit.
 
 use ssdready_emu::config::{preset, PRESETS};
+use ssdready_run::RunRequest;
 use ssdready_study::driver::{execute, Quiet};
 use ssdready_study::limit::{model_limit, write_iops_over, Access};
 use ssdready_study::model::{Machine, TargetKind, TargetProfile};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions};
 use ssdready_study::{judge, virt, Judgement, VirtualRunner};
 
-fn opts(v: &[String]) -> Vec<String> {
-    v.to_vec()
-}
-
 /// IOPS and mean latency of 4 KiB random reads at `qd` on `spec`, after a
 /// fill, in virtual time.
 fn virtual_reads(spec: &str, qd: u32) -> (f64, f64) {
-    let size = "--size=32m".to_string();
-    let f = format!("--filename={spec}");
-    let o = opts(&[
-        "--name=fill".into(),
-        f.clone(),
-        "--rw=write".into(),
-        "--bs=1m".into(),
-        "--iodepth=8".into(),
-        size.clone(),
-        "--name=m".into(),
-        "--stonewall".into(),
-        f,
-        "--rw=randread".into(),
-        "--bs=4k".into(),
-        format!("--iodepth={qd}"),
-        size,
-        format!(
-            "--ramp_time={}ms",
-            (ssdready_study::limit::drain_seconds(spec, 32 << 20) * 1000.0).ceil()
-        ),
-        "--runtime=300ms".into(),
-        "--time_based".into(),
-    ]);
-    let (s, d) = virt::run(&o).unwrap();
+    let drain_ms = (ssdready_study::limit::drain_seconds(spec, 32 << 20) * 1000.0).ceil();
+    let mut r = RunRequest::default();
+    r.job("fill")
+        .set("filename", spec)
+        .set("rw", "write")
+        .set("bs", "1m")
+        .set("iodepth", 8)
+        .set("size", "32m");
+    r.job("m")
+        .flag("stonewall")
+        .set("filename", spec)
+        .set("rw", "randread")
+        .set("bs", "4k")
+        .set("iodepth", qd)
+        .set("size", "32m")
+        .set("ramp_time", format_args!("{drain_ms}ms"))
+        .set("runtime", "300ms")
+        .flag("time_based");
+    let (s, d) = virt::run(&r).unwrap();
     (s.iops, d.lat_mean_ns)
 }
 
@@ -82,17 +74,16 @@ fn analytic_limits_match_the_model_for_every_preset() {
 fn analytic_write_limits_match_the_model_on_a_fresh_region() {
     for (name, _) in PRESETS.iter().filter(|p| p.0 != "null") {
         let p = preset(name).unwrap();
-        let o = opts(&[
-            "--name=m".into(),
-            format!("--filename=emu:{name}"),
-            "--rw=randwrite".into(),
-            "--bs=4k".into(),
-            "--iodepth=32".into(),
-            "--size=32m".into(),
-            "--runtime=300ms".into(),
-            "--time_based".into(),
-        ]);
-        let (s, _) = virt::run(&o).unwrap();
+        let mut r = RunRequest::default();
+        r.job("m")
+            .set("filename", format_args!("emu:{name}"))
+            .set("rw", "randwrite")
+            .set("bs", "4k")
+            .set("iodepth", 32)
+            .set("size", "32m")
+            .set("runtime", "300ms")
+            .flag("time_based");
+        let (s, _) = virt::run(&r).unwrap();
         // The write buffer and the SLC cache absorb their size on top of
         // the sustained rate, the cache at SLC speed.
         let l = model_limit(&p, Access::Write, 4096).iops.unwrap();

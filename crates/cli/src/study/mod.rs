@@ -303,8 +303,10 @@ fn run_sweeps(
 ) -> (Executed, Option<CapacityDoc>, Vec<String>) {
     let mut progress = print::StudyProgress::new(p, a.quiet);
     let (run_stop, allow) = (stop.clone(), a.allow_destructive);
-    let run_job = move |o: &[String]| crate::progress::run_options(o, run_stop.clone(), allow);
-    let mut runner = real::RealRunner::new(stop.clone(), targets, Box::new(run_job));
+    let run_fn = move |r: &ssdready_run::RunRequest| {
+        crate::progress::run_request(r, run_stop.clone(), allow)
+    };
+    let mut runner = real::RealRunner::new(stop.clone(), targets, Box::new(run_fn));
     let ex = ssdready_study::driver::execute(targets, p, &mut runner, &mut progress);
     let capacity = slo_of(a)
         .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))

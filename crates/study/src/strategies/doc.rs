@@ -47,7 +47,7 @@ pub fn document(c: &Context, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Va
         "peak": peaks.iter().map(peak).collect::<Vec<_>>(),
         "strategies": STRATEGIES
             .iter()
-            .map(|s| json!({"strategy": s.name, "options": s.options, "how": s.how}))
+            .map(|s| json!({"strategy": s.name, "options": s.command_line(), "how": s.how}))
             .collect::<Vec<_>>(),
         "results": rows.iter().map(|r| result(r, rows, peaks)).collect::<Vec<_>>(),
         "skipped": skips

@@ -1,10 +1,11 @@
 //! What `ssdready strategies` runs: the seven submission/completion
 //! strategies × Shin's four Iozone patterns ([`super`], shared with the
-//! study's strategies sweep), each as the options of an ordinary
+//! study's strategies sweep), each the request of an ordinary
 //! `ssdready run` on the target.
 
 use super::{Strategy, BS, THREADS};
 use crate::limit;
+use ssdready_run::RunRequest;
 
 /// The target as the runs name it.
 #[derive(Clone, Debug)]
@@ -26,22 +27,24 @@ impl Target {
         }
     }
 
-    /// The options every run on this target gets. The emulator skips data
-    /// copies (`nocopy=1`): what is measured is the host's path, not memcpy.
-    pub fn options(&self) -> Vec<String> {
+    /// Add the options every run on this target gets to the request's last
+    /// job. The emulator skips data copies (`nocopy=1`): what is measured
+    /// is the host's path, not memcpy.
+    pub fn apply(&self, r: &mut RunRequest) {
         match self {
             Target::Emulator { spec, .. } if spec.contains("nocopy") => {
-                vec![format!("--filename={spec}")]
+                r.set("filename", spec);
             }
-            Target::Emulator { spec, .. } => vec![format!("--filename={spec},nocopy=1")],
+            Target::Emulator { spec, .. } => {
+                r.set("filename", format_args!("{spec},nocopy=1"));
+            }
             Target::Real { path, size } => {
-                let mut o = vec![
-                    format!("--filename={path}"),
-                    "--ioengine=io_uring".into(),
-                    "--direct=1".into(),
-                ];
-                o.extend(size.map(|s| format!("--size={s}")));
-                o
+                r.set("filename", path)
+                    .set("ioengine", "io_uring")
+                    .set("direct", 1);
+                if let Some(s) = size {
+                    r.set("size", s);
+                }
             }
         }
     }
@@ -101,7 +104,7 @@ fn target_checked(spec: &str) -> Result<Target, String> {
 /// Why strategy `s` does not apply to target `t` at all, if it does not:
 /// it is then not planned, and said once (not run and refused).
 pub fn not_applicable(t: &Target, s: &Strategy) -> Option<String> {
-    let sqpoll = s.options.iter().any(|o| o.starts_with("--sqthread_poll"));
+    let sqpoll = s.options.iter().any(|(k, _)| *k == "sqthread_poll");
     match t {
         Target::Emulator { .. } if sqpoll => Some(
             "io_uring SQPOLL needs the io_uring engine; the in-process emulator has its own \
@@ -112,19 +115,21 @@ pub fn not_applicable(t: &Target, s: &Strategy) -> Option<String> {
     }
 }
 
-/// The run options of one point.
-pub fn run_options(t: &Target, s: &Strategy, rw: &str, runtime_s: f64) -> Vec<String> {
-    let mut o = vec!["--quiet".to_string(), "--name=strategies".into()];
-    o.extend(t.options());
-    o.extend([
-        format!("--rw={rw}"),
-        format!("--bs={BS}"),
-        format!("--numjobs={THREADS}"),
-        format!("--runtime={runtime_s}s"),
-        "--time_based".into(),
-    ]);
-    o.extend(s.options.iter().map(|x| x.to_string()));
-    o
+/// The run request of one point.
+pub fn run_request(t: &Target, s: &Strategy, rw: &str, runtime_s: f64) -> RunRequest {
+    let mut r = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
+    r.job("strategies");
+    t.apply(&mut r);
+    r.set("rw", rw)
+        .set("bs", BS)
+        .set("numjobs", THREADS)
+        .set("runtime", format_args!("{runtime_s}s"))
+        .flag("time_based");
+    s.apply(&mut r);
+    r
 }
 
 #[cfg(test)]

@@ -48,7 +48,8 @@ pub fn pattern_of(rw: &str) -> Option<&'static str> {
 /// A strategy: its name and the run options that make it.
 pub struct Strategy {
     pub name: &'static str,
-    pub options: &'static [&'static str],
+    /// Job options, `(key, value)`.
+    pub options: &'static [(&'static str, &'static str)],
     /// In words, for the JSON.
     pub how: &'static str,
 }
@@ -60,48 +61,55 @@ pub const BASELINE: &str = "async+intr";
 pub const STRATEGIES: [Strategy; 7] = [
     Strategy {
         name: BASELINE,
-        options: &["--completion=interrupt"],
+        options: &[("completion", "interrupt")],
         how: "completion=interrupt: each thread sleeps until its completion wakes it",
     },
     Strategy {
         name: "sync+poll",
-        options: &["--completion=poll"],
+        options: &[("completion", "poll")],
         how: "completion=poll: each thread polls for its own completion (IOPOLL where the device has poll queues, else user-space spinning, stated in `ran`)",
     },
     Strategy {
         name: "stm+poll",
-        options: &["--completion=poll", "--temporal_merge=stm"],
+        options: &[("completion", "poll"), ("temporal_merge", "stm")],
         how: "temporal_merge=stm: the first thread in gathers the others' requests for merge_window_us (20) into one vectored command and polls; the others sleep",
     },
     Strategy {
         name: "atm+poll",
-        options: &[
-            "--completion=poll",
-            "--temporal_merge=atm",
-            "--merge_max=16",
-        ],
+        options: &[("completion", "poll"), ("temporal_merge", "atm"), ("merge_max", "16")],
         how: "temporal_merge=atm, merge_max=16 (the thread count): a dispatcher thread drains the queued requests into vectored commands and polls",
     },
     Strategy {
         name: "coalesced",
-        options: &[
-            "--completion=interrupt",
-            "--coalesce_n=8",
-            "--coalesce_us=100",
-        ],
+        options: &[("completion", "interrupt"), ("coalesce_n", "8"), ("coalesce_us", "100")],
         how: "completion=interrupt with interrupt coalescing: one completion event per 8 completions or 100 µs",
     },
     Strategy {
         name: "sqpoll",
-        options: &["--completion=interrupt", "--sqthread_poll=1"],
+        options: &[("completion", "interrupt"), ("sqthread_poll", "1")],
         how: "io_uring SQPOLL: a kernel thread polls the submission queue (its CPU is counted)",
     },
     Strategy {
         name: "hybrid",
-        options: &["--completion=hybrid"],
+        options: &[("completion", "hybrid")],
         how: "completion=hybrid: sleep half the mean completion latency, then spin",
     },
 ];
+
+impl Strategy {
+    /// Add the strategy's options to the request's last job.
+    pub fn apply(&self, r: &mut ssdready_run::RunRequest) {
+        for (k, v) in self.options {
+            r.set(k, v);
+        }
+    }
+
+    /// Its options as a command line writes them (`--completion=poll`).
+    pub fn command_line(&self) -> Vec<String> {
+        let arg = |(k, v): &(&str, &str)| ssdready_run::request::arg(k, Some(v));
+        self.options.iter().map(arg).collect()
+    }
+}
 
 /// A strategy by name.
 pub fn strategy(name: &str) -> Option<&'static Strategy> {

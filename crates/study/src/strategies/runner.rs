@@ -1,19 +1,16 @@
 //! Running the matrix of `ssdready strategies`: every strategy on every
-//! pattern, each point one job handed to a [`RunJob`] (the binary's
-//! adapter over the run library's `execute`, or a fake in the tests), and
-//! what came back judged: a row when it ran, a skip with `run`'s own reason
-//! when it could not — once for all patterns when the first pattern, a
-//! read, was refused for a reason that is not the pattern's — and nothing
-//! more once the stop flag is set.
+//! pattern, each point one job's request handed to a [`RunFn`] (the
+//! binary's adapter over the run library's `execute`, or a fake in the
+//! tests), and what came back judged: a row when it ran, a skip with
+//! `run`'s own reason when it could not — once for all patterns when the
+//! first pattern, a read, was refused for a reason that is not the
+//! pattern's — and nothing more once the stop flag is set.
 
 use super::matrix::{self, Target};
 use super::{refused_everywhere, Peak, Row, Skip, PATTERNS, RUN_FAILED, STRATEGIES};
 use ssdready_core::result::RunResult;
-use ssdready_run::Failure as RunFailure;
+use ssdready_run::{Failure as RunFailure, RunFn};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-/// Runs one job given as `ssdready run` options.
-pub type RunJob<'a> = dyn FnMut(&[String]) -> Result<RunResult, RunFailure> + 'a;
 
 /// Hears which point is starting: the `n`th of `total`.
 pub trait Observer {
@@ -46,7 +43,7 @@ pub fn run_all(
     t: &Target,
     runtime_s: f64,
     stop: &AtomicBool,
-    run_job: &mut RunJob<'_>,
+    run_fn: &mut RunFn<'_>,
     obs: &mut dyn Observer,
 ) -> (Vec<Row>, Vec<Skip>) {
     let (mut rows, mut skips) = (Vec::new(), Vec::new());
@@ -68,7 +65,7 @@ pub fn run_all(
                 return (rows, skips);
             }
             obs.starting(n, total, s.name, pattern);
-            match judge(run_job(&matrix::run_options(t, s, rw, runtime_s))) {
+            match judge(run_fn(&matrix::run_request(t, s, rw, runtime_s))) {
                 Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
                 Err(_) if stop.load(Relaxed) => return (rows, skips),
                 // Refused on the first pattern, a read, for a reason that
@@ -108,6 +105,7 @@ pub fn peaks(t: &Target, rows: &[Row], runtime_s: f64) -> Vec<Peak> {
 mod tests {
     use super::*;
     use ssdready_core::result::{DirResult, JobResult};
+    use ssdready_run::RunRequest;
 
     /// A run of `n` 4 KiB reads or writes in a second.
     fn ran(rw: &str, iops: f64) -> RunResult {
@@ -131,16 +129,19 @@ mod tests {
     }
 
     fn option<'a>(o: &'a [String], name: &str) -> Option<&'a str> {
-        o.iter().find_map(|x| x.strip_prefix(&format!("--{name}=")))
+        let value = |x: &'a String| x.strip_prefix("--")?.strip_prefix(name)?.strip_prefix('=');
+        o.iter().find_map(value)
     }
 
     #[test]
     fn each_point_is_one_job_with_its_strategys_options_on_the_target() {
         let t = matrix::target("emu:nvme-tlc").unwrap();
         let mut seen: Vec<Vec<String>> = Vec::new();
-        let mut run = |o: &[String]| {
-            seen.push(o.to_vec());
-            Ok(ran(option(o, "rw").unwrap(), 1000.0))
+        let mut run = |r: &RunRequest| {
+            let o = r.command_line();
+            let answer = ran(option(&o, "rw").unwrap(), 1000.0);
+            seen.push(o);
+            Ok(answer)
         };
         let mut heard = 0;
         struct Count<'a>(&'a mut usize);
@@ -179,7 +180,8 @@ mod tests {
     fn a_strategy_refused_on_its_first_read_is_skipped_once_for_every_pattern() {
         let t = matrix::target("emu:nvme-tlc").unwrap();
         let mut calls = 0;
-        let mut run = |o: &[String]| {
+        let mut run = |r: &RunRequest| {
+            let o = &r.command_line();
             calls += 1;
             if o.iter().any(|x| x == "--temporal_merge=stm") {
                 return Err(RunFailure::BadInput(
@@ -216,7 +218,7 @@ mod tests {
         let t = matrix::target("emu:nvme-tlc").unwrap();
         let stop = AtomicBool::new(false);
         let mut calls = 0;
-        let mut run = |_: &[String]| {
+        let mut run = |_: &RunRequest| {
             calls += 1;
             if calls == 3 {
                 stop.store(true, Relaxed);

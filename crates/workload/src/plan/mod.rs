@@ -42,7 +42,7 @@ pub use randmap::RandMap;
 use dists::Skewed;
 use files::FileChooser;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use setup::{
     block_align, bytes_left, file_states, random_mode, split_weights, strided_zones, zone_tables,
 };
@@ -69,6 +69,9 @@ enum RandomMode {
     Map,
     /// Uniform with repeats (`norandommap`, `blockalign`).
     Free,
+    /// `Free` from 32 random bits (`random_generator=tausworthe`): block
+    /// `lastb * r / 2^32`, as fio's 32-bit generator places it.
+    Free32,
     /// fio's zipf, pareto or normal.
     Skewed,
     /// fio's zoned or zoned_abs.
@@ -673,6 +676,10 @@ impl IoPlan {
                 Some(free * self.unit)
             }
             RandomMode::Free => Some(self.rng.random_range(0..self.last_block(fi, d)) * ba),
+            RandomMode::Free32 => {
+                let r = u64::from(self.rng.next_u32());
+                Some(((u128::from(r) * u128::from(self.last_block(fi, d))) >> 32) as u64 * ba)
+            }
             RandomMode::Skewed => {
                 let lastb = self.last_block(fi, d);
                 let f = &self.files[fi];

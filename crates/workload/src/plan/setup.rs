@@ -37,7 +37,10 @@ pub(super) fn random_mode(spec: &JobSpec, ba: &[u64; 3], min_bs: &[u64; 3]) -> R
         Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {
             RandomMode::Permutation
         }
-        Distribution::Random if spec.norandommap || ba != min_bs => RandomMode::Free,
+        Distribution::Random if spec.norandommap || ba != min_bs => match spec.rand32 {
+            true => RandomMode::Free32,
+            false => RandomMode::Free,
+        },
         Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
         Distribution::Random => RandomMode::Map,
         Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,

@@ -288,6 +288,28 @@ fn lfsr_visits_each_block_once_without_the_random_map() {
     }
 }
 
+/// `random_generator=tausworthe` draws 32 bits per offset, as fio's
+/// 32-bit generator: on a target of 2^40 one-byte blocks every offset is
+/// a multiple of 2^8 (so at most 2^32 distinct offsets, which fio's
+/// `t64-switch.sh` counts as repeats); the 64-bit default reaches the rest.
+#[test]
+fn tausworthe_draws_32_bits_per_offset_and_tausworthe64_all() {
+    for (rand32, all_coarse) in [(true, true), (false, false)] {
+        let spec = JobSpec {
+            rw: RwMode::RandRead,
+            bs: BlockSizes::Fixed(1),
+            norandommap: true,
+            rand32,
+            size: Some(1 << 40),
+            ..JobSpec::default()
+        };
+        let coarse = offsets(&spec, &region(1 << 40), 1000)
+            .iter()
+            .all(|io| io.2 % 256 == 0);
+        assert_eq!(coarse, all_coarse, "rand32={rand32}");
+    }
+}
+
 #[test]
 fn randread_colon_n_takes_a_new_random_offset_every_n() {
     for (seq, want_same) in [

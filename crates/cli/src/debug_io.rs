@@ -1,0 +1,160 @@
+//! fio's `--debug=io`: one line per I/O, in fio's layout
+//! (`io       PID   complete: io_u 0x0: off=0x…,len=0x…,ddir=N,file=NAME`).
+//!
+//! The worker loop does not print: each job records what it issues as
+//! fio's iolog (the `write_iolog` recorder, which costs nothing to a job
+//! that does not ask for it) into a private directory, and the lines are
+//! made from those logs when the run ends, before its results. What
+//! differs from fio: the lines come after the I/O, job by job in issue
+//! order, and `io_u` is not an address (ssdready has no io_u). A job that
+//! names its own `write_iolog` keeps it; its lines come from that file.
+
+use crate::args::RunArgs;
+use ssdready_core::options::RawOption;
+use ssdready_core::spec::JobSpec;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The logs a run with `--debug=io` records, and the private directory
+/// that holds those ssdready added.
+pub struct DebugIo {
+    dir: PathBuf,
+    /// Every log to read, in job then clone order.
+    logs: Vec<PathBuf>,
+}
+
+impl DebugIo {
+    /// `--debug=io` for the run `parsed` asks for, if it asks; a request
+    /// that does not resolve is left to the run to refuse.
+    pub fn for_run(parsed: &mut RunArgs) -> Result<Option<DebugIo>, String> {
+        if !parsed.fio.debugs("io") || parsed.parse_only {
+            return Ok(None);
+        }
+        let request = parsed.request(std::sync::Arc::default());
+        match ssdready_run::validate::jobs(&request) {
+            Ok(specs) => DebugIo::prepare(parsed, &specs).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Give each job of `parsed` without a `write_iolog` one in a new
+    /// private directory (mode 0700, under the temporary directory).
+    /// `specs` are the jobs as resolved, one per job section.
+    pub fn prepare(parsed: &mut RunArgs, specs: &[JobSpec]) -> Result<DebugIo, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "ssdready-debug-io-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ));
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|e| format!("option '--debug=io': {}: {e}", dir.display()))?;
+        }
+        let mut debug = DebugIo {
+            dir,
+            logs: Vec::new(),
+        };
+        let jobs = parsed.sections.iter_mut().filter(|s| !s.global);
+        for (i, (section, spec)) in jobs.zip(specs).enumerate() {
+            match &spec.iolog.write {
+                Some(own) => debug
+                    .logs
+                    .extend(own.split(':').filter(|n| !n.is_empty()).map(PathBuf::from)),
+                None => {
+                    let names: Vec<PathBuf> = (0..spec.numjobs.max(1))
+                        .map(|c| debug.dir.join(format!("job{i}.{c}.iolog")))
+                        .collect();
+                    let joined: Vec<String> =
+                        names.iter().map(|p| p.display().to_string()).collect();
+                    section
+                        .options
+                        .push(RawOption::cli("write_iolog", Some(&joined.join(":"))));
+                    debug.logs.extend(names);
+                }
+            }
+        }
+        Ok(debug)
+    }
+
+    /// The lines of every log that was written; ssdready's own logs and
+    /// their directory are removed.
+    pub fn finish(self) -> String {
+        let pid = std::process::id();
+        let mut out = String::new();
+        for log in &self.logs {
+            if let Ok(text) = std::fs::read_to_string(log) {
+                lines(&text, pid, &mut out);
+            }
+        }
+        out
+    }
+}
+
+impl Drop for DebugIo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// fio's `ddir` numbers (`enum fio_ddir`).
+fn ddir(action: &str) -> Option<u8> {
+    Some(match action {
+        "read" => 0,
+        "write" => 1,
+        "trim" => 2,
+        "sync" => 3,
+        "datasync" => 4,
+        _ => return None,
+    })
+}
+
+/// fio's `--debug=io` completion lines of one iolog (version 3:
+/// `TIME FILE ACTION OFFSET LENGTH`; the file's own lines are skipped).
+fn lines(iolog: &str, pid: u32, out: &mut String) {
+    for l in iolog.lines().skip(1) {
+        let mut f = l.rsplitn(4, ' ');
+        let (Some(len), Some(off), Some(action), Some(head)) =
+            (f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        let (Some(d), Ok(off), Ok(len)) = (ddir(action), off.parse::<u64>(), len.parse::<u64>())
+        else {
+            continue;
+        };
+        let file = head.split_once(' ').map_or(head, |(_, name)| name);
+        let _ = writeln!(
+            out,
+            "{:<8} {:<5} complete: io_u 0x0: off=0x{off:x},len=0x{len:x},ddir={d},file={file}",
+            "io", pid
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_request_of_an_iolog_is_one_completion_line_in_fios_layout() {
+        let log = "fio version 3 iolog\n0 /tmp/a b add\n0 /tmp/a b open\n\
+                   3 /tmp/a b read 4096 512\n9 /tmp/a b write 0 4096\n\
+                   12 /tmp/a b sync 4096 0\n20 /tmp/a b close\n";
+        let mut out = String::new();
+        lines(log, 7, &mut out);
+        let got: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            got,
+            [
+                "io       7     complete: io_u 0x0: off=0x1000,len=0x200,ddir=0,file=/tmp/a b",
+                "io       7     complete: io_u 0x0: off=0x0,len=0x1000,ddir=1,file=/tmp/a b",
+                "io       7     complete: io_u 0x0: off=0x1000,len=0x0,ddir=3,file=/tmp/a b",
+            ]
+        );
+    }
+}
