@@ -121,7 +121,7 @@ fn probe_all(hosts: &[Host], stop: &AtomicBool) {
 /// of every host's jobs.
 fn results_text(runs: &[HostRun], format: &str) -> String {
     match format {
-        "normal" => ssdready_fleet::summary::summary(&runs),
+        "normal" => ssdready_fleet::summary::summary(runs),
         f => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -137,7 +137,7 @@ fn results_text(runs: &[HostRun], format: &str) -> String {
                     serde_json::json!(ssdready_report::fio_json::ctime(now)),
                 ),
             ];
-            let doc = merge::fio_document(&runs, f == "json+", head);
+            let doc = merge::fio_document(runs, f == "json+", head);
             serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
         }
     }
