@@ -75,6 +75,11 @@ impl Attached {
         self.dev.trim_start_matches("/dev/loop").to_string()
     }
 
+    /// Its name, from the daemon's pid.
+    fn name(&self) -> String {
+        format!("/run/ssdready/emu/emu-{}", self.child.id())
+    }
+
     fn signal(&mut self, sig: &str) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
         Command::new("kill").args([sig, &pid]).status().unwrap();
@@ -100,20 +105,43 @@ impl Drop for Attached {
     }
 }
 
-/// Whether anything of the drive is left: the loop binding or a mount.
-fn leftovers(index: &str) -> Vec<String> {
+/// The drive's own name (`/run/ssdready/emu/emu-PID`: its mount is
+/// `NAME.mnt`), from its loop device's backing file while it is attached.
+fn drive_name(index: &str) -> String {
+    let b = std::fs::read_to_string(format!("/sys/block/loop{index}/loop/backing_file"))
+        .unwrap_or_default();
+    let b = b.trim();
+    assert!(b.ends_with(".mnt/disk"), "loop{index} is no drive: '{b}'");
+    b.trim_end_matches(".mnt/disk").to_string()
+}
+
+/// What of the drive `name` at loop `index` is left: its loop binding or
+/// its mount (other drives on the machine are not this test's).
+fn leftovers(index: &str, name: &str) -> Vec<String> {
     let mut left = Vec::new();
-    if std::path::Path::new(&format!("/sys/block/loop{index}/loop/backing_file")).exists() {
+    let backing = format!("/sys/block/loop{index}/loop/backing_file");
+    if std::fs::read_to_string(&backing).is_ok_and(|b| b.contains(&format!("{name}.mnt"))) {
         left.push(format!("loop{index} still bound"));
     }
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     left.extend(
         mounts
             .lines()
-            .filter(|l| l.contains("/run/ssdready/emu/"))
+            .filter(|l| l.contains(&format!("{name}.mnt")))
             .map(String::from),
     );
     left
+}
+
+/// The emulated drives' mounts on the machine now (whoever attached them).
+fn emu_mounts() -> Vec<String> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    mounts
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|m| m.starts_with("/run/ssdready/emu/"))
+        .map(String::from)
+        .collect()
 }
 
 fn job(dev: &str, rw: &str, bs: &str, qd: &str, extra: &[&str]) -> Vec<String> {
@@ -261,7 +289,7 @@ fn kernel_drive_keeps_data_and_the_models_latency() {
     );
     let st = a.signal("-INT");
     assert!(st.success(), "Ctrl-C ends attach cleanly: {st:?}");
-    assert_eq!(leftovers(&a.index()), Vec::<String>::new());
+    assert_eq!(leftovers(&a.index(), &a.name()), Vec::<String>::new());
 }
 
 /// IOPS at QD 1 and 32 on the kernel drive against the model's (virtual
@@ -327,9 +355,9 @@ fn kernel_drive_iops_follow_the_model() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let index = a.index();
+    let (index, name) = (a.index(), a.name());
     drop(a);
-    assert_eq!(leftovers(&index), Vec::<String>::new());
+    assert_eq!(leftovers(&index, &name), Vec::<String>::new());
 }
 
 /// The daemon's cumulative figures for the drive at `dev` (rewritten every
@@ -393,13 +421,13 @@ fn killed_attach_is_cleaned_by_the_next_list() {
     let st = a.signal("-KILL");
     assert!(!st.success());
     assert!(
-        !leftovers(&a.index()).is_empty(),
+        !leftovers(&a.index(), &a.name()).is_empty(),
         "SIGKILL leaves the drive behind"
     );
     let out = ssdready(&["emu", "list"]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(err.contains("stale") && err.contains(&a.dev), "{err}");
-    assert_eq!(leftovers(&a.index()), Vec::<String>::new());
+    assert_eq!(leftovers(&a.index(), &a.name()), Vec::<String>::new());
 }
 
 /// Bad input is one line and exit 2, whoever runs it.
@@ -440,11 +468,14 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("study");
+    // Drives others attached before it are not this test's.
+    let before = emu_mounts();
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["study", "--quick", "--sweeps=applications", "--output"])
         .arg(&out)
         .env("SSDREADY_STUDY_RUNTIME", "0.3")
         .env("XDG_DATA_HOME", dir.path())
+        .env("XDG_CACHE_HOME", dir.path())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -494,10 +525,25 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     assert!((0.9..=1.1).contains(&flushes), "{sync}");
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(!mounts.contains("ssdready-study-fs"), "{mounts}");
-    assert_eq!(
-        leftovers(dev.trim_start_matches("/dev/loop")),
-        Vec::<String>::new()
-    );
+    let ours: Vec<String> = emu_mounts()
+        .into_iter()
+        .filter(|m| !before.contains(m))
+        .collect();
+    assert_eq!(ours, Vec::<String>::new());
+    // The transport, measured with a zero-time drive and kept for this
+    // kernel and boot, is taken out of the QD 1 latency.
+    let cal = &f["calibration"];
+    assert!(cal["points"][0]["qd"].as_u64().is_some(), "{cal}");
+    let less = qd1["less_transport_lat_ns"]
+        .as_f64()
+        .expect("less the transport");
+    assert!(less < measured, "{less} ≥ {measured}");
+    let kept = std::fs::read_dir(dir.path().join("ssdready/transport"))
+        .unwrap()
+        .count();
+    assert_eq!(kept, 1, "one calibration file for this kernel and boot");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("less transport"), "{text}");
 }
 
 /// A study killed with SIGKILL takes its drive with it: the daemon is told
@@ -534,15 +580,16 @@ fn a_killed_study_leaves_no_drive_behind() {
     }
     assert!(dev.starts_with("/dev/loop"), "no drive announced: {line}");
     let index = dev.trim_start_matches("/dev/loop").to_string();
+    let name = drive_name(&index);
     assert!(
-        !leftovers(&index).is_empty(),
+        !leftovers(&index, &name).is_empty(),
         "the drive is there while the study runs"
     );
     study.kill().unwrap();
     study.wait().unwrap();
     let t0 = Instant::now();
-    while !leftovers(&index).is_empty() && t0.elapsed() < Duration::from_secs(15) {
+    while !leftovers(&index, &name).is_empty() && t0.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(leftovers(&index), Vec::<String>::new());
+    assert_eq!(leftovers(&index, &name), Vec::<String>::new());
 }

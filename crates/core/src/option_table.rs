@@ -9,11 +9,9 @@ use crate::spec::*;
 use crate::spec_types::parse_amount;
 use crate::units::{parse_bool, parse_cpu_list, parse_fio_size as parse_size, parse_time_ns};
 
-/// The table. Keep it sorted by name; `ssdready options` prints it in order.
-/// The engines ssdready runs, as `ioengine`'s allowed values say them.
-const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, mmap, splice, \
-     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, libpmem, dev-dax, e4defrag, io_uring, io_uring_cmd, libaio, posixaio, sg or null";
+use crate::engines::RUNNABLE_ENGINES;
 
+/// The table. Keep it sorted by name; `ssdready options` prints it in order.
 pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "allrandrepeat",
@@ -402,36 +400,16 @@ pub static OPTIONS: &[OptionDef] = &[
             s.ioengine_given = true;
             s.engine_named = None;
             s.refused.retain(|r| !r.starts_with("ioengine="));
-            s.ioengine = match v {
-                "psync" => EngineKind::Psync,
-                // sync (read/write after lseek), pvsync (preadv), pvsync2
-                // (preadv2 without flags) and vsync at iodepth 1 (readv)
-                // move the same bytes at the same offsets as pread/pwrite.
-                // falloc (fallocate: a write allocates, a read allocates
-                // keeping the size, a trim punches a hole) and ftruncate
-                // (a write sets the file's size to its offset): fio's
-                // synchronous engines that issue those calls instead of
-                // pread/pwrite; the psync engine issues them.
-                // filecreate, filestat and filedelete: fio's file-operation
-                // engines (open(O_CREAT), stat, unlink timed once per file;
-                // the I/Os are fake); dircreate, dirstat and dirdelete the
-                // same on directories (mkdir, stat, rmdir). mmap (memcpy
-                // through a mapping) and splice (through a pipe): fio's
-                // other synchronous data engines. libpmem, dev-dax (copies
-                // to and from a mapping) and e4defrag (extent moves):
-                // synchronous engines of their own.
-                "sync" | "pvsync" | "pvsync2" | "vsync" | "falloc" | "ftruncate" | "filecreate"
-                | "filestat" | "filedelete" | "dircreate" | "dirstat" | "dirdelete" | "mmap"
-                | "splice" | "libpmem" | "dev-dax" | "e4defrag" => {
-                    s.engine_named = Some(v.to_string());
-                    EngineKind::Psync
+            s.ioengine = match crate::engines::find(v) {
+                // fio's names for the family's calls (sync, pvsync, ...)
+                // and the engines of their own are kept as named; see
+                // crate::engines for what each is.
+                Some(e) => {
+                    if v != e.kind.name() {
+                        s.engine_named = Some(v.to_string());
+                    }
+                    e.kind
                 }
-                "io_uring" => EngineKind::IoUring,
-                "io_uring_cmd" => EngineKind::UringCmd,
-                "sg" => EngineKind::Sg,
-                "libaio" => EngineKind::Libaio,
-                "posixaio" => EngineKind::PosixAio,
-                "null" => EngineKind::Null,
                 _ if crate::option_table_library::needs(v).is_some() => {
                     let needs = crate::option_table_library::needs(v).unwrap_or_default();
                     s.engine_named = Some(v.to_string());

@@ -51,7 +51,7 @@ pub static ENGINE_OPTIONS: &[OptionDef] = &[
 /// targets (fio's `libpmem` and `dev-dax`): no descriptor I/O, so
 /// `direct` picks the kind of stores rather than O_DIRECT.
 pub fn maps_targets(spec: &JobSpec) -> bool {
-    matches!(spec.engine_named.as_deref(), Some("libpmem" | "dev-dax"))
+    spec.engine().caps.maps_targets
 }
 
 /// Why a run refuses a job of the `libpmem`, `dev-dax` or `e4defrag`

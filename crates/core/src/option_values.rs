@@ -434,14 +434,12 @@ pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), String> {
 }
 
 /// fio's other engines: parsed, and a job that names one is refused when it
-/// would run (fio 3.33's engines, and `page_fault`, a later one).
+/// would run (fio 3.33's engines, and `page_fault`, a later one). The ones
+/// ssdready runs are in [`crate::engines::ENGINES`] instead (a test checks
+/// that none is in both).
 pub(crate) const FIO_ENGINES: &[&str] = &[
-    "posixaio",
     "libzbc",
     "page_fault",
-    "mmap",
-    "splice",
-    "sg",
     "net",
     "netsplice",
     "cpuio",
@@ -463,13 +461,6 @@ pub(crate) const FIO_ENGINES: &[&str] = &[
     "nfs",
     "exec",
     "xnvme",
-    "io_uring_cmd",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
     "windowsaio",
     "solarisaio",
     "guasi",

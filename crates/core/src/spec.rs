@@ -725,11 +725,36 @@ impl JobSpec {
     /// The queue depth the worker really keeps: synchronous engines hold one
     /// I/O in flight whatever `iodepth` says (fio's behaviour, with a warning).
     pub fn effective_iodepth(&self) -> u32 {
-        if matches!(self.ioengine, EngineKind::Psync | EngineKind::Sg) {
+        if self.ioengine != EngineKind::Emu && self.engine().caps.synchronous {
             1
         } else {
             self.iodepth
         }
+    }
+
+    /// `iodepth` as the engines size their queues and slots: at least 1
+    /// (a parsed job has at least 1 already; a job built in code may not).
+    pub fn depth(&self) -> std::num::NonZeroU32 {
+        std::num::NonZeroU32::new(self.iodepth).unwrap_or(std::num::NonZeroU32::MIN)
+    }
+
+    /// The job's engine, resolved against [`crate::engines::ENGINES`]: the
+    /// one it named, or its family's own when it named none (or one that is
+    /// refused: then the family's stands in, so that the job's other options
+    /// are checked as fio checks them). On an emulated device `ioengine` is
+    /// [`EngineKind::Emu`] (the device brings its queues) while an engine
+    /// the job named keeps its facts.
+    pub fn engine(&self) -> &'static crate::engines::EngineFacts {
+        self.engine_named
+            .as_deref()
+            .and_then(crate::engines::find)
+            .unwrap_or_else(|| crate::engines::of_kind(self.ioengine))
+    }
+
+    /// The engine's name as the job gave it (`sync` stays `sync`; a refused
+    /// engine keeps its name).
+    pub fn engine_name(&self) -> &str {
+        self.engine_named.as_deref().unwrap_or(self.ioengine.name())
     }
 
     /// Files each clone has: those named, or `nrfiles` fio makes.
@@ -745,6 +770,14 @@ impl JobSpec {
 
     /// Things that are allowed but probably not what was meant.
     pub fn warnings(&self) -> Vec<String> {
+        let mut w = self.layout_and_engine_warnings();
+        w.extend(self.option_warnings());
+        w
+    }
+
+    /// The first of [`JobSpec::warnings`]: zones, the engine, verification
+    /// by several workers, the depth of a synchronous engine.
+    fn layout_and_engine_warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.zones.active().is_some() && (self.nrfiles > 1 || self.filename.len() > 1) {
             w.push(format!(
@@ -756,7 +789,7 @@ impl JobSpec {
             w.push(format!(
                 "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
                 self.name,
-                self.engine_named.as_deref().unwrap_or(self.ioengine.name())
+                self.engine_name()
             ));
         }
         // Clones each start offset_increment further: with an increment of at
@@ -791,6 +824,12 @@ impl JobSpec {
                 self.name, self.iodepth
             ));
         }
+        w
+    }
+
+    /// The rest of [`JobSpec::warnings`]: options that do nothing as given.
+    fn option_warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
         if self.ss_dur_ns == 0
             && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
         {
@@ -851,27 +890,21 @@ impl JobSpec {
     /// (filecreate, filestat, filedelete, and the directory ones) time a
     /// file operation per file and move no data.
     pub fn fake_io(&self) -> bool {
-        matches!(
-            self.engine_named.as_deref(),
-            Some("filecreate" | "filestat" | "filedelete")
-        ) || self.dir_engine()
+        self.engine().caps.fake_io
     }
 
     /// Whether the job's "files" are directories: fio's dircreate, dirstat
     /// and dirdelete engines (mkdir, stat, rmdir of `jobname.N.M`), for
     /// which nothing is laid out.
     pub fn dir_engine(&self) -> bool {
-        matches!(
-            self.engine_named.as_deref(),
-            Some("dircreate" | "dirstat" | "dirdelete")
-        )
+        self.engine().caps.dirs
     }
 
     /// Whether the job's engine cannot make a file longer by writing past
     /// its end (fio's `FIO_NOEXTEND`: the mmap engine), so that a file a job
     /// writes is laid out whole (written) before the job, as fio does.
     pub fn engine_cannot_extend(&self) -> bool {
-        self.engine_named.as_deref() == Some("mmap")
+        self.engine().caps.cannot_extend
     }
 
     /// Whether the job runs on the SSD emulator: it names `emu:…`, or it

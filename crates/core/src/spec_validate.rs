@@ -382,7 +382,7 @@ impl JobSpec {
     pub(crate) fn sched_refusals(&self) -> Vec<String> {
         use crate::spec_types::EngineKind;
         let mut why = Vec::new();
-        let engine = self.engine_named.as_deref().unwrap_or(self.ioengine.name());
+        let engine = self.engine_name();
         let kernel_async = matches!(self.ioengine, EngineKind::IoUring | EngineKind::Libaio)
             && !self.on_emulator()
             && matches!(engine, "io_uring" | "libaio");

@@ -162,6 +162,9 @@ pub struct Params {
     /// Zoned mode ([`crate::zoned`]); off by default.
     #[serde(default)]
     pub zoned: crate::zoned::ZoneParams,
+    /// Whole-device stalls ([`crate::stall`]); off by default.
+    #[serde(default, skip_serializing_if = "crate::stall::StallParams::is_off")]
+    pub stall: crate::stall::StallParams,
 }
 
 impl Default for Params {
@@ -221,6 +224,7 @@ fn base(name: &str) -> Params {
         service_exp: false,
         faults: crate::fault::FaultParams::off(),
         zoned: crate::zoned::ZoneParams::default(),
+        stall: crate::stall::StallParams::default(),
     }
 }
 
@@ -363,11 +367,17 @@ impl Params {
         .into_iter()
         .chain(p.faults.pairs())
         .chain(p.zoned.pairs())
+        .chain(p.stall.pairs())
         .collect()
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
-        if let Some(r) = self.faults.set(k, v).or_else(|| self.zoned.set(k, v)) {
+        if let Some(r) = self
+            .faults
+            .set(k, v)
+            .or_else(|| self.zoned.set(k, v))
+            .or_else(|| self.stall.set(k, v))
+        {
             return r;
         }
         let a = Arg { k, v };
@@ -461,6 +471,7 @@ impl Params {
                     .into(),
             );
         }
+        self.stall.check()?;
         self.zoned.check(self)
     }
 
@@ -573,6 +584,7 @@ impl Params {
             out.extend(p.faults.pairs().into_iter().map(|(k, v)| (k.into(), v)));
         }
         out.extend(p.zoned.pairs().into_iter().map(|(k, v)| (k.into(), v)));
+        out.extend(p.stall.pairs().into_iter().map(|(k, v)| (k.into(), v)));
         out
     }
 }

@@ -73,6 +73,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub mod shared_reads;
+pub use shared_reads::shared_command;
 
 /// A shared transfer resource (a channel, the host link) that serves
 /// whoever is ready: reservations fill the earliest gap long enough, so a
@@ -398,6 +399,7 @@ impl Device {
         if let Some(u) = &self.dram {
             let pages = extents.iter().map(|e| self.lpns(e).count() as u64).sum();
             let done = u.0.submit(t, op, bytes, pages, extents.len() as u64);
+            let done = self.p.stall.delay(t, done);
             self.now = self.now.max(done);
             return Ok(done);
         }
@@ -412,6 +414,7 @@ impl Device {
         let done = self.submit_flash(fetched, op, bytes, &pages, n);
         self.scratch = pages;
         let done = done?.max(t).saturating_add(self.p.cpl_ns);
+        let done = self.p.stall.delay(t, done);
         if let Some((i, _)) = slot {
             self.slot_free[i] = done;
         }
@@ -464,14 +467,14 @@ impl Device {
     /// returns when its data has crossed the channel (`at` when the page is
     /// unmapped: no NAND access). The die places the read ([`Die::begin_read`]).
     fn read_page(&mut self, lpn: u64, at: u64) -> u64 {
-        self.read_page_as(lpn, at, self.counters.commands)
+        self.read_page_as(lpn, at, self.counters.commands, self.t_now.load())
     }
 
     /// [`Device::read_page`] for command number `cmd`, through `&self`: the
     /// die's lock, then its channel's, are all it takes (uncontended for
     /// the owner of the whole model). Its die time and NAND counts are
     /// kept by the die.
-    pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64) -> u64 {
+    pub(crate) fn read_page_as(&self, lpn: u64, at: u64, cmd: u64, now: u64) -> u64 {
         let Some(ppn) = self.ftl.as_ref().and_then(|f| f.mapping(lpn)) else {
             return at;
         };
@@ -481,7 +484,7 @@ impl Device {
         };
         let mut die = die.lock();
         let chan = &self.chans[d % self.chans.len()];
-        let (dur, now) = (self.chan_ns_per_page, self.t_now.load());
+        let dur = self.chan_ns_per_page;
         let planes = u64::from(self.timing.planes);
         if let Some(read_end) = die.cached_read(cmd, page) {
             // Another unit of a page this command has read: its transfer.

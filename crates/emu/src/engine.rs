@@ -171,7 +171,7 @@ impl EmuEngine {
             None => (dev.params.coalesce_n, dev.params.coalesce_us),
         };
         let seqs = match dev.power {
-            Some(_) => vec![0; spec.iodepth.max(1) as usize],
+            Some(_) => vec![0; spec.depth().get() as usize],
             None => Vec::new(),
         };
         Ok(EmuEngine {
@@ -185,7 +185,7 @@ impl EmuEngine {
             },
             coalesce_n: coalesce_n as usize,
             coalesce_ns: coalesce_us * 1000,
-            times: Vec::with_capacity(spec.iodepth.max(1) as usize),
+            times: Vec::with_capacity(spec.depth().get() as usize),
             queue: dev.queues.attach(),
             dev,
             pending: BinaryHeap::new(),
@@ -461,7 +461,7 @@ pub(crate) fn slot_bufs(
     spec: &JobSpec,
     seed: u64,
 ) -> Result<SlotBufs, EngineError> {
-    let depth = spec.iodepth.max(1) as usize;
+    let depth = spec.depth().get() as usize;
     let bs = if dev.params.nocopy {
         0
     } else {

@@ -67,5 +67,6 @@ pub mod powercut;
 pub mod queues;
 pub mod shared;
 pub mod sim;
+pub mod stall;
 pub mod zoned;
 pub mod zoned_front;

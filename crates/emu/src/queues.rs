@@ -31,6 +31,8 @@ pub struct QueuePair {
     sharers: AtomicUsize,
     /// The submission lock, taken only while the queue pair is shared.
     sq: Mutex<()>,
+    /// Its commands so far (their identifiers, [`QueuePair::next_command`]).
+    commands: AtomicU64,
 }
 
 /// One worker's counts (module docs): written by that worker only.
@@ -62,6 +64,12 @@ impl QueuePair {
     /// pair is shared, nothing when its worker has it alone.
     pub fn enter(&self) -> Option<MutexGuard<'_, ()>> {
         (self.sharers.load(Relaxed) > 1).then(|| lock(&self.sq))
+    }
+
+    /// The next command's number on this queue pair (on its own cache
+    /// line: workers on other queue pairs never touch it).
+    pub fn next_command(&self) -> u64 {
+        self.commands.fetch_add(1, Relaxed)
     }
 }
 

@@ -115,6 +115,7 @@ impl SharedDevice {
             let _sq = self.queues.get(queue).enter();
             let pages = crate::device::lpn_range(&self.params, &extent).count() as u64;
             let done = units.submit(t, op, extent.len, pages, 1);
+            let done = self.params.stall.delay(t, done);
             counts.count(1, done);
             return Ok((done, Fault::default()));
         }
@@ -149,11 +150,13 @@ impl SharedDevice {
         if let Some(why) = self.failure.get() {
             return Err(failed(why));
         }
-        let _sq = self.queues.get(queue).enter();
+        let pair = self.queues.get(queue);
+        let _sq = pair.enter();
+        let cmd = crate::device::shared_command(queue, pair.next_command());
         let Ok(dev) = self.device.read() else {
             return Err(self.fail(POISONED.into()));
         };
-        match catch_unwind(AssertUnwindSafe(|| dev.read_shared(t, &extent))) {
+        match catch_unwind(AssertUnwindSafe(|| dev.read_shared_as(t, &extent, cmd))) {
             Ok(done) => {
                 counts.count(1, done);
                 Ok((done, Fault::default()))

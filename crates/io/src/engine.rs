@@ -10,9 +10,33 @@
 //!
 //! The worker owns its engine; engines own their buffers (one per slot), so
 //! registering them with the kernel is the engine's business.
+//!
+//! # The slot contract
+//!
+//! A worker of depth `d` has slots `0..d` (`d` is
+//! [`ssdready_core::spec::JobSpec::depth`], or 1 for a synchronous engine).
+//! Every request ([`Engine::queue`], [`Engine::sync`],
+//! [`Engine::sync_range`]) names a slot, and:
+//!
+//! * the caller never queues into a slot that is in flight: a slot is in
+//!   flight from a `queue` that returned [`Queued::Pending`] until
+//!   [`Engine::getevents`] has handed back its [`Completion`]; a request
+//!   that returned [`Queued::Done`] leaves its slot free;
+//! * the caller touches [`Engine::buffer`]`(slot)` only while the slot is
+//!   not in flight (to fill it before a write, to check it after a read is
+//!   reaped); the engine's kernel may be using it in between;
+//! * the engine reports each pending request exactly once, with its slot.
+//!
+//! An asynchronous engine's buffers and control blocks are indexed by slot
+//! and handed to the kernel, which is what makes the contract a matter of
+//! memory safety: an engine that lends a slot's memory to the kernel may
+//! rely on it. Engines `debug_assert!` a slot in range; the worker loop
+//! (`ssdready-run`'s `release`) `debug_assert!`s that every completion is
+//! of a slot in flight.
 
 use crate::target::Target;
-use ssdready_core::spec::{EngineKind, JobSpec};
+use ssdready_core::engines::EngineFacts;
+use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, IoReq};
 
 /// What `queue` did with a request.
@@ -42,11 +66,13 @@ pub enum EngineError {
     },
 }
 
-/// The engine interface; see the module docs.
+/// The engine interface; see the module docs, and their slot contract,
+/// which every caller keeps and every engine may rely on.
 pub trait Engine {
     /// fio's name of the engine.
     fn name(&self) -> &'static str;
-    /// Queue one request.
+    /// Queue one request, in `req.slot`: a slot not in flight (the slot
+    /// contract, in the module docs).
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError>;
     /// Submit everything queued; returns how many were submitted.
     fn commit(&mut self) -> Result<usize, EngineError>;
@@ -80,7 +106,7 @@ pub trait Engine {
     }
     /// The buffer slot `slot` reads into and writes from (`verify` fills it
     /// before a write and checks it after a read); None for an engine that
-    /// moves no data.
+    /// moves no data. Only for a slot not in flight (the slot contract).
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
         let _ = slot;
         None
@@ -158,7 +184,22 @@ pub struct EngineSetup<'a> {
     pub seed: u64,
 }
 
-/// Every built-in engine, for static dispatch in the worker loop.
+/// An engine as its file declares it (`pub static DEF: EngineDef`), listed
+/// once in [`crate::engines::ALL`]: the names it serves (with their facts,
+/// which `core` keeps so that jobs can be checked without this crate; see
+/// [`ssdready_core::engines`]) and how to open it.
+pub struct EngineDef {
+    /// The engines of this file: one, or a family of fio's names that one
+    /// implementation serves (filecreate, filestat, ...).
+    pub serves: &'static [&'static EngineFacts],
+    /// Open the engine for a job on the worker thread that will use it.
+    pub open: fn(&EngineSetup<'_>) -> Result<AnyEngine, EngineError>,
+}
+
+/// An open engine. The worker loop's plain path has a loop of its own for
+/// each engine with a variant here (the ones whose cost per I/O it
+/// measures); every other engine is [`AnyEngine::Dyn`], called through
+/// its vtable.
 pub enum AnyEngine {
     /// [`crate::engines::null::NullEngine`].
     Null(crate::engines::null::NullEngine),
@@ -168,87 +209,29 @@ pub enum AnyEngine {
     Uring(Box<crate::engines::uring::UringEngine>),
     /// [`crate::engines::libaio::LibaioEngine`].
     Libaio(Box<crate::engines::libaio::LibaioEngine>),
-    /// [`crate::engines::fileop::FileOpEngine`].
-    FileOp(crate::engines::fileop::FileOpEngine),
-    /// [`crate::engines::mmap::MmapEngine`].
-    Mmap(crate::engines::mmap::MmapEngine),
-    /// [`crate::engines::splice::SpliceEngine`].
-    Splice(crate::engines::splice::SpliceEngine),
-    /// [`crate::engines::posixaio::PosixAioEngine`].
-    PosixAio(crate::engines::posixaio::PosixAioEngine),
-    /// An engine a target brings with it (the SSD emulator's queue pair).
-    Target(Box<dyn Engine + Send>),
-    /// [`crate::engines::offload::OffloadEngine`] (`io_submit_mode=offload`).
-    Offload(Box<crate::engines::offload::OffloadEngine>),
-    /// [`crate::engines::sg::SgEngine`].
-    Sg(Box<crate::engines::sg::SgEngine>),
-    /// [`crate::engines::uring_cmd::UringCmdEngine`].
-    UringCmd(Box<crate::engines::uring_cmd::UringCmdEngine>),
-    /// [`crate::engines::libpmem::LibpmemEngine`].
-    Libpmem(Box<crate::engines::libpmem::LibpmemEngine>),
-    /// [`crate::engines::devdax::DevDaxEngine`].
-    DevDax(Box<crate::engines::devdax::DevDaxEngine>),
-    /// [`crate::engines::e4defrag::E4defragEngine`].
-    E4defrag(Box<crate::engines::e4defrag::E4defragEngine>),
+    /// Any other engine: the other files of [`crate::engines`], the
+    /// submitter threads of `io_submit_mode=offload`, or an engine a target
+    /// brings with it (the SSD emulator's queue pair).
+    Dyn(Box<dyn Engine + Send>),
+}
+
+impl AnyEngine {
+    /// `engine`, called through its vtable.
+    pub fn dynamic(engine: impl Engine + Send + 'static) -> AnyEngine {
+        AnyEngine::Dyn(Box::new(engine))
+    }
 }
 
 /// Open the engine a job asks for. Call it on the worker thread that will
 /// use the engine (io_uring rings are created single-issuer).
 pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
-    use crate::engines::fileop::{FileOp, FileOpEngine};
-    let named = setup.spec.engine_named.as_deref().unwrap_or("");
-    if let Some(op) = FileOp::of_engine(named, setup.spec.files.stat_type) {
-        return Ok(AnyEngine::FileOp(FileOpEngine::new(setup, op)?));
-    }
-    use crate::engines::{devdax, e4defrag, libpmem};
-    match named {
-        "mmap" => {
-            return Ok(AnyEngine::Mmap(crate::engines::mmap::MmapEngine::new(
-                setup,
-            )?))
-        }
-        "splice" => {
-            return Ok(AnyEngine::Splice(
-                crate::engines::splice::SpliceEngine::new(setup)?,
-            ))
-        }
-        "libpmem" => {
-            return Ok(AnyEngine::Libpmem(Box::new(libpmem::LibpmemEngine::new(
-                setup,
-            )?)))
-        }
-        "dev-dax" => {
-            return Ok(AnyEngine::DevDax(Box::new(devdax::DevDaxEngine::new(
-                setup,
-            )?)))
-        }
-        "e4defrag" => {
-            return Ok(AnyEngine::E4defrag(Box::new(
-                e4defrag::E4defragEngine::new(setup)?,
-            )))
-        }
-        _ => {}
-    }
-    Ok(match setup.spec.ioengine {
-        EngineKind::PosixAio => {
-            AnyEngine::PosixAio(crate::engines::posixaio::PosixAioEngine::new(setup)?)
-        }
-        EngineKind::Null => AnyEngine::Null(crate::engines::null::NullEngine::new(setup.spec)),
-        EngineKind::Psync => AnyEngine::Psync(crate::engines::psync::PsyncEngine::new(setup)?),
-        EngineKind::IoUring => {
-            AnyEngine::Uring(Box::new(crate::engines::uring::UringEngine::new(setup)?))
-        }
-                EngineKind::Libaio => AnyEngine::Libaio(Box::new(crate::engines::libaio::LibaioEngine::new(setup)?)),
-        EngineKind::Sg => AnyEngine::Sg(Box::new(crate::engines::sg::SgEngine::new(setup)?)),
-        EngineKind::UringCmd => AnyEngine::UringCmd(Box::new(
-            crate::engines::uring_cmd::UringCmdEngine::new(setup)?,
+    let facts = setup.spec.engine();
+    match crate::engines::def_of(facts) {
+        Some(def) => (def.open)(setup),
+        None => Err(EngineError::Unsupported(
+            "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
         )),
-        EngineKind::Emu => {
-            return Err(EngineError::Unsupported(
-                "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
-            ))
-        }
-    })
+    }
 }
 
 macro_rules! dispatch {
@@ -258,17 +241,7 @@ macro_rules! dispatch {
             AnyEngine::Psync($e) => $body,
             AnyEngine::Uring($e) => $body,
             AnyEngine::Libaio($e) => $body,
-            AnyEngine::FileOp($e) => $body,
-            AnyEngine::Mmap($e) => $body,
-            AnyEngine::Splice($e) => $body,
-            AnyEngine::PosixAio($e) => $body,
-            AnyEngine::Target($e) => $body,
-            AnyEngine::Offload($e) => $body,
-            AnyEngine::Sg($e) => $body,
-            AnyEngine::UringCmd($e) => $body,
-            AnyEngine::Libpmem($e) => $body,
-            AnyEngine::DevDax($e) => $body,
-            AnyEngine::E4defrag($e) => $body,
+            AnyEngine::Dyn($e) => $body,
         }
     };
 }

@@ -25,6 +25,9 @@ pub const LOOP_CONFIGURE: u32 = 0x4C0A;
 pub const LOOP_CTL_GET_FREE: u32 = 0x4C82;
 /// `LO_FLAGS_DIRECT_IO`.
 pub const LO_FLAGS_DIRECT_IO: u32 = 16;
+/// `LO_FLAGS_AUTOCLEAR`: the kernel unbinds the loop device when its
+/// last opener closes it.
+pub const LO_FLAGS_AUTOCLEAR: u32 = 4;
 
 /// `struct loop_info64`.
 #[repr(C)]
@@ -136,6 +139,20 @@ pub fn loop_get_free() -> io::Result<u32> {
 /// blocks of `block_size` bytes, with direct I/O when `direct`
 /// (`LOOP_CONFIGURE`). Returns the opened loop device.
 pub fn loop_configure(n: u32, backing: &File, block_size: u32, direct: bool) -> io::Result<File> {
+    let flags = if direct { LO_FLAGS_DIRECT_IO } else { 0 };
+    loop_configure_flags(n, backing, block_size, flags)
+}
+
+/// [`loop_configure`] with `LO_FLAGS_*` `flags` (with
+/// [`LO_FLAGS_AUTOCLEAR`], keep the returned file open for as long as the
+/// device is needed: closing the last opener unbinds it, however the
+/// process ends).
+pub fn loop_configure_flags(
+    n: u32,
+    backing: &File,
+    block_size: u32,
+    flags: u32,
+) -> io::Result<File> {
     let dev = OpenOptions::new()
         .read(true)
         .write(true)
@@ -145,7 +162,7 @@ pub fn loop_configure(n: u32, backing: &File, block_size: u32, direct: bool) -> 
     let mut cfg: LoopConfig = unsafe { std::mem::zeroed() };
     cfg.fd = backing.as_raw_fd() as u32;
     cfg.block_size = block_size;
-    cfg.info.lo_flags = if direct { LO_FLAGS_DIRECT_IO } else { 0 };
+    cfg.info.lo_flags = flags;
     // SAFETY: LOOP_CONFIGURE reads one struct loop_config, which LoopConfig
     // matches field for field (size checked in the tests), from a local.
     cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg) })?;

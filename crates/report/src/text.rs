@@ -166,12 +166,11 @@ fn job_heading(out: &mut String, j: &JobResult) {
         s.rw.name(),
         bs_text(&s.bs),
         s.effective_iodepth(),
-        s.engine_named
-            .as_deref()
-            .filter(|e| {
-                s.fake_io() || matches!(*e, "mmap" | "splice" | "libpmem" | "dev-dax" | "e4defrag")
-            })
-            .unwrap_or(s.ioengine.name()),
+        if s.engine().caps.own_name {
+            s.engine().name
+        } else {
+            s.ioengine.name()
+        },
         match (s.ioengine, s.direct) {
             (ssdready_core::spec::EngineKind::Emu | ssdready_core::spec::EngineKind::Null, _) => "",
             (_, true) => " direct",

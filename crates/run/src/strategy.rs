@@ -61,7 +61,7 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
             EngineKind::Sg => nothing_to_wait(
                 asked,
                 "sync",
-                "each SCSI command completes inside its SG_IO ioctl",
+                spec.engine().completes,
                 "sg completes each SCSI command inside its SG_IO ioctl: there is no completion \
                  to wait for (hipri asks the driver to poll for it)",
             ),
@@ -70,11 +70,7 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
             EngineKind::Psync => nothing_to_wait(
                 asked,
                 "sync",
-                match spec.engine_named.as_deref() {
-                    Some("mmap") => "each I/O is a memcpy through the file's mapping",
-                    Some("splice") => "each I/O completes inside its splice/vmsplice calls",
-                    _ => "each I/O completes inside its pread/pwrite call",
-                },
+                spec.engine().completes,
                 "psync completes each I/O inside its system call: there is no completion to \
                  wait for (polled synchronous I/O is fio's pvsync2 with hipri, which ssdready \
                  does not have)",
@@ -86,13 +82,14 @@ pub fn plan(spec: &JobSpec, targets: &[Target], emu: Option<&Params>) -> Result<
                 } else {
                     "none"
                 },
-                "the null engine completes every I/O at once",
+                ssdready_core::engines::NULL.completes,
                 "the null engine completes every I/O at once: there is nothing to wait for",
             ),
         },
     };
     let synchronous = emu.is_none()
-        && (matches!(spec.ioengine, EngineKind::Psync | EngineKind::Sg)
+        && spec.ioengine != EngineKind::Emu
+        && (spec.engine().caps.synchronous
             || (spec.ioengine == EngineKind::Null && spec.effective_iodepth() == 1));
     let report = StrategyReport {
         requested: asked.map(|w| w.name().to_string()),

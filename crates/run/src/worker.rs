@@ -260,7 +260,7 @@ fn open_engine_of(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError
     };
     match &ctx.emu {
         Some(dev) => ssdready_emu::merge::open_engine(dev.clone(), &ctx.spec, setup.seed)
-            .map(ssdready_io::AnyEngine::Target),
+            .map(ssdready_io::AnyEngine::Dyn),
         None if ctx.spec.sched.offload => open_offload(ctx, setup.seed),
         None => open_engine(&setup),
     }
@@ -301,7 +301,7 @@ fn open_offload(ctx: &WorkerCtx, seed: u64) -> Result<ssdready_io::AnyEngine, En
         })
     });
     let depth = ctx.spec.effective_iodepth();
-    OffloadEngine::new(depth, open).map(|e| ssdready_io::AnyEngine::Offload(Box::new(e)))
+    OffloadEngine::new(depth, open).map(ssdready_io::AnyEngine::dynamic)
 }
 
 impl WorkerOutcome {

@@ -62,6 +62,10 @@ pub struct Figures {
     /// around each run): what the QD 1 platform share is corrected by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_qd1: Option<crate::transport::Transport>,
+    /// The transport's own cost, measured with a zero-time drive (kernel
+    /// drive only): what the less-the-transport figures take out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<crate::calibrate::Calibration>,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -109,6 +113,12 @@ pub struct CurvePoint {
     pub device_iops: Option<f64>,
     pub device_lat_mean_ns: Option<f64>,
     pub runs: Vec<String>,
+    /// Kernel drive: the mean latency less the drive's transport (its
+    /// calibration at this depth), and that calibration's error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub less_transport_lat_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub less_transport_err_ns: Option<f64>,
 }
 
 /// Latency at a point.
@@ -335,6 +345,8 @@ fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
                 device_iops: dev.as_ref().map(|d| d.iops),
                 device_lat_mean_ns: dev.as_ref().map(|d| d.lat_mean_ns),
                 runs: ids(&rs),
+                less_transport_lat_ns: None,
+                less_transport_err_ns: None,
             })
         })
         .collect()

@@ -45,6 +45,11 @@ pub fn unavailable() -> Option<String> {
 
 /// Start the drive; the error is one line naming what failed.
 pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
+    start_spec(stop, SPEC)
+}
+
+/// Start the drive `spec` (a preset with its keys, as `emu attach` takes).
+pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding ssdready's own binary: {e}"))?;
     // The daemon's messages go to a file of its own, not a pipe: a study
     // that dies must not take the daemon's stderr (and its clean-up) with it.
@@ -64,7 +69,7 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
         .try_clone()
         .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
     let mut child = Command::new(exe)
-        .args(["emu", "attach", SPEC])
+        .args(["emu", "attach", spec])
         .env(
             ssdready_emu::kernel::daemon::PARENT_ENV,
             std::process::id().to_string(),
@@ -91,7 +96,7 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
         child: Some(child),
         log,
         device: String::new(),
-        spec: format!("emu:{SPEC}"),
+        spec: format!("emu:{spec}"),
     };
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
@@ -101,7 +106,7 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
             }
             Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let why = drive.stop();
-                return Err(format!("ssdready emu attach {SPEC} failed: {why}"));
+                return Err(format!("ssdready emu attach {spec} failed: {why}"));
             }
             Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Relaxed) => {
                 drive.stop();
@@ -110,7 +115,7 @@ pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
             Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > START_LIMIT => {
                 drive.stop();
                 return Err(format!(
-                    "ssdready emu attach {SPEC} gave no device within {} s",
+                    "ssdready emu attach {spec} gave no device within {} s",
                     START_LIMIT.as_secs()
                 ));
             }
@@ -134,6 +139,69 @@ pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
         reply_ns_mean: s.reply_ns_mean,
         daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
     })
+}
+
+/// A loop device over a file in /dev/shm (the file unlinked once bound):
+/// the kernel's path less FUSE and the daemon, to measure the transport
+/// against. It is bound with autoclear and held open: dropping it, or the
+/// process ending however it ends, unbinds it.
+pub struct ShmLoop {
+    /// `/dev/loopN`.
+    pub device: String,
+    index: u32,
+    /// The device held open (its last close unbinds it).
+    held: Option<std::fs::File>,
+}
+
+impl ShmLoop {
+    /// A loop device of `bytes` over a new sparse /dev/shm file, with
+    /// `block` -byte logical blocks.
+    pub fn new(bytes: u64, block: u32) -> Result<ShmLoop, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = format!("/dev/shm/ssdready-transport-{}", std::process::id());
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| format!("creating {path}: {e}"))?;
+        let bound = file
+            .set_len(bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                let mut last = String::new();
+                for _ in 0..20 {
+                    let n = ssdready_io::kdev::loop_get_free().map_err(|e| e.to_string())?;
+                    let autoclear = ssdready_io::kdev::LO_FLAGS_AUTOCLEAR;
+                    match ssdready_io::kdev::loop_configure_flags(n, &file, block, autoclear) {
+                        Ok(held) => return Ok((n, held)),
+                        // Another process took it meanwhile.
+                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                Err(last)
+            });
+        let _ = std::fs::remove_file(&path);
+        let (index, held) = bound.map_err(|e| format!("binding a loop device to {path}: {e}"))?;
+        Ok(ShmLoop {
+            device: format!("/dev/loop{index}"),
+            index,
+            held: Some(held),
+        })
+    }
+}
+
+impl Drop for ShmLoop {
+    /// Close it (autoclear unbinds it then), unbind it should anything
+    /// else still hold it, and wait until the kernel has.
+    fn drop(&mut self) {
+        drop(self.held.take());
+        let _ = ssdready_io::kdev::loop_clear(std::path::Path::new(&self.device));
+        ssdready_emu::kernel::wait_unbound(self.index);
+    }
 }
 
 impl Drive {

@@ -45,6 +45,7 @@ pub mod answer;
 pub mod app_runs;
 pub mod appfs;
 pub mod applications;
+pub mod calibrate;
 pub mod capacity;
 pub mod classify;
 pub mod detect;
@@ -85,11 +86,12 @@ pub fn judge(
     runs: &[RunRecord],
     interrupted: bool,
 ) -> Judgement {
-    judge_with(targets, machine, runs, interrupted, None, None)
+    judge_with(targets, machine, runs, interrupted, None, None, None)
 }
 
 /// [`judge`], with the capacity at a latency target when it was searched
-/// and the emulated drive's transport when the target was one.
+/// and the emulated drive's transport when the target was one (its daemon's
+/// figures, and the transport's calibration, taken out of the figures).
 pub fn judge_with(
     targets: &[TargetProfile],
     machine: &Machine,
@@ -97,9 +99,13 @@ pub fn judge_with(
     interrupted: bool,
     capacity: Option<&capacity::CapacityDoc>,
     transport: Option<&transport::Transport>,
+    calibration: Option<&calibrate::Calibration>,
 ) -> Judgement {
     let mut figures = figures::derive(targets, runs, machine);
     figures.transport = transport.cloned();
+    if let Some(c) = calibration {
+        calibrate::take_out(&mut figures, c);
+    }
     let mut facts = facts::facts(&targets[0], machine, &figures);
     facts::add_checks(&mut facts, runs);
     if let Some(c) = capacity {
@@ -116,7 +122,12 @@ pub fn judge_with(
             .collect(),
         interrupted,
     };
-    let verdicts = rules::judge(&rules, &facts, &ctx);
+    let mut verdicts = rules::judge(&rules, &facts, &ctx);
+    // A drive faster than this host: the headline is what the platform
+    // gives, not what the apparatus does.
+    if let Some(v) = transport::host_limit(&figures, runs) {
+        verdicts.insert(0, v);
+    }
     Judgement {
         figures,
         facts,

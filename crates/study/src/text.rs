@@ -58,9 +58,20 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     );
     let l = &f.device_limit;
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
+    // Behind the kernel: the mean latency less the drive's transport too,
+    // with the calibration's error.
+    let less = f.qd_curve.iter().any(|c| c.less_transport_lat_ns.is_some());
+    if less {
+        let _ = writeln!(
+            s,
+            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
+             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
+        );
+    }
     let _ = writeln!(
         s,
-        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone"
+        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone{}",
+        if less { "       less transport" } else { "" }
     );
     // Two fractions: of the device's limit (its best at any depth), and of
     // the device alone at the same depth, which is what the platform is
@@ -73,9 +84,22 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             .device_iops
             .filter(|&d| d > 0.0)
             .map_or("-".to_string(), |d| pct(c.iops, d));
+        let minus = match (less, c.less_transport_lat_ns) {
+            (false, _) => String::new(),
+            (true, None) => format!(" {:>20}", "-"),
+            // Within its error of nothing: the noise, not a figure.
+            (true, Some(l)) => {
+                let err = c.less_transport_err_ns.unwrap_or(0.0);
+                let v = match l > err {
+                    true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                    false => format!("noise ± {}", fmt_ns(err)),
+                };
+                format!(" {v:>20}")
+            }
+        };
         let _ = writeln!(
             s,
-            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}",
+            "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}{minus}",
             c.qd,
             fmt_count(c.iops),
             fmt_ns(c.lat_mean_ns),
@@ -84,6 +108,9 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             alone,
             of_alone
         );
+    }
+    if let Some(cal) = &f.calibration {
+        let _ = writeln!(s, "  {}", cal.note());
     }
     if let Some(k) = crate::answer::knee_line(f) {
         let _ = writeln!(s, "  {k}");
@@ -187,5 +214,50 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("of limit  device alone   of alone"), "{s}");
+    }
+
+    #[test]
+    fn behind_the_kernel_the_table_gives_the_latency_less_the_transport() {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "/dev/loop9".into(),
+                kind: TargetKind::BlockDevice,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        d.figures.qd_curve.push(crate::figures::CurvePoint {
+            qd: 1,
+            iops: 5_000.0,
+            lat_mean_ns: 200_000.0,
+            less_transport_lat_ns: Some(190_000.0),
+            less_transport_err_ns: Some(1_500.0),
+            ..Default::default()
+        });
+        d.figures.calibration = Some(crate::calibrate::Calibration {
+            transport: "fuse+loop".into(),
+            path: Some("/root/.cache/ssdready/transport/k-b.json".into()),
+            ..Default::default()
+        });
+        let s = findings(&d, 1.0);
+        assert!(s.contains("of alone       less transport"), "{s}");
+        let row = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
+        assert!(row.ends_with("190.00 µs ± 1.50 µs"), "{s}");
+        assert!(
+            s.contains("/root/.cache/ssdready/transport/k-b.json"),
+            "{s}"
+        );
+        // A figure within its error of nothing is said to be noise.
+        d.figures.qd_curve[0].less_transport_err_ns = Some(200_000.0);
+        let s = findings(&d, 1.0);
+        assert!(s.contains("noise ± 200.00 µs"), "{s}");
+        // Without a calibration, the table is as before.
+        d.figures.qd_curve[0].less_transport_lat_ns = None;
+        d.figures.calibration = None;
+        let s = findings(&d, 1.0);
+        assert!(s.contains("of alone\n"), "{s}");
     }
 }

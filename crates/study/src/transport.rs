@@ -102,6 +102,86 @@ pub fn split(
     s
 }
 
+/// The device alone gives more than this many times the delivered IOPS
+/// at the peak's depth: the drive outruns the host.
+pub const OUTRUN: f64 = 2.0;
+
+/// The headline when the emulated drive is faster than this host can
+/// drive it: what the platform gives per CPU, and what an I/O costs it,
+/// the transport's part named (from its calibration, else the daemon's own
+/// CPU). None when the drive does not outrun the host, or without the CPU
+/// figures.
+pub fn host_limit(
+    f: &crate::figures::Figures,
+    runs: &[crate::model::RunRecord],
+) -> Option<crate::model::Verdict> {
+    f.transport.as_ref()?;
+    let peak = f.peak.as_ref()?;
+    let alone = peak.device_iops?;
+    if peak.iops <= 0.0 || alone < OUTRUN * peak.iops {
+        return None;
+    }
+    let cpu: Vec<f64> = runs
+        .iter()
+        .filter(|r| peak.runs.contains(&r.id))
+        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_ns_per_io))
+        .filter(|c| *c > 0.0)
+        .collect();
+    let x = crate::figures::median(&cpu)?;
+    let (y, err, what) = match f.calibration.as_ref().and_then(|c| c.at(peak.qd)) {
+        Some(p) => (p.cpu_ns, p.cpu_err_ns, "measured with a zero-time drive"),
+        None => (
+            f.transport.as_ref()?.daemon_cpu_ns_per_io,
+            0.0,
+            "the drive's daemon alone: no calibration",
+        ),
+    };
+    let platform = x - y;
+    if platform <= 0.0 {
+        return None;
+    }
+    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
+    let n = 1e9 / platform;
+    let count = ssdready_core::units::fmt_count;
+    Some(crate::model::Verdict {
+        rule: "host-limit".into(),
+        finding: format!(
+            "this platform gives at most {} IOPS of 4 KiB reads per CPU; each I/O costs {} of \
+             kernel CPU, of which {} is the transport (the drive alone gives {} IOPS at QD {}, \
+             {:.0}× what this host delivered: the drive outruns the host)",
+            count(n),
+            us(x),
+            if err > 0.0 {
+                format!("{} ± {}", us(y), us(err))
+            } else {
+                us(y)
+            },
+            count(alone),
+            peak.qd,
+            alone / peak.iops
+        ),
+        evidence: crate::model::Evidence {
+            figures: vec![
+                ("cpu_per_io_at_peak".into(), us(x)),
+                ("transport_cpu_per_io".into(), us(y)),
+                ("peak_iops".into(), count(peak.iops)),
+                ("device_alone_iops".into(), count(alone)),
+            ],
+            runs: peak.runs.clone(),
+        },
+        recommendation: format!(
+            "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O less \
+             the transport ({what}) is {}; fewer CPU per I/O (polling, batching, a lighter engine) \
+             or more CPUs raise it",
+            us(x),
+            us(platform)
+        ),
+        confidence: "medium".into(),
+        confidence_why: "the whole machine's CPU at the peak, other work included".into(),
+        noise_pct: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +234,67 @@ mod tests {
         assert!(!t(3_000.0).bound());
         assert!(t(3_100.0).bound());
         assert_eq!(Transport::default().late_pct(), None);
+    }
+
+    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::model::RunRecord>) {
+        let mut f = crate::figures::Figures {
+            transport: Some(Transport {
+                name: "fuse+loop".into(),
+                daemon_cpu_ns_per_io: 9_000.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        f.peak = Some(crate::figures::CurvePoint {
+            qd: 32,
+            iops: 37_000.0,
+            device_iops: Some(device_iops),
+            runs: vec!["qd-32".into()],
+            ..Default::default()
+        });
+        let mut r = crate::model::RunRecord {
+            id: "qd-32".into(),
+            ..Default::default()
+        };
+        r.summary.cpu = Some(crate::summary::CpuSummary {
+            system_ns_per_io: 54_000.0,
+            ..Default::default()
+        });
+        (f, vec![r])
+    }
+
+    #[test]
+    fn a_drive_that_outruns_the_host_gives_the_platforms_limit_per_cpu() {
+        let (mut f, runs) = outrun(1.0e6);
+        let v = host_limit(&f, &runs).unwrap();
+        // 54 µs per I/O, 9 µs of it the daemon's: 1 s / 45 µs per CPU.
+        assert!(
+            v.finding.starts_with(
+                "this platform gives at most 22.2K IOPS of 4 KiB reads per CPU; each I/O costs \
+                 54.0 µs of kernel CPU, of which 9.0 µs is the transport"
+            ),
+            "{}",
+            v.finding
+        );
+        // The calibration's figure, with its error, where there is one.
+        f.calibration = Some(crate::calibrate::Calibration {
+            points: vec![crate::calibrate::Point {
+                qd: 32,
+                cpu_ns: 14_000.0,
+                cpu_err_ns: 1_000.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let v = host_limit(&f, &runs).unwrap();
+        assert!(v.finding.contains("25.0K IOPS"), "{}", v.finding);
+        assert!(v
+            .finding
+            .contains("of which 14.0 µs ± 1.0 µs is the transport"));
+        // A drive the host keeps up with: no such headline.
+        assert!(host_limit(&outrun(60_000.0).0, &runs).is_none());
+        // Nor without the drive behind the kernel.
+        f.transport = None;
+        assert!(host_limit(&f, &runs).is_none());
     }
 }

@@ -348,24 +348,59 @@ fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> 
     crate::compare::regression_check(b, &ssdready_history::figures::from_study(doc))
 }
 
-/// The figures, facts and verdicts of the runs, with the applications
-/// section's points when it runs (not after an interruption); returns the
-/// judgement and what the applications section skipped.
+/// The kernel drive's transport, measured with a zero-time drive (or the
+/// measurement kept for this kernel and boot); None, with a warning, when
+/// it could not be measured.
+fn calibrate(
+    a: &StudyArgs,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    runs: &[ssdready_study::model::RunRecord],
+    (transport, runtime_s): (&str, f64),
+    warnings: &mut Vec<String>,
+) -> Option<ssdready_study::calibrate::Calibration> {
+    let (s, allow) = (stop.clone(), a.allow_destructive);
+    let mut job =
+        move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
+    match ssdready_study::calibrate::for_runs(runs, transport, runtime_s, &mut job, stop) {
+        Ok(c) => {
+            if !a.quiet {
+                say(&c.note());
+            }
+            Some(c)
+        }
+        Err(e) => {
+            warnings.push(format!("the drive's transport was not taken out: {e}"));
+            None
+        }
+    }
+}
+
+/// The figures, facts and verdicts of the runs (the kernel drive's
+/// transport measured and taken out), with the applications section's
+/// points when it runs (not after an interruption); returns the judgement
+/// and what the applications section skipped.
 fn judge(
     a: &StudyArgs,
     at: &AppsAt,
     machine: &Machine,
     ex: &Executed,
     capacity: Option<&CapacityDoc>,
+    warnings: &mut Vec<String>,
 ) -> (Judgement, Vec<Skip>) {
     let interrupted = ex.interrupted || at.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let transport = kdrive::transport_of(&at.targets[0].spec);
+    let calibration = match (&transport, interrupted) {
+        (Some(t), false) => calibrate(a, at.stop, &ex.runs, (&t.name, at.runtime_s), warnings),
+        _ => None,
+    };
     let mut j = ssdready_study::judge_with(
         at.targets,
         machine,
         &ex.runs,
         interrupted,
         capacity,
-        kdrive::transport_of(&at.targets[0].spec).as_ref(),
+        transport.as_ref(),
+        calibration.as_ref(),
     );
     let skipped = if interrupted {
         Vec::new()
@@ -415,7 +450,7 @@ pub fn command(a: StudyArgs) {
         stop: &stop,
         runtime_s: p.settings.runtime_s,
     };
-    let (j, app_skips) = judge(&a, &at, &machine, &ex, capacity.as_ref());
+    let (j, app_skips) = judge(&a, &at, &machine, &ex, capacity.as_ref(), &mut warnings);
     let mut skipped = p.skipped.clone();
     skipped.extend(app_skips);
     // A stop during the applications section interrupts the study too: the

@@ -11,7 +11,7 @@ pub(super) const ALLOWED_KEYS: &str = "size, op, channels, dies_per_channel, pag
                      completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
                      cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
                      fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
-                     fault_retry_ns, fault_seed; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp";
+                     fault_retry_ns, fault_seed; stalls: stall_every, stall_ns; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp";
 
 /// One `key=value` of an emulator target, parsed as its field needs; each
 /// error names the key.

@@ -33,6 +33,17 @@ use crate::locked::Locked;
 /// for its own.
 const SHARED: u64 = 1 << 63;
 
+/// Bits of a shared read's number that count its queue's commands.
+const SEQ_BITS: u32 = 40;
+
+/// The number of the `seq`-th shared read on queue pair `queue`: each
+/// queue numbers its own commands, as an NVMe queue pair does (its
+/// command identifiers), so readers on different queues share no counter.
+pub fn shared_command(queue: usize, seq: u64) -> u64 {
+    let q = (queue as u64) & ((1 << (63 - SEQ_BITS)) - 1);
+    SHARED | q << SEQ_BITS | (seq & ((1 << SEQ_BITS) - 1))
+}
+
 impl Device {
     /// Whether reads may be served with the model held shared: a flash
     /// device without command slots or zones (module docs).
@@ -46,7 +57,17 @@ impl Device {
     /// shared (module docs): its completion time, never before `t`. Only
     /// for a device whose [`Device::reads_shareable`] holds.
     pub fn read_shared(&self, t: u64, e: &Extent) -> u64 {
-        let now = self.t_now.raise(t);
+        // A queue number no queue pair has.
+        let cmd = shared_command(usize::MAX, self.read_seq.next());
+        self.read_shared_as(t, e, cmd)
+    }
+
+    /// [`Device::read_shared`] as command `cmd` (a [`shared_command`]
+    /// number of the caller's queue pair). It writes nothing device-wide
+    /// but the resources it reserves: the time it prunes old reservations
+    /// by is its own submission time, not a stamp every reader raises.
+    pub fn read_shared_as(&self, t: u64, e: &Extent, cmd: u64) -> u64 {
+        let now = t;
         // The link's lock only when it takes time (`reserve` of nothing
         // changes nothing).
         let on_link = |line: &Locked<Timeline>, at: u64, bytes: u64| match self.link_ns(bytes) {
@@ -57,10 +78,12 @@ impl Device {
         let pages = self.lpns(e);
         let cost = self.controller_ns(pages.end - pages.start, 1);
         let ready = super::take_earliest(&mut self.ctrl_free.lock(), fetched, cost);
-        let cmd = SHARED | self.read_seq.next();
-        let data_at = pages.fold(ready, |d, lpn| d.max(self.read_page_as(lpn, ready, cmd)));
+        let data_at = pages.fold(ready, |d, lpn| {
+            d.max(self.read_page_as(lpn, ready, cmd, now))
+        });
         let done = on_link(&self.link_line, data_at, e.len);
-        done.max(t).saturating_add(self.p.cpl_ns)
+        let done = done.max(t).saturating_add(self.p.cpl_ns);
+        self.p.stall.delay(t, done)
     }
 }
 

@@ -17,7 +17,7 @@
 //! written through another mode.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::libpmem::persistence_of;
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
@@ -109,38 +109,7 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, DaxError> {
             }))
         }
     };
-    let wrong = |what: String| {
-        DaxError::WrongKind(format!(
-            "{shown} is {what}, not a device-DAX character device (ioengine=dev-dax maps /dev/daxX.Y; \
-             for a file on a DAX file system use ioengine=libpmem)"
-        ))
-    };
-    let ft = md.file_type();
-    if !ft.is_char_device() {
-        return Err(wrong(
-            if ft.is_file() {
-                "a regular file"
-            } else if ft.is_dir() {
-                "a directory"
-            } else if ft.is_block_device() {
-                "a block device"
-            } else {
-                "not a device"
-            }
-            .into(),
-        ));
-    }
-    let dir = sysfs_dir(md.rdev());
-    match subsystem(&dir) {
-        Some(s) if s == "dax" => {}
-        Some(s) => return Err(wrong(format!("a character device of the '{s}' subsystem"))),
-        None => {
-            return Err(wrong(format!(
-                "a character device unknown to sysfs ({})",
-                dir.display()
-            )))
-        }
-    }
+    let dir = dax_dir(path, &md)?;
     let size = read_u64(&dir.join("size")).ok_or_else(|| {
         DaxError::WrongKind(format!("{shown}: {}/size is unreadable", dir.display()))
     })?;
@@ -179,6 +148,45 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, DaxError> {
     })
 }
 
+/// The sysfs directory of the device `path` (`md` its metadata), which
+/// must be a device-DAX character device.
+fn dax_dir(path: &Path, md: &std::fs::Metadata) -> Result<PathBuf, DaxError> {
+    let shown = path.display();
+    let wrong = |what: String| {
+        DaxError::WrongKind(format!(
+            "{shown} is {what}, not a device-DAX character device (ioengine=dev-dax maps /dev/daxX.Y; \
+             for a file on a DAX file system use ioengine=libpmem)"
+        ))
+    };
+    let ft = md.file_type();
+    if !ft.is_char_device() {
+        return Err(wrong(
+            if ft.is_file() {
+                "a regular file"
+            } else if ft.is_dir() {
+                "a directory"
+            } else if ft.is_block_device() {
+                "a block device"
+            } else {
+                "not a device"
+            }
+            .into(),
+        ));
+    }
+    let dir = sysfs_dir(md.rdev());
+    match subsystem(&dir) {
+        Some(s) if s == "dax" => {}
+        Some(s) => return Err(wrong(format!("a character device of the '{s}' subsystem"))),
+        None => {
+            return Err(wrong(format!(
+                "a character device unknown to sysfs ({})",
+                dir.display()
+            )))
+        }
+    }
+    Ok(dir)
+}
+
 /// The device's mapping granularity (`align`, 2 MiB when unknown).
 fn align_of(dir: &Path) -> u64 {
     read_u64(&dir.join("align"))
@@ -196,6 +204,12 @@ fn signature_at_start(path: &Path, size: u64, align: u64) -> Option<&'static str
     (map.read(0, &mut head) > 0).then_some(())?;
     crate::target::safety::signature::find_signature(&head)
 }
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::DEV_DAX],
+    open: |setup| Ok(AnyEngine::dynamic(DevDaxEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct DevDaxEngine {

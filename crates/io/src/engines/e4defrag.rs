@@ -16,7 +16,7 @@
 //! Only ext4 has the ioctl: a target on another file system is refused
 //! when the engine opens, naming the file system.
 
-use crate::engine::{open_files, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
@@ -42,6 +42,12 @@ const EXT4_IOC_MOVE_EXT: libc::c_ulong = (3 << 30)
 
 /// ext2/3/4's `s_magic` (statfs `f_type`).
 const EXT4_SUPER_MAGIC: i64 = 0xEF53;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::E4DEFRAG],
+    open: |setup| Ok(AnyEngine::dynamic(E4defragEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct E4defragEngine {

@@ -29,7 +29,7 @@
 //! add no latency. So a job of 20 files of 4 KiB with `bs=4k` reports 20
 //! I/Os, 80 KiB and 20 completion latencies, as fio does.
 
-use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_io::StatType;
 use ssdready_core::IoReq;
@@ -80,6 +80,28 @@ impl FileOp {
         }
     }
 }
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[
+        &ssdready_core::engines::FILECREATE,
+        &ssdready_core::engines::FILESTAT,
+        &ssdready_core::engines::FILEDELETE,
+        &ssdready_core::engines::DIRCREATE,
+        &ssdready_core::engines::DIRSTAT,
+        &ssdready_core::engines::DIRDELETE,
+    ],
+    open: |setup| {
+        let op = FileOp::of_engine(setup.spec.engine().name, setup.spec.files.stat_type)
+            .ok_or_else(|| {
+                EngineError::Unsupported(format!(
+                    "{} is not a file operation",
+                    setup.spec.engine().name
+                ))
+            })?;
+        Ok(AnyEngine::dynamic(FileOpEngine::new(setup, op)?))
+    },
+};
 
 /// See the module docs.
 pub struct FileOpEngine {

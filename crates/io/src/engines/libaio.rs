@@ -10,7 +10,9 @@
 //! ENOTTY).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued,
+};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::spec::JobSpec;
@@ -51,6 +53,12 @@ struct IoEvent {
     res2: i64,
 }
 
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::LIBAIO],
+    open: |setup| Ok(AnyEngine::Libaio(Box::new(LibaioEngine::new(setup)?))),
+};
+
 /// See the module docs. The context is destroyed (waiting for in-flight
 /// I/O) before the buffers are freed: `Drop` runs before the fields drop.
 pub struct LibaioEngine {
@@ -83,7 +91,7 @@ fn sys(what: &str) -> EngineError {
 /// of `spec` will, so that a depth the kernel refuses (`fs.aio-max-nr`) is
 /// found before the first I/O of the run. The message says what to change.
 pub fn check_context(spec: &JobSpec) -> Result<(), EngineError> {
-    let depth = spec.iodepth.max(1);
+    let depth = spec.depth().get();
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the new context id into `ctx`, a valid u64
     // we own.
@@ -117,7 +125,7 @@ impl LibaioEngine {
     /// Set up an AIO context for `iodepth` requests and open the targets.
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let spec = setup.spec;
-        let depth = spec.iodepth.max(1) as usize;
+        let depth = spec.depth().get() as usize;
         // The buffers first: a failure here leaves no AIO context behind.
         let mut bufs: Vec<AlignedBuf> = (0..depth)
             .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i))
@@ -167,6 +175,12 @@ impl Engine for LibaioEngine {
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        debug_assert!(
+            (req.slot as usize) < self.bufs.len(),
+            "slot {} of {} slots (see Engine's slot contract)",
+            req.slot,
+            self.bufs.len()
+        );
         let slot = req.slot as usize;
         let opcode = match req.ddir {
             Ddir::Read => IOCB_CMD_PREAD,
@@ -302,6 +316,10 @@ impl Engine for LibaioEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

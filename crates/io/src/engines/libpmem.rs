@@ -13,12 +13,18 @@
 //! which the result says.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_io::SyncIo;
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::LIBPMEM],
+    open: |setup| Ok(AnyEngine::dynamic(LibpmemEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct LibpmemEngine {

@@ -30,7 +30,7 @@
 //!   naming the offset, with its results so far.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
@@ -48,6 +48,12 @@ struct Mapping {
     /// The file offset of the mapping's first byte.
     off: u64,
 }
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::MMAP],
+    open: |setup| Ok(AnyEngine::dynamic(MmapEngine::new(setup)?)),
+};
 
 /// See the module docs. Mappings are unmapped before the files close
 /// (`Drop`, `reopen`).

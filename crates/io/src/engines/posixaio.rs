@@ -22,12 +22,18 @@
 //!   (`aio_cancel`) and waited for before their buffers are freed.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::POSIXAIO],
+    open: |setup| Ok(AnyEngine::dynamic(PosixAioEngine::new(setup)?)),
+};
 
 /// See the module docs. The control blocks stay where they are (a boxed
 /// slice, never resized) while glibc holds pointers to them.
@@ -59,7 +65,7 @@ impl PosixAioEngine {
     /// One control block and one buffer per slot of `iodepth`.
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let spec = setup.spec;
-        let depth = spec.iodepth.max(1) as usize;
+        let depth = spec.depth().get() as usize;
         let mut bufs: Vec<AlignedBuf> = (0..depth)
             .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i))
             .collect::<Result<_, _>>()?;
@@ -181,6 +187,12 @@ impl Engine for PosixAioEngine {
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        debug_assert!(
+            (req.slot as usize) < self.bufs.len(),
+            "slot {} of {} slots (see Engine's slot contract)",
+            req.slot,
+            self.bufs.len()
+        );
         let slot = req.slot as usize;
         let i = req.file as usize;
         let submit: fn(*mut libc::aiocb) -> libc::c_int = match req.ddir {
@@ -234,6 +246,10 @@ impl Engine for PosixAioEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

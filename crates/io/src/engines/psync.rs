@@ -10,13 +10,25 @@
 //! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, sync_file_range, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, sync_file_range, AnyEngine, EngineDef, EngineError, EngineSetup, Queued,
+};
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[
+        &ssdready_core::engines::PSYNC,
+        &ssdready_core::engines::FALLOC,
+        &ssdready_core::engines::FTRUNCATE,
+    ],
+    open: |setup| Ok(AnyEngine::Psync(PsyncEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct PsyncEngine {

@@ -230,32 +230,8 @@ pub fn write(
         SgWriteMode::WriteAndVerify => (pick(0x2e, 0x8e), all),
         // WRITE SAME(10) 41h (§5.48), (16) 93h (§5.50): one block of data.
         SgWriteMode::WriteSame => (pick(0x41, 0x93), block_size),
-        // WRITE SAME(16) with NDOB (byte 1 bit 0): no data-out buffer.
-        SgWriteMode::WriteSameNdob => {
-            let mut c = Cdb::new(16, 0x93);
-            c.bytes[1] |= 0x01;
-            return Command {
-                cdb: c.lba_blocks(lba, blocks),
-                direction: SG_DXFER_NONE,
-                data_len: 0,
-            };
-        }
-        // WRITE STREAM(16) 9Ah (§5.52): LBA 2–9, STR_ID 10–11, TRANSFER
-        // LENGTH 12–13.
-        SgWriteMode::WriteStream => {
-            let mut c = Cdb::new(16, 0x9a);
-            if fua {
-                c.bytes[1] |= FUA;
-            }
-            c.bytes[2..10].copy_from_slice(&lba.to_be_bytes());
-            c.bytes[10..12].copy_from_slice(&stream.to_be_bytes());
-            c.bytes[12..14].copy_from_slice(&(blocks as u16).to_be_bytes());
-            return Command {
-                cdb: c,
-                direction: SG_DXFER_TO_DEV,
-                data_len: all,
-            };
-        }
+        SgWriteMode::WriteSameNdob => return write_same_ndob(lba, blocks),
+        SgWriteMode::WriteStream => return write_stream(lba, blocks, all, fua, stream),
         // VERIFY(10) 2Fh (§5.33), (16) 8Fh (§5.35); BYTCHK in byte 1 bits
         // 2:1 (table 61): 00b no data, 01b compare all, 11b one block.
         SgWriteMode::VerifyBytchk00 => (pick(0x2f, 0x8f), 0),
@@ -279,6 +255,34 @@ pub fn write(
             SG_DXFER_TO_DEV
         },
         data_len,
+    }
+}
+
+/// WRITE SAME(16) with NDOB (byte 1 bit 0): no data-out buffer.
+fn write_same_ndob(lba: u64, blocks: u32) -> Command {
+    let mut c = Cdb::new(16, 0x93);
+    c.bytes[1] |= 0x01;
+    Command {
+        cdb: c.lba_blocks(lba, blocks),
+        direction: SG_DXFER_NONE,
+        data_len: 0,
+    }
+}
+
+/// WRITE STREAM(16) 9Ah (§5.52): LBA 2–9, STR_ID 10–11, TRANSFER LENGTH
+/// 12–13; `all` bytes of data.
+fn write_stream(lba: u64, blocks: u32, all: u32, fua: bool, stream: u16) -> Command {
+    let mut c = Cdb::new(16, 0x9a);
+    if fua {
+        c.bytes[1] |= FUA;
+    }
+    c.bytes[2..10].copy_from_slice(&lba.to_be_bytes());
+    c.bytes[10..12].copy_from_slice(&stream.to_be_bytes());
+    c.bytes[12..14].copy_from_slice(&(blocks as u16).to_be_bytes());
+    Command {
+        cdb: c,
+        direction: SG_DXFER_TO_DEV,
+        data_len: all,
     }
 }
 

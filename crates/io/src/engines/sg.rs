@@ -21,7 +21,7 @@
 //! and the CDB.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::scsi::{self, Capacity, Command, SgIoHdr, SENSE_LEN};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_passthru::SgWriteMode;
@@ -117,6 +117,12 @@ pub fn lba_range(offset: u64, len: u32, block_size: u32) -> Result<(u64, u32), i
     }
     Ok((offset / bs, len / block_size))
 }
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::SG],
+    open: |setup| Ok(AnyEngine::dynamic(SgEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct SgEngine {

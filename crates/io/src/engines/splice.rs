@@ -19,7 +19,9 @@
 //! retries it forever).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, sync_file, EngineError, EngineSetup, Queued};
+use crate::engine::{
+    open_files, sync_file, AnyEngine, EngineDef, EngineError, EngineSetup, Queued,
+};
 use crate::engines::psync::trim;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
@@ -29,6 +31,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// fio's `SPLICE_DEF_SIZE`: the most one splice moves.
 const SPLICE_DEF_SIZE: usize = 64 * 1024;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::SPLICE],
+    open: |setup| Ok(AnyEngine::dynamic(SpliceEngine::new(setup)?)),
+};
 
 /// See the module docs.
 pub struct SpliceEngine {

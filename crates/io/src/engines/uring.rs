@@ -24,7 +24,7 @@
 //!   and −8 % CPU per I/O at QD 32.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -33,6 +33,12 @@ use ssdready_core::strategy::CompletionWait;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
+
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::IO_URING],
+    open: |setup| Ok(AnyEngine::Uring(Box::new(UringEngine::new(setup)?))),
+};
 
 /// See the module docs. Field order matters: the ring is dropped (and the
 /// kernel's references to the buffers released) before the buffers.
@@ -178,7 +184,7 @@ pub(crate) fn ring_entries(depth: u32) -> Result<u32, EngineError> {
 /// a setup flag this kernel refuses is found before the first I/O of the
 /// run. The message says what to change.
 pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
-    let depth = spec.iodepth.max(1);
+    let depth = spec.depth().get();
     let entries = ring_entries(depth)?;
     if spec.fixedbufs && depth > MAX_FIXED_BUFFERS {
         return Err(EngineError::Unsupported(format!(
@@ -208,6 +214,69 @@ pub fn check_ring(spec: &JobSpec) -> Result<(), EngineError> {
     }))
 }
 
+/// The descriptors of `files`, registered with `ring` when the job asks
+/// (`registerfiles`).
+pub(crate) fn register_files<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    spec: &JobSpec,
+    ring: &IoUring<S, C>,
+    files: &[File],
+) -> Result<Vec<i32>, EngineError> {
+    let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+    if spec.registerfiles {
+        ring.submitter()
+            .register_files(&fds)
+            .map_err(|e| EngineError::Sys {
+                what: "registering files (registerfiles)".into(),
+                source: e,
+            })?;
+    }
+    Ok(fds)
+}
+
+/// One buffer per slot, of the job's largest block, slot `i`'s filled from
+/// the seed plus `i`.
+pub(crate) fn slot_buffers(
+    setup: &EngineSetup<'_>,
+    depth: u32,
+) -> Result<Vec<AlignedBuf>, EngineError> {
+    let spec = setup.spec;
+    (0..depth)
+        .map(|i| {
+            let mut b = AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i as usize)?;
+            b.fill_random(setup.seed.wrapping_add(u64::from(i)));
+            Ok(b)
+        })
+        .collect()
+}
+
+/// Register `bufs` with `ring`'s kernel (`fixedbufs`).
+///
+/// # Safety
+///
+/// The kernel reads and writes the buffers until the ring is dropped: the
+/// caller keeps them, unmoved (they are heap allocations: moving the
+/// vector does not move them) and not freed, until after the ring is
+/// dropped.
+pub(crate) unsafe fn register_buffers<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &IoUring<S, C>,
+    bufs: &mut [AlignedBuf],
+) -> Result<(), EngineError> {
+    let iov: Vec<libc::iovec> = bufs
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    // SAFETY: every iovec points into one of `bufs`, which the caller
+    // keeps alive and in place for as long as the ring (this function's
+    // contract).
+    unsafe { ring.submitter().register_buffers(&iov) }.map_err(|e| EngineError::Sys {
+        what: "registering buffers (fixedbufs); raise the memlock limit (ulimit -l)".into(),
+        source: e,
+    })
+}
+
 impl UringEngine {
     /// Create the ring, open and (optionally) register files and buffers.
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
@@ -215,7 +284,7 @@ impl UringEngine {
         if spec.hipri {
             check_iopoll(setup.targets)?;
         }
-        let depth = spec.iodepth.max(1);
+        let depth = spec.depth().get();
         let entries = ring_entries(depth)?;
         let iopoll = wants_iopoll(spec, setup.targets);
         let user_wait = waits_in_user_space(spec, iopoll);
@@ -224,37 +293,12 @@ impl UringEngine {
             source: e,
         })?;
         let files = open_files(setup)?;
-        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        if spec.registerfiles {
-            ring.submitter()
-                .register_files(&fds)
-                .map_err(|e| EngineError::Sys {
-                    what: "registering files (registerfiles)".into(),
-                    source: e,
-                })?;
-        }
-        let mut bufs: Vec<AlignedBuf> = (0..depth)
-            .map(|i| AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i as usize))
-            .collect::<Result<_, _>>()?;
-        for (i, b) in bufs.iter_mut().enumerate() {
-            b.fill_random(setup.seed.wrapping_add(i as u64));
-        }
+        let fds = register_files(spec, &ring, &files)?;
+        let mut bufs = slot_buffers(setup, depth)?;
         if spec.fixedbufs {
-            let iov: Vec<libc::iovec> = bufs
-                .iter_mut()
-                .map(|b| libc::iovec {
-                    iov_base: b.as_mut_ptr().cast(),
-                    iov_len: b.len(),
-                })
-                .collect();
-            // SAFETY: every iovec points into an AlignedBuf owned by this
-            // engine; the buffers are neither moved (heap allocations) nor
-            // freed before the ring, which is declared first and so dropped
-            // first, unregistering them.
-            unsafe { ring.submitter().register_buffers(&iov) }.map_err(|e| EngineError::Sys {
-                what: "registering buffers (fixedbufs); raise the memlock limit (ulimit -l)".into(),
-                source: e,
-            })?;
+            // SAFETY: the buffers are this engine's, kept in it after the
+            // ring (declared first, so dropped first).
+            unsafe { register_buffers(&ring, &mut bufs)? };
         }
         Ok(UringEngine {
             ring,
@@ -401,6 +445,12 @@ impl Engine for UringEngine {
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        debug_assert!(
+            (req.slot as usize) < self.bufs.len(),
+            "slot {} of {} slots (see Engine's slot contract)",
+            req.slot,
+            self.bufs.len()
+        );
         if req.ddir == Ddir::Trim {
             let f = req.file as usize;
             if self.block[f] {
@@ -499,6 +549,10 @@ impl Engine for UringEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        debug_assert!(
+            (slot as usize) < self.bufs.len(),
+            "slot {slot} past the engine's slots"
+        );
         self.bufs
             .get_mut(slot as usize)
             .map(AlignedBuf::as_mut_slice)

@@ -27,10 +27,11 @@
 //! namespaces formatted with metadata.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engine::{AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
 use crate::engines::uring::{
-    build_ring, check_iopoll, ring_entries, waits_in_user_space, wants_iopoll,
+    build_ring, check_iopoll, register_buffers, register_files, ring_entries, slot_buffers,
+    waits_in_user_space, wants_iopoll,
 };
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use ssdready_core::spec_passthru::NvmeWriteMode;
@@ -139,6 +140,12 @@ pub fn pick_mode(mix: &[(NvmeWriteMode, u32)], draw: u32) -> NvmeWriteMode {
     mix.last().map_or(NvmeWriteMode::Write, |x| x.0)
 }
 
+/// The engine's definition (see [`crate::engines`]).
+pub static DEF: EngineDef = EngineDef {
+    serves: &[&ssdready_core::engines::IO_URING_CMD],
+    open: |setup| Ok(AnyEngine::dynamic(UringCmdEngine::new(setup)?)),
+};
+
 /// See the module docs. Field order matters: the ring is dropped (and the
 /// kernel's references to the buffers released) before the buffers.
 pub struct UringCmdEngine {
@@ -180,7 +187,7 @@ impl UringCmdEngine {
             .iter()
             .map(|t| probe(&t.path))
             .collect::<Result<Vec<_>, _>>()?;
-        let depth = spec.iodepth.max(1);
+        let depth = spec.depth().get();
         let entries = ring_entries(depth)?;
         let iopoll = wants_iopoll(spec, setup.targets);
         let ring = build_ring::<squeue::Entry128, cqueue::Entry32>(
@@ -209,22 +216,8 @@ impl UringCmdEngine {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        if spec.registerfiles {
-            ring.submitter()
-                .register_files(&fds)
-                .map_err(|e| EngineError::Sys {
-                    what: "registering files (registerfiles)".into(),
-                    source: e,
-                })?;
-        }
-        let mut bufs = (0..depth)
-            .map(|i| {
-                let mut b = AlignedBuf::for_job(spec.bs.max() as usize, &spec.run.mem, i as usize)?;
-                b.fill_random(setup.seed.wrapping_add(u64::from(i)));
-                Ok(b)
-            })
-            .collect::<Result<Vec<_>, EngineError>>()?;
+        let fds = register_files(spec, &ring, &files)?;
+        let mut bufs = slot_buffers(setup, depth)?;
         let iovecs: Vec<IoVec> = bufs
             .iter_mut()
             .map(|b| IoVec {
@@ -233,20 +226,9 @@ impl UringCmdEngine {
             })
             .collect();
         if spec.fixedbufs {
-            let regs: Vec<libc::iovec> = bufs
-                .iter_mut()
-                .map(|b| libc::iovec {
-                    iov_base: b.as_mut_ptr().cast(),
-                    iov_len: b.len(),
-                })
-                .collect();
-            // SAFETY: every iovec points into an AlignedBuf owned by this
-            // engine, neither moved nor freed before the ring (declared
-            // first, so dropped first, unregistering them).
-            unsafe { ring.submitter().register_buffers(&regs) }.map_err(|e| EngineError::Sys {
-                what: "registering buffers (fixedbufs); raise the memlock limit (ulimit -l)".into(),
-                source: e,
-            })?;
+            // SAFETY: the buffers are this engine's, kept in it after the
+            // ring (declared first, so dropped first).
+            unsafe { register_buffers(&ring, &mut bufs)? };
         }
         Ok(UringCmdEngine {
             ring,

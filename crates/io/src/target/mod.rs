@@ -148,49 +148,7 @@ pub struct TargetNeeds {
 pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
     let shown = path.display().to_string();
     match std::fs::metadata(path) {
-        Ok(md) if md.file_type().is_block_device() => {
-            let (maj, min) = sysfs::major_minor(md.rdev());
-            let dev = sysfs::DevNode::from_major_minor(maj, min).ok_or_else(|| {
-                TargetError::Invalid(format!(
-                    "{shown}: block device {maj}:{min} is not in /sys/dev/block"
-                ))
-            })?;
-            let size = dev.size_bytes();
-            let mut guard = Guard::default();
-            if needs.modifies {
-                let len = match needs.bytes {
-                    Some(b) => b.saturating_sub(needs.offset),
-                    None => size.saturating_sub(needs.offset),
-                };
-                let v = safety::check_block_device(path, &dev, size, needs.offset, len);
-                let node = format!("/dev/{}", dev.name);
-                let who = if shown == node {
-                    shown.clone()
-                } else {
-                    format!("{shown} ({node})")
-                };
-                guard = Guard::judge(&who, v, needs.allow_destructive)?;
-            }
-            if let Some(b) = needs.bytes {
-                if b > size {
-                    return Err(TargetError::Invalid(format!(
-                        "{shown}: the job needs {b} bytes but the device has {size} (lower size or offset)"
-                    )));
-                }
-            }
-            Ok(Target {
-                path: path.into(),
-                kind: TargetKind::Block,
-                size,
-                logical_block_size: dev.disk_attr_u64("queue/logical_block_size").unwrap_or(512),
-                discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
-                sector_map: Some(SectorMap::new(maj, min, &dev, None)),
-                device: Some(dev.disk),
-                devno: Some((maj, min)),
-                claims: guard.claims,
-                overridden: guard.overridden,
-            })
-        }
+        Ok(md) if md.file_type().is_block_device() => block_target(path, &shown, &md, needs),
         Ok(md) if md.is_file() => {
             let size = md.len();
             if needs.bytes.is_none() && size == 0 {
@@ -212,29 +170,84 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
         Ok(_) => Err(TargetError::Invalid(format!(
             "{shown} is neither a regular file nor a block device"
         ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if needs.bytes.is_none() {
-                return Err(TargetError::Invalid(format!(
-                    "{shown} does not exist and no size was given to create it (set size, e.g. size=1g)"
-                )));
-            }
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let pmd = std::fs::metadata(parent).map_err(|_| {
-                TargetError::Invalid(format!(
-                    "{shown}: directory {} does not exist",
-                    parent.display()
-                ))
-            })?;
-            Ok(file_target(path, 0, pmd.dev()))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => new_file_target(path, &shown, needs),
         Err(e) => Err(TargetError::Io {
             path: shown,
             source: e,
         }),
     }
+}
+
+/// [`resolve`] of a block device (`md` its metadata; `shown` its path as
+/// messages name it).
+fn block_target(
+    path: &Path,
+    shown: &str,
+    md: &std::fs::Metadata,
+    needs: TargetNeeds,
+) -> Result<Target, TargetError> {
+    let (maj, min) = sysfs::major_minor(md.rdev());
+    let dev = sysfs::DevNode::from_major_minor(maj, min).ok_or_else(|| {
+        TargetError::Invalid(format!(
+            "{shown}: block device {maj}:{min} is not in /sys/dev/block"
+        ))
+    })?;
+    let size = dev.size_bytes();
+    let mut guard = Guard::default();
+    if needs.modifies {
+        let len = match needs.bytes {
+            Some(b) => b.saturating_sub(needs.offset),
+            None => size.saturating_sub(needs.offset),
+        };
+        let v = safety::check_block_device(path, &dev, size, needs.offset, len);
+        let node = format!("/dev/{}", dev.name);
+        let who = if shown == node {
+            shown.to_string()
+        } else {
+            format!("{shown} ({node})")
+        };
+        guard = Guard::judge(&who, v, needs.allow_destructive)?;
+    }
+    if let Some(b) = needs.bytes {
+        if b > size {
+            return Err(TargetError::Invalid(format!(
+                "{shown}: the job needs {b} bytes but the device has {size} (lower size or offset)"
+            )));
+        }
+    }
+    Ok(Target {
+        path: path.into(),
+        kind: TargetKind::Block,
+        size,
+        logical_block_size: dev.disk_attr_u64("queue/logical_block_size").unwrap_or(512),
+        discard: dev.disk_attr_u64("queue/discard_max_bytes").unwrap_or(0) > 0,
+        sector_map: Some(SectorMap::new(maj, min, &dev, None)),
+        device: Some(dev.disk),
+        devno: Some((maj, min)),
+        claims: guard.claims,
+        overridden: guard.overridden,
+    })
+}
+
+/// [`resolve`] of a file that does not exist yet: the job creates it, in
+/// a directory that must exist.
+fn new_file_target(path: &Path, shown: &str, needs: TargetNeeds) -> Result<Target, TargetError> {
+    if needs.bytes.is_none() {
+        return Err(TargetError::Invalid(format!(
+            "{shown} does not exist and no size was given to create it (set size, e.g. size=1g)"
+        )));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let pmd = std::fs::metadata(parent).map_err(|_| {
+        TargetError::Invalid(format!(
+            "{shown}: directory {} does not exist",
+            parent.display()
+        ))
+    })?;
+    Ok(file_target(path, 0, pmd.dev()))
 }
 
 /// A directory that fio's directory engines (dircreate, dirstat,

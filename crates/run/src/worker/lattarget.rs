@@ -45,12 +45,13 @@ pub(super) struct LatSearch {
 
 impl LatSearch {
     pub fn new(t: LatencyTarget, iodepth: u32, now: u64) -> LatSearch {
+        let iodepth = iodepth.max(1);
         LatSearch {
             t,
-            iodepth: iodepth.max(1),
+            iodepth,
             qd: 1,
             qd_low: 1,
-            qd_high: iodepth.max(1),
+            qd_high: iodepth,
             stable: 0,
             window_start: now,
             ios: 0,

@@ -892,9 +892,23 @@ impl<'a> Loop<'a> {
         self.comps = comps;
     }
 
-    /// Put `slot` back on the free list: it is no longer in flight.
+    /// Put `slot` back on the free list: it is no longer in flight. An
+    /// engine's completion of a slot that is not in flight breaks the slot
+    /// contract ([`ssdready_io::Engine`]): checked in debug builds (the
+    /// slot's record was indexed already, so release builds stop there on
+    /// a slot out of range).
     #[inline(always)]
     fn release(&mut self, slot: u32) {
+        debug_assert!(
+            (slot as usize) < self.depth && self.inflight > 0,
+            "completion of slot {slot} with {} of {} slots in flight",
+            self.inflight,
+            self.depth
+        );
+        debug_assert!(
+            !self.free[..self.depth - self.inflight].contains(&slot),
+            "completion of slot {slot}, which is not in flight"
+        );
         if let Some(top) = self.free.get_mut(self.depth - self.inflight) {
             *top = slot;
         }

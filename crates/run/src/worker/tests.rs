@@ -186,7 +186,7 @@ fn run_mock(ctx: &WorkerCtx, engine: Mock) -> WorkerOutcome {
         number: 1,
         abandoned: 0,
     };
-    let mut engine = ssdready_io::AnyEngine::Target(Box::new(engine));
+    let mut engine = ssdready_io::AnyEngine::dynamic(engine);
     run_loop(ctx, &mut engine, Wait::Engine, &mut out);
     out
 }
@@ -400,4 +400,71 @@ fn the_deadline_ends_a_time_based_job_and_sets_its_window() {
         (300_000_000..5_000_000_000).contains(&window),
         "measured window {window} ns for a 300 ms runtime"
     );
+}
+
+/// The slot contract's check in the loop, which only builds with debug
+/// assertions have (release builds leave it out of the loop).
+#[cfg(debug_assertions)]
+mod slot_contract {
+    use super::*;
+
+    /// An engine that breaks the slot contract: it hands each completion back
+    /// twice.
+    struct Twice {
+        queued: Vec<u32>,
+    }
+
+    impl Engine for Twice {
+        fn name(&self) -> &'static str {
+            "twice"
+        }
+        fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+            self.queued.push(req.slot);
+            Ok(Queued::Pending)
+        }
+        fn commit(&mut self) -> Result<usize, EngineError> {
+            Ok(self.queued.len())
+        }
+        fn getevents(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+            for slot in self.queued.drain(..) {
+                out.extend([Completion { slot, result: 4096 }; 2]);
+            }
+            Ok(())
+        }
+        fn completion_mode(&self) -> &'static str {
+            "interrupt"
+        }
+    }
+
+    /// In a build with debug assertions, a completion of a slot that is not in
+    /// flight stops the worker with an internal error naming the slot (release
+    /// builds leave the check out of the loop).
+    #[test]
+    fn a_completion_of_a_slot_not_in_flight_is_caught() {
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("iodepth", "4"),
+        ]);
+        let c = ctx(s, Arc::default());
+        let mut out = WorkerOutcome {
+            stats: WorkerStats::default(),
+            completion_mode: "",
+            persistence: None,
+            strategy: None,
+            sq_thread_asked: false,
+            sq_thread: None,
+            error: None,
+            unsupported: false,
+            panicked: false,
+            number: 1,
+            abandoned: 0,
+        };
+        let mut engine = ssdready_io::AnyEngine::dynamic(Twice { queued: Vec::new() });
+        run_loop(&c, &mut engine, Wait::Engine, &mut out);
+        assert!(out.panicked, "{:?}", out.error);
+        let e = out.error.unwrap_or_default();
+        assert!(e.contains("not in flight"), "{e}");
+    }
 }

@@ -1,0 +1,581 @@
+//! The drive's transport measured, to be taken out: a zero-time drive
+//! (`emu attach null`, the model answers at once) served over the same
+//! transport as the studied drive (FUSE + loop), and beside it a loop
+//! device over a `/dev/shm` file (the same kernel path less FUSE and the
+//! daemon), each read at every queue depth the study measured, alternating,
+//! a few times. What the zero-time drive costs above the shm loop, in
+//! latency and in CPU per I/O, is the transport's own cost; the spread of
+//! the repeats is its error.
+//!
+//! A calibration holds for one kernel and one boot: it is kept in
+//! `$XDG_CACHE_HOME/ssdready/transport/RELEASE-BOOTID.json` (or
+//! `~/.cache/…`), written with the one writer, and a later study on the
+//! same boot reuses it when it covers the depths it needs.
+
+use serde::{Deserialize, Serialize};
+use ssdready_emu::kernel::daemon;
+use ssdready_run::{RunFn, RunRequest};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
+/// The calibration file's schema.
+pub const SCHEMA: &str = "ssdready.transport-calibration";
+
+/// The zero-time drive's size (its reads are not filled: a zero-time
+/// drive's unwritten page costs what a written one does).
+pub const SIZE: &str = "64m";
+
+/// [`SIZE`] in bytes.
+const SIZE_BYTES: u64 = 64 << 20;
+
+/// Times each depth is measured (alternating drive and shm loop).
+pub const REPEATS: usize = 3;
+
+/// One run's length, seconds (at most: a study of shorter runs
+/// calibrates with its own length).
+pub const RUNTIME_S: f64 = 0.5;
+
+/// The transport's cost at one queue depth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Point {
+    pub qd: u32,
+    /// Latency the transport adds: the zero-time drive's median latency
+    /// less the shm loop's (medians, not means: a loaded machine's
+    /// preemptions, milliseconds long, would swamp a few µs), the median
+    /// of the repeats.
+    pub lat_ns: f64,
+    /// Half the spread of the repeats' differences.
+    pub lat_err_ns: f64,
+    /// CPU per I/O the transport adds: the daemon's threads, and the
+    /// submitter's own CPU above the shm loop's.
+    pub cpu_ns: f64,
+    pub cpu_err_ns: f64,
+    /// The daemon's threads alone (median).
+    pub daemon_cpu_ns: f64,
+    /// The zero-time drive's and the shm loop's own median latency
+    /// (medians of the repeats).
+    pub drive_lat_ns: f64,
+    pub loop_lat_ns: f64,
+}
+
+/// The calibration of one kernel and boot.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    pub schema: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// /proc/sys/kernel/random/boot_id.
+    pub boot_id: String,
+    /// The transport measured (`fuse+loop`).
+    pub transport: String,
+    pub made_unix_ms: u64,
+    pub repeats: usize,
+    pub runtime_s: f64,
+    pub points: Vec<Point>,
+    /// Where it is kept (not stored: set when read or written).
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
+    /// Whether this study measured it (false: read from `path`).
+    #[serde(skip)]
+    pub fresh: bool,
+}
+
+/// One pair of runs: the zero-time drive and the shm loop at one depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Pair {
+    pub drive_lat_ns: f64,
+    pub loop_lat_ns: f64,
+    /// The daemon's threads' CPU per I/O over the drive's run.
+    pub daemon_cpu_ns: f64,
+    /// The submitting process's CPU per I/O on each.
+    pub drive_proc_ns: f64,
+    pub loop_proc_ns: f64,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn half_spread(v: &[f64]) -> f64 {
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    if v.is_empty() {
+        0.0
+    } else {
+        (max - min) / 2.0
+    }
+}
+
+impl Point {
+    /// The transport at depth `qd` from its repeats.
+    pub fn from_pairs(qd: u32, pairs: &[Pair]) -> Point {
+        let mut lat: Vec<f64> = pairs
+            .iter()
+            .map(|p| p.drive_lat_ns - p.loop_lat_ns)
+            .collect();
+        let mut cpu: Vec<f64> = pairs
+            .iter()
+            .map(|p| p.daemon_cpu_ns + (p.drive_proc_ns - p.loop_proc_ns).max(0.0))
+            .collect();
+        let (lat_err_ns, cpu_err_ns) = (half_spread(&lat), half_spread(&cpu));
+        let pick = |f: fn(&Pair) -> f64| median(&mut pairs.iter().map(f).collect::<Vec<_>>());
+        Point {
+            qd,
+            lat_ns: median(&mut lat),
+            lat_err_ns,
+            cpu_ns: median(&mut cpu),
+            cpu_err_ns,
+            daemon_cpu_ns: pick(|p| p.daemon_cpu_ns),
+            drive_lat_ns: pick(|p| p.drive_lat_ns),
+            loop_lat_ns: pick(|p| p.loop_lat_ns),
+        }
+    }
+}
+
+impl Calibration {
+    /// The transport at depth `qd`.
+    pub fn at(&self, qd: u32) -> Option<&Point> {
+        self.points.iter().find(|p| p.qd == qd)
+    }
+
+    /// Whether it was made on this kernel and boot for `transport`, at
+    /// every depth in `qds`.
+    pub fn fits(&self, here: &(String, String), transport: &str, qds: &[u32]) -> bool {
+        self.schema == SCHEMA
+            && self.kernel == here.0
+            && self.boot_id == here.1
+            && self.transport == transport
+            && qds.iter().all(|q| self.at(*q).is_some())
+    }
+
+    /// Where the study says it came from, in one line.
+    pub fn note(&self) -> String {
+        let at = self
+            .path
+            .as_ref()
+            .map_or("not kept".to_string(), |p| p.display().to_string());
+        format!(
+            "the drive's transport ({}) {} with a zero-time drive against a loop device over /dev/shm \
+             at QD {} ({} × {:.1} s each; kept for this kernel and boot in {at})",
+            self.transport,
+            if self.fresh {
+                "was measured now"
+            } else {
+                "was measured earlier on this boot"
+            },
+            self.points
+                .iter()
+                .map(|p| p.qd.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.repeats,
+            self.runtime_s
+        )
+    }
+}
+
+/// This kernel's release and this boot's id.
+pub fn here() -> (String, String) {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    (
+        read("/proc/sys/kernel/osrelease"),
+        read("/proc/sys/kernel/random/boot_id"),
+    )
+}
+
+/// The file for this kernel and boot: under `$XDG_CACHE_HOME` when it is
+/// absolute (the XDG rule), else `$HOME/.cache`; None without either.
+pub fn path_for(here: &(String, String)) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".cache"))
+        })?;
+    Some(path_in(&base, here))
+}
+
+/// The file for this kernel and boot under the cache directory `base`.
+pub fn path_in(base: &Path, here: &(String, String)) -> PathBuf {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| match c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                true => c,
+                false => '_',
+            })
+            .collect()
+    };
+    base.join("ssdready").join("transport").join(format!(
+        "{}-{}.json",
+        clean(&here.0),
+        clean(&here.1)
+    ))
+}
+
+/// The kept calibration at `path`, if it parses.
+pub fn load(path: &Path) -> Option<Calibration> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut c: Calibration = serde_json::from_str(&text).ok()?;
+    c.path = Some(path.to_path_buf());
+    Some(c)
+}
+
+/// Keep `c` at `path` (atomically, with the one writer; its directory
+/// made first).
+pub fn save(c: &Calibration, path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let json = serde_json::to_string_pretty(c).map_err(std::io::Error::other)?;
+    ssdready_io::writer::replace(path, json.as_bytes())
+}
+
+/// The queue depths of a study's queue-depth sweep.
+pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
+    let mut qds: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "qd" && r.error.is_none())
+        .map(|r| r.workload.qd)
+        .collect();
+    qds.sort_unstable();
+    qds.dedup();
+    qds
+}
+
+/// The calibration for a study's runs over `transport`: the one kept for
+/// this kernel and boot when it covers their depths, else measured now
+/// and kept (its note says where, or that it could not be kept).
+pub fn for_runs(
+    runs: &[crate::model::RunRecord],
+    transport: &str,
+    runtime_s: f64,
+    run_fn: &mut RunFn<'_>,
+    stop: &AtomicBool,
+) -> Result<Calibration, String> {
+    let qds = depths(runs);
+    if qds.is_empty() {
+        return Err("the study measured no queue depth".into());
+    }
+    let here = here();
+    let path = path_for(&here);
+    if let Some(c) = path
+        .as_deref()
+        .and_then(load)
+        .filter(|c| c.fits(&here, transport, &qds))
+    {
+        return Ok(c);
+    }
+    let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_fn, stop)?;
+    if let Some(p) = path {
+        if save(&c, &p).is_ok() {
+            c.path = Some(p);
+        }
+    }
+    Ok(c)
+}
+
+/// Take the transport out of the figures: each depth's latency less the
+/// transport's (with its error), and the QD 1 platform share from that
+/// latency less the daemon's lateness behind the model (the emulator's own
+/// error, from its stamps over the QD 1 runs).
+pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
+    for c in f.qd_curve.iter_mut() {
+        if let Some(p) = cal.at(c.qd) {
+            c.less_transport_lat_ns = Some((c.lat_mean_ns - p.lat_ns).max(0.0));
+            c.less_transport_err_ns = Some(p.lat_err_ns);
+        }
+    }
+    f.calibration = Some(cal.clone());
+    let Some(c) = f.qd_curve.iter().find(|c| c.qd == 1) else {
+        return;
+    };
+    let (Some(less), Some(dev), Some(p)) =
+        (c.less_transport_lat_ns, c.device_lat_mean_ns, cal.at(1))
+    else {
+        return;
+    };
+    let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
+    let platform = (less - late - dev).max(0.0);
+    let total = platform + dev;
+    if total <= 0.0 {
+        return;
+    }
+    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
+    f.platform_share_qd1 = Some(crate::figures::PlatformShare {
+        pct: 100.0 * platform / total,
+        total_ns: total,
+        platform_ns: platform,
+        device_ns: dev,
+        parts: vec![
+            (
+                "the platform: system call, block layer, driver".into(),
+                platform,
+                0.0,
+            ),
+            ("device (the model)".into(), dev, 0.0),
+        ],
+        source: format!(
+            "emulator model behind the kernel: the QD 1 mean less the drive's transport ({} ± {}, \
+             measured with a zero-time drive) and the daemon's lateness ({}), against the same I/Os \
+             on the model alone in virtual time",
+            us(p.lat_ns),
+            us(p.lat_err_ns),
+            us(late)
+        ),
+        runs: c.runs.clone(),
+    });
+}
+
+/// Measure the transport at `qds`: attach a zero-time drive and a shm
+/// loop, read each at every depth [`REPEATS`] times, alternating, with
+/// the study's own runner (the same engine and options as its runs).
+pub fn measure(
+    qds: &[u32],
+    runtime_s: f64,
+    run_fn: &mut RunFn<'_>,
+    stop: &AtomicBool,
+) -> Result<Calibration, String> {
+    let mut drive = crate::kdrive::start_spec(stop, &format!("null,size={SIZE}"))?;
+    let record = daemon::record_of(&drive.device)
+        .ok_or_else(|| format!("{}: no record of its daemon", drive.device))?;
+    let shm = crate::kdrive::ShmLoop::new(SIZE_BYTES, record.block_size)?;
+    let mut points = Vec::new();
+    for &qd in qds {
+        let mut pairs = Vec::new();
+        for _ in 0..REPEATS {
+            if stop.load(Relaxed) {
+                return Err("interrupted while measuring the drive's transport".into());
+            }
+            let before = daemon::stats(&record.name).unwrap_or_default();
+            let (drive_lat_ns, drive_proc_ns) = read_at(run_fn, &drive.device, qd, runtime_s)?;
+            std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));
+            let after = daemon::stats(&record.name).unwrap_or_default();
+            let (loop_lat_ns, loop_proc_ns) = read_at(run_fn, &shm.device, qd, runtime_s)?;
+            pairs.push(Pair {
+                drive_lat_ns,
+                loop_lat_ns,
+                daemon_cpu_ns: after.since(&before).daemon_cpu_ns_per_io,
+                drive_proc_ns,
+                loop_proc_ns,
+            });
+        }
+        points.push(Point::from_pairs(qd, &pairs));
+    }
+    drop(shm);
+    drive.stop();
+    let (kernel, boot_id) = here();
+    Ok(Calibration {
+        schema: SCHEMA.into(),
+        kernel,
+        boot_id,
+        transport: record.transport,
+        made_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+        repeats: REPEATS,
+        runtime_s,
+        points,
+        path: None,
+        fresh: true,
+    })
+}
+
+/// 4 KiB random reads of `dev` at depth `qd`: median latency and the
+/// submitting process's CPU per I/O.
+fn read_at(
+    run_fn: &mut RunFn<'_>,
+    dev: &str,
+    qd: u32,
+    runtime_s: f64,
+) -> Result<(f64, f64), String> {
+    let mut req = RunRequest {
+        quiet: true,
+        ..Default::default()
+    };
+    req.job("transport");
+    req.set("filename", dev)
+        .set("rw", "randread")
+        .set("bs", "4k")
+        .set("iodepth", qd)
+        .set("direct", 1)
+        .set("size", SIZE)
+        .flag("time_based")
+        .set(
+            "runtime",
+            format!("{}ms", (runtime_s * 1e3).max(1.0) as u64),
+        );
+    let r = run_fn(&req).map_err(|e| format!("reading {dev} at QD {qd}: {}", e.message()))?;
+    let s = crate::summary::PointSummary::from_result(&r);
+    if s.ios == 0 {
+        return Err(format!("reading {dev} at QD {qd}: no I/O completed"));
+    }
+    Ok((
+        s.lat_p50_ns as f64,
+        s.cpu.as_ref().map_or(0.0, |c| c.process_ns_per_io),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(d: f64, l: f64, daemon: f64) -> Pair {
+        Pair {
+            drive_lat_ns: d,
+            loop_lat_ns: l,
+            daemon_cpu_ns: daemon,
+            drive_proc_ns: 6_000.0,
+            loop_proc_ns: 5_000.0,
+        }
+    }
+
+    #[test]
+    fn the_transport_is_the_zero_time_drive_above_the_shm_loop_with_the_repeats_spread() {
+        let p = Point::from_pairs(
+            1,
+            &[
+                pair(30_000.0, 20_000.0, 4_000.0),
+                pair(34_000.0, 20_000.0, 5_000.0),
+                pair(31_000.0, 19_000.0, 3_000.0),
+            ],
+        );
+        // Differences 10, 14, 12 µs: median 12, half the spread 2.
+        assert_eq!(p.lat_ns, 12_000.0);
+        assert_eq!(p.lat_err_ns, 2_000.0);
+        // The daemon plus the submitter's 1 µs above the shm loop's.
+        assert_eq!(p.cpu_ns, 5_000.0);
+        assert_eq!(p.cpu_err_ns, 1_000.0);
+        assert_eq!(p.daemon_cpu_ns, 4_000.0);
+        assert_eq!(p.drive_lat_ns, 31_000.0);
+    }
+
+    #[test]
+    fn a_calibration_fits_only_its_kernel_boot_transport_and_depths() {
+        let c = Calibration {
+            schema: SCHEMA.into(),
+            kernel: "6.18".into(),
+            boot_id: "b".into(),
+            transport: "fuse+loop".into(),
+            points: vec![
+                Point {
+                    qd: 1,
+                    ..Default::default()
+                },
+                Point {
+                    qd: 32,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let here = ("6.18".to_string(), "b".to_string());
+        assert!(c.fits(&here, "fuse+loop", &[1, 32]));
+        assert!(!c.fits(&here, "fuse+loop", &[1, 16]));
+        assert!(!c.fits(&here, "ublk", &[1]));
+        assert!(!c.fits(&("6.18".into(), "other boot".into()), "fuse+loop", &[1]));
+        assert!(!c.fits(&("6.19".into(), "b".into()), "fuse+loop", &[1]));
+    }
+
+    #[test]
+    fn the_file_is_named_by_kernel_and_boot_and_round_trips() {
+        let dir = std::env::temp_dir().join(format!("ssdready-cal-{}", std::process::id()));
+        let here = ("6.18.4-x/y".to_string(), "0f-1".to_string());
+        let p = path_in(&dir, &here);
+        assert_eq!(p, dir.join("ssdready/transport/6.18.4-x_y-0f-1.json"));
+        let c = Calibration {
+            schema: SCHEMA.into(),
+            kernel: here.0.clone(),
+            boot_id: here.1.clone(),
+            points: vec![Point {
+                qd: 4,
+                lat_ns: 1.5,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        save(&c, &p).unwrap();
+        let back = load(&p).unwrap();
+        assert_eq!(back.points, c.points);
+        assert_eq!(back.path.as_deref(), Some(p.as_path()));
+        assert!(
+            back.note().contains(&p.display().to_string()),
+            "{}",
+            back.note()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
+        let mut f = crate::figures::Figures {
+            transport_qd1: Some(crate::transport::Transport {
+                late_ns_mean: 2_000.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        for (qd, lat) in [(1, 200_000.0), (16, 500_000.0)] {
+            f.qd_curve.push(crate::figures::CurvePoint {
+                qd,
+                lat_mean_ns: lat,
+                device_lat_mean_ns: Some(148_000.0),
+                ..Default::default()
+            });
+        }
+        let c = Calibration {
+            points: vec![Point {
+                qd: 1,
+                lat_ns: 10_000.0,
+                lat_err_ns: 1_000.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        take_out(&mut f, &c);
+        assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(190_000.0));
+        assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(1_000.0));
+        // No calibration at QD 16: nothing taken out there.
+        assert_eq!(f.qd_curve[1].less_transport_lat_ns, None);
+        // 190 − 2 (lateness) − 148 (device) = 40 µs of platform in 188.
+        let s = f.platform_share_qd1.unwrap();
+        assert_eq!(s.platform_ns, 40_000.0);
+        assert_eq!(s.total_ns, 188_000.0);
+        assert!((s.pct - 100.0 * 40.0 / 188.0).abs() < 1e-9);
+        assert!(s.source.contains("10.0 µs ± 1.0 µs"), "{}", s.source);
+        assert!(f.calibration.is_some());
+    }
+
+    #[test]
+    fn the_depths_are_the_queue_depth_sweeps() {
+        let run = |sweep: &str, qd: u32, err: bool| crate::model::RunRecord {
+            sweep: sweep.into(),
+            workload: crate::plan::Workload {
+                qd,
+                ..Default::default()
+            },
+            error: err.then(|| "failed".into()),
+            ..Default::default()
+        };
+        let runs = [
+            run("qd", 16, false),
+            run("qd", 1, false),
+            run("qd", 1, false),
+            run("qd", 64, true),
+            run("threads", 8, false),
+        ];
+        assert_eq!(depths(&runs), vec![1, 16]);
+    }
+}
