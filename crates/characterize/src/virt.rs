@@ -1,5 +1,5 @@
 //! Characterization of an emulated device in virtual time: each step is a
-//! simulation of the emulator's model (`ssdready_emu::sim`, the path of
+//! simulation of the emulator's model (`ssdready_run::virtual_time`, the path of
 //! `ssdready emu simulate`) on one device that keeps its history from step
 //! to step; a purge builds a fresh device and restarts the random offsets
 //! (a test gives the same figures alone or after others). Write amplification comes from
@@ -21,7 +21,7 @@ use ssdready_emu::analytic::{wa_fifo, wa_greedy};
 use ssdready_emu::config::{GcPolicy, Params};
 use ssdready_emu::device::Device;
 use ssdready_emu::die::NandTiming;
-use ssdready_emu::sim::{simulate, SimError};
+use ssdready_run::virtual_time::{simulate, SimError};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 

@@ -485,7 +485,7 @@ fn plan_some(s: &JobSpec) {
     } else {
         1 << 30
     };
-    let Ok(r) = ssdready_emu::sim::region(s, capacity) else {
+    let Ok(r) = ssdready_run::virtual_time::region(s, capacity) else {
         return;
     };
     let r = Region {

@@ -1,5 +1,5 @@
 //! Presets for named classes of current drives, fitted to public datasheet
-//! and review figures; [`crate::calibration`] holds those figures with
+//! and review figures; `ssdready_run::calibration` holds those figures with
 //! their sources and measures each preset at each figure's condition (the
 //! README's error table; `bench/calibration.sh`). The client PCIe 4 TLC
 //! class is `nvme-tlc` ([`crate::config`]), the default preset.

@@ -19,8 +19,10 @@
 //! * **Time.** Each die, channel, controller core and the host link is busy
 //!   until some time; a command's completion time is computed when it is
 //!   submitted by reserving those resources in order ([`device`]). The same
-//!   model runs in *virtual time* (a deterministic discrete-event run,
-//!   [`sim`]: days of writing in seconds, for experiments and tests) or in
+//!   model runs in *virtual time* (a deterministic discrete-event run that
+//!   `ssdready-run` drives, `ssdready_run::virtual_time`: days of writing
+//!   in seconds, for experiments and tests; the host's command path it goes
+//!   through is [`merge::virtual_time`]) or in
 //!   *real time* ([`engine`]: commands complete at their modelled wall-clock
 //!   times, so ssdready's engine measures real latencies through a real
 //!   worker loop).
@@ -47,7 +49,6 @@
 
 pub mod analytic;
 pub mod calibrated;
-pub mod calibration;
 pub mod config;
 pub mod data;
 pub mod devfile;
@@ -66,7 +67,6 @@ pub mod merge;
 pub mod powercut;
 pub mod queues;
 pub mod shared;
-pub mod sim;
 pub mod stall;
 pub mod zoned;
 pub mod zoned_front;

@@ -252,7 +252,7 @@ impl SharedDevice {
 const POISONED: &str = "its lock was poisoned by a panic";
 
 /// The device operation of a request's direction.
-pub(crate) fn op_of(ddir: Ddir) -> Op {
+pub fn op_of(ddir: Ddir) -> Op {
     match ddir {
         Ddir::Read => Op::Read,
         Ddir::Write => Op::Write,

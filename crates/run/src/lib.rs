@@ -6,7 +6,9 @@
 //! library prints nothing), and returns the [`RunResult`] or the
 //! [`Failure`] that stopped it, a panic included: this is the one panic
 //! boundary of a run. [`simulate`] runs the same request on the emulator in
-//! virtual time; [`resolve`] only validates it.
+//! virtual time (the loop is [`virtual_time`]; planners that drive a device
+//! of their own call [`virtual_time::simulate`]); [`resolve`] only validates
+//! it.
 //!
 //! Inside: the one validation path ([`validate`]), targets opened and
 //! prepared (`prepare`, `layout`, `fileprep`; emulated devices in
@@ -18,6 +20,7 @@
 
 mod agglog;
 pub mod auxpath;
+pub mod calibration;
 mod decompose;
 pub mod emulated;
 pub mod exactcpu;
@@ -44,6 +47,7 @@ pub mod stop;
 mod strategy;
 pub mod sys;
 pub mod validate;
+pub mod virtual_time;
 mod worker;
 mod zbd;
 

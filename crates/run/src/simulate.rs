@@ -7,11 +7,12 @@ use crate::failure::{bad, Failure};
 use crate::phases::phases_and_groups;
 use crate::request::RunRequest;
 use crate::run::job_result_from;
+use crate::virtual_time::SimError;
 use ssdready_core::result::*;
 use ssdready_core::spec::JobSpec;
+use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
 use ssdready_emu::memory::TimeBase;
-use ssdready_emu::sim::SimError;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -26,19 +27,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
     warnings.extend(left_out(&specs));
     warnings.retain(|w| !w.contains("brings its own engine"));
     let params = crate::emulated::params_for(&specs).map_err(bad)?;
-    crate::emulated::check_memory(&specs, &params, TimeBase::Virtual).map_err(bad)?;
-    let to_build = params.clone();
-    let mut devices: BTreeMap<String, Device> =
-        crate::emulated::interruptible(&stop, "building the emulated devices", move || {
-            to_build
-                .iter()
-                .map(|(k, p)| (k.clone(), Device::new(p)))
-                .collect()
-        })?;
-    for s in &specs {
-        let cap = devices[&s.filename[0]].capacity();
-        ssdready_emu::sim::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
-    }
+    let mut devices = build_devices(&specs, &params, &stop)?;
     let (phases, groups) = phases_and_groups(&specs);
     let wall = std::time::Instant::now();
     let started = std::time::SystemTime::now()
@@ -56,16 +45,13 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         }
         let ctx = (&specs[..], &groups[..], &stop);
         let window = simulate_phase(ctx, pi, members, &mut devices, first, &mut sim)?;
-        sim.phases.push(PhaseResult {
-            jobs: members.clone(),
-            window_ns: window,
-            cpu: None,
-            disks: Vec::new(),
-            profile: None,
-            decomposition: None,
-            checks: Vec::new(),
-            hw_counters: None,
-        });
+        sim.phases.push(phase_result(members, window));
+    }
+    let mut failure = None;
+    for (path, text) in crate::logs::merge_shared(std::mem::take(&mut sim.log_files)) {
+        if let Err(e) = crate::logs::write(&path, &text) {
+            failure.get_or_insert(e);
+        }
     }
     if devices.len() > 1 {
         warnings.push(format!(
@@ -85,7 +71,7 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
         tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
         started_unix_ms: started,
         interrupted: stop.load(Relaxed),
-        failure: None,
+        failure,
         clock: ClockInfo {
             source: "virtual".into(),
             tsc_hz: None,
@@ -100,6 +86,43 @@ pub fn execute(args: &RunRequest) -> Result<RunResult, Failure> {
     })
 }
 
+/// The emulated devices of `params`, checked against the memory they take
+/// and built (interruptibly), each job's region checked on its device.
+fn build_devices(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, Params>,
+    stop: &Arc<AtomicBool>,
+) -> Result<BTreeMap<String, Device>, Failure> {
+    crate::emulated::check_memory(specs, params, TimeBase::Virtual).map_err(bad)?;
+    let to_build = params.clone();
+    let devices: BTreeMap<String, Device> =
+        crate::emulated::interruptible(stop, "building the emulated devices", move || {
+            to_build
+                .iter()
+                .map(|(k, p)| (k.clone(), Device::new(p)))
+                .collect()
+        })?;
+    for s in specs {
+        let cap = devices[&s.filename[0]].capacity();
+        crate::virtual_time::region(s, cap).map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
+    }
+    Ok(devices)
+}
+
+/// A simulated phase: its jobs and window, nothing measured on a host.
+fn phase_result(members: &[usize], window_ns: u64) -> PhaseResult {
+    PhaseResult {
+        jobs: members.to_vec(),
+        window_ns,
+        cpu: None,
+        disks: Vec::new(),
+        profile: None,
+        decomposition: None,
+        checks: Vec::new(),
+        hw_counters: None,
+    }
+}
+
 /// What the phases simulated so far leave for the result.
 #[derive(Default)]
 struct Simulated {
@@ -109,6 +132,8 @@ struct Simulated {
     free_series: Vec<u64>,
     /// Simulated time over all devices, ns.
     simulated_ns: u64,
+    /// The logs `write_iolog` recorded: (path, text).
+    log_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Simulate the jobs `members` of phase `pi`, each device once, in order
@@ -139,11 +164,11 @@ fn simulate_phase(
         let dev = devices.get_mut(name).expect("a device per target");
         let start = dev.now;
         let stop_ref = stop.clone();
-        let out = ssdready_emu::sim::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
+        let out = crate::virtual_time::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
             .map_err(|e| match e {
-            SimError::Refused(m) => Failure::BadInput(m),
-            SimError::Model(m) => Failure::Runtime(m),
-        })?;
+                SimError::Refused(m) => Failure::BadInput(m),
+                SimError::Model(m) => Failure::Runtime(m),
+            })?;
         sim.simulated_ns += out.end_ns - start;
         if Some(name) == first {
             sim.free_series.extend(out.free_blocks.iter().copied());
@@ -151,6 +176,9 @@ fn simulate_phase(
         for (k, workers) in idx.iter().zip(out.workers) {
             let s = &specs[*k];
             window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
+            let records = workers.iter().filter_map(|w| w.iolog_record.as_deref());
+            sim.log_files
+                .extend(records.map(|(p, t)| (p.clone(), t.clone().into_bytes())));
             let target = TargetInfo {
                 path: s.filename[0].clone(),
                 kind: "emulator".into(),
@@ -171,7 +199,7 @@ fn simulate_phase(
 }
 
 /// What virtual time cannot do at all: targets other than the emulator,
-/// steady-state detection, I/O logs.
+/// steady-state detection.
 fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
@@ -188,22 +216,11 @@ fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
             s.name
         )));
     }
-    if let Some(s) = specs
-        .iter()
-        .find(|s| !s.iolog.read.is_empty() || s.iolog.write.is_some())
-    {
-        return Err(bad(format!(
-            "job '{}': options 'read_iolog' and 'write_iolog' are not supported in virtual time \
-             (emu simulate) yet; run the job with 'ssdready run' (replay_redirect=emu:PRESET \
-             replays on the emulator in real time)",
-            s.name
-        )));
-    }
     Ok(())
 }
 
 /// What virtual time leaves out, one warning per job: the sample logs,
-/// and options it does not model.
+/// the data verify would check, the cost of syncs.
 fn left_out(specs: &[JobSpec]) -> Vec<String> {
     let mut warnings = Vec::new();
     for s in specs.iter().filter(|s| {
@@ -216,11 +233,17 @@ fn left_out(specs: &[JobSpec]) -> Vec<String> {
         ));
     }
     for s in specs {
+        if s.verify.on() {
+            warnings.push(format!(
+                "job '{}': verify's reads are issued and timed in virtual time (emu simulate), \
+                 but the model keeps no data to check them with; run the job with 'ssdready run' \
+                 to check the data",
+                s.name
+            ));
+        }
         let unmodelled: Vec<&str> = [
-            (s.verify.on(), "verify"),
             (s.files.fsync_every > 0, "fsync"),
             (s.files.fdatasync_every > 0, "fdatasync"),
-            (s.thinktime_ns > 0, "thinktime"),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -228,10 +251,15 @@ fn left_out(specs: &[JobSpec]) -> Vec<String> {
         .collect();
         if !unmodelled.is_empty() {
             warnings.push(format!(
-                "job '{}': {} not modelled in virtual time (emu simulate) and left out; \
-                 run the job with 'ssdready run' for them",
+                "job '{}': {} no time in virtual time (emu simulate): the model has no \
+                 cache to write back; run the job with 'ssdready run' for their cost",
                 s.name,
-                unmodelled.join(", ") + if unmodelled.len() == 1 { " is" } else { " are" }
+                unmodelled.join(" and ")
+                    + if unmodelled.len() == 1 {
+                        " takes"
+                    } else {
+                        " take"
+                    }
             ));
         }
     }

@@ -123,7 +123,7 @@ fn check_emulator_targets(specs: &[JobSpec]) -> Result<(), Failure> {
             continue;
         };
         let capacity = p.logical_pages() * u64::from(p.page_bytes);
-        let r = ssdready_emu::sim::region(s, capacity)
+        let r = crate::virtual_time::region(s, capacity)
             .map_err(|e| bad(format!("job '{}': {e}", s.name)))?;
         if u64::from(s.bs.max()) > r.len {
             return Err(bad(format!(

@@ -62,7 +62,7 @@ pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), String> {
             if jobs.is_empty() {
                 continue;
             }
-            let out = ssdready_emu::sim::simulate(dev, &jobs, &|| {
+            let out = ssdready_run::virtual_time::simulate(dev, &jobs, &|| {
                 wall.elapsed().as_secs_f64() > MAX_WALL_S
             })
             .map_err(|e| e.to_string())?;

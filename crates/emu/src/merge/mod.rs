@@ -44,7 +44,7 @@
 //! close (the window) and then to be issued (the interface), in the job's
 //! `temporal_merge` result.
 //!
-//! Virtual time ([`crate::sim`]) runs the same two forms as events
+//! Virtual time (`ssdready_run::virtual_time`) runs the same two forms as events
 //! ([`virtual_time`]), with the host costs the device's parameters give
 //! (`host_cmd_ns`, `irq_ns`, `wake_ns`).
 

@@ -1,8 +1,8 @@
 //! The host's command path in virtual time: how a request becomes a
 //! command, when the command is issued and when its thread sees it done.
-//! [`crate::sim`] hands every request here and gets back when each is seen
-//! ([`Seen`]) and the events to schedule (a gathering command's window end,
-//! an ATM dispatch).
+//! The virtual-time loop (`ssdready_run::virtual_time`) hands every
+//! request here and gets back when each is seen ([`Seen`]) and the events
+//! to schedule (a gathering command's window end, an ATM dispatch).
 //!
 //! The host model, all from the device's parameters:
 //!

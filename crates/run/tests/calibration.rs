@@ -1,11 +1,11 @@
 //! The calibrated presets hold their sources: every published figure in
-//! `ssdready_emu::calibration::FIGURES`, measured on its preset in virtual
+//! `ssdready_run::calibration::FIGURES`, measured on its preset in virtual
 //! time at the source's condition, within 15 % (the bar), and
 //! every calibrated preset listed with a description and at least four
 //! figures.
 
-use ssdready_emu::calibration::{error_pct, measure, FIGURES, TOLERANCE};
 use ssdready_emu::config::PRESETS;
+use ssdready_run::calibration::{error_pct, measure, FIGURES, TOLERANCE};
 
 #[test]
 fn every_calibrated_figure_is_within_15_percent_of_its_source() {
@@ -48,7 +48,7 @@ fn a_preset_of_another_class_misses_the_figures() {
         .iter()
         .find(|f| f.preset == "optane" && f.what.contains("QD 1"))
         .unwrap();
-    let other = ssdready_emu::calibration::Figure {
+    let other = ssdready_run::calibration::Figure {
         preset: "qlc-sata",
         ..*f
     };

@@ -15,7 +15,7 @@ use ssdready_core::queueing::{mean_wait, Service};
 use ssdready_core::spec::{BlockSizes, EngineKind, JobSpec, RwMode};
 use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
-use ssdready_emu::sim::simulate;
+use ssdready_run::virtual_time::simulate;
 
 /// Service time of one 4 KiB read on the test devices, ns.
 const SERVICE_NS: u64 = 10_000;

@@ -1,37 +1,26 @@
-//! Virtual time: a deterministic discrete-event run of jobs against the
-//! device model. Each worker follows the same [`IoPlan`] a real worker
-//! would, keeps `iodepth` commands in flight, and issues the next one at the
-//! simulated time the previous one completes (plus `host_ns` of host cost
-//! per I/O). Writing a device ten times over takes seconds; the same seed
-//! gives the same counters.
-//!
-//! Virtual time must advance: on a device that serves some command in 0 ns
-//! (the `null` preset; trims on a DRAM device without command latency;
-//! all-zero timings) with `host_ns=0`, a time-based job would never reach its
-//! runtime and a sized one would report I/Os per zero seconds. Such a run is
-//! refused rather than reported: when more than [`STALL_EVENTS`] (or four per
-//! slot, if more) completions in a row happen at one instant, or when a
-//! job's measured I/Os took no simulated time at all. `stop` is polled every
-//! [`STOP_POLL_EVENTS`] events.
-//!
-//! Between a worker and the device sits the host's command path
-//! ([`crate::merge::virtual_time`]): the interface depth (`iface_depth`),
-//! the host's cost per command (`host_cmd_ns`), the delay before a
-//! completion is seen (`irq_ns` with `completion=irq`), and, for jobs with
-//! `temporal_merge`, the merge layer (one per setting, shared by the jobs
-//! that use it), whose window ends and dispatches are events here. An STM
-//! worker is synchronous: it keeps one request in flight whatever its
-//! `iodepth`, as in real time.
+//! The loop of virtual time: each worker's slots, depth, pacing, ramp and
+//! deadline, and the event queue of completions, wake-ups and the host
+//! path's events, taken in time order. What a worker does next is its
+//! [`JobFlow`]'s, as in the real worker loop: passes and budgets (`size`,
+//! `io_size`, `loops`, `number_ios`), the drains between passes, think
+//! time (a wake-up after the pause), verification reads (issued and
+//! timed; the model keeps no data to check) and `read_iolog`'s and
+//! `write_iolog`'s traces (`iolog`). Syncs, cache drops and new
+//! passes take no time on the model.
 
-use crate::device::{Device, Extent};
-use crate::engine::op_of;
-use crate::merge::virtual_time::{Out, Request, VirtualHost};
-use crate::merge::{MergeConfig, Served};
+use super::refusals::no_time;
+use super::{
+    clone_region, SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS,
+};
 use ssdready_core::arrivals::ScheduleStats;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
-use ssdready_workload::plan::{IoPlan, Region};
+use ssdready_emu::device::{Device, Extent};
+use ssdready_emu::merge::virtual_time::{Out, Request, VirtualHost};
+use ssdready_emu::merge::{MergeConfig, Served};
+use ssdready_emu::shared::op_of;
+use ssdready_workload::jobflow::{FlowIo, JobFlow, Step};
 use ssdready_workload::rate::Pacer;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -39,14 +28,6 @@ use std::collections::BinaryHeap;
 const WAKE: u32 = u32::MAX;
 /// The "worker" of the host path's events (merge windows, dispatches).
 const HOST_EVENT: u32 = u32::MAX;
-/// Completions in a row at one simulated instant after which virtual time
-/// is taken to have stopped (at least; four per slot in flight if more).
-pub const STALL_EVENTS: u64 = 1 << 20;
-/// How often (in events) the stop callback is polled.
-pub const STOP_POLL_EVENTS: u64 = 1024;
-/// The free-blocks series keeps at most this many simulated seconds
-/// (48 days, 32 MiB); later seconds are not sampled.
-pub const MAX_SERIES_SECONDS: u64 = 1 << 22;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -55,13 +36,18 @@ struct Slot {
     intended: u64,
     ddir: Option<Ddir>,
     len: u32,
+    /// The request, for its flow when it completes.
+    io: Option<FlowIo>,
 }
 
 struct Worker {
     job: usize,
+    /// Its clone number in the job.
+    clone: u32,
     /// The merge layer its requests go to.
     layer: Option<usize>,
-    plan: IoPlan,
+    /// What it does next (fio's job flow over the job's plan).
+    flow: JobFlow,
     depth: usize,
     inflight: usize,
     done: bool,
@@ -85,70 +71,12 @@ struct Worker {
     wake_at: u64,
 }
 
-/// What a simulation produced.
-pub struct SimOutcome {
-    /// Per job, per worker.
-    pub workers: Vec<Vec<WorkerStats>>,
-    /// Free blocks at the end of each simulated second.
-    pub free_blocks: Vec<u64>,
-    /// Simulated time of the last completion, ns.
-    pub end_ns: u64,
-}
-
-/// The region a job covers on the device.
-pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    clone_region(spec, 0, capacity)
-}
-
-/// The region clone `clone` of `spec` covers (`offset_increment` moves
-/// each clone further).
-pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
-    let (offset, len) = ssdready_workload::fileset::region_on(spec, clone, capacity)?;
-    Ok(Region {
-        file: 0,
-        offset,
-        len,
-    })
-}
-
-/// Why a simulation gave no result.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// The jobs cannot be simulated as asked (a region beyond the device,
-    /// virtual time that would not advance): the request's fault.
-    #[error("{0}")]
-    Refused(String),
-    /// The model failed (or a bug): the run's fault.
-    #[error("{0}")]
-    Model(String),
-}
-
-/// Run `jobs` together against `dev` in virtual time, starting where the
-/// device's clock stands (so consecutive simulations continue one
-/// history). `stop` is polled so a long simulation can be interrupted.
-pub fn simulate(
-    dev: &mut Device,
-    jobs: &[JobSpec],
-    stop: &dyn Fn() -> bool,
-) -> Result<SimOutcome, SimError> {
-    if let Some(why) = jobs.iter().find_map(|j| unservable_rate(j, &dev.p)) {
-        return Err(SimError::Refused(why));
-    }
-    let mut sim = Sim::new(dev, jobs)?;
-    let t0 = sim.dev.now;
-    for wi in 0..sim.ws.len() {
-        sim.issue(wi as u32, t0)?;
-    }
-    sim.run(stop)?;
-    sim.finish()
-}
-
 /// The event queue: (time, worker, slot); a worker's [`WAKE`] or the
 /// [`HOST_EVENT`] worker's events.
 type Events = BinaryHeap<Reverse<(u64, u32, u32)>>;
 
 /// A simulation between two events.
-struct Sim<'a> {
+pub(super) struct Sim<'a> {
     dev: &'a mut Device,
     jobs: &'a [JobSpec],
     host: VirtualHost,
@@ -165,7 +93,7 @@ struct Sim<'a> {
     instant: [bool; 3],
 }
 
-fn model(e: crate::ftl::FtlError) -> SimError {
+fn model(e: ssdready_emu::ftl::FtlError) -> SimError {
     SimError::Model(e.to_string())
 }
 
@@ -195,8 +123,9 @@ fn worker(
     }
     Ok(Worker {
         job: ji,
+        clone: w,
         layer,
-        plan: IoPlan::new(spec, &[r], w),
+        flow: super::iolog::attach(spec, w, JobFlow::new(spec, &[r], w))?,
         depth,
         inflight: 0,
         done: false,
@@ -216,7 +145,7 @@ fn worker(
 }
 
 impl<'a> Sim<'a> {
-    fn new(dev: &'a mut Device, jobs: &'a [JobSpec]) -> Result<Self, SimError> {
+    pub(super) fn new(dev: &'a mut Device, jobs: &'a [JobSpec]) -> Result<Self, SimError> {
         let cap = dev.capacity();
         let t0 = dev.now;
         let mut host = VirtualHost::new(&dev.p);
@@ -243,6 +172,15 @@ impl<'a> Sim<'a> {
         })
     }
 
+    /// Every worker issues what it may at the device's current time.
+    pub(super) fn start(&mut self) -> Result<(), SimError> {
+        let t0 = self.dev.now;
+        for wi in 0..self.ws.len() {
+            self.issue(wi as u32, t0)?;
+        }
+        Ok(())
+    }
+
     /// Worker `wi` issues at `t` what its depth, pacing and plan allow,
     /// each I/O `host_ns` after the one before; then [`Sim::flush`].
     fn issue(&mut self, wi: u32, t: u64) -> Result<(), SimError> {
@@ -257,7 +195,9 @@ impl<'a> Sim<'a> {
                 break;
             }
             if let Some(p) = &w.pacer {
-                let due = p.next_due(&mut w.plan, cursor as f64).max(w.next_issue);
+                let due = p
+                    .next_due(w.flow.plan_mut(), cursor as f64)
+                    .max(w.next_issue);
                 if (cursor as f64) < due {
                     let at = due.ceil() as u64;
                     if w.wake_at != at {
@@ -270,8 +210,7 @@ impl<'a> Sim<'a> {
             } else if (cursor as f64) < w.next_issue {
                 cursor = w.next_issue as u64; // startdelay
             }
-            let Some((_, ddir, offset, len)) = w.plan.next_io() else {
-                w.done = true;
+            let Some((io, ddir, offset, len)) = next_rw(w, wi, cursor, &mut self.heap) else {
                 break;
             };
             if let Some(p) = &mut w.pacer {
@@ -289,6 +228,7 @@ impl<'a> Sim<'a> {
                 intended: cursor - host_ns - late,
                 ddir: Some(ddir),
                 len,
+                io: Some(io),
             };
             w.inflight += 1;
             let req = Request {
@@ -328,7 +268,7 @@ impl<'a> Sim<'a> {
 
     /// Take events in time order until none is left (or `stop`), refusing
     /// a run whose virtual time stops advancing.
-    fn run(&mut self, stop: &dyn Fn() -> bool) -> Result<(), SimError> {
+    pub(super) fn run(&mut self, stop: &dyn Fn() -> bool) -> Result<(), SimError> {
         let slots: u64 = self.ws.iter().map(|w| w.depth as u64 + 1).sum();
         let stall_limit = STALL_EVENTS.max(slots.saturating_mul(4));
         let mut same_instant = 0u64;
@@ -397,6 +337,9 @@ impl<'a> Sim<'a> {
             w.measuring = true;
         }
         let ddir = s.ddir.unwrap_or(Ddir::Read);
+        if let Some(io) = &s.io {
+            w.flow.completed(io, true);
+        }
         self.instant[ddir.idx()] |= t == s.issue;
         if w.measuring {
             let sec = ((t - w.ramp_end) / 1_000_000_000) as usize;
@@ -419,7 +362,7 @@ impl<'a> Sim<'a> {
     }
 
     /// Each job's workers' statistics, their windows set.
-    fn finish(mut self) -> Result<SimOutcome, SimError> {
+    pub(super) fn finish(mut self) -> Result<SimOutcome, SimError> {
         let mut per_job: Vec<Vec<WorkerStats>> = (0..self.jobs.len()).map(|_| Vec::new()).collect();
         for mut w in std::mem::take(&mut self.ws) {
             // A job that ended with its I/O before its runtime (`runtime`
@@ -442,6 +385,7 @@ impl<'a> Sim<'a> {
                     self.instant,
                 )));
             }
+            super::iolog::finish(&self.jobs[w.job], w.clone, &mut w.flow, &mut w.stats)?;
             per_job[w.job].push(w.stats);
         }
         self.free_blocks.push(self.dev.free_blocks());
@@ -453,35 +397,45 @@ impl<'a> Sim<'a> {
     }
 }
 
-/// Why an open-loop job (`lat_from=schedule`) asks for more than its
-/// `iodepth` cap can ever serve, where that is known: a DRAM-mode device
-/// with fixed service, whose idle latency for the job's smallest block is
-/// exact (each slot holds an I/O at least that long).
-pub fn unservable_rate(spec: &JobSpec, p: &crate::config::Params) -> Option<String> {
-    if !spec.sched.lat_from_schedule || !p.dram || p.service_exp {
-        return None;
+/// Worker `w`'s next read, write or trim at `cursor` as its flow gives it
+/// (the request, direction, offset, length); None when it is to wait: for
+/// its requests in flight to drain, for the end of a think time (a wake-up
+/// is asked for), or for good (its work is done).
+fn next_rw(
+    w: &mut Worker,
+    wi: u32,
+    cursor: u64,
+    heap: &mut Events,
+) -> Option<(FlowIo, Ddir, u64, u32)> {
+    loop {
+        match w.flow.next(w.inflight, cursor) {
+            Step::Io(
+                io @ FlowIo::Rw {
+                    ddir, offset, len, ..
+                },
+            ) => return Some((io, ddir, offset, len)),
+            // A sync takes no time on the model: done as it is issued.
+            Step::Io(sync) => w.flow.completed(&sync, true),
+            Step::Drain => return None,
+            Step::Think { spin_ns, sleep_ns } => {
+                let at = cursor.saturating_add(spin_ns).saturating_add(sleep_ns);
+                if w.wake_at != at {
+                    heap.push(Reverse((at, wi, WAKE)));
+                    w.wake_at = at;
+                }
+                return None;
+            }
+            Step::Done => {
+                w.done = true;
+                return None;
+            }
+            // No page cache and no files on the model.
+            Step::DropCache(_)
+            | Step::FsyncFiles
+            | Step::SettleForVerify
+            | Step::NewLoop { .. } => {}
+        }
     }
-    let per_worker = ssdready_core::arrivals::offered_iops(spec) / f64::from(spec.numjobs.max(1));
-    let bs = u64::from(spec.bs.min().max(1));
-    let pages = bs.div_ceil(u64::from(p.page_bytes.max(1)));
-    let units = crate::dram::DramUnits::new(p, 0);
-    let latency = units.submit(0, crate::device::Op::Read, bs, pages, 1);
-    if latency == 0 {
-        return None;
-    }
-    let depth = spec.iodepth.max(1);
-    let most = f64::from(depth) * 1e9 / latency as f64;
-    (per_worker > most * (1.0 + 1e-9)).then(|| {
-        format!(
-            "job '{}': lat_from=schedule with {} I/Os per second per worker is more than iodepth={depth} can ever serve \
-             on emulated device '{}' (each {bs}-byte I/O takes at least {latency} ns there: at most {} per second); \
-             raise iodepth or lower rate_iops/rate",
-            spec.name,
-            per_worker.round(),
-            p.preset,
-            most.floor()
-        )
-    })
 }
 
 /// The merge layer of each job (one per setting, shared by the jobs that
@@ -504,185 +458,4 @@ fn merge_layers(host: &mut VirtualHost, jobs: &[JobSpec]) -> Vec<Option<usize>> 
             Some(l)
         })
         .collect()
-}
-
-/// The refusal of a run in which virtual time does not pass: what
-/// happened, which I/Os cost nothing, and what to do.
-fn no_time(p: &crate::config::Params, what: &str, instant: [bool; 3]) -> String {
-    let ops: Vec<&str> = Ddir::ALL
-        .iter()
-        .filter(|d| instant[d.idx()])
-        .map(|d| match d {
-            Ddir::Read => "reads",
-            Ddir::Write => "writes",
-            Ddir::Trim => "trims",
-        })
-        .collect();
-    let ops = if ops.is_empty() {
-        "I/Os".to_string()
-    } else {
-        ops.join(" and ")
-    };
-    format!(
-        "{what} ({ops} take 0 ns on emulated device '{}' and host_ns={}); in virtual time every I/O \
-         must take time: give them a cost (e.g. host_ns=1us on the device, the host's time per I/O, \
-         or nonzero device timings), or run the job in real time with 'ssdready run'",
-        p.preset, p.host_ns
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Params;
-    use ssdready_core::spec::RwMode;
-
-    fn job(rw: RwMode, depth: u32, ios: u64) -> JobSpec {
-        JobSpec {
-            rw,
-            iodepth: depth,
-            number_ios: Some(ios),
-            time_based: true,
-            ioengine: ssdready_core::spec::EngineKind::Null,
-            ..JobSpec::default()
-        }
-    }
-
-    #[test]
-    fn same_seed_same_counters() {
-        let run = || {
-            let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
-            let o = simulate(&mut d, &[job(RwMode::RandWrite, 4, 30_000)], &|| false).unwrap();
-            (
-                d.ftl.as_ref().unwrap().counters,
-                o.end_ns,
-                o.workers[0][0].dirs[1].as_ref().unwrap().lat.sum(),
-            )
-        };
-        assert_eq!(run(), run());
-    }
-
-    #[test]
-    fn qd1_reads_take_the_modelled_latency() {
-        let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
-        let fill = JobSpec {
-            size: Some(32 << 20),
-            bs: ssdready_core::spec::BlockSizes::Fixed(1 << 20),
-            ..job(RwMode::Write, 1, 32)
-        };
-        simulate(&mut d, &[fill], &|| false).unwrap();
-        let read = JobSpec {
-            size: Some(32 << 20),
-            ..job(RwMode::RandRead, 1, 1000)
-        };
-        let o = simulate(&mut d, &[read], &|| false).unwrap();
-        let lat = o.workers[0][0].dirs[0].as_ref().unwrap().lat.mean();
-        assert!((145_000.0..155_000.0).contains(&lat), "{lat}");
-    }
-
-    fn timed(rw: RwMode, runtime_ns: u64) -> JobSpec {
-        JobSpec {
-            number_ios: None,
-            runtime_ns: Some(runtime_ns),
-            ..job(rw, 4, 0)
-        }
-    }
-
-    #[test]
-    fn zero_latency_time_based_is_refused_not_endless() {
-        let t = std::time::Instant::now();
-        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
-        let e = simulate(&mut d, &[timed(RwMode::RandRead, 1_000_000_000)], &|| false)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(
-            e.contains("stopped advancing") && e.contains("reads take 0 ns"),
-            "{e}"
-        );
-        assert!(e.contains("host_ns="), "{e}");
-        assert!(t.elapsed() < std::time::Duration::from_secs(20));
-    }
-
-    #[test]
-    fn trims_on_nvm_lowlat_are_refused_not_endless() {
-        // Without the command's own 64 B on the link, its trims take no time.
-        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m,cmd_bytes=0").unwrap());
-        let e = simulate(&mut d, &[timed(RwMode::RandTrim, 1_000_000_000)], &|| false)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("trims take 0 ns"), "{e}");
-    }
-
-    #[test]
-    fn zero_time_sized_job_reports_no_rate() {
-        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
-        let sized = JobSpec {
-            time_based: false,
-            number_ios: Some(1000),
-            ..job(RwMode::RandWrite, 4, 1000)
-        };
-        let e = simulate(&mut d, &[sized], &|| false)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("took no simulated time"), "{e}");
-    }
-
-    #[test]
-    fn zero_time_job_with_a_runtime_but_not_time_based_reports_no_rate() {
-        let mut d = Device::new(&Params::parse("null,size=64m").unwrap());
-        let sized = JobSpec {
-            time_based: false,
-            number_ios: Some(1000),
-            runtime_ns: Some(1_000_000_000),
-            ..job(RwMode::RandRead, 4, 1000)
-        };
-        let e = simulate(&mut d, &[sized], &|| false)
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("took no simulated time"), "{e}");
-    }
-
-    #[test]
-    fn host_cost_lets_zero_latency_devices_run() {
-        let mut d = Device::new(&Params::parse("null,size=64m,host_ns=1us").unwrap());
-        let o = simulate(&mut d, &[timed(RwMode::RandRead, 10_000_000)], &|| false).unwrap();
-        let r = o.workers[0][0].dirs[0].as_ref().unwrap();
-        // Four streams, each one I/O per microsecond, for 10 ms.
-        assert!((39_000..=40_004).contains(&r.ios), "{}", r.ios);
-    }
-
-    #[test]
-    fn a_stop_request_ends_a_long_simulation() {
-        let mut d = Device::new(&Params::parse("x25e,size=256m").unwrap());
-        let t = std::time::Instant::now();
-        let o = simulate(
-            &mut d,
-            &[timed(RwMode::RandWrite, 3_600_000_000_000)],
-            &|| t.elapsed() > std::time::Duration::from_millis(50),
-        )
-        .unwrap();
-        assert!(
-            t.elapsed() < std::time::Duration::from_millis(500),
-            "{:?}",
-            t.elapsed()
-        );
-        assert!(o.end_ns < 3_600_000_000_000);
-    }
-
-    #[test]
-    fn a_start_days_away_does_not_sample_every_second_in_memory() {
-        let mut d = Device::new(&Params::parse("x25e,size=128m").unwrap());
-        let late = JobSpec {
-            startdelay_ns: 100_000 * 86_400 * 1_000_000_000, // 100000 days
-            ..job(RwMode::RandRead, 1, 10)
-        };
-        let t = std::time::Instant::now();
-        let o = simulate(&mut d, &[late], &|| false).unwrap();
-        assert!(t.elapsed() < std::time::Duration::from_secs(5));
-        assert_eq!(o.free_blocks.len() as u64, MAX_SERIES_SECONDS + 1);
-    }
 }

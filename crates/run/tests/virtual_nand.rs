@@ -12,7 +12,7 @@ use ssdready_core::stats::DirStats;
 use ssdready_emu::analytic::{fresh_write_bytes, program_bytes_per_s, slc_cache_bytes};
 use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
-use ssdready_emu::sim::{simulate, SimOutcome};
+use ssdready_run::virtual_time::{simulate, SimOutcome};
 
 const MIB: u64 = 1 << 20;
 

@@ -7,7 +7,7 @@ use ssdready_core::spec::{BlockSizes, EngineKind, JobSpec, RwMode};
 use ssdready_emu::analytic::wa_greedy;
 use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
-use ssdready_emu::sim::simulate;
+use ssdready_run::virtual_time::simulate;
 
 fn job(rw: RwMode, depth: u32, ios: u64) -> JobSpec {
     JobSpec {

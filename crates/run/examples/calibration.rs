@@ -1,9 +1,9 @@
 //! The calibrated presets' error table, as the README shows it: every
-//! published figure ([`ssdready_emu::calibration::FIGURES`]) against the
+//! published figure ([`ssdready_run::calibration::FIGURES`]) against the
 //! preset measured in virtual time at the source's condition.
 //! `bench/calibration.sh` runs it.
 
-use ssdready_emu::calibration::{error_pct, measure, FIGURES, TOLERANCE};
+use ssdready_run::calibration::{error_pct, measure, FIGURES, TOLERANCE};
 
 fn main() {
     println!("| preset | figure | source | emulator | error | source name |");

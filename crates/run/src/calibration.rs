@@ -1,9 +1,13 @@
 //! The calibrated presets against their sources: each published figure
 //! (a datasheet's or a review's), the condition it was measured at, and
 //! the same figure measured on the preset in virtual time
-//! ([`crate::sim`]). `crates/emu/tests/calibration.rs` holds every figure
-//! within [`TOLERANCE`]; `bench/calibration.sh` prints the README's error
-//! table (`cargo run --release -p ssdready-emu --example calibration`).
+//! ([`crate::virtual_time`]). `crates/run/tests/calibration.rs` holds every
+//! figure within [`TOLERANCE`]; `bench/calibration.sh` prints the README's
+//! error table (`cargo run --release -p ssdready-run --example calibration`).
+//! It lives beside the virtual-time loop (not in the emulator crate, whose
+//! presets it checks) because each figure is measured by running jobs —
+//! fills, random reads, sequential writes — through that loop; a path on
+//! the model alone would be a second workload generator.
 //!
 //! Conditions, as the sources state them:
 //! * reads (QD 1 latency, random IOPS, sequential) on a device filled with
@@ -17,10 +21,10 @@
 //!   write rate falls (as reviews find it), scaled to the source's size;
 //!   the after-cache rate: sequential writes once it is full.
 
-use crate::config::Params;
-use crate::device::Device;
-use crate::sim::simulate;
+use crate::virtual_time::simulate;
 use ssdready_core::spec::{BlockSizes, EngineKind, JobSpec, RwMode};
+use ssdready_emu::config::Params;
+use ssdready_emu::device::Device;
 
 /// The largest error a calibrated figure may have (the bar; MQSim
 /// reports 6–18 % against real SSDs).
