@@ -56,15 +56,13 @@ struct Job {
     fsync_lat: Histogram,
 }
 
-/// Run the small-files workload.
-pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
-    let wd = workdir::prepare(&cfg.directory, Workload::SmallFiles)?;
-    let max_size = cfg.bs.max(MIN_SIZE);
+/// Each job's share of the initial files, created before the timed phase.
+fn populate(wd: &Path, cfg: &Config, max_size: u64, stop: &AtomicBool) -> Result<Vec<Job>, Error> {
     let total = cfg.scale as u64 * 1000;
     let mut jobs = Vec::new();
     for j in 0..cfg.jobs as u64 {
         let share = total / cfg.jobs as u64 + u64::from(j < total % cfg.jobs as u64);
-        let mut job = Job::new(&wd, j, cfg, max_size)?;
+        let mut job = Job::new(wd, j, cfg, max_size)?;
         for _ in 0..share {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(Error::Interrupted);
@@ -73,20 +71,16 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
         }
         jobs.push(job);
     }
-    let initial: u64 = jobs.iter().map(|j| j.pool.len() as u64).sum();
-    workdir::sync_fs(&wd)?;
-    for j in &mut jobs {
-        j.c = Counts::default();
-        j.fsync_lat = Histogram::new();
-    }
-    let mut window = device::Window::new(&wd);
-    window.begin();
-    let phase = Phase::new(cfg.runtime_ns, stop);
-    let done: Vec<Result<Job, Error>> = std::thread::scope(|s| {
+    Ok(jobs)
+}
+
+/// The timed phase: every job's transactions on a thread of its own until
+/// the phase ends.
+fn run_jobs(jobs: Vec<Job>, phase: &Phase) -> Vec<Result<Job, Error>> {
+    std::thread::scope(|s| {
         let hs: Vec<_> = jobs
             .into_iter()
             .map(|mut job| {
-                let phase = &phase;
                 s.spawn(move || {
                     while phase.running() {
                         job.transaction()?;
@@ -101,7 +95,24 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
                     .unwrap_or_else(|_| Err(Error::Runtime("a small-files job panicked".into())))
             })
             .collect()
-    });
+    })
+}
+
+/// Run the small-files workload.
+pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
+    let wd = workdir::prepare(&cfg.directory, Workload::SmallFiles)?;
+    let max_size = cfg.bs.max(MIN_SIZE);
+    let mut jobs = populate(&wd, cfg, max_size, &stop)?;
+    let initial: u64 = jobs.iter().map(|j| j.pool.len() as u64).sum();
+    workdir::sync_fs(&wd)?;
+    for j in &mut jobs {
+        j.c = Counts::default();
+        j.fsync_lat = Histogram::new();
+    }
+    let mut window = device::Window::new(&wd);
+    window.begin();
+    let phase = Phase::new(cfg.runtime_ns, stop);
+    let done = run_jobs(jobs, &phase);
     let elapsed = phase.elapsed_ns();
     let t_sync = Instant::now();
     workdir::sync_fs(&wd)?;

@@ -74,6 +74,57 @@ pub(crate) fn prepare(cfg: &Config, stop: &AtomicBool) -> Result<(PathBuf, u64),
     Ok((wd, init_ns))
 }
 
+/// Every job's transactions on a thread of its own until the phase ends.
+fn run_workers(cfg: &Config, db: &Path, phase: &Phase) -> Vec<JobOut> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cfg.jobs as u64)
+            .map(|j| s.spawn(move || worker(db, j, cfg, phase)))
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// The jobs' figures summed.
+struct Totals {
+    lat: Histogram,
+    commit_lat: Histogram,
+    tx: u64,
+    busy: u64,
+    /// How much of the window the rows' stamps leave out at its ends.
+    edge_ns: u64,
+}
+
+/// The jobs' figures summed, or the first job's error.
+fn totals(outs: &[JobOut], elapsed: u64) -> Result<Totals, Error> {
+    let (mut lat, mut commit_lat) = (Histogram::new(), Histogram::new());
+    let (mut tx, mut busy) = (0, 0);
+    let first = outs.iter().filter_map(|o| o.first_stamp).min();
+    let last = outs.iter().filter_map(|o| o.last_stamp).max();
+    // How much of the window the rows' stamps leave out at its ends.
+    let edge_ns = match (first, last) {
+        (Some(a), Some(b)) => elapsed.saturating_sub((b - a).as_nanos() as u64),
+        _ => elapsed,
+    };
+    for o in outs {
+        if let Some(e) = &o.error {
+            return Err(Error::Runtime(e.clone()));
+        }
+        lat.merge(&o.lat);
+        commit_lat.merge(&o.commit_lat);
+        tx += o.transactions;
+        busy += o.busy_waits;
+    }
+    Ok(Totals {
+        lat,
+        commit_lat,
+        tx,
+        busy,
+        edge_ns,
+    })
+}
+
 /// The timed phase on the database in `wd`, with the device's counters
 /// around it.
 pub(crate) fn measure(
@@ -90,39 +141,18 @@ pub(crate) fn measure(
     let mut window = device::Window::new(wd);
     window.begin();
     let phase = Phase::new(cfg.runtime_ns, stop);
-    let outs: Vec<JobOut> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..cfg.jobs as u64)
-            .map(|j| {
-                let (phase, db) = (&phase, &db);
-                s.spawn(move || worker(db, j, cfg, phase))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let outs = run_workers(cfg, &db, &phase);
     let elapsed = phase.elapsed_ns();
     let t_sync = Instant::now();
     workdir::sync_fs(wd)?;
     let sync_ns = t_sync.elapsed().as_nanos() as u64;
-    let (mut lat, mut commit_lat) = (Histogram::new(), Histogram::new());
-    let (mut tx, mut busy) = (0, 0);
-    let first = outs.iter().filter_map(|o| o.first_stamp).min();
-    let last = outs.iter().filter_map(|o| o.last_stamp).max();
-    // How much of the window the rows' stamps leave out at its ends.
-    let edge_ns = match (first, last) {
-        (Some(a), Some(b)) => elapsed.saturating_sub((b - a).as_nanos() as u64),
-        _ => elapsed,
-    };
-    for o in &outs {
-        if let Some(e) = &o.error {
-            return Err(Error::Runtime(e.clone()));
-        }
-        lat.merge(&o.lat);
-        commit_lat.merge(&o.commit_lat);
-        tx += o.transactions;
-        busy += o.busy_waits;
-    }
+    let Totals {
+        lat,
+        commit_lat,
+        tx,
+        busy,
+        edge_ns,
+    } = totals(&outs, elapsed)?;
     // The bytes SQLite was handed: one history row and three updated rows
     // per transaction are what the application changed; the pages SQLite
     // writes are the file system's input, counted by the device.

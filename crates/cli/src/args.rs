@@ -267,122 +267,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
             None => (body, None),
         };
         match k {
-            "output" => {
-                let v = v
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| SpecError::new("output", "needs a file path"))?;
-                r.output = Some(PathBuf::from(v));
-            }
-            "output-format" => {
-                let v = v.unwrap_or_default();
-                r.formats.clear();
-                for f in v.split(',') {
-                    r.formats.push(match f {
-                        "normal" => Format::Normal,
-                        "json" => Format::Json,
-                        "json+" => Format::JsonPlus,
-                        "native" => Format::Native,
-                        "terse" => Format::Terse,
-                        _ => {
-                            return Err(SpecError::new(
-                                "--output-format",
-                                format!(
-                                    "'{f}' is not a format (allowed: normal, json, json+, terse, native, several comma-separated)"
-                                ),
-                            ))
-                        }
-                    });
-                }
-            }
-            "minimal" => r.formats = vec![Format::Terse],
-            "terse-version" => match v.as_deref() {
-                Some("3") => {}
-                Some(x @ ("2" | "4" | "5")) => {
-                    return Err(SpecError::new(
-                        "--terse-version",
-                        format!(
-                            "terse version {x} is not supported yet (allowed: 3, fio's default)"
-                        ),
-                    ))
-                }
-                x => {
-                    return Err(SpecError::new(
-                        "--terse-version",
-                        format!("'{}' is not a terse version (allowed: 3)", x.unwrap_or("")),
-                    ))
-                }
-            },
-            "eta" => {
-                r.eta = match v.as_deref() {
-                    Some("auto") => Eta::Auto,
-                    Some("always") => Eta::Always,
-                    Some("never") => Eta::Never,
-                    x => {
-                        return Err(SpecError::new(
-                            "--eta",
-                            format!(
-                                "'{}' is not when to show progress (allowed: always, never, auto)",
-                                x.unwrap_or("")
-                            ),
-                        ))
-                    }
-                }
-            }
-            "eta-newline" | "eta-interval" => {
-                let t = switch_time(k, v.as_deref())?;
-                if k == "eta-newline" {
-                    r.eta_newline_ns = Some(t);
-                }
-            }
-            "status-interval" => r.status_interval_ns = Some(switch_time(k, v.as_deref())?),
-            "section" => {
-                let name = v
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| SpecError::new("--section", "needs a section name (allowed: a [name] of the job files; may be given several times)"))?;
-                sections.push(name);
-            }
-            "bandwidth-log" => {
-                r.bandwidth_log = Some(v.filter(|v| !v.is_empty()).unwrap_or_else(|| "agg".into()))
-            }
-            "report" => {
-                let v = v
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| SpecError::new("report", "needs a directory"))?;
-                r.report = Some(PathBuf::from(v));
-            }
-            "quiet" => r.quiet = true,
-            "save" => r.save = true,
-            "db" => {
-                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    SpecError::new("db", "needs a file path (the history database)")
-                })?;
-                r.db = Some(PathBuf::from(v));
-            }
-            "baseline" => {
-                let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    SpecError::new("baseline", "needs a history id or a run's native JSON file")
-                })?;
-                r.baseline = Some(v);
-            }
-            "parse-only" => r.parse_only = true,
-            "profile" => {
-                r.profile = true;
-                r.profile_exact = ssdready_run::exactcpu::parse_mode(v.as_deref())?;
-            }
-            "decompose" => {
-                r.decompose = Some(match v.as_deref() {
-                    None | Some("1" | "on" | "yes" | "true") => true,
-                    Some("0" | "off" | "no" | "false") => false,
-                    Some(x) => {
-                        return Err(SpecError::new(
-                            "decompose",
-                            format!("'{x}' is not on or off (allowed: on, off, 1, 0)"),
-                        ))
-                    }
-                })
-            }
-            "no-decompose" => r.decompose = Some(false),
-            "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
+            _ if tool_switch(&mut r, k, v.clone(), &mut sections)? => {}
             "name" => {
                 let name = v
                     .filter(|v| !v.is_empty())
@@ -416,6 +301,136 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     r.sections.extend(files);
     r.sections.extend(cli_jobs);
     Ok(r)
+}
+
+/// A switch of the tool itself rather than of a job, applied to `r`
+/// (`--section`s gathered in `sections`); false when `k` is none.
+fn tool_switch(
+    r: &mut RunArgs,
+    k: &str,
+    v: Option<String>,
+    sections: &mut Vec<String>,
+) -> Result<bool, SpecError> {
+    match k {
+        "output" => {
+            let v = v
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| SpecError::new("output", "needs a file path"))?;
+            r.output = Some(PathBuf::from(v));
+        }
+        "output-format" => r.formats = output_formats(&v.unwrap_or_default())?,
+        "minimal" => r.formats = vec![Format::Terse],
+        "terse-version" => terse_version(v.as_deref())?,
+        "eta" => r.eta = eta(v.as_deref())?,
+        "eta-newline" | "eta-interval" => {
+            let t = switch_time(k, v.as_deref())?;
+            if k == "eta-newline" {
+                r.eta_newline_ns = Some(t);
+            }
+        }
+        "status-interval" => r.status_interval_ns = Some(switch_time(k, v.as_deref())?),
+        "section" => {
+            let name = v
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| SpecError::new("--section", "needs a section name (allowed: a [name] of the job files; may be given several times)"))?;
+            sections.push(name);
+        }
+        "bandwidth-log" => {
+            r.bandwidth_log = Some(v.filter(|v| !v.is_empty()).unwrap_or_else(|| "agg".into()))
+        }
+        "report" => {
+            let v = v
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| SpecError::new("report", "needs a directory"))?;
+            r.report = Some(PathBuf::from(v));
+        }
+        "quiet" => r.quiet = true,
+        "save" => r.save = true,
+        "db" => {
+            let v = v
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| SpecError::new("db", "needs a file path (the history database)"))?;
+            r.db = Some(PathBuf::from(v));
+        }
+        "baseline" => {
+            let v = v.filter(|v| !v.is_empty()).ok_or_else(|| {
+                SpecError::new("baseline", "needs a history id or a run's native JSON file")
+            })?;
+            r.baseline = Some(v);
+        }
+        "parse-only" => r.parse_only = true,
+        "profile" => {
+            r.profile = true;
+            r.profile_exact = ssdready_run::exactcpu::parse_mode(v.as_deref())?;
+        }
+        "decompose" => r.decompose = Some(decompose(v.as_deref())?),
+        "no-decompose" => r.decompose = Some(false),
+        "allow-destructive" | "allow_destructive" => r.allow_destructive = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `--output-format`: one or several formats, comma-separated.
+fn output_formats(v: &str) -> Result<Vec<Format>, SpecError> {
+    v.split(',')
+        .map(|f| match f {
+            "normal" => Ok(Format::Normal),
+            "json" => Ok(Format::Json),
+            "json+" => Ok(Format::JsonPlus),
+            "native" => Ok(Format::Native),
+            "terse" => Ok(Format::Terse),
+            _ => Err(SpecError::new(
+                "--output-format",
+                format!(
+                    "'{f}' is not a format (allowed: normal, json, json+, terse, native, several comma-separated)"
+                ),
+            )),
+        })
+        .collect()
+}
+
+/// `--terse-version`: only fio's default, 3.
+fn terse_version(v: Option<&str>) -> Result<(), SpecError> {
+    match v {
+        Some("3") => Ok(()),
+        Some(x @ ("2" | "4" | "5")) => Err(SpecError::new(
+            "--terse-version",
+            format!("terse version {x} is not supported yet (allowed: 3, fio's default)"),
+        )),
+        x => Err(SpecError::new(
+            "--terse-version",
+            format!("'{}' is not a terse version (allowed: 3)", x.unwrap_or("")),
+        )),
+    }
+}
+
+/// `--eta`: when to show progress.
+fn eta(v: Option<&str>) -> Result<Eta, SpecError> {
+    match v {
+        Some("auto") => Ok(Eta::Auto),
+        Some("always") => Ok(Eta::Always),
+        Some("never") => Ok(Eta::Never),
+        x => Err(SpecError::new(
+            "--eta",
+            format!(
+                "'{}' is not when to show progress (allowed: always, never, auto)",
+                x.unwrap_or("")
+            ),
+        )),
+    }
+}
+
+/// `--decompose[=on|off]`.
+fn decompose(v: Option<&str>) -> Result<bool, SpecError> {
+    match v {
+        None | Some("1" | "on" | "yes" | "true") => Ok(true),
+        Some("0" | "off" | "no" | "false") => Ok(false),
+        Some(x) => Err(SpecError::new(
+            "decompose",
+            format!("'{x}' is not on or off (allowed: on, off, 1, 0)"),
+        )),
+    }
 }
 
 /// A time given to a switch (bare numbers are seconds, as in fio).

@@ -27,9 +27,10 @@ pub fn clean_stale() {
     }
 }
 
-/// `emu attach`.
-pub fn attach(spec: &str, transport: &str) {
-    // Started by another command (a study): never outlive it.
+/// The drive's parameters, checked: it can be served by the kernel and
+/// fits in memory (bad input ends here, exit 2). Started by another
+/// command (a study), the daemon ends with it.
+fn checked_params(spec: &str) -> Params {
     if let Some(parent) = std::env::var(daemon::PARENT_ENV)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -48,6 +49,29 @@ pub fn attach(spec: &str, transport: &str) {
             fail(2, &format!("emu attach: {e}"));
         }
     }
+    params
+}
+
+/// Detach the drive and remove its mount point and files; returns the
+/// line that says so and whether anything was left behind.
+fn detach_drive(drive: Drive, name: &str, mnt: &Path, device: &str) -> (String, bool) {
+    let summary = drive.stamps().summary();
+    let left = drive.detach();
+    let _ = std::fs::remove_dir(mnt);
+    let _ = std::fs::remove_file(daemon::stats_path(name));
+    let _ = std::fs::remove_file(daemon::record_path(name));
+    let detached = format!(
+        "detached {}: {}{}",
+        device,
+        summary.text(),
+        daemon::leftovers(&left)
+    );
+    (detached, !left.is_empty())
+}
+
+/// `emu attach`.
+pub fn attach(spec: &str, transport: &str) {
+    let params = checked_params(spec);
     let transport = daemon::pick_transport(transport).unwrap_or_else(|e| fail(2, &e));
     clean_stale();
     let stop = crate::stop_on_signals();
@@ -92,23 +116,13 @@ pub fn attach(spec: &str, transport: &str) {
     for line in ssdready_emu::kernel::mounts::clean_stale() {
         crate::say(&line);
     }
-    let summary = drive.stamps().summary();
-    let left = drive.detach();
-    let _ = std::fs::remove_dir(&mnt);
-    let _ = std::fs::remove_file(daemon::stats_path(&name));
-    let _ = std::fs::remove_file(daemon::record_path(&name));
-    let detached = format!(
-        "detached {}: {}{}",
-        rec.device,
-        summary.text(),
-        daemon::leftovers(&left)
-    );
+    let (detached, left_behind) = detach_drive(drive, &name, &mnt, &rec.device);
     // A drive whose owner can no longer hear from it is not left behind.
     if let Some(why) = lost {
         fail(1, &format!("emu attach: {why}; {detached}"));
     }
     crate::say(&detached);
-    if !left.is_empty() {
+    if left_behind {
         std::process::exit(1);
     }
 }

@@ -3,10 +3,11 @@
 //! summary). The server is `server_cmd`.
 
 use crate::{fail, output, say};
-use ssdready_fleet::client::{self, Host, Request};
+use ssdready_fleet::client::{self, Host, HostRun, Request};
 use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
 use ssdready_fleet::merge;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// One `--client` value and the job files right after it, which are
@@ -78,8 +79,9 @@ fn host_requests(clients: &[ClientArg], shared: &Request) -> Vec<(Host, Request)
     out
 }
 
-/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
-pub fn run_client(clients: &[ClientArg], rest: &[String]) {
+/// The shared job (job files' text and job options), the output format
+/// and file; bad input ends the command (exit 2).
+fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
     let mut req = Request::default();
     let (mut format, mut out_path) = ("normal".to_string(), None);
     for a in rest {
@@ -96,16 +98,13 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
             req.jobs.push(job_text(a));
         }
     }
-    let pairs = host_requests(clients, &req);
-    let hosts: Vec<Host> = pairs.iter().map(|(h, _)| h.clone()).collect();
-    let sink = match &out_path {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
-        None => output::Sink::Stdout,
-    };
-    let stop = crate::stop_on_signals();
-    // Every host must answer PROBE in a version spoken here before any runs.
-    for h in &hosts {
-        if let Err(e) = client::probe(h, &stop) {
+    (req, format, out_path)
+}
+
+/// Every host must answer PROBE in a version spoken here before any runs.
+fn probe_all(hosts: &[Host], stop: &AtomicBool) {
+    for h in hosts {
+        if let Err(e) = client::probe(h, stop) {
             // Ctrl-C is 130; garbage from a host is its failure (1); an
             // unreachable host or no common version is bad input (2).
             let code = match e {
@@ -116,6 +115,45 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
             fail(code, &format!("host {},{}: {e}", h.name, h.port));
         }
     }
+}
+
+/// The fleet's results in `format`: the summary, or fio's JSON (json+)
+/// of every host's jobs.
+fn results_text(runs: &[HostRun], format: &str) -> String {
+    match format {
+        "normal" => ssdready_fleet::summary::summary(runs),
+        f => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let head = vec![
+                (
+                    "fio version".to_string(),
+                    serde_json::json!(format!("ssdready-{}", env!("SSDREADY_VERSION"))),
+                ),
+                ("timestamp".to_string(), serde_json::json!(now)),
+                (
+                    "time".to_string(),
+                    serde_json::json!(ssdready_report::fio_json::ctime(now)),
+                ),
+            ];
+            let doc = merge::fio_document(runs, f == "json+", head);
+            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        }
+    }
+}
+
+/// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
+pub fn run_client(clients: &[ClientArg], rest: &[String]) {
+    let (req, format, out_path) = client_args(rest);
+    let pairs = host_requests(clients, &req);
+    let hosts: Vec<Host> = pairs.iter().map(|(h, _)| h.clone()).collect();
+    let sink = match &out_path {
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        None => output::Sink::Stdout,
+    };
+    let stop = crate::stop_on_signals();
+    probe_all(&hosts, &stop);
     let runs = client::run_each(&pairs, &stop);
     // Every host refused the job: bad input, nothing ran. A host that
     // failed (garbage, a message over 64 MiB, a lost connection) or a
@@ -138,27 +176,7 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
         say(&format!("fleet: {p}"));
     }
     let log_problems = logs.problems;
-    let text = match format.as_str() {
-        "normal" => ssdready_fleet::summary::summary(&runs),
-        f => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let head = vec![
-                (
-                    "fio version".to_string(),
-                    serde_json::json!(format!("ssdready-{}", env!("SSDREADY_VERSION"))),
-                ),
-                ("timestamp".to_string(), serde_json::json!(now)),
-                (
-                    "time".to_string(),
-                    serde_json::json!(ssdready_report::fio_json::ctime(now)),
-                ),
-            ];
-            let doc = merge::fio_document(&runs, f == "json+", head);
-            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
-        }
-    };
+    let text = results_text(&runs, &format);
     if let Err(e) = output::write(&sink, &text) {
         fail(1, &format!("{e} (the fleet's results are lost)"));
     }

@@ -23,6 +23,7 @@ mod history;
 mod manpages;
 mod progress;
 mod report;
+mod run_output;
 mod server_cmd;
 mod stdout;
 mod strategies;
@@ -382,17 +383,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
     let stop = stop_on_signals();
-    let parsed = args::parse(args).map(|p| match fio_mode {
-        true => p.with_fio_defaults(),
-        false => p,
-    });
-    let mut parsed = parsed.unwrap_or_else(|e| {
-        let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
-            true => 130,
-            false => 2,
-        };
-        fail(code, &e.to_string())
-    });
+    let mut parsed = parse_run_args(args, fio_mode, &stop);
     fio_switches(&parsed);
     let debug_io = debug_io::DebugIo::for_run(&mut parsed).unwrap_or_else(|e| fail(1, &e));
     let notes_on_stderr = !fio_mode || parsed.fio.stderr_notes;
@@ -430,55 +421,12 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     // Read (and removed) before anything can end the process.
     let io_lines = debug_io.map(debug_io::DebugIo::finish);
     let result = outcome.unwrap_or_else(|f| fail(failure_code(&f), f.message()));
-    let mut text = render(&parsed.formats, &result);
-    if let Some(lines) = io_lines {
-        text = lines + &text;
-    }
-    if parsed.fio.debugs("random") {
-        let lines = fioswitch::random_debug_lines(&result).join("\n");
-        text = format!("{lines}\n{text}");
-    }
-    let written = output::write(&sink, &text);
-    verify_failures_on_stderr(&result);
-    if notes_on_stderr || parsed.fio.warnings_fatal {
-        for w in &result.warnings {
-            eprintln!("ssdready: warning: {w}");
-        }
-    }
-    if let Err(e) = written {
-        let code = if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            130
-        } else {
-            1
-        };
-        fail(code, &format!("{e} (the run's results are lost)"));
-    }
-    if let Some(dir) = &parsed.report {
-        match report::write_run(dir, &result) {
-            Ok(p) => eprintln!(
-                "ssdready: wrote {} and {}",
-                dir.join(report::RUN_JSON).display(),
-                p.display()
-            ),
-            Err(e) => fail(1, &format!("option 'report': {e}")),
-        }
-    }
+    run_output::write_outputs(&parsed, &sink, &result, io_lines, &stop, notes_on_stderr);
     let mut code = result_code(&result);
-    let mut save_failed = false;
-    if let Some(h) = saved_to.as_mut() {
-        match history::save_run(h, &result) {
-            Ok((id, p)) if !parsed.quiet => {
-                say(&format!("saved as history #{id} ({})", p.display()))
-            }
-            Ok(_) => {}
-            Err(e) => {
-                say(&format!(
-                    "warning: the run was not saved to the history: {e}"
-                ));
-                save_failed = true;
-            }
-        }
-    }
+    let save_failed = match saved_to.as_mut() {
+        Some(h) => !run_output::save(h, &result, parsed.quiet),
+        None => false,
+    };
     if let Some(b) = &base {
         if code == 0 {
             code = compare::regression_check(b, &ssdready_history::figures::from_run(&result));
@@ -490,6 +438,22 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         code = 1;
     }
     std::process::exit(code);
+}
+
+/// The `run` command line parsed (fio's defaults with `fio_mode`); bad
+/// input ends here (exit 2, or 130 when a signal ended a read).
+fn parse_run_args(args: &[String], fio_mode: bool, stop: &AtomicBool) -> args::RunArgs {
+    let parsed = args::parse(args).map(|p| match fio_mode {
+        true => p.with_fio_defaults(),
+        false => p,
+    });
+    parsed.unwrap_or_else(|e| {
+        let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
+            true => 130,
+            false => 2,
+        };
+        fail(code, &e.to_string())
+    })
 }
 
 /// A baseline must have run the same workload as the jobs asked for now

@@ -140,6 +140,47 @@ fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
     })
 }
 
+/// The directories and devices `--allow-dir` and `--allow-device` name,
+/// each as its canonical path (bad input ends here, exit 2).
+fn allowed_paths(a: &ServerArgs) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let dirs: Vec<PathBuf> = a
+        .allow_dir
+        .iter()
+        .map(|d| canonical(d, "--allow-dir", true))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| fail(2, &e));
+    let devices: Vec<PathBuf> = a
+        .allow_device
+        .iter()
+        .map(|d| canonical(d, "--allow-device", false))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| fail(2, &e));
+    (dirs, devices)
+}
+
+/// The server's process id into the file `--daemonize` named (exit 1 when
+/// it cannot be written).
+fn write_pid(a: &ServerArgs) {
+    if let Some(p) = &a.pid_file {
+        let pid = format!("{}\n", std::process::id());
+        if let Err(e) = ssdready_run::output::replace(p, pid.as_bytes()) {
+            fail(1, &format!("option '--daemonize': {}: {e}", p.display()));
+        }
+    }
+}
+
+/// Remove the job directories of servers that are gone, saying how many.
+fn remove_stale_jobs(jobs: &Path) {
+    let stale = JobFiles::clean_stale(jobs);
+    if !stale.is_empty() {
+        say(&format!(
+            "server: removed {} job director{} left by servers that are gone",
+            stale.len(),
+            if stale.len() == 1 { "y" } else { "ies" }
+        ));
+    }
+}
+
 /// `ssdready server`.
 pub fn command(a: ServerArgs) {
     let ip: IpAddr = a.bind.trim_matches(['[', ']']).parse().unwrap_or_else(|_| {
@@ -153,18 +194,7 @@ pub fn command(a: ServerArgs) {
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("ssdready-server-{me}")));
     // Every switch checked before anything is made (bad input writes nothing).
-    let dirs: Vec<PathBuf> = a
-        .allow_dir
-        .iter()
-        .map(|d| canonical(d, "--allow-dir", true))
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| fail(2, &e));
-    let devices: Vec<PathBuf> = a
-        .allow_device
-        .iter()
-        .map(|d| canonical(d, "--allow-device", false))
-        .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| fail(2, &e));
+    let (dirs, devices) = allowed_paths(&a);
     let own_dir = || {
         own_directory(&home, me).unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")))
     };
@@ -187,20 +217,8 @@ pub fn command(a: ServerArgs) {
         exec: a.allow_exec,
         users,
     };
-    if let Some(p) = &a.pid_file {
-        let pid = format!("{}\n", std::process::id());
-        if let Err(e) = ssdready_run::output::replace(p, pid.as_bytes()) {
-            fail(1, &format!("option '--daemonize': {}: {e}", p.display()));
-        }
-    }
-    let stale = JobFiles::clean_stale(&jobs);
-    if !stale.is_empty() {
-        say(&format!(
-            "server: removed {} job director{} left by servers that are gone",
-            stale.len(),
-            if stale.len() == 1 { "y" } else { "ies" }
-        ));
-    }
+    write_pid(&a);
+    remove_stale_jobs(&jobs);
     if let Err(e) = std::env::set_current_dir(&work) {
         fail(1, &format!("server: {}: {e}", work.display()));
     }

@@ -250,20 +250,77 @@ pub fn run_host(h: &Host, req: &Request, stop: &AtomicBool) -> HostRun {
     r
 }
 
+/// The job (its options as a JOBLINE, its files as JOBs), then RUN.
+fn send_job(s: &mut TcpStream, v: u16, req: &Request) -> Result<(), Error> {
+    if !req.args.is_empty() {
+        let mut args = vec!["fio".to_string()];
+        args.extend(req.args.iter().cloned());
+        wire::send(s, v, op::JOBLINE, 0, &pdu::jobline(&args))?;
+    }
+    for j in &req.jobs {
+        wire::send(s, v, op::JOB, 0, &pdu::job(j))?;
+    }
+    wire::send(s, v, op::RUN, 0, &[])
+}
+
+/// One message from the server into `r`; true when the server quit after
+/// running the job (a QUIT before any result is the job refused).
+fn take(r: &mut HostRun, v: u16, m: &wire::Message, t0: Instant) -> Result<bool, Error> {
+    match m.opcode {
+        op::START => {
+            let (jobs, stats) = pdu::parse_start(&m.payload)?;
+            r.jobs_announced += jobs;
+            r.stats_announced += stats;
+        }
+        op::TS => {
+            r.ts.push(TsPdu::parse(v, &m.payload)?);
+            r.wall_s = t0.elapsed().as_secs_f64();
+        }
+        op::GS => r.groups.push(GroupStats::parse(&m.payload)?),
+        op::TEXT => r.text.push_str(&pdu::parse_text(&m.payload)?),
+        op::STOP => r.stop = Some(pdu::parse_stop(&m.payload)?),
+        op::IOLOG => match IoLog::parse(v, &m.payload) {
+            Ok(l) => r.logs.push(l),
+            Err(e) => r.log_errors.push(e.to_string()),
+        },
+        op::DU => r.du.push(DiskUtil::parse(&m.payload)?),
+        op::QUIT => {
+            if r.stop.is_none() && r.ts.is_empty() {
+                let why = r.text.trim();
+                return Err(Error::Refused(if why.is_empty() {
+                    "quit without running (the job was refused)".into()
+                } else {
+                    why.lines().last().unwrap_or(why).to_string()
+                }));
+            }
+            return Ok(true);
+        }
+        op::JOB_OPT => {
+            let (global, name, value) = pdu::parse_job_opt(&m.payload)?;
+            if global {
+                r.global_options.push((name, value));
+            }
+        }
+        // Progress: not needed for the result.
+        op::ETA | op::SERVER_START | op::ADD_JOB => {}
+        other => {
+            return Err(Error::Garbage(format!(
+                "unexpected {} from the server",
+                op::name(other)
+            )))
+        }
+    }
+    Ok(false)
+}
+
+/// Run the job on one host: connect, send it, then take the server's
+/// messages into `r` until it quits, asking for progress while it is quiet.
 fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<(), Error> {
     let (mut s, v, probe) = connect(h, stop)?;
     r.version = Some(v);
     r.zlib = probe.flags & pdu::PROBE_ZLIB != 0;
     r.probe = Some(probe);
-    if !req.args.is_empty() {
-        let mut args = vec!["fio".to_string()];
-        args.extend(req.args.iter().cloned());
-        wire::send(&mut s, v, op::JOBLINE, 0, &pdu::jobline(&args))?;
-    }
-    for j in &req.jobs {
-        wire::send(&mut s, v, op::JOB, 0, &pdu::job(j))?;
-    }
-    wire::send(&mut s, v, op::RUN, 0, &[])?;
+    send_job(&mut s, v, req)?;
     let t0 = Instant::now();
     let mut last_heard = Instant::now();
     let mut next_eta = Instant::now() + Duration::from_secs(1);
@@ -313,49 +370,8 @@ fn drive(h: &Host, req: &Request, stop: &AtomicBool, r: &mut HostRun) -> Result<
             Err(e) => return Err(e),
         };
         last_heard = Instant::now();
-        match m.opcode {
-            op::START => {
-                let (jobs, stats) = pdu::parse_start(&m.payload)?;
-                r.jobs_announced += jobs;
-                r.stats_announced += stats;
-            }
-            op::TS => {
-                r.ts.push(TsPdu::parse(v, &m.payload)?);
-                r.wall_s = t0.elapsed().as_secs_f64();
-            }
-            op::GS => r.groups.push(GroupStats::parse(&m.payload)?),
-            op::TEXT => r.text.push_str(&pdu::parse_text(&m.payload)?),
-            op::STOP => r.stop = Some(pdu::parse_stop(&m.payload)?),
-            op::IOLOG => match IoLog::parse(v, &m.payload) {
-                Ok(l) => r.logs.push(l),
-                Err(e) => r.log_errors.push(e.to_string()),
-            },
-            op::DU => r.du.push(DiskUtil::parse(&m.payload)?),
-            op::QUIT => {
-                if r.stop.is_none() && r.ts.is_empty() {
-                    let why = r.text.trim();
-                    return Err(Error::Refused(if why.is_empty() {
-                        "quit without running (the job was refused)".into()
-                    } else {
-                        why.lines().last().unwrap_or(why).to_string()
-                    }));
-                }
-                return Ok(());
-            }
-            op::JOB_OPT => {
-                let (global, name, value) = pdu::parse_job_opt(&m.payload)?;
-                if global {
-                    r.global_options.push((name, value));
-                }
-            }
-            // Progress: not needed for the result.
-            op::ETA | op::SERVER_START | op::ADD_JOB => {}
-            other => {
-                return Err(Error::Garbage(format!(
-                    "unexpected {} from the server",
-                    op::name(other)
-                )))
-            }
+        if take(r, v, &m, t0)? {
+            return Ok(());
         }
     }
 }

@@ -381,38 +381,21 @@ fn connection(
         };
         let m = match ss.next(running.is_some(), stop, max)? {
             Next::Message(m) => m,
-            Next::Again if running.is_none() => match (ss.claim.is_some(), ss.version) {
-                (false, _) if heard.elapsed() >= limits.first_wait => return Ok(false),
-                (true, Some(v)) if heard.elapsed() >= limits.idle => {
-                    let why = format!(
-                        "no message for {:.1} s before RUN: this client is let go",
-                        limits.idle.as_secs_f64()
-                    );
-                    return Err(ss.refuse(v, why));
-                }
-                _ => continue,
+            Next::Again if running.is_none() => match ss.quiet_too_long(heard, &limits) {
+                Some(end) => return end,
+                None => continue,
             },
             Next::Again => continue,
             Next::Closed => return Ok(false),
         };
         heard = Instant::now();
         let v = *ss.version.get_or_insert(m.version);
-        if ss.claim.is_none() {
-            if busy.swap(true, Relaxed) {
-                return Err(ss.refuse(v, "busy: this server runs one client at a time".into()));
-            }
-            ss.claim = Some(Claim(busy));
-        }
+        ss.claim_server(v, busy)?;
         match m.opcode {
             op::PROBE => ss.probe(&m, v, runner)?,
             op::JOBLINE | op::JOB if running.is_none() => ss.job(&m, v, runner)?,
             op::RUN if running.is_none() => {
-                if ss.planned == 0 {
-                    return Err(ss.refuse(v, "RUN without a job".into()));
-                }
-                for _ in 0..ss.planned {
-                    wire::send(&mut *ss.s, v, op::SERVER_START, 0, &[])?;
-                }
+                ss.announce_run(v)?;
                 let (tx, rx) = mpsc::channel();
                 let (req, run_stop) = (ss.req.clone(), ss.run_stop.clone());
                 sc.spawn(move || {
@@ -431,17 +414,63 @@ fn connection(
                 ss.run_stop.store(true, Relaxed);
                 return Ok(false);
             }
-            other => {
-                let why = format!(
-                    "{} is not supported by this server (job files are sent by the client)",
-                    op::name(other)
-                );
-                let e = ss.refuse(v, why);
-                ss.run_stop.store(true, Relaxed);
-                return Err(e);
-            }
+            other => return Err(ss.unsupported(v, other)),
         }
     })
+}
+
+impl<'a> Session<'a> {
+    /// Before RUN, a client quiet too long is let go: `Some` of how the
+    /// session ends, `None` to keep waiting.
+    fn quiet_too_long(&mut self, heard: Instant, limits: &Limits) -> Option<Result<bool, Error>> {
+        match (self.claim.is_some(), self.version) {
+            (false, _) if heard.elapsed() >= limits.first_wait => Some(Ok(false)),
+            (true, Some(v)) if heard.elapsed() >= limits.idle => {
+                let why = format!(
+                    "no message for {:.1} s before RUN: this client is let go",
+                    limits.idle.as_secs_f64()
+                );
+                Some(Err(self.refuse(v, why)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The server for this client alone, from its first message on; a
+    /// second client is refused while one is served.
+    fn claim_server(&mut self, v: u16, busy: &'a AtomicBool) -> Result<(), Error> {
+        if self.claim.is_none() {
+            if busy.swap(true, Relaxed) {
+                return Err(self.refuse(v, "busy: this server runs one client at a time".into()));
+            }
+            self.claim = Some(Claim(busy));
+        }
+        Ok(())
+    }
+
+    /// RUN: one SERVER_START per job announced (a RUN without a job is
+    /// refused).
+    fn announce_run(&mut self, v: u16) -> Result<(), Error> {
+        if self.planned == 0 {
+            return Err(self.refuse(v, "RUN without a job".into()));
+        }
+        for _ in 0..self.planned {
+            wire::send(&mut *self.s, v, op::SERVER_START, 0, &[])?;
+        }
+        Ok(())
+    }
+
+    /// A message this server does not take: the client is told why and
+    /// any run stopped.
+    fn unsupported(&mut self, v: u16, opcode: u16) -> Error {
+        let why = format!(
+            "{} is not supported by this server (job files are sent by the client)",
+            op::name(opcode)
+        );
+        let e = self.refuse(v, why);
+        self.run_stop.store(true, Relaxed);
+        e
+    }
 }
 
 /// A client's session as its messages arrive: the jobs asked for, the

@@ -453,6 +453,43 @@ fn fmt_change(c: Option<f64>) -> String {
     c.map_or("-".into(), |c| format!("{c:+.1} %"))
 }
 
+/// The figures shown, one line each: A, B, the change, the noise and the
+/// verdict (nothing when none is shown).
+fn figures_table(out: &mut String, shown: &[&Row]) {
+    if shown.is_empty() {
+        return;
+    }
+    let w = shown
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "\n{:<w$}  {:>11}  {:>11}  {:>9}  {:>7}  verdict",
+        "figure", "A", "B", "change", "noise"
+    );
+    for r in shown {
+        let v = |x: Option<f64>| x.map_or("-".into(), |x| r.unit.fmt(x));
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>11}  {:>11}  {:>9}  {:>5.1} %  {}{}",
+            r.label,
+            v(r.a),
+            v(r.b),
+            fmt_change(r.change_pct),
+            r.noise_pct,
+            r.verdict.word(),
+            if r.key && r.verdict == Verdict::Worse {
+                " (key figure)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
 /// The comparison as text: the differences beyond the noise, side by
 /// side (every figure with `all`), then the counts.
 pub fn render_text(c: &Comparison, all: bool) -> String {
@@ -487,37 +524,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             )
         })
         .collect();
-    if !shown.is_empty() {
-        let w = shown
-            .iter()
-            .map(|r| r.label.chars().count())
-            .max()
-            .unwrap_or(6)
-            .max(6);
-        let _ = writeln!(
-            out,
-            "\n{:<w$}  {:>11}  {:>11}  {:>9}  {:>7}  verdict",
-            "figure", "A", "B", "change", "noise"
-        );
-        for r in &shown {
-            let v = |x: Option<f64>| x.map_or("-".into(), |x| r.unit.fmt(x));
-            let _ = writeln!(
-                out,
-                "{:<w$}  {:>11}  {:>11}  {:>9}  {:>5.1} %  {}{}",
-                r.label,
-                v(r.a),
-                v(r.b),
-                fmt_change(r.change_pct),
-                r.noise_pct,
-                r.verdict.word(),
-                if r.key && r.verdict == Verdict::Worse {
-                    " (key figure)"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
+    figures_table(&mut out, &shown);
     let same = c
         .figures
         .iter()

@@ -280,6 +280,41 @@ fn sub_sys(a: &SystemCpu, b: &SystemCpu) -> SystemCpu {
     }
 }
 
+/// The process's CPU between two snapshots.
+fn sub_process(a: &ProcessCpu, b: &ProcessCpu) -> ProcessCpu {
+    ProcessCpu {
+        user_ns: b.user_ns.saturating_sub(a.user_ns),
+        sys_ns: b.sys_ns.saturating_sub(a.sys_ns),
+        ctx_voluntary: b.ctx_voluntary.saturating_sub(a.ctx_voluntary),
+        ctx_involuntary: b.ctx_involuntary.saturating_sub(a.ctx_involuntary),
+    }
+}
+
+/// How busy all CPUs were: from the measured busy time over the window's
+/// capacity, else from the ticks.
+fn busy_pct(busy_ns: f64, capacity: f64, system: &SystemCpu) -> f64 {
+    if capacity > 0.0 {
+        100.0 * busy_ns / capacity
+    } else if system.total_ticks() > 0 {
+        100.0 * system.busy_ticks() as f64 / system.total_ticks() as f64
+    } else {
+        0.0
+    }
+}
+
+/// A window without I/Os: no per-I/O cost is made up from the whole
+/// window's.
+fn without_per_io(cost: &mut CpuCost) {
+    cost.per_io = PerIo::default();
+    let s = &mut cost.sources;
+    (
+        s.system_error_ns,
+        s.system_ticks_ns,
+        s.steal_ns,
+        s.threads_ns,
+    ) = (0.0, 0.0, 0.0, None);
+}
+
 /// The cost of the window between two snapshots, per I/O. `tsc_hz` turns
 /// nanoseconds into clocks.
 pub fn cost(
@@ -289,18 +324,7 @@ pub fn cost(
     window_ns: u64,
     tsc_hz: Option<f64>,
 ) -> CpuCost {
-    let process = ProcessCpu {
-        user_ns: end.process.user_ns.saturating_sub(start.process.user_ns),
-        sys_ns: end.process.sys_ns.saturating_sub(start.process.sys_ns),
-        ctx_voluntary: end
-            .process
-            .ctx_voluntary
-            .saturating_sub(start.process.ctx_voluntary),
-        ctx_involuntary: end
-            .process
-            .ctx_involuntary
-            .saturating_sub(start.process.ctx_involuntary),
-    };
+    let process = sub_process(&start.process, &end.process);
     let system = match (&start.system, &end.system) {
         (Some(a), Some(b)) => sub_sys(a, b),
         _ => SystemCpu::default(),
@@ -331,13 +355,7 @@ pub fn cost(
         window_ns,
         process,
         system,
-        system_busy_pct: if capacity > 0.0 {
-            100.0 * busy_ns / capacity
-        } else if system.total_ticks() > 0 {
-            100.0 * system.busy_ticks() as f64 / system.total_ticks() as f64
-        } else {
-            0.0
-        },
+        system_busy_pct: busy_pct(busy_ns, capacity, &system),
         per_io: PerIo {
             process_ns,
             process_clocks: clocks(process_ns),
@@ -359,15 +377,7 @@ pub fn cost(
         },
     };
     if ios == 0 {
-        // No per-I/O cost is made up from the whole window's.
-        cost.per_io = PerIo::default();
-        let s = &mut cost.sources;
-        (
-            s.system_error_ns,
-            s.system_ticks_ns,
-            s.steal_ns,
-            s.threads_ns,
-        ) = (0.0, 0.0, 0.0, None);
+        without_per_io(&mut cost);
     }
     cost
 }

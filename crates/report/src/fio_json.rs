@@ -522,6 +522,41 @@ pub fn render(r: &RunResult, plus: bool) -> String {
 /// The result in fio's layout, as a JSON value (also the source of the
 /// terse format).
 pub fn document(r: &RunResult, plus: bool) -> Value {
+    let disk_util = disk_util(r);
+    let globals: Map<String, Value> = r
+        .global_options
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    let ts = r.started_unix_ms / 1000;
+    let mut top = Map::new();
+    top.insert(
+        "fio version".into(),
+        json!(format!(
+            "ssdready-{}",
+            r.tool.trim_start_matches("ssdready ")
+        )),
+    );
+    top.insert("timestamp".into(), json!(ts));
+    top.insert("timestamp_ms".into(), json!(r.started_unix_ms));
+    top.insert("time".into(), json!(ctime(ts)));
+    if !globals.is_empty() {
+        top.insert("global options".into(), Value::Object(globals));
+    }
+    top.insert("jobs".into(), Value::Array(job_entries(r, plus)));
+    if !disk_util.is_empty() {
+        top.insert("disk_util".into(), Value::Array(disk_util));
+    }
+    // ssdready's cross-checks and notes about the run (fio has no such key).
+    if !r.warnings.is_empty() {
+        top.insert("warnings".into(), json!(r.warnings));
+    }
+    Value::Object(top)
+}
+
+/// `jobs[]`: one entry per reporting group with `group_reporting`, else one
+/// per worker (clone).
+fn job_entries(r: &RunResult, plus: bool) -> Vec<Value> {
     let mut jobs_out = Vec::new();
     let mut groups: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
     groups.dedup();
@@ -533,30 +568,7 @@ pub fn document(r: &RunResult, plus: bool) -> Value {
             .map(bw_of)
             .sum();
         if members.iter().any(|j| j.spec.group_reporting) {
-            let mut merged = WorkerStats::default();
-            for j in &members {
-                merged.merge(&j.raw);
-            }
-            let mut names: Vec<&str> = members.iter().map(|j| j.name.as_str()).collect();
-            names.dedup();
-            let name = names.join("+");
-            // Options every member shares are the group's; the rest are listed per job.
-            let all: Vec<Map<String, Value>> = members.iter().map(|j| options_of(j)).collect();
-            let common: Map<String, Value> = all[0]
-                .iter()
-                .filter(|(k, v)| all.iter().all(|m| m.get(*k) == Some(*v)))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let extra = json!({ "group": {
-                "name": name,
-                "jobs": members.iter().map(|j| json!({"name": j.name, "workers": j.workers})).collect::<Vec<_>>(),
-                "common_options": common.clone(),
-                "job_options": all,
-            }});
-            let ss = members.iter().find_map(|j| j.steadystate.first());
-            jobs_out.push(job_entry(
-                r, &members, &merged, &name, common, group_bw, plus, extra, ss,
-            ));
+            jobs_out.push(group_entry(r, &members, group_bw, plus));
         } else {
             for j in &members {
                 for (i, w) in j.raw_workers.iter().enumerate() {
@@ -576,7 +588,40 @@ pub fn document(r: &RunResult, plus: bool) -> Value {
             }
         }
     }
-    // disk_util: every phase's device figures, summed per device.
+    jobs_out
+}
+
+/// One reporting group's entry: its members' figures merged, its name and
+/// options stated in `ssdready.group`.
+fn group_entry(r: &RunResult, members: &[&JobResult], group_bw: f64, plus: bool) -> Value {
+    let mut merged = WorkerStats::default();
+    for j in members {
+        merged.merge(&j.raw);
+    }
+    let mut names: Vec<&str> = members.iter().map(|j| j.name.as_str()).collect();
+    names.dedup();
+    let name = names.join("+");
+    // Options every member shares are the group's; the rest are listed per job.
+    let all: Vec<Map<String, Value>> = members.iter().map(|j| options_of(j)).collect();
+    let common: Map<String, Value> = all[0]
+        .iter()
+        .filter(|(k, v)| all.iter().all(|m| m.get(*k) == Some(*v)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let extra = json!({ "group": {
+        "name": name,
+        "jobs": members.iter().map(|j| json!({"name": j.name, "workers": j.workers})).collect::<Vec<_>>(),
+        "common_options": common.clone(),
+        "job_options": all,
+    }});
+    let ss = members.iter().find_map(|j| j.steadystate.first());
+    job_entry(
+        r, members, &merged, &name, common, group_bw, plus, extra, ss,
+    )
+}
+
+/// `disk_util[]`: every phase's device figures, summed per device.
+fn disk_util(r: &RunResult) -> Vec<Value> {
     let mut disks: Vec<(String, [u64; 7], u64)> = Vec::new();
     for p in &r.phases {
         for d in &p.disks {
@@ -601,7 +646,7 @@ pub fn document(r: &RunResult, plus: bool) -> Value {
         }
     }
     let total_ms: u64 = r.phases.iter().map(|p| p.window_ns / 1_000_000).sum();
-    let disk_util: Vec<Value> = disks
+    disks
         .into_iter()
         .map(|(name, v, busy)| {
             json!({
@@ -610,36 +655,7 @@ pub fn document(r: &RunResult, plus: bool) -> Value {
                 "util": if total_ms > 0 { (100.0 * busy as f64 / total_ms as f64).min(100.0) } else { 0.0 },
             })
         })
-        .collect();
-    let globals: Map<String, Value> = r
-        .global_options
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let ts = r.started_unix_ms / 1000;
-    let mut top = Map::new();
-    top.insert(
-        "fio version".into(),
-        json!(format!(
-            "ssdready-{}",
-            r.tool.trim_start_matches("ssdready ")
-        )),
-    );
-    top.insert("timestamp".into(), json!(ts));
-    top.insert("timestamp_ms".into(), json!(r.started_unix_ms));
-    top.insert("time".into(), json!(ctime(ts)));
-    if !globals.is_empty() {
-        top.insert("global options".into(), Value::Object(globals));
-    }
-    top.insert("jobs".into(), Value::Array(jobs_out));
-    if !disk_util.is_empty() {
-        top.insert("disk_util".into(), Value::Array(disk_util));
-    }
-    // ssdready's cross-checks and notes about the run (fio has no such key).
-    if !r.warnings.is_empty() {
-        top.insert("warnings".into(), json!(r.warnings));
-    }
-    Value::Object(top)
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,12 +1,17 @@
 //! The terminal summary.
 
 use ssdready_core::hist::LatSummary;
-use ssdready_core::result::{CpuCost, DirResult, JobResult, PhaseResult, RunResult};
+use ssdready_core::result::{
+    CpuCost, DirResult, DiskResult, EmuReport, JobResult, PhaseResult, RunResult,
+};
 use ssdready_core::spec::BlockSizes;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write;
 
+mod decomposition;
 mod schedule;
+
+use decomposition::decomposition_block;
 
 fn bs_text(b: &BlockSizes) -> String {
     match b {
@@ -413,6 +418,21 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
             exact_block(out, e, ios);
         }
     }
+    cpu_per_io_block(out, phase);
+    for k in phase.checks.iter().filter(|k| !k.agree) {
+        let _ = writeln!(out, "  check: {}", k.describe());
+    }
+    if phase.cpu.is_some() {
+        hw_counters_line(out, r, phase);
+    }
+    for d in &phase.disks {
+        device_block(out, r, d);
+    }
+}
+
+/// The phase's CPU per I/O: the process's and the whole system's, with
+/// their sources.
+fn cpu_per_io_block(out: &mut String, phase: &PhaseResult) {
     if let Some(c) = phase.cpu.as_ref().filter(|c| c.ios == 0) {
         let _ = writeln!(
             out,
@@ -450,56 +470,53 @@ fn phase_block(out: &mut String, r: &RunResult, phase: &PhaseResult) {
         );
         cpu_sources(out, c);
     }
-    for k in phase.checks.iter().filter(|k| !k.agree) {
-        let _ = writeln!(out, "  check: {}", k.describe());
-    }
-    if phase.cpu.is_some() {
-        hw_counters_line(out, r, phase);
-    }
-    for d in &phase.disks {
-        let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
-        let info = r.platform.devices.iter().find(|x| x.name == d.name);
-        let _ = writeln!(
-            out,
-            "device {}: {} I/Os ({} merged), util {:.0}%{}",
-            d.name,
-            fmt_count(dev_ios as f64),
-            d.read_merges + d.write_merges,
-            d.util_pct,
-            info.map(|i| format!(
-                ", scheduler {}, nr_requests {}, lbs {}",
-                i.scheduler.as_deref().unwrap_or("?"),
-                i.nr_requests.map(|v| v.to_string()).unwrap_or("?".into()),
-                i.logical_block_size
-                    .map(|v| v.to_string())
-                    .unwrap_or("?".into())
-            ))
-            .unwrap_or_default()
-        );
-        if let Some(b) = d.block_mean_ns {
-            match d.above_block_mean_ns {
-                Some(a) => {
-                    let share = if d.app_mean_ns > 0.0 {
-                        100.0 * a / d.app_mean_ns
-                    } else {
-                        0.0
-                    };
-                    let _ = writeln!(
-                        out,
-                        "  latency split: app mean {} = above block layer {} ({share:.0}%) + block layer and below {}",
-                        fmt_ns(d.app_mean_ns),
-                        fmt_ns(a),
-                        fmt_ns(b)
-                    );
-                }
-                None => {
-                    let _ = writeln!(out, "  block layer and below: mean {}", fmt_ns(b));
-                }
+}
+
+/// One device's figures over the phase: I/Os, merges, utilisation, its
+/// queue settings and the latency split at the block layer.
+fn device_block(out: &mut String, r: &RunResult, d: &DiskResult) {
+    let dev_ios = d.read_ios + d.write_ios + d.discard_ios;
+    let info = r.platform.devices.iter().find(|x| x.name == d.name);
+    let _ = writeln!(
+        out,
+        "device {}: {} I/Os ({} merged), util {:.0}%{}",
+        d.name,
+        fmt_count(dev_ios as f64),
+        d.read_merges + d.write_merges,
+        d.util_pct,
+        info.map(|i| format!(
+            ", scheduler {}, nr_requests {}, lbs {}",
+            i.scheduler.as_deref().unwrap_or("?"),
+            i.nr_requests.map(|v| v.to_string()).unwrap_or("?".into()),
+            i.logical_block_size
+                .map(|v| v.to_string())
+                .unwrap_or("?".into())
+        ))
+        .unwrap_or_default()
+    );
+    if let Some(b) = d.block_mean_ns {
+        match d.above_block_mean_ns {
+            Some(a) => {
+                let share = if d.app_mean_ns > 0.0 {
+                    100.0 * a / d.app_mean_ns
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    out,
+                    "  latency split: app mean {} = above block layer {} ({share:.0}%) + block layer and below {}",
+                    fmt_ns(d.app_mean_ns),
+                    fmt_ns(a),
+                    fmt_ns(b)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  block layer and below: mean {}", fmt_ns(b));
             }
         }
-        if let Some(n) = &d.note {
-            let _ = writeln!(out, "  note: {n}");
-        }
+    }
+    if let Some(n) = &d.note {
+        let _ = writeln!(out, "  note: {n}");
     }
 }
 
@@ -696,106 +713,9 @@ fn profile_block(out: &mut String, p: &ssdready_core::result::ProfileReport, ios
     }
 }
 
-fn decomposition_block(out: &mut String, d: &ssdready_core::result::Decomposition) {
-    let pct = |s: &LatSummary, p: f64| {
-        s.percentiles
-            .iter()
-            .find(|(q, _)| (*q - p).abs() < 1e-9)
-            .map(|(_, v)| fmt_ns(*v as f64))
-            .unwrap_or("-".into())
-    };
-    let row = |out: &mut String, name: &str, s: &LatSummary, share: Option<f64>| {
-        let _ = writeln!(
-            out,
-            "  {name:<30} mean {:>9}  p50 {:>9}  p99 {:>9}  p99.9 {:>9}{}",
-            fmt_ns(s.mean_ns),
-            pct(s, 50.0),
-            pct(s, 99.0),
-            pct(s, 99.9),
-            share.map(|x| format!("  {x:5.1}%")).unwrap_or_default()
-        );
-    };
-    let share = |name: &str| d.parts.iter().find(|p| p.part == name).map(|p| p.share_pct);
-    if let Some(p) = &d.per_io {
-        let _ = writeln!(
-            out,
-            "latency decomposition, per I/O (eBPF {}, {} of {} I/Os joined with the kernel's record):",
-            d.flavour,
-            fmt_count(p.matched as f64),
-            fmt_count((p.matched + p.unmatched) as f64)
-        );
-        row(
-            out,
-            "above block, submission",
-            &p.above_block_submit,
-            share("above block, submission"),
-        );
-        row(
-            out,
-            "block layer and scheduler",
-            &p.block_layer,
-            share("block layer and scheduler"),
-        );
-        if let Some(q) = &p.scheduler_queue {
-            let name = format!("  queued ({} I/Os)", fmt_count(q.n as f64));
-            row(out, &name, q, None);
-        }
-        row(
-            out,
-            "driver and device",
-            &p.driver_and_device,
-            share("driver and device"),
-        );
-        row(
-            out,
-            "completion to the app",
-            &p.completion,
-            share("completion to the app"),
-        );
-        row(out, "total (app-observed)", &p.total, None);
-        let _ = writeln!(
-            out,
-            "  kernel's view, all I/Os: block layer and below (io_start → io_done) mean {}, p99 {} ({} I/Os)",
-            fmt_ns(d.block_and_below.mean_ns),
-            pct(&d.block_and_below, 99.0),
-            fmt_count(d.block_and_below.n as f64)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "latency decomposition (eBPF {} on block tracepoints, {} I/Os):",
-            d.flavour,
-            fmt_count(d.app_ios as f64)
-        );
-        row(out, "block layer and below", &d.block_and_below, None);
-        row(
-            out,
-            "  block layer, submission side",
-            &d.block_layer,
-            share("block layer, submission"),
-        );
-        row(
-            out,
-            "  driver and device",
-            &d.driver_and_device,
-            share("driver and device"),
-        );
-        if let Some(a) = d.above_block_mean_ns.filter(|_| d.app_mean_ns > 0.0) {
-            let _ = writeln!(
-                out,
-                "  above the block layer (mean only)   {:>9}  {:5.1}% of the app mean {}",
-                fmt_ns(a),
-                100.0 * a / d.app_mean_ns,
-                fmt_ns(d.app_mean_ns)
-            );
-        }
-    }
-    if let Some(n) = &d.note {
-        let _ = writeln!(out, "  note: {n}");
-    }
-}
-
-fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
+/// The emulator's report: its preset and size, wear and GC, then what the
+/// device did.
+fn emulator_block(out: &mut String, e: &EmuReport) {
     let preset = e
         .params
         .iter()
@@ -835,6 +755,12 @@ fn emulator_block(out: &mut String, e: &ssdready_core::result::EmuReport) {
             e.erase_count_max
         );
     }
+    emulator_activity(out, e);
+}
+
+/// What the emulated device did: zones, SLC cache, free blocks, dies,
+/// vectored commands and simulated time.
+fn emulator_activity(out: &mut String, e: &EmuReport) {
     if let Some(z) = &e.zones {
         let (zones, open, active, z) = (z.zones, z.open, z.active, &z.counters);
         let _ = writeln!(

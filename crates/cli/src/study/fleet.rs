@@ -41,10 +41,8 @@ fn refuse_with_client(a: &StudyArgs) {
     }
 }
 
-/// Check the command line and that every host answers; bad input is one
-/// line and exit code 2, with nothing written.
-fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
-    refuse_with_client(a);
+/// `--budget` as seconds: at least 10 s.
+fn fleet_budget(a: &StudyArgs) -> f64 {
     let budget_s = ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000)
         .map(|ns| ns as f64 / 1e9)
         .unwrap_or_else(|e| {
@@ -59,6 +57,11 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
             &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
         );
     }
+    budget_s
+}
+
+/// The hosts of every `--client`, each named once.
+fn hosts_of(a: &StudyArgs) -> Vec<Host> {
     let mut hosts: Vec<Host> = Vec::new();
     for spec in &a.client {
         let more = client::parse_hosts(spec).unwrap_or_else(|e| {
@@ -77,6 +80,34 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
             fail(2, &format!("option '--client': host {},{} is named twice (a server runs one client at a time)", h.name, h.port));
         }
     }
+    hosts
+}
+
+/// What each host says it is; a host that does not answer is bad input.
+fn probe_hosts(hosts: &[Host], stop: &AtomicBool) -> Vec<HostInfo> {
+    hosts
+        .iter()
+        .map(|h| match client::probe(h, stop) {
+            Ok((v, p)) => HostInfo {
+                host: format!("{},{}", h.name, h.port),
+                hostname: p.hostname,
+                fio_version: p.fio_version,
+                protocol_version: v,
+            },
+            Err(e) => fail(
+                2,
+                &format!("option '--client': host {},{}: {e}", h.name, h.port),
+            ),
+        })
+        .collect()
+}
+
+/// Check the command line and that every host answers; bad input is one
+/// line and exit code 2, with nothing written.
+fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
+    refuse_with_client(a);
+    let budget_s = fleet_budget(a);
+    let hosts = hosts_of(a);
     let target = a.target.clone();
     if let Some(t) = &target {
         if t.is_empty() || t.contains(['\n', '[', ']']) {
@@ -94,21 +125,7 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
             ),
         );
     }
-    let infos = hosts
-        .iter()
-        .map(|h| match client::probe(h, stop) {
-            Ok((v, p)) => HostInfo {
-                host: format!("{},{}", h.name, h.port),
-                hostname: p.hostname,
-                fio_version: p.fio_version,
-                protocol_version: v,
-            },
-            Err(e) => fail(
-                2,
-                &format!("option '--client': host {},{}: {e}", h.name, h.port),
-            ),
-        })
-        .collect();
+    let infos = probe_hosts(&hosts, stop);
     let depths = Plan::depths(a.quick);
     let mut runtime_s = Plan::runtime_s(a.quick, budget_s, depths.len(), hosts.len());
     // Shorter runs for the tests (seconds), as the study of one machine.

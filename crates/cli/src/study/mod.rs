@@ -19,10 +19,14 @@ mod fleet;
 mod print;
 
 use crate::{fail, say};
-use ssdready_study::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
-use ssdready_study::plan::{fit_budget, plan, StudyOptions, OPTIONAL_SWEEPS};
-use ssdready_study::{app_runs as apps, detect, kdrive, real, slo};
+use ssdready_study::capacity::{CapacityDoc, Slo};
+use ssdready_study::driver::Executed;
+use ssdready_study::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
+use ssdready_study::plan::{fit_budget, plan, Plan, StudyOptions, OPTIONAL_SWEEPS};
+use ssdready_study::{app_runs as apps, detect, kdrive, real, slo, Judgement};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The `study` command line.
 #[derive(clap::Args, Debug)]
@@ -182,6 +186,168 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
     }
 }
 
+/// The history database to record the study in: none, with a warning,
+/// when the default one cannot be opened; exit 2 for a `--db` given.
+fn open_history(a: &StudyArgs) -> Option<crate::history::Recorder> {
+    match crate::history::Recorder::prepare(a.db.as_deref()) {
+        Ok(h) => Some(h),
+        Err(e) if a.db.is_some() => fail(
+            crate::history::error_code(&e),
+            &format!("option '--db': {e}"),
+        ),
+        Err(e) => {
+            say(&format!(
+                "warning: this study will not be recorded in the history: {e}"
+            ));
+            None
+        }
+    }
+}
+
+/// The study's plan for the targets, fitted to the budget.
+fn study_plan(a: &StudyArgs, budget_s: f64, targets: &[TargetProfile], machine: &Machine) -> Plan {
+    let o = StudyOptions {
+        quick: a.quick,
+        budget_s,
+        sweeps: a.sweeps.clone(),
+        root: machine.root,
+        cpus: machine.cpus,
+        strategies: true,
+    };
+    let mut p = plan(targets, &o);
+    fit_budget(&mut p, targets, &o);
+    // Shorter runs for the tests (seconds).
+    if let Some(r) = std::env::var("SSDREADY_STUDY_RUNTIME")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|&r| r > 0.0)
+    {
+        p.settings.runtime_s = r;
+    }
+    p
+}
+
+/// The output directory, made before the first run (exit 130 when a
+/// signal came first, 2 when it cannot be made; nothing written then).
+fn make_output(dir: &Path, stop: &AtomicBool) {
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        fail(
+            130,
+            "interrupted before the study's first run (nothing written)",
+        );
+    }
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        fail(
+            2,
+            &format!("option '--output': creating {}: {e}", dir.display()),
+        );
+    }
+}
+
+/// Where and how long the applications section runs.
+struct AppsAt<'a> {
+    targets: &'a [TargetProfile],
+    dir: &'a Path,
+    stop: &'a Arc<AtomicBool>,
+    runtime_s: f64,
+}
+
+/// The applications section, when the study runs it (a full study, or one
+/// that names it): its points added to the judgement; returns what it
+/// skipped.
+fn applications(a: &StudyArgs, at: &AppsAt, j: &mut Judgement) -> Vec<Skip> {
+    let named = a.sweeps.iter().any(|s| s == "applications");
+    if a.quick && !named {
+        return Vec::new();
+    }
+    let raw = j.figures.device_limit.iops;
+    let ask = apps::Ask {
+        named,
+        with_pgbench: !a.quick,
+        with_cache_effect: !a.quick,
+        runtime_s: at.runtime_s,
+    };
+    let tell = |m: String| {
+        if !a.quiet {
+            eprintln!("ssdready: {m}");
+        }
+    };
+    let (points, skips) = apps::run(at.targets, &ask, at.dir, at.stop, &tell, raw);
+    apps::add(
+        j,
+        points,
+        at.stop.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    skips
+}
+
+/// Record the study in the history database (a failure is a warning).
+fn record(h: &mut crate::history::Recorder, doc: &StudyDoc, json: &Path, quiet: bool) {
+    match crate::history::record_study(h, doc, json) {
+        Ok((id, db)) if !quiet => say(&format!("recorded as history #{id} in {}", db.display())),
+        Ok(_) => {}
+        Err(e) => say(&format!(
+            "warning: the study was not recorded in the history: {e}"
+        )),
+    }
+}
+
+/// The plan's runs, then the search for the capacity at a latency target;
+/// the scheduler restored after them. Returns the runs, the capacity and
+/// the runner's notes.
+fn run_sweeps(
+    a: &StudyArgs,
+    targets: &[TargetProfile],
+    p: &Plan,
+    stop: &Arc<AtomicBool>,
+) -> (Executed, Option<CapacityDoc>, Vec<String>) {
+    let mut progress = print::StudyProgress::new(p, a.quiet);
+    let (run_stop, allow) = (stop.clone(), a.allow_destructive);
+    let run_fn = move |r: &ssdready_run::RunRequest| {
+        crate::progress::run_request(r, run_stop.clone(), allow)
+    };
+    let mut runner = real::RealRunner::new(stop.clone(), targets, Box::new(run_fn));
+    let ex = ssdready_study::driver::execute(targets, p, &mut runner, &mut progress);
+    let capacity = slo_of(a)
+        .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))
+        .and_then(|s| slo::capacity(&s, targets, p, &mut runner));
+    if let (Some(c), false) = (&capacity, a.quiet) {
+        eprint!("{}", slo::text(c));
+    }
+    if let Err(w) = runner.restore() {
+        eprintln!("ssdready: {w}");
+    }
+    progress.finish();
+    let warnings = std::mem::take(&mut runner.notes);
+    (ex, capacity, warnings)
+}
+
+/// The latency target to search: `--slo`, else p99=1ms in a full study.
+fn slo_of(a: &StudyArgs) -> Option<Slo> {
+    match (&a.slo, a.quick) {
+        (Some(s), _) => Slo::parse(s).ok(),
+        (None, false) => Slo::parse(ssdready_study::capacity::DEFAULT_SLO).ok(),
+        (None, true) => None,
+    }
+}
+
+/// Stop the built-in drive's daemon; its last words, if any, as a warning.
+fn stop_drive(d: &mut kdrive::Drive) -> Option<String> {
+    let line = d.stop();
+    (!line.is_empty()).then(|| format!("the emulated drive's daemon: {line}"))
+}
+
+/// The exit code after the check against `--baseline` (3 when a key figure
+/// got worse beyond the noise); a study that did not complete keeps its
+/// `code` and is not checked.
+fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> i32 {
+    if code != 0 {
+        say("no regression check: the study did not complete");
+        return code;
+    }
+    crate::compare::regression_check(b, &ssdready_history::figures::from_study(doc))
+}
+
 /// The kernel drive's transport, measured with a zero-time drive (or the
 /// measurement kept for this kernel and boot); None, with a warning, when
 /// it could not be measured.
@@ -209,6 +375,41 @@ fn calibrate(
     }
 }
 
+/// The figures, facts and verdicts of the runs (the kernel drive's
+/// transport measured and taken out), with the applications section's
+/// points when it runs (not after an interruption); returns the judgement
+/// and what the applications section skipped.
+fn judge(
+    a: &StudyArgs,
+    at: &AppsAt,
+    machine: &Machine,
+    ex: &Executed,
+    capacity: Option<&CapacityDoc>,
+    warnings: &mut Vec<String>,
+) -> (Judgement, Vec<Skip>) {
+    let interrupted = ex.interrupted || at.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let transport = kdrive::transport_of(&at.targets[0].spec);
+    let calibration = match (&transport, interrupted) {
+        (Some(t), false) => calibrate(a, at.stop, &ex.runs, (&t.name, at.runtime_s), warnings),
+        _ => None,
+    };
+    let mut j = ssdready_study::judge_with(
+        at.targets,
+        machine,
+        &ex.runs,
+        interrupted,
+        capacity,
+        transport.as_ref(),
+        calibration.as_ref(),
+    );
+    let skipped = if interrupted {
+        Vec::new()
+    } else {
+        applications(a, at, &mut j)
+    };
+    (j, skipped)
+}
+
 /// Run `ssdready study`.
 pub fn command(a: StudyArgs) {
     // First of all: a signal at any moment is an interruption (exit code
@@ -226,79 +427,14 @@ pub fn command(a: StudyArgs) {
         .baseline
         .as_deref()
         .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
-    let mut history = match crate::history::Recorder::prepare(a.db.as_deref()) {
-        Ok(h) => Some(h),
-        Err(e) if a.db.is_some() => fail(
-            crate::history::error_code(&e),
-            &format!("option '--db': {e}"),
-        ),
-        Err(e) => {
-            say(&format!(
-                "warning: this study will not be recorded in the history: {e}"
-            ));
-            None
-        }
-    };
+    let mut history = open_history(&a);
     let mut machine = detect::machine(None);
-    let o = StudyOptions {
-        quick: a.quick,
-        budget_s,
-        sweeps: a.sweeps.clone(),
-        root: machine.root,
-        cpus: machine.cpus,
-        strategies: true,
-    };
-    let mut p = plan(&targets, &o);
-    fit_budget(&mut p, &targets, &o);
-    // Shorter runs for the tests (seconds).
-    if let Some(r) = std::env::var("SSDREADY_STUDY_RUNTIME")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|&r| r > 0.0)
-    {
-        p.settings.runtime_s = r;
-    }
+    let p = study_plan(&a, budget_s, &targets, &machine);
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        fail(
-            130,
-            "interrupted before the study's first run (nothing written)",
-        );
-    }
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        fail(
-            2,
-            &format!("option '--output': creating {}: {e}", dir.display()),
-        );
-    }
-    let mut progress = print::StudyProgress::new(&p, a.quiet);
-    let (run_stop, allow) = (stop.clone(), a.allow_destructive);
-    let run_fn = move |r: &ssdready_run::RunRequest| {
-        crate::progress::run_request(r, run_stop.clone(), allow)
-    };
-    let mut runner = real::RealRunner::new(stop.clone(), &targets, Box::new(run_fn));
-    let ex = ssdready_study::driver::execute(&targets, &p, &mut runner, &mut progress);
-    let slo = match (&a.slo, a.quick) {
-        (Some(s), _) => ssdready_study::capacity::Slo::parse(s).ok(),
-        (None, false) => {
-            ssdready_study::capacity::Slo::parse(ssdready_study::capacity::DEFAULT_SLO).ok()
-        }
-        (None, true) => None,
-    };
-    let capacity = slo
-        .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))
-        .and_then(|s| slo::capacity(&s, &targets, &p, &mut runner));
-    if let (Some(c), false) = (&capacity, a.quiet) {
-        eprint!("{}", slo::text(c));
-    }
-    if let Err(w) = runner.restore() {
-        eprintln!("ssdready: {w}");
-    }
-    progress.finish();
-    let mut warnings = std::mem::take(&mut runner.notes);
-    drop(runner);
+    make_output(&dir, &stop);
+    let (ex, capacity, mut warnings) = run_sweeps(&a, &targets, &p, &stop);
     for t in targets.iter().filter(|t| t.created_by_study) {
         if std::fs::remove_file(&t.spec).is_ok() {
             warnings.push(format!("removed {}, which the study created", t.spec));
@@ -308,56 +444,21 @@ pub fn command(a: StudyArgs) {
         .runs
         .iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
-    let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
-    let transport = kdrive::transport_of(&targets[0].spec);
-    let calibration = match (&transport, interrupted) {
-        (Some(t), false) => {
-            let runtime_s = p.settings.runtime_s;
-            calibrate(&a, &stop, &ex.runs, (&t.name, runtime_s), &mut warnings)
-        }
-        _ => None,
+    let at = AppsAt {
+        targets: &targets,
+        dir: &dir,
+        stop: &stop,
+        runtime_s: p.settings.runtime_s,
     };
-    let mut j = ssdready_study::judge_with(
-        &targets,
-        &machine,
-        &ex.runs,
-        interrupted,
-        capacity.as_ref(),
-        transport.as_ref(),
-        calibration.as_ref(),
-    );
+    let (j, app_skips) = judge(&a, &at, &machine, &ex, capacity.as_ref(), &mut warnings);
     let mut skipped = p.skipped.clone();
-    let named = a.sweeps.iter().any(|s| s == "applications");
-    if !interrupted && (!a.quick || named) {
-        let raw = j.figures.device_limit.iops;
-        let ask = apps::Ask {
-            named,
-            with_pgbench: !a.quick,
-            with_cache_effect: !a.quick,
-            runtime_s: p.settings.runtime_s,
-        };
-        let tell = |m: String| {
-            if !a.quiet {
-                eprintln!("ssdready: {m}");
-            }
-        };
-        let (points, skips) = apps::run(&targets, &ask, &dir, &stop, &tell, raw);
-        apps::add(
-            &mut j,
-            points,
-            stop.load(std::sync::atomic::Ordering::Relaxed),
-        );
-        skipped.extend(skips);
-    }
+    skipped.extend(app_skips);
     // A stop during the applications section interrupts the study too: the
     // document, the exit code (130) and the history say so.
-    let interrupted = interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
     skipped.extend(ex.skipped);
     if let Some(d) = drive.as_mut() {
-        let line = d.stop();
-        if !line.is_empty() {
-            warnings.push(format!("the emulated drive's daemon: {line}"));
-        }
+        warnings.extend(stop_drive(d));
     }
     let doc = StudyDoc {
         schema: SCHEMA.into(),
@@ -383,23 +484,10 @@ pub fn command(a: StudyArgs) {
     let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
     // A study none of whose runs succeeded has nothing to remember.
     if let (Some(h), Some(json), true) = (history.as_mut(), &json, code != 1) {
-        match crate::history::record_study(h, &doc, json) {
-            Ok((id, db)) if !a.quiet => {
-                say(&format!("recorded as history #{id} in {}", db.display()))
-            }
-            Ok(_) => {}
-            Err(e) => say(&format!(
-                "warning: the study was not recorded in the history: {e}"
-            )),
-        }
+        record(h, &doc, json, a.quiet);
     }
     if let Some(b) = &base {
-        if code == 0 {
-            code =
-                crate::compare::regression_check(b, &ssdready_history::figures::from_study(&doc));
-        } else {
-            say("no regression check: the study did not complete");
-        }
+        code = regression_check(b, &doc, code);
     }
     std::process::exit(code);
 }

@@ -12,16 +12,26 @@
 use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table, XyChart};
 use super::page::{header, kpis, kv_table, page, section, utc, Kpi};
 use super::svg::{esc, Unit};
-use ssdready_characterize::model::{CharacterizeDoc, RoundTest, WindowPoint, WsatResult};
+use ssdready_characterize::model::{CharacterizeDoc, RoundTest, WindowPoint};
 use ssdready_characterize::plan::Tracked;
+use ssdready_core::steady::PtsVerdict;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write as _;
+use wsat::{cliff_text, wsat_over};
 
 /// Rows of a data table under a dense curve, at most.
 const MAX_TABLE_ROWS: usize = 400;
 
 /// The whole page.
 pub fn render(d: &CharacterizeDoc) -> String {
+    let mut body = top(d);
+    sections(d, &mut body);
+    page(&format!("ssdready characterize {}", d.target.spec), &body)
+}
+
+/// The page's top: the target, the settings, any banner, the key figures
+/// and the steady-state table.
+fn top(d: &CharacterizeDoc) -> String {
     let t = &d.target;
     let meta = vec![
         format!(
@@ -68,6 +78,11 @@ pub fn render(d: &CharacterizeDoc) -> String {
         kpis(&key_figures(d)),
         steady_table(d).html()
     );
+    body
+}
+
+/// One section per test, then the target and its preparation.
+fn sections(d: &CharacterizeDoc, body: &mut String) {
     let convergence: Vec<String> = round_tests(d).map(|t| convergence(t).html()).collect();
     body.push_str(&section(
         "c-steady",
@@ -114,7 +129,6 @@ pub fn render(d: &CharacterizeDoc) -> String {
         "",
         &[kv_table(&target_rows(d))],
     ));
-    page(&format!("ssdready characterize {}", t.spec), &body)
 }
 
 /// The round-based tests, in the order they ran.
@@ -152,9 +166,21 @@ fn point(t: &RoundTest, read_pct: u32, bs: u32) -> Option<&WindowPoint> {
         .find(|p| p.read_pct == read_pct && p.bs == bs)
 }
 
+/// The key figures at the top of the page.
 fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
+    vec![
+        random_write_kpi(d),
+        cliff_kpi(d),
+        throughput_kpi(d),
+        latency_kpi(d),
+        wa_kpi(d),
+    ]
+}
+
+/// Steady 4 KiB random writes, with the window judged.
+fn random_write_kpi(d: &CharacterizeDoc) -> Kpi {
     let ss = &d.steady_state;
-    let rw = Kpi {
+    Kpi {
         label: "Steady 4 KiB random writes".into(),
         value: ss
             .randwrite_4k_iops
@@ -171,8 +197,12 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             None => "no IOPS test".into(),
         },
         anchor: "c-conv-iops".into(),
-    };
-    let cliff = Kpi {
+    }
+}
+
+/// The write cliff: how far IOPS fell, and after how much writing.
+fn cliff_kpi(d: &CharacterizeDoc) -> Kpi {
+    Kpi {
         label: "Write cliff".into(),
         value: d
             .write_cliff
@@ -194,7 +224,11 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             },
         ),
         anchor: "c-wsat-time".into(),
-    };
+    }
+}
+
+/// The best sequential throughput of the window.
+fn throughput_kpi(d: &CharacterizeDoc) -> Kpi {
     let seq =
         d.throughput
             .iter()
@@ -203,14 +237,18 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
                 Some(b) if b.bw_bytes >= p.bw_bytes => Some(b),
                 _ => Some(p),
             });
-    let tput = Kpi {
+    Kpi {
         label: "Sequential throughput".into(),
         value: seq.map(|p| format!("{}/s", fmt_bytes(p.bw_bytes))),
         detail: seq.map_or("no throughput test".into(), |p| p.label.clone()),
         anchor: "c-throughput".into(),
-    };
+    }
+}
+
+/// Random 4 KiB reads at QD 1: mean, p99.99 and maximum.
+fn latency_kpi(d: &CharacterizeDoc) -> Kpi {
     let read = d.latency.as_ref().and_then(|t| point(t, 100, 4096));
-    let lat = Kpi {
+    Kpi {
         label: "QD 1 random read latency".into(),
         value: read.map(|p| fmt_ns(p.lat_mean_ns)),
         detail: read.map_or("no latency test".into(), |p| {
@@ -221,12 +259,16 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             )
         }),
         anchor: "c-latency".into(),
-    };
+    }
+}
+
+/// Write amplification, seen or inferred, with the model's.
+fn wa_kpi(d: &CharacterizeDoc) -> Kpi {
     let wa = d
         .write_cliff
         .as_ref()
         .map(|c| (c.wa_seen, c.wa_inferred, c.wa_predicted));
-    let wa = Kpi {
+    Kpi {
         label: "Write amplification".into(),
         value: wa.map(|(seen, inferred, _)| format!("{:.2}", seen.unwrap_or(inferred))),
         detail: wa.map_or("no write cliff".into(), |(seen, _, predicted)| {
@@ -241,8 +283,7 @@ fn key_figures(d: &CharacterizeDoc) -> Vec<Kpi> {
             }
         }),
         anchor: "c-wsat-time".into(),
-    };
-    vec![rw, cliff, tput, lat, wa]
+    }
 }
 
 fn steady_table(d: &CharacterizeDoc) -> Table {
@@ -294,44 +335,7 @@ fn convergence(t: &RoundTest) -> Figure {
         .push(Series::new(&t.tracked_label, 0, Style::Line, pts));
     let mut note = String::new();
     if let Some(v) = &t.verdict {
-        let (a, b) = (v.window_first as f64, v.window_last as f64);
-        let mean = v.stats.mean;
-        c.marks.push(Mark::Band {
-            x0: a,
-            x1: b,
-            label: "window".into(),
-            fill: "#9cf".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: mean,
-            label: "mean".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: 1.1 * mean,
-            label: "+10 %".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: 0.9 * mean,
-            label: "−10 %".into(),
-        });
-        let line = |x: f64| v.stats.intercept + v.stats.slope * (x - a);
-        c.series.push(Series::new(
-            "least-squares line",
-            1,
-            Style::Dashed,
-            vec![(a, line(a)), (b, line(b))],
-        ));
-        let _ = write!(
-            note,
-            "{} after {} rounds: over rounds {}–{} the range is {:.1} % of the mean ({}) and the least-squares line moves {:.1} %.",
-            if v.reached { "Steady" } else { "Steady state NOT reached" },
-            v.rounds,
-            v.window_first,
-            v.window_last,
-            v.range_pct,
-            if v.range_ok { "within the limit" } else { "over the limit" },
-            v.excursion_pct
-        );
+        mark_window(&mut c, v, &mut note);
     }
     if let Some(p) = &t.precondition {
         let _ = write!(
@@ -361,6 +365,49 @@ fn convergence(t: &RoundTest) -> Figure {
         body: Body::Chart(c.svg()),
         table: Some(table),
     }
+}
+
+/// The steady window on a convergence plot: shaded, its mean with the
+/// ±10 % band and the least-squares line, and the verdict in words.
+fn mark_window(c: &mut XyChart, v: &PtsVerdict, note: &mut String) {
+    let (a, b) = (v.window_first as f64, v.window_last as f64);
+    let mean = v.stats.mean;
+    c.marks.push(Mark::Band {
+        x0: a,
+        x1: b,
+        label: "window".into(),
+        fill: "#9cf".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: mean,
+        label: "mean".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: 1.1 * mean,
+        label: "+10 %".into(),
+    });
+    c.marks.push(Mark::HLine {
+        y: 0.9 * mean,
+        label: "−10 %".into(),
+    });
+    let line = |x: f64| v.stats.intercept + v.stats.slope * (x - a);
+    c.series.push(Series::new(
+        "least-squares line",
+        1,
+        Style::Dashed,
+        vec![(a, line(a)), (b, line(b))],
+    ));
+    let _ = write!(
+        note,
+        "{} after {} rounds: over rounds {}–{} the range is {:.1} % of the mean ({}) and the least-squares line moves {:.1} %.",
+        if v.reached { "Steady" } else { "Steady state NOT reached" },
+        v.rounds,
+        v.window_first,
+        v.window_last,
+        v.range_pct,
+        if v.range_ok { "within the limit" } else { "over the limit" },
+        v.excursion_pct
+    );
 }
 
 /// The IOPS matrix: a table (block size × mix) and IOPS against block size.
@@ -481,6 +528,26 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             .unwrap_or_else(|| "this characterization ran no latency test".into());
         return missing("c-latency-mix", &title, &why);
     };
+    let table = latency_table(t);
+    let c = latency_chart(&title, t);
+    let note = match &t.verdict {
+        Some(v) => format!(
+            "The mean of rounds {}–{} of the latency test.",
+            v.window_first, v.window_last
+        ),
+        None => "The mean of the latency test's last rounds.".into(),
+    };
+    Figure {
+        id: "c-latency-mix".into(),
+        title,
+        note,
+        body: Body::Chart(c.svg()),
+        table: Some(table),
+    }
+}
+
+/// The latency test's window as a table, one row per point.
+fn latency_table(t: &RoundTest) -> Table {
     let mut table = Table::new(&[
         "point",
         "block size",
@@ -501,8 +568,14 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             fmt_count(p.iops),
         ]);
     }
+    table
+}
+
+/// Mean, p99.99 and maximum against the read share, one line per block
+/// size.
+fn latency_chart(title: &str, t: &RoundTest) -> XyChart {
     let mut c = XyChart::new(
-        &title,
+        title,
         Axis::linear("reads", Unit::Pct),
         Axis::log10("response time", Unit::Ns),
     );
@@ -541,159 +614,7 @@ fn latency(d: &CharacterizeDoc) -> Figure {
             ));
         }
     }
-    let note = match &t.verdict {
-        Some(v) => format!(
-            "The mean of rounds {}–{} of the latency test.",
-            v.window_first, v.window_last
-        ),
-        None => "The mean of the latency test's last rounds.".into(),
-    };
-    Figure {
-        id: "c-latency-mix".into(),
-        title,
-        note,
-        body: Body::Chart(c.svg()),
-        table: Some(table),
-    }
-}
-
-/// The write cliff in words (the section's introduction).
-fn cliff_text(d: &CharacterizeDoc) -> String {
-    let Some(c) = &d.write_cliff else {
-        return d
-            .write_cliff_note
-            .clone()
-            .unwrap_or_else(|| "No write cliff was found.".into());
-    };
-    let mut s = format!(
-        "4 KiB random writes from fresh: {} IOPS until {} had been written ({:.2}× the capacity, {:.1} s), then the cliff; {} IOPS from {:.1} s ({}), {:.1}× below the fresh level.",
-        fmt_count(c.fresh_iops),
-        fmt_bytes(c.cliff_at_bytes as f64),
-        c.cliff_at_capacity,
-        c.cliff_at_s,
-        fmt_count(c.steady_iops),
-        c.steady_from_s,
-        if c.settled { "settled by the PTS rule" } else { "NOT settled by the PTS rule" },
-        c.ratio
-    );
-    if let Some(wa) = c.wa_seen {
-        let _ = write!(
-            s,
-            " Write amplification {wa:.2} seen by the emulator's counters"
-        );
-        if let (Some(p), Some(e)) = (c.wa_predicted, c.wa_error_pct) {
-            let _ = write!(s, ", {p:.2} predicted by Desnoyers' model ({e:+.1} %)");
-        }
-        s.push('.');
-    } else {
-        let _ = write!(
-            s,
-            " Write amplification inferred from the cliff's depth: {:.2}.",
-            c.wa_inferred
-        );
-    }
-    s
-}
-
-/// WSAT IOPS against time, or against the capacity written (`by_capacity`).
-fn wsat_over(d: &CharacterizeDoc, w: &WsatResult, by_capacity: bool) -> Figure {
-    let cap = d.target.capacity_bytes.max(1) as f64;
-    let (id, title, x) = if by_capacity {
-        (
-            "c-wsat-capacity",
-            format!(
-                "Write saturation: {} IOPS against capacity written",
-                w.label
-            ),
-            Axis::linear("capacity written (× capacity)", Unit::Plain),
-        )
-    } else {
-        (
-            "c-wsat-time",
-            format!("Write saturation: {} IOPS over time", w.label),
-            Axis::linear("time", Unit::Seconds),
-        )
-    };
-    if w.samples.is_empty() {
-        let why = w
-            .failure
-            .clone()
-            .unwrap_or_else(|| "no sample was taken".into());
-        return missing(id, &title, &why);
-    }
-    let xof = |s: &ssdready_characterize::model::WsatSample| {
-        if by_capacity {
-            s.bytes_written as f64 / cap
-        } else {
-            s.t_s
-        }
-    };
-    let mut c = XyChart::new(&title, x, Axis::linear("IOPS", Unit::Count));
-    c.series.push(Series::new(
-        "IOPS",
-        0,
-        Style::Thin,
-        w.samples.iter().map(|s| (xof(s), s.iops)).collect(),
-    ));
-    if let Some(cl) = &d.write_cliff {
-        let (at, steady_from) = if by_capacity {
-            (cl.cliff_at_capacity, cl.steady_from_bytes as f64 / cap)
-        } else {
-            (cl.cliff_at_s, cl.steady_from_s)
-        };
-        let end = w.samples.last().map_or(steady_from, xof);
-        c.marks.push(Mark::VLine {
-            x: at,
-            label: "cliff".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: cl.fresh_iops,
-            label: "fresh".into(),
-        });
-        c.marks.push(Mark::HLine {
-            y: cl.steady_iops,
-            label: "steady".into(),
-        });
-        c.marks.push(Mark::Band {
-            x0: steady_from,
-            x1: end,
-            label: "steady".into(),
-            fill: "#9cf".into(),
-        });
-    }
-    let note = format!(
-        "QD {}: {} written ({:.1}× the capacity) in {:.1} s, stopped by {}; {} samples.",
-        w.iodepth,
-        fmt_bytes(w.bytes_written as f64),
-        w.capacity_multiple_written,
-        w.seconds,
-        w.stopped_by,
-        w.samples.len()
-    );
-    let mut table = Table::new(&[
-        "time",
-        "written",
-        "× capacity",
-        "IOPS",
-        "write amplification",
-    ]);
-    let every = w.samples.len().div_ceil(MAX_TABLE_ROWS).max(1);
-    for s in w.samples.iter().step_by(every) {
-        table.row(vec![
-            format!("{:.3} s", s.t_s),
-            fmt_bytes(s.bytes_written as f64),
-            format!("{:.3}", s.bytes_written as f64 / cap),
-            fmt_count(s.iops),
-            s.wa().map_or("-".into(), |v| format!("{v:.2}")),
-        ]);
-    }
-    Figure {
-        id: id.into(),
-        title,
-        note,
-        body: Body::Chart(c.svg()),
-        table: Some(table),
-    }
+    c
 }
 
 fn target_rows(d: &CharacterizeDoc) -> Vec<(String, String, Option<String>)> {
@@ -746,6 +667,8 @@ fn target_rows(d: &CharacterizeDoc) -> Vec<(String, String, Option<String>)> {
     }
     rows
 }
+
+mod wsat;
 
 #[cfg(test)]
 mod tests;

@@ -314,6 +314,23 @@ impl XyChart {
         let (y0, y1) = extent(ys_all.into_iter().filter(|v| v.is_finite()));
         let (xs, xt, xtitle) = self.x.resolve(x0, x1, l, r);
         let (ys, yt, ytitle) = self.y.resolve(y0, y1, b, t);
+        self.draw_bands(&mut svg, &xs, plot);
+        axes(&mut svg, &xs, &xt, &xtitle, &ys, &yt, &ytitle, plot);
+        if pts.is_empty() {
+            svg.text((l + r) / 2.0, (t + b) / 2.0, "middle", "note", "no data");
+        }
+        let mut placed = Vec::new();
+        for s in &self.series {
+            self.draw_series(&mut svg, s, &xs, &ys, plot, &mut placed);
+        }
+        let top = self.draw_hlines(&mut svg, &ys, plot);
+        self.draw_vlines(&mut svg, &xs, &ys, plot, top);
+        svg.finish()
+    }
+
+    /// The bands (shaded x ranges) behind the plot, each labelled at its top.
+    fn draw_bands(&self, svg: &mut Svg, xs: &Scale, plot: (f64, f64, f64, f64)) {
+        let (l, t, r, b) = plot;
         for m in &self.marks {
             if let Mark::Band {
                 x0,
@@ -327,14 +344,12 @@ impl XyChart {
                 svg.text(a + 3.0, t + 11.0, "start", "note", label);
             }
         }
-        axes(&mut svg, &xs, &xt, &xtitle, &ys, &yt, &ytitle, plot);
-        if pts.is_empty() {
-            svg.text((l + r) / 2.0, (t + b) / 2.0, "middle", "note", "no data");
-        }
-        let mut placed = Vec::new();
-        for s in &self.series {
-            self.draw_series(&mut svg, s, &xs, &ys, plot, &mut placed);
-        }
+    }
+
+    /// The horizontal reference lines (limits) with their labels; returns
+    /// the highest free label line at the top for the vertical ones.
+    fn draw_hlines(&self, svg: &mut Svg, ys: &Scale, plot: (f64, f64, f64, f64)) -> f64 {
+        let (l, t, r, _) = plot;
         // Limits' labels sit above their line at the left; the knee's at the
         // top of its line, below any limit label up there.
         let mut top = t + 11.0;
@@ -348,6 +363,20 @@ impl XyChart {
                 }
             }
         }
+        top
+    }
+
+    /// The vertical reference lines (the knee) with their labels, at the top
+    /// or at the bottom, wherever fewer points are in the way.
+    fn draw_vlines(
+        &self,
+        svg: &mut Svg,
+        xs: &Scale,
+        ys: &Scale,
+        plot: (f64, f64, f64, f64),
+        mut top: f64,
+    ) {
+        let (t, r, b) = (plot.1, plot.2, plot.3);
         for m in &self.marks {
             if let Mark::VLine { x, label } = m {
                 let px = xs.map(*x);
@@ -384,7 +413,6 @@ impl XyChart {
                 }
             }
         }
-        svg.finish()
     }
 
     fn draw_series(

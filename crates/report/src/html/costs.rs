@@ -69,20 +69,7 @@ type DepthSplit<'a> = (u32, Vec<(String, f64)>, &'a str, f64);
 
 /// Stacked bars of each depth's mean latency split along the I/O path.
 pub fn decomposition(d: &StudyDoc) -> Figure {
-    let mut cats = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut rows: Vec<DepthSplit> = Vec::new();
-    for p in &d.figures.qd_curve {
-        if let Some((parts, src)) = split_at(d, p) {
-            for (n, _) in &parts {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-            cats.push(format!("{}", p.qd));
-            rows.push((p.qd, parts, src, p.lat_mean_ns));
-        }
-    }
+    let (cats, names, rows) = depth_splits(d);
     let parts: Vec<(String, Vec<f64>)> = names
         .iter()
         .map(|n| {
@@ -93,23 +80,7 @@ pub fn decomposition(d: &StudyDoc) -> Figure {
             (n.clone(), v)
         })
         .collect();
-    let mut t = Table::new(&["QD", "part", "mean", "share of the mean", "source"]);
-    let mut sources: Vec<&str> = Vec::new();
-    for (qd, ps, src, total) in &rows {
-        for (n, v) in ps {
-            let share = if *total > 0.0 { 100.0 * v / total } else { 0.0 };
-            t.row(vec![
-                qd.to_string(),
-                n.clone(),
-                fmt_ns(*v),
-                format!("{share:.1} %"),
-                src.to_string(),
-            ]);
-        }
-        if !sources.contains(src) {
-            sources.push(src);
-        }
-    }
+    let (t, sources) = decomposition_table(&rows);
     let chart = StackedBars {
         title: "Mean latency per queue depth, split along the I/O path".into(),
         category_title: "queue depth (I/Os in flight)".into(),
@@ -155,6 +126,48 @@ pub fn decomposition(d: &StudyDoc) -> Figure {
     }
 }
 
+/// Each depth's split along the I/O path where one was measured: the
+/// categories, the parts' names in order of appearance, and the rows.
+fn depth_splits(d: &StudyDoc) -> (Vec<String>, Vec<String>, Vec<DepthSplit<'_>>) {
+    let mut cats = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut rows: Vec<DepthSplit> = Vec::new();
+    for p in &d.figures.qd_curve {
+        if let Some((parts, src)) = split_at(d, p) {
+            for (n, _) in &parts {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            cats.push(format!("{}", p.qd));
+            rows.push((p.qd, parts, src, p.lat_mean_ns));
+        }
+    }
+    (cats, names, rows)
+}
+
+/// The splits as a table, with the sources they came from.
+fn decomposition_table<'a>(rows: &[DepthSplit<'a>]) -> (Table, Vec<&'a str>) {
+    let mut t = Table::new(&["QD", "part", "mean", "share of the mean", "source"]);
+    let mut sources: Vec<&str> = Vec::new();
+    for (qd, ps, src, total) in rows {
+        for (n, v) in ps {
+            let share = if *total > 0.0 { 100.0 * v / total } else { 0.0 };
+            t.row(vec![
+                qd.to_string(),
+                n.clone(),
+                fmt_ns(*v),
+                format!("{share:.1} %"),
+                src.to_string(),
+            ]);
+        }
+        if !sources.contains(src) {
+            sources.push(src);
+        }
+    }
+    (t, sources)
+}
+
 /// TSC clocks per nanosecond, when the machine's TSC rate is known.
 fn clocks_per_ns(d: &StudyDoc) -> Option<f64> {
     d.machine.tsc_hz.filter(|h| *h > 0.0).map(|h| h / 1e9)
@@ -171,10 +184,9 @@ fn clocks_axis(d: &StudyDoc) -> Option<AltAxis> {
 /// Most layers drawn; the rest are summed as "other layers".
 const MAX_LAYERS: usize = 7;
 
-/// CPU per I/O by kernel layer for each profiled configuration.
-pub fn cpu_layers(d: &StudyDoc) -> Figure {
-    let profiled: Vec<&RunRecord> = d
-        .runs
+/// The runs that were profiled by kernel layer.
+fn profiled_runs(d: &StudyDoc) -> Vec<&RunRecord> {
+    d.runs
         .iter()
         .filter(|r| {
             r.error.is_none()
@@ -183,10 +195,13 @@ pub fn cpu_layers(d: &StudyDoc) -> Figure {
                     .as_ref()
                     .is_some_and(|p| !p.layers.is_empty())
         })
-        .collect();
-    // Layers by their largest cost anywhere, the biggest first.
+        .collect()
+}
+
+/// Layers by their largest cost anywhere, the biggest first.
+fn layers_by_cost(profiled: &[&RunRecord]) -> Vec<(String, f64)> {
     let mut names: Vec<(String, f64)> = Vec::new();
-    for r in &profiled {
+    for r in profiled {
         for l in &r.summary.profile.as_ref().expect("filtered").layers {
             match names.iter_mut().find(|n| n.0 == l.0) {
                 Some(n) => n.1 = n.1.max(l.2),
@@ -195,6 +210,13 @@ pub fn cpu_layers(d: &StudyDoc) -> Figure {
         }
     }
     names.sort_by(|a, b| b.1.total_cmp(&a.1));
+    names
+}
+
+/// CPU per I/O by kernel layer for each profiled configuration.
+pub fn cpu_layers(d: &StudyDoc) -> Figure {
+    let profiled = profiled_runs(d);
+    let names = layers_by_cost(&profiled);
     let shown: Vec<String> = names.iter().take(MAX_LAYERS).map(|n| n.0.clone()).collect();
     let mut parts: Vec<(String, Vec<f64>)> =
         shown.iter().map(|n| (n.clone(), Vec::new())).collect();

@@ -7,7 +7,7 @@
 use super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
 use super::svg::{color, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::figures::{median, CurvePoint};
+use ssdready_study::figures::{median, CurvePoint, Scaling};
 use ssdready_study::model::{RunRecord, StudyDoc};
 
 /// A study and the name it goes by in a comparison ("" alone).
@@ -462,6 +462,34 @@ pub fn percentiles(docs: &[Named]) -> Figure {
     }
 }
 
+/// The table's rows of one study: one thread, then each thread count.
+fn scaling_rows(t: &mut Table, name: &str, one: &CurvePoint, sc: &[Scaling]) {
+    let q = sc[0].qd_per_thread;
+    t.row(vec![
+        name.to_string(),
+        "1".into(),
+        q.to_string(),
+        fmt_count(one.iops),
+        fmt_count(one.iops),
+        "100 %".into(),
+        "100 %".into(),
+        one.runs.join(" "),
+    ]);
+    for s in sc {
+        t.row(vec![
+            name.to_string(),
+            s.threads.to_string(),
+            s.qd_per_thread.to_string(),
+            fmt_count(s.iops),
+            fmt_count(s.threads as f64 * one.iops),
+            format!("{:.0} %", s.efficiency_pct),
+            s.cpu_efficiency_pct
+                .map_or("-".into(), |v| format!("{v:.0} %")),
+            s.runs.join(" "),
+        ]);
+    }
+}
+
 /// IOPS against threads, with the ideal (one thread's IOPS times N).
 pub fn scaling(docs: &[Named]) -> Figure {
     let mut c = XyChart::new(
@@ -506,29 +534,7 @@ pub fn scaling(docs: &[Named]) -> Figure {
             Style::Dashed,
             vec![(1.0, one.iops), (top, top * one.iops)],
         ));
-        t.row(vec![
-            name.to_string(),
-            "1".into(),
-            q.to_string(),
-            fmt_count(one.iops),
-            fmt_count(one.iops),
-            "100 %".into(),
-            "100 %".into(),
-            one.runs.join(" "),
-        ]);
-        for s in sc {
-            t.row(vec![
-                name.to_string(),
-                s.threads.to_string(),
-                s.qd_per_thread.to_string(),
-                fmt_count(s.iops),
-                fmt_count(s.threads as f64 * one.iops),
-                format!("{:.0} %", s.efficiency_pct),
-                s.cpu_efficiency_pct
-                    .map_or("-".into(), |v| format!("{v:.0} %")),
-                s.runs.join(" "),
-            ]);
-        }
+        scaling_rows(&mut t, name, one, sc);
     }
     drop_study_column(&mut t, docs);
     let body = if t.rows.is_empty() {

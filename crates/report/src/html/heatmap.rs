@@ -3,7 +3,7 @@
 //! scale so thin tails stay visible), with run boundaries and a colour key.
 
 use super::charts::{axes, extent, value_text, Axis, WIDTH};
-use super::svg::{heat_color, text_width, Svg};
+use super::svg::{heat_color, text_width, Scale, Svg};
 
 /// Cells of time × value buckets, coloured by a share.
 #[derive(Clone, Debug)]
@@ -44,6 +44,15 @@ impl HeatMap {
             .copied()
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
+        self.draw_cells(&mut svg, &xs, &ys, vmax);
+        self.draw_segments(&mut svg, &xs, plot);
+        self.draw_key(&mut svg, plot, vmax);
+        svg.finish()
+    }
+
+    /// The cells, shaded by their share of the largest (sqrt scale), each
+    /// with its tooltip.
+    fn draw_cells(&self, svg: &mut Svg, xs: &Scale, ys: &Scale, vmax: f64) {
         for (ci, col) in self.cells.iter().enumerate() {
             let Some(&(c0, c1)) = self.columns.get(ci) else {
                 continue;
@@ -79,7 +88,11 @@ impl HeatMap {
                 );
             }
         }
-        // Run boundaries; their names above the plot where they fit.
+    }
+
+    /// Run boundaries; their names above the plot where they fit.
+    fn draw_segments(&self, svg: &mut Svg, xs: &Scale, plot: (f64, f64, f64, f64)) {
+        let (_, t, r, b) = plot;
         let mut last = f64::NEG_INFINITY;
         for (k, (x, label)) in self.segments.iter().enumerate() {
             let px = xs.map(*x);
@@ -92,7 +105,12 @@ impl HeatMap {
                 last = px + text_width(label, 9.5);
             }
         }
-        // The colour key: share of the column's maximum cell, sqrt scale.
+    }
+
+    /// The colour key (share of the column's maximum cell, sqrt scale) and
+    /// the legend.
+    fn draw_key(&self, svg: &mut Svg, plot: (f64, f64, f64, f64), vmax: f64) {
+        let (_, t, r, b) = plot;
         let (kx, kw) = (r + 18.0, 12.0);
         for k in 0..20 {
             let f = k as f64 / 19.0;
@@ -116,7 +134,6 @@ impl HeatMap {
         );
         svg.text(kx + kw + 3.0, b, "start", "tick", "0");
         svg.vtext(WIDTH - 8.0, (t + b) / 2.0, "atitle", &self.legend);
-        svg.finish()
     }
 }
 

@@ -9,7 +9,7 @@ use super::charts::{Axis, Body, Figure, StackedBars, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_study::model::StudyDoc;
-use ssdready_study::strategies::{fmt_ratio, ResultDoc, BASELINE};
+use ssdready_study::strategies::{fmt_ratio, ResultDoc, Section, BASELINE};
 
 fn ratio(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{}×", fmt_ratio(v)))
@@ -52,6 +52,38 @@ fn table(results: &[ResultDoc]) -> Table {
         ]);
     }
     t
+}
+
+/// The figure's note: the peaks it is a share of, the best strategy on
+/// random reads, and what was skipped.
+fn strategies_note(s: &Section) -> String {
+    let mut note = String::from("Each strategy's throughput as a share of the device's peak (");
+    note.push_str(
+        &s.peak
+            .iter()
+            .map(|p| format!("{} {}: {}", p.pattern, p.source, p.detail))
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    note.push_str("). The table sets each against async+intr on the same pattern: ×IOPS, ×CPU per I/O (the process's CPU, getrusage over the measured window, every ssdready thread) and ×p99 latency.");
+    if let Some(b) = &s.best {
+        note.push_str(&format!(
+            " Best on random reads: {} at {} async+intr's IOPS, {} its CPU per I/O, {} its p99.",
+            b.strategy,
+            ratio(Some(b.iops_ratio)),
+            ratio(b.cpu_per_io_ratio),
+            ratio(b.p99_lat_ratio)
+        ));
+    }
+    for k in &s.skipped {
+        note.push_str(&format!(
+            " Skipped {} ({}): {}.",
+            k.strategy,
+            k.pattern.as_deref().unwrap_or("every pattern"),
+            k.reason
+        ));
+    }
+    note
 }
 
 /// The strategies figure: % of peak per strategy and pattern, the
@@ -99,32 +131,7 @@ pub fn strategies(d: &StudyDoc) -> Figure {
         alt: None,
         horizontal: true,
     };
-    let mut note = String::from("Each strategy's throughput as a share of the device's peak (");
-    note.push_str(
-        &s.peak
-            .iter()
-            .map(|p| format!("{} {}: {}", p.pattern, p.source, p.detail))
-            .collect::<Vec<_>>()
-            .join("; "),
-    );
-    note.push_str("). The table sets each against async+intr on the same pattern: ×IOPS, ×CPU per I/O (the process's CPU, getrusage over the measured window, every ssdready thread) and ×p99 latency.");
-    if let Some(b) = &s.best {
-        note.push_str(&format!(
-            " Best on random reads: {} at {} async+intr's IOPS, {} its CPU per I/O, {} its p99.",
-            b.strategy,
-            ratio(Some(b.iops_ratio)),
-            ratio(b.cpu_per_io_ratio),
-            ratio(b.p99_lat_ratio)
-        ));
-    }
-    for k in &s.skipped {
-        note.push_str(&format!(
-            " Skipped {} ({}): {}.",
-            k.strategy,
-            k.pattern.as_deref().unwrap_or("every pattern"),
-            k.reason
-        ));
-    }
+    let note = strategies_note(s);
     Figure {
         id: "strategies".into(),
         title: chart.title.clone(),

@@ -47,8 +47,43 @@ pub fn render(d: &StudyDoc) -> String {
         "Each I/O's latency along its path, what limits the peak, and the CPU each I/O costs (nanoseconds and TSC clocks).",
         &[costs::decomposition(d).html(), costs::saturation_card(d), costs::cpu_layers(d).html(), costs::cpu_by_qd(d).html()],
     ));
+    workload_sections(d, &me, &mut body);
+    let tl = pick_timeline(d);
+    let note = timeline::window_note(&tl);
+    body.push_str(&section(
+        "s-over-time",
+        "Over time",
+        if tl.several {
+            "The study's runs are too short for a curve of their own (fewer than 5 whole seconds): every run's seconds, one after another."
+        } else {
+            "The longest run, second by second."
+        },
+        &[timeline::timeline_figure(&tl, "timeline", &note).html(), timeline::heatmap_figure(&tl, "heatmap").html()],
+    ));
+    body.push_str(&section(
+        "s-noise",
+        "Noise between repeats",
+        "",
+        &[noise(d).html()],
+    ));
+    body.push_str(&platform(d));
+    body.push_str(&runs_table(d));
+    let _ = write!(
+        body,
+        "<footer>{} · rendered from study.json (schema {} v{}) · re-render with <code>ssdready report DIR</code></footer>",
+        esc(&d.tool),
+        esc(&d.schema),
+        d.schema_version
+    );
+    let t = d.targets.first().map_or("?", |t| t.spec.as_str());
+    page(&format!("ssdready study of {t}"), &body)
+}
+
+/// The sections on other workloads: scaling, block sizes, mixes, the
+/// strategies, the fleet and the applications.
+fn workload_sections(d: &StudyDoc, me: &[Named], body: &mut String) {
     let mut more = vec![
-        curves::scaling(&me).html(),
+        curves::scaling(me).html(),
         block_sizes(d).html(),
         mixes(d).html(),
     ];
@@ -81,35 +116,6 @@ pub fn render(d: &StudyDoc) -> String {
             &[super::applications::applications(d).html()],
         ));
     }
-    let tl = pick_timeline(d);
-    let note = timeline::window_note(&tl);
-    body.push_str(&section(
-        "s-over-time",
-        "Over time",
-        if tl.several {
-            "The study's runs are too short for a curve of their own (fewer than 5 whole seconds): every run's seconds, one after another."
-        } else {
-            "The longest run, second by second."
-        },
-        &[timeline::timeline_figure(&tl, "timeline", &note).html(), timeline::heatmap_figure(&tl, "heatmap").html()],
-    ));
-    body.push_str(&section(
-        "s-noise",
-        "Noise between repeats",
-        "",
-        &[noise(d).html()],
-    ));
-    body.push_str(&platform(d));
-    body.push_str(&runs_table(d));
-    let _ = write!(
-        body,
-        "<footer>{} · rendered from study.json (schema {} v{}) · re-render with <code>ssdready report DIR</code></footer>",
-        esc(&d.tool),
-        esc(&d.schema),
-        d.schema_version
-    );
-    let t = d.targets.first().map_or("?", |t| t.spec.as_str());
-    page(&format!("ssdready study of {t}"), &body)
 }
 
 /// The first screen: header, key figures and verdicts.

@@ -19,6 +19,7 @@
 //! the checks of the data.
 
 mod plain;
+mod setup;
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
@@ -26,8 +27,7 @@ use crate::replay::cursor::{Next, Replay};
 use crate::replay::record::Recorder;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
 use ssdready_core::req::Ddir;
-use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
-use ssdready_core::spec_io::ThinkBlocksType;
+use ssdready_core::spec::JobSpec;
 use written::{Piece, Written};
 
 /// What a read or write carries for verification.
@@ -238,66 +238,28 @@ fn splitmix(mut z: u64) -> u64 {
 impl JobFlow {
     /// The flow of worker `worker` (0-based clone index) of `spec` over `regions`.
     pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
-        // The plan offers offsets without end; passes and budgets are here.
-        let endless = JobSpec {
-            time_based: true,
-            number_ios: None,
-            ..spec.clone()
-        };
-        let plan = IoPlan::new(&endless, regions, worker).with_holes_of(spec);
+        let plan = setup::endless_plan(spec, regions, worker);
         // fio's trimwrite writes each block it trims: twice the bytes.
         let moves = if spec.trim_then_write { 2 } else { 1 };
         let size: u64 = regions.iter().map(|r| r.len).sum::<u64>() * moves;
         let v = &spec.verify;
         let writes = spec.rw.modifies();
-        let layout = v.method.map(|method| Layout {
-            method,
-            interval: v.interval_for(&spec.bs.all()),
-            header_offset: v.offset,
-            pattern: v.pattern.clone(),
-        });
+        let layout = setup::layout(spec);
         let verify_on = layout.is_some();
         let verify_phase = verify_on && writes && v.do_verify;
-        let fixed_bs = spec.bs.min() == spec.bs.max();
-        // Offsets that visit each block once per pass (the plan's random
-        // map or fio's LFSR); `blockalign` other than the block size draws
-        // with repeats.
-        let aligned = spec.ba.iter().all(|&b| b == 0 || b == spec.bs.min());
-        let random_map = spec.rw.is_random()
-            && aligned
-            && (!spec.norandommap || (spec.lfsr && spec.bs.is_fixed()));
-        // A block may be written twice in a pass: random offsets drawn with
-        // repeats, or sequential holes that wrap (`rw=write:4k`). The last
-        // write is then what is expected there; a replay of the writes
-        // (`experimental_verify`) cannot tell which was last, so it checks
-        // each block against its own header only, as fio does.
-        let rewrites = (spec.rw.is_random() && !random_map) || spec.rw_seq_add != 0;
+        let rewrites = setup::rewrites(spec);
         let depth = spec.effective_iodepth().max(1) as usize;
         JobFlow {
             replay: None,
             plan,
             stage: Stage::Start,
             pending: None,
-            think: Think {
-                ns: spec.thinktime_ns,
-                spin_ns: spec.thinktime_spin_ns.min(spec.thinktime_ns),
-                blocks: u64::from(spec.thinktime_blocks.max(1)),
-                blocks_given: spec.thinktime_blocks_given,
-                by_completion: spec.thinktime_blocks_type == ThinkBlocksType::Complete,
-                iotime_ns: spec.thinktime_iotime_ns,
-                late_completions: spec.iodepth > 1 && spec.ioengine != EngineKind::Psync,
-                ..Think::default()
-            },
+            think: setup::think(spec),
             c: Counts::default(),
             loops_left: spec.loops.max(1),
             loops: u64::from(spec.loops.max(1)),
             size,
-            // fio: io_size, else size — at most what the regions hold
-            // (filesize=32m with size=8m moves 8 MiB, as fio).
-            limit: spec
-                .io_size
-                .map(|s| s * moves)
-                .unwrap_or_else(|| spec.size.map_or(size, |s| (s * moves).min(size))),
+            limit: setup::limit(spec, size, moves),
             max_bs: u64::from(spec.bs.max()),
             number_ios: spec
                 .number_ios
@@ -314,12 +276,7 @@ impl JobFlow {
             pass_fsync: writes && (spec.files.end_fsync || spec.files.fsync_on_close),
             unlink_each_loop: spec.files.unlink_each_loop,
             invalidate: spec.invalidate,
-            wrap_invalidate: spec.invalidate
-                && !spec.direct
-                && !spec.on_emulator()
-                && spec.ioengine != ssdready_core::spec::EngineKind::Null
-                && spec.time_based
-                && (spec.rw.is_random() || regions.len() == 1),
+            wrap_invalidate: setup::wrap_invalidate(spec, regions),
             last_was_sync: false,
             last_write_file: 0,
             passes: 0,
@@ -329,20 +286,10 @@ impl JobFlow {
             ios_cap: u64::MAX,
             pass_cap: u64::MAX,
             main_cap: u64::MAX,
-            main_dirs: match spec.rw {
-                RwMode::Write | RwMode::RandWrite => [false, true, false],
-                RwMode::Trim | RwMode::RandTrim => [false, false, true],
-                RwMode::Read | RwMode::RandRead => [true, false, false],
-                RwMode::ReadWrite | RwMode::RandRw => [true, true, false],
-            },
+            main_dirs: setup::main_dirs(spec.rw),
             verify_phase,
             check_reads: verify_on && !writes,
-            check_generation: writes
-                && v.write_sequence
-                && fixed_bs
-                && !spec.time_based
-                && !v.only
-                && !(v.experimental && rewrites),
+            check_generation: setup::check_generation(spec, rewrites),
             dry_run: verify_phase && v.only,
             experimental: v.experimental && !v.only,
             written: Written::new(!rewrites),
@@ -599,89 +546,112 @@ impl JobFlow {
             return s;
         }
         loop {
-            match self.stage {
-                Stage::Start | Stage::Between => {
-                    if inflight > 0 {
-                        return Step::Drain;
-                    }
-                    let first = self.stage == Stage::Start;
-                    if !self.keep_running() {
-                        self.stage = Stage::Done;
-                        continue;
-                    }
-                    self.begin_pass();
-                    if !first {
-                        return Step::NewLoop {
-                            unlink: self.unlink_each_loop,
-                            invalidate: self.invalidate,
-                        };
-                    }
-                }
+            let step = match self.stage {
+                Stage::Start | Stage::Between => self.between_step(inflight),
                 Stage::Work if self.trace.is_some() => match self.replay_step(inflight, now) {
-                    Some(s) => return s,
+                    Some(s) => Some(s),
                     None => {
                         self.plan_done = true;
                         self.stage = Stage::PassEnd;
+                        None
                     }
                 },
-                Stage::Work => {
-                    if let Some(s) = self.think_step(inflight, now) {
-                        return s;
-                    }
-                    // Backlog reads count in fio's pass bytes (it doubles
-                    // the pass for them): they come before the pass's end.
-                    if let Some(io) = self.backlog_read() {
-                        self.think.due = true;
-                        return Step::Io(io);
-                    }
-                    if self.pass_over() {
-                        self.stage = Stage::PassEnd;
-                        continue;
-                    }
-                    if let Some(io) = self.sync_due() {
-                        return Step::Io(io);
-                    }
-                    match self.plan_io() {
-                        Some(s) => return s,
-                        None => {
-                            self.plan_done = true;
-                            self.stage = Stage::PassEnd;
-                        }
-                    }
-                }
-                Stage::PassEnd => {
-                    if inflight > 0 {
-                        return Step::Drain;
-                    }
-                    self.stage = if self.verify_phase {
-                        Stage::Verify
-                    } else {
-                        Stage::Between
-                    };
-                    if self.pass_fsync && !self.last_was_sync {
-                        self.last_was_sync = true;
-                        if self.verify_phase {
-                            self.pending = Some(Step::SettleForVerify);
-                        }
-                        return Step::FsyncFiles;
-                    }
-                    if self.verify_phase {
-                        return Step::SettleForVerify;
-                    }
-                }
+                Stage::Work => self.work_step(inflight, now),
+                Stage::PassEnd => self.pass_end_step(inflight),
                 Stage::Verify => match self.verify_read() {
-                    Some(io) => return Step::Io(io),
-                    None => self.stage = Stage::VerifyEnd,
+                    Some(io) => Some(Step::Io(io)),
+                    None => {
+                        self.stage = Stage::VerifyEnd;
+                        None
+                    }
                 },
                 Stage::VerifyEnd => {
                     if inflight > 0 {
                         return Step::Drain;
                     }
                     self.stage = Stage::Between;
+                    None
                 }
                 Stage::Done => return Step::Done,
+            };
+            if let Some(s) = step {
+                return s;
             }
         }
+    }
+
+    /// Before the first pass or between two: drain, then start the next
+    /// pass (reopening the files after the first) or end the job. `None`:
+    /// the stage moved on, ask again.
+    #[inline]
+    fn between_step(&mut self, inflight: usize) -> Option<Step> {
+        if inflight > 0 {
+            return Some(Step::Drain);
+        }
+        let first = self.stage == Stage::Start;
+        if !self.keep_running() {
+            self.stage = Stage::Done;
+            return None;
+        }
+        self.begin_pass();
+        if first {
+            return None;
+        }
+        Some(Step::NewLoop {
+            unlink: self.unlink_each_loop,
+            invalidate: self.invalidate,
+        })
+    }
+
+    /// In a pass: think time, backlog reads, syncs, then the plan's next
+    /// I/O. `None`: the pass ended, ask again.
+    #[inline]
+    fn work_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
+        if let Some(s) = self.think_step(inflight, now) {
+            return Some(s);
+        }
+        // Backlog reads count in fio's pass bytes (it doubles the pass for
+        // them): they come before the pass's end.
+        if let Some(io) = self.backlog_read() {
+            self.think.due = true;
+            return Some(Step::Io(io));
+        }
+        if self.pass_over() {
+            self.stage = Stage::PassEnd;
+            return None;
+        }
+        if let Some(io) = self.sync_due() {
+            return Some(Step::Io(io));
+        }
+        let step = self.plan_io();
+        if step.is_none() {
+            self.plan_done = true;
+            self.stage = Stage::PassEnd;
+        }
+        step
+    }
+
+    /// A pass's end: drain, sync the files (`end_fsync`, `fsync_on_close`)
+    /// and settle for the verify phase when the job verifies. `None`: the
+    /// stage moved on, ask again.
+    #[inline]
+    fn pass_end_step(&mut self, inflight: usize) -> Option<Step> {
+        if inflight > 0 {
+            return Some(Step::Drain);
+        }
+        self.stage = if self.verify_phase {
+            Stage::Verify
+        } else {
+            Stage::Between
+        };
+        if self.pass_fsync && !self.last_was_sync {
+            self.last_was_sync = true;
+            if self.verify_phase {
+                self.pending = Some(Step::SettleForVerify);
+            }
+            return Some(Step::FsyncFiles);
+        }
+        self.verify_phase.then_some(Step::SettleForVerify)
     }
 
     fn begin_pass(&mut self) {

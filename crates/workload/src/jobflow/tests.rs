@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::verify::VerifySpec;
-use ssdready_core::spec::BlockSizes;
+use ssdready_core::spec::{BlockSizes, RwMode};
+use ssdready_core::spec_io::ThinkBlocksType;
 use std::collections::VecDeque;
 
 /// What the stand-in saw, in order.

@@ -34,14 +34,18 @@ mod files;
 mod permutation;
 mod randmap;
 mod run;
+mod setup;
 
 pub use permutation::Permutation;
 pub use randmap::RandMap;
 
-use dists::{zone_table, Skewed};
+use dists::Skewed;
 use files::FileChooser;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
+use setup::{
+    block_align, bytes_left, file_states, random_mode, split_weights, strided_zones, zone_tables,
+};
 use ssdready_core::req::Ddir;
 use ssdready_core::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
 
@@ -193,83 +197,12 @@ impl IoPlan {
         let bs: [BlockSizes; 3] = std::array::from_fn(|d| spec.bs.for_dir(d).clone());
         let min_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].min()).max(1));
         let unit = *min_bs.iter().min().unwrap_or(&1);
-        let ba: [u64; 3] = std::array::from_fn(|d| match spec.ba[d] {
-            0 => min_bs[d],
-            b if spec.rw.is_random() => u64::from(b),
-            _ => min_bs[d],
-        });
-        let zones = match &spec.random_distribution {
-            Distribution::Zoned(z) | Distribution::ZonedAbs(z) => {
-                std::array::from_fn(|d| zone_table(&z[d]))
-            }
-            _ => [None, None, None],
-        };
-        let mode = match &spec.random_distribution {
-            // fio's LFSR: every block once per pass, map or not.
-            Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {
-                RandomMode::Permutation
-            }
-            Distribution::Random if spec.norandommap || ba != min_bs => match spec.rand32 {
-                true => RandomMode::Free32,
-                false => RandomMode::Free,
-            },
-            Distribution::Random if spec.bs.is_fixed() => RandomMode::Permutation,
-            Distribution::Random => RandomMode::Map,
-            Distribution::Zoned(_) | Distribution::ZonedAbs(_) => RandomMode::Zoned,
-            Distribution::Sequence(_) => RandomMode::Sequence,
-            _ => RandomMode::Skewed,
-        };
-        // fio: strided zones only with one file open (else none); the
-        // random map then spans one zone.
-        let strided =
-            spec.zones
-                .active()
-                .filter(|_| regions.len() == 1)
-                .map(|(size, range, skip)| Strided {
-                    size,
-                    range,
-                    skip,
-                    start: 0,
-                    bytes: 0,
-                });
-        // fio: ranges of min(read, write) smallest sizes.
-        let range_size = min_bs[0].min(min_bs[1]).max(1);
-        let files: Vec<FileState> = regions
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let blocks = (strided.map_or(r.len, |z| z.range.min(r.len)) / unit).max(1);
-                FileState {
-                    region: *r,
-                    last_pos: [0; 3],
-                    last_start: [None; 3],
-                    blocks,
-                    perm: Permutation::new(blocks, seed ^ ((i as u64) << 32)),
-                    perm_pos: 0,
-                    pass: 0,
-                    map: (mode == RandomMode::Map && spec.rw.is_random())
-                        .then(|| RandMap::new(blocks)),
-                    skew: Skewed::offsets(
-                        &spec.random_distribution,
-                        spec.random_center,
-                        r.len.div_ceil(range_size).max(1),
-                        &mut rng,
-                    ),
-                }
-            })
-            .collect();
-        let total: u64 = regions.iter().map(|r| r.len).sum();
-        let bytes_left = if spec.time_based {
-            None
-        } else {
-            // fio: io_size, else size — at most what the files hold.
-            let size = spec.size.map_or(total, |s| s.min(total));
-            Some(
-                spec.io_size
-                    .unwrap_or(size)
-                    .saturating_mul(spec.loops as u64),
-            )
-        };
+        let ba = block_align(spec, &min_bs);
+        let zones = zone_tables(spec);
+        let mode = random_mode(spec, &ba, &min_bs);
+        let strided = strided_zones(spec, regions);
+        let files = file_states(spec, regions, strided, &min_bs, mode, seed, &mut rng);
+        let bytes_left = bytes_left(spec, regions);
         let chooser = FileChooser::new(
             spec.file_service,
             spec.file_service_nr,
@@ -277,18 +210,7 @@ impl IoPlan {
             files.len().max(1),
             &mut rng,
         );
-        let splits = std::array::from_fn(|d| match &bs[d] {
-            BlockSizes::Split(parts) => {
-                let mut v: Vec<(u64, u32)> = parts
-                    .iter()
-                    .filter(|p| p.1 > 0)
-                    .map(|&(b, w)| (u64::from(b), w))
-                    .collect();
-                v.sort_by_key(|p| p.1);
-                v
-            }
-            _ => Vec::new(),
-        });
+        let splits = std::array::from_fn(|d| split_weights(&bs[d]));
         let max_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].max()));
         let fast = files.len() == 1
             && strided.is_none()

@@ -97,15 +97,7 @@ impl<R: BufRead> TextLog<R> {
             let Some(t) = words.next() else {
                 return Ok(None);
             };
-            let us: u64 = t
-                .parse()
-                .map_err(|_| self.bad(format!("'{t}' is not a time (µs since the job began)")))?;
-            if us > MAX_TIME_US {
-                return Err(self.bad(format!(
-                    "time {us} µs is more than a year after the job began (a damaged trace?)"
-                )));
-            }
-            time_ns = Some(us * 1000);
+            time_ns = Some(self.parse_time(t)?);
         }
         let rest: Vec<&str> = words.collect();
         if rest.is_empty() {
@@ -118,37 +110,52 @@ impl<R: BufRead> TextLog<R> {
         let Some(&act) = rest.get(1) else {
             return Err(self.bad(format!("'{}' has no action", rest[0])));
         };
-        let number = |i: usize, what: &str| -> Result<u64, TraceError> {
-            let w = rest[i];
-            w.parse()
-                .map_err(|_| self.bad(format!("{what} '{w}' is not a whole number")))
+        let Some(action) = self.parse_action(act, &rest)? else {
+            return Ok(None);
         };
+        Ok(Some(Entry {
+            time_ns,
+            file,
+            action,
+        }))
+    }
+
+    /// A version 3 line's time, µs since the job began, in ns.
+    fn parse_time(&self, t: &str) -> Result<u64, TraceError> {
+        let us: u64 = t
+            .parse()
+            .map_err(|_| self.bad(format!("'{t}' is not a time (µs since the job began)")))?;
+        if us > MAX_TIME_US {
+            return Err(self.bad(format!(
+                "time {us} µs is more than a year after the job began (a damaged trace?)"
+            )));
+        }
+        Ok(us * 1000)
+    }
+
+    /// Field `i` of the line (after the time) as a whole number.
+    fn number(&self, rest: &[&str], i: usize, what: &str) -> Result<u64, TraceError> {
+        let w = rest[i];
+        w.parse()
+            .map_err(|_| self.bad(format!("{what} '{w}' is not a whole number")))
+    }
+
+    /// The line's action `act` with its fields (`rest`: the file, the
+    /// action, then its arguments); None for an action to skip (a version
+    /// 3 `wait`: the times say when).
+    fn parse_action(&self, act: &str, rest: &[&str]) -> Result<Option<Action>, TraceError> {
         let action = match (act, rest.len()) {
             ("add", 2) => Action::Add,
             ("open", 2) => Action::Open,
             ("close", 2) => Action::Close,
-            ("wait", 4) if self.version == 2 => Action::WaitUntilMs(number(2, "the wait")?),
-            ("wait", 4) => return Ok(None),
-            ("read" | "write" | "trim", 4) => {
-                let ddir = match act {
-                    "read" => Ddir::Read,
-                    "write" => Ddir::Write,
-                    _ => Ddir::Trim,
-                };
-                let offset = number(2, "the offset")?;
-                let len = number(3, "the length")?;
-                let len = u32::try_from(len)
-                    .ok()
-                    .filter(|&l| l > 0)
-                    .ok_or_else(|| self.bad(format!("length {len} is not 1 to 4294967295 bytes")))?;
-                offset
-                    .checked_add(u64::from(len))
-                    .ok_or_else(|| self.bad(format!("offset {offset} is past any file")))?;
-                Action::Io { ddir, offset, len }
+            ("wait", 4) if self.version == 2 => {
+                Action::WaitUntilMs(self.number(rest, 2, "the wait")?)
             }
+            ("wait", 4) => return Ok(None),
+            ("read" | "write" | "trim", 4) => self.io_action(act, rest)?,
             ("sync" | "datasync", 4) => {
-                number(2, "the offset")?;
-                number(3, "the length")?;
+                self.number(rest, 2, "the offset")?;
+                self.number(rest, 3, "the length")?;
                 Action::Sync {
                     data_only: act == "datasync",
                 }
@@ -171,11 +178,27 @@ impl<R: BufRead> TextLog<R> {
                 )))
             }
         };
-        Ok(Some(Entry {
-            time_ns,
-            file,
-            action,
-        }))
+        Ok(Some(action))
+    }
+
+    /// A read, write or trim: its offset and a length of 1 to 2³² − 1
+    /// bytes that does not run past any file.
+    fn io_action(&self, act: &str, rest: &[&str]) -> Result<Action, TraceError> {
+        let ddir = match act {
+            "read" => Ddir::Read,
+            "write" => Ddir::Write,
+            _ => Ddir::Trim,
+        };
+        let offset = self.number(rest, 2, "the offset")?;
+        let len = self.number(rest, 3, "the length")?;
+        let len = u32::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| self.bad(format!("length {len} is not 1 to 4294967295 bytes")))?;
+        offset
+            .checked_add(u64::from(len))
+            .ok_or_else(|| self.bad(format!("offset {offset} is past any file")))?;
+        Ok(Action::Io { ddir, offset, len })
     }
 }
 

@@ -271,89 +271,122 @@ impl Layout {
         start_in_block: usize,
         expect: &Expect,
     ) -> Option<Failure> {
-        let n = iv.len();
-        let fail = |check: &str, expected: String, found: String| {
-            Some(Failure {
-                offset: at,
-                len: n as u32,
-                check: check.to_string(),
-                expected,
-                found,
-            })
-        };
         let hsz = self.method.header_bytes();
-        if hsz > 0 {
-            if n <= hsz {
-                return fail("length", format!("more than {hsz} bytes"), format!("{n}"));
-            }
-            swap_header(iv, self.header_offset as usize, hsz);
-            let h = Header::read(iv);
-            if h.magic != MAGIC {
-                return fail(
-                    "magic",
-                    format!("a header (magic 0x{MAGIC:04x})"),
-                    format!(
-                        "0x{:04x}: no header (overwritten or never written)",
-                        h.magic
-                    ),
-                );
-            }
-            let crc = fio_crc32c(&iv[..36]);
-            if crc != h.crc {
-                return fail(
-                    "header crc32c",
-                    format!("0x{:08x} (computed over the header)", crc),
-                    format!("0x{:08x}: the header is corrupt", h.crc),
-                );
-            }
-            if h.len as usize != n {
-                return fail(
-                    "length",
-                    format!("{n}"),
-                    format!("{} ({})", h.len, h.origin()),
-                );
-            }
-            if h.offset != at {
-                return fail(
-                    "offset",
-                    format!("data written for offset {at}"),
-                    format!("a misdirected write: data {}", h.origin()),
-                );
-            }
-            if let Some(g) = expect.generation.filter(|&g| g as u16 != h.generation) {
-                return fail(
-                    "generation",
-                    format!("write #{} (low 16 bits {})", g, g as u16),
-                    format!("stale data, a different write: {}", h.origin()),
-                );
-            }
-            if let Some(s) = expect.seed.filter(|&s| s != h.seed) {
-                return fail(
-                    "seed",
-                    format!("seed {s}"),
-                    format!("stale data, seed {}: {}", h.seed, h.origin()),
-                );
-            }
-            if hsz > HEADER_BYTES {
-                let want = &iv[HEADER_BYTES..hsz];
-                let got = checksum(self.method, &iv[hsz..]);
-                if want != got.as_slice() {
-                    let shown = |b: &[u8]| hex(&b[..b.len().min(self.digest_bytes())]);
-                    return fail(
-                        self.method.name(),
-                        format!("{} (stored in the header)", shown(want)),
-                        format!("{} (computed from the data): corrupt data", shown(&got)),
-                    );
-                }
-            }
+        let header = if hsz > 0 {
+            self.check_header(iv, hsz, at, expect)
+        } else {
+            None
+        };
+        let (check, expected, found) =
+            header.or_else(|| self.check_pattern(iv, hsz, at, start_in_block))?;
+        Some(Failure {
+            offset: at,
+            len: iv.len() as u32,
+            check,
+            expected,
+            found,
+        })
+    }
+
+    /// The interval's header (`hsz` bytes): magic, its crc32c, length,
+    /// offset, the write expected, then the data's digest.
+    fn check_header(
+        &self,
+        iv: &mut [u8],
+        hsz: usize,
+        at: u64,
+        expect: &Expect,
+    ) -> Option<Mismatch> {
+        let n = iv.len();
+        if n <= hsz {
+            return mismatch("length", format!("more than {hsz} bytes"), format!("{n}"));
         }
+        swap_header(iv, self.header_offset as usize, hsz);
+        let h = Header::read(iv);
+        if h.magic != MAGIC {
+            return mismatch(
+                "magic",
+                format!("a header (magic 0x{MAGIC:04x})"),
+                format!(
+                    "0x{:04x}: no header (overwritten or never written)",
+                    h.magic
+                ),
+            );
+        }
+        let crc = fio_crc32c(&iv[..36]);
+        if crc != h.crc {
+            return mismatch(
+                "header crc32c",
+                format!("0x{:08x} (computed over the header)", crc),
+                format!("0x{:08x}: the header is corrupt", h.crc),
+            );
+        }
+        if h.len as usize != n {
+            return mismatch(
+                "length",
+                format!("{n}"),
+                format!("{} ({})", h.len, h.origin()),
+            );
+        }
+        if h.offset != at {
+            return mismatch(
+                "offset",
+                format!("data written for offset {at}"),
+                format!("a misdirected write: data {}", h.origin()),
+            );
+        }
+        if let Some(g) = expect.generation.filter(|&g| g as u16 != h.generation) {
+            return mismatch(
+                "generation",
+                format!("write #{} (low 16 bits {})", g, g as u16),
+                format!("stale data, a different write: {}", h.origin()),
+            );
+        }
+        if let Some(s) = expect.seed.filter(|&s| s != h.seed) {
+            return mismatch(
+                "seed",
+                format!("seed {s}"),
+                format!("stale data, seed {}: {}", h.seed, h.origin()),
+            );
+        }
+        self.check_digest(iv, hsz)
+    }
+
+    /// The data's digest against the one stored in the header (methods
+    /// with a checksum).
+    fn check_digest(&self, iv: &[u8], hsz: usize) -> Option<Mismatch> {
+        if hsz <= HEADER_BYTES {
+            return None;
+        }
+        let want = &iv[HEADER_BYTES..hsz];
+        let got = checksum(self.method, &iv[hsz..]);
+        if want == got.as_slice() {
+            return None;
+        }
+        let shown = |b: &[u8]| hex(&b[..b.len().min(self.digest_bytes())]);
+        mismatch(
+            self.method.name(),
+            format!("{} (stored in the header)", shown(want)),
+            format!("{} (computed from the data): corrupt data", shown(&got)),
+        )
+    }
+
+    /// The interval's data against the job's pattern, where the method
+    /// checks one.
+    fn check_pattern(
+        &self,
+        iv: &[u8],
+        hsz: usize,
+        at: u64,
+        start_in_block: usize,
+    ) -> Option<Mismatch> {
         let checks_pattern = matches!(self.method, Method::Pattern | Method::PatternHeader)
             || (self.method == Method::Meta && self.pattern.is_some());
         if let (true, Some(p)) = (checks_pattern, &self.pattern) {
             let bytes = p.for_offset(at - start_in_block as u64);
             let phase = (start_in_block + hsz) % bytes.len();
             if let Some((i, want, got)) = pattern::first_mismatch(&iv[hsz..], &bytes, phase) {
-                return fail(
+                return mismatch(
                     "pattern",
                     format!("0x{want:02x} at byte {} of the interval", hsz + i),
                     format!("0x{got:02x}: corrupt data"),
@@ -371,6 +404,14 @@ impl Layout {
             m => m.checksum_bytes(),
         }
     }
+}
+
+/// A check that failed: its name, what was expected and what was found.
+type Mismatch = (String, String, String);
+
+/// A failed check, as `Some`.
+fn mismatch(check: &str, expected: String, found: String) -> Option<Mismatch> {
+    Some((check.to_string(), expected, found))
 }
 
 #[cfg(test)]
