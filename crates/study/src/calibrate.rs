@@ -294,7 +294,10 @@ pub fn for_runs(
 pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
     for c in f.qd_curve.iter_mut() {
         if let Some(p) = cal.at(c.qd) {
-            c.less_transport_lat_ns = Some((c.lat_mean_ns - p.lat_ns).max(0.0));
+            // A transport measured below nothing (the zero-time drive
+            // faster than the shm loop: a loaded machine's noise) takes
+            // nothing out; its spread still says how far to trust it.
+            c.less_transport_lat_ns = Some((c.lat_mean_ns - p.lat_ns.max(0.0)).max(0.0));
             c.less_transport_err_ns = Some(p.lat_err_ns);
         }
     }
@@ -331,7 +334,7 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
             "emulator model behind the kernel: the QD 1 mean less the drive's transport ({} ± {}, \
              measured with a zero-time drive) and the daemon's lateness ({}), against the same I/Os \
              on the model alone in virtual time",
-            us(p.lat_ns),
+            us(p.lat_ns.max(0.0)),
             us(p.lat_err_ns),
             us(late)
         ),
@@ -556,6 +559,30 @@ mod tests {
         assert!((s.pct - 100.0 * 40.0 / 188.0).abs() < 1e-9);
         assert!(s.source.contains("10.0 µs ± 1.0 µs"), "{}", s.source);
         assert!(f.calibration.is_some());
+    }
+
+    /// A transport measured below nothing (noise on a loaded machine)
+    /// takes nothing out: the column never shows more than the latency.
+    #[test]
+    fn a_transport_measured_below_nothing_takes_nothing_out() {
+        let mut f = crate::figures::Figures::default();
+        f.qd_curve.push(crate::figures::CurvePoint {
+            qd: 4,
+            lat_mean_ns: 136_000.0,
+            ..Default::default()
+        });
+        let c = Calibration {
+            points: vec![Point {
+                qd: 4,
+                lat_ns: -27_000.0,
+                lat_err_ns: 18_000.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        take_out(&mut f, &c);
+        assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(136_000.0));
+        assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(18_000.0));
     }
 
     #[test]
