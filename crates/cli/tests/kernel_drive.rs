@@ -538,10 +538,16 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
         .as_f64()
         .expect("less the transport");
     assert!(less < measured, "{less} ≥ {measured}");
-    let kept = std::fs::read_dir(dir.path().join("ssdready/transport"))
-        .unwrap()
-        .count();
-    assert_eq!(kept, 1, "one calibration file for this kernel and boot");
+    // Kept, one file for this kernel and boot; or, measured as noise on a
+    // loaded machine (a spread wider than the transport), not kept, and
+    // the study says why.
+    let kept = std::fs::read_dir(dir.path().join("ssdready/transport")).map_or(0, |d| d.count());
+    let said = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
+    let noise = said.contains("; not kept: at QD");
+    assert!(
+        kept == 1 || (kept == 0 && noise),
+        "{kept} calibration files: {said}"
+    );
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("less transport"), "{text}");
 }

@@ -79,6 +79,9 @@ pub struct Calibration {
     /// Whether this study measured it (false: read from `path`).
     #[serde(skip)]
     pub fresh: bool,
+    /// Why it was not kept for the next studies (not stored).
+    #[serde(skip)]
+    pub not_kept: Option<String>,
 }
 
 /// One pair of runs: the zero-time drive and the shm loop at one depth.
@@ -155,14 +158,38 @@ impl Calibration {
     }
 
     /// Where the study says it came from, in one line.
+    /// Whether the measurement is steady enough to keep for the next
+    /// studies on this boot: at every depth the spread of the transport's
+    /// latency is within the transport itself (1 µs at least). A wider
+    /// spread is a loaded machine's noise; the next study measures again.
+    pub fn steady(&self) -> Result<(), String> {
+        match self
+            .points
+            .iter()
+            .find(|p| p.lat_err_ns > p.lat_ns.abs().max(1_000.0))
+        {
+            Some(p) => Err(format!(
+                "at QD {} its spread (± {:.1} µs) exceeds the transport ({:.1} µs): \
+                 noise, the next study measures again",
+                p.qd,
+                p.lat_err_ns / 1e3,
+                p.lat_ns / 1e3
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// One line: how and when the transport was measured, and where it is
+    /// kept (or why not).
     pub fn note(&self) -> String {
-        let at = self
-            .path
-            .as_ref()
-            .map_or("not kept".to_string(), |p| p.display().to_string());
+        let at = match (&self.path, &self.not_kept) {
+            (Some(p), _) => format!("kept for this kernel and boot in {}", p.display()),
+            (None, Some(why)) => format!("not kept: {why}"),
+            (None, None) => "not kept: no cache directory could be written".to_string(),
+        };
         format!(
             "the drive's transport ({}) {} with a zero-time drive against a loop device over /dev/shm \
-             at QD {} ({} × {:.1} s each; kept for this kernel and boot in {at})",
+             at QD {} ({} × {:.1} s each; {at})",
             self.transport,
             if self.fresh {
                 "was measured now"
@@ -279,10 +306,13 @@ pub fn for_runs(
         return Ok(c);
     }
     let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_fn, stop)?;
-    if let Some(p) = path {
-        if save(&c, &p).is_ok() {
-            c.path = Some(p);
-        }
+    match (c.steady(), path) {
+        (Err(why), _) => c.not_kept = Some(why),
+        (Ok(()), Some(p)) => match save(&c, &p) {
+            Ok(()) => c.path = Some(p),
+            Err(e) => c.not_kept = Some(format!("{}: {e}", p.display())),
+        },
+        (Ok(()), None) => {}
     }
     Ok(c)
 }
@@ -393,6 +423,7 @@ pub fn measure(
         points,
         path: None,
         fresh: true,
+        not_kept: None,
     })
 }
 
@@ -559,6 +590,29 @@ mod tests {
         assert!((s.pct - 100.0 * 40.0 / 188.0).abs() < 1e-9);
         assert!(s.source.contains("10.0 µs ± 1.0 µs"), "{}", s.source);
         assert!(f.calibration.is_some());
+    }
+
+    /// A calibration whose spread exceeds the transport at some depth is
+    /// noise: not kept, and the note says why.
+    #[test]
+    fn a_calibration_noisier_than_the_transport_is_not_kept() {
+        let point = |qd, lat_ns, lat_err_ns| Point {
+            qd,
+            lat_ns,
+            lat_err_ns,
+            ..Default::default()
+        };
+        let mut c = Calibration {
+            transport: "fuse+loop".into(),
+            points: vec![point(1, 3_000.0, 24.0), point(16, 3_500.0, 900.0)],
+            ..Default::default()
+        };
+        assert_eq!(c.steady(), Ok(()));
+        c.points.push(point(2, 3_000.0, 33_670.0));
+        let why = c.steady().unwrap_err();
+        assert!(why.starts_with("at QD 2 its spread (± 33.7 µs)"), "{why}");
+        c.not_kept = Some(why);
+        assert!(c.note().contains("; not kept: at QD 2"), "{}", c.note());
     }
 
     /// A transport measured below nothing (noise on a loaded machine)
