@@ -272,14 +272,7 @@ pub fn save(c: &Calibration, path: &Path) -> std::io::Result<()> {
 
 /// The queue depths of a study's queue-depth sweep.
 pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
-    let mut qds: Vec<u32> = runs
-        .iter()
-        .filter(|r| r.sweep == "qd" && r.error.is_none())
-        .map(|r| r.workload.qd)
-        .collect();
-    qds.sort_unstable();
-    qds.dedup();
-    qds
+    crate::figures::qd_sweep_depths(runs)
 }
 
 /// The calibration for a study's runs over `transport`: the one kept for

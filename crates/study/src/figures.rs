@@ -319,7 +319,8 @@ pub fn saturated(iops: &[f64]) -> bool {
     iops[n - 1] < 1.05 * best_before(n - 1) && iops[n - 2] < 1.05 * best_before(n - 2)
 }
 
-fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
+/// The queue depths of a study's queue-depth sweep, each once, in order.
+pub fn qd_sweep_depths(runs: &[RunRecord]) -> Vec<u32> {
     let mut qds: Vec<u32> = runs
         .iter()
         .filter(|r| r.sweep == "qd" && r.error.is_none())
@@ -327,7 +328,12 @@ fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
         .collect();
     qds.sort_unstable();
     qds.dedup();
-    qds.into_iter()
+    qds
+}
+
+fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
+    qd_sweep_depths(runs)
+        .into_iter()
         .filter_map(|qd| {
             let rs = runs_of(runs, &format!("qd-{qd}"));
             let m = |g: &dyn Fn(&RunRecord) -> f64| {
