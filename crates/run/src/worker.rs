@@ -118,6 +118,25 @@ pub struct WorkerOutcome {
     pub abandoned: u64,
 }
 
+impl WorkerOutcome {
+    /// Nothing done yet, for the worker numbered `number`.
+    pub fn empty(number: u32) -> Self {
+        WorkerOutcome {
+            stats: WorkerStats::default(),
+            completion_mode: "",
+            persistence: None,
+            strategy: None,
+            sq_thread_asked: false,
+            sq_thread: None,
+            error: None,
+            unsupported: false,
+            panicked: false,
+            number,
+            abandoned: 0,
+        }
+    }
+}
+
 /// One warning per job whose workers abandoned I/Os.
 pub fn abandoned_warnings<'a>(
     outcomes: impl Iterator<Item = (&'a str, &'a WorkerOutcome)>,
@@ -155,19 +174,7 @@ pub fn run(ctx: WorkerCtx) -> WorkerOutcome {
     if let Some(c) = &ctx.cpus {
         pin(c);
     }
-    let mut out = WorkerOutcome {
-        stats: WorkerStats::default(),
-        completion_mode: "",
-        persistence: None,
-        strategy: None,
-        sq_thread_asked: false,
-        sq_thread: None,
-        error: None,
-        unsupported: false,
-        panicked: false,
-        number: 0,
-        abandoned: 0,
-    };
+    let mut out = WorkerOutcome::empty(0);
     let engine = match crate::panics::catching(|| open(&ctx)) {
         Ok(Ok((e, plan))) => {
             out.strategy = Some(plan.report);

@@ -173,19 +173,7 @@ fn ctx(spec: Arc<JobSpec>, stop: Arc<AtomicBool>) -> WorkerCtx {
 
 /// Run the loop of `ctx` on `engine` to its end.
 fn run_mock(ctx: &WorkerCtx, engine: Mock) -> WorkerOutcome {
-    let mut out = WorkerOutcome {
-        stats: WorkerStats::default(),
-        completion_mode: "",
-        persistence: None,
-        strategy: None,
-        sq_thread_asked: false,
-        sq_thread: None,
-        error: None,
-        unsupported: false,
-        panicked: false,
-        number: 1,
-        abandoned: 0,
-    };
+    let mut out = WorkerOutcome::empty(1);
     let mut engine = ssdready_io::AnyEngine::dynamic(engine);
     run_loop(ctx, &mut engine, Wait::Engine, &mut out);
     out
@@ -448,19 +436,7 @@ mod slot_contract {
             ("iodepth", "4"),
         ]);
         let c = ctx(s, Arc::default());
-        let mut out = WorkerOutcome {
-            stats: WorkerStats::default(),
-            completion_mode: "",
-            persistence: None,
-            strategy: None,
-            sq_thread_asked: false,
-            sq_thread: None,
-            error: None,
-            unsupported: false,
-            panicked: false,
-            number: 1,
-            abandoned: 0,
-        };
+        let mut out = WorkerOutcome::empty(1);
         let mut engine = ssdready_io::AnyEngine::dynamic(Twice { queued: Vec::new() });
         run_loop(&c, &mut engine, Wait::Engine, &mut out);
         assert!(out.panicked, "{:?}", out.error);
