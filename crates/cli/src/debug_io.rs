@@ -59,7 +59,16 @@ impl DebugIo {
             dir,
             logs: Vec::new(),
         };
-        let jobs = parsed.sections.iter_mut().filter(|s| !s.global);
+        // Without a job section the globals form the one job (`job`): its
+        // options go to the last global section.
+        let has_jobs = parsed.sections.iter().any(|s| !s.global);
+        let last = parsed.sections.len().saturating_sub(1);
+        let jobs = parsed
+            .sections
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, s)| !s.global || (!has_jobs && *i == last))
+            .map(|(_, s)| s);
         for (i, (section, spec)) in jobs.zip(specs).enumerate() {
             match &spec.iolog.write {
                 Some(own) => debug

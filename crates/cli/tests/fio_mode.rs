@@ -139,6 +139,16 @@ fn debug_io_prints_a_line_per_io_and_leaves_no_file() {
     let want: Vec<String> = (0..16).map(|i| format!("0x{:x}", i * 4096)).collect();
     assert_eq!(offsets, want, "{out}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // No --name: the options form the one job, whose I/Os are printed too.
+    let o = Command::new(&link)
+        .args(["--debug=io", "--ioengine=null", "--size=8k", "--bs=4k"])
+        .current_dir(d.path())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches(" complete: ").count(), 2, "{out}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
 #[test]
