@@ -31,6 +31,13 @@ pub const HEADER_BYTES: usize = 288;
 const IOV_SEGS: u32 = 2;
 /// Where `len` sits in `struct io_uring_sqe`.
 const SQE_LEN_AT: usize = 24;
+/// The user data of the ring's timer and of the commands that move or
+/// remove it (entries are numbered from 0).
+const TIMER: u64 = 0xF000_0000_0000_0001;
+const TIMER_UPDATE: u64 = 0xF000_0000_0000_0002;
+const TIMER_REMOVE: u64 = 0xF000_0000_0000_0003;
+/// What [`Ring::reap`] reports for the timer having fired.
+pub const FIRED: usize = usize::MAX;
 
 // A 128-byte submission entry is two plain 64-byte halves (repr(C)).
 const _: () = assert!(std::mem::size_of::<squeue::Entry128>() == 128);
@@ -81,6 +88,10 @@ pub struct Ring {
     iovecs: Box<[libc::iovec]>,
     /// Commands submitted or pushed and not yet completed.
     inflight: usize,
+    /// The timer's time (CLOCK_MONOTONIC ns), while one is set; its
+    /// timespec stays here until the kernel has read it.
+    timer: Option<u64>,
+    timer_ts: Box<types::Timespec>,
 }
 
 // SAFETY: the raw pointers are the ring's own mappings; the ring is used
@@ -136,6 +147,8 @@ impl Ring {
             payloads_len,
             iovecs,
             inflight: 0,
+            timer: None,
+            timer_ts: Box::new(types::Timespec::new()),
         })
     }
 
@@ -188,6 +201,47 @@ impl Ring {
         Ok(())
     }
 
+    /// The ring's timer: a completion [`FIRED`] at `mono_ns`
+    /// (CLOCK_MONOTONIC, absolute), or none. An absolute timeout kept in
+    /// the ring, so that a wait needs no timer of its own: the timer is
+    /// moved only when its time changes (a request's arrival does not touch
+    /// it). Goes with the next submission.
+    pub fn set_timer(&mut self, mono_ns: Option<u64>) -> io::Result<()> {
+        if mono_ns == self.timer {
+            return Ok(());
+        }
+        let sqe = match (self.timer, mono_ns) {
+            (_, Some(t)) => {
+                *self.timer_ts = types::Timespec::new()
+                    .sec(t / 1_000_000_000)
+                    .nsec((t % 1_000_000_000) as u32);
+                let ts: *const types::Timespec = &*self.timer_ts;
+                match self.timer {
+                    Some(_) => opcode::TimeoutUpdate::new(TIMER, ts)
+                        .flags(types::TimeoutFlags::ABS)
+                        .build()
+                        .user_data(TIMER_UPDATE),
+                    None => opcode::Timeout::new(ts)
+                        .flags(types::TimeoutFlags::ABS)
+                        .build()
+                        .user_data(TIMER),
+                }
+            }
+            (Some(_), None) => opcode::TimeoutRemove::new(TIMER)
+                .build()
+                .user_data(TIMER_REMOVE),
+            (None, None) => return Ok(()),
+        };
+        self.timer = mono_ns;
+        if self.ring.submission().is_full() {
+            self.submit_and_wait(0, None)?;
+        }
+        // SAFETY: the only pointer is the timespec, boxed in the ring for
+        // its life; the kernel copies it when the command is submitted.
+        unsafe { self.ring.submission().push(&squeue::Entry128::from(sqe)) }
+            .map_err(|_| io::Error::other("the FUSE ring is full"))
+    }
+
     /// Submit what was pushed; wait for `want` completions, at most
     /// `limit` (None: without a limit when `want` > 0). A wait that ends
     /// by its limit or a signal is not an error.
@@ -214,11 +268,24 @@ impl Ring {
         }
     }
 
-    /// Move every completion so far into `out` as (entry, result).
+    /// Move every completion so far into `out` as (entry, result), and
+    /// ([`FIRED`], 0) for the timer having fired.
     pub fn reap(&mut self, out: &mut Vec<(usize, i32)>) {
         for c in self.ring.completion() {
-            out.push((c.user_data() as usize, c.result()));
-            self.inflight = self.inflight.saturating_sub(1);
+            match c.user_data() {
+                TIMER if c.result() == -libc::ETIME => {
+                    self.timer = None;
+                    out.push((FIRED, 0));
+                }
+                // Moved after it fired: it is gone (its completion comes
+                // or came as FIRED).
+                TIMER_UPDATE if c.result() < 0 => self.timer = None,
+                TIMER | TIMER_UPDATE | TIMER_REMOVE => {}
+                e => {
+                    out.push((e as usize, c.result()));
+                    self.inflight = self.inflight.saturating_sub(1);
+                }
+            }
         }
     }
 

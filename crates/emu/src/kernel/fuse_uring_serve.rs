@@ -14,20 +14,23 @@
 //! * **One system call per wake-up.** Everything due is committed
 //!   (`COMMIT_AND_FETCH`: the reply, and the entry's next request asked
 //!   for) and the thread waits for the next request or the next
-//!   completion's time in the same `io_uring_enter`, its timeout set a
-//!   learnt overshoot before the completion ([`super::due::Early`]), the
-//!   rest spun; a completion nearer than a timer's wake-up costs
-//!   ([`super::due::WakeCost`]) is spun to, taking requests meanwhile.
+//!   completion in the same `io_uring_enter`. The completion's time is an
+//!   absolute io_uring timeout kept in the ring, set a learnt overshoot
+//!   before it ([`super::due::Early`]) and moved only when the earliest
+//!   completion changes: a wait arms no timer of its own, and an arrival
+//!   does not touch it. The overshoot's remainder is spun (a few µs); no
+//!   other spinning: between completions the thread sleeps, leaving its
+//!   CPU to the platform it serves.
 //! * **Stamps.** Arrival, modelled completion and the commit's push are
 //!   stamped as over `/dev/fuse`; the reply's kernel work runs inside the
 //!   next `io_uring_enter`, together with the wait, so its time is not
 //!   stamped apart (reply 0).
 
-use super::due::{Early, WakeCost};
+use super::due::Early;
 use super::fuse_handle::{Flow, Handler, Shared, MAX_IO};
 use super::fuse_proto::{self as p, InHeader};
 use super::fuse_uring::{self as u};
-use ssdready_io::fuse_uring::Ring;
+use ssdready_io::fuse_uring::{Ring, FIRED};
 use ssdready_io::kdev;
 use std::fs::File;
 use std::sync::atomic::Ordering;
@@ -92,7 +95,7 @@ pub fn serve(
         sh,
         plan,
         early: Early::default(),
-        wake: WakeCost::default(),
+        armed: None,
         done: Vec::with_capacity(entries),
         dead: 0,
     };
@@ -114,7 +117,8 @@ struct Server {
     sh: Arc<Shared>,
     plan: Plan,
     early: Early,
-    wake: WakeCost,
+    /// The time the ring's timer is set for (clock ns), if it is.
+    armed: Option<u64>,
     /// Completions reaped: (entry, result).
     done: Vec<(usize, i32)>,
     /// Entries the kernel ended (the connection is gone).
@@ -190,64 +194,36 @@ impl Server {
             if let Err(why) = self.answer_due() {
                 return why;
             }
-            if self.sh.stop.load(Ordering::Relaxed) {
+            let stop = self.sh.stop.load(Ordering::Relaxed);
+            if stop {
                 let since = *stopping.get_or_insert_with(Instant::now);
                 let quiet = self.dead == self.ring.entries() || since.elapsed() > SLICE * 25;
                 if self.h.due.is_empty() && quiet {
                     return "stopped".into();
                 }
             }
+            // The timer set a learnt overshoot before the next completion
+            // (clock ns, then CLOCK_MONOTONIC ns for the ring).
+            let target = self.h.due.next_due().map(|d| self.early.wake_for(d));
             let now = clock.now();
-            let wait = match self.h.due.next_due() {
-                None => Some((SLICE, None)),
-                Some(due) => {
-                    let target = self.early.wake_for(due);
-                    let near = self.wake.spin_below().max(self.early.ns());
-                    let left = Duration::from_nanos(target.saturating_sub(now));
-                    match due.saturating_sub(now) > near {
-                        // A wait cut to the slice does not teach the timer.
-                        true => Some((left.min(SLICE), (left <= SLICE).then_some(target))),
-                        false => None,
-                    }
+            let mono = target.map(|t| {
+                let left = t.saturating_sub(now);
+                ssdready_io::clock::posix_clock_ns(libc::CLOCK_MONOTONIC) + left
+            });
+            if target != self.armed {
+                if let Err(e) = self.ring.set_timer(mono) {
+                    return format!("setting the FUSE ring's timer: {e}");
                 }
-            };
-            let r = match wait {
-                Some((d, target)) => self.wait(d, target),
-                None => self.spin(),
-            };
-            if let Err(e) = r {
+                self.armed = target;
+            }
+            // One system call: the commits pushed go, and the thread sleeps
+            // until a request or the timer (while stopping, at most a slice:
+            // the connection's end may not come).
+            let limit = stop.then_some(SLICE);
+            if let Err(e) = self.ring.submit_and_wait(1, limit) {
                 return format!("waiting on the FUSE ring: {e}");
             }
         }
-    }
-
-    /// Submit the commits pushed and wait for a request, at most `d`; a
-    /// wait for completion `target` that the timer ended teaches the early
-    /// wake and the wake-up's cost.
-    fn wait(&mut self, d: Duration, target: Option<u64>) -> std::io::Result<()> {
-        let cpu = target.map_or(0, |_| kdev::thread_cpu_ns());
-        self.ring.submit_and_wait(1, Some(d))?;
-        if let Some(t) = target {
-            if !self.ring.ready() {
-                let now = self.sh.dev.clock.now();
-                self.early.learn(now.saturating_sub(t));
-                self.wake.learn(kdev::thread_cpu_ns().saturating_sub(cpu));
-            }
-        }
-        Ok(())
-    }
-
-    /// Submit the commits pushed, then spin until the next completion is
-    /// due or a request arrives (its completion shows without a system
-    /// call).
-    fn spin(&mut self) -> std::io::Result<()> {
-        self.ring.submit_and_wait(0, None)?;
-        let clock = self.sh.dev.clock;
-        let due = self.h.due.next_due().unwrap_or(0);
-        while clock.now() < due && !self.ring.ready() && !self.sh.stop.load(Ordering::Relaxed) {
-            std::hint::spin_loop();
-        }
-        Ok(())
     }
 
     /// Handle every completion reaped: a request arrived on its entry, or
@@ -256,6 +232,13 @@ impl Server {
         let mut done = std::mem::take(&mut self.done);
         self.ring.reap(&mut done);
         for &(e, res) in &done {
+            if e == FIRED {
+                // How late the timer fired teaches the early wake.
+                if let Some(t) = self.armed.take() {
+                    self.early.learn(self.sh.dev.clock.now().saturating_sub(t));
+                }
+                continue;
+            }
             match res {
                 0.. => {
                     if let Err(why) = self.arrive(e) {
