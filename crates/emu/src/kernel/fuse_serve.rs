@@ -54,6 +54,9 @@ use std::sync::Arc;
 pub const SPIN_NS: u64 = 50_000;
 /// The most serving threads (one per CPU up to it).
 pub const MAX_THREADS: usize = 8;
+/// A timed wait's CPU cost is sampled once in this many timed waits (two
+/// `clock_gettime` system calls each time).
+const WAKE_SAMPLE: u32 = 8;
 /// The connection's token in the thread's poller.
 const FUSE_TOKEN: u64 = 1;
 
@@ -127,6 +130,7 @@ impl Server {
     fn run(&mut self) -> String {
         // The time the timer is armed for (clock ns), if it is.
         let mut armed: Option<u64> = None;
+        let mut waits: u32 = 0;
         loop {
             if let Some(why) = self.answer_due() {
                 return why;
@@ -147,8 +151,15 @@ impl Server {
                 armed = target;
             }
             let (mut fired, mut input) = (false, false);
-            // The thread's CPU time, read only around a timed wait.
-            let cpu = armed.map_or(0, |_| ssdready_io::kdev::thread_cpu_ns());
+            // The thread's CPU time, read around one timed wait in
+            // WAKE_SAMPLE (each read is a system call).
+            waits = waits.wrapping_add(1);
+            let sample = armed.is_some() && waits % WAKE_SAMPLE == 0;
+            let cpu = if sample {
+                ssdready_io::kdev::thread_cpu_ns()
+            } else {
+                0
+            };
             match self.poll.wait(None) {
                 Ok(ready) => {
                     for &(token, _) in ready {
@@ -160,7 +171,7 @@ impl Server {
             }
             if let (true, Some(t)) = (fired, armed) {
                 self.early.learn(self.sh.dev.clock.now().saturating_sub(t));
-                if !input {
+                if sample && !input {
                     let spent = ssdready_io::kdev::thread_cpu_ns().saturating_sub(cpu);
                     self.wake.learn(spent);
                 }
