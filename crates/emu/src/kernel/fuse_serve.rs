@@ -154,7 +154,7 @@ impl Server {
             // The thread's CPU time, read around one timed wait in
             // WAKE_SAMPLE (each read is a system call).
             waits = waits.wrapping_add(1);
-            let sample = armed.is_some() && waits % WAKE_SAMPLE == 0;
+            let sample = armed.is_some() && waits.is_multiple_of(WAKE_SAMPLE);
             let cpu = if sample {
                 ssdready_io::kdev::thread_cpu_ns()
             } else {
