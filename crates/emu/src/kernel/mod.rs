@@ -174,6 +174,22 @@ impl KernelDrive {
             true => fuse_uring::turn_on(Path::new(daemon::RUN_DIR))?,
             false => None,
         };
+        let turned_on = uring_switch.is_some();
+        Self::attach_with(params, mountpoint, uring, uring_switch).map_err(|e| {
+            // A failed attach puts the kernel's switch back at once.
+            match turned_on.then(|| daemon::put_back_uring(std::process::id())) {
+                Some(Some(line)) => format!("{e}; {line}"),
+                _ => e,
+            }
+        })
+    }
+
+    fn attach_with(
+        params: Params,
+        mountpoint: &Path,
+        uring: bool,
+        uring_switch: Option<String>,
+    ) -> Result<KernelDrive, String> {
         let bs = block_size(&params);
         let depth = queue_depth(&params);
         let dev = SharedDevice::new(params, Clock::calibrate())?;
