@@ -197,7 +197,7 @@ fn cache_effect(
     tell: &dyn Fn(String),
     raw_iops: Option<f64>,
 ) -> Result<Vec<AppFigure>, String> {
-    ssdready_app::cgroup::locate()?;
+    ssdready_app::cgroup::locate().map_err(|e| e.to_string())?;
     let mut cfg = Config::new(w, dir.to_path_buf());
     cfg.cache_effect = true;
     cfg.runtime_ns = (ask.runtime_s.max(1.0) * 1e9) as u64;
