@@ -311,7 +311,7 @@ pub fn params_of(spec: &str) -> Result<Params, String> {
         .strip_prefix("emu:")
         .or_else(|| spec.strip_prefix("emu"))
         .unwrap_or(spec);
-    Params::parse(body)
+    Params::parse(body).map_err(|e| e.to_string())
 }
 
 /// The model of a target whose device timing is known: the built-in
