@@ -306,12 +306,12 @@ pub fn model_qd(l: &ModelLimit) -> Option<f64> {
 }
 
 /// The parameters of an `emu:PRESET[,k=v…]` target (empty: the default drive).
-pub fn params_of(spec: &str) -> Result<Params, String> {
+pub fn params_of(spec: &str) -> Result<Params, ssdready_emu::config::ParamError> {
     let body = spec
         .strip_prefix("emu:")
         .or_else(|| spec.strip_prefix("emu"))
         .unwrap_or(spec);
-    Params::parse(body).map_err(|e| e.to_string())
+    Params::parse(body)
 }
 
 /// The model of a target whose device timing is known: the built-in
