@@ -111,7 +111,7 @@ fn run_commands(g: &Geo, cmds: &[Cmd]) -> Result<(), TestCaseError> {
     let p = g.params();
     if let Err(e) = p.check() {
         prop_assert!(!g.fits || Geometry::of(&p).is_some(), "{e}");
-        return refused_cleanly(&e.to_string());
+        return refused_cleanly(&e);
     }
     let mut d = Device::new(&p);
     let page = u64::from(p.page_bytes);
@@ -182,7 +182,7 @@ proptest! {
         (p.size, p.op, p.channel_mbps, p.link_mbps) = (size, op, rates.0, rates.1);
         (p.read_ns, p.program_ns, p.erase_ns, p.host_ns) = (times[0], times[1], times[2], times[3]);
         match p.check() {
-            Err(e) => refused_cleanly(&e.to_string())?,
+            Err(e) => refused_cleanly(&e)?,
             Ok(()) => {
                 let g = Geometry::of(&p).expect("an accepted geometry has counts");
                 prop_assert!(g.physical_pages < u64::from(u32::MAX));
