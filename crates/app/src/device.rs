@@ -62,12 +62,19 @@ pub struct Disk {
 pub enum DeviceError {
     /// The directory could not be looked at.
     #[error("{}: {err}", .dir.display())]
-    Stat { dir: PathBuf, err: Arc<std::io::Error> },
+    Stat {
+        dir: PathBuf,
+        err: Arc<std::io::Error>,
+    },
     #[error(
         "{} is on a file system without a block device (device {major}:{minor}: tmpfs, overlayfs, btrfs, a network or FUSE file system)",
         .dir.display()
     )]
-    NoBlockDevice { dir: PathBuf, major: u64, minor: u64 },
+    NoBlockDevice {
+        dir: PathBuf,
+        major: u64,
+        minor: u64,
+    },
     /// sysfs has no entry for the device number.
     #[error("{}: {err} (no block device {major}:{minor})", .link.display())]
     NoSysfsEntry {

@@ -453,7 +453,9 @@ impl Engine {
     /// The request's job files written and parsed, every option and path
     /// checked against the policy.
     fn checked(&self, req: &JobRequest) -> Result<(JobFiles, args::RunArgs), String> {
-        self.policy.check_args(&req.args).map_err(|e| e.to_string())?;
+        self.policy
+            .check_args(&req.args)
+            .map_err(|e| e.to_string())?;
         for text in &req.jobs {
             self.check_includes(text)?;
         }

@@ -13,8 +13,8 @@ mod arg;
 mod error;
 mod presets;
 pub(crate) use arg::out_of_range;
-pub use error::{DeviceFileError, ParamError};
 use arg::{completion_mode, exponential_service, gc_policy, Arg};
+pub use error::{DeviceFileError, ParamError};
 
 /// Garbage-collection victim policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -607,7 +607,10 @@ mod tests {
         assert_eq!(p.read_ns, 30_000);
         assert_eq!(Params::parse("").unwrap().preset, "nvme-tlc");
         assert_eq!(Params::parse("size=2g").unwrap().size, 2 << 30);
-        assert!(Params::parse("nope").unwrap_err().to_string().contains("allowed: x25e"));
+        assert!(Params::parse("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("allowed: x25e"));
         assert!(Params::parse("x25e,colour=red")
             .unwrap_err()
             .to_string()
@@ -620,14 +623,18 @@ mod tests {
 
     #[test]
     fn absurd_times_and_rates_are_refused_with_the_range() {
-        let e = Params::parse("x25e,read_ns=1000000000000000").unwrap_err().to_string();
+        let e = Params::parse("x25e,read_ns=1000000000000000")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'read_ns'") && e.contains("out of range (allowed: 0 to"),
             "{e}"
         );
         assert!(Params::parse("null,dram_per_4k_ns=61s").is_err());
         assert!(Params::parse("null,coalesce_us=100000000").is_err());
-        let e = Params::parse("x25e,channel_mbps=0.000001").unwrap_err().to_string();
+        let e = Params::parse("x25e,channel_mbps=0.000001")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'channel_mbps'") && e.contains("out of range"),
             "{e}"
@@ -665,7 +672,9 @@ mod parse_limits {
             "op=NaN",
             "op=1e300",
         ] {
-            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err().to_string();
+            let e = Params::parse(&format!("x25e,{kv}"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("allowed"), "{kv}: {e}");
         }
         assert_eq!(
@@ -684,7 +693,9 @@ mod parse_limits {
             "page_bytes=4g",
             "gc_fg_free=4294967295",
         ] {
-            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err().to_string();
+            let e = Params::parse(&format!("x25e,{kv}"))
+                .unwrap_err()
+                .to_string();
             let key = kv.split('=').next().unwrap();
             assert!(e.contains(key), "{kv}: {e}");
         }
@@ -719,9 +730,13 @@ mod nand_keys {
         let p = Params::parse("nvme-tlc,program_ns=1ms").unwrap();
         assert!(p.program_types_ns.is_empty());
         assert_eq!(p.program_ns, 1_000_000);
-        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5").unwrap_err().to_string();
+        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("5 page types (allowed: 1 to 4"), "{e}");
-        let e = Params::parse("nvme-tlc,program_ns=1us/2s").unwrap_err().to_string();
+        let e = Params::parse("nvme-tlc,program_ns=1us/2s")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'program_ns'") && e.contains("out of range"),
             "{e}"
@@ -739,7 +754,9 @@ mod nand_keys {
             0.5
         );
         for bad in ["150%", "-0.1", "nan"] {
-            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}")).unwrap_err().to_string();
+            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}"))
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("'slc_cache'") && e.contains("allowed"),
                 "{bad}: {e}"
@@ -759,7 +776,9 @@ mod nand_keys {
             ("suspend_ns=2s", "'suspend_ns'"),
             ("flash_block_bytes=2g", "'flash_block_bytes'"),
         ] {
-            let e = Params::parse(&format!("nvme-tlc,{kv}")).unwrap_err().to_string();
+            let e = Params::parse(&format!("nvme-tlc,{kv}"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(why), "{kv}: {e}");
             assert_eq!(e.lines().count(), 1);
         }

@@ -77,7 +77,6 @@ pub fn int_limit(key: &str) -> Option<(u64, u64)> {
         .map(|&(_, lo, hi)| (lo, hi))
 }
 
-
 /// Counts derived from valid [`Params`] of a flash device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {

@@ -204,7 +204,11 @@ mod tests {
             every_ns: 0,
             len_ns: MS,
         };
-        assert!(only.check().unwrap_err().to_string().contains("needs 'stall_every'"));
+        assert!(only
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("needs 'stall_every'"));
         assert!(StallParams::default().pairs().is_empty());
     }
 

@@ -595,7 +595,9 @@ mod tests {
 
     #[test]
     fn a_zone_size_of_zero_is_refused_not_replaced_by_the_default() {
-        let e = Params::parse("x25e,size=128m,zoned=1,zone_size=0").unwrap_err().to_string();
+        let e = Params::parse("x25e,size=128m,zoned=1,zone_size=0")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'zone_size': 0 is not a zone size"), "{e}");
         assert!(e.contains("256 MiB"), "{e}");
     }
@@ -733,10 +735,9 @@ mod tests {
             "max_open_zones=4,max_active_zones=2",
             "read_beyond_wp=maybe",
         ] {
-            let e =
-                Params::parse(&format!("x25e,size=128m,zoned=1,zone_size=8m,{kv}"))
-                    .unwrap_err()
-                    .to_string();
+            let e = Params::parse(&format!("x25e,size=128m,zoned=1,zone_size=8m,{kv}"))
+                .unwrap_err()
+                .to_string();
             let key = kv.split('=').next().unwrap();
             assert!(e.contains(key), "{kv}: {e}");
         }

@@ -93,9 +93,7 @@ pub fn parse(s: &str) -> Result<Moment, DateError> {
             let (h, mi, sec) = match f[..] {
                 [h, mi] => (h, mi, None),
                 [h, mi, sec] => (h, mi, Some(sec)),
-                _ => {
-                    return Err(DateError::NotATime { text: tm.into() })
-                }
+                _ => return Err(DateError::NotATime { text: tm.into() }),
             };
             start += i64::from(num(h, "hour", 0, 23)?) * 3_600_000
                 + i64::from(num(mi, "minute", 0, 59)?) * 60_000;

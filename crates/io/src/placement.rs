@@ -223,7 +223,9 @@ mod tests {
 
     #[test]
     fn missing_numa_nodes_are_refused_naming_the_nodes_there_are() {
-        let e = check_nodes("numa_cpu_nodes", &[4095]).unwrap_err().to_string();
+        let e = check_nodes("numa_cpu_nodes", &[4095])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("NUMA node 4095 does not exist"), "{e}");
         assert!(e.contains("nodes here: 0"), "{e}");
         assert!(node_cpus(&[0]).is_ok_and(|c| !c.is_empty()));

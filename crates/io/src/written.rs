@@ -307,7 +307,9 @@ mod tests {
             .into_iter()
             .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
         {
-            let e = vet(Path::new(b), Allow::FileOrStream).unwrap_err().to_string();
+            let e = vet(Path::new(b), Allow::FileOrStream)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("block device"), "{e}");
             let link = d.path().join("link");
             std::os::unix::fs::symlink(b, &link).unwrap();

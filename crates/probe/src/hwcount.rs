@@ -66,10 +66,12 @@ pub struct NoCounters {
 /// the reason why not.
 pub fn probe() -> Result<(), NoCounters> {
     let first = online_cpus()[0];
-    HwCounters::open(&[first]).map(|_| ()).map_err(|err| NoCounters {
-        err,
-        paranoid: paranoid(),
-    })
+    HwCounters::open(&[first])
+        .map(|_| ())
+        .map_err(|err| NoCounters {
+            err,
+            paranoid: paranoid(),
+        })
 }
 
 /// The lab condition recording the probe's answer.

@@ -300,7 +300,11 @@ pub enum CalibrationError {
     Interrupted,
     /// A read run failed (`why`: the run's message).
     #[error("reading {device} at QD {qd}: {why}")]
-    Read { device: String, qd: u32, why: String },
+    Read {
+        device: String,
+        qd: u32,
+        why: String,
+    },
     #[error("reading {device} at QD {qd}: no I/O completed")]
     NoIo { device: String, qd: u32 },
 }
@@ -410,10 +414,9 @@ pub fn measure(
     stop: &AtomicBool,
 ) -> Result<Calibration, CalibrationError> {
     let mut drive = crate::kdrive::start_spec(stop, &format!("null,size={SIZE}"))?;
-    let record =
-        daemon::record_of(&drive.device).ok_or_else(|| CalibrationError::NoRecord {
-            device: drive.device.clone(),
-        })?;
+    let record = daemon::record_of(&drive.device).ok_or_else(|| CalibrationError::NoRecord {
+        device: drive.device.clone(),
+    })?;
     let shm = crate::kdrive::ShmLoop::new(SIZE_BYTES, record.block_size)?;
     let mut points = Vec::new();
     for &qd in qds {

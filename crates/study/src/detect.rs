@@ -21,10 +21,7 @@ pub enum DetectError {
     NotFileOrDevice { target: String },
     /// It could not be looked at.
     #[error("target '{target}': {err}")]
-    Stat {
-        target: String,
-        err: std::io::Error,
-    },
+    Stat { target: String, err: std::io::Error },
     /// An emulated drive whose parameters are refused.
     #[error("target '{target}': {why}")]
     Emulator {
@@ -38,10 +35,7 @@ pub enum DetectError {
         minor: u32,
     },
     #[error("target '{target}': cannot open it for reading: {err}")]
-    Unreadable {
-        target: String,
-        err: std::io::Error,
-    },
+    Unreadable { target: String, err: std::io::Error },
     #[error("target '{target}': directory {} does not exist", .dir.display())]
     NoDirectory { target: String, dir: PathBuf },
     #[error(

@@ -54,7 +54,10 @@ pub enum ParamError {
     UnknownPreset { name: String },
     #[error("'{text}' is not key=value")]
     NotKeyValue { text: String },
-    #[error("unknown emulator parameter '{key}' (allowed: {})", super::arg::ALLOWED_KEYS)]
+    #[error(
+        "unknown emulator parameter '{key}' (allowed: {})",
+        super::arg::ALLOWED_KEYS
+    )]
     UnknownKey { key: String },
 
     // A device file.
@@ -64,7 +67,10 @@ pub enum ParamError {
     /// TOML that does not parse (its message on one line).
     #[error("{0}")]
     Toml(String),
-    #[error("unknown emulator preset '{name}' in key 'preset' (allowed: {})", preset_names())]
+    #[error(
+        "unknown emulator preset '{name}' in key 'preset' (allowed: {})",
+        preset_names()
+    )]
     TomlPreset { name: String },
     #[error("key 'preset': {value} is not a preset name (a string, e.g. preset = \"nvme-tlc\")")]
     TomlPresetKind { value: String },
@@ -89,7 +95,9 @@ pub enum ParamError {
         "emulator parameter 'size': {size} B does not hold one page of page_bytes={page_bytes} B"
     )]
     SizeBelowPage { size: u64, page_bytes: u32 },
-    #[error("emulator parameter 'program_ns': {count} page types (allowed: 1 to {MAX_PAGE_TYPES})")]
+    #[error(
+        "emulator parameter 'program_ns': {count} page types (allowed: 1 to {MAX_PAGE_TYPES})"
+    )]
     PageTypes { count: usize },
     #[error(
         "emulator parameter 'page_bytes': {page_bytes} is not a power of two (allowed: 512, 1k, 2k, … 1m)"

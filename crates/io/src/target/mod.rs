@@ -334,12 +334,11 @@ pub fn file_sector_map(t: &Target) -> Result<SectorMap, SectorMapError> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(&t.path)?;
     let (maj, min) = sysfs::major_minor(md.dev());
-    let dev = sysfs::DevNode::from_major_minor(maj, min).ok_or(
-        SectorMapError::NotOnBlockDevice {
+    let dev =
+        sysfs::DevNode::from_major_minor(maj, min).ok_or(SectorMapError::NotOnBlockDevice {
             major: maj,
             minor: min,
-        },
-    )?;
+        })?;
     let f = std::fs::File::open(&t.path)?;
     let x = fiemap::extents(&f).map_err(SectorMapError::Fiemap)?;
     if x.is_empty() {

@@ -63,10 +63,7 @@ pub enum BadTarget {
     #[error(
         "target '{target}': {err} (allowed: an existing file, a block device, or emu:PRESET[,key=value…])"
     )]
-    Missing {
-        target: String,
-        err: std::io::Error,
-    },
+    Missing { target: String, err: std::io::Error },
     #[error(
         "target '{target}': not a regular file or block device (allowed: an existing file, a block device, or emu:PRESET[,key=value…])"
     )]

@@ -78,7 +78,9 @@ pub fn run_all(
                 return (rows, skips);
             }
             obs.starting(n, total, s.name, pattern);
-            match judge(run_fn(&matrix::run_request(t, s, rw, runtime_s))).map_err(|e| e.to_string()) {
+            match judge(run_fn(&matrix::run_request(t, s, rw, runtime_s)))
+                .map_err(|e| e.to_string())
+            {
                 Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
                 Err(_) if stop.load(Relaxed) => return (rows, skips),
                 // Refused on the first pattern, a read, for a reason that
