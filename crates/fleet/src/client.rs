@@ -58,7 +58,7 @@ pub enum HostError {
 #[derive(Debug, thiserror::Error)]
 pub enum HostFileError {
     #[error("{0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("larger than 1 MiB (allowed: a file of host names)")]
     TooLarge,
     #[error("not text (allowed: a file of host names)")]
@@ -128,9 +128,11 @@ pub const MAX_HOST_FILE_BYTES: u64 = 1 << 20;
 /// A host file's text, read up to [`MAX_HOST_FILE_BYTES`] + 1 bytes.
 fn read_host_file(p: &std::path::Path) -> Result<String, HostFileError> {
     use std::io::Read;
-    let f = std::fs::File::open(p)?;
+    let f = std::fs::File::open(p).map_err(HostFileError::Io)?;
     let mut bytes = Vec::new();
-    f.take(MAX_HOST_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    f.take(MAX_HOST_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(HostFileError::Io)?;
     if bytes.len() as u64 > MAX_HOST_FILE_BYTES {
         return Err(HostFileError::TooLarge);
     }

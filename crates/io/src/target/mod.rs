@@ -318,7 +318,7 @@ impl Guard {
 pub enum SectorMapError {
     /// The file could not be looked at or opened.
     #[error("{0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("its file system is not on a block device ({major}:{minor})")]
     NotOnBlockDevice { major: u32, minor: u32 },
     #[error("FIEMAP: {0}")]
@@ -332,14 +332,14 @@ pub enum SectorMapError {
 /// None, with the reason, when it cannot be had.
 pub fn file_sector_map(t: &Target) -> Result<SectorMap, SectorMapError> {
     use std::os::unix::fs::MetadataExt;
-    let md = std::fs::metadata(&t.path)?;
+    let md = std::fs::metadata(&t.path).map_err(SectorMapError::Io)?;
     let (maj, min) = sysfs::major_minor(md.dev());
     let dev =
         sysfs::DevNode::from_major_minor(maj, min).ok_or(SectorMapError::NotOnBlockDevice {
             major: maj,
             minor: min,
         })?;
-    let f = std::fs::File::open(&t.path)?;
+    let f = std::fs::File::open(&t.path).map_err(SectorMapError::Io)?;
     let x = fiemap::extents(&f).map_err(SectorMapError::Fiemap)?;
     if x.is_empty() {
         return Err(SectorMapError::NoExtents);
