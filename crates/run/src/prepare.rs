@@ -525,10 +525,10 @@ fn check_atomic(name: &str, sizes: &[u32]) -> Result<(), String> {
 fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
     use ssdready_io::placement::check_nodes;
     if let Some(nodes) = &spec.sched.numa_cpu_nodes {
-        check_nodes("numa_cpu_nodes", nodes)?;
+        check_nodes("numa_cpu_nodes", nodes).map_err(|e| e.to_string())?;
     }
     match &spec.sched.numa_mem_policy {
-        Some(p) => check_nodes("numa_mem_policy", &p.nodes()),
+        Some(p) => check_nodes("numa_mem_policy", &p.nodes()).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }
@@ -539,11 +539,11 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
         check_context(spec).map_err(|e| e.to_string())?;
     }
     if spec.engine_named.as_deref() == Some("mmap") {
-        ssdready_io::engines::mmap::check_job(spec)?;
+        ssdready_io::engines::mmap::check_job(spec).map_err(|e| e.to_string())?;
     }
     if spec.engine_named.as_deref() == Some("e4defrag") {
         for t in targets {
-            ssdready_io::engines::e4defrag::check_ext4(&t.path)?;
+            ssdready_io::engines::e4defrag::check_ext4(&t.path).map_err(|e| e.to_string())?;
         }
     }
     if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {

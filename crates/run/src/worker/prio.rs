@@ -104,7 +104,7 @@ impl Prios {
 /// before its engine opens.
 pub(super) fn set_thread_prio(spec: &JobSpec) -> Result<(), String> {
     match spec.sched.thread_prio() {
-        Some(p) => ssdready_io::placement::set_thread_ioprio(p),
+        Some(p) => ssdready_io::placement::set_thread_ioprio(p).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }
