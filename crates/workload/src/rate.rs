@@ -143,7 +143,7 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Region;
+    use crate::plan::{PlanConfig, Region};
     use ssdready_core::spec::RwMode;
 
     fn run(spec: &JobSpec, seconds: f64) -> [u64; 3] {
@@ -153,7 +153,7 @@ mod tests {
             offset: 0,
             len: 1 << 30,
         }];
-        let mut plan = IoPlan::new(spec, &region, 0);
+        let mut plan = IoPlan::new(&PlanConfig::new(spec), &region, 0);
         let mut p = Pacer::new(spec, 0.0).unwrap();
         let mut bytes = [0u64; 3];
         let mut now = 0.0;
@@ -234,7 +234,7 @@ mod tests {
             offset: 0,
             len: 1 << 30,
         }];
-        let mut plan = IoPlan::new(&spec, &region, 0);
+        let mut plan = IoPlan::new(&PlanConfig::new(&spec), &region, 0);
         let mut p = Pacer::new(&spec, 0.0).unwrap();
         let mut gaps = Vec::new();
         let mut last = 0.0;

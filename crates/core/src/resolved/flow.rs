@@ -126,9 +126,7 @@ impl FlowConfig {
             size: spec.size,
             loops,
             max_bs: u64::from(spec.bs.max()),
-            number_ios: spec
-                .number_ios
-                .map(|n| n.saturating_mul(u64::from(loops))),
+            number_ios: spec.number_ios.map(|n| n.saturating_mul(u64::from(loops))),
             time_based: spec.time_based,
             writes: modifies && !v.only,
             fsync_every: u64::from(spec.files.fsync_every),

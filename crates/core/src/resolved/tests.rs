@@ -75,7 +75,10 @@ fn random_offsets_are_drawn_as_fio_draws_them() {
         OffsetDraw::Free32
     );
     assert_eq!(draw("rw=randread bs=4k blockalign=8k"), OffsetDraw::Free);
-    assert_eq!(draw("rw=randread random_distribution=zipf:1.2"), OffsetDraw::Skewed);
+    assert_eq!(
+        draw("rw=randread random_distribution=zipf:1.2"),
+        OffsetDraw::Skewed
+    );
     assert_eq!(
         draw("rw=randread random_distribution=zoned:50/10:50/90"),
         OffsetDraw::Zoned
@@ -110,7 +113,11 @@ fn the_byte_limit_is_io_size_else_size_within_the_regions() {
     assert_eq!(f.limit(4 << 20), 64 << 20);
     let f = FlowConfig::new(&job("rw=trimwrite size=8m"));
     assert_eq!(f.moves, 2);
-    assert_eq!(f.limit(32 << 20), 16 << 20, "trimwrite writes what it trims");
+    assert_eq!(
+        f.limit(32 << 20),
+        16 << 20,
+        "trimwrite writes what it trims"
+    );
 }
 
 #[test]
