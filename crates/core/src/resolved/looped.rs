@@ -1,10 +1,27 @@
 //! What the worker loop needs of its job: the queue (depth, batches, low
-//! mark), its phases (start delay, ramp, runtime), the minimum rates and
-//! latency target it checks, and what it does around the flow.
+//! mark), its phases (start delay, ramp, runtime), the minimum rates,
+//! latency limits and target it checks, what it does around the flow, and
+//! its helpers' options: I/O priorities, write buffers, overlaps and
+//! `sync_file_range`.
 
-use crate::sched::LatencyTarget;
-use crate::spec::JobSpec;
+use crate::sched::{CmdPrio, LatencyTarget};
+use crate::spec::{JobSpec, RwMode};
+use crate::spec_buffers::{BeforeWrite, Initial};
 use std::num::NonZeroU32;
+
+/// The I/O priorities of a job that sets any (fio's `prioclass`/`prio`
+/// and cmdprio).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrioConfig {
+    /// Per direction (read, write), the priority values I/Os may carry,
+    /// the thread's first.
+    pub values: [Vec<u16>; 2],
+    /// cmdprio, when I/Os get priorities of their own.
+    pub cmd: Option<CmdPrio>,
+    /// Per-priority latency is total latency (`lat_percentiles`), else
+    /// completion latency.
+    pub total: bool,
+}
 
 /// The worker loop's configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +63,18 @@ pub struct LoopConfig {
     pub state_save: bool,
     /// `create_only`: the files are laid out; the job ends there.
     pub create_only: bool,
+    /// `max_latency` per direction (0: none).
+    pub max_latency_ns: [u64; 3],
+    /// `serialize_overlap`, when it applies (a job that writes or trims,
+    /// at a depth above 1).
+    pub serialize_overlap: bool,
+    /// `sync_file_range`'s flags, when set.
+    pub sync_range_flags: Option<u32>,
+    /// I/O priorities, when the job sets any.
+    pub prios: Option<PrioConfig>,
+    /// What write buffers get before each write; None when writes keep
+    /// the engine's random bytes untouched (or the job does not write).
+    pub before_write: Option<BeforeWrite>,
 }
 
 impl LoopConfig {
@@ -79,6 +108,48 @@ impl LoopConfig {
             state_load: verifies && spec.verify.state_load,
             state_save: verifies && spec.verify.state_save && spec.rw.modifies(),
             create_only: spec.access.create_only,
+            max_latency_ns: spec.run.max_latency_ns,
+            serialize_overlap: spec.access.serialize_overlap
+                && spec.rw.modifies()
+                && spec.iodepth > 1,
+            sync_range_flags: spec.access.sync_file_range.map(|r| r.flags),
+            prios: prios(spec),
+            before_write: before_write(spec),
         }
     }
+}
+
+/// The job's I/O priorities; None when it sets no priority at all.
+fn prios(spec: &JobSpec) -> Option<PrioConfig> {
+    let sched = &spec.sched;
+    let thread = sched.thread_prio();
+    if thread.is_none() && !sched.per_prio() {
+        return None;
+    }
+    // fio: an I/O without a priority of its own carries the thread's
+    // (0 when none was set).
+    let default = thread.unwrap_or_default();
+    let cmd = sched.per_prio().then(|| sched.cmdprio.clone());
+    let values = std::array::from_fn(|d| match &cmd {
+        Some(c) => c.values(d, default).iter().map(|p| p.value()).collect(),
+        None => vec![default.value()],
+    });
+    Some(PrioConfig {
+        values,
+        cmd,
+        total: spec.lat_percentiles,
+    })
+}
+
+/// What the job's write buffers get before each write; None when writes
+/// keep the engine's random bytes untouched (or the job does not write).
+fn before_write(spec: &JobSpec) -> Option<BeforeWrite> {
+    let writes = !matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+    let reads = !matches!(
+        spec.rw,
+        RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim
+    );
+    let b = &spec.buffers;
+    let before = b.before_write(reads, spec.verify.on());
+    (writes && !(before == BeforeWrite::Keep && b.initial() == Initial::Random)).then_some(before)
 }

@@ -22,7 +22,7 @@ mod looped;
 mod tests;
 
 pub use flow::{FlowConfig, ThinkConfig, VerifyConfig};
-pub use looped::LoopConfig;
+pub use looped::{LoopConfig, PrioConfig};
 
 use crate::spec::{BlockSizes, Distribution, FileService, JobSpec, RwMode, RwSequencer};
 

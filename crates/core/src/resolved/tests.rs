@@ -152,3 +152,43 @@ fn the_cache_is_dropped_on_a_wrap_of_buffered_time_based_io_to_files() {
     ));
     assert!(!f.wrap_invalidate(1));
 }
+
+#[test]
+fn priorities_are_resolved_only_when_the_job_sets_one() {
+    assert_eq!(LoopConfig::new(&job("rw=randread")).prios, None);
+    let p = LoopConfig::new(&job("rw=randread prio=3")).prios.unwrap();
+    // Best-effort (class 2) at level 3, for reads and writes alike.
+    assert_eq!(p.values, [vec![(2 << 13) | 3], vec![(2 << 13) | 3]]);
+    assert!(p.cmd.is_none() && !p.total);
+}
+
+#[test]
+fn write_buffers_are_kept_for_reads_and_scrambled_for_writes() {
+    use crate::spec_buffers::BeforeWrite;
+    assert_eq!(LoopConfig::new(&job("rw=randread")).before_write, None);
+    assert_eq!(
+        LoopConfig::new(&job("rw=randwrite")).before_write,
+        Some(BeforeWrite::Scramble)
+    );
+    assert_eq!(
+        LoopConfig::new(&job("rw=randwrite refill_buffers=1")).before_write,
+        Some(BeforeWrite::Refill)
+    );
+}
+
+#[test]
+fn overlaps_are_serialized_only_for_writes_above_depth_one() {
+    let on = |t: &str| LoopConfig::new(&job(t)).serialize_overlap;
+    assert!(on(
+        "ioengine=libaio rw=randwrite iodepth=8 serialize_overlap=1"
+    ));
+    assert!(!on(
+        "ioengine=libaio rw=randread iodepth=8 serialize_overlap=1"
+    ));
+    assert!(!on(
+        "ioengine=libaio rw=randwrite iodepth=1 serialize_overlap=1"
+    ));
+    let l = LoopConfig::new(&job("rw=write sync_file_range=write:4 max_latency=10ms"));
+    assert_eq!(l.sync_range_flags, Some(2));
+    assert_eq!(l.max_latency_ns, [10_000_000; 3]);
+}

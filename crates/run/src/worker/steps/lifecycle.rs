@@ -150,8 +150,11 @@ impl<'a> Loop<'a> {
             sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
             pacing,
             open_loop,
-            filler: WriteBuffers::new(spec, super::sched::filler(ctx)),
-            prio: Prios::new(spec, spec.randseed ^ u64::from(ctx.number)),
+            filler: WriteBuffers::new(cfg.before_write, super::sched::filler(ctx)),
+            prio: cfg
+                .prios
+                .as_ref()
+                .map(|p| Prios::new(p, spec.randseed ^ u64::from(ctx.number))),
             lat: cfg
                 .latency
                 .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),
@@ -164,7 +167,7 @@ impl<'a> Loop<'a> {
             fake_io: false,
             op_lat: None,
             zbd: ctx.zbd.clone(),
-            access: Access::new(spec, ctx.targets.len()),
+            access: Access::new(cfg, ctx.targets.len()),
             locks: ctx.file_locks.clone(),
         }
     }

@@ -24,7 +24,7 @@ impl Loop<'_> {
     #[inline]
     pub(super) fn check_max_latency(&mut self, s: &Slot, offset: u64, t: u64) {
         let ddir = s.ddir;
-        let max = self.ctx.spec.run.max_latency_ns[ddir.idx()];
+        let max = self.ctx.job.run_loop.max_latency_ns[ddir.idx()];
         let lat = t.saturating_sub(s.issue_ns);
         if max == 0 || lat <= max {
             return;
