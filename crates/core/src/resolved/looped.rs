@@ -4,6 +4,7 @@
 //! its helpers' options: I/O priorities, write buffers, overlaps and
 //! `sync_file_range`.
 
+use super::RateConfig;
 use crate::sched::{CmdPrio, LatencyTarget};
 use crate::spec::{JobSpec, RwMode};
 use crate::spec_buffers::{BeforeWrite, Initial};
@@ -75,6 +76,18 @@ pub struct LoopConfig {
     /// What write buffers get before each write; None when writes keep
     /// the engine's random bytes untouched (or the job does not write).
     pub before_write: Option<BeforeWrite>,
+    /// The rate limits, when the job has any.
+    pub rate: Option<RateConfig>,
+    /// `rate_ignore_thinktime`, when it applies: think time (not a
+    /// replay's waits) counts as issued.
+    pub rate_ignore_thinktime: bool,
+    /// `lat_from=schedule`: a paced job's latencies are counted from when
+    /// each I/O was due.
+    pub lat_from_schedule: bool,
+    /// `flow`: the job's weight in its `flow_id` (0: none).
+    pub flow_weight: u32,
+    /// `flow_sleep`, µs.
+    pub flow_sleep_us: u64,
 }
 
 impl LoopConfig {
@@ -115,6 +128,14 @@ impl LoopConfig {
             sync_range_flags: spec.access.sync_file_range.map(|r| r.flags),
             prios: prios(spec),
             before_write: before_write(spec),
+            rate: RateConfig::new(spec),
+            // Only think time counts (not a replay's waits), as in fio.
+            rate_ignore_thinktime: spec.rate_ignore_thinktime
+                && spec.thinktime_ns > 0
+                && spec.iolog.read.is_empty(),
+            lat_from_schedule: spec.sched.lat_from_schedule,
+            flow_weight: spec.flow,
+            flow_sleep_us: spec.flow_sleep_us,
         }
     }
 }

@@ -18,11 +18,13 @@
 
 mod flow;
 mod looped;
+mod rate;
 #[cfg(test)]
 mod tests;
 
 pub use flow::{FlowConfig, ThinkConfig, VerifyConfig};
 pub use looped::{LoopConfig, PrioConfig};
+pub use rate::RateConfig;
 
 use crate::spec::{BlockSizes, Distribution, FileService, JobSpec, RwMode, RwSequencer};
 

@@ -192,3 +192,28 @@ fn overlaps_are_serialized_only_for_writes_above_depth_one() {
     assert_eq!(l.sync_range_flags, Some(2));
     assert_eq!(l.max_latency_ns, [10_000_000; 3]);
 }
+
+#[test]
+fn a_rate_in_iops_is_a_byte_rate_of_the_smallest_block() {
+    assert_eq!(RateConfig::new(&job("rw=randread")), None);
+    let r = RateConfig::new(&job("rw=randread bs=4k rate_iops=1000")).unwrap();
+    // 1,000 × 4 KiB per second: 1e9 / 4,096,000 ns per byte.
+    assert_eq!(r.ns_per_byte[0], Some(1e9 / 4_096_000.0));
+    assert_eq!(
+        r.ns_per_byte[1], r.ns_per_byte[0],
+        "one value limits every direction"
+    );
+    let r = RateConfig::new(&job("rw=randrw bs=4k rate=1m rate_iops=10")).unwrap();
+    assert_eq!(r.ns_per_byte[0], Some(1e9 / 1_048_576.0), "rate wins");
+    assert!(r.mixed && r.poisson.is_none());
+    let r = RateConfig::new(&job(
+        "rw=randread bs=4k rate_iops=1000 rate_process=poisson",
+    ))
+    .unwrap();
+    let (gap, _) = r.poisson.unwrap();
+    assert!((gap[0] - 1e6).abs() < 1e-6, "one I/O per ms on average");
+    let l = LoopConfig::new(&job(
+        "rw=randread rate_iops=10 thinktime=5 rate_ignore_thinktime=1",
+    ));
+    assert!(l.rate.is_some() && l.rate_ignore_thinktime);
+}

@@ -116,7 +116,7 @@ fn worker(
     };
     let start = t0.saturating_add(spec.startdelay_ns);
     let ramp_end = start.saturating_add(spec.ramp_time_ns);
-    let pacer = Pacer::new(spec, start as f64);
+    let pacer = Pacer::of_job(spec, start as f64);
     let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
     let mut stats = WorkerStats::default();
     if open_loop {

@@ -40,7 +40,7 @@ pub(in crate::worker) fn hot_loop(
     let tokens = ctx
         .flow
         .clone()
-        .map(|f| FlowToken::join(f, ctx.spec.flow, ctx.spec.flow_sleep_us));
+        .map(|f| FlowToken::join(f, cfg.flow_weight, cfg.flow_sleep_us));
     let mut flow = JobFlow::new(&ctx.job.flow, &ctx.regions, ctx.index);
     if cfg.state_load {
         flow = flow.with_state(verify::load_state(&ctx.spec.name, ctx.number)?);
@@ -110,8 +110,8 @@ impl<'a> Loop<'a> {
         let start = ctx.clock.now();
         inject_panic(ctx);
         let ramp_end = start.saturating_add(cfg.ramp_time_ns);
-        let pacing = Pacing::new(spec, start);
-        let open_loop = crate::worker::arrivals::OpenLoop::new(spec, depth, pacing.paced(), stats);
+        let pacing = Pacing::new(cfg, start);
+        let open_loop = crate::worker::arrivals::OpenLoop::new(cfg, depth, pacing.paced(), stats);
         Loop {
             ctx,
             stats,
