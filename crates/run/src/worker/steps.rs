@@ -15,6 +15,11 @@
 //! * [`Loop::account`]: one finished I/O into the statistics (latencies,
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
+//!
+//! The loop's life (its start, [`Loop`] made from the job's resolved
+//! configuration, its end) is in `lifecycle`; what it does between I/Os
+//! (rate, flow share, think time, overlaps, the flow's other steps) in
+//! `pauses`; its limits in `limits`; accounting in `account`.
 
 mod account;
 mod lifecycle;
