@@ -9,6 +9,7 @@
 //! discard), over the union of the regions its clones cover.
 
 use crate::failure::{bad, Failure};
+use ssdready_core::resolved::ResolvedJob;
 use ssdready_core::spec::{Amount, EngineKind, JobSpec};
 use ssdready_emu::engine::SharedDevice;
 use ssdready_io::engines::libaio::check_context;
@@ -30,6 +31,8 @@ pub(crate) struct CloneTargets {
 /// A job whose targets are resolved.
 pub(crate) struct PreparedJob {
     pub spec: Arc<JobSpec>,
+    /// The job resolved for its workers (their flow and loop), once.
+    pub resolved: Arc<ResolvedJob>,
     /// Every distinct target of the job (layout, devices, reports).
     pub targets: Arc<Vec<Target>>,
     /// For each of `targets`, the span its clones cover together.
@@ -89,6 +92,7 @@ pub(crate) fn prepare(
         crate::strategy::plan(&spec, &[], Some(&dev.params)).map_err(in_job)?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            resolved: Arc::new(ResolvedJob::new(&spec)),
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
             clones,
@@ -112,6 +116,7 @@ pub(crate) fn prepare(
             .collect::<Result<_, Failure>>()?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            resolved: Arc::new(ResolvedJob::new(&spec)),
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
             clones,
@@ -266,6 +271,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         .map(|mine| clone_targets(mine, &targets))
         .collect();
     Ok(PreparedJob {
+        resolved: Arc::new(ResolvedJob::new(&spec)),
         spec: Arc::new(spec),
         targets: Arc::new(targets),
         regions: spans,

@@ -58,6 +58,8 @@ pub use crate::live::Live;
 /// Everything a worker needs.
 pub struct WorkerCtx {
     pub spec: Arc<JobSpec>,
+    /// The job resolved once for every worker: its flow and loop.
+    pub job: Arc<ssdready_core::resolved::ResolvedJob>,
     pub targets: Arc<Vec<Target>>,
     pub regions: Vec<Region>,
     pub index: u32,
