@@ -9,7 +9,9 @@
 //! without the model's lock: its units are reserved with atomics
 //! ([`crate::dram`]), so workers on their own queue pairs share no lock
 //! and no written cache line per I/O. A flash device without faults serves
-//! reads with the model held shared, each locking only the die, channel,
+//! reads with the model held shared (through the worker's queue pair's
+//! shard of the model's lock, [`crate::model_lock`], so readers on
+//! different queue pairs write no common lock word), each locking only the die, channel,
 //! controller core and link it reserves ([`crate::device::shared_reads`]);
 //! its writes, and every command with injected faults, hold the model
 //! alone (docs/strategies.md, "Multi-queue scaling", on what remains). `queue` submits a

@@ -64,6 +64,7 @@ pub mod kernel;
 pub mod locked;
 pub mod memory;
 pub mod merge;
+pub mod model_lock;
 pub mod powercut;
 pub mod queues;
 pub mod shared;

@@ -1,6 +1,7 @@
 //! One emulated SSD shared by the workers that use it: the model behind
 //! its lock (or, in DRAM mode without faults, its units reserved with
-//! atomics; on flash without faults, reads hold it shared and lock only
+//! atomics; on flash without faults, reads hold it shared through their
+//! own queue pair's shard of its lock, [`crate::model_lock`], and lock only
 //! the dies, channels and link they use, [`crate::device::shared_reads`]),
 //! the data, the queue pairs, the power-cut undo log and the
 //! host's side of the command interface. A failure of the model fails the
@@ -18,13 +19,14 @@ use ssdready_core::{Ddir, IoReq};
 use ssdready_io::clock::Clock;
 use ssdready_io::EngineError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One emulated SSD shared by the workers that use it.
 pub struct SharedDevice {
-    /// The model: held alone to change it, shared by reads that may be
-    /// (module docs).
-    pub device: RwLock<Device>,
+    /// The model: held alone to change it, shared by reads that may be,
+    /// each through its queue pair's shard of the lock
+    /// ([`crate::model_lock`]).
+    pub device: crate::model_lock::ModelLock,
     /// DRAM mode without injected faults: the model's units, reserved
     /// without its lock (module docs).
     dram: Option<Arc<crate::dram::DramUnits>>,
@@ -76,7 +78,7 @@ impl SharedDevice {
             shared_reads: dev.reads_shareable() && !params.faults.any(),
             power: crate::powercut::Power::of(&params),
             queues: crate::queues::QueuePairs::new(params.queues),
-            device: RwLock::new(dev),
+            device: crate::model_lock::ModelLock::new(dev, params.queues),
             data,
             clock,
             iface: Interface::new(params.iface_depth),
@@ -153,7 +155,7 @@ impl SharedDevice {
         let pair = self.queues.get(queue);
         let _sq = pair.enter();
         let cmd = crate::device::shared_command(queue, pair.next_command());
-        let Ok(dev) = self.device.read() else {
+        let Ok(dev) = self.device.read_queue(queue) else {
             return Err(self.fail(POISONED.into()));
         };
         match catch_unwind(AssertUnwindSafe(|| dev.read_shared_as(t, &extent, cmd))) {
