@@ -152,7 +152,7 @@ pub struct DeviceCounters {
 pub struct Device {
     pub p: Params,
     pub ftl: Option<Ftl>,
-    ctrl_free: Locked<Vec<u64>>,
+    ctrl_free: crate::locked::FreeTimes,
     slot_free: Vec<u64>,
     /// DRAM mode: the units, link and slots ([`crate::dram`]), shared with
     /// the real-time front.
@@ -212,7 +212,7 @@ impl Device {
             },
             timing,
             nand_counters: NandCounters::default(),
-            ctrl_free: Locked::new(vec![0; p.fw_units.max(1) as usize]),
+            ctrl_free: crate::locked::FreeTimes::new(p.fw_units.max(1) as usize),
             slot_free: vec![0; p.cmd_slots as usize],
             dram: p
                 .dram
@@ -362,7 +362,7 @@ impl Device {
 
     fn controller(&mut self, t: u64, pages: u64, extents: u64) -> u64 {
         let cost = self.controller_ns(pages, extents);
-        take_earliest(self.ctrl_free.get_mut(), t, cost)
+        self.ctrl_free.take_mut(t, cost)
     }
 
     fn busy(&mut self, d: usize, ns: u64) {
@@ -701,17 +701,6 @@ fn link_ps_per_byte(p: &Params) -> u64 {
 pub(crate) fn per_pages(per_4k_ns: u64, pages: u64, page_bytes: u32) -> u64 {
     let ns = u128::from(per_4k_ns) * u128::from(pages) * u128::from(page_bytes) / 4096;
     u64::try_from(ns).unwrap_or(u64::MAX)
-}
-
-/// Reserve the earliest-free of some resources for `cost` from `t`;
-/// returns the end (`t` + `cost` for none).
-pub(crate) fn take_earliest(free: &mut [u64], t: u64, cost: u64) -> u64 {
-    let (i, f) = earliest(free);
-    let end = t.max(f).saturating_add(cost);
-    if let Some(c) = free.get_mut(i) {
-        *c = end;
-    }
-    end
 }
 
 /// The index and time of the earliest-free of some resources ((0, 0) for none).

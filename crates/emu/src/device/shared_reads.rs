@@ -77,7 +77,7 @@ impl Device {
         let fetched = on_link(&self.cmd_line, t, self.command_bytes(1));
         let pages = self.lpns(e);
         let cost = self.controller_ns(pages.end - pages.start, 1);
-        let ready = super::take_earliest(&mut self.ctrl_free.lock(), fetched, cost);
+        let ready = self.ctrl_free.take(fetched, cost);
         let data_at = pages.fold(ready, |d, lpn| {
             d.max(self.read_page_as(lpn, ready, cmd, now))
         });
