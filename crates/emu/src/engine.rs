@@ -11,8 +11,9 @@
 //! and no written cache line per I/O. A flash device without faults serves
 //! reads with the model held shared (through the worker's queue pair's
 //! shard of the model's lock, [`crate::model_lock`], so readers on
-//! different queue pairs write no common lock word), each locking only the die, channel,
-//! controller core and link it reserves ([`crate::device::shared_reads`]);
+//! different queue pairs write no common lock word), each locking only
+//! the die, channel and link it reserves and taking a controller core
+//! with one compare-and-swap ([`crate::device::shared_reads`]);
 //! its writes, and every command with injected faults, hold the model
 //! alone (docs/strategies.md, "Multi-queue scaling", on what remains). `queue` submits a
 //! command to the model at the current time (copying the data in or out, as

@@ -1,11 +1,14 @@
 //! Reads of a flash device by several threads at once, each holding the
-//! model shared (a read lock), not alone.
+//! model shared (its queue pair's shard of the model's lock,
+//! [`crate::model_lock`]), not alone.
 //!
 //! A read changes no mapping: it looks its pages up in the FTL and
 //! reserves time on resources — the command's bytes on the link, a
 //! controller core, each page's die (its planes' schedule, the program and
 //! erase work it suspends) and that die's channel, then the data on the
-//! link. Each of these has its own lock ([`crate::locked::Locked`]), taken
+//! link. Each of these has its own lock ([`crate::locked::Locked`]; the
+//! controller's cores are taken with one compare-and-swap instead,
+//! [`crate::locked::FreeTimes`]), taken
 //! one at a time (a die's, then its channel's while the die is held; no
 //! other order exists, so no deadlock), so reads on different dies run in
 //! parallel and meet only on the device-wide resources (link, controller
