@@ -52,7 +52,7 @@ pub struct ModelWrite<'a> {
 
 impl ModelLock {
     /// The model `dev` behind one shard per queue pair (`queues`, at most
-    /// [`MAX_SHARDS`] and the machine's CPUs).
+    /// `MAX_SHARDS` and the machine's CPUs).
     pub fn new(dev: Device, queues: u32) -> ModelLock {
         let dev = Arc::new(dev);
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
