@@ -164,7 +164,9 @@ fn simulate_phase(
         let dev = devices.get_mut(name).expect("a device per target");
         let start = dev.now;
         let stop_ref = stop.clone();
-        let out = crate::virtual_time::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
+        let phase_groups: Vec<u32> = idx.iter().map(|&i| groups[i]).collect();
+        let stop_fn = move || stop_ref.load(Relaxed);
+        let out = crate::virtual_time::simulate_in_groups(dev, &phase_specs, &phase_groups, &stop_fn)
             .map_err(|e| match e {
                 SimError::Refused(m) => Failure::BadInput(m),
                 SimError::Model(m) => Failure::Runtime(m),
@@ -173,7 +175,7 @@ fn simulate_phase(
         if Some(name) == first {
             sim.free_series.extend(out.free_blocks.iter().copied());
         }
-        for (k, workers) in idx.iter().zip(out.workers) {
+        for ((k, workers), steady) in idx.iter().zip(out.workers).zip(out.steadystate) {
             let s = &specs[*k];
             window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
             let records = workers.iter().filter_map(|w| w.iolog_record.as_deref());
@@ -185,35 +187,21 @@ fn simulate_phase(
                 size_bytes: dev.capacity(),
                 device: None,
             };
-            sim.jobs[*k] = Some(job_result_from(
-                s,
-                groups[*k],
-                pi,
-                "virtual",
-                vec![target],
-                workers,
-            ));
+            let mut r = job_result_from(s, groups[*k], pi, "virtual", vec![target], workers);
+            r.steadystate = steady;
+            sim.jobs[*k] = Some(r);
         }
     }
     Ok(window)
 }
 
-/// What virtual time cannot do at all: targets other than the emulator,
-/// steady-state detection.
+/// What virtual time cannot do at all: targets other than the emulator.
 fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
             "job '{}': emu simulate runs jobs on emulated devices only, not on {} (drop filename, or use emu:PRESET)",
             s.name,
             if s.filename.is_empty() { "the null engine".to_string() } else { s.filename.join(":") }
-        )));
-    }
-    if let Some(s) = specs.iter().find(|s| s.ss_dur_ns > 0) {
-        return Err(bad(format!(
-            "job '{}': option 'steadystate_duration': steady-state detection is not supported in \
-             virtual time (emu simulate) yet; run the job with 'ssdready run', or characterize the \
-             device with 'ssdready characterize --virtual' (PTS rounds to steady state)",
-            s.name
         )));
     }
     Ok(())

@@ -134,12 +134,10 @@ fn a_stop_request_ends_a_long_simulation() {
         &|| t.elapsed() > std::time::Duration::from_millis(50),
     )
     .unwrap();
-    assert!(
-        t.elapsed() < std::time::Duration::from_millis(500),
-        "{:?}",
-        t.elapsed()
-    );
-    assert!(o.end_ns < 3_600_000_000_000);
+    // Stopped early: well short of the hour (a count, not a time; the
+    // whole hour takes minutes of CPU, and the stop is polled every
+    // 1024 events).
+    assert!(o.end_ns < 3_600_000_000_000 / 4, "{}", o.end_ns);
 }
 
 #[test]
