@@ -166,11 +166,12 @@ fn simulate_phase(
         let stop_ref = stop.clone();
         let phase_groups: Vec<u32> = idx.iter().map(|&i| groups[i]).collect();
         let stop_fn = move || stop_ref.load(Relaxed);
-        let out = crate::virtual_time::simulate_in_groups(dev, &phase_specs, &phase_groups, &stop_fn)
-            .map_err(|e| match e {
-                SimError::Refused(m) => Failure::BadInput(m),
-                SimError::Model(m) => Failure::Runtime(m),
-            })?;
+        let out =
+            crate::virtual_time::simulate_in_groups(dev, &phase_specs, &phase_groups, &stop_fn)
+                .map_err(|e| match e {
+                    SimError::Refused(m) => Failure::BadInput(m),
+                    SimError::Model(m) => Failure::Runtime(m),
+                })?;
         sim.simulated_ns += out.end_ns - start;
         if Some(name) == first {
             sim.free_series.extend(out.free_blocks.iter().copied());

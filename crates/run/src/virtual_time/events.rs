@@ -12,10 +12,10 @@
 //! criterion holds ends its workers there, as their runtime would.
 
 use super::refusals::no_time;
-use crate::steadystate::{self, Counts, Unit};
 use super::{
     clone_region, SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS,
 };
+use crate::steadystate::{self, Counts, Unit};
 use ssdready_core::arrivals::ScheduleStats;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;

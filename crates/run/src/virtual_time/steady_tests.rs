@@ -42,7 +42,11 @@ fn a_steady_job_ends_once_its_criterion_holds() {
     assert_eq!(ss[0].data.bw, vec![2000 * 4096, 2000 * 4096]);
     // Ended at its second sample, as at a runtime of 2 s, not 20.
     let w = &o.workers[0][0];
-    assert!((2 * S..2 * S + S / 100).contains(&w.measured_ns), "{}", w.measured_ns);
+    assert!(
+        (2 * S..2 * S + S / 100).contains(&w.measured_ns),
+        "{}",
+        w.measured_ns
+    );
     let ios = w.dirs[0].as_ref().unwrap().ios;
     assert!((4000..=4004).contains(&ios), "{ios}");
 }
@@ -103,7 +107,11 @@ fn samples_count_after_the_ramps_and_a_late_start_is_not_sampled_second_by_secon
     assert!(ss.attained, "{ss:?}");
     // Seconds [2, 3] and [3, 4] count: it ends at 4 s.
     let w = &o.workers[0][0];
-    assert!((4 * S..4 * S + S / 100).contains(&w.measured_ns), "{}", w.measured_ns);
+    assert!(
+        (4 * S..4 * S + S / 100).contains(&w.measured_ns),
+        "{}",
+        w.measured_ns
+    );
     // 100,000 days away: ten billion seconds before its samples count.
     let late = JobSpec {
         startdelay_ns: 100_000 * 86_400 * S,
