@@ -547,7 +547,14 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     let less = qd1["less_transport_lat_ns"]
         .as_f64()
         .expect("less the transport");
-    assert!(less < measured, "{less} ≥ {measured}");
+    // A transport measured at or below nothing (the zero-time drive as
+    // quick as the shm loop: a loaded machine's noise) takes nothing out.
+    let points = cal["points"].as_array().unwrap();
+    let at_qd1 = points.iter().find(|p| p["qd"] == 1);
+    match at_qd1.and_then(|p| p["lat_ns"].as_f64()) {
+        Some(t) if t > 0.0 => assert!(less < measured, "{less} ≥ {measured}: {cal}"),
+        _ => assert!(less <= measured, "{less} > {measured}: {cal}"),
+    }
     // Kept, one file for this kernel and boot; or, measured as noise on a
     // loaded machine (a spread wider than the transport), not kept, and
     // the study says why.

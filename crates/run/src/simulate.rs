@@ -182,6 +182,14 @@ fn simulate_phase(
             let records = workers.iter().filter_map(|w| w.iolog_record.as_deref());
             sim.log_files
                 .extend(records.map(|(p, t)| (p.clone(), t.clone().into_bytes())));
+            // Numbered as a run numbers its workers: in job order, from 1.
+            let first: u32 = 1 + specs[..*k].iter().map(|j| j.numjobs).sum::<u32>();
+            for (n, w) in workers.iter().enumerate() {
+                if let Some(log) = &w.log {
+                    let files = crate::logs::files_for(s, first + n as u32, log);
+                    sim.log_files.extend(files);
+                }
+            }
             let target = TargetInfo {
                 path: s.filename[0].clone(),
                 kind: "emulator".into(),
@@ -208,19 +216,10 @@ fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What virtual time leaves out, one warning per job: the sample logs,
-/// the data verify would check, the cost of syncs.
+/// What virtual time leaves out, one warning per job: the data verify
+/// would check, the cost of syncs.
 fn left_out(specs: &[JobSpec]) -> Vec<String> {
     let mut warnings = Vec::new();
-    for s in specs.iter().filter(|s| {
-        s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
-    }) {
-        warnings.push(format!(
-            "job '{}': write_bw_log, write_lat_log and write_iops_log are not written in \
-             virtual time (emu simulate); run the job with 'ssdready run' for logs",
-            s.name
-        ));
-    }
     for s in specs {
         if s.verify.on() {
             warnings.push(format!(

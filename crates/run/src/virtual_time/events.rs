@@ -77,6 +77,9 @@ struct Worker {
     /// steady-state samples.
     ios: u64,
     bytes: u64,
+    /// Where its sample logs' times count from: its start, after
+    /// `startdelay`, as a real worker's.
+    log_start: u64,
 }
 
 /// The event queue: (time, worker, slot); a worker's [`WAKE`] or the
@@ -128,7 +131,10 @@ fn worker(
     let ramp_end = start.saturating_add(spec.ramp_time_ns);
     let pacer = Pacer::new(spec, start as f64);
     let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
-    let mut stats = WorkerStats::default();
+    let mut stats = WorkerStats {
+        log: crate::logs::worker_log(spec).map(Box::new),
+        ..WorkerStats::default()
+    };
     if open_loop {
         // Virtual time issues on time exactly: any lateness is late.
         stats.schedule = Some(Box::new(ScheduleStats::new(0)));
@@ -155,6 +161,7 @@ fn worker(
         wake_at: u64::MAX,
         ios: 0,
         bytes: 0,
+        log_start: start,
     })
 }
 
@@ -409,6 +416,10 @@ impl<'a> Sim<'a> {
             let d = w.stats.dir(ddir);
             d.record_lat(sec, total);
             d.clat.record(lat);
+            if let (Some(log), Some(FlowIo::Rw { offset, .. })) = (&mut w.stats.log, &s.io) {
+                let since = t.saturating_sub(w.log_start);
+                log.record_prio(since, ddir, s.len, *offset, [0, lat, total], 0);
+            }
             if let Some(m) = self.served[wi as usize][slot as usize].take() {
                 m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
             }

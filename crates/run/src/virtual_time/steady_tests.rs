@@ -1,6 +1,7 @@
 //! fio's steady-state check in virtual time: sampled at every simulated
 //! second from the workers' counters, with the same units (a clone, or a
-//! reporting group) and the same report as a real run.
+//! reporting group) and the same report as a real run; and the per-second
+//! samples of the sample logs.
 
 use super::*;
 use ssdready_core::spec::RwMode;
@@ -119,4 +120,28 @@ fn samples_count_after_the_ramps_and_a_late_start_is_not_sampled_second_by_secon
     };
     let o = run(&[late], &[0]);
     assert!(o.steadystate[0][0].attained);
+}
+
+/// The sample logs in virtual time: a paced job's bandwidth log, averaged
+/// over each simulated second, is its pace, and its times count from the
+/// worker's start, after `startdelay`.
+#[test]
+fn a_paced_jobs_bandwidth_log_holds_its_pace_each_second() {
+    let logged = JobSpec {
+        write_bw_log: Some("bw".into()),
+        log_avg_msec: 1000,
+        startdelay_ns: 5 * S,
+        ss_dur_ns: 0,
+        ..paced("iops:10%", 2, 3)
+    };
+    let o = run(&[logged], &[0]);
+    let log = o.workers[0][0].log.as_deref().expect("a log");
+    let rows = log.rows(ssdready_core::iolog::LogKind::Bw);
+    let at: Vec<(u64, u64)> = rows.iter().map(|r| (r.t_ms, r.value)).collect();
+    // 2000 × 4 KiB a second is 8000 KiB/s.
+    assert_eq!(
+        at[..3],
+        [(1000, 8000), (2000, 8000), (3000, 8000)],
+        "{at:?}"
+    );
 }
