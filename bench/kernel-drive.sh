@@ -26,14 +26,27 @@
 # device, FUSE mount or record is left, and what one bare 100 µs sleep
 # costs this machine in CPU (the floor of a daemon that sleeps per I/O).
 #
+# Each transport in $TRANSPORTS (fuse: /dev/fuse reads and writes;
+# fuse-uring: FUSE over io_uring, where the kernel has it) is measured in
+# turn on the same spec, $ROUNDS times alternating, so that a change in the
+# machine's load falls on both; each section names its transport.
+#
 # Usage: sudo bench/kernel-drive.sh   (SPEC=x25e,size=256m QDS="1 16 32"
-#        RUNTIME=5 by default; BIN=path uses that binary instead of building;
-#        SSDREADY_EMU_THREADS=N serves with N daemon threads)
+#        RUNTIME=5 TRANSPORTS="fuse fuse-uring" ROUNDS=1 by default (the
+#        transports the kernel lacks are left out, saying so); BIN=path
+#        uses that binary instead of building; SSDREADY_EMU_THREADS=N
+#        serves with N daemon threads)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPEC=${SPEC:-x25e,size=256m}
 QDS=${QDS:-"1 16 32"}
 RUNTIME=${RUNTIME:-5}
+ROUNDS=${ROUNDS:-1}
+TRANSPORTS=${TRANSPORTS:-"fuse fuse-uring"}
+if [[ $TRANSPORTS == *fuse-uring* && ! -e /sys/module/fuse/parameters/enable_uring ]]; then
+  echo "bench/kernel-drive.sh: this kernel has no FUSE over io_uring (CONFIG_FUSE_IO_URING): fuse-uring left out" >&2
+  TRANSPORTS=${TRANSPORTS//fuse-uring/}
+fi
 if [[ $(id -u) != 0 ]]; then
   echo "bench/kernel-drive.sh: needs root (emu attach mounts FUSE and binds loop devices)" >&2
   exit 2
@@ -62,9 +75,9 @@ cleanup() {
 trap cleanup EXIT
 
 pids=()
-attach() { # start `emu attach $1`: sets pid, dev, stats
+attach() { # start `emu attach $1 --transport=$2`: sets pid, dev, stats
   rm -f "$tmp/dev"
-  "$B" emu attach "$1" > "$tmp/dev" 2> "$tmp/attach" &
+  "$B" emu attach "$1" --transport="$2" > "$tmp/dev" 2> "$tmp/attach" &
   pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done
@@ -78,19 +91,23 @@ detach() {
   pid=
   tail -1 "$tmp/attach" | sed 's/^ssdready: /   /'
 }
-attach "$SPEC"
 truncate -s "$size" "$shm"
 ldev=$(losetup -f --show --direct-io=on "$shm" 2> /dev/null || losetup -f --show "$shm")
+shm_filled=
+measure() { # the drive over transport $tr beside the shm loop
+attach "$SPEC" "$tr"
 
-echo "== kernel drive bench: $SPEC at $dev (daemon pid $pid) against loop over $shm at $ldev"
+echo "== kernel drive bench ($tr): $SPEC at $dev (daemon pid $pid) against loop over $shm at $ldev"
 echo "   $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) CPUs, Linux $(uname -r), $(date -u '+%F %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   $(sed -n 1p "$tmp/attach" | sed 's/^ssdready: //')"
 
 fio_json() { fio --output-format=json "$@" 2> /dev/null; }
 base=(--ioengine=io_uring --direct=1)
-for d in "$dev" "$ldev"; do
-  fio_json --name=fill --filename="$d" --rw=write --bs=1m --iodepth=4 "${base[@]}" --size="$size" > /dev/null
-done
+fio_json --name=fill --filename="$dev" --rw=write --bs=1m --iodepth=4 "${base[@]}" --size="$size" > /dev/null
+if [[ -z $shm_filled ]]; then
+  fio_json --name=fill --filename="$ldev" --rw=write --bs=1m --iodepth=4 "${base[@]}" --size="$size" > /dev/null
+  shm_filled=1
+fi
 fio_json --name=verify --filename="$dev" --rw=randwrite --bs=4k --iodepth=16 "${base[@]}" \
   --size=$((size < 67108864 ? size : 67108864)) --verify=crc32c --do_verify=1 > "$tmp/verify"
 python3 - "$tmp/verify" <<'PY'
@@ -121,7 +138,7 @@ for qd in $QDS; do
   s0=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat)
   fio_json --filename="$ldev" "${job[@]}" > "$tmp/loop"
   s1=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat)
-  python3 - "$qd" "$tmp" "$s0" "$s1" "$(getconf CLK_TCK)" $(model "$qd") <<'PY'
+  python3 - "$qd" "$tmp" "$s0" "$s1" "$(getconf CLK_TCK)" $(model "$qd") "$tr" <<'PY'
 import json, sys
 qd, tmp, s0, s1, hz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 m_iops, m_lat, m_min = map(float, sys.argv[6:9])
@@ -146,7 +163,7 @@ own = (b['daemon_cpu_ns'] - a['daemon_cpu_ns']) / n
 sys_d = (sb - sa) * 1e9 / hz / dn
 sys_l = (s1 - s0) * 1e9 / hz / ln
 us = lambda ns: f"{ns / 1e3:.1f}"
-print(f"-- QD {qd}")
+print(f"-- {sys.argv[9]}, QD {qd}")
 print(f"   drive: {di/1e3:7.1f}K IOPS, mean {us(dl)} µs, min {us(dmin)} µs  | model: {m_iops/1e3:.1f}K IOPS, "
       f"mean {us(m_lat)} µs, min {us(m_min)} µs  | drive/model IOPS {di/m_iops:.3f}"
       f"{'  (a read beat the model minimum!)' if dmin < m_min else ''}")
@@ -160,8 +177,10 @@ PY
 done
 detach
 
-echo "-- the transport alone: a zero-time drive (emu attach null,size=$size) over the same path"
-attach "null,size=$size"
+}
+transport_alone() { # a zero-time drive over transport $tr
+echo "-- the transport alone ($tr): a zero-time drive (emu attach null,size=$size) over the same path"
+attach "null,size=$size" "$tr"
 fio_json --name=fill --filename="$dev" --rw=write --bs=1m --iodepth=4 "${base[@]}" --size="$size" > /dev/null
 for qd in 1 32; do
   job=(--name=r --rw=randread --bs=4k --iodepth="$qd" "${base[@]}" --runtime="$RUNTIME" --time_based)
@@ -169,7 +188,7 @@ for qd in 1 32; do
   fio_json --filename="$dev" "${job[@]}" > "$tmp/drive"
   snap > "$tmp/b"
   fio_json --filename="$ldev" "${job[@]}" > "$tmp/loop"
-  python3 - "$qd" "$tmp" "$(getconf CLK_TCK)" <<'PY'
+  python3 - "$qd" "$tmp" "$(getconf CLK_TCK)" "$tr" <<'PY'
 import json, sys
 qd, tmp, hz = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def load(name):
@@ -184,12 +203,22 @@ li, ll, lmin = fio('loop')
 n = b['ios'] - a['ios']
 late = (b['late_ns_mean'] * b['ios'] - a['late_ns_mean'] * a['ios']) / n
 us = lambda ns: f"{ns / 1e3:.1f}"
-print(f"   QD {qd}: zero-time drive {zi/1e3:.1f}K IOPS, mean {us(zl)} µs, min {us(zmin)} µs; shm loop {li/1e3:.1f}K IOPS, "
+print(f"   {sys.argv[4]}, QD {qd}: zero-time drive {zi/1e3:.1f}K IOPS, mean {us(zl)} µs, min {us(zmin)} µs; shm loop {li/1e3:.1f}K IOPS, "
       f"mean {us(ll)} µs, min {us(lmin)} µs; the transport adds {us(zl - ll)} µs mean, {us(zmin - lmin)} µs min; "
       f"daemon CPU {us((db - da) * 1e9 / hz / n)} µs per I/O, lateness {us(late)} µs")
 PY
 done
 detach
+}
+for round in $(seq "$ROUNDS"); do
+  for tr in $TRANSPORTS; do
+    [[ $ROUNDS -gt 1 ]] && echo "== round $round"
+    measure
+  done
+done
+for tr in $TRANSPORTS; do
+  transport_alone
+done
 losetup -d "$ldev"
 ldev=
 left=0

@@ -116,7 +116,7 @@ pub(crate) fn read_files(files: &[PathBuf], stop: &AtomicBool) -> Result<u64, Er
 /// `--memory SIZE`: the SQLite workload with its timed phase in a memory
 /// cgroup limited to `cfg.memory[0]`.
 pub fn run_limited(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
-    let place = cgroup::locate().map_err(Error::Missing)?;
+    let place = cgroup::locate().map_err(|e| Error::Missing(e.to_string()))?;
     // Made (and removed) once before anything is written, so that a
     // machine that refuses it gets exit 2 and no files.
     drop(MemoryCgroup::create(&place, None)?);
@@ -223,7 +223,7 @@ pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> 
     if cfg.workload == crate::Workload::Pgbench {
         return crate::pgcache::sweep(cfg, stop);
     }
-    let place = cgroup::locate().map_err(Error::Missing)?;
+    let place = cgroup::locate().map_err(|e| Error::Missing(e.to_string()))?;
     drop(MemoryCgroup::create(&place, None)?);
     let (wd, init_ns) = sqlite::prepare(cfg, &stop)?;
     let data_bytes = sqlite::dir_bytes(&wd);

@@ -52,15 +52,31 @@ pub struct Usage {
     pub peak_bytes: Option<u64>,
 }
 
+/// Why no memory cgroup can be had here.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("limiting the page cache needs root (a memory cgroup is made for the run); run as root, or leave out --memory and --cache-effect")]
+    NotRoot,
+    /// A file of /proc could not be read.
+    #[error("{path}: {err}")]
+    Read {
+        path: &'static str,
+        err: std::io::Error,
+    },
+    #[error("no cgroup memory controller: neither a cgroup v2 hierarchy with 'memory' in cgroup.controllers nor a cgroup v1 'memory' hierarchy is mounted (see /proc/self/mountinfo)")]
+    NoController,
+}
+
 /// Why a cgroup cannot be had here, in one line, or where to make one.
-pub fn locate() -> Result<Place, String> {
+pub fn locate() -> Result<Place, CgroupError> {
     if !is_root() {
-        return Err("limiting the page cache needs root (a memory cgroup is made for the run); run as root, or leave out --memory and --cache-effect".into());
+        return Err(CgroupError::NotRoot);
     }
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
-    let own = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+    let read = |path: &'static str| {
+        std::fs::read_to_string(path).map_err(|err| CgroupError::Read { path, err })
+    };
+    let mountinfo = read("/proc/self/mountinfo")?;
+    let own = read("/proc/self/cgroup")?;
     locate_in(&mountinfo, &own, |p| std::fs::read_to_string(p).ok())
 }
 
@@ -117,7 +133,7 @@ fn locate_in(
     mountinfo: &str,
     own: &str,
     read: impl Fn(&Path) -> Option<String>,
-) -> Result<Place, String> {
+) -> Result<Place, CgroupError> {
     let mounts = cgroup_mounts(mountinfo);
     // v2, when the memory controller is on its hierarchy.
     if let Some((mnt, root, _, _)) = mounts.iter().find(|m| m.2 == "cgroup2") {
@@ -155,7 +171,7 @@ fn locate_in(
             home,
         });
     }
-    Err("no cgroup memory controller: neither a cgroup v2 hierarchy with 'memory' in cgroup.controllers nor a cgroup v1 'memory' hierarchy is mounted (see /proc/self/mountinfo)".into())
+    Err(CgroupError::NoController)
 }
 
 /// A memory cgroup holding this process until dropped.
@@ -376,7 +392,9 @@ mod tests {
             PathBuf::from("/sys/fs/cgroup/user.slice/session-1.scope")
         );
         // Without the controller (and no v1 memory hierarchy): one line why.
-        let e = locate_in(mi, own, |_| Some("cpu io\n".into())).unwrap_err();
+        let e = locate_in(mi, own, |_| Some("cpu io\n".into()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no cgroup memory controller"), "{e}");
     }
 

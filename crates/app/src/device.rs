@@ -13,6 +13,7 @@
 use serde::Serialize;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The counters of a stat file that matter per application operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,25 +56,66 @@ pub struct Disk {
     stat: PathBuf,
 }
 
+/// Why there is no device figure: no disk under the directory, or its
+/// counters could not be read. Cloned: a window keeps it for its end.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The directory could not be looked at.
+    #[error("{}: {err}", .dir.display())]
+    Stat {
+        dir: PathBuf,
+        err: Arc<std::io::Error>,
+    },
+    #[error(
+        "{} is on a file system without a block device (device {major}:{minor}: tmpfs, overlayfs, btrfs, a network or FUSE file system)",
+        .dir.display()
+    )]
+    NoBlockDevice {
+        dir: PathBuf,
+        major: u64,
+        minor: u64,
+    },
+    /// sysfs has no entry for the device number.
+    #[error("{}: {err} (no block device {major}:{minor})", .link.display())]
+    NoSysfsEntry {
+        link: PathBuf,
+        major: u64,
+        minor: u64,
+        err: Arc<std::io::Error>,
+    },
+    #[error("{} does not exist", .stat.display())]
+    NoStatFile { stat: PathBuf },
+    #[error("/sys/block/{disk}/stat could not be read")]
+    Unreadable { disk: String },
+}
+
 /// Find the disk holding `dir`, or say why there is none.
-pub fn disk_of(dir: &Path) -> Result<Disk, String> {
+pub fn disk_of(dir: &Path) -> Result<Disk, DeviceError> {
     disk_in(Path::new("/sys"), dir)
 }
 
-fn disk_in(sys: &Path, dir: &Path) -> Result<Disk, String> {
+fn disk_in(sys: &Path, dir: &Path) -> Result<Disk, DeviceError> {
     let dev = std::fs::metadata(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(|e| DeviceError::Stat {
+            dir: dir.to_path_buf(),
+            err: Arc::new(e),
+        })?
         .dev();
     let (major, minor) = split_dev(dev);
     if major == 0 {
-        return Err(format!(
-            "{} is on a file system without a block device (device {major}:{minor}: tmpfs, overlayfs, btrfs, a network or FUSE file system)",
-            dir.display()
-        ));
+        return Err(DeviceError::NoBlockDevice {
+            dir: dir.to_path_buf(),
+            major,
+            minor,
+        });
     }
     let link = sys.join(format!("dev/block/{major}:{minor}"));
-    let real = std::fs::canonicalize(&link)
-        .map_err(|e| format!("{}: {e} (no block device {major}:{minor})", link.display()))?;
+    let real = std::fs::canonicalize(&link).map_err(|e| DeviceError::NoSysfsEntry {
+        link: link.clone(),
+        major,
+        minor,
+        err: Arc::new(e),
+    })?;
     let own = real
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -90,7 +132,7 @@ fn disk_in(sys: &Path, dir: &Path) -> Result<Disk, String> {
         .unwrap_or_default();
     let stat = disk_dir.join("stat");
     if !stat.exists() {
-        return Err(format!("{} does not exist", stat.display()));
+        return Err(DeviceError::NoStatFile { stat });
     }
     Ok(Disk {
         name,
@@ -179,7 +221,7 @@ pub fn delta(disk: &Disk, a: &Counters, b: &Counters, ops: u64, app_write_bytes:
 
 /// Counters around a timed phase: `begin` before it, `end` after.
 pub struct Window {
-    disk: Result<Disk, String>,
+    disk: Result<Disk, DeviceError>,
     start: Option<Counters>,
 }
 
@@ -195,10 +237,12 @@ impl Window {
         self.start = self.disk.as_ref().ok().and_then(Disk::read);
     }
     /// The device's I/O since `begin`, or why there is no figure.
-    pub fn end(&self, ops: u64, app_write_bytes: u64) -> Result<DeviceIo, String> {
+    pub fn end(&self, ops: u64, app_write_bytes: u64) -> Result<DeviceIo, DeviceError> {
         let disk = self.disk.as_ref().map_err(Clone::clone)?;
         let (Some(a), Some(b)) = (self.start, disk.read()) else {
-            return Err(format!("/sys/block/{}/stat could not be read", disk.name));
+            return Err(DeviceError::Unreadable {
+                disk: disk.name.clone(),
+            });
         };
         Ok(delta(disk, &a, &b, ops, app_write_bytes))
     }
@@ -266,7 +310,7 @@ mod tests {
     fn a_directory_on_tmpfs_has_no_disk() {
         if let Ok(m) = std::fs::metadata("/dev/shm") {
             if split_dev(m.dev()).0 == 0 {
-                let e = disk_of(Path::new("/dev/shm")).unwrap_err();
+                let e = disk_of(Path::new("/dev/shm")).unwrap_err().to_string();
                 assert!(e.contains("without a block device"), "{e}");
             }
         }

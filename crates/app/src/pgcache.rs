@@ -119,7 +119,7 @@ fn bytes(files: &[PathBuf]) -> u64 {
 /// (`cfg.memory`, or chosen from the tables' size and the server's own
 /// memory), largest first, on one cluster.
 pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> {
-    let place = cgroup::locate().map_err(Error::Missing)?;
+    let place = cgroup::locate().map_err(|e| Error::Missing(e.to_string()))?;
     drop(MemoryCgroup::create(&place, None)?);
     let cl = pgbench::setup(cfg, &stop, SERVER_OPTS)?;
     let mut srv = Server { cl, group: None };

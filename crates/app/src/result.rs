@@ -81,7 +81,7 @@ impl AppResult {
         elapsed_ns: u64,
         ops: u64,
         lat: &Histogram,
-        device: Result<DeviceIo, String>,
+        device: Result<DeviceIo, crate::device::DeviceError>,
     ) {
         self.elapsed_s = elapsed_ns as f64 / 1e9;
         self.ops = ops;
@@ -93,7 +93,7 @@ impl AppResult {
         self.lat_ns = LatNs::of(lat);
         match device {
             Ok(d) => self.device = Some(d),
-            Err(why) => self.device_note = Some(why),
+            Err(why) => self.device_note = Some(why.to_string()),
         }
     }
 

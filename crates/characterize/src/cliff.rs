@@ -112,18 +112,34 @@ fn early(samples: &[WsatSample], capacity: u64) -> Vec<f64> {
     samples[..upto].iter().map(|s| s.iops).collect()
 }
 
+/// Why a write-saturation series shows no write cliff.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCliff {
+    #[error("{samples} samples are too few to find a write cliff (at least {least})")]
+    TooFew { samples: usize, least: usize },
+    #[error(
+        "IOPS stayed within {:.0} % of their first level ({first:.0}) over {samples} samples: no write cliff \
+         (a device without garbage collection, or one already past its cliff: purge it first)",
+        BAND * 100.0
+    )]
+    Level { first: f64, samples: usize },
+    #[error(
+        "IOPS fell at {at_s:.1} s but came back: the last samples ({steady:.0} IOPS) are within {:.0} % of the \
+         fresh level ({fresh:.0}); no lasting write cliff",
+        BAND * 100.0
+    )]
+    CameBack { at_s: f64, steady: f64, fresh: f64 },
+}
+
 /// Where IOPS leave the fresh level for good: the sample, and the fresh
 /// level (the median before it). Err: they never leave it.
-fn fall(samples: &[WsatSample], capacity: u64, iops: &[f64]) -> Result<(usize, f64), String> {
+fn fall(samples: &[WsatSample], capacity: u64, iops: &[f64]) -> Result<(usize, f64), NoCliff> {
     let first = median(&early(samples, capacity));
     let Some(mut at) = leaves(iops, first) else {
-        return Err(format!(
-            "IOPS stayed within {:.0} % of their first level ({:.0}) over {} samples: no write cliff \
-             (a device without garbage collection, or one already past its cliff: purge it first)",
-            BAND * 100.0,
+        return Err(NoCliff::Level {
             first,
-            samples.len()
-        ));
+            samples: samples.len(),
+        });
     };
     let mut fresh = median(&iops[..at]);
     // Once more with the fresh level from every sample before the cliff.
@@ -157,12 +173,13 @@ pub fn detect(
     capacity: u64,
     rule: &PtsRule,
     model: Option<&DeviceModel>,
-) -> Result<WriteCliff, String> {
+) -> Result<WriteCliff, NoCliff> {
     let n = samples.len();
     if n < MIN_SAMPLES {
-        return Err(format!(
-            "{n} samples are too few to find a write cliff (at least {MIN_SAMPLES})"
-        ));
+        return Err(NoCliff::TooFew {
+            samples: n,
+            least: MIN_SAMPLES,
+        });
     }
     let iops: Vec<f64> = samples.iter().map(|s| s.iops).collect();
     let steady_from = steady_window(samples, capacity);
@@ -170,12 +187,11 @@ pub fn detect(
     let steady = iops[steady_from..].iter().sum::<f64>() / tail as f64;
     let (at, fresh) = fall(samples, capacity, &iops)?;
     if steady >= (1.0 - BAND) * fresh {
-        return Err(format!(
-            "IOPS fell at {:.1} s but came back: the last samples ({steady:.0} IOPS) are within {:.0} % of the \
-             fresh level ({fresh:.0}); no lasting write cliff",
-            samples[at].t_s,
-            BAND * 100.0
-        ));
+        return Err(NoCliff::CameBack {
+            at_s: samples[at].t_s,
+            steady,
+            fresh,
+        });
     }
     let start = |i: usize| samples[i].t_s - samples[i].dt_s;
     let written_before = |i: usize| {
@@ -350,7 +366,8 @@ mod tests {
             &PtsRule::default(),
             None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("no write cliff"), "{e}");
     }
 
@@ -363,7 +380,8 @@ mod tests {
             &PtsRule::default(),
             None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("purge"), "{e}");
     }
 
@@ -394,6 +412,7 @@ mod tests {
         let v = vec![1.0; 5];
         assert!(detect(&series(&v, &v), 1, &PtsRule::default(), None)
             .unwrap_err()
+            .to_string()
             .contains("too few"));
     }
 }

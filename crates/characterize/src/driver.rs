@@ -160,22 +160,31 @@ fn record(p: &Point, figures: Option<PointFigures>, skipped: Option<String>) -> 
     }
 }
 
+/// The step of a test's preparation that failed.
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    #[error("purge: {0}")]
+    Purge(Failure),
+    #[error("preconditioning: {0}")]
+    Precondition(Failure),
+}
+
 /// Purge and precondition; a failure is the test's.
 fn prepare(
     t: &TestPlan,
     iodepth: u32,
     runner: &mut dyn Runner,
     progress: &mut dyn Progress,
-) -> Result<(PurgeRecord, Option<PreconditionRecord>), String> {
+) -> Result<(PurgeRecord, Option<PreconditionRecord>), PrepareError> {
     progress.step(t, "purge");
-    let purge = runner.purge().map_err(|e| format!("purge: {e}"))?;
+    let purge = runner.purge().map_err(PrepareError::Purge)?;
     if t.precondition_bytes == 0 || runner.stopped() {
         return Ok((purge, None));
     }
     progress.step(t, "precondition");
     let pre = runner
         .precondition(t.precondition_bytes, PRECONDITION_BS, iodepth)
-        .map_err(|e| format!("preconditioning: {e}"))?;
+        .map_err(PrepareError::Precondition)?;
     Ok((purge, Some(pre)))
 }
 

@@ -339,13 +339,17 @@ fn wsat_test(o: &PlanOptions) -> TestPlan {
 /// The tests `--tests` may name.
 pub const TEST_NAMES: [&str; 4] = ["iops", "throughput", "latency", "wsat"];
 
+/// A name `--tests` does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("'{name}' is not a test (allowed: {})", TEST_NAMES.join(", "))]
+pub struct UnknownTest {
+    pub name: String,
+}
+
 /// Keep only the tests `names` lists (`throughput` is both block sizes).
-pub fn select(p: &mut Plan, names: &[String]) -> Result<(), String> {
+pub fn select(p: &mut Plan, names: &[String]) -> Result<(), UnknownTest> {
     if let Some(bad) = names.iter().find(|n| !TEST_NAMES.contains(&n.as_str())) {
-        return Err(format!(
-            "'{bad}' is not a test (allowed: {})",
-            TEST_NAMES.join(", ")
-        ));
+        return Err(UnknownTest { name: bad.clone() });
     }
     p.tests.retain(|t| {
         let family = match t.kind {
@@ -437,7 +441,9 @@ mod tests {
         select(&mut p, &["wsat".into(), "throughput".into()]).unwrap();
         let names: Vec<&str> = p.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["throughput_128k", "throughput_1024k", "wsat"]);
-        let e = select(&mut p, &["iops".into(), "wast".into()]).unwrap_err();
+        let e = select(&mut p, &["iops".into(), "wast".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'wast'") && e.contains("allowed: iops"), "{e}");
     }
 

@@ -219,7 +219,7 @@ pub fn assemble(doc: &mut CharacterizeDoc, r: driver::Results, p: &Plan) {
             w.capacity_multiple_written = w.bytes_written as f64 / p.capacity.max(1) as f64;
             match crate::cliff::detect(&w.samples, p.capacity, &p.rule, doc.target.model.as_ref()) {
                 Ok(c) => doc.write_cliff = Some(c),
-                Err(why) => doc.write_cliff_note = Some(why),
+                Err(why) => doc.write_cliff_note = Some(why.to_string()),
             }
             if !w.purge.done {
                 doc.warnings.push(format!("wsat: {}", w.purge.how));

@@ -60,6 +60,9 @@ fn detach_drive(drive: Drive, name: &str, mnt: &Path, device: &str) -> (String, 
     let _ = std::fs::remove_dir(mnt);
     let _ = std::fs::remove_file(daemon::stats_path(name));
     let _ = std::fs::remove_file(daemon::record_path(name));
+    if let Some(line) = daemon::put_back_uring(std::process::id()) {
+        crate::say(&line);
+    }
     let detached = format!(
         "detached {}: {}{}",
         device,
@@ -182,10 +185,21 @@ fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
             return Ok(());
         }
     };
+    if let Some(line) = &drive.uring_switch {
+        crate::say(line);
+    }
     let neg = drive.negotiated().unwrap_or_default();
     let dio = match neg.async_dio {
         true => format!("async direct I/O, max_background {}", neg.max_background),
         false => "NO async direct I/O (the kernel did not agree: one request at a time)".into(),
+    };
+    let uring = match drive.uring {
+        Some((queues, per_queue)) => format!(
+            "requests over io_uring: {queues} queue{} (one per possible CPU) of {per_queue} entries, \
+             no read or write system call per request",
+            if queues == 1 { "" } else { "s" }
+        ),
+        None => kernel::fuse_uring_state(),
     };
     crate::say(&format!(
         "emulated {} drive ({}, {}-byte blocks) at {} over FUSE + loop ({dio}, {} daemon thread{}{}, \
@@ -202,7 +216,7 @@ fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
             n => format!(" ({n} under SCHED_FIFO)"),
         },
         neg.max_write / 1024,
-        kernel::fuse_uring_state(),
+        uring,
         kernel::ublk::probe().err().unwrap_or_else(|| "available".into()),
     ));
     crate::say(&format!(

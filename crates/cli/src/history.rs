@@ -69,7 +69,7 @@ impl Recorder {
             // A regular file only (a block device, FIFO or /dev/null is
             // refused before SQLite touches it).
             ssdready_io::written::vet(&path, ssdready_io::written::Allow::File)
-                .map_err(unusable)?;
+                .map_err(|e| unusable(e.to_string()))?;
         }
         if given.is_some() || exists {
             // Writable now, not found read-only after the run.

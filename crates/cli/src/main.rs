@@ -157,7 +157,9 @@ enum EmuCmd {
         /// PRESET[,key=value...], as after emu: in a target.
         spec: String,
         /// auto (ublk where /dev/ublk-control exists, FUSE + loop
-        /// elsewhere), fuse (FUSE + loop) or ublk.
+        /// elsewhere), fuse (FUSE + loop over /dev/fuse), fuse-uring
+        /// (FUSE over io_uring + loop; turns the kernel's enable_uring on
+        /// while attached) or ublk.
         #[arg(long, default_value = "auto")]
         transport: String,
     },

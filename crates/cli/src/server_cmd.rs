@@ -453,11 +453,13 @@ impl Engine {
     /// The request's job files written and parsed, every option and path
     /// checked against the policy.
     fn checked(&self, req: &JobRequest) -> Result<(JobFiles, args::RunArgs), String> {
-        self.policy.check_args(&req.args)?;
+        self.policy
+            .check_args(&req.args)
+            .map_err(|e| e.to_string())?;
         for text in &req.jobs {
             self.check_includes(text)?;
         }
-        let (files, all) = JobFiles::write(&self.jobs, req)?;
+        let (files, all) = JobFiles::write(&self.jobs, req).map_err(|e| e.to_string())?;
         let mut parsed = args::parse(&all).map_err(|e| e.to_string())?;
         parsed.quiet = true;
         parsed.eta = args::Eta::Never;
@@ -467,7 +469,7 @@ impl Engine {
             for o in &s.options {
                 self.policy
                     .check_option(&o.key, o.value.as_deref(), &base)
-                    .map_err(|e| in_job(&s.name, e))?;
+                    .map_err(|e| in_job(&s.name, e.to_string()))?;
             }
         }
         Ok((files, parsed))
@@ -490,7 +492,9 @@ impl Engine {
                     "include {file}: a variable in an included file's name is refused by a server"
                 ));
             }
-            self.policy.check_include(Path::new(file))?;
+            self.policy
+                .check_include(Path::new(file))
+                .map_err(|e| e.to_string())?;
         }
         Ok(())
     }
@@ -507,7 +511,9 @@ impl Engine {
             Err(_) => PathInfo::default(),
         };
         let list = |d: &str| -> Result<Vec<String>, String> {
-            self.policy.check_path(Path::new(d), "option 'opendir'")?;
+            self.policy
+                .check_path(Path::new(d), "option 'opendir'")
+                .map_err(|e| e.to_string())?;
             Ok(Vec::new())
         };
         for s in specs {
@@ -524,7 +530,7 @@ impl Engine {
                 {
                     self.policy
                         .check_path(Path::new(n), "target")
-                        .map_err(|e| in_job(&s.name, e))?;
+                        .map_err(|e| in_job(&s.name, e.to_string()))?;
                 }
             }
         }

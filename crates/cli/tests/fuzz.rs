@@ -21,7 +21,7 @@ use ssdready_core::host::Host;
 use ssdready_core::jobfile;
 use ssdready_core::options::{self, build_jobs_on, Section};
 use ssdready_core::spec::JobSpec;
-use ssdready_workload::plan::{IoPlan, Region};
+use ssdready_workload::plan::{IoPlan, PlanConfig, Region};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -495,7 +495,7 @@ fn plan_some(s: &JobSpec) {
     if r.len < u64::from(s.bs.max()) {
         return;
     }
-    let mut plan = IoPlan::new(s, &[r], 0);
+    let mut plan = IoPlan::new(&PlanConfig::new(s), &[r], 0);
     for _ in 0..64 {
         if plan.next_io().is_none() {
             break;

@@ -448,7 +448,7 @@ fn bad_presets_and_transports_are_refused() {
         (vec!["emu", "attach", "x25e,bogus=1"], "bogus"),
         (
             vec!["emu", "attach", "x25e", "--transport=nbd"],
-            "allowed: auto, fuse, ublk",
+            "allowed: auto, fuse, fuse-uring, ublk",
         ),
     ] {
         let out = ssdready(&args);

@@ -50,6 +50,7 @@ pub mod options;
 pub mod optsets;
 pub mod queueing;
 pub mod req;
+pub mod resolved;
 pub mod result;
 pub mod sched;
 pub mod spec;

@@ -10,8 +10,11 @@
 use serde::{Deserialize, Serialize};
 
 mod arg;
+mod error;
 mod presets;
-use arg::{completion_mode, exponential_service, gc_policy, Arg, ALLOWED_KEYS};
+pub(crate) use arg::out_of_range;
+use arg::{completion_mode, exponential_service, gc_policy, Arg};
+pub use error::{DeviceFileError, ParamError};
 
 /// Garbage-collection victim policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,13 +268,14 @@ pub fn preset(name: &str) -> Option<Params> {
 }
 
 fn parse_size(v: &str) -> Result<u64, String> {
+    // The units parser's own message (core's), which the key's error carries.
     ssdready_core::units::parse_size(v, 1024)
 }
 
 impl Params {
     /// Parse `PRESET[,key=value...]` (the part after `emu:`; empty means the
     /// default preset). Errors name the key and the allowed values.
-    pub fn parse(spec: &str) -> Result<Params, String> {
+    pub fn parse(spec: &str) -> Result<Params, ParamError> {
         let mut parts = spec.split(',').map(str::trim).filter(|s| !s.is_empty());
         let first = parts.clone().next().unwrap_or("");
         let mut p = if let Some(path) = first.strip_prefix("file=") {
@@ -281,18 +285,12 @@ impl Params {
             Params::default()
         } else {
             parts.next();
-            preset(first).ok_or_else(|| {
-                let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-                format!(
-                    "unknown emulator preset '{first}' (allowed: {})",
-                    names.join(", ")
-                )
-            })?
+            preset(first).ok_or_else(|| ParamError::UnknownPreset { name: first.into() })?
         };
         for kv in parts {
             let (k, v) = kv
                 .split_once('=')
-                .ok_or_else(|| format!("'{kv}' is not key=value"))?;
+                .ok_or_else(|| ParamError::NotKeyValue { text: kv.into() })?;
             p.set(k.trim(), v.trim())?;
         }
         p.check()?;
@@ -301,7 +299,7 @@ impl Params {
 
     /// Set one parameter as its inline key takes it (`read_ns`, `55us`);
     /// not checked ([`Params::check`]).
-    pub fn set_key(&mut self, k: &str, v: &str) -> Result<(), String> {
+    pub fn set_key(&mut self, k: &str, v: &str) -> Result<(), ParamError> {
         self.set(k, v)
     }
 
@@ -371,7 +369,7 @@ impl Params {
         .collect()
     }
 
-    fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
+    fn set(&mut self, k: &str, v: &str) -> Result<(), ParamError> {
         if let Some(r) = self
             .faults
             .set(k, v)
@@ -429,29 +427,23 @@ impl Params {
             "irq_ns" => self.irq_ns = a.time()?,
             "wake_ns" => self.wake_ns = a.time()?,
             "service" => self.service_exp = exponential_service(v)?,
-            _ => {
-                return Err(format!(
-                    "unknown emulator parameter '{k}' (allowed: {ALLOWED_KEYS})"
-                ))
-            }
+            _ => return Err(ParamError::UnknownKey { key: k.into() }),
         }
         Ok(())
     }
 
     /// `program_ns`: one time, or one per page type
     /// (lower/middle/upper[/top]), their mean the program time.
-    fn set_program(&mut self, a: &Arg<'_>) -> Result<(), String> {
+    fn set_program(&mut self, a: &Arg<'_>) -> Result<(), ParamError> {
         let times =
             a.v.split('/')
                 .map(|t| a.time_of(t))
-                .collect::<Result<Vec<u64>, String>>()?;
+                .collect::<Result<Vec<u64>, ParamError>>()?;
         if times.len() > crate::geometry::MAX_PAGE_TYPES {
-            return Err(format!(
-                "emulator parameter '{}': {} page types (allowed: 1 to {}, e.g. 190us/386us/996us)",
-                a.k,
-                times.len(),
-                crate::geometry::MAX_PAGE_TYPES
-            ));
+            return Err(ParamError::PageTypesWritten {
+                key: a.k.into(),
+                count: times.len(),
+            });
         }
         let sum = times.iter().fold(0u64, |a, &t| a.saturating_add(t));
         self.program_ns = sum / times.len() as u64;
@@ -462,14 +454,10 @@ impl Params {
     /// Consistency checks: every key in its range, and a geometry the
     /// model can serve ([`crate::geometry::check`]). One line naming the key
     /// and the allowed values.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ParamError> {
         crate::geometry::check(self)?;
         if self.service_exp && !self.dram {
-            return Err(
-                "emulator parameter 'service': exp applies to DRAM-mode units (dram=1, e.g. the \
-                 dram-ssd and nvm-lowlat presets); a NAND device's times come from its flash model"
-                    .into(),
-            );
+            return Err(ParamError::ExpNeedsDram);
         }
         self.stall.check()?;
         self.zoned.check(self)
@@ -619,25 +607,34 @@ mod tests {
         assert_eq!(p.read_ns, 30_000);
         assert_eq!(Params::parse("").unwrap().preset, "nvme-tlc");
         assert_eq!(Params::parse("size=2g").unwrap().size, 2 << 30);
-        assert!(Params::parse("nope").unwrap_err().contains("allowed: x25e"));
+        assert!(Params::parse("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("allowed: x25e"));
         assert!(Params::parse("x25e,colour=red")
             .unwrap_err()
+            .to_string()
             .contains("unknown emulator parameter 'colour'"));
         assert!(Params::parse("x25e,gc=lru")
             .unwrap_err()
+            .to_string()
             .contains("greedy, fifo"));
     }
 
     #[test]
     fn absurd_times_and_rates_are_refused_with_the_range() {
-        let e = Params::parse("x25e,read_ns=1000000000000000").unwrap_err();
+        let e = Params::parse("x25e,read_ns=1000000000000000")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'read_ns'") && e.contains("out of range (allowed: 0 to"),
             "{e}"
         );
         assert!(Params::parse("null,dram_per_4k_ns=61s").is_err());
         assert!(Params::parse("null,coalesce_us=100000000").is_err());
-        let e = Params::parse("x25e,channel_mbps=0.000001").unwrap_err();
+        let e = Params::parse("x25e,channel_mbps=0.000001")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'channel_mbps'") && e.contains("out of range"),
             "{e}"
@@ -675,7 +672,9 @@ mod parse_limits {
             "op=NaN",
             "op=1e300",
         ] {
-            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err();
+            let e = Params::parse(&format!("x25e,{kv}"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("allowed"), "{kv}: {e}");
         }
         assert_eq!(
@@ -694,7 +693,9 @@ mod parse_limits {
             "page_bytes=4g",
             "gc_fg_free=4294967295",
         ] {
-            let e = Params::parse(&format!("x25e,{kv}")).unwrap_err();
+            let e = Params::parse(&format!("x25e,{kv}"))
+                .unwrap_err()
+                .to_string();
             let key = kv.split('=').next().unwrap();
             assert!(e.contains(key), "{kv}: {e}");
         }
@@ -729,9 +730,13 @@ mod nand_keys {
         let p = Params::parse("nvme-tlc,program_ns=1ms").unwrap();
         assert!(p.program_types_ns.is_empty());
         assert_eq!(p.program_ns, 1_000_000);
-        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5").unwrap_err();
+        let e = Params::parse("nvme-tlc,program_ns=1/2/3/4/5")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("5 page types (allowed: 1 to 4"), "{e}");
-        let e = Params::parse("nvme-tlc,program_ns=1us/2s").unwrap_err();
+        let e = Params::parse("nvme-tlc,program_ns=1us/2s")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("'program_ns'") && e.contains("out of range"),
             "{e}"
@@ -749,7 +754,9 @@ mod nand_keys {
             0.5
         );
         for bad in ["150%", "-0.1", "nan"] {
-            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}")).unwrap_err();
+            let e = Params::parse(&format!("nvme-tlc,slc_cache={bad}"))
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("'slc_cache'") && e.contains("allowed"),
                 "{bad}: {e}"
@@ -769,7 +776,9 @@ mod nand_keys {
             ("suspend_ns=2s", "'suspend_ns'"),
             ("flash_block_bytes=2g", "'flash_block_bytes'"),
         ] {
-            let e = Params::parse(&format!("nvme-tlc,{kv}")).unwrap_err();
+            let e = Params::parse(&format!("nvme-tlc,{kv}"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(why), "{kv}: {e}");
             assert_eq!(e.lines().count(), 1);
         }

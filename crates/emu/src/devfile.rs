@@ -13,63 +13,51 @@
 //! values, as inline keys are; keys given inline after the file change it
 //! once more.
 
-use crate::config::{preset, Params};
+use crate::config::{preset, DeviceFileError, ParamError, Params};
 use std::path::Path;
 
 /// The largest device file read: a drive has a few dozen keys.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Read the drive `path` describes; not yet checked ([`Params::check`]).
-pub fn load(path: &Path) -> Result<Params, String> {
-    let shown = path.display();
-    let md = std::fs::metadata(path).map_err(|e| format!("emulator device file {shown}: {e}"))?;
+pub fn load(path: &Path) -> Result<Params, ParamError> {
+    let refused = |why| ParamError::DeviceFile {
+        path: path.to_path_buf(),
+        why,
+    };
+    let md = std::fs::metadata(path).map_err(|e| refused(DeviceFileError::Io(e)))?;
     if !md.is_file() {
-        return Err(format!(
-            "emulator device file {shown}: not a regular file (allowed: a TOML file of emulator parameters)"
-        ));
+        return Err(refused(DeviceFileError::NotRegular));
     }
     if md.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "emulator device file {shown}: larger than 1 MiB (a drive has a few dozen keys)"
-        ));
+        return Err(refused(DeviceFileError::TooLarge));
     }
     // Capped by bytes read, not by the size stat reports (procfs files
     // report 0 and can be endless).
     let bytes = std::fs::File::open(path)
         .and_then(|f| ssdready_io::written::read_capped(f, MAX_FILE_BYTES, "it"))
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => format!(
-                "emulator device file {shown}: larger than 1 MiB (a drive has a few dozen keys)"
-            ),
-            _ => format!("emulator device file {shown}: {e}"),
+            std::io::ErrorKind::InvalidData => refused(DeviceFileError::TooLarge),
+            _ => refused(DeviceFileError::Io(e)),
         })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        format!("emulator device file {shown}: not UTF-8 text (allowed: a TOML file)")
-    })?;
-    from_toml(&text).map_err(|e| format!("emulator device file {shown}: {e}"))
+    let text = String::from_utf8(bytes).map_err(|_| refused(DeviceFileError::NotUtf8))?;
+    from_toml(&text).map_err(|e| refused(DeviceFileError::Content(Box::new(e))))
 }
 
 /// The drive TOML text describes.
-pub fn from_toml(text: &str) -> Result<Params, String> {
+pub fn from_toml(text: &str) -> Result<Params, ParamError> {
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| one_line(&e.to_string()))?;
+        .map_err(|e: toml::de::Error| ParamError::Toml(one_line(&e.to_string())))?;
     let mut p = match table.get("preset") {
         None => Params::default(),
-        Some(toml::Value::String(name)) => preset(name).ok_or_else(|| {
-            format!(
-                "unknown emulator preset '{name}' in key 'preset' (allowed: {})",
-                crate::config::PRESETS
-                    .iter()
-                    .map(|p| p.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?,
+        Some(toml::Value::String(name)) => {
+            preset(name).ok_or_else(|| ParamError::TomlPreset { name: name.clone() })?
+        }
         Some(v) => {
-            return Err(format!(
-                "key 'preset': {v} is not a preset name (a string, e.g. preset = \"nvme-tlc\")"
-            ))
+            return Err(ParamError::TomlPresetKind {
+                value: v.to_string(),
+            })
         }
     };
     for (k, v) in table.iter().filter(|(k, _)| *k != "preset") {
@@ -79,10 +67,10 @@ pub fn from_toml(text: &str) -> Result<Params, String> {
             toml::Value::Float(f) => f.to_string(),
             toml::Value::Boolean(b) => u8::from(*b).to_string(),
             other => {
-                return Err(format!(
-                    "key '{k}': a {} (allowed: a number, a string or a boolean)",
-                    other.type_str()
-                ))
+                return Err(ParamError::TomlValueKind {
+                    key: k.clone(),
+                    kind: other.type_str(),
+                })
             }
         };
         p.set_key(k, &text)?;
@@ -179,7 +167,7 @@ mod tests {
             ("gc = \"lru\"", "'gc': 'lru' (allowed: greedy, fifo)"),
             ("read_ns = ", "TOML parse error at line 1"),
         ] {
-            let e = from_toml(text).unwrap_err();
+            let e = from_toml(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }

@@ -51,6 +51,7 @@
 //! the results (`emulator.faults`), so a test can hold the errors and
 //! verification failures a run saw against the truth.
 
+use crate::config::ParamError;
 use serde::{Deserialize, Serialize};
 
 /// The fault keys' values.
@@ -135,13 +136,14 @@ impl FaultParams {
     }
 
     /// Set key `k` (a `fault_` key); None when `k` is not one.
-    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), String>> {
-        let rate = |v: &str| -> Result<f64, String> {
+    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), ParamError>> {
+        let rate = |v: &str| -> Result<f64, ParamError> {
             match v.parse::<f64>() {
                 Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
-                _ => Err(format!(
-                    "emulator parameter '{k}': '{v}' is not a probability (allowed: 0 to 1, e.g. 1e-4)"
-                )),
+                _ => Err(ParamError::NotProbability {
+                    key: k.into(),
+                    value: v.into(),
+                }),
             }
         };
         let r = match k {
@@ -155,9 +157,11 @@ impl FaultParams {
                     self.retries = n;
                     Ok(())
                 }
-                _ => Err(format!(
-                    "emulator parameter '{k}': '{v}' (allowed: 0 to 64 retries)"
-                )),
+                _ => Err(ParamError::Choice {
+                    key: k.into(),
+                    value: v.into(),
+                    allowed: "0 to 64 retries",
+                }),
             },
             "fault_retry_ns" => time(k, v).map(|t| self.retry_ns = t),
             "fault_spike_rate" => rate(v).map(|r| self.spike_rate = r),
@@ -166,8 +170,10 @@ impl FaultParams {
             "fault_program_fail_ns" => time(k, v).map(|t| self.program_fail_ns = t),
             "fault_spare_blocks" => whole(k, v)
                 .and_then(|n| {
-                    u32::try_from(n).map_err(|_| {
-                        format!("emulator parameter '{k}': {n} (allowed: 0 to {})", u32::MAX)
+                    u32::try_from(n).map_err(|_| ParamError::NotAllowed {
+                        key: k.into(),
+                        value: n,
+                        allowed: format!("0 to {}", u32::MAX),
                     })
                 })
                 .map(|n| self.spare_blocks = n),
@@ -210,30 +216,32 @@ impl FaultParams {
 }
 
 /// A time of at most 1 s (`250us`, `2ms`, or ns).
-fn time(k: &str, v: &str) -> Result<u64, String> {
+fn time(k: &str, v: &str) -> Result<u64, ParamError> {
     let t = ssdready_core::units::parse_time_ns(v, 1)
-        .map_err(|e| format!("emulator parameter '{k}': {e}"))?;
+        .map_err(|why| ParamError::Unit { key: k.into(), why })?;
     if t <= 1_000_000_000 {
         Ok(t)
     } else {
-        Err(format!(
-            "emulator parameter '{k}': {t} ns is out of range (allowed: 0 to 1 s)"
-        ))
+        Err(ParamError::TimeOver1s {
+            key: k.into(),
+            ns: t,
+        })
     }
 }
 
 /// A whole number.
-fn whole(k: &str, v: &str) -> Result<u64, String> {
-    v.parse::<u64>()
-        .map_err(|_| format!("emulator parameter '{k}': '{v}' is not a whole number"))
+fn whole(k: &str, v: &str) -> Result<u64, ParamError> {
+    v.parse::<u64>().map_err(|_| ParamError::NotWhole {
+        key: k.into(),
+        value: v.into(),
+    })
 }
 
 /// `OFFSET[+LEN]:…` (sizes with units; LEN 4 KiB when left out).
-fn ranges(k: &str, v: &str) -> Result<Vec<(u64, u64)>, String> {
+fn ranges(k: &str, v: &str) -> Result<Vec<(u64, u64)>, ParamError> {
     let size = |s: &str| {
-        ssdready_core::units::parse_size(s, 1024).map_err(|e| {
-            format!("emulator parameter '{k}': {e} (allowed: OFFSET[+LEN]:…, e.g. 1m+4k:2g)")
-        })
+        ssdready_core::units::parse_size(s, 1024)
+            .map_err(|why| ParamError::Range { key: k.into(), why })
     };
     v.split(':')
         .filter(|s| !s.is_empty())
@@ -563,7 +571,7 @@ mod tests {
             ("fault_power_cut_after", "-1", "not a whole number"),
             ("fault_spare_blocks", "5000000000", "allowed: 0 to"),
         ] {
-            let e = p.set(k, v).unwrap().unwrap_err();
+            let e = p.set(k, v).unwrap().unwrap_err().to_string();
             assert!(e.contains(want), "{k}={v}: {e}");
         }
         assert!(p.set("read_ns", "1").is_none());

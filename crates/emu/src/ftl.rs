@@ -45,6 +45,59 @@ enum State {
     Full,
 }
 
+impl State {
+    fn name(self) -> &'static str {
+        match self {
+            State::Free => "Free",
+            State::Open => "Open",
+            State::Full => "Full",
+        }
+    }
+}
+
+/// An invariant of the FTL found broken ([`Ftl::check`]): a bug of the
+/// model, with the pages, blocks or die where it shows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Invariant {
+    #[error("l2p[{lpn}]={ppn} but p2l[{ppn}] is not {lpn}")]
+    L2p { lpn: usize, ppn: u32 },
+    #[error("p2l[{ppn}]={lpn} but l2p[{lpn}] is not {ppn}")]
+    P2l { ppn: usize, lpn: u32 },
+    #[error("page {ppn} is mapped beyond block {block}'s write pointer")]
+    BeyondWritePointer { ppn: usize, block: usize },
+    #[error("block {block}: valid {valid} but {mapped} mapped pages")]
+    ValidCount {
+        block: usize,
+        valid: u32,
+        mapped: u32,
+    },
+    #[error("die {die}: {valid} valid pages, counted {counted}, quota {quota}")]
+    DieValid {
+        die: u32,
+        valid: u64,
+        counted: u64,
+        quota: u64,
+    },
+    #[error("die {die} has no free block")]
+    NoFreeBlock { die: u32 },
+    #[error("die {die}: block {block} listed as {state} is not")]
+    Listed {
+        die: u32,
+        block: u32,
+        state: &'static str,
+    },
+    #[error("die {die}: block {block} is listed {times} times")]
+    ListedTimes { die: u32, block: u32, times: u8 },
+    #[error("die {die}: block {block} is {state} with write pointer {wp}, {valid} valid")]
+    BlockState {
+        die: u32,
+        block: u32,
+        state: &'static str,
+        wp: u32,
+        valid: u32,
+    },
+}
+
 /// GC work a write caused on its die.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GcWork {
@@ -456,15 +509,15 @@ impl Ftl {
     /// block and per die match the map; every block is in exactly one of
     /// its die's free list, write frontiers and closed queue; free blocks are
     /// erased; no die is over its quota or out of free blocks.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Invariant> {
         self.check_maps()?;
         (0..self.dies).try_for_each(|d| self.check_die(d))
     }
 
-    fn check_maps(&self) -> Result<(), String> {
+    fn check_maps(&self) -> Result<(), Invariant> {
         for (lpn, &p) in self.l2p.iter().enumerate() {
             if p != NONE && self.p2l.get(p as usize) != Some(&(lpn as u32)) {
-                return Err(format!("l2p[{lpn}]={p} but p2l[{p}] is not {lpn}"));
+                return Err(Invariant::L2p { lpn, ppn: p });
             }
         }
         let mut count = vec![0u32; self.valid.len()];
@@ -474,25 +527,24 @@ impl Ftl {
             }
             let (b, page) = (p / self.ppb as usize, p as u32 % self.ppb);
             if self.l2p.get(lpn as usize) != Some(&(p as u32)) {
-                return Err(format!("p2l[{p}]={lpn} but l2p[{lpn}] is not {p}"));
+                return Err(Invariant::P2l { ppn: p, lpn });
             }
             if page >= self.wp[b] {
-                return Err(format!(
-                    "page {p} is mapped beyond block {b}'s write pointer"
-                ));
+                return Err(Invariant::BeyondWritePointer { ppn: p, block: b });
             }
             count[b] += 1;
         }
         match (0..count.len()).find(|&b| count[b] != self.valid[b]) {
-            Some(b) => Err(format!(
-                "block {b}: valid {} but {} mapped pages",
-                self.valid[b], count[b]
-            )),
+            Some(b) => Err(Invariant::ValidCount {
+                block: b,
+                valid: self.valid[b],
+                mapped: count[b],
+            }),
             None => Ok(()),
         }
     }
 
-    fn check_die(&self, die: u32) -> Result<(), String> {
+    fn check_die(&self, die: u32) -> Result<(), Invariant> {
         let d = die as usize;
         let blocks = die * self.bpd..(die + 1) * self.bpd;
         let valid: u64 = blocks
@@ -500,14 +552,15 @@ impl Ftl {
             .map(|b| u64::from(self.valid[b as usize]))
             .sum();
         if valid != self.die_valid(die) || valid > self.die_quota() {
-            return Err(format!(
-                "die {die}: {valid} valid pages, counted {}, quota {}",
-                self.die_valid(die),
-                self.die_quota()
-            ));
+            return Err(Invariant::DieValid {
+                die,
+                valid,
+                counted: self.die_valid(die),
+                quota: self.die_quota(),
+            });
         }
         if self.free[d].is_empty() {
-            return Err(format!("die {die} has no free block"));
+            return Err(Invariant::NoFreeBlock { die });
         }
         // Where each block is: free list, a frontier, the closed queue.
         let mut seen = vec![0u8; self.bpd as usize];
@@ -521,16 +574,20 @@ impl Ftl {
         );
         for (b, want) in listed.chain(self.fifo[d].iter().map(|&b| (b, State::Full))) {
             if !blocks.contains(&b) || self.state[b as usize] != want {
-                return Err(format!("die {die}: block {b} listed as {want:?} is not"));
+                return Err(Invariant::Listed {
+                    die,
+                    block: b,
+                    state: want.name(),
+                });
             }
             seen[(b - blocks.start) as usize] += 1;
         }
         if let Some(i) = seen.iter().position(|&n| n != 1) {
-            return Err(format!(
-                "die {die}: block {} is listed {} times",
-                blocks.start + i as u32,
-                seen[i]
-            ));
+            return Err(Invariant::ListedTimes {
+                die,
+                block: blocks.start + i as u32,
+                times: seen[i],
+            });
         }
         for b in blocks {
             let (s, w, v) = (
@@ -544,9 +601,13 @@ impl Ftl {
                 State::Full => w == self.ppb,
             };
             if !ok {
-                return Err(format!(
-                    "die {die}: block {b} is {s:?} with write pointer {w}, {v} valid"
-                ));
+                return Err(Invariant::BlockState {
+                    die,
+                    block: b,
+                    state: s.name(),
+                    wp: w,
+                    valid: v,
+                });
             }
         }
         Ok(())

@@ -15,7 +15,7 @@
 //! FTL keeps every die under that limit, and a device whose share of data
 //! per die does not fit under it is refused here.
 
-use crate::config::Params;
+use crate::config::{ParamError, Params};
 
 /// The FTL addresses pages with 32-bit numbers (`u32::MAX` means "none").
 pub const MAX_PAGES: u64 = u32::MAX as u64 - 1;
@@ -75,16 +75,6 @@ pub fn int_limit(key: &str) -> Option<(u64, u64)> {
         .iter()
         .find(|(k, _, _)| *k == key)
         .map(|&(_, lo, hi)| (lo, hi))
-}
-
-/// The one-line error for `key = value` outside its range.
-pub fn out_of_range(key: &str, value: impl std::fmt::Display) -> String {
-    match int_limit(key) {
-        Some((lo, hi)) => {
-            format!("emulator parameter '{key}': {value} is out of range (allowed: {lo} to {hi})")
-        }
-        None => format!("emulator parameter '{key}': {value} is out of range"),
-    }
 }
 
 /// Counts derived from valid [`Params`] of a flash device.
@@ -155,20 +145,21 @@ impl Geometry {
 
 /// Check the ranges of `p`'s keys and, for a flash device, that its
 /// geometry can be modelled. One line naming the key and the allowed range.
-pub fn check(p: &Params) -> Result<(), String> {
+pub fn check(p: &Params) -> Result<(), ParamError> {
     check_ranges(p)?;
     let dies = u64::from(p.channels) * u64::from(p.dies_per_channel);
     if dies > MAX_DIES {
-        return Err(format!(
-            "emulator: channels × dies_per_channel = {} × {} = {dies} dies (allowed: at most {MAX_DIES})",
-            p.channels, p.dies_per_channel
-        ));
+        return Err(ParamError::TooManyDies {
+            channels: p.channels,
+            dies_per_channel: p.dies_per_channel,
+            dies,
+        });
     }
     if p.size < u64::from(p.page_bytes) {
-        return Err(format!(
-            "emulator parameter 'size': {} B does not hold one page of page_bytes={} B",
-            p.size, p.page_bytes
-        ));
+        return Err(ParamError::SizeBelowPage {
+            size: p.size,
+            page_bytes: p.page_bytes,
+        });
     }
     if p.dram {
         return Ok(());
@@ -177,7 +168,7 @@ pub fn check(p: &Params) -> Result<(), String> {
 }
 
 /// Every parameter within its allowed range.
-fn check_ranges(p: &Params) -> Result<(), String> {
+fn check_ranges(p: &Params) -> Result<(), ParamError> {
     check_int_ranges(p)?;
     check_float_ranges(p)
 }
@@ -231,122 +222,107 @@ fn nand_params(p: &Params) -> [(&'static str, u64); 7] {
 
 /// The integer parameters within their limits, the page types' count, and
 /// `page_bytes` a power of two.
-fn check_int_ranges(p: &Params) -> Result<(), String> {
+fn check_int_ranges(p: &Params) -> Result<(), ParamError> {
     let types = p.program_types_ns.iter().map(|&t| ("program_ns", t));
     for (k, v) in int_params(p).into_iter().chain(nand_params(p)).chain(types) {
         let (lo, hi) = int_limit(k).unwrap_or((0, u64::MAX));
         if !(lo..=hi).contains(&v) {
-            return Err(out_of_range(k, v));
+            return Err(crate::config::out_of_range(k, v));
         }
     }
     if p.program_types_ns.len() > MAX_PAGE_TYPES {
-        return Err(format!(
-            "emulator parameter 'program_ns': {} page types (allowed: 1 to {MAX_PAGE_TYPES})",
-            p.program_types_ns.len()
-        ));
+        return Err(ParamError::PageTypes {
+            count: p.program_types_ns.len(),
+        });
     }
     if !p.page_bytes.is_power_of_two() {
-        return Err(format!(
-            "emulator parameter 'page_bytes': {} is not a power of two (allowed: 512, 1k, 2k, … 1m)",
-            p.page_bytes
-        ));
+        return Err(ParamError::PageNotPowerOfTwo {
+            page_bytes: p.page_bytes,
+        });
     }
     Ok(())
 }
 
 /// The rates and fractions within their limits.
-fn check_float_ranges(p: &Params) -> Result<(), String> {
-    for (k, v) in [("channel_mbps", p.channel_mbps), ("link_mbps", p.link_mbps)] {
-        if !(v == 0.0 || (RATE_MBPS.0..=RATE_MBPS.1).contains(&v)) {
-            return Err(format!(
-                "emulator parameter '{k}': {v:?} is out of range (allowed: 0 for no transfer time, or {} to {} MB/s)",
-                RATE_MBPS.0, RATE_MBPS.1
-            ));
+fn check_float_ranges(p: &Params) -> Result<(), ParamError> {
+    for (key, value) in [("channel_mbps", p.channel_mbps), ("link_mbps", p.link_mbps)] {
+        if !(value == 0.0 || (RATE_MBPS.0..=RATE_MBPS.1).contains(&value)) {
+            return Err(ParamError::Rate { key, value });
         }
     }
     if !(0.0..=1.0).contains(&p.slc_cache) {
-        return Err(format!(
-            "emulator parameter 'slc_cache': {:?} is out of range (allowed: 0 to 1, or 0% to 100%, a share of the size)",
-            p.slc_cache
-        ));
+        return Err(ParamError::SlcCache { value: p.slc_cache });
     }
     if !(0.0..=MAX_OP).contains(&p.op) {
-        return Err(format!(
-            "emulator parameter 'op': {:?} is out of range (allowed: 0 to {MAX_OP:?}, a fraction of the logical size)",
-            p.op
-        ));
+        return Err(ParamError::Op { value: p.op });
     }
     Ok(())
 }
 
 /// The NAND array: pages of whole mapping units, and program units
 /// (`planes` pages) that fill erase blocks exactly.
-fn check_nand(p: &Params) -> Result<(), String> {
+fn check_nand(p: &Params) -> Result<(), ParamError> {
     if !p.flash_page_bytes.is_power_of_two() || p.flash_page_bytes < p.page_bytes {
-        return Err(format!(
-            "emulator parameter 'flash_page_bytes': {} (allowed: a power of two, at least page_bytes={}; \
-             the NAND page holds whole mapping units)",
-            p.flash_page_bytes, p.page_bytes
-        ));
+        return Err(ParamError::FlashPage {
+            flash_page_bytes: p.flash_page_bytes,
+            page_bytes: p.page_bytes,
+        });
     }
     let unit = u64::from(p.planes) * u64::from(p.flash_page_bytes / p.page_bytes);
     if !u64::from(p.pages_per_block).is_multiple_of(unit) {
-        return Err(format!(
-            "emulator parameter 'pages_per_block': {} is not a whole number of program units of {unit} pages \
-             (planes={} × flash_page_bytes={} / page_bytes={}); allowed: multiples of {unit}",
-            p.pages_per_block, p.planes, p.flash_page_bytes, p.page_bytes
-        ));
+        return Err(ParamError::ProgramUnit {
+            pages_per_block: p.pages_per_block,
+            unit,
+            planes: p.planes,
+            flash_page_bytes: p.flash_page_bytes,
+            page_bytes: p.page_bytes,
+        });
     }
     Ok(())
 }
 
-fn check_flash(p: &Params) -> Result<(), String> {
+fn check_flash(p: &Params) -> Result<(), ParamError> {
     check_nand(p)?;
     if p.op <= 0.0 {
-        return Err(
-            "emulator parameter 'op': must be > 0 for a flash device (set dram=1 for a device without GC)"
-                .into(),
-        );
+        return Err(ParamError::NoSpareArea);
     }
     let logical = p.size / u64::from(p.page_bytes);
     if logical > MAX_PAGES {
-        return Err(format!(
-            "emulator parameter 'size': {} B is {logical} pages of {} B; the FTL maps at most {MAX_PAGES} \
-             (allowed: up to {} B at this page_bytes; raise page_bytes or lower size)",
-            p.size,
-            p.page_bytes,
-            MAX_PAGES * u64::from(p.page_bytes)
-        ));
+        return Err(ParamError::TooManyPages {
+            size: p.size,
+            logical,
+            page_bytes: p.page_bytes,
+        });
     }
-    let g = Geometry::of(p).filter(|g| g.physical_pages <= MAX_PAGES).ok_or_else(|| {
-        format!(
-            "emulator: size={} with op={} is more than the FTL's {MAX_PAGES} physical pages; lower size or op",
-            p.size, p.op
-        )
-    })?;
+    let g = Geometry::of(p)
+        .filter(|g| g.physical_pages <= MAX_PAGES)
+        .ok_or(ParamError::TooManyPhysicalPages {
+            size: p.size,
+            op: p.op,
+        })?;
     if g.die_share > g.die_limit {
-        return Err(format!(
-            "emulator: each of the {} dies must hold {} pages of data but can keep at most {} valid while GC \
-             still frees blocks ({} blocks of {} pages, less the host and GC write frontiers and gc_fg_free={}); \
-             raise size or op, or lower pages_per_block, gc_fg_free or the number of dies",
-            g.dies, g.die_share, g.die_limit, g.blocks_per_die, g.pages_per_block, p.gc_fg_free
-        ));
+        return Err(ParamError::DieOverfull {
+            dies: g.dies,
+            die_share: g.die_share,
+            die_limit: g.die_limit,
+            blocks_per_die: g.blocks_per_die,
+            pages_per_block: g.pages_per_block,
+            gc_fg_free: p.gc_fg_free,
+        });
     }
     if p.gc_bg_free > g.blocks_per_die {
-        return Err(format!(
-            "emulator parameter 'gc_bg_free': {} is out of range (allowed: 0 to {}, the blocks per die)",
-            p.gc_bg_free, g.blocks_per_die
-        ));
+        return Err(ParamError::GcBgFree {
+            gc_bg_free: p.gc_bg_free,
+            blocks_per_die: g.blocks_per_die,
+        });
     }
     let alpha = p.alpha_effective();
     if alpha < 1.005 {
-        return Err(format!(
-            "emulator: {} blocks per die leave no spare area once GC keeps {} free \
-             (spare factor {alpha:.3}, at least 1.005); raise size or op, or lower pages_per_block, \
-             gc_bg_free or the number of dies",
-            g.blocks_per_die,
-            p.reserved_blocks_per_die()
-        ));
+        return Err(ParamError::SpareFactor {
+            blocks_per_die: g.blocks_per_die,
+            reserved: p.reserved_blocks_per_die(),
+            alpha,
+        });
     }
     Ok(())
 }

@@ -295,14 +295,29 @@ pub fn human(b: u64) -> String {
     format!("{v:.1} {}", UNITS[u])
 }
 
-/// Refuse a need that does not fit: one line with the need by item, what
-/// is usable and why, and what to change.
-pub fn check(need: &MemoryNeed, avail: &Available) -> Result<(), String> {
-    let usable = avail.usable(need.workers);
-    let total = need.total();
-    if total <= usable {
+/// A need that does not fit what the machine can give. Its text is one
+/// line with the need by item, what is usable and why, and what to change.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", refusal(.need, .avail))]
+pub struct NotEnoughMemory {
+    pub need: MemoryNeed,
+    pub avail: Available,
+}
+
+/// Refuse a need that does not fit ([`NotEnoughMemory`]).
+pub fn check(need: &MemoryNeed, avail: &Available) -> Result<(), NotEnoughMemory> {
+    if need.total() <= avail.usable(need.workers) {
         return Ok(());
     }
+    Err(NotEnoughMemory {
+        need: *need,
+        avail: avail.clone(),
+    })
+}
+
+fn refusal(need: &MemoryNeed, avail: &Available) -> String {
+    let usable = avail.usable(need.workers);
+    let total = need.total();
     let items = need.items();
     let parts: Vec<String> = items
         .iter()
@@ -325,7 +340,7 @@ pub fn check(need: &MemoryNeed, avail: &Available) -> Result<(), String> {
     } else {
         String::new()
     };
-    Err(format!(
+    format!(
         "not enough memory: this needs {} ({}) but only {} can be used ({} {}, less {} of headroom{threads}); to fit, {}",
         human(total),
         parts.join(", "),
@@ -334,7 +349,7 @@ pub fn check(need: &MemoryNeed, avail: &Available) -> Result<(), String> {
         human(avail.bytes),
         human(avail.headroom()),
         advice.join(", or "),
-    ))
+    )
 }
 
 /// `Key:   123 kB` from /proc/meminfo or /proc/self/status, in bytes.
@@ -532,7 +547,7 @@ mod tests {
             source: "MemAvailable".into(),
             per_thread: 0,
         };
-        let e = check(&need, &avail).unwrap_err();
+        let e = check(&need, &avail).unwrap_err().to_string();
         assert!(e.contains("data pages 64.0 GiB"), "{e}");
         assert!(e.contains("14.4 GiB can be used"), "{e}");
         assert!(e.contains("nocopy=1"), "{e}");

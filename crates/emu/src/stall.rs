@@ -22,6 +22,7 @@
 //! stall delays every command in flight at once: at iodepth 8 all eight
 //! wait, and an open loop's arrivals during it queue up.
 
+use crate::config::ParamError;
 use serde::{Deserialize, Serialize};
 
 /// The stall keys' values (both 0: off).
@@ -45,10 +46,10 @@ impl StallParams {
     }
 
     /// Set key `k`; None when `k` is not a stall key.
-    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), String>> {
+    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), ParamError>> {
         let time = || {
             ssdready_core::units::parse_time_ns(v, 1)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
+                .map_err(|why| ParamError::Unit { key: k.into(), why })
         };
         match k {
             "stall_every" | "stall_every_ns" => Some(time().map(|t| self.every_ns = t)),
@@ -58,20 +59,15 @@ impl StallParams {
     }
 
     /// One line naming the key when the two do not fit.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ParamError> {
         if self.len_ns > 0 && self.every_ns == 0 {
-            return Err(
-                "emulator parameter 'stall_ns': a stall needs 'stall_every' (the time from one \
-                 stall's start to the next, e.g. stall_every=20ms)"
-                    .into(),
-            );
+            return Err(ParamError::StallWithoutEvery);
         }
         if self.on() && self.len_ns >= self.every_ns {
-            return Err(format!(
-                "emulator parameter 'stall_ns': {} ns is not shorter than stall_every ({} ns) \
-                 (allowed: less, or the device would never work)",
-                self.len_ns, self.every_ns
-            ));
+            return Err(ParamError::StallTooLong {
+                len_ns: self.len_ns,
+                every_ns: self.every_ns,
+            });
         }
         Ok(())
     }
@@ -202,12 +198,17 @@ mod tests {
         assert!(p
             .check()
             .unwrap_err()
+            .to_string()
             .contains("not shorter than stall_every"));
         let only = StallParams {
             every_ns: 0,
             len_ns: MS,
         };
-        assert!(only.check().unwrap_err().contains("needs 'stall_every'"));
+        assert!(only
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("needs 'stall_every'"));
         assert!(StallParams::default().pairs().is_empty());
     }
 

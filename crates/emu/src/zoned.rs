@@ -47,7 +47,7 @@
 //!
 //! Trim (deallocate) does not change a zone; only a reset does.
 
-use crate::config::Params;
+use crate::config::{ParamError, Params};
 use serde::{Deserialize, Serialize};
 
 /// Default zone size: 256 MiB, a host-managed SMR disk's.
@@ -99,26 +99,21 @@ impl ZoneParams {
     }
 
     /// Set key `k`; None when `k` is not a zoned key.
-    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), String>> {
-        let size = |v: &str| {
-            ssdready_core::units::parse_size(v, 1024)
-                .map_err(|e| format!("emulator parameter '{k}': {e}"))
-        };
+    pub fn set(&mut self, k: &str, v: &str) -> Option<Result<(), ParamError>> {
+        let unit = |why| ParamError::Unit { key: k.into(), why };
+        let size = |v: &str| ssdready_core::units::parse_size(v, 1024).map_err(unit);
         let count = |v: &str| {
-            v.parse::<u32>().map_err(|_| {
-                format!("emulator parameter '{k}': '{v}' is not a whole number (0: no limit)")
+            v.parse::<u32>().map_err(|_| ParamError::NotCount {
+                key: k.into(),
+                value: v.into(),
             })
         };
         let r = match k {
             "zoned" => ssdready_core::units::parse_bool(v)
                 .map(|b| self.zoned = b)
-                .map_err(|e| format!("emulator parameter '{k}': {e}")),
+                .map_err(unit),
             "zone_size" => size(v).and_then(|n| match n {
-                0 => Err(format!(
-                    "emulator parameter '{k}': 0 is not a zone size (allowed: a positive size \
-                     such as 64m; leave it out for the default, {} MiB)",
-                    DEFAULT_ZONE_SIZE >> 20
-                )),
+                0 => Err(ParamError::ZeroZoneSize { key: k.into() }),
                 n => {
                     self.zone_size = n;
                     Ok(())
@@ -130,9 +125,11 @@ impl ZoneParams {
             "read_beyond_wp" => match v {
                 "zeros" | "zero" | "0" => Ok(BeyondWp::Zeros),
                 "error" | "eio" => Ok(BeyondWp::Error),
-                _ => Err(format!(
-                    "emulator parameter '{k}': '{v}' (allowed: zeros, error)"
-                )),
+                _ => Err(ParamError::Choice {
+                    key: k.into(),
+                    value: v.into(),
+                    allowed: "zeros, error",
+                }),
             }
             .map(|b| self.read_beyond_wp = b),
             _ => return None,
@@ -164,43 +161,43 @@ impl ZoneParams {
 
     /// One line naming the key and what is allowed, when the zones do not
     /// fit device `p`.
-    pub fn check(&self, p: &Params) -> Result<(), String> {
+    pub fn check(&self, p: &Params) -> Result<(), ParamError> {
         if !self.zoned {
             return Ok(());
         }
         if p.dram {
-            return Err(
-                "emulator parameter 'zoned': zoned mode needs a flash device (dram=0)".into(),
-            );
+            return Err(ParamError::ZonedNeedsFlash);
         }
         let (zs, cap, pb) = (self.size(), self.capacity(), u64::from(p.page_bytes.max(1)));
         let dev = p.logical_pages() * pb;
         if zs % pb != 0 || zs > dev {
-            return Err(format!(
-                "emulator parameter 'zone_size': {zs} B (allowed: a multiple of page_bytes={pb} up to the device's {dev} B)"
-            ));
+            return Err(ParamError::ZoneSize {
+                zone_size: zs,
+                page_bytes: pb,
+                device: dev,
+            });
         }
         if cap == 0 || cap > zs || cap % pb != 0 {
-            return Err(format!(
-                "emulator parameter 'zone_capacity': {cap} B (allowed: a multiple of page_bytes={pb} up to zone_size={zs})"
-            ));
+            return Err(ParamError::ZoneCapacity {
+                capacity: cap,
+                page_bytes: pb,
+                zone_size: zs,
+            });
         }
         let zones = dev.div_ceil(zs);
-        for (k, n) in [
+        for (key, value) in [
             ("max_open_zones", self.max_open_zones),
             ("max_active_zones", self.max_active_zones),
         ] {
-            if u64::from(n) > zones {
-                return Err(format!(
-                    "emulator parameter '{k}': {n} (allowed: 0 (no limit) to the device's {zones} zones)"
-                ));
+            if u64::from(value) > zones {
+                return Err(ParamError::ZoneLimit { key, value, zones });
             }
         }
         if self.max_active_zones > 0 && self.max_open_zones > self.max_active_zones {
-            return Err(format!(
-                "emulator parameter 'max_open_zones': {} is above max_active_zones={} (an open zone is active)",
-                self.max_open_zones, self.max_active_zones
-            ));
+            return Err(ParamError::OpenAboveActive {
+                open: self.max_open_zones,
+                active: self.max_active_zones,
+            });
         }
         Ok(())
     }
@@ -598,7 +595,9 @@ mod tests {
 
     #[test]
     fn a_zone_size_of_zero_is_refused_not_replaced_by_the_default() {
-        let e = Params::parse("x25e,size=128m,zoned=1,zone_size=0").unwrap_err();
+        let e = Params::parse("x25e,size=128m,zoned=1,zone_size=0")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'zone_size': 0 is not a zone size"), "{e}");
         assert!(e.contains("256 MiB"), "{e}");
     }
@@ -736,8 +735,9 @@ mod tests {
             "max_open_zones=4,max_active_zones=2",
             "read_beyond_wp=maybe",
         ] {
-            let e =
-                Params::parse(&format!("x25e,size=128m,zoned=1,zone_size=8m,{kv}")).unwrap_err();
+            let e = Params::parse(&format!("x25e,size=128m,zoned=1,zone_size=8m,{kv}"))
+                .unwrap_err()
+                .to_string();
             let key = kv.split('=').next().unwrap();
             assert!(e.contains(key), "{kv}: {e}");
         }

@@ -29,9 +29,45 @@ pub struct Host {
     pub addr: SocketAddr,
 }
 
+/// A host, a host list or a host file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("host '{host}': local sockets are not supported (allowed: HOST[,PORT])")]
+    LocalSocket { host: String },
+    #[error("host '{host}': unclosed '[' (allowed: [ADDR]:PORT)")]
+    UnclosedBracket { host: String },
+    #[error("host '{host}': port '{port}' (allowed: 1 to 65535)")]
+    Port { host: String, port: String },
+    /// The name did not resolve.
+    #[error("host '{host}': {err}")]
+    Resolve { host: String, err: std::io::Error },
+    #[error("host '{host}': no address")]
+    NoAddress { host: String },
+    #[error(
+        "host file '{spec}': is a FIFO (allowed: a regular file of hosts, or HOST[,PORT] list)"
+    )]
+    Fifo { spec: String },
+    /// A host file that could not be read, or holds no text.
+    #[error("host file '{spec}': {why}")]
+    File { spec: String, why: HostFileError },
+    #[error("no host in '{spec}' (allowed: HOST[,PORT], a list, or a host file)")]
+    NoHost { spec: String },
+}
+
+/// Why a host file's text could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum HostFileError {
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("larger than 1 MiB (allowed: a file of host names)")]
+    TooLarge,
+    #[error("not text (allowed: a file of host names)")]
+    NotText,
+}
+
 /// Parse one host as fio's `--client` takes it: `HOST`, `HOST,PORT`,
 /// `ip:HOST,PORT`, `ip6:HOST,PORT`, or `HOST:PORT` / `[V6]:PORT`.
-pub fn parse_host(s: &str) -> Result<Host, String> {
+pub fn parse_host(s: &str) -> Result<Host, HostError> {
     let s = s.trim();
     let (v6, rest) = if let Some(r) = s.strip_prefix("ip6:") {
         (true, r)
@@ -41,16 +77,14 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
         (false, s)
     };
     if rest.starts_with("sock:") || s.starts_with("sock:") {
-        return Err(format!(
-            "host '{s}': local sockets are not supported (allowed: HOST[,PORT])"
-        ));
+        return Err(HostError::LocalSocket { host: s.into() });
     }
     let (name, port) = if let Some((h, p)) = rest.rsplit_once(',') {
         (h.to_string(), Some(p))
     } else if let Some(r) = rest.strip_prefix('[') {
         let (h, p) = r
             .split_once(']')
-            .ok_or_else(|| format!("host '{s}': unclosed '[' (allowed: [ADDR]:PORT)"))?;
+            .ok_or_else(|| HostError::UnclosedBracket { host: s.into() })?;
         (h.to_string(), p.strip_prefix(':'))
     } else if !v6 && rest.matches(':').count() == 1 {
         let (h, p) = rest.split_once(':').expect("one colon");
@@ -64,7 +98,10 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
             .parse::<u16>()
             .ok()
             .filter(|&p| p > 0)
-            .ok_or_else(|| format!("host '{s}': port '{p}' (allowed: 1 to 65535)"))?,
+            .ok_or_else(|| HostError::Port {
+                host: s.into(),
+                port: p.into(),
+            })?,
     };
     // fio: no host name (`,8765`) is this host; the name stays empty, as
     // fio's results give it.
@@ -75,9 +112,12 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
     };
     let addr = (connect_to, port)
         .to_socket_addrs()
-        .map_err(|e| format!("host '{s}': {e}"))?
+        .map_err(|err| HostError::Resolve {
+            host: s.into(),
+            err,
+        })?
         .find(|a| a.is_ipv6() == v6 || !v6)
-        .ok_or_else(|| format!("host '{s}': no address"))?;
+        .ok_or_else(|| HostError::NoAddress { host: s.into() })?;
     Ok(Host { name, port, addr })
 }
 
@@ -86,32 +126,29 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
 pub const MAX_HOST_FILE_BYTES: u64 = 1 << 20;
 
 /// A host file's text, read up to [`MAX_HOST_FILE_BYTES`] + 1 bytes.
-fn read_host_file(p: &std::path::Path) -> Result<String, String> {
+fn read_host_file(p: &std::path::Path) -> Result<String, HostFileError> {
     use std::io::Read;
-    let f = std::fs::File::open(p).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(p).map_err(HostFileError::Io)?;
     let mut bytes = Vec::new();
     f.take(MAX_HOST_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(HostFileError::Io)?;
     if bytes.len() as u64 > MAX_HOST_FILE_BYTES {
-        return Err("larger than 1 MiB (allowed: a file of host names)".into());
+        return Err(HostFileError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "not text (allowed: a file of host names)".into())
+    String::from_utf8(bytes).map_err(|_| HostFileError::NotText)
 }
 
 /// The hosts of `--client`: a file with one host per line (`#` comments),
 /// or a comma-free list separated by spaces or semicolons.
-pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
+pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, HostError> {
     let p = std::path::Path::new(spec);
     let text = match std::fs::metadata(p) {
-        Ok(m) if m.file_type().is_fifo() => {
-            return Err(format!(
-            "host file '{spec}': is a FIFO (allowed: a regular file of hosts, or HOST[,PORT] list)"
-        ))
-        }
-        Ok(m) if !m.is_dir() => {
-            read_host_file(p).map_err(|e| format!("host file '{spec}': {e}"))?
-        }
+        Ok(m) if m.file_type().is_fifo() => return Err(HostError::Fifo { spec: spec.into() }),
+        Ok(m) if !m.is_dir() => read_host_file(p).map_err(|why| HostError::File {
+            spec: spec.into(),
+            why,
+        })?,
         _ => spec.replace(';', "\n"),
     };
     let hosts: Vec<Host> = text
@@ -120,9 +157,7 @@ pub fn parse_hosts(spec: &str) -> Result<Vec<Host>, String> {
         .map(parse_host)
         .collect::<Result<_, _>>()?;
     if hosts.is_empty() {
-        return Err(format!(
-            "no host in '{spec}' (allowed: HOST[,PORT], a list, or a host file)"
-        ));
+        return Err(HostError::NoHost { spec: spec.into() });
     }
     Ok(hosts)
 }
@@ -451,11 +486,11 @@ mod tests {
 
     #[test]
     fn an_endless_host_file_is_read_no_further_than_1_mib() {
-        let e = parse_hosts("/dev/zero").unwrap_err();
+        let e = parse_hosts("/dev/zero").unwrap_err().to_string();
         assert!(e.contains("larger than 1 MiB"), "{e}");
         let d = std::env::temp_dir().join(format!("ssdready-hosts-{}", std::process::id()));
         std::fs::write(&d, "127.0.0.1,1\n".repeat(100_000)).unwrap();
-        let e = parse_hosts(d.to_str().unwrap()).unwrap_err();
+        let e = parse_hosts(d.to_str().unwrap()).unwrap_err().to_string();
         let _ = std::fs::remove_file(&d);
         assert!(e.contains("larger than 1 MiB"), "{e}");
     }
@@ -463,7 +498,7 @@ mod tests {
     #[test]
     fn an_empty_host_list_does_not_name_the_option_itself() {
         // The caller names `--client` once.
-        let e = parse_hosts("").unwrap_err();
+        let e = parse_hosts("").unwrap_err().to_string();
         assert!(!e.contains("--client") && e.contains("no host"), "{e}");
     }
 }

@@ -334,10 +334,19 @@ pub fn encode_samples(version: u16, samples: &[Sample]) -> Result<Vec<u8>, Error
     Ok(out)
 }
 
+/// Why a compressed log could not be inflated.
+#[derive(Debug, thiserror::Error)]
+pub enum InflateError {
+    #[error("not a zlib stream ({0})")]
+    NotZlib(flate2::DecompressError),
+    #[error("inflates past the {limit} bytes its samples can take (a zip bomb?)")]
+    TooLarge { limit: usize },
+}
+
 /// Inflate a zlib stream into at most `limit` bytes. A stream that ends
 /// without its trailer (fio 3.33's) gives what it holds; one that would
 /// give more than `limit` is refused.
-pub fn inflate_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+pub fn inflate_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, InflateError> {
     let mut z = Decompress::new(true);
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 << 10];
@@ -346,12 +355,10 @@ pub fn inflate_bounded(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
         let rest = input.get(in0 as usize..).unwrap_or_default();
         let status = z
             .decompress(rest, &mut buf, FlushDecompress::None)
-            .map_err(|e| format!("not a zlib stream ({e})"))?;
+            .map_err(InflateError::NotZlib)?;
         let produced = (z.total_out() - out0) as usize;
         if out.len() + produced > limit {
-            return Err(format!(
-                "inflates past the {limit} bytes its samples can take (a zip bomb?)"
-            ));
+            return Err(InflateError::TooLarge { limit });
         }
         out.extend_from_slice(&buf[..produced]);
         // The end of the stream, or of the input (an unfinished stream).

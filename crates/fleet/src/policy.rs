@@ -26,6 +26,36 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Component, Path, PathBuf};
 
+/// Why a server refuses what a client sent; nothing of a refused path's
+/// contents is said.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(
+        "'{arg}': a job file path in the job line is not accepted from the network \
+         (allowed: job options; job files travel as their text)"
+    )]
+    JobFilePath { arg: String },
+    #[error(
+        "'--{key}' is not a job option; a server takes job options only \
+         (switches of the command line stay with whoever starts the server)"
+    )]
+    NotAJobOption { key: String },
+    #[error(
+        "option '{option}' runs a command as this server's user: refused \
+         (the server's operator allows it with --allow-exec)"
+    )]
+    Command { option: String },
+    #[error("option '{option}' lifts a safety check: only the server's operator may give it")]
+    OperatorOnly { option: String },
+    /// A path outside the allowed places (`what` names the option).
+    #[error("{what}: '{}' is outside the places this server allows ({places})", .path.display())]
+    Outside {
+        what: String,
+        path: PathBuf,
+        places: String,
+    },
+}
+
 /// Which local users may connect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Users {
@@ -87,22 +117,16 @@ const HARMLESS_SWITCHES: &[&str] = &[
 impl Policy {
     /// Check a job line's arguments: job options (and switches that only
     /// shape output), nothing else.
-    pub fn check_args(&self, args: &[String]) -> Result<(), String> {
+    pub fn check_args(&self, args: &[String]) -> Result<(), PolicyError> {
         for a in args {
             let Some(body) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
-                return Err(format!(
-                    "'{a}': a job file path in the job line is not accepted from the network \
-                     (allowed: job options; job files travel as their text)"
-                ));
+                return Err(PolicyError::JobFilePath { arg: a.clone() });
             };
             let key = body.split_once('=').map_or(body, |p| p.0);
             let known =
                 HARMLESS_SWITCHES.contains(&key) || ssdready_core::options::find(key).is_some();
             if !known {
-                return Err(format!(
-                    "'--{key}' is not a job option; a server takes job options only \
-                     (switches of the command line stay with whoever starts the server)"
-                ));
+                return Err(PolicyError::NotAJobOption { key: key.into() });
             }
         }
         Ok(())
@@ -110,19 +134,23 @@ impl Policy {
 
     /// Check one job option as written (`key` as given, aliases allowed).
     /// `base` resolves relative paths (the server's working directory).
-    pub fn check_option(&self, key: &str, value: Option<&str>, base: &Path) -> Result<(), String> {
+    pub fn check_option(
+        &self,
+        key: &str,
+        value: Option<&str>,
+        base: &Path,
+    ) -> Result<(), PolicyError> {
         let name = ssdready_core::options::find(key).map_or(key, |d| d.name);
         let value = value.unwrap_or("");
         if COMMAND_OPTIONS.contains(&name) && !value.trim().is_empty() && !self.exec {
-            return Err(format!(
-                "option '{name}' runs a command as this server's user: refused \
-                 (the server's operator allows it with --allow-exec)"
-            ));
+            return Err(PolicyError::Command {
+                option: name.into(),
+            });
         }
         if OPERATOR_OPTIONS.contains(&name) && !matches!(value.trim(), "" | "0") {
-            return Err(format!(
-                "option '{name}' lifts a safety check: only the server's operator may give it"
-            ));
+            return Err(PolicyError::OperatorOnly {
+                option: name.into(),
+            });
         }
         let mut paths: Vec<String> = Vec::new();
         if PATH_OPTIONS.contains(&name) {
@@ -147,14 +175,14 @@ impl Policy {
     }
 
     /// Check an `include` of a job file.
-    pub fn check_include(&self, path: &Path) -> Result<(), String> {
+    pub fn check_include(&self, path: &Path) -> Result<(), PolicyError> {
         self.check_path(path, "include")
     }
 
     /// Check a path a job would use: it resolves (symbolic links followed)
     /// inside an allowed directory, or onto an allowed device. The error
     /// names the path and the allowed places, and nothing of its contents.
-    pub fn check_path(&self, path: &Path, what: &str) -> Result<(), String> {
+    pub fn check_path(&self, path: &Path, what: &str) -> Result<(), PolicyError> {
         let resolved = resolve(path);
         let ok = resolved.as_ref().is_some_and(|r| {
             self.dirs.iter().any(|d| r.starts_with(d)) || self.devices.iter().any(|d| r == d)
@@ -162,11 +190,11 @@ impl Policy {
         if ok {
             return Ok(());
         }
-        Err(format!(
-            "{what}: '{}' is outside the places this server allows ({})",
-            path.display(),
-            self.places()
-        ))
+        Err(PolicyError::Outside {
+            what: what.into(),
+            path: path.to_path_buf(),
+            places: self.places(),
+        })
     }
 
     /// The allowed places, for messages.

@@ -642,6 +642,15 @@ fn linger(s: &mut dyn Conn, stop: &AtomicBool) {
 }
 static JOB_DIRS: AtomicU64 = AtomicU64::new(0);
 
+/// A job file that could not be written (the directory or the file, and
+/// why).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {err}", .path.display())]
+pub struct JobFileError {
+    pub path: PathBuf,
+    pub err: std::io::Error,
+}
+
 /// The client's job files, written to a directory of their own below the
 /// server's (`PID-N`) for the parser, and removed on drop.
 pub struct JobFiles(PathBuf);
@@ -649,15 +658,21 @@ pub struct JobFiles(PathBuf);
 impl JobFiles {
     /// Write `req`'s job files below `dir`; they and the job's arguments,
     /// in order.
-    pub fn write(dir: &Path, req: &JobRequest) -> Result<(JobFiles, Vec<String>), String> {
+    pub fn write(dir: &Path, req: &JobRequest) -> Result<(JobFiles, Vec<String>), JobFileError> {
         let n = JOB_DIRS.fetch_add(1, Relaxed);
         let dir = dir.join(format!("{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir).map_err(|err| JobFileError {
+            path: dir.clone(),
+            err,
+        })?;
         let files = JobFiles(dir);
         let mut args = Vec::new();
         for (i, text) in req.jobs.iter().enumerate() {
             let p = files.0.join(format!("job{i}.fio"));
-            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+            std::fs::write(&p, text).map_err(|err| JobFileError {
+                path: p.clone(),
+                err,
+            })?;
             args.push(p.display().to_string());
         }
         args.extend(req.args.iter().cloned());

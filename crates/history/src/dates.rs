@@ -6,6 +6,26 @@ use ssdready_core::units::{civil_from_days, days_from_civil};
 
 const DAY_MS: i64 = 86_400_000;
 
+/// A `--since`/`--until` value that is not a moment.
+#[derive(Debug, thiserror::Error)]
+pub enum DateError {
+    #[error("'{text}' is not a {what}")]
+    NotANumber { text: String, what: &'static str },
+    #[error("{what} {value} is out of range ({lo}-{hi})")]
+    OutOfRange {
+        what: &'static str,
+        value: u32,
+        lo: u32,
+        hi: u32,
+    },
+    #[error("'{text}' is not a date (allowed: YYYY-MM-DD, optionally with HH:MM[:SS], UTC)")]
+    NotADate { text: String },
+    #[error("{year:04}-{month:02}-{day:02} is not a day of the calendar")]
+    NoSuchDay { year: u32, month: u32, day: u32 },
+    #[error("'{text}' is not a time (allowed: HH:MM or HH:MM:SS, UTC)")]
+    NotATime { text: String },
+}
+
 /// A moment as written, with how much time it names: a date names a whole
 /// day, `HH:MM` a minute, `HH:MM:SS` a second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,20 +43,28 @@ impl Moment {
     }
 }
 
-fn num(s: &str, what: &str, lo: u32, hi: u32) -> Result<u32, String> {
+fn num(s: &str, what: &'static str, lo: u32, hi: u32) -> Result<u32, DateError> {
     let v: u32 = s
         .parse()
         .ok()
         .filter(|_| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-        .ok_or_else(|| format!("'{s}' is not a {what}"))?;
+        .ok_or_else(|| DateError::NotANumber {
+            text: s.into(),
+            what,
+        })?;
     if !(lo..=hi).contains(&v) {
-        return Err(format!("{what} {v} is out of range ({lo}-{hi})"));
+        return Err(DateError::OutOfRange {
+            what,
+            value: v,
+            lo,
+            hi,
+        });
     }
     Ok(v)
 }
 
 /// Parse a date or date and time, UTC.
-pub fn parse(s: &str) -> Result<Moment, String> {
+pub fn parse(s: &str) -> Result<Moment, DateError> {
     let t = s.trim().trim_end_matches(['Z', 'z']);
     let (date, time) = match t.split_once(['T', 't', ' ']) {
         Some((d, tm)) => (d, Some(tm)),
@@ -44,16 +72,18 @@ pub fn parse(s: &str) -> Result<Moment, String> {
     };
     let parts: Vec<&str> = date.split('-').collect();
     let [y, m, d] = parts[..] else {
-        return Err(format!(
-            "'{s}' is not a date (allowed: YYYY-MM-DD, optionally with HH:MM[:SS], UTC)"
-        ));
+        return Err(DateError::NotADate { text: s.into() });
     };
     let y = num(y, "year", 1970, 9999)?;
     let m = num(m, "month", 1, 12)?;
     let d = num(d, "day", 1, 31)?;
     let days = days_from_civil(i64::from(y), m, d);
     if civil_from_days(days) != (i64::from(y), m, d) {
-        return Err(format!("{y:04}-{m:02}-{d:02} is not a day of the calendar"));
+        return Err(DateError::NoSuchDay {
+            year: y,
+            month: m,
+            day: d,
+        });
     }
     let mut start = days * DAY_MS;
     let span = match time {
@@ -63,11 +93,7 @@ pub fn parse(s: &str) -> Result<Moment, String> {
             let (h, mi, sec) = match f[..] {
                 [h, mi] => (h, mi, None),
                 [h, mi, sec] => (h, mi, Some(sec)),
-                _ => {
-                    return Err(format!(
-                        "'{tm}' is not a time (allowed: HH:MM or HH:MM:SS, UTC)"
-                    ))
-                }
+                _ => return Err(DateError::NotATime { text: tm.into() }),
             };
             start += i64::from(num(h, "hour", 0, 23)?) * 3_600_000
                 + i64::from(num(mi, "minute", 0, 59)?) * 60_000;
@@ -133,7 +159,7 @@ mod tests {
             ("2025-11-22 9", "not a time"),
             ("2025-1x-01", "not a month"),
         ] {
-            let e = parse(bad).unwrap_err();
+            let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

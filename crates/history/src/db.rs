@@ -114,7 +114,7 @@ impl History {
         // on a FIFO or /dev/null with a bare "disk I/O error".
         vet(path, Allow::File).map_err(|why| Error::Unusable {
             path: path.to_path_buf(),
-            why,
+            why: why.to_string(),
         })?;
         let mut conn = Connection::open(path).map_err(|e| Error::sqlite(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)

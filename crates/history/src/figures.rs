@@ -257,6 +257,34 @@ pub(crate) use run::describe;
 pub use run::{from_run, job_workload};
 pub use study::from_study;
 
+/// JSON text that is neither a study document nor a run's native JSON
+/// this ssdready reads.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("{schema} schema version {version} is newer than this ssdready's {supported}")]
+    Newer {
+        schema: String,
+        version: u64,
+        supported: u32,
+    },
+    #[error("{schema} without a schema_version")]
+    NoVersion { schema: String },
+    #[error("a study document that does not read: {0}")]
+    Study(serde_json::Error),
+    #[error("a run result that does not read: {0}")]
+    Run(serde_json::Error),
+    #[error("fio's JSON layout (allowed: ssdready's native JSON, --output-format=native, or a study.json)")]
+    FioLayout,
+    #[error(
+        "schema '{schema}' is not ssdready's (allowed: a study.json, schema {}, or a run's native JSON, schema {})",
+        ssdready_study::model::SCHEMA,
+        ssdready_core::result::SCHEMA
+    )]
+    Foreign { schema: String },
+}
+
 /// A study document or a run's native JSON, told apart by its `schema`.
 pub enum Document {
     Study(Box<StudyDoc>),
@@ -265,38 +293,38 @@ pub enum Document {
 
 impl Document {
     /// Parse JSON text; the error says what it is when it is neither.
-    pub fn parse(text: &str) -> Result<Document, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    pub fn parse(text: &str) -> Result<Document, DocumentError> {
+        let v: Value = serde_json::from_str(text).map_err(DocumentError::NotJson)?;
         let schema = v.get("schema").and_then(Value::as_str).unwrap_or("");
         let version = v.get("schema_version").and_then(Value::as_u64);
         let check = |name: &str, supported: u32| match version {
             Some(x) if x as u32 <= supported => Ok(()),
-            Some(x) => Err(format!(
-                "{name} schema version {x} is newer than this ssdready's {supported}"
-            )),
-            None => Err(format!("{name} without a schema_version")),
+            Some(x) => Err(DocumentError::Newer {
+                schema: name.into(),
+                version: x,
+                supported,
+            }),
+            None => Err(DocumentError::NoVersion {
+                schema: name.into(),
+            }),
         };
         match schema {
             ssdready_study::model::SCHEMA => {
                 check(schema, ssdready_study::model::SCHEMA_VERSION)?;
                 serde_json::from_value(v)
                     .map(|d| Document::Study(Box::new(d)))
-                    .map_err(|e| format!("a study document that does not read: {e}"))
+                    .map_err(DocumentError::Study)
             }
             ssdready_core::result::SCHEMA => {
                 check(schema, ssdready_core::result::SCHEMA_VERSION)?;
                 serde_json::from_value(v)
                     .map(|d| Document::Run(Box::new(d)))
-                    .map_err(|e| format!("a run result that does not read: {e}"))
+                    .map_err(DocumentError::Run)
             }
-            _ if v.get("fio version").is_some() => Err(
-                "fio's JSON layout (allowed: ssdready's native JSON, --output-format=native, or a study.json)".into(),
-            ),
-            _ => Err(format!(
-                "schema '{schema}' is not ssdready's (allowed: a study.json, schema {}, or a run's native JSON, schema {})",
-                ssdready_study::model::SCHEMA,
-                ssdready_core::result::SCHEMA
-            )),
+            _ if v.get("fio version").is_some() => Err(DocumentError::FioLayout),
+            _ => Err(DocumentError::Foreign {
+                schema: schema.into(),
+            }),
         }
     }
 

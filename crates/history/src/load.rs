@@ -41,13 +41,39 @@ const MAX_JSON_BYTES: u64 = 1 << 30;
 const ALLOWED: &str =
     "allowed: a study directory, a study.json or a run's native JSON, or a history id";
 
-fn read_json(path: &Path) -> Result<Document, String> {
-    let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Why a result file could not be read; each message starts with its
+/// path.
+#[derive(Debug, thiserror::Error)]
+enum JsonFileError {
+    #[error("{}: {err}", .path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("{} is not a regular file", .path.display())]
+    NotRegular { path: PathBuf },
+    #[error("{} is larger than 1 GiB", .path.display())]
+    TooLarge { path: PathBuf },
+    #[error("{}: {why}", .path.display())]
+    Document {
+        path: PathBuf,
+        why: crate::figures::DocumentError,
+    },
+}
+
+fn read_json(path: &Path) -> Result<Document, JsonFileError> {
+    let io = |err| JsonFileError::Io {
+        path: path.to_path_buf(),
+        err,
+    };
+    let md = std::fs::metadata(path).map_err(io)?;
     if !md.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
+        return Err(JsonFileError::NotRegular {
+            path: path.to_path_buf(),
+        });
     }
+    let too_large = || JsonFileError::TooLarge {
+        path: path.to_path_buf(),
+    };
     if md.len() > MAX_JSON_BYTES {
-        return Err(format!("{} is larger than 1 GiB", path.display()));
+        return Err(too_large());
     }
     // Bounded by bytes read too: the file may grow after the check.
     let mut text = String::new();
@@ -56,11 +82,14 @@ fn read_json(path: &Path) -> Result<Document, String> {
             use std::io::Read;
             f.take(MAX_JSON_BYTES + 1).read_to_string(&mut text)
         })
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(io)?;
     if text.len() as u64 > MAX_JSON_BYTES {
-        return Err(format!("{} is larger than 1 GiB", path.display()));
+        return Err(too_large());
     }
-    Document::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    Document::parse(&text).map_err(|why| JsonFileError::Document {
+        path: path.to_path_buf(),
+        why,
+    })
 }
 
 /// Read what `given` names; ids are looked up in the database `db` (or
@@ -80,7 +109,7 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, LoadError> {
         } else {
             p.to_path_buf()
         };
-        let doc = read_json(&file).map_err(bad)?;
+        let doc = read_json(&file).map_err(|e| bad(e.to_string()))?;
         return Ok(Loaded {
             origin: Origin {
                 given: given.into(),

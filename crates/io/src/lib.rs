@@ -22,6 +22,9 @@
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
 //! * [`ublk`] — the control and queue rings of a ublk server (the emulated
 //!   drive behind the kernel).
+//! * [`fuse_uring`] — the ring of a FUSE server whose requests come
+//!   through io_uring (the emulated drive's FUSE transport where the
+//!   kernel offers it).
 //! * [`written`] — the check of every path ssdready writes that is not a
 //!   job's target (never a block device), waits on FIFOs that end on a
 //!   stop request, and reads of user-named inputs capped by bytes read.
@@ -38,6 +41,7 @@ pub mod clock;
 pub mod engine;
 pub mod engines;
 pub mod fault;
+pub mod fuse_uring;
 pub mod hwperf;
 pub mod kdev;
 pub mod mem;

@@ -14,6 +14,58 @@ use ssdready_core::sched::{IoPrio, MemPolicy};
 
 const NODE_DIR: &str = "/sys/devices/system/node";
 
+/// Why a NUMA node or an I/O priority could not be had; each message
+/// names the option.
+#[derive(Debug, thiserror::Error)]
+pub enum PlacementError {
+    /// A node this machine lacks.
+    #[error(
+        "option '{option}': NUMA node {node} does not exist on this machine \
+         (/sys/devices/system/node/node{node} is missing; nodes here: {})",
+        list(.online)
+    )]
+    NoSuchNode {
+        option: &'static str,
+        node: u32,
+        online: Vec<u32>,
+    },
+    /// A node's CPU list could not be read.
+    #[error("option 'numa_cpu_nodes': cannot read {path}")]
+    CpuList { path: String },
+    /// The nodes named have no CPUs.
+    #[error("option 'numa_cpu_nodes': the nodes have no CPUs")]
+    NoCpus,
+    /// `set_mempolicy(2)` refused.
+    #[error("option 'numa_mem_policy': set_mempolicy failed: {err}")]
+    MemPolicy { err: std::io::Error },
+    /// `ioprio_set(2)` refused.
+    #[error(
+        "option 'prioclass'/'prio': ioprio_set(class {class}, level {level}) failed: {err}{}",
+        realtime_note(*.class)
+    )]
+    IoPrio {
+        class: u8,
+        level: u8,
+        err: std::io::Error,
+    },
+}
+
+fn list(nodes: &[u32]) -> String {
+    nodes
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn realtime_note(class: u8) -> &'static str {
+    if class == 1 {
+        " (the real-time class needs CAP_SYS_ADMIN)"
+    } else {
+        ""
+    }
+}
+
 /// The NUMA nodes this machine has (from sysfs; `[0]` when the kernel has
 /// no NUMA support, as on a one-node machine).
 pub fn online_nodes() -> Vec<u32> {
@@ -26,24 +78,20 @@ pub fn online_nodes() -> Vec<u32> {
 
 /// Refuse nodes the machine lacks: one line naming the option, the node
 /// and the nodes there are.
-pub fn check_nodes(option: &str, nodes: &[u32]) -> Result<(), String> {
+pub fn check_nodes(option: &'static str, nodes: &[u32]) -> Result<(), PlacementError> {
     let online = online_nodes();
     match nodes.iter().find(|n| !online.contains(n)) {
         None => Ok(()),
-        Some(n) => Err(format!(
-            "option '{option}': NUMA node {n} does not exist on this machine \
-             ({NODE_DIR}/node{n} is missing; nodes here: {})",
-            online
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        )),
+        Some(&node) => Err(PlacementError::NoSuchNode {
+            option,
+            node,
+            online,
+        }),
     }
 }
 
 /// The CPUs of `nodes`, sorted.
-pub fn node_cpus(nodes: &[u32]) -> Result<Vec<usize>, String> {
+pub fn node_cpus(nodes: &[u32]) -> Result<Vec<usize>, PlacementError> {
     check_nodes("numa_cpu_nodes", nodes)?;
     let mut cpus = Vec::new();
     for n in nodes {
@@ -57,13 +105,13 @@ pub fn node_cpus(nodes: &[u32]) -> Result<Vec<usize>, String> {
             // A kernel without NUMA has no node directory: node 0 is the
             // whole machine.
             None if *n == 0 => cpus.extend(0..num_cpus()),
-            None => return Err(format!("option 'numa_cpu_nodes': cannot read {path}")),
+            None => return Err(PlacementError::CpuList { path }),
         }
     }
     cpus.sort_unstable();
     cpus.dedup();
     if cpus.is_empty() {
-        return Err("option 'numa_cpu_nodes': the nodes have no CPUs".into());
+        return Err(PlacementError::NoCpus);
     }
     Ok(cpus)
 }
@@ -79,7 +127,7 @@ const MPOL_INTERLEAVE: i32 = 3;
 const MPOL_LOCAL: i32 = 4;
 
 /// Set the calling thread's memory policy.
-pub fn set_mem_policy(policy: &MemPolicy) -> Result<(), String> {
+pub fn set_mem_policy(policy: &MemPolicy) -> Result<(), PlacementError> {
     check_nodes("numa_mem_policy", &policy.nodes())?;
     let mode = match policy {
         MemPolicy::Default => MPOL_DEFAULT,
@@ -107,10 +155,8 @@ pub fn set_mem_policy(policy: &MemPolicy) -> Result<(), String> {
     // points at `words` initialised words we own (or is null with 0).
     let rc = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode as libc::c_ulong) };
     if rc != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!(
-            "option 'numa_mem_policy': set_mempolicy failed: {e}"
-        ));
+        let err = std::io::Error::last_os_error();
+        return Err(PlacementError::MemPolicy { err });
     }
     Ok(())
 }
@@ -140,7 +186,7 @@ pub fn mem_policy_mode() -> Result<i32, std::io::Error> {
 const IOPRIO_WHO_PROCESS: i32 = 1;
 
 /// Give the calling thread I/O priority `prio` (`ioprio_set`).
-pub fn set_thread_ioprio(prio: IoPrio) -> Result<(), String> {
+pub fn set_thread_ioprio(prio: IoPrio) -> Result<(), PlacementError> {
     // SAFETY: ioprio_set takes three integers; 0 is the calling thread.
     let rc = unsafe {
         libc::syscall(
@@ -151,17 +197,12 @@ pub fn set_thread_ioprio(prio: IoPrio) -> Result<(), String> {
         )
     };
     if rc != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!(
-            "option 'prioclass'/'prio': ioprio_set(class {}, level {}) failed: {e}{}",
-            prio.class,
-            prio.level,
-            if prio.class == 1 {
-                " (the real-time class needs CAP_SYS_ADMIN)"
-            } else {
-                ""
-            }
-        ));
+        let err = std::io::Error::last_os_error();
+        return Err(PlacementError::IoPrio {
+            class: prio.class,
+            level: prio.level,
+            err,
+        });
     }
     Ok(())
 }
@@ -182,7 +223,9 @@ mod tests {
 
     #[test]
     fn missing_numa_nodes_are_refused_naming_the_nodes_there_are() {
-        let e = check_nodes("numa_cpu_nodes", &[4095]).unwrap_err();
+        let e = check_nodes("numa_cpu_nodes", &[4095])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("NUMA node 4095 does not exist"), "{e}");
         assert!(e.contains("nodes here: 0"), "{e}");
         assert!(node_cpus(&[0]).is_ok_and(|c| !c.is_empty()));

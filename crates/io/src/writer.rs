@@ -41,7 +41,7 @@ fn parent_of(path: &Path) -> &Path {
 /// Where a replace lands: an existing regular file through its links (the
 /// links stay), else `path` itself.
 fn landing(path: &Path) -> std::io::Result<PathBuf> {
-    match vet(path, Allow::File).map_err(|why| refused(path, why))? {
+    match vet(path, Allow::File).map_err(|why| refused(path, why.to_string()))? {
         Found::File => std::fs::canonicalize(path),
         _ => Ok(path.to_path_buf()),
     }
@@ -118,6 +118,7 @@ pub fn create_regular(path: &Path) -> std::io::Result<File> {
             // Say what the link leads to (a block device, most to the point).
             let why = vet(path, Allow::File)
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_else(|| "is a symbolic link (name the file itself)".into());
             return Err(refused(path, why));
         }

@@ -47,10 +47,38 @@ pub enum Found {
     Fifo,
 }
 
+/// Why a path may not be written: what is there (no path prefix: the
+/// caller names the option and the path).
+#[derive(Debug, thiserror::Error)]
+pub enum VetError {
+    #[error(
+        "is a symbolic link to {to}, which does not exist (name the file itself, or create what the link points to)"
+    )]
+    DanglingLink { to: String },
+    /// It could not be looked at.
+    #[error("{0}")]
+    Stat(std::io::Error),
+    #[error(
+        "is a block device ({major}:{minor}); ssdready writes a block device only as a job's target, \
+         never its database, results or logs (name a regular file)"
+    )]
+    BlockDevice { major: u32, minor: u32 },
+    #[error("is a socket (name a regular file)")]
+    Socket,
+    #[error("exists and is not a directory")]
+    NotADirectory,
+    #[error("is a directory (name a file)")]
+    Directory,
+    #[error("is a character device (name a regular file)")]
+    CharDevice,
+    #[error("is a FIFO (name a regular file)")]
+    Fifo,
+}
+
 /// Check that ssdready may write `path` as `allow` says; the error says
 /// what is there and why it is refused (no path prefix: the caller names
 /// the option and the path).
-pub fn vet(path: &Path, allow: Allow) -> Result<Found, String> {
+pub fn vet(path: &Path, allow: Allow) -> Result<Found, VetError> {
     let md = match std::fs::metadata(path) {
         Ok(md) => md,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -59,22 +87,17 @@ pub fn vet(path: &Path, allow: Allow) -> Result<Found, String> {
                     let to = std::fs::read_link(path)
                         .map(|t| t.display().to_string())
                         .unwrap_or_else(|_| "?".into());
-                    Err(format!(
-                        "is a symbolic link to {to}, which does not exist (name the file itself, or create what the link points to)"
-                    ))
+                    Err(VetError::DanglingLink { to })
                 }
                 _ => Ok(Found::New),
             };
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(VetError::Stat(e)),
     };
     let ft = md.file_type();
     if ft.is_block_device() {
-        let (maj, min) = crate::target::sysfs::major_minor(md.rdev());
-        return Err(format!(
-            "is a block device ({maj}:{min}); ssdready writes a block device only as a job's target, \
-             never its database, results or logs (name a regular file)"
-        ));
+        let (major, minor) = crate::target::sysfs::major_minor(md.rdev());
+        return Err(VetError::BlockDevice { major, minor });
     }
     let found = if ft.is_file() {
         Found::File
@@ -85,17 +108,15 @@ pub fn vet(path: &Path, allow: Allow) -> Result<Found, String> {
     } else if ft.is_fifo() {
         Found::Fifo
     } else {
-        return Err("is a socket (name a regular file)".into());
+        return Err(VetError::Socket);
     };
     match (allow, found) {
         (Allow::Dir, Found::Dir) => Ok(found),
-        (Allow::Dir, _) => Err("exists and is not a directory".into()),
-        (_, Found::Dir) => Err("is a directory (name a file)".into()),
+        (Allow::Dir, _) => Err(VetError::NotADirectory),
+        (_, Found::Dir) => Err(VetError::Directory),
         (Allow::File, Found::File) => Ok(found),
-        (Allow::File, Found::CharDevice) => {
-            Err("is a character device (name a regular file)".into())
-        }
-        (Allow::File, Found::Fifo) => Err("is a FIFO (name a regular file)".into()),
+        (Allow::File, Found::CharDevice) => Err(VetError::CharDevice),
+        (Allow::File, Found::Fifo) => Err(VetError::Fifo),
         (Allow::FileOrStream, _) => Ok(found),
         (Allow::File, Found::New) => Ok(found),
     }
@@ -266,30 +287,35 @@ mod tests {
     fn block_devices_are_refused_and_files_allowed() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("f");
-        assert_eq!(vet(&f, Allow::File), Ok(Found::New));
+        assert_eq!(vet(&f, Allow::File).ok(), Some(Found::New));
         std::fs::write(&f, "x").unwrap();
-        assert_eq!(vet(&f, Allow::File), Ok(Found::File));
+        assert_eq!(vet(&f, Allow::File).ok(), Some(Found::File));
         assert!(vet(&f, Allow::Dir).is_err());
-        assert_eq!(vet(d.path(), Allow::Dir), Ok(Found::Dir));
+        assert_eq!(vet(d.path(), Allow::Dir).ok(), Some(Found::Dir));
         assert!(vet(d.path(), Allow::File)
             .unwrap_err()
+            .to_string()
             .contains("directory"));
         let null = Path::new("/dev/null");
         assert!(vet(null, Allow::File)
             .unwrap_err()
+            .to_string()
             .contains("character device"));
-        assert_eq!(vet(null, Allow::FileOrStream), Ok(Found::CharDevice));
+        assert_eq!(vet(null, Allow::FileOrStream).ok(), Some(Found::CharDevice));
         // Any block device this machine has (loop devices exist even unbound).
         if let Some(b) = ["/dev/loop0", "/dev/ram0", "/dev/zram0"]
             .into_iter()
             .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
         {
-            let e = vet(Path::new(b), Allow::FileOrStream).unwrap_err();
+            let e = vet(Path::new(b), Allow::FileOrStream)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("block device"), "{e}");
             let link = d.path().join("link");
             std::os::unix::fs::symlink(b, &link).unwrap();
             assert!(vet(&link, Allow::File)
                 .unwrap_err()
+                .to_string()
                 .contains("block device"));
         } else {
             eprintln!("skipped the block-device case: no /dev/loop0, /dev/ram0 or /dev/zram0");
@@ -301,7 +327,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let link = d.path().join("out");
         std::os::unix::fs::symlink(d.path().join("gone"), &link).unwrap();
-        let e = vet(&link, Allow::Dir).unwrap_err();
+        let e = vet(&link, Allow::Dir).unwrap_err().to_string();
         assert!(e.contains("symbolic link") && e.contains("gone"), "{e}");
     }
 

@@ -52,17 +52,30 @@ fn paranoid() -> Option<i32> {
         .ok()
 }
 
+/// `perf_event_open` refused the hardware events: its error and the
+/// `kernel.perf_event_paranoid` setting then (the message says why in
+/// words, [`refusal_reason`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", refusal_reason(.err, *.paranoid))]
+pub struct NoCounters {
+    pub err: std::io::Error,
+    pub paranoid: Option<i32>,
+}
+
 /// Whether cycles and instructions can be counted system-wide here: Ok, or
 /// the reason why not.
-pub fn probe() -> Result<(), String> {
+pub fn probe() -> Result<(), NoCounters> {
     let first = online_cpus()[0];
     HwCounters::open(&[first])
         .map(|_| ())
-        .map_err(|e| refusal_reason(&e, paranoid()))
+        .map_err(|err| NoCounters {
+            err,
+            paranoid: paranoid(),
+        })
 }
 
 /// The lab condition recording the probe's answer.
-pub fn condition(probe: &Result<(), String>) -> LabCondition {
+pub fn condition(probe: &Result<(), NoCounters>) -> LabCondition {
     let (value, warning) = match probe {
         Ok(()) => (
             "cycles, instructions (system-wide, counting)".to_string(),
@@ -245,7 +258,7 @@ mod tests {
                 assert_eq!(c.value, "none");
                 let warning = c.warning.expect("a warning");
                 assert!(warning.starts_with("no hardware counters: "), "{warning}");
-                assert!(warning.contains(&why));
+                assert!(warning.contains(&why.to_string()));
                 assert!(w.report(10).is_none());
             }
             Ok(()) => {

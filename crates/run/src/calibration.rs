@@ -225,7 +225,7 @@ fn params(preset: &str, m: Measure) -> Result<Params, String> {
         | SlcCacheGb { .. } => 8 * GIB,
         _ => GIB,
     };
-    Params::parse(&format!("{preset},size={size}"))
+    Params::parse(&format!("{preset},size={size}")).map_err(|e| e.to_string())
 }
 
 /// Measure figure `f` on its preset, in virtual time.

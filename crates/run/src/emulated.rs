@@ -151,7 +151,7 @@ pub fn check_memory(
             false => String::new(),
         };
         match names.len() {
-            0 => e,
+            0 => e.to_string(),
             1 => format!("emulated device {}{how}: {e}", names[0]),
             _ => format!("emulated devices {}{how}: {e}", names.join(" and ")),
         }

@@ -100,7 +100,8 @@ pub fn check(path: &Path, what: &str) -> Result<Sink, String> {
 pub fn checked(path: &Path) -> Result<Sink, String> {
     let bad = |why: String| why;
     // One rule for every written path: never a block device.
-    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)?;
+    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)
+        .map_err(|e| e.to_string())?;
     if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
         return Err(bad("names a directory (name a file)".into()));
     }

@@ -9,6 +9,7 @@
 //! discard), over the union of the regions its clones cover.
 
 use crate::failure::{bad, Failure};
+use ssdready_core::resolved::ResolvedJob;
 use ssdready_core::spec::{Amount, EngineKind, JobSpec};
 use ssdready_emu::engine::SharedDevice;
 use ssdready_io::engines::libaio::check_context;
@@ -30,6 +31,8 @@ pub(crate) struct CloneTargets {
 /// A job whose targets are resolved.
 pub(crate) struct PreparedJob {
     pub spec: Arc<JobSpec>,
+    /// The job resolved for its workers (their flow and loop), once.
+    pub resolved: Arc<ResolvedJob>,
     /// Every distinct target of the job (layout, devices, reports).
     pub targets: Arc<Vec<Target>>,
     /// For each of `targets`, the span its clones cover together.
@@ -89,6 +92,7 @@ pub(crate) fn prepare(
         crate::strategy::plan(&spec, &[], Some(&dev.params)).map_err(in_job)?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            resolved: Arc::new(ResolvedJob::new(&spec)),
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
             clones,
@@ -112,6 +116,7 @@ pub(crate) fn prepare(
             .collect::<Result<_, Failure>>()?;
         return Ok(PreparedJob {
             regions: vec![span(clones.iter().map(|c| c.regions[0]))],
+            resolved: Arc::new(ResolvedJob::new(&spec)),
             spec: Arc::new(spec),
             targets: Arc::new(Vec::new()),
             clones,
@@ -266,6 +271,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
         .map(|mine| clone_targets(mine, &targets))
         .collect();
     Ok(PreparedJob {
+        resolved: Arc::new(ResolvedJob::new(&spec)),
         spec: Arc::new(spec),
         targets: Arc::new(targets),
         regions: spans,
@@ -525,10 +531,10 @@ fn check_atomic(name: &str, sizes: &[u32]) -> Result<(), String> {
 fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
     use ssdready_io::placement::check_nodes;
     if let Some(nodes) = &spec.sched.numa_cpu_nodes {
-        check_nodes("numa_cpu_nodes", nodes)?;
+        check_nodes("numa_cpu_nodes", nodes).map_err(|e| e.to_string())?;
     }
     match &spec.sched.numa_mem_policy {
-        Some(p) => check_nodes("numa_mem_policy", &p.nodes()),
+        Some(p) => check_nodes("numa_mem_policy", &p.nodes()).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }
@@ -539,11 +545,11 @@ fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
         check_context(spec).map_err(|e| e.to_string())?;
     }
     if spec.engine_named.as_deref() == Some("mmap") {
-        ssdready_io::engines::mmap::check_job(spec)?;
+        ssdready_io::engines::mmap::check_job(spec).map_err(|e| e.to_string())?;
     }
     if spec.engine_named.as_deref() == Some("e4defrag") {
         for t in targets {
-            ssdready_io::engines::e4defrag::check_ext4(&t.path)?;
+            ssdready_io::engines::e4defrag::check_ext4(&t.path).map_err(|e| e.to_string())?;
         }
     }
     if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {

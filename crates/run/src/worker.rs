@@ -58,6 +58,8 @@ pub use crate::live::Live;
 /// Everything a worker needs.
 pub struct WorkerCtx {
     pub spec: Arc<JobSpec>,
+    /// The job resolved once for every worker: its flow and loop.
+    pub job: Arc<ssdready_core::resolved::ResolvedJob>,
     pub targets: Arc<Vec<Target>>,
     pub regions: Vec<Region>,
     pub index: u32,
@@ -280,10 +282,10 @@ fn open_engine_of(ctx: &WorkerCtx) -> Result<ssdready_io::AnyEngine, EngineError
 fn place(spec: &JobSpec) -> Result<(), EngineError> {
     use ssdready_io::placement::{node_cpus, set_mem_policy};
     if let Some(nodes) = &spec.sched.numa_cpu_nodes {
-        pin(&node_cpus(nodes).map_err(EngineError::Unsupported)?);
+        pin(&node_cpus(nodes).map_err(|e| EngineError::Unsupported(e.to_string()))?);
     }
     if let Some(policy) = &spec.sched.numa_mem_policy {
-        set_mem_policy(policy).map_err(EngineError::Unsupported)?;
+        set_mem_policy(policy).map_err(|e| EngineError::Unsupported(e.to_string()))?;
     }
     prio::set_thread_prio(spec).map_err(EngineError::Unsupported)
 }

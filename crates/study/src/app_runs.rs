@@ -15,17 +15,36 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Why the applications section, or one of its sweeps, does not run
+/// (the skip's reason).
+#[derive(Debug, thiserror::Error)]
+pub enum NotRun {
+    #[error(
+        "{target} is not a file on a file system: application workloads need a directory (name a file on the mounted file system, e.g. MOUNT/ssdready.dat)"
+    )]
+    NotAFile { target: String },
+    #[error("the target is not writable: {why}")]
+    NotWritable { why: String },
+    #[error("{0} (the workloads need a file system)")]
+    NoFileSystem(crate::appfs::FsError),
+    /// No memory cgroup for the cache effect.
+    #[error(transparent)]
+    Cgroup(#[from] ssdready_app::cgroup::CgroupError),
+    /// The workload failed.
+    #[error(transparent)]
+    App(#[from] ssdready_app::Error),
+}
+
 /// Where the section runs, or why it does not.
-pub fn directory(targets: &[TargetProfile]) -> Result<PathBuf, String> {
+pub fn directory(targets: &[TargetProfile]) -> Result<PathBuf, NotRun> {
     let t = &targets[0];
     if t.kind != TargetKind::File {
-        return Err(format!(
-            "{} is not a file on a file system: application workloads need a directory (name a file on the mounted file system, e.g. MOUNT/ssdready.dat)",
-            t.spec
-        ));
+        return Err(NotRun::NotAFile {
+            target: t.spec.clone(),
+        });
     }
     if let Some(why) = &t.write_refusal {
-        return Err(format!("the target is not writable: {why}"));
+        return Err(NotRun::NotWritable { why: why.clone() });
     }
     let dir = Path::new(&t.spec)
         .parent()
@@ -68,7 +87,7 @@ pub fn run(
         Err(why) => {
             skipped.push(Skip {
                 what: "applications".into(),
-                why,
+                why: why.to_string(),
             });
             return (Vec::new(), skipped);
         }
@@ -115,12 +134,11 @@ pub fn run(
 
 /// Where the workloads run: a file system of the study's own on a block
 /// device it may write (returned, to remove), else the target's directory.
-fn workspace(targets: &[TargetProfile]) -> Result<(Option<crate::appfs::MadeFs>, PathBuf), String> {
+fn workspace(targets: &[TargetProfile]) -> Result<(Option<crate::appfs::MadeFs>, PathBuf), NotRun> {
     if !crate::appfs::applies(&targets[0]) {
         return Ok((None, directory(targets)?));
     }
-    let made = crate::appfs::make(&targets[0])
-        .map_err(|why| format!("{why} (the workloads need a file system)"))?;
+    let made = crate::appfs::make(&targets[0]).map_err(NotRun::NoFileSystem)?;
     let dir = made.dir().to_path_buf();
     Ok((Some(made), dir))
 }
@@ -176,7 +194,7 @@ fn cache_effects(
             Ok(p) => points.extend(p),
             Err(why) => skipped.push(Skip {
                 what: format!("applications: cache effect ({})", w.name()),
-                why,
+                why: why.to_string(),
             }),
         }
         let _ = ssdready_app::clean(dir, w);
@@ -196,7 +214,7 @@ fn cache_effect(
     stop: &Arc<AtomicBool>,
     tell: &dyn Fn(String),
     raw_iops: Option<f64>,
-) -> Result<Vec<AppFigure>, String> {
+) -> Result<Vec<AppFigure>, NotRun> {
     ssdready_app::cgroup::locate()?;
     let mut cfg = Config::new(w, dir.to_path_buf());
     cfg.cache_effect = true;
@@ -205,7 +223,7 @@ fn cache_effect(
         "applications: {} at memory limits (cache effect)",
         w.name()
     ));
-    let c = ssdready_app::cache::sweep(&cfg, stop.clone()).map_err(|e| e.to_string())?;
+    let c = ssdready_app::cache::sweep(&cfg, stop.clone())?;
     let file = &format!("app-{}-cache.json", w.name());
     // The study's rules read SQLite's points (applications::CACHE_PREFIX).
     let prefix = match w {
@@ -290,12 +308,15 @@ mod tests {
         assert_eq!(directory(&[t]).unwrap(), PathBuf::from("/mnt/data"));
         let t = target(TargetKind::File, "ssdready.dat");
         assert_eq!(directory(&[t]).unwrap(), PathBuf::from("."));
-        let e = directory(&[target(TargetKind::Emulator, "emu:")]).unwrap_err();
+        let e = directory(&[target(TargetKind::Emulator, "emu:")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("need a directory"), "{e}");
         let mut t = target(TargetKind::File, "/data/f");
         t.write_refusal = Some("it exists".into());
         assert!(directory(&[t])
             .unwrap_err()
+            .to_string()
             .contains("not writable: it exists"));
     }
 

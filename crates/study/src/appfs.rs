@@ -24,52 +24,82 @@ pub struct MadeFs {
     record: Option<ssdready_emu::kernel::mounts::Recorded>,
 }
 
+/// Why the study's own file system could not be made (or undone).
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    /// A tool could not be started.
+    #[error("{name}: {err} (apt-get install e2fsprogs util-linux)")]
+    Missing { name: String, err: std::io::Error },
+    /// A tool failed (`stderr`: what it said).
+    #[error("{name} {args}: {stderr}")]
+    Failed {
+        name: String,
+        args: String,
+        stderr: String,
+    },
+    #[error("the target is not writable: {why}")]
+    NotWritable { why: String },
+    #[error("making a file system on {target} and mounting it needs root")]
+    NotRoot { target: String },
+    /// The mount point.
+    #[error("creating {}: {err}", .path.display())]
+    Dir { path: PathBuf, err: std::io::Error },
+    /// The mount's record could not be written (its message).
+    #[error("{0}")]
+    Record(String),
+}
+
 /// Whether the target is a block device the section can make its own file
 /// system on (not that it may: [`make`] checks that).
 pub fn applies(t: &TargetProfile) -> bool {
     matches!(t.kind, TargetKind::BlockDevice | TargetKind::RamDevice)
 }
 
-fn tool(name: &str, args: &[&str]) -> Result<(), String> {
+fn tool(name: &str, args: &[&str]) -> Result<(), FsError> {
     let o = Command::new(name)
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("{name}: {e} (apt-get install e2fsprogs util-linux)"))?;
+        .map_err(|err| FsError::Missing {
+            name: name.into(),
+            err,
+        })?;
     match o.status.success() {
         true => Ok(()),
-        false => Err(format!(
-            "{name} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
+        false => Err(FsError::Failed {
+            name: name.into(),
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        }),
     }
 }
 
 /// Make ext4 (4 KiB blocks) on the target and mount it.
-pub fn make(t: &TargetProfile) -> Result<MadeFs, String> {
+pub fn make(t: &TargetProfile) -> Result<MadeFs, FsError> {
     if let Some(why) = &t.write_refusal {
-        return Err(format!("the target is not writable: {why}"));
+        return Err(FsError::NotWritable { why: why.clone() });
     }
     if !ssdready_io::kdev::is_root() {
-        return Err(format!(
-            "making a file system on {} and mounting it needs root",
-            t.spec
-        ));
+        return Err(FsError::NotRoot {
+            target: t.spec.clone(),
+        });
     }
     // What a killed study left (its mount keeps the device busy).
     ssdready_emu::kernel::mounts::clean_stale();
     let dir = std::env::temp_dir().join(format!("ssdready-study-fs-{}", std::process::id()));
-    std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(|err| FsError::Dir {
+        path: dir.clone(),
+        err,
+    })?;
     let mut fs = MadeFs {
         dev: t.spec.clone(),
         dir,
         mounted: false,
         record: None,
     };
-    fs.record = Some(ssdready_emu::kernel::mounts::record(
-        &t.spec, &fs.dir, true,
-    )?);
+    fs.record = Some(
+        ssdready_emu::kernel::mounts::record(&t.spec, &fs.dir, true).map_err(FsError::Record)?,
+    );
     // No discard: the raw sweeps' data is the study's anyway, and a TRIM
     // of the whole device changes what its next reads measure.
     tool(
@@ -95,12 +125,12 @@ impl MadeFs {
         if self.mounted {
             let d = self.dir.display().to_string();
             if let Err(e) = tool("umount", &[&d]) {
-                left.push(e);
+                left.push(e.to_string());
                 return left;
             }
             self.mounted = false;
             if let Err(e) = tool("wipefs", &["-q", "-a", &self.dev]) {
-                left.push(e);
+                left.push(e.to_string());
             }
         }
         let _ = std::fs::remove_dir(&self.dir);

@@ -162,19 +162,17 @@ impl Calibration {
     /// studies on this boot: at every depth the spread of the transport's
     /// latency is within the transport itself (1 µs at least). A wider
     /// spread is a loaded machine's noise; the next study measures again.
-    pub fn steady(&self) -> Result<(), String> {
+    pub fn steady(&self) -> Result<(), Unsteady> {
         match self
             .points
             .iter()
             .find(|p| p.lat_err_ns > p.lat_ns.abs().max(1_000.0))
         {
-            Some(p) => Err(format!(
-                "at QD {} its spread (± {:.1} µs) exceeds the transport ({:.1} µs): \
-                 noise, the next study measures again",
-                p.qd,
-                p.lat_err_ns / 1e3,
-                p.lat_ns / 1e3
-            )),
+            Some(p) => Err(Unsteady {
+                qd: p.qd,
+                spread_ns: p.lat_err_ns,
+                transport_ns: p.lat_ns,
+            }),
             None => Ok(()),
         }
     }
@@ -270,6 +268,47 @@ pub fn save(c: &Calibration, path: &Path) -> std::io::Result<()> {
     ssdready_io::writer::replace(path, json.as_bytes())
 }
 
+/// A calibration too noisy to keep: the depth where the spread of the
+/// transport's latency exceeds the transport.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "at QD {qd} its spread (± {:.1} µs) exceeds the transport ({:.1} µs): \
+     noise, the next study measures again",
+    .spread_ns / 1e3,
+    .transport_ns / 1e3
+)]
+pub struct Unsteady {
+    pub qd: u32,
+    pub spread_ns: f64,
+    pub transport_ns: f64,
+}
+
+/// Why the drive's transport could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrationError {
+    #[error("the study measured no queue depth")]
+    NoDepth,
+    /// The zero-time drive could not be attached.
+    #[error(transparent)]
+    Drive(#[from] crate::kdrive::StartError),
+    #[error("{device}: no record of its daemon")]
+    NoRecord { device: String },
+    /// The loop device to compare with could not be had.
+    #[error(transparent)]
+    ShmLoop(#[from] crate::kdrive::ShmLoopError),
+    #[error("interrupted while measuring the drive's transport")]
+    Interrupted,
+    /// A read run failed (`why`: the run's message).
+    #[error("reading {device} at QD {qd}: {why}")]
+    Read {
+        device: String,
+        qd: u32,
+        why: String,
+    },
+    #[error("reading {device} at QD {qd}: no I/O completed")]
+    NoIo { device: String, qd: u32 },
+}
+
 /// The queue depths of a study's queue-depth sweep.
 pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
     crate::figures::qd_sweep_depths(runs)
@@ -284,10 +323,10 @@ pub fn for_runs(
     runtime_s: f64,
     run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
-) -> Result<Calibration, String> {
+) -> Result<Calibration, CalibrationError> {
     let qds = depths(runs);
     if qds.is_empty() {
-        return Err("the study measured no queue depth".into());
+        return Err(CalibrationError::NoDepth);
     }
     let here = here();
     let path = path_for(&here);
@@ -300,7 +339,7 @@ pub fn for_runs(
     }
     let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_fn, stop)?;
     match (c.steady(), path) {
-        (Err(why), _) => c.not_kept = Some(why),
+        (Err(why), _) => c.not_kept = Some(why.to_string()),
         (Ok(()), Some(p)) => match save(&c, &p) {
             Ok(()) => c.path = Some(p),
             Err(e) => c.not_kept = Some(format!("{}: {e}", p.display())),
@@ -373,17 +412,18 @@ pub fn measure(
     runtime_s: f64,
     run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
-) -> Result<Calibration, String> {
+) -> Result<Calibration, CalibrationError> {
     let mut drive = crate::kdrive::start_spec(stop, &format!("null,size={SIZE}"))?;
-    let record = daemon::record_of(&drive.device)
-        .ok_or_else(|| format!("{}: no record of its daemon", drive.device))?;
+    let record = daemon::record_of(&drive.device).ok_or_else(|| CalibrationError::NoRecord {
+        device: drive.device.clone(),
+    })?;
     let shm = crate::kdrive::ShmLoop::new(SIZE_BYTES, record.block_size)?;
     let mut points = Vec::new();
     for &qd in qds {
         let mut pairs = Vec::new();
         for _ in 0..REPEATS {
             if stop.load(Relaxed) {
-                return Err("interrupted while measuring the drive's transport".into());
+                return Err(CalibrationError::Interrupted);
             }
             let before = daemon::stats(&record.name).unwrap_or_default();
             let (drive_lat_ns, drive_proc_ns) = read_at(run_fn, &drive.device, qd, runtime_s)?;
@@ -427,7 +467,7 @@ fn read_at(
     dev: &str,
     qd: u32,
     runtime_s: f64,
-) -> Result<(f64, f64), String> {
+) -> Result<(f64, f64), CalibrationError> {
     let mut req = RunRequest {
         quiet: true,
         ..Default::default()
@@ -444,10 +484,17 @@ fn read_at(
             "runtime",
             format!("{}ms", (runtime_s * 1e3).max(1.0) as u64),
         );
-    let r = run_fn(&req).map_err(|e| format!("reading {dev} at QD {qd}: {}", e.message()))?;
+    let r = run_fn(&req).map_err(|e| CalibrationError::Read {
+        device: dev.into(),
+        qd,
+        why: e.message().to_string(),
+    })?;
     let s = crate::summary::PointSummary::from_result(&r);
     if s.ios == 0 {
-        return Err(format!("reading {dev} at QD {qd}: no I/O completed"));
+        return Err(CalibrationError::NoIo {
+            device: dev.into(),
+            qd,
+        });
     }
     Ok((
         s.lat_p50_ns as f64,
@@ -602,7 +649,7 @@ mod tests {
         };
         assert_eq!(c.steady(), Ok(()));
         c.points.push(point(2, 3_000.0, 33_670.0));
-        let why = c.steady().unwrap_err();
+        let why = c.steady().unwrap_err().to_string();
         assert!(why.starts_with("at QD 2 its spread (± 33.7 µs)"), "{why}");
         c.not_kept = Some(why);
         assert!(c.note().contains("; not kept: at QD 2"), "{}", c.note());

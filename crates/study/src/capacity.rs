@@ -45,26 +45,52 @@ pub struct Slo {
 /// The percentiles a target may name (those every run reports).
 pub const SLO_PERCENTILES: [(&str, f64); 3] = [("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
 
+/// What `--slo` accepts, said after each refusal.
+const SLO_ALLOWED: &str =
+    "allowed: PERCENTILE=TIME with PERCENTILE p50, p99 or p99.9, e.g. p99=1ms or p99.9=5ms";
+
+/// An `--slo` value that is not a latency target.
+#[derive(Debug, thiserror::Error)]
+pub enum SloError {
+    #[error("option '--slo': '{text}' names no percentile ({SLO_ALLOWED})")]
+    NoPercentile { text: String },
+    #[error("option '--slo': '{percentile}' is not a percentile ({SLO_ALLOWED})")]
+    Percentile { percentile: String },
+    /// The time the units parser refused (`why` is its message).
+    #[error("option '--slo': {why} ({SLO_ALLOWED})")]
+    Time { why: String },
+    #[error("option '--slo': a limit of 0 ({SLO_ALLOWED})")]
+    Zero,
+}
+
+/// Why a capacity search gave no answer: a point could not be measured
+/// (the measuring function's error), or the peak carried nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError<E: std::fmt::Display> {
+    #[error("{0}")]
+    Measure(E),
+    #[error("the closed-loop run at the cap completed no I/O")]
+    NoIo,
+}
+
 impl Slo {
     /// Parse `p99=1ms`, `p99.9=5ms`, `p50=200us`. The error is one line
     /// naming the allowed values.
-    pub fn parse(s: &str) -> Result<Slo, String> {
-        let allowed =
-            "allowed: PERCENTILE=TIME with PERCENTILE p50, p99 or p99.9, e.g. p99=1ms or p99.9=5ms";
+    pub fn parse(s: &str) -> Result<Slo, SloError> {
         let Some((p, t)) = s.split_once('=') else {
-            return Err(format!(
-                "option '--slo': '{s}' names no percentile ({allowed})"
-            ));
+            return Err(SloError::NoPercentile { text: s.into() });
         };
         let pct = SLO_PERCENTILES
             .iter()
             .find(|(n, _)| *n == p.trim())
             .map(|(_, v)| *v)
-            .ok_or_else(|| format!("option '--slo': '{p}' is not a percentile ({allowed})"))?;
+            .ok_or_else(|| SloError::Percentile {
+                percentile: p.into(),
+            })?;
         let limit_ns = ssdready_core::units::parse_time_ns(t.trim(), 1_000)
-            .map_err(|e| format!("option '--slo': {e} ({allowed})"))?;
+            .map_err(|why| SloError::Time { why })?;
         if limit_ns == 0 {
-            return Err(format!("option '--slo': a limit of 0 ({allowed})"));
+            return Err(SloError::Zero);
         }
         Ok(Slo { pct, limit_ns })
     }
@@ -137,8 +163,9 @@ pub struct CapacityDoc {
     pub error: Option<String>,
 }
 
-/// Measure one offered load (IOPS; 0: closed loop, for the peak).
-pub type Measure<'a> = dyn FnMut(u64, u32) -> Result<PointSummary, String> + 'a;
+/// Measure one offered load (IOPS; 0: closed loop, for the peak); `E`
+/// says why a point could not be measured.
+pub type Measure<'a, E> = dyn FnMut(u64, u32) -> Result<PointSummary, E> + 'a;
 
 fn point(slo: &Slo, offered: f64, s: &PointSummary, step: &str) -> LoadPoint {
     LoadPoint {
@@ -153,23 +180,26 @@ fn point(slo: &Slo, offered: f64, s: &PointSummary, step: &str) -> LoadPoint {
 }
 
 /// Run the search (module docs). `measure(iops, seed)` runs one point.
-pub fn search(slo: &Slo, measure: &mut Measure) -> Result<Capacity, String> {
-    let peak = measure(0, 0)?.iops;
+pub fn search<E: std::fmt::Display>(
+    slo: &Slo,
+    measure: &mut Measure<E>,
+) -> Result<Capacity, SearchError<E>> {
+    let peak = measure(0, 0).map_err(SearchError::Measure)?.iops;
     if peak <= 0.0 {
-        return Err("the closed-loop run at the cap completed no I/O".into());
+        return Err(SearchError::NoIo);
     }
     let mut c = Capacity {
         slo: Some(*slo),
         peak_iops: peak,
         ..Capacity::default()
     };
-    let mut run = |c: &mut Capacity, load: f64, seed: u32, step: &str| -> Result<bool, String> {
+    let mut run = |c: &mut Capacity, load: f64, seed: u32, step: &str| {
         let iops = load.round().max(1.0);
-        let s = measure(iops as u64, seed)?;
+        let s = measure(iops as u64, seed).map_err(SearchError::Measure)?;
         let p = point(slo, iops, &s, step);
         let ok = p.meets;
         c.points.push(p);
-        Ok(ok)
+        Ok::<bool, SearchError<E>>(ok)
     };
     // The curve; the first load that misses bounds the search.
     let mut lo = None;
@@ -263,13 +293,13 @@ mod tests {
         );
         assert_eq!(Slo::parse("p99.9=5ms").unwrap().pct, 99.9);
         for bad in ["1ms", "p98=1ms", "p99=", "p99=fast", "p99=0"] {
-            let e = Slo::parse(bad).unwrap_err();
+            let e = Slo::parse(bad).unwrap_err().to_string();
             assert!(e.contains("allowed: PERCENTILE=TIME"), "{bad}: {e}");
         }
     }
 
     /// An M/D/1-like target: p99 grows as the load nears the peak.
-    fn model(peak: f64) -> impl FnMut(u64, u32) -> Result<PointSummary, String> {
+    fn model(peak: f64) -> impl FnMut(u64, u32) -> Result<PointSummary, std::convert::Infallible> {
         move |iops, _| {
             let rho = if iops == 0 { 1.0 } else { iops as f64 / peak };
             let carried = (iops as f64).min(peak);

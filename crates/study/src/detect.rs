@@ -10,7 +10,39 @@ use ssdready_io::target::sysfs::{major_minor, DevNode};
 use ssdready_io::target::{self, TargetError, TargetNeeds};
 use ssdready_probe::blockdev::{self, mount_of, transport};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A study target that cannot be used; each message names the target.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    #[error(
+        "target '{target}' is neither a file nor a block device (allowed: a file, a block device, emu:PRESET[,k=v…])"
+    )]
+    NotFileOrDevice { target: String },
+    /// It could not be looked at.
+    #[error("target '{target}': {err}")]
+    Stat { target: String, err: std::io::Error },
+    /// An emulated drive whose parameters are refused.
+    #[error("target '{target}': {why}")]
+    Emulator {
+        target: String,
+        why: ssdready_emu::config::ParamError,
+    },
+    #[error("target '{target}': block device {major}:{minor} is not in /sys/dev/block")]
+    NotInSysfs {
+        target: String,
+        major: u32,
+        minor: u32,
+    },
+    #[error("target '{target}': cannot open it for reading: {err}")]
+    Unreadable { target: String, err: std::io::Error },
+    #[error("target '{target}': directory {} does not exist", .dir.display())]
+    NoDirectory { target: String, dir: PathBuf },
+    #[error(
+        "target '{target}' is an empty file: name a new file for the study to create, or one with data to read"
+    )]
+    EmptyFile { target: String },
+}
 
 /// Split `a,b,c` into targets, keeping an emulator's `k=v` parameters with
 /// it (`emu:x25e,size=64m,/dev/loop0` is two targets).
@@ -33,7 +65,7 @@ pub fn split_targets(s: &str) -> Vec<String> {
 }
 
 /// Detect one target.
-pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, String> {
+pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, DetectError> {
     if spec == "emu" || spec.starts_with("emu:") {
         return emulator(spec);
     }
@@ -41,16 +73,22 @@ pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, Stri
     match std::fs::metadata(path) {
         Ok(md) if md.file_type().is_block_device() => block(spec, &md, allow_destructive),
         Ok(md) if md.is_file() => file(spec, Some(&md), allow_destructive),
-        Ok(_) => Err(format!(
-            "target '{spec}' is neither a file nor a block device (allowed: a file, a block device, emu:PRESET[,k=v…])"
-        )),
+        Ok(_) => Err(DetectError::NotFileOrDevice {
+            target: spec.into(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => file(spec, None, allow_destructive),
-        Err(e) => Err(format!("target '{spec}': {e}")),
+        Err(err) => Err(DetectError::Stat {
+            target: spec.into(),
+            err,
+        }),
     }
 }
 
-fn emulator(spec: &str) -> Result<TargetProfile, String> {
-    let p = crate::limit::params_of(spec).map_err(|e| format!("target '{spec}': {e}"))?;
+fn emulator(spec: &str) -> Result<TargetProfile, DetectError> {
+    let p = crate::limit::params_of(spec).map_err(|why| DetectError::Emulator {
+        target: spec.into(),
+        why,
+    })?;
     let dev = ssdready_emu::device::Device::new(&p);
     Ok(TargetProfile {
         spec: spec.into(),
@@ -91,13 +129,17 @@ fn writable(t: &mut TargetProfile, bytes: Option<u64>, allow: bool) {
     }
 }
 
-fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfile, String> {
+fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfile, DetectError> {
     let (maj, min) = major_minor(md.rdev());
-    let dev = DevNode::from_major_minor(maj, min).ok_or_else(|| {
-        format!("target '{spec}': block device {maj}:{min} is not in /sys/dev/block")
+    let dev = DevNode::from_major_minor(maj, min).ok_or_else(|| DetectError::NotInSysfs {
+        target: spec.into(),
+        major: maj,
+        minor: min,
     })?;
-    std::fs::File::open(spec)
-        .map_err(|e| format!("target '{spec}': cannot open it for reading: {e}"))?;
+    std::fs::File::open(spec).map_err(|err| DetectError::Unreadable {
+        target: spec.into(),
+        err,
+    })?;
     let (transport, ram) = transport(&dev.disk);
     let backing = blockdev::loop_backing(&dev.disk);
     let backing_fs = backing.as_ref().and_then(|b| {
@@ -137,7 +179,11 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
     Ok(t)
 }
 
-fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<TargetProfile, String> {
+fn file(
+    spec: &str,
+    md: Option<&std::fs::Metadata>,
+    allow: bool,
+) -> Result<TargetProfile, DetectError> {
     let path = Path::new(spec);
     let dir = path
         .parent()
@@ -146,11 +192,9 @@ fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<Targe
     let st_dev = match md {
         Some(m) => m.dev(),
         None => std::fs::metadata(dir)
-            .map_err(|_| {
-                format!(
-                    "target '{spec}': directory {} does not exist",
-                    dir.display()
-                )
+            .map_err(|_| DetectError::NoDirectory {
+                target: spec.into(),
+                dir: dir.to_path_buf(),
             })?
             .dev(),
     };
@@ -182,9 +226,9 @@ fn file(spec: &str, md: Option<&std::fs::Metadata>, allow: bool) -> Result<Targe
     match md {
         None => writable(&mut t, Some(1 << 20), allow),
         Some(m) if m.len() == 0 => {
-            return Err(format!(
-                "target '{spec}' is an empty file: name a new file for the study to create, or one with data to read"
-            ))
+            return Err(DetectError::EmptyFile {
+                target: spec.into(),
+            })
         }
         Some(_) if !allow => {
             t.write_refusal = Some(format!(
@@ -242,6 +286,7 @@ mod tests {
         assert!(t.writable);
         assert!(detect("emu:nope", false)
             .unwrap_err()
+            .to_string()
             .contains("allowed: x25e"));
     }
 

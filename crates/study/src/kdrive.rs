@@ -24,6 +24,38 @@ pub const SPEC: &str = "nvme-tlc,size=1g";
 /// How long the drive may take to appear.
 const START_LIMIT: Duration = Duration::from_secs(20);
 
+/// Why the kernel drive could not be started; one line naming what
+/// failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("finding ssdready's own binary: {0}")]
+    OwnBinary(std::io::Error),
+    /// The daemon's log file.
+    #[error("creating {}: {err}", .path.display())]
+    Log {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    #[error("starting ssdready emu attach: {0}")]
+    Spawn(std::io::Error),
+    /// The daemon ended without a device (`why`: what it said).
+    #[error("ssdready emu attach {spec} failed: {why}")]
+    Failed { spec: String, why: String },
+    #[error("interrupted while attaching the emulated drive")]
+    Interrupted,
+    #[error("ssdready emu attach {spec} gave no device within {secs} s")]
+    NoDevice { spec: String, secs: u64 },
+}
+
+/// Why a loop device over /dev/shm could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ShmLoopError {
+    #[error("creating {path}: {err}")]
+    Create { path: String, err: std::io::Error },
+    #[error("binding a loop device to {path}: {err}")]
+    Bind { path: String, err: std::io::Error },
+}
+
 /// A running `emu attach` child.
 pub struct Drive {
     child: Option<Child>,
@@ -44,13 +76,13 @@ pub fn unavailable() -> Option<String> {
 }
 
 /// Start the drive; the error is one line naming what failed.
-pub fn start(stop: &AtomicBool) -> Result<Drive, String> {
+pub fn start(stop: &AtomicBool) -> Result<Drive, StartError> {
     start_spec(stop, SPEC)
 }
 
 /// Start the drive `spec` (a preset with its keys, as `emu attach` takes).
-pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("finding ssdready's own binary: {e}"))?;
+pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, StartError> {
+    let exe = std::env::current_exe().map_err(StartError::OwnBinary)?;
     // The daemon's messages go to a file of its own, not a pipe: a study
     // that dies must not take the daemon's stderr (and its clean-up) with it.
     let log_path = std::path::Path::new(ssdready_emu::kernel::daemon::RUN_DIR)
@@ -63,11 +95,15 @@ pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, String> {
                 .create_new(true)
                 .open(&log_path)
         })
-        .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
+        .map_err(|err| StartError::Log {
+            path: log_path.clone(),
+            err,
+        })?;
     let _ = std::fs::remove_file(&log_path);
-    let log_w = log
-        .try_clone()
-        .map_err(|e| format!("creating {}: {e}", log_path.display()))?;
+    let log_w = log.try_clone().map_err(|err| StartError::Log {
+        path: log_path.clone(),
+        err,
+    })?;
     let mut child = Command::new(exe)
         .args(["emu", "attach", spec])
         .env(
@@ -79,7 +115,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, String> {
         .stderr(Stdio::from(log_w))
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("starting ssdready emu attach: {e}"))?;
+        .map_err(StartError::Spawn)?;
     let out = child.stdout.take().expect("stdout is piped");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -106,18 +142,21 @@ pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, String> {
             }
             Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let why = drive.stop();
-                return Err(format!("ssdready emu attach {spec} failed: {why}"));
+                return Err(StartError::Failed {
+                    spec: spec.into(),
+                    why,
+                });
             }
             Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Relaxed) => {
                 drive.stop();
-                return Err("interrupted while attaching the emulated drive".into());
+                return Err(StartError::Interrupted);
             }
             Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > START_LIMIT => {
                 drive.stop();
-                return Err(format!(
-                    "ssdready emu attach {spec} gave no device within {} s",
-                    START_LIMIT.as_secs()
-                ));
+                return Err(StartError::NoDevice {
+                    spec: spec.into(),
+                    secs: START_LIMIT.as_secs(),
+                });
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
@@ -156,7 +195,7 @@ pub struct ShmLoop {
 impl ShmLoop {
     /// A loop device of `bytes` over a new sparse /dev/shm file, with
     /// `block` -byte logical blocks.
-    pub fn new(bytes: u64, block: u32) -> Result<ShmLoop, String> {
+    pub fn new(bytes: u64, block: u32) -> Result<ShmLoop, ShmLoopError> {
         use std::os::unix::fs::OpenOptionsExt;
         let path = format!("/dev/shm/ssdready-transport-{}", std::process::id());
         let file = std::fs::OpenOptions::new()
@@ -166,26 +205,26 @@ impl ShmLoop {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
-            .map_err(|e| format!("creating {path}: {e}"))?;
-        let bound = file
-            .set_len(bytes)
-            .map_err(|e| e.to_string())
-            .and_then(|_| {
-                let mut last = String::new();
-                for _ in 0..20 {
-                    let n = ssdready_io::kdev::loop_get_free().map_err(|e| e.to_string())?;
-                    let autoclear = ssdready_io::kdev::LO_FLAGS_AUTOCLEAR;
-                    match ssdready_io::kdev::loop_configure_flags(n, &file, block, autoclear) {
-                        Ok(held) => return Ok((n, held)),
-                        // Another process took it meanwhile.
-                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
-                        Err(e) => return Err(e.to_string()),
-                    }
+            .map_err(|err| ShmLoopError::Create {
+                path: path.clone(),
+                err,
+            })?;
+        let bound = file.set_len(bytes).and_then(|_| {
+            let mut last = std::io::Error::from_raw_os_error(libc::EBUSY);
+            for _ in 0..20 {
+                let n = ssdready_io::kdev::loop_get_free()?;
+                let autoclear = ssdready_io::kdev::LO_FLAGS_AUTOCLEAR;
+                match ssdready_io::kdev::loop_configure_flags(n, &file, block, autoclear) {
+                    Ok(held) => return Ok((n, held)),
+                    // Another process took it meanwhile.
+                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e,
+                    Err(e) => return Err(e),
                 }
-                Err(last)
-            });
+            }
+            Err(last)
+        });
         let _ = std::fs::remove_file(&path);
-        let (index, held) = bound.map_err(|e| format!("binding a loop device to {path}: {e}"))?;
+        let (index, held) = bound.map_err(|err| ShmLoopError::Bind { path, err })?;
         Ok(ShmLoop {
             device: format!("/dev/loop{index}"),
             index,

@@ -146,7 +146,8 @@ impl driver::Runner for VirtualRunner {
         _w: &plan::Workload,
         request: &ssdready_run::RunRequest,
     ) -> Result<driver::Outcome, driver::Failure> {
-        let (summary, _) = virt::run(request).map_err(driver::Failure::Failed)?;
+        let (summary, _) =
+            virt::run(request).map_err(|e| driver::Failure::Failed(e.to_string()))?;
         Ok(driver::Outcome {
             summary,
             result: None,

@@ -306,7 +306,7 @@ pub fn model_qd(l: &ModelLimit) -> Option<f64> {
 }
 
 /// The parameters of an `emu:PRESET[,k=v…]` target (empty: the default drive).
-pub fn params_of(spec: &str) -> Result<Params, String> {
+pub fn params_of(spec: &str) -> Result<Params, ssdready_emu::config::ParamError> {
     let body = spec
         .strip_prefix("emu:")
         .or_else(|| spec.strip_prefix("emu"))

@@ -76,19 +76,22 @@ impl<'a> RealRunner<'a> {
         })
     }
 
-    fn set_scheduler(&mut self, w: &Workload) -> Result<(), String> {
+    fn set_scheduler(&mut self, w: &Workload) -> Result<(), SchedulerError> {
         let Some(want) = &w.scheduler else {
-            return self.restore();
+            return Ok(self.restore()?);
         };
         let dev = self
             .targets
             .iter()
             .find(|t| w.targets.contains(&t.spec))
             .and_then(|t| t.device.clone())
-            .ok_or("the target has no block device")?;
+            .ok_or(SchedulerError::NoDevice)?;
         let path = sched_path(&dev);
         if self.switched.is_none() {
-            let now = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+            let now = std::fs::read_to_string(&path).map_err(|err| SchedulerError::Read {
+                path: path.clone(),
+                err,
+            })?;
             let original = ssdready_probe::platform::active_scheduler(&now).unwrap_or_default();
             self.switched = Some(Switched {
                 device: dev.clone(),
@@ -98,23 +101,56 @@ impl<'a> RealRunner<'a> {
                 "switched {dev}'s I/O scheduler for the scheduler sweep; restored to {original} after it"
             ));
         }
-        std::fs::write(&path, want).map_err(|e| format!("setting {path} to {want}: {e}"))
+        std::fs::write(&path, want).map_err(|err| SchedulerError::Set {
+            want: want.clone(),
+            path,
+            err,
+        })
     }
 
     /// Put the original scheduler back, if it was changed; the error is
     /// the warning to give.
-    pub fn restore(&mut self) -> Result<(), String> {
+    pub fn restore(&mut self) -> Result<(), RestoreError> {
         if let Some(s) = self.switched.take() {
             let path = sched_path(&s.device);
-            if let Err(e) = std::fs::write(&path, &s.original) {
-                return Err(format!(
-                    "warning: could not restore {path} to {}: {e}",
-                    s.original
-                ));
+            if let Err(err) = std::fs::write(&path, &s.original) {
+                return Err(RestoreError {
+                    path,
+                    original: s.original,
+                    err,
+                });
             }
         }
         Ok(())
     }
+}
+
+/// Why a workload's I/O scheduler could not be set (the point is then
+/// not applicable).
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    #[error("the target has no block device")]
+    NoDevice,
+    #[error("{path}: {err}")]
+    Read { path: String, err: std::io::Error },
+    #[error("setting {path} to {want}: {err}")]
+    Set {
+        path: String,
+        want: String,
+        err: std::io::Error,
+    },
+    /// Putting the original back before a point without a scheduler.
+    #[error(transparent)]
+    Restore(#[from] RestoreError),
+}
+
+/// The original I/O scheduler could not be put back: the warning to give.
+#[derive(Debug, thiserror::Error)]
+#[error("warning: could not restore {path} to {original}: {err}")]
+pub struct RestoreError {
+    pub path: String,
+    pub original: String,
+    pub err: std::io::Error,
 }
 
 impl Drop for RealRunner<'_> {
@@ -127,7 +163,8 @@ impl Drop for RealRunner<'_> {
 
 impl Runner for RealRunner<'_> {
     fn run(&mut self, w: &Workload, request: &RunRequest) -> Result<Outcome, Failure> {
-        self.set_scheduler(w).map_err(Failure::NotApplicable)?;
+        self.set_scheduler(w)
+            .map_err(|e| Failure::NotApplicable(e.to_string()))?;
         let before = self
             .drive
             .as_deref()

@@ -20,24 +20,42 @@ pub const MAX_VIRTUAL_S: f64 = 1.0;
 /// Wall-clock seconds a virtual run may take before it is given up.
 pub const MAX_WALL_S: f64 = 20.0;
 
+/// Why a point could not run in virtual time.
+#[derive(Debug, thiserror::Error)]
+pub enum VirtError {
+    /// The request's jobs are refused.
+    #[error(transparent)]
+    Jobs(#[from] ssdready_core::spec::SpecError),
+    #[error("virtual time needs an emulated target, not {target}")]
+    NotEmulated { target: String },
+    /// The emulated drive's parameters are refused.
+    #[error(transparent)]
+    Params(#[from] ssdready_emu::config::ParamError),
+    #[error("{target} has zero latency: on the model alone virtual time would not advance")]
+    ZeroLatency { target: String },
+    /// The simulation refused the jobs or failed.
+    #[error(transparent)]
+    Simulation(#[from] ssdready_run::virtual_time::SimError),
+    #[error("the model took more than {MAX_WALL_S} s of wall time")]
+    WallTime,
+}
+
 /// Run the point's jobs (the request's sections; its run switches do not
 /// apply to the model) on the model in virtual time. Every target must be
 /// an emulator (`emu:…`).
-pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), String> {
-    let mut specs = build_jobs(&request.sections).map_err(|e| e.to_string())?;
+pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), VirtError> {
+    let mut specs = build_jobs(&request.sections)?;
     let mut devices: BTreeMap<String, Device> = BTreeMap::new();
     for s in &mut specs {
         let name = s.filename.first().cloned().unwrap_or_default();
         if !name.starts_with("emu") {
-            return Err(format!("virtual time needs an emulated target, not {name}"));
+            return Err(VirtError::NotEmulated { target: name });
         }
         if !devices.contains_key(&name) {
             let mut p = crate::limit::params_of(&name)?;
             let bounded = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096).iops;
             if bounded.is_none() && p.host_ns == 0 {
-                return Err(format!(
-                    "{name} has zero latency: on the model alone virtual time would not advance"
-                ));
+                return Err(VirtError::ZeroLatency { target: name });
             }
             if let Some(size) = s.size {
                 p.size = p.size.max((s.offset + size).div_ceil(1 << 20) << 20);
@@ -64,12 +82,9 @@ pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), String> {
             }
             let out = ssdready_run::virtual_time::simulate(dev, &jobs, &|| {
                 wall.elapsed().as_secs_f64() > MAX_WALL_S
-            })
-            .map_err(|e| e.to_string())?;
+            })?;
             if wall.elapsed().as_secs_f64() > MAX_WALL_S {
-                return Err(format!(
-                    "the model took more than {MAX_WALL_S} s of wall time"
-                ));
+                return Err(VirtError::WallTime);
             }
             if collect {
                 workers.extend(out.workers.into_iter().flatten());
@@ -138,7 +153,8 @@ mod tests {
             "--runtime=1s",
             "--time_based",
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("zero latency"), "{e}");
     }
 

@@ -21,6 +21,7 @@
 
 use crate::plan::IoPlan;
 use ssdready_core::req::Ddir;
+use ssdready_core::resolved::RateConfig;
 use ssdready_core::spec::JobSpec;
 
 /// The rate state of one worker.
@@ -40,29 +41,22 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// The pacer of a worker starting at `start_ns`; None when no
-    /// direction is limited.
-    pub fn new(spec: &JobSpec, start_ns: f64) -> Option<Pacer> {
-        let ns_per_byte: [Option<f64>; 3] = std::array::from_fn(|d| {
-            let bps = match (spec.rate_bytes[d], spec.rate_iops[d]) {
-                (Some(b), _) => b as f64,
-                (None, Some(iops)) => iops as f64 * f64::from(spec.bs.for_dir(d).min().max(1)),
-                (None, None) => return None,
-            };
-            Some(1e9 / bps)
-        });
-        ns_per_byte.iter().any(Option::is_some).then(|| Pacer {
-            ns_per_byte,
+    /// The pacer of a worker starting at `start_ns`, for the rate limits
+    /// resolved as `cfg`.
+    pub fn new(cfg: &RateConfig, start_ns: f64) -> Pacer {
+        Pacer {
+            ns_per_byte: cfg.ns_per_byte,
             due: [start_ns; 3],
-            mixed: spec.rw.is_mixed() && (1..100).contains(&spec.rwmixread),
-            min_bs: std::array::from_fn(|d| u64::from(spec.bs.for_dir(d).min().max(1))),
-            poisson: spec.sched.poisson.then(|| {
-                let gap = std::array::from_fn(|d| {
-                    ns_per_byte[d].map_or(0.0, |ns| ns * f64::from(spec.bs.for_dir(d).min().max(1)))
-                });
-                (gap, spec.randseed ^ 0x5851_f42d_4c95_7f2d | 1)
-            }),
-        })
+            mixed: cfg.mixed,
+            min_bs: cfg.min_bs,
+            poisson: cfg.poisson,
+        }
+    }
+
+    /// The pacer of a worker of `spec` starting at `start_ns`; None when
+    /// no direction is limited.
+    pub fn of_job(spec: &JobSpec, start_ns: f64) -> Option<Pacer> {
+        RateConfig::new(spec).map(|r| Pacer::new(&r, start_ns))
     }
 
     /// Decide the direction of `plan`'s next I/O as fio's `rate_ddir`
@@ -143,7 +137,7 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Region;
+    use crate::plan::{PlanConfig, Region};
     use ssdready_core::spec::RwMode;
 
     fn run(spec: &JobSpec, seconds: f64) -> [u64; 3] {
@@ -153,8 +147,8 @@ mod tests {
             offset: 0,
             len: 1 << 30,
         }];
-        let mut plan = IoPlan::new(spec, &region, 0);
-        let mut p = Pacer::new(spec, 0.0).unwrap();
+        let mut plan = IoPlan::new(&PlanConfig::new(spec), &region, 0);
+        let mut p = Pacer::of_job(spec, 0.0).unwrap();
         let mut bytes = [0u64; 3];
         let mut now = 0.0;
         while now < seconds * 1e9 {
@@ -217,7 +211,7 @@ mod tests {
         let b = run(&spec, 10.0);
         // 100 × 4 KiB per second, as fio limits it.
         assert!((b[0] as f64 / 10.0 - 409_600.0).abs() < 70_000.0, "{b:?}");
-        assert!(Pacer::new(&JobSpec::default(), 0.0).is_none());
+        assert!(Pacer::of_job(&JobSpec::default(), 0.0).is_none());
     }
 
     #[test]
@@ -234,8 +228,8 @@ mod tests {
             offset: 0,
             len: 1 << 30,
         }];
-        let mut plan = IoPlan::new(&spec, &region, 0);
-        let mut p = Pacer::new(&spec, 0.0).unwrap();
+        let mut plan = IoPlan::new(&PlanConfig::new(&spec), &region, 0);
+        let mut p = Pacer::of_job(&spec, 0.0).unwrap();
         let mut gaps = Vec::new();
         let mut last = 0.0;
         for _ in 0..20_000 {
@@ -268,7 +262,7 @@ mod tests {
             rate_bytes: [Some(1 << 20), None, None],
             ..JobSpec::default()
         };
-        let mut p = Pacer::new(&spec, 0.0).unwrap();
+        let mut p = Pacer::of_job(&spec, 0.0).unwrap();
         p.issued(Ddir::Read, 4096);
         let before = p.due[0];
         // 100 ms at 1 MiB/s: 104857 bytes, less one 4 KiB block.

@@ -69,7 +69,7 @@ fn hosts_of(a: &StudyArgs) -> Vec<Host> {
                 2,
                 &format!(
                     "option '--client': {}",
-                    e.trim_start_matches("option '--client': ")
+                    e.to_string().trim_start_matches("option '--client': ")
                 ),
             )
         });

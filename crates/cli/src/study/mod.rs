@@ -99,7 +99,7 @@ fn validate(
     let budget_s = budget_ns as f64 / 1e9;
     if let Some(s) = &a.slo {
         if let Err(e) = ssdready_study::capacity::Slo::parse(s) {
-            fail(2, &e);
+            fail(2, &e.to_string());
         }
     }
     if budget_s < 10.0 {
@@ -138,7 +138,7 @@ fn validate(
     };
     let targets: Vec<TargetProfile> = specs
         .iter()
-        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e)))
+        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e.to_string())))
         .collect();
     (budget_s, targets, dir, drive)
 }
@@ -174,7 +174,7 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
             }
             Some(d)
         }
-        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => fail(130, &e),
+        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => fail(130, &e.to_string()),
         // The main job must still run: the drive inside ssdready, saying why.
         Err(e) => {
             say(&format!(

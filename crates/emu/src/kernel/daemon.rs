@@ -31,6 +31,11 @@ pub const STATS_EVERY_MS: u64 = 100;
 /// Where attachments are recorded.
 pub const RUN_DIR: &str = "/run/ssdready/emu";
 
+/// The transports' names in records: FUSE over `/dev/fuse`, and FUSE over
+/// io_uring, each with a loop device on the file.
+pub const FUSE: &str = "fuse+loop";
+pub const FUSE_URING: &str = "fuse-uring+loop";
+
 /// One live attachment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Record {
@@ -57,12 +62,13 @@ pub enum Drive {
 }
 
 impl Drive {
-    /// Attach `params` over `transport` (`ublk`, or `fuse+loop` with its
-    /// FUSE file system mounted at `mnt`).
+    /// Attach `params` over `transport` (`ublk`, or [`FUSE`] /
+    /// [`FUSE_URING`] with its FUSE file system mounted at `mnt`).
     pub fn attach(params: Params, transport: &str, mnt: &Path) -> Result<Drive, String> {
         match transport {
             "ublk" => UblkDrive::attach(params).map(|d| Drive::Ublk(Box::new(d))),
-            _ => KernelDrive::attach(params, mnt).map(Drive::Fuse),
+            FUSE_URING => KernelDrive::attach(params, mnt, true).map(Drive::Fuse),
+            _ => KernelDrive::attach(params, mnt, false).map(Drive::Fuse),
         }
     }
     pub fn path(&self) -> String {
@@ -192,7 +198,8 @@ pub fn clean_stale() -> Vec<String> {
     }
     // A dead study's mounts first: they keep its drive's device busy.
     let mut said = super::mounts::clean_stale();
-    for r in records().iter().filter(|r| !alive(r.pid)) {
+    let stale: Vec<Record> = records().into_iter().filter(|r| !alive(r.pid)).collect();
+    for r in &stale {
         let done = clean(r);
         said.push(format!(
             "removed a stale emulated drive {} (its daemon, pid {}, is gone){}",
@@ -205,11 +212,24 @@ pub fn clean_stale() -> Vec<String> {
             }
         ));
     }
+    if !stale.is_empty() {
+        said.extend(put_back_uring(0));
+    }
     said
 }
 
-/// The transport `want` (auto, fuse, ublk) resolves to here, or the one
-/// line saying why none can serve.
+/// Put the kernel's switch for FUSE over io_uring back as it was before
+/// an attachment turned it on, once no live attachment other than
+/// `except` (a pid; 0 for none) uses it. The line saying so, if it did.
+pub fn put_back_uring(except: u32) -> Option<String> {
+    let others = records()
+        .iter()
+        .any(|r| r.pid != except && r.transport == FUSE_URING && alive(r.pid));
+    super::fuse_uring::put_back(Path::new(RUN_DIR), others)
+}
+
+/// The transport `want` (auto, fuse, fuse-uring, ublk) resolves to here,
+/// or the one line saying why none can serve.
 pub fn pick_transport(want: &str) -> Result<&'static str, String> {
     let ublk = kernel::ublk::probe();
     match want {
@@ -217,12 +237,16 @@ pub fn pick_transport(want: &str) -> Result<&'static str, String> {
             .map(|_| "ublk")
             .map_err(|why| format!("transport ublk cannot be used here: {why}")),
         "auto" if ublk.is_ok() => Ok("ublk"),
+        "fuse-uring" => match kernel::fuse_uring_missing() {
+            None => Ok(FUSE_URING),
+            Some(m) => Err(format!("transport fuse-uring cannot be used here: it needs {m}")),
+        },
         "fuse" | "auto" => match kernel::fuse_missing() {
-            None => Ok("fuse+loop"),
+            None => Ok(FUSE),
             Some(m) => Err(format!("emu attach needs {m}")),
         },
         other => Err(format!(
-            "option '--transport': '{other}' is not a transport (allowed: auto, fuse, ublk)"
+            "option '--transport': '{other}' is not a transport (allowed: auto, fuse, fuse-uring, ublk)"
         )),
     }
 }
@@ -350,7 +374,7 @@ mod tests {
     fn an_unknown_transport_is_refused_naming_the_allowed_ones() {
         let e = pick_transport("nbd").unwrap_err();
         assert!(
-            e.contains("'nbd' is not a transport (allowed: auto, fuse, ublk)"),
+            e.contains("'nbd' is not a transport (allowed: auto, fuse, fuse-uring, ublk)"),
             "{e}"
         );
     }

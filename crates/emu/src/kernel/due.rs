@@ -35,10 +35,11 @@ pub struct Pending {
     pub error: i32,
     pub len: usize,
     pub buf: Vec<u8>,
-    /// Read from the thread's blocking clone of the connection: its reply
-    /// must go back through it (the kernel finds a request among those
-    /// read from the file the reply is written to).
-    pub idle: bool,
+    /// Where the reply goes back: over `/dev/fuse`, the clone of the
+    /// connection it was read from (the kernel finds a request among those
+    /// read from the file the reply is written to); over io_uring, the
+    /// ring entry that carried it.
+    pub slot: usize,
 }
 
 impl PartialEq for Pending {
@@ -170,7 +171,7 @@ mod tests {
             error: 0,
             len: 0,
             buf: Vec::new(),
-            idle: false,
+            slot: 0,
         }
     }
 

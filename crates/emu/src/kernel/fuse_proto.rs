@@ -82,13 +82,19 @@ impl InHeader {
     /// The header of a request of `n` bytes; None when it is shorter than
     /// a header or says a length other than `n`.
     pub fn parse(b: &[u8]) -> Option<InHeader> {
-        let h = InHeader {
+        let h = InHeader::fields(b)?;
+        (h.len as usize == b.len()).then_some(h)
+    }
+
+    /// The header's fields, whatever length it says (over io_uring the
+    /// request's parts are in separate buffers).
+    pub fn fields(b: &[u8]) -> Option<InHeader> {
+        Some(InHeader {
             len: u32_at(b, 0)?,
             opcode: u32_at(b, 4)?,
             unique: u64_at(b, 8)?,
             nodeid: u64_at(b, 16)?,
-        };
-        (h.len as usize == b.len()).then_some(h)
+        })
     }
 }
 
@@ -99,15 +105,24 @@ pub struct InitIn {
     pub minor: u32,
     pub max_readahead: u32,
     pub flags: u32,
+    /// `flags2` (the upper 32 flags), 0 unless `flags` has `FUSE_INIT_EXT`.
+    pub flags2: u32,
 }
 
 impl InitIn {
     pub fn parse(body: &[u8]) -> Option<InitIn> {
+        let flags = u32_at(body, 12)?;
+        let ext = flags & super::fuse_uring::INIT_EXT != 0;
         Some(InitIn {
             major: u32_at(body, 0)?,
             minor: u32_at(body, 4)?,
             max_readahead: u32_at(body, 8)?,
-            flags: u32_at(body, 12)?,
+            flags,
+            flags2: if ext {
+                u32_at(body, 16).unwrap_or(0)
+            } else {
+                0
+            },
         })
     }
 }
@@ -190,6 +205,8 @@ pub struct InitOut {
     pub congestion_threshold: u16,
     pub max_write: u32,
     pub max_pages: u16,
+    /// `flags2` (read by the kernel when `flags` has `FUSE_INIT_EXT`).
+    pub flags2: u32,
 }
 
 impl InitOut {
@@ -206,7 +223,8 @@ impl InitOut {
             .u32(1) // time_gran: 1 ns
             .u16(self.max_pages)
             .u16(0) // map_alignment
-            .zeros(32)
+            .u32(self.flags2)
+            .zeros(28)
             .0
     }
 }
@@ -294,6 +312,7 @@ mod tests {
             congestion_threshold: 1,
             max_write: 4096,
             max_pages: 1,
+            flags2: 0,
         };
         assert_eq!(init.bytes().len(), INIT_OUT);
         assert_eq!(attr(DISK_ID, 1 << 20, 4096).len(), ATTR);
@@ -313,12 +332,15 @@ mod tests {
             congestion_threshold: 24,
             max_write: 1 << 20,
             max_pages: 256,
+            flags2: super::super::fuse_uring::OVER_IO_URING_FLAGS2,
         }
         .bytes();
         assert_eq!(u32_at(&init, 12), Some(init::ASYNC_DIO));
         assert_eq!(&init[16..20], &[32, 0, 24, 0]);
         assert_eq!(u32_at(&init, 20), Some(1 << 20));
         assert_eq!(&init[28..30], &[0, 1]);
+        // fuse_init_out.flags2 at 32 (after max_pages and map_alignment).
+        assert_eq!(u32_at(&init, 32), Some(1 << 9));
         let a = attr(DISK_ID, 8192, 4096);
         assert_eq!(u64_at(&a, 8), Some(8192));
         assert_eq!(u32_at(&a, 60), Some(0o100600));

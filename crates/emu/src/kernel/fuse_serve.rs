@@ -40,25 +40,23 @@
 //! used: requests travel over `/dev/fuse` reads and writes; the attach says
 //! whether the kernel would offer it.
 
-use super::due::{DueQueue, Early, Pending, WakeCost};
-use super::fuse_proto::{self as p, op, InHeader, InitIn, InitOut, Range};
-use super::stamps::Stamps;
-use crate::data::Way;
-use crate::device::{Extent, Op};
-use crate::shared::SharedDevice;
+use super::due::{Early, WakeCost};
+pub use super::fuse_handle::{zero, Negotiated, Shared, MAX_IO};
+use super::fuse_handle::{Flow, Handler};
+use super::fuse_proto::{self as p, InHeader};
 use ssdready_io::kdev::{Poller, TIMER_TOKEN};
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// The largest READ or WRITE asked for (`max_pages` 256 × 4 KiB).
-pub const MAX_IO: usize = 1 << 20;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 /// Spin the last this many ns before a deadline when alone in flight (the
 /// ublk server's wait).
 pub const SPIN_NS: u64 = 50_000;
 /// The most serving threads (one per CPU up to it).
 pub const MAX_THREADS: usize = 8;
+/// A timed wait's CPU cost is sampled once in this many timed waits (two
+/// `clock_gettime` system calls each time).
+const WAKE_SAMPLE: u32 = 8;
 /// The connection's token in the thread's poller.
 const FUSE_TOKEN: u64 = 1;
 
@@ -79,34 +77,6 @@ pub fn thread_count(depth: u16) -> usize {
     want.clamp(1, MAX_THREADS).min(depth.max(1) as usize)
 }
 
-/// What INIT settled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Negotiated {
-    /// The kernel's protocol minor version.
-    pub kernel_minor: u32,
-    /// Whether the kernel agreed to asynchronous direct I/O.
-    pub async_dio: bool,
-    pub max_background: u16,
-    pub max_write: u32,
-}
-
-/// What the serving threads share.
-pub struct Shared {
-    pub dev: Arc<SharedDevice>,
-    pub stamps: Arc<Stamps>,
-    pub negotiated: Mutex<Option<Negotiated>>,
-    pub stop: AtomicBool,
-    pub max_background: u16,
-    pub block_size: u32,
-}
-
-/// How one request ended.
-enum Flow {
-    Reply { error: i32, body: usize },
-    Silent,
-    Stop,
-}
-
 /// One serving thread's state.
 struct Server {
     fd: File,
@@ -115,11 +85,8 @@ struct Server {
     /// front of it.
     idle_fd: File,
     sh: Arc<Shared>,
-    queue: (usize, Arc<crate::queues::Counts>),
-    inbuf: Vec<u8>,
-    out: Vec<u8>,
+    h: Handler,
     poll: Poller,
-    due: DueQueue,
     early: Early,
     wake: WakeCost,
 }
@@ -143,40 +110,39 @@ pub fn serve(fd: File, sh: Arc<Shared>) -> String {
         Ok(x) => x,
         Err(e) => return format!("setting up the wait on /dev/fuse: {e}"),
     };
-    let queue = sh.dev.queues.attach();
     let mut s = Server {
         fd,
         idle_fd,
-        queue,
-        inbuf: vec![0; MAX_IO + 8192],
-        out: vec![0; 4096 + p::OUT_HEADER],
+        h: Handler::new(sh.clone()),
         poll,
-        due: DueQueue::default(),
         early: Early::default(),
         wake: WakeCost::default(),
         sh,
     };
-    let why = s.run();
-    s.sh.dev.queues.detach(s.queue.0);
-    why
+    s.run()
 }
+
+/// A reply's slot: the non-blocking clone it was read from, or the
+/// thread's blocking one.
+const IDLE: usize = 1;
 
 impl Server {
     fn run(&mut self) -> String {
         // The time the timer is armed for (clock ns), if it is.
         let mut armed: Option<u64> = None;
+        let mut waits: u32 = 0;
         loop {
             if let Some(why) = self.answer_due() {
                 return why;
             }
-            if self.due.is_empty() && armed.is_none() {
+            if self.h.due.is_empty() && armed.is_none() {
                 if let Some(why) = self.take_one(true) {
                     return why;
                 }
                 continue;
             }
             let now = self.sh.dev.clock.now();
-            let target = self.due.next_due().map(|d| self.early.wake_for(d));
+            let target = self.h.due.next_due().map(|d| self.early.wake_for(d));
             if target != armed {
                 let after = target.map(|t| t.saturating_sub(now));
                 if let Err(e) = self.poll.arm(after) {
@@ -185,8 +151,15 @@ impl Server {
                 armed = target;
             }
             let (mut fired, mut input) = (false, false);
-            // The thread's CPU time, read only around a timed wait.
-            let cpu = armed.map_or(0, |_| ssdready_io::kdev::thread_cpu_ns());
+            // The thread's CPU time, read around one timed wait in
+            // WAKE_SAMPLE (each read is a system call).
+            waits = waits.wrapping_add(1);
+            let sample = armed.is_some() && waits.is_multiple_of(WAKE_SAMPLE);
+            let cpu = if sample {
+                ssdready_io::kdev::thread_cpu_ns()
+            } else {
+                0
+            };
             match self.poll.wait(None) {
                 Ok(ready) => {
                     for &(token, _) in ready {
@@ -198,7 +171,7 @@ impl Server {
             }
             if let (true, Some(t)) = (fired, armed) {
                 self.early.learn(self.sh.dev.clock.now().saturating_sub(t));
-                if !input {
+                if sample && !input {
                     let spent = ssdready_io::kdev::thread_cpu_ns().saturating_sub(cpu);
                     self.wake.learn(spent);
                 }
@@ -220,7 +193,7 @@ impl Server {
         let clock = self.sh.dev.clock;
         loop {
             let mut now = clock.now();
-            let next = self.due.next_due()?;
+            let next = self.h.due.next_due()?;
             let stop = self.sh.stop.load(Ordering::Relaxed);
             if stop {
                 now = u64::MAX;
@@ -232,7 +205,7 @@ impl Server {
                 // Spin; requests arriving meanwhile are read as they come
                 // (the one read may be due sooner: checked each turn).
                 let poll = next - now > self.early.ns();
-                while now < self.due.next_due().unwrap_or(next) {
+                while now < self.h.due.next_due().unwrap_or(next) {
                     if self.sh.stop.load(Ordering::Relaxed) {
                         break;
                     }
@@ -246,9 +219,9 @@ impl Server {
                     now = clock.now();
                 }
             }
-            while let Some(mut r) = self.due.pop_due(now) {
+            while let Some(mut r) = self.h.due.pop_due(now) {
                 let start = clock.now();
-                let fd = if r.idle {
+                let fd = if r.slot == IDLE {
                     &mut self.idle_fd
                 } else {
                     &mut self.fd
@@ -256,7 +229,7 @@ impl Server {
                 send(fd, &mut r.buf, r.unique, r.error, r.len);
                 let end = clock.now();
                 self.sh.stamps.served(Some((r.arrived, r.due)), start, end);
-                self.due.recycle(r.buf);
+                self.h.due.recycle(r.buf);
             }
         }
     }
@@ -270,7 +243,7 @@ impl Server {
         } else {
             &mut self.fd
         };
-        let n = match fd.read(&mut self.inbuf) {
+        let n = match fd.read(&mut self.h.inbuf) {
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
             Err(e) if e.kind() == ErrorKind::Interrupted => return None,
@@ -282,256 +255,26 @@ impl Server {
             Err(e) => return Some(format!("reading /dev/fuse: {e}")),
         };
         let arrived = self.sh.dev.clock.now();
-        let Some(h) = InHeader::parse(&self.inbuf[..n]) else {
+        let Some(h) = InHeader::parse(&self.h.inbuf[..n]) else {
             return Some(format!("a malformed request of {n} bytes from the kernel"));
         };
-        if matches!(h.opcode, op::READ | op::WRITE | op::FSYNC | op::FALLOCATE) {
-            self.sh.stamps.arrive(arrived);
-            let mut pending = self.io(h, n, arrived);
-            pending.idle = idle;
-            self.due.push(pending);
-            return None;
-        }
-        match self.handle(h, n) {
+        let flow = self.h.take(h, n, arrived, if idle { IDLE } else { 0 });
+        let fd = if idle {
+            &mut self.idle_fd
+        } else {
+            &mut self.fd
+        };
+        match flow {
             Flow::Reply { error, body } => {
-                let fd = if idle {
-                    &mut self.idle_fd
-                } else {
-                    &mut self.fd
-                };
-                send(fd, &mut self.out, h.unique, error, p::OUT_HEADER + body);
+                send(fd, &mut self.h.out, h.unique, error, p::OUT_HEADER + body);
                 None
             }
-            Flow::Silent => None,
+            Flow::Queued | Flow::Silent => None,
             Flow::Stop => {
-                let fd = if idle {
-                    &mut self.idle_fd
-                } else {
-                    &mut self.fd
-                };
-                send(fd, &mut self.out, h.unique, 0, p::OUT_HEADER);
+                send(fd, &mut self.h.out, h.unique, 0, p::OUT_HEADER);
                 Some("the kernel ended the connection (DESTROY)".into())
             }
         }
-    }
-
-    fn put(&mut self, bytes: &[u8]) -> Flow {
-        self.out[p::OUT_HEADER..p::OUT_HEADER + bytes.len()].copy_from_slice(bytes);
-        Flow::Reply {
-            error: 0,
-            body: bytes.len(),
-        }
-    }
-
-    /// Answer one untimed request.
-    fn handle(&mut self, h: InHeader, n: usize) -> Flow {
-        let cap = self.sh.dev.capacity();
-        let bs = self.sh.block_size;
-        let err = |e: i32| Flow::Reply { error: -e, body: 0 };
-        match h.opcode {
-            op::INIT => self.init(n),
-            op::LOOKUP => {
-                let name = p::lookup_name(&self.inbuf[p::IN_HEADER..n]);
-                if h.nodeid == p::ROOT_ID && name == p::DISK_NAME.as_bytes() {
-                    self.put(&p::entry_out(cap, bs))
-                } else {
-                    err(libc::ENOENT)
-                }
-            }
-            op::GETATTR | op::SETATTR => match h.nodeid {
-                p::ROOT_ID | p::DISK_ID => self.put(&p::attr_out(h.nodeid, cap, bs)),
-                _ => err(libc::ENOENT),
-            },
-            op::OPEN => self.put(&p::open_out(1)),
-            op::STATFS => self.put(&p::statfs_out(cap, bs)),
-            op::FLUSH | op::RELEASE => Flow::Reply { error: 0, body: 0 },
-            op::FORGET | op::BATCH_FORGET | op::INTERRUPT => Flow::Silent,
-            op::DESTROY => Flow::Stop,
-            _ => err(libc::ENOSYS),
-        }
-    }
-
-    fn init(&mut self, n: usize) -> Flow {
-        let Some(k) = InitIn::parse(&self.inbuf[p::IN_HEADER..n]) else {
-            return Flow::Reply {
-                error: -libc::EPROTO,
-                body: 0,
-            };
-        };
-        let want = p::init::ASYNC_READ
-            | p::init::BIG_WRITES
-            | p::init::ASYNC_DIO
-            | p::init::PARALLEL_DIROPS
-            | p::init::MAX_PAGES;
-        let flags = want & k.flags;
-        let pages = flags & p::init::MAX_PAGES != 0;
-        let max_write = if pages { MAX_IO as u32 } else { 128 << 10 };
-        let mb = self.sh.max_background;
-        let out = InitOut {
-            max_readahead: k.max_readahead,
-            flags,
-            max_background: mb,
-            congestion_threshold: mb,
-            max_write,
-            max_pages: if pages { (MAX_IO / 4096) as u16 } else { 0 },
-        };
-        if let Ok(mut g) = self.sh.negotiated.lock() {
-            *g = Some(Negotiated {
-                kernel_minor: k.minor,
-                async_dio: flags & p::init::ASYNC_DIO != 0,
-                max_background: mb,
-                max_write,
-            });
-        }
-        self.put(&out.bytes())
-    }
-
-    /// A timed request: submitted to the model now, its data moved, its
-    /// reply written, due at the modelled completion.
-    fn io(&mut self, h: InHeader, n: usize, t: u64) -> Pending {
-        let (error, body, due, moved) = self.submit(h.opcode, n, t);
-        let body = if error == 0 { body } else { 0 };
-        let mut buf = self.due.buffer(p::OUT_HEADER + body);
-        if error == 0 && body > 0 {
-            if h.opcode == op::READ {
-                let (r, cap) = (
-                    Range::of_rw(&self.inbuf[p::IN_HEADER..n]),
-                    self.sh.dev.capacity(),
-                );
-                let at = r.map_or(0, |r| r.offset.min(cap)) as usize;
-                if !self.read_into(at, &mut buf[p::OUT_HEADER..]) {
-                    return self.pending(h, t, due, self.failed(libc::EIO), buf);
-                }
-            } else {
-                let w = p::write_out(moved as u32);
-                buf[p::OUT_HEADER..].copy_from_slice(&w[..body]);
-            }
-        }
-        self.pending(h, t, due, error, buf)
-    }
-
-    fn pending(&self, h: InHeader, t: u64, due: u64, error: i32, buf: Vec<u8>) -> Pending {
-        let len = if error == 0 { buf.len() } else { p::OUT_HEADER };
-        Pending {
-            idle: false,
-            due: due.max(t),
-            arrived: t,
-            unique: h.unique,
-            error,
-            len,
-            buf,
-        }
-    }
-
-    /// Submit a timed request to the model at `t` and move a write's or a
-    /// trim's data: (error, reply body length, modelled completion, bytes
-    /// moved). A read's body length is its data's; a write's is its
-    /// `write_out`.
-    fn submit(&mut self, opcode: u32, n: usize, t: u64) -> (i32, usize, u64, u64) {
-        let body = &self.inbuf[p::IN_HEADER..n];
-        let range = match opcode {
-            op::READ | op::WRITE => Range::of_rw(body),
-            op::FALLOCATE => Range::of_fallocate(body),
-            _ => Some(Range {
-                offset: 0,
-                size: 0,
-                mode: 0,
-            }),
-        };
-        let Some(r) = range else {
-            return (self.failed(libc::EPROTO), 0, t, 0);
-        };
-        let cap = self.sh.dev.capacity();
-        let len = r.size.min(cap.saturating_sub(r.offset));
-        let (dop, data_len) = match opcode {
-            op::READ => (Op::Read, len),
-            op::WRITE if len < r.size => return (self.failed(libc::ENOSPC), 0, t, 0),
-            op::WRITE => (Op::Write, len),
-            op::FSYNC => (Op::Flush, 0),
-            _ if r.mode & !(p::FALLOC_KEEP_SIZE | p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE)
-                != 0
-                || r.mode & (p::FALLOC_PUNCH_HOLE | p::FALLOC_ZERO_RANGE) == 0 =>
-            {
-                return (self.failed(libc::EOPNOTSUPP), 0, t, 0)
-            }
-            _ => (Op::Trim, len),
-        };
-        if len == 0 && dop != Op::Flush {
-            // A read at or past the end: nothing, at once.
-            self.count(dop, 0);
-            return (0, 0, t, 0);
-        }
-        let submitted = if dop == Op::Flush {
-            self.sh.dev.submit(t, Op::Flush, &[]).map(|d| (d, None))
-        } else {
-            let e = Extent {
-                offset: r.offset,
-                len,
-            };
-            self.sh
-                .dev
-                .submit_faulty((self.queue.0, &self.queue.1), t, dop, e)
-                .map(|(d, f)| (d, f.errno))
-        };
-        let (due, errno) = match submitted {
-            Ok(x) => x,
-            Err(_) => return (self.failed(libc::EIO), 0, t, 0),
-        };
-        if let Some(e) = errno {
-            return (self.failed(e.abs()), 0, due, 0);
-        }
-        if !self.move_in(dop, r.offset as usize, data_len as usize) {
-            return (self.failed(libc::EIO), 0, due, 0);
-        }
-        self.count(dop, data_len);
-        let body = match dop {
-            Op::Read => data_len as usize,
-            Op::Write => p::write_out(data_len as u32).len(),
-            _ => 0,
-        };
-        (0, body, due, data_len)
-    }
-
-    /// The reply's error field for `errno`, counted as an error.
-    fn failed(&self, errno: i32) -> i32 {
-        self.sh.stamps.errors.fetch_add(1, Ordering::Relaxed);
-        -errno
-    }
-
-    fn count(&self, dop: Op, bytes: u64) {
-        let s = &self.sh.stamps;
-        let c = match dop {
-            Op::Read => &s.reads,
-            Op::Write => &s.writes,
-            Op::Flush => &s.flushes,
-            Op::Trim => &s.trims,
-        };
-        c.fetch_add(1, Ordering::Relaxed);
-        s.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// Move a write's or a trim's data into the store, as the command's
-    /// DMA would; false when the store refuses.
-    fn move_in(&mut self, dop: Op, at: usize, len: usize) -> bool {
-        let data = &self.sh.dev.data;
-        let nocopy = self.sh.dev.params.nocopy;
-        match dop {
-            Op::Write => {
-                let from = p::IN_HEADER + p::WRITE_IN;
-                nocopy || data.copy(at, &mut self.inbuf[from..from + len], Way::In)
-            }
-            Op::Trim if !nocopy => zero(data, at, len),
-            _ => true,
-        }
-    }
-
-    /// A read's data, out of the store into its reply.
-    fn read_into(&self, at: usize, buf: &mut [u8]) -> bool {
-        if self.sh.dev.params.nocopy {
-            buf.fill(0);
-            return true;
-        }
-        self.sh.dev.data.copy(at, buf, Way::Out)
     }
 }
 
@@ -546,19 +289,4 @@ fn send(fd: &mut File, buf: &mut [u8], unique: u64, error: i32, len: usize) {
     buf[..p::OUT_HEADER].copy_from_slice(&p::out_header(unique, error, body));
     // ENOENT: the request was aborted meanwhile; nothing to do.
     let _ = fd.write(&buf[..p::OUT_HEADER + body]);
-}
-
-/// Store zeros over `len` bytes at `at` (a trimmed range reads back as
-/// zeros), a chunk at a time; false when the data store refuses.
-pub fn zero(data: &crate::data::Data, at: usize, len: usize) -> bool {
-    let mut zeros = vec![0u8; len.min(1 << 20)];
-    let mut o = 0;
-    while o < len {
-        let l = zeros.len().min(len - o);
-        if !data.copy(at + o, &mut zeros[..l], Way::In) {
-            return false;
-        }
-        o += l;
-    }
-    true
 }

@@ -6,12 +6,16 @@
 //! 2008), and as Foong et al. split a 4 KiB read between platform and SSD
 //! ("Towards SSD-Ready Enterprise Platforms", ADMS 2010).
 //!
-//! Two transports, chosen at run time:
+//! Three transports, chosen at run time:
 //!
 //! * **FUSE + loop** ([`fuse_serve`]): a FUSE file served by this daemon
 //!   and a loop device with direct I/O on it; the loop driver and FUSE are
 //!   part of the path, and their cost shows in [`stamps`]' reply and idle
-//!   gap figures.
+//!   gap figures. Requests are handled in [`fuse_handle`].
+//! * **FUSE over io_uring + loop** ([`fuse_uring_serve`], protocol in
+//!   [`fuse_uring`]): the same file system and loop device, the requests
+//!   and replies carried by io_uring instead of `/dev/fuse` reads and
+//!   writes, where the kernel has `CONFIG_FUSE_IO_URING`.
 //! * **ublk** ([`ublk`]): where `/dev/ublk-control` exists; its kernel
 //!   interface is encoded in [`ublk`] and the server is [`ublk_serve`] (tested in a
 //!   throwaway virtual machine whose kernel has `ublk_drv`).
@@ -24,8 +28,11 @@
 
 pub mod daemon;
 pub mod due;
+pub mod fuse_handle;
 pub mod fuse_proto;
 pub mod fuse_serve;
+pub mod fuse_uring;
+pub mod fuse_uring_serve;
 pub mod mounts;
 pub mod stamps;
 pub mod ublk;
@@ -60,15 +67,33 @@ pub fn fuse_missing() -> Option<String> {
     None
 }
 
-/// Whether the kernel offers FUSE over io_uring, in words.
+/// Whether the kernel offers FUSE over io_uring, in words (for a drive
+/// served over `/dev/fuse`).
 pub fn fuse_uring_state() -> String {
-    let p = "/sys/module/fuse/parameters/enable_uring";
-    match std::fs::read_to_string(p).map(|s| s.trim().to_string()) {
-        Ok(v) if v == "Y" => {
-            format!("offered by the kernel ({p} = Y) but not used: requests travel over /dev/fuse")
-        }
-        Ok(v) => format!("off in this kernel ({p} = {v})"),
-        Err(_) => "not in this kernel".into(),
+    let p = fuse_uring::PARAM;
+    match fuse_uring::enabled() {
+        Some(true) => format!(
+            "offered by the kernel ({p} = Y) but not used: requests travel over /dev/fuse \
+             (--transport=fuse-uring uses it)"
+        ),
+        Some(false) => format!(
+            "off in this kernel ({p} = N; --transport=fuse-uring turns it on for the drive)"
+        ),
+        None => "not in this kernel".into(),
+    }
+}
+
+/// What FUSE over io_uring needs that is missing here, in one clause.
+pub fn fuse_uring_missing() -> Option<String> {
+    if let Some(m) = fuse_missing() {
+        return Some(m);
+    }
+    match fuse_uring::enabled() {
+        None => Some(format!(
+            "{} (this kernel is built without CONFIG_FUSE_IO_URING)",
+            fuse_uring::PARAM
+        )),
+        Some(_) => None,
     }
 }
 
@@ -115,8 +140,15 @@ pub struct KernelDrive {
     pub mountpoint: PathBuf,
     pub loop_path: PathBuf,
     pub loop_index: u32,
+    /// Serving threads (over io_uring: the ring threads; a `/dev/fuse`
+    /// thread besides answers INIT and what stays there).
     pub threads: usize,
     pub block_size: u32,
+    /// Over io_uring: the queues (one per possible CPU) and entries each.
+    pub uring: Option<(usize, usize)>,
+    /// The line saying that attaching turned the kernel's switch for FUSE
+    /// over io_uring on, if it did.
+    pub uring_switch: Option<String>,
     shared: Arc<Shared>,
     handles: Vec<std::thread::JoinHandle<String>>,
 }
@@ -124,13 +156,40 @@ pub struct KernelDrive {
 impl KernelDrive {
     /// Mount the FUSE file system on `mountpoint` (an empty directory),
     /// serve it, and bind a free loop device to its file.
-    pub fn attach(params: Params, mountpoint: &Path) -> Result<KernelDrive, String> {
-        if let Some(m) = fuse_missing() {
+    /// With `uring`, requests travel over io_uring (FUSE over io_uring),
+    /// the kernel's switch turned on first where it is off.
+    pub fn attach(params: Params, mountpoint: &Path, uring: bool) -> Result<KernelDrive, String> {
+        let missing = if uring {
+            fuse_uring_missing()
+        } else {
+            fuse_missing()
+        };
+        if let Some(m) = missing {
             return Err(format!("the kernel drive needs {m}"));
         }
         if let Some(why) = unsupported(&params) {
             return Err(why);
         }
+        let uring_switch = match uring {
+            true => fuse_uring::turn_on(Path::new(daemon::RUN_DIR))?,
+            false => None,
+        };
+        let turned_on = uring_switch.is_some();
+        Self::attach_with(params, mountpoint, uring, uring_switch).map_err(|e| {
+            // A failed attach puts the kernel's switch back at once.
+            match turned_on.then(|| daemon::put_back_uring(std::process::id())) {
+                Some(Some(line)) => format!("{e}; {line}"),
+                _ => e,
+            }
+        })
+    }
+
+    fn attach_with(
+        params: Params,
+        mountpoint: &Path,
+        uring: bool,
+        uring_switch: Option<String>,
+    ) -> Result<KernelDrive, String> {
         let bs = block_size(&params);
         let depth = queue_depth(&params);
         let dev = SharedDevice::new(params, Clock::calibrate())?;
@@ -141,6 +200,7 @@ impl KernelDrive {
             stop: AtomicBool::new(false),
             max_background: depth,
             block_size: bs,
+            uring,
         });
         let session = kdev::open_fuse().map_err(|e| format!("opening /dev/fuse: {e}"))?;
         kdev::mount_fuse(&session, mountpoint, "ssdready-emu")
@@ -151,6 +211,8 @@ impl KernelDrive {
             loop_index: 0,
             threads: fuse_serve::thread_count(depth),
             block_size: bs,
+            uring: uring.then(|| (fuse_uring::possible_cpus(), depth as usize)),
+            uring_switch,
             shared,
             handles: Vec::new(),
         };
@@ -164,6 +226,9 @@ impl KernelDrive {
     }
 
     fn start(&mut self, session: std::fs::File) -> Result<(), String> {
+        if let Some((queues, per_queue)) = self.uring {
+            return self.start_uring(session, queues, per_queue);
+        }
         let mut fds = Vec::with_capacity(self.threads);
         for _ in 1..self.threads {
             fds.push(kdev::clone_fuse(&session).map_err(|e| format!("cloning /dev/fuse: {e}"))?);
@@ -184,6 +249,53 @@ impl KernelDrive {
         {
             std::thread::sleep(Duration::from_millis(2));
         }
+        self.bind_loop()
+    }
+
+    /// One `/dev/fuse` thread (INIT, and what the kernel keeps sending
+    /// there), then the ring threads, each registering its queues' entries
+    /// once INIT is done; the loop device is bound when every entry is.
+    fn start_uring(
+        &mut self,
+        session: std::fs::File,
+        queues: usize,
+        per_queue: usize,
+    ) -> Result<(), String> {
+        let ring_fd =
+            Arc::new(kdev::clone_fuse(&session).map_err(|e| format!("cloning /dev/fuse: {e}"))?);
+        let sh = self.shared.clone();
+        let h = std::thread::Builder::new()
+            .name("ssdready-fuse".into())
+            .spawn(move || fuse_serve::serve(session, sh))
+            .map_err(|e| format!("starting a daemon thread: {e}"))?;
+        self.handles.push(h);
+        let plans = fuse_uring_serve::plans(queues, self.threads, per_queue);
+        self.threads = plans.len();
+        let (tx, rx) = std::sync::mpsc::channel();
+        for (i, plan) in plans.into_iter().enumerate() {
+            let (sh, fd, tx) = (self.shared.clone(), ring_fd.clone(), tx.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("ssdready-ring{i}"))
+                .spawn(move || fuse_uring_serve::serve(fd, sh, plan, tx))
+                .map_err(|e| format!("starting a ring thread: {e}"))?;
+            self.handles.push(h);
+        }
+        for _ in 0..self.threads {
+            match rx.recv_timeout(Duration::from_secs(10)) {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => return Err(format!("FUSE over io_uring: {why}")),
+                Err(_) => {
+                    return Err(
+                        "FUSE over io_uring: the ring threads did not register within 10 s".into(),
+                    )
+                }
+            }
+        }
+        self.bind_loop()
+    }
+
+    /// Open the FUSE file with direct I/O and bind a free loop device to it.
+    fn bind_loop(&mut self) -> Result<(), String> {
         let file = self.mountpoint.join(fuse_proto::DISK_NAME);
         let backing = {
             use std::os::unix::fs::OpenOptionsExt;

@@ -153,7 +153,8 @@ pub fn geo() -> impl Strategy<Value = Geo> {
 }
 
 /// Refused geometries: one line, naming the emulator.
-pub fn refused_cleanly(e: &str) -> Result<(), TestCaseError> {
+pub fn refused_cleanly(e: impl std::fmt::Display) -> Result<(), TestCaseError> {
+    let e = e.to_string();
     prop_assert!(e.starts_with("emulator"), "refusal without context: {e}");
     prop_assert_eq!(e.lines().count(), 1, "refusal on several lines: {}", e);
     Ok(())

@@ -64,9 +64,37 @@ fn errno() -> i64 {
         .unwrap_or(libc::EIO) as i64)
 }
 
+/// Why a target is refused for `ioengine=e4defrag`.
+#[derive(Debug, thiserror::Error)]
+pub enum Ext4Error {
+    /// The target, or its directory, could not be opened.
+    #[error("{}: {err}", .path.display())]
+    Open {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    /// `statfs` failed.
+    #[error("statfs of {}: {err}", .path.display())]
+    Statfs {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    /// The target is on another file system.
+    #[error(
+        "ioengine=e4defrag moves extents with EXT4_IOC_MOVE_EXT, which only ext4 has; {} is on {fs} \
+         (statfs magic {magic:#x}); put the job's files on an ext4 file system",
+        .path.display()
+    )]
+    NotExt4 {
+        path: std::path::PathBuf,
+        fs: String,
+        magic: i64,
+    },
+}
+
 /// Refuse a target not on ext4, before anything is written: `path`, or
 /// the directory it will be made in. The message names the file system.
-pub fn check_ext4(path: &std::path::Path) -> Result<(), String> {
+pub fn check_ext4(path: &std::path::Path) -> Result<(), Ext4Error> {
     let on = if path.exists() {
         path
     } else {
@@ -74,19 +102,21 @@ pub fn check_ext4(path: &std::path::Path) -> Result<(), String> {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."))
     };
-    let f = File::open(on).map_err(|e| format!("{}: {e}", on.display()))?;
-    match not_ext4(&f).map_err(|e| format!("statfs of {}: {e}", on.display()))? {
+    let f = File::open(on).map_err(|err| Ext4Error::Open {
+        path: on.to_path_buf(),
+        err,
+    })?;
+    match not_ext4(&f).map_err(|err| Ext4Error::Statfs {
+        path: on.to_path_buf(),
+        err,
+    })? {
         None => Ok(()),
-        Some((name, magic)) => Err(refusal(path, &name, magic)),
+        Some((fs, magic)) => Err(Ext4Error::NotExt4 {
+            path: path.to_path_buf(),
+            fs,
+            magic,
+        }),
     }
-}
-
-fn refusal(path: &std::path::Path, name: &str, magic: i64) -> String {
-    format!(
-        "ioengine=e4defrag moves extents with EXT4_IOC_MOVE_EXT, which only ext4 has; {} is on {name} \
-         (statfs magic {magic:#x}); put the job's files on an ext4 file system",
-        path.display()
-    )
 }
 
 /// The file system `f` is on, by its statfs magic, when it is not ext4:
@@ -122,8 +152,13 @@ impl E4defragEngine {
                 what: format!("statfs of {}", t.path.display()),
                 source: e,
             })?;
-            if let Some((name, magic)) = fs {
-                return Err(EngineError::Unsupported(refusal(&t.path, &name, magic)));
+            if let Some((fs, magic)) = fs {
+                let refusal = Ext4Error::NotExt4 {
+                    path: t.path.clone(),
+                    fs,
+                    magic,
+                };
+                return Err(EngineError::Unsupported(refusal.to_string()));
             }
         }
         let donor_path =

@@ -87,11 +87,24 @@ fn page_size() -> usize {
     usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
 }
 
+/// A block size `ioengine=mmap` refuses, with the option that makes it
+/// need whole pages (`direct`, `fsync` or `fdatasync`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "option 'bs': ioengine=mmap with {why} needs block sizes that are multiples of the \
+     page size ({page} bytes); {min} is not (fio refuses it alike)"
+)]
+pub struct MmapBlockSize {
+    pub why: &'static str,
+    pub page: u32,
+    pub min: u32,
+}
+
 /// fio's init check: with `direct=1`, `fsync=` or `fdatasync=` the block
 /// sizes must be multiples of the page size (fio: "mmap options dictate a
 /// minimum block size of 4096 bytes"). Returns the refusal, naming the
 /// option.
-pub fn check_job(spec: &JobSpec) -> Result<(), String> {
+pub fn check_job(spec: &JobSpec) -> Result<(), MmapBlockSize> {
     let page = page_size() as u32;
     let min = spec.bs.min();
     if min.is_multiple_of(page) {
@@ -106,10 +119,7 @@ pub fn check_job(spec: &JobSpec) -> Result<(), String> {
     } else {
         return Ok(());
     };
-    Err(format!(
-        "option 'bs': ioengine=mmap with {why} needs block sizes that are multiples of the \
-         page size ({page} bytes); {min} is not (fio refuses it alike)"
-    ))
+    Err(MmapBlockSize { why, page, min })
 }
 
 impl MmapEngine {

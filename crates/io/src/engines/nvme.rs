@@ -186,12 +186,21 @@ impl Namespace {
     }
 }
 
+/// Identify Namespace data this program cannot use.
+#[derive(Debug, thiserror::Error)]
+pub enum NamespaceError {
+    #[error("the namespace's format index {index} is beyond its {formats} LBA formats")]
+    FormatIndex { index: usize, formats: u32 },
+    #[error("the namespace reports 2^{lbads}-byte logical blocks")]
+    BlockSize { lbads: u8 },
+}
+
 /// Read Identify Namespace data (NVM Command Set §4.1.5.1, figure 97):
 /// NSZE bytes 0–7, NLBAF byte 25, FLBAS byte 26, DPS byte 29, the LBA
 /// formats from byte 128 (4 bytes each: MS 0–1, LBADS 2). The format in
 /// use is FLBAS bits 3:0, plus bits 6:5 as its high bits when there are
 /// more than 16 formats (fio's `fio_nvme_get_info`).
-pub fn parse_namespace(nsid: u32, id: &[u8; 4096]) -> Result<Namespace, String> {
+pub fn parse_namespace(nsid: u32, id: &[u8; 4096]) -> Result<Namespace, NamespaceError> {
     let mut nsze = [0u8; 8];
     nsze.copy_from_slice(&id[0..8]);
     let (nlbaf, flbas, dps) = (id[25], id[26], id[29]);
@@ -201,18 +210,16 @@ pub fn parse_namespace(nsid: u32, id: &[u8; 4096]) -> Result<Namespace, String> 
         usize::from(flbas & 0xf) + (usize::from((flbas >> 5) & 0x3) << 4)
     };
     if index > usize::from(nlbaf) {
-        return Err(format!(
-            "the namespace's format index {index} is beyond its {} LBA formats",
-            u32::from(nlbaf) + 1
-        ));
+        return Err(NamespaceError::FormatIndex {
+            index,
+            formats: u32::from(nlbaf) + 1,
+        });
     }
     let f = 128 + 4 * index;
     let ms = u16::from_le_bytes([id[f], id[f + 1]]);
     let lbads = id[f + 2];
     if !(9..=31).contains(&lbads) {
-        return Err(format!(
-            "the namespace reports 2^{lbads}-byte logical blocks"
-        ));
+        return Err(NamespaceError::BlockSize { lbads });
     }
     Ok(Namespace {
         nsid,

@@ -313,19 +313,36 @@ impl Guard {
     }
 }
 
+/// Why a file's sector map could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum SectorMapError {
+    /// The file could not be looked at or opened.
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("its file system is not on a block device ({major}:{minor})")]
+    NotOnBlockDevice { major: u32, minor: u32 },
+    #[error("FIEMAP: {0}")]
+    Fiemap(std::io::Error),
+    #[error("the file system reports no written extents")]
+    NoExtents,
+}
+
 /// For a file on a block device, its sector map from the file system's
 /// extent map (after layout: the blocks must be allocated and written).
 /// None, with the reason, when it cannot be had.
-pub fn file_sector_map(t: &Target) -> Result<SectorMap, String> {
+pub fn file_sector_map(t: &Target) -> Result<SectorMap, SectorMapError> {
     use std::os::unix::fs::MetadataExt;
-    let md = std::fs::metadata(&t.path).map_err(|e| e.to_string())?;
+    let md = std::fs::metadata(&t.path).map_err(SectorMapError::Io)?;
     let (maj, min) = sysfs::major_minor(md.dev());
-    let dev = sysfs::DevNode::from_major_minor(maj, min)
-        .ok_or_else(|| format!("its file system is not on a block device ({maj}:{min})"))?;
-    let f = std::fs::File::open(&t.path).map_err(|e| e.to_string())?;
-    let x = fiemap::extents(&f).map_err(|e| format!("FIEMAP: {e}"))?;
+    let dev =
+        sysfs::DevNode::from_major_minor(maj, min).ok_or(SectorMapError::NotOnBlockDevice {
+            major: maj,
+            minor: min,
+        })?;
+    let f = std::fs::File::open(&t.path).map_err(SectorMapError::Io)?;
+    let x = fiemap::extents(&f).map_err(SectorMapError::Fiemap)?;
     if x.is_empty() {
-        return Err("the file system reports no written extents".into());
+        return Err(SectorMapError::NoExtents);
     }
     Ok(SectorMap::new(maj, min, &dev, Some(x)))
 }

@@ -94,6 +94,7 @@ pub(crate) fn spawn(
             let zbd = crate::zbd::for_worker(j.zbd.as_ref(), &j.spec, view.regions.first());
             let ctx = WorkerCtx {
                 spec: j.spec.clone(),
+                job: j.resolved.clone(),
                 targets: view.targets,
                 regions: view.regions,
                 index: i,

@@ -17,6 +17,7 @@ use super::{
 };
 use crate::steadystate::{self, Counts, Unit};
 use ssdready_core::arrivals::ScheduleStats;
+use ssdready_core::resolved::FlowConfig;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
@@ -112,9 +113,10 @@ fn model(e: ssdready_emu::ftl::FtlError) -> SimError {
     SimError::Model(e.to_string())
 }
 
-/// Worker `w` of job `ji`, starting at `t0`.
+/// Worker `w` of job `ji` (its flow resolved as `flow`), starting at `t0`.
 fn worker(
     spec: &JobSpec,
+    flow: &FlowConfig,
     ji: usize,
     w: u32,
     t0: u64,
@@ -129,7 +131,7 @@ fn worker(
     };
     let start = t0.saturating_add(spec.startdelay_ns);
     let ramp_end = start.saturating_add(spec.ramp_time_ns);
-    let pacer = Pacer::new(spec, start as f64);
+    let pacer = Pacer::of_job(spec, start as f64);
     let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
     let mut stats = WorkerStats {
         log: crate::logs::worker_log(spec).map(Box::new),
@@ -143,7 +145,7 @@ fn worker(
         job: ji,
         clone: w,
         layer,
-        flow: super::iolog::attach(spec, w, JobFlow::new(spec, &[r], w))?,
+        flow: super::iolog::attach(spec, w, JobFlow::new(flow, &[r], w))?,
         depth,
         inflight: 0,
         done: false,
@@ -178,8 +180,9 @@ impl<'a> Sim<'a> {
         let layers = merge_layers(&mut host, jobs);
         let mut ws = Vec::new();
         for (ji, spec) in jobs.iter().enumerate() {
+            let flow = FlowConfig::new(spec);
             for w in 0..spec.numjobs {
-                ws.push(worker(spec, ji, w, t0, cap, layers[ji])?);
+                ws.push(worker(spec, &flow, ji, w, t0, cap, layers[ji])?);
             }
         }
         let served = ws.iter().map(|w| vec![None; w.depth]).collect();

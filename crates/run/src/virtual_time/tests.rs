@@ -172,7 +172,11 @@ fn parsed(options: &[(&str, &str)]) -> JobSpec {
 /// before the next.
 fn flow_bytes(spec: &JobSpec, capacity: u64) -> [u64; 3] {
     use ssdready_workload::jobflow::{FlowIo, JobFlow, Step};
-    let mut flow = JobFlow::new(spec, &[region(spec, capacity).unwrap()], 0);
+    let mut flow = JobFlow::new(
+        &ssdready_core::resolved::FlowConfig::new(spec),
+        &[region(spec, capacity).unwrap()],
+        0,
+    );
     let mut bytes = [0u64; 3];
     loop {
         match flow.next(0, 0) {

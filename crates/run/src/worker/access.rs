@@ -16,6 +16,7 @@
 //!   since its last sync (fio's `first_write` … `last_write`, grown as
 //!   writes complete and forgotten when any sync of the file completes).
 
+use ssdready_core::resolved::LoopConfig;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::spec_access::LockMode;
 use ssdready_core::Ddir;
@@ -79,15 +80,15 @@ pub(super) struct Access {
 }
 
 impl Access {
-    /// The state `spec` needs; None when the job uses none of these options.
-    pub fn new(spec: &JobSpec, files: usize) -> Option<Box<Access>> {
-        let a = &spec.access;
-        let serialize = a.serialize_overlap && spec.rw.modifies() && spec.iodepth > 1;
-        (serialize || a.sync_file_range.is_some()).then(|| {
+    /// The state the loop resolved as `cfg` needs over `files` targets;
+    /// None when the job uses none of these options.
+    pub fn new(cfg: &LoopConfig, files: usize) -> Option<Box<Access>> {
+        let serialize = cfg.serialize_overlap;
+        (serialize || cfg.sync_range_flags.is_some()).then(|| {
             Box::new(Access {
                 serialize,
                 held: None,
-                range_flags: a.sync_file_range.map(|r| r.flags),
+                range_flags: cfg.sync_range_flags,
                 spans: vec![None; files.max(1)],
                 overlaps_waited: 0,
             })
@@ -163,7 +164,7 @@ mod tests {
         spec.rw = ssdready_core::spec::RwMode::RandWrite;
         spec.iodepth = 16;
         spec.access.serialize_overlap = true;
-        *Access::new(&spec, 1).expect("serialize_overlap applies")
+        *Access::new(&LoopConfig::new(&spec), 1).expect("serialize_overlap applies")
     }
 
     #[test]
@@ -183,10 +184,13 @@ mod tests {
         let mut spec = JobSpec::default();
         spec.access.serialize_overlap = true;
         spec.iodepth = 16;
-        assert!(Access::new(&spec, 1).is_none(), "rw=read");
+        assert!(Access::new(&LoopConfig::new(&spec), 1).is_none(), "rw=read");
         spec.rw = ssdready_core::spec::RwMode::Write;
         spec.iodepth = 1;
-        assert!(Access::new(&spec, 1).is_none(), "iodepth=1");
+        assert!(
+            Access::new(&LoopConfig::new(&spec), 1).is_none(),
+            "iodepth=1"
+        );
     }
 
     #[test]

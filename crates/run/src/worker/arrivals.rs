@@ -9,7 +9,7 @@
 //! a cap. Nothing here changes when I/Os are issued.
 
 use ssdready_core::arrivals::{ScheduleStats, LATE_REAL_NS};
-use ssdready_core::spec::JobSpec;
+use ssdready_core::resolved::LoopConfig;
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
 
@@ -23,12 +23,12 @@ impl OpenLoop {
     /// it and is paced (the spec check refuses `lat_from=schedule` without
     /// a rate); its counters go in `stats`.
     pub(super) fn new(
-        spec: &JobSpec,
+        cfg: &LoopConfig,
         depth: usize,
         paced: bool,
         stats: &mut WorkerStats,
     ) -> Option<Box<OpenLoop>> {
-        if !(spec.sched.lat_from_schedule && paced) {
+        if !(cfg.lat_from_schedule && paced) {
             return None;
         }
         stats.schedule = Some(Box::new(ScheduleStats::new(LATE_REAL_NS)));

@@ -4,9 +4,8 @@
 //! deduplicable data) or scrambled with the write's offset and issue time
 //! (`scramble_buffers`, fio's default) or kept as they are.
 
-use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_io::Engine;
-use ssdready_workload::buffers::{BeforeWrite, BufferFiller, Initial};
+use ssdready_workload::buffers::{BeforeWrite, BufferFiller};
 
 /// A worker's write-buffer contents.
 pub(super) struct WriteBuffers {
@@ -15,20 +14,11 @@ pub(super) struct WriteBuffers {
 }
 
 impl WriteBuffers {
-    /// The contents `filler` gives the writes of `spec`; None when writes keep
-    /// the engine's random bytes untouched (or the job does not write).
-    pub fn new(spec: &JobSpec, filler: BufferFiller) -> Option<WriteBuffers> {
-        let writes = !matches!(spec.rw, RwMode::Read | RwMode::RandRead);
-        let reads = !matches!(
-            spec.rw,
-            RwMode::Write | RwMode::RandWrite | RwMode::Trim | RwMode::RandTrim
-        );
-        let b = &spec.buffers;
-        let before = b.before_write(reads, spec.verify.on());
-        if !writes || (before == BeforeWrite::Keep && b.initial() == Initial::Random) {
-            return None;
-        }
-        Some(WriteBuffers { filler, before })
+    /// The contents `filler` gives writes, `before` each (the job's
+    /// resolution: None when writes keep the engine's random bytes
+    /// untouched, or the job does not write).
+    pub fn new(before: Option<BeforeWrite>, filler: BufferFiller) -> Option<WriteBuffers> {
+        before.map(|before| WriteBuffers { filler, before })
     }
 
     /// Fill the engine's `depth` buffers as they start.

@@ -6,6 +6,7 @@
 //! The thread's own priority (`prioclass`/`prio`, index 0) is set on the
 //! worker thread with `ioprio_set` before the engine opens.
 
+use ssdready_core::resolved::PrioConfig;
 use ssdready_core::sched::CmdPrio;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::DirStats;
@@ -26,27 +27,14 @@ pub(super) struct Prios {
 }
 
 impl Prios {
-    /// None when the job sets no priority at all.
-    pub fn new(spec: &JobSpec, seed: u64) -> Option<Box<Prios>> {
-        let sched = &spec.sched;
-        let thread = sched.thread_prio();
-        if thread.is_none() && !sched.per_prio() {
-            return None;
-        }
-        // fio: an I/O without a priority of its own carries the thread's
-        // (0 when none was set).
-        let default = thread.unwrap_or_default();
-        let cmd = sched.per_prio().then(|| sched.cmdprio.clone());
-        let values = std::array::from_fn(|d| match &cmd {
-            Some(c) => c.values(d, default).iter().map(|p| p.value()).collect(),
-            None => vec![default.value()],
-        });
-        Some(Box::new(Prios {
-            values,
-            cmd,
+    /// The priorities the job resolved as `cfg`, drawn from `seed`.
+    pub fn new(cfg: &PrioConfig, seed: u64) -> Box<Prios> {
+        Box::new(Prios {
+            values: cfg.values.clone(),
+            cmd: cfg.cmd.clone(),
             state: seed ^ 0x2545_f491_4f6c_dd1d | 1,
-            total: spec.lat_percentiles,
-        }))
+            total: cfg.total,
+        })
     }
 
     /// Whether I/Os get priorities of their own (the engine must be told).
@@ -104,7 +92,7 @@ impl Prios {
 /// before its engine opens.
 pub(super) fn set_thread_prio(spec: &JobSpec) -> Result<(), String> {
     match spec.sched.thread_prio() {
-        Some(p) => ssdready_io::placement::set_thread_ioprio(p),
+        Some(p) => ssdready_io::placement::set_thread_ioprio(p).map_err(|e| e.to_string()),
         None => Ok(()),
     }
 }

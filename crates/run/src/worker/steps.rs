@@ -15,10 +15,19 @@
 //! * [`Loop::account`]: one finished I/O into the statistics (latencies,
 //!   bytes, per-second samples, logs, the kernel's split of its time).
 //! * [`Loop::publish_live`]: the progress display's counters.
+//!
+//! The loop's life (its start, [`Loop`] made from the job's resolved
+//! configuration, its end) is in `lifecycle`; what it does between I/Os
+//! (rate, flow share, think time, overlaps, the flow's other steps) in
+//! `pauses`; its limits in `limits`; accounting in `account`.
 
 mod account;
+mod lifecycle;
 mod limits;
+mod pauses;
 mod plain;
+
+pub(super) use lifecycle::hot_loop;
 
 use super::access::{Access, FileLocks};
 use super::complete::{Wait, Waiter};
@@ -26,11 +35,10 @@ use super::contents::WriteBuffers;
 use super::lattarget::LatSearch;
 use super::prio::Prios;
 use super::tokens::FlowToken;
-use super::wait::{spin_for, wait_until, Pacing, WAIT_SLICE};
-use super::{files, verify, WorkerCtx};
+use super::wait::{Pacing, WAIT_SLICE};
+use super::{verify, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
 use plain::Features;
-use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};
@@ -89,66 +97,6 @@ pub(super) struct StrategyParts {
     pub wait: Wait,
     /// The worker's SQPOLL kernel thread, whose CPU time is counted.
     pub sq_thread: Option<u32>,
-}
-
-/// Run the loop to the end of the job; returns how many I/Os were abandoned
-/// in flight.
-pub(super) fn hot_loop(
-    ctx: &WorkerCtx,
-    engine: &mut ssdready_io::AnyEngine,
-    stats: &mut WorkerStats,
-    strategy: StrategyParts,
-) -> Result<u64, EngineError> {
-    // fio starts a job once its start delay is over and the job it waits
-    // for (wait_for) has ended, whichever is later.
-    let until = ctx.clock.now().saturating_add(ctx.spec.startdelay_ns);
-    for waitee in &ctx.waitees {
-        while !waitee.done.load(Relaxed) && !ctx.stop.load(Relaxed) && !ctx.end_phase.load(Relaxed)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-    if ctx.spec.startdelay_ns > 0 {
-        wait_until(&ctx.clock, until, &ctx.stop);
-    }
-    let tokens = ctx
-        .flow
-        .clone()
-        .map(|f| FlowToken::join(f, ctx.spec.flow, ctx.spec.flow_sleep_us));
-    let mut flow = JobFlow::new(&ctx.spec, &ctx.regions, ctx.index);
-    if ctx.spec.verify.on() && ctx.spec.verify.state_load {
-        flow = flow.with_state(verify::load_state(&ctx.spec.name, ctx.number)?);
-    }
-    let flow = super::replay::attach(ctx, flow)?;
-    if ctx.spec.access.create_only {
-        // fio's create_only: the files are laid out; the job ends there.
-        return Ok(0);
-    }
-    let mut w = Loop::new(ctx, stats, flow, strategy);
-    w.tokens = tokens;
-    w.fake_io = engine.fake_io();
-    if let Some(f) = &w.filler {
-        f.prefill(engine, w.depth);
-    }
-    let abandoned = w.drive_any(engine);
-    w.close_series();
-    w.flow.settle(); // the I/Os of the plan's last run counted
-    let abandoned = abandoned?;
-    if w.flow.final_fsync() {
-        files::fsync_all(ctx)?;
-    }
-    let spec = &*ctx.spec;
-    if spec.verify.on() && spec.verify.state_save && spec.rw.modifies() {
-        verify::save_state(&w.flow, &spec.name, ctx.number);
-    }
-    if let Some(v) = w.stats.verify.as_deref_mut() {
-        v.skipped_by_state = w.flow.skipped_by_state();
-    }
-    let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
-    let replayed = super::replay::finish(ctx, &mut w.flow, w.stats);
-    w.finish();
-    stats.temporal_merge = merge_stats.map(Box::new);
-    replayed.map(|_| abandoned)
 }
 
 /// The loop's state between steps.
@@ -240,119 +188,7 @@ struct Loop<'a> {
     locks: Option<std::sync::Arc<FileLocks>>,
 }
 
-/// A slot's special request before it has one.
-const NO_SPECIAL: FlowIo = FlowIo::Sync {
-    file: 0,
-    data_only: false,
-};
-
-/// SSDREADY_INJECT_PANIC=worker: the job's first worker panics, on the
-/// emulator while holding its lock (the other workers then meet a
-/// poisoned lock, as they would after a real bug there).
-fn inject_panic(ctx: &WorkerCtx) {
-    if ctx.index == 0 && crate::panics::injected_in_job("worker", &ctx.spec.name) {
-        let _held = ctx.emu.as_ref().map(|d| d.device.write());
-        panic!("injected by SSDREADY_INJECT_PANIC");
-    }
-}
-
-/// The most completions reaped at once: `iodepth_batch_complete_max`, at
-/// least the minimum and 1.
-fn complete_max(spec: &JobSpec) -> usize {
-    (spec.batch_complete_max() as usize)
-        .max(spec.iodepth_batch_complete_min as usize)
-        .max(1)
-}
-
-/// Whether the job sets a minimum rate (bytes or IOPS) in any direction.
-fn has_min_rate(spec: &JobSpec) -> bool {
-    spec.rate_min_bytes
-        .iter()
-        .chain(&spec.rate_iops_min)
-        .any(Option::is_some)
-}
-
 impl<'a> Loop<'a> {
-    fn new(
-        ctx: &'a WorkerCtx,
-        stats: &'a mut WorkerStats,
-        flow: JobFlow,
-        strategy: StrategyParts,
-    ) -> Self {
-        let spec = &*ctx.spec;
-        stats.log = crate::logs::worker_log(spec).map(Box::new);
-        if spec.verify.on() {
-            // A verifying job reports its verification, even of nothing.
-            stats.verify.get_or_insert_with(Box::default);
-        }
-        let depth = spec.effective_iodepth() as usize;
-        let start = ctx.clock.now();
-        inject_panic(ctx);
-        let ramp_end = start.saturating_add(spec.ramp_time_ns);
-        let pacing = Pacing::new(spec, start);
-        let open_loop = super::arrivals::OpenLoop::new(spec, depth, pacing.paced(), stats);
-        Loop {
-            ctx,
-            stats,
-            join: ctx.join.as_deref(),
-            flow,
-            draining: false,
-            special: vec![NO_SPECIAL; depth],
-            offsets: vec![0; depth],
-            kernel: match ctx.join {
-                Some(_) => vec![(0, 0); depth],
-                None => Vec::new(),
-            },
-            depth,
-            refill_at: spec.run.refill_at(depth as u32) as usize,
-            holding: false,
-            batch_submit: spec.iodepth_batch_submit.max(1) as usize,
-            complete_min: (spec.iodepth_batch_complete_min as usize).max(1),
-            complete_max: complete_max(spec),
-            waiter: Waiter::new(strategy.wait),
-            slots: vec![Slot::default(); depth],
-            free: (0..depth as u32).rev().collect(),
-            to_commit: Vec::with_capacity(depth),
-            comps: Vec::with_capacity(depth * 2),
-            inflight: 0,
-            unmeasured_ios: [0; 3],
-            unmeasured_bytes: [0; 3],
-            mono_now: 0,
-            start,
-            ramp_end,
-            deadline: spec.runtime_ns.map(|r| ramp_end.saturating_add(r)),
-            measuring: spec.ramp_time_ns == 0,
-            measure_start: start,
-            sec: 0,
-            sec_end: start.saturating_add(1_000_000_000),
-            cpu_start: thread_cpu(),
-            sq_thread: strategy.sq_thread.map(|t| (t, sq_run_ns(t))),
-            pacing,
-            open_loop,
-            filler: WriteBuffers::new(spec, sched::filler(ctx)),
-            prio: Prios::new(spec, spec.randseed ^ u64::from(ctx.number)),
-            lat: spec
-                .sched
-                .latency
-                .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),
-            // latency_target's search starts at depth 1.
-            depth_cap: if spec.sched.latency.is_some() {
-                1
-            } else {
-                depth
-            },
-            done_issuing: false,
-            give_up_at: None,
-            tokens: None,
-            min_rate: has_min_rate(spec).then_some([None; 3]),
-            fake_io: false,
-            op_lat: None,
-            zbd: ctx.zbd.clone(),
-            access: Access::new(spec, ctx.targets.len()),
-            locks: ctx.file_locks.clone(),
-        }
-    }
-
     /// `t` capped at the deadline: waits end there.
     #[inline]
     fn until(&self, t: u64) -> u64 {
@@ -498,108 +334,6 @@ impl<'a> Loop<'a> {
             )?));
         }
         Ok(None)
-    }
-
-    /// Early for the rate: with I/Os in flight, None (issue no more now);
-    /// with none, wait for the rate and return the time after, or None
-    /// (done issuing) on a stop or at the deadline.
-    fn wait_for_rate_when_empty(&mut self) -> Option<u64> {
-        if self.inflight > 0 {
-            return None;
-        }
-        let now = self.wait_for_rate();
-        if self.ctx.stop.load(Relaxed) || self.past_deadline(now) {
-            self.done_issuing = true;
-            return None;
-        }
-        Some(now)
-    }
-
-    /// Ahead of its flow share: as fio, empty the queue and sleep
-    /// flow_sleep, or (flow_sleep=0) look again at once. None while I/Os
-    /// are in flight (issue no more now), else the time after the pause.
-    fn flow_pause(&mut self, now: u64) -> Option<u64> {
-        let sleep_ns = self.tokens.as_ref().map_or(0, |t| t.sleep_ns);
-        if self.inflight > 0 {
-            self.draining = sleep_ns > 0;
-            return None;
-        }
-        let now = if sleep_ns > 0 {
-            let until = self.until(now.saturating_add(sleep_ns));
-            wait_until(&self.ctx.clock, until, &self.ctx.stop);
-            self.ctx.clock.now()
-        } else {
-            std::thread::yield_now();
-            self.ctx.clock.now()
-        };
-        if self.stop_asked() || self.past_deadline(now) {
-            self.done_issuing = true;
-        }
-        Some(now)
-    }
-
-    /// `serialize_overlap`: whether `io` overlaps a request in flight.
-    fn overlaps_in_flight(&mut self, io: &FlowIo) -> bool {
-        let Some(a) = self.access.as_mut() else {
-            return false;
-        };
-        let in_flight = self
-            .slots
-            .iter()
-            .zip(&self.offsets)
-            .filter(|(s, _)| s.in_flight && !s.sync)
-            .map(|(s, &offset)| (offset, s.len));
-        a.waits(io, in_flight)
-    }
-
-    /// The flow's steps that are not I/O (the queue is empty for all but a
-    /// cache drop); returns the time after.
-    fn between_ios<E: Engine>(&mut self, engine: &mut E, step: Step) -> Result<u64, EngineError> {
-        let ctx = self.ctx;
-        match step {
-            Step::Think { spin_ns, sleep_ns } => {
-                let before = ctx.clock.now();
-                let after = self.think(spin_ns, sleep_ns);
-                self.pacing.thought(after.saturating_sub(before));
-                return Ok(after);
-            }
-            Step::DropCache(f) => files::drop_cache(ctx, f),
-            Step::FsyncFiles => files::fsync_all(ctx)?,
-            Step::SettleForVerify => {
-                files::fsync_all(ctx)?;
-                files::drop_caches(ctx);
-            }
-            Step::NewLoop { unlink, invalidate } => {
-                files::new_loop(ctx, engine, unlink, invalidate)?;
-            }
-            Step::Io(_) | Step::Drain | Step::Done => {}
-        }
-        Ok(ctx.clock.now())
-    }
-
-    /// Sleep until the rate limit lets the next I/O go (or the deadline);
-    /// returns the time then.
-    fn wait_for_rate(&self) -> u64 {
-        let clock = &self.ctx.clock;
-        wait_until(
-            clock,
-            self.until(self.pacing.next_issue_ns()),
-            &self.ctx.stop,
-        );
-        clock.now()
-    }
-
-    /// Think time, with the queue empty (the flow drained it first, as fio
-    /// does): spin `spin_ns` (`thinktime_spin`), sleep the rest; returns the
-    /// time.
-    fn think(&self, spin_ns: u64, sleep_ns: u64) -> u64 {
-        let clock = &self.ctx.clock;
-        let now = clock.now();
-        let spun = self.until(now.saturating_add(spin_ns));
-        spin_for(clock, spun, &self.ctx.stop);
-        let until = self.until(spun.saturating_add(sleep_ns));
-        wait_until(clock, until, &self.ctx.stop);
-        clock.now()
     }
 
     /// Where the block layer will see an I/O at `offset` of `file`, when the
@@ -1013,54 +747,6 @@ impl<'a> Loop<'a> {
         self.inflight -= 1;
     }
 
-    /// fio's check_min_rate: once the job has run 2 s and is past its ramp,
-    /// each direction that moved data must keep `rate_min` bytes/s (or,
-    /// without it, `rate_iops_min` IOPS) over every `rate_cycle`; a slower
-    /// cycle ends the job with EIO, as in fio.
-    #[cold]
-    fn check_min_rate(&mut self) {
-        let spec = &*self.ctx.spec;
-        let now = self.ctx.clock.now();
-        let live: [(u64, u64); 3] = std::array::from_fn(|d| self.live(d));
-        let Some(checked) = self.min_rate.as_mut() else {
-            return;
-        };
-        if !self.measuring || now.saturating_sub(self.start) < 2_000_000_000 {
-            return;
-        }
-        for (d, last) in checked.iter_mut().enumerate() {
-            let (min_bytes, min_iops) = (spec.rate_min_bytes[d], spec.rate_iops_min[d]);
-            let (ios, bytes) = live[d];
-            if (min_bytes.is_none() && min_iops.is_none()) || bytes == 0 {
-                continue;
-            }
-            if let Some((last_bytes, last_ios, at)) = *last {
-                let spent_ms = now.saturating_sub(at) / 1_000_000;
-                if spent_ms == 0 || spent_ms < spec.rate_cycle_ms {
-                    continue;
-                }
-                let (got, want, what) = match (min_bytes, min_iops) {
-                    (Some(m), _) => ((bytes - last_bytes) * 1000 / spent_ms, m, "rate_min"),
-                    (None, Some(m)) => ((ios - last_ios) * 1000 / spent_ms, m, "rate_iops_min"),
-                    (None, None) => continue,
-                };
-                if got < want {
-                    let unit = if what == "rate_min" { "B/s" } else { " IOPS" };
-                    if self.stats.first_error.is_none() {
-                        self.stats.first_errno = libc::EIO;
-                        self.stats.first_error = Some(format!(
-                            "{}: {what}={want}{unit} not met, got {got}{unit}",
-                            ssdready_core::spec_types::DIRECTIONS[d]
-                        ));
-                    }
-                    self.done_issuing = true;
-                    return;
-                }
-            }
-            *last = Some((bytes, ios, now));
-        }
-    }
-
     /// The I/Os and bytes direction `d` has completed so far, measured or
     /// not (an I/O that found the device full with `fill_device` included).
     #[inline]
@@ -1081,39 +767,6 @@ impl<'a> Loop<'a> {
             let (ios, bytes) = self.live(d);
             self.ctx.live.ios[d].store(ios, Relaxed);
             self.ctx.live.bytes[d].store(bytes, Relaxed);
-        }
-    }
-
-    /// The per-second series' last second closed (nothing more is counted).
-    fn close_series(&mut self) {
-        if self.measuring {
-            self.stats.close_series(self.sec);
-        }
-    }
-
-    /// The measured time and the thread's CPU time over it.
-    fn finish(self) {
-        self.stats.zone_resets = self.zbd.as_ref().map(|z| z.job.resets);
-        self.stats.overlaps_waited = self.access.as_ref().and_then(|a| a.overlaps_waited());
-        if !self.measuring {
-            self.stats.measured_ns = 0;
-            return;
-        }
-        // The window ends at the deadline: nothing is issued after it (what
-        // completes in the drain is counted), so a job asked to run 10 s
-        // reports 10 s, as fio does, however late a loaded machine let the
-        // thread see its deadline.
-        let end = self.ctx.clock.now();
-        let end = self.deadline.map_or(end, |d| end.min(d));
-        self.stats.measured_ns = end.saturating_sub(self.measure_start);
-        let c = thread_cpu();
-        self.stats.thread_cpu = ThreadCpu {
-            user_ns: c.user_ns.saturating_sub(self.cpu_start.user_ns),
-            sys_ns: c.sys_ns.saturating_sub(self.cpu_start.sys_ns),
-            ctx: c.ctx.saturating_sub(self.cpu_start.ctx),
-        };
-        if let Some((tid, at)) = self.sq_thread {
-            self.stats.sq_thread_ns = sq_run_ns(tid).saturating_sub(at);
         }
     }
 }

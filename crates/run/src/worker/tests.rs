@@ -147,6 +147,7 @@ fn spec(options: &[(&str, &str)]) -> Arc<JobSpec> {
 fn ctx(spec: Arc<JobSpec>, stop: Arc<AtomicBool>) -> WorkerCtx {
     let size = spec.size.unwrap_or(1 << 20);
     WorkerCtx {
+        job: Arc::new(ssdready_core::resolved::ResolvedJob::new(&spec)),
         spec,
         targets: Arc::new(Vec::new()),
         regions: vec![Region {

@@ -3,7 +3,7 @@
 //! time (`thinktime`, every `thinktime_blocks` I/Os). Every one ends at the
 //! job's deadline or on a stop request.
 
-use ssdready_core::spec::JobSpec;
+use ssdready_core::resolved::LoopConfig;
 use ssdready_core::Ddir;
 use ssdready_io::clock::Clock;
 use ssdready_workload::plan::IoPlan;
@@ -51,15 +51,14 @@ pub(super) struct Pacing {
 }
 
 impl Pacing {
-    pub(super) fn new(spec: &JobSpec, start: u64) -> Self {
+    /// The pacing of a worker of the loop resolved as `cfg`, starting at
+    /// `start`.
+    pub(super) fn new(cfg: &LoopConfig, start: u64) -> Self {
         Pacing {
-            pacer: Pacer::new(spec, start as f64),
+            pacer: cfg.rate.as_ref().map(|r| Pacer::new(r, start as f64)),
             next_issue: start as f64,
             last: Ddir::Read,
-            // Only think time counts (not a replay's waits), as in fio.
-            ignore_thinktime: spec.rate_ignore_thinktime
-                && spec.thinktime_ns > 0
-                && spec.iolog.read.is_empty(),
+            ignore_thinktime: cfg.rate_ignore_thinktime,
         }
     }
 

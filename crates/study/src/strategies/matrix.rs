@@ -52,31 +52,47 @@ impl Target {
 
 /// A target `ssdready strategies` cannot run on: one line for the user,
 /// with what is allowed (bad input).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct BadTarget(pub String);
+#[derive(Debug, thiserror::Error)]
+pub enum BadTarget {
+    /// An emulated drive whose parameters are refused.
+    #[error("target '{target}': {why}")]
+    Emulator {
+        target: String,
+        why: ssdready_emu::config::ParamError,
+    },
+    #[error(
+        "target '{target}': {err} (allowed: an existing file, a block device, or emu:PRESET[,key=value…])"
+    )]
+    Missing { target: String, err: std::io::Error },
+    #[error(
+        "target '{target}': not a regular file or block device (allowed: an existing file, a block device, or emu:PRESET[,key=value…])"
+    )]
+    NotFileOrDevice { target: String },
+    #[error("target '{target}': {bytes} bytes is too small (allowed: a file of 16 MiB or more)")]
+    TooSmall { target: String, bytes: u64 },
+}
 
 /// Check TARGET: one line for the user when it is not usable.
 pub fn target(spec: &str) -> Result<Target, BadTarget> {
-    target_checked(spec).map_err(BadTarget)
-}
-
-fn target_checked(spec: &str) -> Result<Target, String> {
     if let Some(body) = spec.strip_prefix("emu:") {
         let body = if body.trim().is_empty() {
             "nvme-tlc"
         } else {
             body
         };
-        let params = limit::params_of(body).map_err(|e| format!("target '{spec}': {e}"))?;
+        let params = limit::params_of(body).map_err(|why| BadTarget::Emulator {
+            target: spec.into(),
+            why,
+        })?;
         return Ok(Target::Emulator {
             spec: format!("emu:{body}"),
             params: Box::new(params),
         });
     }
     use std::os::unix::fs::FileTypeExt;
-    let m = std::fs::metadata(spec).map_err(|e| {
-        format!("target '{spec}': {e} (allowed: an existing file, a block device, or emu:PRESET[,key=value…])")
+    let m = std::fs::metadata(spec).map_err(|err| BadTarget::Missing {
+        target: spec.into(),
+        err,
     })?;
     if m.file_type().is_block_device() {
         return Ok(Target::Real {
@@ -85,15 +101,15 @@ fn target_checked(spec: &str) -> Result<Target, String> {
         });
     }
     if !m.is_file() {
-        return Err(format!(
-            "target '{spec}': not a regular file or block device (allowed: an existing file, a block device, or emu:PRESET[,key=value…])"
-        ));
+        return Err(BadTarget::NotFileOrDevice {
+            target: spec.into(),
+        });
     }
     if m.len() < 16 << 20 {
-        return Err(format!(
-            "target '{spec}': {} bytes is too small (allowed: a file of 16 MiB or more)",
-            m.len()
-        ));
+        return Err(BadTarget::TooSmall {
+            target: spec.into(),
+            bytes: m.len(),
+        });
     }
     Ok(Target::Real {
         path: spec.into(),

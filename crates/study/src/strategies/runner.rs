@@ -24,16 +24,29 @@ impl Observer for Quiet {
     fn starting(&mut self, _: usize, _: usize, _: &str, _: &str) {}
 }
 
+/// Why a point's run gave no result (its text is the skip's reason).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoResult {
+    /// `run` refused the options (no io_uring, not an emulator, …).
+    #[error("{0}")]
+    Refused(String),
+    /// The run, or one of its jobs, failed.
+    #[error("{RUN_FAILED}: {0}")]
+    Failed(String),
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+}
+
 /// A point's run as a result, or the reason it gave none.
-pub fn judge(ran: Result<RunResult, RunFailure>) -> Result<RunResult, String> {
+pub fn judge(ran: Result<RunResult, RunFailure>) -> Result<RunResult, NoResult> {
     match ran {
         Ok(r) => match r.jobs.iter().find_map(|j| j.first_error.clone()) {
-            Some(e) => Err(format!("{RUN_FAILED}: {e}")),
+            Some(e) => Err(NoResult::Failed(e)),
             None => Ok(r),
         },
-        Err(RunFailure::BadInput(m)) => Err(m),
-        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(format!("{RUN_FAILED}: {m}")),
-        Err(RunFailure::Interrupted(m)) => Err(format!("interrupted: {m}")),
+        Err(RunFailure::BadInput(m)) => Err(NoResult::Refused(m)),
+        Err(RunFailure::Runtime(m) | RunFailure::Internal(m)) => Err(NoResult::Failed(m)),
+        Err(RunFailure::Interrupted(m)) => Err(NoResult::Interrupted(m)),
     }
 }
 
@@ -65,7 +78,9 @@ pub fn run_all(
                 return (rows, skips);
             }
             obs.starting(n, total, s.name, pattern);
-            match judge(run_fn(&matrix::run_request(t, s, rw, runtime_s))) {
+            match judge(run_fn(&matrix::run_request(t, s, rw, runtime_s)))
+                .map_err(|e| e.to_string())
+            {
                 Ok(r) => rows.push(Row::of(s.name, pattern, &r, None)),
                 Err(_) if stop.load(Relaxed) => return (rows, skips),
                 // Refused on the first pattern, a read, for a reason that
@@ -273,19 +288,28 @@ mod tests {
     #[test]
     fn failures_are_judged_as_runs_reasons() {
         assert_eq!(
-            judge(Err(RunFailure::BadInput("no io_uring".into()))).unwrap_err(),
+            judge(Err(RunFailure::BadInput("no io_uring".into())))
+                .unwrap_err()
+                .to_string(),
             "no io_uring"
         );
         assert_eq!(
-            judge(Err(RunFailure::Internal("panic".into()))).unwrap_err(),
+            judge(Err(RunFailure::Internal("panic".into())))
+                .unwrap_err()
+                .to_string(),
             format!("{RUN_FAILED}: panic")
         );
         assert_eq!(
-            judge(Err(RunFailure::Interrupted("signal".into()))).unwrap_err(),
+            judge(Err(RunFailure::Interrupted("signal".into())))
+                .unwrap_err()
+                .to_string(),
             "interrupted: signal"
         );
         let mut r = ran("read", 1.0);
         r.jobs[0].first_error = Some("EIO".into());
-        assert_eq!(judge(Ok(r)).unwrap_err(), format!("{RUN_FAILED}: EIO"));
+        assert_eq!(
+            judge(Ok(r)).unwrap_err().to_string(),
+            format!("{RUN_FAILED}: EIO")
+        );
     }
 }

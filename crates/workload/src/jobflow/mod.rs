@@ -19,7 +19,9 @@
 //! the checks of the data.
 
 mod plain;
-mod setup;
+mod step;
+mod think;
+mod verifying;
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
@@ -27,90 +29,10 @@ use crate::replay::cursor::{Next, Replay};
 use crate::replay::record::Recorder;
 use crate::verify::{state::SavedState, Expect, Layout, Method};
 use ssdready_core::req::Ddir;
-use ssdready_core::spec::JobSpec;
+use ssdready_core::resolved::FlowConfig;
+pub use step::{FlowIo, Step, Tag};
+use think::Think;
 use written::{Piece, Written};
-
-/// What a read or write carries for verification.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Tag {
-    /// Nothing.
-    #[default]
-    Plain,
-    /// A write whose blocks get verify headers.
-    Stamped {
-        /// The write's sequence number (fio's `numberio`).
-        generation: u64,
-        /// The seed of its data.
-        seed: u64,
-    },
-    /// A read whose data is checked when it completes.
-    Check(Expect),
-}
-
-/// One request to issue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowIo {
-    /// A read, write or trim.
-    Rw {
-        /// Target index.
-        file: u32,
-        /// Direction.
-        ddir: Ddir,
-        /// Byte offset.
-        offset: u64,
-        /// Length.
-        len: u32,
-        /// Verification.
-        tag: Tag,
-    },
-    /// `fsync` (or `fdatasync`) of a target, counted as fio counts it.
-    Sync {
-        /// Target index.
-        file: u32,
-        /// fdatasync rather than fsync.
-        data_only: bool,
-    },
-    /// `sync_file_range(2)` of what was written to a target since its last
-    /// sync (`sync_file_range`), counted as fio counts it.
-    SyncRange {
-        /// Target index.
-        file: u32,
-    },
-}
-
-/// What the worker does next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// Issue this request.
-    Io(FlowIo),
-    /// Issue nothing until every request in flight has completed, then ask again.
-    Drain,
-    /// Nothing is in flight: spin `spin_ns`, then sleep `sleep_ns` (think time).
-    Think {
-        /// Busy-wait part.
-        spin_ns: u64,
-        /// Sleeping part.
-        sleep_ns: u64,
-    },
-    /// Drop the page cache of target `file`: a time-based pass over it ended.
-    DropCache(u32),
-    /// Nothing is in flight: fsync every target, uncounted (`end_fsync`,
-    /// `fsync_on_close`).
-    FsyncFiles,
-    /// Nothing is in flight: fsync every target and drop its cache, before
-    /// reading the pass's writes back.
-    SettleForVerify,
-    /// Nothing is in flight: a new pass begins. Remove the files first when
-    /// `unlink`; open them again; drop their cache when `invalidate`.
-    NewLoop {
-        /// `unlink_each_loop`.
-        unlink: bool,
-        /// `invalidate`.
-        invalidate: bool,
-    },
-    /// The job's work is done (wait for what is in flight).
-    Done,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
@@ -121,27 +43,6 @@ enum Stage {
     VerifyEnd,
     Between,
     Done,
-}
-
-/// Think time (fio's `handle_thinktime`).
-#[derive(Debug, Default)]
-struct Think {
-    ns: u64,
-    spin_ns: u64,
-    blocks: u64,
-    blocks_given: bool,
-    by_completion: bool,
-    iotime_ns: u64,
-    last_blocks: u64,
-    last_time: u64,
-    /// A stall found, waiting for the queue to drain: the block count then.
-    pending: Option<u64>,
-    /// A read or write was issued since the last look (fio looks once
-    /// after each).
-    due: bool,
-    /// Completions can come after the last issue (an asynchronous engine
-    /// with a queue): fio reaps those after its issue loop, with no think.
-    late_completions: bool,
 }
 
 /// Counters of the job so far.
@@ -236,47 +137,32 @@ fn splitmix(mut z: u64) -> u64 {
 }
 
 impl JobFlow {
-    /// The flow of worker `worker` (0-based clone index) of `spec` over `regions`.
-    pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
-        let plan = setup::endless_plan(spec, regions, worker);
-        // fio's trimwrite writes each block it trims: twice the bytes.
-        let moves = if spec.trim_then_write { 2 } else { 1 };
-        let size: u64 = regions.iter().map(|r| r.len).sum::<u64>() * moves;
-        let v = &spec.verify;
-        let writes = spec.rw.modifies();
-        let layout = setup::layout(spec);
-        let verify_on = layout.is_some();
-        let verify_phase = verify_on && writes && v.do_verify;
-        let rewrites = setup::rewrites(spec);
-        let depth = spec.effective_iodepth().max(1) as usize;
+    /// The flow of worker `worker` (0-based clone index) of the job
+    /// resolved as `cfg`, over `regions`.
+    pub fn new(cfg: &FlowConfig, regions: &[Region], worker: u32) -> Self {
+        let region_bytes: u64 = regions.iter().map(|r| r.len).sum();
         JobFlow {
             replay: None,
-            plan,
+            plan: IoPlan::new(&cfg.plan, regions, worker),
             stage: Stage::Start,
             pending: None,
-            think: setup::think(spec),
+            think: Think::of(cfg.think),
             c: Counts::default(),
-            loops_left: spec.loops.max(1),
-            loops: u64::from(spec.loops.max(1)),
-            size,
-            limit: setup::limit(spec, size, moves),
-            max_bs: u64::from(spec.bs.max()),
-            number_ios: spec
-                .number_ios
-                .map(|n| n.saturating_mul(u64::from(spec.loops.max(1)))),
-            time_based: spec.time_based,
-
-            writes: writes && !v.only,
-            fsync_every: u64::from(spec.files.fsync_every),
-            fdatasync_every: u64::from(spec.files.fdatasync_every),
-            range_every: spec
-                .access
-                .sync_file_range
-                .map_or(0, |r| u64::from(r.every)),
-            pass_fsync: writes && (spec.files.end_fsync || spec.files.fsync_on_close),
-            unlink_each_loop: spec.files.unlink_each_loop,
-            invalidate: spec.invalidate,
-            wrap_invalidate: setup::wrap_invalidate(spec, regions),
+            loops_left: cfg.loops,
+            loops: u64::from(cfg.loops),
+            size: region_bytes * cfg.moves,
+            limit: cfg.limit(region_bytes),
+            max_bs: cfg.max_bs,
+            number_ios: cfg.number_ios,
+            time_based: cfg.time_based,
+            writes: cfg.writes,
+            fsync_every: cfg.fsync_every,
+            fdatasync_every: cfg.fdatasync_every,
+            range_every: cfg.range_every,
+            pass_fsync: cfg.pass_fsync,
+            unlink_each_loop: cfg.unlink_each_loop,
+            invalidate: cfg.invalidate,
+            wrap_invalidate: cfg.wrap_invalidate(regions.len()),
             last_was_sync: false,
             last_write_file: 0,
             passes: 0,
@@ -286,25 +172,30 @@ impl JobFlow {
             ios_cap: u64::MAX,
             pass_cap: u64::MAX,
             main_cap: u64::MAX,
-            main_dirs: setup::main_dirs(spec.rw),
-            verify_phase,
-            check_reads: verify_on && !writes,
-            check_generation: setup::check_generation(spec, rewrites),
-            dry_run: verify_phase && v.only,
-            experimental: v.experimental && !v.only,
-            written: Written::new(!rewrites),
-            backlog: v.backlog.filter(|_| verify_phase && !v.only),
-            backlog_batch: v.backlog_batch.or(v.backlog).unwrap_or(1),
+            main_dirs: cfg.main_dirs,
+            verify_phase: cfg.verify_phase,
+            check_reads: cfg.check_reads,
+            check_generation: cfg.check_generation,
+            dry_run: cfg.dry_run,
+            experimental: cfg.experimental,
+            written: Written::new(!cfg.rewrites),
+            backlog: cfg.backlog,
+            backlog_batch: cfg.backlog_batch,
             batch_left: 0,
             last_completed_read: false,
             replay_written: 0,
             replay_generation: 0,
             state: None,
             skipped_by_state: 0,
-            depth,
+            depth: cfg.depth.get() as usize,
             recent: vec![Default::default(); regions.len().max(1)],
-            seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
-            layout,
+            seed: cfg.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
+            layout: cfg.verify.as_ref().map(|v| Layout {
+                method: v.method,
+                interval: v.interval,
+                header_offset: v.header_offset,
+                pattern: v.pattern.clone(),
+            }),
             trace: None,
             recorder: None,
             last_now: 0,
@@ -362,41 +253,6 @@ impl JobFlow {
         self.trace.as_ref()?.error().map(ToString::to_string)
     }
 
-    /// Verify only what a saved state vouches for (`verify_state_load`).
-    pub fn with_state(mut self, s: SavedState) -> Self {
-        self.state = Some(s);
-        self
-    }
-
-    /// How blocks are laid out for verification, when the job verifies.
-    #[inline]
-    pub fn layout(&self) -> Option<&Layout> {
-        self.layout.as_ref()
-    }
-
-    /// Blocks verification left unchecked because a loaded state could not
-    /// vouch for them.
-    pub fn skipped_by_state(&self) -> u64 {
-        self.skipped_by_state
-    }
-
-    /// The state to save when the job ends (`verify_state_save`): writes
-    /// issued and the last completed ones.
-    pub fn saved_state(&self, name: &str, index: u64) -> SavedState {
-        let mut completed = Vec::new();
-        for (f, ring) in self.recent.iter().enumerate() {
-            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
-        }
-        SavedState {
-            depth: self.depth as u32,
-            files: self.recent.len() as u32,
-            issued: self.c.writes_issued,
-            index,
-            name: name.to_string(),
-            completed,
-        }
-    }
-
     /// The offset generator (fio's rate logic picks the next direction in it).
     #[inline]
     pub fn plan_mut(&mut self) -> &mut IoPlan {
@@ -409,11 +265,6 @@ impl JobFlow {
     /// stopped by its runtime still syncs, as in fio.
     pub fn final_fsync(&self) -> bool {
         self.pass_fsync && self.stage != Stage::Done && !self.last_was_sync
-    }
-
-    /// The seed of write number `generation`'s data.
-    fn seed_for(&self, generation: u64) -> u64 {
-        splitmix(self.seed ^ generation.wrapping_mul(0x2545_f491_4f6c_dd1d))
     }
 
     /// fio's `keep_running`, asked before each pass.
@@ -671,84 +522,6 @@ impl JobFlow {
         }
     }
 
-    /// `verify_only` on a writing job: what the pass would write, logged
-    /// without writing (fio's `do_dry_run`).
-    fn dry_run_pass(&mut self) {
-        while !self.pass_over() {
-            let Some((file, ddir, offset, len)) = self.plan.next_io() else {
-                self.plan_done = true;
-                break;
-            };
-            self.count_issue(ddir, len);
-            self.c.bytes_done += u64::from(len);
-            if ddir == Ddir::Write {
-                let generation = self.c.writes_issued;
-                self.c.writes_issued += 1;
-                self.written.add(Piece {
-                    file,
-                    offset,
-                    len,
-                    generation,
-                    seed: 0,
-                });
-                // fio counts a dry run's writes as completed ones (its
-                // saved state lists them).
-                self.note_completed_write(file, offset);
-            }
-        }
-        self.stage = Stage::PassEnd;
-    }
-
-    /// fio's `handle_thinktime`: after every `thinktime_blocks` I/Os (or
-    /// `thinktime_iotime` of I/O), wait for the queue to empty, then think.
-    fn think_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
-        // fio thinks on completions inside its issue loop: once the job has
-        // issued its last I/O the loop is over, and the completions that an
-        // asynchronous engine delivers after it bring no think (libaio at
-        // QD 8, 32 I/Os, a think every 8: three, not four; a synchronous
-        // engine's last I/O completes inside the loop and is thought after).
-        let issued_all = self.c.rw_issued >= self.ios_cap
-            || (!self.time_based && self.c.main_issued >= self.main_cap);
-        let t = &mut self.think;
-        if t.by_completion && t.late_completions && issued_all && t.pending.is_none() {
-            return None;
-        }
-        if t.ns == 0 {
-            return None;
-        }
-        if t.last_time == 0 {
-            t.last_time = now.max(1);
-        }
-        if t.pending.is_none() {
-            if !t.due {
-                return None;
-            }
-            t.due = false;
-            let b = if t.by_completion {
-                self.c.rw_completed
-            } else {
-                self.c.rw_issued
-            };
-            let by_time = t.iotime_ns > 0 && now.saturating_sub(t.last_time) >= t.iotime_ns + t.ns;
-            let by_blocks = (t.iotime_ns == 0 || t.blocks_given) && b >= t.last_blocks + t.blocks;
-            if !(by_time || by_blocks) {
-                return None;
-            }
-            t.pending = Some(b);
-        }
-        if inflight > 0 {
-            return Some(Step::Drain);
-        }
-        t.last_blocks = t.pending.take().unwrap_or(t.last_blocks);
-        if t.iotime_ns > 0 {
-            t.last_time = now;
-        }
-        Some(Step::Think {
-            spin_ns: t.spin_ns,
-            sleep_ns: t.ns - t.spin_ns,
-        })
-    }
-
     /// fio's `get_rw_ddir`: a sync after every N writes, unless the last
     /// request completed was one.
     fn sync_due(&mut self) -> Option<FlowIo> {
@@ -822,82 +595,6 @@ impl JobFlow {
         }
     }
 
-    fn check_of(&self, p: &Piece) -> FlowIo {
-        let expect = if self.check_generation {
-            Expect {
-                generation: Some(p.generation),
-                seed: Some(p.seed),
-            }
-        } else {
-            Expect::default()
-        };
-        FlowIo::Rw {
-            file: p.file,
-            ddir: Ddir::Read,
-            offset: p.offset,
-            len: p.len,
-            tag: Tag::Check(expect),
-        }
-    }
-
-    /// fio's `check_get_verify`: with `verify_backlog`, a batch of reads
-    /// whenever the unverified writes reach a multiple of it.
-    fn backlog_read(&mut self) -> Option<FlowIo> {
-        let backlog = self.backlog?;
-        if self.written.is_empty() {
-            return None;
-        }
-        if self.batch_left == 0 {
-            if !(self.written.len() as u64).is_multiple_of(backlog) || self.last_completed_read {
-                return None;
-            }
-            self.batch_left = self.backlog_batch;
-        }
-        let p = self.written.pop()?;
-        self.batch_left -= 1;
-        self.c.rw_issued += 1;
-        Some(self.check_of(&p))
-    }
-
-    /// The next block of the verification pass, if any.
-    fn verify_read(&mut self) -> Option<FlowIo> {
-        if self.experimental {
-            return self.replay_read();
-        }
-        let p = self.written.pop()?;
-        if let Some(s) = &self.state {
-            if s.should_stop(self.c.verified, u64::from(p.file), p.offset) {
-                self.skipped_by_state += 1 + self.written.len() as u64;
-                while self.written.pop().is_some() {}
-                return None;
-            }
-        }
-        Some(self.check_of(&p))
-    }
-
-    /// `experimental_verify`: the pass's writes replayed from its start.
-    fn replay_read(&mut self) -> Option<FlowIo> {
-        let replay = self.replay.as_mut()?;
-        while self.replay_written < self.c.pass_written {
-            let (file, ddir, offset, len) = replay.next_io()?;
-            if ddir != Ddir::Write {
-                continue;
-            }
-            self.replay_written += u64::from(len);
-            let generation = self.replay_generation;
-            self.replay_generation += 1;
-            let p = Piece {
-                file,
-                offset,
-                len,
-                generation,
-                seed: self.seed_for(generation),
-            };
-            return Some(self.check_of(&p));
-        }
-        None
-    }
-
     /// A request finished: `ok` when it succeeded.
     #[inline]
     pub fn completed(&mut self, io: &FlowIo, ok: bool) {
@@ -949,16 +646,6 @@ impl JobFlow {
                 }
             }
         }
-    }
-
-    /// Remember the last `depth` completed writes of each file.
-    fn note_completed_write(&mut self, file: u32, offset: u64) {
-        let n = self.recent.len();
-        let ring = &mut self.recent[file as usize % n];
-        if ring.len() == self.depth {
-            ring.pop_front();
-        }
-        ring.push_back(offset);
     }
 
     /// Whether the job verifies with a method that checks nothing (`null`).

@@ -150,6 +150,7 @@ mod tests {
     use super::*;
     use crate::jobflow::Step;
     use crate::plan::Region;
+    use ssdready_core::resolved::FlowConfig;
     use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
 
     /// What a worker sees: each I/O, and each other step by its name.
@@ -256,8 +257,8 @@ mod tests {
             },
         ];
         for spec in cases {
-            let mut by_step = JobFlow::new(&spec, &region, 0);
-            let mut plain = JobFlow::new(&spec, &region, 0);
+            let mut by_step = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
+            let mut plain = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
             assert!(plain.is_lean(), "{:?}", spec.rw);
             let want = drive(&mut by_step, false, 2_000);
             let got = drive(&mut plain, true, 2_000);

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::verify::VerifySpec;
-use ssdready_core::spec::{BlockSizes, RwMode};
+use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
 use ssdready_core::spec_io::ThinkBlocksType;
 use std::collections::VecDeque;
 
@@ -86,7 +86,7 @@ fn flow(s: &JobSpec) -> JobFlow {
         offset: 0,
         len: s.size.unwrap(),
     }];
-    JobFlow::new(s, &r, 0)
+    JobFlow::new(&FlowConfig::new(s), &r, 0)
 }
 
 fn count(ev: &[Ev], f: impl Fn(&Ev) -> bool) -> usize {

@@ -43,11 +43,12 @@ use dists::Skewed;
 use files::FileChooser;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
-use setup::{
-    block_align, bytes_left, file_states, random_mode, split_weights, strided_zones, zone_tables,
-};
+use setup::{bytes_left, file_states, strided_zones, zone_tables};
 use ssdready_core::req::Ddir;
-use ssdready_core::spec::{BlockSizes, Distribution, JobSpec, RwMode, RwSequencer};
+// How random offsets are drawn (worked out in the job's resolution).
+use ssdready_core::resolved::OffsetDraw as RandomMode;
+pub use ssdready_core::resolved::PlanConfig;
+use ssdready_core::spec::{RwMode, RwSequencer};
 
 /// The part of one target a worker covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,26 +59,6 @@ pub struct Region {
     pub offset: u64,
     /// Length in bytes.
     pub len: u64,
-}
-
-/// How random offsets are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RandomMode {
-    /// One block size, random map: the permutation.
-    Permutation,
-    /// Several block sizes, random map: the bitmap.
-    Map,
-    /// Uniform with repeats (`norandommap`, `blockalign`).
-    Free,
-    /// `Free` from 32 random bits (`random_generator=tausworthe`): block
-    /// `lastb * r / 2^32`, as fio's 32-bit generator places it.
-    Free32,
-    /// fio's zipf, pareto or normal.
-    Skewed,
-    /// fio's zoned or zoned_abs.
-    Zoned,
-    /// `random_distribution=sequence`: a fixed list of block indices.
-    Sequence,
 }
 
 #[derive(Clone)]
@@ -174,95 +155,63 @@ struct Strided {
     bytes: u64,
 }
 
-/// The passes after which sequential I/O with holes ends (see
-/// `IoPlan::holed_loops`); None when it does not apply.
-fn holed_loops(spec: &JobSpec) -> Option<u64> {
-    (spec.rw_seq_add != 0 && !spec.rw.is_random() && !spec.time_based && spec.io_size.is_none())
-        .then_some(u64::from(spec.loops.max(1)))
-}
-
 impl IoPlan {
-    /// A plan made endless (`time_based`) by a caller that keeps its own
-    /// budgets still ends sequential I/O with holes where the job `spec`
-    /// would: where the next block no longer fits.
-    pub fn with_holes_of(mut self, spec: &JobSpec) -> Self {
-        self.holed_loops = holed_loops(spec);
-        self
-    }
-
-    /// The plan of worker `worker` (0-based clone index) of `spec` over `regions`.
-    pub fn new(spec: &JobSpec, regions: &[Region], worker: u32) -> Self {
-        let seed = spec.randseed ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    /// The plan of worker `worker` (0-based clone index) of the job
+    /// resolved as `cfg`, over `regions`.
+    pub fn new(cfg: &PlanConfig, regions: &[Region], worker: u32) -> Self {
+        let seed = cfg.randseed ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         let mut rng = SmallRng::seed_from_u64(seed);
-        let bs: [BlockSizes; 3] = std::array::from_fn(|d| spec.bs.for_dir(d).clone());
-        let min_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].min()).max(1));
-        let unit = *min_bs.iter().min().unwrap_or(&1);
-        let ba = block_align(spec, &min_bs);
-        let zones = zone_tables(spec);
-        let mode = random_mode(spec, &ba, &min_bs);
-        let strided = strided_zones(spec, regions);
-        let files = file_states(spec, regions, strided, &min_bs, mode, seed, &mut rng);
-        let bytes_left = bytes_left(spec, regions);
+        let mode = cfg.draw;
+        let strided = strided_zones(cfg, regions);
+        let files = file_states(cfg, regions, strided, seed, &mut rng);
         let chooser = FileChooser::new(
-            spec.file_service,
-            spec.file_service_nr,
-            spec.random_center,
+            cfg.file_service,
+            cfg.file_service_nr,
+            cfg.random_center,
             files.len().max(1),
             &mut rng,
         );
-        let splits = std::array::from_fn(|d| split_weights(&bs[d]));
-        let max_bs: [u64; 3] = std::array::from_fn(|d| u64::from(bs[d].max()));
-        let fast = files.len() == 1
-            && strided.is_none()
-            && !spec.trim_then_write
-            && spec.rw_seq_nr <= 1
-            && spec.rw_seq_add == 0
-            && spec.percentage_random.iter().all(|&p| p >= 100)
-            && (0..3).all(|d| min_bs[d] == unit && max_bs[d] == unit)
-            && (!spec.rw.is_random() || mode == RandomMode::Permutation);
         IoPlan {
-            sequence: match &spec.random_distribution {
-                Distribution::Sequence(l) if !l.is_empty() => {
-                    Some((l.clone().into_boxed_slice(), spec.random_sequence_stride, 0))
-                }
-                _ => None,
-            },
+            sequence: cfg
+                .sequence
+                .as_ref()
+                .map(|(l, stride)| (l.clone(), *stride, 0)),
             done: vec![false; files.len()],
+            fast: files.len() == 1 && strided.is_none() && cfg.fast_shape,
             files,
             chooser,
-            rw: spec.rw,
-            rwmixread: spec.rwmixread,
-            splits,
-            ba,
-            min_bs,
-            max_bs,
-            unit,
-            bs_unaligned: spec.bs_unaligned,
-            bs_is_seq_rand: spec.bs_is_seq_rand,
+            rw: cfg.rw,
+            rwmixread: cfg.rwmixread,
+            splits: cfg.splits.clone(),
+            ba: cfg.ba,
+            min_bs: cfg.min_bs,
+            max_bs: cfg.max_bs,
+            unit: cfg.unit,
+            bs_unaligned: cfg.bs_unaligned,
+            bs_is_seq_rand: cfg.bs_is_seq_rand,
             mode,
-            zones,
-            zoned_abs: matches!(spec.random_distribution, Distribution::ZonedAbs(_)),
-            seq_nr: spec.rw_seq_nr.max(1),
-            seq_left: spec.rw_seq_nr.max(1),
-            seq_add: spec.rw_seq_add,
-            sequencer: spec.rw_sequencer,
-            perc_rand: spec.percentage_random,
+            zones: zone_tables(cfg),
+            zoned_abs: cfg.zoned_abs,
+            seq_nr: cfg.seq_nr,
+            seq_left: cfg.seq_nr,
+            seq_add: cfg.seq_add,
+            sequencer: cfg.sequencer,
+            perc_rand: cfg.percentage_random,
             seq_rand: SmallRng::seed_from_u64(seed ^ 0x7065_7263_5f72_616e),
-            time_based: spec.time_based,
-            skewed_service: spec.file_service.is_skewed(),
+            time_based: cfg.time_based,
+            skewed_service: cfg.file_service.is_skewed(),
             rng,
             seed,
-            bytes_left,
-            holed_loops: holed_loops(spec),
-            ios_left: spec.number_ios,
+            bytes_left: bytes_left(cfg, regions),
+            holed_loops: cfg.holed_loops,
+            ios_left: cfg.number_ios,
             pending: None,
-            trim_then_write: spec.trim_then_write,
+            trim_then_write: cfg.trim_then_write,
             owed_write: None,
             ios_this_pass: 0,
             wrapped: Vec::new(),
             strided,
-            fast,
-            fixed_ddir: fixed_ddir(spec.rw),
+            fixed_ddir: fixed_ddir(cfg.rw),
             run: run::Run::default(),
         }
     }

@@ -172,7 +172,7 @@ impl IoPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Region;
+    use crate::plan::{PlanConfig, Region};
     use ssdready_core::spec::{JobSpec, RwMode};
 
     /// I/Os taken through runs of `sizes` (in turn), settled between
@@ -227,7 +227,7 @@ mod tests {
                     loops: 3,
                     ..JobSpec::default()
                 };
-                let mut one_by_one = IoPlan::new(&spec, &regions, 1);
+                let mut one_by_one = IoPlan::new(&PlanConfig::new(&spec), &regions, 1);
                 let mut runs = one_by_one.clone();
                 let want: Vec<_> = (0..100).map(|_| one_by_one.next_io()).collect();
                 let got = through_runs(&mut runs, 100, &[3, 1, 7, u64::MAX, 2]);
@@ -248,6 +248,9 @@ mod tests {
             offset: 0,
             len: 1 << 20,
         }];
-        assert_eq!(IoPlan::new(&spec, &regions, 0).run_shape(), None);
+        assert_eq!(
+            IoPlan::new(&PlanConfig::new(&spec), &regions, 0).run_shape(),
+            None
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The plan's rules, each against the offsets fio generates.
 
 use super::*;
-use ssdready_core::spec::{FileService, JobSpec, Zone};
+use ssdready_core::spec::{BlockSizes, Distribution, FileService, JobSpec, Zone};
 
 fn region(len: u64) -> Vec<Region> {
     vec![Region {
@@ -18,7 +18,7 @@ fn random_with_map_touches_every_block_once_and_moves_exactly_size() {
         size: Some(1 << 20),
         ..JobSpec::default()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 20), 0);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 20), 0);
     let mut seen = vec![0u32; 256];
     let mut bytes = 0;
     while let Some((_, d, off, len)) = p.next_io() {
@@ -39,7 +39,7 @@ fn sequential_write_covers_the_region_in_order() {
         ..JobSpec::default()
     };
     let mut p = IoPlan::new(
-        &spec,
+        &PlanConfig::new(&spec),
         &[Region {
             file: 0,
             offset: 4096,
@@ -58,13 +58,13 @@ fn number_ios_and_loops_bound_the_work() {
         time_based: true,
         ..JobSpec::default()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 20), 0);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 20), 0);
     assert_eq!(std::iter::from_fn(|| p.next_io()).count(), 10);
     let spec = JobSpec {
         loops: 3,
         ..JobSpec::default()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 16), 0);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 16), 0);
     assert_eq!(std::iter::from_fn(|| p.next_io()).count(), 48);
 }
 
@@ -76,7 +76,7 @@ fn rwmix_follows_the_ratio() {
         time_based: true,
         ..JobSpec::default()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 30), 0);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 30), 0);
     let reads = (0..100_000)
         .filter(|_| p.next_io().unwrap().1 == Ddir::Read)
         .count();
@@ -91,7 +91,7 @@ fn zipf_concentrates_accesses() {
         time_based: true,
         ..JobSpec::default()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 30), 0);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 30), 0);
     let mut counts = std::collections::HashMap::new();
     for _ in 0..100_000 {
         *counts.entry(p.next_io().unwrap().2).or_insert(0u32) += 1;
@@ -111,16 +111,16 @@ fn same_seed_same_offsets() {
         ..JobSpec::default()
     };
     let a: Vec<_> = {
-        let mut p = IoPlan::new(&spec, &region(1 << 30), 3);
+        let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 30), 3);
         (0..100).map(|_| p.next_io().unwrap()).collect()
     };
-    let mut p = IoPlan::new(&spec, &region(1 << 30), 3);
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &region(1 << 30), 3);
     let b: Vec<_> = (0..100).map(|_| p.next_io().unwrap()).collect();
     assert_eq!(a, b);
 }
 
 fn offsets(spec: &JobSpec, regions: &[Region], n: usize) -> Vec<(u32, Ddir, u64, u32)> {
-    let mut p = IoPlan::new(spec, regions, 0);
+    let mut p = IoPlan::new(&PlanConfig::new(spec), regions, 0);
     std::iter::from_fn(|| p.next_io()).take(n).collect()
 }
 
@@ -499,7 +499,7 @@ fn the_common_case_shortcut_plans_the_general_paths_ios() {
                 loops: 3,
                 ..JobSpec::default()
             };
-            let mut fast = IoPlan::new(&spec, &regions, 1);
+            let mut fast = IoPlan::new(&PlanConfig::new(&spec), &regions, 1);
             assert!(fast.fast, "{rw:?} takes the shortcut");
             let mut general = fast.clone();
             general.fast = false;

@@ -23,6 +23,15 @@ use std::path::Path;
 /// How much of the device's start, and of the region's, is scanned.
 pub const SCAN_BYTES: u64 = 64 << 20;
 
+/// Why a device could not be looked at for data.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("it could not be opened to look for data ({0})")]
+    Open(std::io::Error),
+    #[error("its blocks could not be read to look for data ({0})")]
+    Read(std::io::Error),
+}
+
 /// How far past a scanned position a signature can reach.
 const REACH: u64 = 132 << 10;
 
@@ -255,10 +264,9 @@ fn scan(
 
 /// Look for signatures on the device at `path` (`size` bytes) where a job
 /// writing `[offset, offset + len)` would care. Err: it could not be read.
-pub fn probe(path: &Path, size: u64, offset: u64, len: u64) -> Result<Vec<Hit>, String> {
-    let f =
-        File::open(path).map_err(|e| format!("it could not be opened to look for data ({e})"))?;
-    let err = |e: std::io::Error| format!("its blocks could not be read to look for data ({e})");
+pub fn probe(path: &Path, size: u64, offset: u64, len: u64) -> Result<Vec<Hit>, ProbeError> {
+    let f = File::open(path).map_err(ProbeError::Open)?;
+    let err = ProbeError::Read;
     let mut hits = Vec::new();
     let head_end = size.min(SCAN_BYTES);
     let region_end = size

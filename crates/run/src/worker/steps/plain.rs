@@ -40,7 +40,6 @@ impl Loop<'_> {
     /// Whether the job uses none of the options the plain path leaves out
     /// (decided once, before the first I/O).
     pub(super) fn plain(&self) -> bool {
-        let spec = &*self.ctx.spec;
         self.flow.is_lean()
             && !self.pacing.paced()
             && self.tokens.is_none()
@@ -56,7 +55,7 @@ impl Loop<'_> {
             && self.filler.is_none()
             && self.stats.log.is_none()
             && self.refill_at >= self.depth
-            && spec.run.max_latency_ns.iter().all(|&m| m == 0)
+            && self.ctx.job.run_loop.max_latency_ns.iter().all(|&m| m == 0)
     }
 
     /// Run the loop with the engine matched once: the plain path of the
