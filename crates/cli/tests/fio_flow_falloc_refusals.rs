@@ -47,41 +47,46 @@ fn refused(args: &[&str], needles: &[&str]) {
     }
 }
 
-/// flow=3 against flow=1 in one flow id: 3 I/Os to 1, as fio's flow.c
-/// (fio 3.33 gives 944620 to 314874 for this job on the null engine).
+/// flow=3 against flow=1 in one flow id, as fio's flow.c: b is paced at
+/// 1000 IOPS; a, free, joins 200 ms later and leaves 200 ms before b ends
+/// (a job alone in its flow runs free, so it must not start first). a is
+/// never ahead of its share, three I/Os to each of b's (plus one), and
+/// gets more than one: these bounds are the flow's rule, whatever the
+/// load. The rule's exact 3:1 is `tokens`' own test in run. In another
+/// flow id, a runs free of b.
 #[test]
 fn flow_weights_share_out_the_ios() {
-    let (v, _) = fio_json(&[
-        "--ioengine=null",
-        "--size=1g",
-        "--rw=randread",
-        "--time_based",
-        "--runtime=1s",
-        "--name=a",
-        "--flow=3",
-        "--name=b",
-        "--flow=1",
-    ]);
-    let n = |j| job(&v, j).unwrap()["read"]["total_ios"].as_u64().unwrap() as f64;
-    let ratio = n("a") / n("b");
-    // 3 within racing threads' slack on a busy machine (1 without flow).
-    assert!((2.4..3.6).contains(&ratio), "a/b = {ratio}");
-    // Another flow id: each runs free of the other.
-    let (v, _) = fio_json(&[
-        "--ioengine=null",
-        "--size=1g",
-        "--rw=randread",
-        "--time_based",
-        "--runtime=1s",
-        "--name=a",
-        "--flow=3",
-        "--name=b",
-        "--flow=1",
-        "--flow_id=7",
-    ]);
-    let n = |j| job(&v, j).unwrap()["read"]["total_ios"].as_u64().unwrap() as f64;
-    let ratio = n("a") / n("b");
-    assert!((0.5..2.0).contains(&ratio), "separate flows: a/b = {ratio}");
+    let run = |b_flow_id: &str| {
+        fio_json(&[
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=randread",
+            "--time_based",
+            "--name=b",
+            "--flow=1",
+            "--rate_iops=1000",
+            "--runtime=1s",
+            b_flow_id,
+            "--name=a",
+            "--flow=3",
+            "--startdelay=200ms",
+            "--runtime=600ms",
+        ])
+        .0
+    };
+    let counts = |v: &Value| {
+        let n = |j| job(v, j).unwrap()["read"]["total_ios"].as_u64().unwrap();
+        (n("a"), n("b"))
+    };
+    let (a, b) = counts(&run("--flow_id=0"));
+    assert!(b >= 100, "b at 1000 IOPS: {b}");
+    assert!(a <= 3 * b + 1, "a {a} ahead of three times b {b}");
+    // In its 600 ms a issues three for each of b's 600 or so (about
+    // 1800); of weight 1 it would issue about 600. Over b's 1000: weight 3.
+    assert!(a > b, "a {a} held below its weight against b {b}");
+    // Another flow id: a runs free (a null engine: far beyond b's pace).
+    let (a, b) = counts(&run("--flow_id=7"));
+    assert!(a > 10 * b, "separate flows: a {a}, b {b}");
     refused(
         &["--name=a", "--ioengine=null", "--size=1m", "--flow=1001"],
         &["option 'flow'", "1000"],
@@ -132,7 +137,8 @@ fn flow_sleep_holds_back_the_job_that_is_ahead() {
 }
 
 /// wait_for: the waiting job starts when the waitee has ended (here both
-/// run 1 s, so the run takes 2 s); it must name one earlier job.
+/// run 300 ms, so the run takes 600 ms at least); it must name one earlier
+/// job. That no I/O is issued before is the worker loop's own test.
 #[test]
 fn wait_for_starts_the_job_when_the_waitee_ends() {
     let t = Instant::now();
@@ -140,17 +146,18 @@ fn wait_for_starts_the_job_when_the_waitee_ends() {
         "--ioengine=null",
         "--size=1g",
         "--time_based",
-        "--runtime=1s",
+        "--runtime=300ms",
         "--name=first",
         "--name=second",
         "--new_group",
         "--wait_for=first",
     ]);
     let took = t.elapsed().as_secs_f64();
-    assert!(took >= 1.9, "the run took {took} s: second did not wait");
+    assert!(took >= 0.59, "the run took {took} s: second did not wait");
     for j in ["first", "second"] {
+        // The runtime, and up to 1.2 s more for a loaded machine's threads.
         let rt = job(&v, j).unwrap()["job_runtime"].as_u64().unwrap();
-        assert!((950..1500).contains(&rt), "{j}: {rt} ms");
+        assert!((290..1500).contains(&rt), "{j}: {rt} ms");
     }
     for (w, why) in [
         ("second", "no earlier job"),
@@ -188,7 +195,7 @@ fn exit_what_picks_the_jobs_exitall_ends() {
             "--new_group",
             "--size=1g",
             "--time_based",
-            "--runtime=2s",
+            "--runtime=1s",
             "--name=c",
             "--stonewall",
             "--size=1m",
@@ -196,13 +203,15 @@ fn exit_what_picks_the_jobs_exitall_ends() {
     };
     let rt = |v: &Value, j| job(v, j).unwrap()["job_runtime"].as_u64().unwrap();
     let (v, _) = run("group");
-    assert!(rt(&v, "b") >= 1900, "group: b ran {} ms", rt(&v, "b"));
+    assert!(rt(&v, "b") >= 950, "group: b ran {} ms", rt(&v, "b"));
     assert!(job(&v, "c").is_some());
     let (v, _) = run("stonewall");
-    assert!(rt(&v, "b") < 1500, "stonewall: b ran {} ms", rt(&v, "b"));
+    // a ends at once: b is ended then, well before its 1 s (up to 700 ms
+    // allowed for a loaded machine's threads).
+    assert!(rt(&v, "b") < 700, "stonewall: b ran {} ms", rt(&v, "b"));
     assert_eq!(job(&v, "c").unwrap()["read"]["total_ios"], 256);
     let (v, err) = run("all");
-    assert!(rt(&v, "b") < 1500, "all: b ran {} ms", rt(&v, "b"));
+    assert!(rt(&v, "b") < 700, "all: b ran {} ms", rt(&v, "b"));
     assert!(job(&v, "c").is_none(), "all: c ran");
     assert!(err.contains("did not start"), "{err}");
     refused(
@@ -410,7 +419,9 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
 
 /// rate_min (fio's ratemin): a job held by `rate` below its `rate_min`
 /// ends with EIO once a `rate_cycle` after its first 2 s shows it (fio's
-/// check_min_rate); one that keeps the minimum runs to its end.
+/// check_min_rate), error 5 in fio's JSON. That one that keeps the minimum
+/// runs to its end is the worker loop's own test (run's
+/// `worker::tests::semantics`).
 #[test]
 fn rate_min_ends_a_job_slower_than_the_minimum() {
     let run = |min: &str| {
@@ -439,9 +450,4 @@ fn rate_min_ends_a_job_slower_than_the_minimum() {
     assert_eq!(j["error"], 5, "{err}");
     let rt = j["job_runtime"].as_u64().unwrap();
     assert!((2400..3800).contains(&rt), "ended after {rt} ms: {err}");
-    let (v, out) = run("512k");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert_eq!(v["jobs"][0]["error"], 0);
-    assert!(v["jobs"][0]["job_runtime"].as_u64().unwrap() >= 3900);
 }

@@ -4,7 +4,9 @@
 //! saying why, when fio is not installed.
 
 mod common;
-use common::net::{fio_server, free_port, have_fio, spawn_listening as spawn, Proc};
+use common::net::{
+    accept_within, fio_server, free_port, have_fio, spawn_listening as spawn, Proc, Within,
+};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::process::Command;
@@ -41,8 +43,7 @@ fn fio_client_drives_two_ssdready_servers() {
         .arg(format!("--client={}", hosts.display()))
         .arg(&job)
         .arg("--output-format=json")
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}{}",
@@ -90,8 +91,7 @@ fn run_client_drives_two_fio_servers_and_merges_bin_by_bin() {
         ))
         .arg(&job)
         .arg("--output-format=json+")
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}",
@@ -149,23 +149,20 @@ fn bad_fleet_input_is_one_line_and_exit_2() {
         .arg("run")
         .arg(format!("--client=127.0.0.1,{port}"))
         .arg(&job)
-        .output()
-        .unwrap();
+        .output_in_time();
     one_line_exit_2(&out, &format!("host 127.0.0.1,{port}: connect"));
     // A port in use.
     let busy = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port();
     let out = Command::new(BIN)
         .args(["server", "--port", &port.to_string()])
-        .output()
-        .unwrap();
+        .output_in_time();
     one_line_exit_2(&out, "cannot listen");
     // A bad port number for a host.
     let out = Command::new(BIN)
         .args(["run", "--client=127.0.0.1,70000"])
         .arg(&job)
-        .output()
-        .unwrap();
+        .output_in_time();
     one_line_exit_2(&out, "allowed: 1 to 65535");
 }
 
@@ -183,8 +180,7 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
         .arg("run")
         .arg(format!("--client=127.0.0.1,{port}"))
         .arg(&job)
-        .output()
-        .unwrap();
+        .output_in_time();
     one_line_exit_2(&out, "rw");
 }
 
@@ -196,7 +192,7 @@ fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
     let port = l.local_addr().unwrap().port();
     // A hostile host: it answers PROBE with 64 MiB and one byte.
     let host = std::thread::spawn(move || {
-        let (mut s, _) = l.accept().unwrap();
+        let mut s = accept_within(&l);
         let mut probe = [0u8; 4096];
         let _ = s.read(&mut probe);
         let big = vec![0u8; (64 << 20) + 1];
@@ -205,8 +201,7 @@ fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
     let out = Command::new(BIN)
         .args(["run", &format!("--client=127.0.0.1,{port}")])
         .args(["--name=j", "--ioengine=null", "--size=1m"])
-        .output()
-        .unwrap();
+        .output_in_time();
     let _ = host.join();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -219,7 +214,7 @@ fn ctrl_c_of_run_client_is_exit_130() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     // A host that takes the connection and never answers.
-    let host = std::thread::spawn(move || l.accept().map(|(s, _)| s));
+    let host = std::thread::spawn(move || accept_within(&l));
     let mut child = Command::new(BIN)
         .args(["run", &format!("--client=127.0.0.1,{port}")])
         .args(["--name=j", "--ioengine=null", "--size=1m"])
@@ -256,8 +251,7 @@ fn json_from_server(port: u16, job: &std::path::Path) {
         .arg(format!("--client=127.0.0.1,{port}"))
         .arg("--output-format=json")
         .arg(job)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}",
@@ -324,8 +318,7 @@ fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
             .arg(format!("--client=127.0.0.1,{port}"))
             .args(&args)
             .arg(&jf)
-            .output()
-            .unwrap();
+            .output_in_time();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_ne!(out.status.code(), Some(0), "{job}: {err}");
         assert!(err.contains(needle), "{job} {args:?}: {err}");
@@ -363,8 +356,7 @@ fn another_user_cannot_drive_a_root_server() {
     let out = Command::new("su")
         .args(["nobody", "-s", "/bin/sh", "-c"])
         .arg(format!("fio --client=127.0.0.1,{port} {}", job.display()))
-        .output()
-        .unwrap();
+        .output_in_time();
     let _ = std::fs::remove_file(&job);
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
@@ -386,8 +378,7 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
         .arg(format!("--server=,{port}"))
         .arg(format!("--daemonize={}", pid_file.display()))
         .env("TMPDIR", dir.path())
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}",
@@ -418,8 +409,7 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
             dir.path().join("two.pid").display()
         ))
         .env("TMPDIR", dir.path())
-        .output()
-        .unwrap();
+        .output_in_time();
     one_line_exit_2(&out, "Address already in use");
 }
 
@@ -457,8 +447,7 @@ fn a_unix_socket_server_is_for_its_owner_only() {
         .arg(format!("--client=sock:{}", sock.display()))
         .arg("--output-format=json")
         .arg(&job)
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}",
@@ -478,8 +467,7 @@ fn a_unix_socket_server_is_for_its_owner_only() {
         let out = Command::new("su")
             .args(["nobody", "-s", "/bin/sh", "-c"])
             .arg(format!("fio --client=sock:{} /dev/null", sock.display()))
-            .output()
-            .unwrap();
+            .output_in_time();
         let text = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success() && text.contains("Permission denied"),
@@ -514,8 +502,7 @@ fn bad_server_switches_are_one_line_and_make_nothing() {
         let out = Command::new(BIN)
             .args(["server", "--directory", &srv_s])
             .args(&args)
-            .output()
-            .unwrap();
+            .output_in_time();
         one_line_exit_2(&out, needle);
         assert!(!srv.exists(), "{args:?} made the server's directory");
     }

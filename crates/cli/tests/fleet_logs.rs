@@ -6,7 +6,7 @@
 //! is not installed.
 
 mod common;
-use common::net::{fio_server, free_port, have_fio, ssdready_server, ssdready_server_with};
+use common::net::{fio_server, free_port, have_fio, ssdready_server, ssdready_server_with, Within};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,8 +40,7 @@ fn fio_client(dir: &Path, port: u16) {
         .current_dir(dir)
         .arg(format!("--client=ip:127.0.0.1,{port}"))
         .arg("job.fio")
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}{}",
@@ -112,8 +111,7 @@ fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
         .current_dir(dir.path())
         .args(["run", &format!("--client=127.0.0.1,{pf};127.0.0.1,{ps}")])
         .args(["job.fio", "--output-format=json"])
-        .output()
-        .unwrap();
+        .output_in_time();
     assert!(
         out.status.success(),
         "{}",
@@ -210,8 +208,7 @@ fn fio_client_gets_a_block_devices_figures_from_ssdready_as_from_fio() {
             .current_dir(dir.path())
             .arg(format!("--client=ip:127.0.0.1,{port}"))
             .args(["job.fio", "--output-format=json"])
-            .output()
-            .unwrap();
+            .output_in_time();
         assert!(
             out.status.success(),
             "{}",

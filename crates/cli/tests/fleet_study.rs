@@ -5,7 +5,7 @@
 //! here, bin by bin); bad input is one line, exit code 2, nothing written.
 
 mod common;
-use common::net::{free_port, spawn_listening, Proc};
+use common::net::{free_port, spawn_listening, Proc, Within};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,8 +25,7 @@ fn study(args: &[&str]) -> Output {
         .arg("study")
         .args(args)
         .env("SSDREADY_STUDY_RUNTIME", "0.3")
-        .output()
-        .unwrap()
+        .output_in_time()
 }
 
 /// The p-th percentile of a histogram by fio's rule: the first bin at

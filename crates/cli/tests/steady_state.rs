@@ -1,8 +1,11 @@
-//! fio's `steadystate` options in `ssdready run`: a job ends once its
+//! fio's `steadystate` options through the binary: a real run ends once its
 //! criterion holds over the window, fio's JSON carries fio 3.33's
 //! `steadystate` object (checked against fio's own output, kept in
-//! tests/golden, and against live fio when installed), and bad values stop
-//! with exit code 2.
+//! tests/golden, and against live fio when installed), the native schema
+//! and the text carry the report (in virtual time), and bad values stop
+//! with exit code 2. The check's semantics (clones, reporting groups,
+//! ramps, a criterion that never holds) are run's own tests, in virtual
+//! time and on the sampling itself.
 
 mod common;
 use common::*;
@@ -69,70 +72,38 @@ fn a_steady_job_ends_early_with_fios_steadystate_object() {
     assert_eq!(ours[at - 1], "latency_window");
 }
 
-#[test]
-fn a_criterion_that_never_holds_runs_to_the_runtime_and_says_not_attained() {
-    let v = fio_json(&[
-        "--name=n",
-        "--ioengine=null",
-        "--size=64m",
-        "--rw=randread",
-        "--rate_iops=1000",
-        "--time_based",
-        "--runtime=3",
-        "--steadystate=iops:0",
-        "--steadystate_duration=2",
-    ]);
-    let job = &v["jobs"][0];
-    assert!(job["job_runtime"].as_u64().unwrap() >= 3000);
-    assert_eq!(job["steadystate"]["attained"], 0);
-    assert_eq!(
-        job["steadystate"]["data"]["iops"].as_array().unwrap().len(),
-        2
-    );
-}
-
-#[test]
-fn each_clone_has_its_own_check_and_a_group_has_one() {
-    let mut a = vec![
-        "--name=c",
-        "--numjobs=2",
-        "--ss=iops_slope:5%",
-        "--ss_dur=2",
-    ];
-    a.extend(PACED);
-    let v = fio_json(&a);
-    let jobs = v["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2);
-    for j in jobs {
-        assert_eq!(j["steadystate"]["attained"], 1, "{}", j["steadystate"]);
-        let iops = j["steadystate"]["data"]["iops_mean"].as_u64().unwrap();
-        assert!((1900..=2100).contains(&iops), "{iops}");
-    }
-    a.push("--group_reporting");
-    let v = fio_json(&a);
-    let jobs = v["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 1);
-    let iops = jobs[0]["steadystate"]["data"]["iops_mean"]
-        .as_u64()
-        .unwrap();
-    assert!(
-        (3800..=4200).contains(&iops),
-        "the group's two workers: {iops}"
-    );
-}
-
+/// The same paced job in virtual time (`emu simulate`): what the binary
+/// adds to the loop's own tests (run's `virtual_time::steady_tests`) is the
+/// report in the native schema and the text.
 #[test]
 fn the_native_schema_carries_the_report_and_the_text_says_it() {
-    let mut a = vec!["--name=s", "--ss=bw:10%", "--ss_dur=2"];
-    a.extend(PACED);
-    let v = run_json(&a);
+    let a = [
+        "emu",
+        "simulate",
+        "--quiet",
+        "--name=s",
+        "--ss=bw:10%",
+        "--ss_dur=2",
+        "--filename=emu:x25e,size=256m",
+        "--rw=randread",
+        "--bs=4k",
+        "--rate_iops=2000",
+        "--time_based",
+        "--runtime=20",
+    ];
+    let out = ssdready(&[&a[..], &["--output-format=native"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ss = &v["jobs"][0]["steadystate"][0];
     assert_eq!(ss["attained"], true);
     assert_eq!(ss["attained_after_s"], 2);
     assert_eq!(ss["limit"], 10.0);
-    let mut t = vec!["run", "--quiet"];
-    t.extend(a);
-    let out = ssdready(&t);
+    assert_eq!(ss["data"]["iops"], serde_json::json!([2000, 2000]));
+    let out = ssdready(&a);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("steady state: attained after 2 s"), "{text}");
 }
@@ -173,20 +144,6 @@ fn bad_steady_state_options_stop_with_exit_code_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("same reporting group"), "{err}");
-    // Virtual time has no steady-state detection yet: said, not ignored.
-    let out = ssdready(&[
-        "emu",
-        "simulate",
-        "--name=v",
-        "--filename=emu:x25e,size=256m",
-        "--rw=randwrite",
-        "--runtime=5",
-        "--time_based",
-        "--ss_dur=2",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("characterize --virtual"), "{err}");
 }
 
 /// With fio installed, both tools judge the same paced job steady, with

@@ -164,42 +164,47 @@ fn simulate_phase(
         let dev = devices.get_mut(name).expect("a device per target");
         let start = dev.now;
         let stop_ref = stop.clone();
-        let out = crate::virtual_time::simulate(dev, &phase_specs, &move || stop_ref.load(Relaxed))
-            .map_err(|e| match e {
-                SimError::Refused(m) => Failure::BadInput(m),
-                SimError::Model(m) => Failure::Runtime(m),
-            })?;
+        let phase_groups: Vec<u32> = idx.iter().map(|&i| groups[i]).collect();
+        let stop_fn = move || stop_ref.load(Relaxed);
+        let out =
+            crate::virtual_time::simulate_in_groups(dev, &phase_specs, &phase_groups, &stop_fn)
+                .map_err(|e| match e {
+                    SimError::Refused(m) => Failure::BadInput(m),
+                    SimError::Model(m) => Failure::Runtime(m),
+                })?;
         sim.simulated_ns += out.end_ns - start;
         if Some(name) == first {
             sim.free_series.extend(out.free_blocks.iter().copied());
         }
-        for (k, workers) in idx.iter().zip(out.workers) {
+        for ((k, workers), steady) in idx.iter().zip(out.workers).zip(out.steadystate) {
             let s = &specs[*k];
             window = window.max(workers.iter().map(|w| w.measured_ns).max().unwrap_or(0));
             let records = workers.iter().filter_map(|w| w.iolog_record.as_deref());
             sim.log_files
                 .extend(records.map(|(p, t)| (p.clone(), t.clone().into_bytes())));
+            // Numbered as a run numbers its workers: in job order, from 1.
+            let first: u32 = 1 + specs[..*k].iter().map(|j| j.numjobs).sum::<u32>();
+            for (n, w) in workers.iter().enumerate() {
+                if let Some(log) = &w.log {
+                    let files = crate::logs::files_for(s, first + n as u32, log);
+                    sim.log_files.extend(files);
+                }
+            }
             let target = TargetInfo {
                 path: s.filename[0].clone(),
                 kind: "emulator".into(),
                 size_bytes: dev.capacity(),
                 device: None,
             };
-            sim.jobs[*k] = Some(job_result_from(
-                s,
-                groups[*k],
-                pi,
-                "virtual",
-                vec![target],
-                workers,
-            ));
+            let mut r = job_result_from(s, groups[*k], pi, "virtual", vec![target], workers);
+            r.steadystate = steady;
+            sim.jobs[*k] = Some(r);
         }
     }
     Ok(window)
 }
 
-/// What virtual time cannot do at all: targets other than the emulator,
-/// steady-state detection.
+/// What virtual time cannot do at all: targets other than the emulator.
 fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
     if let Some(s) = specs.iter().find(|s| !s.on_emulator()) {
         return Err(bad(format!(
@@ -208,30 +213,13 @@ fn refuse_unsimulable(specs: &[JobSpec]) -> Result<(), Failure> {
             if s.filename.is_empty() { "the null engine".to_string() } else { s.filename.join(":") }
         )));
     }
-    if let Some(s) = specs.iter().find(|s| s.ss_dur_ns > 0) {
-        return Err(bad(format!(
-            "job '{}': option 'steadystate_duration': steady-state detection is not supported in \
-             virtual time (emu simulate) yet; run the job with 'ssdready run', or characterize the \
-             device with 'ssdready characterize --virtual' (PTS rounds to steady state)",
-            s.name
-        )));
-    }
     Ok(())
 }
 
-/// What virtual time leaves out, one warning per job: the sample logs,
-/// the data verify would check, the cost of syncs.
+/// What virtual time leaves out, one warning per job: the data verify
+/// would check, the cost of syncs.
 fn left_out(specs: &[JobSpec]) -> Vec<String> {
     let mut warnings = Vec::new();
-    for s in specs.iter().filter(|s| {
-        s.write_bw_log.is_some() || s.write_lat_log.is_some() || s.write_iops_log.is_some()
-    }) {
-        warnings.push(format!(
-            "job '{}': write_bw_log, write_lat_log and write_iops_log are not written in \
-             virtual time (emu simulate); run the job with 'ssdready run' for logs",
-            s.name
-        ));
-    }
     for s in specs {
         if s.verify.on() {
             warnings.push(format!(

@@ -135,19 +135,47 @@ pub fn units(workers: &[usize], specs: &[&JobSpec], groups: &[u32], t0: u64) -> 
     out
 }
 
+/// What one worker has done so far, for a sample: completed I/Os and
+/// bytes since its start (ramp included), and whether it has finished.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    pub ios: u64,
+    pub bytes: u64,
+    pub done: bool,
+}
+
 /// Take one sample of every unit at clock `now` (about once a second);
 /// units whose criterion now holds end their workers.
 pub fn sample(units: &mut [Unit], now: u64, lives: &[Arc<Live>], ends: &mut EndFlags) {
+    let counts = |w: usize| {
+        let l = &lives[w];
+        Counts {
+            ios: (0..3).map(|d| l.ios[d].load(Relaxed)).sum(),
+            bytes: (0..3).map(|d| l.bytes[d].load(Relaxed)).sum(),
+            done: l.done.load(Relaxed),
+        }
+    };
+    sample_counts(units, now, counts, |workers| ends.end_steady(workers));
+}
+
+/// Take one sample of every unit at clock `now` from each worker's counts
+/// (a real run's live counters, or virtual time's); `end` is given the
+/// workers of each unit whose criterion now holds.
+pub fn sample_counts(
+    units: &mut [Unit],
+    now: u64,
+    counts: impl Fn(usize) -> Counts,
+    mut end: impl FnMut(&[usize]),
+) {
     for u in units.iter_mut() {
-        if u.check.attained() || u.workers.iter().all(|&w| lives[w].done.load(Relaxed)) {
+        if u.check.attained() || u.workers.iter().all(|&w| counts(w).done) {
             continue;
         }
         let (mut ios, mut bytes) = (0u64, 0u64);
         for &w in &u.workers {
-            for d in 0..3 {
-                ios += lives[w].ios[d].load(Relaxed);
-                bytes += lives[w].bytes[d].load(Relaxed);
-            }
+            let c = counts(w);
+            ios += c.ios;
+            bytes += c.bytes;
         }
         if let Some((t, i0, b0)) = u.prev {
             let ms = now.saturating_sub(t) / 1_000_000;
@@ -156,7 +184,7 @@ pub fn sample(units: &mut [Unit], now: u64, lives: &[Arc<Live>], ends: &mut EndF
                 let iops = 1000 * ios.saturating_sub(i0) / ms;
                 let bw = 1000 * bytes.saturating_sub(b0) / ms;
                 if u.check.push(iops, bw) {
-                    ends.end_steady(&u.workers);
+                    end(&u.workers);
                 }
             }
         }
@@ -164,23 +192,48 @@ pub fn sample(units: &mut [Unit], now: u64, lives: &[Arc<Live>], ends: &mut EndF
     }
 }
 
-/// Put each unit's report on its jobs' results (indexed like the run's
-/// jobs).
-pub fn attach(units: &[Unit], results: &mut [Option<JobResult>]) {
+/// Whether no unit needs another sample: each has attained its criterion
+/// or has all its workers `done`.
+pub fn all_settled(units: &[Unit], done: impl Fn(usize) -> bool) -> bool {
+    units
+        .iter()
+        .all(|u| u.check.attained() || u.workers.iter().all(|&w| done(w)))
+}
+
+/// The earliest clock at which a unit's samples count (None: no unit).
+pub fn first_counted(units: &[Unit]) -> Option<u64> {
+    units.iter().map(|u| u.from_ns).min()
+}
+
+/// Each job's steady-state reports (indexed like the jobs the units were
+/// made of; empty for a job without steady state): one per clone, or one
+/// for a reporting group.
+pub fn reports(units: &[Unit], jobs: usize) -> Vec<Vec<FioSteadyReport>> {
+    let mut out = vec![Vec::new(); jobs];
     for u in units {
         let report: FioSteadyReport = u.check.report(u.ramp_s);
         for &ji in &u.jobs {
-            if let Some(r) = results[ji].as_mut() {
-                match u.clone {
-                    Some(c) => {
-                        if r.steadystate.len() <= c {
-                            r.steadystate.resize(c + 1, FioSteadyReport::default());
-                        }
-                        r.steadystate[c] = report.clone();
+            let r: &mut Vec<FioSteadyReport> = &mut out[ji];
+            match u.clone {
+                Some(c) => {
+                    if r.len() <= c {
+                        r.resize(c + 1, FioSteadyReport::default());
                     }
-                    None => r.steadystate = vec![report.clone()],
+                    r[c] = report.clone();
                 }
+                None => *r = vec![report.clone()],
             }
+        }
+    }
+    out
+}
+
+/// Put each unit's report on its jobs' results (indexed like the run's
+/// jobs).
+pub fn attach(units: &[Unit], results: &mut [Option<JobResult>]) {
+    for (ji, r) in reports(units, results.len()).into_iter().enumerate() {
+        if let (false, Some(res)) = (r.is_empty(), results[ji].as_mut()) {
+            res.steadystate = r;
         }
     }
 }

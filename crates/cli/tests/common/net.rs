@@ -1,11 +1,105 @@
 //! Servers on loopback for the fleet tests: a free port, and a process in
 //! its own process group that listens on it, killed (the whole group) on
-//! drop.
+//! drop. Every wait here has a deadline ([`Within`], [`accept_within`]): a
+//! peer that misbehaves fails the test, saying what it waited for, rather
+//! than hanging it.
 
+use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// How long one client or server command of the fleet tests may take: the
+/// slowest (a study of three hosts) takes about 10 s on an idle machine;
+/// 120 s is a loaded machine's margin, and still ends a hung peer.
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// `Command::output` with a deadline.
+pub trait Within {
+    /// Run to its end with stdout and stderr captured; past `limit`, kill
+    /// its process group and panic with what it printed so far.
+    fn output_within(&mut self, limit: Duration) -> Output;
+
+    /// [`Within::output_within`] with [`DEADLINE`].
+    fn output_in_time(&mut self) -> Output {
+        self.output_within(DEADLINE)
+    }
+}
+
+impl Within for Command {
+    fn output_within(&mut self, limit: Duration) -> Output {
+        let mut child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {self:?}: {e}"));
+        let drain = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut r) = r {
+                    let _ = r.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+        let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > limit {
+                kill_group(&mut child);
+                let err = err.join().unwrap_or_default();
+                panic!(
+                    "{self:?} did not finish within {limit:?}: {}",
+                    String::from_utf8_lossy(&err)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Output {
+            status,
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        }
+    }
+}
+
+/// Kill `child`'s whole process group (it leads one) and reap it.
+fn kill_group(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.wait();
+}
+
+/// The first connection to `l` within [`DEADLINE`] (panics otherwise), with
+/// reads and writes that give up after 10 s.
+pub fn accept_within(l: &TcpListener) -> TcpStream {
+    l.set_nonblocking(true).unwrap();
+    let t0 = Instant::now();
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+                return s;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(t0.elapsed() < DEADLINE, "no connection within {DEADLINE:?}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
 
 /// Whether fio runs here.
 pub fn have_fio() -> bool {
@@ -56,11 +150,7 @@ pub struct Proc(pub Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.0.wait();
+        kill_group(&mut self.0);
     }
 }
 

@@ -6,12 +6,16 @@
 //! time (a wake-up after the pause), verification reads (issued and
 //! timed; the model keeps no data to check) and `read_iolog`'s and
 //! `write_iolog`'s traces (`iolog`). Syncs, cache drops and new
-//! passes take no time on the model.
+//! passes take no time on the model. fio's steady-state check samples the
+//! workers' counters at every simulated second, as a real run's loop does
+//! at every second of its clock ([`crate::steadystate`]); a unit whose
+//! criterion holds ends its workers there, as their runtime would.
 
 use super::refusals::no_time;
 use super::{
     clone_region, SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS,
 };
+use crate::steadystate::{self, Counts, Unit};
 use ssdready_core::arrivals::ScheduleStats;
 use ssdready_core::resolved::FlowConfig;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
@@ -70,6 +74,13 @@ struct Worker {
     /// completion of a paced worker looks again, and a wake-up pushed for
     /// each would pile up).
     wake_at: u64,
+    /// Completed I/Os and bytes since its start (ramp included), for the
+    /// steady-state samples.
+    ios: u64,
+    bytes: u64,
+    /// Where its sample logs' times count from: its start, after
+    /// `startdelay`, as a real worker's.
+    log_start: u64,
 }
 
 /// The event queue: (time, worker, slot); a worker's [`WAKE`] or the
@@ -92,6 +103,10 @@ pub(super) struct Sim<'a> {
     end_ns: u64,
     /// Directions whose I/Os completed at the instant they were issued.
     instant: [bool; 3],
+    /// fio's steady-state units, and when they are next sampled
+    /// (`u64::MAX`: no more).
+    steady: Vec<Unit>,
+    next_steady: u64,
 }
 
 fn model(e: ssdready_emu::ftl::FtlError) -> SimError {
@@ -118,7 +133,10 @@ fn worker(
     let ramp_end = start.saturating_add(spec.ramp_time_ns);
     let pacer = Pacer::of_job(spec, start as f64);
     let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
-    let mut stats = WorkerStats::default();
+    let mut stats = WorkerStats {
+        log: crate::logs::worker_log(spec).map(Box::new),
+        ..WorkerStats::default()
+    };
     if open_loop {
         // Virtual time issues on time exactly: any lateness is late.
         stats.schedule = Some(Box::new(ScheduleStats::new(0)));
@@ -143,11 +161,19 @@ fn worker(
         last_completion: 0,
         open_loop,
         wake_at: u64::MAX,
+        ios: 0,
+        bytes: 0,
+        log_start: start,
     })
 }
 
 impl<'a> Sim<'a> {
-    pub(super) fn new(dev: &'a mut Device, jobs: &'a [JobSpec]) -> Result<Self, SimError> {
+    /// The simulation of `jobs` (in reporting groups `groups`) on `dev`.
+    pub(super) fn new(
+        dev: &'a mut Device,
+        jobs: &'a [JobSpec],
+        groups: &[u32],
+    ) -> Result<Self, SimError> {
         let cap = dev.capacity();
         let t0 = dev.now;
         let mut host = VirtualHost::new(&dev.p);
@@ -160,6 +186,10 @@ impl<'a> Sim<'a> {
             }
         }
         let served = ws.iter().map(|w| vec![None; w.depth]).collect();
+        let specs: Vec<&JobSpec> = jobs.iter().collect();
+        let worker_jobs: Vec<usize> = ws.iter().map(|w| w.job).collect();
+        let steady = steadystate::units(&worker_jobs, &specs, groups, t0);
+        let next_steady = first_steady_sample(&steady, t0);
         Ok(Sim {
             dev,
             jobs,
@@ -172,6 +202,8 @@ impl<'a> Sim<'a> {
             next_sample: t0 + 1_000_000_000u64,
             end_ns: t0,
             instant: [false; 3],
+            steady,
+            next_steady,
         })
     }
 
@@ -296,6 +328,7 @@ impl<'a> Sim<'a> {
                 same_instant = 0;
             }
             self.sample(t);
+            self.sample_steady(t);
             if wi == HOST_EVENT {
                 self.host
                     .event(self.dev, t, slot, &mut self.out)
@@ -327,6 +360,34 @@ impl<'a> Sim<'a> {
             .saturating_add(seconds.saturating_mul(1_000_000_000));
     }
 
+    /// fio's steady-state samples at every simulated second up to `t` (the
+    /// counters stand still between events); the workers of a unit whose
+    /// criterion holds end at that second, as at their runtime.
+    fn sample_steady(&mut self, t: u64) {
+        while self.next_steady <= t {
+            let at = self.next_steady;
+            let ws = &self.ws;
+            let counts = |w: usize| Counts {
+                ios: ws[w].ios,
+                bytes: ws[w].bytes,
+                done: ws[w].done && ws[w].inflight == 0,
+            };
+            let mut ended = Vec::new();
+            steadystate::sample_counts(&mut self.steady, at, counts, |w| {
+                ended.extend_from_slice(w)
+            });
+            for w in ended {
+                let w = &mut self.ws[w];
+                w.deadline = Some(w.deadline.map_or(at, |d| d.min(at)));
+            }
+            let idle = |w: usize| self.ws[w].done && self.ws[w].inflight == 0;
+            self.next_steady = match steadystate::all_settled(&self.steady, idle) {
+                true => u64::MAX,
+                false => at.saturating_add(1_000_000_000),
+            };
+        }
+    }
+
     /// Worker `wi`'s I/O in `slot` completed at `t`: its latencies are
     /// recorded once the worker's ramp has passed.
     fn complete(&mut self, wi: u32, slot: u32, t: u64) {
@@ -340,6 +401,8 @@ impl<'a> Sim<'a> {
             w.measuring = true;
         }
         let ddir = s.ddir.unwrap_or(Ddir::Read);
+        w.ios += 1;
+        w.bytes += u64::from(s.len);
         if let Some(io) = &s.io {
             w.flow.completed(io, true);
         }
@@ -356,6 +419,10 @@ impl<'a> Sim<'a> {
             let d = w.stats.dir(ddir);
             d.record_lat(sec, total);
             d.clat.record(lat);
+            if let (Some(log), Some(FlowIo::Rw { offset, .. })) = (&mut w.stats.log, &s.io) {
+                let since = t.saturating_sub(w.log_start);
+                log.record_prio(since, ddir, s.len, *offset, [0, lat, total], 0);
+            }
             if let Some(m) = self.served[wi as usize][slot as usize].take() {
                 m.record(w.stats.temporal_merge.get_or_insert_with(Box::default));
             }
@@ -393,10 +460,22 @@ impl<'a> Sim<'a> {
         }
         self.free_blocks.push(self.dev.free_blocks());
         Ok(SimOutcome {
+            steadystate: steadystate::reports(&self.steady, self.jobs.len()),
             workers: per_job,
             free_blocks: self.free_blocks,
             end_ns: self.end_ns,
         })
+    }
+}
+
+/// The first simulated second worth sampling for steady state: one second
+/// after the start, or the last whole second (from the start) before the
+/// earliest unit's samples count: earlier samples would only be forgotten.
+fn first_steady_sample(units: &[Unit], t0: u64) -> u64 {
+    const S: u64 = 1_000_000_000;
+    match steadystate::first_counted(units) {
+        None => u64::MAX,
+        Some(from) => t0.saturating_add((from.saturating_sub(t0) / S).max(1).saturating_mul(S)),
     }
 }
 

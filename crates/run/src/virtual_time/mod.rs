@@ -39,6 +39,8 @@ mod events;
 mod iolog;
 mod refusals;
 #[cfg(test)]
+mod steady_tests;
+#[cfg(test)]
 mod tests;
 
 pub use refusals::unservable_rate;
@@ -60,6 +62,9 @@ pub struct SimOutcome {
     pub free_blocks: Vec<u64>,
     /// Simulated time of the last completion, ns.
     pub end_ns: u64,
+    /// Per job, fio's steady-state reports (`steadystate_duration`): one
+    /// per clone, or one for a reporting group; empty without it.
+    pub steadystate: Vec<Vec<ssdready_core::steady::FioSteadyReport>>,
 }
 
 /// The region a job covers on the device.
@@ -98,10 +103,23 @@ pub fn simulate(
     jobs: &[JobSpec],
     stop: &dyn Fn() -> bool,
 ) -> Result<SimOutcome, SimError> {
+    let (_, groups) = crate::phases::phases_and_groups(jobs);
+    simulate_in_groups(dev, jobs, &groups, stop)
+}
+
+/// [`simulate`] with the jobs' reporting groups given (those of the whole
+/// run they are part of), which steady state judges by with
+/// `group_reporting`.
+pub fn simulate_in_groups(
+    dev: &mut Device,
+    jobs: &[JobSpec],
+    groups: &[u32],
+    stop: &dyn Fn() -> bool,
+) -> Result<SimOutcome, SimError> {
     if let Some(why) = jobs.iter().find_map(|j| unservable_rate(j, &dev.p)) {
         return Err(SimError::Refused(why));
     }
-    let mut sim = events::Sim::new(dev, jobs)?;
+    let mut sim = events::Sim::new(dev, jobs, groups)?;
     sim.start()?;
     sim.run(stop)?;
     sim.finish()

@@ -10,6 +10,8 @@ use ssdready_io::engine::Queued;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod semantics;
+
 /// What the scripted engine returns for the `n`th I/O it queued (0-based)
 /// of `len` bytes: bytes transferred or `-errno`.
 type Script = Box<dyn Fn(u64, u32) -> i64 + Send>;

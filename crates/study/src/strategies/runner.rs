@@ -246,6 +246,45 @@ mod tests {
         assert!(skips.is_empty());
     }
 
+    /// Shin's result for 4 KiB random reads, from the matrix's own requests
+    /// run in virtual time (deterministic, whatever the machine's load): on
+    /// his host (5 µs per command issued, 15 µs from an interrupt to the
+    /// thread, 5 µs for a sleeping thread to run again) temporal merge puts
+    /// the 16 threads' requests into one command and pays the command time
+    /// once, where interrupts pay it, and a wake-up, per request. Virtual
+    /// time takes the completion from the device (`completion=irq` here),
+    /// not from the job: async+intr is the interrupt run.
+    #[test]
+    fn temporal_merge_beats_interrupts_by_shins_ratio_in_virtual_time() {
+        let t = matrix::target(
+            "emu:dram-ssd,size=64m,host_cmd_ns=5us,irq_ns=15us,wake_ns=5us,completion=irq",
+        )
+        .unwrap();
+        let mut run = |r: &RunRequest| {
+            let mut quiet = ssdready_run::SilentObserver;
+            ssdready_run::simulate(r.clone(), &mut quiet)
+        };
+        let stop = AtomicBool::new(false);
+        let (rows, _) = run_all(&t, 0.2, &stop, &mut run, &mut Quiet);
+        let row = |s: &str| {
+            let found = rows
+                .iter()
+                .find(|r| r.strategy == s && r.pattern == "randread");
+            found.unwrap_or_else(|| panic!("no {s} randread in {rows:?}"))
+        };
+        let (stm, intr) = (row("stm+poll"), row(super::super::BASELINE));
+        let vs = super::super::Tradeoff::of(stm, &rows).unwrap();
+        assert!(
+            vs.iops >= 1.5,
+            "stm {} vs async+intr {} IOPS",
+            stm.summary.iops,
+            intr.summary.iops
+        );
+        let m = stm.merge_mean.unwrap();
+        assert!(m > 1.5, "requests per merged command: {m}");
+        assert!(intr.merge_mean.is_none());
+    }
+
     #[test]
     fn failures_are_judged_as_runs_reasons() {
         assert_eq!(
