@@ -71,8 +71,8 @@ pub(crate) fn prepare(
             .clone();
         let clones = (0..spec.numjobs)
             .map(|w| {
-                let (offset, len) =
-                    fileset::region_on(&spec, w, dev.capacity()).map_err(&in_job)?;
+                let (offset, len) = fileset::region_on(&spec, w, dev.capacity())
+                    .map_err(|e| in_job(e.to_string()))?;
                 if u64::from(spec.bs.max()) > len {
                     return Err(in_job(format!(
                         "option 'bs': block size {} is larger than the {len} bytes the job covers",

@@ -185,7 +185,7 @@ fn shared_for(
         _ => 0,
     };
     if t.max_write_zones == 0 || s.zbd.max_open_zones > 0 {
-        t.limit(&s.zbd, device_max)?;
+        t.limit(&s.zbd, device_max).map_err(|e| e.to_string())?;
     }
     if s.zbd.job_max_open_zones > 0 && t.max_write_zones == 0 && writes {
         return Err("'job_max_open_zones' cannot be used without a global open zones limit".into());
