@@ -435,19 +435,20 @@ pub(crate) fn check_zoned_devices(
     specs: &[JobSpec],
     params: &BTreeMap<String, ssdready_emu::config::Params>,
     virtual_time: bool,
-) -> Result<(), String> {
+) -> Result<(), crate::emulated::EmuSetupError> {
+    use crate::emulated::EmuSetupError;
     for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
         if virtual_time {
-            return Err(format!(
-                "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
-            ));
+            return Err(EmuSetupError::ZonedInVirtualTime {
+                device: name.clone(),
+            });
         }
         if let Some(s) = crate::emulated::merging_job(specs, name) {
-            return Err(format!(
-                "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
-                s.name,
-                s.temporal_merge.name()
-            ));
+            return Err(EmuSetupError::ZonedMerged {
+                job: s.name.clone(),
+                merge: s.temporal_merge.name(),
+                device: name.clone(),
+            });
         }
     }
     Ok(())
