@@ -63,7 +63,7 @@ pub(crate) fn prepare(
     if crate::passthru::is_passthru(&spec) {
         crate::passthru::check_job(&mut spec).map_err(&in_job)?;
     }
-    crate::zbd::resolve_units(&mut spec, devices).map_err(&in_job)?;
+    crate::zbd::resolve_units(&mut spec, devices).map_err(|e| in_job(e.to_string()))?;
     if spec.ioengine == EngineKind::Emu {
         let dev = devices
             .get(&spec.filename[0])
