@@ -78,7 +78,7 @@ pub enum KernelError {
     },
     /// A ring thread's reason for not registering.
     #[error("FUSE over io_uring: {why}")]
-    Ring { why: String },
+    Ring { why: ServeError },
     #[error("FUSE over io_uring: the ring threads did not register within 10 s")]
     RingsLate,
     /// A ublk queue thread that ended before serving (`why` is its reason).
@@ -110,6 +110,35 @@ pub enum KernelError {
     // Detaching.
     #[error("emu detach: the daemon of {device} (pid {pid}) did not stop within 10 s")]
     DaemonLingers { device: String, pid: u32 },
+}
+
+/// Why a serving thread stopped serving (the line `emu list` and a failed
+/// attach show).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("making a FUSE ring of {entries} entries: {err}")]
+    MakeRing { entries: usize, err: io::Error },
+    #[error("registering a FUSE ring entry: {err}")]
+    RegisterEntry { err: io::Error },
+    #[error("the kernel did not agree to FUSE over io_uring at INIT")]
+    UringRefused,
+    #[error("the kernel sent no INIT within 5 s")]
+    NoInit,
+    #[error("registering the FUSE ring: {err}")]
+    RegisterRing { err: io::Error },
+    #[error("the kernel refused a FUSE ring entry: {err}")]
+    EntryRefused { err: io::Error },
+    #[error("a malformed request on the FUSE ring")]
+    Malformed,
+    #[error("a request of {bytes} bytes on the FUSE ring, beyond its buffers")]
+    BeyondBuffers { bytes: usize },
+    #[error("committing a FUSE reply: {err}")]
+    CommitReply { err: io::Error },
+    /// A ublk queue's completion of request `tag`.
+    #[error("committing tag {tag}: {err}")]
+    CommitTag { tag: u16, err: io::Error },
+    #[error("committing: {err}")]
+    Commit { err: io::Error },
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub mod stamps;
 pub mod ublk;
 pub mod ublk_serve;
 
-pub use error::KernelError;
+pub use error::{KernelError, ServeError};
 
 use crate::config::Params;
 use crate::shared::SharedDevice;

@@ -25,7 +25,7 @@
 use super::fuse_serve::SPIN_NS;
 use super::stamps::Stamps;
 use super::ublk::{self as u, IoDesc, Opcodes};
-use super::KernelError;
+use super::{KernelError, ServeError};
 use crate::config::Params;
 use crate::data::Way;
 use crate::device::{Extent, Op};
@@ -382,7 +382,7 @@ impl Server<'_> {
             let now = clock.now();
             if self.pending.peek().is_some_and(|d| d.0 .0 <= now) {
                 if let Err(e) = self.commit_due(commit, now) {
-                    return e;
+                    return e.to_string();
                 }
             }
             let stopping = self.sh.stop.load(Ordering::Relaxed);
@@ -419,7 +419,7 @@ impl Server<'_> {
     }
 
     /// Commit every request due by `now` in one submission.
-    fn commit_due(&mut self, commit: u32, now: u64) -> Result<(), String> {
+    fn commit_due(&mut self, commit: u32, now: u64) -> Result<(), ServeError> {
         let clock = &self.sh.dev.clock;
         let start = clock.now();
         self.committed.clear();
@@ -427,13 +427,13 @@ impl Server<'_> {
             let Due(due, tag, result, arrived) = self.pending.pop().expect("peeked");
             self.queue
                 .push(commit, tag, result)
-                .map_err(|e| format!("committing tag {tag}: {e}"))?;
+                .map_err(|err| ServeError::CommitTag { tag, err })?;
             self.committed
                 .push((arrived != u64::MAX).then_some((arrived, due.0)));
         }
         self.queue
             .submit_and_wait(0, None)
-            .map_err(|e| format!("committing: {e}"))?;
+            .map_err(|err| ServeError::Commit { err })?;
         let end = clock.now();
         for t in &self.committed {
             self.sh.stamps.served(*t, start, end);
