@@ -154,7 +154,7 @@ fn emulated(a: &Request) -> Result<Target, Error> {
     };
     let params = std::collections::BTreeMap::from([(a.target.clone(), p.clone())]);
     ssdready_run::emulated::check_memory(&[spec], &params, ssdready_emu::memory::TimeBase::Virtual)
-        .map_err(Error::BadInput)?;
+        .map_err(|e| Error::BadInput(e.to_string()))?;
     Ok(Target::Emulated(Box::new(p)))
 }
 

@@ -75,7 +75,7 @@ fn detach_drive(drive: Drive, name: &str, mnt: &Path, device: &str) -> (String, 
 /// `emu attach`.
 pub fn attach(spec: &str, transport: &str) {
     let params = checked_params(spec);
-    let transport = daemon::pick_transport(transport).unwrap_or_else(|e| fail(2, &e));
+    let transport = daemon::pick_transport(transport).unwrap_or_else(|e| fail(2, &e.to_string()));
     clean_stale();
     let stop = crate::stop_on_signals();
     let name = format!("emu-{}", std::process::id());
@@ -217,7 +217,7 @@ fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
         },
         neg.max_write / 1024,
         uring,
-        kernel::ublk::probe().err().unwrap_or_else(|| "available".into()),
+        kernel::ublk::probe().map_or_else(|e| e.to_string(), |()| "available".into()),
     ));
     crate::say(&format!(
         "study it with: ssdready study {dev}  (or ssdready run --filename={dev} …); \
@@ -274,7 +274,7 @@ pub fn detach(device: Option<&str>, all: bool) {
     };
     for r in targets {
         if let Err(e) = daemon::stop_daemon(&r) {
-            fail(1, &e);
+            fail(1, &e.to_string());
         }
         outln!("detached {}", r.device);
     }

@@ -304,6 +304,18 @@ pub struct NotEnoughMemory {
     pub avail: Available,
 }
 
+/// The allocator could not reserve an emulated device's data (the memory
+/// check is meant to refuse such a device first).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the emulated device's {} of data could not be allocated \
+     (set nocopy=1 on the device, or a smaller size=)",
+    human(*.bytes)
+)]
+pub struct DataNotAllocated {
+    pub bytes: u64,
+}
+
 /// Refuse a need that does not fit ([`NotEnoughMemory`]).
 pub fn check(need: &MemoryNeed, avail: &Available) -> Result<(), NotEnoughMemory> {
     if need.total() <= avail.usable(need.workers) {

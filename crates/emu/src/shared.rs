@@ -14,7 +14,7 @@ use crate::device::{Device, Extent, Op};
 use crate::engine::SlotBufs;
 use crate::fault::Outcome as Fault;
 use crate::iface::{Interface, Wait};
-use crate::memory::human;
+use crate::memory::DataNotAllocated;
 use ssdready_core::{Ddir, IoReq};
 use ssdready_io::clock::Clock;
 use ssdready_io::EngineError;
@@ -56,7 +56,7 @@ impl SharedDevice {
     /// A fresh device; its data is zero until written. Fails, rather than
     /// aborting, when the allocator cannot reserve the data (the memory
     /// check of [`crate::memory`] is meant to refuse such a device first).
-    pub fn new(params: Params, clock: Clock) -> Result<Arc<SharedDevice>, String> {
+    pub fn new(params: Params, clock: Clock) -> Result<Arc<SharedDevice>, DataNotAllocated> {
         let capacity = params.logical_pages() * params.page_bytes as u64;
         // The data first: reserving it is instant, building the FTL is not.
         let data = if params.nocopy {
@@ -64,13 +64,7 @@ impl SharedDevice {
         } else {
             Data::zeroed(capacity)
         }
-        .ok_or_else(|| {
-            format!(
-                "the emulated device's {} of data could not be allocated \
-                         (set nocopy=1 on the device, or a smaller size=)",
-                human(capacity)
-            )
-        })?;
+        .ok_or(DataNotAllocated { bytes: capacity })?;
         let dev = Device::new(&params);
         Ok(Arc::new(SharedDevice {
             capacity: dev.capacity(),

@@ -21,7 +21,7 @@
 //!   write rate falls (as reviews find it), scaled to the source's size;
 //!   the after-cache rate: sequential writes once it is full.
 
-use crate::virtual_time::simulate;
+use crate::virtual_time::{simulate, SimError};
 use ssdready_core::spec::{BlockSizes, EngineKind, JobSpec, RwMode};
 use ssdready_emu::config::Params;
 use ssdready_emu::device::Device;
@@ -126,6 +126,19 @@ pub fn error_pct(model: f64, source: f64) -> f64 {
     (model / source - 1.0) * 100.0
 }
 
+/// Why a figure could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrationError {
+    #[error(transparent)]
+    Params(#[from] ssdready_emu::config::ParamError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("the run did no I/O")]
+    NoIo,
+    #[error("the write rate never fell over half the capacity: no SLC cache")]
+    NoSlcCache,
+}
+
 /// What a run measured: I/Os, bytes, simulated seconds, mean completion
 /// latency (ns).
 struct Run {
@@ -176,8 +189,8 @@ fn sized(spec: JobSpec, offset: u64, bytes: u64) -> JobSpec {
     }
 }
 
-fn run(dev: &mut Device, spec: JobSpec) -> Result<Run, String> {
-    let o = simulate(dev, &[spec], &|| false).map_err(|e| e.to_string())?;
+fn run(dev: &mut Device, spec: JobSpec) -> Result<Run, CalibrationError> {
+    let o = simulate(dev, &[spec], &|| false)?;
     let (mut ios, mut bytes, mut ns, mut lat_sum) = (0u64, 0u64, 0u64, 0.0);
     for w in o.workers.iter().flatten() {
         ns = ns.max(w.measured_ns);
@@ -188,7 +201,7 @@ fn run(dev: &mut Device, spec: JobSpec) -> Result<Run, String> {
         }
     }
     if ios == 0 || ns == 0 {
-        return Err("the run did no I/O".into());
+        return Err(CalibrationError::NoIo);
     }
     Ok(Run {
         ios,
@@ -199,7 +212,7 @@ fn run(dev: &mut Device, spec: JobSpec) -> Result<Run, String> {
 }
 
 /// Fill `dev` with 1 MiB sequential writes.
-fn fill(dev: &mut Device) -> Result<(), String> {
+fn fill(dev: &mut Device) -> Result<(), CalibrationError> {
     let cap = dev.capacity();
     run(dev, sized(job(RwMode::Write, 1024, 8, cap), 0, cap)).map(|_| ())
 }
@@ -217,7 +230,7 @@ fn after_idle(spec: JobSpec) -> JobSpec {
 /// The preset at the size a figure is measured on: 1 GiB for reads and
 /// sustained writes, 8 GiB for writes into an SLC cache (4.2 % of 1 GiB
 /// is 43 MiB, which a 16 MiB write buffer would distort).
-fn params(preset: &str, m: Measure) -> Result<Params, String> {
+fn params(preset: &str, m: Measure) -> Result<Params, CalibrationError> {
     let size = match m {
         FreshRandWriteIops { .. }
         | SeqWriteMbps { .. }
@@ -225,11 +238,11 @@ fn params(preset: &str, m: Measure) -> Result<Params, String> {
         | SlcCacheGb { .. } => 8 * GIB,
         _ => GIB,
     };
-    Params::parse(&format!("{preset},size={size}")).map_err(|e| e.to_string())
+    Ok(Params::parse(&format!("{preset},size={size}"))?)
 }
 
 /// Measure figure `f` on its preset, in virtual time.
-pub fn measure(f: &Figure) -> Result<f64, String> {
+pub fn measure(f: &Figure) -> Result<f64, CalibrationError> {
     let p = params(f.preset, f.measure)?;
     let mut dev = Device::new(&p);
     let cap = dev.capacity();
@@ -309,7 +322,7 @@ pub fn measure(f: &Figure) -> Result<f64, String> {
 /// The share of the capacity written sequentially (128 KiB, QD 32) to a
 /// fresh device before the write rate first falls under 75 % of its
 /// first level, in steps of 1/512 of the capacity (0.2 %).
-fn slc_cache_share(dev: &mut Device) -> Result<f64, String> {
+fn slc_cache_share(dev: &mut Device) -> Result<f64, CalibrationError> {
     let cap = dev.capacity();
     let step = cap / 512;
     let w = job(RwMode::Write, 128, 32, cap);
@@ -329,5 +342,5 @@ fn slc_cache_share(dev: &mut Device) -> Result<f64, String> {
         rates.push(r);
         at += step;
     }
-    Err("the write rate never fell over half the capacity: no SLC cache".into())
+    Err(CalibrationError::NoSlcCache)
 }

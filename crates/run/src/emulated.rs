@@ -19,6 +19,83 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Why a run's emulated devices are refused before anything is built, or
+/// could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuSetupError {
+    /// A target's parameters (`filename=emu:…`) refused.
+    #[error("job '{job}': option 'filename': {err}")]
+    Params {
+        job: String,
+        err: ssdready_emu::config::ParamError,
+    },
+    /// A device grown to hold a job's region, refused then.
+    #[error("job '{job}': {err}")]
+    Grown {
+        job: String,
+        err: ssdready_emu::config::ParamError,
+    },
+    /// The devices and workers would not fit in memory: `devices` are the
+    /// targets' names, `grown_to` the size they were made to hold the jobs.
+    #[error("{}", no_room(.devices, *.grown_to, .err))]
+    NoRoom {
+        devices: Vec<String>,
+        grown_to: Option<u64>,
+        err: Box<memory::NotEnoughMemory>,
+    },
+    #[error(
+        "emulated device '{device}': fault_power_cut_after and fault_torn_write_rate change the stored data, and nocopy=1 keeps none; drop nocopy=1"
+    )]
+    FaultsOnNocopy { device: String },
+    #[error(
+        "emulated device '{device}': of the fault_ keys, virtual time models only latency spikes (fault_spike_rate, fault_spike_ns); the others run in real time only (ssdready run)"
+    )]
+    FaultsInVirtualTime { device: String },
+    #[error(
+        "job '{job}': temporal_merge={merge} with injected faults on '{device}' is not supported (a merged command's fault would fail every request in it); drop one of them"
+    )]
+    FaultsMerged {
+        job: String,
+        merge: &'static str,
+        device: String,
+    },
+    #[error(
+        "emulated device '{device}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
+    )]
+    ZonedInVirtualTime { device: String },
+    #[error(
+        "job '{job}': temporal_merge={merge} on the zoned drive '{device}' is not supported (merged commands would bypass its write pointers)"
+    )]
+    ZonedMerged {
+        job: String,
+        merge: &'static str,
+        device: String,
+    },
+    /// A device whose data could not be allocated.
+    #[error("{device}: {err}")]
+    NoData {
+        device: String,
+        err: ssdready_emu::memory::DataNotAllocated,
+    },
+}
+
+/// [`EmuSetupError::NoRoom`]'s line: the devices named first.
+fn no_room(devices: &[String], grown_to: Option<u64>, e: &memory::NotEnoughMemory) -> String {
+    let names: Vec<String> = devices.iter().map(|k| format!("'{k}'")).collect();
+    let how = match grown_to {
+        Some(size) => format!(
+            " (sized {} to hold the jobs' offset + size)",
+            memory::human(size)
+        ),
+        None => String::new(),
+    };
+    match names.len() {
+        0 => e.to_string(),
+        1 => format!("emulated device {}{how}: {e}", names[0]),
+        _ => format!("emulated devices {}{how}: {e}", names.join(" and ")),
+    }
+}
+
 /// The default target of a job without a filename.
 pub const DEFAULT_TARGET: &str = "emu:";
 
@@ -71,7 +148,7 @@ pub fn assign_emulator(specs: &mut [JobSpec]) -> Vec<String> {
 /// Parse every emulator target's parameters. When a target does not set
 /// `size=`, the device is made large enough for the jobs that use it (at
 /// least the preset's size).
-pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String> {
+pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, EmuSetupError> {
     let mut out: BTreeMap<String, Params> = BTreeMap::new();
     for s in specs.iter().filter(|s| s.ioengine == EngineKind::Emu) {
         let name = &s.filename[0];
@@ -79,8 +156,10 @@ pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String>
             .strip_prefix("emu:")
             .or_else(|| name.strip_prefix("emu"))
             .unwrap_or("");
-        let mut p =
-            Params::parse(body).map_err(|e| format!("job '{}': option 'filename': {e}", s.name))?;
+        let mut p = Params::parse(body).map_err(|err| EmuSetupError::Params {
+            job: s.name.clone(),
+            err,
+        })?;
         let explicit = body
             .split(',')
             .any(|kv| kv.trim_start().starts_with("size="));
@@ -91,7 +170,10 @@ pub fn params_for(specs: &[JobSpec]) -> Result<BTreeMap<String, Params>, String>
             let need = (s.offset + last + size).div_ceil(1 << 20) << 20;
             if need > p.size {
                 p.size = need;
-                p.check().map_err(|e| format!("job '{}': {e}", s.name))?;
+                p.check().map_err(|err| EmuSetupError::Grown {
+                    job: s.name.clone(),
+                    err,
+                })?;
             }
         }
         match out.get_mut(name) {
@@ -115,7 +197,7 @@ pub fn check_memory(
     specs: &[JobSpec],
     params: &BTreeMap<String, Params>,
     time: TimeBase,
-) -> Result<(), String> {
+) -> Result<(), EmuSetupError> {
     check_faults(specs, params, time)?;
     crate::zbd::check_zoned_devices(specs, params, time == TimeBase::Virtual)?;
     let Some(avail) = memory::available() else {
@@ -137,23 +219,15 @@ pub fn check_memory(
         .collect();
     let devices: Vec<&Params> = params.values().collect();
     let need = memory::estimate(&devices, &loads, time);
-    memory::check(&need, &avail).map_err(|e| {
-        let names: Vec<String> = params.keys().map(|k| format!("'{k}'")).collect();
+    memory::check(&need, &avail).map_err(|err| {
         let grown = params.iter().any(|(k, p)| {
             !k.contains("size=")
                 && ssdready_emu::config::preset(&p.preset).is_some_and(|d| d.size < p.size)
         });
-        let how = match grown {
-            true => format!(
-                " (sized {} to hold the jobs' offset + size)",
-                memory::human(params.values().map(|p| p.size).max().unwrap_or(0))
-            ),
-            false => String::new(),
-        };
-        match names.len() {
-            0 => e.to_string(),
-            1 => format!("emulated device {}{how}: {e}", names[0]),
-            _ => format!("emulated devices {}{how}: {e}", names.join(" and ")),
+        EmuSetupError::NoRoom {
+            devices: params.keys().cloned().collect(),
+            grown_to: grown.then(|| params.values().map(|p| p.size).max().unwrap_or(0)),
+            err: Box::new(err),
         }
     })
 }
@@ -164,25 +238,25 @@ fn check_faults(
     specs: &[JobSpec],
     params: &BTreeMap<String, Params>,
     time: TimeBase,
-) -> Result<(), String> {
+) -> Result<(), EmuSetupError> {
     for (name, p) in params.iter().filter(|(_, p)| p.faults.any()) {
         let f = &p.faults;
         if p.nocopy && (f.power_cut() || f.torn_write_rate > 0.0) {
-            return Err(format!(
-                "emulated device '{name}': fault_power_cut_after and fault_torn_write_rate change the stored data, and nocopy=1 keeps none; drop nocopy=1"
-            ));
+            return Err(EmuSetupError::FaultsOnNocopy {
+                device: name.clone(),
+            });
         }
         if time == TimeBase::Virtual && !f.only_spikes() {
-            return Err(format!(
-                "emulated device '{name}': of the fault_ keys, virtual time models only latency spikes (fault_spike_rate, fault_spike_ns); the others run in real time only (ssdready run)"
-            ));
+            return Err(EmuSetupError::FaultsInVirtualTime {
+                device: name.clone(),
+            });
         }
         if let Some(s) = merging_job(specs, name) {
-            return Err(format!(
-                "job '{}': temporal_merge={} with injected faults on '{name}' is not supported (a merged command's fault would fail every request in it); drop one of them",
-                s.name,
-                s.temporal_merge.name()
-            ));
+            return Err(EmuSetupError::FaultsMerged {
+                job: s.name.clone(),
+                merge: s.temporal_merge.name(),
+                device: name.clone(),
+            });
         }
     }
     Ok(())
@@ -201,7 +275,7 @@ pub(crate) fn merging_job<'a>(specs: &'a [JobSpec], name: &str) -> Option<&'a Jo
 
 /// The checks of a run's emulated devices on resolved jobs (`--parse-only`):
 /// their parameters and the memory check.
-pub fn check_resolved(specs: &[JobSpec], time: TimeBase) -> Result<(), String> {
+pub fn check_resolved(specs: &[JobSpec], time: TimeBase) -> Result<(), EmuSetupError> {
     let mut on_devices = specs.to_vec();
     assign_emulator(&mut on_devices);
     let params = params_for(&on_devices)?;
@@ -260,11 +334,11 @@ pub fn create(
             .map(|(k, p)| {
                 SharedDevice::new(p, clock)
                     .map(|d| (k.clone(), d))
-                    .map_err(|e| format!("{k}: {e}"))
+                    .map_err(|err| EmuSetupError::NoData { device: k, err })
             })
-            .collect::<Result<_, String>>()
+            .collect::<Result<_, EmuSetupError>>()
     })?
-    .map_err(Failure::Runtime)
+    .map_err(|e| Failure::Runtime(e.to_string()))
 }
 
 /// The emulator's report for one device.

@@ -50,6 +50,7 @@ pub mod validate;
 pub mod virtual_time;
 mod worker;
 mod zbd;
+mod zbd_error;
 
 pub use failure::Failure;
 pub use logs::{LogSink, WorkerLog};

@@ -63,7 +63,7 @@ pub(crate) fn prepare(
     if crate::passthru::is_passthru(&spec) {
         crate::passthru::check_job(&mut spec).map_err(&in_job)?;
     }
-    crate::zbd::resolve_units(&mut spec, devices).map_err(&in_job)?;
+    crate::zbd::resolve_units(&mut spec, devices).map_err(|e| in_job(e.to_string()))?;
     if spec.ioengine == EngineKind::Emu {
         let dev = devices
             .get(&spec.filename[0])
@@ -71,8 +71,8 @@ pub(crate) fn prepare(
             .clone();
         let clones = (0..spec.numjobs)
             .map(|w| {
-                let (offset, len) =
-                    fileset::region_on(&spec, w, dev.capacity()).map_err(&in_job)?;
+                let (offset, len) = fileset::region_on(&spec, w, dev.capacity())
+                    .map_err(|e| in_job(e.to_string()))?;
                 if u64::from(spec.bs.max()) > len {
                     return Err(in_job(format!(
                         "option 'bs': block size {} is larger than the {len} bytes the job covers",

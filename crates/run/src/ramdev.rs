@@ -16,6 +16,7 @@
 
 use crate::failure::Failure;
 use crate::sys::is_root;
+use ssdready_core::units::fmt_bytes;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,22 +37,68 @@ pub fn explain(kind: &str) -> &'static str {
     }
 }
 
-fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+/// A `ramdev create` request refused, or a step of making or removing a
+/// device that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RamdevError {
+    #[error("option 'kind': '{kind}' is not a kind (allowed: {KINDS})")]
+    NotAKind { kind: String },
+    #[error("option 'size': {size} bytes (allowed: a whole number of MiB, at least 1m, e.g. 1g)")]
+    NotWholeMib { size: u64 },
+    #[error(
+        "option 'size': {} is more than the {} of memory available (allowed: at most MemAvailable of /proc/meminfo)",
+        fmt_bytes(*.size as f64),
+        fmt_bytes(*.avail as f64)
+    )]
+    MoreThanMemory { size: u64, avail: u64 },
+    #[error(
+        "option 'size': {} is more than the {} free in /dev/shm, where the loop device's backing file lives",
+        fmt_bytes(*.size as f64),
+        fmt_bytes(*.free as f64)
+    )]
+    MoreThanShm { size: u64, free: u64 },
+    /// A tool (losetup) that could not be started.
+    #[error("{program:?}: {err}")]
+    NotRun {
+        program: std::ffi::OsString,
+        err: std::io::Error,
+    },
+    /// A tool that failed (`stderr`: what it said).
+    #[error("{program:?} failed: {stderr}")]
+    Failed {
+        program: std::ffi::OsString,
+        stderr: String,
+    },
+    #[error("writing '{value}' to {path}: {err}")]
+    Write {
+        value: String,
+        path: String,
+        err: std::io::Error,
+    },
+    #[error("{path}: {err}")]
+    RemoveDir { path: String, err: std::io::Error },
+}
+
+fn run(cmd: &mut Command) -> Result<String, RamdevError> {
+    let out = cmd.output().map_err(|err| RamdevError::NotRun {
+        program: cmd.get_program().to_os_string(),
+        err,
+    })?;
     if !out.status.success() {
-        return Err(format!(
-            "{:?} failed: {}",
-            cmd.get_program(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(RamdevError::Failed {
+            program: cmd.get_program().to_os_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn write(path: &str, value: &str) -> Result<(), String> {
-    std::fs::write(path, value).map_err(|e| format!("writing '{value}' to {path}: {e}"))
+fn write(path: &str, value: &str) -> Result<(), RamdevError> {
+    std::fs::write(path, value).map_err(|err| RamdevError::Write {
+        value: value.to_string(),
+        path: path.to_string(),
+        err,
+    })
 }
 
 /// The kinds `ramdev create --kind` accepts.
@@ -90,35 +137,24 @@ fn shm_free() -> Option<u64> {
 /// a size of whole MiB (null_blk counts in MiB), at least 1 MiB, and no more
 /// than the memory that is available (a RAM device beyond RAM swaps or
 /// meets the OOM killer). Returns the resolved kind.
-pub fn check_request(kind: &str, size: u64) -> Result<&str, String> {
-    use ssdready_core::units::fmt_bytes;
+pub fn check_request(kind: &str, size: u64) -> Result<&str, RamdevError> {
     let kind = pick_kind(kind);
     if !["null_blk", "loop", "zram", "ublk"].contains(&kind) {
-        return Err(format!(
-            "option 'kind': '{kind}' is not a kind (allowed: {KINDS})"
-        ));
+        return Err(RamdevError::NotAKind {
+            kind: kind.to_string(),
+        });
     }
     if size < 1 << 20 || !size.is_multiple_of(1 << 20) {
-        return Err(format!(
-            "option 'size': {size} bytes (allowed: a whole number of MiB, at least 1m, e.g. 1g)"
-        ));
+        return Err(RamdevError::NotWholeMib { size });
     }
     if let Some(avail) = mem_available() {
         if size > avail {
-            return Err(format!(
-                "option 'size': {} is more than the {} of memory available (allowed: at most MemAvailable of /proc/meminfo)",
-                fmt_bytes(size as f64),
-                fmt_bytes(avail as f64)
-            ));
+            return Err(RamdevError::MoreThanMemory { size, avail });
         }
     }
     if kind == "loop" {
         if let Some(free) = shm_free().filter(|&f| size > f) {
-            return Err(format!(
-                "option 'size': {} is more than the {} free in /dev/shm, where the loop device's backing file lives",
-                fmt_bytes(size as f64),
-                fmt_bytes(free as f64)
-            ));
+            return Err(RamdevError::MoreThanShm { size, free });
         }
     }
     Ok(kind)
@@ -128,7 +164,7 @@ pub fn check_request(kind: &str, size: u64) -> Result<&str, String> {
 /// bytes; returns (kind, device path). Bad input, missing permission and a
 /// kernel without the kind are [`Failure::BadInput`].
 pub fn create(kind: &str, size: u64) -> Result<(String, String), Failure> {
-    let kind = check_request(kind, size).map_err(Failure::BadInput)?;
+    let kind = check_request(kind, size).map_err(|e| Failure::BadInput(e.to_string()))?;
     if !is_root() {
         return Err(Failure::BadInput(
             "ramdev needs root (it creates a kernel block device)".into(),
@@ -140,6 +176,7 @@ pub fn create(kind: &str, size: u64) -> Result<(String, String), Failure> {
 fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
     let env = |m: String| Failure::BadInput(m);
     let failed = |m: String| Failure::Runtime(m);
+    let fail_with = |e: RamdevError| Failure::Runtime(e.to_string());
     match kind {
         "loop" => {
             let n = (0..1000)
@@ -175,11 +212,11 @@ fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
                     std::fs::read_to_string(format!("/sys/block/{z}/disksize")).map(|s| s.trim() == "0").unwrap_or(false)
                 })
                 .ok_or_else(|| env("no unused zram device (/sys/block/zramN/disksize is 0 for none); hot-add one via /sys/class/zram-control".into()))?;
-            write(&format!("/sys/block/{dev}/disksize"), &size.to_string()).map_err(failed)?;
+            write(&format!("/sys/block/{dev}/disksize"), &size.to_string()).map_err(fail_with)?;
             if let Err(e) = write(&format!("{SHM_PREFIX}{dev}"), "made by ssdready ramdev\n") {
                 // Unmarked, `ramdev list`/`remove` would not see it: undo.
                 let _ = write(&format!("/sys/block/{dev}/reset"), "1");
-                return Err(failed(e));
+                return Err(fail_with(e));
             }
             Ok(("zram".into(), format!("/dev/{dev}")))
         }
@@ -194,10 +231,10 @@ fn make(kind: &str, size: u64) -> Result<(String, String), Failure> {
                 })?;
             let dir = format!("{NULLB}/ssdready{n}");
             std::fs::create_dir(&dir).map_err(|e| failed(format!("{dir}: {e}")))?;
-            write(&format!("{dir}/size"), &(size >> 20).to_string()).map_err(failed)?;
-            write(&format!("{dir}/irqmode"), "0").map_err(failed)?;
-            write(&format!("{dir}/queue_mode"), "2").map_err(failed)?;
-            write(&format!("{dir}/power"), "1").map_err(failed)?;
+            write(&format!("{dir}/size"), &(size >> 20).to_string()).map_err(fail_with)?;
+            write(&format!("{dir}/irqmode"), "0").map_err(fail_with)?;
+            write(&format!("{dir}/queue_mode"), "2").map_err(fail_with)?;
+            write(&format!("{dir}/power"), "1").map_err(fail_with)?;
             let idx = std::fs::read_to_string(format!("{dir}/index"))
                 .map_err(|e| failed(e.to_string()))?;
             Ok(("null_blk".into(), format!("/dev/nullb{}", idx.trim())))
@@ -268,13 +305,13 @@ pub fn remove(which: Option<&str>) -> Result<Vec<String>, Failure> {
             )));
         }
     }
-    remove_listed(all, which).map_err(Failure::Runtime)
+    remove_listed(all, which).map_err(|e| Failure::Runtime(e.to_string()))
 }
 
 fn remove_listed(
     all: Vec<(String, String, String)>,
     which: Option<&str>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, RamdevError> {
     let mut removed = Vec::new();
     for (kind, dev, detail) in all
         .into_iter()
@@ -297,10 +334,41 @@ fn remove_listed(
             }
             _ => {
                 write(&format!("{detail}/power"), "0")?;
-                std::fs::remove_dir(&detail).map_err(|e| format!("{detail}: {e}"))?;
+                std::fs::remove_dir(&detail).map_err(|err| RamdevError::RemoveDir {
+                    path: detail.clone(),
+                    err,
+                })?;
             }
         }
         removed.push(dev);
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_refused_naming_the_option_and_the_allowed_values() {
+        let refused = |kind, size| check_request(kind, size).unwrap_err().to_string();
+        assert_eq!(
+            refused("nbd", 1 << 20),
+            "option 'kind': 'nbd' is not a kind (allowed: auto, null_blk, loop, zram)"
+        );
+        assert_eq!(
+            refused("zram", 4096),
+            "option 'size': 4096 bytes (allowed: a whole number of MiB, at least 1m, e.g. 1g)"
+        );
+        let e = RamdevError::MoreThanShm {
+            size: 2 << 30,
+            free: 1 << 30,
+        };
+        assert!(e.to_string().starts_with("option 'size': "), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("free in /dev/shm, where the loop device's backing file lives"),
+            "{e}"
+        );
+    }
 }

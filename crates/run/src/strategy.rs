@@ -283,8 +283,8 @@ fn coalescing(
         }));
     }
     let Some(c) = asked else { return Ok(None) };
-    let controllers = nvme::controllers(targets)?;
-    nvme::feature_value(c.n, c.us)?;
+    let controllers = nvme::controllers(targets).map_err(|e| e.to_string())?;
+    nvme::feature_value(c.n, c.us).map_err(|e| e.to_string())?;
     Ok(Some(CoalescingReport {
         n: c.n,
         us: c.us,

@@ -32,7 +32,7 @@ pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
     let merged = crate::replay::prepare(&mut specs).map_err(|e| {
         // A stop request while waiting on a trace's FIFO is an interruption.
         if crate::stop::flag().load(std::sync::atomic::Ordering::Relaxed) {
-            Failure::Interrupted(e)
+            Failure::Interrupted(e.to_string())
         } else {
             bad(e)
         }

@@ -19,6 +19,7 @@
 //! then too, synchronously (fio quiesces and resets alike).
 
 use crate::prepare::PreparedJob;
+pub(crate) use crate::zbd_error::ZbdError;
 use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
 use ssdready_core::spec_io::ZoneMode;
 use ssdready_emu::engine::SharedDevice;
@@ -90,7 +91,7 @@ fn known_zone_size(spec: &JobSpec, devices: &BTreeMap<String, Arc<SharedDevice>>
 pub(crate) fn resolve_units(
     spec: &mut JobSpec,
     devices: &BTreeMap<String, Arc<SharedDevice>>,
-) -> Result<(), String> {
+) -> Result<(), ZbdError> {
     let z = &spec.zbd;
     let given = [
         ("offset", z.offset_zones),
@@ -101,15 +102,11 @@ pub(crate) fn resolve_units(
         return Ok(());
     };
     if spec.zones.mode != ZoneMode::Zbd {
-        return Err(format!(
-            "option '{opt}={n}z': sizes in zones need zonemode=zbd"
-        ));
+        return Err(ZbdError::ZonesNeedZbd { opt, n });
     }
     let zs = known_zone_size(spec, devices);
     if zs == 0 {
-        return Err(format!(
-            "option '{opt}={n}z': the zone size is not known (set zonesize, or use a zoned target)"
-        ));
+        return Err(ZbdError::ZoneSizeUnknown { opt, n });
     }
     if let Some(n) = spec.zbd.offset_zones {
         spec.offset = n.saturating_mul(zs);
@@ -126,7 +123,7 @@ pub(crate) fn resolve_units(
 /// The zones of every zbd job's target, built once per target: fio's
 /// `zbd_init_files` and `zbd_setup_files` checks. Errors are one line
 /// naming the job.
-pub(crate) fn setup(jobs: &[PreparedJob]) -> Result<Vec<Option<Arc<ZbdShared>>>, String> {
+pub(crate) fn setup(jobs: &[PreparedJob]) -> Result<Vec<Option<Arc<ZbdShared>>>, ZbdError> {
     let mut by_name: BTreeMap<String, Arc<ZbdShared>> = BTreeMap::new();
     let mut out = Vec::with_capacity(jobs.len());
     for j in jobs {
@@ -135,7 +132,10 @@ pub(crate) fn setup(jobs: &[PreparedJob]) -> Result<Vec<Option<Arc<ZbdShared>>>,
             out.push(None);
             continue;
         }
-        let shared = shared_for(j, &mut by_name).map_err(|e| format!("job '{}': {e}", s.name))?;
+        let shared = shared_for(j, &mut by_name).map_err(|e| ZbdError::InJob {
+            job: s.name.clone(),
+            err: Box::new(e),
+        })?;
         out.push(Some(shared));
     }
     Ok(out)
@@ -144,27 +144,23 @@ pub(crate) fn setup(jobs: &[PreparedJob]) -> Result<Vec<Option<Arc<ZbdShared>>>,
 fn shared_for(
     j: &PreparedJob,
     by_name: &mut BTreeMap<String, Arc<ZbdShared>>,
-) -> Result<Arc<ZbdShared>, String> {
+) -> Result<Arc<ZbdShared>, ZbdError> {
     let s = &j.spec;
     if j.targets.len() > 1 || j.clones.iter().any(|c| c.regions.len() > 1) {
-        return Err("zonemode=zbd with several files is not supported yet".into());
+        return Err(ZbdError::SeveralFiles);
     }
     if s.verify.on() {
-        return Err("zonemode=zbd with verify is not supported yet".into());
+        return Err(ZbdError::WithVerify);
     }
     let writes = !matches!(s.rw, RwMode::Read | RwMode::RandRead);
     if writes && !s.direct && s.ioengine != EngineKind::Emu {
         // fio's zbd_using_direct_io.
-        return Err(
-            "Using direct I/O is mandatory for writing to ZBD drives (set direct=1)".into(),
-        );
+        return Err(ZbdError::NotDirect);
     }
     let name = match (&j.emu, j.targets.first()) {
         (Some(_), _) => s.filename[0].clone(),
         (None, Some(t)) => t.path.display().to_string(),
-        (None, None) => {
-            return Err("zonemode=zbd needs a file, a block device or an emulated drive".into())
-        }
+        (None, None) => return Err(ZbdError::NoTarget),
     };
     let shared = match by_name.get(&name) {
         Some(sh) => sh.clone(),
@@ -188,26 +184,28 @@ fn shared_for(
         t.limit(&s.zbd, device_max)?;
     }
     if s.zbd.job_max_open_zones > 0 && t.max_write_zones == 0 && writes {
-        return Err("'job_max_open_zones' cannot be used without a global open zones limit".into());
+        return Err(ZbdError::JobLimitAlone);
     }
     drop(t);
     Ok(shared)
 }
 
 /// A target's zones (module docs).
-fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
+fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, ZbdError> {
     let s = &j.spec;
     let (zs, cap) = (s.zones.size, s.zbd.zone_capacity);
     if let Some(dev) = j.emu.as_ref().filter(|d| d.is_zoned()) {
         let zones = dev
             .report_zones()
-            .map_err(|e| e.to_string())?
+            .map_err(|e| ZbdError::EmuReport { why: e.to_string() })?
             .unwrap_or_default();
         let size = dev.params.zoned.size();
         if zs > 0 && zs != size {
-            return Err(format!(
-                "{name}: job parameter zonesize {zs} does not match disk zone size {size}"
-            ));
+            return Err(ZbdError::ZoneSizeMismatch {
+                target: name.to_string(),
+                job: zs,
+                disk: size,
+            });
         }
         let host = zones
             .iter()
@@ -224,19 +222,21 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
     }
     // fio's init_zone_info: emulated zones.
     if zs == 0 {
-        return Err(format!(
-            "{name}: Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd"
-        ));
+        return Err(ZbdError::ZoneSizeMissing {
+            target: name.to_string(),
+        });
     }
     if zs < 512 {
-        return Err(format!(
-            "{name}: zone size must be at least 512 bytes for --zonemode=zbd"
-        ));
+        return Err(ZbdError::ZoneTooSmall {
+            target: name.to_string(),
+        });
     }
     if cap > zs {
-        return Err(format!(
-            "{name}: job parameter zonecapacity {cap} is larger than zone size {zs}"
-        ));
+        return Err(ZbdError::CapacityOverSize {
+            target: name.to_string(),
+            cap,
+            size: zs,
+        });
     }
     let size = match (&j.emu, j.targets.first()) {
         (Some(d), _) => d.capacity(),
@@ -245,9 +245,11 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, String> {
         (None, None) => 0,
     };
     if size < zs {
-        return Err(format!(
-            "{name}: file/device size {size} is smaller than zone size {zs}"
-        ));
+        return Err(ZbdError::SmallerThanZone {
+            target: name.to_string(),
+            size,
+            zone: zs,
+        });
     }
     let cap = if cap == 0 { zs } else { cap };
     Ok(shared(
@@ -275,26 +277,32 @@ fn is_zoned_disk(t: &Target) -> bool {
 
 /// A zoned block device's zones (BLKREPORTZONE), opened for resets when
 /// the job writes or trims (the run's safety checks passed already).
-fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, String> {
+fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, ZbdError> {
     let modifies = !matches!(s.rw, RwMode::Read | RwMode::RandRead);
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(modifies)
         .open(&t.path)
-        .map_err(|e| format!("{name}: opening for zone reports: {e}"))?;
-    let zones =
-        zoned::report_zones(&file).map_err(|e| format!("{name}: report zones failed ({e})"))?;
+        .map_err(|err| ZbdError::OpenForReport {
+            target: name.to_string(),
+            err,
+        })?;
+    let zones = zoned::report_zones(&file).map_err(|err| ZbdError::ReportFailed {
+        target: name.to_string(),
+        err,
+    })?;
     if zones.iter().any(|z| z.conventional) {
-        return Err(format!(
-            "{name}: conventional zones are not supported yet with zonemode=zbd"
-        ));
+        return Err(ZbdError::Conventional {
+            target: name.to_string(),
+        });
     }
     let size = zones.first().map_or(0, |z| z.len);
     if s.zones.size > 0 && s.zones.size != size {
-        return Err(format!(
-            "{name}: job parameter zonesize {} does not match disk zone size {size}",
-            s.zones.size
-        ));
+        return Err(ZbdError::ZoneSizeMismatch {
+            target: name.to_string(),
+            job: s.zones.size,
+            disk: size,
+        });
     }
     let host = zones
         .iter()
@@ -435,19 +443,20 @@ pub(crate) fn check_zoned_devices(
     specs: &[JobSpec],
     params: &BTreeMap<String, ssdready_emu::config::Params>,
     virtual_time: bool,
-) -> Result<(), String> {
+) -> Result<(), crate::emulated::EmuSetupError> {
+    use crate::emulated::EmuSetupError;
     for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
         if virtual_time {
-            return Err(format!(
-                "emulated device '{name}': zoned mode (zoned=1) runs in real time only (ssdready run); virtual time does not model zones"
-            ));
+            return Err(EmuSetupError::ZonedInVirtualTime {
+                device: name.clone(),
+            });
         }
         if let Some(s) = crate::emulated::merging_job(specs, name) {
-            return Err(format!(
-                "job '{}': temporal_merge={} on the zoned drive '{name}' is not supported (merged commands would bypass its write pointers)",
-                s.name,
-                s.temporal_merge.name()
-            ));
+            return Err(EmuSetupError::ZonedMerged {
+                job: s.name.clone(),
+                merge: s.temporal_merge.name(),
+                device: name.clone(),
+            });
         }
     }
     Ok(())

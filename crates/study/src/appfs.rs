@@ -44,9 +44,9 @@ pub enum FsError {
     /// The mount point.
     #[error("creating {}: {err}", .path.display())]
     Dir { path: PathBuf, err: std::io::Error },
-    /// The mount's record could not be written (its message).
-    #[error("{0}")]
-    Record(String),
+    /// The mount's record could not be written.
+    #[error(transparent)]
+    Record(ssdready_emu::kernel::KernelError),
 }
 
 /// Whether the target is a block device the section can make its own file

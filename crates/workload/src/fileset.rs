@@ -215,15 +215,24 @@ fn start_offset(spec: &JobSpec, clone: u32, real: u64, min_bs: u64) -> u64 {
     }
 }
 
+/// Why a job's region does not fit on an emulated device.
+#[derive(Debug, thiserror::Error)]
+pub enum RegionError {
+    #[error("option 'offset': {offset} is beyond the emulated device's {capacity} bytes")]
+    OffsetBeyond { offset: u64, capacity: u64 },
+    #[error(
+        "option 'size': offset + size = {end} exceeds the emulated device's {capacity} bytes (raise the device's size=)"
+    )]
+    EndBeyond { end: u64, capacity: u64 },
+}
+
 /// The region of clone `clone` on one target of `capacity` bytes (the
 /// emulator): `offset`/`size` resolved, percentages included.
-pub fn region_on(spec: &JobSpec, clone: u32, capacity: u64) -> Result<(u64, u64), String> {
+pub fn region_on(spec: &JobSpec, clone: u32, capacity: u64) -> Result<(u64, u64), RegionError> {
     let min_bs = u64::from(spec.bs.min()).max(1);
     let offset = start_offset(spec, clone, capacity, min_bs);
     if offset >= capacity {
-        return Err(format!(
-            "option 'offset': {offset} is beyond the emulated device's {capacity} bytes"
-        ));
+        return Err(RegionError::OffsetBeyond { offset, capacity });
     }
     let mut len = spec.size.unwrap_or(capacity - offset);
     if let Some(p) = spec.size_percent.filter(|&p| p != 100) {
@@ -231,10 +240,10 @@ pub fn region_on(spec: &JobSpec, clone: u32, capacity: u64) -> Result<(u64, u64)
         len -= len % min_bs;
     }
     if offset + len > capacity {
-        return Err(format!(
-            "option 'size': offset + size = {} exceeds the emulated device's {capacity} bytes (raise the device's size=)",
-            offset + len
-        ));
+        return Err(RegionError::EndBeyond {
+            end: offset + len,
+            capacity,
+        });
     }
     Ok((offset, len))
 }
@@ -377,6 +386,26 @@ mod tests {
             regions(&JobSpec::default(), 0, &[0]).is_err(),
             "no size, no file"
         );
-        assert_eq!(region_on(&spec, 0, gib), Ok((103 << 20, 4096)));
+        assert_eq!(region_on(&spec, 0, gib).unwrap(), (103 << 20, 4096));
+    }
+
+    #[test]
+    fn a_region_past_the_emulated_device_is_refused_naming_its_bytes() {
+        let at = |offset, size| JobSpec {
+            offset,
+            size,
+            ..JobSpec::default()
+        };
+        assert_eq!(
+            region_on(&at(8192, None), 0, 4096).unwrap_err().to_string(),
+            "option 'offset': 8192 is beyond the emulated device's 4096 bytes"
+        );
+        assert_eq!(
+            region_on(&at(0, Some(8192)), 0, 4096)
+                .unwrap_err()
+                .to_string(),
+            "option 'size': offset + size = 8192 exceeds the emulated device's 4096 bytes \
+             (raise the device's size=)"
+        );
     }
 }

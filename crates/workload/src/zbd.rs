@@ -80,6 +80,14 @@ pub struct ZbdFile {
     write_cnt: u32,
 }
 
+/// A job's `max_open_zones` above the device's limit (fio's text).
+#[derive(Debug, thiserror::Error)]
+#[error("Specified --max_open_zones ({user}) is larger than max ({device_max})")]
+pub struct TooManyOpenZones {
+    pub user: u32,
+    pub device_max: u32,
+}
+
 /// What to do with one I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -148,7 +156,7 @@ impl ZbdFile {
 
     /// fio's `zbd_set_max_write_zones`: the job's `max_open_zones` against
     /// the device's limit (host-managed devices only; 0: none).
-    pub fn limit(&mut self, opts: &ZbdOptions, device_max: u32) -> Result<(), String> {
+    pub fn limit(&mut self, opts: &ZbdOptions, device_max: u32) -> Result<(), TooManyOpenZones> {
         let user = opts.max_open_zones;
         self.max_write_zones = if !self.device_zoned || opts.ignore_zone_limits || device_max == 0 {
             user
@@ -157,9 +165,7 @@ impl ZbdFile {
         } else if user <= device_max {
             user
         } else {
-            return Err(format!(
-                "Specified --max_open_zones ({user}) is larger than max ({device_max})"
-            ));
+            return Err(TooManyOpenZones { user, device_max });
         };
         Ok(())
     }
@@ -619,10 +625,10 @@ mod tests {
             max_open_zones: 8,
             ..ZbdOptions::default()
         };
-        assert!(f
-            .limit(&opts, 4)
-            .unwrap_err()
-            .contains("larger than max (4)"));
+        assert_eq!(
+            f.limit(&opts, 4).unwrap_err().to_string(),
+            "Specified --max_open_zones (8) is larger than max (4)"
+        );
         f.limit(&ZbdOptions::default(), 4).unwrap();
         assert_eq!(f.max_write_zones, 4);
         let ignore = ZbdOptions {

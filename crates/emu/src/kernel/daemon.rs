@@ -12,6 +12,7 @@
 
 use super::stamps::{Stamps, Summary};
 use super::ublk_serve::UblkDrive;
+use super::KernelError;
 use super::{self as kernel, KernelDrive};
 use crate::config::Params;
 use serde::{Deserialize, Serialize};
@@ -64,7 +65,7 @@ pub enum Drive {
 impl Drive {
     /// Attach `params` over `transport` (`ublk`, or [`FUSE`] /
     /// [`FUSE_URING`] with its FUSE file system mounted at `mnt`).
-    pub fn attach(params: Params, transport: &str, mnt: &Path) -> Result<Drive, String> {
+    pub fn attach(params: Params, transport: &str, mnt: &Path) -> Result<Drive, KernelError> {
         match transport {
             "ublk" => UblkDrive::attach(params).map(|d| Drive::Ublk(Box::new(d))),
             FUSE_URING => KernelDrive::attach(params, mnt, true).map(Drive::Fuse),
@@ -230,24 +231,24 @@ pub fn put_back_uring(except: u32) -> Option<String> {
 
 /// The transport `want` (auto, fuse, fuse-uring, ublk) resolves to here,
 /// or the one line saying why none can serve.
-pub fn pick_transport(want: &str) -> Result<&'static str, String> {
+pub fn pick_transport(want: &str) -> Result<&'static str, KernelError> {
     let ublk = kernel::ublk::probe();
     match want {
         "ublk" => ublk
             .map(|_| "ublk")
-            .map_err(|why| format!("transport ublk cannot be used here: {why}")),
+            .map_err(|why| KernelError::UblkUnusable { why: Box::new(why) }),
         "auto" if ublk.is_ok() => Ok("ublk"),
         "fuse-uring" => match kernel::fuse_uring_missing() {
             None => Ok(FUSE_URING),
-            Some(m) => Err(format!("transport fuse-uring cannot be used here: it needs {m}")),
+            Some(missing) => Err(KernelError::FuseUringUnusable { missing }),
         },
         "fuse" | "auto" => match kernel::fuse_missing() {
             None => Ok(FUSE),
-            Some(m) => Err(format!("emu attach needs {m}")),
+            Some(missing) => Err(KernelError::FuseUnusable { missing }),
         },
-        other => Err(format!(
-            "option '--transport': '{other}' is not a transport (allowed: auto, fuse, fuse-uring, ublk)"
-        )),
+        other => Err(KernelError::NotATransport {
+            value: other.to_string(),
+        }),
     }
 }
 
@@ -319,7 +320,7 @@ pub fn serve_until_stopped(drive: &Drive, name: &str, stop: &AtomicBool) -> Opti
 
 /// Stop the daemon of `r` (SIGTERM; it removes what it made) and remove
 /// what it left; the error is one line.
-pub fn stop_daemon(r: &Record) -> Result<(), String> {
+pub fn stop_daemon(r: &Record) -> Result<(), KernelError> {
     if alive(r.pid) && kdev::signal(r.pid, libc::SIGTERM) {
         let t0 = Instant::now();
         while alive(r.pid) && t0.elapsed() < Duration::from_secs(10) {
@@ -327,10 +328,10 @@ pub fn stop_daemon(r: &Record) -> Result<(), String> {
         }
     }
     if alive(r.pid) {
-        return Err(format!(
-            "emu detach: the daemon of {} (pid {}) did not stop within 10 s",
-            r.device, r.pid
-        ));
+        return Err(KernelError::DaemonLingers {
+            device: r.device.clone(),
+            pid: r.pid,
+        });
     }
     if record_path(&r.name).exists() {
         clean(r);
@@ -372,7 +373,7 @@ mod tests {
 
     #[test]
     fn an_unknown_transport_is_refused_naming_the_allowed_ones() {
-        let e = pick_transport("nbd").unwrap_err();
+        let e = pick_transport("nbd").unwrap_err().to_string();
         assert!(
             e.contains("'nbd' is not a transport (allowed: auto, fuse, fuse-uring, ublk)"),
             "{e}"

@@ -133,20 +133,23 @@ pub fn was_path(run_dir: &Path) -> std::path::PathBuf {
 /// Turn the kernel's switch on (root), keeping what it was in `run_dir`
 /// unless an earlier attachment already did. Ok(None) when it was on;
 /// Ok(Some(line)) saying that it was turned on.
-pub fn turn_on(run_dir: &Path) -> Result<Option<String>, String> {
+pub fn turn_on(run_dir: &Path) -> Result<Option<String>, super::KernelError> {
     match enabled() {
-        None => Err(format!(
-            "FUSE over io_uring: this kernel has no {PARAM} (CONFIG_FUSE_IO_URING)"
-        )),
+        None => Err(super::KernelError::NoUringSwitch { param: PARAM }),
         Some(true) => Ok(None),
         Some(false) => {
             let was = was_path(run_dir);
             if !was.exists() {
                 std::fs::create_dir_all(run_dir)
                     .and_then(|_| ssdready_io::writer::replace(&was, b"N\n"))
-                    .map_err(|e| format!("keeping {PARAM}'s value in {}: {e}", was.display()))?;
+                    .map_err(|err| super::KernelError::KeepSwitch {
+                        param: PARAM,
+                        path: was.clone(),
+                        err,
+                    })?;
             }
-            std::fs::write(PARAM, "Y").map_err(|e| format!("turning on {PARAM}: {e}"))?;
+            std::fs::write(PARAM, "Y")
+                .map_err(|err| super::KernelError::TurnOn { param: PARAM, err })?;
             Ok(Some(format!(
                 "turned FUSE over io_uring on ({PARAM}: N → Y); it is put back to N when the last \
                  drive using it is detached"

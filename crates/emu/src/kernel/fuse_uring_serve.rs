@@ -30,6 +30,7 @@ use super::due::Early;
 use super::fuse_handle::{Flow, Handler, Shared, MAX_IO};
 use super::fuse_proto::{self as p, InHeader};
 use super::fuse_uring::{self as u};
+use super::ServeError;
 use ssdready_io::fuse_uring::{Ring, FIRED};
 use ssdready_io::kdev;
 use std::fs::File;
@@ -71,7 +72,7 @@ pub fn serve(
     fuse: Arc<File>,
     sh: Arc<Shared>,
     plan: Plan,
-    ready: Sender<Result<(), String>>,
+    ready: Sender<Result<(), ServeError>>,
 ) -> String {
     let _ = kdev::set_timer_slack(1);
     if kdev::set_fifo(1).is_ok() {
@@ -83,10 +84,11 @@ pub fn serve(
     let entries = plan.qids.len() * plan.per_queue;
     let ring = match Ring::new(fuse, entries, MAX_IO) {
         Ok(r) => r,
-        Err(e) => {
-            let why = format!("making a FUSE ring of {entries} entries: {e}");
-            let _ = ready.send(Err(why.clone()));
-            return why;
+        Err(err) => {
+            let why = ServeError::MakeRing { entries, err };
+            let line = why.to_string();
+            let _ = ready.send(Err(why));
+            return line;
         }
     };
     let mut s = Server {
@@ -104,8 +106,9 @@ pub fn serve(
             let _ = ready.send(Ok(()));
         }
         Err(why) => {
-            let _ = ready.send(Err(why.clone()));
-            return why;
+            let line = why.to_string();
+            let _ = ready.send(Err(why));
+            return line;
         }
     }
     s.run()
@@ -130,28 +133,24 @@ impl Server {
         self.plan.qids[e / self.plan.per_queue]
     }
 
-    fn register(&mut self, e: usize) -> Result<(), String> {
+    fn register(&mut self, e: usize) -> Result<(), ServeError> {
         let cmd = u::cmd_req(0, self.qid(e));
         self.ring
             .push(e, u::CMD_REGISTER, cmd, true)
-            .map_err(|e| format!("registering a FUSE ring entry: {e}"))
+            .map_err(|err| ServeError::RegisterEntry { err })
     }
 
     /// Register every entry, once the kernel has taken the INIT reply
     /// (before, it answers EAGAIN). A request may already arrive on an
     /// entry meanwhile: it stays in `done` for the first turn of the loop.
-    fn register_all(&mut self) -> Result<(), String> {
+    fn register_all(&mut self) -> Result<(), ServeError> {
         let t0 = Instant::now();
         loop {
             let neg = self.sh.negotiated.lock().ok().and_then(|g| *g);
             match neg {
                 Some(n) if n.io_uring => break,
-                Some(_) => {
-                    return Err("the kernel did not agree to FUSE over io_uring at INIT".into())
-                }
-                None if t0.elapsed() > INIT_LIMIT => {
-                    return Err("the kernel sent no INIT within 5 s".into())
-                }
+                Some(_) => return Err(ServeError::UringRefused),
+                None if t0.elapsed() > INIT_LIMIT => return Err(ServeError::NoInit),
                 None => std::thread::sleep(Duration::from_millis(1)),
             }
         }
@@ -163,7 +162,7 @@ impl Server {
             }
             self.ring
                 .submit_and_wait(0, None)
-                .map_err(|e| format!("registering the FUSE ring: {e}"))?;
+                .map_err(|err| ServeError::RegisterRing { err })?;
             std::thread::sleep(Duration::from_millis(2));
             self.done.clear();
             self.ring.reap(&mut self.done);
@@ -171,10 +170,9 @@ impl Server {
                 match res {
                     r if r == -libc::EAGAIN && t0.elapsed() < INIT_LIMIT => todo.push(e),
                     r if r < 0 => {
-                        return Err(format!(
-                            "the kernel refused a FUSE ring entry: {}",
-                            std::io::Error::from_raw_os_error(-r)
-                        ))
+                        return Err(ServeError::EntryRefused {
+                            err: std::io::Error::from_raw_os_error(-r),
+                        })
                     }
                     _ => arrived.push((e, res)),
                 }
@@ -192,7 +190,7 @@ impl Server {
                 return why;
             }
             if let Err(why) = self.answer_due() {
-                return why;
+                return why.to_string();
             }
             let stop = self.sh.stop.load(Ordering::Relaxed);
             if stop {
@@ -242,12 +240,12 @@ impl Server {
             match res {
                 0.. => {
                     if let Err(why) = self.arrive(e) {
-                        return Some(why);
+                        return Some(why.to_string());
                     }
                 }
                 r if r == -libc::EAGAIN => {
                     if let Err(why) = self.register(e) {
-                        return Some(why);
+                        return Some(why.to_string());
                     }
                 }
                 _ => self.dead += 1,
@@ -263,20 +261,18 @@ impl Server {
 
     /// A request arrived on entry `e`: lay it out as `/dev/fuse` would,
     /// handle it, and commit its reply now or queue it for its completion.
-    fn arrive(&mut self, e: usize) -> Result<(), String> {
+    fn arrive(&mut self, e: usize) -> Result<(), ServeError> {
         let arrived = self.sh.dev.clock.now();
         let (hdr, payload) = self.ring.buffers(e);
         let (_, psz) = u::request_of(hdr);
         let Some(mut h) = InHeader::fields(&hdr[u::IN_OUT..u::IN_OUT + p::IN_HEADER]) else {
-            return Err("a malformed request on the FUSE ring".into());
+            return Err(ServeError::Malformed);
         };
         let opsz = u::op_in_size(h.opcode);
         let n = p::IN_HEADER + opsz + psz;
         let inbuf = &mut self.h.inbuf;
         if n > inbuf.len() || psz > payload.len() {
-            return Err(format!(
-                "a request of {n} bytes on the FUSE ring, beyond its buffers"
-            ));
+            return Err(ServeError::BeyondBuffers { bytes: n });
         }
         inbuf[..p::IN_HEADER].copy_from_slice(&hdr[u::IN_OUT..u::IN_OUT + p::IN_HEADER]);
         inbuf[..4].copy_from_slice(&(n as u32).to_le_bytes());
@@ -307,17 +303,17 @@ impl Server {
         }
     }
 
-    fn commit(&mut self, e: usize, unique: u64) -> Result<(), String> {
+    fn commit(&mut self, e: usize, unique: u64) -> Result<(), ServeError> {
         let cmd = u::cmd_req(unique, self.qid(e));
         self.ring
             .push(e, u::CMD_COMMIT_AND_FETCH, cmd, false)
-            .map_err(|err| format!("committing a FUSE reply: {err}"))
+            .map_err(|err| ServeError::CommitReply { err })
     }
 
     /// Commit every reply whose modelled completion has come (all of them
     /// when stopping), spinning for one due within the timer's learnt
     /// overshoot; the commits go with the next submission.
-    fn answer_due(&mut self) -> Result<(), String> {
+    fn answer_due(&mut self) -> Result<(), ServeError> {
         let clock = self.sh.dev.clock;
         let mut now = clock.now();
         if self.sh.stop.load(Ordering::Relaxed) {

@@ -28,6 +28,7 @@
 
 pub mod daemon;
 pub mod due;
+mod error;
 pub mod fuse_handle;
 pub mod fuse_proto;
 pub mod fuse_serve;
@@ -37,6 +38,8 @@ pub mod mounts;
 pub mod stamps;
 pub mod ublk;
 pub mod ublk_serve;
+
+pub use error::{KernelError, ServeError};
 
 use crate::config::Params;
 use crate::shared::SharedDevice;
@@ -158,17 +161,21 @@ impl KernelDrive {
     /// serve it, and bind a free loop device to its file.
     /// With `uring`, requests travel over io_uring (FUSE over io_uring),
     /// the kernel's switch turned on first where it is off.
-    pub fn attach(params: Params, mountpoint: &Path, uring: bool) -> Result<KernelDrive, String> {
+    pub fn attach(
+        params: Params,
+        mountpoint: &Path,
+        uring: bool,
+    ) -> Result<KernelDrive, KernelError> {
         let missing = if uring {
             fuse_uring_missing()
         } else {
             fuse_missing()
         };
         if let Some(m) = missing {
-            return Err(format!("the kernel drive needs {m}"));
+            return Err(KernelError::Needs { missing: m });
         }
         if let Some(why) = unsupported(&params) {
-            return Err(why);
+            return Err(KernelError::Unsupported { why });
         }
         let uring_switch = match uring {
             true => fuse_uring::turn_on(Path::new(daemon::RUN_DIR))?,
@@ -178,7 +185,10 @@ impl KernelDrive {
         Self::attach_with(params, mountpoint, uring, uring_switch).map_err(|e| {
             // A failed attach puts the kernel's switch back at once.
             match turned_on.then(|| daemon::put_back_uring(std::process::id())) {
-                Some(Some(line)) => format!("{e}; {line}"),
+                Some(Some(line)) => KernelError::SwitchPutBack {
+                    err: Box::new(e),
+                    line,
+                },
                 _ => e,
             }
         })
@@ -189,7 +199,7 @@ impl KernelDrive {
         mountpoint: &Path,
         uring: bool,
         uring_switch: Option<String>,
-    ) -> Result<KernelDrive, String> {
+    ) -> Result<KernelDrive, KernelError> {
         let bs = block_size(&params);
         let depth = queue_depth(&params);
         let dev = SharedDevice::new(params, Clock::calibrate())?;
@@ -202,9 +212,16 @@ impl KernelDrive {
             block_size: bs,
             uring,
         });
-        let session = kdev::open_fuse().map_err(|e| format!("opening /dev/fuse: {e}"))?;
-        kdev::mount_fuse(&session, mountpoint, "ssdready-emu")
-            .map_err(|e| format!("mounting FUSE on {}: {e}", mountpoint.display()))?;
+        let session = kdev::open_fuse().map_err(|err| KernelError::Os {
+            doing: "opening /dev/fuse",
+            err,
+        })?;
+        kdev::mount_fuse(&session, mountpoint, "ssdready-emu").map_err(|err| {
+            KernelError::Mount {
+                dir: mountpoint.to_path_buf(),
+                err,
+            }
+        })?;
         let mut drive = KernelDrive {
             mountpoint: mountpoint.to_path_buf(),
             loop_path: PathBuf::new(),
@@ -225,13 +242,13 @@ impl KernelDrive {
         }
     }
 
-    fn start(&mut self, session: std::fs::File) -> Result<(), String> {
+    fn start(&mut self, session: std::fs::File) -> Result<(), KernelError> {
         if let Some((queues, per_queue)) = self.uring {
             return self.start_uring(session, queues, per_queue);
         }
         let mut fds = Vec::with_capacity(self.threads);
         for _ in 1..self.threads {
-            fds.push(kdev::clone_fuse(&session).map_err(|e| format!("cloning /dev/fuse: {e}"))?);
+            fds.push(kdev::clone_fuse(&session).map_err(cloning)?);
         }
         fds.push(session);
         for (i, fd) in fds.into_iter().enumerate() {
@@ -239,7 +256,10 @@ impl KernelDrive {
             let h = std::thread::Builder::new()
                 .name(format!("ssdready-fuse{i}"))
                 .spawn(move || fuse_serve::serve(fd, sh))
-                .map_err(|e| format!("starting a daemon thread: {e}"))?;
+                .map_err(|err| KernelError::Os {
+                    doing: "starting a daemon thread",
+                    err,
+                })?;
             self.handles.push(h);
         }
         // Every thread set up (priority, timer slack) before the first request.
@@ -260,14 +280,16 @@ impl KernelDrive {
         session: std::fs::File,
         queues: usize,
         per_queue: usize,
-    ) -> Result<(), String> {
-        let ring_fd =
-            Arc::new(kdev::clone_fuse(&session).map_err(|e| format!("cloning /dev/fuse: {e}"))?);
+    ) -> Result<(), KernelError> {
+        let ring_fd = Arc::new(kdev::clone_fuse(&session).map_err(cloning)?);
         let sh = self.shared.clone();
         let h = std::thread::Builder::new()
             .name("ssdready-fuse".into())
             .spawn(move || fuse_serve::serve(session, sh))
-            .map_err(|e| format!("starting a daemon thread: {e}"))?;
+            .map_err(|err| KernelError::Os {
+                doing: "starting a daemon thread",
+                err,
+            })?;
         self.handles.push(h);
         let plans = fuse_uring_serve::plans(queues, self.threads, per_queue);
         self.threads = plans.len();
@@ -277,25 +299,24 @@ impl KernelDrive {
             let h = std::thread::Builder::new()
                 .name(format!("ssdready-ring{i}"))
                 .spawn(move || fuse_uring_serve::serve(fd, sh, plan, tx))
-                .map_err(|e| format!("starting a ring thread: {e}"))?;
+                .map_err(|err| KernelError::Os {
+                    doing: "starting a ring thread",
+                    err,
+                })?;
             self.handles.push(h);
         }
         for _ in 0..self.threads {
             match rx.recv_timeout(Duration::from_secs(10)) {
                 Ok(Ok(())) => {}
-                Ok(Err(why)) => return Err(format!("FUSE over io_uring: {why}")),
-                Err(_) => {
-                    return Err(
-                        "FUSE over io_uring: the ring threads did not register within 10 s".into(),
-                    )
-                }
+                Ok(Err(why)) => return Err(KernelError::Ring { why }),
+                Err(_) => return Err(KernelError::RingsLate),
             }
         }
         self.bind_loop()
     }
 
     /// Open the FUSE file with direct I/O and bind a free loop device to it.
-    fn bind_loop(&mut self) -> Result<(), String> {
+    fn bind_loop(&mut self) -> Result<(), KernelError> {
         let file = self.mountpoint.join(fuse_proto::DISK_NAME);
         let backing = {
             use std::os::unix::fs::OpenOptionsExt;
@@ -304,12 +325,17 @@ impl KernelDrive {
                 .write(true)
                 .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
                 .open(&file)
-                .map_err(|e| format!("opening {}: {e}", file.display()))?
+                .map_err(|err| KernelError::Open {
+                    path: file.clone(),
+                    err,
+                })?
         };
         let mut last = String::new();
         for _ in 0..20 {
-            let n =
-                kdev::loop_get_free().map_err(|e| format!("finding a free loop device: {e}"))?;
+            let n = kdev::loop_get_free().map_err(|err| KernelError::Os {
+                doing: "finding a free loop device",
+                err,
+            })?;
             match kdev::loop_configure(n, &backing, self.block_size, true) {
                 Ok(_dev) => {
                     self.loop_index = n;
@@ -318,23 +344,24 @@ impl KernelDrive {
                 }
                 // Another process took it meanwhile.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),
-                Err(e) => return Err(format!("binding /dev/loop{n} to {}: {e}", file.display())),
+                Err(err) => return Err(KernelError::BindLoop { n, file, err }),
             }
         }
-        Err(format!("no free loop device could be bound: {last}"))
+        Err(KernelError::NoFreeLoop { last })
     }
 
     /// The loop device must do direct I/O, or the page cache would sit
     /// between the platform and the drive.
-    fn check_dio(&self) -> Result<(), String> {
+    fn check_dio(&self) -> Result<(), KernelError> {
         let p = format!("/sys/block/loop{}/loop/dio", self.loop_index);
         match std::fs::read_to_string(&p).map(|s| s.trim().to_string()) {
             Ok(v) if v == "1" => Ok(()),
-            Ok(v) => Err(format!(
-                "{} refused direct I/O ({p} = {v})",
-                self.loop_path.display()
-            )),
-            Err(e) => Err(format!("reading {p}: {e}")),
+            Ok(value) => Err(KernelError::NoDirectIo {
+                device: self.loop_path.clone(),
+                knob: p,
+                value,
+            }),
+            Err(err) => Err(KernelError::Read { path: p, err }),
         }
     }
 
@@ -386,6 +413,13 @@ impl KernelDrive {
             }
         }
         left
+    }
+}
+
+fn cloning(err: std::io::Error) -> KernelError {
+    KernelError::Os {
+        doing: "cloning /dev/fuse",
+        err,
     }
 }
 

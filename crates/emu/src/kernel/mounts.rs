@@ -10,6 +10,7 @@
 //! removes the mount point and the record.
 
 use super::daemon::{alive, RUN_DIR};
+use super::KernelError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -42,25 +43,37 @@ impl Drop for Recorded {
 
 /// Record that this process mounts `device` at `dir` (call before
 /// mounting); `made`: it also made the file system there.
-pub fn record(device: &str, dir: &Path, made: bool) -> Result<Recorded, String> {
+pub fn record(device: &str, dir: &Path, made: bool) -> Result<Recorded, KernelError> {
     record_in(Path::new(RUN_DIR), device, dir, made)
 }
 
-fn record_in(run_dir: &Path, device: &str, dir: &Path, made: bool) -> Result<Recorded, String> {
-    std::fs::create_dir_all(run_dir).map_err(|e| format!("creating {}: {e}", run_dir.display()))?;
+fn record_in(
+    run_dir: &Path,
+    device: &str,
+    dir: &Path,
+    made: bool,
+) -> Result<Recorded, KernelError> {
+    std::fs::create_dir_all(run_dir).map_err(|err| KernelError::CreateDir {
+        path: run_dir.to_path_buf(),
+        err,
+    })?;
     let r = MountRecord {
         pid: std::process::id(),
         device: device.to_string(),
         dir: dir.display().to_string(),
         made,
     };
-    let text = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&r).map_err(|err| KernelError::Serialize { err })?;
     let dirname = dir
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let path = run_dir.join(format!("mount-{}-{dirname}.mount", r.pid));
-    ssdready_io::writer::replace(&path, text.as_bytes())
-        .map_err(|e| format!("recording the mount in {}: {e}", path.display()))?;
+    ssdready_io::writer::replace(&path, text.as_bytes()).map_err(|err| {
+        KernelError::RecordMount {
+            path: path.clone(),
+            err,
+        }
+    })?;
     Ok(Recorded { path })
 }
 

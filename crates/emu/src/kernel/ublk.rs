@@ -211,22 +211,19 @@ pub fn known_bad(release: &str) -> bool {
 
 /// Whether the ublk transport can serve a drive here; if not, why (one
 /// clause naming what is missing).
-pub fn probe() -> Result<(), String> {
+pub fn probe() -> Result<(), super::KernelError> {
     if !std::path::Path::new("/dev/ublk-control").exists() {
-        return Err(
-            "no /dev/ublk-control (ublk_drv is not loaded or not built into this kernel)".into(),
-        );
+        return Err(super::KernelError::NoUblkControl);
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let release = release.trim();
     if known_bad(release) {
-        return Err(format!(
-            "kernel {release} is known to crash on the first ublk device add (6.18.4–6.18.5; \
-             Ubuntu 6.17.0-24 … -40)"
-        ));
+        return Err(super::KernelError::UblkCrashes {
+            release: release.to_string(),
+        });
     }
     if !ssdready_io::kdev::is_root() {
-        return Err("not root (adding a ublk device needs CAP_SYS_ADMIN)".into());
+        return Err(super::KernelError::UblkNotRoot);
     }
     Ok(())
 }

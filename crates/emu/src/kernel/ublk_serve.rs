@@ -25,6 +25,7 @@
 use super::fuse_serve::SPIN_NS;
 use super::stamps::Stamps;
 use super::ublk::{self as u, IoDesc, Opcodes};
+use super::{KernelError, ServeError};
 use crate::config::Params;
 use crate::data::Way;
 use crate::device::{Extent, Op};
@@ -76,10 +77,10 @@ pub struct UblkDrive {
 
 impl UblkDrive {
     /// Add, configure and start a ublk device served by the model.
-    pub fn attach(params: Params) -> Result<UblkDrive, String> {
+    pub fn attach(params: Params) -> Result<UblkDrive, KernelError> {
         u::probe()?;
         if let Some(why) = super::unsupported(&params) {
-            return Err(why);
+            return Err(KernelError::Unsupported { why });
         }
         let bs = super::block_size(&params);
         let depth = super::queue_depth(&params).min(ssdready_io::ublk::MAX_QUEUE_DEPTH as u16);
@@ -90,7 +91,7 @@ impl UblkDrive {
         // volatile cache makes the kernel send them.
         let cache = true;
         let dev = SharedDevice::new(params, Clock::calibrate())?;
-        let mut control = Control::open().map_err(|e| format!("opening /dev/ublk-control: {e}"))?;
+        let mut control = Control::open().map_err(opening_control)?;
         let opcodes = pick_opcodes(&mut control);
         let flags = match opcodes {
             Opcodes::Encoded => u::F_CMD_IOCTL_ENCODE,
@@ -100,7 +101,10 @@ impl UblkDrive {
         let hdr = u::ctrl_cmd(u32::MAX, u16::MAX, 0, 0, 0);
         control
             .command(opcodes.of(u::ADD_DEV), hdr, &mut info, CONTROL_LIMIT)
-            .map_err(|e| format!("adding a ublk device: {e}"))?;
+            .map_err(|err| KernelError::Os {
+                doing: "adding a ublk device",
+                err,
+            })?;
         let dev_id = u::dev_info_id(&info);
         let shared = Arc::new(Shared {
             dev,
@@ -129,13 +133,16 @@ impl UblkDrive {
                 let left = drive.detach();
                 Err(match left.is_empty() {
                     true => e,
-                    false => format!("{e}; NOT removed: {}", left.join("; ")),
+                    false => KernelError::NotRemoved {
+                        err: Box::new(e),
+                        left,
+                    },
                 })
             }
         }
     }
 
-    fn start(&mut self, cache: bool) -> Result<(), String> {
+    fn start(&mut self, cache: bool) -> Result<(), KernelError> {
         let cap = self.shared.dev.capacity();
         let shift = self.block_size.trailing_zeros() as u8;
         let mut params = u::params_with_discard(
@@ -153,7 +160,10 @@ impl UblkDrive {
                 &mut params,
                 CONTROL_LIMIT,
             )
-            .map_err(|e| format!("setting the ublk device's parameters: {e}"))?;
+            .map_err(|err| KernelError::Os {
+                doing: "setting the ublk device's parameters",
+                err,
+            })?;
         let cpath = format!("/dev/ublkc{}", self.dev_id);
         let cdev = Arc::new(open_waiting(Path::new(&cpath))?);
         self.cdev = Some(cdev.clone());
@@ -168,17 +178,20 @@ impl UblkDrive {
                     }
                     why
                 })
-                .map_err(|e| format!("starting a queue thread: {e}"))?;
+                .map_err(|err| KernelError::Os {
+                    doing: "starting a queue thread",
+                    err,
+                })?;
             self.handles.push(h);
         }
         let t0 = Instant::now();
         while self.shared.ready.load(Ordering::Acquire) < self.queues as usize {
             if let Some(h) = self.handles.iter().position(|h| h.is_finished()) {
                 let why = self.handles.remove(h).join().unwrap_or_default();
-                return Err(format!("a ublk queue thread failed: {why}"));
+                return Err(KernelError::UblkQueue { why });
             }
             if t0.elapsed() > Duration::from_secs(5) {
-                return Err("the ublk queue threads did not start within 5 s".into());
+                return Err(KernelError::UblkQueuesLate);
             }
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -186,7 +199,10 @@ impl UblkDrive {
         let hdr = u::ctrl_cmd(self.dev_id, u16::MAX, 0, 0, pid);
         self.control
             .command(self.opcodes.of(u::START_DEV), hdr, &mut [], CONTROL_LIMIT)
-            .map_err(|e| format!("starting the ublk device: {e}"))?;
+            .map_err(|err| KernelError::Os {
+                doing: "starting the ublk device",
+                err,
+            })?;
         self.started = true;
         open_waiting(&self.path).map(drop)
     }
@@ -243,15 +259,22 @@ impl UblkDrive {
 }
 
 /// Delete ublk device `dev_id` whose server is gone (a stale attachment).
-pub fn delete(dev_id: u32) -> Result<(), String> {
-    let mut c = Control::open().map_err(|e| format!("opening /dev/ublk-control: {e}"))?;
+pub fn delete(dev_id: u32) -> Result<(), KernelError> {
+    let mut c = Control::open().map_err(opening_control)?;
     let ops = pick_opcodes(&mut c);
     let hdr = u::ctrl_cmd(dev_id, u16::MAX, 0, 0, 0);
     c.command(ops.of(u::STOP_DEV), hdr, &mut [], CONTROL_LIMIT)
         .ok();
     c.command(ops.of(u::DEL_DEV), hdr, &mut [], CONTROL_LIMIT)
         .map(drop)
-        .map_err(|e| format!("deleting ublk device {dev_id}: {e}"))
+        .map_err(|err| KernelError::DeleteUblk { dev_id, err })
+}
+
+fn opening_control(err: std::io::Error) -> KernelError {
+    KernelError::Os {
+        doing: "opening /dev/ublk-control",
+        err,
+    }
 }
 
 /// Encoded command numbers where the kernel answers `GET_FEATURES` (6.5
@@ -266,7 +289,7 @@ fn pick_opcodes(c: &mut Control) -> Opcodes {
 }
 
 /// Open `path` read-write, waiting up to 2 s for its node to appear.
-fn open_waiting(path: &Path) -> Result<File, String> {
+fn open_waiting(path: &Path) -> Result<File, KernelError> {
     let t0 = Instant::now();
     loop {
         match std::fs::OpenOptions::new()
@@ -279,7 +302,12 @@ fn open_waiting(path: &Path) -> Result<File, String> {
                 let _ = e;
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(e) => return Err(format!("opening {}: {e}", path.display())),
+            Err(err) => {
+                return Err(KernelError::Open {
+                    path: path.to_path_buf(),
+                    err,
+                })
+            }
         }
     }
 }
@@ -354,7 +382,7 @@ impl Server<'_> {
             let now = clock.now();
             if self.pending.peek().is_some_and(|d| d.0 .0 <= now) {
                 if let Err(e) = self.commit_due(commit, now) {
-                    return e;
+                    return e.to_string();
                 }
             }
             let stopping = self.sh.stop.load(Ordering::Relaxed);
@@ -391,7 +419,7 @@ impl Server<'_> {
     }
 
     /// Commit every request due by `now` in one submission.
-    fn commit_due(&mut self, commit: u32, now: u64) -> Result<(), String> {
+    fn commit_due(&mut self, commit: u32, now: u64) -> Result<(), ServeError> {
         let clock = &self.sh.dev.clock;
         let start = clock.now();
         self.committed.clear();
@@ -399,13 +427,13 @@ impl Server<'_> {
             let Due(due, tag, result, arrived) = self.pending.pop().expect("peeked");
             self.queue
                 .push(commit, tag, result)
-                .map_err(|e| format!("committing tag {tag}: {e}"))?;
+                .map_err(|err| ServeError::CommitTag { tag, err })?;
             self.committed
                 .push((arrived != u64::MAX).then_some((arrived, due.0)));
         }
         self.queue
             .submit_and_wait(0, None)
-            .map_err(|e| format!("committing: {e}"))?;
+            .map_err(|err| ServeError::Commit { err })?;
         let end = clock.now();
         for t in &self.committed {
             self.sh.stamps.served(*t, start, end);

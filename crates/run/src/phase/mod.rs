@@ -113,7 +113,8 @@ pub(crate) fn run_phase(
     let mut inst = Instruments::open(run.profile, run.profile_exact, decompose, warnings);
     let devices = measure::devices(run, members);
     // Interrupt coalescing of real devices, put back when the phase ends.
-    let _coalescing = crate::strategy::nvme::apply(jobs, members).map_err(Failure::Runtime)?;
+    let _coalescing =
+        crate::strategy::nvme::apply(jobs, members).map_err(|e| Failure::Runtime(e.to_string()))?;
     let mut w = spawn::spawn(run, members, &mut carried.next_worker, inst.join_table())?;
     let (ramp, expected) = measure::timing(run, members, warnings);
     w.opened.wait();

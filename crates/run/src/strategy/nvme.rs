@@ -18,43 +18,80 @@ use std::process::Command;
 /// The feature's id.
 const FEATURE: &str = "0x08";
 
+/// Why interrupt coalescing cannot be set, or was not.
+#[derive(Debug, thiserror::Error)]
+pub enum CoalesceError {
+    #[error(
+        "interrupt coalescing is not available here: {} is not on a block device \
+         (no device interrupts to coalesce)",
+        .path.display()
+    )]
+    NotBlockDevice { path: PathBuf },
+    /// `kind` says what the device is, in words.
+    #[error(
+        "interrupt coalescing is not available here: /dev/{dev} is {kind}, not NVMe: \
+         interrupt coalescing is NVMe's feature 0x08, which ssdready sets only on NVMe devices"
+    )]
+    NotNvme { dev: String, kind: &'static str },
+    #[error(
+        "interrupt coalescing is not available here: the NVMe controller of /dev/{dev} was \
+         not found (/sys/block/{dev}/device)"
+    )]
+    NoController { dev: String },
+    #[error(
+        "interrupt coalescing is not available here: setting an NVMe feature is an admin \
+         command and needs root"
+    )]
+    NotRoot,
+    #[error(
+        "interrupt coalescing is not available here: the nvme command (nvme-cli) is not \
+         installed; install it to set feature 0x08"
+    )]
+    NoNvmeCli,
+    #[error("option 'coalesce_n': {n} is more than NVMe's 256 (allowed on NVMe: 0..=256)")]
+    TooManyCompletions { n: u32 },
+    #[error(
+        "option 'coalesce_us': {us} µs cannot be set on NVMe (allowed: multiples of 100 \
+         up to 25500: the feature counts in 100 µs units)"
+    )]
+    BadTime { us: u64 },
+    /// `args`: the nvme command's arguments, space-separated.
+    #[error("running nvme {args}: {err}")]
+    NvmeNotRun { args: String, err: std::io::Error },
+    #[error("nvme {args} failed: {stderr}")]
+    NvmeFailed { args: String, stderr: String },
+    #[error("could not read the interrupt coalescing of {dev} to put it back: {output}")]
+    Unreadable { dev: String, output: String },
+}
+
 /// The controllers (`nvme0`) of a job's targets, when coalescing can be set
 /// on every one; else why not.
-pub fn controllers(targets: &[Target]) -> Result<Vec<String>, String> {
-    let na = |why: String| format!("interrupt coalescing is not available here: {why}");
+pub fn controllers(targets: &[Target]) -> Result<Vec<String>, CoalesceError> {
     let mut out = Vec::new();
     for t in targets {
         let Some(dev) = t.device.as_deref() else {
-            return Err(na(format!(
-                "{} is not on a block device (no device interrupts to coalesce)",
-                t.path.display()
-            )));
+            return Err(CoalesceError::NotBlockDevice {
+                path: t.path.clone(),
+            });
         };
         if !dev.starts_with("nvme") {
-            return Err(na(format!(
-                "/dev/{dev} is {}, not NVMe: interrupt coalescing is NVMe's feature 0x08, \
-                 which ssdready sets only on NVMe devices",
-                kind_of(dev)
-            )));
+            return Err(CoalesceError::NotNvme {
+                dev: dev.to_string(),
+                kind: kind_of(dev),
+            });
         }
-        let ctrl = controller_of(dev).ok_or_else(|| {
-            na(format!(
-                "the NVMe controller of /dev/{dev} was not found (/sys/block/{dev}/device)"
-            ))
+        let ctrl = controller_of(dev).ok_or_else(|| CoalesceError::NoController {
+            dev: dev.to_string(),
         })?;
         if !out.contains(&ctrl) {
             out.push(ctrl);
         }
     }
     if !crate::sys::is_root() {
-        return Err(na(
-            "setting an NVMe feature is an admin command and needs root".into(),
-        ));
+        return Err(CoalesceError::NotRoot);
     }
     if nvme_cli().is_none() {
-        return Err(na(
-            "the nvme command (nvme-cli) is not installed; install it to set feature 0x08".into(),
-        ));
+        return Err(CoalesceError::NoNvmeCli);
     }
     Ok(out)
 }
@@ -96,17 +133,12 @@ fn nvme_cli() -> Option<PathBuf> {
 
 /// The feature's value for `n` completions (0: the most, 256) and `us`
 /// µs; an error names the limit.
-pub fn feature_value(n: u32, us: u64) -> Result<u32, String> {
+pub fn feature_value(n: u32, us: u64) -> Result<u32, CoalesceError> {
     if n > 256 {
-        return Err(format!(
-            "option 'coalesce_n': {n} is more than NVMe's 256 (allowed on NVMe: 0..=256)"
-        ));
+        return Err(CoalesceError::TooManyCompletions { n });
     }
     if us > 25_500 || !us.is_multiple_of(100) {
-        return Err(format!(
-            "option 'coalesce_us': {us} µs cannot be set on NVMe (allowed: multiples of 100 \
-             up to 25500: the feature counts in 100 µs units)"
-        ));
+        return Err(CoalesceError::BadTime { us });
     }
     let thr = if n == 0 { 255 } else { n - 1 };
     Ok(((us / 100) as u32) << 8 | thr)
@@ -124,17 +156,20 @@ pub fn parse_current(text: &str) -> Option<u32> {
     u32::from_str_radix(&hex[..end], 16).ok()
 }
 
-fn run_nvme(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("nvme")
-        .args(args)
-        .output()
-        .map_err(|e| format!("running nvme {}: {e}", args.join(" ")))?;
+fn run_nvme(args: &[&str]) -> Result<String, CoalesceError> {
+    let out =
+        Command::new("nvme")
+            .args(args)
+            .output()
+            .map_err(|err| CoalesceError::NvmeNotRun {
+                args: args.join(" "),
+                err,
+            })?;
     if !out.status.success() {
-        return Err(format!(
-            "nvme {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(CoalesceError::NvmeFailed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -169,7 +204,7 @@ impl Drop for Applied {
 
 /// Set the coalescing of every job of a phase (`members` of `jobs`) that
 /// asks for it on real devices (the emulator applies its own).
-pub fn apply(jobs: &[PreparedJob], members: &[usize]) -> Result<Applied, String> {
+pub fn apply(jobs: &[PreparedJob], members: &[usize]) -> Result<Applied, CoalesceError> {
     let mut applied = Applied::default();
     for j in members
         .iter()
@@ -187,8 +222,9 @@ pub fn apply(jobs: &[PreparedJob], members: &[usize]) -> Result<Applied, String>
             }
             let dev = format!("/dev/{ctrl}");
             let now = run_nvme(&["get-feature", &dev, "--feature-id", FEATURE])?;
-            let old = parse_current(&now).ok_or_else(|| {
-                format!("could not read the interrupt coalescing of {dev} to put it back: {now}")
+            let old = parse_current(&now).ok_or_else(|| CoalesceError::Unreadable {
+                dev: dev.clone(),
+                output: now.clone(),
             })?;
             run_nvme(&[
                 "set-feature",
@@ -213,11 +249,13 @@ mod tests {
         assert_eq!(feature_value(8, 200).unwrap(), (2 << 8) | 7);
         assert_eq!(feature_value(0, 0).unwrap(), 255);
         assert_eq!(feature_value(256, 25_500).unwrap(), (255 << 8) | 255);
-        assert!(feature_value(257, 0).unwrap_err().contains("256"));
-        assert!(feature_value(1, 150)
-            .unwrap_err()
-            .contains("multiples of 100"));
-        assert!(feature_value(1, 25_600).unwrap_err().contains("25500"));
+        let refused = |n, us| feature_value(n, us).unwrap_err().to_string();
+        assert_eq!(
+            refused(257, 0),
+            "option 'coalesce_n': 257 is more than NVMe's 256 (allowed on NVMe: 0..=256)"
+        );
+        assert!(refused(1, 150).contains("multiples of 100"));
+        assert!(refused(1, 25_600).contains("25500"));
     }
 
     #[test]
@@ -232,5 +270,14 @@ mod tests {
         assert!(kind_of("loop0").contains("loop"));
         assert!(kind_of("vda").contains("virtio"));
         assert!(kind_of("xyz").contains("not an NVMe"));
+        let e = CoalesceError::NotNvme {
+            dev: "loop0".into(),
+            kind: "a loop device",
+        };
+        assert_eq!(
+            e.to_string(),
+            "interrupt coalescing is not available here: /dev/loop0 is a loop device, not NVMe: \
+             interrupt coalescing is NVMe's feature 0x08, which ssdready sets only on NVMe devices"
+        );
     }
 }

@@ -75,7 +75,8 @@ pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
 /// The region clone `clone` of `spec` covers (`offset_increment` moves
 /// each clone further).
 pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
-    let (offset, len) = ssdready_workload::fileset::region_on(spec, clone, capacity)?;
+    let (offset, len) =
+        ssdready_workload::fileset::region_on(spec, clone, capacity).map_err(|e| e.to_string())?;
     Ok(Region {
         file: 0,
         offset,
