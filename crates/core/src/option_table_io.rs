@@ -446,12 +446,15 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         name: "verify_policy",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "completed",
-        help: "which writes a verify_state_load job checks: completed, every completed write (newer fio; fsynced is not supported yet)",
-        set: |_, v| match v {
-            "completed" => Ok(()),
-            "fsynced" => Err("fsynced is not supported yet".into()),
-            _ => Err(format!("'{v}' is not a verify policy")),
+        allowed: "completed or fsynced",
+        help: "which writes a saved verify state vouches for: completed (every completed write) or fsynced (those issued before the last fsync that completed; newer fio)",
+        set: |s, v| {
+            s.verify.fsynced = match v {
+                "completed" => false,
+                "fsynced" => true,
+                _ => return Err(format!("'{v}' is not a verify policy")),
+            };
+            Ok(())
         },
     },
     OptionDef {

@@ -187,6 +187,10 @@ pub struct VerifySpec {
     /// `verify_write_sequence` (newer fio; default 1): check each header's
     /// write number against the last write of the block.
     pub write_sequence: bool,
+    /// `verify_policy=fsynced` (newer fio): a saved state vouches only for
+    /// the writes issued before the last fsync that completed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fsynced: bool,
 }
 
 impl Default for VerifySpec {
@@ -207,6 +211,7 @@ impl Default for VerifySpec {
             state_load: false,
             experimental: false,
             write_sequence: true,
+            fsynced: false,
         }
     }
 }

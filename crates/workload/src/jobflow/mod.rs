@@ -20,6 +20,7 @@
 
 mod plain;
 mod setup;
+mod vstate;
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
@@ -217,6 +218,10 @@ pub struct JobFlow {
     replay_generation: u64,
     state: Option<SavedState>,
     skipped_by_state: u64,
+    /// `verify_policy=fsynced`: the syncs that vouch for writes.
+    fsynced: Option<Box<vstate::Fsynced>>,
+    /// (I/Os, bytes) per direction of the `verify_only` dry run.
+    dry_counts: [(u64, u64); 3],
     depth: usize,
     recent: Vec<std::collections::VecDeque<u64>>,
     seed: u64,
@@ -301,6 +306,8 @@ impl JobFlow {
             replay_generation: 0,
             state: None,
             skipped_by_state: 0,
+            fsynced: (verify_on && writes && v.fsynced).then(Box::default),
+            dry_counts: [(0, 0); 3],
             depth,
             recent: vec![Default::default(); regions.len().max(1)],
             seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
@@ -382,19 +389,40 @@ impl JobFlow {
 
     /// The state to save when the job ends (`verify_state_save`): writes
     /// issued and the last completed ones.
+    /// With `verify_policy=fsynced`, only the writes before the last
+    /// fsync that completed.
     pub fn saved_state(&self, name: &str, index: u64) -> SavedState {
-        let mut completed = Vec::new();
-        for (f, ring) in self.recent.iter().enumerate() {
-            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
-        }
+        let vstate::SyncPoint { issued, completed } = match &self.fsynced {
+            Some(f) => f.safe(),
+            None => self.sync_point(),
+        };
         SavedState {
             depth: self.depth as u32,
             files: self.recent.len() as u32,
-            issued: self.c.writes_issued,
+            issued,
             index,
             name: name.to_string(),
             completed,
         }
+    }
+
+    /// Writes issued so far and the last completed ones, newest first.
+    fn sync_point(&self) -> vstate::SyncPoint {
+        let mut completed = Vec::new();
+        for (f, ring) in self.recent.iter().enumerate() {
+            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
+        }
+        vstate::SyncPoint {
+            issued: self.c.writes_issued,
+            completed,
+        }
+    }
+
+    /// (I/Os, bytes) per direction that a `verify_only` dry run counted as
+    /// done without doing them (fio counts them in the job's statistics);
+    /// zero after the first call.
+    pub fn take_dry_run(&mut self) -> [(u64, u64); 3] {
+        std::mem::take(&mut self.dry_counts)
     }
 
     /// The offset generator (fio's rate logic picks the next direction in it).
@@ -621,6 +649,16 @@ impl JobFlow {
             return None;
         }
         if let Some(io) = self.sync_due() {
+            if let (Some(_), FlowIo::Sync { .. }) = (&self.fsynced, io) {
+                // fsynced: the sync covers every write before it.
+                if inflight > 0 {
+                    return Some(Step::Drain);
+                }
+                let point = self.sync_point();
+                if let Some(f) = self.fsynced.as_deref_mut() {
+                    f.issued(point);
+                }
+            }
             return Some(Step::Io(io));
         }
         let step = self.plan_io();
@@ -681,6 +719,8 @@ impl JobFlow {
             };
             self.count_issue(ddir, len);
             self.c.bytes_done += u64::from(len);
+            let d = &mut self.dry_counts[ddir.idx()];
+            (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             if ddir == Ddir::Write {
                 let generation = self.c.writes_issued;
                 self.c.writes_issued += 1;
@@ -866,7 +906,11 @@ impl JobFlow {
         }
         let p = self.written.pop()?;
         if let Some(s) = &self.state {
-            if s.should_stop(self.c.verified, u64::from(p.file), p.offset) {
+            // A write the saved job never issued (or, fsynced, issued after
+            // its last sync) is not there to check: stop, as newer fio.
+            if p.generation >= s.issued
+                || s.should_stop(self.c.verified, u64::from(p.file), p.offset)
+            {
                 self.skipped_by_state += 1 + self.written.len() as u64;
                 while self.written.pop().is_some() {}
                 return None;
@@ -916,6 +960,9 @@ impl JobFlow {
             FlowIo::Sync { .. } | FlowIo::SyncRange { .. } => {
                 if ok {
                     self.last_was_sync = true;
+                }
+                if let (Some(f), FlowIo::Sync { .. }) = (self.fsynced.as_deref_mut(), *io) {
+                    f.completed(ok);
                 }
             }
             FlowIo::Rw {

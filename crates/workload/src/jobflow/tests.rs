@@ -443,3 +443,75 @@ fn number_ios_ends_a_time_based_job() {
     let ev = run(&mut flow(&s), 1, 1_000);
     assert_eq!(ev.len(), 10, "{ev:?}");
 }
+
+/// verify_policy=fsynced: the state saved vouches for the writes issued
+/// before the last fsync that completed, each sync issued on an empty
+/// queue; a verify_only job with that state checks those alone and counts
+/// its dry run's writes as done.
+#[test]
+fn an_fsynced_state_vouches_for_the_writes_before_the_last_fsync() {
+    let mut s = spec(RwMode::Write, 64 << 10);
+    s.verify = VerifySpec {
+        fsynced: true,
+        ..verify(Method::Crc32c)
+    };
+    s.files.fsync_every = 5;
+    s.iodepth = 4;
+    s.ioengine = ssdready_core::spec::EngineKind::IoUring;
+    let mut f = flow(&s);
+    let ev = run(&mut f, 4, 10_000);
+    let syncs: Vec<usize> = (0..ev.len())
+        .filter(|&i| ev[i] == Ev::Sync(false))
+        .collect();
+    assert_eq!(syncs.len(), 3, "{ev:?}");
+    for &i in &syncs {
+        assert_eq!(
+            ev[i - 1],
+            Ev::Drain,
+            "a sync waits for the writes before it"
+        );
+    }
+    let st = f.saved_state("j", 0);
+    assert_eq!(st.issued, 15);
+    assert_eq!(st.completed[0], (0, 14 * 4096), "newest first");
+    // Without the policy, every write issued.
+    s.verify.fsynced = false;
+    let mut f = flow(&s);
+    run(&mut f, 4, 10_000);
+    assert_eq!(f.saved_state("j", 0).issued, 16);
+
+    s.verify = VerifySpec {
+        only: true,
+        state_load: true,
+        ..verify(Method::Crc32c)
+    };
+    let mut f = flow(&s).with_state(st);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 15);
+    assert_eq!(f.skipped_by_state(), 1);
+    assert_eq!(f.take_dry_run(), [(0, 0), (16, 64 << 10), (0, 0)]);
+    assert_eq!(f.take_dry_run(), [(0, 0); 3], "taken once");
+}
+
+/// fsynced before any sync completed: the state vouches for nothing.
+#[test]
+fn an_fsynced_state_without_a_sync_vouches_for_nothing() {
+    let mut s = spec(RwMode::RandWrite, 32 << 10);
+    s.verify = VerifySpec {
+        fsynced: true,
+        ..verify(Method::Md5)
+    };
+    let mut f = flow(&s);
+    run(&mut f, 1, 10_000);
+    let st = f.saved_state("j", 0);
+    assert_eq!((st.issued, st.completed.len()), (0, 0));
+    s.verify = VerifySpec {
+        only: true,
+        state_load: true,
+        ..verify(Method::Md5)
+    };
+    let mut f = flow(&s).with_state(st);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 0);
+    assert_eq!(f.skipped_by_state(), 8);
+}
