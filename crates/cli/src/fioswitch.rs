@@ -256,6 +256,12 @@ pub fn check_jobs(s: &FioSwitches, specs: &[JobSpec]) -> Result<(), String> {
                 j.rw.name()
             ));
         }
+        if let Some(j) = specs.iter().find(|j| j.verify.trims().is_some()) {
+            return Err(format!(
+                "job '{}': trim_percentage trims, but --readonly is given (allowed: trim_percentage=0)",
+                j.name
+            ));
+        }
     }
     if let Some(max) = s.max_jobs {
         let n: u64 = specs.iter().map(|j| u64::from(j.numjobs.max(1))).sum();

@@ -20,6 +20,7 @@
 
 mod plain;
 mod setup;
+mod trim;
 mod vstate;
 pub mod written;
 
@@ -222,6 +223,8 @@ pub struct JobFlow {
     fsynced: Option<Box<vstate::Fsynced>>,
     /// (I/Os, bytes) per direction of the `verify_only` dry run.
     dry_counts: [(u64, u64); 3],
+    /// `trim_percentage`: the written blocks to trim, and those trimmed.
+    trims: Option<Box<trim::Trims>>,
     depth: usize,
     recent: Vec<std::collections::VecDeque<u64>>,
     seed: u64,
@@ -308,6 +311,10 @@ impl JobFlow {
             skipped_by_state: 0,
             fsynced: (verify_on && writes && v.fsynced).then(Box::default),
             dry_counts: [(0, 0); 3],
+            trims: v
+                .trims()
+                .filter(|_| writes)
+                .map(|t| Box::new(trim::Trims::new(t))),
             depth,
             recent: vec![Default::default(); regions.len().max(1)],
             seed: spec.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
@@ -644,6 +651,9 @@ impl JobFlow {
             self.think.due = true;
             return Some(Step::Io(io));
         }
+        if let Some(io) = self.trim_io(false) {
+            return Some(Step::Io(io));
+        }
         if self.pass_over() {
             self.stage = Stage::PassEnd;
             return None;
@@ -674,6 +684,9 @@ impl JobFlow {
     /// stage moved on, ask again.
     #[inline]
     fn pass_end_step(&mut self, inflight: usize) -> Option<Step> {
+        if let Some(io) = self.trim_io(true) {
+            return Some(Step::Io(io));
+        }
         if inflight > 0 {
             return Some(Step::Drain);
         }
@@ -724,13 +737,19 @@ impl JobFlow {
             if ddir == Ddir::Write {
                 let generation = self.c.writes_issued;
                 self.c.writes_issued += 1;
-                self.written.add(Piece {
+                let p = Piece {
                     file,
                     offset,
                     len,
                     generation,
                     seed: 0,
-                });
+                };
+                self.written.add(p);
+                if let Some(t) = self.trims.as_deref_mut() {
+                    // The writing job trimmed the same blocks: expect them so.
+                    t.written(p);
+                    while t.leftover().is_some() {}
+                }
                 // fio counts a dry run's writes as completed ones (its
                 // saved state lists them).
                 self.note_completed_write(file, offset);
@@ -862,22 +881,51 @@ impl JobFlow {
         }
     }
 
-    fn check_of(&self, p: &Piece) -> FlowIo {
-        let expect = if self.check_generation {
-            Expect {
+    /// The read that checks `p`; None when there is nothing to check (a
+    /// trimmed block with `trim_verify_zero=0`).
+    fn check_of(&mut self, p: &Piece) -> Option<FlowIo> {
+        let readback = match self.trims.as_deref_mut() {
+            Some(t) => t.readback(p),
+            None => trim::Readback::Data,
+        };
+        let expect = match readback {
+            trim::Readback::Skip => return None,
+            trim::Readback::Zeroes => Expect {
+                zeroes: true,
+                ..Expect::default()
+            },
+            trim::Readback::Data if self.check_generation => Expect {
                 generation: Some(p.generation),
                 seed: Some(p.seed),
-            }
-        } else {
-            Expect::default()
+                zeroes: false,
+            },
+            trim::Readback::Data => Expect::default(),
         };
-        FlowIo::Rw {
+        Some(FlowIo::Rw {
             file: p.file,
             ddir: Ddir::Read,
             offset: p.offset,
             len: p.len,
             tag: Tag::Check(expect),
-        }
+        })
+    }
+
+    /// fio's `check_get_trim`: a trim of a chosen written block when one
+    /// is due (`trim_backlog`), or at the pass's end (`leftover`).
+    fn trim_io(&mut self, leftover: bool) -> Option<FlowIo> {
+        let unverified = self.verify_phase.then(|| self.written.len() as u64);
+        let t = self.trims.as_deref_mut()?;
+        let p = match leftover {
+            true => t.leftover(),
+            false => t.next(unverified),
+        }?;
+        Some(FlowIo::Rw {
+            file: p.file,
+            ddir: Ddir::Trim,
+            offset: p.offset,
+            len: p.len,
+            tag: Tag::Plain,
+        })
     }
 
     /// fio's `check_get_verify`: with `verify_backlog`, a batch of reads
@@ -893,10 +941,14 @@ impl JobFlow {
             }
             self.batch_left = self.backlog_batch;
         }
-        let p = self.written.pop()?;
-        self.batch_left -= 1;
-        self.c.rw_issued += 1;
-        Some(self.check_of(&p))
+        loop {
+            let p = self.written.pop()?;
+            if let Some(io) = self.check_of(&p) {
+                self.batch_left -= 1;
+                self.c.rw_issued += 1;
+                return Some(io);
+            }
+        }
     }
 
     /// The next block of the verification pass, if any.
@@ -904,7 +956,17 @@ impl JobFlow {
         if self.experimental {
             return self.replay_read();
         }
-        let p = self.written.pop()?;
+        loop {
+            let p = self.written.pop()?;
+            if let Some(io) = self.verify_check(p) {
+                return Some(io);
+            }
+        }
+    }
+
+    /// The read that checks `p` in the verification pass; None: nothing to
+    /// check (from here on, when a loaded state cannot vouch for it).
+    fn verify_check(&mut self, p: Piece) -> Option<FlowIo> {
         if let Some(s) = &self.state {
             // A write the saved job never issued (or, fsynced, issued after
             // its last sync) is not there to check: stop, as newer fio.
@@ -916,14 +978,13 @@ impl JobFlow {
                 return None;
             }
         }
-        Some(self.check_of(&p))
+        self.check_of(&p)
     }
 
     /// `experimental_verify`: the pass's writes replayed from its start.
     fn replay_read(&mut self) -> Option<FlowIo> {
-        let replay = self.replay.as_mut()?;
         while self.replay_written < self.c.pass_written {
-            let (file, ddir, offset, len) = replay.next_io()?;
+            let (file, ddir, offset, len) = self.replay.as_mut()?.next_io()?;
             if ddir != Ddir::Write {
                 continue;
             }
@@ -937,7 +998,9 @@ impl JobFlow {
                 generation,
                 seed: self.seed_for(generation),
             };
-            return Some(self.check_of(&p));
+            if let Some(io) = self.check_of(&p) {
+                return Some(io);
+            }
         }
         None
     }
@@ -973,6 +1036,13 @@ impl JobFlow {
                 tag,
             } => {
                 self.last_was_sync = false;
+                if let Some(t) = self.trims.as_deref_mut() {
+                    // A verify trim: no bytes of the job's.
+                    t.completed(ddir == Ddir::Trim);
+                    if ddir == Ddir::Trim {
+                        return;
+                    }
+                }
                 if !ok {
                     return;
                 }
@@ -980,14 +1050,18 @@ impl JobFlow {
                 self.c.bytes_done += u64::from(len);
                 self.last_completed_read = ddir == Ddir::Read;
                 if let Tag::Stamped { generation, seed } = tag {
+                    let p = Piece {
+                        file,
+                        offset,
+                        len,
+                        generation,
+                        seed,
+                    };
                     if self.verify_phase {
-                        self.written.add(Piece {
-                            file,
-                            offset,
-                            len,
-                            generation,
-                            seed,
-                        });
+                        self.written.add(p);
+                    }
+                    if let Some(t) = self.trims.as_deref_mut() {
+                        t.written(p);
                     }
                     self.note_completed_write(file, offset);
                 }

@@ -515,3 +515,47 @@ fn an_fsynced_state_without_a_sync_vouches_for_nothing() {
     assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 0);
     assert_eq!(f.skipped_by_state(), 8);
 }
+
+/// trim_percentage=50 with trim_backlog=4: half the blocks written are
+/// trimmed, in batches once every 4 written; verification then expects
+/// zeroes there (trim_verify_zero) or skips them.
+#[test]
+fn verify_trims_trim_their_share_and_read_back_zeroes() {
+    let mut s = spec(RwMode::Write, 64 << 10);
+    s.verify = verify(Method::Md5);
+    *s.verify.trim_mut() = ssdready_core::spec_verify::TrimSpec {
+        percentage: 50,
+        backlog: 4,
+        batch: 0,
+        zero: true,
+    };
+    let ev = run(&mut flow(&s), 1, 10_000);
+    // The stand-in shows trims as reads without a check.
+    let trims: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Read(o, Tag::Plain) => Some(*o / 4096),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(trims, vec![1, 3, 5, 7, 9, 11, 13, 15]);
+    let first_trim = ev.iter().position(|e| matches!(e, Ev::Read(_, Tag::Plain)));
+    assert_eq!(first_trim, Some(4), "after 4 writes: {ev:?}");
+    let zero_reads = count(
+        &ev,
+        |e| matches!(e, Ev::Read(o, Tag::Check(x)) if x.zeroes && (o / 4096) % 2 == 1),
+    );
+    let data_reads = count(
+        &ev,
+        |e| matches!(e, Ev::Read(_, Tag::Check(x)) if !x.zeroes),
+    );
+    assert_eq!((zero_reads, data_reads), (8, 8));
+    // trim_verify_zero=0: trimmed blocks are not read back.
+    s.verify.trim_mut().zero = false;
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(_, Tag::Check(_)))), 8);
+    // Without trim_backlog, fio trims nothing.
+    s.verify.trim_mut().backlog = 0;
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(_, Tag::Plain))), 0);
+}
