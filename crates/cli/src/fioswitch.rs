@@ -26,7 +26,7 @@ pub const DEBUG_CLASSES: &[(&str, &str)] = &[
         "blktrace",
         "blktrace replay (accepted; prints nothing here)",
     ),
-    ("verify", "verification (accepted; prints nothing here)"),
+    ("verify", "verification: each block filled and checked, in fio's lines (made from the job's iolog when the run ends)"),
     (
         "random",
         "the seeds of each worker's generators, in the output",
