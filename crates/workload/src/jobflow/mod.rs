@@ -173,8 +173,10 @@ pub struct JobFlow {
     c: Counts,
     loops_left: u32,
     loops: u64,
-    size: u64,
     limit: u64,
+    /// Bytes of a pass (more than `size` when a verifying job's writes
+    /// wrap: [`setup::verify_pass`]).
+    pass_len: u64,
     max_bs: u64,
     number_ios: Option<u64>,
     time_based: bool,
@@ -255,7 +257,12 @@ impl JobFlow {
         let layout = setup::layout(spec);
         let verify_on = layout.is_some();
         let verify_phase = verify_on && writes && v.do_verify;
-        let rewrites = setup::rewrites(spec);
+        let limit = setup::limit(spec, size, moves);
+        let pass_len = match verify_phase {
+            true => setup::verify_pass(spec, size, limit),
+            false => size,
+        };
+        let rewrites = setup::rewrites(spec) || pass_len > size;
         let depth = spec.effective_iodepth().max(1) as usize;
         JobFlow {
             replay: None,
@@ -266,8 +273,8 @@ impl JobFlow {
             c: Counts::default(),
             loops_left: spec.loops.max(1),
             loops: u64::from(spec.loops.max(1)),
-            size,
-            limit: setup::limit(spec, size, moves),
+            limit,
+            pass_len,
             max_bs: u64::from(spec.bs.max()),
             number_ios: spec
                 .number_ios
@@ -331,7 +338,7 @@ impl JobFlow {
         self.ios_cap = self.number_ios.unwrap_or(u64::MAX);
         self.pass_cap = match (self.time_based, self.verify_phase) {
             (true, false) => u64::MAX,
-            _ => self.size,
+            _ => self.pass_len,
         };
         self.main_cap = match self.time_based {
             true => u64::MAX,

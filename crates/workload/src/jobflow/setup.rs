@@ -33,6 +33,18 @@ pub(super) fn check_generation(spec: &JobSpec, rewrites: bool) -> bool {
         && !(v.experimental && rewrites)
 }
 
+/// The bytes a verifying job writes before it verifies: `size` (its
+/// regions), or all of `io_size` when its writes wrap over the blocks
+/// (sequential, or random without a random map) — newer fio's `do_io`;
+/// the newest write of each block is then what is verified.
+pub(super) fn verify_pass(spec: &JobSpec, size: u64, limit: u64) -> u64 {
+    let wraps = !spec.rw.is_random() || spec.norandommap;
+    match spec.rw.modifies() && !spec.time_based && wraps {
+        true => size.max(limit),
+        false => size,
+    }
+}
+
 /// Think time as the job states it (fio's `thinktime*`).
 pub(super) fn think(spec: &JobSpec) -> Think {
     Think {

@@ -559,3 +559,39 @@ fn verify_trims_trim_their_share_and_read_back_zeroes() {
     let ev = run(&mut flow(&s), 1, 10_000);
     assert_eq!(count(&ev, |e| matches!(e, Ev::Read(_, Tag::Plain))), 0);
 }
+
+/// io_size twice size on a sequential verifying write: all of io_size is
+/// written (the writes wrap), then each block is verified once against
+/// its newest write (newer fio's do_io; fio 3.33 verified each pass).
+#[test]
+fn wrapping_writes_are_verified_once_against_the_newest() {
+    let mut s = spec(RwMode::Write, 32 << 10);
+    s.io_size = Some(64 << 10);
+    s.verify = verify(Method::Crc32c);
+    let ev = run(&mut flow(&s), 1, 10_000);
+    let writes = count(&ev, |e| matches!(e, Ev::Write(..)));
+    let first_read = ev.iter().position(|e| matches!(e, Ev::Read(..))).unwrap();
+    assert_eq!(writes, 16);
+    assert!(
+        first_read > 16,
+        "every write before the first check: {ev:?}"
+    );
+    let gens: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Read(_, Tag::Check(x)) => x.generation,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        gens,
+        (8..16).collect::<Vec<u64>>(),
+        "the newest of each block"
+    );
+    // verify_only reads each block once too.
+    s.verify.only = true;
+    let mut f = flow(&s);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 8);
+    assert_eq!(f.take_dry_run()[1], (16, 64 << 10));
+}
