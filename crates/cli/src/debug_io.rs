@@ -8,6 +8,12 @@
 //! differs from fio: the lines come after the I/O, job by job in issue
 //! order, and `io_u` is not an address (ssdready has no io_u). A job that
 //! names its own `write_iolog` keeps it; its lines come from that file.
+//!
+//! `--debug=verify` is made from the same logs: for a job with `verify`,
+//! each write's `fill` lines, and each read's `get_next_verify` and
+//! `METHOD verify` lines, the reads after the job's last write between
+//! fio's `starting loop` and `exiting loop` (fio prints them as they
+//! happen; `io_u` is 0x0 here too).
 
 use crate::args::RunArgs;
 use ssdready_core::options::RawOption;
@@ -19,20 +25,29 @@ use std::path::PathBuf;
 /// that holds those ssdready added.
 pub struct DebugIo {
     dir: PathBuf,
-    /// Every log to read, in job then clone order.
-    logs: Vec<PathBuf>,
+    /// Every log to read, in job then clone order, with the job's verify
+    /// method when it verifies.
+    logs: Vec<(PathBuf, Option<&'static str>)>,
+    /// `--debug=io`.
+    io: bool,
+    /// `--debug=verify`.
+    verify: bool,
 }
 
 impl DebugIo {
     /// `--debug=io` for the run `parsed` asks for, if it asks; a request
     /// that does not resolve is left to the run to refuse.
     pub fn for_run(parsed: &mut RunArgs) -> Result<Option<DebugIo>, String> {
-        if !parsed.fio.debugs("io") || parsed.parse_only {
+        let (io, verify) = (parsed.fio.debugs("io"), parsed.fio.debugs("verify"));
+        if !(io || verify) || parsed.parse_only {
             return Ok(None);
         }
         let request = parsed.request(std::sync::Arc::default());
         match ssdready_run::validate::jobs(&request) {
-            Ok(specs) => DebugIo::prepare(parsed, &specs).map(Some),
+            Ok(specs) => DebugIo::prepare(parsed, &specs).map(|mut d| {
+                (d.io, d.verify) = (io, verify);
+                Some(d)
+            }),
             Err(_) => Ok(None),
         }
     }
@@ -58,6 +73,8 @@ impl DebugIo {
         let mut debug = DebugIo {
             dir,
             logs: Vec::new(),
+            io: true,
+            verify: false,
         };
         // Without a job section the globals form the one job (`job`): its
         // options go to the last global section.
@@ -70,10 +87,13 @@ impl DebugIo {
             .filter(|(i, s)| !s.global || (!has_jobs && *i == last))
             .map(|(_, s)| s);
         for (i, (section, spec)) in jobs.zip(specs).enumerate() {
+            let method = spec.verify.method.map(|m| m.name());
             match &spec.iolog.write {
-                Some(own) => debug
-                    .logs
-                    .extend(own.split(':').filter(|n| !n.is_empty()).map(PathBuf::from)),
+                Some(own) => debug.logs.extend(
+                    own.split(':')
+                        .filter(|n| !n.is_empty())
+                        .map(|n| (PathBuf::from(n), method)),
+                ),
                 None => {
                     let names: Vec<PathBuf> = (0..spec.numjobs.max(1))
                         .map(|c| debug.dir.join(format!("job{i}.{c}.iolog")))
@@ -83,7 +103,7 @@ impl DebugIo {
                     section
                         .options
                         .push(RawOption::cli("write_iolog", Some(&joined.join(":"))));
-                    debug.logs.extend(names);
+                    debug.logs.extend(names.into_iter().map(|n| (n, method)));
                 }
             }
         }
@@ -95,9 +115,10 @@ impl DebugIo {
     pub fn finish(self) -> String {
         let pid = std::process::id();
         let mut out = String::new();
-        for log in &self.logs {
+        for (log, method) in &self.logs {
             if let Ok(text) = std::fs::read_to_string(log) {
-                lines(&text, pid, &mut out);
+                let method = method.filter(|_| self.verify);
+                lines(&text, pid, self.io, method, &mut out);
             }
         }
         out
@@ -122,26 +143,53 @@ fn ddir(action: &str) -> Option<u8> {
     })
 }
 
-/// fio's `--debug=io` completion lines of one iolog (version 3:
-/// `TIME FILE ACTION OFFSET LENGTH`; the file's own lines are skipped).
-fn lines(iolog: &str, pid: u32, out: &mut String) {
-    for l in iolog.lines().skip(1) {
-        let mut f = l.rsplitn(4, ' ');
-        let (Some(len), Some(off), Some(action), Some(head)) =
-            (f.next(), f.next(), f.next(), f.next())
-        else {
-            continue;
-        };
-        let (Some(d), Ok(off), Ok(len)) = (ddir(action), off.parse::<u64>(), len.parse::<u64>())
-        else {
-            continue;
-        };
-        let file = head.split_once(' ').map_or(head, |(_, name)| name);
-        let _ = writeln!(
-            out,
-            "{:<8} {:<5} complete: io_u 0x0: off=0x{off:x},len=0x{len:x},ddir={d},file={file}",
-            "io", pid
-        );
+/// One request of an iolog (version 3: `TIME FILE ACTION OFFSET
+/// LENGTH`): (ddir, offset, length, file); None for the file's own lines.
+fn request(l: &str) -> Option<(u8, u64, u64, &str)> {
+    let mut f = l.rsplitn(4, ' ');
+    let (len, off, action, head) = (f.next()?, f.next()?, f.next()?, f.next()?);
+    let (d, off, len) = (ddir(action)?, off.parse().ok()?, len.parse().ok()?);
+    let file = head.split_once(' ').map_or(head, |(_, name)| name);
+    Some((d, off, len, file))
+}
+
+/// fio's `--debug=io` completion lines of one iolog (with `io`) and its
+/// `--debug=verify` lines (with the job's verify `method`).
+fn lines(iolog: &str, pid: u32, io: bool, method: Option<&str>, out: &mut String) {
+    let reqs: Vec<(u8, u64, u64, &str)> = iolog.lines().skip(1).filter_map(request).collect();
+    let last_write = reqs.iter().rposition(|r| r.0 == 1);
+    let verify = |out: &mut String, what: &str| {
+        let _ = writeln!(out, "{:<8} {:<5} {what}", "verify", pid);
+    };
+    let mut in_loop = false;
+    for (i, &(d, off, len, file)) in reqs.iter().enumerate() {
+        if let (Some(m), 1) = (method, d) {
+            if !m.starts_with("pattern") {
+                verify(out, &format!("fill random bytes len={len}"));
+            }
+            verify(out, &format!("fill {m} io_u 0x0, len {len}"));
+        }
+        if let (Some(m), 0) = (method, d) {
+            if last_write.is_some_and(|w| i > w) && !in_loop {
+                in_loop = true;
+                verify(out, "starting loop");
+            }
+            if last_write.is_some() {
+                verify(out, "get_next_verify: ret io_u 0x0");
+            }
+            verify(out, &format!("{m} verify io_u 0x0, len {len}"));
+        }
+        if io {
+            let _ = writeln!(
+                out,
+                "{:<8} {:<5} complete: io_u 0x0: off=0x{off:x},len=0x{len:x},ddir={d},file={file}",
+                "io", pid
+            );
+        }
+    }
+    if in_loop {
+        verify(out, "get_next_verify: empty");
+        verify(out, "exiting loop");
     }
 }
 
@@ -155,7 +203,7 @@ mod tests {
                    3 /tmp/a b read 4096 512\n9 /tmp/a b write 0 4096\n\
                    12 /tmp/a b sync 4096 0\n20 /tmp/a b close\n";
         let mut out = String::new();
-        lines(log, 7, &mut out);
+        lines(log, 7, true, None, &mut out);
         let got: Vec<&str> = out.lines().collect();
         assert_eq!(
             got,
@@ -164,6 +212,40 @@ mod tests {
                 "io       7     complete: io_u 0x0: off=0x0,len=0x1000,ddir=1,file=/tmp/a b",
                 "io       7     complete: io_u 0x0: off=0x1000,len=0x0,ddir=3,file=/tmp/a b",
             ]
+        );
+    }
+
+    #[test]
+    fn a_verifying_jobs_log_gives_fios_verify_lines() {
+        let log = "fio version 3 iolog\n0 f add\n0 f open\n1 f write 0 4096\n\
+                   2 f write 4096 4096\n3 f read 0 4096\n4 f read 4096 4096\n5 f close\n";
+        let mut out = String::new();
+        lines(log, 9, false, Some("crc32c"), &mut out);
+        let fill = [
+            "verify   9     fill random bytes len=4096",
+            "verify   9     fill crc32c io_u 0x0, len 4096",
+        ];
+        let check = [
+            "verify   9     get_next_verify: ret io_u 0x0",
+            "verify   9     crc32c verify io_u 0x0, len 4096",
+        ];
+        let mut want: Vec<&str> = Vec::new();
+        want.extend(fill);
+        want.extend(fill);
+        want.push("verify   9     starting loop");
+        want.extend(check);
+        want.extend(check);
+        want.extend([
+            "verify   9     get_next_verify: empty",
+            "verify   9     exiting loop",
+        ]);
+        assert_eq!(out.lines().collect::<Vec<_>>(), want);
+        // With io as well, each request's io line follows its verify lines.
+        let mut both = String::new();
+        lines(log, 9, true, Some("crc32c"), &mut both);
+        assert_eq!(
+            both.lines().nth(2).unwrap().split_whitespace().nth(2),
+            Some("complete:")
         );
     }
 }

@@ -26,7 +26,7 @@ pub const DEBUG_CLASSES: &[(&str, &str)] = &[
         "blktrace",
         "blktrace replay (accepted; prints nothing here)",
     ),
-    ("verify", "verification (accepted; prints nothing here)"),
+    ("verify", "verification: each block filled and checked, in fio's lines (made from the job's iolog when the run ends)"),
     (
         "random",
         "the seeds of each worker's generators, in the output",
@@ -254,6 +254,12 @@ pub fn check_jobs(s: &FioSwitches, specs: &[JobSpec]) -> Result<(), String> {
                 "job '{}': rw={} writes or trims, but --readonly is given (allowed: read, randread)",
                 j.name,
                 j.rw.name()
+            ));
+        }
+        if let Some(j) = specs.iter().find(|j| j.verify.trims().is_some()) {
+            return Err(format!(
+                "job '{}': trim_percentage trims, but --readonly is given (allowed: trim_percentage=0)",
+                j.name
             ));
         }
     }

@@ -372,8 +372,8 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
             &["job 'z'", "ioengine=mtd", "not supported"],
         ),
         (
-            "--trim_percentage=10",
-            &["job 'z'", "trim_percentage", "not supported"],
+            "--trim_percentage=101",
+            &["job 'z'", "trim_percentage", "more than 100"],
         ),
         ("--uid=1", &["uid=1", "threads of one process"]),
         ("--cgroup=x", &["cgroup=x", "threads of one process"]),

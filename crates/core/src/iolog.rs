@@ -11,7 +11,12 @@
 //! its latency in KiB/s. With `log_avg_msec=N`, one line per direction per
 //! N-ms window: mean latencies (rounded half up, as fio), or with
 //! `log_max_value` the window's largest, and IOPS and KiB/s over the window
-//! (bs 0). With `log_unix_epoch` or `log_alternate_epoch`, times count from
+//! (bs 0); with `log_window_value=both` (newer fio) a line carries the
+//! mean and then the largest (`time_ms, mean, max, ddir, …`; a per-I/O
+//! line's second value is 0, a bw or IOPS line's is its value again). With
+//! `log_issue_time` (newer fio) a last column is the I/O's issue time in
+//! ns since the worker started (the slat and clat logs; 0 in the others
+//! and on averaged lines). With `log_unix_epoch` or `log_alternate_epoch`, times count from
 //! that clock's epoch instead ([`IoLog::with_epoch_ms`]). A worker's
 //! histogram log (`write_hist_log`) is kept here too
 //! ([`crate::iolog_hist`]). [`IoLog::rows`] gives the lines as numbers, for
@@ -66,6 +71,11 @@ pub struct Row {
     pub offset: u64,
     /// The I/O's priority value (`class << 13 | level`; 0 on averaged lines).
     pub prio: u16,
+    /// The window's largest value (`log_window_value=both`; 0 otherwise).
+    pub value1: u64,
+    /// The I/O's issue time, ns since the worker started (slat and clat
+    /// logs; 0 otherwise).
+    pub issue_ns: u64,
 }
 
 /// The samples of one worker.
@@ -82,6 +92,10 @@ pub struct IoLog {
     epoch_ms: u64,
     /// `log_max_value`.
     max_value: bool,
+    /// `log_window_value=both`.
+    both: bool,
+    /// `log_issue_time`.
+    issue_time: bool,
     /// `write_hist_log`.
     hist: Option<Box<crate::iolog_hist::HistLog>>,
 }
@@ -148,6 +162,18 @@ impl IoLog {
     /// Averaged latency lines carry the window's maximum (`log_max_value`).
     pub fn with_max_value(mut self, on: bool) -> Self {
         self.max_value = on;
+        self
+    }
+
+    /// Lines carry the mean and the largest value (`log_window_value=both`).
+    pub fn with_both(mut self, on: bool) -> Self {
+        self.both = on;
+        self
+    }
+
+    /// Lines end with the I/O's issue time (`log_issue_time`).
+    pub fn with_issue_time(mut self, on: bool) -> Self {
+        self.issue_time = on;
         self
     }
 
@@ -237,6 +263,11 @@ impl IoLog {
                     bs: s.bs,
                     offset: s.offset,
                     prio: s.prio,
+                    value1: 0,
+                    issue_ns: match kind {
+                        LogKind::Slat | LogKind::Clat => s.t_ns.saturating_sub(s.clat),
+                        _ => 0,
+                    },
                 })
                 .collect();
         }
@@ -254,16 +285,17 @@ impl IoLog {
                     continue;
                 }
                 // fio: the mean rounded half up, or the window's largest.
-                let lat = |k: usize| {
-                    if self.max_value {
-                        x.max[k]
-                    } else {
-                        ((2 * u128::from(x.sum[k]) + u128::from(n)) / (2 * u128::from(n))) as u64
-                    }
+                let mean = |k: usize| {
+                    ((2 * u128::from(x.sum[k]) + u128::from(n)) / (2 * u128::from(n))) as u64
                 };
-                let value = match kind {
-                    LogKind::Bw => (x.bytes as f64 / 1024.0 / secs) as u64,
-                    LogKind::Iops => (x.ios as f64 / secs) as u64,
+                let lat = |k: usize| match self.max_value {
+                    true => (x.max[k], 0),
+                    false => (mean(k), if self.both { x.max[k] } else { 0 }),
+                };
+                let same = |v: u64| (v, if self.both { v } else { 0 });
+                let (value, value1) = match kind {
+                    LogKind::Bw => same((x.bytes as f64 / 1024.0 / secs) as u64),
+                    LogKind::Iops => same((x.ios as f64 / secs) as u64),
                     LogKind::Slat => lat(0),
                     LogKind::Clat => lat(1),
                     LogKind::Lat => lat(2),
@@ -275,6 +307,8 @@ impl IoLog {
                     bs: 0,
                     offset: 0,
                     prio: 0,
+                    value1,
+                    issue_ns: 0,
                 });
             }
         }
@@ -291,11 +325,19 @@ impl IoLog {
                 u8::from(r.prio >> 13 == 1).to_string()
             };
             let (t, v, d, bs) = (r.t_ms, r.value, r.ddir, r.bs);
-            if self.offsets {
-                let _ = writeln!(out, "{t}, {v}, {d}, {bs}, {}, {prio}", r.offset);
-            } else {
-                let _ = writeln!(out, "{t}, {v}, {d}, {bs}, {prio}");
+            let _ = write!(out, "{t}, {v}, ");
+            if self.both {
+                let _ = write!(out, "{}, ", r.value1);
             }
+            if self.offsets {
+                let _ = write!(out, "{d}, {bs}, {}, {prio}", r.offset);
+            } else {
+                let _ = write!(out, "{d}, {bs}, {prio}");
+            }
+            if self.issue_time {
+                let _ = write!(out, ", {}", r.issue_ns);
+            }
+            out.push('\n');
         }
         out
     }
@@ -364,6 +406,22 @@ mod tests {
             l.render(LogKind::Lat),
             "1, 3, 0, 4096, 0x2003\n2, 3, 0, 4096, 0x6000\n"
         );
+    }
+
+    #[test]
+    fn window_value_both_and_issue_time_add_fios_columns() {
+        let mut l = IoLog::new(0, true).with_both(true).with_issue_time(true);
+        l.record(1_500_000, Ddir::Write, 4096, 8192, [100, 900, 1000]);
+        assert_eq!(
+            l.render(LogKind::Clat),
+            "1, 900, 0, 1, 4096, 8192, 0, 1499100\n"
+        );
+        assert_eq!(l.render(LogKind::Lat), "1, 1000, 0, 1, 4096, 8192, 0, 0\n");
+        let mut w = IoLog::new(100, false).with_both(true);
+        w.record(10_000_000, Ddir::Read, 4096, 0, [0, 100, 100]);
+        w.record(20_000_000, Ddir::Read, 4096, 0, [0, 301, 301]);
+        assert_eq!(w.render(LogKind::Clat), "100, 201, 301, 0, 0, 0\n");
+        assert_eq!(w.render(LogKind::Iops), "100, 20, 20, 0, 0, 0\n");
     }
 
     #[test]

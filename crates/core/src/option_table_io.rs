@@ -321,6 +321,50 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "trim_backlog",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a number of blocks (0: never trim)",
+        help: "with trim_percentage: trim after every N blocks written",
+        set: |s, v| {
+            s.verify.trim_mut().backlog = parse_size(v, s.kb_base)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "trim_backlog_batch",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a number of blocks (0: trim_backlog)",
+        help: "with trim_percentage: how many blocks each batch trims",
+        set: |s, v| {
+            s.verify.trim_mut().batch = u64::from(ranged_u32(v, 0, u32::MAX)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "trim_percentage",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a percentage, 0 to 100",
+        help: "trim (discard) this share of the blocks written with verify; needs trim_backlog",
+        set: |s, v| {
+            s.verify.trim_mut().percentage = ranged_u32(v, 0, 100)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "trim_verify_zero",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "verify that trimmed blocks read back as zeroes (default 1; 0: not verified)",
+        set: |s, v| {
+            s.verify.trim_mut().zero = flag(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "unlink_each_loop",
         aliases: &[],
         arity: Arity::Flag,
@@ -446,12 +490,15 @@ pub static IO_OPTIONS: &[OptionDef] = &[
         name: "verify_policy",
         aliases: &[],
         arity: Arity::Value,
-        allowed: "completed",
-        help: "which writes a verify_state_load job checks: completed, every completed write (newer fio; fsynced is not supported yet)",
-        set: |_, v| match v {
-            "completed" => Ok(()),
-            "fsynced" => Err("fsynced is not supported yet".into()),
-            _ => Err(format!("'{v}' is not a verify policy")),
+        allowed: "completed or fsynced",
+        help: "which writes a saved verify state vouches for: completed (every completed write) or fsynced (those issued before the last fsync that completed; newer fio)",
+        set: |s, v| {
+            s.verify.fsynced = match v {
+                "completed" => false,
+                "fsynced" => true,
+                _ => return Err(format!("'{v}' is not a verify policy")),
+            };
+            Ok(())
         },
     },
     OptionDef {

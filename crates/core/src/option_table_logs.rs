@@ -83,13 +83,24 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "log_issue_time",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "slat and clat logs: a last column with each I/O's issue time, ns since the job started (newer fio; needs write_lat_log and log_offset)",
+        set: |s, v| {
+            s.logs.issue_time = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "log_max_value",
         aliases: &[],
         arity: Arity::Flag,
         allowed: "0 or 1",
         help: "averaged logs (log_avg_msec): each window's maximum instead of its mean",
         set: |s, v| {
-            s.logs.max_value = parse_bool(v)?;
+            (s.logs.max_value, s.logs.window_both) = (parse_bool(v)?, false);
             Ok(())
         },
     },
@@ -112,6 +123,22 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         help: "log times in ms since the Unix epoch (the clock of log_alternate_epoch_clock_id)",
         set: |s, v| {
             s.logs.unix_epoch = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_window_value",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "avg, max, both, 0 (avg) or 1 (max)",
+        help: "averaged logs (log_avg_msec): each window's mean, maximum, or both (mean, then maximum; newer fio)",
+        set: |s, v| {
+            (s.logs.max_value, s.logs.window_both) = match v {
+                "avg" | "0" => (false, false),
+                "max" | "1" => (true, false),
+                "both" => (false, true),
+                _ => return Err(format!("'{v}' is not a window value")),
+            };
             Ok(())
         },
     },

@@ -84,12 +84,7 @@ pub static REFUSED_AT_RUN: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Recognised, not supported yet.
-pub static NOT_YET: &[&str] = &[
-    "trim_backlog",
-    "trim_backlog_batch",
-    "trim_percentage",
-    "trim_verify_zero",
-];
+pub static NOT_YET: &[&str] = &[];
 
 /// fio's other names for options outside the option table (the `alias`
 /// fields of fio 3.33's options.c; aliases of supported options are in the

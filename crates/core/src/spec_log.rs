@@ -56,6 +56,14 @@ pub struct LogSpec {
     pub epoch_clock_id: i32,
     /// `log_max_value`: averaged latency logs carry the window's maximum.
     pub max_value: bool,
+    /// `log_window_value=both` (newer fio): each line carries the
+    /// window's mean and then its maximum.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub window_both: bool,
+    /// `log_issue_time` (newer fio): a last column, the I/O's issue time
+    /// in ns since the job started (slat and clat logs; 0 in the others).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub issue_time: bool,
     /// `log_entries`: fio's initial log size (no effect here).
     pub entries: u64,
     /// `write_hist_log`: the file prefix ("" for the job's name).
@@ -79,6 +87,8 @@ impl Default for LogSpec {
             alternate_epoch: false,
             epoch_clock_id: 0,
             max_value: false,
+            window_both: false,
+            issue_time: false,
             entries: DEF_LOG_ENTRIES,
             hist_log: None,
             hist_msec: 0,

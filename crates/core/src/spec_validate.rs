@@ -372,6 +372,11 @@ impl JobSpec {
                 .refusals(self.ioengine, self.engine_named.as_deref()),
         );
         why.extend(self.logs.refusal());
+        if self.logs.issue_time && (self.write_lat_log.is_none() || !self.log_offset) {
+            why.push(
+                "option 'log_issue_time' needs write_lat_log and log_offset (as in fio)".into(),
+            );
+        }
         why.into_iter()
             .map(|w| format!("job '{}': {w}", self.name))
             .collect()

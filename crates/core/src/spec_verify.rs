@@ -187,6 +187,56 @@ pub struct VerifySpec {
     /// `verify_write_sequence` (newer fio; default 1): check each header's
     /// write number against the last write of the block.
     pub write_sequence: bool,
+    /// `verify_policy=fsynced` (newer fio): a saved state vouches only for
+    /// the writes issued before the last fsync that completed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fsynced: bool,
+    /// `trim_percentage`, `trim_backlog`, `trim_backlog_batch`,
+    /// `trim_verify_zero`: trim some written blocks while writing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<TrimSpec>,
+}
+
+/// fio's verify trims: of the blocks written with verification,
+/// `percentage` percent are trimmed (discarded), a batch after every
+/// `backlog` blocks written; with `zero`, reading one back must give zeroes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrimSpec {
+    /// `trim_percentage` (0–100).
+    pub percentage: u32,
+    /// `trim_backlog`: trim after this many blocks written (0: never).
+    pub backlog: u64,
+    /// `trim_backlog_batch`: trims per batch (0: `backlog`).
+    pub batch: u64,
+    /// `trim_verify_zero` (default 1).
+    pub zero: bool,
+}
+
+impl Default for TrimSpec {
+    fn default() -> Self {
+        TrimSpec {
+            percentage: 0,
+            backlog: 0,
+            batch: 0,
+            zero: true,
+        }
+    }
+}
+
+impl VerifySpec {
+    /// The trims of a job that writes with verification, when it asks for
+    /// any (fio trims only with `verify`, `trim_percentage` and
+    /// `trim_backlog` all given).
+    pub fn trims(&self) -> Option<TrimSpec> {
+        self.trim
+            .filter(|t| self.on() && t.percentage > 0 && t.backlog > 0)
+    }
+
+    /// The trim options, created on first use.
+    pub fn trim_mut(&mut self) -> &mut TrimSpec {
+        self.trim.get_or_insert_with(TrimSpec::default)
+    }
 }
 
 impl Default for VerifySpec {
@@ -207,6 +257,8 @@ impl Default for VerifySpec {
             state_load: false,
             experimental: false,
             write_sequence: true,
+            fsynced: false,
+            trim: None,
         }
     }
 }

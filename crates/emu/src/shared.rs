@@ -217,9 +217,16 @@ impl SharedDevice {
     }
 
     /// Move a request's data between its slot's buffer and the device, as
-    /// the command's DMA would (nothing with `nocopy`, nor for a trim).
+    /// the command's DMA would (nothing with `nocopy`). A trimmed range
+    /// reads back as zeroes, as on an SSD that reports deterministic
+    /// zeroes after a deallocate.
     pub(crate) fn transfer(&self, bufs: &mut SlotBufs, req: &IoReq) -> Result<(), EngineError> {
-        if self.params.nocopy || req.ddir == Ddir::Trim {
+        if self.params.nocopy {
+            return Ok(());
+        }
+        if req.ddir == Ddir::Trim {
+            let mut zeroes = vec![0u8; req.len as usize];
+            self.data.copy(req.offset as usize, &mut zeroes, Way::In);
             return Ok(());
         }
         let (o, l) = (req.offset as usize, req.len as usize);

@@ -93,6 +93,8 @@ pub fn worker_log(spec: &JobSpec) -> Option<IoLog> {
         IoLog::new(spec.log_avg_msec, spec.log_offset)
             .with_prio_values(spec.sched.log_prio)
             .with_max_value(spec.logs.max_value)
+            .with_both(spec.logs.window_both)
+            .with_issue_time(spec.logs.issue_time)
             .with_epoch_ms(epoch_ms)
             .with_hist(hist),
     )

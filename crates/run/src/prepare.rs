@@ -482,7 +482,8 @@ fn check_target(
     if spec.access.atomic && spec.modifies_target() {
         check_atomic(name, &spec.bs.all()).map_err(in_job)?;
     }
-    if spec.rw.trims() && t.kind == TargetKind::Block && !t.discard {
+    let verify_trims = spec.verify.trims().is_some() && spec.modifies_target();
+    if (spec.rw.trims() || verify_trims) && t.kind == TargetKind::Block && !t.discard {
         return Err(in_job(format!(
             "{name} does not support discard (queue/discard_max_bytes is 0)"
         )));

@@ -5,7 +5,7 @@ use super::PlanConfig;
 use crate::spec::{EngineKind, JobSpec, RwMode};
 use crate::spec_io::ThinkBlocksType;
 use crate::spec_pattern::Pattern;
-use crate::spec_verify::Method;
+use crate::spec_verify::{Method, TrimSpec};
 use std::num::NonZeroU32;
 
 /// How blocks are laid out for verification.
@@ -91,8 +91,19 @@ pub struct FlowConfig {
     pub verify_phase: bool,
     /// A reading job checks what it reads.
     pub check_reads: bool,
-    /// Blocks are checked against the write generation that put them there.
-    pub check_generation: bool,
+    /// Blocks may be checked against the write generation that put them
+    /// there, unless the pass rewrites blocks under `experimental_verify`
+    /// ([`FlowConfig::check_generation`]).
+    pub generation_checkable: bool,
+    /// A verifying job's writes wrap over its blocks (sequential, or random
+    /// without a random map): its pass writes all of `io_size`
+    /// ([`FlowConfig::pass_len`]).
+    pub verify_wraps: bool,
+    /// `verify_policy=fsynced`: a saved state vouches only for writes
+    /// before the last completed sync.
+    pub fsynced: bool,
+    /// `trim_percentage` on a writing job.
+    pub trims: Option<TrimSpec>,
     /// A block may be written twice in a pass.
     pub rewrites: bool,
     /// `verify_only`: the verification phase reads nothing.
@@ -146,7 +157,12 @@ impl FlowConfig {
             main_dirs: main_dirs(spec.rw),
             think: think(spec),
             check_reads: verify.is_some() && !modifies,
-            check_generation: check_generation(spec, rewrites),
+            generation_checkable: check_generation(spec, false),
+            verify_wraps: modifies
+                && !spec.time_based
+                && (!spec.rw.is_random() || spec.norandommap),
+            fsynced: verify.is_some() && modifies && v.fsynced,
+            trims: v.trims().filter(|_| modifies),
             rewrites,
             dry_run: verify_phase && v.only,
             experimental: v.experimental && !v.only,
@@ -167,6 +183,24 @@ impl FlowConfig {
         self.io_size
             .map(|s| s * self.moves)
             .unwrap_or_else(|| self.size.map_or(size, |s| (s * self.moves).min(size)))
+    }
+
+    /// The bytes of a pass of `size` (the regions' bytes, with trimwrite's)
+    /// whose budget is `limit`: all of `io_size` when a verifying job's
+    /// writes wrap (newer fio's `do_io`; the newest write of each block is
+    /// then what is verified), else `size`.
+    pub fn pass_len(&self, size: u64, limit: u64) -> u64 {
+        match self.verify_phase && self.verify_wraps {
+            true => size.max(limit),
+            false => size,
+        }
+    }
+
+    /// Whether each block read back is checked against the write
+    /// generation that put it there, given whether the pass `rewrites`
+    /// blocks (a replay of the writes cannot tell which was last).
+    pub fn check_generation(&self, rewrites: bool) -> bool {
+        self.generation_checkable && !(self.experimental && rewrites)
     }
 
     /// Whether the cache is dropped each time a time-based pass over

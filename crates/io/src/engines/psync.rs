@@ -129,7 +129,27 @@ pub(crate) fn trim(file: &File, kind: TargetKind, offset: u64, len: u32) -> i64 
             let range: [u64; 2] = [offset, len as u64];
             // SAFETY: BLKDISCARD reads a [u64; 2] (start, length) from the
             // pointer, which is valid for the duration of the call.
-            unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }
+            let discard = || unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) };
+            match discard() {
+                // The kernel will not drop dirty page cache over the range
+                // (buffered writes not yet written back): write it back,
+                // then discard.
+                -1 if std::io::Error::last_os_error().raw_os_error() == Some(libc::EBUSY) => {
+                    let how = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                        | libc::SYNC_FILE_RANGE_WRITE
+                        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+                    // SAFETY: sync_file_range takes plain integers.
+                    let rc = unsafe {
+                        libc::sync_file_range(fd, offset as libc::off64_t, len.into(), how)
+                    };
+                    if rc < 0 {
+                        rc
+                    } else {
+                        discard()
+                    }
+                }
+                rc => rc,
+            }
         }
         TargetKind::Dax => return -(libc::EINVAL as i64),
         TargetKind::File => {

@@ -7,6 +7,7 @@
 //! `verify_state_load`) in the current directory, as fio keeps it.
 
 use ssdready_core::stats::WorkerStats;
+use ssdready_core::Ddir;
 use ssdready_io::EngineError;
 use ssdready_workload::jobflow::JobFlow;
 use ssdready_workload::verify::{state, Expect, Layout, Stamp};
@@ -119,6 +120,24 @@ fn dump_block(name: &str, offset: u64, what: &str, bytes: &[u8]) {
     let path = format!("{base}.{offset}.{what}");
     if let Err(e) = crate::output::replace(std::path::Path::new(&path), bytes) {
         crate::observer::notices::note(format!("verify_dump: writing {path}: {e}"));
+    }
+}
+
+/// `verify_only`: the I/Os its dry run counted as done without doing
+/// them go into the job's I/O and byte counts, as fio's `do_dry_run`
+/// completes them. They carry no latency (none was measured), so the
+/// latency figures and the cross-check with the kernel's count are the
+/// real I/Os' alone.
+pub(super) fn count_dry_run(flow: &mut JobFlow, stats: &mut WorkerStats) {
+    for (d, (ios, bytes)) in [Ddir::Read, Ddir::Write, Ddir::Trim]
+        .into_iter()
+        .zip(flow.take_dry_run())
+    {
+        if ios > 0 {
+            let s = stats.dir(d);
+            s.ios += ios;
+            s.bytes += bytes;
+        }
     }
 }
 

@@ -21,7 +21,9 @@
 mod plain;
 mod step;
 mod think;
+mod trim;
 mod verifying;
+mod vstate;
 pub mod written;
 
 use crate::plan::{IoPlan, Region};
@@ -72,8 +74,10 @@ pub struct JobFlow {
     c: Counts,
     loops_left: u32,
     loops: u64,
-    size: u64,
     limit: u64,
+    /// Bytes of a pass (more than the regions when a verifying job's
+    /// writes wrap: [`FlowConfig::pass_len`]).
+    pass_len: u64,
     max_bs: u64,
     number_ios: Option<u64>,
     time_based: bool,
@@ -118,6 +122,12 @@ pub struct JobFlow {
     replay_generation: u64,
     state: Option<SavedState>,
     skipped_by_state: u64,
+    /// `verify_policy=fsynced`: the syncs that vouch for writes.
+    fsynced: Option<Box<vstate::Fsynced>>,
+    /// (I/Os, bytes) per direction of the `verify_only` dry run.
+    dry_counts: [(u64, u64); 3],
+    /// `trim_percentage`: the written blocks to trim, and those trimmed.
+    trims: Option<Box<trim::Trims>>,
     depth: usize,
     recent: Vec<std::collections::VecDeque<u64>>,
     seed: u64,
@@ -141,6 +151,11 @@ impl JobFlow {
     /// resolved as `cfg`, over `regions`.
     pub fn new(cfg: &FlowConfig, regions: &[Region], worker: u32) -> Self {
         let region_bytes: u64 = regions.iter().map(|r| r.len).sum();
+        let size = region_bytes * cfg.moves;
+        let limit = cfg.limit(region_bytes);
+        let pass_len = cfg.pass_len(size, limit);
+        // A pass longer than the regions writes blocks twice.
+        let rewrites = cfg.rewrites || pass_len > size;
         JobFlow {
             replay: None,
             plan: IoPlan::new(&cfg.plan, regions, worker),
@@ -150,8 +165,8 @@ impl JobFlow {
             c: Counts::default(),
             loops_left: cfg.loops,
             loops: u64::from(cfg.loops),
-            size: region_bytes * cfg.moves,
-            limit: cfg.limit(region_bytes),
+            limit,
+            pass_len,
             max_bs: cfg.max_bs,
             number_ios: cfg.number_ios,
             time_based: cfg.time_based,
@@ -175,10 +190,10 @@ impl JobFlow {
             main_dirs: cfg.main_dirs,
             verify_phase: cfg.verify_phase,
             check_reads: cfg.check_reads,
-            check_generation: cfg.check_generation,
+            check_generation: cfg.check_generation(rewrites),
             dry_run: cfg.dry_run,
             experimental: cfg.experimental,
-            written: Written::new(!cfg.rewrites),
+            written: Written::new(!rewrites),
             backlog: cfg.backlog,
             backlog_batch: cfg.backlog_batch,
             batch_left: 0,
@@ -187,6 +202,9 @@ impl JobFlow {
             replay_generation: 0,
             state: None,
             skipped_by_state: 0,
+            fsynced: cfg.fsynced.then(Box::default),
+            dry_counts: [(0, 0); 3],
+            trims: cfg.trims.map(|t| Box::new(trim::Trims::new(t))),
             depth: cfg.depth.get() as usize,
             recent: vec![Default::default(); regions.len().max(1)],
             seed: cfg.randseed ^ u64::from(worker).wrapping_mul(0xa076_1d64_78bd_642f),
@@ -208,7 +226,7 @@ impl JobFlow {
         self.ios_cap = self.number_ios.unwrap_or(u64::MAX);
         self.pass_cap = match (self.time_based, self.verify_phase) {
             (true, false) => u64::MAX,
-            _ => self.size,
+            _ => self.pass_len,
         };
         self.main_cap = match self.time_based {
             true => u64::MAX,
@@ -467,11 +485,24 @@ impl JobFlow {
             self.think.due = true;
             return Some(Step::Io(io));
         }
+        if let Some(io) = self.trim_io(false) {
+            return Some(Step::Io(io));
+        }
         if self.pass_over() {
             self.stage = Stage::PassEnd;
             return None;
         }
         if let Some(io) = self.sync_due() {
+            if let (Some(_), FlowIo::Sync { .. }) = (&self.fsynced, io) {
+                // fsynced: the sync covers every write before it.
+                if inflight > 0 {
+                    return Some(Step::Drain);
+                }
+                let point = self.sync_point();
+                if let Some(f) = self.fsynced.as_deref_mut() {
+                    f.issued(point);
+                }
+            }
             return Some(Step::Io(io));
         }
         let step = self.plan_io();
@@ -487,6 +518,9 @@ impl JobFlow {
     /// stage moved on, ask again.
     #[inline]
     fn pass_end_step(&mut self, inflight: usize) -> Option<Step> {
+        if let Some(io) = self.trim_io(true) {
+            return Some(Step::Io(io));
+        }
         if inflight > 0 {
             return Some(Step::Drain);
         }
@@ -614,6 +648,9 @@ impl JobFlow {
                 if ok {
                     self.last_was_sync = true;
                 }
+                if let (Some(f), FlowIo::Sync { .. }) = (self.fsynced.as_deref_mut(), *io) {
+                    f.completed(ok);
+                }
             }
             FlowIo::Rw {
                 file,
@@ -623,6 +660,13 @@ impl JobFlow {
                 tag,
             } => {
                 self.last_was_sync = false;
+                if let Some(t) = self.trims.as_deref_mut() {
+                    // A verify trim: no bytes of the job's.
+                    t.completed(ddir == Ddir::Trim);
+                    if ddir == Ddir::Trim {
+                        return;
+                    }
+                }
                 if !ok {
                     return;
                 }
@@ -630,14 +674,18 @@ impl JobFlow {
                 self.c.bytes_done += u64::from(len);
                 self.last_completed_read = ddir == Ddir::Read;
                 if let Tag::Stamped { generation, seed } = tag {
+                    let p = Piece {
+                        file,
+                        offset,
+                        len,
+                        generation,
+                        seed,
+                    };
                     if self.verify_phase {
-                        self.written.add(Piece {
-                            file,
-                            offset,
-                            len,
-                            generation,
-                            seed,
-                        });
+                        self.written.add(p);
+                    }
+                    if let Some(t) = self.trims.as_deref_mut() {
+                        t.written(p);
                     }
                     self.note_completed_write(file, offset);
                 }

@@ -443,3 +443,155 @@ fn number_ios_ends_a_time_based_job() {
     let ev = run(&mut flow(&s), 1, 1_000);
     assert_eq!(ev.len(), 10, "{ev:?}");
 }
+
+/// verify_policy=fsynced: the state saved vouches for the writes issued
+/// before the last fsync that completed, each sync issued on an empty
+/// queue; a verify_only job with that state checks those alone and counts
+/// its dry run's writes as done.
+#[test]
+fn an_fsynced_state_vouches_for_the_writes_before_the_last_fsync() {
+    let mut s = spec(RwMode::Write, 64 << 10);
+    s.verify = VerifySpec {
+        fsynced: true,
+        ..verify(Method::Crc32c)
+    };
+    s.files.fsync_every = 5;
+    s.iodepth = 4;
+    s.ioengine = ssdready_core::spec::EngineKind::IoUring;
+    let mut f = flow(&s);
+    let ev = run(&mut f, 4, 10_000);
+    let syncs: Vec<usize> = (0..ev.len())
+        .filter(|&i| ev[i] == Ev::Sync(false))
+        .collect();
+    assert_eq!(syncs.len(), 3, "{ev:?}");
+    for &i in &syncs {
+        assert_eq!(
+            ev[i - 1],
+            Ev::Drain,
+            "a sync waits for the writes before it"
+        );
+    }
+    let st = f.saved_state("j", 0);
+    assert_eq!(st.issued, 15);
+    assert_eq!(st.completed[0], (0, 14 * 4096), "newest first");
+    // Without the policy, every write issued.
+    s.verify.fsynced = false;
+    let mut f = flow(&s);
+    run(&mut f, 4, 10_000);
+    assert_eq!(f.saved_state("j", 0).issued, 16);
+
+    s.verify = VerifySpec {
+        only: true,
+        state_load: true,
+        ..verify(Method::Crc32c)
+    };
+    let mut f = flow(&s).with_state(st);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 15);
+    assert_eq!(f.skipped_by_state(), 1);
+    assert_eq!(f.take_dry_run(), [(0, 0), (16, 64 << 10), (0, 0)]);
+    assert_eq!(f.take_dry_run(), [(0, 0); 3], "taken once");
+}
+
+/// fsynced before any sync completed: the state vouches for nothing.
+#[test]
+fn an_fsynced_state_without_a_sync_vouches_for_nothing() {
+    let mut s = spec(RwMode::RandWrite, 32 << 10);
+    s.verify = VerifySpec {
+        fsynced: true,
+        ..verify(Method::Md5)
+    };
+    let mut f = flow(&s);
+    run(&mut f, 1, 10_000);
+    let st = f.saved_state("j", 0);
+    assert_eq!((st.issued, st.completed.len()), (0, 0));
+    s.verify = VerifySpec {
+        only: true,
+        state_load: true,
+        ..verify(Method::Md5)
+    };
+    let mut f = flow(&s).with_state(st);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 0);
+    assert_eq!(f.skipped_by_state(), 8);
+}
+
+/// trim_percentage=50 with trim_backlog=4: half the blocks written are
+/// trimmed, in batches once every 4 written; verification then expects
+/// zeroes there (trim_verify_zero) or skips them.
+#[test]
+fn verify_trims_trim_their_share_and_read_back_zeroes() {
+    let mut s = spec(RwMode::Write, 64 << 10);
+    s.verify = verify(Method::Md5);
+    *s.verify.trim_mut() = ssdready_core::spec_verify::TrimSpec {
+        percentage: 50,
+        backlog: 4,
+        batch: 0,
+        zero: true,
+    };
+    let ev = run(&mut flow(&s), 1, 10_000);
+    // The stand-in shows trims as reads without a check.
+    let trims: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Read(o, Tag::Plain) => Some(*o / 4096),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(trims, vec![1, 3, 5, 7, 9, 11, 13, 15]);
+    let first_trim = ev.iter().position(|e| matches!(e, Ev::Read(_, Tag::Plain)));
+    assert_eq!(first_trim, Some(4), "after 4 writes: {ev:?}");
+    let zero_reads = count(
+        &ev,
+        |e| matches!(e, Ev::Read(o, Tag::Check(x)) if x.zeroes && (o / 4096) % 2 == 1),
+    );
+    let data_reads = count(
+        &ev,
+        |e| matches!(e, Ev::Read(_, Tag::Check(x)) if !x.zeroes),
+    );
+    assert_eq!((zero_reads, data_reads), (8, 8));
+    // trim_verify_zero=0: trimmed blocks are not read back.
+    s.verify.trim_mut().zero = false;
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(_, Tag::Check(_)))), 8);
+    // Without trim_backlog, fio trims nothing.
+    s.verify.trim_mut().backlog = 0;
+    let ev = run(&mut flow(&s), 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(_, Tag::Plain))), 0);
+}
+
+/// io_size twice size on a sequential verifying write: all of io_size is
+/// written (the writes wrap), then each block is verified once against
+/// its newest write (newer fio's do_io; fio 3.33 verified each pass).
+#[test]
+fn wrapping_writes_are_verified_once_against_the_newest() {
+    let mut s = spec(RwMode::Write, 32 << 10);
+    s.io_size = Some(64 << 10);
+    s.verify = verify(Method::Crc32c);
+    let ev = run(&mut flow(&s), 1, 10_000);
+    let writes = count(&ev, |e| matches!(e, Ev::Write(..)));
+    let first_read = ev.iter().position(|e| matches!(e, Ev::Read(..))).unwrap();
+    assert_eq!(writes, 16);
+    assert!(
+        first_read > 16,
+        "every write before the first check: {ev:?}"
+    );
+    let gens: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Ev::Read(_, Tag::Check(x)) => x.generation,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        gens,
+        (8..16).collect::<Vec<u64>>(),
+        "the newest of each block"
+    );
+    // verify_only reads each block once too.
+    s.verify.only = true;
+    let mut f = flow(&s);
+    let ev = run(&mut f, 1, 10_000);
+    assert_eq!(count(&ev, |e| matches!(e, Ev::Read(..))), 8);
+    assert_eq!(f.take_dry_run()[1], (16, 64 << 10));
+}

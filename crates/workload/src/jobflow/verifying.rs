@@ -4,7 +4,7 @@
 //! and loaded between runs (`verify_state_save`, `verify_state_load`).
 
 use super::written::Piece;
-use super::{splitmix, FlowIo, JobFlow, Stage, Tag};
+use super::{splitmix, trim, vstate, FlowIo, JobFlow, Stage, Tag};
 use crate::verify::{state::SavedState, Expect, Layout};
 use ssdready_core::req::Ddir;
 
@@ -29,19 +29,40 @@ impl JobFlow {
 
     /// The state to save when the job ends (`verify_state_save`): writes
     /// issued and the last completed ones.
+    /// With `verify_policy=fsynced`, only the writes before the last
+    /// fsync that completed.
     pub fn saved_state(&self, name: &str, index: u64) -> SavedState {
-        let mut completed = Vec::new();
-        for (f, ring) in self.recent.iter().enumerate() {
-            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
-        }
+        let vstate::SyncPoint { issued, completed } = match &self.fsynced {
+            Some(f) => f.safe(),
+            None => self.sync_point(),
+        };
         SavedState {
             depth: self.depth as u32,
             files: self.recent.len() as u32,
-            issued: self.c.writes_issued,
+            issued,
             index,
             name: name.to_string(),
             completed,
         }
+    }
+
+    /// Writes issued so far and the last completed ones, newest first.
+    pub(super) fn sync_point(&self) -> vstate::SyncPoint {
+        let mut completed = Vec::new();
+        for (f, ring) in self.recent.iter().enumerate() {
+            completed.extend(ring.iter().rev().map(|&o| (f as u64, o)));
+        }
+        vstate::SyncPoint {
+            issued: self.c.writes_issued,
+            completed,
+        }
+    }
+
+    /// (I/Os, bytes) per direction that a `verify_only` dry run counted as
+    /// done without doing them (fio counts them in the job's statistics);
+    /// zero after the first call.
+    pub fn take_dry_run(&mut self) -> [(u64, u64); 3] {
+        std::mem::take(&mut self.dry_counts)
     }
 
     /// The seed of write number `generation`'s data.
@@ -59,16 +80,24 @@ impl JobFlow {
             };
             self.count_issue(ddir, len);
             self.c.bytes_done += u64::from(len);
+            let d = &mut self.dry_counts[ddir.idx()];
+            (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             if ddir == Ddir::Write {
                 let generation = self.c.writes_issued;
                 self.c.writes_issued += 1;
-                self.written.add(Piece {
+                let p = Piece {
                     file,
                     offset,
                     len,
                     generation,
                     seed: 0,
-                });
+                };
+                self.written.add(p);
+                if let Some(t) = self.trims.as_deref_mut() {
+                    // The writing job trimmed the same blocks: expect them so.
+                    t.written(p);
+                    while t.leftover().is_some() {}
+                }
                 // fio counts a dry run's writes as completed ones (its
                 // saved state lists them).
                 self.note_completed_write(file, offset);
@@ -77,22 +106,51 @@ impl JobFlow {
         self.stage = Stage::PassEnd;
     }
 
-    pub(super) fn check_of(&self, p: &Piece) -> FlowIo {
-        let expect = if self.check_generation {
-            Expect {
+    /// The read that checks `p`; None when there is nothing to check (a
+    /// trimmed block with `trim_verify_zero=0`).
+    pub(super) fn check_of(&mut self, p: &Piece) -> Option<FlowIo> {
+        let readback = match self.trims.as_deref_mut() {
+            Some(t) => t.readback(p),
+            None => trim::Readback::Data,
+        };
+        let expect = match readback {
+            trim::Readback::Skip => return None,
+            trim::Readback::Zeroes => Expect {
+                zeroes: true,
+                ..Expect::default()
+            },
+            trim::Readback::Data if self.check_generation => Expect {
                 generation: Some(p.generation),
                 seed: Some(p.seed),
-            }
-        } else {
-            Expect::default()
+                zeroes: false,
+            },
+            trim::Readback::Data => Expect::default(),
         };
-        FlowIo::Rw {
+        Some(FlowIo::Rw {
             file: p.file,
             ddir: Ddir::Read,
             offset: p.offset,
             len: p.len,
             tag: Tag::Check(expect),
-        }
+        })
+    }
+
+    /// fio's `check_get_trim`: a trim of a chosen written block when one
+    /// is due (`trim_backlog`), or at the pass's end (`leftover`).
+    pub(super) fn trim_io(&mut self, leftover: bool) -> Option<FlowIo> {
+        let unverified = self.verify_phase.then(|| self.written.len() as u64);
+        let t = self.trims.as_deref_mut()?;
+        let p = match leftover {
+            true => t.leftover(),
+            false => t.next(unverified),
+        }?;
+        Some(FlowIo::Rw {
+            file: p.file,
+            ddir: Ddir::Trim,
+            offset: p.offset,
+            len: p.len,
+            tag: Tag::Plain,
+        })
     }
 
     /// fio's `check_get_verify`: with `verify_backlog`, a batch of reads
@@ -108,10 +166,14 @@ impl JobFlow {
             }
             self.batch_left = self.backlog_batch;
         }
-        let p = self.written.pop()?;
-        self.batch_left -= 1;
-        self.c.rw_issued += 1;
-        Some(self.check_of(&p))
+        loop {
+            let p = self.written.pop()?;
+            if let Some(io) = self.check_of(&p) {
+                self.batch_left -= 1;
+                self.c.rw_issued += 1;
+                return Some(io);
+            }
+        }
     }
 
     /// The next block of the verification pass, if any.
@@ -119,22 +181,35 @@ impl JobFlow {
         if self.experimental {
             return self.replay_read();
         }
-        let p = self.written.pop()?;
+        loop {
+            let p = self.written.pop()?;
+            if let Some(io) = self.verify_check(p) {
+                return Some(io);
+            }
+        }
+    }
+
+    /// The read that checks `p` in the verification pass; None: nothing to
+    /// check (from here on, when a loaded state cannot vouch for it).
+    fn verify_check(&mut self, p: Piece) -> Option<FlowIo> {
         if let Some(s) = &self.state {
-            if s.should_stop(self.c.verified, u64::from(p.file), p.offset) {
+            // A write the saved job never issued (or, fsynced, issued after
+            // its last sync) is not there to check: stop, as newer fio.
+            if p.generation >= s.issued
+                || s.should_stop(self.c.verified, u64::from(p.file), p.offset)
+            {
                 self.skipped_by_state += 1 + self.written.len() as u64;
                 while self.written.pop().is_some() {}
                 return None;
             }
         }
-        Some(self.check_of(&p))
+        self.check_of(&p)
     }
 
     /// `experimental_verify`: the pass's writes replayed from its start.
     pub(super) fn replay_read(&mut self) -> Option<FlowIo> {
-        let replay = self.replay.as_mut()?;
         while self.replay_written < self.c.pass_written {
-            let (file, ddir, offset, len) = replay.next_io()?;
+            let (file, ddir, offset, len) = self.replay.as_mut()?.next_io()?;
             if ddir != Ddir::Write {
                 continue;
             }
@@ -148,7 +223,9 @@ impl JobFlow {
                 generation,
                 seed: self.seed_for(generation),
             };
-            return Some(self.check_of(&p));
+            if let Some(io) = self.check_of(&p) {
+                return Some(io);
+            }
         }
         None
     }

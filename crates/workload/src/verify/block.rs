@@ -51,6 +51,8 @@ pub struct Expect {
     pub generation: Option<u64>,
     /// The seed of the last write to the block.
     pub seed: Option<u64>,
+    /// The block was trimmed (`trim_verify_zero`): it must read as zeroes.
+    pub zeroes: bool,
 }
 
 /// Pseudo-random bytes from `seed` (xorshift64*), the data of a block.
@@ -66,6 +68,19 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
         let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
         chunk.copy_from_slice(&v[..chunk.len()]);
     }
+}
+
+/// A trimmed block read back: zeroes, or one failure at its first
+/// other byte (fio's "verify failed for zeroed data").
+fn zeroes(buf: &[u8], offset: u64) -> Option<Failure> {
+    let at = buf.iter().position(|&b| b != 0)?;
+    Some(Failure {
+        offset,
+        len: buf.len() as u32,
+        check: "trimmed zeroes".into(),
+        expected: "zeroes".into(),
+        found: format!("0x{:02x} at byte {at} of the block", buf[at]),
+    })
 }
 
 /// fio's CRC-64 table (`crc/crc64.c`): reflected polynomial
@@ -248,6 +263,10 @@ impl Layout {
         first_only: bool,
     ) -> Vec<Failure> {
         let mut out = Vec::new();
+        if expect.zeroes {
+            out.extend(zeroes(buf, offset));
+            return out;
+        }
         if self.method == Method::Null {
             return out;
         }
@@ -443,7 +462,35 @@ mod tests {
         Expect {
             generation: Some(generation),
             seed: Some(77 + generation),
+            zeroes: false,
         }
+    }
+
+    #[test]
+    fn a_trimmed_block_must_read_as_zeroes() {
+        let l = Layout {
+            method: Method::Md5,
+            interval: 512,
+            header_offset: 0,
+            pattern: None,
+        };
+        let zero = Expect {
+            zeroes: true,
+            ..Expect::default()
+        };
+        let mut b = vec![0u8; 4096];
+        assert_eq!(l.check(&mut b, 8192, &zero, false), vec![]);
+        b[1000] = 7;
+        let f = l.check(&mut b, 8192, &zero, false);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].offset, f[0].len), (8192, 4096));
+        assert_eq!(f[0].found, "0x07 at byte 1000 of the block");
+        // Data where zeroes were expected is caught with the null method too.
+        let null = Layout {
+            method: Method::Null,
+            ..l
+        };
+        assert_eq!(null.check(&mut b, 8192, &zero, false).len(), 1);
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub(in crate::worker) fn hot_loop(
     if let Some(v) = w.stats.verify.as_deref_mut() {
         v.skipped_by_state = w.flow.skipped_by_state();
     }
+    if w.measuring {
+        verify::count_dry_run(&mut w.flow, w.stats);
+    }
     let merge_stats = engine.take_merge_stats().filter(|_| w.measuring);
     let replayed = crate::worker::replay::finish(ctx, &mut w.flow, w.stats);
     w.finish();
