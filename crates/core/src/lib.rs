@@ -62,6 +62,7 @@ pub mod spec_passthru;
 pub mod spec_pattern;
 pub mod spec_replay;
 pub mod spec_run;
+pub mod spec_sprandom;
 pub mod spec_types;
 mod spec_validate;
 pub mod spec_verify;

@@ -555,6 +555,7 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "random offsets with repeats (default: each block once per pass)",
         set: |s, v| {
             s.norandommap = parse_bool(v)?;
+            s.sprandom.norandommap_given = Some(s.norandommap);
             Ok(())
         },
     },
@@ -654,6 +655,7 @@ pub static OPTIONS: &[OptionDef] = &[
         allowed: "tausworthe, lfsr, tausworthe64",
         help: "lfsr: each block exactly once per pass even with norandommap (a keyed permutation, fio's order differs); tausworthe: 32 bits per offset, so without the random map at most 2^32 distinct offsets, as fio's; tausworthe64 (the default): 64 bits (ssdready's own generator for both)",
         set: |s, v| {
+            s.sprandom.lfsr_given = Some(v == "lfsr");
             (s.lfsr, s.rand32) = match v {
                 "lfsr" => (true, false),
                 "tausworthe" => (false, true),

@@ -499,6 +499,12 @@ pub struct JobSpec {
     /// The engine options of fio's e4defrag engine (`donorname`, `inplace`).
     #[serde(default)]
     pub engine_opts: crate::spec_types::EngineOptions,
+    /// fio's `sprandom` preconditioning and its options.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::spec_sprandom::SprandomSpec::is_off"
+    )]
+    pub sprandom: crate::spec_sprandom::SprandomSpec,
 }
 
 fn default_rate_cycle_ms() -> u64 {
@@ -629,6 +635,7 @@ impl Default for JobSpec {
             engine_named: None,
             iolog: crate::spec_replay::IologSpec::default(),
             engine_opts: crate::spec_types::EngineOptions::default(),
+            sprandom: crate::spec_sprandom::SprandomSpec::default(),
             access: Default::default(),
         }
     }

@@ -32,6 +32,7 @@ impl JobSpec {
             .check(self.zones.mode)
             .or_else(|(o, m)| self.refuse(o, m))?;
         self.validate_sizes()?;
+        crate::spec_sprandom::SprandomSpec::check(self).or_else(|(o, m)| self.refuse(o, m))?;
         self.validate_depths()?;
         self.validate_engine_options()?;
         self.validate_merging()?;
@@ -440,5 +441,6 @@ impl JobSpec {
             );
         }
         self.thinktime_spin_ns = self.thinktime_spin_ns.min(self.thinktime_ns);
+        crate::spec_sprandom::SprandomSpec::settle(self);
     }
 }

@@ -178,8 +178,14 @@ impl FlowConfig {
     /// The bytes a pass moves over regions of `region_bytes` in all:
     /// io_size, else size — at most what the regions hold (filesize=32m
     /// with size=8m moves 8 MiB, as fio) — counting trimwrite's writes.
+    /// With `sprandom`, the device's physical capacity behind the logical
+    /// bytes (fio sets io_size so).
     pub fn limit(&self, region_bytes: u64) -> u64 {
         let size = region_bytes * self.moves;
+        if let Some((_, op, _)) = self.plan.sprandom {
+            let logical = self.size.map_or(size, |s| s.min(size));
+            return crate::spec_sprandom::physical_size(op, logical, self.plan.unit);
+        }
         self.io_size
             .map(|s| s * self.moves)
             .unwrap_or_else(|| self.size.map_or(size, |s| (s * self.moves).min(size)))

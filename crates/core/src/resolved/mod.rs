@@ -68,6 +68,9 @@ pub enum OffsetDraw {
     Zoned,
     /// `random_distribution=sequence`: a fixed list of block indices.
     Sequence,
+    /// fio's `sprandom`: each block once, some again, so that regions
+    /// end as invalid as at steady state.
+    Sprandom,
 }
 
 /// What the offset and block-size generator of a job needs.
@@ -142,6 +145,8 @@ pub struct PlanConfig {
     /// holes or sequencer, the permutation or sequential offsets); the
     /// plan also needs one file and no strided zones.
     pub fast_shape: bool,
+    /// fio's `sprandom` (regions, over-provisioning, cache bytes), when on.
+    pub sprandom: Option<(u32, f64, u64)>,
 }
 
 impl PlanConfig {
@@ -197,6 +202,11 @@ impl PlanConfig {
             sequencer: spec.rw_sequencer,
             percentage_random: spec.percentage_random,
             fast_shape,
+            sprandom: spec.sprandom.on.then_some((
+                spec.sprandom.regions,
+                spec.sprandom.op,
+                spec.sprandom.cache,
+            )),
         }
     }
 
@@ -232,6 +242,9 @@ fn block_align(spec: &JobSpec, min_bs: &[u64; 3]) -> [u64; 3] {
 /// How random offsets are drawn: fio's LFSR or random map, free, zoned,
 /// a sequence or skewed.
 fn offset_draw(spec: &JobSpec, ba: &[u64; 3], min_bs: &[u64; 3]) -> OffsetDraw {
+    if spec.sprandom.on {
+        return OffsetDraw::Sprandom;
+    }
     match &spec.random_distribution {
         // fio's LFSR: every block once per pass, map or not.
         Distribution::Random if spec.lfsr && ba == min_bs && spec.bs.is_fixed() => {

@@ -35,6 +35,7 @@ mod permutation;
 mod randmap;
 mod run;
 mod setup;
+pub mod sprandom;
 
 pub use permutation::Permutation;
 pub use randmap::RandMap;
@@ -142,6 +143,8 @@ pub struct IoPlan {
     fixed_ddir: Option<Ddir>,
     /// The shortcut's I/Os granted in one go ([`run`]).
     run: run::Run,
+    /// fio's `sprandom`: the one file's block sequence.
+    spr: Option<Box<sprandom::Sprandom>>,
 }
 
 /// Where a strided job is: the zone (relative to the region) and the bytes
@@ -213,6 +216,7 @@ impl IoPlan {
             strided,
             fixed_ddir: fixed_ddir(cfg.rw),
             run: run::Run::default(),
+            spr: setup::sprandom(cfg, regions, seed),
         }
     }
 
@@ -467,6 +471,8 @@ impl IoPlan {
             });
             match placed {
                 Some((rel, len, random)) => return Some((fi, rel, len, random)),
+                // sprandom's sequence ends the job (fio: td->done).
+                None if self.mode == RandomMode::Sprandom => return None,
                 None if self.skewed_service => {
                     Self::restart(&mut self.files[fi], fi, self.seed);
                     self.wrapped.push(self.files[fi].region.file);
@@ -625,6 +631,7 @@ impl IoPlan {
                 Some(free * self.unit)
             }
             RandomMode::Free => Some(self.rng.random_range(0..self.last_block(fi, d)) * ba),
+            RandomMode::Sprandom => Some(self.spr.as_mut()?.next_block()? * self.unit),
             RandomMode::Free32 => {
                 let r = u64::from(self.rng.next_u32());
                 Some(((u128::from(r) * u128::from(self.last_block(fi, d))) >> 32) as u64 * ba)

@@ -81,6 +81,31 @@ pub(super) fn bytes_left(cfg: &PlanConfig, regions: &[Region]) -> Option<u64> {
     } else {
         // fio: io_size, else size — at most what the files hold.
         let size = cfg.size.map_or(total, |s| s.min(total));
+        if let Some((_, op, _)) = cfg.sprandom {
+            // fio: sprandom writes the physical capacity once.
+            let physical = ssdready_core::spec_sprandom::physical_size(op, size, cfg.unit);
+            return Some(physical);
+        }
         Some(cfg.io_size.unwrap_or(size).saturating_mul(cfg.loops as u64))
     }
+}
+
+/// fio's `sprandom` sequence over the one file's region (fio refuses it
+/// with several files), when the job asks for it.
+pub(super) fn sprandom(
+    cfg: &PlanConfig,
+    regions: &[Region],
+    seed: u64,
+) -> Option<Box<super::sprandom::Sprandom>> {
+    let (n, op, cache) = cfg.sprandom.filter(|_| cfg.draw == RandomMode::Sprandom)?;
+    let r = regions.first()?;
+    let size = cfg.size.map_or(r.len, |s| s.min(r.len));
+    Some(Box::new(super::sprandom::Sprandom::new(
+        size / cfg.unit,
+        cfg.unit,
+        n,
+        op,
+        cache > 0,
+        seed,
+    )))
 }
