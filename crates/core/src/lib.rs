@@ -44,6 +44,7 @@ pub mod option_table_passthru;
 pub mod option_table_replay;
 pub mod option_table_run;
 pub mod option_table_sched;
+pub mod option_table_sprandom;
 pub mod option_table_zbd;
 pub mod option_values;
 pub mod options;

@@ -30,7 +30,7 @@ pub fn all() -> Vec<&'static OptionDef> {
         .chain(crate::option_table_library::LIBRARY_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
         .chain(crate::option_table_logs::LOG_OPTIONS)
-        .chain(crate::spec_sprandom::SPRANDOM_OPTIONS)
+        .chain(crate::option_table_sprandom::SPRANDOM_OPTIONS)
         .collect();
     v.sort_unstable_by_key(|o| o.name);
     v
@@ -51,7 +51,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .chain(crate::option_table_library::LIBRARY_OPTIONS)
         .chain(crate::option_table_access::ACCESS_OPTIONS)
         .chain(crate::option_table_logs::LOG_OPTIONS)
-        .chain(crate::spec_sprandom::SPRANDOM_OPTIONS)
+        .chain(crate::option_table_sprandom::SPRANDOM_OPTIONS)
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 

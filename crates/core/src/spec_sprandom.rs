@@ -2,12 +2,10 @@
 //! `spr_num_regions`, `spr_op`, `spr_cs`), the rules fio applies to a job
 //! that asks for it (random writes, `random_generator=lfsr`,
 //! `norandommap=1`, one file) and the device's physical size it writes
-//! once. The offsets themselves are the plan's (`ssdready_workload`'s
+//! once. The options' table is [`crate::option_table_sprandom`]. The offsets themselves are the plan's (`ssdready_workload`'s
 //! `plan::sprandom`).
 
-use crate::option_def::{Arity, OptionDef};
 use crate::spec::{JobSpec, RwMode};
-use crate::units::{parse_bool, parse_size};
 use serde::{Deserialize, Serialize};
 
 /// `sprandom` and its options.
@@ -151,68 +149,6 @@ pub fn physical_size(op: f64, logical: u64, bs: u64) -> u64 {
     let size = logical.saturating_add(extra);
     size - size % bs.max(1)
 }
-
-/// The table. Keep it sorted by name.
-pub static SPRANDOM_OPTIONS: &[OptionDef] = &[
-    OptionDef {
-        name: "spr_cs",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "bytes with suffix, e.g. 32k (0: no cache, the default)",
-        help: "sprandom: the device's cache; invalidating writes wait one region so the cache never holds a block and its rewrite",
-        set: |s, v| {
-            s.sprandom.cache = parse_size(v, s.kb_base)?;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "spr_num_regions",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "a whole number, at least 1 (default 100)",
-        help: "sprandom: the regions the device is divided into (more: finer validity steps)",
-        set: |s, v| {
-            let n: u32 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{v}' is not a whole number"))?;
-            if n == 0 {
-                return Err("0 regions (allowed: at least 1)".into());
-            }
-            s.sprandom.regions = n;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "spr_op",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "a ratio in (0, 1), e.g. 0.15 (the default)",
-        help: "sprandom: the device's over-provisioning ratio, as its maker states it",
-        set: |s, v| {
-            let op: f64 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{v}' is not a number"))?;
-            if !(op > 0.0 && op < 1.0) {
-                return Err(format!("{op} is outside (0, 1)"));
-            }
-            s.sprandom.op = op;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "sprandom",
-        aliases: &[],
-        arity: Arity::Flag,
-        allowed: "0 or 1",
-        help: "precondition for steady-state random writes: write the physical capacity once, leaving regions as invalid as at steady state (fio's SPRandom; sets random_generator=lfsr and norandommap)",
-        set: |s, v| {
-            s.sprandom.on = parse_bool(v)?;
-            Ok(())
-        },
-    },
-];
 
 #[cfg(test)]
 mod tests {
