@@ -117,3 +117,47 @@ fn more_regions_than_blocks_still_write_every_block() {
     }
     assert!(seen.iter().all(|&x| x));
 }
+
+#[test]
+fn a_sprandom_plan_writes_the_physical_capacity_over_its_region() {
+    use crate::plan::{IoPlan, PlanConfig, Region};
+    use ssdready_core::req::Ddir;
+    use ssdready_core::spec::{JobSpec, RwMode};
+    use ssdready_core::spec_sprandom::SprandomSpec;
+    let spec = JobSpec {
+        rw: RwMode::RandWrite,
+        size: Some(8 << 20),
+        lfsr: true,
+        norandommap: true,
+        sprandom: SprandomSpec {
+            on: true,
+            regions: 16,
+            op: 0.25,
+            ..SprandomSpec::default()
+        },
+        ..JobSpec::default()
+    };
+    let region = Region {
+        file: 0,
+        offset: 1 << 20,
+        len: 8 << 20,
+    };
+    let mut p = IoPlan::new(&PlanConfig::new(&spec), &[region], 0);
+    let mut seen = vec![0u32; 2048];
+    let mut ios = 0u64;
+    while let Some((_, d, off, len)) = p.next_io() {
+        assert_eq!((d, len), (Ddir::Write, 4096));
+        assert!(((1 << 20)..(9 << 20)).contains(&off), "{off} in the region");
+        seen[((off - (1 << 20)) / 4096) as usize] += 1;
+        ios += 1;
+    }
+    // 8 MiB at 25%: 10 MiB, 2560 blocks — the budget, unless every block
+    // is written (the sequence's end) a little before it.
+    let unwritten = seen.iter().filter(|&&c| c == 0).count();
+    assert!(ios == 2560 || (unwritten == 0 && ios > 2500), "{ios} I/Os");
+    assert!(
+        unwritten < 40,
+        "nearly every block written: {unwritten} not"
+    );
+    assert!(seen.iter().filter(|&&c| c > 1).count() > 300, "rewrites");
+}
