@@ -52,6 +52,18 @@ impl PreparedJob {
     }
 }
 
+/// fio's `sprandom` over the `len` bytes a clone covers: each region
+/// holds a block, and no less than the device's cache (`spr_cs`).
+fn sprandom_fits(spec: &JobSpec, len: u64) -> Result<(), String> {
+    if !spec.sprandom.on {
+        return Ok(());
+    }
+    let logical = spec.size.map_or(len, |s| s.min(len));
+    let bs = u64::from(spec.bs.for_dir(1).min());
+    ssdready_core::spec_sprandom::SprandomSpec::check_size(&spec.sprandom, logical, bs)
+        .map_err(|(o, m)| format!("option '{o}': {m}"))
+}
+
 /// Resolve `spec`'s targets; see the module docs.
 pub(crate) fn prepare(
     mut spec: JobSpec,
@@ -79,6 +91,7 @@ pub(crate) fn prepare(
                         spec.bs.max()
                     )));
                 }
+                sprandom_fits(&spec, len).map_err(&in_job)?;
                 Ok(CloneTargets {
                     targets: Arc::new(Vec::new()),
                     regions: vec![Region {
@@ -353,6 +366,7 @@ impl Layout {
                     self.paths[i]
                 )));
             }
+            sprandom_fits(spec, len).map_err(&in_job)?;
             mine.push((i, offset, len));
         }
         self.per_clone.push(mine);
