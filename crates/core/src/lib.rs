@@ -67,6 +67,8 @@ mod spec_validate;
 pub mod spec_verify;
 pub mod spec_zbd;
 pub mod stats;
+pub mod stats_iosplit;
+pub mod stats_merge;
 pub mod stats_prio;
 pub mod stats_series;
 pub mod stats_verify;
