@@ -52,6 +52,8 @@ pub mod queueing;
 pub mod req;
 pub mod resolved;
 pub mod result;
+pub mod result_cpu;
+pub mod result_emu;
 pub mod sched;
 pub mod spec;
 pub mod spec_access;
