@@ -3,7 +3,13 @@
 //! tree has uncommitted changes). Without git or outside a checkout (a
 //! source tarball, a vendored copy), the version is the package's alone.
 
+use std::path::Path;
 use std::process::Command;
+
+/// Where git keeps `path` (a ref, HEAD), as an absolute path.
+fn git_path(path: &str) -> Option<String> {
+    git(&["rev-parse", "--path-format=absolute", "--git-path", path])
+}
 
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
@@ -32,21 +38,24 @@ fn main() {
     // Only paths that exist are watched: cargo counts a missing watched
     // path as always stale, which would relink the binary on every build (a
     // fresh clone has no `packed-refs`; a packed branch has no loose ref).
-    // `refs/heads` is a directory: cargo then notices a branch ref that
-    // appears loose after the first build.
-    let mut watched = vec![
-        "HEAD".to_string(),
-        "packed-refs".to_string(),
-        "refs/heads".to_string(),
-    ];
-    if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        watched.push(r);
+    // The branch's own loose ref is watched, not `refs/heads`: cargo scans
+    // a watched directory whole, so a commit on any other branch (another
+    // worktree's) would relink this one. Only while the branch has no loose
+    // ref is `refs/heads` watched, so that its first loose ref is noticed.
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let loose = branch
+        .as_deref()
+        .and_then(git_path)
+        .filter(|p| Path::new(p).exists());
+    match (branch, loose) {
+        (Some(r), Some(_)) => watched.push(r),
+        (Some(_), None) => watched.push("refs/heads".to_string()),
+        (None, _) => {}
     }
     for path in &watched {
-        if let Some(p) = git(&["rev-parse", "--path-format=absolute", "--git-path", path]) {
-            if std::path::Path::new(&p).exists() {
-                println!("cargo:rerun-if-changed={p}");
-            }
+        if let Some(p) = git_path(path).filter(|p| Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={p}");
         }
     }
     println!("cargo:rerun-if-changed=build.rs");
