@@ -246,26 +246,7 @@ impl Ring {
     /// `limit` (None: without a limit when `want` > 0). A wait that ends
     /// by its limit or a signal is not an error.
     pub fn submit_and_wait(&mut self, want: usize, limit: Option<Duration>) -> io::Result<()> {
-        let r = match limit {
-            Some(d) if want > 0 => {
-                let ts = types::Timespec::from(d);
-                let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(want, &args)
-            }
-            _ => self.ring.submitter().submit_and_wait(want),
-        };
-        match r {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        crate::ublk::submit_and_wait(&self.ring, want, limit).map(drop)
     }
 
     /// Move every completion so far into `out` as (entry, result), and

@@ -261,29 +261,9 @@ impl Queue {
     /// Submit what was pushed; wait for `want` completions, at most
     /// `limit` (None: without a limit when `want` > 0).
     pub fn submit_and_wait(&mut self, want: usize, limit: Option<Duration>) -> io::Result<()> {
-        let r = match limit {
-            Some(d) if want > 0 => {
-                let ts = types::Timespec::from(d);
-                let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(want, &args)
-            }
-            _ => self.ring.submitter().submit_and_wait(want),
-        };
-        match r {
-            Ok(n) => {
-                self.pushed = self.pushed.saturating_sub(n);
-                Ok(())
-            }
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        let n = submit_and_wait(&self.ring, want, limit)?;
+        self.pushed = self.pushed.saturating_sub(n);
+        Ok(())
     }
 
     /// Move every completion so far into `out` as (tag, result).
@@ -334,6 +314,36 @@ impl Drop for Queue {
         }
         // Otherwise the buffers stay mapped: the kernel may still copy into
         // them until it cancels the commands with the ring.
+    }
+}
+
+/// Submit what was pushed to `ring`; wait for `want` completions, at most
+/// `limit` (None: without a limit when `want` > 0). Returns the entries
+/// submitted; a wait that ends by its limit or a signal is not an error
+/// (0). Shared by the ublk and FUSE rings.
+pub(crate) fn submit_and_wait(
+    ring: &IoUring<squeue::Entry128, cqueue::Entry>,
+    want: usize,
+    limit: Option<Duration>,
+) -> io::Result<usize> {
+    let r = match limit {
+        Some(d) if want > 0 => {
+            let ts = types::Timespec::from(d);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            ring.submitter().submit_with_args(want, &args)
+        }
+        _ => ring.submitter().submit_and_wait(want),
+    };
+    match r {
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+            ) =>
+        {
+            Ok(0)
+        }
+        r => r,
     }
 }
 

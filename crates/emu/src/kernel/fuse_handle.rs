@@ -299,15 +299,7 @@ impl Handler {
     }
 
     fn count(&self, dop: Op, bytes: u64) {
-        let s = &self.sh.stamps;
-        let c = match dop {
-            Op::Read => &s.reads,
-            Op::Write => &s.writes,
-            Op::Flush => &s.flushes,
-            Op::Trim => &s.trims,
-        };
-        c.fetch_add(1, Ordering::Relaxed);
-        s.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.sh.stamps.count(dop, bytes);
     }
 
     /// Move a write's or a trim's data into the store, as the command's

@@ -73,6 +73,19 @@ pub struct Summary {
 }
 
 impl Stamps {
+    /// One request of `op` answered, moving `bytes`.
+    pub fn count(&self, op: crate::device::Op, bytes: u64) {
+        use crate::device::Op;
+        let c = match op {
+            Op::Read => &self.reads,
+            Op::Write => &self.writes,
+            Op::Flush => &self.flushes,
+            Op::Trim => &self.trims,
+        };
+        c.fetch_add(1, Relaxed);
+        self.bytes.fetch_add(bytes, Relaxed);
+    }
+
     /// A request arrived at `t`.
     pub fn arrive(&self, t: u64) {
         if self.inflight.fetch_add(1, Relaxed) == 0 {

@@ -507,20 +507,12 @@ impl Server<'_> {
         if !self.move_data(tag, dop, offset as usize, len as usize) {
             return (due, -libc::EIO);
         }
-        let s = &self.sh.stamps;
-        let c = match dop {
-            Op::Read => &s.reads,
-            Op::Write => &s.writes,
-            Op::Flush => &s.flushes,
-            Op::Trim => &s.trims,
-        };
-        c.fetch_add(1, Ordering::Relaxed);
         let moved = if matches!(dop, Op::Read | Op::Write) {
             len
         } else {
             0
         };
-        s.bytes.fetch_add(moved, Ordering::Relaxed);
+        self.sh.stamps.count(dop, moved);
         // Reads and writes answer the bytes moved; the rest 0.
         (due, moved as i32)
     }
