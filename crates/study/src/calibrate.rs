@@ -1,16 +1,17 @@
 //! The drive's transport measured, to be taken out: a zero-time drive
 //! (`emu attach null`, the model answers at once) served over the same
-//! transport as the studied drive (FUSE + loop), and beside it a loop
+//! transport as the studied drive (the one its record names: FUSE + loop,
+//! FUSE over io_uring + loop, or ublk), and beside it a loop
 //! device over a `/dev/shm` file (the same kernel path less FUSE and the
 //! daemon), each read at every queue depth the study measured, alternating,
 //! a few times. What the zero-time drive costs above the shm loop, in
 //! latency and in CPU per I/O, is the transport's own cost; the spread of
 //! the repeats is its error.
 //!
-//! A calibration holds for one kernel and one boot: it is kept in
-//! `$XDG_CACHE_HOME/ssdready/transport/RELEASE-BOOTID.json` (or
+//! A calibration holds for one transport, kernel and boot: it is kept in
+//! `$XDG_CACHE_HOME/ssdready/transport/RELEASE-BOOTID-TRANSPORT.json` (or
 //! `~/.cache/…`), written with the one writer, and a later study on the
-//! same boot reuses it when it covers the depths it needs.
+//! same boot and transport reuses it when it covers the depths it needs.
 
 use serde::{Deserialize, Serialize};
 use ssdready_emu::kernel::daemon;
@@ -218,9 +219,10 @@ pub fn here() -> (String, String) {
     )
 }
 
-/// The file for this kernel and boot: under `$XDG_CACHE_HOME` when it is
-/// absolute (the XDG rule), else `$HOME/.cache`; None without either.
-pub fn path_for(here: &(String, String)) -> Option<PathBuf> {
+/// The file for this kernel, boot and transport: under `$XDG_CACHE_HOME`
+/// when it is absolute (the XDG rule), else `$HOME/.cache`; None without
+/// either.
+pub fn path_for(here: &(String, String), transport: &str) -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -230,11 +232,13 @@ pub fn path_for(here: &(String, String)) -> Option<PathBuf> {
                 .filter(|p| p.is_absolute())
                 .map(|h| h.join(".cache"))
         })?;
-    Some(path_in(&base, here))
+    Some(path_in(&base, here, transport))
 }
 
-/// The file for this kernel and boot under the cache directory `base`.
-pub fn path_in(base: &Path, here: &(String, String)) -> PathBuf {
+/// The file for this kernel, boot and transport under the cache
+/// directory `base` (each transport has its own: a study of a drive over
+/// one does not replace the other's).
+pub fn path_in(base: &Path, here: &(String, String), transport: &str) -> PathBuf {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| match c.is_ascii_alphanumeric() || ".-_".contains(c) {
@@ -244,9 +248,10 @@ pub fn path_in(base: &Path, here: &(String, String)) -> PathBuf {
             .collect()
     };
     base.join("ssdready").join("transport").join(format!(
-        "{}-{}.json",
+        "{}-{}-{}.json",
         clean(&here.0),
-        clean(&here.1)
+        clean(&here.1),
+        clean(transport)
     ))
 }
 
@@ -293,6 +298,10 @@ pub enum CalibrationError {
     Drive(#[from] crate::kdrive::StartError),
     #[error("{device}: no record of its daemon")]
     NoRecord { device: String },
+    /// The zero-time drive came up over another transport than the
+    /// measured drive's.
+    #[error("the zero-time drive was served over {got}, not the measured drive's {want}")]
+    OtherTransport { want: String, got: String },
     /// The loop device to compare with could not be had.
     #[error(transparent)]
     ShmLoop(#[from] crate::kdrive::ShmLoopError),
@@ -329,7 +338,7 @@ pub fn for_runs(
         return Err(CalibrationError::NoDepth);
     }
     let here = here();
-    let path = path_for(&here);
+    let path = path_for(&here, transport);
     if let Some(c) = path
         .as_deref()
         .and_then(load)
@@ -337,7 +346,7 @@ pub fn for_runs(
     {
         return Ok(c);
     }
-    let mut c = measure(&qds, runtime_s.min(RUNTIME_S), run_fn, stop)?;
+    let mut c = measure(&qds, transport, runtime_s.min(RUNTIME_S), run_fn, stop)?;
     match (c.steady(), path) {
         (Err(why), _) => c.not_kept = Some(why.to_string()),
         (Ok(()), Some(p)) => match save(&c, &p) {
@@ -404,19 +413,41 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
     });
 }
 
-/// Measure the transport at `qds`: attach a zero-time drive and a shm
+/// The zero-time drive to attach for a drive served over `transport`
+/// (its record's name): the spec and the `emu attach --transport` value,
+/// the same transport, never `auto` (which could pick another one).
+pub fn zero_time_drive(transport: &str) -> Result<(String, &'static str), CalibrationError> {
+    let over = crate::kdrive::attach_transport(transport).ok_or_else(|| {
+        crate::kdrive::StartError::UnknownTransport {
+            name: transport.into(),
+        }
+    })?;
+    Ok((format!("null,size={SIZE}"), over))
+}
+
+/// Measure the transport at `qds`: attach a zero-time drive over
+/// `transport` (the measured drive's, as its record names it) and a shm
 /// loop, read each at every depth [`REPEATS`] times, alternating, with
 /// the study's own runner (the same engine and options as its runs).
 pub fn measure(
     qds: &[u32],
+    transport: &str,
     runtime_s: f64,
     run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, CalibrationError> {
-    let mut drive = crate::kdrive::start_spec(stop, &format!("null,size={SIZE}"))?;
+    let (spec, over) = zero_time_drive(transport)?;
+    let mut drive = crate::kdrive::start_spec(stop, &spec, over)?;
     let record = daemon::record_of(&drive.device).ok_or_else(|| CalibrationError::NoRecord {
         device: drive.device.clone(),
     })?;
+    if record.transport != transport {
+        drive.stop();
+        return Err(CalibrationError::OtherTransport {
+            want: transport.into(),
+            got: record.transport,
+        });
+    }
     let shm = crate::kdrive::ShmLoop::new(SIZE_BYTES, record.block_size)?;
     let mut points = Vec::new();
     for &qd in qds {
@@ -536,6 +567,23 @@ mod tests {
         assert_eq!(p.drive_lat_ns, 31_000.0);
     }
 
+    /// The zero-time drive goes over the measured drive's own transport:
+    /// a drive attached by hand over FUSE on io_uring is calibrated over
+    /// FUSE on io_uring, not over what `auto` would pick.
+    #[test]
+    fn the_zero_time_drive_uses_the_measured_drives_transport() {
+        let over = |t: &str| zero_time_drive(t).map(|(_, o)| o);
+        assert_eq!(over("fuse-uring+loop").unwrap(), "fuse-uring");
+        assert_eq!(over("fuse+loop").unwrap(), "fuse");
+        assert_eq!(over("ublk").unwrap(), "ublk");
+        assert_eq!(zero_time_drive("ublk").unwrap().0, "null,size=64m");
+        let e = over("nbd").unwrap_err().to_string();
+        assert!(
+            e.contains("'nbd' is not one ssdready can attach over"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_calibration_fits_only_its_kernel_boot_transport_and_depths() {
         let c = Calibration {
@@ -564,11 +612,15 @@ mod tests {
     }
 
     #[test]
-    fn the_file_is_named_by_kernel_and_boot_and_round_trips() {
+    fn the_file_is_named_by_kernel_boot_and_transport_and_round_trips() {
         let dir = std::env::temp_dir().join(format!("ssdready-cal-{}", std::process::id()));
         let here = ("6.18.4-x/y".to_string(), "0f-1".to_string());
-        let p = path_in(&dir, &here);
-        assert_eq!(p, dir.join("ssdready/transport/6.18.4-x_y-0f-1.json"));
+        let p = path_in(&dir, &here, "fuse-uring+loop");
+        assert_eq!(
+            p,
+            dir.join("ssdready/transport/6.18.4-x_y-0f-1-fuse-uring_loop.json")
+        );
+        assert_ne!(p, path_in(&dir, &here, "fuse+loop"));
         let c = Calibration {
             schema: SCHEMA.into(),
             kernel: here.0.clone(),

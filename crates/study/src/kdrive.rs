@@ -41,6 +41,12 @@ pub enum StartError {
     /// The daemon ended without a device (`why`: what it said).
     #[error("ssdready emu attach {spec} failed: {why}")]
     Failed { spec: String, why: String },
+    /// A drive's record names a transport this build cannot attach over.
+    #[error(
+        "the drive's transport '{name}' is not one ssdready can attach over \
+         (allowed: fuse+loop, fuse-uring+loop, ublk)"
+    )]
+    UnknownTransport { name: String },
     #[error("interrupted while attaching the emulated drive")]
     Interrupted,
     #[error("ssdready emu attach {spec} gave no device within {secs} s")]
@@ -77,11 +83,26 @@ pub fn unavailable() -> Option<String> {
 
 /// Start the drive; the error is one line naming what failed.
 pub fn start(stop: &AtomicBool) -> Result<Drive, StartError> {
-    start_spec(stop, SPEC)
+    start_spec(stop, SPEC, "auto")
 }
 
-/// Start the drive `spec` (a preset with its keys, as `emu attach` takes).
-pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, StartError> {
+/// The `emu attach --transport` value that serves a drive over the
+/// transport its record names (`fuse+loop`, `fuse-uring+loop`, `ublk`);
+/// None for a name this build does not know.
+pub fn attach_transport(record: &str) -> Option<&'static str> {
+    use ssdready_emu::kernel::daemon::{FUSE, FUSE_URING};
+    match record {
+        FUSE => Some("fuse"),
+        FUSE_URING => Some("fuse-uring"),
+        "ublk" => Some("ublk"),
+        _ => None,
+    }
+}
+
+/// Start the drive `spec` (a preset with its keys, as `emu attach` takes)
+/// over `transport` (as `emu attach --transport` takes: `auto`, `fuse`,
+/// `fuse-uring`, `ublk`).
+pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Drive, StartError> {
     let exe = std::env::current_exe().map_err(StartError::OwnBinary)?;
     // The daemon's messages go to a file of its own, not a pipe: a study
     // that dies must not take the daemon's stderr (and its clean-up) with it.
@@ -106,6 +127,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str) -> Result<Drive, StartError> {
     })?;
     let mut child = Command::new(exe)
         .args(["emu", "attach", spec])
+        .arg(format!("--transport={transport}"))
         .env(
             ssdready_emu::kernel::daemon::PARENT_ENV,
             std::process::id().to_string(),
@@ -283,5 +305,21 @@ impl Drive {
 impl Drop for Drive {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calibration's zero-time drive is attached over the transport
+    /// the measured drive's record names, never `auto`.
+    #[test]
+    fn each_recorded_transport_is_attached_over_itself() {
+        assert_eq!(attach_transport("fuse+loop"), Some("fuse"));
+        assert_eq!(attach_transport("fuse-uring+loop"), Some("fuse-uring"));
+        assert_eq!(attach_transport("ublk"), Some("ublk"));
+        assert_eq!(attach_transport("nbd"), None);
+        assert_eq!(attach_transport(""), None);
     }
 }
