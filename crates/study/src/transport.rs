@@ -106,11 +106,72 @@ pub fn split(
 /// at the peak's depth: the drive outruns the host.
 pub const OUTRUN: f64 = 2.0;
 
+/// What limits the platform when the drive outruns the host, each figure
+/// with its error: `x` the whole machine's CPU per I/O at the peak (± half
+/// the spread of the peak's repeats), `y` the transport's part of it (±
+/// the calibration's spread), and `n` = 1 s / (x − y) the I/Os one CPU
+/// gives (± the two errors combined).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostLimit {
+    pub n: f64,
+    pub n_err: f64,
+    pub x_ns: f64,
+    pub x_err_ns: f64,
+    pub y_ns: f64,
+    pub y_err_ns: f64,
+    /// The peak's runs behind `x` (1: no repeat, its error unknown).
+    pub x_runs: usize,
+    /// Where `y` comes from.
+    pub y_source: &'static str,
+}
+
+impl HostLimit {
+    /// The limit from the peak's CPU per I/O (one figure per run) and the
+    /// transport's (its error); None without a platform part left.
+    pub fn from(cpu: &[f64], (y_ns, y_err_ns, y_source): (f64, f64, &'static str)) -> Option<Self> {
+        let x_ns = crate::figures::median(cpu)?;
+        let max = cpu.iter().copied().fold(f64::MIN, f64::max);
+        let min = cpu.iter().copied().fold(f64::MAX, f64::min);
+        let x_err_ns = (max - min) / 2.0;
+        let platform = x_ns - y_ns;
+        if platform <= 0.0 {
+            return None;
+        }
+        let n = 1e9 / platform;
+        // First order: dN/N = dP/P, the two errors independent.
+        let n_err = n * x_err_ns.hypot(y_err_ns) / platform;
+        Some(HostLimit {
+            n,
+            n_err,
+            x_ns,
+            x_err_ns,
+            y_ns,
+            y_err_ns,
+            x_runs: cpu.len(),
+            y_source,
+        })
+    }
+
+    /// The platform's own CPU per I/O: x − y.
+    pub fn platform_ns(&self) -> f64 {
+        self.x_ns - self.y_ns
+    }
+}
+
+/// `v` with its error when it has one (`fmt` formats both).
+fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
+    if err > 0.0 {
+        format!("{} ± {}", fmt(v), fmt(err))
+    } else {
+        fmt(v)
+    }
+}
+
 /// The headline when the emulated drive is faster than this host can
 /// drive it: what the platform gives per CPU, and what an I/O costs it,
 /// the transport's part named (from its calibration, else the daemon's own
-/// CPU). None when the drive does not outrun the host, or without the CPU
-/// figures.
+/// CPU), each with its error. None when the drive does not outrun the
+/// host, or without the CPU figures.
 pub fn host_limit(
     f: &crate::figures::Figures,
     runs: &[crate::model::RunRecord],
@@ -127,8 +188,7 @@ pub fn host_limit(
         .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_ns_per_io))
         .filter(|c| *c > 0.0)
         .collect();
-    let x = crate::figures::median(&cpu)?;
-    let (y, err, what) = match f.calibration.as_ref().and_then(|c| c.at(peak.qd)) {
+    let y = match f.calibration.as_ref().and_then(|c| c.at(peak.qd)) {
         Some(p) => (p.cpu_ns, p.cpu_err_ns, "measured with a zero-time drive"),
         None => (
             f.transport.as_ref()?.daemon_cpu_ns_per_io,
@@ -136,34 +196,31 @@ pub fn host_limit(
             "the drive's daemon alone: no calibration",
         ),
     };
-    let platform = x - y;
-    if platform <= 0.0 {
-        return None;
-    }
+    let h = HostLimit::from(&cpu, y)?;
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
-    let n = 1e9 / platform;
     let count = ssdready_core::units::fmt_count;
+    let repeats = match h.x_runs {
+        1 => "one run at the peak: its repeatability unknown".to_string(),
+        n => format!("errors: half the spread of the peak's {n} runs and of the calibration's"),
+    };
     Some(crate::model::Verdict {
         rule: "host-limit".into(),
         finding: format!(
             "this platform gives at most {} IOPS of 4 KiB reads per CPU; each I/O costs {} of \
              kernel CPU, of which {} is the transport (the drive alone gives {} IOPS at QD {}, \
              {:.0}× what this host delivered: the drive outruns the host)",
-            count(n),
-            us(x),
-            if err > 0.0 {
-                format!("{} ± {}", us(y), us(err))
-            } else {
-                us(y)
-            },
+            pm(h.n, h.n_err, count),
+            pm(h.x_ns, h.x_err_ns, us),
+            pm(h.y_ns, h.y_err_ns, us),
             count(alone),
             peak.qd,
             alone / peak.iops
         ),
         evidence: crate::model::Evidence {
             figures: vec![
-                ("cpu_per_io_at_peak".into(), us(x)),
-                ("transport_cpu_per_io".into(), us(y)),
+                ("cpu_per_io_at_peak".into(), pm(h.x_ns, h.x_err_ns, us)),
+                ("transport_cpu_per_io".into(), pm(h.y_ns, h.y_err_ns, us)),
+                ("iops_per_cpu".into(), pm(h.n, h.n_err, count)),
                 ("peak_iops".into(), count(peak.iops)),
                 ("device_alone_iops".into(), count(alone)),
             ],
@@ -171,13 +228,16 @@ pub fn host_limit(
         },
         recommendation: format!(
             "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O less \
-             the transport ({what}) is {}; fewer CPU per I/O (polling, batching, a lighter engine) \
+             the transport ({}) is {}; fewer CPU per I/O (polling, batching, a lighter engine) \
              or more CPUs raise it",
-            us(x),
-            us(platform)
+            us(h.x_ns),
+            h.y_source,
+            us(h.platform_ns())
         ),
         confidence: "medium".into(),
-        confidence_why: "the whole machine's CPU at the peak, other work included".into(),
+        confidence_why: format!(
+            "the whole machine's CPU at the peak, other work included; {repeats}"
+        ),
         noise_pct: None,
     })
 }
@@ -263,6 +323,25 @@ mod tests {
         (f, vec![r])
     }
 
+    /// The limit's figures carry their errors: the peak's repeats' spread
+    /// on the CPU per I/O, the calibration's on the transport, both on N.
+    #[test]
+    fn the_host_limit_carries_the_repeats_and_the_calibrations_errors() {
+        // 50, 54, 58 µs: median 54, ± 4; transport 14 ± 3: 40 ± 5 µs.
+        let h =
+            HostLimit::from(&[58_000.0, 50_000.0, 54_000.0], (14_000.0, 3_000.0, "cal")).unwrap();
+        assert_eq!((h.x_ns, h.x_err_ns, h.x_runs), (54_000.0, 4_000.0, 3));
+        assert_eq!(h.platform_ns(), 40_000.0);
+        assert!((h.n - 25_000.0).abs() < 1e-6, "{}", h.n);
+        // 25K × 5/40 = 3,125.
+        assert!((h.n_err - 3_125.0).abs() < 1e-6, "{}", h.n_err);
+        // One run: no spread; nothing left for the platform: no limit.
+        let one = HostLimit::from(&[54_000.0], (9_000.0, 0.0, "daemon")).unwrap();
+        assert_eq!((one.x_err_ns, one.n_err), (0.0, 0.0));
+        assert!(HostLimit::from(&[9_000.0], (9_000.0, 0.0, "daemon")).is_none());
+        assert!(HostLimit::from(&[], (1.0, 0.0, "daemon")).is_none());
+    }
+
     #[test]
     fn a_drive_that_outruns_the_host_gives_the_platforms_limit_per_cpu() {
         let (mut f, runs) = outrun(1.0e6);
@@ -287,7 +366,9 @@ mod tests {
             ..Default::default()
         });
         let v = host_limit(&f, &runs).unwrap();
-        assert!(v.finding.contains("25.0K IOPS"), "{}", v.finding);
+        // 25K ± 25K × 1/40 per CPU.
+        assert!(v.finding.contains("25.0K ± 625 IOPS"), "{}", v.finding);
+        assert!(v.confidence_why.contains("one run at the peak"));
         assert!(v
             .finding
             .contains("of which 14.0 µs ± 1.0 µs is the transport"));
