@@ -128,7 +128,7 @@ pub struct HostLimit {
 impl HostLimit {
     /// The limit from the peak's CPU per I/O (one figure per run) and the
     /// transport's (its error); None without a platform part left.
-    pub fn from(cpu: &[f64], (y_ns, y_err_ns, y_source): (f64, f64, &'static str)) -> Option<Self> {
+    pub fn of(cpu: &[f64], (y_ns, y_err_ns, y_source): (f64, f64, &'static str)) -> Option<Self> {
         let x_ns = crate::figures::median(cpu)?;
         let max = cpu.iter().copied().fold(f64::MIN, f64::max);
         let min = cpu.iter().copied().fold(f64::MAX, f64::min);
@@ -196,7 +196,7 @@ pub fn host_limit(
             "the drive's daemon alone: no calibration",
         ),
     };
-    let h = HostLimit::from(&cpu, y)?;
+    let h = HostLimit::of(&cpu, y)?;
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     let count = ssdready_core::units::fmt_count;
     let repeats = match h.x_runs {
@@ -328,18 +328,17 @@ mod tests {
     #[test]
     fn the_host_limit_carries_the_repeats_and_the_calibrations_errors() {
         // 50, 54, 58 µs: median 54, ± 4; transport 14 ± 3: 40 ± 5 µs.
-        let h =
-            HostLimit::from(&[58_000.0, 50_000.0, 54_000.0], (14_000.0, 3_000.0, "cal")).unwrap();
+        let h = HostLimit::of(&[58_000.0, 50_000.0, 54_000.0], (14_000.0, 3_000.0, "cal")).unwrap();
         assert_eq!((h.x_ns, h.x_err_ns, h.x_runs), (54_000.0, 4_000.0, 3));
         assert_eq!(h.platform_ns(), 40_000.0);
         assert!((h.n - 25_000.0).abs() < 1e-6, "{}", h.n);
         // 25K × 5/40 = 3,125.
         assert!((h.n_err - 3_125.0).abs() < 1e-6, "{}", h.n_err);
         // One run: no spread; nothing left for the platform: no limit.
-        let one = HostLimit::from(&[54_000.0], (9_000.0, 0.0, "daemon")).unwrap();
+        let one = HostLimit::of(&[54_000.0], (9_000.0, 0.0, "daemon")).unwrap();
         assert_eq!((one.x_err_ns, one.n_err), (0.0, 0.0));
-        assert!(HostLimit::from(&[9_000.0], (9_000.0, 0.0, "daemon")).is_none());
-        assert!(HostLimit::from(&[], (1.0, 0.0, "daemon")).is_none());
+        assert!(HostLimit::of(&[9_000.0], (9_000.0, 0.0, "daemon")).is_none());
+        assert!(HostLimit::of(&[], (1.0, 0.0, "daemon")).is_none());
     }
 
     #[test]
