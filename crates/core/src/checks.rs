@@ -38,6 +38,7 @@ fn check(
         allowed,
         agree,
         marks: marks.iter().map(|m| m.to_string()).collect(),
+        why: Vec::new(),
     }
 }
 
@@ -52,7 +53,7 @@ impl CrossCheck {
             }
         };
         format!(
-            "{}: {} {} vs {} {} (allowed ±{}): {}{}",
+            "{}: {} {} vs {} {} (allowed ±{}): {}{}{}",
             self.quantity,
             self.a_source,
             fmt(self.a),
@@ -64,6 +65,11 @@ impl CrossCheck {
                 String::new()
             } else {
                 format!("; do not trust {}", self.marks.join(", "))
+            },
+            if self.agree || self.why.is_empty() {
+                String::new()
+            } else {
+                format!(" (why: {})", self.why.join("; "))
             }
         )
     }
@@ -131,7 +137,7 @@ fn profile_checks(c: &CpuCost, prof: &ProfileReport, out: &mut Vec<CrossCheck>) 
         let allowed = 0.10 * sys + err;
         let exact = e.busy_ns_per_io - c.sources.steal_ns;
         let ok = (exact - sys).abs() <= allowed;
-        out.push(check(
+        let mut k = check(
             "exact (tracepoint-bracketed) busy CPU per I/O, less the hypervisor's steal, vs whole-system busy CPU per I/O",
             ("profile.exact", exact),
             ("system", sys),
@@ -139,7 +145,11 @@ fn profile_checks(c: &CpuCost, prof: &ProfileReport, out: &mut Vec<CrossCheck>) 
             allowed,
             ok,
             &["profile.exact"],
-        ));
+        );
+        if !ok {
+            k.why = exact_why(e, c, exact - sys);
+        }
+        out.push(k);
         ok
     });
     let tol = profile_tolerance(prof.busy_samples);
@@ -158,6 +168,66 @@ fn profile_checks(c: &CpuCost, prof: &ProfileReport, out: &mut Vec<CrossCheck>) 
         (prof.busy_ns_per_io - sys).abs() <= allowed,
         marks,
     ));
+}
+
+/// Why the bracketed busy time and /proc/stat's disagree by `diff` ns per
+/// I/O (bracketed less steal, minus system): the bracketed time split
+/// into the run's own, other processes', kernel threads' and interrupts',
+/// with the steal taken out; then the cause the run measured, when one
+/// is as large as half the difference: the tracepoints' coverage of the
+/// window (time charged twice or not at all), or the steal itself.
+fn exact_why(e: &crate::result::ExactCpu, c: &CpuCost, diff: f64) -> Vec<String> {
+    let ns = |v: f64| format!("{v:.0} ns");
+    let sum = |f: &dyn Fn(&str) -> bool| -> f64 {
+        e.states
+            .iter()
+            .filter(|s| s.busy && f(&s.state))
+            .map(|s| s.ns_per_io)
+            .fold(0.0, |a, b| a + b)
+    };
+    let own = sum(&|s| s.ends_with("this process"));
+    let others = sum(&|s| s.ends_with("other processes"));
+    let kthreads = sum(&|s| s == "kernel threads");
+    let irq = sum(&|s| s == "hardirq" || s == "softirq");
+    let steal = c.sources.steal_ns;
+    let mut why = vec![format!(
+        "bracketed per I/O: this process {}, other processes {}, kernel threads {}, interrupts {}, \
+         the rest (block layer and driver of any process) {}; steal {} taken out",
+        ns(own),
+        ns(others),
+        ns(kthreads),
+        ns(irq),
+        ns((e.busy_ns_per_io - own - others - kthreads - irq).max(0.0)),
+        ns(steal)
+    )];
+    let cpus = e.covered_pct_per_cpu.len().max(1) as f64;
+    let whole = if c.ios > 0 {
+        c.window_ns as f64 * cpus / c.ios as f64
+    } else {
+        0.0
+    };
+    let gap = (e.covered_pct - 100.0) / 100.0 * whole;
+    if whole > 0.0 && gap.abs() >= 0.5 * diff.abs() {
+        why.push(format!(
+            "the tracepoints accounted for {:.1} % of the window × CPUs: {} per I/O charged \
+             twice or to no state (events lost, or a CPU without events at the window's ends)",
+            e.covered_pct,
+            ns(gap)
+        ));
+    } else if steal >= 0.5 * diff.abs() {
+        why.push(format!(
+            "the hypervisor's steal ({} per I/O) is as large as the difference: the host stopped \
+             the vCPUs often, and its steal clock and the bracketed states disagree on when",
+            ns(steal)
+        ));
+    } else {
+        why.push(
+            "neither the hypervisor's steal nor the tracepoints' coverage explains it; other \
+             processes' CPU counts in both figures"
+                .into(),
+        );
+    }
+    why
 }
 
 /// ssdready's I/O count on a device against the kernel's.
@@ -313,6 +383,81 @@ mod tests {
         let e = exact(&p);
         assert!(e.agree, "{e:?}");
         assert_eq!(e.a, 20_000.0);
+    }
+
+    /// A bracketed figure that disagrees says why, as far as the run
+    /// measured it: the time split apart (this process, other processes,
+    /// steal), then the cause that is as large as half the difference.
+    #[test]
+    fn a_disagreeing_exact_profile_says_why() {
+        use crate::result::{ExactCpu, StateCost};
+        let state = |name: &str, ns_per_io: f64| StateCost {
+            state: name.into(),
+            busy: true,
+            ns_per_io,
+            ..Default::default()
+        };
+        let mut p = phase(20_000.0, 100.0, 9_000.0);
+        p.cpu.as_mut().unwrap().window_ns = 10_000_000;
+        // 24 µs bracketed against 20: 2 CPUs × 10 ms over 1,000 I/Os is
+        // 20 µs of window per I/O, 110 % of it accounted for: 2 µs.
+        let exact = ExactCpu {
+            busy_ns_per_io: 24_000.0,
+            covered_pct: 110.0,
+            covered_pct_per_cpu: vec![110.0, 110.0],
+            states: vec![
+                state("user, this process", 3_000.0),
+                state("system calls, this process", 6_000.0),
+                state("user, other processes", 12_000.0),
+                state("hardirq", 1_000.0),
+            ],
+            ..Default::default()
+        };
+        p.profile = Some(ProfileReport {
+            busy_samples: 20_000,
+            busy_ns_per_io: 20_000.0,
+            exact: Some(exact),
+            ..ProfileReport::default()
+        });
+        let find = |p: &PhaseResult| {
+            phase_checks(p)
+                .into_iter()
+                .find(|c| c.a_source == "profile.exact")
+                .unwrap()
+        };
+        let k = find(&p);
+        assert!(!k.agree);
+        assert!(
+            k.why[0].starts_with(
+                "bracketed per I/O: this process 9000 ns, other processes 12000 ns, kernel \
+                 threads 0 ns, interrupts 1000 ns, the rest (block layer and driver of any \
+                 process) 2000 ns; steal 0 ns taken out"
+            ),
+            "{:?}",
+            k.why
+        );
+        assert!(k.why[1].contains("accounted for 110.0 %"), "{:?}", k.why);
+        assert!(k.describe().contains("(why: bracketed per I/O"));
+        // Every CPU covered: the steal, when as large as half of it.
+        let e = p.profile.as_mut().unwrap().exact.as_mut().unwrap();
+        e.covered_pct = 100.0;
+        p.cpu.as_mut().unwrap().sources.steal_ns = 1_500.0;
+        // 24 − 1.5 = 22.5 against 20 ± 2.1: still out, by 2.5.
+        let k = find(&p);
+        assert!(!k.agree, "{k:?}");
+        assert!(
+            k.why[1].starts_with("the hypervisor's steal (1500 ns"),
+            "{:?}",
+            k.why
+        );
+        // Neither.
+        p.cpu.as_mut().unwrap().sources.steal_ns = 0.0;
+        let k = find(&p);
+        assert!(k.why[1].starts_with("neither"), "{:?}", k.why);
+        // Agreeing checks say nothing more.
+        p.cpu.as_mut().unwrap().per_io.system_ns = 24_000.0;
+        let k = find(&p);
+        assert!(k.agree && k.why.is_empty(), "{k:?}");
     }
 
     #[test]

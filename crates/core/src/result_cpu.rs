@@ -20,6 +20,10 @@ pub struct CrossCheck {
     /// The figures (JSON paths within the phase) not to trust when they
     /// disagree.
     pub marks: Vec<String>,
+    /// Why they disagree, as far as the run measured it (empty when they
+    /// agree, or nothing measured explains it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
 }
 
 /// Hardware performance counters over a phase's window: unhalted core

@@ -237,6 +237,7 @@ mod tests {
             allowed: 2_000.0,
             agree: true,
             marks: vec![],
+            why: vec![],
         };
         RunResult {
             phases: vec![PhaseResult {
