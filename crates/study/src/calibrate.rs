@@ -117,6 +117,12 @@ fn half_spread(v: &[f64]) -> f64 {
 }
 
 impl Point {
+    /// Whether the repeats' spread exceeds the transport itself (1 µs at
+    /// least): a loaded machine's noise, not a figure to take out.
+    pub fn noise(&self) -> bool {
+        self.lat_err_ns > self.lat_ns.abs().max(1_000.0)
+    }
+
     /// The transport at depth `qd` from its repeats.
     pub fn from_pairs(qd: u32, pairs: &[Pair]) -> Point {
         let mut lat: Vec<f64> = pairs
@@ -164,11 +170,7 @@ impl Calibration {
     /// latency is within the transport itself (1 µs at least). A wider
     /// spread is a loaded machine's noise; the next study measures again.
     pub fn steady(&self) -> Result<(), Unsteady> {
-        match self
-            .points
-            .iter()
-            .find(|p| p.lat_err_ns > p.lat_ns.abs().max(1_000.0))
-        {
+        match self.points.iter().find(|p| p.noise()) {
             Some(p) => Err(Unsteady {
                 qd: p.qd,
                 spread_ns: p.lat_err_ns,
@@ -381,6 +383,19 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
     else {
         return;
     };
+    // A QD 1 transport lost in its own spread would take an arbitrary
+    // part of the platform out: the share keeps the daemon's own stamps
+    // (its lateness and reply) and says why.
+    if p.noise() {
+        if let Some(s) = f.platform_share_qd1.as_mut() {
+            s.source.push_str(&format!(
+                "; the calibration at QD 1 was noise ({:.1} µs ± {:.1} µs), not taken out",
+                p.lat_ns / 1e3,
+                p.lat_err_ns / 1e3
+            ));
+        }
+        return;
+    }
     let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
     let platform = (less - late - dev).max(0.0);
     let total = platform + dev;
@@ -705,6 +720,47 @@ mod tests {
         assert!(why.starts_with("at QD 2 its spread (± 33.7 µs)"), "{why}");
         c.not_kept = Some(why);
         assert!(c.note().contains("; not kept: at QD 2"), "{}", c.note());
+    }
+
+    /// A QD 1 calibration lost in its own spread takes nothing out of
+    /// the platform's share: the share stays the daemon stamps' one (here
+    /// the model's), and says why.
+    #[test]
+    fn a_noisy_qd1_calibration_leaves_the_platform_share_alone() {
+        let mut f = crate::figures::Figures::default();
+        f.qd_curve.push(crate::figures::CurvePoint {
+            qd: 1,
+            lat_mean_ns: 582_000.0,
+            device_lat_mean_ns: Some(149_000.0),
+            ..Default::default()
+        });
+        f.platform_share_qd1 = Some(crate::figures::PlatformShare {
+            pct: 74.4,
+            platform_ns: 433_000.0,
+            source: "stamps".into(),
+            ..Default::default()
+        });
+        let c = Calibration {
+            points: vec![Point {
+                qd: 1,
+                lat_ns: 1_819_700.0,
+                lat_err_ns: 1_917_200.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        take_out(&mut f, &c);
+        let s = f.platform_share_qd1.as_ref().unwrap();
+        assert_eq!((s.pct, s.platform_ns), (74.4, 433_000.0));
+        assert!(
+            s.source.ends_with(
+                "; the calibration at QD 1 was noise (1819.7 µs ± 1917.2 µs), not taken out"
+            ),
+            "{}",
+            s.source
+        );
+        // The column still shows it, as noise (the table prints it so).
+        assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(0.0));
     }
 
     /// A transport measured below nothing (noise on a loaded machine)
