@@ -363,8 +363,13 @@ pub fn for_runs(
 /// Take the transport out of the figures: each depth's latency less the
 /// transport's (with its error), and the QD 1 platform share from that
 /// latency less the daemon's lateness behind the model (the emulator's own
-/// error, from its stamps over the QD 1 runs).
-pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
+/// error, from its stamps over the QD 1 runs), with its error: the
+/// calibration's and half the spread of the QD 1 `runs`' means.
+pub fn take_out(
+    f: &mut crate::figures::Figures,
+    cal: &Calibration,
+    runs: &[crate::model::RunRecord],
+) {
     for c in f.qd_curve.iter_mut() {
         if let Some(p) = cal.at(c.qd) {
             // A transport measured below nothing (the zero-time drive
@@ -398,6 +403,12 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
     }
     let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
     let platform = (less - late - dev).max(0.0);
+    let means: Vec<f64> = runs
+        .iter()
+        .filter(|r| c.runs.contains(&r.id) && r.summary.ios > 0)
+        .map(|r| r.summary.lat_mean_ns)
+        .collect();
+    let err_ns = p.lat_err_ns.hypot(half_spread(&means));
     let total = platform + dev;
     if total <= 0.0 {
         return;
@@ -425,6 +436,7 @@ pub fn take_out(f: &mut crate::figures::Figures, cal: &Calibration) {
             us(late)
         ),
         runs: c.runs.clone(),
+        err_ns: Some(err_ns),
     });
 }
 
@@ -685,18 +697,42 @@ mod tests {
             }],
             ..Default::default()
         };
-        take_out(&mut f, &c);
+        take_out(&mut f, &c, &[]);
         assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(190_000.0));
         assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(1_000.0));
         // No calibration at QD 16: nothing taken out there.
         assert_eq!(f.qd_curve[1].less_transport_lat_ns, None);
         // 190 − 2 (lateness) − 148 (device) = 40 µs of platform in 188.
-        let s = f.platform_share_qd1.unwrap();
+        let s = f.platform_share_qd1.clone().unwrap();
         assert_eq!(s.platform_ns, 40_000.0);
+        // Without runs, the calibration's error alone.
+        assert_eq!(s.err_ns, Some(1_000.0));
         assert_eq!(s.total_ns, 188_000.0);
         assert!((s.pct - 100.0 * 40.0 / 188.0).abs() < 1e-9);
         assert!(s.source.contains("10.0 µs ± 1.0 µs"), "{}", s.source);
         assert!(f.calibration.is_some());
+        // With the QD 1 repeats: 198, 202 and 206 µs, half their spread
+        // 4 µs, with the calibration's 1: √17 µs. Runs of other depths
+        // do not count.
+        let run = |id: &str, lat: f64| {
+            let mut r = crate::model::RunRecord {
+                id: id.into(),
+                ..Default::default()
+            };
+            r.summary.ios = 100;
+            r.summary.lat_mean_ns = lat;
+            r
+        };
+        f.qd_curve[0].runs = vec!["qd-1".into(), "qd-1#2".into(), "qd-1#3".into()];
+        let runs = [
+            run("qd-1", 198_000.0),
+            run("qd-1#2", 206_000.0),
+            run("qd-1#3", 202_000.0),
+            run("qd-16", 900_000.0),
+        ];
+        take_out(&mut f, &c, &runs);
+        let e = f.platform_share_qd1.unwrap().err_ns.unwrap();
+        assert!((e - 17f64.sqrt() * 1e3).abs() < 1e-6, "{e}");
     }
 
     /// A calibration whose spread exceeds the transport at some depth is
@@ -749,7 +785,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        take_out(&mut f, &c);
+        take_out(&mut f, &c, &[]);
         let s = f.platform_share_qd1.as_ref().unwrap();
         assert_eq!((s.pct, s.platform_ns), (74.4, 433_000.0));
         assert!(
@@ -782,7 +818,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        take_out(&mut f, &c);
+        take_out(&mut f, &c, &[]);
         assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(136_000.0));
         assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(18_000.0));
     }

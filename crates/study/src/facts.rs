@@ -73,6 +73,7 @@ pub const KNOWN: &[&str] = &[
     "noisiest_spread",
     "noisiest_iops",
     "platform_total_qd1",
+    "platform_qd1_err",
     "device_limit",
     "device_limit_bound",
     "device_limit_basis",
@@ -395,6 +396,7 @@ fn qd1(b: &mut Builder, f: &Figures) {
         b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
         b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
         b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
+        b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
         b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
         b.text("platform_share_source", Some(p.source.clone()), &p.runs);
     }

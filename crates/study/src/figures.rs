@@ -159,6 +159,11 @@ pub struct PlatformShare {
     /// `block-layer statistics` (above the block layer only).
     pub source: String,
     pub runs: Vec<String>,
+    /// The platform's part's error, ns, where it has one (behind the
+    /// kernel with a transport calibration: the calibration's spread and
+    /// half the spread of the QD 1 repeats' means, combined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err_ns: Option<f64>,
 }
 
 /// Clocks per I/O at QD 1 and at the peak.
@@ -552,6 +557,7 @@ fn model_share(f: &Figures, kernel: bool) -> Option<PlatformShare> {
         ],
         source: source.into(),
         runs: c.runs.clone(),
+        err_ns: None,
     })
 }
 
@@ -568,6 +574,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
                     parts: d.parts.clone(),
                     source: "latency decomposition (eBPF on the block tracepoints)".into(),
                     runs: vec![r.id.clone()],
+                    err_ns: None,
                 });
             }
         }
@@ -592,6 +599,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         parts: Vec::new(),
         source: "block-layer statistics (/sys/block/X/stat): the block layer counts as device, so the platform share is a lower bound".into(),
         runs: vec![r.id.clone()],
+        err_ns: None,
     })
 }
 

@@ -104,7 +104,7 @@ pub fn judge_with(
     let mut figures = figures::derive(targets, runs, machine);
     figures.transport = transport.cloned();
     if let Some(c) = calibration {
-        calibrate::take_out(&mut figures, c);
+        calibrate::take_out(&mut figures, c, runs);
     }
     let mut facts = facts::facts(&targets[0], machine, &figures);
     facts::add_checks(&mut facts, runs);

@@ -402,6 +402,28 @@ mod tests {
         );
     }
 
+    /// The QD 1 findings give the platform's part with its error where
+    /// the figures have one (behind the kernel, calibrated), and read as
+    /// before where they do not.
+    #[test]
+    fn the_qd1_platform_part_carries_its_error_when_there_is_one() {
+        let rules = parse(RULES).unwrap();
+        let r = rules
+            .iter()
+            .find(|r| r.finding.starts_with("At QD 1 latency is the device's"))
+            .unwrap();
+        let mut f = BTreeMap::new();
+        f.insert("platform_qd1".into(), fact(Value::Num(10_580.0), "ns"));
+        f.insert("platform_share_qd1".into(), fact(Value::Num(6.0), "pct"));
+        f.insert("device_qd1".into(), fact(Value::Num(148_990.0), "ns"));
+        let without = render(&r.finding, &f).unwrap();
+        assert!(!without.contains('±'), "{without}");
+        f.insert("platform_qd1_err".into(), fact(Value::Num(4_120.0), "ns"));
+        let with = render(&r.finding, &f).unwrap();
+        assert!(with.contains(" ± "), "{with}");
+        assert_eq!(with.replace(" ± 4.12 µs", ""), without, "{with}");
+    }
+
     #[test]
     fn confidence_follows_margin_against_noise() {
         let rules =

@@ -259,6 +259,7 @@ mod tests {
             ],
             source: "model".into(),
             runs: vec![],
+            err_ns: None,
         };
         let t = Transport {
             name: "ublk".into(),
