@@ -1,0 +1,284 @@
+//! The transport calibration's tests: its arithmetic, its file, the
+//! choice of transport, and how it is taken out of the figures.
+
+use super::*;
+
+fn pair(d: f64, l: f64, daemon: f64) -> Pair {
+    Pair {
+        drive_lat_ns: d,
+        loop_lat_ns: l,
+        daemon_cpu_ns: daemon,
+        drive_proc_ns: 6_000.0,
+        loop_proc_ns: 5_000.0,
+    }
+}
+
+#[test]
+fn the_transport_is_the_zero_time_drive_above_the_shm_loop_with_the_repeats_spread() {
+    let p = Point::from_pairs(
+        1,
+        &[
+            pair(30_000.0, 20_000.0, 4_000.0),
+            pair(34_000.0, 20_000.0, 5_000.0),
+            pair(31_000.0, 19_000.0, 3_000.0),
+        ],
+    );
+    // Differences 10, 14, 12 µs: median 12, half the spread 2.
+    assert_eq!(p.lat_ns, 12_000.0);
+    assert_eq!(p.lat_err_ns, 2_000.0);
+    // The daemon plus the submitter's 1 µs above the shm loop's.
+    assert_eq!(p.cpu_ns, 5_000.0);
+    assert_eq!(p.cpu_err_ns, 1_000.0);
+    assert_eq!(p.daemon_cpu_ns, 4_000.0);
+    assert_eq!(p.drive_lat_ns, 31_000.0);
+}
+
+/// The zero-time drive goes over the measured drive's own transport:
+/// a drive attached by hand over FUSE on io_uring is calibrated over
+/// FUSE on io_uring, not over what `auto` would pick.
+#[test]
+fn the_zero_time_drive_uses_the_measured_drives_transport() {
+    let over = |t: &str| zero_time_drive(t).map(|(_, o)| o);
+    assert_eq!(over("fuse-uring+loop").unwrap(), "fuse-uring");
+    assert_eq!(over("fuse+loop").unwrap(), "fuse");
+    assert_eq!(over("ublk").unwrap(), "ublk");
+    assert_eq!(zero_time_drive("ublk").unwrap().0, "null,size=64m");
+    let e = over("nbd").unwrap_err().to_string();
+    assert!(
+        e.contains("'nbd' is not one ssdready can attach over"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_calibration_fits_only_its_kernel_boot_transport_and_depths() {
+    let c = Calibration {
+        schema: SCHEMA.into(),
+        kernel: "6.18".into(),
+        boot_id: "b".into(),
+        transport: "fuse+loop".into(),
+        points: vec![
+            Point {
+                qd: 1,
+                ..Default::default()
+            },
+            Point {
+                qd: 32,
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let here = ("6.18".to_string(), "b".to_string());
+    assert!(c.fits(&here, "fuse+loop", &[1, 32]));
+    assert!(!c.fits(&here, "fuse+loop", &[1, 16]));
+    assert!(!c.fits(&here, "ublk", &[1]));
+    assert!(!c.fits(&("6.18".into(), "other boot".into()), "fuse+loop", &[1]));
+    assert!(!c.fits(&("6.19".into(), "b".into()), "fuse+loop", &[1]));
+}
+
+#[test]
+fn the_file_is_named_by_kernel_boot_and_transport_and_round_trips() {
+    let dir = std::env::temp_dir().join(format!("ssdready-cal-{}", std::process::id()));
+    let here = ("6.18.4-x/y".to_string(), "0f-1".to_string());
+    let p = path_in(&dir, &here, "fuse-uring+loop");
+    assert_eq!(
+        p,
+        dir.join("ssdready/transport/6.18.4-x_y-0f-1-fuse-uring_loop.json")
+    );
+    assert_ne!(p, path_in(&dir, &here, "fuse+loop"));
+    let c = Calibration {
+        schema: SCHEMA.into(),
+        kernel: here.0.clone(),
+        boot_id: here.1.clone(),
+        points: vec![Point {
+            qd: 4,
+            lat_ns: 1.5,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    save(&c, &p).unwrap();
+    let back = load(&p).unwrap();
+    assert_eq!(back.points, c.points);
+    assert_eq!(back.path.as_deref(), Some(p.as_path()));
+    assert!(
+        back.note().contains(&p.display().to_string()),
+        "{}",
+        back.note()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
+    let mut f = crate::figures::Figures {
+        transport_qd1: Some(crate::transport::Transport {
+            late_ns_mean: 2_000.0,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for (qd, lat) in [(1, 200_000.0), (16, 500_000.0)] {
+        f.qd_curve.push(crate::figures::CurvePoint {
+            qd,
+            lat_mean_ns: lat,
+            device_lat_mean_ns: Some(148_000.0),
+            ..Default::default()
+        });
+    }
+    let c = Calibration {
+        points: vec![Point {
+            qd: 1,
+            lat_ns: 10_000.0,
+            lat_err_ns: 1_000.0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    take_out(&mut f, &c, &[]);
+    assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(190_000.0));
+    assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(1_000.0));
+    // No calibration at QD 16: nothing taken out there.
+    assert_eq!(f.qd_curve[1].less_transport_lat_ns, None);
+    // 190 − 2 (lateness) − 148 (device) = 40 µs of platform in 188.
+    let s = f.platform_share_qd1.clone().unwrap();
+    assert_eq!(s.platform_ns, 40_000.0);
+    // Without runs, the calibration's error alone.
+    assert_eq!(s.err_ns, Some(1_000.0));
+    assert_eq!(s.total_ns, 188_000.0);
+    assert!((s.pct - 100.0 * 40.0 / 188.0).abs() < 1e-9);
+    assert!(s.source.contains("10.0 µs ± 1.0 µs"), "{}", s.source);
+    assert!(f.calibration.is_some());
+    // With the QD 1 repeats: 198, 202 and 206 µs, half their spread
+    // 4 µs, with the calibration's 1: √17 µs. Runs of other depths
+    // do not count.
+    let run = |id: &str, lat: f64| {
+        let mut r = crate::model::RunRecord {
+            id: id.into(),
+            ..Default::default()
+        };
+        r.summary.ios = 100;
+        r.summary.lat_mean_ns = lat;
+        r
+    };
+    f.qd_curve[0].runs = vec!["qd-1".into(), "qd-1#2".into(), "qd-1#3".into()];
+    let runs = [
+        run("qd-1", 198_000.0),
+        run("qd-1#2", 206_000.0),
+        run("qd-1#3", 202_000.0),
+        run("qd-16", 900_000.0),
+    ];
+    take_out(&mut f, &c, &runs);
+    let e = f.platform_share_qd1.unwrap().err_ns.unwrap();
+    assert!((e - 17f64.sqrt() * 1e3).abs() < 1e-6, "{e}");
+}
+
+/// A calibration whose spread exceeds the transport at some depth is
+/// noise: not kept, and the note says why.
+#[test]
+fn a_calibration_noisier_than_the_transport_is_not_kept() {
+    let point = |qd, lat_ns, lat_err_ns| Point {
+        qd,
+        lat_ns,
+        lat_err_ns,
+        ..Default::default()
+    };
+    let mut c = Calibration {
+        transport: "fuse+loop".into(),
+        points: vec![point(1, 3_000.0, 24.0), point(16, 3_500.0, 900.0)],
+        ..Default::default()
+    };
+    assert_eq!(c.steady(), Ok(()));
+    c.points.push(point(2, 3_000.0, 33_670.0));
+    let why = c.steady().unwrap_err().to_string();
+    assert!(why.starts_with("at QD 2 its spread (± 33.7 µs)"), "{why}");
+    c.not_kept = Some(why);
+    assert!(c.note().contains("; not kept: at QD 2"), "{}", c.note());
+}
+
+/// A QD 1 calibration lost in its own spread takes nothing out of
+/// the platform's share: the share stays the daemon stamps' one (here
+/// the model's), and says why.
+#[test]
+fn a_noisy_qd1_calibration_leaves_the_platform_share_alone() {
+    let mut f = crate::figures::Figures::default();
+    f.qd_curve.push(crate::figures::CurvePoint {
+        qd: 1,
+        lat_mean_ns: 582_000.0,
+        device_lat_mean_ns: Some(149_000.0),
+        ..Default::default()
+    });
+    f.platform_share_qd1 = Some(crate::figures::PlatformShare {
+        pct: 74.4,
+        platform_ns: 433_000.0,
+        source: "stamps".into(),
+        ..Default::default()
+    });
+    let c = Calibration {
+        points: vec![Point {
+            qd: 1,
+            lat_ns: 1_819_700.0,
+            lat_err_ns: 1_917_200.0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    take_out(&mut f, &c, &[]);
+    let s = f.platform_share_qd1.as_ref().unwrap();
+    assert_eq!((s.pct, s.platform_ns), (74.4, 433_000.0));
+    assert!(
+        s.source.ends_with(
+            "; the calibration at QD 1 was noise (1819.7 µs ± 1917.2 µs), not taken out"
+        ),
+        "{}",
+        s.source
+    );
+    // The column still shows it, as noise (the table prints it so).
+    assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(0.0));
+}
+
+/// A transport measured below nothing (noise on a loaded machine)
+/// takes nothing out: the column never shows more than the latency.
+#[test]
+fn a_transport_measured_below_nothing_takes_nothing_out() {
+    let mut f = crate::figures::Figures::default();
+    f.qd_curve.push(crate::figures::CurvePoint {
+        qd: 4,
+        lat_mean_ns: 136_000.0,
+        ..Default::default()
+    });
+    let c = Calibration {
+        points: vec![Point {
+            qd: 4,
+            lat_ns: -27_000.0,
+            lat_err_ns: 18_000.0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    take_out(&mut f, &c, &[]);
+    assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(136_000.0));
+    assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(18_000.0));
+}
+
+#[test]
+fn the_depths_are_the_queue_depth_sweeps() {
+    let run = |sweep: &str, qd: u32, err: bool| crate::model::RunRecord {
+        sweep: sweep.into(),
+        workload: crate::plan::Workload {
+            qd,
+            ..Default::default()
+        },
+        error: err.then(|| "failed".into()),
+        ..Default::default()
+    };
+    let runs = [
+        run("qd", 16, false),
+        run("qd", 1, false),
+        run("qd", 1, false),
+        run("qd", 64, true),
+        run("threads", 8, false),
+    ];
+    assert_eq!(depths(&runs), vec![1, 16]);
+}
