@@ -21,12 +21,21 @@
 //!   does not touch it. The overshoot's remainder is spun (a few µs); no
 //!   other spinning: between completions the thread sleeps, leaving its
 //!   CPU to the platform it serves.
+//! * **Arrivals held at depth.** When that wake-up is near — within a
+//!   share of the mean device time ([`super::due::HoldPolicy`], 2 %) —
+//!   the wait asks for more completions than can arrive (`wait_nr`), so
+//!   requests arriving meanwhile do not end it: io_uring ends a wait early
+//!   only for that many completions, or for the ring's timer. The
+//!   requests found at the wake-up are handled then, held by at most the
+//!   time since the thread last looked at its ring, which the stamps count
+//!   as lateness ([`super::stamps::Stamps::hold`]). With nothing pending
+//!   (queue depth 1) an arrival ends the wait at once, as it always did.
 //! * **Stamps.** Arrival, modelled completion and the commit's push are
 //!   stamped as over `/dev/fuse`; the reply's kernel work runs inside the
 //!   next `io_uring_enter`, together with the wait, so its time is not
 //!   stamped apart (reply 0).
 
-use super::due::Early;
+use super::due::{self, DeviceMean, Early, HoldPolicy};
 use super::fuse_handle::{Flow, Handler, Shared, MAX_IO};
 use super::fuse_proto::{self as p, InHeader};
 use super::fuse_uring::{self as u};
@@ -41,6 +50,9 @@ use std::time::{Duration, Instant};
 
 /// The longest single wait (a stop is seen within it).
 const SLICE: Duration = Duration::from_millis(20);
+/// How long past its timer a holding wait ends by its own limit (only if
+/// the timer fired unseen just before the wait began).
+const HOLD_SPARE: Duration = Duration::from_micros(200);
 /// How long the registration waits for the kernel to finish INIT.
 const INIT_LIMIT: Duration = Duration::from_secs(5);
 
@@ -97,6 +109,9 @@ pub fn serve(
         sh,
         plan,
         early: Early::default(),
+        hold: HoldPolicy::from_env(),
+        device: DeviceMean::default(),
+        held_since: None,
         armed: None,
         done: Vec::with_capacity(entries),
         dead: 0,
@@ -120,6 +135,10 @@ struct Server {
     sh: Arc<Shared>,
     plan: Plan,
     early: Early,
+    hold: HoldPolicy,
+    device: DeviceMean,
+    /// When a wait that holds arrivals began (clock ns).
+    held_since: Option<u64>,
     /// The time the ring's timer is set for (clock ns), if it is.
     armed: Option<u64>,
     /// Completions reaped: (entry, result).
@@ -216,9 +235,20 @@ impl Server {
             }
             // One system call: the commits pushed go, and the thread sleeps
             // until a request or the timer (while stopping, at most a slice:
-            // the connection's end may not come).
-            let limit = stop.then_some(SLICE);
-            if let Err(e) = self.ring.submit_and_wait(1, limit) {
+            // the connection's end may not come) — or, when the timer is
+            // near, until the timer alone, holding what arrives meanwhile.
+            let mut want = 1;
+            if !stop && !self.ring.ready() {
+                let never = self.ring.entries() + 1;
+                want = due::wait_nr(self.hold, now, target, self.device.ns(), never);
+            }
+            let limit = match target {
+                _ if stop => Some(SLICE),
+                Some(t) if want > 1 => Some(Duration::from_nanos(t - now) + HOLD_SPARE),
+                _ => None,
+            };
+            self.held_since = (want > 1).then_some(now);
+            if let Err(e) = self.ring.submit_and_wait(want, limit) {
                 return format!("waiting on the FUSE ring: {e}");
             }
         }
@@ -229,6 +259,11 @@ impl Server {
     fn take_done(&mut self) -> Option<String> {
         let mut done = std::mem::take(&mut self.done);
         self.ring.reap(&mut done);
+        // Requests found after a holding wait waited up to its length.
+        let held = self
+            .held_since
+            .take()
+            .map(|t| self.sh.dev.clock.now().saturating_sub(t));
         for &(e, res) in &done {
             if e == FIRED {
                 // How late the timer fired teaches the early wake.
@@ -239,6 +274,9 @@ impl Server {
             }
             match res {
                 0.. => {
+                    if let Some(ns) = held {
+                        self.sh.stamps.hold(ns);
+                    }
                     if let Err(why) = self.arrive(e) {
                         return Some(why.to_string());
                     }
@@ -341,6 +379,7 @@ impl Server {
             self.sh
                 .stamps
                 .served(Some((r.arrived, r.due)), start, start);
+            self.device.learn(r.due.saturating_sub(r.arrived));
             self.h.due.recycle(r.buf);
         }
         Ok(())
