@@ -84,7 +84,7 @@ trap cleanup EXIT
 pids=()
 attach() { # start `emu attach $1 --transport=$2`: sets pid, dev, stats
   rm -f "$tmp/dev"
-  SSDREADY_EMU_HOLD=${hold:-2} "$B" emu attach "$1" --transport="$2" > "$tmp/dev" 2> "$tmp/attach" &
+  env ${hold:+SSDREADY_EMU_HOLD=$hold} "$B" emu attach "$1" --transport="$2" > "$tmp/dev" 2> "$tmp/attach" &
   pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done

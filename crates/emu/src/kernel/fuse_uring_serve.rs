@@ -21,8 +21,10 @@
 //!   does not touch it. The overshoot's remainder is spun (a few µs); no
 //!   other spinning: between completions the thread sleeps, leaving its
 //!   CPU to the platform it serves.
-//! * **Arrivals held at depth.** When that wake-up is near — within a
-//!   share of the mean device time ([`super::due::HoldPolicy`], 2 %) —
+//! * **Arrivals held at depth** (`SSDREADY_EMU_HOLD=PERCENT`; off by
+//!   default: it saved no measurable CPU here, see [`super::due::HOLD_SHARE`]).
+//!   When that wake-up is near — within a share of the mean device time
+//!   ([`super::due::HoldPolicy`]) —
 //!   the wait asks for more completions than can arrive (`wait_nr`), so
 //!   requests arriving meanwhile do not end it: io_uring ends a wait early
 //!   only for that many completions, or at its own limit, set to the
