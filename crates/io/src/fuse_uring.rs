@@ -377,7 +377,10 @@ mod wait_tests {
         let mut out = Vec::new();
         r.reap(&mut out);
         assert_eq!(out, vec![(FIRED, 0)]);
-        eprintln!("took {took:?}, ended {} µs after now", (crate::clock::posix_clock_ns(libc::CLOCK_MONOTONIC) - now) / 1000);
+        eprintln!(
+            "took {took:?}, ended {} µs after now",
+            (crate::clock::posix_clock_ns(libc::CLOCK_MONOTONIC) - now) / 1000
+        );
         assert!(took < Duration::from_millis(1_000), "{took:?}");
         assert!(took >= Duration::from_micros(1_500), "{took:?}");
     }
