@@ -22,18 +22,17 @@
 //!   other spinning: between completions the thread sleeps, leaving its
 //!   CPU to the platform it serves.
 //! * **Arrivals held at depth** (`SSDREADY_EMU_HOLD=PERCENT`; off by
-//!   default: it saved no measurable CPU here, see [`super::due::HOLD_SHARE`]).
-//!   When that wake-up is near — within a share of the mean device time
-//!   ([`super::due::HoldPolicy`]) —
-//!   the wait asks for more completions than can arrive (`wait_nr`), so
-//!   requests arriving meanwhile do not end it: io_uring ends a wait early
-//!   only for that many completions, or at its own limit, set to the
+//!   default: it saved no measurable CPU here, see
+//!   [`super::due::HOLD_SHARE`]). When that wake-up is near — within a
+//!   share of the mean device time ([`super::due::HoldPolicy`]) — the wait
+//!   asks for more completions than can arrive (`wait_nr`), so requests
+//!   arriving meanwhile do not bring the thread back to user space: the
+//!   wait ends for that many completions, or at its own limit, set to the
 //!   timer's time (the ring's timer alone did not end it while requests
-//!   arrived). The
-//!   requests found at the wake-up are handled then, held by at most the
-//!   time since the thread last looked at its ring, which the stamps count
-//!   as lateness ([`super::stamps::Stamps::hold`]). With nothing pending
-//!   (queue depth 1) an arrival ends the wait at once, as it always did.
+//!   arrived). The requests found at the wake-up are handled then, held by
+//!   at most the time since the thread last looked at its ring, which the
+//!   stamps count as lateness ([`super::stamps::Stamps::hold`]). With
+//!   nothing pending (queue depth 1) an arrival ends the wait at once.
 //! * **Stamps.** Arrival, modelled completion and the commit's push are
 //!   stamped as over `/dev/fuse`; the reply's kernel work runs inside the
 //!   next `io_uring_enter`, together with the wait, so its time is not
