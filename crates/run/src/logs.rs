@@ -29,7 +29,10 @@ pub fn worker_log(cfg: &LogConfig) -> Option<IoLog> {
     if !cfg.any() {
         return None;
     }
-    let epoch_ms = cfg.epoch_clock.and_then(|id| clock_ms(id).ok()).unwrap_or(0);
+    let epoch_ms = cfg
+        .epoch_clock
+        .and_then(|id| clock_ms(id).ok())
+        .unwrap_or(0);
     let hist = cfg
         .hist
         .is_some()

@@ -304,9 +304,10 @@ fn collect_phase(
                 (Some(log), Some(sink)) => {
                     warnings.extend(crate::logs::send(sink, &j.resolved.logs, o.number, log))
                 }
-                (Some(log), None) => got
-                    .log_files
-                    .extend(crate::logs::files_for(&j.resolved.logs, o.number, log)),
+                (Some(log), None) => {
+                    got.log_files
+                        .extend(crate::logs::files_for(&j.resolved.logs, o.number, log))
+                }
                 (None, _) => {}
             }
             let record = o.stats.iolog_record.as_deref().cloned();

@@ -128,7 +128,12 @@ impl LogConfig {
             file("write_bw_log", p, "bw", LogContents::Samples(LogKind::Bw));
         }
         if let Some(p) = &self.iops {
-            file("write_iops_log", p, "iops", LogContents::Samples(LogKind::Iops));
+            file(
+                "write_iops_log",
+                p,
+                "iops",
+                LogContents::Samples(LogKind::Iops),
+            );
         }
         if let Some(p) = &self.lat {
             for k in [LogKind::Slat, LogKind::Clat, LogKind::Lat] {

@@ -247,9 +247,7 @@ fn shared_and_compressed_logs_lose_the_number_and_gain_fz() {
     assert_eq!(paths, ["io_iops.log.fz"]);
     assert!(l.any());
     assert!(!LogConfig::new(&job("log_avg_msec=100")).any());
-    assert!(LogConfig::new(&job("log_avg_msec=100"))
-        .files(1)
-        .is_empty());
+    assert!(LogConfig::new(&job("log_avg_msec=100")).files(1).is_empty());
 }
 
 #[test]
@@ -288,12 +286,23 @@ fn the_dedupe_working_set_is_a_share_of_the_size_in_smallest_writes() {
         "dedupe_mode=working_set dedupe_percentage=50 bs=8k size=100m",
     ));
     let ws = b.working_set.expect("working set");
-    assert_eq!(ws, WorkingSet { size: Some(100 << 20), percent: 5, min_write: 8192 });
+    assert_eq!(
+        ws,
+        WorkingSet {
+            size: Some(100 << 20),
+            percent: 5,
+            min_write: 8192
+        }
+    );
     assert_eq!(ws.pages(0), (100 << 20) * 5 / 100 / 8192);
     let b = BufferConfig::new(&job(
         "dedupe_mode=working_set dedupe_working_set_percentage=20 bs=4k",
     ));
     let ws = b.working_set.expect("working set");
-    assert_eq!(ws.pages(1 << 20), (1 << 20) / 5 / 4096, "the regions without a size");
+    assert_eq!(
+        ws.pages(1 << 20),
+        (1 << 20) / 5 / 4096,
+        "the regions without a size"
+    );
     assert_eq!(b.seed_of(2), b.randseed ^ (2u64 << 32));
 }

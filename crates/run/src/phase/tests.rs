@@ -7,7 +7,9 @@ use crate::steadystate::EndFlags;
 /// A job of `options` (key, value) through the option table.
 fn spec(options: &[(&str, &str)]) -> JobSpec {
     let mut r = crate::request::RunRequest::default();
-    r.job("j").option("filename", Some("f")).option("size", Some("1m"));
+    r.job("j")
+        .option("filename", Some("f"))
+        .option("size", Some("1m"));
     for (k, v) in options {
         r.option(k, (!v.is_empty()).then_some(*v));
     }

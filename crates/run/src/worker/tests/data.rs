@@ -51,7 +51,11 @@ impl Engine for Disk {
         match req.ddir {
             Ddir::Write => {
                 self.data[at..at + len].copy_from_slice(&buf[..len]);
-                for &c in self.corrupt.iter().filter(|&&c| (at..at + len).contains(&(c as usize))) {
+                for &c in self
+                    .corrupt
+                    .iter()
+                    .filter(|&&c| (at..at + len).contains(&(c as usize)))
+                {
                     self.data[c as usize] ^= 0xff;
                 }
             }
@@ -169,7 +173,11 @@ fn unaveraged_logs_have_a_line_per_io_with_fios_fields() {
         // time, value, direction, block size, priority
         assert_eq!(fields(&text), vec![5; 32], "{k:?}:\n{text}");
     }
-    let reads = log.rows(LogKind::Iops).iter().filter(|r| r.ddir == 0).count();
+    let reads = log
+        .rows(LogKind::Iops)
+        .iter()
+        .filter(|r| r.ddir == 0)
+        .count();
     assert_eq!(reads as u64, dir(&out, Ddir::Read).ios);
     assert!(log.rows(LogKind::Lat).iter().all(|r| r.bs == 4096));
 }
