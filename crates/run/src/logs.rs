@@ -268,6 +268,61 @@ mod tests {
     use ssdready_core::req::Ddir;
     use std::io::Read as _;
 
+    /// The logs of a job `j` written as `options` (key, value) say.
+    fn config(options: &[(&str, &str)]) -> LogConfig {
+        let mut s = JobSpec {
+            name: "j".into(),
+            ..JobSpec::default()
+        };
+        for (k, v) in options {
+            (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
+        }
+        LogConfig::new(&s)
+    }
+
+    /// A log of `n` reads.
+    fn reads(n: u64) -> IoLog {
+        let mut log = IoLog::new(0, false);
+        for i in 0..n {
+            log.record(i * 1_000_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        }
+        log
+    }
+
+    #[test]
+    fn each_worker_has_its_own_numbered_files() {
+        let cfg = config(&[("write_bw_log", ""), ("write_iops_log", "io")]);
+        let files: Vec<(String, usize)> = [(1, reads(2)), (2, reads(3))]
+            .iter()
+            .flat_map(|(n, log)| files_for(&cfg, *n, log))
+            .map(|(p, b)| (p, String::from_utf8(b).unwrap().lines().count()))
+            .collect();
+        let want = [
+            ("j_bw.1.log", 2),
+            ("io_iops.1.log", 2),
+            ("j_bw.2.log", 3),
+            ("io_iops.2.log", 3),
+        ];
+        let want: Vec<(String, usize)> = want.iter().map(|(p, n)| (p.to_string(), *n)).collect();
+        assert_eq!(files, want);
+    }
+
+    #[test]
+    fn per_job_logs_0_puts_every_workers_lines_in_one_file() {
+        let cfg = config(&[("write_lat_log", ""), ("per_job_logs", "0")]);
+        let mut files = files_for(&cfg, 1, &reads(2));
+        files.extend(files_for(&cfg, 2, &reads(3)));
+        let merged = merge_shared(files);
+        let got: Vec<(&str, usize)> = merged
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.split(|&c| c == b'\n').count() - 1))
+            .collect();
+        assert_eq!(
+            got,
+            [("j_slat.log", 5), ("j_clat.log", 5), ("j_lat.log", 5)]
+        );
+    }
+
     #[test]
     fn compressed_samples_are_fios_io_sample_layout() {
         let mut log = IoLog::new(0, true).with_prio_values(true);

@@ -48,6 +48,19 @@ fn size_alone_is_one_pass_and_loops_repeat_it() {
     assert_eq!(queued(&looped).0, 48, "three passes of 16");
 }
 
+/// fio's number_ios counts per loop: `loops=3` runs it three times.
+#[test]
+fn number_ios_is_per_loop() {
+    let (n, _) = queued(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "64k"),
+        ("number_ios", "10"),
+        ("loops", "3"),
+    ]);
+    assert_eq!(n, 30);
+}
+
 #[test]
 fn io_size_beyond_size_wraps_around_the_region() {
     let (n, out) = queued(&[
@@ -104,6 +117,34 @@ fn ignore_error_goes_past_only_the_errnos_it_lists() {
     assert!(seen.lock().unwrap().queued < 32, "EIO is not listed");
     assert_eq!(out.stats.first_errno, libc::EIO);
     assert_eq!(out.stats.continued, 0);
+}
+
+/// `fill_device`: a full device (ENOSPC) ends the job there, without an
+/// error, the I/O that found it full counted (fio's total_ios); without
+/// it, the same ENOSPC is the job's error.
+#[test]
+fn fill_device_ends_the_job_at_enospc_without_an_error() {
+    let full_at_20 = || -> Script {
+        Box::new(|n, len| match n {
+            20.. => -i64::from(libc::ENOSPC),
+            _ => i64::from(len),
+        })
+    };
+    for (fill, errors, ios) in [("1", 0, 21), ("0", 1, 20)] {
+        let s = spec(&[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("fill_device", fill),
+        ]);
+        let (mock, seen) = Mock::new(Duration::ZERO, full_at_20());
+        let out = run_mock(&ctx(s, Arc::default()), mock);
+        assert_eq!(seen.lock().unwrap().queued, 21, "fill_device={fill}");
+        assert_eq!(out.stats.errors, errors, "fill_device={fill}");
+        let errno = (errors > 0).then_some(libc::ENOSPC).unwrap_or(0);
+        assert_eq!(out.stats.first_errno, errno, "fill_device={fill}");
+        assert_eq!(dir(&out, Ddir::Write).ios, ios, "fill_device={fill}");
+    }
 }
 
 /// `continue_on_error=read` covers reads only: a failed write still ends
