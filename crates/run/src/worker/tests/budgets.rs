@@ -130,7 +130,7 @@ fn fill_device_ends_the_job_at_enospc_without_an_error() {
             _ => i64::from(len),
         })
     };
-    for (fill, errors, ios) in [("1", 0, 21), ("0", 1, 20)] {
+    for (fill, errors, errno, ios) in [("1", 0, 0, 21), ("0", 1, libc::ENOSPC, 20)] {
         let s = spec(&[
             ("rw", "write"),
             ("bs", "4k"),
@@ -141,7 +141,6 @@ fn fill_device_ends_the_job_at_enospc_without_an_error() {
         let out = run_mock(&ctx(s, Arc::default()), mock);
         assert_eq!(seen.lock().unwrap().queued, 21, "fill_device={fill}");
         assert_eq!(out.stats.errors, errors, "fill_device={fill}");
-        let errno = (errors > 0).then_some(libc::ENOSPC).unwrap_or(0);
         assert_eq!(out.stats.first_errno, errno, "fill_device={fill}");
         assert_eq!(dir(&out, Ddir::Write).ios, ios, "fill_device={fill}");
     }
