@@ -50,7 +50,7 @@ pub static OPTIONS: &[OptionDef] = &[
             let dirs = per_dir(v, false, bs_dirs(&s.bs), |p| {
                 let (min, max) = parse_range(p, kb)?;
                 let (min, max) = (fits_u32(min)?, fits_u32(max)?);
-                Ok(if min == max {
+                Ok::<_, ValueError>(if min == max {
                     BlockSizes::Fixed(min)
                 } else {
                     BlockSizes::Range { min, max }
@@ -644,7 +644,7 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             (s.random_distribution, s.random_center) =
-                parse_distribution(v, &|x: &str| parse_size(x, kb))?;
+                parse_distribution(v, &|x: &str| Ok(parse_size(x, kb)?))?;
             Ok(())
         },
     },
@@ -708,7 +708,7 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             s.rate_bytes = per_dir(v, true, s.rate_bytes, |p| {
-                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+                Ok::<_, String>(Some(parse_size(p, kb)?).filter(|&r| r > 0))
             })?;
             Ok(())
         },
@@ -733,7 +733,7 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             s.rate_iops = per_dir(v, true, s.rate_iops, |p| {
-                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+                Ok::<_, String>(Some(parse_size(p, kb)?).filter(|&r| r > 0))
             })?;
             Ok(())
         },
@@ -747,7 +747,7 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             s.rate_iops_min = per_dir(v, true, s.rate_iops_min, |p| {
-                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+                Ok::<_, String>(Some(parse_size(p, kb)?).filter(|&r| r > 0))
             })?;
             Ok(())
         },
@@ -761,7 +761,7 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |s, v| {
             let kb = s.kb_base;
             s.rate_min_bytes = per_dir(v, true, s.rate_min_bytes, |p| {
-                Ok(Some(parse_size(p, kb)?).filter(|&r| r > 0))
+                Ok::<_, String>(Some(parse_size(p, kb)?).filter(|&r| r > 0))
             })?;
             Ok(())
         },

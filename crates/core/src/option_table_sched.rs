@@ -11,7 +11,7 @@ use crate::units::{parse_bool, parse_time_ns};
 
 /// A time in fio's unit for the latency options: microseconds unless a
 /// suffix says otherwise; ns.
-fn usec_ns(v: &str) -> Result<u64, String> {
+fn usec_ns(v: &str) -> Result<u64, crate::units::UnitError> {
     parse_time_ns(v, 1000)
 }
 
@@ -48,7 +48,7 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         help: "class of the I/Os cmdprio_percentage / cmdprio_bssplit pick (default 1)",
         set: |s, v| {
             let c = per_rw(v, |p| match parse_small(p, 3, "a priority class")? {
-                0 => Err(format!("'{p}' is not a priority class (1 to 3)")),
+                0 => Err(SchedError::NotAClass(p.to_string())),
                 c => Ok(c),
             })?;
             s.sched.cmdprio.class = c.map(Some);
