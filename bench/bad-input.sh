@@ -89,6 +89,18 @@ po --write_bw_log=; po --log_avg_msec=x; po --log_hist_msec=x; po --log_offset=x
 po --steadystate=iops:x; po --steadystate=bogus:1; po --steadystate_duration=x
 po --ss_ramp=x; po --exitall=x; po --exit_what=bogus; po --wait_for=nosuch
 po --flow=x; po --stonewall=x; po --unknown_option=1; po --bogus
+po --sync_file_range=flush:2; po --sync_file_range=write:0; po --mem=cudamalloc
+po --mem=heap; po --mem=shm:/x; po --mem=mmap:; po --steadystate=iops
+po --steadystate=iops:-1; po --steadystate=bw:1q; po --write_hint=x
+po --unified_rw_reporting=x; po --replay_skip=x; po --fallocate=yes
+po --continue_on_error=x; po --write_mode=x; po --write_mode=write/50:write/50
+po --write_mode=write/50:zeroes/x; po --write_mode=write/30:zeroes/30
+po --numa_mem_policy=default:1; po --cmdprio_class=0; po --cmdprio_class=1,2,3
+po --cmdprio_bssplit=4k/60:4k/50; po --cmdprio_bssplit=4k/60/1; po --cmdprio_bssplit=a,b,c
+po --offset=101%; po --size=x%; po --offset_increment=1q; po --ba=0
+po --random_distribution=sequence; po --random_distribution=sequence:x
+po --random_distribution=zoned; po --random_distribution=zoned:x/10
+po --random_distribution=zipf:1.2:2; po --rw=read:99999999999999999999
 # job files
 printf '[global]\nbs=4q\n[a]\nfilename=%s/f\n' "$T" > bad1.fio; case_ run --parse-only bad1.fio
 printf '[a]\nrw=sideways\nfilename=%s/f\n' "$T" > bad2.fio; case_ run --parse-only bad2.fio

@@ -279,6 +279,31 @@ mod tests {
     }
 }
 
+/// A word that is none of an option's choices: `'{value}' is not
+/// {expected}`, `expected` naming the choices or what they are.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{value}' is not {expected}")]
+pub struct NotOneOf {
+    pub value: String,
+    pub expected: &'static str,
+}
+
+impl NotOneOf {
+    /// `value` is not `expected`.
+    pub fn new(value: &str, expected: &'static str) -> NotOneOf {
+        NotOneOf {
+            value: value.to_string(),
+            expected,
+        }
+    }
+}
+
+impl From<NotOneOf> for String {
+    fn from(e: NotOneOf) -> String {
+        e.to_string()
+    }
+}
+
 /// Why `continue_on_error` or `ignore_error` could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ErrorListError {
