@@ -123,4 +123,13 @@ case_ run --name=a --filename=/dev/vda --rw=write --bs=4k --size=4k --parse-only
 case_ run --output-format=bogus --name=a "$F" --parse-only
 case_ run --output=/dev/null/x --name=a "$F" --rw=read --size=4k
 case_ run --name=a "$F" --rw=read --size=4k --write_lat_log=/dev/null/x/y
+# results' destinations (refused before any I/O)
+R="--name=a $F --rw=read --size=4k"
+case_ run $R --output=/dev/full; case_ run $R --output=; case_ run $R --output=/tmp/
+case_ run $R --output="$T"; case_ run $R --output="$T/no/such/file"
+case_ run $R --write_bw_log="$T/no/such/x"; case_ run $R --write_iolog="$T/no/x"
+case_ run $R --bandwidth-log="$T/no/x"
+case_ study --quick --output="$T/no/such/dir"; case_ strategies --output=/dev/null
+case_ characterize emu:x25e --quick --virtual --output="$T/no/such/dir"
+case_ report "$T" --output=/dev/null
 echo "$n cases in $OUT" >&2

@@ -321,8 +321,8 @@ fn refused_command(text: &str) -> String {
         })
 }
 
-pub(crate) fn fail(code: i32, msg: &str) -> ! {
-    say(msg);
+pub(crate) fn fail(code: i32, msg: impl std::fmt::Display) -> ! {
+    say(&msg.to_string());
     std::process::exit(code);
 }
 
