@@ -132,4 +132,11 @@ case_ run $R --bandwidth-log="$T/no/x"
 case_ study --quick --output="$T/no/such/dir"; case_ strategies --output=/dev/null
 case_ characterize emu:x25e --quick --virtual --output="$T/no/such/dir"
 case_ report "$T" --output=/dev/null
+# checks of the targets (before anything is written)
+case_ run $R --directory="$T/nodir" --filename=
+case_ run --name=a --directory="$T/nodir" --rw=read --size=4k
+case_ run $R --atomic=1 --rw=write --ioengine=io_uring; case_ run $R --numa_cpu_nodes=63
+case_ run $R --numa_mem_policy=bind:63; case_ run --name=a --ioengine=null --rw=randwrite --size=64k --bs=4k --sprandom=1 --spr_num_regions=100
+case_ run $R --ioengine=mmap --bs=512; case_ run $R --ioengine=e4defrag --donorname="$T/d" --rw=write
+case_ run $R --ioengine=io_uring --hipri=1; case_ run $R --ioengine=sync --rw=randtrim --size=64k
 echo "$n cases in $OUT" >&2
