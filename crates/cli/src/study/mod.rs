@@ -120,7 +120,7 @@ fn validate(
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .unwrap_or_else(|e| fail(2, &e));
+        .unwrap_or_else(|e| fail(2, &e.to_string()));
     if dir.join("study.json").exists() {
         // A second study there would change what the first one's files say.
         fail(
