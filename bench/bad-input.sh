@@ -139,4 +139,10 @@ case_ run $R --atomic=1 --rw=write --ioengine=io_uring; case_ run $R --numa_cpu_
 case_ run $R --numa_mem_policy=bind:63; case_ run --name=a --ioengine=null --rw=randwrite --size=64k --bs=4k --sprandom=1 --spr_num_regions=100
 case_ run $R --ioengine=mmap --bs=512; case_ run $R --ioengine=e4defrag --donorname="$T/d" --rw=write
 case_ run $R --ioengine=io_uring --hipri=1; case_ run $R --ioengine=sync --rw=randtrim --size=64k
+# checks across jobs, and a saved verify state
+case_ run --parse-only --name=a "$F" --wait_for=a; case_ run --parse-only --name=a "$F" --name=b "$F" --wait_for=c
+case_ run --parse-only --name=a "$F" --name=a "$F" --name=b "$F" --wait_for=a
+case_ run --parse-only --name=a "$F" --group_reporting --steadystate=iops:5% --name=b "$F" --steadystate=iops:9%
+printf 'junk' > "$T/local-a-0-verify.state"
+case_ run --name=a "$F" --rw=read --size=64k --verify=crc32c --verify_state_load=1 --verify_only=1
 echo "$n cases in $OUT" >&2
