@@ -145,4 +145,10 @@ case_ run --parse-only --name=a "$F" --name=a "$F" --name=b "$F" --wait_for=a
 case_ run --parse-only --name=a "$F" --group_reporting --steadystate=iops:5% --name=b "$F" --steadystate=iops:9%
 printf 'junk' > "$T/local-a-0-verify.state"
 case_ run --name=a "$F" --rw=read --size=64k --verify=crc32c --verify_state_load=1 --verify_only=1
+# what the passthrough engines do not implement
+U="--name=a $F --ioengine=io_uring_cmd --size=64k"
+case_ run $U --rw=read --cmd_type=bsg; case_ run $U --rw=write --pi_chk=GUARD
+case_ run $U --rw=write --fdp=1; case_ run $U --rw=randtrim --num_range=8
+case_ run $U --rw=write --write_mode=zone_append; case_ run $U --rw=write --zonemode=zbd
+case_ run --name=a "$F" --ioengine=sg --size=64k --rw=write --zonemode=zbd
 echo "$n cases in $OUT" >&2

@@ -121,7 +121,7 @@ pub(crate) fn prepare(
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     if crate::passthru::is_passthru(&spec) {
-        crate::passthru::check_job(&mut spec).map_err(&in_job)?;
+        crate::passthru::check_job(&mut spec).map_err(|e| in_job(e.to_string()))?;
     }
     crate::zbd::resolve_units(&mut spec, devices).map_err(|e| in_job(e.to_string()))?;
     if spec.ioengine == EngineKind::Emu {
