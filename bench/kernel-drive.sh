@@ -29,10 +29,14 @@
 # Each transport in $TRANSPORTS (fuse: /dev/fuse reads and writes;
 # fuse-uring: FUSE over io_uring, where the kernel has it) is measured in
 # turn on the same spec, $ROUNDS times alternating, so that a change in the
-# machine's load falls on both; each section names its transport.
+# machine's load falls on both; each section names its transport. Over
+# fuse-uring each arrival-hold share in $HOLDS (per cent of the mean device
+# time, SSDREADY_EMU_HOLD; 0 wakes the daemon for each arrival) is measured
+# in turn as well, and each depth prints the hold per I/O (part of the
+# lateness) and the load average at its end.
 #
 # Usage: sudo bench/kernel-drive.sh   (SPEC=x25e,size=256m QDS="1 16 32"
-#        RUNTIME=5 TRANSPORTS="fuse fuse-uring" ROUNDS=1 by default (the
+#        RUNTIME=5 TRANSPORTS="fuse fuse-uring" HOLDS="0 2" ROUNDS=1 by default (the
 #        transports the kernel lacks are left out, saying so); BIN=path
 #        uses that binary instead of building; SSDREADY_EMU_THREADS=N
 #        serves with N daemon threads)
@@ -43,6 +47,9 @@ QDS=${QDS:-"1 16 32"}
 RUNTIME=${RUNTIME:-5}
 ROUNDS=${ROUNDS:-1}
 TRANSPORTS=${TRANSPORTS:-"fuse fuse-uring"}
+HOLDS=${HOLDS:-"0 2"}
+hold=
+uring_was=$(cat /sys/module/fuse/parameters/enable_uring 2> /dev/null || echo absent)
 if [[ $TRANSPORTS == *fuse-uring* && ! -e /sys/module/fuse/parameters/enable_uring ]]; then
   echo "bench/kernel-drive.sh: this kernel has no FUSE over io_uring (CONFIG_FUSE_IO_URING): fuse-uring left out" >&2
   TRANSPORTS=${TRANSPORTS//fuse-uring/}
@@ -77,7 +84,7 @@ trap cleanup EXIT
 pids=()
 attach() { # start `emu attach $1 --transport=$2`: sets pid, dev, stats
   rm -f "$tmp/dev"
-  "$B" emu attach "$1" --transport="$2" > "$tmp/dev" 2> "$tmp/attach" &
+  env ${hold:+SSDREADY_EMU_HOLD=$hold} "$B" emu attach "$1" --transport="$2" > "$tmp/dev" 2> "$tmp/attach" &
   pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do [[ -s $tmp/dev ]] && break; sleep 0.1; done
@@ -97,7 +104,7 @@ shm_filled=
 measure() { # the drive over transport $tr beside the shm loop
 attach "$SPEC" "$tr"
 
-echo "== kernel drive bench ($tr): $SPEC at $dev (daemon pid $pid) against loop over $shm at $ldev"
+echo "== kernel drive bench ($tr${hold:+, arrival hold $hold %}): $SPEC at $dev (daemon pid $pid) against loop over $shm at $ldev"
 echo "   $(lscpu | grep 'Model name' | sed 's/  */ /g'), $(nproc) CPUs, Linux $(uname -r), $(date -u '+%F %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   $(sed -n 1p "$tmp/attach" | sed 's/^ssdready: //')"
 
@@ -138,7 +145,7 @@ for qd in $QDS; do
   s0=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat)
   fio_json --filename="$ldev" "${job[@]}" > "$tmp/loop"
   s1=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat)
-  python3 - "$qd" "$tmp" "$s0" "$s1" "$(getconf CLK_TCK)" $(model "$qd") "$tr" <<'PY'
+  python3 - "$qd" "$tmp" "$s0" "$s1" "$(getconf CLK_TCK)" $(model "$qd") "$tr${hold:+, hold $hold %}" <<'PY'
 import json, sys
 qd, tmp, s0, s1, hz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 m_iops, m_lat, m_min = map(float, sys.argv[6:9])
@@ -158,18 +165,20 @@ li, ll, lmin, lcpu, ln = fio('loop')
 n = b['ios'] - a['ios']
 mean = lambda k: (b[k] * b['ios'] - a[k] * a['ios']) / n
 dev_t, late, reply = mean('device_ns_mean'), mean('late_ns_mean'), mean('reply_ns_mean')
+held = mean('hold_ns_mean') if 'hold_ns_mean' in b else 0.0
+loadavg = open('/proc/loadavg').read().split()[0]
 proc = (db - da) * 1e9 / hz / n
 own = (b['daemon_cpu_ns'] - a['daemon_cpu_ns']) / n
 sys_d = (sb - sa) * 1e9 / hz / dn
 sys_l = (s1 - s0) * 1e9 / hz / ln
 us = lambda ns: f"{ns / 1e3:.1f}"
-print(f"-- {sys.argv[9]}, QD {qd}")
+print(f"-- {sys.argv[9]}, QD {qd} (load {loadavg})")
 print(f"   drive: {di/1e3:7.1f}K IOPS, mean {us(dl)} µs, min {us(dmin)} µs  | model: {m_iops/1e3:.1f}K IOPS, "
       f"mean {us(m_lat)} µs, min {us(m_min)} µs  | drive/model IOPS {di/m_iops:.3f}"
       f"{'  (a read beat the model minimum!)' if dmin < m_min else ''}")
 print(f"   loop over /dev/shm: {li/1e3:.1f}K IOPS, mean {us(ll)} µs, min {us(lmin)} µs")
 print(f"   daemon CPU per I/O: {us(proc)} µs (/proc/PID/stat), {us(own)} µs (its serving threads); "
-      f"lateness {us(late)} µs = {late / dev_t:.1%} of device time {us(dev_t)} µs; reply {us(reply)} µs")
+      f"lateness {us(late)} µs (arrival hold {us(held)}) = {late / dev_t:.1%} of device time {us(dev_t)} µs; reply {us(reply)} µs")
 print(f"   fio's CPU per I/O: {us(dcpu)} µs on the drive, {us(lcpu)} µs on the shm loop; "
       f"whole machine busy per I/O: {us(sys_d)} µs on the drive, {us(sys_l)} µs on the shm loop")
 print(f"   ratios: daemon CPU / fio's CPU on the shm loop {proc / lcpu:.2f}; lateness / device time {late / dev_t:.3f}")
@@ -212,10 +221,18 @@ detach
 }
 for round in $(seq "$ROUNDS"); do
   for tr in $TRANSPORTS; do
-    [[ $ROUNDS -gt 1 ]] && echo "== round $round"
-    measure
+    for hold in $([[ $tr == fuse-uring ]] && echo "$HOLDS" || echo ""); do
+      [[ $ROUNDS -gt 1 ]] && echo "== round $round"
+      measure
+    done
+    if [[ $tr != fuse-uring ]]; then
+      hold=
+      [[ $ROUNDS -gt 1 ]] && echo "== round $round"
+      measure
+    fi
   done
 done
+hold=
 for tr in $TRANSPORTS; do
   transport_alone
 done
@@ -228,6 +245,8 @@ for p in "${pids[@]}"; do # what this bench's drives left: loop bindings, mounts
   left=$((left + n))
 done
 echo "   left after detach: $left loop devices, mounts or records of this bench's drives (0 expected)"
+[[ -e /sys/module/fuse/parameters/enable_uring ]] &&
+  echo "   enable_uring after the detach: $(cat /sys/module/fuse/parameters/enable_uring) (as it was before the bench: $uring_was)"
 python3 - <<'PY'
 import time
 n, t0, c0 = 2000, time.monotonic(), time.thread_time()

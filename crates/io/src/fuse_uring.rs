@@ -345,3 +345,43 @@ mod tests {
         assert_eq!(r.inflight(), 0);
     }
 }
+
+#[cfg(test)]
+mod wait_tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A wait for more completions than will come ends when the ring's
+    /// timer fires (moved once), not at its own limit, on a quiet ring.
+    #[test]
+    fn the_rings_timer_ends_a_wait_for_more_completions_than_come() {
+        let Ok(f) = File::open("/dev/null") else {
+            eprintln!("skipped: no /dev/null");
+            return;
+        };
+        let mut r = match Ring::new(Arc::new(f), 4, 4096) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skipped: no io_uring here ({e})");
+                return;
+            }
+        };
+        let now = crate::clock::posix_clock_ns(libc::CLOCK_MONOTONIC);
+        r.set_timer(Some(now + 5_000_000)).unwrap();
+        r.submit_and_wait(0, None).unwrap();
+        r.set_timer(Some(now + 2_000_000)).unwrap();
+        r.submit_and_wait(0, None).unwrap();
+        let t0 = Instant::now();
+        r.submit_and_wait(5, Some(Duration::from_secs(2))).unwrap();
+        let took = t0.elapsed();
+        let mut out = Vec::new();
+        r.reap(&mut out);
+        assert_eq!(out, vec![(FIRED, 0)]);
+        eprintln!(
+            "took {took:?}, ended {} µs after now",
+            (crate::clock::posix_clock_ns(libc::CLOCK_MONOTONIC) - now) / 1000
+        );
+        assert!(took < Duration::from_millis(1_000), "{took:?}");
+        assert!(took >= Duration::from_micros(1_500), "{took:?}");
+    }
+}

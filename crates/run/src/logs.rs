@@ -15,86 +15,34 @@
 
 use ssdready_core::iolog::{IoLog, LogKind, Row};
 use ssdready_core::iolog_hist::HistLog;
+use ssdready_core::resolved::{LogConfig, LogContents, LogFile};
 use ssdready_core::spec::JobSpec;
 use std::io::Write as _;
 use std::path::Path;
 
-/// What a log file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Contents {
-    Samples(LogKind),
-    /// `write_hist_log`.
-    Hist,
-}
-
-/// (option, path, contents) of every log file a worker's job asks for.
-/// `number` is the worker's 1-based number in the run, as in fio's
-/// `NAME_bw.N.log`; with `per_job_logs=0` there is no number, and the
-/// workers' lines share the file ([`merge_shared`]).
-fn names(spec: &JobSpec, number: u32) -> Vec<(&'static str, String, Contents)> {
-    let number = if spec.per_job_logs {
-        format!(".{number}")
-    } else {
-        String::new()
-    };
-    let prefix = |p: &str| {
-        if p.is_empty() {
-            spec.name.clone()
-        } else {
-            p.to_string()
-        }
-    };
-    let ext = if spec.logs.store_compressed {
-        "log.fz"
-    } else {
-        "log"
-    };
-    let mut out = Vec::new();
-    if let Some(p) = &spec.write_bw_log {
-        let path = format!("{}_bw{number}.{ext}", prefix(p));
-        out.push(("write_bw_log", path, Contents::Samples(LogKind::Bw)));
-    }
-    if let Some(p) = &spec.write_iops_log {
-        let path = format!("{}_iops{number}.{ext}", prefix(p));
-        out.push(("write_iops_log", path, Contents::Samples(LogKind::Iops)));
-    }
-    if let Some(p) = &spec.write_lat_log {
-        for k in [LogKind::Slat, LogKind::Clat, LogKind::Lat] {
-            let path = format!("{}_{}{number}.{ext}", prefix(p), k.suffix());
-            out.push(("write_lat_log", path, Contents::Samples(k)));
-        }
-    }
-    if let Some(p) = &spec.logs.hist_log {
-        let path = format!("{}_clat_hist{number}.{ext}", prefix(p));
-        out.push(("write_hist_log", path, Contents::Hist));
-    }
-    out
-}
-
-/// The log a worker of `spec` keeps, if its job asks for any log. Log
-/// times count from the worker's start, or with `log_unix_epoch` /
-/// `log_alternate_epoch` from the epoch of the clock named (read now,
-/// as fio reads it when the job starts; [`check_all`] has checked it).
-pub fn worker_log(spec: &JobSpec) -> Option<IoLog> {
-    if names(spec, 1).is_empty() {
+/// The log a worker keeps, if its job asks for any log (`cfg`, the job's
+/// resolved logs). Log times count from the worker's start, or with
+/// `log_unix_epoch` / `log_alternate_epoch` from the epoch of the clock
+/// named (read now, as fio reads it when the job starts; [`check_all`]
+/// has checked it).
+pub fn worker_log(cfg: &LogConfig) -> Option<IoLog> {
+    if !cfg.any() {
         return None;
     }
-    let epoch_ms = spec
-        .logs
-        .epoch_clock()
+    let epoch_ms = cfg
+        .epoch_clock
         .and_then(|id| clock_ms(id).ok())
         .unwrap_or(0);
-    let hist = spec
-        .logs
-        .hist_log
+    let hist = cfg
+        .hist
         .is_some()
-        .then(|| HistLog::new(spec.logs.hist_msec, spec.logs.hist_coarseness, epoch_ms));
+        .then(|| HistLog::new(cfg.hist_msec, cfg.hist_coarseness, epoch_ms));
     Some(
-        IoLog::new(spec.log_avg_msec, spec.log_offset)
-            .with_prio_values(spec.sched.log_prio)
-            .with_max_value(spec.logs.max_value)
-            .with_both(spec.logs.window_both)
-            .with_issue_time(spec.logs.issue_time)
+        IoLog::new(cfg.avg_msec, cfg.offset)
+            .with_prio_values(cfg.prio_values)
+            .with_max_value(cfg.max_value)
+            .with_both(cfg.window_both)
+            .with_issue_time(cfg.issue_time)
             .with_epoch_ms(epoch_ms)
             .with_hist(hist),
     )
@@ -106,19 +54,22 @@ fn clock_ms(id: i32) -> nix::Result<u64> {
     Ok(ts.tv_sec() as u64 * 1000 + ts.tv_nsec() as u64 / 1_000_000)
 }
 
-/// (path, contents) of every log file a worker's job asks for.
-pub fn files_for(spec: &JobSpec, number: u32, log: &IoLog) -> Vec<(String, Vec<u8>)> {
-    names(spec, number)
+/// (path, contents) of every log file worker `number` (1-based in the
+/// run) of a job with logs `cfg` writes: with `per_job_logs=0` there is no
+/// number in the name, and the workers' lines share the file
+/// ([`merge_shared`]).
+pub fn files_for(cfg: &LogConfig, number: u32, log: &IoLog) -> Vec<(String, Vec<u8>)> {
+    cfg.files(number)
         .into_iter()
-        .map(|(_, path, what)| {
-            let bytes = match what {
-                Contents::Hist => log.hist_text().unwrap_or_default().as_bytes().to_vec(),
-                Contents::Samples(k) if spec.logs.store_compressed => {
-                    compressed(log, &log.rows(k), spec.logs.compression)
+        .map(|f| {
+            let bytes = match f.contents {
+                LogContents::Hist => log.hist_text().unwrap_or_default().as_bytes().to_vec(),
+                LogContents::Samples(k) if cfg.store_compressed => {
+                    compressed(log, &log.rows(k), cfg.compression)
                 }
-                Contents::Samples(k) => log.render(k).into_bytes(),
+                LogContents::Samples(k) => log.render(k).into_bytes(),
             };
-            (path, bytes)
+            (f.path, bytes)
         })
         .collect()
 }
@@ -156,22 +107,27 @@ fn log_type(k: LogKind) -> u32 {
 
 /// Put a worker's sample logs in `sink`; what cannot be sent this way
 /// (`write_hist_log`) comes back as warnings.
-pub fn send(sink: &LogSink, spec: &JobSpec, number: u32, log: &IoLog) -> Vec<String> {
+pub fn send(sink: &LogSink, cfg: &LogConfig, number: u32, log: &IoLog) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut out = Vec::new();
-    for (option, name, what) in names(spec, number) {
-        let Contents::Samples(k) = what else {
+    for LogFile {
+        option,
+        path: name,
+        contents,
+    } in cfg.files(number)
+    {
+        let LogContents::Samples(k) = contents else {
             warnings.push(format!(
                 "job '{}': {option} ({name}) is not sent to the client: only sample logs \
                  (write_bw_log, write_lat_log, write_iops_log) are",
-                spec.name
+                cfg.job
             ));
             continue;
         };
         let rows = log.rows(k);
-        let stored = spec.logs.store_compressed;
+        let stored = cfg.store_compressed;
         let data = if stored {
-            compressed(log, &rows, spec.logs.compression)
+            compressed(log, &rows, cfg.compression)
         } else {
             samples(log, &rows)
         };
@@ -264,7 +220,8 @@ pub fn check_all(specs: &[JobSpec], paths: bool) -> Result<(), String> {
     let mut number = 1u32;
     let mut dirs_checked = std::collections::HashSet::new();
     for s in specs {
-        if let Some(id) = s.logs.epoch_clock() {
+        let cfg = LogConfig::new(s);
+        if let Some(id) = cfg.epoch_clock {
             clock_ms(id).map_err(|e| {
                 format!(
                     "job '{}': option 'log_alternate_epoch_clock_id': clock {id} cannot be read ({e}); \
@@ -274,8 +231,8 @@ pub fn check_all(specs: &[JobSpec], paths: bool) -> Result<(), String> {
             })?;
         }
         for _ in 0..s.numjobs {
-            let names = if paths { names(s, number) } else { Vec::new() };
-            for (option, path, _) in names {
+            let files = if paths { cfg.files(number) } else { Vec::new() };
+            for LogFile { option, path, .. } in files {
                 let path = Path::new(&path);
                 // A new file in a directory already checked needs no check.
                 let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -310,6 +267,61 @@ mod tests {
     use super::*;
     use ssdready_core::req::Ddir;
     use std::io::Read as _;
+
+    /// The logs of a job `j` written as `options` (key, value) say.
+    fn config(options: &[(&str, &str)]) -> LogConfig {
+        let mut s = JobSpec {
+            name: "j".into(),
+            ..JobSpec::default()
+        };
+        for (k, v) in options {
+            (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
+        }
+        LogConfig::new(&s)
+    }
+
+    /// A log of `n` reads.
+    fn reads(n: u64) -> IoLog {
+        let mut log = IoLog::new(0, false);
+        for i in 0..n {
+            log.record(i * 1_000_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        }
+        log
+    }
+
+    #[test]
+    fn each_worker_has_its_own_numbered_files() {
+        let cfg = config(&[("write_bw_log", ""), ("write_iops_log", "io")]);
+        let files: Vec<(String, usize)> = [(1, reads(2)), (2, reads(3))]
+            .iter()
+            .flat_map(|(n, log)| files_for(&cfg, *n, log))
+            .map(|(p, b)| (p, String::from_utf8(b).unwrap().lines().count()))
+            .collect();
+        let want = [
+            ("j_bw.1.log", 2),
+            ("io_iops.1.log", 2),
+            ("j_bw.2.log", 3),
+            ("io_iops.2.log", 3),
+        ];
+        let want: Vec<(String, usize)> = want.iter().map(|(p, n)| (p.to_string(), *n)).collect();
+        assert_eq!(files, want);
+    }
+
+    #[test]
+    fn per_job_logs_0_puts_every_workers_lines_in_one_file() {
+        let cfg = config(&[("write_lat_log", ""), ("per_job_logs", "0")]);
+        let mut files = files_for(&cfg, 1, &reads(2));
+        files.extend(files_for(&cfg, 2, &reads(3)));
+        let merged = merge_shared(files);
+        let got: Vec<(&str, usize)> = merged
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.split(|&c| c == b'\n').count() - 1))
+            .collect();
+        assert_eq!(
+            got,
+            [("j_slat.log", 5), ("j_clat.log", 5), ("j_lat.log", 5)]
+        );
+    }
 
     #[test]
     fn compressed_samples_are_fios_io_sample_layout() {

@@ -302,11 +302,12 @@ fn collect_phase(
         for o in &workers {
             match (&o.stats.log, &args.log_sink) {
                 (Some(log), Some(sink)) => {
-                    warnings.extend(crate::logs::send(sink, &j.spec, o.number, log))
+                    warnings.extend(crate::logs::send(sink, &j.resolved.logs, o.number, log))
                 }
-                (Some(log), None) => got
-                    .log_files
-                    .extend(crate::logs::files_for(&j.spec, o.number, log)),
+                (Some(log), None) => {
+                    got.log_files
+                        .extend(crate::logs::files_for(&j.resolved.logs, o.number, log))
+                }
                 (None, _) => {}
             }
             let record = o.stats.iolog_record.as_deref().cloned();

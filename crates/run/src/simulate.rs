@@ -184,9 +184,10 @@ fn simulate_phase(
                 .extend(records.map(|(p, t)| (p.clone(), t.clone().into_bytes())));
             // Numbered as a run numbers its workers: in job order, from 1.
             let first: u32 = 1 + specs[..*k].iter().map(|j| j.numjobs).sum::<u32>();
+            let logs = ssdready_core::resolved::LogConfig::new(s);
             for (n, w) in workers.iter().enumerate() {
                 if let Some(log) = &w.log {
-                    let files = crate::logs::files_for(s, first + n as u32, log);
+                    let files = crate::logs::files_for(&logs, first + n as u32, log);
                     sim.log_files.extend(files);
                 }
             }

@@ -88,6 +88,9 @@ pub struct LoopConfig {
     pub flow_weight: u32,
     /// `flow_sleep`, µs.
     pub flow_sleep_us: u64,
+    /// `randseed`: each worker mixes in its number (its I/O priorities'
+    /// draws).
+    pub randseed: u64,
 }
 
 impl LoopConfig {
@@ -136,6 +139,7 @@ impl LoopConfig {
             lat_from_schedule: spec.sched.lat_from_schedule,
             flow_weight: spec.flow,
             flow_sleep_us: spec.flow_sleep_us,
+            randseed: spec.randseed,
         }
     }
 }

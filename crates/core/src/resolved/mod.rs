@@ -11,18 +11,27 @@
 //! * [`FlowConfig`]: the order of a worker's passes, syncs, think time and
 //!   verification (workload's `JobFlow`), with its plan made endless;
 //! * [`LoopConfig`]: the worker loop's queue (depth, batches, low mark),
-//!   phases (ramp, runtime) and features.
+//!   phases (ramp, runtime) and features;
+//! * [`LogConfig`]: the log files a worker writes and how it keeps its
+//!   samples;
+//! * [`ErrorPolicy`]: which failures the loop goes past, and what a
+//!   failed verification does;
+//! * [`BufferConfig`]: the write buffers' contents and dedupe working set.
 //!
 //! What depends on a worker's targets (their regions, its index, its
 //! clock) is not known here: the consumers add it, and only it.
 
+mod errors;
 mod flow;
+mod logs;
 mod looped;
 mod rate;
 #[cfg(test)]
 mod tests;
 
+pub use errors::{BufferConfig, ErrorPolicy, WorkingSet};
 pub use flow::{FlowConfig, ThinkConfig, VerifyConfig};
+pub use logs::{LogConfig, LogContents, LogFile};
 pub use looped::{LoopConfig, PrioConfig};
 pub use rate::RateConfig;
 
@@ -37,6 +46,12 @@ pub struct ResolvedJob {
     pub flow: FlowConfig,
     /// The worker loop.
     pub run_loop: LoopConfig,
+    /// The worker's logs.
+    pub logs: LogConfig,
+    /// What the loop does with failures.
+    pub errors: ErrorPolicy,
+    /// The write buffers.
+    pub buffers: BufferConfig,
 }
 
 impl ResolvedJob {
@@ -46,6 +61,9 @@ impl ResolvedJob {
             plan: PlanConfig::new(spec),
             flow: FlowConfig::new(spec),
             run_loop: LoopConfig::new(spec),
+            logs: LogConfig::new(spec),
+            errors: ErrorPolicy::new(spec),
+            buffers: BufferConfig::new(spec),
         }
     }
 }

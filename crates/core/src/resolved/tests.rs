@@ -217,3 +217,92 @@ fn a_rate_in_iops_is_a_byte_rate_of_the_smallest_block() {
     ));
     assert!(l.rate.is_some() && l.rate_ignore_thinktime);
 }
+
+#[test]
+fn log_files_are_named_as_fio_names_them() {
+    let mut s = job("write_bw_log write_lat_log=lat/x write_hist_log=h");
+    s.name = "j".into();
+    let files: Vec<(&str, String)> = LogConfig::new(&s)
+        .files(3)
+        .into_iter()
+        .map(|f| (f.option, f.path))
+        .collect();
+    let want = [
+        ("write_bw_log", "j_bw.3.log"),
+        ("write_lat_log", "lat/x_slat.3.log"),
+        ("write_lat_log", "lat/x_clat.3.log"),
+        ("write_lat_log", "lat/x_lat.3.log"),
+        ("write_hist_log", "h_clat_hist.3.log"),
+    ];
+    let want: Vec<(&str, String)> = want.iter().map(|(o, p)| (*o, p.to_string())).collect();
+    assert_eq!(files, want);
+}
+
+#[test]
+fn shared_and_compressed_logs_lose_the_number_and_gain_fz() {
+    let mut s = job("write_iops_log=io per_job_logs=0 log_store_compressed=1");
+    s.name = "j".into();
+    let l = LogConfig::new(&s);
+    let paths: Vec<String> = l.files(7).into_iter().map(|f| f.path).collect();
+    assert_eq!(paths, ["io_iops.log.fz"]);
+    assert!(l.any());
+    assert!(!LogConfig::new(&job("log_avg_msec=100")).any());
+    assert!(LogConfig::new(&job("log_avg_msec=100")).files(1).is_empty());
+}
+
+#[test]
+fn log_options_carry_into_the_config() {
+    let l = LogConfig::new(&job(
+        "write_lat_log log_avg_msec=250 log_offset=1 log_max_value=1 log_unix_epoch=1",
+    ));
+    assert_eq!((l.avg_msec, l.offset, l.max_value), (250, true, true));
+    assert_eq!(l.epoch_clock, Some(0));
+    assert_eq!(LogConfig::new(&job("write_lat_log")).epoch_clock, None);
+}
+
+#[test]
+fn the_error_policy_goes_past_what_fio_goes_past() {
+    use crate::spec_types::ErrorKind;
+    let none = ErrorPolicy::new(&job(""));
+    assert!(!none.goes_past(ErrorKind::Read, 5));
+    let all = ErrorPolicy::new(&job("continue_on_error=all"));
+    assert!(all.goes_past(ErrorKind::Read, 5));
+    assert!(all.goes_past(ErrorKind::Verify, 84));
+    assert!(!all.goes_past(ErrorKind::Write, 28), "ENOSPC is not EIO");
+    let listed = ErrorPolicy::new(&job("ignore_error=,ENOSPC"));
+    assert!(listed.goes_past(ErrorKind::Write, 28));
+    assert!(!listed.goes_past(ErrorKind::Read, 28));
+    assert!(!none.is_full(28));
+    let fill = ErrorPolicy::new(&job("fill_device=1"));
+    assert!(fill.is_full(28) && fill.is_full(122) && !fill.is_full(5));
+    let v = ErrorPolicy::new(&job("verify=crc32c verify_fatal=1"));
+    assert!(v.verify_fatal && !v.verify_dump);
+}
+
+#[test]
+fn the_dedupe_working_set_is_a_share_of_the_size_in_smallest_writes() {
+    assert_eq!(BufferConfig::new(&job("")).working_set, None);
+    let b = BufferConfig::new(&job(
+        "dedupe_mode=working_set dedupe_percentage=50 bs=8k size=100m",
+    ));
+    let ws = b.working_set.expect("working set");
+    assert_eq!(
+        ws,
+        WorkingSet {
+            size: Some(100 << 20),
+            percent: 5,
+            min_write: 8192
+        }
+    );
+    assert_eq!(ws.pages(0), (100 << 20) * 5 / 100 / 8192);
+    let b = BufferConfig::new(&job(
+        "dedupe_mode=working_set dedupe_working_set_percentage=20 bs=4k",
+    ));
+    let ws = b.working_set.expect("working set");
+    assert_eq!(
+        ws.pages(1 << 20),
+        (1 << 20) / 5 / 4096,
+        "the regions without a size"
+    );
+    assert_eq!(b.seed_of(2), b.randseed ^ (2u64 << 32));
+}

@@ -21,12 +21,24 @@
 //!   does not touch it. The overshoot's remainder is spun (a few µs); no
 //!   other spinning: between completions the thread sleeps, leaving its
 //!   CPU to the platform it serves.
+//! * **Arrivals held at depth** (`SSDREADY_EMU_HOLD=PERCENT`; off by
+//!   default: it saved no measurable CPU here, see
+//!   [`super::due::HOLD_SHARE`]). When that wake-up is near — within a
+//!   share of the mean device time ([`super::due::HoldPolicy`]) — the wait
+//!   asks for more completions than can arrive (`wait_nr`), so requests
+//!   arriving meanwhile do not bring the thread back to user space: the
+//!   wait ends for that many completions, or at its own limit, set to the
+//!   timer's time (the ring's timer alone did not end it while requests
+//!   arrived). The requests found at the wake-up are handled then, held by
+//!   at most the time since the thread last looked at its ring, which the
+//!   stamps count as lateness ([`super::stamps::Stamps::hold`]). With
+//!   nothing pending (queue depth 1) an arrival ends the wait at once.
 //! * **Stamps.** Arrival, modelled completion and the commit's push are
 //!   stamped as over `/dev/fuse`; the reply's kernel work runs inside the
 //!   next `io_uring_enter`, together with the wait, so its time is not
 //!   stamped apart (reply 0).
 
-use super::due::Early;
+use super::due::{self, DeviceMean, Early, HoldPolicy};
 use super::fuse_handle::{Flow, Handler, Shared, MAX_IO};
 use super::fuse_proto::{self as p, InHeader};
 use super::fuse_uring::{self as u};
@@ -97,6 +109,9 @@ pub fn serve(
         sh,
         plan,
         early: Early::default(),
+        hold: HoldPolicy::from_env(),
+        device: DeviceMean::default(),
+        held_since: None,
         armed: None,
         done: Vec::with_capacity(entries),
         dead: 0,
@@ -120,6 +135,10 @@ struct Server {
     sh: Arc<Shared>,
     plan: Plan,
     early: Early,
+    hold: HoldPolicy,
+    device: DeviceMean,
+    /// When a wait that holds arrivals began (clock ns).
+    held_since: Option<u64>,
     /// The time the ring's timer is set for (clock ns), if it is.
     armed: Option<u64>,
     /// Completions reaped: (entry, result).
@@ -216,9 +235,24 @@ impl Server {
             }
             // One system call: the commits pushed go, and the thread sleeps
             // until a request or the timer (while stopping, at most a slice:
-            // the connection's end may not come).
-            let limit = stop.then_some(SLICE);
-            if let Err(e) = self.ring.submit_and_wait(1, limit) {
+            // the connection's end may not come) — or, when the timer is
+            // near, until the timer alone, holding what arrives meanwhile.
+            let mut want = 1;
+            if !stop && !self.ring.ready() {
+                let never = self.ring.entries() + 1;
+                want = due::wait_nr(self.hold, now, target, self.device.ns(), never);
+            }
+            let limit = match target {
+                _ if stop => Some(SLICE),
+                // The wait's own limit at the timer's time: the ring's timer
+                // ends such a wait on a quiet ring (io's unit test), but
+                // while requests arrived it did not on the development
+                // machine (Linux 6.18: most waits ran to their limit).
+                Some(t) if want > 1 => Some(Duration::from_nanos(t - now)),
+                _ => None,
+            };
+            self.held_since = (want > 1).then_some(now);
+            if let Err(e) = self.ring.submit_and_wait(want, limit) {
                 return format!("waiting on the FUSE ring: {e}");
             }
         }
@@ -229,6 +263,11 @@ impl Server {
     fn take_done(&mut self) -> Option<String> {
         let mut done = std::mem::take(&mut self.done);
         self.ring.reap(&mut done);
+        // Requests found after a holding wait waited up to its length.
+        let held = self
+            .held_since
+            .take()
+            .map(|t| self.sh.dev.clock.now().saturating_sub(t));
         for &(e, res) in &done {
             if e == FIRED {
                 // How late the timer fired teaches the early wake.
@@ -239,6 +278,9 @@ impl Server {
             }
             match res {
                 0.. => {
+                    if let Some(ns) = held {
+                        self.sh.stamps.hold(ns);
+                    }
                     if let Err(why) = self.arrive(e) {
                         return Some(why.to_string());
                     }
@@ -341,6 +383,7 @@ impl Server {
             self.sh
                 .stamps
                 .served(Some((r.arrived, r.due)), start, start);
+            self.device.learn(r.due.saturating_sub(r.arrived));
             self.h.due.recycle(r.buf);
         }
         Ok(())

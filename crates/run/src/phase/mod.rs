@@ -14,6 +14,8 @@
 mod instruments;
 mod measure;
 mod spawn;
+#[cfg(test)]
+mod tests;
 
 use crate::agglog::AggBwLog;
 use crate::observer::{notices, RunObserver, Totals};
@@ -221,6 +223,7 @@ fn watch(
     mut tick: impl FnMut(u64) -> bool,
 ) -> bool {
     let live_only: Vec<Arc<Live>> = w.lives.iter().map(|(_, l)| l.clone()).collect();
+    let specs: Vec<&JobSpec> = run.jobs.iter().map(|j| &*j.spec).collect();
     let emu_dev = members.iter().find_map(|&i| run.jobs[i].emu.clone());
     let said = notices::current();
     let mut next_tick = t0 + 1_000_000_000;
@@ -233,7 +236,7 @@ fn watch(
         if let Some(a) = carried.agg.as_mut() {
             a.tick(now, measuring, &live_only);
         }
-        end_run |= exitall(run.jobs, run.groups, &w.lives, &mut w.ends);
+        end_run |= exitall(&specs, run.groups, &w.lives, &mut w.ends);
         w.ends.propagate();
         if now >= next_tick {
             // A worker that panicked holding the lock has poisoned it: its
@@ -264,9 +267,10 @@ fn totals(lives: &[Arc<Live>]) -> Totals {
 /// fio's `exitall`: a finished worker of a job with it ends, as its
 /// `exit_what` says, the workers of its reporting group (`group`, fio's
 /// default) or every worker of the phase (`stonewall`, `all`). Returns
-/// whether the run ends after this phase (`all`).
+/// whether the run ends after this phase (`all`). `specs` and `groups`
+/// are per job, `lives` per worker with its job's index.
 fn exitall(
-    jobs: &[PreparedJob],
+    specs: &[&JobSpec],
     groups: &[u32],
     lives: &[(usize, Arc<Live>)],
     ends: &mut crate::steadystate::EndFlags,
@@ -274,7 +278,7 @@ fn exitall(
     let mut end_run = false;
     if lives
         .iter()
-        .any(|(ji, l)| jobs[*ji].spec.run.exitall_on_error && l.errored.load(Relaxed))
+        .any(|(ji, l)| specs[*ji].run.exitall_on_error && l.errored.load(Relaxed))
     {
         // fio's exitall_on_error: every job ends, and the run with them.
         ends.end_all();
@@ -282,9 +286,9 @@ fn exitall(
     }
     for (ji, _) in lives
         .iter()
-        .filter(|(ji, l)| jobs[*ji].spec.exitall && l.done.load(Relaxed))
+        .filter(|(ji, l)| specs[*ji].exitall && l.done.load(Relaxed))
     {
-        match jobs[*ji].spec.exit_what {
+        match specs[*ji].exit_what {
             ExitWhat::Group => {
                 let group: Vec<usize> = (0..lives.len())
                     .filter(|&w| groups[lives[w].0] == groups[*ji])

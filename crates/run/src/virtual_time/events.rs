@@ -17,7 +17,7 @@ use super::{
 };
 use crate::steadystate::{self, Counts, Unit};
 use ssdready_core::arrivals::ScheduleStats;
-use ssdready_core::resolved::FlowConfig;
+use ssdready_core::resolved::ResolvedJob;
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::WorkerStats;
 use ssdready_core::Ddir;
@@ -113,10 +113,10 @@ fn model(e: ssdready_emu::ftl::FtlError) -> SimError {
     SimError::Model(e.to_string())
 }
 
-/// Worker `w` of job `ji` (its flow resolved as `flow`), starting at `t0`.
+/// Worker `w` of job `ji` (resolved as `job`), starting at `t0`.
 fn worker(
     spec: &JobSpec,
-    flow: &FlowConfig,
+    job: &ResolvedJob,
     ji: usize,
     w: u32,
     t0: u64,
@@ -124,17 +124,19 @@ fn worker(
     layer: Option<usize>,
 ) -> Result<Worker, SimError> {
     let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
-    let depth = if spec.temporal_merge == TemporalMerge::Stm {
-        1
-    } else {
-        spec.iodepth.max(1) as usize
+    let cfg = &job.run_loop;
+    // A job on the emulator keeps its iodepth (the device brings its
+    // queues); a short-term merge layer in front of it takes one at a time.
+    let depth = match spec.temporal_merge {
+        TemporalMerge::Stm => 1,
+        _ => cfg.depth.get() as usize,
     };
-    let start = t0.saturating_add(spec.startdelay_ns);
-    let ramp_end = start.saturating_add(spec.ramp_time_ns);
-    let pacer = Pacer::of_job(spec, start as f64);
-    let open_loop = spec.sched.lat_from_schedule && pacer.is_some();
+    let start = t0.saturating_add(cfg.startdelay_ns);
+    let ramp_end = start.saturating_add(cfg.ramp_time_ns);
+    let pacer = cfg.rate.as_ref().map(|r| Pacer::new(r, start as f64));
+    let open_loop = cfg.lat_from_schedule && pacer.is_some();
     let mut stats = WorkerStats {
-        log: crate::logs::worker_log(spec).map(Box::new),
+        log: crate::logs::worker_log(&job.logs).map(Box::new),
         ..WorkerStats::default()
     };
     if open_loop {
@@ -145,7 +147,7 @@ fn worker(
         job: ji,
         clone: w,
         layer,
-        flow: super::iolog::attach(spec, w, JobFlow::new(flow, &[r], w))?,
+        flow: super::iolog::attach(spec, w, JobFlow::new(&job.flow, &[r], w))?,
         depth,
         inflight: 0,
         done: false,
@@ -155,7 +157,7 @@ fn worker(
         pacer,
         next_issue: start as f64,
         ramp_end,
-        deadline: spec.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
+        deadline: cfg.runtime_ns.map(|rt| ramp_end.saturating_add(rt)),
         hit_deadline: false,
         measuring: ramp_end == 0,
         last_completion: 0,
@@ -180,9 +182,9 @@ impl<'a> Sim<'a> {
         let layers = merge_layers(&mut host, jobs);
         let mut ws = Vec::new();
         for (ji, spec) in jobs.iter().enumerate() {
-            let flow = FlowConfig::new(spec);
+            let job = ResolvedJob::new(spec);
             for w in 0..spec.numjobs {
-                ws.push(worker(spec, &flow, ji, w, t0, cap, layers[ji])?);
+                ws.push(worker(spec, &job, ji, w, t0, cap, layers[ji])?);
             }
         }
         let served = ws.iter().map(|w| vec![None; w.depth]).collect();

@@ -10,6 +10,8 @@ use ssdready_io::engine::Queued;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod budgets;
+mod data;
 mod semantics;
 
 /// What the scripted engine returns for the `n`th I/O it queued (0-based)

@@ -254,10 +254,10 @@ impl Loop<'_> {
         };
         let name = match self.ctx.targets.get(file as usize) {
             Some(t) => t.path.display().to_string(),
-            None => self.ctx.spec.filename.first().cloned().unwrap_or_default(),
+            None => self.ctx.job.errors.first_file.clone(),
         };
         let buf = &mut buf[..res.max(0) as usize];
-        let v = &self.ctx.spec.verify;
+        let v = &self.ctx.job.errors;
         let found = verify::check(
             layout,
             buf,
@@ -265,13 +265,13 @@ impl Loop<'_> {
             offset,
             expect,
             verify::Handling {
-                fatal: v.fatal,
-                dump: v.dump,
+                fatal: v.verify_fatal,
+                dump: v.verify_dump,
                 go_past: self.goes_past(ErrorKind::Verify, verify::EILSEQ),
             },
             self.stats,
         );
-        if found.failures > 0 && v.fatal {
+        if found.failures > 0 && self.ctx.job.errors.verify_fatal {
             self.done_issuing = true;
         }
     }
@@ -279,9 +279,7 @@ impl Loop<'_> {
     /// Whether an error of this kind is counted and gone past
     /// (`continue_on_error`, `ignore_error`).
     pub(super) fn goes_past(&self, kind: ErrorKind, errno: i32) -> bool {
-        let spec = &self.ctx.spec;
-        spec.continue_on_error
-            .goes_past(&spec.ignore_error, kind, errno)
+        self.ctx.job.errors.goes_past(kind, errno)
     }
 
     /// A failed I/O: counted, the first one kept with its reason; fio stops
@@ -289,7 +287,7 @@ impl Loop<'_> {
     /// covers it.
     #[cold]
     fn account_error(&mut self, s: &Slot, ddir: Ddir, res: i64) {
-        if self.ctx.spec.fill_device && matches!(-res as i32, libc::ENOSPC | libc::EDQUOT) {
+        if self.ctx.job.errors.is_full(-res as i32) {
             // fio's fill_device: a full device or file system is the end of
             // the job, not an error (the I/O counts, as in fio's total_ios).
             if self.measuring {

@@ -102,9 +102,8 @@ impl<'a> Loop<'a> {
         flow: JobFlow,
         strategy: StrategyParts,
     ) -> Self {
-        let spec = &*ctx.spec;
         let cfg = &ctx.job.run_loop;
-        stats.log = crate::logs::worker_log(spec).map(Box::new);
+        stats.log = crate::logs::worker_log(&ctx.job.logs).map(Box::new);
         if cfg.verifies {
             // A verifying job reports its verification, even of nothing.
             stats.verify.get_or_insert_with(Box::default);
@@ -157,7 +156,7 @@ impl<'a> Loop<'a> {
             prio: cfg
                 .prios
                 .as_ref()
-                .map(|p| Prios::new(p, spec.randseed ^ u64::from(ctx.number))),
+                .map(|p| Prios::new(p, cfg.randseed ^ u64::from(ctx.number))),
             lat: cfg
                 .latency
                 .map(|t| Box::new(LatSearch::new(t, depth as u32, start))),

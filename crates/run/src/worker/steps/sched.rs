@@ -12,25 +12,19 @@ use ssdready_workload::buffers::BufferFiller;
 /// fresh writes or, with `dedupe_global`, from those of every worker of
 /// the run in turn (fio rotates over its thread numbers).
 pub(super) fn filler(ctx: &WorkerCtx) -> BufferFiller {
-    let spec = &*ctx.spec;
-    let seed_of = |number: u32| spec.randseed ^ u64::from(number).rotate_left(32);
-    let filler = BufferFiller::new(spec.buffers.clone(), seed_of(ctx.number));
-    if !spec.buffers.working_set {
+    let cfg = &ctx.job.buffers;
+    let filler = BufferFiller::new(cfg.options.clone(), cfg.seed_of(ctx.number));
+    let Some(set) = cfg.working_set else {
         return filler;
-    }
-    let size = spec
-        .size
-        .unwrap_or_else(|| ctx.regions.iter().map(|r| r.len).sum());
-    let percent = u64::from(spec.buffers.working_set_percentage.unwrap_or(5));
-    let min_write = u64::from(spec.bs.for_dir(1).min().max(1));
-    let pages = size * percent / 100 / min_write;
+    };
+    let pages = set.pages(ctx.regions.iter().map(|r| r.len).sum());
     let workers = ctx.run_workers.max(ctx.number);
-    let members: Vec<u64> = if spec.buffers.dedupe_global {
+    let members: Vec<u64> = if cfg.options.dedupe_global {
         (0..workers)
-            .map(|i| seed_of((ctx.number - 1 + i) % workers + 1))
+            .map(|i| cfg.seed_of((ctx.number - 1 + i) % workers + 1))
             .collect()
     } else {
-        vec![seed_of(ctx.number)]
+        vec![cfg.seed_of(ctx.number)]
     };
     filler.with_working_set(pages, &members)
 }

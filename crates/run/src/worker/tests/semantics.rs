@@ -3,8 +3,9 @@
 //! until the waitee is done, or a stop). Each check counts I/Os the engine
 //! saw, or rests on a bound the engine sets (its latency caps its IOPS): a
 //! loaded machine only slows the loop, which these checks allow for.
-//! (`flow`'s rule is `tokens`' own test: between two threads, who joins the
-//! flow first depends on the machine, so a ratio of their counts does.)
+//! (`flow`'s ratio is `tokens`' own test: between two threads, who joins
+//! the flow first depends on the machine, so a ratio of their counts does;
+//! `budgets` holds a worker against a flow member the test drives.)
 
 use super::*;
 use crate::live::Live;
