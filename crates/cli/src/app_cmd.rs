@@ -117,7 +117,9 @@ pub fn command(a: AppArgs) {
         return;
     }
     let sink = match &a.output {
-        Some(p) => crate::output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        Some(p) => {
+            crate::output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string()))
+        }
         None => crate::output::Sink::Stdout,
     };
     let stop = crate::stop_on_signals();
@@ -169,7 +171,7 @@ fn finish(sink: &crate::output::Sink, text: &str, interrupted: bool) {
     if let Err(e) = crate::output::write(sink, text) {
         // Ctrl-C while waiting for a FIFO's reader: interrupted, as `run`.
         let stopped = crate::stop_flag().load(Ordering::Relaxed);
-        fail(if stopped { 130 } else { 1 }, &e);
+        fail(if stopped { 130 } else { 1 }, &e.to_string());
     }
     if interrupted {
         say("interrupted; the results cover what ran");

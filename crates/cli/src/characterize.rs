@@ -166,7 +166,7 @@ pub fn command(a: CharacterizeArgs) {
         "ssdready-characterize",
         "characterize.json",
     )
-    .unwrap_or_else(|e| fail(2, &e));
+    .unwrap_or_else(|e| fail(2, &e.to_string()));
     let p = or_exit(setup.plan());
     if !a.quiet {
         eprint!(
@@ -220,7 +220,7 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
             }
         }
         // The error names the file already.
-        Err(e) => fail(1, &e),
+        Err(e) => fail(1, &e.to_string()),
     }
     if let Err(e) = printed {
         fail(

@@ -66,7 +66,7 @@ fn output_dir(dir: &Path) -> PathBuf {
         parent.join(".ssdready-compare-probe")
     };
     if let Err(e) = crate::output::check(&probe, "option '--output'") {
-        fail(2, &e);
+        fail(2, &e.to_string());
     }
     dir.join("compare.json")
 }

@@ -149,7 +149,7 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
     let pairs = host_requests(clients, &req);
     let hosts: Vec<Host> = pairs.iter().map(|(h, _)| h.clone()).collect();
     let sink = match &out_path {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
         None => output::Sink::Stdout,
     };
     let stop = crate::stop_on_signals();

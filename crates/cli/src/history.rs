@@ -73,7 +73,7 @@ impl Recorder {
         }
         if given.is_some() || exists {
             // Writable now, not found read-only after the run.
-            crate::output::checked(&path).map_err(unusable)?;
+            crate::output::checked(&path).map_err(|e| unusable(e.to_string()))?;
         }
         if let Some(h) = History::open_existing(&path)? {
             return Ok(Recorder::Open(h));

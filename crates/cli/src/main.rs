@@ -219,7 +219,7 @@ fn print_device_file(name: &str) {
     };
     let text = ssdready_emu::devfile::to_toml(&p, &format!("the {name} preset ({desc})"));
     if let Err(e) = output::write(&output::Sink::Stdout, &text) {
-        fail(1, &e);
+        fail(1, &e.to_string());
     }
 }
 
@@ -398,7 +398,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         panic!("injected by SSDREADY_INJECT_PANIC=main");
     }
     let sink = match &parsed.output {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
         None => output::Sink::Stdout,
     };
     // The history and the baseline are checked before the run: bad input
@@ -551,7 +551,7 @@ fn fio_switches(parsed: &args::RunArgs) {
 fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) {
     // The same destination checks as a run: --output is written here too.
     let sink = match &parsed.output {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e)),
+        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
         None => output::Sink::Stdout,
     };
     let time = match simulate {
@@ -575,7 +575,7 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) {
                 .collect();
             let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
             if let Err(e) = output::write(&sink, &format!("{text}\n")) {
-                fail(1, &e);
+                fail(1, &e.to_string());
             }
         }
         Err(f) => fail(2, f.message()),

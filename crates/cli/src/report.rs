@@ -46,7 +46,8 @@ pub fn check_dir(dir: &Path, what: &str, file: &str) -> Result<(), String> {
     } else {
         parent.join(".ssdready-report-probe")
     };
-    crate::output::check(&probe, what).map(|_| ())
+    crate::output::check(&probe, what)?;
+    Ok(())
 }
 
 /// Write `text` to `dir/name` atomically.

@@ -79,7 +79,7 @@ fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
         "ssdready-strategies",
         "strategies.json",
     )
-    .unwrap_or_else(|e| fail(2, &e));
+    .unwrap_or_else(|e| fail(2, &e.to_string()));
     (target, runtime_s, dir)
 }
 

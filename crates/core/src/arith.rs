@@ -20,6 +20,47 @@
 //! the rest; ssdready refuses it and says to add parentheses
 //! ([`unparenthesised`]).
 
+/// Why an expression in an option value could not be evaluated. The text
+/// is the reason the user reads after the option's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArithError {
+    #[error("'{0}' is not a unit (allowed in expressions: k, m, g, t, p, kib, mib, gib, s, ms, us, m, h, d)")]
+    NotAUnit(String),
+    #[error("'{0}' is not a number")]
+    NotANumber(String),
+    #[error("'{0}' cannot appear in an expression")]
+    BadChar(char),
+    #[error("a '(' is not closed")]
+    Unclosed,
+    /// What came where it did not belong: a number, a unit, an operator.
+    #[error("unexpected {0}")]
+    Unexpected(String),
+    #[error("unexpected {0} after the expression")]
+    Trailing(String),
+    #[error("the expression ends too early")]
+    EndsEarly,
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("'%' on fractional numbers")]
+    FractionalModulo,
+    #[error("the result is too large")]
+    TooLarge,
+    #[error("'{expr}' is {value}, not a size (allowed: ≥ 0)")]
+    NegativeSize { expr: String, value: i128 },
+    #[error("'{0}' is not a time (allowed: 0 up to 100 years)")]
+    NotATime(String),
+    #[error("'{0}': bc's arithmetic takes no units")]
+    BcUnits(String),
+    #[error("'{0}' is not bc arithmetic")]
+    NotBc(String),
+}
+
+impl From<ArithError> for String {
+    fn from(e: ArithError) -> String {
+        e.to_string()
+    }
+}
+
 /// A value of fio's expression grammar: the integer and floating results
 /// are carried side by side, as fio does (`has_float` once a float or a
 /// float-valued suffix took part).
@@ -76,7 +117,7 @@ fn suffix(word: &str, time: bool) -> Option<Val> {
     })
 }
 
-fn lex(s: &str, time: bool) -> Result<Vec<Tok>, String> {
+fn lex(s: &str, time: bool) -> Result<Vec<Tok>, ArithError> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -97,7 +138,7 @@ fn lex(s: &str, time: bool) -> Result<Vec<Tok>, String> {
                         i += 1;
                     }
                     let v = i128::from_str_radix(&s[start + 2..i], 16)
-                        .map_err(|_| format!("'{}' is not a number", &s[start..i]))?;
+                        .map_err(|_| ArithError::NotANumber(s[start..i].to_string()))?;
                     out.push(Tok::Num(Val::int(v)));
                     continue;
                 }
@@ -122,7 +163,7 @@ fn lex(s: &str, time: bool) -> Result<Vec<Tok>, String> {
                 let v = if float {
                     let f: f64 = text
                         .parse()
-                        .map_err(|_| format!("'{text}' is not a number"))?;
+                        .map_err(|_| ArithError::NotANumber(text.to_string()))?;
                     Val {
                         int: f as i128,
                         float: f,
@@ -131,7 +172,7 @@ fn lex(s: &str, time: bool) -> Result<Vec<Tok>, String> {
                 } else {
                     Val::int(
                         text.parse()
-                            .map_err(|_| format!("'{text}' is not a number"))?,
+                            .map_err(|_| ArithError::NotANumber(text.to_string()))?,
                     )
                 };
                 out.push(Tok::Num(v));
@@ -144,11 +185,10 @@ fn lex(s: &str, time: bool) -> Result<Vec<Tok>, String> {
                 let word = &s[start..i];
                 // fio's lexer takes the longest suffix it knows; a word it
                 // does not know is split into suffixes only if each is one.
-                let v = suffix(word, time)
-                    .ok_or_else(|| format!("'{word}' is not a unit (allowed in expressions: k, m, g, t, p, kib, mib, gib, s, ms, us, m, h, d)"))?;
+                let v = suffix(word, time).ok_or_else(|| ArithError::NotAUnit(word.to_string()))?;
                 out.push(Tok::Suffix(v));
             }
-            _ => return Err(format!("'{c}' cannot appear in an expression")),
+            _ => return Err(ArithError::BadChar(c)),
         }
     }
     Ok(out)
@@ -173,9 +213,9 @@ fn infix_bp(op: char) -> Option<(u8, u8)> {
 const SUFFIX_BP: u8 = 20;
 const UNARY_BP: u8 = 60;
 
-fn checked(v: Option<i128>) -> Result<i128, String> {
+fn checked(v: Option<i128>) -> Result<i128, ArithError> {
     v.filter(|x| x.unsigned_abs() <= u64::MAX as u128)
-        .ok_or_else(|| "the result is too large".to_string())
+        .ok_or(ArithError::TooLarge)
 }
 
 impl Parser {
@@ -183,7 +223,7 @@ impl Parser {
         self.toks.get(self.pos).copied()
     }
 
-    fn primary(&mut self) -> Result<Val, String> {
+    fn primary(&mut self) -> Result<Val, ArithError> {
         match self.peek() {
             Some(Tok::Num(v)) => {
                 self.pos += 1;
@@ -193,7 +233,7 @@ impl Parser {
                 self.pos += 1;
                 let v = self.expr(0)?;
                 if self.peek() != Some(Tok::Op(')')) {
-                    return Err("a '(' is not closed".into());
+                    return Err(ArithError::Unclosed);
                 }
                 self.pos += 1;
                 Ok(v)
@@ -207,12 +247,12 @@ impl Parser {
                     has_float: v.has_float,
                 })
             }
-            Some(t) => Err(format!("unexpected {}", describe(t))),
-            None => Err("the expression ends too early".into()),
+            Some(t) => Err(ArithError::Unexpected(describe(t))),
+            None => Err(ArithError::EndsEarly),
         }
     }
 
-    fn expr(&mut self, min_bp: u8) -> Result<Val, String> {
+    fn expr(&mut self, min_bp: u8) -> Result<Val, ArithError> {
         let mut lhs = self.primary()?;
         loop {
             match self.peek() {
@@ -245,7 +285,7 @@ fn describe(t: Tok) -> String {
     }
 }
 
-fn apply_suffix(a: Val, s: Val) -> Result<Val, String> {
+fn apply_suffix(a: Val, s: Val) -> Result<Val, ArithError> {
     let has_float = a.has_float || s.has_float;
     Ok(Val {
         // fio computes `(long long) a * s`, truncating 1.5 to 1 before the
@@ -260,17 +300,17 @@ fn apply_suffix(a: Val, s: Val) -> Result<Val, String> {
     })
 }
 
-fn binary(op: char, a: Val, b: Val) -> Result<Val, String> {
+fn binary(op: char, a: Val, b: Val) -> Result<Val, ArithError> {
     let has_float = a.has_float || b.has_float;
     let float = match op {
         '+' => a.float + b.float,
         '-' => a.float - b.float,
         '*' => a.float * b.float,
         '/' | '%' if b.int == 0 && (op == '%' || b.float.abs() < 1e-20) => {
-            return Err("division by zero".into())
+            return Err(ArithError::DivisionByZero)
         }
         '/' => a.float / b.float,
-        '%' if has_float => return Err("'%' on fractional numbers".into()),
+        '%' if has_float => return Err(ArithError::FractionalModulo),
         '%' => (a.int % b.int) as f64,
         _ => a.float.powf(b.float),
     };
@@ -286,7 +326,7 @@ fn binary(op: char, a: Val, b: Val) -> Result<Val, String> {
             _ => match u32::try_from(b.int) {
                 Ok(e) => checked(a.int.checked_pow(e))?,
                 Err(_) if b.int < 0 => float as i128,
-                Err(_) => return Err("the result is too large".into()),
+                Err(_) => return Err(ArithError::TooLarge),
             },
         }
     };
@@ -300,7 +340,7 @@ fn binary(op: char, a: Val, b: Val) -> Result<Val, String> {
 /// Evaluate a parenthesised expression. `implied` multiplies a result
 /// given without any unit (e.g. 1e6 µs for an option in seconds). Returns
 /// (integer, float) results, as fio's grammar does.
-fn evaluate(s: &str, time: bool, implied: f64) -> Result<(i128, f64), String> {
+fn evaluate(s: &str, time: bool, implied: f64) -> Result<(i128, f64), ArithError> {
     let mut p = Parser {
         toks: lex(s, time)?,
         pos: 0,
@@ -308,10 +348,7 @@ fn evaluate(s: &str, time: bool, implied: f64) -> Result<(i128, f64), String> {
     };
     let v = p.expr(0)?;
     if p.pos != p.toks.len() {
-        return Err(format!(
-            "unexpected {} after the expression",
-            describe(p.toks[p.pos])
-        ));
+        return Err(ArithError::Trailing(describe(p.toks[p.pos])));
     }
     if p.units {
         Ok((v.int, v.float))
@@ -321,20 +358,23 @@ fn evaluate(s: &str, time: bool, implied: f64) -> Result<(i128, f64), String> {
 }
 
 /// A size given as `(expression)`, in bytes; None when `s` is not one.
-pub fn size_expr(s: &str) -> Option<Result<u64, String>> {
+pub fn size_expr(s: &str) -> Option<Result<u64, ArithError>> {
     let s = s.trim();
     if !s.starts_with('(') {
         return None;
     }
     Some(evaluate(s, false, 1.0).and_then(|(i, _)| {
-        u64::try_from(i).map_err(|_| format!("'{s}' is {i}, not a size (allowed: ≥ 0)"))
+        u64::try_from(i).map_err(|_| ArithError::NegativeSize {
+            expr: s.to_string(),
+            value: i,
+        })
     }))
 }
 
 /// A time given as `(expression)`, in nanoseconds; `default_unit_ns` is
 /// the option's unit for a result without a unit (fio: seconds for
 /// `runtime`, microseconds for `thinktime`). None when `s` is not one.
-pub fn time_expr(s: &str, default_unit_ns: u64) -> Option<Result<u64, String>> {
+pub fn time_expr(s: &str, default_unit_ns: u64) -> Option<Result<u64, ArithError>> {
     let s = s.trim();
     if !s.starts_with('(') {
         return None;
@@ -344,14 +384,14 @@ pub fn time_expr(s: &str, default_unit_ns: u64) -> Option<Result<u64, String>> {
     Some(evaluate(s, true, implied).and_then(|(_, us)| {
         let ns = us * 1000.0;
         if !(ns.is_finite() && ns >= 0.0 && ns <= crate::units::MAX_TIME_NS as f64) {
-            return Err(format!("'{s}' is not a time (allowed: 0 up to 100 years)"));
+            return Err(ArithError::NotATime(s.to_string()));
         }
         Ok(ns.round() as u64)
     }))
 }
 
 /// A float given as `(expression)` (fio's `str_to_float`).
-pub fn float_expr(s: &str) -> Option<Result<f64, String>> {
+pub fn float_expr(s: &str) -> Option<Result<f64, ArithError>> {
     let s = s.trim();
     s.starts_with('(')
         .then(|| evaluate(s, false, 1.0).map(|(_, f)| f))
@@ -362,13 +402,13 @@ pub fn float_expr(s: &str) -> Option<Result<f64, String>> {
 /// substituted: `+ - * / % ^`, parentheses, unary minus; division
 /// truncates. None when the value has no operator (no math to do, as in
 /// fio).
-pub fn bc(s: &str) -> Option<Result<String, String>> {
+pub fn bc(s: &str) -> Option<Result<String, ArithError>> {
     if !s.contains(['+', '-', '*', '/']) || s.contains('\'') {
         return None;
     }
     let toks = match lex(s, false) {
         Ok(t) if t.iter().all(|t| !matches!(t, Tok::Suffix(_))) => t,
-        Ok(_) => return Some(Err(format!("'{s}': bc's arithmetic takes no units"))),
+        Ok(_) => return Some(Err(ArithError::BcUnits(s.to_string()))),
         Err(e) => return Some(Err(e)),
     };
     let mut p = Parser {
@@ -382,7 +422,11 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
         '^' => Some((41, 40)),
         _ => None,
     };
-    fn go(p: &mut Parser, min: u8, bp: &dyn Fn(char) -> Option<(u8, u8)>) -> Result<i128, String> {
+    fn go(
+        p: &mut Parser,
+        min: u8,
+        bp: &dyn Fn(char) -> Option<(u8, u8)>,
+    ) -> Result<i128, ArithError> {
         let mut lhs = match p.peek() {
             Some(Tok::Num(v)) if !v.has_float => {
                 p.pos += 1;
@@ -392,7 +436,7 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
                 p.pos += 1;
                 let v = go(p, 0, bp)?;
                 if p.peek() != Some(Tok::Op(')')) {
-                    return Err("a '(' is not closed".into());
+                    return Err(ArithError::Unclosed);
                 }
                 p.pos += 1;
                 v
@@ -401,8 +445,8 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
                 p.pos += 1;
                 -go(p, UNARY_BP, bp)?
             }
-            Some(t) => return Err(format!("unexpected {}", describe(t))),
-            None => return Err("the expression ends too early".into()),
+            Some(t) => return Err(ArithError::Unexpected(describe(t))),
+            None => return Err(ArithError::EndsEarly),
         };
         while let Some(Tok::Op(op)) = p.peek() {
             let Some((l, r)) = bp(op) else { break };
@@ -415,7 +459,7 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
                 '+' => checked(lhs.checked_add(rhs))?,
                 '-' => checked(lhs.checked_sub(rhs))?,
                 '*' => checked(lhs.checked_mul(rhs))?,
-                '/' | '%' if rhs == 0 => return Err("division by zero".into()),
+                '/' | '%' if rhs == 0 => return Err(ArithError::DivisionByZero),
                 '/' => lhs / rhs,
                 '%' => lhs % rhs,
                 _ => checked(u32::try_from(rhs).ok().and_then(|e| lhs.checked_pow(e)))?,
@@ -425,7 +469,7 @@ pub fn bc(s: &str) -> Option<Result<String, String>> {
     }
     Some(go(&mut p, 0, &bc_bp).and_then(|v| {
         if p.pos != p.toks.len() {
-            Err(format!("'{s}' is not bc arithmetic"))
+            Err(ArithError::NotBc(s.to_string()))
         } else {
             Ok(v.to_string())
         }
@@ -448,7 +492,7 @@ pub fn unparenthesised(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn size(s: &str) -> Result<u64, String> {
+    fn size(s: &str) -> Result<u64, ArithError> {
         size_expr(s).expect("an expression")
     }
 
@@ -466,12 +510,18 @@ mod tests {
         assert_eq!(size("(1.5*1k)"), Ok(1536));
         assert_eq!(size("(4kib)"), Ok(4000), "fio's lexer: kib is 1000");
         assert_eq!(size("( 1m - 1k )"), Ok((1 << 20) - 1024));
-        assert!(size("(1-2)").unwrap_err().contains("not a size"));
-        assert!(size("(1/0)").unwrap_err().contains("zero"));
+        assert!(size("(1-2)")
+            .unwrap_err()
+            .to_string()
+            .contains("not a size"));
+        assert!(size("(1/0)").unwrap_err().to_string().contains("zero"));
         assert!(size("(1+)").is_err());
-        assert!(size("((1)").unwrap_err().contains("not closed"));
-        assert!(size("(3q)").unwrap_err().contains("not a unit"));
-        assert!(size("(2^70)").unwrap_err().contains("too large"));
+        assert!(size("((1)").unwrap_err().to_string().contains("not closed"));
+        assert!(size("(3q)").unwrap_err().to_string().contains("not a unit"));
+        assert!(size("(2^70)")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
         assert_eq!(size_expr("4k"), None);
     }
 

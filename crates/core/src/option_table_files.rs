@@ -23,7 +23,7 @@ pub static FILE_OPTIONS: &[OptionDef] = &[
             s.ba = per_dir(v, true, s.ba, |p| {
                 let b = bytes_u32(kb, p)?;
                 if b == 0 {
-                    return Err("0 is not an alignment".into());
+                    return Err(String::from("0 is not an alignment"));
                 }
                 Ok(b)
             })?;

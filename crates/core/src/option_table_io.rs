@@ -10,12 +10,12 @@ use crate::spec_pattern::Pattern;
 use crate::spec_verify::Method;
 use crate::units::{parse_bool, parse_fio_size as parse_size, parse_time_ns};
 
-fn flag(v: &str) -> Result<bool, String> {
+fn flag(v: &str) -> Result<bool, crate::units::UnitError> {
     parse_bool(v)
 }
 
 /// A count of writes (fio's `fsync=N`): a whole number, 0 for never.
-fn every(v: &str) -> Result<u32, String> {
+fn every(v: &str) -> Result<u32, ValueError> {
     ranged_u32(v, 0, u32::MAX)
 }
 

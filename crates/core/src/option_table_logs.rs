@@ -1,7 +1,7 @@
-//! The options of fio's log files and reporting ([`crate::spec_log`]),
-//! with two options that shape a job's I/O around them
-//! (`percentage_random`, `rate_ignore_thinktime`) — a table beside
-//! [`crate::option_table::OPTIONS`], searched by the same machinery.
+//! The options of fio's log files ([`crate::spec_log`] and the
+//! `write_*_log` prefixes, their averaging window and offsets) — a table
+//! beside [`crate::option_table::OPTIONS`], searched by the same
+//! machinery.
 
 use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
@@ -30,6 +30,17 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         help: "the clock whose epoch log_unix_epoch and log_alternate_epoch count from",
         set: |s, v| {
             s.logs.epoch_clock_id = ranged(v, 0, i32::MAX as u64)? as i32;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "log_avg_msec",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "milliseconds, at most 100 years (0: one entry per I/O)",
+        help: "average log entries over this window",
+        set: |s, v| {
+            s.log_avg_msec = ranged(v, 0, MAX_LOG_AVG_MSEC)?;
             Ok(())
         },
     },
@@ -105,6 +116,17 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "log_offset",
+        aliases: &[],
+        arity: Arity::Flag,
+        allowed: "0 or 1",
+        help: "logs: a column with each I/O's offset (fio's format with log_offset)",
+        set: |s, v| {
+            s.log_offset = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "log_store_compressed",
         aliases: &[],
         arity: Arity::Flag,
@@ -143,28 +165,6 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
-        name: "percentage_random",
-        aliases: &[],
-        arity: Arity::Value,
-        allowed: "0 to 100; per direction read,write,trim, e.g. 50,100",
-        help: "random jobs: the percentage of offsets drawn at random, the rest sequential",
-        set: |s, v| {
-            s.percentage_random = per_dir(v, false, s.percentage_random, percent)?;
-            Ok(())
-        },
-    },
-    OptionDef {
-        name: "rate_ignore_thinktime",
-        aliases: &[],
-        arity: Arity::Flag,
-        allowed: "0 or 1",
-        help: "rate limits count think time as time at the rate (no catching up after it)",
-        set: |s, v| {
-            s.rate_ignore_thinktime = parse_bool(v)?;
-            Ok(())
-        },
-    },
-    OptionDef {
         name: "unified_rw_reporting",
         aliases: &[],
         arity: Arity::Value,
@@ -176,6 +176,17 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        name: "write_bw_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_bw.N.log (KiB/s) in fio's format",
+        set: |s, v| {
+            s.write_bw_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
         name: "write_hist_log",
         aliases: &[],
         arity: Arity::Optional,
@@ -183,6 +194,28 @@ pub static LOG_OPTIONS: &[OptionDef] = &[
         help: "write PREFIX_clat_hist.N.log: fio's latency histogram every log_hist_msec",
         set: |s, v| {
             s.logs.hist_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_iops_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_iops.N.log in fio's format",
+        set: |s, v| {
+            s.write_iops_log = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "write_lat_log",
+        aliases: &[],
+        arity: Arity::Optional,
+        allowed: "a file prefix (default: the job name)",
+        help: "write PREFIX_{slat,clat,lat}.N.log (ns) in fio's format",
+        set: |s, v| {
+            s.write_lat_log = Some(v.to_string());
             Ok(())
         },
     },

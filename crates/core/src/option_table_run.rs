@@ -122,7 +122,7 @@ pub static RUN_OPTIONS: &[OptionDef] = &[
         arity: Arity::Value,
         allowed: "malloc, shm, shmhuge, mmap, mmaphuge or mmapshared; the mmap types take :FILE",
         help: "where I/O buffers are allocated",
-        set: |s, v| s.run.mem.parse_kind(v),
+        set: |s, v| Ok(s.run.mem.parse_kind(v)?),
     },
     OptionDef {
         name: "nice",

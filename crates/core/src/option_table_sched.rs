@@ -1,17 +1,19 @@
-//! The options of I/O priorities, NUMA placement, submission offload,
+//! The options of CPU affinity (`cpus_allowed`, `cpumask`), I/O
+//! priorities, NUMA placement, submission offload,
 //! poisson arrivals, the latency-target search ([`crate::sched`]) and
-//! deduplication over a working set (`ssdready_workload::buffers`): a fourth table
+//! deduplication over a working set (`ssdready_workload::buffers`): a table
 //! beside [`crate::option_table::OPTIONS`], searched by the same machinery
 //! ([`crate::options::all`]).
 
 use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
 use crate::sched::*;
-use crate::units::{parse_bool, parse_time_ns};
+use crate::spec::CpusPolicy;
+use crate::units::{parse_bool, parse_cpu_list, parse_time_ns};
 
 /// A time in fio's unit for the latency options: microseconds unless a
 /// suffix says otherwise; ns.
-fn usec_ns(v: &str) -> Result<u64, String> {
+fn usec_ns(v: &str) -> Result<u64, crate::units::UnitError> {
     parse_time_ns(v, 1000)
 }
 
@@ -48,7 +50,7 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         help: "class of the I/Os cmdprio_percentage / cmdprio_bssplit pick (default 1)",
         set: |s, v| {
             let c = per_rw(v, |p| match parse_small(p, 3, "a priority class")? {
-                0 => Err(format!("'{p}' is not a priority class (1 to 3)")),
+                0 => Err(SchedError::NotAClass(p.to_string())),
                 c => Ok(c),
             })?;
             s.sched.cmdprio.class = c.map(Some);
@@ -63,6 +65,52 @@ pub static SCHED_OPTIONS: &[OptionDef] = &[
         help: "share of I/Os issued with the cmdprio_class / cmdprio priority (io_uring, libaio)",
         set: |s, v| {
             s.sched.cmdprio.percentage = per_rw(v, |p| parse_small(p, 100, "a percentage"))?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpumask",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a bit mask of online CPUs, e.g. 0x3 or 3",
+        help: "CPUs the job's workers may run on, as a mask",
+        set: |s, v| {
+            let m = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => v.parse::<u64>(),
+            }
+            .map_err(|_| format!("'{v}' is not a mask"))?;
+            let cpus: Vec<usize> = (0..64).filter(|b| m >> b & 1 == 1).collect();
+            if cpus.is_empty() {
+                return Err("empty mask".into());
+            }
+            s.cpus_allowed = Some(cpus);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "a list of online CPUs, e.g. 0-3,6",
+        help: "CPUs the job's workers may run on",
+        set: |s, v| {
+            s.cpus_allowed = Some(parse_cpu_list(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        name: "cpus_allowed_policy",
+        aliases: &[],
+        arity: Arity::Value,
+        allowed: "shared or split",
+        help: "shared: every clone on all listed CPUs; split: one CPU per clone",
+        set: |s, v| {
+            s.cpus_allowed_policy = match v {
+                "shared" => CpusPolicy::Shared,
+                "split" => CpusPolicy::Split,
+                _ => return Err(format!("'{v}' is not shared or split")),
+            };
             Ok(())
         },
     },

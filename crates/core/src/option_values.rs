@@ -1,19 +1,97 @@
 //! The value parsers the option table shares: whole numbers in a range
 //! (never truncated to a narrower type), percentages, sizes that fit a
 //! u32, block-size splits, random distributions, and fio's engine names.
-//! Each returns a short reason; `crate::options::apply` adds the option
-//! and its allowed values.
+//! Each returns a [`ValueError`], a short reason; `crate::options::apply`
+//! adds the option and its allowed values.
 
+use crate::arith::ArithError;
 use crate::spec::*;
 use crate::spec_types::{split_per_dir, DIRECTIONS};
-use crate::units::parse_fio_size as parse_size;
+use crate::units::{parse_fio_size as parse_size, UnitError};
 
-pub(crate) fn bytes_u32(kb_base: u64, v: &str) -> Result<u32, String> {
+/// Why an option's value could not be read. The text is the reason the
+/// user reads after the option's name.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    #[error(transparent)]
+    Arith(#[from] ArithError),
+    #[error("{0} is too large (at most 4 GiB - 1)")]
+    OverU32(u64),
+    #[error("'{0}' is not a whole number")]
+    NotWhole(String),
+    #[error("must be at least {lo}, not {n}")]
+    Below { lo: u64, n: u64 },
+    #[error("{value} is more than {hi}")]
+    Above { value: String, hi: u64 },
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+    #[error("0 is not allowed")]
+    Zero,
+    #[error("'{0}' is not a number")]
+    NotANumber(String),
+    #[error("empty bssplit")]
+    EmptyBssplit,
+    #[error("{0} entries (at most {MAX_BSSPLIT}, as in fio)")]
+    BssplitEntries(usize),
+    #[error("too many entries")]
+    TooManyEntries,
+    #[error("the center of '{kind}' is {center}, outside 0 to 1 (fio: a share of the range)")]
+    Center { kind: String, center: f64 },
+    #[error("'sequence' needs block indices, e.g. sequence:2,0,1")]
+    NoSequence,
+    #[error("'{0}' is not a block index (allowed: 0, 1, 2, …)")]
+    NotABlockIndex(String),
+    #[error("a sequence of {0} block indices (allowed: at most 64, as fio)")]
+    LongSequence(usize),
+    #[error("zipf θ is {0} (allowed: > 0 and not 1, as in fio)")]
+    Zipf(f64),
+    #[error("pareto h is {0} (allowed: 0 < h < 1)")]
+    Pareto(f64),
+    #[error("normal deviation is {0} (allowed: 0 ≤ deviation < 100)")]
+    Normal(f64),
+    #[error("'{0}' needs zones, e.g. {0}:60/10:40/90")]
+    NoZones(String),
+    /// One direction's zones were wrong.
+    #[error("{dir} zones: {err}")]
+    DirZones {
+        dir: &'static str,
+        err: Box<ValueError>,
+    },
+    /// One `access/span` item was wrong.
+    #[error("'{item}': {err}")]
+    Zone { item: String, err: Box<ValueError> },
+    #[error("more than {MAX_ZONES} zones (fio's limit)")]
+    TooManyZones,
+    #[error("the shares of the I/Os add up to {0}% (allowed: 100%)")]
+    ZoneShares(u32),
+    #[error("the zones cover {0}% of the region (allowed: at most 100%)")]
+    ZoneSpans(u64),
+    #[error("'{0}' is not a distribution")]
+    NotADistribution(String),
+    #[error("'{0}' is not a pattern")]
+    NotAPattern(String),
+    #[error("'{after}' after '{mode}:' must be 1 to {max} I/Os", max = u32::MAX)]
+    RandomEvery { after: String, mode: String },
+    #[error("'{0}' is not a file service type")]
+    NotAFileService(String),
+    #[error("'{0}' is not min-max")]
+    NotARange(String),
+}
+
+impl From<ValueError> for String {
+    fn from(e: ValueError) -> String {
+        e.to_string()
+    }
+}
+
+pub(crate) fn bytes_u32(kb_base: u64, v: &str) -> Result<u32, ValueError> {
     fits_u32(parse_size(v, kb_base)?)
 }
 
-pub(crate) fn fits_u32(b: u64) -> Result<u32, String> {
-    u32::try_from(b).map_err(|_| format!("{b} is too large (at most 4 GiB - 1)"))
+pub(crate) fn fits_u32(b: u64) -> Result<u32, ValueError> {
+    u32::try_from(b).map_err(|_| ValueError::OverU32(b))
 }
 
 /// Names separated by ':', where `\:` is a colon inside a name (fio's
@@ -42,38 +120,41 @@ pub fn split_names(v: &str) -> Vec<String> {
     out
 }
 
-pub(crate) fn uint(v: &str) -> Result<u64, String> {
+pub(crate) fn uint(v: &str) -> Result<u64, ValueError> {
     v.trim()
         .parse::<u64>()
-        .map_err(|_| format!("'{v}' is not a whole number"))
+        .map_err(|_| ValueError::NotWhole(v.to_string()))
 }
 
 /// A whole number in `lo..=hi` (never truncated to fit a narrower type).
-pub(crate) fn ranged(v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+pub(crate) fn ranged(v: &str, lo: u64, hi: u64) -> Result<u64, ValueError> {
     let n = uint(v)?;
     if n < lo {
-        return Err(format!("must be at least {lo}, not {n}"));
+        return Err(ValueError::Below { lo, n });
     }
     if n > hi {
-        return Err(format!("{} is more than {hi}", v.trim()));
+        return Err(ValueError::Above {
+            value: v.trim().to_string(),
+            hi,
+        });
     }
     Ok(n)
 }
 
 /// A whole number in `lo..=hi`, as a u32 (`hi` must fit).
-pub(crate) fn ranged_u32(v: &str, lo: u32, hi: u32) -> Result<u32, String> {
+pub(crate) fn ranged_u32(v: &str, lo: u32, hi: u32) -> Result<u32, ValueError> {
     let n = ranged(v, lo.into(), hi.into())?;
-    u32::try_from(n).map_err(|_| format!("'{v}' is too large"))
+    u32::try_from(n).map_err(|_| ValueError::TooLarge(v.to_string()))
 }
 
-pub(crate) fn nonzero_u32(v: &str) -> Result<u32, String> {
+pub(crate) fn nonzero_u32(v: &str) -> Result<u32, ValueError> {
     ranged_u32(v, 1, u32::MAX).map_err(|e| match uint(v) {
-        Ok(0) => "0 is not allowed".to_string(),
+        Ok(0) => ValueError::Zero,
         _ => e,
     })
 }
 
-pub(crate) fn percent(v: &str) -> Result<u32, String> {
+pub(crate) fn percent(v: &str) -> Result<u32, ValueError> {
     ranged_u32(v, 0, 100)
 }
 
@@ -93,7 +174,7 @@ pub(crate) const MAX_LOG_AVG_MSEC: u64 = crate::units::MAX_TIME_NS / 1_000_000;
 pub(crate) const MAX_BSSPLIT: usize = 64;
 
 /// One direction's `bssplit` (`size/percent:size/percent…`).
-pub(crate) fn parse_bssplit(kb_base: u64, v: &str) -> Result<BlockSizes, String> {
+pub(crate) fn parse_bssplit(kb_base: u64, v: &str) -> Result<BlockSizes, ValueError> {
     let mut parts = Vec::new();
     for item in v.split(':').filter(|p| !p.is_empty()) {
         // fio: a size without '/' has no weight yet.
@@ -103,18 +184,15 @@ pub(crate) fn parse_bssplit(kb_base: u64, v: &str) -> Result<BlockSizes, String>
         parts.push((b, w));
     }
     if parts.is_empty() {
-        return Err("empty bssplit".into());
+        return Err(ValueError::EmptyBssplit);
     }
     if parts.len() > MAX_BSSPLIT {
-        return Err(format!(
-            "{} entries (at most {MAX_BSSPLIT}, as in fio)",
-            parts.len()
-        ));
+        return Err(ValueError::BssplitEntries(parts.len()));
     }
     // fio: entries without a weight share what is left.
     let given: u32 = parts.iter().map(|p| p.1).sum();
     let blanks = u32::try_from(parts.iter().filter(|p| p.1 == 0).count())
-        .map_err(|_| "too many entries".to_string())?;
+        .map_err(|_| ValueError::TooManyEntries)?;
     if blanks > 0 && given < 100 {
         let share = (100 - given) / blanks;
         let mut rest = (100 - given) % blanks;
@@ -127,14 +205,18 @@ pub(crate) fn parse_bssplit(kb_base: u64, v: &str) -> Result<BlockSizes, String>
 }
 
 /// `val[:center]` after a distribution's name (fio's `split_parse_distr`).
-fn dist_params(kind: &str, rest: Option<&str>, default: f64) -> Result<(f64, Option<f64>), String> {
-    let float = |p: &str| -> Result<f64, String> {
+fn dist_params(
+    kind: &str,
+    rest: Option<&str>,
+    default: f64,
+) -> Result<(f64, Option<f64>), ValueError> {
+    let float = |p: &str| -> Result<f64, ValueError> {
         match crate::arith::float_expr(p) {
-            Some(r) => r,
+            Some(r) => Ok(r?),
             None => p
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| format!("'{p}' is not a number")),
+                .map_err(|_| ValueError::NotANumber(p.to_string())),
         }
     };
     let Some(rest) = rest.filter(|r| !r.is_empty()) else {
@@ -146,9 +228,10 @@ fn dist_params(kind: &str, rest: Option<&str>, default: f64) -> Result<(f64, Opt
     };
     if let Some(c) = center {
         if !(0.0..=1.0).contains(&c) {
-            return Err(format!(
-                "the center of '{kind}' is {c}, outside 0 to 1 (fio: a share of the range)"
-            ));
+            return Err(ValueError::Center {
+                kind: kind.to_string(),
+                center: c,
+            });
         }
     }
     Ok((val, center))
@@ -157,8 +240,8 @@ fn dist_params(kind: &str, rest: Option<&str>, default: f64) -> Result<(f64, Opt
 /// fio's `random_distribution`: the distribution and its center.
 pub(crate) fn parse_distribution(
     v: &str,
-    bytes: &dyn Fn(&str) -> Result<u64, String>,
-) -> Result<(Distribution, Option<f64>), String> {
+    bytes: &dyn Fn(&str) -> Result<u64, ValueError>,
+) -> Result<(Distribution, Option<f64>), ValueError> {
     let (kind, rest) = match v.split_once(':') {
         Some((k, p)) => (k, Some(p)),
         None => (v, None),
@@ -168,55 +251,52 @@ pub(crate) fn parse_distribution(
         "sequence" => {
             let body = rest
                 .filter(|r| !r.is_empty())
-                .ok_or_else(|| "'sequence' needs block indices, e.g. sequence:2,0,1".to_string())?;
+                .ok_or(ValueError::NoSequence)?;
             let list = body
                 .split(',')
                 .map(|x| {
                     x.trim()
                         .parse::<u64>()
-                        .map_err(|_| format!("'{x}' is not a block index (allowed: 0, 1, 2, …)"))
+                        .map_err(|_| ValueError::NotABlockIndex(x.to_string()))
                 })
-                .collect::<Result<Vec<u64>, String>>()?;
+                .collect::<Result<Vec<u64>, ValueError>>()?;
             if list.len() > 64 {
-                return Err(format!(
-                    "a sequence of {} block indices (allowed: at most 64, as fio)",
-                    list.len()
-                ));
+                return Err(ValueError::LongSequence(list.len()));
             }
             Ok((Distribution::Sequence(list), None))
         }
         "zipf" => {
             let (t, c) = dist_params(kind, rest, 1.1)?;
             if !(t > 0.0 && t.is_finite()) || t == 1.0 {
-                return Err(format!("zipf θ is {t} (allowed: > 0 and not 1, as in fio)"));
+                return Err(ValueError::Zipf(t));
             }
             Ok((Distribution::Zipf(t), c))
         }
         "pareto" => {
             let (h, c) = dist_params(kind, rest, 0.2)?;
             if !(h > 0.0 && h < 1.0) {
-                return Err(format!("pareto h is {h} (allowed: 0 < h < 1)"));
+                return Err(ValueError::Pareto(h));
             }
             Ok((Distribution::Pareto(h), c))
         }
         "normal" | "gauss" => {
             let (d, c) = dist_params(kind, rest, 0.0)?;
             if !(0.0..100.0).contains(&d) {
-                return Err(format!(
-                    "normal deviation is {d} (allowed: 0 ≤ deviation < 100)"
-                ));
+                return Err(ValueError::Normal(d));
             }
             Ok((Distribution::Normal(d), c))
         }
         "zoned" | "zoned_abs" => {
             let absolute = kind == "zoned_abs";
-            let body =
-                rest.ok_or_else(|| format!("'{kind}' needs zones, e.g. {kind}:60/10:40/90"))?;
+            let body = rest.ok_or_else(|| ValueError::NoZones(kind.to_string()))?;
             let mut dirs: [Vec<Zone>; 3] = Default::default();
             for (d, piece) in split_per_dir(body, false).into_iter().enumerate() {
                 if let Some(piece) = piece {
-                    dirs[d] = parse_zones(piece, absolute, bytes)
-                        .map_err(|e| format!("{} zones: {e}", DIRECTIONS[d]))?;
+                    dirs[d] =
+                        parse_zones(piece, absolute, bytes).map_err(|e| ValueError::DirZones {
+                            dir: DIRECTIONS[d],
+                            err: Box::new(e),
+                        })?;
                 }
             }
             Ok((
@@ -228,7 +308,7 @@ pub(crate) fn parse_distribution(
                 None,
             ))
         }
-        _ => Err(format!("'{kind}' is not a distribution")),
+        _ => Err(ValueError::NotADistribution(kind.to_string())),
     }
 }
 
@@ -241,8 +321,8 @@ const MAX_ZONES: usize = 256;
 fn parse_zones(
     v: &str,
     absolute: bool,
-    bytes: &dyn Fn(&str) -> Result<u64, String>,
-) -> Result<Vec<Zone>, String> {
+    bytes: &dyn Fn(&str) -> Result<u64, ValueError>,
+) -> Result<Vec<Zone>, ValueError> {
     let mut zones: Vec<(Option<u32>, Option<u64>)> = Vec::new();
     for item in v.split(':') {
         if item.is_empty() {
@@ -252,7 +332,10 @@ fn parse_zones(
             Some((a, sp)) => (a, Some(sp)),
             None => (item, None),
         };
-        let access = percent(a).map_err(|e| format!("'{item}': {e}"))?;
+        let access = percent(a).map_err(|e| ValueError::Zone {
+            item: item.to_string(),
+            err: Box::new(e),
+        })?;
         let span = match span.filter(|sp| !sp.is_empty()) {
             None => None,
             Some(sp) if absolute => Some(bytes(sp)?),
@@ -263,23 +346,19 @@ fn parse_zones(
         };
         zones.push((Some(access), span));
         if zones.len() > MAX_ZONES {
-            return Err(format!("more than {MAX_ZONES} zones (fio's limit)"));
+            return Err(ValueError::TooManyZones);
         }
     }
     let access: u32 = zones.iter().filter_map(|z| z.0).sum();
     if access != 100 {
-        return Err(format!(
-            "the shares of the I/Os add up to {access}% (allowed: 100%)"
-        ));
+        return Err(ValueError::ZoneShares(access));
     }
     let (spans, missing) = zones.iter().fold((0u64, 0u64), |(t, m), z| match z.1 {
         Some(x) => (t + x, m),
         None => (t, m + 1),
     });
     if !absolute && spans > 100 {
-        return Err(format!(
-            "the zones cover {spans}% of the region (allowed: at most 100%)"
-        ));
+        return Err(ValueError::ZoneSpans(spans));
     }
     Ok(zones
         .into_iter()
@@ -297,7 +376,7 @@ fn parse_zones(
 /// `rw=MODE[:N]`: the mode, and for a random mode a new random offset
 /// every N I/Os, for a sequential one N bytes added to each offset (which
 /// may be negative: `read:-8k` reads backwards).
-pub(crate) fn parse_rw(v: &str, kb_base: u64) -> Result<(RwMode, u32, i64), String> {
+pub(crate) fn parse_rw(v: &str, kb_base: u64) -> Result<(RwMode, u32, i64), ValueError> {
     let (mode, postfix) = match v.split_once(':') {
         Some((m, p)) => (m, Some(p)),
         None => (v, None),
@@ -311,17 +390,21 @@ pub(crate) fn parse_rw(v: &str, kb_base: u64) -> Result<(RwMode, u32, i64), Stri
         "randrw" => RwMode::RandRw,
         "trim" => RwMode::Trim,
         "randtrim" => RwMode::RandTrim,
-        _ => return Err(format!("'{mode}' is not a pattern")),
+        _ => return Err(ValueError::NotAPattern(mode.to_string())),
     };
     let Some(p) = postfix.filter(|p| !p.is_empty()) else {
         return Ok((rw, 1, 0));
     };
     if rw.is_random() {
         let n = crate::units::parse_size(p, kb_base)?;
-        let n = u32::try_from(n)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| format!("'{p}' after '{mode}:' must be 1 to {} I/Os", u32::MAX))?;
+        let n =
+            u32::try_from(n)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| ValueError::RandomEvery {
+                    after: p.to_string(),
+                    mode: mode.to_string(),
+                })?;
         Ok((rw, n, 0))
     } else {
         let (neg, mag) = match p.trim().strip_prefix('-') {
@@ -329,18 +412,18 @@ pub(crate) fn parse_rw(v: &str, kb_base: u64) -> Result<(RwMode, u32, i64), Stri
             None => (false, p),
         };
         let b = crate::units::parse_size(mag, kb_base)?;
-        let b = i64::try_from(b).map_err(|_| format!("'{p}' is too large"))?;
+        let b = i64::try_from(b).map_err(|_| ValueError::TooLarge(p.to_string()))?;
         Ok((rw, 1, if neg { -b } else { b }))
     }
 }
 
 /// `file_service_type=TYPE[:N]` (or `:θ` for the skewed ones).
-pub(crate) fn parse_file_service(v: &str) -> Result<(FileService, u32, Option<f64>), String> {
+pub(crate) fn parse_file_service(v: &str) -> Result<(FileService, u32, Option<f64>), ValueError> {
     let (kind, rest) = match v.split_once(':') {
         Some((k, p)) => (k, Some(p)),
         None => (v, None),
     };
-    let nr = || -> Result<u32, String> {
+    let nr = || -> Result<u32, ValueError> {
         match rest.filter(|r| !r.is_empty()) {
             None => Ok(1),
             Some(r) => ranged_u32(r, 1, u32::MAX),
@@ -351,7 +434,7 @@ pub(crate) fn parse_file_service(v: &str) -> Result<(FileService, u32, Option<f6
         "sequential" => (FileService::Sequential, nr()?, None),
         "random" => (FileService::Random, nr()?, None),
         "zipf" | "pareto" | "normal" | "gauss" => {
-            let no_bytes = |x: &str| Err(format!("'{x}' is not a number"));
+            let no_bytes = |x: &str| Err(ValueError::NotANumber(x.to_string()));
             let (d, c) = parse_distribution(v, &no_bytes)?;
             let svc = match d {
                 Distribution::Zipf(t) => FileService::Zipf(t),
@@ -361,18 +444,20 @@ pub(crate) fn parse_file_service(v: &str) -> Result<(FileService, u32, Option<f6
             };
             (svc, 1, c)
         }
-        _ => return Err(format!("'{kind}' is not a file service type")),
+        _ => return Err(ValueError::NotAFileService(kind.to_string())),
     };
     Ok(svc)
 }
 
 /// A value for each direction, as fio splits it ([`split_per_dir`]);
-/// directions the value leaves out keep `current`.
-pub(crate) fn per_dir<T: Clone>(
+/// directions the value leaves out keep `current`. The option table's
+/// glue: the reason comes back as text, with the direction named when the
+/// value gives several.
+pub(crate) fn per_dir<T: Clone, E: Into<String>>(
     v: &str,
     other_separators: bool,
     current: [T; 3],
-    parse: impl Fn(&str) -> Result<T, String>,
+    parse: impl Fn(&str) -> Result<T, E>,
 ) -> Result<[T; 3], String> {
     let pieces = split_per_dir(v, other_separators);
     let several = pieces.windows(2).any(|w| w[0] != w[1]);
@@ -380,6 +465,7 @@ pub(crate) fn per_dir<T: Clone>(
     for (d, piece) in pieces.into_iter().enumerate() {
         if let Some(p) = piece {
             out[d] = parse(p).map_err(|e| {
+                let e: String = e.into();
                 if several {
                     format!("{}: {e}", DIRECTIONS[d])
                 } else {
@@ -424,11 +510,11 @@ pub(crate) fn bs_dirs(bs: &BlockSizes) -> [BlockSizes; 3] {
 }
 
 /// `a-b` or `a:b` (fio swaps a reversed range).
-pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), String> {
+pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), ValueError> {
     let (a, b) = v
         .split_once('-')
         .or_else(|| v.split_once(':'))
-        .ok_or_else(|| format!("'{v}' is not min-max"))?;
+        .ok_or_else(|| ValueError::NotARange(v.to_string()))?;
     let (a, b) = (parse_size(a, kb)?, parse_size(b, kb)?);
     Ok((a.min(b), a.max(b)))
 }

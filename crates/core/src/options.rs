@@ -1,4 +1,4 @@
-//! Options: one table (in [`crate::option_table`]) drives parsing, validation
+//! Options: one table of option definitions ([`TABLES`], in parts) drives parsing, validation
 //! messages and `ssdready options`. Command-line `--name=value` pairs and fio
 //! job-file lines both go through [`apply`], via [`build_jobs`]; nothing else
 //! sets a [`JobSpec`] field. Options fio has that are not in the table are
@@ -15,43 +15,44 @@ pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;
 use std::collections::BTreeMap;
 
-/// Every supported option, sorted by name (the table's three parts: the main one, files, and I/O: verification, syncs, think time).
+/// The option tables, one for each part of a job: its shape (the main
+/// table), files, I/O (verification, syncs, buffers), replay, zoned
+/// devices, passthrough, run-time resources, scheduling, engines' own
+/// options, library engines, file access, logs, sprandom, random offsets,
+/// submission and completion, pacing, start and end, and the report.
+pub const TABLES: &[&[OptionDef]] = &[
+    OPTIONS,
+    crate::option_table_files::FILE_OPTIONS,
+    IO_OPTIONS,
+    crate::option_table_replay::REPLAY_OPTIONS,
+    crate::option_table_zbd::ZBD_OPTIONS,
+    crate::option_table_passthru::PASSTHRU_OPTIONS,
+    crate::option_table_run::RUN_OPTIONS,
+    crate::option_table_sched::SCHED_OPTIONS,
+    crate::option_table_engines::ENGINE_OPTIONS,
+    crate::option_table_library::LIBRARY_OPTIONS,
+    crate::option_table_access::ACCESS_OPTIONS,
+    crate::option_table_logs::LOG_OPTIONS,
+    crate::option_table_sprandom::SPRANDOM_OPTIONS,
+    crate::option_table_random::RANDOM_OPTIONS,
+    crate::option_table_submit::SUBMIT_OPTIONS,
+    crate::option_table_rate::RATE_OPTIONS,
+    crate::option_table_flow::FLOW_OPTIONS,
+    crate::option_table_report::REPORT_OPTIONS,
+];
+
+/// Every supported option, sorted by name (from all the [`TABLES`]).
 pub fn all() -> Vec<&'static OptionDef> {
-    let mut v: Vec<&'static OptionDef> = OPTIONS
-        .iter()
-        .chain(crate::option_table_files::FILE_OPTIONS)
-        .chain(IO_OPTIONS)
-        .chain(crate::option_table_replay::REPLAY_OPTIONS)
-        .chain(crate::option_table_zbd::ZBD_OPTIONS)
-        .chain(crate::option_table_passthru::PASSTHRU_OPTIONS)
-        .chain(crate::option_table_run::RUN_OPTIONS)
-        .chain(crate::option_table_sched::SCHED_OPTIONS)
-        .chain(crate::option_table_engines::ENGINE_OPTIONS)
-        .chain(crate::option_table_library::LIBRARY_OPTIONS)
-        .chain(crate::option_table_access::ACCESS_OPTIONS)
-        .chain(crate::option_table_logs::LOG_OPTIONS)
-        .chain(crate::option_table_sprandom::SPRANDOM_OPTIONS)
-        .collect();
+    let mut v: Vec<&'static OptionDef> = TABLES.iter().flat_map(|t| t.iter()).collect();
     v.sort_unstable_by_key(|o| o.name);
     v
 }
 
 /// Look an option up by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
-    OPTIONS
+    TABLES
         .iter()
-        .chain(crate::option_table_files::FILE_OPTIONS)
-        .chain(IO_OPTIONS)
-        .chain(crate::option_table_replay::REPLAY_OPTIONS)
-        .chain(crate::option_table_zbd::ZBD_OPTIONS)
-        .chain(crate::option_table_passthru::PASSTHRU_OPTIONS)
-        .chain(crate::option_table_run::RUN_OPTIONS)
-        .chain(crate::option_table_sched::SCHED_OPTIONS)
-        .chain(crate::option_table_engines::ENGINE_OPTIONS)
-        .chain(crate::option_table_library::LIBRARY_OPTIONS)
-        .chain(crate::option_table_access::ACCESS_OPTIONS)
-        .chain(crate::option_table_logs::LOG_OPTIONS)
-        .chain(crate::option_table_sprandom::SPRANDOM_OPTIONS)
+        .flat_map(|t| t.iter())
         .find(|o| o.name == name || o.aliases.contains(&name))
 }
 
@@ -336,13 +337,7 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        for part in [
-            OPTIONS,
-            crate::option_table_files::FILE_OPTIONS,
-            IO_OPTIONS,
-            crate::option_table_replay::REPLAY_OPTIONS,
-            crate::option_table_sched::SCHED_OPTIONS,
-        ] {
+        for part in TABLES {
             let names: Vec<_> = part.iter().map(|o| o.name).collect();
             let mut sorted = names.clone();
             sorted.sort_unstable();

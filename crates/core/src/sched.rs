@@ -230,62 +230,107 @@ impl SchedSpec {
     }
 }
 
+/// Why a scheduling option's value (NUMA nodes, memory policy, priorities)
+/// could not be read. The text is the reason the user reads after the
+/// option's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SchedError {
+    #[error("'{0}' is not a NUMA node list (e.g. 0 or 0-1 or 0,2)")]
+    NotNodes(String),
+    #[error("'{value}': {mode} needs a node list after ':' (e.g. {mode}:0)")]
+    NeedsNodes { value: String, mode: &'static str },
+    #[error("'{value}': {mode} takes no node list")]
+    NoNodes { value: String, mode: String },
+    #[error("'{0}': prefer takes exactly one node")]
+    OneNode(String),
+    #[error("'{0}' is not a memory policy (default, prefer, bind, interleave, local)")]
+    NotAPolicy(String),
+    /// A priority class, level, hint or percentage out of its range.
+    #[error("'{value}' is not {what} (0 to {max})")]
+    NotSmall {
+        value: String,
+        what: &'static str,
+        max: u8,
+    },
+    #[error("'{0}' is not a priority class (1 to 3)")]
+    NotAClass(String),
+    #[error("'{0}': at most read,write values")]
+    TooManyValues(String),
+    #[error("'{0}' is not bs/percent[/class/level[/hint]]")]
+    NotBsPrio(String),
+    #[error("the percentages for {bs} bytes add up to {total}, over 100")]
+    Over100 { bs: u32, total: u32 },
+    #[error("'{0}': at most read,write lists")]
+    TooManyLists(String),
+}
+
+impl From<SchedError> for String {
+    fn from(e: SchedError) -> String {
+        e.to_string()
+    }
+}
+
 /// A NUMA node list (`0`, `0-1`, `0,2-3`), sorted, each node once.
-pub fn parse_nodes(v: &str) -> Result<Vec<u32>, String> {
-    let cpus = crate::units::parse_cpu_list(v)
-        .map_err(|_| format!("'{v}' is not a NUMA node list (e.g. 0 or 0-1 or 0,2)"))?;
+pub fn parse_nodes(v: &str) -> Result<Vec<u32>, SchedError> {
+    let cpus = crate::units::parse_cpu_list(v).map_err(|_| SchedError::NotNodes(v.to_string()))?;
     Ok(cpus.into_iter().map(|n| n as u32).collect())
 }
 
 /// `numa_mem_policy=mode[:nodelist]`: `default`, `local`, `prefer:N`,
 /// `bind:LIST`, `interleave:LIST`.
-pub fn parse_mem_policy(v: &str) -> Result<MemPolicy, String> {
+pub fn parse_mem_policy(v: &str) -> Result<MemPolicy, SchedError> {
     let (mode, nodes) = match v.split_once(':') {
         Some((m, n)) => (m.trim(), Some(n.trim())),
         None => (v.trim(), None),
     };
-    let need = |what: &str| {
+    let need = |mode: &'static str| {
         nodes
             .filter(|n| !n.is_empty())
-            .ok_or_else(|| format!("'{v}': {what} needs a node list after ':' (e.g. {what}:0)"))
+            .ok_or_else(|| SchedError::NeedsNodes {
+                value: v.to_string(),
+                mode,
+            })
     };
     Ok(match mode {
         "default" | "local" if nodes.is_some_and(|n| !n.is_empty()) => {
-            return Err(format!("'{v}': {mode} takes no node list"))
+            return Err(SchedError::NoNodes {
+                value: v.to_string(),
+                mode: mode.to_string(),
+            })
         }
         "default" => MemPolicy::Default,
         "local" => MemPolicy::Local,
         "prefer" => {
             let n = parse_nodes(need("prefer")?)?;
             if n.len() != 1 {
-                return Err(format!("'{v}': prefer takes exactly one node"));
+                return Err(SchedError::OneNode(v.to_string()));
             }
             MemPolicy::Prefer(n[0])
         }
         "bind" => MemPolicy::Bind(parse_nodes(need("bind")?)?),
         "interleave" => MemPolicy::Interleave(parse_nodes(need("interleave")?)?),
-        _ => {
-            return Err(format!(
-                "'{mode}' is not a memory policy (default, prefer, bind, interleave, local)"
-            ))
-        }
+        _ => return Err(SchedError::NotAPolicy(mode.to_string())),
     })
 }
 
 /// An I/O priority class 0–3 or level 0–7.
-pub fn parse_small(v: &str, max: u8, what: &str) -> Result<u8, String> {
+pub fn parse_small(v: &str, max: u8, what: &'static str) -> Result<u8, SchedError> {
     v.trim()
         .parse::<u8>()
         .ok()
         .filter(|&n| n <= max)
-        .ok_or_else(|| format!("'{v}' is not {what} (0 to {max})"))
+        .ok_or_else(|| SchedError::NotSmall {
+            value: v.to_string(),
+            what,
+            max,
+        })
 }
 
 /// A per-direction value `r[,w]`: one value for both, or one each.
 pub fn per_rw<T: Copy>(
     v: &str,
-    each: impl Fn(&str) -> Result<T, String>,
-) -> Result<[T; 2], String> {
+    each: impl Fn(&str) -> Result<T, SchedError>,
+) -> Result<[T; 2], SchedError> {
     let parts: Vec<&str> = v.split(',').collect();
     match parts.as_slice() {
         [a] => {
@@ -297,26 +342,26 @@ pub fn per_rw<T: Copy>(
             let w = if b.trim().is_empty() { r } else { each(b)? };
             Ok([r, w])
         }
-        _ => Err(format!("'{v}': at most read,write values")),
+        _ => Err(SchedError::TooManyValues(v.to_string())),
     }
 }
 
 /// `cmdprio_bssplit=bs/pct[/class/level[/hint]]:…[,…]` for reads and
 /// writes (one list: both); entries of 0 % are dropped, as in fio, and a
 /// block size's percentages may not exceed 100.
-pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], String> {
-    let one = |list: &str| -> Result<Vec<BsPrio>, String> {
+pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], SchedError> {
+    let one = |list: &str| -> Result<Vec<BsPrio>, SchedError> {
         let mut out = Vec::new();
         for e in list.split(':').map(str::trim).filter(|e| !e.is_empty()) {
             let f: Vec<&str> = e.split('/').collect();
-            let bad = || format!("'{e}' is not bs/percent[/class/level[/hint]]");
+            let bad = || SchedError::NotBsPrio(e.to_string());
             if !(f.len() == 2 || f.len() == 4 || f.len() == 5) {
                 return Err(bad());
             }
             let bs = crate::units::parse_fio_size(f[0], kb_base).map_err(|_| bad())?;
             let percent = parse_small(f[1], 100, "a percentage")?;
             let prio = (f.len() >= 4)
-                .then(|| -> Result<IoPrio, String> {
+                .then(|| -> Result<IoPrio, SchedError> {
                     Ok(IoPrio {
                         class: parse_small(f[2], 3, "a priority class")?,
                         level: parse_small(f[3], 7, "a priority level")?,
@@ -343,10 +388,7 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
                 .map(|x| u32::from(x.percent))
                 .sum();
             if total > 100 {
-                return Err(format!(
-                    "the percentages for {} bytes add up to {total}, over 100",
-                    e.bs
-                ));
+                return Err(SchedError::Over100 { bs: e.bs, total });
             }
         }
         Ok(out)
@@ -358,7 +400,7 @@ pub fn parse_cmdprio_bssplit(v: &str, kb_base: u64) -> Result<[Vec<BsPrio>; 2], 
             [x.clone(), x]
         }
         [a, b] | [a, b, _] => [one(a)?, one(b)?],
-        _ => return Err(format!("'{v}': at most read,write lists")),
+        _ => return Err(SchedError::TooManyLists(v.to_string())),
     })
 }
 

@@ -6,8 +6,8 @@
 //! the JSON result shows exactly what ran.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
+pub use crate::spec_error::SpecError;
 pub use crate::spec_types::{Amount, EngineKind, ExitWhat, FileService, RwSequencer, Zone};
 
 /// The fio `rw` modes.
@@ -511,142 +511,12 @@ fn default_rate_cycle_ms() -> u64 {
     1000
 }
 
-impl Default for JobSpec {
-    fn default() -> Self {
-        JobSpec {
-            name: "job".into(),
-            description: None,
-            filename: Vec::new(),
-            size: None,
-            size_percent: None,
-            offset: 0,
-            offset_percent: None,
-            offset_align: 0,
-            offset_increment: Amount::Bytes(0),
-            rw: RwMode::Read,
-            trim_then_write: false,
-            rw_seq_nr: 1,
-            rw_seq_add: 0,
-            rw_sequencer: RwSequencer::Sequential,
-            rwmixread: 50,
-            bs: BlockSizes::Fixed(4096),
-            ba: [0; 3],
-            bs_unaligned: false,
-            bs_is_seq_rand: false,
-            direct: false,
-            numjobs: 1,
-            iodepth: 1,
-            iodepth_batch_submit: 1,
-            iodepth_batch_complete_min: 1,
-            iodepth_batch_complete_max: 0,
-            runtime_ns: None,
-            time_based: false,
-            ramp_time_ns: 0,
-            number_ios: None,
-            io_size: None,
-            loops: 1,
-            random_distribution: Distribution::Random,
-            random_center: None,
-            randseed: DEFAULT_SEED,
-            norandommap: false,
-            randseed_given: false,
-            random_sequence_stride: false,
-            lfsr: false,
-            rand32: false,
-            rate_iops: [None; 3],
-            rate_bytes: [None; 3],
-            rate_min_bytes: [None; 3],
-            rate_iops_min: [None; 3],
-            rate_cycle_ms: 1000,
-            cpus_allowed: None,
-            cpus_allowed_policy: CpusPolicy::Shared,
-            thinktime_ns: 0,
-            thinktime_blocks: 1,
-            thinktime_blocks_given: false,
-            thinktime_spin_ns: 0,
-            thinktime_blocks_type: crate::spec_io::ThinkBlocksType::Complete,
-            thinktime_iotime_ns: 0,
-            ioengine: EngineKind::Psync,
-            hipri: false,
-            sqthread_poll: false,
-            sqthread_poll_cpu: None,
-            completion: None,
-            coalesce: None,
-            fixedbufs: false,
-            registerfiles: false,
-            temporal_merge: TemporalMerge::Off,
-            merge_window_ns: merge_window_default(),
-            merge_max: merge_max_default(),
-            merge_max_bytes: 0,
-            percentile_list: DEFAULT_PERCENTILES.to_vec(),
-            percentile_list_given: false,
-            clat_percentiles: true,
-            lat_percentiles: false,
-            slat_percentiles: false,
-            kb_base: 1024,
-            stonewall: false,
-            new_group: false,
-            group_reporting: false,
-            exitall: false,
-            exit_what: ExitWhat::Group,
-            wait_for: None,
-            flow: 0,
-            flow_id: 0,
-            flow_sleep_us: 0,
-            startdelay_ns: 0,
-            unlink: false,
-            invalidate: true,
-            randrepeat: true,
-            directory: None,
-            nrfiles: 1,
-            filesize: None,
-            openfiles: 0,
-            file_service: FileService::RoundRobin,
-            file_service_nr: 1,
-            filename_format: None,
-            opendir: None,
-            ioengine_given: false,
-            write_bw_log: None,
-            write_lat_log: None,
-            write_iops_log: None,
-            log_avg_msec: 0,
-            log_offset: false,
-            per_job_logs: true,
-            logs: crate::spec_log::LogSpec::default(),
-            percentage_random: all_random(),
-            rate_ignore_thinktime: false,
-            fill_device: false,
-            files: crate::spec_io::FileSpec::default(),
-            zones: crate::spec_io::StridedZones::default(),
-            zbd: crate::spec_zbd::ZbdOptions::default(),
-            passthru: crate::spec_passthru::PassthruSpec::default(),
-            verify: crate::spec_verify::VerifySpec::default(),
-            continue_on_error: crate::spec_types::ContinueOn::default(),
-            ignore_error: crate::spec_types::IgnoreErrors::default(),
-            buffers: crate::spec_buffers::BufferSpec::default(),
-            run: crate::spec_run::RunSpec::default(),
-            sched: crate::sched::SchedSpec::default(),
-            steadystate: crate::steady::SsCriterion::default(),
-            ss_dur_ns: 0,
-            ss_ramp_ns: 0,
-            options_given: Vec::new(),
-            ignored: Vec::new(),
-            refused: Vec::new(),
-            engine_named: None,
-            iolog: crate::spec_replay::IologSpec::default(),
-            engine_opts: crate::spec_types::EngineOptions::default(),
-            sprandom: crate::spec_sprandom::SprandomSpec::default(),
-            access: Default::default(),
-        }
-    }
-}
-
 fn yes() -> bool {
     true
 }
 
 /// fio's default `percentage_random`: every offset of a random job random.
-fn all_random() -> [u32; 3] {
+pub(crate) fn all_random() -> [u32; 3] {
     [100; 3]
 }
 
@@ -655,68 +525,12 @@ fn merge_off() -> TemporalMerge {
 }
 /// 20 µs: longer than a sleeping thread's wake-up, so the threads a
 /// command's completion wakes are back in time for the next window.
-fn merge_window_default() -> u64 {
+pub(crate) fn merge_window_default() -> u64 {
     20_000
 }
 /// 64: the most logical blocks of an Open-Channel 2.0 vector command.
-fn merge_max_default() -> u32 {
+pub(crate) fn merge_max_default() -> u32 {
     64
-}
-
-/// A bad option or an inconsistent job, with everything needed for a
-/// one-line message: which job, which option, what was wrong, what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct SpecError {
-    /// The job's name, when known.
-    pub job: Option<String>,
-    /// Where the option was written (`file:line` or `line N`), when from a job file.
-    pub at: Option<String>,
-    /// The option at fault.
-    pub option: String,
-    /// What is wrong, including the allowed values.
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.job, &self.at) {
-            (Some(j), Some(at)) => write!(f, "job '{j}' ({at}): ")?,
-            (Some(j), None) => write!(f, "job '{j}': ")?,
-            (None, Some(at)) => write!(f, "{at}: ")?,
-            (None, None) => {}
-        }
-        if self.message.starts_with("is ") {
-            write!(f, "option '{}' {}", self.option, self.message)
-        } else {
-            write!(f, "option '{}': {}", self.option, self.message)
-        }
-    }
-}
-
-impl SpecError {
-    /// An error about `option`.
-    pub fn new(option: &str, message: impl Into<String>) -> Self {
-        SpecError {
-            job: None,
-            at: None,
-            option: option.into(),
-            message: message.into(),
-        }
-    }
-    /// The same error, attributed to a job (kept if already attributed).
-    pub fn in_job(mut self, job: &str) -> Self {
-        if self.job.is_none() {
-            self.job = Some(job.to_string());
-        }
-        self
-    }
-    /// The same error, located in a job file (kept if already located).
-    pub fn at(mut self, at: Option<&str>) -> Self {
-        if self.at.is_none() {
-            self.at = at.map(String::from);
-        }
-        self
-    }
 }
 
 impl JobSpec {
@@ -773,105 +587,6 @@ impl JobSpec {
         } else {
             u64::try_from(self.filename.len()).unwrap_or(u64::MAX)
         }
-    }
-
-    /// Things that are allowed but probably not what was meant.
-    pub fn warnings(&self) -> Vec<String> {
-        let mut w = self.layout_and_engine_warnings();
-        w.extend(self.option_warnings());
-        w
-    }
-
-    /// The first of [`JobSpec::warnings`]: zones, the engine, verification
-    /// by several workers, the depth of a synchronous engine.
-    fn layout_and_engine_warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        if self.zones.active().is_some() && (self.nrfiles > 1 || self.filename.len() > 1) {
-            w.push(format!(
-                "job '{}': zonemode=strided has no effect with several files (fio turns it off alike)",
-                self.name
-            ));
-        }
-        if self.files.write_barrier > 0 {
-            w.push(format!(
-                "job '{}': write_barrier has no effect with ioengine={} (fio honours it only with its libpmem engine)",
-                self.name,
-                self.engine_name()
-            ));
-        }
-        // Clones each start offset_increment further: with an increment of at
-        // least the size each writes its own region (no warning then).
-        let own_regions = matches!(
-            (self.offset_increment, self.size),
-            (Amount::Bytes(inc), Some(size)) if inc > 0 && inc >= size
-        );
-        if self.verify.on()
-            && self.rw.modifies()
-            && self.numjobs > 1
-            && self.verify.do_verify
-            && !own_regions
-        {
-            w.push(format!(
-                "job '{}': {} workers write the same blocks: each verifies only its own writes, \
-                 so one worker's data overwritten by another's fails verification (fio warns alike)",
-                self.name, self.numjobs
-            ));
-        }
-        if self.ioengine == EngineKind::Psync && self.iodepth > 1 {
-            w.push(format!(
-                "job '{}': ioengine={} is synchronous; iodepth={} has no effect (use io_uring, or numjobs)",
-                self.name,
-                self.engine_named.as_deref().unwrap_or("psync"),
-                self.iodepth
-            ));
-        }
-        if self.ioengine == EngineKind::Sg && self.iodepth > 1 {
-            w.push(format!(
-                "job '{}': ioengine=sg sends each command with the synchronous SG_IO ioctl; iodepth={} has no effect (use numjobs)",
-                self.name, self.iodepth
-            ));
-        }
-        w
-    }
-
-    /// The rest of [`JobSpec::warnings`]: options that do nothing as given.
-    fn option_warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        if self.ss_dur_ns == 0
-            && (self.steadystate != crate::steady::SsCriterion::default() || self.ss_ramp_ns > 0)
-        {
-            w.push(format!(
-                "job '{}': steadystate without steadystate_duration does nothing (a duration of 0, \
-                 the default, turns steady-state detection off, as in fio)",
-                self.name
-            ));
-        }
-        if self.bs_unaligned && self.direct && !self.bs.is_fixed() {
-            w.push(format!(
-                "job '{}': bs_unaligned with direct=1: sizes that are not multiples of the device's logical block size fail with EINVAL (fio warns the same)",
-                self.name
-            ));
-        }
-        let files = self.files_per_clone();
-        if self.openfiles > 0 && u64::from(self.openfiles) < files && self.opendir.is_none() {
-            w.push(format!(
-                "job '{}': openfiles={}: ssdready keeps all {files} files open (fio opens at most {} at a time, closing one to open the next)",
-                self.name, self.openfiles, self.openfiles
-            ));
-        }
-        if self.temporal_merge == TemporalMerge::Off {
-            for (k, _) in self
-                .options_given
-                .iter()
-                .filter(|(k, _)| k.starts_with("merge_"))
-            {
-                w.push(format!(
-                    "job '{}': {k} has no effect without temporal_merge=stm or atm",
-                    self.name
-                ));
-            }
-        }
-        w
     }
 
     /// Whether the job changes its targets: it writes or trims, and is not

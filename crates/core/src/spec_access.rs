@@ -9,7 +9,7 @@
 //! what a job asks for that its engine or target cannot do, so that nothing
 //! is silently ignored.
 
-use crate::spec_types::EngineKind;
+use crate::spec_types::{EngineKind, NotOneOf};
 use serde::{Deserialize, Serialize};
 
 /// `lockfile=`: what a job's clones hold on a file while they issue an I/O
@@ -57,15 +57,30 @@ impl WriteHint {
     }
 
     /// Parse fio's names.
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, NotOneOf> {
         Ok(match v.trim() {
             "none" => WriteHint::None,
             "short" => WriteHint::Short,
             "medium" => WriteHint::Medium,
             "long" => WriteHint::Long,
             "extreme" => WriteHint::Extreme,
-            _ => return Err(format!("'{v}' is not none, short, medium, long or extreme")),
+            _ => return Err(NotOneOf::new(v, "none, short, medium, long or extreme")),
         })
+    }
+}
+
+/// Why `sync_file_range` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SyncRangeError {
+    #[error(transparent)]
+    Flag(#[from] NotOneOf),
+    #[error("':{0}' is not a number of writes (1 or more)")]
+    Every(String),
+}
+
+impl From<SyncRangeError> for String {
+    fn from(e: SyncRangeError) -> String {
+        e.to_string()
     }
 }
 
@@ -81,7 +96,7 @@ pub struct SyncRange {
 impl SyncRange {
     /// Parse fio's `wait_before,write,wait_after:N` (any of the three, at
     /// least one; `:N` optional, as fio's `get_opt_postfix` + `atoi`).
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, SyncRangeError> {
         let (names, nr) = match v.split_once(':') {
             Some((a, b)) => (a, Some(b)),
             None => (v, None),
@@ -92,7 +107,7 @@ impl SyncRange {
                 "wait_before" => 1,
                 "write" => 2,
                 "wait_after" => 4,
-                _ => return Err(format!("'{n}' is not wait_before, write or wait_after")),
+                _ => return Err(NotOneOf::new(n, "wait_before, write or wait_after").into()),
             };
         }
         let every = match nr.map(str::trim) {
@@ -101,7 +116,7 @@ impl SyncRange {
                 .parse::<u32>()
                 .ok()
                 .filter(|&n| n > 0)
-                .ok_or_else(|| format!("':{n}' is not a number of writes (1 or more)"))?,
+                .ok_or_else(|| SyncRangeError::Every(n.to_string()))?,
         };
         Ok(SyncRange { flags, every })
     }

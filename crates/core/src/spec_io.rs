@@ -147,37 +147,39 @@ impl Default for FileSpec {
     }
 }
 
+use crate::spec_types::NotOneOf;
+
 impl FileSpec {
     /// Parse `sync=`.
-    pub fn parse_sync(v: &str) -> Result<SyncIo, String> {
+    pub fn parse_sync(v: &str) -> Result<SyncIo, NotOneOf> {
         match v.trim() {
             "0" | "none" => Ok(SyncIo::None),
             "1" | "sync" => Ok(SyncIo::Sync),
             "dsync" => Ok(SyncIo::Dsync),
-            _ => Err(format!("'{v}' is not a sync mode")),
+            _ => Err(NotOneOf::new(v, "a sync mode")),
         }
     }
 
     /// Parse `fallocate=`.
-    pub fn parse_fallocate(v: &str) -> Result<Fallocate, String> {
+    pub fn parse_fallocate(v: &str) -> Result<Fallocate, NotOneOf> {
         match v.trim() {
             "none" | "0" => Ok(Fallocate::None),
             "native" => Ok(Fallocate::Native),
             "posix" | "1" => Ok(Fallocate::Posix),
             "keep" => Ok(Fallocate::Keep),
             "truncate" => Ok(Fallocate::Truncate),
-            _ => Err(format!("'{v}' is not a fallocate mode")),
+            _ => Err(NotOneOf::new(v, "a fallocate mode")),
         }
     }
 
     /// Parse `fadvise_hint=`.
-    pub fn parse_fadvise(v: &str) -> Result<Fadvise, String> {
+    pub fn parse_fadvise(v: &str) -> Result<Fadvise, NotOneOf> {
         match v.trim() {
             "0" => Ok(Fadvise::None),
             "1" => Ok(Fadvise::ByPattern),
             "random" => Ok(Fadvise::Random),
             "sequential" => Ok(Fadvise::Sequential),
-            _ => Err(format!("'{v}' is not an fadvise hint")),
+            _ => Err(NotOneOf::new(v, "an fadvise hint")),
         }
     }
 

@@ -24,12 +24,15 @@ pub enum UnifiedRw {
 
 impl UnifiedRw {
     /// fio's values: none, mixed, both, 0 (none), 1 (mixed).
-    pub fn parse(v: &str) -> Result<UnifiedRw, String> {
+    pub fn parse(v: &str) -> Result<UnifiedRw, crate::spec_types::NotOneOf> {
         match v.trim() {
             "none" | "0" => Ok(UnifiedRw::None),
             "mixed" | "1" => Ok(UnifiedRw::Mixed),
             "both" => Ok(UnifiedRw::Both),
-            other => Err(format!("'{other}' is not one of none, mixed, both, 0, 1")),
+            other => Err(crate::spec_types::NotOneOf::new(
+                other,
+                "one of none, mixed, both, 0, 1",
+            )),
         }
     }
 }

@@ -42,10 +42,34 @@ pub enum SgWriteMode {
     VerifyBytchk11,
 }
 
+/// Why a passthrough option's value (`sg_write_mode`, `write_mode`,
+/// `pi_chk`) could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PassthruError {
+    #[error("'{0}' is not an sg write mode")]
+    NotSgWriteMode(String),
+    #[error("'{0}' is not a write mode (write, uncor, zeroes, verify or zone_append)")]
+    NotWriteMode(String),
+    #[error("'{0}' is given twice")]
+    Twice(String),
+    #[error("'{0}' is not a percentage from 0 to 100")]
+    NotAPercentage(String),
+    #[error("the percentages add to {0}, not 100")]
+    Not100(u32),
+    #[error("'{0}' is not GUARD, APPTAG or REFTAG")]
+    NotAField(String),
+}
+
+impl From<PassthruError> for String {
+    fn from(e: PassthruError) -> String {
+        e.to_string()
+    }
+}
+
 impl SgWriteMode {
     /// The mode a value of `sg_write_mode` names (fio's spellings,
     /// deprecated ones included).
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, PassthruError> {
         Ok(match v {
             "write" => Self::Write,
             "write_and_verify" | "verify" => Self::WriteAndVerify,
@@ -55,7 +79,7 @@ impl SgWriteMode {
             "verify_bytchk_00" => Self::VerifyBytchk00,
             "verify_bytchk_01" => Self::VerifyBytchk01,
             "verify_bytchk_11" => Self::VerifyBytchk11,
-            _ => return Err(format!("'{v}' is not an sg write mode")),
+            _ => return Err(PassthruError::NotSgWriteMode(v.to_string())),
         })
     }
 }
@@ -88,25 +112,21 @@ pub enum NvmeWriteMode {
 }
 
 impl NvmeWriteMode {
-    fn parse(v: &str) -> Result<Self, String> {
+    fn parse(v: &str) -> Result<Self, PassthruError> {
         Ok(match v {
             "write" => Self::Write,
             "uncor" => Self::Uncor,
             "zeroes" => Self::Zeroes,
             "verify" => Self::Verify,
             "zone_append" => Self::ZoneAppend,
-            _ => {
-                return Err(format!(
-                    "'{v}' is not a write mode (write, uncor, zeroes, verify or zone_append)"
-                ))
-            }
+            _ => return Err(PassthruError::NotWriteMode(v.to_string())),
         })
     }
 }
 
 /// `write_mode=`: one mode, or fio's mix `mode/pct:mode/pct:…` where a
 /// blank percentage splits what is left evenly. Percentages add to 100.
-pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, String> {
+pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, PassthruError> {
     if !v.contains('/') && !v.contains(':') {
         return Ok(vec![(NvmeWriteMode::parse(v.trim())?, 100)]);
     }
@@ -115,7 +135,7 @@ pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, String> {
         let (m, pct) = part.split_once('/').unwrap_or((part, ""));
         let mode = NvmeWriteMode::parse(m.trim())?;
         if out.iter().any(|(x, _)| *x == mode) {
-            return Err(format!("'{}' is given twice", m.trim()));
+            return Err(PassthruError::Twice(m.trim().to_string()));
         }
         let pct = match pct.trim() {
             "" => None,
@@ -123,7 +143,7 @@ pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, String> {
                 p.parse::<u32>()
                     .ok()
                     .filter(|n| *n <= 100)
-                    .ok_or_else(|| format!("'{p}' is not a percentage from 0 to 100"))?,
+                    .ok_or_else(|| PassthruError::NotAPercentage(p.to_string()))?,
             ),
         };
         out.push((mode, pct));
@@ -131,7 +151,7 @@ pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, String> {
     let given: u32 = out.iter().filter_map(|x| x.1).sum();
     let blanks = out.iter().filter(|x| x.1.is_none()).count() as u32;
     if given > 100 || (blanks == 0 && given != 100) {
-        return Err(format!("the percentages add to {given}, not 100"));
+        return Err(PassthruError::Not100(given));
     }
     let (share, mut extra) = match blanks {
         0 => (0, 0),
@@ -151,14 +171,14 @@ pub fn parse_write_mode(v: &str) -> Result<Vec<(NvmeWriteMode, u32)>, String> {
 }
 
 /// `pi_chk`: which protection-information fields the device checks.
-pub fn parse_pi_chk(v: &str) -> Result<u8, String> {
+pub fn parse_pi_chk(v: &str) -> Result<u8, PassthruError> {
     let mut bits = 0;
     for f in v.split(',').map(str::trim).filter(|f| !f.is_empty()) {
         bits |= match f.to_ascii_uppercase().as_str() {
             "GUARD" => 4,
             "APPTAG" => 2,
             "REFTAG" => 1,
-            _ => return Err(format!("'{f}' is not GUARD, APPTAG or REFTAG")),
+            _ => return Err(PassthruError::NotAField(f.to_string())),
         };
     }
     Ok(bits)

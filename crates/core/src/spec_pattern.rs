@@ -22,6 +22,40 @@ use serde::{Deserialize, Serialize};
 /// fills the block.
 pub const MAX_PATTERN_BYTES: usize = 128 << 20;
 
+/// Why a pattern could not be read. The text is the reason the user reads
+/// after the option's name.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("empty pattern")]
+    Empty,
+    #[error("the pattern has more than {MAX_PATTERN_BYTES} bytes (fio's limit)")]
+    TooLong,
+    #[error("unterminated string in '{0}'")]
+    UnterminatedString(String),
+    #[error("empty string \"\"")]
+    EmptyString,
+    #[error("unterminated file name in '{0}'")]
+    UnterminatedFile(String),
+    /// The file could not be read; `err` is why.
+    #[error("pattern file '{path}': {err}")]
+    File { path: String, err: std::io::Error },
+    #[error("pattern file '{0}' is empty")]
+    EmptyFile(String),
+    /// `%` followed by anything but `o`; the two characters.
+    #[error("'{0}' is not a format (the one format is %o, the block offset)")]
+    NotAFormat(String),
+    #[error("'{0}' is not a pattern (allowed: 0x.., a number, \"text\", 'file', %o)")]
+    NotAPattern(String),
+    #[error("{0} is outside a C int")]
+    NotAnInt(i64),
+}
+
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> String {
+        e.to_string()
+    }
+}
+
 /// A parsed pattern.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pattern {
@@ -33,14 +67,14 @@ pub struct Pattern {
 
 impl Pattern {
     /// Parse fio's syntax (see the module docs); the error says what is wrong.
-    pub fn parse(text: &str) -> Result<Pattern, String> {
+    pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         let mut p = Pattern {
             bytes: Vec::new(),
             offsets_at: Vec::new(),
         };
         let mut rest = text.trim();
         if rest.is_empty() {
-            return Err("empty pattern".into());
+            return Err(PatternError::Empty);
         }
         while !rest.is_empty() {
             rest = match rest.as_bytes()[0] {
@@ -50,31 +84,29 @@ impl Pattern {
                 _ => p.number(rest)?,
             };
             if p.bytes.len() > MAX_PATTERN_BYTES {
-                return Err(format!(
-                    "the pattern has more than {MAX_PATTERN_BYTES} bytes (fio's limit)"
-                ));
+                return Err(PatternError::TooLong);
             }
         }
         Ok(p)
     }
 
-    fn quoted<'a>(&mut self, s: &'a str) -> Result<&'a str, String> {
+    fn quoted<'a>(&mut self, s: &'a str) -> Result<&'a str, PatternError> {
         let body = &s[1..];
         let end = body
             .find('"')
-            .ok_or_else(|| format!("unterminated string in '{s}'"))?;
+            .ok_or_else(|| PatternError::UnterminatedString(s.to_string()))?;
         if end == 0 {
-            return Err("empty string \"\"".into());
+            return Err(PatternError::EmptyString);
         }
         self.bytes.extend_from_slice(&body.as_bytes()[..end]);
         Ok(&body[end + 1..])
     }
 
-    fn file<'a>(&mut self, s: &'a str) -> Result<&'a str, String> {
+    fn file<'a>(&mut self, s: &'a str) -> Result<&'a str, PatternError> {
         let body = &s[1..];
         let end = body
             .find('\'')
-            .ok_or_else(|| format!("unterminated file name in '{s}'"))?;
+            .ok_or_else(|| PatternError::UnterminatedFile(s.to_string()))?;
         let path = &body[..end];
         // Only what the pattern has room for is read (`/dev/zero` included).
         let room = MAX_PATTERN_BYTES.saturating_sub(self.bytes.len());
@@ -84,27 +116,27 @@ impl Pattern {
                 use std::io::Read;
                 f.take(room.max(1) as u64).read_to_end(&mut data)
             })
-            .map_err(|e| format!("pattern file '{path}': {e}"))?;
+            .map_err(|err| PatternError::File {
+                path: path.to_string(),
+                err,
+            })?;
         if data.is_empty() {
-            return Err(format!("pattern file '{path}' is empty"));
+            return Err(PatternError::EmptyFile(path.to_string()));
         }
         self.bytes.extend_from_slice(&data[..data.len().min(room)]);
         Ok(&body[end + 1..])
     }
 
-    fn format<'a>(&mut self, s: &'a str) -> Result<&'a str, String> {
+    fn format<'a>(&mut self, s: &'a str) -> Result<&'a str, PatternError> {
         let Some(rest) = s.strip_prefix("%o") else {
-            return Err(format!(
-                "'{}' is not a format (the one format is %o, the block offset)",
-                s.chars().take(2).collect::<String>()
-            ));
+            return Err(PatternError::NotAFormat(s.chars().take(2).collect()));
         };
         self.offsets_at.push(self.bytes.len());
         self.bytes.extend_from_slice(&[0; 8]);
         Ok(rest)
     }
 
-    fn number<'a>(&mut self, s: &'a str) -> Result<&'a str, String> {
+    fn number<'a>(&mut self, s: &'a str) -> Result<&'a str, PatternError> {
         let b = s.as_bytes();
         if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' && b[2].is_ascii_hexdigit() {
             return Ok(self.hex(s));
@@ -119,10 +151,10 @@ impl Pattern {
             })
             .map_or(s.len(), |(i, _)| i);
         let digits = &s[..end];
-        let v: i64 = digits.parse().map_err(|_| {
-            format!("'{s}' is not a pattern (allowed: 0x.., a number, \"text\", 'file', %o)")
-        })?;
-        let v = i32::try_from(v).map_err(|_| format!("{v} is outside a C int"))?;
+        let v: i64 = digits
+            .parse()
+            .map_err(|_| PatternError::NotAPattern(s.to_string()))?;
+        let v = i32::try_from(v).map_err(|_| PatternError::NotAnInt(v))?;
         let mut u = v as u32;
         if u == 0 {
             self.bytes.push(0);
@@ -225,7 +257,7 @@ mod tests {
             ("'/no/such/file'", "pattern file"),
             ("", "empty"),
         ] {
-            let e = Pattern::parse(v).unwrap_err();
+            let e = Pattern::parse(v).unwrap_err().to_string();
             assert!(e.contains(why), "{v}: {e}");
         }
         // Longer than fio 3.33's 512 bytes, as fio's t0027 test uses.

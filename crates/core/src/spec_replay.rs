@@ -82,7 +82,7 @@ pub struct Skip {
 
 impl Skip {
     /// fio's list: `read`, `write`, `trim`, `sync`, comma-separated.
-    pub fn parse(v: &str) -> Result<Skip, String> {
+    pub fn parse(v: &str) -> Result<Skip, crate::spec_types::NotOneOf> {
         let mut s = Skip::default();
         for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
@@ -90,7 +90,12 @@ impl Skip {
                 "write" => s.write = true,
                 "trim" => s.trim = true,
                 "sync" => s.sync = true,
-                _ => return Err(format!("'{part}' is not read, write, trim or sync")),
+                _ => {
+                    return Err(crate::spec_types::NotOneOf::new(
+                        part,
+                        "read, write, trim or sync",
+                    ))
+                }
             }
         }
         Ok(s)

@@ -71,9 +71,28 @@ pub struct MemSpec {
     pub hugepage_size: u64,
 }
 
+/// Why `mem` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MemError {
+    #[error("'cudamalloc' needs fio's CUDA support, which ssdready does not have")]
+    Cuda,
+    #[error("'{0}' is not a memory type")]
+    NotAType(String),
+    #[error("'{0}' names no file")]
+    NoFile(String),
+    #[error("'{0}' takes no file (only the mmap types do)")]
+    TakesNoFile(String),
+}
+
+impl From<MemError> for String {
+    fn from(e: MemError) -> String {
+        e.to_string()
+    }
+}
+
 impl MemSpec {
     /// Parse fio's `mem=TYPE[:FILE]`.
-    pub fn parse_kind(&mut self, v: &str) -> Result<(), String> {
+    pub fn parse_kind(&mut self, v: &str) -> Result<(), MemError> {
         let (kind, file) = match v.split_once(':') {
             Some((k, f)) => (k, Some(f)),
             None => (v, None),
@@ -85,22 +104,16 @@ impl MemSpec {
             "mmap" => MemKind::Mmap,
             "mmaphuge" => MemKind::MmapHuge,
             "mmapshared" => MemKind::MmapShared,
-            "cudamalloc" => {
-                return Err(
-                    "'cudamalloc' needs fio's CUDA support, which ssdready does not have".into(),
-                )
-            }
-            _ => return Err(format!("'{kind}' is not a memory type")),
+            "cudamalloc" => return Err(MemError::Cuda),
+            _ => return Err(MemError::NotAType(kind.to_string())),
         };
         let mapped = matches!(
             self.kind,
             MemKind::Mmap | MemKind::MmapHuge | MemKind::MmapShared
         );
         self.file = match file {
-            Some("") => return Err(format!("'{v}' names no file")),
-            Some(_) if !mapped => {
-                return Err(format!("'{kind}' takes no file (only the mmap types do)"))
-            }
+            Some("") => return Err(MemError::NoFile(v.to_string())),
+            Some(_) if !mapped => return Err(MemError::TakesNoFile(kind.to_string())),
             f => f.map(String::from),
         };
         Ok(())
@@ -187,8 +200,13 @@ mod tests {
         assert!(m
             .parse_kind("shm:/tmp/x")
             .unwrap_err()
+            .to_string()
             .contains("takes no file"));
-        assert!(m.parse_kind("cudamalloc").unwrap_err().contains("CUDA"));
+        assert!(m
+            .parse_kind("cudamalloc")
+            .unwrap_err()
+            .to_string()
+            .contains("CUDA"));
         assert!(m.parse_kind("heap").is_err());
     }
 

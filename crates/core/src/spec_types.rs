@@ -148,24 +148,41 @@ impl Amount {
     }
 }
 
+/// Why a size option's value ([`parse_amount`]) could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AmountError {
+    #[error("'{0}' is not a percentage (allowed: 1% to 100%)")]
+    NotAPercentage(String),
+    #[error("{0}% is outside 1% to 100%")]
+    PercentRange(u32),
+    #[error(transparent)]
+    Bytes(#[from] crate::units::UnitError),
+}
+
+impl From<AmountError> for String {
+    fn from(e: AmountError) -> String {
+        e.to_string()
+    }
+}
+
 /// A size option's value: a percentage (`50%`, 1..=100, fio's form) or a
 /// size in bytes parsed by `bytes`.
 pub fn parse_amount(
     v: &str,
-    bytes: impl Fn(&str) -> Result<u64, String>,
-) -> Result<Amount, String> {
+    bytes: impl Fn(&str) -> Result<u64, crate::units::UnitError>,
+) -> Result<Amount, AmountError> {
     match v.trim().strip_suffix('%') {
         Some(p) => {
             let n: u32 = p
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{v}' is not a percentage (allowed: 1% to 100%)"))?;
+                .map_err(|_| AmountError::NotAPercentage(v.to_string()))?;
             if !(1..=100).contains(&n) {
-                return Err(format!("{n}% is outside 1% to 100%"));
+                return Err(AmountError::PercentRange(n));
             }
             Ok(Amount::Percent(n))
         }
-        None => bytes(v).map(Amount::Bytes),
+        None => Ok(Amount::Bytes(bytes(v)?)),
     }
 }
 
@@ -262,6 +279,48 @@ mod tests {
     }
 }
 
+/// A word that is none of an option's choices: `'{value}' is not
+/// {expected}`, `expected` naming the choices or what they are.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{value}' is not {expected}")]
+pub struct NotOneOf {
+    pub value: String,
+    pub expected: &'static str,
+}
+
+impl NotOneOf {
+    /// `value` is not `expected`.
+    pub fn new(value: &str, expected: &'static str) -> NotOneOf {
+        NotOneOf {
+            value: value.to_string(),
+            expected,
+        }
+    }
+}
+
+impl From<NotOneOf> for String {
+    fn from(e: NotOneOf) -> String {
+        e.to_string()
+    }
+}
+
+/// Why `continue_on_error` or `ignore_error` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ErrorListError {
+    #[error("'{0}' is not an error type")]
+    NotAnErrorType(String),
+    #[error("'{value}' has {lists} lists; at most three (read,write,verify)")]
+    TooManyLists { value: String, lists: usize },
+    #[error("unknown error '{0}': give an errno name from EPERM to ERANGE (fio's list) or a number from 1 to 4095")]
+    UnknownErrno(String),
+}
+
+impl From<ErrorListError> for String {
+    fn from(e: ErrorListError) -> String {
+        e.to_string()
+    }
+}
+
 /// fio `continue_on_error`: which failed I/Os a job counts and goes past
 /// instead of stopping at its first error. fio's rule (`td_error_type`):
 /// a verification failure (EILSEQ) is a `verify` error, a failed read a
@@ -277,7 +336,7 @@ pub struct ContinueOn {
 impl ContinueOn {
     /// fio's values: none (0), read, write, io (read and write), verify,
     /// all (1).
-    pub fn parse(v: &str) -> Result<ContinueOn, String> {
+    pub fn parse(v: &str) -> Result<ContinueOn, ErrorListError> {
         let (read, write, verify) = match v {
             "none" | "0" => (false, false, false),
             "read" => (true, false, false),
@@ -285,7 +344,7 @@ impl ContinueOn {
             "io" => (true, true, false),
             "verify" => (false, false, true),
             "all" | "1" => (true, true, true),
-            _ => return Err(format!("'{v}' is not an error type")),
+            _ => return Err(ErrorListError::NotAnErrorType(v.to_string())),
         };
         Ok(ContinueOn {
             read,
@@ -364,14 +423,14 @@ impl IgnoreErrors {
     /// fio's syntax: up to three comma-separated lists (read, write,
     /// verify), each of errno names (EIO, ENOSPC, ...) or numbers
     /// separated by `:`; an empty list leaves that kind as it was.
-    pub fn parse(v: &str) -> Result<IgnoreErrors, String> {
+    pub fn parse(v: &str) -> Result<IgnoreErrors, ErrorListError> {
         let mut out = IgnoreErrors::default();
         let lists: Vec<&str> = v.trim().split(',').collect();
         if lists.len() > 3 {
-            return Err(format!(
-                "'{v}' has {} lists; at most three (read,write,verify)",
-                lists.len()
-            ));
+            return Err(ErrorListError::TooManyLists {
+                value: v.to_string(),
+                lists: lists.len(),
+            });
         }
         for (i, list) in lists.iter().enumerate() {
             let mut errnos = Vec::new();
@@ -412,7 +471,7 @@ impl IgnoreErrors {
 }
 
 /// An errno from fio's name for it (EIO) or its number (5, 0x5, -5).
-fn errno_of(name: &str) -> Result<i32, String> {
+fn errno_of(name: &str) -> Result<i32, ErrorListError> {
     let n = if name.starts_with('E') {
         ERRNO_NAMES
             .iter()
@@ -425,9 +484,7 @@ fn errno_of(name: &str) -> Result<i32, String> {
     };
     match n {
         Some(n @ 1..=4095) => Ok(n as i32),
-        _ => Err(format!(
-            "unknown error '{name}': give an errno name from EPERM to ERANGE (fio's list) or a number from 1 to 4095"
-        )),
+        _ => Err(ErrorListError::UnknownErrno(name.to_string())),
     }
 }
 
@@ -461,7 +518,10 @@ mod ignore_error_tests {
         assert_eq!(i.verify, Some(vec![84]));
         let w = IgnoreErrors::parse(",ENOSPC").unwrap();
         assert_eq!((w.read, w.write, w.verify), (None, Some(vec![28]), None));
-        assert!(IgnoreErrors::parse("EWHAT").unwrap_err().contains("EWHAT"));
+        assert!(IgnoreErrors::parse("EWHAT")
+            .unwrap_err()
+            .to_string()
+            .contains("EWHAT"));
         assert!(IgnoreErrors::parse("0").is_err());
         assert!(IgnoreErrors::parse("EIO,EIO,EIO,EIO").is_err());
     }

@@ -210,22 +210,48 @@ impl Default for SsCriterion {
     }
 }
 
+/// Why `steadystate` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SteadyError {
+    #[error(
+        "'{0}' has no limit (fio: the threshold must be given with the criterion, e.g. iops:10%)"
+    )]
+    NoLimit(String),
+    #[error("'{0}' is not a criterion")]
+    NotACriterion(String),
+    #[error("limit '{0}' is not a number")]
+    NotANumber(String),
+    #[error("limit '{limit}': {err}")]
+    Size {
+        limit: String,
+        err: crate::units::UnitError,
+    },
+    #[error("limit '{0}' is not a finite number ≥ 0")]
+    NotFinite(String),
+}
+
+impl From<SteadyError> for String {
+    fn from(e: SteadyError) -> String {
+        e.to_string()
+    }
+}
+
 /// The values `steadystate=` allows, for messages.
 pub const SS_ALLOWED: &str = "iops:LIMIT, iops_slope:LIMIT, bw:LIMIT or bw_slope:LIMIT, LIMIT a \
 number or a percentage of the mean such as 10% (bw limits take size suffixes)";
 
 impl SsCriterion {
     /// Parse fio's syntax; `kb_base` scales a bandwidth limit's suffix.
-    pub fn parse(v: &str, kb_base: u64) -> Result<Self, String> {
+    pub fn parse(v: &str, kb_base: u64) -> Result<Self, SteadyError> {
         let (name, limit) = v
             .split_once(':')
-            .ok_or_else(|| format!("'{v}' has no limit (fio: the threshold must be given with the criterion, e.g. iops:10%)"))?;
+            .ok_or_else(|| SteadyError::NoLimit(v.to_string()))?;
         let (metric, slope) = match name.trim() {
             "iops" => (SsMetric::Iops, false),
             "iops_slope" => (SsMetric::Iops, true),
             "bw" => (SsMetric::Bw, false),
             "bw_slope" => (SsMetric::Bw, true),
-            other => return Err(format!("'{other}' is not a criterion")),
+            other => return Err(SteadyError::NotACriterion(other.to_string())),
         };
         let limit = limit.trim();
         let (number, percent) = match limit.strip_suffix('%') {
@@ -235,13 +261,15 @@ impl SsCriterion {
         let value = if percent || metric == SsMetric::Iops {
             number
                 .parse::<f64>()
-                .map_err(|_| format!("limit '{limit}' is not a number"))?
+                .map_err(|_| SteadyError::NotANumber(limit.to_string()))?
         } else {
-            crate::units::parse_fio_size(number, kb_base)
-                .map_err(|e| format!("limit '{limit}': {e}"))? as f64
+            crate::units::parse_fio_size(number, kb_base).map_err(|err| SteadyError::Size {
+                limit: limit.to_string(),
+                err,
+            })? as f64
         };
         if !value.is_finite() || value < 0.0 {
-            return Err(format!("limit '{limit}' is not a finite number ≥ 0"));
+            return Err(SteadyError::NotFinite(limit.to_string()));
         }
         Ok(SsCriterion {
             metric,

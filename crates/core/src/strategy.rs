@@ -53,14 +53,25 @@ impl CompletionWait {
     }
 
     /// Parse the option's value.
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, NotACompletionWait> {
         Ok(match v {
             "interrupt" | "irq" => CompletionWait::Interrupt,
             "poll" | "polled" => CompletionWait::Poll,
             "spin" => CompletionWait::Spin,
             "hybrid" => CompletionWait::Hybrid,
-            _ => return Err(format!("'{v}' (allowed: interrupt, poll, spin, hybrid)")),
+            _ => return Err(NotACompletionWait(v.to_string())),
         })
+    }
+}
+
+/// A `completion` value that names no way of waiting.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' (allowed: interrupt, poll, spin, hybrid)")]
+pub struct NotACompletionWait(pub String);
+
+impl From<NotACompletionWait> for String {
+    fn from(e: NotACompletionWait) -> String {
+        e.to_string()
     }
 }
 

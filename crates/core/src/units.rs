@@ -3,32 +3,79 @@
 //! Sizes and times may also be fio's parenthesised expressions
 //! ([`crate::arith`]).
 //!
-//! Every parser returns a short reason on failure; the caller (the option
-//! table) adds the option name and the allowed values.
+//! Every parser returns a [`UnitError`], whose text is a short reason; the
+//! caller (the option table) adds the option name and the allowed values.
+
+use crate::arith::ArithError;
+
+/// Why a size, time, boolean or CPU list could not be read. The text is the
+/// reason the user reads after the option's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("empty size")]
+    EmptySize,
+    #[error("'{0}' is not a size")]
+    NotASize(String),
+    #[error("'{value}' has an unknown size suffix '{suffix}'")]
+    SizeSuffix { value: String, suffix: String },
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+    #[error("'{0}' is not a time")]
+    NotATime(String),
+    #[error("'{value}' has an unknown time suffix '{suffix}'")]
+    TimeSuffix { value: String, suffix: String },
+    #[error("'{0}' is too long (at most 100 years)")]
+    TooLong(String),
+    /// `2*1g`: fio reads only the leading number; `trimmed` is the value
+    /// to put in parentheses.
+    #[error("'{value}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({trimmed}))")]
+    Unparenthesised { value: String, trimmed: String },
+    #[error("'{0}' is not a boolean")]
+    NotABoolean(String),
+    #[error("'{0}' is not a CPU number or range")]
+    NotACpu(String),
+    #[error("'{0}' is not a valid CPU range")]
+    CpuRange(String),
+    #[error("empty CPU list")]
+    EmptyCpuList,
+    #[error(transparent)]
+    Arith(#[from] ArithError),
+}
+
+impl From<UnitError> for String {
+    fn from(e: UnitError) -> String {
+        e.to_string()
+    }
+}
+
+fn unparenthesised(s: &str, t: &str) -> UnitError {
+    UnitError::Unparenthesised {
+        value: s.to_string(),
+        trimmed: t.to_string(),
+    }
+}
 
 /// Parse a size such as `4k`, `1M`, `512`, `2GiB`, `1.5m`. `kb_base` is 1024 or
 /// 1000 and applies to plain suffixes (`k`); `KiB`-style suffixes are always
 /// base 1024 and `kB`-style suffixes with `kb_base=1024` follow fio's
 /// convention (they mean 1024 too).
-pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
+pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, UnitError> {
     let t = s.trim();
     if t.is_empty() {
-        return Err("empty size".into());
+        return Err(UnitError::EmptySize);
     }
     if let Some(v) = crate::arith::size_expr(t) {
-        return v;
+        return Ok(v?);
     }
     if crate::arith::unparenthesised(t) {
-        return Err(format!(
-            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
-        ));
+        return Err(unparenthesised(s, t));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("'{s}' is not a size"));
+        return Err(UnitError::NotASize(s.to_string()));
     }
     let lower = suffix.trim().to_ascii_lowercase();
     let pow = match lower.trim_end_matches("ib").trim_end_matches('b') {
@@ -38,23 +85,32 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
         "g" => 3,
         "t" => 4,
         "p" => 5,
-        _ => return Err(format!("'{s}' has an unknown size suffix '{suffix}'")),
+        _ => {
+            return Err(UnitError::SizeSuffix {
+                value: s.to_string(),
+                suffix: suffix.to_string(),
+            })
+        }
     };
     let base: u64 = if lower.ends_with("ib") { 1024 } else { kb_base };
     let mult = base
         .checked_pow(pow)
-        .ok_or_else(|| format!("'{s}' is too large"))?;
+        .ok_or_else(|| UnitError::TooLarge(s.to_string()))?;
     if num.contains('.') {
-        let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
+        let v: f64 = num
+            .parse()
+            .map_err(|_| UnitError::NotASize(s.to_string()))?;
         let r = v * mult as f64;
         if !(r.is_finite() && r < u64::MAX as f64) {
-            return Err(format!("'{s}' is too large"));
+            return Err(UnitError::TooLarge(s.to_string()));
         }
         Ok(r.round() as u64)
     } else {
-        let v: u64 = num.parse().map_err(|_| format!("'{s}' is not a size"))?;
+        let v: u64 = num
+            .parse()
+            .map_err(|_| UnitError::NotASize(s.to_string()))?;
         v.checked_mul(mult)
-            .ok_or_else(|| format!("'{s}' is too large"))
+            .ok_or_else(|| UnitError::TooLarge(s.to_string()))
     }
 }
 
@@ -68,10 +124,10 @@ pub fn parse_size(s: &str, kb_base: u64) -> Result<u64, String> {
 /// so that a job means the same bytes to both. A colon list (`1g:2g`) is
 /// read as fio reads it for a single-valued option: each element must be a
 /// size and the last one is the value.
-pub fn parse_fio_size(s: &str, kb_base: u64) -> Result<u64, String> {
+pub fn parse_fio_size(s: &str, kb_base: u64) -> Result<u64, UnitError> {
     let t = s.trim();
     if t.contains(':') && !t.starts_with('(') {
-        let mut last = Err(format!("'{s}' is not a size"));
+        let mut last = Err(UnitError::NotASize(s.to_string()));
         for part in t.split(':') {
             last = Ok(parse_fio_size(part, kb_base)?);
         }
@@ -105,22 +161,20 @@ pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
 /// Parse a duration into nanoseconds. A bare number is in `default_unit_ns`
 /// (fio: seconds for runtime/ramp_time, microseconds for thinktime). At most
 /// [`MAX_TIME_NS`].
-pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
+pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, UnitError> {
     let t = s.trim();
     if let Some(v) = crate::arith::time_expr(t, default_unit_ns) {
-        return v;
+        return Ok(v?);
     }
     if crate::arith::unparenthesised(t) {
-        return Err(format!(
-            "'{s}' is arithmetic without parentheses, of which fio reads only the leading number (write it as ({t}))"
-        ));
+        return Err(unparenthesised(s, t));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("'{s}' is not a time"));
+        return Err(UnitError::NotATime(s.to_string()));
     }
     let unit: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_ns,
@@ -131,22 +185,29 @@ pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, String> {
         "m" | "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000,
-        _ => return Err(format!("'{s}' has an unknown time suffix '{suffix}'")),
+        _ => {
+            return Err(UnitError::TimeSuffix {
+                value: s.to_string(),
+                suffix: suffix.to_string(),
+            })
+        }
     };
-    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a time"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError::NotATime(s.to_string()))?;
     let r = v * unit as f64;
     if !(r.is_finite() && r <= MAX_TIME_NS as f64) {
-        return Err(format!("'{s}' is too long (at most 100 years)"));
+        return Err(UnitError::TooLong(s.to_string()));
     }
     Ok(r.round() as u64)
 }
 
 /// fio booleans: `1`/`0`, also `true`/`false`, `yes`/`no`, `on`/`off`.
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub fn parse_bool(s: &str) -> Result<bool, UnitError> {
     match s.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{s}' is not a boolean")),
+        _ => Err(UnitError::NotABoolean(s.to_string())),
     }
 }
 
@@ -200,7 +261,7 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// A CPU list such as `0-3,6,8-9`.
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, UnitError> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (a, b) = match part.split_once('-') {
@@ -209,17 +270,17 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
         };
         let a: usize = a
             .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+            .map_err(|_| UnitError::NotACpu(part.to_string()))?;
         let b: usize = b
             .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+            .map_err(|_| UnitError::NotACpu(part.to_string()))?;
         if b < a || b > 4095 {
-            return Err(format!("'{part}' is not a valid CPU range"));
+            return Err(UnitError::CpuRange(part.to_string()));
         }
         out.extend(a..=b);
     }
     if out.is_empty() {
-        return Err("empty CPU list".into());
+        return Err(UnitError::EmptyCpuList);
     }
     out.sort_unstable();
     out.dedup();

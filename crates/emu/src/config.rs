@@ -267,8 +267,8 @@ pub fn preset(name: &str) -> Option<Params> {
     Some(p)
 }
 
-fn parse_size(v: &str) -> Result<u64, String> {
-    // The units parser's own message (core's), which the key's error carries.
+fn parse_size(v: &str) -> Result<u64, ssdready_core::units::UnitError> {
+    // The units parser's own error (core's), which the key's error carries.
     ssdready_core::units::parse_size(v, 1024)
 }
 

@@ -252,7 +252,7 @@ pub fn check_all(specs: &[JobSpec], paths: bool) -> Result<(), String> {
 pub fn write(path: &str, bytes: &[u8]) -> Result<(), String> {
     let sink = crate::output::check(Path::new(path), "log")?;
     match (std::str::from_utf8(bytes), &sink) {
-        (Ok(text), _) => crate::output::write(&sink, text),
+        (Ok(text), _) => Ok(crate::output::write(&sink, text)?),
         (Err(_), crate::output::Sink::File(p)) => {
             crate::output::replace(p, bytes).map_err(|e| format!("writing {}: {e}", p.display()))
         }

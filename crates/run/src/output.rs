@@ -13,6 +13,87 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// Why a path cannot take results: the reason alone, without the option or
+/// the path ([`checked`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// The one rule for every written path (never a block device, …).
+    #[error(transparent)]
+    Vet(#[from] ssdready_io::written::VetError),
+    #[error("names a directory (name a file)")]
+    NamesADirectory,
+    #[error("is a directory (name a file)")]
+    IsADirectory,
+    /// The path could not be looked at; `err` says why.
+    #[error("{err}")]
+    Unreadable { err: std::io::Error },
+    #[error("cannot be written: {err}")]
+    NotWritable { err: std::io::Error },
+    #[error("cannot be written: it has no write permission")]
+    NoWritePermission,
+    #[error("{} is not a directory", .dir.display())]
+    NotADirectory { dir: PathBuf },
+    #[error("directory {} does not exist ({err})", .dir.display())]
+    NoDirectory { dir: PathBuf, err: std::io::Error },
+    #[error("directory {}: {err}", .dir.display())]
+    Directory { dir: PathBuf, err: std::io::Error },
+    #[error("cannot create files in {}: {err}", .dir.display())]
+    CannotCreate { dir: PathBuf, err: std::io::Error },
+    #[error("free space of {}: {err}", .dir.display())]
+    FreeSpace { dir: PathBuf, err: std::io::Error },
+    #[error("the file system of {} is full ({free} bytes free; free some space)", .dir.display())]
+    Full { dir: PathBuf, free: u64 },
+    #[error("is a block device; results written there would overwrite its data")]
+    BlockDevice,
+    #[error("is a socket (name a file)")]
+    Socket,
+    #[error("every write to this device fails (No space left on device)")]
+    DevFull,
+}
+
+/// Why results cannot go where they were asked to, or could not be
+/// written there: the option, the path and the reason, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// `what` names the option (`option 'output'`).
+    #[error("{what}: an empty file name")]
+    EmptyName { what: String },
+    #[error("{what}: {}: {why}", .path.display())]
+    Unusable {
+        what: String,
+        path: PathBuf,
+        why: Unusable,
+    },
+    /// A result directory (`--output`) that the one rule refuses.
+    #[error("option '--output': {}: {why}", .dir.display())]
+    Dir {
+        dir: PathBuf,
+        why: ssdready_io::written::VetError,
+    },
+    #[error("option '--output': directory {} does not exist", .parent.display())]
+    NoParent { parent: PathBuf },
+    /// Standard output or error (`stream` names which) failed.
+    #[error("writing the results to {stream}: {err}")]
+    Stream {
+        stream: &'static str,
+        err: std::io::Error,
+    },
+    #[error("writing {}: {err}", .path.display())]
+    Write { path: PathBuf, err: std::io::Error },
+}
+
+impl From<Unusable> for String {
+    fn from(e: Unusable) -> String {
+        e.to_string()
+    }
+}
+
+impl From<OutputError> for String {
+    fn from(e: OutputError) -> String {
+        e.to_string()
+    }
+}
+
 /// Below this many free bytes a file system counts as full for results.
 const MIN_FREE: u64 = 64 << 10;
 
@@ -51,21 +132,24 @@ pub fn stamp() -> String {
 /// Checked now — its parent exists, it is a directory if it exists, the
 /// file can be written there — rather than after the command's runs; the
 /// directory itself is made only when they start.
-pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<PathBuf, String> {
+pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<PathBuf, OutputError> {
     let dir = given
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{prefix}-{}", stamp())));
-    ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir)
-        .map_err(|why| format!("option '--output': {}: {why}", dir.display()))?;
+    ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir).map_err(|why| {
+        OutputError::Dir {
+            dir: dir.clone(),
+            why,
+        }
+    })?;
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !parent.is_dir() {
-        return Err(format!(
-            "option '--output': directory {} does not exist",
-            parent.display()
-        ));
+        return Err(OutputError::NoParent {
+            parent: parent.to_path_buf(),
+        });
     }
     let probe = if dir.is_dir() {
         dir.join(file)
@@ -77,7 +161,7 @@ pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<Path
 }
 
 /// Write `text` to `dir/name` atomically (see [`write`]); returns the path.
-pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, OutputError> {
     let fin = dir.join(name);
     write(&Sink::File(fin.clone()), text)?;
     Ok(fin)
@@ -85,43 +169,48 @@ pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
 
 /// Check that `path` can take results; `what` names the option for the
 /// message (`option 'output'`).
-pub fn check(path: &Path, what: &str) -> Result<Sink, String> {
+pub fn check(path: &Path, what: &str) -> Result<Sink, OutputError> {
     match path.to_str() {
         Some("/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") => return Ok(Sink::Stdout),
         Some("/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") => return Ok(Sink::Stderr),
-        Some("") => return Err(format!("{what}: an empty file name")),
+        Some("") => {
+            return Err(OutputError::EmptyName {
+                what: what.to_string(),
+            })
+        }
         _ => {}
     }
-    let bad = |why: String| format!("{what}: {}: {why}", path.display());
-    checked(path).map_err(bad)
+    checked(path).map_err(|why| OutputError::Unusable {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        why,
+    })
 }
 
 /// [`check`]'s verdict, the reason alone (no option, no path).
-pub fn checked(path: &Path) -> Result<Sink, String> {
-    let bad = |why: String| why;
+pub fn checked(path: &Path) -> Result<Sink, Unusable> {
     // One rule for every written path: never a block device.
-    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)
-        .map_err(|e| e.to_string())?;
+    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)?;
     if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
-        return Err(bad("names a directory (name a file)".into()));
+        return Err(Unusable::NamesADirectory);
     }
     match std::fs::metadata(path) {
-        Ok(md) if md.is_dir() => Err(bad("is a directory (name a file)".into())),
+        Ok(md) if md.is_dir() => Err(Unusable::IsADirectory),
         Ok(md) if md.is_file() => {
-            let real = std::fs::canonicalize(path).map_err(|e| bad(e.to_string()))?;
+            let real = std::fs::canonicalize(path).map_err(|err| Unusable::Unreadable { err })?;
             OpenOptions::new()
                 .write(true)
                 .open(&real)
-                .map_err(|e| bad(format!("cannot be written: {e}")))?;
-            check_dir(parent_of(&real), &bad)?;
+                .map_err(|err| Unusable::NotWritable { err })?;
+            check_dir(parent_of(&real))?;
             Ok(Sink::File(real))
         }
-        Ok(md) => check_special(path, &md).map_err(bad),
+        Ok(md) => check_special(path, &md),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            check_dir(parent_of(path), &bad)?;
+            check_dir(parent_of(path))?;
             Ok(Sink::File(path.to_path_buf()))
         }
-        Err(e) => Err(bad(e.to_string())),
+        Err(err) => Err(Unusable::Unreadable { err }),
     }
 }
 
@@ -133,69 +222,69 @@ fn parent_of(path: &Path) -> &Path {
 }
 
 /// The directory exists, a file can be created in it (the temporary file
-/// of an atomic replace), and its file system is not full. `bad` makes the
-/// message name the option and the file.
-fn check_dir(dir: &Path, bad: &dyn Fn(String) -> String) -> Result<(), String> {
-    let shown = dir.display();
+/// of an atomic replace), and its file system is not full.
+fn check_dir(dir: &Path) -> Result<(), Unusable> {
+    let at = || dir.to_path_buf();
     match std::fs::metadata(dir) {
         Ok(md) if md.is_dir() => {}
-        Ok(_) => return Err(bad(format!("{shown} is not a directory"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(bad(format!("directory {shown} does not exist ({e})")))
+        Ok(_) => return Err(Unusable::NotADirectory { dir: at() }),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Unusable::NoDirectory { dir: at(), err })
         }
-        Err(e) => return Err(bad(format!("directory {shown}: {e}"))),
+        Err(err) => return Err(Unusable::Directory { dir: at(), err }),
     }
-    let (probe, f) = create_temp(dir, "probe")
-        .map_err(|e| bad(format!("cannot create files in {shown}: {e}")))?;
+    let (probe, f) =
+        create_temp(dir, "probe").map_err(|err| Unusable::CannotCreate { dir: at(), err })?;
     drop(f);
     let _ = std::fs::remove_file(probe);
     let space = ssdready_io::target::space::free_space(dir)
-        .map_err(|e| bad(format!("free space of {shown}: {e}")))?;
+        .map_err(|err| Unusable::FreeSpace { dir: at(), err })?;
     let usable = if crate::sys::is_root() {
         space.free
     } else {
         space.available
     };
     if usable < MIN_FREE {
-        return Err(bad(format!(
-            "the file system of {shown} is full ({usable} bytes free; free some space)"
-        )));
+        return Err(Unusable::Full {
+            dir: at(),
+            free: usable,
+        });
     }
     Ok(())
 }
 
 /// A character device or FIFO that can be written; nothing else.
-fn check_special(path: &Path, md: &std::fs::Metadata) -> Result<Sink, String> {
+fn check_special(path: &Path, md: &std::fs::Metadata) -> Result<Sink, Unusable> {
     let ft = md.file_type();
     if ft.is_block_device() {
-        return Err("is a block device; results written there would overwrite its data".into());
+        return Err(Unusable::BlockDevice);
     }
     if ft.is_socket() {
-        return Err("is a socket (name a file)".into());
+        return Err(Unusable::Socket);
     }
     if ft.is_char_device() {
         if ssdready_io::target::sysfs::major_minor(md.rdev()) == (1, 7) {
-            return Err("every write to this device fails (No space left on device)".into());
+            return Err(Unusable::DevFull);
         }
         // O_NONBLOCK: checking a device never waits on it.
         OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(path)
-            .map_err(|e| format!("cannot be written: {e}"))?;
+            .map_err(|err| Unusable::NotWritable { err })?;
     } else if md.permissions().mode() & 0o222 == 0 {
         // A FIFO is not opened here: closing it would end its reader's input.
-        return Err("cannot be written: it has no write permission".into());
+        return Err(Unusable::NoWritePermission);
     }
     Ok(Sink::Special(path.to_path_buf()))
 }
 
 /// Write `text` to a checked destination; the error says where and why.
-pub fn write(sink: &Sink, text: &str) -> Result<(), String> {
-    let std_stream = |w: &mut dyn Write, name: &str| {
+pub fn write(sink: &Sink, text: &str) -> Result<(), OutputError> {
+    let std_stream = |w: &mut dyn Write, stream: &'static str| {
         w.write_all(text.as_bytes())
             .and_then(|_| w.flush())
-            .map_err(|e| format!("writing the results to {name}: {e}"))
+            .map_err(|err| OutputError::Stream { stream, err })
     };
     match sink {
         Sink::Stdout => std_stream(&mut std::io::stdout().lock(), "standard output"),
@@ -203,10 +292,14 @@ pub fn write(sink: &Sink, text: &str) -> Result<(), String> {
         // A FIFO with no reader is waited for until a stop request.
         Sink::Special(p) => ssdready_io::written::open_waiting(p, true, &crate::stop::flag())
             .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("writing {}: {e}", p.display())),
-        Sink::File(p) => {
-            replace(p, text.as_bytes()).map_err(|e| format!("writing {}: {e}", p.display()))
-        }
+            .map_err(|err| OutputError::Write {
+                path: p.clone(),
+                err,
+            }),
+        Sink::File(p) => replace(p, text.as_bytes()).map_err(|err| OutputError::Write {
+            path: p.clone(),
+            err,
+        }),
     }
 }
 
@@ -250,11 +343,15 @@ mod tests {
     #[test]
     fn a_directory_a_missing_directory_and_dev_full_are_refused() {
         let d = tempfile::tempdir().unwrap();
-        let e = check(d.path(), "option 'output'").unwrap_err();
+        let e = check(d.path(), "option 'output'").unwrap_err().to_string();
         assert!(e.contains("is a directory"), "{e}");
-        let e = check(&d.path().join("no/r.json"), "option 'output'").unwrap_err();
+        let e = check(&d.path().join("no/r.json"), "option 'output'")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("No such file"), "{e}");
-        let e = check(Path::new("/dev/full"), "option 'output'").unwrap_err();
+        let e = check(Path::new("/dev/full"), "option 'output'")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/dev/full"), "{e}");
         assert_eq!(check(Path::new("/dev/stdout"), "o").unwrap(), Sink::Stdout);
         assert!(matches!(

@@ -31,63 +31,76 @@ pub(crate) fn is_passthru(spec: &JobSpec) -> bool {
     matches!(spec.ioengine, EngineKind::Sg | EngineKind::UringCmd)
 }
 
-/// What the job asks of its engine that ssdready does not implement, as
-/// one line; None when it can run.
-pub(crate) fn unsupported(spec: &JobSpec) -> Option<String> {
+/// What a job asks of a passthrough engine that ssdready does not
+/// implement, as one line ([`unsupported`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unsupported {
+    #[error(
+        "zonemode=zbd with ioengine={engine}: zones of a device spoken to through passthrough \
+         (zone report and reset as NVMe/SCSI commands) are not supported yet; use the block \
+         device with ioengine=io_uring or psync"
+    )]
+    Zbd { engine: &'static str },
+    #[error(
+        "cmd_type=bsg: SCSI commands over io_uring (/dev/bsg) are not supported yet; \
+         ioengine=sg sends the same commands through SG_IO"
+    )]
+    Bsg,
+    #[error(
+        "pi_chk/md_per_io_size: NVMe end-to-end protection information (metadata buffers, \
+         guard and tag generation) is not supported yet"
+    )]
+    ProtectionInfo,
+    #[error("dataplacement={0} (fdp, plids): NVMe data placement is not supported yet")]
+    DataPlacement(String),
+    #[error(
+        "num_range={0}: trims of several ranges in one Dataset Management command are not \
+         supported yet (num_range=1 sends one range per trim)"
+    )]
+    NumRange(u32),
+    #[error(
+        "write_mode=zone_append: Zone Append needs a zoned namespace, which io_uring_cmd \
+         does not support yet"
+    )]
+    ZoneAppend,
+}
+
+/// What the job asks of its engine that ssdready does not implement;
+/// None when it can run.
+pub(crate) fn unsupported(spec: &JobSpec) -> Option<Unsupported> {
     let p = &spec.passthru;
-    let e = spec.ioengine.name();
     if spec.zones.mode == ZoneMode::Zbd {
-        return Some(format!(
-            "zonemode=zbd with ioengine={e}: zones of a device spoken to through passthrough \
-             (zone report and reset as NVMe/SCSI commands) are not supported yet; use the block \
-             device with ioengine=io_uring or psync"
-        ));
+        return Some(Unsupported::Zbd {
+            engine: spec.ioengine.name(),
+        });
     }
     if spec.ioengine != EngineKind::UringCmd {
         return None;
     }
     if p.cmd_type == CmdType::Bsg {
-        return Some(
-            "cmd_type=bsg: SCSI commands over io_uring (/dev/bsg) are not supported yet; \
-             ioengine=sg sends the same commands through SG_IO"
-                .into(),
-        );
+        return Some(Unsupported::Bsg);
     }
     if p.pi_chk.is_some() || p.md_per_io_size > 0 {
-        return Some(
-            "pi_chk/md_per_io_size: NVMe end-to-end protection information (metadata buffers, \
-             guard and tag generation) is not supported yet"
-                .into(),
-        );
+        return Some(Unsupported::ProtectionInfo);
     }
     if let Some(dp) = &p.data_placement {
-        return Some(format!(
-            "dataplacement={dp} (fdp, plids): NVMe data placement is not supported yet"
-        ));
+        return Some(Unsupported::DataPlacement(dp.clone()));
     }
     if p.num_range > 1 && spec.rw.trims() {
-        return Some(format!(
-            "num_range={}: trims of several ranges in one Dataset Management command are not \
-             supported yet (num_range=1 sends one range per trim)",
-            p.num_range
-        ));
+        return Some(Unsupported::NumRange(p.num_range));
     }
     if p.write_mode
         .iter()
         .any(|m| m.0 == NvmeWriteMode::ZoneAppend)
     {
-        return Some(
-            "write_mode=zone_append: Zone Append needs a zoned namespace, which io_uring_cmd \
-             does not support yet"
-                .into(),
-        );
+        return Some(Unsupported::ZoneAppend);
     }
     None
 }
 
 /// Refuse what the engine cannot do (before any device is touched), and
 /// settle what passthrough makes moot: no page cache to drop.
-pub(crate) fn check_job(spec: &mut JobSpec) -> Result<(), String> {
+pub(crate) fn check_job(spec: &mut JobSpec) -> Result<(), Unsupported> {
     if let Some(why) = unsupported(spec) {
         return Err(why);
     }
@@ -283,7 +296,9 @@ mod tests {
         ] {
             let mut kv = base.to_vec();
             kv.push((opt, val));
-            let why = unsupported(&job(&kv)).unwrap_or_default();
+            let why = unsupported(&job(&kv))
+                .map(|u| u.to_string())
+                .unwrap_or_default();
             assert!(why.contains(says), "{opt}={val}: {why}");
         }
         // num_range matters for trims only.
@@ -291,7 +306,10 @@ mod tests {
         kv.push(("num_range", "8"));
         assert_eq!(unsupported(&job(&kv)), None);
         kv[1] = ("rw", "randtrim");
-        assert!(unsupported(&job(&kv)).unwrap().contains("num_range=8"));
+        assert!(unsupported(&job(&kv))
+            .unwrap()
+            .to_string()
+            .contains("num_range=8"));
         // Mixed write modes without zone append run.
         let kv = [
             ("ioengine", "io_uring_cmd"),

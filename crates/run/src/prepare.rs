@@ -21,6 +21,54 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Why a job's targets cannot be used as it asks (the job's name is added
+/// by the caller): each message names the option and what is allowed.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// `sprandom`'s regions do not fit what the job covers.
+    #[error("option '{option}': {why}")]
+    Sprandom { option: &'static str, why: String },
+    #[error(transparent)]
+    Spec(#[from] ssdready_core::spec::SpecError),
+    #[error("option 'fill_device': free space of {}: {err}", .path.display())]
+    FreeSpace {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    #[error("option 'directory': {0} is not a directory (fio needs it to exist too)")]
+    NotADirectory(String),
+    #[error(
+        "the job opens {need} files and the open-files limit (ulimit -n) is {limit}: \
+         raise it (ulimit -n {raise}) or use fewer files (nrfiles, numjobs)",
+        raise = need + 256
+    )]
+    OpenFiles { need: u64, limit: u64 },
+    #[error("option 'atomic': statx of {name}: {err}")]
+    Statx { name: String, err: std::io::Error },
+    #[error(
+        "option 'atomic': {0} has no torn-write protection here: statx reports no \
+         STATX_WRITE_ATOMIC units (needs Linux 6.11+ and a file system or device with atomic writes)"
+    )]
+    NoAtomicWrites(String),
+    #[error(
+        "option 'atomic': {name} takes atomic writes of {min} to {max} bytes (powers of two); bs {bs} is not one"
+    )]
+    AtomicSize {
+        name: String,
+        min: u32,
+        max: u32,
+        bs: u32,
+    },
+    #[error(transparent)]
+    Placement(#[from] ssdready_io::placement::PlacementError),
+    #[error(transparent)]
+    Engine(#[from] ssdready_io::EngineError),
+    #[error(transparent)]
+    Mmap(#[from] ssdready_io::engines::mmap::MmapBlockSize),
+    #[error(transparent)]
+    Ext4(#[from] ssdready_io::engines::e4defrag::Ext4Error),
+}
+
 /// One clone's view: its targets, and its regions (indexing them).
 #[derive(Clone)]
 pub(crate) struct CloneTargets {
@@ -54,14 +102,14 @@ impl PreparedJob {
 
 /// fio's `sprandom` over the `len` bytes a clone covers: each region
 /// holds a block, and no less than the device's cache (`spr_cs`).
-fn sprandom_fits(spec: &JobSpec, len: u64) -> Result<(), String> {
+fn sprandom_fits(spec: &JobSpec, len: u64) -> Result<(), PrepareError> {
     if !spec.sprandom.on {
         return Ok(());
     }
     let logical = spec.size.map_or(len, |s| s.min(len));
     let bs = u64::from(spec.bs.for_dir(1).min());
     ssdready_core::spec_sprandom::SprandomSpec::check_size(&spec.sprandom, logical, bs)
-        .map_err(|(o, m)| format!("option '{o}': {m}"))
+        .map_err(|(option, why)| PrepareError::Sprandom { option, why })
 }
 
 /// Resolve `spec`'s targets; see the module docs.
@@ -73,7 +121,7 @@ pub(crate) fn prepare(
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     if crate::passthru::is_passthru(&spec) {
-        crate::passthru::check_job(&mut spec).map_err(&in_job)?;
+        crate::passthru::check_job(&mut spec).map_err(|e| in_job(e.to_string()))?;
     }
     crate::zbd::resolve_units(&mut spec, devices).map_err(|e| in_job(e.to_string()))?;
     if spec.ioengine == EngineKind::Emu {
@@ -91,7 +139,7 @@ pub(crate) fn prepare(
                         spec.bs.max()
                     )));
                 }
-                sprandom_fits(&spec, len).map_err(&in_job)?;
+                sprandom_fits(&spec, len).map_err(|e| in_job(e.to_string()))?;
                 Ok(CloneTargets {
                     targets: Arc::new(Vec::new()),
                     regions: vec![Region {
@@ -122,7 +170,7 @@ pub(crate) fn prepare(
                     regions: vec![Region {
                         file: 0,
                         offset: spec.offset + step * u64::from(w),
-                        len: null_region_len(&spec, w).map_err(in_job)?,
+                        len: null_region_len(&spec, w).map_err(|e| in_job(e.to_string()))?,
                     }],
                 })
             })
@@ -142,13 +190,12 @@ pub(crate) fn prepare(
 
 /// The bytes clone `clone` of a null-engine job moves: `size`, or, as
 /// fio's null engine sizes its files, `nrfiles` files of `filesize` each.
-fn null_region_len(spec: &JobSpec, clone: u32) -> Result<u64, String> {
+fn null_region_len(spec: &JobSpec, clone: u32) -> Result<u64, PrepareError> {
     if let Some(size) = spec.size {
         return Ok(size);
     }
     let files = vec![0; spec.nrfiles.max(1) as usize];
-    let regions =
-        ssdready_workload::fileset::regions(spec, clone, &files).map_err(|e| e.to_string())?;
+    let regions = ssdready_workload::fileset::regions(spec, clone, &files)?;
     Ok(regions.iter().map(|&(_, len)| len).sum())
 }
 
@@ -216,7 +263,7 @@ type TargetError = ssdready_io::target::TargetError;
 /// more than the free space of its file system (`f_bfree`, with a margin
 /// for what the file system's own accounting gets wrong), so that it is the
 /// file system's ENOSPC that ends it, as in fio.
-fn fill_size(path: &str, now: u64) -> Result<u64, String> {
+fn fill_size(path: &str, now: u64) -> Result<u64, PrepareError> {
     let p = Path::new(path);
     let on = if p.exists() {
         p
@@ -226,8 +273,11 @@ fn fill_size(path: &str, now: u64) -> Result<u64, String> {
             _ => Path::new("."),
         }
     };
-    let free = ssdready_io::target::space::free_space(on)
-        .map_err(|e| format!("option 'fill_device': free space of {}: {e}", on.display()))?;
+    let free =
+        ssdready_io::target::space::free_space(on).map_err(|err| PrepareError::FreeSpace {
+            path: on.to_path_buf(),
+            err,
+        })?;
     Ok(now + free.free + free.free / 16 + (16 << 20))
 }
 
@@ -253,7 +303,7 @@ fn list_files(dir: &str) -> Result<Vec<String>, String> {
 fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure> {
     let job = spec.name.clone();
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
-    check_directories(&spec).map_err(in_job)?;
+    check_directories(&spec).map_err(|e| in_job(e.to_string()))?;
     if spec.engine_named.as_deref() == Some("dev-dax") {
         crate::validate::dax_names(&spec, allow_destructive)?;
     }
@@ -265,7 +315,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
     let Layout {
         paths, per_clone, ..
     } = layout;
-    check_open_files(&spec, paths.len()).map_err(in_job)?;
+    check_open_files(&spec, paths.len()).map_err(|e| in_job(e.to_string()))?;
     let spans = spans(&per_clone, paths.len());
     let passthru = crate::passthru::is_passthru(&spec);
     let mut targets = Vec::with_capacity(paths.len());
@@ -276,8 +326,8 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
             false => check_target(&spec, name, *r, allow_destructive)?,
         });
     }
-    check_engine(&spec, &targets).map_err(in_job)?;
-    check_numa_nodes(&spec).map_err(in_job)?;
+    check_engine(&spec, &targets).map_err(|e| in_job(e.to_string()))?;
+    check_numa_nodes(&spec).map_err(|e| in_job(e.to_string()))?;
     crate::strategy::plan(&spec, &targets, None).map_err(in_job)?;
     let clones = per_clone
         .iter()
@@ -295,15 +345,13 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
 }
 
 /// Every directory in option `directory` must exist (fio's rule too).
-fn check_directories(spec: &JobSpec) -> Result<(), String> {
+fn check_directories(spec: &JobSpec) -> Result<(), PrepareError> {
     let Some(d) = spec.directory.as_deref() else {
         return Ok(());
     };
     for dir in d.split(':').filter(|x| !x.is_empty()) {
         if !Path::new(dir).is_dir() {
-            return Err(format!(
-                "option 'directory': {dir} is not a directory (fio needs it to exist too)"
-            ));
+            return Err(PrepareError::NotADirectory(dir.to_string()));
         }
     }
     Ok(())
@@ -366,7 +414,7 @@ impl Layout {
                     self.paths[i]
                 )));
             }
-            sprandom_fits(spec, len).map_err(&in_job)?;
+            sprandom_fits(spec, len).map_err(|e| in_job(e.to_string()))?;
             mine.push((i, offset, len));
         }
         self.per_clone.push(mine);
@@ -407,7 +455,7 @@ impl Layout {
 
 /// Every file is held open for the run: more than the open-files limit
 /// would fail after laying out; say so now.
-fn check_open_files(spec: &JobSpec, paths: usize) -> Result<(), String> {
+fn check_open_files(spec: &JobSpec, paths: usize) -> Result<(), PrepareError> {
     let Some(limit) = ssdready_io::written::open_files_limit() else {
         return Ok(());
     };
@@ -417,11 +465,7 @@ fn check_open_files(spec: &JobSpec, paths: usize) -> Result<(), String> {
     };
     let need = open * u64::from(spec.numjobs.max(1));
     if need + 64 > limit {
-        return Err(format!(
-            "the job opens {need} files and the open-files limit (ulimit -n) is {limit}: \
-             raise it (ulimit -n {}) or use fewer files (nrfiles, numjobs)",
-            need + 256
-        ));
+        return Err(PrepareError::OpenFiles { need, limit });
     }
     Ok(())
 }
@@ -494,7 +538,7 @@ fn check_target(
         }
     }
     if spec.access.atomic && spec.modifies_target() {
-        check_atomic(name, &spec.bs.all()).map_err(in_job)?;
+        check_atomic(name, &spec.bs.all()).map_err(|e| in_job(e.to_string()))?;
     }
     let verify_trims = spec.verify.trims().is_some() && spec.modifies_target();
     if (spec.rw.trims() || verify_trims) && t.kind == TargetKind::Block && !t.discard {
@@ -521,56 +565,58 @@ fn check_target(
 /// `atomic`: the target takes RWF_ATOMIC writes of every block size
 /// (statx's STATX_WRITE_ATOMIC units; the kernel wants a power of two
 /// between them).
-fn check_atomic(name: &str, sizes: &[u32]) -> Result<(), String> {
-    let units = target::atomic_write_units(Path::new(name))
-        .map_err(|e| format!("option 'atomic': statx of {name}: {e}"))?;
+fn check_atomic(name: &str, sizes: &[u32]) -> Result<(), PrepareError> {
+    let units = target::atomic_write_units(Path::new(name)).map_err(|err| PrepareError::Statx {
+        name: name.to_string(),
+        err,
+    })?;
     let Some((min, max)) = units else {
-        return Err(format!(
-            "option 'atomic': {name} has no torn-write protection here: statx reports no \
-             STATX_WRITE_ATOMIC units (needs Linux 6.11+ and a file system or device with atomic writes)"
-        ));
+        return Err(PrepareError::NoAtomicWrites(name.to_string()));
     };
     match sizes
         .iter()
         .find(|&&b| !b.is_power_of_two() || b < min || b > max)
     {
-        Some(b) => Err(format!(
-            "option 'atomic': {name} takes atomic writes of {min} to {max} bytes (powers of two); bs {b} is not one"
-        )),
+        Some(&bs) => Err(PrepareError::AtomicSize {
+            name: name.to_string(),
+            min,
+            max,
+            bs,
+        }),
         None => Ok(()),
     }
 }
 
 /// The NUMA nodes a job names exist here (`numa_cpu_nodes`,
 /// `numa_mem_policy`).
-fn check_numa_nodes(spec: &JobSpec) -> Result<(), String> {
+fn check_numa_nodes(spec: &JobSpec) -> Result<(), PrepareError> {
     use ssdready_io::placement::check_nodes;
     if let Some(nodes) = &spec.sched.numa_cpu_nodes {
-        check_nodes("numa_cpu_nodes", nodes).map_err(|e| e.to_string())?;
+        check_nodes("numa_cpu_nodes", nodes)?;
     }
-    match &spec.sched.numa_mem_policy {
-        Some(p) => check_nodes("numa_mem_policy", &p.nodes()).map_err(|e| e.to_string()),
-        None => Ok(()),
+    if let Some(p) = &spec.sched.numa_mem_policy {
+        check_nodes("numa_mem_policy", &p.nodes())?;
     }
+    Ok(())
 }
 
 /// The engine's own limits, checked by creating its context once.
-fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), String> {
+fn check_engine(spec: &JobSpec, targets: &[Target]) -> Result<(), PrepareError> {
     if spec.ioengine == EngineKind::Libaio {
-        check_context(spec).map_err(|e| e.to_string())?;
+        check_context(spec)?;
     }
     if spec.engine_named.as_deref() == Some("mmap") {
-        ssdready_io::engines::mmap::check_job(spec).map_err(|e| e.to_string())?;
+        ssdready_io::engines::mmap::check_job(spec)?;
     }
     if spec.engine_named.as_deref() == Some("e4defrag") {
         for t in targets {
-            ssdready_io::engines::e4defrag::check_ext4(&t.path).map_err(|e| e.to_string())?;
+            ssdready_io::engines::e4defrag::check_ext4(&t.path)?;
         }
     }
     if matches!(spec.ioengine, EngineKind::IoUring | EngineKind::UringCmd) {
-        check_ring(spec).map_err(|e| e.to_string())?;
+        check_ring(spec)?;
         if spec.hipri {
-            check_iopoll(targets).map_err(|e| e.to_string())?;
+            check_iopoll(targets)?;
         }
     }
     Ok(())

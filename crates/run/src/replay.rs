@@ -28,9 +28,9 @@ pub enum ReplayError {
         "option 'write_iolog': {clones} clones (numjobs) would write {files} file(s) (allowed: one file per clone, names separated by ':')"
     )]
     TooFewNames { clones: u32, files: usize },
-    /// A destination the output checks refused (their message).
-    #[error("{why}")]
-    Output { why: String },
+    /// A destination the output checks refused.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     /// A trace that cannot be read through.
     #[error("option 'read_iolog': {err}")]
     ReadIolog { err: Box<ReplayError> },
@@ -129,8 +129,7 @@ fn check_write_names(s: &JobSpec) -> Result<(), ReplayError> {
         });
     }
     for (i, n) in names.iter().take(s.numjobs as usize).enumerate() {
-        crate::output::check(Path::new(n), &format!("option 'write_iolog' (clone {i})"))
-            .map_err(|why| ReplayError::Output { why })?;
+        crate::output::check(Path::new(n), &format!("option 'write_iolog' (clone {i})"))?;
     }
     Ok(())
 }
@@ -186,8 +185,7 @@ fn merge(io: &IologSpec) -> Result<Option<PendingWrite>, ReplayError> {
     }
     let bytes = blktrace::merge(&inputs, &io.merge_scalars, &io.merge_iters)
         .map_err(|err| ReplayError::Merge { err })?;
-    let sink =
-        crate::output::check(Path::new(out), what).map_err(|why| ReplayError::Output { why })?;
+    let sink = crate::output::check(Path::new(out), what)?;
     let path = match sink {
         crate::output::Sink::File(p) => p,
         _ => return Err(ReplayError::MergeNotFile { out: out.clone() }),

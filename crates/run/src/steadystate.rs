@@ -238,9 +238,21 @@ pub fn attach(units: &[Unit], results: &mut [Option<JobResult>]) {
     }
 }
 
+/// Two jobs of one reporting group that judge steady state differently.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "job '{job}': steadystate options differ from job '{other}' of the same reporting group \
+     (group_reporting judges the group as one: give its jobs the same steadystate, \
+     steadystate_duration and steadystate_ramp_time)"
+)]
+pub struct SteadyGroupError {
+    pub job: String,
+    pub other: String,
+}
+
 /// fio refuses a reporting group whose jobs judge steady state differently
 /// ("steadystate options must be consistent within reporting groups").
-pub fn check_groups(specs: &[JobSpec], groups: &[u32]) -> Result<(), String> {
+pub fn check_groups(specs: &[JobSpec], groups: &[u32]) -> Result<(), SteadyGroupError> {
     let key = |s: &JobSpec| (s.steadystate, s.ss_dur_ns, s.ss_ramp_ns);
     for (i, s) in specs.iter().enumerate() {
         if !s.group_reporting {
@@ -252,12 +264,10 @@ pub fn check_groups(specs: &[JobSpec], groups: &[u32]) -> Result<(), String> {
             .take(i)
             .find(|(j, o)| groups[*j] == groups[i] && key(o) != key(s))
         {
-            return Err(format!(
-                "job '{}': steadystate options differ from job '{}' of the same reporting group \
-                 (group_reporting judges the group as one: give its jobs the same steadystate, \
-                 steadystate_duration and steadystate_ramp_time)",
-                s.name, o.name
-            ));
+            return Err(SteadyGroupError {
+                job: s.name.clone(),
+                other: o.name.clone(),
+            });
         }
     }
     Ok(())
@@ -353,7 +363,9 @@ mod tests {
     fn a_group_with_different_criteria_is_refused() {
         let a = spec("a", 2, true);
         let b = spec("b", 3, true);
-        let e = check_groups(&[a.clone(), b], &[0, 0]).unwrap_err();
+        let e = check_groups(&[a.clone(), b], &[0, 0])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("job 'b'") && e.contains("job 'a'"), "{e}");
         assert!(check_groups(&[a.clone(), a], &[0, 0]).is_ok());
     }

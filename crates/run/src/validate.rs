@@ -55,10 +55,19 @@ pub fn jobs(args: &RunRequest) -> Result<Vec<JobSpec>, Failure> {
     Ok(specs)
 }
 
+/// A `wait_for` that names no single earlier job; `why` says which way.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("job '{job}': option 'wait_for={waitee}': {why} (allowed: the name of one earlier job)")]
+pub struct WaitForError {
+    pub job: String,
+    pub waitee: String,
+    pub why: &'static str,
+}
+
 /// `wait_for` names one earlier job, as fio's init.c checks it (a job
 /// cannot wait for itself, for a later or unknown job, or for a name two
 /// jobs have).
-fn check_wait_for(specs: &[JobSpec]) -> Result<(), String> {
+fn check_wait_for(specs: &[JobSpec]) -> Result<(), WaitForError> {
     for (i, s) in specs.iter().enumerate() {
         let Some(waitee) = &s.wait_for else { continue };
         let why = if *waitee == s.name {
@@ -71,10 +80,11 @@ fn check_wait_for(specs: &[JobSpec]) -> Result<(), String> {
             }
         };
         if let Some(why) = why {
-            return Err(format!(
-                "job '{}': option 'wait_for={waitee}': {why} (allowed: the name of one earlier job)",
-                s.name
-            ));
+            return Err(WaitForError {
+                job: s.name.clone(),
+                waitee: waitee.clone(),
+                why,
+            });
         }
     }
     Ok(())

@@ -56,9 +56,11 @@ pub enum SloError {
     NoPercentile { text: String },
     #[error("option '--slo': '{percentile}' is not a percentile ({SLO_ALLOWED})")]
     Percentile { percentile: String },
-    /// The time the units parser refused (`why` is its message).
+    /// The time the units parser refused (`why` says why).
     #[error("option '--slo': {why} ({SLO_ALLOWED})")]
-    Time { why: String },
+    Time {
+        why: ssdready_core::units::UnitError,
+    },
     #[error("option '--slo': a limit of 0 ({SLO_ALLOWED})")]
     Zero,
 }

@@ -115,7 +115,7 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .unwrap_or_else(|e| fail(2, &e));
+        .unwrap_or_else(|e| fail(2, &e.to_string()));
     if dir.join("study.json").exists() {
         fail(
             2,
@@ -200,7 +200,7 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     );
     match crate::output::write_in(&p.dir, "study.json", &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => fail(1, &e),
+        Err(e) => fail(1, &e.to_string()),
     }
     match crate::report::write_report(&p.dir, &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),

@@ -120,7 +120,7 @@ fn validate(
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .unwrap_or_else(|e| fail(2, &e));
+        .unwrap_or_else(|e| fail(2, &e.to_string()));
     if dir.join("study.json").exists() {
         // A second study there would change what the first one's files say.
         fail(
@@ -497,7 +497,7 @@ pub fn command(a: StudyArgs) {
 /// interrupted) and where study.json went.
 fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
     let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
-    let written = crate::output::write_in(dir, "study.json", &text);
+    let written = crate::output::write_in(dir, "study.json", &text).map_err(|e| e.to_string());
     let report = written
         .as_ref()
         .map_err(|e| e.clone())

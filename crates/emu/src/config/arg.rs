@@ -21,7 +21,7 @@ pub(super) struct Arg<'a> {
 }
 
 impl Arg<'_> {
-    fn unit(&self, why: String) -> ParamError {
+    fn unit(&self, why: ssdready_core::units::UnitError) -> ParamError {
         ParamError::Unit {
             key: self.k.into(),
             why,

@@ -19,13 +19,18 @@ pub enum ParamError {
         "emulator parameter '{key}': '{value}' is not a probability (allowed: 0 to 1, e.g. 1e-4)"
     )]
     NotProbability { key: String, value: String },
-    /// A size, time or boolean the units parser refused (`why` is its
-    /// message).
+    /// A size, time or boolean the units parser refused (`why` says why).
     #[error("emulator parameter '{key}': {why}")]
-    Unit { key: String, why: String },
+    Unit {
+        key: String,
+        why: ssdready_core::units::UnitError,
+    },
     /// A `fault_read_error_at` range the size parser refused.
     #[error("emulator parameter '{key}': {why} (allowed: OFFSET[+LEN]:…, e.g. 1m+4k:2g)")]
-    Range { key: String, why: String },
+    Range {
+        key: String,
+        why: ssdready_core::units::UnitError,
+    },
     /// A value not among the key's choices.
     #[error("emulator parameter '{key}': '{value}' (allowed: {allowed})")]
     Choice {

@@ -23,6 +23,19 @@ const LIST_BYTES: usize = 152;
 /// Bytes of `struct verify_state_hdr`.
 const HDR_BYTES: usize = 24;
 
+/// Why a verify state file cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("{0} bytes is too short for a verify state")]
+    TooShort(usize),
+    #[error("version {0}, not fio's version {VERSION}")]
+    Version(u64),
+    #[error("it says {said} bytes follow, but {follow} do")]
+    Truncated { said: usize, follow: usize },
+    #[error("its CRC32C does not match: the state is corrupt")]
+    Corrupt,
+}
+
 /// What one worker left behind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SavedState {
@@ -74,28 +87,26 @@ impl SavedState {
     }
 
     /// Read a state file's bytes; the error says what is wrong with it.
-    pub fn from_bytes(b: &[u8]) -> Result<SavedState, String> {
+    pub fn from_bytes(b: &[u8]) -> Result<SavedState, StateError> {
         let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8"));
         let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4"));
         if b.len() < HDR_BYTES + LIST_BYTES {
-            return Err(format!("{} bytes is too short for a verify state", b.len()));
+            return Err(StateError::TooShort(b.len()));
         }
         let version = u64_at(b, 0);
         if version != VERSION {
-            return Err(format!("version {version}, not fio's version {VERSION}"));
+            return Err(StateError::Version(version));
         }
         let size = usize::try_from(u64_at(b, 8)).unwrap_or(usize::MAX);
         let list = b
             .get(HDR_BYTES..HDR_BYTES.saturating_add(size))
             .filter(|l| l.len() >= LIST_BYTES)
-            .ok_or_else(|| {
-                format!(
-                    "it says {size} bytes follow, but {} do",
-                    b.len() - HDR_BYTES
-                )
+            .ok_or_else(|| StateError::Truncated {
+                said: size,
+                follow: b.len() - HDR_BYTES,
             })?;
         if u64::from(fio_crc32c(list)) != u64_at(b, 16) {
-            return Err("its CRC32C does not match: the state is corrupt".into());
+            return Err(StateError::Corrupt);
         }
         let depth = u32_at(list, 8);
         let files = u32_at(list, 12);
@@ -166,6 +177,7 @@ mod tests {
         bad[HDR_BYTES + 20] ^= 1;
         assert!(SavedState::from_bytes(&bad)
             .unwrap_err()
+            .to_string()
             .contains("corrupt"));
         assert!(SavedState::from_bytes(&b[..50]).is_err());
     }
