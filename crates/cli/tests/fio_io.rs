@@ -483,9 +483,16 @@ fn thinktime_variants_follow_fios_rules() {
             "--thinktime_iotime=50ms",
         ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let n = ios(&v, "read");
-    assert!((100..=750).contains(&n), "{n} I/Os in a second of half thinking");
+    assert!(
+        (100..=750).contains(&n),
+        "{n} I/Os in a second of half thinking"
+    );
 }
 
 /// write_barrier is accepted and, as with fio's psync, libaio and io_uring

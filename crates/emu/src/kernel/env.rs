@@ -7,9 +7,12 @@
 use super::{due, fuse_serve, KernelError};
 use std::ffi::OsString;
 
-/// Each tuning variable: its name, whether a value is taken, and what is
+/// A tuning variable: its name, whether a value is taken, and what is
 /// allowed, in words.
-const VARS: [(&str, fn(&str) -> bool, &str); 2] = [
+type Var = (&'static str, fn(&str) -> bool, &'static str);
+
+/// Every tuning variable of the daemon.
+const VARS: [Var; 2] = [
     (
         due::HOLD_ENV,
         |v| due::HoldPolicy::parse(Some(v)).is_some(),
