@@ -54,22 +54,9 @@ fn page() -> usize {
 
 /// An anonymous private mapping of `len` bytes (not reserved up front:
 /// a payload's pages exist once something is written there).
+/// Unmapped once, in Drop.
 fn map(len: usize) -> io::Result<*mut u8> {
-    // SAFETY: a fresh private anonymous mapping, unmapped once in Drop.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(p as *mut u8)
+    crate::mem::map_anon(len, libc::MAP_NORESERVE)
 }
 
 /// One FUSE-over-io_uring ring: its entries' buffers and the commands

@@ -182,24 +182,16 @@ impl Queue {
         }
         let buf_bytes = round_up(buf_bytes.max(pg), pg);
         let bufs_len = buf_bytes * depth as usize;
-        // SAFETY: a fresh private anonymous mapping; unmapped once, in Drop
-        // (or left mapped while the kernel may still reach it).
-        let bufs = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bufs_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
+        // Unmapped once, in Drop (or left mapped while the kernel may
+        // still reach it).
+        let bufs = match crate::mem::map_anon(bufs_len, libc::MAP_POPULATE) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: the descriptor mapping made above, unmapped once.
+                unsafe { libc::munmap(descs, descs_len) };
+                return Err(e);
+            }
         };
-        if bufs == libc::MAP_FAILED {
-            let e = io::Error::last_os_error();
-            // SAFETY: the descriptor mapping made above, unmapped once.
-            unsafe { libc::munmap(descs, descs_len) };
-            return Err(e);
-        }
         Ok(Queue {
             ring,
             cdev,
@@ -207,7 +199,7 @@ impl Queue {
             depth,
             descs: descs as *const u8,
             descs_len,
-            bufs: bufs as *mut u8,
+            bufs,
             buf_bytes,
             bufs_len,
             inflight: 0,
