@@ -12,6 +12,13 @@ use crate::engine::EngineError;
 use ssdready_core::spec_run::{MemKind, MemSpec};
 use std::os::fd::AsRawFd;
 
+/// The system's page size (4096 if it cannot be read).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf takes a plain integer and has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
 /// A fresh private anonymous read-write mapping of `len` bytes, with
 /// `extra` mmap flags (`MAP_NORESERVE`, `MAP_POPULATE`, or 0). The caller
 /// unmaps it, once.

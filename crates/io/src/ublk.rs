@@ -16,6 +16,7 @@
 //! `kernel::ublk`); this module moves bytes and owns the memory the kernel
 //! reaches into.
 
+use crate::mem::page_size as page;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -29,16 +30,6 @@ use std::time::{Duration, Instant};
 pub const MAX_QUEUE_DEPTH: usize = 4096;
 /// `sizeof(struct ublksrv_io_desc)`.
 pub const DESC_BYTES: usize = 24;
-
-fn page() -> usize {
-    // SAFETY: sysconf has no memory effects.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
 
 fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
