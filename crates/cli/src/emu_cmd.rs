@@ -39,6 +39,9 @@ fn checked_params(spec: &str) -> Params {
             fail(1, "emu attach: the command that started it has ended");
         }
     }
+    if let Err(e) = kernel::check_env() {
+        fail(2, &format!("emu attach: {e}"));
+    }
     let params = Params::parse(spec).unwrap_or_else(|e| fail(2, &format!("emu attach: {e}")));
     if let Some(why) = kernel::unsupported(&params) {
         fail(2, &format!("emu attach: {why}"));

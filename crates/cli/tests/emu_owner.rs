@@ -20,15 +20,7 @@ const SPEC: &str = "dram-ssd,size=64m";
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn usable() -> bool {
-    if !is_root() {
-        eprintln!("skipped: the kernel drive needs root");
-        return false;
-    }
-    if !std::path::Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: no /dev/fuse");
-        return false;
-    }
-    true
+    kernel_drive_usable()
 }
 
 fn attach_cmd() -> Command {

@@ -143,9 +143,13 @@ fn iodepth_low_lets_a_full_queue_drain_before_refilling_as_fio() {
         low["8"].as_f64().unwrap(),
         low["16"].as_f64().unwrap(),
     );
-    assert!((l4 - 25.0).abs() < 3.0, "{low}");
-    assert!((l8 - 66.4).abs() < 4.0, "{low}");
-    assert!((l16 - 8.3).abs() < 3.0, "{low}");
+    // Wide margins: on a loaded machine the loop returns late to a queue
+    // that kept draining, and a few per cent move from 8 to depths 1–2
+    // (at load 7 on 2 vCPUs: 4: 25.0, 8: 64.5, 16: 8.1). The full
+    // queue's 16 (above 40 %, about 89 here) stays far outside.
+    assert!((l4 - 25.0).abs() < 5.0, "{low}");
+    assert!((l8 - 66.4).abs() < 10.0, "{low}");
+    assert!((l16 - 8.3).abs() < 5.0, "{low}");
 }
 
 /// A read slower than max_latency (1 µs: every one on a file) ends the job

@@ -333,25 +333,38 @@ fn fio_logs_are_written_in_fios_format() {
             assert_eq!(first[3], "4096");
         }
     }
-    // Averaged: one line per window and direction.
+    // Averaged: one line per 100 ms window and direction that saw I/O,
+    // stamped at the window's end, its value the window's I/Os per second.
+    // 300 I/Os at 1000 IOPS take 300 ms at least (a loaded machine only
+    // makes it longer), so they fall in two windows or more, and the
+    // windows' I/Os (value × 0.1 s) add up to the 300 exactly, however
+    // the machine's load spread them.
     let out = ssdready(&[
         "run",
         "--quiet",
         "--ioengine=null",
         "--size=64m",
         "--rate_iops=1000",
-        "--runtime=1",
-        "--time_based",
+        "--number_ios=300",
         "--name=a",
         &iops,
         "--log_avg_msec=100",
     ]);
     assert!(out.status.success());
     let text = std::fs::read_to_string(tmp.path().join("t_iops.1.log")).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert!((9..=11).contains(&lines.len()), "{} windows", lines.len());
-    let v: u64 = lines[3].split(", ").nth(1).unwrap().parse().unwrap();
-    assert!((950..=1050).contains(&v), "window IOPS {v}");
+    let lines: Vec<Vec<u64>> = text
+        .lines()
+        .map(|l| l.split(", ").map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert!(lines.len() >= 2, "{} windows", lines.len());
+    assert!(lines.iter().all(|l| l.len() == 5 && l[2] == 0), "{text}");
+    assert!(
+        lines.windows(2).all(|w| w[0][0] < w[1][0]) && lines.iter().all(|l| l[0] % 100 == 0),
+        "window ends: {text}"
+    );
+    // value = ios / 0.1 s, floored: round back to the window's I/Os.
+    let ios: u64 = lines.iter().map(|l| (l[1] + 5) / 10).sum();
+    assert_eq!(ios, 300, "{text}");
 }
 
 /// fio's own json+ converter reads our output and gives the columns it gives

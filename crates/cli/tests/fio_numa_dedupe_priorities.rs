@@ -287,8 +287,11 @@ fn offload_and_poisson_submission_keep_the_rate() {
             String::from_utf8_lossy(&o.stderr)
         );
         assert_eq!(ios(&v, "read"), 400, "{process}");
+        // Above 460 is beyond chance (three standard deviations of 400
+        // random gaps) and beyond the rate; a loaded machine only
+        // lengthens the run, so the floor is half the rate.
         let iops = v["jobs"][0]["read"]["iops"].as_f64().unwrap();
-        assert!((iops - 400.0).abs() < 60.0, "{process}: {iops}");
+        assert!((200.0..460.0).contains(&iops), "{process}: {iops}");
         let log = std::fs::read_to_string(dir.path().join("ol_lat.1.log")).unwrap();
         assert_eq!(log.lines().count(), 400, "{process}: one log line per I/O");
     }

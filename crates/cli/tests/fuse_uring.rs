@@ -15,12 +15,7 @@ use std::time::{Duration, Instant};
 const PARAM: &str = "/sys/module/fuse/parameters/enable_uring";
 
 fn usable() -> bool {
-    if !is_root() {
-        eprintln!("skipped: the kernel drive needs root");
-        return false;
-    }
-    if !std::path::Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: no /dev/fuse");
+    if !kernel_drive_usable() {
         return false;
     }
     if !std::path::Path::new(PARAM).exists() {

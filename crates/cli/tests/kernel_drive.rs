@@ -21,15 +21,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const SPEC: &str = "x25e,size=128m";
 
 fn usable() -> bool {
-    if !is_root() {
-        eprintln!("skipped: the kernel drive needs root");
-        return false;
-    }
-    if !std::path::Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: no /dev/fuse");
-        return false;
-    }
-    true
+    kernel_drive_usable()
 }
 
 /// A running `emu attach` and the device it printed; its standard output

@@ -17,6 +17,7 @@
 //! `kernel::fuse_uring`); this module moves bytes and owns the memory the
 //! kernel reaches into.
 
+use crate::mem::page_size as page;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
@@ -42,34 +43,11 @@ pub const FIRED: usize = usize::MAX;
 // A 128-byte submission entry is two plain 64-byte halves (repr(C)).
 const _: () = assert!(std::mem::size_of::<squeue::Entry128>() == 128);
 
-fn page() -> usize {
-    // SAFETY: sysconf has no memory effects.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
-
 /// An anonymous private mapping of `len` bytes (not reserved up front:
 /// a payload's pages exist once something is written there).
+/// Unmapped once, in Drop.
 fn map(len: usize) -> io::Result<*mut u8> {
-    // SAFETY: a fresh private anonymous mapping, unmapped once in Drop.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(p as *mut u8)
+    crate::mem::map_anon(len, libc::MAP_NORESERVE)
 }
 
 /// One FUSE-over-io_uring ring: its entries' buffers and the commands

@@ -12,6 +12,34 @@ use crate::engine::EngineError;
 use ssdready_core::spec_run::{MemKind, MemSpec};
 use std::os::fd::AsRawFd;
 
+/// The system's page size (4096 if it cannot be read).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf takes a plain integer and has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
+/// A fresh private anonymous read-write mapping of `len` bytes, with
+/// `extra` mmap flags (`MAP_NORESERVE`, `MAP_POPULATE`, or 0). The caller
+/// unmaps it, once.
+pub(crate) fn map_anon(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
+    // SAFETY: a fresh private anonymous mapping; no pointer is passed in.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
 /// Memory obtained from the kernel rather than the heap.
 pub(crate) enum Mapped {
     /// `mmap`: the mapping (address, length), and the file it maps when
@@ -223,20 +251,10 @@ impl LockedMemory {
     /// Pin `len` bytes; the error names the limit in the way.
     pub fn pin(len: u64) -> Result<LockedMemory, EngineError> {
         let len = len as usize;
-        // SAFETY: a fresh anonymous mapping; no pointer is passed in.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
+        let Ok(addr) = map_anon(len, 0) else {
             return Err(sys(format!("lockmem: mapping {len} bytes")));
-        }
+        };
+        let addr = addr as *mut libc::c_void;
         // SAFETY: `addr` is the mapping of `len` bytes just made.
         if unsafe { libc::mlock(addr, len) } < 0 {
             let e = std::io::Error::last_os_error();

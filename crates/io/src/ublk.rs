@@ -16,6 +16,7 @@
 //! `kernel::ublk`); this module moves bytes and owns the memory the kernel
 //! reaches into.
 
+use crate::mem::page_size as page;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -29,16 +30,6 @@ use std::time::{Duration, Instant};
 pub const MAX_QUEUE_DEPTH: usize = 4096;
 /// `sizeof(struct ublksrv_io_desc)`.
 pub const DESC_BYTES: usize = 24;
-
-fn page() -> usize {
-    // SAFETY: sysconf has no memory effects.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
 
 fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
@@ -182,24 +173,16 @@ impl Queue {
         }
         let buf_bytes = round_up(buf_bytes.max(pg), pg);
         let bufs_len = buf_bytes * depth as usize;
-        // SAFETY: a fresh private anonymous mapping; unmapped once, in Drop
-        // (or left mapped while the kernel may still reach it).
-        let bufs = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bufs_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
+        // Unmapped once, in Drop (or left mapped while the kernel may
+        // still reach it).
+        let bufs = match crate::mem::map_anon(bufs_len, libc::MAP_POPULATE) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: the descriptor mapping made above, unmapped once.
+                unsafe { libc::munmap(descs, descs_len) };
+                return Err(e);
+            }
         };
-        if bufs == libc::MAP_FAILED {
-            let e = io::Error::last_os_error();
-            // SAFETY: the descriptor mapping made above, unmapped once.
-            unsafe { libc::munmap(descs, descs_len) };
-            return Err(e);
-        }
         Ok(Queue {
             ring,
             cdev,
@@ -207,7 +190,7 @@ impl Queue {
             depth,
             descs: descs as *const u8,
             descs_len,
-            bufs: bufs as *mut u8,
+            bufs,
             buf_bytes,
             bufs_len,
             inflight: 0,

@@ -29,6 +29,21 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
 
+/// Whether the kernel drive can be attached here (root and /dev/fuse);
+/// when not, says why the test is skipped.
+#[allow(dead_code)]
+pub fn kernel_drive_usable() -> bool {
+    if !is_root() {
+        eprintln!("skipped: the kernel drive needs root");
+        return false;
+    }
+    if !std::path::Path::new("/dev/fuse").exists() {
+        eprintln!("skipped: no /dev/fuse");
+        return false;
+    }
+    true
+}
+
 pub fn is_root() -> bool {
     nix_uid() == 0
 }

@@ -59,7 +59,8 @@ impl Default for HoldPolicy {
 
 impl HoldPolicy {
     /// The policy [`HOLD_ENV`] asks for (per cent, 0 to 10), else the
-    /// default; a value that is not such a number is ignored.
+    /// default (`emu attach` has refused any other value before serving:
+    /// [`super::check_env`]).
     pub fn from_env() -> HoldPolicy {
         let v = std::env::var(HOLD_ENV).ok();
         Self::parse(v.as_deref()).unwrap_or_default()

@@ -35,6 +35,13 @@ pub enum KernelError {
     NotATransport { value: String },
 
     // Attaching.
+    /// A tuning variable of the daemon set to a value it does not take.
+    #[error("environment variable {name}='{value}' is refused (allowed: {allowed}, or unset)")]
+    BadEnv {
+        name: &'static str,
+        value: String,
+        allowed: &'static str,
+    },
     /// What the kernel drive needs and this machine lacks (root, FUSE, …).
     #[error("the kernel drive needs {missing}")]
     Needs { missing: String },

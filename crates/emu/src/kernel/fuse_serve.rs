@@ -72,9 +72,17 @@ pub fn thread_count(depth: u16) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = std::env::var(THREADS_ENV)
         .ok()
-        .and_then(|v| v.parse::<usize>().ok())
+        .and_then(|v| parse_threads(&v))
         .unwrap_or(cpus.div_ceil(2));
     want.clamp(1, MAX_THREADS).min(depth.max(1) as usize)
+}
+
+/// [`THREADS_ENV`]'s value as a number of serving threads, if it is a
+/// whole number from 1 to [`MAX_THREADS`] (`emu attach` refuses any other
+/// value: [`super::check_env`]).
+pub fn parse_threads(v: &str) -> Option<usize> {
+    let n = v.trim().parse::<usize>().ok()?;
+    (1..=MAX_THREADS).contains(&n).then_some(n)
 }
 
 /// One serving thread's state.

@@ -28,6 +28,7 @@
 
 pub mod daemon;
 pub mod due;
+mod env;
 mod error;
 pub mod fuse_handle;
 pub mod fuse_proto;
@@ -39,6 +40,7 @@ pub mod stamps;
 pub mod ublk;
 pub mod ublk_serve;
 
+pub use env::check_env;
 pub use error::{KernelError, ServeError};
 
 use crate::config::Params;

@@ -32,6 +32,7 @@
 use crate::buf::AlignedBuf;
 use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
+use crate::mem::page_size;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
 use ssdready_core::spec::{JobSpec, RwMode};
@@ -79,13 +80,6 @@ pub struct MmapEngine {
 // SAFETY: the raw pointers are mappings owned by the engine, which moves
 // between threads only as a whole.
 unsafe impl Send for MmapEngine {}
-
-/// The system's page size.
-fn page_size() -> usize {
-    // SAFETY: sysconf takes a plain integer.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
-}
 
 /// A block size `ioengine=mmap` refuses, with the option that makes it
 /// need whole pages (`direct`, `fsync` or `fdatasync`).
