@@ -125,11 +125,13 @@ fn worker(
 ) -> Result<Worker, SimError> {
     let r = clone_region(spec, w, cap).map_err(SimError::Refused)?;
     let cfg = &job.run_loop;
-    // A job on the emulator keeps its iodepth (the device brings its
-    // queues); a short-term merge layer in front of it takes one at a time.
+    // A job on the emulator keeps its iodepth whatever its engine (the
+    // device brings its queues; the loop's own depth is 1 for a
+    // synchronous engine); a short-term merge layer in front of it takes
+    // one at a time.
     let depth = match spec.temporal_merge {
         TemporalMerge::Stm => 1,
-        _ => cfg.depth.get() as usize,
+        _ => spec.iodepth.max(1) as usize,
     };
     let start = t0.saturating_add(cfg.startdelay_ns);
     let ramp_end = start.saturating_add(cfg.ramp_time_ns);

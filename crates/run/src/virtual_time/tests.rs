@@ -313,3 +313,23 @@ fn thinks_come_after_every_eighth_completion_but_the_last() {
     );
     assert!(r.lat.max() < 20_000_000, "a latency holds a think");
 }
+
+#[test]
+fn a_synchronous_engine_keeps_its_iodepth_on_the_model() {
+    // The real loop runs a synchronous engine (psync, the default) one
+    // I/O at a time; on the model the device brings its queues, and
+    // iodepth says how many are outstanding: 7 units of 10 µs serve 16
+    // at once far faster than one.
+    let end = |depth: &str| {
+        let spec = parsed(&[
+            ("rw", "randread"),
+            ("iodepth", depth),
+            ("number_ios", "20000"),
+        ]);
+        assert_eq!(spec.effective_iodepth(), 1, "a synchronous engine");
+        let mut d = Device::new(&Params::parse("nvm-lowlat,size=64m").unwrap());
+        simulate(&mut d, &[spec], &|| false).unwrap().end_ns
+    };
+    let (one, sixteen) = (end("1"), end("16"));
+    assert!(sixteen * 4 < one, "QD1 {one} ns, QD16 {sixteen} ns");
+}

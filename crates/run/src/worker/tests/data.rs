@@ -98,6 +98,8 @@ fn verify_run(more: &[(&str, &str)], corrupt: &[u64]) -> (WorkerOutcome, u64) {
         ("bs", "4k"),
         ("size", "64k"),
         ("verify", "crc32c"),
+        // No state file in the working directory.
+        ("verify_state_save", "0"),
     ];
     options.extend_from_slice(more);
     let c = ctx(spec(&options), Arc::default());
