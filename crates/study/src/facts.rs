@@ -64,6 +64,7 @@ pub const KNOWN: &[&str] = &[
     "transport_lateness_pct",
     "transport_reply",
     "transport_cpu",
+    "transport_scope",
     "target_kind",
     "cpus",
     "noise_pct",
@@ -264,10 +265,13 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
 fn transport(b: &mut Builder, f: &Figures) {
     // The QD 1 runs' own figures where the study has them: the verdict is
     // about the platform share those runs give.
-    let Some(t) = f.transport_qd1.as_ref().or(f.transport.as_ref()) else {
-        return;
+    let (t, scope) = match (&f.transport_qd1, &f.transport) {
+        (Some(t), _) => (t, "over the QD 1 runs"),
+        (None, Some(t)) => (t, "over the study's runs"),
+        (None, None) => return,
     };
     let none: &[String] = &[];
+    b.text("transport_scope", Some(scope.into()), none);
     b.num("transport_lateness", Some(t.late_ns_mean), "ns", none);
     b.num("transport_lateness_pct", t.late_pct(), "pct", none);
     b.num("transport_reply", Some(t.reply_ns_mean), "ns", none);
