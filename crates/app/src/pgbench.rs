@@ -151,7 +151,11 @@ impl Cluster {
 
     /// Start the server (its processes join the caller's cgroup).
     pub(crate) fn start(&mut self, stop: &AtomicBool) -> Result<(), Error> {
-        self.watchdog = Some(self.watchdog()?);
+        // One watchdog for the cluster's life: a second one would stop the
+        // server of the next start when the first one's pipe closed.
+        if self.watchdog.is_none() {
+            self.watchdog = Some(self.watchdog()?);
+        }
         let mut c = self.cmd("pg_ctl");
         c.args(["start", "-w", "-t", "60", "-D"])
             .arg(&self.data)
@@ -159,7 +163,25 @@ impl Cluster {
             .arg(&self.opts);
         c.arg("-l").arg(self.wd.join("server.log"));
         self.started = true;
-        run_child(c, &self.wd.join("pg_ctl.out"), stop, "pg_ctl start")
+        let mut dog = self.watchdog.as_mut().and_then(|w| w.stdin.take());
+        let r = run_child_then(
+            c,
+            &self.wd.join("pg_ctl.out"),
+            stop,
+            "pg_ctl start",
+            |pid| {
+                tell(&mut dog, &format!("start {pid}"));
+            },
+        );
+        // A pg_ctl killed on `stop` may have forked a server that is still
+        // starting: the watchdog is left to wait for it.
+        if !matches!(r, Err(Error::Interrupted)) {
+            tell(&mut dog, "started");
+        }
+        if let Some(w) = self.watchdog.as_mut() {
+            w.stdin = dog;
+        }
+        r
     }
 
     /// Stop the server cleanly (a checkpoint first: its files are then
@@ -179,23 +201,27 @@ impl Cluster {
     /// the kernel closes that pipe when this process ends, however it ends.
     /// (PR_SET_PDEATHSIG cannot reach the server: `pg_ctl` starts it as a
     /// daemon, not as a child of this process.)
+    ///
+    /// A server still starting has no PID file, and `pg_ctl stop` finds no
+    /// server without one; so this process says `start PID` when it starts
+    /// `pg_ctl start` and `started` when that ends, and a watchdog woken
+    /// during a start first waits for that `pg_ctl` (its `-t 60`, at most
+    /// 70 s; a zombie counts as ended), then up to 5 s for the PID file of a server it forked before
+    /// it was killed, and stops what is there.
     fn watchdog(&self) -> Result<std::process::Child, Error> {
         let mut c = Command::new("sh");
         c.env("LC_ALL", "C").env_remove("PGDATA").process_group(0);
         if let Some(u) = self.run_as {
             c.uid(u.uid).gid(u.gid);
         }
-        c.args([
-            "-c",
-            r#"while read -r _; do :; done; exec "$0" stop -m immediate -w -t 30 -D "$1""#,
-        ])
-        .arg(self.bin.join("pg_ctl"))
-        .arg(&self.data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| Error::Runtime(format!("starting the server's watchdog (sh): {e}")))
+        c.args(["-c", WATCHDOG])
+            .arg(self.bin.join("pg_ctl"))
+            .arg(&self.data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::Runtime(format!("starting the server's watchdog (sh): {e}")))
     }
 
     /// Stop the server at once, if it may be running (errors ignored).
@@ -210,7 +236,8 @@ impl Cluster {
                 .status();
             self.started = false;
         }
-        // The server is down: the watchdog's stop finds nothing to stop.
+        // The server is down: the watchdog's stop finds nothing to stop
+        // (unless a start was cut short: then it waits for that server).
         if let Some(mut w) = self.watchdog.take() {
             drop(w.stdin.take());
             let _ = w.wait();
@@ -250,7 +277,42 @@ impl Drop for Cluster {
 }
 
 /// Run `c` to its end, its output in `log`; on `stop` it is killed.
-fn run_child(mut c: Command, log: &Path, stop: &AtomicBool, what: &str) -> Result<(), Error> {
+fn run_child(c: Command, log: &Path, stop: &AtomicBool, what: &str) -> Result<(), Error> {
+    run_child_then(c, log, stop, what, |_| {})
+}
+
+/// A line to the watchdog (see [`Cluster::watchdog`]); a watchdog that is
+/// gone is not an error here (its stop is a safety net).
+fn tell(dog: &mut Option<std::process::ChildStdin>, line: &str) {
+    use std::io::Write;
+    if let Some(w) = dog {
+        let _ = writeln!(w, "{line}");
+    }
+}
+
+/// The watchdog's script: `$0` is `pg_ctl`, `$1` the data directory.
+const WATCHDOG: &str = r#"pid=
+while read -r word arg; do
+  case $word in start) pid=$arg ;; started) pid= ;; esac
+done
+alive() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; s=${s##*") "}; [ "${s%% *}" != Z ]; }
+if [ -n "$pid" ]; then
+  i=0
+  while alive "$pid" && [ $i -lt 700 ]; do sleep 0.1; i=$((i+1)); done
+  i=0
+  while [ ! -f "$1/postmaster.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+fi
+[ -f "$1/postmaster.pid" ] || exit 0
+exec "$0" stop -m immediate -w -t 30 -D "$1""#;
+
+/// [`run_child`], calling `spawned` with the child's PID once it runs.
+fn run_child_then(
+    mut c: Command,
+    log: &Path,
+    stop: &AtomicBool,
+    what: &str,
+    spawned: impl FnOnce(u32),
+) -> Result<(), Error> {
     let f = std::fs::File::create(log).map_err(|e| Error::io("creating", log, e))?;
     let f2 = f.try_clone().map_err(|e| Error::io("opening", log, e))?;
     let mut child = c
@@ -259,6 +321,7 @@ fn run_child(mut c: Command, log: &Path, stop: &AtomicBool, what: &str) -> Resul
         .stderr(f2)
         .spawn()
         .map_err(|e| Error::Runtime(format!("starting {what}: {e}")))?;
+    spawned(child.id());
     loop {
         if let Some(st) = child
             .try_wait()
@@ -634,5 +697,81 @@ mod tests {
         assert!(c.iter().all(|c| c.agree), "{c:?}");
         let c = checks(&s(150.0), &log, Some(99));
         assert_eq!(c.iter().filter(|c| !c.agree).count(), 2, "{c:?}");
+    }
+
+    /// The watchdog's script with a stand-in `pg_ctl` that logs its
+    /// arguments (or `none` when there is no PID file); `lines` go to its pipe, which then closes (this process
+    /// "ends"); `server` runs as the start in flight. Its calls and how
+    /// long it took.
+    fn watchdog_run(lines: &[&str], server: Option<&str>) -> (String, Duration) {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let data = t.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let calls = t.path().join("calls");
+        let fake = t.path().join("pg_ctl");
+        // As pg_ctl stop: without a PID file it finds no server.
+        let script = format!(
+            "#!/bin/sh\n[ -f '{}/postmaster.pid' ] || {{ echo none >> '{c}'; exit 1; }}\necho \"$@\" >> '{c}'\n",
+            data.display(),
+            c = calls.display()
+        );
+        std::fs::write(&fake, script).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut dog = Command::new("sh")
+            .args(["-c", WATCHDOG])
+            .arg(&fake)
+            .arg(&data)
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = dog.stdin.take().unwrap();
+        let mut starter = server.map(|sh| {
+            let mut c = Command::new("sh")
+                .args(["-c", sh])
+                .current_dir(&data)
+                .spawn()
+                .unwrap();
+            writeln!(pipe, "start {}", c.id()).unwrap();
+            // Reaped when it ends, as init reaps an orphan.
+            std::thread::spawn(move || c.wait())
+        });
+        if !lines.is_empty() {
+            // The start ended before these lines, as `started` says.
+            if let Some(s) = starter.take() {
+                s.join().unwrap().unwrap();
+            }
+        }
+        for l in lines {
+            writeln!(pipe, "{l}").unwrap();
+        }
+        let t0 = Instant::now();
+        drop(pipe);
+        dog.wait().unwrap();
+        if let Some(s) = starter {
+            s.join().unwrap().unwrap();
+        }
+        let took = t0.elapsed();
+        (std::fs::read_to_string(&calls).unwrap_or_default(), took)
+    }
+
+    #[test]
+    fn the_watchdog_waits_for_a_start_in_flight_then_stops_its_server() {
+        // Killed while pg_ctl start runs: its server writes the PID file
+        // only when it is up, after the pipe closed.
+        let (calls, _) = watchdog_run(&[], Some("sleep 0.5; touch postmaster.pid"));
+        assert!(calls.starts_with("stop -m immediate"), "{calls:?}");
+    }
+
+    #[test]
+    fn the_watchdog_stops_a_running_server_and_nothing_else() {
+        let (calls, took) = watchdog_run(&["started"], Some("touch postmaster.pid"));
+        assert!(calls.starts_with("stop -m immediate"), "{calls:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // A server already stopped (no PID file): nothing to do, at once.
+        let (calls, took) = watchdog_run(&["started"], Some("true"));
+        assert_eq!(calls, "");
+        assert!(took < Duration::from_secs(5), "{took:?}");
     }
 }
