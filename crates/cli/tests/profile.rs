@@ -236,10 +236,27 @@ fn decomposition_adds_up_and_matches_diskstats() {
     assert!(((above + block + dev) - app).abs() / app < 0.05);
     let stat = phase["disks"][0]["block_mean_ns"].as_f64().unwrap();
     eprintln!("block+device {below:.0} ns (eBPF) vs {stat:.0} ns (/sys/block/X/stat)");
-    assert!(
-        (below - stat).abs() / stat < 0.05,
-        "eBPF {below:.0} vs diskstats {stat:.0}"
-    );
+    // Within 5 % on a quiet machine. Under load the two clocks drift apart
+    // (diskstats starts a request's time where it is accounted, the
+    // tracepoint where it is issued, and a preempted CPU between them
+    // counts in one only: 16 % once at load average 6): then the run must
+    // say so in its cross-checks (it allows 5 % and diskstats' rounding;
+    // 6 % here leaves that rounding room), and the two stay within 25 %.
+    let gap = (below - stat).abs() / stat;
+    assert!(gap < 0.25, "eBPF {below:.0} vs diskstats {stat:.0}");
+    if gap >= 0.06 {
+        let flagged = phase["checks"].as_array().unwrap().iter().any(|c| {
+            c["quantity"]
+                .as_str()
+                .is_some_and(|q| q.starts_with("block-and-below mean latency"))
+                && c["agree"] == false
+        });
+        assert!(
+            flagged,
+            "eBPF {below:.0} vs diskstats {stat:.0} and no disagreement said: {}",
+            phase["checks"]
+        );
+    }
     assert!(
         d["block_and_below"]["percentiles"]
             .as_array()
