@@ -206,8 +206,8 @@ impl Cluster {
     /// server without one; so this process says `start PID` when it starts
     /// `pg_ctl start` and `started` when that ends, and a watchdog woken
     /// during a start first waits for that `pg_ctl` (its `-t 60`, at most
-    /// 70 s; a zombie counts as ended), then up to 5 s for the PID file of a server it forked before
-    /// it was killed, and stops what is there.
+    /// 70 s; a zombie counts as ended), then up to 5 s for the PID file of
+    /// a server it forked before it was killed, and stops what is there.
     fn watchdog(&self) -> Result<std::process::Child, Error> {
         let mut c = Command::new("sh");
         c.env("LC_ALL", "C").env_remove("PGDATA").process_group(0);
