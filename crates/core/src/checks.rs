@@ -239,6 +239,11 @@ fn disk_ios_check(d: &DiskResult) -> Option<CrossCheck> {
         return None;
     }
     let allowed = (d.app_ios as f64 * 0.01).max(1.0);
+    if (d.app_ios as f64 - dev_ios as f64).abs() > allowed {
+        if let Some(per_io) = d.split_per_io() {
+            return Some(split_bytes_check(d, per_io));
+        }
+    }
     Some(check(
         &format!("I/Os on {}: ssdready's count vs the kernel's", d.name),
         ("ssdready", d.app_ios as f64),
@@ -248,6 +253,25 @@ fn disk_ios_check(d: &DiskResult) -> Option<CrossCheck> {
         (d.app_ios as f64 - dev_ios as f64).abs() <= allowed,
         &["disks.above_block_mean_ns", "decomposition"],
     ))
+}
+
+/// When the kernel split each I/O into several requests, the counts
+/// cannot match: the bytes must.
+fn split_bytes_check(d: &DiskResult, per_io: f64) -> CrossCheck {
+    let kib = |b: u64| b as f64 / 1024.0;
+    let allowed = (kib(d.app_bytes) * 0.01).max(4.0);
+    check(
+        &format!(
+            "KiB on {}: ssdready's vs the kernel's (each I/O split into {per_io:.1} requests)",
+            d.name
+        ),
+        ("ssdready", kib(d.app_bytes)),
+        ("/sys/block stat", kib(d.dev_bytes())),
+        "KiB",
+        allowed,
+        (kib(d.app_bytes) - kib(d.dev_bytes())).abs() <= allowed,
+        &["disks.above_block_mean_ns", "decomposition"],
+    )
 }
 
 /// The decomposition's block-and-below mean against the first agreeing
@@ -472,5 +496,37 @@ mod tests {
         assert!(phase_checks(&p).iter().all(|c| c.agree));
         p.disks[0].read_ios = 526;
         assert!(!phase_checks(&p).iter().all(|c| c.agree));
+    }
+
+    #[test]
+    fn io_split_by_the_kernel_is_checked_by_bytes() {
+        // 1,000 reads of 1 MiB, each split into two 512 KiB requests.
+        let mut p = phase(1.0, 0.0, 1.0);
+        p.disks.push(DiskResult {
+            name: "loop0".into(),
+            read_ios: 2000,
+            read_sectors: 2000 * 1024,
+            app_ios: 1000,
+            app_bytes: 1000 << 20,
+            ..DiskResult::default()
+        });
+        let k = phase_checks(&p);
+        let c = k
+            .iter()
+            .find(|c| c.quantity.starts_with("KiB on loop0"))
+            .unwrap();
+        assert!(c.agree && c.quantity.contains("2.0 requests"), "{c:?}");
+        // Bytes that do not match are not a split: the count check stands.
+        p.disks[0].read_sectors = 1000 * 1024;
+        let k = phase_checks(&p);
+        assert!(k
+            .iter()
+            .any(|c| c.quantity.starts_with("I/Os on loop0") && !c.agree));
+        // Nor are merged requests.
+        p.disks[0].read_sectors = 2000 * 1024;
+        p.disks[0].read_merges = 3;
+        assert!(phase_checks(&p)
+            .iter()
+            .any(|c| c.quantity.starts_with("I/Os") && !c.agree));
     }
 }

@@ -346,6 +346,9 @@ pub struct DiskResult {
     pub util_pct: f64,
     /// I/Os ssdready completed on this device in the window.
     pub app_ios: u64,
+    /// Bytes those I/Os moved (0 in results written before it was kept).
+    #[serde(default)]
+    pub app_bytes: u64,
     /// Mean app-observed total latency of those I/Os, ns.
     pub app_mean_ns: f64,
     /// Mean time from block-layer entry to completion, ns.
@@ -355,6 +358,29 @@ pub struct DiskResult {
     /// Whether the device's I/O count matches ssdready's (within 1 %).
     pub counts_agree: bool,
     pub note: Option<String>,
+}
+
+impl DiskResult {
+    /// Bytes the device moved in the window (reads and writes).
+    pub fn dev_bytes(&self) -> u64 {
+        (self.read_sectors + self.write_sectors) * 512
+    }
+
+    /// Requests per ssdready I/O when the kernel split ssdready's I/Os
+    /// into several requests (a request larger than the device's
+    /// `max_sectors_kb`): more requests than I/Os, none merged or
+    /// discarded, and the bytes agree within 1 % (at least 4 KiB).
+    /// `None` otherwise.
+    pub fn split_per_io(&self) -> Option<f64> {
+        let dev_ios = self.read_ios + self.write_ios;
+        let plain = self.read_merges + self.write_merges + self.discard_ios == 0;
+        if !plain || self.app_bytes == 0 || dev_ios <= self.app_ios || self.app_ios == 0 {
+            return None;
+        }
+        let allowed = (self.app_bytes as f64 * 0.01).max(4096.0);
+        ((self.dev_bytes() as f64 - self.app_bytes as f64).abs() <= allowed)
+            .then(|| dev_ios as f64 / self.app_ios as f64)
+    }
 }
 
 impl DirResult {

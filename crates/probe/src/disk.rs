@@ -74,6 +74,8 @@ pub struct AppView {
     pub ios: u64,
     /// Sum of their total latencies, ns.
     pub lat_sum_ns: f64,
+    /// Bytes they moved.
+    pub bytes: u64,
 }
 
 /// Build the device's result from two snapshots and the app's view.
@@ -94,6 +96,7 @@ pub fn split(name: &str, a: &DiskStat, b: &DiskStat, app: AppView, window_ns: u6
         io_ticks_ms: d(a.io_ticks, b.io_ticks),
         time_in_queue_ms: d(a.time_in_queue, b.time_in_queue),
         app_ios: app.ios,
+        app_bytes: app.bytes,
         app_mean_ns: if app.ios > 0 {
             app.lat_sum_ns / app.ios as f64
         } else {
@@ -124,6 +127,11 @@ pub fn split(name: &str, a: &DiskStat, b: &DiskStat, app: AppView, window_ns: u6
     } else {
         let why = if merges > 0 {
             format!("{merges} requests were merged in the block layer")
+        } else if let Some(per_io) = r.split_per_io() {
+            format!(
+                "the kernel split each I/O into {per_io:.1} requests on average (the device's max_sectors_kb), \
+                 and the bytes agree"
+            )
         } else if dev_ios > app.ios {
             "other I/O reached the device (another process, the file system's own I/O, or I/O split into several requests)".to_string()
         } else {
@@ -208,6 +216,7 @@ mod tests {
             AppView {
                 ios: 100_000,
                 lat_sum_ns: 100_000.0 * 20_000.0,
+                bytes: 100_000 * 4096,
             },
             1_000_000_000,
         );
@@ -222,11 +231,34 @@ mod tests {
             AppView {
                 ios: 50_000,
                 lat_sum_ns: 1e9,
+                bytes: 50_000 * 4096,
             },
             1_000_000_000,
         );
         assert!(!r.counts_agree);
         assert!(r.above_block_mean_ns.is_none());
         assert!(r.note.unwrap().contains("withheld"));
+    }
+
+    #[test]
+    fn a_split_io_is_named_as_such() {
+        // 1,000 reads of 1 MiB reached the device as 2,000 requests.
+        let a = DiskStat::default();
+        let b = DiskStat {
+            read_ios: 2_000,
+            read_sectors: 2_000 * 1_024,
+            read_ticks: 900,
+            ..a
+        };
+        let app = AppView {
+            ios: 1_000,
+            lat_sum_ns: 1e9,
+            bytes: 1_000 << 20,
+        };
+        let r = split("loop0", &a, &b, app, 1_000_000_000);
+        assert!(!r.counts_agree);
+        assert_eq!(r.split_per_io(), Some(2.0));
+        let note = r.note.unwrap();
+        assert!(note.contains("split each I/O into 2.0 requests"), "{note}");
     }
 }

@@ -83,6 +83,7 @@ pub(crate) fn disks(
                 for d in o.stats.dirs.iter().flatten() {
                     app.ios += d.lat.count();
                     app.lat_sum_ns += d.lat.sum() as f64;
+                    app.bytes += d.bytes;
                 }
             }
         }
