@@ -21,7 +21,7 @@
 //! set beside the share of the tables the group's page cache held
 //! (`memory.stat`, less the server's shared memory). The server is stopped
 //! and the group removed after each point — on success, failure, Ctrl-C
-//! and panic ([`Server`]'s `Drop`).
+//! and panic (`Server`'s `Drop`).
 
 use crate::cache::{self, CacheEffect};
 use crate::cgroup::{self, MemoryCgroup, Place, Usage};

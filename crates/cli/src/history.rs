@@ -23,7 +23,7 @@ pub struct HistoryArgs {
     /// Only entries whose target contains this text.
     #[arg(long, value_name = "T")]
     pub target: Option<String>,
-    /// Only entries started on or after: YYYY-MM-DD[ HH:MM[:SS]], UTC.
+    /// Only entries started on or after: `YYYY-MM-DD[ HH:MM[:SS]]`, UTC.
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
     /// Only entries started on or before (a date includes its whole day).

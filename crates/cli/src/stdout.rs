@@ -1,5 +1,5 @@
 //! Standard output as an error like any other: every command's text goes
-//! through [`print`], which writes it whole and flushes it; a full disk
+//! through [`print()`], which writes it whole and flushes it; a full disk
 //! (`> /dev/full`) or a reader that went away (`| true`) ends the command
 //! with one line and exit code 1, never a panic and never a silent loss.
 
@@ -13,7 +13,7 @@ pub fn write(text: &str) -> Result<(), String> {
         .map_err(|e| format!("writing to standard output: {e}"))
 }
 
-/// [`write`], or end the command: one line, exit code 1.
+/// [`write()`], or end the command: one line, exit code 1.
 pub fn print(text: &str) {
     if let Err(e) = write(text) {
         crate::fail(1, &e);

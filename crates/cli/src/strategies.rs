@@ -10,7 +10,7 @@
 //! (temporal merge off the emulator, SQPOLL without io_uring, writes the
 //! safety checks refuse) is listed as skipped with `run`'s own reason. The
 //! peak each result is set against is the emulated device's analytic limit
-//! ([`matrix::model_peak`]) or, on a real device, the best result observed
+//! (`matrix::model_peak`) or, on a real device, the best result observed
 //! (said so). `DIR/strategies.json` is written atomically
 //! (`docs/strategies-schema.md`); the table, beside Shin's published one, and
 //! each strategy's trade-off against async+intr go to stdout ([`print`]).

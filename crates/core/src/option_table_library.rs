@@ -132,8 +132,8 @@ macro_rules! lib_opts {
     };
 }
 
-/// The options of [`OWNERS`], searched with the other tables
-/// ([`crate::options::all`]). Keep it in [`OWNERS`]' order.
+/// The options of `OWNERS`, searched with the other tables
+/// ([`crate::options::all`]). Keep it in `OWNERS`' order.
 pub static LIBRARY_OPTIONS: &[OptionDef] = lib_opts!(
     "arguments",
     "bindname",

@@ -1,6 +1,6 @@
 //! The option table of fio's passthrough engines (`sg`, `io_uring_cmd`,
 //! `mtd`): each option parsed as fio parses it into the job's
-//! [`PassthruSpec`](crate::spec_passthru::PassthruSpec).
+//! [`PassthruSpec`].
 
 use crate::option_def::{Arity, OptionDef};
 use crate::spec_passthru::*;

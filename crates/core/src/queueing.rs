@@ -13,7 +13,7 @@
 //!   Q(t+D) = max(Q(t) − c, 0) + A, A Poisson of mean λD (Crommelin,
 //!   "Delay probability formulae when the holding times are constant",
 //!   1932). Its stationary distribution, by iteration, is the time-average
-//!   one (the chain holds from any instant), so L = E[Q], and by Little's
+//!   one (the chain holds from any instant), so L = E\[Q\], and by Little's
 //!   law Wq = L/λ − D.
 //!
 //! Times are in units of the mean service time; ρ = λ / (cμ) in (0, 1).

@@ -43,7 +43,7 @@ pub const DEF_LOG_ENTRIES: u64 = 1024;
 pub const MAX_LOG_ENTRIES: u64 = 1024 * DEF_LOG_ENTRIES;
 /// fio's bounds of `log_compression` (bytes).
 pub const LOG_COMPRESSION_RANGE: (u64, u64) = (1024, 512 << 20);
-/// The largest `log_hist_coarseness` (fio: "Integer in range [0,6]").
+/// The largest `log_hist_coarseness` (fio: "Integer in range \[0,6\]").
 pub const MAX_HIST_COARSENESS: u32 = 6;
 
 /// The options themselves.

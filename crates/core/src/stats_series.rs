@@ -9,7 +9,7 @@
 //! second's largest latency is kept per I/O (an exact maximum cannot be
 //! recovered from totals). The run's histogram's buckets are finer than
 //! the series' and never straddle one of them, so a second's histogram is
-//! the growth of the run's, bucket by bucket ([`SEC_OF_BUCKET`]).
+//! the growth of the run's, bucket by bucket (`SEC_OF_BUCKET`).
 
 use crate::hist::{bucket_bounds, Histogram, NUM_BUCKETS};
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! `nvm-lowlat`, `null`), in a form several threads can reserve at once.
 //!
 //! Such a device's state is only when each of its resources is next free:
-//! its `dies` service units, the host link (a [`Timeline`] for data and
+//! its `dies` service units, the host link (a `Timeline` for data and
 //! one for commands) and its command slots. The units are atomics: a
 //! command takes the earliest-free unit with one compare-and-swap, retried
 //! if another thread took it first, so two commands on different units

@@ -45,7 +45,7 @@
 //! `completion=poll`, sleeping otherwise), at most its slice. A job with
 //! `temporal_merge` gets a [`crate::merge`] engine instead.
 //!
-//! A failure of the model (an error from [`Device::submit`], or a panic,
+//! A failure of the model (an error from [`Device::submit`](crate::device::Device::submit), or a panic,
 //! which would be a bug) fails the command that met it and every later
 //! command on the device with the same message: the lock is never left
 //! poisoned for the other workers, and no one goes on with a model whose

@@ -286,7 +286,7 @@ impl IoLog {
     }
 
     /// The log's text as fio's client writes it (`flush_samples`): time,
-    /// value, direction, block size, [offset,] and the priority (with
+    /// value, direction, block size, `[offset,]` and the priority (with
     /// `log_prio`, fio's ioprio value in hex; otherwise whether it is of
     /// the real-time class).
     pub fn text(&self, version: u16) -> Result<String, Error> {

@@ -12,7 +12,7 @@
 //!
 //! Inside: the one validation path ([`validate`]), targets opened and
 //! prepared (`prepare`, `layout`, `fileprep`; emulated devices in
-//! [`devices`], zoned ones in `zbd`), phases run by worker threads
+//! `emulated`, zoned ones in `zbd`), phases run by worker threads
 //! (`worker`) and measured (CPU, disks, `profiler`, `decompose`), and the
 //! result assembled (`run`).
 

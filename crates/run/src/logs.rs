@@ -77,7 +77,7 @@ pub fn files_for(cfg: &LogConfig, number: u32, log: &IoLog) -> Vec<(String, Vec<
 /// A worker's sample log as fio's server sends it to its client (the
 /// IOLOG message): the file name fio would give it, the worker's number,
 /// fio's log type (1 latency, 4 bw, 5 iops), and the samples
-/// in fio's binary layout ([`samples`]) — or, with `log_store_compressed`,
+/// in fio's binary layout (`samples`) — or, with `log_store_compressed`,
 /// the `.log.fz` bytes as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerLog {

@@ -2,7 +2,7 @@
 //!
 //! Every destination is checked before the first I/O ([`check`]: exit code 2
 //! when it cannot work), so a run never ends with nowhere to put what it
-//! measured. A regular file is replaced atomically ([`write`]): the text goes
+//! measured. A regular file is replaced atomically ([`write()`]): the text goes
 //! to a temporary file in the same directory, which is synced and renamed
 //! over the old one, and the directory is synced — a full disk, a kill or a
 //! crash leaves the previous file whole. Character devices and FIFOs cannot
@@ -160,7 +160,7 @@ pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<Path
     Ok(dir)
 }
 
-/// Write `text` to `dir/name` atomically (see [`write`]); returns the path.
+/// Write `text` to `dir/name` atomically (see [`write()`]); returns the path.
 pub fn write_in(dir: &Path, name: &str, text: &str) -> Result<PathBuf, OutputError> {
     let fin = dir.join(name);
     write(&Sink::File(fin.clone()), text)?;

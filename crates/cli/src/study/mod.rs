@@ -8,7 +8,7 @@
 //! this binary's run function) with a progress bar, derives
 //! the figures and judges them with the verdict rules
 //! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
-//! `DIR/report.html` atomically and prints the findings ([`print`]), and
+//! `DIR/report.html` atomically and prints the findings (`print`), and
 //! records the study in the history database (`--db`; a failure to record
 //! is a warning). With `--baseline` it then compares the study with an
 //! earlier one and exits 3 when a key figure got worse beyond the noise.
@@ -71,7 +71,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "ID|PATH")]
     pub baseline: Option<String>,
     /// Study a fleet instead: fio servers or ssdready servers (a host file,
-    /// or HOST[,PORT] separated by ';'), each alone, then 1…N together;
+    /// or `HOST[,PORT]` separated by ';'), each alone, then 1…N together;
     /// TARGET is then what each host reads (default: fio's null engine).
     #[arg(long, value_name = "HOSTS")]
     pub client: Vec<String>,

@@ -4,7 +4,7 @@
 //! 1. [`resolve`] looks at it without changing anything: kind, size, logical
 //!    block size, the block device its I/O lands on, and — for writes to a
 //!    block device — whether that would destroy data ([`safety`]).
-//! 2. [`layout`] creates or extends a regular file to the size the job needs,
+//! 2. [`layout()`] creates or extends a regular file to the size the job needs,
 //!    writing real data so reads hit allocated blocks (fio's "laying out");
 //!    it stops on request and then leaves the file as it found it.
 //! 3. [`Target::open`] opens one descriptor per worker, with O_DIRECT when

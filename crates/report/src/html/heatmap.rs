@@ -15,7 +15,7 @@ pub struct HeatMap {
     pub columns: Vec<(f64, f64)>,
     /// Each row's y interval (bucket bounds).
     pub rows: Vec<(f64, f64)>,
-    /// cells[column][row]: the share of the column's I/Os, 0–1.
+    /// `cells[column][row]`: the share of the column's I/Os, 0–1.
     pub cells: Vec<Vec<f64>>,
     /// A tooltip per column (what ran then).
     pub column_tips: Vec<String>,

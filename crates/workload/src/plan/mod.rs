@@ -14,7 +14,7 @@
 //!   mixed-size job moves fio's bytes, not more.
 //!   Without the map (`norandommap`, `blockalign`), or with a skewed
 //!   distribution, offsets are drawn with repeats; skewed ones come from
-//!   fio's own generators ([`dists`]), their ranks scattered by the
+//!   fio's own generators (`dists`), their ranks scattered by the
 //!   permutation as fio scatters them with a hash; zoned ones from fio's
 //!   zone table.
 //! * `rw=randread:N` takes a new random offset every N I/Os, the others
@@ -22,7 +22,7 @@
 //! * **Block sizes** per direction; a range is drawn as fio draws it
 //!   (`min + max·u`, clamped, rounded to the minimum) and a size that
 //!   would pass the end of the region is drawn again.
-//! * **Files**: chosen by [`files::FileChooser`]; a file whose region is
+//! * **Files**: chosen by `files::FileChooser`; a file whose region is
 //!   done is skipped until every file is, then all start over (a new
 //!   pass, for `loops`, `io_size` beyond `size`, or time-based jobs).
 //!
