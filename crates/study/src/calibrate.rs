@@ -12,6 +12,7 @@
 //! `$XDG_CACHE_HOME/ssdready/transport/RELEASE-BOOTID-TRANSPORT.json` (or
 //! `~/.cache/…`), written with the one writer, and a later study on the
 //! same boot and transport reuses it when it covers the depths it needs.
+//! Keeping one removes the files of earlier boots, which no study can use.
 
 use serde::{Deserialize, Serialize};
 use ssdready_emu::kernel::daemon;
@@ -266,13 +267,40 @@ pub fn load(path: &Path) -> Option<Calibration> {
 }
 
 /// Keep `c` at `path` (atomically, with the one writer; its directory
-/// made first).
+/// made first), and remove the calibrations of earlier boots beside it:
+/// they can never be used again, and the directory would otherwise keep
+/// one file per boot.
 pub fn save(c: &Calibration, path: &Path) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let json = serde_json::to_string_pretty(c).map_err(std::io::Error::other)?;
-    ssdready_io::writer::replace(path, json.as_bytes())
+    ssdready_io::writer::replace(path, json.as_bytes())?;
+    if let Some(dir) = path.parent() {
+        prune_other_boots(dir, &c.boot_id);
+    }
+    Ok(())
+}
+
+/// Remove the `*.json` files (not directories; a link itself, never what
+/// it points to) in `dir` whose name does not carry `boot_id`. Nothing
+/// is removed without a boot id. Best effort: a file that cannot be
+/// removed stays.
+fn prune_other_boots(dir: &Path, boot_id: &str) {
+    if boot_id.is_empty() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let plain = e.file_type().is_ok_and(|t| !t.is_dir());
+        if plain && name.ends_with(".json") && !name.contains(boot_id) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// A calibration too noisy to keep: the depth where the spread of the

@@ -98,7 +98,17 @@ fn the_file_is_named_by_kernel_boot_and_transport_and_round_trips() {
         }],
         ..Default::default()
     };
+    // An earlier boot's files go when this boot's is kept; another
+    // transport's of this boot stays.
+    let t = dir.join("ssdready/transport");
+    std::fs::create_dir_all(&t).unwrap();
+    let old = t.join("6.18.4-x_y-0e-fuse_loop.json");
+    let other = path_in(&dir, &here, "fuse+loop");
+    std::fs::write(&old, "{}").unwrap();
+    std::fs::write(&other, "{}").unwrap();
+    std::fs::write(t.join("notes.txt"), "").unwrap();
     save(&c, &p).unwrap();
+    assert!(!old.exists() && other.exists() && t.join("notes.txt").exists());
     let back = load(&p).unwrap();
     assert_eq!(back.points, c.points);
     assert_eq!(back.path.as_deref(), Some(p.as_path()));
