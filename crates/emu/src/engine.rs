@@ -45,11 +45,12 @@
 //! `completion=poll`, sleeping otherwise), at most its slice. A job with
 //! `temporal_merge` gets a [`crate::merge`] engine instead.
 //!
-//! A failure of the model (an error from [`Device::submit`](crate::device::Device::submit), or a panic,
-//! which would be a bug) fails the command that met it and every later
-//! command on the device with the same message: the lock is never left
-//! poisoned for the other workers, and no one goes on with a model whose
-//! state is not trusted.
+//! A failure of the model (an error from
+//! [`Device::submit`](crate::device::Device::submit), or a panic, which
+//! would be a bug) fails the command that met it and every later command
+//! on the device with the same message: the lock is never left poisoned
+//! for the other workers, and no one goes on with a model whose state is
+//! not trusted.
 //!
 //! No wait is unbounded: `getevents` waits at most [`WAIT_SLICE_NS`] per
 //! call and then returns, with fewer completions than asked if none came
