@@ -112,6 +112,7 @@ fn fact(v: f64, unit: &str, run: &AppFigure) -> Fact {
         unit: unit.into(),
         noise_pct: None,
         margin_pct: None,
+        err: None,
         runs: vec![format!("app-{}-{}", run.name, run.jobs)],
     }
 }
@@ -122,6 +123,7 @@ fn text(t: String, run: &AppFigure) -> Fact {
         unit: "text".into(),
         noise_pct: None,
         margin_pct: None,
+        err: None,
         runs: vec![format!("app-{}-{}", run.name, run.jobs)],
     }
 }

@@ -30,6 +30,11 @@ pub struct Fact {
     /// For a classification: how far its deciding figure was from the
     /// threshold, percent.
     pub margin_pct: Option<f64>,
+    /// The figure's own error, in its unit, where it has one (a
+    /// subtracted calibration's, say): a rule's condition within it of
+    /// its threshold is not firm whatever the repeats say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err: Option<f64>,
     pub runs: Vec<String>,
 }
 
@@ -182,6 +187,7 @@ impl Builder<'_> {
                 unit: unit.into(),
                 noise_pct: noise,
                 margin_pct: None,
+                err: None,
                 runs: runs.to_vec(),
             },
         );
@@ -216,6 +222,7 @@ pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::capacity::Capac
                 unit: unit.into(),
                 noise_pct: None,
                 margin_pct: None,
+                err: None,
                 runs: runs.clone(),
             },
         );
@@ -398,6 +405,9 @@ fn qd1(b: &mut Builder, f: &Figures) {
     }
     if let Some(p) = &f.platform_share_qd1 {
         b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
+        if let (Some(x), Some(e)) = (b.map.get_mut("platform_share_qd1"), p.err_ns) {
+            x.err = (p.total_ns > 0.0).then(|| 100.0 * e / p.total_ns);
+        }
         b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
         b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
         b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
@@ -655,6 +665,7 @@ pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::model::RunRec
             unit: "count".into(),
             noise_pct: None,
             margin_pct: None,
+            err: None,
             runs: runs
                 .iter()
                 .filter(|r| !r.summary.checks_disagree.is_empty())

@@ -251,6 +251,7 @@ fn fact(v: Value, unit: &str, run: &str) -> Fact {
         unit: unit.into(),
         noise_pct: None,
         margin_pct: None,
+        err: None,
         runs: vec![run.to_string()],
     }
 }

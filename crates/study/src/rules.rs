@@ -302,6 +302,7 @@ fn confidence(
     }
     let least = margins.iter().min_by(|a, b| a.1.total_cmp(&b.1));
     let n = noise.unwrap_or(0.0);
+    let within = within_error(r, facts);
     let mut level = match least {
         _ if ctx.interrupted => 0,
         _ if n > TOO_NOISY_PCT => 0,
@@ -327,6 +328,14 @@ fn confidence(
     if noise.is_none() && level == 2 {
         level = 1;
     }
+    if let Some((f, dist, err, cap)) = within {
+        if level > cap {
+            level = cap;
+            why.push_str(&format!(
+                "; {f} is {dist:.1} from its threshold, its own error ± {err:.1}"
+            ));
+        }
+    }
     let bad: Vec<&String> = runs
         .iter()
         .filter(|r| ctx.disagreeing_runs.contains(r))
@@ -344,6 +353,24 @@ fn confidence(
     (["low", "medium", "high"][level], why, noise)
 }
 
+/// The numeric condition nearest its threshold in units of its fact's
+/// own error, when that is under three errors: (fact, distance, error,
+/// the highest level it allows: `low` within one error, `medium` within
+/// three).
+fn within_error(r: &Rule, facts: &BTreeMap<String, Fact>) -> Option<(String, f64, f64, usize)> {
+    r.when
+        .iter()
+        .filter_map(|c| {
+            let f = facts.get(&c.fact)?;
+            let (Some(Value::Num(th)), Some(v), Some(e)) = (&c.value, f.num(), f.err) else {
+                return None;
+            };
+            let dist = (v - th).abs();
+            (e > 0.0 && dist < 3.0 * e).then(|| (c.fact.clone(), dist, e, (dist >= e) as usize))
+        })
+        .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +381,7 @@ mod tests {
             unit: unit.into(),
             noise_pct: None,
             margin_pct: None,
+            err: None,
             runs: vec!["qd-1".into()],
         }
     }
@@ -422,6 +450,32 @@ mod tests {
         let with = render(&r.finding, &f).unwrap();
         assert!(with.contains(" ± "), "{with}");
         assert_eq!(with.replace(" ± 4.12 µs", ""), without, "{with}");
+    }
+
+    #[test]
+    fn a_condition_within_its_facts_own_error_is_not_firm() {
+        let rules = parse("rule r\n  when a < 20\n  finding {a}\n  recommendation none\n").unwrap();
+        let ctx = Context {
+            noise_pct: Some(1.0),
+            ..Default::default()
+        };
+        let at = |v: f64, err: Option<f64>| {
+            let mut f = BTreeMap::new();
+            let mut a = fact(Value::Num(v), "pct");
+            a.err = err;
+            f.insert("a".into(), a);
+            judge(&rules, &f, &ctx).remove(0)
+        };
+        assert_eq!(at(5.0, None).confidence, "high");
+        assert_eq!(at(5.0, Some(4.0)).confidence, "high");
+        let v = at(12.0, Some(4.0));
+        assert_eq!(v.confidence, "medium");
+        assert!(
+            v.confidence_why.contains("its own error ± 4.0"),
+            "{}",
+            v.confidence_why
+        );
+        assert_eq!(at(17.0, Some(4.0)).confidence, "low");
     }
 
     #[test]
