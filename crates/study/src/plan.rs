@@ -277,6 +277,13 @@ fn strategies(p: &mut Plan, t: &TargetProfile, o: &StudyOptions, engine: Option<
     let mut pts = Vec::new();
     let mut names = Vec::new();
     for s in STRATEGIES.iter().filter(|s| !o.quick || s.name != "hybrid") {
+        if s.needs_io_uring() && t.kind == TargetKind::Emulator {
+            p.skipped.push(Skip {
+                what: format!("strategy {}", s.name),
+                why: crate::strategies::NOT_ON_THE_EMULATOR.into(),
+            });
+            continue;
+        }
         names.push(s.name);
         for &rw in &rws {
             let mut pt = Point::new(
@@ -472,8 +479,10 @@ mod tests {
                 .filter(|x| x.sweep == "strategies")
                 .collect()
         };
+        // On the in-process emulator, SQPOLL (io_uring's) is skipped.
         let quick = pts(&with(true));
-        assert_eq!(quick.len(), 6, "{quick:?}");
+        assert_eq!(quick.len(), 5, "{quick:?}");
+        assert!(!quick.iter().any(|x| x.strategy == Some("sqpoll")));
         assert!(quick
             .iter()
             .all(|x| x.threads == 16 && x.qd == Qd::Fixed(1)));
@@ -481,7 +490,14 @@ mod tests {
         assert!(!quick.iter().any(|x| x.strategy == Some("hybrid")));
         assert_eq!(quick[2].id(1), "strategy-stm+poll-randread");
         let full = pts(&with(false));
-        assert_eq!(full.len(), 14, "7 strategies × random reads and writes");
+        assert_eq!(full.len(), 12, "6 strategies × random reads and writes");
+        let skipped = plan(&[emu()], &with(false)).skipped;
+        assert!(
+            skipped
+                .iter()
+                .any(|s| s.what == "strategy sqpoll" && s.why.contains("io_uring")),
+            "{skipped:?}"
+        );
         assert!(pts(&opts(true)).is_empty(), "not asked for: none");
     }
 

@@ -120,13 +120,8 @@ pub fn target(spec: &str) -> Result<Target, BadTarget> {
 /// Why strategy `s` does not apply to target `t` at all, if it does not:
 /// it is then not planned, and said once (not run and refused).
 pub fn not_applicable(t: &Target, s: &Strategy) -> Option<String> {
-    let sqpoll = s.options.iter().any(|(k, _)| *k == "sqthread_poll");
     match t {
-        Target::Emulator { .. } if sqpoll => Some(
-            "io_uring SQPOLL needs the io_uring engine; the in-process emulator has its own \
-             (study the drive behind the kernel, as root, or a real device for it)"
-                .into(),
-        ),
+        Target::Emulator { .. } if s.needs_io_uring() => Some(super::NOT_ON_THE_EMULATOR.into()),
         _ => None,
     }
 }

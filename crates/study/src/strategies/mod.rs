@@ -96,7 +96,17 @@ pub const STRATEGIES: [Strategy; 7] = [
     },
 ];
 
+/// Why a strategy that needs io_uring's own engine (SQPOLL) is not run on
+/// the in-process emulator, which brings its own engine.
+pub const NOT_ON_THE_EMULATOR: &str = "io_uring SQPOLL needs the io_uring engine; the in-process \
+     emulator has its own (study the drive behind the kernel, as root, or a real device for it)";
+
 impl Strategy {
+    /// Whether it needs the io_uring engine (SQPOLL is io_uring's).
+    pub fn needs_io_uring(&self) -> bool {
+        self.options.iter().any(|(k, _)| *k == "sqthread_poll")
+    }
+
     /// Add the strategy's options to the request's last job.
     pub fn apply(&self, r: &mut ssdready_run::RunRequest) {
         for (k, v) in self.options {
