@@ -113,6 +113,7 @@ pub const KNOWN: &[&str] = &[
     "scaling_threads",
     "scaling_efficiency",
     "scaling_cpu_efficiency",
+    "scaling_short_of_cpus",
     "scaling_iops",
     "clocks_qd1",
     "clocks_peak",
@@ -263,6 +264,7 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
     saturation(&mut b, f);
     sweeps(&mut b, f);
     strategies(&mut b, f);
+    short_of_cpus(&mut b);
     transport(&mut b, f);
     b.map
 }
@@ -453,6 +455,25 @@ fn scaling(b: &mut Builder, f: &Figures) {
             &s.runs,
         );
         b.num("scaling_iops", Some(s.iops), "iops", &s.runs);
+    }
+}
+
+/// `scaling_short_of_cpus`: threads that did not scale (below 70 % of
+/// linear) while each I/O cost them no more CPU than one thread's (their
+/// CPU efficiency at least 90 %), on CPUs other work kept at least half
+/// busy before the study began: they waited for CPUs, not for each other.
+fn short_of_cpus(b: &mut Builder) {
+    let g = |n: &str| b.map.get(n).and_then(Fact::num);
+    let (Some(eff), Some(cpu), Some(busy)) = (
+        g("scaling_efficiency"),
+        g("scaling_cpu_efficiency"),
+        g("background_busy_pct"),
+    ) else {
+        return;
+    };
+    if eff < 70.0 && cpu >= 90.0 && busy >= 50.0 {
+        let runs = b.map["scaling_efficiency"].runs.clone();
+        b.text("scaling_short_of_cpus", Some("yes".into()), &runs);
     }
 }
 

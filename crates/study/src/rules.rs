@@ -497,4 +497,47 @@ mod tests {
         assert_eq!(judge_at(99.5, 40.0, &mut f)[0].confidence, "low");
         assert!(judge_at(80.0, 1.0, &mut f).is_empty());
     }
+
+    /// Threads that did not scale while each I/O cost them no more CPU, on
+    /// CPUs other work kept busy, waited for CPUs: the study says so
+    /// instead of sending the reader after a shared lock or queue.
+    #[test]
+    fn threads_short_of_cpus_are_not_called_a_shared_bottleneck() {
+        let rules = parse(RULES).unwrap();
+        let judged = |cpu_eff: f64, busy: f64| -> Vec<String> {
+            let f = crate::figures::Figures {
+                scaling_efficiency: vec![crate::figures::Scaling {
+                    threads: 2,
+                    qd_per_thread: 1,
+                    iops: 22_200.0,
+                    efficiency_pct: 53.0,
+                    cpu_efficiency_pct: Some(cpu_eff),
+                    runs: vec!["threads-2x1".into()],
+                }],
+                ..Default::default()
+            };
+            let m = crate::model::Machine {
+                cpus: 2,
+                background_busy_pct: Some(busy),
+                ..Default::default()
+            };
+            let facts = crate::facts::facts(&Default::default(), &m, &f);
+            let v = judge(&rules, &facts, &Context::default());
+            v.into_iter().map(|v| v.rule).collect()
+        };
+        let busy = judged(106.0, 100.0);
+        assert!(
+            busy.contains(&"threads-short-of-cpus".to_string()),
+            "{busy:?}"
+        );
+        assert!(
+            !busy.contains(&"threads-scale-poorly".to_string()),
+            "{busy:?}"
+        );
+        // An idle machine, or a dearer I/O per thread: something shared.
+        for v in [judged(106.0, 5.0), judged(60.0, 100.0)] {
+            assert!(v.contains(&"threads-scale-poorly".to_string()), "{v:?}");
+            assert!(!v.contains(&"threads-short-of-cpus".to_string()), "{v:?}");
+        }
+    }
 }
