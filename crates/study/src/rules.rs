@@ -8,6 +8,7 @@
 
 use crate::facts::{Fact, Value};
 use crate::model::{Evidence, Verdict};
+use ssdready_core::units::fmt_ns;
 use std::collections::BTreeMap;
 
 /// The rules shipped with ssdready.
@@ -332,7 +333,9 @@ fn confidence(
         if level > cap {
             level = cap;
             why.push_str(&format!(
-                "; {f} is {dist:.1} from its threshold, its own error ± {err:.1}"
+                "; {f} is {} from its threshold, its own error ± {}",
+                in_unit(facts, &f, dist),
+                in_unit(facts, &f, err)
             ));
         }
     }
@@ -351,6 +354,15 @@ fn confidence(
         ));
     }
     (["low", "medium", "high"][level], why, noise)
+}
+
+/// A distance in fact `f`'s unit (`8.5 points` of a percentage).
+fn in_unit(facts: &BTreeMap<String, Fact>, f: &str, v: f64) -> String {
+    match facts.get(f).map(|x| x.unit.as_str()) {
+        Some("pct") => format!("{v:.1} points"),
+        Some("ns") => fmt_ns(v),
+        _ => format!("{v:.1}"),
+    }
 }
 
 /// The numeric condition nearest its threshold in units of its fact's
@@ -471,7 +483,8 @@ mod tests {
         let v = at(12.0, Some(4.0));
         assert_eq!(v.confidence, "medium");
         assert!(
-            v.confidence_why.contains("its own error ± 4.0"),
+            v.confidence_why
+                .contains("is 8.0 points from its threshold, its own error ± 4.0 points"),
             "{}",
             v.confidence_why
         );
