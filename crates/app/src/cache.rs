@@ -327,6 +327,13 @@ pub(crate) fn point_of(
     }
 }
 
+/// Device reads a point whose data the cache held may show however few
+/// transactions it ran: the file system's metadata and the application's
+/// small files read back once. On a loaded machine a point runs few
+/// transactions (about 100 in a second), and a handful of such reads
+/// would pass 0.05 per transaction.
+const STRAY_READS: f64 = 16.0;
+
 /// What the sweep shows, and where the device's counters and the group's
 /// cache disagree.
 pub(crate) fn judge(c: &CacheEffect, first: String) -> Vec<String> {
@@ -354,7 +361,8 @@ pub(crate) fn judge(c: &CacheEffect, first: String) -> Vec<String> {
     for p in &c.points {
         let Some(r) = p.reads_per_tx else { continue };
         let e = p.expected_reads_per_tx;
-        let missing = (p.cached_share >= 1.0 && r > 0.05) || (e >= 0.3 && r < e / 4.0);
+        let stray = r * p.transactions as f64 <= STRAY_READS;
+        let missing = (p.cached_share >= 1.0 && r > 0.05 && !stray) || (e >= 0.3 && r < e / 4.0);
         let extra = p.cached_share < 1.0 && r > 2.0 * e + 0.1;
         if missing || (extra && !wal) {
             notes.push(format!(
@@ -484,6 +492,19 @@ mod tests {
         assert_eq!(
             n.iter().filter(|x| x.contains("disagree")).count(),
             3,
+            "{n:?}"
+        );
+        // A few reads where the cache held everything are stray ones
+        // (metadata) when the point ran few transactions; not when it ran
+        // many.
+        c.points = vec![pt(1.2, 0.06), pt(0.3, 0.7)];
+        let n = judge(&c, String::new());
+        assert!(!n.iter().any(|x| x.contains("disagree")), "{n:?}");
+        c.points[0].transactions = 10_000;
+        let n = judge(&c, String::new());
+        assert_eq!(
+            n.iter().filter(|x| x.contains("disagree")).count(),
+            1,
             "{n:?}"
         );
         // In WAL mode the excess is the WAL's rewrites, said once.
