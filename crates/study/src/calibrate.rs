@@ -430,7 +430,8 @@ pub fn take_out(
         return;
     }
     let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
-    let platform = (less - late - dev).max(0.0);
+    let residual = less - late - dev;
+    let platform = residual.max(0.0);
     let means: Vec<f64> = runs
         .iter()
         .filter(|r| c.runs.contains(&r.id) && r.summary.ios > 0)
@@ -465,6 +466,7 @@ pub fn take_out(
         ),
         runs: c.runs.clone(),
         err_ns: Some(err_ns),
+        overcount_ns: (-residual > err_ns).then_some(-residual),
     });
 }
 

@@ -180,8 +180,23 @@ fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
         run("qd-16", 900_000.0),
     ];
     take_out(&mut f, &c, &runs);
-    let e = f.platform_share_qd1.unwrap().err_ns.unwrap();
+    let s = f.platform_share_qd1.clone().unwrap();
+    let e = s.err_ns.unwrap();
     assert!((e - 17f64.sqrt() * 1e3).abs() < 1e-6, "{e}");
+    assert_eq!(s.overcount_ns, None, "the parts add up");
+    // A transport and lateness that take out more than the mean less the
+    // device's time, beyond the error, are said not to add up: 200 − 55
+    // − 2 = 143 µs against 148, 5 µs short; within a 6 µs error they
+    // would be the noise.
+    let mut c2 = c.clone();
+    c2.points[0].lat_ns = 55_000.0;
+    take_out(&mut f, &c2, &[]);
+    let s = f.platform_share_qd1.clone().unwrap();
+    assert_eq!(s.platform_ns, 0.0);
+    assert_eq!(s.overcount_ns, Some(5_000.0));
+    c2.points[0].lat_err_ns = 6_000.0;
+    take_out(&mut f, &c2, &[]);
+    assert_eq!(f.platform_share_qd1.unwrap().overcount_ns, None);
 }
 
 /// A calibration whose spread exceeds the transport at some depth is

@@ -80,6 +80,7 @@ pub const KNOWN: &[&str] = &[
     "noisiest_iops",
     "platform_total_qd1",
     "platform_qd1_err",
+    "platform_qd1_overcount",
     "device_limit",
     "device_limit_bound",
     "device_limit_basis",
@@ -413,6 +414,7 @@ fn qd1(b: &mut Builder, f: &Figures) {
         b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
         b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
         b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
+        b.num("platform_qd1_overcount", p.overcount_ns, "ns", &p.runs);
         b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
         b.text("platform_share_source", Some(p.source.clone()), &p.runs);
     }

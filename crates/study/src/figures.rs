@@ -164,6 +164,12 @@ pub struct PlatformShare {
     /// half the spread of the QD 1 repeats' means, combined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub err_ns: Option<f64>,
+    /// How far what was taken out (the drive's transport and the daemon's
+    /// lateness) exceeds the QD 1 mean less the device's own time, ns,
+    /// when that is beyond `err_ns`: the parts do not add up, and the
+    /// platform's 0 is a floor, not a measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overcount_ns: Option<f64>,
 }
 
 /// Clocks per I/O at QD 1 and at the peak.
@@ -558,6 +564,7 @@ fn model_share(f: &Figures, kernel: bool) -> Option<PlatformShare> {
         source: source.into(),
         runs: c.runs.clone(),
         err_ns: None,
+        overcount_ns: None,
     })
 }
 
@@ -575,6 +582,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
                     source: "latency decomposition (eBPF on the block tracepoints)".into(),
                     runs: vec![r.id.clone()],
                     err_ns: None,
+                    overcount_ns: None,
                 });
             }
         }
@@ -600,6 +608,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         source: "block-layer statistics (/sys/block/X/stat): the block layer counts as device, so the platform share is a lower bound".into(),
         runs: vec![r.id.clone()],
         err_ns: None,
+        overcount_ns: None,
     })
 }
 

@@ -491,6 +491,30 @@ mod tests {
         assert_eq!(at(17.0, Some(4.0)).confidence, "low");
     }
 
+    /// Parts taken out beyond the QD 1 mean are said not to add up.
+    #[test]
+    fn qd1_parts_that_do_not_add_up_are_said_so() {
+        let rules = parse(RULES).unwrap();
+        let mut f = BTreeMap::new();
+        f.insert("platform_qd1_err".into(), fact(Value::Num(5_930.0), "ns"));
+        let fired = |f: &BTreeMap<String, Fact>| {
+            judge(&rules, f, &Context::default())
+                .into_iter()
+                .find(|v| v.rule == "qd1-parts-do-not-add-up")
+        };
+        assert!(fired(&f).is_none());
+        f.insert(
+            "platform_qd1_overcount".into(),
+            fact(Value::Num(15_800.0), "ns"),
+        );
+        let v = fired(&f).unwrap();
+        assert!(
+            v.finding.contains("falls 15.80 µs below") && v.finding.contains("± 5.93 µs"),
+            "{}",
+            v.finding
+        );
+    }
+
     #[test]
     fn confidence_follows_margin_against_noise() {
         let rules =

@@ -260,6 +260,7 @@ mod tests {
             source: "model".into(),
             runs: vec![],
             err_ns: None,
+            overcount_ns: None,
         };
         let t = Transport {
             name: "ublk".into(),
