@@ -430,6 +430,13 @@ pub fn take_out(
         return;
     }
     let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
+    // What the daemon's stamps account for, from receipt to reply: the
+    // rest of the mean is the kernel's path and the transport's, both ways.
+    let outside_daemon = f
+        .transport_qd1
+        .as_ref()
+        .filter(|t| t.device_ns_mean > 0.0)
+        .map(|t| (c.lat_mean_ns - t.device_ns_mean - t.late_ns_mean - t.reply_ns_mean).max(0.0));
     let residual = less - late - dev;
     let platform = residual.max(0.0);
     let means: Vec<f64> = runs
@@ -467,6 +474,7 @@ pub fn take_out(
         runs: c.runs.clone(),
         err_ns: Some(err_ns),
         overcount_ns: (-residual > err_ns).then_some(-residual),
+        outside_daemon_ns: outside_daemon,
     });
 }
 

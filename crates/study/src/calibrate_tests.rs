@@ -196,7 +196,22 @@ fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
     assert_eq!(s.overcount_ns, Some(5_000.0));
     c2.points[0].lat_err_ns = 6_000.0;
     take_out(&mut f, &c2, &[]);
-    assert_eq!(f.platform_share_qd1.unwrap().overcount_ns, None);
+    assert_eq!(f.platform_share_qd1.clone().unwrap().overcount_ns, None);
+    // Without the daemon's device time there is no ceiling; with it, the
+    // mean less what its stamps account for: 200 − 148 − 2 − 1.5 µs.
+    assert_eq!(
+        f.platform_share_qd1.clone().unwrap().outside_daemon_ns,
+        None
+    );
+    if let Some(t) = f.transport_qd1.as_mut() {
+        t.device_ns_mean = 148_000.0;
+        t.reply_ns_mean = 1_500.0;
+    }
+    take_out(&mut f, &c2, &[]);
+    assert_eq!(
+        f.platform_share_qd1.unwrap().outside_daemon_ns,
+        Some(48_500.0)
+    );
 }
 
 /// A calibration whose spread exceeds the transport at some depth is

@@ -81,6 +81,8 @@ pub const KNOWN: &[&str] = &[
     "platform_total_qd1",
     "platform_qd1_err",
     "platform_qd1_overcount",
+    "platform_qd1_outside_daemon",
+    "platform_qd1_outside_daemon_pct",
     "device_limit",
     "device_limit_bound",
     "device_limit_basis",
@@ -415,6 +417,18 @@ fn qd1(b: &mut Builder, f: &Figures) {
         b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
         b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
         b.num("platform_qd1_overcount", p.overcount_ns, "ns", &p.runs);
+        b.num(
+            "platform_qd1_outside_daemon",
+            p.outside_daemon_ns,
+            "ns",
+            &p.runs,
+        );
+        let mean = f.qd_curve.iter().find(|c| c.qd == 1).map(|c| c.lat_mean_ns);
+        let pct = p
+            .outside_daemon_ns
+            .zip(mean.filter(|m| *m > 0.0))
+            .map(|(o, m)| 100.0 * o / m);
+        b.num("platform_qd1_outside_daemon_pct", pct, "pct", &p.runs);
         b.num("device_qd1", Some(p.device_ns), "ns", &p.runs);
         b.text("platform_share_source", Some(p.source.clone()), &p.runs);
     }

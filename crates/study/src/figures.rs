@@ -170,6 +170,12 @@ pub struct PlatformShare {
     /// platform's 0 is a floor, not a measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overcount_ns: Option<f64>,
+    /// Behind the kernel: the QD 1 mean less the time the daemon's own
+    /// stamps account for (the device's time, its lateness and its reply),
+    /// ns. The platform's part and the transport's together, measured
+    /// without the zero-time drive: a ceiling on the platform's part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_daemon_ns: Option<f64>,
 }
 
 /// Clocks per I/O at QD 1 and at the peak.
@@ -565,6 +571,7 @@ fn model_share(f: &Figures, kernel: bool) -> Option<PlatformShare> {
         runs: c.runs.clone(),
         err_ns: None,
         overcount_ns: None,
+        outside_daemon_ns: None,
     })
 }
 
@@ -583,6 +590,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
                     runs: vec![r.id.clone()],
                     err_ns: None,
                     overcount_ns: None,
+                    outside_daemon_ns: None,
                 });
             }
         }
@@ -609,6 +617,7 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         runs: vec![r.id.clone()],
         err_ns: None,
         overcount_ns: None,
+        outside_daemon_ns: None,
     })
 }
 

@@ -513,6 +513,22 @@ mod tests {
             "{}",
             v.finding
         );
+        assert!(!v.finding.contains("stamps"), "{}", v.finding);
+        f.insert(
+            "platform_qd1_outside_daemon".into(),
+            fact(Value::Num(9_860.0), "ns"),
+        );
+        f.insert(
+            "platform_qd1_outside_daemon_pct".into(),
+            fact(Value::Num(5.6), "pct"),
+        );
+        let v = fired(&f).unwrap();
+        assert!(
+            v.finding
+                .contains("leave 9.86 µs (6 % of the mean) outside"),
+            "{}",
+            v.finding
+        );
     }
 
     #[test]

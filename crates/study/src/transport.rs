@@ -261,6 +261,7 @@ mod tests {
             runs: vec![],
             err_ns: None,
             overcount_ns: None,
+            outside_daemon_ns: None,
         };
         let t = Transport {
             name: "ublk".into(),
