@@ -7,15 +7,18 @@
 //! 1. **device**: the platform delivers ≥ 90 % of the device (an emulator:
 //!    of its analytic limit, or of the model alone at the same depth; a real
 //!    device: driver and device hold ≥ 70 % of the latency);
-//! 2. **a lock**: ≥ 15 % of busy CPU samples in lock functions;
-//! 3. **one core**: the submitting thread is ≥ 85 % busy (its own CPU time);
-//! 4. **completions**: ≥ 50 % of the latency is completion to the app;
-//! 5. **submission path**: ≥ 50 % of the latency is above the block layer
+//! 2. **the drive's daemon** (the drive behind the kernel): its serving
+//!    threads are ≥ 85 % busy (their CPU per I/O × IOPS, per thread): the
+//!    apparatus holds the peak, not the platform;
+//! 3. **a lock**: ≥ 15 % of busy CPU samples in lock functions;
+//! 4. **one core**: the submitting thread is ≥ 85 % busy (its own CPU time);
+//! 5. **completions**: ≥ 50 % of the latency is completion to the app;
+//! 6. **submission path**: ≥ 50 % of the latency is above the block layer
 //!    on submission plus the block layer;
-//! 6. **the scheduler**: the scheduler sweep shows `none` ≥ 10 % faster at
+//! 7. **the scheduler**: the scheduler sweep shows `none` ≥ 10 % faster at
 //!    QD 32, or ≥ 20 % of busy samples in the io-scheduler layer;
-//! 7. **the CPUs**: all CPUs ≥ 90 % busy (other work included);
-//! 8. **device**, inferred: a real device while neither the submitting
+//! 8. **the CPUs**: all CPUs ≥ 90 % busy (other work included);
+//! 9. **device**, inferred: a real device while neither the submitting
 //!    thread (< 70 %) nor the CPUs (< 85 %) are busy, and driver and device
 //!    hold the largest part of the latency (or there is no decomposition).
 
@@ -28,6 +31,7 @@ pub const DEVICE_PCT: f64 = 90.0;
 pub const DEVICE_SHARE_PCT: f64 = 70.0;
 pub const LOCK_SHARE_PCT: f64 = 15.0;
 pub const THREAD_BUSY_PCT: f64 = 85.0;
+pub const DAEMON_BUSY_PCT: f64 = 85.0;
 pub const COMPLETION_SHARE_PCT: f64 = 50.0;
 pub const SUBMISSION_SHARE_PCT: f64 = 50.0;
 pub const SCHED_COST_PCT: f64 = 10.0;
@@ -50,6 +54,13 @@ pub struct Saturation {
     pub of_device_at_point_pct: Option<f64>,
     pub thread_busy_pct: Option<f64>,
     pub system_busy_pct: Option<f64>,
+    /// Behind the kernel: the drive's daemon's serving threads, percent
+    /// of their time busy (CPU per I/O × IOPS over the threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_busy_pct: Option<f64>,
+    /// How many serving threads the daemon had (with `daemon_busy_pct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_threads: Option<u64>,
     pub device_share_pct: Option<f64>,
     pub completion_share_pct: Option<f64>,
     pub submission_share_pct: Option<f64>,
@@ -113,6 +124,11 @@ pub fn classify(
         of_device_at_point_pct: peak.device_iops.map(|d| 100.0 * peak.iops / d),
         thread_busy_pct: m(&|r| r.summary.cpu.as_ref()?.thread_busy_max_pct),
         system_busy_pct: m(&|r| r.summary.cpu.as_ref().map(|c| c.system_busy_pct)),
+        daemon_busy_pct: m(&daemon_busy),
+        daemon_threads: plain
+            .iter()
+            .filter_map(|r| r.summary.transport.as_ref().map(|t| t.threads))
+            .find(|n| *n > 0),
         device_share_pct: share("driver and device"),
         completion_share_pct: share("completion to the app"),
         submission_share_pct: share("above block, submission")
@@ -134,6 +150,14 @@ pub fn classify(
     s
 }
 
+/// A run's daemon threads' busy share, percent (behind the kernel, with
+/// its thread count known).
+fn daemon_busy(r: &RunRecord) -> Option<f64> {
+    let t = r.summary.transport.as_ref()?;
+    (t.threads > 0 && r.summary.iops > 0.0)
+        .then(|| 100.0 * t.daemon_cpu_ns_per_io * r.summary.iops / 1e9 / t.threads as f64)
+}
+
 fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
     let mut e = Vec::new();
     if let Some(d) = s.delivered_pct {
@@ -151,6 +175,13 @@ fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
     }
     if let Some(b) = s.system_busy_pct {
         e.push(format!("all {cpus} CPUs are {} busy", pct(b)));
+    }
+    if let (Some(b), Some(n)) = (s.daemon_busy_pct, s.daemon_threads) {
+        e.push(format!(
+            "the drive's daemon's {n} serving thread{} {} busy",
+            if n == 1 { " is" } else { "s are" },
+            pct(b)
+        ));
     }
     for (what, v) in [
         ("driver and device", s.device_share_pct),
@@ -191,6 +222,7 @@ fn decide(
     // emulator, in process or behind the kernel.
     let emu = t.kind == TargetKind::Emulator || t.emulated.is_some();
     device_decision(s, f, emu)
+        .or_else(|| daemon_decision(s))
         .or_else(|| host_decision(t, s, profile))
         .or_else(|| scheduler_decision(t, f, profile))
         .or_else(|| {
@@ -242,6 +274,24 @@ fn device_decision(s: &Saturation, f: &Figures, emu: bool) -> Option<Decision> {
         ));
     }
     None
+}
+
+/// The drive's daemon: its serving threads are busy all the time, so the
+/// apparatus, not the platform, holds the peak.
+fn daemon_decision(s: &Saturation) -> Option<Decision> {
+    if !ge(s.daemon_busy_pct, DAEMON_BUSY_PCT) {
+        return None;
+    }
+    let n = s.daemon_threads.unwrap_or(1);
+    Some((
+        "the drive's daemon",
+        format!(
+            "its {n} serving thread{} {} busy",
+            if n == 1 { " is" } else { "s are" },
+            pct(s.daemon_busy_pct.unwrap_or(0.0))
+        ),
+        margin(s.daemon_busy_pct, DAEMON_BUSY_PCT),
+    ))
 }
 
 /// The host's own limits: a lock, one core, completions, the submission
@@ -410,5 +460,62 @@ mod tests {
             ("memory".to_string(), 3.0, 0.0, None),
         ];
         assert_eq!(top_layers(&l, 3), "io_uring 41 %, block-core 26 %");
+    }
+
+    /// Behind the kernel, a daemon whose one serving thread is busy all the
+    /// time holds the peak; one with time to spare does not.
+    #[test]
+    fn a_busy_daemon_thread_holds_the_peak_behind_the_kernel() {
+        let t = TargetProfile {
+            emulated: Some("nvme-tlc".into()),
+            ..Default::default()
+        };
+        let f = Figures {
+            peak: Some(crate::figures::CurvePoint {
+                qd: 128,
+                iops: 83_500.0,
+                device_iops: Some(997_000.0),
+                runs: vec!["qd-128".into()],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let run = |cpu_ns: f64, threads: u64| {
+            let mut r = RunRecord {
+                id: "qd-128".into(),
+                point: "qd-128".into(),
+                ..Default::default()
+            };
+            r.summary.iops = 83_500.0;
+            r.summary.transport = Some(crate::transport::Transport {
+                daemon_cpu_ns_per_io: cpu_ns,
+                threads,
+                ..Default::default()
+            });
+            r
+        };
+        let m = Machine {
+            cpus: 2,
+            ..Default::default()
+        };
+        // 11.8 µs × 83.5K IOPS = 98.5 % of one thread.
+        let s = classify(&t, &[run(11_800.0, 1)], &f, &m);
+        assert_eq!(s.limit, "the drive's daemon");
+        assert!(
+            s.part.contains("its 1 serving thread is 99 % busy"),
+            "{}",
+            s.part
+        );
+        assert!(s
+            .evidence
+            .iter()
+            .any(|e| e.contains("serving thread is 99 % busy")));
+        // Two threads: each half busy, so not the daemon.
+        let s = classify(&t, &[run(11_800.0, 2)], &f, &m);
+        assert_ne!(s.limit, "the drive's daemon");
+        assert_eq!(s.daemon_busy_pct.map(|b| b.round()), Some(49.0));
+        // An older daemon without its thread count: nothing said.
+        let s = classify(&t, &[run(11_800.0, 0)], &f, &m);
+        assert_eq!(s.daemon_busy_pct, None);
     }
 }

@@ -199,6 +199,7 @@ pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
         late_ns_max: s.late_ns_max,
         reply_ns_mean: s.reply_ns_mean,
         daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
+        threads: s.threads,
     })
 }
 

@@ -73,6 +73,7 @@ impl<'a> RealRunner<'a> {
             late_ns_max: d.late_ns_max,
             reply_ns_mean: d.reply_ns_mean,
             daemon_cpu_ns_per_io: d.daemon_cpu_ns_per_io,
+            threads: d.threads,
         })
     }
 

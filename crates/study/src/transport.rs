@@ -26,6 +26,13 @@ pub struct Transport {
     pub reply_ns_mean: f64,
     /// The daemon threads' CPU per I/O (not counted as the platform's).
     pub daemon_cpu_ns_per_io: f64,
+    /// The daemon's serving threads (0: unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threads: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Transport {
@@ -62,6 +69,7 @@ pub fn over(runs: &[&crate::model::RunRecord]) -> Option<Transport> {
         late_ns_max: ts.iter().map(|t| t.late_ns_max).max().unwrap_or(0),
         reply_ns_mean: w(|t| t.reply_ns_mean),
         daemon_cpu_ns_per_io: w(|t| t.daemon_cpu_ns_per_io),
+        threads: ts.iter().map(|t| t.threads).max().unwrap_or(0),
     })
 }
 
@@ -167,6 +175,11 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
     }
 }
 
+/// Below this busy share of all CPUs at the peak (the median of its
+/// runs), the CPUs had time left: the host limit per CPU still holds, but
+/// it is not what held the peak (as `classify`'s 85 %).
+const CPUS_BUSY_PCT: f64 = 85.0;
+
 /// The headline when the emulated drive is faster than this host can
 /// drive it: what the platform gives per CPU, and what an I/O costs it,
 /// the transport's part named (from its calibration, else the daemon's own
@@ -197,6 +210,15 @@ pub fn host_limit(
         ),
     };
     let h = HostLimit::of(&cpu, y)?;
+    // The CPUs' busy share at the peak (0: not measured): well short of
+    // all busy, CPU time alone did not hold the peak where it is.
+    let busy: Vec<f64> = runs
+        .iter()
+        .filter(|r| peak.runs.contains(&r.id))
+        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_busy_pct))
+        .filter(|b| *b > 0.0)
+        .collect();
+    let idle_at_peak = crate::figures::median(&busy).filter(|b| *b < CPUS_BUSY_PCT);
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     let count = ssdready_core::units::fmt_count;
     let repeats = match h.x_runs {
@@ -226,14 +248,27 @@ pub fn host_limit(
             ],
             runs: peak.runs.clone(),
         },
-        recommendation: format!(
-            "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O less \
-             the transport ({}) is {}; fewer CPU per I/O (polling, batching, a lighter engine) \
-             or more CPUs raise it",
-            us(h.x_ns),
-            h.y_source,
-            us(h.platform_ns())
-        ),
+        recommendation: match idle_at_peak {
+            None => format!(
+                "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O \
+                 less the transport ({}) is {}; fewer CPU per I/O (polling, batching, a lighter \
+                 engine) or more CPUs raise it",
+                us(h.x_ns),
+                h.y_source,
+                us(h.platform_ns())
+            ),
+            Some(b) => format!(
+                "{} per I/O less the transport ({}) is {} of the platform's CPU, which bounds \
+                 what each CPU can give; but at the peak the CPUs were {b:.0} % busy, so CPU \
+                 time alone did not hold it at {} IOPS: look for what serialises the I/Os (one \
+                 hardware queue, the loop device's worker, the drive's daemon) in the \
+                 saturation finding",
+                us(h.x_ns),
+                h.y_source,
+                us(h.platform_ns()),
+                count(peak.iops)
+            ),
+        },
         confidence: "medium".into(),
         confidence_why: format!(
             "the whole machine's CPU at the peak, other work included; {repeats}"
@@ -374,6 +409,19 @@ mod tests {
         assert!(v
             .finding
             .contains("of which 14.0 µs ± 1.0 µs is the transport"));
+        assert!(v.recommendation.contains("more CPUs raise it"));
+        // CPUs well short of busy at the peak: CPU time did not hold it.
+        let mut idle = runs.clone();
+        if let Some(c) = idle[0].summary.cpu.as_mut() {
+            c.system_busy_pct = 63.0;
+        }
+        let v = host_limit(&f, &idle).unwrap();
+        assert!(
+            v.recommendation.contains("the CPUs were 63 % busy")
+                && v.recommendation.contains("did not hold it at 37.0K IOPS"),
+            "{}",
+            v.recommendation
+        );
         // A drive the host keeps up with: no such headline.
         assert!(host_limit(&outrun(60_000.0).0, &runs).is_none());
         // Nor without the drive behind the kernel.

@@ -80,6 +80,9 @@ pub struct Summary {
     pub daemon_cpu_ns: u64,
     pub daemon_cpu_ns_per_io: f64,
     pub transport_bound: bool,
+    /// The daemon's serving threads (0: not recorded, an older daemon).
+    #[serde(default)]
+    pub threads: u64,
 }
 
 impl Stamps {
@@ -170,6 +173,7 @@ impl Stamps {
             daemon_cpu_ns: cpu,
             daemon_cpu_ns_per_io: per(cpu, timed),
             transport_bound: timed > 0 && late > LATE_SHARE * device,
+            threads: self.tids.lock().map_or(0, |t| t.len() as u64),
         }
     }
 }
@@ -225,6 +229,7 @@ impl Summary {
             daemon_cpu_ns: cpu,
             daemon_cpu_ns_per_io: if n == 0 { 0.0 } else { cpu as f64 / n as f64 },
             transport_bound: n > 0 && late > LATE_SHARE * device,
+            threads: self.threads,
         }
     }
 
