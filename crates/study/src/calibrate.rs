@@ -283,8 +283,10 @@ pub fn save(c: &Calibration, path: &Path) -> std::io::Result<()> {
 }
 
 /// Remove the `*.json` files (not directories; a link itself, never what
-/// it points to) in `dir` whose name does not carry `boot_id`. Nothing
-/// is removed without a boot id. Best effort: a file that cannot be
+/// it points to) in `dir` whose name does not carry `boot_id`, and this
+/// boot's file under the name used before calibrations were kept per
+/// transport (`RELEASE-BOOTID.json`, never read now). Nothing is removed
+/// without a boot id. Best effort: a file that cannot be
 /// removed stays.
 fn prune_other_boots(dir: &Path, boot_id: &str) {
     if boot_id.is_empty() {
@@ -297,7 +299,8 @@ fn prune_other_boots(dir: &Path, boot_id: &str) {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
         let plain = e.file_type().is_ok_and(|t| !t.is_dir());
-        if plain && name.ends_with(".json") && !name.contains(boot_id) {
+        let unread = !name.contains(boot_id) || name.ends_with(&format!("-{boot_id}.json"));
+        if plain && name.ends_with(".json") && unread {
             let _ = std::fs::remove_file(e.path());
         }
     }

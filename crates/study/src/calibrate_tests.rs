@@ -104,11 +104,15 @@ fn the_file_is_named_by_kernel_boot_and_transport_and_round_trips() {
     std::fs::create_dir_all(&t).unwrap();
     let old = t.join("6.18.4-x_y-0e-fuse_loop.json");
     let other = path_in(&dir, &here, "fuse+loop");
+    // This boot's file under the name before transports had their own.
+    let unnamed = t.join("6.18.4-x_y-0f-1.json");
+    std::fs::write(&unnamed, "{}").unwrap();
     std::fs::write(&old, "{}").unwrap();
     std::fs::write(&other, "{}").unwrap();
     std::fs::write(t.join("notes.txt"), "").unwrap();
     save(&c, &p).unwrap();
     assert!(!old.exists() && other.exists() && t.join("notes.txt").exists());
+    assert!(!unnamed.exists());
     let back = load(&p).unwrap();
     assert_eq!(back.points, c.points);
     assert_eq!(back.path.as_deref(), Some(p.as_path()));
