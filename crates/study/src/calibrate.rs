@@ -433,13 +433,7 @@ pub fn take_out(
         return;
     }
     let late = f.transport_qd1.as_ref().map_or(0.0, |t| t.late_ns_mean);
-    // What the daemon's stamps account for, from receipt to reply: the
-    // rest of the mean is the kernel's path and the transport's, both ways.
-    let outside_daemon = f
-        .transport_qd1
-        .as_ref()
-        .filter(|t| t.device_ns_mean > 0.0)
-        .map(|t| (c.lat_mean_ns - t.device_ns_mean - t.late_ns_mean - t.reply_ns_mean).max(0.0));
+    let outside_daemon = outside_daemon(c.lat_mean_ns, f.transport_qd1.as_ref());
     let residual = less - late - dev;
     let platform = residual.max(0.0);
     let means: Vec<f64> = runs
@@ -479,6 +473,14 @@ pub fn take_out(
         overcount_ns: (-residual > err_ns).then_some(-residual),
         outside_daemon_ns: outside_daemon,
     });
+}
+
+/// The QD 1 mean less what the daemon's stamps account for, from receipt
+/// to reply (device time, lateness, reply): the kernel's path and the
+/// transport's, both ways. None without the daemon's device time.
+fn outside_daemon(mean_ns: f64, t: Option<&crate::transport::Transport>) -> Option<f64> {
+    let t = t.filter(|t| t.device_ns_mean > 0.0)?;
+    Some((mean_ns - t.device_ns_mean - t.late_ns_mean - t.reply_ns_mean).max(0.0))
 }
 
 /// The zero-time drive to attach for a drive served over `transport`

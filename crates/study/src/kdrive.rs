@@ -99,13 +99,11 @@ pub fn attach_transport(record: &str) -> Option<&'static str> {
     }
 }
 
-/// Start the drive `spec` (a preset with its keys, as `emu attach` takes)
-/// over `transport` (as `emu attach --transport` takes: `auto`, `fuse`,
-/// `fuse-uring`, `ublk`).
-pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Drive, StartError> {
-    let exe = std::env::current_exe().map_err(StartError::OwnBinary)?;
-    // The daemon's messages go to a file of its own, not a pipe: a study
-    // that dies must not take the daemon's stderr (and its clean-up) with it.
+/// The daemon's log: its messages go to a file of its own, not a pipe, so
+/// that a study that dies does not take the daemon's stderr (and its
+/// clean-up) with it. The file is unlinked at once; the study reads it
+/// through the first handle, the daemon writes through the second.
+fn daemon_log() -> Result<(std::fs::File, std::fs::File), StartError> {
     let log_path = std::path::Path::new(ssdready_emu::kernel::daemon::RUN_DIR)
         .join(format!("study-{}.log", std::process::id()));
     let log = std::fs::create_dir_all(ssdready_emu::kernel::daemon::RUN_DIR)
@@ -125,6 +123,15 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
         path: log_path.clone(),
         err,
     })?;
+    Ok((log, log_w))
+}
+
+/// Start the drive `spec` (a preset with its keys, as `emu attach` takes)
+/// over `transport` (as `emu attach --transport` takes: `auto`, `fuse`,
+/// `fuse-uring`, `ublk`).
+pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Drive, StartError> {
+    let exe = std::env::current_exe().map_err(StartError::OwnBinary)?;
+    let (log, log_w) = daemon_log()?;
     let mut child = Command::new(exe)
         .args(["emu", "attach", spec])
         .arg(format!("--transport={transport}"))

@@ -267,23 +267,9 @@ pub fn judge(rules: &[Rule], facts: &BTreeMap<String, Fact>, ctx: &Context) -> V
     out
 }
 
-/// The confidence of a fired rule: `high` when every numeric condition
-/// clears its threshold by at least three times the noise (and 5 %),
-/// `medium` when by more than the noise, else `low`; one step lower when a
-/// cross-check of its runs disagreed; `low` on a machine too noisy to
-/// conclude or an interrupted study.
-fn confidence(
-    r: &Rule,
-    facts: &BTreeMap<String, Fact>,
-    runs: &[String],
-    ctx: &Context,
-) -> (&'static str, String, Option<f64>) {
-    let noise = r
-        .when
-        .iter()
-        .filter_map(|c| facts.get(&c.fact)?.noise_pct)
-        .reduce(f64::max)
-        .or(ctx.noise_pct);
+/// Each condition's margin past its threshold, percent of the threshold
+/// (a text condition: its fact's own margin, where it has one).
+fn margins(r: &Rule, facts: &BTreeMap<String, Fact>) -> Vec<(String, f64)> {
     let mut margins = Vec::new();
     for c in &r.when {
         let Some(f) = facts.get(&c.fact) else {
@@ -301,6 +287,27 @@ fn confidence(
             _ => {}
         }
     }
+    margins
+}
+
+/// The confidence of a fired rule: `high` when every numeric condition
+/// clears its threshold by at least three times the noise (and 5 %),
+/// `medium` when by more than the noise, else `low`; one step lower when a
+/// cross-check of its runs disagreed; `low` on a machine too noisy to
+/// conclude or an interrupted study.
+fn confidence(
+    r: &Rule,
+    facts: &BTreeMap<String, Fact>,
+    runs: &[String],
+    ctx: &Context,
+) -> (&'static str, String, Option<f64>) {
+    let noise = r
+        .when
+        .iter()
+        .filter_map(|c| facts.get(&c.fact)?.noise_pct)
+        .reduce(f64::max)
+        .or(ctx.noise_pct);
+    let margins = margins(r, facts);
     let least = margins.iter().min_by(|a, b| a.1.total_cmp(&b.1));
     let n = noise.unwrap_or(0.0);
     let within = within_error(r, facts);

@@ -175,6 +175,45 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
     }
 }
 
+/// The CPUs' busy share at the peak, the median of its runs (a run
+/// without it, 0, does not count).
+fn busy_at(peak: &crate::figures::CurvePoint, runs: &[crate::model::RunRecord]) -> Option<f64> {
+    let busy: Vec<f64> = runs
+        .iter()
+        .filter(|r| peak.runs.contains(&r.id))
+        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_busy_pct))
+        .filter(|b| *b > 0.0)
+        .collect();
+    crate::figures::median(&busy)
+}
+
+/// The host limit's recommendation: fewer CPU per I/O or more CPUs, unless
+/// the CPUs had time left at the peak (`idle_at_peak`, their busy share):
+/// then something else held it, named in the saturation finding.
+fn advice(h: &HostLimit, peak_iops: f64, idle_at_peak: Option<f64>) -> String {
+    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
+    match idle_at_peak {
+        None => format!(
+            "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O less \
+             the transport ({}) is {}; fewer CPU per I/O (polling, batching, a lighter engine) \
+             or more CPUs raise it",
+            us(h.x_ns),
+            h.y_source,
+            us(h.platform_ns())
+        ),
+        Some(b) => format!(
+            "{} per I/O less the transport ({}) is {} of the platform's CPU, which bounds what \
+             each CPU can give; but at the peak the CPUs were {b:.0} % busy, so CPU time alone \
+             did not hold it at {} IOPS: look for what serialises the I/Os (one hardware queue, \
+             the loop device's worker, the drive's daemon) in the saturation finding",
+            us(h.x_ns),
+            h.y_source,
+            us(h.platform_ns()),
+            ssdready_core::units::fmt_count(peak_iops)
+        ),
+    }
+}
+
 /// Below this busy share of all CPUs at the peak (the median of its
 /// runs), the CPUs had time left: the host limit per CPU still holds, but
 /// it is not what held the peak (as `classify`'s 85 %).
@@ -210,15 +249,7 @@ pub fn host_limit(
         ),
     };
     let h = HostLimit::of(&cpu, y)?;
-    // The CPUs' busy share at the peak (0: not measured): well short of
-    // all busy, CPU time alone did not hold the peak where it is.
-    let busy: Vec<f64> = runs
-        .iter()
-        .filter(|r| peak.runs.contains(&r.id))
-        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_busy_pct))
-        .filter(|b| *b > 0.0)
-        .collect();
-    let idle_at_peak = crate::figures::median(&busy).filter(|b| *b < CPUS_BUSY_PCT);
+    let idle_at_peak = busy_at(peak, runs).filter(|b| *b < CPUS_BUSY_PCT);
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     let count = ssdready_core::units::fmt_count;
     let repeats = match h.x_runs {
@@ -248,27 +279,7 @@ pub fn host_limit(
             ],
             runs: peak.runs.clone(),
         },
-        recommendation: match idle_at_peak {
-            None => format!(
-                "the platform's CPU per I/O sets this host's limit, not the drive: {} per I/O \
-                 less the transport ({}) is {}; fewer CPU per I/O (polling, batching, a lighter \
-                 engine) or more CPUs raise it",
-                us(h.x_ns),
-                h.y_source,
-                us(h.platform_ns())
-            ),
-            Some(b) => format!(
-                "{} per I/O less the transport ({}) is {} of the platform's CPU, which bounds \
-                 what each CPU can give; but at the peak the CPUs were {b:.0} % busy, so CPU \
-                 time alone did not hold it at {} IOPS: look for what serialises the I/Os (one \
-                 hardware queue, the loop device's worker, the drive's daemon) in the \
-                 saturation finding",
-                us(h.x_ns),
-                h.y_source,
-                us(h.platform_ns()),
-                count(peak.iops)
-            ),
-        },
+        recommendation: advice(&h, peak.iops, idle_at_peak),
         confidence: "medium".into(),
         confidence_why: format!(
             "the whole machine's CPU at the peak, other work included; {repeats}"
