@@ -175,16 +175,18 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
     }
 }
 
-/// The CPUs' busy share at the peak, the median of its runs (a run
-/// without it, 0, does not count).
-fn busy_at(peak: &crate::figures::CurvePoint, runs: &[crate::model::RunRecord]) -> Option<f64> {
-    let busy: Vec<f64> = runs
-        .iter()
+/// One CPU figure of each of the peak's runs (a run without it, 0, does
+/// not count).
+fn at_peak(
+    peak: &crate::figures::CurvePoint,
+    runs: &[crate::model::RunRecord],
+    pick: fn(&crate::summary::CpuSummary) -> f64,
+) -> Vec<f64> {
+    runs.iter()
         .filter(|r| peak.runs.contains(&r.id))
-        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_busy_pct))
-        .filter(|b| *b > 0.0)
-        .collect();
-    crate::figures::median(&busy)
+        .filter_map(|r| Some(pick(r.summary.cpu.as_ref()?)))
+        .filter(|v| *v > 0.0)
+        .collect()
 }
 
 /// The host limit's recommendation: fewer CPU per I/O or more CPUs, unless
@@ -234,12 +236,7 @@ pub fn host_limit(
     if peak.iops <= 0.0 || alone < OUTRUN * peak.iops {
         return None;
     }
-    let cpu: Vec<f64> = runs
-        .iter()
-        .filter(|r| peak.runs.contains(&r.id))
-        .filter_map(|r| Some(r.summary.cpu.as_ref()?.system_ns_per_io))
-        .filter(|c| *c > 0.0)
-        .collect();
+    let cpu = at_peak(peak, runs, |c| c.system_ns_per_io);
     let y = match f.calibration.as_ref().and_then(|c| c.at(peak.qd)) {
         Some(p) => (p.cpu_ns, p.cpu_err_ns, "measured with a zero-time drive"),
         None => (
@@ -249,7 +246,9 @@ pub fn host_limit(
         ),
     };
     let h = HostLimit::of(&cpu, y)?;
-    let idle_at_peak = busy_at(peak, runs).filter(|b| *b < CPUS_BUSY_PCT);
+    // The CPUs' busy share at the peak, the median of its runs.
+    let idle_at_peak = crate::figures::median(&at_peak(peak, runs, |c| c.system_busy_pct))
+        .filter(|b| *b < CPUS_BUSY_PCT);
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     let count = ssdready_core::units::fmt_count;
     let repeats = match h.x_runs {
