@@ -8,7 +8,8 @@
 //!    of its analytic limit, or of the model alone at the same depth; a real
 //!    device: driver and device hold ≥ 70 % of the latency);
 //! 2. **the drive's daemon** (the drive behind the kernel): its serving
-//!    threads are ≥ 85 % busy (their CPU per I/O × IOPS, per thread): the
+//!    threads are ≥ 85 % busy with work (their CPU per I/O less the time
+//!    they spun for a completion due soon, × IOPS, per thread): the
 //!    apparatus holds the peak, not the platform;
 //! 3. **a lock**: ≥ 15 % of busy CPU samples in lock functions;
 //! 4. **one core**: the submitting thread is ≥ 85 % busy (its own CPU time);
@@ -55,9 +56,14 @@ pub struct Saturation {
     pub thread_busy_pct: Option<f64>,
     pub system_busy_pct: Option<f64>,
     /// Behind the kernel: the drive's daemon's serving threads, percent
-    /// of their time busy (CPU per I/O × IOPS over the threads).
+    /// of their time busy with work (CPU per I/O less spinning, × IOPS,
+    /// over the threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon_busy_pct: Option<f64>,
+    /// Behind the kernel: percent of the serving threads' time spent
+    /// spinning for a completion due soon (time they had to spare).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_spin_pct: Option<f64>,
     /// How many serving threads the daemon had (with `daemon_busy_pct`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon_threads: Option<u64>,
@@ -124,7 +130,8 @@ pub fn classify(
         of_device_at_point_pct: peak.device_iops.map(|d| 100.0 * peak.iops / d),
         thread_busy_pct: m(&|r| r.summary.cpu.as_ref()?.thread_busy_max_pct),
         system_busy_pct: m(&|r| r.summary.cpu.as_ref().map(|c| c.system_busy_pct)),
-        daemon_busy_pct: m(&daemon_busy),
+        daemon_busy_pct: m(&|r| daemon_share(r, |t| t.daemon_cpu_ns_per_io - t.spin_ns_per_io)),
+        daemon_spin_pct: m(&|r| daemon_share(r, |t| t.spin_ns_per_io)),
         daemon_threads: plain
             .iter()
             .filter_map(|r| r.summary.transport.as_ref().map(|t| t.threads))
@@ -150,12 +157,12 @@ pub fn classify(
     s
 }
 
-/// A run's daemon threads' busy share, percent (behind the kernel, with
-/// its thread count known).
-fn daemon_busy(r: &RunRecord) -> Option<f64> {
+/// A run's daemon threads' share of their time spent on `per_io` (ns of
+/// CPU per I/O), percent (behind the kernel, with the thread count known).
+fn daemon_share(r: &RunRecord, per_io: fn(&crate::transport::Transport) -> f64) -> Option<f64> {
     let t = r.summary.transport.as_ref()?;
     (t.threads > 0 && r.summary.iops > 0.0)
-        .then(|| 100.0 * t.daemon_cpu_ns_per_io * r.summary.iops / 1e9 / t.threads as f64)
+        .then(|| 100.0 * per_io(t).max(0.0) * r.summary.iops / 1e9 / t.threads as f64)
 }
 
 fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
@@ -178,9 +185,13 @@ fn evidence(s: &Saturation, cpus: u32) -> Vec<String> {
     }
     if let (Some(b), Some(n)) = (s.daemon_busy_pct, s.daemon_threads) {
         e.push(format!(
-            "the drive's daemon's {n} serving thread{} {} busy",
+            "the drive's daemon's {n} serving thread{} {} busy with work{}",
             if n == 1 { " is" } else { "s are" },
-            pct(b)
+            pct(b),
+            match s.daemon_spin_pct.filter(|p| *p >= 0.5) {
+                Some(p) => format!(" and {} spinning for completions", pct(p)),
+                None => String::new(),
+            }
         ));
     }
     for (what, v) in [
@@ -286,7 +297,7 @@ fn daemon_decision(s: &Saturation) -> Option<Decision> {
     Some((
         "the drive's daemon",
         format!(
-            "its {n} serving thread{} {} busy",
+            "its {n} serving thread{} {} busy with work",
             if n == 1 { " is" } else { "s are" },
             pct(s.daemon_busy_pct.unwrap_or(0.0))
         ),
@@ -480,7 +491,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let run = |cpu_ns: f64, threads: u64| {
+        let run = |cpu_ns: f64, threads: u64, spin_ns: f64| {
             let mut r = RunRecord {
                 id: "qd-128".into(),
                 point: "qd-128".into(),
@@ -490,6 +501,7 @@ mod tests {
             r.summary.transport = Some(crate::transport::Transport {
                 daemon_cpu_ns_per_io: cpu_ns,
                 threads,
+                spin_ns_per_io: spin_ns,
                 ..Default::default()
             });
             r
@@ -499,23 +511,31 @@ mod tests {
             ..Default::default()
         };
         // 11.8 µs × 83.5K IOPS = 98.5 % of one thread.
-        let s = classify(&t, &[run(11_800.0, 1)], &f, &m);
+        let s = classify(&t, &[run(11_800.0, 1, 0.0)], &f, &m);
         assert_eq!(s.limit, "the drive's daemon");
         assert!(
-            s.part.contains("its 1 serving thread is 99 % busy"),
+            s.part
+                .contains("its 1 serving thread is 99 % busy with work"),
             "{}",
             s.part
         );
-        assert!(s
-            .evidence
-            .iter()
-            .any(|e| e.contains("serving thread is 99 % busy")));
+        // A thread that spent most of that spinning for completions had
+        // time to spare: 8 µs of the 11.8 spun leaves 32 % of work.
+        let s = classify(&t, &[run(11_800.0, 1, 8_000.0)], &f, &m);
+        assert_ne!(s.limit, "the drive's daemon");
+        assert!(
+            s.evidence
+                .iter()
+                .any(|e| e.contains("serving thread is 32 % busy with work and 67 % spinning")),
+            "{:?}",
+            s.evidence
+        );
         // Two threads: each half busy, so not the daemon.
-        let s = classify(&t, &[run(11_800.0, 2)], &f, &m);
+        let s = classify(&t, &[run(11_800.0, 2, 0.0)], &f, &m);
         assert_ne!(s.limit, "the drive's daemon");
         assert_eq!(s.daemon_busy_pct.map(|b| b.round()), Some(49.0));
         // An older daemon without its thread count: nothing said.
-        let s = classify(&t, &[run(11_800.0, 0)], &f, &m);
+        let s = classify(&t, &[run(11_800.0, 0, 0.0)], &f, &m);
         assert_eq!(s.daemon_busy_pct, None);
     }
 }

@@ -207,6 +207,7 @@ pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
         reply_ns_mean: s.reply_ns_mean,
         daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
         threads: s.threads,
+        spin_ns_per_io: s.spin_ns as f64 / s.ios.max(1) as f64,
     })
 }
 

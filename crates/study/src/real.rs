@@ -74,6 +74,7 @@ impl<'a> RealRunner<'a> {
             reply_ns_mean: d.reply_ns_mean,
             daemon_cpu_ns_per_io: d.daemon_cpu_ns_per_io,
             threads: d.threads,
+            spin_ns_per_io: d.spin_ns as f64 / d.ios.max(1) as f64,
         })
     }
 

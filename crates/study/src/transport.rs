@@ -29,6 +29,10 @@ pub struct Transport {
     /// The daemon's serving threads (0: unknown).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub threads: u64,
+    /// Of `daemon_cpu_ns_per_io`, the time its threads spun for a
+    /// completion due soon: CPU time, but not work.
+    #[serde(default)]
+    pub spin_ns_per_io: f64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -70,6 +74,7 @@ pub fn over(runs: &[&crate::model::RunRecord]) -> Option<Transport> {
         reply_ns_mean: w(|t| t.reply_ns_mean),
         daemon_cpu_ns_per_io: w(|t| t.daemon_cpu_ns_per_io),
         threads: ts.iter().map(|t| t.threads).max().unwrap_or(0),
+        spin_ns_per_io: w(|t| t.spin_ns_per_io),
     })
 }
 

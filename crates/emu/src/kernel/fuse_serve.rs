@@ -213,12 +213,19 @@ impl Server {
                 // Spin; requests arriving meanwhile are read as they come
                 // (the one read may be due sooner: checked each turn).
                 let poll = next - now > self.early.ns();
+                // The spin's time, less the requests read during it (work).
+                let (spin_from, mut work) = (now, 0);
                 while now < self.h.due.next_due().unwrap_or(next) {
                     if self.sh.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     if poll {
-                        if let Some(why) = self.take_one(false) {
+                        let seen = self.sh.stamps.arrived.load(Ordering::Relaxed);
+                        let why = self.take_one(false);
+                        if self.sh.stamps.arrived.load(Ordering::Relaxed) != seen {
+                            work += clock.now().saturating_sub(now);
+                        }
+                        if let Some(why) = why {
                             return Some(why);
                         }
                     } else {
@@ -226,6 +233,9 @@ impl Server {
                     }
                     now = clock.now();
                 }
+                self.sh
+                    .stamps
+                    .spun(now.saturating_sub(spin_from).saturating_sub(work));
             }
             while let Some(mut r) = self.h.due.pop_due(now) {
                 let start = clock.now();

@@ -365,7 +365,9 @@ impl Server {
                 while clock.now() < next {
                     std::hint::spin_loop();
                 }
+                let spun_from = now;
                 now = clock.now();
+                self.sh.stamps.spun(now - spun_from);
             }
         }
         while let Some(r) = self.h.due.pop_due(now) {

@@ -55,6 +55,11 @@ pub struct Stamps {
     pub tids: Mutex<Vec<u32>>,
     /// Daemon threads running under SCHED_FIFO.
     pub realtime: AtomicU64,
+    /// Requests that have arrived, all told.
+    pub arrived: AtomicU64,
+    /// Time the daemon threads spun for a completion due soon, ns (part of
+    /// their CPU time, but not work: a thread that spins has time to spare).
+    pub spin_ns: AtomicU64,
 }
 
 /// A snapshot of [`Stamps`], as written to the attachment's stats file.
@@ -83,6 +88,10 @@ pub struct Summary {
     /// The daemon's serving threads (0: not recorded, an older daemon).
     #[serde(default)]
     pub threads: u64,
+    /// Of `daemon_cpu_ns`, the time spent spinning for a completion due
+    /// soon, ns.
+    #[serde(default)]
+    pub spin_ns: u64,
 }
 
 impl Stamps {
@@ -101,6 +110,7 @@ impl Stamps {
 
     /// A request arrived at `t`.
     pub fn arrive(&self, t: u64) {
+        self.arrived.fetch_add(1, Relaxed);
         if self.inflight.fetch_add(1, Relaxed) == 0 {
             let idle = self.idle_since.swap(0, Relaxed);
             if idle != 0 && t > idle {
@@ -108,6 +118,11 @@ impl Stamps {
                 self.gaps.fetch_add(1, Relaxed);
             }
         }
+    }
+
+    /// A thread spun `ns` for a completion due soon.
+    pub fn spun(&self, ns: u64) {
+        self.spin_ns.fetch_add(ns, Relaxed);
     }
 
     /// A request reached the model up to `ns` after it arrived: it was held
@@ -174,6 +189,7 @@ impl Stamps {
             daemon_cpu_ns_per_io: per(cpu, timed),
             transport_bound: timed > 0 && late > LATE_SHARE * device,
             threads: self.tids.lock().map_or(0, |t| t.len() as u64),
+            spin_ns: g(&self.spin_ns),
         }
     }
 }
@@ -230,6 +246,7 @@ impl Summary {
             daemon_cpu_ns_per_io: if n == 0 { 0.0 } else { cpu as f64 / n as f64 },
             transport_bound: n > 0 && late > LATE_SHARE * device,
             threads: self.threads,
+            spin_ns: self.spin_ns.saturating_sub(before.spin_ns),
         }
     }
 
@@ -239,7 +256,7 @@ impl Summary {
         format!(
             "{} I/Os ({} reads, {} writes, {} flushes, {} trims, {} errors); per I/O: device time {:.1} µs, \
              the emulator's lateness {:.1} µs (max {:.1}){}, reply {:.1} µs; idle gap (platform round trip \
-             with nothing in flight) {:.1} µs over {} gaps; daemon threads' CPU {:.1} µs per I/O{}",
+             with nothing in flight) {:.1} µs over {} gaps; daemon threads' CPU {:.1} µs per I/O{}{}",
             self.ios,
             self.reads,
             self.writes,
@@ -258,6 +275,10 @@ impl Summary {
             us(self.idle_gap_ns_mean),
             self.idle_gaps,
             us(self.daemon_cpu_ns_per_io),
+            match (self.spin_ns, self.ios) {
+                (0, _) | (_, 0) => String::new(),
+                (s, n) => format!(" (of which spinning for completions {:.1})", us(s as f64 / n as f64)),
+            },
             if self.transport_bound {
                 format!(
                     "; TRANSPORT-BOUND: lateness above {:.0} % of device time, the daemon did not keep the model's timing",
@@ -326,5 +347,28 @@ mod tests {
         assert!(!none.text().contains("arrival hold"));
         let d = m.since(&Summary::default());
         assert_eq!(d.hold_ns_mean, 4_000.0);
+    }
+
+    #[test]
+    fn spinning_is_counted_apart_and_said_per_io() {
+        let s = Stamps::default();
+        s.arrive(0);
+        s.served(Some((0, 100_000)), 100_000, 101_000);
+        s.reads.store(1, Relaxed);
+        assert!(!s.summary().text().contains("spinning"));
+        s.spun(3_000);
+        s.spun(1_000);
+        let m = s.summary();
+        assert_eq!((m.spin_ns, s.arrived.load(Relaxed)), (4_000, 1));
+        assert!(
+            m.text().contains("(of which spinning for completions 4.0)"),
+            "{}",
+            m.text()
+        );
+        let later = Summary {
+            spin_ns: 10_000,
+            ..m.clone()
+        };
+        assert_eq!(later.since(&m).spin_ns, 6_000);
     }
 }

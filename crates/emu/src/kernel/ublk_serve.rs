@@ -392,6 +392,7 @@ impl Server<'_> {
             if self.queue.inflight() == 0 && self.pending.is_empty() {
                 return "the driver aborted every tag (the device stopped)".into();
             }
+            let turn = clock.now();
             let wait = match self.pending.peek() {
                 None => Some(SLICE),
                 Some(d) => {
@@ -409,6 +410,7 @@ impl Server<'_> {
                 Some(d) => self.queue.submit_and_wait(1, Some(d)),
                 None => {
                     std::hint::spin_loop();
+                    self.sh.stamps.spun(clock.now().saturating_sub(turn));
                     Ok(())
                 }
             };
