@@ -259,7 +259,7 @@ fn disk_ios_check(d: &DiskResult) -> Option<CrossCheck> {
 /// cannot match: the bytes must.
 fn split_bytes_check(d: &DiskResult, per_io: f64) -> CrossCheck {
     let kib = |b: u64| b as f64 / 1024.0;
-    let allowed = (kib(d.app_bytes) * 0.01).max(4.0);
+    let allowed = d.bytes_allowed() / 1024.0;
     check(
         &format!(
             "KiB on {}: ssdready's vs the kernel's (each I/O split into {per_io:.1} requests)",

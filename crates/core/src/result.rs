@@ -377,9 +377,14 @@ impl DiskResult {
         if !plain || self.app_bytes == 0 || dev_ios <= self.app_ios || self.app_ios == 0 {
             return None;
         }
-        let allowed = (self.app_bytes as f64 * 0.01).max(4096.0);
-        ((self.dev_bytes() as f64 - self.app_bytes as f64).abs() <= allowed)
+        ((self.dev_bytes() as f64 - self.app_bytes as f64).abs() <= self.bytes_allowed())
             .then(|| dev_ios as f64 / self.app_ios as f64)
+    }
+
+    /// How far the device's bytes may be from ssdready's and still agree:
+    /// 1 %, at least one 4 KiB block.
+    pub fn bytes_allowed(&self) -> f64 {
+        (self.app_bytes as f64 * 0.01).max(4096.0)
     }
 }
 
