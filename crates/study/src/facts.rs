@@ -118,6 +118,10 @@ pub const KNOWN: &[&str] = &[
     "scaling_cpu_efficiency",
     "scaling_short_of_cpus",
     "scaling_iops",
+    "scaling_depth_iops",
+    "scaling_depth_device_iops",
+    "scaling_vs_depth",
+    "scaling_matches_depth",
     "clocks_qd1",
     "clocks_peak",
     "clocks_qd1_layers",
@@ -471,8 +475,29 @@ fn scaling(b: &mut Builder, f: &Figures) {
             &s.runs,
         );
         b.num("scaling_iops", Some(s.iops), "iops", &s.runs);
+        b.num("scaling_depth_iops", s.depth_iops, "iops", &s.runs);
+        b.num(
+            "scaling_depth_device_iops",
+            s.depth_device_iops,
+            "iops",
+            &s.runs,
+        );
+        let vs = s
+            .depth_iops
+            .filter(|d| *d > 0.0)
+            .map(|d| 100.0 * s.iops / d);
+        b.num("scaling_vs_depth", vs, "pct", &s.runs);
+        if vs.is_some_and(|v| v >= MATCHES_DEPTH_PCT) {
+            b.text("scaling_matches_depth", Some("yes".into()), &s.runs);
+        }
     }
 }
+
+/// `scaling_matches_depth`: the threads, one I/O each, deliver at least
+/// this share of one thread's IOPS with as many I/Os in flight. Then they
+/// lose nothing to each other, and what holds them is below the system
+/// call: how the device answers that many I/Os at once.
+pub const MATCHES_DEPTH_PCT: f64 = 90.0;
 
 /// `scaling_short_of_cpus`: threads that did not scale (below 70 % of
 /// linear) while each I/O cost them no more CPU than one thread's (their

@@ -142,6 +142,13 @@ pub struct Scaling {
     /// Whole-system CPU per I/O against one thread's, percent (100: no
     /// extra cost per I/O).
     pub cpu_efficiency_pct: Option<f64>,
+    /// One thread's IOPS with as many I/Os in flight as all the threads
+    /// together (the QD curve at `threads × qd_per_thread`), when the study
+    /// ran that depth: what depth alone gives, against which the threads
+    /// are judged.
+    pub depth_iops: Option<f64>,
+    /// The model alone at that depth (an emulated device).
+    pub depth_device_iops: Option<f64>,
     pub runs: Vec<String>,
 }
 
@@ -287,7 +294,7 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         .device_limit
         .iops
         .filter(|_| f.device_limit.basis == "analytic model");
-    f.scaling_efficiency = scaling(runs, model_limit);
+    f.scaling_efficiency = scaling(runs, model_limit, &f.qd_curve);
     f.transport_qd1 = crate::transport::over(&runs_of(runs, "qd-1"));
     f.platform_share_qd1 = match targets[0].emulated {
         Some(_) => model_share(&f, true)
@@ -493,7 +500,11 @@ fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
 /// N × one thread's IOPS, or the device's modelled limit where that is
 /// lower (16 threads on a device one thread already saturates do not
 /// "scale poorly": the device is the bound).
-fn scaling(runs: &[RunRecord], device_limit_iops: Option<f64>) -> Vec<Scaling> {
+fn scaling(
+    runs: &[RunRecord],
+    device_limit_iops: Option<f64>,
+    curve: &[CurvePoint],
+) -> Vec<Scaling> {
     let mut out = Vec::new();
     let mut points: Vec<(u32, u32)> = runs
         .iter()
@@ -519,13 +530,20 @@ fn scaling(runs: &[RunRecord], device_limit_iops: Option<f64>) -> Vec<Scaling> {
             (Some(a), Some(b)) if b > 0.0 => Some(100.0 * a / b),
             _ => None,
         };
+        let depth = curve.iter().find(|c| c.qd == threads * qd);
         out.push(Scaling {
             threads,
             qd_per_thread: qd,
             iops: it,
             efficiency_pct: 100.0 * it / attainable(threads as f64 * i1, device_limit_iops),
             cpu_efficiency_pct: cpu_eff,
-            runs: ids(&many).into_iter().chain(ids(&one)).collect(),
+            depth_iops: depth.map(|c| c.iops),
+            depth_device_iops: depth.and_then(|c| c.device_iops),
+            runs: ids(&many)
+                .into_iter()
+                .chain(ids(&one))
+                .chain(depth.into_iter().flat_map(|c| c.runs.iter().cloned()))
+                .collect(),
         });
     }
     out
@@ -720,6 +738,47 @@ mod tests {
         assert_eq!(attainable(16.0 * 123.7e3, Some(131.6e3)), 131.6e3);
         assert_eq!(attainable(2.0 * 10e3, Some(131.6e3)), 20e3);
         assert_eq!(attainable(16.0 * 123.7e3, None), 16.0 * 123.7e3);
+    }
+
+    /// Each thread count is set beside one thread at the same total depth,
+    /// when the QD curve has that depth.
+    #[test]
+    fn threads_are_set_beside_the_same_depth_on_one_thread() {
+        let run = |id: &str, sweep: &str, qd: u32, threads: u32, iops: f64| RunRecord {
+            id: id.into(),
+            point: id.into(),
+            sweep: sweep.into(),
+            workload: crate::plan::Workload {
+                qd,
+                threads,
+                ..Default::default()
+            },
+            summary: crate::summary::PointSummary {
+                iops,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let runs = [
+            run("qd-1", "qd", 1, 1, 14_851.0),
+            run("threads-2x1", "threads", 1, 2, 18_200.0),
+            run("threads-4x1", "threads", 1, 4, 30_000.0),
+        ];
+        let curve = [CurvePoint {
+            qd: 2,
+            iops: 17_884.0,
+            device_iops: Some(44_145.0),
+            runs: vec!["qd-2".into()],
+            ..Default::default()
+        }];
+        let s = scaling(&runs, None, &curve);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].threads, s[0].depth_iops), (2, Some(17_884.0)));
+        assert_eq!(s[0].depth_device_iops, Some(44_145.0));
+        assert_eq!(s[0].runs, ["threads-2x1", "qd-1", "qd-2"]);
+        assert!((s[0].efficiency_pct - 100.0 * 18_200.0 / 29_702.0).abs() < 1e-9);
+        // No QD 4 on the curve: nothing to set four threads beside.
+        assert_eq!((s[1].threads, s[1].depth_iops), (4, None));
     }
 
     #[test]

@@ -573,6 +573,7 @@ mod tests {
                     efficiency_pct: 53.0,
                     cpu_efficiency_pct: Some(cpu_eff),
                     runs: vec!["threads-2x1".into()],
+                    ..Default::default()
                 }],
                 ..Default::default()
             };
@@ -598,6 +599,42 @@ mod tests {
         for v in [judged(106.0, 5.0), judged(60.0, 100.0)] {
             assert!(v.contains(&"threads-scale-poorly".to_string()), "{v:?}");
             assert!(!v.contains(&"threads-short-of-cpus".to_string()), "{v:?}");
+        }
+    }
+
+    /// Threads that did not scale, but deliver what one thread does with as
+    /// many I/Os in flight, lost nothing to each other: the study points
+    /// below the system call (the kernel drive at depth 2 gave 17.9K IOPS
+    /// to one thread and 18.2K to two) instead of at what threads share.
+    #[test]
+    fn threads_that_match_depth_are_sent_below_the_system_call() {
+        let rules = parse(RULES).unwrap();
+        let judged = |depth_iops: Option<f64>| -> Vec<Verdict> {
+            let f = crate::figures::Figures {
+                scaling_efficiency: vec![crate::figures::Scaling {
+                    threads: 2,
+                    qd_per_thread: 1,
+                    iops: 18_200.0,
+                    efficiency_pct: 65.0,
+                    cpu_efficiency_pct: Some(88.0),
+                    depth_iops,
+                    depth_device_iops: Some(44_100.0),
+                    runs: vec!["threads-2x1".into(), "qd-2".into()],
+                }],
+                ..Default::default()
+            };
+            let facts = crate::facts::facts(&Default::default(), &Default::default(), &f);
+            judge(&rules, &facts, &Context::default())
+        };
+        let names = |v: &[Verdict]| v.iter().map(|v| v.rule.clone()).collect::<Vec<_>>();
+        let same = judged(Some(17_900.0));
+        assert_eq!(names(&same), ["threads-scale-as-depth"]);
+        assert!(same[0].finding.contains("17.9K"), "{}", same[0].finding);
+        assert!(same[0].finding.contains("44.1K"), "{}", same[0].finding);
+        // Below 90 % of depth's IOPS, or no run at that depth: the threads
+        // lost something to each other.
+        for d in [Some(20_300.0), None] {
+            assert_eq!(names(&judged(d)), ["threads-scale-poorly"], "{d:?}");
         }
     }
 }
