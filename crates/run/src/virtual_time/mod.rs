@@ -29,6 +29,19 @@
 //! (`IoPlan`, `Pacer`, the regions of `workload::fileset`). The loop itself is
 //! `events` (workers, slots, the event queue); what a run cannot do in
 //! virtual time is refused by `refusals`.
+//!
+//! Why an event loop beside the real worker loop rather than that loop on
+//! a virtual clock: both take every step from the same [`JobFlow`]
+//! (passes, budgets, ramp, deadlines, steady state, iolog replay), but the
+//! real loop is one thread per worker blocking in `getevents`. Driving it
+//! from a shared virtual clock would need every worker thread to stop at
+//! each event until all the others had (a barrier per I/O), and the order
+//! in which threads reach it would change counters from run to run. Here
+//! all workers are one queue of events in one thread, ordered by time
+//! and then by worker and slot, so the same seed gives the same result:
+//! the hashes the tests hold.
+//!
+//! [`JobFlow`]: ssdready_workload::jobflow::JobFlow
 
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
