@@ -76,9 +76,9 @@ struct State {
     peak: Option<u32>,
     /// (knee, below the knee), fixed when first needed.
     knee: Option<(u32, Option<u32>)>,
-    /// (sweep, depth, repeat) already run: a repeat whose depths coincide
+    /// The ids of the points already run: a repeat whose depths coincide
     /// (knee = peak) runs once.
-    done: Vec<(&'static str, u32, u32, u32)>,
+    done: Vec<String>,
     qd_stopped: bool,
     engine: Option<&'static str>,
     /// The model's answer by the twin's command line.
@@ -166,7 +166,7 @@ fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer
 /// Whether a point at `qd` is passed over: a repeat at depths already run,
 /// the queue-depth sweep once saturated, a strategy refused everywhere.
 fn passed_over(p: &Point, qd: u32, st: &mut State) -> bool {
-    let key = (p.sweep, qd, p.repeat, p.threads);
+    let key = p.id(qd);
     if st.done.contains(&key) && p.repeat > 1 {
         return true;
     }

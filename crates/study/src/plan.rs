@@ -176,6 +176,11 @@ impl Point {
             "threads" => format!("threads-{}x{qd}", self.threads),
             "rw" => format!("rw-{}-qd{qd}", self.rw),
             "bs" => format!("bs-{}-{}", fmt_bs(self.bs), self.rw),
+            "engine" if self.threads > 1 => format!(
+                "engine-{}-{}x{qd}",
+                self.engine.unwrap_or("emu"),
+                self.threads
+            ),
             "engine" => format!("engine-{}-qd{qd}", self.engine.unwrap_or("emu")),
             "scheduler" => format!(
                 "sched-{}-qd{qd}",
@@ -464,6 +469,62 @@ mod tests {
             "{:?}",
             p.skipped
         );
+    }
+
+    /// The engines' QD 1 points run again, taking turns, and every point
+    /// of a plan has an id of its own (a many-thread engine point once
+    /// shared the one-thread point's id, and so its median).
+    #[test]
+    fn engines_repeat_at_qd1_taking_turns_and_ids_are_unique() {
+        let t = TargetProfile {
+            spec: "/dev/loop7".into(),
+            kind: TargetKind::RamDevice,
+            device: Some("loop7".into()),
+            writable: true,
+            logical_block_size: 4096,
+            ..Default::default()
+        };
+        for quick in [true, false] {
+            let o = StudyOptions {
+                root: true,
+                cpus: 4,
+                ..opts(quick)
+            };
+            let p = plan(std::slice::from_ref(&t), &o);
+            let engine: Vec<String> = p
+                .points
+                .iter()
+                .filter(|x| x.sweep == "engine" && x.qd == Qd::Fixed(1))
+                .map(|x| x.id(1))
+                .collect();
+            let more = if quick { 2 } else { 4 };
+            let turns: Vec<String> = (2..=more + 1)
+                .flat_map(|r| {
+                    [
+                        format!("engine-psync-qd1#{r}"),
+                        format!("engine-libaio-qd1#{r}"),
+                    ]
+                })
+                .collect();
+            assert!(engine.ends_with(&turns), "{engine:?}");
+            assert_eq!(engine.contains(&"engine-psync-4x1".to_string()), !quick);
+            // Points whose depth the study fixes later are named at two
+            // depths: only the repeats of the knee and the peak may meet.
+            let at = |x: &Point| match x.qd {
+                Qd::Fixed(q) => x.id(q),
+                _ => x.id(32),
+            };
+            let all: Vec<String> = p
+                .points
+                .iter()
+                .filter(|x| x.sweep != "repeat")
+                .map(at)
+                .collect();
+            let mut ids = all.clone();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(ids.len(), all.len(), "quick {quick}: {all:?}");
+        }
     }
 
     #[test]
