@@ -442,17 +442,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_full_study_of_a_block_device_adds_the_optional_sweeps_where_they_apply() {
-        let t = TargetProfile {
+    /// A writable RAM block device.
+    fn loop7() -> TargetProfile {
+        TargetProfile {
             spec: "/dev/loop7".into(),
             kind: TargetKind::RamDevice,
             device: Some("loop7".into()),
-            schedulers: vec!["none".into(), "mq-deadline".into()],
-            scheduler: Some("none".into()),
             writable: true,
             logical_block_size: 4096,
             ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_full_study_of_a_block_device_adds_the_optional_sweeps_where_they_apply() {
+        let t = TargetProfile {
+            schedulers: vec!["none".into(), "mq-deadline".into()],
+            scheduler: Some("none".into()),
+            ..loop7()
         };
         let o = StudyOptions {
             root: true,
@@ -476,14 +483,7 @@ mod tests {
     /// shared the one-thread point's id, and so its median).
     #[test]
     fn engines_repeat_at_qd1_taking_turns_and_ids_are_unique() {
-        let t = TargetProfile {
-            spec: "/dev/loop7".into(),
-            kind: TargetKind::RamDevice,
-            device: Some("loop7".into()),
-            writable: true,
-            logical_block_size: 4096,
-            ..Default::default()
-        };
+        let t = loop7();
         for quick in [true, false] {
             let o = StudyOptions {
                 root: true,

@@ -558,6 +558,33 @@ mod tests {
         assert!(judge_at(80.0, 1.0, &mut f).is_empty());
     }
 
+    /// Two threads at QD 1 each, judged against one thread.
+    fn two_threads(iops: f64, efficiency_pct: f64, cpu: Option<f64>) -> crate::figures::Scaling {
+        crate::figures::Scaling {
+            threads: 2,
+            qd_per_thread: 1,
+            iops,
+            efficiency_pct,
+            cpu_efficiency_pct: cpu,
+            runs: vec!["threads-2x1".into()],
+            ..Default::default()
+        }
+    }
+
+    /// The verdicts on a study whose only figure is `s`, on machine `m`.
+    fn judge_scaling(
+        rules: &[Rule],
+        s: crate::figures::Scaling,
+        m: &crate::model::Machine,
+    ) -> Vec<Verdict> {
+        let f = crate::figures::Figures {
+            scaling_efficiency: vec![s],
+            ..Default::default()
+        };
+        let facts = crate::facts::facts(&Default::default(), m, &f);
+        judge(rules, &facts, &Context::default())
+    }
+
     /// Threads that did not scale while each I/O cost them no more CPU, on
     /// CPUs other work kept busy, waited for CPUs: the study says so
     /// instead of sending the reader after a shared lock or queue.
@@ -565,25 +592,13 @@ mod tests {
     fn threads_short_of_cpus_are_not_called_a_shared_bottleneck() {
         let rules = parse(RULES).unwrap();
         let judged = |cpu_eff: f64, busy: f64| -> Vec<String> {
-            let f = crate::figures::Figures {
-                scaling_efficiency: vec![crate::figures::Scaling {
-                    threads: 2,
-                    qd_per_thread: 1,
-                    iops: 22_200.0,
-                    efficiency_pct: 53.0,
-                    cpu_efficiency_pct: Some(cpu_eff),
-                    runs: vec!["threads-2x1".into()],
-                    ..Default::default()
-                }],
-                ..Default::default()
-            };
+            let s = two_threads(22_200.0, 53.0, Some(cpu_eff));
             let m = crate::model::Machine {
                 cpus: 2,
                 background_busy_pct: Some(busy),
                 ..Default::default()
             };
-            let facts = crate::facts::facts(&Default::default(), &m, &f);
-            let v = judge(&rules, &facts, &Context::default());
+            let v = judge_scaling(&rules, s, &m);
             v.into_iter().map(|v| v.rule).collect()
         };
         let busy = judged(106.0, 100.0);
@@ -610,21 +625,12 @@ mod tests {
     fn threads_that_match_depth_are_sent_below_the_system_call() {
         let rules = parse(RULES).unwrap();
         let judged = |depth_iops: Option<f64>| -> Vec<Verdict> {
-            let f = crate::figures::Figures {
-                scaling_efficiency: vec![crate::figures::Scaling {
-                    threads: 2,
-                    qd_per_thread: 1,
-                    iops: 18_200.0,
-                    efficiency_pct: 65.0,
-                    cpu_efficiency_pct: Some(88.0),
-                    depth_iops,
-                    depth_device_iops: Some(44_100.0),
-                    runs: vec!["threads-2x1".into(), "qd-2".into()],
-                }],
-                ..Default::default()
+            let s = crate::figures::Scaling {
+                depth_iops,
+                depth_device_iops: Some(44_100.0),
+                ..two_threads(18_200.0, 65.0, Some(88.0))
             };
-            let facts = crate::facts::facts(&Default::default(), &Default::default(), &f);
-            judge(&rules, &facts, &Context::default())
+            judge_scaling(&rules, s, &Default::default())
         };
         let names = |v: &[Verdict]| v.iter().map(|v| v.rule.clone()).collect::<Vec<_>>();
         let same = judged(Some(17_900.0));
