@@ -98,6 +98,9 @@ pub struct IoLog {
     issue_time: bool,
     /// `write_hist_log`.
     hist: Option<Box<crate::iolog_hist::HistLog>>,
+    /// When the job's measured time ended (ns since the worker started),
+    /// once known: the windows past it are partial ([`IoLog::set_end`]).
+    end_ns: Option<u64>,
 }
 
 /// Which log.
@@ -126,6 +129,23 @@ impl LogKind {
             LogKind::Lat => "lat",
         }
     }
+}
+
+/// Windows added up, direction by direction.
+fn merged(ws: &[[Window; 3]]) -> [Window; 3] {
+    let mut out = [Window::default(); 3];
+    for w in ws {
+        for (o, x) in out.iter_mut().zip(w) {
+            o.ios += x.ios;
+            o.bytes += x.bytes;
+            o.slat_ios += x.slat_ios;
+            for k in 0..3 {
+                o.sum[k] += x.sum[k];
+                o.max[k] = o.max[k].max(x.max[k]);
+            }
+        }
+    }
+    out
 }
 
 impl IoLog {
@@ -231,6 +251,16 @@ impl IoLog {
         }
     }
 
+    /// The job's measured time ended `end_ns` after the worker started.
+    /// An averaged log then ends as fio's does: the rate logs (bandwidth,
+    /// IOPS) have no line for the last, partial window, whose I/Os a full
+    /// window's time would make a rate too low (a lone I/O completing
+    /// after a 2 s run at 250 ms windows read as 4 IOPS); the latency logs
+    /// give that window's mean at the end time (fio's `finalize_logs`).
+    pub fn set_end(&mut self, end_ns: u64) {
+        self.end_ns = Some(end_ns);
+    }
+
     /// Forget everything (end of ramp).
     pub fn clear(&mut self) {
         self.samples.clear();
@@ -271,10 +301,29 @@ impl IoLog {
                 })
                 .collect();
         }
+        // The windows that end by the job's end are whole; the rest, one
+        // partial window.
+        let whole = self.end_ns.map_or(self.windows.len(), |e| {
+            ((e / self.avg_ns) as usize).min(self.windows.len())
+        });
+        let mut windows: Vec<(u64, [Window; 3])> = self.windows[..whole]
+            .iter()
+            .enumerate()
+            .map(|(i, w)| ((i as u64 + 1) * self.avg_ns, *w))
+            .collect();
+        let rate = matches!(kind, LogKind::Bw | LogKind::Iops);
+        if let (Some(end), false, true) = (self.end_ns, rate, whole < self.windows.len()) {
+            windows.push((end, merged(&self.windows[whole..])));
+        }
+        self.averaged_rows(kind, &windows)
+    }
+
+    /// The lines of averaged windows, each given with its time (ns).
+    fn averaged_rows(&self, kind: LogKind, windows: &[(u64, [Window; 3])]) -> Vec<Row> {
         let secs = self.avg_ns as f64 / 1e9;
         let mut rows = Vec::new();
-        for (i, w) in self.windows.iter().enumerate() {
-            let t_ms = (i as u64 + 1) * self.avg_ns / 1_000_000 + self.epoch_ms;
+        for (at, w) in windows {
+            let t_ms = at / 1_000_000 + self.epoch_ms;
             for (d, x) in w.iter().enumerate() {
                 let n = if kind == LogKind::Slat {
                     x.slat_ios
@@ -370,6 +419,42 @@ mod tests {
             l.render(LogKind::Bw),
             format!("1, {}, 1, 4096, 0\n", 4096u64 * 1_000_000 / 1024)
         );
+    }
+
+    #[test]
+    fn the_last_partial_window_gives_latencies_but_no_rate() {
+        // A 2 s job at 250 ms windows: 10 reads a window, and one read of
+        // the drain completing 10 ms after the end.
+        let ms = 1_000_000;
+        let mut l = IoLog::new(250, false);
+        for i in 0..80 {
+            l.record(i * 25 * ms + ms, Ddir::Read, 4096, 0, [0, 100, 100]);
+        }
+        l.record(2010 * ms, Ddir::Read, 4096, 0, [0, 700, 700]);
+        let lines = |l: &IoLog, k| l.render(k).lines().map(String::from).collect::<Vec<_>>();
+        // Before the end is known, every window has its line.
+        assert_eq!(lines(&l, LogKind::Iops).last().unwrap(), "2250, 4, 0, 0, 0");
+        l.set_end(2000 * ms);
+        let iops = lines(&l, LogKind::Iops);
+        assert_eq!(iops.len(), 8, "{iops:?}");
+        assert_eq!(iops.last().unwrap(), "2000, 40, 0, 0, 0");
+        let clat = lines(&l, LogKind::Clat);
+        assert_eq!(clat.len(), 9, "{clat:?}");
+        assert_eq!(clat[7], "2000, 100, 0, 0, 0");
+        assert_eq!(
+            clat[8], "2000, 700, 0, 0, 0",
+            "the drain's window, at the end"
+        );
+        // A job that ends inside a window: its part of that window and the
+        // drain after it are one line.
+        l.set_end(1900 * ms);
+        let clat = lines(&l, LogKind::Clat);
+        assert_eq!(clat.len(), 8, "{clat:?}");
+        assert_eq!(
+            clat[7], "1900, 155, 0, 0, 0",
+            "(10 × 100 + 700) / 11 = 154.5, half up"
+        );
+        assert_eq!(lines(&l, LogKind::Bw).len(), 7);
     }
 
     #[test]

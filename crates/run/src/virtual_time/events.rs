@@ -448,6 +448,10 @@ impl<'a> Sim<'a> {
                 Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
                 None => w.last_completion.saturating_sub(w.ramp_end),
             };
+            if let (Some(log), Some(d)) = (&mut w.stats.log, w.deadline.filter(|_| w.hit_deadline))
+            {
+                log.set_end(d.saturating_sub(w.log_start));
+            }
             let ios = w.stats.total_ios();
             if ios > 0 && w.stats.measured_ns == 0 {
                 return Err(SimError::Refused(no_time(

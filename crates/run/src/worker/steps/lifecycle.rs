@@ -196,6 +196,9 @@ impl<'a> Loop<'a> {
         let end = self.ctx.clock.now();
         let end = self.deadline.map_or(end, |d| end.min(d));
         self.stats.measured_ns = end.saturating_sub(self.measure_start);
+        if let Some(log) = &mut self.stats.log {
+            log.set_end(end.saturating_sub(self.start));
+        }
         let c = thread_cpu();
         self.stats.thread_cpu = ThreadCpu {
             user_ns: c.user_ns.saturating_sub(self.cpu_start.user_ns),
