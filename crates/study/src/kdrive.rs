@@ -198,17 +198,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
 pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
     let r = ssdready_emu::kernel::daemon::record_of(device)?;
     let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
-    Some(crate::transport::Transport {
-        name: r.transport,
-        ios: s.ios,
-        device_ns_mean: s.device_ns_mean,
-        late_ns_mean: s.late_ns_mean,
-        late_ns_max: s.late_ns_max,
-        reply_ns_mean: s.reply_ns_mean,
-        daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
-        threads: s.threads,
-        spin_ns_per_io: s.spin_ns as f64 / s.ios.max(1) as f64,
-    })
+    Some(crate::transport::Transport::of(r.transport, &s))
 }
 
 /// A loop device over a file in /dev/shm (the file unlinked once bound):

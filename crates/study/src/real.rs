@@ -65,17 +65,7 @@ impl<'a> RealRunner<'a> {
         let after = ssdready_emu::kernel::daemon::stats(name)?;
         let d = after.since(before);
         let r = ssdready_emu::kernel::daemon::record_of(name)?;
-        Some(crate::transport::Transport {
-            name: r.transport,
-            ios: d.ios,
-            device_ns_mean: d.device_ns_mean,
-            late_ns_mean: d.late_ns_mean,
-            late_ns_max: d.late_ns_max,
-            reply_ns_mean: d.reply_ns_mean,
-            daemon_cpu_ns_per_io: d.daemon_cpu_ns_per_io,
-            threads: d.threads,
-            spin_ns_per_io: d.spin_ns as f64 / d.ios.max(1) as f64,
-        })
+        Some(crate::transport::Transport::of(r.transport, &d))
     }
 
     fn set_scheduler(&mut self, w: &Workload) -> Result<(), SchedulerError> {

@@ -40,6 +40,24 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Transport {
+    /// The figures of a daemon's statistics `s` (over its life, or one
+    /// run's difference) for a drive served over `name`.
+    pub fn of(name: String, s: &ssdready_emu::kernel::stamps::Summary) -> Transport {
+        Transport {
+            name,
+            ios: s.ios,
+            device_ns_mean: s.device_ns_mean,
+            late_ns_mean: s.late_ns_mean,
+            late_ns_max: s.late_ns_max,
+            reply_ns_mean: s.reply_ns_mean,
+            daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
+            threads: s.threads,
+            spin_ns_per_io: s.spin_ns as f64 / s.ios.max(1) as f64,
+        }
+    }
+}
+
+impl Transport {
     /// Lateness as a percent of device time (None without device time).
     pub fn late_pct(&self) -> Option<f64> {
         (self.device_ns_mean > 0.0).then(|| 100.0 * self.late_ns_mean / self.device_ns_mean)

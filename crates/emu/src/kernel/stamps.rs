@@ -335,11 +335,7 @@ mod tests {
         assert_eq!(m.late_ns_mean, 4_000.0);
         // 4 µs of 100 µs device time: above 3 %.
         assert!(m.transport_bound);
-        assert!(
-            m.text().contains("of which arrival hold at most 4.0 µs"),
-            "{}",
-            m.text()
-        );
+        says(&m, "of which arrival hold at most 4.0 µs");
         let none = Summary {
             hold_ns_mean: 0.0,
             ..m.clone()
@@ -347,6 +343,11 @@ mod tests {
         assert!(!none.text().contains("arrival hold"));
         let d = m.since(&Summary::default());
         assert_eq!(d.hold_ns_mean, 4_000.0);
+    }
+
+    /// `m`'s line says `what`.
+    fn says(m: &Summary, what: &str) {
+        assert!(m.text().contains(what), "{}", m.text());
     }
 
     #[test]
@@ -360,11 +361,7 @@ mod tests {
         s.spun(1_000);
         let m = s.summary();
         assert_eq!((m.spin_ns, s.arrived.load(Relaxed)), (4_000, 1));
-        assert!(
-            m.text().contains("(of which spinning for completions 4.0)"),
-            "{}",
-            m.text()
-        );
+        says(&m, "(of which spinning for completions 4.0)");
         let later = Summary {
             spin_ns: 10_000,
             ..m.clone()

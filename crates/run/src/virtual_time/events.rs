@@ -448,9 +448,14 @@ impl<'a> Sim<'a> {
                 Some(d) => d.max(w.last_completion).saturating_sub(w.ramp_end),
                 None => w.last_completion.saturating_sub(w.ramp_end),
             };
-            if let (Some(log), Some(d)) = (&mut w.stats.log, w.deadline.filter(|_| w.hit_deadline))
-            {
-                log.set_end(d.saturating_sub(w.log_start));
+            // The job's end, as a real worker's: its runtime, or its last
+            // completion when its I/O ran out first.
+            if let Some(log) = &mut w.stats.log {
+                let end = w
+                    .deadline
+                    .filter(|_| w.hit_deadline)
+                    .unwrap_or(w.last_completion);
+                log.set_end(end.saturating_sub(w.log_start));
             }
             let ios = w.stats.total_ios();
             if ios > 0 && w.stats.measured_ns == 0 {

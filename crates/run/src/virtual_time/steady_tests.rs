@@ -145,3 +145,28 @@ fn a_paced_jobs_bandwidth_log_holds_its_pace_each_second() {
         "{at:?}"
     );
 }
+
+/// A job that runs out of I/O inside a window ends its logs as a real
+/// worker's do: no rate for the partial window, and its latencies at the
+/// job's end.
+#[test]
+fn a_jobs_last_partial_window_has_latencies_but_no_rate() {
+    let logged = JobSpec {
+        write_iops_log: Some("i".into()),
+        write_lat_log: Some("l".into()),
+        log_avg_msec: 1000,
+        ss_dur_ns: 0,
+        time_based: false,
+        runtime_ns: None,
+        number_ios: Some(2500),
+        ..paced("iops:10%", 2, 3)
+    };
+    let o = run(&[logged], &[0]);
+    let log = o.workers[0][0].log.as_deref().expect("a log");
+    let at = |k| -> Vec<u64> { log.rows(k).iter().map(|r| r.t_ms).collect() };
+    use ssdready_core::iolog::LogKind;
+    assert_eq!(at(LogKind::Iops), [1000], "2,500 I/Os at 2,000 a second");
+    let clat = at(LogKind::Clat);
+    assert_eq!(clat.len(), 2, "{clat:?}");
+    assert!((1240..1260).contains(&clat[1]), "{clat:?}");
+}
