@@ -333,12 +333,13 @@ fn fio_logs_are_written_in_fios_format() {
             assert_eq!(first[3], "4096");
         }
     }
-    // Averaged: one line per 100 ms window and direction that saw I/O,
-    // stamped at the window's end, its value the window's I/Os per second.
-    // 300 I/Os at 1000 IOPS take 300 ms at least (a loaded machine only
-    // makes it longer), so they fall in two windows or more, and the
-    // windows' I/Os (value × 0.1 s) add up to the 300 exactly, however
-    // the machine's load spread them.
+    // Averaged: one line per whole 100 ms window and direction that saw
+    // I/O, stamped at the window's end, its value the window's I/Os per
+    // second. 300 I/Os at 1000 IOPS take 300 ms at least (a loaded machine
+    // only makes it longer), so they fill two windows or more. The last,
+    // partial window has no line, as in fio (fio 3.33 gave 2 lines, 200 of
+    // the 300 I/Os): the lines' I/Os (value × 0.1 s) add up to the 300
+    // less those after the last whole window, fewer than one window holds.
     let out = ssdready(&[
         "run",
         "--quiet",
@@ -364,7 +365,7 @@ fn fio_logs_are_written_in_fios_format() {
     );
     // value = ios / 0.1 s, floored: round back to the window's I/Os.
     let ios: u64 = lines.iter().map(|l| (l[1] + 5) / 10).sum();
-    assert_eq!(ios, 300, "{text}");
+    assert!(ios <= 300 && ios + 100 > 300, "{ios} I/Os: {text}");
 }
 
 /// fio's own json+ converter reads our output and gives the columns it gives

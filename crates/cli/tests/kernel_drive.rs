@@ -543,9 +543,18 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     assert!((0.9..=1.1).contains(&flushes), "{sync}");
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(!mounts.contains("ssdready-study-fs"), "{mounts}");
+    // The study's own drive (`emu-PID.mnt`, PID its daemon's, named in
+    // the target's backing) is gone; drives that another suite attached
+    // meanwhile are not this test's.
+    let backing = t["backing"].as_str().unwrap_or_default();
+    let pid = backing
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_else(|| panic!("no daemon pid in {backing}"));
     let ours: Vec<String> = emu_mounts()
         .into_iter()
-        .filter(|m| !before.contains(m))
+        .filter(|m| !before.contains(m) && m.ends_with(&format!("/emu-{pid}.mnt")))
         .collect();
     assert_eq!(ours, Vec::<String>::new());
     // The transport, measured with a zero-time drive and kept for this
