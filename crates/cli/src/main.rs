@@ -344,7 +344,8 @@ fn list_options() {
         let _ = writeln!(
             out,
             "{names}{flag}\n    {}\n    allowed: {}",
-            o.help, o.allowed
+            o.help,
+            o.allowed_values()
         );
     }
     let _ = writeln!(

@@ -1,21 +1,31 @@
 //! What the job's side of ssdready knows of each engine: its name, fio's
 //! other names for it, the engine family the loop and the checks branch on
 //! ([`EngineKind`]), its capabilities, and what a result says about how its
-//! I/Os complete. One [`EngineFacts`] per engine name a job file may give,
-//! listed once in [`ENGINES`].
+//! I/Os complete: one [`EngineFacts`] per engine name a job file may give.
 //!
 //! `core` parses and checks jobs and has no system calls, so it cannot see
 //! the engines themselves (crate `ssdready-io`, which depends on `core`).
-//! Each engine file there declares an `EngineDef` that points at its facts
-//! here and adds its constructor; `ssdready_io::engines::ALL` lists those
-//! definitions, and a test there checks that every entry of [`ENGINES`] is
-//! served by exactly one of them. A job resolves its engine with
-//! [`crate::spec::JobSpec::engine`].
+//! It knows the families, which its checks and the worker loop branch on,
+//! and their own engines ([`PSYNC`], [`IO_URING`], [`IO_URING_CMD`],
+//! [`LIBAIO`], [`POSIXAIO`], [`SG`], [`NULL`]). Every other engine is an
+//! engine of one of those families and declares its facts in its own file
+//! in `ssdready-io`, into [`ENGINES_IN_FILES`], a slice the linker
+//! gathers (`linkme`): adding an engine touches no file here. [`all`]
+//! lists both in the order `ioengine`'s allowed values give them; a job
+//! resolves its engine with [`crate::spec::JobSpec::engine`].
+//!
+//! A program that parses jobs naming those engines links `ssdready-io`
+//! (the binary does; so do the crates that run jobs); without it the job
+//! names an engine this build does not have, and its parse says so.
 
+use crate::spec::JobSpec;
 use crate::spec_types::EngineKind;
+use std::sync::OnceLock;
 
 /// What a job's checks, its plan and its result need to know of an engine.
-#[derive(Debug, PartialEq, Eq)]
+/// Two facts are the same engine when their names are the same (a name is
+/// given once: [`crate::engine_check::check`]).
+#[derive(Debug)]
 pub struct EngineFacts {
     /// fio's name of the engine (`ioengine=NAME`).
     pub name: &'static str,
@@ -33,6 +43,22 @@ pub struct EngineFacts {
     /// The options only this engine takes (listed by `ssdready options`
     /// with the others).
     pub options: &'static [&'static str],
+    /// Why a run refuses a job of this engine, as fio's engine refuses it
+    /// in its `init` or fails it per I/O (empty: it runs). Part of the
+    /// job's refusals ([`crate::spec::JobSpec::refusals`]).
+    pub refusals: fn(&JobSpec) -> Vec<String>,
+}
+
+impl PartialEq for EngineFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for EngineFacts {}
+
+/// [`EngineFacts::refusals`] of an engine that refuses nothing of its own.
+pub fn refuses_nothing(_: &JobSpec) -> Vec<String> {
+    Vec::new()
 }
 
 /// An engine's capabilities (fio's `FIO_*` engine flags, as far as
@@ -59,134 +85,108 @@ pub struct Caps {
     pub own_name: bool,
 }
 
-const SYNC: Caps = Caps {
-    synchronous: true,
-    fake_io: false,
-    dirs: false,
-    maps_targets: false,
-    cannot_extend: false,
-    own_name: false,
-};
+impl Caps {
+    /// A synchronous engine's: each I/O completes inside its call.
+    pub const SYNC: Caps = Caps {
+        synchronous: true,
+        fake_io: false,
+        dirs: false,
+        maps_targets: false,
+        cannot_extend: false,
+        own_name: false,
+    };
+    /// A file operation's (open, stat, unlink): timed once per file,
+    /// counted as an I/O.
+    pub const FILE_OP: Caps = Caps {
+        fake_io: true,
+        ..Caps::SYNC
+    };
+    /// A directory operation's (mkdir, stat, rmdir).
+    pub const DIR_OP: Caps = Caps {
+        dirs: true,
+        ..Caps::FILE_OP
+    };
+    /// An engine that copies to and from a mapping of its targets.
+    pub const MAPS: Caps = Caps {
+        maps_targets: true,
+        ..Caps::SYNC
+    };
+}
 
 /// The completion note of the engines that complete inside a system call.
-const IN_CALL: &str = "each I/O completes inside its pread/pwrite call";
+pub const IN_CALL: &str = "each I/O completes inside its pread/pwrite call";
 
-/// A synchronous engine of the psync family with its own name in results.
-const fn own(name: &'static str, caps: Caps, completes: &'static str) -> EngineFacts {
-    EngineFacts {
-        name,
-        aliases: &[],
-        kind: EngineKind::Psync,
-        caps: Caps {
-            own_name: true,
-            ..caps
-        },
-        completes,
-        options: &[],
+impl EngineFacts {
+    /// A synchronous engine of the psync family that results name by its
+    /// own name, with no aliases and no options of its own.
+    pub const fn own(name: &'static str, caps: Caps, completes: &'static str) -> EngineFacts {
+        EngineFacts {
+            name,
+            aliases: &[],
+            kind: EngineKind::Psync,
+            caps: Caps {
+                own_name: true,
+                ..caps
+            },
+            completes,
+            options: &[],
+            refusals: refuses_nothing,
+        }
+    }
+
+    /// An asynchronous engine: completions are waited for.
+    const fn asynchronous(name: &'static str, kind: EngineKind) -> EngineFacts {
+        EngineFacts {
+            name,
+            aliases: &[],
+            kind,
+            caps: Caps {
+                synchronous: false,
+                ..Caps::SYNC
+            },
+            completes: "",
+            options: &[],
+            refusals: refuses_nothing,
+        }
     }
 }
+
+/// The engines of a family declared in their own files (`ssdready-io`'s
+/// `engines/`), gathered by the linker. An engine file adds its facts with
+/// `#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]`
+/// on a `pub static`; its `kind` must be a family whose own engine is
+/// listed in [`FAMILIES`].
+#[linkme::distributed_slice]
+pub static ENGINES_IN_FILES: [EngineFacts];
 
 /// `pread`/`pwrite` (and fio's names for the same calls).
 pub static PSYNC: EngineFacts = EngineFacts {
     name: "psync",
     aliases: &["sync", "pvsync", "pvsync2", "vsync"],
     kind: EngineKind::Psync,
-    caps: SYNC,
+    caps: Caps::SYNC,
     completes: IN_CALL,
     options: &[],
+    refusals: refuses_nothing,
 };
-/// fallocate(2) instead of writes (a read allocates keeping the size).
-pub static FALLOC: EngineFacts = EngineFacts {
-    name: "falloc",
-    aliases: &[],
-    kind: EngineKind::Psync,
-    caps: SYNC,
-    completes: IN_CALL,
-    options: &[],
-};
-/// ftruncate(2) to each write's offset.
-pub static FTRUNCATE: EngineFacts = EngineFacts {
-    name: "ftruncate",
-    ..FALLOC
-};
-const FILE_OP: Caps = Caps {
-    fake_io: true,
-    ..SYNC
-};
-const DIR_OP: Caps = Caps {
-    dirs: true,
-    ..FILE_OP
-};
-/// open(O_CREAT) timed once per file.
-pub static FILECREATE: EngineFacts = own("filecreate", FILE_OP, IN_CALL);
-/// stat(2) timed once per file.
-pub static FILESTAT: EngineFacts = own("filestat", FILE_OP, IN_CALL);
-/// unlink(2) timed once per file.
-pub static FILEDELETE: EngineFacts = own("filedelete", FILE_OP, IN_CALL);
-/// mkdir(2) timed once per directory.
-pub static DIRCREATE: EngineFacts = own("dircreate", DIR_OP, IN_CALL);
-/// stat(2) of a directory.
-pub static DIRSTAT: EngineFacts = own("dirstat", DIR_OP, IN_CALL);
-/// rmdir(2).
-pub static DIRDELETE: EngineFacts = own("dirdelete", DIR_OP, IN_CALL);
-/// memcpy through a mapping of the file.
-pub static MMAP: EngineFacts = own(
-    "mmap",
-    Caps {
-        cannot_extend: true,
-        ..SYNC
-    },
-    "each I/O is a memcpy through the file's mapping",
-);
-/// splice/vmsplice through a pipe.
-pub static SPLICE: EngineFacts = own(
-    "splice",
-    SYNC,
-    "each I/O completes inside its splice/vmsplice calls",
-);
-const MAPS: Caps = Caps {
-    maps_targets: true,
-    ..SYNC
-};
-/// Copies to and from a mapping of a file on persistent memory.
-pub static LIBPMEM: EngineFacts = own("libpmem", MAPS, IN_CALL);
-/// Copies to and from a mapping of a device-DAX character device.
-pub static DEV_DAX: EngineFacts = own("dev-dax", MAPS, IN_CALL);
-/// Extent moves (`EXT4_IOC_MOVE_EXT`) with a donor file.
-pub static E4DEFRAG: EngineFacts = EngineFacts {
-    options: &["donorname", "inplace"],
-    ..own("e4defrag", SYNC, IN_CALL)
-};
-/// An asynchronous engine: completions are waited for.
-const fn asynchronous(name: &'static str, kind: EngineKind) -> EngineFacts {
-    EngineFacts {
-        name,
-        aliases: &[],
-        kind,
-        caps: Caps {
-            synchronous: false,
-            ..SYNC
-        },
-        completes: "",
-        options: &[],
-    }
-}
 /// Linux io_uring.
-pub static IO_URING: EngineFacts = asynchronous("io_uring", EngineKind::IoUring);
+pub static IO_URING: EngineFacts = EngineFacts::asynchronous("io_uring", EngineKind::IoUring);
 /// NVMe commands through io_uring passthrough.
-pub static IO_URING_CMD: EngineFacts = asynchronous("io_uring_cmd", EngineKind::UringCmd);
+pub static IO_URING_CMD: EngineFacts =
+    EngineFacts::asynchronous("io_uring_cmd", EngineKind::UringCmd);
 /// Linux native AIO.
-pub static LIBAIO: EngineFacts = asynchronous("libaio", EngineKind::Libaio);
+pub static LIBAIO: EngineFacts = EngineFacts::asynchronous("libaio", EngineKind::Libaio);
 /// POSIX AIO (glibc's helper threads).
-pub static POSIXAIO: EngineFacts = asynchronous("posixaio", EngineKind::PosixAio);
+pub static POSIXAIO: EngineFacts = EngineFacts::asynchronous("posixaio", EngineKind::PosixAio);
 /// SCSI commands through SG_IO.
 pub static SG: EngineFacts = EngineFacts {
     name: "sg",
     aliases: &[],
     kind: EngineKind::Sg,
-    caps: SYNC,
+    caps: Caps::SYNC,
     completes: "each SCSI command completes inside its SG_IO ioctl",
     options: &[],
+    refusals: refuses_nothing,
 };
 /// No I/O at all: the tool's own cost per I/O.
 pub static NULL: EngineFacts = EngineFacts {
@@ -195,10 +195,11 @@ pub static NULL: EngineFacts = EngineFacts {
     kind: EngineKind::Null,
     caps: Caps {
         synchronous: false,
-        ..SYNC
+        ..Caps::SYNC
     },
     completes: "the null engine completes every I/O at once",
     options: &[],
+    refusals: refuses_nothing,
 };
 /// The SSD emulator's queue pairs: set by a target `emu:…`, never named.
 pub static EMU: EngineFacts = EngineFacts {
@@ -206,23 +207,11 @@ pub static EMU: EngineFacts = EngineFacts {
     ..NULL
 };
 
-/// Every engine a job may name, in the order `ioengine`'s allowed values
-/// list them ([`RUNNABLE_ENGINES`]).
-pub static ENGINES: &[&EngineFacts] = &[
+/// The families' own engines, in the order `ioengine`'s allowed values
+/// list the families. Each family's engines from [`ENGINES_IN_FILES`]
+/// follow its own, by name.
+pub static FAMILIES: &[&EngineFacts] = &[
     &PSYNC,
-    &FALLOC,
-    &FTRUNCATE,
-    &MMAP,
-    &SPLICE,
-    &FILECREATE,
-    &FILESTAT,
-    &FILEDELETE,
-    &DIRCREATE,
-    &DIRSTAT,
-    &DIRDELETE,
-    &LIBPMEM,
-    &DEV_DAX,
-    &E4DEFRAG,
     &IO_URING,
     &IO_URING_CMD,
     &LIBAIO,
@@ -231,14 +220,48 @@ pub static ENGINES: &[&EngineFacts] = &[
     &NULL,
 ];
 
-/// The engines ssdready runs, as `ioengine`'s allowed values say them (a
-/// constant, as option tables need; a test checks it against [`ENGINES`]).
-pub const RUNNABLE_ENGINES: &str = "psync (also sync, pvsync, pvsync2, vsync), falloc, ftruncate, mmap, splice, \
-     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, libpmem, dev-dax, e4defrag, io_uring, io_uring_cmd, libaio, posixaio, sg or null";
+/// Every engine a job may name: each family's own engine, then the
+/// family's engines declared in their files, by name. Built once.
+pub fn all() -> &'static [&'static EngineFacts] {
+    static ALL: OnceLock<Vec<&'static EngineFacts>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = Vec::with_capacity(FAMILIES.len() + ENGINES_IN_FILES.len());
+        for own in FAMILIES {
+            all.push(*own);
+            let mut more: Vec<&EngineFacts> = ENGINES_IN_FILES
+                .iter()
+                .filter(|e| e.kind == own.kind)
+                .collect();
+            more.sort_unstable_by_key(|e| e.name);
+            all.extend(more);
+        }
+        all
+    })
+}
+
+/// The engines ssdready runs, as `ioengine`'s allowed values and its
+/// refusals say them: "psync (also sync, …), …, sg or null".
+pub fn runnable() -> &'static str {
+    static SAID: OnceLock<String> = OnceLock::new();
+    SAID.get_or_init(|| {
+        let names: Vec<String> = all()
+            .iter()
+            .map(|e| match e.aliases {
+                [] => e.name.to_string(),
+                a => format!("{} (also {})", e.name, a.join(", ")),
+            })
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, head)) => format!("{} or {last}", head.join(", ")),
+            None => String::new(),
+        }
+    })
+}
 
 /// The engine a job may name as `name` (its name or one of its aliases).
 pub fn find(name: &str) -> Option<&'static EngineFacts> {
-    ENGINES
+    all()
         .iter()
         .copied()
         .find(|e| e.name == name || e.aliases.contains(&name))
@@ -249,7 +272,26 @@ pub fn find(name: &str) -> Option<&'static EngineFacts> {
 pub fn of_kind(kind: EngineKind) -> &'static EngineFacts {
     match kind {
         EngineKind::Emu => &EMU,
-        k => find(k.name()).unwrap_or(&PSYNC),
+        k => FAMILIES
+            .iter()
+            .copied()
+            .find(|e| e.kind == k)
+            .unwrap_or(&PSYNC),
+    }
+}
+
+impl JobSpec {
+    /// The job's engine, resolved against [`all`]: the one it named, or
+    /// its family's own when it named none (or one that is refused: then
+    /// the family's stands in, so that the job's other options are checked
+    /// as fio checks them). On an emulated device `ioengine` is
+    /// [`EngineKind::Emu`] (the device brings its queues) while an engine
+    /// the job named keeps its facts.
+    pub fn engine(&self) -> &'static EngineFacts {
+        self.engine_named
+            .as_deref()
+            .and_then(find)
+            .unwrap_or_else(|| of_kind(self.ioengine))
     }
 }
 
@@ -258,30 +300,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn allowed_values_list_every_engine_in_order() {
-        let mut said = String::new();
-        for e in ENGINES {
-            said.push_str(e.name);
-            if !e.aliases.is_empty() {
-                said.push_str(&format!(" (also {})", e.aliases.join(", ")));
-            }
-            said.push_str(", ");
-        }
-        let said = said.trim_end_matches(", ");
-        let (head, last) = said.rsplit_once(", ").unwrap_or(("", said));
-        assert_eq!(RUNNABLE_ENGINES, format!("{head} or {last}"));
+    fn without_engine_files_a_job_may_name_the_families_own_engines() {
+        // This crate's tests link no engine files (`ssdready-io` has the
+        // test of the whole list).
+        assert!(ENGINES_IN_FILES.is_empty());
+        assert_eq!(
+            runnable(),
+            "psync (also sync, pvsync, pvsync2, vsync), io_uring, io_uring_cmd, libaio, posixaio, sg or null"
+        );
+        assert_eq!(find("mmap"), None);
     }
 
     #[test]
-    fn names_are_unique_and_every_family_has_its_engine() {
-        let mut names: Vec<&str> = ENGINES
-            .iter()
-            .flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()))
-            .collect();
-        let n = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), n, "a name given twice");
+    fn every_family_has_its_engine_and_every_engine_checks() {
+        for e in all() {
+            assert_eq!(crate::engine_check::check(e), Ok(()));
+        }
         for k in [
             EngineKind::Psync,
             EngineKind::IoUring,
@@ -299,38 +333,6 @@ mod tests {
             find("emu").is_none(),
             "the emulator's engine is never named"
         );
-    }
-
-    #[test]
-    fn synchronous_engines_say_how_they_complete() {
-        for e in ENGINES.iter().filter(|e| e.caps.synchronous) {
-            assert!(!e.completes.is_empty(), "{}", e.name);
-        }
         assert_eq!(find("sync"), Some(&PSYNC));
-        assert!(find("dirstat").is_some_and(|e| e.caps.dirs && e.caps.fake_io));
-    }
-
-    #[test]
-    fn an_engine_ssdready_runs_is_not_also_refused() {
-        for e in ENGINES {
-            assert!(
-                !crate::option_values::FIO_ENGINES.contains(&e.name),
-                "{}",
-                e.name
-            );
-        }
-    }
-
-    #[test]
-    fn an_engines_own_options_are_options() {
-        for e in ENGINES {
-            for o in e.options {
-                assert!(
-                    crate::options::all().iter().any(|d| d.name == *o),
-                    "{}: {o}",
-                    e.name
-                );
-            }
-        }
     }
 }

@@ -25,6 +25,7 @@
 pub mod arith;
 pub mod arrivals;
 pub mod checks;
+pub mod engine_check;
 pub mod engines;
 pub mod hist;
 pub mod host;

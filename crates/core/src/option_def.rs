@@ -25,10 +25,27 @@ pub struct OptionDef {
     pub aliases: &'static [&'static str],
     /// Value or flag.
     pub arity: Arity,
-    /// The allowed values, as shown in errors and `ssdready options`.
+    /// The allowed values, as shown in errors and `ssdready options`
+    /// (through [`OptionDef::allowed_values`]); [`ENGINE_NAMES`] for the
+    /// engines this build has.
     pub allowed: &'static str,
     /// One line of help.
     pub help: &'static str,
     /// Applies a value (already known to be present for `Arity::Value`).
     pub set: fn(&mut JobSpec, &str) -> Result<(), String>,
+}
+
+/// `allowed` of an option whose values are the engines this build has,
+/// which only the linked program knows ([`crate::engines::runnable`]).
+pub const ENGINE_NAMES: &str = "the engines ssdready runs";
+
+impl OptionDef {
+    /// The allowed values as errors and `ssdready options` say them.
+    pub fn allowed_values(&self) -> &'static str {
+        if self.allowed == ENGINE_NAMES {
+            crate::engines::runnable()
+        } else {
+            self.allowed
+        }
+    }
 }

@@ -4,7 +4,6 @@
 //! temporal merge layer. A table beside [`crate::option_table::OPTIONS`],
 //! searched by the same machinery ([`crate::options::all`]).
 
-use crate::engines::RUNNABLE_ENGINES;
 use crate::option_def::{Arity, OptionDef};
 use crate::option_values::*;
 use crate::spec::*;
@@ -119,7 +118,7 @@ pub static SUBMIT_OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         aliases: &[],
         arity: Arity::Value,
-        allowed: RUNNABLE_ENGINES,
+        allowed: crate::option_def::ENGINE_NAMES,
         help: "how I/O is issued; without filename, fio's files (jobname.N.M) rather than the emulator",
         set: |s, v| {
             s.ioengine_given = true;
@@ -140,14 +139,16 @@ pub static SUBMIT_OPTIONS: &[OptionDef] = &[
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
                         "ioengine={v}: needs {needs}, which this build of ssdready does not have \
-                         (ssdready runs {RUNNABLE_ENGINES})"
+                         (ssdready runs {})",
+                        crate::engines::runnable()
                     ));
                     EngineKind::Psync
                 }
                 _ if FIO_ENGINES.contains(&v) => {
                     s.engine_named = Some(v.to_string());
                     s.refused.push(format!(
-                        "ioengine={v}: fio's '{v}' engine is not supported yet (ssdready runs {RUNNABLE_ENGINES})"
+                        "ioengine={v}: fio's '{v}' engine is not supported yet (ssdready runs {})",
+                        crate::engines::runnable()
                     ));
                     // The nearest engine ssdready has, so that the job's
                     // other options are checked as fio checks them.

@@ -521,7 +521,7 @@ pub(crate) fn parse_range(v: &str, kb: u64) -> Result<(u64, u64), ValueError> {
 
 /// fio's other engines: parsed, and a job that names one is refused when it
 /// would run (fio 3.33's engines, and `page_fault`, a later one). The ones
-/// ssdready runs are in [`crate::engines::ENGINES`] instead (a test checks
+/// ssdready runs are in [`crate::engines::all`] instead (a test checks
 /// that none is in both).
 pub(crate) const FIO_ENGINES: &[&str] = &[
     "libzbc",

@@ -127,13 +127,13 @@ pub fn apply(spec: &mut JobSpec, name: &str, value: Option<&str>) -> Result<(), 
         (Arity::Value, None) | (Arity::Value, Some("")) => {
             return Err(SpecError::new(
                 def.name,
-                format!("needs a value (allowed: {})", def.allowed),
+                format!("needs a value (allowed: {})", def.allowed_values()),
             ))
         }
         (_, Some(v)) => v,
     };
     (def.set)(spec, v)
-        .map_err(|m| SpecError::new(def.name, format!("{m} (allowed: {})", def.allowed)))
+        .map_err(|m| SpecError::new(def.name, format!("{m} (allowed: {})", def.allowed_values())))
 }
 
 /// One `name[=value]` as written, with where it was written.

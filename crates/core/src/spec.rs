@@ -559,19 +559,6 @@ impl JobSpec {
         std::num::NonZeroU32::new(self.iodepth).unwrap_or(std::num::NonZeroU32::MIN)
     }
 
-    /// The job's engine, resolved against [`crate::engines::ENGINES`]: the
-    /// one it named, or its family's own when it named none (or one that is
-    /// refused: then the family's stands in, so that the job's other options
-    /// are checked as fio checks them). On an emulated device `ioengine` is
-    /// [`EngineKind::Emu`] (the device brings its queues) while an engine
-    /// the job named keeps its facts.
-    pub fn engine(&self) -> &'static crate::engines::EngineFacts {
-        self.engine_named
-            .as_deref()
-            .and_then(crate::engines::find)
-            .unwrap_or_else(|| crate::engines::of_kind(self.ioengine))
-    }
-
     /// The engine's name as the job gave it (`sync` stays `sync`; a refused
     /// engine keeps its name).
     pub fn engine_name(&self) -> &str {

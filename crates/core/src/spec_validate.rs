@@ -366,7 +366,7 @@ impl JobSpec {
             ),
             _ => {}
         }
-        why.extend(crate::option_table_engines::engine_refusals(self));
+        why.extend((self.engine().refusals)(self));
         why.extend(self.run.refusals(self.on_emulator()));
         why.extend(
             self.access

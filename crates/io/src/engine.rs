@@ -185,8 +185,8 @@ pub struct EngineSetup<'a> {
 }
 
 /// An engine as its file declares it (`pub static DEF: EngineDef`), listed
-/// once in [`crate::engines::ALL`]: the names it serves (with their facts,
-/// which `core` keeps so that jobs can be checked without this crate; see
+/// once in [`crate::engines::ALL`]: the names it serves (their facts, which
+/// the same file declares, or `core` for a family's own engine; see
 /// [`ssdready_core::engines`]) and how to open it.
 pub struct EngineDef {
     /// The engines of this file: one, or a family of fio's names that one

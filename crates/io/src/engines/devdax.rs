@@ -22,6 +22,7 @@ use crate::engines::libpmem::persistence_of;
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
 use crate::target::{Target, TargetError, TargetKind, TargetNeeds};
+use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::{Ddir, IoReq};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -205,9 +206,16 @@ fn signature_at_start(path: &Path, size: u64, align: u64) -> Option<&'static str
     crate::target::safety::signature::find_signature(&head)
 }
 
+/// Copies to and from a mapping of a device-DAX character device.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static DEV_DAX: EngineFacts = EngineFacts {
+    refusals: crate::engines::pmem::refusals,
+    ..EngineFacts::own("dev-dax", Caps::MAPS, IN_CALL)
+};
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::DEV_DAX],
+    serves: &[&DEV_DAX],
     open: |setup| Ok(AnyEngine::dynamic(DevDaxEngine::new(setup)?)),
 };
 

@@ -18,6 +18,8 @@
 
 use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
+use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
+use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
@@ -43,9 +45,55 @@ const EXT4_IOC_MOVE_EXT: libc::c_ulong = (3 << 30)
 /// ext2/3/4's `s_magic` (statfs `f_type`).
 const EXT4_SUPER_MAGIC: i64 = 0xEF53;
 
+/// Extent moves (`EXT4_IOC_MOVE_EXT`) with a donor file.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static E4DEFRAG: EngineFacts = EngineFacts {
+    options: &["donorname", "inplace"],
+    refusals,
+    ..EngineFacts::own("e4defrag", Caps::SYNC, IN_CALL)
+};
+
+/// What e4defrag refuses: trims and reads (its moves are writes; fio
+/// fails every other I/O with EINVAL), no donor, verification, and
+/// `inplace=0` without `filesize` (fio's donor allocation is then of a
+/// negative length).
+fn refusals(spec: &JobSpec) -> Vec<String> {
+    let mut why = Vec::new();
+    if spec.rw.trims() {
+        why.push(format!(
+            "rw={}: ioengine=e4defrag cannot trim (fio fails every trim of it with EINVAL)",
+            spec.rw.name()
+        ));
+    }
+    if !matches!(spec.rw, RwMode::Write | RwMode::RandWrite) {
+        why.push(format!(
+            "rw={}: ioengine=e4defrag only moves extents, which fio counts as writes (it fails every read \
+             with EINVAL); use rw=write or randwrite",
+            spec.rw.name()
+        ));
+    }
+    if spec.engine_opts.donorname.is_none() {
+        why.push("ioengine=e4defrag needs donorname (the donor file, e.g. donorname=file.def; fio refuses it too)".into());
+    }
+    if !spec.engine_opts.inplace && spec.filesize.is_none() {
+        why.push(
+            "ioengine=e4defrag with inplace=0 needs filesize (the donor is allocated over filesize − offset; \
+             fio 3.33 fails it with EINVAL)"
+                .into(),
+        );
+    }
+    if spec.verify.on() {
+        why.push(format!(
+            "verify={}: ioengine=e4defrag moves extents and writes no data, so there is nothing to verify",
+            spec.verify.method.map_or("pattern", |m| m.name())
+        ));
+    }
+    why
+}
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::E4DEFRAG],
+    serves: &[&E4DEFRAG],
     open: |setup| Ok(AnyEngine::dynamic(E4defragEngine::new(setup)?)),
 };
 
@@ -276,6 +324,32 @@ impl SyncEngine for E4defragEngine {
 
 #[cfg(test)]
 mod tests {
+    use ssdready_core::spec::JobSpec;
+
+    fn job(text: &str) -> JobSpec {
+        let mut s = JobSpec::default();
+        for kv in text.split_whitespace() {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn a_job_refuses_reads_trims_and_a_missing_donor_or_filesize() {
+        let ok = job("ioengine=e4defrag rw=write donorname=d filesize=1m");
+        assert!(ok.refusals().is_empty(), "{:?}", ok.refusals());
+        let read = job("ioengine=e4defrag rw=randrw donorname=d filesize=1m");
+        assert!(read.refusals()[0].contains("rw=randrw"));
+        let trim = job("ioengine=e4defrag rw=trim donorname=d filesize=1m");
+        assert!(trim.refusals()[0].contains("cannot trim"));
+        let no_donor = job("ioengine=e4defrag rw=write filesize=1m");
+        assert!(no_donor.refusals()[0].contains("needs donorname"));
+        let no_size = job("ioengine=e4defrag rw=write donorname=d");
+        assert!(no_size.refusals()[0].contains("needs filesize"));
+        let inplace = job("ioengine=e4defrag rw=write donorname=d inplace=1");
+        assert!(inplace.refusals().is_empty());
+    }
     use super::*;
 
     #[test]

@@ -31,6 +31,7 @@
 
 use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
+use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::spec_io::StatType;
 use ssdready_core::IoReq;
 use std::ffi::CString;
@@ -81,15 +82,34 @@ impl FileOp {
     }
 }
 
+/// open(O_CREAT) timed once per file.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static FILECREATE: EngineFacts = EngineFacts::own("filecreate", Caps::FILE_OP, IN_CALL);
+/// stat(2) timed once per file.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static FILESTAT: EngineFacts = EngineFacts::own("filestat", Caps::FILE_OP, IN_CALL);
+/// unlink(2) timed once per file.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static FILEDELETE: EngineFacts = EngineFacts::own("filedelete", Caps::FILE_OP, IN_CALL);
+/// mkdir(2) timed once per directory.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static DIRCREATE: EngineFacts = EngineFacts::own("dircreate", Caps::DIR_OP, IN_CALL);
+/// stat(2) of a directory.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static DIRSTAT: EngineFacts = EngineFacts::own("dirstat", Caps::DIR_OP, IN_CALL);
+/// rmdir(2).
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static DIRDELETE: EngineFacts = EngineFacts::own("dirdelete", Caps::DIR_OP, IN_CALL);
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
     serves: &[
-        &ssdready_core::engines::FILECREATE,
-        &ssdready_core::engines::FILESTAT,
-        &ssdready_core::engines::FILEDELETE,
-        &ssdready_core::engines::DIRCREATE,
-        &ssdready_core::engines::DIRSTAT,
-        &ssdready_core::engines::DIRDELETE,
+        &FILECREATE,
+        &FILESTAT,
+        &FILEDELETE,
+        &DIRCREATE,
+        &DIRSTAT,
+        &DIRDELETE,
     ],
     open: |setup| {
         let op = FileOp::of_engine(setup.spec.engine().name, setup.spec.files.stat_type)

@@ -16,13 +16,21 @@ use crate::buf::AlignedBuf;
 use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
+use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::spec_io::SyncIo;
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 
+/// Copies to and from a mapping of a file on persistent memory.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static LIBPMEM: EngineFacts = EngineFacts {
+    refusals: crate::engines::pmem::refusals,
+    ..EngineFacts::own("libpmem", Caps::MAPS, IN_CALL)
+};
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::LIBPMEM],
+    serves: &[&LIBPMEM],
     open: |setup| Ok(AnyEngine::dynamic(LibpmemEngine::new(setup)?)),
 };
 

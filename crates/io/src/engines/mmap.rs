@@ -35,6 +35,7 @@ use crate::engines::psync::trim;
 use crate::mem::page_size;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
+use ssdready_core::engines::{Caps, EngineFacts};
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::spec_io::Fadvise;
 use ssdready_core::{Ddir, IoReq};
@@ -50,9 +51,20 @@ struct Mapping {
     off: u64,
 }
 
+/// memcpy through a mapping of the file.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static MMAP: EngineFacts = EngineFacts::own(
+    "mmap",
+    Caps {
+        cannot_extend: true,
+        ..Caps::SYNC
+    },
+    "each I/O is a memcpy through the file's mapping",
+);
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::MMAP],
+    serves: &[&MMAP],
     open: |setup| Ok(AnyEngine::dynamic(MmapEngine::new(setup)?)),
 };
 

@@ -1,7 +1,10 @@
 //! The built-in engines, one file each. An engine's file declares its
-//! [`EngineDef`] (`pub static DEF`); [`ALL`] lists them, and that list is
-//! all [`crate::open_engine`] consults. docs/architecture.md has the
-//! recipe for a new engine.
+//! [`EngineDef`] (`pub static DEF`) and, unless it is a family's own engine
+//! (whose facts `core` keeps), the [`EngineFacts`] a job's parse and checks
+//! use, into `ssdready_core::engines::ENGINES_IN_FILES`. [`ALL`] lists the
+//! definitions, and that list is all [`crate::open_engine`] consults.
+//! docs/architecture.md has the recipe for a new engine: its file, and
+//! its line here.
 //!
 //! `nvme`, `pmem` and `scsi` are helpers of the engines (commands, stores,
 //! CDBs); `offload` wraps another engine for `io_submit_mode=offload`.
@@ -55,18 +58,48 @@ pub fn def_of(facts: &EngineFacts) -> Option<&'static EngineDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ssdready_core::engine_check::check;
+    use ssdready_core::engines::{all, runnable, ENGINES_IN_FILES};
 
     #[test]
     fn every_engine_a_job_can_name_has_one_definition() {
-        for facts in ssdready_core::engines::ENGINES {
+        for facts in all() {
             let n = ALL
                 .iter()
-                .filter(|d| d.serves.iter().any(|f| f.name == facts.name))
+                .filter(|d| d.serves.iter().any(|f| std::ptr::eq(*f, *facts)))
                 .count();
             assert_eq!(n, 1, "{}: served by {n} definitions", facts.name);
+            assert_eq!(check(facts), Ok(()));
         }
         let served: usize = ALL.iter().map(|d| d.serves.len()).sum();
-        assert_eq!(served, ssdready_core::engines::ENGINES.len());
+        assert_eq!(served, all().len());
         assert!(def_of(&ssdready_core::engines::EMU).is_none());
+        assert_eq!(all().len(), 7 + ENGINES_IN_FILES.len());
+    }
+
+    #[test]
+    fn allowed_values_name_each_family_then_its_engines_by_name() {
+        assert_eq!(
+            runnable(),
+            "psync (also sync, pvsync, pvsync2, vsync), dev-dax, dircreate, dirdelete, dirstat, e4defrag, \
+             falloc, filecreate, filedelete, filestat, ftruncate, libpmem, mmap, splice, io_uring, \
+             io_uring_cmd, libaio, posixaio, sg or null"
+        );
+        let dirstat = ssdready_core::engines::find("dirstat");
+        assert!(dirstat.is_some_and(|e| e.caps.dirs && e.caps.fake_io));
+    }
+
+    /// docs/options.md is the generated page of the options, whose
+    /// `ioengine` lists the engines declared here (this is the first crate
+    /// that links them all); regenerate it with
+    /// `cargo run --release -- options --markdown > docs/options.md`.
+    #[test]
+    fn docs_options_md_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/options.md");
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == ssdready_core::option_doc::markdown(),
+            "docs/options.md is stale: run `cargo run --release -- options --markdown > docs/options.md`"
+        );
     }
 }

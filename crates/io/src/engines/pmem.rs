@@ -28,8 +28,35 @@
 //! On other architectures than x86_64 there is no portable cache-line
 //! write-back: the DAX path falls back to msync (said in the result).
 
+use ssdready_core::spec::JobSpec;
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
+
+/// What a run refuses of a job of either mapped engine (its
+/// `EngineFacts::refusals`): trims (fio fails each with EINVAL), and with
+/// fsync or fdatasync a block size that is not a whole number of pages
+/// (fio's init of both refuses it).
+pub fn refusals(spec: &JobSpec) -> Vec<String> {
+    let mut why = Vec::new();
+    let engine = spec.engine_name();
+    if spec.rw.trims() {
+        why.push(format!(
+            "rw={}: ioengine={engine} cannot trim (fio fails every trim of it with EINVAL)",
+            spec.rw.name()
+        ));
+    }
+    let page = 4096;
+    if !u64::from(spec.bs.min()).is_multiple_of(page)
+        && (spec.files.fsync_every > 0 || spec.files.fdatasync_every > 0)
+    {
+        why.push(format!(
+            "bs={}: ioengine={engine} maps its files, so with fsync or fdatasync every block size must be a \
+             multiple of the {page}-byte page (fio refuses it too)",
+            spec.bs.min()
+        ));
+    }
+    why
+}
 
 /// How the engine's writes are made durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,6 +402,29 @@ mod copy {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_mapped_engines_refuse_trims_and_partial_pages_with_syncs() {
+        let job = |text: &str| {
+            let mut s = ssdready_core::spec::JobSpec::default();
+            for kv in text.split_whitespace() {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
+            }
+            s
+        };
+        assert!(job("ioengine=libpmem rw=randtrim").refusals()[0].contains("cannot trim"));
+        let partial = job("ioengine=dev-dax rw=write bs=512 fsync=1").refusals();
+        assert!(
+            partial[0].contains("multiple of the 4096-byte page"),
+            "{partial:?}"
+        );
+        assert!(job("ioengine=dev-dax rw=write bs=512")
+            .refusals()
+            .is_empty());
+        assert!(job("ioengine=dev-dax").engine().caps.maps_targets);
+        assert!(!job("ioengine=psync").engine().caps.maps_targets);
+        assert!(job("ioengine=psync rw=randtrim").refusals().is_empty());
+    }
     use super::*;
     use std::io::{Read, Seek};
 

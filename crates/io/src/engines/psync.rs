@@ -15,18 +15,30 @@ use crate::engine::{
 };
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
+use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
-/// The engine's definition (see [`crate::engines`]).
+/// fallocate(2) instead of writes (a read allocates keeping the size);
+/// results name it as the family, psync.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static FALLOC: EngineFacts = EngineFacts {
+    caps: Caps::SYNC,
+    ..EngineFacts::own("falloc", Caps::SYNC, IN_CALL)
+};
+/// ftruncate(2) to each write's offset.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static FTRUNCATE: EngineFacts = EngineFacts {
+    name: "ftruncate",
+    ..FALLOC
+};
+
+/// The engine's definition (see [`crate::engines`]): psync's own facts
+/// are in `core`, as the family's.
 pub static DEF: EngineDef = EngineDef {
-    serves: &[
-        &ssdready_core::engines::PSYNC,
-        &ssdready_core::engines::FALLOC,
-        &ssdready_core::engines::FTRUNCATE,
-    ],
+    serves: &[&ssdready_core::engines::PSYNC, &FALLOC, &FTRUNCATE],
     open: |setup| Ok(AnyEngine::Psync(PsyncEngine::new(setup)?)),
 };
 

@@ -25,6 +25,7 @@ use crate::engine::{
 use crate::engines::psync::trim;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
+use ssdready_core::engines::{Caps, EngineFacts};
 use ssdready_core::{Ddir, IoReq};
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -32,9 +33,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// fio's `SPLICE_DEF_SIZE`: the most one splice moves.
 const SPLICE_DEF_SIZE: usize = 64 * 1024;
 
+/// splice/vmsplice through a pipe.
+#[linkme::distributed_slice(ssdready_core::engines::ENGINES_IN_FILES)]
+pub static SPLICE: EngineFacts = EngineFacts::own(
+    "splice",
+    Caps::SYNC,
+    "each I/O completes inside its splice/vmsplice calls",
+);
+
 /// The engine's definition (see [`crate::engines`]).
 pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::SPLICE],
+    serves: &[&SPLICE],
     open: |setup| Ok(AnyEngine::dynamic(SpliceEngine::new(setup)?)),
 };
 
