@@ -41,19 +41,32 @@ pub const TABLES: &[&[OptionDef]] = &[
     crate::option_table_report::REPORT_OPTIONS,
 ];
 
-/// Every supported option, sorted by name (from all the [`TABLES`]).
+/// The options engines declare in their own files (`ssdready-io`'s
+/// `engines/`, as their facts: [`crate::engines`]), gathered by the
+/// linker. Such an option keeps its value as written in
+/// [`crate::spec_types::EngineOptions::own`], where its engine reads it.
+#[linkme::distributed_slice]
+pub static OPTIONS_IN_FILES: [OptionDef];
+
+/// Every option: the [`TABLES`], then [`OPTIONS_IN_FILES`].
+fn every() -> impl Iterator<Item = &'static OptionDef> {
+    TABLES
+        .iter()
+        .flat_map(|t| t.iter())
+        .chain(OPTIONS_IN_FILES.iter())
+}
+
+/// Every supported option, sorted by name (from all the [`TABLES`] and
+/// the engines' files).
 pub fn all() -> Vec<&'static OptionDef> {
-    let mut v: Vec<&'static OptionDef> = TABLES.iter().flat_map(|t| t.iter()).collect();
+    let mut v: Vec<&'static OptionDef> = every().collect();
     v.sort_unstable_by_key(|o| o.name);
     v
 }
 
 /// Look an option up by name or alias.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
-    TABLES
-        .iter()
-        .flat_map(|t| t.iter())
-        .find(|o| o.name == name || o.aliases.contains(&name))
+    every().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The closest option names, for "did you mean".

@@ -237,6 +237,27 @@ pub struct EngineOptions {
     /// ([`crate::option_table_library`]), as written.
     #[serde(default)]
     pub library: Vec<(String, String)>,
+    /// The options engines declare in their own files
+    /// ([`crate::options::OPTIONS_IN_FILES`]), as written: (name, value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub of_files: Vec<(String, String)>,
+}
+
+impl EngineOptions {
+    /// The value the job gave an option of an engine's file, as written.
+    pub fn own(&self, name: &str) -> Option<&str> {
+        self.of_files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Give an option of an engine's file its value (the last one given
+    /// holds, as for every option).
+    pub fn set_own(&mut self, name: &str, value: &str) {
+        self.of_files.retain(|(n, _)| n != name);
+        self.of_files.push((name.to_string(), value.to_string()));
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! so the last test opens the engine through its definition.
 
 use ssdready_core::engines::{Caps, EngineFacts};
+use ssdready_core::options::{Arity, OptionDef};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Ddir, IoReq};
 use ssdready_io::buf::AlignedBuf;
@@ -31,11 +32,28 @@ pub static ZERO: EngineFacts = EngineFacts {
             Vec::new()
         }
     },
+    options: &["zero_byte"],
     ..EngineFacts::own(
         "zero",
         Caps::SYNC,
         "each I/O completes inside its queue call",
     )
+};
+
+/// Its own option, gathered into `ssdready_core::options::OPTIONS_IN_FILES`:
+/// checked here, kept as written for the engine to read.
+#[linkme::distributed_slice(ssdready_core::options::OPTIONS_IN_FILES)]
+pub static ZERO_BYTE: OptionDef = OptionDef {
+    name: "zero_byte",
+    aliases: &[],
+    arity: Arity::Value,
+    allowed: "a whole number 0..=255 (default 0)",
+    help: "ioengine=zero: the byte every read returns",
+    set: |s, v| {
+        let byte: u8 = v.parse().map_err(|_| format!("'{v}' is not a byte"))?;
+        s.engine_opts.set_own("zero_byte", &byte.to_string());
+        Ok(())
+    },
 };
 
 /// The definition `engines::ALL` lists: the facts it serves and how to
@@ -49,13 +67,16 @@ pub static DEF: EngineDef = EngineDef {
 /// shares it (the slot contract is kept by construction).
 pub struct ZeroEngine {
     buf: AlignedBuf,
+    byte: u8,
 }
 
 impl ZeroEngine {
     /// Open it for a job (on the worker thread that will use it).
     pub fn new(setup: &EngineSetup<'_>) -> Result<Self, EngineError> {
         let buf = AlignedBuf::for_job(setup.spec.bs.max() as usize, &setup.spec.run.mem, 0)?;
-        Ok(ZeroEngine { buf })
+        let own = setup.spec.engine_opts.own("zero_byte");
+        let byte = own.and_then(|v| v.parse().ok()).unwrap_or(0);
+        Ok(ZeroEngine { buf, byte })
     }
 }
 
@@ -68,7 +89,7 @@ impl SyncEngine for ZeroEngine {
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
         let len = req.len as usize;
         if req.ddir == Ddir::Read {
-            self.buf.as_mut_slice()[..len].fill(0);
+            self.buf.as_mut_slice()[..len].fill(self.byte);
         }
         // Bytes moved, or -errno.
         Ok(Queued::Done(len as i64))
@@ -107,6 +128,20 @@ fn a_job_names_the_new_engine_and_gets_its_facts() {
 }
 
 #[test]
+fn the_new_engines_own_option_is_an_option() {
+    assert!(ssdready_core::options::all()
+        .iter()
+        .any(|o| o.name == "zero_byte"));
+    let s = job("ioengine=zero zero_byte=255").expect("parses");
+    assert_eq!(s.engine_opts.own("zero_byte"), Some("255"));
+    let bad = job("ioengine=zero zero_byte=256").unwrap_err();
+    assert!(bad.contains("not a byte"), "{bad}");
+    // Without it the job's saved form is as before.
+    let plain = serde_json::to_string(&job("ioengine=zero").expect("parses").engine_opts);
+    assert!(!plain.expect("serializes").contains("of_files"));
+}
+
+#[test]
 fn the_new_engines_own_refusal_is_among_the_jobs() {
     let s = job("ioengine=zero rw=write verify=crc32c").expect("parses");
     assert!(
@@ -141,6 +176,17 @@ fn the_new_engine_opens_from_its_definition_and_reads_zeros() {
     assert!(eng.buffer(0).expect("a buffer")[..4096]
         .iter()
         .all(|b| *b == 0));
+    let seven = job("ioengine=zero bs=4k zero_byte=7").expect("parses");
+    let setup = EngineSetup {
+        spec: &seven,
+        targets: &[],
+        seed: 1,
+    };
+    let mut eng = (DEF.open)(&setup).expect("opens");
+    assert!(matches!(eng.queue(read), Ok(Queued::Done(4096))));
+    assert!(eng.buffer(0).expect("a buffer")[..4096]
+        .iter()
+        .all(|b| *b == 7));
     // Not in `ALL` (only mod.rs can list it): `open_engine` says so.
     assert!(ssdready_io::engines::def_of(&ZERO).is_none());
 }

@@ -190,8 +190,9 @@ impl Per {
 }
 
 /// The exact figures from the states' time over the window (`delta`, ns,
-/// every CPU), beside the sampled profile `p`: `window_ns` × `cpus` is
-/// what the states should add up to.
+/// every CPU), beside the sampled profile `p`: `window_ns` (the time
+/// between the states' two readings) × `cpus` is what the states should
+/// add up to.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     delta: &[u64; STATES.len()],

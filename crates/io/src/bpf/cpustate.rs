@@ -545,11 +545,13 @@ impl CpuStates {
         Ok(vals.chunks(WORDS).map(CpuWord::from_words).collect())
     }
 
-    /// Each possible CPU's states, settled at the moment of reading.
-    pub fn snapshot(&self) -> io::Result<Vec<[u64; STATES.len()]>> {
+    /// Each possible CPU's states, settled at the moment of reading, and
+    /// that moment (CLOCK_MONOTONIC, ns): the time two snapshots' states
+    /// must add up to on each CPU is the difference of their moments.
+    pub fn snapshot(&self) -> io::Result<(u64, Vec<[u64; STATES.len()]>)> {
         let v = self.read()?;
         let now = super::monotonic_ns();
-        Ok(v.iter().map(|c| c.settled(now)).collect())
+        Ok((now, v.iter().map(|c| c.settled(now)).collect()))
     }
 }
 

@@ -19,7 +19,8 @@ use ssdready_probe::hwcount::Window;
 use std::sync::Arc;
 
 type Parts = (PartHist, PartHist, PartHist);
-type States = Vec<[u64; STATES.len()]>;
+/// A reading of the CPU states: its moment (ns) and each CPU's states.
+type States = (u64, Vec<[u64; STATES.len()]>);
 
 /// The instruments while the phase runs.
 pub(crate) struct Instruments {
@@ -146,9 +147,13 @@ impl Closed {
         }) = self.states.take()
         {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-            let (d, per_cpu) = crate::exactcpu::delta(&a, &b);
+            let (d, per_cpu) = crate::exactcpu::delta(&a.1, &b.1);
+            // The states cover the time between their own two readings,
+            // which are not the window's (under load the reading after
+            // the window can come a scheduler slice later).
+            let read_ns = b.0.saturating_sub(a.0);
             r.exact = Some(crate::exactcpu::build(
-                &d, window_ns, cpus, ios, tsc_hz, &r, attached, missing, &per_cpu,
+                &d, read_ns, cpus, ios, tsc_hz, &r, attached, missing, &per_cpu,
             ));
         }
         Some(r)
