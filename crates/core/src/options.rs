@@ -69,6 +69,20 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
     every().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
+/// A job from `name=value` words (a bare name gives the empty value),
+/// each applied through the table in order as a job file's lines are:
+/// for tests and examples. The first option that is not one, or whose
+/// value is refused, says so.
+pub fn job_of(text: &str) -> Result<JobSpec, String> {
+    let mut s = JobSpec::default();
+    for kv in text.split_whitespace() {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        let def = find(k).ok_or_else(|| format!("'{k}' is not an option"))?;
+        (def.set)(&mut s, v).map_err(|e| format!("{k}={v}: {e}"))?;
+    }
+    Ok(s)
+}
+
 /// The closest option names, for "did you mean".
 pub fn suggest(name: &str) -> Option<&'static str> {
     fn dist(a: &str, b: &str) -> usize {

@@ -102,13 +102,18 @@ impl SyncEngine for ZeroEngine {
 // ---- what the example gets from those lines alone ----
 
 fn job(text: &str) -> Result<JobSpec, String> {
-    let mut s = JobSpec::default();
-    for kv in text.split_whitespace() {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        let def = ssdready_core::options::find(k).ok_or(format!("no option {k}"))?;
-        (def.set)(&mut s, v)?;
-    }
-    Ok(s)
+    ssdready_core::options::job_of(text)
+}
+
+/// The engine opened for `text`'s job, through its definition.
+fn open(text: &str) -> AnyEngine {
+    let spec = job(text).expect("parses");
+    let setup = EngineSetup {
+        spec: &spec,
+        targets: &[],
+        seed: 1,
+    };
+    (DEF.open)(&setup).expect("opens")
 }
 
 #[test]
@@ -157,14 +162,6 @@ fn the_new_engines_own_refusal_is_among_the_jobs() {
 
 #[test]
 fn the_new_engine_opens_from_its_definition_and_reads_zeros() {
-    let s = job("ioengine=zero bs=4k").expect("parses");
-    let setup = EngineSetup {
-        spec: &s,
-        targets: &[],
-        seed: 1,
-    };
-    let mut eng = (DEF.open)(&setup).expect("opens");
-    eng.buffer(0).expect("a buffer")[..4096].fill(0xa5);
     let read = IoReq {
         slot: 0,
         file: 0,
@@ -172,21 +169,17 @@ fn the_new_engine_opens_from_its_definition_and_reads_zeros() {
         offset: 0,
         len: 4096,
     };
-    assert!(matches!(eng.queue(read), Ok(Queued::Done(4096))));
-    assert!(eng.buffer(0).expect("a buffer")[..4096]
-        .iter()
-        .all(|b| *b == 0));
-    let seven = job("ioengine=zero bs=4k zero_byte=7").expect("parses");
-    let setup = EngineSetup {
-        spec: &seven,
-        targets: &[],
-        seed: 1,
-    };
-    let mut eng = (DEF.open)(&setup).expect("opens");
-    assert!(matches!(eng.queue(read), Ok(Queued::Done(4096))));
-    assert!(eng.buffer(0).expect("a buffer")[..4096]
-        .iter()
-        .all(|b| *b == 7));
+    for (text, byte) in [
+        ("ioengine=zero bs=4k", 0),
+        ("ioengine=zero bs=4k zero_byte=7", 7),
+    ] {
+        let mut eng = open(text);
+        eng.buffer(0).expect("a buffer")[..4096].fill(0xa5);
+        assert!(matches!(eng.queue(read), Ok(Queued::Done(4096))));
+        assert!(eng.buffer(0).expect("a buffer")[..4096]
+            .iter()
+            .all(|b| *b == byte));
+    }
     // Not in `ALL` (only mod.rs can list it): `open_engine` says so.
     assert!(ssdready_io::engines::def_of(&ZERO).is_none());
 }

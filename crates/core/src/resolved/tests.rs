@@ -5,12 +5,7 @@ use crate::spec::JobSpec;
 
 /// A job from `key=value` options, set through the option table.
 fn job(text: &str) -> JobSpec {
-    let mut s = JobSpec::default();
-    for kv in text.split_whitespace() {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (crate::options::find(k).unwrap().set)(&mut s, v).unwrap();
-    }
-    s
+    crate::options::job_of(text).expect("a valid job")
 }
 
 #[test]

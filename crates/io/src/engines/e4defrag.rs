@@ -327,12 +327,7 @@ mod tests {
     use ssdready_core::spec::JobSpec;
 
     fn job(text: &str) -> JobSpec {
-        let mut s = JobSpec::default();
-        for kv in text.split_whitespace() {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
-        }
-        s
+        ssdready_core::options::job_of(text).expect("a valid job")
     }
 
     #[test]

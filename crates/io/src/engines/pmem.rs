@@ -404,14 +404,7 @@ mod copy {
 mod tests {
     #[test]
     fn the_mapped_engines_refuse_trims_and_partial_pages_with_syncs() {
-        let job = |text: &str| {
-            let mut s = ssdready_core::spec::JobSpec::default();
-            for kv in text.split_whitespace() {
-                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                (ssdready_core::options::find(k).unwrap().set)(&mut s, v).unwrap();
-            }
-            s
-        };
+        let job = |text: &str| ssdready_core::options::job_of(text).expect("a valid job");
         assert!(job("ioengine=libpmem rw=randtrim").refusals()[0].contains("cannot trim"));
         let partial = job("ioengine=dev-dax rw=write bs=512 fsync=1").refusals();
         assert!(
