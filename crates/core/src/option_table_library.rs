@@ -124,8 +124,7 @@ macro_rules! lib_opts {
             allowed: "any value (the engine's library reads it; a run refuses the engine)",
             help: "an option of an engine that needs a library (see docs/fio.md)",
             set: |s, v| {
-                s.engine_opts.library.retain(|(n, _)| n != $name);
-                s.engine_opts.library.push(($name.into(), v.into()));
+                crate::spec_types::set_pair(&mut s.engine_opts.library, $name, v);
                 Ok(())
             },
         }),*]

@@ -69,16 +69,14 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
     every().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
-/// A job from `name=value` words (a bare name gives the empty value),
-/// each applied through the table in order as a job file's lines are:
-/// for tests and examples. The first option that is not one, or whose
-/// value is refused, says so.
+/// A job from `name[=value]` words, each [`apply`]'d in order as a job
+/// file's lines are: for tests and examples. The first option that is
+/// not one, or whose value is refused, says so.
 pub fn job_of(text: &str) -> Result<JobSpec, String> {
     let mut s = JobSpec::default();
     for kv in text.split_whitespace() {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        let def = find(k).ok_or_else(|| format!("'{k}' is not an option"))?;
-        (def.set)(&mut s, v).map_err(|e| format!("{k}={v}: {e}"))?;
+        let (k, v) = kv.split_once('=').map_or((kv, None), |(k, v)| (k, Some(v)));
+        apply(&mut s, k, v).map_err(|e| e.to_string())?;
     }
     Ok(s)
 }

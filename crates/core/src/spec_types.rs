@@ -255,9 +255,15 @@ impl EngineOptions {
     /// Give an option of an engine's file its value (the last one given
     /// holds, as for every option).
     pub fn set_own(&mut self, name: &str, value: &str) {
-        self.of_files.retain(|(n, _)| n != name);
-        self.of_files.push((name.to_string(), value.to_string()));
+        set_pair(&mut self.of_files, name, value);
     }
+}
+
+/// `name`'s value in a list of options kept as written: the last one
+/// given holds.
+pub(crate) fn set_pair(list: &mut Vec<(String, String)>, name: &str, value: &str) {
+    list.retain(|(n, _)| n != name);
+    list.push((name.to_string(), value.to_string()));
 }
 
 #[cfg(test)]

@@ -55,9 +55,7 @@ impl Transport {
             spin_ns_per_io: s.spin_ns as f64 / s.ios.max(1) as f64,
         }
     }
-}
 
-impl Transport {
     /// Lateness as a percent of device time (None without device time).
     pub fn late_pct(&self) -> Option<f64> {
         (self.device_ns_mean > 0.0).then(|| 100.0 * self.late_ns_mean / self.device_ns_mean)
