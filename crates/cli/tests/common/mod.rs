@@ -1,8 +1,10 @@
 //! Helpers for the binary's integration tests: run ssdready, parse its JSON,
-//! and make a loop device over a /dev/shm file when root (cleaned up on drop).
+//! and make a loop device over a /dev/shm file when root (cleaned up on drop);
+//! `labvm` boots the lab VM (devices this kernel lacks, under QEMU).
 #![allow(dead_code)]
 
 pub mod fio;
+pub mod labvm;
 pub mod net;
 
 use serde_json::Value;
