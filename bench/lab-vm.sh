@@ -12,7 +12,8 @@
 #
 # Devices, made in the order given (SPEC is KIND[:ARG,ARG…]):
 #   null_blk[:KEY=VAL,…]        nullbN via configfs; keys are its attributes
-#                               (size MiB, memory_backed, irqmode, completion_nsec…)
+#                               (size MiB, default 256; memory_backed, irqmode,
+#                               completion_nsec…)
 #   nvme[:size=64M,poll_queues=N,write_queues=N]   a QEMU NVMe controller (nvmeNn1)
 #   md:NAME,LEVEL,DEV,DEV…[,chunk=KIB]             mdadm --create (raid0/1/10/4/5/6)
 #   dm-linear:NAME,DEV  dm-delay:NAME,DEV,MS[,WRITE_MS]  dm-crypt:NAME,DEV
@@ -37,7 +38,7 @@ missing() { echo "lab-vm: needs $*" >&2; exit 77; }
 specs=() runs=() scriptfile="" out="" bin="" with_fio=0 console=0
 kernel=${SSDREADY_VM_KERNEL:-/var/cache/ssdready/vm-kernel}
 cache=${SSDREADY_LAB_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ssdready/lab-vm}
-boot_limit=120 limit=600 mem=1024 cpus=2
+boot_limit=120 limit=600 mem=2048 cpus=2
 int() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 '$2': a whole number above 0"; }
 while [ $# -gt 0 ]; do
   opt=$1
@@ -153,8 +154,10 @@ lab_initramfs() { # CACHE KERNEL TOOL…
     cpio_of "$stage" >"$stage.cpio"
     rm -rf "$stage"
     mv "$stage.cpio" "$cache/initramfs-$key.cpio"
-    # Archives of other inputs not used for two days go.
+    # Archives of other inputs not used for two days go, and what a killed
+    # build left.
     find "$cache" -maxdepth 1 -name 'initramfs-*.cpio' -mtime +2 -delete 2>/dev/null || true
+    find "$cache" -maxdepth 1 -name '.stage.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
   fi
   echo "$cache/initramfs-$key.cpio"
 }

@@ -44,7 +44,9 @@ lab_dev() {
 # lab_null_blk KEY=VALUE…: one more null_blk device (nullbN, N from 0),
 # made through configfs; the keys are its configfs attributes (size in MiB,
 # memory_backed, irqmode, completion_nsec, blocksize, submit_queues,
-# hw_queue_depth, poll_queues…).
+# hw_queue_depth, poll_queues…). The size is 256 MiB unless given (the
+# driver's own default, 250 GiB, would let a memory-backed device's writes
+# take all the guest's memory).
 lab_null_blk() {
   lab_load null_blk nr_devices=0
   grep -q ' configfs ' /proc/mounts || mount -t configfs none /sys/kernel/config
@@ -52,6 +54,7 @@ lab_null_blk() {
   while [ -d "/sys/kernel/config/nullb/nullb$n" ]; do n=$((n + 1)); done
   local d=/sys/kernel/config/nullb/nullb$n
   mkdir "$d" || lab_fail "null_blk: cannot make $d"
+  echo 256 >"$d/size"
   for kv in "$@"; do
     [ -f "$d/${kv%%=*}" ] || lab_fail "null_blk: no attribute '${kv%%=*}' (there are: $(ls "$d" | tr '\n' ' '))"
     echo "${kv#*=}" >"$d/${kv%%=*}" || lab_fail "null_blk: ${kv%%=*}=${kv#*=} refused"
