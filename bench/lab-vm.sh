@@ -66,7 +66,7 @@ while [ $# -gt 0 ]; do
 done
 
 # The devices: QEMU's NVMe drives here, a `lab_KIND ARGS` line for the guest.
-setup="" nvme_sizes=() nvme_params="" nvme_at=""
+setup="" nvme_sizes=() nvme_params="" nvme_at="" nullbs=0
 for spec in "${specs[@]}"; do
   kind=${spec%%:*} args=""
   [ "$kind" = "$spec" ] || args=${spec#*:}
@@ -93,10 +93,17 @@ for spec in "${specs[@]}"; do
     dm-linear | dm-crypt) [ ${#a[@]} -eq 2 ] || die "--device '$spec': $kind:NAME,DEVICE" ;;
     dm-delay)
       [ ${#a[@]} -ge 3 ] && [ ${#a[@]} -le 4 ] || die "--device '$spec': dm-delay:NAME,DEVICE,MS[,WRITE_MS]"
-      int "--device '$spec' delay" "${a[2]}" ;;
+      int "--device '$spec' delay" "${a[2]}"
+      [ ${#a[@]} = 3 ] || int "--device '$spec' write delay" "${a[3]}" ;;
     *) die "--device '$spec': unknown kind '$kind' (allowed: null_blk, nvme, md, dm-linear, dm-delay, dm-crypt, scsi_debug, brd)" ;;
   esac
-  setup+="lab_step device-$kind"$'\n'"lab_${kind//-/_} ${a[*]}"$'\n'
+  # The step's name: the device's (nullbN, md0, a dm name) or its kind's.
+  case "$kind" in
+    null_blk) step=nullb$((nullbs++)) ;;
+    md | dm-*) step=$kind-${a[0]} ;;
+    *) step=$kind ;;
+  esac
+  setup+="lab_step device-$step"$'\n'"lab_${kind//-/_} ${a[*]}"$'\n'
 done
 setup=${setup/@NVME@/lab_nvme ${#nvme_sizes[@]}$nvme_params}
 [ -n "${runs[*]}${scriptfile}" ] || die "nothing to run: give --run CMD or --script FILE"
