@@ -101,6 +101,29 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A v2 group's controllers, and those any level on its path offers.
+fn v2_controllers(r: &mut Reader, levels: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let mut own = Vec::new();
+    let mut offered: Vec<String> = Vec::new();
+    for (i, (_, dir)) in levels.iter().enumerate() {
+        let text = r.read(&format!("{dir}/cgroup.controllers"));
+        let here: Vec<String> = text
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        if i == 0 {
+            own = here.clone();
+        }
+        for c in here {
+            if !offered.contains(&c) {
+                offered.push(c);
+            }
+        }
+    }
+    (own, offered)
+}
+
 /// The process's group in every hierarchy.
 pub(crate) fn groups(r: &mut Reader, pid: u32) -> Vec<Group> {
     let src = format!("/proc/{pid}/cgroup");
@@ -125,24 +148,10 @@ pub(crate) fn groups(r: &mut Reader, pid: u32) -> Vec<Group> {
                 .map(|m| parse::levels(m, &line.path))
                 .unwrap_or_default();
             let version = line.version();
-            let mut controllers = line.controllers.clone();
-            let mut offered = Vec::new();
-            if version == CgroupVersion::V2 {
-                for (i, (_, dir)) in levels.iter().enumerate() {
-                    let text = r
-                        .read(&format!("{dir}/cgroup.controllers"))
-                        .unwrap_or_default();
-                    let here: Vec<String> = text.split_whitespace().map(String::from).collect();
-                    if i == 0 {
-                        controllers = here.clone();
-                    }
-                    for c in here {
-                        if !offered.contains(&c) {
-                            offered.push(c);
-                        }
-                    }
-                }
-            }
+            let (controllers, offered) = match version {
+                CgroupVersion::V1 => (line.controllers.clone(), Vec::new()),
+                CgroupVersion::V2 => v2_controllers(r, &levels),
+            };
             let path = CgroupPath {
                 version,
                 controllers,
@@ -431,6 +440,31 @@ fn note_missing(r: &mut Reader, pid: u32, groups: &[Group]) {
     }
 }
 
+/// The affinity, the CPUs online and the usable CPUs, and the hypervisor.
+fn cpus_and_host(r: &mut Reader, pid: u32, inv: &mut Inventory) {
+    let status = format!("/proc/{pid}/status");
+    inv.affinity = r.parsed(&status, parse::cpus_allowed).map(|cpus| Affinity {
+        cpus,
+        source: format!("{status} (Cpus_allowed_list: the mask sched_getaffinity gives)"),
+    });
+    let online_src = "/sys/devices/system/cpu/online";
+    let online = r.parsed(online_src, parse::cpu_list).unwrap_or_default();
+    let quota = inv.cpu_quota().map(|q| q.cpus);
+    let (set, aff) = (inv.cpuset.as_ref(), inv.affinity.as_ref());
+    inv.cpus = UsableCpus::new(
+        online,
+        set.map(|c| c.cpus.clone()),
+        aff.map(|a| a.cpus.clone()),
+        quota,
+    );
+    if crate::lab::under_hypervisor(r.s) {
+        inv.hypervisor = Some(Hypervisor {
+            name: crate::lab::hypervisor_name(r.s).unwrap_or_else(|| "unknown hypervisor".into()),
+            source: crate::lab::VIRTUALIZATION_SOURCE.into(),
+        });
+    }
+}
+
 /// The inventory of what can cap the I/O of process `pid` on devices
 /// `devices` (device numbers of the target; none: no devices, every
 /// device's throttles).
@@ -479,27 +513,7 @@ pub fn inventory_at(root: &Path, pid: u32, devices: &[(u32, u32)]) -> Inventory 
     inv.cpuset = cpuset(&mut r, &groups);
     inv.memory_limits = memory_limits(&mut r, &groups);
     note_missing(&mut r, pid, &groups);
-    let status = format!("/proc/{pid}/status");
-    inv.affinity = r.parsed(&status, parse::cpus_allowed).map(|cpus| Affinity {
-        cpus,
-        source: format!("{status} (Cpus_allowed_list: the mask sched_getaffinity gives)"),
-    });
-    let online_src = "/sys/devices/system/cpu/online";
-    let online = r.parsed(online_src, parse::cpu_list).unwrap_or_default();
-    let quota = inv.cpu_quota().map(|q| q.cpus);
-    let (set, aff) = (inv.cpuset.as_ref(), inv.affinity.as_ref());
-    inv.cpus = UsableCpus::new(
-        online,
-        set.map(|c| c.cpus.clone()),
-        aff.map(|a| a.cpus.clone()),
-        quota,
-    );
-    if crate::lab::under_hypervisor(r.s) {
-        inv.hypervisor = Some(Hypervisor {
-            name: crate::lab::hypervisor_name(r.s).unwrap_or_else(|| "unknown hypervisor".into()),
-            source: crate::lab::VIRTUALIZATION_SOURCE.into(),
-        });
-    }
+    cpus_and_host(&mut r, pid, &mut inv);
     inv.unread = r.unread;
     inv
 }
