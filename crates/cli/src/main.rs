@@ -20,6 +20,7 @@ mod fio_mode;
 mod fioswitch;
 mod fleet_cmd;
 mod history;
+mod limits_cmd;
 mod manpages;
 mod progress;
 mod report;
@@ -62,6 +63,10 @@ enum Cmd {
     /// IOPS, throughput, latency and write saturation, each to steady
     /// state, and the write cliff (writes DIR/characterize.json).
     Characterize(characterize::CharacterizeArgs),
+    /// What can cap this process's I/O, as the kernel shows it: cgroup I/O
+    /// throttles, CPU quota, cpuset, memory limit, affinity, and the
+    /// target's devices with their queues; one line per limit with its source.
+    Limits(limits_cmd::LimitsArgs),
     /// Run each submission/completion strategy (interrupts, polling, temporal
     /// merge, coalescing, SQPOLL, hybrid) on the four patterns of Shin,
     /// "Achieving Peak Device Throughput for Random IO Workload": % of the
@@ -750,6 +755,7 @@ fn main() {
         Cmd::History(a) => history::command(a),
         Cmd::Compare(a) => compare::command(a),
         Cmd::Characterize(a) => characterize::command(a),
+        Cmd::Limits(a) => limits_cmd::command(a),
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
         Cmd::Server(a) => server_cmd::command(a),

@@ -9,3 +9,5 @@
 //! stack under the target — and verdicts come out.
 
 #![forbid(unsafe_code)]
+
+pub mod limits;

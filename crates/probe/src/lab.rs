@@ -350,7 +350,7 @@ pub fn smt(s: Sys) -> Option<LabCondition> {
 }
 
 /// The hypervisor's name, from what the guest can see of it.
-fn hypervisor_name(s: Sys) -> Option<String> {
+pub(crate) fn hypervisor_name(s: Sys) -> Option<String> {
     if let Some(t) = s.read("/sys/hypervisor/type").filter(|t| !t.is_empty()) {
         return Some(if t == "xen" { "Xen".into() } else { t });
     }
@@ -384,16 +384,24 @@ fn hypervisor_name(s: Sys) -> Option<String> {
         .or_else(|| (!vendor.is_empty()).then(|| format!("{vendor} {product}")))
 }
 
-/// Whether the machine is a virtual machine, and which hypervisor.
-pub fn virtualization(s: Sys) -> LabCondition {
+/// Whether the CPU says it runs under a hypervisor (the `hypervisor` flag
+/// of /proc/cpuinfo), or /sys/hypervisor names one.
+pub(crate) fn under_hypervisor(s: Sys) -> bool {
     let cpuinfo = s.read("/proc/cpuinfo").unwrap_or_default();
     let flag = cpuinfo
         .lines()
         .find(|l| l.starts_with("flags"))
         .is_some_and(|l| l.split_whitespace().any(|f| f == "hypervisor"));
-    let source = "/proc/cpuinfo (hypervisor flag), /sys/hypervisor/type, clocksource0/available_clocksource, /sys/class/dmi/id/{sys_vendor,product_name}";
-    let xen = s.read("/sys/hypervisor/type").is_some();
-    if !flag && !xen {
+    flag || s.read("/sys/hypervisor/type").is_some()
+}
+
+/// Where [`virtualization`] looks.
+pub(crate) const VIRTUALIZATION_SOURCE: &str = "/proc/cpuinfo (hypervisor flag), /sys/hypervisor/type, clocksource0/available_clocksource, /sys/class/dmi/id/{sys_vendor,product_name}";
+
+/// Whether the machine is a virtual machine, and which hypervisor.
+pub fn virtualization(s: Sys) -> LabCondition {
+    let source = VIRTUALIZATION_SOURCE;
+    if !under_hypervisor(s) {
         return cond(
             "virtualization",
             "none (no hypervisor flag)".into(),

@@ -18,6 +18,10 @@
 //! * [`lab`], [`lab_irq`] — lab conditions (frequency scaling, idle states,
 //!   SMT, virtualisation, the device's interrupts…) with a warning for each
 //!   that makes results noisy or unrepresentative.
+//! * [`limits`], [`limits_dev`] — everything that can cap a process's
+//!   I/O (its cgroups' I/O throttles, CPU quota, cpuset and memory limit,
+//!   its affinity, the target's devices and their queues), and the
+//!   cgroups' counters around a run, as `ssdready_diagnosis::limits` data.
 //! * [`hwcount`] — cycles and instructions per I/O from hardware counters,
 //!   where the machine has them.
 //!
@@ -33,5 +37,7 @@ pub mod exesyms;
 pub mod hwcount;
 pub mod lab;
 pub mod lab_irq;
+pub mod limits;
+pub mod limits_dev;
 pub mod platform;
 pub mod profile;
