@@ -198,7 +198,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
 pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
     let r = ssdready_emu::kernel::daemon::record_of(device)?;
     let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
-    Some(crate::transport::Transport::of(r.transport, &s))
+    Some(crate::transport::of(r.transport, &s))
 }
 
 /// A loop device over a file in /dev/shm (the file unlinked once bound):

@@ -19,9 +19,9 @@ mod fleet;
 mod print;
 
 use crate::{fail, say};
+use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::capacity::{CapacityDoc, Slo};
 use ssdready_study::driver::Executed;
-use ssdready_study::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, Plan, StudyOptions, OPTIONAL_SWEEPS};
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo, Judgement};
 use std::path::{Path, PathBuf};
@@ -354,10 +354,10 @@ fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> 
 fn calibrate(
     a: &StudyArgs,
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
-    runs: &[ssdready_study::model::RunRecord],
+    runs: &[ssdready_diagnosis::model::RunRecord],
     (transport, runtime_s): (&str, f64),
     warnings: &mut Vec<String>,
-) -> Option<ssdready_study::calibrate::Calibration> {
+) -> Option<ssdready_diagnosis::calibration::Calibration> {
     let (s, allow) = (stop.clone(), a.allow_destructive);
     let mut job =
         move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
@@ -398,9 +398,12 @@ fn judge(
         machine,
         &ex.runs,
         interrupted,
-        capacity,
-        transport.as_ref(),
-        calibration.as_ref(),
+        ssdready_study::Beside {
+            capacity,
+            transport: transport.as_ref(),
+            calibration: calibration.as_ref(),
+            caps: None,
+        },
     );
     let skipped = if interrupted {
         Vec::new()

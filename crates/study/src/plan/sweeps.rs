@@ -312,19 +312,30 @@ impl<'a> Planner<'a> {
         } else if t.schedulers.len() < 2 {
             self.skip("I/O schedulers", "the device offers one scheduler only");
         } else {
+            // In turns, several rounds, the order reversed each round: a
+            // difference between schedulers is read from runs made side by
+            // side, with its error from the rounds' spread.
+            let rounds = self.repeat_count() + 1;
             let mut pts = Vec::new();
-            for s in &t.schedulers {
+            for r in 1..=rounds {
+                let mut order: Vec<&String> = t.schedulers.iter().collect();
+                if r % 2 == 0 {
+                    order.reverse();
+                }
                 for q in [Qd::Fixed(1), Qd::Fixed(32)] {
-                    let mut pt = Point::new("scheduler", "randread", 4096, q, self.engine);
-                    pt.scheduler = Some(s.clone());
-                    pts.push(pt);
+                    for s in &order {
+                        let mut pt = Point::new("scheduler", "randread", 4096, q, self.engine);
+                        pt.scheduler = Some((*s).clone());
+                        pt.repeat = r;
+                        pts.push(pt);
+                    }
                 }
             }
             let names = t.schedulers.join(", ");
             self.sweep(
                 "scheduler",
                 format!(
-                    "4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"
+                    "4 KiB random reads at QD 1 and 32 through {names}, in turns, {rounds} rounds (the original is restored)"
                 ),
                 pts,
             );
@@ -376,17 +387,23 @@ impl<'a> Planner<'a> {
                 "reading the raw device needs root",
             );
         } else {
-            let pts = [Qd::Fixed(1), Qd::Peak]
-                .into_iter()
-                .map(|q| {
-                    let mut pt = Point::new("raw", "randread", 4096, q, self.engine);
-                    pt.raw_device = true;
-                    pt
-                })
-                .collect();
+            // The raw device and the file in turns, several rounds: the
+            // file system's cost is read from runs made side by side.
+            let rounds = self.repeat_count() + 1;
+            let mut pts = Vec::new();
+            for r in 1..=rounds {
+                for q in [Qd::Fixed(1), Qd::Peak] {
+                    for raw in [r % 2 == 1, r % 2 == 0] {
+                        let mut pt = Point::new("raw", "randread", 4096, q, self.engine);
+                        pt.raw_device = raw;
+                        pt.repeat = r;
+                        pts.push(pt);
+                    }
+                }
+            }
             self.sweep(
                 "raw",
-                "reads of the raw device under the file system at QD 1 and the peak depth, against the file".into(),
+                format!("reads of the raw device under the file system and of the file, in turns, at QD 1 and the peak depth, {rounds} rounds"),
                 pts,
             );
         }
