@@ -66,6 +66,10 @@ impl Fact {
     }
 }
 
+/// The facts whose value is a cause ([`crate::limit::Cause`]): a rule's
+/// word for them is checked when the rules are read.
+pub const CAUSE_FACTS: &[&str] = &["saturation_limit", "platform_limit"];
+
 /// Every fact name.
 pub const KNOWN: &[&str] = &[
     "target",
@@ -130,6 +134,13 @@ pub const KNOWN: &[&str] = &[
     "device_in_flight_peak",
     "throttled_pct_peak",
     "highest_measured",
+    "platform_device",
+    "platform_peak_iops",
+    "platform_peak_qd",
+    "platform_knee_qd",
+    "platform_limit",
+    "platform_part",
+    "platform_evidence",
     "unseen_below",
     "thread_busy_peak",
     "system_busy_peak",
@@ -299,6 +310,7 @@ pub fn facts(
     device(&mut b, f);
     curve(&mut b, f);
     saturation(&mut b, f);
+    platform(&mut b, f);
     sweeps(&mut b, f);
     strategies(&mut b, f);
     short_of_cpus(&mut b);
@@ -649,6 +661,37 @@ fn saturation(b: &mut Builder, f: &Figures) {
         &s.runs,
     );
     b.num("device_share_peak", s.device_share_pct, "pct", &s.runs);
+}
+
+/// The platform's own peak on the reference device, and what holds it.
+fn platform(b: &mut Builder, f: &Figures) {
+    let Some(p) = &f.platform else { return };
+    let Some(peak) = &p.peak else { return };
+    let runs = &peak.runs;
+    b.text("platform_device", Some(p.device.clone()), runs);
+    b.num("platform_peak_iops", Some(peak.iops), "iops", runs);
+    b.num("platform_peak_qd", Some(peak.qd as f64), "count", runs);
+    b.num(
+        "platform_knee_qd",
+        p.knee_qd.map(|q| q as f64),
+        "count",
+        runs,
+    );
+    let s = &p.saturation;
+    b.text("platform_limit", Some(s.limit.name().into()), &s.runs);
+    if let Some(x) = b.map.get_mut("platform_limit") {
+        x.margin_pct = s.margin_pct;
+        if !s.repeats_agree {
+            x.disagree = Some(format!(
+                "{} of {} repeats gave {}",
+                s.repeats.iter().filter(|r| r.limit == s.limit).count(),
+                s.repeats.len(),
+                s.limit.name()
+            ));
+        }
+    }
+    b.text("platform_part", Some(s.part.clone()), &s.runs);
+    b.text("platform_evidence", Some(s.evidence.join("; ")), &s.runs);
 }
 
 fn sweeps(b: &mut Builder, f: &Figures) {

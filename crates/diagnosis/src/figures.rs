@@ -62,10 +62,29 @@ pub struct Figures {
     /// around each run): what the QD 1 platform share is corrected by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_qd1: Option<crate::transport::Transport>,
+    /// The platform's own peak, measured on the study's reference device
+    /// (a loop device over /dev/shm) where the emulated drive's daemon
+    /// would hold the studied drive's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<PlatformPeak>,
     /// The transport's own cost, measured with a zero-time drive (kernel
     /// drive only): what the less-the-transport figures take out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<crate::calibration::Calibration>,
+}
+
+/// The platform's own curve and peak on the reference device, and what
+/// holds that peak.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PlatformPeak {
+    /// The reference device (`/dev/loop5`, over /dev/shm).
+    pub device: String,
+    pub curve: Vec<CurvePoint>,
+    pub peak: Option<CurvePoint>,
+    /// Smallest depth reaching 90 % of its peak.
+    pub knee_qd: Option<u32>,
+    pub saturated: bool,
+    pub saturation: crate::limit::Saturation,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -264,6 +283,14 @@ pub fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
+/// The point id of a curve's depth: `qd-16`, `platform-qd16`.
+pub fn point_at(sweep: &str, qd: u32) -> String {
+    match sweep {
+        "qd" => format!("qd-{qd}"),
+        s => format!("{s}-qd{qd}"),
+    }
+}
+
 /// The successful, uninstrumented runs of a point.
 pub fn runs_of<'a>(runs: &'a [RunRecord], point: &str) -> Vec<&'a RunRecord> {
     runs.iter()
@@ -354,7 +381,60 @@ pub fn derive(
     f.comparisons = sweeps::compare(runs, &f);
     f.strategies = strategies;
     f.saturation = crate::limit::classify(&targets[0], runs, &f, m, caps);
+    f.platform = targets
+        .iter()
+        .find(|t| t.reference)
+        .and_then(|t| platform(t, runs, m, caps));
     f
+}
+
+/// The platform's own peak on the reference device `t`, from the
+/// `platform` sweep: its curve, knee and what holds its peak.
+fn platform(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    m: &crate::model::Machine,
+    caps: &crate::limit::caps::Caps,
+) -> Option<PlatformPeak> {
+    let mut qds: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.sweep == "platform" && r.error.is_none())
+        .map(|r| r.workload.qd)
+        .collect();
+    qds.sort_unstable();
+    qds.dedup();
+    let curve = curve_of(runs, "platform", &qds);
+    let peak = curve
+        .iter()
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned()?;
+    let knee_qd = curve
+        .iter()
+        .find(|c| c.iops >= 0.9 * peak.iops)
+        .map(|c| c.qd);
+    let saturated = saturated(&curve.iter().map(|c| c.iops).collect::<Vec<_>>());
+    // Judged as its own study: its curve, its peak, no model of it.
+    let own = Figures {
+        qd_curve: curve.clone(),
+        peak: Some(peak.clone()),
+        knee_qd,
+        saturated,
+        device_limit: DeviceLimit {
+            basis: crate::basis::HIGHEST_MEASURED.into(),
+            iops: Some(peak.iops),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let saturation = crate::limit::classify_points(t, runs, &own, m, caps, "platform");
+    Some(PlatformPeak {
+        device: t.spec.clone(),
+        curve,
+        peak: Some(peak),
+        knee_qd,
+        saturated,
+        saturation,
+    })
 }
 
 /// Whether the last two doublings each added less than 5 % over the best
@@ -381,10 +461,16 @@ pub fn qd_sweep_depths(runs: &[RunRecord]) -> Vec<u32> {
 }
 
 fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
-    qd_sweep_depths(runs)
-        .into_iter()
+    curve_of(runs, "qd", &qd_sweep_depths(runs))
+}
+
+/// The curve of a sweep whose points are `SWEEP-qd{N}` (the queue-depth
+/// sweep's are `qd-{N}`) at depths `qds`.
+fn curve_of(runs: &[RunRecord], sweep: &str, qds: &[u32]) -> Vec<CurvePoint> {
+    qds.iter()
+        .copied()
         .filter_map(|qd| {
-            let rs = runs_of(runs, &format!("qd-{qd}"));
+            let rs = runs_of(runs, &point_at(sweep, qd));
             let m = |g: &dyn Fn(&RunRecord) -> f64| {
                 median(&rs.iter().map(|r| g(r)).collect::<Vec<_>>())
             };

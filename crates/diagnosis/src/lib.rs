@@ -125,8 +125,13 @@ pub fn judge(i: &Inputs) -> Judgement {
     let mut verdicts = rules::judge(&rules, &facts, &ctx);
     // A drive faster than this host: the headline is what the platform
     // gives, not what the apparatus does.
+    // After the platform's measured peak, when the study has one.
     if let Some(v) = transport::host_limit(&figures, runs) {
-        verdicts.insert(0, v);
+        let at = verdicts
+            .iter()
+            .position(|v| v.rule == "platform-peak-headline")
+            .map_or(0, |i| i + 1);
+        verdicts.insert(at, v);
     }
     Judgement {
         figures,

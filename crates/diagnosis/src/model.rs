@@ -115,6 +115,12 @@ pub struct TargetProfile {
     /// emulator's model); absent for a device the study has no basis for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<crate::basis::DeviceBasis>,
+    /// Not a target of the study's questions but its reference: a RAM
+    /// block device the study made (a loop device over /dev/shm) to
+    /// measure this platform's own peak where the studied drive's apparatus
+    /// (the emulated drive's daemon) would hold it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 /// The machine.

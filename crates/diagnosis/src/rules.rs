@@ -80,7 +80,7 @@ fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
     let value = match (op, it.next().map(str::trim)) {
         // A cause is a value: a word that names none is an error here,
         // not a rule that can never fire.
-        (Op::Eq | Op::Ne, Some(v)) if fact == "saturation_limit" => {
+        (Op::Eq | Op::Ne, Some(v)) if crate::facts::CAUSE_FACTS.contains(&fact) => {
             if crate::limit::Cause::of_name(v).is_none() {
                 return Err(err(&format!(
                     "'{v}' is not a cause (allowed: {})",

@@ -165,6 +165,7 @@ impl Point {
                 self.scheduler.as_deref().unwrap_or("none")
             ),
             "buffered" => format!("buffered-qd{qd}"),
+            "platform" => format!("platform-qd{qd}"),
             "raw" if self.raw_device => format!("raw-device-qd{qd}"),
             "raw" => format!("raw-file-qd{qd}"),
             "devices" => format!(
@@ -231,6 +232,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     pl.schedulers();
     pl.buffered();
     pl.raw();
+    pl.platform();
     pl.devices();
     pl.p
 }

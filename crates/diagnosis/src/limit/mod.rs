@@ -226,11 +226,6 @@ fn judge_one(sh: &Shared, v: &View) -> (Cause, Option<Found>, Vec<RuledOut>) {
     }
 }
 
-/// The plain runs at the peak's depth, the repeats judged one by one.
-fn peak_runs(runs: &[RunRecord], qd: u32) -> Vec<&RunRecord> {
-    runs_of(runs, &format!("qd-{qd}"))
-}
-
 /// What holds the peak of the queue-depth curve.
 pub fn classify(
     t: &TargetProfile,
@@ -239,13 +234,28 @@ pub fn classify(
     machine: &Machine,
     caps: &Caps,
 ) -> Saturation {
+    classify_points(t, runs, f, machine, caps, "qd")
+}
+
+/// What holds the peak of the curve of sweep `sweep` (its points
+/// `SWEEP-qdN`, the queue-depth sweep's `qd-N`), `f` being that curve's
+/// figures.
+pub fn classify_points(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    f: &Figures,
+    machine: &Machine,
+    caps: &Caps,
+    sweep: &str,
+) -> Saturation {
     let Some(peak) = &f.peak else {
         return Saturation {
             part: "no queue-depth run completed".into(),
             ..Default::default()
         };
     };
-    let inst = profiled(runs, peak.qd);
+    // The instrumented runs are the queue-depth sweep's.
+    let inst = (sweep == "qd").then(|| profiled(runs, peak.qd)).flatten();
     let sh = Shared {
         target: t,
         figures: f,
@@ -255,7 +265,7 @@ pub fn classify(
         decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
         instrumented: inst,
     };
-    let plain = peak_runs(runs, peak.qd);
+    let plain = runs_of(runs, &crate::figures::point_at(sweep, peak.qd));
     let views: Vec<View> = plain
         .iter()
         .map(|r| View::of(r, caps, machine.cpus))

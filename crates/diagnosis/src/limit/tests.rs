@@ -225,7 +225,12 @@ fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
         ..Default::default()
     };
     let r = run("qd-64", 64, 30_000.0, 20.0, 25.0, 60.0);
-    let s = judge(&target(TargetKind::BlockDevice), std::slice::from_ref(&r), &caps, true);
+    let s = judge(
+        &target(TargetKind::BlockDevice),
+        std::slice::from_ref(&r),
+        &caps,
+        true,
+    );
     assert_eq!(s.limit, Cause::BelowHost);
     assert!(s.part.contains("between it and this host"), "{}", s.part);
     let d = s

@@ -409,9 +409,41 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Several targets: each other device alone, then all together.
+    /// The platform's own peak on the reference device (a loop device over
+    /// /dev/shm the study made beside the emulated drive behind the kernel):
+    /// 4 KiB random reads at doubling depths, the deeper ones repeated, on
+    /// the kernel's path without the drive's daemon.
+    pub(super) fn platform(&mut self) {
+        let Some(i) = self.targets.iter().position(|t| t.reference) else {
+            return;
+        };
+        let repeats = if self.o.quick { 1 } else { 2 };
+        let mut pts = Vec::new();
+        for r in 1..=repeats + 1 {
+            for q in [1, 2, 4, 8, 16, 32, 64, 128] {
+                if r > 1 && q < 16 {
+                    continue;
+                }
+                let mut pt = Point::new("platform", "randread", 4096, Qd::Fixed(q), self.engine);
+                pt.targets = vec![i];
+                pt.repeat = r;
+                pts.push(pt);
+            }
+        }
+        self.sweep(
+            "platform",
+            format!(
+                "the platform's own peak: 4 KiB random reads at QD 1 … 128 on {} (RAM, the kernel's path without the drive's daemon), QD 16 and deeper {repeats} more time(s)",
+                self.targets[i].spec
+            ),
+            pts,
+        );
+    }
+
+    /// Several targets: each other device alone, then all together (the
+    /// reference device is none of them).
     pub(super) fn devices(&mut self) {
-        let n = self.targets.len();
+        let n = self.targets.iter().filter(|t| !t.reference).count();
         if n > 1 {
             let mut pts = Vec::new();
             for i in 1..n {
