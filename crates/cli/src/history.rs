@@ -12,9 +12,9 @@
 use crate::fail;
 use crate::stdout::{out, outln};
 use ssdready_core::result::RunResult;
+use ssdready_diagnosis::model::StudyDoc;
 use ssdready_history::figures::{from_run, from_study, join_command};
 use ssdready_history::{dates, db_path, text, Error, Filter, History, Kind, NewEntry};
-use ssdready_study::model::StudyDoc;
 use std::path::{Path, PathBuf};
 
 /// The `history` command line.

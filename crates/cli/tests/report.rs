@@ -243,7 +243,7 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
         let cell = format!("<td>{}</td>", r["strategy"].as_str().unwrap());
         assert!(sec.contains(&cell), "{cell} in the strategies table");
         if let Some(x) = r["vs_async_intr"]["iops_ratio"].as_f64() {
-            let ratio = ssdready_study::strategies::fmt_ratio(x).replace('<', "&lt;");
+            let ratio = ssdready_diagnosis::strategies::fmt_ratio(x).replace('<', "&lt;");
             let shown = format!("<td>{ratio}×</td>");
             assert!(sec.contains(&shown), "{shown} for {}", r["strategy"]);
         }

@@ -281,6 +281,11 @@ pub struct CpuCost {
     pub system: SystemCpu,
     /// Busy share of all CPUs over the window, percent.
     pub system_busy_pct: f64,
+    /// Busy share of each online CPU over the window, percent: (CPU, busy),
+    /// from its idle and iowait time (empty where /proc/stat has no
+    /// per-CPU lines). What the CPUs a job may use (its cpuset) did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu_busy_pct: Vec<(u32, f64)>,
     pub per_io: PerIo,
     /// Where each CPU figure comes from and how far it can be off.
     #[serde(default)]

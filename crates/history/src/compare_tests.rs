@@ -6,8 +6,8 @@ use ssdready_core::hist::LatSummary;
 use ssdready_core::result::{CpuCost, DirResult, JobResult, PhaseResult, RunResult};
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::stats::SecSample;
-use ssdready_study::model::{RunRecord, StudyDoc};
-use ssdready_study::summary::PointSummary;
+use ssdready_diagnosis::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::summary::PointSummary;
 
 /// A one-job run: `per_sec` I/Os in each whole second, latencies in ns.
 fn run(rw: RwMode, target: &str, per_sec: &[u64], mean_ns: f64, p99_ns: u64) -> RunResult {
@@ -196,8 +196,8 @@ fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyDoc {
         .collect();
     runs.push(rec("qd-16", "qd-16", 1, qd16));
     StudyDoc {
-        schema: ssdready_study::model::SCHEMA.into(),
-        targets: vec![ssdready_study::model::TargetProfile {
+        schema: ssdready_diagnosis::model::SCHEMA.into(),
+        targets: vec![ssdready_diagnosis::model::TargetProfile {
             spec: "emu:x25e".into(),
             ..Default::default()
         }],

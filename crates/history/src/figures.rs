@@ -30,8 +30,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ssdready_core::result::{DirResult, RunResult};
-use ssdready_study::figures::{median, CurvePoint};
-use ssdready_study::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::figures::{median, CurvePoint};
+use ssdready_diagnosis::model::{RunRecord, StudyDoc};
 use std::collections::BTreeMap;
 
 /// What a result is.
@@ -279,7 +279,7 @@ pub enum DocumentError {
     FioLayout,
     #[error(
         "schema '{schema}' is not ssdready's (allowed: a study.json, schema {}, or a run's native JSON, schema {})",
-        ssdready_study::model::SCHEMA,
+        ssdready_diagnosis::model::SCHEMA,
         ssdready_core::result::SCHEMA
     )]
     Foreign { schema: String },
@@ -309,8 +309,8 @@ impl Document {
             }),
         };
         match schema {
-            ssdready_study::model::SCHEMA => {
-                check(schema, ssdready_study::model::SCHEMA_VERSION)?;
+            ssdready_diagnosis::model::SCHEMA => {
+                check(schema, ssdready_diagnosis::model::SCHEMA_VERSION)?;
                 serde_json::from_value(v)
                     .map(|d| Document::Study(Box::new(d)))
                     .map_err(DocumentError::Study)

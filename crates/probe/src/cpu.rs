@@ -252,6 +252,23 @@ fn busy_from_idle(
     Some((busy, err, how.to_string(), cpus))
 }
 
+/// Each CPU's busy share of the wall time between two snapshots, percent,
+/// from its idle and iowait ticks (CPUs online at both ends).
+fn per_cpu_busy(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u32, f64)> {
+    let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
+    if wall <= 0.0 {
+        return Vec::new();
+    }
+    end.idle
+        .iter()
+        .filter_map(|&(cpu, idle, iowait)| {
+            let &(_, i0, w0) = start.idle.iter().find(|x| x.0 == cpu)?;
+            let idle_ns = (idle.saturating_sub(i0) + iowait.saturating_sub(w0)) as f64 * tick_ns;
+            Some((cpu, (100.0 * (1.0 - idle_ns / wall)).clamp(0.0, 100.0)))
+        })
+        .collect()
+}
+
 /// Run time of other processes' threads during the window: the change of
 /// those alive at both ends plus the whole run time of those born in it.
 fn thread_busy(start: &CpuSnapshot, end: &CpuSnapshot) -> Option<(u64, u64)> {
@@ -356,6 +373,7 @@ pub fn cost(
         process,
         system,
         system_busy_pct: busy_pct(busy_ns, capacity, &system),
+        per_cpu_busy_pct: per_cpu_busy(start, end, tick_ns),
         per_io: PerIo {
             process_ns,
             process_clocks: clocks(process_ns),

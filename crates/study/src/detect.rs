@@ -66,6 +66,13 @@ pub fn split_targets(s: &str) -> Vec<String> {
 
 /// Detect one target.
 pub fn detect(spec: &str, allow_destructive: bool) -> Result<TargetProfile, DetectError> {
+    let mut t = detect_kind(spec, allow_destructive)?;
+    // The device's timing is known where its model is: the emulator's.
+    t.basis = crate::limit::basis_of(&t);
+    Ok(t)
+}
+
+fn detect_kind(spec: &str, allow_destructive: bool) -> Result<TargetProfile, DetectError> {
     if spec == "emu" || spec.starts_with("emu:") {
         return emulator(spec);
     }

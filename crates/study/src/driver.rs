@@ -324,6 +324,10 @@ fn run_point(
             rec.summary = o.summary;
             rec.result = o.result;
             rec.clock = o.clock;
+            rec.model_limit_iops = targets
+                .iter()
+                .find(|t| rec.workload.targets.first() == Some(&t.spec))
+                .and_then(|t| crate::limit::run_limit(t, &rec.workload, rec.summary.window_s));
         }
         // A strategy's failed run says so, as `ssdready strategies` does:
         // any other reason is run's refusal of its options.
@@ -343,7 +347,7 @@ mod tests {
 
     /// The emulated x25e drive behind a kernel loop device, as detected.
     fn kernel_drive() -> TargetProfile {
-        TargetProfile {
+        let mut t = TargetProfile {
             spec: "/dev/loop9".into(),
             kind: TargetKind::BlockDevice,
             transport: "loop".into(),
@@ -352,7 +356,9 @@ mod tests {
             writable: true,
             emulated: Some("emu:x25e,size=256m".into()),
             ..Default::default()
-        }
+        };
+        t.basis = crate::limit::basis_of(&t);
+        t
     }
 
     #[test]
@@ -416,11 +422,17 @@ mod tests {
     #[test]
     fn a_kernel_drives_limit_is_its_models() {
         let t = kernel_drive();
-        let f = crate::figures::derive(std::slice::from_ref(&t), &[], &Default::default());
+        let f = crate::figures::derive(
+            std::slice::from_ref(&t),
+            &[],
+            &Default::default(),
+            None,
+            &Default::default(),
+        );
         assert_eq!(f.device_limit.basis, "analytic model");
         let p = crate::limit::params_of("emu:x25e,size=256m").unwrap();
         let l = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096);
         assert_eq!(f.device_limit.iops, l.iops);
-        assert!(crate::answer::describe(&t).contains("behind the kernel"));
+        assert!(ssdready_diagnosis::answer::describe(&t).contains("behind the kernel"));
     }
 }

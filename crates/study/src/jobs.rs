@@ -134,7 +134,7 @@ pub fn request(
             r.set("rwmixread", m);
         }
         if let Some(s) = w.strategy.as_deref().and_then(crate::strategies::strategy) {
-            s.apply(&mut r);
+            crate::strategies::apply(s, &mut r);
         }
     }
     r

@@ -71,6 +71,26 @@ pub struct Drive {
     pub device: String,
     /// The emulated drive it serves (`emu:nvme-tlc,size=1g`).
     pub spec: String,
+    /// The study's reference beside it: a loop device over /dev/shm, the
+    /// kernel's path without the drive's daemon, for the platform's own
+    /// peak (None when it could not be made; the study says why).
+    pub reference: Option<ShmLoop>,
+    /// Why there is no reference, when there is none.
+    pub no_reference: Option<String>,
+}
+
+/// The reference's size: reads only, of a sparse /dev/shm file.
+pub const REFERENCE_BYTES: u64 = 1 << 30;
+
+impl Drive {
+    /// Make the reference device beside the drive, with the drive's
+    /// logical block size.
+    pub fn make_reference(&mut self, block: u32) {
+        match ShmLoop::new(REFERENCE_BYTES, block) {
+            Ok(l) => self.reference = Some(l),
+            Err(e) => self.no_reference = Some(e.to_string()),
+        }
+    }
 }
 
 /// Why the kernel drive cannot be used here, or None when it can.
@@ -162,6 +182,8 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
         log,
         device: String::new(),
         spec: format!("emu:{spec}"),
+        reference: None,
+        no_reference: None,
     };
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
@@ -198,7 +220,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
 pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
     let r = ssdready_emu::kernel::daemon::record_of(device)?;
     let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
-    Some(crate::transport::Transport::of(r.transport, &s))
+    Some(crate::transport::of(r.transport, &s))
 }
 
 /// A loop device over a file in /dev/shm (the file unlinked once bound):

@@ -41,43 +41,31 @@
 
 #![forbid(unsafe_code)]
 
-pub mod answer;
+// The judging half lives in `ssdready-diagnosis`; these names keep the
+// running half's paths (`crate::model::RunRecord`) short.
+pub(crate) use ssdready_diagnosis::{applications, figures, model, summary};
+
 pub mod app_runs;
 pub mod appfs;
-pub mod applications;
 pub mod calibrate;
 pub mod capacity;
-pub mod classify;
 pub mod detect;
 pub mod driver;
-pub mod facts;
-pub mod figures;
 pub mod fleet;
 pub mod fleet_run;
 pub mod jobs;
 pub mod kdrive;
 pub mod limit;
-pub mod model;
 pub mod plan;
 pub mod real;
-pub mod rules;
 pub mod slo;
 pub mod strategies;
-pub mod summary;
-pub mod sweeps;
 pub mod text;
 pub mod transport;
 pub mod virt;
 
-use model::{Machine, RunRecord, TargetProfile, Verdict};
-use std::collections::BTreeMap;
-
-/// Figures, facts and verdicts of a set of runs.
-pub struct Judgement {
-    pub figures: figures::Figures,
-    pub facts: BTreeMap<String, facts::Fact>,
-    pub verdicts: Vec<Verdict>,
-}
+use model::{Machine, RunRecord, TargetProfile};
+pub use ssdready_diagnosis::Judgement;
 
 /// Derive the figures from the runs and judge them with the shipped rules.
 pub fn judge(
@@ -86,53 +74,55 @@ pub fn judge(
     runs: &[RunRecord],
     interrupted: bool,
 ) -> Judgement {
-    judge_with(targets, machine, runs, interrupted, None, None, None)
+    judge_with(targets, machine, runs, interrupted, Beside::default())
 }
 
-/// [`judge`], with the capacity at a latency target when it was searched
-/// and the emulated drive's transport when the target was one (its daemon's
-/// figures, and the transport's calibration, taken out of the figures).
+/// What a study measured beside its runs, for the judgement.
+#[derive(Clone, Copy, Default)]
+pub struct Beside<'a> {
+    /// The capacity at a latency target, when it was searched.
+    pub capacity: Option<&'a capacity::CapacityDoc>,
+    /// The emulated drive's transport (its daemon's figures) when the
+    /// target was one, and its calibration, taken out of the figures.
+    pub transport: Option<&'a transport::Transport>,
+    pub calibration: Option<&'a calibrate::Calibration>,
+    /// What can cap the study's I/O on this machine.
+    pub caps: Option<&'a ssdready_diagnosis::limit::caps::Caps>,
+}
+
+/// [`judge`], with what the study measured beside its runs.
 pub fn judge_with(
     targets: &[TargetProfile],
     machine: &Machine,
     runs: &[RunRecord],
     interrupted: bool,
-    capacity: Option<&capacity::CapacityDoc>,
-    transport: Option<&transport::Transport>,
-    calibration: Option<&calibrate::Calibration>,
+    beside: Beside,
 ) -> Judgement {
-    let mut figures = figures::derive(targets, runs, machine);
-    figures.transport = transport.cloned();
-    if let Some(c) = calibration {
-        calibrate::take_out(&mut figures, c, runs);
-    }
-    let mut facts = facts::facts(&targets[0], machine, &figures);
-    facts::add_checks(&mut facts, runs);
-    if let Some(c) = capacity {
-        facts::add_capacity(&mut facts, c);
-    }
-    let rules = rules::parse(rules::RULES).expect("the shipped rules parse (a unit test checks)");
-    let ctx = rules::Context {
-        noise_pct: figures.noise_pct,
-        disagreeing_runs: runs
-            .iter()
-            .filter(|r| facts::KEY_SWEEPS.contains(&r.sweep.as_str()))
-            .filter(|r| !r.summary.checks_disagree.is_empty())
-            .map(|r| r.id.clone())
-            .collect(),
+    let strategies = strategies_section(&targets[0], runs);
+    ssdready_diagnosis::judge(&ssdready_diagnosis::Inputs {
+        targets,
+        machine,
+        runs,
         interrupted,
-    };
-    let mut verdicts = rules::judge(&rules, &facts, &ctx);
-    // A drive faster than this host: the headline is what the platform
-    // gives, not what the apparatus does.
-    if let Some(v) = transport::host_limit(&figures, runs) {
-        verdicts.insert(0, v);
-    }
-    Judgement {
-        figures,
-        facts,
-        verdicts,
-    }
+        capacity: beside.capacity,
+        transport: beside.transport,
+        calibration: beside.calibration,
+        strategies: strategies.as_ref(),
+        caps: beside.caps,
+    })
+}
+
+/// The strategies section, with the model's peaks on an emulator (its
+/// write peak over the runs' measured window).
+fn strategies_section(t: &TargetProfile, runs: &[RunRecord]) -> Option<strategies::Section> {
+    let params = limit::model_params(t);
+    let window = runs
+        .iter()
+        .filter(|r| r.sweep == "strategies" && r.error.is_none())
+        .map(|r| r.summary.window_s)
+        .find(|w| *w > 0.0)
+        .unwrap_or(1.0);
+    strategies::section_of(params.as_ref(), runs, window)
 }
 
 /// A runner that runs every point on the emulator model in virtual time:

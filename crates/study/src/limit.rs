@@ -20,34 +20,9 @@
 //! the tests check every preset's bound against a virtual-time run at QD
 //! 512 (the depth of datasheets' QD 32 × 16 threads).
 
-use serde::{Deserialize, Serialize};
 use ssdready_emu::config::Params;
 
-/// One resource's cap on commands per second.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Bound {
-    /// `controller`, `command slots`, `dies`, `channels`, `host link`,
-    /// `DRAM units`.
-    pub resource: String,
-    /// Commands per second it allows.
-    pub iops: f64,
-    /// How the figure follows from the parameters.
-    pub detail: String,
-}
-
-/// The analytic limit of one workload on an emulated device.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct ModelLimit {
-    /// Commands per second; None when no resource bounds it (`emu:null`).
-    pub iops: Option<f64>,
-    pub bw_bytes_per_s: Option<f64>,
-    /// The resource that sets the limit, as words.
-    pub bound_by: Option<String>,
-    /// Every resource's cap.
-    pub bounds: Vec<Bound>,
-    /// Latency of one command on an idle device, ns.
-    pub idle_latency_ns: f64,
-}
+pub use ssdready_diagnosis::basis::{Bound, ModelLimit};
 
 /// What a workload asks of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,6 +306,41 @@ pub fn model_spec(t: &crate::model::TargetProfile) -> Option<String> {
         (crate::model::TargetKind::Emulator, _) => Some(t.spec.clone()),
         (_, Some(e)) => Some(e.clone()),
         _ => None,
+    }
+}
+
+/// The device's basis when its timing is known (the built-in emulator, in
+/// process or behind the kernel): its model's limit for 4 KiB random
+/// reads, every resource's cap, and which preset and parameters.
+pub fn basis_of(t: &crate::model::TargetProfile) -> Option<ssdready_diagnosis::basis::DeviceBasis> {
+    let p = model_params(t)?;
+    Some(ssdready_diagnosis::basis::DeviceBasis {
+        source: ssdready_diagnosis::basis::ANALYTIC_MODEL.into(),
+        what: format!("the emulator's model of {}", model_spec(t)?),
+        read_4k: model_limit(&p, Access::Read, 4096),
+    })
+}
+
+/// The model's limit for workload `w` over a run of `window_s` seconds
+/// from fresh (mixes weigh the read and write limits by time); None
+/// without a model.
+pub fn run_limit(
+    t: &crate::model::TargetProfile,
+    w: &crate::plan::Workload,
+    window_s: f64,
+) -> Option<f64> {
+    let p = model_params(t)?;
+    let read = model_limit(&p, Access::Read, w.bs).iops;
+    // A write buffer and an SLC cache absorb their size at the start of a
+    // run, at their own speeds: over a window of T seconds from fresh.
+    let write = write_iops_over(&p, w.bs, window_s);
+    match w.rw.as_str() {
+        "randread" | "read" => read,
+        "randwrite" | "write" => write,
+        _ => {
+            let m = w.rwmixread.unwrap_or(50) as f64 / 100.0;
+            Some(1.0 / (m / read? + (1.0 - m) / write?))
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! queue-depth sweep has run. The budget sets each run's length.
 
 use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
-use serde::{Deserialize, Serialize};
+pub use ssdready_diagnosis::model::{fmt_bs, Workload};
 
 mod sweeps;
 use sweeps::Planner;
@@ -37,28 +37,6 @@ pub struct StudyOptions {
 
 /// The optional sweeps `--sweeps` may name.
 pub const OPTIONAL_SWEEPS: &[&str] = &["scheduler", "buffered", "raw", "devices", "applications"];
-
-/// One run's workload, resolved.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Workload {
-    pub rw: String,
-    pub bs: u64,
-    /// Queue depth per thread.
-    pub qd: u32,
-    pub threads: u32,
-    /// None on an emulator (it brings its own engine).
-    pub engine: Option<String>,
-    pub direct: bool,
-    /// The I/O scheduler set for this run (scheduler sweep only).
-    pub scheduler: Option<String>,
-    pub rwmixread: Option<u32>,
-    /// Target paths (several: one job per target, together).
-    pub targets: Vec<String>,
-    /// The submission/completion strategy (`strategies` sweep only; its
-    /// options, `crate::strategies::STRATEGIES`, go to the measured job).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
-}
 
 /// A queue depth, or one the queue-depth sweep decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +165,9 @@ impl Point {
                 self.scheduler.as_deref().unwrap_or("none")
             ),
             "buffered" => format!("buffered-qd{qd}"),
-            "raw" => format!("raw-device-qd{qd}"),
+            "platform" => format!("platform-qd{qd}"),
+            "raw" if self.raw_device => format!("raw-device-qd{qd}"),
+            "raw" => format!("raw-file-qd{qd}"),
             "devices" => format!(
                 "devices-{}-qd{qd}",
                 self.targets
@@ -223,17 +203,6 @@ impl Point {
     }
 }
 
-/// `4k`, `512`, `1m`.
-pub fn fmt_bs(bs: u64) -> String {
-    if bs >= 1 << 20 && bs.is_multiple_of(1 << 20) {
-        format!("{}m", bs >> 20)
-    } else if bs >= 1024 && bs.is_multiple_of(1024) {
-        format!("{}k", bs >> 10)
-    } else {
-        bs.to_string()
-    }
-}
-
 fn doubling(from: u32, to: u32) -> Vec<u32> {
     let mut v = Vec::new();
     let mut t = from;
@@ -263,6 +232,7 @@ pub fn plan(targets: &[TargetProfile], o: &StudyOptions) -> Plan {
     pl.schedulers();
     pl.buffered();
     pl.raw();
+    pl.platform();
     pl.devices();
     pl.p
 }

@@ -65,7 +65,7 @@ impl<'a> RealRunner<'a> {
         let after = ssdready_emu::kernel::daemon::stats(name)?;
         let d = after.since(before);
         let r = ssdready_emu::kernel::daemon::record_of(name)?;
-        Some(crate::transport::Transport::of(r.transport, &d))
+        Some(crate::transport::of(r.transport, &d))
     }
 
     fn set_scheduler(&mut self, w: &Workload) -> Result<(), SchedulerError> {

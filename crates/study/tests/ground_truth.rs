@@ -4,11 +4,12 @@
 //! (the device with a perfect platform) must find each drive's knee and
 //! name the device as the limit.
 
+use ssdready_diagnosis::limit::Cause;
+use ssdready_diagnosis::model::{Machine, TargetKind, TargetProfile};
 use ssdready_emu::config::{preset, PRESETS};
 use ssdready_run::RunRequest;
 use ssdready_study::driver::{execute, Quiet};
 use ssdready_study::limit::{model_limit, write_iops_over, Access};
-use ssdready_study::model::{Machine, TargetKind, TargetProfile};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions};
 use ssdready_study::{judge, virt, Judgement, VirtualRunner};
 
@@ -102,7 +103,7 @@ fn analytic_write_limits_match_the_model_on_a_fresh_region() {
 
 fn emulator(spec: &str) -> TargetProfile {
     let p = ssdready_study::limit::params_of(spec).unwrap();
-    TargetProfile {
+    let mut t = TargetProfile {
         spec: spec.into(),
         kind: TargetKind::Emulator,
         transport: "emulator".into(),
@@ -110,7 +111,9 @@ fn emulator(spec: &str) -> TargetProfile {
         logical_block_size: 512,
         writable: true,
         ..Default::default()
-    }
+    };
+    t.basis = ssdready_study::limit::basis_of(&t);
+    t
 }
 
 /// A quick study in virtual time: the device behind a perfect platform.
@@ -144,7 +147,7 @@ fn x25e_knee_is_at_qd_8_to_10_and_the_device_is_the_limit() {
     let f = &j.figures;
     let knee = f.knee_qd.unwrap();
     assert!((8..=10).contains(&knee), "knee {knee}: {:?}", f.qd_curve);
-    assert_eq!(f.saturation.limit, "device", "{:?}", f.saturation);
+    assert_eq!(f.saturation.limit, Cause::Device, "{:?}", f.saturation);
     assert!(
         f.saturation.part.contains("controller"),
         "{}",
@@ -179,7 +182,7 @@ fn iodrive_knee_is_at_most_qd_4() {
     let j = virtual_study("emu:iodrive");
     let knee = j.figures.knee_qd.unwrap();
     assert!(knee <= 4, "knee {knee}: {:?}", j.figures.qd_curve);
-    assert_eq!(j.figures.saturation.limit, "device");
+    assert_eq!(j.figures.saturation.limit, Cause::Device);
     assert!(j.figures.saturation.part.contains("command slots"));
 }
 

@@ -19,9 +19,9 @@ mod fleet;
 mod print;
 
 use crate::{fail, say};
+use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::capacity::{CapacityDoc, Slo};
 use ssdready_study::driver::Executed;
-use ssdready_study::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::plan::{fit_budget, plan, Plan, StudyOptions, OPTIONAL_SWEEPS};
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo, Judgement};
 use std::path::{Path, PathBuf};
@@ -131,16 +131,52 @@ fn validate(
             ),
         );
     }
-    let drive = default_drive(a, stop);
+    let mut drive = default_drive(a, stop);
     let specs = match &drive {
         Some(d) => vec![d.device.clone()],
         None => detect::split_targets(a.target.as_deref().unwrap_or("emu:")),
     };
-    let targets: Vec<TargetProfile> = specs
+    let mut targets: Vec<TargetProfile> = specs
         .iter()
         .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e.to_string())))
         .collect();
+    if let Some(d) = drive.as_mut() {
+        targets.extend(reference(d, &targets[0], a.quiet));
+    }
     (budget_s, targets, dir, drive)
+}
+
+/// Beside the drive behind the kernel, the study's reference: a loop
+/// device over /dev/shm on the same kernel path without the drive's daemon,
+/// where the platform's own peak is measured (the daemon, ssdready's
+/// apparatus, would otherwise hold it on a machine with few CPUs).
+fn reference(d: &mut kdrive::Drive, drive: &TargetProfile, quiet: bool) -> Option<TargetProfile> {
+    d.make_reference(drive.logical_block_size.clamp(512, 4096) as u32);
+    let Some(l) = &d.reference else {
+        say(&format!(
+            "no reference device for the platform's own peak ({}): the study reads the platform from the drive alone",
+            d.no_reference.clone().unwrap_or_default()
+        ));
+        return None;
+    };
+    match detect::detect(&l.device, false) {
+        Ok(mut t) => {
+            t.reference = true;
+            if !quiet {
+                say(&format!(
+                    "and beside it {}, a loop device over /dev/shm: the same kernel path without the drive's daemon, for the platform's own peak",
+                    l.device
+                ));
+            }
+            Some(t)
+        }
+        Err(e) => {
+            say(&format!(
+                "no reference device for the platform's own peak: {e}"
+            ));
+            None
+        }
+    }
 }
 
 /// With no target: the built-in drive behind the kernel where this machine
@@ -354,10 +390,10 @@ fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> 
 fn calibrate(
     a: &StudyArgs,
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
-    runs: &[ssdready_study::model::RunRecord],
+    runs: &[ssdready_diagnosis::model::RunRecord],
     (transport, runtime_s): (&str, f64),
     warnings: &mut Vec<String>,
-) -> Option<ssdready_study::calibrate::Calibration> {
+) -> Option<ssdready_diagnosis::calibration::Calibration> {
     let (s, allow) = (stop.clone(), a.allow_destructive);
     let mut job =
         move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
@@ -398,9 +434,12 @@ fn judge(
         machine,
         &ex.runs,
         interrupted,
-        capacity,
-        transport.as_ref(),
-        calibration.as_ref(),
+        ssdready_study::Beside {
+            capacity,
+            transport: transport.as_ref(),
+            calibration: calibration.as_ref(),
+            caps: None,
+        },
     );
     let skipped = if interrupted {
         Vec::new()

@@ -5,14 +5,15 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_count, fmt_ns};
+use ssdready_diagnosis::model::RunRecord;
 use ssdready_study::driver::Observer;
-use ssdready_study::model::RunRecord;
 use ssdready_study::plan::Plan;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use ssdready_study::text::{findings, plan};
+pub use ssdready_diagnosis::text::findings;
+pub use ssdready_study::text::plan;
 
 struct Clock {
     done_s: f64,

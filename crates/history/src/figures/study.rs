@@ -4,8 +4,8 @@ use super::{
     finite, join_command, points, spread_pct, Better, Figure, Fingerprint, KeyFigures, Kind, Side,
     Unit,
 };
-use ssdready_study::figures::median;
-use ssdready_study::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::figures::median;
+use ssdready_diagnosis::model::{RunRecord, StudyDoc};
 use std::collections::BTreeMap;
 
 /// A figure every point has.

@@ -7,7 +7,7 @@
 use super::charts::{Axis, Body, Figure, StackedBars, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::model::StudyDoc;
+use ssdready_diagnosis::model::StudyDoc;
 
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.digits$}"))

@@ -5,7 +5,7 @@
 use super::charts::{Axis, Body, Figure, Series, Style, Table, XyChart};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::model::StudyDoc;
+use ssdready_diagnosis::model::StudyDoc;
 
 /// The load curve's figure; None when the study did not search.
 pub fn load_curve(d: &StudyDoc) -> Option<Figure> {

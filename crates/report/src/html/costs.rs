@@ -8,8 +8,8 @@ use super::charts::{AltAxis, Axis, Body, Figure, StackedBars, Table};
 use super::curves::{run, skipped_why};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::figures::CurvePoint;
-use ssdready_study::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::figures::CurvePoint;
+use ssdready_diagnosis::model::{RunRecord, StudyDoc};
 use std::fmt::Write as _;
 
 /// The parts of one depth's latency and where they come from.
@@ -374,23 +374,40 @@ pub fn saturation_card(d: &StudyDoc) -> String {
     let s = &d.figures.saturation;
     let mut h =
         String::from("<figure class=\"fig\" id=\"saturation\"><h3>What limits the peak</h3>");
-    if s.limit.is_empty() {
+    if s.repeats.is_empty() {
         h.push_str("<div class=\"missing\"><b>Not measured.</b> The queue-depth sweep did not reach a peak to classify.</div></figure>");
         return h;
     }
+    let agree = s.repeats.iter().filter(|r| r.limit == s.limit).count();
     let _ = write!(
         h,
-        "<p class=\"note\">At QD {}: {} IOPS. Classified by the tests in crates/study/src/classify.rs{}.</p><p><b>{}</b> — {}</p><ul class=\"plain\">",
+        "<p class=\"note\">At QD {}: {} IOPS. Each candidate weighed on its evidence by crates/diagnosis/src/limit; {agree} of {} repeats gave this answer{}.</p><p><b>{}</b> — {}</p><ul class=\"plain\">",
         s.qd,
         fmt_count(s.iops),
+        s.repeats.len(),
         s.margin_pct.map_or(String::new(), |m| format!("; the deciding figure was {m:.0} % past its threshold")),
-        esc(&s.limit),
+        esc(s.limit.name()),
         esc(&s.part)
     );
     for e in &s.evidence {
         let _ = write!(h, "<li>{}</li>", esc(e));
     }
+    if let Some(st) = &s.setting {
+        let _ = write!(h, "<li>the setting that holds it: {}</li>", esc(&st.show()));
+    }
     h.push_str("</ul>");
+    if !s.ruled_out.is_empty() {
+        h.push_str("<details><summary>Ruled out, and why</summary><ul class=\"plain\">");
+        for r in &s.ruled_out {
+            let _ = write!(
+                h,
+                "<li><b>{}</b>: {}</li>",
+                esc(r.cause.name()),
+                esc(&r.why)
+            );
+        }
+        h.push_str("</ul></details>");
+    }
     let mut t = Table::new(&["figure", "value"]);
     let pct = |v: Option<f64>| v.map(|v| format!("{v:.1} %"));
     for (k, v) in [

@@ -5,7 +5,7 @@
 use super::charts::{Axis, Body, Figure, StackedBars, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::fleet::Section;
+use ssdready_diagnosis::fleet::Section;
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{v:.0} %"))

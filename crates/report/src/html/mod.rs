@@ -37,7 +37,7 @@ mod workloads;
 use serde_json::Value;
 use ssdready_characterize::model::CharacterizeDoc;
 use ssdready_core::result::RunResult;
-use ssdready_study::model::StudyDoc;
+use ssdready_diagnosis::model::StudyDoc;
 
 /// A document a report can be rendered from.
 #[derive(Clone, Debug)]
@@ -82,7 +82,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         None => return Err(LoadError::Schema("(none: no 'schema' field)".into())),
     };
     let allowed = match schema.as_str() {
-        ssdready_study::model::SCHEMA => ssdready_study::model::SCHEMA_VERSION,
+        ssdready_diagnosis::model::SCHEMA => ssdready_diagnosis::model::SCHEMA_VERSION,
         ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
         ssdready_characterize::model::SCHEMA => ssdready_characterize::model::SCHEMA_VERSION,
         _ => return Err(LoadError::Schema(format!("'{schema}'"))),
@@ -99,7 +99,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         schema: schema.clone(),
         why: e.to_string(),
     };
-    if schema == ssdready_study::model::SCHEMA {
+    if schema == ssdready_diagnosis::model::SCHEMA {
         let d: StudyDoc = serde_json::from_value(v).map_err(shape)?;
         if d.targets.is_empty() {
             return Err(LoadError::Shape {

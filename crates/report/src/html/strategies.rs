@@ -8,8 +8,8 @@
 use super::charts::{Axis, Body, Figure, StackedBars, Table};
 use super::svg::Unit;
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_study::model::StudyDoc;
-use ssdready_study::strategies::{fmt_ratio, ResultDoc, Section, BASELINE};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_diagnosis::strategies::{fmt_ratio, ResultDoc, Section, BASELINE};
 
 fn ratio(x: Option<f64>) -> String {
     x.map_or("-".into(), |v| format!("{}×", fmt_ratio(v)))

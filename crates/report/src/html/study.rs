@@ -12,8 +12,8 @@ use super::page::{header, kpis, kv_table, page, platform_rows, section, utc, Kpi
 use super::svg::{esc, Unit};
 use super::{costs, timeline};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
-use ssdready_study::answer::{describe, device_limit_line, fmt_duration};
-use ssdready_study::model::{RunRecord, StudyDoc, Verdict};
+use ssdready_diagnosis::answer::{describe, device_limit_line, fmt_duration};
+use ssdready_diagnosis::model::{RunRecord, StudyDoc, Verdict};
 use std::fmt::Write as _;
 
 use super::workloads::{block_sizes, comparisons, mixes, noise};
@@ -164,7 +164,7 @@ fn top(d: &StudyDoc) -> String {
 }
 
 /// `emu:nvme-tlc` for the default drive (`emu:`), else the spec.
-fn short_name(t: &ssdready_study::model::TargetProfile) -> String {
+fn short_name(t: &ssdready_diagnosis::model::TargetProfile) -> String {
     let preset = t.emulator_params.iter().find(|p| p.0 == "preset");
     match preset {
         Some((_, p)) if t.spec == "emu:" || t.spec == "emu" => format!("emu:{p}"),
@@ -287,12 +287,12 @@ fn key_figures(d: &StudyDoc) -> Vec<Kpi> {
         ),
     };
     let sat = &f.saturation;
-    let limit = if sat.limit.is_empty() {
+    let limit = if sat.repeats.is_empty() {
         na("What limits the peak", "not classified", "saturation")
     } else {
         Kpi {
             label: "What limits the peak".into(),
-            value: Some(sat.limit.clone()),
+            value: Some(sat.limit.name().to_string()),
             detail: sat.part.clone(),
             anchor: "saturation".into(),
         }

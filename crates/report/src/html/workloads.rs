@@ -8,8 +8,8 @@ use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table,
 use super::curves::skipped_why;
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
-use ssdready_study::model::StudyDoc;
-use ssdready_study::sweeps::Comparisons;
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_diagnosis::sweeps::Comparisons;
 use std::fmt::Write as _;
 
 /// Bandwidth against block size, with the device's bandwidth limit.
@@ -39,7 +39,7 @@ pub fn block_sizes(d: &StudyDoc) -> Figure {
         c.series.push(s);
     }
     let lim = match d.facts.get("bw_limit").map(|f| &f.value) {
-        Some(ssdready_study::facts::Value::Num(v)) => Some(*v),
+        Some(ssdready_diagnosis::facts::Value::Num(v)) => Some(*v),
         _ => None,
     };
     if let Some(l) = lim {

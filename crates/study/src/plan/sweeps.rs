@@ -312,19 +312,30 @@ impl<'a> Planner<'a> {
         } else if t.schedulers.len() < 2 {
             self.skip("I/O schedulers", "the device offers one scheduler only");
         } else {
+            // In turns, several rounds, the order reversed each round: a
+            // difference between schedulers is read from runs made side by
+            // side, with its error from the rounds' spread.
+            let rounds = self.repeat_count() + 1;
             let mut pts = Vec::new();
-            for s in &t.schedulers {
+            for r in 1..=rounds {
+                let mut order: Vec<&String> = t.schedulers.iter().collect();
+                if r % 2 == 0 {
+                    order.reverse();
+                }
                 for q in [Qd::Fixed(1), Qd::Fixed(32)] {
-                    let mut pt = Point::new("scheduler", "randread", 4096, q, self.engine);
-                    pt.scheduler = Some(s.clone());
-                    pts.push(pt);
+                    for s in &order {
+                        let mut pt = Point::new("scheduler", "randread", 4096, q, self.engine);
+                        pt.scheduler = Some((*s).clone());
+                        pt.repeat = r;
+                        pts.push(pt);
+                    }
                 }
             }
             let names = t.schedulers.join(", ");
             self.sweep(
                 "scheduler",
                 format!(
-                    "4 KiB random reads at QD 1 and 32 through {names} (the original is restored)"
+                    "4 KiB random reads at QD 1 and 32 through {names}, in turns, {rounds} rounds (the original is restored)"
                 ),
                 pts,
             );
@@ -376,25 +387,63 @@ impl<'a> Planner<'a> {
                 "reading the raw device needs root",
             );
         } else {
-            let pts = [Qd::Fixed(1), Qd::Peak]
-                .into_iter()
-                .map(|q| {
-                    let mut pt = Point::new("raw", "randread", 4096, q, self.engine);
-                    pt.raw_device = true;
-                    pt
-                })
-                .collect();
+            // The raw device and the file in turns, several rounds: the
+            // file system's cost is read from runs made side by side.
+            let rounds = self.repeat_count() + 1;
+            let mut pts = Vec::new();
+            for r in 1..=rounds {
+                for q in [Qd::Fixed(1), Qd::Peak] {
+                    for raw in [r % 2 == 1, r % 2 == 0] {
+                        let mut pt = Point::new("raw", "randread", 4096, q, self.engine);
+                        pt.raw_device = raw;
+                        pt.repeat = r;
+                        pts.push(pt);
+                    }
+                }
+            }
             self.sweep(
                 "raw",
-                "reads of the raw device under the file system at QD 1 and the peak depth, against the file".into(),
+                format!("reads of the raw device under the file system and of the file, in turns, at QD 1 and the peak depth, {rounds} rounds"),
                 pts,
             );
         }
     }
 
-    /// Several targets: each other device alone, then all together.
+    /// The platform's own peak on the reference device (a loop device over
+    /// /dev/shm the study made beside the emulated drive behind the kernel):
+    /// 4 KiB random reads at doubling depths, the deeper ones repeated, on
+    /// the kernel's path without the drive's daemon.
+    pub(super) fn platform(&mut self) {
+        let Some(i) = self.targets.iter().position(|t| t.reference) else {
+            return;
+        };
+        let repeats = if self.o.quick { 1 } else { 2 };
+        let mut pts = Vec::new();
+        for r in 1..=repeats + 1 {
+            for q in [1, 2, 4, 8, 16, 32, 64, 128] {
+                if r > 1 && q < 16 {
+                    continue;
+                }
+                let mut pt = Point::new("platform", "randread", 4096, Qd::Fixed(q), self.engine);
+                pt.targets = vec![i];
+                pt.repeat = r;
+                pts.push(pt);
+            }
+        }
+        self.sweep(
+            "platform",
+            format!(
+                "the platform's own peak: 4 KiB random reads at QD 1 … 128 on {} (RAM, the kernel's path without the drive's daemon), QD 16 and deeper {repeats} more time(s)",
+                self.targets[i].spec
+            ),
+            pts,
+        );
+    }
+
+    /// Several targets: each other device alone, then all together (the
+    /// reference device is none of them).
     pub(super) fn devices(&mut self) {
-        let n = self.targets.len();
+        let n = self.targets.iter().filter(|t| !t.reference).count();
         if n > 1 {
             let mut pts = Vec::new();
             for i in 1..n {

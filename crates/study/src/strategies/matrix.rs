@@ -139,7 +139,7 @@ pub fn run_request(t: &Target, s: &Strategy, rw: &str, runtime_s: f64) -> RunReq
         .set("numjobs", THREADS)
         .set("runtime", format_args!("{runtime_s}s"))
         .flag("time_based");
-    s.apply(&mut r);
+    super::apply(s, &mut r);
     r
 }
 

@@ -78,6 +78,17 @@ fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
         o => return Err(err(&format!("unknown operator '{o}'"))),
     };
     let value = match (op, it.next().map(str::trim)) {
+        // A cause is a value: a word that names none is an error here,
+        // not a rule that can never fire.
+        (Op::Eq | Op::Ne, Some(v)) if crate::facts::CAUSE_FACTS.contains(&fact) => {
+            if crate::limit::Cause::of_name(v).is_none() {
+                return Err(err(&format!(
+                    "'{v}' is not a cause (allowed: {})",
+                    crate::limit::Cause::ALL.map(|c| c.name()).join(", ")
+                )));
+            }
+            Some(Value::Text(v.to_string()))
+        }
         (Op::Exists | Op::Missing, None) => None,
         (Op::Exists | Op::Missing, Some(_)) => return Err(err("exists/missing take no value")),
         (_, None | Some("")) => return Err(err("no value")),
@@ -336,6 +347,17 @@ fn confidence(
     if noise.is_none() && level == 2 {
         level = 1;
     }
+    // Repeats that gave different answers: never high.
+    if let Some(d) = r
+        .when
+        .iter()
+        .find_map(|c| facts.get(&c.fact)?.disagree.clone())
+    {
+        if level == 2 {
+            level = 1;
+        }
+        why.push_str(&format!("; the repeats disagreed: {d}"));
+    }
     if let Some((f, dist, err, cap)) = within {
         if level > cap {
             level = cap;
@@ -401,6 +423,7 @@ mod tests {
             noise_pct: None,
             margin_pct: None,
             err: None,
+            disagree: None,
             runs: vec!["qd-1".into()],
         }
     }
@@ -581,7 +604,7 @@ mod tests {
             scaling_efficiency: vec![s],
             ..Default::default()
         };
-        let facts = crate::facts::facts(&Default::default(), m, &f);
+        let facts = crate::facts::facts(&Default::default(), m, &f, &Default::default());
         judge(rules, &facts, &Context::default())
     }
 

@@ -35,6 +35,10 @@ pub struct Fact {
     /// its threshold is not firm whatever the repeats say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub err: Option<f64>,
+    /// When the repeats behind it gave different answers: how, in words.
+    /// A verdict resting on it cannot be of high confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagree: Option<String>,
     pub runs: Vec<String>,
 }
 
@@ -62,6 +66,10 @@ impl Fact {
     }
 }
 
+/// The facts whose value is a cause ([`crate::limit::Cause`]): a rule's
+/// word for them is checked when the rules are read.
+pub const CAUSE_FACTS: &[&str] = &["saturation_limit", "platform_limit"];
+
 /// Every fact name.
 pub const KNOWN: &[&str] = &[
     "target",
@@ -79,6 +87,9 @@ pub const KNOWN: &[&str] = &[
     "noisiest_spread",
     "noisiest_iops",
     "platform_total_qd1",
+    "qd1_unaccounted",
+    "qd1_unaccounted_pct",
+    "qd1_joined_pct",
     "platform_qd1_err",
     "platform_qd1_overcount",
     "platform_qd1_outside_daemon",
@@ -107,8 +118,30 @@ pub const KNOWN: &[&str] = &[
     "platform_share_source",
     "saturated",
     "saturation_limit",
+    "saturation_layer",
     "saturation_part",
     "saturation_evidence",
+    "saturation_repeats",
+    "saturation_ruled_out",
+    "saturation_disagree",
+    "limit_setting",
+    "limit_setting_name",
+    "limit_setting_path",
+    "cpus_busy_peak",
+    "cpus_allowed",
+    "process_cpus_peak",
+    "device_util_peak",
+    "device_in_flight_peak",
+    "throttled_pct_peak",
+    "highest_measured",
+    "platform_device",
+    "platform_peak_iops",
+    "platform_peak_qd",
+    "platform_knee_qd",
+    "platform_limit",
+    "platform_part",
+    "platform_evidence",
+    "unseen_below",
     "thread_busy_peak",
     "system_busy_peak",
     "completion_share_peak",
@@ -196,6 +229,7 @@ impl Builder<'_> {
                 noise_pct: noise,
                 margin_pct: None,
                 err: None,
+                disagree: None,
                 runs: runs.to_vec(),
             },
         );
@@ -231,6 +265,7 @@ pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::capacity::Capac
                 noise_pct: None,
                 margin_pct: None,
                 err: None,
+                disagree: None,
                 runs: runs.clone(),
             },
         );
@@ -248,7 +283,12 @@ pub fn add_capacity(map: &mut BTreeMap<String, Fact>, c: &crate::capacity::Capac
 }
 
 /// The facts of a study.
-pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fact> {
+pub fn facts(
+    t: &TargetProfile,
+    m: &Machine,
+    f: &Figures,
+    caps: &crate::limit::caps::Caps,
+) -> BTreeMap<String, Fact> {
     let mut b = Builder {
         map: BTreeMap::new(),
         figures: f,
@@ -266,9 +306,11 @@ pub fn facts(t: &TargetProfile, m: &Machine, f: &Figures) -> BTreeMap<String, Fa
         b.text("noisiest_iops", Some(v.join(", ")), &n.runs);
     }
     b.num("background_busy_pct", m.background_busy_pct, "pct", none);
+    b.text("unseen_below", caps.unseen.clone(), none);
     device(&mut b, f);
     curve(&mut b, f);
     saturation(&mut b, f);
+    platform(&mut b, f);
     sweeps(&mut b, f);
     strategies(&mut b, f);
     short_of_cpus(&mut b);
@@ -341,7 +383,13 @@ fn strategies(b: &mut Builder, f: &Figures) {
 
 fn device(b: &mut Builder, f: &Figures) {
     let l = &f.device_limit;
-    b.num("device_limit", l.iops, "iops", &l.runs);
+    // Only a basis gives the device's own limit; the highest rate the
+    // study measured is said as that, never as the device's.
+    if l.basis == crate::basis::HIGHEST_MEASURED {
+        b.num("highest_measured", l.iops, "iops", &l.runs);
+    } else {
+        b.num("device_limit", l.iops, "iops", &l.runs);
+    }
     b.text("device_limit_bound", l.bound_by.clone(), &l.runs);
     b.text("device_limit_basis", Some(l.basis.clone()), &l.runs);
     if l.iops.is_none() && l.basis == "analytic model" {
@@ -358,9 +406,13 @@ fn curve(b: &mut Builder, f: &Figures) {
     scaling(b, f);
 }
 
-/// A figure as a percentage of the device's limit, when it has one.
+/// A figure as a percentage of the device's limit, when it has one (a
+/// basis, not the highest rate measured).
 fn of_limit(f: &Figures, iops: f64) -> Option<f64> {
-    let limit = f.device_limit.iops;
+    let limit = f
+        .device_limit
+        .iops
+        .filter(|_| f.device_limit.basis != crate::basis::HIGHEST_MEASURED);
     limit.filter(|&l| l > 0.0).map(|l| 100.0 * iops / l)
 }
 
@@ -413,12 +465,21 @@ fn qd1(b: &mut Builder, f: &Figures) {
         b.num("delivered_pct_qd1", of(c.iops), "pct", &c.runs);
     }
     if let Some(p) = &f.platform_share_qd1 {
+        b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
+        b.num("qd1_joined_pct", p.joined_pct, "pct", &p.runs);
+        if let Some(u) = p.unaccounted_ns {
+            // Parts that do not add up to the mean claim no share.
+            b.num("qd1_unaccounted", Some(u), "ns", &p.runs);
+            let pct = (p.total_ns > 0.0).then(|| 100.0 * u / p.total_ns);
+            b.num("qd1_unaccounted_pct", pct, "pct", &p.runs);
+            b.text("platform_share_source", Some(p.source.clone()), &p.runs);
+            return;
+        }
         b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
         if let (Some(x), Some(e)) = (b.map.get_mut("platform_share_qd1"), p.err_ns) {
             x.err = (p.total_ns > 0.0).then(|| 100.0 * e / p.total_ns);
         }
         b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
-        b.num("platform_total_qd1", Some(p.total_ns), "ns", &p.runs);
         b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
         b.num("platform_qd1_overcount", p.overcount_ns, "ns", &p.runs);
         b.num(
@@ -520,17 +581,79 @@ fn short_of_cpus(b: &mut Builder) {
 
 fn saturation(b: &mut Builder, f: &Figures) {
     let s = &f.saturation;
-    if s.limit.is_empty() {
+    if s.repeats.is_empty() && s.limit == crate::limit::Cause::NotIdentified {
         return;
     }
-    b.text("saturation_limit", Some(s.limit.clone()), &s.runs);
+    b.text("saturation_limit", Some(s.limit.name().into()), &s.runs);
+    let n = s.repeats.len();
+    let agree = s.repeats.iter().filter(|r| r.limit == s.limit).count();
     if let Some(x) = b.map.get_mut("saturation_limit") {
         x.margin_pct = s.margin_pct;
+        if !s.repeats_agree {
+            x.disagree = Some(format!(
+                "{agree} of {n} repeats at QD {} gave {}",
+                s.qd,
+                s.limit.name()
+            ));
+        }
     }
+    if !s.repeats_agree {
+        let each: Vec<String> = s
+            .repeats
+            .iter()
+            .map(|r| format!("{} gave {} at {} IOPS", r.run, r.limit, fmt_count(r.iops)))
+            .collect();
+        b.text("saturation_disagree", Some(each.join(", ")), &s.runs);
+    }
+    b.text(
+        "saturation_layer",
+        Some(format!("{:?}", s.layer).to_lowercase()),
+        &s.runs,
+    );
     b.text("saturation_part", Some(s.part.clone()), &s.runs);
     b.text("saturation_evidence", Some(s.evidence.join("; ")), &s.runs);
+    b.text(
+        "saturation_repeats",
+        Some(format!(
+            "{agree} of {n} repeat{}",
+            if n == 1 { "" } else { "s" }
+        )),
+        &s.runs,
+    );
+    let ruled: Vec<String> = s
+        .ruled_out
+        .iter()
+        .filter(|r| !r.why.starts_with("also held"))
+        .map(|r| format!("{} ({})", r.cause, r.why))
+        .collect();
+    b.text("saturation_ruled_out", Some(ruled.join("; ")), &s.runs);
+    if let Some(st) = &s.setting {
+        b.text(
+            "limit_setting",
+            Some(format!("{} = {}", st.name, st.value)),
+            &s.runs,
+        );
+        b.text("limit_setting_name", Some(st.name.clone()), &s.runs);
+        b.text("limit_setting_path", Some(st.path.clone()), &s.runs);
+    }
     b.num("thread_busy_peak", s.thread_busy_pct, "pct", &s.runs);
     b.num("system_busy_peak", s.system_busy_pct, "pct", &s.runs);
+    b.num("cpus_busy_peak", s.cpus_busy_pct, "pct", &s.runs);
+    b.num(
+        "cpus_allowed",
+        Some(s.cpus as f64).filter(|c| *c > 0.0),
+        "count",
+        &s.runs,
+    );
+    b.num("process_cpus_peak", s.process_cpus, "count", &s.runs);
+    b.num("device_util_peak", s.device_util_pct, "pct", &s.runs);
+    b.num(
+        "device_in_flight_peak",
+        s.device_in_flight,
+        "count",
+        &s.runs,
+    );
+    b.num("throttled_pct_peak", s.throttled_pct, "pct", &s.runs);
     b.num(
         "completion_share_peak",
         s.completion_share_pct,
@@ -538,6 +661,37 @@ fn saturation(b: &mut Builder, f: &Figures) {
         &s.runs,
     );
     b.num("device_share_peak", s.device_share_pct, "pct", &s.runs);
+}
+
+/// The platform's own peak on the reference device, and what holds it.
+fn platform(b: &mut Builder, f: &Figures) {
+    let Some(p) = &f.platform else { return };
+    let Some(peak) = &p.peak else { return };
+    let runs = &peak.runs;
+    b.text("platform_device", Some(p.device.clone()), runs);
+    b.num("platform_peak_iops", Some(peak.iops), "iops", runs);
+    b.num("platform_peak_qd", Some(peak.qd as f64), "count", runs);
+    b.num(
+        "platform_knee_qd",
+        p.knee_qd.map(|q| q as f64),
+        "count",
+        runs,
+    );
+    let s = &p.saturation;
+    b.text("platform_limit", Some(s.limit.name().into()), &s.runs);
+    if let Some(x) = b.map.get_mut("platform_limit") {
+        x.margin_pct = s.margin_pct;
+        if !s.repeats_agree {
+            x.disagree = Some(format!(
+                "{} of {} repeats gave {}",
+                s.repeats.iter().filter(|r| r.limit == s.limit).count(),
+                s.repeats.len(),
+                s.limit.name()
+            ));
+        }
+    }
+    b.text("platform_part", Some(s.part.clone()), &s.runs);
+    b.text("platform_evidence", Some(s.evidence.join("; ")), &s.runs);
 }
 
 fn sweeps(b: &mut Builder, f: &Figures) {
@@ -675,7 +829,7 @@ fn block_size_facts(b: &mut Builder, f: &Figures) {
         .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
     {
         b.num("bs_best_bw", Some(p.bw_bytes_per_s), "bytes_per_s", &p.runs);
-        b.text("bs_best", Some(crate::plan::fmt_bs(p.bs)), &p.runs);
+        b.text("bs_best", Some(crate::model::fmt_bs(p.bs)), &p.runs);
         let lim = f
             .delivered_pct
             .iter()
@@ -728,6 +882,7 @@ pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::model::RunRec
             noise_pct: None,
             margin_pct: None,
             err: None,
+            disagree: None,
             runs: runs
                 .iter()
                 .filter(|r| !r.summary.checks_disagree.is_empty())

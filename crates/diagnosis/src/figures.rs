@@ -8,7 +8,7 @@
 //! Repeats of a point are combined by their median; the queue-depth curve
 //! is the first target's 4 KiB random reads at one thread.
 
-use crate::limit::{model_limit, model_params, Access, Bound};
+use crate::basis::{Bound, ANALYTIC_MODEL};
 use crate::model::{RunRecord, TargetProfile};
 use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ pub struct Figures {
     pub scaling_efficiency: Vec<Scaling>,
     pub platform_share_qd1: Option<PlatformShare>,
     pub clocks_per_io: ClocksPerIo,
-    pub saturation: crate::classify::Saturation,
+    pub saturation: crate::limit::Saturation,
     pub comparisons: Comparisons,
     pub noise: Vec<Noise>,
     /// The typical (median over repeated points) standard deviation between
@@ -62,10 +62,29 @@ pub struct Figures {
     /// around each run): what the QD 1 platform share is corrected by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_qd1: Option<crate::transport::Transport>,
+    /// The platform's own peak, measured on the study's reference device
+    /// (a loop device over /dev/shm) where the emulated drive's daemon
+    /// would hold the studied drive's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<PlatformPeak>,
     /// The transport's own cost, measured with a zero-time drive (kernel
     /// drive only): what the less-the-transport figures take out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<crate::calibrate::Calibration>,
+    pub calibration: Option<crate::calibration::Calibration>,
+}
+
+/// The platform's own curve and peak on the reference device, and what
+/// holds that peak.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PlatformPeak {
+    /// The reference device (`/dev/loop5`, over /dev/shm).
+    pub device: String,
+    pub curve: Vec<CurvePoint>,
+    pub peak: Option<CurvePoint>,
+    /// Smallest depth reaching 90 % of its peak.
+    pub knee_qd: Option<u32>,
+    pub saturated: bool,
+    pub saturation: crate::limit::Saturation,
 }
 
 /// The device's own capability (4 KiB random reads).
@@ -74,7 +93,8 @@ pub struct DeviceLimit {
     /// None: nothing in the device bounds it (`emu:null`).
     pub iops: Option<f64>,
     pub bw_bytes_per_s: Option<f64>,
-    /// `analytic model` (emulator) or `best observed` (real device).
+    /// `analytic model` (emulator), or `highest rate measured`: no basis
+    /// for the device's own limit (then `iops` is the study's best run).
     pub basis: String,
     /// What sets it, in words.
     pub bound_by: Option<String>,
@@ -119,6 +139,16 @@ pub struct CurvePoint {
     pub less_transport_lat_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub less_transport_err_ns: Option<f64>,
+    /// Of the mean, the time in the block layer and below, from the
+    /// device's own counters (`/sys/block/X/stat`: time per request), when
+    /// the device counted the same I/Os as the study (within 2 %); the rest
+    /// of the mean is above the block layer. The median over the repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_ns: Option<f64>,
+    /// The time the CPU quota stopped the study's group, per I/O (the
+    /// group's `cpu.stat` throttled time over the I/Os), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_stopped_ns: Option<f64>,
 }
 
 /// Latency at a point.
@@ -183,6 +213,27 @@ pub struct PlatformShare {
     /// without the zero-time drive: a ceiling on the platform's part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_daemon_ns: Option<f64>,
+    /// The measured mean less its parts, ns, when that is beyond the
+    /// parts' error: the parts do not add up to the mean (the latency
+    /// decomposition joined only some of the I/Os, or time was held where
+    /// its tracepoints do not see), a part "not accounted for" is shown,
+    /// and no share is claimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaccounted_ns: Option<f64>,
+    /// Of the run's I/Os, the share the decomposition joined, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined_pct: Option<f64>,
+}
+
+/// Parts that should add up to a measured mean leave time out beyond
+/// this share of it (or 2 µs, whichever is more).
+pub const ADD_UP_PCT: f64 = 5.0;
+
+impl PlatformShare {
+    /// Whether the parts add up to the mean (nothing left unaccounted).
+    pub fn adds_up(&self) -> bool {
+        self.unaccounted_ns.is_none()
+    }
 }
 
 /// Clocks per I/O at QD 1 and at the peak.
@@ -232,6 +283,14 @@ pub fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
+/// The point id of a curve's depth: `qd-16`, `platform-qd16`.
+pub fn point_at(sweep: &str, qd: u32) -> String {
+    match sweep {
+        "qd" => format!("qd-{qd}"),
+        s => format!("{s}-qd{qd}"),
+    }
+}
+
 /// The successful, uninstrumented runs of a point.
 pub fn runs_of<'a>(runs: &'a [RunRecord], point: &str) -> Vec<&'a RunRecord> {
     runs.iter()
@@ -257,7 +316,13 @@ fn ids(v: &[&RunRecord]) -> Vec<String> {
 }
 
 /// Derive every figure.
-pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::Machine) -> Figures {
+pub fn derive(
+    targets: &[TargetProfile],
+    runs: &[RunRecord],
+    m: &crate::model::Machine,
+    strategies: Option<crate::strategies::Section>,
+    caps: &crate::limit::caps::Caps,
+) -> Figures {
     let mut f = Figures {
         qd_curve: qd_curve(runs),
         ..Default::default()
@@ -314,22 +379,62 @@ pub fn derive(targets: &[TargetProfile], runs: &[RunRecord], m: &crate::model::M
         .max_by(|a, b| a.spread_pct.total_cmp(&b.spread_pct))
         .cloned();
     f.comparisons = sweeps::compare(runs, &f);
-    f.strategies = strategies(&targets[0], runs);
-    f.saturation = crate::classify::classify(&targets[0], runs, &f, m);
+    f.strategies = strategies;
+    f.saturation = crate::limit::classify(&targets[0], runs, &f, m, caps);
+    f.platform = targets
+        .iter()
+        .find(|t| t.reference)
+        .and_then(|t| platform(t, runs, m, caps));
     f
 }
 
-/// The strategies section, with the model's peaks on an emulator (its
-/// write peak over the runs' measured window).
-fn strategies(t: &TargetProfile, runs: &[RunRecord]) -> Option<crate::strategies::Section> {
-    let params = model_params(t);
-    let window = runs
+/// The platform's own peak on the reference device `t`, from the
+/// `platform` sweep: its curve, knee and what holds its peak.
+fn platform(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    m: &crate::model::Machine,
+    caps: &crate::limit::caps::Caps,
+) -> Option<PlatformPeak> {
+    let mut qds: Vec<u32> = runs
         .iter()
-        .filter(|r| r.sweep == "strategies" && r.error.is_none())
-        .map(|r| r.summary.window_s)
-        .find(|w| *w > 0.0)
-        .unwrap_or(1.0);
-    crate::strategies::section(params.as_ref(), runs, window)
+        .filter(|r| r.sweep == "platform" && r.error.is_none())
+        .map(|r| r.workload.qd)
+        .collect();
+    qds.sort_unstable();
+    qds.dedup();
+    let curve = curve_of(runs, "platform", &qds);
+    let peak = curve
+        .iter()
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .cloned()?;
+    let knee_qd = curve
+        .iter()
+        .find(|c| c.iops >= 0.9 * peak.iops)
+        .map(|c| c.qd);
+    let saturated = saturated(&curve.iter().map(|c| c.iops).collect::<Vec<_>>());
+    // Judged as its own study: its curve, its peak, no model of it.
+    let own = Figures {
+        qd_curve: curve.clone(),
+        peak: Some(peak.clone()),
+        knee_qd,
+        saturated,
+        device_limit: DeviceLimit {
+            basis: crate::basis::HIGHEST_MEASURED.into(),
+            iops: Some(peak.iops),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let saturation = crate::limit::classify_points(t, runs, &own, m, caps, "platform");
+    Some(PlatformPeak {
+        device: t.spec.clone(),
+        curve,
+        peak: Some(peak),
+        knee_qd,
+        saturated,
+        saturation,
+    })
 }
 
 /// Whether the last two doublings each added less than 5 % over the best
@@ -356,10 +461,16 @@ pub fn qd_sweep_depths(runs: &[RunRecord]) -> Vec<u32> {
 }
 
 fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
-    qd_sweep_depths(runs)
-        .into_iter()
+    curve_of(runs, "qd", &qd_sweep_depths(runs))
+}
+
+/// The curve of a sweep whose points are `SWEEP-qd{N}` (the queue-depth
+/// sweep's are `qd-{N}`) at depths `qds`.
+fn curve_of(runs: &[RunRecord], sweep: &str, qds: &[u32]) -> Vec<CurvePoint> {
+    qds.iter()
+        .copied()
         .filter_map(|qd| {
-            let rs = runs_of(runs, &format!("qd-{qd}"));
+            let rs = runs_of(runs, &point_at(sweep, qd));
             let m = |g: &dyn Fn(&RunRecord) -> f64| {
                 median(&rs.iter().map(|r| g(r)).collect::<Vec<_>>())
             };
@@ -377,14 +488,35 @@ fn qd_curve(runs: &[RunRecord]) -> Vec<CurvePoint> {
                 runs: ids(&rs),
                 less_transport_lat_ns: None,
                 less_transport_err_ns: None,
+                block_ns: median(&rs.iter().filter_map(|r| block_ns(r)).collect::<Vec<_>>()),
+                quota_stopped_ns: median(
+                    &rs.iter()
+                        .filter_map(|r| {
+                            let g = r.context.as_ref()?.cpu_group.as_ref()?;
+                            (r.summary.ios > 0 && g.throttled_ns > 0)
+                                .then(|| g.throttled_ns as f64 / r.summary.ios as f64)
+                        })
+                        .collect::<Vec<_>>(),
+                ),
             })
         })
         .collect()
 }
 
+/// A run's time per request in the block layer and below, from the
+/// device's counters, when the device counted the study's I/Os (within 2 %:
+/// no other I/O on it, no split requests).
+fn block_ns(r: &RunRecord) -> Option<f64> {
+    let d = r.summary.disk.as_ref()?;
+    let (a, b) = (d.ios as f64, d.app_ios as f64);
+    (b > 0.0 && (a - b).abs() <= 0.02 * b)
+        .then_some(d.block_mean_ns)
+        .flatten()
+}
+
 fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLimit {
-    if let Some(p) = model_params(t) {
-        let l = model_limit(&p, Access::Read, 4096);
+    if let Some(b) = t.basis.as_ref().filter(|b| b.source == ANALYTIC_MODEL) {
+        let l = &b.read_4k;
         let virt = f
             .qd_curve
             .iter()
@@ -396,8 +528,9 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
             basis: "analytic model".into(),
             bound_by: l
                 .bound_by
+                .clone()
                 .or(Some("nothing: the device has zero latency".into())),
-            bounds: l.bounds,
+            bounds: l.bounds.clone(),
             device_latency_ns: Some(l.idle_latency_ns),
             virtual_peak_iops: virt,
             device_time_at_peak_ns: None,
@@ -422,8 +555,13 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
     DeviceLimit {
         iops: best.map(|r| r.summary.iops),
         bw_bytes_per_s: best.map(|r| r.summary.bw_bytes_per_s),
-        basis: "best observed".into(),
-        bound_by: best.map(|r| format!("the best run ({})", r.id)),
+        basis: crate::basis::HIGHEST_MEASURED.into(),
+        bound_by: best.map(|r| {
+            format!(
+                "the best run ({}): not the device's own limit, for which there is no basis",
+                r.id
+            )
+        }),
         bounds: Vec::new(),
         device_latency_ns: dev_ns(Some(1)),
         virtual_peak_iops: None,
@@ -432,35 +570,14 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
     }
 }
 
-/// The limit of a workload: the model's for an emulator (mixes weigh read
-/// and write limits by time), the best observed for the same workload on a
-/// real device.
-fn limit_for(t: &TargetProfile, r: &RunRecord, runs: &[RunRecord]) -> Option<f64> {
-    let w = &r.workload;
-    if let Some(p) = model_params(t) {
-        let read = model_limit(&p, Access::Read, w.bs).iops;
-        // A write buffer and an SLC cache absorb their size at the start of
-        // a run, at their own speeds: over a window of T seconds from fresh.
-        let write = crate::limit::write_iops_over(&p, w.bs, r.summary.window_s);
-        return match w.rw.as_str() {
-            "randread" | "read" => read,
-            "randwrite" | "write" => write,
-            _ => {
-                let m = w.rwmixread.unwrap_or(50) as f64 / 100.0;
-                Some(1.0 / (m / read? + (1.0 - m) / write?))
-            }
-        };
-    }
-    runs.iter()
-        .filter(|o| {
-            o.error.is_none()
-                && o.workload.rw == w.rw
-                && o.workload.bs == w.bs
-                && o.workload.targets == w.targets
-                && o.workload.direct == w.direct
-        })
-        .map(|o| o.summary.iops)
-        .reduce(f64::max)
+/// The device's limit for a run's workload, where its basis is a model
+/// (recorded with the run); None otherwise: the highest rate measured for
+/// the same workload is no limit to deliver a share of.
+fn limit_for(t: &TargetProfile, r: &RunRecord) -> Option<f64> {
+    t.basis
+        .as_ref()
+        .filter(|b| b.source == ANALYTIC_MODEL)
+        .and(r.model_limit_iops)
 }
 
 fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
@@ -469,14 +586,14 @@ fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
         .filter(|r| r.sweep != "fill")
         .filter(|r| r.workload.targets[0] == t.spec)
         .map(|r| {
-            let limit = limit_for(t, r, runs);
+            let limit = limit_for(t, r);
             let w = &r.workload;
             Delivered {
                 run: r.id.clone(),
                 workload: format!(
                     "{} {} QD {} × {} thread(s){}",
                     w.rw,
-                    crate::plan::fmt_bs(w.bs),
+                    crate::model::fmt_bs(w.bs),
                     w.qd,
                     w.threads,
                     if w.direct { "" } else { " buffered" }
@@ -590,26 +707,59 @@ fn model_share(f: &Figures, kernel: bool) -> Option<PlatformShare> {
         err_ns: None,
         overcount_ns: None,
         outside_daemon_ns: None,
+        unaccounted_ns: None,
+        joined_pct: None,
     })
+}
+
+/// The QD 1 split from the latency decomposition, held against the run's
+/// own mean over all its I/Os: the joined I/Os' parts add up to their own
+/// mean, which leaves out what the decomposition did not join (a throttled
+/// bio released by another task, say). Beyond [`ADD_UP_PCT`] the remainder
+/// is its own part and no share is claimed.
+fn decomposed_share(
+    r: &RunRecord,
+    d: &crate::summary::DecompSummary,
+    pct: f64,
+    dev: f64,
+) -> PlatformShare {
+    let sum: f64 = d.parts.iter().map(|p| p.1).sum();
+    let mean = if r.summary.lat_mean_ns > 0.0 {
+        r.summary.lat_mean_ns
+    } else {
+        sum
+    };
+    let left = mean - sum;
+    let unaccounted = (left.abs() > (ADD_UP_PCT / 100.0 * mean).max(2_000.0)).then_some(left);
+    let mut parts: Vec<(String, f64, f64)> = d
+        .parts
+        .iter()
+        .map(|p| (p.0.clone(), p.1, 100.0 * p.1 / mean.max(1.0)))
+        .collect();
+    if let Some(u) = unaccounted {
+        parts.push(("not accounted for".into(), u, 100.0 * u / mean.max(1.0)));
+    }
+    PlatformShare {
+        pct,
+        total_ns: mean,
+        platform_ns: sum - dev,
+        device_ns: dev,
+        parts,
+        source: "latency decomposition (eBPF on the block tracepoints)".into(),
+        runs: vec![r.id.clone()],
+        err_ns: None,
+        overcount_ns: None,
+        outside_daemon_ns: None,
+        unaccounted_ns: unaccounted,
+        joined_pct: d.joined_pct,
+    }
 }
 
 fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
     if let Some(r) = profiled(runs, 1) {
         if let Some(d) = &r.summary.decomposition {
             if let (Some(pct), Some(dev)) = (d.platform_share_pct, d.device_ns) {
-                let total: f64 = d.parts.iter().map(|p| p.1).sum();
-                return Some(PlatformShare {
-                    pct,
-                    total_ns: total,
-                    platform_ns: total - dev,
-                    device_ns: dev,
-                    parts: d.parts.clone(),
-                    source: "latency decomposition (eBPF on the block tracepoints)".into(),
-                    runs: vec![r.id.clone()],
-                    err_ns: None,
-                    overcount_ns: None,
-                    outside_daemon_ns: None,
-                });
+                return Some(decomposed_share(r, d, pct, dev));
             }
         }
     }
@@ -636,6 +786,8 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         err_ns: None,
         overcount_ns: None,
         outside_daemon_ns: None,
+        unaccounted_ns: None,
+        joined_pct: None,
     })
 }
 
@@ -748,7 +900,7 @@ mod tests {
             id: id.into(),
             point: id.into(),
             sweep: sweep.into(),
-            workload: crate::plan::Workload {
+            workload: crate::model::Workload {
                 qd,
                 threads,
                 ..Default::default()

@@ -5,7 +5,6 @@
 //! removes a field bumps the version.
 
 use crate::figures::Figures;
-use crate::plan::Workload;
 use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;
@@ -112,6 +111,16 @@ pub struct TargetProfile {
     /// own timing while every layer of the kernel is on the path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulated: Option<String>,
+    /// What the device can do, known apart from the study's runs (the
+    /// emulator's model); absent for a device the study has no basis for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<crate::basis::DeviceBasis>,
+    /// Not a target of the study's questions but its reference: a RAM
+    /// block device the study made (a loop device over /dev/shm) to
+    /// measure this platform's own peak where the studied drive's apparatus
+    /// (the emulated drive's daemon) would hold it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 /// The machine.
@@ -185,10 +194,55 @@ pub struct RunRecord {
     /// For emulated targets: the same workload on the model alone (virtual
     /// time), the device's own answer at this point.
     pub device_model: Option<DeviceSide>,
+    /// The device's own limit for this run's workload, IOPS, when its
+    /// basis is a model (the emulator's, for this block size and mix, over
+    /// this run's window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_limit_iops: Option<f64>,
+    /// What the study read around the run, beside the run's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<RunContext>,
     /// Why the run failed, when it did (no summary then).
     pub error: Option<String>,
     /// The full result, as `ssdready run --output-format=native` writes it.
     pub result: Option<RunResult>,
+}
+
+/// What the study read around one run, beside the run's own figures.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunContext {
+    /// The study's CPU control group over the run, where it has a quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_group: Option<CpuGroupRun>,
+}
+
+/// A CPU control group's counters over one run (`cpu.stat`, and its
+/// usage: `cpuacct.usage` or `cpu.stat usage_usec`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuGroupRun {
+    /// Scheduling periods that passed, and those in which the group used
+    /// its whole quota and was stopped.
+    pub periods: u64,
+    pub throttled_periods: u64,
+    /// Time its threads were stopped by the quota, ns.
+    pub throttled_ns: u64,
+    /// CPU time the group used, ns.
+    pub usage_ns: u64,
+    /// Wall time between the two readings, ns.
+    pub wall_ns: u64,
+    /// Where it was read.
+    pub source: String,
+}
+
+impl CpuGroupRun {
+    /// Share of periods in which the quota stopped the group, percent.
+    pub fn throttled_pct(&self) -> Option<f64> {
+        (self.periods > 0).then(|| 100.0 * self.throttled_periods as f64 / self.periods as f64)
+    }
+    /// CPUs' worth of time the group used over the run.
+    pub fn cpus_used(&self) -> Option<f64> {
+        (self.wall_ns > 0).then(|| self.usage_ns as f64 / self.wall_ns as f64)
+    }
 }
 
 /// The device's own answer at a point (emulator model in virtual time).
@@ -203,7 +257,7 @@ pub struct DeviceSide {
 /// A verdict: what the study found, what shows it, what to change.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Verdict {
-    /// The rule that made it (`crates/study/data/verdicts.rules`).
+    /// The rule that made it (`crates/diagnosis/data/verdicts.rules`).
     pub rule: String,
     pub finding: String,
     pub evidence: Evidence,
@@ -223,4 +277,37 @@ pub struct Evidence {
     pub figures: Vec<(String, String)>,
     /// Run ids.
     pub runs: Vec<String>,
+}
+
+/// One run's workload, resolved.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Workload {
+    pub rw: String,
+    pub bs: u64,
+    /// Queue depth per thread.
+    pub qd: u32,
+    pub threads: u32,
+    /// None on an emulator (it brings its own engine).
+    pub engine: Option<String>,
+    pub direct: bool,
+    /// The I/O scheduler set for this run (scheduler sweep only).
+    pub scheduler: Option<String>,
+    pub rwmixread: Option<u32>,
+    /// Target paths (several: one job per target, together).
+    pub targets: Vec<String>,
+    /// The submission/completion strategy (`strategies` sweep only; its
+    /// options, `crate::strategies::STRATEGIES`, go to the measured job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+}
+
+/// `4k`, `512`, `1m`.
+pub fn fmt_bs(bs: u64) -> String {
+    if bs >= 1 << 20 && bs.is_multiple_of(1 << 20) {
+        format!("{}m", bs >> 20)
+    } else if bs >= 1024 && bs.is_multiple_of(1024) {
+        format!("{}k", bs >> 10)
+    } else {
+        bs.to_string()
+    }
 }

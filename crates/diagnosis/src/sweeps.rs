@@ -26,8 +26,13 @@ pub struct SchedulerCost {
     pub qd: u32,
     pub iops: f64,
     pub lat_mean_ns: f64,
-    /// IOPS lost against `none` at the same depth, percent (negative: gained).
+    /// IOPS lost against `none` at the same depth, percent (negative:
+    /// gained): the mean of the rounds' differences when they ran in turns.
     pub cost_pct: Option<f64>,
+    /// Its error: two standard errors of the rounds' differences (None
+    /// with a single round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_err_pct: Option<f64>,
     /// Mean time queued in the scheduler (`--decompose` would say; from the
     /// run's decomposition when it had one).
     pub queued_ns: Option<f64>,
@@ -87,8 +92,16 @@ pub struct RawPoint {
     pub qd: u32,
     pub raw_iops: f64,
     pub file_iops: Option<f64>,
-    /// IOPS the file system costs against the raw device, percent.
+    /// IOPS the file system costs against the raw device, percent: the
+    /// mean of the rounds' differences when they ran in turns.
     pub fs_cost_pct: Option<f64>,
+    /// Its error: two standard errors of the rounds' differences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_cost_err_pct: Option<f64>,
+    /// The file's device requests per file read, from the device's own
+    /// counters (the median over the file's runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_requests_per_io: Option<f64>,
     pub runs: Vec<String>,
 }
 
@@ -101,6 +114,30 @@ pub struct DeviceScaling {
     /// Together against the sum of alone, percent.
     pub efficiency_pct: f64,
     pub runs: Vec<String>,
+}
+
+/// The cost of `b` against `a`, percent of `a`'s IOPS, from runs made in
+/// turns: each round's pair (the same repeat number), their mean and two
+/// standard errors (None with one pair). Without pairs, None.
+pub fn paired_cost(a: &[&RunRecord], b: &[&RunRecord]) -> Option<(f64, Option<f64>)> {
+    let d: Vec<f64> = a
+        .iter()
+        .filter_map(|x| {
+            let y = b.iter().find(|y| y.repeat == x.repeat)?;
+            (x.summary.iops > 0.0)
+                .then(|| 100.0 * (x.summary.iops - y.summary.iops) / x.summary.iops)
+        })
+        .collect();
+    let n = d.len() as f64;
+    if d.is_empty() {
+        return None;
+    }
+    let mean = d.iter().sum::<f64>() / n;
+    let err = (d.len() > 1).then(|| {
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        2.0 * (var / n).sqrt()
+    });
+    Some((mean, err))
 }
 
 fn med(rs: &[&RunRecord], g: impl Fn(&RunRecord) -> f64) -> Option<f64> {
@@ -155,12 +192,16 @@ fn schedulers(runs: &[RunRecord]) -> Vec<SchedulerCost> {
         });
         let iops = med(rs, |r| r.summary.iops).unwrap_or(0.0);
         let base = none.and_then(|o| med(o, |r| r.summary.iops));
+        let paired = none.and_then(|o| paired_cost(o, rs));
         out.push(SchedulerCost {
             scheduler: name,
             qd: w.qd,
             iops,
             lat_mean_ns: med(rs, |r| r.summary.lat_mean_ns).unwrap_or(0.0),
-            cost_pct: base.filter(|&b| b > 0.0).map(|b| 100.0 * (b - iops) / b),
+            cost_pct: paired
+                .map(|p| p.0)
+                .or_else(|| base.filter(|&b| b > 0.0).map(|b| 100.0 * (b - iops) / b)),
+            cost_err_pct: paired.and_then(|p| p.1),
             queued_ns: rs
                 .iter()
                 .find_map(|r| r.summary.decomposition.as_ref()?.scheduler_queue_ns),
@@ -285,21 +326,47 @@ fn buffered(runs: &[RunRecord], f: &Figures) -> Vec<BufferedPoint> {
 fn raw_vs_file(runs: &[RunRecord], f: &Figures) -> Vec<RawPoint> {
     let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let mut out = Vec::new();
-    for rs in points(runs, "raw") {
+    let pts = points(runs, "raw");
+    for rs in pts.iter().filter(|rs| is_raw(rs[0])) {
         let qd = rs[0].workload.qd;
-        let raw = med(&rs, |r| r.summary.iops).unwrap_or(0.0);
-        let file = curve(qd).map(|p| p.iops);
+        let raw = med(rs, |r| r.summary.iops).unwrap_or(0.0);
+        // The file's runs made in turns with the raw device's, else the
+        // queue-depth sweep's.
+        let file_rs = pts.iter().find(|f| !is_raw(f[0]) && f[0].workload.qd == qd);
+        let paired = file_rs.and_then(|f| paired_cost(rs, f));
+        let file = match file_rs {
+            Some(f) => med(f, |r| r.summary.iops),
+            None => curve(qd).map(|p| p.iops),
+        };
+        let reqs = file_rs.and_then(|f| {
+            median(
+                &f.iter()
+                    .filter_map(|r| r.summary.disk.as_ref()?.ios_per_app_io())
+                    .collect::<Vec<_>>(),
+            )
+        });
         out.push(RawPoint {
             qd,
             raw_iops: raw,
             file_iops: file,
-            fs_cost_pct: file
-                .filter(|_| raw > 0.0)
-                .map(|fi| 100.0 * (raw - fi) / raw),
-            runs: ids(&rs),
+            fs_cost_pct: paired.map(|p| p.0).or_else(|| {
+                file.filter(|_| raw > 0.0)
+                    .map(|fi| 100.0 * (raw - fi) / raw)
+            }),
+            fs_cost_err_pct: paired.and_then(|p| p.1),
+            file_requests_per_io: reqs,
+            runs: ids(rs)
+                .into_iter()
+                .chain(file_rs.map(|f| ids(f)).unwrap_or_default())
+                .collect(),
         });
     }
     out
+}
+
+/// Whether a run of the raw sweep read the raw device (not the file).
+fn is_raw(r: &RunRecord) -> bool {
+    r.id.starts_with("raw-device")
 }
 
 fn device_scaling(runs: &[RunRecord], f: &Figures) -> Option<DeviceScaling> {

@@ -113,6 +113,7 @@ fn fact(v: f64, unit: &str, run: &AppFigure) -> Fact {
         noise_pct: None,
         margin_pct: None,
         err: None,
+        disagree: None,
         runs: vec![format!("app-{}-{}", run.name, run.jobs)],
     }
 }
@@ -124,6 +125,7 @@ fn text(t: String, run: &AppFigure) -> Fact {
         noise_pct: None,
         margin_pct: None,
         err: None,
+        disagree: None,
         runs: vec![format!("app-{}-{}", run.name, run.jobs)],
     }
 }

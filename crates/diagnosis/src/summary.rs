@@ -58,6 +58,27 @@ pub struct CpuSummary {
     pub thread_busy_mean_pct: Option<f64>,
     pub ctx_switches_per_io: f64,
     pub interrupts_per_io: f64,
+    /// Busy share of each CPU over the window, percent (CPU, busy).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu_busy_pct: Vec<(u32, f64)>,
+}
+
+impl CpuSummary {
+    /// The busiest share among `cpus` (all CPUs when empty or when the run
+    /// has no per-CPU figures: then the whole system's), percent.
+    pub fn busy_of(&self, cpus: &[u32]) -> f64 {
+        let of: Vec<f64> = self
+            .per_cpu_busy_pct
+            .iter()
+            .filter(|(c, _)| cpus.is_empty() || cpus.contains(c))
+            .map(|x| x.1)
+            .collect();
+        if of.is_empty() {
+            self.system_busy_pct
+        } else {
+            of.iter().sum::<f64>() / of.len() as f64
+        }
+    }
 }
 
 /// The latency split along the I/O path (`--decompose`).
@@ -97,6 +118,32 @@ pub struct DiskSummary {
     /// Reads the application made that never reached the device, percent.
     pub cache_hit_pct: Option<f64>,
     pub block_mean_ns: Option<f64>,
+    /// Requests the device completed (reads and writes) and their bytes,
+    /// from its own counters (`/sys/block/X/stat`).
+    #[serde(default)]
+    pub ios: u64,
+    #[serde(default)]
+    pub bytes: u64,
+    /// I/Os and bytes the application completed on it.
+    #[serde(default)]
+    pub app_ios: u64,
+    #[serde(default)]
+    pub app_bytes: u64,
+    /// Requests in the block layer and below on average (time in queue
+    /// over the window: Little's law at the device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<f64>,
+}
+
+impl DiskSummary {
+    /// Device requests per application I/O (None without either count).
+    pub fn ios_per_app_io(&self) -> Option<f64> {
+        (self.app_ios > 0 && self.ios > 0).then(|| self.ios as f64 / self.app_ios as f64)
+    }
+    /// Device bytes per application byte.
+    pub fn bytes_per_app_byte(&self) -> Option<f64> {
+        (self.app_bytes > 0 && self.bytes > 0).then(|| self.bytes as f64 / self.app_bytes as f64)
+    }
 }
 
 const LOCK_MARKS: &[&str] = &[
@@ -168,12 +215,18 @@ impl PointSummary {
             s.cpu = ph.cpu.as_ref().map(|c| cpu_summary(c, &jobs));
             s.decomposition = ph.decomposition.as_ref().map(decomp_summary);
             s.profile = ph.profile.as_ref().map(profile_summary);
+            let window_ms = s.window_s * 1e3;
             s.disk = ph.disks.first().map(|d| DiskSummary {
                 name: d.name.clone(),
                 util_pct: d.util_pct,
                 read_bytes: d.read_sectors * 512,
                 cache_hit_pct: cache_hits(d.read_sectors * 512, &jobs),
                 block_mean_ns: d.block_mean_ns,
+                ios: d.read_ios + d.write_ios,
+                bytes: d.dev_bytes(),
+                app_ios: d.app_ios,
+                app_bytes: d.app_bytes,
+                in_flight: (window_ms > 0.0).then(|| d.time_in_queue_ms as f64 / window_ms),
             });
             s.checks_disagree = ph
                 .checks
@@ -221,6 +274,7 @@ fn cpu_summary(
             .then(|| busy.iter().sum::<f64>() / busy.len() as f64),
         ctx_switches_per_io: c.per_io.system_ctx_switches,
         interrupts_per_io: c.per_io.system_interrupts,
+        per_cpu_busy_pct: c.per_cpu_busy_pct.clone(),
     }
 }
 

@@ -5,12 +5,13 @@
 //! shipped rules. Each test checks the verdict names the bottleneck with
 //! its figures.
 
-use ssdready_study::model::{Machine, RunRecord, TargetKind, TargetProfile, Verdict};
-use ssdready_study::plan::Workload;
-use ssdready_study::summary::{
+use ssdready_diagnosis::limit::Cause;
+use ssdready_diagnosis::model::Workload;
+use ssdready_diagnosis::model::{Machine, RunRecord, TargetKind, TargetProfile, Verdict};
+use ssdready_diagnosis::summary::{
     CpuSummary, DecompSummary, DiskSummary, PointSummary, ProfileSummary,
 };
-use ssdready_study::{judge, Judgement};
+use ssdready_diagnosis::{judge, Inputs, Judgement};
 
 const DEV: &str = "/dev/loop9";
 
@@ -140,7 +141,7 @@ fn run(targets: &[TargetProfile], runs: &[RunRecord]) -> Judgement {
         cpus: 2,
         ..Default::default()
     };
-    judge(targets, &m, runs, false)
+    judge(&Inputs::of(targets, &m, runs))
 }
 
 fn verdict<'a>(j: &'a Judgement, rule: &str) -> &'a Verdict {
@@ -199,7 +200,7 @@ fn loop_device_runs() -> Vec<RunRecord> {
 #[test]
 fn a_cpu_bound_submitter_is_named_with_its_layers() {
     let j = run(&[ram_device()], &loop_device_runs());
-    assert_eq!(j.figures.saturation.limit, "one core");
+    assert_eq!(j.figures.saturation.limit, Cause::OneCore);
     assert_eq!(j.figures.knee_qd, Some(8));
     let v = verdict(&j, "one-core");
     assert!(
@@ -222,19 +223,23 @@ fn a_cpu_bound_submitter_is_named_with_its_layers() {
 }
 
 #[test]
-fn late_completions_with_busy_cpus_say_the_submitter_reaps_late() {
+fn late_completions_on_a_busy_core_are_the_cores_doing_not_a_cause_of_their_own() {
     let j = run(&[ram_device()], &loop_device_runs());
-    let v = verdict(&j, "completions-late");
+    // 76 % of the latency is completion to the app, but the core that
+    // reaps is the one that is busy: the core is named, not the reaping.
+    assert_eq!(j.figures.saturation.limit, Cause::OneCore);
+    assert!(j.verdicts.iter().all(|v| v.rule != "completions-limit"));
+    let c = j
+        .figures
+        .saturation
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::Completions)
+        .unwrap();
     assert!(
-        v.finding
-            .starts_with("Completion to the app is 76 % of latency at QD 32"),
+        c.why.contains("scarce") || c.why.contains("weighed after"),
         "{}",
-        v.finding
-    );
-    assert!(
-        v.finding.contains("the CPUs are 99 % busy"),
-        "{}",
-        v.finding
+        c.why
     );
     let p = j.figures.platform_share_qd1.as_ref().unwrap();
     assert!((p.pct - 50.1).abs() < 0.1, "{p:?}");
@@ -316,14 +321,14 @@ fn a_lock_in_the_profile_is_the_limit() {
         Some(p),
     ));
     let j = run(&[ram_device()], &runs);
-    assert_eq!(j.figures.saturation.limit, "a lock");
+    assert_eq!(j.figures.saturation.limit, Cause::Lock);
     assert!(verdict(&j, "a-lock")
         .finding
         .contains("native_queued_spin_lock_slowpath"));
 }
 
 #[test]
-fn a_device_bound_ssd_is_named_from_the_decomposition() {
+fn a_device_bound_ssd_without_a_basis_is_a_rate_limit_below_the_host() {
     let mut t = ram_device();
     t.kind = TargetKind::BlockDevice;
     t.transport = "nvme".into();
@@ -351,15 +356,20 @@ fn a_device_bound_ssd_is_named_from_the_decomposition() {
         None,
     ));
     let j = run(&[t], &runs);
-    assert_eq!(j.figures.saturation.limit, "device");
+    // No model, no raw measurement, no specification: the device is not
+    // named, and its best run is only the highest rate measured.
+    assert_eq!(j.figures.saturation.limit, Cause::BelowHost);
+    assert!(!j.facts.contains_key("device_limit"));
+    assert!(j.facts.contains_key("highest_measured"));
     assert_eq!(j.figures.knee_qd, Some(16));
-    let v = verdict(&j, "device-limits-reads-observed");
+    let v = verdict(&j, "below-host-limit");
     assert!(v.finding.contains("from QD 16"), "{}", v.finding);
     assert!(
         v.finding.contains("78.0 µs at QD 1 to 620.0 µs at QD 64"),
         "{}",
         v.finding
     );
+    assert!(v.recommendation.contains("platform tuning does not"));
     assert!(verdict(&j, "device-owns-qd1").finding.contains("6 %"));
 }
 
@@ -370,6 +380,12 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
         kind: TargetKind::Emulator,
         transport: "emulator".into(),
         writable: true,
+        // The emulator's model of a zero-latency device: nothing bounds it.
+        basis: Some(ssdready_diagnosis::basis::DeviceBasis {
+            source: ssdready_diagnosis::basis::ANALYTIC_MODEL.into(),
+            what: "the emulator's model of emu:null".into(),
+            read_4k: Default::default(),
+        }),
         ..Default::default()
     };
     let mut runs = curve(
@@ -389,7 +405,7 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
     }
     let j = run(&[t], &runs);
     assert_eq!(j.figures.device_limit.iops, None);
-    assert_eq!(j.figures.saturation.limit, "one core");
+    assert_eq!(j.figures.saturation.limit, Cause::OneCore);
     let v = verdict(&j, "platform-is-the-whole-limit");
     assert!(
         v.finding.contains("the platform is the whole limit"),
@@ -457,7 +473,7 @@ fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop()
 }
 
 #[test]
-fn an_idle_host_waiting_mostly_on_the_device_names_the_device() {
+fn an_idle_host_waiting_mostly_on_the_device_is_a_limit_below_the_host() {
     let mut t = ram_device();
     t.kind = TargetKind::BlockDevice;
     t.transport = "virtio".into();
@@ -486,19 +502,21 @@ fn an_idle_host_waiting_mostly_on_the_device_names_the_device() {
     ));
     let j = run(&[t], &runs);
     assert_eq!(
-        j.figures.saturation.limit, "device",
+        j.figures.saturation.limit,
+        Cause::BelowHost,
         "{:?}",
         j.figures.saturation
     );
     assert!(
         j.figures
             .saturation
-            .part
-            .contains("largest part of the latency (58 %)"),
-        "{}",
-        j.figures.saturation.part
+            .evidence
+            .iter()
+            .any(|e| e.contains("driver and device: 58 %")),
+        "{:?}",
+        j.figures.saturation.evidence
     );
-    assert!(verdict(&j, "device-limits-reads-observed")
+    assert!(verdict(&j, "below-host-limit")
         .finding
         .contains("from QD 32"));
 }

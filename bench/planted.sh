@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Planted bottlenecks: plant one limit whose cause nobody disputes, check it
+# with fio (the rate with and without it), run `ssdready study` under it,
+# and grade the study from its JSON (figures.saturation.limit and .layer),
+# never from its wording. Each plant is graded over several runs; with
+# --load, one of every two runs has other work on the machine (a `yes`
+# loop per CPU, niced, so the plant still holds).
+#
+# usage: bench/planted.sh [--bin PATH] [--plants LIST] [--runs N] [--load]
+#                         [--out DIR] [--quick]
+#   plants (default: all that this machine can hold):
+#     iops-throttle   blkio/io.max read IOPS limit on a RAM loop device
+#     bps-throttle    blkio/io.max read bandwidth limit on the same
+#     cpu-quota       CPU quota of 20 % of one CPU on the study's group
+#     cpuset-one      a cpuset of one CPU
+#     nr-requests     the RAM loop device's queue cut to 2 requests
+#     fs-amplify      ext4 of 1 KiB blocks, the file fragmented: 4 device
+#                     reads per 4 KiB read
+#     other-work      every CPU kept busy by other processes
+#     emu-controller  the built-in drive whose controller is its limit
+#
+# Needs root, fio, losetup, mkfs.ext4, python3. Makes everything under
+# /dev/shm and the cgroup hierarchies, and removes it on exit, however it
+# exits. cgroup v1 controllers are used where they are mounted (this
+# project's machines), else cgroup v2 (io.max, cpu.max, cpuset.cpus).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=target/release/ssdready
+plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller
+runs=2
+load=0
+quick=--quick
+out=${TMPDIR:-/tmp}/planted-$(date -u +%Y%m%d-%H%M%S)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin=$2; shift 2 ;;
+    --plants) plants=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --load) load=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    --full) quick=; shift ;;
+    *) echo "planted.sh: unknown argument '$1' (allowed: --bin PATH, --plants LIST, --runs N, --load, --out DIR, --full)" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "planted.sh: needs root (cgroups, loop devices)" >&2; exit 2; }
+for t in fio losetup mkfs.ext4 python3; do
+  command -v $t >/dev/null || { echo "planted.sh: needs $t" >&2; exit 2; }
+done
+[ -x "$bin" ] || { echo "planted.sh: no ssdready binary at $bin (cargo build --release)" >&2; exit 2; }
+bin=$(realpath "$bin")
+mkdir -p "$out"
+
+# ---- what is made, and its removal -----------------------------------
+loops=() groups=() mounts=() files=() hogs=()
+cleanup() {
+  for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
+  for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || true; rmdir "$m" 2>/dev/null || true; done
+  for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  for g in "${groups[@]}"; do
+    # Move anything left back to the root group, then remove the group.
+    [ -f "$g/cgroup.procs" ] && while read -r p; do echo "$p" >"$(dirname "$g")/cgroup.procs" 2>/dev/null || true; done <"$g/cgroup.procs"
+    rmdir "$g" 2>/dev/null || true
+  done
+  for f in "${files[@]}"; do rm -f "$f"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ram_loop() { # a RAM loop device of 1 GiB; prints its path
+  local f=/dev/shm/planted-$$-${#files[@]}
+  truncate -s 1G "$f"; files+=("$f")
+  local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
+  dd if=/dev/zero of="$l" bs=1M count=1024 oflag=direct status=none
+  echo "$l"
+}
+
+v1=0; [ -f /sys/fs/cgroup/blkio/cgroup.procs ] && v1=1
+group() { # group CONTROLLER NAME: make it, print its directory
+  local base
+  if [ $v1 = 1 ]; then base=/sys/fs/cgroup/$1; else base=/sys/fs/cgroup; fi
+  local g=$base/planted-$$-$2
+  mkdir -p "$g"; groups+=("$g"); echo "$g"
+}
+
+# run_in GROUPS... -- CMD: run CMD with its process in every group given.
+run_in() {
+  local gs=()
+  while [ "$1" != -- ]; do gs+=("$1"); shift; done; shift
+  local enter=""
+  for g in "${gs[@]}"; do enter+="echo \$\$ > $g/cgroup.procs; "; done
+  sh -c "$enter exec \"\$@\"" sh "$@"
+}
+
+fio_iops() { # fio_iops TARGET [GROUPS...]: 4 KiB random reads at QD 32, 3 s
+  local t=$1; shift
+  local j
+  j=$(run_in "$@" -- fio --name=p --filename="$t" --rw=randread --bs=4k --direct=1 \
+    --ioengine=io_uring --iodepth=32 --runtime=3 --time_based --size=512m \
+    --output-format=json 2>/dev/null)
+  python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))' <<<"$j"
+}
+
+hogs_on() { # hogs_on PER-CPU NICE: other work, yes loops
+  local n; n=$(( $(nproc) * $1 ))
+  for _ in $(seq 1 "$n"); do nice -n "$2" yes >/dev/null & hogs+=("$!"); done
+}
+hogs_off() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }
+
+study() { # study DIR TARGET [GROUPS...] [-- EXTRA ARGS]
+  local dir=$1 t=$2; shift 2
+  local gs=() extra=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do gs+=("$1"); shift; done
+  [ "${1:-}" = -- ] && { shift; extra=("$@"); }
+  run_in "${gs[@]}" -- "$bin" study "$t" $quick --quiet --output "$dir" "${extra[@]}" \
+    >"$dir.txt" 2>"$dir.err" || true
+}
+
+grade() { # grade PLANT RUN DIR EXPECTED-CAUSE EXPECTED-LAYER
+  python3 - "$@" <<'EOF'
+import json, sys
+plant, run, d, want, layer = sys.argv[1:6]
+try:
+    doc = json.load(open(d + "/study.json"))
+except Exception as e:
+    print(f"{plant}\t{run}\tno study.json ({e})\t-\t-\t-\twrong"); sys.exit()
+s = doc["figures"]["saturation"]
+got, got_layer = s.get("limit"), s.get("layer")
+v = next((v for v in doc["verdicts"] if v["rule"] not in ("noisy-machine", "unstable-point")), {})
+conf = v.get("confidence", "-")
+ok = "right" if got == want else ("right layer" if got_layer == layer else "wrong")
+setting = (s.get("setting") or {}).get("name", "-")
+print(f"{plant}\t{run}\t{got}\t{got_layer}\t{setting}\t{conf}\t{ok}")
+EOF
+}
+
+printf 'plant\trun\tcause\tlayer\tsetting\tconfidence\tgrade\n' >"$out/grades.tsv"
+plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear it down
+  local name=$1 dir="$out/$1"
+  mkdir -p "$dir"
+  local target="" gs=() want="" layer="" extra=() fio_plain="" fio_planted=""
+  case $name in
+    iops-throttle|bps-throttle)
+      target=$(ram_loop)
+      local mm; mm=$(lsblk -dno MAJ:MIN "$target" | tr -d ' ')
+      local g; g=$(group blkio "$name")
+      fio_plain=$(fio_iops "$target")
+      if [ $name = iops-throttle ]; then
+        [ $v1 = 1 ] && echo "$mm 5000" >"$g/blkio.throttle.read_iops_device" \
+          || { echo "+io" >/sys/fs/cgroup/cgroup.subtree_control; echo "$mm riops=5000" >"$g/io.max"; }
+      else
+        [ $v1 = 1 ] && echo "$mm 52428800" >"$g/blkio.throttle.read_bps_device" \
+          || { echo "+io" >/sys/fs/cgroup/cgroup.subtree_control; echo "$mm rbps=52428800" >"$g/io.max"; }
+      fi
+      gs=("$g"); want=io_throttle; layer=cgroup ;;
+    cpu-quota)
+      target=$(ram_loop)
+      local g; g=$(group cpu "$name")
+      fio_plain=$(fio_iops "$target")
+      if [ $v1 = 1 ]; then echo 100000 >"$g/cpu.cfs_period_us"; echo 20000 >"$g/cpu.cfs_quota_us";
+      else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "20000 100000" >"$g/cpu.max"; fi
+      gs=("$g"); want=cpu_quota; layer=cgroup ;;
+    cpuset-one)
+      [ "$(nproc)" -ge 2 ] || { echo "cpuset-one: needs two CPUs" >&2; return; }
+      target=$(ram_loop)
+      local g; g=$(group cpuset "$name")
+      fio_plain=$(fio_iops "$target")
+      [ -f "$g/cpuset.mems" ] && cat "$(dirname "$g")/cpuset.mems" >"$g/cpuset.mems"
+      echo 0 >"$g/cpuset.cpus"
+      gs=("$g"); want=cpus_allowed; layer=cpus ;;
+    nr-requests)
+      target=$(ram_loop)
+      fio_plain=$(fio_iops "$target")
+      echo 2 >"/sys/block/$(basename "$target")/queue/nr_requests"
+      want=device_queue; layer=block_queue ;;
+    fs-amplify)
+      local l; l=$(ram_loop)
+      mkfs.ext4 -q -F -b 1024 -O ^has_journal "$l"
+      local m=/dev/shm/planted-$$-mnt; mkdir -p "$m"; mount "$l" "$m"; mounts+=("$m")
+      # Two files written 1 KiB at a time in turns: every 4 KiB of either
+      # lies in four blocks apart.
+      python3 - "$m" <<'EOF'
+import os, sys
+m = sys.argv[1]
+a = os.open(m + "/data", os.O_WRONLY | os.O_CREAT | os.O_SYNC)
+b = os.open(m + "/other", os.O_WRONLY | os.O_CREAT | os.O_SYNC)
+blk = b"x" * 1024
+for _ in range(96 * 1024):
+    os.write(a, blk); os.write(b, blk)
+os.close(a); os.close(b)
+EOF
+      target=$m/data
+      fio_plain="(see the raw device)"
+      want=file_system; layer=file_system ;;
+    other-work)
+      target=$(ram_loop)
+      fio_plain=$(fio_iops "$target")
+      hogs_on 2 0
+      want=other_work; layer=cpus ;;
+    emu-controller)
+      target="emu:nvme-tlc,size=256m"
+      fio_plain="(emulated)"
+      want=device; layer=device ;;
+    *) echo "planted.sh: unknown plant '$name'" >&2; exit 2 ;;
+  esac
+  case $name in
+    fs-amplify|emu-controller) fio_planted="-" ;;
+    *) fio_planted=$(fio_iops "$target" "${gs[@]}") ;;
+  esac
+  echo "$name: fio 4 KiB random reads at QD 32: $fio_plain IOPS plain, $fio_planted IOPS planted" | tee "$dir/fio.txt"
+  for r in $(seq 1 "$runs"); do
+    local withload=0
+    if [ $load = 1 ] && [ $((r % 2)) = 0 ] && [ $name != other-work ]; then withload=1; hogs_on 1 5; fi
+    study "$dir/run$r" "$target" "${gs[@]}" -- "${extra[@]}"
+    [ $withload = 1 ] && hogs_off
+    grade "$name" "$r$([ $withload = 1 ] && echo ' (loaded)')" "$dir/run$r" "$want" "$layer" | tee -a "$out/grades.tsv"
+  done
+  [ $name = other-work ] && hogs_off
+  return 0
+}
+
+IFS=, read -r -a list <<<"$plants"
+for p in "${list[@]}"; do plant "$p"; done
+echo
+column -t -s $'\t' "$out/grades.tsv"
+echo "results: $out"

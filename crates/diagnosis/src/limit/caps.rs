@@ -1,0 +1,147 @@
+//! What the machine's configuration says can cap the study's I/O, as the
+//! diagnosis weighs it: the cgroup I/O throttles on the devices the I/O
+//! reaches, the CPU quota, the CPUs the study may use, the device's
+//! request queue, and what this host cannot see below a virtual disk.
+//! Each comes with the setting that holds it (its name, value and file),
+//! so that advice can name what to change. Made from the inventory of
+//! limits ([`crate::limits::Inventory`]); a test can write one by hand.
+
+use serde::{Deserialize, Serialize};
+
+/// A setting on the machine: what it is, its value, and where it is read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setting {
+    /// Its name (`blkio.throttle.read_iops_device`, `cpu.max`,
+    /// `queue/nr_requests`).
+    pub name: String,
+    /// Its value as written there (`7:0 5000`).
+    pub value: String,
+    /// The file it is read from.
+    pub path: String,
+}
+
+impl Setting {
+    /// `blkio.throttle.read_iops_device = 7:0 5000 (/sys/fs/…)`.
+    pub fn show(&self) -> String {
+        format!("{} = {} ({})", self.name, self.value, self.path)
+    }
+}
+
+/// Which I/O a throttle counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoKind {
+    ReadIops,
+    WriteIops,
+    ReadBps,
+    WriteBps,
+}
+
+impl IoKind {
+    /// Whether it counts I/Os (else bytes).
+    pub fn iops(self) -> bool {
+        matches!(self, IoKind::ReadIops | IoKind::WriteIops)
+    }
+    /// Whether it counts reads.
+    pub fn reads(self) -> bool {
+        matches!(self, IoKind::ReadIops | IoKind::ReadBps)
+    }
+}
+
+/// An I/O throttle on a device the study's I/O reaches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoCap {
+    pub kind: IoKind,
+    /// I/Os or bytes per second.
+    pub value: f64,
+    /// The device it is set on (`loop0`).
+    pub device: String,
+    pub setting: Setting,
+}
+
+/// The CPU quota of the study's group (the smallest on its path).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuQuota {
+    /// CPUs' worth of time per period (quota / period).
+    pub cpus: f64,
+    pub setting: Setting,
+}
+
+/// The CPUs the study may use, when fewer than are online.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpusAllowed {
+    pub cpus: Vec<u32>,
+    pub online: u32,
+    /// The cpuset, or the affinity mask, that restricts them.
+    pub setting: Setting,
+}
+
+/// The device's request queue: how many requests it admits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueCap {
+    pub requests: u32,
+    pub setting: Setting,
+}
+
+/// Everything that can cap the study's I/O.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Caps {
+    pub io: Vec<IoCap>,
+    pub cpu_quota: Option<CpuQuota>,
+    pub cpus: Option<CpusAllowed>,
+    pub queue: Option<QueueCap>,
+    /// A virtual disk: what this host cannot see below it, in words.
+    pub unseen: Option<String>,
+}
+
+impl Caps {
+    /// The tightest throttle of `reads` that counts what a workload of
+    /// `bs`-byte I/Os moves, in I/Os per second, with the throttle.
+    pub fn io_limit(&self, reads: bool, bs: u64) -> Option<(f64, &IoCap)> {
+        self.io
+            .iter()
+            .filter(|c| c.kind.reads() == reads)
+            .map(|c| {
+                let iops = if c.kind.iops() {
+                    c.value
+                } else {
+                    c.value / bs.max(1) as f64
+                };
+                (iops, c)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap(kind: IoKind, value: f64) -> IoCap {
+        IoCap {
+            kind,
+            value,
+            device: "loop0".into(),
+            setting: Setting::default(),
+        }
+    }
+
+    #[test]
+    fn the_tightest_throttle_is_taken_in_ios_per_second() {
+        let c = Caps {
+            io: vec![
+                cap(IoKind::ReadIops, 5_000.0),
+                cap(IoKind::ReadBps, 50.0 * 1048576.0),
+                cap(IoKind::WriteIops, 10.0),
+            ],
+            ..Default::default()
+        };
+        // 4 KiB: 50 MiB/s is 12,800 I/Os a second; the iops throttle is
+        // tighter. 1 MiB: the bandwidth throttle is (50 a second).
+        assert_eq!(c.io_limit(true, 4096).unwrap().0, 5_000.0);
+        let (iops, which) = c.io_limit(true, 1 << 20).unwrap();
+        assert_eq!((iops, which.kind), (50.0, IoKind::ReadBps));
+        assert_eq!(c.io_limit(false, 4096).unwrap().0, 10.0);
+        assert!(Caps::default().io_limit(true, 4096).is_none());
+    }
+}

@@ -1,0 +1,195 @@
+//! The causes a study can name for what holds the I/O back, and the layer
+//! each belongs to. A cause is a value, not a word: the rules test it by
+//! its name ([`Cause::name`]), which the rules' parser checks against
+//! [`Cause::ALL`], and study.json keeps it as a snake_case identifier.
+
+use serde::{Deserialize, Serialize};
+
+/// What holds the I/O back at the peak.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The device, against its basis (its model, or the raw device read
+    /// alone on this machine).
+    Device,
+    /// A rate limit below this host, with nothing on the host busy and the
+    /// I/Os waiting at the device: the device, or something between it and
+    /// the host (a hypervisor's limit, a volume's provisioned rate).
+    BelowHost,
+    /// A cgroup I/O limit on the study's group (iops or bytes per second).
+    IoThrottle,
+    /// The cgroup's CPU quota.
+    CpuQuota,
+    /// The CPUs the study may use (cpuset, affinity), all busy with its own
+    /// work.
+    CpusAllowed,
+    /// Other processes' work on the CPUs the study may use.
+    OtherWork,
+    /// The submitting thread, CPU-bound on its own work.
+    OneCore,
+    /// The I/O scheduler.
+    Scheduler,
+    /// The device's request queue: fewer requests admitted than the study
+    /// keeps in flight (`nr_requests`, a SCSI `queue_depth`).
+    DeviceQueue,
+    /// The file system: its cost against the raw device, or the device
+    /// I/O it makes per file I/O.
+    FileSystem,
+    /// A kernel lock the submitting threads contend on.
+    Lock,
+    /// The submission path (system call, block layer) by its share of the
+    /// latency.
+    SubmissionPath,
+    /// Completions waiting for the submitting thread to reap them.
+    Completions,
+    /// ssdready's own apparatus: the emulated drive's daemon behind the
+    /// kernel, busy all the time.
+    Apparatus,
+    /// No candidate had positive evidence.
+    #[default]
+    NotIdentified,
+}
+
+/// Where a cause sits on the I/O's path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// The device itself.
+    Device,
+    /// Below the host: the device or what lies between it and the host.
+    BelowHost,
+    /// A control group's limit (I/O or CPU).
+    Cgroup,
+    /// The CPUs (their number, or others' work on them).
+    Cpus,
+    /// The application's own thread (ssdready's worker).
+    Application,
+    /// The kernel's path: system call, block layer, locks, completions.
+    Kernel,
+    /// The I/O scheduler.
+    Scheduler,
+    /// The device's request queue in the block layer.
+    BlockQueue,
+    /// The file system.
+    FileSystem,
+    /// ssdready's own apparatus.
+    Apparatus,
+    /// Not identified.
+    #[default]
+    Unknown,
+}
+
+impl Cause {
+    /// Every cause, in the order the study weighs them: configured limits
+    /// first (they are what an engineer can change at once and their
+    /// evidence is the most direct), the apparatus, the device against its
+    /// basis, the block layer's settings, the host's own work, and last the
+    /// rate limit below the host, named only when nothing on the host is.
+    pub const ALL: [Cause; 15] = [
+        Cause::Apparatus,
+        Cause::IoThrottle,
+        Cause::CpuQuota,
+        Cause::CpusAllowed,
+        Cause::OtherWork,
+        Cause::Device,
+        Cause::DeviceQueue,
+        Cause::Scheduler,
+        Cause::FileSystem,
+        Cause::Lock,
+        Cause::OneCore,
+        Cause::Completions,
+        Cause::SubmissionPath,
+        Cause::BelowHost,
+        Cause::NotIdentified,
+    ];
+
+    /// The cause in the words the rules and the text use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Device => "device",
+            Cause::BelowHost => "a rate limit below this host",
+            Cause::IoThrottle => "an I/O throttle",
+            Cause::CpuQuota => "a CPU quota",
+            Cause::CpusAllowed => "the CPUs allowed",
+            Cause::OtherWork => "other work",
+            Cause::OneCore => "one core",
+            Cause::Scheduler => "the scheduler",
+            Cause::DeviceQueue => "the device's queue",
+            Cause::FileSystem => "the file system",
+            Cause::Lock => "a lock",
+            Cause::SubmissionPath => "submission path",
+            Cause::Completions => "completions",
+            Cause::Apparatus => "the drive's daemon",
+            Cause::NotIdentified => "not identified",
+        }
+    }
+
+    /// The cause of a name (the rules' words).
+    pub fn of_name(name: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The layer it belongs to.
+    pub fn layer(self) -> Layer {
+        match self {
+            Cause::Device => Layer::Device,
+            Cause::BelowHost => Layer::BelowHost,
+            Cause::IoThrottle | Cause::CpuQuota => Layer::Cgroup,
+            Cause::CpusAllowed | Cause::OtherWork => Layer::Cpus,
+            Cause::OneCore => Layer::Application,
+            Cause::Scheduler => Layer::Scheduler,
+            Cause::DeviceQueue => Layer::BlockQueue,
+            Cause::FileSystem => Layer::FileSystem,
+            Cause::Lock | Cause::SubmissionPath | Cause::Completions => Layer::Kernel,
+            Cause::Apparatus => Layer::Apparatus,
+            Cause::NotIdentified => Layer::Unknown,
+        }
+    }
+
+    /// Whether spending CPU to save latency (polling, spinning) would
+    /// spend what is scarce.
+    pub fn cpu_is_scarce(self) -> bool {
+        matches!(
+            self,
+            Cause::CpuQuota | Cause::CpusAllowed | Cause::OtherWork | Cause::OneCore
+        )
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_has_one_name_and_comes_back_from_it() {
+        for c in Cause::ALL {
+            assert_eq!(Cause::of_name(c.name()), Some(c));
+        }
+        let mut names: Vec<&str> = Cause::ALL.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Cause::ALL.len());
+        assert_eq!(Cause::of_name("the CPUs"), None);
+    }
+
+    #[test]
+    fn a_cause_is_kept_as_an_identifier() {
+        assert_eq!(
+            serde_json::to_string(&Cause::IoThrottle).unwrap(),
+            "\"io_throttle\""
+        );
+        assert_eq!(
+            serde_json::from_str::<Cause>("\"below_host\"").unwrap(),
+            Cause::BelowHost
+        );
+        assert_eq!(Cause::CpuQuota.layer(), Layer::Cgroup);
+    }
+}

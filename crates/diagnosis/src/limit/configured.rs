@@ -1,0 +1,266 @@
+//! The candidates the machine's configuration sets: a cgroup I/O throttle,
+//! a CPU quota, the CPUs the study may use, other processes' work on them,
+//! and the device's request queue. Each holds only with positive evidence
+//! from the run itself — the rate at the throttle's value, the group
+//! stopped by its quota, the allowed CPUs busy, the device holding no more
+//! requests than its queue admits — never from the setting alone.
+
+use super::caps::Caps;
+use super::view::{Shared, View};
+use super::{pct, Found, Test};
+use ssdready_core::units::fmt_count;
+
+/// A throttle holds when the rate is within this band of its value.
+pub const THROTTLE_LOW: f64 = 0.8;
+pub const THROTTLE_HIGH: f64 = 1.15;
+/// The CPU group was stopped in at least this share of its periods.
+pub const QUOTA_THROTTLED_PCT: f64 = 20.0;
+/// Or it used at least this share of its quota.
+pub const QUOTA_USED: f64 = 0.85;
+/// The CPUs the study may use were at least this busy.
+pub const CPUS_BUSY_PCT: f64 = 90.0;
+/// ssdready's own share of that busy time, at least (else: other work).
+pub const OWN_SHARE_PCT: f64 = 50.0;
+
+/// A cgroup I/O throttle: the rate at its value.
+pub fn io_throttle(sh: &Shared, v: &View) -> Test {
+    let w = &v.run.workload;
+    let reads = !w.rw.contains("write") || w.rw == "rw" || w.rw == "randrw";
+    let Some((limit, cap)) = sh.caps.io_limit(reads, w.bs) else {
+        return Test::No("no cgroup I/O limit is set for the study's group on its devices".into());
+    };
+    let ratio = v.iops / limit;
+    let unit = if cap.kind.iops() { "IOPS" } else { "bytes/s" };
+    if !(THROTTLE_LOW..=THROTTLE_HIGH).contains(&ratio) {
+        return Test::No(format!(
+            "{} allows {} {unit} on {}, and the study reached {} IOPS ({} of it): not what held it",
+            cap.setting.name,
+            fmt_count(cap.value),
+            cap.device,
+            fmt_count(v.iops),
+            pct(100.0 * ratio)
+        ));
+    }
+    let mut evidence = vec![format!(
+        "{} IOPS at QD {}, {} of the {} IOPS {} allows on {}",
+        fmt_count(v.iops),
+        v.in_flight,
+        pct(100.0 * ratio),
+        fmt_count(limit),
+        cap.setting.name,
+        cap.device
+    )];
+    evidence.extend(waiting_above_device(v));
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} on the study's cgroup holds {} to {} {unit}",
+            cap.setting.name,
+            cap.setting.value,
+            cap.device,
+            fmt_count(cap.value)
+        ),
+        evidence,
+        setting: Some(cap.setting.clone()),
+        margin_pct: Some(100.0 * (ratio - THROTTLE_LOW) / THROTTLE_LOW),
+    })
+}
+
+/// Where the I/Os waited, when the device's counters say they waited above
+/// it: the device held few of them and was seldom busy.
+fn waiting_above_device(v: &View) -> Option<String> {
+    let d = v.disk?;
+    let at = v.at_device_pct()?;
+    (at < 50.0).then(|| {
+        format!(
+            "the device ({}) held {:.1} of the {} I/Os in flight on average and was busy {} of the time: they waited above it",
+            d.name,
+            d.in_flight.unwrap_or(0.0),
+            v.in_flight,
+            pct(d.util_pct)
+        )
+    })
+}
+
+/// The CPU quota: the group stopped by it, or its quota used up.
+pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
+    let Some(q) = &sh.caps.cpu_quota else {
+        return Test::No("no CPU quota is set on the study's group".into());
+    };
+    let throttled = v.group.and_then(|g| g.throttled_pct());
+    let used = v.group.and_then(|g| g.cpus_used()).or(v.process_cpus);
+    let used_share = used.map(|u| u / q.cpus);
+    let holds = throttled.is_some_and(|t| t >= QUOTA_THROTTLED_PCT)
+        || used_share.is_some_and(|u| u >= QUOTA_USED);
+    let used_words = used.map_or("?".into(), |u| format!("{u:.2}"));
+    if !holds {
+        return Test::No(format!(
+            "a quota of {:.2} CPUs is set ({}), but the group used {used_words} and was stopped in {} of its periods",
+            q.cpus,
+            q.setting.show(),
+            throttled.map_or("none".into(), pct)
+        ));
+    }
+    let mut evidence = vec![format!(
+        "the group used {used_words} of its {:.2} CPUs",
+        q.cpus
+    )];
+    if let Some(g) = v.group {
+        evidence.push(format!(
+            "the quota stopped it in {} of {} periods, {:.0} ms in all ({})",
+            g.throttled_periods,
+            g.periods,
+            g.throttled_ns as f64 / 1e6,
+            g.source
+        ));
+    }
+    let margin = match throttled {
+        Some(t) if t >= QUOTA_THROTTLED_PCT => {
+            100.0 * (t - QUOTA_THROTTLED_PCT) / QUOTA_THROTTLED_PCT
+        }
+        _ => 100.0 * (used_share.unwrap_or(0.0) - QUOTA_USED) / QUOTA_USED,
+    };
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} gives the study's group {:.2} CPUs, and it used them{}",
+            q.setting.name,
+            q.setting.value,
+            q.cpus,
+            throttled.map_or(String::new(), |t| format!(
+                ": stopped in {} of its periods",
+                pct(t)
+            ))
+        ),
+        evidence,
+        setting: Some(q.setting.clone()),
+        margin_pct: Some(margin),
+    })
+}
+
+/// The CPUs the study may use, all busy with its own work.
+pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
+    let Some(c) = &sh.caps.cpus else {
+        return Test::No("the study may use every online CPU".into());
+    };
+    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+        return Test::No("no per-CPU figures to weigh the CPUs it may use".into());
+    };
+    if busy < CPUS_BUSY_PCT || own < OWN_SHARE_PCT {
+        return Test::No(format!(
+            "it may use {} of {} CPUs ({}); they were {} busy, {} of it ssdready's",
+            c.cpus.len(),
+            c.online,
+            c.setting.show(),
+            pct(busy),
+            pct(own)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} lets the study use {} of the {} CPUs online, and they were {} busy, {} of it with the study's own work",
+            c.setting.name,
+            c.setting.value,
+            c.cpus.len(),
+            c.online,
+            pct(busy),
+            pct(own)
+        ),
+        evidence: vec![format!(
+            "CPUs {} busy {}; ssdready used {:.2} CPUs",
+            crate::limit::cpu_list(&c.cpus),
+            pct(busy),
+            v.process_cpus.unwrap_or(0.0)
+        )],
+        setting: Some(c.setting.clone()),
+        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
+    })
+}
+
+/// Other processes' work on the CPUs the study may use.
+pub fn other_work(sh: &Shared, v: &View) -> Test {
+    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+        return Test::No("no CPU figures".into());
+    };
+    if busy < CPUS_BUSY_PCT || own >= OWN_SHARE_PCT {
+        return Test::No(format!(
+            "the CPUs it may use were {} busy, {} of it ssdready's own work",
+            pct(busy),
+            pct(own)
+        ));
+    }
+    let mut evidence = vec![format!(
+        "the {} CPU(s) it may use were {} busy; ssdready used {:.2} CPUs of that ({})",
+        v.cpus_n,
+        pct(busy),
+        v.process_cpus.unwrap_or(0.0),
+        pct(own)
+    )];
+    if let Some(b) = sh.machine.background_busy_pct.filter(|b| *b >= 10.0) {
+        evidence.push(format!(
+            "other work kept the CPUs {} busy before the study began",
+            pct(b)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "other processes took {} of the busy time on the CPUs the study may use",
+            pct(100.0 - own)
+        ),
+        evidence,
+        setting: None,
+        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
+    })
+}
+
+/// The device's request queue: fewer requests admitted than the study
+/// keeps in flight, and the device holding about that many.
+pub fn device_queue(sh: &Shared, v: &View) -> Test {
+    let Some(q) = &sh.caps.queue else {
+        return Test::No(
+            "the device's queue admits at least as many requests as the study keeps in flight"
+                .into(),
+        );
+    };
+    if q.requests >= v.in_flight {
+        return Test::No(format!(
+            "the device's queue admits {} requests ({}), the study keeps {} in flight",
+            q.requests,
+            q.setting.show(),
+            v.in_flight
+        ));
+    }
+    let at_device = v.disk.and_then(|d| d.in_flight);
+    let full =
+        at_device.is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
+    if !full {
+        return Test::No(format!(
+            "the device's queue admits {} requests, but the device held {} on average",
+            q.requests,
+            at_device.map_or("?".into(), |d| format!("{d:.1}"))
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} admits {} requests while the study keeps {} in flight; the rest wait for a free one",
+            q.setting.name, q.setting.value, q.requests, v.in_flight
+        ),
+        evidence: vec![format!(
+            "the device held {:.1} requests on average at QD {}",
+            at_device.unwrap_or(0.0),
+            v.in_flight
+        )],
+        setting: Some(q.setting.clone()),
+        margin_pct: Some(100.0 * (v.in_flight as f64 - q.requests as f64) / q.requests as f64),
+    })
+}
+
+/// Whether the caps leave the CPU scarce for this run: a quota the group
+/// used up, or the allowed CPUs all busy.
+pub fn cpu_scarce(caps: &Caps, v: &View) -> bool {
+    let quota = caps.cpu_quota.as_ref().is_some_and(|q| {
+        v.group
+            .and_then(|g| g.throttled_pct())
+            .is_some_and(|t| t >= QUOTA_THROTTLED_PCT)
+            || v.process_cpus.is_some_and(|u| u >= QUOTA_USED * q.cpus)
+    });
+    quota || v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
+}

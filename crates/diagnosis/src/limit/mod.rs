@@ -1,0 +1,411 @@
+//! What holds the I/O back at the peak of the queue-depth curve, judged
+//! as evidence for and against each candidate cause ([`Cause`]): a cgroup
+//! I/O throttle, a CPU quota, the CPUs the study may use, other work on
+//! them, the device against its basis, the device's request queue, the I/O
+//! scheduler, the file system, a lock, the submitting thread, completions,
+//! the submission path, a rate limit below the host — and ssdready's own
+//! apparatus, the emulated drive's daemon.
+//!
+//! Each repeat of the peak's depth is judged on its own: the first cause
+//! in [`Cause::ALL`]'s order whose test holds is that repeat's. A test
+//! holds only on positive evidence from the run (the rate at a throttle's
+//! value, the group stopped by its quota, the device at its model's
+//! limit…), never on a setting alone or by elimination; when none holds
+//! the answer is [`Cause::NotIdentified`], with what was ruled out and why.
+//! The study's answer is the cause most repeats gave; when they disagree it
+//! says so ([`Saturation::repeats_agree`]), and no verdict resting on it
+//! can be of high confidence.
+
+pub mod caps;
+pub mod cause;
+pub mod configured;
+pub mod path;
+#[cfg(test)]
+mod tests;
+pub mod view;
+
+pub use cause::{Cause, Layer};
+
+use crate::figures::{profiled, runs_of, Figures};
+use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
+use caps::{Caps, Setting};
+use serde::{Deserialize, Serialize};
+use view::{Shared, View};
+
+/// What a candidate's test found.
+pub enum Test {
+    /// It holds, with its evidence.
+    Holds(Found),
+    /// Ruled out, and why.
+    No(String),
+}
+
+/// A cause that holds: which part of it, the evidence, the setting that
+/// holds it (where one does), and how far its deciding figure was past its
+/// threshold, percent of the threshold.
+pub struct Found {
+    pub part: String,
+    pub evidence: Vec<String>,
+    pub setting: Option<Setting>,
+    pub margin_pct: Option<f64>,
+}
+
+/// A cause ruled out, and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuledOut {
+    pub cause: Cause,
+    pub why: String,
+}
+
+/// One repeat's own answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Repeat {
+    pub run: String,
+    pub limit: Cause,
+    pub iops: f64,
+}
+
+/// The verdict on what holds the peak, and what it rests on
+/// (`figures.saturation` in study.json).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Saturation {
+    /// The cause most repeats gave.
+    pub limit: Cause,
+    pub layer: Layer,
+    /// Which part of it, in words.
+    pub part: String,
+    /// The setting that holds it, where one does: what to change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<Setting>,
+    pub qd: u32,
+    pub iops: f64,
+    /// The evidence for it.
+    pub evidence: Vec<String>,
+    /// Every other candidate, and why it was ruled out.
+    #[serde(default)]
+    pub ruled_out: Vec<RuledOut>,
+    /// Each repeat of the peak's depth, judged on its own.
+    #[serde(default)]
+    pub repeats: Vec<Repeat>,
+    /// Whether every repeat gave the same cause.
+    #[serde(default)]
+    pub repeats_agree: bool,
+    pub delivered_pct: Option<f64>,
+    /// Emulator: IOPS against the model alone at the same depth, percent.
+    pub of_device_at_point_pct: Option<f64>,
+    pub thread_busy_pct: Option<f64>,
+    pub system_busy_pct: Option<f64>,
+    /// The CPUs the study may use: how busy, and how many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_busy_pct: Option<f64>,
+    #[serde(default)]
+    pub cpus: u32,
+    /// CPUs' worth of time ssdready's process used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_busy_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_spin_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_threads: Option<u64>,
+    /// The device's own counters: busy share of the window, and requests
+    /// held on average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_util_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_in_flight: Option<f64>,
+    /// The CPU group: share of its periods its quota stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_pct: Option<f64>,
+    pub device_share_pct: Option<f64>,
+    pub completion_share_pct: Option<f64>,
+    pub submission_share_pct: Option<f64>,
+    pub lock_share_pct: Option<f64>,
+    /// How far the deciding figure was past its threshold, percent of the
+    /// threshold (None when nothing held).
+    pub margin_pct: Option<f64>,
+    pub runs: Vec<String>,
+}
+
+/// A percentage as the text writes it.
+pub fn pct(x: f64) -> String {
+    format!("{x:.0} %")
+}
+
+/// `0-1,3`.
+pub fn cpu_list(cpus: &[u32]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The top layers of a profile as `io_uring 41 %, block-core 26 %`.
+pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> String {
+    layers
+        .iter()
+        .filter(|l| l.1 >= 5.0)
+        .take(n)
+        .map(|l| format!("{} {}", l.0, pct(l.1)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What the CPU-bound thread's core does: the profile's layers without
+/// other processes (named apart).
+pub fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
+    if let Some(p) = profile {
+        let mine: Vec<_> = p
+            .layers
+            .iter()
+            .filter(|l| l.0 != "other user")
+            .cloned()
+            .collect();
+        if !mine.is_empty() {
+            let mut s = top_layers(&mine, 3);
+            if let Some(o) = p.layers.iter().find(|l| l.0 == "other user" && l.1 >= 20.0) {
+                s.push_str(&format!(
+                    "; other processes took {} of the busy CPU",
+                    pct(o.1)
+                ));
+            }
+            return s;
+        }
+    }
+    match emu {
+        true => "ssdready's worker loop and the emulator's queue pair (the emulator runs in the process: no kernel below it)".into(),
+        false => "its own CPU time (run as root for the split by layer)".into(),
+    }
+}
+
+type TestFn = fn(&Shared, &View) -> Test;
+
+/// Each cause's test, in the order weighed.
+fn test_of(c: Cause) -> Option<TestFn> {
+    Some(match c {
+        Cause::Apparatus => path::apparatus,
+        Cause::IoThrottle => configured::io_throttle,
+        Cause::CpuQuota => configured::cpu_quota,
+        Cause::CpusAllowed => configured::cpus_allowed,
+        Cause::OtherWork => configured::other_work,
+        Cause::Device => path::device,
+        Cause::DeviceQueue => configured::device_queue,
+        Cause::Scheduler => path::scheduler,
+        Cause::FileSystem => path::file_system,
+        Cause::Lock => path::lock,
+        Cause::OneCore => path::one_core,
+        Cause::Completions => path::completions,
+        Cause::SubmissionPath => path::submission,
+        Cause::BelowHost => path::below_host,
+        Cause::NotIdentified => return None,
+    })
+}
+
+/// One repeat's answer: the first cause that holds, and every other
+/// cause's reason for not holding.
+fn judge_one(sh: &Shared, v: &View) -> (Cause, Option<Found>, Vec<RuledOut>) {
+    let mut out = Vec::new();
+    let mut found = None;
+    for c in Cause::ALL {
+        let Some(test) = test_of(c) else { continue };
+        match test(sh, v) {
+            Test::Holds(f) if found.is_none() => found = Some((c, f)),
+            // Past the answer: a later cause that also holds is said as
+            // evidence weighed after it, not ruled out.
+            Test::Holds(f) => out.push(RuledOut {
+                cause: c,
+                why: format!("also held ({}), weighed after", f.part),
+            }),
+            Test::No(why) => out.push(RuledOut { cause: c, why }),
+        }
+    }
+    match found {
+        Some((c, f)) => (c, Some(f), out),
+        None => (Cause::NotIdentified, None, out),
+    }
+}
+
+/// What holds the peak of the queue-depth curve.
+pub fn classify(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    f: &Figures,
+    machine: &Machine,
+    caps: &Caps,
+) -> Saturation {
+    classify_points(t, runs, f, machine, caps, "qd")
+}
+
+/// What holds the peak of the curve of sweep `sweep` (its points
+/// `SWEEP-qdN`, the queue-depth sweep's `qd-N`), `f` being that curve's
+/// figures.
+pub fn classify_points(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    f: &Figures,
+    machine: &Machine,
+    caps: &Caps,
+    sweep: &str,
+) -> Saturation {
+    let Some(peak) = &f.peak else {
+        return Saturation {
+            part: "no queue-depth run completed".into(),
+            ..Default::default()
+        };
+    };
+    // The instrumented runs are the queue-depth sweep's.
+    let inst = (sweep == "qd").then(|| profiled(runs, peak.qd)).flatten();
+    let sh = Shared {
+        target: t,
+        figures: f,
+        caps,
+        machine,
+        profile: inst.and_then(|r| r.summary.profile.as_ref()),
+        decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
+        instrumented: inst,
+    };
+    let plain = runs_of(runs, &crate::figures::point_at(sweep, peak.qd));
+    let views: Vec<View> = plain
+        .iter()
+        .map(|r| View::of(r, caps, machine.cpus))
+        .collect();
+    let judged: Vec<_> = views.iter().map(|v| judge_one(&sh, v)).collect();
+    let mut s = figures_of(&sh, &views, peak.qd, peak.iops);
+    s.runs = peak
+        .runs
+        .iter()
+        .cloned()
+        .chain(inst.map(|r| r.id.clone()))
+        .collect();
+    s.repeats = views
+        .iter()
+        .zip(&judged)
+        .map(|(v, j)| Repeat {
+            run: v.run.id.clone(),
+            limit: j.0,
+            iops: v.iops,
+        })
+        .collect();
+    let Some(limit) = majority(&s.repeats) else {
+        s.part = "no run at the peak's depth to judge".into();
+        return s;
+    };
+    s.repeats_agree = s.repeats.iter().all(|r| r.limit == limit);
+    // The repeat nearest the peak's rate among those that gave the answer
+    // speaks for it.
+    let (_, found, ruled) = judged
+        .into_iter()
+        .zip(&views)
+        .filter(|(j, _)| j.0 == limit)
+        .min_by(|a, b| {
+            (a.1.iops - peak.iops)
+                .abs()
+                .total_cmp(&(b.1.iops - peak.iops).abs())
+        })
+        .map(|(j, _)| j)
+        .expect("the majority's cause has a repeat");
+    s.limit = limit;
+    s.layer = limit.layer();
+    s.ruled_out = ruled;
+    match found {
+        Some(fd) => {
+            s.part = fd.part;
+            s.evidence = fd.evidence;
+            s.setting = fd.setting;
+            s.margin_pct = fd.margin_pct;
+        }
+        None => s.part = not_identified(&s.ruled_out),
+    }
+    if !s.repeats_agree {
+        s.evidence.push(disagreement(&s.repeats));
+    }
+    s
+}
+
+/// The cause most repeats gave; a tie goes to the cause weighed first.
+fn majority(repeats: &[Repeat]) -> Option<Cause> {
+    Cause::ALL
+        .into_iter()
+        .map(|c| (c, repeats.iter().filter(|r| r.limit == c).count()))
+        .filter(|x| x.1 > 0)
+        .fold(None, |best: Option<(Cause, usize)>, x| match best {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        })
+        .map(|x| x.0)
+}
+
+/// `the repeats disagreed: qd-32 an I/O throttle, qd-32#2 device`.
+fn disagreement(repeats: &[Repeat]) -> String {
+    let each: Vec<String> = repeats
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({} IOPS) {}",
+                r.run,
+                ssdready_core::units::fmt_count(r.iops),
+                r.limit
+            )
+        })
+        .collect();
+    format!("the repeats disagreed: {}", each.join("; "))
+}
+
+/// What was ruled out, when nothing held.
+fn not_identified(ruled: &[RuledOut]) -> String {
+    let each: Vec<String> = ruled
+        .iter()
+        .map(|r| format!("{}: {}", r.cause, r.why))
+        .collect();
+    format!("no candidate had positive evidence ({})", each.join("; "))
+}
+
+/// The figures shown beside the verdict: medians over the repeats.
+fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
+    let m = |g: &dyn Fn(&View) -> Option<f64>| {
+        crate::figures::median(&views.iter().filter_map(g).collect::<Vec<_>>())
+    };
+    let share = |name: &str| {
+        sh.decomposition
+            .and_then(|d| d.parts.iter().find(|p| p.0 == name).map(|p| p.2))
+    };
+    let l = &sh.figures.device_limit;
+    Saturation {
+        qd,
+        iops,
+        delivered_pct: l
+            .iops
+            .filter(|_| l.basis == crate::basis::ANALYTIC_MODEL)
+            .map(|i| 100.0 * iops / i),
+        of_device_at_point_pct: sh
+            .figures
+            .peak
+            .as_ref()
+            .and_then(|p| p.device_iops)
+            .map(|d| 100.0 * iops / d),
+        thread_busy_pct: m(&|v| v.thread_busy),
+        system_busy_pct: m(&|v| v.run.summary.cpu.as_ref().map(|c| c.system_busy_pct)),
+        cpus_busy_pct: m(&|v| v.cpus_busy),
+        cpus: views.first().map_or(sh.machine.cpus, |v| v.cpus_n),
+        process_cpus: m(&|v| v.process_cpus),
+        daemon_busy_pct: m(&|v| v.daemon_busy),
+        daemon_spin_pct: m(&|v| v.daemon_spin),
+        daemon_threads: views.iter().find_map(|v| v.daemon_threads),
+        device_util_pct: m(&|v| v.disk.map(|d| d.util_pct)),
+        device_in_flight: m(&|v| v.disk.and_then(|d| d.in_flight)),
+        throttled_pct: m(&|v| v.group.and_then(|g| g.throttled_pct())),
+        device_share_pct: share("driver and device"),
+        completion_share_pct: share("completion to the app"),
+        submission_share_pct: share("above block, submission")
+            .map(|a| a + share("block layer and scheduler").unwrap_or(0.0)),
+        lock_share_pct: sh.profile.map(|p| p.lock_share_pct),
+        ..Default::default()
+    }
+}
+
+/// Whether a target's device has no limit of its own (the emulator's
+/// zero-latency drive).
+pub fn unbounded(t: &TargetProfile) -> bool {
+    t.kind == TargetKind::Emulator && t.basis.as_ref().is_some_and(|b| b.read_4k.iops.is_none())
+}

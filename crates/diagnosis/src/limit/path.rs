@@ -1,0 +1,456 @@
+//! The candidates along the I/O's path: the apparatus (the emulated
+//! drive's daemon), the device against its basis, the I/O scheduler, the
+//! file system, a lock, the submitting thread, completions, the submission
+//! path, and a rate limit below the host. Each holds only with positive
+//! evidence; the device needs a basis, and "below the host" needs the host
+//! idle while the I/Os wait at the device.
+
+use super::view::{Shared, View};
+use super::{pct, Found, Test};
+use crate::basis::ANALYTIC_MODEL;
+use crate::model::TargetKind;
+use ssdready_core::units::fmt_count;
+
+/// The drive's daemon's serving threads busy with work, at least.
+pub const DAEMON_BUSY_PCT: f64 = 85.0;
+/// The device delivers at least this share of its basis.
+pub const DEVICE_PCT: f64 = 90.0;
+/// The scheduler's measured cost at depth, or its share of busy CPU.
+pub const SCHED_COST_PCT: f64 = 10.0;
+pub const SCHED_LAYER_PCT: f64 = 20.0;
+/// Device requests (or bytes) per file I/O above which the file system
+/// multiplies the I/O.
+pub const FS_AMPLIFICATION: f64 = 1.3;
+/// The file costs at least this share of the raw device's IOPS.
+pub const FS_COST_PCT: f64 = 10.0;
+pub const LOCK_SHARE_PCT: f64 = 15.0;
+pub const THREAD_BUSY_PCT: f64 = 85.0;
+pub const COMPLETION_SHARE_PCT: f64 = 50.0;
+pub const SUBMISSION_SHARE_PCT: f64 = 50.0;
+/// A decomposition speaks for the I/Os when it joined at least this share.
+pub const JOINED_PCT: f64 = 90.0;
+/// "Nothing on the host busy": the thread and the allowed CPUs below these.
+pub const IDLE_THREAD_PCT: f64 = 70.0;
+pub const IDLE_CPUS_PCT: f64 = 85.0;
+/// The I/Os wait at the device: it held at least this share of them, or
+/// was busy at least this share of the time.
+pub const AT_DEVICE_PCT: f64 = 70.0;
+pub const DEVICE_BUSY_PCT: f64 = 90.0;
+/// Or the latency decomposition gives driver and device at least this
+/// share of each I/O's time.
+pub const DEVICE_SHARE_PCT: f64 = 50.0;
+
+fn margin(v: f64, th: f64) -> Option<f64> {
+    Some(100.0 * (v - th).abs() / th)
+}
+
+/// ssdready's own apparatus: the drive's daemon busy all the time.
+pub fn apparatus(_: &Shared, v: &View) -> Test {
+    let Some(b) = v.daemon_busy else {
+        return Test::No("no emulated drive's daemon on the path".into());
+    };
+    let n = v.daemon_threads.unwrap_or(1);
+    let words = format!(
+        "its {n} serving thread{} {} busy with work",
+        if n == 1 { " is" } else { "s are" },
+        pct(b)
+    );
+    if b < DAEMON_BUSY_PCT {
+        return Test::No(format!("the emulated drive's daemon: {words}"));
+    }
+    Test::Holds(Found {
+        part: words,
+        evidence: vec![match v.daemon_spin.filter(|s| *s >= 0.5) {
+            Some(s) => format!(
+                "the daemon spun {} of its time for completions due soon",
+                pct(s)
+            ),
+            None => "the daemon did not spin".into(),
+        }],
+        setting: None,
+        margin_pct: margin(b, DAEMON_BUSY_PCT),
+    })
+}
+
+/// The device, against its basis.
+pub fn device(sh: &Shared, v: &View) -> Test {
+    let l = &sh.figures.device_limit;
+    let model = l.basis == ANALYTIC_MODEL;
+    if !model {
+        return Test::No(
+            "no basis for the device's own limit (no model of it, no raw measurement, no specification): the highest rate measured is not one".into(),
+        );
+    }
+    let of_limit = l.iops.map(|i| 100.0 * v.iops / i);
+    let of_twin = v
+        .run
+        .device_model
+        .as_ref()
+        .filter(|d| d.iops > 0.0)
+        .map(|d| 100.0 * v.iops / d.iops);
+    let best = of_limit.into_iter().chain(of_twin).reduce(f64::max);
+    let Some(best) = best.filter(|b| *b >= DEVICE_PCT) else {
+        return Test::No(format!(
+            "its model allows {} IOPS ({}) and {} at this depth; the study reached {} IOPS",
+            l.iops.map_or("any".into(), fmt_count),
+            l.bound_by.clone().unwrap_or_default(),
+            v.run
+                .device_model
+                .as_ref()
+                .map_or("?".into(), |d| fmt_count(d.iops)),
+            fmt_count(v.iops)
+        ));
+    };
+    let mut evidence = Vec::new();
+    if let Some(p) = of_limit {
+        evidence.push(format!("{} of the device's limit ({})", pct(p), l.basis));
+    }
+    if let Some(p) = of_twin {
+        evidence.push(format!(
+            "{} of what the model alone does at QD {}",
+            pct(p),
+            v.in_flight
+        ));
+    }
+    Test::Holds(Found {
+        part: l.bound_by.clone().unwrap_or_default(),
+        evidence,
+        setting: None,
+        margin_pct: margin(best, DEVICE_PCT),
+    })
+}
+
+/// The I/O scheduler: its measured cost at depth against `none`, beyond
+/// the comparison's error, or its share of the busy CPU.
+pub fn scheduler(sh: &Shared, _: &View) -> Test {
+    let t = sh.target;
+    let cost = sh
+        .figures
+        .comparisons
+        .schedulers
+        .iter()
+        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == t.scheduler.as_ref())
+        .filter(|c| {
+            c.cost_err_pct
+                .is_none_or(|e| c.cost_pct.unwrap_or(0.0) > 2.0 * e)
+        })
+        .filter_map(|c| c.cost_pct)
+        .reduce(f64::max);
+    let layer = sh
+        .profile
+        .and_then(|p| p.layers.iter().find(|l| l.0 == "io-scheduler"))
+        .map(|l| l.1);
+    let by_cost = cost.filter(|c| *c >= SCHED_COST_PCT);
+    let by_layer = layer.filter(|l| *l >= SCHED_LAYER_PCT);
+    if by_cost.is_none() && by_layer.is_none() {
+        return Test::No(match (&t.scheduler, cost) {
+            (Some(s), Some(c)) if s != "none" => {
+                format!("{s} costs {} at depth against none", pct(c))
+            }
+            (Some(s), _) => format!("the device's scheduler is {s}; no cost measured at depth"),
+            _ => "the device has no I/O scheduler to weigh".into(),
+        });
+    }
+    let mut evidence = Vec::new();
+    if let Some(c) = by_cost {
+        evidence.push(format!(
+            "none gives {} more IOPS at QD 32 and deeper, in turns",
+            pct(c)
+        ));
+    }
+    if let Some(l) = by_layer {
+        evidence.push(format!(
+            "{} of the busy CPU in the io-scheduler layer",
+            pct(l)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "{} on {}",
+            t.scheduler.clone().unwrap_or_default(),
+            t.device.clone().unwrap_or_default()
+        ),
+        evidence,
+        setting: t.device.as_ref().map(|d| crate::limit::caps::Setting {
+            name: "queue/scheduler".into(),
+            value: t.scheduler.clone().unwrap_or_default(),
+            path: format!("/sys/block/{d}/queue/scheduler"),
+        }),
+        margin_pct: by_cost
+            .and_then(|c| margin(c, SCHED_COST_PCT))
+            .or_else(|| by_layer.and_then(|l| margin(l, SCHED_LAYER_PCT))),
+    })
+}
+
+/// The file system: the device I/O it makes per file I/O, from the
+/// device's own counters, or its cost against the raw device in turns.
+pub fn file_system(sh: &Shared, v: &View) -> Test {
+    if sh.target.kind != TargetKind::File {
+        return Test::No("the target is not a file".into());
+    }
+    let reqs = v.disk.and_then(|d| d.ios_per_app_io());
+    let bytes = v.disk.and_then(|d| d.bytes_per_app_byte());
+    let amp = [reqs, bytes].into_iter().flatten().reduce(f64::max);
+    let cost = sh
+        .figures
+        .comparisons
+        .raw_vs_file
+        .iter()
+        .filter(|p| {
+            p.fs_cost_err_pct
+                .is_none_or(|e| p.fs_cost_pct.unwrap_or(0.0) > 2.0 * e)
+        })
+        .filter_map(|p| p.fs_cost_pct)
+        .reduce(f64::max);
+    let by_amp = amp.filter(|a| *a >= FS_AMPLIFICATION);
+    let by_cost = cost.filter(|c| *c >= FS_COST_PCT);
+    let name = v.disk.map_or("the device".into(), |d| d.name.clone());
+    if by_amp.is_none() && by_cost.is_none() {
+        return Test::No(format!(
+            "each file I/O reached {name} as {} request(s) and {}× its bytes{}",
+            reqs.map_or("?".into(), |r| format!("{r:.2}")),
+            bytes.map_or("?".into(), |b| format!("{b:.2}")),
+            cost.map_or(String::new(), |c| format!(
+                "; the raw device gives {} more IOPS",
+                pct(c)
+            ))
+        ));
+    }
+    let mut evidence = Vec::new();
+    if let (Some(r), Some(b)) = (reqs, bytes) {
+        evidence.push(format!(
+            "{name}'s own counters: {r:.2} requests and {b:.2}× the bytes per {} {} of the file",
+            crate::model::fmt_bs(v.run.workload.bs),
+            v.run.workload.rw
+        ));
+    }
+    if let Some(c) = by_cost {
+        evidence.push(format!(
+            "the raw device beneath gives {} more IOPS, in turns",
+            pct(c)
+        ));
+    }
+    Test::Holds(Found {
+        part: match by_amp {
+            Some(a) => format!(
+                "{} makes {a:.1}× the device I/O of each file I/O",
+                sh.target
+                    .filesystem
+                    .clone()
+                    .unwrap_or("the file system".into())
+            ),
+            None => format!(
+                "{} costs {} of the raw device's IOPS",
+                sh.target
+                    .filesystem
+                    .clone()
+                    .unwrap_or("the file system".into()),
+                pct(by_cost.unwrap_or(0.0))
+            ),
+        },
+        evidence,
+        setting: None,
+        margin_pct: by_amp
+            .and_then(|a| margin(a, FS_AMPLIFICATION))
+            .or_else(|| by_cost.and_then(|c| margin(c, FS_COST_PCT))),
+    })
+}
+
+/// A lock: its functions' share of the busy CPU.
+pub fn lock(sh: &Shared, _: &View) -> Test {
+    let Some(p) = sh.profile else {
+        return Test::No("no kernel profile (it needs root)".into());
+    };
+    if p.lock_share_pct < LOCK_SHARE_PCT {
+        return Test::No(format!(
+            "{} of the busy CPU in lock functions",
+            pct(p.lock_share_pct)
+        ));
+    }
+    Test::Holds(Found {
+        part: p.lock_functions.join(", "),
+        evidence: vec![format!(
+            "{} of the busy CPU in lock functions",
+            pct(p.lock_share_pct)
+        )],
+        setting: None,
+        margin_pct: margin(p.lock_share_pct, LOCK_SHARE_PCT),
+    })
+}
+
+/// The submitting thread, CPU-bound on its own work.
+pub fn one_core(sh: &Shared, v: &View) -> Test {
+    let Some(b) = v.thread_busy else {
+        return Test::No("no per-thread CPU figures".into());
+    };
+    if b < THREAD_BUSY_PCT {
+        return Test::No(format!("the submitting thread was {} busy", pct(b)));
+    }
+    Test::Holds(Found {
+        part: crate::limit::core_part(sh.target.kind == TargetKind::Emulator, sh.profile),
+        evidence: vec![format!("the submitting thread was {} busy", pct(b))],
+        setting: None,
+        margin_pct: margin(b, THREAD_BUSY_PCT),
+    })
+}
+
+/// A part of the latency decomposition, when it speaks for the I/Os (it
+/// joined nearly all of them): its share, percent.
+fn share(sh: &Shared, names: &[&str]) -> Result<f64, String> {
+    let d = sh
+        .decomposition
+        .ok_or("no latency decomposition (it needs root)")?;
+    if let Some(j) = d.joined_pct.filter(|j| *j < JOINED_PCT) {
+        return Err(format!(
+            "the latency decomposition joined only {} of the I/Os: its shares do not speak for the rest",
+            pct(j)
+        ));
+    }
+    Ok(d.parts
+        .iter()
+        .filter(|p| names.contains(&p.0.as_str()))
+        .map(|p| p.2)
+        .sum())
+}
+
+/// Completions waiting for the submitting thread.
+pub fn completions(sh: &Shared, v: &View) -> Test {
+    if super::configured::cpu_scarce(sh.caps, v) {
+        return Test::No(
+            "the CPU the study may use was scarce: a late reap is the CPU's doing".into(),
+        );
+    }
+    match share(sh, &["completion to the app"]) {
+        Err(why) => Test::No(why),
+        Ok(s) if s < COMPLETION_SHARE_PCT => {
+            Test::No(format!("completion to the app: {} of the latency", pct(s)))
+        }
+        Ok(s) => Test::Holds(Found {
+            part: "finished I/Os wait for the submitting thread to reap them".into(),
+            evidence: vec![format!("completion to the app: {} of the latency", pct(s))],
+            setting: None,
+            margin_pct: margin(s, COMPLETION_SHARE_PCT),
+        }),
+    }
+}
+
+/// The submission path by its share of the latency.
+pub fn submission(sh: &Shared, _: &View) -> Test {
+    match share(
+        sh,
+        &["above block, submission", "block layer and scheduler"],
+    ) {
+        Err(why) => Test::No(why),
+        Ok(s) if s < SUBMISSION_SHARE_PCT => Test::No(format!(
+            "submission and block layer: {} of the latency",
+            pct(s)
+        )),
+        Ok(s) => Test::Holds(Found {
+            part: sh
+                .profile
+                .map(|p| crate::limit::top_layers(&p.layers, 3))
+                .unwrap_or_default(),
+            evidence: vec![format!(
+                "submission and block layer: {} of the latency",
+                pct(s)
+            )],
+            setting: None,
+            margin_pct: margin(s, SUBMISSION_SHARE_PCT),
+        }),
+    }
+}
+
+/// A rate limit below the host: the rate stopped growing with depth while
+/// nothing on the host was busy, and the I/Os waited at the device.
+pub fn below_host(sh: &Shared, v: &View) -> Test {
+    if sh.target.kind == TargetKind::Emulator {
+        return Test::No("the emulator runs inside ssdready: no host below it".into());
+    }
+    if !sh.figures.saturated {
+        return Test::No("the rate still grew with depth at the deepest point".into());
+    }
+    let busy_host = match (v.thread_busy, v.cpus_busy) {
+        (Some(t), _) if t >= IDLE_THREAD_PCT => {
+            Some(format!("the submitting thread was {} busy", pct(t)))
+        }
+        (_, Some(c)) if c >= IDLE_CPUS_PCT => {
+            Some(format!("the CPUs it may use were {} busy", pct(c)))
+        }
+        (None, None) => Some("no CPU figures to show the host idle".into()),
+        _ => None,
+    };
+    if let Some(b) = busy_host {
+        return Test::No(b);
+    }
+    let at = v.at_device_pct();
+    let util = v.disk.map(|d| d.util_pct);
+    // The latency decomposition, where it speaks for the I/Os, shows it
+    // too: the driver and device hold most of each I/O's time.
+    let dev_share = share(sh, &["driver and device"])
+        .ok()
+        .filter(|s| *s >= DEVICE_SHARE_PCT);
+    let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
+        || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
+        || dev_share.is_some();
+    if !waits {
+        return Test::No(match (at, v.disk) {
+            (Some(a), Some(d)) => format!(
+                "the device ({}) held only {} of the I/Os in flight and was busy {} of the time: they waited above it, in the host",
+                d.name,
+                pct(a),
+                pct(d.util_pct)
+            ),
+            _ => "no device counters or latency decomposition to show where the I/Os waited".into(),
+        });
+    }
+    let mut evidence = vec![format!(
+        "the submitting thread {} busy, the CPUs it may use {} busy",
+        v.thread_busy.map_or("?".into(), pct),
+        v.cpus_busy.map_or("?".into(), pct)
+    )];
+    if let Some(d) = v.disk.filter(|d| d.in_flight.is_some()) {
+        evidence.push(format!(
+            "{} held {:.1} of the {} I/Os in flight on average and was busy {} of the time",
+            d.name,
+            d.in_flight.unwrap_or(0.0),
+            v.in_flight,
+            pct(d.util_pct)
+        ));
+    }
+    if let Some(s) = dev_share {
+        evidence.push(format!(
+            "driver and device: {} of each I/O's latency",
+            pct(s)
+        ));
+    }
+    let l = &sh.figures.device_limit;
+    if let (Some(a), Some(b)) = (l.device_latency_ns, l.device_time_at_peak_ns) {
+        evidence.push(format!(
+            "the driver-and-device time per I/O grows from {:.1} µs at QD 1 to {:.1} µs at QD {}: the queue is below the host",
+            a / 1e3,
+            b / 1e3,
+            v.in_flight
+        ));
+    }
+    if let Some(u) = &sh.caps.unseen {
+        evidence.push(u.clone());
+    }
+    let name = v
+        .disk
+        .map(|d| d.name.clone())
+        .or_else(|| sh.target.device.clone())
+        .unwrap_or_else(|| "the device".into());
+    Test::Holds(Found {
+        part: match &sh.caps.unseen {
+            Some(_) => format!(
+                "the device {name} or what lies between it and this host (the hypervisor's limit for it, a volume's provisioned rate)"
+            ),
+            None => format!("the device {name} or what lies between it and this host"),
+        },
+        evidence,
+        setting: None,
+        margin_pct: at
+            .and_then(|a| margin(a, AT_DEVICE_PCT))
+            .or_else(|| dev_share.and_then(|s| margin(s, DEVICE_SHARE_PCT))),
+    })
+}

@@ -1,0 +1,310 @@
+//! The candidates against runs made up to show one cause each.
+
+use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting};
+use super::*;
+use crate::figures::CurvePoint;
+use crate::model::{CpuGroupRun, RunContext, Workload};
+use crate::summary::{CpuSummary, DiskSummary, PointSummary};
+
+fn target(kind: TargetKind) -> TargetProfile {
+    TargetProfile {
+        spec: "/dev/loop3".into(),
+        kind,
+        transport: "loop".into(),
+        device: Some("loop3".into()),
+        ..Default::default()
+    }
+}
+
+/// A run at QD `qd` of 4 KiB random reads: its rate, its thread's and the
+/// CPUs' busy share, and the device's requests held on average.
+fn run(id: &str, qd: u32, iops: f64, thread: f64, cpus: f64, at_device: f64) -> RunRecord {
+    RunRecord {
+        id: id.into(),
+        point: format!("qd-{qd}"),
+        sweep: "qd".into(),
+        repeat: 1,
+        workload: Workload {
+            rw: "randread".into(),
+            bs: 4096,
+            qd,
+            threads: 1,
+            direct: true,
+            targets: vec!["/dev/loop3".into()],
+            ..Default::default()
+        },
+        summary: PointSummary {
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            lat_mean_ns: qd as f64 / iops * 1e9,
+            window_s: 1.0,
+            cpu: Some(CpuSummary {
+                thread_busy_max_pct: Some(thread),
+                system_busy_pct: cpus,
+                per_cpu_busy_pct: vec![(0, cpus), (1, cpus)],
+                process_ns_per_io: thread / 100.0 * 1e9 / iops,
+                ..Default::default()
+            }),
+            disk: Some(DiskSummary {
+                name: "loop3".into(),
+                util_pct: (at_device * 100.0).min(100.0),
+                in_flight: Some(at_device),
+                ios: iops as u64,
+                app_ios: iops as u64,
+                bytes: iops as u64 * 4096,
+                app_bytes: iops as u64 * 4096,
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        clock: "real".into(),
+        ..Default::default()
+    }
+}
+
+fn figures(peak: &RunRecord, saturated: bool) -> Figures {
+    Figures {
+        peak: Some(CurvePoint {
+            qd: peak.workload.qd,
+            iops: peak.summary.iops,
+            runs: vec![peak.id.clone()],
+            ..Default::default()
+        }),
+        saturated,
+        device_limit: crate::figures::DeviceLimit {
+            basis: crate::basis::HIGHEST_MEASURED.into(),
+            iops: Some(peak.summary.iops),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn machine() -> Machine {
+    Machine {
+        cpus: 2,
+        ..Default::default()
+    }
+}
+
+fn setting(name: &str, value: &str) -> Setting {
+    Setting {
+        name: name.into(),
+        value: value.into(),
+        path: format!("/sys/fs/cgroup/blkio/planted/{name}"),
+    }
+}
+
+fn judge(t: &TargetProfile, runs: &[RunRecord], caps: &Caps, saturated: bool) -> Saturation {
+    let f = figures(&runs[0], saturated);
+    classify(t, runs, &f, &machine(), caps)
+}
+
+#[test]
+fn a_throttle_at_the_rate_reached_holds_it_and_names_its_setting() {
+    let caps = Caps {
+        io: vec![IoCap {
+            kind: IoKind::ReadIops,
+            value: 5_000.0,
+            device: "loop3".into(),
+            setting: setting("blkio.throttle.read_iops_device", "7:3 5000"),
+        }],
+        ..Default::default()
+    };
+    // 4,990 IOPS at QD 32 with the thread and CPUs idle and the device
+    // holding one request of 32: the I/Os waited above the device.
+    let r = run("qd-32", 32, 4_990.0, 8.0, 10.0, 0.1);
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::IoThrottle);
+    assert_eq!(s.layer, Layer::Cgroup);
+    assert_eq!(s.setting.as_ref().unwrap().value, "7:3 5000");
+    assert!(
+        s.evidence.iter().any(|e| e.contains("waited above it")),
+        "{:?}",
+        s.evidence
+    );
+    // The device is not named: it has no basis, and the host's limit
+    // below it needs the I/Os waiting at the device.
+    let below = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::BelowHost)
+        .unwrap();
+    assert!(
+        below.why.contains("also held") || below.why.contains("above it"),
+        "{}",
+        below.why
+    );
+}
+
+#[test]
+fn a_throttle_far_above_the_rate_is_ruled_out_with_its_figures() {
+    let caps = Caps {
+        io: vec![IoCap {
+            kind: IoKind::ReadIops,
+            value: 50_000.0,
+            device: "loop3".into(),
+            setting: setting("io.max", "7:3 riops=50000"),
+        }],
+        ..Default::default()
+    };
+    let r = run("qd-32", 32, 4_990.0, 99.0, 60.0, 0.3);
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::OneCore);
+    let t = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::IoThrottle)
+        .unwrap();
+    assert!(t.why.contains("not what held it"), "{}", t.why);
+}
+
+#[test]
+fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
+    let caps = Caps {
+        cpu_quota: Some(CpuQuota {
+            cpus: 0.2,
+            setting: setting("cpu.cfs_quota_us", "20000"),
+        }),
+        ..Default::default()
+    };
+    let mut r = run("qd-8", 8, 9_000.0, 20.0, 12.0, 0.5);
+    r.context = Some(RunContext {
+        cpu_group: Some(CpuGroupRun {
+            periods: 10,
+            throttled_periods: 9,
+            throttled_ns: 720_000_000,
+            usage_ns: 200_000_000,
+            wall_ns: 1_000_000_000,
+            source: "cpu.stat".into(),
+        }),
+    });
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::CpuQuota);
+    assert!(s.part.contains("0.20 CPUs"), "{}", s.part);
+    assert!(s.part.contains("stopped in 90 %"), "{}", s.part);
+}
+
+#[test]
+fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
+    let caps = Caps {
+        cpus: Some(CpusAllowed {
+            cpus: vec![0],
+            online: 2,
+            setting: setting("cpuset.cpus", "0"),
+        }),
+        ..Default::default()
+    };
+    let mut r = run("qd-8", 8, 50_000.0, 70.0, 50.0, 0.5);
+    // CPU 0 (the allowed one) is busy; CPU 1 idles.
+    r.summary.cpu.as_mut().unwrap().per_cpu_busy_pct = vec![(0, 98.0), (1, 3.0)];
+    r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.9 * 1e9 / 50_000.0;
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::CpusAllowed);
+    assert!(s.part.contains("1 of the 2 CPUs"), "{}", s.part);
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
+    assert!(o.why.contains("ssdready's own"), "{}", o.why);
+}
+
+#[test]
+fn busy_cpus_taken_by_other_processes_are_other_work() {
+    let mut r = run("qd-8", 8, 20_000.0, 30.0, 97.0, 0.5);
+    r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.3 * 1e9 / 20_000.0;
+    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::OtherWork);
+}
+
+#[test]
+fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
+    let caps = Caps {
+        unseen: Some("a virtio disk: its backend's limits are not visible from this host".into()),
+        ..Default::default()
+    };
+    let r = run("qd-64", 64, 30_000.0, 20.0, 25.0, 60.0);
+    let s = judge(
+        &target(TargetKind::BlockDevice),
+        std::slice::from_ref(&r),
+        &caps,
+        true,
+    );
+    assert_eq!(s.limit, Cause::BelowHost);
+    assert!(s.part.contains("between it and this host"), "{}", s.part);
+    let d = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::Device)
+        .unwrap();
+    assert!(d.why.contains("no basis"), "{}", d.why);
+    // Still growing with depth: not a limit at all yet.
+    let s = judge(&target(TargetKind::BlockDevice), &[r], &caps, false);
+    assert_eq!(s.limit, Cause::NotIdentified);
+    assert!(
+        s.part.contains("no candidate had positive evidence"),
+        "{}",
+        s.part
+    );
+}
+
+#[test]
+fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
+    let caps = Caps {
+        queue: Some(QueueCap {
+            requests: 4,
+            setting: Setting {
+                name: "queue/nr_requests".into(),
+                value: "4".into(),
+                path: "/sys/block/loop3/queue/nr_requests".into(),
+            },
+        }),
+        ..Default::default()
+    };
+    let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::DeviceQueue);
+    assert_eq!(s.layer, Layer::BlockQueue);
+}
+
+#[test]
+fn a_file_system_that_reads_four_times_per_read_is_named_from_the_device_counters() {
+    let mut t = target(TargetKind::File);
+    t.filesystem = Some("ext4".into());
+    let mut r = run("qd-16", 16, 20_000.0, 30.0, 40.0, 12.0);
+    let d = r.summary.disk.as_mut().unwrap();
+    d.ios = 80_000;
+    d.bytes = 80_000 * 4096;
+    let s = judge(&t, &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::FileSystem);
+    assert!(s.part.contains("4.0×"), "{}", s.part);
+}
+
+#[test]
+fn repeats_that_disagree_are_each_kept_and_the_majority_answers() {
+    let caps = Caps {
+        io: vec![IoCap {
+            kind: IoKind::ReadIops,
+            value: 5_000.0,
+            device: "loop3".into(),
+            setting: setting("blkio.throttle.read_iops_device", "7:3 5000"),
+        }],
+        ..Default::default()
+    };
+    let a = run("qd-32", 32, 5_000.0, 10.0, 10.0, 0.2);
+    let mut b = run("qd-32#2", 32, 4_950.0, 10.0, 10.0, 0.2);
+    b.repeat = 2;
+    // A third repeat far below the throttle, its thread busy: one core.
+    let mut c = run("qd-32#3", 32, 2_000.0, 99.0, 60.0, 0.2);
+    c.repeat = 3;
+    let s = judge(&target(TargetKind::RamDevice), &[a, b, c], &caps, true);
+    assert_eq!(s.limit, Cause::IoThrottle);
+    assert!(!s.repeats_agree);
+    assert_eq!(s.repeats.len(), 3);
+    assert_eq!(s.repeats[2].limit, Cause::OneCore);
+    assert!(s
+        .evidence
+        .iter()
+        .any(|e| e.contains("the repeats disagreed")));
+}

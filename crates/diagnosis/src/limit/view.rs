@@ -1,0 +1,100 @@
+//! One run as the candidates weigh it: its rate, what it kept in flight,
+//! how busy its thread, its CPUs and its CPU group were, where its I/Os
+//! waited (the device's own counters), and the drive's daemon where there
+//! is one; beside it, what the whole study shares (the target, the
+//! figures, the caps, the instrumented run's profile and decomposition).
+
+use super::caps::Caps;
+use crate::figures::Figures;
+use crate::model::{CpuGroupRun, Machine, RunRecord, TargetProfile};
+use crate::summary::{DecompSummary, DiskSummary, ProfileSummary};
+
+/// What every run of the study shares.
+pub struct Shared<'a> {
+    pub target: &'a TargetProfile,
+    pub figures: &'a Figures,
+    pub caps: &'a Caps,
+    pub machine: &'a Machine,
+    /// The instrumented run at the peak's depth: its profile and its
+    /// latency decomposition (one run: not judged per repeat).
+    pub profile: Option<&'a ProfileSummary>,
+    pub decomposition: Option<&'a DecompSummary>,
+    pub instrumented: Option<&'a RunRecord>,
+}
+
+/// One run at the peak's depth.
+pub struct View<'a> {
+    pub run: &'a RunRecord,
+    pub iops: f64,
+    pub bw: f64,
+    /// I/Os the study kept in flight (depth × threads).
+    pub in_flight: u32,
+    /// The busiest submitting thread's own CPU, percent of one core.
+    pub thread_busy: Option<f64>,
+    /// The CPUs the study may use: how busy, percent (all CPUs when it
+    /// may use them all).
+    pub cpus_busy: Option<f64>,
+    /// How many CPUs those are.
+    pub cpus_n: u32,
+    /// CPUs' worth of time ssdready's process used.
+    pub process_cpus: Option<f64>,
+    /// The drive's daemon's serving threads: busy with work and spinning,
+    /// percent of their time, and how many (behind the kernel).
+    pub daemon_busy: Option<f64>,
+    pub daemon_spin: Option<f64>,
+    pub daemon_threads: Option<u64>,
+    pub disk: Option<&'a DiskSummary>,
+    pub group: Option<&'a CpuGroupRun>,
+}
+
+impl<'a> View<'a> {
+    /// The view of run `r` under the caps `caps` on a machine of
+    /// `online` CPUs.
+    pub fn of(r: &'a RunRecord, caps: &Caps, online: u32) -> View<'a> {
+        let s = &r.summary;
+        let cpu = s.cpu.as_ref();
+        let allowed: &[u32] = caps.cpus.as_ref().map_or(&[], |c| c.cpus.as_slice());
+        let daemon = |per_io: fn(&crate::transport::Transport) -> f64| {
+            let t = s.transport.as_ref()?;
+            (t.threads > 0 && s.iops > 0.0)
+                .then(|| 100.0 * per_io(t).max(0.0) * s.iops / 1e9 / t.threads as f64)
+        };
+        View {
+            run: r,
+            iops: s.iops,
+            bw: s.bw_bytes_per_s,
+            in_flight: r.workload.qd.max(1) * r.workload.threads.max(1),
+            thread_busy: cpu.and_then(|c| c.thread_busy_max_pct),
+            cpus_busy: cpu.map(|c| c.busy_of(allowed)),
+            cpus_n: if allowed.is_empty() {
+                online
+            } else {
+                allowed.len() as u32
+            },
+            // No process CPU at all is a run without the figure, not an idle one.
+            process_cpus: cpu
+                .map(|c| c.process_ns_per_io * s.iops / 1e9)
+                .filter(|c| *c > 0.0),
+            daemon_busy: daemon(|t| t.daemon_cpu_ns_per_io - t.spin_ns_per_io),
+            daemon_spin: daemon(|t| t.spin_ns_per_io),
+            daemon_threads: s.transport.as_ref().map(|t| t.threads).filter(|n| *n > 0),
+            disk: s.disk.as_ref(),
+            group: r.context.as_ref().and_then(|c| c.cpu_group.as_ref()),
+        }
+    }
+
+    /// Of the busy time on the CPUs the study may use, the share that was
+    /// ssdready's own, percent (None without both figures).
+    pub fn own_share(&self) -> Option<f64> {
+        let busy = self.cpus_busy? / 100.0 * self.cpus_n as f64;
+        let own = self.process_cpus?;
+        (busy > 0.0).then(|| (100.0 * own / busy).min(100.0))
+    }
+
+    /// Of the I/Os in flight, the share the device's own counters saw in
+    /// the block layer and below, percent.
+    pub fn at_device_pct(&self) -> Option<f64> {
+        let d = self.disk?.in_flight?;
+        Some((100.0 * d / self.in_flight as f64).min(100.0))
+    }
+}

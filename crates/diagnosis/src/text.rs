@@ -1,0 +1,246 @@
+//! The study's findings as printed at the end (the binary chooses where):
+//! the target, the queue-depth table, the verdicts and what was skipped.
+
+use crate::answer::{describe, fmt_duration};
+use crate::figures::{CurvePoint, Figures};
+use crate::model::StudyDoc;
+use ssdready_core::units::{fmt_count, fmt_ns};
+use std::fmt::Write as _;
+
+/// The findings, at the end.
+pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
+    let mut s = String::new();
+    let f = &d.figures;
+    let t = &d.targets[0];
+    let ok = d.runs.iter().filter(|r| r.error.is_none()).count();
+    let _ = writeln!(
+        s,
+        "ssdready study of {} — {} runs in {}{}",
+        describe(t),
+        ok,
+        fmt_duration(wall_s),
+        if d.interrupted {
+            " (interrupted: figures cover what ran)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
+    qd_table(&mut s, f);
+    if let Some(cal) = &f.calibration {
+        let _ = writeln!(s, "  {}", cal.note());
+    }
+    if let Some(k) = crate::answer::knee_line(f) {
+        let _ = writeln!(s, "  {k}");
+    }
+    let strategies = crate::answer::strategies_lines(f);
+    if !strategies.is_empty() {
+        let _ = writeln!(s, "\n{}", strategies.join("\n"));
+    }
+    verdicts_and_skipped(&mut s, d);
+    s
+}
+
+/// The findings, numbered with their recommendations, then what was not
+/// studied.
+fn verdicts_and_skipped(s: &mut String, d: &StudyDoc) {
+    let _ = writeln!(s, "\nfindings:");
+    for (i, v) in d.verdicts.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{:>2}. {} [confidence {}: {}]",
+            i + 1,
+            v.finding,
+            v.confidence,
+            v.confidence_why
+        );
+        let _ = writeln!(s, "    → {}", v.recommendation);
+    }
+    if !d.skipped.is_empty() {
+        let _ = writeln!(s, "\nnot studied:");
+        for k in &d.skipped {
+            let _ = writeln!(s, "  {}: {}", k.what, k.why);
+        }
+    }
+}
+
+/// The queue-depth table: IOPS, latency, and the fractions delivered.
+fn qd_table(s: &mut String, f: &Figures) {
+    // Behind the kernel: the mean latency less the drive's transport too,
+    // with the calibration's error.
+    let less = f.qd_curve.iter().any(|c| c.less_transport_lat_ns.is_some());
+    if less {
+        let _ = writeln!(
+            s,
+            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
+             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone{}",
+        if less { "       less transport" } else { "" }
+    );
+    for c in &f.qd_curve {
+        let _ = writeln!(s, "{}", qd_row(c, f.device_limit.iops, less));
+    }
+}
+
+/// One depth's row. Two fractions: of the device's limit (its best at any
+/// depth), and of the device alone at the same depth, which is what the
+/// platform is answerable for at a low depth (a QD 1 device is far from
+/// its limit).
+fn qd_row(c: &CurvePoint, limit_iops: Option<f64>, less: bool) -> String {
+    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
+    let delivered = limit_iops.map_or("-".to_string(), |i| pct(c.iops, i));
+    let alone = c.device_iops.map_or("-".to_string(), fmt_count);
+    let of_alone = c
+        .device_iops
+        .filter(|&d| d > 0.0)
+        .map_or("-".to_string(), |d| pct(c.iops, d));
+    let minus = match (less, c.less_transport_lat_ns) {
+        (false, _) => String::new(),
+        (true, None) => format!(" {:>20}", "-"),
+        // Within its error of nothing: the noise, not a figure.
+        (true, Some(l)) => {
+            let err = c.less_transport_err_ns.unwrap_or(0.0);
+            let v = match l > err {
+                true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                false => format!("noise ± {}", fmt_ns(err)),
+            };
+            format!(" {v:>20}")
+        }
+    };
+    format!(
+        "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}{minus}",
+        c.qd,
+        fmt_count(c.iops),
+        fmt_ns(c.lat_mean_ns),
+        fmt_ns(c.lat_p99_ns as f64),
+        delivered,
+        alone,
+        of_alone
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{TargetKind, TargetProfile, Verdict};
+
+    #[test]
+    fn the_findings_number_the_verdicts_and_list_what_was_not_studied() {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "emu:".into(),
+                kind: TargetKind::Emulator,
+                ..Default::default()
+            }],
+            interrupted: true,
+            ..Default::default()
+        };
+        d.verdicts.push(Verdict {
+            finding: "the platform delivers half".into(),
+            recommendation: "poll".into(),
+            confidence: "high".into(),
+            confidence_why: "repeats agree".into(),
+            ..Default::default()
+        });
+        d.skipped.push(crate::model::Skip {
+            what: "scheduler".into(),
+            why: "no block device".into(),
+        });
+        let s = findings(&d, 61.0);
+        assert!(
+            s.contains("0 runs in") && s.contains("(interrupted: figures cover what ran)"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                " 1. the platform delivers half [confidence high: repeats agree]\n    → poll"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("not studied:\n  scheduler: no block device"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_low_depth_is_measured_against_the_device_alone_at_that_depth() {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "emu:".into(),
+                kind: TargetKind::Emulator,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        d.figures.device_limit.iops = Some(1.0e6);
+        d.figures.qd_curve.push(crate::figures::CurvePoint {
+            qd: 1,
+            iops: 13_000.0,
+            lat_mean_ns: 77_000.0,
+            lat_p99_ns: 101_000,
+            device_iops: Some(22_200.0),
+            ..Default::default()
+        });
+        let s = findings(&d, 1.0);
+        let row = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
+        // 1 % of the device's limit, 59 % of the device alone at QD 1.
+        assert!(
+            row.contains(" 1 %") && row.trim_end().ends_with("59 %"),
+            "{s}"
+        );
+        assert!(s.contains("of limit  device alone   of alone"), "{s}");
+    }
+
+    #[test]
+    fn behind_the_kernel_the_table_gives_the_latency_less_the_transport() {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "/dev/loop9".into(),
+                kind: TargetKind::BlockDevice,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        d.figures.qd_curve.push(crate::figures::CurvePoint {
+            qd: 1,
+            iops: 5_000.0,
+            lat_mean_ns: 200_000.0,
+            less_transport_lat_ns: Some(190_000.0),
+            less_transport_err_ns: Some(1_500.0),
+            ..Default::default()
+        });
+        d.figures.calibration = Some(crate::calibration::Calibration {
+            transport: "fuse+loop".into(),
+            path: Some("/root/.cache/ssdready/transport/k-b.json".into()),
+            ..Default::default()
+        });
+        let s = findings(&d, 1.0);
+        assert!(s.contains("of alone       less transport"), "{s}");
+        let row = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap();
+        assert!(row.ends_with("190.00 µs ± 1.50 µs"), "{s}");
+        assert!(
+            s.contains("/root/.cache/ssdready/transport/k-b.json"),
+            "{s}"
+        );
+        // A figure within its error of nothing is said to be noise.
+        d.figures.qd_curve[0].less_transport_err_ns = Some(200_000.0);
+        let s = findings(&d, 1.0);
+        assert!(s.contains("noise ± 200.00 µs"), "{s}");
+        // Without a calibration, the table is as before.
+        d.figures.qd_curve[0].less_transport_lat_ns = None;
+        d.figures.calibration = None;
+        let s = findings(&d, 1.0);
+        assert!(s.contains("of alone\n"), "{s}");
+    }
+}
