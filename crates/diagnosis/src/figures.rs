@@ -492,9 +492,9 @@ fn curve_of(runs: &[RunRecord], sweep: &str, qds: &[u32]) -> Vec<CurvePoint> {
                 quota_stopped_ns: median(
                     &rs.iter()
                         .filter_map(|r| {
-                            let g = r.context.as_ref()?.cpu_group.as_ref()?;
-                            (r.summary.ios > 0 && g.throttled_ns > 0)
-                                .then(|| g.throttled_ns as f64 / r.summary.ios as f64)
+                            let g = r.context.as_ref()?.cgroups.as_ref()?.quota_level()?;
+                            let ns = g.throttled_ns.filter(|n| *n > 0)?;
+                            (r.summary.ios > 0).then(|| ns as f64 / r.summary.ios as f64)
                         })
                         .collect::<Vec<_>>(),
                 ),

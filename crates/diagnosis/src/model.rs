@@ -12,7 +12,10 @@ use ssdready_core::result::RunResult;
 /// Name of the study schema.
 pub const SCHEMA: &str = "ssdready.study";
 /// Version of the study schema.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest version still read (its causes in words, read back as
+/// causes; its missing fields as their defaults).
+pub const SCHEMA_VERSION_OLDEST: u32 = 1;
 
 /// A whole study.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -52,6 +55,11 @@ pub struct StudyDoc {
     /// target otherwise), absent when not searched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::capacity::CapacityDoc>,
+    /// What can cap the study's I/O on this machine, read before its runs:
+    /// its control groups' limits, the CPUs it may use, its devices' queues
+    /// (`ssdready limits` prints the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::limits::Inventory>,
 }
 
 /// What kind of thing a target is.
@@ -211,38 +219,11 @@ pub struct RunRecord {
 /// What the study read around one run, beside the run's own figures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunContext {
-    /// The study's CPU control group over the run, where it has a quota.
+    /// The study's control groups over the run: each level's CPU (its
+    /// quota's throttled periods and time), its I/O per device, and its
+    /// pressure (`ssdready_probe::limits::counters` before and after).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_group: Option<CpuGroupRun>,
-}
-
-/// A CPU control group's counters over one run (`cpu.stat`, and its
-/// usage: `cpuacct.usage` or `cpu.stat usage_usec`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct CpuGroupRun {
-    /// Scheduling periods that passed, and those in which the group used
-    /// its whole quota and was stopped.
-    pub periods: u64,
-    pub throttled_periods: u64,
-    /// Time its threads were stopped by the quota, ns.
-    pub throttled_ns: u64,
-    /// CPU time the group used, ns.
-    pub usage_ns: u64,
-    /// Wall time between the two readings, ns.
-    pub wall_ns: u64,
-    /// Where it was read.
-    pub source: String,
-}
-
-impl CpuGroupRun {
-    /// Share of periods in which the quota stopped the group, percent.
-    pub fn throttled_pct(&self) -> Option<f64> {
-        (self.periods > 0).then(|| 100.0 * self.throttled_periods as f64 / self.periods as f64)
-    }
-    /// CPUs' worth of time the group used over the run.
-    pub fn cpus_used(&self) -> Option<f64> {
-        (self.wall_ns > 0).then(|| self.usage_ns as f64 / self.wall_ns as f64)
-    }
+    pub cgroups: Option<crate::limits::counters::CounterDelta>,
 }
 
 /// The device's own answer at a point (emulator model in virtual time).

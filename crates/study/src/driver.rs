@@ -18,6 +18,8 @@ pub struct Outcome {
     pub result: Option<RunResult>,
     /// `real` or `virtual`.
     pub clock: String,
+    /// What was read around the run (its control groups' counters).
+    pub context: Option<crate::model::RunContext>,
 }
 
 /// Why a run produced nothing.
@@ -324,6 +326,7 @@ fn run_point(
             rec.summary = o.summary;
             rec.result = o.result;
             rec.clock = o.clock;
+            rec.context = o.context;
             rec.model_limit_iops = targets
                 .iter()
                 .find(|t| rec.workload.targets.first() == Some(&t.spec))

@@ -280,6 +280,7 @@ pub fn document(
         interrupted,
         warnings: Vec::new(),
         capacity: None,
+        limits: None,
     };
     (doc, partial)
 }

@@ -142,6 +142,7 @@ impl driver::Runner for VirtualRunner {
             summary,
             result: None,
             clock: "virtual".into(),
+            context: None,
         })
     }
 }

@@ -33,6 +33,9 @@ pub struct RealRunner<'a> {
     drive: Option<String>,
     /// What the runner did besides running (scheduler switches).
     pub notes: Vec<String>,
+    /// The devices the study's I/O reaches (MAJ, MIN), whose I/O the
+    /// control groups' counters are read for around each run.
+    devices: Vec<(u32, u32)>,
 }
 
 fn sched_path(dev: &str) -> String {
@@ -51,7 +54,20 @@ impl<'a> RealRunner<'a> {
                 .and_then(|t| ssdready_emu::kernel::daemon::record_of(&t.spec))
                 .map(|r| r.name),
             notes: Vec::new(),
+            devices: targets
+                .iter()
+                .filter_map(|t| {
+                    ssdready_probe::limits_dev::device_of_path(std::path::Path::new(&t.spec))
+                        .ok()
+                        .flatten()
+                })
+                .collect(),
         }
+    }
+
+    /// The study's control groups' counters now.
+    fn cgroups_now(&self) -> ssdready_diagnosis::limits::counters::CgroupCounters {
+        ssdready_probe::limits::counters(std::process::id(), &self.devices)
     }
 
     /// The daemon's figures over one run: its stats file after the run
@@ -161,7 +177,9 @@ impl Runner for RealRunner<'_> {
             .drive
             .as_deref()
             .and_then(ssdready_emu::kernel::daemon::stats);
+        let groups_before = self.cgroups_now();
         let ran = (self.run_fn)(request);
+        let groups = groups_before.delta(&self.cgroups_now());
         match ran {
             Ok(r) => {
                 if let Some(j) = r.jobs.iter().find(|j| j.first_error.is_some()) {
@@ -177,6 +195,10 @@ impl Runner for RealRunner<'_> {
                     summary,
                     result: Some(r),
                     clock: "real".into(),
+                    context: Some(crate::model::RunContext {
+                        cgroups: (!groups.cpu.is_empty() || !groups.io.is_empty())
+                            .then_some(groups),
+                    }),
                 })
             }
             Err(RunFailure::BadInput(m)) => Err(Failure::NotApplicable(m)),

@@ -222,6 +222,28 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
     }
 }
 
+/// What can cap the study's I/O, read before its runs: its control groups'
+/// limits, the CPUs it may use and the queues of the devices its targets
+/// are on; the ones that hold below the machine's own are said.
+fn inventory(targets: &[TargetProfile], quiet: bool) -> ssdready_diagnosis::limits::Inventory {
+    let devices: Vec<(u32, u32)> = targets
+        .iter()
+        .filter_map(|t| {
+            ssdready_probe::limits_dev::device_of_path(Path::new(&t.spec))
+                .ok()
+                .flatten()
+        })
+        .collect();
+    let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
+    if !quiet {
+        let caps = ssdready_diagnosis::limit::caps::Caps::of(&inv);
+        for line in caps.lines() {
+            say(&format!("a limit on this study's I/O: {line}"));
+        }
+    }
+    inv
+}
+
 /// The history database to record the study in: none, with a warning,
 /// when the default one cannot be opened; exit 2 for a `--db` given.
 fn open_history(a: &StudyArgs) -> Option<crate::history::Recorder> {
@@ -418,7 +440,7 @@ fn calibrate(
 fn judge(
     a: &StudyArgs,
     at: &AppsAt,
-    machine: &Machine,
+    (machine, caps): (&Machine, &ssdready_diagnosis::limit::caps::Caps),
     ex: &Executed,
     capacity: Option<&CapacityDoc>,
     warnings: &mut Vec<String>,
@@ -438,7 +460,7 @@ fn judge(
             capacity,
             transport: transport.as_ref(),
             calibration: calibration.as_ref(),
-            caps: None,
+            caps: Some(caps),
         },
     );
     let skipped = if interrupted {
@@ -473,6 +495,7 @@ pub fn command(a: StudyArgs) {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
     make_output(&dir, &stop);
+    let limits = inventory(&targets, a.quiet);
     let (ex, capacity, mut warnings) = run_sweeps(&a, &targets, &p, &stop);
     for t in targets.iter().filter(|t| t.created_by_study) {
         if std::fs::remove_file(&t.spec).is_ok() {
@@ -489,7 +512,15 @@ pub fn command(a: StudyArgs) {
         stop: &stop,
         runtime_s: p.settings.runtime_s,
     };
-    let (j, app_skips) = judge(&a, &at, &machine, &ex, capacity.as_ref(), &mut warnings);
+    let caps = ssdready_diagnosis::limit::caps::Caps::of(&limits);
+    let (j, app_skips) = judge(
+        &a,
+        &at,
+        (&machine, &caps),
+        &ex,
+        capacity.as_ref(),
+        &mut warnings,
+    );
     let mut skipped = p.skipped.clone();
     skipped.extend(app_skips);
     // A stop during the applications section interrupts the study too: the
@@ -519,6 +550,7 @@ pub fn command(a: StudyArgs) {
         interrupted,
         warnings,
         capacity,
+        limits: Some(limits),
     };
     let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
     // A study none of whose runs succeeded has nothing to remember.

@@ -6,6 +6,7 @@
 //! so that advice can name what to change. Made from the inventory of
 //! limits ([`crate::limits::Inventory`]); a test can write one by hand.
 
+use crate::limits::{CgroupVersion, DeviceRole, Inventory, IoLimitKind};
 use serde::{Deserialize, Serialize};
 
 /// A setting on the machine: what it is, its value, and where it is read.
@@ -111,6 +112,147 @@ impl Caps {
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
     }
+}
+
+impl Caps {
+    /// The caps from the inventory of a study's limits: the throttles that
+    /// apply on the devices its I/O reaches, the smallest CPU quota on its
+    /// groups' path, the CPUs it may run on when fewer than are online, the
+    /// target's device queue (`nr_requests`, or a SCSI `queue_depth` when
+    /// smaller), and what a virtual disk hides below this host.
+    pub fn of(inv: &Inventory) -> Caps {
+        let io = inv
+            .effective_io_throttles()
+            .into_iter()
+            .map(|t| IoCap {
+                kind: match t.kind {
+                    IoLimitKind::ReadIops => IoKind::ReadIops,
+                    IoLimitKind::WriteIops => IoKind::WriteIops,
+                    IoLimitKind::ReadBps => IoKind::ReadBps,
+                    IoLimitKind::WriteBps => IoKind::WriteBps,
+                },
+                value: t.value as f64,
+                device: t.disk.clone().unwrap_or_else(|| t.device.clone()),
+                setting: match t.version {
+                    CgroupVersion::V1 => Setting {
+                        name: t.kind.v1_file().into(),
+                        value: format!("{} {}", t.device, t.value),
+                        path: t.source.clone(),
+                    },
+                    CgroupVersion::V2 => Setting {
+                        name: "io.max".into(),
+                        value: format!("{} {}={}", t.device, t.kind.v2_key(), t.value),
+                        path: t.source.clone(),
+                    },
+                },
+            })
+            .collect();
+        let cpu_quota = inv.cpu_quota().map(|q| CpuQuota {
+            cpus: q.cpus,
+            setting: match q.version {
+                CgroupVersion::V1 => Setting {
+                    name: "cpu.cfs_quota_us".into(),
+                    value: format!("{} (period {} µs)", q.quota_us, q.period_us),
+                    path: q.source.clone(),
+                },
+                CgroupVersion::V2 => Setting {
+                    name: "cpu.max".into(),
+                    value: format!("{} {}", q.quota_us, q.period_us),
+                    path: q.source.clone(),
+                },
+            },
+        });
+        Caps {
+            io,
+            cpu_quota,
+            cpus: cpus_allowed(inv),
+            queue: queue(inv),
+            unseen: inv.devices.iter().find_map(|d| d.unseen.clone()),
+        }
+    }
+}
+
+impl Caps {
+    /// One line for each cap, with the setting that holds it.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .io
+            .iter()
+            .map(|c| format!("{} on {}", c.setting.show(), c.device))
+            .collect();
+        if let Some(q) = &self.cpu_quota {
+            out.push(format!(
+                "a CPU quota of {:.2} CPUs: {}",
+                q.cpus,
+                q.setting.show()
+            ));
+        }
+        if let Some(c) = &self.cpus {
+            out.push(format!(
+                "{} of the {} CPUs online: {}",
+                c.cpus.len(),
+                c.online,
+                c.setting.show()
+            ));
+        }
+        out
+    }
+}
+
+/// The CPUs the process may run on, when fewer than are online, with the
+/// setting that restricts them (the cpuset, else the affinity mask).
+fn cpus_allowed(inv: &Inventory) -> Option<CpusAllowed> {
+    let c = &inv.cpus;
+    if c.set.is_empty() || c.set.len() >= c.online.len() {
+        return None;
+    }
+    let list = |v: &[u32]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let setting = match (&inv.cpuset, &inv.affinity) {
+        (Some(s), _) if s.cpus.len() < c.online.len() => Setting {
+            name: std::path::Path::new(&s.source)
+                .file_name()
+                .map_or("cpuset.cpus".into(), |n| n.to_string_lossy().into_owned()),
+            value: list(&s.cpus),
+            path: s.source.clone(),
+        },
+        (_, Some(a)) => Setting {
+            name: "the affinity mask".into(),
+            value: list(&a.cpus),
+            path: a.source.clone(),
+        },
+        _ => Setting {
+            name: "the CPUs allowed".into(),
+            value: list(&c.set),
+            path: String::new(),
+        },
+    };
+    Some(CpusAllowed {
+        cpus: c.set.clone(),
+        online: c.online.len() as u32,
+        setting,
+    })
+}
+
+/// The target's device queue: the requests it admits.
+fn queue(inv: &Inventory) -> Option<QueueCap> {
+    let d = inv.devices.iter().find(|d| d.role == DeviceRole::Target)?;
+    let q = &d.queue;
+    let nr = q.nr_requests.map(|n| (n, "queue/nr_requests"));
+    let depth = q.queue_depth.map(|n| (n, "device/queue_depth"));
+    let (n, file) = [nr, depth].into_iter().flatten().min_by_key(|x| x.0)?;
+    Some(QueueCap {
+        requests: n.min(u32::MAX as u64) as u32,
+        setting: Setting {
+            name: file.into(),
+            value: n.to_string(),
+            path: format!("/sys/block/{}/{file}", d.disk),
+        },
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The causes a study can name for what holds the I/O back, and the layer
 //! each belongs to. A cause is a value, not a word: the rules test it by
 //! its name ([`Cause::name`]), which the rules' parser checks against
-//! [`Cause::ALL`], and study.json keeps it as a snake_case identifier.
+//! [`Cause::ALL`], and study.json keeps it as a snake_case identifier
+//! (a study written before, with the words of the classification it had
+//! then, reads back through aliases).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub enum Cause {
     /// The device, against its basis (its model, or the raw device read
     /// alone on this machine).
+    #[serde(alias = "device")]
     Device,
     /// A rate limit below this host, with nothing on the host busy and the
     /// I/Os waiting at the device: the device, or something between it and
@@ -26,10 +29,13 @@ pub enum Cause {
     /// work.
     CpusAllowed,
     /// Other processes' work on the CPUs the study may use.
+    #[serde(alias = "the CPUs")]
     OtherWork,
     /// The submitting thread, CPU-bound on its own work.
+    #[serde(alias = "one core")]
     OneCore,
     /// The I/O scheduler.
+    #[serde(alias = "the scheduler")]
     Scheduler,
     /// The device's request queue: fewer requests admitted than the study
     /// keeps in flight (`nr_requests`, a SCSI `queue_depth`).
@@ -38,17 +44,22 @@ pub enum Cause {
     /// I/O it makes per file I/O.
     FileSystem,
     /// A kernel lock the submitting threads contend on.
+    #[serde(alias = "a lock")]
     Lock,
     /// The submission path (system call, block layer) by its share of the
     /// latency.
+    #[serde(alias = "submission path")]
     SubmissionPath,
     /// Completions waiting for the submitting thread to reap them.
+    #[serde(alias = "completions")]
     Completions,
     /// ssdready's own apparatus: the emulated drive's daemon behind the
     /// kernel, busy all the time.
+    #[serde(alias = "the drive's daemon")]
     Apparatus,
     /// No candidate had positive evidence.
     #[default]
+    #[serde(alias = "unknown", alias = "")]
     NotIdentified,
 }
 
@@ -191,5 +202,16 @@ mod tests {
             Cause::BelowHost
         );
         assert_eq!(Cause::CpuQuota.layer(), Layer::Cgroup);
+        // A study of the schema's first version said the cause in words.
+        for (old, now) in [
+            ("one core", Cause::OneCore),
+            ("the CPUs", Cause::OtherWork),
+            ("unknown", Cause::NotIdentified),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<Cause>(&format!("\"{old}\"")).unwrap(),
+                now
+            );
+        }
     }
 }

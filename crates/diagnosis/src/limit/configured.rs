@@ -86,8 +86,8 @@ pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
     let Some(q) = &sh.caps.cpu_quota else {
         return Test::No("no CPU quota is set on the study's group".into());
     };
-    let throttled = v.group.and_then(|g| g.throttled_pct());
-    let used = v.group.and_then(|g| g.cpus_used()).or(v.process_cpus);
+    let throttled = v.group.and_then(|g| g.throttled_share()).map(|s| 100.0 * s);
+    let used = v.group.and_then(|g| g.used_cpus()).or(v.process_cpus);
     let used_share = used.map(|u| u / q.cpus);
     let holds = throttled.is_some_and(|t| t >= QUOTA_THROTTLED_PCT)
         || used_share.is_some_and(|u| u >= QUOTA_USED);
@@ -104,13 +104,16 @@ pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
         "the group used {used_words} of its {:.2} CPUs",
         q.cpus
     )];
-    if let Some(g) = v.group {
+    if let (Some(g), Some(tp), Some(p)) = (
+        v.group,
+        v.group.and_then(|g| g.throttled_periods),
+        v.group.and_then(|g| g.periods),
+    ) {
         evidence.push(format!(
-            "the quota stopped it in {} of {} periods, {:.0} ms in all ({})",
-            g.throttled_periods,
-            g.periods,
-            g.throttled_ns as f64 / 1e6,
-            g.source
+            "the quota stopped the group {} in {tp} of {p} periods, {:.0} ms in all (cgroup {:?} cpu.stat)",
+            g.cgroup,
+            g.throttled_ns.unwrap_or(0) as f64 / 1e6,
+            g.version
         ));
     }
     let margin = match throttled {
@@ -258,8 +261,8 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
 pub fn cpu_scarce(caps: &Caps, v: &View) -> bool {
     let quota = caps.cpu_quota.as_ref().is_some_and(|q| {
         v.group
-            .and_then(|g| g.throttled_pct())
-            .is_some_and(|t| t >= QUOTA_THROTTLED_PCT)
+            .and_then(|g| g.throttled_share())
+            .is_some_and(|t| 100.0 * t >= QUOTA_THROTTLED_PCT)
             || v.process_cpus.is_some_and(|u| u >= QUOTA_USED * q.cpus)
     });
     quota || v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)

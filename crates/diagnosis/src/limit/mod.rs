@@ -394,7 +394,7 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         daemon_threads: views.iter().find_map(|v| v.daemon_threads),
         device_util_pct: m(&|v| v.disk.map(|d| d.util_pct)),
         device_in_flight: m(&|v| v.disk.and_then(|d| d.in_flight)),
-        throttled_pct: m(&|v| v.group.and_then(|g| g.throttled_pct())),
+        throttled_pct: m(&|v| v.group.and_then(|g| g.throttled_share()).map(|s| 100.0 * s)),
         device_share_pct: share("driver and device"),
         completion_share_pct: share("completion to the app"),
         submission_share_pct: share("above block, submission")

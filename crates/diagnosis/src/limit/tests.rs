@@ -3,7 +3,9 @@
 use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting};
 use super::*;
 use crate::figures::CurvePoint;
-use crate::model::{CpuGroupRun, RunContext, Workload};
+use crate::limits::counters::{CounterDelta, CpuDelta};
+use crate::limits::CgroupVersion;
+use crate::model::{RunContext, Workload};
 use crate::summary::{CpuSummary, DiskSummary, PointSummary};
 
 fn target(kind: TargetKind) -> TargetProfile {
@@ -170,13 +172,19 @@ fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
     };
     let mut r = run("qd-8", 8, 9_000.0, 20.0, 12.0, 0.5);
     r.context = Some(RunContext {
-        cpu_group: Some(CpuGroupRun {
-            periods: 10,
-            throttled_periods: 9,
-            throttled_ns: 720_000_000,
-            usage_ns: 200_000_000,
-            wall_ns: 1_000_000_000,
-            source: "cpu.stat".into(),
+        cgroups: Some(CounterDelta {
+            seconds: 1.0,
+            cpu: vec![CpuDelta {
+                version: CgroupVersion::V1,
+                cgroup: "/planted".into(),
+                quota_cpus: Some(0.2),
+                seconds: 1.0,
+                used_ns: Some(200_000_000),
+                periods: Some(10),
+                throttled_periods: Some(9),
+                throttled_ns: Some(720_000_000),
+            }],
+            ..Default::default()
         }),
     });
     let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);

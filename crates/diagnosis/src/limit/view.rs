@@ -6,7 +6,8 @@
 
 use super::caps::Caps;
 use crate::figures::Figures;
-use crate::model::{CpuGroupRun, Machine, RunRecord, TargetProfile};
+use crate::limits::counters::CpuDelta;
+use crate::model::{Machine, RunRecord, TargetProfile};
 use crate::summary::{DecompSummary, DiskSummary, ProfileSummary};
 
 /// What every run of the study shares.
@@ -44,7 +45,8 @@ pub struct View<'a> {
     pub daemon_spin: Option<f64>,
     pub daemon_threads: Option<u64>,
     pub disk: Option<&'a DiskSummary>,
-    pub group: Option<&'a CpuGroupRun>,
+    /// The CPU group whose quota is the smallest, over the run.
+    pub group: Option<&'a CpuDelta>,
 }
 
 impl<'a> View<'a> {
@@ -79,7 +81,11 @@ impl<'a> View<'a> {
             daemon_spin: daemon(|t| t.spin_ns_per_io),
             daemon_threads: s.transport.as_ref().map(|t| t.threads).filter(|n| *n > 0),
             disk: s.disk.as_ref(),
-            group: r.context.as_ref().and_then(|c| c.cpu_group.as_ref()),
+            group: r
+                .context
+                .as_ref()
+                .and_then(|c| c.cgroups.as_ref())
+                .and_then(|c| c.quota_level()),
         }
     }
 

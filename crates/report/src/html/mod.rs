@@ -81,6 +81,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         Some(other) => return Err(LoadError::Schema(format!("{other}"))),
         None => return Err(LoadError::Schema("(none: no 'schema' field)".into())),
     };
+    let study = schema == ssdready_diagnosis::model::SCHEMA;
     let allowed = match schema.as_str() {
         ssdready_diagnosis::model::SCHEMA => ssdready_diagnosis::model::SCHEMA_VERSION,
         ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
@@ -88,7 +89,14 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         _ => return Err(LoadError::Schema(format!("'{schema}'"))),
     };
     let version = v.get("schema_version").cloned().unwrap_or(Value::Null);
-    if version.as_u64() != Some(u64::from(allowed)) {
+    let oldest = match study {
+        true => ssdready_diagnosis::model::SCHEMA_VERSION_OLDEST,
+        false => allowed,
+    };
+    if !version
+        .as_u64()
+        .is_some_and(|v| (u64::from(oldest)..=u64::from(allowed)).contains(&v))
+    {
         return Err(LoadError::Version {
             schema,
             found: version.to_string(),
