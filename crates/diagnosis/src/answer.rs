@@ -64,6 +64,15 @@ pub fn describe(t: &TargetProfile) -> String {
 /// dies (…))`, or that the device has none.
 pub fn device_limit_line(f: &Figures) -> String {
     let l = &f.device_limit;
+    if l.basis == crate::basis::HIGHEST_MEASURED {
+        return match l.iops {
+            Some(i) => format!(
+                "highest rate measured: {} IOPS for 4 KiB random reads; the device's own limit is not known here (no model of it, no raw measurement, no specification)",
+                fmt_count(i)
+            ),
+            None => "highest rate measured: none (no run of 4 KiB random reads completed)".into(),
+        };
+    }
     match (l.iops, &l.bound_by) {
         (Some(i), Some(b)) => format!(
             "device limit: {} IOPS for 4 KiB random reads ({}: {b})",

@@ -134,6 +134,11 @@ pub const KNOWN: &[&str] = &[
     "device_in_flight_peak",
     "throttled_pct_peak",
     "highest_measured",
+    "held_by_setting",
+    "throttle_wait_qd1",
+    "bw_throttle",
+    "bw_throttle_setting",
+    "bw_of_throttle_pct",
     "platform_device",
     "platform_peak_iops",
     "platform_peak_qd",
@@ -307,6 +312,16 @@ pub fn facts(
     }
     b.num("background_busy_pct", m.background_busy_pct, "pct", none);
     b.text("unseen_below", caps.unseen.clone(), none);
+    // Queueing's check on a rate throttle: a reader with one I/O in flight
+    // waits 1/R for each under a throttle of R I/Os a second.
+    if f.saturation.limit == crate::limit::Cause::IoThrottle {
+        let r = f.saturation.repeats.first().map(|_| ());
+        let rate = caps.io_limit(true, 4096).map(|x| x.0);
+        if let (Some(()), Some(rate)) = (r, rate.filter(|r| *r > 0.0)) {
+            b.num("throttle_wait_qd1", Some(1e9 / rate), "ns", none);
+        }
+    }
+    throttled_bandwidth(&mut b, f, caps);
     device(&mut b, f);
     curve(&mut b, f);
     saturation(&mut b, f);
@@ -661,6 +676,35 @@ fn saturation(b: &mut Builder, f: &Figures) {
         &s.runs,
     );
     b.num("device_share_peak", s.device_share_pct, "pct", &s.runs);
+}
+
+/// A read bandwidth throttle, and the block-size sweep's best against it.
+fn throttled_bandwidth(b: &mut Builder, f: &Figures, caps: &crate::limit::caps::Caps) {
+    use crate::limit::caps::IoKind;
+    let Some(c) = caps
+        .io
+        .iter()
+        .filter(|c| c.kind == IoKind::ReadBps)
+        .min_by(|a, b| a.value.total_cmp(&b.value))
+    else {
+        return;
+    };
+    let none: &[String] = &[];
+    b.num("bw_throttle", Some(c.value), "bytes_per_s", none);
+    b.text("bw_throttle_setting", Some(c.setting.show()), none);
+    if let Some(p) = f
+        .comparisons
+        .block_sizes
+        .iter()
+        .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
+    {
+        b.num(
+            "bw_of_throttle_pct",
+            Some(100.0 * p.bw_bytes_per_s / c.value),
+            "pct",
+            &p.runs,
+        );
+    }
 }
 
 /// The platform's own peak on the reference device, and what holds it.

@@ -64,11 +64,21 @@ fn verdicts_and_skipped(s: &mut String, d: &StudyDoc) {
     }
 }
 
-/// The queue-depth table: IOPS, latency, and the fractions delivered.
+/// The queue-depth table: IOPS, latency, and, where the study has them,
+/// the fractions delivered (of the device's limit where it has a basis; of
+/// the model alone at each depth), where the mean went (in the block layer
+/// and below, from the device's own counters; stopped by a CPU quota), and
+/// the mean less the emulated drive's transport.
 fn qd_table(s: &mut String, f: &Figures) {
-    // Behind the kernel: the mean latency less the drive's transport too,
-    // with the calibration's error.
-    let less = f.qd_curve.iter().any(|c| c.less_transport_lat_ns.is_some());
+    let any = |g: fn(&CurvePoint) -> bool| f.qd_curve.iter().any(g);
+    let limit = f
+        .device_limit
+        .iops
+        .filter(|_| f.device_limit.basis != crate::basis::HIGHEST_MEASURED);
+    let alone = any(|c| c.device_iops.is_some());
+    let block = any(|c| c.block_ns.is_some());
+    let stopped = any(|c| c.quota_stopped_ns.is_some());
+    let less = any(|c| c.less_transport_lat_ns.is_some());
     if less {
         let _ = writeln!(
             s,
@@ -76,51 +86,70 @@ fn qd_table(s: &mut String, f: &Figures) {
              drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
         );
     }
-    let _ = writeln!(
-        s,
-        "\n  QD        IOPS   mean lat    p99 lat   of limit  device alone   of alone{}",
-        if less { "       less transport" } else { "" }
-    );
-    for c in &f.qd_curve {
-        let _ = writeln!(s, "{}", qd_row(c, f.device_limit.iops, less));
+    if block {
+        let _ = writeln!(
+            s,
+            "  (block & below: of the mean, the time in the block layer and below, from the \
+             device's own counters; the rest is above the block layer)"
+        );
     }
-}
-
-/// One depth's row. Two fractions: of the device's limit (its best at any
-/// depth), and of the device alone at the same depth, which is what the
-/// platform is answerable for at a low depth (a QD 1 device is far from
-/// its limit).
-fn qd_row(c: &CurvePoint, limit_iops: Option<f64>, less: bool) -> String {
-    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
-    let delivered = limit_iops.map_or("-".to_string(), |i| pct(c.iops, i));
-    let alone = c.device_iops.map_or("-".to_string(), fmt_count);
-    let of_alone = c
-        .device_iops
-        .filter(|&d| d > 0.0)
-        .map_or("-".to_string(), |d| pct(c.iops, d));
-    let minus = match (less, c.less_transport_lat_ns) {
-        (false, _) => String::new(),
-        (true, None) => format!(" {:>20}", "-"),
-        // Within its error of nothing: the noise, not a figure.
-        (true, Some(l)) => {
-            let err = c.less_transport_err_ns.unwrap_or(0.0);
-            let v = match l > err {
-                true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
-                false => format!("noise ± {}", fmt_ns(err)),
-            };
-            format!(" {v:>20}")
+    let mut head = String::from("\n  QD        IOPS   mean lat    p99 lat");
+    for (on, h) in [
+        (limit.is_some(), "   of limit"),
+        (alone, "  device alone   of alone"),
+        (block, "  block & below"),
+        (stopped, "  quota-stopped"),
+        (less, "       less transport"),
+    ] {
+        if on {
+            head.push_str(h);
         }
-    };
-    format!(
-        "  {:>3} {:>10} {:>10} {:>10} {:>10} {:>13} {:>10}{minus}",
-        c.qd,
-        fmt_count(c.iops),
-        fmt_ns(c.lat_mean_ns),
-        fmt_ns(c.lat_p99_ns as f64),
-        delivered,
-        alone,
-        of_alone
-    )
+    }
+    let _ = writeln!(s, "{head}");
+    for c in &f.qd_curve {
+        let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
+        let dash = || "-".to_string();
+        let mut row = format!(
+            "  {:>3} {:>10} {:>10} {:>10}",
+            c.qd,
+            fmt_count(c.iops),
+            fmt_ns(c.lat_mean_ns),
+            fmt_ns(c.lat_p99_ns as f64)
+        );
+        if let Some(l) = limit {
+            let _ = write!(row, " {:>10}", pct(c.iops, l));
+        }
+        if alone {
+            let of = c.device_iops.filter(|&d| d > 0.0);
+            let _ = write!(
+                row,
+                " {:>13} {:>10}",
+                c.device_iops.map_or_else(dash, fmt_count),
+                of.map_or_else(dash, |d| pct(c.iops, d))
+            );
+        }
+        if block {
+            let _ = write!(row, " {:>14}", c.block_ns.map_or_else(dash, fmt_ns));
+        }
+        if stopped {
+            let _ = write!(row, " {:>14}", c.quota_stopped_ns.map_or_else(dash, fmt_ns));
+        }
+        if less {
+            let v = match c.less_transport_lat_ns {
+                None => dash(),
+                // Within its error of nothing: the noise, not a figure.
+                Some(l) => {
+                    let err = c.less_transport_err_ns.unwrap_or(0.0);
+                    match l > err {
+                        true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                        false => format!("noise ± {}", fmt_ns(err)),
+                    }
+                }
+            };
+            let _ = write!(row, " {v:>20}");
+        }
+        let _ = writeln!(s, "{row}");
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +242,7 @@ mod tests {
             qd: 1,
             iops: 5_000.0,
             lat_mean_ns: 200_000.0,
+            device_iops: Some(22_000.0),
             less_transport_lat_ns: Some(190_000.0),
             less_transport_err_ns: Some(1_500.0),
             ..Default::default()

@@ -1,43 +1,31 @@
-//! # ssdready-study: how much of the device's speed reaches applications
+//! # ssdready-study: the study's running
 //!
-//! `ssdready study` sits above `ssdready run` as a planner of runs and a
-//! judge of their results. This crate holds everything that is not the run
-//! itself:
+//! `ssdready study` sits above `ssdready run` as a planner of runs; the
+//! judging of their results is `ssdready-diagnosis`'s (pure, tested from
+//! recorded measurements). This crate holds what runs:
 //!
-//! * [`plan`]: from the detected target ([`model::TargetProfile`]), the
-//!   machine and the time budget, the sweeps — queue depth, threads,
-//!   read/write mixes, block sizes, engines, and on request the I/O
-//!   schedulers, buffered I/O, raw device against file, several devices —
-//!   and each point's `run` options ([`jobs`]);
-//! * [`detect`]: what a target is before anything runs (emulator, RAM or
-//!   block device, file), read from sysfs, and whether `run`'s safety
-//!   checks let the study write to it; [`kdrive`]: the built-in drive
-//!   behind the kernel (`emu attach` as a child) for a study as root;
+//! * [`plan`]: from the detected targets, the machine and the time budget,
+//!   the sweeps — queue depth, threads, read/write mixes, block sizes,
+//!   engines, and on request the I/O schedulers, buffered I/O, raw device
+//!   against file (those two in turns), several devices, and the
+//!   platform's own peak on a reference device — and each point's `run`
+//!   options ([`jobs`]);
+//! * [`detect`]: what a target is before anything runs, and its basis
+//!   where its device has a model ([`limit`]: the emulator's analytic
+//!   limits); [`kdrive`]: the built-in drive behind the kernel (`emu
+//!   attach` as a child) and the reference device beside it;
 //! * [`driver`]: runs a plan through a [`driver::Runner`] (real runs
-//!   through the binary's run function, [`real`], or the emulator model in
-//!   virtual time, [`virt`]), stopping the queue-depth sweep once saturated
-//!   and resolving `peak` depths; [`slo`]: the capacity at a latency
-//!   target through the same runner;
-//! * [`app_runs`]: the applications section (`ssdready app`'s workloads
-//!   beside the raw limit; on a block device in an ext4 of its own,
-//!   [`appfs`]), judged by [`applications`];
-//! * [`limit`]: an emulated device's analytic limits, the ground truth;
-//! * [`summary`], [`figures`], [`sweeps`], [`classify`]: the figures
-//!   derived from the runs (`device_limit`, `delivered_pct`, `knee_qd`,
-//!   scaling efficiency, the platform share of latency, clocks per I/O,
-//!   what limits saturation);
-//! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
-//!   rules kept as data (`data/verdicts.rules`);
-//! * [`strategies`]: submission/completion strategies (Shin's
-//!   experiment), shared with `ssdready strategies`, and the study's
-//!   strategies section;
-//! * [`fleet`]: the study of a fleet (`study --client`): hosts alone,
-//!   then 1…N together, aggregate IOPS, merged p99, efficiency; its runs,
-//!   document and printed block in [`fleet_run`];
-//! * [`answer`]: the answer in words, shared by the text and HTML
-//!   renderings; [`text`]: the plan and the findings as printed;
-//! * [`model`]: `study.json`, schema `ssdready.study`
-//!   (`docs/study-schema.md`).
+//!   through the caller's run function, [`real`], with the control groups'
+//!   counters around each; or the emulator model in virtual time,
+//!   [`virt`]), stopping the queue-depth sweep once saturated; [`slo`]: the
+//!   capacity at a latency target through the same runner;
+//! * [`calibrate`]: the drive's transport measured with a zero-time drive;
+//!   [`transport`]: the daemon's figures;
+//! * [`app_runs`] and [`appfs`]: the applications section; [`fleet`] and
+//!   [`fleet_run`]: the study of a fleet; [`strategies`]: Shin's
+//!   strategies' matrix and runner;
+//! * [`judge_with`]: the figures, facts and verdicts of what ran, from
+//!   `ssdready_diagnosis::judge`; [`text`]: the plan as printed.
 
 #![forbid(unsafe_code)]
 

@@ -10,9 +10,11 @@ use super::view::{Shared, View};
 use super::{pct, Found, Test};
 use ssdready_core::units::fmt_count;
 
-/// A throttle holds when the rate is within this band of its value.
+/// A throttle holds when the rate is within this band of its value. Above
+/// it, for a run of a second or so: blk-throttle grants its budget in
+/// slices (100 ms), and a run that starts with a fresh slice gets a burst.
 pub const THROTTLE_LOW: f64 = 0.8;
-pub const THROTTLE_HIGH: f64 = 1.15;
+pub const THROTTLE_HIGH: f64 = 1.25;
 /// The CPU group was stopped in at least this share of its periods.
 pub const QUOTA_THROTTLED_PCT: f64 = 20.0;
 /// Or it used at least this share of its quota.
