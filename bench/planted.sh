@@ -13,7 +13,7 @@
 #     bps-throttle    blkio/io.max read bandwidth limit on the same
 #     cpu-quota       CPU quota of 20 % of one CPU on the study's group
 #     cpuset-one      a cpuset of one CPU
-#     nr-requests     the RAM loop device's queue cut to 2 requests
+#     nr-requests     the RAM loop device's queue cut to 4 requests
 #     fs-amplify      ext4 of 1 KiB blocks, the file fragmented: 4 device
 #                     reads per 4 KiB read
 #     other-work      every CPU kept busy by other processes
@@ -171,26 +171,45 @@ plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear i
     nr-requests)
       target=$(ram_loop)
       fio_plain=$(fio_iops "$target")
-      echo 2 >"/sys/block/$(basename "$target")/queue/nr_requests"
+      # 4 is the least the block layer takes (BLKDEV_MIN_RQ).
+      echo 4 >"/sys/block/$(basename "$target")/queue/nr_requests"
       want=device_queue; layer=block_queue ;;
     fs-amplify)
-      local l; l=$(ram_loop)
-      mkfs.ext4 -q -F -b 1024 -O ^has_journal "$l"
+      # An ext4 of 1 KiB blocks filled with 1 KiB files, every other one
+      # then removed: the file written next lands in 1 KiB holes, so each
+      # 4 KiB of it lies in four blocks apart (filefrag shows it).
+      truncate -s 96M "/dev/shm/planted-$$-fs"; files+=("/dev/shm/planted-$$-fs")
+      local l; l=$(losetup --direct-io=on --show -f "/dev/shm/planted-$$-fs"); loops+=("$l")
+      mkfs.ext4 -q -F -b 1024 -N 100000 -O ^has_journal "$l"
       local m=/dev/shm/planted-$$-mnt; mkdir -p "$m"; mount "$l" "$m"; mounts+=("$m")
-      # Two files written 1 KiB at a time in turns: every 4 KiB of either
-      # lies in four blocks apart.
       python3 - "$m" <<'EOF'
 import os, sys
 m = sys.argv[1]
-a = os.open(m + "/data", os.O_WRONLY | os.O_CREAT | os.O_SYNC)
-b = os.open(m + "/other", os.O_WRONLY | os.O_CREAT | os.O_SYNC)
-blk = b"x" * 1024
-for _ in range(96 * 1024):
-    os.write(a, blk); os.write(b, blk)
-os.close(a); os.close(b)
+os.mkdir(m + "/fill")
+blk, n = b"x" * 1024, 0
+try:
+    while True:
+        fd = os.open(f"{m}/fill/{n}", os.O_WRONLY | os.O_CREAT)
+        os.write(fd, blk); os.close(fd); n += 1
+except OSError:
+    pass
+for i in range(0, n, 2):
+    os.unlink(f"{m}/fill/{i}")
+os.sync()
+fd = os.open(m + "/data", os.O_WRONLY | os.O_CREAT)
+try:
+    for _ in range(32 * 1024):
+        os.write(fd, blk)
+except OSError:
+    pass
+os.fsync(fd); os.close(fd)
 EOF
       target=$m/data
-      fio_plain="(see the raw device)"
+      local d; d=$(basename "$l")
+      local a; a=$(awk '{print $1}' "/sys/block/$d/stat")
+      fio_planted=$(fio_iops "$target")
+      local b; b=$(awk '{print $1}' "/sys/block/$d/stat")
+      fio_plain="$(filefrag "$target" | sed 's/.*: //'); $((b - a)) device reads under fio's 4 KiB reads at"
       want=file_system; layer=file_system ;;
     other-work)
       target=$(ram_loop)
@@ -204,9 +223,14 @@ EOF
     *) echo "planted.sh: unknown plant '$name'" >&2; exit 2 ;;
   esac
   case $name in
-    fs-amplify|emu-controller) fio_planted="-" ;;
+    fs-amplify) ;;
+    emu-controller) fio_planted="-" ;;
     *) fio_planted=$(fio_iops "$target" "${gs[@]}") ;;
   esac
+  # The quota's own evidence: the periods it stopped fio's group in.
+  if [ $name = cpu-quota ] && [ -f "${gs[0]}/cpu.stat" ]; then
+    fio_planted+=" ($(awk '$1=="nr_throttled"{t=$2} $1=="nr_periods"{p=$2} END{print "stopped in " t " of " p " periods"}' "${gs[0]}/cpu.stat"))"
+  fi
   echo "$name: fio 4 KiB random reads at QD 32: $fio_plain IOPS plain, $fio_planted IOPS planted" | tee "$dir/fio.txt"
   for r in $(seq 1 "$runs"); do
     local withload=0

@@ -135,6 +135,7 @@ pub const KNOWN: &[&str] = &[
     "throttled_pct_peak",
     "highest_measured",
     "held_by_setting",
+    "other_work_peak",
     "throttle_wait_qd1",
     "bw_throttle",
     "bw_throttle_setting",
@@ -654,6 +655,7 @@ fn saturation(b: &mut Builder, f: &Figures) {
     b.num("thread_busy_peak", s.thread_busy_pct, "pct", &s.runs);
     b.num("system_busy_peak", s.system_busy_pct, "pct", &s.runs);
     b.num("cpus_busy_peak", s.cpus_busy_pct, "pct", &s.runs);
+    b.num("other_work_peak", s.others_pct, "pct", &s.runs);
     b.num(
         "cpus_allowed",
         Some(s.cpus as f64).filter(|c| *c > 0.0),

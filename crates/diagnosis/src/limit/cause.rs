@@ -93,21 +93,23 @@ pub enum Layer {
 }
 
 impl Cause {
-    /// Every cause, in the order the study weighs them: configured limits
-    /// first (they are what an engineer can change at once and their
-    /// evidence is the most direct), the apparatus, the device against its
-    /// basis, the block layer's settings, the host's own work, and last the
-    /// rate limit below the host, named only when nothing on the host is.
+    /// Every cause, in the order the study weighs them: the apparatus and
+    /// the limits set on the machine first (what an engineer can change at
+    /// once, their evidence the most direct), the device against its basis,
+    /// the block layer's settings and the file system (they hold whatever
+    /// else runs), other work on the CPUs (it comes and goes), the host's
+    /// own work, and last the rate limit below the host, named only when
+    /// nothing on the host is.
     pub const ALL: [Cause; 15] = [
         Cause::Apparatus,
         Cause::IoThrottle,
         Cause::CpuQuota,
         Cause::CpusAllowed,
-        Cause::OtherWork,
         Cause::Device,
         Cause::DeviceQueue,
         Cause::Scheduler,
         Cause::FileSystem,
+        Cause::OtherWork,
         Cause::Lock,
         Cause::OneCore,
         Cause::Completions,

@@ -141,47 +141,56 @@ pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// The CPUs the study may use, all busy with its own work.
+/// The CPUs the study may use, fewer than are online, all busy: the
+/// restriction holds it, whoever's work fills them (the share that is the
+/// study's own is said).
 pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
     let Some(c) = &sh.caps.cpus else {
         return Test::No("the study may use every online CPU".into());
     };
-    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+    let Some(busy) = v.cpus_busy else {
         return Test::No("no per-CPU figures to weigh the CPUs it may use".into());
     };
-    if busy < CPUS_BUSY_PCT || own < OWN_SHARE_PCT {
+    let own = v.own_share();
+    let own_words = own.map_or("an unknown share".into(), pct);
+    if busy < CPUS_BUSY_PCT {
         return Test::No(format!(
-            "it may use {} of {} CPUs ({}); they were {} busy, {} of it ssdready's",
+            "it may use {} of {} CPUs ({}); they were {} busy",
             c.cpus.len(),
             c.online,
             c.setting.show(),
-            pct(busy),
-            pct(own)
+            pct(busy)
         ));
+    }
+    let mut evidence = vec![format!(
+        "CPUs {} busy {}; ssdready used {:.2} CPUs, {own_words} of that",
+        crate::limit::cpu_list(&c.cpus),
+        pct(busy),
+        v.process_cpus.unwrap_or(0.0)
+    )];
+    if own.is_some_and(|o| o < OWN_SHARE_PCT) {
+        evidence.push("other processes took the rest of those CPUs".into());
     }
     Test::Holds(Found {
         part: format!(
-            "{} = {} lets the study use {} of the {} CPUs online, and they were {} busy, {} of it with the study's own work",
+            "{} = {} lets the study use {} of the {} CPUs online, and they were {} busy, {own_words} of it with the study's own work",
             c.setting.name,
             c.setting.value,
             c.cpus.len(),
             c.online,
-            pct(busy),
-            pct(own)
+            pct(busy)
         ),
-        evidence: vec![format!(
-            "CPUs {} busy {}; ssdready used {:.2} CPUs",
-            crate::limit::cpu_list(&c.cpus),
-            pct(busy),
-            v.process_cpus.unwrap_or(0.0)
-        )],
+        evidence,
         setting: Some(c.setting.clone()),
         margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
     })
 }
 
-/// Other processes' work on the CPUs the study may use.
+/// Other processes' work on the CPUs, where the study may use them all.
 pub fn other_work(sh: &Shared, v: &View) -> Test {
+    if sh.caps.cpus.is_some() {
+        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
+    }
     let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
         return Test::No("no CPU figures".into());
     };

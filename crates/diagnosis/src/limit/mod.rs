@@ -103,6 +103,10 @@ pub struct Saturation {
     /// CPUs' worth of time ssdready's process used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_cpus: Option<f64>,
+    /// When the CPUs the study may use were busy (≥ 90 %): the share of
+    /// that busy time other processes took, percent (whatever the cause).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon_busy_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -389,6 +393,10 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         cpus_busy_pct: m(&|v| v.cpus_busy),
         cpus: views.first().map_or(sh.machine.cpus, |v| v.cpus_n),
         process_cpus: m(&|v| v.process_cpus),
+        others_pct: m(&|v| {
+            let busy = v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
+            v.own_share().filter(|_| busy > 0.0).map(|o| 100.0 - o)
+        }),
         daemon_busy_pct: m(&|v| v.daemon_busy),
         daemon_spin_pct: m(&|v| v.daemon_spin),
         daemon_threads: views.iter().find_map(|v| v.daemon_threads),

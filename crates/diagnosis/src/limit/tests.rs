@@ -215,7 +215,12 @@ fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
         .iter()
         .find(|r| r.cause == Cause::OtherWork)
         .unwrap();
-    assert!(o.why.contains("ssdready's own"), "{}", o.why);
+    assert!(o.why.contains("the CPUs allowed"), "{}", o.why);
+    assert!(
+        s.part.contains("92 % of it with the study's own work"),
+        "{}",
+        s.part
+    );
 }
 
 #[test]

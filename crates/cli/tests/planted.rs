@@ -1,0 +1,190 @@
+//! Planted bottlenecks, each with a cause nobody disputes, and the study
+//! graded on it from its JSON: a cgroup I/O throttle on a RAM loop device,
+//! a CPU quota, a cpuset of one CPU. Each plant is made in a cgroup v1
+//! group of its own (this project's machines mount blkio, cpu and cpuset
+//! as v1), the study runs with its process in that group, and the test
+//! checks `figures.saturation.limit`, its layer and the setting named —
+//! never the wording. Needs root and the v1 controller; skips, saying
+//! why, without them. Everything made is removed, even on failure.
+//! (`bench/planted.sh` is the fuller suite: more plants, fio's check of
+//! each, several runs.)
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A cgroup v1 group of its own, removed on drop (its processes moved
+/// back to the root group first).
+struct Group {
+    dir: PathBuf,
+}
+
+impl Group {
+    /// A group under controller `c`, or None (with why) when not possible.
+    fn new(c: &str, tag: &str) -> Option<Group> {
+        let base = Path::new("/sys/fs/cgroup").join(c);
+        if !base.join("cgroup.procs").is_file() {
+            eprintln!("skipped: no cgroup v1 {c} hierarchy at {}", base.display());
+            return None;
+        }
+        let dir = base.join(format!("ssdready-test-{tag}-{}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => Some(Group { dir }),
+            Err(e) => {
+                eprintln!("skipped: cannot make {}: {e}", dir.display());
+                None
+            }
+        }
+    }
+
+    fn set(&self, file: &str, value: &str) {
+        std::fs::write(self.dir.join(file), value)
+            .unwrap_or_else(|e| panic!("{}/{file} = {value}: {e}", self.dir.display()));
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let root = self.dir.parent().unwrap().join("cgroup.procs");
+        if let Ok(p) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
+            for pid in p.lines() {
+                let _ = std::fs::write(&root, pid);
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Run a quick study of `target` with its process in `groups`; its
+/// study.json.
+fn study_in(groups: &[&Group], target: &str, tag: &str) -> Value {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join(tag);
+    let enter: String = groups
+        .iter()
+        .map(|g| format!("echo $$ > {}/cgroup.procs; ", g.dir.display()))
+        .collect();
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{enter}exec \"$@\""))
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", target, "--quick", "--quiet", "--output"])
+        .arg(&dir)
+        .env("SSDREADY_STUDY_RUNTIME", "0.5")
+        .env("XDG_DATA_HOME", out.path())
+        .output()
+        .expect("run the study");
+    assert!(
+        st.status.success(),
+        "study failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap()
+}
+
+/// The RAM loop device's MAJ:MIN.
+fn devno(dev: &str) -> String {
+    let o = Command::new("lsblk")
+        .args(["-dno", "MAJ:MIN", dev])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn saturation(doc: &Value) -> (&str, &str, &str) {
+    let s = &doc["figures"]["saturation"];
+    (
+        s["limit"].as_str().unwrap_or(""),
+        s["layer"].as_str().unwrap_or(""),
+        s["setting"]["name"].as_str().unwrap_or(""),
+    )
+}
+
+#[test]
+fn a_cgroup_read_iops_throttle_is_named_with_its_setting_not_as_the_device() {
+    let Some(dev) = common::LoopDev::new("throttle", 256) else {
+        return;
+    };
+    let Some(g) = Group::new("blkio", "throttle") else {
+        return;
+    };
+    g.set(
+        "blkio.throttle.read_iops_device",
+        &format!("{} 3000", devno(&dev.dev)),
+    );
+    let doc = study_in(&[&g], &dev.dev, "throttle");
+    let (limit, layer, setting) = saturation(&doc);
+    assert_eq!(
+        (limit, layer, setting),
+        ("io_throttle", "cgroup", "blkio.throttle.read_iops_device"),
+        "{}",
+        doc["figures"]["saturation"]
+    );
+    // No device limit claimed: the device has no basis here.
+    assert!(doc["facts"].get("device_limit").is_none());
+    assert_eq!(doc["verdicts"][0]["rule"], "io-throttle-limit");
+    // The inventory read before the runs holds the throttle.
+    let t = &doc["limits"]["io_throttles"];
+    assert!(
+        t.as_array().unwrap().iter().any(|x| x["value"] == 3000),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_cpu_quota_is_named_and_polling_is_not_advised() {
+    let Some(dev) = common::LoopDev::new("quota", 256) else {
+        return;
+    };
+    let Some(g) = Group::new("cpu", "quota") else {
+        return;
+    };
+    g.set("cpu.cfs_period_us", "100000");
+    g.set("cpu.cfs_quota_us", "10000");
+    let doc = study_in(&[&g], &dev.dev, "quota");
+    let (limit, layer, _) = saturation(&doc);
+    assert_eq!(
+        (limit, layer),
+        ("cpu_quota", "cgroup"),
+        "{}",
+        doc["figures"]["saturation"]
+    );
+    for v in doc["verdicts"].as_array().unwrap() {
+        let r = v["recommendation"].as_str().unwrap();
+        assert!(
+            !r.contains("poll for them") && !r.starts_with("Reap completions"),
+            "advice that spends the quota: {v}"
+        );
+    }
+}
+
+#[test]
+fn a_cpuset_of_one_cpu_is_named_from_the_allowed_cpus() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    let Some(dev) = common::LoopDev::new("cpuset", 256) else {
+        return;
+    };
+    let Some(g) = Group::new("cpuset", "one") else {
+        return;
+    };
+    let mems = std::fs::read_to_string("/sys/fs/cgroup/cpuset/cpuset.mems").unwrap_or_default();
+    g.set("cpuset.mems", mems.trim());
+    g.set("cpuset.cpus", "0");
+    let doc = study_in(&[&g], &dev.dev, "cpuset");
+    assert_eq!(doc["limits"]["cpus"]["set"], serde_json::json!([0]));
+    let (limit, layer, _) = saturation(&doc);
+    // One CPU holds it: its own work on the CPU it may use, or its thread
+    // CPU-bound there; never "other work" (the work is its own).
+    assert!(
+        matches!(limit, "cpus_allowed" | "one_core"),
+        "{limit} ({layer}): {}",
+        doc["figures"]["saturation"]
+    );
+    assert_ne!(limit, "other_work");
+}
