@@ -143,7 +143,15 @@ pub struct Machine {
     pub background_busy_pct: Option<f64>,
     /// TSC frequency, Hz: the clocks of clocks per I/O.
     pub tsc_hz: Option<f64>,
+    /// Set when the study ran in the lab VM (`SSDREADY_LAB`, e.g.
+    /// `emulated-vm`: QEMU under software emulation): every figure is then
+    /// functional, never a platform's ceiling, and is labelled emulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<String>,
 }
+
+/// The environment variable the lab VM sets for what runs inside it.
+pub const LAB_ENV: &str = "SSDREADY_LAB";
 
 /// The plan as announced.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

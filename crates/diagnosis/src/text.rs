@@ -25,8 +25,18 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
             ""
         }
     );
+    if let Some(lab) = &d.machine.lab {
+        let _ = writeln!(
+            s,
+            "EMULATED ({lab}): measured in the lab VM under software emulation; every figure \
+             shows function, never a platform's ceiling"
+        );
+    }
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
     qd_table(&mut s, f);
+    if let Some(p) = &f.platform {
+        platform_lines(&mut s, p);
+    }
     if let Some(cal) = &f.calibration {
         let _ = writeln!(s, "  {}", cal.note());
     }
@@ -39,6 +49,22 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     }
     verdicts_and_skipped(&mut s, d);
     s
+}
+
+/// The platform's own curve on the reference device, in one line.
+fn platform_lines(s: &mut String, p: &crate::figures::PlatformPeak) {
+    let pts: Vec<String> = p
+        .curve
+        .iter()
+        .map(|c| format!("QD {} {}", c.qd, fmt_count(c.iops)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  the platform alone, on {} (RAM, the same kernel path without the drive's daemon): {}; held by {}",
+        p.device,
+        pts.join(", "),
+        p.saturation.limit
+    );
 }
 
 /// The findings, numbered with their recommendations, then what was not

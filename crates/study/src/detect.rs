@@ -268,6 +268,9 @@ pub fn machine(tsc_hz: Option<f64>) -> Machine {
         root: ssdready_run::sys::is_root(),
         background_busy_pct,
         tsc_hz,
+        lab: std::env::var(crate::model::LAB_ENV)
+            .ok()
+            .filter(|v| !v.is_empty()),
     }
 }
 

@@ -150,6 +150,9 @@ fn top(d: &StudyDoc) -> String {
     if d.interrupted {
         s.push_str("<div class=\"banner\"><b>Interrupted.</b> The study was stopped; the figures cover the runs it made.</div>");
     }
+    if let Some(lab) = &d.machine.lab {
+        let _ = write!(s, "<div class=\"banner\"><b>Emulated ({}).</b> Measured in the lab VM under software emulation: every figure shows function, never a platform's ceiling.</div>", esc(lab));
+    }
     if let Some(n) = d.figures.noise_pct.filter(|n| *n > 15.0) {
         let _ = write!(s, "<div class=\"banner\"><b>Noisy machine.</b> Repeats varied by {n:.0} % (standard deviation): read the figures as indications.</div>");
     }
