@@ -243,13 +243,24 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         ));
     }
     let at_device = v.disk.and_then(|d| d.in_flight);
-    let full =
-        at_device.is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
+    let full = at_device
+        .is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
     if !full {
         return Test::No(format!(
             "the device's queue admits {} requests, but the device held {} on average",
             q.requests,
             at_device.map_or("?".into(), |d| format!("{d:.1}"))
+        ));
+    }
+    // The cap binds only where the rate stopped growing as the queue
+    // filled: the knee (90 % of the peak) at half the queue or deeper. A
+    // curve flat well before it was held by something else, and the queue
+    // only filled behind that.
+    let knee = sh.figures.knee_qd.unwrap_or(0);
+    if knee * 2 < q.requests {
+        return Test::No(format!(
+            "the device's queue admits {} requests and held about that many, but the rate stopped growing at QD {knee}, well before the queue filled",
+            q.requests
         ));
     }
     Test::Holds(Found {

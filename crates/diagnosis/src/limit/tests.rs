@@ -276,9 +276,16 @@ fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
         ..Default::default()
     };
     let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
-    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    let t = target(TargetKind::RamDevice);
+    let mut f = figures(&r, true);
+    f.knee_qd = Some(4);
+    let s = classify(&t, std::slice::from_ref(&r), &f, &machine(), &caps);
     assert_eq!(s.limit, Cause::DeviceQueue);
     assert_eq!(s.layer, Layer::BlockQueue);
+    // The same queue full behind a curve flat from QD 1: not the queue.
+    f.knee_qd = Some(1);
+    let s = classify(&t, std::slice::from_ref(&r), &f, &machine(), &caps);
+    assert_ne!(s.limit, Cause::DeviceQueue);
 }
 
 #[test]
