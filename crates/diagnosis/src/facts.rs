@@ -643,6 +643,14 @@ fn saturation(b: &mut Builder, f: &Figures) {
         .map(|r| format!("{} ({})", r.cause, r.why))
         .collect();
     b.text("saturation_ruled_out", Some(ruled.join("; ")), &s.runs);
+    // A limit set on the machine (a throttle, a quota) caps every point
+    // alike: comparisons between points then compare it with itself.
+    if matches!(
+        s.limit,
+        crate::limit::Cause::IoThrottle | crate::limit::Cause::CpuQuota
+    ) {
+        b.text("held_by_setting", Some("yes".into()), &s.runs);
+    }
     if let Some(st) = &s.setting {
         b.text(
             "limit_setting",

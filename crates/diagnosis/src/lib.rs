@@ -99,6 +99,25 @@ impl<'a> Inputs<'a> {
     }
 }
 
+/// Judge a study document again from what it recorded: its targets,
+/// machine, runs, limits and the sections the study computed (strategies,
+/// capacity, transport and its calibration). What a study said can be
+/// checked against what it measured, by the rules of this build.
+pub fn rejudge(d: &model::StudyDoc) -> Judgement {
+    let caps = d.limits.as_ref().map(limit::caps::Caps::of);
+    judge(&Inputs {
+        targets: &d.targets,
+        machine: &d.machine,
+        runs: &d.runs,
+        interrupted: d.interrupted,
+        capacity: d.capacity.as_ref(),
+        transport: d.figures.transport.as_ref(),
+        calibration: d.figures.calibration.as_ref(),
+        strategies: d.figures.strategies.as_ref(),
+        caps: caps.as_ref(),
+    })
+}
+
 /// Derive the figures from the measurements and judge them with the
 /// shipped rules.
 pub fn judge(i: &Inputs) -> Judgement {

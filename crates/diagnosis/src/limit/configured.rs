@@ -243,8 +243,8 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         ));
     }
     let at_device = v.disk.and_then(|d| d.in_flight);
-    let full = at_device
-        .is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
+    let full =
+        at_device.is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
     if !full {
         return Test::No(format!(
             "the device's queue admits {} requests, but the device held {} on average",
