@@ -162,22 +162,25 @@ pub fn start(order: &Order, creds: Option<&Creds>, limits: JobLimits) -> Result<
 }
 
 impl Job {
-    /// The last line the process wrote on its standard error.
-    fn last_words(&self) -> String {
+    /// The last line the process wrote on its standard error (a
+    /// backtrace's notes left out), and whether it ran out of memory.
+    fn last_words(&self) -> (String, bool) {
         let t = self.err.lock().unwrap_or_else(|p| p.into_inner());
-        t.lines()
+        let words = t
+            .lines()
             .rev()
             .map(|l| l.trim().trim_start_matches("ssdready: "))
-            .find(|l| !l.is_empty())
+            .find(|l| !l.is_empty() && !l.starts_with("note:") && !l.starts_with("stack backtrace"))
             .unwrap_or("")
-            .to_string()
+            .to_string();
+        (words, t.contains("memory allocation of"))
     }
 
     /// Why the process ended without an answer.
     fn ended(&mut self, timed_out: bool) -> String {
         use std::os::unix::process::ExitStatusExt;
         let status = self.child.wait().ok();
-        let words = self.last_words();
+        let (words, out_of_memory) = self.last_words();
         if timed_out {
             return format!(
                 "the job ran past the time a job may take on this server ({} s; its operator \
@@ -185,7 +188,7 @@ impl Job {
                 self.limits.time.as_secs()
             );
         }
-        if words.contains("memory allocation") {
+        if out_of_memory {
             return format!(
                 "the job ran out of the memory a job may use on this server ({} MiB; its \
                  operator sets --job-memory)",

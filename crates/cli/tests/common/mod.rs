@@ -4,6 +4,7 @@
 
 pub mod fio;
 pub mod net;
+pub mod server;
 
 use serde_json::Value;
 use std::process::{Command, Output};
