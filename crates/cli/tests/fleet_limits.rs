@@ -1,7 +1,8 @@
 //! `ssdready server` with fio's own client, bounded: fio's client with
 //! `--output=FILE` gets both hosts' results in its file (its own switches
 //! are not the server's); a job past the memory or the time a job may
-//! take ends, and the server goes on; a job file that includes files many
+//! take ends, and the server goes on; a job with more workers or files
+//! than a job may have is refused; a job file that includes files many
 //! times over is refused at a bound. Skipped, saying why, without fio.
 
 mod common;
@@ -107,6 +108,17 @@ fn a_job_past_its_memory_or_time_ends_and_the_server_goes_on() {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap();
     assert!(hwm < 100 << 10, "the server grew to {hwm} KiB");
+    // Too many workers, or files, for one job: refused at its check.
+    for (job, needle) in [
+        ("[x]\nioengine=null\nsize=1m\nnumjobs=300\n", "300 workers"),
+        ("[x]\nrw=write\nsize=64m\nnrfiles=5000\n", "5000 files"),
+    ] {
+        let (text, _) = run(job);
+        assert!(
+            text.contains(needle) && text.contains("this server allows"),
+            "{text}"
+        );
+    }
     // A job past its time is stopped and sends what it measured.
     let (text, ok) = run("[x]\nioengine=null\nbs=4k\nsize=1g\ntime_based\nruntime=60\n");
     assert!(ok, "{text}");
