@@ -129,6 +129,26 @@ fn a_client_cannot_write_read_or_delete_roots_files_through_job_options() {
     );
     let _ = cwd.kill();
     let _ = cwd.wait();
+    // A root file (0600) inside the allowed place passes the check by name:
+    // the kernel refuses the user.
+    use std::os::unix::fs::PermissionsExt;
+    let own = a.join("roots");
+    std::fs::write(&own, format!("{SECRET}\n")).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let r = own.display();
+    for job in [
+        format!("include {r}\n[x]\nioengine=null\nsize=1m\n"),
+        format!("[x]\n{w}filename={r}\n"),
+        format!("[x]\nfilename={al}/data\nread_iolog={r}\n"),
+    ] {
+        let (text, _) = f.fio(&job);
+        assert!(text.contains("Permission denied"), "{job}: {text}");
+        assert!(!text.contains(SECRET), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(&own).unwrap(),
+            format!("{SECRET}\n")
+        );
+    }
 }
 
 #[test]
