@@ -108,9 +108,11 @@ fn kept(name: &std::ffi::OsStr) -> bool {
 /// Start a job's process for `order`, as `creds` when given.
 pub fn start(order: &Order, creds: Option<&Creds>, limits: JobLimits) -> Result<Job, String> {
     use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("server-job")
+    // This very program, even if its file was replaced since, under its
+    // own name (a copy installed as `fio` would otherwise act as fio).
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg0("ssdready")
+        .arg("server-job")
         .args(["--memory", &limits.memory.to_string()])
         // The job's files, and the program's own (its pipes, the engines').
         .args(["--files", &(limits.files + 256).to_string()]);
