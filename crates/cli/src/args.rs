@@ -140,29 +140,69 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     })
 }
 
-/// Read and parse one job file (and its includes, relative to it). With
-/// `label`, locations name the file (`jobs.fio line 3`), as when several job
-/// files are given; otherwise they are `line 3`.
-pub fn read_job_file(path: &Path, label: bool, out: &mut Vec<Section>) -> Result<(), SpecError> {
-    let text = read_text(path)
-        .map_err(|e| SpecError::new("job file", format!("{}: {e}", path.display())))?;
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut include = |f: &str| -> Result<(String, String), String> {
-        let p = if Path::new(f).is_absolute() {
-            PathBuf::from(f)
-        } else {
-            base.join(f)
-        };
-        let text = read_text(&p)?;
-        Ok((f.to_string(), text))
-    };
-    let name = path
+/// Where job files and their includes come from: the file system, as a
+/// local run reads them ([`Files`]), or a server's client.
+pub trait Source {
+    /// Job file `arg` (as given on the command line): its text, and its
+    /// path (where its relative includes are resolved from).
+    fn job_file(&mut self, arg: &str) -> Result<(String, String), String>;
+    /// The file an `include` names, `name` as the parser read it in the
+    /// file at `from`: resolved, checked and read in one place.
+    fn include(&mut self, name: &str, from: &str) -> Result<jobfile::Included, String>;
+}
+
+/// Job files and includes as a local run reads them: an include's relative
+/// name from the directory of the file it is in.
+pub struct Files;
+
+impl Source for Files {
+    fn job_file(&mut self, arg: &str) -> Result<(String, String), String> {
+        let text = read_text(Path::new(arg)).map_err(|e| format!("{arg}: {e}"))?;
+        Ok((text, arg.to_string()))
+    }
+
+    fn include(&mut self, name: &str, from: &str) -> Result<jobfile::Included, String> {
+        // A signal ends a long expansion between two files.
+        if crate::stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        let p = beside(name, from);
+        Ok(jobfile::Included {
+            label: name.to_string(),
+            text: read_text(&p)?,
+            path: p.display().to_string(),
+        })
+    }
+}
+
+/// `name` as an include in the file at `from` names it: as written when
+/// absolute, otherwise in the directory `from` is in.
+pub fn beside(name: &str, from: &str) -> PathBuf {
+    let base = Path::new(from).parent().unwrap_or(Path::new(""));
+    base.join(name)
+}
+
+/// Read and parse one job file (and its includes) from `source`. With
+/// `label`, locations name the file (`jobs.fio line 3`), as when several
+/// job files are given; otherwise they are `line 3`.
+pub fn read_job_file(
+    arg: &str,
+    label: bool,
+    source: &mut dyn Source,
+    out: &mut Vec<Section>,
+) -> Result<(), SpecError> {
+    let (text, path) = source
+        .job_file(arg)
+        .map_err(|e| SpecError::new("job file", e))?;
+    let mut include = |f: &str, from: &str| source.include(f, from);
+    let name = Path::new(arg)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    jobfile::parse_into(
+    jobfile::parse_file_into(
         &text,
         label.then_some(name.as_str()),
+        &path,
         &mut include,
         &env_lookup,
         out,
@@ -243,6 +283,11 @@ fn join_separate_values(args: &[String]) -> Vec<String> {
 
 /// Parse the arguments after `run`.
 pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
+    parse_from(args, &mut Files)
+}
+
+/// [`parse`], job files and includes read from `source`.
+pub fn parse_from(args: &[String], source: &mut dyn Source) -> Result<RunArgs, SpecError> {
     let args = &join_separate_values(args);
     let mut r = RunArgs::default();
     let mut globals = Section {
@@ -259,7 +304,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, SpecError> {
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
             file_starts.push((a, files.len()));
-            read_job_file(Path::new(a), several_files, &mut files)?;
+            read_job_file(a, several_files, source, &mut files)?;
             continue;
         };
         let (k, v) = match body.split_once('=') {

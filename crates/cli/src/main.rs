@@ -26,6 +26,10 @@ mod progress;
 mod report;
 mod run_output;
 mod server_cmd;
+mod server_confine;
+mod server_engine;
+mod server_job;
+mod server_spawn;
 mod stdout;
 mod strategies;
 mod study;
@@ -75,6 +79,10 @@ enum Cmd {
     /// Answer fio's client/server protocol: an unmodified `fio --client`
     /// runs its job on this host with ssdready's engine (see docs/fleet.md).
     Server(server_cmd::ServerArgs),
+    /// (A server's own: one client's job, checked or run in a process of
+    /// its own with that client's rights.)
+    #[command(name = "server-job", hide = true)]
+    ServerJob(server_job::JobArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -759,5 +767,6 @@ fn main() {
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
         Cmd::Server(a) => server_cmd::command(a),
+        Cmd::ServerJob(a) => server_job::command(a),
     }
 }

@@ -42,7 +42,11 @@ fn collect(cmd: Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result
         .render(&mut buf)
         .map_err(|e| format!("man page of {name}: {e}"))?;
     out.push((format!("{name}.1"), buf));
-    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+    // A hidden subcommand is the program's own (a server's job process).
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+    {
         collect(sub.clone(), &format!("{name}-{}", sub.get_name()), out)?;
     }
     Ok(())

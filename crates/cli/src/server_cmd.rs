@@ -3,20 +3,27 @@
 //! `ssdready_fleet::policy`'s; docs/fleet.md "Who may drive a server").
 //!
 //! The server keeps a directory of its own (`--directory`, by default
-//! `$TMPDIR/ssdready-server-UID`, mode 0700): `work/` is its working
-//! directory, where relative file names land and the one place jobs may
-//! use unless the operator allows more; `jobs/` holds the clients' job
-//! files while they are parsed, and what a killed server left there is
-//! removed at the next start.
+//! `$TMPDIR/ssdready-server-UID`, mode 0700, or 0711 for a root server
+//! that serves other users): `work/` is its working directory, where
+//! relative file names land and the one place jobs may use unless the
+//! operator allows more; `users/UID/` is that for another user whose jobs
+//! a root server runs with that user's rights (made by the server, owned
+//! by the user, mode 0700).
+//!
+//! Every check and every run of a client's job happens in a process of its
+//! own (`server_job`, started by `server_spawn`): with the client's uid,
+//! gid and groups when the server is root and the client another local
+//! user, within the job limits (`--job-memory`, `--job-files`,
+//! `--job-threads`, `--job-time`), and confined to the allowed places.
+//! The server itself reads no job file and opens nothing a job names.
 
-use crate::{args, fail, say};
-use ssdready_fleet::policy::{self, Peer, Policy, Users};
-use ssdready_fleet::server::{Client, JobFiles, JobRequest, RunOutput, Runner, Server};
-use ssdready_fleet::{from_result, pdu::ProbeReply};
+use crate::server_engine::Engine;
+use crate::server_spawn::JobLimits;
+use crate::{fail, say};
+use ssdready_fleet::policy::{self, Policy, Users};
+use ssdready_fleet::server::Server;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct ServerArgs {
@@ -63,6 +70,20 @@ pub struct ServerArgs {
     /// server's directory.
     #[arg(long, value_name = "FILE")]
     daemonize: Option<PathBuf>,
+    /// The memory one job may use (its logs and buffers), e.g. 4g; a job
+    /// past it fails, the server goes on.
+    #[arg(long = "job-memory", value_name = "SIZE", default_value = "4g")]
+    job_memory: String,
+    /// How long one job may run (e.g. 90s, 2h); it is then stopped and
+    /// sends what it measured.
+    #[arg(long = "job-time", value_name = "TIME", default_value = "24h")]
+    job_time: String,
+    /// The files one job may use (nrfiles or filename, times numjobs).
+    #[arg(long = "job-files", value_name = "N", default_value_t = 4096)]
+    job_files: u64,
+    /// The workers (threads doing I/O) one job may have (numjobs added up).
+    #[arg(long = "job-threads", value_name = "N", default_value_t = 256)]
+    job_threads: u64,
     /// (The background server's own: where it writes its process id once
     /// it listens.)
     #[arg(long = "pid-file", hide = true)]
@@ -136,6 +157,10 @@ fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
         allow_user: Vec::new(),
         directory: None,
         daemonize,
+        job_memory: "4g".into(),
+        job_time: "24h".into(),
+        job_files: 4096,
+        job_threads: 256,
         pid_file: None,
     })
 }
@@ -169,15 +194,34 @@ fn write_pid(a: &ServerArgs) {
     }
 }
 
-/// Remove the job directories of servers that are gone, saying how many.
-fn remove_stale_jobs(jobs: &Path) {
-    let stale = JobFiles::clean_stale(jobs);
-    if !stale.is_empty() {
-        say(&format!(
-            "server: removed {} job director{} left by servers that are gone",
-            stale.len(),
-            if stale.len() == 1 { "y" } else { "ies" }
-        ));
+/// The job limits the switches give (bad input ends here, exit 2).
+fn job_limits(a: &ServerArgs) -> JobLimits {
+    use ssdready_core::units::{parse_size, parse_time_ns};
+    let memory = parse_size(&a.job_memory, 1024)
+        .ok()
+        .filter(|m| *m >= 64 << 20)
+        .unwrap_or_else(|| {
+            fail(2, &format!("option '--job-memory': '{}' is not a size of 64 MiB or more (allowed: e.g. 512m, 4g)", a.job_memory))
+        });
+    let time = parse_time_ns(&a.job_time, 1_000_000_000)
+        .ok()
+        .filter(|t| *t >= 1_000_000_000)
+        .unwrap_or_else(|| {
+            fail(2, &format!("option '--job-time': '{}' is not a time of 1 s or more (allowed: e.g. 90s, 30m, 24h)", a.job_time))
+        });
+    for (what, v) in [
+        ("--job-files", a.job_files),
+        ("--job-threads", a.job_threads),
+    ] {
+        if v == 0 {
+            fail(2, &format!("option '{what}': 0 (allowed: 1 or more)"));
+        }
+    }
+    JobLimits {
+        memory,
+        files: a.job_files,
+        workers: a.job_threads,
+        time: std::time::Duration::from_nanos(time),
     }
 }
 
@@ -195,22 +239,27 @@ pub fn command(a: ServerArgs) {
         .unwrap_or_else(|| std::env::temp_dir().join(format!("ssdready-server-{me}")));
     // Every switch checked before anything is made (bad input writes nothing).
     let (dirs, devices) = allowed_paths(&a);
+    let limits = job_limits(&a);
+    // Only the server's user and root: the socket file's mode alone decides.
+    let owner_only = matches!(&users, Users::Only(v) if v.iter().all(|&u| u == 0 || u == me));
+    // A root server that serves others makes them directories of their own
+    // below its own, which they must be able to pass through.
+    let traversable = me == 0 && !owner_only;
     let own_dir = || {
-        own_directory(&home, me).unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")))
+        own_directory(&home, me, traversable)
+            .unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")))
     };
     if let Some(pid_file) = &a.daemonize {
         own_dir();
         background(&a, &home, pid_file);
     }
-    // Only the server's user and root: the socket file's mode alone decides.
-    let owner_only = matches!(&users, Users::Only(v) if v.iter().all(|&u| u == 0 || u == me));
     let server = match &a.socket {
         Some(p) => Server::bind_unix(p, if owner_only { 0o600 } else { 0o666 })
             .unwrap_or_else(|e| fail(2, &format!("option '--socket': {e}"))),
         None => Server::bind(SocketAddr::new(ip, a.port))
             .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}"))),
     };
-    let (work, jobs) = own_dir();
+    let work = own_dir();
     let policy = Policy {
         dirs: std::iter::once(work.clone()).chain(dirs).collect(),
         devices,
@@ -218,7 +267,6 @@ pub fn command(a: ServerArgs) {
         users,
     };
     write_pid(&a);
-    remove_stale_jobs(&jobs);
     if let Err(e) = std::env::set_current_dir(&work) {
         fail(1, &format!("server: {}: {e}", work.display()));
     }
@@ -239,8 +287,12 @@ pub fn command(a: ServerArgs) {
     let log = |m: &str| say(&format!("server: {m}"));
     let engine = Engine {
         policy,
-        jobs,
+        home,
+        work,
+        me,
+        limits,
         passwd,
+        stop: stop.clone(),
     };
     if let Err(e) = server.serve(&engine, &stop, a.runs, &log) {
         fail(1, &format!("server: {e}"));
@@ -332,6 +384,14 @@ fn same_server(a: &ServerArgs, home: &Path) -> Vec<std::ffi::OsString> {
     if a.allow_exec {
         v.push("--allow-exec".into());
     }
+    for (k, val) in [
+        ("--job-memory", a.job_memory.clone()),
+        ("--job-time", a.job_time.clone()),
+        ("--job-files", a.job_files.to_string()),
+        ("--job-threads", a.job_threads.to_string()),
+    ] {
+        v.extend([k.into(), val.into()]);
+    }
     if let Some(p) = &a.socket {
         // `--socket` goes alone: no --bind/--port.
         v.drain(..4);
@@ -370,48 +430,47 @@ fn canonical(p: &Path, what: &str, dir: bool) -> Result<PathBuf, String> {
     Ok(c)
 }
 
-/// Make (or take back) the server's directory, private to its user: its
-/// `work` and `jobs` subdirectories, canonical. Refused when it is a
-/// symbolic link or belongs to another user.
-fn own_directory(home: &Path, me: u32) -> Result<(PathBuf, PathBuf), String> {
+/// Make (or take back) the server's directory, its user's own (mode 0700,
+/// 0711 when `traversable`: other users' directories lie below it), and
+/// its `work` subdirectory (0700): that, canonical. Refused when either is
+/// a symbolic link or belongs to another user.
+fn own_directory(home: &Path, me: u32, traversable: bool) -> Result<PathBuf, String> {
+    let mode = if traversable { 0o711 } else { 0o700 };
+    private_dir(home, mode, me).map_err(|e| {
+        format!("{e} (a symbolic link is refused: the server's directory must be its own)")
+    })?;
+    let work = home.join("work");
+    private_dir(&work, 0o700, me)?;
+    if traversable {
+        private_dir(&home.join("users"), 0o711, me)?;
+    }
+    work.canonicalize()
+        .map_err(|e| format!("{}: {e}", work.display()))
+}
+
+/// Make the directory `p` with `mode`, or take it back when it is already
+/// a directory (not a symbolic link) of user `owner`; its mode set to
+/// `mode` whatever the umask.
+fn private_dir(p: &Path, mode: u32, owner: u32) -> Result<(), String> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    let shown = home.display();
-    match std::fs::DirBuilder::new().mode(0o700).create(home) {
+    let shown = p.display();
+    match std::fs::DirBuilder::new().mode(mode).create(p) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(format!("{shown}: {e}")),
     }
-    let md = std::fs::symlink_metadata(home).map_err(|e| format!("{shown}: {e}"))?;
+    let md = std::fs::symlink_metadata(p).map_err(|e| format!("{shown}: {e}"))?;
     if !md.is_dir() {
-        return Err(format!(
-            "{shown} is not a directory (a symbolic link is refused: the server's directory must be its own)"
-        ));
+        return Err(format!("{shown} is not a directory"));
     }
-    if md.uid() != me {
+    if md.uid() != owner {
         return Err(format!(
-            "{shown} belongs to uid {}, not to this server's user (uid {me}): another user may have made it",
+            "{shown} belongs to uid {}, not to uid {owner}: another user may have made it",
             md.uid()
         ));
     }
-    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("{shown}: {e}"))?;
-    let mut out = Vec::new();
-    for sub in ["work", "jobs"] {
-        let p = home.join(sub);
-        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("{}: {e}", p.display())),
-        }
-        let c = p
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-        if !c.starts_with(home.canonicalize().map_err(|e| e.to_string())?) || !c.is_dir() {
-            return Err(format!("{} is not a directory of its own", p.display()));
-        }
-        out.push(c);
-    }
-    Ok((out.remove(0), out.remove(0)))
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("{shown}: {e}"))
 }
 
 /// The start-up line: who may connect, where jobs may go, and commands.
@@ -438,233 +497,4 @@ fn allows(p: &Policy, local_only: bool, passwd: &str) -> String {
             "refused (--allow-exec allows them)"
         }
     )
-}
-
-/// The run engine behind `ssdready server`: a job is checked against the
-/// server's policy, then checked and run exactly as `ssdready run` would
-/// (same validation, same safety checks, never `--allow-destructive`).
-struct Engine {
-    policy: Policy,
-    jobs: PathBuf,
-    passwd: String,
-}
-
-impl Engine {
-    /// The request's job files written and parsed, every option and path
-    /// checked against the policy.
-    fn checked(&self, req: &JobRequest) -> Result<(JobFiles, args::RunArgs), String> {
-        self.policy
-            .check_args(&req.args)
-            .map_err(|e| e.to_string())?;
-        for text in &req.jobs {
-            self.check_includes(text)?;
-        }
-        let (files, all) = JobFiles::write(&self.jobs, req).map_err(|e| e.to_string())?;
-        let mut parsed = args::parse(&all).map_err(|e| e.to_string())?;
-        parsed.quiet = true;
-        parsed.eta = args::Eta::Never;
-        parsed.allow_destructive = false;
-        let base = std::env::current_dir().map_err(|e| e.to_string())?;
-        for s in &parsed.sections {
-            for o in &s.options {
-                self.policy
-                    .check_option(&o.key, o.value.as_deref(), &base)
-                    .map_err(|e| in_job(&s.name, e.to_string()))?;
-            }
-        }
-        Ok((files, parsed))
-    }
-
-    /// `include` lines name places the policy allows (and no variable,
-    /// which could expand to another place after this check).
-    fn check_includes(&self, text: &str) -> Result<(), String> {
-        for line in text.lines() {
-            let t = line.trim_start();
-            let Some(file) = t
-                .strip_prefix("include")
-                .filter(|r| r.starts_with([' ', '\t']))
-                .map(str::trim)
-            else {
-                continue;
-            };
-            if file.contains('$') {
-                return Err(format!(
-                    "include {file}: a variable in an included file's name is refused by a server"
-                ));
-            }
-            self.policy
-                .check_include(Path::new(file))
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    }
-
-    /// Every file the jobs will use lies in an allowed place.
-    fn check_targets(&self, specs: &[ssdready_core::spec::JobSpec]) -> Result<(), String> {
-        use ssdready_workload::fileset::{self, PathInfo};
-        let info = |p: &str| match std::fs::metadata(p) {
-            Ok(md) => PathInfo {
-                exists: true,
-                regular: md.is_file(),
-                size: md.len(),
-            },
-            Err(_) => PathInfo::default(),
-        };
-        let list = |d: &str| -> Result<Vec<String>, String> {
-            self.policy
-                .check_path(Path::new(d), "option 'opendir'")
-                .map_err(|e| e.to_string())?;
-            Ok(Vec::new())
-        };
-        for s in specs {
-            if s.ioengine == ssdready_core::spec::EngineKind::Null
-                || (s.on_emulator() && s.filename.is_empty())
-            {
-                continue;
-            }
-            for clone in 0..s.numjobs.max(1) {
-                let names = fileset::names(s, clone, &info, &list).map_err(|e| e.to_string())?;
-                for n in names
-                    .iter()
-                    .filter(|n| *n != "emu" && !n.starts_with("emu:"))
-                {
-                    self.policy
-                        .check_path(Path::new(n), "target")
-                        .map_err(|e| in_job(&s.name, e.to_string()))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The request checked, parsed and resolved: its jobs.
-    fn resolved(
-        &self,
-        req: &JobRequest,
-        stop: Arc<AtomicBool>,
-    ) -> Result<(JobFiles, ssdready_run::RunRequest, usize), (u32, String)> {
-        let (files, parsed) = self.checked(req).map_err(|e| (1, e))?;
-        let request = parsed.request(stop);
-        let specs = ssdready_run::resolve(
-            &request,
-            ssdready_emu::memory::TimeBase::Real,
-            &mut ssdready_run::SilentObserver,
-        )
-        .map_err(|f| (22, f.message().to_string()))?;
-        self.check_targets(&specs).map_err(|e| (1, e))?;
-        Ok((files, request, specs.len()))
-    }
-}
-
-fn in_job(job: &str, e: String) -> String {
-    if job == "global" {
-        e
-    } else {
-        format!("job '{job}': {e}")
-    }
-}
-
-impl Engine {
-    /// A local user: allowed, or why not.
-    fn admit_uid(&self, uid: u32) -> Result<(), String> {
-        if self.policy.admits_uid(uid) {
-            return Ok(());
-        }
-        Err(format!(
-            "user {} (uid {uid}) may not drive this server (its operator allows others with --allow-user)",
-            policy::user_name(uid, &self.passwd)
-        ))
-    }
-}
-
-impl Runner for Engine {
-    fn plan(&self, req: &JobRequest) -> Result<u32, String> {
-        self.resolved(req, Arc::new(AtomicBool::new(false)))
-            .map(|(_, _, n)| n as u32)
-            .map_err(|(_, e)| e)
-    }
-
-    fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput {
-        let failed = |error: u32, text: String| RunOutput {
-            error,
-            text: format!("ssdready: {text}\n"),
-            ..Default::default()
-        };
-        let (_files, mut request) = match self.resolved(req, stop) {
-            Ok((f, r, _)) => (f, r),
-            Err((code, e)) => return failed(code, e),
-        };
-        // The jobs' logs go to the client, as fio's server sends them.
-        let sink = ssdready_run::LogSink::default();
-        request.log_sink = Some(sink.clone());
-        let result = match ssdready_run::execute(request, &mut ssdready_run::SilentObserver) {
-            Ok(r) => r,
-            Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
-        };
-        let worker_logs = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-        let logs = match crate::fleet_cmd::to_wire(worker_logs, version) {
-            Ok(l) => l,
-            Err(e) => return failed(70, e.to_string()),
-        };
-        let mut text: String = result
-            .warnings
-            .iter()
-            .filter(|w| w.contains("is not sent to the client"))
-            .map(|w| format!("ssdready: {w}\n"))
-            .collect();
-        text.extend(result.failure.as_ref().map(|f| format!("ssdready: {f}\n")));
-        match from_result::fio_results(&result, version) {
-            Ok((ts, groups)) => RunOutput {
-                ts,
-                groups,
-                error: u32::from(result.failure.is_some()),
-                text,
-                logs,
-                du: from_result::disk_util(&result),
-                global_options: result.global_options.clone(),
-            },
-            Err(e) => failed(70, e.to_string()),
-        }
-    }
-
-    fn probe(&self) -> ProbeReply {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        ProbeReply {
-            hostname: host.trim().to_string(),
-            fio_version: format!("ssdready-{}", env!("CARGO_PKG_VERSION")),
-            // fio's os_linux and arch_x86_64 (what fio 3.33 sends on Linux x86-64).
-            os: 1,
-            arch: if cfg!(target_arch = "x86_64") { 1 } else { 0 },
-            bpp: std::mem::size_of::<usize>() as u8,
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-            ..Default::default()
-        }
-    }
-
-    fn admit(&self, client: &Client) -> Result<(), String> {
-        if self.policy.users == Users::All {
-            return Ok(());
-        }
-        let (local, peer) = match *client {
-            Client::Tcp { local, peer } => (local, peer),
-            Client::Unix { uid: Some(uid) } => return self.admit_uid(uid),
-            Client::Unix { uid: None } => {
-                return Err("cannot tell which user connected to the socket: refused".into())
-            }
-        };
-        let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
-            .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
-            .collect();
-        // An address is this host's when a socket can be bound to it.
-        let is_local = |ip: IpAddr| std::net::UdpSocket::bind((ip, 0)).is_ok();
-        match policy::identify(local, peer, &tables, &is_local) {
-            Peer::Local(uid) => self.admit_uid(uid),
-            Peer::Unknown => Err(
-                "cannot tell which user of this host connected (its socket is not open): refused"
-                    .into(),
-            ),
-            Peer::Remote => Ok(()),
-        }
-    }
 }

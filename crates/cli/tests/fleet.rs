@@ -498,6 +498,9 @@ fn bad_server_switches_are_one_line_and_make_nothing() {
             "not a user of this host",
         ),
         (vec!["--socket", &sock_s], "not a socket"),
+        (vec!["--job-memory", "1k"], "--job-memory"),
+        (vec!["--job-time", "forever"], "--job-time"),
+        (vec!["--job-threads", "0"], "--job-threads"),
     ] {
         let out = Command::new(BIN)
             .args(["server", "--directory", &srv_s])

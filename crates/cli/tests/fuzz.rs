@@ -452,9 +452,13 @@ fn env(name: &str) -> Option<String> {
 /// I/Os of each job. Errors are fine; only a panic is a failure.
 fn exercise(text: &str, host: &Host) -> bool {
     let common = std::fs::read_to_string(jobs_dir().join("common.inc")).unwrap_or_default();
-    let mut include = |f: &str| -> Result<(String, String), String> {
+    let mut include = |f: &str, _: &str| -> Result<jobfile::Included, String> {
         match f {
-            "common.inc" => Ok((f.to_string(), common.clone())),
+            "common.inc" => Ok(jobfile::Included {
+                label: f.to_string(),
+                text: common.clone(),
+                path: f.to_string(),
+            }),
             _ => Err("no such file".into()),
         }
     };

@@ -9,19 +9,51 @@
 //!
 //! The parser is pure: the caller supplies how to read an included file and
 //! how to look a variable up, so it can be tested without a file system.
+//! The caller's reader is the one place an include is resolved, checked
+//! and read: it gets the name exactly as parsed (after `include` and any
+//! white space, form feed and no-break space included, up to a comment)
+//! and the path of the file that includes it, for includes nested in
+//! included files too. What one job file expands to is bounded: includes
+//! nest at most [`MAX_INCLUDE_DEPTH`] deep, [`MAX_INCLUDES`] files are
+//! included in all, and the texts add up to at most [`MAX_EXPANDED_BYTES`]
+//! (files that include each other many times over would otherwise expand
+//! without end).
 //! Each option keeps where it was written, so errors can say
 //! `job 'seq-read' (line 12): option 'exitall_on_error' is not supported yet`.
 
 use crate::options::{RawOption, Section};
 use crate::spec::SpecError;
 
-/// Reads an included file: given the name as written, returns (label for
-/// messages, text).
-pub type IncludeFn<'a> = dyn FnMut(&str) -> Result<(String, String), String> + 'a;
+/// An included file as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Included {
+    /// How messages name it (`common.fio line 3`).
+    pub label: String,
+    pub text: String,
+    /// Where it is: the `from` of the includes it holds.
+    pub path: String,
+}
+
+/// Reads an included file: given the name as written and the path of the
+/// file that includes it (`""` for a main text that is no file), returns
+/// it, or why not.
+pub type IncludeFn<'a> = dyn FnMut(&str, &str) -> Result<Included, String> + 'a;
 /// Looks a variable up (`VAR` of `${VAR}`, or a reserved name).
 pub type EnvFn<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
-const MAX_INCLUDE_DEPTH: usize = 16;
+/// How deep includes nest.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+/// How many files one job file includes in all, nested or not.
+pub const MAX_INCLUDES: usize = 1024;
+/// How much text one job file expands to with its includes.
+pub const MAX_EXPANDED_BYTES: usize = 16 << 20;
+
+/// What a job file has expanded to so far.
+#[derive(Default)]
+struct Expanded {
+    files: usize,
+    bytes: usize,
+}
 
 fn loc(label: Option<&str>, line: usize) -> String {
     match label {
@@ -82,7 +114,7 @@ fn expand(text: &str, at: &str, env: &EnvFn<'_>) -> Result<(String, bool), SpecE
 
 /// Parse `text` (labelled `label` in messages; None for the main file) and
 /// append its sections to `out`. Options before the first section are an
-/// error, as in fio.
+/// error, as in fio. The main text is no file: its includes come `from` "".
 pub fn parse_into(
     text: &str,
     label: Option<&str>,
@@ -90,18 +122,73 @@ pub fn parse_into(
     env: &EnvFn<'_>,
     out: &mut Vec<Section>,
 ) -> Result<(), SpecError> {
-    parse_depth(text, label, include, env, out, 0)
+    parse_file_into(text, label, "", include, env, out)
+}
+
+/// [`parse_into`] for the text of the file at `path` (its includes come
+/// `from` it).
+pub fn parse_file_into(
+    text: &str,
+    label: Option<&str>,
+    path: &str,
+    include: &mut IncludeFn<'_>,
+    env: &EnvFn<'_>,
+    out: &mut Vec<Section>,
+) -> Result<(), SpecError> {
+    let mut seen = Expanded {
+        files: 0,
+        bytes: text.len(),
+    };
+    let file = File { text, label, path };
+    parse_depth(&file, include, env, out, 0, &mut seen)
+}
+
+/// A text being parsed: what messages call it, and where it is.
+struct File<'a> {
+    text: &'a str,
+    label: Option<&'a str>,
+    path: &'a str,
+}
+
+/// Read the file an `include` names (`file`, at `at`), within the bounds
+/// of what one job file may expand to.
+fn read_include(
+    file: &str,
+    from: &str,
+    at: &str,
+    include: &mut IncludeFn<'_>,
+    seen: &mut Expanded,
+) -> Result<Included, SpecError> {
+    let bad = |why: String| SpecError::new("include", why).at(Some(at));
+    seen.files += 1;
+    if seen.files > MAX_INCLUDES {
+        return Err(bad(format!(
+            "{file}: more than {MAX_INCLUDES} files included in all (allowed: at most \
+             {MAX_INCLUDES}, nested includes counted each time)"
+        )));
+    }
+    let inc = include(file, from).map_err(|e| bad(format!("{file}: {e}")))?;
+    seen.bytes += inc.text.len();
+    if seen.bytes > MAX_EXPANDED_BYTES {
+        return Err(bad(format!(
+            "{file}: the job file and its includes exceed {} MiB in all (allowed: at most {} MiB)",
+            MAX_EXPANDED_BYTES >> 20,
+            MAX_EXPANDED_BYTES >> 20
+        )));
+    }
+    Ok(inc)
 }
 
 fn parse_depth(
-    text: &str,
-    label: Option<&str>,
+    f: &File<'_>,
     include: &mut IncludeFn<'_>,
     env: &EnvFn<'_>,
     out: &mut Vec<Section>,
     depth: usize,
+    seen: &mut Expanded,
 ) -> Result<(), SpecError> {
-    for (i, raw) in text.lines().enumerate() {
+    let label = f.label;
+    for (i, raw) in f.text.lines().enumerate() {
         let at = loc(label, i + 1);
         let line = strip_comment(raw);
         if line.is_empty() {
@@ -138,9 +225,13 @@ fn parse_depth(
                 );
             }
             let (file, _) = expand(file.trim(), &at, env)?;
-            let (sub_label, sub) = include(&file)
-                .map_err(|e| SpecError::new("include", format!("{file}: {e}")).at(Some(&at)))?;
-            parse_depth(&sub, Some(&sub_label), include, env, out, depth + 1)?;
+            let inc = read_include(&file, f.path, &at, include, seen)?;
+            let sub = File {
+                text: &inc.text,
+                label: Some(&inc.label),
+                path: &inc.path,
+            };
+            parse_depth(&sub, include, env, out, depth + 1, seen)?;
             continue;
         }
         let (line, keyword) = expand(line, &at, env)?;
@@ -186,13 +277,17 @@ mod tests {
             "ncpus" => Some("2".to_string()),
             _ => None,
         };
-        let mut inc = |f: &str| match f {
-            "common.fio" => Ok((
-                "common.fio".to_string(),
-                "[global]\nioengine=io_uring\ndirect=1\n".to_string(),
-            )),
-            "loop.fio" => Ok(("loop.fio".to_string(), "include loop.fio\n".to_string())),
-            _ => Err("no such file".to_string()),
+        let mut inc = |f: &str, _: &str| {
+            let text = match f {
+                "common.fio" => "[global]\nioengine=io_uring\ndirect=1\n",
+                "loop.fio" => "include loop.fio\n",
+                _ => return Err("no such file".to_string()),
+            };
+            Ok(Included {
+                label: f.into(),
+                text: text.into(),
+                path: f.into(),
+            })
         };
         parse_into(text, None, &mut inc, &env, &mut out)?;
         Ok(out)
@@ -246,6 +341,85 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no such file"));
+    }
+
+    #[test]
+    fn files_that_include_each_other_many_times_over_stop_at_a_bound() {
+        // f0 includes f1 ten times, f1 includes f2 ten times, … : 10^8
+        // includes unbounded.
+        let mut reads = 0;
+        let mut inc = |f: &str, _: &str| {
+            reads += 1;
+            let n: usize = f[1..].parse().unwrap();
+            let text = match n {
+                0..8 => format!("include f{}\n", n + 1).repeat(10),
+                _ => "[j]\nsize=1m\n".into(),
+            };
+            Ok(Included {
+                label: f.into(),
+                text,
+                path: f.into(),
+            })
+        };
+        let mut out = Vec::new();
+        let e = parse_into("include f0\n", None, &mut inc, &|_| None, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more than 1024 files included"), "{e}");
+        assert_eq!(reads, MAX_INCLUDES);
+        // A few large files included many times: the text's bound.
+        let big = "; padding\n".repeat(100_000);
+        let mut inc = |f: &str, _: &str| {
+            Ok(Included {
+                label: f.into(),
+                text: big.clone(),
+                path: f.into(),
+            })
+        };
+        let text = "include a\n".repeat(30);
+        let e = parse_into(&text, None, &mut inc, &|_| None, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exceed 16 MiB"), "{e}");
+    }
+
+    #[test]
+    fn the_reader_gets_each_include_as_parsed_with_the_file_it_is_in() {
+        let mut asked: Vec<(String, String)> = Vec::new();
+        let mut inc = |f: &str, from: &str| {
+            asked.push((f.to_string(), from.to_string()));
+            let text = match f {
+                "x.fio" => "include sub/y.fio ; /../../etc/shadow\n",
+                _ => "[j]\nsize=1m\n",
+            };
+            Ok(Included {
+                label: f.into(),
+                text: text.into(),
+                path: format!("/jobs/{f}"),
+            })
+        };
+        let lines = [
+            "include\x0cx.fio",
+            "include\x0bx.fio",
+            "include\u{a0}x.fio",
+            "include x.fio ; /../etc",
+            "include\tx.fio#/../../etc/shadow",
+        ];
+        let mut out = Vec::new();
+        parse_file_into(
+            &lines.join("\n"),
+            None,
+            "/top.fio",
+            &mut inc,
+            &|_| None,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(asked.len(), 10, "{asked:?}");
+        for pair in asked.chunks(2) {
+            assert_eq!(pair[0], ("x.fio".into(), "/top.fio".into()));
+            assert_eq!(pair[1], ("sub/y.fio".into(), "/jobs/x.fio".into()));
+        }
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! - [`client`]: drive fio servers (or ssdready servers) and collect each
 //!   host's results, a host that fails named and the others kept;
 //! - [`server`]: answer an unmodified `fio --client` with a run engine of
-//!   the caller's choosing ([`server::Runner`]);
+//!   the caller's choosing ([`server::Runner`]); [`listen`]: what it
+//!   listens on (TCP, or a Unix socket removed safely at the end);
 //! - [`iolog`]: the jobs' sample logs (IOLOG), zlib both ways, bounded;
 //!   [`logs`]: which of them a client writes, and where;
 //! - [`merge`]: one consolidated result: histograms summed bin by bin
@@ -24,6 +25,7 @@ pub mod client;
 pub mod from_result;
 pub mod iolog;
 pub mod layout;
+pub mod listen;
 pub mod logs;
 pub mod merge;
 pub mod pdu;

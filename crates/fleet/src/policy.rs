@@ -47,6 +47,16 @@ pub enum PolicyError {
     Command { option: String },
     #[error("option '{option}' lifts a safety check: only the server's operator may give it")]
     OperatorOnly { option: String },
+    #[error(
+        "option '{option}={value}' raises the job's priority ({what}): only a client that \
+         is root may (allowed: {allowed})"
+    )]
+    Priority {
+        option: String,
+        value: String,
+        what: &'static str,
+        allowed: &'static str,
+    },
     /// A path outside the allowed places (`what` names the option).
     #[error("{what}: '{}' is outside the places this server allows ({places})", .path.display())]
     Outside {
@@ -100,36 +110,61 @@ const PATH_OPTIONS: &[&str] = &[
     "write_hist_log",
 ];
 
-/// Switches of `run` that a client may send: they only shape output,
-/// which the client renders itself.
-const HARMLESS_SWITCHES: &[&str] = &[
-    "name",
-    "section",
-    "output-format",
+/// The switches fio's client forwards on the job line besides the job
+/// options (those its `l_opts` table marks `FIO_CLIENT_FLAG`, fio 3.33):
+/// they belong to the client, which writes the output itself, and a
+/// server ignores them, as fio's server does — all but [`KEPT_SWITCHES`].
+pub const CLIENT_SWITCHES: &[&str] = &[
+    "output",
+    "latency-log",
+    "bandwidth-log",
     "minimal",
-    "terse-version",
+    "output-format",
+    "version",
+    "help",
+    "cmdhelp",
+    "enghelp",
+    "showcmd",
+    "readonly",
     "eta",
-    "eta-newline",
     "eta-interval",
+    "eta-newline",
+    "debug",
+    "parse-only",
+    "section",
+    "inflate-log",
+    "alloc-size",
+    "profile",
+    "warnings-fatal",
+    "max-jobs",
+    "terse-version",
     "status-interval",
+    "merge-blktrace-only",
 ];
 
+/// The client's switches that shape the run itself and are applied on the
+/// server as fio's server applies them: `--section` (which jobs run) and
+/// `--readonly` (which refuses every write).
+pub const KEPT_SWITCHES: &[&str] = &["section", "readonly"];
+
 impl Policy {
-    /// Check a job line's arguments: job options (and switches that only
-    /// shape output), nothing else.
-    pub fn check_args(&self, args: &[String]) -> Result<(), PolicyError> {
+    /// A job line's arguments as the server uses them: job options and
+    /// [`KEPT_SWITCHES`], with the client's own switches
+    /// ([`CLIENT_SWITCHES`]) left out; anything else is refused.
+    pub fn job_args(&self, args: &[String]) -> Result<Vec<String>, PolicyError> {
+        let mut kept = Vec::with_capacity(args.len());
         for a in args {
             let Some(body) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
                 return Err(PolicyError::JobFilePath { arg: a.clone() });
             };
             let key = body.split_once('=').map_or(body, |p| p.0);
-            let known =
-                HARMLESS_SWITCHES.contains(&key) || ssdready_core::options::find(key).is_some();
-            if !known {
+            if KEPT_SWITCHES.contains(&key) || ssdready_core::options::find(key).is_some() {
+                kept.push(format!("--{body}"));
+            } else if !CLIENT_SWITCHES.contains(&key) {
                 return Err(PolicyError::NotAJobOption { key: key.into() });
             }
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// Check one job option as written (`key` as given, aliases allowed).
@@ -141,13 +176,16 @@ impl Policy {
         base: &Path,
     ) -> Result<(), PolicyError> {
         let name = ssdready_core::options::find(key).map_or(key, |d| d.name);
+        // A flag given bare is set: `allow_mounted_write` is
+        // `allow_mounted_write=1`.
+        let set = value.is_none_or(|v| v.trim() != "0");
         let value = value.unwrap_or("");
         if COMMAND_OPTIONS.contains(&name) && !value.trim().is_empty() && !self.exec {
             return Err(PolicyError::Command {
                 option: name.into(),
             });
         }
-        if OPERATOR_OPTIONS.contains(&name) && !matches!(value.trim(), "" | "0") {
+        if OPERATOR_OPTIONS.contains(&name) && set {
             return Err(PolicyError::OperatorOnly {
                 option: name.into(),
             });
@@ -172,6 +210,43 @@ impl Policy {
             self.check_path(&base.join(&p), &format!("option '{name}'"))?;
         }
         Ok(())
+    }
+
+    /// Check that option `key` does not raise the job's priority above what
+    /// a user who is not root may: a negative `nice`, or the real-time I/O
+    /// class (`prioclass`, `cmdprio_class`, `cmdprio_bssplit`). Put to
+    /// every client not known as root, whatever rights its job runs with.
+    pub fn check_priority(key: &str, value: Option<&str>) -> Result<(), PolicyError> {
+        let name = ssdready_core::options::find(key).map_or(key, |d| d.name);
+        let v = value.unwrap_or("").trim();
+        let refuse = |what, allowed| {
+            Err(PolicyError::Priority {
+                option: name.into(),
+                value: v.into(),
+                what,
+                allowed,
+            })
+        };
+        let rt = |class: &str| class.trim() == "1";
+        match name {
+            "nice" if v.parse::<i64>().is_ok_and(|n| n < 0) => {
+                refuse("a nice value below 0", "nice=0 to 19")
+            }
+            "prioclass" if rt(v) => refuse("the real-time I/O class", "prioclass=0, 2 or 3"),
+            "cmdprio_class" if v.split(',').any(rt) => {
+                refuse("the real-time I/O class", "cmdprio_class=2 or 3")
+            }
+            "cmdprio_bssplit"
+                if v.split([',', ':'])
+                    .any(|e| e.split('/').nth(2).is_some_and(rt)) =>
+            {
+                refuse(
+                    "the real-time I/O class",
+                    "classes 2 or 3 in cmdprio_bssplit",
+                )
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Check an `include` of a job file.

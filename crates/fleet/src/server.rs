@@ -3,40 +3,71 @@
 //! per-host output, its "All clients" totals, json and json+ come out of
 //! fio itself.
 //!
-//! One run at a time: a second client is told the server is busy and
-//! dismissed. A client speaking a protocol version not spoken here is told,
-//! in its own version's TEXT message, which versions are, and dismissed.
-//! Every connection is first put to [`Runner::admit`] (who may connect: see
+//! One run at a time: a client claims the server with its job (JOB,
+//! JOBLINE or RUN; not by connecting or probing), and a second client is
+//! then told the server is busy and dismissed. A client speaking a protocol
+//! version not spoken here is told, in its own version's TEXT message, which
+//! versions are, and dismissed. Every connection is first put to
+//! [`Runner::admit`] (who may connect, and who it is: see
 //! [`crate::policy`]). A refused client gets its reason as a TEXT message
 //! and is read to its end, so that fio's client prints it rather than dying
 //! of SIGPIPE. Before it is accepted, a connection's first message must come
 //! within [`Limits::first_wait`] and be small ([`FIRST_MAX`]); an accepted
-//! client that stays silent for [`Limits::idle`] before RUN is let go, so no one can hold
-//! the server by saying nothing. Every wait ends on the stop flag within
-//! about 100 ms.
+//! client that stays silent for [`Limits::idle`] before RUN is let go, and
+//! when [`MAX_OPEN`] connections are open, the oldest that has not claimed
+//! the server is let go for a new one: no one holds the server by saying
+//! nothing, or by opening many connections. Every wait ends on the stop
+//! flag within about 100 ms.
 
 use crate::iolog::{IoLog, STORE_COMPRESSED, XMIT_COMPRESSED};
+use crate::listen::{Listener, Stream};
 use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
 use crate::wire::{self, op, Conn, Wait};
 use crate::{fio_of, Error, VERSIONS};
-use std::net::{SocketAddr, TcpListener};
-use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Arc};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What a client asked for: JOBLINE arguments (without fio's own name) and
-/// job files' text.
+/// job files' text; who asked, and whether its logs go compressed.
 #[derive(Clone, Debug, Default)]
 pub struct JobRequest {
     pub args: Vec<String>,
     pub jobs: Vec<String>,
+    /// Who the client is, as [`Runner::admit`] told.
+    pub who: Identity,
+    /// Whether the client agreed to zlib at PROBE (its jobs' logs then go
+    /// compressed).
+    pub zlib: bool,
+}
+
+/// Who a client is, as far as the server could tell: the local user (and
+/// group, when the kernel said it) of its process; none for a client that
+/// cannot be identified (another host).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+}
+
+/// A run's results already encoded as the messages that go back (in the
+/// connection's version, from the first TEXT or IOLOG to QUIT), read as
+/// they are sent: a run done in another process hands them over so.
+pub struct Encoded(pub Box<dyn Read + Send>);
+
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Encoded(..)")
+    }
 }
 
 /// A run's results, in the connection's protocol version.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct RunOutput {
     pub ts: Vec<TsPdu>,
     pub groups: Vec<GroupStats>,
@@ -54,6 +85,8 @@ pub struct RunOutput {
     /// job's results, as fio's server sends them for the client's
     /// `global options`.
     pub global_options: Vec<(String, String)>,
+    /// The results as encoded messages, sent instead of the fields above.
+    pub encoded: Option<Encoded>,
 }
 
 /// The engine behind the server.
@@ -65,11 +98,11 @@ pub trait Runner: Sync {
     fn run(&self, req: &JobRequest, version: u16, stop: Arc<AtomicBool>) -> RunOutput;
     /// What PROBE answers: this host's name, the engine's name and version.
     fn probe(&self) -> ProbeReply;
-    /// Whether `client` may be served; the refusal in one line. The
-    /// default admits everyone.
-    fn admit(&self, client: &Client) -> Result<(), String> {
+    /// Whether `client` may be served, and who it is; the refusal in one
+    /// line. The default admits everyone, unidentified.
+    fn admit(&self, client: &Client) -> Result<Identity, String> {
         let _ = client;
-        Ok(())
+        Ok(Identity::default())
     }
 }
 
@@ -78,56 +111,27 @@ pub trait Runner: Sync {
 pub enum Client {
     /// Over TCP: the server's address, and the client's.
     Tcp { local: SocketAddr, peer: SocketAddr },
-    /// Over the server's Unix socket: the client process's user, from the
-    /// kernel (`SO_PEERCRED`), when it could be read.
-    Unix { uid: Option<u32> },
+    /// Over the server's Unix socket: the client process's user and group,
+    /// from the kernel (`SO_PEERCRED`), when they could be read.
+    Unix { uid: Option<u32>, gid: Option<u32> },
 }
 
 impl std::fmt::Display for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Client::Tcp { peer, .. } => write!(f, "{peer}"),
-            Client::Unix { uid: Some(u) } => write!(f, "uid {u} on the socket"),
-            Client::Unix { uid: None } => write!(f, "a process on the socket"),
-        }
-    }
-}
-
-/// What a server listens on.
-enum Listener {
-    Tcp(TcpListener),
-    /// A Unix socket, and its path (removed when the server ends).
-    Unix(UnixListener, PathBuf),
-}
-
-type Stream = Box<dyn Conn>;
-
-impl Listener {
-    /// The next connection (blocking reads), and who it is.
-    fn accept(&self) -> std::io::Result<(Stream, Client)> {
-        match self {
-            Listener::Tcp(l) => {
-                let (s, peer) = l.accept()?;
-                s.set_nonblocking(false)?;
-                let _ = s.set_nodelay(true);
-                let local = s.local_addr()?;
-                Ok((Box::new(s), Client::Tcp { local, peer }))
-            }
-            Listener::Unix(l, _) => {
-                let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
-                let uid =
-                    nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
-                        .ok()
-                        .map(|c| c.uid());
-                Ok((Box::new(s), Client::Unix { uid }))
-            }
+            Client::Unix { uid: Some(u), .. } => write!(f, "uid {u} on the socket"),
+            Client::Unix { uid: None, .. } => write!(f, "a process on the socket"),
         }
     }
 }
 
 /// The largest first message (fio's PROBE is a few dozen bytes).
 pub const FIRST_MAX: usize = 64 << 10;
+
+/// The largest message before the client has claimed the server (a job
+/// file, as large as a local run reads one).
+pub const JOB_MAX: usize = 16 << 20;
 
 /// How long a client may stay silent.
 #[derive(Clone, Copy, Debug)]
@@ -153,61 +157,20 @@ pub struct Server {
     limits: Limits,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Listener::Unix(_, p) = &self.listener {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 impl Server {
     /// Listen on `addr` (a port in use is an error, said in one line).
     pub fn bind(addr: SocketAddr) -> Result<Server, Error> {
-        let listener = TcpListener::bind(addr)
-            .map_err(|e| Error::Io(format!("cannot listen on {addr}: {e}")))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::Io(e.to_string()))?;
         Ok(Server {
-            listener: Listener::Tcp(listener),
+            listener: Listener::tcp(addr)?,
             limits: Limits::default(),
         })
     }
 
     /// Listen on a Unix socket at `path`, made with file mode `mode` (who
-    /// may connect is first the file's permission). A socket file left by
-    /// a server that is gone is replaced; one in use, or any other file, is
-    /// an error, said in one line.
+    /// may connect is first the file's permission); see [`crate::listen`].
     pub fn bind_unix(path: &Path, mode: u32) -> Result<Server, Error> {
-        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-        let shown = path.display();
-        if let Ok(md) = std::fs::symlink_metadata(path) {
-            if !md.file_type().is_socket() {
-                return Err(Error::Io(format!(
-                    "{shown} exists and is not a socket (allowed: a new path, or a server's old socket)"
-                )));
-            }
-            if std::os::unix::net::UnixStream::connect(path).is_ok() {
-                return Err(Error::Io(format!(
-                    "{shown}: a server already listens there"
-                )));
-            }
-            std::fs::remove_file(path).map_err(|e| Error::Io(format!("{shown}: {e}")))?;
-        }
-        // Made with no permission for anyone, then opened to `mode`: no
-        // moment when others could connect.
-        let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o777));
-        let bound = UnixListener::bind(path);
-        nix::sys::stat::umask(old);
-        let listener = bound.map_err(|e| Error::Io(format!("cannot listen on {shown}: {e}")))?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::Io(format!("{shown}: {e}")))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::Io(e.to_string()))?;
         Ok(Server {
-            listener: Listener::Unix(listener, path.to_path_buf()),
+            listener: Listener::unix(path, mode)?,
             limits: Limits::default(),
         })
     }
@@ -220,10 +183,7 @@ impl Server {
 
     /// The TCP address listened on (none for a Unix socket).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        match &self.listener {
-            Listener::Tcp(l) => l.local_addr().ok(),
-            Listener::Unix(..) => None,
-        }
+        self.listener.local_addr()
     }
 
     /// Serve until `stop` (or, with `runs`, after that many runs).
@@ -235,34 +195,48 @@ impl Server {
         log: &(dyn Fn(&str) + Sync),
     ) -> Result<(), Error> {
         let busy = AtomicBool::new(false);
-        let open = std::sync::atomic::AtomicU32::new(0);
-        let done = std::sync::atomic::AtomicU32::new(0);
+        let open = AtomicU32::new(0);
+        let done = AtomicU32::new(0);
+        let waiting = Waiting::default();
         std::thread::scope(|sc| {
             while !stop.load(Relaxed) && runs.is_none_or(|n| done.load(Relaxed) < n) {
                 match self.listener.accept() {
                     Ok((s, peer)) => {
-                        // A connection claims the server with its first
-                        // message, not by connecting: a readiness check that
+                        // A connection claims the server with its job, not by
+                        // connecting or probing: a readiness check that
                         // connects and leaves must not turn the next client
-                        // away.
-                        if open.fetch_add(1, Relaxed) >= MAX_OPEN {
-                            open.fetch_sub(1, Relaxed);
-                            sc.spawn(move || dismiss(s, "busy: too many connections", stop));
+                        // away. When too many are open, the oldest that has
+                        // not claimed the server makes room.
+                        if open.load(Relaxed) >= MAX_OPEN && !waiting.let_oldest_go()
+                            || open.load(Relaxed) >= 2 * MAX_OPEN
+                        {
+                            log(&format!("client {peer} refused: too many connections"));
                             continue;
                         }
-                        let (busy, done, open) = (&busy, &done, &open);
+                        open.fetch_add(1, Relaxed);
+                        let (id, evicted) = waiting.add();
+                        let (busy, done, open, waiting) = (&busy, &done, &open, &waiting);
                         let limits = self.limits;
-                        if let Err(why) = runner.admit(&peer) {
-                            sc.spawn(move || {
-                                log(&format!("client {peer} refused: {why}"));
-                                dismiss(s, &why, stop);
-                                open.fetch_sub(1, Relaxed);
-                            });
-                            continue;
-                        }
+                        let who = match runner.admit(&peer) {
+                            Ok(who) => who,
+                            Err(why) => {
+                                sc.spawn(move || {
+                                    log(&format!("client {peer} refused: {why}"));
+                                    dismiss(s, &why, stop, &evicted);
+                                    waiting.remove(id);
+                                    open.fetch_sub(1, Relaxed);
+                                });
+                                continue;
+                            }
+                        };
                         sc.spawn(move || {
                             log(&format!("client {peer} connected"));
-                            match connection(s, runner, stop, busy, limits) {
+                            let place = Place {
+                                waiting,
+                                id,
+                                evicted,
+                            };
+                            match connection(s, runner, stop, busy, limits, who, &place) {
                                 Ok(true) => {
                                     done.fetch_add(1, Relaxed);
                                     log(&format!("client {peer}: run done"))
@@ -270,6 +244,7 @@ impl Server {
                                 Ok(false) => log(&format!("client {peer}: left")),
                                 Err(e) => log(&format!("client {peer}: {e}")),
                             }
+                            waiting.remove(id);
                             open.fetch_sub(1, Relaxed);
                         });
                     }
@@ -284,8 +259,55 @@ impl Server {
     }
 }
 
-/// Connections held open at once (one running, the rest being told).
-const MAX_OPEN: u32 = 32;
+/// Connections held open at once before the oldest one that has not
+/// claimed the server is let go for a new one.
+pub const MAX_OPEN: u32 = 32;
+
+/// The connections that have not claimed the server, oldest first, each
+/// with the flag that lets it go.
+#[derive(Default)]
+struct Waiting {
+    next: AtomicU64,
+    list: Mutex<VecDeque<(u64, Arc<AtomicBool>)>>,
+}
+
+impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Arc<AtomicBool>)>> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new connection: its number and the flag that lets it go.
+    fn add(&self) -> (u64, Arc<AtomicBool>) {
+        let id = self.next.fetch_add(1, Relaxed);
+        let flag = Arc::new(AtomicBool::new(false));
+        self.lock().push_back((id, flag.clone()));
+        (id, flag)
+    }
+
+    /// Connection `id` claimed the server, or ended.
+    fn remove(&self, id: u64) {
+        self.lock().retain(|(i, _)| *i != id);
+    }
+
+    /// Let the oldest waiting connection go; false when none waits.
+    fn let_oldest_go(&self) -> bool {
+        match self.lock().pop_front() {
+            Some((_, flag)) => {
+                flag.store(true, Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A connection's place among those waiting.
+struct Place<'a> {
+    waiting: &'a Waiting,
+    id: u64,
+    /// Set when a newer connection took its place.
+    evicted: Arc<AtomicBool>,
+}
 
 /// The server's one run, held by the connection that claimed it.
 struct Claim<'a>(&'a AtomicBool);
@@ -297,16 +319,24 @@ impl Drop for Claim<'_> {
 }
 
 /// Read the client's first message and answer, in its version, that it
-/// cannot be served.
-fn dismiss(mut s: Stream, why: &str, stop: &AtomicBool) {
-    let w = Wait {
-        stop,
-        deadline: Some(Instant::now() + Duration::from_secs(2)),
-    };
-    let v = match wire::recv_at_most(&mut *s, &VERSIONS, &w, FIRST_MAX) {
-        Ok(Some(m)) => m.version,
-        Err(Error::Version { got, .. }) => got,
-        _ => return,
+/// cannot be served (unless the server stops, or a newer connection takes
+/// this one's place, first).
+fn dismiss(mut s: Stream, why: &str, stop: &AtomicBool, evicted: &AtomicBool) {
+    let end = Instant::now() + Duration::from_secs(2);
+    let v = loop {
+        if stop.load(Relaxed) || evicted.load(Relaxed) || Instant::now() >= end {
+            return;
+        }
+        let w = Wait {
+            stop,
+            deadline: Some(Instant::now() + wire::POLL),
+        };
+        match wire::recv_at_most(&mut *s, &VERSIONS, &w, FIRST_MAX) {
+            Ok(Some(m)) => break m.version,
+            Err(Error::Version { got, .. }) => break got,
+            Err(Error::Timeout) => continue,
+            _ => return,
+        }
     };
     refuse(&mut *s, v, why, stop);
 }
@@ -349,12 +379,17 @@ fn connection(
     stop: &AtomicBool,
     busy: &AtomicBool,
     limits: Limits,
+    who: Identity,
+    place: &Place<'_>,
 ) -> Result<bool, Error> {
     let mut ss = Session {
         stop,
         claim: None,
         s,
-        req: JobRequest::default(),
+        req: JobRequest {
+            who,
+            ..JobRequest::default()
+        },
         version: None,
         planned: 0,
         zlib: false,
@@ -366,7 +401,7 @@ fn connection(
         if let Some((rx, _)) = &running {
             if let Ok(out) = rx.try_recv() {
                 let v = ss.version.expect("a version before RUN");
-                send_results(&mut *ss.s, v, ss.zlib, &out)?;
+                send_results(&mut *ss.s, v, ss.zlib, out)?;
                 linger(&mut *ss.s, stop);
                 return Ok(true);
             }
@@ -374,10 +409,15 @@ fn connection(
         if stop.load(Relaxed) {
             ss.run_stop.store(true, Relaxed);
         }
-        let max = if ss.claim.is_some() {
-            wire::MAX_MESSAGE
-        } else {
-            FIRST_MAX
+        // A newer connection took the place of this one, which had not
+        // claimed the server.
+        if ss.claim.is_none() && place.evicted.load(Relaxed) {
+            return Ok(false);
+        }
+        let max = match (&ss.claim, ss.version) {
+            (Some(_), _) => wire::MAX_MESSAGE,
+            (None, Some(_)) => JOB_MAX,
+            (None, None) => FIRST_MAX,
         };
         let m = match ss.next(running.is_some(), stop, max)? {
             Next::Message(m) => m,
@@ -390,7 +430,10 @@ fn connection(
         };
         heard = Instant::now();
         let v = *ss.version.get_or_insert(m.version);
-        ss.claim_server(v, busy)?;
+        if matches!(m.opcode, op::JOB | op::JOBLINE | op::RUN) {
+            ss.claim_server(v, busy)?;
+            place.waiting.remove(place.id);
+        }
         match m.opcode {
             op::PROBE => ss.probe(&m, v, runner)?,
             op::JOBLINE | op::JOB if running.is_none() => ss.job(&m, v, runner)?,
@@ -558,6 +601,7 @@ impl Session<'_> {
         let flags = pdu::client_probe_flags(&m.payload)?;
         let mut p = runner.probe();
         self.zlib = flags & pdu::PROBE_ZLIB != 0;
+        self.req.zlib = self.zlib;
         p.flags = if self.zlib { pdu::PROBE_ZLIB } else { 0 };
         wire::send(&mut *self.s, v, op::PROBE, m.tag, &p.bytes())
     }
@@ -600,12 +644,28 @@ fn unspoken_version(got: u16) -> String {
     )
 }
 
-/// The logs (IOLOG), the global options (JOB_OPT), TS per job, GS per group, DU per disk, STOP with
-/// the run's error, QUIT: fio's server's order.
-fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
+/// The results to the client: encoded by the run, copied as they come;
+/// otherwise encoded here ([`write_results`]).
+fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: RunOutput) -> Result<(), Error> {
+    match out.encoded {
+        Some(Encoded(mut r)) => std::io::copy(&mut r, s)
+            .map(drop)
+            .map_err(|e| Error::Io(format!("sending the results: {e}"))),
+        None => write_results(s, v, zlib, &out),
+    }
+}
+
+/// The logs (IOLOG), the global options (JOB_OPT), TS per job, GS per
+/// group, DU per disk, STOP with the run's error, QUIT: fio's server's
+/// order, in protocol version `v`; the logs compressed when `zlib`.
+pub fn write_results(w: &mut dyn Write, v: u16, zlib: bool, out: &RunOutput) -> Result<(), Error> {
+    let mut send = |opcode: u16, payload: &[u8]| {
+        w.write_all(&wire::encode(v, opcode, 0, payload))
+            .map_err(|e| Error::Io(format!("sending {}: {e}", op::name(opcode))))
+    };
     if !out.text.is_empty() {
         let level = u32::from(out.error != 0);
-        wire::send(s, v, op::TEXT, 0, &pdu::text(level, &out.text))?;
+        send(op::TEXT, &pdu::text(level, &out.text))?;
     }
     for l in &out.logs {
         let mut l = l.clone();
@@ -613,23 +673,27 @@ fn send_results(s: &mut dyn Conn, v: u16, zlib: bool, out: &RunOutput) -> Result
             l.compressed = if zlib { XMIT_COMPRESSED } else { 0 };
         }
         let bytes = l.encode(v, 0)?;
-        std::io::Write::write_all(s, &bytes)
+        w.write_all(&bytes)
             .map_err(|e| Error::Io(format!("sending IOLOG: {e}")))?;
     }
+    let mut send = |opcode: u16, payload: &[u8]| {
+        w.write_all(&wire::encode(v, opcode, 0, payload))
+            .map_err(|e| Error::Io(format!("sending {}: {e}", op::name(opcode))))
+    };
     for (k, val) in &out.global_options {
-        wire::send(s, v, op::JOB_OPT, 0, &pdu::job_opt(true, 0, k, val))?;
+        send(op::JOB_OPT, &pdu::job_opt(true, 0, k, val))?;
     }
     for t in &out.ts {
-        wire::send(s, v, op::TS, 0, &t.bytes())?;
+        send(op::TS, &t.bytes())?;
     }
     for g in &out.groups {
-        wire::send(s, v, op::GS, 0, &g.bytes())?;
+        send(op::GS, &g.bytes())?;
     }
     for d in &out.du {
-        wire::send(s, v, op::DU, 0, &d.bytes())?;
+        send(op::DU, &d.bytes())?;
     }
-    wire::send(s, v, op::STOP, 0, &pdu::stop(out.error, 0))?;
-    wire::send(s, v, op::QUIT, 0, &[])
+    send(op::STOP, &pdu::stop(out.error, 0))?;
+    send(op::QUIT, &[])
 }
 
 /// Give the client a moment to read and close first.
@@ -639,97 +703,4 @@ fn linger(s: &mut dyn Conn, stop: &AtomicBool) {
         deadline: Some(Instant::now() + Duration::from_secs(2)),
     };
     while let Ok(Some(_)) = wire::recv(s, &VERSIONS, &w) {}
-}
-static JOB_DIRS: AtomicU64 = AtomicU64::new(0);
-
-/// A job file that could not be written (the directory or the file, and
-/// why).
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {err}", .path.display())]
-pub struct JobFileError {
-    pub path: PathBuf,
-    pub err: std::io::Error,
-}
-
-/// The client's job files, written to a directory of their own below the
-/// server's (`PID-N`) for the parser, and removed on drop.
-pub struct JobFiles(PathBuf);
-
-impl JobFiles {
-    /// Write `req`'s job files below `dir`; they and the job's arguments,
-    /// in order.
-    pub fn write(dir: &Path, req: &JobRequest) -> Result<(JobFiles, Vec<String>), JobFileError> {
-        let n = JOB_DIRS.fetch_add(1, Relaxed);
-        let dir = dir.join(format!("{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|err| JobFileError {
-            path: dir.clone(),
-            err,
-        })?;
-        let files = JobFiles(dir);
-        let mut args = Vec::new();
-        for (i, text) in req.jobs.iter().enumerate() {
-            let p = files.0.join(format!("job{i}.fio"));
-            std::fs::write(&p, text).map_err(|err| JobFileError {
-                path: p.clone(),
-                err,
-            })?;
-            args.push(p.display().to_string());
-        }
-        args.extend(req.args.iter().cloned());
-        Ok((files, args))
-    }
-
-    /// Remove what servers that are gone left in `dir` (a killed server
-    /// cannot remove its own): every `PID-N` whose process is not running.
-    /// The names removed.
-    pub fn clean_stale(dir: &Path) -> Vec<String> {
-        let mut gone = Vec::new();
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return gone;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .split_once('-')
-                .and_then(|(p, _)| p.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_dir_all(e.path());
-                gone.push(name);
-            }
-        }
-        gone
-    }
-}
-
-impl Drop for JobFiles {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn job_files_of_a_server_that_is_gone_are_removed_at_start() {
-        let dir = std::env::temp_dir().join(format!("ssdready-jobfiles-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        // No process has pid 2^22 + 1 (above the kernel's pid_max limit).
-        std::fs::create_dir_all(dir.join("4194305-0")).unwrap();
-        let req = JobRequest {
-            args: vec!["--name=x".into()],
-            jobs: vec!["[x]\n".into()],
-        };
-        let (mine, args) = JobFiles::write(&dir, &req).unwrap();
-        assert_eq!(args.len(), 2);
-        assert_eq!(JobFiles::clean_stale(&dir), vec!["4194305-0".to_string()]);
-        assert!(mine.0.exists(), "a live server's files stay");
-        drop(mine);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        std::fs::remove_dir(&dir).unwrap();
-    }
 }

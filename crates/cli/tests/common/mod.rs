@@ -6,6 +6,7 @@
 pub mod fio;
 pub mod labvm;
 pub mod net;
+pub mod server;
 
 use serde_json::Value;
 use std::process::{Command, Output};

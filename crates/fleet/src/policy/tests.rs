@@ -34,29 +34,61 @@ mod tempdir {
 #[test]
 fn only_job_options_travel_from_the_network() {
     let (_d, p) = scratch();
-    let ok = [
-        "--name=x",
-        "--rw=randread",
-        "--bs=4k",
-        "--output-format=json",
-        "-iodepth=4",
-    ];
-    p.check_args(&ok.map(String::from)).unwrap();
-    for bad in [
-        "--allow-destructive",
-        "--output=/etc/x",
-        "--report=/etc",
-        "--save",
-        "--db=/x",
-    ] {
-        let e = p.check_args(&[bad.to_string()]).unwrap_err().to_string();
+    let ok = ["--name=x", "--rw=randread", "--bs=4k", "-iodepth=4"];
+    let kept = p.job_args(&ok.map(String::from)).unwrap();
+    assert_eq!(
+        kept,
+        ["--name=x", "--rw=randread", "--bs=4k", "--iodepth=4"]
+    );
+    for bad in ["--allow-destructive", "--report=/etc", "--save", "--db=/x"] {
+        let e = p.job_args(&[bad.to_string()]).unwrap_err().to_string();
         assert!(e.contains("not a job option"), "{bad}: {e}");
     }
     let e = p
-        .check_args(&["/etc/shadow".to_string()])
+        .job_args(&["/etc/shadow".to_string()])
         .unwrap_err()
         .to_string();
     assert!(e.contains("job file path"), "{e}");
+}
+
+#[test]
+fn the_switches_fios_client_forwards_are_ignored_as_fios_server_ignores_them() {
+    let (_d, p) = scratch();
+    let sent = [
+        "--output=/etc/out.json",
+        "--output-format=json",
+        "--eta=never",
+        "--status-interval=1",
+        "--inflate-log=/etc/shadow",
+        "--minimal",
+        "--section=r",
+        "--readonly",
+        "--name=x",
+    ];
+    let kept = p.job_args(&sent.map(String::from)).unwrap();
+    assert_eq!(kept, ["--section=r", "--readonly", "--name=x"]);
+}
+
+#[test]
+fn a_client_that_is_not_root_cannot_raise_its_jobs_priority() {
+    for (k, v) in [
+        ("nice", "-20"),
+        ("prioclass", "1"),
+        ("cmdprio_class", "2,1"),
+        ("cmdprio_bssplit", "4k/50/1/0:64k/50,4k/100"),
+    ] {
+        let e = Policy::check_priority(k, Some(v)).unwrap_err().to_string();
+        assert!(e.contains("raises the job's priority"), "{k}={v}: {e}");
+    }
+    for (k, v) in [
+        ("nice", "5"),
+        ("prioclass", "3"),
+        ("cmdprio_class", "2,3"),
+        ("cmdprio_bssplit", "4k/50/2/0"),
+        ("bs", "4k"),
+    ] {
+        Policy::check_priority(k, Some(v)).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+    }
 }
 
 #[test]
@@ -77,6 +109,12 @@ fn commands_are_refused_unless_the_operator_allows_them() {
     assert!(e.contains("operator"), "{e}");
     p.check_option("allow_mounted_write", Some("0"), &d.0)
         .unwrap();
+    // Given bare, the flag is set: refused exactly as =1.
+    let e = p
+        .check_option("allow_mounted_write", None, &d.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("operator"), "{e}");
 }
 
 #[test]
