@@ -429,7 +429,7 @@ fn report_refuses_bad_input_with_one_line_and_exit_2_writing_nothing() {
         (
             d.join("newer"),
             "{\"schema\": \"ssdready.study\", \"schema_version\": 9}",
-            "ssdready.study version 9 is not one this ssdready reads (allowed: 1)",
+            "ssdready.study version 9 is not one this ssdready reads (allowed: 1 to 2)",
         ),
         (
             d.join("shape"),

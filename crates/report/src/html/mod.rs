@@ -61,7 +61,8 @@ pub enum LoadError {
     Version {
         schema: String,
         found: String,
-        allowed: u32,
+        /// The versions read: one number, or "1 to 2".
+        allowed: String,
     },
     #[error("{schema} document does not match its schema ({why})")]
     Shape { schema: String, why: String },
@@ -100,7 +101,10 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         return Err(LoadError::Version {
             schema,
             found: version.to_string(),
-            allowed,
+            allowed: match oldest == allowed {
+                true => allowed.to_string(),
+                false => format!("{oldest} to {allowed}"),
+            },
         });
     }
     let shape = |e: serde_json::Error| LoadError::Shape {
