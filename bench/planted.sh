@@ -18,6 +18,9 @@
 #                     reads per 4 KiB read
 #     other-work      every CPU kept busy by other processes
 #     emu-controller  the built-in drive whose controller is its limit
+#     bfq             the RAM loop device under the bfq I/O scheduler
+#     disk-backed     a loop device over a file on the root file system's
+#                     disk: the disk (or its hypervisor) below the host
 #
 # Needs root, fio, losetup, mkfs.ext4, python3. Makes everything under
 # /dev/shm and the cgroup hierarchies, and removes it on exit, however it
@@ -27,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller
+plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller,bfq,disk-backed
 runs=2
 load=0
 quick=--quick
@@ -94,9 +97,11 @@ run_in() {
 
 fio_iops() { # fio_iops TARGET [GROUPS...]: 4 KiB random reads at QD 32, 3 s
   local t=$1; shift
-  local j
+  local j size=512m
+  # A file is read whole, as it is: fio must not try to extend it.
+  [ -f "$t" ] && size=$(stat -c %s "$t")
   j=$(run_in "$@" -- fio --name=p --filename="$t" --rw=randread --bs=4k --direct=1 \
-    --ioengine=io_uring --iodepth=32 --runtime=3 --time_based --size=512m \
+    --ioengine=io_uring --iodepth=32 --runtime=3 --time_based --size="$size" \
     --output-format=json 2>/dev/null)
   python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))' <<<"$j"
 }
@@ -216,6 +221,22 @@ EOF
       fio_plain=$(fio_iops "$target")
       hogs_on 2 0
       want=other_work; layer=cpus ;;
+    bfq)
+      target=$(ram_loop)
+      fio_plain=$(fio_iops "$target")
+      echo bfq >"/sys/block/$(basename "$target")/queue/scheduler"
+      want=scheduler; layer=scheduler ;;
+    disk-backed)
+      # Direct I/O to a file on the root file system's disk (never the
+      # disk itself): what the disk and the host below it allow.
+      local f=/var/tmp/planted-$$-disk
+      truncate -s 1G "$f"; files+=("$f")
+      dd if=/dev/zero of="$f" bs=1M count=1024 oflag=direct status=none
+      local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
+      local r; r=$(ram_loop)
+      fio_plain="$(fio_iops "$r") (a RAM loop device),"
+      target=$l
+      want=below_host; layer=below_host ;;
     emu-controller)
       target="emu:nvme-tlc,size=256m"
       fio_plain="(emulated)"

@@ -317,6 +317,37 @@ pub struct CpuSources {
     pub threads_ns: Option<f64>,
     /// Threads seen by `threads_ns` at the end of the window.
     pub threads_seen: u64,
+    /// Of `threads_ns`, the kernel's own threads (workers of the loop
+    /// device and other work queues, softirq and I/O threads), ns per I/O:
+    /// on a quiet machine, work done for ssdready's I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_threads_ns: Option<f64>,
+    /// The time those kernel threads waited on a run queue for a CPU, ns
+    /// per I/O (`/proc/*/task/*/schedstat`, its second field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_threads_wait_ns: Option<f64>,
+    /// Of `threads_ns`, other processes' threads (not ssdready's, not the
+    /// kernel's), ns per I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_processes_ns: Option<f64>,
+    /// The threads of the kernel and of other processes that used the most
+    /// CPU over the window, busiest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busiest_threads: Vec<ThreadUse>,
+}
+
+/// A thread outside ssdready and the CPU it used over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadUse {
+    /// Its name: the thread's own for a kernel thread (`kworker/u8:2+loop0`),
+    /// its process's otherwise (`postgres`).
+    pub name: String,
+    pub pid: u32,
+    pub kernel: bool,
+    /// CPUs' worth of time it ran (run time over the window).
+    pub cpus: f64,
+    /// Its share of the window spent waiting on a run queue, percent.
+    pub wait_pct: f64,
 }
 
 /// Costs divided by I/Os.

@@ -212,12 +212,16 @@ pub fn batch_bucket(n: usize) -> usize {
     (ceil_log2.saturating_sub(1) as usize).clamp(1, 6)
 }
 
-/// CPU used by one worker thread over its measured window (getrusage RUSAGE_THREAD).
+/// CPU used by one worker thread over its measured window (getrusage
+/// RUSAGE_THREAD), and the time it waited on a run queue for a CPU
+/// (`/proc/thread-self/schedstat`, its second field).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadCpu {
     pub user_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
+    /// Runnable but not running, ns (0 where the kernel has no schedstat).
+    pub wait_ns: u64,
 }
 
 /// Everything one worker counted.

@@ -136,6 +136,7 @@ pub const KNOWN: &[&str] = &[
     "highest_measured",
     "held_by_setting",
     "other_work_peak",
+    "cpu_wait_peak",
     "throttle_wait_qd1",
     "bw_throttle",
     "bw_throttle_setting",
@@ -664,6 +665,7 @@ fn saturation(b: &mut Builder, f: &Figures) {
     b.num("system_busy_peak", s.system_busy_pct, "pct", &s.runs);
     b.num("cpus_busy_peak", s.cpus_busy_pct, "pct", &s.runs);
     b.num("other_work_peak", s.others_pct, "pct", &s.runs);
+    b.num("cpu_wait_peak", s.cpu_wait_pct, "pct", &s.runs);
     b.num(
         "cpus_allowed",
         Some(s.cpus as f64).filter(|c| *c > 0.0),

@@ -61,6 +61,24 @@ pub struct CpuSummary {
     /// Busy share of each CPU over the window, percent (CPU, busy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu_busy_pct: Vec<(u32, f64)>,
+    /// The submitting thread that waited most on a run queue for a CPU:
+    /// its wait, percent of the time it was ready to run (running or
+    /// waiting; `/proc/thread-self/schedstat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_wait_max_pct: Option<f64>,
+    /// The kernel's threads (the loop device's worker and other work done
+    /// for the I/O on a quiet machine): their run time, and their wait on
+    /// a run queue, ns per I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_threads_ns_per_io: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_threads_wait_ns_per_io: Option<f64>,
+    /// Other processes' threads' run time, ns per I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_processes_ns_per_io: Option<f64>,
+    /// The busiest threads outside ssdready.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busiest_threads: Vec<ssdready_core::result::ThreadUse>,
 }
 
 impl CpuSummary {
@@ -256,12 +274,21 @@ fn cpu_summary(
     c: &ssdready_core::result::CpuCost,
     jobs: &[&ssdready_core::result::JobResult],
 ) -> CpuSummary {
-    let busy: Vec<f64> = jobs
-        .iter()
-        .flat_map(|j| j.raw_workers.iter())
-        .filter(|w| w.measured_ns > 0)
+    let workers = || {
+        jobs.iter()
+            .flat_map(|j| j.raw_workers.iter())
+            .filter(|w| w.measured_ns > 0)
+    };
+    let busy: Vec<f64> = workers()
         .map(|w| 100.0 * (w.thread_cpu.user_ns + w.thread_cpu.sys_ns) as f64 / w.measured_ns as f64)
         .collect();
+    let wait = workers()
+        .map(|w| {
+            let t = &w.thread_cpu;
+            let ready = (t.user_ns + t.sys_ns + t.wait_ns).max(1);
+            100.0 * t.wait_ns as f64 / ready as f64
+        })
+        .reduce(f64::max);
     CpuSummary {
         process_ns_per_io: c.per_io.process_ns,
         system_ns_per_io: c.per_io.system_ns,
@@ -275,6 +302,11 @@ fn cpu_summary(
         ctx_switches_per_io: c.per_io.system_ctx_switches,
         interrupts_per_io: c.per_io.system_interrupts,
         per_cpu_busy_pct: c.per_cpu_busy_pct.clone(),
+        thread_wait_max_pct: wait,
+        kernel_threads_ns_per_io: c.sources.kernel_threads_ns,
+        kernel_threads_wait_ns_per_io: c.sources.kernel_threads_wait_ns,
+        other_processes_ns_per_io: c.sources.other_processes_ns,
+        busiest_threads: c.sources.busiest_threads.clone(),
     }
 }
 

@@ -15,10 +15,12 @@
 //!   kept as `system_ticks_ns` for comparison.
 //! - **Threads**: the run time of every live thread (`/proc/*/task/*/schedstat`,
 //!   ns, `CONFIG_SCHED_INFO`), kernel threads included: a lower bound of the
-//!   system's busy time, used as a cross-check.
+//!   system's busy time, used as a cross-check; split between the kernel's
+//!   threads and other processes', with their run-queue waits
+//!   ([`crate::threads`]).
 
+use crate::threads::{named, split, thread_times, Split, ThreadTimes};
 use ssdready_core::result::{CpuCost, CpuSources, PerIo, ProcessCpu, SystemCpu};
-use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -114,37 +116,6 @@ pub fn system_now() -> Option<(SystemCpu, IdleTicks)> {
     ))
 }
 
-/// Run time (ns) of every live thread of other processes, keyed by thread
-/// id, from `/proc/*/task/*/schedstat` (this process is counted exactly by
-/// getrusage, dead threads included). None when /proc has no schedstat files.
-pub fn thread_times() -> Option<HashMap<u32, u64>> {
-    let mut out = HashMap::new();
-    let me = std::process::id();
-    for p in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let run = std::fs::read_to_string(t.path().join("schedstat"))
-                .ok()
-                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok());
-            if let Some(ns) = run {
-                out.insert(tid, ns);
-            }
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 fn rusage(who: nix::sys::resource::UsageWho) -> Option<nix::sys::resource::Usage> {
     nix::sys::resource::getrusage(who).ok()
 }
@@ -173,6 +144,7 @@ pub fn thread_now() -> ssdready_core::stats::ThreadCpu {
             user_ns: tv_ns(r.user_time()),
             sys_ns: tv_ns(r.system_time()),
             ctx: (r.voluntary_context_switches() + r.involuntary_context_switches()) as u64,
+            wait_ns: crate::threads::own_wait_ns().unwrap_or(0),
         },
         None => Default::default(),
     }
@@ -189,8 +161,8 @@ pub struct CpuSnapshot {
     pub idle: IdleTicks,
     /// This process.
     pub process: ProcessCpu,
-    /// Every live thread's run time, ns (None: not readable).
-    pub threads: Option<HashMap<u32, u64>>,
+    /// Every live thread of other processes (None: not readable).
+    pub threads: Option<ThreadTimes>,
 }
 
 impl CpuSnapshot {
@@ -269,15 +241,10 @@ fn per_cpu_busy(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u3
         .collect()
 }
 
-/// Run time of other processes' threads during the window: the change of
-/// those alive at both ends plus the whole run time of those born in it.
-fn thread_busy(start: &CpuSnapshot, end: &CpuSnapshot) -> Option<(u64, u64)> {
-    let (a, b) = (start.threads.as_ref()?, end.threads.as_ref()?);
-    let sum = b
-        .iter()
-        .map(|(tid, &ns)| ns.saturating_sub(a.get(tid).copied().unwrap_or(0)))
-        .sum();
-    Some((sum, b.len() as u64))
+/// Other threads' time during the window: the change of those alive at
+/// both ends plus the whole time of those born in it, the kernel's apart.
+fn thread_busy(start: &CpuSnapshot, end: &CpuSnapshot) -> Option<Split> {
+    Some(split(start.threads.as_ref()?, end.threads.as_ref()?))
 }
 
 fn sub_sys(a: &SystemCpu, b: &SystemCpu) -> SystemCpu {
@@ -390,8 +357,16 @@ pub fn cost(
             system_error_ns: err_ns / n,
             system_ticks_ns: ticks_busy_ns / n,
             steal_ns: steal_ns / n,
-            threads_ns: threads.map(|(t, _)| (t + process.user_ns + process.sys_ns) as f64 / n),
-            threads_seen: threads.map_or(0, |(_, c)| c),
+            threads_ns: threads
+                .as_ref()
+                .map(|t| (t.all_ns + process.user_ns + process.sys_ns) as f64 / n),
+            threads_seen: threads.as_ref().map_or(0, |t| t.seen),
+            kernel_threads_ns: threads.as_ref().map(|t| t.kernel_ns as f64 / n),
+            kernel_threads_wait_ns: threads.as_ref().map(|t| t.kernel_wait_ns as f64 / n),
+            other_processes_ns: threads.as_ref().map(|t| t.other_ns as f64 / n),
+            busiest_threads: threads
+                .as_ref()
+                .map_or_else(Vec::new, |t| named(&t.busiest, wall)),
         },
     };
     if ios == 0 {
@@ -506,12 +481,19 @@ mod tests {
 
     #[test]
     fn thread_run_times_count_the_born_and_the_changed() {
+        use std::collections::HashMap;
         let t = Instant::now();
         let mut a = snap(TWO_CPUS, t);
         let mut b = snap(TWO_CPUS, t);
-        a.threads = Some(HashMap::from([(1, 100), (2, 50), (3, 7)]));
-        b.threads = Some(HashMap::from([(1, 300), (2, 50), (4, 40)]));
-        assert_eq!(thread_busy(&a, &b), Some((240, 3)));
+        let t = |run_ns| crate::threads::ThreadTime {
+            pid: 1,
+            run_ns,
+            ..Default::default()
+        };
+        a.threads = Some(HashMap::from([(1, t(100)), (2, t(50)), (3, t(7))]));
+        b.threads = Some(HashMap::from([(1, t(300)), (2, t(50)), (4, t(40))]));
+        let s = thread_busy(&a, &b).unwrap();
+        assert_eq!((s.all_ns, s.seen), (240, 3));
     }
 
     #[test]

@@ -41,3 +41,4 @@ pub mod limits;
 pub mod limits_dev;
 pub mod platform;
 pub mod profile;
+pub mod threads;

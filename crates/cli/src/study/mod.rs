@@ -226,10 +226,15 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
 /// limits, the CPUs it may use and the queues of the devices its targets
 /// are on; the ones that hold below the machine's own are said.
 fn inventory(targets: &[TargetProfile], quiet: bool) -> ssdready_diagnosis::limits::Inventory {
+    // A file the study is to create is on the device of the directory it
+    // will be made in.
     let devices: Vec<(u32, u32)> = targets
         .iter()
+        .filter(|t| t.kind != ssdready_diagnosis::model::TargetKind::Emulator)
         .filter_map(|t| {
-            ssdready_probe::limits_dev::device_of_path(Path::new(&t.spec))
+            let p = std::path::absolute(Path::new(&t.spec)).ok()?;
+            let on = p.ancestors().find(|a| a.exists())?;
+            ssdready_probe::limits_dev::device_of_path(on)
                 .ok()
                 .flatten()
         })

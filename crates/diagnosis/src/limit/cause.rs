@@ -34,6 +34,10 @@ pub enum Cause {
     /// The submitting thread, CPU-bound on its own work.
     #[serde(alias = "one core")]
     OneCore,
+    /// Every CPU the study may use busy with the I/O's own work: its
+    /// threads, the kernel's (the loop device's worker, softirqs) and the
+    /// drive's daemon: the CPU each I/O costs on this path sets the rate.
+    IoPathCpu,
     /// The I/O scheduler.
     #[serde(alias = "the scheduler")]
     Scheduler,
@@ -98,9 +102,10 @@ impl Cause {
     /// once, their evidence the most direct), the device against its basis,
     /// the block layer's settings and the file system (they hold whatever
     /// else runs), other work on the CPUs (it comes and goes), the host's
-    /// own work, and last the rate limit below the host, named only when
-    /// nothing on the host is.
-    pub const ALL: [Cause; 15] = [
+    /// own work (a lock, the submitting thread, every CPU busy with the
+    /// I/O's path, completions, submission), and last the rate limit below
+    /// the host, named only when nothing on the host is.
+    pub const ALL: [Cause; 16] = [
         Cause::Apparatus,
         Cause::IoThrottle,
         Cause::CpuQuota,
@@ -112,6 +117,7 @@ impl Cause {
         Cause::OtherWork,
         Cause::Lock,
         Cause::OneCore,
+        Cause::IoPathCpu,
         Cause::Completions,
         Cause::SubmissionPath,
         Cause::BelowHost,
@@ -128,6 +134,7 @@ impl Cause {
             Cause::CpusAllowed => "the CPUs allowed",
             Cause::OtherWork => "other work",
             Cause::OneCore => "one core",
+            Cause::IoPathCpu => "the I/O path's CPU",
             Cause::Scheduler => "the scheduler",
             Cause::DeviceQueue => "the device's queue",
             Cause::FileSystem => "the file system",
@@ -150,7 +157,7 @@ impl Cause {
             Cause::Device => Layer::Device,
             Cause::BelowHost => Layer::BelowHost,
             Cause::IoThrottle | Cause::CpuQuota => Layer::Cgroup,
-            Cause::CpusAllowed | Cause::OtherWork => Layer::Cpus,
+            Cause::CpusAllowed | Cause::OtherWork | Cause::IoPathCpu => Layer::Cpus,
             Cause::OneCore => Layer::Application,
             Cause::Scheduler => Layer::Scheduler,
             Cause::DeviceQueue => Layer::BlockQueue,
@@ -166,7 +173,11 @@ impl Cause {
     pub fn cpu_is_scarce(self) -> bool {
         matches!(
             self,
-            Cause::CpuQuota | Cause::CpusAllowed | Cause::OtherWork | Cause::OneCore
+            Cause::CpuQuota
+                | Cause::CpusAllowed
+                | Cause::OtherWork
+                | Cause::OneCore
+                | Cause::IoPathCpu
         )
     }
 }

@@ -21,8 +21,31 @@ pub const QUOTA_THROTTLED_PCT: f64 = 20.0;
 pub const QUOTA_USED: f64 = 0.85;
 /// The CPUs the study may use were at least this busy.
 pub const CPUS_BUSY_PCT: f64 = 90.0;
-/// ssdready's own share of that busy time, at least (else: other work).
+/// The I/O's own share of that busy time, at least (else: other work).
 pub const OWN_SHARE_PCT: f64 = 50.0;
+/// The I/O's threads were kept from a CPU: of the time they were ready to
+/// run, they waited at least this share on a run queue. Busy CPUs alone
+/// are no evidence: work of a lower priority fills every idle moment
+/// without keeping anyone waiting.
+pub const WAIT_PCT: f64 = 20.0;
+
+/// Whether the submitting threads were kept from a CPU (true where the
+/// run has no waits to show it either way: a record made before they were
+/// read).
+pub fn kept_waiting(v: &View) -> bool {
+    v.cpu_wait().is_none_or(|w| w >= WAIT_PCT)
+}
+
+/// `the submitting thread waited 34 % of the time it was ready to run…`.
+fn wait_words(v: &View) -> Option<String> {
+    let w = v.cpu_wait()?;
+    Some(format!(
+        "the submitting thread waited {} of the time it was ready to run for a CPU{} (run queues, /proc/*/task/*/schedstat)",
+        pct(w),
+        v.kernel_wait
+            .map_or(String::new(), |k| format!(", the kernel's threads {}", pct(k)))
+    ))
+}
 
 /// A cgroup I/O throttle: the rate at its value.
 pub fn io_throttle(sh: &Shared, v: &View) -> Test {
@@ -162,12 +185,22 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
             pct(busy)
         ));
     }
+    if own.is_some_and(|o| o < OWN_SHARE_PCT) && !kept_waiting(v) {
+        return Test::No(format!(
+            "CPUs {} were {} busy, {own_words} of it the I/O's own work, and the submitting thread was not kept waiting ({} of its ready time): what filled them gave way",
+            crate::limit::cpu_list(&c.cpus),
+            pct(busy),
+            v.cpu_wait().map_or("?".into(), pct)
+        ));
+    }
     let mut evidence = vec![format!(
-        "CPUs {} busy {}; ssdready used {:.2} CPUs, {own_words} of that",
+        "CPUs {} busy {}; the I/O's own work (ssdready {:.2} CPUs, the kernel's threads {:.2}) {own_words} of that",
         crate::limit::cpu_list(&c.cpus),
         pct(busy),
-        v.process_cpus.unwrap_or(0.0)
+        v.process_cpus.unwrap_or(0.0),
+        v.kernel_cpus.unwrap_or(0.0)
     )];
+    evidence.extend(wait_words(v));
     if own.is_some_and(|o| o < OWN_SHARE_PCT) {
         evidence.push("other processes took the rest of those CPUs".into());
     }
@@ -186,28 +219,41 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// Other processes' work on the CPUs, where the study may use them all.
+/// Other processes' work on the CPUs, where the study may use them all:
+/// they took most of the busy time, and the I/O's threads waited for a
+/// CPU because of it.
 pub fn other_work(sh: &Shared, v: &View) -> Test {
     if sh.caps.cpus.is_some() {
         return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
     }
-    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+    let (Some(busy), Some(others)) = (v.cpus_busy, v.others_share()) else {
         return Test::No("no CPU figures".into());
     };
-    if busy < CPUS_BUSY_PCT || own >= OWN_SHARE_PCT {
+    if busy < CPUS_BUSY_PCT || others < 100.0 - OWN_SHARE_PCT {
         return Test::No(format!(
-            "the CPUs it may use were {} busy, {} of it ssdready's own work",
+            "the CPUs it may use were {} busy, {} of it other processes' work",
             pct(busy),
-            pct(own)
+            pct(others)
+        ));
+    }
+    if !kept_waiting(v) {
+        return Test::No(format!(
+            "other processes took {} of the busy CPUs, but the submitting thread waited only {} of its ready time for one: that work gave way (a lower priority, or idle moments filled)",
+            pct(others),
+            v.cpu_wait().map_or("?".into(), pct)
         ));
     }
     let mut evidence = vec![format!(
-        "the {} CPU(s) it may use were {} busy; ssdready used {:.2} CPUs of that ({})",
+        "the {} CPU(s) it may use were {} busy; the I/O's own work used {:.2} CPUs of that, other processes {}",
         v.cpus_n,
         pct(busy),
-        v.process_cpus.unwrap_or(0.0),
-        pct(own)
+        v.io_cpus().unwrap_or(0.0),
+        pct(others)
     )];
+    evidence.extend(wait_words(v));
+    if let Some(b) = busiest_words(v, false) {
+        evidence.push(b);
+    }
     if let Some(b) = sh.machine.background_busy_pct.filter(|b| *b >= 10.0) {
         evidence.push(format!(
             "other work kept the CPUs {} busy before the study began",
@@ -216,9 +262,81 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     }
     Test::Holds(Found {
         part: format!(
-            "other processes took {} of the busy time on the CPUs the study may use",
-            pct(100.0 - own)
+            "other processes took {} of the busy time on the CPUs the study may use, and kept its threads waiting",
+            pct(others)
         ),
+        evidence,
+        setting: None,
+        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
+    })
+}
+
+/// `busiest: kworker/u8:2+loop0 0.71 CPUs, yes 0.40 CPUs` (kernel threads
+/// only, or other processes only).
+fn busiest_words(v: &View, kernel: bool) -> Option<String> {
+    let each: Vec<String> = v
+        .busiest
+        .iter()
+        .filter(|t| t.kernel == kernel && t.cpus >= 0.05)
+        .map(|t| format!("{} {:.2} CPUs", t.name, t.cpus))
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "busiest {}: {}",
+            if kernel {
+                "kernel threads"
+            } else {
+                "other processes"
+            },
+            each.join(", ")
+        )
+    })
+}
+
+/// Every CPU the study may use busy, most of it with the I/O's own work:
+/// what each I/O costs in CPU on this path, across the machine, sets the
+/// rate.
+pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
+    if sh.caps.cpus.is_some() {
+        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
+    }
+    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+        return Test::No("no CPU figures".into());
+    };
+    if busy < CPUS_BUSY_PCT || own < OWN_SHARE_PCT {
+        return Test::No(format!(
+            "the CPUs were {} busy, {} of it the I/O's own work",
+            pct(busy),
+            pct(own)
+        ));
+    }
+    let io = v.io_cpus().unwrap_or(0.0);
+    let per_io_us = (v.iops > 0.0).then(|| 1e6 * io / v.iops);
+    let mut evidence = vec![format!(
+        "the {} CPU(s) were {} busy, {} of it the I/O's own work: ssdready's threads {:.2} CPUs, the kernel's threads {:.2}{}",
+        v.cpus_n,
+        pct(busy),
+        pct(own),
+        v.process_cpus.unwrap_or(0.0),
+        v.kernel_cpus.unwrap_or(0.0),
+        match v.daemon_cpus() {
+            d if d > 0.0 => format!(", the drive's daemon {d:.2}"),
+            _ => String::new(),
+        }
+    )];
+    if let Some(b) = busiest_words(v, true) {
+        evidence.push(b);
+    }
+    evidence.extend(wait_words(v));
+    Test::Holds(Found {
+        part: match per_io_us {
+            Some(us) => format!(
+                "each I/O costs {us:.1} µs of CPU on this path (its thread's and the kernel's threads'), and {} CPU(s) at that cost carry about {} IOPS",
+                v.cpus_n,
+                fmt_count(v.cpus_n as f64 * 1e6 / us)
+            ),
+            None => "the I/O's own work fills the CPUs".into(),
+        },
         evidence,
         setting: None,
         margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
@@ -257,6 +375,15 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
     // curve flat well before it was held by something else, and the queue
     // only filled behind that.
     let knee = sh.figures.knee_qd.unwrap_or(0);
+    // Nor where the CPUs were all busy with the I/O's work: more requests
+    // admitted would wait for a CPU instead.
+    if cpus_contended(v) {
+        return Test::No(format!(
+            "the device's queue admits {} requests and held about that many, but the CPUs it may use were {} busy with the I/O's work: requests past the queue's would wait for a CPU instead",
+            q.requests,
+            pct(v.cpus_busy.unwrap_or(0.0))
+        ));
+    }
     if knee * 2 < q.requests {
         return Test::No(format!(
             "the device's queue admits {} requests and held about that many, but the rate stopped growing at QD {knee}, well before the queue filled",
@@ -287,5 +414,12 @@ pub fn cpu_scarce(caps: &Caps, v: &View) -> bool {
             .is_some_and(|t| 100.0 * t >= QUOTA_THROTTLED_PCT)
             || v.process_cpus.is_some_and(|u| u >= QUOTA_USED * q.cpus)
     });
-    quota || v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
+    quota || cpus_contended(v)
+}
+
+/// The CPUs the study may use were all busy, and the I/O's work filled
+/// them or waited for them.
+pub fn cpus_contended(v: &View) -> bool {
+    v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
+        && (v.own_share().is_some_and(|o| o >= OWN_SHARE_PCT) || kept_waiting(v))
 }

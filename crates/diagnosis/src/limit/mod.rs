@@ -103,8 +103,16 @@ pub struct Saturation {
     /// CPUs' worth of time ssdready's process used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_cpus: Option<f64>,
-    /// When the CPUs the study may use were busy (≥ 90 %): the share of
-    /// that busy time other processes took, percent (whatever the cause).
+    /// CPUs' worth of time the kernel's threads used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cpus: Option<f64>,
+    /// Of the time the I/O's threads were ready to run, the share they
+    /// waited for a CPU, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_pct: Option<f64>,
+    /// When the CPUs the study may use were busy (≥ 90 %) and the I/O's
+    /// threads waited for them: the share of that busy time other
+    /// processes took, percent (whatever the cause).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,6 +207,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
         Cause::FileSystem => path::file_system,
         Cause::Lock => path::lock,
         Cause::OneCore => path::one_core,
+        Cause::IoPathCpu => configured::io_path_cpu,
         Cause::Completions => path::completions,
         Cause::SubmissionPath => path::submission,
         Cause::BelowHost => path::below_host,
@@ -393,10 +402,14 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         cpus_busy_pct: m(&|v| v.cpus_busy),
         cpus: views.first().map_or(sh.machine.cpus, |v| v.cpus_n),
         process_cpus: m(&|v| v.process_cpus),
+        // Other work counts where it kept the I/O's threads waiting for a
+        // CPU; filling idle moments at a lower priority holds no one.
         others_pct: m(&|v| {
-            let busy = v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
-            v.own_share().filter(|_| busy > 0.0).map(|o| 100.0 - o)
+            v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
+            v.others_share().filter(|_| configured::kept_waiting(v))
         }),
+        cpu_wait_pct: m(&|v| v.cpu_wait()),
+        kernel_cpus: m(&|v| v.kernel_cpus),
         daemon_busy_pct: m(&|v| v.daemon_busy),
         daemon_spin_pct: m(&|v| v.daemon_spin),
         daemon_threads: views.iter().find_map(|v| v.daemon_threads),

@@ -369,13 +369,21 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     if !sh.figures.saturated {
         return Test::No("the rate still grew with depth at the deepest point".into());
     }
+    // Busy CPUs count against it only where the I/O's work filled them or
+    // waited for them: a lower priority's work fills idle moments alone.
+    let contended = v.own_share().is_some_and(|o| o >= 50.0) || super::configured::kept_waiting(v);
     let busy_host = match (v.thread_busy, v.cpus_busy) {
         (Some(t), _) if t >= IDLE_THREAD_PCT => {
             Some(format!("the submitting thread was {} busy", pct(t)))
         }
-        (_, Some(c)) if c >= IDLE_CPUS_PCT => {
-            Some(format!("the CPUs it may use were {} busy", pct(c)))
-        }
+        (_, Some(c)) if c >= IDLE_CPUS_PCT && contended => Some(format!(
+            "the CPUs it may use were {} busy{}",
+            pct(c),
+            v.cpu_wait().map_or(String::new(), |w| format!(
+                ", and the submitting thread waited {} of its ready time for one",
+                pct(w)
+            ))
+        )),
         (None, None) => Some("no CPU figures to show the host idle".into()),
         _ => None,
     };
@@ -404,9 +412,16 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         });
     }
     let mut evidence = vec![format!(
-        "the submitting thread {} busy, the CPUs it may use {} busy",
+        "the submitting thread {} busy, the CPUs it may use {} busy{}",
         v.thread_busy.map_or("?".into(), pct),
-        v.cpus_busy.map_or("?".into(), pct)
+        v.cpus_busy.map_or("?".into(), pct),
+        match (v.cpus_busy, v.cpu_wait()) {
+            (Some(c), Some(w)) if c >= IDLE_CPUS_PCT => format!(
+                " (by work that gave way: the submitting thread waited {} of its ready time for a CPU)",
+                pct(w)
+            ),
+            _ => String::new(),
+        }
     )];
     if let Some(d) = v.disk.filter(|d| d.in_flight.is_some()) {
         evidence.push(format!(

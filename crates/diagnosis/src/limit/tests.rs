@@ -328,3 +328,122 @@ fn repeats_that_disagree_are_each_kept_and_the_majority_answers() {
         .iter()
         .any(|e| e.contains("the repeats disagreed")));
 }
+
+/// `r` with the I/O's kernel threads using `kernel` CPUs, other processes
+/// `others` CPUs, and its submitting thread waiting `wait` percent of its
+/// ready time for a CPU.
+fn with_threads(mut r: RunRecord, kernel: f64, others: f64, wait: f64) -> RunRecord {
+    let iops = r.summary.iops;
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.kernel_threads_ns_per_io = Some(kernel * 1e9 / iops);
+    c.kernel_threads_wait_ns_per_io = Some(0.0);
+    c.other_processes_ns_per_io = Some(others * 1e9 / iops);
+    c.thread_wait_max_pct = Some(wait);
+    r
+}
+
+#[test]
+fn busy_cpus_filled_by_work_that_gives_way_are_not_other_work() {
+    // Both CPUs busy, most of it other processes' (a build at a lower
+    // priority), but the submitting thread hardly waited for a CPU.
+    let r = with_threads(run("qd-8", 8, 20_000.0, 30.0, 100.0, 0.5), 0.2, 1.4, 3.0);
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[r],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
+    assert!(o.why.contains("gave way"), "{}", o.why);
+    // Nor are the CPUs called scarce for the late reaps.
+    let c = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::Completions)
+        .unwrap();
+    assert!(!c.why.contains("scarce"), "{}", c.why);
+}
+
+#[test]
+fn other_work_that_keeps_the_submitting_thread_waiting_is_named_with_the_wait() {
+    let r = with_threads(run("qd-8", 8, 20_000.0, 30.0, 100.0, 0.5), 0.2, 1.4, 45.0);
+    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(
+        s.evidence.iter().any(|e| e.contains("waited 45 %")),
+        "{:?}",
+        s.evidence
+    );
+    assert_eq!(s.cpu_wait_pct, Some(45.0));
+    assert!(s.others_pct.unwrap() > 60.0);
+}
+
+#[test]
+fn every_cpu_busy_with_the_ios_own_work_is_the_io_paths_cpu() {
+    // A loop device over RAM: the thread 50 % busy, the loop device's
+    // worker and softirqs 1.4 CPUs, nothing else running.
+    let mut r = with_threads(
+        run("qd-32", 32, 250_000.0, 50.0, 99.0, 30.0),
+        1.4,
+        0.02,
+        8.0,
+    );
+    r.summary.cpu.as_mut().unwrap().busiest_threads = vec![ssdready_core::result::ThreadUse {
+        name: "kworker/u8:2+loop3".into(),
+        pid: 77,
+        kernel: true,
+        cpus: 0.9,
+        wait_pct: 5.0,
+    }];
+    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
+    assert_eq!(s.layer, Layer::Cpus);
+    // 1.9 CPUs over 250K IOPS: 7.6 µs per I/O; 2 CPUs carry 263K.
+    assert!(s.part.contains("7.6 µs"), "{}", s.part);
+    assert!(s.part.contains("263.2K IOPS"), "{}", s.part);
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("kworker/u8:2+loop3 0.90 CPUs")),
+        "{:?}",
+        s.evidence
+    );
+    assert!(Cause::IoPathCpu.cpu_is_scarce());
+}
+
+#[test]
+fn a_full_small_queue_behind_cpus_busy_with_the_ios_work_is_not_the_queue() {
+    let caps = Caps {
+        queue: Some(QueueCap {
+            requests: 4,
+            setting: Setting {
+                name: "queue/nr_requests".into(),
+                value: "4".into(),
+                path: "/sys/block/loop3/queue/nr_requests".into(),
+            },
+        }),
+        ..Default::default()
+    };
+    let r = with_threads(
+        run("qd-32", 32, 120_000.0, 40.0, 100.0, 3.9),
+        1.3,
+        0.1,
+        10.0,
+    );
+    let t = target(TargetKind::RamDevice);
+    let mut f = figures(&r, true);
+    f.knee_qd = Some(4);
+    let s = classify(&t, std::slice::from_ref(&r), &f, &machine(), &caps);
+    assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
+    let q = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::DeviceQueue)
+        .unwrap();
+    assert!(q.why.contains("wait for a CPU instead"), "{}", q.why);
+}

@@ -47,6 +47,19 @@ pub struct View<'a> {
     pub disk: Option<&'a DiskSummary>,
     /// The CPU group whose quota is the smallest, over the run.
     pub group: Option<&'a CpuDelta>,
+    /// CPUs' worth of time the kernel's threads used (on a quiet machine,
+    /// work done for the study's I/O: the loop device's worker…).
+    pub kernel_cpus: Option<f64>,
+    /// CPUs' worth of time other processes used (the drive's daemon, part
+    /// of the apparatus, not among them).
+    pub others_cpus: Option<f64>,
+    /// Of the time the I/O's threads were ready to run, the share they
+    /// waited on a run queue, percent: the submitting thread that waited
+    /// most, and the kernel's threads together.
+    pub thread_wait: Option<f64>,
+    pub kernel_wait: Option<f64>,
+    /// The busiest threads outside ssdready.
+    pub busiest: &'a [ssdready_core::result::ThreadUse],
 }
 
 impl<'a> View<'a> {
@@ -86,14 +99,69 @@ impl<'a> View<'a> {
                 .as_ref()
                 .and_then(|c| c.cgroups.as_ref())
                 .and_then(|c| c.quota_level()),
+            kernel_cpus: cpu
+                .and_then(|c| c.kernel_threads_ns_per_io)
+                .map(|ns| ns * s.iops / 1e9),
+            others_cpus: cpu.and_then(|c| c.other_processes_ns_per_io).map(|ns| {
+                let daemon = s.transport.as_ref().map_or(0.0, |t| t.daemon_cpu_ns_per_io);
+                ((ns - daemon) * s.iops / 1e9).max(0.0)
+            }),
+            thread_wait: cpu.and_then(|c| c.thread_wait_max_pct),
+            kernel_wait: cpu.and_then(|c| {
+                let (run, wait) = (
+                    c.kernel_threads_ns_per_io?,
+                    c.kernel_threads_wait_ns_per_io?,
+                );
+                (run + wait > 0.0).then(|| 100.0 * wait / (run + wait))
+            }),
+            busiest: cpu.map_or(&[], |c| c.busiest_threads.as_slice()),
         }
     }
 
+    /// CPUs' worth of time the drive's daemon used (behind the kernel).
+    pub fn daemon_cpus(&self) -> f64 {
+        self.run
+            .summary
+            .transport
+            .as_ref()
+            .map_or(0.0, |t| t.daemon_cpu_ns_per_io * self.iops / 1e9)
+    }
+
+    /// CPUs' worth of the I/O's own work: ssdready's threads, the kernel's
+    /// threads and the drive's daemon (None without ssdready's own figure).
+    pub fn io_cpus(&self) -> Option<f64> {
+        Some(self.process_cpus? + self.kernel_cpus.unwrap_or(0.0) + self.daemon_cpus())
+    }
+
+    /// Of the busy time on the CPUs the study may use, the share other
+    /// processes took, percent: from their own threads' run time where it
+    /// was read, else what the I/O's own work leaves.
+    pub fn others_share(&self) -> Option<f64> {
+        let busy = self.cpus_busy? / 100.0 * self.cpus_n as f64;
+        if busy <= 0.0 {
+            return None;
+        }
+        match self.others_cpus {
+            Some(o) => Some((100.0 * o / busy).min(100.0)),
+            None => self.own_share().map(|o| 100.0 - o),
+        }
+    }
+
+    /// The share of its ready time the submitting thread that waited most
+    /// spent on a run queue, percent (None where the kernel gave no
+    /// waits). The kernel's threads are left out: on a machine with fewer
+    /// CPUs than the I/O's runnable threads they wait for each other, not
+    /// for other work.
+    pub fn cpu_wait(&self) -> Option<f64> {
+        self.thread_wait
+    }
+
     /// Of the busy time on the CPUs the study may use, the share that was
-    /// ssdready's own, percent (None without both figures).
+    /// the I/O's own work (ssdready's, the kernel's threads', the drive's
+    /// daemon's), percent (None without both figures).
     pub fn own_share(&self) -> Option<f64> {
         let busy = self.cpus_busy? / 100.0 * self.cpus_n as f64;
-        let own = self.process_cpus?;
+        let own = self.io_cpus()?;
         (busy > 0.0).then(|| (100.0 * own / busy).min(100.0))
     }
 

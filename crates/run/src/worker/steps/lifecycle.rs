@@ -204,6 +204,7 @@ impl<'a> Loop<'a> {
             user_ns: c.user_ns.saturating_sub(self.cpu_start.user_ns),
             sys_ns: c.sys_ns.saturating_sub(self.cpu_start.sys_ns),
             ctx: c.ctx.saturating_sub(self.cpu_start.ctx),
+            wait_ns: c.wait_ns.saturating_sub(self.cpu_start.wait_ns),
         };
         if let Some((tid, at)) = self.sq_thread {
             self.stats.sq_thread_ns = sq_run_ns(tid).saturating_sub(at);

@@ -1,0 +1,246 @@
+//! Every thread's scheduler figures over a window: its run time and the
+//! time it waited on a run queue for a CPU (`/proc/*/task/*/schedstat`, the
+//! kernel's `sum_exec_runtime` and `run_delay`, `CONFIG_SCHED_INFO`), and
+//! whether it is a kernel thread (`PF_KTHREAD` in `/proc/PID/stat`'s
+//! flags). A run's CPU is then split three ways: ssdready's own (getrusage,
+//! exact), the kernel's threads (on a quiet machine, the loop device's
+//! worker and the other work done for ssdready's I/O), and other
+//! processes'. The waits say whether the I/O's threads were kept from a CPU:
+//! busy CPUs alone do not, as work of a lower priority fills every idle
+//! moment without delaying anyone.
+
+use ssdready_core::result::ThreadUse;
+use std::collections::HashMap;
+
+/// `PF_KTHREAD` (include/linux/sched.h).
+const PF_KTHREAD: u64 = 0x0020_0000;
+/// How many of the busiest threads a window keeps.
+pub const BUSIEST: usize = 4;
+
+/// One thread's scheduler figures at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadTime {
+    /// The process it belongs to.
+    pub pid: u32,
+    pub run_ns: u64,
+    pub wait_ns: u64,
+    pub kernel: bool,
+}
+
+/// Every live thread of other processes, by thread id.
+pub type ThreadTimes = HashMap<u32, ThreadTime>;
+
+/// `run_ns wait_ns timeslices` of a schedstat text.
+pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut it = text.split_whitespace();
+    let run = it.next()?.parse().ok()?;
+    let wait = it.next()?.parse().ok()?;
+    Some((run, wait))
+}
+
+/// Whether a `/proc/PID/stat` text is a kernel thread's (its flags, the
+/// ninth field, counted after the name in parentheses, which may hold
+/// spaces and parentheses of its own).
+pub fn is_kernel_thread(stat: &str) -> Option<bool> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let flags: u64 = rest.split_whitespace().nth(6)?.parse().ok()?;
+    Some(flags & PF_KTHREAD != 0)
+}
+
+/// The calling thread's run-queue wait so far, ns.
+pub fn own_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    parse_schedstat(&text).map(|x| x.1)
+}
+
+/// Every live thread of other processes now. None when /proc has no
+/// schedstat files.
+pub fn thread_times() -> Option<ThreadTimes> {
+    let mut out = HashMap::new();
+    let me = std::process::id();
+    for p in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let kernel = std::fs::read_to_string(p.path().join("stat"))
+            .ok()
+            .and_then(|s| is_kernel_thread(&s))
+            .unwrap_or(false);
+        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Some((run_ns, wait_ns)) = std::fs::read_to_string(t.path().join("schedstat"))
+                .ok()
+                .and_then(|s| parse_schedstat(&s))
+            else {
+                continue;
+            };
+            out.insert(
+                tid,
+                ThreadTime {
+                    pid,
+                    run_ns,
+                    wait_ns,
+                    kernel,
+                },
+            );
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Other threads' time over a window, split between the kernel's threads
+/// and other processes'.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Split {
+    /// Every other thread's run time, ns.
+    pub all_ns: u64,
+    pub kernel_ns: u64,
+    pub kernel_wait_ns: u64,
+    pub other_ns: u64,
+    /// Threads alive at the end.
+    pub seen: u64,
+    /// The busiest threads: (tid, its figures' change), busiest first.
+    pub busiest: Vec<(u32, ThreadTime)>,
+}
+
+/// The change between two readings: of the threads alive at both ends,
+/// their change; of those born in the window, all of their time.
+pub fn split(a: &ThreadTimes, b: &ThreadTimes) -> Split {
+    let mut s = Split {
+        seen: b.len() as u64,
+        ..Default::default()
+    };
+    let mut all: Vec<(u32, ThreadTime)> = Vec::with_capacity(b.len());
+    for (&tid, t) in b {
+        let before = a.get(&tid).filter(|x| x.pid == t.pid);
+        let d = ThreadTime {
+            run_ns: t.run_ns.saturating_sub(before.map_or(0, |x| x.run_ns)),
+            wait_ns: t.wait_ns.saturating_sub(before.map_or(0, |x| x.wait_ns)),
+            ..*t
+        };
+        s.all_ns += d.run_ns;
+        if d.kernel {
+            s.kernel_ns += d.run_ns;
+            s.kernel_wait_ns += d.wait_ns;
+        } else {
+            s.other_ns += d.run_ns;
+        }
+        if d.run_ns > 0 {
+            all.push((tid, d));
+        }
+    }
+    all.sort_by(|x, y| y.1.run_ns.cmp(&x.1.run_ns).then(x.0.cmp(&y.0)));
+    all.truncate(BUSIEST);
+    s.busiest = all;
+    s
+}
+
+/// The busiest threads named, with the CPUs they used over `window_ns`:
+/// a kernel thread by its own name, another process's thread by its
+/// process's.
+pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
+    if window_ns <= 0.0 {
+        return Vec::new();
+    }
+    busiest
+        .iter()
+        .map(|(tid, t)| {
+            let path = match t.kernel {
+                true => format!("/proc/{}/task/{tid}/comm", t.pid),
+                false => format!("/proc/{}/comm", t.pid),
+            };
+            ThreadUse {
+                name: std::fs::read_to_string(path)
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_else(|_| format!("thread {tid} (gone)")),
+                pid: t.pid,
+                kernel: t.kernel,
+                cpus: t.run_ns as f64 / window_ns,
+                wait_pct: 100.0 * t.wait_ns as f64 / window_ns,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedstat_gives_run_and_wait() {
+        assert_eq!(parse_schedstat("123 456 7\n"), Some((123, 456)));
+        assert_eq!(parse_schedstat("123"), None);
+        assert_eq!(parse_schedstat(""), None);
+    }
+
+    #[test]
+    fn a_kernel_thread_is_known_by_its_flags_whatever_its_name() {
+        // kworker: flags 0x04208060 (PF_KTHREAD set).
+        let kw = "57 (kworker/u8:2-loop0) I 2 0 0 0 -1 69238880 0 0 0 0 0 3 0 0";
+        assert_eq!(is_kernel_thread(kw), Some(true));
+        // A process whose name holds ") " and digits: flags 4194560.
+        let user = "812 (a) b (c) 5) S 1 812 812 0 -1 4194560 100 0 0 0 5 1";
+        assert_eq!(is_kernel_thread(user), Some(false));
+        assert_eq!(is_kernel_thread("garbage"), None);
+    }
+
+    fn t(pid: u32, run_ns: u64, wait_ns: u64, kernel: bool) -> ThreadTime {
+        ThreadTime {
+            pid,
+            run_ns,
+            wait_ns,
+            kernel,
+        }
+    }
+
+    #[test]
+    fn a_window_splits_the_kernels_threads_from_other_processes() {
+        let a = HashMap::from([
+            (10, t(10, 1_000, 100, true)),
+            (20, t(20, 5_000, 0, false)),
+            (21, t(20, 50, 0, false)),
+            // A thread id reused by another process is a new thread.
+            (30, t(30, 9_000, 9_000, false)),
+        ]);
+        let b = HashMap::from([
+            (10, t(10, 4_000, 600, true)),
+            (20, t(20, 5_000, 0, false)),
+            (21, t(20, 2_050, 30, false)),
+            (30, t(31, 700, 10, false)),
+            (40, t(40, 300, 0, true)),
+        ]);
+        let s = split(&a, &b);
+        assert_eq!(
+            (s.all_ns, s.kernel_ns, s.kernel_wait_ns),
+            (6_000, 3_300, 500)
+        );
+        assert_eq!((s.other_ns, s.seen), (2_700, 5));
+        let order: Vec<u32> = s.busiest.iter().map(|x| x.0).collect();
+        assert_eq!(
+            order,
+            vec![10, 21, 30, 40],
+            "busiest first, idle ones left out"
+        );
+    }
+
+    #[test]
+    fn this_machine_has_kernel_threads_and_this_thread_a_wait() {
+        let Some(now) = thread_times() else {
+            println!("skipped: no /proc/*/task/*/schedstat here");
+            return;
+        };
+        assert!(now.values().any(|t| t.kernel), "kthreadd at least");
+        assert!(own_wait_ns().is_some());
+        let named = named(&[(2, t(2, 1_000_000, 0, true))], 1e9);
+        assert_eq!(named[0].name, "kthreadd");
+        assert!((named[0].cpus - 0.001).abs() < 1e-12);
+    }
+}
