@@ -492,11 +492,15 @@ fn qd1(b: &mut Builder, f: &Figures) {
             b.text("platform_share_source", Some(p.source.clone()), &p.runs);
             return;
         }
-        b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
-        if let (Some(x), Some(e)) = (b.map.get_mut("platform_share_qd1"), p.err_ns) {
-            x.err = (p.total_ns > 0.0).then(|| 100.0 * e / p.total_ns);
+        // Parts that exceed the mean claim no share either: the range the
+        // platform's part lies in is said instead.
+        if p.overcount_ns.is_none() {
+            b.num("platform_share_qd1", Some(p.pct), "pct", &p.runs);
+            if let (Some(x), Some(e)) = (b.map.get_mut("platform_share_qd1"), p.err_ns) {
+                x.err = (p.total_ns > 0.0).then(|| 100.0 * e / p.total_ns);
+            }
+            b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
         }
-        b.num("platform_qd1", Some(p.platform_ns), "ns", &p.runs);
         b.num("platform_qd1_err", p.err_ns, "ns", &p.runs);
         b.num("platform_qd1_overcount", p.overcount_ns, "ns", &p.runs);
         b.num(

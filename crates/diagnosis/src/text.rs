@@ -105,11 +105,20 @@ fn qd_table(s: &mut String, f: &Figures) {
     let block = any(|c| c.block_ns.is_some());
     let stopped = any(|c| c.quota_stopped_ns.is_some());
     let less = any(|c| c.less_transport_lat_ns.is_some());
+    let rest = any(|c| c.less_transport_lat_ns.is_some() && c.device_lat_mean_ns.is_some());
     if less {
         let _ = writeln!(
             s,
             "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
              drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
+        );
+    }
+    if rest {
+        let _ = writeln!(
+            s,
+            "  (platform: what is left of the mean once the transport and the device alone's \
+             latency at that depth are taken out; \"over by\": the parts taken out exceed the \
+             mean by that much, beyond the error, and no platform share is claimed at that depth)"
         );
     }
     if block {
@@ -126,6 +135,7 @@ fn qd_table(s: &mut String, f: &Figures) {
         (block, "  block & below"),
         (stopped, "  quota-stopped"),
         (less, "       less transport"),
+        (rest, "              platform"),
     ] {
         if on {
             head.push_str(h);
@@ -174,8 +184,27 @@ fn qd_table(s: &mut String, f: &Figures) {
             };
             let _ = write!(row, " {v:>20}");
         }
+        if rest {
+            let _ = write!(row, " {:>21}", platform_rest(c).unwrap_or_else(dash));
+        }
         let _ = writeln!(s, "{row}");
     }
+}
+
+/// What the mean leaves for the platform at one depth behind the kernel:
+/// the mean less the transport less the device alone's latency, with the
+/// calibration's error; "over by" where the parts taken out exceed the
+/// mean beyond it.
+fn platform_rest(c: &CurvePoint) -> Option<String> {
+    let rest = c.less_transport_lat_ns? - c.device_lat_mean_ns?;
+    let err = c.less_transport_err_ns.unwrap_or(0.0);
+    Some(if rest > err {
+        format!("{} ± {}", fmt_ns(rest), fmt_ns(err))
+    } else if rest < -err {
+        format!("over by {}", fmt_ns(-rest))
+    } else {
+        format!("0 ± {}", fmt_ns(err))
+    })
 }
 
 #[cfg(test)]
@@ -295,8 +324,55 @@ mod tests {
         assert!(s.contains("noise ± 200.00 µs"), "{s}");
         // Without a calibration, the table is as before.
         d.figures.qd_curve[0].less_transport_lat_ns = None;
+        d.figures.qd_curve[0].less_transport_err_ns = None;
         d.figures.calibration = None;
         let s = findings(&d, 1.0);
         assert!(s.contains("of alone\n"), "{s}");
+    }
+
+    #[test]
+    fn behind_the_kernel_each_depth_says_what_is_left_for_the_platform_or_that_the_parts_exceed_the_mean(
+    ) {
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "/dev/loop9".into(),
+                kind: TargetKind::BlockDevice,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        // The mean less the transport against the device alone's latency:
+        // 60 µs over 45 µs (15 left), 40 over 45 (5 over, beyond the 2 µs
+        // error), 46 over 45 (within the error).
+        for (qd, less, dev) in [
+            (1, 60_000.0, 45_000.0),
+            (2, 40_000.0, 45_000.0),
+            (4, 46_000.0, 45_000.0),
+        ] {
+            d.figures.qd_curve.push(crate::figures::CurvePoint {
+                qd,
+                iops: 10_000.0,
+                lat_mean_ns: less + 30_000.0,
+                device_iops: Some(20_000.0),
+                device_lat_mean_ns: Some(dev),
+                less_transport_lat_ns: Some(less),
+                less_transport_err_ns: Some(2_000.0),
+                ..Default::default()
+            });
+        }
+        let s = findings(&d, 1.0);
+        let row = |qd: &str| {
+            s.lines()
+                .find(|l| l.trim_start().starts_with(&format!("{qd} ")))
+                .unwrap()
+                .to_string()
+        };
+        assert!(row("1").ends_with("15.00 µs ± 2.00 µs"), "{s}");
+        assert!(row("2").ends_with("over by 5.00 µs"), "{s}");
+        assert!(row("4").ends_with("0 ± 2.00 µs"), "{s}");
+        assert!(
+            s.contains("no platform share is claimed at that depth"),
+            "{s}"
+        );
     }
 }

@@ -157,10 +157,11 @@ pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
                 true => format!("/proc/{}/task/{tid}/comm", t.pid),
                 false => format!("/proc/{}/comm", t.pid),
             };
+            let name = std::fs::read_to_string(path)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| format!("thread {tid} (gone)"));
             ThreadUse {
-                name: std::fs::read_to_string(path)
-                    .map(|s| s.trim().to_string())
-                    .unwrap_or_else(|_| format!("thread {tid} (gone)")),
+                name: worker_name(&name).to_string(),
                 pid: t.pid,
                 kernel: t.kernel,
                 cpus: t.run_ns as f64 / window_ns,
@@ -170,9 +171,29 @@ pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
         .collect()
 }
 
+/// A work-queue worker's name without the work it runs now (`+iou_exit`)
+/// or ran last (`-loop0`): read after the run, that is whatever the worker
+/// took up as the run ended (the closing of the run's own rings, say), not
+/// what it did during the run.
+pub fn worker_name(comm: &str) -> &str {
+    match comm.starts_with("kworker/") {
+        true => comm.split(['+', '-']).next().unwrap_or(comm),
+        false => comm,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workers_name_leaves_out_the_work_it_took_up_last() {
+        assert_eq!(worker_name("kworker/u8:7+iou_exit"), "kworker/u8:7");
+        assert_eq!(worker_name("kworker/u8:2-loop0"), "kworker/u8:2");
+        assert_eq!(worker_name("kworker/1:1H"), "kworker/1:1H");
+        assert_eq!(worker_name("ksoftirqd/0"), "ksoftirqd/0");
+        assert_eq!(worker_name("rust-analyzer"), "rust-analyzer");
+    }
 
     #[test]
     fn schedstat_gives_run_and_wait() {

@@ -417,7 +417,10 @@ fn every_cpu_busy_with_the_ios_own_work_is_the_io_paths_cpu() {
 }
 
 #[test]
-fn a_full_small_queue_behind_cpus_busy_with_the_ios_work_is_not_the_queue() {
+fn a_full_small_queue_is_the_queue_even_with_the_cpus_busy_with_the_ios_work() {
+    // nr_requests = 4 on a RAM loop device: fio gave 113K IOPS with it and
+    // 270K without, the CPUs busy in both (few requests at a time cost
+    // more wake-ups each).
     let caps = Caps {
         queue: Some(QueueCap {
             requests: 4,
@@ -439,11 +442,18 @@ fn a_full_small_queue_behind_cpus_busy_with_the_ios_work_is_not_the_queue() {
     let mut f = figures(&r, true);
     f.knee_qd = Some(4);
     let s = classify(&t, std::slice::from_ref(&r), &f, &machine(), &caps);
-    assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
-    let q = s
+    assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("each costs more of them")),
+        "{:?}",
+        s.evidence
+    );
+    let c = s
         .ruled_out
         .iter()
-        .find(|r| r.cause == Cause::DeviceQueue)
+        .find(|r| r.cause == Cause::IoPathCpu)
         .unwrap();
-    assert!(q.why.contains("wait for a CPU instead"), "{}", q.why);
+    assert!(c.why.starts_with("also held"), "{}", c.why);
 }
