@@ -312,6 +312,13 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
     }
     let io = v.io_cpus().unwrap_or(0.0);
     let per_io_us = (v.iops > 0.0).then(|| 1e6 * io / v.iops);
+    let all_us = v
+        .run
+        .summary
+        .cpu
+        .as_ref()
+        .map(|c| c.system_ns_per_io / 1e3)
+        .filter(|u| *u > 0.0);
     let mut evidence = vec![format!(
         "the {} CPU(s) were {} busy, {} of it the I/O's own work: ssdready's threads {:.2} CPUs, the kernel's threads {:.2}{}",
         v.cpus_n,
@@ -329,13 +336,14 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
     }
     evidence.extend(wait_words(v));
     Test::Holds(Found {
-        part: match per_io_us {
-            Some(us) => format!(
-                "each I/O costs {us:.1} µs of CPU on this path (its thread's and the kernel's threads'), and {} CPU(s) at that cost carry about {} IOPS",
-                v.cpus_n,
-                fmt_count(v.cpus_n as f64 * 1e6 / us)
+        part: match (per_io_us, all_us) {
+            (Some(us), Some(all)) => format!(
+                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's), {all:.1} µs of the whole machine's busy time"
             ),
-            None => "the I/O's own work fills the CPUs".into(),
+            (Some(us), None) => format!(
+                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's)"
+            ),
+            _ => "the I/O's own work fills the CPUs".into(),
         },
         evidence,
         setting: None,
