@@ -381,6 +381,7 @@ pub fn derive(
     f.comparisons = sweeps::compare(runs, &f);
     f.strategies = strategies;
     f.saturation = crate::limit::classify(&targets[0], runs, &f, m, caps);
+    held_at_qd1(&mut f, caps);
     f.platform = targets
         .iter()
         .find(|t| t.reference)
@@ -753,6 +754,39 @@ fn decomposed_share(
         unaccounted_ns: unaccounted,
         joined_pct: d.joined_pct,
     }
+}
+
+/// A limit set on the machine that holds even one I/O in flight (a rate
+/// throttle at QD 1's rate, a CPU quota that stopped the group at QD 1):
+/// its wait lies above the block layer, in no part a split measures, so
+/// the QD 1 split claims no share for the platform; what it leaves is said
+/// as not accounted for (queueing gives the throttle's: 1/R).
+fn held_at_qd1(f: &mut Figures, caps: &crate::limit::caps::Caps) {
+    let Some(c) = f.qd_curve.iter().find(|c| c.qd == 1) else {
+        return;
+    };
+    let throttled = caps.io_limit(true, 4096).is_some_and(|(rate, _)| {
+        let r = c.iops / rate;
+        (crate::limit::configured::THROTTLE_LOW..=crate::limit::configured::THROTTLE_HIGH)
+            .contains(&r)
+    });
+    let stopped = c.quota_stopped_ns.is_some_and(|s| s >= 0.1 * c.lat_mean_ns);
+    let Some(p) = f.platform_share_qd1.as_mut() else {
+        return;
+    };
+    if !(throttled || stopped) || p.unaccounted_ns.is_some() {
+        return;
+    }
+    let measured: f64 = match p.parts.is_empty() {
+        true => p.device_ns,
+        false => p.parts.iter().map(|x| x.1).sum::<f64>() - p.platform_ns.max(0.0),
+    };
+    let left = (p.total_ns - measured).max(0.0);
+    p.unaccounted_ns = Some(left);
+    p.source.push_str(match throttled {
+        true => "; an I/O throttle held QD 1: its wait is above the block layer, with the system call's time",
+        false => "; the CPU quota stopped the group at QD 1: its wait is above the block layer, with the system call's time",
+    });
 }
 
 fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {

@@ -406,7 +406,10 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         // CPU; filling idle moments at a lower priority holds no one.
         others_pct: m(&|v| {
             v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
-            v.others_share().filter(|_| configured::kept_waiting(v))
+            match configured::kept_waiting(v) {
+                true => v.others_share(),
+                false => Some(0.0),
+            }
         }),
         cpu_wait_pct: m(&|v| v.cpu_wait()),
         kernel_cpus: m(&|v| v.kernel_cpus),

@@ -404,7 +404,11 @@ fn every_cpu_busy_with_the_ios_own_work_is_the_io_paths_cpu() {
     assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
     assert_eq!(s.layer, Layer::Cpus);
     // 1.9 CPUs over 250K IOPS: 7.6 µs per I/O in the threads on its path.
-    assert!(s.part.contains("7.6 µs of CPU in the threads"), "{}", s.part);
+    assert!(
+        s.part.contains("7.6 µs of CPU in the threads"),
+        "{}",
+        s.part
+    );
     assert!(
         s.evidence
             .iter()
@@ -462,7 +466,12 @@ fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() 
     // The built-in drive behind the kernel on 2 CPUs: its one serving
     // thread 82 % busy with work (under the daemon's own threshold), but
     // 0.95 of the 1.46 CPUs the I/O's work took, every CPU busy.
-    let mut r = with_threads(run("qd-128", 128, 74_000.0, 34.0, 100.0, 115.0), 0.13, 1.0, 30.0);
+    let mut r = with_threads(
+        run("qd-128", 128, 74_000.0, 34.0, 100.0, 115.0),
+        0.13,
+        1.0,
+        30.0,
+    );
     r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.38 * 1e9 / 74_000.0;
     r.summary.transport = Some(crate::transport::Transport {
         threads: 1,
@@ -481,4 +490,46 @@ fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() 
         .find(|r| r.cause == Cause::IoPathCpu)
         .unwrap();
     assert!(p.why.starts_with("also held"), "{}", p.why);
+}
+
+#[test]
+fn a_throttle_that_holds_qd1_leaves_its_wait_unaccounted_and_claims_no_platform_share() {
+    let caps = Caps {
+        io: vec![IoCap {
+            kind: IoKind::ReadIops,
+            value: 2_000.0,
+            device: "vda".into(),
+            setting: setting("blkio.throttle.read_iops_device", "254:0 2000"),
+        }],
+        ..Default::default()
+    };
+    // Without root: the split at QD 1 is the device's own counters' (70 µs
+    // in the block layer and below) against the mean (457 µs at 2,185 IOPS).
+    let mut runs = vec![
+        run("qd-1", 1, 2_185.0, 5.0, 10.0, 0.15),
+        run("qd-16", 16, 2_215.0, 5.0, 10.0, 0.5),
+    ];
+    runs[0].summary.disk.as_mut().unwrap().block_mean_ns = Some(70_000.0);
+    let t = target(TargetKind::File);
+    let m = machine();
+    let mut i = crate::Inputs::of(std::slice::from_ref(&t), &m, &runs);
+    i.caps = Some(&caps);
+    let j = crate::judge(&i);
+    let p = j.figures.platform_share_qd1.as_ref().unwrap();
+    let left = p.unaccounted_ns.unwrap();
+    assert!((left - (1e9 / 2_185.0 - 70_000.0)).abs() < 1.0, "{left}");
+    assert!(!j.facts.contains_key("platform_share_qd1"));
+    let rules: Vec<&str> = j.verdicts.iter().map(|v| v.rule.as_str()).collect();
+    assert!(rules.contains(&"qd1-parts-leave-time-out"), "{rules:?}");
+    for r in [
+        "platform-owns-qd1",
+        "platform-shares-qd1",
+        "device-owns-qd1",
+    ] {
+        assert!(!rules.contains(&r), "{rules:?}");
+    }
+    // Without the throttle the same figures give the platform its share.
+    let i = crate::Inputs::of(std::slice::from_ref(&t), &m, &runs);
+    let j = crate::judge(&i);
+    assert!(j.facts.contains_key("platform_share_qd1"));
 }
