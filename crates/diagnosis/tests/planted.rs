@@ -113,3 +113,68 @@ fn the_default_study_as_root_measures_the_platform_beside_the_drive() {
         .rule;
     assert_ne!(first, "drive-daemon-limit", "{:?}", rules(&j));
 }
+
+#[test]
+fn cpus_filled_by_a_lower_prioritys_work_that_gave_way_are_not_other_work() {
+    // A RAM loop device while other builds ran at a lower priority (nice
+    // 10, a group of 2 CPU shares): both CPUs always busy, the submitting
+    // thread hardly kept waiting. What holds it is the CPU each I/O costs.
+    let (_, j) = fixture("loop-busy-with-its-own-io-low-priority-background");
+    let s = &j.figures.saturation;
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
+    assert!(s.cpu_wait_pct.unwrap() < 20.0, "{s:?}");
+    assert!(
+        !rules(&j).contains(&"other-work-present"),
+        "{:?}",
+        rules(&j)
+    );
+}
+
+#[test]
+fn other_work_at_the_same_priority_that_keeps_the_thread_waiting_is_other_work() {
+    // Four `yes` loops at nice 0 on 2 CPUs beside the same loop device.
+    let (_, j) = fixture("loop-other-work-same-priority");
+    let s = &j.figures.saturation;
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(s.cpu_wait_pct.unwrap() >= 20.0, "{s:?}");
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("busiest other processes: yes")),
+        "{:?}",
+        s.evidence
+    );
+}
+
+#[test]
+fn as_root_the_headline_is_the_platforms_peak_when_the_drives_daemon_takes_the_cpus() {
+    // The built-in drive behind the kernel on 2 CPUs: its daemon took
+    // most of the I/O's CPU with every CPU busy.
+    let (_, j) = fixture("kernel-drive-default-root-daemon-crowds");
+    assert_eq!(j.figures.saturation.limit, Cause::Apparatus);
+    let r = rules(&j);
+    let first = r.iter().find(|r| **r != "noisy-machine").unwrap();
+    assert_eq!(*first, "platform-peak-headline", "{r:?}");
+    // The estimate per CPU gives way to the peak measured.
+    assert!(!r.contains(&"host-limit"), "{r:?}");
+    assert!(
+        r.contains(&"drive-daemon-limit-beside-the-platform"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn a_second_user_in_a_throttled_group_gets_the_throttle_and_no_qd1_platform_share() {
+    // As an unprivileged account, in a group whose blkio throttle holds
+    // vda to 2,000 reads a second, studying a file on the root file system.
+    let (d, j) = fixture("file-read-iops-throttle-second-user");
+    let s = &j.figures.saturation;
+    assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
+    assert!(s.setting.as_ref().unwrap().path.contains("blkio"));
+    assert!(d.machine.cpus >= 1);
+    let r = rules(&j);
+    assert_eq!(r[0], "io-throttle-limit", "{r:?}");
+    assert!(r.contains(&"qd1-parts-leave-time-out"), "{r:?}");
+    assert!(!j.facts.contains_key("platform_share_qd1"));
+}

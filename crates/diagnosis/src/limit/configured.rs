@@ -303,11 +303,19 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
     let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
         return Test::No("no CPU figures".into());
     };
-    if busy < CPUS_BUSY_PCT || own < OWN_SHARE_PCT {
+    // The I/O's own work is most of the busy time, or other processes are
+    // the lesser part and the I/O's threads still waited for a CPU (the
+    // rest being interrupts and softirqs taken on idle CPUs, which no
+    // thread's time shows).
+    let others = v.others_share().unwrap_or(100.0 - own);
+    let mostly_own = own >= OWN_SHARE_PCT
+        || (others < 100.0 - OWN_SHARE_PCT && v.cpu_wait().is_some_and(|w| w >= WAIT_PCT));
+    if busy < CPUS_BUSY_PCT || !mostly_own {
         return Test::No(format!(
-            "the CPUs were {} busy, {} of it the I/O's own work",
+            "the CPUs were {} busy, {} of it the I/O's own work, {} other processes'",
             pct(busy),
-            pct(own)
+            pct(own),
+            pct(others)
         ));
     }
     let io = v.io_cpus().unwrap_or(0.0);
