@@ -229,7 +229,10 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     let (Some(busy), Some(others)) = (v.cpus_busy, v.others_share()) else {
         return Test::No("no CPU figures".into());
     };
-    if busy < CPUS_BUSY_PCT || others < 100.0 - OWN_SHARE_PCT {
+    // Other processes' work is most of the busy time, or more of it than
+    // the I/O's own work (the rest being interrupts and softirqs).
+    let own = v.own_share().unwrap_or(100.0 - others);
+    if busy < CPUS_BUSY_PCT || (others < 100.0 - OWN_SHARE_PCT && others <= own) {
         return Test::No(format!(
             "the CPUs it may use were {} busy, {} of it other processes' work",
             pct(busy),
@@ -303,13 +306,13 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
     let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
         return Test::No("no CPU figures".into());
     };
-    // The I/O's own work is most of the busy time, or other processes are
-    // the lesser part and the I/O's threads still waited for a CPU (the
-    // rest being interrupts and softirqs taken on idle CPUs, which no
-    // thread's time shows).
+    // The I/O's own work is most of the busy time, or more of it than other
+    // processes' and the I/O's threads still waited for a CPU (the rest
+    // being interrupts and softirqs taken on idle CPUs, which no thread's
+    // time shows).
     let others = v.others_share().unwrap_or(100.0 - own);
-    let mostly_own = own >= OWN_SHARE_PCT
-        || (others < 100.0 - OWN_SHARE_PCT && v.cpu_wait().is_some_and(|w| w >= WAIT_PCT));
+    let mostly_own =
+        own >= OWN_SHARE_PCT || (others < own && v.cpu_wait().is_some_and(|w| w >= WAIT_PCT));
     if busy < CPUS_BUSY_PCT || !mostly_own {
         return Test::No(format!(
             "the CPUs were {} busy, {} of it the I/O's own work, {} other processes'",

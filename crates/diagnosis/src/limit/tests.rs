@@ -384,6 +384,27 @@ fn other_work_that_keeps_the_submitting_thread_waiting_is_named_with_the_wait() 
 }
 
 #[test]
+fn other_work_larger_than_the_ios_own_that_keeps_it_waiting_is_other_work() {
+    // The built-in drive on 2 CPUs beside a build: ssdready's threads 0.59
+    // CPUs, other processes 0.92 (46 %, under half but more than the I/O's
+    // own 30 %), the rest interrupts; the submitting thread waited 41 %.
+    let r = with_threads(
+        run("qd-128", 128, 590_000.0, 59.0, 100.0, 0.0),
+        0.01,
+        0.92,
+        41.0,
+    );
+    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    let p = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::IoPathCpu)
+        .unwrap();
+    assert!(p.why.contains("46 %"), "{}", p.why);
+}
+
+#[test]
 fn every_cpu_busy_with_the_ios_own_work_is_the_io_paths_cpu() {
     // A loop device over RAM: the thread 50 % busy, the loop device's
     // worker and softirqs 1.4 CPUs, nothing else running.
