@@ -43,6 +43,7 @@ ls /sys/block/md2/slaves >md2.slaves
 measure raid0 "md0 nullb0 nullb1" --filename=/dev/md0 --size=16m
 measure raid5 "md1 nullb2 nullb3 nullb4" --filename=/dev/md1 --size=16m
 measure slow-member "md2 nullb5 slow nullb6" --filename=/dev/md2 --size=64m --runtime=3 --time_based
+ssdready limits /dev/nvme0n1 --json >nvme-limits.json
 measure nvme-hipri "nvme0n1" --filename=/dev/nvme0n1 --size=16m --hipri
 measure nvme-interrupt "nvme0n1" --filename=/dev/nvme0n1 --size=16m
 measure dm-crypt "secret nullb7" --filename=/dev/mapper/secret --size=8m
@@ -258,6 +259,22 @@ fn polled_reads_on_nvme_poll_queues_take_no_interrupts() {
     assert_eq!(polled, 0, "interrupts on the NVMe queues while polled");
     // The control: the same reads without hipri complete by interrupt.
     assert!(control > 0, "no interrupt counted at all");
+}
+
+#[test]
+fn the_nvme_drivers_poll_queues_are_told_from_its_interrupt_driven_ones() {
+    let Some(o) = lab() else { return };
+    let limits: Value = serde_json::from_str(o.file("nvme-limits.json")).expect("limits JSON");
+    let dev = limits["inventory"]["devices"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["disk"] == "nvme0n1"))
+        .unwrap_or_else(|| panic!("no nvme0n1 in {limits}"));
+    let q = &dev["queue"];
+    // Booted with nvme.poll_queues=2 on 2 CPUs: 2 queues by interrupt, 2 polled.
+    assert_eq!(q["poll_queues"], 2, "{q}");
+    assert_eq!(q["hw_queues"], 4, "{q}");
+    assert_eq!(q["io_poll"], true, "{q}");
+    assert!(q["poll_queues_source"].is_string(), "{q}");
 }
 
 #[test]

@@ -364,6 +364,16 @@ pub struct QueueSettings {
     pub read_ahead_kb: Option<u64>,
     /// Whether polled completions are offered (poll queues).
     pub io_poll: Option<bool>,
+    /// How many of the hardware queues complete by polling rather than by
+    /// interrupt (the NVMe driver's `poll_queues`): the queues io_uring's
+    /// IOPOLL and `hipri` use. None where it could not be told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_queues: Option<u32>,
+    /// Where `poll_queues` was read: the block layer's debugfs (each hardware
+    /// queue's `type`), or the NVMe controller's queue interrupts in
+    /// `/proc/interrupts` (the queues without one poll).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_queues_source: Option<String>,
     /// `write back` or `write through`.
     pub write_cache: Option<String>,
     pub rotational: Option<bool>,

@@ -35,6 +35,7 @@ pub mod cpu;
 pub mod disk;
 pub mod exesyms;
 pub mod hwcount;
+pub mod hwqueues;
 pub mod lab;
 pub mod lab_irq;
 pub mod limits;

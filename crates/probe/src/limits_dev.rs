@@ -28,6 +28,7 @@ pub fn queue(s: Sys, disk: &str) -> QueueSettings {
     let n = |f: &str| q(f).and_then(|v| v.parse::<u64>().ok());
     let small = |f: &str| q(f).and_then(|v| v.parse::<u32>().ok());
     let mq = s.list(&format!("/sys/block/{disk}/mq"));
+    let polled = crate::hwqueues::poll_queues(s, disk, mq.len() as u32);
     QueueSettings {
         hw_queues: (!mq.is_empty()).then_some(mq.len() as u32),
         nr_requests: n("nr_requests"),
@@ -42,6 +43,8 @@ pub fn queue(s: Sys, disk: &str) -> QueueSettings {
         rq_affinity: small("rq_affinity"),
         read_ahead_kb: n("read_ahead_kb"),
         io_poll: n("io_poll").map(|v| v != 0),
+        poll_queues: polled.as_ref().map(|(n, _)| *n),
+        poll_queues_source: polled.map(|(_, src)| src),
         write_cache: q("write_cache"),
         rotational: n("rotational").map(|v| v != 0),
         logical_block_size: n("logical_block_size"),

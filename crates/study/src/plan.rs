@@ -448,6 +448,43 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_quick_study_as_root_weighs_the_devices_scheduler_against_none() {
+        let t = TargetProfile {
+            schedulers: vec!["none".into(), "mq-deadline".into(), "bfq".into()],
+            scheduler: Some("bfq".into()),
+            ..loop7()
+        };
+        let o = StudyOptions {
+            root: true,
+            ..opts(true)
+        };
+        let p = plan(std::slice::from_ref(&t), &o);
+        let used: std::collections::BTreeSet<&str> = p
+            .points
+            .iter()
+            .filter(|x| x.sweep == "scheduler")
+            .filter_map(|x| x.scheduler.as_deref())
+            .collect();
+        assert_eq!(
+            used,
+            ["bfq", "none"].into_iter().collect(),
+            "{:?}",
+            p.sweeps
+        );
+        // With no scheduler to weigh, a quick study has no such sweep; nor
+        // without root, which may not switch it.
+        let none = TargetProfile {
+            scheduler: Some("none".into()),
+            ..t.clone()
+        };
+        let p = plan(&[none], &o);
+        assert!(p.points.iter().all(|x| x.sweep != "scheduler"));
+        let p = plan(&[t], &opts(true));
+        assert!(p.points.iter().all(|x| x.sweep != "scheduler"));
+        assert!(p.skipped.iter().any(|s| s.why.contains("needs root")));
+    }
+
     /// The engines' QD 1 points run again, taking turns, and every point
     /// of a plan has an id of its own (a many-thread engine point once
     /// shared the one-thread point's id, and so its median).

@@ -256,6 +256,16 @@ pub fn queue_words(q: &QueueSettings) -> String {
     if let Some(s) = &q.scheduler {
         w.insert(0, format!("scheduler {s}"));
     }
+    if let (Some(p), Some(n)) = (q.poll_queues, q.hw_queues) {
+        let at = w
+            .iter()
+            .position(|x| x.starts_with("hw_queues"))
+            .map_or(0, |i| i + 1);
+        w.insert(
+            at,
+            format!("poll_queues {p} ({} by interrupt)", n.saturating_sub(p)),
+        );
+    }
     if let Some(c) = &q.write_cache {
         w.push(format!("write_cache '{c}'"));
     }

@@ -296,12 +296,23 @@ impl<'a> Planner<'a> {
             pts,
         );
     }
-    /// Optional: each I/O scheduler the device offers, at QD 1 and 32.
+    /// Each I/O scheduler the device offers, at QD 1 and 32, where asked
+    /// for or in a full study; in any study, the device's own scheduler
+    /// against `none` where it has one: a scheduler is named as the limit
+    /// only from such a comparison.
     pub(super) fn schedulers(&mut self) {
-        if !self.wants("scheduler") {
+        let t = self.t;
+        let scheduled = t
+            .scheduler
+            .as_deref()
+            .is_some_and(|s| s != "none" && t.schedulers.iter().any(|x| x == "none"));
+        if !self.wants("scheduler") && !scheduled {
             return;
         }
-        let t = self.t;
+        let offered: Vec<String> = match self.wants("scheduler") {
+            true => t.schedulers.clone(),
+            false => vec![t.scheduler.clone().unwrap_or_default(), "none".into()],
+        };
         if self.emu || t.device.is_none() {
             self.skip("I/O schedulers", "the target has no block device queue");
         } else if !self.o.root {
@@ -309,7 +320,7 @@ impl<'a> Planner<'a> {
                 "I/O schedulers",
                 "switching a device's scheduler needs root",
             );
-        } else if t.schedulers.len() < 2 {
+        } else if offered.len() < 2 {
             self.skip("I/O schedulers", "the device offers one scheduler only");
         } else {
             // In turns, several rounds, the order reversed each round: a
@@ -318,7 +329,7 @@ impl<'a> Planner<'a> {
             let rounds = self.repeat_count() + 1;
             let mut pts = Vec::new();
             for r in 1..=rounds {
-                let mut order: Vec<&String> = t.schedulers.iter().collect();
+                let mut order: Vec<&String> = offered.iter().collect();
                 if r % 2 == 0 {
                     order.reverse();
                 }
@@ -331,7 +342,7 @@ impl<'a> Planner<'a> {
                     }
                 }
             }
-            let names = t.schedulers.join(", ");
+            let names = offered.join(", ");
             self.sweep(
                 "scheduler",
                 format!(
