@@ -280,6 +280,42 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
 }
 
 #[test]
+fn a_scheduler_cost_within_its_error_is_ruled_out_saying_so() {
+    // bfq against none at QD 32, three rounds in turns on a busy machine:
+    // bfq 60K, 200K and 130K against none's steady 230K.
+    let mut runs = loop_device_runs();
+    for (round, bfq) in [(1, 60_000.0), (2, 200_000.0), (3, 130_000.0)] {
+        for (s, iops) in [("bfq", bfq), ("none", 230_000.0)] {
+            let mut r = rec(
+                "scheduler",
+                &format!("sched-{s}-qd32"),
+                round,
+                32,
+                iops,
+                32e9 / iops,
+            );
+            r.workload.scheduler = Some(s.into());
+            runs.push(r);
+        }
+    }
+    let mut t = ram_device();
+    t.scheduler = Some("bfq".into());
+    let j = run(&[t], &runs);
+    let sat = &j.figures.saturation;
+    assert_ne!(sat.limit, Cause::Scheduler, "{sat:?}");
+    let why = &sat
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::Scheduler)
+        .unwrap()
+        .why;
+    assert!(
+        why.starts_with("bfq costs") && why.contains("not beyond twice its error"),
+        "{why}"
+    );
+}
+
+#[test]
 fn buffered_reads_that_hit_the_cache_hide_the_device() {
     let mut runs = loop_device_runs();
     let mut r = rec("buffered", "buffered-qd1", 1, 1, 400_000.0, 2_500.0);

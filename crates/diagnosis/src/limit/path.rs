@@ -163,11 +163,27 @@ pub fn scheduler(sh: &Shared, _: &View) -> Test {
     let by_cost = cost.filter(|c| *c >= SCHED_COST_PCT);
     let by_layer = layer.filter(|l| *l >= SCHED_LAYER_PCT);
     if by_cost.is_none() && by_layer.is_none() {
-        return Test::No(match (&t.scheduler, cost) {
-            (Some(s), Some(c)) if s != "none" => {
+        // The deepest comparison as measured, its error included.
+        let measured = sh
+            .figures
+            .comparisons
+            .schedulers
+            .iter()
+            .filter(|c| Some(&c.scheduler) == t.scheduler.as_ref())
+            .filter_map(|c| Some((c.qd, c.cost_pct?, c.cost_err_pct)))
+            .max_by_key(|c| c.0);
+        return Test::No(match (&t.scheduler, cost, measured) {
+            (Some(s), Some(c), _) if s != "none" => {
                 format!("{s} costs {} at depth against none", pct(c))
             }
-            (Some(s), _) => format!("the device's scheduler is {s}; no cost measured at depth"),
+            (Some(s), None, Some((qd, c, e))) if s != "none" => format!(
+                "{s} costs {} ± {} against none at QD {qd}, in turns: not beyond twice its error",
+                pct(c),
+                pct(e.unwrap_or(0.0))
+            ),
+            (Some(s), _, _) => {
+                format!("the device's scheduler is {s}; no cost measured at depth")
+            }
             _ => "the device has no I/O scheduler to weigh".into(),
         });
     }
