@@ -372,15 +372,27 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
                 .into(),
         );
     };
-    if q.requests >= v.in_flight {
-        return Test::No(format!(
-            "the device's queue admits {} requests ({}), the study keeps {} in flight",
-            q.requests,
-            q.setting.show(),
-            v.in_flight
-        ));
-    }
-    let at_device = v.disk.and_then(|d| d.in_flight);
+    // The peak's run where it kept more in flight than the queue admits;
+    // else the deepest run, past the peak: the rate stopped growing before
+    // the queue was full, and deeper the rest waited for a free request.
+    let deepest = sh.deepest.map(|r| View::of(r, sh.caps, sh.machine.cpus));
+    let full_at_peak = v
+        .disk
+        .and_then(|d| d.in_flight)
+        .is_some_and(|d| d >= 0.7 * q.requests as f64);
+    let seen = match deepest {
+        _ if q.requests < v.in_flight => v,
+        Some(ref d) if q.requests < d.in_flight && full_at_peak => d,
+        _ => {
+            return Test::No(format!(
+                "the device's queue admits {} requests ({}), the study keeps {} in flight",
+                q.requests,
+                q.setting.show(),
+                deepest.as_ref().map_or(v.in_flight, |d| d.in_flight)
+            ))
+        }
+    };
+    let at_device = seen.disk.and_then(|d| d.in_flight);
     let full =
         at_device.is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
     if !full {
@@ -404,8 +416,17 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
     let mut evidence = vec![format!(
         "the device held {:.1} requests on average at QD {}",
         at_device.unwrap_or(0.0),
-        v.in_flight
+        seen.in_flight
     )];
+    if seen.in_flight != v.in_flight {
+        evidence.push(format!(
+            "the rate peaked at QD {} ({:.1}K IOPS) and QD {} gave {:.1}K",
+            v.in_flight,
+            v.iops / 1e3,
+            seen.in_flight,
+            seen.iops / 1e3
+        ));
+    }
     // Busy CPUs do not clear it: a queue that admits few requests at a
     // time takes more wake-ups per I/O, and the CPU they cost.
     if cpus_contended(v) {
@@ -417,11 +438,13 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
     Test::Holds(Found {
         part: format!(
             "{} = {} admits {} requests while the study keeps {} in flight; the rest wait for a free one",
-            q.setting.name, q.setting.value, q.requests, v.in_flight
+            q.setting.name, q.setting.value, q.requests, seen.in_flight
         ),
         evidence,
         setting: Some(q.setting.clone()),
-        margin_pct: Some(100.0 * (v.in_flight as f64 - q.requests as f64) / q.requests as f64),
+        margin_pct: Some(
+            100.0 * (seen.in_flight as f64 - q.requests as f64) / q.requests as f64,
+        ),
     })
 }
 

@@ -277,6 +277,17 @@ pub fn classify_points(
         profile: inst.and_then(|r| r.summary.profile.as_ref()),
         decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
         instrumented: inst,
+        deepest: f
+            .qd_curve
+            .iter()
+            .map(|c| c.qd)
+            .max()
+            .filter(|&qd| qd > peak.qd)
+            .and_then(|qd| {
+                runs_of(runs, &crate::figures::point_at(sweep, qd))
+                    .into_iter()
+                    .next()
+            }),
     };
     let plain = runs_of(runs, &crate::figures::point_at(sweep, peak.qd));
     let views: Vec<View> = plain

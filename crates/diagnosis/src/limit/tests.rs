@@ -483,6 +483,55 @@ fn a_full_small_queue_is_the_queue_even_with_the_cpus_busy_with_the_ios_work() {
 }
 
 #[test]
+fn a_queue_full_past_the_peak_is_the_queue_when_the_peak_is_at_its_size() {
+    // nr_requests = 4 on a loaded machine: the rate peaked at QD 4, and at
+    // QD 64 the device still held 4 requests while the rest waited.
+    let caps = Caps {
+        queue: Some(QueueCap {
+            requests: 4,
+            setting: Setting {
+                name: "queue/nr_requests".into(),
+                value: "4".into(),
+                path: "/sys/block/loop8/queue/nr_requests".into(),
+            },
+        }),
+        ..Default::default()
+    };
+    let peak = with_threads(run("qd-4", 4, 110_000.0, 40.0, 100.0, 3.8), 0.5, 1.0, 40.0);
+    let deep = with_threads(
+        run("qd-64", 64, 100_000.0, 40.0, 100.0, 3.9),
+        0.5,
+        1.0,
+        40.0,
+    );
+    let t = target(TargetKind::RamDevice);
+    let mut f = figures(&peak, true);
+    f.knee_qd = Some(4);
+    f.qd_curve = [(4, 110_000.0), (64, 100_000.0)]
+        .iter()
+        .map(|&(qd, iops)| CurvePoint {
+            qd,
+            iops,
+            ..Default::default()
+        })
+        .collect();
+    let runs = [peak, deep];
+    let s = classify(&t, &runs, &f, &machine(), &caps);
+    assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("peaked at QD 4") && e.contains("QD 64 gave 100.0K")),
+        "{:?}",
+        s.evidence
+    );
+    // Without the deeper run, the queue is not shown full: not named.
+    f.qd_curve.pop();
+    let s = classify(&t, &runs[..1], &f, &machine(), &caps);
+    assert_ne!(s.limit, Cause::DeviceQueue, "{s:?}");
+}
+
+#[test]
 fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() {
     // The built-in drive behind the kernel on 2 CPUs: its one serving
     // thread 82 % busy with work (under the daemon's own threshold), but

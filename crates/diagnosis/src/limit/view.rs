@@ -21,6 +21,9 @@ pub struct Shared<'a> {
     pub profile: Option<&'a ProfileSummary>,
     pub decomposition: Option<&'a DecompSummary>,
     pub instrumented: Option<&'a RunRecord>,
+    /// A run of the deepest point of the curve, where it is deeper than the
+    /// peak: what the device held once the rate had stopped growing.
+    pub deepest: Option<&'a RunRecord>,
 }
 
 /// One run at the peak's depth.
