@@ -14,7 +14,7 @@
 use crate::fail;
 use crate::stdout::outln;
 use ssdready_emu::config::Params;
-use ssdready_emu::kernel::daemon::{self, Drive, Record, RUN_DIR};
+use ssdready_emu::kernel::daemon::{self, Drive, Record};
 use ssdready_emu::kernel::{self, ublk_serve::UblkDrive};
 use ssdready_io::kdev;
 use std::path::Path;
@@ -82,10 +82,7 @@ pub fn attach(spec: &str, transport: &str) {
     clean_stale();
     let stop = crate::stop_on_signals();
     let name = format!("emu-{}", std::process::id());
-    let mnt = Path::new(RUN_DIR).join(format!("{name}.mnt"));
-    if let Err(e) = std::fs::create_dir_all(&mnt) {
-        fail(1, &format!("creating {}: {e}", mnt.display()));
-    }
+    let mnt = daemon::make_mount_dir(&name).unwrap_or_else(|e| fail(1, &e));
     let drive = match Drive::attach(params.clone(), transport, &mnt) {
         Ok(d) => d,
         Err(e) => {
