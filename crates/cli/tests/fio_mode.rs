@@ -318,3 +318,59 @@ fn inflate_log_refuses_bytes_that_are_not_a_log_in_one_line_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("not a regular file"), "{e}");
 }
+
+/// Ctrl-C while a job waits for its verify state on a FIFO with nothing on
+/// its other end ends the run as an interruption: one line, exit 130.
+#[test]
+fn ctrl_c_while_waiting_on_a_verify_state_fifo_exits_130() {
+    let (d, link) = fio_link();
+    std::fs::write(d.path().join("vs.0.0"), vec![0u8; 64 << 10]).unwrap();
+    let fifo = d.path().join("local-vs-0-verify.state");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is missing");
+        return;
+    }
+    let mut child = Command::new(&link)
+        .args([
+            "--name=vs",
+            "--filename=vs.0.0",
+            "--rw=read",
+            "--size=64k",
+            "--bs=4k",
+            "--verify=crc32c",
+            "--verify_state_load=1",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The hook: the FIFO is open in the child (it waits on it now).
+    let fds = format!("/proc/{}/fd", child.id());
+    let waiting = || {
+        std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == fifo))
+    };
+    let t0 = std::time::Instant::now();
+    while !waiting() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the run never opened the FIFO"
+        );
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("the run ended before waiting on the FIFO: {st}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("verify_state_load"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
