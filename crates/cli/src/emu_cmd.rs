@@ -265,10 +265,13 @@ pub fn detach(device: Option<&str>, all: bool) {
         (_, true) => daemon::records(),
         (Some(d), false) => match daemon::record_of(d) {
             Some(r) => vec![r],
-            None => fail(
-                2,
-                &format!("emu detach: {d} is not an emulated drive attached by ssdready (see: ssdready emu list)"),
-            ),
+            None => {
+                clean_stale();
+                fail(
+                    2,
+                    &format!("emu detach: {d} is not an emulated drive attached by ssdready (see: ssdready emu list)"),
+                )
+            }
         },
         (None, false) => fail(2, "emu detach: name a device (e.g. /dev/loop3), or --all"),
     };
@@ -278,6 +281,9 @@ pub fn detach(device: Option<&str>, all: bool) {
         }
         outln!("detached {}", r.device);
     }
+    // What a daemon killed before its record was written left (its mount
+    // point, the io_uring switch it turned on) goes too.
+    clean_stale();
 }
 
 /// `emu list`.
