@@ -173,9 +173,24 @@ fn mount_dir_pids(run_dir: &Path) -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// The loop devices whose backing file is inside `dir`.
+fn loops_over(dir: &Path) -> Vec<u32> {
+    let Ok(d) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    d.flatten()
+        .filter_map(|e| {
+            let n: u32 = e.file_name().to_str()?.strip_prefix("loop")?.parse().ok()?;
+            let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            Path::new(b.trim()).starts_with(dir).then_some(n)
+        })
+        .collect()
+}
+
 /// Remove the mount points left by attachments whose process is gone and
-/// that have no record (killed before writing it): unmounted first where
-/// still mounted. One line for each.
+/// that have no record (killed before writing it): a loop device over its
+/// file unbound and the FUSE mount detached first, where there are. One
+/// line for each.
 fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
     let recorded: Vec<String> = records_in(run_dir)
         .into_iter()
@@ -185,6 +200,13 @@ fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
     for (pid, dir) in mount_dir_pids(run_dir) {
         if alive(pid) || recorded.contains(&dir.display().to_string()) {
             continue;
+        }
+        // Killed after binding its loop device: that goes first.
+        for n in loops_over(&dir) {
+            if kdev::loop_clear(Path::new(&format!("/dev/loop{n}"))).is_ok() {
+                kernel::wait_unbound(n);
+                said.push(format!("unbound /dev/loop{n}, left by pid {pid}"));
+            }
         }
         let _ = kdev::umount(&dir, true);
         if std::fs::remove_dir(&dir).is_ok() {
