@@ -180,6 +180,7 @@ fn real(a: &Request, warnings: &mut Vec<String>) -> Result<Target, Error> {
         offset: 0,
         modifies: true,
         allow_destructive: a.allow_destructive,
+        allow_mounted_write: false,
     };
     let t = ssdready_io::target::resolve(std::path::Path::new(&a.target), needs)
         .map_err(|e| Error::Target(ssdready_run::validate::target_failure("characterize", e)))?;

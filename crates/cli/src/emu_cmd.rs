@@ -14,7 +14,7 @@
 use crate::fail;
 use crate::stdout::outln;
 use ssdready_emu::config::Params;
-use ssdready_emu::kernel::daemon::{self, Drive, Record, RUN_DIR};
+use ssdready_emu::kernel::daemon::{self, Drive, Record};
 use ssdready_emu::kernel::{self, ublk_serve::UblkDrive};
 use ssdready_io::kdev;
 use std::path::Path;
@@ -82,10 +82,7 @@ pub fn attach(spec: &str, transport: &str) {
     clean_stale();
     let stop = crate::stop_on_signals();
     let name = format!("emu-{}", std::process::id());
-    let mnt = Path::new(RUN_DIR).join(format!("{name}.mnt"));
-    if let Err(e) = std::fs::create_dir_all(&mnt) {
-        fail(1, &format!("creating {}: {e}", mnt.display()));
-    }
+    let mnt = daemon::make_mount_dir(&name).unwrap_or_else(|e| fail(1, &e));
     let drive = match Drive::attach(params.clone(), transport, &mnt) {
         Ok(d) => d,
         Err(e) => {
@@ -268,10 +265,13 @@ pub fn detach(device: Option<&str>, all: bool) {
         (_, true) => daemon::records(),
         (Some(d), false) => match daemon::record_of(d) {
             Some(r) => vec![r],
-            None => fail(
-                2,
-                &format!("emu detach: {d} is not an emulated drive attached by ssdready (see: ssdready emu list)"),
-            ),
+            None => {
+                clean_stale();
+                fail(
+                    2,
+                    &format!("emu detach: {d} is not an emulated drive attached by ssdready (see: ssdready emu list)"),
+                )
+            }
         },
         (None, false) => fail(2, "emu detach: name a device (e.g. /dev/loop3), or --all"),
     };
@@ -281,6 +281,9 @@ pub fn detach(device: Option<&str>, all: bool) {
         }
         outln!("detached {}", r.device);
     }
+    // What a daemon killed before its record was written left (its mount
+    // point, the io_uring switch it turned on) goes too.
+    clean_stale();
 }
 
 /// `emu list`.

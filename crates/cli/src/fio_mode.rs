@@ -13,6 +13,7 @@
 use crate::fail;
 use std::io::Read as _;
 use std::io::Write as _;
+use std::path::Path;
 
 /// The fio release whose command line, options and output ssdready follows.
 pub const FIO_VERSION: &str = "3.33";
@@ -99,8 +100,14 @@ pub fn main(args: Vec<String>) -> ! {
     std::process::exit(0)
 }
 
+/// The most a compressed log may hold, read or inflated: past it the log
+/// is refused (a log this large is not one fio wrote in one run).
+pub const MAX_LOG: u64 = 256 << 20;
+
 /// `--inflate-log=FILE`: a `NAME.log.fz` (zlib streams of fio's binary
-/// samples) printed as fio's text log.
+/// samples) printed as fio's text log. A file that is not a regular file,
+/// is not a compressed log, or holds more than [`MAX_LOG`] bytes, read or
+/// inflated, is refused in one line (exit 2).
 fn inflate_log(path: &str) -> ! {
     if path.is_empty() {
         fail(
@@ -108,15 +115,38 @@ fn inflate_log(path: &str) -> ! {
             "option '--inflate-log': needs a file (allowed: a NAME.log.fz log)",
         );
     }
-    let mut bytes = Vec::new();
-    if let Err(e) = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)) {
-        fail(2, &format!("option '--inflate-log': {path}: {e}"));
-    }
-    let text = inflate(&bytes)
-        .unwrap_or_else(|e| fail(1, &format!("option '--inflate-log': {path}: {e}")));
+    let text = read_log(Path::new(path))
+        .and_then(|bytes| inflate(&bytes))
+        .unwrap_or_else(|e| fail(2, &format!("option '--inflate-log': {path}: {e}")));
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     std::process::exit(0)
+}
+
+/// The bytes of the regular file `path`, at most [`MAX_LOG`]: opened
+/// without waiting (a FIFO or a device is refused, never read).
+pub fn read_log(path: &Path) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let md = f.metadata().map_err(|e| e.to_string())?;
+    if !md.is_file() {
+        return Err("not a regular file (allowed: a NAME.log.fz log)".into());
+    }
+    if md.len() > MAX_LOG {
+        return Err(format!(
+            "{} bytes, more than a log holds (allowed: at most {MAX_LOG} bytes)",
+            md.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_LOG)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// fio's bits in a sample's ddir field.
@@ -126,12 +156,26 @@ const LOG_PRIO_SAMPLE_BIT: u32 = 0x4000_0000;
 /// The text of a compressed log: its zlib streams one after another, each
 /// holding whole samples.
 pub fn inflate(bytes: &[u8]) -> Result<String, String> {
+    inflate_at_most(bytes, MAX_LOG)
+}
+
+/// [`inflate`], refusing a log whose samples inflate past `max` bytes
+/// (nothing past the bound is inflated).
+pub fn inflate_at_most(bytes: &[u8], max: u64) -> Result<String, String> {
     let mut raw = Vec::new();
     let mut pos = 0;
     while pos < bytes.len() {
+        let room = max - raw.len() as u64;
         let mut z = flate2::read::ZlibDecoder::new(&bytes[pos..]);
-        z.read_to_end(&mut raw)
+        (&mut z)
+            .take(room + 1)
+            .read_to_end(&mut raw)
             .map_err(|e| format!("not a compressed fio log at byte {pos}: {e}"))?;
+        if raw.len() as u64 > max {
+            return Err(format!(
+                "inflates to more than {max} bytes (allowed: at most {max} bytes of samples)"
+            ));
+        }
         let used = z.total_in() as usize;
         if used == 0 {
             break;
@@ -192,6 +236,33 @@ mod tests {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         z.write_all(b).unwrap();
         z.finish().unwrap()
+    }
+
+    #[test]
+    fn a_log_that_inflates_past_its_bound_is_refused_before_it_is_held() {
+        // 4 MiB of zeros compress to a few KiB.
+        let bomb = zlib(&vec![0u8; 4 << 20]);
+        assert!(bomb.len() < 64 << 10);
+        let e = inflate_at_most(&bomb, 1 << 20).unwrap_err();
+        assert!(e.contains("inflates to more than 1048576 bytes"), "{e}");
+        assert!(inflate_at_most(&bomb, 4 << 20).is_ok());
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_given_as_a_log_is_refused_without_waiting() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("log.fz");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let e = read_log(&fifo).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = read_log(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let file = d.path().join("ok.fz");
+        std::fs::write(&file, zlib(&sample(1, 2, 0, 512, None))).unwrap();
+        assert_eq!(
+            inflate(&read_log(&file).unwrap()).unwrap(),
+            "1, 2, 0, 512, 0\n"
+        );
     }
 
     #[test]

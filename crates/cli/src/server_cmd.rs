@@ -188,7 +188,7 @@ fn allowed_paths(a: &ServerArgs) -> (Vec<PathBuf>, Vec<PathBuf>) {
 fn write_pid(a: &ServerArgs) {
     if let Some(p) = &a.pid_file {
         let pid = format!("{}\n", std::process::id());
-        if let Err(e) = ssdready_run::output::replace(p, pid.as_bytes()) {
+        if let Err(e) = ssdready_io::writer::replace_entry(p, pid.as_bytes()) {
             fail(1, &format!("option '--daemonize': {}: {e}", p.display()));
         }
     }
@@ -305,6 +305,17 @@ pub fn command(a: ServerArgs) {
 /// not start, exit 2.
 fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> ! {
     use std::os::unix::process::CommandExt;
+    // A link there is refused and left as it is: the pid file is written
+    // without following one (a new file renamed over the name).
+    if std::fs::symlink_metadata(pid_file).is_ok_and(|m| m.file_type().is_symlink()) {
+        fail(
+            2,
+            &format!(
+                "option '--daemonize': {} is a symbolic link (name the file itself)",
+                pid_file.display()
+            ),
+        );
+    }
     match ssdready_run::output::checked(pid_file) {
         Ok(ssdready_run::output::Sink::File(_)) => {}
         Ok(_) => fail(
@@ -316,7 +327,6 @@ fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> ! {
         ),
         Err(e) => fail(2, &format!("option '--daemonize': {e}")),
     }
-    let _ = std::fs::remove_file(pid_file);
     let log_path = home.join("server.log");
     let log = std::fs::File::create(&log_path)
         .unwrap_or_else(|e| fail(1, &format!("{}: {e}", log_path.display())));

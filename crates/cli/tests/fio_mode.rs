@@ -210,6 +210,31 @@ fn daemonize_starts_the_server_in_the_background() {
     assert!(up, "nothing accepts on port {port}");
 }
 
+/// A pid file name that is a link (planted in a shared directory) is
+/// refused before the server starts: the link is kept, and nothing is
+/// written through it.
+#[test]
+fn daemonize_refuses_a_pid_file_planted_as_a_link_and_keeps_it() {
+    let (d, link) = fio_link();
+    let secret = d.path().join("secret");
+    std::fs::write(&secret, "root's\n").unwrap();
+    let pidfile = d.path().join("server.pid");
+    std::os::unix::fs::symlink(&secret, &pidfile).unwrap();
+    let o = fio(
+        &link,
+        d.path(),
+        &["--server=,1", &format!("--daemonize={}", pidfile.display())],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("symbolic link"), "{e}");
+    assert!(std::fs::symlink_metadata(&pidfile)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "root's\n");
+}
+
 /// `--aux-path=DIR`: the verify state file goes there, not in the current
 /// directory; a missing directory is refused.
 #[test]
@@ -235,4 +260,117 @@ fn aux_path_holds_the_verify_state_file() {
     let mut a = vec!["--aux-path=/no/such/dir"];
     a.extend(job);
     assert_eq!(fio(&link, d.path(), &a).status.code(), Some(2));
+}
+
+/// `--readonly` refuses, as fio does, a job that would create its file,
+/// extend a short one or remove it (`unlink=1`); the file is left as it was.
+#[test]
+fn readonly_refuses_creating_extending_or_unlinking_a_file_and_leaves_it_as_it_was() {
+    let (d, link) = fio_link();
+    let job = |file: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--readonly".to_string(),
+            "--name=r".into(),
+            format!("--filename={file}"),
+            "--rw=read".into(),
+            "--size=64k".into(),
+            "--bs=4k".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fio(&link, d.path(), &a)
+    };
+    let refused = |o: &Output, what: &str| {
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(what) && e.contains("--readonly"), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    };
+    refused(&job("missing", &[]), "would be created");
+    assert!(!d.path().join("missing").exists());
+    std::fs::write(d.path().join("short"), vec![7u8; 4096]).unwrap();
+    refused(&job("short", &[]), "would be extended");
+    assert_eq!(
+        std::fs::metadata(d.path().join("short")).unwrap().len(),
+        4096
+    );
+    std::fs::write(d.path().join("whole"), vec![7u8; 64 << 10]).unwrap();
+    refused(&job("whole", &["--unlink=1"]), "unlink=1");
+    assert!(d.path().join("whole").exists());
+    let o = job("whole", &[]);
+    assert!(o.status.success(), "{o:?}");
+}
+
+#[test]
+fn inflate_log_refuses_bytes_that_are_not_a_log_in_one_line_exit_2() {
+    let (d, link) = fio_link();
+    let junk: Vec<u8> = (0u32..4096)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(d.path().join("junk.fz"), junk).unwrap();
+    let o = fio(&link, d.path(), &["--inflate-log=junk.fz"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("not a compressed fio log"), "{e}");
+    assert!(o.stdout.is_empty());
+    let o = fio(&link, d.path(), &["--inflate-log=/dev/zero"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("not a regular file"), "{e}");
+}
+
+/// Ctrl-C while a job waits for its verify state on a FIFO with nothing on
+/// its other end ends the run as an interruption: one line, exit 130.
+#[test]
+fn ctrl_c_while_waiting_on_a_verify_state_fifo_exits_130() {
+    let (d, link) = fio_link();
+    std::fs::write(d.path().join("vs.0.0"), vec![0u8; 64 << 10]).unwrap();
+    let fifo = d.path().join("local-vs-0-verify.state");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is missing");
+        return;
+    }
+    let mut child = Command::new(&link)
+        .args([
+            "--name=vs",
+            "--filename=vs.0.0",
+            "--rw=read",
+            "--size=64k",
+            "--bs=4k",
+            "--verify=crc32c",
+            "--verify_state_load=1",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The hook: the FIFO is open in the child (it waits on it now).
+    let fds = format!("/proc/{}/fd", child.id());
+    let waiting = || {
+        std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == fifo))
+    };
+    let t0 = std::time::Instant::now();
+    while !waiting() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "the run never opened the FIFO"
+        );
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("the run ended before waiting on the FIFO: {st}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("verify_state_load"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
 }

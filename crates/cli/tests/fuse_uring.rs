@@ -44,11 +44,63 @@ fn param() -> String {
     std::fs::read_to_string(PARAM).unwrap().trim().to_string()
 }
 
+/// The kernel's switch is one for the machine: one test at a time here.
+static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// An attach killed (SIGKILL) right after it turned the switch on, before
+/// its drive is recorded, leaves the switch's record, written and synced
+/// before the flip: the next `emu list` puts the switch back and removes
+/// what the attach left (its mount point, a loop device it bound).
+#[test]
+fn an_attach_killed_right_after_turning_the_switch_on_has_it_put_back_by_the_next_list() {
+    if !usable() {
+        return;
+    }
+    let _one = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
+    if param() != "N" {
+        eprintln!("skipped: {PARAM} is already Y (another drive uses it)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ssdready");
+    let mut child = Command::new(bin)
+        .args(["emu", "attach", "null,size=64m", "--transport=fuse-uring"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start emu attach");
+    // The hook: the switch has just been flipped.
+    let t0 = Instant::now();
+    while param() != "Y" {
+        assert!(child.try_wait().unwrap().is_none(), "attach ended first");
+        assert!(t0.elapsed() < Duration::from_secs(60), "never turned on");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let was = std::path::Path::new("/run/ssdready/emu/enable_uring.was");
+    assert!(
+        was.exists(),
+        "the switch's record is written before the flip"
+    );
+    let o = Command::new(bin).args(["emu", "list"]).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(param(), "N", "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!was.exists());
+    let mnt = format!("/run/ssdready/emu/emu-{}.mnt", child.id());
+    assert!(!std::path::Path::new(&mnt).exists(), "{mnt} is left");
+    let loops = std::fs::read_dir("/sys/block").unwrap().flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("loop/backing_file"))
+            .is_ok_and(|b| b.starts_with(&mnt))
+    });
+    assert!(!loops, "a loop device over {mnt} is left");
+}
+
 #[test]
 fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     if !usable() {
         return;
     }
+    let _one = SWITCH.lock().unwrap_or_else(|p| p.into_inner());
     let before = param();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("attach.log");

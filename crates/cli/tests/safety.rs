@@ -749,3 +749,34 @@ fn a_file_system_left_at_an_offset_is_found_by_the_signature_scan() {
     ]);
     assert_ne!(checksum(&clean), 0);
 }
+
+/// As fio: a device holding a mounted file system, or the backing file of
+/// a mounted loop device, is not written or trimmed with
+/// `--allow-destructive` alone; `allow_mounted_write=1` is needed too.
+#[test]
+fn a_mounted_file_system_is_not_trimmed_or_written_with_allow_destructive_alone() {
+    let Some(mut s) = Scene::new("mounted") else {
+        return;
+    };
+    let img = s.shm_file("m", 64);
+    let a = s.loop_over(&img, &[]);
+    s.mkfs(&a);
+    let m = s.mount(&a, "m", &[]);
+    std::fs::write(m.join("precious"), b"data").unwrap();
+    sync();
+    let before = checksum(&img);
+    let (fa, fi) = (format!("--filename={a}"), format!("--filename={img}"));
+    let need = "allow_mounted_write=1 is needed too";
+    expect_refused(
+        &[&fa, "--rw=trim", "--size=8m", "--allow-destructive"],
+        &[need],
+    );
+    expect_refused(
+        &[&fi, "--rw=write", "--size=8m", "--allow-destructive"],
+        &[need],
+    );
+    assert_eq!(checksum(&img), before, "a refused run wrote to {img}");
+    s.undo.pop();
+    sh_ok(&["umount", &m.display().to_string()]);
+    assert!(fsck_clean(&a), "the file system is damaged");
+}

@@ -16,7 +16,7 @@ pub static ACCESS_OPTIONS: &[OptionDef] = &[
         aliases: &[],
         arity: Arity::Flag,
         allowed: "0 or 1",
-        help: "fio's leave to write a mounted device; ssdready's safety checks still apply (--allow-destructive overrides them)",
+        help: "fio's leave to write a mounted device: a device holding a mounted file system, or a mounted loop device's backing file, is written only with it and --allow-destructive (alone it lifts no check)",
         set: |s, v| {
             s.access.allow_mounted_write = parse_bool(v)?;
             Ok(())

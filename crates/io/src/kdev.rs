@@ -211,6 +211,12 @@ pub fn thread_cpu_ns() -> u64 {
     crate::clock::posix_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// The process's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// Whether the process runs with effective user id 0.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.

@@ -93,6 +93,36 @@ pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Replace the entry `path` with a new regular file holding `bytes`,
+/// atomically and durably, without following a link: a symbolic link at
+/// `path` is refused and kept (never written through, never removed), as
+/// is anything but a regular file. A pid file is written so, in a
+/// directory other users may write to.
+pub fn replace_entry(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Ok(l) = std::fs::symlink_metadata(path) {
+        if l.file_type().is_symlink() {
+            return Err(refused(
+                path,
+                "is a symbolic link (name the file itself)".into(),
+            ));
+        }
+        if !l.file_type().is_file() {
+            return Err(refused(path, not_regular(&l)));
+        }
+    }
+    let dir = parent_of(path);
+    let (tmp, mut f) = create_temp(dir, &file_name_of(path))?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    File::open(dir)?.sync_all()
+}
+
 /// Write `bytes` to the new file `path`, atomically and durably, never over
 /// anything that exists (`AlreadyExists` then, even for a dangling link):
 /// the bytes go to a synced temporary file that is then linked to `path`.

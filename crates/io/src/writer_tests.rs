@@ -145,3 +145,25 @@ fn create_new_never_replaces_anything() {
     assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "one");
 }
+
+#[test]
+fn a_pid_file_swapped_for_a_link_is_refused_and_the_link_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let secret = d.path().join("secret");
+    std::fs::write(&secret, "root's\n").unwrap();
+    let pid = d.path().join("server.pid");
+    replace_entry(&pid, b"1\n").unwrap();
+    assert_eq!(std::fs::read_to_string(&pid).unwrap(), "1\n");
+    // A link planted between the start and the write.
+    std::fs::remove_file(&pid).unwrap();
+    std::os::unix::fs::symlink(&secret, &pid).unwrap();
+    let e = replace_entry(&pid, b"2\n").unwrap_err().to_string();
+    assert!(e.contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "root's\n");
+    assert!(std::fs::symlink_metadata(&pid)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let leftovers = std::fs::read_dir(d.path()).unwrap().count();
+    assert_eq!(leftovers, 2, "no temporary file is left");
+}

@@ -63,6 +63,9 @@ pub(crate) fn ready(
     obs: &mut dyn RunObserver,
 ) -> Result<(), Failure> {
     let plan = plan(jobs);
+    if crate::readonly::on() {
+        check_readonly(jobs, &plan)?;
+    }
     check_space(&plan)?;
     check_open(jobs, &|t| t.path.exists())?;
     // Each file laid out, with its old length when it existed before.
@@ -128,6 +131,41 @@ fn plan(jobs: &[PreparedJob]) -> Vec<Growth> {
     want.into_values()
         .filter(|g| g.target.size < g.need)
         .collect()
+}
+
+/// Under `--readonly`, refuse (one line, before anything is opened) a job
+/// that removes its files, a file that would be created and one that
+/// would be extended, as fio does.
+fn check_readonly(jobs: &[PreparedJob], plan: &[Growth]) -> Result<(), Failure> {
+    for j in jobs {
+        if j.spec.unlink || j.spec.files.unlink_each_loop {
+            return Err(bad(format!(
+                "job '{}': {} removes its files, but --readonly is given (allowed: unlink=0, unlink_each_loop=0)",
+                j.spec.name,
+                if j.spec.unlink { "unlink=1" } else { "unlink_each_loop=1" }
+            )));
+        }
+        let files = j.targets.iter().filter(|t| t.kind == TargetKind::File);
+        if let Some(t) = files.into_iter().find(|t| !t.path.exists()) {
+            return Err(bad(format!(
+                "job '{}': {} does not exist and would be created, but --readonly is given \
+                 (allowed: files that exist, at least as large as the job needs)",
+                j.spec.name,
+                t.path.display()
+            )));
+        }
+    }
+    match plan.first() {
+        Some(g) => Err(bad(format!(
+            "job '{}': {} is {} bytes and would be extended to {}, but --readonly is given \
+             (allowed: files that exist, at least as large as the job needs)",
+            g.job,
+            g.target.path.display(),
+            g.target.size,
+            g.need
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Refuse a layout that its file system has no room for, before writing

@@ -238,6 +238,7 @@ pub(crate) fn target(
                 offset: r.offset,
                 modifies,
                 allow_destructive,
+                allow_mounted_write: spec.access.allow_mounted_write,
             };
             let mut t = target::resolve(&disk, needs)
                 .map_err(|e| crate::validate::target_failure(job, e))?;

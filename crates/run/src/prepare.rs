@@ -235,6 +235,7 @@ fn path_info(path: &str, allow_destructive: bool) -> Result<PathInfo, TargetErro
                 offset: 0,
                 modifies: false,
                 allow_destructive,
+                allow_mounted_write: false,
             };
             let t = target::resolve(Path::new(path), needs)?;
             Ok(PathInfo {
@@ -513,6 +514,7 @@ fn check_target(
         offset: r.offset,
         modifies: spec.modifies_target(),
         allow_destructive,
+        allow_mounted_write: spec.access.allow_mounted_write,
     };
     if spec.engine_named.as_deref() == Some("dev-dax") {
         return crate::validate::dax_target(job, name, needs);

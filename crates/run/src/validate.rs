@@ -185,6 +185,7 @@ pub fn dax_names(spec: &JobSpec, allow_destructive: bool) -> Result<(), Failure>
         offset: 0,
         modifies: false,
         allow_destructive,
+        allow_mounted_write: false,
     };
     for name in &spec.filename {
         dax_target(&spec.name, name, needs)?;

@@ -111,6 +111,9 @@ pub struct WorkerOutcome {
     pub error: Option<String>,
     /// True when the error is "this cannot work here" rather than a failure.
     pub unsupported: bool,
+    /// True when the error is a wait that Ctrl-C, SIGTERM or SIGHUP ended
+    /// (a FIFO with nothing on its other end).
+    pub interrupted: bool,
     /// True when the error is a panic (a bug), caught in this worker.
     pub panicked: bool,
     /// 1-based number of the worker in the run (fio's job number in log names).
@@ -132,6 +135,7 @@ impl WorkerOutcome {
             sq_thread: None,
             error: None,
             unsupported: false,
+            interrupted: false,
             panicked: false,
             number,
             abandoned: 0,
@@ -316,6 +320,8 @@ fn open_offload(ctx: &WorkerCtx, seed: u64) -> Result<ssdready_io::AnyEngine, En
 impl WorkerOutcome {
     fn engine_error(&mut self, e: EngineError) {
         self.unsupported = matches!(e, EngineError::Unsupported(_));
+        self.interrupted = matches!(&e, EngineError::Sys { source, .. }
+            if source.kind() == std::io::ErrorKind::Interrupted);
         self.error = Some(e.to_string());
     }
 

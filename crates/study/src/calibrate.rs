@@ -10,7 +10,9 @@
 //!
 //! A calibration holds for one transport, kernel and boot: it is kept in
 //! `$XDG_CACHE_HOME/ssdready/transport/RELEASE-BOOTID-TRANSPORT.json` (or
-//! `~/.cache/…`), written with the one writer, and a later study on the
+//! `~/.cache/…`; as root, only where root alone can write, else under
+//! `/var/cache`), written with the one writer, read only as a regular
+//! file of at most 1 MiB, and a later study on the
 //! same boot and transport reuses it when it covers the depths it needs.
 //! Keeping one removes the files of earlier boots, which no study can use.
 
@@ -70,11 +72,16 @@ pub fn here() -> (String, String) {
     )
 }
 
-/// The file for this kernel, boot and transport: under `$XDG_CACHE_HOME`
-/// when it is absolute (the XDG rule), else `$HOME/.cache`; None without
-/// either.
+/// The file for this kernel, boot and transport: under [`cache_base`]'s
+/// directory; None without one.
 pub fn path_for(here: &(String, String), transport: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    Some(path_in(&cache_base().0?, here, transport))
+}
+
+/// The user's cache directory: `$XDG_CACHE_HOME` when it is absolute (the
+/// XDG rule), else `$HOME/.cache`; None without either.
+fn user_cache_base() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| {
@@ -82,8 +89,80 @@ pub fn path_for(here: &(String, String), transport: &str) -> Option<PathBuf> {
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
                 .map(|h| h.join(".cache"))
-        })?;
-    Some(path_in(&base, here, transport))
+        })
+}
+
+/// Where root keeps calibrations when the user's cache directory is not
+/// root's alone (`sudo -E` keeps a user's `$HOME` and `$XDG_CACHE_HOME`).
+pub const ROOT_CACHE: &str = "/var/cache";
+
+/// The cache directory calibrations are kept under, and the line saying
+/// that the user's was passed over: as root, a cache directory that
+/// another user owns or may write to (or that is reached through one) is
+/// not used; [`ROOT_CACHE`] is, when it is root's alone.
+pub fn cache_base() -> (Option<PathBuf>, Option<String>) {
+    let user = user_cache_base();
+    if !ssdready_io::kdev::is_root() {
+        return (user, None);
+    }
+    let Some(base) = user else {
+        return (
+            root_only(Path::new(ROOT_CACHE))
+                .ok()
+                .map(|()| ROOT_CACHE.into()),
+            None,
+        );
+    };
+    let Err(why) = root_only(&base) else {
+        return (Some(base), None);
+    };
+    let fallback = root_only(Path::new(ROOT_CACHE)).map(|()| PathBuf::from(ROOT_CACHE));
+    let line = format!(
+        "not keeping the transport's calibration under {} ({why}): as root, only a directory \
+         that root alone can write is used; {}",
+        base.display(),
+        match &fallback {
+            Ok(p) => format!("{} is used instead", p.join("ssdready").display()),
+            Err(e) => format!("{ROOT_CACHE} cannot be used either ({e}); it is measured each time"),
+        }
+    );
+    (fallback.ok(), Some(line))
+}
+
+/// Whether the calibrations under `base` are root's alone: each of
+/// `base/ssdready/transport`, `base/ssdready`, `base` and the directories
+/// above it that exist, up to the first that existed, is owned by root,
+/// writable by no one else and not a symbolic link. The reason when not.
+pub fn root_only(base: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let deepest = base.join("ssdready").join("transport");
+    let mut at = Some(deepest.as_path());
+    while let Some(p) = at {
+        match std::fs::symlink_metadata(p) {
+            Ok(md) => {
+                if md.file_type().is_symlink() {
+                    return Err(format!("{} is a symbolic link", p.display()));
+                }
+                if md.uid() != 0 {
+                    return Err(format!("{} is owned by uid {}", p.display(), md.uid()));
+                }
+                if md.mode() & 0o022 != 0 {
+                    return Err(format!(
+                        "other users can write {} (mode {:04o})",
+                        p.display(),
+                        md.mode() & 0o7777
+                    ));
+                }
+                if p.starts_with(base) && p != base {
+                    at = p.parent();
+                } else {
+                    return Ok(());
+                }
+            }
+            Err(_) => at = p.parent(),
+        }
+    }
+    Ok(())
 }
 
 /// The file for this kernel, boot and transport under the cache
@@ -106,9 +185,26 @@ pub fn path_in(base: &Path, here: &(String, String), transport: &str) -> PathBuf
     ))
 }
 
-/// The kept calibration at `path`, if it parses.
+/// The most a kept calibration may hold (one is a few KiB).
+pub const MAX_KEPT: u64 = 1 << 20;
+
+/// The kept calibration at `path`, if it is a regular file (opened without
+/// following a link or waiting on a FIFO) of at most [`MAX_KEPT`] bytes
+/// and parses.
 pub fn load(path: &Path) -> Option<Calibration> {
-    let text = std::fs::read_to_string(path).ok()?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let md = f.metadata().ok()?;
+    if !md.is_file() || md.len() > MAX_KEPT {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(MAX_KEPT).read_to_string(&mut text).ok()?;
     let mut c: Calibration = serde_json::from_str(&text).ok()?;
     c.path = Some(path.to_path_buf());
     Some(c)

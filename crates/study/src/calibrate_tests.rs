@@ -326,3 +326,58 @@ fn the_depths_are_the_queue_depth_sweeps() {
     ];
     assert_eq!(depths(&runs), vec![1, 16]);
 }
+
+#[test]
+fn a_kept_calibration_that_is_a_fifo_a_device_link_or_too_large_is_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        // Opened without waiting for a writer, and refused.
+        assert!(load(&fifo).is_none());
+    } else {
+        eprintln!("skipped the FIFO case: mkfifo is missing");
+    }
+    let zero = d.path().join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    assert!(load(&zero).is_none());
+    let big = d.path().join("big.json");
+    std::fs::write(&big, vec![b' '; MAX_KEPT as usize + 1]).unwrap();
+    assert!(load(&big).is_none());
+    let ok = d.path().join("ok.json");
+    std::fs::write(&ok, serde_json::to_string(&Calibration::default()).unwrap()).unwrap();
+    assert!(load(&ok).is_some());
+}
+
+#[test]
+fn as_root_a_cache_directory_another_user_owns_or_can_write_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("cache");
+    std::fs::create_dir(&base).unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !ssdready_io::kdev::is_root() {
+        // Our own directory: not root's.
+        assert!(root_only(&base).unwrap_err().contains("owned by uid"));
+        eprintln!("skipped the chown cases: needs root");
+        return;
+    }
+    assert_eq!(root_only(&base), Ok(()));
+    // Not made yet: the directory it would be made in decides.
+    assert_eq!(root_only(&d.path().join("none")), Ok(()));
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(root_only(&base)
+        .unwrap_err()
+        .contains("other users can write"));
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let t = base.join("ssdready");
+    std::fs::create_dir(&t).unwrap();
+    std::os::unix::fs::chown(&t, Some(1000), Some(1000)).unwrap();
+    assert!(root_only(&base).unwrap_err().contains("owned by uid 1000"));
+    std::fs::remove_dir(&t).unwrap();
+    std::os::unix::fs::symlink("/tmp", &t).unwrap();
+    assert!(root_only(&base).unwrap_err().contains("symbolic link"));
+    // A directory in a world-writable one (as /tmp) may be replaced.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert!(root_only(&d.path().join("none")).is_err());
+}

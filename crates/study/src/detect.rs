@@ -128,6 +128,7 @@ fn writable(t: &mut TargetProfile, bytes: Option<u64>, allow: bool) {
         offset: 0,
         modifies: true,
         allow_destructive: allow,
+        allow_mounted_write: false,
     };
     match target::resolve(Path::new(&t.spec), needs) {
         Ok(_) => t.writable = true,

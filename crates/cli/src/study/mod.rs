@@ -421,6 +421,9 @@ fn calibrate(
     (transport, runtime_s): (&str, f64),
     warnings: &mut Vec<String>,
 ) -> Option<ssdready_diagnosis::calibration::Calibration> {
+    if let (_, Some(line)) = ssdready_study::calibrate::cache_base() {
+        warnings.push(line);
+    }
     let (s, allow) = (stop.clone(), a.allow_destructive);
     let mut job =
         move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);

@@ -114,15 +114,21 @@ pub fn stats_path(name: &str) -> PathBuf {
     Path::new(RUN_DIR).join(format!("{name}.stats.json"))
 }
 
-/// Write `text` to `path` atomically (the one writer: a temporary file
-/// made with `O_EXCL | O_NOFOLLOW`, synced and renamed over it).
+/// Write `text` to `path` atomically, mode 0644 whatever the umask
+/// ([`super::state::write`]: a temporary file made with
+/// `O_EXCL | O_NOFOLLOW`, synced and renamed over it).
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    ssdready_io::writer::replace(path, text.as_bytes())
+    super::state::write(path, text.as_bytes())
 }
 
-/// Every recorded attachment (live or not).
+/// Every recorded attachment (live or not); a record another user could
+/// have written is ignored (one line on stderr).
 pub fn records() -> Vec<Record> {
-    let Ok(dir) = std::fs::read_dir(RUN_DIR) else {
+    records_in(Path::new(RUN_DIR))
+}
+
+fn records_in(run_dir: &Path) -> Vec<Record> {
+    let Ok(dir) = std::fs::read_dir(run_dir) else {
         return Vec::new();
     };
     let mut v: Vec<Record> = dir
@@ -131,10 +137,86 @@ pub fn records() -> Vec<Record> {
             let n = e.file_name().to_string_lossy().to_string();
             n.ends_with(".json") && !n.ends_with(".stats.json")
         })
-        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter_map(|e| serde_json::from_str(&super::state::read(&e.path())?).ok())
         .collect();
     v.sort_by_key(|r| r.loop_index);
     v
+}
+
+/// The mount point of attachment `name` (`emu-PID`).
+pub fn mount_dir(name: &str) -> PathBuf {
+    Path::new(RUN_DIR).join(format!("{name}.mnt"))
+}
+
+/// Make attachment `name`'s mount point (mode 0755 whatever the umask, in
+/// a checked [`RUN_DIR`]); the error is one line.
+pub fn make_mount_dir(name: &str) -> Result<PathBuf, String> {
+    super::state::ensure_dir(Path::new(RUN_DIR))?;
+    let mnt = mount_dir(name);
+    super::state::ensure_dir(&mnt).map_err(|e| format!("creating {}: {e}", mnt.display()))?;
+    Ok(mnt)
+}
+
+/// The pids of the attachments whose mount point is in `run_dir`
+/// (`emu-PID.mnt`: made before the drive is attached, so an attachment
+/// under way is found before its record is written).
+fn mount_dir_pids(run_dir: &Path) -> Vec<(u32, PathBuf)> {
+    let Ok(d) = std::fs::read_dir(run_dir) else {
+        return Vec::new();
+    };
+    d.flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let pid = n.strip_prefix("emu-")?.strip_suffix(".mnt")?.parse().ok()?;
+            Some((pid, e.path()))
+        })
+        .collect()
+}
+
+/// The loop devices whose backing file is inside `dir`.
+fn loops_over(dir: &Path) -> Vec<u32> {
+    let Ok(d) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    d.flatten()
+        .filter_map(|e| {
+            let n: u32 = e.file_name().to_str()?.strip_prefix("loop")?.parse().ok()?;
+            let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            Path::new(b.trim()).starts_with(dir).then_some(n)
+        })
+        .collect()
+}
+
+/// Remove the mount points left by attachments whose process is gone and
+/// that have no record (killed before writing it): a loop device over its
+/// file unbound and the FUSE mount detached first, where there are. One
+/// line for each.
+fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
+    let recorded: Vec<String> = records_in(run_dir)
+        .into_iter()
+        .map(|r| r.mountpoint)
+        .collect();
+    let mut said = Vec::new();
+    for (pid, dir) in mount_dir_pids(run_dir) {
+        if alive(pid) || recorded.contains(&dir.display().to_string()) {
+            continue;
+        }
+        // Killed after binding its loop device: that goes first.
+        for n in loops_over(&dir) {
+            if kdev::loop_clear(Path::new(&format!("/dev/loop{n}"))).is_ok() {
+                kernel::wait_unbound(n);
+                said.push(format!("unbound /dev/loop{n}, left by pid {pid}"));
+            }
+        }
+        let _ = kdev::umount(&dir, true);
+        if std::fs::remove_dir(&dir).is_ok() {
+            said.push(format!(
+                "removed {}, left by an attachment whose process (pid {pid}) is gone",
+                dir.display()
+            ));
+        }
+    }
+    said
 }
 
 /// The attachment serving block device `dev` (`/dev/loopN`), if any.
@@ -147,7 +229,7 @@ pub fn record_of(dev: &str) -> Option<Record> {
 
 /// The daemon's latest figures for attachment `name`.
 pub fn stats(name: &str) -> Option<Summary> {
-    serde_json::from_str(&std::fs::read_to_string(stats_path(name)).ok()?).ok()
+    serde_json::from_str(&super::state::read(&stats_path(name))?).ok()
 }
 
 /// Whether daemon `pid` still runs (an exited one not yet reaped by its
@@ -197,6 +279,13 @@ pub fn clean_stale() -> Vec<String> {
     if !kdev::is_root() {
         return Vec::new();
     }
+    if let Err(why) = super::state::check_tree(Path::new(RUN_DIR)) {
+        if Path::new(RUN_DIR).exists() {
+            return vec![format!(
+                "ignoring {RUN_DIR} ({why}); nothing in it is acted on"
+            )];
+        }
+    }
     // A dead study's mounts first: they keep its drive's device busy.
     let mut said = super::mounts::clean_stale();
     let stale: Vec<Record> = records().into_iter().filter(|r| !alive(r.pid)).collect();
@@ -213,9 +302,10 @@ pub fn clean_stale() -> Vec<String> {
             }
         ));
     }
-    if !stale.is_empty() {
-        said.extend(put_back_uring(0));
-    }
+    said.extend(clean_mount_dirs(Path::new(RUN_DIR), alive));
+    // Also when the attachment that turned it on was killed before its
+    // record was written: the switch's own record says it was turned on.
+    said.extend(put_back_uring(0));
     said
 }
 
@@ -223,10 +313,25 @@ pub fn clean_stale() -> Vec<String> {
 /// an attachment turned it on, once no live attachment other than
 /// `except` (a pid; 0 for none) uses it. The line saying so, if it did.
 pub fn put_back_uring(except: u32) -> Option<String> {
-    let others = records()
+    let run_dir = Path::new(RUN_DIR);
+    super::fuse_uring::put_back(run_dir, uring_in_use(run_dir, except, alive))
+}
+
+/// Whether a live attachment other than `except` and this process may use
+/// FUSE over io_uring: one recorded with it, or one under way (its mount
+/// point made, its record not yet written), which may have turned the
+/// switch on.
+fn uring_in_use(run_dir: &Path, except: u32, alive: fn(u32) -> bool) -> bool {
+    let recs = records_in(run_dir);
+    let recorded = recs
         .iter()
         .any(|r| r.pid != except && r.transport == FUSE_URING && alive(r.pid));
-    super::fuse_uring::put_back(Path::new(RUN_DIR), others)
+    recorded
+        || mount_dir_pids(run_dir).iter().any(|(pid, _)| {
+            ![except, std::process::id()].contains(pid)
+                && !recs.iter().any(|r| r.pid == *pid)
+                && alive(*pid)
+        })
 }
 
 /// The transport `want` (auto, fuse, fuse-uring, ublk) resolves to here,
@@ -378,6 +483,57 @@ mod tests {
             e.contains("'nbd' is not a transport (allowed: auto, fuse, fuse-uring, ublk)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_empty_mount_point_left_by_a_killed_attachment_is_removed_by_the_next_run() {
+        let run = tempfile::tempdir().unwrap();
+        let dead = run.path().join("emu-4000001.mnt");
+        let live = run.path().join("emu-4000002.mnt");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::create_dir(&live).unwrap();
+        let said = clean_mount_dirs(run.path(), |pid| pid == 4000002);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("pid 4000001"), "{said:?}");
+        assert!(!dead.exists() && live.exists());
+    }
+
+    #[test]
+    fn an_attachment_killed_before_its_record_leaves_the_switch_to_be_put_back() {
+        let run = tempfile::tempdir().unwrap();
+        std::fs::create_dir(run.path().join("emu-4000001.mnt")).unwrap();
+        // Under way (alive, no record yet): the switch stays on for it.
+        assert!(uring_in_use(run.path(), 0, |_| true));
+        // Killed before its record was written: nothing holds the switch.
+        assert!(!uring_in_use(run.path(), 0, |_| false));
+        // The one that is detaching does not hold it either.
+        assert!(!uring_in_use(run.path(), 4000001, |_| true));
+    }
+
+    #[test]
+    fn an_attachment_record_other_users_can_write_is_not_listed() {
+        let run = tempfile::tempdir().unwrap();
+        let r = Record {
+            name: "emu-4000001".into(),
+            pid: 4000001,
+            device: "/dev/loop9".into(),
+            loop_index: 9,
+            mountpoint: "/run/ssdready/emu/emu-4000001.mnt".into(),
+            spec: "dram-ssd".into(),
+            preset: "dram-ssd".into(),
+            transport: FUSE_URING.into(),
+            block_size: 4096,
+            queue_depth: 32,
+            started_unix: 0,
+            ublk_id: None,
+        };
+        let path = run.path().join("emu-4000001.json");
+        super::super::state::write(&path, serde_json::to_string(&r).unwrap().as_bytes()).unwrap();
+        assert_eq!(records_in(run.path()).len(), 1);
+        assert!(uring_in_use(run.path(), 0, |_| true));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(records_in(run.path()).is_empty());
     }
 
     #[test]

@@ -138,16 +138,7 @@ pub fn turn_on(run_dir: &Path) -> Result<Option<String>, super::KernelError> {
         None => Err(super::KernelError::NoUringSwitch { param: PARAM }),
         Some(true) => Ok(None),
         Some(false) => {
-            let was = was_path(run_dir);
-            if !was.exists() {
-                std::fs::create_dir_all(run_dir)
-                    .and_then(|_| ssdready_io::writer::replace(&was, b"N\n"))
-                    .map_err(|err| super::KernelError::KeepSwitch {
-                        param: PARAM,
-                        path: was.clone(),
-                        err,
-                    })?;
-            }
+            keep_was(run_dir)?;
             std::fs::write(PARAM, "Y")
                 .map_err(|err| super::KernelError::TurnOn { param: PARAM, err })?;
             Ok(Some(format!(
@@ -158,16 +149,46 @@ pub fn turn_on(run_dir: &Path) -> Result<Option<String>, super::KernelError> {
     }
 }
 
+/// Record that the switch was off, unless an earlier attachment did:
+/// written and synced (with its directory) before the switch is flipped,
+/// so that a process killed right after the flip leaves the record that
+/// the next `emu list`, `emu detach` or `emu attach` puts the switch back
+/// by. A record there that another user could have written is refused.
+fn keep_was(run_dir: &Path) -> Result<(), super::KernelError> {
+    let was = was_path(run_dir);
+    let kept = match super::state::read_checked(&was) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => super::state::write(&was, b"N\n"),
+        Err(why) => Err(std::io::Error::other(why)),
+    };
+    kept.map_err(|err| super::KernelError::KeepSwitch {
+        param: PARAM,
+        path: was,
+        err,
+    })
+}
+
+/// The value the switch's record says to put back: None when there is no
+/// record, or when it fails the checks of [`super::state`] (then it is
+/// not acted on, and one line on stderr says so) or holds anything but
+/// `N` or `Y`.
+pub fn recorded(run_dir: &Path) -> Option<&'static str> {
+    match super::state::read(&was_path(run_dir))?.trim() {
+        "Y" => Some("Y"),
+        "N" => Some("N"),
+        _ => None,
+    }
+}
+
 /// Put the switch back as the first attachment found it (when one turned
 /// it on and none of them is left: `others_live` false). The line saying
 /// so, if it did.
 pub fn put_back(run_dir: &Path, others_live: bool) -> Option<String> {
     let was = was_path(run_dir);
-    if others_live || !was.exists() {
+    if others_live {
         return None;
     }
-    let v = std::fs::read_to_string(&was).unwrap_or_default();
-    let v = if v.trim() == "Y" { "Y" } else { "N" };
+    let v = recorded(run_dir)?;
     let _ = std::fs::remove_file(&was);
     match std::fs::write(PARAM, v) {
         Ok(()) => Some(format!("put {PARAM} back to {v}")),
@@ -234,6 +255,26 @@ mod tests {
         assert_eq!(op_in_size(op::FALLOCATE), 32);
         assert_eq!(op_in_size(op::FSYNC), 16);
         assert_eq!(op_in_size(op::LOOKUP), 0);
+    }
+
+    #[test]
+    fn the_switch_record_is_kept_before_the_flip_and_refused_once_others_can_write_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let run = tempfile::tempdir().unwrap();
+        assert_eq!(recorded(run.path()), None);
+        keep_was(run.path()).unwrap();
+        assert_eq!(recorded(run.path()), Some("N"));
+        // A second attachment keeps the first one's record.
+        std::fs::write(was_path(run.path()), "Y\n").unwrap();
+        keep_was(run.path()).unwrap();
+        assert_eq!(recorded(run.path()), Some("Y"));
+        // Rewritable by another user: not acted on, and not kept over.
+        let was = was_path(run.path());
+        std::fs::set_permissions(&was, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(recorded(run.path()), None);
+        assert!(keep_was(run.path()).is_err());
+        assert_eq!(put_back(run.path(), false), None);
+        assert!(was.exists());
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub mod fuse_uring;
 pub mod fuse_uring_serve;
 pub mod mounts;
 pub mod stamps;
+pub mod state;
 pub mod ublk;
 pub mod ublk_serve;
 

@@ -2,7 +2,8 @@
 //! its applications section), recorded so that nothing outlives its owner.
 //!
 //! Each is recorded in `/run/ssdready/emu/mount-PID-N.mount` (the owner's
-//! pid, the device, the mount point) before the mount is made and removed
+//! pid, the device, the mount point; written and checked as
+//! [`super::state`] says) before the mount is made and removed
 //! after it is undone. A record whose owner is gone (SIGKILL) is found by
 //! [`clean_stale`] — run by `emu list`, by every `emu attach` (a study's
 //! drive included) before it detaches its drive, and by the next study —
@@ -53,9 +54,9 @@ fn record_in(
     dir: &Path,
     made: bool,
 ) -> Result<Recorded, KernelError> {
-    std::fs::create_dir_all(run_dir).map_err(|err| KernelError::CreateDir {
+    super::state::ensure_dir(run_dir).map_err(|why| KernelError::CreateDir {
         path: run_dir.to_path_buf(),
-        err,
+        err: std::io::Error::other(why),
     })?;
     let r = MountRecord {
         pid: std::process::id(),
@@ -68,11 +69,9 @@ fn record_in(
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let path = run_dir.join(format!("mount-{}-{dirname}.mount", r.pid));
-    ssdready_io::writer::replace(&path, text.as_bytes()).map_err(|err| {
-        KernelError::RecordMount {
-            path: path.clone(),
-            err,
-        }
+    super::state::write(&path, text.as_bytes()).map_err(|err| KernelError::RecordMount {
+        path: path.clone(),
+        err,
     })?;
     Ok(Recorded { path })
 }
@@ -86,7 +85,7 @@ fn records_in(run_dir: &Path) -> Vec<(PathBuf, MountRecord)> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "mount"))
         .filter_map(|p| {
-            let text = std::fs::read_to_string(&p).ok()?;
+            let text = super::state::read(&p)?;
             Some((p, serde_json::from_str(&text).ok()?))
         })
         .collect()

@@ -302,6 +302,7 @@ mod tests {
             offset: 0,
             modifies: true,
             allow_destructive: false,
+            allow_mounted_write: false,
         }
     }
 

@@ -228,6 +228,7 @@ mod tests {
             offset: 0,
             modifies: true,
             allow_destructive: false,
+            allow_mounted_write: false,
         };
         resolve(p, needs).unwrap()
     }

@@ -142,6 +142,10 @@ pub struct TargetNeeds {
     pub modifies: bool,
     /// Whether --allow-destructive was given.
     pub allow_destructive: bool,
+    /// Whether fio's `allow_mounted_write=1` was given: with
+    /// `allow_destructive`, a target holding a mounted file system (or the
+    /// backing file of a mounted loop device) may be written.
+    pub allow_mounted_write: bool,
 }
 
 /// Look at `path` and decide whether the job may use it. Changes nothing.
@@ -158,12 +162,8 @@ pub fn resolve(path: &Path, needs: TargetNeeds) -> Result<Target, TargetError> {
             }
             let mut t = file_target(path, size, md.dev());
             if needs.modifies {
-                let reasons = safety::check_file(path, safety::snapshot::file_id(&md));
-                let v = safety::Verdict {
-                    reasons,
-                    claims: Vec::new(),
-                };
-                t.overridden = Guard::judge(&shown, v, needs.allow_destructive)?.overridden;
+                let v = safety::check_file(path, safety::snapshot::file_id(&md));
+                t.overridden = Guard::judge(&shown, v, needs)?.overridden;
             }
             Ok(t)
         }
@@ -206,7 +206,7 @@ fn block_target(
         } else {
             format!("{shown} ({node})")
         };
-        guard = Guard::judge(&who, v, needs.allow_destructive)?;
+        guard = Guard::judge(&who, v, needs)?;
     }
     if let Some(b) = needs.bytes {
         if b > size {
@@ -290,8 +290,10 @@ struct Guard {
 }
 
 impl Guard {
-    /// Refuse `who` when the verdict found users, unless forced.
-    fn judge(who: &str, v: safety::Verdict, forced: bool) -> Result<Guard, TargetError> {
+    /// Refuse `who` when the verdict found users, unless forced: by
+    /// `--allow-destructive`, and where a file system on it is mounted, by
+    /// `allow_mounted_write=1` too (as fio).
+    fn judge(who: &str, v: safety::Verdict, needs: TargetNeeds) -> Result<Guard, TargetError> {
         if v.reasons.is_empty() {
             return Ok(Guard {
                 claims: v.claims,
@@ -299,9 +301,21 @@ impl Guard {
             });
         }
         let why = v.reasons.join("; ");
-        if !forced {
+        let mounted_refused = v.mounted && !needs.allow_mounted_write;
+        if !needs.allow_destructive || mounted_refused {
+            let how = match (v.mounted, needs.allow_destructive) {
+                (false, _) => "pass --allow-destructive to overwrite it",
+                (true, false) => {
+                    "a mounted file system: pass --allow-destructive and allow_mounted_write=1 to \
+                     overwrite it"
+                }
+                (true, true) => {
+                    "a mounted file system: --allow-destructive is not enough, allow_mounted_write=1 \
+                     is needed too, as fio needs it"
+                }
+            };
             return Err(TargetError::Refused(format!(
-                "refusing to write to {who}: {why} (pass --allow-destructive to overwrite it)"
+                "refusing to write to {who}: {why} ({how})"
             )));
         }
         Ok(Guard {
@@ -516,7 +530,47 @@ mod tests {
             offset: 0,
             modifies: true,
             allow_destructive: false,
+            allow_mounted_write: false,
         }
+    }
+
+    #[test]
+    fn a_mounted_file_system_is_written_only_with_allow_mounted_write_on_top_of_allow_destructive()
+    {
+        let verdict = |mounted| safety::Verdict {
+            reasons: vec!["/dev/loop1 is mounted at /mnt/one (mountinfo)".into()],
+            claims: Vec::new(),
+            mounted,
+        };
+        let forced = TargetNeeds {
+            allow_destructive: true,
+            ..needs(None)
+        };
+        let both = TargetNeeds {
+            allow_mounted_write: true,
+            ..forced
+        };
+        let refused = |r: Result<Guard, TargetError>| match r {
+            Err(TargetError::Refused(m)) => m,
+            _ => panic!("not refused"),
+        };
+        let m = refused(Guard::judge("/dev/loop1", verdict(true), forced));
+        assert!(m.contains("allow_mounted_write=1 is needed too"), "{m}");
+        let m = refused(Guard::judge("/dev/loop1", verdict(true), needs(None)));
+        assert!(
+            m.contains("--allow-destructive and allow_mounted_write=1"),
+            "{m}"
+        );
+        let g = Guard::judge("/dev/loop1", verdict(true), both).unwrap();
+        assert!(g.overridden.is_some());
+        // Another kind of user: --allow-destructive alone overrides it.
+        assert!(Guard::judge("/dev/loop1", verdict(false), forced).is_ok());
+        // allow_mounted_write alone overrides nothing.
+        let alone = TargetNeeds {
+            allow_mounted_write: true,
+            ..needs(None)
+        };
+        assert!(Guard::judge("/dev/loop1", verdict(true), alone).is_err());
     }
 
     #[test]
@@ -539,19 +593,24 @@ mod tests {
         let v = || safety::Verdict {
             reasons: vec!["a (x)".into(), "b (y)".into()],
             claims: Vec::new(),
+            mounted: false,
         };
-        let e = Guard::judge("/dev/q", v(), false).err().unwrap();
+        let forced = TargetNeeds {
+            allow_destructive: true,
+            ..needs(None)
+        };
+        let e = Guard::judge("/dev/q", v(), needs(None)).err().unwrap();
         assert!(matches!(e, TargetError::Refused(_)));
         assert_eq!(
             e.to_string(),
             "refusing to write to /dev/q: a (x); b (y) (pass --allow-destructive to overwrite it)"
         );
-        let g = Guard::judge("/dev/q", v(), true).unwrap();
+        let g = Guard::judge("/dev/q", v(), forced).unwrap();
         assert_eq!(
             g.overridden.as_deref(),
             Some("--allow-destructive: writing to /dev/q although a (x); b (y)")
         );
-        let free = Guard::judge("/dev/q", safety::Verdict::default(), false).unwrap();
+        let free = Guard::judge("/dev/q", safety::Verdict::default(), needs(None)).unwrap();
         assert!(free.overridden.is_none());
     }
 

@@ -320,6 +320,8 @@ fn phase_failure(jobs: &[PreparedJob], outcomes: &[(usize, WorkerOutcome)]) -> O
         Failure::Internal(format!(
             "job '{job}': {what} (a bug in ssdready; please report it)"
         ))
+    } else if o.interrupted {
+        Failure::Interrupted(format!("job '{job}': {error}"))
     } else if o.unsupported {
         Failure::BadInput(format!("job '{job}': {error}"))
     } else {

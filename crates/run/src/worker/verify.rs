@@ -158,11 +158,16 @@ pub(super) fn load_state(name: &str, number: u32) -> Result<state::SavedState, E
         MAX_STATE_BYTES,
         &crate::stop::flag(),
     )
-    .map_err(|e| {
-        EngineError::Unsupported(format!(
+    .map_err(|e| match e.kind() {
+        // Ctrl-C while waiting on a FIFO: the run is interrupted (130).
+        std::io::ErrorKind::Interrupted => EngineError::Sys {
+            what: "option 'verify_state_load'".into(),
+            source: e,
+        },
+        _ => EngineError::Unsupported(format!(
             "option 'verify_state_load': cannot read {path}: {e} \
              (a job with verify_state_save writes it when it ends)"
-        ))
+        )),
     })?;
     state::SavedState::from_bytes(&bytes)
         .map_err(|e| EngineError::Unsupported(format!("option 'verify_state_load': {path}: {e}")))

@@ -17,7 +17,9 @@
 //!
 //! A regular file is checked for loop devices over it and swap in it.
 //! Read-only jobs are not checked. `--allow-destructive` overrides a
-//! refusal; what it overrode is then given as a warning.
+//! refusal; what it overrode is then given as a warning. A mounted file
+//! system on the target (or on a loop device over it) needs fio's
+//! `allow_mounted_write=1` on top, as fio does.
 
 pub mod claim;
 pub mod signature;
@@ -37,28 +39,41 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// Exclusive claims to hold for the run.
     pub claims: Vec<Arc<File>>,
+    /// Whether a reason is a mounted file system on the target, or on a
+    /// loop device over it: `--allow-destructive` alone does not override
+    /// it; fio's `allow_mounted_write=1` is needed too.
+    pub mounted: bool,
+}
+
+/// Whether a finding's chain ends in a mounted file system.
+fn is_mount(f: &walk::Finding) -> bool {
+    f.links.iter().any(|l| l.check == "mountinfo")
 }
 
 /// Check the block device at `path` (`dev` in sysfs, `size` bytes) before a
 /// job writes `[offset, offset + len)` of it.
 pub fn check_block_device(path: &Path, dev: &DevNode, size: u64, offset: u64, len: u64) -> Verdict {
     let snap = Snapshot::of_system();
-    let mut reasons = users(&snap, &dev.name);
+    let (mut reasons, mounted) = users(&snap, &dev.name);
     reasons.extend(signatures(path, &dev.name, size, offset, len));
     let (busy, claims) = gate(&snap, path, dev);
     reasons.extend(busy);
     if reasons.is_empty() {
         signature::forget_probed_pages(path);
     }
-    Verdict { reasons, claims }
+    Verdict {
+        reasons,
+        claims,
+        mounted,
+    }
 }
 
-/// Layers 1 and 2: users found in the tables, and partitions.
-fn users(snap: &Snapshot, name: &str) -> Vec<String> {
-    let mut reasons: Vec<String> = walk::users_of_device(snap, name)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+/// Layers 1 and 2: users found in the tables, and partitions; and whether
+/// one is a mounted file system.
+fn users(snap: &Snapshot, name: &str) -> (Vec<String>, bool) {
+    let found = walk::users_of_device(snap, name);
+    let mounted = found.iter().any(is_mount);
+    let mut reasons: Vec<String> = found.iter().map(ToString::to_string).collect();
     if let Some(b) = snap.blocks.get(name).filter(|b| !b.partitions.is_empty()) {
         let p: Vec<String> = b.partitions.iter().map(|p| format!("/dev/{p}")).collect();
         reasons.push(format!(
@@ -66,7 +81,7 @@ fn users(snap: &Snapshot, name: &str) -> Vec<String> {
             p.join(", ")
         ));
     }
-    reasons
+    (reasons, mounted)
 }
 
 /// Layer 3: signatures.
@@ -157,13 +172,15 @@ fn parse(devno: &str) -> snapshot::Devno {
 }
 
 /// Check the regular file at `path` (identity `id`) before a job writes
-/// it: loop devices over it and swap in it.
-pub fn check_file(path: &Path, id: FileId) -> Vec<String> {
+/// it: loop devices over it (mounted or not) and swap in it.
+pub fn check_file(path: &Path, id: FileId) -> Verdict {
     let snap = Snapshot::of_system();
-    walk::users_of_file(&snap, id, &path.display().to_string())
-        .iter()
-        .map(ToString::to_string)
-        .collect()
+    let found = walk::users_of_file(&snap, id, &path.display().to_string());
+    Verdict {
+        reasons: found.iter().map(ToString::to_string).collect(),
+        claims: Vec::new(),
+        mounted: found.iter().any(is_mount),
+    }
 }
 
 #[cfg(test)]

@@ -390,3 +390,42 @@ fn swap_on_a_partition_or_a_loop_over_the_device_is_found() {
         ["/dev/loop1 is the backing file of /dev/loop2 (loop), which is in use as swap (swaps)"]
     );
 }
+
+#[test]
+fn a_mounted_file_system_or_a_mounted_loops_backing_file_is_told_from_other_users() {
+    let s = FakeSys::new();
+    s.disk("loop1", "7:1")
+        .disk("loop4", "7:4")
+        .disk("loop6", "7:6");
+    s.backing("loop4", "/dev/shm/f.img")
+        .backing("loop6", "/dev/shm/g.img");
+    let (f, g) = (
+        FileId::File {
+            dev: (0, 30),
+            ino: 9,
+        },
+        FileId::File {
+            dev: (0, 30),
+            ino: 10,
+        },
+    );
+    let probe = FakeProbe(vec![
+        ("/dev/loop1", FileId::Block((7, 1))),
+        ("/dev/loop4", FileId::Block((7, 4))),
+        ("/dev/loop6", FileId::Block((7, 6))),
+        ("/dev/shm/f.img", f),
+        ("/dev/shm/g.img", g),
+    ]);
+    let mi = mount_line("7:1", "/", "/mnt/one", "ext4", "/dev/loop1")
+        + &mount_line("7:6", "/", "/mnt/six", "ext4", "/dev/loop6");
+    let snap = s.snapshot(&mi, SWAPS_HEADER, &probe);
+    let mounted = |v: Vec<super::walk::Finding>| v.iter().any(super::is_mount);
+    // A device holding a mounted file system.
+    assert!(mounted(users_of_device(&snap, "loop1")));
+    // The backing file of a mounted loop device; of an unmounted one: a
+    // user, but no mounted file system.
+    assert!(mounted(users_of_file(&snap, g, "/dev/shm/g.img")));
+    let loose = users_of_file(&snap, f, "/dev/shm/f.img");
+    assert_eq!(loose.len(), 1);
+    assert!(!mounted(loose));
+}
