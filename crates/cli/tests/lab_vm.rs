@@ -44,6 +44,9 @@ measure raid0 "md0 nullb0 nullb1" --filename=/dev/md0 --size=16m
 measure raid5 "md1 nullb2 nullb3 nullb4" --filename=/dev/md1 --size=16m
 measure slow-member "md2 nullb5 slow nullb6" --filename=/dev/md2 --size=64m --runtime=3 --time_based
 ssdready limits /dev/nvme0n1 --json >nvme-limits.json
+lab_step strategies-nvme
+ssdready strategies /dev/nvme0n1 --runtime 300ms --quiet --output strategies-nvme
+cp strategies-nvme/strategies.json strategies.json
 measure nvme-hipri "nvme0n1" --filename=/dev/nvme0n1 --size=16m --hipri
 measure nvme-interrupt "nvme0n1" --filename=/dev/nvme0n1 --size=16m
 measure dm-crypt "secret nullb7" --filename=/dev/mapper/secret --size=8m
@@ -275,6 +278,27 @@ fn the_nvme_drivers_poll_queues_are_told_from_its_interrupt_driven_ones() {
     assert_eq!(q["hw_queues"], 4, "{q}");
     assert_eq!(q["io_poll"], true, "{q}");
     assert!(q["poll_queues_source"].is_string(), "{q}");
+}
+
+#[test]
+fn the_strategies_poll_an_nvme_device_with_poll_queues_by_iopoll() {
+    let Some(o) = lab() else { return };
+    let doc: Value = serde_json::from_str(o.file("strategies.json")).expect("strategies.json");
+    let results = doc["results"].as_array().expect("results");
+    let ran = |strategy: &str| -> Vec<&str> {
+        results
+            .iter()
+            .filter(|r| r["strategy"] == strategy)
+            .filter_map(|r| r["ran"].as_str())
+            .collect()
+    };
+    let polled = ran("sync+poll");
+    assert!(!polled.is_empty(), "no sync+poll result: {doc}");
+    assert!(
+        polled.iter().all(|r| *r == "iopoll"),
+        "sync+poll ran as {polled:?}"
+    );
+    assert!(ran("async+intr").iter().all(|r| *r == "interrupt"), "{doc}");
 }
 
 #[test]
