@@ -178,3 +178,27 @@ fn a_second_user_in_a_throttled_group_gets_the_throttle_and_no_qd1_platform_shar
     assert!(r.contains(&"qd1-parts-leave-time-out"), "{r:?}");
     assert!(!j.facts.contains_key("platform_share_qd1"));
 }
+
+#[test]
+fn a_queue_of_four_requests_is_the_queue_when_the_devices_share_stops_at_it() {
+    // nr_requests = 4 on a RAM loop device (fio: 188K IOPS without it,
+    // 78K with it), the CPUs busy with the I/O's own work and a build: the
+    // device held 2.6–2.9 requests from QD 4 to 64.
+    for name in ["loop-nr-requests-4-loaded", "loop-nr-requests-4-beside-yes"] {
+        let (_, j) = fixture(name);
+        let s = &j.figures.saturation;
+        assert_eq!(s.limit, Cause::DeviceQueue, "{name}: {s:?}");
+        let set = s.setting.as_ref().unwrap();
+        assert_eq!(
+            (set.name.as_str(), set.value.as_str()),
+            ("queue/nr_requests", "4")
+        );
+        assert!(
+            s.evidence
+                .iter()
+                .any(|e| e.contains("no more than its queue admits")),
+            "{name}: {:?}",
+            s.evidence
+        );
+    }
+}

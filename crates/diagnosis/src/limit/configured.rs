@@ -372,34 +372,40 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
                 .into(),
         );
     };
-    // The peak's run where it kept more in flight than the queue admits;
-    // else the deepest run, past the peak: the rate stopped growing before
-    // the queue was full, and deeper the rest waited for a free request.
-    let deepest = sh.deepest.map(|r| View::of(r, sh.caps, sh.machine.cpus));
-    let full_at_peak = v
-        .disk
-        .and_then(|d| d.in_flight)
-        .is_some_and(|d| d >= 0.7 * q.requests as f64);
-    let seen = match deepest {
-        _ if q.requests < v.in_flight => v,
-        Some(ref d) if q.requests < d.in_flight && full_at_peak => d,
-        _ => {
-            return Test::No(format!(
-                "the device's queue admits {} requests ({}), the study keeps {} in flight",
-                q.requests,
-                q.setting.show(),
-                deepest.as_ref().map_or(v.in_flight, |d| d.in_flight)
-            ))
-        }
-    };
-    let at_device = seen.disk.and_then(|d| d.in_flight);
-    let full =
-        at_device.is_some_and(|d| d >= 0.7 * q.requests as f64 && d <= 1.2 * q.requests as f64);
-    if !full {
+    let r = q.requests as f64;
+    let held = |w: &View| w.disk.and_then(|d| d.in_flight);
+    let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
+    let deepest_in_flight = deepest.as_ref().map_or(v.in_flight, |d| d.in_flight);
+    if q.requests >= v.in_flight.max(deepest_in_flight) {
         return Test::No(format!(
-            "the device's queue admits {} requests, but the device held {} on average",
+            "the device's queue admits {} requests ({}), the study keeps {} in flight",
             q.requests,
-            at_device.map_or("?".into(), |d| format!("{d:.1}"))
+            q.setting.show(),
+            deepest_in_flight
+        ));
+    }
+    // Either the peak kept more in flight than the queue admits and the
+    // device held about the queue; or the device's occupancy stopped at
+    // the queue's size: from the peak to a run at least twice the queue
+    // deep, it stayed within half of the queue and the queue, growing by
+    // at most a quarter (a freed request's tag is held a moment after the
+    // device's count drops, so a small queue reads a little under full).
+    let full_at_peak =
+        q.requests < v.in_flight && held(v).is_some_and(|d| (0.7 * r..=1.2 * r).contains(&d));
+    let plateau = deepest
+        .as_ref()
+        .filter(|d| d.in_flight >= 2 * q.requests)
+        .and_then(|d| Some((held(v)?, held(d)?, d)))
+        .filter(|(p, dd, _)| *p >= 0.5 * r && (0.5 * r..=1.05 * r).contains(dd) && *dd <= 1.25 * p);
+    if !full_at_peak && plateau.is_none() {
+        return Test::No(format!(
+            "the device's queue admits {} requests, but the device held {} on average at the peak{}",
+            q.requests,
+            held(v).map_or("?".into(), |d| format!("{d:.1}")),
+            match deepest.as_ref().and_then(held) {
+                Some(d) => format!(" and {d:.1} deeper"),
+                None => String::new(),
+            }
         ));
     }
     // The cap binds only where the rate stopped growing as the queue
@@ -413,18 +419,26 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
             q.requests
         ));
     }
+    let seen = match plateau {
+        Some((_, _, d)) if !full_at_peak => d,
+        _ => v,
+    };
     let mut evidence = vec![format!(
         "the device held {:.1} requests on average at QD {}",
-        at_device.unwrap_or(0.0),
+        held(seen).unwrap_or(0.0),
         seen.in_flight
     )];
-    if seen.in_flight != v.in_flight {
+    if let Some((p, dd, d)) = plateau {
+        evidence.push(format!(
+            "the device held {p:.1} requests at QD {} and {dd:.1} at QD {}: no more than its queue admits, however deep the study went",
+            v.in_flight, d.in_flight
+        ));
         evidence.push(format!(
             "the rate peaked at QD {} ({:.1}K IOPS) and QD {} gave {:.1}K",
             v.in_flight,
             v.iops / 1e3,
-            seen.in_flight,
-            seen.iops / 1e3
+            d.in_flight,
+            d.iops / 1e3
         ));
     }
     // Busy CPUs do not clear it: a queue that admits few requests at a
@@ -442,9 +456,7 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         ),
         evidence,
         setting: Some(q.setting.clone()),
-        margin_pct: Some(
-            100.0 * (seen.in_flight as f64 - q.requests as f64) / q.requests as f64,
-        ),
+        margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
     })
 }
 
