@@ -182,6 +182,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
         });
     }
     queue_info(&mut t, &dev.disk);
+    t.stack = stack_of(maj, min);
     writable(&mut t, None, allow);
     Ok(t)
 }
@@ -227,6 +228,7 @@ fn file(
     };
     if let Some(n) = &node {
         queue_info(&mut t, &n.disk);
+        t.stack = stack_of(maj, min);
     } else {
         t.logical_block_size = 512;
     }
@@ -245,6 +247,12 @@ fn file(
         Some(_) => writable(&mut t, None, allow),
     }
     Ok(t)
+}
+
+/// The stack under device `maj:min` where there is one (more than the
+/// device itself).
+fn stack_of(maj: u32, min: u32) -> Option<ssdready_diagnosis::stack::Stack> {
+    ssdready_probe::stack::stack_of(maj, min).filter(|s| s.is_stacked())
 }
 
 /// The machine, and how busy it is before the study starts (a 300 ms

@@ -1,0 +1,651 @@
+//! Which member or layer of a stack holds the I/O, from every device's
+//! counters over each run: per device its IOPS, bytes, busy fraction and
+//! mean time per I/O; then, judged on each run with enough I/O:
+//!
+//! * a **slow member**: a member of the spreading layer (md's members, a
+//!   striped table's devices) whose mean time per I/O, or busy fraction,
+//!   is more than [`SLOW_RATIO`] times the median of its peers';
+//! * a **slow layer**: a layer over one device whose mean time per I/O is
+//!   more than [`SLOW_RATIO`] times that device's (the time is the
+//!   layer's own: dm-delay, dm-crypt's work, a loop device's file);
+//! * an **uneven split**: a member given far more or fewer of the I/Os
+//!   than an even share;
+//! * **read-modify-write**: members read during a write run on RAID 4/5/6;
+//! * **misaligned** I/O: the run's block size against the chunk.
+//!
+//! A member or layer is named when it holds on more than half of the
+//! runs judged; when nothing does, the answer is "not identified", never
+//! a guess. The counters are whole milliseconds of summed time, so every
+//! comparison allows each mean its rounding (1 ms over its I/Os).
+
+use super::{LayerKind, MemberCounters, Stack, StackLayer};
+use crate::model::RunRecord;
+use serde::{Deserialize, Serialize};
+
+/// How far above its peers' (or the device under it) a member's (or
+/// layer's) time per I/O must be to be named slow.
+pub const SLOW_RATIO: f64 = 2.0;
+/// I/Os a device needs in a run for its mean to be judged.
+pub const MIN_IOS: u64 = 100;
+/// Summed milliseconds a slow device needs in a run (below this its mean
+/// is mostly rounding).
+pub const MIN_TICKS_MS: u64 = 10;
+/// A member's share of the I/Os outside this fraction of an even share,
+/// either way, is an uneven split.
+pub const UNEVEN: f64 = 0.5;
+
+/// One device's figures over one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberFigures {
+    pub disk: String,
+    pub ios: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub iops: f64,
+    pub bytes: u64,
+    pub bytes_per_s: f64,
+    /// `io_ticks` over the window, percent.
+    pub busy_pct: f64,
+    /// Summed time of its I/Os over their number (read and write ticks).
+    pub mean_ms_per_io: Option<f64>,
+    /// Mean I/Os in its queue (`time_in_queue` over the window).
+    pub mean_queue: f64,
+}
+
+impl MemberFigures {
+    pub fn of(c: &MemberCounters) -> MemberFigures {
+        let s = c.window_ms.max(1) as f64 / 1000.0;
+        let ios = c.ios();
+        MemberFigures {
+            disk: c.disk.clone(),
+            ios,
+            read_ios: c.read_ios,
+            write_ios: c.write_ios,
+            iops: ios as f64 / s,
+            bytes: c.bytes(),
+            bytes_per_s: c.bytes() as f64 / s,
+            busy_pct: (100.0 * c.io_ticks_ms as f64 / c.window_ms.max(1) as f64).min(100.0),
+            mean_ms_per_io: (ios > 0).then(|| c.ticks_ms() as f64 / ios as f64),
+            mean_queue: c.time_in_queue_ms as f64 / c.window_ms.max(1) as f64,
+        }
+    }
+
+    /// The highest and lowest mean its whole milliseconds allow.
+    fn mean_bounds(&self, ticks: u64) -> (f64, f64) {
+        let n = self.ios.max(1) as f64;
+        (ticks.saturating_sub(1) as f64 / n, (ticks + 1) as f64 / n)
+    }
+}
+
+/// One run's figures, each device of the stack.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub run: String,
+    pub members: Vec<MemberFigures>,
+}
+
+/// What the judging found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum StackFinding {
+    SlowMember {
+        disk: String,
+        /// What it is (`device-mapper slow (delay)`).
+        layer: String,
+        mean_ms_per_io: f64,
+        peers_median_ms_per_io: f64,
+        busy_pct: f64,
+        peers_median_busy_pct: f64,
+        ios: u64,
+        /// The runs it held on, of those judged.
+        runs: Vec<String>,
+        judged: usize,
+    },
+    SlowLayer {
+        disk: String,
+        layer: String,
+        over: String,
+        mean_ms_per_io: f64,
+        under_mean_ms_per_io: f64,
+        ios: u64,
+        runs: Vec<String>,
+        judged: usize,
+    },
+    UnevenSplit {
+        disk: String,
+        share_pct: f64,
+        even_pct: f64,
+        ios: u64,
+        runs: Vec<String>,
+        judged: usize,
+    },
+    ReadModifyWrite {
+        level: String,
+        member_reads: u64,
+        member_writes: u64,
+        runs: Vec<String>,
+    },
+    Misaligned {
+        bs: u64,
+        chunk_bytes: u64,
+        array_ios: u64,
+        member_ios: u64,
+        runs: Vec<String>,
+    },
+    NotIdentified {
+        why: String,
+    },
+}
+
+/// The stack's judgement (`figures.stack` in study.json).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StackJudgement {
+    /// The layer whose members are compared, where one spreads the I/O.
+    pub spreading_layer: Option<String>,
+    pub runs: Vec<RunFigures>,
+    pub findings: Vec<StackFinding>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(match n % 2 {
+        1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    })
+}
+
+/// Counters of `disk` in one run.
+fn counters<'a>(cs: &'a [MemberCounters], disk: &str) -> Option<&'a MemberCounters> {
+    cs.iter().find(|c| c.disk == disk)
+}
+
+/// The slow members of one run, among `peers`.
+fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f64, f64, f64, u64)> {
+    let all: Vec<&MemberCounters> = peers.iter().filter_map(|p| counters(cs, p)).collect();
+    let mut out = Vec::new();
+    for c in &all {
+        let f = MemberFigures::of(c);
+        if f.ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
+            continue;
+        }
+        let others: Vec<&&MemberCounters> = all
+            .iter()
+            .filter(|o| o.disk != c.disk && o.ios() >= MIN_IOS)
+            .collect();
+        let hi = |o: &MemberCounters| MemberFigures::of(o).mean_bounds(o.ticks_ms()).1;
+        let (Some(med_hi), Some(med_busy)) = (
+            median(others.iter().map(|o| hi(o)).collect()),
+            median(
+                others
+                    .iter()
+                    .map(|o| MemberFigures::of(o).busy_pct)
+                    .collect(),
+            ),
+        ) else {
+            continue;
+        };
+        let lo = f.mean_bounds(c.ticks_ms()).0;
+        let slow_time = lo > SLOW_RATIO * med_hi;
+        let slow_busy =
+            f.busy_pct >= 20.0 && f.busy_pct > SLOW_RATIO * med_busy && c.window_ms >= 100;
+        if slow_time || slow_busy {
+            let med_mean = median(
+                others
+                    .iter()
+                    .filter_map(|o| MemberFigures::of(o).mean_ms_per_io)
+                    .collect(),
+            )
+            .unwrap_or(0.0);
+            out.push((
+                c.disk.clone(),
+                f.mean_ms_per_io.unwrap_or(0.0),
+                med_mean,
+                f.busy_pct,
+                med_busy,
+                f.ios,
+            ));
+        }
+    }
+    out
+}
+
+/// Layers over a single device whose own time per I/O dominates.
+fn slow_layers(stack: &Stack, cs: &[MemberCounters]) -> Vec<(String, String, f64, f64, u64)> {
+    let mut out = Vec::new();
+    for l in stack.layers.iter().filter(|l| l.under.len() == 1) {
+        let (Some(c), Some(u)) = (counters(cs, &l.disk), counters(cs, &l.under[0])) else {
+            continue;
+        };
+        let (f, g) = (MemberFigures::of(c), MemberFigures::of(u));
+        if f.ios < MIN_IOS || g.ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
+            continue;
+        }
+        if f.mean_bounds(c.ticks_ms()).0 > SLOW_RATIO * g.mean_bounds(u.ticks_ms()).1 {
+            out.push((
+                l.disk.clone(),
+                u.disk.clone(),
+                f.mean_ms_per_io.unwrap_or(0.0),
+                g.mean_ms_per_io.unwrap_or(0.0),
+                f.ios,
+            ));
+        }
+    }
+    out
+}
+
+/// The member whose share of the I/Os is farthest from even, where it is
+/// far: (disk, share %, even %, its I/Os).
+fn uneven(cs: &[MemberCounters], peers: &[String]) -> Option<(String, f64, f64, u64)> {
+    let ios: Vec<(String, u64)> = peers
+        .iter()
+        .map(|p| (p.clone(), counters(cs, p).map_or(0, |c| c.ios())))
+        .collect();
+    let total: u64 = ios.iter().map(|x| x.1).sum();
+    if ios.len() < 2 || total < MIN_IOS * ios.len() as u64 {
+        return None;
+    }
+    let even = 100.0 / ios.len() as f64;
+    let share = |k: u64| 100.0 * k as f64 / total as f64;
+    ios.into_iter()
+        .map(|(d, k)| (d, share(k), even, k))
+        .filter(|x| (x.1 - even).abs() > UNEVEN * even)
+        .max_by(|a, b| (a.1 - even).abs().total_cmp(&(b.1 - even).abs()))
+}
+
+fn kind_of(stack: &Stack, disk: &str) -> String {
+    stack
+        .layer(disk)
+        .map_or_else(|| disk.to_string(), short_kind)
+}
+
+/// A layer's kind, short: `md raid5`, `device-mapper NAME (delay)`.
+pub fn short_kind(l: &StackLayer) -> String {
+    match &l.kind {
+        LayerKind::Md { level, .. } => format!("md {}", level.as_deref().unwrap_or("array")),
+        LayerKind::Dm { name, targets, .. } => {
+            let t: Vec<&str> = targets.iter().map(|t| t.target_type.as_str()).collect();
+            format!(
+                "device-mapper {} ({})",
+                name.as_deref().unwrap_or(&l.disk),
+                t.join(", ")
+            )
+        }
+        LayerKind::Loop { .. } => "loop device".into(),
+        LayerKind::Partition { of, .. } => format!("partition of {of}"),
+        LayerKind::Physical { transport } => transport.clone(),
+    }
+}
+
+/// The array (md level and chunk) of the spreading layer.
+fn array(l: &StackLayer) -> (Option<&str>, u64) {
+    match &l.kind {
+        LayerKind::Md {
+            level, chunk_bytes, ..
+        } => (level.as_deref(), chunk_bytes.unwrap_or(0)),
+        LayerKind::Dm { targets, .. } => {
+            // striped: "#stripes chunk_sectors dev off …"
+            let chunk = targets
+                .iter()
+                .find(|t| t.target_type == "striped")
+                .and_then(|t| t.params.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .map_or(0, |s| s * 512);
+            (None, chunk)
+        }
+        _ => (None, 0),
+    }
+}
+
+/// Whether I/Os of `bs` cross chunks of `chunk` bytes (offsets are
+/// multiples of bs).
+pub fn misaligned(bs: u64, chunk: u64) -> bool {
+    chunk > 0
+        && bs > 0
+        && if bs < chunk {
+            !chunk.is_multiple_of(bs)
+        } else {
+            !bs.is_multiple_of(chunk)
+        }
+}
+
+/// Names held on more than half of `judged` runs: (name, runs).
+fn majority<T: Clone>(
+    hits: Vec<(String, String, T)>,
+    judged: usize,
+) -> Vec<(String, Vec<String>, T)> {
+    let mut names: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
+    names.dedup();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let mine: Vec<&(String, String, T)> = hits.iter().filter(|h| h.0 == n).collect();
+            let runs: Vec<String> = mine.iter().map(|h| h.1.clone()).collect();
+            (2 * runs.len() > judged).then(|| (n, runs, mine[0].2.clone()))
+        })
+        .collect()
+}
+
+/// Judge the stack from its runs' counters (None without a stack).
+pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
+    if !stack.is_stacked() {
+        return None;
+    }
+    let measured: Vec<(&RunRecord, &[MemberCounters])> = runs
+        .iter()
+        .filter(|r| r.error.is_none())
+        .filter_map(|r| Some((r, r.context.as_ref()?.members.as_slice())))
+        .filter(|(_, m)| !m.is_empty())
+        .collect();
+    let spreading = stack.spreading_layer();
+    let peers: Vec<String> = spreading.map(|l| l.under.clone()).unwrap_or_default();
+    let mut j = StackJudgement {
+        spreading_layer: spreading.map(|l| l.disk.clone()),
+        runs: measured
+            .iter()
+            .map(|(r, m)| RunFigures {
+                run: r.id.clone(),
+                members: m.iter().map(MemberFigures::of).collect(),
+            })
+            .collect(),
+        findings: Vec::new(),
+    };
+    let judged: Vec<&(&RunRecord, &[MemberCounters])> = measured
+        .iter()
+        .filter(|(_, m)| m.iter().any(|c| c.ios() >= MIN_IOS))
+        .collect();
+    let n = judged.len();
+    let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, m) in &judged {
+        for s in slow_members(m, &peers) {
+            slow.push((s.0.clone(), r.id.clone(), s));
+        }
+        for s in slow_layers(stack, m) {
+            layers.push((s.0.clone(), r.id.clone(), s));
+        }
+        if let Some(s) = uneven(m, &peers) {
+            split.push((s.0.clone(), r.id.clone(), s));
+        }
+    }
+    for (disk, runs, s) in majority(slow, n) {
+        j.findings.push(StackFinding::SlowMember {
+            layer: kind_of(stack, &disk),
+            disk,
+            mean_ms_per_io: s.1,
+            peers_median_ms_per_io: s.2,
+            busy_pct: s.3,
+            peers_median_busy_pct: s.4,
+            ios: s.5,
+            runs,
+            judged: n,
+        });
+    }
+    for (disk, runs, s) in majority(layers, n) {
+        j.findings.push(StackFinding::SlowLayer {
+            layer: kind_of(stack, &disk),
+            disk,
+            over: s.1,
+            mean_ms_per_io: s.2,
+            under_mean_ms_per_io: s.3,
+            ios: s.4,
+            runs,
+            judged: n,
+        });
+    }
+    for (disk, runs, s) in majority(split, n) {
+        j.findings.push(StackFinding::UnevenSplit {
+            disk,
+            share_pct: s.1,
+            even_pct: s.2,
+            ios: s.3,
+            runs,
+            judged: n,
+        });
+    }
+    if let Some(l) = spreading {
+        parity_and_alignment(&mut j, l, &peers, &judged);
+    }
+    if j.findings.is_empty() {
+        j.findings.push(StackFinding::NotIdentified {
+            why: match n {
+                0 => format!("no run gave any device of the stack {MIN_IOS} I/Os to judge"),
+                _ => format!(
+                    "over {n} runs no member's or layer's time per I/O or busy fraction was more than {SLOW_RATIO}x its peers', the I/O split evenly, and no run read members to write or crossed chunks"
+                ),
+            },
+        });
+    }
+    Some(j)
+}
+
+/// Read-modify-write on RAID 4/5/6 and I/O misaligned with the chunk.
+fn parity_and_alignment(
+    j: &mut StackJudgement,
+    l: &StackLayer,
+    peers: &[String],
+    judged: &[&(&RunRecord, &[MemberCounters])],
+) {
+    let (level, chunk) = array(l);
+    let sum = |m: &[MemberCounters], f: fn(&MemberCounters) -> u64| -> u64 {
+        peers.iter().filter_map(|p| counters(m, p)).map(f).sum()
+    };
+    if let Some(level) = level.filter(|v| matches!(*v, "raid4" | "raid5" | "raid6")) {
+        let writes: Vec<_> = judged
+            .iter()
+            .filter(|(r, _)| matches!(r.workload.rw.as_str(), "write" | "randwrite"))
+            .filter(|(_, m)| {
+                let (rd, wr) = (sum(m, |c| c.read_ios), sum(m, |c| c.write_ios));
+                wr > 0 && rd * 100 >= wr
+            })
+            .collect();
+        if !writes.is_empty() {
+            j.findings.push(StackFinding::ReadModifyWrite {
+                level: level.to_string(),
+                member_reads: writes.iter().map(|(_, m)| sum(m, |c| c.read_ios)).sum(),
+                member_writes: writes.iter().map(|(_, m)| sum(m, |c| c.write_ios)).sum(),
+                runs: writes.iter().map(|(r, _)| r.id.clone()).collect(),
+            });
+        }
+    }
+    let crossing: Vec<_> = judged
+        .iter()
+        .filter(|(r, _)| misaligned(r.workload.bs, chunk))
+        .collect();
+    if let Some((r, _)) = crossing.first() {
+        j.findings.push(StackFinding::Misaligned {
+            bs: r.workload.bs,
+            chunk_bytes: chunk,
+            array_ios: crossing
+                .iter()
+                .filter_map(|(_, m)| counters(m, &l.disk))
+                .map(|c| c.ios())
+                .sum(),
+            member_ios: crossing.iter().map(|(_, m)| sum(m, |c| c.ios())).sum(),
+            runs: crossing.iter().map(|(r, _)| r.id.clone()).collect(),
+        });
+    }
+}
+
+impl StackFinding {
+    /// The finding in one sentence, and what to do.
+    pub fn words(&self) -> (String, String) {
+        match self {
+            StackFinding::SlowMember {
+                disk,
+                layer,
+                mean_ms_per_io,
+                peers_median_ms_per_io,
+                busy_pct,
+                peers_median_busy_pct,
+                ios,
+                runs,
+                judged,
+            } => (
+                format!(
+                    "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of {judged} runs)",
+                    runs.len()
+                ),
+                format!("look at {disk} and what is under it: every stripe waits on its slowest member"),
+            ),
+            StackFinding::SlowLayer {
+                disk,
+                layer,
+                over,
+                mean_ms_per_io,
+                under_mean_ms_per_io,
+                ios,
+                runs,
+                judged,
+            } => (
+                format!(
+                    "the layer {disk} ({layer}) holds the I/O: {mean_ms_per_io:.3} ms per I/O against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} I/Os (held on {} of {judged} runs)",
+                    runs.len()
+                ),
+                format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
+            ),
+            StackFinding::UnevenSplit {
+                disk,
+                share_pct,
+                even_pct,
+                ios,
+                runs,
+                judged,
+            } => (
+                format!(
+                    "the array's I/O is split unevenly: {disk} took {share_pct:.0} % of the members' I/Os ({ios}) against an even {even_pct:.0} % (on {} of {judged} runs)",
+                    runs.len()
+                ),
+                "check the members' sizes and states, and the layout (a degraded or resyncing array, RAID 1 reading from one side)".into(),
+            ),
+            StackFinding::ReadModifyWrite {
+                level,
+                member_reads,
+                member_writes,
+                runs,
+            } => (
+                format!(
+                    "{level} writes read the members first (read-modify-write): {member_reads} member reads with {member_writes} member writes during write runs ({})",
+                    runs.join(", ")
+                ),
+                "write whole stripes (block size a multiple of chunk × data disks), or use RAID 10 for small writes".into(),
+            ),
+            StackFinding::Misaligned {
+                bs,
+                chunk_bytes,
+                array_ios,
+                member_ios,
+                runs,
+            } => (
+                format!(
+                    "I/O of {} is misaligned with the chunk of {}: the array's {array_ios} I/Os reached its members as {member_ios} ({})",
+                    crate::model::fmt_bs(*bs),
+                    crate::model::fmt_bs(*chunk_bytes),
+                    runs.join(", ")
+                ),
+                "use a block size that divides the chunk (or a multiple of it), and aligned offsets".into(),
+            ),
+            StackFinding::NotIdentified { why } => (
+                format!("which layer of the stack holds the I/O: not identified ({why})"),
+                "nothing to change in the stack on this evidence".into(),
+            ),
+        }
+    }
+
+    /// The disk it names, where it names one.
+    pub fn disk(&self) -> Option<&str> {
+        match self {
+            StackFinding::SlowMember { disk, .. }
+            | StackFinding::SlowLayer { disk, .. }
+            | StackFinding::UnevenSplit { disk, .. } => Some(disk),
+            _ => None,
+        }
+    }
+}
+
+/// The stack's findings as verdicts: a member or layer named first (it is
+/// what holds the I/O), the rest after the others; "not identified" last.
+pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgement) {
+    let mut first = 0;
+    for f in &j.findings {
+        let (finding, recommendation) = f.words();
+        let (rule, figures, runs) = evidence(f, j);
+        let (confidence, why) = match f {
+            StackFinding::NotIdentified { .. } => ("low", "no member or layer stood out".to_string()),
+            StackFinding::Misaligned { .. } => ("high", "from the block size and the chunk, with the members' own counts".into()),
+            _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
+        };
+        let v = crate::model::Verdict {
+            rule: rule.into(),
+            finding,
+            evidence: crate::model::Evidence { figures, runs },
+            recommendation,
+            confidence: confidence.into(),
+            confidence_why: why,
+            noise_pct: None,
+        };
+        match f {
+            StackFinding::SlowMember { .. } | StackFinding::SlowLayer { .. } => {
+                verdicts.insert(first, v);
+                first += 1;
+            }
+            _ => verdicts.push(v),
+        }
+    }
+}
+
+/// A finding's rule name, evidence figures and runs.
+fn evidence(
+    f: &StackFinding,
+    j: &StackJudgement,
+) -> (&'static str, Vec<(String, String)>, Vec<String>) {
+    let per_member = |runs: &[String], disk: &str| -> Vec<(String, String)> {
+        let Some(r) = runs
+            .first()
+            .and_then(|id| j.runs.iter().find(|r| &r.run == id))
+        else {
+            return Vec::new();
+        };
+        r.members
+            .iter()
+            .map(|m| {
+                let mark = if m.disk == disk { " ←" } else { "" };
+                (
+                    format!("{} in {}", m.disk, r.run),
+                    format!(
+                        "{} I/Os, {:.0} IOPS, {:.1} MB/s, busy {:.0} %, {} per I/O, queue {:.1}{mark}",
+                        m.ios,
+                        m.iops,
+                        m.bytes_per_s / 1e6,
+                        m.busy_pct,
+                        m.mean_ms_per_io.map_or("-".into(), |t| format!("{t:.3} ms")),
+                        m.mean_queue
+                    ),
+                )
+            })
+            .collect()
+    };
+    match f {
+        StackFinding::SlowMember { disk, runs, .. } => {
+            ("stack-slow-member", per_member(runs, disk), runs.clone())
+        }
+        StackFinding::SlowLayer { disk, runs, .. } => {
+            ("stack-slow-layer", per_member(runs, disk), runs.clone())
+        }
+        StackFinding::UnevenSplit { disk, runs, .. } => {
+            ("stack-uneven-split", per_member(runs, disk), runs.clone())
+        }
+        StackFinding::ReadModifyWrite { runs, .. } => (
+            "stack-read-modify-write",
+            per_member(runs, ""),
+            runs.clone(),
+        ),
+        StackFinding::Misaligned { runs, .. } => {
+            ("stack-misaligned", per_member(runs, ""), runs.clone())
+        }
+        StackFinding::NotIdentified { .. } => ("stack-not-identified", Vec::new(), Vec::new()),
+    }
+}
