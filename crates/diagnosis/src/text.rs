@@ -67,6 +67,32 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
     for n in &st.notes {
         let _ = writeln!(s, "    note: {n}");
     }
+    if !st.over_study.is_empty() {
+        let in_runs = |disk: &str| -> u64 {
+            j.map_or(0, |j| {
+                j.runs
+                    .iter()
+                    .flat_map(|r| &r.members)
+                    .filter(|m| m.disk == disk)
+                    .map(|m| m.ios)
+                    .sum()
+            })
+        };
+        let each: Vec<String> = st
+            .over_study
+            .iter()
+            .map(|c| {
+                let all = c.ios();
+                let outside = all.saturating_sub(in_runs(&c.disk));
+                format!("{} {all} ({outside} outside the runs)", c.disk)
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  I/Os over the whole study, from detection to the end (/sys/block/*/stat): {}",
+            each.join(", ")
+        );
+    }
     let busiest = j.and_then(|j| {
         j.runs
             .iter()

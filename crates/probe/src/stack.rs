@@ -220,6 +220,17 @@ pub fn counters_now(disks: &[String]) -> Vec<(String, DiskStat)> {
     counters_at(Sys::new(std::path::Path::new("/")), disks)
 }
 
+/// Every device's counters now, absolute (a window of 0), for
+/// [`Stack::close`].
+pub fn snapshot(disks: &[String]) -> Vec<MemberCounters> {
+    let now = counters_now(disks);
+    let zero: Vec<(String, DiskStat)> = now
+        .iter()
+        .map(|(d, _)| (d.clone(), DiskStat::default()))
+        .collect();
+    deltas(&zero, &now, 0)
+}
+
 /// Each device's counters after less before, as the kernel counts them;
 /// a device read only once is left out.
 pub fn deltas(

@@ -250,9 +250,12 @@ fn file(
 }
 
 /// The stack under device `maj:min` where there is one (more than the
-/// device itself).
+/// device itself), with its devices' counters now: read before the safety
+/// checks read the target, so that the study's count covers them.
 fn stack_of(maj: u32, min: u32) -> Option<ssdready_diagnosis::stack::Stack> {
-    ssdready_probe::stack::stack_of(maj, min).filter(|s| s.is_stacked())
+    let mut s = ssdready_probe::stack::stack_of(maj, min).filter(|s| s.is_stacked())?;
+    s.at_detection = ssdready_probe::stack::snapshot(&s.disks());
+    Some(s)
 }
 
 /// The machine, and how busy it is before the study starts (a 300 ms

@@ -311,21 +311,24 @@ pub fn misaligned(bs: u64, chunk: u64) -> bool {
         }
 }
 
-/// Names held on more than half of `judged` runs: (name, runs).
+/// Names held on more than half of `judged` runs: (name, runs, the
+/// figures of the run where it moved the most I/O). Each hit is (name,
+/// run, its I/Os, figures).
 fn majority<T: Clone>(
-    hits: Vec<(String, String, T)>,
+    hits: Vec<(String, String, u64, T)>,
     judged: usize,
 ) -> Vec<(String, Vec<String>, T)> {
     let mut names: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
-    names.dedup();
     names.sort();
     names.dedup();
     names
         .into_iter()
         .filter_map(|n| {
-            let mine: Vec<&(String, String, T)> = hits.iter().filter(|h| h.0 == n).collect();
+            let mine: Vec<&(String, String, u64, T)> = hits.iter().filter(|h| h.0 == n).collect();
             let runs: Vec<String> = mine.iter().map(|h| h.1.clone()).collect();
-            (2 * runs.len() > judged).then(|| (n, runs, mine[0].2.clone()))
+            // The first of the runs with the most I/O.
+            let most = mine.iter().rev().max_by_key(|h| h.2)?.3.clone();
+            (2 * runs.len() > judged).then_some((n, runs, most))
         })
         .collect()
 }
@@ -362,13 +365,13 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
     for (r, m) in &judged {
         for s in slow_members(m, &peers) {
-            slow.push((s.0.clone(), r.id.clone(), s));
+            slow.push((s.0.clone(), r.id.clone(), s.5, s));
         }
         for s in slow_layers(stack, m) {
-            layers.push((s.0.clone(), r.id.clone(), s));
+            layers.push((s.0.clone(), r.id.clone(), s.4, s));
         }
         if let Some(s) = uneven(m, &peers) {
-            split.push((s.0.clone(), r.id.clone(), s));
+            split.push((s.0.clone(), r.id.clone(), s.3, s));
         }
     }
     for (disk, runs, s) in majority(slow, n) {
@@ -603,9 +606,19 @@ fn evidence(
     j: &StackJudgement,
 ) -> (&'static str, Vec<(String, String)>, Vec<String>) {
     let per_member = |runs: &[String], disk: &str| -> Vec<(String, String)> {
+        // The run where the named disk moved the most I/O (the first run
+        // for a finding on the array).
+        let ios = |r: &RunFigures| {
+            r.members
+                .iter()
+                .find(|m| m.disk == disk)
+                .map_or(0, |m| m.ios)
+        };
         let Some(r) = runs
-            .first()
-            .and_then(|id| j.runs.iter().find(|r| &r.run == id))
+            .iter()
+            .filter_map(|id| j.runs.iter().find(|r| &r.run == id))
+            .rev()
+            .max_by_key(|r| ios(r))
         else {
             return Vec::new();
         };

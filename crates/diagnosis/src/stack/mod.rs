@@ -34,6 +34,15 @@ pub struct Stack {
     /// What could not be read, each with where and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Each device's counters from the stack's reading at detection to the
+    /// study's end: everything the study did to it — its runs, and what it
+    /// read outside them (the safety checks' look for data before writing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_study: Vec<MemberCounters>,
+    /// Each device's counters as read at detection (absolute, not kept in
+    /// study.json): where [`Stack::over_study`] starts.
+    #[serde(skip)]
+    pub at_detection: Vec<MemberCounters>,
 }
 
 /// One device of the stack.
@@ -289,5 +298,44 @@ impl MemberCounters {
     }
     pub fn ticks_ms(&self) -> u64 {
         self.read_ticks_ms + self.write_ticks_ms
+    }
+
+    /// These counters less an earlier reading of the same device, over
+    /// `window_ms`.
+    pub fn since(&self, before: &MemberCounters, window_ms: u64) -> MemberCounters {
+        let z = |a: u64, b: u64| a.saturating_sub(b);
+        MemberCounters {
+            disk: self.disk.clone(),
+            read_ios: z(self.read_ios, before.read_ios),
+            read_merges: z(self.read_merges, before.read_merges),
+            read_sectors: z(self.read_sectors, before.read_sectors),
+            read_ticks_ms: z(self.read_ticks_ms, before.read_ticks_ms),
+            write_ios: z(self.write_ios, before.write_ios),
+            write_merges: z(self.write_merges, before.write_merges),
+            write_sectors: z(self.write_sectors, before.write_sectors),
+            write_ticks_ms: z(self.write_ticks_ms, before.write_ticks_ms),
+            io_ticks_ms: z(self.io_ticks_ms, before.io_ticks_ms),
+            time_in_queue_ms: z(self.time_in_queue_ms, before.time_in_queue_ms),
+            window_ms,
+        }
+    }
+}
+
+impl Stack {
+    /// Every device's counters now (`now`, absolute) less those read at
+    /// detection, into [`Stack::over_study`].
+    pub fn close(&mut self, now: &[MemberCounters], window_ms: u64) {
+        self.over_study = now
+            .iter()
+            .filter_map(|n| {
+                let b = self.at_detection.iter().find(|b| b.disk == n.disk)?;
+                Some(n.since(b, window_ms))
+            })
+            .collect();
+    }
+
+    /// Every device's name.
+    pub fn disks(&self) -> Vec<String> {
+        self.layers.iter().map(|l| l.disk.clone()).collect()
     }
 }

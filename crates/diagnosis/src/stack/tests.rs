@@ -456,3 +456,36 @@ fn a_stack_reads_back_from_its_json() {
         "{text}"
     );
 }
+
+#[test]
+fn the_whole_study_is_counted_from_detection_to_the_end() {
+    let mut s = raid("raid0");
+    s.at_detection = vec![c("md0", 100, 5, 10, 1, 4), c("nullb0", 40, 1, 0, 0, 1)];
+    let now = [
+        c("md0", 1100, 25, 10, 1, 30),
+        c("nullb0", 390, 9, 7, 2, 11),
+        c("dm-9", 5, 0, 0, 0, 0),
+    ];
+    s.close(&now, 2500);
+    assert_eq!(
+        s.over_study.len(),
+        2,
+        "a device not read at detection is left out"
+    );
+    let md = &s.over_study[0];
+    assert_eq!(
+        (md.read_ios, md.write_ios, md.read_ticks_ms, md.io_ticks_ms),
+        (1000, 0, 20, 26)
+    );
+    assert_eq!((md.read_sectors, md.window_ms), (8000, 2500));
+    assert_eq!(
+        (s.over_study[1].read_ios, s.over_study[1].write_ios),
+        (350, 7)
+    );
+    let back: Stack = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back.over_study, s.over_study);
+    assert!(
+        back.at_detection.is_empty(),
+        "absolute counters stay out of study.json"
+    );
+}
