@@ -216,21 +216,29 @@ fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f6
 /// Layers over a single device whose own time per I/O dominates.
 fn slow_layers(stack: &Stack, cs: &[MemberCounters]) -> Vec<(String, String, f64, f64, u64)> {
     let mut out = Vec::new();
-    for l in stack.layers.iter().filter(|l| l.under.len() == 1) {
-        let (Some(c), Some(u)) = (counters(cs, &l.disk), counters(cs, &l.under[0])) else {
+    for l in stack.layers.iter().filter(|l| !l.under.is_empty()) {
+        let Some(c) = counters(cs, &l.disk) else {
             continue;
         };
-        let (f, g) = (MemberFigures::of(c), MemberFigures::of(u));
-        if f.ios < MIN_IOS || g.ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
+        let under: Vec<&MemberCounters> = l.under.iter().filter_map(|u| counters(cs, u)).collect();
+        let (u_ios, u_ticks) = under
+            .iter()
+            .fold((0, 0), |(i, t), u| (i + u.ios(), t + u.ticks_ms()));
+        if c.ios() < MIN_IOS || u_ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
             continue;
         }
-        if f.mean_bounds(c.ticks_ms()).0 > SLOW_RATIO * g.mean_bounds(u.ticks_ms()).1 {
+        // Its whole time against all the time of the devices under it (an
+        // I/O split over members is one I/O here and several there), each
+        // at its least favourable rounding.
+        let rounding = under.len() as u64;
+        if c.ticks_ms().saturating_sub(1) as f64 > SLOW_RATIO * (u_ticks + rounding) as f64 {
+            let names: Vec<&str> = under.iter().map(|u| u.disk.as_str()).collect();
             out.push((
                 l.disk.clone(),
-                u.disk.clone(),
-                f.mean_ms_per_io.unwrap_or(0.0),
-                g.mean_ms_per_io.unwrap_or(0.0),
-                f.ios,
+                names.join(", "),
+                c.ticks_ms() as f64 / c.ios() as f64,
+                u_ticks as f64 / u_ios as f64,
+                c.ios(),
             ));
         }
     }

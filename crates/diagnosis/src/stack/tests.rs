@@ -489,3 +489,47 @@ fn the_whole_study_is_counted_from_detection_to_the_end() {
         "absolute counters stay out of study.json"
     );
 }
+
+#[test]
+fn an_array_whose_own_time_dwarfs_its_members_is_the_slow_layer() {
+    // RAID 5 writes: 1,000 array writes of 40 ms each, its members'
+    // 4,000 reads and writes only 2 ms in all: the time is md's own.
+    let held = run(
+        "rw-randwrite-qd16",
+        "randwrite",
+        4096,
+        vec![
+            c("md0", 0, 0, 1000, 40_000, 990),
+            c("nullb0", 700, 1, 700, 1, 5),
+            c("dm-0", 650, 1, 700, 1, 5),
+            c("dm-1", 650, 1, 600, 1, 5),
+        ],
+    );
+    let j = judge(&raid("raid5"), &[held]).unwrap();
+    assert!(
+        j.findings.iter().any(|f| matches!(f,
+            StackFinding::SlowLayer { disk, over, .. } if disk == "md0" && over == "nullb0, dm-0, dm-1")),
+        "{:?}",
+        j.findings
+    );
+    // 1 MiB reads split over 64k chunks: each array I/O waits for several
+    // member I/Os in turn (its mean is 5x theirs) but spends no time of
+    // its own: not the array's.
+    let split = run(
+        "bs-1m-read",
+        "randread",
+        1 << 20,
+        vec![
+            c("md0", 200, 1000, 0, 0, 900),
+            c("nullb0", 1100, 400, 0, 0, 300),
+            c("dm-0", 1050, 400, 0, 0, 300),
+            c("dm-1", 1050, 400, 0, 0, 300),
+        ],
+    );
+    let j = judge(&raid("raid0"), &[split]).unwrap();
+    assert!(
+        !j.findings.iter().any(|f| f.disk() == Some("md0")),
+        "{:?}",
+        j.findings
+    );
+}
