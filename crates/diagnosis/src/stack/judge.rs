@@ -30,6 +30,9 @@ pub const MIN_IOS: u64 = 100;
 /// Summed milliseconds a slow device needs in a run (below this its mean
 /// is mostly rounding).
 pub const MIN_TICKS_MS: u64 = 10;
+/// A layer's own time per I/O must be at least this share of the run's
+/// mean latency to be said to hold the I/O.
+pub const OWN_SHARE: f64 = 0.2;
 /// A member's share of the I/Os outside this fraction of an even share,
 /// either way, is an uneven split.
 pub const UNEVEN: f64 = 0.5;
@@ -164,18 +167,28 @@ fn counters<'a>(cs: &'a [MemberCounters], disk: &str) -> Option<&'a MemberCounte
 }
 
 /// The slow members of one run, among `peers`.
-fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f64, f64, f64, u64)> {
+/// A slow member's figures: its mean ms per I/O, its peers' median, its
+/// busy percent, its peers' median, its I/Os.
+type Slow = (f64, f64, f64, f64, u64);
+
+/// Each member judged in one run (≥ [`MIN_IOS`] I/Os, with a peer that
+/// had as many), with its figures where it was slow.
+fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, Option<Slow>)> {
     let all: Vec<&MemberCounters> = peers.iter().filter_map(|p| counters(cs, p)).collect();
     let mut out = Vec::new();
     for c in &all {
         let f = MemberFigures::of(c);
-        if f.ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
-            continue;
-        }
         let others: Vec<&&MemberCounters> = all
             .iter()
             .filter(|o| o.disk != c.disk && o.ios() >= MIN_IOS)
             .collect();
+        if f.ios < MIN_IOS || others.is_empty() {
+            continue;
+        }
+        if c.ticks_ms() < MIN_TICKS_MS {
+            out.push((c.disk.clone(), None));
+            continue;
+        }
         let hi = |o: &MemberCounters| MemberFigures::of(o).mean_bounds(o.ticks_ms()).1;
         let (Some(med_hi), Some(med_busy)) = (
             median(others.iter().map(|o| hi(o)).collect()),
@@ -192,7 +205,11 @@ fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f6
         let slow_time = lo > SLOW_RATIO * med_hi;
         let slow_busy =
             f.busy_pct >= 20.0 && f.busy_pct > SLOW_RATIO * med_busy && c.window_ms >= 100;
-        if slow_time || slow_busy {
+        if !(slow_time || slow_busy) {
+            out.push((c.disk.clone(), None));
+            continue;
+        }
+        {
             let med_mean = median(
                 others
                     .iter()
@@ -202,11 +219,13 @@ fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f6
             .unwrap_or(0.0);
             out.push((
                 c.disk.clone(),
-                f.mean_ms_per_io.unwrap_or(0.0),
-                med_mean,
-                f.busy_pct,
-                med_busy,
-                f.ios,
+                Some((
+                    f.mean_ms_per_io.unwrap_or(0.0),
+                    med_mean,
+                    f.busy_pct,
+                    med_busy,
+                    f.ios,
+                )),
             ));
         }
     }
@@ -214,7 +233,20 @@ fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, f64, f6
 }
 
 /// Layers over a single device whose own time per I/O dominates.
-fn slow_layers(stack: &Stack, cs: &[MemberCounters]) -> Vec<(String, String, f64, f64, u64)> {
+/// A slow layer's figures: the devices under it, its mean ms per I/O,
+/// theirs, its I/Os.
+type SlowLayer = (String, f64, f64, u64);
+
+/// Each layer judged in one run (≥ [`MIN_IOS`] I/Os on it and under it),
+/// with its figures where its own time held the I/O: more than
+/// [`SLOW_RATIO`] times all the time of the devices under it, and its own
+/// time per I/O at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
+/// (where the run has one).
+fn slow_layers(
+    stack: &Stack,
+    cs: &[MemberCounters],
+    lat_ms: Option<f64>,
+) -> Vec<(String, Option<SlowLayer>)> {
     let mut out = Vec::new();
     for l in stack.layers.iter().filter(|l| !l.under.is_empty()) {
         let Some(c) = counters(cs, &l.disk) else {
@@ -224,23 +256,27 @@ fn slow_layers(stack: &Stack, cs: &[MemberCounters]) -> Vec<(String, String, f64
         let (u_ios, u_ticks) = under
             .iter()
             .fold((0, 0), |(i, t), u| (i + u.ios(), t + u.ticks_ms()));
-        if c.ios() < MIN_IOS || u_ios < MIN_IOS || c.ticks_ms() < MIN_TICKS_MS {
+        if c.ios() < MIN_IOS || u_ios < MIN_IOS {
             continue;
         }
         // Its whole time against all the time of the devices under it (an
         // I/O split over members is one I/O here and several there), each
         // at its least favourable rounding.
         let rounding = under.len() as u64;
-        if c.ticks_ms().saturating_sub(1) as f64 > SLOW_RATIO * (u_ticks + rounding) as f64 {
+        let longer = c.ticks_ms() >= MIN_TICKS_MS
+            && c.ticks_ms().saturating_sub(1) as f64 > SLOW_RATIO * (u_ticks + rounding) as f64;
+        let own_ms = c.ticks_ms().saturating_sub(u_ticks + rounding) as f64 / c.ios() as f64;
+        let matters = lat_ms.is_none_or(|lat| own_ms >= OWN_SHARE * lat);
+        let found = (longer && matters).then(|| {
             let names: Vec<&str> = under.iter().map(|u| u.disk.as_str()).collect();
-            out.push((
-                l.disk.clone(),
+            (
                 names.join(", "),
                 c.ticks_ms() as f64 / c.ios() as f64,
                 u_ticks as f64 / u_ios as f64,
                 c.ios(),
-            ));
-        }
+            )
+        });
+        out.push((l.disk.clone(), found));
     }
     out
 }
@@ -319,24 +355,27 @@ pub fn misaligned(bs: u64, chunk: u64) -> bool {
         }
 }
 
-/// Names held on more than half of `judged` runs: (name, runs, the
-/// figures of the run where it moved the most I/O). Each hit is (name,
-/// run, its I/Os, figures).
+/// What held on more than half of the runs where it was judged: (name,
+/// the runs it held on, the figures of the one where it moved the most
+/// I/O, the runs it was judged on). Each entry is (name, run, its I/Os,
+/// its figures where it held).
 fn majority<T: Clone>(
-    hits: Vec<(String, String, u64, T)>,
-    judged: usize,
-) -> Vec<(String, Vec<String>, T)> {
+    hits: Vec<(String, String, u64, Option<T>)>,
+) -> Vec<(String, Vec<String>, T, usize)> {
     let mut names: Vec<String> = hits.iter().map(|h| h.0.clone()).collect();
     names.sort();
     names.dedup();
     names
         .into_iter()
         .filter_map(|n| {
-            let mine: Vec<&(String, String, u64, T)> = hits.iter().filter(|h| h.0 == n).collect();
-            let runs: Vec<String> = mine.iter().map(|h| h.1.clone()).collect();
+            let mine: Vec<&(String, String, u64, Option<T>)> =
+                hits.iter().filter(|h| h.0 == n).collect();
+            let held: Vec<&&(String, String, u64, Option<T>)> =
+                mine.iter().filter(|h| h.3.is_some()).collect();
+            let runs: Vec<String> = held.iter().map(|h| h.1.clone()).collect();
             // The first of the runs with the most I/O.
-            let most = mine.iter().rev().max_by_key(|h| h.2)?.3.clone();
-            (2 * runs.len() > judged).then_some((n, runs, most))
+            let most = held.iter().rev().max_by_key(|h| h.2)?.3.clone()?;
+            (2 * held.len() > mine.len()).then_some((n, runs, most, mine.len()))
         })
         .collect()
 }
@@ -372,50 +411,59 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     let n = judged.len();
     let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
     for (r, m) in &judged {
-        for s in slow_members(m, &peers) {
-            slow.push((s.0.clone(), r.id.clone(), s.5, s));
+        let ios = |d: &str| counters(m, d).map_or(0, |c| c.ios());
+        for (d, s) in slow_members(m, &peers) {
+            slow.push((d.clone(), r.id.clone(), ios(&d), s));
         }
-        for s in slow_layers(stack, m) {
-            layers.push((s.0.clone(), r.id.clone(), s.4, s));
+        let lat_ms = (r.summary.lat_mean_ns > 0.0).then(|| r.summary.lat_mean_ns / 1e6);
+        for (d, s) in slow_layers(stack, m, lat_ms) {
+            layers.push((d.clone(), r.id.clone(), ios(&d), s));
         }
         if let Some(s) = uneven(m, &peers) {
             split.push((s.0.clone(), r.id.clone(), s.3, s));
         }
     }
-    for (disk, runs, s) in majority(slow, n) {
+    for (disk, runs, s, judged) in majority(slow) {
         j.findings.push(StackFinding::SlowMember {
             layer: kind_of(stack, &disk),
             disk,
-            mean_ms_per_io: s.1,
-            peers_median_ms_per_io: s.2,
-            busy_pct: s.3,
-            peers_median_busy_pct: s.4,
-            ios: s.5,
+            mean_ms_per_io: s.0,
+            peers_median_ms_per_io: s.1,
+            busy_pct: s.2,
+            peers_median_busy_pct: s.3,
+            ios: s.4,
             runs,
-            judged: n,
+            judged,
         });
     }
-    for (disk, runs, s) in majority(layers, n) {
+    for (disk, runs, s, judged) in majority(layers) {
         j.findings.push(StackFinding::SlowLayer {
             layer: kind_of(stack, &disk),
             disk,
-            over: s.1,
-            mean_ms_per_io: s.2,
-            under_mean_ms_per_io: s.3,
-            ios: s.4,
-            runs,
-            judged: n,
-        });
-    }
-    for (disk, runs, s) in majority(split, n) {
-        j.findings.push(StackFinding::UnevenSplit {
-            disk,
-            share_pct: s.1,
-            even_pct: s.2,
+            over: s.0,
+            mean_ms_per_io: s.1,
+            under_mean_ms_per_io: s.2,
             ios: s.3,
             runs,
-            judged: n,
+            judged,
         });
+    }
+    // An uneven split is judged on every run with enough I/O.
+    let split = split
+        .into_iter()
+        .map(|h| (h.0, h.1, h.2, Some(h.3)))
+        .collect();
+    for (disk, runs, s, _) in majority(split) {
+        if 2 * runs.len() > n {
+            j.findings.push(StackFinding::UnevenSplit {
+                disk,
+                share_pct: s.1,
+                even_pct: s.2,
+                ios: s.3,
+                runs,
+                judged: n,
+            });
+        }
     }
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
@@ -497,7 +545,7 @@ impl StackFinding {
                 judged,
             } => (
                 format!(
-                    "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of {judged} runs)",
+                    "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
                     runs.len()
                 ),
                 format!("look at {disk} and what is under it: every stripe waits on its slowest member"),
@@ -513,7 +561,7 @@ impl StackFinding {
                 judged,
             } => (
                 format!(
-                    "the layer {disk} ({layer}) holds the I/O: {mean_ms_per_io:.3} ms per I/O against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} I/Os (held on {} of {judged} runs)",
+                    "the layer {disk} ({layer}) holds the I/O: {mean_ms_per_io:.3} ms per I/O against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
                     runs.len()
                 ),
                 format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
