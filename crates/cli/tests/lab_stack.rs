@@ -4,7 +4,8 @@
 //! --quick` of /dev/md0 inside must show the stack's layers, name the
 //! delayed member, and count each device's I/O as the guest's own
 //! `/sys/block/*/stat` does (read before and after the study): over the
-//! whole study, and within it over its runs. One boot;
+//! whole study, and within it over its runs. `ssdready limits /dev/md0`
+//! shows the same stack. One boot;
 //! everything inside is emulated: function and counts, never speed.
 //!
 //! Needs `qemu-system-x86_64`, a static `/bin/busybox`, `mdadm`, `dmsetup`
@@ -30,6 +31,9 @@ snap before.stat
 lab_step study
 HOME=/tmp ssdready study --quick --quiet --output /host/study --db /tmp/history.db /dev/md0 >study.out 2>study.err
 snap after.stat
+lab_step limits
+ssdready limits /dev/md0 --json >limits.json
+ssdready limits /dev/md0 >limits.txt
 "#;
 
 /// Each device's counters after the study less before, by kernel name.
@@ -192,5 +196,15 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
             "{disk}: {c}"
         );
     }
+    // `ssdready limits` shows the same stack.
+    let limits: Value = serde_json::from_str(&run.file("limits.json")).expect("limits --json");
+    assert_eq!(limits["stack"]["target"], "md0", "{limits}");
+    assert_eq!(limits["stack"]["layers"].as_array().map(Vec::len), Some(6));
+    let text = run.file("limits.txt");
+    assert!(
+        text.contains("the stack under md0") && text.contains("md raid0, chunk 64k, 3 disks"),
+        "{text}"
+    );
+    assert!(text.contains("cipher aes-xts-plain64"), "{text}");
     assert!(run.leftovers().is_empty(), "{:?}", run.leftovers());
 }
