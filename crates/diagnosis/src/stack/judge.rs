@@ -380,6 +380,73 @@ fn majority<T: Clone>(
         .collect()
 }
 
+/// Slow members, slow layers and an uneven split over the runs judged.
+fn slow_and_uneven(
+    stack: &Stack,
+    peers: &[String],
+    judged: &[&(&RunRecord, &[MemberCounters])],
+) -> Vec<StackFinding> {
+    let n = judged.len();
+    let mut out = Vec::new();
+    let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, m) in judged {
+        let ios = |d: &str| counters(m, d).map_or(0, |c| c.ios());
+        for (d, s) in slow_members(m, peers) {
+            slow.push((d.clone(), r.id.clone(), ios(&d), s));
+        }
+        let lat_ms = (r.summary.lat_mean_ns > 0.0).then(|| r.summary.lat_mean_ns / 1e6);
+        for (d, s) in slow_layers(stack, m, lat_ms) {
+            layers.push((d.clone(), r.id.clone(), ios(&d), s));
+        }
+        if let Some(s) = uneven(m, peers) {
+            split.push((s.0.clone(), r.id.clone(), s.3, s));
+        }
+    }
+    for (disk, runs, s, judged) in majority(slow) {
+        out.push(StackFinding::SlowMember {
+            layer: kind_of(stack, &disk),
+            disk,
+            mean_ms_per_io: s.0,
+            peers_median_ms_per_io: s.1,
+            busy_pct: s.2,
+            peers_median_busy_pct: s.3,
+            ios: s.4,
+            runs,
+            judged,
+        });
+    }
+    for (disk, runs, s, judged) in majority(layers) {
+        out.push(StackFinding::SlowLayer {
+            layer: kind_of(stack, &disk),
+            disk,
+            over: s.0,
+            mean_ms_per_io: s.1,
+            under_mean_ms_per_io: s.2,
+            ios: s.3,
+            runs,
+            judged,
+        });
+    }
+    // An uneven split is judged on every run with enough I/O.
+    let split = split
+        .into_iter()
+        .map(|h| (h.0, h.1, h.2, Some(h.3)))
+        .collect();
+    for (disk, runs, s, _) in majority(split) {
+        if 2 * runs.len() > n {
+            out.push(StackFinding::UnevenSplit {
+                disk,
+                share_pct: s.1,
+                even_pct: s.2,
+                ios: s.3,
+                runs,
+                judged: n,
+            });
+        }
+    }
+    out
+}
+
 /// Judge the stack from its runs' counters (None without a stack).
 pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     if !stack.is_stacked() {
@@ -409,62 +476,7 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
         .filter(|(_, m)| m.iter().any(|c| c.ios() >= MIN_IOS))
         .collect();
     let n = judged.len();
-    let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
-    for (r, m) in &judged {
-        let ios = |d: &str| counters(m, d).map_or(0, |c| c.ios());
-        for (d, s) in slow_members(m, &peers) {
-            slow.push((d.clone(), r.id.clone(), ios(&d), s));
-        }
-        let lat_ms = (r.summary.lat_mean_ns > 0.0).then(|| r.summary.lat_mean_ns / 1e6);
-        for (d, s) in slow_layers(stack, m, lat_ms) {
-            layers.push((d.clone(), r.id.clone(), ios(&d), s));
-        }
-        if let Some(s) = uneven(m, &peers) {
-            split.push((s.0.clone(), r.id.clone(), s.3, s));
-        }
-    }
-    for (disk, runs, s, judged) in majority(slow) {
-        j.findings.push(StackFinding::SlowMember {
-            layer: kind_of(stack, &disk),
-            disk,
-            mean_ms_per_io: s.0,
-            peers_median_ms_per_io: s.1,
-            busy_pct: s.2,
-            peers_median_busy_pct: s.3,
-            ios: s.4,
-            runs,
-            judged,
-        });
-    }
-    for (disk, runs, s, judged) in majority(layers) {
-        j.findings.push(StackFinding::SlowLayer {
-            layer: kind_of(stack, &disk),
-            disk,
-            over: s.0,
-            mean_ms_per_io: s.1,
-            under_mean_ms_per_io: s.2,
-            ios: s.3,
-            runs,
-            judged,
-        });
-    }
-    // An uneven split is judged on every run with enough I/O.
-    let split = split
-        .into_iter()
-        .map(|h| (h.0, h.1, h.2, Some(h.3)))
-        .collect();
-    for (disk, runs, s, _) in majority(split) {
-        if 2 * runs.len() > n {
-            j.findings.push(StackFinding::UnevenSplit {
-                disk,
-                share_pct: s.1,
-                even_pct: s.2,
-                ios: s.3,
-                runs,
-                judged: n,
-            });
-        }
-    }
+    j.findings = slow_and_uneven(stack, &peers, &judged);
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
     }
@@ -526,195 +538,5 @@ fn parity_and_alignment(
             member_ios: crossing.iter().map(|(_, m)| sum(m, |c| c.ios())).sum(),
             runs: crossing.iter().map(|(r, _)| r.id.clone()).collect(),
         });
-    }
-}
-
-impl StackFinding {
-    /// The finding in one sentence, and what to do.
-    pub fn words(&self) -> (String, String) {
-        match self {
-            StackFinding::SlowMember {
-                disk,
-                layer,
-                mean_ms_per_io,
-                peers_median_ms_per_io,
-                busy_pct,
-                peers_median_busy_pct,
-                ios,
-                runs,
-                judged,
-            } => (
-                format!(
-                    "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
-                    runs.len()
-                ),
-                format!("look at {disk} and what is under it: every stripe waits on its slowest member"),
-            ),
-            StackFinding::SlowLayer {
-                disk,
-                layer,
-                over,
-                mean_ms_per_io,
-                under_mean_ms_per_io,
-                ios,
-                runs,
-                judged,
-            } => (
-                format!(
-                    "the layer {disk} ({layer}) holds the I/O: {mean_ms_per_io:.3} ms per I/O against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
-                    runs.len()
-                ),
-                format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
-            ),
-            StackFinding::UnevenSplit {
-                disk,
-                share_pct,
-                even_pct,
-                ios,
-                runs,
-                judged,
-            } => (
-                format!(
-                    "the array's I/O is split unevenly: {disk} took {share_pct:.0} % of the members' I/Os ({ios}) against an even {even_pct:.0} % (on {} of {judged} runs)",
-                    runs.len()
-                ),
-                "check the members' sizes and states, and the layout (a degraded or resyncing array, RAID 1 reading from one side)".into(),
-            ),
-            StackFinding::ReadModifyWrite {
-                level,
-                member_reads,
-                member_writes,
-                runs,
-            } => (
-                format!(
-                    "{level} writes read the members first (read-modify-write): {member_reads} member reads with {member_writes} member writes during write runs ({})",
-                    runs.join(", ")
-                ),
-                "write whole stripes (block size a multiple of chunk × data disks), or use RAID 10 for small writes".into(),
-            ),
-            StackFinding::Misaligned {
-                bs,
-                chunk_bytes,
-                array_ios,
-                member_ios,
-                runs,
-            } => (
-                format!(
-                    "I/O of {} is misaligned with the chunk of {}: the array's {array_ios} I/Os reached its members as {member_ios} ({})",
-                    crate::model::fmt_bs(*bs),
-                    crate::model::fmt_bs(*chunk_bytes),
-                    runs.join(", ")
-                ),
-                "use a block size that divides the chunk (or a multiple of it), and aligned offsets".into(),
-            ),
-            StackFinding::NotIdentified { why } => (
-                format!("which layer of the stack holds the I/O: not identified ({why})"),
-                "nothing to change in the stack on this evidence".into(),
-            ),
-        }
-    }
-
-    /// The disk it names, where it names one.
-    pub fn disk(&self) -> Option<&str> {
-        match self {
-            StackFinding::SlowMember { disk, .. }
-            | StackFinding::SlowLayer { disk, .. }
-            | StackFinding::UnevenSplit { disk, .. } => Some(disk),
-            _ => None,
-        }
-    }
-}
-
-/// The stack's findings as verdicts: a member or layer named first (it is
-/// what holds the I/O), the rest after the others; "not identified" last.
-pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgement) {
-    let mut first = 0;
-    for f in &j.findings {
-        let (finding, recommendation) = f.words();
-        let (rule, figures, runs) = evidence(f, j);
-        let (confidence, why) = match f {
-            StackFinding::NotIdentified { .. } => ("low", "no member or layer stood out".to_string()),
-            StackFinding::Misaligned { .. } => ("high", "from the block size and the chunk, with the members' own counts".into()),
-            _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
-        };
-        let v = crate::model::Verdict {
-            rule: rule.into(),
-            finding,
-            evidence: crate::model::Evidence { figures, runs },
-            recommendation,
-            confidence: confidence.into(),
-            confidence_why: why,
-            noise_pct: None,
-        };
-        match f {
-            StackFinding::SlowMember { .. } | StackFinding::SlowLayer { .. } => {
-                verdicts.insert(first, v);
-                first += 1;
-            }
-            _ => verdicts.push(v),
-        }
-    }
-}
-
-/// A finding's rule name, evidence figures and runs.
-fn evidence(
-    f: &StackFinding,
-    j: &StackJudgement,
-) -> (&'static str, Vec<(String, String)>, Vec<String>) {
-    let per_member = |runs: &[String], disk: &str| -> Vec<(String, String)> {
-        // The run where the named disk moved the most I/O (the first run
-        // for a finding on the array).
-        let ios = |r: &RunFigures| {
-            r.members
-                .iter()
-                .find(|m| m.disk == disk)
-                .map_or(0, |m| m.ios)
-        };
-        let Some(r) = runs
-            .iter()
-            .filter_map(|id| j.runs.iter().find(|r| &r.run == id))
-            .rev()
-            .max_by_key(|r| ios(r))
-        else {
-            return Vec::new();
-        };
-        r.members
-            .iter()
-            .map(|m| {
-                let mark = if m.disk == disk { " ←" } else { "" };
-                (
-                    format!("{} in {}", m.disk, r.run),
-                    format!(
-                        "{} I/Os, {:.0} IOPS, {:.1} MB/s, busy {:.0} %, {} per I/O, queue {:.1}{mark}",
-                        m.ios,
-                        m.iops,
-                        m.bytes_per_s / 1e6,
-                        m.busy_pct,
-                        m.mean_ms_per_io.map_or("-".into(), |t| format!("{t:.3} ms")),
-                        m.mean_queue
-                    ),
-                )
-            })
-            .collect()
-    };
-    match f {
-        StackFinding::SlowMember { disk, runs, .. } => {
-            ("stack-slow-member", per_member(runs, disk), runs.clone())
-        }
-        StackFinding::SlowLayer { disk, runs, .. } => {
-            ("stack-slow-layer", per_member(runs, disk), runs.clone())
-        }
-        StackFinding::UnevenSplit { disk, runs, .. } => {
-            ("stack-uneven-split", per_member(runs, disk), runs.clone())
-        }
-        StackFinding::ReadModifyWrite { runs, .. } => (
-            "stack-read-modify-write",
-            per_member(runs, ""),
-            runs.clone(),
-        ),
-        StackFinding::Misaligned { runs, .. } => {
-            ("stack-misaligned", per_member(runs, ""), runs.clone())
-        }
-        StackFinding::NotIdentified { .. } => ("stack-not-identified", Vec::new(), Vec::new()),
     }
 }

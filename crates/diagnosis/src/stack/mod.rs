@@ -12,8 +12,10 @@
 pub mod judge;
 #[cfg(test)]
 mod tests;
+pub mod verdicts;
 
-pub use judge::{add_verdicts, judge, MemberFigures, StackFinding, StackJudgement};
+pub use judge::{judge, MemberFigures, StackFinding, StackJudgement};
+pub use verdicts::add_verdicts;
 
 use serde::{Deserialize, Serialize};
 
