@@ -150,6 +150,7 @@ fn md(s: Sys, name: &str) -> LayerKind {
         level: m("level"),
         chunk_bytes: m("chunk_size").and_then(|v| v.parse().ok()),
         raid_disks: m("raid_disks").and_then(|v| v.parse().ok()),
+        degraded: m("degraded").and_then(|v| v.parse().ok()),
         members,
     }
 }

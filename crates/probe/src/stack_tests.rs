@@ -69,6 +69,7 @@ fn raid() -> Fake {
     .file("/sys/devices/virtual/block/md0/md/level", "raid0\n")
     .file("/sys/devices/virtual/block/md0/md/chunk_size", "524288\n")
     .file("/sys/devices/virtual/block/md0/md/raid_disks", "3\n")
+    .file("/sys/devices/virtual/block/md0/md/degraded", "1\n")
     .file(
         "/sys/devices/virtual/block/md0/md/dev-nullb0/state",
         "in_sync\n",
@@ -156,10 +157,14 @@ fn an_md_array_is_walked_down_to_its_physical_devices_each_layer_named() {
             level,
             chunk_bytes,
             raid_disks,
+            degraded,
             members,
         } => {
             assert_eq!(level.as_deref(), Some("raid0"));
-            assert_eq!((*chunk_bytes, *raid_disks), (Some(524288), Some(3)));
+            assert_eq!(
+                (*chunk_bytes, *raid_disks, *degraded),
+                (Some(524288), Some(3), Some(1))
+            );
             let m: Vec<(&str, Option<&str>, Option<u32>)> = members
                 .iter()
                 .map(|m| (m.disk.as_str(), m.state.as_deref(), m.slot))

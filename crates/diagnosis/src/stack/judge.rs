@@ -135,6 +135,14 @@ pub enum StackFinding {
         member_ios: u64,
         runs: Vec<String>,
     },
+    /// An md array running without some of its disks, or with a member
+    /// marked faulty: what every figure of it was measured on.
+    Degraded {
+        disk: String,
+        level: String,
+        missing: u32,
+        faulty: Vec<String>,
+    },
     NotIdentified {
         why: String,
     },
@@ -380,6 +388,36 @@ fn majority<T: Clone>(
         .collect()
 }
 
+/// Every md array of the stack missing disks or with a faulty member.
+fn degraded(stack: &Stack) -> Vec<StackFinding> {
+    stack
+        .layers
+        .iter()
+        .filter_map(|l| match &l.kind {
+            LayerKind::Md {
+                level,
+                degraded,
+                members,
+                ..
+            } => {
+                let faulty: Vec<String> = members
+                    .iter()
+                    .filter(|m| m.state.as_deref().is_some_and(|s| s.contains("faulty")))
+                    .map(|m| m.disk.clone())
+                    .collect();
+                let missing = degraded.unwrap_or(0);
+                (missing > 0 || !faulty.is_empty()).then(|| StackFinding::Degraded {
+                    disk: l.disk.clone(),
+                    level: level.clone().unwrap_or_else(|| "md".into()),
+                    missing,
+                    faulty,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Slow members, slow layers and an uneven split over the runs judged.
 fn slow_and_uneven(
     stack: &Stack,
@@ -476,7 +514,8 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
         .filter(|(_, m)| m.iter().any(|c| c.ios() >= MIN_IOS))
         .collect();
     let n = judged.len();
-    j.findings = slow_and_uneven(stack, &peers, &judged);
+    j.findings = degraded(stack);
+    j.findings.extend(slow_and_uneven(stack, &peers, &judged));
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
     }

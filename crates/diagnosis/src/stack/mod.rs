@@ -75,6 +75,9 @@ pub enum LayerKind {
         /// `md/chunk_size`, bytes (0 on levels without chunks).
         chunk_bytes: Option<u64>,
         raid_disks: Option<u32>,
+        /// `md/degraded`: how many of its disks are missing (RAID 1/4/5/6/10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        degraded: Option<u32>,
         members: Vec<MdMember>,
     },
     /// A device-mapper device (`/sys/block/dm-N/dm`).
@@ -219,6 +222,7 @@ impl LayerKind {
                 level,
                 chunk_bytes,
                 raid_disks,
+                degraded,
                 members,
             } => {
                 let mut s = format!("md {}", level.as_deref().unwrap_or("(level unread)"));
@@ -227,6 +231,9 @@ impl LayerKind {
                 }
                 if let Some(n) = raid_disks {
                     s.push_str(&format!(", {n} disks"));
+                }
+                if let Some(n) = degraded.filter(|n| *n > 0) {
+                    s.push_str(&format!(", DEGRADED: {n} missing"));
                 }
                 let m: Vec<String> = members
                     .iter()

@@ -55,6 +55,7 @@ fn raid(level: &str) -> Stack {
                     level: Some(level.into()),
                     chunk_bytes: Some(65536),
                     raid_disks: Some(3),
+                    degraded: None,
                     members: Vec::new(),
                 },
                 &["nullb0", "dm-0", "dm-1"],
@@ -623,4 +624,108 @@ fn an_array_whose_own_time_dwarfs_its_members_is_the_slow_layer() {
         "{:?}",
         j.findings
     );
+}
+
+#[test]
+fn a_degraded_array_is_said_first_whatever_its_counters() {
+    let mut s = raid("raid5");
+    if let LayerKind::Md {
+        degraded, members, ..
+    } = &mut s.layers[0].kind
+    {
+        *degraded = Some(1);
+        members.push(MdMember {
+            disk: "dm-1".into(),
+            state: Some("faulty".into()),
+            slot: None,
+        });
+    }
+    let j = judge(&s, &[delayed("qd-1", 5)]).unwrap();
+    match &j.findings[0] {
+        StackFinding::Degraded {
+            disk,
+            missing,
+            faulty,
+            level,
+        } => {
+            assert_eq!(
+                (disk.as_str(), *missing, level.as_str()),
+                ("md0", 1, "raid5")
+            );
+            assert_eq!(faulty, &["dm-1"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut v = Vec::new();
+    add_verdicts(&mut v, &j);
+    assert_eq!(v[0].rule, "stack-degraded");
+    assert!(
+        v[0].finding
+            .contains("1 of its disks missing, faulty: dm-1"),
+        "{}",
+        v[0].finding
+    );
+    assert!(
+        s.lines()[0].contains("DEGRADED: 1 missing"),
+        "{:?}",
+        s.lines()
+    );
+    // A whole array is not degraded.
+    let j = judge(&raid("raid5"), &[delayed("qd-1", 5)]).unwrap();
+    assert!(!j
+        .findings
+        .iter()
+        .any(|f| matches!(f, StackFinding::Degraded { .. })));
+}
+
+#[test]
+fn a_striped_tables_chunk_judges_alignment() {
+    let stack = Stack {
+        target: "dm-4".into(),
+        layers: vec![
+            layer(
+                "dm-4",
+                0,
+                LayerKind::Dm {
+                    name: Some("vg-lv".into()),
+                    targets: vec![
+                        DmTarget::parse("0 4194304 striped 2 128 259:0 2048 259:1 2048").unwrap(),
+                    ],
+                    table_source: "DM_TABLE_STATUS ioctl".into(),
+                    cipher: None,
+                },
+                &["nvme0n1", "nvme1n1"],
+            ),
+            phys("nvme0n1", 1),
+            phys("nvme1n1", 1),
+        ],
+        physical: vec!["nvme0n1".into(), "nvme1n1".into()],
+        ..Default::default()
+    };
+    let r = |bs: u64| {
+        run(
+            &format!("bs-{bs}"),
+            "randread",
+            bs,
+            vec![
+                c("dm-4", 1000, 20, 0, 0, 20),
+                c("nvme0n1", 700, 10, 0, 0, 10),
+                c("nvme1n1", 700, 10, 0, 0, 10),
+            ],
+        )
+    };
+    let j = judge(&stack, &[r(48 << 10)]).unwrap();
+    match j
+        .findings
+        .iter()
+        .find(|f| matches!(f, StackFinding::Misaligned { .. }))
+    {
+        Some(StackFinding::Misaligned { chunk_bytes, .. }) => assert_eq!(*chunk_bytes, 65536),
+        other => panic!("{other:?}"),
+    }
+    let j = judge(&stack, &[r(16 << 10)]).unwrap();
+    assert!(!j
+        .findings
+        .iter()
+        .any(|f| matches!(f, StackFinding::Misaligned { .. })));
 }

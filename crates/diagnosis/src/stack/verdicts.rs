@@ -82,6 +82,22 @@ impl StackFinding {
                 ),
                 "use a block size that divides the chunk (or a multiple of it), and aligned offsets".into(),
             ),
+            StackFinding::Degraded {
+                disk,
+                level,
+                missing,
+                faulty,
+            } => (
+                format!(
+                    "{disk} ({level}) is degraded: {missing} of its disks missing{}; every figure of it was measured so (a missing disk's blocks are rebuilt from the others on each read)",
+                    if faulty.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", faulty: {}", faulty.join(", "))
+                    }
+                ),
+                format!("replace the missing or faulty member and let {disk} resync before judging its speed"),
+            ),
             StackFinding::NotIdentified { why } => (
                 format!("which layer of the stack holds the I/O: not identified ({why})"),
                 "nothing to change in the stack on this evidence".into(),
@@ -94,7 +110,8 @@ impl StackFinding {
         match self {
             StackFinding::SlowMember { disk, .. }
             | StackFinding::SlowLayer { disk, .. }
-            | StackFinding::UnevenSplit { disk, .. } => Some(disk),
+            | StackFinding::UnevenSplit { disk, .. }
+            | StackFinding::Degraded { disk, .. } => Some(disk),
             _ => None,
         }
     }
@@ -110,6 +127,7 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
         let (confidence, why) = match f {
             StackFinding::NotIdentified { .. } => ("low", "no member or layer stood out".to_string()),
             StackFinding::Misaligned { .. } => ("high", "from the block size and the chunk, with the members' own counts".into()),
+            StackFinding::Degraded { .. } => ("high", "the array's own md/degraded and its members' md/dev-*/state".into()),
             _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
         };
         let v = crate::model::Verdict {
@@ -122,7 +140,9 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             noise_pct: None,
         };
         match f {
-            StackFinding::SlowMember { .. } | StackFinding::SlowLayer { .. } => {
+            StackFinding::SlowMember { .. }
+            | StackFinding::SlowLayer { .. }
+            | StackFinding::Degraded { .. } => {
                 verdicts.insert(first, v);
                 first += 1;
             }
@@ -190,6 +210,7 @@ fn evidence(
         StackFinding::Misaligned { runs, .. } => {
             ("stack-misaligned", per_member(runs, ""), runs.clone())
         }
+        StackFinding::Degraded { .. } => ("stack-degraded", Vec::new(), Vec::new()),
         StackFinding::NotIdentified { .. } => ("stack-not-identified", Vec::new(), Vec::new()),
     }
 }

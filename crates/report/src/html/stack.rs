@@ -100,6 +100,7 @@ mod tests {
                         level: Some("raid5".into()),
                         chunk_bytes: Some(65536),
                         raid_disks: Some(3),
+                        degraded: None,
                         members: Vec::new(),
                     },
                     under: vec!["nvme0n1".into(), "nvme1n1".into()],
