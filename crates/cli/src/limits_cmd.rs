@@ -4,12 +4,15 @@
 //! affinity and usable CPUs, and the target's devices with their queues
 //! and what a virtual disk's host cannot see — one line per limit with the
 //! file it was read from (`ssdready_probe::limits`, words from
-//! `ssdready_diagnosis::limits::text`). Nothing is changed. docs/limits.md
-//! lists every limit read.
+//! `ssdready_diagnosis::limits::text`), and the block-device stack under
+//! the target (md, device-mapper, loop, partitions; `ssdready_probe::stack`).
+//! Nothing is changed. docs/limits.md lists every limit read; docs/stacks.md
+//! the stack.
 
 use crate::fail;
 use crate::stdout::print;
 use ssdready_diagnosis::limits::{text, Inventory};
+use ssdready_diagnosis::stack::Stack;
 use std::path::PathBuf;
 
 /// The `limits` command line.
@@ -46,7 +49,12 @@ fn target_devices(target: &std::path::Path) -> (Vec<(u32, u32)>, Option<String>)
     }
 }
 
-fn render_text(inv: &Inventory, target: Option<&str>, note: Option<&str>) -> String {
+fn render_text(
+    inv: &Inventory,
+    target: Option<&str>,
+    note: Option<&str>,
+    stack: Option<&Stack>,
+) -> String {
     let on = match (target, inv.devices.first()) {
         (Some(t), Some(d)) => format!(" on {t} ({} {})", d.disk, d.device),
         (Some(t), None) => format!(" on {t}"),
@@ -67,6 +75,21 @@ fn render_text(inv: &Inventory, target: Option<&str>, note: Option<&str>) -> Str
             l.topic, l.text, l.source
         ));
     }
+    if let Some(st) = stack {
+        out.push_str(&format!(
+            "\nthe stack under {} (/sys/block/*/slaves, md/, dm/):\n",
+            st.target
+        ));
+        for l in st.lines() {
+            out.push_str(&format!("  {l}\n"));
+        }
+        if !st.above.is_empty() {
+            out.push_str(&format!("  (stacked above it: {})\n", st.above.join(", ")));
+        }
+        for n in &st.notes {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+    }
     out
 }
 
@@ -77,16 +100,26 @@ pub fn command(a: LimitsArgs) {
         None => (Vec::new(), None),
     };
     let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
+    let stack = devices
+        .first()
+        .and_then(|&(maj, min)| ssdready_probe::stack::stack_of(maj, min))
+        .filter(|s| s.is_stacked());
     let target = a.target.as_ref().map(|t| t.display().to_string());
     if a.json {
         let doc = serde_json::json!({
             "target": target,
             "note": note,
             "inventory": inv,
+            "stack": stack,
         });
         let text = serde_json::to_string_pretty(&doc).expect("the inventory serialises");
         print(&format!("{text}\n"));
     } else {
-        print(&render_text(&inv, target.as_deref(), note.as_deref()));
+        print(&render_text(
+            &inv,
+            target.as_deref(),
+            note.as_deref(),
+            stack.as_ref(),
+        ));
     }
 }

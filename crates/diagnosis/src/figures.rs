@@ -71,6 +71,10 @@ pub struct Figures {
     /// drive only): what the less-the-transport figures take out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<crate::calibration::Calibration>,
+    /// The target's block-device stack judged from its devices' counters
+    /// over each run: which member or layer holds the I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<crate::stack::StackJudgement>,
 }
 
 /// The platform's own curve and peak on the reference device, and what

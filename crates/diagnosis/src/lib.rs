@@ -27,6 +27,8 @@
 //!   kept apart from the platform;
 //! * [`strategies`], [`applications`], [`fleet`], [`capacity`]: the
 //!   sections of a study beyond the queue-depth curve;
+//! * [`stack`]: the block-device stack under a target (md, device-mapper,
+//!   loop, partitions) and which member or layer holds its I/O;
 //! * [`answer`] and [`text`]: the answer in words, shared by the terminal
 //!   and the HTML report.
 
@@ -44,6 +46,7 @@ pub mod limit;
 pub mod limits;
 pub mod model;
 pub mod rules;
+pub mod stack;
 pub mod strategies;
 pub mod summary;
 pub mod sweeps;
@@ -126,6 +129,10 @@ pub fn judge(i: &Inputs) -> Judgement {
     let caps = i.caps.unwrap_or(&no_caps);
     let mut figures = figures::derive(targets, runs, machine, i.strategies.cloned(), caps);
     figures.transport = i.transport.cloned();
+    figures.stack = targets[0]
+        .stack
+        .as_ref()
+        .and_then(|s| stack::judge(s, runs));
     if let Some(c) = i.calibration {
         calibration::take_out(&mut figures, c, runs);
     }
@@ -157,6 +164,9 @@ pub fn judge(i: &Inputs) -> Judgement {
             .position(|v| v.rule == "platform-peak-headline")
             .map_or(0, |i| i + 1);
         verdicts.insert(at, v);
+    }
+    if let Some(j) = &figures.stack {
+        stack::add_verdicts(&mut verdicts, j);
     }
     Judgement {
         figures,

@@ -129,6 +129,10 @@ pub struct TargetProfile {
     /// (the emulated drive's daemon) would hold it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
+    /// The block-device stack under it (md, device-mapper, loop,
+    /// partitions down to the physical devices), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<crate::stack::Stack>,
 }
 
 /// The machine.
@@ -232,6 +236,10 @@ pub struct RunContext {
     /// pressure (`ssdready_probe::limits::counters` before and after).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroups: Option<crate::limits::counters::CounterDelta>,
+    /// Every device of the target's stack over the run: its
+    /// `/sys/block/X/stat` after less before, as the kernel counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<crate::stack::MemberCounters>,
 }
 
 /// The device's own answer at a point (emulator model in virtual time).

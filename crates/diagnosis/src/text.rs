@@ -33,6 +33,9 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
         );
     }
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
+    if let Some(st) = &t.stack {
+        stack_lines(&mut s, st, f.stack.as_ref());
+    }
     qd_table(&mut s, f);
     if let Some(p) = &f.platform {
         platform_lines(&mut s, p);
@@ -49,6 +52,68 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     }
     verdicts_and_skipped(&mut s, d);
     s
+}
+
+/// The stack under the target, layer by layer, and each device's figures
+/// over the run that moved the most I/O.
+fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack::StackJudgement>) {
+    let _ = writeln!(s, "  the stack under {}:", st.target);
+    for l in st.lines() {
+        let _ = writeln!(s, "    {l}");
+    }
+    if !st.above.is_empty() {
+        let _ = writeln!(s, "    (above it, not studied: {})", st.above.join(", "));
+    }
+    for n in &st.notes {
+        let _ = writeln!(s, "    note: {n}");
+    }
+    if !st.over_study.is_empty() {
+        let in_runs = |disk: &str| -> u64 {
+            j.map_or(0, |j| {
+                j.runs
+                    .iter()
+                    .flat_map(|r| &r.members)
+                    .filter(|m| m.disk == disk)
+                    .map(|m| m.ios)
+                    .sum()
+            })
+        };
+        let each: Vec<String> = st
+            .over_study
+            .iter()
+            .map(|c| {
+                let all = c.ios();
+                let outside = all.saturating_sub(in_runs(&c.disk));
+                format!("{} {all} ({outside} outside the runs)", c.disk)
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  I/Os over the whole study, from detection to the end (/sys/block/*/stat): {}",
+            each.join(", ")
+        );
+    }
+    let busiest = j.and_then(|j| {
+        j.runs
+            .iter()
+            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
+    });
+    if let Some(r) = busiest {
+        let _ = writeln!(s, "  each device over {} (/sys/block/*/stat):", r.run);
+        for m in &r.members {
+            let _ = writeln!(
+                s,
+                "    {:<10} {:>9} I/Os {:>9} IOPS {:>8.1} MB/s  busy {:>3.0} %  {} per I/O",
+                m.disk,
+                m.ios,
+                fmt_count(m.iops),
+                m.bytes_per_s / 1e6,
+                m.busy_pct,
+                m.mean_ms_per_io
+                    .map_or("-".to_string(), |t| format!("{t:.3} ms"))
+            );
+        }
+    }
 }
 
 /// The platform's own curve on the reference device, in one line.

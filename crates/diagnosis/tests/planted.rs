@@ -3,10 +3,13 @@
 //! planted cause has a test that needs no root and no device. The
 //! fixtures were recorded on this project's 2-vCPU development machine,
 //! some while other builds kept it busy (`-loaded`): the verdict must hold
-//! through that.
+//! through that. The stacked devices' were recorded in the lab VM
+//! (`bench/lab-vm.sh`, QEMU's software emulation: emulated figures, judged
+//! for which member or layer they name, never for speed).
 
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::model::StudyDoc;
+use ssdready_diagnosis::stack::StackFinding;
 use ssdready_diagnosis::{rejudge, Judgement};
 
 fn fixture(name: &str) -> (StudyDoc, Judgement) {
@@ -201,4 +204,101 @@ fn a_queue_of_four_requests_is_the_queue_when_the_devices_share_stops_at_it() {
             s.evidence
         );
     }
+}
+
+/// The stack's finding of `kind` naming `disk`, from the judgement.
+fn stack_finding<'a>(j: &'a Judgement, kind: &str, disk: &str) -> &'a StackFinding {
+    let found = &j.figures.stack.as_ref().expect("a stack judged").findings;
+    found
+        .iter()
+        .find(|f| serde_json::to_value(f).unwrap()["finding"] == kind && f.disk() == Some(disk))
+        .unwrap_or_else(|| panic!("no {kind} naming {disk} in {found:?}"))
+}
+
+#[test]
+fn a_raid1_member_behind_dm_delay_is_named_from_the_writes_that_reach_it() {
+    let (d, j) = fixture("lab-vm-md-raid1-member-behind-delay");
+    assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
+    let stack = d.targets[0].stack.as_ref().unwrap();
+    assert_eq!(stack.target, "md1");
+    match stack_finding(&j, "slow_member", "dm-0") {
+        StackFinding::SlowMember {
+            mean_ms_per_io,
+            runs,
+            ..
+        } => {
+            assert!(*mean_ms_per_io >= 5.0, "the 5 ms delay: {mean_ms_per_io}");
+            // Reads go to the fast side: the runs that judged it are the
+            // writes.
+            assert!(
+                runs.iter().all(|r| r == "fill" || r.starts_with("rw-")),
+                "{runs:?}"
+            );
+        }
+        _ => unreachable!(),
+    }
+    stack_finding(&j, "uneven_split", "nullb0");
+    assert_eq!(rules(&j)[0], "stack-slow-member", "{:?}", rules(&j));
+    assert!(j
+        .figures
+        .stack
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .all(|f| f.disk() != Some("md1")));
+}
+
+#[test]
+fn a_raid5_member_with_slow_completions_is_named_and_small_writes_read_first() {
+    let (_, j) = fixture("lab-vm-md-raid5-slow-timer-member");
+    match stack_finding(&j, "slow_member", "nullb7") {
+        StackFinding::SlowMember {
+            mean_ms_per_io,
+            peers_median_ms_per_io,
+            ..
+        } => assert!(*mean_ms_per_io > 2.0 && *peers_median_ms_per_io < 0.1),
+        _ => unreachable!(),
+    }
+    let rmw = j
+        .figures
+        .stack
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .find(|f| matches!(f, StackFinding::ReadModifyWrite { .. }));
+    match rmw {
+        Some(StackFinding::ReadModifyWrite {
+            level,
+            member_reads,
+            ..
+        }) => assert!(level == "raid5" && *member_reads > 0),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_delay_over_an_md_array_is_the_layer_that_holds_the_io() {
+    let (d, j) = fixture("lab-vm-delay-over-md-raid0");
+    let stack = d.targets[0].stack.as_ref().unwrap();
+    assert_eq!(stack.layers[1].disk, "md3");
+    match stack_finding(&j, "slow_layer", &stack.target) {
+        StackFinding::SlowLayer { over, .. } => assert_eq!(over, "md3"),
+        _ => unreachable!(),
+    }
+    let named: Vec<Option<&str>> = j
+        .figures
+        .stack
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|f| f.disk())
+        .collect();
+    assert_eq!(
+        named,
+        [Some(stack.target.as_str())],
+        "only the delay is named"
+    );
 }

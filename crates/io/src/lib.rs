@@ -17,6 +17,7 @@
 //! * [`target`] — resolving, checking, laying out and opening files and block
 //!   devices, including the refusal to write over data.
 //! * [`hwperf`] — hardware cycles and instructions counters (counting mode).
+//! * [`dm`] — a device-mapper device's table (`DM_TABLE_STATUS`).
 //! * [`mem`] — where I/O buffers live (fio's `mem`), `lockmem`, `nice`.
 //! * [`clock`] — the timestamp source (the TSC where it is constant).
 //! * [`buf`] — page-aligned I/O buffers for O_DIRECT.
@@ -38,6 +39,7 @@
 pub mod bpf;
 pub mod buf;
 pub mod clock;
+pub mod dm;
 pub mod engine;
 pub mod engines;
 pub mod fault;

@@ -22,6 +22,8 @@
 //!   I/O (its cgroups' I/O throttles, CPU quota, cpuset and memory limit,
 //!   its affinity, the target's devices and their queues), and the
 //!   cgroups' counters around a run, as `ssdready_diagnosis::limits` data.
+//! * [`stack`] — the block-device stack under a device (md, device-mapper,
+//!   loop, partitions) and every device's counters around a run.
 //! * [`hwcount`] — cycles and instructions per I/O from hardware counters,
 //!   where the machine has them.
 //!
@@ -42,4 +44,5 @@ pub mod limits;
 pub mod limits_dev;
 pub mod platform;
 pub mod profile;
+pub mod stack;
 pub mod threads;

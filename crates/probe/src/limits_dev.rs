@@ -70,7 +70,7 @@ const VIRTUAL_MODELS: [(&str, &str); 9] = [
 ];
 
 /// (transport, virtual, unseen) of whole disk `disk` with model `model`.
-fn kind(s: Sys, disk: &str, model: &str) -> (String, bool, Option<String>) {
+pub(crate) fn kind(s: Sys, disk: &str, model: &str) -> (String, bool, Option<String>) {
     let vendor = s
         .read(&format!("/sys/block/{disk}/device/vendor"))
         .unwrap_or_default();

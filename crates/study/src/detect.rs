@@ -183,6 +183,7 @@ fn block(spec: &str, md: &std::fs::Metadata, allow: bool) -> Result<TargetProfil
         });
     }
     queue_info(&mut t, &dev.disk);
+    t.stack = stack_of(maj, min);
     writable(&mut t, None, allow);
     Ok(t)
 }
@@ -228,6 +229,7 @@ fn file(
     };
     if let Some(n) = &node {
         queue_info(&mut t, &n.disk);
+        t.stack = stack_of(maj, min);
     } else {
         t.logical_block_size = 512;
     }
@@ -246,6 +248,15 @@ fn file(
         Some(_) => writable(&mut t, None, allow),
     }
     Ok(t)
+}
+
+/// The stack under device `maj:min` where there is one (more than the
+/// device itself), with its devices' counters now: read before the safety
+/// checks read the target, so that the study's count covers them.
+fn stack_of(maj: u32, min: u32) -> Option<ssdready_diagnosis::stack::Stack> {
+    let mut s = ssdready_probe::stack::stack_of(maj, min).filter(|s| s.is_stacked())?;
+    s.at_detection = ssdready_probe::stack::snapshot(&s.disks());
+    Some(s)
 }
 
 /// The machine, and how busy it is before the study starts (a 300 ms

@@ -1,9 +1,11 @@
 //! The study's runs through the platform: each point's request goes to a
 //! [`RunFn`] — the binary's adapter over the run library's `execute`
 //! (`run`'s option table and run path), or a fake in tests — so a study
-//! writes only where `run` would, after the same checks. The scheduler
-//! sweep switches the device's I/O scheduler through sysfs and restores
-//! the original before any other run, at the end, and on Ctrl-C.
+//! writes only where `run` would, after the same checks. Around each run
+//! every device of the target's stack has its counters read
+//! (`/sys/block/X/stat`), kept per run as the kernel counts them. The
+//! scheduler sweep switches the device's I/O scheduler through sysfs and
+//! restores the original before any other run, at the end, and on Ctrl-C.
 
 use crate::driver::{Failure, Outcome, Runner};
 use crate::model::TargetProfile;
@@ -36,6 +38,24 @@ pub struct RealRunner<'a> {
     /// The devices the study's I/O reaches (MAJ, MIN), whose I/O the
     /// control groups' counters are read for around each run.
     devices: Vec<(u32, u32)>,
+    /// Every device of the targets' stacks, whose own counters are read
+    /// around each run.
+    stacked: Vec<String>,
+}
+
+/// Every device of the targets' stacks, each once.
+fn stacked_disks(targets: &[TargetProfile]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in targets
+        .iter()
+        .filter_map(|t| t.stack.as_ref())
+        .flat_map(|s| &s.layers)
+    {
+        if !out.contains(&l.disk) {
+            out.push(l.disk.clone());
+        }
+    }
+    out
 }
 
 fn sched_path(dev: &str) -> String {
@@ -62,6 +82,7 @@ impl<'a> RealRunner<'a> {
                         .flatten()
                 })
                 .collect(),
+            stacked: stacked_disks(targets),
         }
     }
 
@@ -178,7 +199,14 @@ impl Runner for RealRunner<'_> {
             .as_deref()
             .and_then(ssdready_emu::kernel::daemon::stats);
         let groups_before = self.cgroups_now();
+        let members_before = ssdready_probe::stack::counters_now(&self.stacked);
+        let began = std::time::Instant::now();
         let ran = (self.run_fn)(request);
+        let members = ssdready_probe::stack::deltas(
+            &members_before,
+            &ssdready_probe::stack::counters_now(&self.stacked),
+            began.elapsed().as_millis() as u64,
+        );
         let groups = groups_before.delta(&self.cgroups_now());
         match ran {
             Ok(r) => {
@@ -198,6 +226,7 @@ impl Runner for RealRunner<'_> {
                     context: Some(crate::model::RunContext {
                         cgroups: (!groups.cpu.is_empty() || !groups.io.is_empty())
                             .then_some(groups),
+                        members,
                     }),
                 })
             }

@@ -491,7 +491,7 @@ pub fn command(a: StudyArgs) {
     }
     let started = std::time::Instant::now();
     let started_ms = now_ms();
-    let (budget_s, targets, dir, mut drive) = validate(&a, &stop);
+    let (budget_s, mut targets, dir, mut drive) = validate(&a, &stop);
     let base = a
         .baseline
         .as_deref()
@@ -537,6 +537,10 @@ pub fn command(a: StudyArgs) {
     skipped.extend(ex.skipped);
     if let Some(d) = drive.as_mut() {
         warnings.extend(stop_drive(d));
+    }
+    for s in targets.iter_mut().filter_map(|t| t.stack.as_mut()) {
+        let now = ssdready_probe::stack::snapshot(&s.disks());
+        s.close(&now, now_ms().saturating_sub(started_ms));
     }
     let doc = StudyDoc {
         schema: SCHEMA.into(),

@@ -186,6 +186,7 @@ fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
             }],
             ..Default::default()
         }),
+        ..Default::default()
     });
     let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
     assert_eq!(s.limit, Cause::CpuQuota);

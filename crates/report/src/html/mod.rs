@@ -28,6 +28,7 @@ mod fleet;
 mod heatmap;
 pub mod page;
 mod run;
+mod stack;
 mod strategies;
 mod study;
 pub mod svg;

@@ -2,7 +2,7 @@
 //! figures (delivered share of the device's limit, the knee, the
 //! platform's share of QD 1 latency, what limits the peak) and the
 //! verdicts with their evidence, each linked to the chart behind it — then
-//! the curves, where the time goes, scaling and the other workloads, the
+//! the curves, a stacked target's layers and members, where the time goes, scaling and the other workloads, the
 //! submission strategies against interrupts, the run over time, the noise
 //! between repeats, the platform and its lab conditions, and every run.
 
@@ -33,6 +33,9 @@ pub fn render(d: &StudyDoc) -> String {
             curves::percentiles(&me).html(),
         ],
     ));
+    if let Some(s) = super::stack::section_of(d) {
+        body.push_str(&s);
+    }
     if let Some(f) = super::capacity::load_curve(d) {
         body.push_str(&section(
             "s-capacity",

@@ -1,0 +1,210 @@
+//! A study of a stacked device in the lab VM (`tests/common/labvm.rs`,
+//! `bench/lab-vm.sh`): md RAID 0 over three null_blk disks, one behind
+//! dm-delay (the slow member) and one behind dm-crypt. `ssdready study
+//! --quick` of /dev/md0 inside must show the stack's layers, name the
+//! delayed member, and count each device's I/O as the guest's own
+//! `/sys/block/*/stat` does (read before and after the study): over the
+//! whole study, and within it over its runs. `ssdready limits /dev/md0`
+//! shows the same stack. One boot;
+//! everything inside is emulated: function and counts, never speed.
+//!
+//! Needs `qemu-system-x86_64`, a static `/bin/busybox`, `mdadm`, `dmsetup`
+//! and the kernel `.ci/vm-kernel.sh` prepares; skips, saying which is
+//! missing, without them.
+
+mod common;
+use common::labvm::{block_stat, Lab};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The slow member's delay, ms.
+const DELAY_MS: u32 = 10;
+
+/// The guest's part: the devices' kernel names, their counters around the
+/// study, and the study.
+const SCRIPT: &str = r#"
+devs="md0 nullb0 slow nullb1 secret nullb2"
+for d in $devs; do echo "$d $(lab_kname $d)"; done >names
+snap() { for d in $devs; do k=$(lab_kname $d); echo "$k $(cat /sys/block/$k/stat)"; done >"$1"; }
+snap before.stat
+lab_step study
+HOME=/tmp ssdready study --quick --quiet --output /host/study --db /tmp/history.db /dev/md0 >study.out 2>study.err
+snap after.stat
+lab_step limits
+ssdready limits /dev/md0 --json >limits.json
+ssdready limits /dev/md0 >limits.txt
+"#;
+
+/// Each device's counters after the study less before, by kernel name.
+fn stat_delta(before: &str, after: &str) -> BTreeMap<String, Vec<u64>> {
+    let read = |t: &str| -> BTreeMap<String, Vec<u64>> {
+        t.lines()
+            .filter_map(|l| {
+                let (d, rest) = l.split_once(' ')?;
+                Some((d.to_string(), block_stat(rest)))
+            })
+            .collect()
+    };
+    let (b, a) = (read(before), read(after));
+    a.into_iter()
+        .map(|(d, v)| {
+            let w = &b[&d];
+            (d, v.iter().zip(w).map(|(x, y)| x - y).collect())
+        })
+        .collect()
+}
+
+/// The study's counts of `disk` summed over its runs: (reads, writes).
+fn counted(study: &Value, disk: &str) -> (u64, u64) {
+    let mut sum = (0, 0);
+    for r in study["runs"].as_array().expect("runs") {
+        for m in r["context"]["members"].as_array().into_iter().flatten() {
+            if m["disk"] == disk {
+                sum.0 += m["read_ios"].as_u64().unwrap();
+                sum.1 += m["write_ios"].as_u64().unwrap();
+            }
+        }
+    }
+    sum
+}
+
+#[test]
+fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel() {
+    let null = "null_blk:memory_backed=1,size=64";
+    let Some(run) = Lab::new()
+        .device(null)
+        .device(null)
+        .device(null)
+        .device(&format!("dm-delay:slow,nullb1,{DELAY_MS}"))
+        .device("dm-crypt:secret,nullb2")
+        .device("md:md0,raid0,nullb0,slow,secret,chunk=64")
+        .script(SCRIPT)
+        .limit(Duration::from_secs(420))
+        .run()
+    else {
+        return;
+    };
+    for (step, s) in run.steps() {
+        eprintln!("lab step {step}: {s:.1} s");
+    }
+    let names: BTreeMap<String, String> = run
+        .file("names")
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let (slow, secret) = (&names["slow"], &names["secret"]);
+    let text = run.file("study/study.json");
+    let study: Value = serde_json::from_str(&text).expect("study.json");
+    assert!(
+        !text.contains("000102030405060708090a0b"),
+        "the crypt key reached study.json"
+    );
+    assert!(run.file("LAB-VM-EMULATED").contains("emulation"));
+
+    // The stack's layers.
+    let stack = &study["targets"][0]["stack"];
+    assert_eq!(stack["target"], "md0", "{stack}");
+    let layer = |disk: &str| -> &Value {
+        stack["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["disk"] == disk)
+            .unwrap_or_else(|| panic!("no layer {disk} in {stack}"))
+    };
+    let md = &layer("md0")["kind"];
+    assert_eq!(
+        (
+            &md["type"],
+            &md["level"],
+            &md["chunk_bytes"],
+            &md["raid_disks"]
+        ),
+        (
+            &Value::from("md"),
+            &Value::from("raid0"),
+            &Value::from(65536),
+            &Value::from(3)
+        ),
+        "{md}"
+    );
+    assert_eq!(md["members"].as_array().unwrap().len(), 3, "{md}");
+    let delay = &layer(slow)["kind"];
+    assert_eq!(delay["name"], "slow");
+    assert_eq!(delay["targets"][0]["target_type"], "delay", "{delay}");
+    let crypt = &layer(secret)["kind"];
+    assert_eq!(crypt["cipher"], "aes-xts-plain64", "{crypt}");
+    assert_eq!(crypt["targets"][0]["target_type"], "crypt");
+    let mut physical: Vec<&str> = stack["physical"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    physical.sort_unstable();
+    assert_eq!(physical, ["nullb0", "nullb1", "nullb2"]);
+
+    // The delayed member is named, with its figures.
+    let findings = &study["figures"]["stack"]["findings"];
+    let named = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["finding"] == "slow_member")
+        .unwrap_or_else(|| panic!("no slow member among {findings}"));
+    assert_eq!(&named["disk"], slow.as_str(), "{findings}");
+    let ms = named["mean_ms_per_io"].as_f64().unwrap();
+    assert!(ms >= 0.9 * f64::from(DELAY_MS), "{named}");
+    assert!(study["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v["rule"] == "stack-slow-member"
+            && v["finding"].as_str().unwrap().contains(slow.as_str())));
+
+    // Each device's I/O as the study counted it, against the kernel's:
+    // the whole study (from detection) within 1 %, its runs within it.
+    let delta = stat_delta(&run.file("before.stat"), &run.file("after.stat"));
+    let whole = stack["over_study"].as_array().expect("over_study");
+    for disk in ["md0", "nullb0", slow, "nullb1", secret, "nullb2"] {
+        let c = whole
+            .iter()
+            .find(|c| c["disk"] == disk)
+            .unwrap_or_else(|| panic!("{disk} not in over_study: {stack}"));
+        let n = |k: &str| c[k].as_u64().unwrap();
+        let (reads, writes) = (n("read_ios"), n("write_ios"));
+        let (in_runs_r, in_runs_w) = counted(&study, disk);
+        let k = &delta[disk];
+        let (kr, kw) = (k[0], k[4]);
+        eprintln!(
+            "{disk}: the study counted {reads} reads, {writes} writes ({in_runs_r}, {in_runs_w} in its runs); the kernel {kr}, {kw}"
+        );
+        assert!(kr > 0 && in_runs_r > 0, "{disk}: no reads at all");
+        for (mine, runs, kernel) in [(reads, in_runs_r, kr), (writes, in_runs_w, kw)] {
+            let off = kernel.abs_diff(mine) as f64;
+            assert!(
+                off <= 0.01 * kernel as f64,
+                "{disk}: the study counted {mine}, the kernel {kernel}"
+            );
+            assert!(runs <= mine, "{disk}: {runs} in the runs, {mine} in all");
+        }
+        // Sectors too, as the kernel keeps them.
+        assert!(
+            n("read_sectors").abs_diff(k[2]) as f64 <= 0.01 * k[2] as f64,
+            "{disk}: {c}"
+        );
+    }
+    // `ssdready limits` shows the same stack.
+    let limits: Value = serde_json::from_str(&run.file("limits.json")).expect("limits --json");
+    assert_eq!(limits["stack"]["target"], "md0", "{limits}");
+    assert_eq!(limits["stack"]["layers"].as_array().map(Vec::len), Some(6));
+    let text = run.file("limits.txt");
+    assert!(
+        text.contains("the stack under md0") && text.contains("md raid0, chunk 64k, 3 disks"),
+        "{text}"
+    );
+    assert!(text.contains("cipher aes-xts-plain64"), "{text}");
+    assert!(run.leftovers().is_empty(), "{:?}", run.leftovers());
+}

@@ -1,0 +1,123 @@
+//! The study's section on a stacked target (md, device-mapper, loop,
+//! partitions): its layers as the kernel shows them, every device's
+//! figures over the run that moved the most I/O, and which member or
+//! layer the study named (`figures.stack`; docs/stacks.md).
+
+use super::charts::Table;
+use super::page::section;
+use super::svg::esc;
+use ssdready_core::units::fmt_count;
+use ssdready_diagnosis::model::StudyDoc;
+
+/// The section, where the first target has a stack.
+pub fn section_of(d: &StudyDoc) -> Option<String> {
+    let st = d.targets.first()?.stack.as_ref()?;
+    let mut layers = Table::new(&["device", "MAJ:MIN", "what it is", "under it"]);
+    for l in &st.layers {
+        layers.row(vec![
+            format!("{}{}", "· ".repeat(l.depth as usize), l.disk),
+            l.device.clone(),
+            l.kind.describe(),
+            l.under.join(", "),
+        ]);
+    }
+    let mut cards = vec![format!("<div class=\"card\">{}</div>", layers.html())];
+    let j = d.figures.stack.as_ref();
+    let busiest = j.and_then(|j| {
+        j.runs
+            .iter()
+            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
+    });
+    if let Some(r) = busiest {
+        let mut t = Table::new(&[
+            "device",
+            "I/Os",
+            "IOPS",
+            "MB/s",
+            "busy",
+            "time per I/O",
+            "mean in flight",
+        ]);
+        for m in &r.members {
+            t.row(vec![
+                m.disk.clone(),
+                m.ios.to_string(),
+                fmt_count(m.iops),
+                format!("{:.1}", m.bytes_per_s / 1e6),
+                format!("{:.0} %", m.busy_pct),
+                m.mean_ms_per_io
+                    .map_or("-".into(), |v| format!("{v:.3} ms")),
+                format!("{:.1}", m.mean_queue),
+            ]);
+        }
+        cards.push(format!(
+            "<div class=\"card\"><p>Each device over {} (/sys/block/*/stat):</p>{}</div>",
+            esc(&r.run),
+            t.html()
+        ));
+    }
+    let found: Vec<String> = j
+        .map(|j| {
+            j.findings
+                .iter()
+                .map(|f| format!("<li>{}</li>", esc(&f.words().0)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !found.is_empty() {
+        cards.push(format!(
+            "<div class=\"card\"><ul>{}</ul></div>",
+            found.concat()
+        ));
+    }
+    Some(section(
+        "s-stack",
+        &format!("The stack under {}", st.target),
+        "The layers from the target down to the physical devices, each device's own counters, and which member or layer holds the I/O (docs/stacks.md).",
+        &cards,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
+
+    #[test]
+    fn a_stacked_target_gets_its_layers_and_a_lone_one_no_section() {
+        let mut d = StudyDoc {
+            targets: vec![Default::default()],
+            ..Default::default()
+        };
+        assert!(section_of(&d).is_none());
+        d.targets[0].stack = Some(Stack {
+            target: "md0".into(),
+            layers: vec![
+                StackLayer {
+                    disk: "md0".into(),
+                    device: "9:0".into(),
+                    kind: LayerKind::Md {
+                        level: Some("raid5".into()),
+                        chunk_bytes: Some(65536),
+                        raid_disks: Some(3),
+                        degraded: None,
+                        members: Vec::new(),
+                    },
+                    under: vec!["nvme0n1".into(), "nvme1n1".into()],
+                    ..Default::default()
+                },
+                StackLayer {
+                    disk: "nvme0n1".into(),
+                    depth: 1,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        });
+        let html = section_of(&d).unwrap();
+        assert!(html.contains("The stack under md0"), "{html}");
+        assert!(html.contains("md raid5, chunk 64k, 3 disks"), "{html}");
+        assert!(html.contains("nvme0n1, nvme1n1"));
+        assert!(html.contains("· nvme0n1"));
+    }
+}
