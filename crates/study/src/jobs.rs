@@ -11,17 +11,20 @@ use ssdready_run::RunRequest;
 
 /// Resolve a point's workload once its queue depth is known.
 pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&str>) -> Workload {
-    let paths = p
-        .targets
-        .iter()
-        .map(|&i| {
-            let t = &targets[i];
-            match (&t.raw_device, p.raw_device) {
-                (Some(raw), true) => raw.clone(),
-                _ => t.spec.clone(),
-            }
-        })
-        .collect();
+    let paths = match &p.member {
+        Some(m) => vec![m.clone()],
+        None => p
+            .targets
+            .iter()
+            .map(|&i| {
+                let t = &targets[i];
+                match (&t.raw_device, p.raw_device) {
+                    (Some(raw), true) => raw.clone(),
+                    _ => t.spec.clone(),
+                }
+            })
+            .collect(),
+    };
     Workload {
         rw: p.rw.into(),
         bs: p.bs,
@@ -164,6 +167,7 @@ mod tests {
             rwmixread: None,
             targets: vec![0],
             raw_device: false,
+            member: None,
             instrumented: false,
             repeat: 1,
             writes: false,
