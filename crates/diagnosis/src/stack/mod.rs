@@ -4,16 +4,20 @@
 //! every device's own counters over each run ([`MemberCounters`]).
 //! [`judge`] says which member or layer holds the I/O, from those
 //! counters alone — the slow member, an uneven split, read-modify-write
-//! on a parity RAID, I/O misaligned with the chunk — or "not identified".
+//! on a parity RAID, I/O misaligned with the chunk — or "not identified";
+//! [`ceiling`], the stack's IOPS against the sum of its physical members
+//! read alone.
 //!
 //! The probe (`ssdready_probe::stack`) reads the stack from sysfs and the
 //! device-mapper ioctl; nothing here makes a system call.
 
+pub mod ceiling;
 pub mod judge;
 #[cfg(test)]
 mod tests;
 pub mod verdicts;
 
+pub use ceiling::{ceiling, MemberAlone, StackCeiling};
 pub use judge::{judge, MemberFigures, StackFinding, StackJudgement};
 pub use verdicts::add_verdicts;
 
