@@ -18,7 +18,7 @@ mod tests;
 pub mod verdicts;
 
 pub use ceiling::{ceiling, MemberAlone, StackCeiling};
-pub use judge::{judge, MemberFigures, StackFinding, StackJudgement};
+pub use judge::{judge, MemberFigures, RunFigures, StackFinding, StackJudgement};
 pub use verdicts::add_verdicts;
 
 use serde::{Deserialize, Serialize};
