@@ -42,6 +42,32 @@ pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&s
     }
 }
 
+/// The region a job covers on `path`: the study's, within a physical
+/// member's own size where `path` is one of a target's stack (a member read
+/// alone is smaller than the stack; its size unread, the region's share of
+/// one member), in whole MiB.
+fn region_on(path: &str, targets: &[TargetProfile], region: u64) -> u64 {
+    let Some(disk) = path.strip_prefix("/dev/") else {
+        return region;
+    };
+    let member = targets
+        .iter()
+        .filter_map(|t| t.stack.as_ref())
+        .find(|st| st.physical.iter().any(|p| p == disk))
+        .map(|st| {
+            st.layer(disk)
+                .and_then(|l| l.size_bytes)
+                .unwrap_or(region / st.physical.len().max(1) as u64)
+        });
+    match member {
+        Some(m) if m < region => match m >> 20 {
+            0 => m / 4096 * 4096,
+            mib => mib << 20,
+        },
+        _ => region,
+    }
+}
+
 fn ms(s: f64) -> String {
     format!("{}ms", (s * 1000.0).round() as u64)
 }
@@ -115,7 +141,7 @@ pub fn request(
             .set("bs", fmt_bs(w.bs))
             .set("iodepth", w.qd)
             .set("numjobs", w.threads)
-            .set("size", s.region_bytes)
+            .set("size", region_on(t, targets, s.region_bytes))
             .set("runtime", ms(s.runtime_s))
             .flag("time_based");
         // After a fill, the dies still program what the write buffer took.

@@ -595,7 +595,10 @@ mod tests {
                 target: "md0".into(),
                 layers: vec![
                     layer("md0", 0, &["nullb0", "nullb1"]),
-                    layer("nullb0", 1, &[]),
+                    StackLayer {
+                        size_bytes: Some(64 << 20),
+                        ..layer("nullb0", 1, &[])
+                    },
                     layer("nullb1", 1, &[]),
                 ],
                 physical: vec!["nullb0".into(), "nullb1".into()],
@@ -629,7 +632,7 @@ mod tests {
         let s = crate::plan::Settings {
             runtime_s: 1.0,
             ramp_s: 0.0,
-            region_bytes: 1 << 20,
+            region_bytes: 1 << 30,
         };
         for pt in &pts {
             assert!(!pt.writes && pt.rw == "randread" && pt.bs == 4096 && pt.qd == Qd::Peak);
@@ -644,6 +647,13 @@ mod tests {
                     .any(|a| a.contains("write") || a.contains("trim")),
                 "{line:?}"
             );
+            // Within the member's own size (nullb1's unread: half the region).
+            let size = match pt.member.as_deref() {
+                Some("/dev/nullb0") => 64 << 20,
+                Some(_) => 512 << 20,
+                None => 1 << 30,
+            };
+            assert!(line.contains(&format!("--size={size}")), "{line:?}");
         }
         // No point of the whole plan, whatever it does to the stack, reaches a member but these.
         assert!(p

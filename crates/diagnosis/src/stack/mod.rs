@@ -66,6 +66,10 @@ pub struct StackLayer {
     pub under: Vec<String>,
     /// Where it was read (`/sys/block/md0`).
     pub source: String,
+    /// Its size in bytes (`size` × 512), where read: a member read alone
+    /// is read within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
 }
 
 /// What a device of the stack is.
