@@ -93,14 +93,7 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
             each.join(", ")
         );
     }
-    // A member read alone is not the stack at work: not shown as its run.
-    let alone = |id: &str| id.starts_with("ceiling-") && !id.starts_with("ceiling-stack-");
-    let busiest = j.and_then(|j| {
-        j.runs
-            .iter()
-            .filter(|r| !alone(&r.run))
-            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
-    });
+    let busiest = j.and_then(|j| j.busiest());
     if let Some(r) = busiest {
         let _ = writeln!(s, "  each device over {} (/sys/block/*/stat):", r.run);
         for m in &r.members {
@@ -307,6 +300,7 @@ mod tests {
         };
         let figures = |run: &str, disk: &str, ios: u64| RunFigures {
             run: run.into(),
+            alone: run.contains("nullb").then(|| "nullb0".into()),
             members: vec![MemberFigures {
                 disk: disk.into(),
                 ios,

@@ -84,6 +84,10 @@ impl MemberFigures {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFigures {
     pub run: String,
+    /// The physical member this run read alone (the `ceiling` sweep): not
+    /// the stack at work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<String>,
     pub members: Vec<MemberFigures>,
 }
 
@@ -159,6 +163,17 @@ pub struct StackJudgement {
     /// read them (`ceiling` sweep).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::StackCeiling>,
+}
+
+impl StackJudgement {
+    /// The run of the stack at work (no member read alone) whose busiest
+    /// device moved the most I/O: the one shown.
+    pub fn busiest(&self) -> Option<&RunFigures> {
+        self.runs
+            .iter()
+            .filter(|r| r.alone.is_none())
+            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
+    }
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -508,6 +523,7 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
             .iter()
             .map(|(r, m)| RunFigures {
                 run: r.id.clone(),
+                alone: super::ceiling::member_alone(stack, r).map(String::from),
                 members: m.iter().map(MemberFigures::of).collect(),
             })
             .collect(),
