@@ -47,15 +47,15 @@ pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&s
 /// alone is smaller than the stack; its size unread, the region's share of
 /// one member), in whole MiB.
 fn region_on(path: &str, targets: &[TargetProfile], region: u64) -> u64 {
-    let Some(disk) = path.strip_prefix("/dev/") else {
+    let Some(disk) = path.strip_prefix("/dev/").map(|d| d.replace('/', "!")) else {
         return region;
     };
     let member = targets
         .iter()
         .filter_map(|t| t.stack.as_ref())
-        .find(|st| st.physical.iter().any(|p| p == disk))
+        .find(|st| st.physical.contains(&disk))
         .map(|st| {
-            st.layer(disk)
+            st.layer(&disk)
                 .and_then(|l| l.size_bytes)
                 .unwrap_or(region / st.physical.len().max(1) as u64)
         });

@@ -59,11 +59,12 @@ pub fn member_alone<'a>(stack: &'a Stack, r: &RunRecord) -> Option<&'a str> {
     let [path] = r.workload.targets.as_slice() else {
         return None;
     };
-    let disk = path.strip_prefix("/dev/")?;
+    // The kernel's name has `!` where the node's path has `/` (`cciss!c0d0`).
+    let disk = path.strip_prefix("/dev/")?.replace('/', "!");
     stack
         .physical
         .iter()
-        .find(|p| p.as_str() == disk)
+        .find(|p| **p == disk)
         .map(String::as_str)
 }
 

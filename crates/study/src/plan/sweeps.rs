@@ -445,7 +445,12 @@ impl<'a> Planner<'a> {
         let mut pts = Vec::new();
         for r in 1..=rounds {
             let mut order: Vec<Option<String>> = std::iter::once(None)
-                .chain(stack.physical.iter().map(|d| Some(format!("/dev/{d}"))))
+                .chain(
+                    stack
+                        .physical
+                        .iter()
+                        .map(|d| Some(format!("/dev/{}", d.replace('!', "/")))),
+                )
                 .collect();
             if r % 2 == 0 {
                 order.reverse();
