@@ -4,7 +4,8 @@
 //! --quick` of /dev/md0 inside must show the stack's layers, name the
 //! delayed member, and count each device's I/O as the guest's own
 //! `/sys/block/*/stat` does (read before and after the study): over the
-//! whole study, and within it over its runs. `ssdready limits /dev/md0`
+//! whole study, and within it over its runs; and read each physical member
+//! alone, never writing one, for the stack's ratio to their sum. `ssdready limits /dev/md0`
 //! shows the same stack. One boot;
 //! everything inside is emulated: function and counts, never speed.
 //!
@@ -163,6 +164,70 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         .iter()
         .any(|v| v["rule"] == "stack-slow-member"
             && v["finding"].as_str().unwrap().contains(slow.as_str())));
+
+    // The stack against its members read alone: each physical member was
+    // read by itself, read-only, and the ratio is there. Emulated: every
+    // device tops out near the same IOPS, so no speed is asserted.
+    let ceiling = &study["figures"]["stack"]["ceiling"];
+    let ceiling_runs: Vec<(&Value, &Value)> = study["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sweep"] == "ceiling")
+        .map(|r| (&r["id"], &r["error"]))
+        .collect();
+    assert_eq!(
+        ceiling["stack"], "md0",
+        "no ceiling: runs {ceiling_runs:?}, skipped {}, plan {}",
+        study["skipped"], study["plan"]
+    );
+    assert_eq!(ceiling["rounds"], 2, "{ceiling}");
+    let mut alone: Vec<&str> = ceiling["members"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no members alone in {ceiling}"))
+        .iter()
+        .filter(|m| m["iops"].as_f64().is_some_and(|x| x > 0.0))
+        .filter_map(|m| m["disk"].as_str())
+        .collect();
+    alone.sort_unstable();
+    assert_eq!(alone, ["nullb0", "nullb1", "nullb2"], "{ceiling}");
+    let ratio = ceiling["ratio_pct"].as_f64().expect("ratio_pct");
+    assert!(
+        ratio > 0.0 && ceiling["ratio_err_pct"].as_f64().is_some(),
+        "{ceiling}"
+    );
+    for disk in ["nullb0", "nullb1", "nullb2"] {
+        let path = format!("/dev/{disk}");
+        let runs: Vec<&Value> = study["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["sweep"] == "ceiling" && r["workload"]["targets"][0] == path.as_str())
+            .collect();
+        assert_eq!(runs.len(), 2, "{disk} read alone twice");
+        for r in runs {
+            let own = r["context"]["members"]
+                .as_array()
+                .and_then(|m| m.iter().find(|m| m["disk"] == disk))
+                .unwrap_or_else(|| panic!("{disk}'s counters in {}", r["id"]));
+            assert!(own["read_ios"].as_u64() > Some(0), "{own}");
+            assert_eq!(own["write_ios"], 0, "{disk} was written: {own}");
+        }
+    }
+    let said = study["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| matches!(v["rule"].as_str(), Some("stack-ceiling" | "stack-keeps-up")))
+        .expect("no verdict on the stack against its members");
+    eprintln!(
+        "the stack against its members (EMULATED): {}",
+        said["finding"]
+    );
+    assert!(
+        said["finding"].as_str().unwrap().contains("measured alone"),
+        "{said}"
+    );
 
     // Each device's I/O as the study counted it, against the kernel's:
     // the whole study (from detection) within 1 %, its runs within it.

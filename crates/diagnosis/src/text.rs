@@ -93,11 +93,7 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
             each.join(", ")
         );
     }
-    let busiest = j.and_then(|j| {
-        j.runs
-            .iter()
-            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
-    });
+    let busiest = j.and_then(|j| j.busiest());
     if let Some(r) = busiest {
         let _ = writeln!(s, "  each device over {} (/sys/block/*/stat):", r.run);
         for m in &r.members {
@@ -113,6 +109,26 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
                     .map_or("-".to_string(), |t| format!("{t:.3} ms"))
             );
         }
+    }
+    if let Some(c) = j.and_then(|j| j.ceiling.as_ref()) {
+        let each: Vec<String> = c
+            .members
+            .iter()
+            .map(|m| format!("{} {}", m.disk, fmt_count(m.iops)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  {} against its members read alone ({} random reads, QD {}, {} round(s)): {} IOPS; alone {} (sum {}): {:.0} % ± {:.0} % of them",
+            c.stack,
+            crate::model::fmt_bs(c.bs),
+            c.qd,
+            c.rounds,
+            fmt_count(c.stack_iops),
+            each.join(", "),
+            fmt_count(c.members_sum_iops),
+            c.ratio_pct,
+            c.ratio_err_pct
+        );
     }
 }
 
@@ -276,6 +292,63 @@ fn platform_rest(c: &CurvePoint) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::{TargetKind, TargetProfile, Verdict};
+
+    #[test]
+    fn a_stack_read_against_its_members_alone_shows_the_ratio_and_not_a_members_run_as_its_own() {
+        use crate::stack::{
+            MemberAlone, MemberFigures, RunFigures, Stack, StackCeiling, StackJudgement,
+        };
+        let figures = |run: &str, disk: &str, ios: u64| RunFigures {
+            run: run.into(),
+            alone: run.contains("nullb").then(|| "nullb0".into()),
+            members: vec![MemberFigures {
+                disk: disk.into(),
+                ios,
+                ..Default::default()
+            }],
+        };
+        let mut d = StudyDoc {
+            targets: vec![TargetProfile {
+                spec: "/dev/md0".into(),
+                stack: Some(Stack {
+                    target: "md0".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        d.figures.stack = Some(StackJudgement {
+            runs: vec![
+                figures("ceiling-stack-qd32", "md0", 9800),
+                figures("ceiling-nullb0-qd32", "nullb0", 10200),
+            ],
+            ceiling: Some(StackCeiling {
+                stack: "md0".into(),
+                bs: 4096,
+                qd: 32,
+                stack_iops: 9800.0,
+                members: vec![MemberAlone {
+                    disk: "nullb0".into(),
+                    iops: 10200.0,
+                }],
+                members_sum_iops: 20400.0,
+                ratio_pct: 48.0,
+                ratio_err_pct: 1.0,
+                rounds: 2,
+                held_back: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let s = findings(&d, 10.0);
+        assert!(s.contains("each device over ceiling-stack-qd32"), "{s}");
+        assert!(
+            s.contains("md0 against its members read alone (4k random reads, QD 32, 2 round(s))")
+                && s.contains("48 % ± 1 % of them"),
+            "{s}"
+        );
+    }
 
     #[test]
     fn the_findings_number_the_verdicts_and_list_what_was_not_studied() {

@@ -130,6 +130,10 @@ fn layer(s: Sys, name: &str, tables: TableReader) -> StackLayer {
         kind,
         under,
         source: format!("/sys/block/{name}"),
+        size_bytes: s
+            .read(&format!("{class}/size"))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|n| n * 512),
     }
 }
 

@@ -11,17 +11,20 @@ use ssdready_run::RunRequest;
 
 /// Resolve a point's workload once its queue depth is known.
 pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&str>) -> Workload {
-    let paths = p
-        .targets
-        .iter()
-        .map(|&i| {
-            let t = &targets[i];
-            match (&t.raw_device, p.raw_device) {
-                (Some(raw), true) => raw.clone(),
-                _ => t.spec.clone(),
-            }
-        })
-        .collect();
+    let paths = match &p.member {
+        Some(m) => vec![m.clone()],
+        None => p
+            .targets
+            .iter()
+            .map(|&i| {
+                let t = &targets[i];
+                match (&t.raw_device, p.raw_device) {
+                    (Some(raw), true) => raw.clone(),
+                    _ => t.spec.clone(),
+                }
+            })
+            .collect(),
+    };
     Workload {
         rw: p.rw.into(),
         bs: p.bs,
@@ -36,6 +39,32 @@ pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&s
         rwmixread: p.rwmixread,
         targets: paths,
         strategy: p.strategy.map(String::from),
+    }
+}
+
+/// The region a job covers on `path`: the study's, within a physical
+/// member's own size where `path` is one of a target's stack (a member read
+/// alone is smaller than the stack; its size unread, the region's share of
+/// one member), in whole MiB.
+fn region_on(path: &str, targets: &[TargetProfile], region: u64) -> u64 {
+    let Some(disk) = path.strip_prefix("/dev/").map(|d| d.replace('/', "!")) else {
+        return region;
+    };
+    let member = targets
+        .iter()
+        .filter_map(|t| t.stack.as_ref())
+        .find(|st| st.physical.contains(&disk))
+        .map(|st| {
+            st.layer(&disk)
+                .and_then(|l| l.size_bytes)
+                .unwrap_or(region / st.physical.len().max(1) as u64)
+        });
+    match member {
+        Some(m) if m < region => match m >> 20 {
+            0 => m / 4096 * 4096,
+            mib => mib << 20,
+        },
+        _ => region,
     }
 }
 
@@ -112,7 +141,7 @@ pub fn request(
             .set("bs", fmt_bs(w.bs))
             .set("iodepth", w.qd)
             .set("numjobs", w.threads)
-            .set("size", s.region_bytes)
+            .set("size", region_on(t, targets, s.region_bytes))
             .set("runtime", ms(s.runtime_s))
             .flag("time_based");
         // After a fill, the dies still program what the write buffer took.
@@ -164,6 +193,7 @@ mod tests {
             rwmixread: None,
             targets: vec![0],
             raw_device: false,
+            member: None,
             instrumented: false,
             repeat: 1,
             writes: false,

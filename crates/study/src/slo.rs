@@ -25,10 +25,13 @@ pub fn capacity(
     p: &Plan,
     runner: &mut dyn Runner,
 ) -> Option<CapacityDoc> {
-    let point = p
-        .points
-        .iter()
-        .find(|pt| pt.rw == "randread" && pt.bs == 4096 && pt.targets == [0] && !pt.raw_device)?;
+    let point = p.points.iter().find(|pt| {
+        pt.rw == "randread"
+            && pt.bs == 4096
+            && pt.targets == [0]
+            && !pt.raw_device
+            && pt.member.is_none()
+    })?;
     let w = crate::jobs::workload(point, CAP, targets, None);
     // Each point a quarter of the study's runtime, 0.5 to 2 s.
     let settings = Settings {

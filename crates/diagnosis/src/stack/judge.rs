@@ -84,6 +84,10 @@ impl MemberFigures {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFigures {
     pub run: String,
+    /// The physical member this run read alone (the `ceiling` sweep): not
+    /// the stack at work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<String>,
     pub members: Vec<MemberFigures>,
 }
 
@@ -155,6 +159,21 @@ pub struct StackJudgement {
     pub spreading_layer: Option<String>,
     pub runs: Vec<RunFigures>,
     pub findings: Vec<StackFinding>,
+    /// The stack against its physical members read alone, where the study
+    /// read them (`ceiling` sweep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<super::StackCeiling>,
+}
+
+impl StackJudgement {
+    /// The run of the stack at work (no member read alone) whose busiest
+    /// device moved the most I/O: the one shown.
+    pub fn busiest(&self) -> Option<&RunFigures> {
+        self.runs
+            .iter()
+            .filter(|r| r.alone.is_none())
+            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
+    }
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -504,13 +523,17 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
             .iter()
             .map(|(r, m)| RunFigures {
                 run: r.id.clone(),
+                alone: super::ceiling::member_alone(stack, r).map(String::from),
                 members: m.iter().map(MemberFigures::of).collect(),
             })
             .collect(),
         findings: Vec::new(),
+        ceiling: super::ceiling(stack, runs),
     };
+    // A member read alone is not the stack at work: its runs are not judged.
     let judged: Vec<&(&RunRecord, &[MemberCounters])> = measured
         .iter()
+        .filter(|(r, _)| super::ceiling::member_alone(stack, r).is_none())
         .filter(|(_, m)| m.iter().any(|c| c.ios() >= MIN_IOS))
         .collect();
     let n = judged.len();
@@ -519,7 +542,8 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
     }
-    if j.findings.is_empty() {
+    let held_back = j.ceiling.as_ref().is_some_and(|c| c.held_back);
+    if j.findings.is_empty() && !held_back {
         j.findings.push(StackFinding::NotIdentified {
             why: match n {
                 0 => format!("no run gave any device of the stack {MIN_IOS} I/Os to judge"),

@@ -4,17 +4,21 @@
 //! every device's own counters over each run ([`MemberCounters`]).
 //! [`judge`] says which member or layer holds the I/O, from those
 //! counters alone — the slow member, an uneven split, read-modify-write
-//! on a parity RAID, I/O misaligned with the chunk — or "not identified".
+//! on a parity RAID, I/O misaligned with the chunk — or "not identified";
+//! [`ceiling`], the stack's IOPS against the sum of its physical members
+//! read alone.
 //!
 //! The probe (`ssdready_probe::stack`) reads the stack from sysfs and the
 //! device-mapper ioctl; nothing here makes a system call.
 
+pub mod ceiling;
 pub mod judge;
 #[cfg(test)]
 mod tests;
 pub mod verdicts;
 
-pub use judge::{judge, MemberFigures, StackFinding, StackJudgement};
+pub use ceiling::{ceiling, MemberAlone, StackCeiling};
+pub use judge::{judge, MemberFigures, RunFigures, StackFinding, StackJudgement};
 pub use verdicts::add_verdicts;
 
 use serde::{Deserialize, Serialize};
@@ -62,6 +66,10 @@ pub struct StackLayer {
     pub under: Vec<String>,
     /// Where it was read (`/sys/block/md0`).
     pub source: String,
+    /// Its size in bytes (`size` × 512), where read: a member read alone
+    /// is read within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
 }
 
 /// What a device of the stack is.

@@ -14,6 +14,7 @@ fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> StackLayer 
         kind,
         under: under.iter().map(|s| s.to_string()).collect(),
         source: format!("/sys/block/{disk}"),
+        size_bytes: None,
     }
 }
 

@@ -149,6 +149,33 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             _ => verdicts.push(v),
         }
     }
+    if let Some(c) = &j.ceiling {
+        let (finding, recommendation) = c.words();
+        let v = crate::model::Verdict {
+            rule: if c.held_back {
+                "stack-ceiling"
+            } else {
+                "stack-keeps-up"
+            }
+            .into(),
+            finding,
+            evidence: crate::model::Evidence {
+                figures: c.figures(),
+                runs: c.runs.clone(),
+            },
+            recommendation,
+            confidence: if c.rounds > 1 { "medium" } else { "low" }.into(),
+            confidence_why: format!(
+                "the stack and each member read alone in turns, {} round(s); the error is half the rounds' spread",
+                c.rounds
+            ),
+            noise_pct: None,
+        };
+        match c.held_back {
+            true => verdicts.insert(first, v),
+            false => verdicts.push(v),
+        }
+    }
 }
 
 /// A finding's rule name, evidence figures and runs.

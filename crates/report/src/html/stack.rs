@@ -23,11 +23,7 @@ pub fn section_of(d: &StudyDoc) -> Option<String> {
     }
     let mut cards = vec![format!("<div class=\"card\">{}</div>", layers.html())];
     let j = d.figures.stack.as_ref();
-    let busiest = j.and_then(|j| {
-        j.runs
-            .iter()
-            .max_by_key(|r| r.members.iter().map(|m| m.ios).max().unwrap_or(0))
-    });
+    let busiest = j.and_then(|j| j.busiest());
     if let Some(r) = busiest {
         let mut t = Table::new(&[
             "device",
@@ -64,6 +60,22 @@ pub fn section_of(d: &StudyDoc) -> Option<String> {
                 .collect()
         })
         .unwrap_or_default();
+    if let Some(c) = j.and_then(|j| j.ceiling.as_ref()) {
+        let mut t = Table::new(&["device", "4 KiB random reads, IOPS"]);
+        t.row(vec![
+            format!("{} (the stack)", c.stack),
+            fmt_count(c.stack_iops),
+        ]);
+        for m in &c.members {
+            t.row(vec![format!("{} alone", m.disk), fmt_count(m.iops)]);
+        }
+        t.row(vec!["members' sum".into(), fmt_count(c.members_sum_iops)]);
+        cards.push(format!(
+            "<div class=\"card\"><p>{}</p>{}</div>",
+            esc(&c.words().0),
+            t.html()
+        ));
+    }
     if !found.is_empty() {
         cards.push(format!(
             "<div class=\"card\"><ul>{}</ul></div>",
@@ -119,5 +131,28 @@ mod tests {
         assert!(html.contains("md raid5, chunk 64k, 3 disks"), "{html}");
         assert!(html.contains("nvme0n1, nvme1n1"));
         assert!(html.contains("· nvme0n1"));
+        // The stack against its members read alone, where the study read them.
+        d.figures.stack = Some(ssdready_diagnosis::stack::StackJudgement {
+            ceiling: Some(ssdready_diagnosis::stack::StackCeiling {
+                stack: "md0".into(),
+                layer: "md raid5".into(),
+                bs: 4096,
+                qd: 32,
+                stack_iops: 9800.0,
+                members: vec![ssdready_diagnosis::stack::MemberAlone {
+                    disk: "nvme0n1".into(),
+                    iops: 10200.0,
+                }],
+                members_sum_iops: 20400.0,
+                ratio_pct: 48.0,
+                rounds: 2,
+                held_back: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let html = section_of(&d).unwrap();
+        assert!(html.contains("nvme0n1 alone"), "{html}");
+        assert!(html.contains("hold it back"), "{html}");
     }
 }

@@ -420,6 +420,60 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// The stack's ceiling against its members: each physical device at
+    /// the bottom of the target's stack read alone, one at a time, in
+    /// turns with the stack itself (4 KiB random reads at the peak depth),
+    /// the order reversed each round. Reads only: a member of an array is
+    /// never written. Needs root; without a stack, no sweep.
+    pub(super) fn ceiling(&mut self) {
+        const WHAT: &str = "the stack against its members read alone";
+        let Some(stack) = self.t.stack.as_ref() else {
+            return;
+        };
+        if stack.physical.is_empty() {
+            self.skip(WHAT, "the stack has no physical device at its bottom");
+            return;
+        }
+        if !self.o.root {
+            self.skip(
+                WHAT,
+                "reading the stack's members alone needs root; run as root for the stack's ceiling against the sum of its members",
+            );
+            return;
+        }
+        let rounds = if self.o.quick { 2 } else { 3 };
+        let mut pts = Vec::new();
+        for r in 1..=rounds {
+            let mut order: Vec<Option<String>> = std::iter::once(None)
+                .chain(
+                    stack
+                        .physical
+                        .iter()
+                        .map(|d| Some(format!("/dev/{}", d.replace('!', "/")))),
+                )
+                .collect();
+            if r % 2 == 0 {
+                order.reverse();
+            }
+            for member in order {
+                let mut pt = Point::new("ceiling", "randread", 4096, Qd::Peak, self.engine);
+                pt.member = member;
+                pt.repeat = r;
+                pt.writes = false;
+                pts.push(pt);
+            }
+        }
+        self.sweep(
+            "ceiling",
+            format!(
+                "4 KiB random reads at the peak depth of {} and of each of its physical members alone ({}), read-only, in turns, {rounds} rounds",
+                stack.target,
+                stack.physical.join(", ")
+            ),
+            pts,
+        );
+    }
+
     /// The platform's own peak on the reference device (a loop device over
     /// /dev/shm the study made beside the emulated drive behind the kernel):
     /// 4 KiB random reads at doubling depths, the deeper ones repeated, on
