@@ -195,6 +195,41 @@ fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
 }
 
 #[test]
+fn one_allowed_cpu_filled_by_the_study_though_not_all_busy_is_the_cpus_allowed() {
+    // A cpuset of CPU 0 on a loaded machine: CPU 0 88 % busy, ssdready's
+    // process 0.77 CPUs of it, the loop device's worker on CPU 1; the rest
+    // of CPU 0 is its thread waiting for completions.
+    let caps = Caps {
+        cpus: Some(CpusAllowed {
+            cpus: vec![0],
+            online: 2,
+            setting: setting("cpuset.cpus", "0"),
+        }),
+        ..Default::default()
+    };
+    let mut r = with_threads(
+        run("qd-128", 128, 380_000.0, 77.0, 88.0, 73.0),
+        0.87,
+        0.0,
+        11.0,
+    );
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.per_cpu_busy_pct = vec![(0, 88.0), (1, 87.0)];
+    c.process_ns_per_io = 0.77 * 1e9 / 380_000.0;
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        std::slice::from_ref(&r),
+        &caps,
+        true,
+    );
+    assert_eq!(s.limit, Cause::CpusAllowed, "{s:?}");
+    // Half of CPU 0 filled is not: the set had room.
+    r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.5 * 1e9 / 380_000.0;
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_ne!(s.limit, Cause::CpusAllowed, "{s:?}");
+}
+
+#[test]
 fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
     let caps = Caps {
         cpus: Some(CpusAllowed {
