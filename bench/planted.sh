@@ -70,20 +70,23 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ram_loop() { # a RAM loop device of 1 GiB; prints its path
+# The two makers below set a variable rather than print: a command
+# substitution would run them in a subshell, and what they make would
+# escape the cleanup's lists.
+ram_loop() { # a RAM loop device of 1 GiB, in $made
   local f=/dev/shm/planted-$$-${#files[@]}
   truncate -s 1G "$f"; files+=("$f")
   local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
   dd if=/dev/zero of="$l" bs=1M count=1024 oflag=direct status=none
-  echo "$l"
+  made=$l
 }
 
 v1=0; [ -f /sys/fs/cgroup/blkio/cgroup.procs ] && v1=1
-group() { # group CONTROLLER NAME: make it, print its directory
+group() { # group CONTROLLER NAME: make it, its directory in $made
   local base
   if [ $v1 = 1 ]; then base=/sys/fs/cgroup/$1; else base=/sys/fs/cgroup; fi
   local g=$base/planted-$$-$2
-  mkdir -p "$g"; groups+=("$g"); echo "$g"
+  mkdir -p "$g"; groups+=("$g"); made=$g
 }
 
 # run_in GROUPS... -- CMD: run CMD with its process in every group given.
@@ -148,9 +151,9 @@ plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear i
   local target="" gs=() want="" layer="" extra=() fio_plain="" fio_planted=""
   case $name in
     iops-throttle|bps-throttle)
-      target=$(ram_loop)
+      ram_loop; target=$made
       local mm; mm=$(lsblk -dno MAJ:MIN "$target" | tr -d ' ')
-      local g; g=$(group blkio "$name")
+      group blkio "$name"; local g=$made
       fio_plain=$(fio_iops "$target")
       if [ $name = iops-throttle ]; then
         [ $v1 = 1 ] && echo "$mm 5000" >"$g/blkio.throttle.read_iops_device" \
@@ -161,22 +164,22 @@ plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear i
       fi
       gs=("$g"); want=io_throttle; layer=cgroup ;;
     cpu-quota)
-      target=$(ram_loop)
-      local g; g=$(group cpu "$name")
+      ram_loop; target=$made
+      group cpu "$name"; local g=$made
       fio_plain=$(fio_iops "$target")
       if [ $v1 = 1 ]; then echo 100000 >"$g/cpu.cfs_period_us"; echo 20000 >"$g/cpu.cfs_quota_us";
       else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "20000 100000" >"$g/cpu.max"; fi
       gs=("$g"); want=cpu_quota; layer=cgroup ;;
     cpuset-one)
       [ "$(nproc)" -ge 2 ] || { echo "cpuset-one: needs two CPUs" >&2; return; }
-      target=$(ram_loop)
-      local g; g=$(group cpuset "$name")
+      ram_loop; target=$made
+      group cpuset "$name"; local g=$made
       fio_plain=$(fio_iops "$target")
       [ -f "$g/cpuset.mems" ] && cat "$(dirname "$g")/cpuset.mems" >"$g/cpuset.mems"
       echo 0 >"$g/cpuset.cpus"
       gs=("$g"); want=cpus_allowed; layer=cpus ;;
     nr-requests)
-      target=$(ram_loop)
+      ram_loop; target=$made
       fio_plain=$(fio_iops "$target")
       # 4 is the least the block layer takes (BLKDEV_MIN_RQ).
       echo 4 >"/sys/block/$(basename "$target")/queue/nr_requests"
@@ -219,12 +222,12 @@ EOF
       fio_plain="$(filefrag "$target" | sed 's/.*: //'); $((b - a)) device reads under fio's 4 KiB reads at"
       want=file_system; layer=file_system ;;
     other-work)
-      target=$(ram_loop)
+      ram_loop; target=$made
       fio_plain=$(fio_iops "$target")
       hogs_on 2 0
       want=other_work; layer=cpus ;;
     bfq)
-      target=$(ram_loop)
+      ram_loop; target=$made
       fio_plain=$(fio_iops "$target")
       echo bfq >"/sys/block/$(basename "$target")/queue/scheduler"
       want=scheduler; layer=scheduler ;;
@@ -235,7 +238,7 @@ EOF
       truncate -s 1G "$f"; files+=("$f")
       dd if=/dev/zero of="$f" bs=1M count=1024 oflag=direct status=none
       local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
-      local r; r=$(ram_loop)
+      ram_loop; local r=$made
       fio_plain="$(fio_iops "$r") (a RAM loop device),"
       target=$l
       want=below_host; layer=below_host ;;
@@ -273,6 +276,8 @@ EOF
     grade "$name" "$r$([ $withload = 1 ] && echo ' (loaded)')" "$dir/run$r" "$want" "$layer" "$held" | tee -a "$out/grades.tsv"
   done
   [ $name = other-work ] && hogs_off
+  # Each plant's devices, mounts and groups go before the next is made.
+  cleanup; loops=() groups=() mounts=() files=() hogs=()
   return 0
 }
 
