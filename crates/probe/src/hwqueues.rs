@@ -81,6 +81,7 @@ fn from_interrupts(s: Sys, disk: &str, hw_queues: u32) -> Option<(u32, String)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake_tree::Fake;
 
     const INTERRUPTS: &str = "           CPU0       CPU1
  24:          0         12  PCI-MSIX-0000:00:04.0   0-edge      nvme0q0
@@ -89,14 +90,12 @@ mod tests {
  27:          5          0  PCI-MSIX-0000:00:05.0   0-edge      nvme1q0, nvme1q1
 ";
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
+    fn tree(files: &[(&str, &str)]) -> Fake {
+        let f = Fake::new();
         for (rel, text) in files {
-            let p = d.path().join(rel.trim_start_matches('/'));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
+            f.file(rel, text);
         }
-        d
+        f
     }
 
     #[test]
@@ -111,7 +110,7 @@ mod tests {
     #[test]
     fn nvme_queues_without_an_interrupt_are_its_poll_queues() {
         let d = tree(&[("/proc/interrupts", INTERRUPTS)]);
-        let s = Sys::new(d.path());
+        let s = d.sys();
         let (n, src) = poll_queues(s, "nvme0n1", 4).unwrap();
         assert_eq!(n, 2);
         assert!(src.contains("2 of nvme0's I/O queues"), "{src}");
@@ -130,7 +129,7 @@ mod tests {
             ("/sys/kernel/debug/block/nvme0n1/hctx1/type", "read\n"),
             ("/sys/kernel/debug/block/nvme0n1/hctx2/type", "poll\n"),
         ]);
-        let (n, src) = poll_queues(Sys::new(d.path()), "nvme0n1", 3).unwrap();
+        let (n, src) = poll_queues(d.sys(), "nvme0n1", 3).unwrap();
         assert_eq!(n, 1);
         assert!(src.ends_with("hctx*/type"), "{src}");
     }

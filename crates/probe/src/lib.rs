@@ -36,6 +36,8 @@ pub mod btf;
 pub mod cpu;
 pub mod disk;
 pub mod exesyms;
+#[cfg(test)]
+mod fake_tree;
 pub mod hwcount;
 pub mod hwqueues;
 pub mod lab;

@@ -2,35 +2,11 @@
 //! a v2 host like systemd's, a container, nested groups, broken files.
 
 use super::*;
+use crate::fake_tree::Fake;
 use ssdready_diagnosis::limits::counters::Resource;
 use ssdready_diagnosis::limits::CpuAllowance;
-use std::path::PathBuf;
-
-/// A file-system tree in a temporary directory.
-struct Fake(tempfile::TempDir);
 
 impl Fake {
-    fn new() -> Fake {
-        Fake(tempfile::tempdir().unwrap())
-    }
-    fn root(&self) -> &Path {
-        self.0.path()
-    }
-    fn at(&self, rel: &str) -> PathBuf {
-        self.0.path().join(rel.trim_start_matches('/'))
-    }
-    fn file(&self, rel: &str, text: &str) -> &Fake {
-        let p = self.at(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-        self
-    }
-    fn link(&self, rel: &str, target: &str) -> &Fake {
-        let p = self.at(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(target, p).unwrap();
-        self
-    }
     /// A whole disk `name` (`maj:min`) with a queue, and its partitions.
     fn disk(&self, class: &str, name: &str, devno: &str, parts: &[(&str, &str)]) -> &Fake {
         let dir = format!("/sys/devices/{class}/block/{name}");

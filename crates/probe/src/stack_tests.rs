@@ -3,33 +3,9 @@
 //! a table that cannot be read; the counters around a run.
 
 use super::*;
-use std::path::PathBuf;
-
-/// A file-system tree in a temporary directory.
-struct Fake(tempfile::TempDir);
+use crate::fake_tree::Fake;
 
 impl Fake {
-    fn new() -> Fake {
-        Fake(tempfile::tempdir().unwrap())
-    }
-    fn sys(&self) -> Sys<'_> {
-        Sys::new(self.0.path())
-    }
-    fn at(&self, rel: &str) -> PathBuf {
-        self.0.path().join(rel.trim_start_matches('/'))
-    }
-    fn file(&self, rel: &str, text: &str) -> &Fake {
-        let p = self.at(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-        self
-    }
-    fn link(&self, rel: &str, target: &str) -> &Fake {
-        let p = self.at(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(target, p).unwrap();
-        self
-    }
     /// A block device `name` (`maj:min`) under `/sys/devices/{path}`, its
     /// links, a stat file and the devices under it.
     fn dev(&self, path: &str, name: &str, devno: &str, slaves: &[&str]) -> &Fake {
