@@ -334,6 +334,30 @@ pub struct CpuSources {
     /// CPU over the window, busiest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busiest_threads: Vec<ThreadUse>,
+    /// The kernel's threads that ran in the window, grouped by the work
+    /// they do ([`KernelWork`]), busiest first: md's array threads, the
+    /// device-mapper's work queues, the loop devices' workers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_work: Vec<KernelWork>,
+}
+
+/// The CPU of the kernel's threads doing one kind of work over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelWork {
+    /// The work: a kernel thread's own name without a trailing CPU number
+    /// (`md0_raid5`, `kdmflush/253:0`, `ksoftirqd`), or, for a work-queue
+    /// worker, the queue whose work it ran last as the window closed
+    /// (`kcryptd/253:0`, `loop0`; `kworker` when it names none).
+    pub work: String,
+    /// Threads counted.
+    pub threads: u32,
+    /// CPUs' worth of time they ran (run time over the window).
+    pub cpus: f64,
+    /// The busiest one thread's CPUs: near 1 for a single thread that
+    /// held a CPU the whole window.
+    pub busiest_thread_cpus: f64,
+    /// Their summed wait on a run queue, share of the window, percent.
+    pub wait_pct: f64,
 }
 
 /// A thread outside ssdready and the CPU it used over a window.

@@ -79,6 +79,10 @@ pub struct CpuSummary {
     /// The busiest threads outside ssdready.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busiest_threads: Vec<ssdready_core::result::ThreadUse>,
+    /// The kernel's threads by the work they do (md's, device-mapper's,
+    /// the loop devices'), busiest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_work: Vec<ssdready_core::result::KernelWork>,
 }
 
 impl CpuSummary {
@@ -307,6 +311,7 @@ fn cpu_summary(
         kernel_threads_wait_ns_per_io: c.sources.kernel_threads_wait_ns,
         other_processes_ns_per_io: c.sources.other_processes_ns,
         busiest_threads: c.sources.busiest_threads.clone(),
+        kernel_work: c.sources.kernel_work.clone(),
     }
 }
 

@@ -110,6 +110,9 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
             );
         }
     }
+    for l in j.map_or_else(Vec::new, crate::stack::cpu::lines) {
+        let _ = writeln!(s, "  {l}");
+    }
     if let Some(c) = j.and_then(|j| j.ceiling.as_ref()) {
         let each: Vec<String> = c
             .members
@@ -306,6 +309,7 @@ mod tests {
                 ios,
                 ..Default::default()
             }],
+            ..Default::default()
         };
         let mut d = StudyDoc {
             targets: vec![TargetProfile {

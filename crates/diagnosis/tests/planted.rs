@@ -302,3 +302,55 @@ fn a_delay_over_an_md_array_is_the_layer_that_holds_the_io() {
         "only the delay is named"
     );
 }
+
+#[test]
+fn a_raid5_arrays_own_thread_holding_a_cpu_on_writes_is_named_with_its_setting() {
+    let (d, j) = fixture("lab-vm-md-raid5-own-thread");
+    assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
+    match stack_finding(&j, "layer_thread", "md1") {
+        StackFinding::LayerThread {
+            works,
+            thread_cpus,
+            workload,
+            advice,
+            ..
+        } => {
+            assert_eq!(works, &["md1_raid5"]);
+            assert!(*thread_cpus >= 0.9, "{thread_cpus}");
+            assert!(workload.ends_with("write"), "{workload}");
+            assert!(advice.contains("group_thread_cnt"), "{advice}");
+        }
+        _ => unreachable!(),
+    }
+    // Reads go around the array's thread: no read run holds it.
+    let st = j.figures.stack.as_ref().unwrap();
+    let qd = st.runs.iter().find(|r| r.run == "qd-16").unwrap();
+    assert!(
+        qd.layers_cpu.iter().all(|c| c.busiest_thread_cpus < 0.1),
+        "{qd:?}"
+    );
+    assert!(st
+        .findings
+        .iter()
+        .any(|f| matches!(f, StackFinding::ReadModifyWrite { .. })));
+}
+
+#[test]
+fn dm_crypt_over_raid1_is_named_by_its_time_and_its_cpu_never_the_array() {
+    let (_, j) = fixture("lab-vm-crypt-over-md-raid1");
+    stack_finding(&j, "slow_layer", "dm-0");
+    match stack_finding(&j, "layer_thread", "dm-0") {
+        StackFinding::LayerThread { works, .. } => {
+            assert!(works.iter().any(|w| w.starts_with("kcryptd-")), "{works:?}")
+        }
+        _ => unreachable!(),
+    }
+    let st = j.figures.stack.as_ref().unwrap();
+    assert!(!st.findings.iter().any(|f| matches!(f, StackFinding::LayerThread { disk, .. } | StackFinding::SlowLayer { disk, .. } if disk == "md0")));
+    // The profiled runs split the CPU among the stack's layers.
+    let profiled = st.runs.iter().find(|r| r.run == "qd-1-profiled").unwrap();
+    let layers: Vec<&str> = profiled.profile.iter().map(|p| p.0.as_str()).collect();
+    for l in ["md", "crypto", "device-mapper"] {
+        assert!(layers.contains(&l), "{layers:?}");
+    }
+}

@@ -19,7 +19,7 @@
 //!   threads and other processes', with their run-queue waits
 //!   ([`crate::threads`]).
 
-use crate::threads::{named, split, thread_times, Split, ThreadTimes};
+use crate::threads::{kernel_work, named, split, thread_times, Split, ThreadTimes};
 use ssdready_core::result::{CpuCost, CpuSources, PerIo, ProcessCpu, SystemCpu};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -367,6 +367,9 @@ pub fn cost(
             busiest_threads: threads
                 .as_ref()
                 .map_or_else(Vec::new, |t| named(&t.busiest, wall)),
+            kernel_work: threads
+                .as_ref()
+                .map_or_else(Vec::new, |t| kernel_work(&t.kernel, wall)),
         },
     };
     if ios == 0 {

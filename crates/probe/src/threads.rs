@@ -9,23 +9,35 @@
 //! busy CPUs alone do not, as work of a lower priority fills every idle
 //! moment without delaying anyone.
 
-use ssdready_core::result::ThreadUse;
+use ssdready_core::result::{KernelWork, ThreadUse};
 use std::collections::HashMap;
 
 /// `PF_KTHREAD` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
 /// How many of the busiest threads a window keeps.
 pub const BUSIEST: usize = 4;
+/// How many kernel threads that ran in a window are named by their work
+/// (the busiest), and how many kinds of work a window keeps.
+pub const KERNEL_NAMED: usize = 256;
+pub const KERNEL_WORKS: usize = 24;
 
 /// One thread's scheduler figures at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadTime {
     /// The process it belongs to.
     pub pid: u32,
     pub run_ns: u64,
     pub wait_ns: u64,
     pub kernel: bool,
+    /// A kernel thread's name as read with its figures (`/proc/PID/stat`:
+    /// a work-queue worker's then shows the work it ran last).
+    pub comm: Option<String>,
 }
+
+/// Work a worker takes up as ssdready's own rings close (the window's
+/// end) or from an earlier window's: it says nothing of what the worker
+/// did in the window.
+const TEARDOWN_WORK: [&str; 2] = ["iou_exit", "kworker"];
 
 /// Every live thread of other processes, by thread id.
 pub type ThreadTimes = HashMap<u32, ThreadTime>;
@@ -47,6 +59,12 @@ pub fn is_kernel_thread(stat: &str) -> Option<bool> {
     Some(flags & PF_KTHREAD != 0)
 }
 
+/// The name in a `/proc/PID/stat` text (between the first `(` and the
+/// last `)`).
+pub fn stat_comm(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
+}
+
 /// The calling thread's run-queue wait so far, ns.
 pub fn own_wait_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
@@ -65,10 +83,14 @@ pub fn thread_times() -> Option<ThreadTimes> {
         if pid == me {
             continue;
         }
-        let kernel = std::fs::read_to_string(p.path().join("stat"))
-            .ok()
-            .and_then(|s| is_kernel_thread(&s))
-            .unwrap_or(false);
+        let stat = std::fs::read_to_string(p.path().join("stat")).ok();
+        let kernel = stat.as_deref().and_then(is_kernel_thread).unwrap_or(false);
+        // A kernel thread is a process of its own: its stat is its thread's.
+        let comm = stat
+            .as_deref()
+            .filter(|_| kernel)
+            .and_then(stat_comm)
+            .map(str::to_string);
         let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
             continue;
         };
@@ -89,6 +111,7 @@ pub fn thread_times() -> Option<ThreadTimes> {
                     run_ns,
                     wait_ns,
                     kernel,
+                    comm: comm.clone(),
                 },
             );
         }
@@ -109,6 +132,9 @@ pub struct Split {
     pub seen: u64,
     /// The busiest threads: (tid, its figures' change), busiest first.
     pub busiest: Vec<(u32, ThreadTime)>,
+    /// The kernel's threads that ran: (tid, its figures' change), busiest
+    /// first, at most [`KERNEL_NAMED`].
+    pub kernel: Vec<(u32, ThreadTime)>,
 }
 
 /// The change between two readings: of the threads alive at both ends,
@@ -124,23 +150,103 @@ pub fn split(a: &ThreadTimes, b: &ThreadTimes) -> Split {
         let d = ThreadTime {
             run_ns: t.run_ns.saturating_sub(before.map_or(0, |x| x.run_ns)),
             wait_ns: t.wait_ns.saturating_sub(before.map_or(0, |x| x.wait_ns)),
-            ..*t
+            comm: window_comm(before.and_then(|x| x.comm.as_deref()), t.comm.as_deref()),
+            pid: t.pid,
+            kernel: t.kernel,
         };
         s.all_ns += d.run_ns;
         if d.kernel {
             s.kernel_ns += d.run_ns;
             s.kernel_wait_ns += d.wait_ns;
+            if d.run_ns > 0 {
+                s.kernel.push((tid, d.clone()));
+            }
         } else {
             s.other_ns += d.run_ns;
         }
         if d.run_ns > 0 {
-            all.push((tid, d));
+            all.push((tid, d.clone()));
         }
     }
-    all.sort_by(|x, y| y.1.run_ns.cmp(&x.1.run_ns).then(x.0.cmp(&y.0)));
+    let busiest_first = |x: &(u32, ThreadTime), y: &(u32, ThreadTime)| {
+        y.1.run_ns.cmp(&x.1.run_ns).then(x.0.cmp(&y.0))
+    };
+    all.sort_by(busiest_first);
     all.truncate(BUSIEST);
     s.busiest = all;
+    s.kernel.sort_by(busiest_first);
+    s.kernel.truncate(KERNEL_NAMED);
     s
+}
+
+/// The work a kernel thread named `comm` does: a work-queue worker's
+/// queue, run now (`+`) or last (`-`), else `kworker`; another thread's own
+/// name less a trailing `/CPU` (`ksoftirqd/1` is `ksoftirqd`; `kdmflush/253:0`
+/// keeps its device).
+pub fn work_of(comm: &str) -> &str {
+    if let Some(rest) = comm.strip_prefix("kworker/") {
+        return match rest.find(['+', '-']) {
+            Some(i) if i + 1 < rest.len() => &rest[i + 1..],
+            _ => "kworker",
+        };
+    }
+    match comm.rsplit_once('/') {
+        Some((name, cpu)) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => comm,
+    }
+}
+
+/// Kernel threads' CPU grouped by work ([`work_of`]), busiest first.
+/// `named`: each thread's name (None: it is gone) with its figures.
+pub fn group_work(named: &[(Option<String>, ThreadTime)], window_ns: f64) -> Vec<KernelWork> {
+    if window_ns <= 0.0 {
+        return Vec::new();
+    }
+    let mut by: Vec<KernelWork> = Vec::new();
+    for (name, t) in named {
+        let work = name.as_deref().map_or("(exited)", work_of);
+        let cpus = t.run_ns as f64 / window_ns;
+        let wait = 100.0 * t.wait_ns as f64 / window_ns;
+        match by.iter_mut().find(|w| w.work == work) {
+            Some(w) => {
+                w.threads += 1;
+                w.cpus += cpus;
+                w.busiest_thread_cpus = w.busiest_thread_cpus.max(cpus);
+                w.wait_pct += wait;
+            }
+            None => by.push(KernelWork {
+                work: work.to_string(),
+                threads: 1,
+                cpus,
+                busiest_thread_cpus: cpus,
+                wait_pct: wait,
+            }),
+        }
+    }
+    by.sort_by(|a, b| b.cpus.total_cmp(&a.cpus).then(a.work.cmp(&b.work)));
+    by.truncate(KERNEL_WORKS);
+    by
+}
+
+/// The kernel's threads of a window ([`Split::kernel`]) by work.
+pub fn kernel_work(kernel: &[(u32, ThreadTime)], window_ns: f64) -> Vec<KernelWork> {
+    let named: Vec<(Option<String>, ThreadTime)> = kernel
+        .iter()
+        .map(|(_, t)| (t.comm.clone(), t.clone()))
+        .collect();
+    group_work(&named, window_ns)
+}
+
+/// A kernel thread's name for a window, from its names at the start and
+/// the end: the end's, unless the work it shows is ssdready's own
+/// teardown ([`TEARDOWN_WORK`]); then the start's, where that shows other
+/// work.
+pub fn window_comm(start: Option<&str>, end: Option<&str>) -> Option<String> {
+    let telling = |c: &&str| !TEARDOWN_WORK.contains(&work_of(c));
+    end.filter(telling)
+        .or(start.filter(telling))
+        .or(end)
+        .map(str::to_string)
 }
 
 /// The busiest threads named, with the CPUs they used over `window_ns`:
@@ -196,6 +302,40 @@ mod tests {
     }
 
     #[test]
+    fn kernel_threads_are_grouped_by_the_work_they_do() {
+        assert_eq!(work_of("kworker/u8:2-kcryptd/253:0"), "kcryptd/253:0");
+        assert_eq!(work_of("kworker/1:1+loop0"), "loop0");
+        assert_eq!(work_of("kworker/1:1H"), "kworker");
+        assert_eq!(work_of("kworker/u8:0-"), "kworker");
+        assert_eq!(work_of("md0_raid5"), "md0_raid5");
+        assert_eq!(work_of("kdmflush/253:0"), "kdmflush/253:0");
+        assert_eq!(work_of("ksoftirqd/12"), "ksoftirqd");
+        assert_eq!(work_of("irq/24-nvme0q1"), "irq/24-nvme0q1");
+        let named = [
+            (
+                Some("kworker/u8:2-kcryptd/253:0".to_string()),
+                t(1, 600, 100, true),
+            ),
+            (
+                Some("kworker/u8:5+kcryptd/253:0".to_string()),
+                t(1, 300, 0, true),
+            ),
+            (Some("md0_raid1".to_string()), t(1, 850, 0, true)),
+            (None, t(1, 10, 0, true)),
+        ];
+        let w = group_work(&named, 1_000.0);
+        let works: Vec<(&str, u32)> = w.iter().map(|x| (x.work.as_str(), x.threads)).collect();
+        assert_eq!(
+            works,
+            [("kcryptd/253:0", 2), ("md0_raid1", 1), ("(exited)", 1)],
+            "busiest first"
+        );
+        assert!((w[0].cpus - 0.9).abs() < 1e-9 && (w[0].busiest_thread_cpus - 0.6).abs() < 1e-9);
+        assert!((w[0].wait_pct - 10.0).abs() < 1e-9);
+        assert!(group_work(&named, 0.0).is_empty());
+    }
+
+    #[test]
     fn schedstat_gives_run_and_wait() {
         assert_eq!(parse_schedstat("123 456 7\n"), Some((123, 456)));
         assert_eq!(parse_schedstat("123"), None);
@@ -219,7 +359,43 @@ mod tests {
             run_ns,
             wait_ns,
             kernel,
+            comm: None,
         }
+    }
+
+    #[test]
+    fn a_workers_window_is_named_by_its_work_not_by_the_rings_closing() {
+        let kw = "57 (kworker/u8:2-kcryptd-252:0-1) I 2 0 0 0 -1 69238880 0 0";
+        assert_eq!(stat_comm(kw), Some("kworker/u8:2-kcryptd-252:0-1"));
+        assert_eq!(stat_comm("garbage"), None);
+        let crypt = Some("kworker/u8:2-kcryptd-252:0-1");
+        let exit = Some("kworker/u8:2+iou_exit");
+        // Closing the rings at the end: the start tells.
+        assert_eq!(window_comm(crypt, exit).as_deref(), crypt);
+        // An earlier window's closing at the start: the end tells.
+        assert_eq!(window_comm(exit, crypt).as_deref(), crypt);
+        assert_eq!(window_comm(Some("kworker/0:1"), exit).as_deref(), exit);
+        assert_eq!(
+            window_comm(None, Some("md0_raid5")).as_deref(),
+            Some("md0_raid5")
+        );
+        assert_eq!(window_comm(None, None), None);
+        let a = HashMap::from([(
+            9,
+            ThreadTime {
+                comm: crypt.map(String::from),
+                ..t(9, 0, 0, true)
+            },
+        )]);
+        let b = HashMap::from([(
+            9,
+            ThreadTime {
+                comm: exit.map(String::from),
+                ..t(9, 800, 0, true)
+            },
+        )]);
+        let w = kernel_work(&split(&a, &b).kernel, 1_000.0);
+        assert_eq!(w[0].work, "kcryptd-252:0-1", "{w:?}");
     }
 
     #[test]

@@ -89,6 +89,13 @@ pub struct RunFigures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone: Option<String>,
     pub members: Vec<MemberFigures>,
+    /// Each layer's kernel threads' CPU over the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers_cpu: Vec<super::cpu::LayerCpu>,
+    /// The kernel profile's stack layers (md, device-mapper, crypto), where
+    /// the run was profiled: (layer, share of busy %, ns per I/O).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile: super::cpu::ProfileLayers,
 }
 
 /// What the judging found.
@@ -146,6 +153,28 @@ pub enum StackFinding {
         level: String,
         missing: u32,
         faulty: Vec<String>,
+    },
+    /// A layer one of whose kernel threads ran a whole CPU at the stack's
+    /// best runs: every I/O waits on that thread.
+    LayerThread {
+        disk: String,
+        layer: String,
+        /// The workload whose best runs it held (`4k randwrite`).
+        workload: String,
+        /// The work its threads did (`md0_raid5`, `kcryptd/253:0`).
+        works: Vec<String>,
+        /// Its busiest thread's CPUs.
+        thread_cpus: f64,
+        /// All its threads' CPUs.
+        cpus: f64,
+        /// The machine's busy CPUs in that run, where every CPU was busy.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        busy_cpus: Option<f64>,
+        ns_per_io: f64,
+        runs: Vec<String>,
+        judged: usize,
+        /// What to change, for this kind of layer.
+        advice: String,
     },
     NotIdentified {
         why: String,
@@ -525,6 +554,8 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
                 run: r.id.clone(),
                 alone: super::ceiling::member_alone(stack, r).map(String::from),
                 members: m.iter().map(MemberFigures::of).collect(),
+                layers_cpu: super::cpu::of_run(stack, r),
+                profile: super::cpu::profile_of(r),
             })
             .collect(),
         findings: Vec::new(),
@@ -539,6 +570,11 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     let n = judged.len();
     j.findings = degraded(stack);
     j.findings.extend(slow_and_uneven(stack, &peers, &judged));
+    let at_work: Vec<super::cpu::AtWork> = judged
+        .iter()
+        .map(|x| super::cpu::AtWork::of(stack, x.0))
+        .collect();
+    j.findings.extend(super::cpu::saturated(stack, &at_work));
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
     }

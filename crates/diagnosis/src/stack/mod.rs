@@ -6,12 +6,14 @@
 //! counters alone — the slow member, an uneven split, read-modify-write
 //! on a parity RAID, I/O misaligned with the chunk — or "not identified";
 //! [`ceiling`], the stack's IOPS against the sum of its physical members
-//! read alone.
+//! read alone; [`cpu`], each layer's CPU per I/O from its kernel threads
+//! and the kernel profile, and the layer whose one thread holds a CPU.
 //!
 //! The probe (`ssdready_probe::stack`) reads the stack from sysfs and the
 //! device-mapper ioctl; nothing here makes a system call.
 
 pub mod ceiling;
+pub mod cpu;
 pub mod judge;
 #[cfg(test)]
 mod tests;

@@ -98,6 +98,39 @@ impl StackFinding {
                 ),
                 format!("replace the missing or faulty member and let {disk} resync before judging its speed"),
             ),
+            StackFinding::LayerThread {
+                disk,
+                layer,
+                workload,
+                works,
+                thread_cpus,
+                cpus,
+                busy_cpus,
+                ns_per_io,
+                runs,
+                judged,
+                advice,
+            } => {
+                let how = match busy_cpus {
+                    Some(b) if *thread_cpus < crate::stack::cpu::SATURATED => format!(
+                        "every CPU was busy and its threads ({}) took {cpus:.2} of the {b:.2} busy CPUs",
+                        works.join(", ")
+                    ),
+                    _ => format!(
+                        "one of its threads ({}) ran {:.0} % of a CPU; its threads took {cpus:.2} CPUs",
+                        works.join(", "),
+                        100.0 * thread_cpus
+                    ),
+                };
+                (
+                    format!(
+                        "the layer {disk} ({layer}) holds the I/O with its CPU: at the stack's best {workload} runs {how}, {:.1} µs per I/O (on {} of the {judged} runs near that peak)",
+                        ns_per_io / 1e3,
+                        runs.len()
+                    ),
+                    advice.clone(),
+                )
+            }
             StackFinding::NotIdentified { why } => (
                 format!("which layer of the stack holds the I/O: not identified ({why})"),
                 "nothing to change in the stack on this evidence".into(),
@@ -111,7 +144,8 @@ impl StackFinding {
             StackFinding::SlowMember { disk, .. }
             | StackFinding::SlowLayer { disk, .. }
             | StackFinding::UnevenSplit { disk, .. }
-            | StackFinding::Degraded { disk, .. } => Some(disk),
+            | StackFinding::Degraded { disk, .. }
+            | StackFinding::LayerThread { disk, .. } => Some(disk),
             _ => None,
         }
     }
@@ -128,6 +162,7 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             StackFinding::NotIdentified { .. } => ("low", "no member or layer stood out".to_string()),
             StackFinding::Misaligned { .. } => ("high", "from the block size and the chunk, with the members' own counts".into()),
             StackFinding::Degraded { .. } => ("high", "the array's own md/degraded and its members' md/dev-*/state".into()),
+            StackFinding::LayerThread { .. } => ("medium", "the scheduler's run time of each kernel thread (/proc/*/task/*/schedstat) over the runs near the stack's peak; a work-queue worker counted by the queue it ran last".into()),
             _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
         };
         let v = crate::model::Verdict {
@@ -142,7 +177,8 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
         match f {
             StackFinding::SlowMember { .. }
             | StackFinding::SlowLayer { .. }
-            | StackFinding::Degraded { .. } => {
+            | StackFinding::Degraded { .. }
+            | StackFinding::LayerThread { .. } => {
                 verdicts.insert(first, v);
                 first += 1;
             }
@@ -238,6 +274,44 @@ fn evidence(
             ("stack-misaligned", per_member(runs, ""), runs.clone())
         }
         StackFinding::Degraded { .. } => ("stack-degraded", Vec::new(), Vec::new()),
+        StackFinding::LayerThread { disk, runs, .. } => (
+            "stack-layer-thread",
+            layer_cpu_figures(runs, disk, j),
+            runs.clone(),
+        ),
         StackFinding::NotIdentified { .. } => ("stack-not-identified", Vec::new(), Vec::new()),
     }
+}
+
+/// Every layer's CPU in the named layer's hottest run.
+fn layer_cpu_figures(runs: &[String], disk: &str, j: &StackJudgement) -> Vec<(String, String)> {
+    let hot = |r: &RunFigures| {
+        r.layers_cpu
+            .iter()
+            .find(|c| c.disk == disk)
+            .map_or(0.0, |c| c.busiest_thread_cpus)
+    };
+    let Some(r) = runs
+        .iter()
+        .filter_map(|id| j.runs.iter().find(|r| &r.run == id))
+        .max_by(|a, b| hot(a).total_cmp(&hot(b)))
+    else {
+        return Vec::new();
+    };
+    r.layers_cpu
+        .iter()
+        .map(|c| {
+            let mark = if c.disk == disk { " ←" } else { "" };
+            (
+                format!("{} in {}", c.disk, r.run),
+                format!(
+                    "{}: {:.2} CPUs, busiest thread {:.2}, {:.1} µs per I/O{mark}",
+                    c.works.join(", "),
+                    c.cpus,
+                    c.busiest_thread_cpus,
+                    c.ns_per_io / 1e3
+                ),
+            )
+        })
+        .collect()
 }

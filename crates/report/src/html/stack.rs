@@ -52,6 +52,14 @@ pub fn section_of(d: &StudyDoc) -> Option<String> {
             t.html()
         ));
     }
+    let cpu: Vec<String> = j
+        .map_or_else(Vec::new, ssdready_diagnosis::stack::cpu::lines)
+        .iter()
+        .map(|l| format!("<p>{}</p>", esc(l)))
+        .collect();
+    if !cpu.is_empty() {
+        cards.push(format!("<div class=\"card\">{}</div>", cpu.concat()));
+    }
     let found: Vec<String> = j
         .map(|j| {
             j.findings
