@@ -68,9 +68,10 @@ pub struct Point {
     pub targets: Vec<usize>,
     /// Read the raw device under the file instead of the file.
     pub raw_device: bool,
-    /// A physical member of the target's stack (`/dev/nullb0`) read alone
-    /// instead of the target (the `ceiling` sweep): reads only.
-    pub member: Option<String>,
+    /// Physical members of the target's stack (`/dev/nullb0`) read instead
+    /// of the target (the `ceiling` sweep): one alone, or every one at once,
+    /// a job each. Reads only. Empty: the targets.
+    pub members: Vec<String>,
     pub instrumented: bool,
     /// 1 for a first measurement; 2… for repeats.
     pub repeat: u32,
@@ -143,7 +144,7 @@ impl Point {
             rwmixread: None,
             targets: vec![0],
             raw_device: false,
-            member: None,
+            members: Vec::new(),
             instrumented: false,
             repeat: 1,
             writes: rw.contains("write") || rw == "randrw" || rw == "rw",
@@ -173,10 +174,17 @@ impl Point {
             "platform" => format!("platform-qd{qd}"),
             "raw" if self.raw_device => format!("raw-device-qd{qd}"),
             "raw" => format!("raw-file-qd{qd}"),
-            "ceiling" => match &self.member {
-                Some(m) => format!("ceiling-{}-qd{qd}", m.trim_start_matches("/dev/")),
-                None => format!("ceiling-stack-qd{qd}"),
-            },
+            "ceiling" => {
+                let who = match self.members.as_slice() {
+                    [] => "stack".to_string(),
+                    [m] => m.trim_start_matches("/dev/").replace('/', "!"),
+                    _ => "members-at-once".to_string(),
+                };
+                match self.rw {
+                    "read" => format!("ceiling-{who}-{}-read-qd{qd}", fmt_bs(self.bs)),
+                    _ => format!("ceiling-{who}-qd{qd}"),
+                }
+            }
             "devices" => format!(
                 "devices-{}-qd{qd}",
                 self.targets
@@ -581,7 +589,7 @@ mod tests {
 
     /// md0 (RAID 0) over two null_blk disks.
     fn md0() -> TargetProfile {
-        use ssdready_diagnosis::stack::{Stack, StackLayer};
+        use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
         let layer = |disk: &str, depth, under: &[&str]| StackLayer {
             disk: disk.into(),
             depth,
@@ -594,7 +602,16 @@ mod tests {
             stack: Some(Stack {
                 target: "md0".into(),
                 layers: vec![
-                    layer("md0", 0, &["nullb0", "nullb1"]),
+                    StackLayer {
+                        kind: LayerKind::Md {
+                            level: Some("raid0".into()),
+                            chunk_bytes: Some(128 << 10),
+                            raid_disks: Some(2),
+                            degraded: None,
+                            members: Vec::new(),
+                        },
+                        ..layer("md0", 0, &["nullb0", "nullb1"])
+                    },
                     StackLayer {
                         size_bytes: Some(64 << 20),
                         ..layer("nullb0", 1, &[])
@@ -608,8 +625,17 @@ mod tests {
         }
     }
 
+    /// A point's id at its depth (the peak taken as 32).
+    fn at(x: &Point) -> String {
+        match x.qd {
+            Qd::Fixed(q) => x.id(q),
+            _ => x.id(32),
+        }
+    }
+
     #[test]
-    fn a_root_study_of_a_stack_reads_each_member_alone_in_turns_and_never_writes_one() {
+    fn a_root_study_of_a_stack_reads_each_member_alone_and_all_at_once_in_turns_and_never_writes_one(
+    ) {
         let t = md0();
         let o = StudyOptions {
             root: true,
@@ -617,49 +643,81 @@ mod tests {
         };
         let p = plan(std::slice::from_ref(&t), &o);
         let pts: Vec<&Point> = p.points.iter().filter(|x| x.sweep == "ceiling").collect();
-        let ids: Vec<String> = pts.iter().map(|x| x.id(32)).collect();
-        assert_eq!(
-            ids,
-            [
-                "ceiling-stack-qd32",
-                "ceiling-nullb0-qd32",
-                "ceiling-nullb1-qd32",
-                "ceiling-nullb1-qd32#2",
-                "ceiling-nullb0-qd32#2",
-                "ceiling-stack-qd32#2",
-            ]
-        );
+        let ids: Vec<String> = pts.iter().map(|x| at(x)).collect();
+        // A 128 KiB chunk over two disks: a 256 KiB stripe.
+        let round = [
+            "ceiling-stack-qd32",
+            "ceiling-nullb0-qd32",
+            "ceiling-nullb1-qd32",
+            "ceiling-members-at-once-qd32",
+            "ceiling-stack-256k-read-qd8",
+            "ceiling-nullb0-256k-read-qd8",
+            "ceiling-nullb1-256k-read-qd8",
+        ];
+        let mut want: Vec<String> = round.iter().map(|s| s.to_string()).collect();
+        want.extend(round.iter().rev().map(|s| format!("{s}#2")));
+        assert_eq!(ids, want);
         let s = crate::plan::Settings {
             runtime_s: 1.0,
             ramp_s: 0.0,
             region_bytes: 1 << 30,
         };
+        // Within each member's own size (nullb1's unread: half the region).
+        let size = |path: &str| match path {
+            "/dev/nullb0" => 64 << 20,
+            "/dev/nullb1" => 512 << 20,
+            _ => 1 << 30,
+        };
         for pt in &pts {
-            assert!(!pt.writes && pt.rw == "randread" && pt.bs == 4096 && pt.qd == Qd::Peak);
-            let w = crate::jobs::workload(pt, 32, std::slice::from_ref(&t), Some("io_uring"));
-            let want = pt.member.clone().unwrap_or_else(|| "/dev/md0".into());
-            assert_eq!(w.targets, [want]);
+            let (rw, bs, qd) = match pt.rw {
+                "randread" => ("randread", 4096, 32),
+                _ => ("read", 256 << 10, 8),
+            };
+            assert!(!pt.writes && pt.bs == bs, "{pt:?}");
+            let w = crate::jobs::workload(pt, qd, std::slice::from_ref(&t), Some("io_uring"));
+            let want: Vec<String> = match pt.members.len() {
+                0 => vec!["/dev/md0".into()],
+                _ => pt.members.clone(),
+            };
+            assert_eq!(w.targets, want);
             let line = crate::jobs::request(&w, std::slice::from_ref(&t), &s, false).command_line();
-            assert!(line.contains(&"--rw=randread".to_string()), "{line:?}");
             assert!(
                 !line
                     .iter()
                     .any(|a| a.contains("write") || a.contains("trim")),
                 "{line:?}"
             );
-            // Within the member's own size (nullb1's unread: half the region).
-            let size = match pt.member.as_deref() {
-                Some("/dev/nullb0") => 64 << 20,
-                Some(_) => 512 << 20,
-                None => 1 << 30,
-            };
-            assert!(line.contains(&format!("--size={size}")), "{line:?}");
+            // One job per device read, each reading only, at the same depth,
+            // within its own size.
+            let jobs: Vec<&String> = line.iter().filter(|a| a.starts_with("--name=")).collect();
+            assert_eq!(jobs.len(), want.len(), "{line:?}");
+            for (flag, n) in [
+                (format!("--rw={rw}"), want.len()),
+                (format!("--iodepth={qd}"), want.len()),
+                (format!("--bs={}", fmt_bs(bs)), want.len()),
+            ] {
+                assert_eq!(
+                    line.iter().filter(|a| **a == flag).count(),
+                    n,
+                    "{flag}: {line:?}"
+                );
+            }
+            for path in &want {
+                assert!(line.contains(&format!("--filename={path}")), "{line:?}");
+                assert!(line.contains(&format!("--size={}", size(path))), "{line:?}");
+            }
         }
+        // The run at once reads every member, and is planned only at 4 KiB.
+        let once: Vec<&&Point> = pts.iter().filter(|x| x.members.len() > 1).collect();
+        assert_eq!(once.len(), 2);
+        assert!(once
+            .iter()
+            .all(|x| x.members == ["/dev/nullb0", "/dev/nullb1"] && x.rw == "randread"));
         // No point of the whole plan, whatever it does to the stack, reaches a member but these.
         assert!(p
             .points
             .iter()
-            .filter(|x| x.member.is_some())
+            .filter(|x| !x.members.is_empty())
             .all(|x| x.sweep == "ceiling" && !x.writes));
         // A full study takes three rounds.
         let full = StudyOptions {
@@ -671,7 +729,47 @@ mod tests {
             .iter()
             .filter(|x| x.sweep == "ceiling")
             .count();
-        assert_eq!(n, 9);
+        assert_eq!(n, 21);
+    }
+
+    #[test]
+    fn a_stack_over_one_member_has_no_run_at_once_and_large_reads_of_the_least_size() {
+        let mut t = md0();
+        if let Some(st) = t.stack.as_mut() {
+            st.layers.truncate(2);
+            st.layers[0].under.truncate(1);
+            st.layers[0].kind = ssdready_diagnosis::stack::LayerKind::Dm {
+                name: Some("secret".into()),
+                targets: Vec::new(),
+                table_source: "DM_TABLE_STATUS ioctl".into(),
+                cipher: None,
+            };
+            st.physical.truncate(1);
+        }
+        let o = StudyOptions {
+            root: true,
+            ..opts(true)
+        };
+        let p = plan(std::slice::from_ref(&t), &o);
+        let ids: Vec<String> = p
+            .points
+            .iter()
+            .filter(|x| x.sweep == "ceiling")
+            .map(at)
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "ceiling-stack-qd32",
+                "ceiling-nullb0-qd32",
+                "ceiling-stack-128k-read-qd8",
+                "ceiling-nullb0-128k-read-qd8",
+                "ceiling-nullb0-128k-read-qd8#2",
+                "ceiling-stack-128k-read-qd8#2",
+                "ceiling-nullb0-qd32#2",
+                "ceiling-stack-qd32#2",
+            ]
+        );
     }
 
     #[test]
