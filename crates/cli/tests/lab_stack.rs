@@ -5,8 +5,9 @@
 //! delayed member, and count each device's I/O as the guest's own
 //! `/sys/block/*/stat` does (read before and after the study): over the
 //! whole study, and within it over its runs; and read each physical member
-//! alone, never writing one, for the stack's ratio to their sum. `ssdready limits /dev/md0`
-//! shows the same stack. One boot;
+//! alone (small random and large sequential reads) and all at once, never
+//! writing one, for the stack's ratio to their sum. `ssdready limits
+//! /dev/md0` shows the same stack. One boot;
 //! everything inside is emulated: function and counts, never speed.
 //!
 //! Needs `qemu-system-x86_64`, a static `/bin/busybox`, `mdadm`, `dmsetup`
@@ -196,23 +197,92 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         ratio > 0.0 && ceiling["ratio_err_pct"].as_f64().is_some(),
         "{ceiling}"
     );
-    for disk in ["nullb0", "nullb1", "nullb2"] {
-        let path = format!("/dev/{disk}");
-        let runs: Vec<&Value> = study["runs"]
+    // Each member read alone: twice at 4 KiB random reads, twice at large
+    // sequential reads of a whole stripe (64 KiB chunk × 3 disks).
+    let bw = &ceiling["bandwidth"];
+    assert_eq!(
+        (&bw["bs"], &bw["qd"], &bw["rounds"]),
+        (&Value::from(192 << 10), &Value::from(8), &Value::from(2)),
+        "{ceiling}"
+    );
+    assert!(bw["stack_bytes_per_s"].as_f64() > Some(0.0), "{bw}");
+    assert!(bw["ratio_pct"].as_f64().is_some(), "{bw}");
+    let mut alone_bw: Vec<&str> = bw["members"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no members' bandwidth in {bw}"))
+        .iter()
+        .filter(|m| m["bytes_per_s"].as_f64().is_some_and(|x| x > 0.0))
+        .filter_map(|m| m["disk"].as_str())
+        .collect();
+    alone_bw.sort_unstable();
+    assert_eq!(alone_bw, ["nullb0", "nullb1", "nullb2"], "{bw}");
+    let ceiling_of = |targets: &[&str], rw: &str| -> Vec<&Value> {
+        study["runs"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|r| r["sweep"] == "ceiling" && r["workload"]["targets"][0] == path.as_str())
-            .collect();
-        assert_eq!(runs.len(), 2, "{disk} read alone twice");
-        for r in runs {
-            let own = r["context"]["members"]
-                .as_array()
-                .and_then(|m| m.iter().find(|m| m["disk"] == disk))
+            .filter(|r| r["sweep"] == "ceiling" && r["workload"]["rw"] == rw)
+            .filter(|r| r["workload"]["targets"] == serde_json::json!(targets))
+            .collect()
+    };
+    // Every device's counters over a run that read members only: read,
+    // never written.
+    let read_only = |r: &Value, read: &[&str]| {
+        let devices = r["context"]["members"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no counters in {}", r["id"]));
+        for disk in read {
+            let own = devices
+                .iter()
+                .find(|m| m["disk"] == *disk)
                 .unwrap_or_else(|| panic!("{disk}'s counters in {}", r["id"]));
-            assert!(own["read_ios"].as_u64() > Some(0), "{own}");
-            assert_eq!(own["write_ios"], 0, "{disk} was written: {own}");
+            assert!(own["read_ios"].as_u64() > Some(0), "{}: {own}", r["id"]);
         }
+        for d in devices {
+            assert_eq!(d["write_ios"], 0, "{} wrote {}: {d}", r["id"], d["disk"]);
+        }
+    };
+    for disk in ["nullb0", "nullb1", "nullb2"] {
+        let path = format!("/dev/{disk}");
+        for rw in ["randread", "read"] {
+            let runs = ceiling_of(&[path.as_str()], rw);
+            assert_eq!(runs.len(), 2, "{disk} read alone twice ({rw})");
+            for r in runs {
+                read_only(r, &[disk]);
+            }
+        }
+    }
+    // Every member at once, one job each: twice, and it wrote nothing.
+    let members = ["/dev/nullb0", "/dev/nullb1", "/dev/nullb2"];
+    let at_once = ceiling_of(&members, "randread");
+    assert_eq!(at_once.len(), 2, "the members read at once twice");
+    for r in at_once {
+        read_only(r, &["nullb0", "nullb1", "nullb2"]);
+        let jobs = r["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o.as_str().is_some_and(|o| o.starts_with("--name=")))
+            .count();
+        assert_eq!(jobs, 3, "one job per member: {}", r["options"]);
+    }
+    let together = &ceiling["together"];
+    assert_eq!(together["rounds"], 2, "{ceiling}");
+    assert!(
+        together["iops"].as_f64() > Some(0.0) && together["ratio_pct"].as_f64().is_some(),
+        "{together}"
+    );
+    let rule = |v: &Value, rules: &[&str]| rules.iter().any(|r| v["rule"] == *r);
+    let verdicts = study["verdicts"].as_array().unwrap();
+    for rules in [
+        ["stack-bandwidth-ceiling", "stack-bandwidth-keeps-up"],
+        ["stack-shared-ceiling", "stack-members-scale"],
+    ] {
+        let said = verdicts
+            .iter()
+            .find(|v| rule(v, &rules))
+            .unwrap_or_else(|| panic!("no verdict {rules:?}"));
+        eprintln!("{} (EMULATED): {}", said["rule"], said["finding"]);
     }
     let said = study["verdicts"]
         .as_array()

@@ -132,6 +132,40 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
             c.ratio_pct,
             c.ratio_err_pct
         );
+        if let Some(t) = &c.together {
+            let _ = writeln!(
+                s,
+                "  its members read all at once (QD {} each): {} IOPS, {:.0} % ± {:.0} % of the sum of each alone{}; {} {:.0} % ± {:.0} % of them",
+                t.qd,
+                fmt_count(t.iops),
+                t.ratio_pct,
+                t.ratio_err_pct,
+                if t.shared { ": something they share holds them" } else { "" },
+                c.stack,
+                t.stack_ratio_pct,
+                t.stack_ratio_err_pct
+            );
+        }
+        if let Some(b) = &c.bandwidth {
+            let each: Vec<String> = b
+                .members
+                .iter()
+                .map(|m| format!("{} {:.1}", m.disk, m.bytes_per_s / 1e6))
+                .collect();
+            let _ = writeln!(
+                s,
+                "  {} against its members read alone ({} sequential reads, QD {}, {} round(s)): {:.1} MB/s; alone {} (sum {:.1}): {:.0} % ± {:.0} % of them",
+                c.stack,
+                crate::model::fmt_bs(b.bs),
+                b.qd,
+                b.rounds,
+                b.stack_bytes_per_s / 1e6,
+                each.join(", "),
+                b.members_sum_bytes_per_s / 1e6,
+                b.ratio_pct,
+                b.ratio_err_pct
+            );
+        }
     }
 }
 
@@ -341,11 +375,44 @@ mod tests {
                 ratio_err_pct: 1.0,
                 rounds: 2,
                 held_back: true,
+                bandwidth: Some(crate::stack::SizeCeiling {
+                    bs: 192 << 10,
+                    qd: 8,
+                    stack_bytes_per_s: 1.9e9,
+                    members: vec![crate::stack::MemberBandwidth {
+                        disk: "nullb0".into(),
+                        bytes_per_s: 1e9,
+                    }],
+                    members_sum_bytes_per_s: 2e9,
+                    ratio_pct: 95.0,
+                    ratio_err_pct: 2.0,
+                    rounds: 2,
+                    ..Default::default()
+                }),
+                together: Some(crate::stack::Together {
+                    qd: 32,
+                    iops: 10100.0,
+                    ratio_pct: 49.4,
+                    ratio_err_pct: 1.0,
+                    shared: true,
+                    stack_ratio_pct: 97.0,
+                    stack_ratio_err_pct: 1.0,
+                    rounds: 2,
+                    ..Default::default()
+                }),
                 ..Default::default()
             }),
             ..Default::default()
         });
         let s = findings(&d, 10.0);
+        assert!(
+            s.contains("md0 against its members read alone (192k sequential reads, QD 8, 2 round(s)): 1900.0 MB/s; alone nullb0 1000.0 (sum 2000.0): 95 % ± 2 % of them"),
+            "{s}"
+        );
+        assert!(
+            s.contains("its members read all at once (QD 32 each): 10.1K IOPS, 49 % ± 1 % of the sum of each alone: something they share holds them; md0 97 % ± 1 % of them"),
+            "{s}"
+        );
         assert!(s.contains("each device over ceiling-stack-qd32"), "{s}");
         assert!(
             s.contains("md0 against its members read alone (4k random reads, QD 32, 2 round(s))")

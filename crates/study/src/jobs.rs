@@ -11,9 +11,9 @@ use ssdready_run::RunRequest;
 
 /// Resolve a point's workload once its queue depth is known.
 pub fn workload(p: &Point, qd: u32, targets: &[TargetProfile], engine: Option<&str>) -> Workload {
-    let paths = match &p.member {
-        Some(m) => vec![m.clone()],
-        None => p
+    let paths = match p.members.is_empty() {
+        false => p.members.clone(),
+        true => p
             .targets
             .iter()
             .map(|&i| {
@@ -193,7 +193,7 @@ mod tests {
             rwmixread: None,
             targets: vec![0],
             raw_device: false,
-            member: None,
+            members: Vec::new(),
             instrumented: false,
             repeat: 1,
             writes: false,

@@ -15,6 +15,8 @@
 use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
 pub use ssdready_diagnosis::model::{fmt_bs, Workload};
 
+#[cfg(test)]
+mod ceiling_tests;
 mod sweeps;
 use sweeps::Planner;
 
@@ -68,9 +70,10 @@ pub struct Point {
     pub targets: Vec<usize>,
     /// Read the raw device under the file instead of the file.
     pub raw_device: bool,
-    /// A physical member of the target's stack (`/dev/nullb0`) read alone
-    /// instead of the target (the `ceiling` sweep): reads only.
-    pub member: Option<String>,
+    /// Physical members of the target's stack (`/dev/nullb0`) read instead
+    /// of the target (the `ceiling` sweep): one alone, or every one at once,
+    /// a job each. Reads only. Empty: the targets.
+    pub members: Vec<String>,
     pub instrumented: bool,
     /// 1 for a first measurement; 2… for repeats.
     pub repeat: u32,
@@ -143,7 +146,7 @@ impl Point {
             rwmixread: None,
             targets: vec![0],
             raw_device: false,
-            member: None,
+            members: Vec::new(),
             instrumented: false,
             repeat: 1,
             writes: rw.contains("write") || rw == "randrw" || rw == "rw",
@@ -173,10 +176,17 @@ impl Point {
             "platform" => format!("platform-qd{qd}"),
             "raw" if self.raw_device => format!("raw-device-qd{qd}"),
             "raw" => format!("raw-file-qd{qd}"),
-            "ceiling" => match &self.member {
-                Some(m) => format!("ceiling-{}-qd{qd}", m.trim_start_matches("/dev/")),
-                None => format!("ceiling-stack-qd{qd}"),
-            },
+            "ceiling" => {
+                let who = match self.members.as_slice() {
+                    [] => "stack".to_string(),
+                    [m] => m.trim_start_matches("/dev/").replace('/', "!"),
+                    _ => "members-at-once".to_string(),
+                };
+                match self.rw {
+                    "read" => format!("ceiling-{who}-{}-read-qd{qd}", fmt_bs(self.bs)),
+                    _ => format!("ceiling-{who}-qd{qd}"),
+                }
+            }
             "devices" => format!(
                 "devices-{}-qd{qd}",
                 self.targets
@@ -367,7 +377,7 @@ mod tests {
         }
     }
 
-    fn opts(quick: bool) -> StudyOptions {
+    pub(super) fn opts(quick: bool) -> StudyOptions {
         StudyOptions {
             quick,
             budget_s: 600.0,
@@ -423,7 +433,7 @@ mod tests {
     }
 
     /// A writable RAM block device.
-    fn loop7() -> TargetProfile {
+    pub(super) fn loop7() -> TargetProfile {
         TargetProfile {
             spec: "/dev/loop7".into(),
             kind: TargetKind::RamDevice,
@@ -577,138 +587,6 @@ mod tests {
             "{skipped:?}"
         );
         assert!(pts(&opts(true)).is_empty(), "not asked for: none");
-    }
-
-    /// md0 (RAID 0) over two null_blk disks.
-    fn md0() -> TargetProfile {
-        use ssdready_diagnosis::stack::{Stack, StackLayer};
-        let layer = |disk: &str, depth, under: &[&str]| StackLayer {
-            disk: disk.into(),
-            depth,
-            under: under.iter().map(|u| u.to_string()).collect(),
-            ..Default::default()
-        };
-        TargetProfile {
-            spec: "/dev/md0".into(),
-            device: Some("md0".into()),
-            stack: Some(Stack {
-                target: "md0".into(),
-                layers: vec![
-                    layer("md0", 0, &["nullb0", "nullb1"]),
-                    StackLayer {
-                        size_bytes: Some(64 << 20),
-                        ..layer("nullb0", 1, &[])
-                    },
-                    layer("nullb1", 1, &[]),
-                ],
-                physical: vec!["nullb0".into(), "nullb1".into()],
-                ..Default::default()
-            }),
-            ..loop7()
-        }
-    }
-
-    #[test]
-    fn a_root_study_of_a_stack_reads_each_member_alone_in_turns_and_never_writes_one() {
-        let t = md0();
-        let o = StudyOptions {
-            root: true,
-            ..opts(true)
-        };
-        let p = plan(std::slice::from_ref(&t), &o);
-        let pts: Vec<&Point> = p.points.iter().filter(|x| x.sweep == "ceiling").collect();
-        let ids: Vec<String> = pts.iter().map(|x| x.id(32)).collect();
-        assert_eq!(
-            ids,
-            [
-                "ceiling-stack-qd32",
-                "ceiling-nullb0-qd32",
-                "ceiling-nullb1-qd32",
-                "ceiling-nullb1-qd32#2",
-                "ceiling-nullb0-qd32#2",
-                "ceiling-stack-qd32#2",
-            ]
-        );
-        let s = crate::plan::Settings {
-            runtime_s: 1.0,
-            ramp_s: 0.0,
-            region_bytes: 1 << 30,
-        };
-        for pt in &pts {
-            assert!(!pt.writes && pt.rw == "randread" && pt.bs == 4096 && pt.qd == Qd::Peak);
-            let w = crate::jobs::workload(pt, 32, std::slice::from_ref(&t), Some("io_uring"));
-            let want = pt.member.clone().unwrap_or_else(|| "/dev/md0".into());
-            assert_eq!(w.targets, [want]);
-            let line = crate::jobs::request(&w, std::slice::from_ref(&t), &s, false).command_line();
-            assert!(line.contains(&"--rw=randread".to_string()), "{line:?}");
-            assert!(
-                !line
-                    .iter()
-                    .any(|a| a.contains("write") || a.contains("trim")),
-                "{line:?}"
-            );
-            // Within the member's own size (nullb1's unread: half the region).
-            let size = match pt.member.as_deref() {
-                Some("/dev/nullb0") => 64 << 20,
-                Some(_) => 512 << 20,
-                None => 1 << 30,
-            };
-            assert!(line.contains(&format!("--size={size}")), "{line:?}");
-        }
-        // No point of the whole plan, whatever it does to the stack, reaches a member but these.
-        assert!(p
-            .points
-            .iter()
-            .filter(|x| x.member.is_some())
-            .all(|x| x.sweep == "ceiling" && !x.writes));
-        // A full study takes three rounds.
-        let full = StudyOptions {
-            root: true,
-            ..opts(false)
-        };
-        let n = plan(std::slice::from_ref(&t), &full)
-            .points
-            .iter()
-            .filter(|x| x.sweep == "ceiling")
-            .count();
-        assert_eq!(n, 9);
-    }
-
-    #[test]
-    fn the_members_alone_are_skipped_with_a_reason_without_root_or_physical_members() {
-        let t = md0();
-        let p = plan(std::slice::from_ref(&t), &opts(true));
-        assert!(p.points.iter().all(|x| x.sweep != "ceiling"));
-        let s = p
-            .skipped
-            .iter()
-            .find(|s| s.what.contains("members read alone"));
-        assert!(
-            s.is_some_and(|s| s.why.contains("needs root")),
-            "{:?}",
-            p.skipped
-        );
-        let mut bare = t.clone();
-        if let Some(s) = bare.stack.as_mut() {
-            s.physical.clear();
-        }
-        let o = StudyOptions {
-            root: true,
-            ..opts(true)
-        };
-        let p = plan(&[bare], &o);
-        assert!(p.points.iter().all(|x| x.sweep != "ceiling"));
-        assert!(p
-            .skipped
-            .iter()
-            .any(|s| s.what.contains("members read alone") && s.why.contains("no physical")));
-        // A device with no stack: no sweep and nothing to say.
-        let p = plan(&[loop7()], &o);
-        assert!(p.points.iter().all(|x| x.sweep != "ceiling"));
-        assert!(!p
-            .skipped
-            .iter()
-            .any(|s| s.what.contains("members read alone")));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub fn capacity(
             && pt.bs == 4096
             && pt.targets == [0]
             && !pt.raw_device
-            && pt.member.is_none()
+            && pt.members.is_empty()
     })?;
     let w = crate::jobs::workload(point, CAP, targets, None);
     // Each point a quarter of the study's runtime, 0.5 to 2 s.

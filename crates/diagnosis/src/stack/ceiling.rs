@@ -1,21 +1,41 @@
 //! The stack's ceiling against its members measured alone: from the
 //! `ceiling` sweep's runs (each physical member of the stack read alone,
-//! in turns with the stack itself, 4 KiB random reads at one depth), the
-//! stack's IOPS, the sum of its members' IOPS alone, and their ratio with
-//! the rounds' spread as its error. A stack delivering less than
-//! [`HELD_BACK_PCT`] of its members beyond that error is held back by its
-//! own layers — the RAID controller's ceiling of Samsung's "System-wide
-//! issues for efficient use of E-SSD", in software.
+//! in turns with the stack itself, and all of them at once), three
+//! comparisons, each with the rounds' spread as its error:
+//!
+//! - **small requests** (4 KiB random reads at one depth): the stack's
+//!   IOPS against the sum of its members' IOPS alone. A stack delivering
+//!   less than [`HELD_BACK_PCT`] of its members beyond that error is held
+//!   back by its own layers — the RAID controller's ceiling of Samsung's
+//!   "System-wide issues for efficient use of E-SSD", in software;
+//! - **large requests** (sequential reads of a stripe's width): the
+//!   stack's bandwidth against the sum of its members' bandwidth alone
+//!   ([`SizeCeiling`]); the paper's controllers held small requests while
+//!   bandwidth kept scaling: a cost per request, not per byte;
+//! - **the members all at once** ([`Together`]): when they deliver clearly
+//!   less than the sum of each alone (below [`SHARED_PCT`] beyond the
+//!   spread), something they share — a host controller, a bus, the CPUs —
+//!   holds them, and the stack is judged against that instead.
 
-use super::Stack;
+use super::{LayerKind, Stack};
 use crate::model::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// Below this share of its members' sum (beyond the rounds' spread) the
 /// stack is said to be held back by its own layers.
 pub const HELD_BACK_PCT: f64 = 70.0;
+/// Below this share of the sum of each alone (beyond the spread), the
+/// members read all at once are held by something they share.
+pub const SHARED_PCT: f64 = 85.0;
 /// The sweep whose runs this reads.
 pub const SWEEP: &str = "ceiling";
+/// What [`member_alone`] answers for the run that read every physical
+/// member at once: not the stack at work either.
+pub const TOGETHER: &str = "every member at once";
+/// The large requests' size bounds and depth (see [`bandwidth_bs`]).
+pub const BANDWIDTH_MIN_BS: u64 = 128 << 10;
+pub const BANDWIDTH_MAX_BS: u64 = 1 << 20;
+pub const BANDWIDTH_QD: u32 = 8;
 
 /// The stack against its members alone (`figures.stack.ceiling`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -39,9 +59,18 @@ pub struct StackCeiling {
     pub ratio_err_pct: f64,
     /// Complete rounds (the stack and every member measured).
     pub rounds: usize,
-    /// Whether the ratio is below [`HELD_BACK_PCT`] beyond its error.
+    /// Whether the stack's own layers hold it back: its ratio to what its
+    /// members give — each alone, or all at once where something they
+    /// share holds them ([`Together::shared`]) — below [`HELD_BACK_PCT`]
+    /// beyond its error.
     pub held_back: bool,
     pub runs: Vec<String>,
+    /// Large sequential reads: the stack's bandwidth against its members'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<SizeCeiling>,
+    /// Every physical member read at once (two or more members).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<Together>,
 }
 
 /// One physical member read alone.
@@ -51,14 +80,72 @@ pub struct MemberAlone {
     pub iops: f64,
 }
 
-/// Whether `r` read a physical member of `stack` alone: its disk.
-pub fn member_alone<'a>(stack: &'a Stack, r: &RunRecord) -> Option<&'a str> {
-    if r.sweep != SWEEP {
-        return None;
-    }
-    let [path] = r.workload.targets.as_slice() else {
-        return None;
-    };
+/// Large sequential reads of the stack and of each member alone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SizeCeiling {
+    pub bs: u64,
+    pub qd: u32,
+    /// The stack's bytes per second, mean over the rounds.
+    pub stack_bytes_per_s: f64,
+    /// Each member's bytes per second read alone, mean over the rounds.
+    pub members: Vec<MemberBandwidth>,
+    /// The members' bytes per second summed in each round, mean.
+    pub members_sum_bytes_per_s: f64,
+    /// The stack's over the members' sum, percent, mean of the rounds'.
+    pub ratio_pct: f64,
+    /// Half the rounds' spread, percent.
+    pub ratio_err_pct: f64,
+    pub rounds: usize,
+    /// Below [`HELD_BACK_PCT`] beyond its error.
+    pub held_back: bool,
+    pub runs: Vec<String>,
+}
+
+/// One member's bandwidth read alone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberBandwidth {
+    pub disk: String,
+    pub bytes_per_s: f64,
+}
+
+/// Every physical member read at once (one job each, the same depth).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Together {
+    pub qd: u32,
+    /// Their IOPS together, mean over the rounds.
+    pub iops: f64,
+    /// Each member's share of it, from its own counters over the run
+    /// (`/sys/block/X/stat`), mean over the rounds (none where unread).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberAlone>,
+    /// Their IOPS together over the sum of each alone in the same round,
+    /// percent, mean of the rounds'.
+    pub ratio_pct: f64,
+    pub ratio_err_pct: f64,
+    /// Below [`SHARED_PCT`] beyond its error: something they share holds
+    /// them.
+    pub shared: bool,
+    /// The stack's IOPS over the members' together in the same round,
+    /// percent, mean of the rounds'.
+    pub stack_ratio_pct: f64,
+    pub stack_ratio_err_pct: f64,
+    pub rounds: usize,
+    pub runs: Vec<String>,
+}
+
+/// What a `ceiling` run read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read<'a> {
+    /// The stack itself.
+    Stack,
+    /// One physical member alone: its disk.
+    Member(&'a str),
+    /// Every physical member at once.
+    Together,
+}
+
+/// The physical member `path` is (`/dev/nullb0` → `nullb0`).
+fn physical<'a>(stack: &'a Stack, path: &str) -> Option<&'a str> {
     // The kernel's name has `!` where the node's path has `/` (`cciss!c0d0`).
     let disk = path.strip_prefix("/dev/")?.replace('/', "!");
     stack
@@ -68,60 +155,176 @@ pub fn member_alone<'a>(stack: &'a Stack, r: &RunRecord) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// What `r` read, where it is a `ceiling` run.
+pub fn read_of<'a>(stack: &'a Stack, r: &RunRecord) -> Option<Read<'a>> {
+    if r.sweep != SWEEP {
+        return None;
+    }
+    let disks: Option<Vec<&str>> = r
+        .workload
+        .targets
+        .iter()
+        .map(|p| physical(stack, p))
+        .collect();
+    match (r.workload.targets.len(), disks) {
+        (1, Some(d)) => Some(Read::Member(d[0])),
+        (1, None) => Some(Read::Stack),
+        (n, Some(_)) if n >= 2 => Some(Read::Together),
+        _ => None,
+    }
+}
+
+/// Whether `r` read the physical members and not the stack: the member it
+/// read alone, or [`TOGETHER`] for the run that read all at once.
+pub fn member_alone<'a>(stack: &'a Stack, r: &RunRecord) -> Option<&'a str> {
+    match read_of(stack, r)? {
+        Read::Member(d) => Some(d),
+        Read::Together => Some(TOGETHER),
+        Read::Stack => None,
+    }
+}
+
+/// The block size of the large reads: a whole stripe (chunk × data disks)
+/// where the stack spreads I/O in chunks, at least [`BANDWIDTH_MIN_BS`]
+/// (whole stripes) and at most [`BANDWIDTH_MAX_BS`] (whole chunks where
+/// one fits); else [`BANDWIDTH_MIN_BS`].
+pub fn bandwidth_bs(stack: &Stack) -> u64 {
+    let Some((chunk, data)) = stripe(stack) else {
+        return BANDWIDTH_MIN_BS;
+    };
+    let width = chunk * u64::from(data.max(1));
+    let bs = width * BANDWIDTH_MIN_BS.div_ceil(width);
+    match bs {
+        b if b <= BANDWIDTH_MAX_BS => b,
+        _ if chunk <= BANDWIDTH_MAX_BS => BANDWIDTH_MAX_BS / chunk * chunk,
+        _ => BANDWIDTH_MAX_BS,
+    }
+}
+
+/// The spreading layer's chunk in bytes and its data disks (md's level and
+/// disks; a dm `striped` target's stripes), where it has a chunk.
+pub fn stripe(stack: &Stack) -> Option<(u64, u32)> {
+    match &stack.spreading_layer()?.kind {
+        LayerKind::Md {
+            level,
+            chunk_bytes,
+            raid_disks,
+            ..
+        } => {
+            let chunk = chunk_bytes.filter(|c| *c > 0)?;
+            let n = (*raid_disks)?;
+            let data = match level.as_deref()? {
+                "raid0" => n,
+                "raid4" | "raid5" => n.saturating_sub(1),
+                "raid6" => n.saturating_sub(2),
+                "raid10" => n / 2,
+                _ => return None,
+            };
+            Some((chunk, data.max(1)))
+        }
+        LayerKind::Dm { targets, .. } => {
+            let t = targets.iter().find(|t| t.target_type == "striped")?;
+            let mut f = t.params.split_whitespace();
+            let stripes: u32 = f.next()?.parse().ok()?;
+            let sectors: u64 = f.next()?.parse().ok()?;
+            (sectors > 0).then_some((sectors * 512, stripes.max(1)))
+        }
+        _ => None,
+    }
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// The ceiling from the runs (None without a complete round).
-pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
-    let mine: Vec<&RunRecord> = runs
-        .iter()
-        .filter(|r| r.sweep == SWEEP && r.error.is_none() && r.summary.iops > 0.0)
-        .collect();
-    let first = mine.first()?;
-    let mut rounds: Vec<u32> = mine.iter().map(|r| r.repeat).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    // Per complete round: the stack's IOPS and each member's.
-    let mut per_round: Vec<(f64, Vec<f64>)> = Vec::new();
-    let mut used = Vec::new();
-    for round in rounds {
-        let of = |m: Option<&str>| {
-            mine.iter()
-                .find(|r| r.repeat == round && member_alone(stack, r) == m)
-        };
-        let Some(s) = of(None) else { continue };
-        let members: Option<Vec<&&RunRecord>> =
-            stack.physical.iter().map(|d| of(Some(d))).collect();
-        let Some(members) = members else { continue };
-        used.push(s.id.clone());
-        used.extend(members.iter().map(|r| r.id.clone()));
-        per_round.push((
-            s.summary.iops,
-            members.iter().map(|r| r.summary.iops).collect(),
-        ));
-    }
-    if per_round.is_empty() {
-        return None;
-    }
-    let ratios: Vec<f64> = per_round
-        .iter()
-        .map(|(s, m)| 100.0 * s / m.iter().sum::<f64>().max(f64::MIN_POSITIVE))
-        .collect();
+/// The mean of the ratios and half their spread.
+fn spread(ratios: &[f64]) -> (f64, f64) {
     let (lo, hi) = ratios
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let ratio_pct = mean(&ratios);
-    let ratio_err_pct = (hi - lo) / 2.0;
-    let members = stack
-        .physical
+    (mean(ratios), (hi - lo).max(0.0) / 2.0)
+}
+
+fn pct(a: f64, b: f64) -> f64 {
+    100.0 * a / b.max(f64::MIN_POSITIVE)
+}
+
+/// One complete round of one size: its number, the stack's figure, each
+/// member's alone (in the stack's order), and the runs.
+struct Round {
+    n: u32,
+    stack: f64,
+    members: Vec<f64>,
+    runs: Vec<String>,
+}
+
+/// The complete rounds among `runs` (the stack and every member alone),
+/// each figure read by `f`.
+fn rounds(stack: &Stack, runs: &[&RunRecord], f: fn(&RunRecord) -> f64) -> Vec<Round> {
+    let mut ns: Vec<u32> = runs.iter().map(|r| r.repeat).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let mut out = Vec::new();
+    for n in ns {
+        let of = |w: Read| {
+            runs.iter()
+                .find(|r| r.repeat == n && read_of(stack, r) == Some(w))
+        };
+        let Some(s) = of(Read::Stack) else { continue };
+        let members: Option<Vec<&&RunRecord>> = stack
+            .physical
+            .iter()
+            .map(|d| of(Read::Member(d.as_str())))
+            .collect();
+        let Some(members) = members else { continue };
+        out.push(Round {
+            n,
+            stack: f(s),
+            members: members.iter().map(|r| f(r)).collect(),
+            runs: std::iter::once(s)
+                .chain(members)
+                .map(|r| r.id.clone())
+                .collect(),
+        });
+    }
+    out
+}
+
+/// Each member's mean over the rounds.
+fn member_means(per: &[Round]) -> Vec<f64> {
+    (0..per.first().map_or(0, |r| r.members.len()))
+        .map(|i| mean(&per.iter().map(|r| r.members[i]).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// The ceiling from the runs (None without a complete round of 4 KiB
+/// random reads).
+pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
+    let ok: Vec<&RunRecord> = runs
         .iter()
-        .enumerate()
-        .map(|(i, d)| MemberAlone {
-            disk: d.clone(),
-            iops: mean(&per_round.iter().map(|(_, m)| m[i]).collect::<Vec<_>>()),
-        })
+        .filter(|r| read_of(stack, r).is_some() && r.error.is_none() && r.summary.iops > 0.0)
         .collect();
+    let small: Vec<&RunRecord> = ok
+        .iter()
+        .copied()
+        .filter(|r| r.workload.rw == "randread")
+        .collect();
+    let per = rounds(stack, &small, |r| r.summary.iops);
+    let first = small.first()?;
+    if per.is_empty() {
+        return None;
+    }
+    let (ratio_pct, ratio_err_pct) = spread(
+        &per.iter()
+            .map(|r| pct(r.stack, r.members.iter().sum()))
+            .collect::<Vec<_>>(),
+    );
+    let together = together(stack, &small, &per);
+    let held_back = match together.as_ref().filter(|t| t.shared) {
+        Some(t) => t.stack_ratio_pct + t.stack_ratio_err_pct < HELD_BACK_PCT,
+        None => ratio_pct + ratio_err_pct < HELD_BACK_PCT,
+    };
+    let large: Vec<&RunRecord> = ok.into_iter().filter(|r| r.workload.rw == "read").collect();
     Some(StackCeiling {
         stack: stack.target.clone(),
         layer: stack
@@ -129,226 +332,121 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
             .map_or_else(|| stack.target.clone(), super::judge::short_kind),
         bs: first.workload.bs,
         qd: first.workload.qd,
-        stack_iops: mean(&per_round.iter().map(|x| x.0).collect::<Vec<_>>()),
-        members,
+        stack_iops: mean(&per.iter().map(|r| r.stack).collect::<Vec<_>>()),
+        members: stack
+            .physical
+            .iter()
+            .zip(member_means(&per))
+            .map(|(d, iops)| MemberAlone {
+                disk: d.clone(),
+                iops,
+            })
+            .collect(),
         members_sum_iops: mean(
-            &per_round
-                .iter()
-                .map(|x| x.1.iter().sum())
+            &per.iter()
+                .map(|r| r.members.iter().sum())
                 .collect::<Vec<f64>>(),
         ),
         ratio_pct,
         ratio_err_pct,
-        rounds: per_round.len(),
-        held_back: ratio_pct + ratio_err_pct < HELD_BACK_PCT,
-        runs: used,
+        rounds: per.len(),
+        held_back,
+        runs: per.iter().flat_map(|r| r.runs.clone()).collect(),
+        bandwidth: bandwidth(stack, &large),
+        together,
     })
 }
 
-/// A block size in words (`4 KiB`).
-fn bytes(bs: u64) -> String {
-    match bs {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} B"),
+/// The large reads' comparison (None without a complete round).
+fn bandwidth(stack: &Stack, large: &[&RunRecord]) -> Option<SizeCeiling> {
+    let per = rounds(stack, large, |r| r.summary.bw_bytes_per_s);
+    let first = large.first()?;
+    if per.is_empty() {
+        return None;
     }
-}
-
-/// IOPS in thousands, as the terminal prints them (`9.8K`).
-fn k(iops: f64) -> String {
-    if iops >= 1000.0 {
-        format!("{:.1}K", iops / 1000.0)
-    } else {
-        format!("{iops:.0}")
-    }
-}
-
-impl StackCeiling {
-    /// The finding in one sentence, and what to do.
-    pub fn words(&self) -> (String, String) {
-        let what = format!(
-            "{} ({} over {} members) delivers {} IOPS of {} random reads at QD {}, {:.0} % (± {:.0} %) of its members' {} measured alone over {} round(s)",
-            self.stack,
-            self.layer,
-            self.members.len(),
-            k(self.stack_iops),
-            bytes(self.bs),
-            self.qd,
-            self.ratio_pct,
-            self.ratio_err_pct,
-            k(self.members_sum_iops),
-            self.rounds
-        );
-        if self.held_back {
-            (
-                format!("{what}: the stack's own layers hold it back"),
-                format!(
-                    "look at {}'s own work per I/O (its threads, locks, a crypt or delay target under it) and its settings: its members could give more",
-                    self.stack
-                ),
-            )
-        } else {
-            (
-                format!("{what}: the stack keeps up with its members"),
-                "nothing to change in the stack's layers on this evidence".into(),
-            )
-        }
-    }
-
-    /// The evidence: each figure, as printed.
-    pub fn figures(&self) -> Vec<(String, String)> {
-        let mut f = vec![(
-            format!("{} (the stack)", self.stack),
-            format!("{:.0} IOPS", self.stack_iops),
-        )];
-        for m in &self.members {
-            f.push((format!("{} alone", m.disk), format!("{:.0} IOPS", m.iops)));
-        }
-        f.push((
-            "members' sum".into(),
-            format!("{:.0} IOPS", self.members_sum_iops),
-        ));
-        f.push((
-            "stack / members".into(),
-            format!("{:.1} % ± {:.1} %", self.ratio_pct, self.ratio_err_pct),
-        ));
-        f
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{RunRecord, Workload};
-    use crate::stack::{LayerKind, StackLayer};
-
-    /// md0 (RAID 0) over nullb0 and nullb1.
-    fn md0() -> Stack {
-        let phys = |d: &str| StackLayer {
-            disk: d.into(),
-            depth: 1,
-            ..Default::default()
-        };
-        Stack {
-            target: "md0".into(),
-            layers: vec![
-                StackLayer {
-                    disk: "md0".into(),
-                    kind: LayerKind::Md {
-                        level: Some("raid0".into()),
-                        chunk_bytes: Some(65536),
-                        raid_disks: Some(2),
-                        degraded: None,
-                        members: Vec::new(),
-                    },
-                    under: vec!["nullb0".into(), "nullb1".into()],
-                    ..Default::default()
-                },
-                phys("nullb0"),
-                phys("nullb1"),
-            ],
-            physical: vec!["nullb0".into(), "nullb1".into()],
-            ..Default::default()
-        }
-    }
-
-    /// A `ceiling` run of `path` in `round` at QD 32.
-    fn run(path: &str, round: u32, iops: f64) -> RunRecord {
-        let mut r = RunRecord {
-            id: format!("ceiling-{}#{round}", path.trim_start_matches("/dev/")),
-            sweep: SWEEP.into(),
-            repeat: round,
-            workload: Workload {
-                rw: "randread".into(),
-                bs: 4096,
-                qd: 32,
-                targets: vec![path.into()],
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        r.summary.iops = iops;
-        r
-    }
-
-    /// Two rounds: the stack's IOPS and each member's alone.
-    fn rounds(r: &[(f64, f64, f64)]) -> Vec<RunRecord> {
-        r.iter()
-            .zip(1..)
-            .flat_map(|(&(s, a, b), n)| {
-                [
-                    run("/dev/md0", n, s),
-                    run("/dev/nullb0", n, a),
-                    run("/dev/nullb1", n, b),
-                ]
+    let (ratio_pct, ratio_err_pct) = spread(
+        &per.iter()
+            .map(|r| pct(r.stack, r.members.iter().sum()))
+            .collect::<Vec<_>>(),
+    );
+    Some(SizeCeiling {
+        bs: first.workload.bs,
+        qd: first.workload.qd,
+        stack_bytes_per_s: mean(&per.iter().map(|r| r.stack).collect::<Vec<_>>()),
+        members: stack
+            .physical
+            .iter()
+            .zip(member_means(&per))
+            .map(|(d, b)| MemberBandwidth {
+                disk: d.clone(),
+                bytes_per_s: b,
             })
-            .collect()
-    }
+            .collect(),
+        members_sum_bytes_per_s: mean(
+            &per.iter()
+                .map(|r| r.members.iter().sum())
+                .collect::<Vec<f64>>(),
+        ),
+        ratio_pct,
+        ratio_err_pct,
+        rounds: per.len(),
+        held_back: ratio_pct + ratio_err_pct < HELD_BACK_PCT,
+        runs: per.iter().flat_map(|r| r.runs.clone()).collect(),
+    })
+}
 
-    #[test]
-    fn an_array_at_half_its_members_sum_is_held_back_by_its_own_layer() {
-        let runs = rounds(&[(9700.0, 10100.0, 10300.0), (9900.0, 10200.0, 10200.0)]);
-        let c = ceiling(&md0(), &runs).expect("a ceiling");
-        assert_eq!((c.rounds, c.qd, c.bs), (2, 32, 4096));
-        assert!((c.stack_iops - 9800.0).abs() < 1e-9);
-        assert!((c.members_sum_iops - 20400.0).abs() < 1e-9);
-        assert!((c.ratio_pct - 48.04).abs() < 0.01, "{}", c.ratio_pct);
-        assert!((c.ratio_err_pct - 0.49).abs() < 0.01, "{}", c.ratio_err_pct);
-        assert!(c.held_back);
-        assert_eq!(c.members[1].disk, "nullb1");
-        assert!((c.members[1].iops - 10250.0).abs() < 1e-9);
-        assert_eq!(c.runs.len(), 6);
-        let (words, _) = c.words();
-        assert!(
-            words.starts_with("md0 (md raid0 over 2 members) delivers 9.8K IOPS of 4 KiB random reads at QD 32, 48 % (± 0 %) of its members' 20.4K measured alone")
-                && words.contains("hold it back"),
-            "{words}"
-        );
-        // Judged with the rest of the stack: said, and said first, with no
-        // "not identified" beside it.
-        let j = crate::stack::judge(&md0(), &runs).unwrap();
-        assert_eq!(j.ceiling.as_ref(), Some(&c));
-        assert!(j.findings.is_empty(), "{:?}", j.findings);
-        let mut v = Vec::new();
-        crate::stack::add_verdicts(&mut v, &j);
-        assert_eq!(v[0].rule, "stack-ceiling");
-        assert!(v[0].evidence.figures.iter().any(|f| f.0 == "nullb0 alone"));
+/// The members read at once, against each alone and the stack of the same
+/// round (None without such a run in a complete round).
+fn together(stack: &Stack, small: &[&RunRecord], per: &[Round]) -> Option<Together> {
+    let mut with: Vec<(&RunRecord, &Round)> = Vec::new();
+    for round in per {
+        if let Some(r) = small
+            .iter()
+            .find(|r| r.repeat == round.n && read_of(stack, r) == Some(Read::Together))
+        {
+            with.push((r, round));
+        }
     }
-
-    #[test]
-    fn a_stack_near_its_members_or_within_its_error_of_the_line_keeps_up() {
-        let near = rounds(&[(19000.0, 10000.0, 10000.0), (17000.0, 10200.0, 10200.0)]);
-        let c = ceiling(&md0(), &near).unwrap();
-        assert!(!c.held_back && c.ratio_pct > 85.0);
-        assert!(c.words().0.contains("keeps up"), "{}", c.words().0);
-        // 60 % and 72 %: 66 % ± 6 % reaches the line.
-        let spread = rounds(&[(12000.0, 10000.0, 10000.0), (14400.0, 10000.0, 10000.0)]);
-        let c = ceiling(&md0(), &spread).unwrap();
-        assert!((c.ratio_pct - 66.0).abs() < 1e-9 && (c.ratio_err_pct - 6.0).abs() < 1e-9);
-        assert!(!c.held_back);
-        let mut j = crate::stack::judge(&md0(), &spread).unwrap();
-        let mut v = Vec::new();
-        crate::stack::add_verdicts(&mut v, &j);
-        assert!(v.iter().any(|v| v.rule == "stack-keeps-up"));
-        j.ceiling = None;
-        assert!(!serde_json::to_string(&j).unwrap().contains("ceiling"));
-    }
-
-    #[test]
-    fn a_round_missing_a_member_counts_for_nothing_and_other_sweeps_are_not_read() {
-        let mut runs = rounds(&[(9800.0, 10000.0, 10000.0), (5000.0, 10000.0, 10000.0)]);
-        runs[5].error = Some("failed".into());
-        let c = ceiling(&md0(), &runs).unwrap();
-        assert_eq!(c.rounds, 1);
-        assert!((c.stack_iops - 9800.0).abs() < 1e-9);
-        // A qd sweep run of the stack, or a member run of no round: none.
-        let mut other = run("/dev/md0", 1, 9000.0);
-        other.sweep = "qd".into();
-        assert_eq!(ceiling(&md0(), &[other, run("/dev/nullb0", 1, 1.0)]), None);
-        assert_eq!(member_alone(&md0(), &run("/dev/nullb9", 1, 1.0)), None);
-        assert_eq!(
-            member_alone(&md0(), &run("/dev/nullb1", 1, 1.0)),
-            Some("nullb1")
-        );
-    }
+    let first = with.first()?.0;
+    let (ratio_pct, ratio_err_pct) = spread(
+        &with
+            .iter()
+            .map(|(r, w)| pct(r.summary.iops, w.members.iter().sum()))
+            .collect::<Vec<_>>(),
+    );
+    let (stack_ratio_pct, stack_ratio_err_pct) = spread(
+        &with
+            .iter()
+            .map(|(r, w)| pct(w.stack, r.summary.iops))
+            .collect::<Vec<_>>(),
+    );
+    // Each member's IOPS in the run, from its own counters.
+    let own = |r: &RunRecord, d: &str| -> Option<f64> {
+        let c = r.context.as_ref()?.members.iter().find(|c| c.disk == d)?;
+        Some(c.ios() as f64 * 1000.0 / c.window_ms.max(1) as f64)
+    };
+    let members = stack
+        .physical
+        .iter()
+        .map(|d| {
+            let v: Option<Vec<f64>> = with.iter().map(|(r, _)| own(r, d)).collect();
+            v.map(|v| MemberAlone {
+                disk: d.clone(),
+                iops: mean(&v),
+            })
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
+    Some(Together {
+        qd: first.workload.qd,
+        iops: mean(&with.iter().map(|(r, _)| r.summary.iops).collect::<Vec<_>>()),
+        members,
+        ratio_pct,
+        ratio_err_pct,
+        shared: ratio_pct + ratio_err_pct < SHARED_PCT,
+        stack_ratio_pct,
+        stack_ratio_err_pct,
+        rounds: with.len(),
+        runs: with.iter().map(|(r, _)| r.id.clone()).collect(),
+    })
 }

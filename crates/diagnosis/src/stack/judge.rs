@@ -84,8 +84,8 @@ impl MemberFigures {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFigures {
     pub run: String,
-    /// The physical member this run read alone (the `ceiling` sweep): not
-    /// the stack at work.
+    /// The physical member this run read alone, or `every member at
+    /// once` (the `ceiling` sweep): not the stack at work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone: Option<String>,
     pub members: Vec<MemberFigures>,

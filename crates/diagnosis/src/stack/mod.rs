@@ -5,21 +5,25 @@
 //! [`judge`] says which member or layer holds the I/O, from those
 //! counters alone — the slow member, an uneven split, read-modify-write
 //! on a parity RAID, I/O misaligned with the chunk — or "not identified";
-//! [`ceiling`], the stack's IOPS against the sum of its physical members
-//! read alone; [`cpu`], each layer's CPU per I/O from its kernel threads
-//! and the kernel profile, and the layer whose one thread holds a CPU.
+//! [`ceiling`], the stack's IOPS and bandwidth against the sum of its
+//! physical members read alone, and the members read all at once;
+//! [`cpu`], each layer's CPU per I/O from its kernel threads and the
+//! kernel profile, and the layer whose one thread holds a CPU.
 //!
 //! The probe (`ssdready_probe::stack`) reads the stack from sysfs and the
 //! device-mapper ioctl; nothing here makes a system call.
 
 pub mod ceiling;
+#[cfg(test)]
+mod ceiling_tests;
+pub mod ceiling_words;
 pub mod cpu;
 pub mod judge;
 #[cfg(test)]
 mod tests;
 pub mod verdicts;
 
-pub use ceiling::{ceiling, MemberAlone, StackCeiling};
+pub use ceiling::{ceiling, MemberAlone, MemberBandwidth, SizeCeiling, StackCeiling, Together};
 pub use judge::{judge, MemberFigures, RunFigures, StackFinding, StackJudgement};
 pub use verdicts::add_verdicts;
 

@@ -186,31 +186,86 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
         }
     }
     if let Some(c) = &j.ceiling {
-        let (finding, recommendation) = c.words();
-        let v = crate::model::Verdict {
-            rule: if c.held_back {
-                "stack-ceiling"
-            } else {
-                "stack-keeps-up"
-            }
-            .into(),
+        ceiling_verdicts(verdicts, first, c);
+    }
+}
+
+/// The stack against its members: at small requests (said first when its
+/// layers or what its members share hold it), the members all at once, and
+/// its bandwidth at large requests beside its IOPS.
+fn ceiling_verdicts(
+    verdicts: &mut Vec<crate::model::Verdict>,
+    mut first: usize,
+    c: &super::StackCeiling,
+) {
+    let verdict = |rule: &str,
+                   (finding, recommendation): (String, String),
+                   figures,
+                   runs,
+                   rounds: usize,
+                   why: &str| {
+        crate::model::Verdict {
+            rule: rule.into(),
             finding,
-            evidence: crate::model::Evidence {
-                figures: c.figures(),
-                runs: c.runs.clone(),
-            },
+            evidence: crate::model::Evidence { figures, runs },
             recommendation,
-            confidence: if c.rounds > 1 { "medium" } else { "low" }.into(),
+            confidence: if rounds > 1 { "medium" } else { "low" }.into(),
             confidence_why: format!(
-                "the stack and each member read alone in turns, {} round(s); the error is half the rounds' spread",
-                c.rounds
+                "{why}, {rounds} round(s); the error is half the rounds' spread"
             ),
             noise_pct: None,
-        };
-        match c.held_back {
-            true => verdicts.insert(first, v),
-            false => verdicts.push(v),
         }
+    };
+    let small = verdict(
+        if c.held_back {
+            "stack-ceiling"
+        } else {
+            "stack-keeps-up"
+        },
+        c.words(),
+        c.figures(),
+        c.runs.clone(),
+        c.rounds,
+        "the stack and each member read alone in turns",
+    );
+    if c.held_back {
+        verdicts.insert(first, small);
+        first += 1;
+    } else {
+        verdicts.push(small);
+    }
+    if let Some(t) = &c.together {
+        let v = verdict(
+            if t.shared {
+                "stack-shared-ceiling"
+            } else {
+                "stack-members-scale"
+            },
+            t.words(c),
+            t.figures(c),
+            t.runs.clone(),
+            t.rounds,
+            "every member read at once, in turns with each alone and the stack",
+        );
+        if t.shared {
+            verdicts.insert(first, v);
+        } else {
+            verdicts.push(v);
+        }
+    }
+    if let (Some(b), Some(words)) = (&c.bandwidth, c.bandwidth_words()) {
+        verdicts.push(verdict(
+            if b.held_back {
+                "stack-bandwidth-ceiling"
+            } else {
+                "stack-bandwidth-keeps-up"
+            },
+            words,
+            b.figures(&c.stack),
+            b.runs.clone(),
+            b.rounds,
+            "large sequential reads of the stack and of each member alone, in turns",
+        ));
     }
 }
 

@@ -7,7 +7,7 @@ use super::charts::Table;
 use super::page::section;
 use super::svg::esc;
 use ssdready_core::units::fmt_count;
-use ssdready_diagnosis::model::StudyDoc;
+use ssdready_diagnosis::model::{fmt_bs, StudyDoc};
 
 /// The section, where the first target has a stack.
 pub fn section_of(d: &StudyDoc) -> Option<String> {
@@ -78,11 +78,34 @@ pub fn section_of(d: &StudyDoc) -> Option<String> {
             t.row(vec![format!("{} alone", m.disk), fmt_count(m.iops)]);
         }
         t.row(vec!["members' sum".into(), fmt_count(c.members_sum_iops)]);
+        let mut said = vec![esc(&c.words().0)];
+        if let Some(o) = &c.together {
+            t.row(vec!["members all at once".into(), fmt_count(o.iops)]);
+            said.push(esc(&o.words(c).0));
+        }
         cards.push(format!(
             "<div class=\"card\"><p>{}</p>{}</div>",
-            esc(&c.words().0),
+            said.join("</p><p>"),
             t.html()
         ));
+        if let (Some(b), Some((words, _))) = (&c.bandwidth, c.bandwidth_words()) {
+            let head = format!("{} sequential reads, MB/s", fmt_bs(b.bs));
+            let mut t = Table::new(&["device", &head]);
+            let mb = |v: f64| format!("{:.1}", v / 1e6);
+            t.row(vec![
+                format!("{} (the stack)", c.stack),
+                mb(b.stack_bytes_per_s),
+            ]);
+            for m in &b.members {
+                t.row(vec![format!("{} alone", m.disk), mb(m.bytes_per_s)]);
+            }
+            t.row(vec!["members' sum".into(), mb(b.members_sum_bytes_per_s)]);
+            cards.push(format!(
+                "<div class=\"card\"><p>{}</p>{}</div>",
+                esc(&words),
+                t.html()
+            ));
+        }
     }
     if !found.is_empty() {
         cards.push(format!(
@@ -155,6 +178,27 @@ mod tests {
                 ratio_pct: 48.0,
                 rounds: 2,
                 held_back: true,
+                bandwidth: Some(ssdready_diagnosis::stack::SizeCeiling {
+                    bs: 128 << 10,
+                    qd: 8,
+                    stack_bytes_per_s: 1.9e9,
+                    members: vec![ssdready_diagnosis::stack::MemberBandwidth {
+                        disk: "nvme0n1".into(),
+                        bytes_per_s: 1e9,
+                    }],
+                    members_sum_bytes_per_s: 2e9,
+                    ratio_pct: 95.0,
+                    rounds: 2,
+                    ..Default::default()
+                }),
+                together: Some(ssdready_diagnosis::stack::Together {
+                    qd: 32,
+                    iops: 19900.0,
+                    ratio_pct: 97.5,
+                    stack_ratio_pct: 49.2,
+                    rounds: 2,
+                    ..Default::default()
+                }),
                 ..Default::default()
             }),
             ..Default::default()
@@ -162,5 +206,10 @@ mod tests {
         let html = section_of(&d).unwrap();
         assert!(html.contains("nvme0n1 alone"), "{html}");
         assert!(html.contains("hold it back"), "{html}");
+        assert!(html.contains("members all at once</td><td>19.9K"), "{html}");
+        assert!(html.contains("nothing they share holds them"), "{html}");
+        assert!(html.contains("128k sequential reads, MB/s"), "{html}");
+        assert!(html.contains("<td>1900.0</td>"), "{html}");
+        assert!(html.contains("cost is per request"), "{html}");
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{doubling, fmt_bs, Plan, Point, Qd, StudyOptions, BS_QD, QDS};
 use crate::model::{Skip, SweepDoc, TargetKind, TargetProfile};
+use ssdready_diagnosis::stack::ceiling;
 
 /// The plan being built, and what every sweep's builder asks of the
 /// targets and the options.
@@ -422,9 +423,12 @@ impl<'a> Planner<'a> {
 
     /// The stack's ceiling against its members: each physical device at
     /// the bottom of the target's stack read alone, one at a time, in
-    /// turns with the stack itself (4 KiB random reads at the peak depth),
-    /// the order reversed each round. Reads only: a member of an array is
-    /// never written. Needs root; without a stack, no sweep.
+    /// turns with the stack itself, at small requests (4 KiB random reads
+    /// at the peak depth) and large ones (sequential reads of a stripe's
+    /// width at QD 8); and, with two or more, every member at once (a job
+    /// each, 4 KiB random reads at the peak depth each). The order is
+    /// reversed each round. Reads only: a member of an array is never
+    /// written. Needs root; without a stack, no sweep.
     pub(super) fn ceiling(&mut self) {
         const WHAT: &str = "the stack against its members read alone";
         let Some(stack) = self.t.stack.as_ref() else {
@@ -442,31 +446,50 @@ impl<'a> Planner<'a> {
             return;
         }
         let rounds = if self.o.quick { 2 } else { 3 };
+        let members: Vec<String> = stack
+            .physical
+            .iter()
+            .map(|d| format!("/dev/{}", d.replace('!', "/")))
+            .collect();
+        let large = ceiling::bandwidth_bs(stack);
+        let read = |rw: &'static str, bs: u64, qd: Qd, on: Vec<String>| {
+            let mut pt = Point::new("ceiling", rw, bs, qd, self.engine);
+            pt.members = on;
+            pt.writes = false;
+            pt
+        };
+        let mut turn: Vec<Point> = Vec::new();
+        for (rw, bs, qd) in [
+            ("randread", 4096, Qd::Peak),
+            ("read", large, Qd::Fixed(ceiling::BANDWIDTH_QD)),
+        ] {
+            turn.push(read(rw, bs, qd, Vec::new()));
+            turn.extend(members.iter().map(|m| read(rw, bs, qd, vec![m.clone()])));
+            if rw == "randread" && members.len() > 1 {
+                turn.push(read(rw, bs, qd, members.clone()));
+            }
+        }
         let mut pts = Vec::new();
         for r in 1..=rounds {
-            let mut order: Vec<Option<String>> = std::iter::once(None)
-                .chain(
-                    stack
-                        .physical
-                        .iter()
-                        .map(|d| Some(format!("/dev/{}", d.replace('!', "/")))),
-                )
-                .collect();
+            let mut order = turn.clone();
             if r % 2 == 0 {
                 order.reverse();
             }
-            for member in order {
-                let mut pt = Point::new("ceiling", "randread", 4096, Qd::Peak, self.engine);
-                pt.member = member;
-                pt.repeat = r;
-                pt.writes = false;
-                pts.push(pt);
-            }
+            pts.extend(order.into_iter().map(|pt| Point { repeat: r, ..pt }));
         }
+        let at_once = match members.len() {
+            1 => String::new(),
+            _ => {
+                ", and all of them at once (a job each, 4 KiB random reads at the peak depth each)"
+                    .into()
+            }
+        };
         self.sweep(
             "ceiling",
             format!(
-                "4 KiB random reads at the peak depth of {} and of each of its physical members alone ({}), read-only, in turns, {rounds} rounds",
+                "4 KiB random reads at the peak depth and {} sequential reads at QD {} of {} and of each of its physical members alone ({}){at_once}, read-only, in turns, {rounds} rounds",
+                fmt_bs(large),
+                ceiling::BANDWIDTH_QD,
                 stack.target,
                 stack.physical.join(", ")
             ),
