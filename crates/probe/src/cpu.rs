@@ -163,6 +163,9 @@ pub struct CpuSnapshot {
     pub process: ProcessCpu,
     /// Every live thread of other processes (None: not readable).
     pub threads: Option<ThreadTimes>,
+    /// At a window's end: what the kernel's workers were seen doing
+    /// during it ([`crate::threads::WorkSampler`]), by thread id.
+    pub works_seen: std::collections::HashMap<u32, Vec<String>>,
 }
 
 impl CpuSnapshot {
@@ -179,6 +182,7 @@ impl CpuSnapshot {
             idle,
             process: process_now(),
             threads: thread_times(),
+            works_seen: Default::default(),
         }
     }
 }
@@ -369,7 +373,7 @@ pub fn cost(
                 .map_or_else(Vec::new, |t| named(&t.busiest, wall)),
             kernel_work: threads
                 .as_ref()
-                .map_or_else(Vec::new, |t| kernel_work(&t.kernel, wall)),
+                .map_or_else(Vec::new, |t| kernel_work(&t.kernel, &end.works_seen, wall)),
         },
     };
     if ios == 0 {
@@ -403,6 +407,7 @@ mod tests {
             idle: parse_per_cpu_idle(text),
             process: ProcessCpu::default(),
             threads: None,
+            works_seen: Default::default(),
         }
     }
 

@@ -228,13 +228,109 @@ pub fn group_work(named: &[(Option<String>, ThreadTime)], window_ns: f64) -> Vec
     by
 }
 
-/// The kernel's threads of a window ([`Split::kernel`]) by work.
-pub fn kernel_work(kernel: &[(u32, ThreadTime)], window_ns: f64) -> Vec<KernelWork> {
-    let named: Vec<(Option<String>, ThreadTime)> = kernel
-        .iter()
-        .map(|(_, t)| (t.comm.clone(), t.clone()))
-        .collect();
+/// The kernel's threads of a window ([`Split::kernel`]) by work. A
+/// worker seen doing several kinds of work in the window (`seen`, by
+/// thread id: [`WorkSampler`]) has its time split evenly over what it was
+/// seen doing, its name at the window's ends included.
+pub fn kernel_work(
+    kernel: &[(u32, ThreadTime)],
+    seen: &HashMap<u32, Vec<String>>,
+    window_ns: f64,
+) -> Vec<KernelWork> {
+    let mut named: Vec<(Option<String>, ThreadTime)> = Vec::with_capacity(kernel.len());
+    for (tid, t) in kernel {
+        let mut works: Vec<String> = seen.get(tid).cloned().unwrap_or_default();
+        if let Some(c) = t
+            .comm
+            .as_deref()
+            .filter(|c| !TEARDOWN_WORK.contains(&work_of(c)))
+        {
+            works.push(work_of(c).to_string());
+        }
+        if works.len() <= 1 {
+            let comm = works.pop().or_else(|| t.comm.clone());
+            named.push((comm, t.clone()));
+            continue;
+        }
+        let k = works.len() as u64;
+        for w in works {
+            let part = ThreadTime {
+                run_ns: t.run_ns / k,
+                wait_ns: t.wait_ns / k,
+                ..t.clone()
+            };
+            named.push((Some(w), part));
+        }
+    }
     group_work(&named, window_ns)
+}
+
+/// How often [`WorkSampler::tick`] reads the workers' names, and how many
+/// workers it follows (the first of the window's start, by thread id).
+pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+pub const SAMPLED_WORKERS: usize = 256;
+
+/// What the kernel's work-queue workers do during a window: each one's
+/// name read every [`SAMPLE_EVERY`] (`/proc/PID/task/TID/comm`, which
+/// shows the queue whose work it runs or ran last), so that a worker's
+/// time is not all charged to whatever it took up as the window closed.
+#[derive(Debug, Default)]
+pub struct WorkSampler {
+    workers: Vec<(u32, u32)>,
+    seen: HashMap<u32, Vec<String>>,
+    last: Option<std::time::Instant>,
+}
+
+impl WorkSampler {
+    /// Follow the work-queue workers alive at the window's start.
+    pub fn new(start: Option<&ThreadTimes>) -> WorkSampler {
+        let mut workers: Vec<(u32, u32)> = start
+            .into_iter()
+            .flatten()
+            .filter(|(_, t)| {
+                t.kernel && t.comm.as_deref().is_some_and(|c| c.starts_with("kworker/"))
+            })
+            .map(|(&tid, t)| (t.pid, tid))
+            .collect();
+        workers.sort_unstable();
+        workers.truncate(SAMPLED_WORKERS);
+        WorkSampler {
+            workers,
+            ..Default::default()
+        }
+    }
+
+    /// Read the workers' names, if [`SAMPLE_EVERY`] has passed.
+    pub fn tick(&mut self) {
+        let now = std::time::Instant::now();
+        if self
+            .last
+            .is_some_and(|l| now.duration_since(l) < SAMPLE_EVERY)
+        {
+            return;
+        }
+        self.last = Some(now);
+        for i in 0..self.workers.len() {
+            let (pid, tid) = self.workers[i];
+            let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")) else {
+                continue;
+            };
+            self.observe(tid, comm.trim());
+        }
+    }
+
+    /// One reading of a worker's name: kept where it names work.
+    pub fn observe(&mut self, tid: u32, comm: &str) {
+        let work = work_of(comm);
+        if !TEARDOWN_WORK.contains(&work) {
+            self.seen.entry(tid).or_default().push(work.to_string());
+        }
+    }
+
+    /// What each worker was seen doing, by thread id.
+    pub fn seen(self) -> HashMap<u32, Vec<String>> {
+        self.seen
+    }
 }
 
 /// A kernel thread's name for a window, from its names at the start and
@@ -394,8 +490,28 @@ mod tests {
                 ..t(9, 800, 0, true)
             },
         )]);
-        let w = kernel_work(&split(&a, &b).kernel, 1_000.0);
+        let w = kernel_work(&split(&a, &b).kernel, &HashMap::new(), 1_000.0);
         assert_eq!(w[0].work, "kcryptd-252:0-1", "{w:?}");
+        // Seen in the window at kcryptd twice and at events_unbound once
+        // (its closing work left out), and at kcryptd at its start.
+        let mut seen = WorkSampler::default();
+        for c in [
+            "kworker/u8:2+kcryptd-252:0-1",
+            "kworker/u8:2-events_unbound",
+            "kworker/u8:2+iou_exit",
+            "kworker/u8:2-kcryptd-252:0-1",
+        ] {
+            seen.observe(9, c);
+        }
+        let w = kernel_work(&split(&a, &b).kernel, &seen.seen(), 1_000.0);
+        let got: Vec<(&str, u32, u64)> = w
+            .iter()
+            .map(|x| (x.work.as_str(), x.threads, (x.cpus * 1e3).round() as u64))
+            .collect();
+        assert_eq!(
+            got,
+            [("kcryptd-252:0-1", 3, 600), ("events_unbound", 1, 200)]
+        );
     }
 
     #[test]

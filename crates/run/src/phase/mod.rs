@@ -28,6 +28,7 @@ use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, ExitWhat, JobSpec};
 use ssdready_io::clock::Clock;
 use ssdready_probe::cpu;
+use ssdready_probe::threads::WorkSampler;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,16 +133,24 @@ pub(crate) fn run_phase(
     let t0 = run.clock.now();
     w.steady = steady_units(run, &w, t0);
     obs.phase_start(expected);
+    // What the kernel's workers do in the window, for its CPU by work.
+    let mut workers: Option<WorkSampler> = None;
     let end_run = watch(run, members, &mut w, carried, obs, t0, |now| {
         if from.is_none() && now >= t0 + ramp {
             from = Some(measure::snapshot(&run.clock, &devices));
             inst.start();
         }
         inst.drain();
+        if let Some(f) = &from {
+            workers
+                .get_or_insert_with(|| WorkSampler::new(f.1.threads.as_ref()))
+                .tick();
+        }
         from.is_some()
     });
     let outcomes = join_workers(jobs, std::mem::take(&mut w.handles), warnings)?;
-    let to = measure::snapshot(&run.clock, &devices);
+    let mut to = measure::snapshot(&run.clock, &devices);
+    to.1.works_seen = workers.map(WorkSampler::seen).unwrap_or_default();
     let mut closed = inst.stop();
     obs.phase_end();
     notices::current().drain_into(obs);
