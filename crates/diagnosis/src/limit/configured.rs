@@ -240,6 +240,11 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     let (Some(busy), Some(others)) = (v.cpus_busy, v.others_share()) else {
         return Test::No("no CPU figures".into());
     };
+    // A loop device's disk busy with its I/Os and holding their time: the
+    // disk, not a CPU, is what they waited for.
+    if let Some(disk) = super::path::backing_waits(sh, v) {
+        return Test::No(disk);
+    }
     // Other processes' work is most of the busy time, or more of it than
     // the I/O's own work (the rest being interrupts and softirqs).
     let own = v.own_share().unwrap_or(100.0 - others);

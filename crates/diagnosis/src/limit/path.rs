@@ -396,6 +396,42 @@ pub fn submission(sh: &Shared, _: &View) -> Test {
     }
 }
 
+/// Share of a loop device's summed I/O time its own disk must hold, and
+/// how busy that disk must be, for the I/Os to have waited there.
+pub const BACKING_SHARE_PCT: f64 = 50.0;
+
+/// Where the target is a loop device over a file on one disk: that disk's
+/// own counters over the run (the stack's `members`) showing the loop
+/// device's I/Os waited in it — the disk busy, holding most of the loop
+/// device's I/O time, with about as many I/Os (its I/Os are the loop
+/// device's, not other work's). In words, or None.
+pub fn backing_waits(sh: &Shared, v: &View) -> Option<String> {
+    use crate::stack::LayerKind;
+    let stack = sh.target.stack.as_ref()?;
+    let top = stack.layers.first()?;
+    let (LayerKind::Loop { .. }, [disk]) = (&top.kind, top.under.as_slice()) else {
+        return None;
+    };
+    let members = &v.run.context.as_ref()?.members;
+    let find = |d: &str| members.iter().find(|c| c.disk == d);
+    let (lo, b) = (find(&top.disk)?, find(disk)?);
+    let (n, m) = (lo.ios(), b.ios());
+    let ours = n >= 100 && m * 2 >= n && m <= n * 2;
+    let busy = 100.0 * b.io_ticks_ms as f64 / b.window_ms.max(1) as f64;
+    let share = 100.0 * b.ticks_ms() as f64 / lo.ticks_ms().max(1) as f64;
+    (ours && busy >= DEVICE_BUSY_PCT && share >= BACKING_SHARE_PCT && b.ticks_ms() >= 10).then(|| {
+        format!(
+            "the disk under {} ({}) was busy {} of the run and its {m} I/Os took {} of the loop device's {n} I/Os' time ({:.3} ms against {:.3} ms each): they waited in the disk",
+            top.disk,
+            disk,
+            pct(busy.min(100.0)),
+            pct(share.min(100.0)),
+            b.ticks_ms() as f64 / m.max(1) as f64,
+            lo.ticks_ms() as f64 / n.max(1) as f64,
+        )
+    })
+}
+
 /// A rate limit below the host: the rate stopped growing with depth while
 /// nothing on the host was busy, and the I/Os waited at the device.
 pub fn below_host(sh: &Shared, v: &View) -> Test {
@@ -423,7 +459,10 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         (None, None) => Some("no CPU figures to show the host idle".into()),
         _ => None,
     };
-    if let Some(b) = busy_host {
+    // A loop device's own disk, counted by the kernel per run, shows where
+    // its I/Os waited whatever the host's CPUs did.
+    let backing = backing_waits(sh, v);
+    if let (Some(b), None) = (busy_host, &backing) {
         return Test::No(b);
     }
     let at = v.at_device_pct();
@@ -435,7 +474,8 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         .filter(|s| *s >= DEVICE_SHARE_PCT);
     let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
         || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
-        || dev_share.is_some();
+        || dev_share.is_some()
+        || backing.is_some();
     if !waits {
         return Test::No(match (at, v.disk) {
             (Some(a), Some(d)) => format!(
@@ -474,6 +514,7 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
             pct(s)
         ));
     }
+    evidence.extend(backing);
     let l = &sh.figures.device_limit;
     if let (Some(a), Some(b)) = (l.device_latency_ns, l.device_time_at_peak_ns) {
         evidence.push(format!(

@@ -639,3 +639,73 @@ fn a_throttle_that_holds_qd1_leaves_its_wait_unaccounted_and_claims_no_platform_
     let j = crate::judge(&i);
     assert!(j.facts.contains_key("platform_share_qd1"));
 }
+
+/// A loop device over a file on vda, its disk's counters over the run:
+/// (vda's I/Os, its summed ms, its busy ms) in a window of 1,000 ms, the
+/// loop device's 30,000 I/Os taking 3,000 ms.
+fn over_vda(mut r: RunRecord, ios: u64, ticks: u64, busy: u64) -> (TargetProfile, RunRecord) {
+    use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
+    let mut t = target(TargetKind::BlockDevice);
+    let layer = |disk: &str, kind: LayerKind, under: &[&str]| StackLayer {
+        disk: disk.into(),
+        kind,
+        under: under.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    t.stack = Some(Stack {
+        target: "loop3".into(),
+        layers: vec![
+            layer(
+                "loop3",
+                LayerKind::Loop {
+                    backing_file: Some("/var/tmp/f".into()),
+                },
+                &["vda"],
+            ),
+            layer("vda", LayerKind::default(), &[]),
+        ],
+        ..Default::default()
+    });
+    let c = |disk: &str, ios: u64, ticks: u64, busy: u64| MemberCounters {
+        disk: disk.into(),
+        read_ios: ios,
+        read_ticks_ms: ticks,
+        io_ticks_ms: busy,
+        window_ms: 1000,
+        ..Default::default()
+    };
+    r.context = Some(RunContext {
+        members: vec![c("loop3", 30_000, 3_000, 1_000), c("vda", ios, ticks, busy)],
+        ..Default::default()
+    });
+    (t, r)
+}
+
+#[test]
+fn a_loop_devices_busy_disk_holding_its_time_is_below_the_host_whatever_the_cpus_did() {
+    // Every CPU busy, other work's mostly, the thread kept waiting: on its
+    // own, other work.
+    let busy = || with_threads(run("qd-16", 16, 30_000.0, 40.0, 99.0, 3.0), 0.3, 1.3, 60.0);
+    let (t, r) = over_vda(busy(), 30_000, 2_500, 980);
+    let s = judge(&t, &[r], &Caps::default(), true);
+    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("the disk under loop3 (vda) was busy 98 %")),
+        "{:?}",
+        s.evidence
+    );
+    // The disk half idle: the I/Os did not wait there.
+    let (t, r) = over_vda(busy(), 30_000, 1_200, 450);
+    assert_eq!(
+        judge(&t, &[r], &Caps::default(), true).limit,
+        Cause::OtherWork
+    );
+    // The disk busy with twice the loop device's I/Os: other work's I/O.
+    let (t, r) = over_vda(busy(), 90_000, 2_500, 980);
+    assert_ne!(
+        judge(&t, &[r], &Caps::default(), true).limit,
+        Cause::BelowHost
+    );
+}
