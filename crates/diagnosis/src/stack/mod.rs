@@ -15,6 +15,8 @@ pub mod ceiling;
 pub mod judge;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_direction;
 pub mod verdicts;
 
 pub use ceiling::{ceiling, MemberAlone, StackCeiling};
