@@ -210,11 +210,11 @@ type Slow = (f64, f64, f64, f64, u64);
 
 /// Each member judged in one run (≥ [`MIN_IOS`] I/Os, with a peer that
 /// had as many), with its figures where it was slow: its time per I/O
-/// (or, where `busy` counts, its busy fraction) more than [`SLOW_RATIO`]
-/// times its peers', and the time it adds over theirs at least
-/// [`OWN_SHARE`] of the run's mean latency `lat_ms` (where the run has
-/// one): a few microseconds more than a member that counts none are not
-/// what the I/O waits for.
+/// more than [`SLOW_RATIO`] times its peers', the time it adds over
+/// theirs at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
+/// (where the run has one: a few microseconds more than a member that
+/// counts none are not what the I/O waits for); or, where `busy` counts,
+/// its busy fraction more than [`SLOW_RATIO`] times theirs.
 fn slow_members(
     cs: &[MemberCounters],
     peers: &[String],
@@ -249,11 +249,11 @@ fn slow_members(
             continue;
         };
         let lo = f.mean_bounds(c.ticks_ms()).0;
-        let slow_time = lo > SLOW_RATIO * med_hi;
+        let matters = lat_ms.is_none_or(|lat| lo - med_hi >= OWN_SHARE * lat);
+        let slow_time = lo > SLOW_RATIO * med_hi && matters;
         let slow_busy =
             busy && f.busy_pct >= 20.0 && f.busy_pct > SLOW_RATIO * med_busy && c.window_ms >= 100;
-        let matters = lat_ms.is_none_or(|lat| lo - med_hi >= OWN_SHARE * lat);
-        if !((slow_time || slow_busy) && matters) {
+        if !(slow_time || slow_busy) {
             out.push((c.disk.clone(), None));
             continue;
         }

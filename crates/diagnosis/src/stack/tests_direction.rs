@@ -95,3 +95,28 @@ fn a_member_slow_only_for_writes_is_named_for_writes_from_the_runs_that_wrote() 
     assert!(j.findings.iter().any(|f| matches!(f,
         StackFinding::SlowLayer { disk, direction: Some(d), .. } if disk == "dm-0" && d == "writes")));
 }
+
+#[test]
+fn a_member_busy_far_longer_than_its_peers_is_named_whatever_its_time_per_io() {
+    // dm-0 keeps its I/O in flight 90 % of the run against 20 %, at the
+    // same time per I/O: the latency's test is the time's alone.
+    let mut r = run(
+        "qd-32",
+        "randread",
+        4096,
+        vec![
+            c("nullb0", 1000, 100, 0, 0, 200),
+            c("dm-0", 1000, 100, 0, 0, 900),
+            c("dm-1", 1000, 100, 0, 0, 200),
+        ],
+    );
+    r.summary.lat_mean_ns = 1e6;
+    let j = judge(&raid("raid0"), &[r]).unwrap();
+    assert!(
+        j.findings.iter().any(
+            |f| matches!(f, StackFinding::SlowMember { disk, direction: None, .. } if disk == "dm-0")
+        ),
+        "{:?}",
+        j.findings
+    );
+}
