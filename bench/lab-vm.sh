@@ -16,7 +16,8 @@
 #                               completion_nsec…)
 #   nvme[:size=64M,poll_queues=N,write_queues=N]   a QEMU NVMe controller (nvmeNn1)
 #   md:NAME,LEVEL,DEV,DEV…[,chunk=KIB]             mdadm --create (raid0/1/10/4/5/6)
-#   dm-linear:NAME,DEV  dm-delay:NAME,DEV,MS[,WRITE_MS]  dm-crypt:NAME,DEV
+#   dm-linear:NAME,DEV  dm-delay:NAME,DEV,MS[,WRITE_MS] (MS 0: writes only)  dm-crypt:NAME,DEV
+#   dm-striped:NAME,CHUNK_KIB,DEV,DEV…  dm-concat:NAME,DEV,DEV…   (LVM's striped, linear over PVs)
 #   scsi_debug[:KEY=VAL,…]      module parameters (dev_size_mb, delay…); sda
 #   brd[:KEY=VAL,…]             module parameters (rd_nr, rd_size KiB); ram0…
 # The script (--run lines, then --script's) runs in the guest with `sh -e` in
@@ -93,9 +94,17 @@ for spec in "${specs[@]}"; do
     dm-linear | dm-crypt) [ ${#a[@]} -eq 2 ] || die "--device '$spec': $kind:NAME,DEVICE" ;;
     dm-delay)
       [ ${#a[@]} -ge 3 ] && [ ${#a[@]} -le 4 ] || die "--device '$spec': dm-delay:NAME,DEVICE,MS[,WRITE_MS]"
-      int "--device '$spec' delay" "${a[2]}"
-      [ ${#a[@]} = 3 ] || int "--device '$spec' write delay" "${a[3]}" ;;
-    *) die "--device '$spec': unknown kind '$kind' (allowed: null_blk, nvme, md, dm-linear, dm-delay, dm-crypt, scsi_debug, brd)" ;;
+      if [ ${#a[@]} = 3 ]; then
+        int "--device '$spec' delay" "${a[2]}"
+      else # a read delay of 0 with a write delay: only writes held
+        [[ ${a[2]} =~ ^(0|[1-9][0-9]*)$ ]] || die "--device '$spec' delay '${a[2]}': a whole number above 0 (or 0 with a write delay)"
+        int "--device '$spec' write delay" "${a[3]}"
+      fi ;;
+    dm-striped)
+      [ ${#a[@]} -ge 4 ] || die "--device '$spec': dm-striped:NAME,CHUNK_KIB,DEVICE,DEVICE… (like dm-striped:vol,64,nullb0,nullb1)"
+      int "--device '$spec' chunk" "${a[1]}" ;;
+    dm-concat) [ ${#a[@]} -ge 3 ] || die "--device '$spec': dm-concat:NAME,DEVICE,DEVICE… (like dm-concat:vol,nullb0,nullb1)" ;;
+    *) die "--device '$spec': unknown kind '$kind' (allowed: null_blk, nvme, md, dm-linear, dm-delay, dm-crypt, dm-striped, dm-concat, scsi_debug, brd)" ;;
   esac
   # The step's name: the device's (nullbN, md0, a dm name) or its kind's.
   case "$kind" in

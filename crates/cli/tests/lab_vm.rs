@@ -390,6 +390,11 @@ fn the_lab_script_refuses_bad_devices_in_one_line() {
         ("nvme:size=lots", "size 'lots' (like 64M)"),
         ("md:md0,raid5", "md:NAME,LEVEL,DEVICE…"),
         ("dm-delay:slow,nullb0,soon", "a whole number above 0"),
+        (
+            "dm-striped:vol,64,nullb0",
+            "dm-striped:NAME,CHUNK_KIB,DEVICE,DEVICE…",
+        ),
+        ("dm-concat:vol,nullb0", "dm-concat:NAME,DEVICE,DEVICE…"),
     ] {
         let o = std::process::Command::new("bash")
             .arg(lab_script())

@@ -133,6 +133,36 @@ lab_dm_crypt() {
   local key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
   lab_dmsetup "$1" "0 $(lab_sectors "$2") crypt aes-xts-plain64 $key$key 0 $(lab_dev "$2") 0"
 }
+# lab_dm_striped NAME CHUNK_KIB DEVICE…: a striped table over the devices
+# (as LVM's striped volume), each used for the smallest's whole chunks.
+lab_dm_striped() {
+  local name=$1 chunk=$(($2 * 2)) min="" d s devs="" n=0
+  shift 2
+  for d in "$@"; do
+    s=$(lab_sectors "$d")
+    if [ -z "$min" ] || [ "$s" -lt "$min" ]; then min=$s; fi
+    devs="$devs $(lab_dev "$d") 0"
+    n=$((n + 1))
+  done
+  lab_dmsetup "$name" "0 $((min / chunk * chunk * n)) striped $n $chunk$devs"
+}
+# lab_dm_concat NAME DEVICE…: the devices one after another, all of each
+# (a table of linear targets, as LVM's volume over several PVs).
+lab_dm_concat() {
+  local name=$1 start=0 d s
+  shift
+  lab_load dm_mod
+  : >/tmp/concat.table
+  for d in "$@"; do
+    s=$(lab_sectors "$d")
+    echo "$start $s linear $(lab_dev "$d") 0" >>/tmp/concat.table
+    start=$((start + s))
+  done
+  dmsetup create "$name" --noudevsync </tmp/concat.table >/tmp/dmsetup.out 2>&1 ||
+    lab_fail "dmsetup create $name '$(cat /tmp/concat.table)': $(cat /tmp/dmsetup.out)"
+  dmsetup mknodes "$name"
+  lab_wait_dev "/dev/mapper/$name"
+}
 # lab_scsi_debug KEY=VALUE…: scsi_debug with these module parameters
 # (dev_size_mb, delay, ndelay, num_tgts…); its disk is sda.
 lab_scsi_debug() {

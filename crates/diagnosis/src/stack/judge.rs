@@ -4,7 +4,8 @@
 //!
 //! * a **slow member**: a member of the spreading layer (md's members, a
 //!   striped table's devices) whose mean time per I/O, or busy fraction,
-//!   is more than [`SLOW_RATIO`] times the median of its peers';
+//!   is more than [`SLOW_RATIO`] times the median of its peers', adding
+//!   at least [`OWN_SHARE`] of the run's latency;
 //! * a **slow layer**: a layer over one device whose mean time per I/O is
 //!   more than [`SLOW_RATIO`] times that device's (the time is the
 //!   layer's own: dm-delay, dm-crypt's work, a loop device's file);
@@ -14,7 +15,8 @@
 //! * **misaligned** I/O: the run's block size against the chunk.
 //!
 //! A member or layer is named when it holds on more than half of the
-//! runs judged; when nothing does, the answer is "not identified", never
+//! runs judged — on all their I/O, or else on one direction's alone (a
+//! member slow only for writes, named "for writes"); when nothing does, the answer is "not identified", never
 //! a guess. The counters are whole milliseconds of summed time, so every
 //! comparison allows each mean its rounding (1 ms over its I/Os).
 
@@ -106,6 +108,11 @@ pub enum StackFinding {
         disk: String,
         /// What it is (`device-mapper slow (delay)`).
         layer: String,
+        /// `writes` or `reads` where it was slow on that direction's I/O
+        /// alone (its figures then that direction's); absent when slow on
+        /// all of it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        direction: Option<String>,
         mean_ms_per_io: f64,
         peers_median_ms_per_io: f64,
         busy_pct: f64,
@@ -118,6 +125,9 @@ pub enum StackFinding {
     SlowLayer {
         disk: String,
         layer: String,
+        /// As a slow member's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        direction: Option<String>,
         over: String,
         mean_ms_per_io: f64,
         under_mean_ms_per_io: f64,
@@ -228,8 +238,18 @@ fn counters<'a>(cs: &'a [MemberCounters], disk: &str) -> Option<&'a MemberCounte
 type Slow = (f64, f64, f64, f64, u64);
 
 /// Each member judged in one run (≥ [`MIN_IOS`] I/Os, with a peer that
-/// had as many), with its figures where it was slow.
-fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, Option<Slow>)> {
+/// had as many), with its figures where it was slow: its time per I/O
+/// more than [`SLOW_RATIO`] times its peers', the time it adds over
+/// theirs at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
+/// (where the run has one: a few microseconds more than a member that
+/// counts none are not what the I/O waits for); or, where `busy` counts,
+/// its busy fraction more than [`SLOW_RATIO`] times theirs.
+fn slow_members(
+    cs: &[MemberCounters],
+    peers: &[String],
+    lat_ms: Option<f64>,
+    busy: bool,
+) -> Vec<(String, Option<Slow>)> {
     let all: Vec<&MemberCounters> = peers.iter().filter_map(|p| counters(cs, p)).collect();
     let mut out = Vec::new();
     for c in &all {
@@ -258,9 +278,10 @@ fn slow_members(cs: &[MemberCounters], peers: &[String]) -> Vec<(String, Option<
             continue;
         };
         let lo = f.mean_bounds(c.ticks_ms()).0;
-        let slow_time = lo > SLOW_RATIO * med_hi;
+        let matters = lat_ms.is_none_or(|lat| lo - med_hi >= OWN_SHARE * lat);
+        let slow_time = lo > SLOW_RATIO * med_hi && matters;
         let slow_busy =
-            f.busy_pct >= 20.0 && f.busy_pct > SLOW_RATIO * med_busy && c.window_ms >= 100;
+            busy && f.busy_pct >= 20.0 && f.busy_pct > SLOW_RATIO * med_busy && c.window_ms >= 100;
         if !(slow_time || slow_busy) {
             out.push((c.disk.clone(), None));
             continue;
@@ -297,10 +318,14 @@ type SlowLayer = (String, f64, f64, u64);
 /// with its figures where its own time held the I/O: more than
 /// [`SLOW_RATIO`] times all the time of the devices under it, and its own
 /// time per I/O at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
-/// (where the run has one).
+/// (where the run has one). The layer's I/Os are read from `cs` (one
+/// direction's, where judged so), the devices under it from `all` (every
+/// I/O: a parity array's write reads its members too, and that time is
+/// not the layer's own).
 fn slow_layers(
     stack: &Stack,
     cs: &[MemberCounters],
+    all: &[MemberCounters],
     lat_ms: Option<f64>,
 ) -> Vec<(String, Option<SlowLayer>)> {
     let mut out = Vec::new();
@@ -308,7 +333,7 @@ fn slow_layers(
         let Some(c) = counters(cs, &l.disk) else {
             continue;
         };
-        let under: Vec<&MemberCounters> = l.under.iter().filter_map(|u| counters(cs, u)).collect();
+        let under: Vec<&MemberCounters> = l.under.iter().filter_map(|u| counters(all, u)).collect();
         let (u_ios, u_ticks) = under
             .iter()
             .fold((0, 0), |(i, t), u| (i + u.ios(), t + u.ticks_ms()));
@@ -466,71 +491,145 @@ fn degraded(stack: &Stack) -> Vec<StackFinding> {
         .collect()
 }
 
-/// Slow members, slow layers and an uneven split over the runs judged.
-fn slow_and_uneven(
+/// Which of a run's I/Os a judgement looks at: all of them, or one
+/// direction's alone. A member slow only for writes (a write delay, a
+/// device slow to program) is fast on the reads that make most runs: it is
+/// judged again on the runs that wrote to it, with their writes' time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Dir {
+    All,
+    Writes,
+    Reads,
+}
+
+impl Dir {
+    /// Its name in a finding (none for all I/Os).
+    fn name(self) -> Option<String> {
+        match self {
+            Dir::All => None,
+            Dir::Writes => Some("writes".into()),
+            Dir::Reads => Some("reads".into()),
+        }
+    }
+
+    /// The counters of this direction's I/Os alone. The busy time is the
+    /// two directions' together, kept as it is (and not judged alone).
+    fn view(self, cs: &[MemberCounters]) -> Vec<MemberCounters> {
+        cs.iter()
+            .map(|c| match self {
+                Dir::All => c.clone(),
+                Dir::Writes => MemberCounters {
+                    read_ios: 0,
+                    read_merges: 0,
+                    read_sectors: 0,
+                    read_ticks_ms: 0,
+                    ..c.clone()
+                },
+                Dir::Reads => MemberCounters {
+                    write_ios: 0,
+                    write_merges: 0,
+                    write_sectors: 0,
+                    write_ticks_ms: 0,
+                    ..c.clone()
+                },
+            })
+            .collect()
+    }
+}
+
+/// Slow members and slow layers over the runs judged: on all their I/O,
+/// then, for what that did not name, on writes alone and on reads alone.
+fn slow(
     stack: &Stack,
     peers: &[String],
     judged: &[&(&RunRecord, &[MemberCounters])],
 ) -> Vec<StackFinding> {
-    let n = judged.len();
-    let mut out = Vec::new();
-    let (mut slow, mut layers, mut split) = (Vec::new(), Vec::new(), Vec::new());
-    for (r, m) in judged {
-        let ios = |d: &str| counters(m, d).map_or(0, |c| c.ios());
-        for (d, s) in slow_members(m, peers) {
-            slow.push((d.clone(), r.id.clone(), ios(&d), s));
+    let mut out: Vec<StackFinding> = Vec::new();
+    for dir in [Dir::All, Dir::Writes, Dir::Reads] {
+        let (mut slow, mut layers) = (Vec::new(), Vec::new());
+        for (r, m) in judged {
+            let v = dir.view(m);
+            let ios = |d: &str| counters(&v, d).map_or(0, |c| c.ios());
+            let lat_ms = (r.summary.lat_mean_ns > 0.0).then(|| r.summary.lat_mean_ns / 1e6);
+            for (d, s) in slow_members(&v, peers, lat_ms, dir == Dir::All) {
+                slow.push((d.clone(), r.id.clone(), ios(&d), s));
+            }
+            for (d, s) in slow_layers(stack, &v, m, lat_ms) {
+                layers.push((d.clone(), r.id.clone(), ios(&d), s));
+            }
         }
-        let lat_ms = (r.summary.lat_mean_ns > 0.0).then(|| r.summary.lat_mean_ns / 1e6);
-        for (d, s) in slow_layers(stack, m, lat_ms) {
-            layers.push((d.clone(), r.id.clone(), ios(&d), s));
-        }
-        if let Some(s) = uneven(m, peers) {
-            split.push((s.0.clone(), r.id.clone(), s.3, s));
-        }
-    }
-    for (disk, runs, s, judged) in majority(slow) {
-        out.push(StackFinding::SlowMember {
-            layer: kind_of(stack, &disk),
-            disk,
-            mean_ms_per_io: s.0,
-            peers_median_ms_per_io: s.1,
-            busy_pct: s.2,
-            peers_median_busy_pct: s.3,
-            ios: s.4,
-            runs,
-            judged,
-        });
-    }
-    for (disk, runs, s, judged) in majority(layers) {
-        out.push(StackFinding::SlowLayer {
-            layer: kind_of(stack, &disk),
-            disk,
-            over: s.0,
-            mean_ms_per_io: s.1,
-            under_mean_ms_per_io: s.2,
-            ios: s.3,
-            runs,
-            judged,
-        });
-    }
-    // An uneven split is judged on every run with enough I/O.
-    let split = split
-        .into_iter()
-        .map(|h| (h.0, h.1, h.2, Some(h.3)))
-        .collect();
-    for (disk, runs, s, _) in majority(split) {
-        if 2 * runs.len() > n {
-            out.push(StackFinding::UnevenSplit {
+        let named = |out: &[StackFinding], member: bool, disk: &str| {
+            out.iter().any(|f| {
+                f.disk() == Some(disk)
+                    && matches!(
+                        (member, f),
+                        (true, StackFinding::SlowMember { .. })
+                            | (false, StackFinding::SlowLayer { .. })
+                    )
+            })
+        };
+        let mut found = Vec::new();
+        for (disk, runs, s, judged) in majority(slow) {
+            if named(&out, true, &disk) {
+                continue;
+            }
+            found.push(StackFinding::SlowMember {
+                layer: kind_of(stack, &disk),
                 disk,
-                share_pct: s.1,
-                even_pct: s.2,
-                ios: s.3,
+                direction: dir.name(),
+                mean_ms_per_io: s.0,
+                peers_median_ms_per_io: s.1,
+                busy_pct: s.2,
+                peers_median_busy_pct: s.3,
+                ios: s.4,
                 runs,
-                judged: n,
+                judged,
             });
         }
+        for (disk, runs, s, judged) in majority(layers) {
+            if named(&out, false, &disk) {
+                continue;
+            }
+            found.push(StackFinding::SlowLayer {
+                layer: kind_of(stack, &disk),
+                disk,
+                direction: dir.name(),
+                over: s.0,
+                mean_ms_per_io: s.1,
+                under_mean_ms_per_io: s.2,
+                ios: s.3,
+                runs,
+                judged,
+            });
+        }
+        out.extend(found);
     }
     out
+}
+
+/// An uneven split over the runs judged, judged on every run with enough
+/// I/O.
+fn uneven_split(
+    peers: &[String],
+    judged: &[&(&RunRecord, &[MemberCounters])],
+) -> Vec<StackFinding> {
+    let n = judged.len();
+    let split = judged
+        .iter()
+        .filter_map(|(r, m)| uneven(m, peers).map(|s| (s.0.clone(), r.id.clone(), s.3, Some(s))))
+        .collect();
+    majority(split)
+        .into_iter()
+        .filter(|(_, runs, _, _)| 2 * runs.len() > n)
+        .map(|(disk, runs, s, _)| StackFinding::UnevenSplit {
+            disk,
+            share_pct: s.1,
+            even_pct: s.2,
+            ios: s.3,
+            runs,
+            judged: n,
+        })
+        .collect()
 }
 
 /// Judge the stack from its runs' counters (None without a stack).
@@ -569,7 +668,8 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
         .collect();
     let n = judged.len();
     j.findings = degraded(stack);
-    j.findings.extend(slow_and_uneven(stack, &peers, &judged));
+    j.findings.extend(slow(stack, &peers, &judged));
+    j.findings.extend(uneven_split(&peers, &judged));
     let at_work: Vec<super::cpu::AtWork> = judged
         .iter()
         .map(|x| super::cpu::AtWork::of(stack, x.0))

@@ -21,6 +21,8 @@ pub mod cpu;
 pub mod judge;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_direction;
 pub mod verdicts;
 
 pub use ceiling::{ceiling, MemberAlone, MemberBandwidth, SizeCeiling, StackCeiling, Together};

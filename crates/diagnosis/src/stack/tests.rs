@@ -6,7 +6,7 @@ use super::judge::misaligned;
 use super::*;
 use crate::model::{RunContext, RunRecord, Workload};
 
-fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> StackLayer {
+pub(super) fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> StackLayer {
     StackLayer {
         disk: disk.into(),
         device: "0:0".into(),
@@ -18,7 +18,7 @@ fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> StackLayer 
     }
 }
 
-fn phys(disk: &str, depth: u32) -> StackLayer {
+pub(super) fn phys(disk: &str, depth: u32) -> StackLayer {
     layer(
         disk,
         depth,
@@ -29,7 +29,7 @@ fn phys(disk: &str, depth: u32) -> StackLayer {
     )
 }
 
-fn dm(disk: &str, name: &str, ty: &str, under: &str) -> StackLayer {
+pub(super) fn dm(disk: &str, name: &str, ty: &str, under: &str) -> StackLayer {
     layer(
         disk,
         1,
@@ -45,7 +45,7 @@ fn dm(disk: &str, name: &str, ty: &str, under: &str) -> StackLayer {
 
 /// md0 (level, chunk 64k) over nullb0, dm-0 (delay over nullb1), dm-1
 /// (crypt over nullb2).
-fn raid(level: &str) -> Stack {
+pub(super) fn raid(level: &str) -> Stack {
     Stack {
         target: "md0".into(),
         layers: vec![
@@ -73,7 +73,7 @@ fn raid(level: &str) -> Stack {
 }
 
 /// Counters: (disk, reads, read ms, writes, write ms, io_ticks ms) over 1 s.
-fn c(disk: &str, r: u64, rt: u64, w: u64, wt: u64, busy: u64) -> MemberCounters {
+pub(super) fn c(disk: &str, r: u64, rt: u64, w: u64, wt: u64, busy: u64) -> MemberCounters {
     MemberCounters {
         disk: disk.into(),
         read_ios: r,
@@ -89,7 +89,7 @@ fn c(disk: &str, r: u64, rt: u64, w: u64, wt: u64, busy: u64) -> MemberCounters 
     }
 }
 
-fn run(id: &str, rw: &str, bs: u64, members: Vec<MemberCounters>) -> RunRecord {
+pub(super) fn run(id: &str, rw: &str, bs: u64, members: Vec<MemberCounters>) -> RunRecord {
     RunRecord {
         id: id.into(),
         workload: Workload {

@@ -11,6 +11,7 @@ impl StackFinding {
             StackFinding::SlowMember {
                 disk,
                 layer,
+                direction,
                 mean_ms_per_io,
                 peers_median_ms_per_io,
                 busy_pct,
@@ -19,15 +20,22 @@ impl StackFinding {
                 runs,
                 judged,
             } => (
-                format!(
-                    "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
-                    runs.len()
-                ),
+                match direction {
+                    None => format!(
+                        "the slow member of the stack is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O against its peers' median {peers_median_ms_per_io:.3} ms, busy {busy_pct:.0} % against {peers_median_busy_pct:.0} %, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
+                        runs.len()
+                    ),
+                    Some(d) => format!(
+                        "the slow member of the stack for {d} is {disk} ({layer}): {mean_ms_per_io:.3} ms per I/O of its {d} against its peers' median {peers_median_ms_per_io:.3} ms, over {ios} {d} (held on {} of the {judged} runs that judged its {d}; on all its I/O it was not slow on most runs)",
+                        runs.len()
+                    ),
+                },
                 format!("look at {disk} and what is under it: every stripe waits on its slowest member"),
             ),
             StackFinding::SlowLayer {
                 disk,
                 layer,
+                direction,
                 over,
                 mean_ms_per_io,
                 under_mean_ms_per_io,
@@ -35,10 +43,16 @@ impl StackFinding {
                 runs,
                 judged,
             } => (
-                format!(
-                    "the layer {disk} ({layer}) holds the I/O: {mean_ms_per_io:.3} ms per I/O against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} I/Os (held on {} of the {judged} runs that judged it)",
-                    runs.len()
-                ),
+                {
+                    let (what, io, n) = match direction {
+                        None => ("the I/O".to_string(), "I/O".to_string(), "I/Os"),
+                        Some(d) => (format!("the {d}"), format!("I/O of its {d}"), d.as_str()),
+                    };
+                    format!(
+                        "the layer {disk} ({layer}) holds {what}: {mean_ms_per_io:.3} ms per {io} against {under_mean_ms_per_io:.3} ms on {over} under it, over {ios} {n} (held on {} of the {judged} runs that judged it)",
+                        runs.len()
+                    )
+                },
                 format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
             ),
             StackFinding::UnevenSplit {
