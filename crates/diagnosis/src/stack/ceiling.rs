@@ -71,7 +71,32 @@ pub struct StackCeiling {
     /// Every physical member read at once (two or more members).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub together: Option<Together>,
+    /// The member that, within the stack's runs, gave the largest share of
+    /// what it gives alone: where that share is [`MEMBER_FULL_PCT`] or
+    /// more, the member, not the stack's layers, is the ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fullest: Option<MemberFull>,
 }
+
+/// Within the stack's runs, a member's I/O rate (its own counters) against
+/// what it gives read alone in the same round.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberFull {
+    pub disk: String,
+    /// Its IOPS within the stack's runs, mean over the rounds.
+    pub in_stack_iops: f64,
+    /// Its IOPS read alone, mean over the rounds.
+    pub alone_iops: f64,
+    /// The first over the second, percent, mean of the rounds'.
+    pub pct: f64,
+    pub pct_err: f64,
+    /// At least [`MEMBER_FULL_PCT`] beyond its error: the member is full.
+    pub full: bool,
+}
+
+/// A member giving this share of its rate alone inside the stack is full:
+/// every I/O of the stack that reaches it waits its turn there.
+pub const MEMBER_FULL_PCT: f64 = 70.0;
 
 /// One physical member read alone.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -300,6 +325,8 @@ fn member_means(per: &[Round]) -> Vec<f64> {
 /// The ceiling from the runs (None without a complete round of 4 KiB
 /// random reads).
 pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
+    // A member the array marked faulty is no part of what it can give.
+    let stack = &stack.serving();
     let ok: Vec<&RunRecord> = runs
         .iter()
         .filter(|r| read_of(stack, r).is_some() && r.error.is_none() && r.summary.iops > 0.0)
@@ -320,10 +347,13 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
             .collect::<Vec<_>>(),
     );
     let together = together(stack, &small, &per);
-    let held_back = match together.as_ref().filter(|t| t.shared) {
-        Some(t) => t.stack_ratio_pct + t.stack_ratio_err_pct < HELD_BACK_PCT,
-        None => ratio_pct + ratio_err_pct < HELD_BACK_PCT,
-    };
+    let fullest = fullest(stack, &small, &per);
+    let member_full = fullest.as_ref().is_some_and(|f| f.full);
+    let held_back = !member_full
+        && match together.as_ref().filter(|t| t.shared) {
+            Some(t) => t.stack_ratio_pct + t.stack_ratio_err_pct < HELD_BACK_PCT,
+            None => ratio_pct + ratio_err_pct < HELD_BACK_PCT,
+        };
     let large: Vec<&RunRecord> = ok.into_iter().filter(|r| r.workload.rw == "read").collect();
     Some(StackCeiling {
         stack: stack.target.clone(),
@@ -354,6 +384,53 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
         runs: per.iter().flat_map(|r| r.runs.clone()).collect(),
         bandwidth: bandwidth(stack, &large),
         together,
+        fullest,
+    })
+}
+
+/// Each physical member's IOPS within one stack run, from its own
+/// counters over the run.
+fn in_stack(stack: &Stack, r: &RunRecord) -> Option<Vec<f64>> {
+    let members = &r.context.as_ref()?.members;
+    stack
+        .physical
+        .iter()
+        .map(|d| {
+            let c = members.iter().find(|c| &c.disk == d)?;
+            (c.window_ms > 0).then(|| c.ios() as f64 * 1000.0 / c.window_ms as f64)
+        })
+        .collect()
+}
+
+/// The member whose rate within the stack's runs came nearest what it
+/// gives alone in the same round (None without the members' counters).
+fn fullest(stack: &Stack, small: &[&RunRecord], per: &[Round]) -> Option<MemberFull> {
+    let mut shares: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); stack.physical.len()];
+    for round in per {
+        let s = small
+            .iter()
+            .find(|r| r.repeat == round.n && read_of(stack, r) == Some(Read::Stack))?;
+        for (i, x) in in_stack(stack, s)?.into_iter().enumerate() {
+            let alone = round.members[i];
+            shares[i].push((x, alone, pct(x, alone)));
+        }
+    }
+    let (i, v) = shares
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .max_by(|a, b| {
+            let m = |v: &Vec<(f64, f64, f64)>| mean(&v.iter().map(|x| x.2).collect::<Vec<_>>());
+            m(a.1).total_cmp(&m(b.1))
+        })?;
+    let (p, err) = spread(&v.iter().map(|x| x.2).collect::<Vec<_>>());
+    Some(MemberFull {
+        disk: stack.physical[i].clone(),
+        in_stack_iops: mean(&v.iter().map(|x| x.0).collect::<Vec<_>>()),
+        alone_iops: mean(&v.iter().map(|x| x.1).collect::<Vec<_>>()),
+        pct: p,
+        pct_err: err,
+        full: p - err >= MEMBER_FULL_PCT,
     })
 }
 

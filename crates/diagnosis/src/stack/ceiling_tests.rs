@@ -391,3 +391,80 @@ fn the_large_reads_span_a_whole_stripe_within_bounds() {
     assert_eq!(stripe(&st), Some((128 << 10, 3)));
     assert_eq!(bandwidth_bs(&st), 384 << 10);
 }
+
+/// Rounds where the stack's run carries each member's counters: (the
+/// stack's IOPS, nullb0 within it, nullb1 within it, nullb0 alone, nullb1
+/// alone).
+fn rounds_within(r: &[(f64, f64, f64, f64, f64)]) -> Vec<RunRecord> {
+    let mut runs = rounds(&r.iter().map(|x| (x.0, x.3, x.4)).collect::<Vec<_>>());
+    for (s, x) in runs.iter_mut().step_by(3).zip(r) {
+        let c = |d: &str, iops: f64| super::MemberCounters {
+            disk: d.into(),
+            read_ios: iops as u64,
+            window_ms: 1000,
+            ..Default::default()
+        };
+        s.context = Some(RunContext {
+            members: vec![c("md0", x.0), c("nullb0", x.1), c("nullb1", x.2)],
+            ..Default::default()
+        });
+    }
+    runs
+}
+
+#[test]
+fn a_member_giving_within_the_stack_what_it_gives_alone_is_the_ceiling_not_the_layer() {
+    // A member with a queue of one request: 760 IOPS alone, 740 within
+    // the array, whose other member could give 20K.
+    let runs = rounds_within(&[
+        (1_480.0, 740.0, 740.0, 760.0, 20_000.0),
+        (1_500.0, 750.0, 750.0, 770.0, 20_400.0),
+    ]);
+    let c = ceiling(&md0(), &runs).unwrap();
+    let f = c.fullest.as_ref().unwrap();
+    assert_eq!(f.disk, "nullb0");
+    assert!(f.full && f.pct > 95.0, "{f:?}");
+    assert!(!c.held_back, "the layer is not what holds it");
+    let (words, todo) = c.words();
+    assert!(
+        words.contains("nullb0 gives 745 IOPS") && words.contains("not the stack's layers"),
+        "{words}"
+    );
+    assert!(todo.contains("nullb0"), "{todo}");
+    let v = verdicts(&runs);
+    assert_eq!(v[0].rule, "stack-member-ceiling", "said first: {v:?}");
+    // Members far from full within the stack: its layers hold it back.
+    let runs = rounds_within(&[
+        (4_000.0, 2_000.0, 2_000.0, 10_000.0, 10_100.0),
+        (4_100.0, 2_050.0, 2_050.0, 10_200.0, 10_000.0),
+    ]);
+    let c = ceiling(&md0(), &runs).unwrap();
+    assert!(!c.fullest.as_ref().unwrap().full && c.held_back, "{c:?}");
+}
+
+#[test]
+fn a_member_the_array_marked_faulty_is_no_part_of_its_members_sum() {
+    let mut s = md0();
+    if let LayerKind::Md { members, .. } = &mut s.layers[0].kind {
+        *members = ["nullb0", "nullb1"]
+            .iter()
+            .map(|d| super::MdMember {
+                disk: d.to_string(),
+                state: Some(if *d == "nullb1" { "faulty" } else { "in_sync" }.into()),
+                slot: None,
+            })
+            .collect();
+    }
+    assert_eq!(s.serving().physical, ["nullb0"]);
+    assert_eq!(
+        md0().serving().physical,
+        ["nullb0", "nullb1"],
+        "all in service"
+    );
+    // The faulty member was read alone too: its runs are left out.
+    let runs = rounds(&[(9_000.0, 10_000.0, 10_000.0), (9_100.0, 10_100.0, 9_900.0)]);
+    let c = ceiling(&s, &runs).unwrap();
+    assert_eq!(c.members.len(), 1, "{c:?}");
+    assert!((c.members_sum_iops - 10_050.0).abs() < 1e-9, "{c:?}");
+    assert!(!c.held_back);
+}

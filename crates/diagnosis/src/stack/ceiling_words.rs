@@ -60,6 +60,22 @@ impl StackCeiling {
             ),
             None => what,
         };
+        if let Some(f) = self.fullest.as_ref().filter(|f| f.full) {
+            return (
+                format!(
+                    "{what}: within it {} gives {} IOPS, {:.0} % (± {:.0} %) of its {} alone, so that member, not the stack's layers, is the ceiling",
+                    f.disk,
+                    k(f.in_stack_iops),
+                    f.pct,
+                    f.pct_err,
+                    k(f.alone_iops)
+                ),
+                format!(
+                    "the stack cannot pass {} while {} is this slow: look at it and what is under it (its queue, its settings, its health)",
+                    f.disk, f.disk
+                ),
+            );
+        }
         match (self.held_back, shared.is_some()) {
             (true, _) => (
                 format!("{what}: the stack's own layers hold it back"),
@@ -99,6 +115,15 @@ impl StackCeiling {
             "stack / members".into(),
             format!("{:.1} % ± {:.1} %", self.ratio_pct, self.ratio_err_pct),
         ));
+        if let Some(m) = &self.fullest {
+            f.push((
+                format!("{} within the stack / alone", m.disk),
+                format!(
+                    "{:.0} / {:.0} IOPS: {:.1} % ± {:.1} %",
+                    m.in_stack_iops, m.alone_iops, m.pct, m.pct_err
+                ),
+            ));
+        }
         f
     }
 

@@ -208,6 +208,43 @@ impl Stack {
         self.layers.iter().find(|l| l.under.len() >= 2)
     }
 
+    /// The stack with only the physical devices in service: those under
+    /// an md member marked `faulty` (and under nothing else) left out, as
+    /// the array no longer reads them.
+    pub fn serving(&self) -> Stack {
+        let mut out = self.clone();
+        let faulty: Vec<&str> = self
+            .layers
+            .iter()
+            .filter_map(|l| match &l.kind {
+                LayerKind::Md { members, .. } => Some(members),
+                _ => None,
+            })
+            .flatten()
+            .filter(|m| m.state.as_deref().is_some_and(|s| s.contains("faulty")))
+            .map(|m| m.disk.as_str())
+            .collect();
+        if faulty.is_empty() {
+            return out;
+        }
+        // What is under a serving layer serves: walk down from the target,
+        // never through a faulty member.
+        let mut serving = vec![self.target.clone()];
+        let mut i = 0;
+        while i < serving.len() && i < 4096 {
+            if let Some(l) = self.layer(&serving[i]) {
+                for u in &l.under {
+                    if !faulty.contains(&u.as_str()) && !serving.contains(u) {
+                        serving.push(u.clone());
+                    }
+                }
+            }
+            i += 1;
+        }
+        out.physical.retain(|p| serving.contains(p));
+        out
+    }
+
     /// Whether there is anything stacked: more than one device.
     pub fn is_stacked(&self) -> bool {
         self.layers.len() > 1

@@ -230,19 +230,20 @@ fn ceiling_verdicts(
             noise_pct: None,
         }
     };
+    let member_full = c.fullest.as_ref().is_some_and(|f| f.full);
     let small = verdict(
-        if c.held_back {
-            "stack-ceiling"
-        } else {
-            "stack-keeps-up"
+        match (member_full, c.held_back) {
+            (true, _) => "stack-member-ceiling",
+            (false, true) => "stack-ceiling",
+            (false, false) => "stack-keeps-up",
         },
         c.words(),
         c.figures(),
         c.runs.clone(),
         c.rounds,
-        "the stack and each member read alone in turns",
+        "the stack and each member read alone in turns; each member's rate within the stack from its own counters",
     );
-    if c.held_back {
+    if c.held_back || member_full {
         verdicts.insert(first, small);
         first += 1;
     } else {

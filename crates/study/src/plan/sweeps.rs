@@ -431,11 +431,15 @@ impl<'a> Planner<'a> {
     /// written. Needs root; without a stack, no sweep.
     pub(super) fn ceiling(&mut self) {
         const WHAT: &str = "the stack against its members read alone";
-        let Some(stack) = self.t.stack.as_ref() else {
+        let Some(stack) = self.t.stack.as_ref().map(|s| s.serving()) else {
             return;
         };
+        let stack = &stack;
         if stack.physical.is_empty() {
-            self.skip(WHAT, "the stack has no physical device at its bottom");
+            self.skip(
+                WHAT,
+                "the stack has no physical device in service at its bottom",
+            );
             return;
         }
         if !self.o.root {
