@@ -433,3 +433,22 @@ fn an_even_array_of_a_linear_target_and_a_bare_disk_names_no_member() {
     );
     assert!(!rules(&j).contains(&"stack-slow-member"), "{:?}", rules(&j));
 }
+
+#[test]
+fn a_raid0_member_with_a_queue_of_one_request_is_named_by_its_queue_and_is_the_ceiling() {
+    let (d, j) = fixture("lab-vm-md-raid0-member-queue-of-one");
+    assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
+    match stack_finding(&j, "queue_full", "nullb1") {
+        StackFinding::QueueFull {
+            nr_requests,
+            mean_in_flight,
+            ..
+        } => assert!(*nr_requests == 1 && *mean_in_flight >= 0.8),
+        _ => unreachable!(),
+    }
+    let c = j.figures.stack.as_ref().unwrap().ceiling.as_ref().unwrap();
+    let f = c.fullest.as_ref().unwrap();
+    assert!(f.full && f.disk == "nullb1" && !c.held_back, "{c:?}");
+    assert_eq!(rules(&j)[0], "stack-member-queue", "{:?}", rules(&j));
+    assert!(!rules(&j).contains(&"stack-ceiling"), "{:?}", rules(&j));
+}

@@ -123,6 +123,7 @@ fn layer(s: Sys, name: &str, tables: TableReader) -> StackLayer {
         let transport = crate::limits_dev::kind(s, name, &model).0;
         (LayerKind::Physical { transport }, slaves)
     };
+    let kind_is_leaf = matches!(kind, LayerKind::Physical { .. });
     StackLayer {
         disk: name.to_string(),
         device,
@@ -134,6 +135,12 @@ fn layer(s: Sys, name: &str, tables: TableReader) -> StackLayer {
             .read(&format!("{class}/size"))
             .and_then(|v| v.parse::<u64>().ok())
             .map(|n| n * 512),
+        // md and device-mapper pass bios on: their nr_requests admits
+        // nothing; only a device below with its own queue has one.
+        nr_requests: kind_is_leaf
+            .then(|| s.read(&format!("{class}/queue/nr_requests")))
+            .flatten()
+            .and_then(|v| v.parse().ok()),
     }
 }
 

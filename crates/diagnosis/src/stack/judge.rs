@@ -186,6 +186,19 @@ pub enum StackFinding {
         /// What to change, for this kind of layer.
         advice: String,
     },
+    /// A member whose own request queue was full while the stack had
+    /// more to give it ([`super::queue`]).
+    QueueFull {
+        disk: String,
+        layer: String,
+        nr_requests: u32,
+        /// Its mean requests in flight in the deepest run where it was full.
+        mean_in_flight: f64,
+        /// The stack's I/Os in flight in that run.
+        stack_in_flight: u32,
+        runs: Vec<String>,
+        judged: usize,
+    },
     NotIdentified {
         why: String,
     },
@@ -670,6 +683,7 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     j.findings = degraded(stack);
     j.findings.extend(slow(stack, &peers, &judged));
     j.findings.extend(uneven_split(&peers, &judged));
+    j.findings.extend(super::queue::full_queues(stack, &judged));
     let at_work: Vec<super::cpu::AtWork> = judged
         .iter()
         .map(|x| super::cpu::AtWork::of(stack, x.0))

@@ -19,6 +19,7 @@ mod ceiling_tests;
 pub mod ceiling_words;
 pub mod cpu;
 pub mod judge;
+pub mod queue;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -78,6 +79,10 @@ pub struct StackLayer {
     /// is read within it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// `queue/nr_requests`: the requests its queue admits at once, where
+    /// it has a request queue (a whole disk driven through blk-mq).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
 }
 
 /// What a device of the stack is.

@@ -15,6 +15,7 @@ pub(super) fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> 
         under: under.iter().map(|s| s.to_string()).collect(),
         source: format!("/sys/block/{disk}"),
         size_bytes: None,
+        nr_requests: None,
     }
 }
 

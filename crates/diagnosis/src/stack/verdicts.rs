@@ -145,6 +145,23 @@ impl StackFinding {
                     advice.clone(),
                 )
             }
+            StackFinding::QueueFull {
+                disk,
+                layer,
+                nr_requests,
+                mean_in_flight,
+                stack_in_flight,
+                runs,
+                judged,
+            } => (
+                format!(
+                    "the member {disk} ({layer}) holds the I/O with its queue: it admits {nr_requests} request(s) and held {mean_in_flight:.2} in flight on average while the stack kept {stack_in_flight} I/Os in flight (on {} of the {judged} runs deep enough to fill it); its I/Os wait for a free request before the kernel counts them",
+                    runs.len()
+                ),
+                format!(
+                    "raise {disk}'s queue (queue/nr_requests, and the driver's queue depth under it: nvme io_queue_depth, null_blk hw_queue_depth, a SCSI device's queue_depth), or find why it is this small"
+                ),
+            ),
             StackFinding::NotIdentified { why } => (
                 format!("which layer of the stack holds the I/O: not identified ({why})"),
                 "nothing to change in the stack on this evidence".into(),
@@ -159,7 +176,8 @@ impl StackFinding {
             | StackFinding::SlowLayer { disk, .. }
             | StackFinding::UnevenSplit { disk, .. }
             | StackFinding::Degraded { disk, .. }
-            | StackFinding::LayerThread { disk, .. } => Some(disk),
+            | StackFinding::LayerThread { disk, .. }
+            | StackFinding::QueueFull { disk, .. } => Some(disk),
             _ => None,
         }
     }
@@ -176,6 +194,7 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             StackFinding::NotIdentified { .. } => ("low", "no member or layer stood out".to_string()),
             StackFinding::Misaligned { .. } => ("high", "from the block size and the chunk, with the members' own counts".into()),
             StackFinding::Degraded { .. } => ("high", "the array's own md/degraded and its members' md/dev-*/state".into()),
+            StackFinding::QueueFull { .. } => ("medium", "each member's own counters (time_in_queue over the run: its mean requests in flight) against its queue/nr_requests, on every run deep enough to fill it".into()),
             StackFinding::LayerThread { .. } => ("medium", "the scheduler's run time of each kernel thread (/proc/*/task/*/schedstat) over the runs near the stack's peak; a work-queue worker counted by the queue it ran last".into()),
             _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
         };
@@ -192,7 +211,8 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             StackFinding::SlowMember { .. }
             | StackFinding::SlowLayer { .. }
             | StackFinding::Degraded { .. }
-            | StackFinding::LayerThread { .. } => {
+            | StackFinding::LayerThread { .. }
+            | StackFinding::QueueFull { .. } => {
                 verdicts.insert(first, v);
                 first += 1;
             }
@@ -344,6 +364,9 @@ fn evidence(
             ("stack-misaligned", per_member(runs, ""), runs.clone())
         }
         StackFinding::Degraded { .. } => ("stack-degraded", Vec::new(), Vec::new()),
+        StackFinding::QueueFull { disk, runs, .. } => {
+            ("stack-member-queue", per_member(runs, disk), runs.clone())
+        }
         StackFinding::LayerThread { disk, runs, .. } => (
             "stack-layer-thread",
             layer_cpu_figures(runs, disk, j),
