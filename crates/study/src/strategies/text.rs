@@ -38,6 +38,7 @@ pub fn tables(t: &Target, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Strin
     }
     o.push_str(&percent_of_peak(rows, peaks));
     o.push_str(&tradeoffs(rows));
+    o.push_str(&interrupts(rows));
     o.push_str(&skipped(rows, skips));
     o
 }
@@ -70,6 +71,31 @@ fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
             .map(|(p, _)| published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%")))
             .collect();
         let _ = writeln!(o, "   |{:15}{}", "", published.join(""));
+    }
+    o
+}
+
+/// Each result's interrupts on the device's own queues (from
+/// /proc/interrupts), and whether a result that ran as iopoll was polled;
+/// nothing where the device has no queue vectors to count.
+fn interrupts(rows: &[Row]) -> String {
+    let mut o = String::new();
+    for r in rows {
+        let Some(i) = &r.interrupts else { continue };
+        if o.is_empty() {
+            let _ = writeln!(
+                o,
+                "\n  interrupts on {}'s queues over each run (/proc/interrupts; a polled I/O takes none):",
+                i.device
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  {:<11} {:<10} {}",
+            r.strategy,
+            r.pattern,
+            i.check(r.strategy, &r.ran)
+        );
     }
     o
 }
