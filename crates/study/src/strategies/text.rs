@@ -166,3 +166,52 @@ fn tradeoffs(rows: &[Row]) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategies::Interrupts;
+    use ssdready_diagnosis::summary::PointSummary;
+
+    fn row(strategy: &'static str, ran: &str, irqs: Option<(u64, u64)>) -> Row {
+        Row {
+            strategy,
+            pattern: "randread",
+            summary: PointSummary::default(),
+            ran: ran.into(),
+            fallback: None,
+            merge_mean: None,
+            run: None,
+            interrupts: irqs.map(|(total, ios)| Interrupts {
+                device: "nvme0n1".into(),
+                total,
+                ios,
+            }),
+        }
+    }
+
+    #[test]
+    fn each_result_s_queue_interrupts_are_said_with_whether_iopoll_polled() {
+        let rows = [
+            row("async+intr", "interrupt", Some((3000, 3000))),
+            row("sync+poll", "iopoll", Some((0, 3000))),
+            row("hybrid", "hybrid", None),
+        ];
+        let text = interrupts(&rows);
+        assert!(text.contains("interrupts on nvme0n1's queues"), "{text}");
+        assert!(
+            text.contains("took 3000 interrupts (1.00 per I/O), completions by interrupt"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no interrupt on its queues: polled"),
+            "{text}"
+        );
+        assert!(!text.contains("hybrid"), "a result without a count: {text}");
+        assert_eq!(
+            interrupts(&rows[2..]),
+            "",
+            "nothing where nothing was counted"
+        );
+    }
+}
