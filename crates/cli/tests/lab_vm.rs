@@ -299,6 +299,35 @@ fn the_strategies_poll_an_nvme_device_with_poll_queues_by_iopoll() {
         "sync+poll ran as {polled:?}"
     );
     assert!(ran("async+intr").iter().all(|r| *r == "interrupt"), "{doc}");
+    // ssdready's own count of the controller's queue interrupts over each
+    // run (/proc/interrupts in the guest; emulated, so no speed is read).
+    let irqs = |strategy: &str| -> Vec<(u64, &Value)> {
+        results
+            .iter()
+            .filter(|r| r["strategy"] == strategy)
+            .map(|r| (r["device_interrupts"].as_u64().expect("counted"), r))
+            .collect()
+    };
+    for (n, r) in irqs("sync+poll") {
+        eprintln!(
+            "emulated: {} {}: {n} interrupts",
+            r["strategy"], r["pattern"]
+        );
+        assert_eq!(n, 0, "interrupts while polled: {r}");
+        assert_eq!(r["polled"], true, "{r}");
+        assert_eq!(r["interrupt_check"], "no interrupt on its queues: polled");
+    }
+    let intr = irqs("async+intr");
+    assert!(!intr.is_empty(), "{doc}");
+    for (n, r) in intr {
+        eprintln!(
+            "emulated: {} {}: {n} interrupts",
+            r["strategy"], r["pattern"]
+        );
+        assert!(n > 0, "an interrupt-driven run took no interrupt: {r}");
+        assert!(r["device_interrupts_per_io"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r.get("polled").is_none(), "no verdict without iopoll: {r}");
+    }
 }
 
 #[test]

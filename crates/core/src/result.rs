@@ -358,6 +358,34 @@ pub struct DiskResult {
     /// Whether the device's I/O count matches ssdready's (within 1 %).
     pub counts_agree: bool,
     pub note: Option<String>,
+    /// The device's own interrupts over the window (its MSI/MSI-X queue
+    /// vectors in /proc/interrupts); absent where it has none to count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<DeviceInterrupts>,
+}
+
+/// Interrupts the device's queue vectors took over a measured window:
+/// /proc/interrupts read at both ends, summed over CPUs, after less before.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInterrupts {
+    /// All vectors together.
+    pub total: u64,
+    /// `total` per request the device completed in the window
+    /// (/sys/block/X/stat); None when it completed none.
+    pub per_io: Option<f64>,
+    /// Each vector, in IRQ number order.
+    pub vectors: Vec<IrqCount>,
+    /// Where the counts come from, in words.
+    pub source: String,
+}
+
+/// One interrupt vector's count over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqCount {
+    pub irq: u32,
+    /// The handler's name (`nvme0q1`).
+    pub name: String,
+    pub count: u64,
 }
 
 impl DiskResult {

@@ -139,6 +139,15 @@ pub fn strategies_lines(f: &Figures) -> Vec<String> {
             r.strategy,
             r.iops.map_or("-".into(), fmt_count)
         ));
+        if let Some(c) = &r.interrupt_check {
+            out.push(format!("  {:<11} {c}", ""));
+        }
+    }
+    // A result that ran as iopoll but took interrupts, on any pattern.
+    for r in s.results.iter().filter(|r| r.pattern != "randread") {
+        if let (Some(false), Some(c)) = (r.polled, &r.interrupt_check) {
+            out.push(format!("  {} ({}): {c}", r.strategy, r.pattern));
+        }
     }
     match &s.best {
         Some(b) => out.push(format!(
@@ -160,4 +169,76 @@ pub fn strategies_lines(f: &Figures) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategies::{ResultDoc, Section};
+
+    fn result(strategy: &str, pattern: &str, polled: Option<bool>, check: &str) -> ResultDoc {
+        ResultDoc {
+            strategy: strategy.into(),
+            pattern: pattern.into(),
+            ran: if polled.is_some() {
+                "iopoll"
+            } else {
+                "interrupt"
+            }
+            .into(),
+            iops: Some(10_000.0),
+            device_interrupts: Some(1),
+            polled,
+            interrupt_check: Some(check.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_strategies_text_says_whether_an_iopoll_result_took_interrupts() {
+        let f = Figures {
+            strategies: Some(Section {
+                results: vec![
+                    result(
+                        "async+intr",
+                        "randread",
+                        None,
+                        "nvme0n1's queues took 9 interrupts",
+                    ),
+                    result(
+                        "sync+poll",
+                        "randread",
+                        Some(true),
+                        "no interrupt on its queues: polled",
+                    ),
+                    result(
+                        "sync+poll",
+                        "seqread",
+                        Some(false),
+                        "not all I/O was polled",
+                    ),
+                    result("sync+poll", "seqwrite", Some(true), "polled on seqwrite"),
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let text = strategies_lines(&f).join("\n");
+        assert!(
+            text.contains("nvme0n1's queues took 9 interrupts"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no interrupt on its queues: polled"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sync+poll (seqread): not all I/O was polled"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("polled on seqwrite"),
+            "only the failures of other patterns: {text}"
+        );
+    }
 }

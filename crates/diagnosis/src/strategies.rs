@@ -10,6 +10,9 @@ use crate::summary::{PointSummary, FILL_JOB};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;
 
+mod irqs;
+pub use irqs::{Interrupts, POLL_ALLOWANCE};
+
 /// Threads of Shin's Iozone runs (one request each at a time).
 pub const THREADS: u32 = 16;
 /// Request size of Shin's runs.
@@ -150,6 +153,9 @@ pub struct Row {
     pub merge_mean: Option<f64>,
     /// The study's run id (None in `ssdready strategies`).
     pub run: Option<String>,
+    /// The device's own queue interrupts over the measured window, where
+    /// it has queue vectors.
+    pub interrupts: Option<Interrupts>,
 }
 
 impl Row {
@@ -175,6 +181,7 @@ impl Row {
             fallback: st.and_then(|s| s.fallback.clone()),
             merge_mean: (commands > 0).then(|| requests as f64 / commands as f64),
             run: None,
+            interrupts: Interrupts::of(r),
         }
     }
 }
@@ -310,6 +317,20 @@ pub struct ResultDoc {
     #[serde(alias = "published_004_pct")]
     pub published_pct: Option<f64>,
     pub vs_async_intr: Option<TradeoffDoc>,
+    /// The device's queue interrupts over the window (absent where it has
+    /// no queue vectors to count, or in documents made before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_interrupts: Option<u64>,
+    /// `device_interrupts` per request the device completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_interrupts_per_io: Option<f64>,
+    /// For a result that ran as `iopoll`: whether its queues took no more
+    /// interrupts than [`POLL_ALLOWANCE`] per I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polled: Option<bool>,
+    /// What the interrupts say, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_check: Option<String>,
 }
 
 impl ResultDoc {
@@ -341,6 +362,10 @@ impl ResultDoc {
                 cpu_per_io_ratio: t.cpu_per_io.and_then(finite),
                 p99_lat_ratio: finite(t.p99),
             }),
+            device_interrupts: r.interrupts.as_ref().map(|i| i.total),
+            device_interrupts_per_io: r.interrupts.as_ref().and_then(Interrupts::per_io),
+            polled: r.interrupts.as_ref().and_then(|i| i.polled(&r.ran)),
+            interrupt_check: r.interrupts.as_ref().map(|i| i.check(r.strategy, &r.ran)),
         }
     }
 }
@@ -488,6 +513,7 @@ mod tests {
             fallback: None,
             merge_mean: None,
             run: Some(format!("strategy-{strategy}-randread")),
+            interrupts: None,
         }
     }
 

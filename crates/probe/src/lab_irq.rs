@@ -20,7 +20,7 @@ pub struct Irq {
 
 impl Irq {
     /// Interrupts that complete I/O (not a virtio config-change vector).
-    fn is_queue(&self) -> bool {
+    pub fn is_queue(&self) -> bool {
         !self.name.ends_with("-config")
     }
 }

@@ -17,7 +17,8 @@
 //!   study's target detection.
 //! * [`lab`], [`lab_irq`] — lab conditions (frequency scaling, idle states,
 //!   SMT, virtualisation, the device's interrupts…) with a warning for each
-//!   that makes results noisy or unrepresentative.
+//!   that makes results noisy or unrepresentative; [`irqcount`] — the
+//!   device's own queue interrupts over a run, from `/proc/interrupts`.
 //! * [`limits`], [`limits_dev`] — everything that can cap a process's
 //!   I/O (its cgroups' I/O throttles, CPU quota, cpuset and memory limit,
 //!   its affinity, the target's devices and their queues), and the
@@ -40,6 +41,7 @@ pub mod exesyms;
 mod fake_tree;
 pub mod hwcount;
 pub mod hwqueues;
+pub mod irqcount;
 pub mod lab;
 pub mod lab_irq;
 pub mod limits;

@@ -29,6 +29,7 @@ fn table(results: &[ResultDoc]) -> Table {
         "×IOPS",
         "×CPU per I/O",
         "×p99",
+        "device interrupts per I/O",
         "run",
     ]);
     for r in results {
@@ -48,10 +49,23 @@ fn table(results: &[ResultDoc]) -> Table {
             or_base(vs.iops_ratio),
             or_base(vs.cpu_per_io_ratio),
             or_base(vs.p99_lat_ratio),
+            interrupts(r),
             r.run.clone().unwrap_or_default(),
         ]);
     }
     t
+}
+
+/// The device's queue interrupts per I/O, with the verdict of a polled
+/// result; `-` where the device has no queue vectors to count.
+fn interrupts(r: &ResultDoc) -> String {
+    let per = r.device_interrupts_per_io.map(fmt_ratio);
+    match (per, r.polled) {
+        (Some(p), Some(true)) => format!("{p}: polled"),
+        (Some(p), Some(false)) => format!("{p}: not all polled"),
+        (Some(p), None) => p,
+        (None, _) => "-".into(),
+    }
 }
 
 /// The figure's note: the peaks it is a share of, the best strategy on

@@ -2,7 +2,7 @@
 //! by state, the profile, the hardware counters, the device's own figures
 //! and the lab conditions.
 
-use ssdready_core::result::{CpuCost, DiskResult, PhaseResult, RunResult};
+use ssdready_core::result::{CpuCost, DeviceInterrupts, DiskResult, PhaseResult, RunResult};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use std::fmt::Write;
 
@@ -139,9 +139,37 @@ pub(super) fn device_block(out: &mut String, r: &RunResult, d: &DiskResult) {
             }
         }
     }
+    if let Some(i) = &d.interrupts {
+        let _ = writeln!(out, "  {}", interrupts_line(i));
+    }
     if let Some(n) = &d.note {
         let _ = writeln!(out, "  note: {n}");
     }
+}
+
+/// The device's own queue interrupts over the window: a polled I/O takes
+/// none, an interrupt-driven one about one.
+fn interrupts_line(i: &DeviceInterrupts) -> String {
+    let per = i
+        .per_io
+        .map_or(String::new(), |p| format!(" ({p:.2} per I/O)"));
+    let busy: Vec<String> = i
+        .vectors
+        .iter()
+        .filter(|v| v.count > 0)
+        .map(|v| format!("{} {}", v.name, v.count))
+        .collect();
+    let on = if busy.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", busy.join(", "))
+    };
+    let n = i.vectors.len();
+    let plural = if n == 1 { "" } else { "s" };
+    format!(
+        "queue interrupts: {}{per} on {n} vector{plural}{on}",
+        i.total
+    )
 }
 
 /// Cycles and instructions per I/O, or why the machine has no counters.
@@ -337,6 +365,48 @@ pub(super) fn profile_block(
             out,
             "  unmatched (add rules in crates/probe/data/layers.rules): {}",
             un.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_core::result::IrqCount;
+
+    fn vector(name: &str, count: u64) -> IrqCount {
+        IrqCount {
+            irq: 0,
+            name: name.into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn a_device_s_queue_interrupts_are_shown_per_io_with_the_vectors_that_fired() {
+        let i = DeviceInterrupts {
+            total: 1500,
+            per_io: Some(0.75),
+            vectors: vec![
+                vector("nvme0q0", 0),
+                vector("nvme0q1", 1000),
+                vector("nvme0q2", 500),
+            ],
+            source: String::new(),
+        };
+        assert_eq!(
+            interrupts_line(&i),
+            "queue interrupts: 1500 (0.75 per I/O) on 3 vectors: nvme0q1 1000, nvme0q2 500"
+        );
+        let polled = DeviceInterrupts {
+            total: 0,
+            per_io: Some(0.0),
+            vectors: vec![vector("nvme0q1", 0)],
+            source: String::new(),
+        };
+        assert_eq!(
+            interrupts_line(&polled),
+            "queue interrupts: 0 (0.00 per I/O) on 1 vector"
         );
     }
 }

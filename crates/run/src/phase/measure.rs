@@ -1,32 +1,55 @@
 //! What a phase measures beside its workers: snapshots of the clock, the
 //! whole system's CPU and the devices' counters at both ends of the
 //! measured window, the devices' split between the application's view and
-//! the kernel's, and the window's length as the jobs set it.
+//! the kernel's, the interrupts of the devices' own queue vectors (read
+//! from /proc/interrupts only when a device has such vectors), and the
+//! window's length as the jobs set it.
 
 use super::{Outcomes, PhaseInputs};
 use ssdready_core::result::DiskResult;
 use ssdready_io::clock::Clock;
+use ssdready_probe::irqcount::{self, Counts, Vector};
 use ssdready_probe::{cpu, disk};
 
-/// The clock, the CPU counters and each device's counters at one moment.
-pub(crate) type Snapshot = (u64, cpu::CpuSnapshot, Vec<Option<disk::DiskStat>>);
+/// The clock, the CPU counters, each device's counters and, where a device
+/// has queue vectors, /proc/interrupts at one moment.
+pub(crate) type Snapshot = (
+    u64,
+    cpu::CpuSnapshot,
+    Vec<Option<disk::DiskStat>>,
+    Option<Counts>,
+);
+
+/// A block device the phase's jobs reach, with its queue vectors (empty
+/// for a software device).
+pub(crate) struct Device {
+    pub name: String,
+    pub vectors: Vec<Vector>,
+}
 
 /// The block devices the phase's jobs reach, each once.
-pub(crate) fn devices(run: &PhaseInputs, members: &[usize]) -> Vec<String> {
+pub(crate) fn devices(run: &PhaseInputs, members: &[usize]) -> Vec<Device> {
     let mut d: Vec<String> = members
         .iter()
         .flat_map(|&i| run.jobs[i].targets.iter().filter_map(|t| t.device.clone()))
         .collect();
     d.sort();
     d.dedup();
-    d
+    d.into_iter()
+        .map(|name| Device {
+            vectors: irqcount::vectors_here(&name),
+            name,
+        })
+        .collect()
 }
 
-pub(crate) fn snapshot(clock: &Clock, devices: &[String]) -> Snapshot {
+pub(crate) fn snapshot(clock: &Clock, devices: &[Device]) -> Snapshot {
+    let irqs = devices.iter().any(|d| !d.vectors.is_empty());
     (
         clock.now(),
         cpu::CpuSnapshot::now(),
-        devices.iter().map(|d| disk::read(d)).collect(),
+        devices.iter().map(|d| disk::read(&d.name)).collect(),
+        irqs.then(irqcount::read).flatten(),
     )
 }
 
@@ -67,13 +90,14 @@ pub(crate) fn timing(
 pub(crate) fn disks(
     run: &PhaseInputs,
     members: &[usize],
-    devices: &[String],
+    devices: &[Device],
     (from, to): (&Snapshot, &Snapshot),
     outcomes: &Outcomes,
 ) -> Vec<DiskResult> {
     let window_ns = to.0.saturating_sub(from.0);
     let mut out = Vec::new();
-    for (di, dname) in devices.iter().enumerate() {
+    for (di, dev) in devices.iter().enumerate() {
+        let dname = dev.name.as_str();
         let (Some(a), Some(b)) = (&from.2[di], &to.2[di]) else {
             continue;
         };
@@ -87,7 +111,12 @@ pub(crate) fn disks(
                 }
             }
         }
-        out.push(disk::split(dname, a, b, app, window_ns));
+        let mut r = disk::split(dname, a, b, app, window_ns);
+        if let (Some(x), Some(y)) = (&from.3, &to.3) {
+            let ios = r.read_ios + r.write_ios + r.discard_ios;
+            r.interrupts = irqcount::between(&dev.vectors, x, y, ios);
+        }
+        out.push(r);
     }
     out
 }

@@ -38,6 +38,7 @@ pub fn tables(t: &Target, rows: &[Row], skips: &[Skip], peaks: &[Peak]) -> Strin
     }
     o.push_str(&percent_of_peak(rows, peaks));
     o.push_str(&tradeoffs(rows));
+    o.push_str(&interrupts(rows));
     o.push_str(&skipped(rows, skips));
     o
 }
@@ -70,6 +71,31 @@ fn percent_of_peak(rows: &[Row], peaks: &[Peak]) -> String {
             .map(|(p, _)| published(s.name, p).map_or(String::new(), |v| format!("{v:>6.0}%")))
             .collect();
         let _ = writeln!(o, "   |{:15}{}", "", published.join(""));
+    }
+    o
+}
+
+/// Each result's interrupts on the device's own queues (from
+/// /proc/interrupts), and whether a result that ran as iopoll was polled;
+/// nothing where the device has no queue vectors to count.
+fn interrupts(rows: &[Row]) -> String {
+    let mut o = String::new();
+    for r in rows {
+        let Some(i) = &r.interrupts else { continue };
+        if o.is_empty() {
+            let _ = writeln!(
+                o,
+                "\n  interrupts on {}'s queues over each run (/proc/interrupts; a polled I/O takes none):",
+                i.device
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  {:<11} {:<10} {}",
+            r.strategy,
+            r.pattern,
+            i.check(r.strategy, &r.ran)
+        );
     }
     o
 }
@@ -139,4 +165,53 @@ fn tradeoffs(rows: &[Row]) -> String {
         let _ = writeln!(o);
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategies::Interrupts;
+    use ssdready_diagnosis::summary::PointSummary;
+
+    fn row(strategy: &'static str, ran: &str, irqs: Option<(u64, u64)>) -> Row {
+        Row {
+            strategy,
+            pattern: "randread",
+            summary: PointSummary::default(),
+            ran: ran.into(),
+            fallback: None,
+            merge_mean: None,
+            run: None,
+            interrupts: irqs.map(|(total, ios)| Interrupts {
+                device: "nvme0n1".into(),
+                total,
+                ios,
+            }),
+        }
+    }
+
+    #[test]
+    fn each_result_s_queue_interrupts_are_said_with_whether_iopoll_polled() {
+        let rows = [
+            row("async+intr", "interrupt", Some((3000, 3000))),
+            row("sync+poll", "iopoll", Some((0, 3000))),
+            row("hybrid", "hybrid", None),
+        ];
+        let text = interrupts(&rows);
+        assert!(text.contains("interrupts on nvme0n1's queues"), "{text}");
+        assert!(
+            text.contains("took 3000 interrupts (1.00 per I/O), completions by interrupt"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no interrupt on its queues: polled"),
+            "{text}"
+        );
+        assert!(!text.contains("hybrid"), "a result without a count: {text}");
+        assert_eq!(
+            interrupts(&rows[2..]),
+            "",
+            "nothing where nothing was counted"
+        );
+    }
 }
