@@ -15,9 +15,8 @@
 //! missing, without them.
 
 mod common;
-use common::labvm::{block_stat, Lab};
+use common::labvm::Lab;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The slow member's delay, ms.
@@ -37,25 +36,6 @@ lab_step limits
 ssdready limits /dev/md0 --json >limits.json
 ssdready limits /dev/md0 >limits.txt
 "#;
-
-/// Each device's counters after the study less before, by kernel name.
-fn stat_delta(before: &str, after: &str) -> BTreeMap<String, Vec<u64>> {
-    let read = |t: &str| -> BTreeMap<String, Vec<u64>> {
-        t.lines()
-            .filter_map(|l| {
-                let (d, rest) = l.split_once(' ')?;
-                Some((d.to_string(), block_stat(rest)))
-            })
-            .collect()
-    };
-    let (b, a) = (read(before), read(after));
-    a.into_iter()
-        .map(|(d, v)| {
-            let w = &b[&d];
-            (d, v.iter().zip(w).map(|(x, y)| x - y).collect())
-        })
-        .collect()
-}
 
 /// The study's counts of `disk` summed over its runs: (reads, writes).
 fn counted(study: &Value, disk: &str) -> (u64, u64) {
@@ -90,12 +70,7 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
     for (step, s) in run.steps() {
         eprintln!("lab step {step}: {s:.1} s");
     }
-    let names: BTreeMap<String, String> = run
-        .file("names")
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let names = run.names();
     let (slow, secret) = (&names["slow"], &names["secret"]);
     let text = run.file("study/study.json");
     let study: Value = serde_json::from_str(&text).expect("study.json");
@@ -301,7 +276,7 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
 
     // Each device's I/O as the study counted it, against the kernel's:
     // the whole study (from detection) within 1 %, its runs within it.
-    let delta = stat_delta(&run.file("before.stat"), &run.file("after.stat"));
+    let delta = run.stat_delta("before.stat", "after.stat");
     let whole = stack["over_study"].as_array().expect("over_study");
     for disk in ["md0", "nullb0", slow, "nullb1", secret, "nullb2"] {
         let c = whole

@@ -14,9 +14,8 @@
 //! missing, without them.
 
 mod common;
-use common::labvm::{block_stat, Lab};
+use common::labvm::Lab;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The write delay, ms.
@@ -31,14 +30,6 @@ lab_step study
 HOME=/tmp ssdready study --quick --quiet --output /host/study --db /tmp/history.db /dev/md0 >study.out 2>study.err
 snap after.stat
 "#;
-
-/// Each device's counters by kernel name, from `NAME FIELDS…` lines.
-fn stats(text: &str) -> BTreeMap<String, Vec<u64>> {
-    text.lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(d, rest)| (d.to_string(), block_stat(rest)))
-        .collect()
-}
 
 #[test]
 fn a_member_delayed_only_on_writes_is_named_for_writes_and_a_linear_member_never() {
@@ -59,18 +50,10 @@ fn a_member_delayed_only_on_writes_is_named_for_writes_and_a_linear_member_never
     for (step, s) in run.steps() {
         eprintln!("lab step {step}: {s:.1} s");
     }
-    let names: BTreeMap<String, String> = run
-        .file("names")
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let names = run.names();
     let (lin, wslow) = (&names["lin"], &names["wslow"]);
-    let (before, after) = (
-        stats(&run.file("before.stat")),
-        stats(&run.file("after.stat")),
-    );
-    let delta = |d: &str, i: usize| after[d][i] - before[d][i];
+    let stat = run.stat_delta("before.stat", "after.stat");
+    let delta = |d: &str, i: usize| stat[d][i];
     // The plant holds, by the kernel's own counters: the delayed member's
     // writes took the delay each, its reads far less.
     let (writes, write_ms) = (delta(wslow, 4), delta(wslow, 7));

@@ -273,6 +273,39 @@ impl LabRun {
             .unwrap_or_else(|e| panic!("{name} from the guest: {e}\n{}", self.console))
     }
 
+    /// The `NAME KERNEL-NAME` lines of the guest's `names` file (what a
+    /// lab device spec called each device, and the kernel's name for it).
+    pub fn names(&self) -> std::collections::BTreeMap<String, String> {
+        self.file("names")
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    /// Each device's `/sys/block/*/stat` fields after less before, by
+    /// kernel name, from two `NAME FIELDS…` files the guest wrote.
+    pub fn stat_delta(
+        &self,
+        before: &str,
+        after: &str,
+    ) -> std::collections::BTreeMap<String, Vec<u64>> {
+        let read = |name: &str| -> std::collections::BTreeMap<String, Vec<u64>> {
+            self.file(name)
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(d, rest)| (d.to_string(), block_stat(rest)))
+                .collect()
+        };
+        let (b, a) = (read(before), read(after));
+        a.into_iter()
+            .map(|(d, v)| {
+                let w = &b[&d];
+                (d, v.iter().zip(w).map(|(x, y)| x - y).collect())
+            })
+            .collect()
+    }
+
     /// A JSON file the guest wrote in `/host`.
     pub fn json(&self, name: &str) -> serde_json::Value {
         serde_json::from_str(&self.file(name))
