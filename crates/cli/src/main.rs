@@ -552,9 +552,6 @@ fn fio_switches(parsed: &args::RunArgs) {
             outln!("{l}");
         }
     }
-    if parsed.fio.readonly {
-        ssdready_run::readonly::set();
-    }
     if parsed.fio.readonly || parsed.fio.max_jobs.is_some() {
         // A request with errors fails in the run, with its own message.
         if let Ok(specs) = validate::jobs(&parsed.request(Arc::default())) {

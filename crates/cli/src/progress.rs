@@ -75,6 +75,7 @@ impl RunArgs {
         RunRequest {
             sections: self.sections.clone(),
             allow_destructive: self.allow_destructive,
+            readonly: self.fio.readonly,
             quiet: self.quiet,
             parse_only: self.parse_only,
             profile: self.profile,

@@ -59,11 +59,12 @@ impl Growth {
 /// module docs.
 pub(crate) fn ready(
     jobs: &[PreparedJob],
+    readonly: bool,
     stop: &AtomicBool,
     obs: &mut dyn RunObserver,
 ) -> Result<(), Failure> {
     let plan = plan(jobs);
-    if crate::readonly::on() {
+    if readonly {
         check_readonly(jobs, &plan)?;
     }
     check_space(&plan)?;

@@ -38,7 +38,6 @@ pub mod phases;
 mod prepare;
 mod profiler;
 pub mod ramdev;
-pub mod readonly;
 mod replay;
 pub mod request;
 mod run;

@@ -32,6 +32,9 @@ pub struct RunRequest {
     pub sections: Vec<Section>,
     /// Writes to a device or file that holds data are allowed.
     pub allow_destructive: bool,
+    /// fio's `--readonly`: no job may create, extend or remove a file (a
+    /// job that writes or trims is refused when the jobs are checked).
+    pub readonly: bool,
     /// No progress display while it runs (`--quiet`): the observer's
     /// business, kept here so that the command line repeats the run as it
     /// was asked.
@@ -75,6 +78,7 @@ impl RunRequest {
                 options: Vec::new(),
             }],
             allow_destructive: false,
+            readonly: false,
             quiet: false,
             parse_only: false,
             profile: false,
@@ -125,7 +129,7 @@ impl RunRequest {
     /// The request as `ssdready run`'s command line, the form the study's
     /// plans record each run in so that it can be repeated by hand: the
     /// run's switches first (`--quiet`, `--allow-destructive`,
-    /// `--profile[=exact]`, `--decompose` or `--no-decompose`), then every
+    /// `--readonly`, `--profile[=exact]`, `--decompose` or `--no-decompose`), then every
     /// section's options in order as `--key=value` or `--flag` (a job's
     /// `name` option starts it). [`RunRequest::options`] reads it back to
     /// the same request. Not written: `parse_only`, the bandwidth log and
@@ -136,6 +140,7 @@ impl RunRequest {
         let switches = [
             (self.quiet, "--quiet"),
             (self.allow_destructive, "--allow-destructive"),
+            (self.readonly, "--readonly"),
             (self.profile && !self.profile_exact, "--profile"),
             (self.profile && self.profile_exact, "--profile=exact"),
             (self.decompose == Some(true), "--decompose"),
@@ -174,6 +179,7 @@ impl RunRequest {
             match k {
                 "quiet" => self.quiet = true,
                 "allow-destructive" | "allow_destructive" => self.allow_destructive = true,
+                "readonly" => self.readonly = true,
                 "profile" => {
                     self.profile = true;
                     self.profile_exact = crate::exactcpu::parse_mode(v)?;
@@ -289,6 +295,7 @@ mod tests {
         // Every other switch, and an empty value, too.
         let mut r = RunRequest {
             allow_destructive: true,
+            readonly: true,
             profile: true,
             profile_exact: true,
             decompose: Some(false),

@@ -107,7 +107,7 @@ fn ready(args: &RunRequest, clock: Clock, obs: &mut dyn RunObserver) -> Result<R
     if let Some(n) = note {
         obs.note(&n);
     }
-    crate::layout::ready(&jobs, &args.stop, obs)?;
+    crate::layout::ready(&jobs, args.readonly, &args.stop, obs)?;
     Ok(Ready {
         jobs: crate::layout::map_file_sectors(jobs),
         phases,
