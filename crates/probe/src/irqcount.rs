@@ -28,18 +28,39 @@ pub struct Vector {
     pub name: String,
 }
 
-/// The queue vectors of `disk` (not a virtio config-change vector); empty
-/// when it has none (a software device, or none found).
+/// The queue vectors of `disk` (not a virtio config-change vector); for
+/// a stacked device with none of its own (md, device-mapper), those of the
+/// devices under it (`slaves/`, down to the physical ones), each once;
+/// empty when none is found (a software device).
 pub fn vectors(s: Sys, disk: &str) -> Vec<Vector> {
-    lab_irq::irqs(s, disk)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|i| i.is_queue())
-        .map(|i| Vector {
-            irq: i.number,
-            name: i.name,
-        })
-        .collect()
+    let mut out: Vec<Vector> = Vec::new();
+    let mut todo = vec![disk.to_string()];
+    let mut seen: Vec<String> = Vec::new();
+    // A stack is a few levels deep; the bound stops a loop of links.
+    while let Some(d) = todo.pop().filter(|_| seen.len() < 256) {
+        if seen.contains(&d) {
+            continue;
+        }
+        seen.push(d.clone());
+        let own: Vec<Vector> = lab_irq::irqs(s, &d)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|i| i.is_queue())
+            .map(|i| Vector {
+                irq: i.number,
+                name: i.name,
+            })
+            .collect();
+        if own.is_empty() {
+            todo.extend(s.list(&format!("/sys/block/{d}/slaves")));
+        }
+        for v in own {
+            if !out.iter().any(|o| o.irq == v.irq) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// The queue vectors of `disk` on this machine.
@@ -231,5 +252,13 @@ ERR:          0
             vectors(t.sys(), "loop0").is_empty(),
             "a loop device has none"
         );
+        // An md array over vda and a device-mapper device over vda: vda's
+        // vectors, once.
+        t.file("/sys/block/dm-0/slaves/vda/.keep", "")
+            .file("/sys/block/md0/slaves/vda/.keep", "")
+            .file("/sys/block/md0/slaves/dm-0/.keep", "");
+        assert_eq!(vectors(t.sys(), "md0"), v, "the members' vectors");
+        t.file("/sys/block/md1/slaves/md1/.keep", "");
+        assert!(vectors(t.sys(), "md1").is_empty(), "a loop of links ends");
     }
 }

@@ -532,6 +532,13 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         .map(|d| d.name.clone())
         .or_else(|| sh.target.device.clone())
         .unwrap_or_else(|| "the device".into());
+    // A loop device's I/O reaches the disk its file is on: that disk.
+    let name = match sh.target.stack.as_ref().and_then(|st| st.layers.first()) {
+        Some(l) if matches!(l.kind, crate::stack::LayerKind::Loop { .. }) && l.under.len() == 1 => {
+            format!("{} (under {name}, whose file is on it)", l.under[0])
+        }
+        _ => name,
+    };
     Test::Holds(Found {
         part: match &sh.caps.unseen {
             Some(_) => format!(

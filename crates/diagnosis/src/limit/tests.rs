@@ -690,6 +690,12 @@ fn a_loop_devices_busy_disk_holding_its_time_is_below_the_host_whatever_the_cpus
     let s = judge(&t, &[r], &Caps::default(), true);
     assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
     assert!(
+        s.part
+            .starts_with("the device vda (under loop3, whose file is on it)"),
+        "{}",
+        s.part
+    );
+    assert!(
         s.evidence
             .iter()
             .any(|e| e.contains("the disk under loop3 (vda) was busy 98 %")),
