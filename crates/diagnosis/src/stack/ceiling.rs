@@ -315,6 +315,20 @@ fn rounds(stack: &Stack, runs: &[&RunRecord], f: fn(&RunRecord) -> f64) -> Vec<R
     out
 }
 
+/// The members' figures summed in each round, mean over the rounds.
+fn members_sum(per: &[Round]) -> f64 {
+    mean(
+        &per.iter()
+            .map(|r| r.members.iter().sum())
+            .collect::<Vec<f64>>(),
+    )
+}
+
+/// Every run of the rounds, in order.
+fn every_run(per: &[Round]) -> Vec<String> {
+    per.iter().flat_map(|r| r.runs.clone()).collect()
+}
+
 /// Each member's mean over the rounds.
 fn member_means(per: &[Round]) -> Vec<f64> {
     (0..per.first().map_or(0, |r| r.members.len()))
@@ -372,16 +386,12 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
                 iops,
             })
             .collect(),
-        members_sum_iops: mean(
-            &per.iter()
-                .map(|r| r.members.iter().sum())
-                .collect::<Vec<f64>>(),
-        ),
+        members_sum_iops: members_sum(&per),
         ratio_pct,
         ratio_err_pct,
         rounds: per.len(),
         held_back,
-        runs: per.iter().flat_map(|r| r.runs.clone()).collect(),
+        runs: every_run(&per),
         bandwidth: bandwidth(stack, &large),
         together,
         fullest,
@@ -459,16 +469,12 @@ fn bandwidth(stack: &Stack, large: &[&RunRecord]) -> Option<SizeCeiling> {
                 bytes_per_s: b,
             })
             .collect(),
-        members_sum_bytes_per_s: mean(
-            &per.iter()
-                .map(|r| r.members.iter().sum())
-                .collect::<Vec<f64>>(),
-        ),
+        members_sum_bytes_per_s: members_sum(&per),
         ratio_pct,
         ratio_err_pct,
         rounds: per.len(),
         held_back: ratio_pct + ratio_err_pct < HELD_BACK_PCT,
-        runs: per.iter().flat_map(|r| r.runs.clone()).collect(),
+        runs: every_run(&per),
     })
 }
 
