@@ -7,7 +7,7 @@ use super::{LayerKind, Stack, StackLayer};
 use crate::model::{RunContext, RunRecord, Workload};
 
 /// md0 (RAID 0, 64 KiB chunk) over nullb0 and nullb1.
-fn md0() -> Stack {
+pub(super) fn md0() -> Stack {
     let phys = |d: &str| StackLayer {
         disk: d.into(),
         depth: 1,

@@ -72,38 +72,14 @@ pub fn full_queues(
 mod tests {
     use super::*;
     use crate::model::{RunContext, Workload};
-    use crate::stack::{LayerKind, StackLayer};
 
     /// md0 (RAID 0) over nullb0, whose queue admits `q` requests, and
     /// nullb1 (64).
     fn md0(q: u32) -> Stack {
-        let phys = |d: &str, n: u32| StackLayer {
-            disk: d.into(),
-            depth: 1,
-            nr_requests: Some(n),
-            ..Default::default()
-        };
-        Stack {
-            target: "md0".into(),
-            layers: vec![
-                StackLayer {
-                    disk: "md0".into(),
-                    kind: LayerKind::Md {
-                        level: Some("raid0".into()),
-                        chunk_bytes: Some(65536),
-                        raid_disks: Some(2),
-                        degraded: None,
-                        members: Vec::new(),
-                    },
-                    under: vec!["nullb0".into(), "nullb1".into()],
-                    ..Default::default()
-                },
-                phys("nullb0", q),
-                phys("nullb1", 64),
-            ],
-            physical: vec!["nullb0".into(), "nullb1".into()],
-            ..Default::default()
-        }
+        let mut s = crate::stack::ceiling_tests::md0();
+        s.layers[1].nr_requests = Some(q);
+        s.layers[2].nr_requests = Some(64);
+        s
     }
 
     /// A run at `qd`: each member's I/Os and its mean requests in flight.
