@@ -8,6 +8,7 @@
 //! not.
 
 use crate::model::*;
+pub use crate::plan::tracked_label;
 use crate::plan::{Plan, Point, TestKind, TestPlan, Tracked, WsatPlan, PRECONDITION_BS};
 use ssdready_core::hist::Histogram;
 use ssdready_core::steady::{pts_next, PtsNext, PtsVerdict};
@@ -125,19 +126,6 @@ pub fn execute(plan: &Plan, runner: &mut dyn Runner, progress: &mut dyn Progress
     }
     out.interrupted |= runner.stopped();
     out
-}
-
-/// `4 KiB random write IOPS`.
-pub fn tracked_label(t: &TestPlan) -> String {
-    let what = match t.tracked {
-        Tracked::Iops => "IOPS",
-        Tracked::Bandwidth => "bandwidth",
-        Tracked::MeanLatency => "mean latency",
-    };
-    match t.round.get(t.tracked_point) {
-        Some(p) => format!("{} {what}", p.label()),
-        None => what.to_string(),
-    }
 }
 
 fn tracked_value(t: &TestPlan, f: &PointFigures) -> f64 {

@@ -9,7 +9,10 @@
 //! Performance Test Specification asks:
 //!
 //! * [`plan`]: the tests (IOPS matrix, throughput, latency, write
-//!   saturation) and their points; `--quick` takes a subset;
+//!   saturation) and their points; `--quick` takes a subset (from
+//!   `ssdready-characterize-judge`, as are [`model`], [`cliff`] and
+//!   [`text`]: the judging half, which the report reads without reaching
+//!   the run);
 //! * [`target`]: the request and its target checked before anything runs
 //!   (typed [`target::Error`]s, each one line);
 //! * [`driver`]: runs them through a [`driver::Runner`] — the emulator in
@@ -28,12 +31,10 @@
 
 #![forbid(unsafe_code)]
 
-pub mod cliff;
+pub use ssdready_characterize_judge::{cliff, model, plan, text};
+
 pub mod driver;
-pub mod model;
-pub mod plan;
 pub mod real;
 pub mod session;
 pub mod target;
-pub mod text;
 pub mod virt;

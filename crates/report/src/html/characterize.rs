@@ -12,8 +12,8 @@
 use super::charts::{Axis, Body, Figure, Mark, Series, StackedBars, Style, Table, XyChart};
 use super::page::{header, kpis, kv_table, page, section, utc, Kpi};
 use super::svg::{esc, Unit};
-use ssdready_characterize::model::{CharacterizeDoc, RoundTest, WindowPoint};
-use ssdready_characterize::plan::Tracked;
+use ssdready_characterize_judge::model::{CharacterizeDoc, RoundTest, WindowPoint};
+use ssdready_characterize_judge::plan::Tracked;
 use ssdready_core::steady::PtsVerdict;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::fmt::Write as _;
@@ -148,7 +148,7 @@ fn missing(id: &str, title: &str, why: &str) -> Figure {
 
 /// A tracked figure as text in its unit (IOPS when the test does not say).
 fn tracked_text(tracked: Option<Tracked>, v: f64) -> String {
-    ssdready_characterize::text::tracked_text(tracked.unwrap_or(Tracked::Iops), v)
+    ssdready_characterize_judge::text::tracked_text(tracked.unwrap_or(Tracked::Iops), v)
 }
 
 fn tracked_unit(tracked: Option<Tracked>) -> Unit {

@@ -36,7 +36,7 @@ pub mod timeline;
 mod workloads;
 
 use serde_json::Value;
-use ssdready_characterize::model::CharacterizeDoc;
+use ssdready_characterize_judge::model::CharacterizeDoc;
 use ssdready_core::result::RunResult;
 use ssdready_diagnosis::model::StudyDoc;
 
@@ -87,7 +87,9 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
     let allowed = match schema.as_str() {
         ssdready_diagnosis::model::SCHEMA => ssdready_diagnosis::model::SCHEMA_VERSION,
         ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
-        ssdready_characterize::model::SCHEMA => ssdready_characterize::model::SCHEMA_VERSION,
+        ssdready_characterize_judge::model::SCHEMA => {
+            ssdready_characterize_judge::model::SCHEMA_VERSION
+        }
         _ => return Err(LoadError::Schema(format!("'{schema}'"))),
     };
     let version = v.get("schema_version").cloned().unwrap_or(Value::Null);
@@ -121,7 +123,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
             });
         }
         Ok(ReportDoc::Study(Box::new(d)))
-    } else if schema == ssdready_characterize::model::SCHEMA {
+    } else if schema == ssdready_characterize_judge::model::SCHEMA {
         Ok(ReportDoc::Characterize(Box::new(
             serde_json::from_value(v).map_err(shape)?,
         )))

@@ -3,7 +3,7 @@
 //! tests explained instead of drawn empty, long WSAT tables thinned.
 
 use super::*;
-use ssdready_characterize::model::*;
+use ssdready_characterize_judge::model::*;
 use ssdready_core::steady::{pts_check, PtsRule};
 
 fn rule() -> PtsRule {

@@ -5,7 +5,7 @@
 use super::super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
 use super::super::svg::Unit;
 use super::{missing, MAX_TABLE_ROWS};
-use ssdready_characterize::model::{CharacterizeDoc, WriteCliff, WsatResult};
+use ssdready_characterize_judge::model::{CharacterizeDoc, WriteCliff, WsatResult};
 use ssdready_core::units::{fmt_bytes, fmt_count};
 use std::fmt::Write as _;
 
@@ -73,7 +73,7 @@ pub(super) fn wsat_over(d: &CharacterizeDoc, w: &WsatResult, by_capacity: bool) 
             .unwrap_or_else(|| "no sample was taken".into());
         return missing(id, &title, &why);
     }
-    let xof = |s: &ssdready_characterize::model::WsatSample| {
+    let xof = |s: &ssdready_characterize_judge::model::WsatSample| {
         if by_capacity {
             s.bytes_written as f64 / cap
         } else {

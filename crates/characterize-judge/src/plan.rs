@@ -379,6 +379,19 @@ pub fn round_seconds(p: &Plan) -> (f64, f64) {
     )
 }
 
+/// `4 KiB random write IOPS`.
+pub fn tracked_label(t: &TestPlan) -> String {
+    let what = match t.tracked {
+        Tracked::Iops => "IOPS",
+        Tracked::Bandwidth => "bandwidth",
+        Tracked::MeanLatency => "mean latency",
+    };
+    match t.round.get(t.tracked_point) {
+        Some(p) => format!("{} {what}", p.label()),
+        None => what.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! round as it runs, and the summary at the end (steady state of each
 //! test, the IOPS matrix, throughput, the latency table, the write cliff).
 
-use crate::driver::tracked_label;
 use crate::model::*;
+use crate::plan::tracked_label;
 use crate::plan::{bs_label, mix_label, Plan, Tracked};
 use ssdready_core::steady::{PtsNext, PtsVerdict};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
