@@ -95,15 +95,17 @@ fn config(a: &AppArgs) -> Result<Config, Error> {
     Ok(c)
 }
 
-pub fn command(a: AppArgs) {
-    let cfg = config(&a).unwrap_or_else(|e| fail(e.exit_code(), &e.to_string()));
+pub fn command(a: AppArgs) -> crate::Done {
+    let cfg = config(&a).map_err(|e| fail(e.exit_code(), &e.to_string()))?;
     let json = match a.output_format.as_str() {
         "json" => true,
         "text" => false,
-        f => fail(
-            2,
-            &format!("option '--output-format': unknown format '{f}' (allowed: text, json)"),
-        ),
+        f => {
+            return Err(fail(
+                2,
+                &format!("option '--output-format': unknown format '{f}' (allowed: text, json)"),
+            ))
+        }
     };
     if a.clean {
         match ssdready_app::clean(&cfg.directory, cfg.workload) {
@@ -112,17 +114,17 @@ pub fn command(a: AppArgs) {
                 ssdready_app::workdir_of(&cfg.directory, cfg.workload).display()
             )),
             Ok(false) => say("nothing to remove"),
-            Err(e) => fail(e.exit_code(), &e.to_string()),
+            Err(e) => return Err(fail(e.exit_code(), &e.to_string())),
         }
-        return;
+        return Ok(());
     }
     let sink = match &a.output {
         Some(p) => {
-            crate::output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string()))
+            crate::output::check(p, "option 'output'").map_err(|e| fail(2, &e.to_string()))?
         }
         None => crate::output::Sink::Stdout,
     };
-    let stop = crate::stop_on_signals();
+    let stop = crate::stop_on_signals()?;
     let done = Arc::new(AtomicBool::new(false));
     let ticker = (!a.quiet && std::io::stderr().is_terminal())
         .then(|| progress(cfg.workload.name(), done.clone()));
@@ -132,12 +134,12 @@ pub fn command(a: AppArgs) {
         if let Some(t) = ticker {
             let _ = t.join();
         }
-        let r = result.unwrap_or_else(|e| {
+        let r = result.map_err(|e| {
             fail(
                 e.exit_code(),
                 &format!("app {} --cache-effect: {e}", cfg.workload.name()),
             )
-        });
+        })?;
         let text = if json {
             format!(
                 "{}\n",
@@ -153,8 +155,8 @@ pub fn command(a: AppArgs) {
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    let r = result
-        .unwrap_or_else(|e| fail(e.exit_code(), &format!("app {}: {e}", cfg.workload.name())));
+    let r =
+        result.map_err(|e| fail(e.exit_code(), &format!("app {}: {e}", cfg.workload.name())))?;
     let text = if json {
         format!(
             "{}\n",
@@ -163,20 +165,21 @@ pub fn command(a: AppArgs) {
     } else {
         r.to_text()
     };
-    finish(&sink, &text, r.interrupted);
+    finish(&sink, &text, r.interrupted)
 }
 
 /// Write the result; exit 130 after an interrupted run.
-fn finish(sink: &crate::output::Sink, text: &str, interrupted: bool) {
+fn finish(sink: &crate::output::Sink, text: &str, interrupted: bool) -> crate::Done {
     if let Err(e) = crate::output::write(sink, text) {
         // Ctrl-C while waiting for a FIFO's reader: interrupted, as `run`.
         let stopped = crate::stop_flag().load(Ordering::Relaxed);
-        fail(if stopped { 130 } else { 1 }, &e.to_string());
+        return Err(fail(if stopped { 130 } else { 1 }, &e.to_string()));
     }
     if interrupted {
         say("interrupted; the results cover what ran");
-        std::process::exit(130);
+        return Err(crate::Exit(130));
     }
+    Ok(())
 }
 
 /// Elapsed time on stderr each second while the workload runs.

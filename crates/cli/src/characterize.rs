@@ -94,8 +94,8 @@ impl CharacterizeArgs {
     }
 }
 
-fn or_exit<T>(r: Result<T, Error>) -> T {
-    r.unwrap_or_else(|e| fail(e.exit_code(), &e.to_string()))
+fn or_exit<T>(r: Result<T, Error>) -> Result<T, crate::Exit> {
+    r.map_err(|e| fail(e.exit_code(), &e.to_string()))
 }
 
 /// Progress lines on stderr.
@@ -149,15 +149,15 @@ impl Progress for Lines {
 }
 
 /// Run `ssdready characterize`.
-pub fn command(a: CharacterizeArgs) {
+pub fn command(a: CharacterizeArgs) -> crate::Done {
     // First: a signal at any moment is an interruption (exit code 130).
-    let stop = crate::stop_on_signals();
+    let stop = crate::stop_on_signals()?;
     let started = std::time::Instant::now();
     let started_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let setup = or_exit(Setup::check(a.request()));
+    let setup = or_exit(Setup::check(a.request()))?;
     for w in &setup.warnings {
         eprintln!("ssdready: warning: {w}");
     }
@@ -166,8 +166,8 @@ pub fn command(a: CharacterizeArgs) {
         "ssdready-characterize",
         "characterize.json",
     )
-    .unwrap_or_else(|e| fail(2, &e.to_string()));
-    let p = or_exit(setup.plan());
+    .map_err(|e| fail(2, &e.to_string()))?;
+    let p = or_exit(setup.plan())?;
     if !a.quiet {
         eprint!(
             "{}",
@@ -175,10 +175,10 @@ pub fn command(a: CharacterizeArgs) {
         );
     }
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--output': creating {}: {e}", dir.display()),
-        );
+        ));
     }
     let mut lines = Lines {
         quiet: a.quiet,
@@ -194,10 +194,10 @@ pub fn command(a: CharacterizeArgs) {
     setup.execute(&p, &mut doc, run_fn, a.quiet, stop.clone(), &mut lines);
     doc.interrupted |= stop.load(Relaxed);
     doc.wall_s = started.elapsed().as_secs_f64();
-    finish(&doc, &dir);
+    finish(&doc, &dir)
 }
 
-fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
+fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) -> crate::Done {
     let text = serde_json::to_string_pretty(doc).expect("the characterize model serialises") + "\n";
     let written = crate::output::write_in(dir, "characterize.json", &text);
     let printed = crate::stdout::write(&text::summary(doc));
@@ -216,26 +216,27 @@ fn finish(doc: &CharacterizeDoc, dir: &std::path::Path) {
             // `ssdready report DIR` renders it again.
             match crate::report::write_report(dir, &text) {
                 Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
-                Err(e) => fail(1, &e),
+                Err(e) => return Err(fail(1, &e)),
             }
         }
         // The error names the file already.
-        Err(e) => fail(1, &e.to_string()),
+        Err(e) => return Err(fail(1, &e.to_string())),
     }
     if let Err(e) = printed {
-        fail(
+        return Err(fail(
             1,
             &format!(
                 "{e} (the summary is in {}/characterize.json)",
                 dir.display()
             ),
-        );
+        ));
     }
     if doc.interrupted {
         eprintln!("ssdready: interrupted; characterize.json covers what ran");
-        std::process::exit(130);
+        return Err(crate::Exit(130));
     }
     if let Some(f) = &doc.failure {
-        fail(1, f);
+        return Err(fail(1, f));
     }
+    Ok(())
 }

@@ -43,22 +43,25 @@ pub struct CompareArgs {
 }
 
 /// Where `--output DIR` puts compare.json, checked before anything is read.
-fn output_dir(dir: &Path) -> PathBuf {
+fn output_dir(dir: &Path) -> Result<PathBuf, crate::Exit> {
     if let Err(why) = ssdready_io::written::vet(dir, ssdready_io::written::Allow::Dir) {
-        fail(2, &format!("option '--output': {}: {why}", dir.display()));
+        return Err(fail(
+            2,
+            &format!("option '--output': {}: {why}", dir.display()),
+        ));
     }
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !parent.is_dir() {
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "option '--output': directory {} does not exist",
                 parent.display()
             ),
-        );
+        ));
     }
     let probe = if dir.is_dir() {
         dir.join("compare.json")
@@ -66,9 +69,9 @@ fn output_dir(dir: &Path) -> PathBuf {
         parent.join(".ssdready-compare-probe")
     };
     if let Err(e) = crate::output::check(&probe, "option '--output'") {
-        fail(2, &e.to_string());
+        return Err(fail(2, &e.to_string()));
     }
-    dir.join("compare.json")
+    Ok(dir.join("compare.json"))
 }
 
 /// Write `compare.json` and `compare.html` (each atomically) into `dir`,
@@ -98,16 +101,15 @@ fn report_doc(d: &Document) -> ReportDoc {
 }
 
 /// Run `ssdready compare`.
-pub fn command(a: CompareArgs) {
+pub fn command(a: CompareArgs) -> crate::Done {
     if let Some(dir) = &a.output {
-        output_dir(dir);
+        output_dir(dir)?;
     }
     let load_or_fail = |given: &str, which: &str| {
-        load(given, a.db.as_deref())
-            .unwrap_or_else(|e| fail(e.exit_code(), &format!("{which}: {e}")))
+        load(given, a.db.as_deref()).map_err(|e| fail(e.exit_code(), &format!("{which}: {e}")))
     };
-    let la = load_or_fail(&a.a, "A");
-    let lb = load_or_fail(&a.b, "B");
+    let la = load_or_fail(&a.a, "A")?;
+    let lb = load_or_fail(&a.b, "B")?;
     let (sa, sb) = (la.doc.side(), lb.doc.side());
     let c = compare((la.origin, &sa), (lb.origin, &sb));
     if !c.comparable {
@@ -118,25 +120,26 @@ pub fn command(a: CompareArgs) {
                 .take(2)
                 .map(|l| format!("{l}\n"))
                 .collect::<String>()
-        );
-        fail(
+        )?;
+        return Err(fail(
             2,
             &format!("not comparable: {}", c.not_comparable.join("; ")),
-        );
+        ));
     }
-    out!("{}", render_text(&c, a.all));
+    out!("{}", render_text(&c, a.all))?;
     if let Some(dir) = &a.output {
         match write_outputs(dir, &c, &la.doc, &lb.doc) {
             Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
-            Err(e) => fail(1, &e),
+            Err(e) => return Err(fail(1, &e)),
         }
     }
+    Ok(())
 }
 
 /// Read the baseline of a `kind`; bad input ends the command (exit code 2).
-pub fn baseline(given: &str, db: Option<&Path>, kind: Kind) -> Baseline {
+pub fn baseline(given: &str, db: Option<&Path>, kind: Kind) -> Result<Baseline, crate::Exit> {
     load::baseline(given, db, kind)
-        .unwrap_or_else(|e| fail(e.exit_code(), &format!("option '--baseline': {e}")))
+        .map_err(|e| fail(e.exit_code(), &format!("option '--baseline': {e}")))
 }
 
 /// Judge `new` against the baseline, saying what regressed on stderr;

@@ -30,29 +30,29 @@ pub fn clean_stale() {
 /// The drive's parameters, checked: it can be served by the kernel and
 /// fits in memory (bad input ends here, exit 2). Started by another
 /// command (a study), the daemon ends with it.
-fn checked_params(spec: &str) -> Params {
+fn checked_params(spec: &str) -> Result<Params, crate::Exit> {
     if let Some(parent) = std::env::var(daemon::PARENT_ENV)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
     {
         if !kdev::die_with_parent(parent, libc::SIGTERM) {
-            fail(1, "emu attach: the command that started it has ended");
+            return Err(fail(1, "emu attach: the command that started it has ended"));
         }
     }
     if let Err(e) = kernel::check_env() {
-        fail(2, &format!("emu attach: {e}"));
+        return Err(fail(2, &format!("emu attach: {e}")));
     }
-    let params = Params::parse(spec).unwrap_or_else(|e| fail(2, &format!("emu attach: {e}")));
+    let params = Params::parse(spec).map_err(|e| fail(2, &format!("emu attach: {e}")))?;
     if let Some(why) = kernel::unsupported(&params) {
-        fail(2, &format!("emu attach: {why}"));
+        return Err(fail(2, &format!("emu attach: {why}")));
     }
     let need = ssdready_emu::memory::device(&params, ssdready_emu::memory::TimeBase::Real);
     if let Some(avail) = ssdready_emu::memory::available() {
         if let Err(e) = ssdready_emu::memory::check(&need, &avail) {
-            fail(2, &format!("emu attach: {e}"));
+            return Err(fail(2, &format!("emu attach: {e}")));
         }
     }
-    params
+    Ok(params)
 }
 
 /// Detach the drive and remove its mount point and files; returns the
@@ -76,18 +76,18 @@ fn detach_drive(drive: Drive, name: &str, mnt: &Path, device: &str) -> (String, 
 }
 
 /// `emu attach`.
-pub fn attach(spec: &str, transport: &str) {
-    let params = checked_params(spec);
-    let transport = daemon::pick_transport(transport).unwrap_or_else(|e| fail(2, &e.to_string()));
+pub fn attach(spec: &str, transport: &str) -> crate::Done {
+    let params = checked_params(spec)?;
+    let transport = daemon::pick_transport(transport).map_err(|e| fail(2, &e.to_string()))?;
     clean_stale();
-    let stop = crate::stop_on_signals();
+    let stop = crate::stop_on_signals()?;
     let name = format!("emu-{}", std::process::id());
-    let mnt = daemon::make_mount_dir(&name).unwrap_or_else(|e| fail(1, &e));
+    let mnt = daemon::make_mount_dir(&name).map_err(|e| fail(1, &e))?;
     let drive = match Drive::attach(params.clone(), transport, &mnt) {
         Ok(d) => d,
         Err(e) => {
             let _ = std::fs::remove_dir(&mnt);
-            fail(1, &format!("emu attach: {e}"));
+            return Err(fail(1, &format!("emu attach: {e}")));
         }
     };
     let rec = daemon::record(&name, &drive, &mnt, spec, &params, transport);
@@ -95,10 +95,10 @@ pub fn attach(spec: &str, transport: &str) {
     if let Err(e) = daemon::write_atomic(&daemon::record_path(&name), &text) {
         let left = drive.detach();
         let _ = std::fs::remove_dir(&mnt);
-        fail(
+        return Err(fail(
             1,
             &format!("recording the attachment: {e}{}", daemon::leftovers(&left)),
-        );
+        ));
     }
     ATTACHED.get_or_init(|| rec.device.clone());
     let mut lost = announce(&rec, &drive).err();
@@ -122,11 +122,12 @@ pub fn attach(spec: &str, transport: &str) {
     let (detached, left_behind) = detach_drive(drive, &name, &mnt, &rec.device);
     // A drive whose owner can no longer hear from it is not left behind.
     if let Some(why) = lost {
-        fail(1, &format!("emu attach: {why}; {detached}"));
+        return Err(fail(1, &format!("emu attach: {why}; {detached}")));
     }
     crate::say(&detached);
-    if left_behind {
-        std::process::exit(1);
+    match left_behind {
+        true => Err(crate::Exit(1)),
+        false => Ok(()),
     }
 }
 
@@ -257,9 +258,9 @@ fn announce_ublk(rec: &Record, d: &UblkDrive, cap: u64) {
 }
 
 /// `emu detach DEV` / `--all`.
-pub fn detach(device: Option<&str>, all: bool) {
+pub fn detach(device: Option<&str>, all: bool) -> crate::Done {
     if !kdev::is_root() {
-        fail(2, "emu detach needs root");
+        return Err(fail(2, "emu detach needs root"));
     }
     let targets: Vec<Record> = match (device, all) {
         (_, true) => daemon::records(),
@@ -267,32 +268,37 @@ pub fn detach(device: Option<&str>, all: bool) {
             Some(r) => vec![r],
             None => {
                 clean_stale();
-                fail(
+                return Err(fail(
                     2,
                     &format!("emu detach: {d} is not an emulated drive attached by ssdready (see: ssdready emu list)"),
-                )
+                ));
             }
         },
-        (None, false) => fail(2, "emu detach: name a device (e.g. /dev/loop3), or --all"),
+        (None, false) => {
+            return Err(fail(
+                2,
+                "emu detach: name a device (e.g. /dev/loop3), or --all",
+            ))
+        }
     };
     for r in targets {
         if let Err(e) = daemon::stop_daemon(&r) {
-            fail(1, &e.to_string());
+            return Err(fail(1, &e.to_string()));
         }
-        outln!("detached {}", r.device);
+        outln!("detached {}", r.device)?;
     }
     // What a daemon killed before its record was written left (its mount
     // point, the io_uring switch it turned on) goes too.
     clean_stale();
+    Ok(())
 }
 
 /// `emu list`.
-pub fn list() {
+pub fn list() -> crate::Done {
     clean_stale();
     let recs = daemon::records();
     if recs.is_empty() {
-        outln!("no emulated drives attached");
-        return;
+        return outln!("no emulated drives attached");
     }
     for r in recs {
         outln!(
@@ -303,9 +309,10 @@ pub fn list() {
             r.pid,
             r.block_size,
             r.queue_depth
-        );
+        )?;
         if let Some(s) = daemon::stats(&r.name) {
-            outln!("    {}", s.text());
+            outln!("    {}", s.text())?;
         }
     }
+    Ok(())
 }

@@ -45,30 +45,37 @@ pub fn client_split(args: &[String]) -> Option<(Vec<ClientArg>, Vec<String>)> {
 
 /// A job file's text, bounded as a local run's job files are (a
 /// `/dev/zero` is refused).
-fn job_text(path: &str) -> String {
-    crate::args::read_text(std::path::Path::new(path))
-        .unwrap_or_else(|e| fail(2, &format!("job file '{path}': {e}")))
+fn job_text(path: &str) -> Result<String, crate::Exit> {
+    ssdready_cmdline::args::read_text(std::path::Path::new(path))
+        .map_err(|e| fail(2, &format!("job file '{path}': {e}")))
 }
 
 /// Every host with the request it is sent: the shared switches, and its
 /// client's own job files or else the shared ones.
-fn host_requests(clients: &[ClientArg], shared: &Request) -> Vec<(Host, Request)> {
+fn host_requests(
+    clients: &[ClientArg],
+    shared: &Request,
+) -> Result<Vec<(Host, Request)>, crate::Exit> {
     let mut out = Vec::new();
     for c in clients {
         let hosts = client::parse_hosts(&c.hosts)
-            .unwrap_or_else(|e| fail(2, &format!("option '--client': {e}")));
+            .map_err(|e| fail(2, &format!("option '--client': {e}")))?;
         let jobs = match c.own_jobs.is_empty() {
             true => shared.jobs.clone(),
-            false => c.own_jobs.iter().map(|p| job_text(p)).collect(),
+            false => c
+                .own_jobs
+                .iter()
+                .map(|p| job_text(p))
+                .collect::<Result<_, _>>()?,
         };
         if jobs.is_empty() && !shared.args.iter().any(|a| a.starts_with("--name")) {
-            fail(
+            return Err(fail(
                 2,
                 &format!(
                     "option '--client={}': no job to send (give a job file or --name=JOB ...)",
                     c.hosts
                 ),
-            );
+            ));
         }
         let req = Request {
             args: shared.args.clone(),
@@ -76,18 +83,18 @@ fn host_requests(clients: &[ClientArg], shared: &Request) -> Vec<(Host, Request)
         };
         out.extend(hosts.into_iter().map(|h| (h, req.clone())));
     }
-    out
+    Ok(out)
 }
 
 /// The shared job (job files' text and job options), the output format
 /// and file; bad input ends the command (exit 2).
-fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
+fn client_args(rest: &[String]) -> Result<(Request, String, Option<PathBuf>), crate::Exit> {
     let mut req = Request::default();
     let (mut format, mut out_path) = ("normal".to_string(), None);
     for a in rest {
         if let Some(f) = a.strip_prefix("--output-format=") {
             if !["normal", "json", "json+"].contains(&f) {
-                fail(2, &format!("option '--output-format': '{f}' with --client (allowed: normal, json, json+)"));
+                return Err(fail(2, &format!("option '--output-format': '{f}' with --client (allowed: normal, json, json+)")));
             }
             format = f.to_string();
         } else if let Some(p) = a.strip_prefix("--output=") {
@@ -95,14 +102,14 @@ fn client_args(rest: &[String]) -> (Request, String, Option<PathBuf>) {
         } else if a.starts_with('-') {
             req.args.push(a.clone());
         } else {
-            req.jobs.push(job_text(a));
+            req.jobs.push(job_text(a)?);
         }
     }
-    (req, format, out_path)
+    Ok((req, format, out_path))
 }
 
 /// Every host must answer PROBE in a version spoken here before any runs.
-fn probe_all(hosts: &[Host], stop: &AtomicBool) {
+fn probe_all(hosts: &[Host], stop: &AtomicBool) -> crate::Done {
     for h in hosts {
         if let Err(e) = client::probe(h, stop) {
             // Ctrl-C is 130; garbage from a host is its failure (1); an
@@ -112,9 +119,10 @@ fn probe_all(hosts: &[Host], stop: &AtomicBool) {
                 ssdready_fleet::Error::Garbage(_) => 1,
                 _ => 2,
             };
-            fail(code, &format!("host {},{}: {e}", h.name, h.port));
+            return Err(fail(code, &format!("host {},{}: {e}", h.name, h.port)));
         }
     }
+    Ok(())
 }
 
 /// The fleet's results in `format`: the summary, or fio's JSON (json+)
@@ -144,23 +152,23 @@ fn results_text(runs: &[HostRun], format: &str) -> String {
 }
 
 /// `ssdready run --client=HOSTS [--output=FILE] [--output-format=…] JOB…`.
-pub fn run_client(clients: &[ClientArg], rest: &[String]) {
-    let (req, format, out_path) = client_args(rest);
-    let pairs = host_requests(clients, &req);
+pub fn run_client(clients: &[ClientArg], rest: &[String]) -> crate::Done {
+    let (req, format, out_path) = client_args(rest)?;
+    let pairs = host_requests(clients, &req)?;
     let hosts: Vec<Host> = pairs.iter().map(|(h, _)| h.clone()).collect();
     let sink = match &out_path {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
+        Some(p) => output::check(p, "option 'output'").map_err(|e| fail(2, &e.to_string()))?,
         None => output::Sink::Stdout,
     };
-    let stop = crate::stop_on_signals();
-    probe_all(&hosts, &stop);
+    let stop = crate::stop_on_signals()?;
+    probe_all(&hosts, &stop)?;
     let runs = client::run_each(&pairs, &stop);
     // Every host refused the job: bad input, nothing ran. A host that
     // failed (garbage, a message over 64 MiB, a lost connection) or a
     // Ctrl-C ends the run partial below: exit 1, or 130.
     if !stop.load(Relaxed) && runs.iter().all(|r| r.ts.is_empty() && r.refused) {
         let r = &runs[0];
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "host {},{}: {}",
@@ -168,7 +176,7 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
                 r.host.port,
                 r.error.as_deref().unwrap_or("")
             ),
-        );
+        ));
     }
     let sent: Vec<&Request> = pairs.iter().map(|(_, r)| r).collect();
     let logs = ssdready_fleet::logs::write_host_logs(&runs, &sent, &write_log);
@@ -178,16 +186,20 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) {
     let log_problems = logs.problems;
     let text = results_text(&runs, &format);
     if let Err(e) = output::write(&sink, &text) {
-        fail(1, &format!("{e} (the fleet's results are lost)"));
+        return Err(fail(1, &format!("{e} (the fleet's results are lost)")));
     }
+    let code = if stop.load(Relaxed) { 130 } else { 1 };
     if !log_problems.is_empty() && runs.iter().all(|r| r.complete()) {
-        say("fleet: partial: not every log the hosts sent was written (see above)");
-        std::process::exit(if stop.load(Relaxed) { 130 } else { 1 });
+        let why = "fleet: partial: not every log the hosts sent was written (see above)";
+        return Err(fail(code, why));
     }
     if runs.iter().any(|r| !r.complete()) {
-        say("fleet: partial: not every host finished (see 'failed')");
-        std::process::exit(if stop.load(Relaxed) { 130 } else { 1 });
+        return Err(fail(
+            code,
+            "fleet: partial: not every host finished (see 'failed')",
+        ));
     }
+    Ok(())
 }
 
 /// The run's worker logs as IOLOG messages of protocol `version`

@@ -172,42 +172,49 @@ fn keep_with_id(h: &mut History, entry: &NewEntry, text: &str) -> Result<(i64, P
     })
 }
 
-fn moment(opt: &str, v: &str) -> dates::Moment {
-    dates::parse(v).unwrap_or_else(|e| fail(2, &format!("option '{opt}': {e}")))
+fn moment(opt: &str, v: &str) -> Result<dates::Moment, crate::Exit> {
+    dates::parse(v).map_err(|e| fail(2, &format!("option '{opt}': {e}")))
 }
 
 /// Run `ssdready history`.
-pub fn command(a: HistoryArgs) {
+pub fn command(a: HistoryArgs) -> crate::Done {
     let filter = Filter {
         target: a.target.clone(),
-        since_ms: a.since.as_deref().map(|v| moment("--since", v).start_ms),
-        until_ms: a.until.as_deref().map(|v| moment("--until", v).end_ms()),
+        since_ms: match a.since.as_deref() {
+            Some(v) => Some(moment("--since", v)?.start_ms),
+            None => None,
+        },
+        until_ms: match a.until.as_deref() {
+            Some(v) => Some(moment("--until", v)?.end_ms()),
+            None => None,
+        },
         kind: a.kind.as_deref().and_then(Kind::parse),
     };
     if let (Some(s), Some(u)) = (filter.since_ms, filter.until_ms) {
         if s > u {
-            fail(
+            return Err(fail(
                 2,
                 "options '--since' and '--until': --since is after --until",
-            );
+            ));
         }
     }
-    let path = db_path(a.db.as_deref()).unwrap_or_else(|e| fail(2, &e.to_string()));
+    let path = db_path(a.db.as_deref()).map_err(|e| fail(2, &e.to_string()))?;
     let entries = match History::open_existing(&path) {
         Ok(Some(h)) => h
             .list(&filter)
-            .unwrap_or_else(|e| fail(error_code(&e), &e.to_string())),
-        Ok(None) if a.db.is_some() => fail(
-            2,
-            &format!("option '--db': {} does not exist", path.display()),
-        ),
+            .map_err(|e| fail(error_code(&e), &e.to_string()))?,
+        Ok(None) if a.db.is_some() => {
+            return Err(fail(
+                2,
+                &format!("option '--db': {} does not exist", path.display()),
+            ))
+        }
         Ok(None) => Vec::new(),
-        Err(e) => fail(error_code(&e), &e.to_string()),
+        Err(e) => return Err(fail(error_code(&e), &e.to_string())),
     };
     if a.json {
         let text = serde_json::to_string_pretty(&entries).expect("entries serialise");
-        outln!("{text}");
-        return;
+        return outln!("{text}");
     }
-    out!("{}", text::table(&entries, &path));
+    out!("{}", text::table(&entries, &path))
 }

@@ -29,23 +29,25 @@ pub struct LimitsArgs {
 
 /// The device numbers of the target, and a note when it has none; bad
 /// input ends the command (exit 2).
-fn target_devices(target: &std::path::Path) -> (Vec<(u32, u32)>, Option<String>) {
+type Devices = (Vec<(u32, u32)>, Option<String>);
+
+fn target_devices(target: &std::path::Path) -> Result<Devices, crate::Exit> {
     match ssdready_probe::limits_dev::device_of_path(target) {
-        Ok(Some(d)) => (vec![d], None),
-        Ok(None) => (
+        Ok(Some(d)) => Ok((vec![d], None)),
+        Ok(None) => Ok((
             Vec::new(),
             Some(format!(
                 "{} is on no block device (tmpfs, overlay, a network file system): no device's throttle or queue holds it; the throttles listed are every device's",
                 target.display()
             )),
-        ),
-        Err(e) => fail(
+        )),
+        Err(e) => Err(fail(
             2,
             &format!(
                 "limits: target '{}': {e} (allowed: an existing file, directory or block device)",
                 target.display()
             ),
-        ),
+        )),
     }
 }
 
@@ -94,9 +96,9 @@ fn render_text(
 }
 
 /// Run `ssdready limits`.
-pub fn command(a: LimitsArgs) {
+pub fn command(a: LimitsArgs) -> crate::Done {
     let (devices, note) = match &a.target {
-        Some(t) => target_devices(t),
+        Some(t) => target_devices(t)?,
         None => (Vec::new(), None),
     };
     let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
@@ -113,13 +115,13 @@ pub fn command(a: LimitsArgs) {
             "stack": stack,
         });
         let text = serde_json::to_string_pretty(&doc).expect("the inventory serialises");
-        print(&format!("{text}\n"));
+        print(&format!("{text}\n"))
     } else {
         print(&render_text(
             &inv,
             target.as_deref(),
             note.as_deref(),
             stack.as_ref(),
-        ));
+        ))
     }
 }

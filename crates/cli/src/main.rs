@@ -11,13 +11,10 @@
 #![forbid(unsafe_code)]
 
 mod app_cmd;
-mod args;
 mod characterize;
 mod compare;
-mod debug_io;
 mod emu_cmd;
 mod fio_mode;
-mod fioswitch;
 mod fleet_cmd;
 mod history;
 mod limits_cmd;
@@ -34,6 +31,7 @@ mod stdout;
 mod strategies;
 mod study;
 
+use ssdready_cmdline::{args, debug_io, fioswitch};
 use stdout::{out, outln};
 
 use ssdready_run::{emulated, output, panics, ramdev, validate, Failure};
@@ -194,7 +192,7 @@ enum EmuCmd {
     },
 }
 
-fn list_presets() {
+fn list_presets() -> Done {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "Emulator presets (use as --filename=emu:PRESET[,key=value...], or a device file as emu:file=PATH.toml; no filename = emu:nvme-tlc):\n");
@@ -211,29 +209,27 @@ fn list_presets() {
             let _ = writeln!(out, "    {}", chunk.join(" "));
         }
     }
-    stdout::print(&out);
+    stdout::print(&out)
 }
 
 /// `emu presets --toml NAME`: the preset as a device file on stdout.
-fn print_device_file(name: &str) {
+fn print_device_file(name: &str) -> Done {
     let desc = ssdready_emu::config::PRESETS
         .iter()
         .find(|p| p.0 == name)
         .map_or("", |p| p.1);
     let Some(p) = ssdready_emu::config::preset(name) else {
         let names: Vec<&str> = ssdready_emu::config::PRESETS.iter().map(|p| p.0).collect();
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "--toml: unknown emulator preset '{name}' (allowed: {})",
                 names.join(", ")
             ),
-        );
+        ));
     };
     let text = ssdready_emu::devfile::to_toml(&p, &format!("the {name} preset ({desc})"));
-    if let Err(e) = output::write(&output::Sink::Stdout, &text) {
-        fail(1, &e.to_string());
-    }
+    output::write(&output::Sink::Stdout, &text).map_err(|e| fail(1, &e.to_string()))
 }
 
 const RUN_HELP: &str =
@@ -284,17 +280,18 @@ pub(crate) fn say(msg: &str) {
 
 /// A command line clap refused: one line (what, where, the allowed
 /// values), exit code 2; `--help` and `--version` print as usual.
-fn refuse_arguments(e: clap::Error) -> ! {
+fn refuse_arguments(e: clap::Error) -> Exit {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            stdout::print(&e.render().to_string());
-            std::process::exit(0);
+            return stdout::print(&e.render().to_string())
+                .err()
+                .unwrap_or(Exit(0));
         }
         // `ssdready` alone: the help, on stderr, as a refusal.
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             eprint!("{}", e.render());
-            std::process::exit(2);
+            return Exit(2);
         }
         _ => {}
     }
@@ -334,12 +331,30 @@ fn refused_command(text: &str) -> String {
         })
 }
 
-pub(crate) fn fail(code: i32, msg: &str) -> ! {
-    say(msg);
-    std::process::exit(code);
+/// How a command ends before its end: the exit code, its line (if any)
+/// already said on stderr. Only `main` ends the process, with this code.
+#[derive(Debug)]
+#[must_use = "a command that failed ends: return it"]
+pub(crate) struct Exit(pub(crate) i32);
+
+/// A command's outcome: `Ok` is exit code 0.
+pub(crate) type Done = Result<(), Exit>;
+
+/// A command's outcome from its exit code.
+pub(crate) fn done(code: i32) -> Done {
+    match code {
+        0 => Ok(()),
+        c => Err(Exit(c)),
+    }
 }
 
-fn list_options() {
+/// Say `msg` (one line on stderr) and end the command with `code`.
+pub(crate) fn fail(code: i32, msg: &str) -> Exit {
+    say(msg);
+    Exit(code)
+}
+
+fn list_options() -> Done {
     use std::fmt::Write;
     let mut out = String::new();
     let all = options::all();
@@ -381,29 +396,28 @@ fn list_options() {
     for chunk in names.chunks(6) {
         let _ = writeln!(out, "    {}", chunk.join(", "));
     }
-    stdout::print(&out);
+    stdout::print(&out)
 }
 
 /// `run` (and `emu simulate`, and ssdready called as `fio` with `fio_mode`:
 /// ssdready's notes and warnings then stay in the outputs).
-pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
+pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) -> Done {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        outln!("{RUN_HELP}");
-        return;
+        return outln!("{RUN_HELP}");
     }
     if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
     }
     // fio's `--server=SPEC [--daemonize=FILE]`: this host becomes a server.
     if let Some(a) = server_cmd::fio_switches(args).filter(|_| !simulate) {
-        return server_cmd::command(a.unwrap_or_else(|e| fail(2, &e)));
+        return server_cmd::command(a.map_err(|e| fail(2, &e))?);
     }
     // Before anything is read: a job file or iolog on a FIFO waits for its
     // writer, and a signal must end that wait (exit 130), not the process.
-    let stop = stop_on_signals();
-    let mut parsed = parse_run_args(args, fio_mode, &stop);
-    fio_switches(&parsed);
-    let debug_io = debug_io::DebugIo::for_run(&mut parsed).unwrap_or_else(|e| fail(1, &e));
+    let stop = stop_on_signals()?;
+    let mut parsed = parse_run_args(args, fio_mode, &stop)?;
+    fio_switches(&parsed)?;
+    let debug_io = debug_io::DebugIo::for_run(&mut parsed).map_err(|e| fail(1, &e))?;
     let notes_on_stderr = !fio_mode || parsed.fio.stderr_notes;
     if parsed.parse_only {
         return parse_only(&parsed, simulate, fio_mode);
@@ -412,22 +426,28 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
         panic!("injected by SSDREADY_INJECT_PANIC=main");
     }
     let sink = match &parsed.output {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
+        Some(p) => output::check(p, "option 'output'").map_err(|e| fail(2, &e.to_string()))?,
         None => output::Sink::Stdout,
     };
     // The history and the baseline are checked before the run: bad input
     // ends here, with nothing run or written.
-    let mut saved_to = parsed.save.then(|| {
-        history::Recorder::prepare(parsed.db.as_deref())
-            .unwrap_or_else(|e| fail(history::error_code(&e), &format!("option '--save': {e}")))
-    });
-    let base = parsed.baseline.as_deref().map(|b| {
-        let base = compare::baseline(b, parsed.db.as_deref(), ssdready_history::Kind::Run);
-        check_baseline_workload(&parsed, &base, simulate);
-        base
-    });
+    let mut saved_to = match parsed.save {
+        true => Some(
+            history::Recorder::prepare(parsed.db.as_deref())
+                .map_err(|e| fail(history::error_code(&e), &format!("option '--save': {e}")))?,
+        ),
+        false => None,
+    };
+    let base = match parsed.baseline.as_deref() {
+        Some(b) => {
+            let base = compare::baseline(b, parsed.db.as_deref(), ssdready_history::Kind::Run)?;
+            check_baseline_workload(&parsed, &base, simulate)?;
+            Some(base)
+        }
+        None => None,
+    };
     if let Some(dir) = &parsed.report {
-        report::check_dir(dir, "option 'report'", report::RUN_JSON).unwrap_or_else(|e| fail(2, &e));
+        report::check_dir(dir, "option 'report'", report::RUN_JSON).map_err(|e| fail(2, &e))?;
     }
     let request = parsed.request(stop.clone());
     let mut terminal =
@@ -438,8 +458,8 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     };
     // Read (and removed) before anything can end the process.
     let io_lines = debug_io.map(debug_io::DebugIo::finish);
-    let result = outcome.unwrap_or_else(|f| fail(failure_code(&f), f.message()));
-    run_output::write_outputs(&parsed, &sink, &result, io_lines, &stop, notes_on_stderr);
+    let result = outcome.map_err(|f| fail(failure_code(&f), f.message()))?;
+    run_output::write_outputs(&parsed, &sink, &result, io_lines, &stop, notes_on_stderr)?;
     let mut code = result_code(&result);
     let save_failed = match saved_to.as_mut() {
         Some(h) => !run_output::save(h, &result, parsed.quiet),
@@ -455,17 +475,21 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) {
     if code == 0 && (save_failed || parsed.fio.warnings_fatal && !result.warnings.is_empty()) {
         code = 1;
     }
-    std::process::exit(code);
+    done(code)
 }
 
 /// The `run` command line parsed (fio's defaults with `fio_mode`); bad
 /// input ends here (exit 2, or 130 when a signal ended a read).
-fn parse_run_args(args: &[String], fio_mode: bool, stop: &AtomicBool) -> args::RunArgs {
+fn parse_run_args(
+    args: &[String],
+    fio_mode: bool,
+    stop: &AtomicBool,
+) -> Result<args::RunArgs, Exit> {
     let parsed = args::parse(args).map(|p| match fio_mode {
         true => p.with_fio_defaults(),
         false => p,
     });
-    parsed.unwrap_or_else(|e| {
+    parsed.map_err(|e| {
         let code = match stop.load(std::sync::atomic::Ordering::Relaxed) {
             true => 130,
             false => 2,
@@ -476,11 +500,15 @@ fn parse_run_args(args: &[String], fio_mode: bool, stop: &AtomicBool) -> args::R
 
 /// A baseline must have run the same workload as the jobs asked for now
 /// (job by job: the options that shape the I/O, and the clock).
-fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, simulate: bool) {
+fn check_baseline_workload(
+    parsed: &args::RunArgs,
+    base: &compare::Baseline,
+    simulate: bool,
+) -> Done {
     // A request with errors fails in the run, with its own message.
     let request = parsed.request(Arc::default());
     let Ok(mut specs) = validate::jobs(&request) else {
-        return;
+        return Ok(());
     };
     emulated::assign_emulator(&mut specs);
     let clock = if simulate { "virtual" } else { "real" };
@@ -495,15 +523,16 @@ fn check_baseline_workload(parsed: &args::RunArgs, base: &compare::Baseline, sim
         .collect();
     let why = ssdready_history::compare::workload_differences(&base.side.jobs, &jobs);
     if !why.is_empty() {
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "option '--baseline': {} ran a different workload: {} (a baseline is a run of the same jobs)",
                 base.origin.given,
                 why.join("; ")
             ),
-        );
+        ));
     }
+    Ok(())
 }
 
 /// Detected corruption, on stderr as fio says it (the first few per job;
@@ -534,38 +563,39 @@ fn verify_failures_on_stderr(r: &ssdready_core::result::RunResult) {
 
 /// What fio's global switches do before a run: `--debug=parse` prints the
 /// options as read; `--readonly` and `--max-jobs` refuse jobs (exit 2).
-fn fio_switches(parsed: &args::RunArgs) {
+fn fio_switches(parsed: &args::RunArgs) -> Done {
     if let Some(dir) = &parsed.fio.aux_path {
         if !dir.is_dir() {
-            fail(
+            return Err(fail(
                 2,
                 &format!(
                     "option '--aux-path': {} is not a directory (allowed: an existing directory)",
                     dir.display()
                 ),
-            );
+            ));
         }
         ssdready_run::auxpath::set(dir);
     }
     if parsed.fio.debugs("parse") {
         for l in fioswitch::parse_debug_lines(&parsed.sections) {
-            outln!("{l}");
+            outln!("{l}")?;
         }
     }
     if parsed.fio.readonly || parsed.fio.max_jobs.is_some() {
         // A request with errors fails in the run, with its own message.
         if let Ok(specs) = validate::jobs(&parsed.request(Arc::default())) {
-            fioswitch::check_jobs(&parsed.fio, &specs).unwrap_or_else(|e| fail(2, &e));
+            fioswitch::check_jobs(&parsed.fio, &specs).map_err(|e| fail(2, &e))?;
         }
     }
+    Ok(())
 }
 
 /// `--parse-only`: the resolved jobs as JSON (fio mode: checked only, as
 /// fio prints nothing).
-fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) {
+fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) -> Done {
     // The same destination checks as a run: --output is written here too.
     let sink = match &parsed.output {
-        Some(p) => output::check(p, "option 'output'").unwrap_or_else(|e| fail(2, &e.to_string())),
+        Some(p) => output::check(p, "option 'output'").map_err(|e| fail(2, &e.to_string()))?,
         None => output::Sink::Stdout,
     };
     let time = match simulate {
@@ -589,25 +619,32 @@ fn parse_only(parsed: &args::RunArgs, simulate: bool, fio_mode: bool) {
                 .collect();
             let text = serde_json::to_string_pretty(&jobs).expect("specs serialise");
             if let Err(e) = output::write(&sink, &format!("{text}\n")) {
-                fail(1, &e.to_string());
+                return Err(fail(1, &e.to_string()));
             }
         }
-        Err(f) => fail(2, f.message()),
+        Err(f) => return Err(fail(2, f.message())),
     }
+    Ok(())
 }
 
 /// A flag that SIGINT, SIGTERM and SIGHUP set: every loop of the run
 /// (layout, workers, the emulator) watches it and stops within ~100 ms.
-pub(crate) fn stop_on_signals() -> Arc<AtomicBool> {
+pub(crate) fn stop_on_signals() -> Result<Arc<AtomicBool>, Exit> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    ssdready_run::stop::install(|| {
+    let mut failed = None;
+    let stop = ssdready_run::stop::install(|| {
         let stop = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal_hook::flag::register(sig, stop.clone())
-                .unwrap_or_else(|e| fail(1, &format!("installing a signal handler: {e}")));
+            if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+                failed.get_or_insert(e);
+            }
         }
         stop
-    })
+    });
+    match failed {
+        Some(e) => Err(fail(1, &format!("installing a signal handler: {e}"))),
+        None => Ok(stop),
+    }
 }
 
 /// Whether Ctrl-C, SIGTERM or SIGHUP asked to stop (see [`ssdready_run::stop`]).
@@ -669,44 +706,49 @@ fn result_code(r: &ssdready_core::result::RunResult) -> i32 {
     }
 }
 
-fn ramdev_command(cmd: RamdevCmd) {
+fn ramdev_command(cmd: RamdevCmd) -> Done {
     match cmd {
         RamdevCmd::Create { kind, size } => {
-            let bytes = ssdready_core::units::parse_size(&size, 1024).unwrap_or_else(|e| {
+            let bytes = ssdready_core::units::parse_size(&size, 1024).map_err(|e| {
                 fail(
                     2,
                     &format!("option 'size': {e} (allowed: a size such as 1g)"),
                 )
-            });
+            })?;
             match ramdev::create(&kind, bytes) {
                 Ok((k, dev)) => {
-                    outln!("{dev}");
+                    outln!("{dev}")?;
                     eprintln!(
                         "made a {k} device {dev} of {bytes} bytes\n  {}",
                         ramdev::explain(&k)
                     );
                 }
-                Err(f) => fail(f.exit_code(), f.message()),
+                Err(f) => return Err(fail(f.exit_code(), f.message())),
             }
         }
         RamdevCmd::List => {
             for (k, dev, detail) in ramdev::list() {
-                outln!("{dev}\t{k}\t{detail}");
+                outln!("{dev}\t{k}\t{detail}")?;
             }
         }
         RamdevCmd::Remove { device, all } => {
             if device.is_none() && !all {
-                fail(2, "ramdev remove: name a device, or --all");
+                return Err(fail(2, "ramdev remove: name a device, or --all"));
             }
             match ramdev::remove(device.as_deref()) {
-                Ok(v) => v.iter().for_each(|d| outln!("removed {d}")),
-                Err(f) => fail(f.exit_code(), f.message()),
+                Ok(v) => {
+                    for d in v {
+                        outln!("removed {d}")?;
+                    }
+                }
+                Err(f) => return Err(fail(f.exit_code(), f.message())),
             }
         }
     }
+    Ok(())
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     panics::install(|what| {
         // A drive served by this process is handed over, never left behind.
         let drive = emu_cmd::on_panic().unwrap_or_default();
@@ -722,22 +764,32 @@ fn main() {
         ));
         std::process::exit(panics::INTERNAL_ERROR);
     });
-    if fio_mode::invoked_as_fio() {
-        fio_mode::main(std::env::args().skip(1).collect());
+    let done = match ssdready_cmdline::fio_mode::invoked_as_fio() {
+        true => fio_mode::main(std::env::args().skip(1).collect()),
+        false => command(),
+    };
+    match done {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // Exit codes are 0..=255 (`exit` keeps the low byte).
+        Err(Exit(code)) => std::process::ExitCode::from(code as u8),
     }
-    let cli = Cli::try_parse().unwrap_or_else(|e| refuse_arguments(e));
+}
+
+/// The command named on the command line, run.
+fn command() -> Done {
+    let cli = Cli::try_parse().map_err(refuse_arguments)?;
     match cli.cmd {
         Cmd::Options { markdown: false } => list_options(),
         Cmd::Options { markdown: true } => out!("{}", options::markdown()),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
-            manpages::completions(Cli::command(), &shell).unwrap_or_else(|e| fail(2, &e));
+            manpages::completions(Cli::command(), &shell)
         }
         Cmd::Man { dir } => {
             use clap::CommandFactory;
             match manpages::write_pages(&Cli::command(), &dir) {
                 Ok(n) => outln!("{n} man pages written to {}", dir.display()),
-                Err(e) => fail(2, &e),
+                Err(e) => Err(fail(2, &e)),
             }
         }
         Cmd::Ramdev { cmd } => ramdev_command(cmd),

@@ -10,18 +10,18 @@ use std::path::Path;
 /// The shells `completions` knows, as clap_complete names them.
 pub const SHELLS: &str = "bash, zsh, fish, elvish or powershell";
 
-/// Print the completion script for `shell` to standard output (the error:
-/// a bad shell name; standard output that cannot take it ends the command
-/// with exit code 1).
-pub fn completions(mut cmd: Command, shell: &str) -> Result<(), String> {
+/// Print the completion script for `shell` to standard output (a bad
+/// shell name ends the command with exit code 2; standard output that
+/// cannot take it with exit code 1).
+pub fn completions(mut cmd: Command, shell: &str) -> crate::Done {
     use clap_complete::Shell;
-    let sh: Shell = shell
-        .parse()
-        .map_err(|_| format!("completions: '{shell}' is not a shell (allowed: {SHELLS})"))?;
+    let sh: Shell = shell.parse().map_err(|_| {
+        let why = format!("completions: '{shell}' is not a shell (allowed: {SHELLS})");
+        crate::fail(2, &why)
+    })?;
     let mut out = Vec::new();
     clap_complete::generate(sh, &mut cmd, "ssdready", &mut out);
-    crate::stdout::print(&String::from_utf8_lossy(&out));
-    Ok(())
+    crate::stdout::print(&String::from_utf8_lossy(&out))
 }
 
 /// Every man page of `cmd`: (file name, roff text), the top command's

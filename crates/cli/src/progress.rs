@@ -11,8 +11,8 @@
 //! [`RunObserver`]): it prints the run's warnings and notes on stderr as
 //! they come, and draws the progress described above.
 
-use crate::args::{Eta, RunArgs};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ssdready_cmdline::args::{Eta, RunArgs};
 use ssdready_core::units::{fmt_bytes, fmt_count};
 use ssdready_run::{Failure, RunObserver, RunRequest, RunResult, Totals};
 use std::io::IsTerminal;
@@ -66,25 +66,6 @@ pub fn display_auto(quiet: bool) -> Display {
     Display {
         bar: !quiet && std::io::stderr().is_terminal(),
         ..Display::default()
-    }
-}
-
-impl RunArgs {
-    /// The library's request for these arguments, stopped by `stop`.
-    pub fn request(&self, stop: Arc<AtomicBool>) -> RunRequest {
-        RunRequest {
-            sections: self.sections.clone(),
-            allow_destructive: self.allow_destructive,
-            readonly: self.fio.readonly,
-            quiet: self.quiet,
-            parse_only: self.parse_only,
-            profile: self.profile,
-            profile_exact: self.profile_exact,
-            decompose: self.decompose,
-            bandwidth_log: self.bandwidth_log.clone(),
-            log_sink: None,
-            stop,
-        }
     }
 }
 

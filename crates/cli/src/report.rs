@@ -127,14 +127,14 @@ fn read(path: &Path) -> Result<String, String> {
 /// `ssdready report PATH`: re-render `report.html` from the JSON alone.
 /// Bad input (no such path, no JSON, not a study or run of a version this
 /// ssdready reads) is one line and exit code 2, with nothing written.
-pub fn command(path: &Path) {
-    let (json_path, dir) = source(path).unwrap_or_else(|e| fail(2, &e));
-    let text = read(&json_path)
-        .unwrap_or_else(|e| fail(2, &format!("report: {}: {e}", json_path.display())));
-    let doc = html::load(&text)
-        .unwrap_or_else(|e| fail(2, &format!("report: {}: {e}", json_path.display())));
+pub fn command(path: &Path) -> crate::Done {
+    let (json_path, dir) = source(path).map_err(|e| fail(2, &e))?;
+    let text =
+        read(&json_path).map_err(|e| fail(2, &format!("report: {}: {e}", json_path.display())))?;
+    let doc =
+        html::load(&text).map_err(|e| fail(2, &format!("report: {}: {e}", json_path.display())))?;
     if let Err(e) = check_dir(&dir, "report", REPORT) {
-        fail(2, &e);
+        return Err(fail(2, &e));
     }
     let page = html::render(&doc);
     match write(&dir, REPORT, &page) {
@@ -144,6 +144,7 @@ pub fn command(path: &Path) {
             page.len().div_ceil(1024),
             json_path.display()
         ),
-        Err(e) => fail(1, &format!("report: {e}")),
+        Err(e) => return Err(fail(1, &format!("report: {e}"))),
     }
+    Ok(())
 }

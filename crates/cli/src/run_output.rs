@@ -2,7 +2,8 @@
 //! format asked for, the verification failures and warnings on stderr,
 //! the `--report` directory, and the run saved in the history database.
 
-use crate::{args, fail, fioswitch, history, report, say};
+use crate::{fail, history, report, say};
+use ssdready_cmdline::{args, fioswitch};
 use ssdready_core::result::RunResult;
 use ssdready_run::output;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +19,7 @@ pub(crate) fn write_outputs(
     io_lines: Option<String>,
     stop: &AtomicBool,
     notes_on_stderr: bool,
-) {
+) -> crate::Done {
     let mut text = crate::render(&parsed.formats, result);
     if let Some(lines) = io_lines {
         text = lines + &text;
@@ -40,7 +41,7 @@ pub(crate) fn write_outputs(
         } else {
             1
         };
-        fail(code, &format!("{e} (the run's results are lost)"));
+        return Err(fail(code, &format!("{e} (the run's results are lost)")));
     }
     if let Some(dir) = &parsed.report {
         match report::write_run(dir, result) {
@@ -49,9 +50,10 @@ pub(crate) fn write_outputs(
                 dir.join(report::RUN_JSON).display(),
                 p.display()
             ),
-            Err(e) => fail(1, &format!("option 'report': {e}")),
+            Err(e) => return Err(fail(1, &format!("option 'report': {e}"))),
         }
     }
+    Ok(())
 }
 
 /// Save the run in the history database; false (with a warning) when that

@@ -167,79 +167,85 @@ fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
 
 /// The directories and devices `--allow-dir` and `--allow-device` name,
 /// each as its canonical path (bad input ends here, exit 2).
-fn allowed_paths(a: &ServerArgs) -> (Vec<PathBuf>, Vec<PathBuf>) {
+type Allowed = (Vec<PathBuf>, Vec<PathBuf>);
+
+fn allowed_paths(a: &ServerArgs) -> Result<Allowed, crate::Exit> {
     let dirs: Vec<PathBuf> = a
         .allow_dir
         .iter()
         .map(|d| canonical(d, "--allow-dir", true))
         .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| fail(2, &e));
+        .map_err(|e| fail(2, &e))?;
     let devices: Vec<PathBuf> = a
         .allow_device
         .iter()
         .map(|d| canonical(d, "--allow-device", false))
         .collect::<Result<_, _>>()
-        .unwrap_or_else(|e| fail(2, &e));
-    (dirs, devices)
+        .map_err(|e| fail(2, &e))?;
+    Ok((dirs, devices))
 }
 
 /// The server's process id into the file `--daemonize` named (exit 1 when
 /// it cannot be written).
-fn write_pid(a: &ServerArgs) {
+fn write_pid(a: &ServerArgs) -> crate::Done {
     if let Some(p) = &a.pid_file {
         let pid = format!("{}\n", std::process::id());
         if let Err(e) = ssdready_io::writer::replace_entry(p, pid.as_bytes()) {
-            fail(1, &format!("option '--daemonize': {}: {e}", p.display()));
+            return Err(fail(
+                1,
+                &format!("option '--daemonize': {}: {e}", p.display()),
+            ));
         }
     }
+    Ok(())
 }
 
 /// The job limits the switches give (bad input ends here, exit 2).
-fn job_limits(a: &ServerArgs) -> JobLimits {
+fn job_limits(a: &ServerArgs) -> Result<JobLimits, crate::Exit> {
     use ssdready_core::units::{parse_size, parse_time_ns};
     let memory = parse_size(&a.job_memory, 1024)
         .ok()
         .filter(|m| *m >= 64 << 20)
-        .unwrap_or_else(|| {
+        .ok_or_else(|| {
             fail(2, &format!("option '--job-memory': '{}' is not a size of 64 MiB or more (allowed: e.g. 512m, 4g)", a.job_memory))
-        });
+        })?;
     let time = parse_time_ns(&a.job_time, 1_000_000_000)
         .ok()
         .filter(|t| *t >= 1_000_000_000)
-        .unwrap_or_else(|| {
+        .ok_or_else(|| {
             fail(2, &format!("option '--job-time': '{}' is not a time of 1 s or more (allowed: e.g. 90s, 30m, 24h)", a.job_time))
-        });
+        })?;
     for (what, v) in [
         ("--job-files", a.job_files),
         ("--job-threads", a.job_threads),
     ] {
         if v == 0 {
-            fail(2, &format!("option '{what}': 0 (allowed: 1 or more)"));
+            return Err(fail(2, &format!("option '{what}': 0 (allowed: 1 or more)")));
         }
     }
-    JobLimits {
+    Ok(JobLimits {
         memory,
         files: a.job_files,
         workers: a.job_threads,
         time: std::time::Duration::from_nanos(time),
-    }
+    })
 }
 
 /// `ssdready server`.
-pub fn command(a: ServerArgs) {
-    let ip: IpAddr = a.bind.trim_matches(['[', ']']).parse().unwrap_or_else(|_| {
+pub fn command(a: ServerArgs) -> crate::Done {
+    let ip: IpAddr = a.bind.trim_matches(['[', ']']).parse().map_err(|_| {
         fail(2, &format!("option '--bind': '{}' is not an IP address (allowed: e.g. 127.0.0.1, ::1, 0.0.0.0)", a.bind))
-    });
+    })?;
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
     let me = nix::unistd::geteuid().as_raw();
-    let users = users(&a.allow_user, me, &passwd).unwrap_or_else(|e| fail(2, &e));
+    let users = users(&a.allow_user, me, &passwd).map_err(|e| fail(2, &e))?;
     let home = a
         .directory
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("ssdready-server-{me}")));
     // Every switch checked before anything is made (bad input writes nothing).
-    let (dirs, devices) = allowed_paths(&a);
-    let limits = job_limits(&a);
+    let (dirs, devices) = allowed_paths(&a)?;
+    let limits = job_limits(&a)?;
     // Only the server's user and root: the socket file's mode alone decides.
     let owner_only = matches!(&users, Users::Only(v) if v.iter().all(|&u| u == 0 || u == me));
     // A root server that serves others makes them directories of their own
@@ -247,30 +253,30 @@ pub fn command(a: ServerArgs) {
     let traversable = me == 0 && !owner_only;
     let own_dir = || {
         own_directory(&home, me, traversable)
-            .unwrap_or_else(|e| fail(2, &format!("option '--directory': {e}")))
+            .map_err(|e| fail(2, &format!("option '--directory': {e}")))
     };
     if let Some(pid_file) = &a.daemonize {
-        own_dir();
-        background(&a, &home, pid_file);
+        own_dir()?;
+        return background(&a, &home, pid_file);
     }
     let server = match &a.socket {
         Some(p) => Server::bind_unix(p, if owner_only { 0o600 } else { 0o666 })
-            .unwrap_or_else(|e| fail(2, &format!("option '--socket': {e}"))),
+            .map_err(|e| fail(2, &format!("option '--socket': {e}")))?,
         None => Server::bind(SocketAddr::new(ip, a.port))
-            .unwrap_or_else(|e| fail(2, &format!("option '--port': {e}"))),
+            .map_err(|e| fail(2, &format!("option '--port': {e}")))?,
     };
-    let work = own_dir();
+    let work = own_dir()?;
     let policy = Policy {
         dirs: std::iter::once(work.clone()).chain(dirs).collect(),
         devices,
         exec: a.allow_exec,
         users,
     };
-    write_pid(&a);
+    write_pid(&a)?;
     if let Err(e) = std::env::set_current_dir(&work) {
-        fail(1, &format!("server: {}: {e}", work.display()));
+        return Err(fail(1, &format!("server: {}: {e}", work.display())));
     }
-    let stop = crate::stop_on_signals();
+    let stop = crate::stop_on_signals()?;
     let (on, client) = match (&a.socket, server.local_addr()) {
         (Some(p), _) => (p.display().to_string(), format!("sock:{}", p.display())),
         (None, addr) => {
@@ -294,55 +300,57 @@ pub fn command(a: ServerArgs) {
         passwd,
         stop: stop.clone(),
     };
-    if let Err(e) = server.serve(&engine, &stop, a.runs, &log) {
-        fail(1, &format!("server: {e}"));
-    }
+    server
+        .serve(&engine, &stop, a.runs, &log)
+        .map_err(|e| fail(1, &format!("server: {e}")))
 }
 
 /// `--daemonize`: start this same server in the background (a session of
 /// its own, its output in `server.log` in its directory), wait until it
 /// listens and has written its process id, then exit 0; or say why it did
 /// not start, exit 2.
-fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> ! {
+fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> crate::Done {
     use std::os::unix::process::CommandExt;
     // A link there is refused and left as it is: the pid file is written
     // without following one (a new file renamed over the name).
     if std::fs::symlink_metadata(pid_file).is_ok_and(|m| m.file_type().is_symlink()) {
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "option '--daemonize': {} is a symbolic link (name the file itself)",
                 pid_file.display()
             ),
-        );
+        ));
     }
     match ssdready_run::output::checked(pid_file) {
         Ok(ssdready_run::output::Sink::File(_)) => {}
-        Ok(_) => fail(
-            2,
-            &format!(
-                "option '--daemonize': {} is not a regular file",
-                pid_file.display()
-            ),
-        ),
-        Err(e) => fail(2, &format!("option '--daemonize': {e}")),
+        Ok(_) => {
+            return Err(fail(
+                2,
+                &format!(
+                    "option '--daemonize': {} is not a regular file",
+                    pid_file.display()
+                ),
+            ))
+        }
+        Err(e) => return Err(fail(2, &format!("option '--daemonize': {e}"))),
     }
     let log_path = home.join("server.log");
     let log = std::fs::File::create(&log_path)
-        .unwrap_or_else(|e| fail(1, &format!("{}: {e}", log_path.display())));
-    let exe = std::env::current_exe()
-        .unwrap_or_else(|e| fail(1, &format!("cannot find this program: {e}")));
+        .map_err(|e| fail(1, &format!("{}: {e}", log_path.display())))?;
+    let exe =
+        std::env::current_exe().map_err(|e| fail(1, &format!("cannot find this program: {e}")))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("server").args(same_server(a, home));
     let mut child = cmd
         .arg("--pid-file")
         .arg(pid_file)
         .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().unwrap_or_else(|e| fail(1, &e.to_string())))
+        .stdout(log.try_clone().map_err(|e| fail(1, &e.to_string()))?)
         .stderr(log)
         .process_group(0)
         .spawn()
-        .unwrap_or_else(|e| fail(1, &format!("cannot start the server: {e}")));
+        .map_err(|e| fail(1, &format!("cannot start the server: {e}")))?;
     let stop = crate::stop_flag();
     loop {
         if let Ok(Some(st)) = child.try_wait() {
@@ -352,18 +360,18 @@ fn background(a: &ServerArgs, home: &Path, pid_file: &Path) -> ! {
                 .last()
                 .unwrap_or("")
                 .trim_start_matches("ssdready: ");
-            fail(
+            return Err(fail(
                 st.code().unwrap_or(1).max(1),
                 &format!("the server did not start: {last}"),
-            );
+            ));
         }
         let written = std::fs::read_to_string(pid_file).unwrap_or_default();
         if written.trim() == child.id().to_string() {
-            std::process::exit(0);
+            return Ok(());
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             let _ = child.kill();
-            fail(130, "interrupted while the server started");
+            return Err(fail(130, "interrupted while the server started"));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

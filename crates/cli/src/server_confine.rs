@@ -71,12 +71,12 @@ pub fn become_user(uid: u32, gid: u32, groups: &[u32]) -> Result<(), String> {
 }
 
 /// End with the server: a server killed outright takes its jobs with it.
-pub fn end_with_parent() {
+/// False when the server has already gone (the job then ends, exit 1).
+#[must_use]
+pub fn end_with_parent() -> bool {
     let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
     // The server may have gone before the line above.
-    if nix::unistd::getppid() == nix::unistd::Pid::from_raw(1) {
-        std::process::exit(1);
-    }
+    nix::unistd::getppid() != nix::unistd::Pid::from_raw(1)
 }
 
 /// Confine this process (and every thread and process it starts) to the

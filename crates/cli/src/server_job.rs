@@ -20,8 +20,9 @@
 //! blocking (a FIFO or a device is refused), and checked again by what was
 //! opened, all in one place ([`ServerFiles`]).
 
-use crate::{args, fail, server_confine};
+use crate::{fail, server_confine};
 use serde::{Deserialize, Serialize};
+use ssdready_cmdline::args;
 use ssdready_core::jobfile::Included;
 use ssdready_fleet::policy::{Policy, Users};
 use ssdready_fleet::server::RunOutput;
@@ -96,24 +97,26 @@ pub enum Planned {
 const MAX_ORDER: u64 = 256 << 20;
 
 /// `ssdready server-job`.
-pub fn command(a: JobArgs) {
+pub fn command(a: JobArgs) -> crate::Done {
     if let Err(e) = server_confine::limits(a.memory, a.files) {
-        fail(1, &format!("server job: {e}"));
+        return Err(fail(1, &format!("server job: {e}")));
     }
     if let Some(uid) = a.uid {
         let gid = a.gid.unwrap_or(uid);
         if let Err(e) = server_confine::become_user(uid, gid, &a.groups) {
-            fail(1, &format!("server job: {e}"));
+            return Err(fail(1, &format!("server job: {e}")));
         }
     }
-    server_confine::end_with_parent();
+    if !server_confine::end_with_parent() {
+        return Err(crate::Exit(1));
+    }
     let mut text = String::new();
     if let Err(e) = std::io::stdin().take(MAX_ORDER).read_to_string(&mut text) {
-        fail(1, &format!("server job: reading the order: {e}"));
+        return Err(fail(1, &format!("server job: reading the order: {e}")));
     }
-    let order: Order = serde_json::from_str(&text)
-        .unwrap_or_else(|e| fail(1, &format!("server job: the order: {e}")));
-    let stop = crate::stop_on_signals();
+    let order: Order =
+        serde_json::from_str(&text).map_err(|e| fail(1, &format!("server job: the order: {e}")))?;
+    let stop = crate::stop_on_signals()?;
     let prepared = prepare(&order);
     let mut out = std::io::stdout().lock();
     let written = match order.mode {
@@ -134,9 +137,9 @@ pub fn command(a: JobArgs) {
                 .map_err(|e| e.to_string())
         }
     };
-    if let Err(e) = written.and_then(|()| out.flush().map_err(|e| e.to_string())) {
-        fail(1, &format!("server job: answering the server: {e}"));
-    }
+    written
+        .and_then(|()| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| fail(1, &format!("server job: answering the server: {e}")))
 }
 
 /// Into the working directory, and confined to the allowed places.

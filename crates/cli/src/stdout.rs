@@ -13,15 +13,13 @@ pub fn write(text: &str) -> Result<(), String> {
         .map_err(|e| format!("writing to standard output: {e}"))
 }
 
-/// [`write()`], or end the command: one line, exit code 1.
-pub fn print(text: &str) {
-    if let Err(e) = write(text) {
-        crate::fail(1, &e);
-    }
+/// [`write()`], or the command's end: its line said, exit code 1.
+pub fn print(text: &str) -> crate::Done {
+    write(text).map_err(|e| crate::fail(1, &e))
 }
 
-/// `println!` that ends the command with one line and exit 1 when
-/// standard output cannot take the text.
+/// `println!` whose error ends the command (`?`): one line said, exit
+/// code 1, when standard output cannot take the text.
 macro_rules! outln {
     ($($t:tt)*) => {
         $crate::stdout::print(&format!("{}\n", format_args!($($t)*)))

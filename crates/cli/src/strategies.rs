@@ -20,8 +20,8 @@
 //! Here: the command line, the progress lines, the output; the matrix, its
 //! runner, the document and the tables are `ssdready_study::strategies`'s.
 
+use crate::fail;
 use crate::stdout::out;
-use crate::{fail, say};
 use anyhow::Context as _;
 use ssdready_study::strategies::matrix::{self, Target};
 use ssdready_study::strategies::runner::{self, Observer};
@@ -51,23 +51,23 @@ pub struct StrategiesArgs {
 }
 
 /// Check the command line; bad input is one line and exit code 2.
-fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
+fn validate(a: &StrategiesArgs) -> Result<(Target, f64, PathBuf), crate::Exit> {
     let target = matrix::target(a.target.as_deref().unwrap_or("emu:nvme-tlc"))
-        .unwrap_or_else(|e| fail(2, &e.to_string()));
+        .map_err(|e| fail(2, &e.to_string()))?;
     let runtime_s = match &a.runtime {
         Some(r) => {
-            let ns = ssdready_core::units::parse_time_ns(r, 1_000_000_000).unwrap_or_else(|e| {
+            let ns = ssdready_core::units::parse_time_ns(r, 1_000_000_000).map_err(|e| {
                 fail(
                     2,
                     &format!("option '--runtime': {e} (allowed: a time such as 2 or 500ms)"),
                 )
-            });
+            })?;
             let s = ns as f64 / 1e9;
             if !(0.1..=600.0).contains(&s) {
-                fail(
+                return Err(fail(
                     2,
                     &format!("option '--runtime': {s} s (allowed: 0.1 to 600 s)"),
-                );
+                ));
             }
             s
         }
@@ -79,8 +79,8 @@ fn validate(a: &StrategiesArgs) -> (Target, f64, PathBuf) {
         "ssdready-strategies",
         "strategies.json",
     )
-    .unwrap_or_else(|e| fail(2, &e.to_string()));
-    (target, runtime_s, dir)
+    .map_err(|e| fail(2, &e.to_string()))?;
+    Ok((target, runtime_s, dir))
 }
 
 /// Progress lines on stderr: which point is starting.
@@ -93,15 +93,15 @@ impl Observer for Lines {
 }
 
 /// Run `ssdready strategies`.
-pub fn command(a: StrategiesArgs) {
+pub fn command(a: StrategiesArgs) -> crate::Done {
     // First: a signal at any moment is an interruption (exit code 130).
-    let stop = crate::stop_on_signals();
-    let (target, runtime_s, dir) = validate(&a);
+    let stop = crate::stop_on_signals()?;
+    let (target, runtime_s, dir) = validate(&a)?;
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--output': creating {}: {e}", dir.display()),
-        );
+        ));
     }
     if !a.quiet {
         eprintln!(
@@ -127,20 +127,20 @@ pub fn command(a: StrategiesArgs) {
         interrupted: stop.load(Relaxed),
     };
     let peaks = runner::peaks(&target, &rows, runtime_s);
-    out!("{}", text::tables(&target, &rows, &skips, &peaks));
+    out!("{}", text::tables(&target, &rows, &skips, &peaks))?;
     let doc = doc::document(&ctx, &rows, &skips, &peaks);
     match write(&dir, &doc) {
         Ok(p) => eprintln!("ssdready: wrote {} ({} runs)", p.display(), rows.len()),
-        Err(e) => fail(1, &format!("{e:#}")),
+        Err(e) => return Err(fail(1, &format!("{e:#}"))),
     }
     if ctx.interrupted {
         eprintln!("ssdready: interrupted; strategies.json covers what ran");
-        std::process::exit(130);
+        return Err(crate::Exit(130));
     }
     if rows.is_empty() {
-        say("no strategy ran on this target (see skipped)");
-        std::process::exit(1);
+        return Err(fail(1, "no strategy ran on this target (see skipped)"));
     }
+    Ok(())
 }
 
 /// Write DIR/strategies.json atomically.

@@ -5,7 +5,7 @@
 
 use ssdready_run::calibration::{error_pct, measure, FIGURES, TOLERANCE};
 
-fn main() {
+fn main() -> std::process::ExitCode {
     println!("| preset | figure | source | emulator | error | source name |");
     println!("|---|---|---|---|---|---|");
     let mut worst: f64 = 0.0;
@@ -28,7 +28,7 @@ fn main() {
             }
             Err(e) => {
                 eprintln!("{}: {}: {e}", f.preset, f.what);
-                std::process::exit(1);
+                return std::process::ExitCode::FAILURE;
             }
         }
     }
@@ -37,6 +37,7 @@ fn main() {
         FIGURES.len(),
         TOLERANCE * 100.0
     );
+    std::process::ExitCode::SUCCESS
 }
 
 /// Three significant figures, thousands grouped.

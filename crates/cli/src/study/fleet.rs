@@ -12,20 +12,20 @@ use ssdready_study::fleet_run::{self, Plan, Started};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-fn refuse_with_client(a: &StudyArgs) {
+fn refuse_with_client(a: &StudyArgs) -> crate::Done {
     if a.allow_destructive {
-        fail(
+        return Err(fail(
             2,
             "option '--allow-destructive': not with --client (each server applies its own safety \
              checks to the target it is sent; a fleet's writes are never forced from here)",
-        );
+        ));
     }
     if a.in_process {
-        fail(
+        return Err(fail(
             2,
             "option '--in-process': not with --client (it chooses the local default drive; a fleet \
              names its target, or runs fio's null engine)",
-        );
+        ));
     }
     let other = [
         ("--slo", a.slo.is_some()),
@@ -34,37 +34,38 @@ fn refuse_with_client(a: &StudyArgs) {
         ("--db", a.db.is_some()),
     ];
     if let Some((name, _)) = other.iter().find(|x| x.1) {
-        fail(
+        return Err(fail(
             2,
             &format!("option '{name}': not with --client (the study of a fleet runs its own plan and is not recorded in the history)"),
-        );
+        ));
     }
+    Ok(())
 }
 
 /// `--budget` as seconds: at least 10 s.
-fn fleet_budget(a: &StudyArgs) -> f64 {
+fn fleet_budget(a: &StudyArgs) -> Result<f64, crate::Exit> {
     let budget_s = ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000)
         .map(|ns| ns as f64 / 1e9)
-        .unwrap_or_else(|e| {
+        .map_err(|e| {
             fail(
                 2,
                 &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
             )
-        });
+        })?;
     if budget_s < 10.0 {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
-        );
+        ));
     }
-    budget_s
+    Ok(budget_s)
 }
 
 /// The hosts of every `--client`, each named once.
-fn hosts_of(a: &StudyArgs) -> Vec<Host> {
+fn hosts_of(a: &StudyArgs) -> Result<Vec<Host>, crate::Exit> {
     let mut hosts: Vec<Host> = Vec::new();
     for spec in &a.client {
-        let more = client::parse_hosts(spec).unwrap_or_else(|e| {
+        let more = client::parse_hosts(spec).map_err(|e| {
             fail(
                 2,
                 &format!(
@@ -72,60 +73,60 @@ fn hosts_of(a: &StudyArgs) -> Vec<Host> {
                     e.to_string().trim_start_matches("option '--client': ")
                 ),
             )
-        });
+        })?;
         hosts.extend(more);
     }
     for (i, h) in hosts.iter().enumerate() {
         if hosts[..i].iter().any(|o| o.addr == h.addr) {
-            fail(2, &format!("option '--client': host {},{} is named twice (a server runs one client at a time)", h.name, h.port));
+            return Err(fail(2, &format!("option '--client': host {},{} is named twice (a server runs one client at a time)", h.name, h.port)));
         }
     }
-    hosts
+    Ok(hosts)
 }
 
 /// What each host says it is; a host that does not answer is bad input.
-fn probe_hosts(hosts: &[Host], stop: &AtomicBool) -> Vec<HostInfo> {
+fn probe_hosts(hosts: &[Host], stop: &AtomicBool) -> Result<Vec<HostInfo>, crate::Exit> {
     hosts
         .iter()
         .map(|h| match client::probe(h, stop) {
-            Ok((v, p)) => HostInfo {
+            Ok((v, p)) => Ok(HostInfo {
                 host: format!("{},{}", h.name, h.port),
                 hostname: p.hostname,
                 fio_version: p.fio_version,
                 protocol_version: v,
-            },
-            Err(e) => fail(
+            }),
+            Err(e) => Err(fail(
                 2,
                 &format!("option '--client': host {},{}: {e}", h.name, h.port),
-            ),
+            )),
         })
         .collect()
 }
 
 /// Check the command line and that every host answers; bad input is one
 /// line and exit code 2, with nothing written.
-fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
-    refuse_with_client(a);
-    let budget_s = fleet_budget(a);
-    let hosts = hosts_of(a);
+fn validate(a: &StudyArgs, stop: &AtomicBool) -> Result<Plan, crate::Exit> {
+    refuse_with_client(a)?;
+    let budget_s = fleet_budget(a)?;
+    let hosts = hosts_of(a)?;
     let target = a.target.clone();
     if let Some(t) = &target {
         if t.is_empty() || t.contains(['\n', '[', ']']) {
-            fail(2, &format!("study target '{t}': not a path or emu: target for the hosts (no '[', ']' or line breaks)"));
+            return Err(fail(2, &format!("study target '{t}': not a path or emu: target for the hosts (no '[', ']' or line breaks)")));
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .unwrap_or_else(|e| fail(2, &e.to_string()));
+        .map_err(|e| fail(2, &e.to_string()))?;
     if dir.join("study.json").exists() {
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "option '--output': {} already holds a study (study.json); name a new directory",
                 dir.display()
             ),
-        );
+        ));
     }
-    let infos = probe_hosts(&hosts, stop);
+    let infos = probe_hosts(&hosts, stop)?;
     let depths = Plan::depths(a.quick);
     let mut runtime_s = Plan::runtime_s(a.quick, budget_s, depths.len(), hosts.len());
     // Shorter runs for the tests (seconds), as the study of one machine.
@@ -136,7 +137,7 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
     {
         runtime_s = r;
     }
-    Plan {
+    Ok(Plan {
         hosts,
         infos,
         target,
@@ -144,14 +145,14 @@ fn validate(a: &StudyArgs, stop: &AtomicBool) -> Plan {
         runtime_s,
         budget_s,
         dir,
-    }
+    })
 }
 
 /// Run `ssdready study --client`.
-pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
+pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> crate::Done {
     let started = std::time::Instant::now();
     let started_ms = super::now_ms();
-    let p = validate(a, &stop);
+    let p = validate(a, &stop)?;
     let n_runs = p.runs();
     if !a.quiet {
         eprintln!(
@@ -166,10 +167,10 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
         );
     }
     if let Err(e) = std::fs::create_dir_all(&p.dir) {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--output': creating {}: {e}", p.dir.display()),
-        );
+        ));
     }
     let tell = |m: String| {
         if !a.quiet {
@@ -197,10 +198,10 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     out!(
         "{}",
         fleet_run::block(&doc, started.elapsed().as_secs_f64())
-    );
+    )?;
     match crate::output::write_in(&p.dir, "study.json", &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
-        Err(e) => fail(1, &e.to_string()),
+        Err(e) => return Err(fail(1, &e.to_string())),
     }
     match crate::report::write_report(&p.dir, &text) {
         Ok(path) => eprintln!("ssdready: wrote {}", path.display()),
@@ -208,11 +209,11 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> ! {
     }
     if interrupted {
         eprintln!("ssdready: interrupted; the study covers what ran");
-        std::process::exit(130);
+        return Err(crate::Exit(130));
     }
     if partial {
-        say("fleet: partial: not every host finished every run (see figures.fleet)");
-        std::process::exit(1);
+        let why = "fleet: partial: not every host finished every run (see figures.fleet)";
+        return Err(fail(1, why));
     }
-    std::process::exit(0);
+    Ok(())
 }

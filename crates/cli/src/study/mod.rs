@@ -85,66 +85,66 @@ fn now_ms() -> u64 {
 }
 
 /// Check the command line; bad input is one line and exit code 2.
-fn validate(
-    a: &StudyArgs,
-    stop: &std::sync::atomic::AtomicBool,
-) -> (f64, Vec<TargetProfile>, PathBuf, Option<kdrive::Drive>) {
-    let budget_ns =
-        ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).unwrap_or_else(|e| {
-            fail(
-                2,
-                &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
-            )
-        });
+fn validate(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Result<Checked, crate::Exit> {
+    let budget_ns = ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).map_err(|e| {
+        fail(
+            2,
+            &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
+        )
+    })?;
     let budget_s = budget_ns as f64 / 1e9;
     if let Some(s) = &a.slo {
         if let Err(e) = ssdready_study::capacity::Slo::parse(s) {
-            fail(2, &e.to_string());
+            return Err(fail(2, &e.to_string()));
         }
     }
     if budget_s < 10.0 {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
-        );
+        ));
     }
     for s in &a.sweeps {
         if !OPTIONAL_SWEEPS.contains(&s.as_str()) {
-            fail(
+            return Err(fail(
                 2,
                 &format!(
                     "option '--sweeps': '{s}' is not a sweep (allowed: {})",
                     OPTIONAL_SWEEPS.join(", ")
                 ),
-            );
+            ));
         }
     }
     let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .unwrap_or_else(|e| fail(2, &e.to_string()));
+        .map_err(|e| fail(2, &e.to_string()))?;
     if dir.join("study.json").exists() {
         // A second study there would change what the first one's files say.
-        fail(
+        return Err(fail(
             2,
             &format!(
                 "option '--output': {} already holds a study (study.json); name a new directory",
                 dir.display()
             ),
-        );
+        ));
     }
-    let mut drive = default_drive(a, stop);
+    let mut drive = default_drive(a, stop)?;
     let specs = match &drive {
         Some(d) => vec![d.device.clone()],
         None => detect::split_targets(a.target.as_deref().unwrap_or("emu:")),
     };
     let mut targets: Vec<TargetProfile> = specs
         .iter()
-        .map(|s| detect::detect(s, a.allow_destructive).unwrap_or_else(|e| fail(2, &e.to_string())))
-        .collect();
+        .map(|s| detect::detect(s, a.allow_destructive).map_err(|e| fail(2, &e.to_string())))
+        .collect::<Result<_, _>>()?;
     if let Some(d) = drive.as_mut() {
         targets.extend(reference(d, &targets[0], a.quiet));
     }
-    (budget_s, targets, dir, drive)
+    Ok((budget_s, targets, dir, drive))
 }
+
+/// The command line checked: the budget, the targets, the output
+/// directory, and the drive behind the kernel when the study started one.
+type Checked = (f64, Vec<TargetProfile>, PathBuf, Option<kdrive::Drive>);
 
 /// Beside the drive behind the kernel, the study's reference: a loop
 /// device over /dev/shm on the same kernel path without the drive's daemon,
@@ -182,9 +182,12 @@ fn reference(d: &mut kdrive::Drive, drive: &TargetProfile, quiet: bool) -> Optio
 /// With no target: the built-in drive behind the kernel where this machine
 /// allows it (root, FUSE and loop devices) unless `--in-process`; None
 /// means the in-process drive, and the study says what it leaves out.
-fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<kdrive::Drive> {
+fn default_drive(
+    a: &StudyArgs,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<kdrive::Drive>, crate::Exit> {
     if a.target.is_some() {
-        return None;
+        return Ok(None);
     }
     let missing = match a.in_process {
         true => None,
@@ -196,9 +199,9 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
                 missing.as_deref(),
             ));
         }
-        return None;
+        return Ok(None);
     }
-    match kdrive::start(stop) {
+    Ok(match kdrive::start(stop) {
         Ok(d) => {
             if !a.quiet {
                 say(&format!(
@@ -210,7 +213,9 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
             }
             Some(d)
         }
-        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => fail(130, &e.to_string()),
+        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            return Err(fail(130, &e.to_string()))
+        }
         // The main job must still run: the drive inside ssdready, saying why.
         Err(e) => {
             say(&format!(
@@ -219,7 +224,7 @@ fn default_drive(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Option<
             ));
             None
         }
-    }
+    })
 }
 
 /// What can cap the study's I/O, read before its runs: its control groups'
@@ -251,20 +256,22 @@ fn inventory(targets: &[TargetProfile], quiet: bool) -> ssdready_diagnosis::limi
 
 /// The history database to record the study in: none, with a warning,
 /// when the default one cannot be opened; exit 2 for a `--db` given.
-fn open_history(a: &StudyArgs) -> Option<crate::history::Recorder> {
-    match crate::history::Recorder::prepare(a.db.as_deref()) {
+fn open_history(a: &StudyArgs) -> Result<Option<crate::history::Recorder>, crate::Exit> {
+    Ok(match crate::history::Recorder::prepare(a.db.as_deref()) {
         Ok(h) => Some(h),
-        Err(e) if a.db.is_some() => fail(
-            crate::history::error_code(&e),
-            &format!("option '--db': {e}"),
-        ),
+        Err(e) if a.db.is_some() => {
+            return Err(fail(
+                crate::history::error_code(&e),
+                &format!("option '--db': {e}"),
+            ))
+        }
         Err(e) => {
             say(&format!(
                 "warning: this study will not be recorded in the history: {e}"
             ));
             None
         }
-    }
+    })
 }
 
 /// The study's plan for the targets, fitted to the budget.
@@ -292,19 +299,20 @@ fn study_plan(a: &StudyArgs, budget_s: f64, targets: &[TargetProfile], machine: 
 
 /// The output directory, made before the first run (exit 130 when a
 /// signal came first, 2 when it cannot be made; nothing written then).
-fn make_output(dir: &Path, stop: &AtomicBool) {
+fn make_output(dir: &Path, stop: &AtomicBool) -> crate::Done {
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        fail(
+        return Err(fail(
             130,
             "interrupted before the study's first run (nothing written)",
-        );
+        ));
     }
     if let Err(e) = std::fs::create_dir_all(dir) {
-        fail(
+        return Err(fail(
             2,
             &format!("option '--output': creating {}: {e}", dir.display()),
-        );
+        ));
     }
+    Ok(())
 }
 
 /// Where and how long the applications section runs.
@@ -480,29 +488,30 @@ fn judge(
 }
 
 /// Run `ssdready study`.
-pub fn command(a: StudyArgs) {
+pub fn command(a: StudyArgs) -> crate::Done {
     // First of all: a signal at any moment is an interruption (exit code
     // 130), never the default action's death. SIGHUP too: a closed
     // terminal must restore the scheduler and remove what the study
     // created, as Ctrl-C does.
-    let stop = crate::stop_on_signals();
+    let stop = crate::stop_on_signals()?;
     if !a.client.is_empty() {
-        fleet::command(&a, stop);
+        return fleet::command(&a, stop);
     }
     let started = std::time::Instant::now();
     let started_ms = now_ms();
-    let (budget_s, mut targets, dir, mut drive) = validate(&a, &stop);
+    let (budget_s, mut targets, dir, mut drive) = validate(&a, &stop)?;
     let base = a
         .baseline
         .as_deref()
-        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study));
-    let mut history = open_history(&a);
+        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study))
+        .transpose()?;
+    let mut history = open_history(&a)?;
     let mut machine = detect::machine(None);
     let p = study_plan(&a, budget_s, &targets, &machine);
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
-    make_output(&dir, &stop);
+    make_output(&dir, &stop)?;
     let limits = inventory(&targets, a.quiet);
     let (ex, capacity, mut warnings) = run_sweeps(&a, &targets, &p, &stop);
     for t in targets.iter().filter(|t| t.created_by_study) {
@@ -572,7 +581,7 @@ pub fn command(a: StudyArgs) {
     if let Some(b) = &base {
         code = regression_check(b, &doc, code);
     }
-    std::process::exit(code);
+    crate::done(code)
 }
 
 /// Write study.json and print the findings; returns the exit code (1 when

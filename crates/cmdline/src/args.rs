@@ -12,7 +12,10 @@
 use ssdready_core::jobfile;
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::SpecError;
+use ssdready_run::RunRequest;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +92,23 @@ impl RunArgs {
         }
         self
     }
+
+    /// The library's request for these arguments, stopped by `stop`.
+    pub fn request(&self, stop: Arc<AtomicBool>) -> RunRequest {
+        RunRequest {
+            sections: self.sections.clone(),
+            allow_destructive: self.allow_destructive,
+            readonly: self.fio.readonly,
+            quiet: self.quiet,
+            parse_only: self.parse_only,
+            profile: self.profile,
+            profile_exact: self.profile_exact,
+            decompose: self.decompose,
+            bandwidth_log: self.bandwidth_log.clone(),
+            log_sink: None,
+            stop,
+        }
+    }
 }
 
 /// Values of fio's reserved job-file variables and the environment.
@@ -111,13 +131,13 @@ fn env_lookup(name: &str) -> Option<String> {
 const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
 
 /// A job file's text (a directory, binary data or a huge file is an error).
-pub(crate) fn read_text(path: &Path) -> Result<String, String> {
+pub fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read;
     if path.is_dir() {
         return Err("is a directory (allowed: a fio job file)".into());
     }
     // A FIFO with no writer yet is waited for, until a signal.
-    let stop = crate::stop_flag();
+    let stop = ssdready_run::stop::flag();
     let f = ssdready_io::written::open_waiting(path, false, &stop).map_err(|e| match e.kind() {
         std::io::ErrorKind::Interrupted => "interrupted while waiting for a writer".to_string(),
         _ => e.to_string(),
@@ -163,7 +183,7 @@ impl Source for Files {
 
     fn include(&mut self, name: &str, from: &str) -> Result<jobfile::Included, String> {
         // A signal ends a long expansion between two files.
-        if crate::stop_flag().load(std::sync::atomic::Ordering::Relaxed) {
+        if ssdready_run::stop::flag().load(std::sync::atomic::Ordering::Relaxed) {
             return Err("interrupted".into());
         }
         let p = beside(name, from);
