@@ -3,45 +3,12 @@
 //! summary). The server is `server_cmd`.
 
 use crate::{fail, output, say};
+use ssdready_cmdline::client::ClientArg;
 use ssdready_fleet::client::{self, Host, HostRun, Request};
-use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
 use ssdready_fleet::merge;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-
-/// One `--client` value and the job files right after it, which are
-/// that client's own (fio's rule); a client without any gets the job
-/// files given elsewhere.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ClientArg {
-    pub hosts: String,
-    pub own_jobs: Vec<String>,
-}
-
-/// `run --client=HOSTS …`: the `--client` values with their own job
-/// files, and the other arguments, or `None` when there is no `--client`.
-pub fn client_split(args: &[String]) -> Option<(Vec<ClientArg>, Vec<String>)> {
-    let mut clients: Vec<ClientArg> = Vec::new();
-    let mut rest = Vec::new();
-    let mut it = args.iter().peekable();
-    while let Some(a) = it.next() {
-        let hosts = if let Some(v) = a.strip_prefix("--client=") {
-            v.to_string()
-        } else if a == "--client" {
-            it.next().cloned().unwrap_or_default()
-        } else {
-            rest.push(a.clone());
-            continue;
-        };
-        let mut own_jobs = Vec::new();
-        while let Some(f) = it.next_if(|f| !f.starts_with('-')) {
-            own_jobs.push(f.clone());
-        }
-        clients.push(ClientArg { hosts, own_jobs });
-    }
-    (!clients.is_empty()).then_some((clients, rest))
-}
 
 /// A job file's text, bounded as a local run's job files are (a
 /// `/dev/zero` is refused).
@@ -202,81 +169,10 @@ pub fn run_client(clients: &[ClientArg], rest: &[String]) -> crate::Done {
     Ok(())
 }
 
-/// The run's worker logs as IOLOG messages of protocol `version`
-/// (their samples come in fio 3.33's layout, version 97's).
-pub(crate) fn to_wire(
-    logs: Vec<ssdready_run::WorkerLog>,
-    version: u16,
-) -> Result<Vec<IoLog>, ssdready_fleet::Error> {
-    logs.into_iter()
-        .map(|w| {
-            let mut l = IoLog {
-                nr_samples: w.nr_samples,
-                thread_number: w.number,
-                log_type: w.log_type,
-                compressed: if w.stored_compressed {
-                    STORE_COMPRESSED
-                } else {
-                    0
-                },
-                per_job_logs: 1,
-                name: w.name,
-                data: w.data,
-                ..Default::default()
-            };
-            if version != 97 && !w.stored_compressed {
-                l.data = iolog::encode_samples(version, &l.samples(97)?)?;
-            }
-            Ok(l)
-        })
-        .collect()
-}
-
 /// A log file: a regular file only, replaced atomically.
 fn write_log(path: &str, bytes: &[u8]) -> Result<(), String> {
     match output::checked(std::path::Path::new(path))? {
         output::Sink::File(p) => output::replace(&p, bytes).map_err(|e| e.to_string()),
         _ => Err("not a regular file (a host's log is written to regular files only)".into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
-
-    /// fio's rule: the job files right after a `--client` are that
-    /// client's own; the others are shared.
-    #[test]
-    fn job_files_right_after_a_client_are_its_own() {
-        let (clients, rest) = client_split(&s(&[
-            "--client=,8765",
-            "a.fio",
-            "--client",
-            "h,8766",
-            "b.fio",
-            "c.fio",
-            "--output-format=json",
-            "shared.fio",
-            "--client=x",
-        ]))
-        .unwrap();
-        let own: Vec<(&str, Vec<String>)> = clients
-            .iter()
-            .map(|c| (c.hosts.as_str(), c.own_jobs.clone()))
-            .collect();
-        assert_eq!(
-            own,
-            [
-                (",8765", s(&["a.fio"])),
-                ("h,8766", s(&["b.fio", "c.fio"])),
-                ("x", vec![]),
-            ]
-        );
-        assert_eq!(rest, s(&["--output-format=json", "shared.fio"]));
-        assert!(client_split(&s(&["job.fio"])).is_none());
     }
 }

@@ -23,10 +23,6 @@ mod progress;
 mod report;
 mod run_output;
 mod server_cmd;
-mod server_confine;
-mod server_engine;
-mod server_job;
-mod server_spawn;
 mod stdout;
 mod strategies;
 mod study;
@@ -34,7 +30,7 @@ mod study;
 use ssdready_cmdline::{args, debug_io, fioswitch};
 use stdout::{out, outln};
 
-use ssdready_run::{emulated, output, panics, ramdev, validate, Failure};
+use ssdready_run::{emulated, output, panics, ramdev, validate};
 
 use clap::{Parser, Subcommand};
 use ssdready_core::options::{self, Arity};
@@ -80,7 +76,7 @@ enum Cmd {
     /// (A server's own: one client's job, checked or run in a process of
     /// its own with that client's rights.)
     #[command(name = "server-job", hide = true)]
-    ServerJob(server_job::JobArgs),
+    ServerJob(server_cmd::JobArgs),
     /// Re-render DIR/report.html from DIR/study.json (or a run's result.json) alone.
     Report {
         /// A directory written by `study` or `run --report`, or a study or run JSON file.
@@ -232,39 +228,6 @@ fn print_device_file(name: &str) -> Done {
     output::write(&output::Sink::Stdout, &text).map_err(|e| fail(1, &e.to_string()))
 }
 
-const RUN_HELP: &str =
-    "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
-[--report=DIR] [--parse-only] [--allow-destructive] [--profile[=exact]] [--decompose|--no-decompose] \
-[--save] [--db=PATH] [--baseline=ID|PATH] \
-[JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
-
-Arguments that are not --options are fio job files. Options before the first
---name apply to every job (job files' [global] sections override them); each
---name starts a job. --output-format=json or json+ writes fio's layout; native
-writes ssdready's own schema (docs/result-schema.md); several may be given
-comma-separated. --parse-only prints the resolved jobs as JSON and exits
-(0, or 2 on an error). --report=DIR writes the run's native JSON (result.json)
-and an HTML report (report.html) there; ssdready report DIR re-renders it.
-Writes and trims to a block device (or to a file that backs a loop device) that
-anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
-signature, held open exclusively - are refused (exit 2), naming each user and
-the check that found it; --allow-destructive overrides them with a warning.
---profile samples every CPU at 1 kHz and splits the kernel's cost per I/O by
-layer (needs root); --profile=exact also brackets every CPU's time by state
-with eBPF on tracepoints (exact on VMs too; costs more, so asked for). --decompose splits each I/O's latency along its path with
-eBPF on the block tracepoints (needs root, a block device; off by default: it
-costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).
---save records the run in the history database (--db=PATH, default
-$XDG_DATA_HOME/ssdready/history.db) with its native JSON beside it; a save that
-fails is a warning and exit code 1. --baseline=ID|PATH compares the run with a
-saved run (a history id or a native JSON file) of the same workload: exit code
-3 when IOPS, mean or p99 latency or CPU per I/O got worse beyond the noise.
-Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
-         --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
---client=HOSTS (a list or a host file, as fio's) sends the job to fio servers
-or ssdready servers instead and prints one consolidated result (docs/fleet.md).
-Run 'ssdready options' for every job option.";
-
 /// Say one line on stderr, whatever a name or value in it held (control
 /// characters escaped).
 pub(crate) fn say(msg: &str) {
@@ -403,9 +366,9 @@ fn list_options() -> Done {
 /// ssdready's notes and warnings then stay in the outputs).
 pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) -> Done {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        return outln!("{RUN_HELP}");
+        return outln!("{}", args::RUN_HELP);
     }
-    if let Some((hosts, rest)) = fleet_cmd::client_split(args).filter(|_| !simulate) {
+    if let Some((hosts, rest)) = ssdready_cmdline::client::split(args).filter(|_| !simulate) {
         return fleet_cmd::run_client(&hosts, &rest);
     }
     // fio's `--server=SPEC [--daemonize=FILE]`: this host becomes a server.
@@ -458,7 +421,7 @@ pub(crate) fn run_command(args: &[String], simulate: bool, fio_mode: bool) -> Do
     };
     // Read (and removed) before anything can end the process.
     let io_lines = debug_io.map(debug_io::DebugIo::finish);
-    let result = outcome.map_err(|f| fail(failure_code(&f), f.message()))?;
+    let result = outcome.map_err(|f| fail(f.exit_code(), f.message()))?;
     run_output::write_outputs(&parsed, &sink, &result, io_lines, &stop, notes_on_stderr)?;
     let mut code = result_code(&result);
     let save_failed = match saved_to.as_mut() {
@@ -652,15 +615,6 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     ssdready_run::stop::flag()
 }
 
-fn failure_code(f: &Failure) -> i32 {
-    match f {
-        Failure::BadInput(_) => 2,
-        Failure::Runtime(_) => 1,
-        Failure::Interrupted(_) => 130,
-        Failure::Internal(_) => panics::INTERNAL_ERROR,
-    }
-}
-
 fn render(formats: &[args::Format], result: &ssdready_core::result::RunResult) -> String {
     let mut text = String::new();
     for f in formats {
@@ -819,6 +773,6 @@ fn command() -> Done {
         Cmd::Strategies(a) => strategies::command(a),
         Cmd::Report { path } => report::command(&path),
         Cmd::Server(a) => server_cmd::command(a),
-        Cmd::ServerJob(a) => server_job::command(a),
+        Cmd::ServerJob(a) => server_cmd::job(a),
     }
 }

@@ -11,17 +11,18 @@
 //! by the user, mode 0700).
 //!
 //! Every check and every run of a client's job happens in a process of its
-//! own (`server_job`, started by `server_spawn`): with the client's uid,
+//! own (`ssdready_serve::job`, started by `ssdready_serve::spawn`): with the client's uid,
 //! gid and groups when the server is root and the client another local
 //! user, within the job limits (`--job-memory`, `--job-files`,
 //! `--job-threads`, `--job-time`), and confined to the allowed places.
 //! The server itself reads no job file and opens nothing a job names.
 
-use crate::server_engine::Engine;
-use crate::server_spawn::JobLimits;
 use crate::{fail, say};
-use ssdready_fleet::policy::{self, Policy, Users};
+use ssdready_fleet::policy::{Policy, Users};
 use ssdready_fleet::server::Server;
+use ssdready_serve::engine::Engine;
+use ssdready_serve::setup::{self, allows, own_directory, users};
+use ssdready_serve::spawn::JobLimits;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
@@ -173,13 +174,13 @@ fn allowed_paths(a: &ServerArgs) -> Result<Allowed, crate::Exit> {
     let dirs: Vec<PathBuf> = a
         .allow_dir
         .iter()
-        .map(|d| canonical(d, "--allow-dir", true))
+        .map(|d| setup::canonical(d, "--allow-dir", true))
         .collect::<Result<_, _>>()
         .map_err(|e| fail(2, &e))?;
     let devices: Vec<PathBuf> = a
         .allow_device
         .iter()
-        .map(|d| canonical(d, "--allow-device", false))
+        .map(|d| setup::canonical(d, "--allow-device", false))
         .collect::<Result<_, _>>()
         .map_err(|e| fail(2, &e))?;
     Ok((dirs, devices))
@@ -202,33 +203,8 @@ fn write_pid(a: &ServerArgs) -> crate::Done {
 
 /// The job limits the switches give (bad input ends here, exit 2).
 fn job_limits(a: &ServerArgs) -> Result<JobLimits, crate::Exit> {
-    use ssdready_core::units::{parse_size, parse_time_ns};
-    let memory = parse_size(&a.job_memory, 1024)
-        .ok()
-        .filter(|m| *m >= 64 << 20)
-        .ok_or_else(|| {
-            fail(2, &format!("option '--job-memory': '{}' is not a size of 64 MiB or more (allowed: e.g. 512m, 4g)", a.job_memory))
-        })?;
-    let time = parse_time_ns(&a.job_time, 1_000_000_000)
-        .ok()
-        .filter(|t| *t >= 1_000_000_000)
-        .ok_or_else(|| {
-            fail(2, &format!("option '--job-time': '{}' is not a time of 1 s or more (allowed: e.g. 90s, 30m, 24h)", a.job_time))
-        })?;
-    for (what, v) in [
-        ("--job-files", a.job_files),
-        ("--job-threads", a.job_threads),
-    ] {
-        if v == 0 {
-            return Err(fail(2, &format!("option '{what}': 0 (allowed: 1 or more)")));
-        }
-    }
-    Ok(JobLimits {
-        memory,
-        files: a.job_files,
-        workers: a.job_threads,
-        time: std::time::Duration::from_nanos(time),
-    })
+    setup::job_limits(&a.job_memory, &a.job_time, a.job_files, a.job_threads)
+        .map_err(|e| fail(2, &e))
 }
 
 /// `ssdready server`.
@@ -418,101 +394,43 @@ fn same_server(a: &ServerArgs, home: &Path) -> Vec<std::ffi::OsString> {
     v
 }
 
-/// The users who may connect: the server's own, root, and those named.
-fn users(named: &[String], me: u32, passwd: &str) -> Result<Users, String> {
-    if named.iter().any(|u| u == "all") {
-        return Ok(Users::All);
-    }
-    let mut v = vec![me, 0];
-    for u in named {
-        v.push(policy::uid_of(u, passwd).ok_or_else(|| {
-            format!("option '--allow-user': '{u}' is not a user of this host (allowed: a user name, a uid, or all)")
-        })?);
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(Users::Only(v))
+/// `ssdready server-job`'s switches ([`ssdready_serve::job::Rights`]).
+#[derive(clap::Args)]
+pub struct JobArgs {
+    /// Run as this user (the server is root and the client is that user).
+    #[arg(long)]
+    pub uid: Option<u32>,
+    #[arg(long)]
+    pub gid: Option<u32>,
+    /// Supplementary groups, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub groups: Vec<u32>,
+    /// The memory the job may use, bytes (RLIMIT_DATA).
+    #[arg(long)]
+    pub memory: u64,
+    /// The files the job may hold open (RLIMIT_NOFILE).
+    #[arg(long)]
+    pub files: u64,
 }
 
-/// An allowed place, canonical; it must exist (a directory for `--allow-dir`).
-fn canonical(p: &Path, what: &str, dir: bool) -> Result<PathBuf, String> {
-    let c = p
-        .canonicalize()
-        .map_err(|e| format!("option '{what}': {}: {e}", p.display()))?;
-    if dir && !c.is_dir() {
-        return Err(format!(
-            "option '{what}': {} is not a directory",
-            p.display()
-        ));
-    }
-    Ok(c)
-}
-
-/// Make (or take back) the server's directory, its user's own (mode 0700,
-/// 0711 when `traversable`: other users' directories lie below it), and
-/// its `work` subdirectory (0700): that, canonical. Refused when either is
-/// a symbolic link or belongs to another user.
-fn own_directory(home: &Path, me: u32, traversable: bool) -> Result<PathBuf, String> {
-    let mode = if traversable { 0o711 } else { 0o700 };
-    private_dir(home, mode, me).map_err(|e| {
-        format!("{e} (a symbolic link is refused: the server's directory must be its own)")
-    })?;
-    let work = home.join("work");
-    private_dir(&work, 0o700, me)?;
-    if traversable {
-        private_dir(&home.join("users"), 0o711, me)?;
-    }
-    work.canonicalize()
-        .map_err(|e| format!("{}: {e}", work.display()))
-}
-
-/// Make the directory `p` with `mode`, or take it back when it is already
-/// a directory (not a symbolic link) of user `owner`; its mode set to
-/// `mode` whatever the umask.
-fn private_dir(p: &Path, mode: u32, owner: u32) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    let shown = p.display();
-    match std::fs::DirBuilder::new().mode(mode).create(p) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("{shown}: {e}")),
-    }
-    let md = std::fs::symlink_metadata(p).map_err(|e| format!("{shown}: {e}"))?;
-    if !md.is_dir() {
-        return Err(format!("{shown} is not a directory"));
-    }
-    if md.uid() != owner {
-        return Err(format!(
-            "{shown} belongs to uid {}, not to uid {owner}: another user may have made it",
-            md.uid()
-        ));
-    }
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("{shown}: {e}"))
-}
-
-/// The start-up line: who may connect, where jobs may go, and commands.
-fn allows(p: &Policy, local_only: bool, passwd: &str) -> String {
-    let who = match &p.users {
-        Users::All => "any user of this host".to_string(),
-        Users::Only(v) => v
-            .iter()
-            .map(|u| policy::user_name(*u, passwd))
-            .collect::<Vec<_>>()
-            .join(", "),
+/// `ssdready server-job` (hidden): one client's job, in a process of its
+/// own that the server started ([`ssdready_serve::job`]); any failure is
+/// exit code 1, its line on stderr for the server to read.
+pub fn job(a: JobArgs) -> crate::Done {
+    use ssdready_serve::job::{self, JobError, Rights};
+    let rights = Rights {
+        uid: a.uid,
+        gid: a.gid,
+        groups: a.groups,
+        memory: a.memory,
+        files: a.files,
     };
-    let remote = if local_only {
-        "from this host only"
-    } else {
-        "and any host the network lets reach this port"
+    let said = |e: JobError| match e {
+        JobError::ServerGone => crate::Exit(1),
+        e => fail(1, &e.to_string()),
     };
-    format!(
-        "allows: clients {who} ({remote}); jobs in {}; commands {}",
-        p.places(),
-        if p.exec {
-            "allowed (--allow-exec)"
-        } else {
-            "refused (--allow-exec allows them)"
-        }
-    )
+    job::take_rights(&rights).map_err(said)?;
+    let order = job::read_order().map_err(said)?;
+    let stop = crate::stop_on_signals()?;
+    job::answer(&order, stop).map_err(said)
 }

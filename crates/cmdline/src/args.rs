@@ -17,6 +17,40 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// `ssdready run --help`.
+pub const RUN_HELP: &str =
+    "usage: ssdready run [--output=FILE] [--output-format=normal|json|json+|native] [--quiet] \
+[--report=DIR] [--parse-only] [--allow-destructive] [--profile[=exact]] [--decompose|--no-decompose] \
+[--save] [--db=PATH] [--baseline=ID|PATH] \
+[JOBFILE]... [--OPTION=VALUE]... [--name=JOB [--OPTION=VALUE]...]...
+
+Arguments that are not --options are fio job files. Options before the first
+--name apply to every job (job files' [global] sections override them); each
+--name starts a job. --output-format=json or json+ writes fio's layout; native
+writes ssdready's own schema (docs/result-schema.md); several may be given
+comma-separated. --parse-only prints the resolved jobs as JSON and exits
+(0, or 2 on an error). --report=DIR writes the run's native JSON (result.json)
+and an HTML report (report.html) there; ssdready report DIR re-renders it.
+Writes and trims to a block device (or to a file that backs a loop device) that
+anything uses - mounted, swap, under a loop/dm/md device, partitioned, holding a
+signature, held open exclusively - are refused (exit 2), naming each user and
+the check that found it; --allow-destructive overrides them with a warning.
+--profile samples every CPU at 1 kHz and splits the kernel's cost per I/O by
+layer (needs root); --profile=exact also brackets every CPU's time by state
+with eBPF on tracepoints (exact on VMs too; costs more, so asked for). --decompose splits each I/O's latency along its path with
+eBPF on the block tracepoints (needs root, a block device; off by default: it
+costs 5-10 % of IOPS, most of it the kernel's price of calling BPF at all).
+--save records the run in the history database (--db=PATH, default
+$XDG_DATA_HOME/ssdready/history.db) with its native JSON beside it; a save that
+fails is a warning and exit code 1. --baseline=ID|PATH compares the run with a
+saved run (a history id or a native JSON file) of the same workload: exit code
+3 when IOPS, mean or p99 latency or CPU per I/O got worse beyond the noise.
+Example: ssdready run --name=t --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring \\
+         --direct=1 --filename=/tmp/ssdready.dat --size=1g --runtime=10s --time_based
+--client=HOSTS (a list or a host file, as fio's) sends the job to fio servers
+or ssdready servers instead and prints one consolidated result (docs/fleet.md).
+Run 'ssdready options' for every job option.";
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

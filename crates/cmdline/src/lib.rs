@@ -8,6 +8,7 @@
 //!   jobs, the tool's own switches; job files and includes through a
 //!   [`args::Source`], so the fleet's server reads a client's texts from
 //!   memory) and from it the run library's request;
+//! * [`client`]: `run --client`'s values, each with its own job files;
 //! * [`fioswitch`]: fio's global switches (`--max-jobs`, `--debug`,
 //!   `--readonly`, `--aux-path`, `--warnings-fatal`, …) and what they
 //!   refuse;
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod client;
 pub mod debug_io;
 pub mod fio_mode;
 pub mod fioswitch;

@@ -1,9 +1,9 @@
-//! `ssdready server-job` (hidden): one client's job, checked or run in a
-//! process of its own that `ssdready server` starts for it.
+//! `ssdready server-job` (hidden, [`COMMAND`]): one client's job, checked
+//! or run in a process of its own that `ssdready server` starts for it.
 //!
 //! Before it reads anything the process takes its limits and, when the
 //! server is root and the client is another local user, that user's uid,
-//! gid and groups (`server_confine`): from then on the kernel decides every
+//! gid and groups ([`crate::confine`]): from then on the kernel decides every
 //! access the job makes, as for a job the user ran. It is then confined to
 //! the places the operator allowed (Landlock), so that even a job that runs
 //! with the server's rights (a client on another host, root, the server's
@@ -20,10 +20,11 @@
 //! blocking (a FIFO or a device is refused), and checked again by what was
 //! opened, all in one place ([`ServerFiles`]).
 
-use crate::{fail, server_confine};
+use crate::confine;
 use serde::{Deserialize, Serialize};
 use ssdready_cmdline::args;
 use ssdready_core::jobfile::Included;
+use ssdready_fleet::iolog::{self, IoLog, STORE_COMPRESSED};
 use ssdready_fleet::policy::{Policy, Users};
 use ssdready_fleet::server::RunOutput;
 use std::io::{Read, Write};
@@ -31,22 +32,45 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-#[derive(clap::Args)]
-pub struct JobArgs {
+/// The hidden subcommand of this program that [`crate::spawn`] starts
+/// for each job: its `main` hands it to [`take_rights`], [`read_order`]
+/// and [`answer`].
+pub const COMMAND: &str = "server-job";
+
+/// What the job's process takes before it reads anything: its limits and,
+/// when the server gives it one, the client's user.
+#[derive(Clone, Debug, Default)]
+pub struct Rights {
     /// Run as this user (the server is root and the client is that user).
-    #[arg(long)]
     pub uid: Option<u32>,
-    #[arg(long)]
+    /// Its group (the uid's own when not given).
     pub gid: Option<u32>,
-    /// Supplementary groups, comma-separated.
-    #[arg(long, value_delimiter = ',')]
+    /// Its supplementary groups.
     pub groups: Vec<u32>,
-    /// The memory the job may use, bytes (RLIMIT_DATA).
-    #[arg(long)]
+    /// The memory the job may use, bytes (`RLIMIT_DATA`).
     pub memory: u64,
-    /// The files the job may hold open (RLIMIT_NOFILE).
-    #[arg(long)]
+    /// The files the job may hold open (`RLIMIT_NOFILE`).
     pub files: u64,
+}
+
+/// Why a job's process ends without its answer (it then exits 1; the
+/// server reads the last line of its standard error).
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("server job: {0}")]
+    Limits(String),
+    #[error("server job: {0}")]
+    User(String),
+    /// The server ended before the job could tie its life to it: nothing
+    /// to say, nobody to say it to.
+    #[error("server job: the server has ended")]
+    ServerGone,
+    #[error("server job: reading the order: {0}")]
+    ReadOrder(std::io::Error),
+    #[error("server job: the order: {0}")]
+    Order(serde_json::Error),
+    #[error("server job: answering the server: {0}")]
+    Answer(String),
 }
 
 /// Check the job (answer: how many result blocks it sends), or run it.
@@ -96,32 +120,40 @@ pub enum Planned {
 /// The largest order read (the job files, at most 16 MiB each, and some).
 const MAX_ORDER: u64 = 256 << 20;
 
-/// `ssdready server-job`.
-pub fn command(a: JobArgs) -> crate::Done {
-    if let Err(e) = server_confine::limits(a.memory, a.files) {
-        return Err(fail(1, &format!("server job: {e}")));
+/// Take the job's limits and, when given, the client's user; then tie the
+/// process's life to the server's (a server killed outright takes its jobs
+/// with it).
+pub fn take_rights(r: &Rights) -> Result<(), JobError> {
+    confine::limits(r.memory, r.files).map_err(JobError::Limits)?;
+    if let Some(uid) = r.uid {
+        let gid = r.gid.unwrap_or(uid);
+        confine::become_user(uid, gid, &r.groups).map_err(JobError::User)?;
     }
-    if let Some(uid) = a.uid {
-        let gid = a.gid.unwrap_or(uid);
-        if let Err(e) = server_confine::become_user(uid, gid, &a.groups) {
-            return Err(fail(1, &format!("server job: {e}")));
-        }
+    match confine::end_with_parent() {
+        true => Ok(()),
+        false => Err(JobError::ServerGone),
     }
-    if !server_confine::end_with_parent() {
-        return Err(crate::Exit(1));
-    }
+}
+
+/// The server's order, from standard input (at most [`MAX_ORDER`] bytes).
+pub fn read_order() -> Result<Order, JobError> {
     let mut text = String::new();
-    if let Err(e) = std::io::stdin().take(MAX_ORDER).read_to_string(&mut text) {
-        return Err(fail(1, &format!("server job: reading the order: {e}")));
-    }
-    let order: Order =
-        serde_json::from_str(&text).map_err(|e| fail(1, &format!("server job: the order: {e}")))?;
-    let stop = crate::stop_on_signals()?;
-    let prepared = prepare(&order);
+    std::io::stdin()
+        .take(MAX_ORDER)
+        .read_to_string(&mut text)
+        .map_err(JobError::ReadOrder)?;
+    serde_json::from_str(&text).map_err(JobError::Order)
+}
+
+/// Check or run the job of `order` (stopped by `stop`), and answer the
+/// server on standard output: one JSON line for a check, the results as
+/// the protocol's messages for a run.
+pub fn answer(order: &Order, stop: Arc<AtomicBool>) -> Result<(), JobError> {
+    let prepared = prepare(order);
     let mut out = std::io::stdout().lock();
     let written = match order.mode {
         Mode::Plan => {
-            let answer = match prepared.and_then(|()| resolved(&order, stop).map_err(|e| e.1)) {
+            let answer = match prepared.and_then(|()| resolved(order, stop).map_err(|e| e.1)) {
                 Ok((_, n)) => Planned::Jobs(n as u32),
                 Err(e) => Planned::Refused(e),
             };
@@ -130,7 +162,7 @@ pub fn command(a: JobArgs) -> crate::Done {
         }
         Mode::Run => {
             let result = match prepared {
-                Ok(()) => run(&order, stop),
+                Ok(()) => run(order, stop),
                 Err(e) => failed(1, e),
             };
             ssdready_fleet::server::write_results(&mut out, order.version, order.zlib, &result)
@@ -139,7 +171,7 @@ pub fn command(a: JobArgs) -> crate::Done {
     };
     written
         .and_then(|()| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| fail(1, &format!("server job: answering the server: {e}")))
+        .map_err(JobError::Answer)
 }
 
 /// Into the working directory, and confined to the allowed places.
@@ -149,7 +181,7 @@ fn prepare(order: &Order) -> Result<(), String> {
     if order.exec {
         return Ok(());
     }
-    let enforced = server_confine::confine(&order.dirs, &order.devices)?;
+    let enforced = confine::confine(&order.dirs, &order.devices)?;
     if !enforced && order.confine_required {
         return Err(
             "this kernel does not enforce Landlock, so a job that runs with this \
@@ -202,7 +234,7 @@ impl args::Source for ServerFiles<'_> {
             )
         };
         self.policy.check_include(&path).map_err(|_| outside())?;
-        let text = server_confine::read_checked(&path, &self.policy)?;
+        let text = confine::read_checked(&path, &self.policy)?;
         Ok(Included {
             label: name.to_string(),
             text,
@@ -228,7 +260,7 @@ fn checked(order: &Order) -> Result<args::RunArgs, String> {
         .map(|i| format!("job-file-{i}"))
         .collect();
     all.extend(line);
-    let stop = crate::stop_flag();
+    let stop = ssdready_run::stop::flag();
     let mut files = ServerFiles {
         order,
         policy: policy.clone(),
@@ -376,7 +408,7 @@ fn run(order: &Order, stop: Arc<AtomicBool>) -> RunOutput {
         Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
     };
     let worker_logs = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    let logs = match crate::fleet_cmd::to_wire(worker_logs, order.version) {
+    let logs = match to_wire(worker_logs, order.version) {
         Ok(l) => l,
         Err(e) => return failed(70, e.to_string()),
     };
@@ -400,4 +432,34 @@ fn run(order: &Order, stop: Arc<AtomicBool>) -> RunOutput {
         },
         Err(e) => failed(70, e.to_string()),
     }
+}
+
+/// The run's worker logs as IOLOG messages of protocol `version`
+/// (their samples come in fio 3.33's layout, version 97's).
+fn to_wire(
+    logs: Vec<ssdready_run::WorkerLog>,
+    version: u16,
+) -> Result<Vec<IoLog>, ssdready_fleet::Error> {
+    logs.into_iter()
+        .map(|w| {
+            let mut l = IoLog {
+                nr_samples: w.nr_samples,
+                thread_number: w.number,
+                log_type: w.log_type,
+                compressed: if w.stored_compressed {
+                    STORE_COMPRESSED
+                } else {
+                    0
+                },
+                per_job_logs: 1,
+                name: w.name,
+                data: w.data,
+                ..Default::default()
+            };
+            if version != 97 && !w.stored_compressed {
+                l.data = iolog::encode_samples(version, &l.samples(97)?)?;
+            }
+            Ok(l)
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! What a server job's process does to itself before it reads its order
-//! (`server_job`): its limits, its user, and the places it may open.
+//! ([`crate::job`]): its limits, its user, and the places it may open.
 //!
 //! * **Limits** (`setrlimit`): the memory it may use (`RLIMIT_DATA`, the
 //!   heap and private mappings: a job's logs or buffers past it fail the

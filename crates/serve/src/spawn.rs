@@ -1,4 +1,4 @@
-//! The server's side of a job's process (`server_job`): started for each
+//! The server's side of a job's process ([`crate::job`]): started for each
 //! check and each run of a client's job, with the client's credentials
 //! when the server takes them and with the server's limits; what it
 //! answers read with bounds; every wait ended by the stop flag (within
@@ -12,7 +12,7 @@
 //! group (the run ends and still sends what it measured), then SIGKILL
 //! after [`GRACE`].
 
-use crate::server_job::{Order, Planned};
+use crate::job::{Order, Planned};
 use ssdready_fleet::server::Encoded;
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -112,7 +112,7 @@ pub fn start(order: &Order, creds: Option<&Creds>, limits: JobLimits) -> Result<
     // own name (a copy installed as `fio` would otherwise act as fio).
     let mut cmd = Command::new("/proc/self/exe");
     cmd.arg0("ssdready")
-        .arg("server-job")
+        .arg(crate::job::COMMAND)
         .args(["--memory", &limits.memory.to_string()])
         // The job's files, and the program's own (its pipes, the engines').
         .args(["--files", &(limits.files + 256).to_string()]);

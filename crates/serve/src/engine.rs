@@ -1,6 +1,6 @@
 //! The run engine behind `ssdready server`: who a client is, and its jobs
-//! checked and run in processes of their own (`server_spawn`,
-//! `server_job`) exactly as `ssdready run` would check and run them (same
+//! checked and run in processes of their own (`spawn`,
+//! `job`) exactly as `ssdready run` would check and run them (same
 //! validation, same safety checks, never `--allow-destructive`), with the
 //! server's policy on top.
 //!
@@ -18,8 +18,8 @@
 //! anyway, and one that runs with the server's rights for another host is
 //! refused it by the policy.
 
-use crate::server_job::{Mode, Order, Planned};
-use crate::server_spawn::{self, Creds, JobLimits};
+use crate::job::{Mode, Order, Planned};
+use crate::spawn::{self, Creds, JobLimits};
 use ssdready_fleet::pdu::ProbeReply;
 use ssdready_fleet::policy::{self, Peer, Policy, Users};
 use ssdready_fleet::server::{Client, Identity, JobRequest, RunOutput, Runner};
@@ -141,14 +141,9 @@ impl Engine {
         Ok((order, creds))
     }
 
-    fn start(
-        &self,
-        req: &JobRequest,
-        mode: Mode,
-        version: u16,
-    ) -> Result<server_spawn::Job, String> {
+    fn start(&self, req: &JobRequest, mode: Mode, version: u16) -> Result<spawn::Job, String> {
         let (order, creds) = self.order(req, mode, version)?;
-        server_spawn::start(&order, creds.as_ref(), self.limits)
+        spawn::start(&order, creds.as_ref(), self.limits)
     }
 }
 
@@ -163,7 +158,7 @@ fn failed(error: u32, text: String) -> RunOutput {
 impl Runner for Engine {
     fn plan(&self, req: &JobRequest) -> Result<u32, String> {
         let job = self.start(req, Mode::Plan, ssdready_fleet::VERSIONS[0])?;
-        match server_spawn::plan(job, &self.stop)? {
+        match spawn::plan(job, &self.stop)? {
             Planned::Jobs(n) => Ok(n),
             Planned::Refused(why) => Err(why),
         }
@@ -174,7 +169,7 @@ impl Runner for Engine {
             Ok(j) => j,
             Err(e) => return failed(1, e),
         };
-        match server_spawn::run(job, &stop) {
+        match spawn::run(job, &stop) {
             Ok(encoded) => RunOutput {
                 encoded: Some(encoded),
                 ..Default::default()
