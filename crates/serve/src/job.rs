@@ -463,3 +463,61 @@ fn to_wire(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An order for the job line `args` and job files `jobs`, working in
+    /// `work`, the one allowed place.
+    fn order(work: &Path, args: &[&str], jobs: &[&str]) -> Order {
+        Order {
+            mode: Mode::Plan,
+            args: args.iter().map(|a| a.to_string()).collect(),
+            jobs: jobs.iter().map(|j| j.to_string()).collect(),
+            version: 97,
+            zlib: false,
+            work: work.to_path_buf(),
+            dirs: vec![work.to_path_buf()],
+            devices: Vec::new(),
+            exec: false,
+            root_client: false,
+            confine_required: true,
+            max_workers: 4,
+            max_files: 16,
+        }
+    }
+
+    #[test]
+    fn a_target_outside_the_allowed_places_is_refused_naming_its_job() {
+        let d = tempfile::tempdir().unwrap();
+        let job = "[x]\nrw=read\nsize=4k\nfilename=/etc/shadow\n";
+        let e = checked(&order(d.path(), &[], &[job])).unwrap_err();
+        assert!(e.starts_with("job 'x': "), "{e}");
+        assert!(
+            e.contains("is outside the places this server allows"),
+            "{e}"
+        );
+        let inside = format!("[x]\nrw=read\nsize=4k\nfilename={}/f\n", d.path().display());
+        assert!(checked(&order(d.path(), &[], &[&inside])).is_ok());
+    }
+
+    #[test]
+    fn an_include_outside_the_places_is_refused_before_it_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let job = "include /etc/shadow\n[x]\nrw=read\nsize=4k\n";
+        let e = checked(&order(d.path(), &[], &[job])).unwrap_err();
+        assert!(e.contains("outside the places this server allows"), "{e}");
+    }
+
+    #[test]
+    fn only_a_root_client_may_raise_a_jobs_priority() {
+        let d = tempfile::tempdir().unwrap();
+        let job = "[x]\nrw=read\nsize=4k\nnice=-5\n";
+        let mut o = order(d.path(), &[], &[job]);
+        let e = checked(&o).unwrap_err();
+        assert!(e.contains("raises the job's priority"), "{e}");
+        o.root_client = true;
+        assert!(checked(&o).is_ok());
+    }
+}
