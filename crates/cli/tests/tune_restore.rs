@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// The studies measure the machine and switch devices: one at a time.
@@ -122,7 +122,11 @@ fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
     let switched = wait_for_switch(&mut child, &t);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(switched, "the study never switched: {}", text(dir.path(), "stderr"));
+    assert!(
+        switched,
+        "the study never switched: {}",
+        text(dir.path(), "stderr")
+    );
     assert!(journal_of(pid).exists(), "a SIGKILL leaves the journal");
     assert_ne!(t.snapshot(), before, "left changed");
     let o = ssdready(&["limits"]);
@@ -155,7 +159,10 @@ fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
         .unwrap();
     let status = child.wait().unwrap();
     let stderr = text(dir.path(), "stderr");
-    assert!(switched && sent.success(), "the study never switched: {stderr}");
+    assert!(
+        switched && sent.success(),
+        "the study never switched: {stderr}"
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(t.snapshot(), before, "{stderr}");
     assert!(!journal_of(pid).exists());

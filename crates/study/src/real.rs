@@ -14,9 +14,9 @@ use crate::plan::Workload;
 use crate::summary::PointSummary;
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
+use ssdready_tune::{TuneError, Tuner};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use ssdready_tune::{TuneError, Tuner};
 
 /// Runs points with the run library, through the caller's [`RunFn`].
 pub struct RealRunner<'a> {

@@ -69,7 +69,11 @@ pub fn ensure_dir(dir: &Path) -> Result<(), String> {
         if path.parent().is_none() {
             continue;
         }
-        let mode = if i + 1 == parts.len() { DIR_MODE } else { 0o755 };
+        let mode = if i + 1 == parts.len() {
+            DIR_MODE
+        } else {
+            0o755
+        };
         match std::fs::DirBuilder::new().mode(mode).create(&path) {
             Ok(()) => std::fs::set_permissions(&path, Permissions::from_mode(mode))
                 .map_err(|e| format!("{}: {e}", path.display()))?,
