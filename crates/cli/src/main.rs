@@ -21,6 +21,7 @@ mod limits_cmd;
 mod manpages;
 mod progress;
 mod report;
+mod restore_cmd;
 mod run_output;
 mod server_cmd;
 mod stdout;
@@ -124,6 +125,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: EmuCmd,
     },
+    /// Put back the device settings and cgroups that an ssdready which
+    /// ended without doing so (killed) left changed (root; every command
+    /// run as root does it first too). Those of a running ssdready are left to it.
+    Restore,
 }
 
 #[derive(Subcommand)]
@@ -706,6 +711,7 @@ fn main() -> std::process::ExitCode {
     panics::install(|what| {
         // A drive served by this process is handed over, never left behind.
         let drive = emu_cmd::on_panic().unwrap_or_default();
+        restore_cmd::put_back_own();
         // Every command writes through `stdout`; this is the last guard:
         // a full or closed output is an error like any other (one line,
         // exit 1), not a bug.
@@ -722,6 +728,8 @@ fn main() -> std::process::ExitCode {
         true => fio_mode::main(std::env::args().skip(1).collect()),
         false => command(),
     };
+    // Whatever unwinding did not put back of this process's own changes.
+    restore_cmd::put_back_own();
     match done {
         Ok(()) => std::process::ExitCode::SUCCESS,
         // Exit codes are 0..=255 (`exit` keeps the low byte).
@@ -732,7 +740,11 @@ fn main() -> std::process::ExitCode {
 /// The command named on the command line, run.
 fn command() -> Done {
     let cli = Cli::try_parse().map_err(refuse_arguments)?;
+    if !matches!(cli.cmd, Cmd::Restore | Cmd::ServerJob(_)) {
+        restore_cmd::recover_left();
+    }
     match cli.cmd {
+        Cmd::Restore => restore_cmd::command(),
         Cmd::Options { markdown: false } => list_options(),
         Cmd::Options { markdown: true } => out!("{}", options::markdown()),
         Cmd::Completions { shell } => {
