@@ -126,7 +126,12 @@ idle_hogs_on() { # idle_hogs_on PER-CPU: yes loops at SCHED_IDLE, nice 19
   for _ in $(seq 1 "$n"); do nice -n 19 chrt -i 0 yes >/dev/null & hogs+=("$!"); done
 }
 neighbour() { # neighbour GROUPS... -- CMD: CMD in the groups, running until the plant ends
-  run_in "$@" >/dev/null 2>&1 & hogs+=("$!")
+  # Started here, not through run_in: its id must be CMD's own (sh execs
+  # it), for the cleanup to stop it.
+  local gs=() enter=""
+  while [ "$1" != -- ]; do gs+=("$1"); shift; done; shift
+  for g in "${gs[@]}"; do enter+="echo \$\$ > $g/cgroup.procs; "; done
+  sh -c "$enter exec \"\$@\"" sh "$@" >/dev/null 2>&1 & hogs+=("$!")
   sleep 1
 }
 hogs_off() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }

@@ -468,3 +468,35 @@ fn a_raid0_member_with_a_queue_of_one_request_is_named_by_its_queue_and_is_the_c
     assert_eq!(rules(&j)[0], "stack-member-queue", "{:?}", rules(&j));
     assert!(!rules(&j).contains(&"stack-ceiling"), "{:?}", rules(&j));
 }
+
+#[test]
+fn a_throttle_shared_with_a_neighbour_is_the_throttle_for_the_group_with_the_neighbour_named() {
+    // A read IOPS throttle of 20,000 on the study's group, fio reading the
+    // same RAM loop device at QD 32 from the same group all the time, on
+    // a machine busy with builds. The study alone reached 7.8K: only the
+    // group's own counters show the throttle holding.
+    let (_, j) = fixture("loop-read-iops-throttle-shared-with-fio-loaded");
+    let s = &j.figures.saturation;
+    assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
+    assert!(s.iops < 0.8 * 20_000.0, "{s:?}");
+    assert!(s.part.contains("for the whole group"), "{}", s.part);
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("read IOPS: the study 7.8K, fio (pid")),
+        "{:?}",
+        s.evidence
+    );
+    // The I/Os waited in the throttle, above the device.
+    let b = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::BelowHost)
+        .unwrap();
+    assert!(!b.why.starts_with("also held"), "{}", b.why);
+    assert_eq!(rules(&j)[0], "io-throttle-limit", "{:?}", rules(&j));
+    // The builds beside it held the CPUs too: said after the throttle.
+    assert_eq!(s.also_held[0].cause, Cause::OtherWork, "{s:?}");
+    assert!(rules(&j).contains(&"also-held"), "{:?}", rules(&j));
+    assert!(!rules(&j).contains(&"other-work-present"));
+}
