@@ -16,7 +16,15 @@
 #     nr-requests     the RAM loop device's queue cut to 4 requests
 #     fs-amplify      ext4 of 1 KiB blocks, the file fragmented: 4 device
 #                     reads per 4 KiB read
-#     other-work      every CPU kept busy by other processes
+#     other-work      every CPU kept busy by other processes (two `yes`
+#                     loops per CPU at the normal priority)
+#     idle-work       the same at the lowest priority: one `yes` loop per
+#                     CPU at SCHED_IDLE and nice 19
+#     shared-iops-throttle  a read IOPS limit of 20,000 on the study's
+#                     group, which a neighbour (fio reading the same
+#                     device all the time) shares
+#     shared-cpu-quota  a CPU quota of half a CPU on the study's group,
+#                     which a neighbour (a `yes` loop) shares
 #     emu-controller  the built-in drive whose controller is its limit
 #     bfq             the RAM loop device under the bfq I/O scheduler
 #     disk-backed     a loop device over a file on the root file system's
@@ -30,7 +38,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller,bfq,disk-backed
+plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller,bfq,disk-backed,idle-work,shared-iops-throttle,shared-cpu-quota
 runs=2
 load=0
 quick=--quick
@@ -113,6 +121,19 @@ hogs_on() { # hogs_on PER-CPU NICE: other work, yes loops
   local n; n=$(( $(nproc) * $1 ))
   for _ in $(seq 1 "$n"); do nice -n "$2" yes >/dev/null & hogs+=("$!"); done
 }
+idle_hogs_on() { # idle_hogs_on PER-CPU: yes loops at SCHED_IDLE, nice 19
+  local n; n=$(( $(nproc) * $1 ))
+  for _ in $(seq 1 "$n"); do nice -n 19 chrt -i 0 yes >/dev/null & hogs+=("$!"); done
+}
+neighbour() { # neighbour GROUPS... -- CMD: CMD in the groups, running until the plant ends
+  # Started here, not through run_in: its id must be CMD's own (sh execs
+  # it), for the cleanup to stop it.
+  local gs=() enter=""
+  while [ "$1" != -- ]; do gs+=("$1"); shift; done; shift
+  for g in "${gs[@]}"; do enter+="echo \$\$ > $g/cgroup.procs; "; done
+  sh -c "$enter exec \"\$@\"" sh "$@" >/dev/null 2>&1 & hogs+=("$!")
+  sleep 1
+}
 hogs_off() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }
 
 study() { # study DIR TARGET [GROUPS...] [-- EXTRA ARGS]
@@ -124,10 +145,13 @@ study() { # study DIR TARGET [GROUPS...] [-- EXTRA ARGS]
     >"$dir.txt" 2>"$dir.err" || true
 }
 
-grade() { # grade PLANT RUN DIR EXPECTED-CAUSE EXPECTED-LAYER HELD
+grade() { # grade PLANT RUN DIR EXPECTED-CAUSE EXPECTED-LAYER HELD [NAMED]
+  # NAMED: words the verdict's part or evidence must hold for a right
+  # grade (the neighbour that shares a group, the other work's policy).
   python3 - "$@" <<'EOF'
 import json, sys
 plant, run, d, want, layer, held = sys.argv[1:7]
+named = sys.argv[7] if len(sys.argv) > 7 else ""
 try:
     doc = json.load(open(d + "/study.json"))
 except Exception as e:
@@ -137,6 +161,9 @@ got, got_layer = s.get("limit"), s.get("layer")
 v = next((v for v in doc["verdicts"] if v["rule"] not in ("noisy-machine", "unstable-point")), {})
 conf = v.get("confidence", "-")
 ok = "right" if got == want else ("right layer" if got_layer == layer else "wrong")
+said = " ".join([s.get("part", "")] + s.get("evidence", []))
+if ok == "right" and named and named not in said:
+    ok = f"right, but '{named}' not named"
 if held != "yes":
     ok = "ungraded: fio saw no cap"
 setting = (s.get("setting") or {}).get("name", "-")
@@ -148,7 +175,7 @@ printf 'plant\trun\tcause\tlayer\tsetting\tconfidence\tgrade\n' >"$out/grades.ts
 plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear it down
   local name=$1 dir="$out/$1"
   mkdir -p "$dir"
-  local target="" gs=() want="" layer="" extra=() fio_plain="" fio_planted=""
+  local target="" gs=() want="" layer="" extra=() fio_plain="" fio_planted="" named=""
   case $name in
     iops-throttle|bps-throttle)
       ram_loop; target=$made
@@ -226,6 +253,34 @@ EOF
       fio_plain=$(fio_iops "$target")
       hogs_on 2 0
       want=other_work; layer=cpus ;;
+    idle-work)
+      ram_loop; target=$made
+      fio_plain=$(fio_iops "$target")
+      idle_hogs_on 1
+      want=other_work; layer=cpus; named=SCHED_IDLE ;;
+    shared-iops-throttle)
+      ram_loop; target=$made
+      local mm; mm=$(lsblk -dno MAJ:MIN "$target" | tr -d ' ')
+      group blkio "$name"; local g=$made
+      fio_plain=$(fio_iops "$target")
+      [ $v1 = 1 ] && echo "$mm 20000" >"$g/blkio.throttle.read_iops_device" \
+        || { echo "+io" >/sys/fs/cgroup/cgroup.subtree_control; echo "$mm riops=20000" >"$g/io.max"; }
+      neighbour "$g" -- fio --name=neighbour --filename="$target" --rw=randread --bs=4k --direct=1 \
+        --ioengine=io_uring --iodepth=32 --time_based --runtime=7200 --size=512m
+      gs=("$g"); want=io_throttle; layer=cgroup; named="fio (pid" ;;
+    shared-cpu-quota)
+      ram_loop; target=$made
+      group cpu "$name"; local g=$made
+      gs=("$g")
+      # Where cpuacct is a hierarchy of its own, the same group there too:
+      # the group's CPU use is read from it.
+      [ $v1 = 1 ] && [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ] && [ ! -f "$g/cpuacct.usage" ] \
+        && { group cpuacct "$name"; gs+=("$made"); }
+      fio_plain=$(fio_iops "$target")
+      if [ $v1 = 1 ]; then echo 100000 >"$g/cpu.cfs_period_us"; echo 50000 >"$g/cpu.cfs_quota_us";
+      else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "50000 100000" >"$g/cpu.max"; fi
+      neighbour "${gs[@]}" -- yes
+      want=cpu_quota; layer=cgroup; named="yes (pid" ;;
     bfq)
       ram_loop; target=$made
       fio_plain=$(fio_iops "$target")
@@ -264,18 +319,18 @@ EOF
   # study is then right not to name it.
   local held=yes
   case $name in
-    iops-throttle|bps-throttle|cpu-quota|nr-requests|bfq|other-work)
+    iops-throttle|bps-throttle|cpu-quota|nr-requests|bfq|other-work|idle-work|shared-*)
       held=$(python3 -c 'import sys; a, b = (float(x.split()[0]) for x in sys.argv[1:3]); print("yes" if b < 0.8 * a else "no")' \
         "$fio_plain" "$fio_planted" 2>/dev/null || echo yes) ;;
   esac
   for r in $(seq 1 "$runs"); do
     local withload=0
-    if [ $load = 1 ] && [ $((r % 2)) = 0 ] && [ $name != other-work ]; then withload=1; hogs_on 1 5; fi
+    if [ $load = 1 ] && [ $((r % 2)) = 0 ] && [ $name != other-work ] && [ $name != idle-work ]; then withload=1; hogs_on 1 5; fi
     study "$dir/run$r" "$target" "${gs[@]}" -- "${extra[@]}"
     [ $withload = 1 ] && hogs_off
-    grade "$name" "$r$([ $withload = 1 ] && echo ' (loaded)')" "$dir/run$r" "$want" "$layer" "$held" | tee -a "$out/grades.tsv"
+    grade "$name" "$r$([ $withload = 1 ] && echo ' (loaded)')" "$dir/run$r" "$want" "$layer" "$held" "$named" | tee -a "$out/grades.tsv"
   done
-  [ $name = other-work ] && hogs_off
+  hogs_off
   # Each plant's devices, mounts and groups go before the next is made.
   cleanup; loops=() groups=() mounts=() files=() hogs=()
   return 0

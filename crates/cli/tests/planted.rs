@@ -188,3 +188,90 @@ fn a_cpuset_of_one_cpu_is_named_from_the_allowed_cpus() {
     );
     assert_ne!(limit, "other_work");
 }
+
+/// A process kept running in `g` until dropped (killed by its id).
+struct Neighbour(std::process::Child);
+
+impl Neighbour {
+    /// `cmd` with its process in `g`, or None (with why) when it cannot run.
+    fn start(g: &Group, cmd: &[&str]) -> Option<Neighbour> {
+        let c = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {}/cgroup.procs; exec \"$@\"",
+                g.dir.display()
+            ))
+            .arg("sh")
+            .args(cmd)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match c {
+            Ok(c) => Some(Neighbour(c)),
+            Err(e) => {
+                eprintln!("skipped: cannot start {}: {e}", cmd[0]);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_throttle_shared_with_a_neighbour_in_the_group_is_the_throttle_with_the_neighbour_named() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipped: no fio to be the neighbour");
+        return;
+    }
+    let Some(dev) = common::LoopDev::new("shared", 256) else {
+        return;
+    };
+    let Some(g) = Group::new("blkio", "shared") else {
+        return;
+    };
+    g.set(
+        "blkio.throttle.read_iops_device",
+        &format!("{} 4000", devno(&dev.dev)),
+    );
+    // fio reading the same device all the time, in the same group.
+    let file = format!("--filename={}", dev.dev);
+    let Some(n) = Neighbour::start(
+        &g,
+        &[
+            "fio",
+            "--name=neighbour",
+            &file,
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--time_based",
+            "--runtime=3600",
+        ],
+    ) else {
+        return;
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let doc = study_in(&[&g], &dev.dev, "shared");
+    drop(n);
+    let s = &doc["figures"]["saturation"];
+    let (limit, layer, setting) = saturation(&doc);
+    assert_eq!(
+        (limit, layer, setting),
+        ("io_throttle", "cgroup", "blkio.throttle.read_iops_device"),
+        "{s}"
+    );
+    let said = format!("{} {}", s["part"], s["evidence"]);
+    assert!(
+        said.contains("fio (pid"),
+        "the neighbour is not named: {said}"
+    );
+    assert_ne!(limit, "below_host");
+}

@@ -372,6 +372,12 @@ pub struct ThreadUse {
     pub cpus: f64,
     /// Its share of the window spent waiting on a run queue, percent.
     pub wait_pct: f64,
+    /// Its scheduling policy (`SCHED_OTHER`, `SCHED_IDLE`, …) and nice
+    /// value, as read after the window (`/proc/PID/task/TID/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i64>,
 }
 
 /// Costs divided by I/Os.

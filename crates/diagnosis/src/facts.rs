@@ -124,6 +124,9 @@ pub const KNOWN: &[&str] = &[
     "saturation_repeats",
     "saturation_ruled_out",
     "saturation_disagree",
+    "saturation_also",
+    "saturation_also_first",
+    "other_work_also",
     "limit_setting",
     "limit_setting_name",
     "limit_setting_path",
@@ -648,6 +651,22 @@ fn saturation(b: &mut Builder, f: &Figures) {
         .map(|r| format!("{} ({})", r.cause, r.why))
         .collect();
     b.text("saturation_ruled_out", Some(ruled.join("; ")), &s.runs);
+    // Other causes with positive evidence, weighed after it, ranked.
+    if let Some(first) = s.also_held.first() {
+        let each: Vec<String> = s.also_held.iter().map(|a| a.words()).collect();
+        b.text("saturation_also", Some(each.join("; ")), &s.runs);
+        b.text(
+            "saturation_also_first",
+            Some(first.cause.name().into()),
+            &s.runs,
+        );
+    }
+    if s.also_held
+        .iter()
+        .any(|a| a.cause == crate::limit::Cause::OtherWork)
+    {
+        b.text("other_work_also", Some("yes".into()), &s.runs);
+    }
     // A limit set on the machine (a throttle, a quota) caps every point
     // alike: comparisons between points then compare it with itself.
     if matches!(

@@ -118,15 +118,31 @@ fn the_default_study_as_root_measures_the_platform_beside_the_drive() {
 }
 
 #[test]
-fn cpus_filled_by_a_lower_prioritys_work_that_gave_way_are_not_other_work() {
+fn lower_priority_work_that_keeps_the_kernels_threads_waiting_is_other_work() {
     // A RAM loop device while other builds ran at a lower priority (nice
     // 10, a group of 2 CPU shares): both CPUs always busy, the submitting
-    // thread hardly kept waiting. What holds it is the CPU each I/O costs.
+    // thread hardly kept waiting, but the kernel's threads on the I/O's
+    // path waited half their ready time while other processes took a
+    // third of the CPUs. Whatever its priority, that work held the I/O;
+    // the CPU each I/O costs is said as also holding it.
     let (_, j) = fixture("loop-busy-with-its-own-io-low-priority-background");
     let s = &j.figures.saturation;
-    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
-    assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
     assert!(s.cpu_wait_pct.unwrap() < 20.0, "{s:?}");
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("the kernel's threads 52 %")),
+        "{:?}",
+        s.evidence
+    );
+    assert!(s.part.contains("rustc (pid"), "{}", s.part);
+    assert_eq!(
+        s.also_held.iter().map(|a| a.cause).collect::<Vec<_>>(),
+        [Cause::IoPathCpu],
+        "{s:?}"
+    );
+    assert!(s.repeats_agree);
     assert!(
         !rules(&j).contains(&"other-work-present"),
         "{:?}",
@@ -451,4 +467,36 @@ fn a_raid0_member_with_a_queue_of_one_request_is_named_by_its_queue_and_is_the_c
     assert!(f.full && f.disk == "nullb1" && !c.held_back, "{c:?}");
     assert_eq!(rules(&j)[0], "stack-member-queue", "{:?}", rules(&j));
     assert!(!rules(&j).contains(&"stack-ceiling"), "{:?}", rules(&j));
+}
+
+#[test]
+fn a_throttle_shared_with_a_neighbour_is_the_throttle_for_the_group_with_the_neighbour_named() {
+    // A read IOPS throttle of 20,000 on the study's group, fio reading the
+    // same RAM loop device at QD 32 from the same group all the time, on
+    // a machine busy with builds. The study alone reached 7.8K: only the
+    // group's own counters show the throttle holding.
+    let (_, j) = fixture("loop-read-iops-throttle-shared-with-fio-loaded");
+    let s = &j.figures.saturation;
+    assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
+    assert!(s.iops < 0.8 * 20_000.0, "{s:?}");
+    assert!(s.part.contains("for the whole group"), "{}", s.part);
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("read IOPS: the study 7.8K, fio (pid")),
+        "{:?}",
+        s.evidence
+    );
+    // The I/Os waited in the throttle, above the device.
+    let b = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::BelowHost)
+        .unwrap();
+    assert!(!b.why.starts_with("also held"), "{}", b.why);
+    assert_eq!(rules(&j)[0], "io-throttle-limit", "{:?}", rules(&j));
+    // The builds beside it held the CPUs too: said after the throttle.
+    assert_eq!(s.also_held[0].cause, Cause::OtherWork, "{s:?}");
+    assert!(rules(&j).contains(&"also-held"), "{:?}", rules(&j));
+    assert!(!rules(&j).contains(&"other-work-present"));
 }

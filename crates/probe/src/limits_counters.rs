@@ -5,7 +5,7 @@
 use super::{groups, Disks, Group, Reader};
 use crate::limits_dev;
 use ssdready_diagnosis::limits::counters::{
-    CgroupCounters, CpuCounters, IoCount, IoCounters, Pressure, Resource,
+    CgroupCounters, CpuCounters, GroupProcess, IoCount, IoCounters, Pressure, Resource,
 };
 use ssdready_diagnosis::limits::{parse, CgroupVersion};
 use std::path::Path;
@@ -39,6 +39,7 @@ pub fn counters_at(root: &Path, pid: u32, devices: &[(u32, u32)], at_ns: u64) ->
         io: Vec::new(),
         pressure: Vec::new(),
         unread: Vec::new(),
+        processes: Vec::new(),
     };
     let acct = groups.iter().find(|g| g.v1("cpuacct"));
     for g in &groups {
@@ -52,8 +53,107 @@ pub fn counters_at(root: &Path, pid: u32, devices: &[(u32, u32)], at_ns: u64) ->
             v2(&mut r, g, &disks, &mut out);
         }
     }
+    out.processes = processes(&mut r, &groups, pid);
     out.unread = r.unread;
     out
+}
+
+/// The controllers whose group a limit can be set on and shared through.
+const SHARED: [&str; 4] = ["blkio", "cpu", "cpuacct", "cpuset"];
+/// At most this many processes of a group are read.
+pub const GROUP_PROCESSES: usize = 256;
+
+/// The processes in the study's own groups (`cgroup.procs`) of the
+/// hierarchies a limit is set through, and the unified group; the root
+/// group (every process on the machine) is left out.
+fn processes(r: &mut Reader, groups: &[Group], pid: u32) -> Vec<GroupProcess> {
+    let mut out: Vec<GroupProcess> = Vec::new();
+    for g in groups {
+        let Some((cgroup, dir)) = g.levels.first() else {
+            continue;
+        };
+        let kinds: Vec<String> = match g.path.version {
+            CgroupVersion::V2 => vec!["v2".into()],
+            CgroupVersion::V1 => SHARED
+                .iter()
+                .filter(|c| g.v1(c))
+                .map(|c| c.to_string())
+                .collect(),
+        };
+        if kinds.is_empty() || cgroup == "/" {
+            continue;
+        }
+        let procs = r.read(&format!("{dir}/cgroup.procs")).unwrap_or_default();
+        let pids = procs.lines().filter_map(|l| l.trim().parse::<u32>().ok());
+        for p in pids.take(GROUP_PROCESSES) {
+            let i = match out.iter().position(|x| x.pid == p) {
+                Some(i) => i,
+                None => match process(r, p) {
+                    Some(x) => {
+                        out.push(x);
+                        out.len() - 1
+                    }
+                    None => continue,
+                },
+            };
+            for k in &kinds {
+                if !out[i].shares.contains(k) {
+                    out[i].shares.push(k.clone());
+                }
+            }
+        }
+    }
+    // The study's own process, in whatever groups: its share is weighed
+    // against the others'.
+    if !out.iter().any(|x| x.pid == pid) && !out.is_empty() {
+        out.extend(process(r, pid));
+    }
+    out
+}
+
+/// Clock ticks per second of `/proc/PID/stat`'s times.
+pub(crate) fn user_hz() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|h| *h > 0)
+        .map_or(100, |h| h as u64)
+}
+
+/// One process now: its name, CPU, policy and nice value
+/// (`/proc/PID/stat`) and its block I/O (`/proc/PID/io`, readable only by
+/// its owner or root). None when it is gone.
+fn process(r: &mut Reader, pid: u32) -> Option<GroupProcess> {
+    let stat = r.s.read(&format!("/proc/{pid}/stat"))?;
+    let mut p = parse_stat(&stat, user_hz())?;
+    p.pid = pid;
+    if let Some(io) = r.s.read(&format!("/proc/{pid}/io")) {
+        let get = |k: &str| {
+            io.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        p.read_bytes = get("read_bytes");
+        p.write_bytes = get("write_bytes");
+    }
+    Some(p)
+}
+
+/// A `/proc/PID/stat` text: its name, utime + stime (ticks of `hz`) in
+/// ns, nice value and policy.
+pub fn parse_stat(stat: &str, hz: u64) -> Option<GroupProcess> {
+    let comm = crate::threads::stat_comm(stat)?.to_string();
+    let rest: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let num = |i: usize| rest.get(i).and_then(|v| v.parse::<i64>().ok());
+    let ticks = num(11)?.max(0) as u64 + num(12)?.max(0) as u64;
+    let (policy, nice) = crate::threads::policy_nice(stat);
+    Some(GroupProcess {
+        comm,
+        cpu_ns: Some(ticks.saturating_mul(1_000_000_000 / hz.max(1))),
+        nice,
+        policy,
+        ..Default::default()
+    })
 }
 
 /// `cpu.stat`'s fields: (nr_periods, nr_throttled, throttled ns, usage ns).

@@ -429,3 +429,74 @@ fn counters_of_a_v2_group_with_a_quota_above_it() {
         (Resource::Cpu, 9)
     );
 }
+
+/// A `/proc/PID/stat` line of `comm` with `ticks` of user and of system
+/// time, nice `nice` and policy `policy`.
+fn proc_stat(pid: u32, comm: &str, ticks: u64, nice: i64, policy: u32) -> String {
+    let mut f: Vec<String> = vec!["S".into(); 50];
+    f[11] = ticks.to_string();
+    f[12] = ticks.to_string();
+    f[16] = nice.to_string();
+    f[38] = policy.to_string();
+    format!("{pid} ({comm}) {}\n", f.join(" "))
+}
+
+#[test]
+fn the_processes_sharing_the_studys_groups_are_read_with_their_io_and_cpu() {
+    let f = v1_host();
+    let put = |f: &Fake, ticks: u64, fio_bytes: u64, own_bytes: u64| {
+        f.file("/sys/fs/cgroup/blkio/job/cgroup.procs", "42\n77\n")
+            .file("/sys/fs/cgroup/cpu/job/cgroup.procs", "42\n77\n88\n")
+            .file("/sys/fs/cgroup/cpuset/job/cgroup.procs", "42\n")
+            .file("/proc/42/stat", &proc_stat(42, "ssdready", ticks, 0, 0))
+            .file(
+                "/proc/42/io",
+                &format!("rchar: 1\nread_bytes: {own_bytes}\nwrite_bytes: 0\n"),
+            )
+            .file("/proc/77/stat", &proc_stat(77, "fio", ticks, 0, 0))
+            .file(
+                "/proc/77/io",
+                &format!("read_bytes: {fio_bytes}\nwrite_bytes: 4096\n"),
+            )
+            .file("/proc/88/stat", &proc_stat(88, "yes", 3 * ticks, 19, 5));
+    };
+    put(&f, 10, 1 << 20, 2 << 20);
+    let a = counters_at(f.root(), 42, &[(7, 0)], 0);
+    put(&f, 60, 41 << 20, 42 << 20);
+    let b = counters_at(f.root(), 42, &[(7, 0)], 2_000_000_000);
+    let d = a.delta(&b);
+    let own = d.own().unwrap();
+    assert_eq!(
+        (own.comm.as_str(), own.read_bytes),
+        ("ssdready", Some(40 << 20))
+    );
+    let io = d.others("blkio", |p| p.read_bytes);
+    assert_eq!(io.len(), 1, "{io:?}");
+    assert_eq!(
+        (io[0].0.label().as_str(), io[0].1),
+        ("fio (pid 77)", 40 << 20)
+    );
+    // yes shares only the cpu group, and has no /proc/88/io to read.
+    let cpu = d.others("cpu", |p| p.cpu_ns);
+    let names: Vec<String> = cpu.iter().map(|(p, _)| p.label()).collect();
+    assert_eq!(names, ["yes (pid 88, SCHED_IDLE, nice 19)", "fio (pid 77)"]);
+    // 150 ticks of each kind over the run at 100 a second: 3 s of CPU.
+    let hz = counters_impl::user_hz();
+    assert_eq!(cpu[0].1, 300 * (1_000_000_000 / hz));
+    assert!(d
+        .others("cpu", |p| p.read_bytes)
+        .iter()
+        .all(|(p, _)| p.pid == 77));
+}
+
+#[test]
+fn a_study_alone_in_the_root_groups_reads_no_processes() {
+    let f = Fake::new();
+    f.file("/proc/42/cgroup", "7:blkio:/\n1:cpu:/\n0::/\n")
+        .file("/proc/self/mountinfo", V1_MOUNTS)
+        .link("/proc/self/ns/cgroup", INITIAL_CGROUP_NS)
+        .file("/sys/fs/cgroup/blkio/cgroup.procs", "1\n42\n77\n")
+        .file("/proc/77/stat", &proc_stat(77, "fio", 1, 0, 0));
+    let c = counters_at(f.root(), 42, &[], 0);
+    assert!(c.processes.is_empty(), "{:?}", c.processes);
+}

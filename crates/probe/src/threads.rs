@@ -362,15 +362,46 @@ pub fn named(busiest: &[(u32, ThreadTime)], window_ns: f64) -> Vec<ThreadUse> {
             let name = std::fs::read_to_string(path)
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| format!("thread {tid} (gone)"));
+            let (policy, nice) =
+                std::fs::read_to_string(format!("/proc/{}/task/{tid}/stat", t.pid))
+                    .ok()
+                    .map_or((None, None), |s| policy_nice(&s));
             ThreadUse {
                 name: worker_name(&name).to_string(),
                 pid: t.pid,
                 kernel: t.kernel,
                 cpus: t.run_ns as f64 / window_ns,
                 wait_pct: 100.0 * t.wait_ns as f64 / window_ns,
+                policy,
+                nice,
             }
         })
         .collect()
+}
+
+/// A thread's scheduling policy and nice value from its `stat` text
+/// (fields 41 and 19).
+pub fn policy_nice(stat: &str) -> (Option<String>, Option<i64>) {
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return (None, None);
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<i64>().ok());
+    let policy = num(38).map(|p| policy_name(p).to_string());
+    (policy, num(16))
+}
+
+/// `SCHED_IDLE` for 5 (include/uapi/linux/sched.h).
+pub fn policy_name(p: i64) -> &'static str {
+    match p {
+        0 => "SCHED_OTHER",
+        1 => "SCHED_FIFO",
+        2 => "SCHED_RR",
+        3 => "SCHED_BATCH",
+        5 => "SCHED_IDLE",
+        6 => "SCHED_DEADLINE",
+        _ => "SCHED_?",
+    }
 }
 
 /// A work-queue worker's name without the work it runs now (`+iou_exit`)

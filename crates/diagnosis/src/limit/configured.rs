@@ -40,6 +40,16 @@ pub fn kept_waiting(v: &View) -> bool {
     v.cpu_wait().is_none_or(|w| w >= WAIT_PCT)
 }
 
+/// Whether other processes' work kept the I/O's threads waiting: the
+/// submitting thread ([`kept_waiting`]), or the kernel's threads on its
+/// path at least [`WAIT_PCT`] of their ready time while other processes
+/// took at least [`OTHERS_PCT`] of the busy CPUs, whatever their priority.
+pub fn others_held(v: &View) -> bool {
+    kept_waiting(v)
+        || (v.others_share().is_some_and(|o| o >= OTHERS_PCT)
+            && v.kernel_wait.is_some_and(|k| k >= WAIT_PCT))
+}
+
 /// `the submitting thread waited 34 % of the time it was ready to run…`.
 fn wait_words(v: &View) -> Option<String> {
     let w = v.cpu_wait()?;
@@ -51,7 +61,8 @@ fn wait_words(v: &View) -> Option<String> {
     ))
 }
 
-/// A cgroup I/O throttle: the rate at its value.
+/// A cgroup I/O throttle: the rate at its value — the study's own, or the
+/// group's, where other processes in the group share the throttle.
 pub fn io_throttle(sh: &Shared, v: &View) -> Test {
     let w = &v.run.workload;
     let reads = !w.rw.contains("write") || w.rw == "rw" || w.rw == "randrw";
@@ -60,14 +71,26 @@ pub fn io_throttle(sh: &Shared, v: &View) -> Test {
     };
     let ratio = v.iops / limit;
     let unit = if cap.kind.iops() { "IOPS" } else { "bytes/s" };
-    if !(THROTTLE_LOW..=THROTTLE_HIGH).contains(&ratio) {
+    let share = super::group::io_share(v, cap);
+    let within = |r: f64| (THROTTLE_LOW..=THROTTLE_HIGH).contains(&r);
+    // The group's total against the throttle's own value, where others
+    // in the group did a part of it that counts.
+    let group_ratio = share
+        .as_ref()
+        .filter(|g| g.shared() && cap.value > 0.0)
+        .map(|g| g.group / cap.value);
+    if !within(ratio) && !group_ratio.is_some_and(within) {
         return Test::No(format!(
-            "{} allows {} {unit} on {}, and the study reached {} IOPS ({} of it): not what held it",
+            "{} allows {} {unit} on {}, and the study reached {} IOPS ({} of it){}: not what held it",
             cap.setting.name,
             fmt_count(cap.value),
             cap.device,
             fmt_count(v.iops),
-            pct(100.0 * ratio)
+            pct(100.0 * ratio),
+            share
+                .as_ref()
+                .filter(|g| g.shared())
+                .map_or(String::new(), |g| format!("; {}", g.words()))
         ));
     }
     let mut evidence = vec![format!(
@@ -79,18 +102,45 @@ pub fn io_throttle(sh: &Shared, v: &View) -> Test {
         cap.setting.name,
         cap.device
     )];
-    evidence.extend(waiting_above_device(v));
-    Test::Holds(Found {
-        part: format!(
-            "{} = {} on the study's cgroup holds {} to {} {unit}",
-            cap.setting.name,
-            cap.setting.value,
-            cap.device,
+    let shared = share.as_ref().filter(|g| g.shared());
+    if let Some(g) = shared {
+        evidence.push(format!(
+            "{} ({} of the throttle's {}; blkio.throttle.io_serviced or io.stat over the run, /proc/PID/io of each process in its cgroup.procs)",
+            g.words(),
+            pct(100.0 * g.group / cap.value.max(1e-9)),
             fmt_count(cap.value)
+        ));
+    }
+    evidence.extend(waiting_above_device(v));
+    let part = format!(
+        "{} = {} on the study's cgroup holds {} to {} {unit}",
+        cap.setting.name,
+        cap.setting.value,
+        cap.device,
+        fmt_count(cap.value)
+    );
+    let (part, r) = match (shared, group_ratio) {
+        (Some(g), Some(gr)) if within(gr) => (
+            format!(
+                "{part}, for the whole group: other processes in it took {} of it ({})",
+                pct(100.0 * g.others_total() / g.group.max(1e-9)),
+                g.others
+                    .iter()
+                    .take(super::group::NAMED)
+                    .map(|o| o.0.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+            .replace(" ()", ""),
+            gr,
         ),
+        _ => (part, ratio),
+    };
+    Test::Holds(Found {
+        part,
         evidence,
         setting: Some(cap.setting.clone()),
-        margin_pct: Some(100.0 * (ratio - THROTTLE_LOW) / THROTTLE_LOW),
+        margin_pct: Some(100.0 * (r - THROTTLE_LOW) / THROTTLE_LOW),
     })
 }
 
@@ -145,6 +195,8 @@ pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
             g.version
         ));
     }
+    let shared = super::group::cpu_share(v);
+    evidence.extend(shared.clone());
     let margin = match throttled {
         Some(t) if t >= QUOTA_THROTTLED_PCT => {
             100.0 * (t - QUOTA_THROTTLED_PCT) / QUOTA_THROTTLED_PCT
@@ -161,7 +213,11 @@ pub fn cpu_quota(sh: &Shared, v: &View) -> Test {
                 ": stopped in {} of its periods",
                 pct(t)
             ))
-        ),
+        ) + if shared.is_some() {
+            ", shared with the other processes in the group"
+        } else {
+            ""
+        },
         evidence,
         setting: Some(q.setting.clone()),
         margin_pct: Some(margin),
@@ -231,8 +287,11 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
 }
 
 /// Other processes' work on the CPUs, where the study may use them all:
-/// they took most of the busy time, and the I/O's threads waited for a
-/// CPU because of it.
+/// they took most of the busy time (or a good part of it, see
+/// [`OTHERS_PCT`]), and the I/O's threads waited for a CPU because of it —
+/// whatever the other work's priority: a `SCHED_IDLE` or nice 19 loop
+/// still delays the kernel's threads the I/O needs where the CPUs are
+/// few (a virtual machine's vCPUs wake them late).
 pub fn other_work(sh: &Shared, v: &View) -> Test {
     if sh.caps.cpus.is_some() {
         return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
@@ -246,20 +305,24 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
         return Test::No(disk);
     }
     // Other processes' work is most of the busy time, or more of it than
-    // the I/O's own work (the rest being interrupts and softirqs).
+    // the I/O's own work (the rest being interrupts and softirqs); or a
+    // good part of it while the kernel's threads on the I/O's path waited.
     let own = v.own_share().unwrap_or(100.0 - others);
-    if busy < CPUS_BUSY_PCT || (others < 100.0 - OWN_SHARE_PCT && others <= own) {
+    let most = others >= 100.0 - OWN_SHARE_PCT || others > own;
+    let kernel_held = others >= OTHERS_PCT && v.kernel_wait.is_some_and(|k| k >= WAIT_PCT);
+    if busy < CPUS_BUSY_PCT || !(most || kernel_held) {
         return Test::No(format!(
             "the CPUs it may use were {} busy, {} of it other processes' work",
             pct(busy),
             pct(others)
         ));
     }
-    if !kept_waiting(v) {
+    if !kept_waiting(v) && !kernel_held {
         return Test::No(format!(
-            "other processes took {} of the busy CPUs, but the submitting thread waited only {} of its ready time for one: that work gave way (a lower priority, or idle moments filled)",
+            "other processes took {} of the busy CPUs, but the I/O's threads waited only {} (the submitting thread) and {} (the kernel's) of their ready time for one: that work gave way",
             pct(others),
-            v.cpu_wait().map_or("?".into(), pct)
+            v.cpu_wait().map_or("?".into(), pct),
+            v.kernel_wait.map_or("?".into(), pct)
         ));
     }
     let mut evidence = vec![format!(
@@ -273,6 +336,9 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     if let Some(b) = busiest_words(v, false) {
         evidence.push(b);
     }
+    if lower_priority(v) {
+        evidence.push("work of a lower priority (SCHED_IDLE, SCHED_BATCH or a positive nice value) still kept the I/O's threads waiting: the kernel's threads it needs are woken onto CPUs that work holds".into());
+    }
     if let Some(b) = sh.machine.background_busy_pct.filter(|b| *b >= 10.0) {
         evidence.push(format!(
             "other work kept the CPUs {} busy before the study began",
@@ -281,8 +347,9 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     }
     Test::Holds(Found {
         part: format!(
-            "other processes took {} of the busy time on the CPUs the study may use, and kept its threads waiting",
-            pct(others)
+            "other processes took {} of the busy time on the CPUs the study may use, and kept the I/O's threads waiting{}",
+            pct(others),
+            top_others(v).map_or(String::new(), |t| format!(" ({t})"))
         ),
         evidence,
         setting: None,
@@ -290,14 +357,67 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// `busiest: kworker/u8:2+loop0 0.71 CPUs, yes 0.40 CPUs` (kernel threads
-/// only, or other processes only).
+/// Other processes' share of the busy CPUs that counts against the I/O
+/// where the kernel's threads on its path waited at least [`WAIT_PCT`] of
+/// their ready time.
+pub const OTHERS_PCT: f64 = 25.0;
+
+/// `yes (pid 9, SCHED_IDLE, nice 19), rustc (pid 12)`: the busiest other
+/// processes, each once.
+fn top_others(v: &View) -> Option<String> {
+    let mut seen: Vec<u32> = Vec::new();
+    let each: Vec<String> = v
+        .busiest
+        .iter()
+        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .filter(|t| {
+            let new = !seen.contains(&t.pid);
+            seen.push(t.pid);
+            new
+        })
+        .take(3)
+        .map(thread_label)
+        .collect();
+    (!each.is_empty()).then(|| each.join(", "))
+}
+
+/// A thread as named with its policy and nice value where they are not
+/// the default's: `yes (pid 9, SCHED_IDLE, nice 19)`.
+fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
+    let mut s = format!("{} (pid {}", t.name, t.pid);
+    if let Some(p) = t.policy.as_deref().filter(|p| *p != "SCHED_OTHER") {
+        s.push_str(&format!(", {p}"));
+    }
+    if let Some(n) = t.nice.filter(|n| *n != 0) {
+        s.push_str(&format!(", nice {n}"));
+    }
+    s.push(')');
+    s
+}
+
+/// Whether the busiest other processes ran at a lower priority than the
+/// I/O's threads.
+fn lower_priority(v: &View) -> bool {
+    v.busiest
+        .iter()
+        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .any(|t| {
+            matches!(t.policy.as_deref(), Some("SCHED_IDLE" | "SCHED_BATCH"))
+                || t.nice.is_some_and(|n| n > 0)
+        })
+}
+
+/// `busiest: kworker/u8:2+loop0 0.71 CPUs, yes (pid 9, SCHED_IDLE, nice
+/// 19) 0.40 CPUs` (kernel threads only, or other processes only).
 fn busiest_words(v: &View, kernel: bool) -> Option<String> {
     let each: Vec<String> = v
         .busiest
         .iter()
         .filter(|t| t.kernel == kernel && t.cpus >= 0.05)
-        .map(|t| format!("{} {:.2} CPUs", t.name, t.cpus))
+        .map(|t| match kernel {
+            true => format!("{} {:.2} CPUs", t.name, t.cpus),
+            false => format!("{} {:.2} CPUs", thread_label(t), t.cpus),
+        })
         .collect();
     (!each.is_empty()).then(|| {
         format!(

@@ -19,9 +19,12 @@
 pub mod caps;
 pub mod cause;
 pub mod configured;
+pub mod group;
 pub mod path;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_group;
 pub mod view;
 
 pub use cause::{Cause, Layer};
@@ -57,6 +60,30 @@ pub struct RuledOut {
     pub why: String,
 }
 
+/// Another cause that also held, weighed after the answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlsoHeld {
+    pub cause: Cause,
+    /// Which part of it, in words (the repeat that speaks for the answer).
+    pub part: String,
+    /// What it costs the rate where that was measured (a comparison in
+    /// turns), percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_pct: Option<f64>,
+    /// In how many of the repeats it held.
+    pub repeats: usize,
+}
+
+impl AlsoHeld {
+    /// `other work (other processes took 60 % …)`, with its cost.
+    pub fn words(&self) -> String {
+        match self.cost_pct {
+            Some(c) => format!("{}, costing {} ({})", self.cause, pct(c), self.part),
+            None => format!("{} ({})", self.cause, self.part),
+        }
+    }
+}
+
 /// One repeat's own answer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Repeat {
@@ -90,6 +117,11 @@ pub struct Saturation {
     /// Whether every repeat gave the same cause.
     #[serde(default)]
     pub repeats_agree: bool,
+    /// Other causes with positive evidence in the repeats that gave the
+    /// answer, weighed after it: those whose cost was measured first,
+    /// largest first, then in the order weighed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_held: Vec<AlsoHeld>,
     pub delivered_pct: Option<f64>,
     /// Emulator: IOPS against the model alone at the same depth, percent.
     pub of_device_at_point_pct: Option<f64>,
@@ -215,28 +247,105 @@ fn test_of(c: Cause) -> Option<TestFn> {
     })
 }
 
-/// One repeat's answer: the first cause that holds, and every other
-/// cause's reason for not holding.
-fn judge_one(sh: &Shared, v: &View) -> (Cause, Option<Found>, Vec<RuledOut>) {
-    let mut out = Vec::new();
-    let mut found = None;
+/// What a measured cost of cause `c` is, percent of the rate (a
+/// comparison made in turns): the scheduler's against `none`, the file
+/// system's against the raw device. The other causes' costs are not
+/// measured.
+fn measured_cost(sh: &Shared, c: Cause) -> Option<f64> {
+    match c {
+        Cause::Scheduler => path::scheduler_cost(sh),
+        Cause::FileSystem => path::file_system_cost(sh),
+        _ => None,
+    }
+}
+
+/// One repeat's judgement: its cause, what was found for it, the causes
+/// ruled out, and the others that also held.
+struct Judged {
+    cause: Cause,
+    found: Option<Found>,
+    ruled: Vec<RuledOut>,
+    also: Vec<(Cause, Found)>,
+}
+
+/// One repeat's answer: the first cause that holds — or, where two that
+/// hold both have a measured cost, the costlier — and every other cause's
+/// reason for not holding.
+fn judge_one(sh: &Shared, v: &View) -> Judged {
+    let mut ruled = Vec::new();
+    let mut held: Vec<(Cause, Found)> = Vec::new();
     for c in Cause::ALL {
         let Some(test) = test_of(c) else { continue };
         match test(sh, v) {
-            Test::Holds(f) if found.is_none() => found = Some((c, f)),
-            // Past the answer: a later cause that also holds is said as
-            // evidence weighed after it, not ruled out.
-            Test::Holds(f) => out.push(RuledOut {
-                cause: c,
-                why: format!("also held ({}), weighed after", f.part),
-            }),
-            Test::No(why) => out.push(RuledOut { cause: c, why }),
+            Test::Holds(f) => held.push((c, f)),
+            Test::No(why) => ruled.push(RuledOut { cause: c, why }),
         }
     }
-    match found {
-        Some((c, f)) => (c, Some(f), out),
-        None => (Cause::NotIdentified, None, out),
+    // Ranked by what each costs where both were measured.
+    if let Some(first_cost) = held.first().and_then(|h| measured_cost(sh, h.0)) {
+        if let Some(i) = (1..held.len())
+            .filter(|&i| measured_cost(sh, held[i].0).is_some_and(|c| c > first_cost))
+            .max_by(|&a, &b| {
+                measured_cost(sh, held[a].0)
+                    .unwrap_or(0.0)
+                    .total_cmp(&measured_cost(sh, held[b].0).unwrap_or(0.0))
+            })
+        {
+            let h = held.remove(i);
+            held.insert(0, h);
+        }
     }
+    let mut it = held.into_iter();
+    let Some((cause, found)) = it.next() else {
+        return Judged {
+            cause: Cause::NotIdentified,
+            found: None,
+            ruled,
+            also: Vec::new(),
+        };
+    };
+    let also: Vec<(Cause, Found)> = it.collect();
+    // Past the answer: a later cause that also holds is said as evidence
+    // weighed after it, not ruled out.
+    for (c, f) in &also {
+        ruled.push(RuledOut {
+            cause: *c,
+            why: format!("also held ({}), weighed after", f.part),
+        });
+    }
+    Judged {
+        cause,
+        found: Some(found),
+        ruled,
+        also,
+    }
+}
+
+/// The other causes that held in the repeats that gave `limit`, from the
+/// repeat that speaks for it (`speaker`), ranked: measured costs first,
+/// largest first, then in the order weighed.
+fn also_held(sh: &Shared, judged: &[Judged], limit: Cause, speaker: &Judged) -> Vec<AlsoHeld> {
+    let mut out: Vec<AlsoHeld> = speaker
+        .also
+        .iter()
+        .map(|(c, f)| AlsoHeld {
+            cause: *c,
+            part: f.part.clone(),
+            cost_pct: measured_cost(sh, *c),
+            repeats: judged
+                .iter()
+                .filter(|j| j.cause == limit && j.also.iter().any(|a| a.0 == *c))
+                .count(),
+        })
+        .collect();
+    let order = |c: Cause| Cause::ALL.iter().position(|x| *x == c).unwrap_or(0);
+    out.sort_by(|a, b| match (a.cost_pct, b.cost_pct) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => order(a.cause).cmp(&order(b.cause)),
+    });
+    out
 }
 
 /// What holds the peak of the queue-depth curve.
@@ -294,7 +403,7 @@ pub fn classify_points(
         .iter()
         .map(|r| View::of(r, caps, machine.cpus))
         .collect();
-    let judged: Vec<_> = views.iter().map(|v| judge_one(&sh, v)).collect();
+    let mut judged: Vec<Judged> = views.iter().map(|v| judge_one(&sh, v)).collect();
     let mut s = figures_of(&sh, &views, peak.qd, peak.iops);
     s.runs = peak
         .runs
@@ -307,7 +416,7 @@ pub fn classify_points(
         .zip(&judged)
         .map(|(v, j)| Repeat {
             run: v.run.id.clone(),
-            limit: j.0,
+            limit: j.cause,
             iops: v.iops,
         })
         .collect();
@@ -318,17 +427,23 @@ pub fn classify_points(
     s.repeats_agree = s.repeats.iter().all(|r| r.limit == limit);
     // The repeat nearest the peak's rate among those that gave the answer
     // speaks for it.
-    let (_, found, ruled) = judged
-        .into_iter()
+    let Some(at) = judged
+        .iter()
         .zip(&views)
-        .filter(|(j, _)| j.0 == limit)
+        .enumerate()
+        .filter(|(_, (j, _))| j.cause == limit)
         .min_by(|a, b| {
-            (a.1.iops - peak.iops)
+            (a.1 .1.iops - peak.iops)
                 .abs()
-                .total_cmp(&(b.1.iops - peak.iops).abs())
+                .total_cmp(&(b.1 .1.iops - peak.iops).abs())
         })
-        .map(|(j, _)| j)
-        .expect("the majority's cause has a repeat");
+        .map(|(i, _)| i)
+    else {
+        s.part = "no run at the peak's depth gave the majority's cause".into();
+        return s;
+    };
+    s.also_held = also_held(&sh, &judged, limit, &judged[at]);
+    let Judged { found, ruled, .. } = judged.swap_remove(at);
     s.limit = limit;
     s.layer = limit.layer();
     s.ruled_out = ruled;
@@ -417,7 +532,7 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         // CPU; filling idle moments at a lower priority holds no one.
         others_pct: m(&|v| {
             v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
-            match configured::kept_waiting(v) {
+            match configured::others_held(v) {
                 true => v.others_share(),
                 false => Some(0.0),
             }

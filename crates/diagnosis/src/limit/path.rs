@@ -39,6 +39,11 @@ pub const DEVICE_BUSY_PCT: f64 = 90.0;
 /// Or the latency decomposition gives driver and device at least this
 /// share of each I/O's time.
 pub const DEVICE_SHARE_PCT: f64 = 50.0;
+/// The I/Os waited above the device: it held less than this share of
+/// them, with at least [`ABOVE_DEVICE_MIN_QD`] in flight, and was not
+/// busy all the time.
+pub const ABOVE_DEVICE_PCT: f64 = 50.0;
+pub const ABOVE_DEVICE_MIN_QD: u32 = 4;
 
 fn margin(v: f64, th: f64) -> Option<f64> {
     Some(100.0 * (v - th).abs() / th)
@@ -140,22 +145,42 @@ pub fn device(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// The I/O scheduler: its measured cost at depth against `none`, beyond
-/// the comparison's error, or its share of the busy CPU.
-pub fn scheduler(sh: &Shared, _: &View) -> Test {
-    let t = sh.target;
-    let cost = sh
-        .figures
+/// The device's scheduler's cost at depth (QD 32 and deeper) against
+/// `none`, measured in turns beyond twice its error, percent.
+pub fn scheduler_cost(sh: &Shared) -> Option<f64> {
+    sh.figures
         .comparisons
         .schedulers
         .iter()
-        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == t.scheduler.as_ref())
+        .filter(|c| c.qd >= 32 && Some(&c.scheduler) == sh.target.scheduler.as_ref())
         .filter(|c| {
             c.cost_err_pct
                 .is_none_or(|e| c.cost_pct.unwrap_or(0.0) > 2.0 * e)
         })
         .filter_map(|c| c.cost_pct)
-        .reduce(f64::max);
+        .reduce(f64::max)
+}
+
+/// The file system's cost against the raw device, measured in turns
+/// beyond twice its error, percent.
+pub fn file_system_cost(sh: &Shared) -> Option<f64> {
+    sh.figures
+        .comparisons
+        .raw_vs_file
+        .iter()
+        .filter(|p| {
+            p.fs_cost_err_pct
+                .is_none_or(|e| p.fs_cost_pct.unwrap_or(0.0) > 2.0 * e)
+        })
+        .filter_map(|p| p.fs_cost_pct)
+        .reduce(f64::max)
+}
+
+/// The I/O scheduler: its measured cost at depth against `none`, beyond
+/// the comparison's error, or its share of the busy CPU.
+pub fn scheduler(sh: &Shared, _: &View) -> Test {
+    let t = sh.target;
+    let cost = scheduler_cost(sh);
     let layer = sh
         .profile
         .and_then(|p| p.layers.iter().find(|l| l.0 == "io-scheduler"))
@@ -227,17 +252,7 @@ pub fn file_system(sh: &Shared, v: &View) -> Test {
     let reqs = v.disk.and_then(|d| d.ios_per_app_io());
     let bytes = v.disk.and_then(|d| d.bytes_per_app_byte());
     let amp = [reqs, bytes].into_iter().flatten().reduce(f64::max);
-    let cost = sh
-        .figures
-        .comparisons
-        .raw_vs_file
-        .iter()
-        .filter(|p| {
-            p.fs_cost_err_pct
-                .is_none_or(|e| p.fs_cost_pct.unwrap_or(0.0) > 2.0 * e)
-        })
-        .filter_map(|p| p.fs_cost_pct)
-        .reduce(f64::max);
+    let cost = file_system_cost(sh);
     let by_amp = amp.filter(|a| *a >= FS_AMPLIFICATION);
     let by_cost = cost.filter(|c| *c >= FS_COST_PCT);
     let name = v.disk.map_or("the device".into(), |d| d.name.clone());
@@ -472,6 +487,24 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     let dev_share = share(sh, &["driver and device"])
         .ok()
         .filter(|s| *s >= DEVICE_SHARE_PCT);
+    // Positive evidence against: the device held few of the many I/Os the
+    // study kept in flight and was seldom busy. They waited above it (a
+    // throttle, a queue, the host's own path), whatever else says so.
+    if let (None, Some(a), Some(d)) = (&backing, at, v.disk) {
+        if a < ABOVE_DEVICE_PCT
+            && v.in_flight >= ABOVE_DEVICE_MIN_QD
+            && d.util_pct < DEVICE_BUSY_PCT
+        {
+            return Test::No(format!(
+                "the device ({}) held {:.1} of the {} I/Os in flight on average ({}) and was busy {} of the time: they waited above it, in the host",
+                d.name,
+                d.in_flight.unwrap_or(0.0),
+                v.in_flight,
+                pct(a),
+                pct(d.util_pct)
+            ));
+        }
+    }
     let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
         || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
         || dev_share.is_some()

@@ -8,7 +8,7 @@ use crate::limits::CgroupVersion;
 use crate::model::{RunContext, Workload};
 use crate::summary::{CpuSummary, DiskSummary, PointSummary};
 
-fn target(kind: TargetKind) -> TargetProfile {
+pub(super) fn target(kind: TargetKind) -> TargetProfile {
     TargetProfile {
         spec: "/dev/loop3".into(),
         kind,
@@ -20,7 +20,14 @@ fn target(kind: TargetKind) -> TargetProfile {
 
 /// A run at QD `qd` of 4 KiB random reads: its rate, its thread's and the
 /// CPUs' busy share, and the device's requests held on average.
-fn run(id: &str, qd: u32, iops: f64, thread: f64, cpus: f64, at_device: f64) -> RunRecord {
+pub(super) fn run(
+    id: &str,
+    qd: u32,
+    iops: f64,
+    thread: f64,
+    cpus: f64,
+    at_device: f64,
+) -> RunRecord {
     RunRecord {
         id: id.into(),
         point: format!("qd-{qd}"),
@@ -64,7 +71,7 @@ fn run(id: &str, qd: u32, iops: f64, thread: f64, cpus: f64, at_device: f64) -> 
     }
 }
 
-fn figures(peak: &RunRecord, saturated: bool) -> Figures {
+pub(super) fn figures(peak: &RunRecord, saturated: bool) -> Figures {
     Figures {
         peak: Some(CurvePoint {
             qd: peak.workload.qd,
@@ -82,14 +89,14 @@ fn figures(peak: &RunRecord, saturated: bool) -> Figures {
     }
 }
 
-fn machine() -> Machine {
+pub(super) fn machine() -> Machine {
     Machine {
         cpus: 2,
         ..Default::default()
     }
 }
 
-fn setting(name: &str, value: &str) -> Setting {
+pub(super) fn setting(name: &str, value: &str) -> Setting {
     Setting {
         name: name.into(),
         value: value.into(),
@@ -97,7 +104,12 @@ fn setting(name: &str, value: &str) -> Setting {
     }
 }
 
-fn judge(t: &TargetProfile, runs: &[RunRecord], caps: &Caps, saturated: bool) -> Saturation {
+pub(super) fn judge(
+    t: &TargetProfile,
+    runs: &[RunRecord],
+    caps: &Caps,
+    saturated: bool,
+) -> Saturation {
     let f = figures(&runs[0], saturated);
     classify(t, runs, &f, &machine(), caps)
 }
@@ -368,7 +380,7 @@ fn repeats_that_disagree_are_each_kept_and_the_majority_answers() {
 /// `r` with the I/O's kernel threads using `kernel` CPUs, other processes
 /// `others` CPUs, and its submitting thread waiting `wait` percent of its
 /// ready time for a CPU.
-fn with_threads(mut r: RunRecord, kernel: f64, others: f64, wait: f64) -> RunRecord {
+pub(super) fn with_threads(mut r: RunRecord, kernel: f64, others: f64, wait: f64) -> RunRecord {
     let iops = r.summary.iops;
     let c = r.summary.cpu.as_mut().unwrap();
     c.kernel_threads_ns_per_io = Some(kernel * 1e9 / iops);
@@ -456,6 +468,7 @@ fn every_cpu_busy_with_the_ios_own_work_is_the_io_paths_cpu() {
         kernel: true,
         cpus: 0.9,
         wait_pct: 5.0,
+        ..Default::default()
     }];
     let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
     assert_eq!(s.limit, Cause::IoPathCpu, "{s:?}");

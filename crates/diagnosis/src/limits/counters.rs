@@ -5,6 +5,10 @@
 //!
 //! The counters are the group's, not the process's: every task in the
 //! group (and, where the file is recursive, its descendants) adds to them.
+//! So each reading also lists the processes in the study's own groups
+//! ([`GroupProcess`]: their I/O and CPU so far), and the difference says
+//! what each of them did over the run ([`ProcessDelta`]): a limit set on
+//! the group is shared by all of them.
 
 use super::{CgroupVersion, Unread};
 use serde::{Deserialize, Serialize};
@@ -84,6 +88,81 @@ pub struct CgroupCounters {
     pub io: Vec<IoCounters>,
     pub pressure: Vec<Pressure>,
     pub unread: Vec<Unread>,
+    /// The processes in the study's own groups (the study's included),
+    /// where a group other than the root holds it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<GroupProcess>,
+}
+
+/// A process in one of the study's own groups, at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupProcess {
+    pub pid: u32,
+    /// Its name (`/proc/PID/stat`).
+    pub comm: String,
+    /// The controllers of the groups it shares with the study (`blkio`,
+    /// `cpu`, `cpuacct`, `cpuset`; `v2` for the unified group).
+    pub shares: Vec<String>,
+    /// Bytes its tasks had read and written through the block layer
+    /// (`/proc/PID/io` `read_bytes`, `write_bytes`; None: not readable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+    /// CPU its threads had used (`/proc/PID/stat` utime + stime), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// Its scheduling policy (`SCHED_OTHER`, `SCHED_IDLE`, …) and nice
+    /// value (`/proc/PID/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i64>,
+}
+
+impl GroupProcess {
+    /// Whether it shares a group of `controller` with the study (the
+    /// unified group shares every controller).
+    pub fn shares(&self, controller: &str) -> bool {
+        self.shares.iter().any(|c| c == controller || c == "v2")
+    }
+}
+
+/// What one process of the study's groups did over an interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessDelta {
+    pub pid: u32,
+    pub comm: String,
+    pub shares: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i64>,
+    /// Not in the group at the interval's start: counted from its start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub joined: bool,
+}
+
+impl ProcessDelta {
+    /// `fio (pid 812)`, with its policy and nice value where they are not
+    /// the default's (`yes (pid 9, SCHED_IDLE, nice 19)`).
+    pub fn label(&self) -> String {
+        let mut extra = Vec::new();
+        if let Some(p) = self.policy.as_deref().filter(|p| *p != "SCHED_OTHER") {
+            extra.push(p.to_string());
+        }
+        if let Some(n) = self.nice.filter(|n| *n != 0) {
+            extra.push(format!("nice {n}"));
+        }
+        let extra: String = extra.iter().map(|e| format!(", {e}")).collect();
+        format!("{} (pid {}{extra})", self.comm, self.pid)
+    }
 }
 
 /// One level's CPU over an interval.
@@ -159,6 +238,12 @@ pub struct CounterDelta {
     pub cpu: Vec<CpuDelta>,
     pub io: Vec<IoDelta>,
     pub pressure: Vec<PressureDelta>,
+    /// The study's process (its `pid`) and every other process in its own
+    /// groups at the interval's end: what each did over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessDelta>,
 }
 
 fn diff(a: Option<u64>, b: Option<u64>) -> Option<u64> {
@@ -233,11 +318,74 @@ impl CgroupCounters {
             cpu,
             io,
             pressure,
+            pid: Some(after.pid),
+            processes: after
+                .processes
+                .iter()
+                .map(|b| process_delta(self.processes.iter().find(|a| a.pid == b.pid), b))
+                .collect(),
         }
     }
 }
 
+/// One process's change; from zero where it was not there before (or its
+/// counters went backwards: a new process with a reused pid).
+fn process_delta(a: Option<&GroupProcess>, b: &GroupProcess) -> ProcessDelta {
+    let a = a.filter(|a| a.comm == b.comm);
+    let back = |x: Option<u64>, y: Option<u64>| matches!((x, y), (Some(x), Some(y)) if y < x);
+    let a = a.filter(|a| {
+        !back(a.read_bytes, b.read_bytes)
+            && !back(a.write_bytes, b.write_bytes)
+            && !back(a.cpu_ns, b.cpu_ns)
+    });
+    let d = |f: fn(&GroupProcess) -> Option<u64>| match a {
+        Some(a) => diff(f(a), f(b)),
+        None => f(b),
+    };
+    ProcessDelta {
+        pid: b.pid,
+        comm: b.comm.clone(),
+        shares: b.shares.clone(),
+        read_bytes: d(|p| p.read_bytes),
+        write_bytes: d(|p| p.write_bytes),
+        cpu_ns: d(|p| p.cpu_ns),
+        policy: b.policy.clone(),
+        nice: b.nice,
+        joined: a.is_none(),
+    }
+}
+
 impl CounterDelta {
+    /// The group's I/O on `disk` (a name, or `MAJ:MIN`).
+    pub fn io_on(&self, disk: &str) -> Option<&IoDelta> {
+        self.io
+            .iter()
+            .find(|d| d.disk.as_deref() == Some(disk) || d.device == disk)
+    }
+
+    /// The study's own process over the interval.
+    pub fn own(&self) -> Option<&ProcessDelta> {
+        self.processes.iter().find(|p| Some(p.pid) == self.pid)
+    }
+
+    /// The other processes that share a group of `controller` with the
+    /// study, with `f` of each (above zero), largest first.
+    pub fn others(
+        &self,
+        controller: &str,
+        f: fn(&ProcessDelta) -> Option<u64>,
+    ) -> Vec<(&ProcessDelta, u64)> {
+        let mut v: Vec<(&ProcessDelta, u64)> = self
+            .processes
+            .iter()
+            .filter(|p| Some(p.pid) != self.pid)
+            .filter(|p| p.shares.iter().any(|c| c == controller || c == "v2"))
+            .filter_map(|p| Some((p, f(p).filter(|x| *x > 0)?)))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.pid.cmp(&b.0.pid)));
+        v
+    }
+
     /// The level whose quota is the smallest, where one is set.
     pub fn quota_level(&self) -> Option<&CpuDelta> {
         self.cpu

@@ -216,6 +216,7 @@ fn cpu_counters(at: u64, usage: u64, periods: u64, thr: u64, thr_ns: u64) -> Cgr
             source: String::new(),
         }],
         unread: vec![],
+        processes: vec![],
     }
 }
 

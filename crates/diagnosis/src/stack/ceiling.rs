@@ -50,6 +50,13 @@ pub struct StackCeiling {
     pub stack_iops: f64,
     /// Each physical member's IOPS read alone, mean over the rounds.
     pub members: Vec<MemberAlone>,
+    /// The stack's own members, directly under it (`dm-0`, `dm-1`): more
+    /// than its physical members where several lie on one disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub under: Vec<String>,
+    /// The physical disks that two or more of those members lie on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
     /// The members' IOPS summed in each round, mean over the rounds.
     pub members_sum_iops: f64,
     /// The stack's IOPS over its members' sum, percent: mean of the
@@ -315,6 +322,40 @@ fn rounds(stack: &Stack, runs: &[&RunRecord], f: fn(&RunRecord) -> f64) -> Vec<R
     out
 }
 
+/// The physical disks under `disk` (itself, where nothing is under it).
+fn physical_under(stack: &Stack, disk: &str) -> Vec<String> {
+    let mut todo = vec![disk.to_string()];
+    let mut out = Vec::new();
+    let mut seen = 0;
+    while let Some(d) = todo.pop() {
+        seen += 1;
+        if seen > 4096 {
+            break;
+        }
+        match stack.layer(&d).filter(|l| !l.under.is_empty()) {
+            Some(l) => todo.extend(l.under.iter().cloned()),
+            None if !out.contains(&d) => out.push(d),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The physical disks that two or more of the target's own members lie
+/// on (two dm-linear halves of one disk under an md array).
+fn shared_disks(stack: &Stack) -> Vec<String> {
+    let Some(top) = stack.layer(&stack.target) else {
+        return Vec::new();
+    };
+    let under: Vec<Vec<String>> = top.under.iter().map(|u| physical_under(stack, u)).collect();
+    stack
+        .physical
+        .iter()
+        .filter(|p| under.iter().filter(|u| u.contains(p)).count() >= 2)
+        .cloned()
+        .collect()
+}
+
 /// The members' figures summed in each round, mean over the rounds.
 fn members_sum(per: &[Round]) -> f64 {
     mean(
@@ -374,6 +415,11 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
         layer: stack
             .layer(&stack.target)
             .map_or_else(|| stack.target.clone(), super::judge::short_kind),
+        under: stack
+            .layer(&stack.target)
+            .map(|l| l.under.clone())
+            .unwrap_or_default(),
+        shared: shared_disks(stack),
         bs: first.workload.bs,
         qd: first.workload.qd,
         stack_iops: mean(&per.iter().map(|r| r.stack).collect::<Vec<_>>()),

@@ -468,3 +468,57 @@ fn a_member_the_array_marked_faulty_is_no_part_of_its_members_sum() {
     assert!((c.members_sum_iops - 10_050.0).abs() < 1e-9, "{c:?}");
     assert!(!c.held_back);
 }
+
+/// md0 (RAID 0) over dm-0 and dm-1, two linear halves of one disk, vdb.
+fn md0_over_halves_of_one_disk() -> Stack {
+    let mut s = md0();
+    s.layers[0].under = vec!["dm-0".into(), "dm-1".into()];
+    let half = |d: &str| StackLayer {
+        disk: d.into(),
+        depth: 1,
+        under: vec!["vdb".into()],
+        ..Default::default()
+    };
+    s.layers.truncate(1);
+    s.layers.extend([
+        half("dm-0"),
+        half("dm-1"),
+        StackLayer {
+            disk: "vdb".into(),
+            depth: 2,
+            ..Default::default()
+        },
+    ]);
+    s.physical = vec!["vdb".into()];
+    s
+}
+
+#[test]
+fn members_on_one_disk_are_counted_as_members_and_the_disk_named_as_shared() {
+    let s = md0_over_halves_of_one_disk();
+    let runs: Vec<RunRecord> = [(4_000.0, 10_000.0), (4_100.0, 10_200.0)]
+        .iter()
+        .zip(1..)
+        .flat_map(|(&(st, d), n)| [run(&["/dev/md0"], n, st), run(&["/dev/vdb"], n, d)])
+        .collect();
+    let c = ceiling(&s, &runs).expect("a ceiling");
+    assert_eq!(c.members.len(), 1);
+    assert_eq!(
+        (c.under.len(), c.shared.as_slice()),
+        (2, ["vdb".to_string()].as_slice())
+    );
+    let (words, _) = c.words();
+    assert!(
+        words.starts_with("md0 (md raid0 over 2 members, dm-0 and dm-1, both on one disk, vdb, which they share) delivers 4.0K IOPS")
+            && words.contains("of vdb's 10.1K measured alone"),
+        "{words}"
+    );
+    assert!(!words.contains("1 members"), "{words}");
+    // Members on disks of their own: counted, and nothing said shared.
+    let c = ceiling(&md0(), &rounds(&[(9_700.0, 10_100.0, 10_300.0)])).unwrap();
+    assert!(c.shared.is_empty());
+    assert!(c
+        .words()
+        .0
+        .starts_with("md0 (md raid0 over 2 members) delivers"));
+}

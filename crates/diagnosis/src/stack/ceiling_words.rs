@@ -32,19 +32,64 @@ pub(crate) fn mb(bytes_per_s: f64) -> String {
     format!("{:.1} MB/s", bytes_per_s / 1e6)
 }
 
+/// `dm-0 and dm-1`, `a, b and c`.
+fn and_list(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [a] => a.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 impl StackCeiling {
+    /// What the stack is over: `md raid0 over 2 members`, or where its
+    /// members lie on one disk, `md raid0 over 2 members, dm-0 and dm-1,
+    /// both on one disk, vdb, which they share`.
+    pub fn over(&self) -> String {
+        let n = if self.under.is_empty() {
+            self.members.len()
+        } else {
+            self.under.len()
+        };
+        let members = if n == 1 { "member" } else { "members" };
+        let head = format!("{} over {n} {members}", self.layer);
+        match (self.shared.as_slice(), self.members.as_slice()) {
+            ([], _) => head,
+            ([one], [_]) => format!(
+                "{head}, {}, {} on one disk, {one}, which they share",
+                and_list(&self.under),
+                if n == 2 { "both" } else { "all" }
+            ),
+            (shared, _) => format!(
+                "{head} ({}), some sharing a disk: {}",
+                and_list(&self.under),
+                and_list(shared)
+            ),
+        }
+    }
+
+    /// `its members'`, or the disk's where the members share one (`vdb's`,
+    /// `its disks'`).
+    fn alone_whose(&self) -> String {
+        match (self.shared.as_slice(), self.members.as_slice()) {
+            ([], _) => "its members'".into(),
+            (_, [one]) => format!("{}'s", one.disk),
+            _ => "its disks'".into(),
+        }
+    }
+
     /// The finding at small requests in one sentence, and what to do.
     pub fn words(&self) -> (String, String) {
         let what = format!(
-            "{} ({} over {} members) delivers {} IOPS of {} random reads at QD {}, {:.0} % (± {:.0} %) of its members' {} measured alone over {} round(s)",
+            "{} ({}) delivers {} IOPS of {} random reads at QD {}, {:.0} % (± {:.0} %) of {} {} measured alone over {} round(s)",
             self.stack,
-            self.layer,
-            self.members.len(),
+            self.over(),
             k(self.stack_iops),
             bytes(self.bs),
             self.qd,
             self.ratio_pct,
             self.ratio_err_pct,
+            self.alone_whose(),
             k(self.members_sum_iops),
             self.rounds
         );

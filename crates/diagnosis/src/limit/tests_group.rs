@@ -1,0 +1,315 @@
+//! Limits shared with the other processes of the study's groups, other
+//! work judged by what it does to the I/O's threads at any priority, and
+//! more than one cause holding at once — each on runs made up to show it.
+
+use super::caps::{Caps, CpuQuota, IoCap, IoKind};
+use super::tests::{judge, run, setting, target, with_threads};
+use super::*;
+use crate::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
+use crate::limits::CgroupVersion;
+use crate::model::RunContext;
+use crate::summary::DecompSummary;
+
+fn throttle_20k() -> Caps {
+    Caps {
+        io: vec![IoCap {
+            kind: IoKind::ReadIops,
+            value: 20_000.0,
+            device: "loop3".into(),
+            setting: setting("blkio.throttle.read_iops_device", "7:3 20000"),
+        }],
+        ..Default::default()
+    }
+}
+
+fn process(pid: u32, comm: &str, shares: &[&str], read_bytes: u64, cpu_ns: u64) -> ProcessDelta {
+    ProcessDelta {
+        pid,
+        comm: comm.into(),
+        shares: shares.iter().map(|s| s.to_string()).collect(),
+        read_bytes: Some(read_bytes),
+        cpu_ns: Some(cpu_ns),
+        policy: Some("SCHED_OTHER".into()),
+        nice: Some(0),
+        ..Default::default()
+    }
+}
+
+/// The group's counters over 2 s: `group_reads` reads on loop3, and the
+/// processes read in it.
+fn group_io(group_reads: u64, processes: Vec<ProcessDelta>) -> CounterDelta {
+    CounterDelta {
+        seconds: 2.0,
+        io: vec![IoDelta {
+            version: CgroupVersion::V1,
+            cgroup: "/planted".into(),
+            device: "7:3".into(),
+            disk: Some("loop3".into()),
+            count: IoCount {
+                reads: group_reads,
+                read_bytes: group_reads * 4096,
+                ..Default::default()
+            },
+        }],
+        pid: Some(42),
+        processes,
+        ..Default::default()
+    }
+}
+
+/// The run: 10.4K IOPS at QD 64 under a 20,000 read IOPS throttle,
+/// the device holding 4.6 of the 64 I/Os and busy 7 % of the time, the
+/// latency decomposition giving the driver and device most of each I/O.
+fn beside_a_neighbour(cg: Option<CounterDelta>) -> Vec<RunRecord> {
+    let mut r = run("qd-64", 64, 10_400.0, 20.0, 30.0, 4.6);
+    r.summary.disk.as_mut().unwrap().util_pct = 7.0;
+    r.context = cg.map(|c| RunContext {
+        cgroups: Some(c),
+        ..Default::default()
+    });
+    let mut inst = r.clone();
+    inst.id = "qd-64-profiled".into();
+    inst.sweep = "instrumented".into();
+    inst.summary.decomposition = Some(DecompSummary {
+        parts: vec![("driver and device".into(), 5e6, 80.0)],
+        joined_pct: Some(99.0),
+        ..Default::default()
+    });
+    vec![r, inst]
+}
+
+#[test]
+fn a_throttle_shared_with_a_neighbour_in_the_group_names_the_group_and_the_neighbour() {
+    let cg = group_io(
+        40_000,
+        vec![
+            process(42, "ssdready", &["blkio"], 20_800 * 4096, 0),
+            process(812, "fio", &["blkio"], 19_200 * 4096, 0),
+        ],
+    );
+    let runs = beside_a_neighbour(Some(cg));
+    let s = judge(&target(TargetKind::RamDevice), &runs, &throttle_20k(), true);
+    assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
+    assert!(
+        s.part.contains("for the whole group") && s.part.contains("fio (pid 812)"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence.iter().any(|e| e
+            .contains("the group /planted's 20.0K read IOPS: the study 10.4K, fio (pid 812) 9.6K")),
+        "{:?}",
+        s.evidence
+    );
+    // The I/Os waited above the device: in the throttle, not below the host.
+    let b = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::BelowHost)
+        .unwrap();
+    assert!(b.why.contains("waited above it"), "{}", b.why);
+}
+
+#[test]
+fn a_throttle_nobody_shares_at_twice_the_rate_is_not_what_held_it_nor_is_the_host_below() {
+    // The group's counters show only the study's own I/O: nothing changes,
+    // and 10.4K of a 20K throttle is not the throttle.
+    let alone = group_io(
+        20_800,
+        vec![process(42, "ssdready", &["blkio"], 20_800 * 4096, 0)],
+    );
+    for cg in [None, Some(alone)] {
+        let runs = beside_a_neighbour(cg);
+        let s = judge(&target(TargetKind::RamDevice), &runs, &throttle_20k(), true);
+        assert_ne!(s.limit, Cause::IoThrottle, "{s:?}");
+        // Four of 64 I/Os at the device, busy 7 %: positive evidence
+        // against a limit below the host, whatever the decomposition says.
+        assert_ne!(s.limit, Cause::BelowHost, "{s:?}");
+        let t = s
+            .ruled_out
+            .iter()
+            .find(|r| r.cause == Cause::IoThrottle)
+            .unwrap();
+        assert!(
+            t.why.contains("not what held it") && !t.why.contains("the group"),
+            "{}",
+            t.why
+        );
+    }
+}
+
+#[test]
+fn a_cpu_quota_shared_with_a_neighbour_names_each_ones_cpu() {
+    let caps = Caps {
+        cpu_quota: Some(CpuQuota {
+            cpus: 0.5,
+            setting: setting("cpu.cfs_quota_us", "50000"),
+        }),
+        ..Default::default()
+    };
+    let mut r = run("qd-8", 8, 30_000.0, 24.0, 60.0, 0.5);
+    let mut cg = group_io(0, Vec::new());
+    cg.io.clear();
+    cg.cpu = vec![CpuDelta {
+        version: CgroupVersion::V1,
+        cgroup: "/planted".into(),
+        quota_cpus: Some(0.5),
+        seconds: 2.0,
+        used_ns: Some(1_000_000_000),
+        periods: Some(20),
+        throttled_periods: Some(19),
+        throttled_ns: Some(1_500_000_000),
+    }];
+    cg.processes = vec![
+        process(42, "ssdready", &["cpu", "cpuacct"], 0, 480_000_000),
+        process(99, "yes", &["cpu", "cpuacct"], 0, 520_000_000),
+    ];
+    r.context = Some(RunContext {
+        cgroups: Some(cg),
+        ..Default::default()
+    });
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::CpuQuota, "{s:?}");
+    assert!(
+        s.part.contains("shared with the other processes"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e
+                .contains("the group /planted used 0.50 CPUs: the study 0.24, yes (pid 99) 0.26")),
+        "{:?}",
+        s.evidence
+    );
+}
+
+/// Both CPUs busy; the I/O's own work 1.2 CPUs, one `yes` loop per CPU at
+/// SCHED_IDLE and nice 19 taking 0.76; the submitting thread waited 12 %
+/// of its ready time, the kernel's threads `kernel_wait` %.
+fn idle_priority_loops(kernel_wait: f64) -> RunRecord {
+    let mut r = with_threads(
+        run("qd-32", 32, 160_000.0, 50.0, 100.0, 20.0),
+        0.7,
+        0.76,
+        12.0,
+    );
+    let c = r.summary.cpu.as_mut().unwrap();
+    // wait / (run + wait) of the kernel's threads.
+    let run_ns = c.kernel_threads_ns_per_io.unwrap();
+    c.kernel_threads_wait_ns_per_io = Some(run_ns * kernel_wait / (100.0 - kernel_wait));
+    c.busiest_threads = [(301, 0.39), (302, 0.37)]
+        .iter()
+        .map(|&(pid, cpus)| ssdready_core::result::ThreadUse {
+            name: "yes".into(),
+            pid,
+            kernel: false,
+            cpus,
+            wait_pct: 0.0,
+            policy: Some("SCHED_IDLE".into()),
+            nice: Some(19),
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn idle_priority_work_that_keeps_the_kernels_threads_waiting_is_other_work_said_with_its_policy() {
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[idle_priority_loops(53.0)],
+        &Caps::default(),
+        false,
+    );
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(
+        s.part
+            .contains("yes (pid 301, SCHED_IDLE, nice 19), yes (pid 302, SCHED_IDLE, nice 19)"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("the kernel's threads 53 %")),
+        "{:?}",
+        s.evidence
+    );
+    assert!(
+        s.evidence.iter().any(|e| e.contains("lower priority")),
+        "{:?}",
+        s.evidence
+    );
+    // The I/O path's CPU also held: said after it, not ruled out.
+    assert_eq!(
+        s.also_held.iter().map(|a| a.cause).collect::<Vec<_>>(),
+        [Cause::IoPathCpu]
+    );
+    assert_eq!(s.also_held[0].repeats, 1);
+    assert!(s.others_pct.is_some_and(|o| o > 30.0), "{s:?}");
+}
+
+#[test]
+fn idle_priority_work_that_keeps_no_thread_waiting_is_not_other_work() {
+    // The same loops, the kernel's threads waiting 5 %: they gave way.
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[idle_priority_loops(5.0)],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
+    assert!(
+        o.why.contains("gave way") || o.why.contains("other processes' work"),
+        "{}",
+        o.why
+    );
+}
+
+#[test]
+fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
+    use crate::sweeps::{RawPoint, SchedulerCost};
+    // A file on a device under bfq: bfq costs 30 % against none, the file
+    // system 45 % against the raw device, both measured in turns.
+    let mut t = target(TargetKind::File);
+    t.scheduler = Some("bfq".into());
+    let r = run("qd-32", 32, 50_000.0, 30.0, 40.0, 30.0);
+    let mut f = super::tests::figures(&r, true);
+    f.comparisons.schedulers = vec![SchedulerCost {
+        scheduler: "bfq".into(),
+        qd: 32,
+        cost_pct: Some(30.0),
+        cost_err_pct: Some(3.0),
+        ..Default::default()
+    }];
+    f.comparisons.raw_vs_file = vec![RawPoint {
+        fs_cost_pct: Some(45.0),
+        fs_cost_err_pct: Some(4.0),
+        ..Default::default()
+    }];
+    let s = classify(&t, &[r], &f, &super::tests::machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::FileSystem, "{s:?}");
+    let also: Vec<(Cause, Option<f64>)> =
+        s.also_held.iter().map(|a| (a.cause, a.cost_pct)).collect();
+    assert_eq!(also[0], (Cause::Scheduler, Some(30.0)), "{also:?}");
+    assert!(
+        s.also_held[0].words().contains("costing 30 %"),
+        "{}",
+        s.also_held[0].words()
+    );
+    assert!(s.repeats_agree);
+    // Without the file system's cost measured, the scheduler (weighed
+    // first) is the answer and the file system is said after it.
+    f.comparisons.raw_vs_file.clear();
+    let mut r2 = run("qd-32", 32, 50_000.0, 30.0, 40.0, 30.0);
+    r2.summary.disk.as_mut().unwrap().ios = 200_000;
+    let s = classify(&t, &[r2], &f, &super::tests::machine(), &Caps::default());
+    assert_eq!(s.limit, Cause::Scheduler, "{s:?}");
+    assert_eq!(s.also_held[0].cause, Cause::FileSystem, "{s:?}");
+}
