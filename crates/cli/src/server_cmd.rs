@@ -217,6 +217,11 @@ fn job_limits(a: &ServerArgs) -> JobLimits {
             fail(2, &format!("option '{what}': 0 (allowed: 1 or more)"));
         }
     }
+    // At most half the memory limit the server runs under (its jobs share it).
+    let inv = ssdready_probe::limits::inventory(std::process::id(), &[]);
+    let group = inv.memory_limit().map(|m| (m.bytes, m.source.as_str()));
+    let (memory, note) = ssdready_fleet::bounds::job_memory(memory, group);
+    note.inspect(|n| eprintln!("ssdready: server: {n}"));
     JobLimits {
         memory,
         files: a.job_files,
