@@ -385,7 +385,10 @@ fn run(order: &Order, stop: Arc<AtomicBool>, memory: u64) -> RunOutput {
         .map(|w| format!("ssdready: {w}\n"))
         .collect();
     // A job's own error in full (fio's thread_stat keeps 128 bytes of it).
-    let errors = result.jobs.iter().filter_map(|j| j.raw.first_error.as_ref());
+    let errors = result
+        .jobs
+        .iter()
+        .filter_map(|j| j.raw.first_error.as_ref());
     text.extend(errors.map(|e| format!("ssdready: {e}\n")));
     text.extend(result.failure.as_ref().map(|f| format!("ssdready: {f}\n")));
     match ssdready_fleet::from_result::fio_results(&result, order.version) {

@@ -95,11 +95,14 @@ fn a_job_past_its_memory_or_time_ends_and_the_server_goes_on() {
     let run = |job: &str| {
         let jf = dir.path().join("job.fio");
         std::fs::write(&jf, job).unwrap();
-        fio_in(dir.path(), &[
-            format!("--client=127.0.0.1,{port}"),
-            jf.display().to_string(),
-            "--output-format=json".into(),
-        ])
+        fio_in(
+            dir.path(),
+            &[
+                format!("--client=127.0.0.1,{port}"),
+                jf.display().to_string(),
+                "--output-format=json".into(),
+            ],
+        )
     };
     // Per-I/O logs of a null job: their bound (half of 128 MiB) is
     // reached well before its 60 s, and the job ends there with an error

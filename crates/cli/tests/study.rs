@@ -189,7 +189,10 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
     check_schema(&d);
     // In ssdready's own process: said in the first lines and the headline.
     let head: Vec<&str> = stdout.lines().take(2).collect();
-    assert!(head[0].contains("inside ssdready's own process"), "{stdout}");
+    assert!(
+        head[0].contains("inside ssdready's own process"),
+        "{stdout}"
+    );
     assert!(head[1].starts_with("IN SSDREADY'S OWN PROCESS"), "{stdout}");
     assert_eq!(d["verdicts"][0]["rule"], "in-process-drive");
     let f = &d["figures"];
@@ -356,13 +359,19 @@ fn a_sparse_file_is_refused_with_how_to_lay_it_out() {
     let (code, _, stderr, d) = study(&[data.to_str().unwrap(), "--quick"], Some("0.2"));
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("is sparse: 0 B of its first 64.00 MiB hold data"), "{stderr}");
+    assert!(
+        stderr.contains("is sparse: 0 B of its first 64.00 MiB hold data"),
+        "{stderr}"
+    );
     assert!(stderr.contains("dd if=/dev/urandom of="), "{stderr}");
     assert!(stderr.contains("count=64 conv=notrunc"), "{stderr}");
     assert!(d.is_none(), "nothing written");
     // The file is as it was: nothing written into it.
     let f = std::fs::File::open(&data).unwrap();
-    assert_eq!(ssdready_io::target::holes::data_bytes(&f, 64 << 20).unwrap(), 0);
+    assert_eq!(
+        ssdready_io::target::holes::data_bytes(&f, 64 << 20).unwrap(),
+        0
+    );
 }
 
 #[test]

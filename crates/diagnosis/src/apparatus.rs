@@ -144,10 +144,7 @@ pub fn ceiling_verdict(f: &Figures) -> Option<Verdict> {
     if f.saturation.limit != Cause::Apparatus {
         return None;
     }
-    let beside = c
-        .platform()
-        .map(|p| format!("; {p}"))
-        .unwrap_or_default();
+    let beside = c.platform().map(|p| format!("; {p}")).unwrap_or_default();
     let alone = c
         .device_iops
         .map(|d| format!(" The drive's own model gives {} IOPS there.", fmt_count(d)))

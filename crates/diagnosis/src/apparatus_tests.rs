@@ -8,8 +8,7 @@ use crate::model::StudyDoc;
 
 fn fixture(name: &str) -> StudyDoc {
     let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap())
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// The default root study with its calibration's zero-time drive giving
@@ -34,9 +33,15 @@ fn a_transport_ceiling_that_explains_the_peak_is_the_apparatus_beside_the_platfo
     let j = crate::rejudge(&root_study(1.05));
     let s = &j.figures.saturation;
     assert_eq!(s.limit, Cause::Apparatus, "{s:?}");
-    assert!(s.part.contains("the drive's transport (fuse+loop)"), "{}", s.part);
     assert!(
-        s.evidence.iter().any(|e| e.contains("this platform alone on RAM gives 150.6K")),
+        s.part.contains("the drive's transport (fuse+loop)"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("this platform alone on RAM gives 150.6K")),
         "{:?}",
         s.evidence
     );
@@ -48,17 +53,35 @@ fn a_transport_ceiling_that_explains_the_peak_is_the_apparatus_beside_the_platfo
     let first = r.iter().find(|r| **r != "noisy-machine").unwrap();
     assert_eq!(*first, "platform-peak-headline", "{r:?}");
     let at = r.iter().position(|r| *r == "apparatus-transport-ceiling");
-    assert_eq!(at, r.iter().position(|r| *r == "platform-peak-headline").map(|i| i + 1), "{r:?}");
+    assert_eq!(
+        at,
+        r.iter()
+            .position(|r| *r == "platform-peak-headline")
+            .map(|i| i + 1),
+        "{r:?}"
+    );
     let v = j
         .verdicts
         .iter()
         .find(|v| v.rule == "apparatus-transport-ceiling")
         .unwrap();
-    assert!(v.finding.contains("ssdready's own apparatus holds the drive at 38.5K"), "{}", v.finding);
+    assert!(
+        v.finding
+            .contains("ssdready's own apparatus holds the drive at 38.5K"),
+        "{}",
+        v.finding
+    );
     assert!(v.finding.contains("150.6K"), "{}", v.finding);
     for v in &j.verdicts {
-        for bad in ["a higher provisioned rate raises it", "A rate limit below this host"] {
-            assert!(!v.finding.contains(bad) && !v.recommendation.contains(bad), "{}: {v:?}", v.rule);
+        for bad in [
+            "a higher provisioned rate raises it",
+            "A rate limit below this host",
+        ] {
+            assert!(
+                !v.finding.contains(bad) && !v.recommendation.contains(bad),
+                "{}: {v:?}",
+                v.rule
+            );
         }
     }
     for gone in REPLACED {
@@ -89,11 +112,20 @@ fn a_rate_limit_below_this_host_that_the_transport_explains_is_the_apparatus() {
     weigh(&mut f);
     let s = &f.saturation;
     assert_eq!((s.limit, s.layer), (Cause::Apparatus, Layer::Apparatus));
-    assert!(s.evidence[0].contains("gives at most 40.4K IOPS at QD 256"), "{:?}", s.evidence);
-    assert!(s.evidence[1].contains("this platform alone on RAM"), "{:?}", s.evidence);
     assert!(
-        s.ruled_out.iter().any(|r| r.cause == Cause::BelowHost
-            && r.why.contains("transport's own ceiling")),
+        s.evidence[0].contains("gives at most 40.4K IOPS at QD 256"),
+        "{:?}",
+        s.evidence
+    );
+    assert!(
+        s.evidence[1].contains("this platform alone on RAM"),
+        "{:?}",
+        s.evidence
+    );
+    assert!(
+        s.ruled_out
+            .iter()
+            .any(|r| r.cause == Cause::BelowHost && r.why.contains("transport's own ceiling")),
         "{:?}",
         s.ruled_out
     );
@@ -135,7 +167,8 @@ fn a_throttle_on_the_group_stays_the_cause_under_a_transport_that_explains_the_p
 }
 
 #[test]
-fn the_drive_in_ssdreadys_own_process_says_so_first_and_names_the_commands_that_measure_the_platform() {
+fn the_drive_in_ssdreadys_own_process_says_so_first_and_names_the_commands_that_measure_the_platform(
+) {
     let t = TargetProfile {
         spec: "emu:".into(),
         kind: TargetKind::Emulator,
@@ -150,7 +183,11 @@ fn the_drive_in_ssdreadys_own_process_says_so_first_and_names_the_commands_that_
     add_verdicts(&mut vs, &Figures::default(), &t);
     assert_eq!(vs[0].rule, "in-process-drive");
     assert!(vs[0].finding.contains("not Linux"), "{}", vs[0].finding);
-    assert!(vs[0].recommendation.contains("ssdready study ./"), "{}", vs[0].recommendation);
+    assert!(
+        vs[0].recommendation.contains("ssdready study ./"),
+        "{}",
+        vs[0].recommendation
+    );
     assert!(vs[0].recommendation.contains("sudo ssdready study"));
     // A file or a device is no such study.
     let file = TargetProfile {

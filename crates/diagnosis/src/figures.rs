@@ -520,11 +520,7 @@ fn curve_of(runs: &[RunRecord], sweep: &str, qds: &[u32]) -> Vec<CurvePoint> {
 /// device's counters, when the device counted the study's I/Os (within 2 %:
 /// no other I/O on it, no split requests).
 fn block_ns(r: &RunRecord) -> Option<f64> {
-    let d = r.summary.disk.as_ref()?;
-    let (a, b) = (d.ios as f64, d.app_ios as f64);
-    (b > 0.0 && (a - b).abs() <= 0.02 * b)
-        .then_some(d.block_mean_ns)
-        .flatten()
+    r.summary.disk.as_ref()?.own_block_mean_ns()
 }
 
 fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLimit {

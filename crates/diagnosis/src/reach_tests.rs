@@ -83,8 +83,14 @@ fn a_device_that_saw_none_of_the_reads_is_almost_never_asked() {
     assert!(r.reached_pct < 0.1, "{r:?}");
     assert!(r.almost_none() && r.short());
     let line = r.line().unwrap();
-    assert!(line.starts_with("THE DEVICE WAS ALMOST NEVER ASKED"), "{line}");
-    assert!(line.contains("434 requests") && line.contains("not vda's"), "{line}");
+    assert!(
+        line.starts_with("THE DEVICE WAS ALMOST NEVER ASKED"),
+        "{line}"
+    );
+    assert!(
+        line.contains("434 requests") && line.contains("not vda's"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -94,13 +100,25 @@ fn a_device_that_saw_zero_of_n_reads_is_named_first_and_lends_no_device_time() {
     let j = crate::judge(&crate::Inputs::of(&t, &Machine::default(), &runs));
     let first = &j.verdicts[0];
     assert_eq!(first.rule, "device-not-reached", "{:#?}", j.verdicts);
-    assert!(first.finding.contains("vda served 434 requests"), "{}", first.finding);
+    assert!(
+        first.finding.contains("vda served 434 requests"),
+        "{}",
+        first.finding
+    );
     assert!(first.finding.contains("not vda's"), "{}", first.finding);
-    assert!(first.recommendation.contains("Lay out data"), "{}", first.recommendation);
+    assert!(
+        first.recommendation.contains("Lay out data"),
+        "{}",
+        first.recommendation
+    );
     assert_eq!(first.confidence, "high");
     assert_eq!(j.figures.device_reach.as_ref().unwrap().device_ios, 434);
     // The other process's stray read at QD 1 is no device time of the study's.
-    assert!(j.figures.platform_share_qd1.is_none(), "{:?}", j.figures.platform_share_qd1);
+    assert!(
+        j.figures.platform_share_qd1.is_none(),
+        "{:?}",
+        j.figures.platform_share_qd1
+    );
     assert!(j.figures.qd_curve.iter().all(|c| c.block_ns.is_none()));
     assert!(
         j.verdicts.iter().all(|v| !v.finding.contains("90.91")),
@@ -119,7 +137,11 @@ fn reads_the_page_cache_answered_are_the_caches_not_the_devices() {
     let t = [file(true)];
     let v = verdict(&r, &t[0]).unwrap();
     assert!(v.finding.contains("page cache"), "{}", v.finding);
-    assert!(v.recommendation.contains("lays out the files it creates"), "{}", v.recommendation);
+    assert!(
+        v.recommendation.contains("lays out the files it creates"),
+        "{}",
+        v.recommendation
+    );
 }
 
 #[test]

@@ -64,11 +64,17 @@ mod tests {
     fn a_job_gets_at_most_half_the_servers_memory_limit() {
         let src = "/sys/fs/cgroup/memory/x/memory.limit_in_bytes";
         assert_eq!(job_memory(4 << 30, None), (4 << 30, None));
-        assert_eq!(job_memory(512 << 20, Some((8 << 30, src))), (512 << 20, None));
+        assert_eq!(
+            job_memory(512 << 20, Some((8 << 30, src))),
+            (512 << 20, None)
+        );
         let (m, note) = job_memory(4 << 30, Some((1536 << 20, src)));
         assert_eq!(m, 768 << 20);
         let note = note.unwrap();
-        assert!(note.contains("768 MiB, not the 4096 MiB") && note.contains(src), "{note}");
+        assert!(
+            note.contains("768 MiB, not the 4096 MiB") && note.contains(src),
+            "{note}"
+        );
         assert_eq!(job_memory(4 << 30, Some((64 << 20, src))).0, JOB_MEMORY_MIN);
     }
 

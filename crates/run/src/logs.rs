@@ -120,7 +120,11 @@ pub fn full_error(cfg: &LogConfig) -> String {
          (about {} MiB): the job stopped there; average them (log_avg_msec, e.g. \
          log_avg_msec=100) or shorten the job",
         cfg.job,
-        if cfg.avg_msec == 0 { "samples" } else { "windows" },
+        if cfg.avg_msec == 0 {
+            "samples"
+        } else {
+            "windows"
+        },
         (max * 48).div_ceil(1 << 20)
     )
 }
