@@ -203,8 +203,15 @@ fn write_pid(a: &ServerArgs) -> crate::Done {
 
 /// The job limits the switches give (bad input ends here, exit 2).
 fn job_limits(a: &ServerArgs) -> Result<JobLimits, crate::Exit> {
-    setup::job_limits(&a.job_memory, &a.job_time, a.job_files, a.job_threads)
-        .map_err(|e| fail(2, &e))
+    let mut limits = setup::job_limits(&a.job_memory, &a.job_time, a.job_files, a.job_threads)
+        .map_err(|e| fail(2, &e))?;
+    // At most half the memory limit the server runs under (its jobs share it).
+    let inv = ssdready_probe::limits::inventory(std::process::id(), &[]);
+    let group = inv.memory_limit().map(|m| (m.bytes, m.source.as_str()));
+    let (memory, note) = ssdready_fleet::bounds::job_memory(limits.memory, group);
+    note.inspect(|n| eprintln!("ssdready: server: {n}"));
+    limits.memory = memory;
+    Ok(limits)
 }
 
 /// `ssdready server`.
@@ -432,5 +439,5 @@ pub fn job(a: JobArgs) -> crate::Done {
     job::take_rights(&rights).map_err(said)?;
     let order = job::read_order().map_err(said)?;
     let stop = crate::stop_on_signals()?;
-    job::answer(&order, stop).map_err(said)
+    job::answer(&order, rights.memory, stop).map_err(said)
 }

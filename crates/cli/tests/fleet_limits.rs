@@ -1,7 +1,8 @@
 //! `ssdready server` with fio's own client, bounded: fio's client with
 //! `--output=FILE` gets both hosts' results in its file (its own switches
-//! are not the server's); a job past the memory or the time a job may
-//! take ends, and the server goes on; a job with more workers or files
+//! are not the server's); a job whose sample logs reach their bound, or
+//! past the time a job may take, ends with its error sent to its client,
+//! and the server goes on; a job with more workers or files
 //! than a job may have is refused; a job file that includes files many
 //! times over is refused at a bound. Skipped, saying why, without fio.
 
@@ -24,7 +25,15 @@ fn server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
 }
 
 fn fio(args: &[String]) -> (String, bool) {
-    let out = Command::new("fio").args(args).output_in_time();
+    fio_in(std::path::Path::new("."), args)
+}
+
+/// fio's client run in `cwd` (where it writes the logs the server sends).
+fn fio_in(cwd: &std::path::Path, args: &[String]) -> (String, bool) {
+    let out = Command::new("fio")
+        .current_dir(cwd)
+        .args(args)
+        .output_in_time();
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (text, out.status.success())
@@ -86,20 +95,27 @@ fn a_job_past_its_memory_or_time_ends_and_the_server_goes_on() {
     let run = |job: &str| {
         let jf = dir.path().join("job.fio");
         std::fs::write(&jf, job).unwrap();
-        fio(&[
-            format!("--client=127.0.0.1,{port}"),
-            jf.display().to_string(),
-            "--output-format=json".into(),
-        ])
+        fio_in(
+            dir.path(),
+            &[
+                format!("--client=127.0.0.1,{port}"),
+                jf.display().to_string(),
+                "--output-format=json".into(),
+            ],
+        )
     };
-    // Per-I/O logs of a null job: past 128 MiB well before its 60 s.
-    let (text, _) =
-        run("[x]\nioengine=null\nbs=4k\nsize=1g\ntime_based\nruntime=60\nwrite_lat_log=lat\n");
+    // Per-I/O logs of a null job: their bound (half of 128 MiB) is
+    // reached well before its 60 s, and the job ends there with an error
+    // that says so, its results and its logs so far sent.
+    let (text, _) = run(
+        "[x]\nioengine=null\nbs=4k\nsize=1g\ntime_based\nruntime=60\n\
+         write_lat_log=lat\nwrite_bw_log=bw\nwrite_iops_log=iops\n",
+    );
     assert!(
-        text.contains("ran out of the memory a job may use")
-            || text.contains("time a job may take"),
+        text.contains("its sample logs reached") && text.contains("log_avg_msec"),
         "{text}"
     );
+    assert!(!text.contains("ran out of the memory"), "{text}");
     // The server did not hold the job's memory.
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.0.id())).unwrap();
     let hwm: u64 = status

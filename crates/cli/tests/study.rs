@@ -187,6 +187,14 @@ fn x25e_study_finds_its_knee_and_names_the_device() {
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
     check_schema(&d);
+    // In ssdready's own process: said in the first lines and the headline.
+    let head: Vec<&str> = stdout.lines().take(2).collect();
+    assert!(
+        head[0].contains("inside ssdready's own process"),
+        "{stdout}"
+    );
+    assert!(head[1].starts_with("IN SSDREADY'S OWN PROCESS"), "{stdout}");
+    assert_eq!(d["verdicts"][0]["rule"], "in-process-drive");
     let f = &d["figures"];
     let knee = f["knee_qd"].as_u64().unwrap();
     // The ground truth holds where the platform keeps up with the device
@@ -332,6 +340,38 @@ fn bad_study_arguments_say_what_and_write_nothing() {
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
         assert!(d.is_none());
     }
+}
+
+#[test]
+fn a_sparse_file_is_refused_with_how_to_lay_it_out() {
+    // As a new user would: `truncate -s 64M data`, then a study of it.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let f = std::fs::File::open(&data).unwrap();
+    if ssdready_io::target::holes::data_bytes(&f, 64 << 20).unwrap() == 64 << 20 {
+        eprintln!("skipped: the temporary directory's file system reports no holes");
+        return;
+    }
+    let (code, _, stderr, d) = study(&[data.to_str().unwrap(), "--quick"], Some("0.2"));
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains("is sparse: 0 B of its first 64.00 MiB hold data"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("dd if=/dev/urandom of="), "{stderr}");
+    assert!(stderr.contains("count=64 conv=notrunc"), "{stderr}");
+    assert!(d.is_none(), "nothing written");
+    // The file is as it was: nothing written into it.
+    let f = std::fs::File::open(&data).unwrap();
+    assert_eq!(
+        ssdready_io::target::holes::data_bytes(&f, 64 << 20).unwrap(),
+        0
+    );
 }
 
 #[test]

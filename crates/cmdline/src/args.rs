@@ -140,6 +140,7 @@ impl RunArgs {
             decompose: self.decompose,
             bandwidth_log: self.bandwidth_log.clone(),
             log_sink: None,
+            log_samples_max: None,
             stop,
         }
     }

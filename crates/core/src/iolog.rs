@@ -22,8 +22,11 @@
 //! ([`crate::iolog_hist`]). [`IoLog::rows`] gives the lines as numbers, for
 //! fio's compressed binary form.
 //!
-//! Per-I/O logs hold every sample in memory until the end (40 bytes each);
-//! averaged logs hold one small record per window.
+//! Per-I/O logs hold every sample in memory until the end (48 bytes each);
+//! averaged logs hold one small record per window. A caller that must
+//! bound them (a server, for a remote client's job) sets the most samples
+//! or windows a log holds ([`IoLog::with_max_samples`]): past it the log
+//! records nothing more and says it is [`IoLog::full`].
 
 use crate::req::Ddir;
 use std::fmt::Write;
@@ -101,6 +104,10 @@ pub struct IoLog {
     /// When the job's measured time ended (ns since the worker started),
     /// once known: the windows past it are partial ([`IoLog::set_end`]).
     end_ns: Option<u64>,
+    /// The most samples (or windows) it holds; None: no bound.
+    max_samples: Option<usize>,
+    /// A sample was dropped at the bound.
+    full: bool,
 }
 
 /// Which log.
@@ -197,6 +204,19 @@ impl IoLog {
         self
     }
 
+    /// Hold at most `max` samples (per-I/O lines), or `max` windows of an
+    /// averaged log; None: no bound.
+    pub fn with_max_samples(mut self, max: Option<u64>) -> Self {
+        self.max_samples = max.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+        self
+    }
+
+    /// Whether the log reached its bound and dropped a sample.
+    #[inline]
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
     /// Keep a histogram log too (`write_hist_log`).
     pub fn with_hist(mut self, hist: Option<crate::iolog_hist::HistLog>) -> Self {
         self.hist = hist.map(Box::new);
@@ -223,7 +243,12 @@ impl IoLog {
             h.record(t_ns, ddir, bs, lat[1]);
         }
         let [slat, clat, lat3] = lat;
+        let max = self.max_samples.unwrap_or(usize::MAX);
         if self.avg_ns == 0 {
+            if self.samples.len() >= max {
+                self.full = true;
+                return;
+            }
             self.samples.push(Sample {
                 t_ns,
                 ddir: ddir as u8,
@@ -238,6 +263,10 @@ impl IoLog {
         }
         let w = (t_ns / self.avg_ns) as usize;
         if w >= self.windows.len() {
+            if w >= max {
+                self.full = true;
+                return;
+            }
             self.windows.resize(w + 1, [Window::default(); 3]);
         }
         let x = &mut self.windows[w][ddir.idx()];
@@ -556,5 +585,25 @@ mod tests {
         a.record(2_000_000, Ddir::Read, 4096, 0, [3, 7, 10]);
         assert_eq!(a.render(LogKind::Slat), "10, 3, 0, 0, 0\n");
         assert_eq!(a.render(LogKind::Clat), "10, 6, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn a_bounded_log_keeps_its_bound_and_says_it_is_full() {
+        let mut l = IoLog::new(0, false).with_max_samples(Some(3));
+        for i in 0..3 {
+            l.record(i * 1_000_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        }
+        assert!(!l.full());
+        l.record(9_000_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        assert!(l.full());
+        assert_eq!(l.rows(LogKind::Lat).len(), 3);
+        // Averaged: the bound counts windows.
+        let mut a = IoLog::new(1, false).with_max_samples(Some(2));
+        a.record(500_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        a.record(1_500_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        assert!(!a.full());
+        a.record(2_500_000, Ddir::Read, 4096, 0, [1, 2, 3]);
+        assert!(a.full());
+        assert_eq!(a.render(LogKind::Iops).lines().count(), 2);
     }
 }

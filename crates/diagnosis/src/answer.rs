@@ -21,7 +21,7 @@ pub fn describe(t: &TargetProfile) -> String {
             } else {
                 t.spec.clone()
             };
-            format!("{shown}: the built-in SSD emulator, preset {preset}")
+            format!("{shown}: the built-in SSD emulator, preset {preset}, inside ssdready's own process (no kernel on its path)")
         }
         TargetKind::RamDevice => format!("{}: a RAM block device ({})", t.spec, t.transport),
         TargetKind::BlockDevice => match &t.emulated {

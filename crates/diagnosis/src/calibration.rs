@@ -45,6 +45,11 @@ pub struct Point {
     /// (medians of the repeats).
     pub drive_lat_ns: f64,
     pub loop_lat_ns: f64,
+    /// The zero-time drive's IOPS at this depth (median of the repeats):
+    /// the transport's own ceiling there. 0 in a calibration kept before
+    /// it was measured.
+    #[serde(default)]
+    pub drive_iops: f64,
 }
 
 /// The calibration of one kernel and boot.
@@ -82,6 +87,8 @@ pub struct Pair {
     /// The submitting process's CPU per I/O on each.
     pub drive_proc_ns: f64,
     pub loop_proc_ns: f64,
+    /// The zero-time drive's IOPS over its run.
+    pub drive_iops: f64,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -131,6 +138,7 @@ impl Point {
             daemon_cpu_ns: pick(|p| p.daemon_cpu_ns),
             drive_lat_ns: pick(|p| p.drive_lat_ns),
             loop_lat_ns: pick(|p| p.loop_lat_ns),
+            drive_iops: pick(|p| p.drive_iops),
         }
     }
 }

@@ -75,6 +75,14 @@ pub struct Figures {
     /// over each run: which member or layer holds the I/O.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack: Option<crate::stack::StackJudgement>,
+    /// The study's I/O against what the device's own counters saw: when
+    /// the device served too little of it, no figure is the device's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reach: Option<crate::reach::DeviceReach>,
+    /// The built-in drive's transport's own ceiling at the peak's depth
+    /// (its zero-time drive), weighed against the peak.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_ceiling: Option<crate::apparatus::TransportCeiling>,
 }
 
 /// The platform's own curve and peak on the reference device, and what
@@ -512,11 +520,7 @@ fn curve_of(runs: &[RunRecord], sweep: &str, qds: &[u32]) -> Vec<CurvePoint> {
 /// device's counters, when the device counted the study's I/Os (within 2 %:
 /// no other I/O on it, no split requests).
 fn block_ns(r: &RunRecord) -> Option<f64> {
-    let d = r.summary.disk.as_ref()?;
-    let (a, b) = (d.ios as f64, d.app_ios as f64);
-    (b > 0.0 && (a - b).abs() <= 0.02 * b)
-        .then_some(d.block_mean_ns)
-        .flatten()
+    r.summary.disk.as_ref()?.own_block_mean_ns()
 }
 
 fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLimit {
@@ -805,13 +809,9 @@ fn platform_share(runs: &[RunRecord], f: &Figures) -> Option<PlatformShare> {
         return Some(s);
     }
     let rs = runs_of(runs, "qd-1");
-    let r = rs.iter().find(|r| {
-        r.summary
-            .disk
-            .as_ref()
-            .is_some_and(|d| d.block_mean_ns.is_some())
-    })?;
-    let block = r.summary.disk.as_ref()?.block_mean_ns?;
+    // Only where the device counted the study's I/Os: a device time is
+    // never taken from requests the study did not issue.
+    let (r, block) = rs.iter().find_map(|r| Some((r, block_ns(r)?)))?;
     let total = r.summary.lat_mean_ns;
     Some(PlatformShare {
         pct: 100.0 * (total - block).max(0.0) / total.max(1.0),

@@ -24,17 +24,22 @@
 //! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
 //!   rules kept as data (`data/verdicts.rules`);
 //! * [`transport`] and [`calibration`]: the emulated drive's transport,
-//!   kept apart from the platform;
+//!   kept apart from the platform; [`apparatus`]: ssdready's own apparatus
+//!   weighed as a cause (the transport's ceiling, the drive in its own
+//!   process);
 //! * [`strategies`], [`applications`], [`fleet`], [`capacity`]: the
 //!   sections of a study beyond the queue-depth curve;
 //! * [`stack`]: the block-device stack under a target (md, device-mapper,
 //!   loop, partitions) and which member or layer holds its I/O;
+//! * [`reach`]: whether the device served the study's I/O at all (its
+//!   own counters against the study's completions), said first when not;
 //! * [`answer`] and [`text`]: the answer in words, shared by the terminal
 //!   and the HTML report.
 
 #![forbid(unsafe_code)]
 
 pub mod answer;
+pub mod apparatus;
 pub mod applications;
 pub mod basis;
 pub mod calibration;
@@ -45,6 +50,7 @@ pub mod fleet;
 pub mod limit;
 pub mod limits;
 pub mod model;
+pub mod reach;
 pub mod rules;
 pub mod stack;
 pub mod strategies;
@@ -135,6 +141,7 @@ pub fn judge(i: &Inputs) -> Judgement {
         .and_then(|s| stack::judge(s, runs));
     if let Some(c) = i.calibration {
         calibration::take_out(&mut figures, c, runs);
+        apparatus::weigh(&mut figures);
     }
     let mut facts = facts::facts(&targets[0], machine, &figures, caps);
     facts::add_checks(&mut facts, runs);
@@ -167,6 +174,15 @@ pub fn judge(i: &Inputs) -> Judgement {
     }
     if let Some(j) = &figures.stack {
         stack::add_verdicts(&mut verdicts, j);
+    }
+    apparatus::add_verdicts(&mut verdicts, &figures, &targets[0]);
+    figures.device_reach = reach::of(runs, targets[0].device.as_deref());
+    if let Some(v) = figures
+        .device_reach
+        .as_ref()
+        .and_then(|d| reach::verdict(d, &targets[0]))
+    {
+        verdicts.insert(0, v);
     }
     Judgement {
         figures,

@@ -162,6 +162,16 @@ impl DiskSummary {
     pub fn ios_per_app_io(&self) -> Option<f64> {
         (self.app_ios > 0 && self.ios > 0).then(|| self.ios as f64 / self.app_ios as f64)
     }
+    /// The mean time per request in the block layer and below, only where
+    /// the device counted the study's I/Os (within 2 %: no other I/O on
+    /// it, no split or merged requests): a device time is never taken from
+    /// requests the study did not issue.
+    pub fn own_block_mean_ns(&self) -> Option<f64> {
+        let (a, b) = (self.ios as f64, self.app_ios as f64);
+        (b > 0.0 && (a - b).abs() <= 0.02 * b)
+            .then_some(self.block_mean_ns)
+            .flatten()
+    }
     /// Device bytes per application byte.
     pub fn bytes_per_app_byte(&self) -> Option<f64> {
         (self.app_bytes > 0 && self.bytes > 0).then(|| self.bytes as f64 / self.app_bytes as f64)

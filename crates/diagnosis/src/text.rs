@@ -32,6 +32,12 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
              shows function, never a platform's ceiling"
         );
     }
+    if let Some(l) = crate::apparatus::in_process_line(t) {
+        let _ = writeln!(s, "{l}");
+    }
+    if let Some(l) = f.device_reach.as_ref().and_then(|r| r.line()) {
+        let _ = writeln!(s, "{l}");
+    }
     let _ = writeln!(s, "{}", crate::answer::device_limit_line(f));
     if let Some(st) = &t.stack {
         stack_lines(&mut s, st, f.stack.as_ref());

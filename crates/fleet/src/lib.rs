@@ -16,11 +16,14 @@
 //!   listens on (TCP, or a Unix socket removed safely at the end);
 //! - [`iolog`]: the jobs' sample logs (IOLOG), zlib both ways, bounded;
 //!   [`logs`]: which of them a client writes, and where;
+//! - [`bounds`]: what a remote client can make the server hold, and the
+//!   bound of each (a job's sample logs among them);
 //! - [`merge`]: one consolidated result: histograms summed bin by bin
 //!   (never percentiles averaged), a host on every job, the slowest host
 //!   and its share of the fleet's time; [`summary`]: its terminal lines.
 #![forbid(unsafe_code)]
 
+pub mod bounds;
 pub mod client;
 pub mod from_result;
 pub mod iolog;

@@ -44,7 +44,8 @@ pub fn worker_log(cfg: &LogConfig) -> Option<IoLog> {
             .with_both(cfg.window_both)
             .with_issue_time(cfg.issue_time)
             .with_epoch_ms(epoch_ms)
-            .with_hist(hist),
+            .with_hist(hist)
+            .with_max_samples(cfg.max_samples),
     )
 }
 
@@ -94,6 +95,39 @@ pub struct WorkerLog {
 /// Where a run puts its workers' sample logs instead of writing them
 /// ([`crate::RunRequest::log_sink`]).
 pub type LogSink = std::sync::Arc<std::sync::Mutex<Vec<WorkerLog>>>;
+
+/// Bound the sample logs of `jobs` to `max` samples in all
+/// ([`crate::RunRequest::log_samples_max`]): each worker that keeps a log
+/// gets an even share (at least one).
+pub fn bound(jobs: &mut [crate::prepare::PreparedJob], max: u64) {
+    let logging = |j: &crate::prepare::PreparedJob| j.resolved.logs.any();
+    let workers: u64 = jobs
+        .iter()
+        .filter(|j| logging(j))
+        .map(|j| u64::from(j.spec.numjobs))
+        .sum();
+    let share = (max / workers.max(1)).max(1);
+    for j in jobs.iter_mut().filter(|j| logging(j)) {
+        std::sync::Arc::make_mut(&mut j.resolved).logs.max_samples = Some(share);
+    }
+}
+
+/// The error of a worker whose log reached its bound.
+pub fn full_error(cfg: &LogConfig) -> String {
+    let max = cfg.max_samples.unwrap_or(0);
+    format!(
+        "job '{}': its sample logs reached {max} {} per worker, the most this run may hold \
+         (about {} MiB): the job stopped there; average them (log_avg_msec, e.g. \
+         log_avg_msec=100) or shorten the job",
+        cfg.job,
+        if cfg.avg_msec == 0 {
+            "samples"
+        } else {
+            "windows"
+        },
+        (max * 48).div_ceil(1 << 20)
+    )
+}
 
 /// fio's `IO_LOG_TYPE_*` of a sample log, as fio 3.33's server sends it:
 /// its three latency logs all go as `IO_LOG_TYPE_LAT` (captured).

@@ -57,6 +57,11 @@ pub struct RunRequest {
     /// sends them on (a server answering `fio --client`): none is written,
     /// and their paths are not checked here.
     pub log_sink: Option<crate::logs::LogSink>,
+    /// The most samples the run's sample logs may hold in all, shared
+    /// evenly by the workers that keep one (a server's bound for one
+    /// client's job): a worker that reaches its share stops its job with
+    /// an error that says so. None: no bound but the run's length.
+    pub log_samples_max: Option<u64>,
     /// Set to stop the run (a signal): every wait ends within ~100 ms, and
     /// the result covers what ran.
     pub stop: Arc<AtomicBool>,
@@ -86,6 +91,7 @@ impl RunRequest {
             decompose: None,
             bandwidth_log: None,
             log_sink: None,
+            log_samples_max: None,
             stop,
         }
     }

@@ -92,6 +92,9 @@ fn ready(args: &RunRequest, clock: Clock, obs: &mut dyn RunObserver) -> Result<R
         .into_iter()
         .map(|s| crate::prepare::prepare(s, args.allow_destructive, &emu_devices))
         .collect::<Result<_, _>>()?;
+    if let Some(max) = args.log_samples_max {
+        crate::logs::bound(&mut jobs, max);
+    }
     let zones = crate::zbd::setup(&jobs).map_err(bad)?;
     for (j, z) in jobs.iter_mut().zip(zones) {
         j.zbd = z;

@@ -147,8 +147,9 @@ pub fn read_order() -> Result<Order, JobError> {
 
 /// Check or run the job of `order` (stopped by `stop`), and answer the
 /// server on standard output: one JSON line for a check, the results as
-/// the protocol's messages for a run.
-pub fn answer(order: &Order, stop: Arc<AtomicBool>) -> Result<(), JobError> {
+/// the protocol's messages for a run (its sample logs kept below what
+/// `memory`, the job's memory limit, can hold).
+pub fn answer(order: &Order, memory: u64, stop: Arc<AtomicBool>) -> Result<(), JobError> {
     let prepared = prepare(order);
     let mut out = std::io::stdout().lock();
     let written = match order.mode {
@@ -162,7 +163,7 @@ pub fn answer(order: &Order, stop: Arc<AtomicBool>) -> Result<(), JobError> {
         }
         Mode::Run => {
             let result = match prepared {
-                Ok(()) => run(order, stop),
+                Ok(()) => run(order, stop, memory),
                 Err(e) => failed(1, e),
             };
             ssdready_fleet::server::write_results(&mut out, order.version, order.zlib, &result)
@@ -394,7 +395,7 @@ fn hook(stop: &AtomicBool) {
 }
 
 /// Run the job: its results as they go back to the client.
-fn run(order: &Order, stop: Arc<AtomicBool>) -> RunOutput {
+fn run(order: &Order, stop: Arc<AtomicBool>, memory: u64) -> RunOutput {
     let mut request = match resolved(order, stop.clone()) {
         Ok((r, _)) => r,
         Err((code, e)) => return failed(code, e),
@@ -403,6 +404,7 @@ fn run(order: &Order, stop: Arc<AtomicBool>) -> RunOutput {
     // The jobs' logs go to the client, as fio's server sends them.
     let sink = ssdready_run::LogSink::default();
     request.log_sink = Some(sink.clone());
+    request.log_samples_max = Some(ssdready_fleet::bounds::log_samples(memory));
     let result = match ssdready_run::execute(request, &mut ssdready_run::SilentObserver) {
         Ok(r) => r,
         Err(f) => return failed(f.exit_code() as u32, f.message().to_string()),
@@ -418,6 +420,12 @@ fn run(order: &Order, stop: Arc<AtomicBool>) -> RunOutput {
         .filter(|w| w.contains("is not sent to the client"))
         .map(|w| format!("ssdready: {w}\n"))
         .collect();
+    // A job's own error in full (fio's thread_stat keeps 128 bytes of it).
+    let errors = result
+        .jobs
+        .iter()
+        .filter_map(|j| j.raw.first_error.as_ref());
+    text.extend(errors.map(|e| format!("ssdready: {e}\n")));
     text.extend(result.failure.as_ref().map(|f| format!("ssdready: {f}\n")));
     match ssdready_fleet::from_result::fio_results(&result, order.version) {
         Ok((ts, groups)) => RunOutput {

@@ -324,16 +324,18 @@ pub fn measure(
                 return Err(CalibrationError::Interrupted);
             }
             let before = daemon::stats(&record.name).unwrap_or_default();
-            let (drive_lat_ns, drive_proc_ns) = read_at(run_fn, &drive.device, qd, runtime_s)?;
+            let (drive_lat_ns, drive_proc_ns, drive_iops) =
+                read_at(run_fn, &drive.device, qd, runtime_s)?;
             std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));
             let after = daemon::stats(&record.name).unwrap_or_default();
-            let (loop_lat_ns, loop_proc_ns) = read_at(run_fn, &shm.device, qd, runtime_s)?;
+            let (loop_lat_ns, loop_proc_ns, _) = read_at(run_fn, &shm.device, qd, runtime_s)?;
             pairs.push(Pair {
                 drive_lat_ns,
                 loop_lat_ns,
                 daemon_cpu_ns: after.since(&before).daemon_cpu_ns_per_io,
                 drive_proc_ns,
                 loop_proc_ns,
+                drive_iops,
             });
         }
         points.push(Point::from_pairs(qd, &pairs));
@@ -358,14 +360,14 @@ pub fn measure(
     })
 }
 
-/// 4 KiB random reads of `dev` at depth `qd`: median latency and the
-/// submitting process's CPU per I/O.
+/// 4 KiB random reads of `dev` at depth `qd`: median latency, the
+/// submitting process's CPU per I/O, and IOPS.
 fn read_at(
     run_fn: &mut RunFn<'_>,
     dev: &str,
     qd: u32,
     runtime_s: f64,
-) -> Result<(f64, f64), CalibrationError> {
+) -> Result<(f64, f64, f64), CalibrationError> {
     let mut req = RunRequest {
         quiet: true,
         ..Default::default()
@@ -397,6 +399,7 @@ fn read_at(
     Ok((
         s.lat_p50_ns as f64,
         s.cpu.as_ref().map_or(0.0, |c| c.process_ns_per_io),
+        s.iops,
     ))
 }
 

@@ -10,6 +10,7 @@ fn pair(d: f64, l: f64, daemon: f64) -> Pair {
         daemon_cpu_ns: daemon,
         drive_proc_ns: 6_000.0,
         loop_proc_ns: 5_000.0,
+        drive_iops: 40_000.0,
     }
 }
 

@@ -42,6 +42,43 @@ pub enum DetectError {
         "target '{target}' is an empty file: name a new file for the study to create, or one with data to read"
     )]
     EmptyFile { target: String },
+    /// A file whose study region is mostly holes: its reads would be the
+    /// file system's zeros, never the device's.
+    #[error(
+        "target '{target}' is sparse: {data} of its first {region} hold data, so the study's reads would be of holes that the file system answers without the device; lay it out first (e.g. `dd if=/dev/urandom of={target} bs=1M count={mib} conv=notrunc`), or name a new file for the study to create and lay out"
+    )]
+    Sparse {
+        target: String,
+        data: String,
+        region: String,
+        mib: u64,
+    },
+}
+
+/// The most of a file the study reads (a full study's region on a file).
+pub const FILE_REGION_MAX: u64 = 1 << 30;
+
+/// Refuse a file whose first `FILE_REGION_MAX` bytes (or all of it) are
+/// more than 1 % holes: every read of a hole is answered with zeros by the
+/// file system, and no figure of the study would be the device's.
+fn refuse_sparse(spec: &str, size: u64) -> Result<(), DetectError> {
+    let region = size.min(FILE_REGION_MAX);
+    let Ok(f) = std::fs::File::open(spec) else {
+        return Ok(()); // unreadable: the run says so with its own words
+    };
+    let Ok(data) = ssdready_io::target::holes::data_bytes(&f, region) else {
+        return Ok(()); // no answer: the device's counters will tell
+    };
+    if data as f64 >= 0.99 * region as f64 {
+        return Ok(());
+    }
+    let fmt = |b: u64| ssdready_core::units::fmt_bytes(b as f64);
+    Err(DetectError::Sparse {
+        target: spec.into(),
+        data: fmt(data),
+        region: fmt(region),
+        mib: region.div_ceil(1 << 20),
+    })
 }
 
 /// Split `a,b,c` into targets, keeping an emulator's `k=v` parameters with
@@ -240,12 +277,15 @@ fn file(
                 target: spec.into(),
             })
         }
-        Some(_) if !allow => {
-            t.write_refusal = Some(format!(
-                "{spec} exists: the study writes only to files it creates (name a new file, or pass --allow-destructive)"
-            ))
+        Some(m) => {
+            refuse_sparse(spec, m.len())?;
+            match allow {
+                false => t.write_refusal = Some(format!(
+                    "{spec} exists: the study writes only to files it creates (name a new file, or pass --allow-destructive)"
+                )),
+                true => writable(&mut t, None, allow),
+            }
         }
-        Some(_) => writable(&mut t, None, allow),
     }
     Ok(t)
 }

@@ -100,6 +100,10 @@ pub struct Plan {
     pub sweeps: Vec<SweepDoc>,
     /// Seconds of overhead per run besides its runtime (start-up, fill).
     pub overhead_s: f64,
+    /// Seconds a full study spends beyond its points (the capacity
+    /// search, the transport's calibration, the applications section),
+    /// estimated so that the whole study fits its budget.
+    pub beyond_s: f64,
 }
 
 /// Queue depths of the sweep.
@@ -108,10 +112,11 @@ pub const QDS: &[u32] = &[1, 2, 4, 8, 16, 32, 64, 128, 256];
 pub const BS_QD: u32 = 16;
 
 impl Plan {
-    /// Estimated seconds for the points from `from` on.
+    /// Estimated seconds for the points from `from` on, and what the study
+    /// does beyond them.
     pub fn eta_s(&self, from: usize) -> f64 {
         let per = self.settings.runtime_s + self.settings.ramp_s + self.overhead_s;
-        self.points.len().saturating_sub(from) as f64 * per
+        self.points.len().saturating_sub(from) as f64 * per + self.beyond_s
     }
     /// The plan as recorded in study.json.
     pub fn doc(&self) -> PlanDoc {
@@ -344,7 +349,10 @@ pub fn fit_budget(p: &mut Plan, targets: &[TargetProfile], o: &StudyOptions) {
         (1.0, 0.0)
     } else {
         let ramp_share = if emu { 0.0 } else { 0.2 };
-        let r = ((o.budget_s / n - p.overhead_s) / (1.0 + ramp_share)).clamp(1.0, 60.0);
+        let (fixed, runs) = beyond_points(t, o, p.overhead_s);
+        let left = (o.budget_s - fixed).max(0.0);
+        let r = ((left - n * p.overhead_s) / (n * (1.0 + ramp_share) + runs)).clamp(1.0, 60.0);
+        p.beyond_s = fixed + runs * r;
         if r < 2.0 {
             p.skipped.push(Skip {
                 what: "full-length runs".into(),
@@ -361,6 +369,36 @@ pub fn fit_budget(p: &mut Plan, targets: &[TargetProfile], o: &StudyOptions) {
         ramp_s: (ramp * 10.0).round() / 10.0,
         region_bytes: region,
     };
+}
+
+/// Runs the capacity search makes at most (its peak, its curve, the
+/// bisection and the confirming repeat), each at most 2 s long.
+pub const CAPACITY_RUNS: f64 = 20.0;
+/// Runs of the applications section at the points' length (four
+/// workloads with 1 and 4 jobs, the cache effect), and the seconds each
+/// takes to set up.
+pub const APP_RUNS: f64 = 10.0;
+pub const APP_SETUP_S: f64 = 3.0;
+/// Seconds each run of the transport's calibration takes besides its
+/// runtime (start-up, and the wait for the daemon's figures).
+pub const CALIBRATION_RUN_S: f64 = 0.5;
+
+/// What a full study does beyond its points: (seconds whatever the
+/// points' length, runs of the points' length).
+fn beyond_points(t: &TargetProfile, o: &StudyOptions, overhead_s: f64) -> (f64, f64) {
+    let mut fixed = CAPACITY_RUNS * (2.0 + overhead_s);
+    let mut runs = 0.0;
+    if t.kind == TargetKind::BlockDevice && t.emulated.is_some() {
+        let cal = ssdready_diagnosis::calibration::RUNTIME_S + CALIBRATION_RUN_S;
+        let repeats = ssdready_diagnosis::calibration::REPEATS as f64;
+        fixed += QDS.len() as f64 * repeats * 2.0 * cal;
+    }
+    let apps = o.sweeps.iter().any(|s| s == "applications");
+    if t.kind != TargetKind::Emulator || apps {
+        fixed += APP_RUNS * APP_SETUP_S;
+        runs += APP_RUNS;
+    }
+    (fixed, runs)
 }
 
 #[cfg(test)]
@@ -427,9 +465,41 @@ mod tests {
             fit_budget(&mut p, &t, &o);
             let eta = p.eta_s(0);
             assert!(eta <= most, "quick {quick} budget {budget}: eta {eta}");
+            assert!(quick || p.beyond_s > 0.0, "the capacity search is counted");
             assert!(quick || eta >= 0.8 * budget, "uses its budget: {eta}");
             assert!(p.settings.runtime_s >= 1.0);
         }
+    }
+
+    #[test]
+    fn the_default_root_study_fits_its_budget_with_its_calibration_and_applications() {
+        // The built-in drive behind the kernel: its points, the capacity
+        // search, the transport's calibration and the applications section
+        // together within 10 min.
+        let t = vec![TargetProfile {
+            spec: "/dev/loop9".into(),
+            kind: TargetKind::BlockDevice,
+            device: Some("loop9".into()),
+            emulated: Some("emu:".into()),
+            writable: true,
+            logical_block_size: 4096,
+            ..Default::default()
+        }];
+        let o = StudyOptions {
+            root: true,
+            ..opts(false)
+        };
+        let mut p = plan(&t, &o);
+        fit_budget(&mut p, &t, &o);
+        let eta = p.eta_s(0);
+        assert!(eta <= 600.0 + 1.0, "eta {eta}");
+        assert!(eta >= 0.8 * 600.0, "uses its budget: {eta}");
+        // The calibration alone: 9 depths, 3 repeats, 2 devices.
+        let (fixed, runs) = beyond_points(&t[0], &o, p.overhead_s);
+        assert!(fixed >= 9.0 * 3.0 * 2.0 * 0.5, "{fixed}");
+        assert_eq!(runs, APP_RUNS);
+        let (emu_fixed, emu_runs) = beyond_points(&emu(), &opts(false), p.overhead_s);
+        assert!(emu_fixed < fixed && emu_runs == 0.0);
     }
 
     /// A writable RAM block device.

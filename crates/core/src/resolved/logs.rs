@@ -64,6 +64,10 @@ pub struct LogConfig {
     pub hist_msec: u64,
     /// `log_hist_coarseness`.
     pub hist_coarseness: u32,
+    /// The most samples (per-I/O lines, or averaging windows) one worker's
+    /// log may hold: a bound the caller sets (a server, for a remote
+    /// client's job); None: no bound but the run's length.
+    pub max_samples: Option<u64>,
 }
 
 impl LogConfig {
@@ -94,6 +98,7 @@ impl LogConfig {
             epoch_clock: l.epoch_clock(),
             hist_msec: l.hist_msec,
             hist_coarseness: l.hist_coarseness,
+            max_samples: None,
         }
     }
 

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod fiemap;
+pub mod holes;
 pub mod layout;
 pub mod safety;
 pub mod space;

@@ -33,7 +33,7 @@ fn split_at(d: &StudyDoc, p: &CurvePoint) -> Option<(Vec<(String, f64)>, &'stati
         ));
     }
     let first = p.runs.first().and_then(|id| run(d, id));
-    if let Some(b) = first.and_then(|r| r.summary.disk.as_ref()?.block_mean_ns) {
+    if let Some(b) = first.and_then(|r| r.summary.disk.as_ref()?.own_block_mean_ns()) {
         let above = (p.lat_mean_ns - b).max(0.0);
         return Some((
             vec![

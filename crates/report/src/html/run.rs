@@ -181,7 +181,7 @@ fn key_figures(r: &RunResult, s: &PointSummary) -> Vec<Kpi> {
             .map(|p| (p, "eBPF decomposition".to_string()))
     });
     let share = share.or_else(|| {
-        let b = s.disk.as_ref()?.block_mean_ns?;
+        let b = s.disk.as_ref()?.own_block_mean_ns()?;
         (s.lat_mean_ns > 0.0).then(|| {
             (
                 100.0 * (s.lat_mean_ns - b).max(0.0) / s.lat_mean_ns,
@@ -334,7 +334,7 @@ fn percentiles(r: &RunResult) -> Figure {
 fn decomposition(s: &PointSummary) -> Figure {
     let (parts, src): (Vec<(String, f64)>, &str) = match (
         &s.decomposition,
-        s.disk.as_ref().and_then(|d| d.block_mean_ns),
+        s.disk.as_ref().and_then(|d| d.own_block_mean_ns()),
     ) {
         (Some(d), _) if !d.parts.is_empty() => (
             d.parts.iter().map(|p| (p.0.clone(), p.1)).collect(),

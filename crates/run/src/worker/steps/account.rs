@@ -164,6 +164,9 @@ impl Loop<'_> {
             let prio = self.prio.as_deref().map_or(0, |p| p.value(ddir, s.prio));
             let offset = self.offsets[slot as usize];
             log.record_prio(since, ddir, res as u32, offset, lats, prio);
+            if log.full() && !self.done_issuing {
+                self.log_full();
+            }
         }
         let (dev, sector) = self.kernel.get(slot as usize).copied().unwrap_or_default();
         if let (Some(j), true) = (self.join, dev != 0) {

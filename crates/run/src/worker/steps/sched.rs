@@ -75,4 +75,15 @@ impl Loop<'_> {
         }
         self.done_issuing = true;
     }
+
+    /// The worker's sample log reached its bound: the job stops issuing,
+    /// with an error that says so (ENOMEM), as a memory bound should.
+    #[cold]
+    pub(super) fn log_full(&mut self) {
+        if self.stats.first_error.is_none() {
+            self.stats.first_errno = libc::ENOMEM;
+            self.stats.first_error = Some(crate::logs::full_error(&self.ctx.job.logs));
+        }
+        self.done_issuing = true;
+    }
 }

@@ -1,0 +1,232 @@
+//! ssdready's own apparatus, weighed as a cause wherever it is on the
+//! I/O's path:
+//!
+//! * the built-in drive behind the kernel: its transport (FUSE + loop, or
+//!   ublk) measured with a zero-time drive at each depth
+//!   ([`crate::calibration`]) has a ceiling of its own; when it explains
+//!   the drive's peak, the apparatus holds the peak — not the device, not
+//!   a limit below the host — and the study says so with the transport's
+//!   ceiling and the platform's own peak on RAM beside it;
+//! * the built-in drive inside ssdready's own process: no kernel is on its
+//!   path, so what the study calls the platform there is ssdready itself;
+//!   the study says so first and names the commands that do measure this
+//!   platform.
+
+use crate::figures::Figures;
+use crate::limit::{Cause, Layer, RuledOut};
+use crate::model::{Evidence, TargetKind, TargetProfile, Verdict};
+use serde::{Deserialize, Serialize};
+use ssdready_core::units::fmt_count;
+
+/// The transport's ceiling explains the peak when the peak reaches this
+/// share of it: the drive at zero time behind the same transport did no
+/// better, within the runs' noise.
+pub const EXPLAINS: f64 = 0.8;
+
+/// What holds the peak beside the transport, kept: the limits set on the
+/// machine for the study's group, and other work, each with evidence of
+/// its own (the zero-time drive ran under them too, so its ceiling
+/// includes them).
+const KEPT: [Cause; 4] = [
+    Cause::IoThrottle,
+    Cause::CpuQuota,
+    Cause::CpusAllowed,
+    Cause::OtherWork,
+];
+
+/// The drive's transport's own ceiling at the peak's depth, against the
+/// peak and the platform's own peak on RAM.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct TransportCeiling {
+    /// `fuse+loop` or `ublk`.
+    pub transport: String,
+    pub qd: u32,
+    /// The zero-time drive's IOPS at `qd`.
+    pub iops: f64,
+    /// The drive's peak (IOPS at `qd`).
+    pub peak_iops: f64,
+    /// The drive alone (its model in virtual time) at `qd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_iops: Option<f64>,
+    /// The platform's own peak on RAM (the reference loop device over
+    /// /dev/shm), and its depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform_qd: Option<u32>,
+    /// Whether it explains the peak (the peak at [`EXPLAINS`] of it or
+    /// more).
+    pub explains: bool,
+}
+
+impl TransportCeiling {
+    /// `the drive's transport (fuse+loop) gives at most 73.1K IOPS at QD
+    /// 32 with a zero-time drive behind it; the drive reached 72.5K (99 %)`.
+    pub fn part(&self) -> String {
+        format!(
+            "the drive's transport ({}) gives at most {} IOPS at QD {} with a zero-time drive behind it; the drive reached {} ({:.0} %)",
+            self.transport,
+            fmt_count(self.iops),
+            self.qd,
+            fmt_count(self.peak_iops),
+            100.0 * self.peak_iops / self.iops.max(1.0)
+        )
+    }
+
+    fn platform(&self) -> Option<String> {
+        Some(format!(
+            "this platform alone on RAM gives {} IOPS (QD {})",
+            fmt_count(self.platform_iops?),
+            self.platform_qd?
+        ))
+    }
+}
+
+/// Weigh the transport's ceiling against the peak: record it, and where
+/// it explains the peak (and no limit set on the machine, nor other work,
+/// holds it), make the apparatus the cause. A calibration without the
+/// zero-time drive's IOPS (kept before they were measured) weighs nothing.
+pub fn weigh(f: &mut Figures) {
+    let (Some(cal), Some(peak)) = (f.calibration.as_ref(), f.peak.as_ref()) else {
+        return;
+    };
+    let Some(p) = cal.at(peak.qd).filter(|p| p.drive_iops > 0.0) else {
+        return;
+    };
+    let platform = f.platform.as_ref().and_then(|p| p.peak.as_ref());
+    let c = TransportCeiling {
+        transport: cal.transport.clone(),
+        qd: peak.qd,
+        iops: p.drive_iops,
+        peak_iops: peak.iops,
+        device_iops: peak.device_iops,
+        platform_iops: platform.map(|p| p.iops),
+        platform_qd: platform.map(|p| p.qd),
+        explains: peak.iops >= EXPLAINS * p.drive_iops,
+    };
+    let s = &mut f.saturation;
+    if c.explains && !KEPT.contains(&s.limit) {
+        if s.limit != Cause::Apparatus {
+            s.ruled_out.push(RuledOut {
+                cause: s.limit,
+                why: format!(
+                    "the transport's own ceiling explains the peak ({})",
+                    c.part()
+                ),
+            });
+        }
+        s.limit = Cause::Apparatus;
+        s.layer = Layer::Apparatus;
+        s.part = c.part();
+        s.setting = None;
+        s.evidence.insert(0, c.part());
+        if let Some(pl) = c.platform() {
+            s.evidence.insert(1, pl);
+        }
+    }
+    f.transport_ceiling = Some(c);
+}
+
+/// The rules a transport's ceiling that explains the peak replaces: what
+/// they would say of the peak is the apparatus's.
+pub const REPLACED: [&str; 6] = [
+    "below-host-limit",
+    "drive-daemon-limit",
+    "drive-daemon-limit-beside-the-platform",
+    "limit-not-identified",
+    "device-limits-reads",
+    "device-queue-limit",
+];
+
+/// The finding of a transport's ceiling that explains the peak.
+pub fn ceiling_verdict(f: &Figures) -> Option<Verdict> {
+    let c = f.transport_ceiling.as_ref().filter(|c| c.explains)?;
+    if f.saturation.limit != Cause::Apparatus {
+        return None;
+    }
+    let beside = c.platform().map(|p| format!("; {p}")).unwrap_or_default();
+    let alone = c
+        .device_iops
+        .map(|d| format!(" The drive's own model gives {} IOPS there.", fmt_count(d)))
+        .unwrap_or_default();
+    Some(Verdict {
+        rule: "apparatus-transport-ceiling".into(),
+        finding: format!(
+            "ssdready's own apparatus holds the drive at {} IOPS (QD {}): {}{beside}.{alone} Neither the device nor anything below this host holds it.",
+            fmt_count(c.peak_iops),
+            c.qd,
+            c.part()
+        ),
+        evidence: Evidence {
+            figures: vec![
+                ("transport_ceiling_iops".into(), fmt_count(c.iops)),
+                ("peak_iops".into(), fmt_count(c.peak_iops)),
+                (
+                    "platform_peak_iops".into(),
+                    c.platform_iops.map_or("not measured".into(), fmt_count),
+                ),
+            ],
+            runs: f.peak.as_ref().map(|p| p.runs.clone()).unwrap_or_default(),
+        },
+        recommendation: match c.platform_iops {
+            Some(p) => format!(
+                "Read this platform from its own peak on RAM ({} IOPS), and the drive's curve for its latency and shape at low depth: the transport's ceiling is ssdready's, and no faster device or higher provisioned rate would raise it. To study a device, name it (ssdready study /dev/DEVICE).",
+                fmt_count(p)
+            ),
+            None => "The transport's ceiling is ssdready's, and no faster device or higher provisioned rate would raise it: read this platform from the QD 1 figures less the transport, or study a device by name (ssdready study /dev/DEVICE).".into(),
+        },
+        confidence: "high".into(),
+        confidence_why: "the same transport measured by this study with a zero-time drive at the same depth".into(),
+        noise_pct: None,
+    })
+}
+
+/// The line said first of a study of the built-in drive inside ssdready's
+/// own process.
+pub fn in_process_line(t: &TargetProfile) -> Option<String> {
+    (t.kind == TargetKind::Emulator).then(|| {
+        "IN SSDREADY'S OWN PROCESS: the built-in drive was studied with no kernel on its path (no system call, block layer or driver): every figure of \"the platform\" below is ssdready's own, not Linux's".to_string()
+    })
+}
+
+/// How to measure this platform instead.
+pub const MEASURE_THE_PLATFORM: &str = "To measure this platform, study a file on this file system (ssdready study ./ssdready-study.dat, no root needed), or, as root, the built-in drive behind the kernel (sudo ssdready study)";
+
+/// The headline of a study of the built-in drive inside ssdready's own
+/// process.
+pub fn in_process_verdict(t: &TargetProfile) -> Option<Verdict> {
+    (t.kind == TargetKind::Emulator).then(|| Verdict {
+        rule: "in-process-drive".into(),
+        finding: "This study measured the built-in drive inside ssdready's own process: no kernel is on that path, so what it says of \"the platform\" (how much of the drive it delivers, what it adds to latency) describes ssdready's engine, not Linux on this machine.".into(),
+        evidence: Evidence {
+            figures: vec![("target".into(), t.spec.clone())],
+            runs: Vec::new(),
+        },
+        recommendation: format!("{MEASURE_THE_PLATFORM}."),
+        confidence: "high".into(),
+        confidence_why: "the target is the emulator's in-process engine".into(),
+        noise_pct: None,
+    })
+}
+
+/// Put the apparatus's findings in their places: a study in ssdready's
+/// own process says so first; a transport's ceiling that explains the
+/// peak replaces what the rules said of the peak, after the platform's
+/// own headline where there is one.
+pub fn add_verdicts(verdicts: &mut Vec<Verdict>, f: &Figures, t: &TargetProfile) {
+    if let Some(v) = ceiling_verdict(f) {
+        verdicts.retain(|v| !REPLACED.contains(&v.rule.as_str()));
+        let at = verdicts
+            .iter()
+            .position(|v| v.rule == "platform-peak-headline")
+            .map_or(0, |i| i + 1);
+        verdicts.insert(at, v);
+    }
+    if let Some(v) = in_process_verdict(t) {
+        verdicts.insert(0, v);
+    }
+}
+
+#[cfg(test)]
+#[path = "apparatus_tests.rs"]
+mod tests;
