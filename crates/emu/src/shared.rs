@@ -161,6 +161,47 @@ impl SharedDevice {
         }
     }
 
+    /// Whether a read of a worker's may wait in its queue pair's
+    /// submission queue until the worker rings the doorbell
+    /// ([`crate::engine`]'s module docs): a flash device whose reads hold
+    /// the model shared, behind an interface without a limit.
+    pub(crate) fn batches_reads(&self) -> bool {
+        self.shared_reads && !self.iface.limited()
+    }
+
+    /// The reads of queue pair `queue`'s submission queue, fetched at once
+    /// with the model held shared ([`Device::read_shared_batch`]): each
+    /// one's command number is given here, its completion time goes into
+    /// `done`. A panic fails the device for good.
+    pub(crate) fn read_batch(
+        &self,
+        (queue, counts): (usize, &crate::queues::Counts),
+        reads: &mut [crate::device::SharedRead],
+        done: &mut [u64],
+    ) -> Result<(), EngineError> {
+        if let Some(why) = self.failure.get() {
+            return Err(failed(why));
+        }
+        let pair = self.queues.get(queue);
+        let _sq = pair.enter();
+        let first = pair.next_commands(reads.len() as u64);
+        for (r, seq) in reads.iter_mut().zip(first..) {
+            r.cmd = crate::device::shared_command(queue, seq);
+        }
+        let Ok(dev) = self.device.read_queue(queue) else {
+            return Err(self.fail(POISONED.into()));
+        };
+        match catch_unwind(AssertUnwindSafe(|| dev.read_shared_batch(reads, done))) {
+            Ok(()) => {
+                for &d in done.iter() {
+                    counts.count(1, d);
+                }
+                Ok(())
+            }
+            Err(panic) => Err(self.panicked(panic)),
+        }
+    }
+
     /// Run `f` on the model under its lock; a model error or panic fails
     /// the device for good (module docs).
     pub(crate) fn with_model<R, E: std::fmt::Display>(
