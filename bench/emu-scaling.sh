@@ -19,9 +19,11 @@
 #   nvme-tlc,read_ns=2000,fw_cmd_ns=100,channel_mbps=16000,link_mbps=64000,cpl_ns=5000
 # (2 µs array reads, 0.1 µs per command on each of 4 controller cores,
 # 0.26 µs per page on a channel, 64 ns per 4 KiB on the link; 5 µs to post
-# a completion, a latency that takes no resource): about 4M IOPS at QD 32
-# and twice that at QD 64 in virtual time, where no die, channel, core or
-# the link is half busy (the bench prints the model's own ratio).
+# a completion, a latency that takes no resource): 4.16M IOPS at QD 32
+# and 7.99M at QD 64 in virtual time (1.92x; the busiest resource at QD
+# 64, the link, about half busy): five times what one worker's CPU can
+# issue (about 0.8M reads a second at 1.2 µs each), so the workers are
+# bound by their CPU alone.
 #
 # Usage: bench/emu-scaling.sh   (RUNTIME=3 REPEATS=3 QD=32
 #        PRESETS="null nvme-tlc flash-fast"; BIN=path uses that binary

@@ -2,7 +2,8 @@
 //! its lock (or, in DRAM mode without faults, its units reserved with
 //! atomics; on flash without faults, reads hold it shared through their
 //! own queue pair's shard of its lock, [`crate::model_lock`], and lock only
-//! the dies, channels and link they use, [`crate::device::shared_reads`]),
+//! the dies, channels and link they use, [`crate::device::shared_reads`],
+//! a queue pair's waiting reads fetched as one batch),
 //! the data, the queue pairs, the power-cut undo log and the
 //! host's side of the command interface. A failure of the model fails the
 //! device for good ([`crate::engine`]'s module docs); each worker's

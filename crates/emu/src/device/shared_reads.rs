@@ -17,6 +17,13 @@
 //! zones — holds the whole model alone ([`Device::submit`]), which keeps
 //! readers out.
 //!
+//! A queue pair's reads reach the device in batches, as an NVMe
+//! controller fetches every entry a doorbell announces
+//! ([`Device::read_shared_batch`]): the command link's lock is taken once
+//! for the batch's commands and the data link's once for its data, each
+//! resource reserved for the batch's reads in their order, so the times
+//! are those of the reads one after another.
+//!
 //! The reservations are the ones [`Device::submit`] makes for a read, in
 //! the same order, so a read costs the same whichever path it takes; the
 //! owner of the whole model takes the same die and channel locks
