@@ -120,7 +120,10 @@ impl Device {
             if let (Some(line), true) = (line.as_mut(), dur > 0) {
                 *d = line.reserve(*d, dur, r.t);
             }
-            *d = self.p.stall.delay(r.t, (*d).max(r.t).saturating_add(self.p.cpl_ns));
+            *d = self
+                .p
+                .stall
+                .delay(r.t, (*d).max(r.t).saturating_add(self.p.cpl_ns));
         }
     }
 }
@@ -240,7 +243,10 @@ mod tests {
             assert_eq!(got, want, "batch {round} of {n}");
             t += next() % 20_000;
             let w = ext(next() % 4096, 1);
-            let (a, b) = (one.submit(t, Op::Write, &[w]), batched.submit(t, Op::Write, &[w]));
+            let (a, b) = (
+                one.submit(t, Op::Write, &[w]),
+                batched.submit(t, Op::Write, &[w]),
+            );
             assert_eq!(a.unwrap(), b.unwrap(), "the write after batch {round}");
         }
         assert_eq!(one.totals().die_busy_ns, batched.totals().die_busy_ns);
