@@ -18,10 +18,15 @@ const MAX_STRIPES: u64 = 4096;
 
 /// A device's data (module docs).
 pub struct Data {
-    stripes: Vec<Mutex<Vec<u8>>>,
+    stripes: Vec<Stripe>,
     stripe: usize,
     len: usize,
 }
+
+/// One stripe behind its lock, on cache lines of its own: workers copying
+/// to and from neighbouring stripes do not pass a line back and forth.
+#[repr(align(128))]
+struct Stripe(Mutex<Vec<u8>>);
 
 /// Which way a copy goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +51,7 @@ impl Data {
                 usize::try_from(size)
                     .ok()
                     .and_then(ssdready_io::buf::try_zeroed_bytes)
-                    .map(Mutex::new)
+                    .map(|v| Stripe(Mutex::new(v)))
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Data {
@@ -80,7 +85,7 @@ impl Data {
             let at = offset + done;
             let (i, within) = (at / self.stripe, at % self.stripe);
             let n = (self.stripe - within).min(buf.len() - done);
-            let mut s = lock(&self.stripes[i]);
+            let mut s = lock(&self.stripes[i].0);
             let (dev, host) = (&mut s[within..within + n], &mut buf[done..done + n]);
             match way {
                 Way::In => dev.copy_from_slice(host),

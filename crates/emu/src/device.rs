@@ -73,7 +73,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 pub mod shared_reads;
-pub use shared_reads::shared_command;
+pub use shared_reads::{shared_command, SharedRead};
 
 /// A shared transfer resource (a channel, the host link) that serves
 /// whoever is ready: reservations fill the earliest gap long enough, so a

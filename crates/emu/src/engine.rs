@@ -18,7 +18,19 @@
 //! alone (docs/strategies.md, "Multi-queue scaling", on what remains). `queue` submits a
 //! command to the model at the current time (copying the data in or out, as
 //! a DMA would, unless `nocopy`) and files its completion time in the
-//! worker's completion queue; `getevents` hands back the completions whose
+//! worker's completion queue. On such a flash device a read waits in the
+//! worker's own submission queue, with its submission time, until the
+//! worker rings the doorbell — when it next looks for completions, or
+//! submits anything but a read — and the device then fetches the whole
+//! queue at once, as an NVMe controller fetches the entries a doorbell
+//! announces: the reads take the link's locks once for the batch, not
+//! once each ([`crate::device::Device::read_shared_batch`]). Each read
+//! is still modelled at its own submission time and the resources are
+//! reserved in the same order, so a worker alone gets the same times as
+//! before; with several, only the interleaving of their commands on the
+//! shared resources differs, as it does between CPUs on a real device. A
+//! read cannot complete before the worker looks for it, so nothing it can
+//! see is late. `getevents` hands back the completions whose
 //! time has come, waiting as the device's completion mode says — sleeping
 //! like an interrupt-driven thread (`irq`), spinning (`poll`), or sleeping
 //! for long waits and spinning the last 50 µs (`hybrid`) — with optional
@@ -61,12 +73,10 @@
 //! submitted, and nothing else holds it.
 
 use crate::config::CompletionMode;
-use crate::device::Extent;
+use crate::device::{Extent, SharedRead};
 use crate::fault::Outcome as Fault;
-use crate::memory::human;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
-use ssdready_io::buf::{fill_random, try_zeroed_bytes};
 use ssdready_io::clock::Clock;
 use ssdready_io::{Engine, EngineError, Queued};
 use std::cmp::Reverse;
@@ -80,68 +90,8 @@ pub const WAIT_SLICE_NS: u64 = 20_000_000;
 pub use crate::shared::SharedDevice;
 pub(crate) use crate::shared::{failed, op_of};
 
-/// A worker's I/O buffers: one of `len` bytes per slot, in one lazily
-/// zeroed block (a deep queue of large buffers costs nothing until used).
-pub(crate) struct SlotBufs {
-    bytes: Vec<u8>,
-    len: usize,
-    /// Whether a slot's buffer has its random contents yet: they are made
-    /// when the slot first writes, so opening the engine takes no time.
-    filled: Vec<bool>,
-    seed: u64,
-}
-
-impl SlotBufs {
-    /// Buffers of `bs` bytes rounded up to 4 KiB (none when `bs` is 0).
-    pub(crate) fn new(depth: usize, bs: usize, seed: u64) -> Result<SlotBufs, EngineError> {
-        let len = bs.div_ceil(4096) * 4096;
-        let bytes = depth
-            .checked_mul(len)
-            .and_then(try_zeroed_bytes)
-            .ok_or_else(|| EngineError::Sys {
-                what: format!(
-                    "allocating {} of I/O buffers (iodepth {depth} × {len} bytes)",
-                    human((depth as u64).saturating_mul(len as u64))
-                ),
-                source: std::io::ErrorKind::OutOfMemory.into(),
-            })?;
-        Ok(SlotBufs {
-            bytes,
-            len,
-            filled: vec![false; depth],
-            seed,
-        })
-    }
-
-    /// Whether slot `slot` exists and holds `len` bytes.
-    pub(crate) fn holds(&self, slot: u32, len: usize) -> bool {
-        (slot as usize) < self.filled.len() && len <= self.len
-    }
-
-    /// Slot `slot`'s buffer for the caller to fill or read (its contents
-    /// are then the caller's: no random fill comes later); None without
-    /// buffers (`nocopy`).
-    fn slot_mut(&mut self, slot: u32) -> Option<&mut [u8]> {
-        let i = slot as usize;
-        if self.len == 0 || i >= self.filled.len() {
-            return None;
-        }
-        self.filled[i] = true;
-        Some(&mut self.bytes[i * self.len..(i + 1) * self.len])
-    }
-
-    /// Slot `slot`'s buffer, given its random contents first when it is to
-    /// be written and has not been yet.
-    pub(crate) fn get(&mut self, slot: u32, write: bool) -> &mut [u8] {
-        let i = slot as usize;
-        let buf = &mut self.bytes[i * self.len..(i + 1) * self.len];
-        if write && !self.filled[i] {
-            fill_random(buf, self.seed.wrapping_add(i as u64));
-            self.filled[i] = true;
-        }
-        buf
-    }
-}
+mod bufs;
+pub(crate) use bufs::{slot_bufs, SlotBufs};
 
 /// A worker's queue pair on a [`SharedDevice`].
 pub struct EmuEngine {
@@ -164,6 +114,11 @@ pub struct EmuEngine {
     /// log (0: none), and whether its writes are FUA (`sync=1`, `dsync`).
     seqs: Vec<u64>,
     fua: bool,
+    /// Its submission queue: reads waiting for the doorbell (module docs),
+    /// with their submission times, and scratch for their completions.
+    sq: Vec<IoReq>,
+    sq_reads: Vec<SharedRead>,
+    sq_done: Vec<u64>,
 }
 
 impl EmuEngine {
@@ -196,7 +151,54 @@ impl EmuEngine {
             held: 0,
             parked: VecDeque::new(),
             fua: spec.files.sync_io != ssdready_core::spec_io::SyncIo::None,
+            sq: Vec::new(),
+            sq_reads: Vec::new(),
+            sq_done: Vec::new(),
         })
+    }
+
+    /// Keep a read in the submission queue until the doorbell, with its
+    /// submission time (now).
+    fn enqueue_read(&mut self, req: IoReq) -> Result<(), EngineError> {
+        if let Some(why) = self.dev.failure() {
+            return Err(failed(why));
+        }
+        let extent = Extent {
+            offset: req.offset,
+            len: req.len as u64,
+        };
+        let t = self.dev.clock.now();
+        self.sq_reads.push(SharedRead { t, extent, cmd: 0 });
+        self.sq.push(req);
+        Ok(())
+    }
+
+    /// Ring the doorbell: the device fetches the reads of the submission
+    /// queue at once, each at its own submission time; their data is
+    /// copied out and their completions filed (module docs).
+    fn ring(&mut self) -> Result<(), EngineError> {
+        if self.sq.is_empty() {
+            return Ok(());
+        }
+        let reqs = std::mem::take(&mut self.sq);
+        self.sq_done.clear();
+        self.sq_done.resize(reqs.len(), 0);
+        let fetched = self.dev.read_batch(
+            (self.queue.0, &self.queue.1),
+            &mut self.sq_reads,
+            &mut self.sq_done,
+        );
+        self.sq_reads.clear();
+        let filed = fetched.and_then(|()| {
+            for (req, &done) in reqs.iter().zip(&self.sq_done) {
+                self.dev.transfer(&mut self.bufs, req)?;
+                self.pending.push(Reverse((done, req.slot, req.len as i64)));
+            }
+            Ok(())
+        });
+        self.sq = reqs;
+        self.sq.clear();
+        filed
     }
 
     /// Submit one request to the model now and file its completion; its
@@ -357,6 +359,12 @@ impl Engine for EmuEngine {
     }
 
     fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
+        if req.ddir == Ddir::Read && self.dev.batches_reads() {
+            self.enqueue_read(req)?;
+            return Ok(Queued::Pending);
+        }
+        // What the submission queue holds goes first, in order.
+        self.ring()?;
         let iface = &self.dev.iface;
         if iface.limited() && !(self.parked.is_empty() && iface.try_acquire()) {
             self.parked.push_back(req); // submitted by getevents (module docs)
@@ -376,6 +384,7 @@ impl Engine for EmuEngine {
     /// Waits until `min` completions are due, or at most [`WAIT_SLICE_NS`]
     /// (see the module docs).
     fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        self.ring()?;
         let mut got = 0;
         let give_up = self.dev.clock.now().saturating_add(WAIT_SLICE_NS);
         loop {
@@ -423,6 +432,7 @@ impl Engine for EmuEngine {
     /// otherwise the cache is as good as non-volatile (power-loss
     /// protection) and a sync completes at once.
     fn sync(&mut self, slot: u32, _file: u32, _data_only: bool) -> Result<Queued, EngineError> {
+        self.ring()?;
         if self.dev.power.is_none() {
             return Ok(Queued::Done(0));
         }
@@ -457,21 +467,6 @@ impl Drop for EmuEngine {
         }
         self.dev.queues.detach(self.queue.0);
     }
-}
-
-/// A worker's buffers for `spec` on `dev`: none on a `nocopy` device.
-pub(crate) fn slot_bufs(
-    dev: &SharedDevice,
-    spec: &JobSpec,
-    seed: u64,
-) -> Result<SlotBufs, EngineError> {
-    let depth = spec.depth().get() as usize;
-    let bs = if dev.params.nocopy {
-        0
-    } else {
-        spec.bs.max() as usize
-    };
-    SlotBufs::new(depth, bs, seed)
 }
 
 #[cfg(test)]
@@ -516,6 +511,51 @@ mod tests {
         out.clear();
         e.getevents(1, &mut out).unwrap();
         assert_eq!(&e.bufs.get(1, false)[..4096], &written[..]);
+    }
+
+    #[test]
+    fn reads_wait_for_the_doorbell_and_go_before_a_later_write() {
+        // A flash device: reads wait in the submission queue until the
+        // worker looks for completions or submits anything else, and go
+        // to the model first, in order: a read queued before a write of
+        // the same page returns what was there before the write.
+        let spec = JobSpec {
+            iodepth: 3,
+            ..JobSpec::default()
+        };
+        let dev = device("nvme-tlc,size=256m");
+        assert!(dev.batches_reads());
+        // Seed 2: slots 1 and 2 get different random data (seeds 3 and 5).
+        let mut e = EmuEngine::new(dev.clone(), &spec, 2).unwrap();
+        let mut out = Vec::new();
+        e.queue(req(1, Ddir::Write, 0)).unwrap();
+        e.getevents(1, &mut out).unwrap();
+        let first = e.bufs.get(1, true)[..4096].to_vec();
+        e.queue(req(0, Ddir::Read, 0)).unwrap();
+        assert_eq!((e.sq.len(), e.pending.len()), (1, 0), "the read waits");
+        e.queue(req(2, Ddir::Write, 0)).unwrap();
+        assert_eq!((e.sq.len(), e.pending.len()), (0, 2), "fetched first");
+        assert_ne!(&e.bufs.get(2, true)[..4096], &first[..]);
+        out.clear();
+        while out.len() < 2 {
+            e.getevents(2, &mut out).unwrap();
+        }
+        assert_eq!(&e.bufs.get(0, false)[..4096], &first[..]);
+        e.queue(req(0, Ddir::Read, 0)).unwrap();
+        out.clear();
+        while out.is_empty() {
+            e.getevents(1, &mut out).unwrap();
+        }
+        assert_eq!(
+            out,
+            vec![Completion {
+                slot: 0,
+                result: 4096
+            }]
+        );
+        let second = e.bufs.get(2, true)[..4096].to_vec();
+        assert_eq!(&e.bufs.get(0, false)[..4096], &second[..]);
+        assert_eq!(dev.totals(&dev.device.read().unwrap()).commands, 4);
     }
 
     #[test]

@@ -10,8 +10,12 @@ use std::sync::{Mutex, MutexGuard};
 
 /// A part of the model behind its own lock. Its holders leave nothing
 /// half-done that a later holder could trip on (a panic fails the whole
-/// device, [`crate::shared`]), so a poisoned one is used as it is.
+/// device, [`crate::shared`]), so a poisoned one is used as it is. Each
+/// is on cache lines of its own (two, for the adjacent-line prefetch), so
+/// that threads holding two dies' or two channels' locks, side by side in
+/// the model's lists, do not pass one line back and forth.
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub struct Locked<T>(Mutex<T>);
 
 impl<T> Locked<T> {
@@ -143,6 +147,14 @@ impl Clone for FreeTimes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_side_by_side_share_no_cache_line() {
+        let parts: Vec<Locked<u64>> = (0..3).map(Locked::new).collect();
+        let at = |i: usize| &parts[i] as *const Locked<u64> as usize;
+        assert!(at(1) - at(0) >= 128 && at(2) - at(1) >= 128);
+        assert_eq!(at(0) % 128, 0);
+    }
 
     #[test]
     fn free_times_give_the_earliest_as_the_owner_and_threads_alike() {

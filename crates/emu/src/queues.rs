@@ -69,7 +69,12 @@ impl QueuePair {
     /// The next command's number on this queue pair (on its own cache
     /// line: workers on other queue pairs never touch it).
     pub fn next_command(&self) -> u64 {
-        self.commands.fetch_add(1, Relaxed)
+        self.next_commands(1)
+    }
+
+    /// The first of the next `n` commands' numbers on this queue pair.
+    pub fn next_commands(&self, n: u64) -> u64 {
+        self.commands.fetch_add(n, Relaxed)
     }
 }
 

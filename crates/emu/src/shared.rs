@@ -2,7 +2,8 @@
 //! its lock (or, in DRAM mode without faults, its units reserved with
 //! atomics; on flash without faults, reads hold it shared through their
 //! own queue pair's shard of its lock, [`crate::model_lock`], and lock only
-//! the dies, channels and link they use, [`crate::device::shared_reads`]),
+//! the dies, channels and link they use, [`crate::device::shared_reads`],
+//! a queue pair's waiting reads fetched as one batch),
 //! the data, the queue pairs, the power-cut undo log and the
 //! host's side of the command interface. A failure of the model fails the
 //! device for good ([`crate::engine`]'s module docs); each worker's
@@ -156,6 +157,47 @@ impl SharedDevice {
             Ok(done) => {
                 counts.count(1, done);
                 Ok((done, Fault::default()))
+            }
+            Err(panic) => Err(self.panicked(panic)),
+        }
+    }
+
+    /// Whether a read of a worker's may wait in its queue pair's
+    /// submission queue until the worker rings the doorbell
+    /// ([`crate::engine`]'s module docs): a flash device whose reads hold
+    /// the model shared, behind an interface without a limit.
+    pub(crate) fn batches_reads(&self) -> bool {
+        self.shared_reads && !self.iface.limited()
+    }
+
+    /// The reads of queue pair `queue`'s submission queue, fetched at once
+    /// with the model held shared ([`Device::read_shared_batch`]): each
+    /// one's command number is given here, its completion time goes into
+    /// `done`. A panic fails the device for good.
+    pub(crate) fn read_batch(
+        &self,
+        (queue, counts): (usize, &crate::queues::Counts),
+        reads: &mut [crate::device::SharedRead],
+        done: &mut [u64],
+    ) -> Result<(), EngineError> {
+        if let Some(why) = self.failure.get() {
+            return Err(failed(why));
+        }
+        let pair = self.queues.get(queue);
+        let _sq = pair.enter();
+        let first = pair.next_commands(reads.len() as u64);
+        for (r, seq) in reads.iter_mut().zip(first..) {
+            r.cmd = crate::device::shared_command(queue, seq);
+        }
+        let Ok(dev) = self.device.read_queue(queue) else {
+            return Err(self.fail(POISONED.into()));
+        };
+        match catch_unwind(AssertUnwindSafe(|| dev.read_shared_batch(reads, done))) {
+            Ok(()) => {
+                for &d in done.iter() {
+                    counts.count(1, d);
+                }
+                Ok(())
             }
             Err(panic) => Err(self.panicked(panic)),
         }
