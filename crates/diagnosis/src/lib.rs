@@ -30,7 +30,10 @@
 //! * [`stack`]: the block-device stack under a target (md, device-mapper,
 //!   loop, partitions) and which member or layer holds its I/O;
 //! * [`answer`] and [`text`]: the answer in words, shared by the terminal
-//!   and the HTML report.
+//!   and the HTML report;
+//! * [`levers`] (`data/levers.table`), [`trials_plan`], [`trials`] and
+//!   [`trials_text`]: what to change, measured — the changes the study
+//!   knows how to try, which it tries, and what its trials in turns say.
 
 #![forbid(unsafe_code)]
 
@@ -42,6 +45,7 @@ pub mod capacity;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
+pub mod levers;
 pub mod limit;
 pub mod limits;
 pub mod model;
@@ -52,6 +56,9 @@ pub mod summary;
 pub mod sweeps;
 pub mod text;
 pub mod transport;
+pub mod trials;
+pub mod trials_plan;
+pub mod trials_text;
 
 use model::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;
