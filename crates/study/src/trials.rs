@@ -93,12 +93,25 @@ pub struct Options {
     pub queue: BTreeMap<String, String>,
 }
 
-/// Seconds of a full study's budget kept for its trials.
+/// Seconds of a full study's budget kept for its trials (a quick study's
+/// runs are of a fixed length, so its trials add to its minute instead).
 pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
     if quick {
         0.0
     } else {
         0.2 * budget_s
+    }
+}
+
+/// Seconds the trials may take: in a quick study the turns of
+/// [`trials_plan::QUICK_LEVERS`] levers, in a full one what the sweeps
+/// left of the budget.
+pub fn budget_s(plan: &Plan, budget_s: f64, quick: bool, elapsed_s: f64) -> f64 {
+    let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
+    if quick {
+        (trials_plan::QUICK_LEVERS * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
+    } else {
+        (budget_s - elapsed_s).max(0.0)
     }
 }
 
@@ -239,12 +252,16 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let started = Instant::now();
     let per_run = x.plan.settings.runtime_s + x.plan.settings.ramp_s + x.plan.overhead_s;
     let want = if o.quick { trials::MIN_PAIRS } else { trials::FULL_PAIRS };
+    // Time spent: the clock's, or the runs' planned length where more (a
+    // run's start-up is part of it).
+    let mut runs_done = 0usize;
     'levers: for p in &todo {
         let Some(w) = workload_at(p.lever.at, j, x.runs) else {
             continue;
         };
         for c in &p.candidates {
-            let left = o.budget_s - started.elapsed().as_secs_f64();
+            let spent = started.elapsed().as_secs_f64().max(runs_done as f64 * per_run);
+            let left = o.budget_s - spent;
             let pairs = trials_plan::pairs_that_fit(want, left, per_run);
             let why = match () {
                 _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
@@ -261,6 +278,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
                 Kind::Application => describe_app(&p.lever, &w),
             };
             let (trial, fatal) = one(x, t, p, (&w, c, from), pairs);
+            runs_done += 2 * trial.turns.len();
             s.trials.push(trial);
             if fatal {
                 break 'levers;
