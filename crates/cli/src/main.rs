@@ -24,6 +24,7 @@ mod limits_cmd;
 mod manpages;
 mod progress;
 mod report;
+mod restore_cmd;
 mod run_output;
 mod server_cmd;
 mod server_confine;
@@ -130,6 +131,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: EmuCmd,
     },
+    /// Put back the device settings and cgroups that an ssdready which
+    /// ended without doing so (killed) left changed (root; every command
+    /// run as root does it first too). Those of a running ssdready are left to it.
+    Restore,
 }
 
 #[derive(Subcommand)]
@@ -336,6 +341,7 @@ fn refused_command(text: &str) -> String {
 
 pub(crate) fn fail(code: i32, msg: &str) -> ! {
     say(msg);
+    restore_cmd::put_back_own();
     std::process::exit(code);
 }
 
@@ -710,6 +716,7 @@ fn main() {
     panics::install(|what| {
         // A drive served by this process is handed over, never left behind.
         let drive = emu_cmd::on_panic().unwrap_or_default();
+        restore_cmd::put_back_own();
         // Every command writes through `stdout`; this is the last guard:
         // a full or closed output is an error like any other (one line,
         // exit 1), not a bug.
@@ -726,7 +733,11 @@ fn main() {
         fio_mode::main(std::env::args().skip(1).collect());
     }
     let cli = Cli::try_parse().unwrap_or_else(|e| refuse_arguments(e));
+    if !matches!(cli.cmd, Cmd::Restore | Cmd::ServerJob(_)) {
+        restore_cmd::recover_left();
+    }
     match cli.cmd {
+        Cmd::Restore => restore_cmd::command(),
         Cmd::Options { markdown: false } => list_options(),
         Cmd::Options { markdown: true } => out!("{}", options::markdown()),
         Cmd::Completions { shell } => {

@@ -4,7 +4,8 @@
 //! writes only where `run` would, after the same checks. Around each run
 //! every device of the target's stack has its counters read
 //! (`/sys/block/X/stat`), kept per run as the kernel counts them. The
-//! scheduler sweep switches the device's I/O scheduler through sysfs and
+//! scheduler sweep switches the device's I/O scheduler through sysfs with
+//! a [`Tuner`] (journaled: the next command puts it back after a kill) and
 //! restores the original before any other run, at the end, and on Ctrl-C.
 
 use crate::driver::{Failure, Outcome, Runner};
@@ -15,12 +16,7 @@ use ssdready_emu::kernel::stamps::Summary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-
-/// A device's scheduler as it was before the study changed it.
-struct Switched {
-    device: String,
-    original: String,
-}
+use ssdready_tune::{TuneError, Tuner};
 
 /// Runs points with the run library, through the caller's [`RunFn`].
 pub struct RealRunner<'a> {
@@ -29,7 +25,12 @@ pub struct RealRunner<'a> {
     /// on by the caller, so the writes the plan holds run).
     run_fn: Box<RunFn<'a>>,
     targets: Vec<TargetProfile>,
-    switched: Option<Switched>,
+    /// The host's settings changed for the study (the scheduler sweep's
+    /// switches), journaled; made on the first change.
+    tuner: Option<Tuner>,
+    /// The devices whose settings may change: the targets' own and their
+    /// stacks' members.
+    tunable: Vec<String>,
     /// The emulated drive's attachment when the target is one (its daemon's
     /// figures are read around each run).
     drive: Option<String>,
@@ -58,17 +59,18 @@ fn stacked_disks(targets: &[TargetProfile]) -> Vec<String> {
     out
 }
 
-fn sched_path(dev: &str) -> String {
-    format!("/sys/block/{dev}/queue/scheduler")
-}
-
 impl<'a> RealRunner<'a> {
     pub fn new(stop: Arc<AtomicBool>, targets: &[TargetProfile], run_fn: Box<RunFn<'a>>) -> Self {
         RealRunner {
             stop,
             run_fn,
             targets: targets.to_vec(),
-            switched: None,
+            tuner: None,
+            tunable: targets
+                .iter()
+                .filter_map(|t| t.device.clone())
+                .chain(stacked_disks(targets))
+                .collect(),
             drive: targets
                 .first()
                 .and_then(|t| ssdready_emu::kernel::daemon::record_of(&t.spec))
@@ -105,6 +107,15 @@ impl<'a> RealRunner<'a> {
         Some(crate::transport::of(r.transport, &d))
     }
 
+    /// The study's one [`Tuner`] (one per process): the scheduler sweep's,
+    /// and any other change of a target's device or its stack's members.
+    pub fn tuner(&mut self) -> Result<&mut Tuner, TuneError> {
+        if self.tuner.is_none() {
+            self.tuner = Some(Tuner::new(self.tunable.clone())?);
+        }
+        Ok(self.tuner.as_mut().expect("made above"))
+    }
+
     fn set_scheduler(&mut self, w: &Workload) -> Result<(), SchedulerError> {
         let Some(want) = &w.scheduler else {
             return Ok(self.restore()?);
@@ -115,42 +126,37 @@ impl<'a> RealRunner<'a> {
             .find(|t| w.targets.contains(&t.spec))
             .and_then(|t| t.device.clone())
             .ok_or(SchedulerError::NoDevice)?;
-        let path = sched_path(&dev);
-        if self.switched.is_none() {
-            let now = std::fs::read_to_string(&path).map_err(|err| SchedulerError::Read {
-                path: path.clone(),
-                err,
-            })?;
-            let original = ssdready_probe::platform::active_scheduler(&now).unwrap_or_default();
-            self.switched = Some(Switched {
-                device: dev.clone(),
-                original: original.clone(),
-            });
+        let t = self.tuner()?;
+        let first = t.changed().is_empty();
+        let set = t.set(&dev, "scheduler", want);
+        let original = t.changed().first().map(|s| s.original.clone());
+        let recovered: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
+        self.notes.extend(recovered);
+        if let (true, Some(original)) = (first, original) {
             self.notes.push(format!(
                 "switched {dev}'s I/O scheduler for the scheduler sweep; restored to {original} after it"
             ));
         }
-        std::fs::write(&path, want).map_err(|err| SchedulerError::Set {
-            want: want.clone(),
-            path,
-            err,
-        })
+        Ok(set?)
     }
 
     /// Put the original scheduler back, if it was changed; the error is
-    /// the warning to give.
+    /// the warning to give (a setting that could not be put back, or that
+    /// another process changed meanwhile and was left as it set it).
     pub fn restore(&mut self) -> Result<(), RestoreError> {
-        if let Some(s) = self.switched.take() {
-            let path = sched_path(&s.device);
-            if let Err(err) = std::fs::write(&path, &s.original) {
-                return Err(RestoreError {
-                    path,
-                    original: s.original,
-                    err,
-                });
-            }
+        let Some(t) = self.tuner.as_mut() else {
+            return Ok(());
+        };
+        let left: Vec<String> = t
+            .restore_all()
+            .iter()
+            .filter(|r| !r.is_original())
+            .map(|r| r.to_string())
+            .collect();
+        match left.is_empty() {
+            true => Ok(()),
+            false => Err(RestoreError(left.join("; "))),
         }
-        Ok(())
     }
 }
 
@@ -160,27 +166,17 @@ impl<'a> RealRunner<'a> {
 pub enum SchedulerError {
     #[error("the target has no block device")]
     NoDevice,
-    #[error("{path}: {err}")]
-    Read { path: String, err: std::io::Error },
-    #[error("setting {path} to {want}: {err}")]
-    Set {
-        path: String,
-        want: String,
-        err: std::io::Error,
-    },
+    #[error(transparent)]
+    Tune(#[from] TuneError),
     /// Putting the original back before a point without a scheduler.
     #[error(transparent)]
     Restore(#[from] RestoreError),
 }
 
-/// The original I/O scheduler could not be put back: the warning to give.
+/// The original I/O scheduler was not put back: the warning to give.
 #[derive(Debug, thiserror::Error)]
-#[error("warning: could not restore {path} to {original}: {err}")]
-pub struct RestoreError {
-    pub path: String,
-    pub original: String,
-    pub err: std::io::Error,
-}
+#[error("warning: {0}")]
+pub struct RestoreError(pub String);
 
 impl Drop for RealRunner<'_> {
     /// On a panic's unwinding too: the scheduler is put back (the caller

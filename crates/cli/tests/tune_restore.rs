@@ -1,0 +1,229 @@
+//! What ssdready changes on the host is put back, however it ends (root,
+//! loop devices over /dev/shm; skipped, saying why, elsewhere): a study
+//! whose scheduler sweep switched a loop device's scheduler is killed
+//! with SIGKILL mid-way, and the next command (`ssdready limits`) puts it
+//! back and says so; a study stopped with Ctrl-C mid-way leaves every
+//! queue setting of the device as it was; `ssdready restore` puts back an
+//! ended process's journal and leaves a running one's.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The studies measure the machine and switch devices: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+const JOURNALS: &str = "/run/ssdready/settings";
+
+/// A loop device on mq-deadline with a depth of its own (64), put back to
+/// none and 128 when dropped (a loop device keeps them after detach).
+struct Tuned {
+    l: LoopDev,
+    name: String,
+}
+
+impl Tuned {
+    fn new(tag: &str) -> Option<Tuned> {
+        let l = LoopDev::new(tag, 256)?;
+        let name = l.dev.trim_start_matches("/dev/").to_string();
+        let t = Tuned { l, name };
+        let offered = std::fs::read_to_string(t.queue().join("scheduler")).unwrap_or_default();
+        if !offered.contains("mq-deadline") {
+            eprintln!("skipped: {} offers no mq-deadline ({offered})", t.l.dev);
+            return None;
+        }
+        std::fs::write(t.queue().join("scheduler"), "mq-deadline").unwrap();
+        std::fs::write(t.queue().join("nr_requests"), "64").unwrap();
+        Some(t)
+    }
+
+    fn queue(&self) -> PathBuf {
+        Path::new("/sys/block").join(&self.name).join("queue")
+    }
+
+    /// Every queue setting that can be read, the scheduler's tunables too.
+    fn snapshot(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for dir in [self.queue(), self.queue().join("iosched")] {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if let Ok(v) = std::fs::read_to_string(&p) {
+                    let key = p.strip_prefix(self.queue()).unwrap().display().to_string();
+                    out.insert(key, v.trim().to_string());
+                }
+            }
+        }
+        out
+    }
+
+    fn scheduler(&self) -> String {
+        std::fs::read_to_string(self.queue().join("scheduler")).unwrap()
+    }
+}
+
+impl Drop for Tuned {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.queue().join("scheduler"), "none");
+        let _ = std::fs::write(self.queue().join("nr_requests"), "128");
+    }
+}
+
+/// The journal a process's Tuner writes.
+fn journal_of(pid: u32) -> PathBuf {
+    Path::new(JOURNALS).join(format!("settings-{pid}.json"))
+}
+
+/// A quick study of `dev` with short runs, its output in `dir`.
+fn start_study(dev: &str, dir: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["study", dev, "--quick", "--output"])
+        .arg(dir.join("out"))
+        .env("XDG_DATA_HOME", dir)
+        .env("SSDREADY_STUDY_RUNTIME", "0.3")
+        .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait until the study has switched the scheduler away from mq-deadline
+/// with its journal written; false when it ended first or took too long.
+fn wait_for_switch(child: &mut Child, t: &Tuned) -> bool {
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(600) {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if journal_of(child.id()).exists() && !t.scheduler().contains("[mq-deadline]") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+fn text(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_default()
+}
+
+#[test]
+fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(t) = Tuned::new("tune-kill") else {
+        return;
+    };
+    let before = t.snapshot();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_study(&t.l.dev, dir.path());
+    let pid = child.id();
+    let switched = wait_for_switch(&mut child, &t);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(switched, "the study never switched: {}", text(dir.path(), "stderr"));
+    assert!(journal_of(pid).exists(), "a SIGKILL leaves the journal");
+    assert_ne!(t.snapshot(), before, "left changed");
+    let o = ssdready(&["limits"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let want = format!(
+        "ssdready: put back /sys/block/{}/queue/scheduler to mq-deadline, left changed by \
+         ssdready (pid {pid}), which ended without putting it back",
+        t.name
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(t.snapshot(), before);
+    assert!(!journal_of(pid).exists());
+}
+
+#[test]
+fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(t) = Tuned::new("tune-int") else {
+        return;
+    };
+    let before = t.snapshot();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_study(&t.l.dev, dir.path());
+    let pid = child.id();
+    let switched = wait_for_switch(&mut child, &t);
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let stderr = text(dir.path(), "stderr");
+    assert!(switched && sent.success(), "the study never switched: {stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(t.snapshot(), before, "{stderr}");
+    assert!(!journal_of(pid).exists());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/study.json")).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let notes = doc["warnings"].to_string();
+    assert!(notes.contains("switched"), "the study's note: {notes}");
+}
+
+/// Plant a journal of `owner` (pid, start time, boot id) holding the
+/// device's scheduler set to none.
+fn plant(pid: u32, start_time: u64, boot_id: &str, device: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(JOURNALS).unwrap();
+    std::fs::set_permissions(JOURNALS, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let path = journal_of(pid);
+    let j = serde_json::json!({
+        "owner": { "pid": pid, "start_time": start_time, "boot_id": boot_id },
+        "settings": [{ "device": device, "attr": "scheduler",
+                       "original": "mq-deadline", "ours": "none" }]
+    });
+    std::fs::write(&path, j.to_string()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+/// Field 22 of /proc/PID/stat.
+fn start_time(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &s[s.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+#[test]
+fn restore_puts_back_an_ended_processs_journal_and_leaves_a_running_ones() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(t) = Tuned::new("tune-restore") else {
+        return;
+    };
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let boot = boot.trim();
+    // A running owner (pid 1) holds it: left to it, even by `restore`.
+    std::fs::write(t.queue().join("scheduler"), "none").unwrap();
+    let held = plant(1, start_time(1), boot, &t.name);
+    let o = ssdready(&["restore"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let _ = std::fs::remove_file(&held);
+    assert!(
+        stdout.contains(&format!(
+            "ssdready (pid 1) is running and holds /sys/block/{}/queue/scheduler set to none",
+            t.name
+        )),
+        "{stdout}"
+    );
+    assert!(t.scheduler().contains("[none]"), "not touched");
+    // An ended owner (a pid no process has): put back.
+    let ended = plant(4_000_000_000, 1, boot, &t.name);
+    let o = ssdready(&["restore"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "put back /sys/block/{}/queue/scheduler to mq-deadline, left changed by ssdready (pid 4000000000)",
+            t.name
+        )),
+        "{stdout}"
+    );
+    assert!(o.status.success());
+    assert!(t.scheduler().contains("[mq-deadline]"));
+    assert!(!ended.exists());
+}

@@ -1,0 +1,218 @@
+//! A device's queue settings in sysfs: which ones ssdready changes
+//! ([`ATTRS`]), reading one as a value to compare (the active scheduler
+//! out of `[brackets]`, others trimmed), writing one, and putting one back
+//! ([`undo`]) unless another process changed it since ssdready did.
+
+use crate::journal::{Also, Setting};
+use crate::Restored;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The queue settings ssdready may change, and no other.
+pub const ATTRS: &[&str] = &[
+    "scheduler",
+    "nr_requests",
+    "nomerges",
+    "rq_affinity",
+    "iostats",
+    "wbt_lat_usec",
+    "read_ahead_kb",
+    "max_sectors_kb",
+    "io_poll",
+    "io_poll_delay",
+];
+
+/// Whether `name` is a device name as `/sys/block` lists them (no path).
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:!+".contains(c))
+}
+
+/// Whether `value` may be written to a queue setting: one word of letters,
+/// digits, `-` or `_`.
+pub fn plain_value(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 64
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The settings a scheduler switch resets, besides the scheduler's own
+/// tunables (`iosched/*`).
+const RESET_BY_SCHEDULER: &[&str] = &["nr_requests", "wbt_lat_usec"];
+
+/// Whether `attr` may be put back as a setting a switch reset.
+pub fn plain_also(attr: &str) -> bool {
+    RESET_BY_SCHEDULER.contains(&attr)
+        || attr
+            .strip_prefix("iosched/")
+            .is_some_and(|n| plain_name(n) && !n.contains(':'))
+}
+
+/// What changing `attr` makes the kernel reset, as it is now.
+pub fn also_of(sysfs: &Path, device: &str, attr: &str) -> Vec<Also> {
+    if attr != "scheduler" {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = RESET_BY_SCHEDULER.iter().map(|a| a.to_string()).collect();
+    let iosched = path(sysfs, device, "iosched");
+    let mut tunables: Vec<String> = std::fs::read_dir(iosched)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().to_str().map(|n| format!("iosched/{n}")))
+        .collect();
+    tunables.sort();
+    names.extend(tunables);
+    names
+        .into_iter()
+        .filter(|a| plain_also(a))
+        .filter_map(|a| {
+            let original = read(sysfs, device, &a).ok()?;
+            plain_value(&original).then_some(Also { attr: a, original })
+        })
+        .collect()
+}
+
+/// Put back what a switch reset, where it differs now; what failed.
+fn put_also(sysfs: &Path, s: &Setting) -> Result<(), String> {
+    let mut failed = Vec::new();
+    for a in s.also.iter().filter(|a| plain_also(&a.attr)) {
+        let now = read(sysfs, &s.device, &a.attr);
+        if now.as_deref().ok() == Some(a.original.as_str()) {
+            continue;
+        }
+        if let Err(e) = write(sysfs, &s.device, &a.attr, &a.original) {
+            failed.push(format!("{} to {}: {e}", a.attr, a.original));
+        }
+    }
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(format!("it is back, but not {}", failed.join(", "))),
+    }
+}
+
+/// `SYSFS/block/DEVICE/queue/ATTR`.
+pub fn path(sysfs: &Path, device: &str, attr: &str) -> PathBuf {
+    sysfs
+        .join("block")
+        .join(device)
+        .join("queue")
+        .join(attr)
+}
+
+/// A setting's text as a value: the active scheduler (`[none] mq-deadline`
+/// is `none`), other settings trimmed.
+pub fn value_of(attr: &str, text: &str) -> String {
+    match attr {
+        "scheduler" => ssdready_probe::platform::active_scheduler(text).unwrap_or_default(),
+        _ => text.trim().to_string(),
+    }
+}
+
+/// Read a setting's value.
+pub fn read(sysfs: &Path, device: &str, attr: &str) -> std::io::Result<String> {
+    let text = std::fs::read_to_string(path(sysfs, device, attr))?;
+    Ok(value_of(attr, &text))
+}
+
+/// Write `value` to a setting (never through a link at the setting's own
+/// name; sysfs reaches the device's directory through one).
+pub fn write(sysfs: &Path, device: &str, attr: &str, value: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path(sysfs, device, attr))?;
+    f.write_all(value.as_bytes())
+}
+
+/// Put a changed setting back: its original is written when the setting
+/// still holds what ssdready left; when another process changed it since,
+/// it is left as it is and reported.
+pub fn undo(sysfs: &Path, s: &Setting) -> Restored {
+    let (device, attr) = (s.device.clone(), s.attr.clone());
+    let now = match read(sysfs, &s.device, &s.attr) {
+        Ok(v) => v,
+        Err(e) => {
+            return Restored::Failed {
+                device,
+                attr,
+                original: s.original.clone(),
+                error: e.to_string(),
+            }
+        }
+    };
+    let failed = |error: String| Restored::Failed {
+        device: s.device.clone(),
+        attr: s.attr.clone(),
+        original: s.original.clone(),
+        error,
+    };
+    if now == s.original {
+        if let Err(e) = put_also(sysfs, s) {
+            return failed(e);
+        }
+        return Restored::AlreadyOriginal {
+            device,
+            attr,
+            value: now,
+        };
+    }
+    if now != s.ours {
+        return Restored::ChangedByOther {
+            device,
+            attr,
+            now,
+            ours: s.ours.clone(),
+            original: s.original.clone(),
+        };
+    }
+    if let Err(e) = write(sysfs, &s.device, &s.attr, &s.original) {
+        return failed(e.to_string());
+    }
+    match put_also(sysfs, s) {
+        Ok(()) => Restored::PutBack {
+            device,
+            attr,
+            value: s.original.clone(),
+        },
+        Err(e) => failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_values_that_could_reach_another_file_are_not_plain() {
+        for bad in ["", ".", "..", "../vda", "loop0/..", "a b", "x\n"] {
+            assert!(!plain_name(bad), "{bad:?}");
+        }
+        for ok in ["loop0", "nvme0n1", "dm-0", "md127", "sda"] {
+            assert!(plain_name(ok), "{ok}");
+        }
+        for bad in ["", "none\nbfq", "1 2", "../x", &"9".repeat(65)] {
+            assert!(!plain_value(bad), "{bad:?}");
+        }
+        for ok in ["none", "mq-deadline", "-1", "128", "kyber"] {
+            assert!(plain_value(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn the_scheduler_is_the_one_in_brackets() {
+        assert_eq!(value_of("scheduler", "none [mq-deadline] bfq\n"), "mq-deadline");
+        assert_eq!(value_of("scheduler", "none\n"), "none");
+        assert_eq!(value_of("nr_requests", " 256\n"), "256");
+    }
+}

@@ -1,0 +1,317 @@
+//! [`Tuner`]: a device's queue settings changed with a journal, and put
+//! back. The order of a change: check (a setting of [`ATTRS`], a device the
+//! caller allowed, a plain value, a setting the kernel offers); read the
+//! original; record it with the value asked for in the journal, synced;
+//! only then write; read the value back and record what the kernel shows.
+//! A kill at any moment leaves a journal that says what to put back.
+
+use crate::journal::{self, Journal, Setting};
+use crate::owner::{Liveness, Owner};
+use crate::recover::Undone;
+use crate::sysfs::{self, ATTRS};
+use crate::{registry, Restored, TuneError};
+use std::path::{Path, PathBuf};
+
+/// A hook run just before each write (tests: check the journal, or fail).
+#[cfg(test)]
+pub(crate) type BeforeWrite = Box<dyn FnMut(&Path) -> std::io::Result<()>>;
+
+/// Changes queue settings of the allowed devices, journaled; puts them
+/// back on [`restore`](Tuner::restore), [`restore_all`](Tuner::restore_all)
+/// and on drop. One per process (per journal directory).
+pub struct Tuner {
+    sysfs: PathBuf,
+    dir: PathBuf,
+    file: PathBuf,
+    allowed: Vec<String>,
+    journal: Journal,
+    /// What putting back another, ended, process's journal did on the way.
+    notes: Vec<Undone>,
+    #[cfg(test)]
+    pub(crate) before_write: Option<BeforeWrite>,
+}
+
+impl Tuner {
+    /// A Tuner of the real host (`/sys`, [`JOURNAL_DIR`](crate::JOURNAL_DIR)),
+    /// for the devices `allowed` (whole-disk names as `/sys/block` lists
+    /// them: the target's device and its stack's members). Needs root.
+    pub fn new(allowed: Vec<String>) -> Result<Tuner, TuneError> {
+        if crate::store::euid() != 0 {
+            return Err(TuneError::NotRoot);
+        }
+        Tuner::with_roots("/sys", crate::JOURNAL_DIR, allowed)
+    }
+
+    /// A Tuner over another sysfs root (`SYSFS/block/DEV/queue/ATTR`) and
+    /// journal directory (tests: a fake tree in a temporary directory).
+    /// A name in `allowed` that is not a plain device name is dropped.
+    pub fn with_roots(
+        sysfs_root: impl Into<PathBuf>,
+        journal_dir: impl Into<PathBuf>,
+        allowed: Vec<String>,
+    ) -> Result<Tuner, TuneError> {
+        let (sysfs, dir) = (sysfs_root.into(), journal_dir.into());
+        let owner = Owner::me();
+        let file = journal::file(&dir, journal::SETTINGS, owner.pid);
+        if !registry::register(&file, &sysfs) {
+            return Err(TuneError::AlreadyOpen {
+                path: file.display().to_string(),
+            });
+        }
+        Ok(Tuner {
+            sysfs,
+            dir,
+            file,
+            allowed: allowed.into_iter().filter(|d| sysfs::plain_name(d)).collect(),
+            journal: Journal::new(owner),
+            notes: Vec::new(),
+            #[cfg(test)]
+            before_write: None,
+        })
+    }
+
+    /// The devices this Tuner may change.
+    pub fn allowed(&self) -> &[String] {
+        &self.allowed
+    }
+
+    /// The journal this Tuner writes (it exists while a change is held).
+    pub fn journal_path(&self) -> &Path {
+        &self.file
+    }
+
+    /// The settings changed and not yet put back.
+    pub fn changed(&self) -> &[Setting] {
+        &self.journal.settings
+    }
+
+    /// What was put back of an ended ssdready's journal that held a
+    /// setting this Tuner was asked to change (each a line to print).
+    pub fn take_notes(&mut self) -> Vec<Undone> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// The checks before a setting is read or written.
+    fn check(&self, device: &str, attr: &str) -> Result<PathBuf, TuneError> {
+        if !ATTRS.contains(&attr) {
+            return Err(TuneError::UnknownAttr { attr: attr.into() });
+        }
+        if !self.allowed.iter().any(|d| d == device) {
+            return Err(TuneError::NotAllowed {
+                device: device.into(),
+                allowed: self.allowed.clone(),
+            });
+        }
+        let path = sysfs::path(&self.sysfs, device, attr);
+        if !path.parent().is_some_and(Path::is_dir) {
+            return Err(TuneError::NoDevice {
+                device: device.into(),
+            });
+        }
+        if !path.is_file() {
+            return Err(TuneError::NotOffered {
+                device: device.into(),
+                attr: attr.into(),
+            });
+        }
+        Ok(path)
+    }
+
+    /// A setting's value now (the active scheduler for `scheduler`).
+    pub fn get(&self, device: &str, attr: &str) -> Result<String, TuneError> {
+        let path = self.check(device, attr)?;
+        sysfs::read(&self.sysfs, device, attr).map_err(|err| TuneError::Read {
+            path: path.display().to_string(),
+            err,
+        })
+    }
+
+    /// Set `/sys/block/DEVICE/queue/ATTR` to `value`, its original recorded
+    /// in the journal (synced) before the write. A setting that already
+    /// holds `value` and was not changed by this Tuner is left alone.
+    pub fn set(&mut self, device: &str, attr: &str, value: &str) -> Result<(), TuneError> {
+        let path = self.check(device, attr)?;
+        if !sysfs::plain_value(value) {
+            return Err(TuneError::BadValue {
+                attr: attr.into(),
+                value: value.into(),
+            });
+        }
+        let want = sysfs::value_of(attr, value);
+        let (at, new) = match self.position(device, attr) {
+            Some(i) => (i, false),
+            None => {
+                self.not_held_by_another(device, attr)?;
+                let now = self.get(device, attr)?;
+                if now == want {
+                    return Ok(());
+                }
+                self.journal.settings.push(Setting {
+                    device: device.into(),
+                    attr: attr.into(),
+                    original: now,
+                    ours: want.clone(),
+                    also: sysfs::also_of(&self.sysfs, device, attr),
+                });
+                (self.journal.settings.len() - 1, true)
+            }
+        };
+        let before = std::mem::replace(&mut self.journal.settings[at].ours, want);
+        if let Err(why) = self.save() {
+            match new {
+                true => drop(self.journal.settings.remove(at)),
+                false => self.journal.settings[at].ours = before,
+            }
+            return Err(why);
+        }
+        self.write(at, &path, value)
+    }
+
+    /// The write itself, then the value the kernel shows recorded.
+    fn write(&mut self, at: usize, path: &Path, value: &str) -> Result<(), TuneError> {
+        let s = self.journal.settings[at].clone();
+        #[cfg(test)]
+        let hooked = match self.before_write.as_mut() {
+            Some(h) => h(path),
+            None => Ok(()),
+        };
+        #[cfg(not(test))]
+        let hooked = Ok(());
+        let wrote = hooked.and_then(|_| sysfs::write(&self.sysfs, &s.device, &s.attr, value));
+        let now = sysfs::read(&self.sysfs, &s.device, &s.attr);
+        if let Err(err) = wrote {
+            let now = now.unwrap_or_else(|_| s.original.clone());
+            self.forget_unchanged(at, now);
+            let _ = self.save();
+            return Err(TuneError::Write {
+                path: path.display().to_string(),
+                value: value.into(),
+                err,
+            });
+        }
+        if let Some(now) = now.ok().filter(|n| *n != s.ours) {
+            // The kernel shows it otherwise (a size rounded, a default).
+            self.journal.settings[at].ours = now;
+            if let Err(e) = self.save() {
+                let undone = sysfs::undo(&self.sysfs, &self.journal.settings[at]);
+                if undone.is_original() {
+                    self.journal.settings.remove(at);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// After a failed step: the entry at `at` now holds `now`; dropped when
+    /// that is the original (nothing is changed).
+    fn forget_unchanged(&mut self, at: usize, now: String) {
+        if now == self.journal.settings[at].original {
+            self.journal.settings.remove(at);
+        } else {
+            self.journal.settings[at].ours = now;
+        }
+    }
+
+    fn position(&self, device: &str, attr: &str) -> Option<usize> {
+        self.journal
+            .settings
+            .iter()
+            .position(|s| s.device == device && s.attr == attr)
+    }
+
+    fn save(&self) -> Result<(), TuneError> {
+        self.journal.save(&self.file).map_err(|e| TuneError::Journal {
+            path: self.file.display().to_string(),
+            why: e.to_string(),
+        })
+    }
+
+    /// Refuse a setting another running ssdready holds; put back first the
+    /// journal of an ended one that holds it.
+    fn not_held_by_another(&mut self, device: &str, attr: &str) -> Result<(), TuneError> {
+        for path in crate::store::list(&self.dir) {
+            if path == self.file {
+                continue;
+            }
+            let Ok(Some(j)) = Journal::load(&path) else {
+                continue;
+            };
+            if !j
+                .settings
+                .iter()
+                .any(|s| s.device == device && s.attr == attr)
+            {
+                continue;
+            }
+            match j.owner.liveness(Path::new("/proc")) {
+                Liveness::Alive => {
+                    return Err(TuneError::HeldByOther {
+                        device: device.into(),
+                        attr: attr.into(),
+                        pid: j.owner.pid,
+                    })
+                }
+                _ => self.notes.extend(
+                    crate::recover::recover_journal(&path, &self.sysfs)
+                        .into_iter()
+                        .map(|r| r.what),
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// Put one setting back (None when this Tuner did not change it). A
+    /// setting another process changed since is left and reported; one
+    /// that could not be written stays in the journal.
+    pub fn restore(&mut self, device: &str, attr: &str) -> Option<Restored> {
+        if registry::put_back(&self.file) {
+            self.journal.settings.clear();
+        }
+        let at = self.position(device, attr)?;
+        let r = sysfs::undo(&self.sysfs, &self.journal.settings[at]);
+        if !matches!(r, Restored::Failed { .. }) {
+            self.journal.settings.remove(at);
+            let _ = self.save();
+        }
+        Some(r)
+    }
+
+    /// Put every setting back, the last changed first.
+    pub fn restore_all(&mut self) -> Vec<Restored> {
+        if registry::put_back(&self.file) {
+            self.journal.settings.clear();
+        }
+        let mut out = Vec::new();
+        let mut kept = Vec::new();
+        while let Some(s) = self.journal.settings.pop() {
+            let r = sysfs::undo(&self.sysfs, &s);
+            if matches!(r, Restored::Failed { .. }) {
+                kept.push(s);
+            }
+            out.push(r);
+        }
+        kept.reverse();
+        self.journal.settings = kept;
+        let _ = self.save();
+        out
+    }
+}
+
+impl Drop for Tuner {
+    /// Everything put back (on a panic's unwinding too); what could not be
+    /// is said on stderr (a caller that restores first says it itself).
+    fn drop(&mut self) {
+        for r in self.restore_all() {
+            if !r.is_original() {
+                eprintln!("ssdready: {r}");
+            }
+        }
+        registry::unregister(&self.file);
+    }
+}
+
+#[cfg(test)]
+#[path = "tuner_tests.rs"]
+mod tests;

@@ -1,0 +1,324 @@
+//! The Tuner and its journal on a fake sysfs in a temporary directory: a
+//! change and its restore, a setting another process changed meanwhile,
+//! a journal an ended process left, the journal on disk before the write,
+//! refusals, and a panic's unwinding.
+
+use super::*;
+use crate::{held_at, recover_at, Undone};
+use std::path::Path;
+
+/// A fake `/sys` with loop0 and loop1 (scheduler mq-deadline of three,
+/// nr_requests 128), and a journal directory beside it.
+struct Fake {
+    t: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let t = tempfile::tempdir().unwrap();
+        for dev in ["loop0", "loop1"] {
+            let q = t.path().join("sys/block").join(dev).join("queue");
+            std::fs::create_dir_all(&q).unwrap();
+            std::fs::write(q.join("scheduler"), "none [mq-deadline] bfq\n").unwrap();
+            std::fs::write(q.join("nr_requests"), "128\n").unwrap();
+        }
+        Fake { t }
+    }
+    fn sys(&self) -> PathBuf {
+        self.t.path().join("sys")
+    }
+    fn dir(&self) -> PathBuf {
+        self.t.path().join("run/ssdready/settings")
+    }
+    fn tuner(&self) -> Tuner {
+        Tuner::with_roots(self.sys(), self.dir(), vec!["loop0".into()]).unwrap()
+    }
+    fn read(&self, dev: &str, attr: &str) -> String {
+        sysfs::read(&self.sys(), dev, attr).unwrap()
+    }
+    fn write(&self, dev: &str, attr: &str, v: &str) {
+        std::fs::write(sysfs::path(&self.sys(), dev, attr), v).unwrap();
+    }
+    fn journals(&self) -> Vec<PathBuf> {
+        crate::store::list(&self.dir())
+    }
+    /// A journal of `owner` holding loop0's scheduler set to none.
+    fn plant(&self, owner: Owner) -> PathBuf {
+        let mut j = Journal::new(owner.clone());
+        j.settings.push(Setting {
+            device: "loop0".into(),
+            attr: "scheduler".into(),
+            original: "mq-deadline".into(),
+            ours: "none".into(),
+            also: Vec::new(),
+        });
+        let path = journal::file(&self.dir(), journal::SETTINGS, owner.pid);
+        j.save(&path).unwrap();
+        path
+    }
+}
+
+/// A pid no process has (above the kernel's pid_max).
+const NO_PID: u32 = 4_000_000_000;
+
+#[test]
+fn a_setting_is_journaled_while_changed_and_put_back_on_restore() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    t.set("loop0", "scheduler", "none").unwrap();
+    assert_eq!(f.read("loop0", "scheduler"), "none");
+    let j = Journal::load(t.journal_path()).unwrap().unwrap();
+    assert_eq!(j.owner.pid, std::process::id());
+    assert_eq!(j.settings[0].original, "mq-deadline");
+    assert_eq!(j.settings[0].ours, "none");
+    // A second change keeps the first original.
+    t.set("loop0", "scheduler", "bfq").unwrap();
+    t.set("loop0", "nr_requests", "4").unwrap();
+    assert_eq!(t.changed().len(), 2);
+    let r = t.restore("loop0", "scheduler").unwrap();
+    assert_eq!(r.to_string(), "put back /sys/block/loop0/queue/scheduler to mq-deadline");
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert_eq!(t.restore("loop0", "scheduler"), None);
+    assert_eq!(f.journals().len(), 1, "nr_requests still held");
+    let all = t.restore_all();
+    assert!(all.iter().all(Restored::is_original), "{all:?}");
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(f.journals().is_empty(), "an empty journal is removed");
+}
+
+#[test]
+fn a_setting_already_at_the_value_asked_is_not_journaled() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    t.set("loop0", "scheduler", "mq-deadline").unwrap();
+    assert!(t.changed().is_empty() && f.journals().is_empty());
+}
+
+#[test]
+fn a_setting_another_process_changed_meanwhile_is_left_and_reported() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    t.set("loop0", "scheduler", "none").unwrap();
+    f.write("loop0", "scheduler", "none mq-deadline [bfq]\n");
+    let r = t.restore("loop0", "scheduler").unwrap();
+    assert_eq!(
+        r,
+        Restored::ChangedByOther {
+            device: "loop0".into(),
+            attr: "scheduler".into(),
+            now: "bfq".into(),
+            ours: "none".into(),
+            original: "mq-deadline".into(),
+        }
+    );
+    assert!(r.to_string().contains("another process changed it"), "{r}");
+    assert_eq!(f.read("loop0", "scheduler"), "bfq", "not overwritten");
+    assert!(f.journals().is_empty());
+}
+
+#[test]
+fn the_journal_is_on_disk_before_the_write_and_a_failed_write_changes_nothing() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    let file = t.journal_path().to_path_buf();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let s = seen.clone();
+    t.before_write = Some(Box::new(move |_| {
+        *s.borrow_mut() = Journal::load(&file).unwrap();
+        Err(std::io::Error::other("injected"))
+    }));
+    let e = t.set("loop0", "nr_requests", "4").unwrap_err();
+    assert!(matches!(e, TuneError::Write { .. }), "{e}");
+    let j = seen.borrow().clone().expect("the journal existed at the write");
+    assert_eq!(
+        (j.settings[0].original.as_str(), j.settings[0].ours.as_str()),
+        ("128", "4")
+    );
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(t.changed().is_empty() && f.journals().is_empty());
+}
+
+#[test]
+fn a_journal_that_cannot_be_written_stops_the_change() {
+    let f = Fake::new();
+    // A file where the journal directory should be.
+    std::fs::create_dir_all(f.dir().parent().unwrap()).unwrap();
+    std::fs::write(f.dir(), "").unwrap();
+    let mut t = f.tuner();
+    let e = t.set("loop0", "scheduler", "none").unwrap_err();
+    assert!(matches!(e, TuneError::Journal { .. }), "{e}");
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert!(t.changed().is_empty());
+}
+
+#[test]
+fn a_device_or_setting_not_allowed_is_refused_with_what_is() {
+    let f = Fake::new();
+    let allowed = vec!["loop0".into(), "../vda".into()];
+    let mut t = Tuner::with_roots(f.sys(), f.dir(), allowed).unwrap();
+    assert_eq!(t.allowed(), ["loop0"]);
+    for dev in ["loop1", "vda", "../vda"] {
+        let e = t.set(dev, "scheduler", "none").unwrap_err();
+        assert!(matches!(e, TuneError::NotAllowed { .. }), "{e}");
+        assert!(e.to_string().contains("allowed: loop0"), "{e}");
+    }
+    let e = t.set("loop0", "rotational", "0").unwrap_err();
+    assert!(matches!(e, TuneError::UnknownAttr { .. }), "{e}");
+    assert!(e.to_string().contains("max_sectors_kb"), "{e}");
+    let e = t.set("loop0", "scheduler", "none\nbfq").unwrap_err();
+    assert!(matches!(e, TuneError::BadValue { .. }), "{e}");
+    let e = t.set("loop0", "io_poll", "1").unwrap_err();
+    assert!(matches!(e, TuneError::NotOffered { .. }), "{e}");
+    assert_eq!(f.read("loop1", "scheduler"), "mq-deadline");
+    assert!(f.journals().is_empty());
+    let mut gone = Tuner::with_roots(f.sys(), f.t.path().join("other"), vec!["sdz".into()]).unwrap();
+    let e = gone.set("sdz", "scheduler", "none").unwrap_err();
+    assert!(matches!(e, TuneError::NoDevice { .. }), "{e}");
+}
+
+#[test]
+fn one_tuner_per_journal_directory_in_a_process() {
+    let f = Fake::new();
+    let _t = f.tuner();
+    let e = Tuner::with_roots(f.sys(), f.dir(), vec![]).err().unwrap();
+    assert!(matches!(e, TuneError::AlreadyOpen { .. }), "{e}");
+}
+
+#[test]
+fn a_panic_puts_every_setting_back_on_its_unwinding() {
+    let f = Fake::new();
+    let r = std::panic::catch_unwind(|| {
+        let mut t = f.tuner();
+        t.set("loop0", "scheduler", "none").unwrap();
+        t.set("loop0", "nr_requests", "8").unwrap();
+        assert_eq!(f.journals().len(), 1);
+        panic!("in the middle of a trial");
+    });
+    assert!(r.is_err());
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(f.journals().is_empty());
+}
+
+#[test]
+fn a_journal_left_by_an_ended_process_is_put_back_and_removed() {
+    let f = Fake::new();
+    f.write("loop0", "scheduler", "[none] mq-deadline bfq\n");
+    let me = Owner::me();
+    let path = f.plant(Owner {
+        pid: NO_PID,
+        ..me.clone()
+    });
+    let r = recover_at(&f.sys(), &f.dir());
+    assert_eq!(r.len(), 1, "{r:?}");
+    let line = r[0].to_string();
+    assert_eq!(
+        line,
+        format!(
+            "put back /sys/block/loop0/queue/scheduler to mq-deadline, left changed by \
+             ssdready (pid {NO_PID}), which ended without putting it back"
+        )
+    );
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert!(!path.exists());
+    assert!(recover_at(&f.sys(), &f.dir()).is_empty(), "once");
+}
+
+#[test]
+fn a_reused_pid_is_not_taken_for_the_owner() {
+    let f = Fake::new();
+    f.write("loop0", "scheduler", "none\n");
+    let me = Owner::me();
+    // This process's pid, another start time: an ended owner whose pid was
+    // given to this process.
+    f.plant(Owner {
+        start_time: me.start_time + 1,
+        ..me
+    });
+    let r = recover_at(&f.sys(), &f.dir());
+    assert!(matches!(&r[0].what, Undone::Setting(Restored::PutBack { .. })), "{r:?}");
+    assert!(f.journals().is_empty());
+}
+
+#[test]
+fn a_running_owners_journal_is_left_to_it_and_its_setting_refused() {
+    let f = Fake::new();
+    f.write("loop0", "scheduler", "none\n");
+    let init = Owner::of(Path::new("/proc"), 1).expect("pid 1 runs");
+    let path = f.plant(init);
+    assert!(recover_at(&f.sys(), &f.dir()).is_empty());
+    assert!(path.exists());
+    assert_eq!(f.read("loop0", "scheduler"), "none");
+    let h = held_at(&f.dir());
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].pid, 1);
+    assert!(h[0].what[0].contains("set to none (was mq-deadline)"), "{h:?}");
+    let mut t = f.tuner();
+    let e = t.set("loop0", "scheduler", "bfq").unwrap_err();
+    assert!(matches!(e, TuneError::HeldByOther { pid: 1, .. }), "{e}");
+    // Another setting of the same device is free.
+    t.set("loop0", "nr_requests", "4").unwrap();
+}
+
+#[test]
+fn an_ended_owners_journal_on_the_same_setting_is_put_back_before_the_change() {
+    let f = Fake::new();
+    f.write("loop0", "scheduler", "none\n");
+    f.plant(Owner {
+        pid: NO_PID,
+        ..Owner::me()
+    });
+    let mut t = f.tuner();
+    t.set("loop0", "scheduler", "bfq").unwrap();
+    let notes = t.take_notes();
+    assert!(matches!(&notes[..], [Undone::Setting(Restored::PutBack { .. })]), "{notes:?}");
+    assert_eq!(t.changed()[0].original, "mq-deadline", "the true original");
+    drop(t);
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+}
+
+#[test]
+fn a_setting_that_cannot_be_put_back_stays_in_the_journal() {
+    let f = Fake::new();
+    let mut t = f.tuner();
+    t.set("loop0", "nr_requests", "4").unwrap();
+    let p = sysfs::path(&f.sys(), "loop0", "nr_requests");
+    std::fs::remove_file(&p).unwrap();
+    std::fs::create_dir(&p).unwrap();
+    let r = t.restore_all();
+    assert!(matches!(&r[..], [Restored::Failed { .. }]), "{r:?}");
+    assert_eq!(t.changed().len(), 1);
+    assert_eq!(f.journals().len(), 1);
+    std::fs::remove_dir(&p).unwrap();
+    std::fs::write(&p, "4\n").unwrap();
+    assert!(t.restore_all()[0].is_original());
+    assert!(f.journals().is_empty());
+}
+
+#[test]
+fn what_a_scheduler_switch_resets_is_put_back_with_the_scheduler() {
+    let f = Fake::new();
+    let iosched = sysfs::path(&f.sys(), "loop0", "iosched");
+    std::fs::create_dir(&iosched).unwrap();
+    std::fs::write(iosched.join("read_expire"), "250\n").unwrap();
+    f.write("loop0", "nr_requests", "1000\n");
+    let mut t = f.tuner();
+    t.set("loop0", "scheduler", "none").unwrap();
+    let also: Vec<&str> = t.changed()[0].also.iter().map(|a| a.attr.as_str()).collect();
+    assert_eq!(also, ["nr_requests", "iosched/read_expire"]);
+    // The kernel's doing on a switch: the depth reset, the tunables gone.
+    f.write("loop0", "nr_requests", "128\n");
+    std::fs::remove_file(iosched.join("read_expire")).unwrap();
+    // A trial of its own on the depth, after the switch.
+    t.set("loop0", "nr_requests", "4").unwrap();
+    let r = t.restore("loop0", "nr_requests").unwrap();
+    assert!(r.is_original(), "{r:?}");
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    // The kernel's doing on the switch back: the tunables made anew.
+    std::fs::write(iosched.join("read_expire"), "500\n").unwrap();
+    let r = t.restore_all();
+    assert!(matches!(&r[..], [Restored::PutBack { .. }]), "{r:?}");
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert_eq!(f.read("loop0", "nr_requests"), "1000");
+    assert_eq!(f.read("loop0", "iosched/read_expire"), "250");
+}
