@@ -356,7 +356,11 @@ impl Point {
             1 => "1 thread".to_string(),
             n => format!("{n} threads"),
         };
-        let cache = if self.direct { "" } else { " through the page cache" };
+        let cache = if self.direct {
+            ""
+        } else {
+            " through the page cache"
+        };
         format!("{bs} {what}{cache} at QD {} × {thr}", self.qd)
     }
 }

@@ -55,7 +55,11 @@ fn the_shipped_table_parses_and_names_only_known_facts_and_rules() {
             );
         }
         for c in &l.lifts {
-            assert!(l.causes.contains(c), "lever {} lifts what it is not for", l.id);
+            assert!(
+                l.causes.contains(c),
+                "lever {} lifts what it is not for",
+                l.id
+            );
         }
     }
     for kind in [Kind::Queue, Kind::Cgroup, Kind::Application] {
@@ -87,7 +91,10 @@ fn a_table_with_a_mistake_is_refused_with_its_line() {
         ("lever a\n  causes the moon\n", "'the moon' is not a cause"),
         ("lever a\n  values scale 1 10\n", "scale takes"),
         ("lever a\n  values options fast\n", "KEY=VALUE"),
-        ("lever a\n  kind application\n  values direct\n", "needs 'what'"),
+        (
+            "lever a\n  kind application\n  values direct\n",
+            "needs 'what'",
+        ),
         (
             "lever a\n  kind queue\n  what x\n  values set 1\n  undo y\n",
             "needs 'attr'",
@@ -151,11 +158,19 @@ fn fixed_and_scaled_values_skip_what_is_already_set() {
     assert!(candidates(&l, &queue(&[("nomerges", "2")]), &peak(8)).is_empty());
     let ra = lever("read-ahead");
     assert_eq!(
-        values(&candidates(&ra, &queue(&[("read_ahead_kb", "128")]), &peak(1))),
+        values(&candidates(
+            &ra,
+            &queue(&[("read_ahead_kb", "128")]),
+            &peak(1)
+        )),
         ["512"]
     );
     assert_eq!(
-        values(&candidates(&ra, &queue(&[("read_ahead_kb", "2048")]), &peak(1))),
+        values(&candidates(
+            &ra,
+            &queue(&[("read_ahead_kb", "2048")]),
+            &peak(1)
+        )),
         ["4096"]
     );
     assert!(candidates(&ra, &queue(&[("read_ahead_kb", "4096")]), &peak(1)).is_empty());
@@ -166,7 +181,10 @@ fn application_levers_become_job_options_filled_from_the_point() {
     let cx = queue(&[]);
     let e = candidates(&lever("engine"), &cx, &peak(32));
     assert_eq!(values(&e), ["libaio", "psync"]);
-    assert_eq!(e[0].options, [("ioengine".to_string(), "libaio".to_string())]);
+    assert_eq!(
+        e[0].options,
+        [("ioengine".to_string(), "libaio".to_string())]
+    );
     let b = candidates(&lever("batched"), &cx, &peak(32));
     assert_eq!(
         b[0].options,
@@ -204,18 +222,16 @@ fn a_lever_applies_only_where_its_conditions_hold() {
     cx.facts
         .insert("target_kind".into(), fact(Value::Text("Emulator".into())));
     assert!(!applies(&lever("engine"), &cx));
-    cx.facts
-        .insert("target_kind".into(), fact(Value::Text("BlockDevice".into())));
+    cx.facts.insert(
+        "target_kind".into(),
+        fact(Value::Text("BlockDevice".into())),
+    );
     assert!(applies(&lever("engine"), &cx));
     // Polled completions need the device's poll queues.
     assert!(!applies(&lever("hipri"), &cx));
     cx.queue.insert("io_poll".into(), "1".into());
     assert!(applies(&lever("hipri"), &cx));
-    assert!(pointed(
-        &lever("scheduler"),
-        Cause::Scheduler,
-        &Vec::new()
-    ));
+    assert!(pointed(&lever("scheduler"), Cause::Scheduler, &Vec::new()));
     assert!(pointed(
         &lever("scheduler"),
         Cause::NotIdentified,
@@ -236,7 +252,9 @@ fn a_queue_setting_is_made_permanent_by_a_udev_rule_per_device() {
         r#"ACTION=="add|change", KERNEL=="nvme0n1", ATTR{queue/scheduler}="none""#
     );
     let cg = permanent(&lever("cgroup-limits"), &[], &c);
-    assert!(cg.contains("IOReadIOPSMax=") && cg.contains("CPUQuota=") && cg.contains("AllowedCPUs="));
+    assert!(
+        cg.contains("IOReadIOPSMax=") && cg.contains("CPUQuota=") && cg.contains("AllowedCPUs=")
+    );
     let app = candidates(&lever("registered"), &queue(&[]), &peak(8));
     let line = permanent(&lever("registered"), &[], &app[0]);
     assert!(line.contains("--registerfiles=1 --fixedbufs=1"), "{line}");
@@ -244,7 +262,10 @@ fn a_queue_setting_is_made_permanent_by_a_udev_rule_per_device() {
 
 #[test]
 fn a_point_in_words() {
-    assert_eq!(peak(32).describe(), "4 KiB random reads at QD 32 × 1 thread");
+    assert_eq!(
+        peak(32).describe(),
+        "4 KiB random reads at QD 32 × 1 thread"
+    );
     let p = Point {
         rw: "read".into(),
         bs: 1 << 20,

@@ -249,12 +249,7 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
         n => (d.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt(),
     };
     let side = |f: fn(&Turn) -> &Measured| {
-        mean(
-            &turns
-                .iter()
-                .filter_map(|t| f(t).get(m))
-                .collect::<Vec<_>>(),
-        )
+        mean(&turns.iter().filter_map(|t| f(t).get(m)).collect::<Vec<_>>())
     };
     Some(Gain {
         metric: m,
@@ -420,10 +415,18 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .trials
         .iter()
         .filter(|t| related.iter().any(|l| l.id == t.lever))
-        .filter(|t| matches!(t.outcome, Outcome::Better | Outcome::NoGain | Outcome::Worse))
+        .filter(|t| {
+            matches!(
+                t.outcome,
+                Outcome::Better | Outcome::NoGain | Outcome::Worse
+            )
+        })
         .collect();
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
-        return cite(true, format!("measured: {} ({})", result_words(t), t.change()));
+        return cite(
+            true,
+            format!("measured: {} ({})", result_words(t), t.change()),
+        );
     }
     if let Some(t) = trials.first() {
         return cite(
@@ -485,7 +488,12 @@ pub fn answer(s: &Section) -> String {
     let done: Vec<&Trial> = s
         .trials
         .iter()
-        .filter(|t| matches!(t.outcome, Outcome::Better | Outcome::NoGain | Outcome::Worse))
+        .filter(|t| {
+            matches!(
+                t.outcome,
+                Outcome::Better | Outcome::NoGain | Outcome::Worse
+            )
+        })
         .collect();
     match (done.first(), done.len()) {
         (None, _) if s.untested.is_empty() => "no change applies to this target".into(),

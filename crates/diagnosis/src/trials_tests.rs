@@ -43,7 +43,8 @@ fn trial(lever: &str, from: &str, to: &str, t: Vec<Turn>) -> Trial {
         at: "4 KiB random reads at QD 32 × 1 thread".into(),
         measure: l.measure,
         turns: t,
-        permanent: "ACTION==\"add|change\", KERNEL==\"loop7\", ATTR{queue/scheduler}=\"none\"".into(),
+        permanent: "ACTION==\"add|change\", KERNEL==\"loop7\", ATTR{queue/scheduler}=\"none\""
+            .into(),
         ..Default::default()
     };
     judge_trial(&mut x);
@@ -67,14 +68,34 @@ fn a_gain_is_the_mean_of_the_pairs_with_their_spread() {
 #[test]
 fn a_gain_within_twice_its_spread_is_no_gain() {
     // +5 % with a spread of 4 %: within twice it.
-    let x = trial("scheduler", "mq-deadline", "none", turns(1e5, 1.05, &[0.0, 0.04, -0.04]));
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.05, &[0.0, 0.04, -0.04]),
+    );
     assert_eq!(x.outcome, Outcome::NoGain);
     // Turns that agree exactly still need twice the smallest spread.
-    let x = trial("scheduler", "mq-deadline", "none", turns(1e5, 1.015, &[0.0, 0.0, 0.0]));
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.015, &[0.0, 0.0, 0.0]),
+    );
     assert_eq!(x.outcome, Outcome::NoGain);
-    let x = trial("scheduler", "mq-deadline", "none", turns(1e5, 1.03, &[0.0, 0.0, 0.0]));
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.03, &[0.0, 0.0, 0.0]),
+    );
     assert_eq!(x.outcome, Outcome::Better);
-    let x = trial("scheduler", "none", "bfq", turns(1e5, 0.7, &[0.0, 0.01, -0.01]));
+    let x = trial(
+        "scheduler",
+        "none",
+        "bfq",
+        turns(1e5, 0.7, &[0.0, 0.01, -0.01]),
+    );
     assert_eq!(x.outcome, Outcome::Worse);
     // One turn has no spread: no answer.
     let x = trial("scheduler", "mq-deadline", "none", turns(1e5, 2.0, &[0.0]));
@@ -84,10 +105,30 @@ fn a_gain_within_twice_its_spread_is_no_gain() {
 #[test]
 fn trials_rank_by_their_gain_beyond_the_noise() {
     let mut v = vec![
-        trial("scheduler", "bfq", "kyber", turns(1e5, 1.0, &[0.0, 0.01, -0.01])),
-        trial("scheduler", "bfq", "mq-deadline", turns(1e5, 1.20, &[0.0, 0.08, -0.08])),
-        trial("scheduler", "bfq", "none", turns(1e5, 1.15, &[0.0, 0.01, -0.01])),
-        trial("scheduler", "bfq", "x", turns(1e5, 0.5, &[0.0, 0.01, -0.01])),
+        trial(
+            "scheduler",
+            "bfq",
+            "kyber",
+            turns(1e5, 1.0, &[0.0, 0.01, -0.01]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "mq-deadline",
+            turns(1e5, 1.20, &[0.0, 0.08, -0.08]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "none",
+            turns(1e5, 1.15, &[0.0, 0.01, -0.01]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "x",
+            turns(1e5, 0.5, &[0.0, 0.01, -0.01]),
+        ),
     ];
     rank(&mut v);
     let order: Vec<&str> = v.iter().map(|t| t.to.as_str()).collect();
@@ -130,15 +171,24 @@ fn a_throttle_lifted_with_no_gain_contradicts_the_diagnosis() {
     assert_eq!(s.contradictions.len(), 1, "{:?}", s.contradictions);
     assert!(s.contradictions[0].text.contains("an I/O throttle"));
     assert_eq!(v[0].confidence, "medium");
-    assert!(v[0].confidence_why.contains("lowered"), "{}", v[0].confidence_why);
     assert!(
-        v[0].recommendation.contains("[measured: no gain beyond the noise"),
+        v[0].confidence_why.contains("lowered"),
+        "{}",
+        v[0].confidence_why
+    );
+    assert!(
+        v[0].recommendation
+            .contains("[measured: no gain beyond the noise"),
         "{}",
         v[0].recommendation
     );
     // A verdict no lever answers is left as it was.
     assert_eq!(v[1].recommendation, "Lift it.");
-    assert!(s.answer.contains("no change beat the baseline"), "{}", s.answer);
+    assert!(
+        s.answer.contains("no change beat the baseline"),
+        "{}",
+        s.answer
+    );
 }
 
 #[test]
@@ -158,12 +208,15 @@ fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
     assert!(s.contradictions.is_empty());
     assert_eq!(v[0].confidence, "high");
     assert!(
-        v[0].recommendation.contains("[measured: IOPS +3300.0 % ± 50.0 % over 3 turns"),
+        v[0].recommendation
+            .contains("[measured: IOPS +3300.0 % ± 50.0 % over 3 turns"),
         "{}",
         v[0].recommendation
     );
     assert!(s.citations[0].measured);
-    assert!(s.answer.starts_with("the best change measured: cgroup-limits"));
+    assert!(s
+        .answer
+        .starts_with("the best change measured: cgroup-limits"));
 }
 
 #[test]
@@ -184,12 +237,14 @@ fn an_untried_recommendation_says_why_and_is_marked_untested() {
     ];
     cite(&mut s, &mut v, &table, Cause::Scheduler);
     assert!(
-        v[0].recommendation.contains("[untested: a setting of this host"),
+        v[0].recommendation
+            .contains("[untested: a setting of this host"),
         "{}",
         v[0].recommendation
     );
     assert!(
-        v[1].recommendation.contains("untested: a limit below this host"),
+        v[1].recommendation
+            .contains("untested: a limit below this host"),
         "{}",
         v[1].recommendation
     );
@@ -202,8 +257,18 @@ fn the_section_in_words_gives_each_row_and_how_to_keep_it() {
     let table = shipped();
     let mut s = Section {
         trials: vec![
-            trial("scheduler", "mq-deadline", "none", turns(1e5, 1.38, &[0.0, 0.04, -0.04])),
-            trial("scheduler", "mq-deadline", "kyber", turns(1e5, 1.0, &[0.0, 0.01, -0.01])),
+            trial(
+                "scheduler",
+                "mq-deadline",
+                "none",
+                turns(1e5, 1.38, &[0.0, 0.04, -0.04]),
+            ),
+            trial(
+                "scheduler",
+                "mq-deadline",
+                "kyber",
+                turns(1e5, 1.0, &[0.0, 0.01, -0.01]),
+            ),
         ],
         ..Default::default()
     };
@@ -270,24 +335,48 @@ fn host_settings_need_root_and_asking_unless_ssdready_made_the_device() {
         device: true,
         ..Default::default()
     };
-    assert_eq!(gate(Kind::Queue, Cause::Scheduler, &c).unwrap_err().0, Reason::NotRoot);
-    let root = Consent { root: true, ..c.clone() };
-    assert_eq!(gate(Kind::Queue, Cause::Scheduler, &root).unwrap_err().0, Reason::NotAsked);
-    let asked = Consent { asked: true, ..root.clone() };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &c).unwrap_err().0,
+        Reason::NotRoot
+    );
+    let root = Consent {
+        root: true,
+        ..c.clone()
+    };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &root).unwrap_err().0,
+        Reason::NotAsked
+    );
+    let asked = Consent {
+        asked: true,
+        ..root.clone()
+    };
     assert!(gate(Kind::Queue, Cause::Scheduler, &asked).is_ok());
-    let ours = Consent { made_by_study: true, ..root.clone() };
+    let ours = Consent {
+        made_by_study: true,
+        ..root.clone()
+    };
     assert!(gate(Kind::Queue, Cause::Scheduler, &ours).is_ok());
     // The study's own group needs root, never asking; below the host it
     // moves nothing.
     assert!(gate(Kind::Cgroup, Cause::IoThrottle, &root).is_ok());
-    assert_eq!(gate(Kind::Cgroup, Cause::IoThrottle, &c).unwrap_err().0, Reason::NotRoot);
+    assert_eq!(
+        gate(Kind::Cgroup, Cause::IoThrottle, &c).unwrap_err().0,
+        Reason::NotRoot
+    );
     assert_eq!(
         gate(Kind::Cgroup, Cause::BelowHost, &root).unwrap_err().0,
         Reason::BelowHost
     );
     assert!(gate(Kind::Application, Cause::Scheduler, &Consent::default()).is_ok());
-    let none = Consent { device: false, ..asked };
-    assert_eq!(gate(Kind::Queue, Cause::Scheduler, &none).unwrap_err().0, Reason::NoDevice);
+    let none = Consent {
+        device: false,
+        ..asked
+    };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &none).unwrap_err().0,
+        Reason::NoDevice
+    );
 }
 
 #[test]
@@ -308,7 +397,11 @@ fn a_quick_study_tries_the_first_two_levers_the_findings_point_at() {
     // The full study tries every lever that applies, pointed ones first;
     // a queue file the device lacks is said.
     let (todo, not) = plan(&table, &cx, &[], &c, false, &at);
-    assert!(todo.len() > 4, "{:?}", todo.iter().map(|p| &p.lever.id).collect::<Vec<_>>());
+    assert!(
+        todo.len() > 4,
+        "{:?}",
+        todo.iter().map(|p| &p.lever.id).collect::<Vec<_>>()
+    );
     assert!(todo[0].pointed);
     assert!(todo.iter().any(|p| p.lever.id == "nr-requests"));
     assert!(not

@@ -38,7 +38,11 @@ pub fn row(i: usize, t: &Trial) -> String {
     let mut s = format!(
         "  {i}. {}{on}: {} — {}; {} turns at {}\n",
         t.change(),
-        if moved.is_empty() { "nothing measured".into() } else { moved },
+        if moved.is_empty() {
+            "nothing measured".into()
+        } else {
+            moved
+        },
         noise_words(t.outcome),
         t.turns.len(),
         t.at

@@ -50,8 +50,9 @@ pub mod real;
 pub mod slo;
 pub mod strategies;
 pub mod text;
-pub mod trials;
 pub mod transport;
+pub mod trials;
+pub mod trials_hands;
 pub mod virt;
 
 use model::{Machine, RunRecord, TargetProfile};

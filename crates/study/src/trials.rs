@@ -251,7 +251,11 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     };
     let started = Instant::now();
     let per_run = x.plan.settings.runtime_s + x.plan.settings.ramp_s + x.plan.overhead_s;
-    let want = if o.quick { trials::MIN_PAIRS } else { trials::FULL_PAIRS };
+    let want = if o.quick {
+        trials::MIN_PAIRS
+    } else {
+        trials::FULL_PAIRS
+    };
     // Time spent: the clock's, or the runs' planned length where more (a
     // run's start-up is part of it).
     let mut runs_done = 0usize;
@@ -260,12 +264,17 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
             continue;
         };
         for c in &p.candidates {
-            let spent = started.elapsed().as_secs_f64().max(runs_done as f64 * per_run);
+            let spent = started
+                .elapsed()
+                .as_secs_f64()
+                .max(runs_done as f64 * per_run);
             let left = o.budget_s - spent;
             let pairs = trials_plan::pairs_that_fit(want, left, per_run);
             let why = match () {
                 _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
-                _ if pairs == 0 => Some((Reason::NoTime, "no time left in the budget for its turns")),
+                _ if pairs == 0 => {
+                    Some((Reason::NoTime, "no time left in the budget for its turns"))
+                }
                 _ => None,
             };
             if let Some((reason, why)) = why {
@@ -320,7 +329,11 @@ fn change_of(
 }
 
 /// One run of a trial, measured.
-fn measure(runner: &mut dyn Runner, w: &Workload, r: &ssdready_run::RunRequest) -> Result<Measured, String> {
+fn measure(
+    runner: &mut dyn Runner,
+    w: &Workload,
+    r: &ssdready_run::RunRequest,
+) -> Result<Measured, String> {
     match runner.run(w, r) {
         Ok(Outcome { summary, .. }) if summary.ios > 0 || summary.iops > 0.0 => {
             Ok(Measured::of(&summary))
@@ -340,7 +353,11 @@ fn one(
     pairs: usize,
 ) -> (Trial, bool) {
     let l = &p.lever;
-    let disks = if l.kind == Kind::Queue { queue_disks(t) } else { Vec::new() };
+    let disks = if l.kind == Kind::Queue {
+        queue_disks(t)
+    } else {
+        Vec::new()
+    };
     let (cw, extra) = changed(w, c);
     let base_req = crate::jobs::request(w, x.targets, &x.plan.settings, false);
     let mut change_req = crate::jobs::request(&cw, x.targets, &x.plan.settings, false);
@@ -378,7 +395,9 @@ fn one(
         }
         let turn = (|| -> Result<Turn, (String, bool)> {
             let baseline = measure(x.runner, w, &base_req).map_err(|e| (e, false))?;
-            change.apply().map_err(|e| (format!("could not make the change: {e}"), false))?;
+            change
+                .apply()
+                .map_err(|e| (format!("could not make the change: {e}"), false))?;
             let ran = measure(x.runner, &cw, &change_req);
             change
                 .revert()
@@ -405,7 +424,10 @@ fn one(
 /// What an application lever's options replace, in words.
 fn describe_app(l: &Lever, w: &Workload) -> String {
     match l.id.as_str() {
-        "engine" => w.engine.clone().unwrap_or_else(|| "the emulator's own".into()),
+        "engine" => w
+            .engine
+            .clone()
+            .unwrap_or_else(|| "the emulator's own".into()),
         "threads" => format!("{} thread(s) × QD {}", w.threads, w.qd),
         "direct" => format!("direct={}", u8::from(w.direct)),
         _ => "the study's job".into(),

@@ -26,7 +26,11 @@ struct Fake {
 }
 
 impl Runner for Fake {
-    fn run(&mut self, w: &crate::plan::Workload, r: &ssdready_run::RunRequest) -> Result<Outcome, Failure> {
+    fn run(
+        &mut self,
+        w: &crate::plan::Workload,
+        r: &ssdready_run::RunRequest,
+    ) -> Result<Outcome, Failure> {
         self.n += 1;
         let line = r.command_line().join(" ");
         let mut iops = (f64::from(w.qd * w.threads) * 10_000.0).min(100_000.0);
@@ -91,7 +95,12 @@ impl Hands for FakeHands {
     fn escape_unavailable(&self) -> Option<String> {
         Some("no cgroup v2 here".into())
     }
-    fn queue(&mut self, disks: &[String], attr: &str, value: &str) -> Result<Box<dyn Change>, String> {
+    fn queue(
+        &mut self,
+        disks: &[String],
+        attr: &str,
+        value: &str,
+    ) -> Result<Box<dyn Change>, String> {
         self.set.push(format!("{}:{attr}={value}", disks.join(",")));
         Ok(Box::new(Flip {
             log: self.log.clone(),
@@ -118,7 +127,15 @@ fn target() -> TargetProfile {
 }
 
 /// A quick study's sweeps through the fake, judged, with `cause` named.
-fn studied(fake: &mut Fake, cause: Cause) -> (Vec<TargetProfile>, crate::plan::Plan, Vec<RunRecord>, Judgement) {
+fn studied(
+    fake: &mut Fake,
+    cause: Cause,
+) -> (
+    Vec<TargetProfile>,
+    crate::plan::Plan,
+    Vec<RunRecord>,
+    Judgement,
+) {
     let targets = vec![target()];
     let o = StudyOptions {
         quick: true,
@@ -179,7 +196,10 @@ fn a_quick_studys_application_levers_run_in_turns_within_the_budget() {
     assert!((g.change_pct - 30.0).abs() < 2.0, "{g:?}");
     assert_eq!(s.trials[1].outcome, Verdict::NoGain);
     assert!(best.change_options.iter().any(|o| o == "--registerfiles=1"));
-    assert!(!best.baseline_options.iter().any(|o| o.contains("registerfiles")));
+    assert!(!best
+        .baseline_options
+        .iter()
+        .any(|o| o.contains("registerfiles")));
     // The host's settings were not tried, and say why.
     assert!(s
         .untested
@@ -259,7 +279,9 @@ fn a_host_change_is_made_for_each_changed_run_and_put_back_after_it() {
     let t = s.trials.iter().find(|t| t.lever == "scheduler").unwrap();
     assert_eq!((t.from.as_str(), t.to.as_str()), ("mq-deadline", "none"));
     assert_eq!(t.outcome, Verdict::Better);
-    assert!(t.permanent.contains(r#"KERNEL=="fake0", ATTR{queue/scheduler}="none""#));
+    assert!(t
+        .permanent
+        .contains(r#"KERNEL=="fake0", ATTR{queue/scheduler}="none""#));
     let turn = ["base", "apply", "changed", "revert"];
     for (i, w) in log[..12].chunks(4).enumerate() {
         assert_eq!(w, turn, "turn {i}: {log:?}");
@@ -274,6 +296,10 @@ fn a_scheduler_named_that_its_change_does_not_move_is_a_contradiction() {
     assert!(!left_applied);
     assert_eq!(s.contradictions.len(), 1, "{:?}", s.trials);
     assert_eq!(s.contradictions[0].lever, "scheduler");
-    assert!(s.answer.starts_with("no change beat the baseline"), "{}", s.answer);
+    assert!(
+        s.answer.starts_with("no change beat the baseline"),
+        "{}",
+        s.answer
+    );
     let _ = j;
 }
