@@ -34,7 +34,10 @@
 //! * [`reach`]: whether the device served the study's I/O at all (its
 //!   own counters against the study's completions), said first when not;
 //! * [`answer`] and [`text`]: the answer in words, shared by the terminal
-//!   and the HTML report.
+//!   and the HTML report;
+//! * [`levers`] (`data/levers.table`), [`trials_plan`], [`trials`] and
+//!   [`trials_text`]: what to change, measured — the changes the study
+//!   knows how to try, which it tries, and what its trials in turns say.
 
 #![forbid(unsafe_code)]
 
@@ -47,6 +50,7 @@ pub mod capacity;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
+pub mod levers;
 pub mod limit;
 pub mod limits;
 pub mod model;
@@ -58,6 +62,9 @@ pub mod summary;
 pub mod sweeps;
 pub mod text;
 pub mod transport;
+pub mod trials;
+pub mod trials_plan;
+pub mod trials_text;
 
 use model::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;

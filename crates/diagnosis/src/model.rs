@@ -60,6 +60,10 @@ pub struct StudyDoc {
     /// (`ssdready limits` prints the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<crate::limits::Inventory>,
+    /// What to change, measured: the study's advice tried in turns on
+    /// this machine, each change put back (absent when no trial applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<crate::trials::Section>,
 }
 
 /// What kind of thing a target is.

@@ -56,7 +56,7 @@ pub struct RuleError {
     pub msg: String,
 }
 
-fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
+pub(crate) fn parse_cond(text: &str, line: usize) -> Result<Cond, RuleError> {
     let err = |m: &str| RuleError {
         line,
         msg: format!("{m}: '{text}'"),
@@ -194,7 +194,7 @@ fn fill(t: &str, facts: &BTreeMap<String, Fact>) -> Option<String> {
     Some(out)
 }
 
-fn holds(c: &Cond, facts: &BTreeMap<String, Fact>) -> bool {
+pub(crate) fn holds(c: &Cond, facts: &BTreeMap<String, Fact>) -> bool {
     let f = facts.get(&c.fact);
     match (c.op, f, &c.value) {
         (Op::Exists, f, _) => f.is_some(),

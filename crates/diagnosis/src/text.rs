@@ -206,6 +206,9 @@ fn verdicts_and_skipped(s: &mut String, d: &StudyDoc) {
         );
         let _ = writeln!(s, "    → {}", v.recommendation);
     }
+    if let Some(t) = &d.trials {
+        let _ = write!(s, "\n{}", crate::trials_text::section(t));
+    }
     if !d.skipped.is_empty() {
         let _ = writeln!(s, "\nnot studied:");
         for k in &d.skipped {

@@ -281,6 +281,7 @@ pub fn document(
         warnings: Vec::new(),
         capacity: None,
         limits: None,
+        trials: None,
     };
     (doc, partial)
 }

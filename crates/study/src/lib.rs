@@ -18,7 +18,8 @@
 //!   through the caller's run function, [`real`], with the control groups'
 //!   counters around each; or the emulator model in virtual time,
 //!   [`virt`]), stopping the queue-depth sweep once saturated; [`slo`]: the
-//!   capacity at a latency target through the same runner;
+//!   capacity at a latency target through the same runner; [`trials`]: what
+//!   to change, measured (the levers tried in turns after the sweeps);
 //! * [`calibrate`]: the drive's transport measured with a zero-time drive;
 //!   [`transport`]: the daemon's figures;
 //! * [`app_runs`] and [`appfs`]: the applications section; [`fleet`] and
@@ -50,6 +51,8 @@ pub mod slo;
 pub mod strategies;
 pub mod text;
 pub mod transport;
+pub mod trials;
+pub mod trials_hands;
 pub mod virt;
 
 use model::{Machine, RunRecord, TargetProfile};

@@ -17,6 +17,7 @@
 
 mod fleet;
 mod print;
+mod trials;
 
 use crate::{fail, say};
 use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
@@ -75,6 +76,11 @@ pub struct StudyArgs {
     /// TARGET is then what each host reads (default: fio's null engine).
     #[arg(long, value_name = "HOSTS")]
     pub client: Vec<String>,
+    /// As root, also try the device's queue settings the findings point at
+    /// (scheduler, nr_requests, …) on the target and its stack, each in
+    /// turns and put back after (journaled under /run/ssdready).
+    #[arg(long)]
+    pub try_changes: bool,
 }
 
 fn now_ms() -> u64 {
@@ -278,7 +284,8 @@ fn open_history(a: &StudyArgs) -> Result<Option<crate::history::Recorder>, crate
 fn study_plan(a: &StudyArgs, budget_s: f64, targets: &[TargetProfile], machine: &Machine) -> Plan {
     let o = StudyOptions {
         quick: a.quick,
-        budget_s,
+        // A full study keeps a share of its budget for its trials.
+        budget_s: budget_s - ssdready_study::trials::reserve_s(budget_s, a.quick),
         sweeps: a.sweeps.clone(),
         root: machine.root,
         cpus: machine.cpus,
@@ -530,7 +537,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         runtime_s: p.settings.runtime_s,
     };
     let caps = ssdready_diagnosis::limit::caps::Caps::of(&limits);
-    let (j, app_skips) = judge(
+    let (mut j, app_skips) = judge(
         &a,
         &at,
         (&machine, &caps),
@@ -538,6 +545,17 @@ pub fn command(a: StudyArgs) -> crate::Done {
         capacity.as_ref(),
         &mut warnings,
     );
+    let ran = trials::Ran {
+        targets: &targets,
+        plan: &p,
+        runs: &ex.runs,
+        machine: &machine,
+        made_by_study: drive.is_some(),
+        budget_s,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    };
+    let (tried, notes) = trials::run(&a, &ran, &mut j, &stop);
+    warnings.extend(notes);
     let mut skipped = p.skipped.clone();
     skipped.extend(app_skips);
     // A stop during the applications section interrupts the study too: the
@@ -572,6 +590,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         warnings,
         capacity,
         limits: Some(limits),
+        trials: tried,
     };
     let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
     // A study none of whose runs succeeded has nothing to remember.

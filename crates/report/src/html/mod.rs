@@ -33,6 +33,7 @@ mod strategies;
 mod study;
 pub mod svg;
 pub mod timeline;
+mod trials;
 mod workloads;
 
 use serde_json::Value;

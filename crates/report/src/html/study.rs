@@ -23,6 +23,14 @@ pub fn render(d: &StudyDoc) -> String {
     let me: [Named; 1] = [("", d)];
     let mut body = String::new();
     body.push_str(&top(d));
+    if let Some(t) = &d.trials {
+        body.push_str(&section(
+            "s-trials",
+            "What to change, measured",
+            "The study's advice tried on this machine, each change in turns with the baseline and put back.",
+            &[super::trials::trials(t).html()],
+        ));
+    }
     body.push_str(&section(
         "s-qd",
         "Throughput and latency against queue depth",

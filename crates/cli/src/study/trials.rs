@@ -1,0 +1,81 @@
+//! `study`'s trials: after the sweeps are judged, the changes the findings
+//! point at tried in turns on this machine (`ssdready_study::trials`),
+//! through this binary's run function; a queue setting of the host only
+//! as root with `--try-changes` (or on a device the study made), the
+//! study's own cgroup as root, the application's own options always.
+
+use super::StudyArgs;
+use crate::say;
+use ssdready_diagnosis::model::{Machine, RunRecord, TargetProfile};
+use ssdready_diagnosis::trials::Section;
+use ssdready_study::plan::Plan;
+use ssdready_study::trials::{self, Options, Trials};
+use ssdready_study::trials_hands::HostHands;
+use ssdready_study::{real, Judgement};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// What the study ran, for its trials.
+pub(super) struct Ran<'a> {
+    pub targets: &'a [TargetProfile],
+    pub plan: &'a Plan,
+    pub runs: &'a [RunRecord],
+    pub machine: &'a Machine,
+    /// The target is the drive the study put behind the kernel.
+    pub made_by_study: bool,
+    pub budget_s: f64,
+    pub elapsed_s: f64,
+}
+
+/// Try the levers; returns the section (None when none applies or the
+/// study was stopped) and what putting the changes back said.
+pub(super) fn run(
+    a: &StudyArgs,
+    ran: &Ran,
+    j: &mut Judgement,
+    stop: &Arc<AtomicBool>,
+) -> (Option<Section>, Vec<String>) {
+    let Some(t) = ran.targets.first() else {
+        return (None, Vec::new());
+    };
+    if stop.load(Relaxed) {
+        return (None, Vec::new());
+    }
+    let disks = trials::queue_disks(t);
+    let mut hands = HostHands::new(disks.clone(), ran.machine.root);
+    let (run_stop, allow) = (stop.clone(), a.allow_destructive);
+    let run_fn = move |r: &ssdready_run::RunRequest| {
+        crate::progress::run_request(r, run_stop.clone(), allow)
+    };
+    let mut runner = real::RealRunner::new(stop.clone(), ran.targets, Box::new(run_fn));
+    let o = Options {
+        quick: a.quick,
+        root: ran.machine.root,
+        asked: a.try_changes,
+        made_by_study: ran.made_by_study,
+        budget_s: trials::budget_s(ran.plan, ran.budget_s, a.quick, ran.elapsed_s),
+        queue: disks
+            .first()
+            .map(|d| trials::queue_files(d))
+            .unwrap_or_default(),
+    };
+    if !a.quiet {
+        say("trying the changes the findings point at, each in turns against the baseline and put back after");
+    }
+    let section = trials::run(
+        &mut Trials {
+            targets: ran.targets,
+            plan: ran.plan,
+            runs: ran.runs,
+            runner: &mut runner,
+            hands: &mut hands,
+        },
+        j,
+        &o,
+    );
+    let mut notes = hands.finish();
+    if let Err(w) = runner.restore() {
+        notes.push(w.to_string());
+    }
+    (section, notes)
+}

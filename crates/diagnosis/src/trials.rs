@@ -1,0 +1,520 @@
+//! What to change, measured: the study's own advice tried on this machine,
+//! in turns (baseline, change, baseline, change, …) at the point its
+//! finding is about, each change put back after its trial. This module
+//! judges what the turns measured, purely: each metric's gain as the mean
+//! of the per-pair changes with their spread (a gain is real only beyond
+//! twice that spread, and at least [`MIN_SPREAD_PCT`] twice), the trials
+//! ranked, the findings' recommendations each citing its trial or saying
+//! why none was possible ([`cite`]), and a named cause its lever did not
+//! move called a contradiction, lowering that verdict's confidence.
+//! The running is `ssdready-study`'s (`trials`); the text is
+//! [`crate::trials_text`].
+
+use crate::levers::{At, Kind, Lever, Metric, Point};
+use crate::limit::Cause;
+use crate::model::Verdict;
+use crate::summary::PointSummary;
+use serde::{Deserialize, Serialize};
+
+/// The smallest spread a gain is judged against, percent: turns that
+/// agree exactly (a model, a quiet machine) still call nothing under
+/// twice this a gain.
+pub const MIN_SPREAD_PCT: f64 = 1.0;
+
+/// Turns a trial takes: at least this many pairs, more in a full study.
+pub const MIN_PAIRS: usize = 3;
+/// Pairs in a full study's trials, time allowing.
+pub const FULL_PAIRS: usize = 5;
+
+/// The study's `trials` section.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Section {
+    /// Whether the user asked for the host's settings to be tried
+    /// (`--try-changes`).
+    pub asked: bool,
+    /// Seconds the plan left for the trials, and what they took.
+    pub budget_s: f64,
+    pub spent_s: f64,
+    /// Every trial run, best first.
+    pub trials: Vec<Trial>,
+    /// The levers that apply here but were not tried, each with why.
+    pub untested: Vec<Untested>,
+    /// Named causes their lever did not move.
+    pub contradictions: Vec<Contradiction>,
+    /// Each recommendation's trial, or why it has none.
+    pub citations: Vec<Citation>,
+    /// The answer in one line.
+    pub answer: String,
+}
+
+/// One lever tried at one value.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Trial {
+    pub lever: String,
+    pub kind: Kind,
+    /// What it changes, in words.
+    pub what: String,
+    pub from: String,
+    pub to: String,
+    /// Queue levers: the devices it was set on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
+    /// The point, in words, and as the runs' workload.
+    pub at: String,
+    pub point: Point,
+    /// What it is judged on first.
+    pub measure: Metric,
+    pub turns: Vec<Turn>,
+    /// Each metric's gain over the turns (absent where unmeasured).
+    pub gains: Vec<Gain>,
+    pub outcome: Outcome,
+    /// How a user makes it last on this host.
+    pub permanent: String,
+    /// How it was put back.
+    pub undo: String,
+    /// The runs' command lines.
+    pub baseline_options: Vec<String>,
+    pub change_options: Vec<String>,
+    /// Why it stopped before its turns were done, or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One turn: a baseline run and a run with the change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub baseline: Measured,
+    pub change: Measured,
+}
+
+/// What a run measured, as a trial compares it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: f64,
+    /// CPU per I/O, ns: the whole system's where measured, else the
+    /// process's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_per_io: Option<f64>,
+}
+
+impl Measured {
+    /// A run's figures.
+    pub fn of(s: &PointSummary) -> Measured {
+        Measured {
+            iops: s.iops,
+            bw_bytes_per_s: s.bw_bytes_per_s,
+            lat_mean_ns: s.lat_mean_ns,
+            lat_p99_ns: s.lat_p99_ns as f64,
+            cpu_ns_per_io: s.cpu.as_ref().map(|c| match c.system_ns_per_io {
+                x if x > 0.0 => x,
+                _ => c.process_ns_per_io,
+            }),
+        }
+    }
+
+    fn get(&self, m: Metric) -> Option<f64> {
+        let v = match m {
+            Metric::Iops => self.iops,
+            Metric::Bandwidth => self.bw_bytes_per_s,
+            Metric::Mean => self.lat_mean_ns,
+            Metric::P99 => self.lat_p99_ns,
+            Metric::Cpu => self.cpu_ns_per_io?,
+        };
+        (v > 0.0).then_some(v)
+    }
+}
+
+/// One metric's change over a trial's turns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gain {
+    pub metric: Metric,
+    /// The means of the baseline's and the change's turns.
+    pub baseline: f64,
+    pub change: f64,
+    /// The mean of the per-pair changes, percent (signed: + is more).
+    pub change_pct: f64,
+    /// Their standard deviation, percent.
+    pub spread_pct: f64,
+    pub pairs: usize,
+    /// Beyond twice the spread (and at least twice [`MIN_SPREAD_PCT`]).
+    pub beyond_noise: bool,
+    /// Whether the change is for the better (more IOPS, less latency).
+    pub better: bool,
+}
+
+impl Gain {
+    /// How much better it is beyond the noise, percent: the change
+    /// less twice its spread, signed for the better.
+    pub fn lower_bound(&self) -> f64 {
+        let s = if self.better { 1.0 } else { -1.0 };
+        s * (self.change_pct.abs() - 2.0 * self.spread_pct.max(MIN_SPREAD_PCT))
+    }
+}
+
+/// A trial's answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Better beyond the noise on what it is judged on.
+    Better,
+    /// Within the noise.
+    #[default]
+    NoGain,
+    /// Worse beyond the noise.
+    Worse,
+    /// Fewer than two turns completed: no spread, no answer.
+    Incomplete,
+    /// The change could not be made, or its runs failed.
+    Failed,
+}
+
+/// Why a lever that applies was not tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A setting of the host, and the study is not root.
+    NotRoot,
+    /// A setting of the host the user did not ask to try (`--try-changes`).
+    NotAsked,
+    /// The kernel does not offer the setting on this device.
+    NotOffered,
+    /// Nothing to try: no value differs from what is in effect.
+    NoCandidate,
+    /// The target has no device queue of its own (an emulator in-process).
+    NoDevice,
+    /// A limit below this host: no setting of the host moves it.
+    BelowHost,
+    /// No time left in the budget.
+    NoTime,
+    /// `--quick`: only the levers the findings point at first.
+    Quick,
+    /// This machine cannot do it (said in the text).
+    Unavailable,
+    /// The study was stopped first.
+    Stopped,
+}
+
+/// A lever not tried, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Untested {
+    pub lever: String,
+    pub what: String,
+    pub reason: Reason,
+    /// The reason in words.
+    pub why: String,
+}
+
+/// A named cause its lever did not move.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Contradiction {
+    /// The cause, in the rules' words.
+    pub cause: String,
+    pub lever: String,
+    pub text: String,
+}
+
+/// A recommendation's trial, or why it has none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub rule: String,
+    /// True when a trial measured it; false: untested.
+    pub measured: bool,
+    pub text: String,
+}
+
+/// The per-pair changes of one metric, percent.
+fn pair_changes(turns: &[Turn], m: Metric) -> Vec<f64> {
+    turns
+        .iter()
+        .filter_map(|t| Some(100.0 * (t.change.get(m)? / t.baseline.get(m)? - 1.0)))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// One metric's gain over the turns; None without a measured pair.
+pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
+    let d = pair_changes(turns, m);
+    if d.is_empty() {
+        return None;
+    }
+    let mu = mean(&d);
+    let spread = match d.len() {
+        1 => 0.0,
+        n => (d.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt(),
+    };
+    let side = |f: fn(&Turn) -> &Measured| {
+        mean(&turns.iter().filter_map(|t| f(t).get(m)).collect::<Vec<_>>())
+    };
+    Some(Gain {
+        metric: m,
+        baseline: side(|t| &t.baseline),
+        change: side(|t| &t.change),
+        change_pct: mu,
+        spread_pct: spread,
+        pairs: d.len(),
+        beyond_noise: d.len() >= 2 && mu.abs() > 2.0 * spread.max(MIN_SPREAD_PCT),
+        better: (mu > 0.0) == m.higher_is_better(),
+    })
+}
+
+/// Fill a trial's gains and outcome from its turns.
+pub fn judge_trial(t: &mut Trial) {
+    t.gains = Metric::ALL
+        .into_iter()
+        .filter_map(|m| gain(&t.turns, m))
+        .collect();
+    if t.outcome == Outcome::Failed && t.turns.is_empty() {
+        return;
+    }
+    t.outcome = match t.gains.iter().find(|g| g.metric == t.measure) {
+        _ if t.turns.len() < 2 => Outcome::Incomplete,
+        None => Outcome::Incomplete,
+        Some(g) if !g.beyond_noise => Outcome::NoGain,
+        Some(g) if g.better => Outcome::Better,
+        Some(_) => Outcome::Worse,
+    };
+}
+
+impl Trial {
+    /// The gain on what it is judged on.
+    pub fn main_gain(&self) -> Option<&Gain> {
+        self.gains.iter().find(|g| g.metric == self.measure)
+    }
+
+    /// `scheduler mq-deadline → none`.
+    pub fn change(&self) -> String {
+        format!("{} {} → {}", self.lever, self.from, self.to)
+    }
+}
+
+fn rank_key(t: &Trial) -> (u8, f64) {
+    let order = match t.outcome {
+        Outcome::Better => 0,
+        Outcome::NoGain => 1,
+        Outcome::Worse => 2,
+        Outcome::Incomplete => 3,
+        Outcome::Failed => 4,
+    };
+    (order, -t.main_gain().map_or(0.0, Gain::lower_bound))
+}
+
+/// Best first: the changes that help beyond the noise by how much they
+/// help beyond it, then those within it, then the worse, then the rest.
+pub fn rank(trials: &mut [Trial]) {
+    trials.sort_by(|a, b| {
+        let (x, y) = (rank_key(a), rank_key(b));
+        x.0.cmp(&y.0).then(x.1.total_cmp(&y.1))
+    });
+}
+
+/// `+38.2 % ± 4.1 %`.
+pub fn fmt_gain(g: &Gain) -> String {
+    format!("{:+.1} % ± {:.1} %", g.change_pct, g.spread_pct)
+}
+
+/// A trial's result on what it is judged on, in a few words:
+/// `IOPS +38.2 % ± 4.1 % over 3 turns`.
+pub fn result_words(t: &Trial) -> String {
+    match t.main_gain() {
+        Some(g) => format!(
+            "{} {} over {} turns",
+            g.metric.label(),
+            fmt_gain(g),
+            t.turns.len()
+        ),
+        None => match &t.error {
+            Some(e) => format!("not measured: {e}"),
+            None => "not measured".into(),
+        },
+    }
+}
+
+/// The cause a verdict rests on (its `saturation_limit` evidence).
+fn cause_of(v: &Verdict) -> Option<Cause> {
+    v.evidence
+        .figures
+        .iter()
+        .find(|(f, _)| f == "saturation_limit")
+        .and_then(|(_, val)| Cause::of_name(val))
+}
+
+/// Named causes whose lifting lever, tried, moved nothing beyond the noise.
+pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contradiction> {
+    let mut out = Vec::new();
+    for l in levers.iter().filter(|l| l.lifts.contains(&cause)) {
+        let tried: Vec<&Trial> = s
+            .trials
+            .iter()
+            .filter(|t| t.lever == l.id)
+            .filter(|t| matches!(t.outcome, Outcome::NoGain | Outcome::Worse))
+            .collect();
+        let helped = s
+            .trials
+            .iter()
+            .any(|t| t.lever == l.id && t.outcome == Outcome::Better);
+        if let (Some(t), false) = (tried.first(), helped) {
+            out.push(Contradiction {
+                cause: cause.name().into(),
+                lever: l.id.clone(),
+                text: format!(
+                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: not beyond the noise, so it is not what holds it here",
+                    cause.name(),
+                    t.change(),
+                    result_words(t)
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// One confidence step down.
+fn lower(c: &str) -> &'static str {
+    match c {
+        "high" => "medium",
+        _ => "low",
+    }
+}
+
+/// The citation of a verdict's recommendation: its levers' best trial,
+/// their trials' lack of gain, or why none was tried. None for a verdict
+/// no lever answers.
+fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
+    let cause = cause_of(v);
+    let related: Vec<&Lever> = levers
+        .iter()
+        .filter(|l| l.rules.contains(&v.rule) || cause.is_some_and(|c| l.causes.contains(&c)))
+        .collect();
+    let cite = |measured: bool, text: String| {
+        Some(Citation {
+            rule: v.rule.clone(),
+            measured,
+            text,
+        })
+    };
+    if related.is_empty() {
+        return match cause {
+            Some(Cause::BelowHost) => cite(
+                false,
+                "untested: a limit below this host; no setting of this host moves it".into(),
+            ),
+            Some(Cause::Device) => cite(
+                false,
+                "untested: the device's own limit; no setting of this host moves it".into(),
+            ),
+            _ => None,
+        };
+    }
+    let trials: Vec<&Trial> = s
+        .trials
+        .iter()
+        .filter(|t| related.iter().any(|l| l.id == t.lever))
+        .filter(|t| {
+            matches!(
+                t.outcome,
+                Outcome::Better | Outcome::NoGain | Outcome::Worse
+            )
+        })
+        .collect();
+    if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
+        return cite(
+            true,
+            format!("measured: {} ({})", result_words(t), t.change()),
+        );
+    }
+    if let Some(t) = trials.first() {
+        return cite(
+            true,
+            format!(
+                "measured: no gain beyond the noise ({}: {})",
+                t.change(),
+                result_words(t)
+            ),
+        );
+    }
+    let why = s
+        .untested
+        .iter()
+        .find(|u| related.iter().any(|l| l.id == u.lever))
+        .map(|u| format!("{} ({})", u.why, u.lever));
+    let why = why.or_else(|| {
+        s.trials
+            .iter()
+            .find(|t| related.iter().any(|l| l.id == t.lever))
+            .map(|t| format!("{}: {}", t.change(), result_words(t)))
+    })?;
+    cite(false, format!("untested: {why}"))
+}
+
+/// Rank the trials, then set what they say against the findings: each
+/// recommendation cites its trial or why none was possible (marked
+/// untested), a named cause its lever did not move is a contradiction
+/// that lowers that verdict's confidence, and the section's answer.
+pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: Cause) {
+    for t in &mut s.trials {
+        judge_trial(t);
+    }
+    rank(&mut s.trials);
+    s.contradictions = contradictions(s, levers, cause);
+    s.citations.clear();
+    for v in verdicts.iter_mut() {
+        let Some(c) = citation(v, s, levers) else {
+            continue;
+        };
+        v.recommendation = format!(
+            "{} [{}]",
+            v.recommendation.trim_end(),
+            c.text.trim_end_matches('.')
+        );
+        if cause_of(v) == Some(cause) {
+            if let Some(x) = s.contradictions.first() {
+                v.confidence = lower(&v.confidence).into();
+                v.confidence_why = format!("{}; lowered: {}", v.confidence_why, x.text);
+            }
+        }
+        s.citations.push(c);
+    }
+    s.answer = answer(s);
+}
+
+/// The section's answer in one line.
+pub fn answer(s: &Section) -> String {
+    let done: Vec<&Trial> = s
+        .trials
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.outcome,
+                Outcome::Better | Outcome::NoGain | Outcome::Worse
+            )
+        })
+        .collect();
+    match (done.first(), done.len()) {
+        (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
+        (None, _) => "no change was tried (see why below)".into(),
+        (Some(t), _) if t.outcome == Outcome::Better => format!(
+            "the best change measured: {} ({}), beyond the noise",
+            t.change(),
+            result_words(t)
+        ),
+        (Some(_), n) => format!(
+            "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
+        ),
+    }
+}
+
+/// Whether a lever's point needs a finding the study measured: the peak's
+/// depth for `peak`, large reads for `large`.
+pub fn point_known(at: At, peak_qd: Option<u32>) -> bool {
+    at != At::Peak || peak_qd.is_some()
+}
+
+#[cfg(test)]
+#[path = "trials_tests.rs"]
+mod tests;

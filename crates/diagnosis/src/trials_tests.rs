@@ -1,0 +1,428 @@
+//! Trials judged from recorded turns: the gain with its spread, the noise
+//! verdict, the ranking, a contradiction, the untested reasons, the text.
+
+use super::*;
+use crate::levers::{shipped, Context};
+use crate::model::Evidence;
+use crate::trials_plan::{gate, pairs_that_fit, plan, Consent};
+
+fn m(iops: f64, p99_us: f64) -> Measured {
+    Measured {
+        iops,
+        bw_bytes_per_s: iops * 4096.0,
+        lat_mean_ns: 1e9 / iops,
+        lat_p99_ns: p99_us * 1000.0,
+        cpu_ns_per_io: Some(3000.0),
+    }
+}
+
+/// Turns of a baseline near `base` IOPS and a change at `ratio` times each
+/// turn's baseline, with the given per-turn wobble of the ratio.
+fn turns(base: f64, ratio: f64, wobble: &[f64]) -> Vec<Turn> {
+    wobble
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let b = base * (1.0 + 0.01 * i as f64);
+            Turn {
+                baseline: m(b, 200.0),
+                change: m(b * (ratio + w), 150.0),
+            }
+        })
+        .collect()
+}
+
+fn trial(lever: &str, from: &str, to: &str, t: Vec<Turn>) -> Trial {
+    let l = shipped().into_iter().find(|l| l.id == lever).unwrap();
+    let mut x = Trial {
+        lever: lever.into(),
+        kind: l.kind,
+        what: l.what,
+        from: from.into(),
+        to: to.into(),
+        at: "4 KiB random reads at QD 32 × 1 thread".into(),
+        measure: l.measure,
+        turns: t,
+        permanent: "ACTION==\"add|change\", KERNEL==\"loop7\", ATTR{queue/scheduler}=\"none\""
+            .into(),
+        ..Default::default()
+    };
+    judge_trial(&mut x);
+    x
+}
+
+#[test]
+fn a_gain_is_the_mean_of_the_pairs_with_their_spread() {
+    let t = turns(100_000.0, 1.38, &[0.0, 0.04, -0.04]);
+    let g = gain(&t, Metric::Iops).unwrap();
+    assert!((g.change_pct - 38.0).abs() < 0.01, "{g:?}");
+    assert!((g.spread_pct - 4.0).abs() < 0.01, "{g:?}");
+    assert_eq!(g.pairs, 3);
+    assert!(g.beyond_noise && g.better);
+    // Latency: less is better; the same turns' p99 fell by a quarter.
+    let p = gain(&t, Metric::P99).unwrap();
+    assert!((p.change_pct + 25.0).abs() < 0.01 && p.better && p.beyond_noise);
+    assert_eq!(fmt_gain(&g), "+38.0 % ± 4.0 %");
+}
+
+#[test]
+fn a_gain_within_twice_its_spread_is_no_gain() {
+    // +5 % with a spread of 4 %: within twice it.
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.05, &[0.0, 0.04, -0.04]),
+    );
+    assert_eq!(x.outcome, Outcome::NoGain);
+    // Turns that agree exactly still need twice the smallest spread.
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.015, &[0.0, 0.0, 0.0]),
+    );
+    assert_eq!(x.outcome, Outcome::NoGain);
+    let x = trial(
+        "scheduler",
+        "mq-deadline",
+        "none",
+        turns(1e5, 1.03, &[0.0, 0.0, 0.0]),
+    );
+    assert_eq!(x.outcome, Outcome::Better);
+    let x = trial(
+        "scheduler",
+        "none",
+        "bfq",
+        turns(1e5, 0.7, &[0.0, 0.01, -0.01]),
+    );
+    assert_eq!(x.outcome, Outcome::Worse);
+    // One turn has no spread: no answer.
+    let x = trial("scheduler", "mq-deadline", "none", turns(1e5, 2.0, &[0.0]));
+    assert_eq!(x.outcome, Outcome::Incomplete);
+}
+
+#[test]
+fn trials_rank_by_their_gain_beyond_the_noise() {
+    let mut v = vec![
+        trial(
+            "scheduler",
+            "bfq",
+            "kyber",
+            turns(1e5, 1.0, &[0.0, 0.01, -0.01]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "mq-deadline",
+            turns(1e5, 1.20, &[0.0, 0.08, -0.08]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "none",
+            turns(1e5, 1.15, &[0.0, 0.01, -0.01]),
+        ),
+        trial(
+            "scheduler",
+            "bfq",
+            "x",
+            turns(1e5, 0.5, &[0.0, 0.01, -0.01]),
+        ),
+    ];
+    rank(&mut v);
+    let order: Vec<&str> = v.iter().map(|t| t.to.as_str()).collect();
+    // +15 % ± 1 % is surer than +20 % ± 8 %: 13 % against 4 % beyond.
+    assert_eq!(order, ["none", "mq-deadline", "kyber", "x"]);
+}
+
+fn verdict(rule: &str, cause: &str) -> Verdict {
+    Verdict {
+        rule: rule.into(),
+        finding: "f".into(),
+        recommendation: "Lift it.".into(),
+        confidence: "high".into(),
+        confidence_why: "margin".into(),
+        evidence: Evidence {
+            figures: vec![("saturation_limit".into(), cause.into())],
+            runs: Vec::new(),
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_throttle_lifted_with_no_gain_contradicts_the_diagnosis() {
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![trial(
+            "cgroup-limits",
+            "in the study's group",
+            "outside the study's group",
+            turns(5000.0, 1.002, &[0.0, 0.005, -0.005]),
+        )],
+        ..Default::default()
+    };
+    let mut v = vec![
+        verdict("io-throttle-limit", "an I/O throttle"),
+        verdict("random-writes", "x"),
+    ];
+    cite(&mut s, &mut v, &table, Cause::IoThrottle);
+    assert_eq!(s.contradictions.len(), 1, "{:?}", s.contradictions);
+    assert!(s.contradictions[0].text.contains("an I/O throttle"));
+    assert_eq!(v[0].confidence, "medium");
+    assert!(
+        v[0].confidence_why.contains("lowered"),
+        "{}",
+        v[0].confidence_why
+    );
+    assert!(
+        v[0].recommendation
+            .contains("[measured: no gain beyond the noise"),
+        "{}",
+        v[0].recommendation
+    );
+    // A verdict no lever answers is left as it was.
+    assert_eq!(v[1].recommendation, "Lift it.");
+    assert!(
+        s.answer.contains("no change beat the baseline"),
+        "{}",
+        s.answer
+    );
+}
+
+#[test]
+fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![trial(
+            "cgroup-limits",
+            "in the study's group",
+            "outside the study's group",
+            turns(5000.0, 34.0, &[0.0, 0.5, -0.5]),
+        )],
+        ..Default::default()
+    };
+    let mut v = vec![verdict("io-throttle-limit", "an I/O throttle")];
+    cite(&mut s, &mut v, &table, Cause::IoThrottle);
+    assert!(s.contradictions.is_empty());
+    assert_eq!(v[0].confidence, "high");
+    assert!(
+        v[0].recommendation
+            .contains("[measured: IOPS +3300.0 % ± 50.0 % over 3 turns"),
+        "{}",
+        v[0].recommendation
+    );
+    assert!(s.citations[0].measured);
+    assert!(s
+        .answer
+        .starts_with("the best change measured: cgroup-limits"));
+}
+
+#[test]
+fn an_untried_recommendation_says_why_and_is_marked_untested() {
+    let table = shipped();
+    let mut s = Section {
+        untested: vec![Untested {
+            lever: "scheduler".into(),
+            what: "the device's I/O scheduler".into(),
+            reason: Reason::NotAsked,
+            why: "a setting of this host: run with --try-changes to measure it".into(),
+        }],
+        ..Default::default()
+    };
+    let mut v = vec![
+        verdict("scheduler-limit", "the scheduler"),
+        verdict("below-host-limit", "a rate limit below this host"),
+    ];
+    cite(&mut s, &mut v, &table, Cause::Scheduler);
+    assert!(
+        v[0].recommendation
+            .contains("[untested: a setting of this host"),
+        "{}",
+        v[0].recommendation
+    );
+    assert!(
+        v[1].recommendation
+            .contains("untested: a limit below this host"),
+        "{}",
+        v[1].recommendation
+    );
+    assert!(s.citations.iter().all(|c| !c.measured));
+    assert_eq!(s.answer, "no change was tried (see why below)");
+}
+
+#[test]
+fn the_section_in_words_gives_each_row_and_how_to_keep_it() {
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![
+            trial(
+                "scheduler",
+                "mq-deadline",
+                "none",
+                turns(1e5, 1.38, &[0.0, 0.04, -0.04]),
+            ),
+            trial(
+                "scheduler",
+                "mq-deadline",
+                "kyber",
+                turns(1e5, 1.0, &[0.0, 0.01, -0.01]),
+            ),
+        ],
+        ..Default::default()
+    };
+    s.trials[0].devices = vec!["loop7".into()];
+    cite(&mut s, &mut [], &table, Cause::Scheduler);
+    let text = crate::trials_text::section(&s);
+    assert!(text.starts_with("what to change, measured"), "{text}");
+    assert!(
+        text.contains("1. scheduler mq-deadline → none on loop7: IOPS +38.0 % ± 4.0 %"),
+        "{text}"
+    );
+    assert!(text.contains("better beyond the noise; 3 turns at 4 KiB random reads"));
+    assert!(text.contains("to keep it: ACTION==\"add|change\", KERNEL==\"loop7\""));
+    assert!(text.contains("2. scheduler mq-deadline → kyber"));
+    assert!(text.contains("no gain beyond the noise"));
+    assert!(text.contains("answer: the best change measured: scheduler mq-deadline → none"));
+}
+
+fn text_fact(v: &str) -> crate::facts::Fact {
+    crate::facts::Fact {
+        value: crate::facts::Value::Text(v.into()),
+        unit: "text".into(),
+        noise_pct: None,
+        margin_pct: None,
+        err: None,
+        disagree: None,
+        runs: Vec::new(),
+    }
+}
+
+fn block_device(cause: Cause) -> Context {
+    let mut cx = Context {
+        cause,
+        cpu_list: "0-1".into(),
+        ..Default::default()
+    };
+    cx.facts
+        .insert("target_kind".into(), text_fact("BlockDevice"));
+    for (k, v) in [("peak_qd", 32.0), ("cpus", 2.0)] {
+        let mut f = text_fact("");
+        f.value = crate::facts::Value::Num(v);
+        cx.facts.insert(k.into(), f);
+    }
+    for (k, v) in [("scheduler", "[mq-deadline] none"), ("nr_requests", "4")] {
+        cx.queue.insert(k.into(), v.into());
+    }
+    cx
+}
+
+fn at(_: crate::levers::At) -> Option<Point> {
+    Some(Point {
+        rw: "randread".into(),
+        bs: 4096,
+        qd: 32,
+        threads: 1,
+        engine: Some("io_uring".into()),
+        direct: true,
+    })
+}
+
+#[test]
+fn host_settings_need_root_and_asking_unless_ssdready_made_the_device() {
+    let c = Consent {
+        device: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &c).unwrap_err().0,
+        Reason::NotRoot
+    );
+    let root = Consent {
+        root: true,
+        ..c.clone()
+    };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &root).unwrap_err().0,
+        Reason::NotAsked
+    );
+    let asked = Consent {
+        asked: true,
+        ..root.clone()
+    };
+    assert!(gate(Kind::Queue, Cause::Scheduler, &asked).is_ok());
+    let ours = Consent {
+        made_by_study: true,
+        ..root.clone()
+    };
+    assert!(gate(Kind::Queue, Cause::Scheduler, &ours).is_ok());
+    // The study's own group needs root, never asking; below the host it
+    // moves nothing.
+    assert!(gate(Kind::Cgroup, Cause::IoThrottle, &root).is_ok());
+    assert_eq!(
+        gate(Kind::Cgroup, Cause::IoThrottle, &c).unwrap_err().0,
+        Reason::NotRoot
+    );
+    assert_eq!(
+        gate(Kind::Cgroup, Cause::BelowHost, &root).unwrap_err().0,
+        Reason::BelowHost
+    );
+    assert!(gate(Kind::Application, Cause::Scheduler, &Consent::default()).is_ok());
+    let none = Consent {
+        device: false,
+        ..asked
+    };
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &none).unwrap_err().0,
+        Reason::NoDevice
+    );
+}
+
+#[test]
+fn a_quick_study_tries_the_first_two_levers_the_findings_point_at() {
+    let table = shipped();
+    let cx = block_device(Cause::OneCore);
+    let c = Consent {
+        device: true,
+        root: true,
+        asked: true,
+        ..Default::default()
+    };
+    let (todo, not) = plan(&table, &cx, &[], &c, true, &at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(todo.iter().all(|p| p.pointed && p.candidates.len() == 1));
+    assert!(not.iter().any(|u| u.reason == Reason::Quick), "{not:?}");
+    // The full study tries every lever that applies, pointed ones first;
+    // a queue file the device lacks is said.
+    let (todo, not) = plan(&table, &cx, &[], &c, false, &at);
+    assert!(
+        todo.len() > 4,
+        "{:?}",
+        todo.iter().map(|p| &p.lever.id).collect::<Vec<_>>()
+    );
+    assert!(todo[0].pointed);
+    assert!(todo.iter().any(|p| p.lever.id == "nr-requests"));
+    assert!(not
+        .iter()
+        .any(|u| u.reason == Reason::NotOffered && u.why.contains("queue/nomerges")));
+    // Not root: the host's settings are listed as untested, the
+    // application's own choices still tried.
+    let user = Consent {
+        device: true,
+        ..Default::default()
+    };
+    let (todo, not) = plan(&table, &cx, &[], &user, false, &at);
+    assert!(todo.iter().all(|p| p.lever.kind == Kind::Application));
+    assert!(not
+        .iter()
+        .any(|u| u.lever == "scheduler" && u.reason == Reason::NotRoot));
+}
+
+#[test]
+fn trials_fit_the_time_left_or_are_not_run() {
+    assert_eq!(pairs_that_fit(5, 100.0, 2.0), 5);
+    assert_eq!(pairs_that_fit(5, 16.0, 2.0), 4);
+    assert_eq!(pairs_that_fit(5, 11.0, 2.0), 0);
+}

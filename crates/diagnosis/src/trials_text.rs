@@ -1,0 +1,78 @@
+//! The "What to change, measured" section in words, for the terminal (the
+//! HTML report draws the same rows with a chart of the gains).
+
+use crate::levers::Metric;
+use crate::trials::{fmt_gain, Gain, Outcome, Section, Trial};
+
+/// What a row says of its beyond-the-noise test.
+pub fn noise_words(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Better => "better beyond the noise",
+        Outcome::NoGain => "no gain beyond the noise",
+        Outcome::Worse => "worse beyond the noise",
+        Outcome::Incomplete => "too few turns to tell",
+        Outcome::Failed => "not measured",
+    }
+}
+
+fn gain_words(g: &Gain) -> String {
+    format!("{} {}", g.metric.label(), fmt_gain(g))
+}
+
+/// One trial's row: the change, what it moved, the noise verdict, the
+/// turns, and how to make it last.
+pub fn row(i: usize, t: &Trial) -> String {
+    let on = match t.devices.is_empty() {
+        true => String::new(),
+        false => format!(" on {}", t.devices.join(", ")),
+    };
+    let mut gains: Vec<&Gain> = t.gains.iter().filter(|g| g.metric == t.measure).collect();
+    gains.extend(t.gains.iter().filter(|g| {
+        g.metric != t.measure && !(g.metric == Metric::Bandwidth && t.measure == Metric::Iops)
+    }));
+    let moved = gains
+        .iter()
+        .map(|g| gain_words(g))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut s = format!(
+        "  {i}. {}{on}: {} — {}; {} turns at {}\n",
+        t.change(),
+        if moved.is_empty() {
+            "nothing measured".into()
+        } else {
+            moved
+        },
+        noise_words(t.outcome),
+        t.turns.len(),
+        t.at
+    );
+    if let Some(e) = &t.error {
+        s.push_str(&format!("     stopped: {e}\n"));
+    }
+    if t.outcome == Outcome::Better && !t.permanent.is_empty() {
+        for (j, line) in t.permanent.lines().enumerate() {
+            let lead = if j == 0 { "to keep it:" } else { "           " };
+            s.push_str(&format!("     {lead} {line}\n"));
+        }
+    }
+    s
+}
+
+/// The whole section, or nothing when it is absent.
+pub fn section(s: &Section) -> String {
+    let mut out = String::from(
+        "what to change, measured (each change in turns against the baseline, then put back; a gain counts beyond twice the spread of its turns):\n",
+    );
+    for (i, t) in s.trials.iter().enumerate() {
+        out.push_str(&row(i + 1, t));
+    }
+    for c in &s.contradictions {
+        out.push_str(&format!("  contradiction: {}\n", c.text));
+    }
+    for u in &s.untested {
+        out.push_str(&format!("  untested {} ({}): {}\n", u.lever, u.what, u.why));
+    }
+    out.push_str(&format!("  answer: {}\n", s.answer));
+    out
+}

@@ -1,0 +1,186 @@
+//! The study's "What to change, measured" section (`trials`): each change
+//! tried in turns as a bar of its gain on what it is judged on, with an
+//! error bar of its turns' spread (twice it: the line a gain must pass to
+//! count), and the table: the change, what it moved, beyond the noise or
+//! not, the turns, and how to keep it; then what was not tried and why,
+//! and the contradictions with the diagnosis.
+
+use super::charts::{Table, FONT, WIDTH};
+use super::figure::{Body, Figure};
+use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
+use ssdready_diagnosis::trials::{fmt_gain, Outcome, Section, Trial};
+use ssdready_diagnosis::trials_text::noise_words;
+
+fn bar_color(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Better => color(2),
+        Outcome::Worse => color(3),
+        _ => "#999",
+    }
+}
+
+/// The gains as horizontal bars around zero, each with its error bar.
+pub fn chart(trials: &[&Trial]) -> String {
+    let n = trials.len().max(1) as f64;
+    let height = 70.0 + 30.0 * n;
+    let mut svg = Svg::new(
+        WIDTH,
+        height,
+        "Gain of each change, with twice its turns' spread",
+    );
+    let labels: Vec<String> = trials.iter().map(|t| t.change()).collect();
+    let label_w = labels
+        .iter()
+        .map(|l| text_width(l, FONT))
+        .fold(80.0, f64::max)
+        .min(260.0);
+    let (l, t, r, b) = (label_w + 14.0, 16.0, WIDTH - 24.0, height - 40.0);
+    let span = |t: &Trial| {
+        t.main_gain().map(|g| {
+            let e = 2.0 * g.spread_pct;
+            (g.change_pct - e, g.change_pct + e)
+        })
+    };
+    let lo = trials
+        .iter()
+        .filter_map(|t| span(t))
+        .map(|s| s.0)
+        .fold(0.0, f64::min);
+    let hi = trials
+        .iter()
+        .filter_map(|t| span(t))
+        .map(|s| s.1)
+        .fold(0.0, f64::max);
+    let xs = Scale::nice(ScaleKind::Linear, lo, hi, l, r);
+    for v in linear_ticks(xs.d0, xs.d1, 5) {
+        let x = xs.map(v);
+        svg.line(x, t, x, b, "grid", "");
+        svg.text(x, b + 14.0, "middle", "tick", &format!("{v:+.0} %"));
+    }
+    let zero = xs.map(0.0);
+    svg.line(zero, t, zero, b, "axis", "");
+    svg.line(l, b, r, b, "axis", "");
+    let band = (b - t) / n;
+    for (i, tr) in trials.iter().enumerate() {
+        let y = t + band * (i as f64 + 0.2);
+        let h = band * 0.6;
+        svg.text(l - 6.0, y + h / 2.0 + 4.0, "end", "tick", &labels[i]);
+        let Some(g) = tr.main_gain() else {
+            continue;
+        };
+        let x = xs.map(g.change_pct);
+        let tip = format!(
+            "{}: {} {} over {} turns — {}",
+            tr.change(),
+            g.metric.label(),
+            fmt_gain(g),
+            tr.turns.len(),
+            noise_words(tr.outcome)
+        );
+        svg.rect(
+            zero.min(x),
+            y,
+            (x - zero).abs().max(1.0),
+            h,
+            "mark",
+            &format!("fill:{}", bar_color(tr.outcome)),
+            &tip,
+        );
+        let (e0, e1) = span(tr).unwrap_or((g.change_pct, g.change_pct));
+        let (x0, x1, ym) = (xs.map(e0), xs.map(e1), y + h / 2.0);
+        svg.line(x0, ym, x1, ym, "axis", "");
+        svg.line(x0, ym - 5.0, x0, ym + 5.0, "axis", "");
+        svg.line(x1, ym - 5.0, x1, ym + 5.0, "axis", "");
+    }
+    svg.text(
+        (l + r) / 2.0,
+        b + 32.0,
+        "middle",
+        "atitle",
+        "change against the baseline on what each is judged on (IOPS, latency: less is better)",
+    );
+    svg.finish()
+}
+
+fn table(s: &Section) -> Table {
+    let mut t = Table::new(&[
+        "change",
+        "on",
+        "what it moved (± the turns' spread)",
+        "beyond the noise",
+        "turns",
+        "at",
+        "to keep it",
+    ]);
+    for tr in &s.trials {
+        let moved = tr
+            .gains
+            .iter()
+            .map(|g| format!("{} {}", g.metric.label(), fmt_gain(g)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let keep = match tr.outcome {
+            Outcome::Better => tr.permanent.clone(),
+            _ => String::new(),
+        };
+        t.row(vec![
+            tr.change(),
+            tr.devices.join(", "),
+            match &tr.error {
+                Some(e) if moved.is_empty() => format!("not measured: {e}"),
+                _ => moved,
+            },
+            noise_words(tr.outcome).into(),
+            tr.turns.len().to_string(),
+            tr.at.clone(),
+            keep,
+        ]);
+    }
+    for u in &s.untested {
+        t.row(vec![
+            format!("{} (untested)", u.lever),
+            String::new(),
+            u.what.clone(),
+            "untested".into(),
+            "0".into(),
+            String::new(),
+            u.why.clone(),
+        ]);
+    }
+    t
+}
+
+/// The section's figure: the chart of gains and the table.
+pub fn trials(s: &Section) -> Figure {
+    let measured: Vec<&Trial> = s
+        .trials
+        .iter()
+        .filter(|t| t.main_gain().is_some())
+        .collect();
+    let mut note = format!(
+        "{}. Each change ran in turns with the baseline (baseline, change, baseline, change, …) at the point its finding is about, and was put back after each run; a gain counts only beyond twice the spread of its turns' per-pair changes.",
+        capitalised(&s.answer)
+    );
+    for c in &s.contradictions {
+        note.push_str(&format!(" Contradiction: {}.", c.text));
+    }
+    Figure {
+        id: "trials".into(),
+        title: "What to change, measured".into(),
+        note,
+        body: if measured.is_empty() {
+            Body::Missing("No change was measured on this machine (the table says why).".into())
+        } else {
+            Body::Chart(chart(&measured))
+        },
+        table: Some(table(s)),
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,439 @@
+//! What to change, measured: the study's own advice tried on this machine
+//! after its sweeps, in turns — baseline, change, baseline, change, … — at
+//! the point its finding is about, through the same [`Runner`] as every
+//! other run, within the time the budget left for them. A change of the
+//! host (a queue setting, the study's own control group) goes through
+//! [`Hands`], each one a [`Change`] applied before its run and reverted
+//! after it; the application's own choices are the runs' options and
+//! change nothing. Which levers to try and what the turns say are judged
+//! purely by `ssdready_diagnosis` (`trials_plan`, `trials`).
+
+use crate::driver::{Outcome, Runner};
+use crate::model::{RunRecord, TargetKind, TargetProfile};
+use crate::plan::{Plan, Workload};
+use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
+use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, Untested};
+use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
+use ssdready_diagnosis::Judgement;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// One change of the host, made and put back around a trial's runs.
+pub trait Change {
+    /// Make the change.
+    fn apply(&mut self) -> Result<(), String>;
+    /// Put back what was there before.
+    fn revert(&mut self) -> Result<(), String>;
+}
+
+/// What makes the host's changes: a queue setting on devices (journaled
+/// and restored), and the study's own process moved to a control group of
+/// its own. `Err` of `queue_unavailable`/`escape_unavailable` says why
+/// this build or machine cannot.
+pub trait Hands {
+    /// Why queue settings cannot be changed here (None: they can).
+    fn queue_unavailable(&self) -> Option<String>;
+    /// Why the study cannot run from a group of its own (None: it can).
+    fn escape_unavailable(&self) -> Option<String>;
+    /// The change of `attr` to `value` on each of `disks`.
+    fn queue(
+        &mut self,
+        disks: &[String],
+        attr: &str,
+        value: &str,
+    ) -> Result<Box<dyn Change>, String>;
+    /// The study's process moved out of its group and back.
+    fn escape(&mut self) -> Result<Box<dyn Change>, String>;
+}
+
+/// Hands that can change nothing of the host, saying why.
+pub struct NoHands(pub String);
+
+impl Hands for NoHands {
+    fn queue_unavailable(&self) -> Option<String> {
+        Some(self.0.clone())
+    }
+    fn escape_unavailable(&self) -> Option<String> {
+        Some(self.0.clone())
+    }
+    fn queue(&mut self, _: &[String], _: &str, _: &str) -> Result<Box<dyn Change>, String> {
+        Err(self.0.clone())
+    }
+    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+        Err(self.0.clone())
+    }
+}
+
+/// A change that changes nothing: an application lever's is in its runs'
+/// options.
+struct NoChange;
+
+impl Change for NoChange {
+    fn apply(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// What the trials may do and how long they may take.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub quick: bool,
+    pub root: bool,
+    /// `--try-changes`.
+    pub asked: bool,
+    /// The target is a device ssdready made (the built-in drive behind the
+    /// kernel, its RAM loop devices).
+    pub made_by_study: bool,
+    /// Seconds the trials may take.
+    pub budget_s: f64,
+    /// The target device's queue files as read (`queue_files`).
+    pub queue: BTreeMap<String, String>,
+}
+
+/// Seconds of a full study's budget kept for its trials (a quick study's
+/// runs are of a fixed length, so its trials add to its minute instead).
+pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
+    if quick {
+        0.0
+    } else {
+        0.2 * budget_s
+    }
+}
+
+/// Seconds the trials may take: in a quick study the turns of
+/// [`trials_plan::QUICK_LEVERS`] levers, in a full one what the sweeps
+/// left of the budget.
+pub fn budget_s(plan: &Plan, budget_s: f64, quick: bool, elapsed_s: f64) -> f64 {
+    let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
+    if quick {
+        (trials_plan::QUICK_LEVERS * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
+    } else {
+        (budget_s - elapsed_s).max(0.0)
+    }
+}
+
+/// The queue files of `disk` that the levers name, as read from sysfs
+/// (absent files left out: the kernel does not offer them).
+pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut names: Vec<String> = levers::shipped()
+        .into_iter()
+        .filter_map(|l| l.attr)
+        .collect();
+    names.extend(["max_hw_sectors_kb".to_string(), "io_poll".to_string()]);
+    for a in names {
+        if let Ok(v) = std::fs::read_to_string(format!("/sys/block/{disk}/queue/{a}")) {
+            out.insert(a, v.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The devices a queue lever is set on: the target's own device, and for
+/// md and device-mapper targets their physical members (never the disk a
+/// loop device's file is on: that is not the target's stack to tune).
+pub fn queue_disks(t: &TargetProfile) -> Vec<String> {
+    let mut out: Vec<String> = t.device.iter().cloned().collect();
+    if matches!(t.transport.as_str(), "md" | "dm") {
+        for d in t.stack.iter().flat_map(|s| &s.physical) {
+            if !out.contains(d) {
+                out.push(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The workload a lever's point runs: the study's own run at the peak's
+/// depth or at QD 1, or large or buffered reads built on it.
+fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
+    let qd_run = |qd: u32| {
+        runs.iter()
+            .find(|r| r.sweep == "qd" && r.error.is_none() && r.workload.qd == qd)
+            .map(|r| r.workload.clone())
+    };
+    let peak = j.figures.peak.as_ref().and_then(|p| qd_run(p.qd));
+    match at {
+        At::Peak => peak,
+        At::Qd1 => qd_run(1),
+        At::Large => peak.map(|w| Workload {
+            rw: "read".into(),
+            bs: 1 << 20,
+            qd: 8,
+            threads: 1,
+            ..w
+        }),
+        At::Buffered => peak.map(|w| Workload {
+            rw: "read".into(),
+            bs: 4096,
+            qd: 1,
+            threads: 1,
+            engine: w.engine.as_ref().map(|_| "psync".to_string()),
+            direct: false,
+            ..w
+        }),
+    }
+}
+
+fn point_of(w: &Workload) -> Point {
+    Point {
+        rw: w.rw.clone(),
+        bs: w.bs,
+        qd: w.qd,
+        threads: w.threads,
+        engine: w.engine.clone(),
+        direct: w.direct,
+    }
+}
+
+/// The workload with an application lever's options, and the options the
+/// workload does not hold (set on the measured job after it).
+fn changed(w: &Workload, c: &Candidate) -> (Workload, Vec<(String, String)>) {
+    let mut w = w.clone();
+    let mut extra = Vec::new();
+    for (k, v) in &c.options {
+        match k.as_str() {
+            "ioengine" => w.engine = Some(v.clone()),
+            "direct" => w.direct = v == "1",
+            "numjobs" => w.threads = v.parse().unwrap_or(w.threads),
+            "iodepth" => w.qd = v.parse().unwrap_or(w.qd),
+            _ => extra.push((k.clone(), v.clone())),
+        }
+    }
+    (w, extra)
+}
+
+/// Everything the trials run with.
+pub struct Trials<'a> {
+    pub targets: &'a [TargetProfile],
+    pub plan: &'a Plan,
+    pub runs: &'a [RunRecord],
+    pub runner: &'a mut dyn Runner,
+    pub hands: &'a mut dyn Hands,
+}
+
+/// Try the levers that apply, each in turns, within the budget; then set
+/// what they measured against the findings (`trials::cite`: each
+/// recommendation cites its trial, a cause its lever did not move lowers
+/// its verdict's confidence). None when no lever applies.
+pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
+    let t = x.targets.first()?;
+    let table = levers::shipped();
+    let cx = levers::Context {
+        facts: j.facts.clone(),
+        cause: j.figures.saturation.limit,
+        queue: o.queue.clone(),
+        queue_depth: None,
+        cpu_list: cpu_list(),
+    };
+    let consent = Consent {
+        root: o.root,
+        asked: o.asked,
+        made_by_study: o.made_by_study,
+        device: t.kind != TargetKind::Emulator && t.device.is_some(),
+        queue_unavailable: x.hands.queue_unavailable(),
+        escape_unavailable: x.hands.escape_unavailable(),
+    };
+    let fired: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+    let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
+    let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
+    if todo.is_empty() && untested.is_empty() {
+        return None;
+    }
+    let mut s = Section {
+        asked: o.asked,
+        budget_s: o.budget_s,
+        untested,
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let per_run = x.plan.settings.runtime_s + x.plan.settings.ramp_s + x.plan.overhead_s;
+    let want = if o.quick {
+        trials::MIN_PAIRS
+    } else {
+        trials::FULL_PAIRS
+    };
+    // Time spent: the clock's, or the runs' planned length where more (a
+    // run's start-up is part of it).
+    let mut runs_done = 0usize;
+    'levers: for p in &todo {
+        let Some(w) = workload_at(p.lever.at, j, x.runs) else {
+            continue;
+        };
+        for c in &p.candidates {
+            let spent = started
+                .elapsed()
+                .as_secs_f64()
+                .max(runs_done as f64 * per_run);
+            let left = o.budget_s - spent;
+            let pairs = trials_plan::pairs_that_fit(want, left, per_run);
+            let why = match () {
+                _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
+                _ if pairs == 0 => {
+                    Some((Reason::NoTime, "no time left in the budget for its turns"))
+                }
+                _ => None,
+            };
+            if let Some((reason, why)) = why {
+                s.untested.push(untested_value(p, c, reason, why));
+                continue;
+            }
+            let from = match p.lever.kind {
+                Kind::Queue => levers::current(&p.lever, &cx).unwrap_or_default(),
+                Kind::Cgroup => "in the study's group".into(),
+                Kind::Application => describe_app(&p.lever, &w),
+            };
+            let (trial, fatal) = one(x, t, p, (&w, c, from), pairs);
+            runs_done += 2 * trial.turns.len();
+            s.trials.push(trial);
+            if fatal {
+                break 'levers;
+            }
+        }
+    }
+    s.spent_s = started.elapsed().as_secs_f64();
+    trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
+    Some(s)
+}
+
+fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Untested {
+    Untested {
+        lever: p.lever.id.clone(),
+        what: format!("{} → {}", p.lever.what, c.value),
+        reason,
+        why: why.into(),
+    }
+}
+
+/// The CPUs this process may use, as a list.
+fn cpu_list() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    ssdready_core::units::fmt_cpu_list(0..n)
+}
+
+/// The change a lever's candidate makes on the host.
+fn change_of(
+    hands: &mut dyn Hands,
+    l: &Lever,
+    disks: &[String],
+    c: &Candidate,
+) -> Result<Box<dyn Change>, String> {
+    match l.kind {
+        Kind::Application => Ok(Box::new(NoChange)),
+        Kind::Queue => hands.queue(disks, l.attr.as_deref().unwrap_or_default(), &c.value),
+        Kind::Cgroup => hands.escape(),
+    }
+}
+
+/// One run of a trial, measured.
+fn measure(
+    runner: &mut dyn Runner,
+    w: &Workload,
+    r: &ssdready_run::RunRequest,
+) -> Result<Measured, String> {
+    match runner.run(w, r) {
+        Ok(Outcome { summary, .. }) if summary.ios > 0 || summary.iops > 0.0 => {
+            Ok(Measured::of(&summary))
+        }
+        Ok(_) => Err("the run did no I/O".into()),
+        Err(crate::driver::Failure::Failed(e) | crate::driver::Failure::NotApplicable(e)) => Err(e),
+    }
+}
+
+/// One lever at one value, in `pairs` turns. Returns the trial and whether
+/// the trials must stop (a change that could not be put back).
+fn one(
+    x: &mut Trials,
+    t: &TargetProfile,
+    p: &Planned,
+    (w, c, from): (&Workload, &Candidate, String),
+    pairs: usize,
+) -> (Trial, bool) {
+    let l = &p.lever;
+    let disks = if l.kind == Kind::Queue {
+        queue_disks(t)
+    } else {
+        Vec::new()
+    };
+    let (cw, extra) = changed(w, c);
+    let base_req = crate::jobs::request(w, x.targets, &x.plan.settings, false);
+    let mut change_req = crate::jobs::request(&cw, x.targets, &x.plan.settings, false);
+    for (k, v) in &extra {
+        change_req.set(k, v);
+    }
+    let mut trial = Trial {
+        lever: l.id.clone(),
+        kind: l.kind,
+        what: l.what.clone(),
+        from,
+        to: c.value.clone(),
+        devices: disks.clone(),
+        at: point_of(w).describe(),
+        point: point_of(w),
+        measure: l.measure,
+        permanent: levers::permanent(l, &disks, c),
+        undo: l.undo.clone(),
+        baseline_options: base_req.command_line(),
+        change_options: change_req.command_line(),
+        ..Default::default()
+    };
+    let mut change = match change_of(x.hands, l, &disks, c) {
+        Ok(ch) => ch,
+        Err(e) => {
+            trial.outcome = trials::Outcome::Failed;
+            trial.error = Some(e);
+            return (trial, false);
+        }
+    };
+    for _ in 0..pairs {
+        if x.runner.stopped() {
+            trial.error = Some("the study was stopped".into());
+            break;
+        }
+        let turn = (|| -> Result<Turn, (String, bool)> {
+            let baseline = measure(x.runner, w, &base_req).map_err(|e| (e, false))?;
+            change
+                .apply()
+                .map_err(|e| (format!("could not make the change: {e}"), false))?;
+            let ran = measure(x.runner, &cw, &change_req);
+            change
+                .revert()
+                .map_err(|e| (format!("could not put it back: {e}"), true))?;
+            Ok(Turn {
+                baseline,
+                change: ran.map_err(|e| (e, false))?,
+            })
+        })();
+        match turn {
+            Ok(tn) => trial.turns.push(tn),
+            Err((e, fatal)) => {
+                trial.error = Some(e);
+                if trial.turns.is_empty() {
+                    trial.outcome = trials::Outcome::Failed;
+                }
+                return (trial, fatal);
+            }
+        }
+    }
+    (trial, false)
+}
+
+/// What an application lever's options replace, in words.
+fn describe_app(l: &Lever, w: &Workload) -> String {
+    match l.id.as_str() {
+        "engine" => w
+            .engine
+            .clone()
+            .unwrap_or_else(|| "the emulator's own".into()),
+        "threads" => format!("{} thread(s) × QD {}", w.threads, w.qd),
+        "direct" => format!("direct={}", u8::from(w.direct)),
+        _ => "the study's job".into(),
+    }
+}
+
+#[cfg(test)]
+#[path = "trials_tests.rs"]
+mod tests;

@@ -1,0 +1,176 @@
+//! The host's changes of the trials, made through `ssdready-tune`: a queue
+//! setting on the target's device and its stack's members by the study's
+//! [`Tuner`] (each original journaled under /run/ssdready before the write,
+//! put back after the run, on Ctrl-C, on a panic, and by the next command
+//! after a kill), and the study's own process moved to control groups of
+//! its own for a run ([`Escape`]: the user's groups are never changed).
+
+use crate::trials::{Change, Hands};
+use ssdready_tune::escape::Escape;
+use ssdready_tune::{Restored, Tuner};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The real host's hands: a [`Tuner`] for the allowed devices, made when
+/// first needed, and the escape.
+pub struct HostHands {
+    allowed: Vec<String>,
+    tuner: Option<Rc<RefCell<Tuner>>>,
+    root: bool,
+    /// What was put back or left, one line each, for the study's warnings.
+    pub notes: Rc<RefCell<Vec<String>>>,
+}
+
+impl HostHands {
+    /// Hands for the devices `allowed` (the target's and its stack's).
+    pub fn new(allowed: Vec<String>, root: bool) -> Self {
+        HostHands {
+            allowed,
+            tuner: None,
+            root,
+            notes: Rc::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    fn tuner(&mut self) -> Result<Rc<RefCell<Tuner>>, String> {
+        if self.tuner.is_none() {
+            let t = Tuner::new(self.allowed.clone()).map_err(|e| e.to_string())?;
+            self.tuner = Some(Rc::new(RefCell::new(t)));
+        }
+        Ok(self.tuner.clone().expect("made above"))
+    }
+
+    /// Put back whatever is still changed (the trials revert each change
+    /// after its run; this is the last word), each line not clean returned.
+    pub fn finish(&mut self) -> Vec<String> {
+        let mut out: Vec<String> = self.notes.borrow_mut().drain(..).collect();
+        if let Some(t) = self.tuner.take() {
+            let mut t = t.borrow_mut();
+            out.extend(t.take_notes().iter().map(|u| u.to_string()));
+            out.extend(
+                t.restore_all()
+                    .iter()
+                    .filter(|r| !r.is_original())
+                    .map(|r| r.to_string()),
+            );
+        }
+        out
+    }
+}
+
+impl Hands for HostHands {
+    fn queue_unavailable(&self) -> Option<String> {
+        (!self.root).then(|| "changing a device's queue settings needs root".into())
+    }
+
+    fn escape_unavailable(&self) -> Option<String> {
+        (!self.root).then(|| "measuring from a cgroup of ssdready's own needs root".into())
+    }
+
+    fn queue(
+        &mut self,
+        disks: &[String],
+        attr: &str,
+        value: &str,
+    ) -> Result<Box<dyn Change>, String> {
+        if disks.is_empty() {
+            return Err("the target has no device of its own to set".into());
+        }
+        let tuner = self.tuner()?;
+        // Refuse at once what the kernel does not offer on a device.
+        for d in disks {
+            tuner.borrow().get(d, attr).map_err(|e| e.to_string())?;
+        }
+        Ok(Box::new(QueueChange {
+            tuner,
+            disks: disks.to_vec(),
+            attr: attr.into(),
+            value: value.into(),
+            notes: self.notes.clone(),
+        }))
+    }
+
+    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+        Ok(Box::new(EscapeChange {
+            held: None,
+            notes: self.notes.clone(),
+        }))
+    }
+}
+
+/// One queue setting on each of the devices.
+struct QueueChange {
+    tuner: Rc<RefCell<Tuner>>,
+    disks: Vec<String>,
+    attr: String,
+    value: String,
+    notes: Rc<RefCell<Vec<String>>>,
+}
+
+impl Change for QueueChange {
+    fn apply(&mut self) -> Result<(), String> {
+        let mut t = self.tuner.borrow_mut();
+        for d in &self.disks {
+            t.set(d, &self.attr, &self.value)
+                .map_err(|e| e.to_string())?;
+        }
+        let notes: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
+        self.notes.borrow_mut().extend(notes);
+        Ok(())
+    }
+
+    fn revert(&mut self) -> Result<(), String> {
+        let mut t = self.tuner.borrow_mut();
+        let mut bad = Vec::new();
+        for d in &self.disks {
+            match t.restore(d, &self.attr) {
+                Some(r @ Restored::ChangedByOther { .. }) | Some(r @ Restored::Failed { .. }) => {
+                    bad.push(r.to_string())
+                }
+                _ => {}
+            }
+        }
+        match bad.is_empty() {
+            true => Ok(()),
+            false => Err(bad.join("; ")),
+        }
+    }
+}
+
+/// The study's process in groups of its own for the changed run.
+struct EscapeChange {
+    held: Option<Escape>,
+    notes: Rc<RefCell<Vec<String>>>,
+}
+
+impl Change for EscapeChange {
+    fn apply(&mut self) -> Result<(), String> {
+        let e = Escape::enter().map_err(|e| e.to_string())?;
+        if e.groups().is_empty() {
+            drop(e.leave());
+            return Err(
+                "the study already runs at the root of every group that could hold it: nothing to lift"
+                    .into(),
+            );
+        }
+        self.held = Some(e);
+        Ok(())
+    }
+
+    fn revert(&mut self) -> Result<(), String> {
+        let Some(e) = self.held.take() else {
+            return Ok(());
+        };
+        let mut bad = Vec::new();
+        for u in e.leave() {
+            if !u.is_clean() {
+                bad.push(u.to_string());
+            }
+        }
+        if bad.is_empty() {
+            return Ok(());
+        }
+        self.notes.borrow_mut().extend(bad.iter().cloned());
+        Err(bad.join("; "))
+    }
+}

@@ -1,0 +1,305 @@
+//! The trials through a fake runner: the application's levers run in
+//! turns, within the budget; a host's change is made before each changed
+//! run and put back after it; a lever that moves nothing contradicts the
+//! cause it was to lift.
+
+use super::*;
+use crate::driver::{Failure, Outcome, Runner};
+use crate::plan::{plan, StudyOptions};
+use crate::summary::PointSummary;
+use ssdready_diagnosis::limit::Cause;
+use ssdready_diagnosis::trials::Outcome as Verdict;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What happened, in order: `base`, `changed`, `apply`, `revert`.
+type Log = Rc<RefCell<Vec<String>>>;
+
+/// A device whose IOPS grow with what is in flight up to 100K, 30 % more
+/// with registered files, twice as much while the host's change is made
+/// (when `host_gain`), each run a little off the last.
+struct Fake {
+    log: Log,
+    applied: Rc<RefCell<bool>>,
+    host_gain: bool,
+    n: u32,
+}
+
+impl Runner for Fake {
+    fn run(
+        &mut self,
+        w: &crate::plan::Workload,
+        r: &ssdready_run::RunRequest,
+    ) -> Result<Outcome, Failure> {
+        self.n += 1;
+        let line = r.command_line().join(" ");
+        let mut iops = (f64::from(w.qd * w.threads) * 10_000.0).min(100_000.0);
+        if line.contains("--registerfiles=1") {
+            iops *= 1.3;
+        }
+        let applied = *self.applied.borrow();
+        if applied && self.host_gain {
+            iops *= 2.0;
+        }
+        iops *= 1.0 + 0.004 * f64::from(self.n % 3);
+        let changed = applied || line.contains("registerfiles") || line.contains("ioengine=libaio");
+        self.log
+            .borrow_mut()
+            .push(if changed { "changed" } else { "base" }.into());
+        Ok(Outcome {
+            summary: PointSummary {
+                ios: (iops * 1.0) as u64,
+                iops,
+                bw_bytes_per_s: iops * w.bs as f64,
+                lat_mean_ns: 1e9 * f64::from(w.qd) / iops,
+                lat_p99_ns: (2e9 * f64::from(w.qd) / iops) as u64,
+                window_s: 1.0,
+                ..Default::default()
+            },
+            result: None,
+            clock: "real".into(),
+            context: None,
+        })
+    }
+}
+
+struct Flip {
+    log: Log,
+    applied: Rc<RefCell<bool>>,
+}
+
+impl Change for Flip {
+    fn apply(&mut self) -> Result<(), String> {
+        self.log.borrow_mut().push("apply".into());
+        *self.applied.borrow_mut() = true;
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        self.log.borrow_mut().push("revert".into());
+        *self.applied.borrow_mut() = false;
+        Ok(())
+    }
+}
+
+/// Hands whose queue change flips the fake device's gain.
+struct FakeHands {
+    log: Log,
+    applied: Rc<RefCell<bool>>,
+    set: Vec<String>,
+}
+
+impl Hands for FakeHands {
+    fn queue_unavailable(&self) -> Option<String> {
+        None
+    }
+    fn escape_unavailable(&self) -> Option<String> {
+        Some("no cgroup v2 here".into())
+    }
+    fn queue(
+        &mut self,
+        disks: &[String],
+        attr: &str,
+        value: &str,
+    ) -> Result<Box<dyn Change>, String> {
+        self.set.push(format!("{}:{attr}={value}", disks.join(",")));
+        Ok(Box::new(Flip {
+            log: self.log.clone(),
+            applied: self.applied.clone(),
+        }))
+    }
+    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+        Err("no cgroup v2 here".into())
+    }
+}
+
+fn target() -> TargetProfile {
+    TargetProfile {
+        spec: "/dev/fake0".into(),
+        kind: TargetKind::BlockDevice,
+        transport: "nvme".into(),
+        device: Some("fake0".into()),
+        size_bytes: 1 << 30,
+        logical_block_size: 4096,
+        scheduler: Some("mq-deadline".into()),
+        schedulers: vec!["mq-deadline".into(), "none".into()],
+        ..Default::default()
+    }
+}
+
+/// A quick study's sweeps through the fake, judged, with `cause` named.
+fn studied(
+    fake: &mut Fake,
+    cause: Cause,
+) -> (
+    Vec<TargetProfile>,
+    crate::plan::Plan,
+    Vec<RunRecord>,
+    Judgement,
+) {
+    let targets = vec![target()];
+    let o = StudyOptions {
+        quick: true,
+        budget_s: 60.0,
+        cpus: 4,
+        ..Default::default()
+    };
+    let mut p = plan(&targets, &o);
+    crate::plan::fit_budget(&mut p, &targets, &o);
+    let ex = crate::driver::execute(&targets, &p, fake, &mut crate::driver::Quiet);
+    let mut j = crate::judge(&targets, &Default::default(), &ex.runs, false);
+    j.figures.saturation.limit = cause;
+    fake.log.borrow_mut().clear();
+    (targets, p, ex.runs, j)
+}
+
+fn fake(host_gain: bool) -> Fake {
+    Fake {
+        log: Rc::new(RefCell::new(Vec::new())),
+        applied: Rc::new(RefCell::new(false)),
+        host_gain,
+        n: 0,
+    }
+}
+
+#[test]
+fn a_quick_studys_application_levers_run_in_turns_within_the_budget() {
+    let mut f = fake(false);
+    let (targets, p, runs, mut j) = studied(&mut f, Cause::OneCore);
+    let log = f.log.clone();
+    let mut hands = NoHands("not root".into());
+    let o = Options {
+        quick: true,
+        budget_s: 20.0,
+        ..Default::default()
+    };
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &runs,
+        runner: &mut f,
+        hands: &mut hands,
+    };
+    let s = run(&mut x, &mut j, &o).expect("levers apply");
+    let ids: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(ids, ["registered", "engine"], "{:?}", s.untested);
+    // Each in three turns: baseline, change, baseline, change, …
+    assert!(s.trials.iter().all(|t| t.turns.len() == trials::MIN_PAIRS));
+    let log = log.borrow();
+    assert_eq!(log.len(), 12);
+    for pair in log.chunks(2) {
+        assert_eq!(pair, ["base", "changed"], "{log:?}");
+    }
+    // Registered files gave 30 %, beyond the noise; libaio nothing.
+    let best = &s.trials[0];
+    assert_eq!(best.outcome, Verdict::Better);
+    let g = best.main_gain().unwrap();
+    assert!((g.change_pct - 30.0).abs() < 2.0, "{g:?}");
+    assert_eq!(s.trials[1].outcome, Verdict::NoGain);
+    assert!(best.change_options.iter().any(|o| o == "--registerfiles=1"));
+    assert!(!best
+        .baseline_options
+        .iter()
+        .any(|o| o.contains("registerfiles")));
+    // The host's settings were not tried, and say why.
+    assert!(s
+        .untested
+        .iter()
+        .any(|u| u.lever == "nomerges" && u.reason == Reason::NotRoot));
+    // Within the budget: 12 runs of the plan's length fit its 20 s.
+    let per_run = p.settings.runtime_s + p.settings.ramp_s + p.overhead_s;
+    assert!(12.0 * per_run <= o.budget_s);
+    // The one-core finding cites its trial.
+    let one_core = s.citations.iter().find(|c| c.rule == "one-core");
+    if let Some(c) = one_core {
+        assert!(c.measured && c.text.contains("+"), "{c:?}");
+    }
+}
+
+#[test]
+fn a_budget_too_short_for_the_turns_tries_nothing_and_says_so() {
+    let mut f = fake(false);
+    let (targets, p, runs, mut j) = studied(&mut f, Cause::OneCore);
+    let mut hands = NoHands("not root".into());
+    let o = Options {
+        quick: true,
+        budget_s: 3.0,
+        ..Default::default()
+    };
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &runs,
+        runner: &mut f,
+        hands: &mut hands,
+    };
+    let s = run(&mut x, &mut j, &o).unwrap();
+    assert!(s.trials.is_empty());
+    assert!(s.untested.iter().any(|u| u.reason == Reason::NoTime));
+    assert!(f.log.borrow().is_empty());
+    assert_eq!(s.answer, "no change was tried (see why below)");
+}
+
+fn queue_trial(host_gain: bool) -> (Section, Vec<String>, Vec<String>, bool, Judgement) {
+    let mut f = fake(host_gain);
+    let (targets, p, runs, mut j) = studied(&mut f, Cause::Scheduler);
+    let mut hands = FakeHands {
+        log: f.log.clone(),
+        applied: f.applied.clone(),
+        set: Vec::new(),
+    };
+    let o = Options {
+        quick: true,
+        root: true,
+        asked: true,
+        budget_s: 30.0,
+        queue: [("scheduler", "[mq-deadline] none")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        ..Default::default()
+    };
+    let log = f.log.clone();
+    let applied = f.applied.clone();
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &runs,
+        runner: &mut f,
+        hands: &mut hands,
+    };
+    let s = run(&mut x, &mut j, &o).unwrap();
+    let left = *applied.borrow();
+    let log = log.borrow().clone();
+    (s, log, hands.set, left, j)
+}
+
+#[test]
+fn a_host_change_is_made_for_each_changed_run_and_put_back_after_it() {
+    let (s, log, set, left_applied, _) = queue_trial(true);
+    assert_eq!(set, ["fake0:scheduler=none"]);
+    let t = s.trials.iter().find(|t| t.lever == "scheduler").unwrap();
+    assert_eq!((t.from.as_str(), t.to.as_str()), ("mq-deadline", "none"));
+    assert_eq!(t.outcome, Verdict::Better);
+    assert!(t
+        .permanent
+        .contains(r#"KERNEL=="fake0", ATTR{queue/scheduler}="none""#));
+    let turn = ["base", "apply", "changed", "revert"];
+    for (i, w) in log[..12].chunks(4).enumerate() {
+        assert_eq!(w, turn, "turn {i}: {log:?}");
+    }
+    assert!(!left_applied, "the change was left made");
+    assert!(s.contradictions.is_empty());
+}
+
+#[test]
+fn a_scheduler_named_that_its_change_does_not_move_is_a_contradiction() {
+    let (s, _, _, left_applied, j) = queue_trial(false);
+    assert!(!left_applied);
+    assert_eq!(s.contradictions.len(), 1, "{:?}", s.trials);
+    assert_eq!(s.contradictions[0].lever, "scheduler");
+    assert!(
+        s.answer.starts_with("no change beat the baseline"),
+        "{}",
+        s.answer
+    );
+    let _ = j;
+}
