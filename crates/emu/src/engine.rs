@@ -628,8 +628,10 @@ mod tests {
             e.getevents(1, &mut out).unwrap();
             let waited = clock.now() - t0;
             assert!(out.is_empty(), "{mode}: nothing is due yet");
+            // At least its slice; well short of the read's 0.5 s however
+            // loaded the machine (a bound on returning, not a timing).
             assert!(
-                (WAIT_SLICE_NS..WAIT_SLICE_NS + 30_000_000).contains(&waited),
+                (WAIT_SLICE_NS..250_000_000).contains(&waited),
                 "{mode}: waited {waited} ns"
             );
         }
