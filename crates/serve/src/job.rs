@@ -497,16 +497,21 @@ mod tests {
     }
 
     #[test]
-    fn a_target_outside_the_allowed_places_is_refused_naming_its_job() {
+    fn a_log_outside_the_allowed_places_is_refused_naming_its_job() {
         let d = tempfile::tempdir().unwrap();
-        let job = "[x]\nrw=read\nsize=4k\nfilename=/etc/shadow\n";
+        // A job's targets are checked once resolved (`check_targets`);
+        // the options that name other files, as written.
+        let job = "[x]\nrw=read\nsize=4k\nwrite_iolog=/etc/shadow\n";
         let e = checked(&order(d.path(), &[], &[job])).unwrap_err();
         assert!(e.starts_with("job 'x': "), "{e}");
         assert!(
             e.contains("is outside the places this server allows"),
             "{e}"
         );
-        let inside = format!("[x]\nrw=read\nsize=4k\nfilename={}/f\n", d.path().display());
+        let inside = format!(
+            "[x]\nrw=read\nsize=4k\nwrite_iolog={}/f\n",
+            d.path().display()
+        );
         assert!(checked(&order(d.path(), &[], &[&inside])).is_ok());
     }
 
