@@ -2,15 +2,15 @@
 //! loop devices over /dev/shm; skipped, saying why, elsewhere): a study
 //! whose scheduler sweep switched a loop device's scheduler is killed
 //! with SIGKILL mid-way, and the next command (`ssdready limits`) puts it
-//! back and says so; a study stopped with Ctrl-C mid-way leaves every
-//! queue setting of the device as it was; `ssdready restore` puts back an
-//! ended process's journal and leaves a running one's.
+//! back and says so; a study stopped with Ctrl-C mid-way, or let finish,
+//! leaves every queue setting of the device as it was; `ssdready restore`
+//! puts back an ended process's journal and leaves a running one's.
 
 mod common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// The studies measure the machine and switch devices: one at a time.
@@ -122,7 +122,11 @@ fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
     let switched = wait_for_switch(&mut child, &t);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(switched, "the study never switched: {}", text(dir.path(), "stderr"));
+    assert!(
+        switched,
+        "the study never switched: {}",
+        text(dir.path(), "stderr")
+    );
     assert!(journal_of(pid).exists(), "a SIGKILL leaves the journal");
     assert_ne!(t.snapshot(), before, "left changed");
     let o = ssdready(&["limits"]);
@@ -155,7 +159,10 @@ fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
         .unwrap();
     let status = child.wait().unwrap();
     let stderr = text(dir.path(), "stderr");
-    assert!(switched && sent.success(), "the study never switched: {stderr}");
+    assert!(
+        switched && sent.success(),
+        "the study never switched: {stderr}"
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(t.snapshot(), before, "{stderr}");
     assert!(!journal_of(pid).exists());
@@ -164,6 +171,25 @@ fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
     assert_eq!(doc["interrupted"], true);
     let notes = doc["warnings"].to_string();
     assert!(notes.contains("switched"), "the study's note: {notes}");
+}
+
+#[test]
+fn a_finished_study_leaves_every_queue_setting_as_it_was() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(t) = Tuned::new("tune-done") else {
+        return;
+    };
+    let before = t.snapshot();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_study(&t.l.dev, dir.path());
+    let pid = child.id();
+    let switched = wait_for_switch(&mut child, &t);
+    let status = child.wait().unwrap();
+    let stderr = text(dir.path(), "stderr");
+    assert!(switched, "the study never switched: {stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(t.snapshot(), before, "{stderr}");
+    assert!(!journal_of(pid).exists());
 }
 
 /// Plant a journal of `owner` (pid, start time, boot id) holding the

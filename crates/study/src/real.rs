@@ -14,9 +14,9 @@ use crate::plan::Workload;
 use crate::summary::PointSummary;
 use ssdready_emu::kernel::stamps::Summary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
+use ssdready_tune::{TuneError, Tuner};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use ssdready_tune::{TuneError, Tuner};
 
 /// Runs points with the run library, through the caller's [`RunFn`].
 pub struct RealRunner<'a> {
@@ -127,9 +127,14 @@ impl<'a> RealRunner<'a> {
             .and_then(|t| t.device.clone())
             .ok_or(SchedulerError::NoDevice)?;
         let t = self.tuner()?;
-        let first = t.changed().is_empty();
+        let held = |t: &Tuner| {
+            let mut c = t.changed().iter();
+            c.find(|s| s.device == dev && s.attr == "scheduler")
+                .map(|s| s.original.clone())
+        };
+        let first = held(t).is_none();
         let set = t.set(&dev, "scheduler", want);
-        let original = t.changed().first().map(|s| s.original.clone());
+        let original = held(t);
         let recovered: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
         self.notes.extend(recovered);
         if let (true, Some(original)) = (first, original) {
@@ -140,16 +145,23 @@ impl<'a> RealRunner<'a> {
         Ok(set?)
     }
 
-    /// Put the original scheduler back, if it was changed; the error is
-    /// the warning to give (a setting that could not be put back, or that
+    /// Put the original scheduler back, if it was changed (the Tuner's
+    /// other changes are their owners' to put back); the error is the
+    /// warning to give (a scheduler that could not be put back, or that
     /// another process changed meanwhile and was left as it set it).
     pub fn restore(&mut self) -> Result<(), RestoreError> {
         let Some(t) = self.tuner.as_mut() else {
             return Ok(());
         };
-        let left: Vec<String> = t
-            .restore_all()
+        let switched: Vec<String> = t
+            .changed()
             .iter()
+            .filter(|s| s.attr == "scheduler")
+            .map(|s| s.device.clone())
+            .collect();
+        let left: Vec<String> = switched
+            .iter()
+            .filter_map(|d| t.restore(d, "scheduler"))
             .filter(|r| !r.is_original())
             .map(|r| r.to_string())
             .collect();

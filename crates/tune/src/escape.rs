@@ -110,6 +110,21 @@ pub struct Escape {
     /// How many of the journal's groups were entered.
     entered: usize,
     registered: bool,
+    /// Each thread's CPU affinity before: a move between v1 cpusets sets
+    /// it to the group's CPUs, so it is put back after leaving.
+    affinity: Vec<(nix::unistd::Pid, nix::sched::CpuSet)>,
+}
+
+/// Every thread's CPU affinity now.
+fn affinities() -> Vec<(nix::unistd::Pid, nix::sched::CpuSet)> {
+    let tids = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten();
+    tids.filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .map(nix::unistd::Pid::from_raw)
+        .filter_map(|t| Some((t, nix::sched::sched_getaffinity(t).ok()?)))
+        .collect()
 }
 
 impl Escape {
@@ -139,6 +154,7 @@ impl Escape {
             journal: Journal::new(owner),
             entered: 0,
             registered: false,
+            affinity: Vec::new(),
         };
         if groups.is_empty() {
             return Ok(e);
@@ -149,6 +165,12 @@ impl Escape {
             });
         }
         e.registered = true;
+        if groups
+            .iter()
+            .any(|g| g.hierarchy.split(',').any(|c| c == "cpuset"))
+        {
+            e.affinity = affinities();
+        }
         e.journal.groups = groups;
         e.journal
             .save(&e.file)
@@ -203,6 +225,10 @@ impl Escape {
         kept.reverse();
         self.journal.groups = kept;
         self.entered = 0;
+        // A thread that ended since has nothing to put back.
+        for (tid, cpus) in std::mem::take(&mut self.affinity) {
+            let _ = nix::sched::sched_setaffinity(tid, &cpus);
+        }
         if self.registered {
             let _ = self.journal.save(&self.file);
         }
@@ -234,7 +260,10 @@ fn join(g: &TrialGroup) -> Result<(), EscapeError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             std::fs::remove_dir(&g.dir)
                 .and_then(|_| std::fs::create_dir(&g.dir))
-                .map_err(|err| EscapeError::Make { dir: dir.clone(), err })?;
+                .map_err(|err| EscapeError::Make {
+                    dir: dir.clone(),
+                    err,
+                })?;
         }
         Err(err) => return Err(EscapeError::Make { dir, err }),
     }
@@ -333,7 +362,10 @@ mod tests {
         let g = plan(cg, MOUNTINFO, 77, &none);
         let names: Vec<&str> = g.iter().map(|g| g.hierarchy.as_str()).collect();
         assert_eq!(names, ["cpuset", "cpu,cpuacct", "blkio"]);
-        assert_eq!(g[1].dir, Path::new("/sys/fs/cgroup/cpu,cpuacct/ssdready-trial-77"));
+        assert_eq!(
+            g[1].dir,
+            Path::new("/sys/fs/cgroup/cpu,cpuacct/ssdready-trial-77")
+        );
         assert_eq!(g[1].back, Path::new("/sys/fs/cgroup/cpu,cpuacct/quota/a"));
         assert_eq!(g[2].back, Path::new("/sys/fs/cgroup/blkio/throttled"));
     }
@@ -350,7 +382,10 @@ mod tests {
         let g = plan(cg, MOUNTINFO, 9, &with("cpu io memory pids"));
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].hierarchy, "unified");
-        assert_eq!(g[0].dir, Path::new("/sys/fs/cgroup/unified/ssdready-trial-9"));
+        assert_eq!(
+            g[0].dir,
+            Path::new("/sys/fs/cgroup/unified/ssdready-trial-9")
+        );
         assert!(plan(cg, MOUNTINFO, 9, &with("memory pids")).is_empty());
         assert!(plan(cg, MOUNTINFO, 9, &with("")).is_empty());
     }

@@ -38,7 +38,8 @@ pub mod sysfs;
 mod tuner;
 
 pub use recover::{
-    held, held_at, recover, recover_at, restore_now, restore_now_at, Held, Recovered, Report, Undone,
+    held, held_at, recover, recover_at, restore_now, restore_now_at, Held, Recovered, Report,
+    Undone,
 };
 pub use registry::put_back_own;
 pub use sysfs::ATTRS;
@@ -156,20 +157,28 @@ impl fmt::Display for Restored {
 pub enum TuneError {
     #[error("changing a device's queue settings needs root")]
     NotRoot,
-    #[error("device '{device}' is not the target's or in its stack (allowed: {})", list(allowed))]
+    #[error(
+        "device '{device}' is not the target's or in its stack (allowed: {})",
+        list(allowed)
+    )]
     NotAllowed {
         device: String,
         allowed: Vec<String>,
     },
     #[error("'{attr}' is not a queue setting ssdready changes (allowed: {})", ATTRS.join(", "))]
     UnknownAttr { attr: String },
-    #[error("'{value}' is not a value for {attr} (allowed: one word of letters, digits, '-' or '_')")]
+    #[error(
+        "'{value}' is not a value for {attr} (allowed: one word of letters, digits, '-' or '_')"
+    )]
     BadValue { attr: String, value: String },
     #[error("no block device '{device}' (no /sys/block/{device}/queue)")]
     NoDevice { device: String },
     #[error("the kernel offers no {} here", shown(device, attr))]
     NotOffered { device: String, attr: String },
-    #[error("{} is held by ssdready (pid {pid}), still running: left to it", shown(device, attr))]
+    #[error(
+        "{} is held by ssdready (pid {pid}), still running: left to it",
+        shown(device, attr)
+    )]
     HeldByOther {
         device: String,
         attr: String,

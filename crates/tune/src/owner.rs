@@ -91,7 +91,8 @@ mod tests {
 
     #[test]
     fn the_start_time_is_read_past_a_name_with_spaces_and_parentheses() {
-        let line = "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 10";
+        let line =
+            "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 10";
         assert_eq!(parse_stat(line), Some(('S', 987654)));
         assert_eq!(parse_stat("1 (x) S 1"), None);
     }

@@ -56,7 +56,11 @@ impl fmt::Display for Undone {
                 journal.display()
             ),
             Undone::Ignored { journal, why } => {
-                write!(f, "ignoring {} ({why}); it is not acted on", journal.display())
+                write!(
+                    f,
+                    "ignoring {} ({why}); it is not acted on",
+                    journal.display()
+                )
             }
         }
     }

@@ -69,7 +69,11 @@ pub fn ensure_dir(dir: &Path) -> Result<(), String> {
         if path.parent().is_none() {
             continue;
         }
-        let mode = if i + 1 == parts.len() { DIR_MODE } else { 0o755 };
+        let mode = if i + 1 == parts.len() {
+            DIR_MODE
+        } else {
+            0o755
+        };
         match std::fs::DirBuilder::new().mode(mode).create(&path) {
             Ok(()) => std::fs::set_permissions(&path, Permissions::from_mode(mode))
                 .map_err(|e| format!("{}: {e}", path.display()))?,
@@ -227,6 +231,8 @@ mod tests {
     #[test]
     fn a_journal_others_can_read_or_that_is_a_link_is_not_acted_on() {
         let t = tempfile::tempdir().unwrap();
+        // Made while another test may hold the umask at 000.
+        std::fs::set_permissions(t.path(), Permissions::from_mode(0o700)).unwrap();
         let dir = t.path().join("settings");
         let j = dir.join("settings-1.json");
         write(&j, b"{}").unwrap();

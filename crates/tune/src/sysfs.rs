@@ -102,11 +102,7 @@ fn put_also(sysfs: &Path, s: &Setting) -> Result<(), String> {
 
 /// `SYSFS/block/DEVICE/queue/ATTR`.
 pub fn path(sysfs: &Path, device: &str, attr: &str) -> PathBuf {
-    sysfs
-        .join("block")
-        .join(device)
-        .join("queue")
-        .join(attr)
+    sysfs.join("block").join(device).join("queue").join(attr)
 }
 
 /// A setting's text as a value: the active scheduler (`[none] mq-deadline`
@@ -211,7 +207,10 @@ mod tests {
 
     #[test]
     fn the_scheduler_is_the_one_in_brackets() {
-        assert_eq!(value_of("scheduler", "none [mq-deadline] bfq\n"), "mq-deadline");
+        assert_eq!(
+            value_of("scheduler", "none [mq-deadline] bfq\n"),
+            "mq-deadline"
+        );
         assert_eq!(value_of("scheduler", "none\n"), "none");
         assert_eq!(value_of("nr_requests", " 256\n"), "256");
     }

@@ -62,7 +62,10 @@ impl Tuner {
             sysfs,
             dir,
             file,
-            allowed: allowed.into_iter().filter(|d| sysfs::plain_name(d)).collect(),
+            allowed: allowed
+                .into_iter()
+                .filter(|d| sysfs::plain_name(d))
+                .collect(),
             journal: Journal::new(owner),
             notes: Vec::new(),
             #[cfg(test)]
@@ -221,10 +224,12 @@ impl Tuner {
     }
 
     fn save(&self) -> Result<(), TuneError> {
-        self.journal.save(&self.file).map_err(|e| TuneError::Journal {
-            path: self.file.display().to_string(),
-            why: e.to_string(),
-        })
+        self.journal
+            .save(&self.file)
+            .map_err(|e| TuneError::Journal {
+                path: self.file.display().to_string(),
+                why: e.to_string(),
+            })
     }
 
     /// Refuse a setting another running ssdready holds; put back first the

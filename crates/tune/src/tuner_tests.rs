@@ -76,7 +76,10 @@ fn a_setting_is_journaled_while_changed_and_put_back_on_restore() {
     t.set("loop0", "nr_requests", "4").unwrap();
     assert_eq!(t.changed().len(), 2);
     let r = t.restore("loop0", "scheduler").unwrap();
-    assert_eq!(r.to_string(), "put back /sys/block/loop0/queue/scheduler to mq-deadline");
+    assert_eq!(
+        r.to_string(),
+        "put back /sys/block/loop0/queue/scheduler to mq-deadline"
+    );
     assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
     assert_eq!(t.restore("loop0", "scheduler"), None);
     assert_eq!(f.journals().len(), 1, "nr_requests still held");
@@ -129,7 +132,10 @@ fn the_journal_is_on_disk_before_the_write_and_a_failed_write_changes_nothing() 
     }));
     let e = t.set("loop0", "nr_requests", "4").unwrap_err();
     assert!(matches!(e, TuneError::Write { .. }), "{e}");
-    let j = seen.borrow().clone().expect("the journal existed at the write");
+    let j = seen
+        .borrow()
+        .clone()
+        .expect("the journal existed at the write");
     assert_eq!(
         (j.settings[0].original.as_str(), j.settings[0].ours.as_str()),
         ("128", "4")
@@ -171,7 +177,8 @@ fn a_device_or_setting_not_allowed_is_refused_with_what_is() {
     assert!(matches!(e, TuneError::NotOffered { .. }), "{e}");
     assert_eq!(f.read("loop1", "scheduler"), "mq-deadline");
     assert!(f.journals().is_empty());
-    let mut gone = Tuner::with_roots(f.sys(), f.t.path().join("other"), vec!["sdz".into()]).unwrap();
+    let mut gone =
+        Tuner::with_roots(f.sys(), f.t.path().join("other"), vec!["sdz".into()]).unwrap();
     let e = gone.set("sdz", "scheduler", "none").unwrap_err();
     assert!(matches!(e, TuneError::NoDevice { .. }), "{e}");
 }
@@ -236,7 +243,10 @@ fn a_reused_pid_is_not_taken_for_the_owner() {
         ..me
     });
     let r = recover_at(&f.sys(), &f.dir());
-    assert!(matches!(&r[0].what, Undone::Setting(Restored::PutBack { .. })), "{r:?}");
+    assert!(
+        matches!(&r[0].what, Undone::Setting(Restored::PutBack { .. })),
+        "{r:?}"
+    );
     assert!(f.journals().is_empty());
 }
 
@@ -252,7 +262,10 @@ fn a_running_owners_journal_is_left_to_it_and_its_setting_refused() {
     let h = held_at(&f.dir());
     assert_eq!(h.len(), 1);
     assert_eq!(h[0].pid, 1);
-    assert!(h[0].what[0].contains("set to none (was mq-deadline)"), "{h:?}");
+    assert!(
+        h[0].what[0].contains("set to none (was mq-deadline)"),
+        "{h:?}"
+    );
     let mut t = f.tuner();
     let e = t.set("loop0", "scheduler", "bfq").unwrap_err();
     assert!(matches!(e, TuneError::HeldByOther { pid: 1, .. }), "{e}");
@@ -271,7 +284,10 @@ fn an_ended_owners_journal_on_the_same_setting_is_put_back_before_the_change() {
     let mut t = f.tuner();
     t.set("loop0", "scheduler", "bfq").unwrap();
     let notes = t.take_notes();
-    assert!(matches!(&notes[..], [Undone::Setting(Restored::PutBack { .. })]), "{notes:?}");
+    assert!(
+        matches!(&notes[..], [Undone::Setting(Restored::PutBack { .. })]),
+        "{notes:?}"
+    );
     assert_eq!(t.changed()[0].original, "mq-deadline", "the true original");
     drop(t);
     assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
@@ -304,7 +320,11 @@ fn what_a_scheduler_switch_resets_is_put_back_with_the_scheduler() {
     f.write("loop0", "nr_requests", "1000\n");
     let mut t = f.tuner();
     t.set("loop0", "scheduler", "none").unwrap();
-    let also: Vec<&str> = t.changed()[0].also.iter().map(|a| a.attr.as_str()).collect();
+    let also: Vec<&str> = t.changed()[0]
+        .also
+        .iter()
+        .map(|a| a.attr.as_str())
+        .collect();
     assert_eq!(also, ["nr_requests", "iosched/read_expire"]);
     // The kernel's doing on a switch: the depth reset, the tunables gone.
     f.write("loop0", "nr_requests", "128\n");

@@ -27,8 +27,13 @@ fn unusable() -> Option<String> {
     if ssdready_tune::store::euid() != 0 {
         return Some("needs root to make cgroups and loop devices".into());
     }
-    if !Path::new(BLKIO).join("blkio.throttle.read_iops_device").exists() {
-        return Some(format!("no cgroup v1 blkio hierarchy with throttles at {BLKIO}"));
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.read_iops_device")
+        .exists()
+    {
+        return Some(format!(
+            "no cgroup v1 blkio hierarchy with throttles at {BLKIO}"
+        ));
     }
     None
 }
@@ -47,13 +52,19 @@ impl Plant {
     fn new() -> Option<Plant> {
         let pid = std::process::id();
         let backing = format!("/dev/shm/ssdready-test-escape-{pid}.img");
-        std::fs::File::create(&backing).ok()?.set_len(16 << 20).ok()?;
+        std::fs::File::create(&backing)
+            .ok()?
+            .set_len(16 << 20)
+            .ok()?;
         let o = Command::new("losetup")
             .args(["--direct-io=on", "-f", "--show", &backing])
             .output()
             .ok()?;
         if !o.status.success() {
-            eprintln!("skipped: losetup failed: {}", String::from_utf8_lossy(&o.stderr));
+            eprintln!(
+                "skipped: losetup failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             let _ = std::fs::remove_file(&backing);
             return None;
         }
@@ -88,7 +99,8 @@ impl Plant {
         text.lines()
             .find_map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                (f.len() == 3 && f[0] == self.majmin && f[1] == "Read").then(|| f[2].parse().ok())?
+                (f.len() == 3 && f[0] == self.majmin && f[1] == "Read")
+                    .then(|| f[2].parse().ok())?
             })
             .unwrap_or(0)
     }
@@ -112,7 +124,10 @@ impl Plant {
 
 impl Drop for Plant {
     fn drop(&mut self) {
-        let _ = std::fs::write(self.was.join("cgroup.procs"), std::process::id().to_string());
+        let _ = std::fs::write(
+            self.was.join("cgroup.procs"),
+            std::process::id().to_string(),
+        );
         let _ = std::fs::remove_dir(&self.group);
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
         let _ = std::fs::remove_file(&self.backing);
@@ -161,15 +176,24 @@ fn a_run_from_ssdreadys_own_group_escapes_the_throttle_and_is_held_again_after()
         .expect("the blkio hierarchy left")
         .clone();
     assert_eq!(mine.back, p.group);
-    assert_eq!(blkio_group(), format!("/ssdready-trial-{}", std::process::id()));
+    assert_eq!(
+        blkio_group(),
+        format!("/ssdready-trial-{}", std::process::id())
+    );
     assert_eq!(ssdready_tune::store::list(&journals).len(), 1, "journaled");
     let (throttled, own) = (p.served(&p.group), p.served(&mine.dir));
     let free = p.read_loop();
-    assert_eq!(p.served(&p.group), throttled, "no read through the throttled group");
+    assert_eq!(
+        p.served(&p.group),
+        throttled,
+        "no read through the throttled group"
+    );
     assert!(p.served(&mine.dir) - own >= READS);
     let undone = e.leave();
     assert!(
-        undone.iter().all(|u| matches!(u, Undone::GroupRemoved { .. })),
+        undone
+            .iter()
+            .all(|u| matches!(u, Undone::GroupRemoved { .. })),
         "{undone:?}"
     );
     eprintln!(
@@ -180,7 +204,10 @@ fn a_run_from_ssdreadys_own_group_escapes_the_throttle_and_is_held_again_after()
 
     assert!(!mine.dir.exists());
     assert!(ssdready_tune::store::list(&journals).is_empty());
-    assert_eq!(PathBuf::from(BLKIO).join(blkio_group().trim_start_matches('/')), p.group);
+    assert_eq!(
+        PathBuf::from(BLKIO).join(blkio_group().trim_start_matches('/')),
+        p.group
+    );
     let before = p.served(&p.group);
     let again = p.read_loop();
     assert!(p.served(&p.group) - before >= READS, "held again after");
@@ -237,11 +264,16 @@ fn a_group_left_by_a_killed_process_is_removed_by_the_next_recovery() {
     assert!(dir.is_dir(), "a SIGKILL leaves the group");
     let r = recover_at(Path::new("/sys"), &journals);
     assert!(
-        r.iter().any(|r| r.what == Undone::GroupRemoved { dir: dir.clone() }),
+        r.iter()
+            .any(|r| r.what == Undone::GroupRemoved { dir: dir.clone() }),
         "{r:?}"
     );
     assert!(r.iter().all(|r| r.what.is_clean()), "{r:?}");
-    assert!(r[0].to_string().contains("which ended without removing it"), "{}", r[0]);
+    assert!(
+        r[0].to_string().contains("which ended without removing it"),
+        "{}",
+        r[0]
+    );
     assert!(!dir.exists());
     assert!(ssdready_tune::store::list(&journals).is_empty());
 }

@@ -13,13 +13,19 @@ fn an_exit_without_unwinding_puts_back_through_the_journal_on_disk() {
     let dir = t.path().join("settings");
     let mut tuner = Tuner::with_roots(t.path().join("sys"), &dir, vec!["loop0".into()]).unwrap();
     tuner.set("loop0", "scheduler", "none").unwrap();
-    assert_eq!(std::fs::read_to_string(q.join("scheduler")).unwrap(), "none");
+    assert_eq!(
+        std::fs::read_to_string(q.join("scheduler")).unwrap(),
+        "none"
+    );
     let done = put_back_own();
     assert!(
         matches!(&done[..], [Undone::Setting(Restored::PutBack { value, .. })] if value == "mq-deadline"),
         "{done:?}"
     );
-    assert_eq!(std::fs::read_to_string(q.join("scheduler")).unwrap(), "mq-deadline");
+    assert_eq!(
+        std::fs::read_to_string(q.join("scheduler")).unwrap(),
+        "mq-deadline"
+    );
     assert!(!tuner.journal_path().exists());
     // The Tuner then has nothing left to do, and a second call neither.
     assert!(tuner.restore_all().is_empty());
