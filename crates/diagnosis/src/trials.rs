@@ -363,7 +363,7 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
                 cause: cause.name().into(),
                 lever: l.id.clone(),
                 text: format!(
-                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: not beyond the noise, so it is not what holds it here",
+                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: not beyond the noise, so the trial does not confirm it",
                     cause.name(),
                     t.change(),
                     result_words(t)
