@@ -14,7 +14,7 @@
 
 use crate::figures::Figures;
 use crate::limit::{Cause, Layer, RuledOut};
-use crate::model::{Evidence, TargetKind, TargetProfile, Verdict};
+use crate::record::{Evidence, TargetKind, TargetProfile, Verdict};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::fmt_count;
 

@@ -219,7 +219,7 @@ pub struct Unsteady {
 }
 
 /// The queue depths of a study's queue-depth sweep.
-pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
+pub fn depths(runs: &[crate::record::RunRecord]) -> Vec<u32> {
     crate::figures::qd_sweep_depths(runs)
 }
 
@@ -231,7 +231,7 @@ pub fn depths(runs: &[crate::model::RunRecord]) -> Vec<u32> {
 pub fn take_out(
     f: &mut crate::figures::Figures,
     cal: &Calibration,
-    runs: &[crate::model::RunRecord],
+    runs: &[crate::record::RunRecord],
 ) {
     for c in f.qd_curve.iter_mut() {
         if let Some(p) = cal.at(c.qd) {

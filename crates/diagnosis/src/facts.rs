@@ -4,7 +4,7 @@
 //! name; a test checks that the rules use no other.
 
 use crate::figures::Figures;
-use crate::model::{Machine, TargetProfile};
+use crate::record::{Machine, TargetProfile};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use std::collections::BTreeMap;
@@ -908,7 +908,7 @@ fn block_size_facts(b: &mut Builder, f: &Figures) {
         .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
     {
         b.num("bs_best_bw", Some(p.bw_bytes_per_s), "bytes_per_s", &p.runs);
-        b.text("bs_best", Some(crate::model::fmt_bs(p.bs)), &p.runs);
+        b.text("bs_best", Some(crate::record::fmt_bs(p.bs)), &p.runs);
         let lim = f
             .delivered_pct
             .iter()
@@ -946,8 +946,8 @@ fn randwrite_facts(b: &mut Builder, f: &Figures) {
 pub const KEY_SWEEPS: &[&str] = &["qd", "repeat", "instrumented", "threads"];
 
 /// Add the count of disagreeing cross-checks in the key runs.
-pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::model::RunRecord]) {
-    let key: Vec<&crate::model::RunRecord> = runs
+pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::record::RunRecord]) {
+    let key: Vec<&crate::record::RunRecord> = runs
         .iter()
         .filter(|r| KEY_SWEEPS.contains(&r.sweep.as_str()))
         .collect();

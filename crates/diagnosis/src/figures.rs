@@ -9,7 +9,7 @@
 //! is the first target's 4 KiB random reads at one thread.
 
 use crate::basis::{Bound, ANALYTIC_MODEL};
-use crate::model::{RunRecord, TargetProfile};
+use crate::record::{RunRecord, TargetProfile};
 use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
 
@@ -331,7 +331,7 @@ fn ids(v: &[&RunRecord]) -> Vec<String> {
 pub fn derive(
     targets: &[TargetProfile],
     runs: &[RunRecord],
-    m: &crate::model::Machine,
+    m: &crate::record::Machine,
     strategies: Option<crate::strategies::Section>,
     caps: &crate::limit::caps::Caps,
 ) -> Figures {
@@ -406,7 +406,7 @@ pub fn derive(
 fn platform(
     t: &TargetProfile,
     runs: &[RunRecord],
-    m: &crate::model::Machine,
+    m: &crate::record::Machine,
     caps: &crate::limit::caps::Caps,
 ) -> Option<PlatformPeak> {
     let mut qds: Vec<u32> = runs
@@ -602,7 +602,7 @@ fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered> {
                 workload: format!(
                     "{} {} QD {} × {} thread(s){}",
                     w.rw,
-                    crate::model::fmt_bs(w.bs),
+                    crate::record::fmt_bs(w.bs),
                     w.qd,
                     w.threads,
                     if w.direct { "" } else { " buffered" }
@@ -938,7 +938,7 @@ mod tests {
             id: id.into(),
             point: id.into(),
             sweep: sweep.into(),
-            workload: crate::model::Workload {
+            workload: crate::record::Workload {
                 qd,
                 threads,
                 ..Default::default()

@@ -15,7 +15,7 @@
 //! their own rules (`data/fleet.rules`).
 
 use crate::facts::{Fact, Value};
-use crate::model::Verdict;
+use crate::record::Verdict;
 use crate::rules;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -55,6 +55,7 @@ pub mod limit;
 pub mod limits;
 pub mod model;
 pub mod reach;
+pub mod record;
 pub mod rules;
 pub mod stack;
 pub mod strategies;

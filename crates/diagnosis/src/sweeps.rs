@@ -4,7 +4,7 @@
 //! device against a file on it, and several devices against each alone.
 
 use crate::figures::{median, runs_of, Figures};
-use crate::model::RunRecord;
+use crate::record::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// All comparisons.

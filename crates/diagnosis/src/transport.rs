@@ -53,7 +53,7 @@ impl Transport {
 
 /// The daemon over `runs` (each run's own figures, weighted by its I/Os);
 /// None when no run has them.
-pub fn over(runs: &[&crate::model::RunRecord]) -> Option<Transport> {
+pub fn over(runs: &[&crate::record::RunRecord]) -> Option<Transport> {
     let ts: Vec<&Transport> = runs
         .iter()
         .filter_map(|r| r.summary.transport.as_ref())
@@ -184,7 +184,7 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
 /// not count).
 fn at_peak(
     peak: &crate::figures::CurvePoint,
-    runs: &[crate::model::RunRecord],
+    runs: &[crate::record::RunRecord],
     pick: fn(&crate::summary::CpuSummary) -> f64,
 ) -> Vec<f64> {
     runs.iter()
@@ -233,8 +233,8 @@ const CPUS_BUSY_PCT: f64 = 85.0;
 /// host, or without the CPU figures.
 pub fn host_limit(
     f: &crate::figures::Figures,
-    runs: &[crate::model::RunRecord],
-) -> Option<crate::model::Verdict> {
+    runs: &[crate::record::RunRecord],
+) -> Option<crate::record::Verdict> {
     f.transport.as_ref()?;
     let peak = f.peak.as_ref()?;
     let alone = peak.device_iops?;
@@ -260,7 +260,7 @@ pub fn host_limit(
         1 => "one run at the peak: its repeatability unknown".to_string(),
         n => format!("errors: half the spread of the peak's {n} runs and of the calibration's"),
     };
-    Some(crate::model::Verdict {
+    Some(crate::record::Verdict {
         rule: "host-limit".into(),
         finding: format!(
             "this platform gives at most {} IOPS of 4 KiB reads per CPU; each I/O costs {} of \
@@ -273,7 +273,7 @@ pub fn host_limit(
             peak.qd,
             alone / peak.iops
         ),
-        evidence: crate::model::Evidence {
+        evidence: crate::record::Evidence {
             figures: vec![
                 ("cpu_per_io_at_peak".into(), pm(h.x_ns, h.x_err_ns, us)),
                 ("transport_cpu_per_io".into(), pm(h.y_ns, h.y_err_ns, us)),
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(Transport::default().late_pct(), None);
     }
 
-    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::model::RunRecord>) {
+    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::record::RunRecord>) {
         let mut f = crate::figures::Figures {
             transport: Some(Transport {
                 name: "fuse+loop".into(),
@@ -367,7 +367,7 @@ mod tests {
             runs: vec!["qd-32".into()],
             ..Default::default()
         });
-        let mut r = crate::model::RunRecord {
+        let mut r = crate::record::RunRecord {
             id: "qd-32".into(),
             ..Default::default()
         };

@@ -30,7 +30,7 @@ pub mod view;
 pub use cause::{Cause, Layer};
 
 use crate::figures::{profiled, runs_of, Figures};
-use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
+use crate::record::{Machine, RunRecord, TargetKind, TargetProfile};
 use caps::{Caps, Setting};
 use serde::{Deserialize, Serialize};
 use view::{Shared, View};

@@ -8,7 +8,7 @@
 use super::view::{Shared, View};
 use super::{pct, Found, Test};
 use crate::basis::ANALYTIC_MODEL;
-use crate::model::TargetKind;
+use crate::record::TargetKind;
 use ssdready_core::units::fmt_count;
 
 /// The drive's daemon's serving threads busy with work, at least.
@@ -271,7 +271,7 @@ pub fn file_system(sh: &Shared, v: &View) -> Test {
     if let (Some(r), Some(b)) = (reqs, bytes) {
         evidence.push(format!(
             "{name}'s own counters: {r:.2} requests and {b:.2}× the bytes per {} {} of the file",
-            crate::model::fmt_bs(v.run.workload.bs),
+            crate::record::fmt_bs(v.run.workload.bs),
             v.run.workload.rw
         ));
     }
@@ -421,7 +421,7 @@ pub const BACKING_SHARE_PCT: f64 = 50.0;
 /// device's I/O time, with about as many I/Os (its I/Os are the loop
 /// device's, not other work's). In words, or None.
 pub fn backing_waits(sh: &Shared, v: &View) -> Option<String> {
-    use crate::stack::LayerKind;
+    use crate::stack::layers::LayerKind;
     let stack = sh.target.stack.as_ref()?;
     let top = stack.layers.first()?;
     let (LayerKind::Loop { .. }, [disk]) = (&top.kind, top.under.as_slice()) else {
@@ -567,7 +567,10 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         .unwrap_or_else(|| "the device".into());
     // A loop device's I/O reaches the disk its file is on: that disk.
     let name = match sh.target.stack.as_ref().and_then(|st| st.layers.first()) {
-        Some(l) if matches!(l.kind, crate::stack::LayerKind::Loop { .. }) && l.under.len() == 1 => {
+        Some(l)
+            if matches!(l.kind, crate::stack::layers::LayerKind::Loop { .. })
+                && l.under.len() == 1 =>
+        {
             format!("{} (under {name}, whose file is on it)", l.under[0])
         }
         _ => name,

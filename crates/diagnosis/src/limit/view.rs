@@ -7,7 +7,7 @@
 use super::caps::Caps;
 use crate::figures::Figures;
 use crate::limits::counters::CpuDelta;
-use crate::model::{Machine, RunRecord, TargetProfile};
+use crate::record::{Machine, RunRecord, TargetProfile};
 use crate::summary::{DecompSummary, DiskSummary, ProfileSummary};
 
 /// What every run of the study shares.
