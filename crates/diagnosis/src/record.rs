@@ -3,6 +3,8 @@
 //! the shape of a verdict with its evidence. The document that holds them
 //! all is [`crate::record::StudyDoc`] (these types are re-exported there).
 
+pub use crate::summary::fmt_bs;
+
 use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;
@@ -77,7 +79,7 @@ pub struct TargetProfile {
     /// The block-device stack under it (md, device-mapper, loop,
     /// partitions down to the physical devices), where it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<crate::stack::layers::Stack>,
+    pub stack: Option<crate::stack_layers::Stack>,
 }
 
 /// The machine.
@@ -153,7 +155,7 @@ pub struct RunContext {
     /// Every device of the target's stack over the run: its
     /// `/sys/block/X/stat` after less before, as the kernel counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub members: Vec<crate::stack::layers::MemberCounters>,
+    pub members: Vec<crate::stack_layers::MemberCounters>,
 }
 
 /// The device's own answer at a point (emulator model in virtual time).
@@ -210,15 +212,4 @@ pub struct Workload {
     /// options, `crate::strategies::STRATEGIES`, go to the measured job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
-}
-
-/// `4k`, `512`, `1m`.
-pub fn fmt_bs(bs: u64) -> String {
-    if bs >= 1 << 20 && bs.is_multiple_of(1 << 20) {
-        format!("{}m", bs >> 20)
-    } else if bs >= 1024 && bs.is_multiple_of(1024) {
-        format!("{}k", bs >> 10)
-    } else {
-        bs.to_string()
-    }
 }

@@ -17,8 +17,8 @@
 //!   spread), something they share — a host controller, a bus, the CPUs —
 //!   holds them, and the stack is judged against that instead.
 
-use super::layers::{short_kind, LayerKind, Stack};
 use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, LayerKind, Stack};
 use serde::{Deserialize, Serialize};
 
 /// Below this share of its members' sum (beyond the rounds' spread) the

@@ -21,8 +21,8 @@
 //! comparison allows each mean its rounding (1 ms over its I/Os).
 
 pub use super::finding::{StackFinding, MIN_IOS};
-use super::layers::{short_kind, LayerKind, MemberCounters, Stack, StackLayer};
 use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, LayerKind, MemberCounters, Stack, StackLayer};
 use serde::{Deserialize, Serialize};
 
 /// How far above its peers' (or the device under it) a member's (or

@@ -27,8 +27,8 @@
 //! ciphers filling the machine).
 
 use super::finding::StackFinding;
-use super::layers::{short_kind, LayerKind, Stack, StackLayer};
 use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, LayerKind, Stack, StackLayer};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::KernelWork;
 

@@ -21,7 +21,6 @@ pub mod cpu;
 pub mod finding;
 pub mod judge;
 pub mod layer_cpu;
-pub mod layers;
 pub mod queue;
 #[cfg(test)]
 mod tests;
@@ -29,7 +28,7 @@ mod tests;
 mod tests_direction;
 pub mod verdicts;
 
+pub use crate::stack_layers::*;
 pub use ceiling::{ceiling, MemberAlone, MemberBandwidth, SizeCeiling, StackCeiling, Together};
 pub use judge::{judge, MemberFigures, RunFigures, StackFinding, StackJudgement};
-pub use layers::*;
 pub use verdicts::add_verdicts;

@@ -6,8 +6,8 @@
 //! only the queue at its size while the stack has more to give it.
 
 use super::finding::{StackFinding, MIN_IOS};
-use super::layers::{short_kind, MemberCounters, Stack};
 use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, MemberCounters, Stack};
 
 /// A queue holding this share of its size on average is full.
 pub const FULL_SHARE: f64 = 0.8;

@@ -9,6 +9,20 @@ impl StackFinding {
     /// The finding in one sentence, and what to do.
     pub fn words(&self) -> (String, String) {
         match self {
+            StackFinding::SlowMember { .. } | StackFinding::SlowLayer { .. } => self.slow_words(),
+            StackFinding::UnevenSplit { .. }
+            | StackFinding::ReadModifyWrite { .. }
+            | StackFinding::Misaligned { .. }
+            | StackFinding::Degraded { .. } => self.array_words(),
+            StackFinding::LayerThread { .. }
+            | StackFinding::QueueFull { .. }
+            | StackFinding::NotIdentified { .. } => self.held_words(),
+        }
+    }
+
+    /// A member or layer slower than its peers or than what is under it.
+    fn slow_words(&self) -> (String, String) {
+        match self {
             StackFinding::SlowMember {
                 disk,
                 layer,
@@ -56,6 +70,13 @@ impl StackFinding {
                 },
                 format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
             ),
+            _ => Default::default(),
+        }
+    }
+
+    /// What the array's split, layout or state does to the I/O.
+    fn array_words(&self) -> (String, String) {
+        match self {
             StackFinding::UnevenSplit {
                 disk,
                 share_pct,
@@ -113,6 +134,14 @@ impl StackFinding {
                 ),
                 format!("replace the missing or faulty member and let {disk} resync before judging its speed"),
             ),
+            _ => Default::default(),
+        }
+    }
+
+    /// A layer that holds the I/O with its CPU or its queue, or nothing
+    /// identified.
+    fn held_words(&self) -> (String, String) {
+        match self {
             StackFinding::LayerThread {
                 disk,
                 layer,
@@ -167,6 +196,7 @@ impl StackFinding {
                 format!("which layer of the stack holds the I/O: not identified ({why})"),
                 "nothing to change in the stack on this evidence".into(),
             ),
+            _ => Default::default(),
         }
     }
 

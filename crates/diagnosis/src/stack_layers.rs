@@ -257,7 +257,7 @@ impl LayerKind {
             } => {
                 let mut s = format!("md {}", level.as_deref().unwrap_or("(level unread)"));
                 if let Some(c) = chunk_bytes.filter(|c| *c > 0) {
-                    s.push_str(&format!(", chunk {}", crate::record::fmt_bs(c)));
+                    s.push_str(&format!(", chunk {}", crate::summary::fmt_bs(c)));
                 }
                 if let Some(n) = raid_disks {
                     s.push_str(&format!(", {n} disks"));
