@@ -7,6 +7,13 @@
 //!
 //! Repeats of a point are combined by their median; the queue-depth curve
 //! is the first target's 4 KiB random reads at one thread.
+//!
+//! [`Figures`] gathers everything derived (`figures` in study.json); the
+//! figures of the curve and the runs are [`crate::curve`]'s (re-exported
+//! here). [`derive`] makes them in turns: the curve first, then what the
+//! causes below it say of that curve (the sweeps' comparisons, what holds
+//! the peak: [`crate::limit`]), which they see through
+//! [`CurveFigures`], never the whole.
 
 pub use crate::curve::*;
 

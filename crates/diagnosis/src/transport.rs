@@ -5,6 +5,11 @@
 //! against the model, the reply's cost and its threads' CPU. Lateness above
 //! a few percent of device time means the daemon, not the kernel, set part
 //! of what the study shows as the platform's time.
+//!
+//! The daemon's figures ([`Transport`]) are a run's ([`crate::summary`]),
+//! gathered over runs and taken out of the QD 1 platform share by
+//! [`crate::curve`] (all re-exported here); this module weighs, on the
+//! whole figures, a drive faster than this host can drive ([`host_limit`]).
 
 pub use crate::curve::{over, split};
 pub use crate::summary::{Transport, BOUND_PCT};
