@@ -3,7 +3,7 @@
 //! the knee, what limits saturation and the strategies against interrupts.
 
 use crate::figures::Figures;
-use crate::model::{TargetKind, TargetProfile};
+use crate::record::{TargetKind, TargetProfile};
 use ssdready_core::units::fmt_count;
 use std::fmt::Write as _;
 

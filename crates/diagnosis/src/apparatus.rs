@@ -12,10 +12,11 @@
 //!   the study says so first and names the commands that do measure this
 //!   platform.
 
+pub use crate::zero_drive::TransportCeiling;
+
 use crate::figures::Figures;
 use crate::limit::{Cause, Layer, RuledOut};
-use crate::model::{Evidence, TargetKind, TargetProfile, Verdict};
-use serde::{Deserialize, Serialize};
+use crate::record::{Evidence, TargetKind, TargetProfile, Verdict};
 use ssdready_core::units::fmt_count;
 
 /// The transport's ceiling explains the peak when the peak reaches this
@@ -33,54 +34,6 @@ const KEPT: [Cause; 4] = [
     Cause::CpusAllowed,
     Cause::OtherWork,
 ];
-
-/// The drive's transport's own ceiling at the peak's depth, against the
-/// peak and the platform's own peak on RAM.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct TransportCeiling {
-    /// `fuse+loop` or `ublk`.
-    pub transport: String,
-    pub qd: u32,
-    /// The zero-time drive's IOPS at `qd`.
-    pub iops: f64,
-    /// The drive's peak (IOPS at `qd`).
-    pub peak_iops: f64,
-    /// The drive alone (its model in virtual time) at `qd`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_iops: Option<f64>,
-    /// The platform's own peak on RAM (the reference loop device over
-    /// /dev/shm), and its depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub platform_iops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub platform_qd: Option<u32>,
-    /// Whether it explains the peak (the peak at [`EXPLAINS`] of it or
-    /// more).
-    pub explains: bool,
-}
-
-impl TransportCeiling {
-    /// `the drive's transport (fuse+loop) gives at most 73.1K IOPS at QD
-    /// 32 with a zero-time drive behind it; the drive reached 72.5K (99 %)`.
-    pub fn part(&self) -> String {
-        format!(
-            "the drive's transport ({}) gives at most {} IOPS at QD {} with a zero-time drive behind it; the drive reached {} ({:.0} %)",
-            self.transport,
-            fmt_count(self.iops),
-            self.qd,
-            fmt_count(self.peak_iops),
-            100.0 * self.peak_iops / self.iops.max(1.0)
-        )
-    }
-
-    fn platform(&self) -> Option<String> {
-        Some(format!(
-            "this platform alone on RAM gives {} IOPS (QD {})",
-            fmt_count(self.platform_iops?),
-            self.platform_qd?
-        ))
-    }
-}
 
 /// Weigh the transport's ceiling against the peak: record it, and where
 /// it explains the peak (and no limit set on the machine, nor other work,

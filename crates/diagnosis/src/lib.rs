@@ -8,55 +8,65 @@
 //! basis ([`basis`]), the inventory of what can cap I/O on the machine and
 //! the block-device stack under the target — and verdicts come out.
 //!
-//! * [`model`]: `study.json`, schema `ssdready.study`
-//!   (`docs/study-schema.md`), and each run's [`model::Workload`];
-//! * [`summary`]: a run's figures as the study uses them;
-//! * [`figures`] and [`sweeps`]: the figures derived from the runs
-//!   (`device_limit`, `delivered_pct`, `knee_qd`, scaling, the platform
-//!   share of latency, clocks per I/O) and the sweeps' comparisons, made in
-//!   turns;
-//! * [`limits`]: the inventory of what can cap I/O — cgroup throttles and
-//!   quotas, the cpuset and affinity, memory limits, the devices' queues —
-//!   with each value's source, and the cgroups' counters over a run;
-//! * [`limit`]: what holds the I/O back, as evidence for and against each
-//!   candidate cause, judged on every repeat, against what can cap the I/O
-//!   ([`limit::caps`], made from the inventory);
-//! * [`facts`] and [`rules`]: the figures as named facts, judged by verdict
-//!   rules kept as data (`data/verdicts.rules`);
-//! * [`transport`] and [`calibration`]: the emulated drive's transport,
-//!   kept apart from the platform; [`apparatus`]: ssdready's own apparatus
-//!   weighed as a cause (the transport's ceiling, the drive in its own
-//!   process);
-//! * [`strategies`], [`applications`], [`fleet`], [`capacity`]: the
-//!   sections of a study beyond the queue-depth curve;
-//! * [`stack`]: the block-device stack under a target (md, device-mapper,
-//!   loop, partitions) and which member or layer holds its I/O;
-//! * [`reach`]: whether the device served the study's I/O at all (its
-//!   own counters against the study's completions), said first when not;
-//! * [`answer`] and [`text`]: the answer in words, shared by the terminal
-//!   and the HTML report;
-//! * [`levers`] (`data/levers.table`), [`trials_plan`], [`trials`] and
-//!   [`trials_text`]: what to change, measured — the changes the study
-//!   knows how to try, which it tries, and what its trials in turns say.
+//! The modules stand in layers, each using only those below it:
+//!
+//! 1. what was measured: [`record`] (each run, the targets, the machine,
+//!    the shape of a verdict), [`summary`] (a run's figures as the study
+//!    uses them), [`basis`], [`limits`] (the inventory of what can cap
+//!    I/O — cgroup throttles and quotas, the cpuset and affinity, memory
+//!    limits, the devices' queues — with each value's source, and the
+//!    cgroups' counters over a run), [`stack_layers`] (the block-device
+//!    stack under a target and its devices' counters), [`capacity`],
+//!    [`zero_drive`] (the transport measured with a zero-time drive),
+//!    [`app_figures`] and [`fleet_figures`];
+//! 2. the figures of the curves and runs: [`curve`] (`device_limit`,
+//!    `delivered_pct`, `knee_qd`, scaling, the platform share of latency,
+//!    clocks per I/O), [`sweeps`] (the sweeps' comparisons, made in turns),
+//!    [`reach`] (whether the device served the study's I/O at all),
+//!    [`strategies`];
+//! 3. the causes, weighed on those figures: [`limit`] (what holds the I/O
+//!    back, as evidence for and against each candidate cause, judged on
+//!    every repeat, against what can cap the I/O: [`limit::caps`]) and
+//!    [`stack`] (which member or layer of the stack holds its I/O);
+//! 4. [`figures`]: everything derived, gathered ([`figures::Figures`],
+//!    `figures` in study.json), the causes' answers with it;
+//! 5. what is weighed on the whole figures: [`calibration`] (the
+//!    transport taken out of them), [`apparatus`] (ssdready's own
+//!    apparatus as a cause), [`transport`] (a drive faster than the host);
+//! 6. [`fact_names`] and [`facts`], [`rules`]: the figures as named facts,
+//!    judged by verdict rules kept as data (`data/verdicts.rules`);
+//!    [`applications`] and [`fleet`] judged by their own;
+//! 7. what to change, measured: [`levers`] (`data/levers.table`),
+//!    [`trials`], [`trials_plan`];
+//! 8. the answer: [`model`] (`study.json`, schema `ssdready.study`,
+//!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials_text`],
+//!    shared by the terminal and the HTML report; and here, [`judge`] and
+//!    [`rejudge`], which make it.
 
 #![forbid(unsafe_code)]
 
 pub mod answer;
+pub mod app_figures;
 pub mod apparatus;
 pub mod applications;
 pub mod basis;
 pub mod calibration;
 pub mod capacity;
+pub mod curve;
+pub mod fact_names;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
+pub mod fleet_figures;
 pub mod levers;
 pub mod limit;
 pub mod limits;
 pub mod model;
 pub mod reach;
+pub mod record;
 pub mod rules;
 pub mod stack;
+pub mod stack_layers;
 pub mod strategies;
 pub mod summary;
 pub mod sweeps;
@@ -65,6 +75,7 @@ pub mod transport;
 pub mod trials;
 pub mod trials_plan;
 pub mod trials_text;
+pub mod zero_drive;
 
 use model::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@
 //! have them, since a split or merged request changes the count of
 //! requests and not their bytes.
 
-use crate::model::{Evidence, RunRecord, TargetProfile, Verdict};
+use crate::record::{Evidence, RunRecord, TargetProfile, Verdict};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::{fmt_bytes, fmt_count};
 

@@ -5,7 +5,7 @@
 //! strategies section. Running them, and the emulated device's peaks from
 //! its model, are the study's (`ssdready_study::strategies`).
 
-use crate::model::RunRecord;
+use crate::record::RunRecord;
 use crate::summary::{PointSummary, FILL_JOB};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;

@@ -38,7 +38,7 @@ pub struct PointSummary {
     pub interrupted: bool,
     /// The emulated drive's daemon over this run (kernel drive only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<crate::transport::Transport>,
+    pub transport: Option<Transport>,
 }
 
 /// CPU cost per I/O.
@@ -380,6 +380,60 @@ fn profile_summary(p: &ssdready_core::result::ProfileReport) -> ProfileSummary {
             0.0
         },
         lock_functions: locks.iter().map(|(s, _, _)| s.clone()).collect(),
+    }
+}
+
+/// Lateness, percent of device time, above which the transport is named.
+pub const BOUND_PCT: f64 = 3.0;
+
+/// The daemon's figures over the study.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Transport {
+    /// `fuse+loop` or `ublk`.
+    pub name: String,
+    pub ios: u64,
+    /// Modelled completion − arrival: what the device took.
+    pub device_ns_mean: f64,
+    /// Reply start − modelled completion: the emulator's own error.
+    pub late_ns_mean: f64,
+    pub late_ns_max: u64,
+    /// The reply's system call (on FUSE it runs the kernel's completion).
+    pub reply_ns_mean: f64,
+    /// The daemon threads' CPU per I/O (not counted as the platform's).
+    pub daemon_cpu_ns_per_io: f64,
+    /// The daemon's serving threads (0: unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threads: u64,
+    /// Of `daemon_cpu_ns_per_io`, the time its threads spun for a
+    /// completion due soon: CPU time, but not work.
+    #[serde(default)]
+    pub spin_ns_per_io: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Transport {
+    /// Lateness as a percent of device time (None without device time).
+    pub fn late_pct(&self) -> Option<f64> {
+        (self.device_ns_mean > 0.0).then(|| 100.0 * self.late_ns_mean / self.device_ns_mean)
+    }
+
+    /// Whether the daemon failed to keep the model's timing.
+    pub fn bound(&self) -> bool {
+        self.late_pct().is_some_and(|p| p > BOUND_PCT)
+    }
+}
+
+/// `4k`, `512`, `1m`.
+pub fn fmt_bs(bs: u64) -> String {
+    if bs >= 1 << 20 && bs.is_multiple_of(1 << 20) {
+        format!("{}m", bs >> 20)
+    } else if bs >= 1024 && bs.is_multiple_of(1024) {
+        format!("{}k", bs >> 10)
+    } else {
+        bs.to_string()
     }
 }
 

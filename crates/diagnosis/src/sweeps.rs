@@ -3,8 +3,8 @@
 //! direct I/O (and the page-cache hits that hide the device), the raw
 //! device against a file on it, and several devices against each alone.
 
-use crate::figures::{median, runs_of, Figures};
-use crate::model::RunRecord;
+use crate::curve::{median, runs_of, CurveFigures};
+use crate::record::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// All comparisons.
@@ -166,7 +166,7 @@ fn points<'a>(runs: &'a [RunRecord], sweep: &str) -> Vec<Vec<&'a RunRecord>> {
 }
 
 /// Compare every sweep that ran.
-pub fn compare(runs: &[RunRecord], f: &Figures) -> Comparisons {
+pub fn compare(runs: &[RunRecord], f: &CurveFigures) -> Comparisons {
     let mut engines = engines(runs);
     qd_engine_points(runs, f, &mut engines);
     Comparisons {
@@ -233,7 +233,7 @@ fn engines(runs: &[RunRecord]) -> Vec<EnginePoint> {
 }
 
 /// The queue-depth sweep's engine at the engines' depths, from that sweep.
-fn qd_engine_points(runs: &[RunRecord], f: &Figures, engines: &mut Vec<EnginePoint>) {
+fn qd_engine_points(runs: &[RunRecord], f: &CurveFigures, engines: &mut Vec<EnginePoint>) {
     let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let qd_engine = runs
         .iter()
@@ -302,7 +302,7 @@ fn mixes(runs: &[RunRecord]) -> Vec<MixPoint> {
 }
 
 /// Buffered reads against the direct ones of the queue-depth sweep.
-fn buffered(runs: &[RunRecord], f: &Figures) -> Vec<BufferedPoint> {
+fn buffered(runs: &[RunRecord], f: &CurveFigures) -> Vec<BufferedPoint> {
     let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let mut out = Vec::new();
     for rs in points(runs, "buffered") {
@@ -323,7 +323,7 @@ fn buffered(runs: &[RunRecord], f: &Figures) -> Vec<BufferedPoint> {
 }
 
 /// The raw device against the file of the queue-depth sweep.
-fn raw_vs_file(runs: &[RunRecord], f: &Figures) -> Vec<RawPoint> {
+fn raw_vs_file(runs: &[RunRecord], f: &CurveFigures) -> Vec<RawPoint> {
     let curve = |qd: u32| f.qd_curve.iter().find(|c| c.qd == qd);
     let mut out = Vec::new();
     let pts = points(runs, "raw");
@@ -369,7 +369,7 @@ fn is_raw(r: &RunRecord) -> bool {
     r.id.starts_with("raw-device")
 }
 
-fn device_scaling(runs: &[RunRecord], f: &Figures) -> Option<DeviceScaling> {
+fn device_scaling(runs: &[RunRecord], f: &CurveFigures) -> Option<DeviceScaling> {
     let pts = points(runs, "devices");
     let together = pts.iter().find(|rs| rs[0].workload.targets.len() > 1)?;
     let first = f.peak.as_ref()?;

@@ -73,32 +73,7 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
     for n in &st.notes {
         let _ = writeln!(s, "    note: {n}");
     }
-    if !st.over_study.is_empty() {
-        let in_runs = |disk: &str| -> u64 {
-            j.map_or(0, |j| {
-                j.runs
-                    .iter()
-                    .flat_map(|r| &r.members)
-                    .filter(|m| m.disk == disk)
-                    .map(|m| m.ios)
-                    .sum()
-            })
-        };
-        let each: Vec<String> = st
-            .over_study
-            .iter()
-            .map(|c| {
-                let all = c.ios();
-                let outside = all.saturating_sub(in_runs(&c.disk));
-                format!("{} {all} ({outside} outside the runs)", c.disk)
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            "  I/Os over the whole study, from detection to the end (/sys/block/*/stat): {}",
-            each.join(", ")
-        );
-    }
+    over_study_line(s, st, j);
     let busiest = j.and_then(|j| j.busiest());
     if let Some(r) = busiest {
         let _ = writeln!(s, "  each device over {} (/sys/block/*/stat):", r.run);
@@ -120,58 +95,99 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
         let _ = writeln!(s, "  {l}");
     }
     if let Some(c) = j.and_then(|j| j.ceiling.as_ref()) {
-        let each: Vec<String> = c
+        ceiling_lines(s, c);
+    }
+}
+
+/// Each device's I/Os over the whole study, and how many of them fell
+/// outside the runs.
+fn over_study_line(
+    s: &mut String,
+    st: &crate::stack::Stack,
+    j: Option<&crate::stack::StackJudgement>,
+) {
+    if st.over_study.is_empty() {
+        return;
+    }
+    let in_runs = |disk: &str| -> u64 {
+        j.map_or(0, |j| {
+            j.runs
+                .iter()
+                .flat_map(|r| &r.members)
+                .filter(|m| m.disk == disk)
+                .map(|m| m.ios)
+                .sum()
+        })
+    };
+    let each: Vec<String> = st
+        .over_study
+        .iter()
+        .map(|c| {
+            let all = c.ios();
+            let outside = all.saturating_sub(in_runs(&c.disk));
+            format!("{} {all} ({outside} outside the runs)", c.disk)
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  I/Os over the whole study, from detection to the end (/sys/block/*/stat): {}",
+        each.join(", ")
+    );
+}
+
+/// The stack against its members read alone, and all at once.
+fn ceiling_lines(s: &mut String, c: &crate::stack::StackCeiling) {
+    let each: Vec<String> = c
+        .members
+        .iter()
+        .map(|m| format!("{} {}", m.disk, fmt_count(m.iops)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  {} against its members read alone ({} random reads, QD {}, {} round(s)): {} IOPS; alone {} (sum {}): {:.0} % ± {:.0} % of them",
+        c.stack,
+        crate::model::fmt_bs(c.bs),
+        c.qd,
+        c.rounds,
+        fmt_count(c.stack_iops),
+        each.join(", "),
+        fmt_count(c.members_sum_iops),
+        c.ratio_pct,
+        c.ratio_err_pct
+    );
+    if let Some(t) = &c.together {
+        let _ = writeln!(
+            s,
+            "  its members read all at once (QD {} each): {} IOPS, {:.0} % ± {:.0} % of the sum of each alone{}; {} {:.0} % ± {:.0} % of them",
+            t.qd,
+            fmt_count(t.iops),
+            t.ratio_pct,
+            t.ratio_err_pct,
+            if t.shared { ": something they share holds them" } else { "" },
+            c.stack,
+            t.stack_ratio_pct,
+            t.stack_ratio_err_pct
+        );
+    }
+    if let Some(b) = &c.bandwidth {
+        let each: Vec<String> = b
             .members
             .iter()
-            .map(|m| format!("{} {}", m.disk, fmt_count(m.iops)))
+            .map(|m| format!("{} {:.1}", m.disk, m.bytes_per_s / 1e6))
             .collect();
         let _ = writeln!(
             s,
-            "  {} against its members read alone ({} random reads, QD {}, {} round(s)): {} IOPS; alone {} (sum {}): {:.0} % ± {:.0} % of them",
+            "  {} against its members read alone ({} sequential reads, QD {}, {} round(s)): {:.1} MB/s; alone {} (sum {:.1}): {:.0} % ± {:.0} % of them",
             c.stack,
-            crate::model::fmt_bs(c.bs),
-            c.qd,
-            c.rounds,
-            fmt_count(c.stack_iops),
+            crate::model::fmt_bs(b.bs),
+            b.qd,
+            b.rounds,
+            b.stack_bytes_per_s / 1e6,
             each.join(", "),
-            fmt_count(c.members_sum_iops),
-            c.ratio_pct,
-            c.ratio_err_pct
+            b.members_sum_bytes_per_s / 1e6,
+            b.ratio_pct,
+            b.ratio_err_pct
         );
-        if let Some(t) = &c.together {
-            let _ = writeln!(
-                s,
-                "  its members read all at once (QD {} each): {} IOPS, {:.0} % ± {:.0} % of the sum of each alone{}; {} {:.0} % ± {:.0} % of them",
-                t.qd,
-                fmt_count(t.iops),
-                t.ratio_pct,
-                t.ratio_err_pct,
-                if t.shared { ": something they share holds them" } else { "" },
-                c.stack,
-                t.stack_ratio_pct,
-                t.stack_ratio_err_pct
-            );
-        }
-        if let Some(b) = &c.bandwidth {
-            let each: Vec<String> = b
-                .members
-                .iter()
-                .map(|m| format!("{} {:.1}", m.disk, m.bytes_per_s / 1e6))
-                .collect();
-            let _ = writeln!(
-                s,
-                "  {} against its members read alone ({} sequential reads, QD {}, {} round(s)): {:.1} MB/s; alone {} (sum {:.1}): {:.0} % ± {:.0} % of them",
-                c.stack,
-                crate::model::fmt_bs(b.bs),
-                b.qd,
-                b.rounds,
-                b.stack_bytes_per_s / 1e6,
-                each.join(", "),
-                b.members_sum_bytes_per_s / 1e6,
-                b.ratio_pct,
-                b.ratio_err_pct
-            );
-        }
     }
 }
 
@@ -228,41 +244,23 @@ fn qd_table(s: &mut String, f: &Figures) {
         .device_limit
         .iops
         .filter(|_| f.device_limit.basis != crate::basis::HIGHEST_MEASURED);
-    let alone = any(|c| c.device_iops.is_some());
-    let block = any(|c| c.block_ns.is_some());
-    let stopped = any(|c| c.quota_stopped_ns.is_some());
-    let less = any(|c| c.less_transport_lat_ns.is_some());
-    let rest = any(|c| c.less_transport_lat_ns.is_some() && c.device_lat_mean_ns.is_some());
-    if less {
-        let _ = writeln!(
-            s,
-            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
-             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
-        );
-    }
-    if rest {
-        let _ = writeln!(
-            s,
-            "  (platform: what is left of the mean once the transport and the device alone's \
-             latency at that depth are taken out; \"over by\": the parts taken out exceed the \
-             mean by that much, beyond the error, and no platform share is claimed at that depth)"
-        );
-    }
-    if block {
-        let _ = writeln!(
-            s,
-            "  (block & below: of the mean, the time in the block layer and below, from the \
-             device's own counters; the rest is above the block layer)"
-        );
-    }
+    let cols = QdColumns {
+        limit,
+        alone: any(|c| c.device_iops.is_some()),
+        block: any(|c| c.block_ns.is_some()),
+        stopped: any(|c| c.quota_stopped_ns.is_some()),
+        less: any(|c| c.less_transport_lat_ns.is_some()),
+        rest: any(|c| c.less_transport_lat_ns.is_some() && c.device_lat_mean_ns.is_some()),
+    };
+    qd_legend(s, &cols);
     let mut head = String::from("\n  QD        IOPS   mean lat    p99 lat");
     for (on, h) in [
-        (limit.is_some(), "   of limit"),
-        (alone, "  device alone   of alone"),
-        (block, "  block & below"),
-        (stopped, "  quota-stopped"),
-        (less, "       less transport"),
-        (rest, "              platform"),
+        (cols.limit.is_some(), "   of limit"),
+        (cols.alone, "  device alone   of alone"),
+        (cols.block, "  block & below"),
+        (cols.stopped, "  quota-stopped"),
+        (cols.less, "       less transport"),
+        (cols.rest, "              platform"),
     ] {
         if on {
             head.push_str(h);
@@ -270,52 +268,93 @@ fn qd_table(s: &mut String, f: &Figures) {
     }
     let _ = writeln!(s, "{head}");
     for c in &f.qd_curve {
-        let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
-        let dash = || "-".to_string();
-        let mut row = format!(
-            "  {:>3} {:>10} {:>10} {:>10}",
-            c.qd,
-            fmt_count(c.iops),
-            fmt_ns(c.lat_mean_ns),
-            fmt_ns(c.lat_p99_ns as f64)
-        );
-        if let Some(l) = limit {
-            let _ = write!(row, " {:>10}", pct(c.iops, l));
-        }
-        if alone {
-            let of = c.device_iops.filter(|&d| d > 0.0);
-            let _ = write!(
-                row,
-                " {:>13} {:>10}",
-                c.device_iops.map_or_else(dash, fmt_count),
-                of.map_or_else(dash, |d| pct(c.iops, d))
-            );
-        }
-        if block {
-            let _ = write!(row, " {:>14}", c.block_ns.map_or_else(dash, fmt_ns));
-        }
-        if stopped {
-            let _ = write!(row, " {:>14}", c.quota_stopped_ns.map_or_else(dash, fmt_ns));
-        }
-        if less {
-            let v = match c.less_transport_lat_ns {
-                None => dash(),
-                // Within its error of nothing: the noise, not a figure.
-                Some(l) => {
-                    let err = c.less_transport_err_ns.unwrap_or(0.0);
-                    match l > err {
-                        true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
-                        false => format!("noise ± {}", fmt_ns(err)),
-                    }
-                }
-            };
-            let _ = write!(row, " {v:>20}");
-        }
-        if rest {
-            let _ = write!(row, " {:>21}", platform_rest(c).unwrap_or_else(dash));
-        }
-        let _ = writeln!(s, "{row}");
+        let _ = writeln!(s, "{}", qd_row(c, &cols));
     }
+}
+
+/// What the queue-depth table shows in each of its columns.
+struct QdColumns {
+    limit: Option<f64>,
+    alone: bool,
+    block: bool,
+    stopped: bool,
+    less: bool,
+    rest: bool,
+}
+
+/// What the table's less common columns mean, where it has them.
+fn qd_legend(s: &mut String, cols: &QdColumns) {
+    if cols.less {
+        let _ = writeln!(
+            s,
+            "  (IOPS and latency: behind this kernel; less transport: its mean latency less the \
+             drive's transport, ± the calibration's spread; device alone: the model in virtual time)"
+        );
+    }
+    if cols.rest {
+        let _ = writeln!(
+            s,
+            "  (platform: what is left of the mean once the transport and the device alone's \
+             latency at that depth are taken out; \"over by\": the parts taken out exceed the \
+             mean by that much, beyond the error, and no platform share is claimed at that depth)"
+        );
+    }
+    if cols.block {
+        let _ = writeln!(
+            s,
+            "  (block & below: of the mean, the time in the block layer and below, from the \
+             device's own counters; the rest is above the block layer)"
+        );
+    }
+}
+
+/// One depth's row of the table.
+fn qd_row(c: &CurvePoint, cols: &QdColumns) -> String {
+    let pct = |a: f64, b: f64| format!("{:.0} %", 100.0 * a / b);
+    let dash = || "-".to_string();
+    let mut row = format!(
+        "  {:>3} {:>10} {:>10} {:>10}",
+        c.qd,
+        fmt_count(c.iops),
+        fmt_ns(c.lat_mean_ns),
+        fmt_ns(c.lat_p99_ns as f64)
+    );
+    if let Some(l) = cols.limit {
+        let _ = write!(row, " {:>10}", pct(c.iops, l));
+    }
+    if cols.alone {
+        let of = c.device_iops.filter(|&d| d > 0.0);
+        let _ = write!(
+            row,
+            " {:>13} {:>10}",
+            c.device_iops.map_or_else(dash, fmt_count),
+            of.map_or_else(dash, |d| pct(c.iops, d))
+        );
+    }
+    if cols.block {
+        let _ = write!(row, " {:>14}", c.block_ns.map_or_else(dash, fmt_ns));
+    }
+    if cols.stopped {
+        let _ = write!(row, " {:>14}", c.quota_stopped_ns.map_or_else(dash, fmt_ns));
+    }
+    if cols.less {
+        let v = match c.less_transport_lat_ns {
+            None => dash(),
+            // Within its error of nothing: the noise, not a figure.
+            Some(l) => {
+                let err = c.less_transport_err_ns.unwrap_or(0.0);
+                match l > err {
+                    true => format!("{} ± {}", fmt_ns(l), fmt_ns(err)),
+                    false => format!("noise ± {}", fmt_ns(err)),
+                }
+            }
+        };
+        let _ = write!(row, " {v:>20}");
+    }
+    if cols.rest {
+        let _ = write!(row, " {:>21}", platform_rest(c).unwrap_or_else(dash));
+    }
+    row
 }
 
 /// What the mean leaves for the platform at one depth behind the kernel:
@@ -339,11 +378,56 @@ mod tests {
     use super::*;
     use crate::model::{TargetKind, TargetProfile, Verdict};
 
+    /// md0 against its one member read alone, by rate and by bandwidth,
+    /// and its members read all at once.
+    fn md0_ceiling() -> crate::stack::StackCeiling {
+        use crate::stack::{MemberAlone, StackCeiling};
+        StackCeiling {
+            stack: "md0".into(),
+            bs: 4096,
+            qd: 32,
+            stack_iops: 9800.0,
+            members: vec![MemberAlone {
+                disk: "nullb0".into(),
+                iops: 10200.0,
+            }],
+            members_sum_iops: 20400.0,
+            ratio_pct: 48.0,
+            ratio_err_pct: 1.0,
+            rounds: 2,
+            held_back: true,
+            bandwidth: Some(crate::stack::SizeCeiling {
+                bs: 192 << 10,
+                qd: 8,
+                stack_bytes_per_s: 1.9e9,
+                members: vec![crate::stack::MemberBandwidth {
+                    disk: "nullb0".into(),
+                    bytes_per_s: 1e9,
+                }],
+                members_sum_bytes_per_s: 2e9,
+                ratio_pct: 95.0,
+                ratio_err_pct: 2.0,
+                rounds: 2,
+                ..Default::default()
+            }),
+            together: Some(crate::stack::Together {
+                qd: 32,
+                iops: 10100.0,
+                ratio_pct: 49.4,
+                ratio_err_pct: 1.0,
+                shared: true,
+                stack_ratio_pct: 97.0,
+                stack_ratio_err_pct: 1.0,
+                rounds: 2,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn a_stack_read_against_its_members_alone_shows_the_ratio_and_not_a_members_run_as_its_own() {
-        use crate::stack::{
-            MemberAlone, MemberFigures, RunFigures, Stack, StackCeiling, StackJudgement,
-        };
+        use crate::stack::{MemberFigures, RunFigures, Stack, StackJudgement};
         let figures = |run: &str, disk: &str, ios: u64| RunFigures {
             run: run.into(),
             alone: run.contains("nullb").then(|| "nullb0".into()),
@@ -370,47 +454,7 @@ mod tests {
                 figures("ceiling-stack-qd32", "md0", 9800),
                 figures("ceiling-nullb0-qd32", "nullb0", 10200),
             ],
-            ceiling: Some(StackCeiling {
-                stack: "md0".into(),
-                bs: 4096,
-                qd: 32,
-                stack_iops: 9800.0,
-                members: vec![MemberAlone {
-                    disk: "nullb0".into(),
-                    iops: 10200.0,
-                }],
-                members_sum_iops: 20400.0,
-                ratio_pct: 48.0,
-                ratio_err_pct: 1.0,
-                rounds: 2,
-                held_back: true,
-                bandwidth: Some(crate::stack::SizeCeiling {
-                    bs: 192 << 10,
-                    qd: 8,
-                    stack_bytes_per_s: 1.9e9,
-                    members: vec![crate::stack::MemberBandwidth {
-                        disk: "nullb0".into(),
-                        bytes_per_s: 1e9,
-                    }],
-                    members_sum_bytes_per_s: 2e9,
-                    ratio_pct: 95.0,
-                    ratio_err_pct: 2.0,
-                    rounds: 2,
-                    ..Default::default()
-                }),
-                together: Some(crate::stack::Together {
-                    qd: 32,
-                    iops: 10100.0,
-                    ratio_pct: 49.4,
-                    ratio_err_pct: 1.0,
-                    shared: true,
-                    stack_ratio_pct: 97.0,
-                    stack_ratio_err_pct: 1.0,
-                    rounds: 2,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
+            ceiling: Some(md0_ceiling()),
             ..Default::default()
         });
         let s = findings(&d, 10.0);

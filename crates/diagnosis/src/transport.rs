@@ -5,115 +5,14 @@
 //! against the model, the reply's cost and its threads' CPU. Lateness above
 //! a few percent of device time means the daemon, not the kernel, set part
 //! of what the study shows as the platform's time.
+//!
+//! The daemon's figures ([`Transport`]) are a run's ([`crate::summary`]),
+//! gathered over runs and taken out of the QD 1 platform share by
+//! [`crate::curve`] (all re-exported here); this module weighs, on the
+//! whole figures, a drive faster than this host can drive ([`host_limit`]).
 
-use serde::{Deserialize, Serialize};
-
-/// Lateness, percent of device time, above which the transport is named.
-pub const BOUND_PCT: f64 = 3.0;
-
-/// The daemon's figures over the study.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Transport {
-    /// `fuse+loop` or `ublk`.
-    pub name: String,
-    pub ios: u64,
-    /// Modelled completion − arrival: what the device took.
-    pub device_ns_mean: f64,
-    /// Reply start − modelled completion: the emulator's own error.
-    pub late_ns_mean: f64,
-    pub late_ns_max: u64,
-    /// The reply's system call (on FUSE it runs the kernel's completion).
-    pub reply_ns_mean: f64,
-    /// The daemon threads' CPU per I/O (not counted as the platform's).
-    pub daemon_cpu_ns_per_io: f64,
-    /// The daemon's serving threads (0: unknown).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub threads: u64,
-    /// Of `daemon_cpu_ns_per_io`, the time its threads spun for a
-    /// completion due soon: CPU time, but not work.
-    #[serde(default)]
-    pub spin_ns_per_io: f64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl Transport {
-    /// Lateness as a percent of device time (None without device time).
-    pub fn late_pct(&self) -> Option<f64> {
-        (self.device_ns_mean > 0.0).then(|| 100.0 * self.late_ns_mean / self.device_ns_mean)
-    }
-
-    /// Whether the daemon failed to keep the model's timing.
-    pub fn bound(&self) -> bool {
-        self.late_pct().is_some_and(|p| p > BOUND_PCT)
-    }
-}
-
-/// The daemon over `runs` (each run's own figures, weighted by its I/Os);
-/// None when no run has them.
-pub fn over(runs: &[&crate::model::RunRecord]) -> Option<Transport> {
-    let ts: Vec<&Transport> = runs
-        .iter()
-        .filter_map(|r| r.summary.transport.as_ref())
-        .filter(|t| t.ios > 0)
-        .collect();
-    let n: u64 = ts.iter().map(|t| t.ios).sum();
-    if n == 0 {
-        return None;
-    }
-    let w =
-        |f: fn(&Transport) -> f64| ts.iter().map(|t| f(t) * t.ios as f64).sum::<f64>() / n as f64;
-    Some(Transport {
-        name: ts[0].name.clone(),
-        ios: n,
-        device_ns_mean: w(|t| t.device_ns_mean),
-        late_ns_mean: w(|t| t.late_ns_mean),
-        late_ns_max: ts.iter().map(|t| t.late_ns_max).max().unwrap_or(0),
-        reply_ns_mean: w(|t| t.reply_ns_mean),
-        daemon_cpu_ns_per_io: w(|t| t.daemon_cpu_ns_per_io),
-        threads: ts.iter().map(|t| t.threads).max().unwrap_or(0),
-        spin_ns_per_io: w(|t| t.spin_ns_per_io),
-    })
-}
-
-/// The QD 1 platform share with the drive's transport taken out of the
-/// platform's part: the daemon's lateness behind the model and its reply
-/// are the emulated drive's cost, not the kernel's (its own part, beside
-/// the platform and the device).
-pub fn split(
-    mut s: crate::figures::PlatformShare,
-    t: Option<&Transport>,
-) -> crate::figures::PlatformShare {
-    let Some(t) = t else { return s };
-    let own = (t.late_ns_mean + t.reply_ns_mean)
-        .min(s.platform_ns)
-        .max(0.0);
-    if own <= 0.0 || s.total_ns <= 0.0 {
-        return s;
-    }
-    s.platform_ns -= own;
-    s.pct = 100.0 * s.platform_ns / s.total_ns;
-    if let Some(p) = s.parts.first_mut() {
-        p.0 = "the platform: system call, block layer, driver".into();
-        p.1 = s.platform_ns;
-    }
-    s.parts.insert(
-        1,
-        (
-            format!(
-                "the drive's transport ({}: the daemon's lateness and reply)",
-                t.name
-            ),
-            own,
-            0.0,
-        ),
-    );
-    s.source
-        .push_str("; the daemon's lateness and reply over the QD 1 runs taken out");
-    s
-}
+pub use crate::curve::{over, split};
+pub use crate::summary::{Transport, BOUND_PCT};
 
 /// The device alone gives more than this many times the delivered IOPS
 /// at the peak's depth: the drive outruns the host.
@@ -184,7 +83,7 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
 /// not count).
 fn at_peak(
     peak: &crate::figures::CurvePoint,
-    runs: &[crate::model::RunRecord],
+    runs: &[crate::record::RunRecord],
     pick: fn(&crate::summary::CpuSummary) -> f64,
 ) -> Vec<f64> {
     runs.iter()
@@ -233,8 +132,8 @@ const CPUS_BUSY_PCT: f64 = 85.0;
 /// host, or without the CPU figures.
 pub fn host_limit(
     f: &crate::figures::Figures,
-    runs: &[crate::model::RunRecord],
-) -> Option<crate::model::Verdict> {
+    runs: &[crate::record::RunRecord],
+) -> Option<crate::record::Verdict> {
     f.transport.as_ref()?;
     let peak = f.peak.as_ref()?;
     let alone = peak.device_iops?;
@@ -260,7 +159,7 @@ pub fn host_limit(
         1 => "one run at the peak: its repeatability unknown".to_string(),
         n => format!("errors: half the spread of the peak's {n} runs and of the calibration's"),
     };
-    Some(crate::model::Verdict {
+    Some(crate::record::Verdict {
         rule: "host-limit".into(),
         finding: format!(
             "this platform gives at most {} IOPS of 4 KiB reads per CPU; each I/O costs {} of \
@@ -273,7 +172,7 @@ pub fn host_limit(
             peak.qd,
             alone / peak.iops
         ),
-        evidence: crate::model::Evidence {
+        evidence: crate::record::Evidence {
             figures: vec![
                 ("cpu_per_io_at_peak".into(), pm(h.x_ns, h.x_err_ns, us)),
                 ("transport_cpu_per_io".into(), pm(h.y_ns, h.y_err_ns, us)),
@@ -351,7 +250,7 @@ mod tests {
         assert_eq!(Transport::default().late_pct(), None);
     }
 
-    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::model::RunRecord>) {
+    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::record::RunRecord>) {
         let mut f = crate::figures::Figures {
             transport: Some(Transport {
                 name: "fuse+loop".into(),
@@ -367,7 +266,7 @@ mod tests {
             runs: vec!["qd-32".into()],
             ..Default::default()
         });
-        let mut r = crate::model::RunRecord {
+        let mut r = crate::record::RunRecord {
             id: "qd-32".into(),
             ..Default::default()
         };

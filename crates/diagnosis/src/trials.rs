@@ -12,7 +12,7 @@
 
 use crate::levers::{At, Kind, Lever, Metric, Point};
 use crate::limit::Cause;
-use crate::model::Verdict;
+use crate::record::Verdict;
 use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
 

@@ -6,8 +6,8 @@
 //! requests than its queue admits — never from the setting alone.
 
 use super::caps::Caps;
+use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
-use super::{pct, Found, Test};
 use ssdready_core::units::fmt_count;
 
 /// A throttle holds when the rate is within this band of its value. Above
@@ -255,14 +255,14 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
     if own.is_some_and(|o| o < OWN_SHARE_PCT) && !kept_waiting(v) {
         return Test::No(format!(
             "CPUs {} were {} busy, {own_words} of it the I/O's own work, and the submitting thread was not kept waiting ({} of its ready time): what filled them gave way",
-            crate::limit::cpu_list(&c.cpus),
+            super::found::cpu_list(&c.cpus),
             pct(busy),
             v.cpu_wait().map_or("?".into(), pct)
         ));
     }
     let mut evidence = vec![format!(
         "CPUs {} busy {}; the I/O's own work (ssdready {:.2} CPUs, the kernel's threads {:.2}) {own_words} of that",
-        crate::limit::cpu_list(&c.cpus),
+        super::found::cpu_list(&c.cpus),
         pct(busy),
         v.process_cpus.unwrap_or(0.0),
         v.kernel_cpus.unwrap_or(0.0)
@@ -301,7 +301,7 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     };
     // A loop device's disk busy with its I/Os and holding their time: the
     // disk, not a CPU, is what they waited for.
-    if let Some(disk) = super::path::backing_waits(sh, v) {
+    if let Some(disk) = backing_waits(sh, v) {
         return Test::No(disk);
     }
     // Other processes' work is most of the busy time, or more of it than
@@ -559,9 +559,30 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         Some((_, _, d)) if !full_at_peak => d,
         _ => v,
     };
+    let evidence = queue_evidence(v, seen, held(seen), plateau);
+    Test::Holds(Found {
+        part: format!(
+            "{} = {} admits {} requests while the study keeps {} in flight; the rest wait for a free one",
+            q.setting.name, q.setting.value, q.requests, seen.in_flight
+        ),
+        evidence,
+        setting: Some(q.setting.clone()),
+        margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
+    })
+}
+
+/// The evidence that the device's queue holds the I/O: what it held,
+/// how far that stayed however deep the study went, and the CPU that
+/// few requests at a time cost.
+fn queue_evidence(
+    v: &View,
+    seen: &View,
+    held_seen: Option<f64>,
+    plateau: Option<(f64, f64, &View)>,
+) -> Vec<String> {
     let mut evidence = vec![format!(
         "the device held {:.1} requests on average at QD {}",
-        held(seen).unwrap_or(0.0),
+        held_seen.unwrap_or(0.0),
         seen.in_flight
     )];
     if let Some((p, dd, d)) = plateau {
@@ -585,15 +606,7 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
             pct(v.cpus_busy.unwrap_or(0.0))
         ));
     }
-    Test::Holds(Found {
-        part: format!(
-            "{} = {} admits {} requests while the study keeps {} in flight; the rest wait for a free one",
-            q.setting.name, q.setting.value, q.requests, seen.in_flight
-        ),
-        evidence,
-        setting: Some(q.setting.clone()),
-        margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
-    })
+    evidence
 }
 
 /// Whether the caps leave the CPU scarce for this run: a quota the group
@@ -613,4 +626,42 @@ pub fn cpu_scarce(caps: &Caps, v: &View) -> bool {
 pub fn cpus_contended(v: &View) -> bool {
     v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
         && (v.own_share().is_some_and(|o| o >= OWN_SHARE_PCT) || kept_waiting(v))
+}
+
+pub const DEVICE_BUSY_PCT: f64 = 90.0;
+
+/// Share of a loop device's summed I/O time its own disk must hold, and
+/// how busy that disk must be, for the I/Os to have waited there.
+pub const BACKING_SHARE_PCT: f64 = 50.0;
+
+/// Where the target is a loop device over a file on one disk: that disk's
+/// own counters over the run (the stack's `members`) showing the loop
+/// device's I/Os waited in it — the disk busy, holding most of the loop
+/// device's I/O time, with about as many I/Os (its I/Os are the loop
+/// device's, not other work's). In words, or None.
+pub fn backing_waits(sh: &Shared, v: &View) -> Option<String> {
+    use crate::stack_layers::LayerKind;
+    let stack = sh.target.stack.as_ref()?;
+    let top = stack.layers.first()?;
+    let (LayerKind::Loop { .. }, [disk]) = (&top.kind, top.under.as_slice()) else {
+        return None;
+    };
+    let members = &v.run.context.as_ref()?.members;
+    let find = |d: &str| members.iter().find(|c| c.disk == d);
+    let (lo, b) = (find(&top.disk)?, find(disk)?);
+    let (n, m) = (lo.ios(), b.ios());
+    let ours = n >= 100 && m * 2 >= n && m <= n * 2;
+    let busy = 100.0 * b.io_ticks_ms as f64 / b.window_ms.max(1) as f64;
+    let share = 100.0 * b.ticks_ms() as f64 / lo.ticks_ms().max(1) as f64;
+    (ours && busy >= DEVICE_BUSY_PCT && share >= BACKING_SHARE_PCT && b.ticks_ms() >= 10).then(|| {
+        format!(
+            "the disk under {} ({}) was busy {} of the run and its {m} I/Os took {} of the loop device's {n} I/Os' time ({:.3} ms against {:.3} ms each): they waited in the disk",
+            top.disk,
+            disk,
+            pct(busy.min(100.0)),
+            pct(share.min(100.0)),
+            b.ticks_ms() as f64 / m.max(1) as f64,
+            lo.ticks_ms() as f64 / n.max(1) as f64,
+        )
+    })
 }

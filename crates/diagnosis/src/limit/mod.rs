@@ -19,6 +19,7 @@
 pub mod caps;
 pub mod cause;
 pub mod configured;
+pub mod found;
 pub mod group;
 pub mod path;
 #[cfg(test)]
@@ -28,30 +29,13 @@ mod tests_group;
 pub mod view;
 
 pub use cause::{Cause, Layer};
+pub use found::{core_part, cpu_list, pct, top_layers, Found, Test};
 
-use crate::figures::{profiled, runs_of, Figures};
-use crate::model::{Machine, RunRecord, TargetKind, TargetProfile};
+use crate::curve::{profiled, runs_of};
+use crate::record::{Machine, RunRecord, TargetKind, TargetProfile};
 use caps::{Caps, Setting};
 use serde::{Deserialize, Serialize};
-use view::{Shared, View};
-
-/// What a candidate's test found.
-pub enum Test {
-    /// It holds, with its evidence.
-    Holds(Found),
-    /// Ruled out, and why.
-    No(String),
-}
-
-/// A cause that holds: which part of it, the evidence, the setting that
-/// holds it (where one does), and how far its deciding figure was past its
-/// threshold, percent of the threshold.
-pub struct Found {
-    pub part: String,
-    pub evidence: Vec<String>,
-    pub setting: Option<Setting>,
-    pub margin_pct: Option<f64>,
-}
+use view::{Shared, View, Weighed};
 
 /// A cause ruled out, and why.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -170,57 +154,6 @@ pub struct Saturation {
     /// threshold (None when nothing held).
     pub margin_pct: Option<f64>,
     pub runs: Vec<String>,
-}
-
-/// A percentage as the text writes it.
-pub fn pct(x: f64) -> String {
-    format!("{x:.0} %")
-}
-
-/// `0-1,3`.
-pub fn cpu_list(cpus: &[u32]) -> String {
-    cpus.iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The top layers of a profile as `io_uring 41 %, block-core 26 %`.
-pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> String {
-    layers
-        .iter()
-        .filter(|l| l.1 >= 5.0)
-        .take(n)
-        .map(|l| format!("{} {}", l.0, pct(l.1)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// What the CPU-bound thread's core does: the profile's layers without
-/// other processes (named apart).
-pub fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
-    if let Some(p) = profile {
-        let mine: Vec<_> = p
-            .layers
-            .iter()
-            .filter(|l| l.0 != "other user")
-            .cloned()
-            .collect();
-        if !mine.is_empty() {
-            let mut s = top_layers(&mine, 3);
-            if let Some(o) = p.layers.iter().find(|l| l.0 == "other user" && l.1 >= 20.0) {
-                s.push_str(&format!(
-                    "; other processes took {} of the busy CPU",
-                    pct(o.1)
-                ));
-            }
-            return s;
-        }
-    }
-    match emu {
-        true => "ssdready's worker loop and the emulator's queue pair (the emulator runs in the process: no kernel below it)".into(),
-        false => "its own CPU time (run as root for the split by layer)".into(),
-    }
 }
 
 type TestFn = fn(&Shared, &View) -> Test;
@@ -349,10 +282,10 @@ fn also_held(sh: &Shared, judged: &[Judged], limit: Cause, speaker: &Judged) -> 
 }
 
 /// What holds the peak of the queue-depth curve.
-pub fn classify(
+pub fn classify<'a>(
     t: &TargetProfile,
     runs: &[RunRecord],
-    f: &Figures,
+    f: impl Into<Weighed<'a>>,
     machine: &Machine,
     caps: &Caps,
 ) -> Saturation {
@@ -362,14 +295,16 @@ pub fn classify(
 /// What holds the peak of the curve of sweep `sweep` (its points
 /// `SWEEP-qdN`, the queue-depth sweep's `qd-N`), `f` being that curve's
 /// figures.
-pub fn classify_points(
+pub fn classify_points<'a>(
     t: &TargetProfile,
     runs: &[RunRecord],
-    f: &Figures,
+    f: impl Into<Weighed<'a>>,
     machine: &Machine,
     caps: &Caps,
     sweep: &str,
 ) -> Saturation {
+    let w: Weighed = f.into();
+    let f = w.curve;
     let Some(peak) = &f.peak else {
         return Saturation {
             part: "no queue-depth run completed".into(),
@@ -378,27 +313,8 @@ pub fn classify_points(
     };
     // The instrumented runs are the queue-depth sweep's.
     let inst = (sweep == "qd").then(|| profiled(runs, peak.qd)).flatten();
-    let sh = Shared {
-        target: t,
-        figures: f,
-        caps,
-        machine,
-        profile: inst.and_then(|r| r.summary.profile.as_ref()),
-        decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
-        instrumented: inst,
-        deepest: f
-            .qd_curve
-            .iter()
-            .map(|c| c.qd)
-            .max()
-            .filter(|&qd| qd > peak.qd)
-            .and_then(|qd| {
-                runs_of(runs, &crate::figures::point_at(sweep, qd))
-                    .into_iter()
-                    .next()
-            }),
-    };
-    let plain = runs_of(runs, &crate::figures::point_at(sweep, peak.qd));
+    let sh = shared(t, runs, w, machine, caps, sweep, peak.qd);
+    let plain = runs_of(runs, &crate::curve::point_at(sweep, peak.qd));
     let views: Vec<View> = plain
         .iter()
         .map(|r| View::of(r, caps, machine.cpus))
@@ -427,18 +343,7 @@ pub fn classify_points(
     s.repeats_agree = s.repeats.iter().all(|r| r.limit == limit);
     // The repeat nearest the peak's rate among those that gave the answer
     // speaks for it.
-    let Some(at) = judged
-        .iter()
-        .zip(&views)
-        .enumerate()
-        .filter(|(_, (j, _))| j.cause == limit)
-        .min_by(|a, b| {
-            (a.1 .1.iops - peak.iops)
-                .abs()
-                .total_cmp(&(b.1 .1.iops - peak.iops).abs())
-        })
-        .map(|(i, _)| i)
-    else {
+    let Some(at) = speaker(&judged, &views, limit, peak.iops) else {
         s.part = "no run at the peak's depth gave the majority's cause".into();
         return s;
     };
@@ -460,6 +365,59 @@ pub fn classify_points(
         s.evidence.push(disagreement(&s.repeats));
     }
     s
+}
+
+/// What every run at the peak's depth shares: the target, the figures,
+/// the caps, and the instrumented and deepest runs of sweep `sweep`.
+fn shared<'a>(
+    t: &'a TargetProfile,
+    runs: &'a [RunRecord],
+    w: Weighed<'a>,
+    machine: &'a Machine,
+    caps: &'a Caps,
+    sweep: &str,
+    peak_qd: u32,
+) -> Shared<'a> {
+    // The instrumented runs are the queue-depth sweep's.
+    let inst = (sweep == "qd").then(|| profiled(runs, peak_qd)).flatten();
+    Shared {
+        target: t,
+        figures: w.curve,
+        comparisons: w.comparisons,
+        caps,
+        machine,
+        profile: inst.and_then(|r| r.summary.profile.as_ref()),
+        decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
+        instrumented: inst,
+        deepest: w
+            .curve
+            .qd_curve
+            .iter()
+            .map(|c| c.qd)
+            .max()
+            .filter(|&qd| qd > peak_qd)
+            .and_then(|qd| {
+                runs_of(runs, &crate::curve::point_at(sweep, qd))
+                    .into_iter()
+                    .next()
+            }),
+    }
+}
+
+/// Which repeat speaks for cause `limit`: of those that gave it, the one
+/// nearest the peak's rate.
+fn speaker(judged: &[Judged], views: &[View], limit: Cause, peak_iops: f64) -> Option<usize> {
+    judged
+        .iter()
+        .zip(views)
+        .enumerate()
+        .filter(|(_, (j, _))| j.cause == limit)
+        .min_by(|a, b| {
+            (a.1 .1.iops - peak_iops)
+                .abs()
+                .total_cmp(&(b.1 .1.iops - peak_iops).abs())
+        })
+        .map(|(i, _)| i)
 }
 
 /// The cause most repeats gave; a tie goes to the cause weighed first.
@@ -503,7 +461,7 @@ fn not_identified(ruled: &[RuledOut]) -> String {
 /// The figures shown beside the verdict: medians over the repeats.
 fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
     let m = |g: &dyn Fn(&View) -> Option<f64>| {
-        crate::figures::median(&views.iter().filter_map(g).collect::<Vec<_>>())
+        crate::curve::median(&views.iter().filter_map(g).collect::<Vec<_>>())
     };
     let share = |name: &str| {
         sh.decomposition

@@ -5,10 +5,11 @@
 //! evidence; the device needs a basis, and "below the host" needs the host
 //! idle while the I/Os wait at the device.
 
+use super::configured::DEVICE_BUSY_PCT;
+use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
-use super::{pct, Found, Test};
 use crate::basis::ANALYTIC_MODEL;
-use crate::model::TargetKind;
+use crate::record::TargetKind;
 use ssdready_core::units::fmt_count;
 
 /// The drive's daemon's serving threads busy with work, at least.
@@ -35,7 +36,6 @@ pub const IDLE_CPUS_PCT: f64 = 85.0;
 /// The I/Os wait at the device: it held at least this share of them, or
 /// was busy at least this share of the time.
 pub const AT_DEVICE_PCT: f64 = 70.0;
-pub const DEVICE_BUSY_PCT: f64 = 90.0;
 /// Or the latency decomposition gives driver and device at least this
 /// share of each I/O's time.
 pub const DEVICE_SHARE_PCT: f64 = 50.0;
@@ -148,8 +148,7 @@ pub fn device(sh: &Shared, v: &View) -> Test {
 /// The device's scheduler's cost at depth (QD 32 and deeper) against
 /// `none`, measured in turns beyond twice its error, percent.
 pub fn scheduler_cost(sh: &Shared) -> Option<f64> {
-    sh.figures
-        .comparisons
+    sh.comparisons
         .schedulers
         .iter()
         .filter(|c| c.qd >= 32 && Some(&c.scheduler) == sh.target.scheduler.as_ref())
@@ -164,8 +163,7 @@ pub fn scheduler_cost(sh: &Shared) -> Option<f64> {
 /// The file system's cost against the raw device, measured in turns
 /// beyond twice its error, percent.
 pub fn file_system_cost(sh: &Shared) -> Option<f64> {
-    sh.figures
-        .comparisons
+    sh.comparisons
         .raw_vs_file
         .iter()
         .filter(|p| {
@@ -190,7 +188,6 @@ pub fn scheduler(sh: &Shared, _: &View) -> Test {
     if by_cost.is_none() && by_layer.is_none() {
         // The deepest comparison as measured, its error included.
         let measured = sh
-            .figures
             .comparisons
             .schedulers
             .iter()
@@ -232,7 +229,7 @@ pub fn scheduler(sh: &Shared, _: &View) -> Test {
             t.device.clone().unwrap_or_default()
         ),
         evidence,
-        setting: t.device.as_ref().map(|d| crate::limit::caps::Setting {
+        setting: t.device.as_ref().map(|d| super::caps::Setting {
             name: "queue/scheduler".into(),
             value: t.scheduler.clone().unwrap_or_default(),
             path: format!("/sys/block/{d}/queue/scheduler"),
@@ -271,7 +268,7 @@ pub fn file_system(sh: &Shared, v: &View) -> Test {
     if let (Some(r), Some(b)) = (reqs, bytes) {
         evidence.push(format!(
             "{name}'s own counters: {r:.2} requests and {b:.2}× the bytes per {} {} of the file",
-            crate::model::fmt_bs(v.run.workload.bs),
+            crate::record::fmt_bs(v.run.workload.bs),
             v.run.workload.rw
         ));
     }
@@ -338,7 +335,7 @@ pub fn one_core(sh: &Shared, v: &View) -> Test {
         return Test::No(format!("the submitting thread was {} busy", pct(b)));
     }
     Test::Holds(Found {
-        part: crate::limit::core_part(sh.target.kind == TargetKind::Emulator, sh.profile),
+        part: super::found::core_part(sh.target.kind == TargetKind::Emulator, sh.profile),
         evidence: vec![format!("the submitting thread was {} busy", pct(b))],
         setting: None,
         margin_pct: margin(b, THREAD_BUSY_PCT),
@@ -399,7 +396,7 @@ pub fn submission(sh: &Shared, _: &View) -> Test {
         Ok(s) => Test::Holds(Found {
             part: sh
                 .profile
-                .map(|p| crate::limit::top_layers(&p.layers, 3))
+                .map(|p| super::found::top_layers(&p.layers, 3))
                 .unwrap_or_default(),
             evidence: vec![format!(
                 "submission and block layer: {} of the latency",
@@ -410,43 +407,6 @@ pub fn submission(sh: &Shared, _: &View) -> Test {
         }),
     }
 }
-
-/// Share of a loop device's summed I/O time its own disk must hold, and
-/// how busy that disk must be, for the I/Os to have waited there.
-pub const BACKING_SHARE_PCT: f64 = 50.0;
-
-/// Where the target is a loop device over a file on one disk: that disk's
-/// own counters over the run (the stack's `members`) showing the loop
-/// device's I/Os waited in it — the disk busy, holding most of the loop
-/// device's I/O time, with about as many I/Os (its I/Os are the loop
-/// device's, not other work's). In words, or None.
-pub fn backing_waits(sh: &Shared, v: &View) -> Option<String> {
-    use crate::stack::LayerKind;
-    let stack = sh.target.stack.as_ref()?;
-    let top = stack.layers.first()?;
-    let (LayerKind::Loop { .. }, [disk]) = (&top.kind, top.under.as_slice()) else {
-        return None;
-    };
-    let members = &v.run.context.as_ref()?.members;
-    let find = |d: &str| members.iter().find(|c| c.disk == d);
-    let (lo, b) = (find(&top.disk)?, find(disk)?);
-    let (n, m) = (lo.ios(), b.ios());
-    let ours = n >= 100 && m * 2 >= n && m <= n * 2;
-    let busy = 100.0 * b.io_ticks_ms as f64 / b.window_ms.max(1) as f64;
-    let share = 100.0 * b.ticks_ms() as f64 / lo.ticks_ms().max(1) as f64;
-    (ours && busy >= DEVICE_BUSY_PCT && share >= BACKING_SHARE_PCT && b.ticks_ms() >= 10).then(|| {
-        format!(
-            "the disk under {} ({}) was busy {} of the run and its {m} I/Os took {} of the loop device's {n} I/Os' time ({:.3} ms against {:.3} ms each): they waited in the disk",
-            top.disk,
-            disk,
-            pct(busy.min(100.0)),
-            pct(share.min(100.0)),
-            b.ticks_ms() as f64 / m.max(1) as f64,
-            lo.ticks_ms() as f64 / n.max(1) as f64,
-        )
-    })
-}
-
 /// A rate limit below the host: the rate stopped growing with depth while
 /// nothing on the host was busy, and the I/Os waited at the device.
 pub fn below_host(sh: &Shared, v: &View) -> Test {
@@ -456,27 +416,10 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     if !sh.figures.saturated {
         return Test::No("the rate still grew with depth at the deepest point".into());
     }
-    // Busy CPUs count against it only where the I/O's work filled them or
-    // waited for them: a lower priority's work fills idle moments alone.
-    let contended = v.own_share().is_some_and(|o| o >= 50.0) || super::configured::kept_waiting(v);
-    let busy_host = match (v.thread_busy, v.cpus_busy) {
-        (Some(t), _) if t >= IDLE_THREAD_PCT => {
-            Some(format!("the submitting thread was {} busy", pct(t)))
-        }
-        (_, Some(c)) if c >= IDLE_CPUS_PCT && contended => Some(format!(
-            "the CPUs it may use were {} busy{}",
-            pct(c),
-            v.cpu_wait().map_or(String::new(), |w| format!(
-                ", and the submitting thread waited {} of its ready time for one",
-                pct(w)
-            ))
-        )),
-        (None, None) => Some("no CPU figures to show the host idle".into()),
-        _ => None,
-    };
+    let busy_host = busy_host(v);
     // A loop device's own disk, counted by the kernel per run, shows where
     // its I/Os waited whatever the host's CPUs did.
-    let backing = backing_waits(sh, v);
+    let backing = super::configured::backing_waits(sh, v);
     if let (Some(b), None) = (busy_host, &backing) {
         return Test::No(b);
     }
@@ -520,6 +463,54 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
             _ => "no device counters or latency decomposition to show where the I/Os waited".into(),
         });
     }
+    let evidence = below_host_evidence(sh, v, dev_share, backing);
+    let name = below_host_name(sh, v);
+    Test::Holds(Found {
+        part: match &sh.caps.unseen {
+            Some(_) => format!(
+                "the device {name} or what lies between it and this host (the hypervisor's limit for it, a volume's provisioned rate)"
+            ),
+            None => format!("the device {name} or what lies between it and this host"),
+        },
+        evidence,
+        setting: None,
+        margin_pct: at
+            .and_then(|a| margin(a, AT_DEVICE_PCT))
+            .or_else(|| dev_share.and_then(|s| margin(s, DEVICE_SHARE_PCT))),
+    })
+}
+
+/// What kept the host busy enough to be what held the I/O, where
+/// something did (or no CPU figures to show it idle).
+fn busy_host(v: &View) -> Option<String> {
+    // Busy CPUs count against it only where the I/O's work filled them or
+    // waited for them: a lower priority's work fills idle moments alone.
+    let contended = v.own_share().is_some_and(|o| o >= 50.0) || super::configured::kept_waiting(v);
+    match (v.thread_busy, v.cpus_busy) {
+        (Some(t), _) if t >= IDLE_THREAD_PCT => {
+            Some(format!("the submitting thread was {} busy", pct(t)))
+        }
+        (_, Some(c)) if c >= IDLE_CPUS_PCT && contended => Some(format!(
+            "the CPUs it may use were {} busy{}",
+            pct(c),
+            v.cpu_wait().map_or(String::new(), |w| format!(
+                ", and the submitting thread waited {} of its ready time for one",
+                pct(w)
+            ))
+        )),
+        (None, None) => Some("no CPU figures to show the host idle".into()),
+        _ => None,
+    }
+}
+
+/// The evidence that the I/Os waited below the host: the host idle, the
+/// device busy and full, its time per I/O growing with depth.
+fn below_host_evidence(
+    sh: &Shared,
+    v: &View,
+    dev_share: Option<f64>,
+    backing: Option<String>,
+) -> Vec<String> {
     let mut evidence = vec![format!(
         "the submitting thread {} busy, the CPUs it may use {} busy{}",
         v.thread_busy.map_or("?".into(), pct),
@@ -560,29 +551,25 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     if let Some(u) = &sh.caps.unseen {
         evidence.push(u.clone());
     }
+    evidence
+}
+
+/// The device below the host, named: a loop device's, the disk its file
+/// is on.
+fn below_host_name(sh: &Shared, v: &View) -> String {
     let name = v
         .disk
         .map(|d| d.name.clone())
         .or_else(|| sh.target.device.clone())
         .unwrap_or_else(|| "the device".into());
     // A loop device's I/O reaches the disk its file is on: that disk.
-    let name = match sh.target.stack.as_ref().and_then(|st| st.layers.first()) {
-        Some(l) if matches!(l.kind, crate::stack::LayerKind::Loop { .. }) && l.under.len() == 1 => {
+    match sh.target.stack.as_ref().and_then(|st| st.layers.first()) {
+        Some(l)
+            if matches!(l.kind, crate::stack_layers::LayerKind::Loop { .. })
+                && l.under.len() == 1 =>
+        {
             format!("{} (under {name}, whose file is on it)", l.under[0])
         }
         _ => name,
-    };
-    Test::Holds(Found {
-        part: match &sh.caps.unseen {
-            Some(_) => format!(
-                "the device {name} or what lies between it and this host (the hypervisor's limit for it, a volume's provisioned rate)"
-            ),
-            None => format!("the device {name} or what lies between it and this host"),
-        },
-        evidence,
-        setting: None,
-        margin_pct: at
-            .and_then(|a| margin(a, AT_DEVICE_PCT))
-            .or_else(|| dev_share.and_then(|s| margin(s, DEVICE_SHARE_PCT))),
-    })
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting};
 use super::*;
-use crate::figures::CurvePoint;
+use crate::figures::{CurvePoint, Figures};
 use crate::limits::counters::{CounterDelta, CpuDelta};
 use crate::limits::CgroupVersion;
 use crate::model::{RunContext, Workload};

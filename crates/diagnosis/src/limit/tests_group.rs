@@ -7,7 +7,7 @@ use super::tests::{judge, run, setting, target, with_threads};
 use super::*;
 use crate::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
 use crate::limits::CgroupVersion;
-use crate::model::RunContext;
+use crate::record::RunContext;
 use crate::summary::DecompSummary;
 
 fn throttle_20k() -> Caps {

@@ -5,15 +5,25 @@
 //! figures, the caps, the instrumented run's profile and decomposition).
 
 use super::caps::Caps;
-use crate::figures::Figures;
+use crate::curve::CurveFigures;
 use crate::limits::counters::CpuDelta;
-use crate::model::{Machine, RunRecord, TargetProfile};
+use crate::record::{Machine, RunRecord, TargetProfile};
 use crate::summary::{DecompSummary, DiskSummary, ProfileSummary};
+use crate::sweeps::Comparisons;
+
+/// What the causes weigh of a study's figures: its curve, and the sweeps'
+/// comparisons in turns.
+#[derive(Clone, Copy)]
+pub struct Weighed<'a> {
+    pub curve: CurveFigures<'a>,
+    pub comparisons: &'a Comparisons,
+}
 
 /// What every run of the study shares.
 pub struct Shared<'a> {
     pub target: &'a TargetProfile,
-    pub figures: &'a Figures,
+    pub figures: CurveFigures<'a>,
+    pub comparisons: &'a Comparisons,
     pub caps: &'a Caps,
     pub machine: &'a Machine,
     /// The instrumented run at the peak's depth: its profile and its
@@ -72,7 +82,7 @@ impl<'a> View<'a> {
         let s = &r.summary;
         let cpu = s.cpu.as_ref();
         let allowed: &[u32] = caps.cpus.as_ref().map_or(&[], |c| c.cpus.as_slice());
-        let daemon = |per_io: fn(&crate::transport::Transport) -> f64| {
+        let daemon = |per_io: fn(&crate::summary::Transport) -> f64| {
             let t = s.transport.as_ref()?;
             (t.threads > 0 && s.iops > 0.0)
                 .then(|| 100.0 * per_io(t).max(0.0) * s.iops / 1e9 / t.threads as f64)

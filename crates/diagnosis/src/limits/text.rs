@@ -106,6 +106,12 @@ fn throttles(inv: &Inventory, out: &mut Vec<Line>) {
             &l.source,
         ));
     }
+    io_cost(inv, out);
+}
+
+/// io.cost's settings and the I/O weights: shares against siblings, not
+/// caps.
+fn io_cost(inv: &Inventory, out: &mut Vec<Line>) {
     for (name, v) in [
         ("io.cost.qos", &inv.io_cost.qos),
         ("io.cost.model", &inv.io_cost.model),

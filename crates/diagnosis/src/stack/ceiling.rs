@@ -17,8 +17,8 @@
 //!   spread), something they share — a host controller, a bus, the CPUs —
 //!   holds them, and the stack is judged against that instead.
 
-use super::{LayerKind, Stack};
-use crate::model::RunRecord;
+use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, LayerKind, Stack};
 use serde::{Deserialize, Serialize};
 
 /// Below this share of its members' sum (beyond the rounds' spread) the
@@ -414,7 +414,7 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
         stack: stack.target.clone(),
         layer: stack
             .layer(&stack.target)
-            .map_or_else(|| stack.target.clone(), super::judge::short_kind),
+            .map_or_else(|| stack.target.clone(), short_kind),
         under: stack
             .layer(&stack.target)
             .map(|l| l.under.clone())

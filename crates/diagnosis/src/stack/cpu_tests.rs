@@ -4,8 +4,10 @@
 
 use super::*;
 use crate::model::{RunContext, RunRecord};
-use crate::stack::{DmTarget, MemberCounters, StackLayer};
+use crate::stack::finding::StackFinding;
+use crate::stack::{DmTarget, LayerKind, MemberCounters, Stack, StackLayer};
 use crate::summary::CpuSummary;
+use ssdready_core::result::KernelWork;
 
 fn layer(disk: &str, device: &str, kind: LayerKind, under: &[&str]) -> StackLayer {
     StackLayer {

@@ -20,15 +20,14 @@
 //! a guess. The counters are whole milliseconds of summed time, so every
 //! comparison allows each mean its rounding (1 ms over its I/Os).
 
-use super::{LayerKind, MemberCounters, Stack, StackLayer};
-use crate::model::RunRecord;
+pub use super::finding::{StackFinding, MIN_IOS};
+use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, LayerKind, MemberCounters, Stack, StackLayer};
 use serde::{Deserialize, Serialize};
 
 /// How far above its peers' (or the device under it) a member's (or
 /// layer's) time per I/O must be to be named slow.
 pub const SLOW_RATIO: f64 = 2.0;
-/// I/Os a device needs in a run for its mean to be judged.
-pub const MIN_IOS: u64 = 100;
 /// Summed milliseconds a slow device needs in a run (below this its mean
 /// is mostly rounding).
 pub const MIN_TICKS_MS: u64 = 10;
@@ -93,115 +92,11 @@ pub struct RunFigures {
     pub members: Vec<MemberFigures>,
     /// Each layer's kernel threads' CPU over the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layers_cpu: Vec<super::cpu::LayerCpu>,
+    pub layers_cpu: Vec<super::layer_cpu::LayerCpu>,
     /// The kernel profile's stack layers (md, device-mapper, crypto), where
     /// the run was profiled: (layer, share of busy %, ns per I/O).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profile: super::cpu::ProfileLayers,
-}
-
-/// What the judging found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "finding", rename_all = "snake_case")]
-pub enum StackFinding {
-    SlowMember {
-        disk: String,
-        /// What it is (`device-mapper slow (delay)`).
-        layer: String,
-        /// `writes` or `reads` where it was slow on that direction's I/O
-        /// alone (its figures then that direction's); absent when slow on
-        /// all of it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        direction: Option<String>,
-        mean_ms_per_io: f64,
-        peers_median_ms_per_io: f64,
-        busy_pct: f64,
-        peers_median_busy_pct: f64,
-        ios: u64,
-        /// The runs it held on, of those judged.
-        runs: Vec<String>,
-        judged: usize,
-    },
-    SlowLayer {
-        disk: String,
-        layer: String,
-        /// As a slow member's.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        direction: Option<String>,
-        over: String,
-        mean_ms_per_io: f64,
-        under_mean_ms_per_io: f64,
-        ios: u64,
-        runs: Vec<String>,
-        judged: usize,
-    },
-    UnevenSplit {
-        disk: String,
-        share_pct: f64,
-        even_pct: f64,
-        ios: u64,
-        runs: Vec<String>,
-        judged: usize,
-    },
-    ReadModifyWrite {
-        level: String,
-        member_reads: u64,
-        member_writes: u64,
-        runs: Vec<String>,
-    },
-    Misaligned {
-        bs: u64,
-        chunk_bytes: u64,
-        array_ios: u64,
-        member_ios: u64,
-        runs: Vec<String>,
-    },
-    /// An md array running without some of its disks, or with a member
-    /// marked faulty: what every figure of it was measured on.
-    Degraded {
-        disk: String,
-        level: String,
-        missing: u32,
-        faulty: Vec<String>,
-    },
-    /// A layer one of whose kernel threads ran a whole CPU at the stack's
-    /// best runs: every I/O waits on that thread.
-    LayerThread {
-        disk: String,
-        layer: String,
-        /// The workload whose best runs it held (`4k randwrite`).
-        workload: String,
-        /// The work its threads did (`md0_raid5`, `kcryptd/253:0`).
-        works: Vec<String>,
-        /// Its busiest thread's CPUs.
-        thread_cpus: f64,
-        /// All its threads' CPUs.
-        cpus: f64,
-        /// The machine's busy CPUs in that run, where every CPU was busy.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        busy_cpus: Option<f64>,
-        ns_per_io: f64,
-        runs: Vec<String>,
-        judged: usize,
-        /// What to change, for this kind of layer.
-        advice: String,
-    },
-    /// A member whose own request queue was full while the stack had
-    /// more to give it ([`super::queue`]).
-    QueueFull {
-        disk: String,
-        layer: String,
-        nr_requests: u32,
-        /// Its mean requests in flight in the deepest run where it was full.
-        mean_in_flight: f64,
-        /// The stack's I/Os in flight in that run.
-        stack_in_flight: u32,
-        runs: Vec<String>,
-        judged: usize,
-    },
-    NotIdentified {
-        why: String,
-    },
+    pub profile: super::layer_cpu::ProfileLayers,
 }
 
 /// The stack's judgement (`figures.stack` in study.json).
@@ -214,7 +109,7 @@ pub struct StackJudgement {
     /// The stack against its physical members read alone, where the study
     /// read them (`ceiling` sweep).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ceiling: Option<super::StackCeiling>,
+    pub ceiling: Option<super::ceiling::StackCeiling>,
 }
 
 impl StackJudgement {
@@ -398,24 +293,6 @@ fn kind_of(stack: &Stack, disk: &str) -> String {
     stack
         .layer(disk)
         .map_or_else(|| disk.to_string(), short_kind)
-}
-
-/// A layer's kind, short: `md raid5`, `device-mapper NAME (delay)`.
-pub fn short_kind(l: &StackLayer) -> String {
-    match &l.kind {
-        LayerKind::Md { level, .. } => format!("md {}", level.as_deref().unwrap_or("array")),
-        LayerKind::Dm { name, targets, .. } => {
-            let t: Vec<&str> = targets.iter().map(|t| t.target_type.as_str()).collect();
-            format!(
-                "device-mapper {} ({})",
-                name.as_deref().unwrap_or(&l.disk),
-                t.join(", ")
-            )
-        }
-        LayerKind::Loop { .. } => "loop device".into(),
-        LayerKind::Partition { of, .. } => format!("partition of {of}"),
-        LayerKind::Physical { transport } => transport.clone(),
-    }
 }
 
 /// The array (md level and chunk) of the spreading layer.
@@ -666,12 +543,12 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
                 run: r.id.clone(),
                 alone: super::ceiling::member_alone(stack, r).map(String::from),
                 members: m.iter().map(MemberFigures::of).collect(),
-                layers_cpu: super::cpu::of_run(stack, r),
-                profile: super::cpu::profile_of(r),
+                layers_cpu: super::layer_cpu::of_run(stack, r),
+                profile: super::layer_cpu::profile_of(r),
             })
             .collect(),
         findings: Vec::new(),
-        ceiling: super::ceiling(stack, runs),
+        ceiling: super::ceiling::ceiling(stack, runs),
     };
     // A member read alone is not the stack at work: its runs are not judged.
     let judged: Vec<&(&RunRecord, &[MemberCounters])> = measured
@@ -684,11 +561,12 @@ pub fn judge(stack: &Stack, runs: &[RunRecord]) -> Option<StackJudgement> {
     j.findings.extend(slow(stack, &peers, &judged));
     j.findings.extend(uneven_split(&peers, &judged));
     j.findings.extend(super::queue::full_queues(stack, &judged));
-    let at_work: Vec<super::cpu::AtWork> = judged
+    let at_work: Vec<super::layer_cpu::AtWork> = judged
         .iter()
-        .map(|x| super::cpu::AtWork::of(stack, x.0))
+        .map(|x| super::layer_cpu::AtWork::of(stack, x.0))
         .collect();
-    j.findings.extend(super::cpu::saturated(stack, &at_work));
+    j.findings
+        .extend(super::layer_cpu::saturated(stack, &at_work));
     if let Some(l) = spreading {
         parity_and_alignment(&mut j, l, &peers, &judged);
     }

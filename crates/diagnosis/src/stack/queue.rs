@@ -5,9 +5,9 @@
 //! request before the kernel counts them, so no time per I/O shows it —
 //! only the queue at its size while the stack has more to give it.
 
-use super::judge::StackFinding;
-use super::{MemberCounters, Stack};
-use crate::model::RunRecord;
+use super::finding::{StackFinding, MIN_IOS};
+use crate::record::RunRecord;
+use crate::stack_layers::{short_kind, MemberCounters, Stack};
 
 /// A queue holding this share of its size on average is full.
 pub const FULL_SHARE: f64 = 0.8;
@@ -39,7 +39,7 @@ pub fn full_queues(
                 in_flight / n >= DEEPER * q as f64
             })
             .filter_map(|(r, m)| Some((*r, m.iter().find(|c| c.disk == l.disk)?)))
-            .filter(|(_, c)| c.ios() >= super::judge::MIN_IOS && c.window_ms > 0)
+            .filter(|(_, c)| c.ios() >= MIN_IOS && c.window_ms > 0)
             .collect();
         let mean_q = |c: &MemberCounters| c.time_in_queue_ms as f64 / c.window_ms as f64;
         let full: Vec<&(&RunRecord, &MemberCounters)> = deep
@@ -57,7 +57,7 @@ pub fn full_queues(
         };
         out.push(StackFinding::QueueFull {
             disk: l.disk.clone(),
-            layer: super::judge::short_kind(l),
+            layer: short_kind(l),
             nr_requests: q,
             mean_in_flight: mean_q(c),
             stack_in_flight: r.workload.qd.max(1) * r.workload.threads.max(1),
@@ -71,7 +71,7 @@ pub fn full_queues(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RunContext, Workload};
+    use crate::record::{RunContext, Workload};
 
     /// md0 (RAID 0) over nullb0, whose queue admits `q` requests, and
     /// nullb1 (64).

@@ -2,11 +2,26 @@
 //! what to change, and every device's figures over the run where the
 //! named one moved the most I/O as its evidence.
 
-use super::judge::{RunFigures, StackFinding, StackJudgement};
+use super::finding::StackFinding;
+use super::judge::{RunFigures, StackJudgement};
 
 impl StackFinding {
     /// The finding in one sentence, and what to do.
     pub fn words(&self) -> (String, String) {
+        match self {
+            StackFinding::SlowMember { .. } | StackFinding::SlowLayer { .. } => self.slow_words(),
+            StackFinding::UnevenSplit { .. }
+            | StackFinding::ReadModifyWrite { .. }
+            | StackFinding::Misaligned { .. }
+            | StackFinding::Degraded { .. } => self.array_words(),
+            StackFinding::LayerThread { .. }
+            | StackFinding::QueueFull { .. }
+            | StackFinding::NotIdentified { .. } => self.held_words(),
+        }
+    }
+
+    /// A member or layer slower than its peers or than what is under it.
+    fn slow_words(&self) -> (String, String) {
         match self {
             StackFinding::SlowMember {
                 disk,
@@ -55,6 +70,13 @@ impl StackFinding {
                 },
                 format!("the time is spent in {disk} itself, not in {over}: check its target's settings"),
             ),
+            _ => Default::default(),
+        }
+    }
+
+    /// What the array's split, layout or state does to the I/O.
+    fn array_words(&self) -> (String, String) {
+        match self {
             StackFinding::UnevenSplit {
                 disk,
                 share_pct,
@@ -90,8 +112,8 @@ impl StackFinding {
             } => (
                 format!(
                     "I/O of {} is misaligned with the chunk of {}: the array's {array_ios} I/Os reached its members as {member_ios} ({})",
-                    crate::model::fmt_bs(*bs),
-                    crate::model::fmt_bs(*chunk_bytes),
+                    crate::record::fmt_bs(*bs),
+                    crate::record::fmt_bs(*chunk_bytes),
                     runs.join(", ")
                 ),
                 "use a block size that divides the chunk (or a multiple of it), and aligned offsets".into(),
@@ -112,6 +134,14 @@ impl StackFinding {
                 ),
                 format!("replace the missing or faulty member and let {disk} resync before judging its speed"),
             ),
+            _ => Default::default(),
+        }
+    }
+
+    /// A layer that holds the I/O with its CPU or its queue, or nothing
+    /// identified.
+    fn held_words(&self) -> (String, String) {
+        match self {
             StackFinding::LayerThread {
                 disk,
                 layer,
@@ -126,7 +156,7 @@ impl StackFinding {
                 advice,
             } => {
                 let how = match busy_cpus {
-                    Some(b) if *thread_cpus < crate::stack::cpu::SATURATED => format!(
+                    Some(b) if *thread_cpus < super::layer_cpu::SATURATED => format!(
                         "every CPU was busy and its threads ({}) took {cpus:.2} of the {b:.2} busy CPUs",
                         works.join(", ")
                     ),
@@ -166,6 +196,7 @@ impl StackFinding {
                 format!("which layer of the stack holds the I/O: not identified ({why})"),
                 "nothing to change in the stack on this evidence".into(),
             ),
+            _ => Default::default(),
         }
     }
 
@@ -185,7 +216,7 @@ impl StackFinding {
 
 /// The stack's findings as verdicts: a member or layer named first (it is
 /// what holds the I/O), the rest after the others; "not identified" last.
-pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgement) {
+pub fn add_verdicts(verdicts: &mut Vec<crate::record::Verdict>, j: &StackJudgement) {
     let mut first = 0;
     for f in &j.findings {
         let (finding, recommendation) = f.words();
@@ -198,10 +229,10 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
             StackFinding::LayerThread { .. } => ("medium", "the scheduler's run time of each kernel thread (/proc/*/task/*/schedstat) over the runs near the stack's peak; a work-queue worker counted by the queue it ran last".into()),
             _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
         };
-        let v = crate::model::Verdict {
+        let v = crate::record::Verdict {
             rule: rule.into(),
             finding,
-            evidence: crate::model::Evidence { figures, runs },
+            evidence: crate::record::Evidence { figures, runs },
             recommendation,
             confidence: confidence.into(),
             confidence_why: why,
@@ -228,9 +259,9 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::model::Verdict>, j: &StackJudgemen
 /// layers or what its members share hold it), the members all at once, and
 /// its bandwidth at large requests beside its IOPS.
 fn ceiling_verdicts(
-    verdicts: &mut Vec<crate::model::Verdict>,
+    verdicts: &mut Vec<crate::record::Verdict>,
     mut first: usize,
-    c: &super::StackCeiling,
+    c: &super::ceiling::StackCeiling,
 ) {
     let verdict = |rule: &str,
                    (finding, recommendation): (String, String),
@@ -238,10 +269,10 @@ fn ceiling_verdicts(
                    runs,
                    rounds: usize,
                    why: &str| {
-        crate::model::Verdict {
+        crate::record::Verdict {
             rule: rule.into(),
             finding,
-            evidence: crate::model::Evidence { figures, runs },
+            evidence: crate::record::Evidence { figures, runs },
             recommendation,
             confidence: if rounds > 1 { "medium" } else { "low" }.into(),
             confidence_why: format!(
