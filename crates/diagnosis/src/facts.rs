@@ -429,7 +429,13 @@ fn saturation(b: &mut Builder, f: &Figures) {
         &s.runs,
     );
     b.text("saturation_part", Some(s.part.clone()), &s.runs);
-    b.text("saturation_evidence", Some(s.evidence.join("; ")), &s.runs);
+    // The findings start a sentence with it.
+    let evidence = s.evidence.join("; ");
+    let mut chars = evidence.chars();
+    let evidence = chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect());
+    b.text("saturation_evidence", Some(evidence), &s.runs);
     b.text(
         "saturation_repeats",
         Some(format!(
