@@ -12,6 +12,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// attach's stdout, read line by line.
+type Stdout = BufReader<std::process::ChildStdout>;
+
 const PARAM: &str = "/sys/module/fuse/parameters/enable_uring";
 
 fn usable() -> bool {
@@ -104,7 +107,8 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     let before = param();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("attach.log");
-    let (mut child, dev, said) = attach(&log);
+    // Its stdout stays open while it runs (a closed pipe would end it).
+    let (mut child, _stdout, dev, said) = attach(&log);
     assert!(
         dev.starts_with("/dev/loop"),
         "attach printed '{dev}': {said}"
@@ -131,8 +135,9 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
 }
 
 /// Start `ssdready emu attach` over FUSE on io_uring, its stderr to `log`:
-/// the running attach, its device, and what it said (within 10 s).
-fn attach(log: &std::path::Path) -> (Stop, String, String) {
+/// the running attach, its stdout, its device, and what it said (within
+/// 10 s).
+fn attach(log: &std::path::Path) -> (Stop, Stdout, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["emu", "attach", "x25e,size=128m", "--transport=fuse-uring"])
         .stdout(Stdio::piped())
@@ -150,7 +155,7 @@ fn attach(log: &std::path::Path) -> (Stop, String, String) {
         std::thread::sleep(Duration::from_millis(20));
         said = std::fs::read_to_string(log).unwrap_or_default();
     }
-    (Stop(child), dev, said)
+    (Stop(child), out, dev, said)
 }
 
 /// 4,096 random 4 KiB writes with crc32c on `dev`, each read back and
