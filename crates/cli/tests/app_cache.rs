@@ -234,6 +234,16 @@ fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
     }
     assert!(out.status.success(), "{err}");
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_points(&r);
+    check_nothing_left(&r, &dir);
+
+    ctrl_c_stops_the_server_and_removes_its_group(&dir);
+}
+
+/// Two points, the tables held then about half of them: the cached share
+/// (memory.stat), the reads per transaction (/sys/block), and each
+/// point's rate and count against pgbench's own.
+fn check_points(r: &Value) {
     let pts = r["points"].as_array().unwrap();
     assert_eq!(pts.len(), 2, "{r}");
     assert_eq!(r["name"], "pgbench");
@@ -270,7 +280,10 @@ fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
         assert!(names.contains(&"pgbench_tps".to_string()), "{p}");
         assert!(names.contains(&"history_rows".to_string()), "{p}");
     }
-    // Nothing left: no group, no server.
+}
+
+/// Nothing left of the study in `dir`: no group, no server.
+fn check_nothing_left(r: &Value, dir: &str) {
     let cg = r["settings"]["cgroup"].as_str().unwrap();
     let path = Path::new(cg.rsplit(" at ").next().unwrap());
     assert!(path.starts_with("/sys/fs/cgroup"), "{cg}");
@@ -279,11 +292,14 @@ fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
     assert!(!Path::new(&data).join("postmaster.pid").exists());
     let left = processes_naming(&data);
     assert!(left.is_empty(), "left running: {left:?}");
+}
 
-    // Ctrl-C while the server runs in its group: exit 130, the server
-    // stopped, the group removed.
+/// Ctrl-C while the server runs in its group: exit 130, the server
+/// stopped, the group removed.
+fn ctrl_c_stops_the_server_and_removes_its_group(dir: &str) {
+    let data = format!("{dir}/ssdready-pgbench/data");
     let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["app", "pgbench", "--directory", &dir, "--memory", "64m"])
+        .args(["app", "pgbench", "--directory", dir, "--memory", "64m"])
         .args(["--runtime", "60s", "--output-format", "json", "--quiet"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -115,8 +115,18 @@ fn x25e_quick_virtual_reaches_steady_state_and_finds_the_write_cliff() {
         assert!(f(&w["lat_p99_99_ns"]) <= f(&w["lat_max_ns"]));
         assert!(f(&w["lat_mean_ns"]) > 0.0);
     }
-    // WSAT and the cliff: fresh at the controller's limit, the fall after
-    // about one physical capacity written, the WA within 15 % of the model.
+    check_wsat_and_cliff(&d, limit);
+    // The summary says it.
+    assert!(
+        stdout.contains("IOPS matrix") && stdout.contains("write cliff: fresh"),
+        "{stdout}"
+    );
+    check_report_rerenders(&dir);
+}
+
+/// WSAT and the cliff: fresh at the controller's `limit`, the fall after
+/// about one physical capacity written, the WA within 15 % of the model.
+fn check_wsat_and_cliff(d: &Value, limit: f64) {
     let w = &d["wsat"];
     assert_eq!(w["purge"]["done"], true);
     let samples = w["samples"].as_array().unwrap();
@@ -130,13 +140,11 @@ fn x25e_quick_virtual_reaches_steady_state_and_finds_the_write_cliff() {
     assert!(f(&c["wa_error_pct"]).abs() < 15.0, "{c}");
     assert!(f(&c["steady_iops"]) <= f(&c["steady_die_bound_iops"]));
     assert_eq!(c["settled"], true);
-    // The summary says it.
-    assert!(
-        stdout.contains("IOPS matrix") && stdout.contains("write cliff: fresh"),
-        "{stdout}"
-    );
-    // The report beside it, in PTS's layout, and `ssdready report DIR`
-    // renders the same bytes from the JSON alone.
+}
+
+/// The report beside it, in PTS's layout, and `ssdready report DIR`
+/// renders the same bytes from the JSON alone.
+fn check_report_rerenders(dir: &std::path::Path) {
     let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
     for id in [
         "c-conv-iops",

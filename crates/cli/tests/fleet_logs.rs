@@ -121,53 +121,7 @@ fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let logs = logs_in(dir.path());
     for (port, h) in [pf, ps].iter().zip(doc["hosts"].as_array().unwrap()) {
-        // zlib agreed with both; the logs came compressed.
-        assert_eq!(h["zlib"], true, "{h}");
-        assert_eq!(h["logs"].as_array().unwrap().len(), 5, "{h}");
-        assert!(
-            h["logs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|l| l["compressed"] == 1),
-            "{h}"
-        );
-        // Two hosts named 127.0.0.1: the port tells their files apart.
-        for (kind, n) in [
-            ("bw", 64),
-            ("iops", 64),
-            ("lat", 64),
-            ("clat", 64),
-            ("slat", 0),
-        ] {
-            let name = format!("lg_{kind}.1.log.127.0.0.1,{port}");
-            let rows = logs
-                .get(&name)
-                .unwrap_or_else(|| panic!("{name} not written: {:?}", logs.keys()));
-            let entry = h["logs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|l| l["name"] == format!("lg_{kind}.1.log").as_str())
-                .unwrap();
-            assert_eq!(entry["samples"], n, "{name}");
-            // fio's server may cut its zlib stream short by a sample or
-            // two; ssdready's never does. What was received is written,
-            // and a shortfall is said.
-            let got = entry["samples_received"].as_u64().unwrap() as usize;
-            assert_eq!(rows.len(), got, "{name}");
-            if *port == ps {
-                assert_eq!(got, n, "{name}");
-            } else {
-                assert!(got + 4 >= n, "{name}: {got} of {n}");
-            }
-            if got < n {
-                let said = format!("'{name}': {got} of the {n} samples");
-                assert!(stderr.contains(&said), "{said} not in: {stderr}");
-            }
-        }
-        // fio's own count of the job's completions, against its clat log.
-        assert_eq!(h["jobs"], 1);
+        check_host_logs(h, *port, *port == ps, &logs, &stderr);
     }
     // Each host's job, then fio's "All clients" with both.
     for j in doc["client_stats"].as_array().unwrap() {
@@ -178,6 +132,65 @@ fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
         };
         assert_eq!(j["read"]["clat_ns"]["N"], n, "{j}");
     }
+}
+
+/// One host's logs (`h`, on `port`; `ours`: ssdready's server): zlib
+/// agreed, each log written under a name with the port, with what was
+/// received, and a shortfall said on `stderr`.
+fn check_host_logs(
+    h: &Value,
+    port: u16,
+    ours: bool,
+    logs: &BTreeMap<String, Vec<Vec<u64>>>,
+    stderr: &str,
+) {
+    // zlib agreed with both; the logs came compressed.
+    assert_eq!(h["zlib"], true, "{h}");
+    assert_eq!(h["logs"].as_array().unwrap().len(), 5, "{h}");
+    assert!(
+        h["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["compressed"] == 1),
+        "{h}"
+    );
+    // Two hosts named 127.0.0.1: the port tells their files apart.
+    for (kind, n) in [
+        ("bw", 64),
+        ("iops", 64),
+        ("lat", 64),
+        ("clat", 64),
+        ("slat", 0),
+    ] {
+        let name = format!("lg_{kind}.1.log.127.0.0.1,{port}");
+        let rows = logs
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} not written: {:?}", logs.keys()));
+        let entry = h["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == format!("lg_{kind}.1.log").as_str())
+            .unwrap();
+        assert_eq!(entry["samples"], n, "{name}");
+        // fio's server may cut its zlib stream short by a sample or
+        // two; ssdready's never does. What was received is written,
+        // and a shortfall is said.
+        let got = entry["samples_received"].as_u64().unwrap() as usize;
+        assert_eq!(rows.len(), got, "{name}");
+        if ours {
+            assert_eq!(got, n, "{name}");
+        } else {
+            assert!(got + 4 >= n, "{name}: {got} of {n}");
+        }
+        if got < n {
+            let said = format!("'{name}': {got} of the {n} samples");
+            assert!(stderr.contains(&said), "{said} not in: {stderr}");
+        }
+    }
+    // fio's own count of the job's completions, against its clat log.
+    assert_eq!(h["jobs"], 1);
 }
 
 #[test]

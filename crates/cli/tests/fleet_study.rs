@@ -168,44 +168,9 @@ fn a_study_of_three_servers_scales_from_one_host_to_three() {
         check_point(&out_dir, p);
     }
     for p in scaling {
-        // Efficiency against the same hosts alone, summed.
-        let qd = &p["qd"];
-        let alone: f64 = p["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| {
-                let s = solo
-                    .iter()
-                    .find(|s| &s["qd"] == qd && &s["hosts"][0] == h)
-                    .unwrap();
-                num(&s["iops"])
-            })
-            .sum();
-        let eff = num(&p["efficiency_pct"]);
-        assert!((eff - 100.0 * num(&p["iops"]) / alone).abs() < 1e-6);
-        if p["n"] == 1 {
-            // The first host again, alone: about its solo rate. Loose: the
-            // null engine's rate is the CPU this shared machine has left.
-            assert!((25.0..=400.0).contains(&eff), "N=1 efficiency {eff} %");
-        }
+        check_efficiency(p, solo);
     }
-    // The fleet's delivered fraction: the best run of all three against
-    // each host's best alone, summed.
-    let best_alone: f64 = (0..3)
-        .map(|i| {
-            solo.iter()
-                .filter(|s| s["hosts"][0] == f["hosts"][i]["host"])
-                .map(|s| num(&s["iops"]))
-                .fold(0.0, f64::max)
-        })
-        .sum();
-    let best = scaling
-        .iter()
-        .filter(|p| p["n"] == 3)
-        .map(|p| num(&p["iops"]))
-        .fold(0.0, f64::max);
-    assert!((num(&f["delivered_pct"]) - 100.0 * best / best_alone).abs() < 1e-6);
+    check_delivered(f, solo, scaling);
     let rules: Vec<&str> = doc["verdicts"]
         .as_array()
         .unwrap()
@@ -221,6 +186,50 @@ fn a_study_of_three_servers_scales_from_one_host_to_three() {
         html.contains("s-fleet") && html.contains("QD 16 × 3"),
         "no fleet section"
     );
+}
+
+/// A point of the hosts together: its efficiency against the same hosts
+/// alone, summed.
+fn check_efficiency(p: &Value, solo: &[Value]) {
+    let qd = &p["qd"];
+    let alone: f64 = p["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let s = solo
+                .iter()
+                .find(|s| &s["qd"] == qd && &s["hosts"][0] == h)
+                .unwrap();
+            num(&s["iops"])
+        })
+        .sum();
+    let eff = num(&p["efficiency_pct"]);
+    assert!((eff - 100.0 * num(&p["iops"]) / alone).abs() < 1e-6);
+    if p["n"] == 1 {
+        // The first host again, alone: about its solo rate. Loose: the
+        // null engine's rate is the CPU this shared machine has left.
+        assert!((25.0..=400.0).contains(&eff), "N=1 efficiency {eff} %");
+    }
+}
+
+/// The fleet's delivered fraction: the best run of all three against
+/// each host's best alone, summed.
+fn check_delivered(f: &Value, solo: &[Value], scaling: &[Value]) {
+    let best_alone: f64 = (0..3)
+        .map(|i| {
+            solo.iter()
+                .filter(|s| s["hosts"][0] == f["hosts"][i]["host"])
+                .map(|s| num(&s["iops"]))
+                .fold(0.0, f64::max)
+        })
+        .sum();
+    let best = scaling
+        .iter()
+        .filter(|p| p["n"] == 3)
+        .map(|p| num(&p["iops"]))
+        .fold(0.0, f64::max);
+    assert!((num(&f["delivered_pct"]) - 100.0 * best / best_alone).abs() < 1e-6);
 }
 
 /// One line on stderr, exit code 2, no output directory.

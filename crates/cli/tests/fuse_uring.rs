@@ -12,6 +12,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// attach's stdout, read line by line.
+type Stdout = BufReader<std::process::ChildStdout>;
+
 const PARAM: &str = "/sys/module/fuse/parameters/enable_uring";
 
 fn usable() -> bool {
@@ -104,24 +107,8 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     let before = param();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("attach.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["emu", "attach", "x25e,size=128m", "--transport=fuse-uring"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-        .spawn()
-        .expect("start emu attach");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let dev = line.trim().to_string();
-    // The description follows the device's line on stderr.
-    let t0 = Instant::now();
-    let mut said = String::new();
-    while !said.contains("study it with") && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-        said = std::fs::read_to_string(&log).unwrap_or_default();
-    }
-    let mut child = Stop(child);
+    // Its stdout stays open while it runs (a closed pipe would end it).
+    let (mut child, _stdout, dev, said) = attach(&log);
     assert!(
         dev.starts_with("/dev/loop"),
         "attach printed '{dev}': {said}"
@@ -141,6 +128,40 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     let rec = std::fs::read_to_string(format!("/run/ssdready/emu/{name}.json")).unwrap();
     assert!(rec.contains("\"fuse-uring+loop\""), "{rec}");
 
+    verified_writes_reach_the_daemon(&dev, &name);
+
+    interrupt(&mut child, pid);
+    check_all_put_back(&dev, &name, &before, &log);
+}
+
+/// Start `ssdready emu attach` over FUSE on io_uring, its stderr to `log`:
+/// the running attach, its stdout, its device, and what it said (within
+/// 10 s).
+fn attach(log: &std::path::Path) -> (Stop, Stdout, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
+        .args(["emu", "attach", "x25e,size=128m", "--transport=fuse-uring"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .expect("start emu attach");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let dev = line.trim().to_string();
+    // The description follows the device's line on stderr.
+    let t0 = Instant::now();
+    let mut said = String::new();
+    while !said.contains("study it with") && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+        said = std::fs::read_to_string(log).unwrap_or_default();
+    }
+    (Stop(child), out, dev, said)
+}
+
+/// 4,096 random 4 KiB writes with crc32c on `dev`, each read back and
+/// checked, and each reached the daemon of emu `name` (or merged with
+/// another on the loop device).
+fn verified_writes_reach_the_daemon(dev: &str, name: &str) {
     // The loop device's merged writes: two adjacent random writes can
     // reach the daemon as one request.
     let stat = format!("/sys/block/{}/stat", dev.trim_start_matches("/dev/"));
@@ -184,7 +205,10 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     );
     assert!(stats["reads"].as_u64().unwrap() >= 4096, "{stats}");
     assert_eq!(stats["errors"], 0, "{stats}");
+}
 
+/// Ctrl-C to attach `pid`: it ends cleanly within 10 s.
+fn interrupt(child: &mut Stop, pid: u32) {
     Command::new("kill")
         .args(["-INT", &pid.to_string()])
         .status()
@@ -201,7 +225,13 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(st.success(), "Ctrl-C ends attach cleanly: {st:?}");
-    let said = std::fs::read_to_string(&log).unwrap();
+}
+
+/// The switch is back as it was (`before`), said so in `log` where it
+/// was turned on, and the loop device, mount and records of emu `name`
+/// are gone.
+fn check_all_put_back(dev: &str, name: &str, before: &str, log: &std::path::Path) {
+    let said = std::fs::read_to_string(log).unwrap();
     assert_eq!(param(), before, "the switch is back as it was: {said}");
     if before == "N" {
         assert!(said.contains(&format!("put {PARAM} back to N")), "{said}");
@@ -210,7 +240,7 @@ fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
     let backing = std::fs::read_to_string(format!("/sys/block/loop{index}/loop/backing_file"))
         .unwrap_or_default();
     assert!(
-        !backing.contains(&name),
+        !backing.contains(name),
         "loop{index} still bound to {backing}"
     );
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();

@@ -530,9 +530,16 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
         f["transport"]
     );
     assert!(f["transport"]["device_ns_mean"].as_f64().unwrap() > 0.0);
-    // The applications ran in an ext4 the study made on the drive: one
-    // fdatasync per append is one flush the kernel counted on the device.
-    let apps = f["applications"].as_array().unwrap();
+    check_applications_on_the_drive(&d, t);
+    check_drive_gone(t, &before);
+    check_transport_taken_out(f, qd1, dir.path(), &o);
+}
+
+/// The applications ran in an ext4 the study made on the drive: one
+/// fdatasync per append is one flush the kernel counted on the device;
+/// the file system is unmounted after.
+fn check_applications_on_the_drive(d: &Value, t: &Value) {
+    let apps = d["figures"]["applications"].as_array().unwrap();
     let sync = apps
         .iter()
         .find(|a| a["name"] == "fdatasync" && a["jobs"] == 1)
@@ -543,9 +550,12 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     assert!((0.9..=1.1).contains(&flushes), "{sync}");
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     assert!(!mounts.contains("ssdready-study-fs"), "{mounts}");
-    // The study's own drive (`emu-PID.mnt`, PID its daemon's, named in
-    // the target's backing) is gone; drives that another suite attached
-    // meanwhile are not this test's.
+}
+
+/// The study's own drive (`emu-PID.mnt`, PID its daemon's, named in the
+/// target's backing) is gone; drives that another suite attached
+/// meanwhile (not in `before`) are not this test's.
+fn check_drive_gone(t: &Value, before: &[String]) {
     let backing = t["backing"].as_str().unwrap_or_default();
     let pid = backing
         .split("(pid ")
@@ -557,8 +567,17 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
         .filter(|m| !before.contains(m) && m.ends_with(&format!("/emu-{pid}.mnt")))
         .collect();
     assert_eq!(ours, Vec::<String>::new());
-    // The transport, measured with a zero-time drive and kept for this
-    // kernel and boot, is taken out of the QD 1 latency.
+}
+
+/// The transport, measured with a zero-time drive and kept for this
+/// kernel and boot (under `data`), is taken out of the QD 1 latency.
+fn check_transport_taken_out(
+    f: &Value,
+    qd1: &Value,
+    data: &std::path::Path,
+    o: &std::process::Output,
+) {
+    let measured = qd1["lat_mean_ns"].as_f64().unwrap();
     let cal = &f["calibration"];
     assert!(cal["points"][0]["qd"].as_u64().is_some(), "{cal}");
     let less = qd1["less_transport_lat_ns"]
@@ -575,7 +594,7 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
     // Kept, one file for this kernel and boot; or, measured as noise on a
     // loaded machine (a spread wider than the transport), not kept, and
     // the study says why.
-    let kept = std::fs::read_dir(dir.path().join("ssdready/transport")).map_or(0, |d| d.count());
+    let kept = std::fs::read_dir(data.join("ssdready/transport")).map_or(0, |d| d.count());
     let said = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
     let noise = said.contains("; not kept: at QD");
     assert!(

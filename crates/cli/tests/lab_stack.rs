@@ -15,7 +15,7 @@
 //! missing, without them.
 
 mod common;
-use common::labvm::Lab;
+use common::labvm::{Lab, LabRun};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -80,7 +80,19 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
     );
     assert!(run.file("LAB-VM-EMULATED").contains("emulation"));
 
-    // The stack's layers.
+    check_layers(&study, slow, secret);
+    check_slow_member_named(&study, slow);
+    check_ceiling(&study);
+    check_ceiling_runs_read_only(&study);
+    check_stack_verdicts(&study);
+    check_counts_against_the_kernel(&run, &study, slow, secret);
+    check_limits(&run);
+    assert!(run.leftovers().is_empty(), "{:?}", run.leftovers());
+}
+
+/// The stack's layers: md0 over three members, one behind dm-delay
+/// (`slow`), one behind dm-crypt (`secret`), over three null_blk disks.
+fn check_layers(study: &Value, slow: &str, secret: &str) {
     let stack = &study["targets"][0]["stack"];
     assert_eq!(stack["target"], "md0", "{stack}");
     let layer = |disk: &str| -> &Value {
@@ -122,8 +134,10 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         .collect();
     physical.sort_unstable();
     assert_eq!(physical, ["nullb0", "nullb1", "nullb2"]);
+}
 
-    // The delayed member is named, with its figures.
+/// The delayed member is named, with its figures.
+fn check_slow_member_named(study: &Value, slow: &str) {
     let findings = &study["figures"]["stack"]["findings"];
     let named = findings
         .as_array()
@@ -131,16 +145,22 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         .iter()
         .find(|f| f["finding"] == "slow_member")
         .unwrap_or_else(|| panic!("no slow member among {findings}"));
-    assert_eq!(&named["disk"], slow.as_str(), "{findings}");
+    assert_eq!(&named["disk"], slow, "{findings}");
     let ms = named["mean_ms_per_io"].as_f64().unwrap();
     assert!(ms >= 0.9 * f64::from(DELAY_MS), "{named}");
-    assert!(study["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|v| v["rule"] == "stack-slow-member"
-            && v["finding"].as_str().unwrap().contains(slow.as_str())));
+    assert!(
+        study["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["rule"] == "stack-slow-member"
+                && v["finding"].as_str().unwrap().contains(slow))
+    );
+}
 
+/// The stack against its members read alone, at small random and large
+/// sequential reads, and all at once.
+fn check_ceiling(study: &Value) {
     // The stack against its members read alone: each physical member was
     // read by itself, read-only, and the ratio is there. Emulated: every
     // device tops out near the same IOPS, so no speed is asserted.
@@ -191,36 +211,50 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         .collect();
     alone_bw.sort_unstable();
     assert_eq!(alone_bw, ["nullb0", "nullb1", "nullb2"], "{bw}");
-    let ceiling_of = |targets: &[&str], rw: &str| -> Vec<&Value> {
-        study["runs"]
-            .as_array()
-            .unwrap()
+    let together = &ceiling["together"];
+    assert_eq!(together["rounds"], 2, "{ceiling}");
+    assert!(
+        together["iops"].as_f64() > Some(0.0) && together["ratio_pct"].as_f64().is_some(),
+        "{together}"
+    );
+}
+
+/// The study's ceiling runs of `rw` whose job reads `targets`.
+fn ceiling_of<'a>(study: &'a Value, targets: &[&str], rw: &str) -> Vec<&'a Value> {
+    study["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sweep"] == "ceiling" && r["workload"]["rw"] == rw)
+        .filter(|r| r["workload"]["targets"] == serde_json::json!(targets))
+        .collect()
+}
+
+/// Every device's counters over a run that read members only: `read`
+/// read, nothing written.
+fn read_only(r: &Value, read: &[&str]) {
+    let devices = r["context"]["members"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no counters in {}", r["id"]));
+    for disk in read {
+        let own = devices
             .iter()
-            .filter(|r| r["sweep"] == "ceiling" && r["workload"]["rw"] == rw)
-            .filter(|r| r["workload"]["targets"] == serde_json::json!(targets))
-            .collect()
-    };
-    // Every device's counters over a run that read members only: read,
-    // never written.
-    let read_only = |r: &Value, read: &[&str]| {
-        let devices = r["context"]["members"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no counters in {}", r["id"]));
-        for disk in read {
-            let own = devices
-                .iter()
-                .find(|m| m["disk"] == *disk)
-                .unwrap_or_else(|| panic!("{disk}'s counters in {}", r["id"]));
-            assert!(own["read_ios"].as_u64() > Some(0), "{}: {own}", r["id"]);
-        }
-        for d in devices {
-            assert_eq!(d["write_ios"], 0, "{} wrote {}: {d}", r["id"], d["disk"]);
-        }
-    };
+            .find(|m| m["disk"] == *disk)
+            .unwrap_or_else(|| panic!("{disk}'s counters in {}", r["id"]));
+        assert!(own["read_ios"].as_u64() > Some(0), "{}: {own}", r["id"]);
+    }
+    for d in devices {
+        assert_eq!(d["write_ios"], 0, "{} wrote {}: {d}", r["id"], d["disk"]);
+    }
+}
+
+/// Each member read alone twice at each size, and all at once twice,
+/// one job each, never written.
+fn check_ceiling_runs_read_only(study: &Value) {
     for disk in ["nullb0", "nullb1", "nullb2"] {
         let path = format!("/dev/{disk}");
         for rw in ["randread", "read"] {
-            let runs = ceiling_of(&[path.as_str()], rw);
+            let runs = ceiling_of(study, &[path.as_str()], rw);
             assert_eq!(runs.len(), 2, "{disk} read alone twice ({rw})");
             for r in runs {
                 read_only(r, &[disk]);
@@ -229,7 +263,7 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
     }
     // Every member at once, one job each: twice, and it wrote nothing.
     let members = ["/dev/nullb0", "/dev/nullb1", "/dev/nullb2"];
-    let at_once = ceiling_of(&members, "randread");
+    let at_once = ceiling_of(study, &members, "randread");
     assert_eq!(at_once.len(), 2, "the members read at once twice");
     for r in at_once {
         read_only(r, &["nullb0", "nullb1", "nullb2"]);
@@ -241,12 +275,11 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
             .count();
         assert_eq!(jobs, 3, "one job per member: {}", r["options"]);
     }
-    let together = &ceiling["together"];
-    assert_eq!(together["rounds"], 2, "{ceiling}");
-    assert!(
-        together["iops"].as_f64() > Some(0.0) && together["ratio_pct"].as_f64().is_some(),
-        "{together}"
-    );
+}
+
+/// The verdicts on the stack's bandwidth, its members together, and the
+/// stack against its members.
+fn check_stack_verdicts(study: &Value) {
     let rule = |v: &Value, rules: &[&str]| rules.iter().any(|r| v["rule"] == *r);
     let verdicts = study["verdicts"].as_array().unwrap();
     for rules in [
@@ -273,9 +306,12 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         said["finding"].as_str().unwrap().contains("measured alone"),
         "{said}"
     );
+}
 
-    // Each device's I/O as the study counted it, against the kernel's:
-    // the whole study (from detection) within 1 %, its runs within it.
+/// Each device's I/O as the study counted it, against the kernel's:
+/// the whole study (from detection) within 1 %, its runs within it.
+fn check_counts_against_the_kernel(run: &LabRun, study: &Value, slow: &str, secret: &str) {
+    let stack = &study["targets"][0]["stack"];
     let delta = run.stat_delta("before.stat", "after.stat");
     let whole = stack["over_study"].as_array().expect("over_study");
     for disk in ["md0", "nullb0", slow, "nullb1", secret, "nullb2"] {
@@ -285,7 +321,7 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
             .unwrap_or_else(|| panic!("{disk} not in over_study: {stack}"));
         let n = |k: &str| c[k].as_u64().unwrap();
         let (reads, writes) = (n("read_ios"), n("write_ios"));
-        let (in_runs_r, in_runs_w) = counted(&study, disk);
+        let (in_runs_r, in_runs_w) = counted(study, disk);
         let k = &delta[disk];
         let (kr, kw) = (k[0], k[4]);
         eprintln!(
@@ -306,7 +342,10 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
             "{disk}: {c}"
         );
     }
-    // `ssdready limits` shows the same stack.
+}
+
+/// `ssdready limits` shows the same stack.
+fn check_limits(run: &LabRun) {
     let limits: Value = serde_json::from_str(&run.file("limits.json")).expect("limits --json");
     assert_eq!(limits["stack"]["target"], "md0", "{limits}");
     assert_eq!(limits["stack"]["layers"].as_array().map(Vec::len), Some(6));
@@ -316,5 +355,4 @@ fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel
         "{text}"
     );
     assert!(text.contains("cipher aes-xts-plain64"), "{text}");
-    assert!(run.leftovers().is_empty(), "{:?}", run.leftovers());
 }

@@ -236,27 +236,7 @@ fn decomposition_adds_up_and_matches_diskstats() {
     assert!(((above + block + dev) - app).abs() / app < 0.05);
     let stat = phase["disks"][0]["block_mean_ns"].as_f64().unwrap();
     eprintln!("block+device {below:.0} ns (eBPF) vs {stat:.0} ns (/sys/block/X/stat)");
-    // Within 5 % on a quiet machine. Under load the two clocks drift apart
-    // (diskstats starts a request's time where it is accounted, the
-    // tracepoint where it is issued, and a preempted CPU between them
-    // counts in one only: 16 % once at load average 6): then the run must
-    // say so in its cross-checks (it allows 5 % and diskstats' rounding;
-    // 6 % here leaves that rounding room), and the two stay within 25 %.
-    let gap = (below - stat).abs() / stat;
-    assert!(gap < 0.25, "eBPF {below:.0} vs diskstats {stat:.0}");
-    if gap >= 0.06 {
-        let flagged = phase["checks"].as_array().unwrap().iter().any(|c| {
-            c["quantity"]
-                .as_str()
-                .is_some_and(|q| q.starts_with("block-and-below mean latency"))
-                && c["agree"] == false
-        });
-        assert!(
-            flagged,
-            "eBPF {below:.0} vs diskstats {stat:.0} and no disagreement said: {}",
-            phase["checks"]
-        );
-    }
+    check_against_diskstats(phase, below, stat);
     assert!(
         d["block_and_below"]["percentiles"]
             .as_array()
@@ -273,6 +253,31 @@ fn decomposition_adds_up_and_matches_diskstats() {
     );
 }
 
+/// Block + device from eBPF (`below`) against /sys/block/X/stat's mean
+/// (`stat`): within 5 % on a quiet machine. Under load the two clocks drift
+/// apart (diskstats starts a request's time where it is accounted, the
+/// tracepoint where it is issued, and a preempted CPU between them counts
+/// in one only: 16 % once at load average 6): then the run must say so in
+/// its cross-checks (it allows 5 % and diskstats' rounding; 6 % here
+/// leaves that rounding room), and the two stay within 25 %.
+fn check_against_diskstats(phase: &Value, below: f64, stat: f64) {
+    let gap = (below - stat).abs() / stat;
+    assert!(gap < 0.25, "eBPF {below:.0} vs diskstats {stat:.0}");
+    if gap >= 0.06 {
+        let flagged = phase["checks"].as_array().unwrap().iter().any(|c| {
+            c["quantity"]
+                .as_str()
+                .is_some_and(|q| q.starts_with("block-and-below mean latency"))
+                && c["agree"] == false
+        });
+        assert!(
+            flagged,
+            "eBPF {below:.0} vs diskstats {stat:.0} and no disagreement said: {}",
+            phase["checks"]
+        );
+    }
+}
+
 /// The per-I/O join (tp_btf): nearly every I/O is found in the kernel's
 /// record; for each I/O the four parts add up to its latency, so their means
 /// add up to the joined I/Os' mean, which is the app's mean; the per-I/O
@@ -286,12 +291,6 @@ fn per_io_split_joins_every_io_and_adds_up() {
         return;
     };
     let name = l.dev.trim_start_matches("/dev/");
-    struct Sched(String);
-    impl Drop for Sched {
-        fn drop(&mut self) {
-            let _ = std::fs::write(&self.0, "none");
-        }
-    }
     let sched = Sched(format!("/sys/block/{name}/queue/scheduler"));
     let deadline = std::fs::write(&sched.0, "mq-deadline").is_ok();
     if !deadline {
@@ -342,9 +341,35 @@ fn per_io_split_joins_every_io_and_adds_up() {
     ] {
         assert!(mean(k) > 0.0, "{k}");
     }
-    // The kernel's histograms count every I/O with ±12.5 % buckets but exact
-    // sums; the joined means should match within 5 % (10 % for the short
-    // block-layer part).
+    check_against_kernel_histograms(d, matched, deadline);
+    // Shares of the parts add up to 100 %.
+    let shares: f64 = d["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| f64_of(&x["share_pct"]))
+        .sum();
+    assert!((shares - 100.0).abs() < 1.0, "shares {shares}");
+}
+
+/// A device's scheduler, put back to none when dropped.
+struct Sched(String);
+
+impl Drop for Sched {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.0, "none");
+    }
+}
+
+/// The kernel's histograms count every I/O with ±12.5 % buckets but exact
+/// sums; the joined means (of `matched` I/Os) should match within 5 % (10 %
+/// for the short block-layer part). Through mq-deadline (`deadline`) every
+/// request is inserted, then dispatched: the wait in its queue is part of
+/// the block layer's time.
+fn check_against_kernel_histograms(d: &Value, matched: f64, deadline: bool) {
+    let p = &d["per_io"];
+    let f64_of = |v: &Value| v.as_f64().unwrap();
+    let mean = |k: &str| f64_of(&p[k]["mean_ns"]);
     let dev_k = f64_of(&d["driver_and_device"]["mean_ns"]);
     let dev_j = mean("driver_and_device");
     assert!(
@@ -367,14 +392,6 @@ fn per_io_split_joins_every_io_and_adds_up() {
             "queued {q} vs block {blk_j:.0}"
         );
     }
-    // Shares of the parts add up to 100 %.
-    let shares: f64 = d["parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| f64_of(&x["share_pct"]))
-        .sum();
-    assert!((shares - 100.0).abs() < 1.0, "shares {shares}");
 }
 
 /// The default run is cheap: no eBPF unless `--decompose` asks (the kernel's

@@ -41,11 +41,8 @@ fn exact_run(dev: &str, engine: &str, qd: &str, extra: &[&str]) -> Option<Value>
     Some(r)
 }
 
-/// The checks of one run; returns the exact busy figure over the system one.
-fn check(r: &Value, what: &str) -> f64 {
-    let phase = &r["phases"][0];
-    let e = &phase["profile"]["exact"];
-    let cpu = &phase["cpu"];
+/// The states cover the window × CPUs, and each CPU's window, within 1 %.
+fn check_coverage(e: &Value, what: &str) {
     let covered = e["covered_pct"].as_f64().unwrap();
     assert!(
         (covered - 100.0).abs() < 1.0,
@@ -61,16 +58,27 @@ fn check(r: &Value, what: &str) -> f64 {
             e["covered_pct_per_cpu"]
         );
     }
-    let state = |n: &str| {
-        e["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["state"] == n)
-            .unwrap_or_else(|| panic!("no state {n}: {e}"))["ns_per_io"]
-            .as_f64()
-            .unwrap()
-    };
+}
+
+/// The time per I/O in state `n` of the exact profile `e`.
+fn state_ns_per_io(e: &Value, n: &str) -> f64 {
+    e["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["state"] == n)
+        .unwrap_or_else(|| panic!("no state {n}: {e}"))["ns_per_io"]
+        .as_f64()
+        .unwrap()
+}
+
+/// The checks of one run; returns the exact busy figure over the system one.
+fn check(r: &Value, what: &str) -> f64 {
+    let phase = &r["phases"][0];
+    let e = &phase["profile"]["exact"];
+    let cpu = &phase["cpu"];
+    check_coverage(e, what);
+    let state = |n: &str| state_ns_per_io(e, n);
     // The run's own threads make system calls, and the loop device's
     // worker is a kernel thread; nothing stays unknown after the start.
     assert!(state("system calls, this process") > 0.0, "{what}: {e}");

@@ -199,6 +199,34 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
         html[..answer_end].contains(&esc),
         "the first verdict is on the first screen"
     );
+    check_anchors_and_links(&html);
+    check_strategies_section(&html, &study);
+    // Per-second latency reached the study's runs and the heat map.
+    let series = &study["runs"][0]["result"]["jobs"][1]["read"]["series"][0];
+    assert!(series["lat_p99_ns"].as_u64().unwrap() > 0, "{series}");
+    assert!(
+        html.contains("class=\"mark cell\""),
+        "the heat map has cells"
+    );
+
+    let before = std::fs::read(dir.join("report.html")).unwrap();
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let out = ssdready(&["report", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("report.html")).unwrap(),
+        before,
+        "re-rendered from study.json alone"
+    );
+}
+
+/// Every chart the report promises has its anchor, and every link in it
+/// a target.
+fn check_anchors_and_links(html: &str) {
     for anchor in [
         "qd",
         "latency",
@@ -227,7 +255,10 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
             "link to #{link} has a target"
         );
     }
-    // The strategies section: a chart and a row per result, with its ratios.
+}
+
+/// The strategies section: a chart and a row per result, with its ratios.
+fn check_strategies_section(html: &str, study: &Value) {
     let sec = &html[html
         .find("id=\"s-strategies\"")
         .expect("the strategies section")..];
@@ -248,27 +279,6 @@ fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
             assert!(sec.contains(&shown), "{shown} for {}", r["strategy"]);
         }
     }
-    // Per-second latency reached the study's runs and the heat map.
-    let series = &study["runs"][0]["result"]["jobs"][1]["read"]["series"][0];
-    assert!(series["lat_p99_ns"].as_u64().unwrap() > 0, "{series}");
-    assert!(
-        html.contains("class=\"mark cell\""),
-        "the heat map has cells"
-    );
-
-    let before = std::fs::read(dir.join("report.html")).unwrap();
-    std::fs::remove_file(dir.join("report.html")).unwrap();
-    let out = ssdready(&["report", dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        std::fs::read(dir.join("report.html")).unwrap(),
-        before,
-        "re-rendered from study.json alone"
-    );
 }
 
 #[test]

@@ -195,23 +195,7 @@ fn parse_depth(
             continue;
         }
         if let Some(name) = line.strip_prefix('[') {
-            // fio drops the header's last character, whatever it is
-            // (`string[strlen(string) - 1] = '\0'` in fio's init.c): a
-            // header without its ']' ("[job1") names the job "job".
-            let name = match name.strip_suffix(']') {
-                Some(n) => n,
-                None => name.char_indices().last().map_or("", |(i, _)| &name[..i]),
-            }
-            .trim();
-            if name.is_empty() {
-                return Err(SpecError::new(line, "empty section name").at(Some(&at)));
-            }
-            out.push(Section {
-                name: name.to_string(),
-                // fio: `strncmp(name, "global", 6)`.
-                global: name.starts_with("global"),
-                options: Vec::new(),
-            });
+            out.push(section_header(line, name, &at)?);
             continue;
         }
         if let Some(file) = line
@@ -234,25 +218,7 @@ fn parse_depth(
             parse_depth(&sub, include, env, out, depth + 1, seen)?;
             continue;
         }
-        let (line, keyword) = expand(line, &at, env)?;
-        let (k, v) = match line.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-            None => (line.trim().to_string(), None),
-        };
-        let v = match (keyword, v) {
-            (true, Some(v)) => match crate::arith::bc(&v) {
-                Some(Ok(r)) => Some(r),
-                Some(Err(e)) => {
-                    return Err(SpecError::new(
-                        &k,
-                        format!("'{v}': {e} (fio's keyword math is bc's integer arithmetic)"),
-                    )
-                    .at(Some(&at)))
-                }
-                None => Some(v),
-            },
-            (_, v) => v,
-        };
+        let (k, v) = option(line, &at, env)?;
         let Some(sec) = out.last_mut() else {
             return Err(SpecError::new(&k, "appears before any [section]").at(Some(&at)));
         };
@@ -263,6 +229,52 @@ fn parse_depth(
         });
     }
     Ok(())
+}
+
+/// A section from its header `line` (`name`: after its '[').
+fn section_header(line: &str, name: &str, at: &str) -> Result<Section, SpecError> {
+    // fio drops the header's last character, whatever it is
+    // (`string[strlen(string) - 1] = '\0'` in fio's init.c): a
+    // header without its ']' ("[job1") names the job "job".
+    let name = match name.strip_suffix(']') {
+        Some(n) => n,
+        None => name.char_indices().last().map_or("", |(i, _)| &name[..i]),
+    }
+    .trim();
+    if name.is_empty() {
+        return Err(SpecError::new(line, "empty section name").at(Some(at)));
+    }
+    Ok(Section {
+        name: name.to_string(),
+        // fio: `strncmp(name, "global", 6)`.
+        global: name.starts_with("global"),
+        options: Vec::new(),
+    })
+}
+
+/// An option line's key and value, its variables expanded and, where it
+/// was a keyword's math, its value worked out.
+fn option(line: &str, at: &str, env: &EnvFn<'_>) -> Result<(String, Option<String>), SpecError> {
+    let (line, keyword) = expand(line, at, env)?;
+    let (k, v) = match line.split_once('=') {
+        Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+        None => (line.trim().to_string(), None),
+    };
+    let v = match (keyword, v) {
+        (true, Some(v)) => match crate::arith::bc(&v) {
+            Some(Ok(r)) => Some(r),
+            Some(Err(e)) => {
+                return Err(SpecError::new(
+                    &k,
+                    format!("'{v}': {e} (fio's keyword math is bc's integer arithmetic)"),
+                )
+                .at(Some(at)))
+            }
+            None => Some(v),
+        },
+        (_, v) => v,
+    };
+    Ok((k, v))
 }
 
 #[cfg(test)]

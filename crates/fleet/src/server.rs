@@ -382,19 +382,7 @@ fn connection(
     who: Identity,
     place: &Place<'_>,
 ) -> Result<bool, Error> {
-    let mut ss = Session {
-        stop,
-        claim: None,
-        s,
-        req: JobRequest {
-            who,
-            ..JobRequest::default()
-        },
-        version: None,
-        planned: 0,
-        zlib: false,
-        run_stop: Arc::new(AtomicBool::new(false)),
-    };
+    let mut ss = Session::new(s, stop, who);
     let mut running: Option<(mpsc::Receiver<RunOutput>, Instant)> = None;
     let mut heard = Instant::now();
     std::thread::scope(|sc| loop {
@@ -414,12 +402,7 @@ fn connection(
         if ss.claim.is_none() && place.evicted.load(Relaxed) {
             return Ok(false);
         }
-        let max = match (&ss.claim, ss.version) {
-            (Some(_), _) => wire::MAX_MESSAGE,
-            (None, Some(_)) => JOB_MAX,
-            (None, None) => FIRST_MAX,
-        };
-        let m = match ss.next(running.is_some(), stop, max)? {
+        let m = match ss.next(running.is_some(), stop, ss.max_message())? {
             Next::Message(m) => m,
             Next::Again if running.is_none() => match ss.quiet_too_long(heard, &limits) {
                 Some(end) => return end,
@@ -463,6 +446,33 @@ fn connection(
 }
 
 impl<'a> Session<'a> {
+    /// A session on `s` with `who`'s request yet to come.
+    fn new(s: Stream, stop: &'a AtomicBool, who: Identity) -> Self {
+        Session {
+            stop,
+            claim: None,
+            s,
+            req: JobRequest {
+                who,
+                ..JobRequest::default()
+            },
+            version: None,
+            planned: 0,
+            zlib: false,
+            run_stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The largest message taken next: a whole run's once the server is
+    /// claimed, a job's once the client spoke, else a first message's.
+    fn max_message(&self) -> usize {
+        match (&self.claim, self.version) {
+            (Some(_), _) => wire::MAX_MESSAGE,
+            (None, Some(_)) => JOB_MAX,
+            (None, None) => FIRST_MAX,
+        }
+    }
+
     /// Before RUN, a client quiet too long is let go: `Some` of how the
     /// session ends, `None` to keep waiting.
     fn quiet_too_long(&mut self, heard: Instant, limits: &Limits) -> Option<Result<bool, Error>> {

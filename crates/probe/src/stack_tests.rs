@@ -128,7 +128,35 @@ fn an_md_array_is_walked_down_to_its_physical_devices_each_layer_named() {
     );
     assert_eq!(s.physical, ["nullb0", "nullb1", "sda"]);
     assert_eq!(s.above, ["dm-2"]);
-    match &s.layers[0].kind {
+    assert_raid0_of_three_one_faulty(&s.layers[0].kind);
+    assert_eq!(s.layers[0].under, ["dm-0", "dm-1", "nullb0"]);
+    assert_eq!(s.layers[0].device, "9:0");
+    assert_crypt_named_secret(&s.layers[2].kind);
+    match &s.layers[5].kind {
+        LayerKind::Partition { of, start_sector } => {
+            assert_eq!((of.as_str(), *start_sector), ("sda", Some(2048)))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        s.layers[6].kind,
+        LayerKind::Physical {
+            transport: "sata".into()
+        }
+    );
+    assert_eq!(
+        s.layers[3].kind,
+        LayerKind::Physical {
+            transport: "null_blk".into()
+        }
+    );
+    assert!(s.notes.is_empty(), "{:?}", s.notes);
+    assert!(s.is_stacked());
+}
+
+/// md0's layer: raid0, 512 KiB chunks, 3 disks, one of them faulty.
+fn assert_raid0_of_three_one_faulty(kind: &LayerKind) {
+    match kind {
         LayerKind::Md {
             level,
             chunk_bytes,
@@ -156,9 +184,11 @@ fn an_md_array_is_walked_down_to_its_physical_devices_each_layer_named() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(s.layers[0].under, ["dm-0", "dm-1", "nullb0"]);
-    assert_eq!(s.layers[0].device, "9:0");
-    match &s.layers[2].kind {
+}
+
+/// dm-1's layer: the dm-crypt device "secret", its key hidden.
+fn assert_crypt_named_secret(kind: &LayerKind) {
+    match kind {
         LayerKind::Dm {
             name,
             targets,
@@ -172,26 +202,6 @@ fn an_md_array_is_walked_down_to_its_physical_devices_each_layer_named() {
         }
         other => panic!("{other:?}"),
     }
-    match &s.layers[5].kind {
-        LayerKind::Partition { of, start_sector } => {
-            assert_eq!((of.as_str(), *start_sector), ("sda", Some(2048)))
-        }
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(
-        s.layers[6].kind,
-        LayerKind::Physical {
-            transport: "sata".into()
-        }
-    );
-    assert_eq!(
-        s.layers[3].kind,
-        LayerKind::Physical {
-            transport: "null_blk".into()
-        }
-    );
-    assert!(s.notes.is_empty(), "{:?}", s.notes);
-    assert!(s.is_stacked());
 }
 
 #[test]

@@ -127,30 +127,8 @@ fn the_file_is_named_by_kernel_boot_and_transport_and_round_trips() {
 
 #[test]
 fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
-    let mut f = crate::figures::Figures {
-        transport_qd1: Some(crate::transport::Transport {
-            late_ns_mean: 2_000.0,
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    for (qd, lat) in [(1, 200_000.0), (16, 500_000.0)] {
-        f.qd_curve.push(crate::figures::CurvePoint {
-            qd,
-            lat_mean_ns: lat,
-            device_lat_mean_ns: Some(148_000.0),
-            ..Default::default()
-        });
-    }
-    let c = Calibration {
-        points: vec![Point {
-            qd: 1,
-            lat_ns: 10_000.0,
-            lat_err_ns: 1_000.0,
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let mut f = qd1_and_qd16_curve();
+    let c = calibrated_at_qd1();
     take_out(&mut f, &c, &[]);
     assert_eq!(f.qd_curve[0].less_transport_lat_ns, Some(190_000.0));
     assert_eq!(f.qd_curve[0].less_transport_err_ns, Some(1_000.0));
@@ -168,15 +146,7 @@ fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
     // With the QD 1 repeats: 198, 202 and 206 µs, half their spread
     // 4 µs, with the calibration's 1: √17 µs. Runs of other depths
     // do not count.
-    let run = |id: &str, lat: f64| {
-        let mut r = crate::model::RunRecord {
-            id: id.into(),
-            ..Default::default()
-        };
-        r.summary.ios = 100;
-        r.summary.lat_mean_ns = lat;
-        r
-    };
+    let run = qd_run;
     f.qd_curve[0].runs = vec!["qd-1".into(), "qd-1#2".into(), "qd-1#3".into()];
     let runs = [
         run("qd-1", 198_000.0),
@@ -217,6 +187,51 @@ fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
         f.platform_share_qd1.unwrap().outside_daemon_ns,
         Some(48_500.0)
     );
+}
+
+/// A curve at QD 1 (200 µs) and 16 (500 µs), the device's time 148 µs at
+/// each, the transport 2 µs late at QD 1.
+fn qd1_and_qd16_curve() -> crate::figures::Figures {
+    let mut f = crate::figures::Figures {
+        transport_qd1: Some(crate::transport::Transport {
+            late_ns_mean: 2_000.0,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for (qd, lat) in [(1, 200_000.0), (16, 500_000.0)] {
+        f.qd_curve.push(crate::figures::CurvePoint {
+            qd,
+            lat_mean_ns: lat,
+            device_lat_mean_ns: Some(148_000.0),
+            ..Default::default()
+        });
+    }
+    f
+}
+
+/// A calibration at QD 1 alone: 10 µs ± 1 µs.
+fn calibrated_at_qd1() -> Calibration {
+    Calibration {
+        points: vec![Point {
+            qd: 1,
+            lat_ns: 10_000.0,
+            lat_err_ns: 1_000.0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// A run `id` of 100 I/Os at a mean latency of `lat` ns.
+fn qd_run(id: &str, lat: f64) -> crate::model::RunRecord {
+    let mut r = crate::model::RunRecord {
+        id: id.into(),
+        ..Default::default()
+    };
+    r.summary.ios = 100;
+    r.summary.lat_mean_ns = lat;
+    r
 }
 
 /// A calibration whose spread exceeds the transport at some depth is

@@ -97,6 +97,41 @@ fn plant(l: &mut Loop, attr: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The sweeps' run at the peak: 4 KiB random reads at QD 32 on `dev`.
+fn peak_run(dev: &str) -> Vec<RunRecord> {
+    let w = Workload {
+        rw: "randread".into(),
+        bs: 4096,
+        qd: 32,
+        threads: 1,
+        engine: Some("io_uring".into()),
+        direct: true,
+        targets: vec![dev.to_string()],
+        ..Default::default()
+    };
+    vec![RunRecord {
+        id: "qd-32".into(),
+        point: "qd-32".into(),
+        sweep: "qd".into(),
+        repeat: 1,
+        workload: w,
+        ..Default::default()
+    }]
+}
+
+/// Runs of half a second over 64 MiB.
+fn short_plan() -> Plan {
+    Plan {
+        settings: Settings {
+            runtime_s: 0.5,
+            ramp_s: 0.0,
+            region_bytes: 64 << 20,
+        },
+        overhead_s: 0.2,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_back() {
     if let Some(why) = skip_reason() {
@@ -119,24 +154,7 @@ fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_ba
     let t = ssdready_study::detect::detect(&lp.dev, false).expect("the loop device is detected");
     let targets = vec![t];
     // What the sweeps found: the peak at QD 32, held by the device's queue.
-    let w = Workload {
-        rw: "randread".into(),
-        bs: 4096,
-        qd: 32,
-        threads: 1,
-        engine: Some("io_uring".into()),
-        direct: true,
-        targets: vec![lp.dev.clone()],
-        ..Default::default()
-    };
-    let runs = vec![RunRecord {
-        id: "qd-32".into(),
-        point: "qd-32".into(),
-        sweep: "qd".into(),
-        repeat: 1,
-        workload: w,
-        ..Default::default()
-    }];
+    let runs = peak_run(&lp.dev);
     let mut j = ssdready_study::judge(&targets, &Default::default(), &[], false);
     j.figures.peak = Some(CurvePoint {
         qd: 32,
@@ -144,15 +162,7 @@ fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_ba
     });
     j.figures.saturation.limit = Cause::DeviceQueue;
     j.facts.clear();
-    let plan = Plan {
-        settings: Settings {
-            runtime_s: 0.5,
-            ramp_s: 0.0,
-            region_bytes: 64 << 20,
-        },
-        overhead_s: 0.2,
-        ..Default::default()
-    };
+    let plan = short_plan();
     let stop = Arc::new(AtomicBool::new(false));
     let run_fn = |r: &ssdready_run::RunRequest| {
         ssdready_run::execute(r.clone(), &mut ssdready_run::SilentObserver)

@@ -507,11 +507,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, mut targets, dir, mut drive) = validate(&a, &stop)?;
-    let base = a
-        .baseline
-        .as_deref()
-        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study))
-        .transpose()?;
+    let base = baseline_of(&a)?;
     let mut history = open_history(&a)?;
     let mut machine = detect::machine(None);
     let p = study_plan(&a, budget_s, &targets, &machine);
@@ -521,15 +517,8 @@ pub fn command(a: StudyArgs) -> crate::Done {
     make_output(&dir, &stop)?;
     let limits = inventory(&targets, a.quiet);
     let (ex, capacity, mut warnings) = run_sweeps(&a, &targets, &p, &stop);
-    for t in targets.iter().filter(|t| t.created_by_study) {
-        if std::fs::remove_file(&t.spec).is_ok() {
-            warnings.push(format!("removed {}, which the study created", t.spec));
-        }
-    }
-    machine.tsc_hz = ex
-        .runs
-        .iter()
-        .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz));
+    remove_created(&targets, &mut warnings);
+    machine.tsc_hz = tsc_hz(&ex.runs);
     let at = AppsAt {
         targets: &targets,
         dir: &dir,
@@ -556,32 +545,16 @@ pub fn command(a: StudyArgs) -> crate::Done {
     };
     let (tried, notes) = trials::run(&a, &ran, &mut j, &stop);
     warnings.extend(notes);
-    let mut skipped = p.skipped.clone();
-    skipped.extend(app_skips);
     // A stop during the applications section interrupts the study too: the
     // document, the exit code (130) and the history say so.
     let interrupted = ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed);
-    skipped.extend(ex.skipped);
-    if let Some(d) = drive.as_mut() {
-        warnings.extend(stop_drive(d));
-    }
-    for s in targets.iter_mut().filter_map(|t| t.stack.as_mut()) {
-        let now = ssdready_probe::stack::snapshot(&s.disks());
-        s.close(&now, now_ms().saturating_sub(started_ms));
-    }
+    warnings.extend(drive.as_mut().and_then(stop_drive));
+    close_stacks(&mut targets, started_ms);
     let doc = StudyDoc {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
-        command: std::env::args().collect(),
-        started_unix_ms: started_ms,
-        finished_unix_ms: now_ms(),
-        quick: a.quick,
-        budget_s,
         targets,
         machine,
         plan: p.doc(),
-        skipped,
+        skipped: [p.skipped.clone(), app_skips, ex.skipped].concat(),
         runs: ex.runs,
         figures: j.figures,
         facts: j.facts,
@@ -591,16 +564,77 @@ pub fn command(a: StudyArgs) -> crate::Done {
         capacity,
         limits: Some(limits),
         trials: tried,
+        ..header(&a, started_ms, budget_s)
     };
-    let (mut code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
-    // A study none of whose runs succeeded has nothing to remember.
-    if let (Some(h), Some(json), true) = (history.as_mut(), &json, code != 1) {
-        record(h, &doc, json, a.quiet);
-    }
-    if let Some(b) = &base {
-        code = regression_check(b, &doc, code);
-    }
+    let (code, json) = finish(&doc, &dir, started.elapsed().as_secs_f64());
+    let code = remember(&a, history.as_mut(), base.as_ref(), &doc, json, code);
     crate::done(code)
+}
+
+/// The baseline `--baseline` names, looked up in the history.
+fn baseline_of(a: &StudyArgs) -> Result<Option<crate::compare::Baseline>, crate::Exit> {
+    a.baseline
+        .as_deref()
+        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study))
+        .transpose()
+}
+
+/// The TSC's rate, from the first run that read it.
+fn tsc_hz(runs: &[ssdready_diagnosis::model::RunRecord]) -> Option<f64> {
+    runs.iter()
+        .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz))
+}
+
+/// Remove the target files the study created, each with a warning.
+fn remove_created(targets: &[TargetProfile], warnings: &mut Vec<String>) {
+    for t in targets.iter().filter(|t| t.created_by_study) {
+        if std::fs::remove_file(&t.spec).is_ok() {
+            warnings.push(format!("removed {}, which the study created", t.spec));
+        }
+    }
+}
+
+/// Each stacked target's counters, closed at the end of the study.
+fn close_stacks(targets: &mut [TargetProfile], started_ms: u64) {
+    for s in targets.iter_mut().filter_map(|t| t.stack.as_mut()) {
+        let now = ssdready_probe::stack::snapshot(&s.disks());
+        s.close(&now, now_ms().saturating_sub(started_ms));
+    }
+}
+
+/// The document's header: what made it, when, with what budget.
+fn header(a: &StudyArgs, started_ms: u64, budget_s: f64) -> StudyDoc {
+    StudyDoc {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        command: std::env::args().collect(),
+        started_unix_ms: started_ms,
+        finished_unix_ms: now_ms(),
+        quick: a.quick,
+        budget_s,
+        ..Default::default()
+    }
+}
+
+/// Record the study in the history (unless none of its runs succeeded:
+/// nothing to remember) and check it against the baseline; returns the
+/// exit code.
+fn remember(
+    a: &StudyArgs,
+    history: Option<&mut crate::history::Recorder>,
+    base: Option<&crate::compare::Baseline>,
+    doc: &StudyDoc,
+    json: Option<PathBuf>,
+    code: i32,
+) -> i32 {
+    if let (Some(h), Some(json), true) = (history, &json, code != 1) {
+        record(h, doc, json, a.quiet);
+    }
+    match base {
+        Some(b) => regression_check(b, doc, code),
+        None => code,
+    }
 }
 
 /// Write study.json and print the findings; returns the exit code (1 when

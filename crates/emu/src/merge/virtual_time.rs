@@ -103,6 +103,29 @@ impl VirtualAtm {
             out.events.push((t, event(layer, 0)));
         }
     }
+
+    /// Take the oldest requests of `op` that fit one command, in order,
+    /// up to the first of `op` that does not fit (others stay queued).
+    #[inline]
+    fn take(&mut self, op: Op) -> Vec<Request> {
+        let (mut taken, mut bytes) = (Vec::new(), 0u64);
+        let mut i = 0;
+        while i < self.queue.len() {
+            let r = self.queue[i];
+            let fits = taken.is_empty() || self.cfg.fits(taken.len(), bytes, r.ext.len);
+            if r.op == op && fits {
+                self.queue.remove(i);
+                bytes = bytes.saturating_add(r.ext.len);
+                taken.push(r);
+            } else if r.op == op {
+                break;
+            } else {
+                i += 1;
+            }
+        }
+        self.queued[kind(op)] -= taken.len();
+        taken
+    }
 }
 
 /// A command gathering requests (each entered at its `at`).
@@ -353,22 +376,7 @@ impl VirtualHost {
             return Ok(());
         }
         let op = front.op;
-        let (mut taken, mut bytes) = (Vec::new(), 0u64);
-        let mut i = 0;
-        while i < a.queue.len() {
-            let r = a.queue[i];
-            let fits = taken.is_empty() || a.cfg.fits(taken.len(), bytes, r.ext.len);
-            if r.op == op && fits {
-                a.queue.remove(i);
-                bytes = bytes.saturating_add(r.ext.len);
-                taken.push(r);
-            } else if r.op == op {
-                break;
-            } else {
-                i += 1;
-            }
-        }
-        a.queued[kind(op)] -= taken.len();
+        let taken = a.take(op);
         let extents: Vec<Extent> = taken.iter().map(|r| r.ext).collect();
         let (issued, done) = self.command(dev, t, op, &extents, 0)?;
         let Layer::Atm(a) = &mut self.layers[layer] else {

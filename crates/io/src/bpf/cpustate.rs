@@ -301,17 +301,7 @@ fn program(
     let mut a = Asm::default();
     charge(&mut a, map, action == Action::Switch);
     match action {
-        Action::ByTgid(ours, other) => {
-            // A system call's entry or exit ends any block phase of the
-            // task context (a request's issue returns before either).
-            a.raw(ST_DW_K, 7, 0, PHASE, 0);
-            clear_completing(&mut a, 1);
-            a.raw(CALL, 0, 0, 0, HELPER_PID_TGID);
-            a.raw(RSH_K, 0, 0, 0, 32);
-            a.raw(ST_DW_K, 7, 0, 8, other);
-            a.jmp(JNE_K, 0, 0, tgid as i32, "out");
-            a.raw(ST_DW_K, 7, 0, 8, ours);
-        }
+        Action::ByTgid(ours, other) => by_tgid(&mut a, ours, other, tgid),
         // Flags, not counters: hard interrupts do not nest on x86 (nor soft
         // ones), and an entry whose exit was missed (the programs attach one
         // by one) must not leave the CPU in an interrupt for good.
@@ -328,88 +318,118 @@ fn program(
             a.jmp(JNE_K, 1, 0, 0, "out");
             a.raw(ST_DW_K, 7, 0, PHASE, p);
         }
-        Action::Completing(begin) => {
-            context_bit(&mut a);
-            a.raw(LDX_DW, 1, 7, COMPLETING, 0);
-            if begin {
-                a.raw(OR_X, 1, 5, 0, 0);
-            } else {
-                a.raw(XOR_K, 5, 0, 0, -1);
-                a.raw(AND_X, 1, 5, 0, 0);
-            }
-            a.raw(STX_DW, 7, 1, COMPLETING, 0);
-        }
-        Action::Idle => {
-            a.raw(ST_DW_K, 7, 0, PHASE, 0);
-            // args[0] is the state, (u32)-1 (PWR_EVENT_EXIT) on exit.
-            a.raw(LDX_DW, 2, 6, 0, 0);
-            a.raw(MOV32_X, 2, 2, 0, 0);
-            a.ld_imm64(3, 0xffff_ffff);
-            a.raw(ST_DW_K, 7, 0, 8, IDLE_LOOP);
-            a.jmp(JEQ_X, 2, 3, 0, "out");
-            a.raw(ST_DW_K, 7, 0, 8, IDLE);
-        }
+        Action::Completing(begin) => completing(&mut a, begin),
+        Action::Idle => idle(&mut a),
         Action::Switch => {
             // The next task is in no block phase (one that blocked inside
             // the block layer resumes charged to its base state).
             a.raw(ST_DW_K, 7, 0, PHASE, 0);
             clear_completing(&mut a, 1);
-            // prev switched out on its way back to user mode (not
-            // preempted in the kernel, not blocking: args[0] preempt and
-            // args[3] prev_state both 0) resumes in user mode: remember
-            // that by pid, for when it is switched in again.
-            read_task(&mut a, 1, task.pid);
-            a.raw(STX_W, 10, 0, -24, 0);
-            a.raw(MOV_K, 9, 0, 0, 0);
-            a.raw(LDX_DW, 1, 6, 0, 0);
-            a.raw(AND_K, 1, 0, 0, 1);
-            a.jmp(JNE_K, 1, 0, 0, "prev_known");
-            a.raw(LDX_DW, 1, 6, 24, 0);
-            a.raw(MOV32_X, 1, 1, 0, 0);
-            a.jmp(JNE_K, 1, 0, 0, "prev_known");
-            a.raw(MOV_K, 9, 0, 0, 1);
-            a.label("prev_known");
-            a.raw(STX_DW, 10, 9, -32, 0);
-            a.ld_map(1, resumes_in_user);
-            a.raw(MOV_X, 2, 10, 0, 0);
-            a.raw(ADD_K, 2, 0, 0, -24);
-            a.raw(MOV_X, 3, 10, 0, 0);
-            a.raw(ADD_K, 3, 0, 0, -32);
-            a.raw(MOV_K, 4, 0, 0, 0); // BPF_ANY
-            a.raw(CALL, 0, 0, 0, HELPER_UPDATE);
-            read_task(&mut a, 2, task.pid);
-            a.raw(ST_DW_K, 7, 0, 8, IDLE_LOOP);
-            a.jmp(JEQ_K, 0, 0, 0, "out");
-            a.raw(STX_W, 10, 0, -24, 0);
-            read_task(&mut a, 2, task.flags);
-            a.raw(AND_X_K, 0, 0, 0, PF_KTHREAD);
-            a.raw(ST_DW_K, 7, 0, 8, KTHREAD);
-            a.jmp(JNE_K, 0, 0, 0, "out");
-            // r9 = 1 if next resumes in user mode.
-            a.raw(MOV_K, 9, 0, 0, 0);
-            a.ld_map(1, resumes_in_user);
-            a.raw(MOV_X, 2, 10, 0, 0);
-            a.raw(ADD_K, 2, 0, 0, -24);
-            a.raw(CALL, 0, 0, 0, HELPER_LOOKUP);
-            a.jmp(JEQ_K, 0, 0, 0, "next_known");
-            a.raw(LDX_DW, 9, 0, 0, 0);
-            a.label("next_known");
-            read_task(&mut a, 2, task.tgid);
-            a.jmp(JNE_K, 9, 0, 0, "to_user");
-            a.raw(ST_DW_K, 7, 0, 8, SYS_OTHER);
-            a.jmp(JNE_K, 0, 0, tgid as i32, "out");
-            a.raw(ST_DW_K, 7, 0, 8, SYS_OURS);
-            a.jmp(JEQ_K, 0, 0, 0, "out"); // always (r0 == 0 is not ours)
-            a.label("to_user");
-            a.raw(ST_DW_K, 7, 0, 8, USER_OTHER);
-            a.jmp(JNE_K, 0, 0, tgid as i32, "out");
-            a.raw(ST_DW_K, 7, 0, 8, USER_OURS);
+            remember_prev_resumes_in_user(&mut a, resumes_in_user, task);
+            charge_next(&mut a, resumes_in_user, tgid, task);
         }
     }
     a.label("out");
     a.raw(MOV_K, 0, 0, 0, 0);
     a.raw(EXIT, 0, 0, 0, 0);
     a.finish()
+}
+
+/// A system call's entry or exit: the CPU's word is `ours` when the
+/// current task is of `tgid`, else `other`.
+fn by_tgid(a: &mut Asm, ours: i32, other: i32, tgid: u32) {
+    // A system call's entry or exit ends any block phase of the
+    // task context (a request's issue returns before either).
+    a.raw(ST_DW_K, 7, 0, PHASE, 0);
+    clear_completing(a, 1);
+    a.raw(CALL, 0, 0, 0, HELPER_PID_TGID);
+    a.raw(RSH_K, 0, 0, 0, 32);
+    a.raw(ST_DW_K, 7, 0, 8, other);
+    a.jmp(JNE_K, 0, 0, tgid as i32, "out");
+    a.raw(ST_DW_K, 7, 0, 8, ours);
+}
+
+/// A completion begins (`begin`) or ends in the current context's bit.
+fn completing(a: &mut Asm, begin: bool) {
+    context_bit(a);
+    a.raw(LDX_DW, 1, 7, COMPLETING, 0);
+    if begin {
+        a.raw(OR_X, 1, 5, 0, 0);
+    } else {
+        a.raw(XOR_K, 5, 0, 0, -1);
+        a.raw(AND_X, 1, 5, 0, 0);
+    }
+    a.raw(STX_DW, 7, 1, COMPLETING, 0);
+}
+
+/// cpu_idle: idle on entry, the idle loop again on exit.
+fn idle(a: &mut Asm) {
+    a.raw(ST_DW_K, 7, 0, PHASE, 0);
+    // args[0] is the state, (u32)-1 (PWR_EVENT_EXIT) on exit.
+    a.raw(LDX_DW, 2, 6, 0, 0);
+    a.raw(MOV32_X, 2, 2, 0, 0);
+    a.ld_imm64(3, 0xffff_ffff);
+    a.raw(ST_DW_K, 7, 0, 8, IDLE_LOOP);
+    a.jmp(JEQ_X, 2, 3, 0, "out");
+    a.raw(ST_DW_K, 7, 0, 8, IDLE);
+}
+
+/// sched_switch, first part: prev switched out on its way back to user
+/// mode (not preempted in the kernel, not blocking: args[0] preempt and
+/// args[3] prev_state both 0) resumes in user mode: remember that by pid,
+/// for when it is switched in again.
+fn remember_prev_resumes_in_user(a: &mut Asm, resumes_in_user: i32, task: &TaskLayout) {
+    read_task(a, 1, task.pid);
+    a.raw(STX_W, 10, 0, -24, 0);
+    a.raw(MOV_K, 9, 0, 0, 0);
+    a.raw(LDX_DW, 1, 6, 0, 0);
+    a.raw(AND_K, 1, 0, 0, 1);
+    a.jmp(JNE_K, 1, 0, 0, "prev_known");
+    a.raw(LDX_DW, 1, 6, 24, 0);
+    a.raw(MOV32_X, 1, 1, 0, 0);
+    a.jmp(JNE_K, 1, 0, 0, "prev_known");
+    a.raw(MOV_K, 9, 0, 0, 1);
+    a.label("prev_known");
+    a.raw(STX_DW, 10, 9, -32, 0);
+    a.ld_map(1, resumes_in_user);
+    a.raw(MOV_X, 2, 10, 0, 0);
+    a.raw(ADD_K, 2, 0, 0, -24);
+    a.raw(MOV_X, 3, 10, 0, 0);
+    a.raw(ADD_K, 3, 0, 0, -32);
+    a.raw(MOV_K, 4, 0, 0, 0); // BPF_ANY
+    a.raw(CALL, 0, 0, 0, HELPER_UPDATE);
+}
+
+/// sched_switch, second part: the CPU's word for next (the idle loop, a
+/// kernel thread, or in the system or user mode, of `tgid` or another).
+fn charge_next(a: &mut Asm, resumes_in_user: i32, tgid: u32, task: &TaskLayout) {
+    read_task(a, 2, task.pid);
+    a.raw(ST_DW_K, 7, 0, 8, IDLE_LOOP);
+    a.jmp(JEQ_K, 0, 0, 0, "out");
+    a.raw(STX_W, 10, 0, -24, 0);
+    read_task(a, 2, task.flags);
+    a.raw(AND_X_K, 0, 0, 0, PF_KTHREAD);
+    a.raw(ST_DW_K, 7, 0, 8, KTHREAD);
+    a.jmp(JNE_K, 0, 0, 0, "out");
+    // r9 = 1 if next resumes in user mode.
+    a.raw(MOV_K, 9, 0, 0, 0);
+    a.ld_map(1, resumes_in_user);
+    a.raw(MOV_X, 2, 10, 0, 0);
+    a.raw(ADD_K, 2, 0, 0, -24);
+    a.raw(CALL, 0, 0, 0, HELPER_LOOKUP);
+    a.jmp(JEQ_K, 0, 0, 0, "next_known");
+    a.raw(LDX_DW, 9, 0, 0, 0);
+    a.label("next_known");
+    read_task(a, 2, task.tgid);
+    a.jmp(JNE_K, 9, 0, 0, "to_user");
+    a.raw(ST_DW_K, 7, 0, 8, SYS_OTHER);
+    a.jmp(JNE_K, 0, 0, tgid as i32, "out");
+    a.raw(ST_DW_K, 7, 0, 8, SYS_OURS);
+    a.jmp(JEQ_K, 0, 0, 0, "out"); // always (r0 == 0 is not ours)
+    a.label("to_user");
+    a.raw(ST_DW_K, 7, 0, 8, USER_OTHER);
+    a.jmp(JNE_K, 0, 0, tgid as i32, "out");
+    a.raw(ST_DW_K, 7, 0, 8, USER_OURS);
 }
 
 /// One CPU's value as read from the map.

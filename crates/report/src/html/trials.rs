@@ -35,22 +35,7 @@ pub fn chart(trials: &[&Trial]) -> String {
         .fold(80.0, f64::max)
         .min(260.0);
     let (l, t, r, b) = (label_w + 14.0, 16.0, WIDTH - 24.0, height - 40.0);
-    let span = |t: &Trial| {
-        t.main_gain().map(|g| {
-            let e = 2.0 * g.spread_pct;
-            (g.change_pct - e, g.change_pct + e)
-        })
-    };
-    let lo = trials
-        .iter()
-        .filter_map(|t| span(t))
-        .map(|s| s.0)
-        .fold(0.0, f64::min);
-    let hi = trials
-        .iter()
-        .filter_map(|t| span(t))
-        .map(|s| s.1)
-        .fold(0.0, f64::max);
+    let (lo, hi) = extent(trials);
     let xs = Scale::nice(ScaleKind::Linear, lo, hi, l, r);
     for v in linear_ticks(xs.d0, xs.d1, 5) {
         let x = xs.map(v);
@@ -65,32 +50,7 @@ pub fn chart(trials: &[&Trial]) -> String {
         let y = t + band * (i as f64 + 0.2);
         let h = band * 0.6;
         svg.text(l - 6.0, y + h / 2.0 + 4.0, "end", "tick", &labels[i]);
-        let Some(g) = tr.main_gain() else {
-            continue;
-        };
-        let x = xs.map(g.change_pct);
-        let tip = format!(
-            "{}: {} {} over {} turns — {}",
-            tr.change(),
-            g.metric.label(),
-            fmt_gain(g),
-            tr.turns.len(),
-            noise_words(tr.outcome)
-        );
-        svg.rect(
-            zero.min(x),
-            y,
-            (x - zero).abs().max(1.0),
-            h,
-            "mark",
-            &format!("fill:{}", bar_color(tr.outcome)),
-            &tip,
-        );
-        let (e0, e1) = span(tr).unwrap_or((g.change_pct, g.change_pct));
-        let (x0, x1, ym) = (xs.map(e0), xs.map(e1), y + h / 2.0);
-        svg.line(x0, ym, x1, ym, "axis", "");
-        svg.line(x0, ym - 5.0, x0, ym + 5.0, "axis", "");
-        svg.line(x1, ym - 5.0, x1, ym + 5.0, "axis", "");
+        bar(&mut svg, &xs, tr, y, h);
     }
     svg.text(
         (l + r) / 2.0,
@@ -100,6 +60,60 @@ pub fn chart(trials: &[&Trial]) -> String {
         "change against the baseline on what each is judged on (IOPS, latency: less is better)",
     );
     svg.finish()
+}
+
+/// A trial's gain less and plus twice its turns' spread.
+fn span(t: &Trial) -> Option<(f64, f64)> {
+    t.main_gain().map(|g| {
+        let e = 2.0 * g.spread_pct;
+        (g.change_pct - e, g.change_pct + e)
+    })
+}
+
+/// The lowest and highest ends of the trials' spans, zero included.
+fn extent(trials: &[&Trial]) -> (f64, f64) {
+    let lo = trials
+        .iter()
+        .filter_map(|t| span(t))
+        .map(|s| s.0)
+        .fold(0.0, f64::min);
+    let hi = trials
+        .iter()
+        .filter_map(|t| span(t))
+        .map(|s| s.1)
+        .fold(0.0, f64::max);
+    (lo, hi)
+}
+
+/// A trial's bar from zero to its gain (`h` high from `y`), with its tip
+/// and error bar; nothing where it has no gain.
+fn bar(svg: &mut Svg, xs: &Scale, tr: &Trial, y: f64, h: f64) {
+    let Some(g) = tr.main_gain() else {
+        return;
+    };
+    let (zero, x) = (xs.map(0.0), xs.map(g.change_pct));
+    let tip = format!(
+        "{}: {} {} over {} turns — {}",
+        tr.change(),
+        g.metric.label(),
+        fmt_gain(g),
+        tr.turns.len(),
+        noise_words(tr.outcome)
+    );
+    svg.rect(
+        zero.min(x),
+        y,
+        (x - zero).abs().max(1.0),
+        h,
+        "mark",
+        &format!("fill:{}", bar_color(tr.outcome)),
+        &tip,
+    );
+    let (e0, e1) = span(tr).unwrap_or((g.change_pct, g.change_pct));
+    let (x0, x1, ym) = (xs.map(e0), xs.map(e1), y + h / 2.0);
+    svg.line(x0, ym, x1, ym, "axis", "");
+    svg.line(x0, ym - 5.0, x0, ym + 5.0, "axis", "");
+    svg.line(x1, ym - 5.0, x1, ym + 5.0, "axis", "");
 }
 
 fn table(s: &Section) -> Table {

@@ -75,55 +75,8 @@ fn a_root_study_of_a_stack_reads_each_member_alone_and_all_at_once_in_turns_and_
     let mut want: Vec<String> = round.iter().map(|s| s.to_string()).collect();
     want.extend(round.iter().rev().map(|s| format!("{s}#2")));
     assert_eq!(ids, want);
-    let s = crate::plan::Settings {
-        runtime_s: 1.0,
-        ramp_s: 0.0,
-        region_bytes: 1 << 30,
-    };
-    // Within each member's own size (nullb1's unread: half the region).
-    let size = |path: &str| match path {
-        "/dev/nullb0" => 64 << 20,
-        "/dev/nullb1" => 512 << 20,
-        _ => 1 << 30,
-    };
     for pt in &pts {
-        let (rw, bs, qd) = match pt.rw {
-            "randread" => ("randread", 4096, 32),
-            _ => ("read", 256 << 10, 8),
-        };
-        assert!(!pt.writes && pt.bs == bs, "{pt:?}");
-        let w = crate::jobs::workload(pt, qd, std::slice::from_ref(&t), Some("io_uring"));
-        let want: Vec<String> = match pt.members.len() {
-            0 => vec!["/dev/md0".into()],
-            _ => pt.members.clone(),
-        };
-        assert_eq!(w.targets, want);
-        let line = crate::jobs::request(&w, std::slice::from_ref(&t), &s, false).command_line();
-        assert!(
-            !line
-                .iter()
-                .any(|a| a.contains("write") || a.contains("trim")),
-            "{line:?}"
-        );
-        // One job per device read, each reading only, at the same depth,
-        // within its own size.
-        let jobs: Vec<&String> = line.iter().filter(|a| a.starts_with("--name=")).collect();
-        assert_eq!(jobs.len(), want.len(), "{line:?}");
-        for (flag, n) in [
-            (format!("--rw={rw}"), want.len()),
-            (format!("--iodepth={qd}"), want.len()),
-            (format!("--bs={}", fmt_bs(bs)), want.len()),
-        ] {
-            assert_eq!(
-                line.iter().filter(|a| **a == flag).count(),
-                n,
-                "{flag}: {line:?}"
-            );
-        }
-        for path in &want {
-            assert!(line.contains(&format!("--filename={path}")), "{line:?}");
-            assert!(line.contains(&format!("--size={}", size(path))), "{line:?}");
-        }
+        assert_reads_only(pt, &t);
     }
     // The run at once reads every member, and is planned only at 4 KiB.
     let once: Vec<&&Point> = pts.iter().filter(|x| x.members.len() > 1).collect();
@@ -148,6 +101,59 @@ fn a_root_study_of_a_stack_reads_each_member_alone_and_all_at_once_in_turns_and_
         .filter(|x| x.sweep == "ceiling")
         .count();
     assert_eq!(n, 21);
+}
+
+/// `pt`'s job reads only, one job per device it reads, each at the
+/// point's depth and size and within its own size.
+fn assert_reads_only(pt: &Point, t: &TargetProfile) {
+    let s = crate::plan::Settings {
+        runtime_s: 1.0,
+        ramp_s: 0.0,
+        region_bytes: 1 << 30,
+    };
+    // Within each member's own size (nullb1's unread: half the region).
+    let size = |path: &str| match path {
+        "/dev/nullb0" => 64 << 20,
+        "/dev/nullb1" => 512 << 20,
+        _ => 1 << 30,
+    };
+    let (rw, bs, qd) = match pt.rw {
+        "randread" => ("randread", 4096, 32),
+        _ => ("read", 256 << 10, 8),
+    };
+    assert!(!pt.writes && pt.bs == bs, "{pt:?}");
+    let w = crate::jobs::workload(pt, qd, std::slice::from_ref(t), Some("io_uring"));
+    let want: Vec<String> = match pt.members.len() {
+        0 => vec!["/dev/md0".into()],
+        _ => pt.members.clone(),
+    };
+    assert_eq!(w.targets, want);
+    let line = crate::jobs::request(&w, std::slice::from_ref(t), &s, false).command_line();
+    assert!(
+        !line
+            .iter()
+            .any(|a| a.contains("write") || a.contains("trim")),
+        "{line:?}"
+    );
+    // One job per device read, each reading only, at the same depth,
+    // within its own size.
+    let jobs: Vec<&String> = line.iter().filter(|a| a.starts_with("--name=")).collect();
+    assert_eq!(jobs.len(), want.len(), "{line:?}");
+    for (flag, n) in [
+        (format!("--rw={rw}"), want.len()),
+        (format!("--iodepth={qd}"), want.len()),
+        (format!("--bs={}", fmt_bs(bs)), want.len()),
+    ] {
+        assert_eq!(
+            line.iter().filter(|a| **a == flag).count(),
+            n,
+            "{flag}: {line:?}"
+        );
+    }
+    for path in &want {
+        assert!(line.contains(&format!("--filename={path}")), "{line:?}");
+        assert!(line.contains(&format!("--size={}", size(path))), "{line:?}");
+    }
 }
 
 #[test]

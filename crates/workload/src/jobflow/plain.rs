@@ -201,13 +201,48 @@ mod tests {
             offset: 4096,
             len: (1 << 20) + 1000,
         }];
+        for spec in budgeted_jobs() {
+            let mut by_step = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
+            let mut plain = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
+            assert!(plain.is_lean(), "{:?}", spec.rw);
+            let want = drive(&mut by_step, false, 2_000);
+            let got = drive(&mut plain, true, 2_000);
+            assert_eq!(got, want, "{:?}", spec.rw);
+            if plain.unbounded {
+                continue; // nothing is counted: no budget to spend
+            }
+            let (a, b) = (&by_step.c, &plain.c);
+            assert_eq!(
+                (
+                    a.rw_issued,
+                    a.pass_bytes,
+                    a.main_issued,
+                    a.rw_completed,
+                    a.bytes_done
+                ),
+                (
+                    b.rw_issued,
+                    b.pass_bytes,
+                    b.main_issued,
+                    b.rw_completed,
+                    b.bytes_done
+                ),
+                "{:?}",
+                spec.rw
+            );
+        }
+    }
+
+    /// Jobs of each kind of budget: whole passes, loops, io_size,
+    /// size, number_ios, time.
+    fn budgeted_jobs() -> [JobSpec; 9] {
         let base = JobSpec {
             bs: BlockSizes::Fixed(4096),
             filename: vec!["/a/file".into()],
             ioengine: ssdready_core::spec::EngineKind::Null,
             ..JobSpec::default()
         };
-        let cases = [
+        [
             JobSpec {
                 rw: RwMode::RandRead,
                 ..base.clone()
@@ -255,36 +290,6 @@ mod tests {
                 time_based: true,
                 ..base.clone()
             },
-        ];
-        for spec in cases {
-            let mut by_step = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
-            let mut plain = JobFlow::new(&FlowConfig::new(&spec), &region, 0);
-            assert!(plain.is_lean(), "{:?}", spec.rw);
-            let want = drive(&mut by_step, false, 2_000);
-            let got = drive(&mut plain, true, 2_000);
-            assert_eq!(got, want, "{:?}", spec.rw);
-            if plain.unbounded {
-                continue; // nothing is counted: no budget to spend
-            }
-            let (a, b) = (&by_step.c, &plain.c);
-            assert_eq!(
-                (
-                    a.rw_issued,
-                    a.pass_bytes,
-                    a.main_issued,
-                    a.rw_completed,
-                    a.bytes_done
-                ),
-                (
-                    b.rw_issued,
-                    b.pass_bytes,
-                    b.main_issued,
-                    b.rw_completed,
-                    b.bytes_done
-                ),
-                "{:?}",
-                spec.rw
-            );
-        }
+        ]
     }
 }

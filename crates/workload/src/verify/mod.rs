@@ -45,10 +45,36 @@ mod tests {
     /// testdata/) verify here, and a flipped byte is caught at its offset.
     #[test]
     fn blocks_written_by_fio_verify_and_a_flipped_byte_is_caught() {
+        for (data, method, interval, header_offset, pattern) in fio_files() {
+            let l = Layout {
+                method,
+                interval,
+                header_offset,
+                pattern,
+            };
+            check_each_block(&l, data);
+        }
+        // fio's sha256 and sha512 are not the standard digests (module docs).
+        let l = Layout {
+            method: Method::Sha256,
+            interval: 1024,
+            header_offset: 0,
+            pattern: None,
+        };
+        let mut b = include_bytes!("testdata/fio-3.33-sha256.bin")[..1024].to_vec();
+        assert_eq!(
+            l.check(&mut b, 0, &Expect::default(), false)[0].check,
+            "sha256"
+        );
+    }
+
+    /// (fio's file, method, verify_interval, verify_offset, pattern)
+    type Case = (&'static [u8], Method, u32, u32, Option<Pattern>);
+
+    /// The blocks fio 3.33 wrote with each method.
+    fn fio_files() -> [Case; 8] {
         let pat = || Some(Pattern::parse("0xdeadbeef\"x\"%o").unwrap());
-        // (fio's file, method, verify_interval, verify_offset, pattern)
-        type Case = (&'static [u8], Method, u32, u32, Option<Pattern>);
-        let cases: [Case; 8] = [
+        [
             (
                 include_bytes!("testdata/fio-3.33-crc32c.bin"),
                 Method::Crc32c,
@@ -105,47 +131,33 @@ mod tests {
                 0,
                 pat(),
             ),
-        ];
-        for (data, method, interval, header_offset, pattern) in cases {
-            let l = Layout {
-                method,
-                interval,
-                header_offset,
-                pattern,
-            };
-            for (i, block) in data.chunks(1024).enumerate() {
-                let at = i as u64 * 1024;
-                let mut b = block.to_vec();
+        ]
+    }
+
+    /// Each 1 KiB block of `data` verifies, and one with a flipped byte
+    /// fails at the offset of the interval holding it (meta aside).
+    fn check_each_block(l: &Layout, data: &[u8]) {
+        let (method, interval) = (l.method, l.interval);
+        for (i, block) in data.chunks(1024).enumerate() {
+            let at = i as u64 * 1024;
+            let mut b = block.to_vec();
+            assert_eq!(
+                l.check(&mut b, at, &Expect::default(), false),
+                vec![],
+                "{method:?} block {i}"
+            );
+            let mut b = block.to_vec();
+            b[700] ^= 4;
+            let f = l.check(&mut b, at, &Expect::default(), false);
+            if method != Method::Meta {
+                assert_eq!(f.len(), 1, "{method:?}: {f:?}");
                 assert_eq!(
-                    l.check(&mut b, at, &Expect::default(), false),
-                    vec![],
-                    "{method:?} block {i}"
+                    f[0].offset,
+                    at + u64::from(700 / interval * interval),
+                    "{method:?}"
                 );
-                let mut b = block.to_vec();
-                b[700] ^= 4;
-                let f = l.check(&mut b, at, &Expect::default(), false);
-                if method != Method::Meta {
-                    assert_eq!(f.len(), 1, "{method:?}: {f:?}");
-                    assert_eq!(
-                        f[0].offset,
-                        at + u64::from(700 / interval * interval),
-                        "{method:?}"
-                    );
-                }
             }
         }
-        // fio's sha256 and sha512 are not the standard digests (module docs).
-        let l = Layout {
-            method: Method::Sha256,
-            interval: 1024,
-            header_offset: 0,
-            pattern: None,
-        };
-        let mut b = include_bytes!("testdata/fio-3.33-sha256.bin")[..1024].to_vec();
-        assert_eq!(
-            l.check(&mut b, 0, &Expect::default(), false)[0].check,
-            "sha256"
-        );
     }
 
     /// fio 3.33's state file after that crc32c job: one completion, 1024.

@@ -73,17 +73,6 @@ fn doc() -> CharacterizeDoc {
         &[1.8e8; 5],
         vec![wp("128 KiB sequential write", 0, 131072, 1400.0, 2.2e7)],
     );
-    let samples: Vec<WsatSample> = (0..1000)
-        .map(|i| WsatSample {
-            t_s: i as f64 * 0.1,
-            dt_s: 0.1,
-            ios: 100,
-            iops: if i < 20 { 35_000.0 } else { 3_500.0 },
-            bytes_written: (i as u64 + 1) << 20,
-            host_pages: Some(256),
-            nand_pages: Some(if i < 20 { 256 } else { 2400 }),
-        })
-        .collect();
     CharacterizeDoc {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
@@ -101,20 +90,7 @@ fn doc() -> CharacterizeDoc {
             iodepth: 32,
             ..Settings::default()
         },
-        steady_state: SteadyStateSummary {
-            reached: true,
-            rounds: 5,
-            randwrite_4k_iops: Some(3600.0),
-            window: Some([1, 5]),
-            tests: vec![TestSteadyState {
-                test: "iops".into(),
-                tracked: "4 KiB random write IOPS".into(),
-                reached: true,
-                rounds: 5,
-                value: Some(3600.0),
-            }],
-            ..SteadyStateSummary::default()
-        },
+        steady_state: steady_state(),
         iops: Some(iops),
         iops_matrix: Some(IopsMatrix {
             block_sizes: vec![4096, 131072],
@@ -124,33 +100,72 @@ fn doc() -> CharacterizeDoc {
         }),
         throughput: vec![tput],
         latency: Some(lat),
-        wsat: Some(WsatResult {
-            label: "4 KiB random write".into(),
-            iodepth: 32,
-            samples,
-            bytes_written: 1000 << 20,
-            seconds: 100.0,
-            stopped_by: "settled".into(),
-            capacity_multiple_written: 3.9,
-            ..WsatResult::default()
-        }),
-        write_cliff: Some(WriteCliff {
-            fresh_iops: 35_000.0,
-            cliff_at_s: 2.0,
-            cliff_at_bytes: 20 << 20,
-            cliff_at_capacity: 0.08,
-            steady_iops: 3500.0,
-            steady_from_s: 10.0,
-            steady_from_bytes: 100 << 20,
-            settled: true,
-            ratio: 10.0,
-            wa_seen: Some(9.4),
-            wa_inferred: 10.0,
-            wa_predicted: Some(8.55),
-            wa_error_pct: Some(9.9),
-            ..WriteCliff::default()
-        }),
+        wsat: Some(wsat()),
+        write_cliff: Some(write_cliff()),
         ..CharacterizeDoc::default()
+    }
+}
+
+/// Five rounds of 4 KiB random writes, steady from the first.
+fn steady_state() -> SteadyStateSummary {
+    SteadyStateSummary {
+        reached: true,
+        rounds: 5,
+        randwrite_4k_iops: Some(3600.0),
+        window: Some([1, 5]),
+        tests: vec![TestSteadyState {
+            test: "iops".into(),
+            tracked: "4 KiB random write IOPS".into(),
+            reached: true,
+            rounds: 5,
+            value: Some(3600.0),
+        }],
+        ..SteadyStateSummary::default()
+    }
+}
+
+/// A write-saturation run: 2 s fresh at 35 K IOPS, then steady at 3.5 K.
+fn wsat() -> WsatResult {
+    let samples: Vec<WsatSample> = (0..1000)
+        .map(|i| WsatSample {
+            t_s: i as f64 * 0.1,
+            dt_s: 0.1,
+            ios: 100,
+            iops: if i < 20 { 35_000.0 } else { 3_500.0 },
+            bytes_written: (i as u64 + 1) << 20,
+            host_pages: Some(256),
+            nand_pages: Some(if i < 20 { 256 } else { 2400 }),
+        })
+        .collect();
+    WsatResult {
+        label: "4 KiB random write".into(),
+        iodepth: 32,
+        samples,
+        bytes_written: 1000 << 20,
+        seconds: 100.0,
+        stopped_by: "settled".into(),
+        capacity_multiple_written: 3.9,
+        ..WsatResult::default()
+    }
+}
+
+/// The cliff `wsat` shows, its write amplification predicted within 10 %.
+fn write_cliff() -> WriteCliff {
+    WriteCliff {
+        fresh_iops: 35_000.0,
+        cliff_at_s: 2.0,
+        cliff_at_bytes: 20 << 20,
+        cliff_at_capacity: 0.08,
+        steady_iops: 3500.0,
+        steady_from_s: 10.0,
+        steady_from_bytes: 100 << 20,
+        settled: true,
+        ratio: 10.0,
+        wa_seen: Some(9.4),
+        wa_inferred: 10.0,
+        wa_predicted: Some(8.55),
+        wa_error_pct: Some(9.9),
+        ..WriteCliff::default()
     }
 }
 
