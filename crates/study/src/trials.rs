@@ -228,6 +228,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         queue: o.queue.clone(),
         queue_depth: None,
         cpu_list: cpu_list(),
+        large_read_split: large_read_split(x.runs),
     };
     let consent = Consent {
         root: o.root,
@@ -237,7 +238,8 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         queue_unavailable: x.hands.queue_unavailable(),
         escape_unavailable: x.hands.escape_unavailable(),
     };
-    let fired: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+    let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+    let fired = levers::fired(&cx, &rules);
     let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
     let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
     if todo.is_empty() && untested.is_empty() {
@@ -297,6 +299,20 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     s.spent_s = started.elapsed().as_secs_f64();
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
     Some(s)
+}
+
+/// The most requests the kernel split one large read (64 KiB or more)
+/// into over the study's runs: each run's device counters against its own
+/// I/Os, where their bytes agree and nothing was merged
+/// (`DiskResult::split_per_io`). None where no run showed a split.
+pub fn large_read_split(runs: &[RunRecord]) -> Option<f64> {
+    runs.iter()
+        .filter(|r| r.error.is_none() && r.workload.bs >= 64 << 10)
+        .filter(|r| r.workload.rw.contains("read") && r.workload.direct)
+        .filter_map(|r| r.result.as_ref())
+        .flat_map(|res| res.phases.iter().flat_map(|p| &p.disks))
+        .filter_map(|d| d.split_per_io())
+        .max_by(f64::total_cmp)
 }
 
 fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Untested {
