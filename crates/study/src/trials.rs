@@ -132,6 +132,24 @@ pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// The most requests `disk`'s driver takes at once, where it says: a SCSI
+/// device's `device/queue_depth`, else the tag depth of the loop,
+/// null_blk and nvme drivers (their module parameters). Without a
+/// scheduler `nr_requests` cannot go past it (the kernel refuses).
+pub fn device_depth(disk: &str) -> Option<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    if let Some(d) = read(&format!("/sys/block/{disk}/device/queue_depth")) {
+        return Some(d);
+    }
+    let param = match () {
+        _ if disk.starts_with("loop") => "loop/parameters/hw_queue_depth",
+        _ if disk.starts_with("nullb") => "null_blk/parameters/hw_queue_depth",
+        _ if disk.starts_with("nvme") => "nvme/parameters/io_queue_depth",
+        _ => return None,
+    };
+    read(&format!("/sys/module/{param}")).filter(|&d| d > 0)
+}
+
 /// The devices a queue lever is set on: the target's own device, and for
 /// md and device-mapper targets their physical members (never the disk a
 /// loop device's file is on: that is not the target's stack to tune).
@@ -226,7 +244,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         facts: j.facts.clone(),
         cause: j.figures.saturation.limit,
         queue: o.queue.clone(),
-        queue_depth: None,
+        queue_depth: t.device.as_deref().and_then(device_depth),
         cpu_list: cpu_list(),
         large_read_split: large_read_split(x.runs),
     };
