@@ -19,7 +19,16 @@ pub const TABLE: &str = include_str!("../data/levers.table");
 /// Facts a lever's `when` may test beyond the study's own
 /// ([`crate::facts::KNOWN`]): what the study reads of the device for the
 /// trials.
-pub const EXTRA_FACTS: &[&str] = &["poll_queues"];
+pub const EXTRA_FACTS: &[&str] = &["poll_queues", "large_read_split"];
+
+/// What the study's own runs found that points at a lever as a verdict
+/// rule that fired does (a lever's `rules` may name it): the kernel split
+/// each of its large reads into [`SPLIT_AT_LEAST`] requests or more.
+pub const SPLIT_FINDING: &str = "large-reads-split";
+/// Requests per large read from which the split is a finding.
+pub const SPLIT_AT_LEAST: f64 = 2.0;
+/// The findings beside the verdict rules ([`fired`]).
+pub const FINDINGS: &[&str] = &[SPLIT_FINDING];
 
 /// What kind of thing a lever changes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -380,6 +389,10 @@ pub struct Context {
     pub queue_depth: Option<u64>,
     /// The CPUs the study may use, as a list (`0-3`).
     pub cpu_list: String,
+    /// The most requests the kernel split one of the study's large reads
+    /// into (the device's counted requests against its own I/Os, their
+    /// bytes agreeing), where a run showed a split.
+    pub large_read_split: Option<f64>,
 }
 
 /// One candidate: the value shown (`none`, `1024`, `io_uring`), and for
@@ -531,21 +544,32 @@ fn with_extras(cx: &Context) -> BTreeMap<String, Fact> {
         .get("io_poll")
         .map(|v| v.trim() == "1")
         .unwrap_or(false);
+    let num = |v: f64, unit: &str| Fact {
+        value: Value::Num(v),
+        unit: unit.into(),
+        noise_pct: None,
+        margin_pct: None,
+        err: None,
+        disagree: None,
+        runs: Vec::new(),
+    };
     if polled {
-        f.insert(
-            "poll_queues".into(),
-            Fact {
-                value: Value::Num(1.0),
-                unit: "count".into(),
-                noise_pct: None,
-                margin_pct: None,
-                err: None,
-                disagree: None,
-                runs: Vec::new(),
-            },
-        );
+        f.insert("poll_queues".into(), num(1.0, "count"));
+    }
+    if let Some(n) = cx.large_read_split {
+        f.insert("large_read_split".into(), num(n, "ratio"));
     }
     f
+}
+
+/// The verdict rules that fired and the context's own findings
+/// ([`FINDINGS`]): what [`pointed`] is asked about.
+pub fn fired(cx: &Context, rules: &[String]) -> Vec<String> {
+    let mut out = rules.to_vec();
+    if cx.large_read_split.is_some_and(|n| n >= SPLIT_AT_LEAST) {
+        out.push(SPLIT_FINDING.into());
+    }
+    out
 }
 
 /// Whether every `when` of the lever holds on the facts.

@@ -49,7 +49,7 @@ fn the_shipped_table_parses_and_names_only_known_facts_and_rules() {
         }
         for r in &l.rules {
             assert!(
-                rules.iter().any(|x| &x.id == r),
+                rules.iter().any(|x| &x.id == r) || FINDINGS.contains(&r.as_str()),
                 "lever {} answers an unknown rule {r}",
                 l.id
             );
@@ -135,6 +135,27 @@ fn nr_requests_is_raised_to_twice_what_is_in_flight_within_the_devices_depth() {
     assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["31"]);
     cx.queue.insert("nr_requests".into(), "31".into());
     assert!(candidates(&l, &cx, &peak(32)).is_empty());
+}
+
+#[test]
+fn max_sectors_applies_and_is_pointed_at_only_where_large_reads_were_split() {
+    let l = lever("max-sectors");
+    let mut cx = queue(&[("max_sectors_kb", "8"), ("max_hw_sectors_kb", "1280")]);
+    assert!(
+        !applies(&l, &cx),
+        "no split measured: nothing holds large reads"
+    );
+    assert!(!pointed(&l, cx.cause, &fired(&cx, &[])));
+    cx.large_read_split = Some(1.2);
+    assert!(!applies(&l, &cx));
+    assert!(!pointed(&l, cx.cause, &fired(&cx, &[])));
+    cx.large_read_split = Some(128.0);
+    assert!(applies(&l, &cx));
+    assert!(pointed(&l, cx.cause, &fired(&cx, &[])));
+    assert_eq!(
+        fired(&cx, &["one-core".into()]),
+        ["one-core", SPLIT_FINDING]
+    );
 }
 
 #[test]

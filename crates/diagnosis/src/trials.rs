@@ -2,8 +2,11 @@
 //! in turns (baseline, change, baseline, change, …) at the point its
 //! finding is about, each change put back after its trial. This module
 //! judges what the turns measured, purely: each metric's gain as the mean
-//! of the per-pair changes with their spread (a gain is real only beyond
-//! twice that spread, and at least [`MIN_SPREAD_PCT`] twice), the trials
+//! of the per-pair changes with their spread, judged on the pairs' log
+//! ratios (a gain is real only where their mean is beyond twice their
+//! spread, and beyond twice [`MIN_SPREAD_PCT`]: a change that multiplies
+//! the rate spreads its percents in proportion to itself, so +200 % to
+//! +900 % in every pair is a gain though its percents spread 300), the trials
 //! ranked, the findings' recommendations each citing its trial or saying
 //! why none was possible ([`cite`]), and a named cause its lever did not
 //! move called a contradiction, lowering that verdict's confidence.
@@ -139,18 +142,26 @@ pub struct Gain {
     /// Their standard deviation, percent.
     pub spread_pct: f64,
     pub pairs: usize,
-    /// Beyond twice the spread (and at least twice [`MIN_SPREAD_PCT`]).
+    /// The mean and the standard deviation of the pairs' log ratios
+    /// (ln of change / baseline), what the noise is judged on.
+    #[serde(default)]
+    pub log_mean: f64,
+    #[serde(default)]
+    pub log_spread: f64,
+    /// The log ratios' mean beyond twice their spread (and beyond twice
+    /// [`MIN_SPREAD_PCT`]).
     pub beyond_noise: bool,
     /// Whether the change is for the better (more IOPS, less latency).
     pub better: bool,
 }
 
 impl Gain {
-    /// How much better it is beyond the noise, percent: the change
-    /// less twice its spread, signed for the better.
+    /// How much better it is beyond the noise, percent: the change less
+    /// twice its spread (on the log ratios), signed for the better.
     pub fn lower_bound(&self) -> f64 {
         let s = if self.better { 1.0 } else { -1.0 };
-        s * (self.change_pct.abs() - 2.0 * self.spread_pct.max(MIN_SPREAD_PCT))
+        let beyond = self.log_mean.abs() - 2.0 * self.log_spread.max(log_floor());
+        s * 100.0 * beyond.exp_m1()
     }
 }
 
@@ -225,11 +236,11 @@ pub struct Citation {
     pub text: String,
 }
 
-/// The per-pair changes of one metric, percent.
-fn pair_changes(turns: &[Turn], m: Metric) -> Vec<f64> {
+/// The per-pair ratios of one metric, change / baseline.
+fn pair_ratios(turns: &[Turn], m: Metric) -> Vec<f64> {
     turns
         .iter()
-        .filter_map(|t| Some(100.0 * (t.change.get(m)? / t.baseline.get(m)? - 1.0)))
+        .filter_map(|t| Some(t.change.get(m)? / t.baseline.get(m)?))
         .collect()
 }
 
@@ -237,17 +248,29 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// The sample standard deviation (0 for one value).
+fn stdev(v: &[f64]) -> f64 {
+    let mu = mean(v);
+    match v.len() {
+        0 | 1 => 0.0,
+        n => (v.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt(),
+    }
+}
+
+/// [`MIN_SPREAD_PCT`] as a log ratio.
+fn log_floor() -> f64 {
+    (MIN_SPREAD_PCT / 100.0).ln_1p()
+}
+
 /// One metric's gain over the turns; None without a measured pair.
 pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
-    let d = pair_changes(turns, m);
-    if d.is_empty() {
+    let r = pair_ratios(turns, m);
+    if r.is_empty() {
         return None;
     }
-    let mu = mean(&d);
-    let spread = match d.len() {
-        1 => 0.0,
-        n => (d.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt(),
-    };
+    let d: Vec<f64> = r.iter().map(|x| 100.0 * (x - 1.0)).collect();
+    let logs: Vec<f64> = r.iter().map(|x| x.ln()).collect();
+    let (log_mean, log_spread) = (mean(&logs), stdev(&logs));
     let side = |f: fn(&Turn) -> &Measured| {
         mean(&turns.iter().filter_map(|t| f(t).get(m)).collect::<Vec<_>>())
     };
@@ -255,11 +278,13 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
         metric: m,
         baseline: side(|t| &t.baseline),
         change: side(|t| &t.change),
-        change_pct: mu,
-        spread_pct: spread,
+        change_pct: mean(&d),
+        spread_pct: stdev(&d),
         pairs: d.len(),
-        beyond_noise: d.len() >= 2 && mu.abs() > 2.0 * spread.max(MIN_SPREAD_PCT),
-        better: (mu > 0.0) == m.higher_is_better(),
+        log_mean,
+        log_spread,
+        beyond_noise: d.len() >= 2 && log_mean.abs() > 2.0 * log_spread.max(log_floor()),
+        better: (log_mean > 0.0) == m.higher_is_better(),
     })
 }
 

@@ -66,6 +66,33 @@ fn a_gain_is_the_mean_of_the_pairs_with_their_spread() {
 }
 
 #[test]
+fn a_gain_that_multiplies_the_rate_is_judged_on_its_log_ratios() {
+    // A throttle lifted: +200 %, +900 %, +550 % in the three pairs. The
+    // percents spread 350 around their mean of 550, yet every pair is a
+    // gain of three times or more: beyond the noise.
+    let x = trial(
+        "cgroup-limits",
+        "in the study's group",
+        "outside the study's group",
+        turns(5000.0, 6.5, &[-3.5, 3.5, 0.0]),
+    );
+    let g = x.main_gain().unwrap();
+    assert!((g.change_pct - 550.0).abs() < 1.0, "{g:?}");
+    assert!(g.spread_pct > 300.0 && g.change_pct < 2.0 * g.spread_pct);
+    assert!(g.beyond_noise && g.better, "{g:?}");
+    assert_eq!(x.outcome, Outcome::Better);
+    assert!(g.lower_bound() > 20.0, "{}", g.lower_bound());
+    // +206 %, -33 %, +236 %: one pair lost; not beyond the noise.
+    let x = trial(
+        "nr-requests",
+        "4",
+        "32",
+        turns(1e5, 1.0, &[2.06, -0.33, 2.36]),
+    );
+    assert_eq!(x.outcome, Outcome::NoGain, "{:?}", x.main_gain());
+}
+
+#[test]
 fn a_gain_within_twice_its_spread_is_no_gain() {
     // +5 % with a spread of 4 %: within twice it.
     let x = trial(

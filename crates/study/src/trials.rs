@@ -132,6 +132,24 @@ pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// The most requests `disk`'s driver takes at once, where it says: a SCSI
+/// device's `device/queue_depth`, else the tag depth of the loop,
+/// null_blk and nvme drivers (their module parameters). Without a
+/// scheduler `nr_requests` cannot go past it (the kernel refuses).
+pub fn device_depth(disk: &str) -> Option<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    if let Some(d) = read(&format!("/sys/block/{disk}/device/queue_depth")) {
+        return Some(d);
+    }
+    let param = match () {
+        _ if disk.starts_with("loop") => "loop/parameters/hw_queue_depth",
+        _ if disk.starts_with("nullb") => "null_blk/parameters/hw_queue_depth",
+        _ if disk.starts_with("nvme") => "nvme/parameters/io_queue_depth",
+        _ => return None,
+    };
+    read(&format!("/sys/module/{param}")).filter(|&d| d > 0)
+}
+
 /// The devices a queue lever is set on: the target's own device, and for
 /// md and device-mapper targets their physical members (never the disk a
 /// loop device's file is on: that is not the target's stack to tune).
@@ -226,8 +244,9 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         facts: j.facts.clone(),
         cause: j.figures.saturation.limit,
         queue: o.queue.clone(),
-        queue_depth: None,
+        queue_depth: t.device.as_deref().and_then(device_depth),
         cpu_list: cpu_list(),
+        large_read_split: large_read_split(x.runs),
     };
     let consent = Consent {
         root: o.root,
@@ -237,7 +256,8 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         queue_unavailable: x.hands.queue_unavailable(),
         escape_unavailable: x.hands.escape_unavailable(),
     };
-    let fired: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+    let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
+    let fired = levers::fired(&cx, &rules);
     let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
     let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
     if todo.is_empty() && untested.is_empty() {
@@ -297,6 +317,20 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     s.spent_s = started.elapsed().as_secs_f64();
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
     Some(s)
+}
+
+/// The most requests the kernel split one large read (64 KiB or more)
+/// into over the study's runs: each run's device counters against its own
+/// I/Os, where their bytes agree and nothing was merged
+/// (`DiskResult::split_per_io`). None where no run showed a split.
+pub fn large_read_split(runs: &[RunRecord]) -> Option<f64> {
+    runs.iter()
+        .filter(|r| r.error.is_none() && r.workload.bs >= 64 << 10)
+        .filter(|r| r.workload.rw.contains("read") && r.workload.direct)
+        .filter_map(|r| r.result.as_ref())
+        .flat_map(|res| res.phases.iter().flat_map(|p| &p.disks))
+        .filter_map(|d| d.split_per_io())
+        .max_by(f64::total_cmp)
 }
 
 fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Untested {

@@ -303,3 +303,46 @@ fn a_scheduler_named_that_its_change_does_not_move_is_a_contradiction() {
     );
     let _ = j;
 }
+
+/// A run of `bs` sequential reads whose device counted `per_io` requests
+/// for each of its 100 I/Os (`merges` merged).
+fn split_run(bs: u64, per_io: u64, merges: u64) -> RunRecord {
+    let mut res = ssdready_core::result::RunResult::default();
+    res.phases.push(ssdready_core::result::PhaseResult {
+        disks: vec![ssdready_core::result::DiskResult {
+            read_ios: 100 * per_io,
+            read_merges: merges,
+            read_sectors: 100 * bs / 512,
+            app_ios: 100,
+            app_bytes: 100 * bs,
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    RunRecord {
+        id: format!("bs-{bs}"),
+        sweep: "bs".into(),
+        workload: Workload {
+            rw: "read".into(),
+            bs,
+            qd: 8,
+            direct: true,
+            ..Default::default()
+        },
+        result: Some(res),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn large_reads_split_by_the_kernel_are_found_in_the_runs_counters() {
+    assert_eq!(large_read_split(&[]), None);
+    // 4 KiB reads split are not large reads; merged requests say nothing.
+    assert_eq!(large_read_split(&[split_run(4096, 2, 0)]), None);
+    assert_eq!(large_read_split(&[split_run(1 << 20, 128, 5)]), None);
+    let runs = [split_run(64 << 10, 8, 0), split_run(1 << 20, 128, 0)];
+    assert_eq!(large_read_split(&runs), Some(128.0));
+    let mut failed = split_run(1 << 20, 128, 0);
+    failed.error = Some("failed".into());
+    assert_eq!(large_read_split(&[failed]), None);
+}
