@@ -169,6 +169,7 @@ pub const KNOWN: &[&str] = &[
     "sched_name",
     "sched_cost_qd1",
     "sched_cost_qd32",
+    "sched_cost_most",
     "sched_queued_qd1",
     "engine_best_qd1",
     "engine_worst_qd1",
