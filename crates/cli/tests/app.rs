@@ -4,7 +4,7 @@
 //! on a loop device), bad input gets one line and exit code 2, and Ctrl-C
 //! stops a run promptly with its results.
 
-mod common;
+use crate::common;
 
 use common::{is_root, ssdready, LoopDev};
 use serde_json::Value;
@@ -52,6 +52,7 @@ fn checks_agree<'a>(r: &'a Value, names: &[&str]) -> &'a Value {
 
 #[test]
 fn sqlite_history_holds_one_row_per_committed_transaction() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     // One connection (low load) and four on one writer (saturation).
     for (journal, jobs) in [("wal", "1"), ("delete", "4")] {
@@ -105,6 +106,7 @@ fn sqlite_history_holds_one_row_per_committed_transaction() {
 
 #[test]
 fn small_files_on_disk_are_the_workloads_count() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let r = app_json(
         t.path(),
@@ -148,6 +150,7 @@ fn small_files_on_disk_are_the_workloads_count() {
 
 #[test]
 fn fdatasync_calls_are_counted_as_strace_counts_them() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if Command::new("strace").arg("-V").output().is_err() {
         eprintln!("skipped: strace is not installed (Debian: apt-get install strace)");
         return;
@@ -204,6 +207,7 @@ fn fdatasync_calls_are_counted_as_strace_counts_them() {
 /// match what the workload did.
 #[test]
 fn device_io_per_operation_matches_the_workload_on_a_loop_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if Command::new("mkfs.ext4").arg("-V").output().is_err() {
         eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not installed");
         return;
@@ -280,6 +284,7 @@ fn device_io_per_operation_matches_the_workload_on_a_loop_device() {
 
 #[test]
 fn pgbench_history_rows_equal_its_transactions() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let d = t.path().display().to_string();
     // As root the cluster runs as an unprivileged user, who must reach it.
@@ -325,6 +330,7 @@ fn pgbench_history_rows_equal_its_transactions() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2_with_nothing_written() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let d = t.path().display().to_string();
     let block = ["/dev/loop0", "/dev/zram0"].into_iter().find(|p| {
@@ -382,6 +388,7 @@ fn bad_input_is_one_line_and_exit_2_with_nothing_written() {
 
 #[test]
 fn ctrl_c_stops_a_run_promptly_with_its_results() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let d = t.path().display().to_string();
     let child = Command::new(env!("CARGO_BIN_EXE_ssdready"))
@@ -426,6 +433,7 @@ fn ctrl_c_stops_a_run_promptly_with_its_results() {
 /// verdicts among the study's.
 #[test]
 fn a_study_with_the_applications_sweep_sets_them_against_the_raw_limit() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let target = t.path().join("study.dat").display().to_string();
     let out_dir = t.path().join("out");
@@ -512,6 +520,7 @@ fn cluster_processes(dir: &str) -> Vec<String> {
 
 #[test]
 fn postgresql_dies_with_app_pgbench_even_on_sigkill() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     use std::time::{Duration, Instant};
     let t = tempfile::tempdir().unwrap();
     let d = t.path().display().to_string();
@@ -549,6 +558,7 @@ fn postgresql_dies_with_app_pgbench_even_on_sigkill() {
 
 #[test]
 fn a_pgbench_refused_for_its_directory_leaves_nothing_behind() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !is_root() {
         eprintln!("skipped: the refusal is for root (PostgreSQL runs as another user)");
         return;

@@ -5,7 +5,7 @@
 //! cached, reads where it is not; and the cgroup never outlives the run,
 //! Ctrl-C included.
 
-mod common;
+use crate::common;
 
 use common::{ssdready, LoopDev};
 use serde_json::Value;
@@ -98,6 +98,7 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn device_reads_appear_when_the_page_cache_stops_holding_the_data() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(fs) = Ext4::new("cache") else {
         return;
     };
@@ -175,6 +176,7 @@ fn device_reads_appear_when_the_page_cache_stops_holding_the_data() {
 
 #[test]
 fn memory_limits_are_checked_before_anything_is_written() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let d = t.path().display().to_string();
     for c in [
@@ -208,6 +210,7 @@ fn processes_naming(needle: &str) -> Vec<String> {
 
 #[test]
 fn postgresql_reads_from_the_device_once_its_cache_is_limited() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(fs) = Ext4::new("pgcache") else {
         return;
     };

@@ -4,7 +4,7 @@
 //! and on a real block device in real time (through `run`'s path and its
 //! safety checks); bad input stops with exit code 2 and writes nothing.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -70,6 +70,7 @@ fn check_round_test(t: &Value) {
 
 #[test]
 fn x25e_quick_virtual_reaches_steady_state_and_finds_the_write_cliff() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("c");
     let (code, stdout, stderr) =
@@ -178,6 +179,7 @@ fn check_report_rerenders(dir: &std::path::Path) {
 /// test's steady level is about 2.3K (−31 %), as this test pins too.
 #[test]
 fn x25e_steady_random_writes_are_within_25_percent_of_the_rated_3300() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("c");
     let (code, _, stderr) = characterize(&["emu:x25e,size=256m", "--quick", "--virtual"], &dir);
@@ -212,6 +214,7 @@ fn x25e_steady_random_writes_are_within_25_percent_of_the_rated_3300() {
 /// alone reported a steady level 40 % above the combined run's).
 #[test]
 fn wsat_alone_gives_the_full_runs_wsat() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
     for tests in ["--tests=wsat", "--tests=latency,wsat"] {
@@ -237,6 +240,7 @@ fn wsat_alone_gives_the_full_runs_wsat() {
 /// Desnoyers' greedy model at the preset's spare factor.
 #[test]
 fn iodrive_and_nvme_tlc_cliffs_follow_desnoyers_model() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for preset in ["iodrive", "nvme-tlc"] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("c");
@@ -280,6 +284,7 @@ fn iodrive_and_nvme_tlc_cliffs_follow_desnoyers_model() {
 
 #[test]
 fn bad_input_exits_2_with_one_line_and_writes_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("never");
     let missing = tmp.path().join("no-such-file");
@@ -337,6 +342,7 @@ fn bad_input_exits_2_with_one_line_and_writes_nothing() {
 /// the purge is a TRIM of the whole device and WSAT runs through `run`.
 #[test]
 fn a_block_device_is_characterized_in_real_time_behind_the_safety_checks() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("characterize", 64) else {
         return;
     };

@@ -4,7 +4,7 @@
 //! and plain output (no escape byte) when standard output is not a
 //! terminal.
 
-mod common;
+use crate::common;
 use common::ssdready;
 
 /// The subcommands `ssdready --help` lists (clap's own `help` aside).
@@ -26,6 +26,7 @@ fn subcommands() -> Vec<String> {
 
 #[test]
 fn man_pages_cover_every_subcommand() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let subs = subcommands();
     assert!(subs.len() >= 10, "{subs:?}");
     let dir = tempfile::tempdir().unwrap();
@@ -59,6 +60,7 @@ fn man_pages_cover_every_subcommand() {
 
 #[test]
 fn completions_for_each_shell_know_the_subcommands() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let out = ssdready(&["completions", shell]);
         assert!(out.status.success(), "{shell}");
@@ -75,6 +77,7 @@ fn completions_for_each_shell_know_the_subcommands() {
 
 #[test]
 fn version_names_the_commit_when_built_from_git() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["--version"]);
     let v = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -107,6 +110,7 @@ fn version_names_the_commit_when_built_from_git() {
 
 #[test]
 fn output_through_a_pipe_has_no_escape_codes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for format in ["normal", "json", "json+"] {
         let out = ssdready(&[
             "run",

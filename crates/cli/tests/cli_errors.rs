@@ -1,7 +1,7 @@
 //! Bad input: one line naming the option and the allowed values, exit code 2,
 //! and nothing written. Refusal to destroy data.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn expect_bad(args: &[&str], needle: &str) {
@@ -17,6 +17,7 @@ fn expect_bad(args: &[&str], needle: &str) {
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("target");
     let out = dir.path().join("out.json");
@@ -55,6 +56,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
 
 #[test]
 fn hipri_on_a_device_without_poll_queues_says_which_sysfs_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("poll", 16) else {
         return;
     };
@@ -73,6 +75,7 @@ fn hipri_on_a_device_without_poll_queues_says_which_sysfs_file() {
 
 #[test]
 fn writes_to_a_device_with_a_filesystem_are_refused_unless_forced() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("safety", 16) else {
         return;
     };
@@ -102,6 +105,7 @@ fn writes_to_a_device_with_a_filesystem_are_refused_unless_forced() {
 
 #[test]
 fn sigint_stops_promptly_and_still_reports() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args([
             "run",
@@ -142,6 +146,7 @@ fn nix_kill(pid: u32) {
 
 #[test]
 fn client_inputs_are_bounded_and_named_once() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // An endless host file, an endless job file, an empty host list.
     expect_bad(&["--client=/dev/zero", "--name=j"], "larger than 1 MiB");
     expect_bad(&["--client=127.0.0.1,1", "/dev/zero"], "larger than 16 MiB");
@@ -153,6 +158,7 @@ fn client_inputs_are_bounded_and_named_once() {
 
 #[test]
 fn a_command_line_that_does_not_parse_is_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for args in [
         &["server", "--port", "65536"][..],
         &["server", "--port", "-1"],

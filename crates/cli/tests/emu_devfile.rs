@@ -34,6 +34,7 @@ fn simulate(target: &str) -> Value {
 
 #[test]
 fn a_presets_device_file_builds_the_same_drive() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     for name in ["x25e", "nvme-tlc"] {
         let o = ssdready(&["emu", "presets", "--toml", name]);
@@ -74,6 +75,7 @@ fn key_ns(toml: &str, key: &str) -> u64 {
 
 #[test]
 fn bad_device_files_exit_2_with_one_line_and_write_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("result.json");
     let bad = tmp.path().join("bad.toml");

@@ -45,6 +45,7 @@ const DRIVE: &str = "emu:nvme-tlc,size=256m";
 
 #[test]
 fn injected_read_errors_are_the_errors_the_run_goes_past() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("{DRIVE},fault_read_error_rate=0.01,fault_seed=7");
     let (code, doc, stderr) = run(
         &target,
@@ -78,6 +79,7 @@ fn injected_read_errors_are_the_errors_the_run_goes_past() {
 
 #[test]
 fn without_continue_on_error_the_first_injected_error_stops_the_job() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("{DRIVE},fault_read_error_rate=0.01");
     let (code, v, stderr) = run_as(
         "json",
@@ -95,6 +97,7 @@ fn without_continue_on_error_the_first_injected_error_stops_the_job() {
 
 #[test]
 fn fio_json_counts_errors_gone_past_as_total_err() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("{DRIVE},fault_write_error_rate=0.02");
     let (code, v, stderr) = run_as(
         "json",
@@ -119,6 +122,7 @@ fn fio_json_counts_errors_gone_past_as_total_err() {
 
 #[test]
 fn a_bad_lba_fails_every_read_of_it_and_nothing_else() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Three passes of sequential reads over 1 MiB, one bad 4 KiB block.
     let target = format!("{DRIVE},fault_read_error_at=8192+4096");
     let (code, doc, stderr) = run(
@@ -140,6 +144,7 @@ fn a_bad_lba_fails_every_read_of_it_and_nothing_else() {
 
 #[test]
 fn read_retries_cost_their_time_and_then_succeed() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("{DRIVE},fault_retry_rate=1,fault_retries=2,fault_retry_ns=400us");
     let (code, doc, stderr) = run(
         &target,
@@ -164,6 +169,7 @@ fn read_retries_cost_their_time_and_then_succeed() {
 /// fails its check, and with no corruption no check fails.
 #[test]
 fn verification_finds_every_silently_corrupted_read() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (rate, expect_some) in [("0.05", true), ("0", false)] {
         let target = format!("{DRIVE},fault_corrupt_rate={rate},fault_seed=3");
         let (code, doc, stderr) = run(
@@ -197,6 +203,7 @@ fn verification_finds_every_silently_corrupted_read() {
 
 #[test]
 fn a_bad_fault_value_is_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (target, needle) in [
         (
             "emu:nvme-tlc,fault_read_error_rate=2",
@@ -218,6 +225,7 @@ fn a_bad_fault_value_is_one_line_and_exit_2() {
 
 #[test]
 fn a_bad_continue_on_error_is_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, doc, stderr) = run(DRIVE, &["--rw=read", "--continue_on_error=sometimes"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(doc.is_null());
@@ -231,6 +239,7 @@ fn a_bad_continue_on_error_is_one_line_and_exit_2() {
 
 #[test]
 fn virtual_time_refuses_faults_with_the_reason() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = ssdready(&[
         "emu",
         "simulate",
@@ -267,6 +276,7 @@ fn verified_writes(keys: &str, job: &[&str]) -> (Value, Value) {
 /// in the drive's write buffer, and verification finds every one of them.
 #[test]
 fn verification_finds_every_write_a_power_cut_lost() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (doc, j) = verified_writes("fault_power_cut_after=300", &["--iodepth=1"]);
     let f = faults(&doc);
     let lost = u(&f["writes_lost"]);
@@ -298,6 +308,7 @@ fn verification_finds_every_write_a_power_cut_lost() {
 /// was acknowledged is lost: no verification failure.
 #[test]
 fn with_fua_writes_a_cut_loses_nothing_acknowledged() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (doc, j) = verified_writes("fault_power_cut_after=300", &["--iodepth=8", "--sync=1"]);
     let f = faults(&doc);
     let aborted = u(&f["commands_aborted"]);
@@ -316,6 +327,7 @@ fn with_fua_writes_a_cut_loses_nothing_acknowledged() {
 /// a flush every 4 writes bounds the loss to what came after the last one.
 #[test]
 fn flushes_bound_what_a_power_cut_loses() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (doc, j) = verified_writes("fault_power_cut_after=300", &["--fsync=1"]);
     let f = faults(&doc);
     assert_eq!(u(&f["power_cuts"]), 1);
@@ -330,6 +342,7 @@ fn flushes_bound_what_a_power_cut_loses() {
 /// A device with the power-cut model whose cut never comes: clean.
 #[test]
 fn no_cut_no_verification_failure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (doc, j) = verified_writes("fault_power_cut_after=100000", &["--iodepth=4"]);
     assert_eq!(u(&faults(&doc)["power_cuts"]), 0);
     assert_eq!(u(&j["verify"]["failed"]), 0, "{j}");
@@ -340,6 +353,7 @@ fn no_cut_no_verification_failure() {
 /// `verify_only` job after the cut reads back exactly what was lost.
 #[test]
 fn a_later_verify_only_job_finds_what_the_cut_lost() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = std::env::temp_dir().join(format!("ssdready-powercut-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("two.fio");
@@ -370,6 +384,7 @@ fn a_later_verify_only_job_finds_what_the_cut_lost() {
 /// by verification, every one.
 #[test]
 fn verification_finds_every_silently_torn_write() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (doc, j) = verified_writes("fault_torn_write_rate=0.05,fault_seed=5", &["--bs=64k"]);
     let torn = u(&faults(&doc)["silently_torn_writes"]);
     assert!(torn > 0);
@@ -381,6 +396,7 @@ fn verification_finds_every_silently_torn_write() {
 /// run's maximum latency.
 #[test]
 fn latency_spikes_show_in_the_maximum_latency() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("{DRIVE},fault_spike_rate=0.02,fault_spike_ns=30ms");
     let (code, doc, stderr) = run(&target, &["--rw=randrw", "--bs=4k", "--size=4m"]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -396,6 +412,7 @@ fn latency_spikes_show_in_the_maximum_latency() {
 /// (each costs `fault_program_fail_ns`); then the drive is read-only.
 #[test]
 fn program_failures_cost_time_until_the_spares_run_out_then_writes_fail() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!(
         "{DRIVE},fault_program_fail_rate=0.01,fault_spare_blocks=4,fault_program_fail_ns=5ms"
     );
@@ -423,6 +440,7 @@ fn program_failures_cost_time_until_the_spares_run_out_then_writes_fail() {
 /// same errno (fio's JSON `error`, 5 = EIO).
 #[test]
 fn every_engine_name_sees_the_injected_errno() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in ["psync", "libaio", "io_uring"] {
         let target = format!("{DRIVE},fault_write_error_rate=1");
         let e = format!("--ioengine={engine}");
@@ -434,6 +452,7 @@ fn every_engine_name_sees_the_injected_errno() {
 
 #[test]
 fn a_power_cut_on_a_device_without_data_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, doc, stderr) = run(
         "emu:nvme-tlc,nocopy=1,fault_power_cut_after=10",
         &["--rw=write", "--size=1m"],

@@ -5,7 +5,7 @@
 //! that collapsed to a few IOPS, and geometries whose arithmetic overflowed.
 //! Every case must end in a clean result or a one-line refusal (exit 2).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -42,6 +42,7 @@ fn full_seconds(r: &Value) -> Vec<u64> {
 
 #[test]
 fn sub_page_sequential_writes_on_the_default_drive_end_in_a_result() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Real time, the issue's command: it panicked "GC keeps a free block per
     // frontier" in the worker, then main on the poisoned lock (exit 101).
     let out = ssdready(&[
@@ -60,6 +61,7 @@ fn sub_page_sequential_writes_on_the_default_drive_end_in_a_result() {
 
 #[test]
 fn sub_page_sequential_writes_fill_nvme_tlc_and_iodrive_without_a_gc_panic() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Writing the whole (1 GiB) device once: with 32 dies, every page's last
     // copy used to land on 32 / (4096 / bs) of them, which overflowed.
     for preset in ["nvme-tlc", "iodrive"] {
@@ -83,6 +85,7 @@ fn sub_page_sequential_writes_fill_nvme_tlc_and_iodrive_without_a_gc_panic() {
 
 #[test]
 fn x25e_at_64m_is_refused_as_too_small_for_its_gc_reserve() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // 10 dies of 28 blocks: each must hold 1639 pages, but with two write
     // frontiers and gc_fg_free=1 GC can only keep 1600 valid. It panicked.
     let job = [
@@ -99,6 +102,7 @@ fn x25e_at_64m_is_refused_as_too_small_for_its_gc_reserve() {
 
 #[test]
 fn x25e_at_128m_does_not_collapse_to_a_few_iops() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // 512 B sequential writes, 200 s: the dies holding every page's last
     // copy filled up and each write to them cleaned up to 55 fully valid
     // blocks (874 ms; 2 IOPS in the worst seconds).
@@ -141,6 +145,7 @@ fn x25e_at_128m_does_not_collapse_to_a_few_iops() {
 
 #[test]
 fn absurd_geometries_are_refused_in_one_line_naming_the_key() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // channels × dies_per_channel overflowed u32 and divided by zero; the
     // others truncated, went to infinity or wrapped.
     for (spec, needle) in [

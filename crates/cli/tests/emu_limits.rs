@@ -6,7 +6,7 @@
 //! Memory cases run under an address-space limit (`ulimit -v`) so that they
 //! are refused on any machine, however much RAM it has.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -42,6 +42,7 @@ fn assert_refused(out: &Output, out_file: Option<&std::path::Path>, needles: &[&
 
 #[test]
 fn emulated_device_larger_than_memory_is_refused_not_aborted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let res = dir.path().join("r.json");
     let o = format!("--output={}", res.display());
@@ -70,6 +71,7 @@ fn emulated_device_larger_than_memory_is_refused_not_aborted() {
 
 #[test]
 fn terabyte_emulated_device_is_refused_not_aborted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--name=x",
@@ -83,6 +85,7 @@ fn terabyte_emulated_device_is_refused_not_aborted() {
 
 #[test]
 fn offset_far_into_the_default_device_is_refused_not_aborted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = limited(&[
         "run",
         "--name=x",
@@ -101,6 +104,7 @@ fn offset_far_into_the_default_device_is_refused_not_aborted() {
 
 #[test]
 fn deep_queue_of_large_buffers_is_refused_not_oom_killed() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = limited(&[
         "run",
         "--name=x",
@@ -120,6 +124,7 @@ fn deep_queue_of_large_buffers_is_refused_not_oom_killed() {
 
 #[test]
 fn parse_only_refuses_what_the_run_would_refuse() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--parse-only",
         "--name=x",
@@ -142,6 +147,7 @@ fn parse_only_refuses_what_the_run_would_refuse() {
 
 #[test]
 fn nocopy_device_larger_than_memory_runs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = limited(&[
         "run",
         "--output-format=native",
@@ -171,6 +177,7 @@ fn simulate(args: &[&str]) -> (Output, Duration) {
 
 #[test]
 fn zero_latency_preset_time_based_simulation_ends_with_a_refusal() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (out, took) = simulate(&[
         "--name=x",
         "--filename=emu:null",
@@ -192,6 +199,7 @@ fn zero_latency_preset_time_based_simulation_ends_with_a_refusal() {
 
 #[test]
 fn trims_on_nvm_lowlat_simulation_ends_with_a_refusal() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // cmd_bytes=0: without the command's own 64 B on the link, trims take no time.
     let (out, _) = simulate(&[
         "--name=x",
@@ -212,6 +220,7 @@ fn trims_on_nvm_lowlat_simulation_ends_with_a_refusal() {
 
 #[test]
 fn all_zero_timings_simulation_ends_with_a_refusal() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (out, _) = simulate(&[
         "--name=x",
         "--filename=emu:x25e,size=256m,read_ns=0,program_ns=0,erase_ns=0,fw_cmd_ns=0,channel_mbps=0,link_mbps=0",
@@ -224,6 +233,7 @@ fn all_zero_timings_simulation_ends_with_a_refusal() {
 
 #[test]
 fn zero_latency_simulation_with_a_host_cost_reports_its_rate() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (out, _) = simulate(&[
         "--name=x",
         "--filename=emu:null,host_ns=1us",
@@ -244,6 +254,7 @@ fn zero_latency_simulation_with_a_host_cost_reports_its_rate() {
 
 #[test]
 fn absurd_emulated_latency_is_refused_with_the_range() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--name=x",
@@ -255,6 +266,7 @@ fn absurd_emulated_latency_is_refused_with_the_range() {
 
 #[test]
 fn long_emulated_io_ends_at_the_runtime_and_is_reported_abandoned() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = Instant::now();
     let out = ssdready(&[
         "run",
@@ -305,6 +317,7 @@ const PROMPT: Duration = Duration::from_millis(300);
 
 #[test]
 fn long_emulated_io_stops_promptly_on_ctrl_c() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for mode in ["irq", "poll", "hybrid"] {
         // 16 pages × 0.5 s: 8 s per 64 KiB read.
         let f = format!("--filename=emu:dram-ssd,dram_per_4k_ns=500ms,completion={mode}");
@@ -329,6 +342,7 @@ fn long_emulated_io_stops_promptly_on_ctrl_c() {
 
 #[test]
 fn long_simulation_stops_promptly_on_ctrl_c() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (out, took) = interrupt_after(
         Duration::from_millis(700),
         &[
@@ -351,6 +365,7 @@ fn long_simulation_stops_promptly_on_ctrl_c() {
 
 #[test]
 fn ctrl_c_while_building_a_large_device_stops_promptly() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // A 512 GiB flash device in virtual time: ~1 GiB of FTL tables to
     // build; the signal lands while they are written (or just after).
     let (out, took) = interrupt_after(

@@ -4,7 +4,7 @@
 //! In every case the loop device, the FUSE mount and the record are gone
 //! afterwards. Root only (skipped with the reason otherwise).
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -88,6 +88,7 @@ fn device_in(stderr: &str) -> Option<String> {
 
 #[test]
 fn a_full_stdout_detaches_the_drive_with_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -117,6 +118,7 @@ fn a_full_stdout_detaches_the_drive_with_one_line() {
 
 #[test]
 fn a_stdout_reader_that_goes_away_detaches_the_drive() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -142,6 +144,7 @@ fn a_stdout_reader_that_goes_away_detaches_the_drive() {
 
 #[test]
 fn a_daemon_that_panics_leaves_no_drive_behind() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -162,6 +165,7 @@ fn a_daemon_that_panics_leaves_no_drive_behind() {
 
 #[test]
 fn a_mount_left_by_a_killed_study_is_removed_by_emu_list() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !is_root() || !std::path::Path::new("/usr/sbin/mkfs.ext4").exists() {
         eprintln!("skipped: needs root and mkfs.ext4");

@@ -53,6 +53,7 @@ fn four_verifying_writers<'a>(target: &'a str, extra: &[&'a str]) -> Vec<String>
 
 #[test]
 fn four_workers_on_one_lock_free_device_each_read_back_their_own_data() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // nvm-lowlat: 7 units and a link, both shared; null: nothing shared;
     // queues=2: two workers per queue pair, which they then lock.
     for dev in [
@@ -77,6 +78,7 @@ fn four_workers_on_one_lock_free_device_each_read_back_their_own_data() {
 
 #[test]
 fn garbage_collection_under_four_concurrent_writers_keeps_every_block() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // A small flash drive written over twice by four workers, then written
     // and verified once more while GC moves pages under them.
     let dev = "emu:x25e,size=16m,op=0.25,pages_per_block=16,completion=poll";

@@ -1,7 +1,7 @@
 //! The SSD emulator as a target: the default when no filename is given,
 //! real time against virtual time, determinism, counters in the results.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -19,6 +19,7 @@ fn simulate_json(args: &[&str]) -> Value {
 
 #[test]
 fn a_job_without_a_filename_runs_on_the_emulator() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--name=d",
         "--rw=randwrite",
@@ -42,6 +43,7 @@ fn a_job_without_a_filename_runs_on_the_emulator() {
 
 #[test]
 fn data_written_to_the_emulator_is_read_back_across_phases() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // A sequential fill then a read of the same region in a second phase
     // (stonewall): the same device, so the reads hit written pages and take
     // NAND time (unwritten pages answer without NAND reads).
@@ -67,6 +69,7 @@ fn data_written_to_the_emulator_is_read_back_across_phases() {
 
 #[test]
 fn virtual_time_is_deterministic() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--filename=emu:x25e,size=128m",
         "--rw=randwrite",
@@ -95,6 +98,7 @@ fn virtual_time_is_deterministic() {
 /// disagreement is tried again, up to 3 times).
 #[test]
 fn real_and_virtual_time_agree_on_iops() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (dev, depth) in [
         ("emu:x25e,size=256m,completion=poll", "16"),
         ("emu:iodrive,size=256m,completion=poll", "4"),
@@ -157,6 +161,7 @@ fn cpus_used_by_others(r: &Value) -> f64 {
 
 #[test]
 fn simulate_refuses_real_targets() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["emu", "simulate", "--filename=/tmp/x", "--size=1m"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("emulated devices only"));
@@ -164,6 +169,7 @@ fn simulate_refuses_real_targets() {
 
 #[test]
 fn presets_are_listed_with_parameters() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["emu", "presets"]);
     let text = String::from_utf8_lossy(&out.stdout);
     for p in [
@@ -185,6 +191,7 @@ fn presets_are_listed_with_parameters() {
 
 #[test]
 fn listed_nand_parameters_can_be_set_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // `emu presets` prints the page-type program times, the SLC cache and
     // the suspension keys in the form the device string takes them.
     let out = ssdready(&["emu", "presets"]);
@@ -209,6 +216,7 @@ fn listed_nand_parameters_can_be_set_back() {
 /// programs: the worst read waits for about one program, not the buffer.
 #[test]
 fn reads_right_after_a_fill_of_the_default_drive_are_not_stalled_by_its_buffer() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = simulate_json(&[
         "--name=fill",
         "--rw=write",

@@ -1,7 +1,7 @@
 //! Each engine option on a real file (no root needed): the bytes moved are
 //! exact, and the option is visible in what the run reports.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn file_arg(dir: &tempfile::TempDir) -> String {
@@ -10,6 +10,7 @@ fn file_arg(dir: &tempfile::TempDir) -> String {
 
 #[test]
 fn io_uring_options_move_exact_bytes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     // Lay the file out once.
@@ -43,6 +44,7 @@ fn io_uring_options_move_exact_bytes() {
 
 #[test]
 fn libaio_moves_exact_bytes_in_batches() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     run_json(&[&f, "--rw=write", "--bs=64k", "--size=4m"]);
@@ -70,6 +72,7 @@ fn libaio_moves_exact_bytes_in_batches() {
 
 #[test]
 fn trims_punch_holes_in_files() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     run_json(&[&f, "--rw=write", "--bs=1m", "--size=8m"]);
@@ -105,6 +108,7 @@ fn trims_punch_holes_in_files() {
 /// millions a second) fails.
 #[test]
 fn thinktime_paces_a_synchronous_job() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--ioengine=null",
         "--size=1g",
@@ -121,6 +125,7 @@ fn thinktime_paces_a_synchronous_job() {
 
 #[test]
 fn cpus_allowed_pins_workers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Pinned to CPU 0 with two clones: both still run and finish.
     let r = run_json(&[
         "--ioengine=null",
@@ -136,6 +141,7 @@ fn cpus_allowed_pins_workers() {
 
 #[test]
 fn buffered_write_of_a_new_file_lays_it_out_and_reports_no_device_split_when_counts_differ() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     let r = run_json(&[&f, "--rw=randwrite", "--bs=4k", "--size=2m"]);

@@ -3,7 +3,7 @@
 //! verification compared with fio 3.33 side by side where fio is installed
 //! (fio 3.33 has no directory engines: those are checked on their own).
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 use std::os::unix::fs::{FileExt, PermissionsExt};
@@ -55,6 +55,7 @@ type Runner = fn(&Path, &[&str]) -> (Value, std::process::Output);
 /// 1024 reads or writes of 4 KiB; a mixed job 1024 I/Os in all.
 #[test]
 fn data_engines_count_ios_bytes_and_fsyncs_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in DATA_ENGINES {
         for rw in ["read", "randwrite", "randrw"] {
             let mut args = job("f", engine, rw);
@@ -115,6 +116,7 @@ fn data_engines_count_ios_bytes_and_fsyncs_as_fio() {
 /// at its block's offset, by ssdready and by fio through the same engine.
 #[test]
 fn verify_through_each_engine_passes_and_catches_a_flipped_byte() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in DATA_ENGINES {
         let d = tempfile::tempdir().unwrap();
         let mut w = job("v", engine, "randwrite");
@@ -169,6 +171,7 @@ fn verify_through_each_engine_passes_and_catches_a_flipped_byte() {
 /// engine: the I/Os reach all three files, and nothing fails.
 #[test]
 fn direct_nrfiles_time_based_and_end_fsync_work_with_each_engine() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in DATA_ENGINES {
         let d = tempfile::tempdir().unwrap();
         let eng = format!("--ioengine={engine}");
@@ -209,6 +212,7 @@ fn direct_nrfiles_time_based_and_end_fsync_work_with_each_engine() {
 /// reach the file; without it they do.
 #[test]
 fn mmap_thp_writes_stay_private_and_shared_writes_reach_the_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("z");
     for thp in ["--thp=1", "--thp=0"] {
@@ -244,6 +248,7 @@ fn mmap_thp_writes_stay_private_and_shared_writes_reach_the_file() {
 /// not a multiple of the page size is refused before anything runs.
 #[test]
 fn mmap_refuses_sub_page_blocks_with_direct() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args([
@@ -317,6 +322,7 @@ fn run_dirop(dir: &Path, engine: &str) -> Vec<(u64, u64, u64, u64)> {
 /// over existing directories fails with EEXIST, as fio's.
 #[test]
 fn directory_engines_count_as_the_file_engines_and_leave_what_fio_leaves() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let ok = vec![(48, 48 * 4096, 12, 0); 2];
     assert_eq!(run_dirop(d.path(), "dircreate"), ok);

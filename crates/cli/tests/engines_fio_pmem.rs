@@ -8,7 +8,7 @@
 //! which these tests set for fio. dev-dax needs a device-DAX character
 //! device, which nothing here has: its refusals are what is tested.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 use std::path::Path;
@@ -59,6 +59,7 @@ fn md5_of(p: &Path) -> String {
 /// 3.33; ssdready says its writes went the msync way (no pmem here).
 #[test]
 fn libpmem_jobs_move_the_same_ios_and_bytes_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let shapes: [&[&str]; 5] = [
         &["--rw=write"],
         &["--rw=write", "--direct=1", "--sync=1"],
@@ -110,6 +111,7 @@ fn libpmem_jobs_move_the_same_ios_and_bytes_as_fio() {
 /// disagreement the README states).
 #[test]
 fn fio_refuses_libpmem_off_pmem_where_ssdready_takes_msync() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -150,6 +152,7 @@ fn fio_refuses_libpmem_off_pmem_where_ssdready_takes_msync() {
 /// check, even on a file fio wrote.
 #[test]
 fn libpmem_writes_verify_and_a_flipped_byte_is_caught() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let write = [
         "--name=v",
@@ -231,6 +234,7 @@ fn extents(p: &Path) -> usize {
 /// under both tools.
 #[test]
 fn e4defrag_moves_match_fio_and_leave_the_content_unchanged() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let probe = tempfile::tempdir().unwrap();
     let fs = fs_type(probe.path());
     if fs != "ext2/ext3" {
@@ -307,6 +311,7 @@ fn e4defrag_moves_match_fio_and_leave_the_content_unchanged() {
 /// file system; reads are refused as fio fails them.
 #[test]
 fn e4defrag_is_refused_off_ext4_and_for_reads() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let shm = Path::new("/dev/shm");
     if shm.is_dir() && fs_type(shm) == "tmpfs" {
         let d = tempfile::tempdir_in(shm).unwrap();
@@ -361,6 +366,7 @@ fn e4defrag_is_refused_off_ext4_and_for_reads() {
 /// /dev/dax0.0 and e4defrag's /scratch need not exist to parse).
 #[test]
 fn the_example_shapes_parse() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let files = [
         "[global]\nbs=2m\nioengine=dev-dax\nnorandommap\ntime_based\nruntime=30\nthread\nnumjobs=16\nfilename=/dev/dax0.0\n\
@@ -391,6 +397,7 @@ fn the_example_shapes_parse() {
 /// is missing.
 #[test]
 fn dev_dax_refuses_a_file_and_a_missing_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("plain");
     std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
@@ -443,6 +450,7 @@ fn dev_dax_refuses_a_file_and_a_missing_device() {
 /// empty because its size reads as 0, and nothing is written to it.
 #[test]
 fn libpmem_names_a_block_device_as_one() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = common::LoopDev::new("libpmem", 8) else {
         return;
     };

@@ -8,7 +8,7 @@
 //! device: the commands themselves are checked by the io crate's unit
 //! tests against the SCSI and NVMe specifications.)
 
-mod common;
+use crate::common;
 use common::{ssdready, LoopDev};
 use std::path::{Path, PathBuf};
 
@@ -48,6 +48,7 @@ fn refused(o: &std::process::Output, says: &str) {
 
 #[test]
 fn every_sg_and_io_uring_cmd_example_of_fio_parses() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(dir) = fio_examples() else {
         eprintln!("skipped: no fio examples directory here (set FIO_EXAMPLES)");
         return;
@@ -86,6 +87,7 @@ fn every_sg_and_io_uring_cmd_example_of_fio_parses() {
 /// from fio's examples), parse; `ssdready options` lists them.
 #[test]
 fn the_engines_options_parse_with_fios_values() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for mode in [
         "write",
         "write_and_verify",
@@ -153,6 +155,7 @@ fn the_engines_options_parse_with_fios_values() {
 
 #[test]
 fn bad_values_and_unaligned_sizes_are_one_line_at_parse() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let base = [
         "--name=j",
         "--filename=/dev/sdz",
@@ -190,6 +193,7 @@ fn bad_values_and_unaligned_sizes_are_one_line_at_parse() {
 
 #[test]
 fn a_regular_file_is_refused_naming_the_device_the_engine_needs_and_is_left_alone() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("data");
     let data: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
@@ -226,6 +230,7 @@ fn a_regular_file_is_refused_naming_the_device_the_engine_needs_and_is_left_alon
 
 #[test]
 fn a_device_that_is_not_there_or_not_nvme_is_named() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = ssdready(&[
         "run",
         "--name=j",
@@ -248,6 +253,7 @@ fn a_device_that_is_not_there_or_not_nvme_is_named() {
 
 #[test]
 fn a_loop_device_answers_neither_sg_io_nor_nvme_passthrough() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("passthru", 8) else {
         return;
     };

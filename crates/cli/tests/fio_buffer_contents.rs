@@ -3,7 +3,7 @@
 //! `zero_buffers`, `refill_buffers`, `scramble_buffers`) and the other
 //! options that were refused — compared with fio 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use std::path::Path;
 
@@ -43,6 +43,7 @@ type Runner = fn(&Path, &[&str]) -> (serde_json::Value, std::process::Output);
 
 #[test]
 fn buffer_pattern_fills_every_written_byte_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for data in written(d.path(), &["--buffer_pattern=0xdeadbeef\"ab\""]) {
         assert_eq!(data.len(), 256 << 10);
@@ -58,6 +59,7 @@ fn buffer_pattern_fills_every_written_byte_as_fio() {
 
 #[test]
 fn zero_buffers_writes_zeros_without_scrambling_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for data in written(d.path(), &["--zero_buffers"]) {
         assert!(data.iter().all(|&b| b == 0));
@@ -74,6 +76,7 @@ fn sectors_carry_their_offsets(data: &[u8]) -> bool {
 
 #[test]
 fn writes_are_scrambled_with_their_offsets_by_default_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for data in written(d.path(), &[]) {
         assert!(sectors_carry_their_offsets(&data));
@@ -92,6 +95,7 @@ fn writes_are_scrambled_with_their_offsets_by_default_as_fio() {
 
 #[test]
 fn refill_buffers_writes_distinct_random_blocks_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for data in written(d.path(), &["--refill_buffers", "--scramble_buffers=0"]) {
         let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
@@ -102,6 +106,7 @@ fn refill_buffers_writes_distinct_random_blocks_as_fio() {
 
 #[test]
 fn a_buffer_pattern_with_an_offset_format_is_refused_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = common::ssdready(&["run", "--parse-only", "--name=j", "--buffer_pattern=%o"]);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
@@ -118,6 +123,7 @@ fn a_buffer_pattern_with_an_offset_format_is_refused_as_fio() {
 /// shape.
 #[test]
 fn iodepth_low_lets_a_full_queue_drain_before_refilling_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let level = |low: &str| {
         let (v, _) = ssdready_in(
@@ -157,6 +163,7 @@ fn iodepth_low_lets_a_full_queue_drain_before_refilling_as_fio() {
 /// 110, total_ios 1, exit code 1).
 #[test]
 fn max_latency_ends_the_job_with_etimedout_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f"), vec![7u8; 1 << 20]).unwrap();
     let args = [
@@ -185,6 +192,7 @@ fn max_latency_ends_the_job_with_etimedout_as_fio() {
 /// missing (fio 3.33 crashes there: a double free).
 #[test]
 fn every_mem_kind_moves_the_data_and_huge_pages_are_named_when_missing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let buf_file = format!("--mem=mmapshared:{}", d.path().join("mb").display());
     for mem in [
@@ -244,6 +252,7 @@ fn every_mem_kind_moves_the_data_and_huge_pages_are_named_when_missing() {
 /// fio; the prerun shell inherits the worker's nice value (`nice=5`).
 #[test]
 fn exec_prerun_and_postrun_write_their_output_files_with_the_jobs_nice() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (_, o) = ssdready_in(
         d.path(),
@@ -285,6 +294,7 @@ fn exec_prerun_and_postrun_write_their_output_files_with_the_jobs_nice() {
 /// exitall_on_error the other, time-based for 20 s, ends with it.
 #[test]
 fn exitall_on_error_ends_every_job_when_one_fails() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let job = d.path().join("j.fio");
     std::fs::write(
@@ -315,6 +325,7 @@ fn exitall_on_error_ends_every_job_when_one_fails() {
 
 #[test]
 fn uid_gid_and_cgroups_are_refused_with_the_reason_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for opt in [
         "--uid=1000",
         "--gid=1000",
@@ -330,6 +341,7 @@ fn uid_gid_and_cgroups_are_refused_with_the_reason_and_exit_2() {
 
 #[test]
 fn lockmem_pins_memory_for_the_job_or_names_the_limit() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = common::ssdready(&["run", "--name=j", "--size=1m", "--lockmem=1m"]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() || e.contains("memlock"), "{e}");
@@ -343,6 +355,7 @@ fn lockmem_pins_memory_for_the_job_or_names_the_limit() {
 /// job: the same 1 MiB file and I/O count as fio.
 #[test]
 fn create_fsync_off_still_lays_the_file_out_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let args = |f: &'static str| {
         [

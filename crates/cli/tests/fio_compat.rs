@@ -3,7 +3,7 @@
 //! structure fio 3.33 gives for the same job and feeds fio's own tools; logs
 //! come out in fio's format.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -91,6 +91,7 @@ fn with_target(args: &[&str], target: &Path) -> std::process::Output {
 /// the one-line error the .expected file gives (exit code 2).
 #[test]
 fn job_files_parse_to_the_expected_jobs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("target");
     let mut checked = 0;
@@ -128,6 +129,7 @@ fn job_files_parse_to_the_expected_jobs() {
 /// The runnable job files run unchanged.
 #[test]
 fn job_files_run_unchanged() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("target");
     for name in [
@@ -181,6 +183,7 @@ fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
 /// the same deterministic values on the null engine.
 #[test]
 fn json_plus_has_fios_structure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let golden = include_str!("golden/fio-3.33-null-randrw.keys");
     let out = ssdready(&GOLDEN_JOB);
     assert!(out.status.success());
@@ -230,6 +233,7 @@ fn json_plus_has_fios_structure() {
 
 #[test]
 fn clones_are_separate_entries_unless_group_reporting() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let base = [
         "run",
         "--quiet",
@@ -253,6 +257,7 @@ fn clones_are_separate_entries_unless_group_reporting() {
 
 #[test]
 fn stonewall_runs_phases_in_order_and_groups_are_numbered() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--quiet",
@@ -292,6 +297,7 @@ fn stonewall_runs_phases_in_order_and_groups_are_numbered() {
 
 #[test]
 fn fio_logs_are_written_in_fios_format() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("t");
     let p = prefix.to_str().unwrap();
@@ -372,6 +378,7 @@ fn fio_logs_are_written_in_fios_format() {
 /// for fio's. Needs fio_jsonplus_clat2csv (Debian package fio).
 #[test]
 fn fio_jsonplus_clat2csv_reads_our_json_plus() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tool = "fio_jsonplus_clat2csv";
     if std::process::Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
@@ -416,6 +423,7 @@ fn fio_jsonplus_clat2csv_reads_our_json_plus() {
 /// whole key structure and the deterministic values.
 #[test]
 fn side_by_side_with_live_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=s",
         "--ioengine=null",
@@ -456,6 +464,7 @@ fn side_by_side_with_live_fio() {
 /// The fio-plot package (PyPI) charts our json output as it charts fio's.
 #[test]
 fn fio_plot_charts_our_json() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if std::process::Command::new("fio-plot")
         .arg("--help")
         .output()

@@ -5,7 +5,7 @@
 //! the reason printed, and ssdready's side is still checked against the
 //! figures fio gave when the test was written.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -87,6 +87,7 @@ fn files(dir: &Path) -> Vec<(String, u64)> {
 /// Gap 1: a job with an engine and no filename makes fio's files.
 #[test]
 fn no_filename_with_an_engine_makes_fios_jobname_n_m_files() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=j",
         "--ioengine=psync",
@@ -124,6 +125,7 @@ fn no_filename_with_an_engine_makes_fios_jobname_n_m_files() {
 /// filename_format names the files.
 #[test]
 fn directory_lists_and_filename_format_name_files_as_fio_does() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=j",
         "--rw=write",
@@ -164,6 +166,7 @@ fn directory_lists_and_filename_format_name_files_as_fio_does() {
 /// and stderr says so in one line.
 #[test]
 fn no_filename_and_no_engine_runs_on_the_emulator_and_says_so() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let o = run_in(
         d.path(),
@@ -189,6 +192,7 @@ fn no_filename_and_no_engine_runs_on_the_emulator_and_says_so() {
 /// fields for the same job.
 #[test]
 fn minimal_and_terse_give_fios_v3_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--minimal",
         "--eta=never",
@@ -232,6 +236,7 @@ fn minimal_and_terse_give_fios_v3_line() {
 /// Gap 2: errors about the switches name the switch, never a job.
 #[test]
 fn errors_about_fio_switches_do_not_blame_a_job() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (arg, want) in [
         ("--eta=sometimes", "ssdready: option '--eta': 'sometimes'"),
         (
@@ -254,6 +259,7 @@ fn errors_about_fio_switches_do_not_blame_a_job() {
 /// Gap 2: --section runs only the named sections of the job files.
 #[test]
 fn section_runs_only_the_named_sections() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("s.fio");
     std::fs::write(
@@ -283,6 +289,7 @@ fn section_runs_only_the_named_sections() {
 /// --bandwidth-log writes fio's aggregate logs.
 #[test]
 fn status_interval_and_bandwidth_log_report_while_running() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let o = run_in(
         d.path(),
@@ -315,6 +322,7 @@ fn status_interval_and_bandwidth_log_report_while_running() {
 /// Gap 3: inline comments end a line, as fio reads fio's tiobench example.
 #[test]
 fn inline_comments_are_cut_as_fio_cuts_them() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("tio.fio");
     std::fs::write(
@@ -344,6 +352,7 @@ fn inline_comments_are_cut_as_fio_cuts_them() {
 /// example moves its size in as many I/Os as fio needs.
 #[test]
 fn mixed_block_sizes_with_the_random_map_are_cut_short_as_fio_does() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=iometer",
         "--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10",
@@ -379,6 +388,7 @@ fn mixed_block_sizes_with_the_random_map_are_cut_short_as_fio_does() {
 /// Gap 8: value syntax fio accepts parses here too.
 #[test]
 fn value_syntax_fio_accepts_parses() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let cases = [
         "bs=4k,64k",
         "bs=,8k,",
@@ -452,6 +462,7 @@ fn value_syntax_fio_accepts_parses() {
 /// in fio.
 #[test]
 fn per_direction_block_sizes_move_fios_bytes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=p",
         "--ioengine=null",
@@ -483,6 +494,7 @@ fn per_direction_block_sizes_move_fios_bytes() {
 /// reads cover fio's region of a file.
 #[test]
 fn percentages_increments_and_backwards_reads_cover_fios_regions() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("f"), vec![7u8; 1 << 20]).unwrap();
     let read = |extra: &[&str]| {
@@ -537,6 +549,7 @@ fn percentages_increments_and_backwards_reads_cover_fios_regions() {
 /// which option it stands for.
 #[test]
 fn fios_aliases_resolve() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = ssdready(&[
         "run",
         "--parse-only",
@@ -578,6 +591,7 @@ fn fios_aliases_resolve() {
 /// Gap 8: fio's arithmetic: in parentheses; after a reserved keyword, bc's.
 #[test]
 fn arithmetic_in_values_as_fio_evaluates_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("a.fio");
     std::fs::write(
@@ -602,6 +616,7 @@ fn arithmetic_in_values_as_fio_evaluates_it() {
 /// a multiple of the block size, as fio does.
 #[test]
 fn nrfiles_and_filesize_ranges_make_fios_files() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=j",
         "--ioengine=psync",
@@ -645,6 +660,7 @@ fn nrfiles_and_filesize_ranges_make_fios_files() {
 /// once, as fio reads them.
 #[test]
 fn opendir_and_file_service_type_read_every_file_once() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("od")).unwrap();
     for i in 0..3 {

@@ -3,7 +3,7 @@
 //! `serialize_overlap`, `lockfile`, `write_hint`, the per-I/O flags and
 //! `profile` — compared with fio 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 
@@ -24,6 +24,7 @@ fn file_len(p: &std::path::Path) -> u64 {
 /// old bytes are untouched.
 #[test]
 fn file_append_writes_land_after_the_old_end_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut tools = vec!["ssdready"];
     if have_fio() {
         tools.push("fio");
@@ -57,6 +58,7 @@ fn file_append_writes_land_after_the_old_end_as_fio() {
 /// is done.
 #[test]
 fn create_only_lays_out_the_same_files_as_fio_and_does_no_io() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let args = [
         "--name=c",
         "--nrfiles=2",
@@ -92,6 +94,7 @@ fn create_only_lays_out_the_same_files_as_fio_and_does_no_io() {
 /// in its total_ios (which counts fsyncs), on each engine.
 #[test]
 fn sync_file_range_every_four_writes_counts_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in ["psync", "libaio", "io_uring"] {
         let dir = tempfile::tempdir().unwrap();
         let ea = format!("--ioengine={engine}");
@@ -126,6 +129,7 @@ fn sync_file_range_every_four_writes_counts_as_fio() {
 /// for the one in flight, and verification passes.
 #[test]
 fn serialize_overlap_holds_overlapping_writes_back_and_verify_passes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let (v, o) = ssdready_in(
         dir.path(),
@@ -154,6 +158,7 @@ fn serialize_overlap_holds_overlapping_writes_back_and_verify_passes() {
 /// I/O at a time, so the I/Os' summed latency fits in the run's second.
 #[test]
 fn lockfile_exclusive_serializes_four_clones() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let (v, o) = ssdready_in(
         dir.path(),
@@ -192,6 +197,7 @@ fn lockfile_exclusive_serializes_four_clones() {
 /// so both tools fail the job.
 #[test]
 fn write_hint_runs_buffered_and_fails_with_direct_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for direct in ["0", "1"] {
         let dir = tempfile::tempdir().unwrap();
         let da = format!("--direct={direct}");
@@ -233,6 +239,7 @@ fn write_hint_runs_buffered_and_fails_with_direct_as_fio() {
 /// per-I/O flags on an engine that has none are refused before anything runs.
 #[test]
 fn profile_and_flags_without_an_engine_for_them_are_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("p.fio");
     std::fs::write(&job, "[p]\nprofile=tiobench\nfilename=p.dat\nsize=1m\n").unwrap();

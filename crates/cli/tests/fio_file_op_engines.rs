@@ -3,7 +3,7 @@
 //! and the options of the examples refused before — each compared with fio
 //! 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 use std::path::Path;
@@ -74,6 +74,7 @@ fn run_fileop(engine: &str, run: &Runner) -> (Vec<Counts>, Vec<std::fs::Metadata
 /// ones, filedelete none.
 #[test]
 fn file_operation_engines_count_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for engine in ["filecreate", "filestat", "filedelete"] {
         let (ours, files) = run_fileop(engine, &ssdready_in);
         assert_eq!(ours, vec![(48, 48 * 4096, 12, 0); 2], "{engine}");
@@ -104,6 +105,7 @@ fn file_operation_engines_count_as_fio() {
 /// job's error), rather than counting anything.
 #[test]
 fn filestat_of_missing_files_is_the_jobs_error() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (v, _) = ssdready_in(
         d.path(),
@@ -161,6 +163,7 @@ fn strided_offsets(args: &[&str], run: &Runner) -> Vec<u64> {
 /// once before moving on.
 #[test]
 fn strided_zones_move_zonesize_then_skip() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let seq = [
         "--rw=read",
         "--zonemode=strided",
@@ -200,6 +203,7 @@ fn strided_zones_move_zonesize_then_skip() {
 /// counts in total_ios as in fio 3.33 (65 I/Os of 64 KiB, 4 MiB moved).
 #[test]
 fn fill_device_writes_until_enospc() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(fs) = SmallFs::mount(4) else {
         return;
     };
@@ -239,6 +243,7 @@ fn fill_device_writes_until_enospc() {
 /// same job on a file with no size is refused as before (no size).
 #[test]
 fn fill_device_needs_no_size() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let ok = common::ssdready(&[
         "run",
@@ -282,6 +287,7 @@ fn fill_device_needs_no_size() {
 /// one line naming the job and the option, exit 2.
 #[test]
 fn strided_zones_need_a_zonesize() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = common::ssdready(&[
         "run",
         "--parse-only",

@@ -5,7 +5,7 @@
 //! runtime — and the one-line refusals (exit 2, `--parse-only` too) of
 //! what it parses but cannot run.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use common::*;
 use serde_json::Value;
@@ -60,6 +60,7 @@ fn refused(args: &[&str], needles: &[&str]) {
 /// b's 1000 holds even with a few per cent of a core.
 #[test]
 fn flow_weights_share_out_the_ios() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let run = |b_flow_id: &str| {
         fio_json(&[
             "--ioengine=null",
@@ -111,6 +112,7 @@ fn flow_weights_share_out_the_ios() {
 /// their wake-ups interleave, so that figure is not tested.)
 #[test]
 fn flow_sleep_holds_back_the_job_that_is_ahead() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (v, _) = fio_json(&[
         "--ioengine=null",
         "--size=1g",
@@ -146,6 +148,7 @@ fn flow_sleep_holds_back_the_job_that_is_ahead() {
 /// job. That no I/O is issued before is the worker loop's own test.
 #[test]
 fn wait_for_starts_the_job_when_the_waitee_ends() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = Instant::now();
     let (v, _) = fio_json(&[
         "--ioengine=null",
@@ -190,6 +193,7 @@ fn wait_for_starts_the_job_when_the_waitee_ends() {
 /// shows: the message, the missing job in the JSON, the refusal.
 #[test]
 fn exit_what_picks_the_jobs_exitall_ends() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (v, err) = fio_json(&[
         "--ioengine=null",
         "--name=a",
@@ -223,6 +227,7 @@ fn exit_what_picks_the_jobs_exitall_ends() {
 /// the hole back, as fio's engines/falloc.c.
 #[test]
 fn falloc_engine_allocates_and_punches_holes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("fa");
     let fa = format!("--filename={}", f.display());
@@ -257,6 +262,7 @@ fn falloc_engine_allocates_and_punches_holes() {
 /// reads are refused up front (fio fails them with EINVAL).
 #[test]
 fn ftruncate_engine_sets_the_size_to_each_write_offset() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("ft");
     let fa = format!("--filename={}", f.display());
@@ -309,6 +315,7 @@ fn ftruncate_engine_sets_the_size_to_each_write_offset() {
 /// with hipri are refused.
 #[test]
 fn fio_other_sync_engines_run_as_psync() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let fa = format!("--filename={}", d.path().join("v").display());
     for e in ["sync", "pvsync", "pvsync2", "vsync"] {
@@ -342,6 +349,7 @@ fn fio_other_sync_engines_run_as_psync() {
 /// time_based without runtime: fio 3.33 runs the job by size.
 #[test]
 fn time_based_without_runtime_runs_by_size() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (v, _) = fio_json(&[
         "--name=t",
         "--ioengine=null",
@@ -357,6 +365,7 @@ fn time_based_without_runtime_runs_by_size() {
 /// that change nothing are accepted.
 #[test]
 fn unrunnable_options_and_engines_are_one_line_refusals() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let fa = format!("--filename={}", d.path().join("z").display());
     let base = ["--name=z", fa.as_str(), "--size=1m"];
@@ -418,6 +427,7 @@ fn unrunnable_options_and_engines_are_one_line_refusals() {
 /// `worker::tests::semantics`).
 #[test]
 fn rate_min_ends_a_job_slower_than_the_minimum() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let run = |min: &str| {
         let m = format!("--rate_min={min}");
         let a = [

@@ -3,7 +3,7 @@
 //! goes past — and compressible / deduplicable write buffers, compared with
 //! fio 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use common::ssdready;
 use serde_json::Value;
@@ -56,6 +56,7 @@ type Runner = dyn Fn(&std::path::Path, &[&str]) -> (Value, std::process::Output)
 /// shows the last ENOSPC; ssdready's is 0, as for continue_on_error).
 #[test]
 fn ignore_error_goes_past_enospc_and_counts_it_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(runs) = write_past_a_full_fs("--ignore_error=,ENOSPC") else {
         return;
     };
@@ -79,6 +80,7 @@ fn ignore_error_goes_past_enospc_and_counts_it_as_fio() {
 /// default list: ENOSPC still stops the job with error 28 after 4 MiB.
 #[test]
 fn continue_on_error_alone_stops_at_enospc_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(runs) = write_past_a_full_fs("--continue_on_error=write") else {
         return;
     };
@@ -112,6 +114,7 @@ fn faulty_reads(ignore: &str) -> (Option<i32>, Value) {
 /// continue_on_error; a list for writes only leaves reads fatal.
 #[test]
 fn ignore_error_covers_only_the_kind_it_lists() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, j) = faulty_reads("--ignore_error=EIO");
     assert_eq!(code, Some(0), "{j}");
     assert!(j["continued_errors"].as_u64().unwrap() > 10, "{j}");
@@ -127,6 +130,7 @@ fn ignore_error_covers_only_the_kind_it_lists() {
 /// An errno fio does not know by name is one line, exit code 2.
 #[test]
 fn an_unknown_errno_name_is_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = ssdready(&[
         "run",
         "--name=j",
@@ -160,6 +164,7 @@ fn compressibility_and_dedupe(path: &std::path::Path) -> (f64, f64) {
 /// file (measured here: 0.403 and 0.493; fio 0.404 and 0.496).
 #[test]
 fn compressible_and_deduplicable_buffers_are_written_as_asked() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let args = |f: &'static str| {
         [
@@ -198,6 +203,7 @@ fn compressible_and_deduplicable_buffers_are_written_as_asked() {
 /// installed.
 #[test]
 fn size_with_filesize_moves_size_bytes_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let f = format!("--filename={}", tmp.path().join("f").display());
     for (size, rw, want) in [
@@ -233,6 +239,7 @@ fn size_with_filesize_moves_size_bytes_as_fio() {
 /// 1 MiB, 512 — fio 3.33's counts, checked side by side where installed.
 #[test]
 fn null_engine_is_sized_by_filesize_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     for (nrfiles, want) in [("--nrfiles=1", 256), ("--nrfiles=2", 512)] {
         let args = [
@@ -261,6 +268,7 @@ fn null_engine_is_sized_by_filesize_as_fio() {
 /// are fio's); a sequential mix is all 4 KiB.
 #[test]
 fn bs_is_seq_rand_sizes_by_sequential_or_random_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     for rw in ["--rw=randrw", "--rw=readwrite"] {
         let args = [
@@ -295,6 +303,7 @@ fn bs_is_seq_rand_sizes_by_sequential_or_random_as_fio() {
 /// of 48 lines, the same name and count as fio 3.33.
 #[test]
 fn per_job_logs_0_writes_one_shared_log_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tools: Vec<(&str, &Runner)> = if have_fio() {
         vec![("ssdready", &ssdready_in), ("fio", &fio_in)]
     } else {
@@ -336,6 +345,7 @@ fn per_job_logs_0_writes_one_shared_log_as_fio() {
 /// iolog shows the pairs: every write at the offset just trimmed.
 #[test]
 fn trimwrite_writes_each_block_it_trims_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for rw in ["--rw=trimwrite", "--rw=randtrimwrite"] {
         let tmp = tempfile::tempdir().unwrap();
         let log = tmp.path().join("io.log");

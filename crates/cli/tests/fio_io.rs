@@ -4,7 +4,7 @@
 //! `unlink_each_loop`), the page cache on buffered runs (`invalidate`,
 //! `fadvise_hint`) and think time (`thinktime` and its variants).
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
@@ -27,6 +27,7 @@ fn file_arg(dir: &Path, name: &str) -> String {
 /// latency but not in total_ios — fio 3.33 gives the same figures.
 #[test]
 fn fsync_and_fdatasync_are_counted_as_fio_counts_them() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let cases: [(&str, (u64, u64)); 2] = [("--fsync=8", (31, 31)), ("--fdatasync=10", (0, 25))];
     for (opt, want) in cases {
@@ -53,6 +54,7 @@ fn fsync_and_fdatasync_are_counted_as_fio_counts_them() {
 /// in fio, are not counted as sync I/Os.
 #[test]
 fn end_fsync_and_fsync_on_close_are_not_counted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for opt in ["--end_fsync=1", "--fsync_on_close=1"] {
         let f = file_arg(d.path(), "e");
@@ -82,6 +84,7 @@ fn end_fsync_and_fsync_on_close_are_not_counted() {
 /// one write per write of the job even on a buffered run.
 #[test]
 fn sync_opens_with_o_sync_and_o_dsync() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     if on_tmpfs(d.path()) {
         eprintln!(
@@ -122,6 +125,7 @@ fn sync_opens_with_o_sync_and_o_dsync() {
 /// 4 KiB write agree with fio's.
 #[test]
 fn fallocate_modes_prepare_the_file_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for mode in ["none", "native", "posix", "keep", "truncate", "0", "1"] {
         let shape = |who: &str| {
@@ -179,6 +183,7 @@ fn fallocate_modes_prepare_the_file_as_fio() {
 /// file, which ends as large as what was written (fio alike).
 #[test]
 fn create_on_open_makes_the_file_when_the_job_opens_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let size = |n: &str| std::fs::metadata(d.path().join(n)).unwrap().len();
     for who in ["ours", "fio"] {
@@ -216,6 +221,7 @@ fn create_on_open_makes_the_file_when_the_job_opens_it() {
 /// keeps it: invalidate is off); without it the job's cache is dropped.
 #[test]
 fn pre_read_fills_the_cache_before_the_job() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     if on_tmpfs(d.path()) {
         eprintln!(
@@ -257,6 +263,7 @@ fn pre_read_fills_the_cache_before_the_job() {
 /// after).
 #[test]
 fn unlink_each_loop_removes_the_file_between_loops() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for who in ["ours", "fio"] {
         if who == "fio" && !have_fio() {
@@ -303,6 +310,7 @@ fn unlink_each_loop_removes_the_file_between_loops() {
 /// the first pass. ssdready's and the kernel's counts show the same.
 #[test]
 fn invalidate_drops_the_cache_at_every_pass_of_a_buffered_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     if on_tmpfs(d.path()) {
         eprintln!(
@@ -366,6 +374,7 @@ fn invalidate_drops_the_cache_at_every_pass_of_a_buffered_run() {
 /// thinks (none after the last I/O), as fio's.
 #[test]
 fn thinktime_drains_the_queue_and_sleeps() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = file_arg(d.path(), "t");
     let args = [
@@ -416,6 +425,7 @@ fn thinktime_drains_the_queue_and_sleeps() {
 /// the null engine (no device), the job's length follows each rule.
 #[test]
 fn thinktime_variants_follow_fios_rules() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let runtime = |extra: &[&str]| {
         let mut a = vec![
@@ -500,6 +510,7 @@ fn thinktime_variants_follow_fios_rules() {
 /// same writes, and a warning that says so.
 #[test]
 fn write_barrier_is_accepted_and_changes_nothing_as_in_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = file_arg(d.path(), "w");
     let args = [

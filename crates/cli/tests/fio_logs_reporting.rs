@@ -3,7 +3,7 @@
 //! `unified_rw_reporting`, `percentage_random`, `rate_ignore_thinktime` —
 //! compared with fio 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::Value;
 use std::path::Path;
@@ -51,6 +51,7 @@ fn rows(path: &Path) -> Vec<Vec<String>> {
 /// allowed three lines either way of fio's and at least 3 of the 10.
 #[test]
 fn hist_log_has_fios_columns_and_lines() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -125,6 +126,7 @@ fn hist_log_has_fios_columns_and_lines() {
 /// whose latencies are the ones the JSON reports (min, max, mean).
 #[test]
 fn fio_inflates_our_compressed_logs_to_our_latencies() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -176,6 +178,7 @@ fn fio_inflates_our_compressed_logs_to_our_latencies() {
 /// log_unix_epoch: times in ms since 1970, within the run's wall time.
 #[test]
 fn log_unix_epoch_times_are_wall_clock_ms() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let before = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -241,6 +244,7 @@ fn job_keys(v: &Value) -> Vec<String> {
 /// each value, and the mixed direction counting every I/O.
 #[test]
 fn unified_rw_reporting_keys_match_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -270,6 +274,7 @@ fn sequential_share(path: &Path) -> f64 {
 /// (1024 I/Os: 0.5 ± 0.1 for both).
 #[test]
 fn percentage_random_mixes_sequential_offsets_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("f");
     std::fs::write(&f, vec![1u8; 4 << 20]).unwrap();
@@ -302,6 +307,7 @@ fn percentage_random_mixes_sequential_offsets_as_fio() {
 /// 3 s at 1 MiB/s with 200 ms thinks every 64 blocks; 768 without it).
 #[test]
 fn rate_ignore_thinktime_issues_as_many_ios_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     for (ignore, fio_count) in [("0", 768u64), ("1", 448)] {
         let ia = format!("--rate_ignore_thinktime={ignore}");

@@ -22,6 +22,7 @@ fn fio(link: &Path, cwd: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn the_version_names_fio_and_ssdready() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let o = fio(&link, d.path(), &["--version"]);
     assert!(o.status.success());
@@ -34,6 +35,7 @@ fn the_version_names_fio_and_ssdready() {
 /// nothing on stderr.
 #[test]
 fn a_job_without_a_filename_uses_fios_file_and_keeps_stderr_quiet() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let o = fio(
         &link,
@@ -63,6 +65,7 @@ fn a_job_without_a_filename_uses_fios_file_and_keeps_stderr_quiet() {
 
 #[test]
 fn readonly_refuses_writes_and_max_jobs_caps_workers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let job = ["--name=r", "--ioengine=null", "--size=1m"];
     let mut a = vec!["--readonly"];
@@ -87,6 +90,7 @@ fn readonly_refuses_writes_and_max_jobs_caps_workers() {
 
 #[test]
 fn parse_debug_says_the_steady_state_threshold() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let o = fio(
         &link,
@@ -114,6 +118,7 @@ fn parse_debug_says_the_steady_state_threshold() {
 /// the temporary directory.
 #[test]
 fn debug_io_prints_a_line_per_io_and_leaves_no_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let tmp = tempfile::tempdir().unwrap();
     let o = Command::new(&link)
@@ -153,6 +158,7 @@ fn debug_io_prints_a_line_per_io_and_leaves_no_file() {
 
 #[test]
 fn inflate_log_reads_a_compressed_log_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let o = fio(
         &link,
@@ -184,6 +190,7 @@ fn inflate_log_reads_a_compressed_log_back() {
 /// runs in the background, its pid in FILE, accepting on the port.
 #[test]
 fn daemonize_starts_the_server_in_the_background() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -215,6 +222,7 @@ fn daemonize_starts_the_server_in_the_background() {
 /// written through it.
 #[test]
 fn daemonize_refuses_a_pid_file_planted_as_a_link_and_keeps_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let secret = d.path().join("secret");
     std::fs::write(&secret, "root's\n").unwrap();
@@ -239,6 +247,7 @@ fn daemonize_refuses_a_pid_file_planted_as_a_link_and_keeps_it() {
 /// directory; a missing directory is refused.
 #[test]
 fn aux_path_holds_the_verify_state_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let aux = d.path().join("aux");
     std::fs::create_dir(&aux).unwrap();
@@ -266,6 +275,7 @@ fn aux_path_holds_the_verify_state_file() {
 /// extend a short one or remove it (`unlink=1`); the file is left as it was.
 #[test]
 fn readonly_refuses_creating_extending_or_unlinking_a_file_and_leaves_it_as_it_was() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let job = |file: &str, extra: &[&str]| {
         let mut a = vec![
@@ -303,6 +313,7 @@ fn readonly_refuses_creating_extending_or_unlinking_a_file_and_leaves_it_as_it_w
 
 #[test]
 fn inflate_log_refuses_bytes_that_are_not_a_log_in_one_line_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     let junk: Vec<u8> = (0u32..4096)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
@@ -323,6 +334,7 @@ fn inflate_log_refuses_bytes_that_are_not_a_log_in_one_line_exit_2() {
 /// its other end ends the run as an interruption: one line, exit 130.
 #[test]
 fn ctrl_c_while_waiting_on_a_verify_state_fifo_exits_130() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, link) = fio_link();
     std::fs::write(d.path().join("vs.0.0"), vec![0u8; 64 << 10]).unwrap();
     let fifo = d.path().join("local-vs-0-verify.state");

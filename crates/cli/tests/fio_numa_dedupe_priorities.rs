@@ -4,7 +4,7 @@
 //! arrivals, latency-target search and per-I/O priorities — compared with
 //! fio 3.33 side by side where fio is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use common::{ssdready, LoopDev};
 use serde_json::Value;
@@ -25,6 +25,7 @@ fn allocated_blocks(path: &std::path::Path) -> u64 {
 /// blocks allocated; each trim counted as one I/O of its size.
 #[test]
 fn randtrim_on_libaio_and_io_uring_punches_holes_in_a_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t");
     for engine in ["libaio", "io_uring"] {
@@ -64,6 +65,7 @@ fn randtrim_on_libaio_and_io_uring_punches_holes_in_a_file() {
 /// per block, the same I/Os and bytes as fio 3.33 (root: a loop device).
 #[test]
 fn randtrim_on_libaio_and_io_uring_discards_a_block_device_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(dev) = LoopDev::new("trim5", 8) else {
         return;
     };
@@ -140,6 +142,7 @@ fn prio_column(path: &std::path::Path) -> std::collections::BTreeMap<String, u64
 /// as fio 3.33 does.
 #[test]
 fn cmdprio_percentage_splits_latency_per_priority_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p");
     std::fs::write(&f, vec![1u8; 8 << 20]).unwrap();
@@ -205,6 +208,7 @@ fn cmdprio_percentage_splits_latency_per_priority_as_fio() {
 /// 25 % real-time 1 and 75 % idle; 1 MiB reads keep the thread's.
 #[test]
 fn cmdprio_bssplit_gives_priorities_by_block_size() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("b");
     std::fs::write(&f, vec![1u8; 32 << 20]).unwrap();
@@ -257,6 +261,7 @@ fn cmdprio_bssplit_gives_priorities_by_block_size() {
 /// so there is no side-by-side run.)
 #[test]
 fn offload_and_poisson_submission_keep_the_rate() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("o");
     std::fs::write(&f, vec![1u8; 4 << 20]).unwrap();
@@ -301,6 +306,7 @@ fn offload_and_poisson_submission_keep_the_rate() {
 /// is refused before anything runs, exit 2, naming the nodes there are.
 #[test]
 fn numa_nodes_the_machine_lacks_are_refused_and_node_0_runs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let fa = format!("--filename={}", dir.path().join("n").display());
     let run = |extra: &[&str]| {
@@ -333,6 +339,7 @@ fn numa_nodes_the_machine_lacks_are_refused_and_node_0_runs() {
 /// same depth as fio 3.33.
 #[test]
 fn latency_target_search_settles_and_ends_the_job_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "--name=l",
@@ -376,6 +383,7 @@ fn blocks(path: &std::path::Path) -> Vec<Vec<u8>> {
 /// set), without it none — as in fio 3.33 (0.54 and 0 there).
 #[test]
 fn dedupe_global_shares_the_working_set_between_jobs_as_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     for global in [1, 0] {
         let job = format!(

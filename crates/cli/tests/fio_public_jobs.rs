@@ -9,7 +9,7 @@
 //! accept each file too and name the same jobs (`fio --showcmd`). A run of
 //! a job whose engine needs a library refuses it, naming what is missing.
 
-mod common;
+use crate::common;
 use common::fio::have_fio;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -91,6 +91,7 @@ fn fio_jobs(showcmd: &str) -> Vec<String> {
 
 #[test]
 fn every_public_job_file_parses_with_fios_jobs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let on_disk = std::fs::read_dir(dir()).unwrap().count();
     assert_eq!(
         on_disk,
@@ -143,6 +144,7 @@ fn every_public_job_file_parses_with_fios_jobs() {
 
 #[test]
 fn sizes_and_lists_mean_what_fio_reads() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let job = |file: &str| -> Value {
         let out = ssdready(&["run", "--parse-only", dir().join(file).to_str().unwrap()]);
         assert!(out.status.success(), "{file}");
@@ -159,6 +161,7 @@ fn sizes_and_lists_mean_what_fio_reads() {
 
 #[test]
 fn a_run_refuses_what_this_machine_lacks_naming_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (file, says) in [
         ("ceph-rbd.fio", "librbd"),
         ("ceph-rados.fio", "librados"),
@@ -191,6 +194,7 @@ fn a_run_refuses_what_this_machine_lacks_naming_it() {
 
 #[test]
 fn an_engine_option_belongs_to_its_engine() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--parse-only",

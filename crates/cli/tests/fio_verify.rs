@@ -5,7 +5,7 @@
 //! text, ssdready's JSON and fio's JSON, with exit code 1; fio reading
 //! what ssdready wrote and the reverse; the verify state files.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use serde_json::{json, Value};
 use std::os::unix::fs::FileExt;
@@ -61,6 +61,7 @@ fn verify_of(native: &Value) -> &Value {
 /// on a file (psync and io_uring) and on the emulator.
 #[test]
 fn verify_round_trips_for_every_method_on_a_file_and_the_emulator() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     for method in METHODS {
@@ -94,6 +95,7 @@ fn verify_round_trips_for_every_method_on_a_file_and_the_emulator() {
 /// the run exits 1; fio finds the same block.
 #[test]
 fn verify_only_finds_a_flipped_byte_at_its_offset() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     for method in ["md5", "crc32c", "sha256", "xxhash", "pattern"] {
@@ -158,6 +160,7 @@ fn verify_only_finds_a_flipped_byte_at_its_offset() {
 /// so the check says "offset" and where the data was meant to go.
 #[test]
 fn a_misdirected_write_is_caught() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     let mut w = job(&f, "crc32c");
@@ -189,6 +192,7 @@ fn a_misdirected_write_is_caught() {
 /// found and listed (fio stops a job at its first failing block either way).
 #[test]
 fn verify_fatal_stops_at_the_first_failure_and_dump_writes_the_block() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     let mut w = job(&f, "md5");
@@ -227,6 +231,7 @@ fn verify_fatal_stops_at_the_first_failure_and_dump_writes_the_block() {
 /// meta, pattern; fio's sha256/sha512 are not the standard digests).
 #[test]
 fn fio_verifies_what_ssdready_wrote_and_the_reverse() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -267,6 +272,7 @@ fn fio_verifies_what_ssdready_wrote_and_the_reverse() {
 /// does for the same job, and find nothing wrong.
 #[test]
 fn verify_backlog_and_experimental_verify_match_fios_counts() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     for extra in [
@@ -301,6 +307,7 @@ fn verify_backlog_and_experimental_verify_match_fios_counts() {
 /// verification to what it lists; fio reads ssdready's file.
 #[test]
 fn verify_state_is_saved_and_loaded_in_fios_format() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     let mut w = job(&f, "crc32c");
@@ -346,6 +353,7 @@ fn verify_state_is_saved_and_loaded_in_fios_format() {
 /// of existing data, e.g. after a write-only job).
 #[test]
 fn a_read_job_with_verify_checks_what_it_reads() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     let mut w = job(&f, "sha1");
@@ -377,6 +385,7 @@ fn a_read_job_with_verify_checks_what_it_reads() {
 /// are not warned about overwriting each other; clones over one region are.
 #[test]
 fn clones_in_their_own_regions_are_not_warned_of_overwriting_each_other() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let f = target(tmp.path());
     let base = [
@@ -409,6 +418,7 @@ fn clones_in_their_own_regions_are_not_warned_of_overwriting_each_other() {
 /// data again fails verify_only there.
 #[test]
 fn verify_trims_punch_holes_that_read_back_as_zeroes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = target(d.path());
     let mut w = job(&f, "md5");

@@ -3,7 +3,7 @@
 //! real `fio --server`s; bad input is one line and exit code 2. Skipped,
 //! saying why, when fio is not installed.
 
-mod common;
+use crate::common;
 use common::net::{
     accept_within, fio_server, free_port, have_fio, spawn_listening as spawn, Proc, Within,
 };
@@ -16,6 +16,7 @@ const JOB: &str = "[global]\nioengine=null\nbs=4k\nsize=4m\n[r]\nrw=randread\n[w
 
 #[test]
 fn fio_client_drives_two_ssdready_servers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -74,6 +75,7 @@ fn fio_client_drives_two_ssdready_servers() {
 
 #[test]
 fn run_client_drives_two_fio_servers_and_merges_bin_by_bin() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -140,6 +142,7 @@ fn one_line_exit_2(out: &std::process::Output, needle: &str) {
 
 #[test]
 fn bad_fleet_input_is_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job.fio");
     std::fs::write(&job, JOB).unwrap();
@@ -168,6 +171,7 @@ fn bad_fleet_input_is_one_line_and_exit_2() {
 
 #[test]
 fn a_job_the_server_refuses_is_named_with_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let _server = spawn(
@@ -186,6 +190,7 @@ fn a_job_the_server_refuses_is_named_with_exit_2() {
 
 #[test]
 fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     use ssdready_fleet::wire::{encode, op};
     use std::io::{Read, Write};
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -211,6 +216,7 @@ fn a_hosts_message_over_64_mib_is_its_failure_exit_1_not_bad_input() {
 
 #[test]
 fn ctrl_c_of_run_client_is_exit_130() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     // A host that takes the connection and never answers.
@@ -274,6 +280,7 @@ fn own_server(dir: &std::path::Path, extra: &[&str]) -> (Proc, u16) {
 
 #[test]
 fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let (_server, port) = own_server(&dir.path().join("srv"), &[]);
     let outside = dir.path().join("outside");
@@ -335,6 +342,7 @@ fn a_server_takes_only_job_options_and_its_own_places_from_the_network() {
 
 #[test]
 fn another_user_cannot_drive_a_root_server() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !common::is_root()
         || !Command::new("su")
             .arg("--version")
@@ -370,6 +378,7 @@ fn another_user_cannot_drive_a_root_server() {
 
 #[test]
 fn fios_server_and_daemonize_switches_start_a_background_server() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let pid_file = dir.path().join("server.pid");
@@ -415,6 +424,7 @@ fn fios_server_and_daemonize_switches_start_a_background_server() {
 
 #[test]
 fn a_unix_socket_server_is_for_its_owner_only() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -481,6 +491,7 @@ fn a_unix_socket_server_is_for_its_owner_only() {
 
 #[test]
 fn bad_server_switches_are_one_line_and_make_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let srv = dir.path().join("srv");
     let srv_s = srv.display().to_string();

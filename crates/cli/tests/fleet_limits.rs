@@ -6,7 +6,7 @@
 //! than a job may have is refused; a job file that includes files many
 //! times over is refused at a bound. Skipped, saying why, without fio.
 
-mod common;
+use crate::common;
 use common::net::{free_port, have_fio, spawn_listening, Proc, Within};
 use common::server::BIN;
 use serde_json::Value;
@@ -41,6 +41,7 @@ fn fio_in(cwd: &std::path::Path, args: &[String]) -> (String, bool) {
 
 #[test]
 fn fios_client_writes_both_hosts_results_to_its_output_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -83,6 +84,7 @@ fn fios_client_writes_both_hosts_results_to_its_output_file() {
 
 #[test]
 fn a_job_past_its_memory_or_time_ends_and_the_server_goes_on() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -147,6 +149,7 @@ fn a_job_past_its_memory_or_time_ends_and_the_server_goes_on() {
 
 #[test]
 fn a_job_file_that_includes_files_many_times_over_is_refused_at_a_bound() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     // f0 includes f1 ten times, …, f7 includes f8: 10^8 includes.
     for n in 0..8 {

@@ -5,7 +5,7 @@
 //! with the host as fio's client names them. Skipped, saying why, when fio
 //! is not installed.
 
-mod common;
+use crate::common;
 use common::net::{fio_server, free_port, have_fio, ssdready_server, ssdready_server_with, Within};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -51,6 +51,7 @@ fn fio_client(dir: &Path, port: u16) {
 
 #[test]
 fn fio_client_writes_the_same_logs_from_ssdready_as_from_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -98,6 +99,7 @@ fn fio_client_writes_the_same_logs_from_ssdready_as_from_fio() {
 
 #[test]
 fn run_client_writes_the_logs_of_fio_and_ssdready_servers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -195,6 +197,7 @@ fn check_host_logs(
 
 #[test]
 fn fio_client_gets_a_block_devices_figures_from_ssdready_as_from_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;

@@ -7,7 +7,7 @@
 //! Skipped, saying why, without fio; the second account's cases also
 //! without root or that account.
 
-mod common;
+use crate::common;
 use common::net::have_fio;
 use common::server::{give, second_user, Fixture, SECRET};
 use std::path::Path;
@@ -43,6 +43,7 @@ fn all_refused(f: &Fixture, jobs: &[(&str, String)], needles: &[&str]) {
 
 #[test]
 fn a_client_cannot_read_roots_file_through_an_include() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(user) = the_second_user() else {
         return;
     };
@@ -87,6 +88,7 @@ fn a_client_cannot_read_roots_file_through_an_include() {
 
 #[test]
 fn a_client_cannot_write_read_or_delete_roots_files_through_job_options() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(user) = the_second_user() else {
         return;
     };
@@ -153,6 +155,7 @@ fn a_client_cannot_write_read_or_delete_roots_files_through_job_options() {
 
 #[test]
 fn a_root_servers_job_for_another_user_runs_as_that_user() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     use std::os::unix::fs::MetadataExt;
     let Some(user) = the_second_user() else {
         return;
@@ -233,6 +236,7 @@ fn races(f: &Fixture) {
 
 #[test]
 fn names_swapped_for_links_after_the_check_reach_nothing_outside() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if skip_without_fio() {
         return;
     }
@@ -283,6 +287,7 @@ fn names_swapped_for_links_after_the_check_reach_nothing_outside() {
 
 #[test]
 fn names_swapped_for_links_after_the_check_reach_nothing_of_root_for_another_user() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(user) = the_second_user() else {
         return;
     };

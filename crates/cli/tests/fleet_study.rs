@@ -4,7 +4,7 @@
 //! hosts' I/O counts and rates, and the p99 of their json+ bins summed
 //! here, bin by bin); bad input is one line, exit code 2, nothing written.
 
-mod common;
+use crate::common;
 use common::net::{free_port, spawn_listening, Proc, Within};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -115,6 +115,7 @@ fn check_point(dir: &Path, p: &Value) {
 
 #[test]
 fn a_study_of_three_servers_scales_from_one_host_to_three() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let ports = [free_port(), free_port(), free_port()];
     let _servers: Vec<Proc> = ports.iter().map(|&p| server(p)).collect();
@@ -246,6 +247,7 @@ fn refused(args: &[&str], out_dir: &Path, says: &str) {
 
 #[test]
 fn a_fleet_study_refuses_bad_hosts_with_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("study");
     // Nothing listens on a port just freed.

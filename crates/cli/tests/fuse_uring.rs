@@ -6,7 +6,7 @@
 //! kernel has FUSE over io_uring (skipped with the reason otherwise).
 //! Counts and data, no timing: the machine's load cannot fail it.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -56,6 +56,7 @@ static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// what the attach left (its mount point, a loop device it bound).
 #[test]
 fn an_attach_killed_right_after_turning_the_switch_on_has_it_put_back_by_the_next_list() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !usable() {
         return;
     }
@@ -100,6 +101,7 @@ fn an_attach_killed_right_after_turning_the_switch_on_has_it_put_back_by_the_nex
 
 #[test]
 fn a_verified_job_runs_over_fuse_uring_and_the_switch_is_put_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !usable() {
         return;
     }
@@ -251,6 +253,7 @@ fn check_all_put_back(dev: &str, name: &str, before: &str, log: &std::path::Path
 
 #[test]
 fn fuse_uring_is_refused_in_one_line_where_it_cannot_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if is_root() && std::path::Path::new(PARAM).exists() {
         eprintln!("skipped: FUSE over io_uring can run here");
         return;

@@ -15,7 +15,7 @@
 //! the binary: about a second in release mode) and `SSDREADY_FUZZ_SEED`
 //! picks another seed.
 
-mod common;
+use crate::common;
 
 use ssdready_core::host::Host;
 use ssdready_core::jobfile;
@@ -517,6 +517,7 @@ fn message(p: Box<dyn std::any::Any + Send>) -> String {
 
 #[test]
 fn mutated_job_files_never_panic_in_the_parse_and_validate_path() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let corpus = corpus();
     let host = Host {
         cpus: Some(vec![0, 1]),
@@ -564,6 +565,7 @@ fn mutated_job_files_never_panic_in_the_parse_and_validate_path() {
 
 #[test]
 fn the_binary_answers_mutated_input_with_exit_0_or_one_line_and_exit_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(jobs_dir().join("common.inc"), dir.path().join("common.inc")).unwrap();
     let corpus = corpus();

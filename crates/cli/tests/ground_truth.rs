@@ -1,11 +1,12 @@
 //! The run command against ground truth: counts, rates and bytes that are
 //! known in advance, and the latency split on a real block device.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
 fn null_engine_with_number_ios_reports_exactly_n() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for depth in ["1", "32"] {
         let r = run_json(&[
             "--name=n",
@@ -24,6 +25,7 @@ fn null_engine_with_number_ios_reports_exactly_n() {
 
 #[test]
 fn rate_iops_is_held_within_two_percent() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--name=r",
         "--ioengine=null",
@@ -38,6 +40,7 @@ fn rate_iops_is_held_within_two_percent() {
 
 #[test]
 fn ramp_time_is_excluded_from_the_results() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--name=r",
         "--ioengine=null",
@@ -61,6 +64,7 @@ fn ramp_time_is_excluded_from_the_results() {
 
 #[test]
 fn write_then_read_moves_exactly_size_bytes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("data");
     let f = f.to_str().unwrap();
@@ -98,6 +102,7 @@ fn write_then_read_moves_exactly_size_bytes() {
 
 #[test]
 fn multiple_files_share_the_size() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a");
     let b = dir.path().join("b");
@@ -110,6 +115,7 @@ fn multiple_files_share_the_size() {
 
 #[test]
 fn json_result_is_versioned_and_complete() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--name=n",
         "--ioengine=null",
@@ -134,6 +140,7 @@ fn json_result_is_versioned_and_complete() {
 
 #[test]
 fn same_seed_same_offsets_different_seed_different() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Offsets are not in the result, but a zipf read of a small region
     // touches a seed-dependent set of blocks: compare bytes moved per second.
     let a = run_json(&[
@@ -168,6 +175,7 @@ fn same_seed_same_offsets_different_seed_different() {
 
 #[test]
 fn above_block_mean_on_a_loop_device_is_positive_and_below_the_total() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("split", 256) else {
         return;
     };

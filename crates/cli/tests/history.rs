@@ -97,6 +97,7 @@ fn ids(entries: &[Value]) -> Vec<i64> {
 
 #[test]
 fn saved_runs_are_listed_newest_first_and_filtered() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     let x25e = read_job("emu:x25e", "1");
     // Bad input leaves nothing behind, not even an empty database.
@@ -187,6 +188,7 @@ fn user_version(db: &Path) -> i64 {
 
 #[test]
 fn a_version_1_database_is_migrated_and_keeps_its_entries() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     rusqlite::Connection::open(&h.db)
         .unwrap()
@@ -207,6 +209,7 @@ fn a_version_1_database_is_migrated_and_keeps_its_entries() {
 
 #[test]
 fn a_database_from_a_newer_ssdready_is_refused_before_anything_runs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     rusqlite::Connection::open(&h.db)
         .unwrap()
@@ -237,6 +240,7 @@ fn a_database_from_a_newer_ssdready_is_refused_before_anything_runs() {
 
 #[test]
 fn identical_results_show_no_differences() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     // Virtual time: the same jobs give the same figures, twice.
     let job = read_job("emu:nvme-tlc", "3");
@@ -272,6 +276,7 @@ fn identical_results_show_no_differences() {
 
 #[test]
 fn a_slower_emulated_drive_is_found_and_fails_the_baseline_with_3() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let h = Db::new();
     let fast = read_job("emu:nvme-tlc", "3");
@@ -316,6 +321,7 @@ fn a_slower_emulated_drive_is_found_and_fails_the_baseline_with_3() {
 
 #[test]
 fn different_workloads_are_not_compared() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     let reads = read_job("emu:nvme-tlc", "1");
     let o = h.run(&with(&["emu", "simulate"], &reads, &["--save"]));
@@ -346,6 +352,7 @@ fn different_workloads_are_not_compared() {
 
 #[test]
 fn names_that_are_not_results_say_what_is_allowed() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let h = Db::new();
     let o = h.run(&["compare", "/no/such.json", "1"]);
     assert_eq!(o.code, 2);
@@ -401,6 +408,7 @@ fn study(h: &Db, target: &str, out: &Path, extra: &[&str]) -> Out {
 
 #[test]
 fn studies_are_recorded_and_a_slower_drive_fails_the_baseline() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let h = Db::new();
     let a = h.dir.path().join("a");

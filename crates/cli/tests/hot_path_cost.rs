@@ -93,6 +93,7 @@ fn skip_reason() -> Option<&'static str> {
 
 #[test]
 fn null_engine_instructions_per_io_stay_within_budget() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if let Some(why) = skip_reason() {
         eprintln!("skipped: {why}");
         return;

@@ -6,7 +6,7 @@
 //! detach`, and a killed daemon's next `emu list`. Root only (skipped with
 //! the reason otherwise); one drive at a time (the tests share a lock).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -208,6 +208,7 @@ fn model(qd: usize) -> (f64, f64, f64) {
 /// it; Ctrl-C removes the device and the mount.
 #[test]
 fn kernel_drive_keeps_data_and_the_models_latency() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -285,6 +286,7 @@ fn kernel_drive_keeps_data_and_the_models_latency() {
 /// detach` removes the drive.
 #[test]
 fn kernel_drive_iops_follow_the_model() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -431,6 +433,7 @@ fn transport_ns(
 /// next `emu list` finds and removes them.
 #[test]
 fn killed_attach_is_cleaned_by_the_next_list() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -451,6 +454,7 @@ fn killed_attach_is_cleaned_by_the_next_list() {
 /// Bad input is one line and exit 2, whoever runs it.
 #[test]
 fn bad_presets_and_transports_are_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (args, says) in [
         (vec!["emu", "attach", "nosuch"], "unknown emulator preset"),
         (vec!["emu", "attach", "x25e,bogus=1"], "bogus"),
@@ -480,6 +484,7 @@ fn bad_presets_and_transports_are_refused() {
 /// system the study makes on it; the drive and the mount are gone after.
 #[test]
 fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
@@ -609,6 +614,7 @@ fn check_transport_taken_out(
 /// by the kernel that its parent ended and removes the device and mount.
 #[test]
 fn a_killed_study_leaves_no_drive_behind() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;

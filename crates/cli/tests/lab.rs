@@ -2,7 +2,7 @@
 //! carries them, each phase carries counts exactly when the machine has
 //! counters, and a block device under test gets its interrupt condition.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -16,6 +16,7 @@ fn lab_entry<'a>(r: &'a Value, name: &str) -> Option<&'a Value> {
 
 #[test]
 fn phases_carry_hardware_counts_exactly_when_the_lab_says_there_are_counters() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let r = run_json(&[
         "--name=t",
         "--ioengine=null",
@@ -41,6 +42,7 @@ fn phases_carry_hardware_counts_exactly_when_the_lab_says_there_are_counters() {
 
 #[test]
 fn text_report_says_whether_there_are_hardware_counters() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--name=t",
@@ -62,6 +64,7 @@ fn text_report_says_whether_there_are_hardware_counters() {
 
 #[test]
 fn a_loop_device_under_test_is_said_to_have_no_interrupts() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(dev) = LoopDev::new("lab", 16) else {
         return;
     };

@@ -14,7 +14,7 @@
 //! and the kernel `.ci/vm-kernel.sh` prepares; skips, saying which is
 //! missing, without them.
 
-mod common;
+use crate::common;
 use common::labvm::{Lab, LabRun};
 use serde_json::Value;
 use std::time::Duration;
@@ -53,6 +53,7 @@ fn counted(study: &Value, disk: &str) -> (u64, u64) {
 
 #[test]
 fn a_study_of_md_raid0_names_the_member_behind_dm_delay_and_counts_as_the_kernel() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let null = "null_blk:memory_backed=1,size=64";
     let Some(run) = Lab::new()
         .device(null)

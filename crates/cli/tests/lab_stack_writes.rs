@@ -13,7 +13,7 @@
 //! and the kernel `.ci/vm-kernel.sh` prepares; skips, saying which is
 //! missing, without them.
 
-mod common;
+use crate::common;
 use common::labvm::Lab;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -34,6 +34,7 @@ snap after.stat
 
 #[test]
 fn a_member_delayed_only_on_writes_is_named_for_writes_and_a_linear_member_never() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let null = "null_blk:memory_backed=1,size=64";
     let Some(run) = Lab::new()
         .device(null)

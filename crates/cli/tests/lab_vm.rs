@@ -11,7 +11,7 @@
 //! and the kernel `.ci/vm-kernel.sh` prepares; each test skips, saying
 //! which is missing, without them.
 
-mod common;
+use crate::common;
 use common::labvm::{block_stat, lab_script, Lab};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -216,16 +216,19 @@ fn check_md(name: &str, md: &str, members: &[&str]) {
 
 #[test]
 fn md_raid0_over_null_blk_is_read_and_counted_per_member() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check_md("raid0", "md0", &["nullb0", "nullb1"]);
 }
 
 #[test]
 fn md_raid5_over_null_blk_is_read_and_counted_per_member() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check_md("raid5", "md1", &["nullb2", "nullb3", "nullb4"]);
 }
 
 #[test]
 fn a_raid_member_behind_dm_delay_takes_longer_per_io() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     let listed: Vec<&str> = o.file("md2.slaves").split_whitespace().collect();
     assert_eq!(listed.len(), 2, "md2's members: {listed:?}");
@@ -249,6 +252,7 @@ fn a_raid_member_behind_dm_delay_takes_longer_per_io() {
 
 #[test]
 fn polled_reads_on_nvme_poll_queues_take_no_interrupts() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     for (name, ran) in [("nvme-hipri", "iopoll"), ("nvme-interrupt", "interrupt")] {
         let ios = reads_done(o, name);
@@ -266,6 +270,7 @@ fn polled_reads_on_nvme_poll_queues_take_no_interrupts() {
 
 #[test]
 fn the_nvme_drivers_poll_queues_are_told_from_its_interrupt_driven_ones() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     let limits: Value = serde_json::from_str(o.file("nvme-limits.json")).expect("limits JSON");
     let dev = limits["inventory"]["devices"]
@@ -282,6 +287,7 @@ fn the_nvme_drivers_poll_queues_are_told_from_its_interrupt_driven_ones() {
 
 #[test]
 fn the_strategies_poll_an_nvme_device_with_poll_queues_by_iopoll() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     let doc: Value = serde_json::from_str(o.file("strategies.json")).expect("strategies.json");
     let results = doc["results"].as_array().expect("results");
@@ -332,6 +338,7 @@ fn the_strategies_poll_an_nvme_device_with_poll_queues_by_iopoll() {
 
 #[test]
 fn dm_crypt_scsi_debug_and_brd_are_read_and_counted_where_they_count() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     for (name, dev) in [("dm-crypt", "secret"), ("scsi_debug", "sda")] {
         let ios = reads_done(o, name);
@@ -354,6 +361,7 @@ fn dm_crypt_scsi_debug_and_brd_are_read_and_counted_where_they_count() {
 
 #[test]
 fn the_guest_is_labelled_emulated() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(o) = lab() else { return };
     assert!(
         o.console.contains("@@ lab-env emulated-vm"),
@@ -367,6 +375,7 @@ fn the_guest_is_labelled_emulated() {
 /// console's tail said; nothing left (no QEMU, no work files).
 #[test]
 fn a_failing_guest_script_is_reported_with_its_trace_and_leaves_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let run = Lab::new()
         .script("echo before\nfalse\necho after")
         .try_run();
@@ -388,6 +397,7 @@ fn a_failing_guest_script_is_reported_with_its_trace_and_leaves_nothing() {
 /// A guest that does not boot in time is killed; nothing is left.
 #[test]
 fn a_guest_past_its_boot_limit_is_killed_and_leaves_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let run = Lab::new()
         .script("true")
         .boot_limit(Duration::from_secs(1))
@@ -409,6 +419,7 @@ fn a_guest_past_its_boot_limit_is_killed_and_leaves_nothing() {
 /// written (no output directory made).
 #[test]
 fn the_lab_script_refuses_bad_devices_in_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     for (spec, says) in [

@@ -4,11 +4,12 @@
 //! (The readers are tested in `ssdready-probe`, the words in
 //! `ssdready-diagnosis`.)
 
-mod common;
+use crate::common;
 use common::ssdready;
 
 #[test]
 fn a_target_that_is_not_there_is_refused_in_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["limits", "/no/such/place"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
@@ -22,6 +23,7 @@ fn a_target_that_is_not_there_is_refused_in_one_line() {
 
 #[test]
 fn the_json_describes_the_commands_own_process_and_the_targets_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["limits", "--json", env!("CARGO_MANIFEST_DIR")]);
     assert!(
         out.status.success(),

@@ -4,7 +4,7 @@
 //! atomically, a failed write is an error, an interrupted run says so in
 //! every format, and a later phase's failure keeps the earlier results.
 
-mod common;
+use crate::common;
 
 use common::{is_root, ssdready};
 use serde_json::Value;
@@ -71,12 +71,14 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn output_to_dev_full_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (o, took) = timed(&[&["run", "--quiet", "--output=/dev/full"][..], &LONG].concat());
     assert_refused(&o, "/dev/full", Duration::from_secs(2), took);
 }
 
 #[test]
 fn results_to_a_full_standard_output_are_an_error_not_exit_0() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let full = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")
@@ -94,6 +96,7 @@ fn results_to_a_full_standard_output_are_an_error_not_exit_0() {
 
 #[test]
 fn output_that_is_a_directory_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let out = format!("--output={}", d.path().display());
     for cmd in [&["run"][..], &["emu", "simulate"][..]] {
@@ -110,6 +113,7 @@ fn output_that_is_a_directory_is_refused_before_the_run() {
 
 #[test]
 fn unwritable_output_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Not writable even by root.
     let (o, took) = timed(&[&["run", "--quiet", "--output=/proc/version"][..], &LONG].concat());
     assert_refused(&o, "/proc/version", Duration::from_secs(2), took);
@@ -125,6 +129,7 @@ fn unwritable_output_is_refused_before_the_run() {
 
 #[test]
 fn bad_write_bw_log_directory_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("r.json");
     let out = format!("--output={}", out.display());
@@ -141,6 +146,7 @@ fn bad_write_bw_log_directory_is_refused_before_the_run() {
 
 #[test]
 fn io_uring_iodepth_above_the_kernel_limit_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = format!("--filename={}", d.path().join("f").display());
     for depth in ["--iodepth=65536", "--iodepth=4000000000"] {
@@ -171,6 +177,7 @@ fn io_uring_iodepth_above_the_kernel_limit_is_refused_before_the_run() {
 
 #[test]
 fn libaio_iodepth_above_aio_max_nr_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let max: u64 = std::fs::read_to_string("/proc/sys/fs/aio-max-nr")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -203,6 +210,7 @@ fn libaio_iodepth_above_aio_max_nr_is_refused_before_the_run() {
 
 #[test]
 fn layout_larger_than_the_free_space_is_refused_before_writing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("f");
     let (o, took) = timed(&[
@@ -265,6 +273,7 @@ fn interrupt_layout(f: &Path, size: u64, sig: &str, after: Duration) -> (Output,
 
 #[test]
 fn interrupted_layout_removes_the_file_it_created_and_stops_promptly() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("f");
     let Some(size) = long_layout(d.path()) else {
@@ -290,6 +299,7 @@ fn interrupted_layout_removes_the_file_it_created_and_stops_promptly() {
 
 #[test]
 fn interrupted_layout_puts_a_users_file_back_as_it_was() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("f");
     let mine = vec![0x5a_u8; 12345];
@@ -308,6 +318,7 @@ fn interrupted_layout_puts_a_users_file_back_as_it_was() {
 
 #[test]
 fn interrupted_run_says_so_in_every_output_format() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for (fmt, sig) in [
         ("json", "INT"),
@@ -354,6 +365,7 @@ fn interrupted_run_says_so_in_every_output_format() {
 
 #[test]
 fn fio_json_of_a_complete_run_says_it_was_not_interrupted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = ssdready(&[
         "run",
         "--quiet",
@@ -370,6 +382,7 @@ fn fio_json_of_a_complete_run_says_it_was_not_interrupted() {
 
 #[test]
 fn second_phase_that_fails_to_start_keeps_the_first_phases_results() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = format!("--filename={}", d.path().join("f").display());
     let out = d.path().join("r.json");
@@ -416,6 +429,7 @@ fn make_unwritable(path: &Path) -> bool {
 
 #[test]
 fn target_of_a_later_phase_that_cannot_be_opened_is_refused_before_the_first_io() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let locked = d.path().join("locked");
     std::fs::write(&locked, vec![0u8; 1 << 20]).unwrap();
@@ -438,6 +452,7 @@ fn target_of_a_later_phase_that_cannot_be_opened_is_refused_before_the_first_io(
 
 #[test]
 fn worker_panic_is_an_internal_error_not_a_crash() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["run", "--quiet", "--name=t", "--ioengine=null", "--size=1m"])
         .args(["--numjobs=4"])
@@ -459,6 +474,7 @@ fn worker_panic_is_an_internal_error_not_a_crash() {
 
 #[test]
 fn main_thread_panic_prints_one_line_naming_it_an_internal_error() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["run", "--quiet", "--name=t", "--ioengine=null", "--size=1m"])
         .env("SSDREADY_INJECT_PANIC", "main")
@@ -475,6 +491,7 @@ fn main_thread_panic_prints_one_line_naming_it_an_internal_error() {
 
 #[test]
 fn panic_holding_the_emulators_lock_keeps_earlier_phases_and_names_the_panic() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("r.json");
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
@@ -507,6 +524,7 @@ fn panic_holding_the_emulators_lock_keeps_earlier_phases_and_names_the_panic() {
 
 #[test]
 fn a_worker_that_cannot_start_stops_its_phase_before_any_io() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_ssdready"))
         .args(["run", "--quiet"])
@@ -525,6 +543,7 @@ fn a_worker_that_cannot_start_stops_its_phase_before_any_io() {
 
 #[test]
 fn output_is_replaced_whole_and_leaves_no_temporary_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("r.json");
     std::fs::write(&out, "previous results").unwrap();
@@ -576,6 +595,7 @@ impl Drop for SmallFs {
 
 #[test]
 fn results_on_a_disk_that_fills_up_keep_the_previous_file_and_exit_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(fs) = SmallFs::new("2m") else {
         return;
     };
@@ -603,6 +623,7 @@ fn results_on_a_disk_that_fills_up_keep_the_previous_file_and_exit_1() {
 
 #[test]
 fn output_on_a_full_file_system_is_refused_before_the_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(fs) = SmallFs::new("1m") else {
         return;
     };

@@ -9,7 +9,7 @@
 //! (`bench/planted.sh` is the fuller suite: more plants, fio's check of
 //! each, several runs.)
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -105,6 +105,7 @@ fn saturation(doc: &Value) -> (&str, &str, &str) {
 
 #[test]
 fn a_cgroup_read_iops_throttle_is_named_with_its_setting_not_as_the_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(dev) = common::LoopDev::new("throttle", 256) else {
         return;
     };
@@ -136,6 +137,7 @@ fn a_cgroup_read_iops_throttle_is_named_with_its_setting_not_as_the_device() {
 
 #[test]
 fn a_cpu_quota_is_named_and_polling_is_not_advised() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(dev) = common::LoopDev::new("quota", 256) else {
         return;
     };
@@ -163,6 +165,7 @@ fn a_cpu_quota_is_named_and_polling_is_not_advised() {
 
 #[test]
 fn a_cpuset_of_one_cpu_is_named_from_the_allowed_cpus() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         eprintln!("skipped: needs two CPUs");
         return;
@@ -225,6 +228,7 @@ impl Drop for Neighbour {
 
 #[test]
 fn a_throttle_shared_with_a_neighbour_in_the_group_is_the_throttle_with_the_neighbour_named() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if Command::new("fio").arg("--version").output().is_err() {
         eprintln!("skipped: no fio to be the neighbour");
         return;

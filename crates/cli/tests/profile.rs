@@ -3,7 +3,7 @@
 //! accounted for; the layers' CPU per I/O within 20 % of the whole-system
 //! figure at QD 1 and at saturation; the per-I/O split adds up.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -157,18 +157,21 @@ fn profile_agrees(engine: &str, qd: &str) {
 
 #[test]
 fn profile_at_qd1_psync_agrees_with_the_system_figure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     profile_agrees("psync", "1");
 }
 
 #[test]
 fn profile_at_qd1_io_uring_agrees_with_the_system_figure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     profile_agrees("io_uring", "1");
 }
 
 #[test]
 fn profile_at_qd32_io_uring_agrees_with_the_system_figure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     profile_agrees("io_uring", "32");
 }
@@ -192,6 +195,7 @@ fn tp_btf_decomposition(r: &Value) -> Option<&Value> {
 /// matches /sys/block/X/stat's mean within 5 %.
 #[test]
 fn decomposition_adds_up_and_matches_diskstats() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     let Some(l) = LoopDev::new("decompose", 256) else {
         return;
@@ -286,6 +290,7 @@ fn check_against_diskstats(phase: &Value, below: f64, stat: f64) {
 /// issued from the scheduler as well as directly.
 #[test]
 fn per_io_split_joins_every_io_and_adds_up() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     let Some(l) = LoopDev::new("join", 256) else {
         return;
@@ -399,6 +404,7 @@ fn check_against_kernel_histograms(d: &Value, matched: f64, deadline: bool) {
 /// `--decompose` loads or says why; the emulator never decomposes.
 #[test]
 fn decompose_is_off_by_default_and_on_when_asked() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     let Some(l) = LoopDev::new("deflt", 64) else {
         return;
@@ -433,6 +439,7 @@ fn decompose_is_off_by_default_and_on_when_asked() {
 /// extent map (FIEMAP) and joined with the block layer's records.
 #[test]
 fn per_io_split_joins_file_io_through_the_extent_map() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     if Command::new("mkfs.ext4").arg("-V").output().is_err() {
         eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not installed");
@@ -483,6 +490,7 @@ fn per_io_split_joins_file_io_through_the_extent_map() {
 /// part as a mean, and a warning that says why there is no per-I/O split.
 #[test]
 fn without_btf_the_split_falls_back_to_means_and_says_so() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     let Some(l) = LoopDev::new("nobtf", 64) else {
         return;
@@ -526,6 +534,7 @@ fn without_btf_the_split_falls_back_to_means_and_says_so() {
 /// each says what it could not measure and why.
 #[test]
 fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     if !is_root() {
         eprintln!("skipped: needs root to drop to an unprivileged user");
@@ -583,6 +592,7 @@ fn without_root_the_run_completes_and_says_what_it_could_not_measure() {
 /// them when they did not.
 #[test]
 fn fio_json_carries_the_phase_profile_decomposition_and_checks() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _alone = alone();
     let Some(l) = LoopDev::new("fiojs", 64) else {
         return;

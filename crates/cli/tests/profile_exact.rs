@@ -8,7 +8,7 @@
 //! completion) have time, and the bracketed block submission is at least
 //! the block layer's interval as --decompose times it.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -138,6 +138,7 @@ fn check(r: &Value, what: &str) -> f64 {
 
 #[test]
 fn exact_cpu_by_state_agrees_with_the_system_figure_at_qd1_and_qd32() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("profile-exact", 256) else {
         return;
     };
@@ -158,6 +159,7 @@ fn exact_cpu_by_state_agrees_with_the_system_figure_at_qd1_and_qd32() {
 /// processes' block I/O only adds to the bracketed figure.
 #[test]
 fn the_bracketed_block_submission_covers_the_block_layer_s_interval() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("profile-exact-block", 64) else {
         return;
     };
@@ -211,6 +213,7 @@ fn the_bracketed_block_submission_covers_the_block_layer_s_interval() {
 /// A bad mode is one clear line and exit code 2.
 #[test]
 fn an_unknown_profile_mode_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&[
         "run",
         "--name=t",

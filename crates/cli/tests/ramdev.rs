@@ -1,10 +1,11 @@
 //! `ssdready ramdev`: make a RAM-backed block device, use it, remove it.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]
 fn ramdev_create_use_list_remove() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !is_root() {
         eprintln!("skipped: ramdev needs root");
         return;

@@ -5,7 +5,7 @@
 //! binaries built here from the documented `struct blk_io_trace`; a bad
 //! trace is one line and exit code 2, naming the file and the line.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use common::ssdready;
 use serde_json::Value;
@@ -66,6 +66,7 @@ fn ok(o: &std::process::Output, who: &str) {
 
 #[test]
 fn ssdready_iolog_replays_to_the_same_requests_and_counts() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("data");
     let (a, b) = (d.path().join("a.log"), d.path().join("b.log"));
@@ -107,6 +108,7 @@ fn ssdready_iolog_replays_to_the_same_requests_and_counts() {
 
 #[test]
 fn emulator_iolog_replays_with_no_root_and_no_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a.log"), d.path().join("b.log"));
     let (rec, o) = ssdready_in(
@@ -143,6 +145,7 @@ fn emulator_iolog_replays_with_no_root_and_no_device() {
 
 #[test]
 fn fio_iolog_replays_here_and_ssdready_iolog_replays_in_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         return;
     }
@@ -262,6 +265,7 @@ fn replay_requests(dir: &Path, trace: &Path, extra: &[&str]) -> Vec<(String, u64
 
 #[test]
 fn synthetic_blktrace_replays_its_queued_requests() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let want = vec![
         ("read".to_string(), 4096, 4096),
@@ -293,6 +297,7 @@ fn synthetic_blktrace_replays_its_queued_requests() {
 
 #[test]
 fn merged_blktraces_replay_in_time_order() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a.bin"), d.path().join("b.bin"));
     let ms = 1_000_000u64;
@@ -336,6 +341,7 @@ fn merged_blktraces_replay_in_time_order() {
 
 #[test]
 fn replay_time_scale_halves_the_duration_and_no_stall_ignores_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("data");
     // 21 reads 10 ms apart: 200 ms.
@@ -380,6 +386,7 @@ fn replay_time_scale_halves_the_duration_and_no_stall_ignores_it() {
 
 #[test]
 fn bad_traces_are_one_line_naming_file_and_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let cases: [(&str, &[u8], &str); 4] = [
         (

@@ -11,7 +11,7 @@
 //! the network is caught, with its policy (a console message) and without
 //! (a request in the net log).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -181,6 +181,7 @@ fn check_file(html: &str) -> usize {
 
 #[test]
 fn a_study_writes_a_self_contained_report_that_rerenders_to_the_same_bytes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = study_dir();
     let html = read(&dir.join("report.html"));
     let charts = check_file(&html);
@@ -283,6 +284,7 @@ fn check_strategies_section(html: &str, study: &Value) {
 
 #[test]
 fn the_study_report_in_chromium_draws_every_chart_without_errors_or_requests() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let page = study_dir().join("report.html");
     let charts = check_file(&read(&page));
     let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshot.png");
@@ -298,6 +300,7 @@ fn the_study_report_in_chromium_draws_every_chart_without_errors_or_requests() {
 
 #[test]
 fn the_browser_checks_catch_a_page_that_loads_from_the_network() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let html = read(&study_dir().join("report.html"));
     let tmp = tempfile::tempdir().unwrap();
     let canary = "<img src=\"http://127.0.0.1:9/canary.png\">";
@@ -341,6 +344,7 @@ fn the_browser_checks_catch_a_page_that_loads_from_the_network() {
 
 #[test]
 fn run_report_writes_the_native_json_and_its_report() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("r");
     let out = ssdready(&[
@@ -396,6 +400,7 @@ fn run_report_writes_the_native_json_and_its_report() {
 
 #[test]
 fn a_comparison_page_overlays_two_studies() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     use ssdready_report::html::{load, render_compare};
     let text = read(&study_dir().join("study.json"));
     let a = load(&text).unwrap();
@@ -421,6 +426,7 @@ fn a_comparison_page_overlays_two_studies() {
 
 #[test]
 fn report_refuses_bad_input_with_one_line_and_exit_2_writing_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let cases: Vec<(PathBuf, &str, &str)> = vec![
@@ -477,6 +483,7 @@ fn report_refuses_bad_input_with_one_line_and_exit_2_writing_nothing() {
 
 #[test]
 fn compare_writes_compare_html_with_the_two_curves_overlaid() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("cmp");
     let study = study_dir().to_str().unwrap().to_owned();

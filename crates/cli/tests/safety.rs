@@ -5,7 +5,7 @@
 //! over /dev/shm files and removes them again (also when the test fails);
 //! all skip, saying why, when not root.
 
-mod common;
+use crate::common;
 use common::*;
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};
@@ -180,6 +180,7 @@ fn expect_refused(args: &[&str], needles: &[&str]) -> String {
 /// system.
 #[test]
 fn loop_on_loop_stacked_mount_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("issue") else {
         return;
     };
@@ -268,6 +269,7 @@ fn open_exclusive(dev: &str) -> std::io::Result<std::fs::File> {
 
 #[test]
 fn loop_on_loop_without_a_mount_is_refused_but_reads_still_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("unmounted") else {
         return;
     };
@@ -288,6 +290,7 @@ fn loop_on_loop_without_a_mount_is_refused_but_reads_still_run() {
 
 #[test]
 fn loop_chain_three_deep_with_a_mounted_top_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("chain") else {
         return;
     };
@@ -327,6 +330,7 @@ fn loop_chain_three_deep_with_a_mounted_top_is_refused() {
 
 #[test]
 fn partitions_of_a_stacked_loop_are_found() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("stackparts") else {
         return;
     };
@@ -356,6 +360,7 @@ fn partitions_of_a_stacked_loop_are_found() {
 
 #[test]
 fn a_partition_target_is_checked_and_a_mounted_sibling_does_not_block_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("parts") else {
         return;
     };
@@ -416,6 +421,7 @@ fn a_partition_target_is_checked_and_a_mounted_sibling_does_not_block_it() {
 
 #[test]
 fn loop_over_a_file_on_the_targets_file_system_is_found_even_lazily_unmounted() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("fsfile") else {
         return;
     };
@@ -457,6 +463,7 @@ fn loop_over_a_file_on_the_targets_file_system_is_found_even_lazily_unmounted() 
 
 #[test]
 fn a_bind_mount_left_after_the_original_is_unmounted_is_found() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("bind") else {
         return;
     };
@@ -495,6 +502,7 @@ fn swap_header(dev: &str) -> Vec<u8> {
 
 #[test]
 fn swap_on_the_device_or_on_a_loop_over_it_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("swap") else {
         return;
     };
@@ -547,6 +555,7 @@ fn swap_on_the_device_or_on_a_loop_over_it_is_refused() {
 
 #[test]
 fn an_exclusive_holder_is_the_final_gate() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("excl") else {
         return;
     };
@@ -606,6 +615,7 @@ fn an_exclusive_holder_is_the_final_gate() {
 
 #[test]
 fn allow_destructive_overrides_and_says_what_it_overrode() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("force") else {
         return;
     };
@@ -622,6 +632,7 @@ fn allow_destructive_overrides_and_says_what_it_overrode() {
 
 #[test]
 fn the_device_is_claimed_for_the_whole_run() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("claim") else {
         return;
     };
@@ -656,6 +667,7 @@ fn the_device_is_claimed_for_the_whole_run() {
 
 #[test]
 fn a_regular_file_that_backs_a_mounted_loop_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("backfile") else {
         return;
     };
@@ -681,6 +693,7 @@ fn a_regular_file_that_backs_a_mounted_loop_is_refused() {
 
 #[test]
 fn two_loops_over_one_file_and_a_loop_over_a_mounted_device_are_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("down") else {
         return;
     };
@@ -716,6 +729,7 @@ fn two_loops_over_one_file_and_a_loop_over_a_mounted_device_are_refused() {
 
 #[test]
 fn a_file_system_left_at_an_offset_is_found_by_the_signature_scan() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("offsetfs") else {
         return;
     };
@@ -755,6 +769,7 @@ fn a_file_system_left_at_an_offset_is_found_by_the_signature_scan() {
 /// `--allow-destructive` alone; `allow_mounted_write=1` is needed too.
 #[test]
 fn a_mounted_file_system_is_not_trimmed_or_written_with_allow_destructive_alone() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(mut s) = Scene::new("mounted") else {
         return;
     };

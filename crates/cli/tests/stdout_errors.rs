@@ -65,6 +65,7 @@ fn one_line_exit_1(args: &[String], code: Option<i32>, err: &str, want: &str) ->
 
 #[test]
 fn a_full_stdout_is_one_line_and_exit_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let bad: Vec<String> = commands(d.path())
         .iter()
@@ -79,6 +80,7 @@ fn a_full_stdout_is_one_line_and_exit_1() {
 
 #[test]
 fn a_closed_stdout_is_one_line_and_exit_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let bad: Vec<String> = commands(d.path())
         .iter()

@@ -7,7 +7,7 @@
 //! ramps, a criterion that never holds) are run's own tests, in virtual
 //! time and on the sampling itself.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -37,6 +37,7 @@ const PACED: [&str; 7] = [
 
 #[test]
 fn a_steady_job_ends_early_with_fios_steadystate_object() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut a = vec!["--name=s", "--ss=iops:10%", "--ss_dur=2"];
     a.extend(PACED);
     let t = std::time::Instant::now();
@@ -77,6 +78,7 @@ fn a_steady_job_ends_early_with_fios_steadystate_object() {
 /// report in the native schema and the text.
 #[test]
 fn the_native_schema_carries_the_report_and_the_text_says_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let a = [
         "emu",
         "simulate",
@@ -110,6 +112,7 @@ fn the_native_schema_carries_the_report_and_the_text_says_it() {
 
 #[test]
 fn bad_steady_state_options_stop_with_exit_code_2() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (opt, want) in [
         ("--ss=lat:1%", "'lat' is not a criterion"),
         ("--ss=iops", "has no limit"),
@@ -150,6 +153,7 @@ fn bad_steady_state_options_stop_with_exit_code_2() {
 /// the same object.
 #[test]
 fn side_by_side_with_live_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut args = vec!["--name=s", "--ss=iops:10%", "--ss_dur=2"];
     args.extend(PACED);
     let Ok(f) = std::process::Command::new("fio")

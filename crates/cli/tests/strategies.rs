@@ -4,7 +4,7 @@
 //! it differs from what was asked; requests that cannot work here are
 //! refused with the reason.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -35,6 +35,7 @@ fn expect_refused(args: &[&str], needle: &str) -> String {
 
 #[test]
 fn each_completion_strategy_runs_on_the_emulator_and_says_so() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (asked, ran) in [
         (None, "emu-hybrid"),
         (Some("interrupt"), "interrupt"),
@@ -72,6 +73,7 @@ fn each_completion_strategy_runs_on_the_emulator_and_says_so() {
 
 #[test]
 fn each_completion_strategy_runs_on_a_file_and_says_so() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     let cases: [(&str, &str, &str, Option<&str>); 7] = [
@@ -119,6 +121,7 @@ fn each_completion_strategy_runs_on_a_file_and_says_so() {
 
 #[test]
 fn completion_contradicting_hipri_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     expect_refused(
         &[
             "--filename=/dev/shm/x",
@@ -137,6 +140,7 @@ fn completion_contradicting_hipri_is_refused() {
 
 #[test]
 fn the_batch_reap_limit_is_honoured_and_reported() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let base = [
         "--filename=emu:null,size=64m",
         "--rw=randread",
@@ -174,6 +178,7 @@ fn dram(extra: &[&str]) -> Value {
 
 #[test]
 fn coalescing_on_the_emulator_cuts_completion_events() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // 16 in flight, deliveries of at least 8 (the 50 ms timer never fires
     // but for the last few I/Os): every event carries 8 or more.
     let opts = ["--iodepth=16", "--size=8m", "--completion=interrupt"];
@@ -196,6 +201,7 @@ fn coalescing_on_the_emulator_cuts_completion_events() {
 
 #[test]
 fn coalescing_raises_small_request_latency() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // One I/O in flight: coalescing holds each completion for its whole
     // time (300 µs), where alone it takes about 8 µs.
     let opts = ["--iodepth=1", "--size=1m", "--completion=spin"];
@@ -229,6 +235,7 @@ fn coalescing_raises_small_request_latency() {
 
 #[test]
 fn coalescing_where_nothing_can_apply_it_is_refused_with_why() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     expect_refused(
@@ -264,6 +271,7 @@ fn coalescing_where_nothing_can_apply_it_is_refused_with_why() {
 
 #[test]
 fn sqpoll_thread_cpu_is_counted_in_the_jobs_cost() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let f = file_arg(&dir);
     let out = ssdready(&[
@@ -315,6 +323,7 @@ fn sqpoll_thread_cpu_is_counted_in_the_jobs_cost() {
 
 #[test]
 fn on_a_loop_device_poll_falls_back_to_spinning_and_hipri_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("strategies", 16) else {
         return;
     };

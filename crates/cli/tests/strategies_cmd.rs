@@ -4,7 +4,7 @@
 //! compares speeds: those depend on the machine's load in real time; Shin's
 //! ratio is checked in virtual time, next to the matrix's code.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -94,6 +94,7 @@ fn count_skipped(skipped: &[Value]) -> usize {
 
 #[test]
 fn the_dram_ssd_matrix_has_every_point_with_its_figures() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s");
@@ -166,6 +167,7 @@ fn the_dram_ssd_matrix_has_every_point_with_its_figures() {
 
 #[test]
 fn a_plain_file_skips_temporal_merge_with_the_reason() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("target.bin");
@@ -195,6 +197,7 @@ fn a_plain_file_skips_temporal_merge_with_the_reason() {
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_nothing_written() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s");
     let small = dir.path().join("small.bin");
@@ -250,6 +253,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
 
 #[test]
 fn ctrl_c_keeps_what_ran_and_exits_130() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("s");

@@ -2,7 +2,7 @@
 //! short runs: SSDREADY_STUDY_RUNTIME) and of a loop device over /dev/shm
 //! as root; study.json's schema, the findings, read-only studies, bad input.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -196,6 +196,7 @@ fn check_best_strategy(d: &Value, s: &Value, results: &[Value]) {
 
 #[test]
 fn x25e_study_finds_its_knee_and_names_the_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, stdout, stderr, d) = study(&["emu:x25e", "--quick"], Some("0.5"));
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
@@ -319,6 +320,7 @@ fn check_emulator_strategies(d: &Value, stdout: &str) {
 
 #[test]
 fn null_study_puts_the_whole_limit_on_a_named_part_of_the_platform() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, stdout, stderr, d) = study(&["emu:null", "--quick"], Some("0.3"));
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
@@ -352,6 +354,7 @@ fn null_study_puts_the_whole_limit_on_a_named_part_of_the_platform() {
 
 #[test]
 fn bad_study_arguments_say_what_and_write_nothing() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (args, want) in [
         (vec!["--budget=soon"], "option '--budget'"),
         (vec!["--budget=5s"], "too short"),
@@ -374,6 +377,7 @@ fn bad_study_arguments_say_what_and_write_nothing() {
 
 #[test]
 fn a_sparse_file_is_refused_with_how_to_lay_it_out() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // As a new user would: `truncate -s 64M data`, then a study of it.
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -406,6 +410,7 @@ fn a_sparse_file_is_refused_with_how_to_lay_it_out() {
 
 #[test]
 fn quick_study_of_a_loop_device_over_shm_as_root() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("study", 512) else {
         return;
     };
@@ -444,6 +449,7 @@ fn quick_study_of_a_loop_device_over_shm_as_root() {
 
 #[test]
 fn a_device_with_a_signature_gets_a_read_only_study_that_says_what_it_skipped() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("study-ro", 64) else {
         return;
     };
@@ -482,6 +488,7 @@ fn a_device_with_a_signature_gets_a_read_only_study_that_says_what_it_skipped() 
 
 #[test]
 fn ctrl_c_stops_the_study_and_keeps_what_ran() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -511,6 +518,7 @@ fn ctrl_c_stops_the_study_and_keeps_what_ran() {
 
 #[test]
 fn a_latency_target_finds_the_capacity_and_a_verdict_says_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (code, _, stderr, d) = study(
         &["emu:nvm-lowlat", "--quick", "--slo=p99=200us"],
         Some("0.3"),
@@ -547,6 +555,7 @@ fn a_latency_target_finds_the_capacity_and_a_verdict_says_it() {
 
 #[test]
 fn a_stop_during_the_applications_section_interrupts_the_study() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     use std::io::{BufRead, BufReader};
     let d = tempfile::tempdir().unwrap();
     let target = d.path().join("new.img");

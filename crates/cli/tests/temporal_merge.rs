@@ -3,7 +3,7 @@
 //! the emulated DRAM SSD in virtual time, window 0 as no merge, and a real
 //! run through the STM and ATM layers.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ fn strategy(completion: &str, merge: &str) -> (f64, Value) {
 
 #[test]
 fn the_dram_ssd_gives_shins_random_read_shape_in_virtual_time() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let peak = 4096.0 / 5.6e-6 / 1e6; // the DRAM unit: 5.6 µs per 4 KiB
     let (async_intr, _) = strategy("irq", "off");
     let (sync_poll, _) = strategy("poll", "off");
@@ -67,6 +68,7 @@ fn the_dram_ssd_gives_shins_random_read_shape_in_virtual_time() {
 
 #[test]
 fn window_zero_is_the_same_run_as_no_merge() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (off, plain) = strategy("poll", "off");
     for mode in ["stm", "atm"] {
         let r = simulate(&[
@@ -90,6 +92,7 @@ fn window_zero_is_the_same_run_as_no_merge() {
 
 #[test]
 fn bad_merge_options_are_refused_in_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let dir = std::env::temp_dir().join(format!("ssdready-tm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("target");
@@ -138,6 +141,7 @@ fn bad_merge_options_are_refused_in_one_line() {
 
 #[test]
 fn real_time_runs_go_through_both_layers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for mode in ["stm", "atm"] {
         let r = run_json(&[
             "--name=j",

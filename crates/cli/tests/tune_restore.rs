@@ -6,7 +6,7 @@
 //! leaves every queue setting of the device as it was; `ssdready restore`
 //! puts back an ended process's journal and leaves a running one's.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -111,6 +111,7 @@ fn text(dir: &Path, name: &str) -> String {
 
 #[test]
 fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(t) = Tuned::new("tune-kill") else {
         return;
@@ -144,6 +145,7 @@ fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
 
 #[test]
 fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(t) = Tuned::new("tune-int") else {
         return;
@@ -175,6 +177,7 @@ fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
 
 #[test]
 fn a_finished_study_leaves_every_queue_setting_as_it_was() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(t) = Tuned::new("tune-done") else {
         return;
@@ -218,6 +221,7 @@ fn start_time(pid: u32) -> u64 {
 
 #[test]
 fn restore_puts_back_an_ended_processs_journal_and_leaves_a_running_ones() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(t) = Tuned::new("tune-restore") else {
         return;

@@ -256,6 +256,7 @@ fn daemon_counts(log: &str) -> [u64; 5] {
 
 #[test]
 fn the_emulated_drive_serves_the_kernel_over_ublk() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if let Some(m) = missing() {
         eprintln!("skipped: the ublk virtual machine needs {m}");
         return;

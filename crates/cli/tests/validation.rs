@@ -2,7 +2,7 @@
 //! must end in a clean refusal (exit code 2, one line naming what, where and
 //! the allowed values, nothing written) or a clean result.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -50,6 +50,7 @@ fn refused_at_run(args: &[&str], needles: &[&str]) {
 
 #[test]
 fn cpus_allowed_beyond_the_online_cpus_is_refused_naming_them() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     refused_at_run(
         &["--ioengine=null", "--size=1m", "--cpus_allowed=4095"],
         &[
@@ -86,6 +87,7 @@ fn cpus_allowed_beyond_the_online_cpus_is_refused_naming_them() {
 
 #[test]
 fn cpu_errors_in_a_job_file_name_the_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("pin.fio");
     std::fs::write(
@@ -103,6 +105,7 @@ fn cpu_errors_in_a_job_file_name_the_line() {
 
 #[test]
 fn negative_nan_or_infinite_emulator_rates_are_refused_not_unlimited() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (param, v) in [
         ("link_mbps", "-1"),
         ("channel_mbps", "nan"),
@@ -119,6 +122,7 @@ fn negative_nan_or_infinite_emulator_rates_are_refused_not_unlimited() {
 
 #[test]
 fn values_beyond_their_type_are_refused_not_truncated() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     refused(
         &["--iodepth=8", "--iodepth_batch_complete_max=4294967297"],
         &["option 'iodepth_batch_complete_max'", "4294967297"],
@@ -161,6 +165,7 @@ fn values_beyond_their_type_are_refused_not_truncated() {
 
 #[test]
 fn zero_where_zero_is_meaningless_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for opt in [
         "--numjobs=0",
         "--loops=0",
@@ -179,6 +184,7 @@ fn zero_where_zero_is_meaningless_is_refused() {
 
 #[test]
 fn an_empty_job_file_or_one_with_only_global_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for (name, text) in [
         ("empty.fio", ""),
@@ -206,6 +212,7 @@ fn an_empty_job_file_or_one_with_only_global_is_refused() {
 
 #[test]
 fn a_job_file_that_is_not_text_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     refused(&["/dev/zero"], &["/dev/zero", "larger than 16 MiB"]);
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("binary.fio");
@@ -216,6 +223,7 @@ fn a_job_file_that_is_not_text_is_refused() {
 
 #[test]
 fn parse_only_validates_emulator_targets() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = ssdready(&["run", "--parse-only", "--filename=emu:nope"]);
     assert_refused(
         &out,
@@ -237,6 +245,7 @@ fn parse_only_validates_emulator_targets() {
 
 #[test]
 fn control_characters_in_a_job_name_are_refused_on_one_line() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     refused(
         &["--name=two\nlines", "--ioengine=null", "--size=1m"],
         &["option 'name'", "control characters"],
@@ -245,6 +254,7 @@ fn control_characters_in_a_job_name_are_refused_on_one_line() {
 
 #[test]
 fn ramdev_sizes_of_zero_or_beyond_memory_are_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (size, needle) in [
         ("0", "at least 1m"),
         ("1k", "whole number of MiB"),
@@ -263,6 +273,7 @@ fn ramdev_sizes_of_zero_or_beyond_memory_are_refused() {
 
 #[test]
 fn a_device_that_does_not_exist_is_refused_not_created_in_dev() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let path = format!("/dev/ssdready-no-such-device-{}", std::process::id());
     let fa = format!("--filename={path}");
     let out = ssdready(&["run", "--quiet", &fa, "--size=1m", "--rw=write"]);
@@ -275,6 +286,7 @@ fn a_device_that_does_not_exist_is_refused_not_created_in_dev() {
 
 #[test]
 fn a_file_larger_than_its_file_system_is_refused_before_layout() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("huge");
     let fa = format!("--filename={}", f.display());
@@ -308,6 +320,7 @@ fn as_unprivileged(args: &[&str]) -> Option<Output> {
 
 #[test]
 fn permission_errors_exit_2_with_the_path_and_the_reason() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("locked");
     std::fs::create_dir(&dir).unwrap();
@@ -371,6 +384,7 @@ fn interrupted_before_any_io(format: &str) -> Output {
 
 #[test]
 fn per_io_figures_are_not_printed_for_zero_ios() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let out = interrupted_before_any_io("normal");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "{text}");
@@ -393,6 +407,7 @@ fn per_io_figures_are_not_printed_for_zero_ios() {
 
 #[test]
 fn checks_that_need_no_target_are_made_by_parse_only_too() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     refused(
         &[
             "--filename=/tmp/ssdready-never-made",

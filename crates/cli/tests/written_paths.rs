@@ -6,7 +6,7 @@
 //! than a bound, and a job with more files than the open-files limit is
 //! refused before anything is laid out.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -40,6 +40,7 @@ fn first_bytes(dev: &str) -> Vec<u8> {
 
 #[test]
 fn a_block_device_is_never_written_as_database_output_iolog_or_report() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = common::LoopDev::new("written", 16) else {
         return;
     };
@@ -86,6 +87,7 @@ fn victim() -> (Option<common::LoopDev>, String) {
 
 #[test]
 fn man_pages_never_go_through_a_planted_link_to_a_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_l, dev) = victim();
     let before = (dev != "/dev/null").then(|| first_bytes(&dev));
     let d = tempfile::tempdir().unwrap();
@@ -115,6 +117,7 @@ fn man_pages_never_go_through_a_planted_link_to_a_device() {
 
 #[test]
 fn exec_prerun_output_never_lands_in_a_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_l, dev) = victim();
     let before = (dev != "/dev/null").then(|| first_bytes(&dev));
     let d = tempfile::tempdir().unwrap();
@@ -143,6 +146,7 @@ fn exec_prerun_output_never_lands_in_a_device() {
 
 #[test]
 fn the_history_database_is_only_ever_a_regular_file() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("fifo");
     assert!(Command::new("mkfifo")
@@ -186,6 +190,7 @@ fn the_history_database_is_only_ever_a_regular_file() {
 
 #[test]
 fn a_fifo_with_no_peer_ends_on_a_signal() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("fifo");
     assert!(Command::new("mkfifo")
@@ -240,6 +245,7 @@ fn a_fifo_with_no_peer_ends_on_a_signal() {
 
 #[test]
 fn endless_inputs_are_read_no_further_than_a_bound() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (code, err) = out(
         &[
@@ -274,6 +280,7 @@ fn endless_inputs_are_read_no_further_than_a_bound() {
 
 #[test]
 fn more_files_than_the_open_files_limit_are_refused_up_front() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let t = Instant::now();
     // Under a lower limit, through the shell's ulimit.

@@ -4,7 +4,7 @@
 //! on a regular file (fio's emulated zones) fio 3.33 runs side by side
 //! where it is installed.
 
-mod common;
+use crate::common;
 use common::fio::*;
 use common::ssdready;
 use serde_json::Value;
@@ -34,6 +34,7 @@ fn write_bytes_ios(v: &Value) -> (u64, u64) {
 /// writes of 64 KiB, all at write pointers.
 #[test]
 fn sequential_zbd_writes_move_the_bytes_fios_rules_give() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let target = format!("--filename={ZONED},zone_capacity=6m");
     let v = native(&[
         "--name=z",
@@ -61,6 +62,7 @@ fn sequential_zbd_writes_move_the_bytes_fios_rules_give() {
 /// 4 zones' 32 MiB.
 #[test]
 fn random_zbd_writes_never_break_a_write_pointer() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let v = native(&[
         "--name=z",
         &format!("--filename={ZONED},max_open_zones=3"),
@@ -91,6 +93,7 @@ fn random_zbd_writes_never_break_a_write_pointer() {
 /// unaligned write to a zoned device.
 #[test]
 fn writes_off_the_write_pointer_fail_with_eio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let (v, out) = ssdready_in(
         d.path(),
@@ -115,6 +118,7 @@ fn writes_off_the_write_pointer_fail_with_eio() {
 /// and emulated zones need a zonesize; each one line, exit 2.
 #[test]
 fn zone_limits_and_sizes_are_checked_as_fio_does() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("f");
     std::fs::write(&file, vec![0u8; 4 << 20]).unwrap();
@@ -158,6 +162,7 @@ const ZONED_ARG: &str = "--filename=emu:x25e,size=128m,zoned=1,zone_size=8m";
 /// written data.
 #[test]
 fn zbd_reads_stay_below_write_pointers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     let jf = d.path().join("r.fio");
     std::fs::write(
@@ -188,6 +193,7 @@ fn zbd_reads_stay_below_write_pointers() {
 /// the same, "4 zone resets").
 #[test]
 fn zbd_on_a_regular_file_matches_fio() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let run = |tool: &Runner, rw: &str| -> (u64, u64) {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("zf"), vec![0u8; 4 << 20]).unwrap();
@@ -299,6 +305,7 @@ fn fio_zbd_examples(target: &str, scaled: bool) -> Vec<(&'static str, String)> {
 
 #[test]
 fn fios_zbd_examples_parse_and_run_on_an_emulated_zoned_drive() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = tempfile::tempdir().unwrap();
     for (name, text) in fio_zbd_examples("/dev/sdb", false) {
         let f = d.path().join(format!("{name}.fio"));

@@ -18,6 +18,7 @@ fn sparse_study() -> StudyDoc {
 
 #[test]
 fn reads_of_holes_are_said_first_to_be_the_file_systems_not_the_devices() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let d = sparse_study();
     assert!(!d.machine.root);
     let j = rejudge(&d);
@@ -42,6 +43,7 @@ fn reads_of_holes_are_said_first_to_be_the_file_systems_not_the_devices() {
 
 #[test]
 fn no_device_time_is_taken_from_requests_the_study_did_not_issue() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = rejudge(&sparse_study());
     // Its QD 1 share was "the device takes 0 ns" from 4 stray requests.
     assert!(
@@ -63,6 +65,7 @@ fn no_device_time_is_taken_from_requests_the_study_did_not_issue() {
 
 #[test]
 fn the_findings_open_with_it_before_any_device_figure() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut d = sparse_study();
     let j = rejudge(&d);
     (d.figures, d.verdicts) = (j.figures, j.verdicts);

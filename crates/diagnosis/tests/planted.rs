@@ -26,6 +26,7 @@ fn rules(j: &Judgement) -> Vec<&str> {
 
 #[test]
 fn a_read_iops_throttle_is_the_throttle_with_its_setting_never_the_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("loop-read-iops-throttle-loaded");
     let s = &j.figures.saturation;
     assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
@@ -65,6 +66,7 @@ fn a_read_iops_throttle_is_the_throttle_with_its_setting_never_the_device() {
 
 #[test]
 fn a_read_bandwidth_throttle_holds_4k_reads_at_its_bytes_over_4096() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, j) = fixture("loop-read-bps-throttle-loaded");
     let s = &j.figures.saturation;
     assert_eq!(s.limit, Cause::IoThrottle, "{s:?}");
@@ -78,6 +80,7 @@ fn a_read_bandwidth_throttle_holds_4k_reads_at_its_bytes_over_4096() {
 
 #[test]
 fn a_cpu_quota_is_the_quota_and_no_advice_spends_cpu() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, j) = fixture("loop-cpu-quota-loaded");
     let s = &j.figures.saturation;
     assert_eq!(s.limit, Cause::CpuQuota, "{s:?}");
@@ -97,6 +100,7 @@ fn a_cpu_quota_is_the_quota_and_no_advice_spends_cpu() {
 
 #[test]
 fn the_default_study_as_root_measures_the_platform_beside_the_drive() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("kernel-drive-default-loaded");
     assert!(d.targets.iter().any(|t| t.reference), "a reference device");
     let p = j
@@ -119,6 +123,7 @@ fn the_default_study_as_root_measures_the_platform_beside_the_drive() {
 
 #[test]
 fn lower_priority_work_that_keeps_the_kernels_threads_waiting_is_other_work() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // A RAM loop device while other builds ran at a lower priority (nice
     // 10, a group of 2 CPU shares): both CPUs always busy, the submitting
     // thread hardly kept waiting, but the kernel's threads on the I/O's
@@ -152,6 +157,7 @@ fn lower_priority_work_that_keeps_the_kernels_threads_waiting_is_other_work() {
 
 #[test]
 fn other_work_at_the_same_priority_that_keeps_the_thread_waiting_is_other_work() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Four `yes` loops at nice 0 on 2 CPUs beside the same loop device.
     let (_, j) = fixture("loop-other-work-same-priority");
     let s = &j.figures.saturation;
@@ -168,6 +174,7 @@ fn other_work_at_the_same_priority_that_keeps_the_thread_waiting_is_other_work()
 
 #[test]
 fn as_root_the_headline_is_the_platforms_peak_when_the_drives_daemon_takes_the_cpus() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // The built-in drive behind the kernel on 2 CPUs: its daemon took
     // most of the I/O's CPU with every CPU busy.
     let (_, j) = fixture("kernel-drive-default-root-daemon-crowds");
@@ -185,6 +192,7 @@ fn as_root_the_headline_is_the_platforms_peak_when_the_drives_daemon_takes_the_c
 
 #[test]
 fn a_second_user_in_a_throttled_group_gets_the_throttle_and_no_qd1_platform_share() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // As an unprivileged account, in a group whose blkio throttle holds
     // vda to 2,000 reads a second, studying a file on the root file system.
     let (d, j) = fixture("file-read-iops-throttle-second-user");
@@ -200,6 +208,7 @@ fn a_second_user_in_a_throttled_group_gets_the_throttle_and_no_qd1_platform_shar
 
 #[test]
 fn a_queue_of_four_requests_is_the_queue_when_the_devices_share_stops_at_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // nr_requests = 4 on a RAM loop device (fio: 188K IOPS without it,
     // 78K with it), the CPUs busy with the I/O's own work and a build: the
     // device held 2.6–2.9 requests from QD 4 to 64.
@@ -233,6 +242,7 @@ fn stack_finding<'a>(j: &'a Judgement, kind: &str, disk: &str) -> &'a StackFindi
 
 #[test]
 fn a_raid1_member_behind_dm_delay_is_named_from_the_writes_that_reach_it() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("lab-vm-md-raid1-member-behind-delay");
     assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
     let stack = d.targets[0].stack.as_ref().unwrap();
@@ -267,6 +277,7 @@ fn a_raid1_member_behind_dm_delay_is_named_from_the_writes_that_reach_it() {
 
 #[test]
 fn a_raid5_member_with_slow_completions_is_named_and_small_writes_read_first() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, j) = fixture("lab-vm-md-raid5-slow-timer-member");
     match stack_finding(&j, "slow_member", "nullb7") {
         StackFinding::SlowMember {
@@ -296,6 +307,7 @@ fn a_raid5_member_with_slow_completions_is_named_and_small_writes_read_first() {
 
 #[test]
 fn a_delay_over_an_md_array_is_the_layer_that_holds_the_io() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("lab-vm-delay-over-md-raid0");
     let stack = d.targets[0].stack.as_ref().unwrap();
     assert_eq!(stack.layers[1].disk, "md3");
@@ -321,6 +333,7 @@ fn a_delay_over_an_md_array_is_the_layer_that_holds_the_io() {
 
 #[test]
 fn a_raid5_arrays_own_thread_holding_a_cpu_on_writes_is_named_with_its_setting() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("lab-vm-md-raid5-own-thread");
     assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
     match stack_finding(&j, "layer_thread", "md1") {
@@ -353,6 +366,7 @@ fn a_raid5_arrays_own_thread_holding_a_cpu_on_writes_is_named_with_its_setting()
 
 #[test]
 fn dm_crypt_over_raid1_is_named_by_its_time_and_its_cpu_never_the_array() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, j) = fixture("lab-vm-crypt-over-md-raid1");
     stack_finding(&j, "slow_layer", "dm-0");
     match stack_finding(&j, "layer_thread", "dm-0") {
@@ -386,6 +400,7 @@ fn dm_kname<'a>(d: &'a ssdready_diagnosis::model::StudyDoc, name: &str) -> &'a s
 
 #[test]
 fn a_raid0_member_slow_only_for_writes_is_named_from_its_writes_never_its_reads() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // md RAID 0 over a null_blk disk and one behind dm-delay holding writes
     // 10 ms and reads not at all. fio in the guest: 12.2 ms per write on the
     // delayed member against 0.012 ms on its peer; reads 0.013 against
@@ -434,6 +449,7 @@ fn a_raid0_member_slow_only_for_writes_is_named_from_its_writes_never_its_reads(
 
 #[test]
 fn an_even_array_of_a_linear_target_and_a_bare_disk_names_no_member() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // md RAID 0 over a null_blk disk and a dm-linear over another: fio in
     // the guest read each at about 0.01 ms. dm-linear counts a few µs per
     // I/O where null_blk counts none: not a slow member.
@@ -452,6 +468,7 @@ fn an_even_array_of_a_linear_target_and_a_bare_disk_names_no_member() {
 
 #[test]
 fn a_raid0_member_with_a_queue_of_one_request_is_named_by_its_queue_and_is_the_ceiling() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (d, j) = fixture("lab-vm-md-raid0-member-queue-of-one");
     assert!(d.machine.lab.is_some(), "recorded in the lab VM: emulated");
     match stack_finding(&j, "queue_full", "nullb1") {
@@ -471,6 +488,7 @@ fn a_raid0_member_with_a_queue_of_one_request_is_named_by_its_queue_and_is_the_c
 
 #[test]
 fn a_throttle_shared_with_a_neighbour_is_the_throttle_for_the_group_with_the_neighbour_named() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // A read IOPS throttle of 20,000 on the study's group, fio reading the
     // same RAM loop device at QD 32 from the same group all the time, on
     // a machine busy with builds. The study alone reached 7.8K: only the

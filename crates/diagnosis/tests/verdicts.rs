@@ -199,6 +199,7 @@ fn loop_device_runs() -> Vec<RunRecord> {
 
 #[test]
 fn a_cpu_bound_submitter_is_named_with_its_layers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = run(&[ram_device()], &loop_device_runs());
     assert_eq!(j.figures.saturation.limit, Cause::OneCore);
     assert_eq!(j.figures.knee_qd, Some(8));
@@ -224,6 +225,7 @@ fn a_cpu_bound_submitter_is_named_with_its_layers() {
 
 #[test]
 fn late_completions_on_a_busy_core_are_the_cores_doing_not_a_cause_of_their_own() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = run(&[ram_device()], &loop_device_runs());
     // 76 % of the latency is completion to the app, but the core that
     // reaps is the one that is busy: the core is named, not the reaping.
@@ -248,6 +250,7 @@ fn late_completions_on_a_busy_core_are_the_cores_doing_not_a_cause_of_their_own(
 
 #[test]
 fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut runs = loop_device_runs();
     for (s, q1, q32) in [
         ("none", 61_000.0, 230_000.0),
@@ -280,7 +283,44 @@ fn a_scheduler_that_costs_at_qd1_only_is_quantified() {
 }
 
 #[test]
+fn a_scheduler_that_costs_only_at_depth_still_costs() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    // bfq: 1 % at QD 1, 29 % at QD 32 (a RAM loop device under bfq).
+    let mut runs = loop_device_runs();
+    for (s, q1, q32) in [("none", 61_000.0, 230_000.0), ("bfq", 60_400.0, 163_300.0)] {
+        for (qd, iops) in [(1, q1), (32, q32)] {
+            let mut r = rec(
+                "scheduler",
+                &format!("sched-{s}-qd{qd}"),
+                1,
+                qd,
+                iops,
+                qd as f64 * 1e9 / iops,
+            );
+            r.workload.scheduler = Some(s.into());
+            runs.push(r);
+        }
+    }
+    let j = run(&[ram_device()], &runs);
+    let v = verdict(&j, "scheduler-costs");
+    assert!(
+        v.finding
+            .starts_with("bfq costs 1 % of IOPS at QD 1 and 29 % at QD 32"),
+        "{}",
+        v.finding
+    );
+    assert!(
+        !j.verdicts
+            .iter()
+            .any(|v| v.rule == "schedulers-cost-little"),
+        "{:?}",
+        j.verdicts.iter().map(|v| &v.rule).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn a_scheduler_cost_within_its_error_is_ruled_out_saying_so() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // bfq against none at QD 32, three rounds in turns on a busy machine:
     // bfq 60K, 200K and 130K against none's steady 230K.
     let mut runs = loop_device_runs();
@@ -317,6 +357,7 @@ fn a_scheduler_cost_within_its_error_is_ruled_out_saying_so() {
 
 #[test]
 fn buffered_reads_that_hit_the_cache_hide_the_device() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut runs = loop_device_runs();
     let mut r = rec("buffered", "buffered-qd1", 1, 1, 400_000.0, 2_500.0);
     r.workload.direct = false;
@@ -338,6 +379,7 @@ fn buffered_reads_that_hit_the_cache_hide_the_device() {
 
 #[test]
 fn a_lock_in_the_profile_is_the_limit() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut runs = curve(
         &[
             (1, 50_000.0, 20_000.0),
@@ -365,6 +407,7 @@ fn a_lock_in_the_profile_is_the_limit() {
 
 #[test]
 fn a_device_bound_ssd_without_a_basis_is_a_rate_limit_below_the_host() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut t = ram_device();
     t.kind = TargetKind::BlockDevice;
     t.transport = "nvme".into();
@@ -411,6 +454,7 @@ fn a_device_bound_ssd_without_a_basis_is_a_rate_limit_below_the_host() {
 
 #[test]
 fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = TargetProfile {
         spec: "emu:null".into(),
         kind: TargetKind::Emulator,
@@ -459,6 +503,7 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
 
 #[test]
 fn a_noisy_machine_lowers_every_confidence() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut runs = loop_device_runs();
     for r in runs.iter_mut().filter(|r| r.repeat == 2) {
         r.summary.iops *= 1.4;
@@ -490,6 +535,7 @@ fn a_noisy_machine_lowers_every_confidence() {
 
 #[test]
 fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut runs = loop_device_runs();
     for r in runs
         .iter_mut()
@@ -515,6 +561,7 @@ fn one_point_that_flips_between_two_levels_is_named_and_only_its_verdicts_drop()
 
 #[test]
 fn an_idle_host_waiting_mostly_on_the_device_is_a_limit_below_the_host() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut t = ram_device();
     t.kind = TargetKind::BlockDevice;
     t.transport = "virtio".into();

@@ -12,7 +12,7 @@
 //!
 //! A fixed number of cases keeps this to a few seconds in release mode; run
 //! more with e.g. `PROPTEST_CASES=5000 cargo test --release -p ssdready-emu
-//! --test ftl_props`. A failure prints the shrunk geometry and commands.
+//! --test emu ftl_props::`. A failure prints the shrunk geometry and commands.
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -20,7 +20,7 @@ use ssdready_emu::config::preset;
 use ssdready_emu::device::{Device, Extent, Op};
 use ssdready_emu::geometry::Geometry;
 
-mod geo;
+use crate::geo;
 use geo::{geo, refused_cleanly, Geo};
 
 /// One command: operation, extents as (offset fraction of the device, length).
@@ -158,6 +158,7 @@ proptest! {
         g in geo(),
         cmds in prop::collection::vec(cmd(), 1..120),
     ) {
+        let _one_file = crate::one_file_at_a_time(module_path!());
         run_commands(&g, &cmds)?;
     }
 }
@@ -175,6 +176,7 @@ proptest! {
         rates in (any::<f64>(), any::<f64>()),
         times in prop::array::uniform4(prop_oneof![0u64..=2_000_000_000, any::<u64>()]),
     ) {
+        let _one_file = crate::one_file_at_a_time(module_path!());
         let mut p = preset("x25e").expect("preset");
         let n = |i: usize| u32::try_from(ints[i]).unwrap_or(u32::MAX);
         (p.channels, p.dies_per_channel, p.pages_per_block, p.page_bytes) = (n(0), n(1), n(2), n(3));

@@ -95,6 +95,7 @@ fn ftl_tables_cost_what_the_estimate_says() {
 
 #[test]
 fn the_estimate_matches_what_devices_really_take() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     filled_device_costs_its_size_once();
     ftl_tables_cost_what_the_estimate_says();
 }

@@ -133,6 +133,7 @@ proptest! {
         mixed in any::<bool>(),
         think in prop::collection::vec(0u64..40_000, 1..6),
     ) {
+        let _one_file = crate::one_file_at_a_time(module_path!());
         let ops: &[Op] = if mixed { &[Op::Read, Op::Write, Op::Read] } else { &[Op::Write] };
         let run = closed_loop(DEVICE, cfg, threads, per, ops, &think);
         let total = u64::from(threads) * u64::from(per);
@@ -167,6 +168,7 @@ proptest! {
         per in 1u32..30,
         think in prop::collection::vec(0u64..40_000, 1..6),
     ) {
+        let _one_file = crate::one_file_at_a_time(module_path!());
         // Merging, with room in a command for a request of every thread,
         // and one kind of request: no queue builds up beyond the command in
         // flight and the one gathering. (Without merging, or with commands
@@ -192,6 +194,7 @@ proptest! {
 
 #[test]
 fn concurrency_merges_and_a_single_thread_does_not() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for mode in [TemporalMerge::Stm, TemporalMerge::Atm] {
         let cfg = MergeConfig {
             mode,

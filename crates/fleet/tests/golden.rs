@@ -43,6 +43,7 @@ fn fio_json() -> Value {
 
 #[test]
 fn every_message_re_encodes_to_fios_bytes() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (bytes, msgs) in [to_server(), to_client()] {
         let again: Vec<u8> = msgs
             .iter()
@@ -55,6 +56,7 @@ fn every_message_re_encodes_to_fios_bytes() {
 
 #[test]
 fn the_client_side_sequence_and_payloads() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, m) = to_server();
     let ops: Vec<u16> = m.iter().map(|m| m.opcode).collect();
     assert_eq!(ops, [op::PROBE, op::JOBLINE, op::JOB, op::RUN]);
@@ -73,6 +75,7 @@ fn the_client_side_sequence_and_payloads() {
 
 #[test]
 fn the_server_side_sequence_and_small_structures() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, m) = to_client();
     let ops: Vec<&str> = m.iter().map(|m| op::name(m.opcode)).collect();
     assert_eq!(
@@ -114,6 +117,7 @@ fn the_server_side_sequence_and_small_structures() {
 
 #[test]
 fn thread_stat_round_trips_and_matches_fios_own_json() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, m) = to_client();
     let json = fio_json();
     let ts: Vec<TsPdu> = m
@@ -174,6 +178,7 @@ fn thread_stat_round_trips_and_matches_fios_own_json() {
 
 #[test]
 fn the_version_120_layout_round_trips() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (_, m) = to_client();
     let t97 = TsPdu::parse(97, &m[9].payload).unwrap();
     let mut t = ssdready_fleet::tstat::ThreadStat::new(120).unwrap();

@@ -54,6 +54,7 @@ const NAMES: [&str; 5] = [
 
 #[test]
 fn plain_logs_re_encode_to_fios_bytes_and_fios_text() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let msgs = messages("fio-3.33-iolog-plain.bin");
     let logs = &msgs[1..];
     assert_eq!(logs.len(), 5);
@@ -88,6 +89,7 @@ fn plain_logs_re_encode_to_fios_bytes_and_fios_text() {
 
 #[test]
 fn compressed_logs_inflate_to_what_fios_client_wrote() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let msgs = messages("fio-3.33-iolog-zlib.bin");
     let probe = ProbeReply::parse(&msgs[0].0.payload).unwrap();
     assert_eq!(probe.flags, PROBE_ZLIB, "fio's server agreed to zlib");
@@ -118,6 +120,7 @@ fn compressed_logs_inflate_to_what_fios_client_wrote() {
 
 #[test]
 fn a_corrupted_compressed_log_is_named_not_a_panic() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let msgs = messages("fio-3.33-iolog-zlib.bin");
     let mut payload = msgs[1].0.payload.clone();
     // The zlib header's check bits broken.

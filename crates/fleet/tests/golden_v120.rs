@@ -53,6 +53,7 @@ fn messages(name: &str) -> Vec<(Message, Vec<u8>)> {
 
 #[test]
 fn the_results_re_encode_and_match_fio_3_42s_own_json() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let msgs = messages("fio-3.42-server-to-client.bin.gz");
     // (IOLOG: its header in a fragment of its own; checked below.)
     for (m, bytes) in msgs.iter().filter(|(m, _)| m.opcode != op::IOLOG) {
@@ -136,6 +137,7 @@ fn fio_client_log(dir: &str, name: &str) -> String {
 
 #[test]
 fn version_120_logs_are_fio_3_42s_bytes_and_text() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let plain = messages("fio-3.42-iolog-plain.bin");
     let zlib = messages("fio-3.42-iolog-zlib.bin");
     assert_eq!((plain.len(), zlib.len()), (6, 6));

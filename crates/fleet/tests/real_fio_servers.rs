@@ -102,6 +102,7 @@ const JOB: &str = "[global]\nioengine=null\nbs=4k\nsize=16m\n[r]\nrw=randread\n[
 
 #[test]
 fn merged_histogram_is_the_bin_wise_sum_of_two_fio_servers() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -160,6 +161,7 @@ fn merged_histogram_is_the_bin_wise_sum_of_two_fio_servers() {
 
 #[test]
 fn a_server_killed_mid_run_leaves_the_others_results_marked_partial() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if !have_fio() {
         eprintln!("skipped: fio is not installed (apt-get install fio)");
         return;
@@ -201,6 +203,7 @@ fn a_server_killed_mid_run_leaves_the_others_results_marked_partial() {
 
 #[test]
 fn a_host_that_does_not_answer_is_named() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let port = free_port(); // nothing listens there
     let hosts = vec![parse_host(&format!("127.0.0.1,{port}")).unwrap()];
     let runs = run_fleet(&hosts, &Request::default(), &AtomicBool::new(false));

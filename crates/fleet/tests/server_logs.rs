@@ -94,6 +94,7 @@ fn drive(logs: Vec<IoLog>) -> client::HostRun {
 
 #[test]
 fn logs_come_compressed_and_whole_with_the_disks_figures() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let sent = log("lg_clat.1.log", 2000);
     let r = drive(vec![sent.clone(), log("lg_slat.1.log", 0)]);
     assert!(r.complete(), "{:?}", r.error);
@@ -113,6 +114,7 @@ fn logs_come_compressed_and_whole_with_the_disks_figures() {
 
 #[test]
 fn a_zip_bomb_is_refused_by_name_and_the_rest_kept() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // Declares 4 samples (128 bytes) but inflates to 32 MiB (about 32 KiB
     // on the wire).
     let mut bomb = log("lg_lat.1.log", 4);

@@ -49,6 +49,7 @@ fn read_all(s: &mut TcpStream, version: u16) -> Vec<wire::Message> {
 
 #[test]
 fn refusals_are_told_in_the_clients_own_version() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = server.local_addr().unwrap();
     let stop = AtomicBool::new(false);
@@ -90,6 +91,7 @@ fn refusals_are_told_in_the_clients_own_version() {
 
 #[test]
 fn a_silent_connection_does_not_turn_the_next_client_away() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = server.local_addr().unwrap();
     let stop = AtomicBool::new(false);
@@ -137,6 +139,7 @@ impl Runner for Closed {
 
 #[test]
 fn a_client_not_admitted_is_told_why_and_may_finish_sending() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = server.local_addr().unwrap();
     let stop = AtomicBool::new(false);
@@ -191,6 +194,7 @@ fn texts(m: &[wire::Message]) -> String {
 
 #[test]
 fn a_client_that_probes_and_says_nothing_does_not_hold_the_server() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // The default silences (5 s, 10 s): the other client is served well
     // within them, so only not holding the server lets it through.
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -218,6 +222,7 @@ fn a_client_that_probes_and_says_nothing_does_not_hold_the_server() {
 
 #[test]
 fn forty_silent_connections_do_not_hold_the_server() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = server.local_addr().unwrap();
     let stop = AtomicBool::new(false);
@@ -237,6 +242,7 @@ fn forty_silent_connections_do_not_hold_the_server() {
 
 #[test]
 fn a_client_that_claims_the_server_and_goes_silent_is_let_go() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let limits = Limits {
         first_wait: Duration::from_millis(300),
         idle: Duration::from_millis(300),
@@ -263,6 +269,7 @@ fn a_client_that_claims_the_server_and_goes_silent_is_let_go() {
 
 #[test]
 fn a_huge_first_message_is_refused_before_it_is_read_whole() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let server = Server::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = server.local_addr().unwrap();
     let stop = AtomicBool::new(false);

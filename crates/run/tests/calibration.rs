@@ -9,6 +9,7 @@ use ssdready_run::calibration::{error_pct, measure, FIGURES, TOLERANCE};
 
 #[test]
 fn every_calibrated_figure_is_within_15_percent_of_its_source() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let mut off = Vec::new();
     for f in FIGURES {
         let v = measure(f).unwrap_or_else(|e| panic!("{}: {}: {e}", f.preset, f.what));
@@ -29,6 +30,7 @@ fn every_calibrated_figure_is_within_15_percent_of_its_source() {
 
 #[test]
 fn each_calibrated_class_is_a_listed_preset_with_its_figures() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for name in ["nvme-tlc", "dc-tlc", "qlc-sata", "optane"] {
         let (_, desc) = PRESETS
             .iter()
@@ -44,6 +46,7 @@ fn each_calibrated_class_is_a_listed_preset_with_its_figures() {
 /// to something else are far off (a test that cannot fail proves nothing).
 #[test]
 fn a_preset_of_another_class_misses_the_figures() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let f = FIGURES
         .iter()
         .find(|f| f.preset == "optane" && f.what.contains("QD 1"))

@@ -72,6 +72,7 @@ fn steady_wa(params: &str) -> f64 {
 
 #[test]
 fn greedy_wa_matches_the_analytic_model_at_7_28_and_100_percent_op() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for op in [0.07, 0.28, 1.0] {
         let params = format!(
             "nvme-tlc,size=128m,op={op},channels=2,dies=1,pages_per_block=64,write_buffer=0"
@@ -87,6 +88,7 @@ fn greedy_wa_matches_the_analytic_model_at_7_28_and_100_percent_op() {
 
 #[test]
 fn trimming_half_the_space_lowers_wa_as_the_larger_spare_predicts() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let params = "nvme-tlc,size=128m,op=0.07,channels=2,dies=1,pages_per_block=64,write_buffer=0";
     let p = Params::parse(params).unwrap();
     let mut d = Device::new(&p);
@@ -115,6 +117,7 @@ fn trimming_half_the_space_lowers_wa_as_the_larger_spare_predicts() {
 
 #[test]
 fn sustained_random_writes_fall_off_the_cliff_to_fresh_over_wa() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let p = Params::parse("x25e,size=256m").unwrap();
     let mut d = Device::new(&p);
     let spec = JobSpec {
@@ -165,6 +168,7 @@ fn sustained_random_writes_fall_off_the_cliff_to_fresh_over_wa() {
 /// 2–3× its dies: `bench/emu.sh` prints that curve.)
 #[test]
 fn queue_depth_scaling_has_the_shape_of_polte_et_al_figure_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (preset, units) in [("x25e", 10u32), ("iodrive", 4)] {
         let p = Params::parse(&format!("{preset},size=256m")).unwrap();
         let mut d = Device::new(&p);

@@ -65,6 +65,7 @@ fn reads_after(d: &mut Device, size: u64) -> DirStats {
 
 #[test]
 fn reads_right_after_a_fill_wait_for_a_few_programs_not_the_buffer_flush() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let p = Params::parse("nvme-tlc").unwrap();
     let mut d = Device::new(&p);
     fill(&mut d, 0, p.size);
@@ -126,6 +127,7 @@ fn read_heavy_mix(p: &Params) -> (DirStats, DirStats, f64, Device) {
 
 #[test]
 fn sustained_writes_progress_under_a_read_heavy_mix() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // TLC only (no cache), so the writes are the slowest kind; 4 GiB, so
     // 1.5 s of writes at most 2 GB/s fit the fresh half.
     let p = Params::parse("nvme-tlc,size=4g,slc_cache=0").unwrap();
@@ -177,6 +179,7 @@ fn sustained_writes_progress_under_a_read_heavy_mix() {
 
 #[test]
 fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // 8 GiB: an SLC cache of 344 MiB. 128 KiB sequential writes at QD 32.
     let p = Params::parse("nvme-tlc,size=8g").unwrap();
     let cache = slc_cache_bytes(&p);
@@ -228,6 +231,7 @@ fn writes_run_at_slc_speed_until_the_cache_fills_then_at_tlc_speed() {
 
 #[test]
 fn analytic_fresh_write_rate_matches_random_writes_across_the_cache_boundary() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     // 4 KiB random writes at QD 64 for 200 ms: the first 60 MiB (SLC cache
     // and buffer) as fast as the controller takes commands, the rest at TLC
     // speed; the analytic host rate is the controller's (fw_units /
@@ -250,6 +254,7 @@ fn analytic_fresh_write_rate_matches_random_writes_across_the_cache_boundary() {
 
 #[test]
 fn idle_time_folds_the_slc_cache_so_the_next_burst_is_fast_again() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let p = Params::parse("nvme-tlc").unwrap();
     let cache = slc_cache_bytes(&p);
     let burst = |offset: u64, delay_ns: u64| JobSpec {

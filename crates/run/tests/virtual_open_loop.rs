@@ -86,21 +86,25 @@ fn check(model: &str, service: &str, theory: Service, c: u32) {
 
 #[test]
 fn poisson_arrivals_to_one_constant_unit_wait_as_m_d_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check("M/D/1", "fixed", Service::Fixed, 1);
 }
 
 #[test]
 fn poisson_arrivals_to_four_constant_units_wait_as_m_d_c() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check("M/D/4", "fixed", Service::Fixed, 4);
 }
 
 #[test]
 fn poisson_arrivals_to_one_exponential_unit_wait_as_m_m_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check("M/M/1", "exp", Service::Exp, 1);
 }
 
 #[test]
 fn poisson_arrivals_to_four_exponential_units_wait_as_m_m_c() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     check("M/M/4", "exp", Service::Exp, 4);
 }
 
@@ -137,6 +141,7 @@ fn stalled_run(lat_from_schedule: bool) -> (Histogram, Histogram, u64) {
 
 #[test]
 fn a_stall_shows_in_the_open_loops_p99_9_and_not_in_the_closed_loops() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let (open, open_from_issue, spikes) = stalled_run(true);
     let (closed, _, closed_spikes) = stalled_run(false);
     let ms = |v: u64| v as f64 / 1e6;
@@ -179,6 +184,7 @@ fn a_stall_shows_in_the_open_loops_p99_9_and_not_in_the_closed_loops() {
 
 #[test]
 fn a_rate_the_cap_can_never_serve_is_refused() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let p = Params::parse("null,size=64m,dram_per_4k_ns=100us").unwrap();
     let mut dev = Device::new(&p);
     let mut spec = JobSpec {

@@ -6,7 +6,7 @@
 //!
 //! A fixed number of cases keeps this to a few seconds in release mode; run
 //! more with e.g. `PROPTEST_CASES=5000 cargo test --release -p ssdready-run
-//! --test virtual_props`.
+//! --test run virtual_props::`.
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -151,6 +151,7 @@ proptest! {
         fill_bs in fill(),
         jobs in prop::collection::vec(job(), 1..=2),
     ) {
+        let _one_file = crate::one_file_at_a_time(module_path!());
         run_jobs(&g, fill_bs, &jobs)?;
     }
 }

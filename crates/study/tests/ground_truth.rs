@@ -40,6 +40,7 @@ fn virtual_reads(spec: &str, qd: u32) -> (f64, f64) {
 
 #[test]
 fn analytic_limits_match_the_model_for_every_preset() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (name, _) in PRESETS {
         let p = preset(name).unwrap();
         let l = model_limit(&p, Access::Read, 4096);
@@ -73,6 +74,7 @@ fn analytic_limits_match_the_model_for_every_preset() {
 
 #[test]
 fn analytic_write_limits_match_the_model_on_a_fresh_region() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     for (name, _) in PRESETS.iter().filter(|p| p.0 != "null") {
         let p = preset(name).unwrap();
         let mut r = RunRequest::default();
@@ -143,6 +145,7 @@ fn virtual_study(spec: &str) -> Judgement {
 
 #[test]
 fn x25e_knee_is_at_qd_8_to_10_and_the_device_is_the_limit() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = virtual_study("emu:x25e");
     let f = &j.figures;
     let knee = f.knee_qd.unwrap();
@@ -179,6 +182,7 @@ fn x25e_knee_is_at_qd_8_to_10_and_the_device_is_the_limit() {
 
 #[test]
 fn iodrive_knee_is_at_most_qd_4() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = virtual_study("emu:iodrive");
     let knee = j.figures.knee_qd.unwrap();
     assert!(knee <= 4, "knee {knee}: {:?}", j.figures.qd_curve);
@@ -188,6 +192,7 @@ fn iodrive_knee_is_at_most_qd_4() {
 
 #[test]
 fn a_perfect_platform_is_not_blamed_at_qd_1() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let j = virtual_study("emu:x25e");
     let p = j.figures.platform_share_qd1.as_ref().unwrap();
     assert!(p.pct < 1.0, "virtual time has no platform: {p:?}");

@@ -250,6 +250,7 @@ fn assert_tried(s: &Section, lever: &str, from: &str, to: &str) {
 
 #[test]
 fn a_planted_bfq_scheduler_is_tried_against_none_and_put_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut lp = match ram_loop("bfq") {
         Ok(l) => l,
@@ -315,6 +316,7 @@ fn split_reads(dev: &str) -> RunRecord {
 
 #[test]
 fn a_planted_small_max_sectors_is_raised_to_the_hardware_limit_and_put_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut lp = match ram_loop("maxsect") {
         Ok(l) => l,
@@ -348,6 +350,7 @@ fn a_planted_small_max_sectors_is_raised_to_the_hardware_limit_and_put_back() {
 
 #[test]
 fn a_ram_loop_device_with_nothing_planted_is_tried_and_every_setting_put_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lp = match ram_loop("control") {
         Ok(l) => l,
@@ -543,6 +546,7 @@ fn majmin(l: &Loop) -> Result<String, String> {
 
 #[test]
 fn a_planted_read_iops_throttle_is_lifted_from_a_group_of_ssdreadys_own() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     cgroup_plant("throttle", Cause::IoThrottle, |l| {
         let mm = majmin(l)?;
         let (_, is_v1) = hierarchy("blkio", "io").ok_or("no blkio or io controller")?;
@@ -560,6 +564,7 @@ fn a_planted_read_iops_throttle_is_lifted_from_a_group_of_ssdreadys_own() {
 
 #[test]
 fn a_planted_cpu_quota_is_lifted_from_a_group_of_ssdreadys_own() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     cgroup_plant("quota", Cause::CpuQuota, |_| {
         let (_, is_v1) = hierarchy("cpu", "cpu").ok_or("no cpu controller")?;
         let limits: Vec<(&str, &str, String)> = match is_v1 {
@@ -575,6 +580,7 @@ fn a_planted_cpu_quota_is_lifted_from_a_group_of_ssdreadys_own() {
 
 #[test]
 fn a_planted_one_cpu_cpuset_is_lifted_from_a_group_of_ssdreadys_own() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return eprintln!("skipped: a one-CPU cpuset needs two CPUs to be a limit");
     }

@@ -134,6 +134,7 @@ fn short_plan() -> Plan {
 
 #[test]
 fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_back() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if let Some(why) = skip_reason() {
         eprintln!("skipped: {why}");
         return;

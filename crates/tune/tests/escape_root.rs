@@ -155,6 +155,7 @@ fn least_held() -> Duration {
 
 #[test]
 fn a_run_from_ssdreadys_own_group_escapes_the_throttle_and_is_held_again_after() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if let Some(why) = unusable() {
         eprintln!("skipped: {why}");
         return;
@@ -223,6 +224,7 @@ fn child_group(pid: u32) -> PathBuf {
 /// says so, and waits to be killed.
 #[test]
 fn child_that_escapes_and_waits() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let Ok(dir) = std::env::var("SSDREADY_TUNE_ESCAPE_CHILD") else {
         return;
     };
@@ -236,6 +238,7 @@ fn child_that_escapes_and_waits() {
 
 #[test]
 fn a_group_left_by_a_killed_process_is_removed_by_the_next_recovery() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     if let Some(why) = unusable() {
         eprintln!("skipped: {why}");
         return;

@@ -6,6 +6,7 @@ use ssdready_tune::{put_back_own, Restored, Tuner, Undone};
 
 #[test]
 fn an_exit_without_unwinding_puts_back_through_the_journal_on_disk() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
     let t = tempfile::tempdir().unwrap();
     let q = t.path().join("sys/block/loop0/queue");
     std::fs::create_dir_all(&q).unwrap();
