@@ -414,7 +414,7 @@ fn quick_study_of_a_loop_device_over_shm_as_root() {
     let Some(l) = LoopDev::new("study", 512) else {
         return;
     };
-    let (code, stdout, stderr, d) = study(&[&l.dev, "--quick"], None);
+    let (code, stdout, stderr, d) = study(&[&l.dev, "--quick"], Some("0.5"));
     assert_eq!(code, 0, "{stderr}");
     let d = d.unwrap();
     check_schema(&d);

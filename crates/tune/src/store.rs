@@ -203,20 +203,40 @@ pub fn list(dir: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    fn under_umask_000<T>(f: impl FnOnce() -> T) -> T {
-        use nix::sys::stat::{umask, Mode};
-        let old = umask(Mode::empty());
-        let v = f();
-        umask(old);
-        v
-    }
+    /// The environment variable that marks the test's own second run.
+    const UMASK_CHILD: &str = "SSDREADY_TEST_UMASK_000";
 
+    /// The umask is process-wide, and other tests of this binary make
+    /// directories beside this one: the test runs again, alone, in a
+    /// process of its own started under umask 000, and here only checks
+    /// that run passed.
     #[test]
     fn a_journal_made_under_umask_000_is_the_owners_alone() {
+        let name = "store::tests::a_journal_made_under_umask_000_is_the_owners_alone";
+        if std::env::var_os(UMASK_CHILD).is_none() {
+            let exe = std::env::current_exe().unwrap();
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("umask 000 && exec \"$0\" \"$@\"")
+                .arg(&exe)
+                .args(["--exact", name, "--test-threads=1"])
+                .env(UMASK_CHILD, "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains("1 passed"),
+                "{said}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        use nix::sys::stat::{umask, Mode};
+        assert_eq!(umask(Mode::empty()).bits(), 0, "the second run's umask");
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("run/ssdready/settings");
         let j = dir.join("settings-1.json");
-        under_umask_000(|| write(&j, b"{}").unwrap());
+        write(&j, b"{}").unwrap();
         assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, DIR_MODE);
         assert_eq!(std::fs::metadata(&j).unwrap().mode() & 0o777, FILE_MODE);
         let up = std::fs::metadata(dir.parent().unwrap()).unwrap().mode() & 0o777;
@@ -231,8 +251,6 @@ mod tests {
     #[test]
     fn a_journal_others_can_read_or_that_is_a_link_is_not_acted_on() {
         let t = tempfile::tempdir().unwrap();
-        // Made while another test may hold the umask at 000.
-        std::fs::set_permissions(t.path(), Permissions::from_mode(0o700)).unwrap();
         let dir = t.path().join("settings");
         let j = dir.join("settings-1.json");
         write(&j, b"{}").unwrap();

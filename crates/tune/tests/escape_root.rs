@@ -247,7 +247,11 @@ fn a_group_left_by_a_killed_process_is_removed_by_the_next_recovery() {
     let tmp = tempfile::tempdir().unwrap();
     let journals = tmp.path().join("settings");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_that_escapes_and_waits", "--nocapture"])
+        .args([
+            "--exact",
+            "escape_root::child_that_escapes_and_waits",
+            "--nocapture",
+        ])
         .env("SSDREADY_TUNE_ESCAPE_CHILD", &journals)
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -171,26 +171,41 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    /// Run `f` under umask 000, as a careless start would.
-    fn under_umask_000<T>(f: impl FnOnce() -> T) -> T {
-        // The umask is process-wide; these tests only create files.
-        let old = nix_umask(0);
-        let v = f();
-        nix_umask(old);
-        v
-    }
+    /// The environment variable that marks the test's own second run.
+    const UMASK_CHILD: &str = "SSDREADY_TEST_UMASK_000";
 
-    fn nix_umask(m: u32) -> u32 {
-        use nix::sys::stat::{umask, Mode};
-        umask(Mode::from_bits_truncate(m)).bits()
-    }
-
+    /// The umask is process-wide, and other tests of this binary make
+    /// directories beside this one: the test runs again, alone, in a
+    /// process of its own started under umask 000 (as a careless start
+    /// would be), and here only checks that run passed.
     #[test]
     fn state_made_under_umask_000_is_writable_by_no_other_user() {
+        let name = "kernel::state::tests::state_made_under_umask_000_is_writable_by_no_other_user";
+        if std::env::var_os(UMASK_CHILD).is_none() {
+            let exe = std::env::current_exe().unwrap();
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("umask 000 && exec \"$0\" \"$@\"")
+                .arg(&exe)
+                .args(["--exact", name, "--test-threads=1"])
+                .env(UMASK_CHILD, "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains("1 passed"),
+                "{said}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        use nix::sys::stat::{umask, Mode};
+        let was = umask(Mode::empty());
+        assert_eq!(was.bits(), 0, "the second run's umask");
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("ssdready/emu");
         let rec = dir.join("emu-1.json");
-        under_umask_000(|| write(&rec, b"{}").unwrap());
+        write(&rec, b"{}").unwrap();
         for p in [t.path().join("ssdready"), dir.clone(), rec.clone()] {
             let m = std::fs::metadata(&p).unwrap().mode() & 0o777;
             assert_eq!(m & 0o022, 0, "{} has mode {m:o}", p.display());
