@@ -127,7 +127,7 @@ idle_hogs_on() { # idle_hogs_on PER-CPU: yes loops at SCHED_IDLE, nice 19
 }
 neighbour() { # neighbour GROUPS... -- CMD: CMD in the groups, running until the plant ends
   # Started here, not through run_in: its id must be CMD's own (sh execs
-  # it), for the cleanup to stop it.
+  # it), for the cleanup to stop it (fio with --thread, so no forked job outlives it).
   local gs=() enter=""
   while [ "$1" != -- ]; do gs+=("$1"); shift; done; shift
   for g in "${gs[@]}"; do enter+="echo \$\$ > $g/cgroup.procs; "; done
@@ -265,7 +265,7 @@ EOF
       fio_plain=$(fio_iops "$target")
       [ $v1 = 1 ] && echo "$mm 20000" >"$g/blkio.throttle.read_iops_device" \
         || { echo "+io" >/sys/fs/cgroup/cgroup.subtree_control; echo "$mm riops=20000" >"$g/io.max"; }
-      neighbour "$g" -- fio --name=neighbour --filename="$target" --rw=randread --bs=4k --direct=1 \
+      neighbour "$g" -- fio --name=neighbour --thread --filename="$target" --rw=randread --bs=4k --direct=1 \
         --ioengine=io_uring --iodepth=32 --time_based --runtime=7200 --size=512m
       gs=("$g"); want=io_throttle; layer=cgroup; named="fio (pid" ;;
     shared-cpu-quota)

@@ -250,6 +250,9 @@ fn a_throttle_shared_with_a_neighbour_in_the_group_is_the_throttle_with_the_neig
         &[
             "fio",
             "--name=neighbour",
+            // Its job a thread of the process killed on drop: a forked
+            // job process would outlive it, reading for an hour.
+            "--thread",
             &file,
             "--rw=randread",
             "--bs=4k",
