@@ -1,9 +1,8 @@
 //! The integration tests of this crate, one module per file, built as one
 //! test binary (one link instead of one per file). Tests of one file may run
 //! at the same time as each other, never beside another file's: each takes
-//! [`one_file_at_a_time`] first, as separate binaries ran one after another.
-
-use std::sync::{Condvar, Mutex};
+//! `ssdready_testkit::one_file_at_a_time` first, as separate binaries ran
+//! one after another.
 
 mod geo;
 
@@ -11,32 +10,4 @@ mod ftl_props;
 mod memory;
 mod merge_props;
 
-/// The file whose tests hold the machine, and how many of them run.
-static TURN: Mutex<(Option<&'static str>, usize)> = Mutex::new((None, 0));
-static TURN_ENDED: Condvar = Condvar::new();
-
-/// Held while a test runs: its file's turn.
-pub struct FileTurn;
-
-/// Wait until no other file's test runs, then run beside this file's own.
-/// `module` is the test's `module_path!()`: its file.
-pub fn one_file_at_a_time(module: &'static str) -> FileTurn {
-    let file = module.split("::").nth(1).unwrap_or(module);
-    let mut t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    while t.0.is_some_and(|f| f != file) {
-        t = TURN_ENDED.wait(t).unwrap_or_else(|e| e.into_inner());
-    }
-    *t = (Some(file), t.1 + 1);
-    FileTurn
-}
-
-impl Drop for FileTurn {
-    fn drop(&mut self) {
-        let mut t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-        t.1 -= 1;
-        if t.1 == 0 {
-            t.0 = None;
-            TURN_ENDED.notify_all();
-        }
-    }
-}
+pub use ssdready_testkit::one_file_at_a_time;

@@ -1,0 +1,40 @@
+//! What the crates' integration test binaries share. Each crate's
+//! `tests/*.rs` build as one binary (`tests/main.rs`, every file a module);
+//! tests of one file may run at the same time as each other, never beside
+//! another file's: each takes [`one_file_at_a_time`] first, as separate
+//! binaries ran one after another. A test that reads the whole machine's
+//! counters or changes a global switch is then no more disturbed than it
+//! was in a binary of its own.
+
+use std::sync::{Condvar, Mutex};
+
+/// The file whose tests hold the machine, and how many of them run.
+static TURN: Mutex<(Option<&'static str>, usize)> = Mutex::new((None, 0));
+static TURN_ENDED: Condvar = Condvar::new();
+
+/// Held while a test runs: its file's turn.
+pub struct FileTurn;
+
+/// Wait until no other file's test runs, then run beside this file's own.
+/// `module` is the test's `module_path!()`: its file is the part after the
+/// binary's name.
+pub fn one_file_at_a_time(module: &'static str) -> FileTurn {
+    let file = module.split("::").nth(1).unwrap_or(module);
+    let mut t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    while t.0.is_some_and(|f| f != file) {
+        t = TURN_ENDED.wait(t).unwrap_or_else(|e| e.into_inner());
+    }
+    *t = (Some(file), t.1 + 1);
+    FileTurn
+}
+
+impl Drop for FileTurn {
+    fn drop(&mut self) {
+        let mut t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        t.1 -= 1;
+        if t.1 == 0 {
+            t.0 = None;
+            TURN_ENDED.notify_all();
+        }
+    }
+}
