@@ -38,3 +38,34 @@ impl Drop for FileTurn {
         }
     }
 }
+
+/// The environment variable that marks a test's own second run.
+const UMASK_CHILD: &str = "SSDREADY_TEST_UMASK_000";
+
+/// For a test that must make files under umask 000: the umask is
+/// process-wide, and other tests of the binary make directories meanwhile,
+/// so the test runs again, alone, in a process of its own started under
+/// umask 000. Returns true in that second run (go on with the test);
+/// in the first it checks that the second passed and returns false.
+/// `name` is the test's full path as the harness lists it.
+pub fn in_a_process_under_umask_000(name: &str) -> bool {
+    if std::env::var_os(UMASK_CHILD).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" \"$@\"")
+        .arg(&exe)
+        .args(["--exact", name, "--test-threads=1"])
+        .env(UMASK_CHILD, "1")
+        .output()
+        .expect("run the test binary again");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("1 passed"),
+        "{name} under umask 000: {said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}

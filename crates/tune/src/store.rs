@@ -203,32 +203,15 @@ pub fn list(dir: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    /// The environment variable that marks the test's own second run.
-    const UMASK_CHILD: &str = "SSDREADY_TEST_UMASK_000";
-
     /// The umask is process-wide, and other tests of this binary make
     /// directories beside this one: the test runs again, alone, in a
     /// process of its own started under umask 000, and here only checks
     /// that run passed.
     #[test]
     fn a_journal_made_under_umask_000_is_the_owners_alone() {
-        let name = "store::tests::a_journal_made_under_umask_000_is_the_owners_alone";
-        if std::env::var_os(UMASK_CHILD).is_none() {
-            let exe = std::env::current_exe().unwrap();
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg("umask 000 && exec \"$0\" \"$@\"")
-                .arg(&exe)
-                .args(["--exact", name, "--test-threads=1"])
-                .env(UMASK_CHILD, "1")
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && said.contains("1 passed"),
-                "{said}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        if !ssdready_testkit::in_a_process_under_umask_000(
+            "store::tests::a_journal_made_under_umask_000_is_the_owners_alone",
+        ) {
             return;
         }
         use nix::sys::stat::{umask, Mode};

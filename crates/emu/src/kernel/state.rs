@@ -171,32 +171,15 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    /// The environment variable that marks the test's own second run.
-    const UMASK_CHILD: &str = "SSDREADY_TEST_UMASK_000";
-
     /// The umask is process-wide, and other tests of this binary make
     /// directories beside this one: the test runs again, alone, in a
     /// process of its own started under umask 000 (as a careless start
     /// would be), and here only checks that run passed.
     #[test]
     fn state_made_under_umask_000_is_writable_by_no_other_user() {
-        let name = "kernel::state::tests::state_made_under_umask_000_is_writable_by_no_other_user";
-        if std::env::var_os(UMASK_CHILD).is_none() {
-            let exe = std::env::current_exe().unwrap();
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg("umask 000 && exec \"$0\" \"$@\"")
-                .arg(&exe)
-                .args(["--exact", name, "--test-threads=1"])
-                .env(UMASK_CHILD, "1")
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success() && said.contains("1 passed"),
-                "{said}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        if !ssdready_testkit::in_a_process_under_umask_000(
+            "kernel::state::tests::state_made_under_umask_000_is_writable_by_no_other_user",
+        ) {
             return;
         }
         use nix::sys::stat::{umask, Mode};
