@@ -54,7 +54,7 @@ fn loop_unusable() -> Option<String> {
 }
 
 /// Every queue file's text.
-fn snapshot(disk: &str) -> BTreeMap<String, String> {
+pub(crate) fn snapshot(disk: &str) -> BTreeMap<String, String> {
     let dir = format!("/sys/block/{disk}/queue");
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -69,9 +69,9 @@ fn snapshot(disk: &str) -> BTreeMap<String, String> {
 
 /// A loop device over a file in /dev/shm with direct I/O, its planted
 /// settings put back before it is detached (a loop device keeps them).
-struct Loop {
-    dev: String,
-    disk: String,
+pub(crate) struct Loop {
+    pub(crate) dev: String,
+    pub(crate) disk: String,
     file: String,
     planted: Vec<(String, String)>,
 }
@@ -108,14 +108,14 @@ fn make_loop(name: &str) -> Result<Loop, String> {
 }
 
 /// A RAM loop device, or why not (printed by the caller as a skip).
-fn ram_loop(name: &str) -> Result<Loop, String> {
+pub(crate) fn ram_loop(name: &str) -> Result<Loop, String> {
     if let Some(why) = loop_unusable() {
         return Err(why);
     }
     make_loop(name).map_err(|e| format!("no loop device: {e}"))
 }
 
-fn plant_queue(l: &mut Loop, attr: &str, value: &str) -> Result<(), String> {
+pub(crate) fn plant_queue(l: &mut Loop, attr: &str, value: &str) -> Result<(), String> {
     let path = format!("/sys/block/{}/queue/{attr}", l.disk);
     let was = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let was = match attr {

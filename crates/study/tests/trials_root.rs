@@ -1,8 +1,10 @@
 //! As root: a small `nr_requests` planted on a loop device over /dev/shm,
 //! the study's trial raises it in turns through the journaled Tuner, and
 //! every `/sys/block/LOOP/queue/*` value is the same after as before.
-//! Skipped, saying why, without root, /dev/shm or losetup.
+//! Skipped, saying why, without root, /dev/shm or losetup. The loop
+//! device and its planting are `trials_plants_root`'s.
 
+use crate::trials_plants_root::{plant_queue, ram_loop, snapshot};
 use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::model::{RunRecord, Workload};
@@ -10,92 +12,8 @@ use ssdready_diagnosis::trials::Outcome;
 use ssdready_study::plan::{Plan, Settings};
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-fn skip_reason() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2))
-        == Some("0");
-    if !root {
-        return Some("needs root (a loop device and its queue settings)".into());
-    }
-    if !Path::new("/dev/shm").is_dir() {
-        return Some("no /dev/shm".into());
-    }
-    if Command::new("losetup").arg("--version").output().is_err() {
-        return Some("no losetup".into());
-    }
-    None
-}
-
-/// Every queue file's text (the writable ones and the rest).
-fn snapshot(disk: &str) -> BTreeMap<String, String> {
-    let dir = format!("/sys/block/{disk}/queue");
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        if e.path().is_file() {
-            if let Ok(v) = std::fs::read_to_string(e.path()) {
-                out.insert(e.file_name().to_string_lossy().into_owned(), v);
-            }
-        }
-    }
-    out
-}
-
-/// A loop device over a file in /dev/shm, detached and removed on drop
-/// with its planted setting put back (a loop device keeps its settings
-/// after detach).
-struct Loop {
-    dev: String,
-    file: String,
-    planted: Vec<(String, String)>,
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let disk = self.dev.trim_start_matches("/dev/");
-        for (attr, v) in &self.planted {
-            let _ = std::fs::write(format!("/sys/block/{disk}/queue/{attr}"), v);
-        }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
-
-fn make_loop() -> Result<Loop, String> {
-    let file = format!("/dev/shm/ssdready-trials-{}.img", std::process::id());
-    let f = std::fs::File::create(&file).map_err(|e| e.to_string())?;
-    f.set_len(128 << 20).map_err(|e| e.to_string())?;
-    let out = Command::new("losetup")
-        .args(["-f", "--show", &file])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        let _ = std::fs::remove_file(&file);
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
-    Ok(Loop {
-        dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        file,
-        planted: Vec::new(),
-    })
-}
-
-fn plant(l: &mut Loop, attr: &str, value: &str) -> Result<(), String> {
-    let disk = l.dev.trim_start_matches("/dev/").to_string();
-    let path = format!("/sys/block/{disk}/queue/{attr}");
-    let was = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-    std::fs::write(&path, value).map_err(|e| format!("{path}: {e}"))?;
-    l.planted.push((attr.into(), was.trim().to_string()));
-    Ok(())
-}
 
 /// The sweeps' run at the peak: 4 KiB random reads at QD 32 on `dev`.
 fn peak_run(dev: &str) -> Vec<RunRecord> {
@@ -135,19 +53,15 @@ fn short_plan() -> Plan {
 #[test]
 fn a_planted_small_nr_requests_is_raised_in_turns_and_every_queue_setting_put_back() {
     let _one_file = crate::one_file_at_a_time(module_path!());
-    if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let mut lp = match make_loop() {
+    let mut lp = match ram_loop("nr-requests") {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("skipped: no loop device: {e}");
+        Err(why) => {
+            eprintln!("skipped: {why}");
             return;
         }
     };
-    let disk = lp.dev.trim_start_matches("/dev/").to_string();
-    if let Err(e) = plant(&mut lp, "nr_requests", "4") {
+    let disk = lp.disk.clone();
+    if let Err(e) = plant_queue(&mut lp, "nr_requests", "4") {
         eprintln!("skipped: cannot plant nr_requests: {e}");
         return;
     }
