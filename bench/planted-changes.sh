@@ -40,6 +40,9 @@
 #     cpuset-one     a cpuset of one CPU (needs two; lever: cgroup-limits)
 #     max-sectors    max_sectors_kb cut to 4 under large reads (lever:
 #                    max-sectors)
+#     other-work     a busy loop per CPU at normal priority beside the
+#                    study and fio (lever: priority, the I/O's threads at
+#                    nice -10; fio's A/B adds the same --nice)
 #     control        a RAM loop device, nothing planted: no change helps
 #
 # Needs root, fio, losetup, python3. Makes everything under /dev/shm and
@@ -51,7 +54,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,control
+plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,other-work,control
 pairs=5
 secs=2
 out=${TMPDIR:-/tmp}/planted-changes-$(date -u +%Y%m%d-%H%M%S)
@@ -71,8 +74,8 @@ case $pairs in ''|*[!0-9]*) echo "planted-changes.sh: --pairs '$pairs' is not a 
 case $secs in ''|*[!0-9]*|0) echo "planted-changes.sh: --secs '$secs' is not a whole number of seconds above 0 ($usage)" >&2; exit 2 ;; esac
 IFS=, read -r -a list <<<"$plants"
 for p in "${list[@]}"; do
-  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|control) ;;
-    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, control)" >&2; exit 2 ;;
+  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|other-work|control) ;;
+    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, other-work, control)" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "planted-changes.sh: needs root (cgroups, loop devices)" >&2; exit 2; }
@@ -86,9 +89,10 @@ mkdir -p "$out"
 # ---- what is made, and its removal -----------------------------------
 # queue_back: "FILE VALUE" lines, written back (last first) before the
 # loop devices are detached.
-loops=() groups=() files=() queue_back=()
+loops=() groups=() files=() queue_back=() hogs=()
 cleanup() {
   local i
+  for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
   for ((i = ${#queue_back[@]} - 1; i >= 0; i--)); do
     echo "${queue_back[i]#* }" >"${queue_back[i]%% *}" 2>/dev/null || true
   done
@@ -98,6 +102,7 @@ cleanup() {
     rmdir "$g" 2>/dev/null || true
   done
   for f in "${files[@]}"; do rm -f "$f"; done
+  hogs=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -118,6 +123,12 @@ group() { # group CONTROLLER NAME: make it, its directory in $made
   if [ $v1 = 1 ]; then base=/sys/fs/cgroup/$1; else base=/sys/fs/cgroup; fi
   local g=$base/planted-changes-$$-$2
   mkdir -p "$g"; groups+=("$g"); made=$g
+}
+
+# hogs_on: a busy loop per CPU at normal priority, killed by the cleanup.
+hogs_on() {
+  local i
+  for i in $(seq 1 "$(nproc)"); do yes >/dev/null & hogs+=("$!"); done
 }
 
 # plant_queue DEV ATTR VALUE: write it, the value it had kept for cleanup.
@@ -217,6 +228,13 @@ fio_ab() {
       echo "$to" >"$qf"
       b=$(fio_once "$t" "$measure")
       echo "$from" >"$qf"
+    elif [ "$kind" = application ] && [[ $to == *=* ]]; then
+      # The trial's job options (k=v …), added to fio's changed run.
+      local base=("${fio_args[@]}") o
+      a=$(fio_once "$t" "$measure")
+      for o in $to; do fio_args+=("--$o"); done
+      b=$(fio_once "$t" "$measure")
+      fio_args=("${base[@]}")
     else
       return 1
     fi
@@ -319,6 +337,7 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       [ -f "${gs[0]}/cpuset.mems" ] && cat "$(dirname "${gs[0]}")/cpuset.mems" >"${gs[0]}/cpuset.mems"
       echo 0 >"${gs[0]}/cpuset.cpus"
       want=cgroup-limits ;;
+    other-work) hogs_on; want=priority ;;
     control) want=- ;;
   esac
   snapshot "$target" "${gs[@]}" >"$dir/before.txt"

@@ -286,6 +286,11 @@ pub struct CpuCost {
     /// per-CPU lines). What the CPUs a job may use (its cpuset) did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu_busy_pct: Vec<(u32, f64)>,
+    /// Of each online CPU's window, the share the hypervisor ran something
+    /// else on it (steal), percent; part of its busy share above, neither
+    /// this machine's processes' nor its kernel's (empty where none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu_steal_pct: Vec<(u32, f64)>,
     pub per_io: PerIo,
     /// Where each CPU figure comes from and how far it can be off.
     #[serde(default)]

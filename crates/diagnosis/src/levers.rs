@@ -19,7 +19,7 @@ pub const TABLE: &str = include_str!("../data/levers.table");
 /// Facts a lever's `when` may test beyond the study's own
 /// ([`crate::facts::KNOWN`]): what the study reads of the device for the
 /// trials.
-pub const EXTRA_FACTS: &[&str] = &["poll_queues", "large_read_split"];
+pub const EXTRA_FACTS: &[&str] = &["poll_queues", "large_read_split", "priority_raisable"];
 
 /// What the study's own runs found that points at a lever as a verdict
 /// rule that fired does (a lever's `rules` may name it): the kernel split
@@ -393,6 +393,9 @@ pub struct Context {
     /// into (the device's counted requests against its own I/Os, their
     /// bytes agreeing), where a run showed a split.
     pub large_read_split: Option<f64>,
+    /// Whether the study may run its threads at a negative nice (root, or
+    /// CAP_SYS_NICE): the counterfactual for other work that holds them.
+    pub may_raise_priority: bool,
 }
 
 /// One candidate: the value shown (`none`, `1024`, `io_uring`), and for
@@ -558,6 +561,9 @@ fn with_extras(cx: &Context) -> BTreeMap<String, Fact> {
     }
     if let Some(n) = cx.large_read_split {
         f.insert("large_read_split".into(), num(n, "ratio"));
+    }
+    if cx.may_raise_priority {
+        f.insert("priority_raisable".into(), num(1.0, "count"));
     }
     f
 }

@@ -262,6 +262,34 @@ fn a_lever_applies_only_where_its_conditions_hold() {
 }
 
 #[test]
+fn the_io_threads_priority_is_tried_for_other_work_only_where_it_can_be_raised() {
+    let l = lever("priority");
+    let mut cx = queue(&[]);
+    // An ordinary user cannot lower a nice value: nothing to try.
+    assert!(!applies(&l, &cx));
+    cx.may_raise_priority = true;
+    assert!(applies(&l, &cx));
+    assert!(pointed(&l, Cause::OtherWork, &Vec::new()));
+    assert!(pointed(
+        &l,
+        Cause::NotIdentified,
+        &["other-work-present".to_string()]
+    ));
+    assert!(!pointed(&l, Cause::Scheduler, &Vec::new()));
+    let c = candidates(&l, &cx, &peak(32));
+    assert_eq!(values(&c), ["nice=-10"]);
+    assert_eq!(c[0].options, [("nice".to_string(), "-10".to_string())]);
+    let line = permanent(&l, &[], &c[0]);
+    assert!(
+        line.contains("--nice=-10") && line.contains("Nice=-10"),
+        "{line}"
+    );
+    // Raising the study's threads does not lift other work off the
+    // kernel's threads: no gain is no contradiction.
+    assert!(l.lifts.is_empty());
+}
+
+#[test]
 fn a_queue_setting_is_made_permanent_by_a_udev_rule_per_device() {
     let c = Candidate {
         value: "none".into(),

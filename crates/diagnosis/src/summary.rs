@@ -61,6 +61,10 @@ pub struct CpuSummary {
     /// Busy share of each CPU over the window, percent (CPU, busy).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu_busy_pct: Vec<(u32, f64)>,
+    /// Of each CPU's window, the share the hypervisor took (steal),
+    /// percent: part of its busy share, nobody's work on this machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu_steal_pct: Vec<(u32, f64)>,
     /// The submitting thread that waited most on a run queue for a CPU:
     /// its wait, percent of the time it was ready to run (running or
     /// waiting; `/proc/thread-self/schedstat`).
@@ -97,6 +101,22 @@ impl CpuSummary {
             .collect();
         if of.is_empty() {
             self.system_busy_pct
+        } else {
+            of.iter().sum::<f64>() / of.len() as f64
+        }
+    }
+
+    /// The mean share the hypervisor took (steal) of `cpus` (all CPUs when
+    /// empty), percent; 0 where no CPU had any.
+    pub fn steal_of(&self, cpus: &[u32]) -> f64 {
+        let of: Vec<f64> = self
+            .per_cpu_steal_pct
+            .iter()
+            .filter(|(c, _)| cpus.is_empty() || cpus.contains(c))
+            .map(|x| x.1)
+            .collect();
+        if of.is_empty() {
+            0.0
         } else {
             of.iter().sum::<f64>() / of.len() as f64
         }
@@ -316,6 +336,7 @@ fn cpu_summary(
         ctx_switches_per_io: c.per_io.system_ctx_switches,
         interrupts_per_io: c.per_io.system_interrupts,
         per_cpu_busy_pct: c.per_cpu_busy_pct.clone(),
+        per_cpu_steal_pct: c.per_cpu_steal_pct.clone(),
         thread_wait_max_pct: wait,
         kernel_threads_ns_per_io: c.sources.kernel_threads_ns,
         kernel_threads_wait_ns_per_io: c.sources.kernel_threads_wait_ns,

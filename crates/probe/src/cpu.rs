@@ -62,17 +62,18 @@ fn user_hz() -> u64 {
         .unwrap_or(100)
 }
 
-/// (cpu, idle, iowait) ticks of each online CPU.
-pub type IdleTicks = Vec<(u32, u64, u64)>;
+/// (cpu, idle, iowait, steal) ticks of each online CPU.
+pub type IdleTicks = Vec<(u32, u64, u64, u64)>;
 
-/// (cpu, idle, iowait) ticks of each `cpuN` line of a /proc/stat text.
+/// (cpu, idle, iowait, steal) ticks of each `cpuN` line of a /proc/stat
+/// text (steal 0 where the line stops before it).
 pub fn parse_per_cpu_idle(text: &str) -> IdleTicks {
     text.lines()
         .filter_map(|line| {
             let mut it = line.split_whitespace();
             let cpu = it.next()?.strip_prefix("cpu")?.parse().ok()?;
-            let v: Vec<u64> = it.take(5).filter_map(|x| x.parse().ok()).collect();
-            (v.len() == 5).then(|| (cpu, v[3], v[4]))
+            let v: Vec<u64> = it.take(8).map_while(|x| x.parse().ok()).collect();
+            (v.len() >= 5).then(|| (cpu, v[3], v[4], v.get(7).copied().unwrap_or(0)))
         })
         .collect()
 }
@@ -157,7 +158,7 @@ pub struct CpuSnapshot {
     pub at: Instant,
     /// Whole system (None when /proc/stat is unreadable).
     pub system: Option<SystemCpu>,
-    /// (cpu, idle, iowait) ticks per online CPU.
+    /// (cpu, idle, iowait, steal) ticks per online CPU.
     pub idle: IdleTicks,
     /// This process.
     pub process: ProcessCpu,
@@ -200,8 +201,8 @@ fn busy_from_idle(
     let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
     let mut idle_ticks = 0u64;
     let mut cpus = 0usize;
-    for &(cpu, idle, iowait) in &end.idle {
-        let Some(&(_, i0, w0)) = start.idle.iter().find(|x| x.0 == cpu) else {
+    for &(cpu, idle, iowait, _) in &end.idle {
+        let Some(&(_, i0, w0, _)) = start.idle.iter().find(|x| x.0 == cpu) else {
             continue;
         };
         idle_ticks += idle.saturating_sub(i0) + iowait.saturating_sub(w0);
@@ -237,12 +238,35 @@ fn per_cpu_busy(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u3
     }
     end.idle
         .iter()
-        .filter_map(|&(cpu, idle, iowait)| {
-            let &(_, i0, w0) = start.idle.iter().find(|x| x.0 == cpu)?;
+        .filter_map(|&(cpu, idle, iowait, _)| {
+            let &(_, i0, w0, _) = start.idle.iter().find(|x| x.0 == cpu)?;
             let idle_ns = (idle.saturating_sub(i0) + iowait.saturating_sub(w0)) as f64 * tick_ns;
             Some((cpu, (100.0 * (1.0 - idle_ns / wall)).clamp(0.0, 100.0)))
         })
         .collect()
+}
+
+/// The share of each online CPU's window the hypervisor ran something
+/// else on it (steal), percent; empty when no CPU had any.
+fn per_cpu_steal(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u32, f64)> {
+    let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
+    if wall <= 0.0 {
+        return Vec::new();
+    }
+    let v: Vec<(u32, f64)> = end
+        .idle
+        .iter()
+        .filter_map(|&(cpu, _, _, steal)| {
+            let &(_, _, _, s0) = start.idle.iter().find(|x| x.0 == cpu)?;
+            let ns = steal.saturating_sub(s0) as f64 * tick_ns;
+            Some((cpu, (100.0 * ns / wall).clamp(0.0, 100.0)))
+        })
+        .collect();
+    if v.iter().all(|x| x.1 == 0.0) {
+        Vec::new()
+    } else {
+        v
+    }
 }
 
 /// Other threads' time during the window: the change of those alive at
@@ -345,6 +369,7 @@ pub fn cost(
         system,
         system_busy_pct: busy_pct(busy_ns, capacity, &system),
         per_cpu_busy_pct: per_cpu_busy(start, end, tick_ns),
+        per_cpu_steal_pct: per_cpu_steal(start, end, tick_ns),
         per_io: PerIo {
             process_ns,
             process_clocks: clocks(process_ns),
@@ -417,7 +442,11 @@ mod tests {
 
     #[test]
     fn per_cpu_idle_is_parsed() {
-        assert_eq!(parse_per_cpu_idle(TWO_CPUS), vec![(0, 500, 5), (1, 500, 5)]);
+        assert_eq!(
+            parse_per_cpu_idle(TWO_CPUS),
+            vec![(0, 500, 5, 1), (1, 500, 5, 1)]
+        );
+        assert_eq!(parse_per_cpu_idle("cpu3 1 2 3 4 5\n"), vec![(3, 4, 5, 0)]);
     }
 
     #[test]
@@ -440,7 +469,7 @@ mod tests {
         sys.system += 50; // the busy fields caught 0.5 s…
         sys.idle += 100;
         sys.ctxt += 2000;
-        b.idle = vec![(0, 550, 5), (1, 550, 5)]; // …but 1 s of 2 was not idle
+        b.idle = vec![(0, 550, 5, 1), (1, 550, 5, 1)]; // …but 1 s of 2 was not idle
         b.process.sys_ns = 500_000_000;
         let c = cost(&a, &b, 1000, 1_000_000_000, Some(2e9));
         assert!(
@@ -462,7 +491,8 @@ mod tests {
         let a = snap(TWO_CPUS, t);
         let mut b = snap(TWO_CPUS, t + std::time::Duration::from_secs(1));
         b.system.as_mut().unwrap().steal += 20;
-        b.idle = vec![(0, 550, 5), (1, 550, 5)];
+        // CPU 0 had all 20 ticks of the steal.
+        b.idle = vec![(0, 550, 5, 21), (1, 550, 5, 1)];
         let c = cost(&a, &b, 1000, 1_000_000_000, None);
         assert!(
             (c.per_io.system_ns - 8e5).abs() < 1.0,
@@ -470,6 +500,11 @@ mod tests {
             c.per_io.system_ns
         );
         assert!((c.sources.steal_ns - 2e5).abs() < 1e-6);
+        assert_eq!(c.per_cpu_steal_pct.len(), 2);
+        assert!((c.per_cpu_steal_pct[0].1 - 20.0).abs() < 1e-6);
+        assert_eq!(c.per_cpu_steal_pct[1].1, 0.0);
+        // Busy is what was not idle: the stolen time is in it.
+        assert!((c.per_cpu_busy_pct[0].1 - 50.0).abs() < 1e-6);
     }
 
     #[test]

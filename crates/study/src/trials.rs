@@ -247,6 +247,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         queue_depth: t.device.as_deref().and_then(device_depth),
         cpu_list: cpu_list(),
         large_read_split: large_read_split(x.runs),
+        may_raise_priority: o.root,
     };
     let consent = Consent {
         root: o.root,

@@ -7,6 +7,14 @@
 //! was in a binary of its own.
 
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+/// Where each file's turns are logged, when set: a line per turn, with
+/// the file and its seconds (how long each file holds the machine).
+const TURNS_LOG: &str = "SSDREADY_TEST_TURNS";
+
+/// When the current turn began.
+static TURN_BEGAN: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// The file whose tests hold the machine, and how many of them run.
 static TURN: Mutex<(Option<&'static str>, usize)> = Mutex::new((None, 0));
@@ -24,8 +32,26 @@ pub fn one_file_at_a_time(module: &'static str) -> FileTurn {
     while t.0.is_some_and(|f| f != file) {
         t = TURN_ENDED.wait(t).unwrap_or_else(|e| e.into_inner());
     }
+    if t.1 == 0 {
+        *TURN_BEGAN.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
     *t = (Some(file), t.1 + 1);
     FileTurn
+}
+
+/// Append `file`'s turn of `secs` to the turns log, where one is asked for.
+fn log_turn(file: &str, secs: f64) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os(TURNS_LOG) else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{secs:.1} {file}");
+    }
 }
 
 impl Drop for FileTurn {
@@ -33,6 +59,10 @@ impl Drop for FileTurn {
         let mut t = TURN.lock().unwrap_or_else(|e| e.into_inner());
         t.1 -= 1;
         if t.1 == 0 {
+            let began = TURN_BEGAN.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let (Some(file), Some(b)) = (t.0, began) {
+                log_turn(file, b.elapsed().as_secs_f64());
+            }
             t.0 = None;
             TURN_ENDED.notify_all();
         }

@@ -267,6 +267,12 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
         v.process_cpus.unwrap_or(0.0),
         v.kernel_cpus.unwrap_or(0.0)
     )];
+    if v.cpus_steal >= 1.0 {
+        evidence.push(format!(
+            "the hypervisor took {} of those CPUs' time (steal): busy, but no work of this machine's",
+            pct(v.cpus_steal)
+        ));
+    }
     evidence.extend(wait_words(v));
     if own.is_some_and(|o| o < OWN_SHARE_PCT) {
         evidence.push("other processes took the rest of those CPUs".into());

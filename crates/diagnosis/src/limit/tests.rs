@@ -242,6 +242,54 @@ fn one_allowed_cpu_filled_by_the_study_though_not_all_busy_is_the_cpus_allowed()
 }
 
 #[test]
+fn the_hypervisors_steal_on_the_allowed_cpu_is_not_counted_as_other_work() {
+    // A cpuset of CPU 0 on a guest whose host took 45 % of CPU 0: busy
+    // 98 %, ssdready's process 0.45 CPUs of it, nothing else running. Of
+    // the time the guest had, the study's own work filled most; the rest
+    // was nobody's here.
+    let caps = Caps {
+        cpus: Some(CpusAllowed {
+            cpus: vec![0],
+            online: 2,
+            setting: setting("cpuset.cpus", "0"),
+        }),
+        ..Default::default()
+    };
+    let mut r = run("qd-8", 8, 50_000.0, 45.0, 50.0, 0.5);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.per_cpu_busy_pct = vec![(0, 98.0), (1, 3.0)];
+    c.process_ns_per_io = 0.45 * 1e9 / 50_000.0;
+    let without_steal = judge(
+        &target(TargetKind::RamDevice),
+        std::slice::from_ref(&r),
+        &caps,
+        true,
+    );
+    // Read without the steal, the rest of CPU 0 is other processes'.
+    let others = |e: &[String]| {
+        e.iter()
+            .any(|e| e.contains("other processes took the rest"))
+    };
+    assert!(others(&without_steal.evidence), "{without_steal:?}");
+    r.summary.cpu.as_mut().unwrap().per_cpu_steal_pct = vec![(0, 45.0), (1, 0.0)];
+    let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
+    assert_eq!(s.limit, Cause::CpusAllowed, "{s:?}");
+    assert!(!others(&s.evidence), "{:?}", s.evidence);
+    assert!(
+        s.part.contains("85 % of it with the study's own work"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence
+            .iter()
+            .any(|e| e.contains("the hypervisor took 45 %")),
+        "{:?}",
+        s.evidence
+    );
+}
+
+#[test]
 fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
     let caps = Caps {
         cpus: Some(CpusAllowed {

@@ -48,6 +48,9 @@ pub struct View<'a> {
     /// The CPUs the study may use: how busy, percent (all CPUs when it
     /// may use them all).
     pub cpus_busy: Option<f64>,
+    /// Of those CPUs' time, the share the hypervisor took (steal),
+    /// percent: in their busy share, but nobody's work on this machine.
+    pub cpus_steal: f64,
     /// How many CPUs those are.
     pub cpus_n: u32,
     /// CPUs' worth of time ssdready's process used.
@@ -94,6 +97,7 @@ impl<'a> View<'a> {
             in_flight: r.workload.qd.max(1) * r.workload.threads.max(1),
             thread_busy: cpu.and_then(|c| c.thread_busy_max_pct),
             cpus_busy: cpu.map(|c| c.busy_of(allowed)),
+            cpus_steal: cpu.map_or(0.0, |c| c.steal_of(allowed)),
             cpus_n: if allowed.is_empty() {
                 online
             } else {
@@ -146,11 +150,17 @@ impl<'a> View<'a> {
         Some(self.process_cpus? + self.kernel_cpus.unwrap_or(0.0) + self.daemon_cpus())
     }
 
+    /// CPUs' worth of busy time on the CPUs the study may use that this
+    /// machine's work took: their busy share less the hypervisor's steal.
+    fn guest_busy_cpus(&self) -> Option<f64> {
+        Some((self.cpus_busy? - self.cpus_steal).max(0.0) / 100.0 * self.cpus_n as f64)
+    }
+
     /// Of the busy time on the CPUs the study may use, the share other
     /// processes took, percent: from their own threads' run time where it
     /// was read, else what the I/O's own work leaves.
     pub fn others_share(&self) -> Option<f64> {
-        let busy = self.cpus_busy? / 100.0 * self.cpus_n as f64;
+        let busy = self.guest_busy_cpus()?;
         if busy <= 0.0 {
             return None;
         }
@@ -173,7 +183,7 @@ impl<'a> View<'a> {
     /// the I/O's own work (ssdready's, the kernel's threads', the drive's
     /// daemon's), percent (None without both figures).
     pub fn own_share(&self) -> Option<f64> {
-        let busy = self.cpus_busy? / 100.0 * self.cpus_n as f64;
+        let busy = self.guest_busy_cpus()?;
         let own = self.io_cpus()?;
         (busy > 0.0).then(|| (100.0 * own / busy).min(100.0))
     }
