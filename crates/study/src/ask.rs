@@ -322,7 +322,8 @@ mod tests {
     fn a_fleet_refuses_the_options_of_one_machine_first() {
         let tmp = tempfile::tempdir().unwrap();
         let stop = AtomicBool::new(false);
-        let changes: [(&dyn Fn(&mut Ask), &str); 6] = [
+        type Change<'a> = (&'a dyn Fn(&mut Ask), &'a str);
+        let changes: [Change; 6] = [
             (&|a| a.allow_destructive = true, "--allow-destructive"),
             (&|a| a.in_process = true, "--in-process"),
             (&|a| a.slo = Some("p99=1ms".into()), "--slo"),
