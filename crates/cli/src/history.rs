@@ -172,32 +172,16 @@ fn keep_with_id(h: &mut History, entry: &NewEntry, text: &str) -> Result<(i64, P
     })
 }
 
-fn moment(opt: &str, v: &str) -> Result<dates::Moment, crate::Exit> {
-    dates::parse(v).map_err(|e| fail(2, &format!("option '{opt}': {e}")))
-}
-
 /// Run `ssdready history`.
 pub fn command(a: HistoryArgs) -> crate::Done {
+    let (since_ms, until_ms) = dates::range(a.since.as_deref(), a.until.as_deref())
+        .map_err(|e| fail(2, &e.to_string()))?;
     let filter = Filter {
         target: a.target.clone(),
-        since_ms: match a.since.as_deref() {
-            Some(v) => Some(moment("--since", v)?.start_ms),
-            None => None,
-        },
-        until_ms: match a.until.as_deref() {
-            Some(v) => Some(moment("--until", v)?.end_ms()),
-            None => None,
-        },
+        since_ms,
+        until_ms,
         kind: a.kind.as_deref().and_then(Kind::parse),
     };
-    if let (Some(s), Some(u)) = (filter.since_ms, filter.until_ms) {
-        if s > u {
-            return Err(fail(
-                2,
-                "options '--since' and '--until': --since is after --until",
-            ));
-        }
-    }
     let path = db_path(a.db.as_deref()).map_err(|e| fail(2, &e.to_string()))?;
     let entries = match History::open_existing(&path) {
         Ok(Some(h)) => h

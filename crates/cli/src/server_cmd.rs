@@ -21,6 +21,7 @@ use crate::{fail, say};
 use ssdready_fleet::policy::{Policy, Users};
 use ssdready_fleet::server::Server;
 use ssdready_serve::engine::Engine;
+use ssdready_serve::fio_server;
 use ssdready_serve::setup::{self, allows, own_directory, users};
 use ssdready_serve::spawn::JobLimits;
 use std::net::{IpAddr, SocketAddr};
@@ -92,78 +93,26 @@ pub struct ServerArgs {
 }
 
 /// fio's `--server[=SPEC]` and `--daemonize=FILE` among `run`'s arguments
-/// (what `fio --server=,8765 --daemonize=PIDFILE` passes): the server they
-/// ask for, or `None` when there is no `--server`. SPEC is fio's:
-/// `[ip:|ip6:]HOST[,PORT]`, `,PORT`, or empty; without a host the server
-/// listens on loopback (fio listens on every address: serving the network
-/// stays an explicit choice here). Anything else among the arguments is
-/// refused in one line.
+/// (`ssdready_serve::fio_server`, which reads SPEC): the server they ask
+/// for, with the other switches' defaults, or `None` when there is no
+/// `--server`; the error is the line to refuse them with.
 pub fn fio_switches(args: &[String]) -> Option<Result<ServerArgs, String>> {
-    let spec = args.iter().find_map(|a| {
-        (a == "--server")
-            .then(String::new)
-            .or_else(|| a.strip_prefix("--server=").map(str::to_string))
-    })?;
-    Some(fio_server(&spec, args))
-}
-
-fn fio_server(spec: &str, args: &[String]) -> Result<ServerArgs, String> {
-    let mut daemonize = None;
-    for a in args {
-        if let Some(f) = a.strip_prefix("--daemonize=") {
-            daemonize = Some(PathBuf::from(f));
-        } else if !(a == "--server" || a.starts_with("--server=")) {
-            return Err(format!(
-                "option '--server': '{a}' cannot go with it (allowed beside it: --daemonize=FILE)"
-            ));
-        }
-    }
-    let bad = |why: &str| {
-        format!(
-            "option '--server': '{spec}' {why} (allowed: [ip:|ip6:]HOST[,PORT], ,PORT, sock:PATH)"
-        )
+    use clap::{Args, FromArgMatches};
+    let s = match fio_server::switches(args, ssdready_fleet::DEFAULT_PORT)? {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e.to_string())),
     };
-    if let Some(p) = spec.strip_prefix("sock:") {
-        if p.is_empty() {
-            return Err(bad("names no socket path"));
-        }
-    }
-    let body = spec
-        .strip_prefix("ip:")
-        .or_else(|| spec.strip_prefix("ip6:"))
-        .unwrap_or(spec);
-    let (host, port) = body.rsplit_once(',').unwrap_or((body, ""));
-    let port = match port {
-        "" => ssdready_fleet::DEFAULT_PORT,
-        _ if spec.starts_with("sock:") => ssdready_fleet::DEFAULT_PORT,
-        p => p.parse().map_err(|_| bad("has no port number"))?,
-    };
-    let bind = match host {
-        "" | "localhost" => "127.0.0.1".to_string(),
-        h => h.to_string(),
-    };
-    let socket = spec.strip_prefix("sock:").map(PathBuf::from);
-    let (bind, port) = match socket {
-        Some(_) => ("127.0.0.1".to_string(), ssdready_fleet::DEFAULT_PORT),
-        None => (bind, port),
-    };
-    Ok(ServerArgs {
-        bind,
-        port,
-        socket,
-        runs: None,
-        allow_dir: Vec::new(),
-        allow_device: Vec::new(),
-        allow_exec: false,
-        allow_user: Vec::new(),
-        directory: None,
-        daemonize,
-        job_memory: "4g".into(),
-        job_time: "24h".into(),
-        job_files: 4096,
-        job_threads: 256,
-        pid_file: None,
-    })
+    let defaults = ServerArgs::augment_args(clap::Command::new("server"))
+        .try_get_matches_from(["server"])
+        .and_then(|m| ServerArgs::from_arg_matches(&m))
+        .map_err(|e| e.to_string());
+    Some(defaults.map(|d| ServerArgs {
+        bind: s.bind,
+        port: s.port,
+        socket: s.socket,
+        daemonize: s.daemonize,
+        ..d
+    }))
 }
 
 /// The directories and devices `--allow-dir` and `--allow-device` name,

@@ -131,6 +131,38 @@ fn split(ms: i64) -> (i64, u32, u32, i64, i64, i64) {
     (y, m, d, rem / 3600, rem / 60 % 60, rem % 60)
 }
 
+/// `--since` and `--until` that cannot be used together or alone.
+#[derive(Debug, thiserror::Error)]
+pub enum RangeError {
+    #[error("option '{option}': {why}")]
+    Date {
+        option: &'static str,
+        why: DateError,
+    },
+    #[error("options '--since' and '--until': --since is after --until")]
+    Reversed,
+}
+
+/// What `--since` and `--until` name, ms since 1970: from the first one's
+/// start to the last millisecond of the second (a date includes its whole
+/// day).
+pub fn range(
+    since: Option<&str>,
+    until: Option<&str>,
+) -> Result<(Option<i64>, Option<i64>), RangeError> {
+    let read = |option, v: Option<&str>| {
+        v.map(parse)
+            .transpose()
+            .map_err(|why| RangeError::Date { option, why })
+    };
+    let since_ms = read("--since", since)?.map(|m| m.start_ms);
+    let until_ms = read("--until", until)?.map(|m| m.end_ms());
+    match (since_ms, until_ms) {
+        (Some(s), Some(u)) if s > u => Err(RangeError::Reversed),
+        _ => Ok((since_ms, until_ms)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +194,35 @@ mod tests {
             let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_range_runs_from_the_start_of_since_to_the_end_of_until() {
+        let (s, u) = range(Some("2025-11-22"), Some("2025-11-22")).unwrap();
+        assert_eq!((s, u), (Some(20_414 * DAY_MS), Some(20_415 * DAY_MS - 1)));
+        assert_eq!(range(None, None).unwrap(), (None, None));
+        let (s, u) = range(None, Some("2025-11-22 09:15")).unwrap();
+        assert_eq!(s, None);
+        assert_eq!(u, Some(20_414 * DAY_MS + 9 * 3_600_000 + 16 * 60_000 - 1));
+    }
+
+    #[test]
+    fn a_bad_or_reversed_range_names_its_option() {
+        let e = range(Some("last tuesday"), None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("option '--since': 'last tuesday' is not a date"),
+            "{e}"
+        );
+        let e = range(Some("2025-11-22"), Some("2025-13-01"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("option '--until': month 13"), "{e}");
+        let e = range(Some("2025-11-23"), Some("2025-11-22"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "options '--since' and '--until': --since is after --until"
+        );
     }
 }

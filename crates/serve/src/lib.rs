@@ -8,6 +8,8 @@
 //! * [`setup`]: the server's directory (its own, `work/`, `users/`), the
 //!   users who may connect, the allowed places, the job limits, the
 //!   start-up line saying what it allows;
+//! * [`fio_server`]: fio's `--server=SPEC` and `--daemonize=FILE` read as
+//!   the server they ask for;
 //! * [`engine`]: the fleet server's [`Runner`](ssdready_fleet::server::Runner):
 //!   who a client is, and its jobs checked and run in processes of their own
 //!   with the client's rights where the server takes them;
@@ -27,6 +29,7 @@
 
 pub mod confine;
 pub mod engine;
+pub mod fio_server;
 pub mod job;
 pub mod setup;
 pub mod spawn;

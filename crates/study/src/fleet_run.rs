@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 const MEASURED: &str = "m";
 
 /// What the command line asks, checked.
+#[derive(Debug)]
 pub struct Plan {
     pub hosts: Vec<Host>,
     pub infos: Vec<HostInfo>,

@@ -4,6 +4,9 @@
 //! judging of their results is `ssdready-diagnosis`'s (pure, tested from
 //! recorded measurements). This crate holds what runs:
 //!
+//! * [`ask`]: the command line's values checked before anything runs
+//!   (budget, latency target, sweeps, output directory; a fleet's hosts,
+//!   each probed) and the plan fitted to the budget;
 //! * [`plan`]: from the detected targets, the machine and the time budget,
 //!   the sweeps — queue depth, threads, read/write mixes, block sizes,
 //!   engines, and on request the I/O schedulers, buffered I/O, raw device
@@ -36,6 +39,7 @@ pub(crate) use ssdready_diagnosis::{applications, figures, model, summary};
 
 pub mod app_runs;
 pub mod appfs;
+pub mod ask;
 pub mod calibrate;
 pub mod capacity;
 pub mod detect;

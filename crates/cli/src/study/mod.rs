@@ -2,8 +2,9 @@
 //! much of the device's speed this platform delivers to applications,
 //! where the rest goes, and what to change — in one command.
 //!
-//! The command detects the target (`ssdready_study::detect`), plans sweeps
-//! to fit the budget (`ssdready_study::plan`), prints the plan and its ETA,
+//! The command checks what it is asked (`ssdready_study::ask`), detects the
+//! target (`ssdready_study::detect`), plans sweeps to fit the budget
+//! (`ssdready_study::ask`, `ssdready_study::plan`), prints the plan and its ETA,
 //! runs each point through `run`'s own path (`ssdready_study::real`, handed
 //! this binary's run function) with a progress bar, derives
 //! the figures and judges them with the verdict rules
@@ -21,9 +22,9 @@ mod trials;
 
 use crate::{fail, say};
 use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
-use ssdready_study::capacity::{CapacityDoc, Slo};
+use ssdready_study::capacity::CapacityDoc;
 use ssdready_study::driver::Executed;
-use ssdready_study::plan::{fit_budget, plan, Plan, StudyOptions, OPTIONAL_SWEEPS};
+use ssdready_study::plan::Plan;
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo, Judgement};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -90,49 +91,30 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Check the command line; bad input is one line and exit code 2.
+impl StudyArgs {
+    /// What the command line asks, for the library's checks.
+    fn ask(&self) -> ssdready_study::ask::Ask {
+        ssdready_study::ask::Ask {
+            target: self.target.clone(),
+            quick: self.quick,
+            output: self.output.clone(),
+            budget: self.budget.clone(),
+            slo: self.slo.clone(),
+            sweeps: self.sweeps.clone(),
+            allow_destructive: self.allow_destructive,
+            in_process: self.in_process,
+            baseline: self.baseline.is_some(),
+            db: self.db.is_some(),
+            clients: self.client.clone(),
+        }
+    }
+}
+
+/// Check the command line (`ssdready_study::ask`), start the drive behind
+/// the kernel when the study has no target, and detect the targets; bad
+/// input is one line and exit code 2.
 fn validate(a: &StudyArgs, stop: &std::sync::atomic::AtomicBool) -> Result<Checked, crate::Exit> {
-    let budget_ns = ssdready_core::units::parse_time_ns(&a.budget, 1_000_000_000).map_err(|e| {
-        fail(
-            2,
-            &format!("option '--budget': {e} (allowed: a time such as 10m or 90s)"),
-        )
-    })?;
-    let budget_s = budget_ns as f64 / 1e9;
-    if let Some(s) = &a.slo {
-        if let Err(e) = ssdready_study::capacity::Slo::parse(s) {
-            return Err(fail(2, &e.to_string()));
-        }
-    }
-    if budget_s < 10.0 {
-        return Err(fail(
-            2,
-            &format!("option '--budget': {budget_s} s is too short (allowed: 10 s or more)"),
-        ));
-    }
-    for s in &a.sweeps {
-        if !OPTIONAL_SWEEPS.contains(&s.as_str()) {
-            return Err(fail(
-                2,
-                &format!(
-                    "option '--sweeps': '{s}' is not a sweep (allowed: {})",
-                    OPTIONAL_SWEEPS.join(", ")
-                ),
-            ));
-        }
-    }
-    let dir = crate::output::result_dir(a.output.as_deref(), "ssdready-study", "study.json")
-        .map_err(|e| fail(2, &e.to_string()))?;
-    if dir.join("study.json").exists() {
-        // A second study there would change what the first one's files say.
-        return Err(fail(
-            2,
-            &format!(
-                "option '--output': {} already holds a study (study.json); name a new directory",
-                dir.display()
-            ),
-        ));
-    }
+    let (budget_s, dir) = a.ask().check().map_err(|e| fail(2, &e.to_string()))?;
     let mut drive = default_drive(a, stop)?;
     let specs = match &drive {
         Some(d) => vec![d.device.clone()],
@@ -280,30 +262,6 @@ fn open_history(a: &StudyArgs) -> Result<Option<crate::history::Recorder>, crate
     })
 }
 
-/// The study's plan for the targets, fitted to the budget.
-fn study_plan(a: &StudyArgs, budget_s: f64, targets: &[TargetProfile], machine: &Machine) -> Plan {
-    let o = StudyOptions {
-        quick: a.quick,
-        // A full study keeps a share of its budget for its trials.
-        budget_s: budget_s - ssdready_study::trials::reserve_s(budget_s, a.quick),
-        sweeps: a.sweeps.clone(),
-        root: machine.root,
-        cpus: machine.cpus,
-        strategies: true,
-    };
-    let mut p = plan(targets, &o);
-    fit_budget(&mut p, targets, &o);
-    // Shorter runs for the tests (seconds).
-    if let Some(r) = std::env::var("SSDREADY_STUDY_RUNTIME")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|&r| r > 0.0)
-    {
-        p.settings.runtime_s = r;
-    }
-    p
-}
-
 /// The output directory, made before the first run (exit 130 when a
 /// signal came first, 2 when it cannot be made; nothing written then).
 fn make_output(dir: &Path, stop: &AtomicBool) -> crate::Done {
@@ -386,7 +344,9 @@ fn run_sweeps(
     };
     let mut runner = real::RealRunner::new(stop.clone(), targets, Box::new(run_fn));
     let ex = ssdready_study::driver::execute(targets, p, &mut runner, &mut progress);
-    let capacity = slo_of(a)
+    let capacity = a
+        .ask()
+        .slo()
         .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))
         .and_then(|s| slo::capacity(&s, targets, p, &mut runner));
     if let (Some(c), false) = (&capacity, a.quiet) {
@@ -398,15 +358,6 @@ fn run_sweeps(
     progress.finish();
     let warnings = std::mem::take(&mut runner.notes);
     (ex, capacity, warnings)
-}
-
-/// The latency target to search: `--slo`, else p99=1ms in a full study.
-fn slo_of(a: &StudyArgs) -> Option<Slo> {
-    match (&a.slo, a.quick) {
-        (Some(s), _) => Slo::parse(s).ok(),
-        (None, false) => Slo::parse(ssdready_study::capacity::DEFAULT_SLO).ok(),
-        (None, true) => None,
-    }
 }
 
 /// Stop the built-in drive's daemon; its last words, if any, as a warning.
@@ -510,7 +461,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
     let base = baseline_of(&a)?;
     let mut history = open_history(&a)?;
     let mut machine = detect::machine(None);
-    let p = study_plan(&a, budget_s, &targets, &machine);
+    let p = a.ask().plan(budget_s, &targets, &machine);
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
