@@ -144,8 +144,9 @@ pub fn plan(
             pointed,
         });
     }
-    // The ones the findings point at first, in the table's order.
-    todo.sort_by_key(|p| !p.pointed);
+    // The ones the cause itself points at first, then those a finding
+    // points at, each in the table's order.
+    todo.sort_by_key(|p| (!p.lever.causes.contains(&cx.cause), !p.pointed));
     if quick && todo.len() > QUICK_LEVERS {
         for p in todo.drain(QUICK_LEVERS..) {
             not.push(untested(

@@ -448,6 +448,32 @@ fn a_quick_study_tries_the_first_two_levers_the_findings_point_at() {
 }
 
 #[test]
+fn the_levers_the_cause_names_come_before_those_a_finding_points_at() {
+    let table = shipped();
+    let mut cx = block_device(Cause::OtherWork);
+    cx.may_raise_priority = true;
+    let c = Consent {
+        device: true,
+        root: true,
+        ..Default::default()
+    };
+    // Other work holds the CPUs, and a finding also points at the engine
+    // (listed before them in the table).
+    let fired = ["engine-gap-peak".to_string()];
+    let (todo, not) = plan(&table, &cx, &fired, &c, true, &at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    assert_eq!(ids, ["priority", "pinning"], "{not:?}");
+    assert!(not
+        .iter()
+        .any(|u| u.lever == "engine" && u.reason == Reason::Quick));
+    // Without the right to raise a priority, the finding's lever is next.
+    cx.may_raise_priority = false;
+    let (todo, _) = plan(&table, &cx, &fired, &c, true, &at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    assert_eq!(ids, ["pinning", "engine"]);
+}
+
+#[test]
 fn trials_fit_the_time_left_or_are_not_run() {
     assert_eq!(pairs_that_fit(5, 100.0, 2.0), 5);
     assert_eq!(pairs_that_fit(5, 16.0, 2.0), 4);
