@@ -598,3 +598,58 @@ fn a_planted_one_cpu_cpuset_is_lifted_from_a_group_of_ssdreadys_own() {
         plant_group("cpuset", ("cpuset", "cpuset"), &limits)
     });
 }
+
+/// Busy loops at normal priority, one per CPU, killed when dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn other_work_at_normal_priority_is_weighed_by_raising_the_ios_threads_priority() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lp = match ram_loop("hogs") {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _hogs = Hogs(
+        (0..cpus)
+            .filter_map(|_| {
+                Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .ok()
+            })
+            .collect(),
+    );
+    let before = snapshot(&lp.disk);
+    let s = try_changes(
+        &lp.dev,
+        Found {
+            cause: Cause::OtherWork,
+            fired: vec!["other-work-limit"],
+            facts: vec![],
+            runs: vec![],
+        },
+    );
+    assert_eq!(before, snapshot(&lp.disk), "a queue setting was changed");
+    // As root the counterfactual comes first: the study's threads ahead
+    // of the busy loops, its job's own option, gone with its runs.
+    assert_eq!(s.trials[0].lever, "priority", "{:?}", s.trials);
+    assert_tried(&s, "priority", "the study's job", "nice=-10");
+    let t = &s.trials[0];
+    assert!(
+        t.change_options.iter().any(|o| o == "--nice=-10"),
+        "{:?}",
+        t.change_options
+    );
+    assert!(!t.baseline_options.iter().any(|o| o.starts_with("--nice")));
+}
