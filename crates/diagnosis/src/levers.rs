@@ -396,6 +396,29 @@ pub struct Context {
     /// Whether the study may run its threads at a negative nice (root, or
     /// CAP_SYS_NICE): the counterfactual for other work that holds them.
     pub may_raise_priority: bool,
+    /// What the engine sweep measured, one thread each: (engine, depth,
+    /// IOPS). An engine it measured slower at the point's depth is not
+    /// tried again.
+    pub engines_measured: Vec<(String, u32, f64)>,
+}
+
+/// An engine measured this much slower than the point's own, or more, at
+/// its depth is not tried again (the sweep's turns already said so).
+pub const ENGINE_SLOWER: f64 = 0.95;
+
+/// Whether the engine sweep measured `engine` slower than the point's own
+/// engine at the point's depth.
+fn measured_slower(cx: &Context, p: &Point, engine: &str) -> bool {
+    let at = |e: &str| {
+        cx.engines_measured
+            .iter()
+            .find(|(x, qd, _)| x == e && *qd == p.qd)
+            .map(|m| m.2)
+    };
+    match (p.engine.as_deref().and_then(at), at(engine)) {
+        (Some(own), Some(other)) => other < ENGINE_SLOWER * own,
+        _ => false,
+    }
 }
 
 /// One candidate: the value shown (`none`, `1024`, `io_uring`), and for
@@ -519,6 +542,7 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
         Some(Values::Engines) => ["io_uring", "libaio", "psync"]
             .into_iter()
             .filter(|e| p.engine.as_deref().is_some_and(|x| x != *e))
+            .filter(|e| !measured_slower(cx, p, e))
             .map(|e| Candidate {
                 value: e.into(),
                 options: vec![opt("ioengine", e.into())],

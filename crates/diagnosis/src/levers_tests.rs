@@ -262,6 +262,26 @@ fn a_lever_applies_only_where_its_conditions_hold() {
 }
 
 #[test]
+fn an_engine_the_sweep_measured_slower_at_the_points_depth_is_not_tried_again() {
+    let l = lever("engine");
+    let mut cx = queue(&[]);
+    assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["libaio", "psync"]);
+    cx.engines_measured = vec![
+        ("io_uring".into(), 32, 200_000.0),
+        ("libaio".into(), 32, 150_000.0),
+        // Within 5 % of io_uring: not measured slower, tried.
+        ("psync".into(), 32, 195_000.0),
+        // Slower at another depth says nothing of this one.
+        ("psync".into(), 1, 10_000.0),
+    ];
+    assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["psync"]);
+    cx.engines_measured[2].2 = 100_000.0;
+    assert!(candidates(&l, &cx, &peak(32)).is_empty());
+    // At a depth the sweep did not measure, every other engine is tried.
+    assert_eq!(values(&candidates(&l, &cx, &peak(8))), ["libaio", "psync"]);
+}
+
+#[test]
 fn the_io_threads_priority_is_tried_for_other_work_only_where_it_can_be_raised() {
     let l = lever("priority");
     let mut cx = queue(&[]);

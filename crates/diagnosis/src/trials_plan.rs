@@ -127,11 +127,15 @@ pub fn plan(
         }
         let mut candidates = levers::candidates(l, cx, &p);
         if candidates.is_empty() {
-            not.push(untested(
-                l,
-                Reason::NoCandidate,
-                "nothing to try: it is already at the value the study would try".into(),
-            ));
+            let why = if l.values == Some(levers::Values::Engines) {
+                format!(
+                    "nothing to try: the engine sweep measured every other engine slower at QD {}",
+                    p.qd
+                )
+            } else {
+                "nothing to try: it is already at the value the study would try".into()
+            };
+            not.push(untested(l, Reason::NoCandidate, why));
             continue;
         }
         if quick {

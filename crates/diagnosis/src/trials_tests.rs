@@ -474,6 +474,31 @@ fn the_levers_the_cause_names_come_before_those_a_finding_points_at() {
 }
 
 #[test]
+fn an_engine_lever_with_every_engine_measured_slower_says_so() {
+    let table = shipped();
+    let mut cx = block_device(Cause::OneCore);
+    cx.engines_measured = vec![
+        ("io_uring".into(), 32, 200_000.0),
+        ("libaio".into(), 32, 150_000.0),
+        ("psync".into(), 32, 90_000.0),
+    ];
+    let c = Consent {
+        device: true,
+        ..Default::default()
+    };
+    let (todo, not) = plan(&table, &cx, &[], &c, false, &at);
+    assert!(todo.iter().all(|p| p.lever.id != "engine"));
+    let u = not.iter().find(|u| u.lever == "engine").expect("said");
+    assert_eq!(u.reason, Reason::NoCandidate);
+    assert!(
+        u.why
+            .contains("measured every other engine slower at QD 32"),
+        "{}",
+        u.why
+    );
+}
+
+#[test]
 fn trials_fit_the_time_left_or_are_not_run() {
     assert_eq!(pairs_that_fit(5, 100.0, 2.0), 5);
     assert_eq!(pairs_that_fit(5, 16.0, 2.0), 4);

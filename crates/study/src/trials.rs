@@ -248,6 +248,14 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         cpu_list: cpu_list(),
         large_read_split: large_read_split(x.runs),
         may_raise_priority: o.root,
+        engines_measured: j
+            .figures
+            .comparisons
+            .engines
+            .iter()
+            .filter(|e| e.threads == 1)
+            .map(|e| (e.engine.clone(), e.qd, e.iops))
+            .collect(),
     };
     let consent = Consent {
         root: o.root,
