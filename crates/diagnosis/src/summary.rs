@@ -93,34 +93,25 @@ impl CpuSummary {
     /// The busiest share among `cpus` (all CPUs when empty or when the run
     /// has no per-CPU figures: then the whole system's), percent.
     pub fn busy_of(&self, cpus: &[u32]) -> f64 {
-        let of: Vec<f64> = self
-            .per_cpu_busy_pct
-            .iter()
-            .filter(|(c, _)| cpus.is_empty() || cpus.contains(c))
-            .map(|x| x.1)
-            .collect();
-        if of.is_empty() {
-            self.system_busy_pct
-        } else {
-            of.iter().sum::<f64>() / of.len() as f64
-        }
+        mean_of(&self.per_cpu_busy_pct, cpus).unwrap_or(self.system_busy_pct)
     }
 
     /// The mean share the hypervisor took (steal) of `cpus` (all CPUs when
     /// empty), percent; 0 where no CPU had any.
     pub fn steal_of(&self, cpus: &[u32]) -> f64 {
-        let of: Vec<f64> = self
-            .per_cpu_steal_pct
-            .iter()
-            .filter(|(c, _)| cpus.is_empty() || cpus.contains(c))
-            .map(|x| x.1)
-            .collect();
-        if of.is_empty() {
-            0.0
-        } else {
-            of.iter().sum::<f64>() / of.len() as f64
-        }
+        mean_of(&self.per_cpu_steal_pct, cpus).unwrap_or(0.0)
     }
+}
+
+/// The mean of the per-CPU figures of `cpus` (every CPU when empty); None
+/// when there are none.
+fn mean_of(per_cpu: &[(u32, f64)], cpus: &[u32]) -> Option<f64> {
+    let of: Vec<f64> = per_cpu
+        .iter()
+        .filter(|(c, _)| cpus.is_empty() || cpus.contains(c))
+        .map(|x| x.1)
+        .collect();
+    (!of.is_empty()).then(|| of.iter().sum::<f64>() / of.len() as f64)
 }
 
 /// The latency split along the I/O path (`--decompose`).

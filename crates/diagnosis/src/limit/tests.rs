@@ -206,19 +206,24 @@ fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
     assert!(s.part.contains("stopped in 90 %"), "{}", s.part);
 }
 
-#[test]
-fn one_allowed_cpu_filled_by_the_study_though_not_all_busy_is_the_cpus_allowed() {
-    // A cpuset of CPU 0 on a loaded machine: CPU 0 88 % busy, ssdready's
-    // process 0.77 CPUs of it, the loop device's worker on CPU 1; the rest
-    // of CPU 0 is its thread waiting for completions.
-    let caps = Caps {
+/// A cpuset of CPU 0 of 2.
+fn cpuset_of_cpu0() -> Caps {
+    Caps {
         cpus: Some(CpusAllowed {
             cpus: vec![0],
             online: 2,
             setting: setting("cpuset.cpus", "0"),
         }),
         ..Default::default()
-    };
+    }
+}
+
+#[test]
+fn one_allowed_cpu_filled_by_the_study_though_not_all_busy_is_the_cpus_allowed() {
+    // A cpuset of CPU 0 on a loaded machine: CPU 0 88 % busy, ssdready's
+    // process 0.77 CPUs of it, the loop device's worker on CPU 1; the rest
+    // of CPU 0 is its thread waiting for completions.
+    let caps = cpuset_of_cpu0();
     let mut r = with_threads(
         run("qd-128", 128, 380_000.0, 77.0, 88.0, 73.0),
         0.87,
@@ -247,14 +252,7 @@ fn the_hypervisors_steal_on_the_allowed_cpu_is_not_counted_as_other_work() {
     // 98 %, ssdready's process 0.45 CPUs of it, nothing else running. Of
     // the time the guest had, the study's own work filled most; the rest
     // was nobody's here.
-    let caps = Caps {
-        cpus: Some(CpusAllowed {
-            cpus: vec![0],
-            online: 2,
-            setting: setting("cpuset.cpus", "0"),
-        }),
-        ..Default::default()
-    };
+    let caps = cpuset_of_cpu0();
     let mut r = run("qd-8", 8, 50_000.0, 45.0, 50.0, 0.5);
     let c = r.summary.cpu.as_mut().unwrap();
     c.per_cpu_busy_pct = vec![(0, 98.0), (1, 3.0)];
@@ -291,14 +289,7 @@ fn the_hypervisors_steal_on_the_allowed_cpu_is_not_counted_as_other_work() {
 
 #[test]
 fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
-    let caps = Caps {
-        cpus: Some(CpusAllowed {
-            cpus: vec![0],
-            online: 2,
-            setting: setting("cpuset.cpus", "0"),
-        }),
-        ..Default::default()
-    };
+    let caps = cpuset_of_cpu0();
     let mut r = run("qd-8", 8, 50_000.0, 70.0, 50.0, 0.5);
     // CPU 0 (the allowed one) is busy; CPU 1 idles.
     r.summary.cpu.as_mut().unwrap().per_cpu_busy_pct = vec![(0, 98.0), (1, 3.0)];
