@@ -272,6 +272,74 @@ fn idle_priority_work_that_keeps_no_thread_waiting_is_not_other_work() {
     );
 }
 
+/// The built-in drive behind the kernel beside the same loops: its
+/// daemon's one serving thread 2 µs of CPU per I/O (0.32 CPUs, counted
+/// among other processes' time but not as other work), waiting `wait` %
+/// of its ready time for a CPU; the submitting thread and the kernel's
+/// threads hardly waited.
+fn daemon_beside_idle_loops(wait: f64) -> (TargetProfile, RunRecord) {
+    let mut r = idle_priority_loops(5.0);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.other_processes_ns_per_io = Some((0.76 + 0.32) * 1e9 / 160_000.0);
+    let cpu_ns = 0.32 * 1e9 / 160_000.0;
+    r.summary.transport = Some(crate::transport::Transport {
+        name: "fuse+loop".into(),
+        ios: 160_000,
+        threads: 1,
+        daemon_cpu_ns_per_io: cpu_ns,
+        wait_ns_per_io: Some(cpu_ns * wait / (100.0 - wait)),
+        wait_pct: Some(wait),
+        ..Default::default()
+    });
+    let mut t = target(TargetKind::BlockDevice);
+    t.transport = "fuse+loop".into();
+    (t, r)
+}
+
+#[test]
+fn other_work_that_keeps_only_the_drives_daemon_waiting_is_other_work_naming_the_daemon() {
+    let (t, r) = daemon_beside_idle_loops(40.0);
+    let v = super::view::View::of(&r, &Caps::default(), 2);
+    assert_eq!(v.daemon_wait, Some(40.0));
+    // The daemon's own CPU is the apparatus, not other processes' work.
+    assert!(
+        (v.others_cpus.unwrap() - 0.76).abs() < 1e-9,
+        "{:?}",
+        v.others_cpus
+    );
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(
+        s.part.contains("kept the drive's daemon's threads waiting"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence.iter().any(|e| {
+            e.contains(
+            "the drive's daemon's threads waited 40 % of their ready time for a CPU, 1.3 µs per I/O"
+        )
+        }),
+        "{:?}",
+        s.evidence
+    );
+    assert!(s.others_pct.is_some_and(|o| o > 30.0), "{s:?}");
+}
+
+#[test]
+fn a_drives_daemon_that_hardly_waited_is_no_evidence_of_other_work() {
+    let (t, r) = daemon_beside_idle_loops(5.0);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(s.others_pct.is_some_and(|o| o == 0.0), "{s:?}");
+    // Nor with no wait read at all (a daemon older than the figure).
+    let (t, mut r) = daemon_beside_idle_loops(40.0);
+    let d = r.summary.transport.as_mut().unwrap();
+    (d.wait_ns_per_io, d.wait_pct) = (None, None);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+}
+
 #[test]
 fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
     use crate::sweeps::{RawPoint, SchedulerCost};
