@@ -332,6 +332,32 @@ fn a_drives_daemon_that_hardly_waited_is_no_evidence_of_other_work() {
     let s = judge(&t, &[r], &Caps::default(), false);
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
     assert!(s.others_pct.is_some_and(|o| o == 0.0), "{s:?}");
+    // Other processes' work larger than the I/O's own (1.4 CPUs against
+    // 0.92), the kernel's threads not waiting: it gave way, the daemon's
+    // wait said among the I/O's threads'.
+    let (t, mut r) = daemon_beside_idle_loops(5.0);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.kernel_threads_ns_per_io = Some(0.1e9 / 160_000.0);
+    c.kernel_threads_wait_ns_per_io = Some(0.0);
+    c.other_processes_ns_per_io = Some((1.4 + 0.32) * 1e9 / 160_000.0);
+    let s = judge(&t, &[r.clone()], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
+    assert!(
+        o.why
+            .contains("12 % (the submitting thread), 0 % (the kernel's) and 5 % (the drive's daemon's) of their ready time for one: that work gave way"),
+        "{}",
+        o.why
+    );
+    // The same run with the daemon kept waiting is other work.
+    let d = r.summary.transport.as_mut().unwrap();
+    d.wait_pct = Some(40.0);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
     // Nor with no wait read at all (a daemon older than the figure).
     let (t, mut r) = daemon_beside_idle_loops(40.0);
     let d = r.summary.transport.as_mut().unwrap();
