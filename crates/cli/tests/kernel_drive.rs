@@ -535,9 +535,20 @@ fn the_default_study_as_root_measures_the_built_in_drive_behind_the_kernel() {
         f["transport"]
     );
     assert!(f["transport"]["device_ns_mean"].as_f64().unwrap() > 0.0);
+    check_daemon_wait(&f["transport"]);
     check_applications_on_the_drive(&d, t);
     check_drive_gone(t, &before);
     check_transport_taken_out(f, qd1, dir.path(), &o);
+}
+
+/// The daemon's serving threads' run-queue wait, read beside their CPU:
+/// its share of their ready time is the wait over CPU and wait.
+fn check_daemon_wait(t: &Value) {
+    let wait = t["wait_ns_per_io"].as_f64().expect("the daemon's wait");
+    let cpu = t["daemon_cpu_ns_per_io"].as_f64().unwrap();
+    let pct = t["wait_pct"].as_f64().expect("its share");
+    assert!(wait >= 0.0 && cpu > 0.0, "{t}");
+    assert!((pct - 100.0 * wait / (cpu + wait)).abs() < 1e-6, "{t}");
 }
 
 /// The applications ran in an ext4 the study made on the drive: one

@@ -561,7 +561,7 @@ pub fn over(runs: &[&RunRecord]) -> Option<Transport> {
     }
     let w =
         |f: fn(&Transport) -> f64| ts.iter().map(|t| f(t) * t.ios as f64).sum::<f64>() / n as f64;
-    Some(Transport {
+    let mut t = Transport {
         name: ts[0].name.clone(),
         ios: n,
         device_ns_mean: w(|t| t.device_ns_mean),
@@ -571,7 +571,15 @@ pub fn over(runs: &[&RunRecord]) -> Option<Transport> {
         daemon_cpu_ns_per_io: w(|t| t.daemon_cpu_ns_per_io),
         threads: ts.iter().map(|t| t.threads).max().unwrap_or(0),
         spin_ns_per_io: w(|t| t.spin_ns_per_io),
-    })
+        // Only where every run read it: a part would weigh as the whole.
+        wait_ns_per_io: ts
+            .iter()
+            .all(|t| t.wait_ns_per_io.is_some())
+            .then(|| w(|t| t.wait_ns_per_io.unwrap_or(0.0))),
+        wait_pct: None,
+    };
+    t.wait_pct = t.ready_wait_pct();
+    Some(t)
 }
 
 /// The QD 1 platform share with the drive's transport taken out of the

@@ -132,8 +132,8 @@ pub fn facts(
     b.map
 }
 
-/// The emulated drive's daemon: its lateness against the model, its reply
-/// and its CPU per I/O.
+/// The emulated drive's daemon: its lateness against the model, its reply,
+/// its CPU per I/O and its threads' wait for a CPU.
 fn transport(b: &mut Builder, f: &Figures) {
     // The QD 1 runs' own figures where the study has them: the verdict is
     // about the platform share those runs give.
@@ -148,6 +148,7 @@ fn transport(b: &mut Builder, f: &Figures) {
     b.num("transport_lateness_pct", t.late_pct(), "pct", none);
     b.num("transport_reply", Some(t.reply_ns_mean), "ns", none);
     b.num("transport_cpu", Some(t.daemon_cpu_ns_per_io), "ns", none);
+    b.num("transport_wait_pct", t.wait_pct, "pct", none);
 }
 
 /// The best strategy against async+intr on 4 KiB random reads, and

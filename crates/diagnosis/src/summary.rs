@@ -420,6 +420,14 @@ pub struct Transport {
     /// completion due soon: CPU time, but not work.
     #[serde(default)]
     pub spin_ns_per_io: f64,
+    /// Its serving threads' time ready to run but waiting on a run queue
+    /// per I/O, ns, and as a percent of their ready time (their CPU and
+    /// that wait): other work's hold on the daemon. Absent where the
+    /// daemon did not read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ns_per_io: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_pct: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -430,6 +438,13 @@ impl Transport {
     /// Lateness as a percent of device time (None without device time).
     pub fn late_pct(&self) -> Option<f64> {
         (self.device_ns_mean > 0.0).then(|| 100.0 * self.late_ns_mean / self.device_ns_mean)
+    }
+
+    /// Of the daemon threads' ready time, the share `wait_ns_per_io` is,
+    /// percent (None without the wait or any ready time).
+    pub fn ready_wait_pct(&self) -> Option<f64> {
+        let (run, wait) = (self.daemon_cpu_ns_per_io.max(0.0), self.wait_ns_per_io?);
+        (run + wait > 0.0).then(|| 100.0 * wait / (run + wait))
     }
 
     /// Whether the daemon failed to keep the model's timing.

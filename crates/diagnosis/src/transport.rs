@@ -238,6 +238,43 @@ mod tests {
     }
 
     #[test]
+    fn the_daemons_wait_is_kept_only_where_read_and_weighed_by_its_ios_over_runs() {
+        // A study written before the wait was read loads, and writes none.
+        let old = r#"{"name":"ublk","ios":4,"device_ns_mean":1.0,"late_ns_mean":0.0,
+            "late_ns_max":0,"reply_ns_mean":0.0,"daemon_cpu_ns_per_io":3000.0}"#;
+        let t: Transport = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (t.wait_ns_per_io, t.wait_pct, t.ready_wait_pct()),
+            (None, None, None)
+        );
+        assert!(!serde_json::to_string(&t).unwrap().contains("wait"));
+        let run = |ios: u64, cpu: f64, wait: Option<f64>| crate::record::RunRecord {
+            summary: crate::summary::PointSummary {
+                transport: Some(Transport {
+                    ios,
+                    daemon_cpu_ns_per_io: cpu,
+                    wait_ns_per_io: wait,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // 1 000 I/Os waiting 1 µs each on 3 µs of CPU, 3 000 waiting 5 µs
+        // on 3 µs: 4 µs per I/O, 4 / (3 + 4) of the ready time.
+        let (a, b) = (
+            run(1_000, 3_000.0, Some(1_000.0)),
+            run(3_000, 3_000.0, Some(5_000.0)),
+        );
+        let o = crate::curve::over(&[&a, &b]).unwrap();
+        assert_eq!(o.wait_ns_per_io, Some(4_000.0));
+        assert!((o.wait_pct.unwrap() - 400.0 / 7.0).abs() < 1e-9, "{o:?}");
+        // A run without it: the study's whole is not claimed from a part.
+        let c = run(1_000, 3_000.0, None);
+        assert_eq!(crate::curve::over(&[&a, &c]).unwrap().wait_pct, None);
+    }
+
+    #[test]
     fn lateness_above_three_percent_of_device_time_is_transport_bound() {
         let t = |late| Transport {
             device_ns_mean: 100_000.0,

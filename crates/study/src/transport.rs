@@ -17,5 +17,7 @@ pub fn of(name: String, s: &ssdready_emu::kernel::stamps::Summary) -> Transport 
         daemon_cpu_ns_per_io: s.daemon_cpu_ns_per_io,
         threads: s.threads,
         spin_ns_per_io: s.spin_ns as f64 / s.ios.max(1) as f64,
+        wait_ns_per_io: s.daemon_wait_ns.map(|w| w as f64 / s.ios.max(1) as f64),
+        wait_pct: s.daemon_wait_pct(),
     }
 }

@@ -41,24 +41,63 @@ pub fn kept_waiting(v: &View) -> bool {
 }
 
 /// Whether other processes' work kept the I/O's threads waiting: the
-/// submitting thread ([`kept_waiting`]), or the kernel's threads on its
-/// path at least [`WAIT_PCT`] of their ready time while other processes
-/// took at least [`OTHERS_PCT`] of the busy CPUs, whatever their priority.
+/// submitting thread ([`kept_waiting`]), or the other threads on its path
+/// ([`path_held`]), whatever the other work's priority.
 pub fn others_held(v: &View) -> bool {
-    kept_waiting(v)
-        || (v.others_share().is_some_and(|o| o >= OTHERS_PCT)
-            && v.kernel_wait.is_some_and(|k| k >= WAIT_PCT))
+    kept_waiting(v) || path_held(v)
 }
 
-/// `the submitting thread waited 34 % of the time it was ready to run…`.
-fn wait_words(v: &View) -> Option<String> {
-    let w = v.cpu_wait()?;
-    Some(format!(
-        "the submitting thread waited {} of the time it was ready to run for a CPU{} (run queues, /proc/*/task/*/schedstat)",
-        pct(w),
-        v.kernel_wait
-            .map_or(String::new(), |k| format!(", the kernel's threads {}", pct(k)))
-    ))
+/// Whether the threads on the I/O's path beside the submitting one — the
+/// kernel's, the drive's daemon's — waited at least [`WAIT_PCT`] of their
+/// ready time while other processes took at least [`OTHERS_PCT`] of the
+/// busy CPUs.
+fn path_held(v: &View) -> bool {
+    v.others_share().is_some_and(|o| o >= OTHERS_PCT)
+        && (waited(v.kernel_wait) || waited(v.daemon_wait))
+}
+
+/// A wait of at least [`WAIT_PCT`].
+fn waited(w: Option<f64>) -> bool {
+    w.is_some_and(|w| w >= WAIT_PCT)
+}
+
+/// `the submitting thread waited 34 % of the time it was ready to run…`,
+/// and the drive's daemon's threads' wait where it was read.
+fn wait_words(v: &View) -> Vec<String> {
+    let mut words: Vec<String> = v
+        .cpu_wait()
+        .map(|w| format!(
+            "the submitting thread waited {} of the time it was ready to run for a CPU{} (run queues, /proc/*/task/*/schedstat)",
+            pct(w),
+            v.kernel_wait
+                .map_or(String::new(), |k| format!(", the kernel's threads {}", pct(k)))
+        ))
+        .into_iter()
+        .collect();
+    if let Some(d) = v.daemon_wait {
+        let per_io = v
+            .run
+            .summary
+            .transport
+            .as_ref()
+            .and_then(|t| t.wait_ns_per_io);
+        words.push(format!(
+            "the drive's daemon's threads waited {} of their ready time for a CPU{} (its serving threads' /proc/PID/task/*/schedstat)",
+            pct(d),
+            per_io.map_or(String::new(), |ns| format!(", {:.1} µs per I/O", ns / 1e3))
+        ));
+    }
+    words
+}
+
+/// Whose wait other work is named for: the drive's daemon's threads where
+/// only they were kept waiting, else the I/O's threads.
+fn held_words(v: &View) -> &'static str {
+    if kept_waiting(v) || waited(v.kernel_wait) {
+        "the I/O's threads"
+    } else {
+        "the drive's daemon's threads"
+    }
 }
 
 /// A cgroup I/O throttle: the rate at its value — the study's own, or the
@@ -294,7 +333,8 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
 
 /// Other processes' work on the CPUs, where the study may use them all:
 /// they took most of the busy time (or a good part of it, see
-/// [`OTHERS_PCT`]), and the I/O's threads waited for a CPU because of it —
+/// [`OTHERS_PCT`]), and the I/O's threads — the submitting one, the
+/// kernel's, the drive's daemon's — waited for a CPU because of it,
 /// whatever the other work's priority: a `SCHED_IDLE` or nice 19 loop
 /// still delays the kernel's threads the I/O needs where the CPUs are
 /// few (a virtual machine's vCPUs wake them late).
@@ -312,23 +352,27 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     }
     // Other processes' work is most of the busy time, or more of it than
     // the I/O's own work (the rest being interrupts and softirqs); or a
-    // good part of it while the kernel's threads on the I/O's path waited.
+    // good part of it while the kernel's threads on the I/O's path, or the
+    // drive's daemon's, waited.
     let own = v.own_share().unwrap_or(100.0 - others);
     let most = others >= 100.0 - OWN_SHARE_PCT || others > own;
-    let kernel_held = others >= OTHERS_PCT && v.kernel_wait.is_some_and(|k| k >= WAIT_PCT);
-    if busy < CPUS_BUSY_PCT || !(most || kernel_held) {
+    let path = path_held(v);
+    if busy < CPUS_BUSY_PCT || !(most || path) {
         return Test::No(format!(
             "the CPUs it may use were {} busy, {} of it other processes' work",
             pct(busy),
             pct(others)
         ));
     }
-    if !kept_waiting(v) && !kernel_held {
+    if !kept_waiting(v) && !path {
         return Test::No(format!(
-            "other processes took {} of the busy CPUs, but the I/O's threads waited only {} (the submitting thread) and {} (the kernel's) of their ready time for one: that work gave way",
+            "other processes took {} of the busy CPUs, but the I/O's threads waited only {} (the submitting thread){} {} (the kernel's){} of their ready time for one: that work gave way",
             pct(others),
             v.cpu_wait().map_or("?".into(), pct),
-            v.kernel_wait.map_or("?".into(), pct)
+            if v.daemon_wait.is_some() { "," } else { " and" },
+            v.kernel_wait.map_or("?".into(), pct),
+            v.daemon_wait
+                .map_or(String::new(), |d| format!(" and {} (the drive's daemon's)", pct(d)))
         ));
     }
     let mut evidence = vec![format!(
@@ -353,8 +397,9 @@ pub fn other_work(sh: &Shared, v: &View) -> Test {
     }
     Test::Holds(Found {
         part: format!(
-            "other processes took {} of the busy time on the CPUs the study may use, and kept the I/O's threads waiting{}",
+            "other processes took {} of the busy time on the CPUs the study may use, and kept {} waiting{}",
             pct(others),
+            held_words(v),
             top_others(v).map_or(String::new(), |t| format!(" ({t})"))
         ),
         evidence,

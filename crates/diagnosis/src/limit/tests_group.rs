@@ -272,6 +272,100 @@ fn idle_priority_work_that_keeps_no_thread_waiting_is_not_other_work() {
     );
 }
 
+/// The built-in drive behind the kernel beside the same loops: its
+/// daemon's one serving thread 2 µs of CPU per I/O (0.32 CPUs, counted
+/// among other processes' time but not as other work), waiting `wait` %
+/// of its ready time for a CPU; the submitting thread and the kernel's
+/// threads hardly waited.
+fn daemon_beside_idle_loops(wait: f64) -> (TargetProfile, RunRecord) {
+    let mut r = idle_priority_loops(5.0);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.other_processes_ns_per_io = Some((0.76 + 0.32) * 1e9 / 160_000.0);
+    let cpu_ns = 0.32 * 1e9 / 160_000.0;
+    r.summary.transport = Some(crate::transport::Transport {
+        name: "fuse+loop".into(),
+        ios: 160_000,
+        threads: 1,
+        daemon_cpu_ns_per_io: cpu_ns,
+        wait_ns_per_io: Some(cpu_ns * wait / (100.0 - wait)),
+        wait_pct: Some(wait),
+        ..Default::default()
+    });
+    let mut t = target(TargetKind::BlockDevice);
+    t.transport = "fuse+loop".into();
+    (t, r)
+}
+
+#[test]
+fn other_work_that_keeps_only_the_drives_daemon_waiting_is_other_work_naming_the_daemon() {
+    let (t, r) = daemon_beside_idle_loops(40.0);
+    let v = super::view::View::of(&r, &Caps::default(), 2);
+    assert_eq!(v.daemon_wait, Some(40.0));
+    // The daemon's own CPU is the apparatus, not other processes' work.
+    assert!(
+        (v.others_cpus.unwrap() - 0.76).abs() < 1e-9,
+        "{:?}",
+        v.others_cpus
+    );
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(
+        s.part.contains("kept the drive's daemon's threads waiting"),
+        "{}",
+        s.part
+    );
+    assert!(
+        s.evidence.iter().any(|e| {
+            e.contains(
+            "the drive's daemon's threads waited 40 % of their ready time for a CPU, 1.3 µs per I/O"
+        )
+        }),
+        "{:?}",
+        s.evidence
+    );
+    assert!(s.others_pct.is_some_and(|o| o > 30.0), "{s:?}");
+}
+
+#[test]
+fn a_drives_daemon_that_hardly_waited_is_no_evidence_of_other_work() {
+    let (t, r) = daemon_beside_idle_loops(5.0);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(s.others_pct.is_some_and(|o| o == 0.0), "{s:?}");
+    // Other processes' work larger than the I/O's own (1.4 CPUs against
+    // 0.92), the kernel's threads not waiting: it gave way, the daemon's
+    // wait said among the I/O's threads'.
+    let (t, mut r) = daemon_beside_idle_loops(5.0);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.kernel_threads_ns_per_io = Some(0.1e9 / 160_000.0);
+    c.kernel_threads_wait_ns_per_io = Some(0.0);
+    c.other_processes_ns_per_io = Some((1.4 + 0.32) * 1e9 / 160_000.0);
+    let s = judge(&t, &[r.clone()], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
+    assert!(
+        o.why
+            .contains("12 % (the submitting thread), 0 % (the kernel's) and 5 % (the drive's daemon's) of their ready time for one: that work gave way"),
+        "{}",
+        o.why
+    );
+    // The same run with the daemon kept waiting is other work.
+    let d = r.summary.transport.as_mut().unwrap();
+    d.wait_pct = Some(40.0);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
+    // Nor with no wait read at all (a daemon older than the figure).
+    let (t, mut r) = daemon_beside_idle_loops(40.0);
+    let d = r.summary.transport.as_mut().unwrap();
+    (d.wait_ns_per_io, d.wait_pct) = (None, None);
+    let s = judge(&t, &[r], &Caps::default(), false);
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+}
+
 #[test]
 fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
     use crate::sweeps::{RawPoint, SchedulerCost};

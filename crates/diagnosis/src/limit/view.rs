@@ -1,8 +1,9 @@
 //! One run as the candidates weigh it: its rate, what it kept in flight,
 //! how busy its thread, its CPUs and its CPU group were, where its I/Os
 //! waited (the device's own counters), and the drive's daemon where there
-//! is one; beside it, what the whole study shares (the target, the
-//! figures, the caps, the instrumented run's profile and decomposition).
+//! is one (its CPU, and its threads' wait for one); beside it, what the
+//! whole study shares (the target, the figures, the caps, the instrumented
+//! run's profile and decomposition).
 
 use super::caps::Caps;
 use crate::curve::CurveFigures;
@@ -60,6 +61,9 @@ pub struct View<'a> {
     pub daemon_busy: Option<f64>,
     pub daemon_spin: Option<f64>,
     pub daemon_threads: Option<u64>,
+    /// Of the time the daemon's serving threads were ready to run, the
+    /// share they waited on a run queue, percent: on the I/O's path too.
+    pub daemon_wait: Option<f64>,
     pub disk: Option<&'a DiskSummary>,
     /// The CPU group whose quota is the smallest, over the run.
     pub group: Option<&'a CpuDelta>,
@@ -110,6 +114,10 @@ impl<'a> View<'a> {
             daemon_busy: daemon(|t| t.daemon_cpu_ns_per_io - t.spin_ns_per_io),
             daemon_spin: daemon(|t| t.spin_ns_per_io),
             daemon_threads: s.transport.as_ref().map(|t| t.threads).filter(|n| *n > 0),
+            daemon_wait: s
+                .transport
+                .as_ref()
+                .and_then(|t| t.wait_pct.or_else(|| t.ready_wait_pct())),
             disk: s.disk.as_ref(),
             group: r
                 .context

@@ -19,6 +19,10 @@
 //!   (completion to the application, its next submission, down to the
 //!   daemon).
 //!
+//! Beside them, its serving threads' time on a CPU and their time ready
+//! but waiting on a run queue (`/proc/self/task/TID/schedstat`): a daemon
+//! kept waiting by other work is late for that reason.
+//!
 //! A run is *transport-bound* when the mean lateness exceeds
 //! [`LATE_SHARE`] of the mean device time: the emulator then no longer
 //! delivers its model's timing, and what a study measures is the daemon.
@@ -92,6 +96,50 @@ pub struct Summary {
     /// soon, ns.
     #[serde(default)]
     pub spin_ns: u64,
+    /// The daemon threads' time ready to run but waiting on a run queue,
+    /// ns (absent: not read, an older daemon or no thread's schedstat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_wait_ns: Option<u64>,
+}
+
+/// A thread's time on a CPU and its time waiting on a run queue, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sched {
+    pub run_ns: u64,
+    pub wait_ns: u64,
+}
+
+impl Sched {
+    /// The first two fields of a `schedstat` file (`/proc/PID/schedstat`,
+    /// `/proc/PID/task/TID/schedstat`): ns on a CPU, ns waiting on a run
+    /// queue (the third, time slices run, is not needed). None for text
+    /// that is not one.
+    pub fn parse(text: &str) -> Option<Sched> {
+        let mut f = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+        Some(Sched {
+            run_ns: f.next()??,
+            wait_ns: f.next()??,
+        })
+    }
+
+    /// The change from `before` (a thread's counters only grow).
+    pub fn since(&self, before: &Sched) -> Sched {
+        Sched {
+            run_ns: self.run_ns.saturating_sub(before.run_ns),
+            wait_ns: self.wait_ns.saturating_sub(before.wait_ns),
+        }
+    }
+
+    /// Of the time ready to run (on a CPU or waiting for one), the share
+    /// spent waiting, percent (None with no ready time).
+    pub fn wait_pct(&self) -> Option<f64> {
+        wait_pct(self.run_ns as f64, self.wait_ns as f64)
+    }
+}
+
+/// Of `run + wait`, the share `wait`, percent (None when both are 0).
+pub fn wait_pct(run: f64, wait: f64) -> Option<f64> {
+    (run + wait > 0.0).then(|| 100.0 * wait / (run + wait))
 }
 
 impl Stamps {
@@ -148,16 +196,20 @@ impl Stamps {
         }
     }
 
-    /// The daemon threads' CPU time so far (from each thread's
-    /// `/proc/self/task/TID/schedstat`), ns.
-    pub fn daemon_cpu_ns(&self) -> u64 {
+    /// The daemon threads' CPU time and run-queue wait so far (from each
+    /// thread's `/proc/self/task/TID/schedstat`), ns; None where no
+    /// thread's could be read.
+    pub fn daemon_sched(&self) -> Option<Sched> {
         let tids = self.tids.lock().map(|t| t.clone()).unwrap_or_default();
         tids.iter()
             .filter_map(|tid| {
                 std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()
             })
-            .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-            .sum()
+            .filter_map(|s| Sched::parse(&s))
+            .reduce(|a, b| Sched {
+                run_ns: a.run_ns + b.run_ns,
+                wait_ns: a.wait_ns + b.wait_ns,
+            })
     }
 
     /// The summary so far.
@@ -169,7 +221,8 @@ impl Stamps {
         let per = |v: u64, n: u64| if n == 0 { 0.0 } else { v as f64 / n as f64 };
         let device = per(g(&self.device_ns), timed);
         let late = per(g(&self.late_ns), timed);
-        let cpu = self.daemon_cpu_ns();
+        let sched = self.daemon_sched();
+        let cpu = sched.map_or(0, |s| s.run_ns);
         Summary {
             ios: timed,
             reads,
@@ -190,6 +243,7 @@ impl Stamps {
             transport_bound: timed > 0 && late > LATE_SHARE * device,
             threads: self.tids.lock().map_or(0, |t| t.len() as u64),
             spin_ns: g(&self.spin_ns),
+            daemon_wait_ns: sched.map(|s| s.wait_ns),
         }
     }
 }
@@ -247,7 +301,17 @@ impl Summary {
             transport_bound: n > 0 && late > LATE_SHARE * device,
             threads: self.threads,
             spin_ns: self.spin_ns.saturating_sub(before.spin_ns),
+            daemon_wait_ns: self
+                .daemon_wait_ns
+                .zip(before.daemon_wait_ns)
+                .map(|(a, b)| a.saturating_sub(b)),
         }
+    }
+
+    /// Of the daemon threads' ready time (on a CPU or waiting for one),
+    /// the share they waited on a run queue, percent (None unread).
+    pub fn daemon_wait_pct(&self) -> Option<f64> {
+        wait_pct(self.daemon_cpu_ns as f64, self.daemon_wait_ns? as f64)
     }
 
     /// One paragraph for people.
@@ -256,7 +320,7 @@ impl Summary {
         format!(
             "{} I/Os ({} reads, {} writes, {} flushes, {} trims, {} errors); per I/O: device time {:.1} µs, \
              the emulator's lateness {:.1} µs (max {:.1}){}, reply {:.1} µs; idle gap (platform round trip \
-             with nothing in flight) {:.1} µs over {} gaps; daemon threads' CPU {:.1} µs per I/O{}{}",
+             with nothing in flight) {:.1} µs over {} gaps; daemon threads' CPU {:.1} µs per I/O{}{}{}",
             self.ios,
             self.reads,
             self.writes,
@@ -278,6 +342,13 @@ impl Summary {
             match (self.spin_ns, self.ios) {
                 (0, _) | (_, 0) => String::new(),
                 (s, n) => format!(" (of which spinning for completions {:.1})", us(s as f64 / n as f64)),
+            },
+            match (self.daemon_wait_ns, self.daemon_wait_pct()) {
+                (Some(w), Some(p)) if self.ios > 0 => format!(
+                    ", waiting for a CPU {:.1} ({p:.0} % of their ready time)",
+                    us(w as f64 / self.ios as f64)
+                ),
+                _ => String::new(),
             },
             if self.transport_bound {
                 format!(
@@ -367,5 +438,63 @@ mod tests {
             ..m.clone()
         };
         assert_eq!(later.since(&m).spin_ns, 6_000);
+    }
+
+    #[test]
+    fn schedstat_gives_run_and_wait_and_its_change_over_a_run() {
+        let a = Sched::parse("1500 300 7\n").unwrap();
+        assert_eq!((a.run_ns, a.wait_ns), (1_500, 300));
+        let b = Sched::parse("4500 2300 9").unwrap();
+        let d = b.since(&a);
+        assert_eq!((d.run_ns, d.wait_ns), (3_000, 2_000));
+        assert_eq!(d.wait_pct(), Some(40.0));
+        assert_eq!(Sched::default().wait_pct(), None);
+        // Counters never go back: a reading older than `before` is no wait.
+        assert_eq!(a.since(&b), Sched::default());
+        for bad in ["", "12", "x 3 4", "-1 2 3"] {
+            assert_eq!(Sched::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_daemons_wait_is_its_threads_schedstat_and_its_change_per_run() {
+        // This thread stands for a serving thread: the summary's wait lies
+        // between the kernel's own readings taken before and after it.
+        let tid = std::fs::read_link("/proc/thread-self")
+            .ok()
+            .and_then(|p| p.file_name()?.to_str()?.parse::<u32>().ok());
+        let read = |tid: u32| {
+            let t = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+            Sched::parse(&t)
+        };
+        let Some(before) = tid.and_then(read) else {
+            eprintln!("skipped: no /proc/thread-self/schedstat on this kernel");
+            return;
+        };
+        let s = Stamps::default();
+        assert_eq!(s.summary().daemon_wait_ns, None, "no thread: not read");
+        s.tids.lock().unwrap().push(tid.unwrap());
+        let m = s.summary();
+        let after = read(tid.unwrap()).unwrap();
+        let w = m.daemon_wait_ns.unwrap();
+        assert!((before.wait_ns..=after.wait_ns).contains(&w), "{w}");
+        assert!((before.run_ns..=after.run_ns).contains(&m.daemon_cpu_ns));
+        // Over a run: the change, said per I/O with its share.
+        let later = Summary {
+            ios: m.ios + 10,
+            daemon_cpu_ns: m.daemon_cpu_ns + 60_000,
+            daemon_wait_ns: Some(w + 40_000),
+            ..m.clone()
+        };
+        let d = later.since(&m);
+        assert_eq!((d.daemon_cpu_ns, d.daemon_wait_ns), (60_000, Some(40_000)));
+        assert_eq!(d.daemon_wait_pct(), Some(40.0));
+        says(&d, "waiting for a CPU 4.0 (40 % of their ready time)");
+        // An older daemon's stats (no wait) load, and give no wait.
+        let json = serde_json::to_string(&Summary::default()).unwrap();
+        assert!(!json.contains("daemon_wait_ns"), "{json}");
+        let old: Summary = serde_json::from_str(&json).unwrap();
+        assert_eq!(later.since(&old).daemon_wait_ns, None);
+        assert!(!old.text().contains("waiting for a CPU"));
     }
 }
