@@ -631,7 +631,7 @@ fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() 
         30.0,
     );
     r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.38 * 1e9 / 74_000.0;
-    r.summary.transport = Some(crate::transport::Transport {
+    r.summary.transport = Some(crate::summary::Transport {
         threads: 1,
         daemon_cpu_ns_per_io: 12_800.0,
         spin_ns_per_io: 1_700.0,
