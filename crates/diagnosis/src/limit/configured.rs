@@ -28,7 +28,7 @@ pub const OWN_SHARE_PCT: f64 = 50.0;
 /// what is left idle are the moments its thread waits for completions
 /// that the kernel's workers finish on CPUs outside the set (a one-CPU
 /// cpuset over a RAM loop device: CPU 0 72 % busy, 68–70 % of it the
-/// study's thread, and fio's rate +92 % with the cpuset lifted).
+/// study's thread). Whether lifting the set gains is the trial's to say.
 pub const ALLOWED_BUSY_PCT: f64 = 70.0;
 pub const ALLOWED_FILLED_PCT: f64 = 60.0;
 /// The I/O's threads were kept from a CPU: of the time they were ready to
