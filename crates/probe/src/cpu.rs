@@ -232,41 +232,43 @@ fn busy_from_idle(
 /// Each CPU's busy share of the wall time between two snapshots, percent,
 /// from its idle and iowait ticks (CPUs online at both ends).
 fn per_cpu_busy(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u32, f64)> {
-    let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
-    if wall <= 0.0 {
-        return Vec::new();
-    }
-    end.idle
-        .iter()
-        .filter_map(|&(cpu, idle, iowait, _)| {
-            let &(_, i0, w0, _) = start.idle.iter().find(|x| x.0 == cpu)?;
-            let idle_ns = (idle.saturating_sub(i0) + iowait.saturating_sub(w0)) as f64 * tick_ns;
-            Some((cpu, (100.0 * (1.0 - idle_ns / wall)).clamp(0.0, 100.0)))
-        })
+    per_cpu_share(start, end, tick_ns, |&(_, idle, iowait, _)| idle + iowait)
+        .into_iter()
+        .map(|(cpu, idle)| (cpu, 100.0 - idle))
         .collect()
 }
 
 /// The share of each online CPU's window the hypervisor ran something
 /// else on it (steal), percent; empty when no CPU had any.
 fn per_cpu_steal(start: &CpuSnapshot, end: &CpuSnapshot, tick_ns: f64) -> Vec<(u32, f64)> {
-    let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
-    if wall <= 0.0 {
-        return Vec::new();
-    }
-    let v: Vec<(u32, f64)> = end
-        .idle
-        .iter()
-        .filter_map(|&(cpu, _, _, steal)| {
-            let &(_, _, _, s0) = start.idle.iter().find(|x| x.0 == cpu)?;
-            let ns = steal.saturating_sub(s0) as f64 * tick_ns;
-            Some((cpu, (100.0 * ns / wall).clamp(0.0, 100.0)))
-        })
-        .collect();
+    let v = per_cpu_share(start, end, tick_ns, |t| t.3);
     if v.iter().all(|x| x.1 == 0.0) {
         Vec::new()
     } else {
         v
     }
+}
+
+/// For each CPU online at both ends, the share of the window its `ticks`
+/// grew by, percent (0 to 100).
+fn per_cpu_share(
+    start: &CpuSnapshot,
+    end: &CpuSnapshot,
+    tick_ns: f64,
+    ticks: impl Fn(&(u32, u64, u64, u64)) -> u64,
+) -> Vec<(u32, f64)> {
+    let wall = end.at.saturating_duration_since(start.at).as_nanos() as f64;
+    if wall <= 0.0 {
+        return Vec::new();
+    }
+    end.idle
+        .iter()
+        .filter_map(|e| {
+            let s = start.idle.iter().find(|x| x.0 == e.0)?;
+            let ns = ticks(e).saturating_sub(ticks(s)) as f64 * tick_ns;
+            Some((e.0, (100.0 * ns / wall).clamp(0.0, 100.0)))
+        })
+        .collect()
 }
 
 /// Other threads' time during the window: the change of those alive at
