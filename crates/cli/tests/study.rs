@@ -346,7 +346,9 @@ fn null_study_puts_the_whole_limit_on_a_named_part_of_the_platform() {
             "cpus_allowed"
         ]
         .contains(&limit),
-        "{limit}"
+        "{limit}: {}; evidence {}",
+        d["figures"]["saturation"]["part"],
+        d["figures"]["saturation"]["evidence"]
     );
     let said = d["facts"]["saturation_limit"]["value"].as_str().unwrap();
     assert!(finding.contains(&format!("held by {said}")), "{finding}");

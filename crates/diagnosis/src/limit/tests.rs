@@ -152,6 +152,31 @@ fn a_throttle_at_the_rate_reached_holds_it_and_names_its_setting() {
 }
 
 #[test]
+fn a_thread_busy_whenever_the_hypervisor_let_it_run_is_one_core() {
+    // 80 % of the wall clock, with the hypervisor taking 16 % of both
+    // CPUs: 95 % of the time the thread could have run.
+    let mut r = run("qd-32", 32, 200_000.0, 80.0, 60.0, 0.3);
+    let cpu = r.summary.cpu.as_mut().unwrap();
+    cpu.per_cpu_steal_pct = vec![(0, 16.0), (1, 16.0)];
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[r.clone()],
+        &Caps::default(),
+        true,
+    );
+    assert_eq!(s.limit, Cause::OneCore, "{}", s.part);
+    assert!(
+        s.evidence.iter().any(|e| e.contains("the hypervisor left")),
+        "{:?}",
+        s.evidence
+    );
+    // The same thread with no steal had idle time of its own.
+    r.summary.cpu.as_mut().unwrap().per_cpu_steal_pct.clear();
+    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
+    assert_ne!(s.limit, Cause::OneCore, "{}", s.part);
+}
+
+#[test]
 fn a_throttle_far_above_the_rate_is_ruled_out_with_its_figures() {
     let caps = Caps {
         io: vec![IoCap {

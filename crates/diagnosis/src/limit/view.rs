@@ -183,6 +183,15 @@ impl<'a> View<'a> {
     /// waits). The kernel's threads are left out: on a machine with fewer
     /// CPUs than the I/O's runnable threads they wait for each other, not
     /// for other work.
+    /// The busiest submitting thread's CPU, percent of the time the
+    /// hypervisor left the CPUs it may use: a thread that ran whenever it
+    /// could is near 100 % of that, whatever the host stole.
+    pub fn thread_busy_of_guest(&self) -> Option<f64> {
+        let b = self.thread_busy?;
+        let left = (100.0 - self.cpus_steal).max(1.0);
+        Some((100.0 * b / left).min(100.0))
+    }
+
     pub fn cpu_wait(&self) -> Option<f64> {
         self.thread_wait
     }
