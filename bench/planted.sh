@@ -29,6 +29,14 @@
 #     bfq             the RAM loop device under the bfq I/O scheduler
 #     disk-backed     a loop device over a file on the root file system's
 #                     disk: the disk (or its hypervisor) below the host
+#     sparse-file     a file of 256 MiB that was never written (ext4 on a
+#                     RAM loop device): refused, with how to lay it out
+#     page-cache      a file whose data the page cache holds, on an ext4
+#                     mounted data=journal (its direct I/O falls back to
+#                     the page cache): "the device was almost never asked"
+#     root-default    the README's main command as root (no target: the
+#                     built-in drive behind the kernel): a headline about
+#                     this platform, never the drive's own transport
 #
 # Needs root, fio, losetup, mkfs.ext4, python3. Makes everything under
 # /dev/shm and the cgroup hierarchies, and removes it on exit, however it
@@ -38,7 +46,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller,bfq,disk-backed,idle-work,shared-iops-throttle,shared-cpu-quota
+plants=iops-throttle,bps-throttle,cpu-quota,cpuset-one,nr-requests,fs-amplify,other-work,emu-controller,bfq,disk-backed,idle-work,shared-iops-throttle,shared-cpu-quota,sparse-file,page-cache,root-default
 runs=2
 load=0
 quick=--quick
@@ -141,7 +149,9 @@ study() { # study DIR TARGET [GROUPS...] [-- EXTRA ARGS]
   local gs=() extra=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do gs+=("$1"); shift; done
   [ "${1:-}" = -- ] && { shift; extra=("$@"); }
-  run_in "${gs[@]}" -- "$bin" study "$t" $quick --quiet --output "$dir" "${extra[@]}" \
+  # No target: the README's main command, the built-in drive.
+  local ts=(); [ -n "$t" ] && ts=("$t")
+  run_in "${gs[@]}" -- "$bin" study "${ts[@]}" $quick --quiet --output "$dir" "${extra[@]}" \
     >"$dir.txt" 2>"$dir.err" || true
 }
 
@@ -149,16 +159,35 @@ grade() { # grade PLANT RUN DIR EXPECTED-CAUSE EXPECTED-LAYER HELD [NAMED]
   # NAMED: words the verdict's part or evidence must hold for a right
   # grade (the neighbour that shares a group, the other work's policy).
   python3 - "$@" <<'EOF'
-import json, sys
+import json, os, sys
 plant, run, d, want, layer, held = sys.argv[1:7]
 named = sys.argv[7] if len(sys.argv) > 7 else ""
+err = open(d + ".err", errors="replace").read() if os.path.exists(d + ".err") else ""
+if want == "refused":
+    # Refused: one line on stderr saying how to lay the file out, exit 2
+    # (the study's own), nothing written.
+    ok = not os.path.exists(d + "/study.json") and "is sparse" in err and "dd if=" in err and len(err.strip().splitlines()) == 1
+    print(f"{plant}\t{run}\trefused\t-\t-\t-\t{'right' if ok else 'wrong: ' + err.strip()[:120]}"); sys.exit()
 try:
     doc = json.load(open(d + "/study.json"))
 except Exception as e:
     print(f"{plant}\t{run}\tno study.json ({e})\t-\t-\t-\twrong"); sys.exit()
+firsts = [v for v in doc["verdicts"] if v["rule"] not in ("noisy-machine", "unstable-point")]
+if want.startswith("first:") or want == "platform-headline":
+    # Graded by the verdict said first: the one named, or (the root
+    # default) any verdict about this platform, never the drive's own
+    # transport nor a limit below the host.
+    v = firsts[0] if firsts else {}
+    rule, conf = v.get("rule", "-"), v.get("confidence", "-")
+    if want == "platform-headline":
+        apparatus = ("below-host-limit", "device-limits-reads", "apparatus-transport-ceiling", "limit-not-identified")
+        ok = rule != "-" and not rule.startswith("drive-daemon-limit") and rule not in apparatus
+    else:
+        ok = rule == want[len("first:"):]
+    print(f"{plant}\t{run}\t{rule}\t-\t-\t{conf}\t{'right' if ok else 'wrong'}"); sys.exit()
 s = doc["figures"]["saturation"]
 got, got_layer = s.get("limit"), s.get("layer")
-v = next((v for v in doc["verdicts"] if v["rule"] not in ("noisy-machine", "unstable-point")), {})
+v = firsts[0] if firsts else {}
 conf = v.get("confidence", "-")
 ok = "right" if got == want else ("right layer" if got_layer == layer else "wrong")
 said = " ".join([s.get("part", "")] + s.get("evidence", []))
@@ -301,11 +330,36 @@ EOF
       target="emu:nvme-tlc,size=256m"
       fio_plain="(emulated)"
       want=device; layer=device ;;
+    sparse-file|page-cache)
+      ram_loop; local l=$made
+      mkfs.ext4 -q -F "$l"
+      local m=/dev/shm/planted-$$-mnt; mkdir -p "$m"; mounts+=("$m")
+      if [ $name = sparse-file ]; then
+        mount "$l" "$m"; truncate -s 256M "$m/data"
+        fio_plain="(no data: every read is of a hole)"; want=refused
+      else
+        # data=journal: ext4 serves O_DIRECT through the page cache.
+        mount -o data=journal "$l" "$m"
+        dd if=/dev/urandom of="$m/data" bs=1M count=256 status=none; sync
+        cat "$m/data" >/dev/null
+        want=first:device-not-reached
+      fi
+      target=$m/data
+      local d; d=$(basename "$l")
+      local a; a=$(awk '{print $1}' "/sys/block/$d/stat")
+      fio_planted=$(fio_iops "$target")
+      local b; b=$(awk '{print $1}' "/sys/block/$d/stat")
+      [ $name = page-cache ] && fio_plain="$((b - a)) device reads under fio's direct 4 KiB reads at"
+      layer=- ;;
+    root-default)
+      target=""
+      fio_plain="(the built-in drive behind the kernel)"
+      want=platform-headline; layer=- ;;
     *) echo "planted.sh: unknown plant '$name'" >&2; exit 2 ;;
   esac
   case $name in
-    fs-amplify) ;;
-    emu-controller) fio_planted="-" ;;
+    fs-amplify|sparse-file|page-cache) ;;
+    emu-controller|root-default) fio_planted="-" ;;
     *) fio_planted=$(fio_iops "$target" "${gs[@]}") ;;
   esac
   # The quota's own evidence: the periods it stopped fio's group in.
