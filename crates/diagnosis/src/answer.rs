@@ -151,7 +151,11 @@ pub fn strategies_lines(f: &Figures) -> Vec<String> {
     }
     match &s.best {
         Some(b) => out.push(format!(
-            "  best: {} — {} the IOPS, {} the CPU per I/O ({}), {} the p99 latency of async+intr",
+            "  best: {}{} — {} the IOPS, {} the CPU per I/O ({}), {} the p99 latency of async+intr",
+            match b.iops_ratio < 1.0 {
+                true => "none beat async+intr; the nearest, ",
+                false => "",
+            },
             b.strategy,
             x(Some(b.iops_ratio)),
             x(b.cpu_per_io_ratio),

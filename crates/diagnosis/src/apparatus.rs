@@ -24,6 +24,11 @@ use ssdready_core::units::fmt_count;
 /// better, within the runs' noise.
 pub const EXPLAINS: f64 = 0.8;
 
+/// A drive past this multiple of its transport's zero-time ceiling beat
+/// what nothing behind that transport can beat: the ceiling's measurement
+/// was disturbed (other work during its turns), and it weighs nothing.
+pub const BEATEN: f64 = 1.25;
+
 /// What holds the peak beside the transport, kept: the limits set on the
 /// machine for the study's group, and other work, each with evidence of
 /// its own (the zero-time drive ran under them too, so its ceiling
@@ -55,7 +60,8 @@ pub fn weigh(f: &mut Figures) {
         device_iops: peak.device_iops,
         platform_iops: platform.map(|p| p.iops),
         platform_qd: platform.map(|p| p.qd),
-        explains: peak.iops >= EXPLAINS * p.drive_iops,
+        explains: peak.iops >= EXPLAINS * p.drive_iops && peak.iops <= BEATEN * p.drive_iops,
+        beaten: peak.iops > BEATEN * p.drive_iops,
     };
     let s = &mut f.saturation;
     if c.explains && !KEPT.contains(&s.limit) {
@@ -162,6 +168,31 @@ pub fn in_process_verdict(t: &TargetProfile) -> Option<Verdict> {
     })
 }
 
+/// The finding of a transport's ceiling the drive beat: its measurement
+/// was disturbed, so neither the ceiling nor the transport's time taken
+/// out of the drive's latency is to be trusted, and it is not kept.
+pub fn beaten_verdict(f: &Figures) -> Option<Verdict> {
+    let c = f.transport_ceiling.as_ref().filter(|c| c.beaten)?;
+    Some(Verdict {
+        rule: "transport-ceiling-disturbed".into(),
+        finding: format!(
+            "The drive's transport was measured wrong: {}. A zero-time drive behind the same transport cannot be slower than the drive, so that measurement was disturbed (other work during its turns); it is not used to name what holds the peak, and the transport's time taken out of the drive's latency is suspect too.",
+            c.part()
+        ),
+        evidence: Evidence {
+            figures: vec![
+                ("transport_ceiling_iops".into(), fmt_count(c.iops)),
+                ("peak_iops".into(), fmt_count(c.peak_iops)),
+            ],
+            runs: f.peak.as_ref().map(|p| p.runs.clone()).unwrap_or_default(),
+        },
+        recommendation: "The measurement is not kept: the next study of the built-in drive measures its transport again; run it on a quiet machine.".into(),
+        confidence: "high".into(),
+        confidence_why: "the drive's own peak against the zero-time drive's rate at the same depth".into(),
+        noise_pct: None,
+    })
+}
+
 /// Put the apparatus's findings in their places: a study in ssdready's
 /// own process says so first; a transport's ceiling that explains the
 /// peak replaces what the rules said of the peak, after the platform's
@@ -169,6 +200,13 @@ pub fn in_process_verdict(t: &TargetProfile) -> Option<Verdict> {
 pub fn add_verdicts(verdicts: &mut Vec<Verdict>, f: &Figures, t: &TargetProfile) {
     if let Some(v) = ceiling_verdict(f) {
         verdicts.retain(|v| !REPLACED.contains(&v.rule.as_str()));
+        let at = verdicts
+            .iter()
+            .position(|v| v.rule == "platform-peak-headline")
+            .map_or(0, |i| i + 1);
+        verdicts.insert(at, v);
+    }
+    if let Some(v) = beaten_verdict(f) {
         let at = verdicts
             .iter()
             .position(|v| v.rule == "platform-peak-headline")

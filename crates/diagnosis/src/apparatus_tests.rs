@@ -101,6 +101,33 @@ fn a_transport_far_above_the_peak_leaves_the_cause_as_it_was() {
 }
 
 #[test]
+fn a_transport_ceiling_the_drive_beat_was_disturbed_and_names_nothing() {
+    let before = crate::rejudge(&fixture("kernel-drive-default-loaded"));
+    // The drive at 2.3 times its transport's zero-time rate.
+    let j = crate::rejudge(&root_study(0.43));
+    let c = j.figures.transport_ceiling.as_ref().unwrap();
+    assert!(c.beaten && !c.explains, "{c:?}");
+    assert_eq!(j.figures.saturation.limit, before.figures.saturation.limit);
+    let r = rules(&j);
+    assert!(!r.contains(&"apparatus-transport-ceiling"), "{r:?}");
+    let v = j
+        .verdicts
+        .iter()
+        .find(|v| v.rule == "transport-ceiling-disturbed")
+        .unwrap_or_else(|| panic!("{r:?}"));
+    assert!(v.finding.contains("measured wrong"), "{}", v.finding);
+    assert!(
+        v.recommendation.contains("not kept"),
+        "{}",
+        v.recommendation
+    );
+    // Within the noise of the peak, the ceiling still explains it.
+    let j = crate::rejudge(&root_study(0.9));
+    let c = j.figures.transport_ceiling.as_ref().unwrap();
+    assert!(c.explains && !c.beaten, "{c:?}");
+}
+
+#[test]
 fn a_rate_limit_below_this_host_that_the_transport_explains_is_the_apparatus() {
     // As the README's main command was judged as root: the runs alone
     // pointed below the host (the daemon idle, the device's share low).

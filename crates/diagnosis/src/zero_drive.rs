@@ -240,8 +240,13 @@ pub struct TransportCeiling {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_qd: Option<u32>,
     /// Whether it explains the peak (the peak at `apparatus::EXPLAINS` of it
-    /// or more).
+    /// or more, and not `beaten`).
     pub explains: bool,
+    /// Whether the drive beat it by more than `apparatus::BEATEN`: a
+    /// zero-time drive behind the same transport cannot be slower than a
+    /// real one, so that measurement of the transport was disturbed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beaten: bool,
 }
 
 impl TransportCeiling {

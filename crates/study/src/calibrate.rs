@@ -59,6 +59,18 @@ pub fn for_runs(
     Ok(c)
 }
 
+/// Forget the kept calibration `c` where the study's own peak showed its
+/// measurement disturbed (the drive beat its transport's zero-time
+/// ceiling, [`ssdready_diagnosis::apparatus::BEATEN`]): the next study
+/// measures the transport again. Returns whether a file was removed.
+pub fn forget_if_beaten(c: &Calibration, f: &ssdready_diagnosis::figures::Figures) -> bool {
+    let beaten = f.transport_ceiling.as_ref().is_some_and(|t| t.beaten);
+    match (&c.path, beaten) {
+        (Some(p), true) => std::fs::remove_file(p).is_ok(),
+        _ => false,
+    }
+}
+
 /// This kernel's release and this boot's id.
 pub fn here() -> (String, String) {
     let read = |p: &str| {

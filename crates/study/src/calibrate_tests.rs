@@ -397,3 +397,29 @@ fn as_root_a_cache_directory_another_user_owns_or_can_write_is_not_used() {
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
     assert!(root_only(&d.path().join("none")).is_err());
 }
+
+#[test]
+fn a_kept_calibration_the_drive_beat_is_forgotten_and_one_it_did_not_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k-b-fuse_loop.json");
+    std::fs::write(&path, b"{}").unwrap();
+    let c = Calibration {
+        path: Some(path.clone()),
+        ..Default::default()
+    };
+    let mut f = ssdready_diagnosis::figures::Figures {
+        transport_ceiling: Some(ssdready_diagnosis::apparatus::TransportCeiling {
+            iops: 40_000.0,
+            peak_iops: 41_000.0,
+            explains: true,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert!(!forget_if_beaten(&c, &f));
+    assert!(path.exists());
+    let t = f.transport_ceiling.as_mut().unwrap();
+    (t.peak_iops, t.explains, t.beaten) = (92_000.0, false, true);
+    assert!(forget_if_beaten(&c, &f));
+    assert!(!path.exists());
+}

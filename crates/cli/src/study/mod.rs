@@ -437,6 +437,9 @@ fn judge(
             caps: Some(caps),
         },
     );
+    if let Some(c) = &calibration {
+        ssdready_study::calibrate::forget_if_beaten(c, &j.figures);
+    }
     let skipped = if interrupted {
         Vec::new()
     } else {
