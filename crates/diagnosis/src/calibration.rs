@@ -12,6 +12,15 @@ pub fn depths(runs: &[crate::record::RunRecord]) -> Vec<u32> {
     crate::curve::qd_sweep_depths(runs)
 }
 
+/// The engine of the queue-depth sweep's runs (io_uring, the study's
+/// default, where none is named): the one the transport is read with.
+pub fn engine(runs: &[crate::record::RunRecord]) -> String {
+    runs.iter()
+        .find(|r| r.sweep == "qd")
+        .and_then(|r| r.workload.engine.clone())
+        .unwrap_or_else(|| "io_uring".into())
+}
+
 /// Take the transport out of the figures: each depth's latency less the
 /// transport's (with its error), and the QD 1 platform share from that
 /// latency less the daemon's lateness behind the model (the emulator's own

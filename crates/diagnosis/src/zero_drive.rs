@@ -63,6 +63,11 @@ pub struct Calibration {
     pub boot_id: String,
     /// The transport measured (`fuse+loop`).
     pub transport: String,
+    /// The engine it was read with: the queue-depth sweep's own (a
+    /// synchronous engine would read every depth at QD 1). Empty in a
+    /// calibration kept before it was recorded, which fits no study.
+    #[serde(default)]
+    pub engine: String,
     pub made_unix_ms: u64,
     pub repeats: usize,
     pub runtime_s: f64,
@@ -150,13 +155,20 @@ impl Calibration {
         self.points.iter().find(|p| p.qd == qd)
     }
 
-    /// Whether it was made on this kernel and boot for `transport`, at
-    /// every depth in `qds`.
-    pub fn fits(&self, here: &(String, String), transport: &str, qds: &[u32]) -> bool {
+    /// Whether it was made on this kernel and boot for `transport`, read
+    /// with `engine`, at every depth in `qds`.
+    pub fn fits(
+        &self,
+        here: &(String, String),
+        transport: &str,
+        engine: &str,
+        qds: &[u32],
+    ) -> bool {
         self.schema == SCHEMA
             && self.kernel == here.0
             && self.boot_id == here.1
             && self.transport == transport
+            && self.engine == engine
             && qds.iter().all(|q| self.at(*q).is_some())
     }
 
@@ -185,14 +197,15 @@ impl Calibration {
             (None, None) => "not kept: no cache directory could be written".to_string(),
         };
         format!(
-            "the drive's transport ({}) {} with a zero-time drive against a loop device over /dev/shm \
-             at QD {} ({} × {:.1} s each; {at})",
+            "the drive's transport ({}) {} with a zero-time drive against a loop device over /dev/shm, \
+             read with {} at QD {} ({} × {:.1} s each; {at})",
             self.transport,
             if self.fresh {
                 "was measured now"
             } else {
                 "was measured earlier on this boot"
             },
+            self.engine,
             self.points
                 .iter()
                 .map(|p| p.qd.to_string())

@@ -38,16 +38,21 @@ pub fn for_runs(
     if qds.is_empty() {
         return Err(CalibrationError::NoDepth);
     }
+    let engine = engine(runs);
     let here = here();
     let path = path_for(&here, transport);
     if let Some(c) = path
         .as_deref()
         .and_then(load)
-        .filter(|c| c.fits(&here, transport, &qds))
+        .filter(|c| c.fits(&here, transport, &engine, &qds))
     {
         return Ok(c);
     }
-    let mut c = measure(&qds, transport, runtime_s.min(RUNTIME_S), run_fn, stop)?;
+    let at = Reading {
+        engine: &engine,
+        runtime_s: runtime_s.min(RUNTIME_S),
+    };
+    let mut c = measure(&qds, transport, at, run_fn, stop)?;
     match (c.steady(), path) {
         (Err(why), _) => c.not_kept = Some(why.to_string()),
         (Ok(()), Some(p)) => match save(&c, &p) {
@@ -311,7 +316,7 @@ pub fn zero_time_drive(transport: &str) -> Result<(String, &'static str), Calibr
 pub fn measure(
     qds: &[u32],
     transport: &str,
-    runtime_s: f64,
+    at: Reading,
     run_fn: &mut RunFn<'_>,
     stop: &AtomicBool,
 ) -> Result<Calibration, CalibrationError> {
@@ -336,11 +341,10 @@ pub fn measure(
                 return Err(CalibrationError::Interrupted);
             }
             let before = daemon::stats(&record.name).unwrap_or_default();
-            let (drive_lat_ns, drive_proc_ns, drive_iops) =
-                read_at(run_fn, &drive.device, qd, runtime_s)?;
+            let (drive_lat_ns, drive_proc_ns, drive_iops) = read_at(run_fn, &drive.device, qd, at)?;
             std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));
             let after = daemon::stats(&record.name).unwrap_or_default();
-            let (loop_lat_ns, loop_proc_ns, _) = read_at(run_fn, &shm.device, qd, runtime_s)?;
+            let (loop_lat_ns, loop_proc_ns, _) = read_at(run_fn, &shm.device, qd, at)?;
             pairs.push(Pair {
                 drive_lat_ns,
                 loop_lat_ns,
@@ -360,16 +364,25 @@ pub fn measure(
         kernel,
         boot_id,
         transport: record.transport,
+        engine: at.engine.into(),
         made_unix_ms: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64),
         repeats: REPEATS,
-        runtime_s,
+        runtime_s: at.runtime_s,
         points,
         path: None,
         fresh: true,
         not_kept: None,
     })
+}
+
+/// How each calibration run reads: the engine of the runs it calibrates
+/// (with a synchronous one every depth would be QD 1) and its length.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading<'a> {
+    pub engine: &'a str,
+    pub runtime_s: f64,
 }
 
 /// 4 KiB random reads of `dev` at depth `qd`: median latency, the
@@ -378,8 +391,9 @@ fn read_at(
     run_fn: &mut RunFn<'_>,
     dev: &str,
     qd: u32,
-    runtime_s: f64,
+    at: Reading,
 ) -> Result<(f64, f64, f64), CalibrationError> {
+    let runtime_s = at.runtime_s;
     let mut req = RunRequest {
         quiet: true,
         ..Default::default()
@@ -387,6 +401,7 @@ fn read_at(
     req.job("transport");
     req.set("filename", dev)
         .set("rw", "randread")
+        .set("ioengine", at.engine)
         .set("bs", "4k")
         .set("iodepth", qd)
         .set("direct", 1)

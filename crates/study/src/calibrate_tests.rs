@@ -52,12 +52,13 @@ fn the_zero_time_drive_uses_the_measured_drives_transport() {
 }
 
 #[test]
-fn a_calibration_fits_only_its_kernel_boot_transport_and_depths() {
+fn a_calibration_fits_only_its_kernel_boot_transport_engine_and_depths() {
     let c = Calibration {
         schema: SCHEMA.into(),
         kernel: "6.18".into(),
         boot_id: "b".into(),
         transport: "fuse+loop".into(),
+        engine: "io_uring".into(),
         points: vec![
             Point {
                 qd: 1,
@@ -71,11 +72,20 @@ fn a_calibration_fits_only_its_kernel_boot_transport_and_depths() {
         ..Default::default()
     };
     let here = ("6.18".to_string(), "b".to_string());
-    assert!(c.fits(&here, "fuse+loop", &[1, 32]));
-    assert!(!c.fits(&here, "fuse+loop", &[1, 16]));
-    assert!(!c.fits(&here, "ublk", &[1]));
-    assert!(!c.fits(&("6.18".into(), "other boot".into()), "fuse+loop", &[1]));
-    assert!(!c.fits(&("6.19".into(), "b".into()), "fuse+loop", &[1]));
+    let io = "io_uring";
+    assert!(c.fits(&here, "fuse+loop", io, &[1, 32]));
+    assert!(!c.fits(&here, "fuse+loop", io, &[1, 16]));
+    assert!(!c.fits(&here, "ublk", io, &[1]));
+    assert!(!c.fits(&("6.18".into(), "other boot".into()), "fuse+loop", io, &[1]));
+    assert!(!c.fits(&("6.19".into(), "b".into()), "fuse+loop", io, &[1]));
+    // Read with another engine (a synchronous one reads every depth at
+    // QD 1), or kept before the engine was recorded: measured again.
+    assert!(!c.fits(&here, "fuse+loop", "psync", &[1]));
+    let old = Calibration {
+        engine: String::new(),
+        ..c.clone()
+    };
+    assert!(!old.fits(&here, "fuse+loop", io, &[1]));
 }
 
 #[test]

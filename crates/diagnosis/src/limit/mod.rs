@@ -25,6 +25,8 @@ pub mod path;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_apparatus;
+#[cfg(test)]
 mod tests_group;
 pub mod view;
 

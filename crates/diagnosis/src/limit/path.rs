@@ -66,7 +66,15 @@ pub fn apparatus(_: &Shared, v: &View) -> Test {
     let d = v.daemon_cpus();
     let crowds = super::configured::cpus_contended(v) && io > 0.0 && d >= 0.5 * io;
     if b < DAEMON_BUSY_PCT && !crowds {
-        return Test::No(format!("the emulated drive's daemon: {words}"));
+        return match held_in_transport(v) {
+            Some(held) => Test::Holds(Found {
+                part: format!("the drive's transport and daemon hold the I/Os ({words})"),
+                evidence: vec![held],
+                setting: None,
+                margin_pct: v.at_device_pct().and_then(|a| margin(a, AT_DEVICE_PCT)),
+            }),
+            None => Test::No(format!("the emulated drive's daemon: {words}")),
+        };
     }
     if b < DAEMON_BUSY_PCT {
         return Test::Holds(Found {
@@ -94,6 +102,29 @@ pub fn apparatus(_: &Shared, v: &View) -> Test {
         }],
         setting: None,
         margin_pct: margin(b, DAEMON_BUSY_PCT),
+    })
+}
+
+/// Where the built-in drive's I/Os waited in its transport: the loop
+/// device over it held them (most of those in flight, or busy nearly all
+/// the time) while the drive's model alone, at this depth, gives at least
+/// twice the rate reached. Below that loop device lie only the loop
+/// worker, FUSE (or ublk) and ssdready's daemon: the apparatus.
+fn held_in_transport(v: &View) -> Option<String> {
+    let d = v.disk?;
+    let at = v.at_device_pct()?;
+    let alone = v.run.device_model.as_ref().filter(|m| m.iops > 0.0)?;
+    let waits = at >= AT_DEVICE_PCT || d.util_pct >= DEVICE_BUSY_PCT;
+    (waits && 2.0 * v.iops <= alone.iops).then(|| {
+        format!(
+            "{} held {:.1} of the {} I/Os in flight on average and was busy {} of the time, while the drive's model alone gives {} IOPS at this depth and the drive reached {}: the I/Os waited below the loop device and above the model, in ssdready's transport and daemon",
+            d.name,
+            d.in_flight.unwrap_or(0.0),
+            v.in_flight,
+            pct(d.util_pct),
+            fmt_count(alone.iops),
+            fmt_count(v.iops)
+        )
     })
 }
 
@@ -424,6 +455,11 @@ pub fn submission(sh: &Shared, _: &View) -> Test {
 pub fn below_host(sh: &Shared, v: &View) -> Test {
     if sh.target.kind == TargetKind::Emulator {
         return Test::No("the emulator runs inside ssdready: no host below it".into());
+    }
+    if v.daemon_threads.is_some() {
+        return Test::No(
+            "below the device lies ssdready's own drive (its transport and daemon), weighed as the apparatus".into(),
+        );
     }
     if !sh.figures.saturated {
         return Test::No("the rate still grew with depth at the deepest point".into());
