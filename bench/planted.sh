@@ -72,10 +72,32 @@ mkdir -p "$out"
 
 # ---- what is made, and its removal -----------------------------------
 loops=() groups=() mounts=() files=() hogs=()
+# A loop device keeps its queue's settings after it is detached: the next
+# plant (or user) to attach it would inherit a planted scheduler or queue
+# size. Each loop device made here has them read when made and written
+# back (the scheduler first: switching it resets nr_requests) before it
+# is detached.
+declare -A queue_was=()
+QUEUE_FILES="scheduler nr_requests max_sectors_kb read_ahead_kb nomerges rq_affinity"
+made_loop() { # made_loop DEV: record it and its queue's settings
+  local q=/sys/block/$(basename "$1")/queue f
+  for f in $QUEUE_FILES; do
+    [ -f "$q/$f" ] || continue
+    if [ "$f" = scheduler ]; then queue_was[$1/$f]=$(sed 's/.*\[\(.*\)\].*/\1/' "$q/$f");
+    else queue_was[$1/$f]=$(cat "$q/$f"); fi
+  done
+  loops+=("$1")
+}
+queue_back() { # queue_back DEV: its queue's settings as they were when made
+  local q=/sys/block/$(basename "$1")/queue f
+  for f in $QUEUE_FILES; do
+    [ -n "${queue_was[$1/$f]:-}" ] && echo "${queue_was[$1/$f]}" >"$q/$f" 2>/dev/null || true
+  done
+}
 cleanup() {
   for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
   for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || true; rmdir "$m" 2>/dev/null || true; done
-  for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+  for l in "${loops[@]}"; do queue_back "$l"; losetup -d "$l" 2>/dev/null || true; done
   for g in "${groups[@]}"; do
     # Move anything left back to the root group, then remove the group.
     [ -f "$g/cgroup.procs" ] && while read -r p; do echo "$p" >"$(dirname "$g")/cgroup.procs" 2>/dev/null || true; done <"$g/cgroup.procs"
@@ -92,7 +114,7 @@ trap 'exit 130' INT TERM
 ram_loop() { # a RAM loop device of 1 GiB, in $made
   local f=/dev/shm/planted-$$-${#files[@]}
   truncate -s 1G "$f"; files+=("$f")
-  local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
+  local l; l=$(losetup --direct-io=on --show -f "$f"); made_loop "$l"
   dd if=/dev/zero of="$l" bs=1M count=1024 oflag=direct status=none
   made=$l
 }
@@ -245,7 +267,7 @@ plant() { # plant NAME: set it up, check it with fio, study it, grade it, tear i
       # then removed: the file written next lands in 1 KiB holes, so each
       # 4 KiB of it lies in four blocks apart (filefrag shows it).
       truncate -s 96M "/dev/shm/planted-$$-fs"; files+=("/dev/shm/planted-$$-fs")
-      local l; l=$(losetup --direct-io=on --show -f "/dev/shm/planted-$$-fs"); loops+=("$l")
+      local l; l=$(losetup --direct-io=on --show -f "/dev/shm/planted-$$-fs"); made_loop "$l"
       mkfs.ext4 -q -F -b 1024 -N 100000 -O ^has_journal "$l"
       local m=/dev/shm/planted-$$-mnt; mkdir -p "$m"; mount "$l" "$m"; mounts+=("$m")
       python3 - "$m" <<'EOF'
@@ -321,7 +343,7 @@ EOF
       local f=/var/tmp/planted-$$-disk
       truncate -s 1G "$f"; files+=("$f")
       dd if=/dev/zero of="$f" bs=1M count=1024 oflag=direct status=none
-      local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
+      local l; l=$(losetup --direct-io=on --show -f "$f"); made_loop "$l"
       ram_loop; local r=$made
       fio_plain="$(fio_iops "$r") (a RAM loop device),"
       target=$l
