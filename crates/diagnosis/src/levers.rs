@@ -154,8 +154,8 @@ pub enum Values {
     Set(String),
     /// The current value times a factor, at most a ceiling.
     Scale(u64, u64),
-    /// The job's options (`{qd}`, `{half_qd}`, `{threads}`, `{cpu_list}`
-    /// filled from the point).
+    /// The job's options (`{qd}`, `{half_qd}`, `{quad_qd}`, `{quad_bs}`,
+    /// `{threads}`, `{cpu_list}` filled from the point).
     Options(Vec<(String, String)>),
     /// io_uring, libaio and psync, each but the point's own.
     Engines,
@@ -463,9 +463,15 @@ pub fn current(l: &Lever, cx: &Context) -> Option<String> {
 fn fill(v: &str, p: &Point, cx: &Context) -> String {
     v.replace("{qd}", &p.qd.to_string())
         .replace("{half_qd}", &(p.qd / 2).max(1).to_string())
+        .replace("{quad_qd}", &(p.qd * 4).min(MAX_QD).to_string())
+        .replace("{quad_bs}", &format!("{}k", (p.bs * 4).min(MAX_BS) >> 10))
         .replace("{threads}", &p.threads.to_string())
         .replace("{cpu_list}", &cx.cpu_list)
 }
+
+/// The deepest queue and the largest block an application lever tries.
+pub const MAX_QD: u32 = 256;
+pub const MAX_BS: u64 = 4 << 20;
 
 /// The candidates of a queue lever from its current value.
 fn queue_candidates(l: &Lever, cx: &Context, p: &Point, now: &str) -> Vec<Candidate> {
@@ -527,6 +533,8 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
                 kv.iter().map(|(k, v)| opt(k, fill(v, p, cx))).collect();
             let same = options.iter().all(|(k, v)| match k.as_str() {
                 "ioengine" => p.engine.as_deref() == Some(v.as_str()),
+                "iodepth" => v.parse() == Ok(p.qd),
+                "bs" => v.strip_suffix('k').and_then(|k| k.parse::<u64>().ok()) == Some(p.bs >> 10),
                 _ => false,
             });
             if same {

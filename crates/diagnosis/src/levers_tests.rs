@@ -348,3 +348,29 @@ fn a_point_in_words() {
         "1 MiB sequential reads through the page cache at QD 8 × 2 threads"
     );
 }
+
+#[test]
+fn large_reads_are_tried_deeper_and_in_larger_blocks_up_to_their_limits() {
+    let cx = queue(&[]);
+    let large = |bs: u64, qd: u32| Point {
+        rw: "read".into(),
+        bs,
+        ..peak(qd)
+    };
+    let d = candidates(&lever("large-depth"), &cx, &large(1 << 20, 8));
+    assert_eq!(values(&d), ["iodepth=32"]);
+    let b = candidates(&lever("large-blocks"), &cx, &large(1 << 20, 8));
+    assert_eq!(values(&b), ["bs=4096k"]);
+    // Capped: 64 × 4 is the deepest tried, 4 MiB the largest block; at
+    // either cap there is nothing left to try.
+    let d = candidates(&lever("large-depth"), &cx, &large(1 << 20, 128));
+    assert_eq!(values(&d), ["iodepth=256"]);
+    assert!(candidates(&lever("large-depth"), &cx, &large(1 << 20, 256)).is_empty());
+    assert!(candidates(&lever("large-blocks"), &cx, &large(4 << 20, 8)).is_empty());
+    // Both answer the finding that large reads fall short of the device.
+    for id in ["large-depth", "large-blocks"] {
+        let l = lever(id);
+        assert_eq!(l.rules, ["bandwidth-short"], "{id}");
+        assert!(matches!(l.at, At::Large), "{id}");
+    }
+}

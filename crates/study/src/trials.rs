@@ -218,6 +218,7 @@ fn changed(w: &Workload, c: &Candidate) -> (Workload, Vec<(String, String)>) {
             "direct" => w.direct = v == "1",
             "numjobs" => w.threads = v.parse().unwrap_or(w.threads),
             "iodepth" => w.qd = v.parse().unwrap_or(w.qd),
+            "bs" => w.bs = ssdready_core::units::parse_size(v, 1024).unwrap_or(w.bs),
             _ => extra.push((k.clone(), v.clone())),
         }
     }

@@ -346,3 +346,28 @@ fn large_reads_split_by_the_kernel_are_found_in_the_runs_counters() {
     failed.error = Some("failed".into());
     assert_eq!(large_read_split(&[failed]), None);
 }
+
+#[test]
+fn an_application_levers_options_change_the_measured_workload_or_ride_along() {
+    let w = Workload {
+        rw: "read".into(),
+        bs: 1 << 20,
+        qd: 8,
+        threads: 1,
+        direct: true,
+        ..Default::default()
+    };
+    let c = |options: &[(&str, &str)]| levers::Candidate {
+        value: String::new(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let (x, extra) = changed(&w, &c(&[("bs", "4096k")]));
+    assert_eq!((x.bs, x.qd), (4 << 20, 8));
+    assert!(extra.is_empty());
+    let (x, extra) = changed(&w, &c(&[("iodepth", "32"), ("hipri", "1")]));
+    assert_eq!((x.bs, x.qd), (1 << 20, 32));
+    assert_eq!(extra, [("hipri".to_string(), "1".to_string())]);
+}
