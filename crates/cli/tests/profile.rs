@@ -62,8 +62,14 @@ fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<(f64, bool)> 
     let largest = unmatched.first().map_or(0.0, |u| u[1].as_f64().unwrap());
     assert!(
         named >= 80.0 && largest < 0.05 * busy,
-        "{named:.1}% of busy CPU in named layers, {busy} busy samples; unmatched: {}",
-        p["unmatched_symbols"]
+        "{named:.1}% of busy CPU in named layers, {busy} busy samples; unmatched: {}; other kernel by leaf: {:?}",
+        p["unmatched_symbols"],
+        p["top_functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t[1] == "other kernel")
+            .collect::<Vec<_>>()
     );
     assert!(p["layers"]
         .as_array()
