@@ -39,23 +39,13 @@ fn profiled_run(dev: &str, engine: &str, qd: &str) -> Option<Value> {
     Some(r)
 }
 
-/// The CPU figures of one profiled run: every CPU-second of the window
-/// accounted for (samples or late-timer gaps), ≥ 80 % of busy CPU in named
-/// layers and no unnamed function holding 5 %, whole-system CPU ≥ the process's own with both sources named,
-/// and the cross-check of the profile's busy time against the system figure
-/// present. Returns the profile's busy CPU per I/O over the system's.
-fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<(f64, bool)> {
-    let r = profiled_run(dev, engine, qd)?;
-    let phase = &r["phases"][0];
-    let p = &phase["profile"];
-    let cpu = &phase["cpu"];
-    let ios = cpu["ios"].as_f64().unwrap();
-    // The layers of the I/O's path are named; what is left is a long tail
-    // of the kernel's generic functions, one to three samples each, which
-    // changes from run to run (9–16 % of the busy samples on two VMs, in a
-    // different set of functions each time, before rules were added for
-    // the ones seen). A layer left unnamed would be no tail: no unmatched
-    // function may hold 5 % of the busy samples.
+/// The layers of the I/O's path are named; what is left is a long tail
+/// of the kernel's generic functions, one to three samples each, which
+/// changes from run to run (9–16 % of the busy samples on two VMs, in a
+/// different set of functions each time, before rules were added for the
+/// ones seen). A layer left unnamed would be no tail: no unmatched
+/// function may hold 5 % of the busy samples.
+fn assert_layers_named(p: &Value) {
     let named = p["named_share_of_busy_pct"].as_f64().unwrap();
     let unmatched = p["unmatched_symbols"].as_array().unwrap();
     let busy = p["busy_samples"].as_f64().unwrap();
@@ -71,6 +61,20 @@ fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<(f64, bool)> 
             .filter(|t| t[1] == "other kernel")
             .collect::<Vec<_>>()
     );
+}
+
+/// The CPU figures of one profiled run: every CPU-second of the window
+/// accounted for (samples or late-timer gaps), the layers named
+/// ([`assert_layers_named`]), whole-system CPU ≥ the process's own with
+/// both sources named, and the cross-check of the profile's busy time
+/// against the system figure present. Returns the profile's busy CPU per I/O over the system's.
+fn check_profiled_run(dev: &str, engine: &str, qd: &str) -> Option<(f64, bool)> {
+    let r = profiled_run(dev, engine, qd)?;
+    let phase = &r["phases"][0];
+    let p = &phase["profile"];
+    let cpu = &phase["cpu"];
+    let ios = cpu["ios"].as_f64().unwrap();
+    assert_layers_named(p);
     assert!(p["layers"]
         .as_array()
         .unwrap()
