@@ -193,6 +193,15 @@ pub fn beaten_verdict(f: &Figures) -> Option<Verdict> {
     })
 }
 
+/// Where a finding said after this platform's own headline goes: just
+/// after it, or first where there is none.
+pub fn after_headline(verdicts: &[Verdict]) -> usize {
+    verdicts
+        .iter()
+        .position(|v| v.rule == "platform-peak-headline")
+        .map_or(0, |i| i + 1)
+}
+
 /// Put the apparatus's findings in their places: a study in ssdready's
 /// own process says so first; a transport's ceiling that explains the
 /// peak replaces what the rules said of the peak, after the platform's
@@ -200,18 +209,10 @@ pub fn beaten_verdict(f: &Figures) -> Option<Verdict> {
 pub fn add_verdicts(verdicts: &mut Vec<Verdict>, f: &Figures, t: &TargetProfile) {
     if let Some(v) = ceiling_verdict(f) {
         verdicts.retain(|v| !REPLACED.contains(&v.rule.as_str()));
-        let at = verdicts
-            .iter()
-            .position(|v| v.rule == "platform-peak-headline")
-            .map_or(0, |i| i + 1);
-        verdicts.insert(at, v);
+        verdicts.insert(after_headline(verdicts), v);
     }
     if let Some(v) = beaten_verdict(f) {
-        let at = verdicts
-            .iter()
-            .position(|v| v.rule == "platform-peak-headline")
-            .map_or(0, |i| i + 1);
-        verdicts.insert(at, v);
+        verdicts.insert(after_headline(verdicts), v);
     }
     if let Some(v) = in_process_verdict(t) {
         verdicts.insert(0, v);

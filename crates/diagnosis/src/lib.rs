@@ -184,11 +184,7 @@ pub fn judge(i: &Inputs) -> Judgement {
     // says it directly.
     let measured = figures.platform.as_ref().is_some_and(|p| p.peak.is_some());
     if let Some(v) = transport::host_limit(&figures, runs).filter(|_| !measured) {
-        let at = verdicts
-            .iter()
-            .position(|v| v.rule == "platform-peak-headline")
-            .map_or(0, |i| i + 1);
-        verdicts.insert(at, v);
+        verdicts.insert(apparatus::after_headline(&verdicts), v);
     }
     if let Some(j) = &figures.stack {
         stack::add_verdicts(&mut verdicts, j);

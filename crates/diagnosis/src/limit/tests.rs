@@ -139,11 +139,7 @@ fn a_throttle_at_the_rate_reached_holds_it_and_names_its_setting() {
     );
     // The device is not named: it has no basis, and the host's limit
     // below it needs the I/Os waiting at the device.
-    let below = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::BelowHost)
-        .unwrap();
+    let below = ruled(&s, Cause::BelowHost);
     assert!(
         below.why.contains("also held") || below.why.contains("above it"),
         "{}",
@@ -190,11 +186,7 @@ fn a_throttle_far_above_the_rate_is_ruled_out_with_its_figures() {
     let r = run("qd-32", 32, 4_990.0, 99.0, 60.0, 0.3);
     let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
     assert_eq!(s.limit, Cause::OneCore);
-    let t = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::IoThrottle)
-        .unwrap();
+    let t = ruled(&s, Cause::IoThrottle);
     assert!(t.why.contains("not what held it"), "{}", t.why);
 }
 
@@ -322,11 +314,7 @@ fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
     let s = judge(&target(TargetKind::RamDevice), &[r], &caps, true);
     assert_eq!(s.limit, Cause::CpusAllowed);
     assert!(s.part.contains("1 of the 2 CPUs"), "{}", s.part);
-    let o = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::OtherWork)
-        .unwrap();
+    let o = ruled(&s, Cause::OtherWork);
     assert!(o.why.contains("the CPUs allowed"), "{}", o.why);
     assert!(
         s.part.contains("92 % of it with the study's own work"),
@@ -358,11 +346,7 @@ fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
     );
     assert_eq!(s.limit, Cause::BelowHost);
     assert!(s.part.contains("between it and this host"), "{}", s.part);
-    let d = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::Device)
-        .unwrap();
+    let d = ruled(&s, Cause::Device);
     assert!(d.why.contains("no basis"), "{}", d.why);
     // Still growing with depth: not a limit at all yet.
     let s = judge(&target(TargetKind::BlockDevice), &[r], &caps, false);
@@ -444,6 +428,14 @@ fn repeats_that_disagree_are_each_kept_and_the_majority_answers() {
 /// `r` with the I/O's kernel threads using `kernel` CPUs, other processes
 /// `others` CPUs, and its submitting thread waiting `wait` percent of its
 /// ready time for a CPU.
+/// What the judgement `s` said of cause `c` when ruling it out.
+pub(super) fn ruled(s: &Saturation, c: Cause) -> &RuledOut {
+    s.ruled_out
+        .iter()
+        .find(|r| r.cause == c)
+        .unwrap_or_else(|| panic!("{c:?} not among those ruled out: {:?}", s.ruled_out))
+}
+
 pub(super) fn with_threads(mut r: RunRecord, kernel: f64, others: f64, wait: f64) -> RunRecord {
     let iops = r.summary.iops;
     let c = r.summary.cpu.as_mut().unwrap();
@@ -466,18 +458,10 @@ fn busy_cpus_filled_by_work_that_gives_way_are_not_other_work() {
         false,
     );
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
-    let o = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::OtherWork)
-        .unwrap();
+    let o = ruled(&s, Cause::OtherWork);
     assert!(o.why.contains("gave way"), "{}", o.why);
     // Nor are the CPUs called scarce for the late reaps.
-    let c = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::Completions)
-        .unwrap();
+    let c = ruled(&s, Cause::Completions);
     assert!(!c.why.contains("scarce"), "{}", c.why);
 }
 
@@ -508,11 +492,7 @@ fn other_work_larger_than_the_ios_own_that_keeps_it_waiting_is_other_work() {
     );
     let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
     assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
-    let p = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::IoPathCpu)
-        .unwrap();
+    let p = ruled(&s, Cause::IoPathCpu);
     assert!(p.why.contains("46 %"), "{}", p.why);
 }
 
@@ -587,11 +567,7 @@ fn a_full_small_queue_is_the_queue_even_with_the_cpus_busy_with_the_ios_work() {
         "{:?}",
         s.evidence
     );
-    let c = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::IoPathCpu)
-        .unwrap();
+    let c = ruled(&s, Cause::IoPathCpu);
     assert!(c.why.starts_with("also held"), "{}", c.why);
 }
 
@@ -667,11 +643,7 @@ fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() 
     let s = judge(&t, &[r], &Caps::default(), true);
     assert_eq!(s.limit, Cause::Apparatus, "{s:?}");
     assert!(s.part.contains("0.95 of the 1.46 CPUs"), "{}", s.part);
-    let p = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::IoPathCpu)
-        .unwrap();
+    let p = ruled(&s, Cause::IoPathCpu);
     assert!(p.why.starts_with("also held"), "{}", p.why);
 }
 

@@ -3,7 +3,7 @@
 //! never "a rate limit below this host".
 
 use super::caps::Caps;
-use super::tests::{judge, run, target};
+use super::tests::{judge, ruled, run, target};
 use super::*;
 use crate::record::{DeviceSide, TargetKind};
 
@@ -48,11 +48,7 @@ fn ios_held_below_the_drives_loop_device_and_above_its_model_are_the_apparatus()
         "{:?}",
         s.evidence
     );
-    let below = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::BelowHost)
-        .unwrap();
+    let below = ruled(&s, Cause::BelowHost);
     assert!(below.why.contains("ssdready's own drive"), "{}", below.why);
 }
 

@@ -3,7 +3,7 @@
 //! more than one cause holding at once — each on runs made up to show it.
 
 use super::caps::{Caps, CpuQuota, IoCap, IoKind};
-use super::tests::{judge, run, setting, target, with_threads};
+use super::tests::{judge, ruled, run, setting, target, with_threads};
 use super::*;
 use crate::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
 use crate::limits::CgroupVersion;
@@ -102,11 +102,7 @@ fn a_throttle_shared_with_a_neighbour_in_the_group_names_the_group_and_the_neigh
         s.evidence
     );
     // The I/Os waited above the device: in the throttle, not below the host.
-    let b = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::BelowHost)
-        .unwrap();
+    let b = ruled(&s, Cause::BelowHost);
     assert!(b.why.contains("waited above it"), "{}", b.why);
 }
 
@@ -125,11 +121,7 @@ fn a_throttle_nobody_shares_at_twice_the_rate_is_not_what_held_it_nor_is_the_hos
         // Four of 64 I/Os at the device, busy 7 %: positive evidence
         // against a limit below the host, whatever the decomposition says.
         assert_ne!(s.limit, Cause::BelowHost, "{s:?}");
-        let t = s
-            .ruled_out
-            .iter()
-            .find(|r| r.cause == Cause::IoThrottle)
-            .unwrap();
+        let t = ruled(&s, Cause::IoThrottle);
         assert!(
             t.why.contains("not what held it") && !t.why.contains("the group"),
             "{}",
@@ -260,11 +252,7 @@ fn idle_priority_work_that_keeps_no_thread_waiting_is_not_other_work() {
         false,
     );
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
-    let o = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::OtherWork)
-        .unwrap();
+    let o = ruled(&s, Cause::OtherWork);
     assert!(
         o.why.contains("gave way") || o.why.contains("other processes' work"),
         "{}",
@@ -342,11 +330,7 @@ fn a_drives_daemon_that_hardly_waited_is_no_evidence_of_other_work() {
     c.other_processes_ns_per_io = Some((1.4 + 0.32) * 1e9 / 160_000.0);
     let s = judge(&t, &[r.clone()], &Caps::default(), false);
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
-    let o = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::OtherWork)
-        .unwrap();
+    let o = ruled(&s, Cause::OtherWork);
     assert!(
         o.why
             .contains("12 % (the submitting thread), 0 % (the kernel's) and 5 % (the drive's daemon's) of their ready time for one: that work gave way"),
