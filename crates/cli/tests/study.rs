@@ -568,6 +568,8 @@ fn a_stop_during_the_applications_section_interrupts_the_study() {
         .args(["--quick", "--sweeps=applications", "--output"])
         .arg(&out)
         .env("XDG_DATA_HOME", d.path())
+        // Short raw sweeps: the stop is what is tested, in the section after.
+        .env("SSDREADY_STUDY_RUNTIME", "0.1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

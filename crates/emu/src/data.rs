@@ -5,10 +5,12 @@
 //! address order. A write and a read of the same bytes at once see the
 //! stripe before or after the write's piece there, as a DMA would.
 //!
-//! Stripes are at least 1 MiB and at most 4,096 in all (each is its own
-//! allocation, zeroed lazily by the OS as it is written: a large device
-//! does not use up the process's memory mappings).
+//! Stripes are at least 1 MiB and at most 4,096 in all (each is a mapping
+//! of its own, zeroed lazily by the kernel as it is written, however many
+//! devices the process made before: a large device does not use up the
+//! process's memory mappings).
 
+use ssdready_io::buf::ZeroedPages;
 use std::sync::{Mutex, MutexGuard};
 
 /// The smallest stripe.
@@ -26,7 +28,7 @@ pub struct Data {
 /// One stripe behind its lock, on cache lines of its own: workers copying
 /// to and from neighbouring stripes do not pass a line back and forth.
 #[repr(align(128))]
-struct Stripe(Mutex<Vec<u8>>);
+struct Stripe(Mutex<ZeroedPages>);
 
 /// Which way a copy goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +52,7 @@ impl Data {
                 let size = stripe.min(len - i * stripe);
                 usize::try_from(size)
                     .ok()
-                    .and_then(ssdready_io::buf::try_zeroed_bytes)
+                    .and_then(ZeroedPages::new)
                     .map(|v| Stripe(Mutex::new(v)))
             })
             .collect::<Option<Vec<_>>>()?;
@@ -99,7 +101,7 @@ impl Data {
 
 /// A stripe's lock: a copy cannot leave a stripe inconsistent (its bytes
 /// are whatever was copied), so a poisoned one is used as it is.
-fn lock(m: &Mutex<Vec<u8>>) -> MutexGuard<'_, Vec<u8>> {
+fn lock(m: &Mutex<ZeroedPages>) -> MutexGuard<'_, ZeroedPages> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -122,6 +124,23 @@ mod tests {
         let mut tail = vec![0u8; 100];
         assert!(d.copy(3 * MIN_STRIPE as usize, &mut tail, Way::Out));
         assert!(!d.copy(d.len() - 99, &mut tail, Way::Out), "past the end");
+    }
+
+    #[test]
+    fn a_device_costs_what_was_written_even_after_others_were_dropped() {
+        let resident = |d: &Data| {
+            d.stripes
+                .iter()
+                .map(|s| lock(&s.0).resident_pages())
+                .sum::<usize>()
+        };
+        for _ in 0..3 {
+            let d = Data::zeroed(64 << 20).unwrap();
+            assert_eq!(resident(&d), 0);
+            let mut page = vec![7u8; 4096];
+            assert!(d.copy(5 << 20, &mut page, Way::In));
+            assert_eq!(resident(&d), 1);
+        }
     }
 
     #[test]

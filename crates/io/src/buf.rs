@@ -127,10 +127,10 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
 }
 
 /// `len` zero bytes, or None when the allocator cannot provide them (instead
-/// of aborting the process, as `vec![0; len]` does). Large blocks come
-/// straight from the kernel (calloc → mmap) and are not written here, so a
-/// page costs memory only once something is written to it — an emulated
-/// device's data costs what has been written, at most its size, never more.
+/// of aborting the process, as `vec![0; len]` does). The allocator may zero
+/// them itself (glibc reuses freed memory for blocks under its mmap
+/// threshold, which rises after each large free): for memory that must
+/// cost only what is written, use [`ZeroedPages`].
 pub fn try_zeroed_bytes(len: usize) -> Option<Vec<u8>> {
     if len == 0 {
         return Some(Vec::new());
@@ -147,6 +147,91 @@ pub fn try_zeroed_bytes(len: usize) -> Option<Vec<u8>> {
     Some(unsafe { Vec::from_raw_parts(p, len, len) })
 }
 
+/// Zero bytes straight from the kernel: an anonymous private mapping, so a
+/// page costs memory only once something is written to it, however often
+/// such blocks are made and dropped (an emulated device's data costs what
+/// has been written, at most its size). `MAP_NORESERVE`: a large device
+/// that is only partly written is not refused by overcommit accounting.
+pub struct ZeroedPages {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: ZeroedPages uniquely owns its mapping, like a Box<[u8]>; shared
+// references only read it.
+unsafe impl Send for ZeroedPages {}
+// SAFETY: as above: `&ZeroedPages` gives only `&[u8]`.
+unsafe impl Sync for ZeroedPages {}
+
+impl ZeroedPages {
+    /// `len` zero bytes (at least one page is mapped), or None when the
+    /// kernel refuses the mapping.
+    pub fn new(len: usize) -> Option<ZeroedPages> {
+        let map_len = len.max(1);
+        // SAFETY: a fresh anonymous mapping: no file, no fixed address; the
+        // kernel checks the length.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        NonNull::new(p.cast::<u8>()).map(|ptr| ZeroedPages { ptr, len })
+    }
+
+    /// Pages of the mapping that are in memory (`mincore`): what has been
+    /// written, or read back from the zero page, so far.
+    pub fn resident_pages(&self) -> usize {
+        let page = 4096;
+        let pages = self.len.max(1).div_ceil(page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: the range is this mapping (page-aligned, as mmap returns
+        // it); `vec` holds one byte per page of it.
+        let r = unsafe {
+            libc::mincore(
+                self.ptr.as_ptr().cast(),
+                self.len.max(1),
+                vec.as_mut_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            return 0;
+        }
+        vec.iter().filter(|&&b| b & 1 == 1).count()
+    }
+}
+
+impl std::ops::Deref for ZeroedPages {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the mapping holds `len` readable bytes (zero until
+        // written) for as long as self lives.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for ZeroedPages {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in deref, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for ZeroedPages {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in new(), with its length; no slice of
+        // it outlives self.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len.max(1)) };
+    }
+}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.mapped.is_some() {
@@ -161,6 +246,24 @@ impl Drop for AlignedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn zeroed_pages_cost_only_what_is_written_however_often_they_are_made() {
+        // glibc serves a calloc from freed memory (and zeroes it there)
+        // once a large free raised its mmap threshold: made and dropped
+        // over and over, these must still be untouched until written.
+        for _ in 0..3 {
+            let mut z = ZeroedPages::new(8 << 20).unwrap();
+            assert_eq!(z.len(), 8 << 20);
+            assert_eq!(z.resident_pages(), 0);
+            z[3 * 4096 + 7] = 1;
+            assert_eq!(z.resident_pages(), 1);
+            assert_eq!(z.iter().map(|&b| u64::from(b)).sum::<u64>(), 1);
+            drop(z);
+            let v = try_zeroed_bytes(8 << 20).unwrap();
+            drop(v);
+        }
+    }
+
     #[test]
     fn zeroed_bytes_are_zero_and_impossible_sizes_are_refused() {
         let v = try_zeroed_bytes(1 << 20).unwrap();
