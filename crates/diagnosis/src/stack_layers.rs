@@ -222,6 +222,49 @@ impl Stack {
         out
     }
 
+    /// The physical devices under `disk`, walking down its layers.
+    fn physical_under<'a>(&'a self, disk: &'a str) -> Vec<&'a str> {
+        let mut seen: Vec<&str> = vec![disk];
+        let mut i = 0;
+        while i < seen.len() && i < 4096 {
+            if let Some(l) = self.layer(seen[i]) {
+                for u in &l.under {
+                    if !seen.contains(&u.as_str()) {
+                        seen.push(u);
+                    }
+                }
+            }
+            i += 1;
+        }
+        seen.into_iter()
+            .filter(|d| self.physical.iter().any(|p| p == d))
+            .collect()
+    }
+
+    /// The backing file of a loop device that lies on the physical device
+    /// `disk` alone: what that loop device reads, so what reading `disk`
+    /// "alone" means for it. Reading the whole disk would measure a
+    /// different thing (and, where it holds the root file system, is often
+    /// refused).
+    pub fn loop_file_on(&self, disk: &str) -> Option<&str> {
+        self.layers.iter().find_map(|l| match &l.kind {
+            LayerKind::Loop {
+                backing_file: Some(f),
+            } if self.physical_under(&l.disk) == [disk] => Some(f.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The path that reads physical member `disk` alone: a loop device's
+    /// backing file where `disk` is under one ([`Stack::loop_file_on`]),
+    /// else its node (`cciss!c0d0` → `/dev/cciss/c0d0`).
+    pub fn read_alone(&self, disk: &str) -> String {
+        match self.loop_file_on(disk) {
+            Some(f) => f.to_string(),
+            None => format!("/dev/{}", disk.replace('!', "/")),
+        }
+    }
+
     /// Whether there is anything stacked: more than one device.
     pub fn is_stacked(&self) -> bool {
         self.layers.len() > 1

@@ -140,7 +140,10 @@ fn ceiling_lines(s: &mut String, c: &crate::stack::StackCeiling) {
     let each: Vec<String> = c
         .members
         .iter()
-        .map(|m| format!("{} {}", m.disk, fmt_count(m.iops)))
+        .map(|m| match &m.path {
+            Some(p) => format!("{} through {p} {}", m.disk, fmt_count(m.iops)),
+            None => format!("{} {}", m.disk, fmt_count(m.iops)),
+        })
         .collect();
     let _ = writeln!(
         s,
@@ -390,6 +393,7 @@ mod tests {
             members: vec![MemberAlone {
                 disk: "nullb0".into(),
                 iops: 10200.0,
+                path: None,
             }],
             members_sum_iops: 20400.0,
             ratio_pct: 48.0,

@@ -184,7 +184,10 @@ impl Point {
             "ceiling" => {
                 let who = match self.members.as_slice() {
                     [] => "stack".to_string(),
-                    [m] => m.trim_start_matches("/dev/").replace('/', "!"),
+                    [m] if m.starts_with("/dev/") => {
+                        m.trim_start_matches("/dev/").replace('/', "!")
+                    }
+                    [_] => "loop-file".to_string(),
                     _ => "members-at-once".to_string(),
                 };
                 match self.rw {

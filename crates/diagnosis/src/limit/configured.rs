@@ -556,6 +556,10 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
 /// The device's request queue: fewer requests admitted than the study
 /// keeps in flight at the peak, the device holding about that many, and
 /// the rate stopped growing as the queue filled.
+/// Below this growth from half the queue's size to its size, percent,
+/// the device saturates as its queue fills and the queue is not named.
+pub const QUEUE_GROWTH_PCT: f64 = 15.0;
+
 pub fn device_queue(sh: &Shared, v: &View) -> Test {
     let Some(q) = &sh.caps.queue else {
         return Test::No(
@@ -563,6 +567,13 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
                 .into(),
         );
     };
+    // A loop device's queue stays full when the disk under it is: the
+    // disk giving through it what its file gives read directly says so.
+    if let Some(full) = &sh.loop_disk_full {
+        return Test::No(format!(
+            "{full}: the loop device's queue is full because the disk under it is"
+        ));
+    }
     let r = q.requests as f64;
     let held = |w: &View| w.disk.and_then(|d| d.in_flight);
     let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
@@ -609,6 +620,23 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
             "the device's queue admits {} requests and held about that many, but the rate stopped growing at QD {knee}, well before the queue filled",
             q.requests
         ));
+    }
+    // A device that saturates as its queue fills: the last doubling of
+    // depth below the queue's size added little, so a longer queue would
+    // hold more waiting I/Os, not more I/O at the device.
+    let at = |qd: u32| sh.figures.qd_curve.iter().find(|c| c.qd == qd);
+    if let (Some(half), Some(full)) = (at(q.requests / 2), at(q.requests)) {
+        let growth = 100.0 * (full.iops / half.iops.max(1.0) - 1.0);
+        if q.requests >= 4 && growth < QUEUE_GROWTH_PCT {
+            return Test::No(format!(
+                "the device's queue admits {} requests and held about that many, but doubling the depth from QD {} to QD {} added {growth:.0} % ({} → {} IOPS): the device saturates as its queue fills",
+                q.requests,
+                half.qd,
+                full.qd,
+                crate::stack::ceiling_words::k(half.iops),
+                crate::stack::ceiling_words::k(full.iops)
+            ));
+        }
     }
     let seen = match plateau {
         Some((_, _, d)) if !full_at_peak => d,

@@ -22,12 +22,15 @@ pub mod configured;
 pub mod found;
 pub mod group;
 pub mod path;
+pub mod stacked;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_apparatus;
 #[cfg(test)]
 mod tests_group;
+#[cfg(test)]
+mod tests_stacked;
 pub mod view;
 
 pub use cause::{Cause, Layer};
@@ -391,6 +394,11 @@ fn shared<'a>(
         profile: inst.and_then(|r| r.summary.profile.as_ref()),
         decomposition: inst.and_then(|r| r.summary.decomposition.as_ref()),
         instrumented: inst,
+        loop_disk_full: t
+            .stack
+            .as_ref()
+            .filter(|_| sweep == "qd")
+            .and_then(|st| stacked::loop_disk_full(st, runs)),
         deepest: w
             .curve
             .qd_curve

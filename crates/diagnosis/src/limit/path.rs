@@ -427,6 +427,11 @@ pub fn completions(sh: &Shared, v: &View) -> Test {
 
 /// The submission path by its share of the latency.
 pub fn submission(sh: &Shared, _: &View) -> Test {
+    if let Some(full) = &sh.loop_disk_full {
+        return Test::No(format!(
+            "{full}: the time before the disk is the queue for it"
+        ));
+    }
     match share(
         sh,
         &["above block, submission", "block layer and scheduler"],
@@ -481,7 +486,8 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     // Positive evidence against: the device held few of the many I/Os the
     // study kept in flight and was seldom busy. They waited above it (a
     // throttle, a queue, the host's own path), whatever else says so.
-    if let (None, Some(a), Some(d)) = (&backing, at, v.disk) {
+    let full = sh.loop_disk_full.clone();
+    if let (None, None, Some(a), Some(d)) = (&backing, &full, at, v.disk) {
         if a < ABOVE_DEVICE_PCT
             && v.in_flight >= ABOVE_DEVICE_MIN_QD
             && d.util_pct < DEVICE_BUSY_PCT
@@ -499,7 +505,8 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
         || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
         || dev_share.is_some()
-        || backing.is_some();
+        || backing.is_some()
+        || full.is_some();
     if !waits {
         return Test::No(match (at, v.disk) {
             (Some(a), Some(d)) => format!(
@@ -511,7 +518,10 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
             _ => "no device counters or latency decomposition to show where the I/Os waited".into(),
         });
     }
-    let evidence = below_host_evidence(sh, v, dev_share, backing);
+    let mut evidence = below_host_evidence(sh, v, dev_share, backing);
+    if let Some(f) = full {
+        evidence.insert(0, f);
+    }
     let name = below_host_name(sh, v);
     Test::Holds(Found {
         part: match &sh.caps.unseen {

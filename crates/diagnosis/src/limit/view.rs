@@ -35,6 +35,10 @@ pub struct Shared<'a> {
     /// A run of the deepest point of the curve, where it is deeper than the
     /// peak: what the device held once the rate had stopped growing.
     pub deepest: Option<&'a RunRecord>,
+    /// Where the target is a loop device over a file: the disk under it
+    /// giving within its runs what it gives read directly, as evidence
+    /// ([`super::stacked`]).
+    pub loop_disk_full: Option<String>,
 }
 
 /// One run at the peak's depth.

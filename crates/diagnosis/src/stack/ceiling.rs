@@ -110,6 +110,10 @@ pub const MEMBER_FULL_PCT: f64 = 70.0;
 pub struct MemberAlone {
     pub disk: String,
     pub iops: f64,
+    /// What was read for it where not its node: the backing file of the
+    /// loop device on it ([`Stack::loop_file_on`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// Large sequential reads of the stack and of each member alone.
@@ -176,14 +180,13 @@ pub enum Read<'a> {
     Together,
 }
 
-/// The physical member `path` is (`/dev/nullb0` → `nullb0`).
+/// The physical member `path` reads alone (`/dev/nullb0` → `nullb0`; a
+/// loop device's backing file → the disk it lies on).
 fn physical<'a>(stack: &'a Stack, path: &str) -> Option<&'a str> {
-    // The kernel's name has `!` where the node's path has `/` (`cciss!c0d0`).
-    let disk = path.strip_prefix("/dev/")?.replace('/', "!");
     stack
         .physical
         .iter()
-        .find(|p| **p == disk)
+        .find(|p| stack.read_alone(p) == path)
         .map(String::as_str)
 }
 
@@ -430,6 +433,7 @@ pub fn ceiling(stack: &Stack, runs: &[RunRecord]) -> Option<StackCeiling> {
             .map(|(d, iops)| MemberAlone {
                 disk: d.clone(),
                 iops,
+                path: stack.loop_file_on(d).map(str::to_string),
             })
             .collect(),
         members_sum_iops: members_sum(&per),
@@ -562,6 +566,7 @@ fn together(stack: &Stack, small: &[&RunRecord], per: &[Round]) -> Option<Togeth
             v.map(|v| MemberAlone {
                 disk: d.clone(),
                 iops: mean(&v),
+                path: None,
             })
         })
         .collect::<Option<Vec<_>>>()

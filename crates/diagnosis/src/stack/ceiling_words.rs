@@ -46,6 +46,9 @@ impl StackCeiling {
     /// members lie on one disk, `md raid0 over 2 members, dm-0 and dm-1,
     /// both on one disk, vdb, which they share`.
     pub fn over(&self) -> String {
+        if let Some((f, disk)) = self.loop_file() {
+            return format!("{} over {f}, on {disk}", self.layer);
+        }
         let n = if self.under.is_empty() {
             self.members.len()
         } else {
@@ -68,9 +71,21 @@ impl StackCeiling {
         }
     }
 
+    /// The backing file a loop device's one member was read through, and
+    /// that member (the disk the file is on).
+    fn loop_file(&self) -> Option<(&str, &str)> {
+        match self.members.as_slice() {
+            [m] => m.path.as_deref().map(|f| (f, m.disk.as_str())),
+            _ => None,
+        }
+    }
+
     /// `its members'`, or the disk's where the members share one (`vdb's`,
-    /// `its disks'`).
+    /// `its disks'`), or a loop device's file's.
     fn alone_whose(&self) -> String {
+        if let Some((f, disk)) = self.loop_file() {
+            return format!("its backing file's ({f}, on {disk}, read directly)");
+        }
         match (self.shared.as_slice(), self.members.as_slice()) {
             ([], _) => "its members'".into(),
             (_, [one]) => format!("{}'s", one.disk),
@@ -122,6 +137,13 @@ impl StackCeiling {
             );
         }
         match (self.held_back, shared.is_some()) {
+            (true, _) if self.loop_file().is_some() => (
+                format!("{what}: the loop device's own path holds it back, not the disk under it"),
+                format!(
+                    "its file gives more read directly: let the application read the file (or the file system) without {}; where the loop device must stay, look at its direct I/O (/sys/block/{}/loop/dio) and its worker's CPU",
+                    self.stack, self.stack
+                ),
+            ),
             (true, _) => (
                 format!("{what}: the stack's own layers hold it back"),
                 format!(
@@ -147,7 +169,11 @@ impl StackCeiling {
             format!("{:.0} IOPS", self.stack_iops),
         )];
         for m in &self.members {
-            f.push((format!("{} alone", m.disk), format!("{:.0} IOPS", m.iops)));
+            let who = match &m.path {
+                Some(p) => format!("{p} (on {}) read directly", m.disk),
+                None => format!("{} alone", m.disk),
+            };
+            f.push((who, format!("{:.0} IOPS", m.iops)));
         }
         f.push((
             "members' sum".into(),

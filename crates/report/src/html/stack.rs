@@ -211,6 +211,7 @@ mod tests {
                 members: vec![ssdready_diagnosis::stack::MemberAlone {
                     disk: "nvme0n1".into(),
                     iops: 10200.0,
+                    path: None,
                 }],
                 members_sum_iops: 20400.0,
                 ratio_pct: 48.0,

@@ -232,3 +232,60 @@ fn the_members_alone_are_skipped_with_a_reason_without_root_or_physical_members(
         .iter()
         .any(|s| s.what.contains("members read alone")));
 }
+
+/// loop7 over `file`, a file on vda1, a partition of vda.
+fn loop_over(file: &str) -> TargetProfile {
+    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
+    let layer = |disk: &str, depth, under: &[&str]| StackLayer {
+        disk: disk.into(),
+        depth,
+        under: under.iter().map(|u| u.to_string()).collect(),
+        ..Default::default()
+    };
+    TargetProfile {
+        stack: Some(Stack {
+            target: "loop7".into(),
+            layers: vec![
+                StackLayer {
+                    kind: LayerKind::Loop {
+                        backing_file: Some(file.into()),
+                    },
+                    ..layer("loop7", 0, &["vda1"])
+                },
+                layer("vda1", 1, &["vda"]),
+                layer("vda", 2, &[]),
+            ],
+            physical: vec!["vda".into()],
+            ..Default::default()
+        }),
+        ..loop7()
+    }
+}
+
+#[test]
+fn a_loop_devices_disk_is_read_alone_through_its_backing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("backing");
+    std::fs::write(&file, b"x").unwrap();
+    let file = file.to_str().unwrap();
+    let o = StudyOptions {
+        root: true,
+        ..opts(true)
+    };
+    let p = plan(&[loop_over(file)], &o);
+    let members: Vec<&Point> = p
+        .points
+        .iter()
+        .filter(|x| x.sweep == "ceiling" && !x.members.is_empty())
+        .collect();
+    assert!(!members.is_empty());
+    assert!(members.iter().all(|x| x.members == [file] && !x.writes));
+    assert_eq!(at(members[0]), "ceiling-loop-file-qd32");
+    // The file gone (a deleted backing file): said, and nothing read.
+    let p = plan(&[loop_over("/nonexistent/backing (deleted)")], &o);
+    assert!(p.points.iter().all(|x| x.sweep != "ceiling"));
+    assert!(p
+        .skipped
+        .iter()
+        .any(|s| s.what.contains("members read alone") && s.why.contains("not a file")));
+}

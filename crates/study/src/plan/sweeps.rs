@@ -450,11 +450,19 @@ impl<'a> Planner<'a> {
             return;
         }
         let rounds = if self.o.quick { 2 } else { 3 };
-        let members: Vec<String> = stack
-            .physical
+        // A loop device's disk is read through its backing file: what the
+        // loop device itself reads, without it.
+        let members: Vec<String> = stack.physical.iter().map(|d| stack.read_alone(d)).collect();
+        if let Some(f) = members
             .iter()
-            .map(|d| format!("/dev/{}", d.replace('!', "/")))
-            .collect();
+            .find(|m| !m.starts_with("/dev/") && !std::path::Path::new(m).is_file())
+        {
+            self.skip(
+                WHAT,
+                format!("the loop device's backing file {f} is not a file this study can read"),
+            );
+            return;
+        }
         let large = ceiling::bandwidth_bs(stack);
         let read = |rw: &'static str, bs: u64, qd: Qd, on: Vec<String>| {
             let mut pt = Point::new("ceiling", rw, bs, qd, self.engine);
@@ -495,7 +503,15 @@ impl<'a> Planner<'a> {
                 fmt_bs(large),
                 ceiling::BANDWIDTH_QD,
                 stack.target,
-                stack.physical.join(", ")
+                stack
+                    .physical
+                    .iter()
+                    .map(|d| match stack.loop_file_on(d) {
+                        Some(f) => format!("{d}, through the loop device's file {f}"),
+                        None => d.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             pts,
         );
