@@ -252,6 +252,11 @@ fn a_lever_applies_only_where_its_conditions_hold() {
     assert!(!applies(&lever("hipri"), &cx));
     cx.queue.insert("io_poll".into(), "1".into());
     assert!(applies(&lever("hipri"), &cx));
+    // Interrupt coalescing where the strategies could set it (NVMe).
+    assert!(!applies(&lever("coalescing"), &cx));
+    cx.facts
+        .insert("coalesced_iops_ratio".into(), fact(Value::Num(0.98)));
+    assert!(applies(&lever("coalescing"), &cx));
     assert!(pointed(&lever("scheduler"), Cause::Scheduler, &Vec::new()));
     assert!(pointed(
         &lever("scheduler"),
