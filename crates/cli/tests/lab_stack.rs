@@ -30,7 +30,7 @@ for d in $devs; do echo "$d $(lab_kname $d)"; done >names
 snap() { for d in $devs; do k=$(lab_kname $d); echo "$k $(cat /sys/block/$k/stat)"; done >"$1"; }
 snap before.stat
 lab_step study
-HOME=/tmp SSDREADY_STUDY_RUNTIME=0.5 ssdready study --quick --quiet --output /host/study --db /tmp/history.db /dev/md0 >study.out 2>study.err
+HOME=/tmp SSDREADY_STUDY_RUNTIME=0.3 ssdready study --quick --quiet --output /host/study --db /tmp/history.db /dev/md0 >study.out 2>study.err
 snap after.stat
 lab_step limits
 ssdready limits /dev/md0 --json >limits.json

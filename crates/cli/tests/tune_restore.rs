@@ -2,13 +2,14 @@
 //! loop devices over /dev/shm; skipped, saying why, elsewhere): a study
 //! whose scheduler sweep switched a loop device's scheduler is killed
 //! with SIGKILL mid-way, and the next command (`ssdready limits`) puts it
-//! back and says so; a study stopped with Ctrl-C mid-way, or let finish,
-//! leaves every queue setting of the device as it was; `ssdready restore`
+//! back and says so; a study stopped with Ctrl-C mid-way leaves every
+//! queue setting of the device as it was (one let finish: the quick study
+//! of a loop device in `study.rs`); `ssdready restore`
 //! puts back an ended process's journal and leaves a running one's.
 
 use crate::common;
+use common::tuned::Tuned;
 use common::*;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -17,59 +18,6 @@ use std::time::{Duration, Instant};
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const JOURNALS: &str = "/run/ssdready/settings";
-
-/// A loop device on mq-deadline with a depth of its own (64), put back to
-/// none and 128 when dropped (a loop device keeps them after detach).
-struct Tuned {
-    l: LoopDev,
-    name: String,
-}
-
-impl Tuned {
-    fn new(tag: &str) -> Option<Tuned> {
-        let l = LoopDev::new(tag, 256)?;
-        let name = l.dev.trim_start_matches("/dev/").to_string();
-        let t = Tuned { l, name };
-        let offered = std::fs::read_to_string(t.queue().join("scheduler")).unwrap_or_default();
-        if !offered.contains("mq-deadline") {
-            eprintln!("skipped: {} offers no mq-deadline ({offered})", t.l.dev);
-            return None;
-        }
-        std::fs::write(t.queue().join("scheduler"), "mq-deadline").unwrap();
-        std::fs::write(t.queue().join("nr_requests"), "64").unwrap();
-        Some(t)
-    }
-
-    fn queue(&self) -> PathBuf {
-        Path::new("/sys/block").join(&self.name).join("queue")
-    }
-
-    /// Every queue setting that can be read, the scheduler's tunables too.
-    fn snapshot(&self) -> BTreeMap<String, String> {
-        let mut out = BTreeMap::new();
-        for dir in [self.queue(), self.queue().join("iosched")] {
-            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let p = e.path();
-                if let Ok(v) = std::fs::read_to_string(&p) {
-                    let key = p.strip_prefix(self.queue()).unwrap().display().to_string();
-                    out.insert(key, v.trim().to_string());
-                }
-            }
-        }
-        out
-    }
-
-    fn scheduler(&self) -> String {
-        std::fs::read_to_string(self.queue().join("scheduler")).unwrap()
-    }
-}
-
-impl Drop for Tuned {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.queue().join("scheduler"), "none");
-        let _ = std::fs::write(self.queue().join("nr_requests"), "128");
-    }
-}
 
 /// The journal a process's Tuner writes.
 fn journal_of(pid: u32) -> PathBuf {
@@ -113,7 +61,7 @@ fn text(dir: &Path, name: &str) -> String {
 fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(t) = Tuned::new("tune-kill") else {
+    let Some(t) = Tuned::new("tune-kill", 256) else {
         return;
     };
     let before = t.snapshot();
@@ -147,7 +95,7 @@ fn a_killed_studys_scheduler_switch_is_put_back_by_the_next_command() {
 fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(t) = Tuned::new("tune-int") else {
+    let Some(t) = Tuned::new("tune-int", 256) else {
         return;
     };
     let before = t.snapshot();
@@ -173,26 +121,6 @@ fn ctrl_c_mid_study_leaves_every_queue_setting_as_it_was() {
     assert_eq!(doc["interrupted"], true);
     let notes = doc["warnings"].to_string();
     assert!(notes.contains("switched"), "the study's note: {notes}");
-}
-
-#[test]
-fn a_finished_study_leaves_every_queue_setting_as_it_was() {
-    let _one_file = crate::one_file_at_a_time(module_path!());
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(t) = Tuned::new("tune-done") else {
-        return;
-    };
-    let before = t.snapshot();
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = start_study(&t.l.dev, dir.path());
-    let pid = child.id();
-    let switched = wait_for_switch(&mut child, &t);
-    let status = child.wait().unwrap();
-    let stderr = text(dir.path(), "stderr");
-    assert!(switched, "the study never switched: {stderr}");
-    assert_eq!(status.code(), Some(0), "{stderr}");
-    assert_eq!(t.snapshot(), before, "{stderr}");
-    assert!(!journal_of(pid).exists());
 }
 
 /// Plant a journal of `owner` (pid, start time, boot id) holding the
@@ -223,7 +151,7 @@ fn start_time(pid: u32) -> u64 {
 fn restore_puts_back_an_ended_processs_journal_and_leaves_a_running_ones() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(t) = Tuned::new("tune-restore") else {
+    let Some(t) = Tuned::new("tune-restore", 256) else {
         return;
     };
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();

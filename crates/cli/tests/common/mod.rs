@@ -7,6 +7,7 @@ pub mod fio;
 pub mod labvm;
 pub mod net;
 pub mod server;
+pub mod tuned;
 
 use serde_json::Value;
 use std::process::{Command, Output};
