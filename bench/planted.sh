@@ -33,7 +33,8 @@
 #                     70 % of the file or more, the disk (or its
 #                     hypervisor) below the host must be named (below_host,
 #                     or the stack's member ceiling first); below that,
-#                     the loop device's own layer (the stack's ceiling)
+#                     the loop device's own layer first (the stack's
+#                     ceiling, or its slow layer)
 #     sparse-file     a file of 256 MiB that was never written (ext4 on a
 #                     RAM loop device): refused, with how to lay it out
 #     page-cache      a file whose data the page cache holds, on an ext4
@@ -214,6 +215,12 @@ if want.startswith("first:") or want == "platform-headline":
     print(f"{plant}\t{run}\t{rule}\t-\t-\t{conf}\t{'right' if ok else 'wrong'}"); sys.exit()
 s = doc["figures"]["saturation"]
 got, got_layer = s.get("limit"), s.get("layer")
+if want == "loop-layer":
+    # The loop device's own layer, said first: its ceiling against its
+    # file, or its time per I/O against the disk under it.
+    v = firsts[0] if firsts else {}
+    ok = v.get("rule") in ("stack-ceiling", "stack-slow-layer")
+    print(f"{plant}\t{run}\t{got} / {v.get('rule', '-')}\t{got_layer}\t-\t{v.get('confidence', '-')}\t{'right' if ok else 'wrong'}"); sys.exit()
 if want == "disk-below":
     # The disk under a loop device: named as the limit below the host, or
     # as the stack's member ceiling said first.
@@ -365,7 +372,7 @@ EOF
       if [ $(( 10 * ${fio_planted%% *} )) -ge $(( 7 * ${fio_plain%% *} )) ] 2>/dev/null; then
         want=disk-below; layer=below_host
       else
-        want=first:stack-ceiling; layer=-
+        want=loop-layer; layer=-
       fi ;;
     emu-controller)
       target="emu:nvme-tlc,size=256m"
@@ -415,7 +422,7 @@ EOF
   # study is then right not to name it.
   local held=yes
   case $name in
-    iops-throttle|bps-throttle|cpu-quota|nr-requests|bfq|other-work|idle-work|shared-*)
+    iops-throttle|bps-throttle|cpu-quota|cpuset-one|nr-requests|bfq|other-work|idle-work|shared-*)
       held=$(python3 -c 'import sys; a, b = (float(x.split()[0]) for x in sys.argv[1:3]); print("yes" if b < 0.8 * a else "no")' \
         "$fio_plain" "$fio_planted" 2>/dev/null || echo yes) ;;
   esac

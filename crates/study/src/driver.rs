@@ -150,6 +150,18 @@ fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer
             }
             st.peak
         }
+        Qd::Deepest => {
+            let deepest = ex
+                .runs
+                .iter()
+                .filter(|r| r.sweep == "qd" && r.error.is_none())
+                .map(|r| r.workload.qd)
+                .max();
+            if deepest.is_none() {
+                skip_point(ex, obs, p, "no queue-depth run succeeded: no deepest depth");
+            }
+            deepest
+        }
         Qd::Knee | Qd::BelowKnee => {
             let (knee, below) = *st.knee.get_or_insert_with(|| knee_of(&ex.runs));
             let qd = match (p.qd, knee, below) {

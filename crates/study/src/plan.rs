@@ -52,6 +52,9 @@ pub enum Qd {
     /// The depth below the knee (half of it): repeated so that a knee
     /// pushed up by one unlucky run can come down.
     BelowKnee,
+    /// The deepest depth the queue-depth sweep ran: where a layer that
+    /// stopped scaling is set against what under it still scales.
+    Deepest,
 }
 
 /// A planned point.

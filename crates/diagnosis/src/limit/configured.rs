@@ -274,6 +274,42 @@ pub fn cpus_allowed(sh: &Shared, v: &View) -> Test {
     let Some(c) = &sh.caps.cpus else {
         return Test::No("the study may use every online CPU".into());
     };
+    let at_peak = cpus_allowed_at(c, v);
+    // A peak that stood out at a shallow depth, the rate deeper no more
+    // than a noisy repeat below it: the CPUs are weighed where the curve
+    // flattened too.
+    let Test::No(why) = at_peak else {
+        return at_peak;
+    };
+    let deeper = sh
+        .deepest
+        .map(|d| View::of(d, sh.caps, sh.machine.cpus))
+        .filter(|d| d.iops >= FLAT_AFTER_PEAK * v.iops);
+    match deeper.map(|d| (cpus_allowed_at(c, &d), d)) {
+        Some((Test::Holds(mut f), d)) => {
+            f.evidence.insert(
+                0,
+                format!(
+                    "at QD {}, where the rate ({:.1}K IOPS) stayed within {:.0} % of the peak's ({:.1}K at QD {}): {why} at the peak",
+                    d.in_flight,
+                    d.iops / 1e3,
+                    100.0 * (1.0 - FLAT_AFTER_PEAK),
+                    v.iops / 1e3,
+                    v.in_flight
+                ),
+            );
+            Test::Holds(f)
+        }
+        _ => Test::No(why),
+    }
+}
+
+/// The deepest point's rate, at least this share of the peak's, counts as
+/// the curve flat after its peak (a repeat of a noisy point moves as much).
+pub const FLAT_AFTER_PEAK: f64 = 0.7;
+
+/// The CPUs the study may use, weighed at one point.
+fn cpus_allowed_at(c: &super::caps::CpusAllowed, v: &View) -> Test {
     let Some(busy) = v.cpus_busy else {
         return Test::No("no per-CPU figures to weigh the CPUs it may use".into());
     };

@@ -224,7 +224,7 @@ fn a_cpu_quota_used_up_is_named_before_the_late_reaps_it_causes() {
 }
 
 /// A cpuset of CPU 0 of 2.
-fn cpuset_of_cpu0() -> Caps {
+pub(super) fn cpuset_of_cpu0() -> Caps {
     Caps {
         cpus: Some(CpusAllowed {
             cpus: vec![0],
@@ -737,20 +737,7 @@ fn a_loop_devices_busy_disk_holding_its_time_is_below_the_host_whatever_the_cpus
     let busy = || with_threads(run("qd-16", 16, 30_000.0, 40.0, 99.0, 3.0), 0.3, 1.3, 60.0);
     let (t, r) = over_vda(busy(), 30_000, 2_500, 980);
     let s = judge(&t, &[r], &Caps::default(), true);
-    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
-    assert!(
-        s.part
-            .starts_with("the device vda (under loop3, whose file is on it)"),
-        "{}",
-        s.part
-    );
-    assert!(
-        s.evidence
-            .iter()
-            .any(|e| e.contains("the disk under loop3 (vda) was busy 98 %")),
-        "{:?}",
-        s.evidence
-    );
+    assert_vda_below(&s, "loop3", "the disk under loop3 (vda) was busy 98 %");
     // The disk half idle: the I/Os did not wait there.
     let (t, r) = over_vda(busy(), 30_000, 1_200, 450);
     assert_eq!(
@@ -762,5 +749,18 @@ fn a_loop_devices_busy_disk_holding_its_time_is_below_the_host_whatever_the_cpus
     assert_ne!(
         judge(&t, &[r], &Caps::default(), true).limit,
         Cause::BelowHost
+    );
+}
+
+/// The disk vda under loop device `top` named below the host, with
+/// evidence holding `said`.
+pub(super) fn assert_vda_below(s: &Saturation, top: &str, said: &str) {
+    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
+    let part = format!("the device vda (under {top}, whose file is on it)");
+    assert!(s.part.starts_with(&part), "{}", s.part);
+    assert!(
+        s.evidence.iter().any(|e| e.contains(said)),
+        "{:?}",
+        s.evidence
     );
 }

@@ -391,3 +391,55 @@ fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
     assert_eq!(s.limit, Cause::Scheduler, "{s:?}");
     assert_eq!(s.also_held[0].cause, Cause::FileSystem, "{s:?}");
 }
+
+#[test]
+fn a_cpuset_is_weighed_where_the_curve_flattened_after_a_shallow_peak() {
+    use crate::figures::CurvePoint;
+    // A cpuset of CPU 0: the peak stood out at QD 4 (68.9K, CPU 0 53 %
+    // busy, the loop device's worker on CPU 1), and at QD 32 the rate was
+    // 49.4K with CPU 0 full of the study's own work.
+    let caps = super::tests::cpuset_of_cpu0();
+    let mut peak = run("qd-4", 4, 68_900.0, 40.0, 53.0, 2.3);
+    peak.summary.cpu.as_mut().unwrap().per_cpu_busy_pct = vec![(0, 53.0), (1, 60.0)];
+    let deep = |iops: f64| {
+        let mut r = with_threads(run("qd-32", 32, iops, 80.0, 97.0, 10.0), 0.3, 0.0, 20.0);
+        let c = r.summary.cpu.as_mut().unwrap();
+        c.per_cpu_busy_pct = vec![(0, 97.0), (1, 70.0)];
+        c.process_ns_per_io = 0.8 * 1e9 / iops;
+        r
+    };
+    let judge_with = |deep_iops: f64| {
+        let mut f = super::tests::figures(&peak, true);
+        f.qd_curve = [(4, 68_900.0), (32, deep_iops)]
+            .iter()
+            .map(|&(qd, iops)| CurvePoint {
+                qd,
+                iops,
+                ..Default::default()
+            })
+            .collect();
+        let runs = [peak.clone(), deep(deep_iops)];
+        classify(
+            &target(TargetKind::RamDevice),
+            &runs,
+            &f,
+            &super::tests::machine(),
+            &caps,
+        )
+    };
+    let s = judge_with(49_400.0);
+    assert_eq!(s.limit, Cause::CpusAllowed, "{s:?}");
+    assert!(
+        s.evidence[0].starts_with("at QD 32, where the rate (49.4K IOPS) stayed within 30 % of the peak's (68.9K at QD 4)"),
+        "{:?}",
+        s.evidence
+    );
+    // Deeper, the rate fell far below the peak: something else held it
+    // there, and the peak's half-idle CPU rules the cpuset out.
+    let s = judge_with(30_000.0);
+    assert_ne!(s.limit, Cause::CpusAllowed, "{s:?}");
+    assert!(
+        ruled(&s, Cause::CpusAllowed).why.contains("53 % busy"),
+        "{s:?}"
+    );
+}

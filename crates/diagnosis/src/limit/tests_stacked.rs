@@ -3,7 +3,7 @@
 //! file gives read directly, and not otherwise.
 
 use super::caps::Caps;
-use super::tests::{judge, run};
+use super::tests::{assert_vda_below, judge, ruled, run};
 use super::*;
 use crate::model::{RunContext, Workload};
 use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
@@ -104,25 +104,12 @@ fn a_loop_devices_disk_giving_what_its_file_gives_directly_is_below_the_host() {
     let mut runs = vec![peak()];
     runs.extend(rounds([22_000.0, 24_000.0]));
     let s = judge(&t, &runs, &Caps::default(), true);
-    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
-    assert!(
-        s.part
-            .starts_with("the device vda (under loop0, whose file is on it)"),
-        "{}",
-        s.part
+    assert_vda_below(
+        &s,
+        "loop0",
+        "read directly, /var/tmp/f (on vda) gave 23000 IOPS; within loop0's runs vda gave 20000",
     );
-    assert!(
-        s.evidence
-            .iter()
-            .any(|e| e.starts_with("read directly, /var/tmp/f (on vda) gave 23000 IOPS; within loop0's runs vda gave 20000")),
-        "{:?}",
-        s.evidence
-    );
-    let submission = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::SubmissionPath)
-        .unwrap();
+    let submission = ruled(&s, Cause::SubmissionPath);
     assert!(
         submission.why.ends_with("the queue for it"),
         "{submission:?}"
@@ -196,11 +183,7 @@ fn a_queue_full_because_its_device_saturates_as_it_fills_is_not_the_queue() {
     };
     let s = judge_with(77_900.0);
     assert_ne!(s.limit, Cause::DeviceQueue, "{s:?}");
-    let q = s
-        .ruled_out
-        .iter()
-        .find(|r| r.cause == Cause::DeviceQueue)
-        .unwrap();
+    let q = ruled(&s, Cause::DeviceQueue);
     assert!(
         q.why.contains("from QD 64 to QD 128 added 9 %")
             && q.why.ends_with("saturates as its queue fills"),

@@ -424,9 +424,11 @@ impl<'a> Planner<'a> {
     /// The stack's ceiling against its members: each physical device at
     /// the bottom of the target's stack read alone, one at a time, in
     /// turns with the stack itself, at small requests (4 KiB random reads
-    /// at the peak depth) and large ones (sequential reads of a stripe's
+    /// at the deepest depth the queue-depth sweep ran: a layer that stopped
+    /// scaling at a shallow peak is set against a member that still
+    /// scales) and large ones (sequential reads of a stripe's
     /// width at QD 8); and, with two or more, every member at once (a job
-    /// each, 4 KiB random reads at the peak depth each). The order is
+    /// each, 4 KiB random reads at that depth each). The order is
     /// reversed each round. Reads only: a member of an array is never
     /// written. Needs root; without a stack, no sweep.
     pub(super) fn ceiling(&mut self) {
@@ -472,7 +474,7 @@ impl<'a> Planner<'a> {
         };
         let mut turn: Vec<Point> = Vec::new();
         for (rw, bs, qd) in [
-            ("randread", 4096, Qd::Peak),
+            ("randread", 4096, Qd::Deepest),
             ("read", large, Qd::Fixed(ceiling::BANDWIDTH_QD)),
         ] {
             turn.push(read(rw, bs, qd, Vec::new()));
@@ -491,15 +493,13 @@ impl<'a> Planner<'a> {
         }
         let at_once = match members.len() {
             1 => String::new(),
-            _ => {
-                ", and all of them at once (a job each, 4 KiB random reads at the peak depth each)"
-                    .into()
-            }
+            _ => ", and all of them at once (a job each, 4 KiB random reads at that depth each)"
+                .into(),
         };
         self.sweep(
             "ceiling",
             format!(
-                "4 KiB random reads at the peak depth and {} sequential reads at QD {} of {} and of each of its physical members alone ({}){at_once}, read-only, in turns, {rounds} rounds",
+                "4 KiB random reads at the deepest depth of the queue-depth sweep and {} sequential reads at QD {} of {} and of each of its physical members alone ({}){at_once}, read-only, in turns, {rounds} rounds",
                 fmt_bs(large),
                 ceiling::BANDWIDTH_QD,
                 stack.target,
