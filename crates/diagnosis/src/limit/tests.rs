@@ -2,10 +2,11 @@
 
 use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting};
 use super::*;
-use crate::figures::{CurvePoint, Figures};
+use crate::curve::CurvePoint;
+use crate::figures::Figures;
 use crate::limits::counters::{CounterDelta, CpuDelta};
 use crate::limits::CgroupVersion;
-use crate::model::{RunContext, Workload};
+use crate::record::{RunContext, Workload};
 use crate::summary::{CpuSummary, DiskSummary, PointSummary};
 
 pub(super) fn target(kind: TargetKind) -> TargetProfile {

@@ -394,7 +394,7 @@ fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
 
 #[test]
 fn a_cpuset_is_weighed_where_the_curve_flattened_after_a_shallow_peak() {
-    use crate::figures::CurvePoint;
+    use crate::curve::CurvePoint;
     // A cpuset of CPU 0: the peak stood out at QD 4 (68.9K, CPU 0 53 %
     // busy, the loop device's worker on CPU 1), and at QD 32 the rate was
     // 49.4K with CPU 0 full of the study's own work.

@@ -5,7 +5,7 @@
 use super::caps::Caps;
 use super::tests::{assert_vda_below, judge, ruled, run};
 use super::*;
-use crate::model::{RunContext, Workload};
+use crate::record::{RunContext, Workload};
 use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
 
 /// loop0 over /var/tmp/f, a file on vda.
@@ -144,7 +144,7 @@ fn a_loop_device_well_below_what_its_file_gives_directly_is_not_its_disk() {
 #[test]
 fn a_queue_full_because_its_device_saturates_as_it_fills_is_not_the_queue() {
     use super::caps::{QueueCap, Setting};
-    use crate::figures::CurvePoint;
+    use crate::curve::CurvePoint;
     // loop0's nr_requests of 128 over a file on a disk that saturates
     // near QD 128: the queue full at QD 128 and 256, the rate 77.9K at
     // QD 64, 85.3K at 128 and 78.4K at 256.
