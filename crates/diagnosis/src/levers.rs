@@ -490,7 +490,12 @@ fn queue_candidates(l: &Lever, cx: &Context, p: &Point, now: &str) -> Vec<Candid
                 .next_power_of_two()
                 .max(4 * n.unwrap_or(0))
                 .min(ceiling);
-            vec![cand(want.to_string())]
+            // Nothing to raise where the queue already admits what the
+            // device takes.
+            match n {
+                Some(now) if want <= now => Vec::new(),
+                _ => vec![cand(want.to_string())],
+            }
         }
         Some(Values::HwMax) => cx
             .queue

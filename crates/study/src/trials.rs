@@ -132,12 +132,25 @@ pub fn queue_files(disk: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The most requests `disk`'s driver takes at once, where it says: a SCSI
-/// device's `device/queue_depth`, else the tag depth of the loop,
-/// null_blk and nvme drivers (their module parameters). Without a
-/// scheduler `nr_requests` cannot go past it (the kernel refuses).
+/// The most requests `disk`'s driver takes at once, where it says: the
+/// tags of its hardware queues (`mq/N/nr_tags`, the least of them), a
+/// SCSI device's `device/queue_depth`, else the tag depth of the loop,
+/// null_blk and nvme drivers (their module parameters; NVMe keeps one
+/// slot of each queue back, 1023 tags of an `io_queue_depth` of 1024).
+/// Without a scheduler `nr_requests` cannot go past it (the kernel
+/// refuses).
 pub fn device_depth(disk: &str) -> Option<u64> {
     let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    let tags = std::fs::read_dir(format!("/sys/block/{disk}/mq"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| read(&e.path().join("nr_tags").to_string_lossy()))
+        .filter(|&t| t > 0)
+        .min();
+    if tags.is_some() {
+        return tags;
+    }
     if let Some(d) = read(&format!("/sys/block/{disk}/device/queue_depth")) {
         return Some(d);
     }
