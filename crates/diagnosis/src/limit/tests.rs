@@ -361,17 +361,7 @@ fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
 
 #[test]
 fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
-    let caps = Caps {
-        queue: Some(QueueCap {
-            requests: 4,
-            setting: Setting {
-                name: "queue/nr_requests".into(),
-                value: "4".into(),
-                path: "/sys/block/loop3/queue/nr_requests".into(),
-            },
-        }),
-        ..Default::default()
-    };
+    let caps = queue_of(4, "loop3");
     let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
     let t = target(TargetKind::RamDevice);
     let mut f = figures(&r, true);
@@ -539,17 +529,7 @@ fn a_full_small_queue_is_the_queue_even_with_the_cpus_busy_with_the_ios_work() {
     // nr_requests = 4 on a RAM loop device: fio gave 113K IOPS with it and
     // 270K without, the CPUs busy in both (few requests at a time cost
     // more wake-ups each).
-    let caps = Caps {
-        queue: Some(QueueCap {
-            requests: 4,
-            setting: Setting {
-                name: "queue/nr_requests".into(),
-                value: "4".into(),
-                path: "/sys/block/loop3/queue/nr_requests".into(),
-            },
-        }),
-        ..Default::default()
-    };
+    let caps = queue_of(4, "loop3");
     let r = with_threads(
         run("qd-32", 32, 120_000.0, 40.0, 100.0, 3.9),
         1.3,
@@ -576,17 +556,7 @@ fn a_full_small_queue_is_the_queue_even_with_the_cpus_busy_with_the_ios_work() {
 fn a_queue_full_past_the_peak_is_the_queue_when_the_peak_is_at_its_size() {
     // nr_requests = 4 on a loaded machine: the rate peaked at QD 4, and at
     // QD 64 the device still held 4 requests while the rest waited.
-    let caps = Caps {
-        queue: Some(QueueCap {
-            requests: 4,
-            setting: Setting {
-                name: "queue/nr_requests".into(),
-                value: "4".into(),
-                path: "/sys/block/loop8/queue/nr_requests".into(),
-            },
-        }),
-        ..Default::default()
-    };
+    let caps = queue_of(4, "loop8");
     let peak = with_threads(run("qd-4", 4, 110_000.0, 40.0, 100.0, 3.8), 0.5, 1.0, 40.0);
     let deep = with_threads(
         run("qd-64", 64, 100_000.0, 40.0, 100.0, 3.9),
@@ -597,14 +567,7 @@ fn a_queue_full_past_the_peak_is_the_queue_when_the_peak_is_at_its_size() {
     let t = target(TargetKind::RamDevice);
     let mut f = figures(&peak, true);
     f.knee_qd = Some(4);
-    f.qd_curve = [(4, 110_000.0), (64, 100_000.0)]
-        .iter()
-        .map(|&(qd, iops)| CurvePoint {
-            qd,
-            iops,
-            ..Default::default()
-        })
-        .collect();
+    f.qd_curve = curve(&[(4, 110_000.0), (64, 100_000.0)]);
     let runs = [peak, deep];
     let s = classify(&t, &runs, &f, &machine(), &caps);
     assert_eq!(s.limit, Cause::DeviceQueue, "{s:?}");
@@ -764,4 +727,31 @@ pub(super) fn assert_vda_below(s: &Saturation, top: &str, said: &str) {
         "{:?}",
         s.evidence
     );
+}
+
+/// A request queue of `requests` on `disk`, its `nr_requests` file.
+pub(super) fn queue_of(requests: u32, disk: &str) -> Caps {
+    Caps {
+        queue: Some(QueueCap {
+            requests,
+            setting: Setting {
+                name: "queue/nr_requests".into(),
+                value: requests.to_string(),
+                path: format!("/sys/block/{disk}/queue/nr_requests"),
+            },
+        }),
+        ..Default::default()
+    }
+}
+
+/// A queue-depth curve of (QD, IOPS) points.
+pub(super) fn curve(points: &[(u32, f64)]) -> Vec<CurvePoint> {
+    points
+        .iter()
+        .map(|&(qd, iops)| CurvePoint {
+            qd,
+            iops,
+            ..Default::default()
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! more than one cause holding at once — each on runs made up to show it.
 
 use super::caps::{Caps, CpuQuota, IoCap, IoKind};
-use super::tests::{judge, ruled, run, setting, target, with_threads};
+use super::tests::{curve, judge, ruled, run, setting, target, with_threads};
 use super::*;
 use crate::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
 use crate::limits::CgroupVersion;
@@ -394,7 +394,6 @@ fn two_causes_with_measured_costs_are_ranked_by_cost_and_both_said() {
 
 #[test]
 fn a_cpuset_is_weighed_where_the_curve_flattened_after_a_shallow_peak() {
-    use crate::curve::CurvePoint;
     // A cpuset of CPU 0: the peak stood out at QD 4 (68.9K, CPU 0 53 %
     // busy, the loop device's worker on CPU 1), and at QD 32 the rate was
     // 49.4K with CPU 0 full of the study's own work.
@@ -410,14 +409,7 @@ fn a_cpuset_is_weighed_where_the_curve_flattened_after_a_shallow_peak() {
     };
     let judge_with = |deep_iops: f64| {
         let mut f = super::tests::figures(&peak, true);
-        f.qd_curve = [(4, 68_900.0), (32, deep_iops)]
-            .iter()
-            .map(|&(qd, iops)| CurvePoint {
-                qd,
-                iops,
-                ..Default::default()
-            })
-            .collect();
+        f.qd_curve = curve(&[(4, 68_900.0), (32, deep_iops)]);
         let runs = [peak.clone(), deep(deep_iops)];
         classify(
             &target(TargetKind::RamDevice),

@@ -3,7 +3,7 @@
 //! file gives read directly, and not otherwise.
 
 use super::caps::Caps;
-use super::tests::{assert_vda_below, judge, ruled, run};
+use super::tests::{assert_vda_below, curve, judge, queue_of, ruled, run};
 use super::*;
 use crate::record::{RunContext, Workload};
 use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
@@ -143,36 +143,17 @@ fn a_loop_device_well_below_what_its_file_gives_directly_is_not_its_disk() {
 
 #[test]
 fn a_queue_full_because_its_device_saturates_as_it_fills_is_not_the_queue() {
-    use super::caps::{QueueCap, Setting};
-    use crate::curve::CurvePoint;
     // loop0's nr_requests of 128 over a file on a disk that saturates
     // near QD 128: the queue full at QD 128 and 256, the rate 77.9K at
     // QD 64, 85.3K at 128 and 78.4K at 256.
-    let caps = Caps {
-        queue: Some(QueueCap {
-            requests: 128,
-            setting: Setting {
-                name: "queue/nr_requests".into(),
-                value: "128".into(),
-                path: "/sys/block/loop0/queue/nr_requests".into(),
-            },
-        }),
-        ..Default::default()
-    };
+    let caps = queue_of(128, "loop0");
     let peak = run("qd-128", 128, 85_300.0, 20.0, 30.0, 115.0);
     let deep = run("qd-256", 256, 78_400.0, 20.0, 30.0, 123.0);
     let t = loop_over_file();
     let judge_with = |at_64: f64| {
         let mut f = super::tests::figures(&peak, true);
         f.knee_qd = Some(64);
-        f.qd_curve = [(64, at_64), (128, 85_300.0), (256, 78_400.0)]
-            .iter()
-            .map(|&(qd, iops)| CurvePoint {
-                qd,
-                iops,
-                ..Default::default()
-            })
-            .collect();
+        f.qd_curve = curve(&[(64, at_64), (128, 85_300.0), (256, 78_400.0)]);
         classify(
             &t,
             &[peak.clone(), deep.clone()],
