@@ -657,22 +657,8 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
             q.requests
         ));
     }
-    // A device that saturates as its queue fills: the last doubling of
-    // depth below the queue's size added little, so a longer queue would
-    // hold more waiting I/Os, not more I/O at the device.
-    let at = |qd: u32| sh.figures.qd_curve.iter().find(|c| c.qd == qd);
-    if let (Some(half), Some(full)) = (at(q.requests / 2), at(q.requests)) {
-        let growth = 100.0 * (full.iops / half.iops.max(1.0) - 1.0);
-        if q.requests >= 4 && growth < QUEUE_GROWTH_PCT {
-            return Test::No(format!(
-                "the device's queue admits {} requests and held about that many, but doubling the depth from QD {} to QD {} added {growth:.0} % ({} → {} IOPS): the device saturates as its queue fills",
-                q.requests,
-                half.qd,
-                full.qd,
-                crate::stack::ceiling_words::k(half.iops),
-                crate::stack::ceiling_words::k(full.iops)
-            ));
-        }
+    if let Some(why) = saturates_as_it_fills(sh, q.requests) {
+        return Test::No(why);
     }
     let seen = match plateau {
         Some((_, _, d)) if !full_at_peak => d,
@@ -687,6 +673,24 @@ pub fn device_queue(sh: &Shared, v: &View) -> Test {
         evidence,
         setting: Some(q.setting.clone()),
         margin_pct: Some(100.0 * (seen.in_flight as f64 - r) / r),
+    })
+}
+
+/// Where the device saturates as its queue fills: the last doubling of
+/// depth below the queue's size added little, so a longer queue would
+/// hold more waiting I/Os, not more I/O at the device. Why, in words.
+fn saturates_as_it_fills(sh: &Shared, requests: u32) -> Option<String> {
+    let at = |qd: u32| sh.figures.qd_curve.iter().find(|c| c.qd == qd);
+    let (half, full) = (at(requests / 2)?, at(requests)?);
+    let growth = 100.0 * (full.iops / half.iops.max(1.0) - 1.0);
+    (requests >= 4 && growth < QUEUE_GROWTH_PCT).then(|| {
+        format!(
+            "the device's queue admits {requests} requests and held about that many, but doubling the depth from QD {} to QD {} added {growth:.0} % ({} → {} IOPS): the device saturates as its queue fills",
+            half.qd,
+            full.qd,
+            crate::stack::ceiling_words::k(half.iops),
+            crate::stack::ceiling_words::k(full.iops)
+        )
     })
 }
 

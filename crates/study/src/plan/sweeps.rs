@@ -491,30 +491,7 @@ impl<'a> Planner<'a> {
             }
             pts.extend(order.into_iter().map(|pt| Point { repeat: r, ..pt }));
         }
-        let at_once = match members.len() {
-            1 => String::new(),
-            _ => ", and all of them at once (a job each, 4 KiB random reads at that depth each)"
-                .into(),
-        };
-        self.sweep(
-            "ceiling",
-            format!(
-                "4 KiB random reads at the deepest depth of the queue-depth sweep and {} sequential reads at QD {} of {} and of each of its physical members alone ({}){at_once}, read-only, in turns, {rounds} rounds",
-                fmt_bs(large),
-                ceiling::BANDWIDTH_QD,
-                stack.target,
-                stack
-                    .physical
-                    .iter()
-                    .map(|d| match stack.loop_file_on(d) {
-                        Some(f) => format!("{d}, through the loop device's file {f}"),
-                        None => d.clone(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            pts,
-        );
+        self.sweep("ceiling", ceiling_what(stack, large, &members, rounds), pts);
     }
 
     /// The platform's own peak on the reference device (a loop device over
@@ -571,4 +548,33 @@ impl<'a> Planner<'a> {
             self.skip("several devices", "give several targets, comma-separated");
         }
     }
+}
+
+/// The `ceiling` sweep in words: what is read, at which sizes and depths,
+/// and each physical member as it is read alone.
+fn ceiling_what(
+    stack: &ssdready_diagnosis::stack::Stack,
+    large: u64,
+    members: &[String],
+    rounds: u32,
+) -> String {
+    let at_once = match members.len() {
+        1 => "",
+        _ => ", and all of them at once (a job each, 4 KiB random reads at that depth each)",
+    };
+    format!(
+        "4 KiB random reads at the deepest depth of the queue-depth sweep and {} sequential reads at QD {} of {} and of each of its physical members alone ({}){at_once}, read-only, in turns, {rounds} rounds",
+        fmt_bs(large),
+        ceiling::BANDWIDTH_QD,
+        stack.target,
+        stack
+            .physical
+            .iter()
+            .map(|d| match stack.loop_file_on(d) {
+                Some(f) => format!("{d}, through the loop device's file {f}"),
+                None => d.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
