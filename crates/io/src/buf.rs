@@ -167,30 +167,14 @@ impl ZeroedPages {
     /// `len` zero bytes (at least one page is mapped), or None when the
     /// kernel refuses the mapping.
     pub fn new(len: usize) -> Option<ZeroedPages> {
-        let map_len = len.max(1);
-        // SAFETY: a fresh anonymous mapping: no file, no fixed address; the
-        // kernel checks the length.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        NonNull::new(p.cast::<u8>()).map(|ptr| ZeroedPages { ptr, len })
+        let p = crate::mem::map_anon(len.max(1), libc::MAP_NORESERVE).ok()?;
+        NonNull::new(p).map(|ptr| ZeroedPages { ptr, len })
     }
 
     /// Pages of the mapping that are in memory (`mincore`): what has been
     /// written, or read back from the zero page, so far.
     pub fn resident_pages(&self) -> usize {
-        let page = 4096;
-        let pages = self.len.max(1).div_ceil(page);
+        let pages = self.len.max(1).div_ceil(crate::mem::page_size());
         let mut vec = vec![0u8; pages];
         // SAFETY: the range is this mapping (page-aligned, as mmap returns
         // it); `vec` holds one byte per page of it.

@@ -589,13 +589,13 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
     })
 }
 
-/// The device's request queue: fewer requests admitted than the study
-/// keeps in flight at the peak, the device holding about that many, and
-/// the rate stopped growing as the queue filled.
 /// Below this growth from half the queue's size to its size, percent,
 /// the device saturates as its queue fills and the queue is not named.
 pub const QUEUE_GROWTH_PCT: f64 = 15.0;
 
+/// The device's request queue: fewer requests admitted than the study
+/// keeps in flight at the peak, the device holding about that many, and
+/// the rate stopped growing as the queue filled.
 pub fn device_queue(sh: &Shared, v: &View) -> Test {
     let Some(q) = &sh.caps.queue else {
         return Test::No(

@@ -6,15 +6,19 @@ use super::tests::{loop7, opts};
 use super::*;
 use crate::model::TargetProfile;
 
-/// md0 (RAID 0) over two null_blk disks.
-fn md0() -> TargetProfile {
-    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
-    let layer = |disk: &str, depth, under: &[&str]| StackLayer {
+/// A layer of a stack: `disk`, `depth` layers down, over `under`.
+fn layer(disk: &str, depth: u32, under: &[&str]) -> ssdready_diagnosis::stack::StackLayer {
+    ssdready_diagnosis::stack::StackLayer {
         disk: disk.into(),
         depth,
         under: under.iter().map(|u| u.to_string()).collect(),
         ..Default::default()
-    };
+    }
+}
+
+/// md0 (RAID 0) over two null_blk disks.
+fn md0() -> TargetProfile {
+    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
     TargetProfile {
         spec: "/dev/md0".into(),
         device: Some("md0".into()),
@@ -236,12 +240,6 @@ fn the_members_alone_are_skipped_with_a_reason_without_root_or_physical_members(
 /// loop7 over `file`, a file on vda1, a partition of vda.
 fn loop_over(file: &str) -> TargetProfile {
     use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
-    let layer = |disk: &str, depth, under: &[&str]| StackLayer {
-        disk: disk.into(),
-        depth,
-        under: under.iter().map(|u| u.to_string()).collect(),
-        ..Default::default()
-    };
     TargetProfile {
         stack: Some(Stack {
             target: "loop7".into(),
