@@ -755,3 +755,36 @@ pub(super) fn curve(points: &[(u32, f64)]) -> Vec<CurvePoint> {
         })
         .collect()
 }
+
+#[test]
+fn late_reaps_on_a_cpu_the_hypervisor_took_are_not_named_completions() {
+    // A one-CPU cpuset whose CPU the host took 62 % of: CPU 0 87 % busy,
+    // the submitting thread 14 %, 60 % of each I/O's latency after its
+    // completion.
+    let caps = cpuset_of_cpu0();
+    let mut r = run("qd-32", 32, 20_000.0, 14.0, 50.0, 0.5);
+    let c = r.summary.cpu.as_mut().unwrap();
+    c.per_cpu_busy_pct = vec![(0, 87.0), (1, 5.0)];
+    c.process_ns_per_io = 0.14 * 1e9 / 20_000.0;
+    let mut inst = r.clone();
+    inst.id = "qd-32-profiled".into();
+    inst.sweep = "instrumented".into();
+    inst.summary.decomposition = Some(crate::summary::DecompSummary {
+        parts: vec![("completion to the app".into(), 1e6, 60.0)],
+        joined_pct: Some(99.0),
+        ..Default::default()
+    });
+    let with_steal = |steal: f64| {
+        let mut runs = vec![r.clone(), inst.clone()];
+        for r in &mut runs {
+            r.summary.cpu.as_mut().unwrap().per_cpu_steal_pct = vec![(0, steal), (1, 0.0)];
+        }
+        judge(&target(TargetKind::RamDevice), &runs, &caps, true)
+    };
+    // Without the steal, the thread's late reaps are the finding.
+    assert_eq!(with_steal(0.0).limit, Cause::Completions);
+    let s = with_steal(62.0);
+    assert_ne!(s.limit, Cause::Completions, "{s:?}");
+    let c = ruled(&s, Cause::Completions);
+    assert!(c.why.contains("the hypervisor took 62 %"), "{}", c.why);
+}
