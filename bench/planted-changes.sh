@@ -44,6 +44,11 @@
 #                    study and fio (lever: priority, the I/O's threads at
 #                    nice -10; fio's A/B adds the same --nice)
 #     control        a RAM loop device, nothing planted: no change helps
+#     drive-large    nothing planted: the built-in drive behind the kernel
+#                    (`ssdready emu attach nvme-tlc,size=1g`, FUSE + loop),
+#                    whose daemon holds large reads short of its model's
+#                    bandwidth (lever: large-depth, four times as deep;
+#                    fio's A/B adds the same --iodepth)
 #
 # Needs root, fio, losetup, python3. Makes everything under /dev/shm and
 # the cgroup hierarchies, and removes it on exit, however it exits; a
@@ -54,7 +59,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,other-work,control
+plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,other-work,control,drive-large
 pairs=5
 secs=2
 out=${TMPDIR:-/tmp}/planted-changes-$(date -u +%Y%m%d-%H%M%S)
@@ -74,8 +79,8 @@ case $pairs in ''|*[!0-9]*) echo "planted-changes.sh: --pairs '$pairs' is not a 
 case $secs in ''|*[!0-9]*|0) echo "planted-changes.sh: --secs '$secs' is not a whole number of seconds above 0 ($usage)" >&2; exit 2 ;; esac
 IFS=, read -r -a list <<<"$plants"
 for p in "${list[@]}"; do
-  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|other-work|control) ;;
-    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, other-work, control)" >&2; exit 2 ;;
+  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|other-work|control|drive-large) ;;
+    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, other-work, control, drive-large)" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "planted-changes.sh: needs root (cgroups, loop devices)" >&2; exit 2; }
@@ -89,9 +94,15 @@ mkdir -p "$out"
 # ---- what is made, and its removal -----------------------------------
 # queue_back: "FILE VALUE" lines, written back (last first) before the
 # loop devices are detached.
-loops=() groups=() files=() queue_back=() hogs=()
+loops=() groups=() files=() queue_back=() hogs=() drives=()
 cleanup() {
   local i
+  # An attached drive detaches on SIGINT, as on Ctrl-C.
+  for d in "${drives[@]}"; do kill -INT "$d" 2>/dev/null || true; done
+  for d in "${drives[@]}"; do
+    for i in $(seq 1 100); do kill -0 "$d" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$d" 2>/dev/null || true
+  done
   for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
   for ((i = ${#queue_back[@]} - 1; i >= 0; i--)); do
     echo "${queue_back[i]#* }" >"${queue_back[i]%% *}" 2>/dev/null || true
@@ -102,7 +113,7 @@ cleanup() {
     rmdir "$g" 2>/dev/null || true
   done
   for f in "${files[@]}"; do rm -f "$f"; done
-  hogs=()
+  hogs=() drives=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -115,6 +126,17 @@ ram_loop() { # a RAM loop device of 1 GiB, in $made
   local l; l=$(losetup --direct-io=on --show -f "$f"); loops+=("$l")
   dd if=/dev/zero of="$l" bs=1M count=1024 oflag=direct status=none
   made=$l
+}
+
+# drive_attach: the built-in drive behind the kernel, its device in $made;
+# its daemon (`emu attach`, in the foreground) is stopped by the cleanup.
+drive_attach() {
+  local f=/dev/shm/planted-changes-$$-attach i
+  files+=("$f" "$f.err")
+  "$bin" emu attach nvme-tlc,size=1g >"$f" 2>"$f.err" & drives+=("$!")
+  for i in $(seq 1 300); do [ -s "$f" ] && break; sleep 0.1; done
+  made=$(head -1 "$f")
+  [ -b "$made" ] || { echo "drive-large: emu attach gave no device ($(tail -1 "$f.err"))" >&2; made=""; }
 }
 
 v1=0; [ -f /sys/fs/cgroup/blkio/cgroup.procs ] && v1=1
@@ -315,7 +337,9 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
   local name=$1 dir="$out/$1"
   mkdir -p "$dir"
   local target="" gs=() want="" mm
-  ram_loop; target=$made
+  if [ "$name" = drive-large ]; then drive_attach; else ram_loop; fi
+  target=$made
+  [ -n "$target" ] || { cleanup; loops=() groups=() files=() queue_back=(); return 0; }
   mm=$(lsblk -dno MAJ:MIN "$target" | tr -d ' ')
   case $name in
     bfq) plant_queue "$target" scheduler bfq; want=scheduler ;;
@@ -341,6 +365,7 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       want=cgroup-limits ;;
     other-work) hogs_on; want=priority ;;
     control) want=- ;;
+    drive-large) want=large-depth ;;
   esac
   snapshot "$target" "${gs[@]}" >"$dir/before.txt"
   run_in "${gs[@]}" -- "$bin" study "$target" --quick --try-changes --quiet --output "$dir" \
