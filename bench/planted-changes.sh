@@ -89,6 +89,8 @@ for t in fio losetup python3; do
 done
 [ -x "$bin" ] || { echo "planted-changes.sh: no ssdready binary at $bin (cargo build --release)" >&2; exit 2; }
 bin=$(realpath "$bin")
+# A directory of an earlier run would have its study.json graded again.
+[ -e "$out" ] && { echo "planted-changes.sh: --out '$out' exists; name a new directory" >&2; exit 2; }
 mkdir -p "$out"
 
 # ---- what is made, and its removal -----------------------------------

@@ -74,6 +74,8 @@ for t in fio losetup mkfs.ext4 python3; do
 done
 [ -x "$bin" ] || { echo "planted.sh: no ssdready binary at $bin (cargo build --release)" >&2; exit 2; }
 bin=$(realpath "$bin")
+# A directory of an earlier run would have its study.json graded again.
+[ -e "$out" ] && { echo "planted.sh: --out '$out' exists; name a new directory" >&2; exit 2; }
 mkdir -p "$out"
 
 # ---- what is made, and its removal -----------------------------------

@@ -254,23 +254,7 @@ pub struct Trials<'a> {
 pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let t = x.targets.first()?;
     let table = levers::shipped();
-    let cx = levers::Context {
-        facts: j.facts.clone(),
-        cause: j.figures.saturation.limit,
-        queue: o.queue.clone(),
-        queue_depth: t.device.as_deref().and_then(device_depth),
-        cpu_list: cpu_list(),
-        large_read_split: large_read_split(x.runs),
-        may_raise_priority: o.root,
-        engines_measured: j
-            .figures
-            .comparisons
-            .engines
-            .iter()
-            .filter(|e| e.threads == 1)
-            .map(|e| (e.engine.clone(), e.qd, e.iops))
-            .collect(),
-    };
+    let cx = context(t, j, o, x.runs);
     let consent = Consent {
         root: o.root,
         asked: o.asked,
@@ -340,6 +324,28 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     s.spent_s = started.elapsed().as_secs_f64();
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
     Some(s)
+}
+
+/// What the levers' conditions are read against: the findings' facts and
+/// cause, the device's queue and depth, the CPUs, the engines measured.
+fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) -> levers::Context {
+    levers::Context {
+        facts: j.facts.clone(),
+        cause: j.figures.saturation.limit,
+        queue: o.queue.clone(),
+        queue_depth: t.device.as_deref().and_then(device_depth),
+        cpu_list: cpu_list(),
+        large_read_split: large_read_split(runs),
+        may_raise_priority: o.root,
+        engines_measured: j
+            .figures
+            .comparisons
+            .engines
+            .iter()
+            .filter(|e| e.threads == 1)
+            .map(|e| (e.engine.clone(), e.qd, e.iops))
+            .collect(),
+    }
 }
 
 /// The most requests the kernel split one large read (64 KiB or more)
