@@ -48,7 +48,11 @@
 #                    (`ssdready emu attach nvme-tlc,size=1g`, FUSE + loop),
 #                    whose daemon holds large reads short of its model's
 #                    bandwidth (lever: large-depth, four times as deep;
-#                    fio's A/B adds the same --iodepth)
+#                    fio's A/B adds the same --iodepth). A quick study
+#                    tries the changes its first findings point at, which
+#                    here come before the large reads', so this plant runs
+#                    a full study of 0.5 s runs (about 5 minutes), which
+#                    tries every change that applies.
 #
 # Needs root, fio, losetup, python3. Makes everything under /dev/shm and
 # the cgroup hierarchies, and removes it on exit, however it exits; a
@@ -338,7 +342,7 @@ printf 'plant\tlever\tchange\tstudy gain\tfio gain\trank among gains\tgrade\n' >
 plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it down
   local name=$1 dir="$out/$1"
   mkdir -p "$dir"
-  local target="" gs=() want="" mm
+  local target="" gs=() want="" mm study_env=() study_opts=(--quick)
   if [ "$name" = drive-large ]; then drive_attach; else ram_loop; fi
   target=$made
   [ -n "$target" ] || { cleanup; loops=() groups=() files=() queue_back=(); return 0; }
@@ -367,10 +371,10 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       want=cgroup-limits ;;
     other-work) hogs_on; want=priority ;;
     control) want=- ;;
-    drive-large) want=large-depth ;;
+    drive-large) want=large-depth; study_env=(SSDREADY_STUDY_RUNTIME=0.5); study_opts=(--budget 6m) ;;
   esac
   snapshot "$target" "${gs[@]}" >"$dir/before.txt"
-  run_in "${gs[@]}" -- "$bin" study "$target" --quick --try-changes --quiet --output "$dir" \
+  run_in "${gs[@]}" -- env "${study_env[@]}" "$bin" study "$target" "${study_opts[@]}" --try-changes --quiet --output "$dir" \
     >"$dir/study.txt" 2>"$dir/study.err" || true
   snapshot "$target" "${gs[@]}" >"$dir/after.txt"
   local same=no
