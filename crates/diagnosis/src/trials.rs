@@ -453,11 +453,14 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             format!("measured: {} ({})", result_words(t), t.change()),
         );
     }
+    // The best of them, by its own outcome: no gain, or worse (where even
+    // the best made it worse, the advice was the wrong way).
     if let Some(t) = trials.first() {
         return cite(
             true,
             format!(
-                "measured: no gain beyond the noise ({}: {})",
+                "measured: {} ({}: {})",
+                crate::trials_text::noise_words(t.outcome),
                 t.change(),
                 result_words(t)
             ),

@@ -504,3 +504,29 @@ fn trials_fit_the_time_left_or_are_not_run() {
     assert_eq!(pairs_that_fit(5, 16.0, 2.0), 4);
     assert_eq!(pairs_that_fit(5, 11.0, 2.0), 0);
 }
+
+#[test]
+fn advice_whose_every_trial_made_it_worse_cites_it_as_worse() {
+    // Large reads four times as deep behind a drive whose one serving
+    // thread holds them: −19 % in every pair.
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![trial(
+            "large-depth",
+            "the study's job",
+            "iodepth=32",
+            turns(2000.0, 0.81, &[0.0, 0.02, -0.02]),
+        )],
+        ..Default::default()
+    };
+    assert_eq!(s.trials[0].outcome, Outcome::Worse);
+    let mut v = vec![verdict("bandwidth-short", "large reads")];
+    cite(&mut s, &mut v, &table, Cause::Apparatus);
+    assert!(
+        v[0].recommendation.contains(
+            "[measured: worse beyond the noise (large-depth the study's job → iodepth=32"
+        ),
+        "{}",
+        v[0].recommendation
+    );
+}
