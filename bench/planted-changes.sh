@@ -3,8 +3,8 @@
 # `ssdready study TARGET --quick --try-changes` under it, and judge the
 # study's trials (study.json's `trials` section) against fio's own A/B of
 # the same change at the trial's own point (rw, bs, depth, threads,
-# engine, direct read back from study.json), run in turns: planted,
-# changed, planted, changed, … (--pairs pairs of --secs seconds each). A
+# engine, direct read back from study.json), run in turns: planted then
+# changed, changed then planted, … (--pairs pairs of --secs seconds each). A
 # queue setting is written for fio's changed runs and put back after
 # each; for the cgroup lever fio runs inside the plant's group (planted)
 # and outside it (changed).
@@ -242,34 +242,49 @@ print(v)' "$m" <<<"$j"
 }
 
 # fio_ab DIR TARGET GROUP: the A/B in turns, one "planted changed" line a
-# pair in DIR/fio-ab.txt. Queue levers: ATTR written to its trial's value
-# for the changed run and put back; the cgroup lever: fio in GROUP, then
-# outside it.
+# pair in DIR/fio-ab.txt, the order alternating pair by pair (planted
+# first, then changed first), as the study's trials run. Queue levers:
+# ATTR written to its trial's value for the changed run and put back; the
+# cgroup lever: fio in GROUP, then outside it.
 fio_ab() {
   local dir=$1 t=$2 g=${3:-} qf="" i a b
   [ -n "$attr" ] && qf=/sys/block/$(basename "$t")/queue/$attr
+  if [ "$kind" != cgroup ] && [ -z "$qf" ] && ! { [ "$kind" = application ] && [[ $to == *=* ]]; }; then
+    return 1
+  fi
   : >"$dir/fio-ab.txt"
   for i in $(seq 1 "$pairs"); do
-    if [ "$kind" = cgroup ]; then
-      a=$(fio_once "$t" "$measure" "$g")
-      b=$(fio_once "$t" "$measure")
-    elif [ -n "$qf" ]; then
-      a=$(fio_once "$t" "$measure")
-      echo "$to" >"$qf"
-      b=$(fio_once "$t" "$measure")
-      echo "$from" >"$qf"
-    elif [ "$kind" = application ] && [[ $to == *=* ]]; then
-      # The trial's job options (k=v …), added to fio's changed run.
-      local base=("${fio_args[@]}") o
-      a=$(fio_once "$t" "$measure")
-      for o in $to; do fio_args+=("--$o"); done
-      b=$(fio_once "$t" "$measure")
-      fio_args=("${base[@]}")
+    if [ $((i % 2)) = 1 ]; then
+      a=$(planted_run "$t" "$g"); b=$(changed_run "$t" "$qf")
     else
-      return 1
+      b=$(changed_run "$t" "$qf"); a=$(planted_run "$t" "$g")
     fi
     echo "$a $b" >>"$dir/fio-ab.txt"
   done
+}
+
+# planted_run TARGET GROUP: fio as planted (in the group, for the cgroup
+# lever).
+planted_run() {
+  if [ "$kind" = cgroup ]; then fio_once "$1" "$measure" "$2"; else fio_once "$1" "$measure"; fi
+}
+
+# changed_run TARGET QUEUEFILE: fio with the trial's change: outside the
+# group, with the queue file at its trial's value (put back after), or
+# with the trial's job options (k=v …) added. Run in $(…): what it changes
+# in fio_args stays in its subshell.
+changed_run() {
+  local o
+  if [ "$kind" = cgroup ]; then
+    fio_once "$1" "$measure"
+  elif [ -n "$2" ]; then
+    echo "$to" >"$2"
+    fio_once "$1" "$measure"
+    echo "$from" >"$2"
+  else
+    for o in $to; do fio_args+=("--$o"); done
+    fio_once "$1" "$measure"
+  fi
 }
 
 # ---- the grade ---------------------------------------------------------

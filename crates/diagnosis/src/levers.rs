@@ -120,6 +120,10 @@ pub enum At {
     /// 4 KiB random reads at the peak's depth.
     #[default]
     Peak,
+    /// 4 KiB random reads at the deepest depth the queue-depth sweep ran:
+    /// where a limit on what is in flight (the device's request queue)
+    /// binds, as its finding says.
+    Deepest,
     /// 4 KiB random reads at QD 1.
     Qd1,
     /// 1 MiB sequential reads at QD 8.
@@ -132,6 +136,7 @@ impl At {
     fn of(word: &str) -> Option<At> {
         match word {
             "peak" => Some(At::Peak),
+            "deepest" => Some(At::Deepest),
             "qd1" => Some(At::Qd1),
             "large" => Some(At::Large),
             "buffered" => Some(At::Buffered),

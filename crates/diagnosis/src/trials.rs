@@ -1,5 +1,5 @@
 //! What to change, measured: the study's own advice tried on this machine,
-//! in turns (baseline, change, baseline, change, …) at the point its
+//! in turns (baseline then change, change then baseline, …) at the point its
 //! finding is about, each change put back after its trial. This module
 //! judges what the turns measured, purely: each metric's gain as the mean
 //! of the per-pair changes with their spread, judged on the pairs' log

@@ -1,5 +1,6 @@
 //! What to change, measured: the study's own advice tried on this machine
-//! after its sweeps, in turns — baseline, change, baseline, change, … — at
+//! after its sweeps, in turns — baseline then change, change then
+//! baseline, … (a drift through the trial favours neither side) — at
 //! the point its finding is about, through the same [`Runner`] as every
 //! other run, within the time the budget left for them. A change of the
 //! host (a queue setting, the study's own control group) goes through
@@ -189,6 +190,11 @@ fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
     let peak = j.figures.peak.as_ref().and_then(|p| qd_run(p.qd));
     match at {
         At::Peak => peak,
+        At::Deepest => runs
+            .iter()
+            .filter(|r| r.sweep == "qd" && r.error.is_none())
+            .max_by_key(|r| r.workload.qd)
+            .map(|r| r.workload.clone()),
         At::Qd1 => qd_run(1),
         At::Large => peak.map(|w| Workload {
             rw: "read".into(),
@@ -451,25 +457,19 @@ fn one(
             return (trial, false);
         }
     };
-    for _ in 0..pairs {
+    for i in 0..pairs {
         if x.runner.stopped() {
             trial.error = Some("the study was stopped".into());
             break;
         }
-        let turn = (|| -> Result<Turn, (String, bool)> {
-            let baseline = measure(x.runner, w, &base_req).map_err(|e| (e, false))?;
-            change
-                .apply()
-                .map_err(|e| (format!("could not make the change: {e}"), false))?;
-            let ran = measure(x.runner, &cw, &change_req);
-            change
-                .revert()
-                .map_err(|e| (format!("could not put it back: {e}"), true))?;
-            Ok(Turn {
-                baseline,
-                change: ran.map_err(|e| (e, false))?,
-            })
-        })();
+        // The order alternates pair by pair (baseline first, then the
+        // change first): a device that drifts over the trial (a drive
+        // recovering from its garbage collection) favours neither side.
+        let runs = Pair {
+            base: (w, &base_req),
+            change: (&cw, &change_req),
+        };
+        let turn = runs.turn(x.runner, change.as_mut(), i % 2 == 1);
         match turn {
             Ok(tn) => trial.turns.push(tn),
             Err((e, fatal)) => {
@@ -482,6 +482,52 @@ fn one(
         }
     }
     (trial, false)
+}
+
+/// A trial's two runs: the study's own and the changed one.
+struct Pair<'a> {
+    base: (&'a Workload, &'a ssdready_run::RunRequest),
+    change: (&'a Workload, &'a ssdready_run::RunRequest),
+}
+
+impl Pair<'_> {
+    /// One turn: the baseline and the change (made before its run, put
+    /// back after it), the change first when `change_first`. An error, and
+    /// whether the trials must stop (a change that could not be put back).
+    fn turn(
+        &self,
+        runner: &mut dyn Runner,
+        change: &mut dyn Change,
+        change_first: bool,
+    ) -> Result<Turn, (String, bool)> {
+        let base = |runner: &mut dyn Runner| {
+            measure(runner, self.base.0, self.base.1).map_err(|e| (e, false))
+        };
+        let (baseline, change) = if change_first {
+            let c = self.changed(runner, change)?;
+            (base(runner)?, c)
+        } else {
+            let b = base(runner)?;
+            (b, self.changed(runner, change)?)
+        };
+        Ok(Turn { baseline, change })
+    }
+
+    /// The changed run: the change made before it and put back after it.
+    fn changed(
+        &self,
+        runner: &mut dyn Runner,
+        change: &mut dyn Change,
+    ) -> Result<Measured, (String, bool)> {
+        change
+            .apply()
+            .map_err(|e| (format!("could not make the change: {e}"), false))?;
+        let ran = measure(runner, self.change.0, self.change.1);
+        change
+            .revert()
+            .map_err(|e| (format!("could not put it back: {e}"), true))?;
+        ran.map_err(|e| (e, false))
+    }
 }
 
 /// What an application lever's options replace, in words.

@@ -23,6 +23,10 @@ struct Fake {
     applied: Rc<RefCell<bool>>,
     host_gain: bool,
     n: u32,
+    drift_runs: i32,
+    /// The rate's growth per run from the trials on (a drive recovering
+    /// from its garbage collection), a fraction.
+    drift: f64,
 }
 
 impl Runner for Fake {
@@ -42,6 +46,10 @@ impl Runner for Fake {
             iops *= 2.0;
         }
         iops *= 1.0 + 0.004 * f64::from(self.n % 3);
+        if self.drift > 0.0 {
+            self.drift_runs += 1;
+            iops *= (1.0 + self.drift).powi(self.drift_runs);
+        }
         let changed = applied || line.contains("registerfiles") || line.contains("ioengine=libaio");
         self.log
             .borrow_mut()
@@ -158,6 +166,8 @@ fn fake(host_gain: bool) -> Fake {
         applied: Rc::new(RefCell::new(false)),
         host_gain,
         n: 0,
+        drift_runs: 0,
+        drift: 0.0,
     }
 }
 
@@ -182,12 +192,17 @@ fn a_quick_studys_application_levers_run_in_turns_within_the_budget() {
     let s = run(&mut x, &mut j, &o).expect("levers apply");
     let ids: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
     assert_eq!(ids, ["registered", "engine"], "{:?}", s.untested);
-    // Each in three turns: baseline, change, baseline, change, …
+    // Each in three turns, the order alternating: baseline then change,
+    // change then baseline, baseline then change.
     assert!(s.trials.iter().all(|t| t.turns.len() == trials::MIN_PAIRS));
     let log = log.borrow();
     assert_eq!(log.len(), 12);
-    for pair in log.chunks(2) {
-        assert_eq!(pair, ["base", "changed"], "{log:?}");
+    for (i, pair) in log.chunks(2).enumerate() {
+        let want = match i % trials::MIN_PAIRS % 2 {
+            0 => ["base", "changed"],
+            _ => ["changed", "base"],
+        };
+        assert_eq!(pair, want, "pair {i}: {log:?}");
     }
     // Registered files gave 30 %, beyond the noise; libaio nothing.
     let best = &s.trials[0];
@@ -282,8 +297,11 @@ fn a_host_change_is_made_for_each_changed_run_and_put_back_after_it() {
     assert!(t
         .permanent
         .contains(r#"KERNEL=="fake0", ATTR{queue/scheduler}="none""#));
-    let turn = ["base", "apply", "changed", "revert"];
     for (i, w) in log[..12].chunks(4).enumerate() {
+        let turn = match i % 2 {
+            0 => ["base", "apply", "changed", "revert"],
+            _ => ["apply", "changed", "revert", "base"],
+        };
         assert_eq!(w, turn, "turn {i}: {log:?}");
     }
     assert!(!left_applied, "the change was left made");
@@ -397,4 +415,72 @@ fn a_devices_depth_is_the_tags_of_its_hardware_queues() {
             .min();
         assert_eq!(device_depth(&d), tags, "{d}");
     }
+}
+
+#[test]
+fn a_device_that_drifts_through_the_trial_favours_neither_side() {
+    // A host change that does nothing, on a device whose rate grows 10 %
+    // with every run: run baseline-first in every pair, the change would
+    // gain 10 % in each, beyond the noise. Alternating the order, the
+    // pairs say +10 %, −9 %, +10 %: no gain.
+    let mut f = fake(false);
+    let (targets, p, runs, mut j) = studied(&mut f, Cause::Scheduler);
+    f.drift = 0.10;
+    let mut hands = FakeHands {
+        log: f.log.clone(),
+        applied: f.applied.clone(),
+        set: Vec::new(),
+    };
+    let o = Options {
+        quick: true,
+        root: true,
+        asked: true,
+        budget_s: 30.0,
+        queue: [("scheduler", "[mq-deadline] none")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+        ..Default::default()
+    };
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &runs,
+        runner: &mut f,
+        hands: &mut hands,
+    };
+    let s = run(&mut x, &mut j, &o).unwrap();
+    let t = s.trials.iter().find(|t| t.lever == "scheduler").unwrap();
+    let g = t.main_gain().unwrap();
+    assert_ne!(t.outcome, Verdict::Better, "{g:?}");
+    assert!(g.change_pct.abs() < 5.0, "{g:?}");
+    // Each pair saw the drift, one way or the other.
+    for (i, tn) in t.turns.iter().enumerate() {
+        let r = tn.change.iops / tn.baseline.iops;
+        let want = if i % 2 == 0 { r > 1.05 } else { r < 0.95 };
+        assert!(want, "pair {i}: {r}");
+    }
+}
+
+#[test]
+fn the_request_queue_is_tried_at_the_deepest_depth_where_it_binds() {
+    // The queue's finding is read where the study kept the most in flight;
+    // at the peak's depth (often shallow when a queue of 4 holds it) the
+    // queue may not bind at all.
+    let mut f = fake(false);
+    let (_, _, runs, mut j) = studied(&mut f, Cause::DeviceQueue);
+    let deepest = runs
+        .iter()
+        .filter(|r| r.sweep == "qd")
+        .map(|r| r.workload.qd)
+        .max()
+        .unwrap();
+    j.figures.peak.as_mut().unwrap().qd = 4;
+    assert!(deepest > 4);
+    assert_eq!(workload_at(At::Deepest, &j, &runs).unwrap().qd, deepest);
+    assert_eq!(workload_at(At::Peak, &j, &runs).unwrap().qd, 4);
+    let l = levers::shipped()
+        .into_iter()
+        .find(|l| l.id == "nr-requests")
+        .unwrap();
+    assert_eq!(l.at, At::Deepest);
 }
