@@ -247,6 +247,13 @@ pub fn profiled(runs: &[RunRecord], qd: u32) -> Option<&RunRecord> {
         .or_else(|| inst().find(|r| qd > 1 && r.workload.qd > 1))
 }
 
+/// The queue-depth sweep's deepest run that succeeded.
+pub fn deepest_qd_run(runs: &[RunRecord]) -> Option<&RunRecord> {
+    runs.iter()
+        .filter(|r| r.sweep == "qd" && r.error.is_none())
+        .max_by_key(|r| r.workload.qd)
+}
+
 pub(crate) fn ids(v: &[&RunRecord]) -> Vec<String> {
     v.iter().map(|r| r.id.clone()).collect()
 }

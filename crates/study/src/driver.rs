@@ -151,12 +151,8 @@ fn depth_of(p: &Point, st: &mut State, ex: &mut Executed, obs: &mut dyn Observer
             st.peak
         }
         Qd::Deepest => {
-            let deepest = ex
-                .runs
-                .iter()
-                .filter(|r| r.sweep == "qd" && r.error.is_none())
-                .map(|r| r.workload.qd)
-                .max();
+            let deepest =
+                ssdready_diagnosis::curve::deepest_qd_run(&ex.runs).map(|r| r.workload.qd);
             if deepest.is_none() {
                 skip_point(ex, obs, p, "no queue-depth run succeeded: no deepest depth");
             }

@@ -190,11 +190,7 @@ fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
     let peak = j.figures.peak.as_ref().and_then(|p| qd_run(p.qd));
     match at {
         At::Peak => peak,
-        At::Deepest => runs
-            .iter()
-            .filter(|r| r.sweep == "qd" && r.error.is_none())
-            .max_by_key(|r| r.workload.qd)
-            .map(|r| r.workload.clone()),
+        At::Deepest => ssdready_diagnosis::curve::deepest_qd_run(runs).map(|r| r.workload.clone()),
         At::Qd1 => qd_run(1),
         At::Large => peak.map(|w| Workload {
             rw: "read".into(),

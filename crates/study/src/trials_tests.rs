@@ -255,8 +255,18 @@ fn a_budget_too_short_for_the_turns_tries_nothing_and_says_so() {
 }
 
 fn queue_trial(host_gain: bool) -> (Section, Vec<String>, Vec<String>, bool, Judgement) {
+    queue_trial_drifting(host_gain, 0.0)
+}
+
+/// The scheduler's trial on the fake, its rate growing by `drift` a run
+/// from the trials on.
+fn queue_trial_drifting(
+    host_gain: bool,
+    drift: f64,
+) -> (Section, Vec<String>, Vec<String>, bool, Judgement) {
     let mut f = fake(host_gain);
     let (targets, p, runs, mut j) = studied(&mut f, Cause::Scheduler);
+    f.drift = drift;
     let mut hands = FakeHands {
         log: f.log.clone(),
         applied: f.applied.clone(),
@@ -423,32 +433,8 @@ fn a_device_that_drifts_through_the_trial_favours_neither_side() {
     // with every run: run baseline-first in every pair, the change would
     // gain 10 % in each, beyond the noise. Alternating the order, the
     // pairs say +10 %, −9 %, +10 %: no gain.
-    let mut f = fake(false);
-    let (targets, p, runs, mut j) = studied(&mut f, Cause::Scheduler);
-    f.drift = 0.10;
-    let mut hands = FakeHands {
-        log: f.log.clone(),
-        applied: f.applied.clone(),
-        set: Vec::new(),
-    };
-    let o = Options {
-        quick: true,
-        root: true,
-        asked: true,
-        budget_s: 30.0,
-        queue: [("scheduler", "[mq-deadline] none")]
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .into(),
-        ..Default::default()
-    };
-    let mut x = Trials {
-        targets: &targets,
-        plan: &p,
-        runs: &runs,
-        runner: &mut f,
-        hands: &mut hands,
-    };
-    let s = run(&mut x, &mut j, &o).unwrap();
+    let (s, _, _, left_applied, _) = queue_trial_drifting(false, 0.10);
+    assert!(!left_applied);
     let t = s.trials.iter().find(|t| t.lever == "scheduler").unwrap();
     let g = t.main_gain().unwrap();
     assert_ne!(t.outcome, Verdict::Better, "{g:?}");
