@@ -44,13 +44,13 @@ impl AlignedBuf {
         len: usize,
         mem: &ssdready_core::spec_run::MemSpec,
         index: usize,
-    ) -> Result<Self, crate::engine::EngineError> {
+    ) -> Result<Self, crate::engine::error::EngineError> {
         use ssdready_core::spec_run::MemKind;
         let align = (mem.align as usize).max(ALIGN);
         if mem.kind == MemKind::Malloc {
             let len = len.max(1).div_ceil(ALIGN) * ALIGN;
             let layout = Layout::from_size_align(len, align).map_err(|_| {
-                crate::engine::EngineError::Unsupported(format!(
+                crate::engine::error::EngineError::Unsupported(format!(
                     "iomem_align={align}: no buffer of {len} bytes can have that alignment"
                 ))
             })?;

@@ -34,8 +34,11 @@
 //! (`ssdready-run`'s `release`) `debug_assert!`s that every completion is
 //! of a slot in flight.
 
+pub mod error;
+
+pub use error::EngineError;
+
 use crate::target::Target;
-use ssdready_core::engines::EngineFacts;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, IoReq};
 
@@ -46,24 +49,6 @@ pub enum Queued {
     Done(i64),
     /// Will be submitted by `commit` and reported by `getevents`.
     Pending,
-}
-
-/// An engine failure that stops the worker (not a failed I/O: those come
-/// back as negative results).
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The engine cannot work with this job on this machine; the message says
-    /// why and what to do.
-    #[error("{0}")]
-    Unsupported(String),
-    /// A system call of the engine itself failed.
-    #[error("{what}: {source}")]
-    Sys {
-        /// What was being done.
-        what: String,
-        /// The error.
-        source: std::io::Error,
-    },
 }
 
 /// The engine interface; see the module docs, and their slot contract,
@@ -182,127 +167,6 @@ pub struct EngineSetup<'a> {
     pub targets: &'a [Target],
     /// Seed for the write-buffer contents.
     pub seed: u64,
-}
-
-/// An engine as its file declares it (`pub static DEF: EngineDef`), listed
-/// once in [`crate::engines::ALL`]: the names it serves (their facts, which
-/// the same file declares, or `core` for a family's own engine; see
-/// [`ssdready_core::engines`]) and how to open it.
-pub struct EngineDef {
-    /// The engines of this file: one, or a family of fio's names that one
-    /// implementation serves (filecreate, filestat, ...).
-    pub serves: &'static [&'static EngineFacts],
-    /// Open the engine for a job on the worker thread that will use it.
-    pub open: fn(&EngineSetup<'_>) -> Result<AnyEngine, EngineError>,
-}
-
-/// An open engine. The worker loop's plain path has a loop of its own for
-/// each engine with a variant here (the ones whose cost per I/O it
-/// measures); every other engine is [`AnyEngine::Dyn`], called through
-/// its vtable.
-pub enum AnyEngine {
-    /// [`crate::engines::null::NullEngine`].
-    Null(crate::engines::null::NullEngine),
-    /// [`crate::engines::psync::PsyncEngine`].
-    Psync(crate::engines::psync::PsyncEngine),
-    /// [`crate::engines::uring::UringEngine`].
-    Uring(Box<crate::engines::uring::UringEngine>),
-    /// [`crate::engines::libaio::LibaioEngine`].
-    Libaio(Box<crate::engines::libaio::LibaioEngine>),
-    /// Any other engine: the other files of [`crate::engines`], the
-    /// submitter threads of `io_submit_mode=offload`, or an engine a target
-    /// brings with it (the SSD emulator's queue pair).
-    Dyn(Box<dyn Engine + Send>),
-}
-
-impl AnyEngine {
-    /// `engine`, called through its vtable.
-    pub fn dynamic(engine: impl Engine + Send + 'static) -> AnyEngine {
-        AnyEngine::Dyn(Box::new(engine))
-    }
-}
-
-/// Open the engine a job asks for. Call it on the worker thread that will
-/// use the engine (io_uring rings are created single-issuer).
-pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
-    let facts = setup.spec.engine();
-    match crate::engines::def_of(facts) {
-        Some(def) => (def.open)(setup),
-        None => Err(EngineError::Unsupported(
-            "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
-        )),
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $e:ident => $body:expr) => {
-        match $self {
-            AnyEngine::Null($e) => $body,
-            AnyEngine::Psync($e) => $body,
-            AnyEngine::Uring($e) => $body,
-            AnyEngine::Libaio($e) => $body,
-            AnyEngine::Dyn($e) => $body,
-        }
-    };
-}
-
-impl Engine for AnyEngine {
-    fn name(&self) -> &'static str {
-        dispatch!(self, e => e.name())
-    }
-    #[inline]
-    fn queue(&mut self, req: IoReq) -> Result<Queued, EngineError> {
-        dispatch!(self, e => e.queue(req))
-    }
-    #[inline]
-    fn commit(&mut self) -> Result<usize, EngineError> {
-        dispatch!(self, e => e.commit())
-    }
-    #[inline]
-    fn getevents(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        dispatch!(self, e => e.getevents(min, out))
-    }
-    fn completion_mode(&self) -> &'static str {
-        dispatch!(self, e => e.completion_mode())
-    }
-    fn take_merge_stats(&mut self) -> Option<ssdready_core::stats::MergeStats> {
-        dispatch!(self, e => e.take_merge_stats())
-    }
-    fn sync(&mut self, slot: u32, file: u32, data_only: bool) -> Result<Queued, EngineError> {
-        dispatch!(self, e => e.sync(slot, file, data_only))
-    }
-    fn sync_range(
-        &mut self,
-        slot: u32,
-        file: u32,
-        range: (u64, u64),
-        flags: u32,
-    ) -> Result<Queued, EngineError> {
-        dispatch!(self, e => e.sync_range(slot, file, range, flags))
-    }
-    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
-        dispatch!(self, e => e.buffer(slot))
-    }
-    fn reopen(&mut self, files: Vec<std::fs::File>) -> Result<(), EngineError> {
-        dispatch!(self, e => e.reopen(files))
-    }
-    fn fake_io(&self) -> bool {
-        dispatch!(self, e => e.fake_io())
-    }
-    #[inline]
-    fn take_op_latency(&mut self) -> Option<u64> {
-        dispatch!(self, e => e.take_op_latency())
-    }
-    #[inline]
-    fn set_prio(&mut self, slot: u32, prio: u16) -> Result<(), EngineError> {
-        dispatch!(self, e => e.set_prio(slot, prio))
-    }
-    fn persistence(&self) -> Option<&'static str> {
-        dispatch!(self, e => e.persistence())
-    }
-    fn take_error_detail(&mut self) -> Option<String> {
-        dispatch!(self, e => e.take_error_detail())
-    }
 }
 
 /// `fsync(2)` or `fdatasync(2)` of `file`: 0 or `-errno` (the result of a

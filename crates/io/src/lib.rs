@@ -55,4 +55,6 @@ pub mod ublk;
 pub mod writer;
 pub mod written;
 
-pub use engine::{open_engine, AnyEngine, Engine, EngineError, Queued};
+pub use engine::{Engine, EngineError, Queued};
+pub use engines::def::AnyEngine;
+pub use engines::open_engine;

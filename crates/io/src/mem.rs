@@ -8,7 +8,7 @@
 //! Huge pages must be reserved beforehand (`/proc/sys/vm/nr_hugepages`);
 //! without them the allocation fails and the error says what is missing.
 
-use crate::engine::EngineError;
+use crate::engine::error::EngineError;
 use ssdready_core::spec_run::{MemKind, MemSpec};
 use std::os::fd::AsRawFd;
 

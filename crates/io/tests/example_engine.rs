@@ -12,7 +12,8 @@ use ssdready_core::options::{Arity, OptionDef};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Ddir, IoReq};
 use ssdready_io::buf::AlignedBuf;
-use ssdready_io::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use ssdready_io::engine::{EngineError, EngineSetup, Queued};
+use ssdready_io::engines::def::{AnyEngine, EngineDef};
 use ssdready_io::sync_engine::SyncEngine;
 use ssdready_io::Engine;
 

@@ -17,7 +17,8 @@
 //! written through another mode.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::libpmem::persistence_of;
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;

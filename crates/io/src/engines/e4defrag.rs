@@ -16,7 +16,8 @@
 //! Only ext4 has the ioctl: a target on another file system is refused
 //! when the engine opens, naming the file system.
 
-use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::spec::{JobSpec, RwMode};

@@ -29,7 +29,8 @@
 //! add no latency. So a job of 20 files of 4 KiB with `bs=4k` reports 20
 //! I/Os, 80 KiB and 20 completion latencies, as fio does.
 
-use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
 use ssdready_core::spec_io::StatType;

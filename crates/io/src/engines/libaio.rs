@@ -10,9 +10,7 @@
 //! ENOTTY).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{
-    open_files, sync_file, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued,
-};
+use crate::engine::{open_files, sync_file, Engine, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::spec::JobSpec;
@@ -52,12 +50,6 @@ struct IoEvent {
     res: i64,
     res2: i64,
 }
-
-/// The engine's definition (see [`crate::engines`]).
-pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::LIBAIO],
-    open: |setup| Ok(AnyEngine::Libaio(Box::new(LibaioEngine::new(setup)?))),
-};
 
 /// See the module docs. The context is destroyed (waiting for in-flight
 /// I/O) before the buffers are freed: `Drop` runs before the fields drop.

@@ -13,7 +13,8 @@
 //! which the result says.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::pmem::{Mapping, Stores};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};

@@ -30,7 +30,8 @@
 //!   naming the offset, with its results so far.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::psync::trim;
 use crate::mem::page_size;
 use crate::sync_engine::SyncEngine;

@@ -1,17 +1,20 @@
 //! The built-in engines, one file each. An engine's file declares its
-//! [`EngineDef`] (`pub static DEF`) and, unless it is a family's own engine
-//! (whose facts `core` keeps), the [`EngineFacts`] a job's parse and checks
-//! use, into `ssdready_core::engines::ENGINES_IN_FILES`. [`ALL`] lists the
-//! definitions, and that list is all [`crate::open_engine`] consults.
+//! [`EngineDef`] (`pub static DEF`; the four engines with a variant of
+//! [`AnyEngine`] have theirs in [`def`]) and, unless it is a family's own
+//! engine (whose facts `core` keeps), the [`EngineFacts`] a job's parse and
+//! checks use, into `ssdready_core::engines::ENGINES_IN_FILES`. [`ALL`]
+//! lists the definitions, and that list is all [`open_engine`] consults.
 //! docs/architecture.md has the recipe for a new engine: its file, and
 //! its line here.
 //!
 //! `nvme`, `pmem` and `scsi` are helpers of the engines (commands, stores,
 //! CDBs); `offload` wraps another engine for `io_submit_mode=offload`.
 
-use crate::engine::EngineDef;
+use crate::engine::{EngineError, EngineSetup};
+use def::{AnyEngine, EngineDef};
 use ssdready_core::engines::EngineFacts;
 
+pub mod def;
 pub mod devdax;
 pub mod e4defrag;
 pub mod fileop;
@@ -32,19 +35,19 @@ pub mod uring_cmd;
 
 /// Every engine a job can name, one definition per file.
 pub static ALL: &[&EngineDef] = &[
-    &psync::DEF,
+    &def::PSYNC,
     &fileop::DEF,
     &mmap::DEF,
     &splice::DEF,
     &libpmem::DEF,
     &devdax::DEF,
     &e4defrag::DEF,
-    &uring::DEF,
+    &def::URING,
     &uring_cmd::DEF,
-    &libaio::DEF,
+    &def::LIBAIO,
     &posixaio::DEF,
     &sg::DEF,
-    &null::DEF,
+    &def::NULL,
 ];
 
 /// The definition that serves `facts` (none for the emulator's engine,
@@ -53,6 +56,18 @@ pub fn def_of(facts: &EngineFacts) -> Option<&'static EngineDef> {
     ALL.iter()
         .copied()
         .find(|d| d.serves.iter().any(|f| f.name == facts.name))
+}
+
+/// Open the engine a job asks for. Call it on the worker thread that will
+/// use the engine (io_uring rings are created single-issuer).
+pub fn open_engine(setup: &EngineSetup<'_>) -> Result<AnyEngine, EngineError> {
+    let facts = setup.spec.engine();
+    match def_of(facts) {
+        Some(def) => (def.open)(setup),
+        None => Err(EngineError::Unsupported(
+            "the emulator engine comes with an emulated device (filename=emu:…), not from open_engine".into(),
+        )),
+    }
 }
 
 #[cfg(test)]

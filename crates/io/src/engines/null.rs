@@ -6,21 +6,9 @@
 //! it queues, and `commit` makes the batch complete, so the async path of the
 //! worker loop is what gets measured.
 
-use crate::engine::{AnyEngine, Engine, EngineDef, EngineError, Queued};
+use crate::engine::{Engine, EngineError, Queued};
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, IoReq};
-
-/// The engine's definition (see [`crate::engines`]), which
-/// `engines::ALL` lists: what it serves — its facts, which `core` keeps
-/// (`ssdready_core::engines::NULL`: name, family, capabilities, completion
-/// note) — and how a worker opens it. The null engine is one the worker
-/// loop's plain path specialises, hence a variant of its own; any other
-/// engine returns `AnyEngine::dynamic(..)` (docs/architecture.md has the
-/// recipe for a new one).
-pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::NULL],
-    open: |setup| Ok(AnyEngine::Null(NullEngine::new(setup.spec))),
-};
 
 /// See the module docs.
 pub struct NullEngine {

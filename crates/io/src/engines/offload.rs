@@ -11,7 +11,8 @@
 //! back the engines of finished I/Os with their results. `commit` has
 //! nothing to do (fio's offload queue also submits at once).
 
-use crate::engine::{AnyEngine, Engine, EngineError, Queued};
+use crate::engine::{Engine, EngineError, Queued};
+use crate::engines::def::AnyEngine;
 use ssdready_core::{Completion, IoReq};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;

@@ -22,7 +22,8 @@
 //!   (`aio_cancel`) and waited for before their buffers are freed.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::psync::trim;
 use crate::target::TargetKind;
 use ssdready_core::{Completion, Ddir, IoReq};

@@ -10,9 +10,7 @@
 //! directions fail with EINVAL, as in fio; a run refuses them up front).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{
-    open_files, sync_file, sync_file_range, AnyEngine, EngineDef, EngineError, EngineSetup, Queued,
-};
+use crate::engine::{open_files, sync_file, sync_file_range, EngineError, EngineSetup, Queued};
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;
 use ssdready_core::engines::{Caps, EngineFacts, IN_CALL};
@@ -33,13 +31,6 @@ pub static FALLOC: EngineFacts = EngineFacts {
 pub static FTRUNCATE: EngineFacts = EngineFacts {
     name: "ftruncate",
     ..FALLOC
-};
-
-/// The engine's definition (see [`crate::engines`]): psync's own facts
-/// are in `core`, as the family's.
-pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::PSYNC, &FALLOC, &FTRUNCATE],
-    open: |setup| Ok(AnyEngine::Psync(PsyncEngine::new(setup)?)),
 };
 
 /// See the module docs.

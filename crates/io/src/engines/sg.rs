@@ -21,7 +21,8 @@
 //! and the CDB.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::scsi::{self, Capacity, Command, SgIoHdr, SENSE_LEN};
 use crate::sync_engine::SyncEngine;
 use ssdready_core::spec_passthru::SgWriteMode;

@@ -19,9 +19,8 @@
 //! retries it forever).
 
 use crate::buf::AlignedBuf;
-use crate::engine::{
-    open_files, sync_file, AnyEngine, EngineDef, EngineError, EngineSetup, Queued,
-};
+use crate::engine::{open_files, sync_file, EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::psync::trim;
 use crate::sync_engine::SyncEngine;
 use crate::target::TargetKind;

@@ -24,7 +24,7 @@
 //!   and −8 % CPU per I/O at QD 32.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{open_files, AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{open_files, Engine, EngineError, EngineSetup, Queued};
 use crate::engines::psync::trim;
 use crate::target::{sysfs::DevNode, Target, TargetKind};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -33,12 +33,6 @@ use ssdready_core::strategy::CompletionWait;
 use ssdready_core::{Completion, Ddir, IoReq};
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
-
-/// The engine's definition (see [`crate::engines`]).
-pub static DEF: EngineDef = EngineDef {
-    serves: &[&ssdready_core::engines::IO_URING],
-    open: |setup| Ok(AnyEngine::Uring(Box::new(UringEngine::new(setup)?))),
-};
 
 /// See the module docs. Field order matters: the ring is dropped (and the
 /// kernel's references to the buffers released) before the buffers.

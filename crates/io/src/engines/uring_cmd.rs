@@ -27,7 +27,8 @@
 //! namespaces formatted with metadata.
 
 use crate::buf::AlignedBuf;
-use crate::engine::{AnyEngine, Engine, EngineDef, EngineError, EngineSetup, Queued};
+use crate::engine::{Engine, EngineError, EngineSetup, Queued};
+use crate::engines::def::{AnyEngine, EngineDef};
 use crate::engines::nvme::{self, DsmRange, Namespace, NvmePassthruCmd};
 use crate::engines::uring::{
     build_ring, check_iopoll, register_buffers, register_files, ring_entries, slot_buffers,

@@ -14,7 +14,7 @@
 //! * [`pre_read`] reads the region through the cache before a job starts
 //!   (`pre_read`).
 
-use super::TargetKind;
+use super::types::TargetKind;
 use ssdready_core::spec_io::Fadvise;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -18,7 +18,7 @@
 //! jobs only write is just created and preallocated, and their writes
 //! land in unwritten (or, with `fallocate=none`, unallocated) space.
 
-use super::{Target, TargetError, TargetKind};
+use super::types::{Target, TargetError, TargetKind};
 use ssdready_core::spec_io::Fallocate;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};

@@ -5,8 +5,6 @@
 //! whole run, so nothing can mount the device, swap on it or build a
 //! device on it while the job writes (loop devices, which take no claim,
 //! excepted). Jobs of one run share a claim on the same device.
-//!
-//! Also here: asking the loop driver what a loop device is backed by.
 
 use super::snapshot::{file_id, Devno, FileId};
 use std::fs::{File, OpenOptions};
@@ -57,64 +55,9 @@ pub fn claim(path: &Path, devno: Devno) -> Result<Arc<File>, ClaimError> {
     Ok(f)
 }
 
-/// `LOOP_GET_STATUS64` from linux/loop.h.
-const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
-
-/// `struct loop_info64` from linux/loop.h.
-#[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; 64],
-    lo_crypt_name: [u8; 64],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
-}
-
-/// What the loop device at `dev_path` is backed by, as the driver knows it
-/// (right even when the backing file was renamed, deleted or lies in
-/// another mount namespace). None when it cannot be asked.
-pub fn loop_status(dev_path: &str) -> Option<FileId> {
-    use std::os::unix::io::AsRawFd;
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(dev_path)
-        .ok()?;
-    // SAFETY: all-zero bytes are a valid LoopInfo64 (integers and arrays).
-    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
-    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64, which
-    // LoopInfo64 matches field for field, through a pointer we own.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
-    if rc != 0 {
-        return None;
-    }
-    let split = crate::target::sysfs::major_minor;
-    Some(if info.lo_rdevice != 0 {
-        FileId::Block(split(info.lo_rdevice))
-    } else {
-        FileId::File {
-            dev: split(info.lo_device),
-            ino: info.lo_inode,
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn loop_info64_has_the_kernels_layout() {
-        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
-    }
 
     #[test]
     fn a_regular_file_cannot_be_claimed_as_a_device() {
@@ -122,6 +65,5 @@ mod tests {
         let p = d.path().join("f");
         std::fs::write(&p, b"x").unwrap();
         assert!(matches!(claim(&p, (7, 0)), Err(ClaimError::Changed)));
-        assert!(loop_status(p.to_str().unwrap()).is_none());
     }
 }

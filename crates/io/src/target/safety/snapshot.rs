@@ -9,6 +9,8 @@
 //! and the loop driver's `LOOP_GET_STATUS64`.
 
 use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// A device number (major, minor).
@@ -289,7 +291,7 @@ impl Probe for SystemProbe {
     }
 
     fn loop_backing(&self, name: &str, backing_file: &str) -> FileId {
-        match super::claim::loop_status(&format!("/dev/{name}")) {
+        match loop_status(&format!("/dev/{name}")) {
             Some(id) => id,
             None if backing_file.ends_with(" (deleted)") => FileId::Unknown,
             None => self.stat(backing_file),
@@ -297,10 +299,73 @@ impl Probe for SystemProbe {
     }
 }
 
+/// `LOOP_GET_STATUS64` from linux/loop.h.
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+/// `struct loop_info64` from linux/loop.h.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// What the loop device at `dev_path` is backed by, as the driver knows it
+/// (right even when the backing file was renamed, deleted or lies in
+/// another mount namespace). None when it cannot be asked.
+pub fn loop_status(dev_path: &str) -> Option<FileId> {
+    use std::os::unix::io::AsRawFd;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(dev_path)
+        .ok()?;
+    // SAFETY: all-zero bytes are a valid LoopInfo64 (integers and arrays).
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64, which
+    // LoopInfo64 matches field for field, through a pointer we own.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
+    if rc != 0 {
+        return None;
+    }
+    let split = crate::target::sysfs::major_minor;
+    Some(if info.lo_rdevice != 0 {
+        FileId::Block(split(info.lo_rdevice))
+    } else {
+        FileId::File {
+            dev: split(info.lo_device),
+            ino: info.lo_inode,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::FakeProbe;
     use super::*;
+
+    #[test]
+    fn loop_info64_has_the_kernels_layout() {
+        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
+    }
+
+    #[test]
+    fn a_regular_file_has_no_loop_status() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, b"x").unwrap();
+        assert!(loop_status(p.to_str().unwrap()).is_none());
+    }
 
     #[test]
     fn octal_escapes_are_undone() {
