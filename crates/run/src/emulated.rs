@@ -199,7 +199,7 @@ pub fn check_memory(
     time: TimeBase,
 ) -> Result<(), EmuSetupError> {
     check_faults(specs, params, time)?;
-    crate::zbd::check_zoned_devices(specs, params, time == TimeBase::Virtual)?;
+    check_zoned_devices(specs, params, time == TimeBase::Virtual)?;
     let Some(avail) = memory::available() else {
         return Ok(()); // no /proc/meminfo: nothing to compare with
     };
@@ -387,11 +387,51 @@ pub fn report(
     if dev.p.faults.any() {
         r.faults = Some(dev.faults.counts);
     }
-    r.zones = crate::zbd::emu_zones(dev);
+    r.zones = emu_zones(dev);
     let n = dev.nand_totals();
     r.slc_pages_written = n.slc_units;
     r.slc_pages_folded = n.folded_units;
     r.pe_suspensions = n.suspensions;
     r.reads_ahead_of_pe = n.reads_ahead;
     r
+}
+
+/// An emulated zoned drive's zone counters for its report (None when it is
+/// not zoned).
+pub(crate) fn emu_zones(
+    dev: &ssdready_emu::device::Device,
+) -> Option<ssdready_core::result::EmuZones> {
+    let z = dev.ftl.as_ref()?.zones.as_ref()?;
+    let (open, active) = z.open_active();
+    Some(ssdready_core::result::EmuZones {
+        zones: z.report().len() as u64,
+        open,
+        active,
+        counters: z.counters,
+    })
+}
+
+/// Zoned emulated drives run in real time through the emulator's own queue
+/// pairs, where every command meets the zones: virtual time and temporal
+/// merge (whose commands do not) refuse them, saying so.
+pub(crate) fn check_zoned_devices(
+    specs: &[JobSpec],
+    params: &BTreeMap<String, ssdready_emu::config::Params>,
+    virtual_time: bool,
+) -> Result<(), EmuSetupError> {
+    for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
+        if virtual_time {
+            return Err(EmuSetupError::ZonedInVirtualTime {
+                device: name.clone(),
+            });
+        }
+        if let Some(s) = merging_job(specs, name) {
+            return Err(EmuSetupError::ZonedMerged {
+                job: s.name.clone(),
+                merge: s.temporal_merge.name(),
+                device: name.clone(),
+            });
+        }
+    }
+    Ok(())
 }

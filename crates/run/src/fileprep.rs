@@ -5,7 +5,7 @@
 //! drop at each later pass over a region ([`crate::worker`]), as fio does on
 //! time-based runs and at each loop.
 
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 use ssdready_io::target::cache;
 use std::sync::atomic::AtomicBool;
 

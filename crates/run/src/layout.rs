@@ -11,7 +11,7 @@
 
 use crate::failure::{bad, Failure};
 use crate::observer::RunObserver;
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 use ssdready_core::spec::RwMode;
 use ssdready_io::target::space::{free_space, show_bytes};
 use ssdready_io::target::{self, LayoutEnd, Target, TargetKind};

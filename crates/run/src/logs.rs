@@ -99,8 +99,8 @@ pub type LogSink = std::sync::Arc<std::sync::Mutex<Vec<WorkerLog>>>;
 /// Bound the sample logs of `jobs` to `max` samples in all
 /// ([`crate::RunRequest::log_samples_max`]): each worker that keeps a log
 /// gets an even share (at least one).
-pub fn bound(jobs: &mut [crate::prepare::PreparedJob], max: u64) {
-    let logging = |j: &crate::prepare::PreparedJob| j.resolved.logs.any();
+pub fn bound(jobs: &mut [crate::prepared::PreparedJob], max: u64) {
+    let logging = |j: &crate::prepared::PreparedJob| j.resolved.logs.any();
     let workers: u64 = jobs
         .iter()
         .filter(|j| logging(j))

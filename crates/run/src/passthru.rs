@@ -241,7 +241,7 @@ pub(crate) fn target(
                 allow_mounted_write: spec.access.allow_mounted_write,
             };
             let mut t = target::resolve(&disk, needs)
-                .map_err(|e| crate::validate::target_failure(job, e))?;
+                .map_err(|e| crate::target_checks::target_failure(job, e))?;
             t.path = name.into();
             t
         }

@@ -9,6 +9,7 @@
 //! discard), over the union of the regions its clones cover.
 
 use crate::failure::{bad, Failure};
+use crate::prepared::{CloneTargets, PreparedJob};
 use ssdready_core::resolved::ResolvedJob;
 use ssdready_core::spec::{Amount, EngineKind, JobSpec};
 use ssdready_emu::engine::SharedDevice;
@@ -67,37 +68,6 @@ pub enum PrepareError {
     Mmap(#[from] ssdready_io::engines::mmap::MmapBlockSize),
     #[error(transparent)]
     Ext4(#[from] ssdready_io::engines::e4defrag::Ext4Error),
-}
-
-/// One clone's view: its targets, and its regions (indexing them).
-#[derive(Clone)]
-pub(crate) struct CloneTargets {
-    pub targets: Arc<Vec<Target>>,
-    pub regions: Vec<Region>,
-}
-
-/// A job whose targets are resolved.
-pub(crate) struct PreparedJob {
-    pub spec: Arc<JobSpec>,
-    /// The job resolved for its workers (their flow and loop), once.
-    pub resolved: Arc<ResolvedJob>,
-    /// Every distinct target of the job (layout, devices, reports).
-    pub targets: Arc<Vec<Target>>,
-    /// For each of `targets`, the span its clones cover together.
-    pub regions: Vec<Region>,
-    /// What each clone (worker) uses.
-    pub clones: Vec<CloneTargets>,
-    /// The emulated device, when the job runs on one.
-    pub emu: Option<Arc<SharedDevice>>,
-    /// zonemode=zbd: the target's zones ([`crate::zbd::setup`]).
-    pub zbd: Option<Arc<crate::zbd::ZbdShared>>,
-}
-
-impl PreparedJob {
-    /// The targets and regions of clone `w`.
-    pub fn clone_view(&self, w: u32) -> CloneTargets {
-        self.clones[w as usize % self.clones.len().max(1)].clone()
-    }
 }
 
 /// fio's `sprandom` over the `len` bytes a clone covers: each region
@@ -306,7 +276,7 @@ fn files(spec: JobSpec, allow_destructive: bool) -> Result<PreparedJob, Failure>
     let in_job = |m: String| bad(format!("job '{job}': {m}"));
     check_directories(&spec).map_err(|e| in_job(e.to_string()))?;
     if spec.engine_named.as_deref() == Some("dev-dax") {
-        crate::validate::dax_names(&spec, allow_destructive)?;
+        crate::target_checks::dax_names(&spec, allow_destructive)?;
     }
     let stop = crate::stop::flag();
     let mut layout = Layout::default();
@@ -441,7 +411,7 @@ impl Layout {
                 }
             } else {
                 path_info(n, allow_destructive)
-                    .map_err(|e| crate::validate::target_failure(job, e))?
+                    .map_err(|e| crate::target_checks::target_failure(job, e))?
             };
             self.infos.insert(n.to_string(), i);
         }
@@ -517,20 +487,20 @@ fn check_target(
         allow_mounted_write: spec.access.allow_mounted_write,
     };
     if spec.engine_named.as_deref() == Some("dev-dax") {
-        return crate::validate::dax_target(job, name, needs);
+        return crate::target_checks::dax_target(job, name, needs);
     }
-    crate::validate::check_device_exists(job, name)?;
+    crate::target_checks::check_device_exists(job, name)?;
     if spec.dir_engine() && Path::new(name).is_dir() {
         // dirstat, dirdelete (and dircreate, which then fails with
         // EEXIST, as fio's): the directory is the engine's business.
         return Ok(target::directory(Path::new(name)));
     }
     let t = target::resolve(Path::new(name), needs)
-        .map_err(|e| crate::validate::target_failure(job, e))?;
+        .map_err(|e| crate::target_checks::target_failure(job, e))?;
     // The mapping engines open no descriptor with O_DIRECT: direct=1 picks
     // their kind of stores.
     let direct = spec.direct && !ssdready_core::option_table_engines::maps_targets(spec);
-    crate::validate::check_access(job, &t, spec.modifies_target(), direct)?;
+    crate::target_checks::check_access(job, &t, spec.modifies_target(), direct)?;
     if direct {
         t.check_direct_alignment(&spec.bs.all(), r.offset)
             .map_err(|e| in_job(e.to_string()))?;

@@ -11,7 +11,7 @@
 //! ([`RunRequest::command_line`]), and [`RunRequest::options`] reads such
 //! a command line back.
 
-use crate::Failure;
+use crate::failure::Failure;
 use ssdready_core::options::{RawOption, Section};
 use ssdready_core::result::RunResult;
 use ssdready_core::SpecError;

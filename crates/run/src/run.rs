@@ -13,7 +13,7 @@ pub use crate::failure::{bad, Failure};
 use crate::observer::RunObserver;
 use crate::phase::{decompose_phase, run_phase, Carried, PhaseInputs, PhaseRun};
 use crate::phases::phases_and_groups;
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 use crate::request::RunRequest;
 use crate::worker::WorkerOutcome;
 use ssdready_core::result::*;

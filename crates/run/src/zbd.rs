@@ -18,8 +18,10 @@
 //! write-pointer order whatever the number of workers; a zone reset is done
 //! then too, synchronously (fio quiesces and resets alike).
 
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 pub(crate) use crate::zbd_error::ZbdError;
+pub(crate) use crate::zbd_table::lock;
+use crate::zbd_table::{shared, Resetter, ZbdShared};
 use ssdready_core::spec::{EngineKind, JobSpec, RwMode};
 use ssdready_core::spec_io::ZoneMode;
 use ssdready_emu::engine::SharedDevice;
@@ -30,23 +32,8 @@ use ssdready_workload::jobflow::FlowIo;
 use ssdready_workload::jobflow::JobFlow;
 use ssdready_workload::zbd::{Decision, HostZone, ZbdFile, ZbdJob};
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::sync::{Arc, Mutex, MutexGuard};
 
-/// How a target's zones are reset.
-pub(crate) enum Resetter {
-    Emu(Arc<SharedDevice>),
-    Block(File),
-    /// Emulated zones: nothing on the device.
-    Host,
-}
-
-/// One target's zones, shared by the jobs on it.
-pub(crate) struct ZbdShared {
-    pub table: Arc<Mutex<ZbdFile>>,
-    reset: Resetter,
-    name: String,
-}
+use std::sync::{Arc, Mutex};
 
 /// A worker's view: the shared zones and its own job state.
 #[derive(Clone)]
@@ -259,14 +246,6 @@ fn build(j: &PreparedJob, name: &str) -> Result<ZbdShared, ZbdError> {
     ))
 }
 
-fn shared(file: ZbdFile, reset: Resetter, name: &str) -> ZbdShared {
-    ZbdShared {
-        table: Arc::new(Mutex::new(file)),
-        reset,
-        name: name.to_string(),
-    }
-}
-
 fn is_zoned_disk(t: &Target) -> bool {
     t.kind == TargetKind::Block
         && t.device
@@ -316,12 +295,6 @@ fn block_zones(t: &Target, s: &JobSpec, name: &str) -> Result<ZbdShared, ZbdErro
         Resetter::Block(file),
         name,
     ))
-}
-
-/// The table's lock (a poisoned one still holds consistent zones: every
-/// change to them is made whole under it).
-pub(crate) fn lock(t: &Mutex<ZbdFile>) -> MutexGuard<'_, ZbdFile> {
-    t.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Worker `view`'s zbd state, when its job has zones.
@@ -419,45 +392,4 @@ impl WorkerZbd {
             }
         }
     }
-}
-
-/// An emulated zoned drive's zone counters for its report (None when it is
-/// not zoned).
-pub(crate) fn emu_zones(
-    dev: &ssdready_emu::device::Device,
-) -> Option<ssdready_core::result::EmuZones> {
-    let z = dev.ftl.as_ref()?.zones.as_ref()?;
-    let (open, active) = z.open_active();
-    Some(ssdready_core::result::EmuZones {
-        zones: z.report().len() as u64,
-        open,
-        active,
-        counters: z.counters,
-    })
-}
-
-/// Zoned emulated drives run in real time through the emulator's own queue
-/// pairs, where every command meets the zones: virtual time and temporal
-/// merge (whose commands do not) refuse them, saying so.
-pub(crate) fn check_zoned_devices(
-    specs: &[JobSpec],
-    params: &BTreeMap<String, ssdready_emu::config::Params>,
-    virtual_time: bool,
-) -> Result<(), crate::emulated::EmuSetupError> {
-    use crate::emulated::EmuSetupError;
-    for (name, _) in params.iter().filter(|(_, p)| p.zoned.zoned) {
-        if virtual_time {
-            return Err(EmuSetupError::ZonedInVirtualTime {
-                device: name.clone(),
-            });
-        }
-        if let Some(s) = crate::emulated::merging_job(specs, name) {
-            return Err(EmuSetupError::ZonedMerged {
-                job: s.name.clone(),
-                merge: s.temporal_merge.name(),
-                device: name.clone(),
-            });
-        }
-    }
-    Ok(())
 }

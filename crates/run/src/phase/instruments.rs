@@ -9,7 +9,7 @@
 //! window, [`Instruments::stop`] closes it and detaches the programs, and
 //! [`Closed`] turns the readings into the phase's figures.
 
-use super::Outcomes;
+use super::inputs::Outcomes;
 use crate::observer::RunObserver;
 use crate::profiler::Profiler;
 use ssdready_core::result::{Decomposition, HwCounts, ProfileReport};

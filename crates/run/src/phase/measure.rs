@@ -5,7 +5,7 @@
 //! from /proc/interrupts only when a device has such vectors), and the
 //! window's length as the jobs set it.
 
-use super::{Outcomes, PhaseInputs};
+use super::inputs::{Outcomes, PhaseInputs};
 use ssdready_core::result::DiskResult;
 use ssdready_io::clock::Clock;
 use ssdready_probe::irqcount::{self, Counts, Vector};

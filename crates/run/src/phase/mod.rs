@@ -11,6 +11,7 @@
 //!    progress reported;
 //! 4. the workers are joined, the window closed, and the figures built.
 
+mod inputs;
 mod instruments;
 mod measure;
 mod spawn;
@@ -18,34 +19,21 @@ mod spawn;
 mod tests;
 
 use crate::agglog::AggBwLog;
+use crate::failure::Failure;
 use crate::observer::{notices, RunObserver, Totals};
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 use crate::steadystate::Unit;
 use crate::worker::{self, Live, WorkerOutcome};
-use crate::Failure;
+pub(crate) use inputs::{Outcomes, PhaseInputs};
 use instruments::Instruments;
 use ssdready_core::result::*;
 use ssdready_core::spec::{EngineKind, ExitWhat, JobSpec};
-use ssdready_io::clock::Clock;
+
 use ssdready_probe::cpu;
 use ssdready_probe::threads::WorkSampler;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The workers' outcomes: job index and outcome.
-pub(crate) type Outcomes = Vec<(usize, WorkerOutcome)>;
-
-/// What every phase of a run shares.
-pub(crate) struct PhaseInputs<'a> {
-    pub jobs: &'a [PreparedJob],
-    /// Each job's reporting group.
-    pub groups: &'a [u32],
-    pub clock: Clock,
-    pub stop: &'a Arc<AtomicBool>,
-    pub profile: bool,
-    pub profile_exact: bool,
-}
 
 /// What the phases of a run carry from one to the next.
 pub(crate) struct Carried {

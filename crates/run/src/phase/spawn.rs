@@ -3,10 +3,10 @@
 //! flow, locks and zone state, the jobs it waits for), held at two
 //! barriers: `opened` once every engine is open, `start` to begin I/O.
 
-use super::PhaseInputs;
+use super::inputs::PhaseInputs;
+use crate::failure::Failure;
 use crate::observer::notices;
 use crate::worker::{self, Live, WorkerCtx, WorkerOutcome};
-use crate::Failure;
 use ssdready_core::spec::CpusPolicy;
 use ssdready_io::bpf::JoinTable;
 use std::collections::HashMap;

@@ -10,7 +10,7 @@
 //! SCSI, RAM disks have no such feature), no root, no nvme-cli, or values
 //! the feature cannot hold.
 
-use crate::prepare::PreparedJob;
+use crate::prepared::PreparedJob;
 use ssdready_io::target::Target;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -11,10 +11,9 @@
 //! at every second of its clock ([`crate::steadystate`]); a unit whose
 //! criterion holds ends its workers there, as their runtime would.
 
+use super::outcome::{SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS};
 use super::refusals::no_time;
-use super::{
-    clone_region, SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS,
-};
+use super::region::clone_region;
 use crate::steadystate::{self, Counts, Unit};
 use ssdready_core::arrivals::ScheduleStats;
 use ssdready_core::resolved::ResolvedJob;

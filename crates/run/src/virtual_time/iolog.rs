@@ -4,7 +4,7 @@
 //! the recorder notes what it issues at simulated times; the recorded text
 //! comes back in the worker's statistics and is written when the run ends.
 
-use super::SimError;
+use super::outcome::SimError;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_workload::jobflow::JobFlow;

@@ -44,70 +44,21 @@
 //! [`JobFlow`]: ssdready_workload::jobflow::JobFlow
 
 use ssdready_core::spec::JobSpec;
-use ssdready_core::stats::WorkerStats;
 use ssdready_emu::device::Device;
-use ssdready_workload::plan::Region;
 
 mod events;
 mod iolog;
+mod outcome;
 mod refusals;
+mod region;
 #[cfg(test)]
 mod steady_tests;
 #[cfg(test)]
 mod tests;
 
+pub use outcome::{SimError, SimOutcome, MAX_SERIES_SECONDS, STALL_EVENTS, STOP_POLL_EVENTS};
 pub use refusals::unservable_rate;
-
-/// Completions in a row at one simulated instant after which virtual time
-/// is taken to have stopped (at least; four per slot in flight if more).
-pub const STALL_EVENTS: u64 = 1 << 20;
-/// How often (in events) the stop callback is polled.
-pub const STOP_POLL_EVENTS: u64 = 1024;
-/// The free-blocks series keeps at most this many simulated seconds
-/// (48 days, 32 MiB); later seconds are not sampled.
-pub const MAX_SERIES_SECONDS: u64 = 1 << 22;
-
-/// What a simulation produced.
-pub struct SimOutcome {
-    /// Per job, per worker.
-    pub workers: Vec<Vec<WorkerStats>>,
-    /// Free blocks at the end of each simulated second.
-    pub free_blocks: Vec<u64>,
-    /// Simulated time of the last completion, ns.
-    pub end_ns: u64,
-    /// Per job, fio's steady-state reports (`steadystate_duration`): one
-    /// per clone, or one for a reporting group; empty without it.
-    pub steadystate: Vec<Vec<ssdready_core::steady::FioSteadyReport>>,
-}
-
-/// The region a job covers on the device.
-pub fn region(spec: &JobSpec, capacity: u64) -> Result<Region, String> {
-    clone_region(spec, 0, capacity)
-}
-
-/// The region clone `clone` of `spec` covers (`offset_increment` moves
-/// each clone further).
-pub fn clone_region(spec: &JobSpec, clone: u32, capacity: u64) -> Result<Region, String> {
-    let (offset, len) =
-        ssdready_workload::fileset::region_on(spec, clone, capacity).map_err(|e| e.to_string())?;
-    Ok(Region {
-        file: 0,
-        offset,
-        len,
-    })
-}
-
-/// Why a simulation gave no result.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    /// The jobs cannot be simulated as asked (a region beyond the device,
-    /// virtual time that would not advance): the request's fault.
-    #[error("{0}")]
-    Refused(String),
-    /// The model failed (or a bug): the run's fault.
-    #[error("{0}")]
-    Model(String),
-}
+pub use region::{clone_region, region};
 
 /// Run `jobs` together against `dev` in virtual time, starting where the
 /// device's clock stands (so consecutive simulations continue one

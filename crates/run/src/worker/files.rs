@@ -6,7 +6,7 @@
 //! and open them again. The emulator and the null engine have no files:
 //! these do nothing there.
 
-use super::WorkerCtx;
+use super::ctx::WorkerCtx;
 use ssdready_io::engine::{open_files, EngineSetup};
 use ssdready_io::target::TargetKind;
 use ssdready_io::{Engine, EngineError};

@@ -5,7 +5,7 @@
 //! the current directory, as fio — always a regular file: a symbolic link
 //! or a device at that name is refused before the command runs.
 
-use super::WorkerCtx;
+use super::ctx::WorkerCtx;
 use ssdready_io::mem::{set_thread_nice, LockedMemory};
 
 /// Held while the job runs (the pinned memory is released on drop).

@@ -5,7 +5,7 @@
 //! statistics, written when the run ends. A job with neither keeps the
 //! flow as it was (its lean path untouched).
 
-use super::WorkerCtx;
+use super::ctx::WorkerCtx;
 use ssdready_core::stats::WorkerStats;
 use ssdready_io::EngineError;
 use ssdready_workload::jobflow::JobFlow;

@@ -22,23 +22,23 @@
 //! `pauses`; its limits in `limits`; accounting in `account`.
 
 mod account;
-mod lifecycle;
+mod features;
+pub(super) mod lifecycle;
 mod limits;
 mod pauses;
 mod plain;
 
-pub(super) use lifecycle::hot_loop;
-
 use super::access::{Access, FileLocks};
 use super::complete::{Wait, Waiter};
 use super::contents::WriteBuffers;
+use super::ctx::WorkerCtx;
 use super::lattarget::LatSearch;
 use super::prio::Prios;
 use super::tokens::FlowToken;
+use super::verify;
 use super::wait::{Pacing, WAIT_SLICE};
-use super::{verify, WorkerCtx};
 use crate::zbd::{Placed, WorkerZbd};
-use plain::Features;
+use features::Features;
 use ssdready_core::stats::{batch_bucket, depth_bucket, ThreadCpu, WorkerStats};
 use ssdready_core::{Completion, Ddir, IoReq};
 use ssdready_io::bpf::{monotonic_ns, JoinTable};

@@ -6,7 +6,11 @@
 use super::*;
 use ssdready_core::req::{Completion, IoReq};
 use ssdready_core::Ddir;
+use ssdready_io::clock::Clock;
 use ssdready_io::engine::Queued;
+use ssdready_workload::plan::Region;
+use std::sync::atomic::AtomicBool;
+use std::sync::Barrier;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

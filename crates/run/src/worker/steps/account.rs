@@ -2,7 +2,7 @@
 //! (latencies, bytes, per-second samples, logs, the kernel's split of its
 //! time), or into the job's error, sync or verification counts.
 
-use super::plain::Features;
+use super::features::Features;
 use super::{Loop, Slot};
 use crate::worker::verify;
 use ssdready_core::spec_types::ErrorKind;

@@ -13,28 +13,9 @@
 //! A new per-I/O option is a hook of the full path: guard it with
 //! `F::FULL` and make [`Loop::plain`] refuse jobs that use it.
 
+use super::features::{Features, Full, Plain};
 use super::Loop;
 use ssdready_io::{AnyEngine, Engine, EngineError};
-
-/// Which per-I/O options the loop's instantiation checks.
-pub(in crate::worker) trait Features {
-    /// All of them; `false`: none (the job uses none).
-    const FULL: bool;
-}
-
-/// The job uses none of the per-I/O options.
-pub(in crate::worker) struct Plain;
-
-/// The job uses some per-I/O options: every one is checked.
-pub(in crate::worker) struct Full;
-
-impl Features for Plain {
-    const FULL: bool = false;
-}
-
-impl Features for Full {
-    const FULL: bool = true;
-}
 
 impl Loop<'_> {
     /// Whether the job uses none of the options the plain path leaves out

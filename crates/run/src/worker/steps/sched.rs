@@ -2,7 +2,8 @@
 //! the latency-target search between reaps, and the write-buffer filler
 //! with its dedupe working set.
 
-use super::{Loop, WorkerCtx};
+use super::Loop;
+use crate::worker::ctx::WorkerCtx;
 use crate::worker::lattarget::Verdict;
 use ssdready_workload::buffers::BufferFiller;
 
