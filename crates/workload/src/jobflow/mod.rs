@@ -19,7 +19,7 @@
 //! the checks of the data.
 
 mod plain;
-mod step;
+pub(crate) mod step;
 mod think;
 mod trim;
 mod verifying;
@@ -476,7 +476,10 @@ impl JobFlow {
     /// I/O. `None`: the pass ended, ask again.
     #[inline]
     fn work_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
-        if let Some(s) = self.think_step(inflight, now) {
+        let issued_all = self.c.rw_issued >= self.ios_cap
+            || (!self.time_based && self.c.main_issued >= self.main_cap);
+        let counts = (self.c.rw_issued, self.c.rw_completed);
+        if let Some(s) = self.think.step((inflight, now), issued_all, counts) {
             return Some(s);
         }
         // Backlog reads count in fio's pass bytes (it doubles the pass for

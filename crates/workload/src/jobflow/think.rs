@@ -2,7 +2,7 @@
 //! I/Os (or `thinktime_iotime` of I/O) the flow waits for the queue to
 //! empty, then thinks.
 
-use super::{JobFlow, Step};
+use super::step::Step;
 use ssdready_core::resolved::ThinkConfig;
 
 /// Think time (fio's `handle_thinktime`): the job's, and where the
@@ -43,18 +43,23 @@ impl Think {
     }
 }
 
-impl JobFlow {
+impl Think {
     /// fio's `handle_thinktime`: after every `thinktime_blocks` I/Os (or
     /// `thinktime_iotime` of I/O), wait for the queue to empty, then think.
-    pub(super) fn think_step(&mut self, inflight: usize, now: u64) -> Option<Step> {
+    /// `issued_all`: the job has issued its last I/O; `issued` and
+    /// `completed`: its reads and writes so far.
+    pub(super) fn step(
+        &mut self,
+        (inflight, now): (usize, u64),
+        issued_all: bool,
+        (issued, completed): (u64, u64),
+    ) -> Option<Step> {
         // fio thinks on completions inside its issue loop: once the job has
         // issued its last I/O the loop is over, and the completions that an
         // asynchronous engine delivers after it bring no think (libaio at
         // QD 8, 32 I/Os, a think every 8: three, not four; a synchronous
         // engine's last I/O completes inside the loop and is thought after).
-        let issued_all = self.c.rw_issued >= self.ios_cap
-            || (!self.time_based && self.c.main_issued >= self.main_cap);
-        let t = &mut self.think;
+        let t = self;
         if t.by_completion && t.late_completions && issued_all && t.pending.is_none() {
             return None;
         }
@@ -69,11 +74,7 @@ impl JobFlow {
                 return None;
             }
             t.due = false;
-            let b = if t.by_completion {
-                self.c.rw_completed
-            } else {
-                self.c.rw_issued
-            };
+            let b = if t.by_completion { completed } else { issued };
             let by_time = t.iotime_ns > 0 && now.saturating_sub(t.last_time) >= t.iotime_ns + t.ns;
             let by_blocks = (t.iotime_ns == 0 || t.blocks_given) && b >= t.last_blocks + t.blocks;
             if !(by_time || by_blocks) {

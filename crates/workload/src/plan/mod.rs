@@ -36,11 +36,13 @@ mod randmap;
 mod run;
 mod setup;
 pub mod sprandom;
+mod state;
 
 pub use permutation::Permutation;
 pub use randmap::RandMap;
+pub use state::Region;
+use state::{FileState, Run, Strided};
 
-use dists::Skewed;
 use files::FileChooser;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -50,33 +52,6 @@ use ssdready_core::req::Ddir;
 use ssdready_core::resolved::OffsetDraw as RandomMode;
 pub use ssdready_core::resolved::PlanConfig;
 use ssdready_core::spec::{RwMode, RwSequencer};
-
-/// The part of one target a worker covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
-    /// Index of the target within the job.
-    pub file: u32,
-    /// First byte.
-    pub offset: u64,
-    /// Length in bytes.
-    pub len: u64,
-}
-
-#[derive(Clone)]
-struct FileState {
-    region: Region,
-    /// fio's `last_pos`, relative to the region, per direction.
-    last_pos: [u64; 3],
-    /// Where the direction's previous I/O started (`rw_sequencer=identical`).
-    last_start: [Option<u64>; 3],
-    /// Blocks of `unit` bytes.
-    blocks: u64,
-    perm: Permutation,
-    perm_pos: u64,
-    pass: u64,
-    map: Option<RandMap>,
-    skew: Option<Skewed>,
-}
 
 /// The offset generator and work budget of one worker.
 #[derive(Clone)]
@@ -142,20 +117,9 @@ pub struct IoPlan {
     /// The direction of every I/O when the job has one (not a mix).
     fixed_ddir: Option<Ddir>,
     /// The shortcut's I/Os granted in one go ([`run`]).
-    run: run::Run,
+    run: Run,
     /// fio's `sprandom`: the one file's block sequence.
     spr: Option<Box<sprandom::Sprandom>>,
-}
-
-/// Where a strided job is: the zone (relative to the region) and the bytes
-/// moved in it (fio's `file_offset` and `zone_bytes`).
-#[derive(Clone, Copy, Debug)]
-struct Strided {
-    size: u64,
-    range: u64,
-    skip: u64,
-    start: u64,
-    bytes: u64,
 }
 
 impl IoPlan {
@@ -215,7 +179,7 @@ impl IoPlan {
             wrapped: Vec::new(),
             strided,
             fixed_ddir: fixed_ddir(cfg.rw),
-            run: run::Run::default(),
+            run: Run::default(),
             spr: setup::sprandom(cfg, regions, seed),
         }
     }

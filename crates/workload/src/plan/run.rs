@@ -12,45 +12,9 @@
 //! does, [`crate::jobflow::JobFlow::settle`]). The I/Os are those of the
 //! shortcut one for one (a unit test compares them).
 
+use super::state::Run;
 use super::{IoPlan, Permutation};
 use ssdready_core::req::Ddir;
-
-/// A granted run of I/Os (none when `granted` is 0).
-#[derive(Clone, Debug)]
-pub(super) struct Run {
-    /// I/Os left of it.
-    left: u64,
-    /// I/Os granted when it started.
-    granted: u64,
-    /// Random: the permutation's next position; sequential: the next
-    /// offset relative to the region.
-    pos: u64,
-    len: u64,
-    /// The region's first byte.
-    base: u64,
-    file: u32,
-    ddir: Ddir,
-    random: bool,
-    /// The file's permutation of this pass (a copy: it does not change
-    /// until the pass ends, which ends the run).
-    perm: Permutation,
-}
-
-impl Default for Run {
-    fn default() -> Self {
-        Run {
-            left: 0,
-            granted: 0,
-            pos: 0,
-            len: 0,
-            base: 0,
-            file: 0,
-            ddir: Ddir::Read,
-            random: false,
-            perm: Permutation::new(1, 0),
-        }
-    }
-}
 
 impl IoPlan {
     /// Whether no run is granted (every I/O taken is counted).

@@ -6,8 +6,9 @@
 use super::dists::{zone_table, Skewed};
 use super::permutation::Permutation;
 use super::randmap::RandMap;
-use super::{FileState, RandomMode, Region, Strided};
+use super::state::{FileState, Region, Strided};
 use rand::rngs::SmallRng;
+use ssdready_core::resolved::OffsetDraw as RandomMode;
 use ssdready_core::resolved::PlanConfig;
 use ssdready_core::spec::Distribution;
 

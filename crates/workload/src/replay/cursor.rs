@@ -8,7 +8,7 @@
 //! targets stay open through the replay.
 
 use super::{adjust, Action, Entries, Entry, FileKey, IologSpec, TraceError};
-use crate::jobflow::{FlowIo, Tag};
+use crate::jobflow::step::{FlowIo, Tag};
 use std::collections::HashMap;
 
 /// What the replay asks of the worker next.

@@ -10,7 +10,7 @@
 //! The text is kept in memory (about 40 bytes a request) and written by
 //! the caller when the job ends.
 
-use crate::jobflow::FlowIo;
+use crate::jobflow::step::FlowIo;
 use ssdready_core::req::Ddir;
 use std::fmt::Write;
 

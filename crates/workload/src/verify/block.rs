@@ -11,8 +11,10 @@
 //! byte, `%o` pasted with `O`) or pseudo-random bytes from the write's seed,
 //! so the expected block can be made again for `verify_dump`.
 
-use super::{pattern, Failure, Method, Pattern, HEADER_BYTES, MAGIC};
+use super::pattern::{self, Pattern};
 use md5::Digest as _;
+use ssdready_core::spec_verify::{Method, HEADER_BYTES, MAGIC};
+use ssdready_core::stats_verify::Failure;
 
 /// How a job's blocks are laid out.
 #[derive(Clone, Debug, PartialEq)]
