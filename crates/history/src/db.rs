@@ -1,8 +1,9 @@
 //! The history database: open (migrating), record, list, look up. The
 //! schema is in the crate docs and [`crate::schema`].
 
+use crate::error::Error;
 use crate::figures::{Fingerprint, KeyFigures, Kind, Side};
-use crate::{schema, Error};
+use crate::schema;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 use ssdready_io::written::{vet, Allow};

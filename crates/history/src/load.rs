@@ -4,8 +4,9 @@
 //! is none of these is bad input, said in one line with what is allowed.
 
 use crate::compare::Origin;
+use crate::db::History;
+use crate::error::Error;
 use crate::figures::{Document, Kind, Side};
-use crate::{Error, History};
 use std::path::{Path, PathBuf};
 
 /// A result and where it came from.

@@ -6,7 +6,7 @@
 //! database at once migrate it once. Append a migration to change the
 //! schema; never edit one that shipped.
 
-use crate::Error;
+use crate::error::Error;
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
 

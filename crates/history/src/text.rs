@@ -1,7 +1,8 @@
 //! The history as `ssdready history` prints it: one line per entry,
 //! newest first, its key figures, and how to compare two.
 
-use crate::{dates, Entry};
+use crate::dates;
+use crate::db::Entry;
 use ssdready_core::units::{fmt_count, fmt_ns};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! A run's figures (see the parent module for the noise rules).
 
-use super::{fingerprint, finite, p99, Better, Figure, KeyFigures, Kind, Series, Side, Unit};
+use super::model::{
+    fingerprint, finite, p99, Better, Figure, KeyFigures, Kind, Series, Side, Unit,
+};
 use serde_json::Value;
 use ssdready_core::result::{DirResult, JobResult, RunResult};
 use ssdready_core::spec::JobSpec;
@@ -328,7 +330,7 @@ fn run_targets(r: &RunResult) -> Vec<String> {
             .spec
             .filename
             .iter()
-            .map(|f| super::named_target(f, params))
+            .map(|f| super::model::named_target(f, params))
         {
             if !targets.contains(&f) {
                 targets.push(f);

@@ -1,6 +1,6 @@
 //! A study's figures (see the parent module for the noise rules).
 
-use super::{
+use super::model::{
     finite, join_command, points, spread_pct, Better, Figure, Fingerprint, KeyFigures, Kind, Side,
     Unit,
 };
@@ -97,7 +97,7 @@ pub fn from_study(d: &StudyDoc) -> Side {
         .runs
         .iter()
         .find_map(|r| r.result.as_ref())
-        .map(|r| super::fingerprint(&r.platform));
+        .map(|r| super::model::fingerprint(&r.platform));
     Side {
         kind: Kind::Study,
         workload: format!(
