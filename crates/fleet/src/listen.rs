@@ -9,7 +9,6 @@
 //! the meantime does not redirect the removal, and a file that is no longer
 //! the socket made (another file put at the name) is left alone.
 
-use crate::server::Client;
 use crate::wire::Conn;
 use crate::Error;
 use std::ffi::OsString;
@@ -45,6 +44,26 @@ impl SocketFile {
         };
         if (st.st_dev, st.st_ino) == self.id {
             let _ = unlinkat(&self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+    }
+}
+
+/// Who connected, as far as the connection tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// Over TCP: the server's address, and the client's.
+    Tcp { local: SocketAddr, peer: SocketAddr },
+    /// Over the server's Unix socket: the client process's user and group,
+    /// from the kernel (`SO_PEERCRED`), when they could be read.
+    Unix { uid: Option<u32>, gid: Option<u32> },
+}
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Client::Tcp { peer, .. } => write!(f, "{peer}"),
+            Client::Unix { uid: Some(u), .. } => write!(f, "uid {u} on the socket"),
+            Client::Unix { uid: None, .. } => write!(f, "a process on the socket"),
         }
     }
 }

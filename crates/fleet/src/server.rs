@@ -20,6 +20,7 @@
 //! flag within about 100 ms.
 
 use crate::iolog::{IoLog, STORE_COMPRESSED, XMIT_COMPRESSED};
+pub use crate::listen::Client;
 use crate::listen::{Listener, Stream};
 use crate::pdu::{self, DiskUtil, ProbeReply};
 use crate::tstat::{GroupStats, TsPdu};
@@ -103,26 +104,6 @@ pub trait Runner: Sync {
     fn admit(&self, client: &Client) -> Result<Identity, String> {
         let _ = client;
         Ok(Identity::default())
-    }
-}
-
-/// Who connected, as far as the connection tells.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Client {
-    /// Over TCP: the server's address, and the client's.
-    Tcp { local: SocketAddr, peer: SocketAddr },
-    /// Over the server's Unix socket: the client process's user and group,
-    /// from the kernel (`SO_PEERCRED`), when they could be read.
-    Unix { uid: Option<u32>, gid: Option<u32> },
-}
-
-impl std::fmt::Display for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Client::Tcp { peer, .. } => write!(f, "{peer}"),
-            Client::Unix { uid: Some(u), .. } => write!(f, "uid {u} on the socket"),
-            Client::Unix { uid: None, .. } => write!(f, "a process on the socket"),
-        }
     }
 }
 
