@@ -33,6 +33,9 @@ pub struct Ask {
     pub db: bool,
     /// Every `--client`.
     pub clients: Vec<String>,
+    /// The study may change the target device's settings: asked with
+    /// `--try-changes` or a device the study made, and its lock held.
+    pub host_changes: bool,
 }
 
 /// A command line the study refuses.
@@ -134,6 +137,7 @@ impl Ask {
             budget_s: budget_s - crate::trials::reserve_s(budget_s, self.quick),
             sweeps: self.sweeps.clone(),
             root: machine.root,
+            host_changes: self.host_changes,
             cpus: machine.cpus,
             strategies: true,
         };

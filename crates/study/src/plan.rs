@@ -31,6 +31,11 @@ pub struct StudyOptions {
     pub sweeps: Vec<String>,
     /// Whether `--profile` / `--decompose` are permitted (root).
     pub root: bool,
+    /// Whether the study may change the target device's settings (the
+    /// scheduler sweep switches its elevator): asked with `--try-changes`,
+    /// or a device the study made itself, and this study holds the
+    /// device's lock. Never otherwise, root or not.
+    pub host_changes: bool,
     pub cpus: u32,
     /// Run the strategies sweep (Shin's experiment). Real time only:
     /// in virtual time the model has no host whose completions the
@@ -529,6 +534,7 @@ mod tests {
         };
         let o = StudyOptions {
             root: true,
+            host_changes: true,
             ..opts(false)
         };
         let p = plan(&[t], &o);
@@ -553,6 +559,7 @@ mod tests {
         };
         let o = StudyOptions {
             root: true,
+            host_changes: true,
             ..opts(true)
         };
         let p = plan(std::slice::from_ref(&t), &o);
@@ -579,6 +586,34 @@ mod tests {
         let p = plan(&[t], &opts(true));
         assert!(p.points.iter().all(|x| x.sweep != "scheduler"));
         assert!(p.skipped.iter().any(|s| s.why.contains("needs root")));
+    }
+
+    #[test]
+    fn a_root_study_switches_a_host_devices_scheduler_only_when_asked() {
+        let t = TargetProfile {
+            schedulers: vec!["none".into(), "mq-deadline".into(), "bfq".into()],
+            scheduler: Some("bfq".into()),
+            ..loop7()
+        };
+        for quick in [true, false] {
+            let o = StudyOptions {
+                root: true,
+                ..opts(quick)
+            };
+            let p = plan(std::slice::from_ref(&t), &o);
+            assert!(
+                p.points.iter().all(|x| x.sweep != "scheduler"),
+                "quick {quick}: {:?}",
+                p.sweeps
+            );
+            let s = p
+                .skipped
+                .iter()
+                .find(|s| s.what == "I/O schedulers")
+                .expect("the sweep left out is said");
+            assert!(s.why.contains("--try-changes"), "{}", s.why);
+            assert!(s.why.contains("loop7's scheduler (bfq)"), "{}", s.why);
+        }
     }
 
     /// The engines' QD 1 points run again, taking turns, and every point

@@ -17,6 +17,9 @@ pub struct HostHands {
     allowed: Vec<String>,
     tuner: Option<Rc<RefCell<Tuner>>>,
     root: bool,
+    /// Why the devices' settings may not be changed in this study (another
+    /// process holds their lock), if so.
+    refused: Option<String>,
     /// What was put back or left, one line each, for the study's warnings.
     pub notes: Rc<RefCell<Vec<String>>>,
 }
@@ -28,8 +31,14 @@ impl HostHands {
             allowed,
             tuner: None,
             root,
+            refused: None,
             notes: Rc::new(RefCell::new(Vec::new())),
         }
+    }
+
+    /// No queue setting is changed: `why` is said instead.
+    pub fn refuse_queue(&mut self, why: String) {
+        self.refused = Some(why);
     }
 
     fn tuner(&mut self) -> Result<Rc<RefCell<Tuner>>, String> {
@@ -60,7 +69,10 @@ impl HostHands {
 
 impl Hands for HostHands {
     fn queue_unavailable(&self) -> Option<String> {
-        (!self.root).then(|| "changing a device's queue settings needs root".into())
+        match self.root {
+            false => Some("changing a device's queue settings needs root".into()),
+            true => self.refused.clone(),
+        }
     }
 
     fn escape_unavailable(&self) -> Option<String> {
@@ -75,6 +87,9 @@ impl Hands for HostHands {
     ) -> Result<Box<dyn Change>, String> {
         if disks.is_empty() {
             return Err("the target has no device of its own to set".into());
+        }
+        if let Some(why) = &self.refused {
+            return Err(why.clone());
         }
         let tuner = self.tuner()?;
         // Refuse at once what the kernel does not offer on a device.
@@ -173,4 +188,14 @@ impl Change for EscapeChange {
         self.notes.borrow_mut().extend(bad.iter().cloned());
         Err(bad.join("; "))
     }
+}
+
+/// The locks of the devices a study may change (the target's and its
+/// stack's), held for the study's whole length so that a second study, or
+/// a second ssdready, changes none of them meanwhile; the refusal's line
+/// when another process holds one (the study then changes none).
+pub fn hold(disks: &[String]) -> Result<Vec<ssdready_tune::lock::DeviceLock>, String> {
+    ssdready_tune::lock::acquire_all(disks).map_err(|e| {
+        format!("{e}: this study changes none of its settings (no scheduler sweep, no queue trial)")
+    })
 }

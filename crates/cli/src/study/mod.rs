@@ -106,6 +106,7 @@ impl StudyArgs {
             baseline: self.baseline.is_some(),
             db: self.db.is_some(),
             clients: self.client.clone(),
+            host_changes: false,
         }
     }
 }
@@ -464,7 +465,13 @@ pub fn command(a: StudyArgs) -> crate::Done {
     let base = baseline_of(&a)?;
     let mut history = open_history(&a)?;
     let mut machine = detect::machine(None);
-    let p = a.ask().plan(budget_s, &targets, &machine);
+    // Held to the end: a second study changes none of these devices.
+    let (_locks, refused) = trials::consent(&a, &targets, drive.is_some(), machine.root);
+    let ask = ssdready_study::ask::Ask {
+        host_changes: machine.root && (a.try_changes || drive.is_some()) && refused.is_none(),
+        ..a.ask()
+    };
+    let p = ask.plan(budget_s, &targets, &machine);
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
@@ -494,6 +501,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         runs: &ex.runs,
         machine: &machine,
         made_by_study: drive.is_some(),
+        refused,
         budget_s,
         elapsed_s: started.elapsed().as_secs_f64(),
     };

@@ -23,6 +23,9 @@ pub(super) struct Ran<'a> {
     pub machine: &'a Machine,
     /// The target is the drive the study put behind the kernel.
     pub made_by_study: bool,
+    /// Why the devices' settings may not be changed (another process
+    /// holds their lock), if so.
+    pub refused: Option<String>,
     pub budget_s: f64,
     pub elapsed_s: f64,
 }
@@ -43,6 +46,9 @@ pub(super) fn run(
     }
     let disks = trials::queue_disks(t);
     let mut hands = HostHands::new(disks.clone(), ran.machine.root);
+    if let Some(why) = &ran.refused {
+        hands.refuse_queue(why.clone());
+    }
     let (run_stop, allow) = (stop.clone(), a.allow_destructive);
     let run_fn = move |r: &ssdready_run::RunRequest| {
         crate::progress::run_request(r, run_stop.clone(), allow)
@@ -78,4 +84,27 @@ pub(super) fn run(
         notes.push(w.to_string());
     }
     (section, notes)
+}
+
+/// Whether the study may change the target device's settings, with the
+/// locks it then holds for its whole length: as root, asked with
+/// `--try-changes` or on a device the study made, and no other process
+/// changing the device (else the refusal, said once).
+pub(super) fn consent(
+    a: &StudyArgs,
+    targets: &[TargetProfile],
+    made_by_study: bool,
+    root: bool,
+) -> (Vec<ssdready_tune::lock::DeviceLock>, Option<String>) {
+    let wanted = root && (a.try_changes || made_by_study);
+    let Some(t) = targets.first().filter(|_| wanted) else {
+        return (Vec::new(), None);
+    };
+    match ssdready_study::trials_hands::hold(&trials::queue_disks(t)) {
+        Ok(locks) => (locks, None),
+        Err(why) => {
+            say(&why);
+            (Vec::new(), Some(why))
+        }
+    }
 }
