@@ -405,6 +405,19 @@ pub struct Context {
     /// IOPS). An engine it measured slower at the point's depth is not
     /// tried again.
     pub engines_measured: Vec<(String, u32, f64)>,
+    /// The 4 KiB random-read queue-depth curve, one thread: (depth, IOPS).
+    pub curve: Vec<(u32, f64)>,
+    /// The peak of that curve, IOPS.
+    pub peak_iops: Option<f64>,
+    /// The device's own limit for 4 KiB random reads where something
+    /// independent knows it (the model, a raw-device run); None where the
+    /// only figure is the study's best run.
+    pub device_limit_iops: Option<f64>,
+    /// The scheduler sweep's costs against `none`: (scheduler, depth,
+    /// IOPS lost percent).
+    pub scheduler_costs: Vec<(String, u32, f64)>,
+    /// The submitting thread's wait for a CPU at the peak, percent.
+    pub cpu_wait_pct: Option<f64>,
 }
 
 /// An engine measured this much slower than the point's own, or more, at

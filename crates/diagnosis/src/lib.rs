@@ -53,6 +53,7 @@ pub mod basis;
 pub mod calibration;
 pub mod capacity;
 pub mod curve;
+pub mod estimate;
 pub mod fact_names;
 pub mod facts;
 pub mod figures;

@@ -216,6 +216,37 @@ pub struct Untested {
     pub reason: Reason,
     /// The reason in words.
     pub why: String,
+    /// What it may buy, estimated from the study's measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::estimate::Estimate>,
+    /// The command that would try it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+impl Untested {
+    /// With its estimate.
+    pub fn with(mut self, e: Option<crate::estimate::Estimate>) -> Untested {
+        self.estimate = e;
+        self
+    }
+
+    /// Whether it may buy much ([`crate::estimate::LARGE_PCT`] or more).
+    pub fn large(&self) -> bool {
+        self.estimate.as_ref().is_some_and(|e| e.large())
+    }
+}
+
+/// The command that would try an untested change on `target`, for the
+/// reasons a command can lift (None for the others).
+pub fn command_to_try(reason: Reason, target: &str) -> Option<String> {
+    match reason {
+        Reason::NotRoot | Reason::NotAsked => {
+            Some(format!("sudo ssdready study {target} --try-changes"))
+        }
+        Reason::Quick | Reason::NoTime => Some(format!("ssdready study {target} --budget 20m")),
+        _ => None,
+    }
 }
 
 /// A named cause its lever did not move.
@@ -531,10 +562,37 @@ pub fn answer(s: &Section) -> String {
             t.change(),
             result_words(t)
         ),
-        (Some(_), n) => format!(
-            "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
-        ),
+        (Some(_), n) => match untested_large(s) {
+            Some(u) => format!(
+                "no change tried beat the baseline beyond the noise ({n} tried), but {u}"
+            ),
+            None => format!(
+                "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
+            ),
+        },
     }
+}
+
+/// The untested changes with a large estimate, in words: what the answer
+/// must say before it calls the host's figures final.
+fn untested_large(s: &Section) -> Option<String> {
+    let big: Vec<&Untested> = s.untested.iter().filter(|u| u.large()).collect();
+    let first = big.first()?;
+    let e = first.estimate.as_ref()?;
+    let more = match big.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    let how = first
+        .command
+        .as_ref()
+        .map_or(String::new(), |c| format!("; to try it: {c}"));
+    Some(format!(
+        "{} is untested and may buy {}{more} ({}){how}",
+        first.what,
+        e.words(),
+        first.why
+    ))
 }
 
 /// Whether a lever's point needs a finding the study measured: the peak's

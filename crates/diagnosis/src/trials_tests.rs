@@ -255,6 +255,8 @@ fn an_untried_recommendation_says_why_and_is_marked_untested() {
             what: "the device's I/O scheduler".into(),
             reason: Reason::NotAsked,
             why: "a setting of this host: run with --try-changes to measure it".into(),
+            estimate: None,
+            command: None,
         }],
         ..Default::default()
     };

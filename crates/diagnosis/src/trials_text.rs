@@ -70,8 +70,18 @@ pub fn section(s: &Section) -> String {
     for c in &s.contradictions {
         out.push_str(&format!("  contradiction: {}\n", c.text));
     }
-    for u in &s.untested {
+    // The ones that may buy much first, each with its estimate and the
+    // command that would try it.
+    let mut untested: Vec<_> = s.untested.iter().collect();
+    untested.sort_by_key(|u| !u.large());
+    for u in untested {
         out.push_str(&format!("  untested {} ({}): {}\n", u.lever, u.what, u.why));
+        if let Some(e) = &u.estimate {
+            out.push_str(&format!("     may buy {}\n", e.words()));
+        }
+        if let Some(c) = u.command.as_ref().filter(|_| u.large()) {
+            out.push_str(&format!("     to try it: {c}\n"));
+        }
     }
     out.push_str(&format!("  answer: {}\n", s.answer));
     out

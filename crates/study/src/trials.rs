@@ -105,12 +105,12 @@ pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
 }
 
 /// Seconds the trials may take: in a quick study the turns of
-/// [`trials_plan::QUICK_LEVERS`] levers, in a full one what the sweeps
-/// left of the budget.
+/// [`trials_plan::QUICK_LEVERS`] levers and one with a large estimate, in
+/// a full one what the sweeps left of the budget.
 pub fn budget_s(plan: &Plan, budget_s: f64, quick: bool, elapsed_s: f64) -> f64 {
     let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
     if quick {
-        (trials_plan::QUICK_LEVERS * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
+        ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
     } else {
         (budget_s - elapsed_s).max(0.0)
     }
@@ -324,6 +324,9 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         }
     }
     s.spent_s = started.elapsed().as_secs_f64();
+    for u in &mut s.untested {
+        u.command = trials::command_to_try(u.reason, &t.spec);
+    }
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
     Some(s)
 }
@@ -339,6 +342,17 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
         cpu_list: cpu_list(),
         large_read_split: large_read_split(runs),
         may_raise_priority: o.root,
+        curve: j.figures.qd_curve.iter().map(|c| (c.qd, c.iops)).collect(),
+        peak_iops: j.figures.peak.as_ref().map(|p| p.iops),
+        device_limit_iops: known_limit(j),
+        scheduler_costs: j
+            .figures
+            .comparisons
+            .schedulers
+            .iter()
+            .filter_map(|c| Some((c.scheduler.clone(), c.qd, c.cost_pct?)))
+            .collect(),
+        cpu_wait_pct: j.figures.saturation.cpu_wait_pct,
         engines_measured: j
             .figures
             .comparisons
@@ -348,6 +362,15 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .map(|e| (e.engine.clone(), e.qd, e.iops))
             .collect(),
     }
+}
+
+/// The device's own limit for 4 KiB random reads where something
+/// independent of the study's best run knows it (the model, the raw
+/// device): what an estimate's headroom is measured against.
+fn known_limit(j: &Judgement) -> Option<f64> {
+    let d = &j.figures.device_limit;
+    d.iops
+        .filter(|_| d.basis != ssdready_diagnosis::basis::HIGHEST_MEASURED)
 }
 
 /// The most requests the kernel split one large read (64 KiB or more)
@@ -370,6 +393,8 @@ fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Unte
         what: format!("{} → {}", p.lever.what, c.value),
         reason,
         why: why.into(),
+        estimate: p.estimate.clone(),
+        command: None,
     }
 }
 
