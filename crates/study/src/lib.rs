@@ -46,6 +46,8 @@ pub mod detect;
 pub mod driver;
 pub mod fleet;
 pub mod fleet_run;
+pub mod job;
+pub mod job_run;
 pub mod jobs;
 pub mod kdrive;
 pub mod limit;

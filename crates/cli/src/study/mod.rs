@@ -17,6 +17,7 @@
 //! stops after the current run, still writes what ran, and exits 130.
 
 mod fleet;
+mod job;
 mod print;
 mod trials;
 
@@ -77,6 +78,14 @@ pub struct StudyArgs {
     /// TARGET is then what each host reads (default: fio's null engine).
     #[arg(long, value_name = "HOSTS")]
     pub client: Vec<String>,
+    /// Study your own workload: a fio job file (as `run` reads it), run in
+    /// repeats and one change at a time around it; TARGET, when given,
+    /// replaces each job's filename.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<String>,
+    /// With --job: the job file's section to study (default: all).
+    #[arg(long, value_name = "NAME", requires = "job")]
+    pub section: Option<String>,
     /// As root, also try the device's queue settings the findings point at
     /// (scheduler, nr_requests, …) on the target and its stack, each in
     /// turns and put back after (journaled under /run/ssdready).
@@ -456,6 +465,9 @@ pub fn command(a: StudyArgs) -> crate::Done {
     // terminal must restore the scheduler and remove what the study
     // created, as Ctrl-C does.
     let stop = crate::stop_on_signals()?;
+    if let Some(file) = a.job.clone() {
+        return job::command(&a, &file, stop);
+    }
     if !a.client.is_empty() {
         return fleet::command(&a, stop);
     }

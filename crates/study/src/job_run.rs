@@ -1,0 +1,249 @@
+//! Running the study of a job file ([`crate::job`]): the job in repeats,
+//! then each variant once, through the binary's run function; the
+//! document it gives (`job-study.json`, with the job file's text and its
+//! SHA-256 so that a later study of the same file can be matched) and its
+//! words.
+
+use crate::job::{self, RunFigures, Variant, VariantResult};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use ssdready_core::options::Section;
+use ssdready_run::{RunFn, RunRequest};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The document's schema name and version.
+pub const SCHEMA: &str = "ssdready-job-study";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Repeats of the job as written.
+pub const REPEATS: usize = 3;
+
+/// The study of a job file, as written to `job-study.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobDoc {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: String,
+    pub command: Vec<String>,
+    pub started_unix_ms: u64,
+    pub finished_unix_ms: u64,
+    /// The job file as given, its text and the text's SHA-256.
+    pub job_file: String,
+    pub job_text: String,
+    pub job_sha256: String,
+    pub section: Option<String>,
+    /// The target that replaced the job's `filename`, when given.
+    pub target: Option<String>,
+    /// Each run's length, seconds.
+    pub runtime_s: f64,
+    /// Each repeat of the job as written.
+    pub repeats: Vec<RunFigures>,
+    /// The repeats' median IOPS (both directions) and spread (max − min,
+    /// percent of the median).
+    pub median_iops: f64,
+    pub spread_pct: f64,
+    pub variants: Vec<VariantResult>,
+    /// What can cap the study's I/O on this host, read before its runs.
+    pub limits: Vec<String>,
+    /// What holds the job, each with its evidence (or "not identified").
+    pub holds: Vec<String>,
+    pub notes: Vec<String>,
+    pub interrupted: bool,
+    /// Why no repeat of the job ran, when none did.
+    pub error: Option<String>,
+}
+
+/// The SHA-256 of a job file's text, in hex.
+pub fn sha256(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The request that runs `sections`.
+pub fn request(sections: &[Section], stop: &Arc<AtomicBool>) -> RunRequest {
+    RunRequest {
+        sections: sections.to_vec(),
+        quiet: true,
+        ..RunRequest::new(stop.clone())
+    }
+}
+
+/// The job's repeats then its variants, into `doc` (its figures, the
+/// variants judged against the repeats, what holds the job). `tell` hears
+/// each step.
+pub fn execute(
+    doc: &mut JobDoc,
+    sections: &[Section],
+    caps: &ssdready_diagnosis::limit::caps::Caps,
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    for i in 0..REPEATS {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            return;
+        }
+        tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
+        match run(&request(sections, stop)) {
+            Ok(r) => doc.repeats.push(RunFigures::of(&r)),
+            Err(e) => {
+                doc.error = Some(e.message().to_string());
+                return;
+            }
+        }
+    }
+    let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
+    let Some((median, spread)) = job::median_spread(&rates) else {
+        return;
+    };
+    (doc.median_iops, doc.spread_pct) = (median, spread);
+    let bytes: Vec<f64> = doc.repeats.iter().map(RunFigures::bandwidth).collect();
+    let (median_bw, spread_bw) = job::median_spread(&bytes).unwrap_or_default();
+    for v in job::variants(sections) {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        tell(format!("the job with {}", v.what));
+        let (m, s) = match v.by_bandwidth {
+            true => (median_bw, spread_bw),
+            false => (median, spread),
+        };
+        doc.variants.push(variant(&v, run, stop, m, s));
+    }
+    let mid = doc
+        .repeats
+        .iter()
+        .min_by(|a, b| {
+            (a.iops() - median)
+                .abs()
+                .total_cmp(&(b.iops() - median).abs())
+        })
+        .cloned()
+        .unwrap_or_default();
+    let bs = job::effective(sections, first_job(sections), "bs")
+        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
+        .unwrap_or(4096);
+    doc.holds = job::holds(caps, &mid, &doc.variants, bs);
+}
+
+fn first_job(sections: &[Section]) -> usize {
+    sections.iter().position(|s| !s.global).unwrap_or(0)
+}
+
+/// One variant, run once and set against the job's repeats.
+fn variant(
+    v: &Variant,
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    median: f64,
+    spread: f64,
+) -> VariantResult {
+    let mut out = VariantResult {
+        what: v.what.clone(),
+        option: v.option.clone(),
+        by_bandwidth: v.by_bandwidth,
+        ..Default::default()
+    };
+    match run(&request(&v.sections, stop)) {
+        Ok(r) => out.figures = Some(RunFigures::of(&r)),
+        Err(e) => out.error = Some(e.message().to_string()),
+    }
+    job::judge_variant(&mut out, median, spread);
+    out
+}
+
+fn dir_words(label: &str, d: &job::Dir) -> String {
+    let ms = |ns: f64| ssdready_core::units::fmt_ns(ns);
+    let p = |x: Option<u64>| x.map_or("?".into(), |n| ms(n as f64));
+    format!(
+        "{label} {:.0} IOPS, {:.1} MiB/s, mean {}, p99 {}, p99.9 {}",
+        d.iops,
+        d.bw_bytes_per_s / (1u64 << 20) as f64,
+        ms(d.lat_mean_ns),
+        p(d.lat_p99_ns),
+        p(d.lat_p999_ns)
+    )
+}
+
+fn figures_words(f: &job::JobFigures) -> String {
+    let mut parts = Vec::new();
+    if let Some(d) = &f.read {
+        parts.push(dir_words("reads", d));
+    }
+    if let Some(d) = &f.write {
+        parts.push(dir_words("writes", d));
+    }
+    match parts.is_empty() {
+        true => "no I/O".into(),
+        false => parts.join("; "),
+    }
+}
+
+/// The study of the job in words.
+pub fn text(doc: &JobDoc) -> String {
+    let mut s = format!(
+        "ssdready study of the job file {}{} ({} runs of {:.0} s; sha256 {})\n",
+        doc.job_file,
+        doc.section
+            .as_ref()
+            .map_or(String::new(), |x| format!(", section [{x}]")),
+        doc.repeats.len() + doc.variants.len(),
+        doc.runtime_s,
+        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+    );
+    if let Some(e) = &doc.error {
+        s.push_str(&format!("the job did not run: {e}\n"));
+        return s;
+    }
+    let mid = doc.repeats.iter().min_by(|a, b| {
+        (a.iops() - doc.median_iops)
+            .abs()
+            .total_cmp(&(b.iops() - doc.median_iops).abs())
+    });
+    if let Some(m) = mid {
+        s.push_str(&format!(
+            "the job as written ({} repeats, spread {:.1} %):\n",
+            doc.repeats.len(),
+            doc.spread_pct
+        ));
+        if m.jobs.len() > 1 {
+            for j in &m.jobs {
+                s.push_str(&format!("  [{}] {}\n", j.name, figures_words(j)));
+            }
+        }
+        s.push_str(&format!(
+            "  {}: {}\n",
+            m.together.name,
+            figures_words(&m.together)
+        ));
+    }
+    if !doc.variants.is_empty() {
+        s.push_str("one thing changed at a time, against the job's median:\n");
+    }
+    for v in &doc.variants {
+        let m = if v.by_bandwidth { "bandwidth" } else { "IOPS" };
+        let what = match (&v.gain_pct, &v.error) {
+            (_, Some(e)) => format!("not measured: {e}"),
+            (Some(g), _) if v.beyond_noise => format!("{g:+.1} % {m} (beyond the noise)"),
+            (Some(g), _) => format!("{g:+.1} % {m} (within the noise)"),
+            _ => "not measured".into(),
+        };
+        s.push_str(&format!("  {}: {what}\n", v.what));
+    }
+    for l in &doc.limits {
+        s.push_str(&format!("a limit on this study's I/O: {l}\n"));
+    }
+    s.push_str("what holds this job:\n");
+    for h in &doc.holds {
+        s.push_str(&format!("  {h}\n"));
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
