@@ -551,15 +551,16 @@ impl Pair<'_> {
     }
 }
 
-/// What an application lever's options replace, in words.
+/// What an application lever's options replace, in words, by the kind of
+/// its values (no lever is named here: the table names them).
 fn describe_app(l: &Lever, w: &Workload) -> String {
-    match l.id.as_str() {
-        "engine" => w
+    match l.values {
+        Some(levers::Values::Engines) => w
             .engine
             .clone()
             .unwrap_or_else(|| "the emulator's own".into()),
-        "threads" => format!("{} thread(s) × QD {}", w.threads, w.qd),
-        "direct" => format!("direct={}", u8::from(w.direct)),
+        Some(levers::Values::Threads) => format!("{} thread(s) × QD {}", w.threads, w.qd),
+        Some(levers::Values::Direct) => format!("direct={}", u8::from(w.direct)),
         _ => "the study's job".into(),
     }
 }
