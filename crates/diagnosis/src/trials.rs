@@ -206,6 +206,9 @@ pub enum Reason {
     Unavailable,
     /// The study was stopped first.
     Stopped,
+    /// A setting of ssdready's own apparatus (the built-in drive behind
+    /// the kernel), not of the user's device: never a change to make.
+    Apparatus,
 }
 
 /// A lever not tried, and why.

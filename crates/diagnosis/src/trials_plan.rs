@@ -17,7 +17,8 @@ pub struct Consent {
     /// The user asked for the host's settings to be tried (`--try-changes`).
     pub asked: bool,
     /// The target is a device ssdready made itself (the built-in drive
-    /// behind the kernel, its RAM loop devices): its queue needs no asking.
+    /// behind the kernel): its queue is the apparatus's, set up as a new
+    /// drive of its model, and no setting of it is a change to make.
     pub made_by_study: bool,
     /// The target has a block device with a queue of its own.
     pub device: bool,
@@ -54,7 +55,11 @@ pub fn gate(kind: Kind, cause: Cause, c: &Consent) -> Result<(), (Reason, String
             Reason::NotRoot,
             "needs root (run the study as root to measure it)".into(),
         )),
-        Kind::Queue if !c.asked && !c.made_by_study => Err((
+        Kind::Queue if c.made_by_study => Err((
+            Reason::Apparatus,
+            "a setting of ssdready's own apparatus (the built-in drive behind the kernel), set up as a new drive of its model: study your own device to try it there".into(),
+        )),
+        Kind::Queue if !c.asked => Err((
             Reason::NotAsked,
             "a setting of this host: run with --try-changes to measure it (it is put back after)"
                 .into(),

@@ -359,7 +359,7 @@ fn at(_: crate::levers::At) -> Option<Point> {
 }
 
 #[test]
-fn host_settings_need_root_and_asking_unless_ssdready_made_the_device() {
+fn host_settings_need_root_and_asking_and_the_apparatus_s_are_never_tried() {
     let c = Consent {
         device: true,
         ..Default::default()
@@ -381,11 +381,15 @@ fn host_settings_need_root_and_asking_unless_ssdready_made_the_device() {
         ..root.clone()
     };
     assert!(gate(Kind::Queue, Cause::Scheduler, &asked).is_ok());
+    // The built-in drive's queue is the apparatus's: never a change to make.
     let ours = Consent {
         made_by_study: true,
-        ..root.clone()
+        ..asked.clone()
     };
-    assert!(gate(Kind::Queue, Cause::Scheduler, &ours).is_ok());
+    assert_eq!(
+        gate(Kind::Queue, Cause::Scheduler, &ours).unwrap_err().0,
+        Reason::Apparatus
+    );
     // The study's own group needs root, never asking; below the host it
     // moves nothing.
     assert!(gate(Kind::Cgroup, Cause::IoThrottle, &root).is_ok());
