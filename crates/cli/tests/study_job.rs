@@ -117,6 +117,23 @@ fn a_job_on_a_loop_device_is_studied_as_written_and_agrees_with_run() {
     ] {
         assert!(variants.contains(&want), "{want}: {variants:?}");
     }
+    // Where the changes that gained were measured together and gained, the
+    // user's job comes back with them, its gain in its header, and it runs.
+    if let Some(b) = doc.get("best").filter(|b| b["beyond_noise"] == true) {
+        let best = std::fs::read_to_string(out.join("job-best.fio")).unwrap();
+        assert!(best.starts_with("# the best configuration: "), "{best}");
+        for o in b["options"].as_array().unwrap() {
+            assert!(best.contains(o.as_str().unwrap()), "{o} in {best}");
+        }
+        let p = ssdready(&[
+            "run",
+            "--parse-only",
+            out.join("job-best.fio").to_str().unwrap(),
+        ]);
+        assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    } else {
+        assert!(!out.join("job-best.fio").exists());
+    }
     let study_reads = doc["median_iops"].as_f64().unwrap();
     assert!(study_reads > 0.0);
     // The same file through `run`, the target put in by hand: the study's

@@ -92,6 +92,15 @@ fn set_all(sections: &mut [Section], key: &str, value: impl Fn(usize, &[Section]
     }
 }
 
+/// The job's sections with `target` as every job's `filename`, when given.
+pub fn with_target(sections: &[Section], target: Option<&str>) -> Vec<Section> {
+    let mut out = sections.to_vec();
+    if let Some(t) = target {
+        set_all(&mut out, "filename", |_, _| t.to_string());
+    }
+    out
+}
+
 /// The job's sections as the study runs them: the target (`filename`)
 /// when given, and each job's length cut to `runtime_s` where it would run
 /// longer, or has no length of its own. Returns the note to say when a
@@ -101,10 +110,7 @@ pub fn prepared(
     target: Option<&str>,
     runtime_s: f64,
 ) -> (Vec<Section>, Option<String>) {
-    let mut out = sections.to_vec();
-    if let Some(t) = target {
-        set_all(&mut out, "filename", |_, _| t.to_string());
-    }
+    let mut out = with_target(sections, target);
     let mut cut = Vec::new();
     let jobs: Vec<usize> = (0..out.len()).filter(|&i| !out[i].global).collect();
     for i in jobs {

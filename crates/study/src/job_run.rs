@@ -5,6 +5,7 @@
 //! words.
 
 use crate::job::{self, RunFigures, Variant, VariantResult};
+use crate::job_best::{self, Best};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_core::options::Section;
@@ -44,6 +45,9 @@ pub struct JobDoc {
     pub median_iops: f64,
     pub spread_pct: f64,
     pub variants: Vec<VariantResult>,
+    /// Every change that gained, together, in turns against the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<Best>,
     /// What can cap the study's I/O on this host, read before its runs.
     pub limits: Vec<String>,
     /// What holds the job, each with its evidence (or "not identified").
@@ -115,6 +119,7 @@ pub fn execute(
         };
         doc.variants.push(variant(&v, run, stop, m, s));
     }
+    doc.best = best(doc, sections, run, stop, tell);
     let mid = doc
         .repeats
         .iter()
@@ -129,6 +134,67 @@ pub fn execute(
         .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
         .unwrap_or(4096);
     doc.holds = job::holds(caps, &mid, &doc.variants, bs);
+}
+
+/// Every change that gained beyond the noise, together, in
+/// [`job_best::PAIRS`] pairs of turns against the job as written (the
+/// order alternating pair by pair); None when none gained.
+fn best(
+    doc: &JobDoc,
+    sections: &[Section],
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> Option<Best> {
+    let chosen = job_best::chosen(&doc.variants);
+    chosen.first()?;
+    let mut b = Best {
+        options: chosen.iter().map(|v| v.option.clone()).collect(),
+        by_bandwidth: chosen.iter().any(|v| v.by_bandwidth),
+        best_single_pct: chosen
+            .iter()
+            .filter_map(|v| v.gain_pct)
+            .fold(f64::MIN, f64::max),
+        ..Default::default()
+    };
+    let changed = job_best::apply(sections, &b.options);
+    let by_bw = b.by_bandwidth;
+    let rate = |f: &RunFigures| match by_bw {
+        true => f.bandwidth(),
+        false => f.iops(),
+    };
+    let mut pairs = Vec::new();
+    for i in 0..job_best::PAIRS {
+        if stop.load(Relaxed) {
+            break;
+        }
+        tell(format!(
+            "the job with {} together, turn {} of {}",
+            b.options.join(" "),
+            i + 1,
+            job_best::PAIRS
+        ));
+        let order: [&[Section]; 2] = match i % 2 {
+            0 => [sections, &changed],
+            _ => [&changed, sections],
+        };
+        let mut got = [0.0; 2];
+        for (k, s) in order.iter().enumerate() {
+            match run(&request(s, stop)) {
+                Ok(r) => got[k] = rate(&RunFigures::of(&r)),
+                Err(e) => {
+                    b.error = Some(e.message().to_string());
+                    return Some(b);
+                }
+            }
+        }
+        pairs.push(match i % 2 {
+            0 => (got[0], got[1]),
+            _ => (got[1], got[0]),
+        });
+    }
+    job_best::judge(&mut b, &pairs);
+    Some(b)
 }
 
 fn first_job(sections: &[Section]) -> usize {
@@ -192,7 +258,9 @@ pub fn text(doc: &JobDoc) -> String {
         doc.section
             .as_ref()
             .map_or(String::new(), |x| format!(", section [{x}]")),
-        doc.repeats.len() + doc.variants.len(),
+        doc.repeats.len()
+            + doc.variants.len()
+            + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len()),
         doc.runtime_s,
         &doc.job_sha256[..12.min(doc.job_sha256.len())]
     );
@@ -234,6 +302,12 @@ pub fn text(doc: &JobDoc) -> String {
             _ => "not measured".into(),
         };
         s.push_str(&format!("  {}: {what}\n", v.what));
+    }
+    if let Some(b) = &doc.best {
+        s.push_str(&format!("{}\n", job_best::words(b)));
+        if !b.diff.is_empty() {
+            s.push_str(&format!("  in the job file: {}\n", b.diff.join(" ")));
+        }
     }
     for l in &doc.limits {
         s.push_str(&format!("a limit on this study's I/O: {l}\n"));

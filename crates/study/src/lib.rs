@@ -47,6 +47,7 @@ pub mod driver;
 pub mod fleet;
 pub mod fleet_run;
 pub mod job;
+pub mod job_best;
 pub mod job_run;
 pub mod jobs;
 pub mod kdrive;

@@ -120,8 +120,10 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         budget_s
     };
     let (sections, text) = read(a, file)?;
-    let runs = job_run::REPEATS + job::variants(&sections).len();
+    let runs =
+        job_run::REPEATS + job::variants(&sections).len() + 2 * ssdready_study::job_best::PAIRS;
     let runtime = runtime_s(budget_s, runs);
+    let as_written = job::with_target(&sections, a.target.as_deref());
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
     let mut check = job_run::request(&sections, &stop);
@@ -177,14 +179,45 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     job_run::execute(&mut doc, &sections, &caps, &mut run, &stop, &mut tell);
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
-    finish(&doc, &dir)
+    let best = best_file(&mut doc, &as_written);
+    finish(&doc, &dir, best.as_deref())
 }
 
-/// Write job-study.json and print the findings; the exit code.
-fn finish(doc: &JobDoc, dir: &Path) -> crate::Done {
+/// The user's job with the best configuration's options, when the set
+/// gained beyond the noise: its text (the measured gain in its header),
+/// kept in the document with the lines that changed.
+fn best_file(doc: &mut JobDoc, as_written: &[ssdready_core::options::Section]) -> Option<String> {
+    let b = doc.best.as_mut().filter(|b| b.beyond_noise)?;
+    let header = format!(
+        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio",
+        ssdready_study::job_best::words(b),
+        doc.job_file,
+        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+    );
+    let before = ssdready_study::job_best::render(as_written, "");
+    let after = ssdready_study::job_best::render(
+        &ssdready_study::job_best::apply(as_written, &b.options),
+        &header,
+    );
+    b.diff = ssdready_study::job_best::diff(&before, &after);
+    b.file = after.clone();
+    Some(after)
+}
+
+/// Write job-study.json (and job-best.fio when the best configuration
+/// gained) and print the findings; the exit code.
+fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
     let json = serde_json::to_string_pretty(doc).map_err(|e| fail(1, &e.to_string()))? + "\n";
     let path = ssdready_run::output::write_in(dir, "job-study.json", &json)
         .map_err(|e| fail(1, &e.to_string()))?;
+    if let Some(text) = best {
+        let p = ssdready_run::output::write_in(dir, "job-best.fio", text)
+            .map_err(|e| fail(1, &e.to_string()))?;
+        eprintln!(
+            "ssdready: wrote {} (the job with the best configuration)",
+            p.display()
+        );
+    }
     crate::stdout::write(&job_run::text(doc)).map_err(|e| fail(1, &e))?;
     eprintln!("ssdready: wrote {}", path.display());
     match (&doc.error, doc.interrupted) {
