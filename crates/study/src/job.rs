@@ -445,6 +445,49 @@ pub fn holds(
     out
 }
 
+/// A rate-limited job's question is its latency at that load: for each
+/// job and direction with `rate_iops` or `rate`, whether the job reached
+/// the rate it asked (95 % of it, all its workers together) and its p99
+/// there; a job with think time says it paces itself.
+pub fn rates(r: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for j in &r.jobs {
+        let n = j.workers.max(1) as f64;
+        for (d, label, got) in [(0, "reads", &j.read), (1, "writes", &j.write)] {
+            let Some(got) = got.as_ref().filter(|g| g.ios > 0) else {
+                continue;
+            };
+            let (asked, have, unit) = match (j.spec.rate_iops[d], j.spec.rate_bytes[d]) {
+                (Some(i), _) => (i as f64 * n, got.iops, "IOPS"),
+                (None, Some(b)) => (
+                    b as f64 * n / 1048576.0,
+                    got.bw_bytes_per_s / 1048576.0,
+                    "MiB/s",
+                ),
+                _ => continue,
+            };
+            let p99 =
+                pct_of(got, 99.0).map_or("?".into(), |ns| ssdready_core::units::fmt_ns(ns as f64));
+            let verdict = match have >= 0.95 * asked {
+                true => "reached".to_string(),
+                false => format!("not reached: {:.0} % short", 100.0 * (1.0 - have / asked)),
+            };
+            out.push(format!(
+                "[{}] {label}: {have:.0} of {asked:.0} {unit} asked ({verdict}), p99 {p99} at that load",
+                j.name
+            ));
+        }
+        if j.spec.thinktime_ns > 0 {
+            out.push(format!(
+                "[{}] thinks {} between I/Os: its own pace sets its load",
+                j.name,
+                ssdready_core::units::fmt_ns(j.spec.thinktime_ns as f64)
+            ));
+        }
+    }
+    out
+}
+
 fn fmt_rate(iops: f64) -> String {
     match iops {
         x if x >= 1e6 => format!("{:.2}M", x / 1e6),

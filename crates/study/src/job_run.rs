@@ -45,6 +45,9 @@ pub struct JobDoc {
     pub median_iops: f64,
     pub spread_pct: f64,
     pub variants: Vec<VariantResult>,
+    /// A rate-limited job: whether it reached its rate, and its p99 there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<String>,
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
@@ -93,7 +96,12 @@ pub fn execute(
         }
         tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
         match run(&request(sections, stop)) {
-            Ok(r) => doc.repeats.push(RunFigures::of(&r)),
+            Ok(r) => {
+                if i == 0 {
+                    doc.rates = job::rates(&r);
+                }
+                doc.repeats.push(RunFigures::of(&r))
+            }
             Err(e) => {
                 doc.error = Some(e.message().to_string());
                 return;
@@ -289,6 +297,9 @@ pub fn text(doc: &JobDoc) -> String {
             m.together.name,
             figures_words(&m.together)
         ));
+    }
+    for r in &doc.rates {
+        s.push_str(&format!("  {r}\n"));
     }
     if !doc.variants.is_empty() {
         s.push_str("one thing changed at a time, against the job's median:\n");

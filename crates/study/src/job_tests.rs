@@ -220,3 +220,24 @@ fn a_throttle_the_job_reaches_is_named_and_a_deeper_queue_that_gains_is_the_jobs
     assert_eq!(h.len(), 1);
     assert!(h[0].starts_with("not identified"), "{h:?}");
 }
+
+#[test]
+fn a_rate_limited_job_says_whether_it_reached_its_rate_and_its_p99_there() {
+    let mut r = result(&[(4990.0, 1200.0)]);
+    let j = &mut r.jobs[0];
+    j.workers = 2;
+    j.spec.rate_iops = [Some(2500), Some(1000), None];
+    j.spec.thinktime_ns = 50_000;
+    let lines = rates(&r);
+    assert!(
+        lines[0].starts_with("[j0] reads: 4990 of 5000 IOPS asked (reached), p99 300"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("1200 of 2000 IOPS asked (not reached: 40 % short)"),
+        "{lines:?}"
+    );
+    assert!(lines[2].contains("thinks 50"), "{lines:?}");
+    // A job without a rate asks nothing.
+    assert!(rates(&result(&[(100.0, 1.0)])).is_empty());
+}
