@@ -66,7 +66,7 @@ fn a_job_file_the_study_cannot_run_is_one_line_and_exit_2_with_nothing_written()
 }
 
 #[test]
-fn a_job_on_a_loop_device_is_studied_as_written_and_agrees_with_run() {
+fn a_job_on_a_loop_device_is_studied_in_repeats_and_one_change_at_a_time() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     let Some(l) = LoopDev::new("job", 256) else {
         return;
