@@ -300,6 +300,24 @@ pub struct JobFigures {
 pub struct RunFigures {
     pub jobs: Vec<JobFigures>,
     pub together: JobFigures,
+    /// The I/Os' latency along their path, where the run split it (root,
+    /// a block device: the kernel's block tracepoints): each part's mean
+    /// and its share of the I/Os' mean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<Part>,
+    /// The CPU each I/O cost, layer by layer, where the run profiled it
+    /// (root: system-wide samples): each layer's share of the busy CPU and
+    /// its CPU per I/O.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_layers: Vec<Part>,
+}
+
+/// One part of the latency split.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub part: String,
+    pub mean_ns: f64,
+    pub share_pct: f64,
 }
 
 impl RunFigures {
@@ -332,7 +350,35 @@ impl RunFigures {
             read: sum(&|j| j.read.as_ref()),
             write: sum(&|j| j.write.as_ref()),
         };
-        RunFigures { jobs, together }
+        let split = r
+            .phases
+            .iter()
+            .filter_map(|p| p.decomposition.as_ref())
+            .flat_map(|d| &d.parts)
+            .map(|p| Part {
+                part: p.part.clone(),
+                mean_ns: p.mean_ns,
+                share_pct: p.share_pct,
+            })
+            .collect();
+        let cpu_layers = r
+            .phases
+            .iter()
+            .filter_map(|p| p.profile.as_ref())
+            .flat_map(|p| &p.layers)
+            .filter(|l| l.share_of_busy_pct > 0.0)
+            .map(|l| Part {
+                part: l.layer.clone(),
+                mean_ns: l.ns_per_io,
+                share_pct: l.share_of_busy_pct,
+            })
+            .collect();
+        RunFigures {
+            jobs,
+            together,
+            split,
+            cpu_layers,
+        }
     }
 
     /// The rate the study compares runs by: IOPS of both directions.

@@ -45,6 +45,12 @@ pub struct JobDoc {
     pub median_iops: f64,
     pub spread_pct: f64,
     pub variants: Vec<VariantResult>,
+    /// The job once more with its latency split along its path and its CPU
+    /// profiled by layer (root only: the kernel's tracepoints and
+    /// system-wide samples); its figures are not among the repeats', the
+    /// instruments costing some of the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrumented: Option<RunFigures>,
     /// A rate-limited job: whether it reached its rate, and its p99 there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<String>,
@@ -106,6 +112,17 @@ pub fn execute(
                 doc.error = Some(e.message().to_string());
                 return;
             }
+        }
+    }
+    if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
+        tell("the job once more, its latency split and its CPU profiled by layer".into());
+        let mut r = request(sections, stop);
+        (r.decompose, r.profile) = (Some(true), true);
+        match run(&r) {
+            Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
+            Err(e) => doc
+                .notes
+                .push(format!("the instrumented run failed: {}", e.message())),
         }
     }
     let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
@@ -258,6 +275,28 @@ fn figures_words(f: &job::JobFigures) -> String {
     }
 }
 
+/// One line of parts (`block layer 12.0 µs (10 % of the mean), …`), or
+/// nothing without any.
+fn parts_words(label: &str, parts: &[job::Part], of: &str) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    // The six largest (job-study.json keeps them all).
+    let each: Vec<String> = parts
+        .iter()
+        .take(6)
+        .map(|p| {
+            format!(
+                "{} {} ({:.0} % {of})",
+                p.part,
+                ssdready_core::units::fmt_ns(p.mean_ns),
+                p.share_pct
+            )
+        })
+        .collect();
+    format!("  {label}: {}\n", each.join(", "))
+}
+
 /// The study of the job in words.
 pub fn text(doc: &JobDoc) -> String {
     let mut s = format!(
@@ -268,7 +307,8 @@ pub fn text(doc: &JobDoc) -> String {
             .map_or(String::new(), |x| format!(", section [{x}]")),
         doc.repeats.len()
             + doc.variants.len()
-            + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len()),
+            + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len())
+            + usize::from(doc.instrumented.is_some()),
         doc.runtime_s,
         &doc.job_sha256[..12.min(doc.job_sha256.len())]
     );
@@ -296,6 +336,18 @@ pub fn text(doc: &JobDoc) -> String {
             "  {}: {}\n",
             m.together.name,
             figures_words(&m.together)
+        ));
+    }
+    if let Some(i) = &doc.instrumented {
+        s.push_str(&parts_words(
+            "its latency along the path",
+            &i.split,
+            "of the mean",
+        ));
+        s.push_str(&parts_words(
+            "its CPU per I/O by layer",
+            &i.cpu_layers,
+            "of the busy CPU",
         ));
     }
     for r in &doc.rates {

@@ -164,6 +164,23 @@ fn the_figures_are_per_job_and_together() {
     assert_eq!(r.lat_p99_ns, Some(300_000));
     assert_eq!(r.lat_p999_ns, Some(600_000));
     assert_eq!(f.iops(), 11000.0);
+    assert!(f.split.is_empty(), "no decomposition, no split");
+    // A run that split its latency along the path (root, a block device).
+    let mut r = result(&[(1000.0, 0.0)]);
+    r.phases.push(ssdready_core::result::PhaseResult {
+        decomposition: Some(ssdready_core::result_cpu::Decomposition {
+            parts: vec![ssdready_core::result_cpu::PartShare {
+                part: "driver and device".into(),
+                mean_ns: 80_000.0,
+                share_pct: 80.0,
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let f = RunFigures::of(&r);
+    assert_eq!(f.split.len(), 1);
+    assert_eq!(f.split[0].share_pct, 80.0);
 }
 
 #[test]

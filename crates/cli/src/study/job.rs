@@ -120,8 +120,10 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         budget_s
     };
     let (sections, text) = read(a, file)?;
-    let runs =
-        job_run::REPEATS + job::variants(&sections).len() + 2 * ssdready_study::job_best::PAIRS;
+    let runs = job_run::REPEATS
+        + usize::from(ssdready_io::kdev::is_root())
+        + job::variants(&sections).len()
+        + 2 * ssdready_study::job_best::PAIRS;
     let runtime = runtime_s(budget_s, runs);
     let as_written = job::with_target(&sections, a.target.as_deref());
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
