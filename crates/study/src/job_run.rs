@@ -384,3 +384,62 @@ pub fn text(doc: &JobDoc) -> String {
     }
     s
 }
+
+/// A job study set against an earlier one of the same job file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Compared {
+    /// The same file; the change of the median IOPS, percent, and whether
+    /// it is worse beyond both studies' spreads.
+    Same { change_pct: f64, worse: bool },
+    /// Another job file (its hash differs): nothing to compare.
+    OtherFile { was: String },
+}
+
+/// This study against `earlier`: by the job file's hash, then the repeats'
+/// medians, a loss counting beyond the larger of both spreads and 10 %.
+pub fn compare(now: &JobDoc, earlier: &JobDoc) -> Compared {
+    if now.job_sha256 != earlier.job_sha256 {
+        return Compared::OtherFile {
+            was: earlier.job_file.clone(),
+        };
+    }
+    let change_pct = 100.0 * (now.median_iops / earlier.median_iops.max(1e-9) - 1.0);
+    let noise = now.spread_pct.max(earlier.spread_pct).max(job::GAIN_PCT);
+    Compared::Same {
+        change_pct,
+        worse: change_pct < -noise,
+    }
+}
+
+#[cfg(test)]
+mod compare_tests {
+    use super::*;
+
+    fn doc(sha: &str, median: f64, spread: f64) -> JobDoc {
+        JobDoc {
+            job_sha256: sha.into(),
+            job_file: "db.fio".into(),
+            median_iops: median,
+            spread_pct: spread,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_study_of_the_same_job_file_is_worse_only_beyond_both_spreads() {
+        let before = doc("ab", 10_000.0, 4.0);
+        let Compared::Same { change_pct, worse } = compare(&doc("ab", 8_500.0, 3.0), &before)
+        else {
+            panic!("the same file");
+        };
+        assert!((change_pct + 15.0).abs() < 1e-9 && worse, "{change_pct}");
+        assert!(matches!(
+            compare(&doc("ab", 8_500.0, 20.0), &before),
+            Compared::Same { worse: false, .. }
+        ));
+        assert!(matches!(
+            compare(&doc("cd", 1.0, 0.0), &before),
+            Compared::OtherFile { .. }
+        ));
+    }
+}

@@ -35,11 +35,6 @@ fn refuse_options(a: &StudyArgs) -> crate::Done {
         ),
         ("--in-process", a.in_process, "the job names its own target"),
         (
-            "--baseline",
-            a.baseline.is_some(),
-            "a job study is not yet compared with an earlier one",
-        ),
-        (
             "--try-changes",
             a.try_changes,
             "the host's changes are not yet tried on a job (a study of the device tries them)",
@@ -114,6 +109,7 @@ fn caps(
 pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate::Done {
     refuse_options(a)?;
     let (budget_s, dir) = a.ask().check().map_err(|e| fail(2, &e.to_string()))?;
+    let earlier = a.baseline.as_deref().map(baseline).transpose()?;
     let budget_s = if a.quick {
         budget_s.min(60.0)
     } else {
@@ -182,7 +178,58 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
     let best = best_file(&mut doc, &as_written);
-    finish(&doc, &dir, best.as_deref())
+    finish(&doc, &dir, best.as_deref())?;
+    match earlier.map(|e| job_run::compare(&doc, &e)) {
+        Some(job_run::Compared::Same { change_pct, worse }) => {
+            say(&format!(
+                "against the baseline: the job's IOPS {change_pct:+.1} % ({})",
+                if worse {
+                    "worse beyond the noise"
+                } else {
+                    "within the noise or better"
+                }
+            ));
+            if worse {
+                return Err(crate::Exit(3));
+            }
+        }
+        Some(job_run::Compared::OtherFile { was }) => say(&format!(
+            "no comparison with the baseline: it studied another job file ({was}, another SHA-256)"
+        )),
+        None => {}
+    }
+    Ok(())
+}
+
+/// An earlier job study (a directory or its job-study.json); bad input is
+/// one line and exit code 2.
+fn baseline(path: &str) -> Result<JobDoc, crate::Exit> {
+    let p = Path::new(path);
+    let file = match p.is_dir() {
+        true => p.join("job-study.json"),
+        false => p.to_path_buf(),
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| fail(2, &format!("option '--baseline': {}: {e}", file.display())))?;
+    let doc: JobDoc = serde_json::from_str(&text).map_err(|e| {
+        fail(
+            2,
+            &format!(
+                "option '--baseline': {}: not a job study ({e})",
+                file.display()
+            ),
+        )
+    })?;
+    match doc.schema == job_run::SCHEMA {
+        true => Ok(doc),
+        false => Err(fail(
+            2,
+            &format!(
+                "option '--baseline': {}: not a job study (allowed: a directory or job-study.json of `study --job`)",
+                file.display()
+            ),
+        )),
+    }
 }
 
 /// The user's job with the best configuration's options, when the set
