@@ -17,7 +17,7 @@
 //! pages cached before the move stay charged where they were, so the
 //! caller drops the data's pages (posix_fadvise DONTNEED) once inside.
 
-use crate::Error;
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// Which cgroup interface holds the memory controller.

@@ -12,8 +12,11 @@
 //! counters say whether it did.
 
 use crate::checks::Check;
+use crate::config::{Config, Workload};
+use crate::error::Error;
+use crate::phase::Phase;
 use crate::result::AppResult;
-use crate::{device, workdir, Config, Error, Phase, Workload};
+use crate::{device, workdir};
 use ssdready_core::hist::Histogram;
 use std::fs::File;
 use std::io::Write;
@@ -101,7 +104,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     r.count("log_wraps", wraps);
     r.count(
         "append_lat_ns",
-        serde_json::to_value(crate::LatNs::of(&append_lat)).expect("serialises"),
+        serde_json::to_value(crate::result::LatNs::of(&append_lat)).expect("serialises"),
     );
     if let Some(w) = write_calls {
         r.count("kernel_write_calls", w);
@@ -195,7 +198,7 @@ fn preallocate(p: &Path, len: u64, stop: &AtomicBool) -> Result<File, Error> {
 }
 
 fn appender(f: &File, job: u64, cfg: &Config, log_bytes: u64, phase: &Phase) -> JobCounts {
-    let buf = crate::random_bytes(cfg.seed, job, cfg.bs as usize);
+    let buf = crate::phase::random_bytes(cfg.seed, job, cfg.bs as usize);
     let mut c = JobCounts::default();
     let mut off = 0u64;
     let calls0 = crate::checks::thread_write_calls();

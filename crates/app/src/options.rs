@@ -2,7 +2,8 @@
 //! lists as the user typed them, each refused in one line naming the
 //! option and what it allows; the exit code each [`Error`] means.
 
-use crate::{Config, Error, Workload};
+use crate::config::{Config, Workload};
+use crate::error::Error;
 
 impl Config {
     /// `--runtime`: a time such as 10s or 500ms.

@@ -19,8 +19,10 @@
 //! they are removed unless `keep` is set.
 
 use crate::checks::Check;
+use crate::config::{Config, Workload};
+use crate::error::Error;
 use crate::result::AppResult;
-use crate::{device, workdir, Config, Error, Workload};
+use crate::{device, workdir};
 use ssdready_core::hist::Histogram;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

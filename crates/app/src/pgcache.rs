@@ -23,11 +23,13 @@
 //! and the group removed after each point — on success, failure, Ctrl-C
 //! and panic (`Server`'s `Drop`).
 
-use crate::cache::{self, CacheEffect};
+use crate::cache_effect::{self, CacheEffect};
 use crate::cgroup::{self, MemoryCgroup, Place, Usage};
+use crate::config::Config;
+use crate::error::Error;
 use crate::pgbench::{self, Cluster};
 use crate::result::AppResult;
-use crate::{workdir, Config, Error};
+use crate::workdir;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -41,9 +43,6 @@ pub const PAGES_PER_TX: f64 = 2.0;
 /// The server's options for the sweep: small shared buffers, and no
 /// autovacuum (its scans would read the tables in the timed phase).
 const SERVER_OPTS: &str = "-c shared_buffers=1MB -c autovacuum=off";
-/// The least memory limit accepted for the server (its processes' own
-/// memory and its shared memory are charged to the group too).
-pub const MIN_MEMORY: u64 = 16 << 20;
 /// Room above the server's own memory (measured at the first point) for
 /// catalogs, WAL and buffers when the limits are chosen automatically.
 const MARGIN: u64 = 8 << 20;
@@ -171,7 +170,7 @@ pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> 
         // The group's page cache, less the server's shared memory (its
         // buffers and tables, counted as cache too).
         let cached = u.file_bytes.saturating_sub(u.shmem_bytes);
-        let mut p = cache::point_of(limit, data_bytes, cached, PAGES_PER_TX, warm, &u, &r);
+        let mut p = cache_effect::point_of(limit, data_bytes, cached, PAGES_PER_TX, warm, &u, &r);
         p.shmem_bytes = Some(u.shmem_bytes);
         out.points.push(p);
         if auto && i == 0 {
@@ -189,9 +188,9 @@ pub fn sweep(cfg: &Config, stop: Arc<AtomicBool>) -> Result<CacheEffect, Error> 
     }
     let first = format!(
         "each point stopped the server, dropped the cluster's files from the page cache, read pgbench's tables and indexes ({:.1} MiB) once inside its group and started the server there; shared_buffers was {SHARED_BUFFERS}, autovacuum off; the cached share is the group's page cache less its shared memory (memory.stat), over the tables' bytes, and each transaction reads about {PAGES_PER_TX} random pages of them (the account's heap page and index leaf)",
-        cache::mib(data_bytes)
+        cache_effect::mib(data_bytes)
     );
-    out.notes = cache::judge(&out, first);
+    out.notes = cache_effect::judge(&out, first);
     srv.cl.keep_files = cfg.keep || !out.interrupted;
     Ok(out)
 }
@@ -209,11 +208,11 @@ fn point(
     workdir::sync_fs(&srv.cl.wd)?;
     let mut all = Vec::new();
     all_files(&srv.cl.data, &mut all);
-    cache::drop_files(&all)?;
+    cache_effect::drop_files(&all)?;
     let mut g = MemoryCgroup::create(place, Some(limit))?;
     g.join()?;
     srv.group = Some(g);
-    let warm = cache::read_files(rels, stop)?;
+    let warm = cache_effect::read_files(rels, stop)?;
     srv.cl.start(stop)?;
     let g = srv.group.as_mut().expect("joined above");
     g.leave()?;
@@ -226,8 +225,8 @@ fn point(
     let mut r = measured.map_err(|e| match e {
         Error::Runtime(m) if ooms > 0 => Error::Runtime(format!(
             "{m}; the kernel's OOM killer stopped {ooms} server process(es): a memory limit of {:.1} MiB is too small for PostgreSQL itself (it held {:.1} MiB of its own and shared memory)",
-            cache::mib(limit),
-            cache::mib(u.anon_bytes + u.shmem_bytes)
+            cache_effect::mib(limit),
+            cache_effect::mib(u.anon_bytes + u.shmem_bytes)
         )),
         e => e,
     })?;

@@ -14,8 +14,11 @@
 //! transactions left dirty in the page cache; the transaction rate does not
 //! include that sync (its time is a count of its own).
 
+use crate::config::{Config, Workload};
+use crate::error::Error;
+use crate::phase::Phase;
 use crate::result::AppResult;
-use crate::{device, workdir, Config, Error, Phase, Workload};
+use crate::{device, workdir};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use ssdready_core::hist::Histogram;
@@ -159,7 +162,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>) -> Result<AppResult, Error> {
     if cfg.fsync {
         r.count(
             "fsync_lat_ns",
-            serde_json::to_value(crate::LatNs::of(&fsync_lat)).expect("serialises"),
+            serde_json::to_value(crate::result::LatNs::of(&fsync_lat)).expect("serialises"),
         );
     }
     r.notes.push(format!(
@@ -196,7 +199,7 @@ impl Job {
             next_id: 0,
             max_size,
             fsync: cfg.fsync,
-            data: crate::random_bytes(cfg.seed, j, max_size.max(MAX_APPEND) as usize),
+            data: crate::phase::random_bytes(cfg.seed, j, max_size.max(MAX_APPEND) as usize),
             c: Counts::default(),
             lat: Histogram::new(),
             fsync_lat: Histogram::new(),

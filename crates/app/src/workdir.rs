@@ -4,7 +4,8 @@
 //! someone else's and is refused, never emptied. Nothing outside it is
 //! written.
 
-use crate::{Error, Workload};
+use crate::config::Workload;
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 const MARKER: &str = ".ssdready-app";

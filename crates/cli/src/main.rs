@@ -746,7 +746,7 @@ fn command() -> Done {
     match cli.cmd {
         Cmd::Restore => restore_cmd::command(),
         Cmd::Options { markdown: false } => list_options(),
-        Cmd::Options { markdown: true } => out!("{}", options::markdown()),
+        Cmd::Options { markdown: true } => out!("{}", ssdready_core::option_doc::markdown()),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             manpages::completions(Cli::command(), &shell)

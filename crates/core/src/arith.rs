@@ -371,6 +371,11 @@ pub fn size_expr(s: &str) -> Option<Result<u64, ArithError>> {
     }))
 }
 
+/// The longest time any option may give: 100 years, so that sums of a few
+/// times (ramp + runtime + start delay) and clock readings plus a time stay
+/// far inside `u64` nanoseconds.
+pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
+
 /// A time given as `(expression)`, in nanoseconds; `default_unit_ns` is
 /// the option's unit for a result without a unit (fio: seconds for
 /// `runtime`, microseconds for `thinktime`). None when `s` is not one.
@@ -383,7 +388,7 @@ pub fn time_expr(s: &str, default_unit_ns: u64) -> Option<Result<u64, ArithError
     let implied = default_unit_ns as f64 / 1000.0;
     Some(evaluate(s, true, implied).and_then(|(_, us)| {
         let ns = us * 1000.0;
-        if !(ns.is_finite() && ns >= 0.0 && ns <= crate::units::MAX_TIME_NS as f64) {
+        if !(ns.is_finite() && ns >= 0.0 && ns <= MAX_TIME_NS as f64) {
             return Err(ArithError::NotATime(s.to_string()));
         }
         Ok(ns.round() as u64)

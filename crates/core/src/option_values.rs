@@ -168,7 +168,7 @@ pub const MAX_MERGE_WINDOW_US: u64 = 1_000_000;
 /// The most clones (worker threads) of one job.
 pub const MAX_NUMJOBS: u32 = 4096;
 /// The longest log averaging window: 100 years, in milliseconds.
-pub(crate) const MAX_LOG_AVG_MSEC: u64 = crate::units::MAX_TIME_NS / 1_000_000;
+pub(crate) const MAX_LOG_AVG_MSEC: u64 = crate::arith::MAX_TIME_NS / 1_000_000;
 
 /// fio's limit on bssplit entries.
 pub(crate) const MAX_BSSPLIT: usize = 64;

@@ -9,7 +9,6 @@
 
 use crate::host::Host;
 pub use crate::option_def::{Arity, OptionDef};
-pub use crate::option_doc::markdown;
 pub use crate::option_table::OPTIONS;
 pub use crate::option_table_io::IO_OPTIONS;
 use crate::spec::*;

@@ -1,11 +1,12 @@
 //! fio's `sprandom` preconditioning: its options (`sprandom`,
-//! `spr_num_regions`, `spr_op`, `spr_cs`), the rules fio applies to a job
+//! `spr_num_regions`, `spr_op`, `spr_cs`), the regions' sizes and the
+//! device's physical size it writes once. The rules fio applies to a job
 //! that asks for it (random writes, `random_generator=lfsr`,
-//! `norandommap=1`, one file) and the device's physical size it writes
-//! once. The options' table is [`crate::option_table_sprandom`]. The offsets themselves are the plan's (`ssdready_workload`'s
-//! `plan::sprandom`).
+//! `norandommap=1`, one file) are checked with the job
+//! ([`crate::spec::JobSpec::validate`]). The options' table is
+//! [`crate::option_table_sprandom`]. The offsets themselves are the plan's
+//! (`ssdready_workload`'s `plan::sprandom`).
 
-use crate::spec::{JobSpec, RwMode};
 use serde::{Deserialize, Serialize};
 
 /// `sprandom` and its options.
@@ -44,66 +45,6 @@ impl SprandomSpec {
     /// Not asked for (then it is left out of a saved spec).
     pub fn is_off(&self) -> bool {
         !self.on
-    }
-
-    /// What fio sets for the job when it does not say: the LFSR and no
-    /// random map.
-    pub(crate) fn settle(spec: &mut JobSpec) {
-        let s = &spec.sprandom;
-        if !s.on {
-            return;
-        }
-        if s.lfsr_given.is_none() {
-            spec.lfsr = true;
-            spec.rand32 = false;
-        }
-        if s.norandommap_given.is_none() {
-            spec.norandommap = true;
-        }
-    }
-
-    /// The refusal of a job asking for sprandom, as (option, message).
-    pub fn check(spec: &JobSpec) -> Result<(), (&'static str, String)> {
-        let s = &spec.sprandom;
-        if !s.on {
-            return Ok(());
-        }
-        if spec.rw != RwMode::RandWrite {
-            return Err((
-                "sprandom",
-                format!(
-                    "rw={}: sprandom preconditions with random writes (allowed: rw=randwrite)",
-                    spec.rw.name()
-                ),
-            ));
-        }
-        if s.lfsr_given == Some(false) {
-            return Err((
-                "random_generator",
-                "sprandom requires random_generator=lfsr (or leave it out: sprandom sets it)"
-                    .into(),
-            ));
-        }
-        if s.norandommap_given == Some(false) {
-            return Err((
-                "norandommap",
-                "sprandom requires norandommap=1 (or leave it out: sprandom sets it)".into(),
-            ));
-        }
-        if spec.filename.len() > 1 || spec.nrfiles > 1 {
-            return Err(("sprandom", "sprandom supports only one file".into()));
-        }
-        let bs = spec.bs.for_dir(1);
-        if !bs.is_fixed() {
-            return Err((
-                "bs",
-                "sprandom writes one block size (allowed: a single write size, e.g. bs=4k)".into(),
-            ));
-        }
-        if let Some(size) = spec.size.or(spec.filesize.map(|f| f.0)) {
-            Self::check_size(s, size, u64::from(bs.min()))?;
-        }
-        Ok(())
     }
 
     /// The regions that `logical` bytes written in blocks of `bs` make:
@@ -154,6 +95,7 @@ pub fn physical_size(op: f64, logical: u64, bs: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::options::{build_jobs, RawOption, Section};
+    use crate::spec::JobSpec;
 
     fn job(opts: &str) -> Result<JobSpec, String> {
         let options = format!("filename=/dev/shm/x {opts}")

@@ -8,6 +8,7 @@
 use crate::spec::{
     BlockSizes, EngineKind, JobSpec, RwMode, SpecError, TemporalMerge, MAX_URING_DEPTH,
 };
+use crate::spec_sprandom::SprandomSpec;
 use crate::strategy::CompletionWait;
 
 impl JobSpec {
@@ -32,7 +33,7 @@ impl JobSpec {
             .check(self.zones.mode)
             .or_else(|(o, m)| self.refuse(o, m))?;
         self.validate_sizes()?;
-        crate::spec_sprandom::SprandomSpec::check(self).or_else(|(o, m)| self.refuse(o, m))?;
+        self.check_sprandom().or_else(|(o, m)| self.refuse(o, m))?;
         self.validate_depths()?;
         self.validate_engine_options()?;
         self.validate_merging()?;
@@ -441,6 +442,66 @@ impl JobSpec {
             );
         }
         self.thinktime_spin_ns = self.thinktime_spin_ns.min(self.thinktime_ns);
-        crate::spec_sprandom::SprandomSpec::settle(self);
+        self.settle_sprandom();
+    }
+
+    /// What fio sets for the job when it does not say: the LFSR and no
+    /// random map.
+    fn settle_sprandom(&mut self) {
+        let s = &self.sprandom;
+        if !s.on {
+            return;
+        }
+        if s.lfsr_given.is_none() {
+            self.lfsr = true;
+            self.rand32 = false;
+        }
+        if s.norandommap_given.is_none() {
+            self.norandommap = true;
+        }
+    }
+
+    /// The refusal of a job asking for sprandom, as (option, message).
+    fn check_sprandom(&self) -> Result<(), (&'static str, String)> {
+        let s = &self.sprandom;
+        if !s.on {
+            return Ok(());
+        }
+        if self.rw != RwMode::RandWrite {
+            return Err((
+                "sprandom",
+                format!(
+                    "rw={}: sprandom preconditions with random writes (allowed: rw=randwrite)",
+                    self.rw.name()
+                ),
+            ));
+        }
+        if s.lfsr_given == Some(false) {
+            return Err((
+                "random_generator",
+                "sprandom requires random_generator=lfsr (or leave it out: sprandom sets it)"
+                    .into(),
+            ));
+        }
+        if s.norandommap_given == Some(false) {
+            return Err((
+                "norandommap",
+                "sprandom requires norandommap=1 (or leave it out: sprandom sets it)".into(),
+            ));
+        }
+        if self.filename.len() > 1 || self.nrfiles > 1 {
+            return Err(("sprandom", "sprandom supports only one file".into()));
+        }
+        let bs = self.bs.for_dir(1);
+        if !bs.is_fixed() {
+            return Err((
+                "bs",
+                "sprandom writes one block size (allowed: a single write size, e.g. bs=4k)".into(),
+            ));
+        }
+        if let Some(size) = self.size.or(self.filesize.map(|f| f.0)) {
+            SprandomSpec::check_size(s, size, u64::from(bs.min()))?;
+        }
+        Ok(())
     }
 }

@@ -6,7 +6,7 @@
 //! Every parser returns a [`UnitError`], whose text is a short reason; the
 //! caller (the option table) adds the option name and the allowed values.
 
-use crate::arith::ArithError;
+use crate::arith::{ArithError, MAX_TIME_NS};
 
 /// Why a size, time, boolean or CPU list could not be read. The text is the
 /// reason the user reads after the option's name.
@@ -152,11 +152,6 @@ pub fn parse_fio_size(s: &str, kb_base: u64) -> Result<u64, UnitError> {
     let base = if kb_base == 1000 { 1024 } else { 1000 };
     parse_size(&format!("{num}{}", &lower[..1]), base)
 }
-
-/// The longest time any option may give: 100 years, so that sums of a few
-/// times (ramp + runtime + start delay) and clock readings plus a time stay
-/// far inside `u64` nanoseconds.
-pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
 
 /// Parse a duration into nanoseconds. A bare number is in `default_unit_ns`
 /// (fio: seconds for runtime/ramp_time, microseconds for thinktime). At most

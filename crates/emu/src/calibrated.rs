@@ -8,7 +8,7 @@
 //! hold terabytes: rates, latencies and spare factors carry over; sizes
 //! that scale with the drive (an SLC cache) are a share of the size.
 
-use crate::config::Params;
+use crate::config::params::Params;
 
 /// Set `p` to the calibrated preset `name`; false if there is none.
 pub fn apply(name: &str, p: &mut Params) -> bool {

@@ -13,7 +13,9 @@
 //! values, as inline keys are; keys given inline after the file change it
 //! once more.
 
-use crate::config::{preset, DeviceFileError, ParamError, Params};
+use crate::config::error::{DeviceFileError, ParamError};
+use crate::config::params::Params;
+use crate::config::presets::preset;
 use std::path::Path;
 
 /// The largest device file read: a drive has a few dozen keys.

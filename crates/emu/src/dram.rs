@@ -18,7 +18,7 @@
 //! model's lock.
 
 use crate::config::Params;
-use crate::device::{earliest, per_pages, Op, Timeline};
+use crate::device::basics::{earliest, per_pages, Op, Timeline};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 

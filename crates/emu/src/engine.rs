@@ -73,7 +73,8 @@
 //! submitted, and nothing else holds it.
 
 use crate::config::CompletionMode;
-use crate::device::{Extent, SharedRead};
+use crate::device::shared_reads::SharedRead;
+use crate::device::Extent;
 use crate::fault::Outcome as Fault;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::{Completion, Ddir, IoReq};
@@ -88,10 +89,25 @@ use std::time::Duration;
 pub const WAIT_SLICE_NS: u64 = 20_000_000;
 
 pub use crate::shared::SharedDevice;
-pub(crate) use crate::shared::{failed, op_of};
+use crate::shared::{failed, op_of};
 
-mod bufs;
-pub(crate) use bufs::{slot_bufs, SlotBufs};
+pub(crate) mod bufs;
+use bufs::SlotBufs;
+
+/// A worker's buffers for `spec` on `dev`: none on a `nocopy` device.
+pub(crate) fn slot_bufs(
+    dev: &SharedDevice,
+    spec: &JobSpec,
+    seed: u64,
+) -> Result<SlotBufs, EngineError> {
+    let depth = spec.depth().get() as usize;
+    let bs = if dev.params.nocopy {
+        0
+    } else {
+        spec.bs.max() as usize
+    };
+    SlotBufs::new(depth, bs, seed)
+}
 
 /// A worker's queue pair on a [`SharedDevice`].
 pub struct EmuEngine {

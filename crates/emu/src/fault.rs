@@ -51,7 +51,7 @@
 //! the results (`emulator.faults`), so a test can hold the errors and
 //! verification failures a run saw against the truth.
 
-use crate::config::ParamError;
+use crate::config::error::ParamError;
 use serde::{Deserialize, Serialize};
 
 /// The fault keys' values.

@@ -1,5 +1,5 @@
-//! Checked geometry: the range every emulator key must respect, and the
-//! counts derived from them (dies, pages, blocks, the pages a die may hold),
+//! Checked geometry: every emulator key within its range (the ranges are
+//! [`crate::config::limits`]), and the counts derived from them (dies, pages, blocks, the pages a die may hold),
 //! computed without overflow. [`crate::config::Params::check`] calls
 //! [`check`]; a device that passes can be modelled: its page numbers fit the
 //! FTL's 32-bit maps, its times and sizes cannot overflow the timing model,
@@ -15,67 +15,9 @@
 //! FTL keeps every die under that limit, and a device whose share of data
 //! per die does not fit under it is refused here.
 
-use crate::config::{ParamError, Params};
-
-/// The FTL addresses pages with 32-bit numbers (`u32::MAX` means "none").
-pub const MAX_PAGES: u64 = u32::MAX as u64 - 1;
-/// At most this many dies (per-die state is kept for each).
-pub const MAX_DIES: u64 = 65_536;
-/// Per-operation times (NAND, controller, DRAM, host) are at most 1 s.
-pub const MAX_OP_NS: u64 = 1_000_000_000;
-/// The transfer rates (MB/s), when not 0 (no transfer time).
-pub const RATE_MBPS: (f64, f64) = (1.0, 10_000_000.0);
-/// Over-provisioning: physical capacity is at most 101 × logical.
-pub const MAX_OP: f64 = 100.0;
-/// Page types with their own program time (SLC 1 … QLC 4).
-pub const MAX_PAGE_TYPES: usize = 4;
-
-/// Integer keys: (key, smallest, largest).
-const INT_LIMITS: &[(&str, u64, u64)] = &[
-    ("channels", 1, 4096),
-    ("dies_per_channel", 1, 4096),
-    ("pages_per_block", 2, 65_536),
-    ("page_bytes", 512, 1 << 20),
-    ("read_ns", 0, MAX_OP_NS),
-    ("program_ns", 0, MAX_OP_NS),
-    ("erase_ns", 0, MAX_OP_NS),
-    ("fw_cmd_ns", 0, MAX_OP_NS),
-    ("fw_per_4k_ns", 0, MAX_OP_NS),
-    ("fw_units", 1, 1024),
-    ("cmd_slots", 0, 65_536),
-    ("write_buffer", 0, 1 << 40),
-    ("dram_cmd_ns", 0, MAX_OP_NS),
-    ("dram_per_4k_ns", 0, MAX_OP_NS),
-    ("gc_bg_free", 0, u32::MAX as u64),
-    ("gc_fg_free", 1, u32::MAX as u64),
-    ("coalesce_n", 0, 65_536),
-    ("coalesce_us", 0, MAX_OP_NS / 1000),
-    ("host_ns", 0, MAX_OP_NS),
-    ("flash_page_bytes", 512, 1 << 20),
-    ("planes", 1, 16),
-    ("flash_block_bytes", 0, 1 << 30),
-    ("slc_program_ns", 0, MAX_OP_NS),
-    ("suspend_ns", 0, MAX_OP_NS),
-    ("resume_ns", 0, MAX_OP_NS),
-    ("suspend_max", 0, 1024),
-    ("cmd_bytes", 0, 1 << 20),
-    ("extent_bytes", 0, 1 << 20),
-    ("extent_ns", 0, MAX_OP_NS),
-    ("cpl_ns", 0, MAX_OP_NS),
-    ("iface_depth", 0, 65_536),
-    ("queues", 1, 65_535),
-    ("host_cmd_ns", 0, MAX_OP_NS),
-    ("irq_ns", 0, MAX_OP_NS),
-    ("wake_ns", 0, MAX_OP_NS),
-];
-
-/// The allowed range of integer key `key`, if it has one.
-pub fn int_limit(key: &str) -> Option<(u64, u64)> {
-    INT_LIMITS
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|&(_, lo, hi)| (lo, hi))
-}
+use crate::config::error::{out_of_range, ParamError};
+use crate::config::limits::{int_limit, MAX_DIES, MAX_OP, MAX_PAGES, MAX_PAGE_TYPES, RATE_MBPS};
+use crate::config::params::Params;
 
 /// Counts derived from valid [`Params`] of a flash device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,7 +169,7 @@ fn check_int_ranges(p: &Params) -> Result<(), ParamError> {
     for (k, v) in int_params(p).into_iter().chain(nand_params(p)).chain(types) {
         let (lo, hi) = int_limit(k).unwrap_or((0, u64::MAX));
         if !(lo..=hi).contains(&v) {
-            return Err(crate::config::out_of_range(k, v));
+            return Err(out_of_range(k, v));
         }
     }
     if p.program_types_ns.len() > MAX_PAGE_TYPES {

@@ -12,7 +12,7 @@
 use crate::config::{CompletionMode, Params};
 use crate::data::{Data, Way};
 use crate::device::{Device, Extent, Op};
-use crate::engine::SlotBufs;
+use crate::engine::bufs::SlotBufs;
 use crate::fault::Outcome as Fault;
 use crate::iface::{Interface, Wait};
 use crate::memory::DataNotAllocated;
@@ -21,6 +21,8 @@ use ssdready_io::clock::Clock;
 use ssdready_io::EngineError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
+
+mod powered;
 
 /// One emulated SSD shared by the workers that use it.
 pub struct SharedDevice {
@@ -50,7 +52,7 @@ pub struct SharedDevice {
     /// The host's side of the command interface (`iface_depth`).
     pub iface: Interface,
     /// The temporal merge layers in front of the device, one per setting.
-    pub(crate) mergers: Mutex<Vec<crate::merge::Registered>>,
+    pub(crate) mergers: Mutex<Vec<crate::merge::basics::Registered>>,
 }
 
 impl SharedDevice {
@@ -121,7 +123,7 @@ impl SharedDevice {
         }
         let faulty = self.params.faults.any() && op != Op::Trim;
         self.with_model(|dev| -> Result<_, crate::ftl::FtlError> {
-            if let Some(refused) = crate::zoned_front::refused(dev, t, op, extent) {
+            if let Some(refused) = refused(dev, t, op, extent) {
                 return Ok(refused);
             }
             let done = dev.submit(t, op, &[extent])?;
@@ -149,7 +151,7 @@ impl SharedDevice {
         }
         let pair = self.queues.get(queue);
         let _sq = pair.enter();
-        let cmd = crate::device::shared_command(queue, pair.next_command());
+        let cmd = crate::device::shared_reads::shared_command(queue, pair.next_command());
         let Ok(dev) = self.device.read_queue(queue) else {
             return Err(self.fail(POISONED.into()));
         };
@@ -177,7 +179,7 @@ impl SharedDevice {
     pub(crate) fn read_batch(
         &self,
         (queue, counts): (usize, &crate::queues::Counts),
-        reads: &mut [crate::device::SharedRead],
+        reads: &mut [crate::device::shared_reads::SharedRead],
         done: &mut [u64],
     ) -> Result<(), EngineError> {
         if let Some(why) = self.failure.get() {
@@ -187,7 +189,7 @@ impl SharedDevice {
         let _sq = pair.enter();
         let first = pair.next_commands(reads.len() as u64);
         for (r, seq) in reads.iter_mut().zip(first..) {
-            r.cmd = crate::device::shared_command(queue, seq);
+            r.cmd = crate::device::shared_reads::shared_command(queue, seq);
         }
         let Ok(dev) = self.device.read_queue(queue) else {
             return Err(self.fail(POISONED.into()));
@@ -295,6 +297,27 @@ impl SharedDevice {
 }
 
 const POISONED: &str = "its lock was poisoned by a panic";
+
+/// Under the model's lock: the outcome of a command the zones refuse (its
+/// completion and errno), or None when the model is to serve it (the zones
+/// have taken a write into account).
+fn refused(dev: &mut Device, t: u64, op: Op, e: Extent) -> Option<(u64, Fault)> {
+    let zones = dev.ftl.as_mut()?.zones.as_mut()?;
+    let r = match op {
+        Op::Write => zones.write(e.offset, e.len),
+        Op::Read => zones.read(e.offset, e.len),
+        Op::Trim | Op::Flush => Ok(()),
+    };
+    let err = r.err()?;
+    let done = dev.zone_command(t, 0);
+    Some((
+        done,
+        Fault {
+            errno: Some(err.errno()),
+            ..Fault::default()
+        },
+    ))
+}
 
 /// The device operation of a request's direction.
 pub fn op_of(ddir: Ddir) -> Op {

@@ -22,7 +22,7 @@
 //! stall delays every command in flight at once: at iodepth 8 all eight
 //! wait, and an open loop's arrivals during it queue up.
 
-use crate::config::ParamError;
+use crate::config::error::ParamError;
 use serde::{Deserialize, Serialize};
 
 /// The stall keys' values (both 0: off).

@@ -1,40 +1,17 @@
-//! Zoned mode in real time: the zone checks of every command, and the zone
-//! management commands and report-zones of a [`SharedDevice`]
-//! ([`crate::zoned`] has the model).
+//! Zoned mode in real time: the zone management commands and report-zones
+//! of a [`SharedDevice`] ([`crate::zoned`] has the model).
 //!
 //! Each command is checked against the zones under the model's lock, before
-//! the model serves it: a write that the zones refuse completes with its
+//! the model serves it (the device does it as it submits,
+//! [`SharedDevice::submit_faulty`]): a write that the zones refuse completes with its
 //! errno after the controller's command time, and nothing is stored. A zone
 //! management command is synchronous, like Linux's `BLKRESETZONE` ioctl:
 //! the caller waits until its modelled completion (a reset's erases). A
 //! reset zeroes the zone's data, so reads past a write pointer return zeros.
 
-use crate::device::{Device, Extent, Op};
-use crate::engine::SharedDevice;
-use crate::fault::Outcome;
+use crate::shared::SharedDevice;
 use crate::zoned::{Zone, ZoneCounters, ZoneError, ZoneOp};
 use ssdready_io::EngineError;
-
-/// Under the model's lock: the outcome of a command the zones refuse (its
-/// completion and errno), or None when the model is to serve it (the zones
-/// have taken a write into account).
-pub(crate) fn refused(dev: &mut Device, t: u64, op: Op, e: Extent) -> Option<(u64, Outcome)> {
-    let zones = dev.ftl.as_mut()?.zones.as_mut()?;
-    let r = match op {
-        Op::Write => zones.write(e.offset, e.len),
-        Op::Read => zones.read(e.offset, e.len),
-        Op::Trim | Op::Flush => Ok(()),
-    };
-    let err = r.err()?;
-    let done = dev.zone_command(t, 0);
-    Some((
-        done,
-        Outcome {
-            errno: Some(err.errno()),
-            ..Outcome::default()
-        },
-    ))
-}
 
 impl SharedDevice {
     /// Whether the device is zoned.
@@ -117,6 +94,7 @@ impl SharedDevice {
 mod tests {
     use super::*;
     use crate::config::Params;
+    use crate::device::{Extent, Op};
     use crate::zoned::ZoneCond;
     use ssdready_io::clock::Clock;
 

@@ -1,7 +1,7 @@
 //! What a worker's flow (workload's `JobFlow`) needs of its job: passes,
 //! budgets, syncs, think time and verification.
 
-use super::PlanConfig;
+use super::plan::PlanConfig;
 use crate::spec::{EngineKind, JobSpec, RwMode};
 use crate::spec_io::ThinkBlocksType;
 use crate::spec_pattern::Pattern;

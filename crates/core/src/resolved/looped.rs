@@ -4,7 +4,7 @@
 //! its helpers' options: I/O priorities, write buffers, overlaps and
 //! `sync_file_range`.
 
-use super::RateConfig;
+use super::rate::RateConfig;
 use crate::sched::{CmdPrio, LatencyTarget};
 use crate::spec::{JobSpec, RwMode};
 use crate::spec_buffers::{BeforeWrite, Initial};

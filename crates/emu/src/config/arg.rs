@@ -1,17 +1,13 @@
 //! Parsing an emulator parameter's value: [`Arg`] holds the key and its
 //! value, each parser's error names the key and the allowed values.
 
-use super::{parse_size, CompletionMode, GcPolicy, ParamError};
+use super::error::{out_of_range, ParamError};
+use super::modes::{CompletionMode, GcPolicy};
 
-/// The keys `Params::set` takes, for its error on an unknown one.
-pub(super) const ALLOWED_KEYS: &str = "size, op, channels, dies_per_channel, pages_per_block, \
-                     page_bytes, read_ns, program_ns, erase_ns, flash_page_bytes, flash_block_bytes, planes, slc_cache, slc_program_ns, \
-                     suspend_ns, resume_ns, suspend_max, channel_mbps, link_mbps, fw_cmd_ns, fw_per_4k_ns, \
-                     fw_units, cmd_slots, write_buffer, dram, dram_cmd_ns, dram_per_4k_ns, gc, gc_bg_free, gc_fg_free, \
-                     completion, coalesce_n, coalesce_us, nocopy, host_ns, cmd_bytes, extent_bytes, extent_ns, \
-                     cpl_ns, iface_depth, queues, host_cmd_ns, irq_ns, wake_ns, service, and the fault_ keys: fault_read_error_rate, \
-                     fault_read_error_at, fault_retry_rate, fault_write_error_rate, fault_corrupt_rate, fault_retries, \
-                     fault_retry_ns, fault_seed; stalls: stall_every, stall_ns; zoned: zoned, zone_size, zone_capacity, max_open_zones, max_active_zones, read_beyond_wp";
+pub(super) fn parse_size(v: &str) -> Result<u64, ssdready_core::units::UnitError> {
+    // The units parser's own error (core's), which the key's error carries.
+    ssdready_core::units::parse_size(v, 1024)
+}
 
 /// One `key=value` of an emulator target, parsed as its field needs; each
 /// error names the key.
@@ -80,14 +76,6 @@ impl Arg<'_> {
     pub(super) fn size32(&self, field: &str) -> Result<u32, ParamError> {
         let n = self.size()?;
         u32::try_from(n).map_err(|_| out_of_range(field, n))
-    }
-}
-
-/// `key = value` outside the key's range.
-pub(crate) fn out_of_range(key: &str, value: u64) -> ParamError {
-    ParamError::OutOfRange {
-        key: key.into(),
-        value,
     }
 }
 

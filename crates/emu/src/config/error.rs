@@ -1,8 +1,12 @@
 //! Why an emulator target's parameters are refused: [`ParamError`], one
 //! variant per check, each carrying the key and the values it names. Its
-//! text is one line that names the key and the allowed values.
+//! text is one line that names the key and the allowed values. Below the
+//! parameters: it names only the limits ([`super::limits`]).
 
-use crate::geometry::{int_limit, MAX_DIES, MAX_OP, MAX_PAGES, MAX_PAGE_TYPES, RATE_MBPS};
+use super::limits::{
+    int_limit, ALLOWED_KEYS, DEFAULT_ZONE_SIZE, MAX_DIES, MAX_OP, MAX_PAGES, MAX_PAGE_TYPES,
+    PRESETS, RATE_MBPS,
+};
 use std::path::PathBuf;
 
 /// An emulator parameter, a device file or a whole device refused.
@@ -39,7 +43,7 @@ pub enum ParamError {
         allowed: &'static str,
     },
     /// An integer outside the key's limits (those of
-    /// [`crate::geometry::int_limit`], when it has some).
+    /// [`super::limits::int_limit`], when it has some).
     #[error("emulator parameter '{key}': {value} is out of range{}", limits(.key))]
     OutOfRange { key: String, value: u64 },
     /// A number outside the range `allowed` states.
@@ -59,10 +63,7 @@ pub enum ParamError {
     UnknownPreset { name: String },
     #[error("'{text}' is not key=value")]
     NotKeyValue { text: String },
-    #[error(
-        "unknown emulator parameter '{key}' (allowed: {})",
-        super::arg::ALLOWED_KEYS
-    )]
+    #[error("unknown emulator parameter '{key}' (allowed: {})", ALLOWED_KEYS)]
     UnknownKey { key: String },
 
     // A device file.
@@ -202,7 +203,7 @@ pub enum ParamError {
     #[error(
         "emulator parameter '{key}': 0 is not a zone size (allowed: a positive size \
          such as 64m; leave it out for the default, {} MiB)",
-        crate::zoned::DEFAULT_ZONE_SIZE >> 20
+        DEFAULT_ZONE_SIZE >> 20
     )]
     ZeroZoneSize { key: String },
     #[error("emulator parameter 'zoned': zoned mode needs a flash device (dram=0)")]
@@ -253,6 +254,14 @@ pub enum DeviceFileError {
     Content(Box<ParamError>),
 }
 
+/// `key = value` outside the key's range.
+pub(crate) fn out_of_range(key: &str, value: u64) -> ParamError {
+    ParamError::OutOfRange {
+        key: key.into(),
+        value,
+    }
+}
+
 /// ` (allowed: LO to HI)` for a key with limits.
 fn limits(key: &str) -> String {
     match int_limit(key) {
@@ -267,9 +276,5 @@ fn max_bytes(page_bytes: &u32) -> u64 {
 }
 
 fn preset_names() -> String {
-    super::PRESETS
-        .iter()
-        .map(|p| p.0)
-        .collect::<Vec<_>>()
-        .join(", ")
+    PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
 }

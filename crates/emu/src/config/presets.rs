@@ -1,7 +1,90 @@
 //! The built-in presets' parameters, one function each, with where every
-//! figure comes from (the papers and datasheets each is fitted to).
+//! figure comes from (the papers and datasheets each is fitted to); the
+//! base they all start from, [`preset`] by name and the default device.
 
-use super::Params;
+use super::modes::{CompletionMode, GcPolicy};
+use super::params::{default_queues, Params};
+use crate::fault::FaultParams;
+use crate::stall::StallParams;
+use crate::zoned::params::ZoneParams;
+
+/// A preset by name (each one's parameters and their sources are below;
+/// the calibrated ones are [`crate::calibrated`]).
+pub fn preset(name: &str) -> Option<Params> {
+    let mut p = base(name);
+    match name {
+        "x25e" => x25e(&mut p),
+        "iodrive" => iodrive(&mut p),
+        "dram-ssd" => dram_ssd(&mut p),
+        "nvme-tlc" => nvme_tlc(&mut p),
+        "nvm-lowlat" => nvm_lowlat(&mut p),
+        "null" => null(&mut p),
+        _ if crate::calibrated::apply(name, &mut p) => {}
+        _ => return None,
+    }
+    Some(p)
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        preset("nvme-tlc").expect("the default preset exists")
+    }
+}
+
+fn base(name: &str) -> Params {
+    Params {
+        preset: name.into(),
+        size: 1 << 30,
+        op: 0.07,
+        channels: 8,
+        dies_per_channel: 4,
+        pages_per_block: 64,
+        page_bytes: 4096,
+        read_ns: 50_000,
+        program_ns: 600_000,
+        erase_ns: 3_000_000,
+        flash_page_bytes: 4096,
+        flash_block_bytes: 0,
+        planes: 1,
+        program_types_ns: Vec::new(),
+        slc_cache: 0.0,
+        slc_program_ns: 0,
+        suspend_ns: 0,
+        resume_ns: 0,
+        suspend_max: 0,
+        channel_mbps: 800.0,
+        link_mbps: 3500.0,
+        fw_cmd_ns: 3_000,
+        fw_per_4k_ns: 0,
+        fw_units: 4,
+        cmd_slots: 0,
+        write_buffer: 0,
+        dram: false,
+        dram_cmd_ns: 0,
+        dram_per_4k_ns: 0,
+        gc: GcPolicy::Greedy,
+        gc_bg_free: 2,
+        gc_fg_free: 1,
+        completion: CompletionMode::Hybrid,
+        coalesce_n: 0,
+        coalesce_us: 0,
+        nocopy: false,
+        host_ns: 0,
+        cmd_bytes: 64,
+        extent_bytes: 16,
+        extent_ns: 0,
+        cpl_ns: 0,
+        iface_depth: 0,
+        queues: default_queues(),
+        host_cmd_ns: 0,
+        irq_ns: 0,
+        wake_ns: 0,
+        service_exp: false,
+        faults: FaultParams::off(),
+        zoned: ZoneParams::default(),
+        stall: StallParams::default(),
+    }
+}
 
 /// Fitted to Polte et al.'s Device B / Foong et al.: 10 parallel units (one die per
 /// channel), SATA II link; the controller (28 us per command) caps reads
@@ -36,7 +119,7 @@ use super::Params;
 ///   conjectured 256 KB blocks) of on-controller memory.
 ///
 /// `write_buffer=0` models the drive with its cache off.
-pub(super) fn x25e(p: &mut Params) {
+fn x25e(p: &mut Params) {
     p.channels = 10;
     p.dies_per_channel = 1;
     p.read_ns = 25_000;
@@ -55,7 +138,7 @@ pub(super) fn x25e(p: &mut Params) {
 /// 4 KiB read for ~40 us (2 us controller + 22 us read + 10 us channel +
 /// 5.7 us link), give ~100K reads/s and saturate at QD 4; 32 dies
 /// behind 8 channels for write bandwidth (~500 MB/s); link 720 MB/s.
-pub(super) fn iodrive(p: &mut Params) {
+fn iodrive(p: &mut Params) {
     p.channels = 8;
     p.dies_per_channel = 4;
     p.read_ns = 22_000;
@@ -75,7 +158,7 @@ pub(super) fn iodrive(p: &mut Params) {
 /// (iface_depth=1): Shin's driver issues the next command once it has
 /// seen the previous one complete (its Sync+Poll path cannot overlap
 /// requests), which is why per-command costs cap small I/O there.
-pub(super) fn dram_ssd(p: &mut Params) {
+fn dram_ssd(p: &mut Params) {
     p.iface_depth = 1;
     p.dram = true;
     p.channels = 1;
@@ -120,7 +203,7 @@ pub(super) fn dram_ssd(p: &mut Params) {
 ///   15 µs to resume, at most 8 reads ahead of one operation: each
 ///   costs it at most 37 + 3.4 + 15 µs, so a 524 µs program keeps at
 ///   least 524 / (524 + 8 × 55.4) = 54 % of its rate under any reads.
-pub(super) fn nvme_tlc(p: &mut Params) {
+fn nvme_tlc(p: &mut Params) {
     p.channels = 8;
     p.dies_per_channel = 2;
     p.planes = 4;
@@ -142,7 +225,7 @@ pub(super) fn nvme_tlc(p: &mut Params) {
 }
 
 /// Optane-class: 7 units of 10 us per 4 KiB.
-pub(super) fn nvm_lowlat(p: &mut Params) {
+fn nvm_lowlat(p: &mut Params) {
     p.dram = true;
     p.channels = 7;
     p.dies_per_channel = 1;
@@ -154,7 +237,7 @@ pub(super) fn nvm_lowlat(p: &mut Params) {
 }
 
 /// A zero-latency device: the emulator and the host, nothing else.
-pub(super) fn null(p: &mut Params) {
+fn null(p: &mut Params) {
     p.dram = true;
     p.channels = 1;
     p.dies_per_channel = 1;

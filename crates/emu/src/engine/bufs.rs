@@ -1,9 +1,7 @@
 //! A worker's I/O buffers on the emulator: one per slot, in one lazily
 //! zeroed block, given random contents when a slot first writes.
 
-use super::SharedDevice;
 use crate::memory::human;
-use ssdready_core::spec::JobSpec;
 use ssdready_io::buf::{fill_random, try_zeroed_bytes};
 use ssdready_io::EngineError;
 
@@ -68,19 +66,4 @@ impl SlotBufs {
         }
         buf
     }
-}
-
-/// A worker's buffers for `spec` on `dev`: none on a `nocopy` device.
-pub(crate) fn slot_bufs(
-    dev: &SharedDevice,
-    spec: &JobSpec,
-    seed: u64,
-) -> Result<SlotBufs, EngineError> {
-    let depth = spec.depth().get() as usize;
-    let bs = if dev.params.nocopy {
-        0
-    } else {
-        spec.bs.max() as usize
-    };
-    SlotBufs::new(depth, bs, seed)
 }

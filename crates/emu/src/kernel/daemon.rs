@@ -10,14 +10,20 @@
 //! directory and record deleted. The command line (argv, the signals, what
 //! is printed) is the binary's `emu_cmd`.
 
-use super::stamps::{Stamps, Summary};
+use super::error::KernelError;
+pub use super::records::{
+    make_mount_dir, put_back_uring, record_of, record_path, records, stats, stats_path,
+    write_atomic, Record, FUSE, FUSE_URING,
+};
+use super::records::{mount_dir_pids, records_in};
+use super::stamps::Stamps;
+use super::state::alive;
+pub use super::state::RUN_DIR;
 use super::ublk_serve::UblkDrive;
-use super::KernelError;
 use super::{self as kernel, KernelDrive};
 use crate::config::Params;
-use serde::{Deserialize, Serialize};
 use ssdready_io::kdev;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -28,33 +34,6 @@ pub const PARENT_ENV: &str = "SSDREADY_EMU_PARENT";
 /// How often the daemon rewrites its stats file (a study reads it around
 /// each run).
 pub const STATS_EVERY_MS: u64 = 100;
-
-/// Where attachments are recorded.
-pub const RUN_DIR: &str = "/run/ssdready/emu";
-
-/// The transports' names in records: FUSE over `/dev/fuse`, and FUSE over
-/// io_uring, each with a loop device on the file.
-pub const FUSE: &str = "fuse+loop";
-pub const FUSE_URING: &str = "fuse-uring+loop";
-
-/// One live attachment.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Record {
-    pub name: String,
-    pub pid: u32,
-    pub device: String,
-    pub loop_index: u32,
-    pub mountpoint: String,
-    pub spec: String,
-    pub preset: String,
-    pub transport: String,
-    pub block_size: u32,
-    pub queue_depth: u16,
-    pub started_unix: u64,
-    /// The ublk device number (transport ublk).
-    #[serde(default)]
-    pub ublk_id: Option<u32>,
-}
 
 /// An attached drive, over either transport.
 pub enum Drive {
@@ -104,75 +83,6 @@ impl Drive {
     }
 }
 
-/// The record of attachment `name`.
-pub fn record_path(name: &str) -> PathBuf {
-    Path::new(RUN_DIR).join(format!("{name}.json"))
-}
-
-/// The stats file of attachment `name`.
-pub fn stats_path(name: &str) -> PathBuf {
-    Path::new(RUN_DIR).join(format!("{name}.stats.json"))
-}
-
-/// Write `text` to `path` atomically, mode 0644 whatever the umask
-/// ([`super::state::write`]: a temporary file made with
-/// `O_EXCL | O_NOFOLLOW`, synced and renamed over it).
-pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    super::state::write(path, text.as_bytes())
-}
-
-/// Every recorded attachment (live or not); a record another user could
-/// have written is ignored (one line on stderr).
-pub fn records() -> Vec<Record> {
-    records_in(Path::new(RUN_DIR))
-}
-
-fn records_in(run_dir: &Path) -> Vec<Record> {
-    let Ok(dir) = std::fs::read_dir(run_dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<Record> = dir
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().to_string();
-            n.ends_with(".json") && !n.ends_with(".stats.json")
-        })
-        .filter_map(|e| serde_json::from_str(&super::state::read(&e.path())?).ok())
-        .collect();
-    v.sort_by_key(|r| r.loop_index);
-    v
-}
-
-/// The mount point of attachment `name` (`emu-PID`).
-pub fn mount_dir(name: &str) -> PathBuf {
-    Path::new(RUN_DIR).join(format!("{name}.mnt"))
-}
-
-/// Make attachment `name`'s mount point (mode 0755 whatever the umask, in
-/// a checked [`RUN_DIR`]); the error is one line.
-pub fn make_mount_dir(name: &str) -> Result<PathBuf, String> {
-    super::state::ensure_dir(Path::new(RUN_DIR))?;
-    let mnt = mount_dir(name);
-    super::state::ensure_dir(&mnt).map_err(|e| format!("creating {}: {e}", mnt.display()))?;
-    Ok(mnt)
-}
-
-/// The pids of the attachments whose mount point is in `run_dir`
-/// (`emu-PID.mnt`: made before the drive is attached, so an attachment
-/// under way is found before its record is written).
-fn mount_dir_pids(run_dir: &Path) -> Vec<(u32, PathBuf)> {
-    let Ok(d) = std::fs::read_dir(run_dir) else {
-        return Vec::new();
-    };
-    d.flatten()
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            let pid = n.strip_prefix("emu-")?.strip_suffix(".mnt")?.parse().ok()?;
-            Some((pid, e.path()))
-        })
-        .collect()
-}
-
 /// The loop devices whose backing file is inside `dir`.
 fn loops_over(dir: &Path) -> Vec<u32> {
     let Ok(d) = std::fs::read_dir("/sys/block") else {
@@ -217,31 +127,6 @@ fn clean_mount_dirs(run_dir: &Path, alive: fn(u32) -> bool) -> Vec<String> {
         }
     }
     said
-}
-
-/// The attachment serving block device `dev` (`/dev/loopN`), if any.
-pub fn record_of(dev: &str) -> Option<Record> {
-    let canon = std::fs::canonicalize(dev).ok();
-    records().into_iter().find(|r| {
-        r.device == dev || canon.as_deref() == Some(Path::new(&r.device)) || r.name == dev
-    })
-}
-
-/// The daemon's latest figures for attachment `name`.
-pub fn stats(name: &str) -> Option<Summary> {
-    serde_json::from_str(&super::state::read(&stats_path(name))?).ok()
-}
-
-/// Whether daemon `pid` still runs (an exited one not yet reaped by its
-/// parent is a zombie: gone).
-pub fn alive(pid: u32) -> bool {
-    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .is_ok_and(|c| c.trim_end().starts_with("ssdready"));
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let zombie = state
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'));
-    named && !zombie
 }
 
 /// Remove what a dead daemon left: returns what was removed, one line each.
@@ -307,31 +192,6 @@ pub fn clean_stale() -> Vec<String> {
     // record was written: the switch's own record says it was turned on.
     said.extend(put_back_uring(0));
     said
-}
-
-/// Put the kernel's switch for FUSE over io_uring back as it was before
-/// an attachment turned it on, once no live attachment other than
-/// `except` (a pid; 0 for none) uses it. The line saying so, if it did.
-pub fn put_back_uring(except: u32) -> Option<String> {
-    let run_dir = Path::new(RUN_DIR);
-    super::fuse_uring::put_back(run_dir, uring_in_use(run_dir, except, alive))
-}
-
-/// Whether a live attachment other than `except` and this process may use
-/// FUSE over io_uring: one recorded with it, or one under way (its mount
-/// point made, its record not yet written), which may have turned the
-/// switch on.
-fn uring_in_use(run_dir: &Path, except: u32, alive: fn(u32) -> bool) -> bool {
-    let recs = records_in(run_dir);
-    let recorded = recs
-        .iter()
-        .any(|r| r.pid != except && r.transport == FUSE_URING && alive(r.pid));
-    recorded
-        || mount_dir_pids(run_dir).iter().any(|(pid, _)| {
-            ![except, std::process::id()].contains(pid)
-                && !recs.iter().any(|r| r.pid == *pid)
-                && alive(*pid)
-        })
 }
 
 /// The transport `want` (auto, fuse, fuse-uring, ublk) resolves to here,
@@ -466,6 +326,7 @@ pub fn study_note(missing: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::records::uring_in_use;
 
     #[test]
     fn leftovers_are_named_only_when_there_are_some() {

@@ -4,7 +4,8 @@
 //! that names the variable, its value and what is allowed, before anything
 //! is mounted. The serving threads read them again later, already checked.
 
-use super::{due, fuse_serve, KernelError};
+use super::error::KernelError;
+use super::{due, fuse_serve};
 use std::ffi::OsString;
 
 /// A tuning variable: its name, whether a value is taken, and what is

@@ -158,10 +158,10 @@ impl Handler {
         let pages = flags & p::init::MAX_PAGES != 0;
         // FUSE over io_uring: asked for when the attach wants it and the
         // kernel offers it (it offers it only while enable_uring is on).
-        let uring_bit = super::fuse_uring::OVER_IO_URING_FLAGS2;
+        let uring_bit = p::OVER_IO_URING_FLAGS2;
         let io_uring = self.sh.uring && k.flags2 & uring_bit != 0;
         if io_uring {
-            flags |= super::fuse_uring::INIT_EXT;
+            flags |= p::INIT_EXT;
         }
         let max_write = if pages { MAX_IO as u32 } else { 128 << 10 };
         let mb = self.sh.max_background;

@@ -42,6 +42,12 @@ pub mod init {
     pub const MAX_PAGES: u32 = 1 << 22;
 }
 
+/// `FUSE_INIT_EXT` (INIT `flags`: `flags2` is meaningful) and
+/// `FUSE_OVER_IO_URING` (bit 41 of the 64 flags: bit 9 of `flags2`), which
+/// FUSE over io_uring ([`super::fuse_uring`]) asks for.
+pub const INIT_EXT: u32 = 1 << 30;
+pub const OVER_IO_URING_FLAGS2: u32 = 1 << (41 - 32);
+
 /// `sizeof(struct fuse_in_header)` and `sizeof(struct fuse_out_header)`.
 pub const IN_HEADER: usize = 40;
 pub const OUT_HEADER: usize = 16;
@@ -112,7 +118,7 @@ pub struct InitIn {
 impl InitIn {
     pub fn parse(body: &[u8]) -> Option<InitIn> {
         let flags = u32_at(body, 12)?;
-        let ext = flags & super::fuse_uring::INIT_EXT != 0;
+        let ext = flags & INIT_EXT != 0;
         Some(InitIn {
             major: u32_at(body, 0)?,
             minor: u32_at(body, 4)?,
@@ -332,7 +338,7 @@ mod tests {
             congestion_threshold: 24,
             max_write: 1 << 20,
             max_pages: 256,
-            flags2: super::super::fuse_uring::OVER_IO_URING_FLAGS2,
+            flags2: super::OVER_IO_URING_FLAGS2,
         }
         .bytes();
         assert_eq!(u32_at(&init, 12), Some(init::ASYNC_DIO));

@@ -21,17 +21,13 @@
 //! `fuse_out_header` at [`IN_OUT`], its body in the payload, and the body's
 //! length at [`PAYLOAD_SZ`].
 
+use super::error::KernelError;
 use super::fuse_proto::op;
 use std::path::Path;
 
 /// `FUSE_IO_URING_CMD_REGISTER` and `FUSE_IO_URING_CMD_COMMIT_AND_FETCH`.
 pub const CMD_REGISTER: u32 = 1;
 pub const CMD_COMMIT_AND_FETCH: u32 = 2;
-
-/// `FUSE_INIT_EXT` (INIT `flags`: `flags2` is meaningful) and
-/// `FUSE_OVER_IO_URING` (bit 41 of the 64 flags: bit 9 of `flags2`).
-pub const INIT_EXT: u32 = 1 << 30;
-pub const OVER_IO_URING_FLAGS2: u32 = 1 << (41 - 32);
 
 /// Offsets in `struct fuse_uring_req_header` (288 bytes): `in_out[128]`,
 /// `op_in[128]`, then `struct fuse_uring_ent_in_out` (`flags`,
@@ -133,14 +129,13 @@ pub fn was_path(run_dir: &Path) -> std::path::PathBuf {
 /// Turn the kernel's switch on (root), keeping what it was in `run_dir`
 /// unless an earlier attachment already did. Ok(None) when it was on;
 /// Ok(Some(line)) saying that it was turned on.
-pub fn turn_on(run_dir: &Path) -> Result<Option<String>, super::KernelError> {
+pub fn turn_on(run_dir: &Path) -> Result<Option<String>, KernelError> {
     match enabled() {
-        None => Err(super::KernelError::NoUringSwitch { param: PARAM }),
+        None => Err(KernelError::NoUringSwitch { param: PARAM }),
         Some(true) => Ok(None),
         Some(false) => {
             keep_was(run_dir)?;
-            std::fs::write(PARAM, "Y")
-                .map_err(|err| super::KernelError::TurnOn { param: PARAM, err })?;
+            std::fs::write(PARAM, "Y").map_err(|err| KernelError::TurnOn { param: PARAM, err })?;
             Ok(Some(format!(
                 "turned FUSE over io_uring on ({PARAM}: N → Y); it is put back to N when the last \
                  drive using it is detached"
@@ -154,14 +149,14 @@ pub fn turn_on(run_dir: &Path) -> Result<Option<String>, super::KernelError> {
 /// so that a process killed right after the flip leaves the record that
 /// the next `emu list`, `emu detach` or `emu attach` puts the switch back
 /// by. A record there that another user could have written is refused.
-fn keep_was(run_dir: &Path) -> Result<(), super::KernelError> {
+fn keep_was(run_dir: &Path) -> Result<(), KernelError> {
     let was = was_path(run_dir);
     let kept = match super::state::read_checked(&was) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => super::state::write(&was, b"N\n"),
         Err(why) => Err(std::io::Error::other(why)),
     };
-    kept.map_err(|err| super::KernelError::KeepSwitch {
+    kept.map_err(|err| KernelError::KeepSwitch {
         param: PARAM,
         path: was,
         err,
@@ -199,6 +194,7 @@ pub fn put_back(run_dir: &Path, others_live: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::fuse_proto::{INIT_EXT, OVER_IO_URING_FLAGS2};
 
     /// From include/uapi/linux/fuse.h: sizeof(struct fuse_uring_req_header)
     /// = 288, sizeof(struct fuse_uring_ent_in_out) = 32,

@@ -39,10 +39,10 @@
 //!   stamped apart (reply 0).
 
 use super::due::{self, DeviceMean, Early, HoldPolicy};
+use super::error::ServeError;
 use super::fuse_handle::{Flow, Handler, Shared, MAX_IO};
 use super::fuse_proto::{self as p, InHeader};
 use super::fuse_uring::{self as u};
-use super::ServeError;
 use ssdready_io::fuse_uring::{Ring, FIRED};
 use ssdready_io::kdev;
 use std::fs::File;

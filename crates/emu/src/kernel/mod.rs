@@ -27,6 +27,7 @@
 //! command).
 
 pub mod daemon;
+mod drive_params;
 pub mod due;
 mod env;
 mod error;
@@ -37,11 +38,13 @@ pub mod fuse_uring;
 pub mod fuse_uring_serve;
 pub mod mounts;
 pub mod queue;
+mod records;
 pub mod stamps;
 pub mod state;
 pub mod ublk;
 pub mod ublk_serve;
 
+pub use drive_params::{block_size, queue_depth, unsupported};
 pub use env::check_env;
 pub use error::{KernelError, ServeError};
 
@@ -104,44 +107,6 @@ pub fn fuse_uring_missing() -> Option<String> {
     }
 }
 
-/// Parameters a kernel drive cannot honour, in one line; None when fine.
-pub fn unsupported(p: &Params) -> Option<String> {
-    if p.zoned.zoned {
-        return Some("zoned=1: a loop device cannot be zoned; attach a conventional drive".into());
-    }
-    let page = u64::from(p.page_bytes.max(1));
-    if !p.size.is_multiple_of(page) {
-        return Some(format!(
-            "size={}: not a whole number of the drive's {page}-byte pages (allowed: a multiple of {page}, e.g. size={})",
-            p.size,
-            (p.size / page).max(1) * page
-        ));
-    }
-    if p.faults.power_cut() {
-        return Some(
-            "fault_power_cut_after / torn writes: the power-cut model is for in-process runs only"
-                .into(),
-        );
-    }
-    None
-}
-
-/// The logical block size the drive offers: its page, within what a loop
-/// device takes (512 B – 4 KiB).
-pub fn block_size(p: &Params) -> u32 {
-    p.page_bytes.clamp(512, 4096).next_power_of_two().min(4096)
-}
-
-/// The queue depth the drive offers the kernel (`max_background`): the
-/// emulator's interface depth, or 128 — the loop driver's own — when the
-/// model has no limit.
-pub fn queue_depth(p: &Params) -> u16 {
-    match p.iface_depth {
-        0 => 128,
-        d => d.min(1024) as u16,
-    }
-}
-
 /// An attached drive: served by this process until [`KernelDrive::detach`].
 pub struct KernelDrive {
     pub mountpoint: PathBuf,
@@ -185,13 +150,13 @@ impl KernelDrive {
             return Err(KernelError::Unsupported { why });
         }
         let uring_switch = match uring {
-            true => fuse_uring::turn_on(Path::new(daemon::RUN_DIR))?,
+            true => fuse_uring::turn_on(Path::new(state::RUN_DIR))?,
             false => None,
         };
         let turned_on = uring_switch.is_some();
         Self::attach_with(params, mountpoint, uring, uring_switch).map_err(|e| {
             // A failed attach puts the kernel's switch back at once.
-            match turned_on.then(|| daemon::put_back_uring(std::process::id())) {
+            match turned_on.then(|| records::put_back_uring(std::process::id())) {
                 Some(Some(line)) => KernelError::SwitchPutBack {
                     err: Box::new(e),
                     line,

@@ -10,8 +10,8 @@
 //! which unmounts the file system, wipes the signature the owner made and
 //! removes the mount point and the record.
 
-use super::daemon::{alive, RUN_DIR};
-use super::KernelError;
+use super::error::KernelError;
+use super::state::{alive, RUN_DIR};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -9,6 +9,10 @@
 //! [`MAX_RECORD`] bytes, owned by root or by this process's user, and
 //! writable by no one else; its directory likewise. A record that fails is
 //! ignored with one line on stderr (once per file), never acted on.
+//!
+//! Where attachments are recorded ([`RUN_DIR`]) and whether a recorded
+//! daemon still runs ([`alive`]) are here too, below the daemon and the
+//! mounts that both read them.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions, Permissions};
@@ -16,6 +20,21 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Mutex;
+
+/// Where attachments are recorded.
+pub const RUN_DIR: &str = "/run/ssdready/emu";
+
+/// Whether daemon `pid` still runs (an exited one not yet reaped by its
+/// parent is a zombie: gone).
+pub fn alive(pid: u32) -> bool {
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim_end().starts_with("ssdready"));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let zombie = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'));
+    named && !zombie
+}
 
 /// The largest record read (records are a few hundred bytes).
 pub const MAX_RECORD: u64 = 64 * 1024;

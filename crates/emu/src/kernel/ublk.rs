@@ -211,19 +211,19 @@ pub fn known_bad(release: &str) -> bool {
 
 /// Whether the ublk transport can serve a drive here; if not, why (one
 /// clause naming what is missing).
-pub fn probe() -> Result<(), super::KernelError> {
+pub fn probe() -> Result<(), super::error::KernelError> {
     if !std::path::Path::new("/dev/ublk-control").exists() {
-        return Err(super::KernelError::NoUblkControl);
+        return Err(super::error::KernelError::NoUblkControl);
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let release = release.trim();
     if known_bad(release) {
-        return Err(super::KernelError::UblkCrashes {
+        return Err(super::error::KernelError::UblkCrashes {
             release: release.to_string(),
         });
     }
     if !ssdready_io::kdev::is_root() {
-        return Err(super::KernelError::UblkNotRoot);
+        return Err(super::error::KernelError::UblkNotRoot);
     }
     Ok(())
 }

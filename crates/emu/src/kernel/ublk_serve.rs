@@ -22,10 +22,11 @@
 //!   the disk's requests first), then the threads end, their rings and the
 //!   character device close, and `DEL_DEV` frees the device number.
 
+use super::drive_params::{block_size, queue_depth, unsupported};
+use super::error::{KernelError, ServeError};
 use super::fuse_serve::SPIN_NS;
 use super::stamps::Stamps;
 use super::ublk::{self as u, IoDesc, Opcodes};
-use super::{KernelError, ServeError};
 use crate::config::Params;
 use crate::data::Way;
 use crate::device::{Extent, Op};
@@ -79,11 +80,11 @@ impl UblkDrive {
     /// Add, configure and start a ublk device served by the model.
     pub fn attach(params: Params) -> Result<UblkDrive, KernelError> {
         u::probe()?;
-        if let Some(why) = super::unsupported(&params) {
+        if let Some(why) = unsupported(&params) {
             return Err(KernelError::Unsupported { why });
         }
-        let bs = super::block_size(&params);
-        let depth = super::queue_depth(&params).min(ssdready_io::ublk::MAX_QUEUE_DEPTH as u16);
+        let bs = block_size(&params);
+        let depth = queue_depth(&params).min(ssdready_io::ublk::MAX_QUEUE_DEPTH as u16);
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u16;
         let model_queues = params.queues.clamp(1, MAX_QUEUES as u32) as u16;
         let queues = cpus.min(model_queues).clamp(1, MAX_QUEUES);

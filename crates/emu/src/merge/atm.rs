@@ -16,12 +16,12 @@
 //! belong to no one and are dropped. Its CPU is the process's, not a
 //! worker's.
 
+use super::basics::{kind, lock, MergeConfig, Served};
 use super::stm::poll_pause;
-use super::{kind, lock, MergeConfig, Served};
 use crate::config::CompletionMode;
 use crate::device::{Extent, Op};
-use crate::engine::SharedDevice;
 use crate::iface::Wait;
+use crate::shared::SharedDevice;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

@@ -49,107 +49,24 @@
 //! (`host_cmd_ns`, `irq_ns`, `wake_ns`).
 
 pub mod atm;
+pub(crate) mod basics;
 pub mod stm;
 pub mod virtual_time;
 
+pub use basics::{MergeConfig, Served};
+
 use crate::config::CompletionMode;
-use crate::device::{Extent, Op};
-use crate::engine::{op_of, slot_bufs, EmuEngine, SharedDevice, SlotBufs, WAIT_SLICE_NS};
+use crate::device::Extent;
+use crate::engine::bufs::SlotBufs;
+use crate::engine::{slot_bufs, EmuEngine, WAIT_SLICE_NS};
+use crate::shared::{failed, op_of, SharedDevice};
+use basics::{lock, Registered};
 use ssdready_core::spec::{JobSpec, TemporalMerge};
 use ssdready_core::stats::MergeStats;
 use ssdready_core::{Completion, IoReq};
 use ssdready_io::{Engine, EngineError, Queued};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-
-/// A merge layer's settings (from the job's options).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MergeConfig {
-    /// `Stm` or `Atm`.
-    pub mode: TemporalMerge,
-    /// How long a command gathers requests after its first, ns.
-    pub window_ns: u64,
-    /// Most requests (extents) per command.
-    pub max_extents: u32,
-    /// Most bytes per command (0: no limit).
-    pub max_bytes: u64,
-}
-
-impl MergeConfig {
-    /// The settings of `spec`, or `None` when it does not merge.
-    pub fn of(spec: &JobSpec) -> Option<MergeConfig> {
-        (spec.temporal_merge != TemporalMerge::Off).then_some(MergeConfig {
-            mode: spec.temporal_merge,
-            window_ns: spec.merge_window_ns,
-            max_extents: spec.merge_max.max(1),
-            max_bytes: spec.merge_max_bytes,
-        })
-    }
-
-    /// Whether commands gather more than one request at all.
-    pub fn merging(&self) -> bool {
-        self.window_ns > 0 && self.max_extents > 1
-    }
-
-    /// Whether a command of `n` requests and `bytes` bytes can take one more
-    /// of `len` bytes.
-    pub fn fits(&self, n: usize, bytes: u64, len: u64) -> bool {
-        self.merging()
-            && n < self.max_extents as usize
-            && (self.max_bytes == 0 || bytes.saturating_add(len) <= self.max_bytes)
-    }
-
-    /// Whether a command of `n` requests and `bytes` bytes takes no more.
-    pub fn full(&self, n: usize, bytes: u64) -> bool {
-        !self.merging()
-            || n >= self.max_extents as usize
-            || (self.max_bytes != 0 && bytes >= self.max_bytes)
-    }
-}
-
-/// When a request of a merged command entered the layer, when its command
-/// closed, was issued (took the device's interface; in virtual time the
-/// host's `host_cmd_ns` follows, as it does for a command without merging)
-/// and completed (clock ns), and — for the request that opened the command —
-/// how many requests it carried.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Served {
-    pub entered: u64,
-    pub closed: u64,
-    pub issued: u64,
-    pub done: u64,
-    pub leader_of: Option<usize>,
-}
-
-impl Served {
-    /// Count this request (and its command, when it led it) in `stats`.
-    pub fn record(&self, stats: &mut MergeStats) {
-        stats
-            .window_wait
-            .record(self.closed.saturating_sub(self.entered));
-        stats
-            .issue_wait
-            .record(self.issued.saturating_sub(self.closed));
-        if let Some(n) = self.leader_of {
-            stats.record_command(n);
-        }
-    }
-}
-
-/// Index of an operation in per-kind arrays.
-pub(crate) fn kind(op: Op) -> usize {
-    match op {
-        Op::Read => 0,
-        Op::Write => 1,
-        Op::Trim => 2,
-        Op::Flush => 3,
-    }
-}
-
-/// Lock, ignoring poisoning: the layer's state is consistent between
-/// statements, and a panic elsewhere must not wedge the other threads.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use std::any::Any;
+use std::sync::{Arc, Weak};
 
 /// One live merge layer of a device.
 #[derive(Clone)]
@@ -158,37 +75,36 @@ enum Layer {
     Atm(Arc<atm::Atm>),
 }
 
-/// A device's registry entry: a layer's settings and a weak handle (the
-/// engines hold it alive).
-pub(crate) struct Registered {
-    cfg: MergeConfig,
-    stm: Weak<stm::Stm>,
-    atm: Weak<atm::Atm>,
-}
-
 /// The layer of `cfg` on `dev`: the live one, or a new one.
 fn layer_for(dev: &Arc<SharedDevice>, cfg: MergeConfig) -> Layer {
     let mut reg = lock(&dev.mergers);
-    reg.retain(|r| r.stm.strong_count() + r.atm.strong_count() > 0);
+    reg.retain(|r| r.layer.strong_count() > 0);
     for r in reg.iter().filter(|r| r.cfg == cfg) {
-        if let Some(s) = r.stm.upgrade() {
-            return Layer::Stm(s);
-        }
-        if let Some(a) = r.atm.upgrade() {
-            return Layer::Atm(a);
+        if let Some(live) = r.layer.upgrade() {
+            return match live.downcast::<stm::Stm>() {
+                Ok(s) => Layer::Stm(s),
+                Err(live) => Layer::Atm(
+                    live.downcast::<atm::Atm>()
+                        .expect("a merge layer is STM or ATM"),
+                ),
+            };
         }
     }
-    let (layer, stm, atm) = match cfg.mode {
+    let (layer, any): (Layer, Arc<dyn Any + Send + Sync>) = match cfg.mode {
         TemporalMerge::Atm => {
             let a = Arc::new(atm::Atm::new(cfg, dev.clone()));
-            (Layer::Atm(a.clone()), Weak::new(), Arc::downgrade(&a))
+            (Layer::Atm(a.clone()), a)
         }
         _ => {
             let s = Arc::new(stm::Stm::new(cfg, dev.clone()));
-            (Layer::Stm(s.clone()), Arc::downgrade(&s), Weak::new())
+            (Layer::Stm(s.clone()), s)
         }
     };
-    reg.push(Registered { cfg, stm, atm });
+    let layer_weak: Weak<dyn Any + Send + Sync> = Arc::downgrade(&any);
+    reg.push(Registered {
+        cfg,
+        layer: layer_weak,
+    });
     layer
 }
 
@@ -292,7 +208,7 @@ impl Engine for MergeEngine {
             for d in self.inbox.take() {
                 self.in_flight -= 1;
                 d.served.record(&mut self.stats);
-                let result = d.result.map_err(|why| crate::engine::failed(&why))?;
+                let result = d.result.map_err(|why| failed(&why))?;
                 out.push(Completion {
                     slot: d.slot,
                     result,

@@ -15,10 +15,10 @@
 //!
 //! Lock order: the gathering slots, then a command's state.
 
-use super::{kind, lock, MergeConfig, Served};
+use super::basics::{kind, lock, MergeConfig, Served};
 use crate::device::{Extent, Op};
-use crate::engine::{failed, SharedDevice};
 use crate::iface::Wait;
+use crate::shared::{failed, SharedDevice};
 use ssdready_io::EngineError;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

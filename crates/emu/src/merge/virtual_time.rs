@@ -25,7 +25,7 @@
 //! and an interface permit is free (it keeps gathering while it waits for
 //! one). CPU is not modelled: threads that spin cost nothing here.
 
-use super::{kind, MergeConfig, Served};
+use super::basics::{kind, MergeConfig, Served};
 use crate::config::{CompletionMode, Params};
 use crate::device::{Device, Extent, Op};
 use crate::ftl::FtlError;
