@@ -104,15 +104,21 @@ pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
     }
 }
 
-/// Seconds the trials may take: in a quick study the turns of
-/// [`trials_plan::QUICK_LEVERS`] levers and one with a large estimate, in
-/// a full one what the sweeps left of the budget.
-pub fn budget_s(plan: &Plan, budget_s: f64, quick: bool, elapsed_s: f64) -> f64 {
+/// Seconds a quick study's trials take: the turns of
+/// [`trials_plan::QUICK_LEVERS`] levers and one with a large estimate.
+pub fn quick_s(plan: &Plan) -> f64 {
     let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
-    if quick {
-        ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
-    } else {
-        (budget_s - elapsed_s).max(0.0)
+    ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
+}
+
+/// Seconds the trials may take: what the budget's clock has left less the
+/// study's close ([`crate::clock::CLOSING_S`]), in a quick study at most
+/// [`quick_s`].
+pub fn budget_s(plan: &Plan, quick: bool, clock: &crate::clock::Clock) -> f64 {
+    let left = (clock.left_s() - crate::clock::CLOSING_S).max(0.0);
+    match quick {
+        true => quick_s(plan).min(left),
+        false => left,
     }
 }
 
@@ -293,12 +299,15 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
             continue;
         };
         for c in &p.candidates {
-            let spent = started
-                .elapsed()
-                .as_secs_f64()
-                .max(runs_done as f64 * per_run);
+            let clock = started.elapsed().as_secs_f64();
+            let spent = clock.max(runs_done as f64 * per_run);
+            // A run's time as the trials so far took it, where longer.
+            let pace = match runs_done {
+                0 => per_run,
+                n => per_run.max(clock / n as f64),
+            };
             let left = o.budget_s - spent;
-            let pairs = trials_plan::pairs_that_fit(want, left, per_run);
+            let pairs = trials_plan::pairs_that_fit(want, left, pace);
             let why = match () {
                 _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
                 _ if pairs == 0 => {

@@ -153,7 +153,13 @@ fn studied(
     };
     let mut p = plan(&targets, &o);
     crate::plan::fit_budget(&mut p, &targets, &o);
-    let ex = crate::driver::execute(&targets, &p, fake, &mut crate::driver::Quiet);
+    let ex = crate::driver::execute(
+        &targets,
+        &p,
+        fake,
+        &mut crate::driver::Quiet,
+        &crate::clock::Deadline::none(),
+    );
     let mut j = crate::judge(&targets, &Default::default(), &ex.runs, false);
     j.figures.saturation.limit = cause;
     fake.log.borrow_mut().clear();

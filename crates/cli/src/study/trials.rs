@@ -26,8 +26,8 @@ pub(super) struct Ran<'a> {
     /// Why the devices' settings may not be changed (another process
     /// holds their lock), if so.
     pub refused: Option<String>,
-    pub budget_s: f64,
-    pub elapsed_s: f64,
+    /// The study's clock: the trials get what it has left.
+    pub clock: &'a ssdready_study::clock::Clock,
 }
 
 /// Try the levers; returns the section (None when none applies or the
@@ -59,7 +59,7 @@ pub(super) fn run(
         root: ran.machine.root,
         asked: a.try_changes,
         made_by_study: ran.made_by_study,
-        budget_s: trials::budget_s(ran.plan, ran.budget_s, a.quick, ran.elapsed_s),
+        budget_s: trials::budget_s(ran.plan, a.quick, ran.clock),
         queue: disks
             .first()
             .map(|d| trials::queue_files(d))
