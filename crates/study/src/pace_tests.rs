@@ -76,6 +76,7 @@ fn full_plan(budget_s: f64) -> Plan {
     let o = StudyOptions {
         budget_s,
         root: true,
+        host_changes: true,
         cpus: 2,
         strategies: true,
         ..Default::default()
