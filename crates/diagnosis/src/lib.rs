@@ -37,7 +37,8 @@
 //!    judged by verdict rules kept as data (`data/verdicts.rules`);
 //!    [`applications`] and [`fleet`] judged by their own;
 //! 7. what to change, measured: [`levers`] (`data/levers.table`),
-//!    [`trials`], [`trials_plan`];
+//!    [`trials`], [`trials_plan`], [`combination`] (every change that
+//!    helped, measured together) and [`combination_files`];
 //! 8. the answer: [`model`] (`study.json`, schema `ssdready.study`,
 //!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials_text`],
 //!    shared by the terminal and the HTML report; and here, [`judge`] and
@@ -52,6 +53,8 @@ pub mod applications;
 pub mod basis;
 pub mod calibration;
 pub mod capacity;
+pub mod combination;
+pub mod combination_files;
 pub mod curve;
 pub mod estimate;
 pub mod fact_names;

@@ -48,6 +48,10 @@ pub struct Section {
     pub citations: Vec<Citation>,
     /// The answer in one line.
     pub answer: String,
+    /// The configuration to deploy: every change that helped, measured
+    /// together (absent when none helped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combination: Option<crate::combination::Combination>,
 }
 
 /// One lever tried at one value.

@@ -64,6 +64,9 @@ pub fn section(s: &Section) -> String {
     let mut out = String::from(
         "what to change, measured (each change in turns against the baseline, then put back; a gain counts beyond twice the spread of its turns):\n",
     );
+    if let Some(c) = &s.combination {
+        out.push_str(&crate::combination::lines(c));
+    }
     for (i, t) in s.trials.iter().enumerate() {
         out.push_str(&row(i + 1, t));
     }

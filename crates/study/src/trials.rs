@@ -7,7 +7,9 @@
 //! [`Hands`], each one a [`Change`] applied before its run and reverted
 //! after it; the application's own choices are the runs' options and
 //! change nothing. Which levers to try and what the turns say are judged
-//! purely by `ssdready_diagnosis` (`trials_plan`, `trials`).
+//! purely by `ssdready_diagnosis` (`trials_plan`, `trials`). Then every
+//! change that helped is measured together, the configuration to deploy
+//! (`combination`).
 
 use crate::driver::{Outcome, Runner};
 use crate::model::{RunRecord, TargetKind, TargetProfile};
@@ -17,7 +19,6 @@ use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, U
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::Judgement;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 /// One change of the host, made and put back around a trial's runs.
 pub trait Change {
@@ -105,7 +106,9 @@ pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
 }
 
 /// Seconds a quick study's trials take: the turns of
-/// [`trials_plan::QUICK_LEVERS`] levers and one with a large estimate.
+/// [`trials_plan::QUICK_LEVERS`] levers and of one more (a change with a
+/// large estimate, or the changes that helped, together), within a quick
+/// study's minute.
 pub fn quick_s(plan: &Plan) -> f64 {
     let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
     ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
@@ -263,17 +266,10 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let t = x.targets.first()?;
     let table = levers::shipped();
     let cx = context(t, j, o, x.runs);
-    let consent = Consent {
-        root: o.root,
-        asked: o.asked,
-        made_by_study: o.made_by_study,
-        device: t.kind != TargetKind::Emulator && t.device.is_some(),
-        queue_unavailable: x.hands.queue_unavailable(),
-        escape_unavailable: x.hands.escape_unavailable(),
-    };
     let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
     let fired = levers::fired(&cx, &rules);
     let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
+    let consent = consent(x, t, o);
     let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
     if todo.is_empty() && untested.is_empty() {
         return None;
@@ -284,30 +280,15 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         untested,
         ..Default::default()
     };
-    let started = Instant::now();
-    let per_run = x.plan.settings.runtime_s + x.plan.settings.ramp_s + x.plan.overhead_s;
-    let want = if o.quick {
-        trials::MIN_PAIRS
-    } else {
-        trials::FULL_PAIRS
-    };
-    // Time spent: the clock's, or the runs' planned length where more (a
-    // run's start-up is part of it).
-    let mut runs_done = 0usize;
+    let mut clock = combination::Clock::new(x.plan, o);
+    let mut tried = Vec::new();
+    let mut fatal = false;
     'levers: for p in &todo {
         let Some(w) = workload_at(p.lever.at, j, x.runs) else {
             continue;
         };
         for c in &p.candidates {
-            let clock = started.elapsed().as_secs_f64();
-            let spent = clock.max(runs_done as f64 * per_run);
-            // A run's time as the trials so far took it, where longer.
-            let pace = match runs_done {
-                0 => per_run,
-                n => per_run.max(clock / n as f64),
-            };
-            let left = o.budget_s - spent;
-            let pairs = trials_plan::pairs_that_fit(want, left, pace);
+            let pairs = clock.pairs();
             let why = match () {
                 _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
                 _ if pairs == 0 => {
@@ -319,25 +300,48 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
                 s.untested.push(untested_value(p, c, reason, why));
                 continue;
             }
-            let from = match p.lever.kind {
-                Kind::Queue => levers::current(&p.lever, &cx).unwrap_or_default(),
-                Kind::Cgroup => "in the study's group".into(),
-                Kind::Application => describe_app(&p.lever, &w),
-            };
-            let (trial, fatal) = one(x, t, p, (&w, c, from), pairs);
-            runs_done += 2 * trial.turns.len();
+            let from = from_value(p, &cx, &w);
+            let (trial, stop) = one(x, t, p, (&w, c, from), pairs);
+            clock.runs_done += 2 * trial.turns.len();
+            tried.push(combination::Tried::of(p, c, &w));
             s.trials.push(trial);
+            fatal = stop;
             if fatal {
                 break 'levers;
             }
         }
     }
-    s.spent_s = started.elapsed().as_secs_f64();
     for u in &mut s.untested {
         u.command = trials::command_to_try(u.reason, &t.spec);
     }
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
+    if !fatal {
+        combination::run(x, t, &mut s, &tried, &mut clock);
+    }
+    s.spent_s = clock.started.elapsed().as_secs_f64();
     Some(s)
+}
+
+/// What the study may change here: what the user asked, what this
+/// machine and these hands can do.
+fn consent(x: &Trials, t: &TargetProfile, o: &Options) -> Consent {
+    Consent {
+        root: o.root,
+        asked: o.asked,
+        made_by_study: o.made_by_study,
+        device: t.kind != TargetKind::Emulator && t.device.is_some(),
+        queue_unavailable: x.hands.queue_unavailable(),
+        escape_unavailable: x.hands.escape_unavailable(),
+    }
+}
+
+/// What a lever's candidate replaces, in words.
+fn from_value(p: &Planned, cx: &levers::Context, w: &Workload) -> String {
+    match p.lever.kind {
+        Kind::Queue => levers::current(&p.lever, cx).unwrap_or_default(),
+        Kind::Cgroup => "in the study's group".into(),
+        Kind::Application => describe_app(&p.lever, w),
+    }
 }
 
 /// What the levers' conditions are read against: the findings' facts and
@@ -573,6 +577,9 @@ fn describe_app(l: &Lever, w: &Workload) -> String {
         _ => "the study's job".into(),
     }
 }
+
+#[path = "trials_combination.rs"]
+mod combination;
 
 #[cfg(test)]
 #[path = "trials_tests.rs"]

@@ -668,6 +668,7 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             return (1, Some(json));
         }
     }
+    trials::write_files(doc, dir);
     if let Err(e) = printed {
         say(&format!("{e} (the findings are in {})", json.display()));
         return (1, Some(json));

@@ -3,6 +3,8 @@
 //! through this binary's run function; a queue setting of the host only
 //! as root with `--try-changes` (or on a device the study made), the
 //! study's own cgroup as root, the application's own options always.
+//! The configuration they keep is written into the study's directory as
+//! the files that make it last ([`write_files`]).
 
 use super::StudyArgs;
 use crate::say;
@@ -12,6 +14,7 @@ use ssdready_study::plan::Plan;
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;
 use ssdready_study::{real, Judgement};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -105,6 +108,30 @@ pub(super) fn consent(
         Err(why) => {
             say(&why);
             (Vec::new(), Some(why))
+        }
+    }
+}
+
+/// Write the configuration's files (udev rules, a systemd drop-in, the
+/// fio job) into the study's directory, each atomically, saying on
+/// stderr which; nothing where the trials kept no configuration. A file
+/// that cannot be written is said, and the study goes on.
+pub(super) fn write_files(doc: &ssdready_diagnosis::model::StudyDoc, dir: &Path) {
+    use ssdready_diagnosis::combination_files::{self as files, FIO, SYSTEMD, UDEV};
+    let Some(c) = doc.trials.as_ref().and_then(|t| t.combination.as_ref()) else {
+        return;
+    };
+    let date = files::date_of(doc.started_unix_ms);
+    for f in files::files(c, &date, doc.limits.as_ref()) {
+        let what = match f.name {
+            UDEV => "the configuration's queue settings, as udev rules",
+            SYSTEMD => "the configuration's control-group properties, as a systemd drop-in",
+            FIO => "the configuration's job",
+            _ => "",
+        };
+        match crate::output::write_in(dir, f.name, &f.text) {
+            Ok(p) => eprintln!("ssdready: wrote {} ({what})", p.display()),
+            Err(e) => say(&format!("{} was not written: {e}", f.name)),
         }
     }
 }

@@ -3,11 +3,14 @@
 //! error bar of its turns' spread (twice it: the line a gain must pass to
 //! count), and the table: the change, what it moved, beyond the noise or
 //! not, the turns, and how to keep it; then what was not tried and why,
-//! and the contradictions with the diagnosis.
+//! and the contradictions with the diagnosis. The configuration to deploy
+//! (every change that helped, measured together) leads the note and the
+//! table.
 
 use super::charts::{Table, FONT, WIDTH};
 use super::figure::{Body, Figure};
 use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
+use ssdready_diagnosis::combination::Combination;
 use ssdready_diagnosis::trials::{fmt_gain, Outcome, Section, Trial};
 use ssdready_diagnosis::trials_text::noise_words;
 
@@ -126,6 +129,9 @@ fn table(s: &Section) -> Table {
         "at",
         "to keep it",
     ]);
+    if let Some(c) = &s.combination {
+        combination_rows(&mut t, c);
+    }
     for tr in &s.trials {
         let moved = tr
             .gains
@@ -171,8 +177,16 @@ pub fn trials(s: &Section) -> Figure {
         .iter()
         .filter(|t| t.main_gain().is_some())
         .collect();
+    let lead = s.combination.as_ref().map_or(String::new(), |c| {
+        format!(
+            "The configuration to deploy: {} at {}; {}. ",
+            ssdready_diagnosis::combination::result_words(c),
+            c.at,
+            c.words
+        )
+    });
     let mut note = format!(
-        "{}. Each change ran in turns with the baseline (baseline, change, baseline, change, …) at the point its finding is about, and was put back after each run; a gain counts only beyond twice the spread of its turns' per-pair changes.",
+        "{lead}{}. Each change ran in turns with the baseline (baseline, change, baseline, change, …) at the point its finding is about, and was put back after each run; a gain counts only beyond twice the spread of its turns' per-pair changes.",
         capitalised(&s.answer)
     );
     for c in &s.contradictions {
@@ -191,10 +205,130 @@ pub fn trials(s: &Section) -> Figure {
     }
 }
 
+/// Each set measured together, the kept configuration first with its
+/// files.
+fn combination_rows(t: &mut Table, c: &Combination) {
+    let kept = (&c.kept, true);
+    let others = c.sets.iter().filter(|x| **x != c.kept).map(|x| (x, false));
+    for (set, is_kept) in std::iter::once(kept).chain(others) {
+        let moved = set
+            .gains
+            .iter()
+            .map(|g| format!("{} {}", g.metric.label(), fmt_gain(g)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let names: Vec<&str> = c.members_of(set).map(|m| m.change.as_str()).collect();
+        let label = match (is_kept, set.single) {
+            (true, true) => format!("configuration: {} (alone)", names.join(" + ")),
+            (true, false) => format!("configuration: {} (together)", names.join(" + ")),
+            _ => format!("{} (together)", names.join(" + ")),
+        };
+        let keep = match is_kept {
+            true => ssdready_diagnosis::combination_files::names(c).join(", "),
+            false => String::new(),
+        };
+        t.row(vec![
+            label,
+            String::new(),
+            match &set.error {
+                Some(e) if moved.is_empty() => format!("not measured: {e}"),
+                _ => moved,
+            },
+            noise_words(set.outcome).into(),
+            set.turns.len().to_string(),
+            c.at.clone(),
+            keep,
+        ]);
+    }
+}
+
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdready_diagnosis::combination::{judge_set, Member, Set};
+    use ssdready_diagnosis::levers::{Kind, Metric};
+    use ssdready_diagnosis::trials::{Measured, Turn};
+
+    fn turns(ratio: f64) -> Vec<Turn> {
+        let run = |iops: f64| Measured {
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            lat_mean_ns: 32e9 / iops,
+            lat_p99_ns: 64e9 / iops,
+            cpu_ns_per_io: None,
+        };
+        (0..3)
+            .map(|i| Turn {
+                baseline: run(100_000.0),
+                change: run(100_000.0 * ratio * (1.0 + 0.004 * f64::from(i))),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_configuration_leads_the_note_and_the_table() {
+        let member = |lever: &str| Member {
+            lever: lever.into(),
+            kind: Kind::Queue,
+            change: format!("{lever} a → b"),
+            attr: Some(lever.into()),
+            devices: vec!["sda".into()],
+            ..Default::default()
+        };
+        let mut kept = Set {
+            levers: vec!["scheduler".into(), "nr-requests".into()],
+            turns: turns(1.6),
+            change_options: vec!["--name=m".into()],
+            ..Default::default()
+        };
+        judge_set(&mut kept, Metric::Iops);
+        let mut trial = Trial {
+            lever: "scheduler".into(),
+            from: "a".into(),
+            to: "b".into(),
+            turns: turns(1.5),
+            ..Default::default()
+        };
+        ssdready_diagnosis::trials::judge_trial(&mut trial);
+        let s = Section {
+            trials: vec![trial],
+            answer: "the configuration to deploy: …".into(),
+            combination: Some(Combination {
+                at: "4 KiB random reads at QD 32 × 1 thread".into(),
+                changes: vec![member("scheduler"), member("nr-requests")],
+                sets: vec![kept.clone()],
+                kept,
+                words: "together they bought more".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let f = trials(&s);
+        assert!(
+            f.note.starts_with(
+                "The configuration to deploy: scheduler a → b + nr-requests a → b: IOPS +60."
+            ),
+            "{}",
+            f.note
+        );
+        let html = f.html();
+        let lead = html
+            .find("configuration: scheduler a → b + nr-requests a → b (together)")
+            .expect("the configuration's row");
+        let single = html
+            .find("<td>scheduler a → b</td>")
+            .expect("the trial's row");
+        assert!(lead < single);
+        assert!(html.contains("99-ssdready.rules, job.fio"));
+        // The kept set is not listed twice.
+        assert_eq!(html.matches("(together)").count(), 1);
     }
 }
