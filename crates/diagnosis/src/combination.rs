@@ -141,6 +141,18 @@ impl Set {
         }
     }
 
+    /// What its outcome says, judged on `measure`, in a trial's words
+    /// ([`crate::trials_text::noise_words`]).
+    pub fn outcome_words(&self, measure: Metric) -> &'static str {
+        let t = Trial {
+            measure,
+            gains: self.gains.clone(),
+            outcome: self.outcome,
+            ..Default::default()
+        };
+        crate::trials_text::noise_words(&t)
+    }
+
     /// The gain on `m`.
     pub fn gain(&self, m: Metric) -> Option<&Gain> {
         self.gains.iter().find(|g| g.metric == m)

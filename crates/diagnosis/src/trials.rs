@@ -2,18 +2,40 @@
 //! in turns (baseline then change, change then baseline, …) at the point its
 //! finding is about, each change put back after its trial. This module
 //! judges what the turns measured, purely: each metric's gain as the mean
-//! of the per-pair changes with their spread, judged on the pairs' log
-//! ratios (a gain is real only where their mean is beyond twice their
-//! spread, and beyond twice [`MIN_SPREAD_PCT`]: a change that multiplies
-//! the rate spreads its percents in proportion to itself, so +200 % to
-//! +900 % in every pair is a gain though its percents spread 300), the trials
+//! of the per-pair changes, judged on the pairs' log ratios, the trials
 //! ranked, the findings' recommendations each citing its trial or saying
 //! why none was possible ([`cite`]), and a named cause its lever did not
 //! move called a contradiction, lowering that verdict's confidence.
+//!
+//! A trial's outcome ([`Gain::outcome`]), from the interval of its pairs'
+//! log ratios — their mean less and plus twice their spread (at least
+//! [`MIN_SPREAD_PCT`]), back in percent, asymmetric: a change that
+//! multiplies the rate spreads its percents in proportion to itself, so
+//! +200 % to +900 % in every pair is a gain though its percents spread
+//! 300 — and from the pairs one by one:
+//!
+//! * **better** or **worse beyond the noise**: the interval stays clear of
+//!   zero;
+//! * **better** or **worse in every pair**: the interval crosses zero, but
+//!   every one of at least [`MIN_PAIRS`] pairs moved the same way, each by
+//!   [`CLEAR_PCT`] or more and by more than one pair's noise (twice √2
+//!   times the spread of the baseline's own runs). A sign test alone gives
+//!   three pairs agreeing by chance one time in four; it is the size of
+//!   every pair, each beyond what the baseline's runs vary by, that makes
+//!   −65 %, −80 %, −95 % a loss though their log ratios spread wide;
+//! * **no change**: the interval crosses zero and lies within
+//!   [`SMALL_PCT`] either way: the turns agree that the effect is small;
+//! * **too noisy to judge**: the interval crosses zero and reaches beyond
+//!   [`SMALL_PCT`]: the turns spread too wide to say either way.
+//!
+//! The interval shown with a gain and drawn as its error bar is the one its
+//! outcome rests on ([`Gain::interval`]: the pairs' range where every pair
+//! decided), so a "beyond the noise" or "in every pair" never has a bar
+//! across zero and "no change" or "too noisy" always has.
 //! The running is `ssdready-study`'s (`trials`); the text is
 //! [`crate::trials_text`].
 
-use crate::levers::{At, Kind, Lever, Metric, Point};
+use crate::levers::{Kind, Lever, Metric, Point};
 use crate::limit::Cause;
 use crate::record::Verdict;
 use crate::summary::PointSummary;
@@ -23,6 +45,15 @@ use serde::{Deserialize, Serialize};
 /// agree exactly (a model, a quiet machine) still call nothing under
 /// twice this a gain.
 pub const MIN_SPREAD_PCT: f64 = 1.0;
+
+/// The largest change, either way, that a trial whose turns agree calls
+/// no change, percent (as a factor: within × 1.1 and ÷ 1.1).
+pub const SMALL_PCT: f64 = 10.0;
+
+/// How far every pair must move, the same way, for the pairs alone to
+/// judge a trial whose interval crosses zero, percent (as a factor:
+/// × 1.25 or more, or ÷ 1.25: −20 %).
+pub const CLEAR_PCT: f64 = 25.0;
 
 /// Turns a trial takes: at least this many pairs, more in a full study.
 pub const MIN_PAIRS: usize = 3;
@@ -157,14 +188,74 @@ pub struct Gain {
     pub beyond_noise: bool,
     /// Whether the change is for the better (more IOPS, less latency).
     pub better: bool,
+    /// Whether every pair moved the same way, each by [`CLEAR_PCT`] or
+    /// more and beyond one pair's noise, over at least [`MIN_PAIRS`]
+    /// pairs (the module's rule).
+    #[serde(default)]
+    pub every_pair: bool,
+    /// The pairs' smallest and largest change, percent.
+    #[serde(default)]
+    pub pairs_low_pct: f64,
+    #[serde(default)]
+    pub pairs_high_pct: f64,
 }
 
 impl Gain {
+    /// The interval the beyond-the-noise test uses, percent: the pairs'
+    /// log ratios' mean less and plus twice their spread (at least
+    /// [`MIN_SPREAD_PCT`]), back in percent.
+    pub fn noise_interval(&self) -> (f64, f64) {
+        let w = 2.0 * self.log_spread.max(log_floor());
+        (
+            100.0 * (self.log_mean - w).exp_m1(),
+            100.0 * (self.log_mean + w).exp_m1(),
+        )
+    }
+
+    /// Whether its outcome rests on every pair, its interval crossing zero.
+    pub fn by_every_pair(&self) -> bool {
+        self.every_pair && !self.beyond_noise
+    }
+
+    /// The interval its outcome rests on, percent: the noise interval, or
+    /// the pairs' range where every pair decided. Shown with the gain and
+    /// drawn as its error bar.
+    pub fn interval(&self) -> (f64, f64) {
+        match self.by_every_pair() {
+            true => (self.pairs_low_pct, self.pairs_high_pct),
+            false => self.noise_interval(),
+        }
+    }
+
+    /// Whether the noise interval lies within [`SMALL_PCT`] either way.
+    fn small(&self) -> bool {
+        let w = 2.0 * self.log_spread.max(log_floor());
+        self.log_mean.abs() + w <= (SMALL_PCT / 100.0).ln_1p()
+    }
+
+    /// What it says of the change (a trial with fewer than two turns is
+    /// incomplete whatever its gain: [`judge_trial`]).
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            g if (g.beyond_noise || g.every_pair) && g.better => Outcome::Better,
+            g if g.beyond_noise || g.every_pair => Outcome::Worse,
+            g if g.small() => Outcome::NoGain,
+            _ => Outcome::TooNoisy,
+        }
+    }
+
     /// How much better it is beyond the noise, percent: the change less
-    /// twice its spread (on the log ratios), signed for the better.
+    /// twice its spread (on the log ratios), or, where every pair decided,
+    /// the pair that moved least; signed for the better.
     pub fn lower_bound(&self) -> f64 {
         let s = if self.better { 1.0 } else { -1.0 };
-        let beyond = self.log_mean.abs() - 2.0 * self.log_spread.max(log_floor());
+        let beyond = match self.by_every_pair() {
+            true => [self.pairs_low_pct, self.pairs_high_pct]
+                .map(|p| (p / 100.0).ln_1p().abs())
+                .into_iter()
+                .fold(f64::INFINITY, f64::min),
+            false => self.log_mean.abs() - 2.0 * self.log_spread.max(log_floor()),
+        };
         s * 100.0 * beyond.exp_m1()
     }
 }
@@ -173,17 +264,31 @@ impl Gain {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Better beyond the noise on what it is judged on.
+    /// Better beyond the noise on what it is judged on, or in every pair.
     Better,
-    /// Within the noise.
+    /// No change: within the noise, and the noise within [`SMALL_PCT`]
+    /// either way (serialized `no_gain`, its name before too noisy was
+    /// told apart).
     #[default]
     NoGain,
-    /// Worse beyond the noise.
+    /// Within the noise, and the noise too wide to say either way.
+    TooNoisy,
+    /// Worse beyond the noise, or in every pair.
     Worse,
     /// Fewer than two turns completed: no spread, no answer.
     Incomplete,
     /// The change could not be made, or its runs failed.
     Failed,
+}
+
+impl Outcome {
+    /// Whether its turns were judged: better, no change, too noisy, worse.
+    pub fn judged(self) -> bool {
+        matches!(
+            self,
+            Outcome::Better | Outcome::NoGain | Outcome::TooNoisy | Outcome::Worse
+        )
+    }
 }
 
 /// Why a lever that applies was not tried.
@@ -300,6 +405,17 @@ fn log_floor() -> f64 {
     (MIN_SPREAD_PCT / 100.0).ln_1p()
 }
 
+/// Whether every pair moved the same way by [`CLEAR_PCT`] or more and
+/// beyond one pair's noise: twice √2 times the spread of the baseline's
+/// own runs' logs `base` (a pair's log ratio is the difference of two
+/// runs' logs), over at least [`MIN_PAIRS`] pairs of log ratios `logs`.
+fn every_pair(logs: &[f64], base: &[f64]) -> bool {
+    let clear = (CLEAR_PCT / 100.0)
+        .ln_1p()
+        .max(2.0 * std::f64::consts::SQRT_2 * stdev(base));
+    logs.len() >= MIN_PAIRS && (logs.iter().all(|&x| x > clear) || logs.iter().all(|&x| x < -clear))
+}
+
 /// One metric's gain over the turns; None without a measured pair.
 pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
     let r = pair_ratios(turns, m);
@@ -312,6 +428,11 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
     let side = |f: fn(&Turn) -> &Measured| {
         mean(&turns.iter().filter_map(|t| f(t).get(m)).collect::<Vec<_>>())
     };
+    let base: Vec<f64> = turns
+        .iter()
+        .filter(|t| t.change.get(m).is_some())
+        .filter_map(|t| Some(t.baseline.get(m)?.ln()))
+        .collect();
     Some(Gain {
         metric: m,
         baseline: side(|t| &t.baseline),
@@ -323,6 +444,9 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
         log_spread,
         beyond_noise: d.len() >= 2 && log_mean.abs() > 2.0 * log_spread.max(log_floor()),
         better: (log_mean > 0.0) == m.higher_is_better(),
+        every_pair: every_pair(&logs, &base),
+        pairs_low_pct: d.iter().copied().fold(f64::INFINITY, f64::min),
+        pairs_high_pct: d.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     })
 }
 
@@ -338,9 +462,7 @@ pub fn judge_trial(t: &mut Trial) {
     t.outcome = match t.gains.iter().find(|g| g.metric == t.measure) {
         _ if t.turns.len() < 2 => Outcome::Incomplete,
         None => Outcome::Incomplete,
-        Some(g) if !g.beyond_noise => Outcome::NoGain,
-        Some(g) if g.better => Outcome::Better,
-        Some(_) => Outcome::Worse,
+        Some(g) => g.outcome(),
     };
 }
 
@@ -359,7 +481,7 @@ impl Trial {
 fn rank_key(t: &Trial) -> (u8, f64) {
     let order = match t.outcome {
         Outcome::Better => 0,
-        Outcome::NoGain => 1,
+        Outcome::NoGain | Outcome::TooNoisy => 1,
         Outcome::Worse => 2,
         Outcome::Incomplete => 3,
         Outcome::Failed => 4,
@@ -367,8 +489,9 @@ fn rank_key(t: &Trial) -> (u8, f64) {
     (order, -t.main_gain().map_or(0.0, Gain::lower_bound))
 }
 
-/// Best first: the changes that help beyond the noise by how much they
-/// help beyond it, then those within it, then the worse, then the rest.
+/// Best first: the changes that help beyond the noise (or in every pair)
+/// by how much they help beyond it, then those within it (no change or
+/// too noisy alike), then the worse, then the rest.
 pub fn rank(trials: &mut [Trial]) {
     trials.sort_by(|a, b| {
         let (x, y) = (rank_key(a), rank_key(b));
@@ -376,13 +499,17 @@ pub fn rank(trials: &mut [Trial]) {
     });
 }
 
-/// `+38.2 % ± 4.1 %`.
+/// The mean of the per-pair changes and the interval its outcome rests on
+/// ([`Gain::interval`]): `+38.2 % (+30.2 % … +46.6 %)`, or, where every
+/// pair decided, `-80.0 % (pairs -95.0 % … -40.0 %)`.
 pub fn fmt_gain(g: &Gain) -> String {
-    format!("{:+.1} % ± {:.1} %", g.change_pct, g.spread_pct)
+    let (lo, hi) = g.interval();
+    let pairs = if g.by_every_pair() { "pairs " } else { "" };
+    format!("{:+.1} % ({pairs}{lo:+.1} % … {hi:+.1} %)", g.change_pct)
 }
 
 /// A trial's result on what it is judged on, in a few words:
-/// `IOPS +38.2 % ± 4.1 % over 3 turns`.
+/// `IOPS +38.2 % (+30.2 % … +46.6 %) over 3 turns`.
 pub fn result_words(t: &Trial) -> String {
     match t.main_gain() {
         Some(g) => format!(
@@ -415,7 +542,12 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
             .trials
             .iter()
             .filter(|t| t.lever == l.id)
-            .filter(|t| matches!(t.outcome, Outcome::NoGain | Outcome::Worse))
+            .filter(|t| {
+                matches!(
+                    t.outcome,
+                    Outcome::NoGain | Outcome::TooNoisy | Outcome::Worse
+                )
+            })
             .collect();
         let helped = s
             .trials
@@ -426,10 +558,11 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
                 cause: cause.name().into(),
                 lever: l.id.clone(),
                 text: format!(
-                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: not beyond the noise, so the trial does not confirm it",
+                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: {}, so the trial does not confirm it",
                     cause.name(),
                     t.change(),
-                    result_words(t)
+                    result_words(t),
+                    crate::trials_text::noise_words(t)
                 ),
             });
         }
@@ -478,12 +611,7 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .trials
         .iter()
         .filter(|t| related.iter().any(|l| l.id == t.lever))
-        .filter(|t| {
-            matches!(
-                t.outcome,
-                Outcome::Better | Outcome::NoGain | Outcome::Worse
-            )
-        })
+        .filter(|t| t.outcome.judged())
         .collect();
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
         return cite(
@@ -491,14 +619,15 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             format!("measured: {} ({})", result_words(t), t.change()),
         );
     }
-    // The best of them, by its own outcome: no gain, or worse (where even
-    // the best made it worse, the advice was the wrong way).
+    // The best of them, by its own outcome: no change, too noisy to judge,
+    // or worse (where even the best made it worse, the advice was the
+    // wrong way).
     if let Some(t) = trials.first() {
         return cite(
             true,
             format!(
                 "measured: {} ({}: {})",
-                crate::trials_text::noise_words(t.outcome),
+                crate::trials_text::noise_words(t),
                 t.change(),
                 result_words(t)
             ),
@@ -551,30 +680,28 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
 
 /// The section's answer in one line.
 pub fn answer(s: &Section) -> String {
-    let done: Vec<&Trial> = s
-        .trials
-        .iter()
-        .filter(|t| {
-            matches!(
-                t.outcome,
-                Outcome::Better | Outcome::NoGain | Outcome::Worse
-            )
-        })
-        .collect();
+    let done: Vec<&Trial> = s.trials.iter().filter(|t| t.outcome.judged()).collect();
     match (done.first(), done.len()) {
         (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
         (None, _) => "no change was tried (see why below)".into(),
         (Some(t), _) if t.outcome == Outcome::Better => format!(
-            "the best change measured: {} ({}), beyond the noise",
+            "the best change measured: {} ({}), {}",
             t.change(),
-            result_words(t)
+            result_words(t),
+            crate::trials_text::noise_words(t)
         ),
-        (Some(_), n) => match untested_large(s) {
-            Some(u) => format!(
+        (Some(_), n) => match (
+            untested_large(s),
+            done.iter().filter(|t| t.outcome == Outcome::TooNoisy).count(),
+        ) {
+            (Some(u), _) => format!(
                 "no change tried beat the baseline beyond the noise ({n} tried), but {u}"
             ),
-            None => format!(
+            (None, 0) => format!(
                 "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
+            ),
+            (None, k) => format!(
+                "no change beat the baseline beyond the noise ({n} tried; {k} too noisy to judge: their turns spread too wide to say either way)"
             ),
         },
     }
@@ -600,12 +727,6 @@ fn untested_large(s: &Section) -> Option<String> {
         e.words(),
         first.why
     ))
-}
-
-/// Whether a lever's point needs a finding the study measured: the peak's
-/// depth for `peak`, large reads for `large`.
-pub fn point_known(at: At, peak_qd: Option<u32>) -> bool {
-    at != At::Peak || peak_qd.is_some()
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! The study's "What to change, measured" section (`trials`): each change
 //! tried in turns as a bar of its gain on what it is judged on, with an
-//! error bar of its turns' spread (twice it: the line a gain must pass to
-//! count), and the table: the change, what it moved, beyond the noise or
-//! not, the turns, and how to keep it; then what was not tried and why,
-//! and the contradictions with the diagnosis. The configuration to deploy
+//! error bar of the interval its outcome rests on (`Gain::interval`: twice
+//! its turns' spread on their log ratios, or the pairs' range where every
+//! pair decided — the same figure its words come from, so a bar clear of
+//! zero is a change beyond the noise and one across zero is not), and the
+//! table: the change, what it moved, its outcome, the turns, and how to
+//! keep it; then what was not tried and why, and the contradictions with
+//! the diagnosis. The configuration to deploy
 //! (every change that helped, measured together) leads the note and the
 //! table.
 
@@ -11,7 +14,7 @@ use super::charts::{Table, FONT, WIDTH};
 use super::figure::{Body, Figure};
 use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
 use ssdready_diagnosis::combination::Combination;
-use ssdready_diagnosis::trials::{fmt_gain, Outcome, Section, Trial};
+use ssdready_diagnosis::trials::{fmt_gain, Outcome, Section, Trial, CLEAR_PCT, SMALL_PCT};
 use ssdready_diagnosis::trials_text::noise_words;
 
 fn bar_color(o: Outcome) -> &'static str {
@@ -29,7 +32,7 @@ pub fn chart(trials: &[&Trial]) -> String {
     let mut svg = Svg::new(
         WIDTH,
         height,
-        "Gain of each change, with twice its turns' spread",
+        "Gain of each change, with the interval it is judged on",
     );
     let labels: Vec<String> = trials.iter().map(|t| t.change()).collect();
     let label_w = labels
@@ -65,12 +68,9 @@ pub fn chart(trials: &[&Trial]) -> String {
     svg.finish()
 }
 
-/// A trial's gain less and plus twice its turns' spread.
+/// The interval a trial's outcome rests on, percent.
 fn span(t: &Trial) -> Option<(f64, f64)> {
-    t.main_gain().map(|g| {
-        let e = 2.0 * g.spread_pct;
-        (g.change_pct - e, g.change_pct + e)
-    })
+    t.main_gain().map(|g| g.interval())
 }
 
 /// The lowest and highest ends of the trials' spans, zero included.
@@ -101,7 +101,7 @@ fn bar(svg: &mut Svg, xs: &Scale, tr: &Trial, y: f64, h: f64) {
         g.metric.label(),
         fmt_gain(g),
         tr.turns.len(),
-        noise_words(tr.outcome)
+        noise_words(tr)
     );
     svg.rect(
         zero.min(x),
@@ -123,8 +123,8 @@ fn table(s: &Section) -> Table {
     let mut t = Table::new(&[
         "change",
         "on",
-        "what it moved (± the turns' spread)",
-        "beyond the noise",
+        "what it moved (the interval each is judged on)",
+        "outcome",
         "turns",
         "at",
         "to keep it",
@@ -150,7 +150,7 @@ fn table(s: &Section) -> Table {
                 Some(e) if moved.is_empty() => format!("not measured: {e}"),
                 _ => moved,
             },
-            noise_words(tr.outcome).into(),
+            noise_words(tr).into(),
             tr.turns.len().to_string(),
             tr.at.clone(),
             keep,
@@ -186,8 +186,10 @@ pub fn trials(s: &Section) -> Figure {
         )
     });
     let mut note = format!(
-        "{lead}{}. Each change ran in turns with the baseline (baseline, change, baseline, change, …) at the point its finding is about, and was put back after each run; a gain counts only beyond twice the spread of its turns' per-pair changes.",
-        capitalised(&s.answer)
+        "{lead}{}. Each change ran in turns with the baseline (baseline, change, baseline, change, …) at the point its finding is about, and was put back after each run. Each error bar is the interval its outcome rests on: better or worse beyond the noise where twice the spread of its turns' log ratios stays clear of zero; in every pair where that crosses zero but every pair moved the same way by {:.2}× or more (the bar then spans the pairs); else no change (that interval within {:.0} % either way) or too noisy to judge.",
+        capitalised(&s.answer),
+        1.0 + CLEAR_PCT / 100.0,
+        SMALL_PCT
     );
     for c in &s.contradictions {
         note.push_str(&format!(" Contradiction: {}.", c.text));
@@ -234,7 +236,7 @@ fn combination_rows(t: &mut Table, c: &Combination) {
                 Some(e) if moved.is_empty() => format!("not measured: {e}"),
                 _ => moved,
             },
-            noise_words(set.outcome).into(),
+            set.outcome_words(c.measure).into(),
             set.turns.len().to_string(),
             c.at.clone(),
             keep,
@@ -255,7 +257,7 @@ mod tests {
     use super::*;
     use ssdready_diagnosis::combination::{judge_set, Member, Set};
     use ssdready_diagnosis::levers::{Kind, Metric};
-    use ssdready_diagnosis::trials::{Measured, Turn};
+    use ssdready_diagnosis::trials::{judge_trial, Measured, Turn};
 
     fn turns(ratio: f64) -> Vec<Turn> {
         let run = |iops: f64| Measured {
@@ -330,5 +332,72 @@ mod tests {
         assert!(html.contains("99-ssdready.rules, job.fio"));
         // The kept set is not listed twice.
         assert_eq!(html.matches("(together)").count(), 1);
+    }
+
+    /// A trial judged on IOPS whose change gave each pair `ratios` of its
+    /// baseline's 100K.
+    fn tried(to: &str, ratios: &[f64]) -> Trial {
+        let m = |iops: f64| Measured {
+            iops,
+            bw_bytes_per_s: iops * 4096.0,
+            lat_mean_ns: 1e9 / iops,
+            lat_p99_ns: 2e5,
+            cpu_ns_per_io: None,
+        };
+        let mut t = Trial {
+            lever: "engine".into(),
+            from: "io_uring".into(),
+            to: to.into(),
+            measure: Metric::Iops,
+            turns: ratios
+                .iter()
+                .map(|r| Turn {
+                    baseline: m(1e5),
+                    change: m(1e5 * r),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        judge_trial(&mut t);
+        t
+    }
+
+    #[test]
+    fn the_error_bar_is_the_interval_the_outcome_words_rest_on() {
+        let s = Section {
+            trials: vec![
+                // −95 %, −80 %, −65 %: worse in every pair.
+                tried("psync", &[0.05, 0.2, 0.35]),
+                // +30 %, −20 %, +5 %: too noisy to judge.
+                tried("libaio", &[1.3, 0.8, 1.05]),
+                // +38 % ± 4 %: better beyond the noise.
+                tried("spdk", &[1.38, 1.42, 1.34]),
+            ],
+            ..Default::default()
+        };
+        let words: Vec<String> = table(&s).rows.iter().map(|r| r[3].clone()).collect();
+        assert_eq!(
+            words,
+            [
+                "worse in every pair",
+                "too noisy to judge",
+                "better beyond the noise"
+            ]
+        );
+        let bars: Vec<(f64, f64)> = s.trials.iter().map(|t| span(t).unwrap()).collect();
+        assert!(
+            bars[0].1 < 0.0 && (bars[0].0 + 95.0).abs() < 1e-9,
+            "{bars:?}"
+        );
+        assert!(bars[1].0 < 0.0 && bars[1].1 > 0.0, "{bars:?}");
+        assert!(bars[2].0 > 0.0, "{bars:?}");
+        // The table's figures are the bars' ends.
+        let moved = &table(&s).rows[2][2];
+        assert!(
+            moved.starts_with(&format!("IOPS +38.0 % ({:+.1} %", bars[2].0)),
+            "{moved}"
+        );
+        let svg = chart(&s.trials.iter().collect::<Vec<_>>());
+        assert!(svg.contains("worse in every pair"), "{svg}");
     }
 }
