@@ -312,3 +312,43 @@ fn a_drives_daemon_that_hardly_waited_is_no_evidence_of_other_work() {
     let s = judge(&t, &[r], &Caps::default(), false);
     assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
 }
+
+#[test]
+fn a_small_share_of_other_work_is_said_with_the_wait_either_way() {
+    // The loops took 0.4 of the 2 busy CPUs (20 %), as two SCHED_IDLE
+    // loops beside the study on a quiet machine did: with the submitting
+    // thread waiting 3 % of the run their CPU time is said not to be a
+    // limit, and a wait of 15 % is put down to the I/O's own work.
+    let small = |wait: f64| {
+        let mut r = loops("SCHED_IDLE", 0, wait);
+        let c = r.summary.cpu.as_mut().unwrap();
+        c.other_processes_ns_per_io = Some(0.4 * 1e9 / 160_000.0);
+        r
+    };
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[small(3.0)],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = ruled(&s, Cause::OtherWork);
+    assert!(
+        o.why.contains("other processes took 20 % of the busy CPUs (yes (pid 301, SCHED_IDLE), yes (pid 302, SCHED_IDLE)), but the I/O's threads waited 3 % of the run for a CPU: their CPU time is not a limit here"),
+        "{}",
+        o.why
+    );
+    let s = judge(
+        &target(TargetKind::RamDevice),
+        &[small(15.0)],
+        &Caps::default(),
+        false,
+    );
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    let o = ruled(&s, Cause::OtherWork);
+    assert!(
+        o.why.contains("the I/O's threads waited 15 % of the run for a CPU, but other processes took only 20 % of the busy CPUs: the I/O's own work kept them waiting"),
+        "{}",
+        o.why
+    );
+}
