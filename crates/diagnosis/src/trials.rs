@@ -614,9 +614,13 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .filter(|t| t.outcome.judged())
         .collect();
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
+        let cost = match cause {
+            Some(Cause::OtherWork) => other_work_cost(t, levers),
+            _ => String::new(),
+        };
         return cite(
             true,
-            format!("measured: {} ({})", result_words(t), t.change()),
+            format!("measured: {} ({}){cost}", result_words(t), t.change()),
         );
     }
     // The best of them, by its own outcome: no change, too noisy to judge,
@@ -645,6 +649,28 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             .map(|t| format!("{}: {}", t.change(), result_words(t)))
     })?;
     cite(false, format!("untested: {why}"))
+}
+
+/// What other work costs, from a trial of a lever that lifts the I/O's
+/// threads ahead of it (`priority`, `pinning`) and gained: the share of
+/// the lifted rate it took — at least, as the kernel's threads on the
+/// path stay where they were. `; other work costs at least 31 % of the
+/// IOPS here`, or nothing.
+fn other_work_cost(t: &Trial, levers: &[Lever]) -> String {
+    let lifts = levers
+        .iter()
+        .any(|l| l.id == t.lever && l.causes.contains(&Cause::OtherWork));
+    match t
+        .main_gain()
+        .filter(|g| lifts && g.better && g.change_pct > 0.0)
+    {
+        Some(g) => format!(
+            "; other work costs at least {:.0} % of the {} here",
+            100.0 * g.change_pct / (100.0 + g.change_pct),
+            g.metric.label()
+        ),
+        None => String::new(),
+    }
 }
 
 /// Rank the trials, then set what they say against the findings: each

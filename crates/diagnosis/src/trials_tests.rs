@@ -268,6 +268,47 @@ fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
 }
 
 #[test]
+fn other_work_lifted_by_raising_the_ios_threads_says_what_it_costs() {
+    // The study's job at nice −10 beside busy loops: +45 % in every pair.
+    let table = shipped();
+    let mut s = Section {
+        trials: vec![trial(
+            "priority",
+            "the study's job",
+            "nice=-10",
+            turns(100_000.0, 1.45, &[0.0, 0.02, -0.02]),
+        )],
+        ..Default::default()
+    };
+    let mut v = vec![verdict("other-work-limit", "other work")];
+    cite(&mut s, &mut v, &table, Cause::OtherWork);
+    // 45 of the 145 the lifted threads reached.
+    assert!(
+        v[0].recommendation
+            .contains("; other work costs at least 31 % of the IOPS here]"),
+        "{}",
+        v[0].recommendation
+    );
+    // Another cause's gain says no such thing.
+    let mut s = Section {
+        trials: vec![trial(
+            "cgroup-limits",
+            "in the study's group",
+            "outside the study's group",
+            turns(5000.0, 1.45, &[0.0, 0.02, -0.02]),
+        )],
+        ..Default::default()
+    };
+    let mut v = vec![verdict("io-throttle-limit", "an I/O throttle")];
+    cite(&mut s, &mut v, &table, Cause::IoThrottle);
+    assert!(
+        !v[0].recommendation.contains("other work costs"),
+        "{}",
+        v[0].recommendation
+    );
+}
+
+#[test]
 fn an_untried_recommendation_says_why_and_is_marked_untested() {
     let table = shipped();
     let mut s = Section {
