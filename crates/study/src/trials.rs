@@ -353,6 +353,7 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .filter_map(|c| Some((c.scheduler.clone(), c.qd, c.cost_pct?)))
             .collect(),
         cpu_wait_pct: j.figures.saturation.cpu_wait_pct,
+        limits: None,
         engines_measured: j
             .figures
             .comparisons
