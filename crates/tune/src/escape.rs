@@ -127,8 +127,9 @@ pub struct Escape {
     /// How many of the journal's groups were entered.
     entered: usize,
     registered: bool,
-    /// Each thread's CPU affinity before: a move between v1 cpusets sets
-    /// it to the group's CPUs, so it is put back after leaving.
+    /// Each thread's CPU affinity before a move that lifts the cpuset (the
+    /// move, and [`crate::escape_only::widen_affinity`], change it): put
+    /// back after leaving.
     affinity: Vec<(nix::unistd::Pid, nix::sched::CpuSet)>,
 }
 
@@ -201,10 +202,12 @@ impl Escape {
             });
         }
         e.registered = true;
-        if groups
+        let widened: Vec<TrialGroup> = groups
             .iter()
-            .any(|g| g.hierarchy.split(',').any(|c| c == "cpuset"))
-        {
+            .filter(|g| crate::escape_only::lifts_cpus(g, lift))
+            .cloned()
+            .collect();
+        if !widened.is_empty() {
             e.affinity = affinities();
         }
         e.journal.groups = groups;
@@ -218,6 +221,9 @@ impl Escape {
             // On an error, the drop moves back out of those entered.
             join(&e.journal.groups[i])?;
             e.entered = i + 1;
+        }
+        for g in &widened {
+            crate::escape_only::widen_affinity(g);
         }
         Ok(e)
     }

@@ -46,6 +46,48 @@ pub fn keep(g: &TrialGroup) -> Result<(), EscapeError> {
     Ok(())
 }
 
+/// Whether entering `g` lifts the cpuset: a v1 cpuset hierarchy, or the
+/// v2 group when the lift leaves its cpuset (it keeps no `cpuset.cpus`).
+pub(crate) fn lifts_cpus(g: &TrialGroup, lift: &Lift) -> bool {
+    match g.hierarchy.as_str() {
+        "unified" => {
+            lift.v2.iter().any(|c| c == "cpuset") && !g.keep.iter().any(|k| k.0 == "cpuset.cpus")
+        }
+        h => h.split(',').any(|c| c == "cpuset"),
+    }
+}
+
+/// Every thread of this process allowed every CPU of the group of its
+/// own that lifts the cpuset. Moving into a cpuset sets a thread's
+/// affinity to it, but since Linux 6.2 only within the mask the thread
+/// last asked for itself (`sched_setaffinity`): once the affinity was put
+/// back after an earlier trial's run, a move alone left the threads on
+/// the CPUs of the user's cpuset, and the lift lifted nothing. Threads
+/// that refuse (io_uring's workers) or ended are left as they are.
+pub(crate) fn widen_affinity(g: &TrialGroup) {
+    let file = match g.hierarchy.as_str() {
+        "unified" => "cpuset.cpus.effective",
+        _ => "cpuset.cpus",
+    };
+    let Some(cpus) = std::fs::read_to_string(g.dir.join(file))
+        .ok()
+        .and_then(|t| ssdready_diagnosis::limits::parse::cpu_list(&t).ok())
+    else {
+        return;
+    };
+    let mut set = nix::sched::CpuSet::new();
+    for c in cpus {
+        let _ = set.set(c as usize);
+    }
+    let tids = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten();
+    for tid in tids.filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid), &set);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +143,24 @@ mod tests {
         // A group without the lifted limit's controller is not left.
         let read_cpu = |_: &Path| Some("cpu memory".to_string());
         assert!(plan_lifting(cg, V2_ONLY, 7, &read_cpu, &l).is_empty());
+    }
+
+    #[test]
+    fn only_a_move_that_lifts_the_cpuset_widens_the_threads_cpus() {
+        let g = |h: &str, keep: Vec<(String, String)>| TrialGroup {
+            hierarchy: h.into(),
+            dir: "/x".into(),
+            back: "/".into(),
+            keep,
+        };
+        let cpuset = lift(GroupLimit::Cpuset, None);
+        let quota = lift(GroupLimit::CpuQuota, None);
+        assert!(lifts_cpus(&g("cpuset", vec![]), &cpuset));
+        assert!(lifts_cpus(&g("unified", vec![]), &cpuset));
+        assert!(!lifts_cpus(&g("cpu,cpuacct", vec![]), &quota));
+        let kept = vec![("cpuset.cpus".to_string(), "0".to_string())];
+        assert!(!lifts_cpus(&g("unified", kept), &quota));
+        assert!(lifts_cpus(&g("unified", vec![]), &Lift::all()));
     }
 
     #[test]
