@@ -9,7 +9,8 @@
 //! (the study then does not try it, and says so), and after it
 //! [`did_not_bind`] says why the turns' baseline shows it did not (a
 //! throttle whose baseline ran well below its rate: something else held
-//! it). A trial where the limit could not bind says nothing of the
+//! it; a quota lifted while a throttle kept held its baseline at its
+//! rate). A trial where the limit could not bind says nothing of the
 //! limit: it is reported so and lowers no verdict.
 
 use crate::group_limits::{self, GroupLimit};
@@ -140,18 +141,31 @@ pub fn throttle_iops(inv: &Inventory, p: &Point) -> Option<f64> {
 
 /// Why a trial's limit did not bind at its point, from its turns: a
 /// throttle lifted whose baseline ran below [`THROTTLE_BOUND`] of its
-/// rate (something else held the I/O there).
+/// rate (something else held the I/O there); a quota or a cpuset lifted
+/// while a throttle kept held the baseline at [`THROTTLE_BOUND`] of its
+/// rate or more (the throttle holds the I/O whatever the CPUs do).
 pub fn did_not_bind(l: &Lever, cx: &Context, t: &Trial) -> Option<String> {
-    if l.lift()? != GroupLimit::IoThrottle || t.turns.is_empty() {
+    let g = l.lift()?;
+    let inv = cx.limits.as_ref()?;
+    if t.turns.is_empty() {
         return None;
     }
-    let limit = throttle_iops(cx.limits.as_ref()?, &t.point)?;
+    let limit = throttle_iops(inv, &t.point)?;
     let base = t.turns.iter().map(|x| x.baseline.iops).sum::<f64>() / t.turns.len() as f64;
-    (base > 0.0 && base < THROTTLE_BOUND * limit).then(|| {
-        format!(
-            "its baseline ran at {base:.0} IOPS, below the throttle's {limit:.0}: something else held the I/O at this point"
-        )
-    })
+    match g {
+        GroupLimit::IoThrottle => (base > 0.0 && base < THROTTLE_BOUND * limit).then(|| {
+            format!(
+                "its baseline ran at {base:.0} IOPS, below the throttle's {limit:.0}: something else held the I/O at this point"
+            )
+        }),
+        GroupLimit::CpuQuota | GroupLimit::Cpuset => (base >= THROTTLE_BOUND * limit).then(|| {
+            format!(
+                "the I/O throttle kept held its baseline at {base:.0} IOPS (its rate {limit:.0}): {} could not bind while it holds",
+                g.words()
+            )
+        }),
+        GroupLimit::IoLatency | GroupLimit::IoWeight => None,
+    }
 }
 
 #[cfg(test)]

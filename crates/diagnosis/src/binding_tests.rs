@@ -148,11 +148,16 @@ fn a_throttle_whose_baseline_ran_below_it_did_not_bind_there() {
     // A quota held the baseline at 900: the throttle never came into play.
     let why = did_not_bind(&l, &c, &trial_at(900.0)).unwrap();
     assert!(why.contains("below the throttle's 3000"), "{why}");
-    // Other levers are judged on their point alone.
-    assert_eq!(
-        did_not_bind(&lever("cpu-quota"), &c, &trial_at(900.0)),
-        None
-    );
+    // The quota lifted while the throttle, kept, held the baseline at its
+    // rate: the quota could not bind there; below it, it could.
+    let q = lever("cpu-quota");
+    let why = did_not_bind(&q, &c, &trial_at(2990.0)).unwrap();
+    assert!(why.contains("the CPU quota could not bind"), "{why}");
+    assert_eq!(did_not_bind(&q, &c, &trial_at(900.0)), None);
+    // Without a throttle the turns say nothing of it.
+    let mut inv = v1_plant();
+    inv.io_throttles.clear();
+    assert_eq!(did_not_bind(&q, &cx(inv), &trial_at(2990.0)), None);
 }
 
 #[test]
