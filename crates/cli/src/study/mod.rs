@@ -504,6 +504,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         refused,
         budget_s,
         elapsed_s: started.elapsed().as_secs_f64(),
+        limits: &limits,
     };
     let (tried, notes) = trials::run(&a, &ran, &mut j, &stop);
     warnings.extend(notes);

@@ -1,8 +1,9 @@
 //! `study`'s trials: after the sweeps are judged, the changes the findings
 //! point at tried in turns on this machine (`ssdready_study::trials`),
 //! through this binary's run function; a queue setting of the host only
-//! as root with `--try-changes` (or on a device the study made), the
-//! study's own cgroup as root, the application's own options always.
+//! as root with `--try-changes` (or on a device the study made), each
+//! limit of the study's own cgroups lifted alone as root, the
+//! application's own options always.
 
 use super::StudyArgs;
 use crate::say;
@@ -28,6 +29,9 @@ pub(super) struct Ran<'a> {
     pub refused: Option<String>,
     pub budget_s: f64,
     pub elapsed_s: f64,
+    /// What can cap the study's I/O, read before its runs: the limits of
+    /// its groups, each lifted on its own.
+    pub limits: &'a ssdready_diagnosis::limits::Inventory,
 }
 
 /// Try the levers; returns the section (None when none applies or the
@@ -64,6 +68,7 @@ pub(super) fn run(
             .first()
             .map(|d| trials::queue_files(d))
             .unwrap_or_default(),
+        limits: Some(ran.limits.clone()),
     };
     if !a.quiet {
         say("trying the changes the findings point at, each in turns against the baseline and put back after");
