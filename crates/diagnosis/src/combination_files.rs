@@ -10,8 +10,10 @@
 //! they bought as measured, and how to apply the file.
 
 use crate::combination::{Combination, Member};
+use crate::group_limits::{self, GroupLimit};
 use crate::levers::Kind;
-use crate::limits::{Inventory, IoLimitKind};
+use crate::limits::{CgroupVersion, Inventory, WeightKind};
+use crate::permanent;
 use crate::trials::fmt_gain;
 
 /// The udev rules of the queue settings.
@@ -122,16 +124,6 @@ fn udev(c: &Combination, head: &str) -> String {
     s
 }
 
-/// systemd's property for an I/O throttle.
-fn io_property(k: IoLimitKind) -> &'static str {
-    match k {
-        IoLimitKind::ReadIops => "IOReadIOPSMax",
-        IoLimitKind::WriteIops => "IOWriteIOPSMax",
-        IoLimitKind::ReadBps => "IOReadBandwidthMax",
-        IoLimitKind::WriteBps => "IOWriteBandwidthMax",
-    }
-}
-
 /// The unit a group is (its last component), and its drop-in section.
 fn unit_of(group: &str) -> Option<(String, &'static str)> {
     let unit = group.trim_end_matches('/').rsplit('/').next()?;
@@ -144,45 +136,85 @@ fn unit_of(group: &str) -> Option<(String, &'static str)> {
     Some((unit.to_string(), section))
 }
 
-/// The limits that held the study, as (the group that set it, a comment,
-/// the property line that lifts it).
-fn limit_lines(inv: &Inventory) -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    for t in inv.effective_io_throttles() {
-        let on = t
-            .disk
-            .as_deref()
-            .map_or(t.device.clone(), |d| format!("/dev/{d}"));
-        out.push((
-            t.cgroup.clone(),
-            format!(
-                "{} {} on {on}, set on {}",
-                t.kind.words(),
-                t.value,
-                t.cgroup
-            ),
-            format!("{}=", io_property(t.kind)),
-        ));
+/// The limits of the set's cgroup members (each lever lifts one; a lever
+/// of no single limit, all of them).
+fn lifted(c: &Combination) -> Vec<GroupLimit> {
+    let mut out: Vec<GroupLimit> = Vec::new();
+    for m in kept(c).into_iter().filter(|m| m.kind == Kind::Cgroup) {
+        match GroupLimit::of(&m.lever) {
+            Some(g) => out.push(g),
+            None => out.extend(GroupLimit::ALL),
+        }
     }
-    for q in &inv.cpu_quotas {
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The limits of `lift` that held the study, as (the group that set it,
+/// a comment, the property line that lifts it).
+fn limit_lines(inv: &Inventory, lift: &[GroupLimit]) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let on = |g: GroupLimit| lift.contains(&g) && group_limits::holds(g, inv);
+    if on(GroupLimit::IoThrottle) {
+        for t in inv.effective_io_throttles() {
+            let dev = t
+                .disk
+                .as_deref()
+                .map_or(t.device.clone(), |d| format!("/dev/{d}"));
+            out.push((
+                t.cgroup.clone(),
+                format!(
+                    "{} {} on {dev}, set on {}",
+                    t.kind.words(),
+                    t.value,
+                    t.cgroup
+                ),
+                format!("{}=", permanent::io_property(t.kind)),
+            ));
+        }
+    }
+    if let Some(q) = group_limits::tightest_quota(inv).filter(|_| on(GroupLimit::CpuQuota)) {
         out.push((
             q.cgroup.clone(),
             format!("a CPU quota of {:.2} CPUs, set on {}", q.cpus, q.cgroup),
             "CPUQuota=".into(),
         ));
     }
-    if let Some(set) = &inv.cpuset {
-        if set.cpus.len() < inv.cpus.online.len() {
+    if let Some(set) = group_limits::restricting_cpuset(inv).filter(|_| on(GroupLimit::Cpuset)) {
+        out.push((
+            set.cgroup.clone(),
+            format!(
+                "the CPUs allowed, {} of {}, set on {}",
+                set.cpus.len(),
+                inv.cpus.online.len(),
+                set.cgroup
+            ),
+            "AllowedCPUs=".into(),
+        ));
+    }
+    if on(GroupLimit::IoLatency) {
+        for t in inv
+            .io_latency
+            .iter()
+            .filter(|t| t.version == CgroupVersion::V2)
+        {
             out.push((
-                set.cgroup.clone(),
-                format!(
-                    "the CPUs allowed, {} of {}, set on {}",
-                    set.cpus.len(),
-                    inv.cpus.online.len(),
-                    set.cgroup
-                ),
-                "AllowedCPUs=".into(),
+                t.cgroup.clone(),
+                format!("an io.latency target on {}, set on {}", t.device, t.cgroup),
+                "IODeviceLatencyTargetSec=".into(),
             ));
+        }
+    }
+    if on(GroupLimit::IoWeight) {
+        for w in &inv.io_cost.weights {
+            if w.version == CgroupVersion::V2 && w.kind == WeightKind::IoCost {
+                out.push((
+                    w.cgroup.clone(),
+                    format!("an io.weight of {}, set on {}", w.weight, w.cgroup),
+                    "IOWeight=".into(),
+                ));
+            }
         }
     }
     out
@@ -191,7 +223,8 @@ fn limit_lines(inv: &Inventory) -> Vec<(String, String, String)> {
 /// The drop-in: each limit that held the study lifted (an empty value is
 /// no limit), for the unit that set it where its group names one.
 fn systemd(c: &Combination, head: &str, limits: Option<&Inventory>) -> String {
-    let lines = limits.map(limit_lines).unwrap_or_default();
+    let lift = lifted(c);
+    let lines = limits.map_or_else(Vec::new, |i| limit_lines(i, &lift));
     let unit = lines.iter().find_map(|(g, _, _)| unit_of(g));
     let (name, section) = unit
         .clone()

@@ -5,7 +5,7 @@
 use super::*;
 use crate::combination::{judge_set, Set};
 use crate::levers::{Metric, Point};
-use crate::limits::{CgroupVersion, IoThrottle};
+use crate::limits::{IoLimitKind, IoThrottle};
 use crate::trials::{Measured, Turn};
 
 fn turns(ratio: f64) -> Vec<Turn> {
@@ -152,12 +152,12 @@ fn the_job_is_the_configurations_run_with_the_applications_choices() {
 #[test]
 fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
     let cgroup = Member {
-        lever: "cgroup-limits".into(),
+        lever: "io-throttle".into(),
         kind: Kind::Cgroup,
-        change: "cgroup-limits in the study's group → outside".into(),
+        change: "io-throttle in the study's group → without the I/O throttle".into(),
         ..Default::default()
     };
-    let c = configuration(vec![cgroup], &["cgroup-limits"]);
+    let c = configuration(vec![cgroup], &["io-throttle"]);
     assert_eq!(names(&c), [SYSTEMD, FIO]);
     let inv = Inventory {
         io_throttles: vec![IoThrottle {
@@ -174,7 +174,16 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
         cgroups: Vec::new(),
         io_latency: Vec::new(),
         io_cost: Default::default(),
-        cpu_quotas: Vec::new(),
+        // A quota the trial kept: not the set's to lift.
+        cpu_quotas: vec![crate::limits::CpuQuota {
+            version: CgroupVersion::V2,
+            cgroup: "/system.slice/db.service".into(),
+            quota_us: 50_000,
+            period_us: 100_000,
+            burst_us: None,
+            cpus: 0.5,
+            source: "/sys/fs/cgroup/system.slice/db.service/cpu.max".into(),
+        }],
         cpuset: None,
         affinity: None,
         memory_limits: Vec::new(),
@@ -184,7 +193,7 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
         unread: Vec::new(),
     };
     let text = &files(&c, "2026-11-26", Some(&inv))[0].text;
-    assert!(text.starts_with("# ssdready study 2026-11-26: cgroup-limits"));
+    assert!(text.starts_with("# ssdready study 2026-11-26: io-throttle"));
     assert!(text.contains("systemctl edit db.service"), "{text}");
     let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(body, ["[Service]", "IOReadIOPSMax="]);

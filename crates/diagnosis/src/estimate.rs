@@ -17,9 +17,10 @@
 //! - the scheduler: its measured cost against `none` in the scheduler
 //!   sweep (IOPS lost, as the gain of removing it);
 //! - the engine: the engine sweep's gap at the point's depth;
-//! - a throttle, quota or cpuset lifted: the headroom between the point's
+//! - a throttle, quota or cpuset lifted: the headroom between the peak's
 //!   rate and the device's own known limit (the model's, or the raw
-//!   device's), where one of those holds the I/O;
+//!   device's), for the lever that lifts the limit named as what holds
+//!   the I/O;
 //! - other work: the I/O's threads' measured wait for a CPU, as the rate
 //!   they would gain without it.
 //!
@@ -75,6 +76,9 @@ pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Est
         Values::Offered => scheduler(cx, c),
         Values::Engines => engine_gap(cx, p, c),
         Values::Outside => headroom(cx, p),
+        Values::Lift(g) => (g.cause() == Some(cx.cause))
+            .then(|| headroom(cx, p))
+            .flatten(),
         _ if l.causes.contains(&Cause::OtherWork) => waited(cx),
         _ => None,
     }
@@ -273,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_lifted_limit_is_worth_its_headroom_only_where_the_limit_holds() {
-        let l = lever("cgroup-limits");
+        let l = lever("io-throttle");
         let mut cx = Context {
             device_limit_iops: Some(100e3),
             peak_iops: Some(8e3),
@@ -284,6 +288,12 @@ mod tests {
         assert!(e.large(), "{e:?}");
         cx.cause = Cause::Device;
         assert_eq!(estimate(&l, &cx, &point(32), &cand("outside")), None);
+        // The quota's lever has none while the throttle is what holds.
+        cx.cause = Cause::IoThrottle;
+        let q = lever("cpu-quota");
+        assert_eq!(estimate(&q, &cx, &point(32), &cand("outside")), None);
+        cx.cause = Cause::CpuQuota;
+        assert!(estimate(&q, &cx, &point(32), &cand("outside")).is_some());
         cx.cause = Cause::IoThrottle;
         cx.device_limit_iops = None;
         assert_eq!(estimate(&l, &cx, &point(32), &cand("outside")), None);

@@ -5,7 +5,9 @@
 //! of the per-pair changes, judged on the pairs' log ratios, the trials
 //! ranked, the findings' recommendations each citing its trial or saying
 //! why none was possible ([`cite`]), and a named cause its lever did not
-//! move called a contradiction, lowering that verdict's confidence.
+//! move called a contradiction, lowering that verdict's confidence —
+//! except where the trial's point could not bind the limit
+//! ([`Trial::unbound`]): such a trial proves nothing of it.
 //!
 //! A trial's outcome ([`Gain::outcome`]), from the interval of its pairs'
 //! log ratios — their mean less and plus twice their spread (at least
@@ -116,6 +118,11 @@ pub struct Trial {
     /// Why it stopped before its turns were done, or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why its limit could not bind at its point, where it could not
+    /// ([`crate::binding`]): the trial says nothing of the limit, and
+    /// lowers no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbound: Option<String>,
 }
 
 /// One turn: a baseline run and a run with the change.
@@ -313,6 +320,10 @@ pub enum Reason {
     Quick,
     /// This machine cannot do it (said in the text).
     Unavailable,
+    /// Its limit cannot bind at any point the study can run (said in the
+    /// text: a quota as large as the CPUs the point can use, a queue that
+    /// admits all the study keeps in flight).
+    CannotBind,
     /// The study was stopped first.
     Stopped,
     /// A setting of ssdready's own apparatus (the built-in drive behind
@@ -534,14 +545,15 @@ fn cause_of(v: &Verdict) -> Option<Cause> {
         .and_then(|(_, val)| Cause::of_name(val))
 }
 
-/// Named causes whose lifting lever, tried, moved nothing beyond the noise.
+/// Named causes whose lifting lever, tried where its limit could bind,
+/// moved nothing beyond the noise.
 pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contradiction> {
     let mut out = Vec::new();
     for l in levers.iter().filter(|l| l.lifts.contains(&cause)) {
         let tried: Vec<&Trial> = s
             .trials
             .iter()
-            .filter(|t| t.lever == l.id)
+            .filter(|t| t.lever == l.id && t.unbound.is_none())
             .filter(|t| {
                 matches!(
                     t.outcome,
@@ -627,10 +639,13 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
     // or worse (where even the best made it worse, the advice was the
     // wrong way).
     if let Some(t) = trials.first() {
+        let unbound = t.unbound.as_ref().map_or(String::new(), |why| {
+            format!("; at a point where its limit could not bind: {why}")
+        });
         return cite(
             true,
             format!(
-                "measured: {} ({}: {})",
+                "measured: {} ({}: {}{unbound})",
                 crate::trials_text::noise_words(t),
                 t.change(),
                 result_words(t)

@@ -1,9 +1,11 @@
 //! Which levers a study tries, purely: those that apply here ([`crate::levers`]'s
 //! conditions on the facts), ranked by what each can buy
 //! ([`crate::estimate`]) and by the findings that point at them, in a
-//! quick study every large estimate and one or two more, each allowed by what
-//! the user asked and what this machine can do ([`Consent`]); every lever
-//! that applies but is not tried is listed with its reason.
+//! quick study every large estimate, every limit of the study's own groups
+//! that holds (each lifted on its own) and one or two more, each allowed by
+//! what the user asked and what this machine can do ([`Consent`]), each at
+//! a point where its limit can bind ([`crate::binding`]); every lever that
+//! applies but is not tried is listed with its reason.
 
 use crate::estimate::Estimate;
 use crate::levers::{self, Candidate, Context, Kind, Lever, Point};
@@ -38,6 +40,9 @@ pub struct Planned {
     pub pointed: bool,
     /// What its first candidate may buy, where a measurement says.
     pub estimate: Option<Estimate>,
+    /// A limit of the study's own groups that holds, which it lifts: tried
+    /// after the large estimates, before the rest, in a quick study too.
+    pub held: bool,
 }
 
 /// Levers the findings point at that a quick study tries.
@@ -109,21 +114,23 @@ pub fn plan(
     let mut not = Vec::new();
     for l in table.iter().filter(|l| levers::applies(l, cx)) {
         let pointed = levers::pointed(l, cx.cause, fired);
+        let held = held_limit(l, cx);
+        let wanted = wanted(l, cx, pointed, held);
         let assessed = assess(l, cx, point);
         let estimate = assessed.as_ref().ok().and_then(|a| a.2.clone());
         let large = estimate.as_ref().is_some_and(Estimate::large);
-        if quick && !pointed && !large {
+        if quick && !wanted && !large {
             continue;
         }
         if let Err((r, why)) = gate(l.kind, cx.cause, consent) {
             // A cgroup lever needs a limit to lift: said only when the
-            // findings point at it.
-            if l.kind != Kind::Cgroup || pointed {
+            // findings point at it or its limit holds.
+            if l.kind != Kind::Cgroup || wanted {
                 not.push(untested(l, r, why).with(estimate));
             }
             continue;
         }
-        if l.kind == Kind::Cgroup && !pointed {
+        if l.kind == Kind::Cgroup && !wanted {
             continue;
         }
         match assessed {
@@ -137,6 +144,7 @@ pub fn plan(
                     candidates,
                     pointed,
                     estimate,
+                    held,
                 });
             }
             Err((r, why)) => not.push(untested(l, r, why)),
@@ -146,7 +154,7 @@ pub fn plan(
     if quick {
         let keep = todo
             .iter()
-            .filter(|p| p.estimate.as_ref().is_some_and(Estimate::large))
+            .filter(|p| p.held || p.estimate.as_ref().is_some_and(Estimate::large))
             .count()
             .max(QUICK_LEVERS);
         if todo.len() > keep {
@@ -165,7 +173,28 @@ pub fn plan(
     (todo, not)
 }
 
-/// Best first: the large estimates by size, then the cause's own levers,
+/// Whether a cgroup lever's limit holds on the study's groups, as the
+/// inventory shows.
+fn held_limit(l: &Lever, cx: &Context) -> bool {
+    match (l.lift(), &cx.limits) {
+        (Some(g), Some(inv)) => crate::group_limits::holds(g, inv),
+        _ => false,
+    }
+}
+
+/// Whether a lever is worth a trial beyond its estimate: the findings
+/// point at it; for a lever that lifts one limit of the study's groups,
+/// where the inventory was read, its limit holds (each held limit is
+/// tried alone, named or not) or the named cause is its own.
+fn wanted(l: &Lever, cx: &Context, pointed: bool, held: bool) -> bool {
+    match (l.lift(), &cx.limits) {
+        (Some(_), Some(_)) => held || l.causes.contains(&cx.cause),
+        _ => pointed,
+    }
+}
+
+/// Best first: the large estimates by size, then the levers that lift a
+/// limit of the study's groups that holds, then the cause's own levers,
 /// then those a finding points at (the table's order kept among equals).
 fn rank(todo: &mut [Planned], cause: Cause) {
     let big = |p: &Planned| {
@@ -177,6 +206,7 @@ fn rank(todo: &mut [Planned], cause: Cause) {
     todo.sort_by(|a, b| {
         big(b)
             .total_cmp(&big(a))
+            .then_with(|| (!a.held).cmp(&!b.held))
             .then_with(|| (!a.lever.causes.contains(&cause)).cmp(&!b.lever.causes.contains(&cause)))
             .then_with(|| (!a.pointed).cmp(&!b.pointed))
     });
@@ -217,6 +247,12 @@ fn assess(
         };
         return Err((Reason::NoCandidate, why));
     };
+    if let Some(why) = crate::binding::cannot_bind(l, cx, &p) {
+        return Err((
+            Reason::CannotBind,
+            format!("its limit cannot bind at any point this study runs: {why}"),
+        ));
+    }
     let e = crate::estimate::estimate(l, cx, &p, first);
     Ok((p, candidates, e))
 }

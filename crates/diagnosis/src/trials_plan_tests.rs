@@ -134,3 +134,51 @@ fn an_untested_large_change_is_listed_with_its_estimate_and_keeps_the_answer_ope
     let text = crate::trials_text::section(&s);
     assert!(text.contains("may buy up to"), "{text}");
 }
+
+/// A loop device's study in a group with a read-IOPS throttle and a CPU
+/// quota (cgroup v1), the throttle named as what holds the I/O.
+fn throttle_and_quota() -> Context {
+    let mut cx = split_device();
+    cx.large_read_split = None;
+    cx.cause = Cause::IoThrottle;
+    cx.limits = Some(crate::group_limits::tests::v1_plant());
+    cx
+}
+
+fn parallel_at(a: At) -> Option<Point> {
+    let mut p = at(a)?;
+    if a == At::Parallel {
+        (p.threads, p.qd) = (2, 16);
+    }
+    Some(p)
+}
+
+#[test]
+fn every_limit_that_holds_is_tried_alone_at_its_own_point_in_a_quick_study_too() {
+    let cx = throttle_and_quota();
+    let fired = levers::fired(&cx, &["io-throttle-limit".to_string()]);
+    let (todo, not) = plan(&shipped(), &cx, &fired, &asked(), true, &parallel_at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    assert_eq!(ids[..2], ["io-throttle", "cpu-quota"], "{ids:?} {not:?}");
+    assert_eq!(todo[1].point.threads, 2);
+    assert!(todo[1].candidates[0]
+        .value
+        .contains("the I/O throttle kept"));
+    // The cpuset holds nothing here: no lever lifts it.
+    assert!(ids.iter().all(|i| *i != "cpuset"));
+    assert!(not.iter().all(|u| u.lever != "cpuset"), "{not:?}");
+}
+
+#[test]
+fn a_limit_that_cannot_bind_at_the_point_the_study_reaches_is_said_untested() {
+    let mut cx = throttle_and_quota();
+    // A quota of 4 CPUs on a machine of two: no point binds it.
+    if let Some(inv) = cx.limits.as_mut() {
+        inv.cpu_quotas[0].cpus = 4.0;
+    }
+    let (todo, not) = plan(&shipped(), &cx, &[], &asked(), false, &parallel_at);
+    assert!(todo.iter().all(|p| p.lever.id != "cpu-quota"));
+    let u = not.iter().find(|u| u.lever == "cpu-quota").expect("listed");
+    assert_eq!(u.reason, Reason::CannotBind);
+    assert!(u.why.contains("the quota allows 4.00 CPUs"), "{}", u.why);
+}

@@ -73,9 +73,9 @@ fn a_gain_that_multiplies_the_rate_is_judged_on_its_log_ratios() {
     // percents spread 350 around their mean of 550, yet every pair is a
     // gain of three times or more: beyond the noise.
     let x = trial(
-        "cgroup-limits",
+        "io-throttle",
         "in the study's group",
-        "outside the study's group",
+        "without the I/O throttle",
         turns(5000.0, 6.5, &[-3.5, 3.5, 0.0]),
     );
     let g = x.main_gain().unwrap();
@@ -197,9 +197,9 @@ fn a_throttle_lifted_with_no_gain_contradicts_the_diagnosis() {
     let table = shipped();
     let mut s = Section {
         trials: vec![trial(
-            "cgroup-limits",
+            "io-throttle",
             "in the study's group",
-            "outside the study's group",
+            "without the I/O throttle",
             turns(5000.0, 1.002, &[0.0, 0.005, -0.005]),
         )],
         ..Default::default()
@@ -244,9 +244,9 @@ fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
     let table = shipped();
     let mut s = Section {
         trials: vec![trial(
-            "cgroup-limits",
+            "io-throttle",
             "in the study's group",
-            "outside the study's group",
+            "without the I/O throttle",
             turns(5000.0, 34.0, &[0.0, 0.5, -0.5]),
         )],
         ..Default::default()
@@ -264,7 +264,7 @@ fn a_lifted_throttle_that_gains_confirms_it_and_is_cited() {
     assert!(s.citations[0].measured);
     assert!(s
         .answer
-        .starts_with("the best change measured: cgroup-limits"));
+        .starts_with("the best change measured: io-throttle"));
 }
 
 #[test]
@@ -292,7 +292,7 @@ fn other_work_lifted_by_raising_the_ios_threads_says_what_it_costs() {
     // Another cause's gain says no such thing.
     let mut s = Section {
         trials: vec![trial(
-            "cgroup-limits",
+            "io-throttle",
             "in the study's group",
             "outside the study's group",
             turns(5000.0, 1.45, &[0.0, 0.02, -0.02]),
@@ -738,4 +738,38 @@ fn the_words_and_the_error_bar_shown_always_agree() {
         "Worse true",
     ];
     assert_eq!(seen.iter().map(|s| s.as_str()).collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn a_lift_at_a_point_where_the_limit_could_not_bind_lowers_no_verdict() {
+    let table = shipped();
+    let mut t = trial(
+        "cpuset",
+        "in the study's group",
+        "without the cpuset",
+        turns(50_000.0, 1.10, &[0.0, 0.17, -0.17]),
+    );
+    t.unbound = Some("4 KiB random reads at QD 32 × 1 thread runs 1 thread(s), no more than the cpuset's 1 CPU(s)".into());
+    let mut s = Section {
+        trials: vec![t],
+        ..Default::default()
+    };
+    let mut v = vec![verdict("cpus-allowed-limit", "the CPUs allowed")];
+    cite(&mut s, &mut v, &table, Cause::CpusAllowed);
+    assert!(s.contradictions.is_empty(), "{:?}", s.contradictions);
+    assert_eq!(v[0].confidence, "high");
+    assert!(
+        v[0].recommendation
+            .contains("at a point where its limit could not bind"),
+        "{}",
+        v[0].recommendation
+    );
+    let text = crate::trials_text::section(&s);
+    assert!(text.contains("could not bind at this point"), "{text}");
+    // The same trial where the limit could bind contradicts the finding.
+    s.trials[0].unbound = None;
+    let mut v = vec![verdict("cpus-allowed-limit", "the CPUs allowed")];
+    cite(&mut s, &mut v, &table, Cause::CpusAllowed);
+    assert_eq!(s.contradictions.len(), 1);
+    assert_eq!(v[0].confidence, "medium");
 }

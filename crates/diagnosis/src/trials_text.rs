@@ -55,6 +55,11 @@ pub fn row(i: usize, t: &Trial) -> String {
     if let Some(e) = &t.error {
         s.push_str(&format!("     stopped: {e}\n"));
     }
+    if let Some(why) = &t.unbound {
+        s.push_str(&format!(
+            "     its limit could not bind at this point ({why}): the trial says nothing of it\n"
+        ));
+    }
     if t.outcome == Outcome::Better && !t.permanent.is_empty() {
         for (j, line) in t.permanent.lines().enumerate() {
             let lead = if j == 0 { "to keep it:" } else { "           " };

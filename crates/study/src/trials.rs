@@ -14,6 +14,7 @@
 use crate::driver::{Outcome, Runner};
 use crate::model::{RunRecord, TargetKind, TargetProfile};
 use crate::plan::{Plan, Workload};
+use ssdready_diagnosis::group_limits::{self, Lift};
 use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
@@ -44,8 +45,9 @@ pub trait Hands {
         attr: &str,
         value: &str,
     ) -> Result<Box<dyn Change>, String>;
-    /// The study's process moved out of its group and back.
-    fn escape(&mut self) -> Result<Box<dyn Change>, String>;
+    /// The study's process moved out of the groups that hold the limits
+    /// `lift` lifts (the others kept) and back.
+    fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String>;
 }
 
 /// Hands that can change nothing of the host, saying why.
@@ -61,7 +63,7 @@ impl Hands for NoHands {
     fn queue(&mut self, _: &[String], _: &str, _: &str) -> Result<Box<dyn Change>, String> {
         Err(self.0.clone())
     }
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(&mut self, _: &Lift) -> Result<Box<dyn Change>, String> {
         Err(self.0.clone())
     }
 }
@@ -93,6 +95,9 @@ pub struct Options {
     pub budget_s: f64,
     /// The target device's queue files as read (`queue_files`).
     pub queue: BTreeMap<String, String>,
+    /// The inventory of what can cap the study's I/O, where it was read:
+    /// the limits of its groups, each lifted on its own by its lever.
+    pub limits: Option<ssdready_diagnosis::limits::Inventory>,
 }
 
 /// Seconds of a full study's budget kept for its trials (a quick study's
@@ -189,8 +194,10 @@ pub fn queue_disks(t: &TargetProfile) -> Vec<String> {
 }
 
 /// The workload a lever's point runs: the study's own run at the peak's
-/// depth or at QD 1, or large or buffered reads built on it.
-fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
+/// depth, at the deepest depth or at QD 1, or large, buffered or parallel
+/// reads built on it (`online`: the CPUs online, the parallel point's
+/// threads where the peak's are fewer).
+fn workload_at(at: At, j: &Judgement, runs: &[RunRecord], online: u32) -> Option<Workload> {
     let qd_run = |qd: u32| {
         runs.iter()
             .find(|r| r.sweep == "qd" && r.error.is_none() && r.workload.qd == qd)
@@ -217,7 +224,31 @@ fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
             direct: false,
             ..w
         }),
+        At::Parallel => peak.map(|w| parallel(w, online)),
     }
+}
+
+/// The peak's workload from as many threads as the CPUs online (its own
+/// where more), its I/Os in flight shared among them: where a cpuset or
+/// a quota binds.
+fn parallel(w: Workload, online: u32) -> Workload {
+    let threads = w.threads.max(online).max(1);
+    let in_flight = w.qd * w.threads.max(1);
+    Workload {
+        qd: in_flight.div_ceil(threads).max(1),
+        threads,
+        ..w
+    }
+}
+
+/// The CPUs online: the inventory's (`/sys/devices/system/cpu/online`),
+/// else those this process may use.
+fn online_cpus(o: &Options) -> u32 {
+    o.limits
+        .as_ref()
+        .map(|i| i.cpus.online.len() as u32)
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }
 
 fn point_of(w: &Workload) -> Point {
@@ -268,7 +299,8 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let cx = context(t, j, o, x.runs);
     let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
     let fired = levers::fired(&cx, &rules);
-    let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
+    let online = online_cpus(o);
+    let point = |at: At| workload_at(at, j, x.runs, online).map(|w| point_of(&w));
     let consent = consent(x, t, o);
     let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
     if todo.is_empty() && untested.is_empty() {
@@ -284,7 +316,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let mut tried = Vec::new();
     let mut fatal = false;
     'levers: for p in &todo {
-        let Some(w) = workload_at(p.lever.at, j, x.runs) else {
+        let Some(w) = workload_at(p.lever.at, j, x.runs, online) else {
             continue;
         };
         for c in &p.candidates {
@@ -301,9 +333,10 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
                 continue;
             }
             let from = from_value(p, &cx, &w);
-            let (trial, stop) = one(x, t, p, (&w, c, from), pairs);
+            let (mut trial, stop) = one(x, (t, &cx), p, (&w, c, from), pairs);
+            after_turns(&mut trial, p, &cx);
             clock.runs_done += 2 * trial.turns.len();
-            tried.push(combination::Tried::of(p, c, &w));
+            tried.push(combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx)));
             s.trials.push(trial);
             fatal = stop;
             if fatal {
@@ -366,6 +399,7 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .filter_map(|c| Some((c.scheduler.clone(), c.qd, c.cost_pct?)))
             .collect(),
         cpu_wait_pct: j.figures.saturation.cpu_wait_pct,
+        limits: o.limits.clone(),
         engines_measured: j
             .figures
             .comparisons
@@ -417,17 +451,56 @@ fn cpu_list() -> String {
     ssdready_core::units::fmt_cpu_list(0..n)
 }
 
-/// The change a lever's candidate makes on the host.
+/// What a cgroup lever lifts: its limit alone, the others kept, as the
+/// inventory shows them (every limit at once for a lever that lifts
+/// them all).
+pub(super) fn lift_of(l: &Lever, cx: &levers::Context) -> Lift {
+    match l.lift() {
+        Some(g) => group_limits::lift(g, cx.limits.as_ref()),
+        None => Lift::all(),
+    }
+}
+
+/// The change a lever's candidate makes on the host: for a cgroup lever,
+/// `lift` ([`lift_of`]).
 fn change_of(
     hands: &mut dyn Hands,
-    l: &Lever,
+    (l, lift): (&Lever, &Lift),
     disks: &[String],
     c: &Candidate,
 ) -> Result<Box<dyn Change>, String> {
     match l.kind {
         Kind::Application => Ok(Box::new(NoChange)),
         Kind::Queue => hands.queue(disks, l.attr.as_deref().unwrap_or_default(), &c.value),
-        Kind::Cgroup => hands.escape(),
+        Kind::Cgroup => hands.escape(lift),
+    }
+}
+
+/// What the turns say beyond the gains: whether the limit bound at the
+/// trial's point (a throttle whose baseline ran below it did not), and
+/// for a limit of the study's groups how to lift it for good — its
+/// unit's property and its cgroupfs write, raised to what the trial
+/// reached.
+fn after_turns(trial: &mut Trial, p: &Planned, cx: &levers::Context) {
+    trial.unbound = ssdready_diagnosis::binding::did_not_bind(&p.lever, cx, trial);
+    let (Some(g), Some(inv)) = (p.lever.lift(), cx.limits.as_ref()) else {
+        return;
+    };
+    let n = trial.turns.len().max(1) as f64;
+    let reached = ssdready_diagnosis::permanent::Reached {
+        iops: trial.turns.iter().map(|t| t.change.iops).sum::<f64>() / n,
+        bw_bytes_per_s: trial
+            .turns
+            .iter()
+            .map(|t| t.change.bw_bytes_per_s)
+            .sum::<f64>()
+            / n,
+        threads: trial.point.threads,
+    };
+    let reached = (!trial.turns.is_empty()).then_some(&reached);
+    let lines = ssdready_diagnosis::permanent::lines(g, inv, reached);
+    if !lines.is_empty() {
+        trial.permanent = lines.join("\n");
     }
 }
 
@@ -450,7 +523,7 @@ fn measure(
 /// the trials must stop (a change that could not be put back).
 fn one(
     x: &mut Trials,
-    t: &TargetProfile,
+    (t, cx): (&TargetProfile, &levers::Context),
     p: &Planned,
     (w, c, from): (&Workload, &Candidate, String),
     pairs: usize,
@@ -483,7 +556,7 @@ fn one(
         change_options: change_req.command_line(),
         ..Default::default()
     };
-    let mut change = match change_of(x.hands, l, &disks, c) {
+    let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
         Ok(ch) => ch,
         Err(e) => {
             trial.outcome = trials::Outcome::Failed;
@@ -584,3 +657,7 @@ mod combination;
 #[cfg(test)]
 #[path = "trials_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "trials_limits_tests.rs"]
+mod limits_tests;

@@ -14,6 +14,7 @@ use super::{change_of, changed, queue_disks, Change, Options, Pair, Trials};
 use crate::model::TargetProfile;
 use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::combination::{self as model, Combination, LeftOut, Member, Set};
+use ssdready_diagnosis::group_limits::Lift;
 use ssdready_diagnosis::levers::{Candidate, Kind, Lever};
 use ssdready_diagnosis::trials::{self, Outcome, Section, Trial};
 use ssdready_diagnosis::trials_plan::{self, Planned};
@@ -25,6 +26,8 @@ pub(super) struct Tried {
     pub lever: Lever,
     pub candidate: Candidate,
     pub workload: Workload,
+    /// What a cgroup lever lifted ([`super::lift_of`]).
+    pub lift: Lift,
 }
 
 /// The trials' clock: the time spent, by the clock or by the runs'
@@ -39,11 +42,12 @@ pub(super) struct Clock {
 }
 
 impl Tried {
-    pub(super) fn of(p: &Planned, c: &Candidate, w: &Workload) -> Tried {
+    pub(super) fn of(p: &Planned, c: &Candidate, w: &Workload, lift: Lift) -> Tried {
         Tried {
             lever: p.lever.clone(),
             candidate: c.clone(),
             workload: w.clone(),
+            lift,
         }
     }
 }
@@ -291,10 +295,31 @@ fn together(x: &mut Trials, t: &TargetProfile, parts: &[&Tried]) -> Result<Toget
         parts: Vec::new(),
         made: 0,
     };
-    for p in parts.iter().filter(|p| p.lever.kind != Kind::Application) {
-        let ch = change_of(x.hands, &p.lever, &disks, &p.candidate)
+    // The cgroup limits of the set are lifted by one move out of the
+    // groups, every lifted limit's hierarchy left, the rest kept.
+    let lifted = parts
+        .iter()
+        .filter(|p| p.lever.kind == Kind::Cgroup)
+        .map(|p| &p.lift)
+        .fold(None, |acc: Option<Lift>, l| {
+            Some(acc.map_or_else(|| l.clone(), |a| a.with(l)))
+        });
+    for p in parts.iter().filter(|p| p.lever.kind == Kind::Queue) {
+        let ch = change_of(x.hands, (&p.lever, &p.lift), &disks, &p.candidate)
             .map_err(|e| format!("{}: {e}", p.lever.id))?;
         all.parts.push((p.lever.id.clone(), ch));
+    }
+    if let Some(lift) = lifted {
+        let ids: Vec<&str> = parts
+            .iter()
+            .filter(|p| p.lever.kind == Kind::Cgroup)
+            .map(|p| p.lever.id.as_str())
+            .collect();
+        let ch = x
+            .hands
+            .escape(&lift)
+            .map_err(|e| format!("{}: {e}", ids.join(" + ")))?;
+        all.parts.push((ids.join(" + "), ch));
     }
     Ok(all)
 }

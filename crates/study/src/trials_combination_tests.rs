@@ -115,7 +115,10 @@ impl Hands for FakeHands {
                 .map(|(_, w)| w.clone()),
         }))
     }
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(
+        &mut self,
+        _: &ssdready_diagnosis::group_limits::Lift,
+    ) -> Result<Box<dyn Change>, String> {
         Err("no cgroup v2 here".into())
     }
 }

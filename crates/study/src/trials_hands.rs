@@ -3,10 +3,11 @@
 //! [`Tuner`] (each original journaled under /run/ssdready before the write,
 //! put back after the run, on Ctrl-C, on a panic, and by the next command
 //! after a kill), and the study's own process moved to control groups of
-//! its own for a run ([`Escape`]: the user's groups are never changed).
+//! its own for a run ([`Escape`]: only the hierarchies of the limit a
+//! trial lifts, the others kept; the user's groups are never changed).
 
 use crate::trials::{Change, Hands};
-use ssdready_tune::escape::Escape;
+use ssdready_tune::escape::{Escape, Lift};
 use ssdready_tune::{Restored, Tuner};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -105,8 +106,9 @@ impl Hands for HostHands {
         }))
     }
 
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String> {
         Ok(Box::new(EscapeChange {
+            lift: lift.clone(),
             held: None,
             notes: self.notes.clone(),
         }))
@@ -152,19 +154,21 @@ impl Change for QueueChange {
     }
 }
 
-/// The study's process in groups of its own for the changed run.
+/// The study's process in groups of its own for the changed run: those
+/// of the hierarchies that hold the limits lifted, the others kept.
 struct EscapeChange {
+    lift: Lift,
     held: Option<Escape>,
     notes: Rc<RefCell<Vec<String>>>,
 }
 
 impl Change for EscapeChange {
     fn apply(&mut self) -> Result<(), String> {
-        let e = Escape::enter().map_err(|e| e.to_string())?;
+        let e = Escape::enter_lifting(&self.lift).map_err(|e| e.to_string())?;
         if e.groups().is_empty() {
             drop(e.leave());
             return Err(
-                "the study already runs at the root of every group that could hold it: nothing to lift"
+                "the study already runs at the root of every group that could hold this limit: nothing to lift"
                     .into(),
             );
         }

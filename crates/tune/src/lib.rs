@@ -12,7 +12,8 @@
 //!   one is left as it is and reported ([`Restored::ChangedByOther`]).
 //! - [`escape::Escape`] moves this process into cgroups of its own at the
 //!   root of each hierarchy that can hold its I/O or CPU, so a run is
-//!   measured without the throttle, quota or cpuset of the user's group;
+//!   measured without the throttle, quota or cpuset of the user's group —
+//!   all of them, or one alone with the others kept ([`escape_only`]);
 //!   the user's groups are never changed. Journaled likewise; leaving
 //!   moves the process back and removes the groups.
 //! - [`lock`]: one process at a time changes a device (an advisory
@@ -33,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod escape;
+pub mod escape_only;
 pub mod journal;
 pub mod lock;
 pub mod owner;

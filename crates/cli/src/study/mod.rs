@@ -541,6 +541,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         made_by_study: drive.is_some(),
         refused,
         clock: &clock,
+        limits: &limits,
     };
     let (tried, notes) = trials::run(&a, &ran, &mut j, &stop);
     warnings.extend(notes);

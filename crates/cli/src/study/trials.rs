@@ -1,10 +1,11 @@
 //! `study`'s trials: after the sweeps are judged, the changes the findings
 //! point at tried in turns on this machine (`ssdready_study::trials`),
 //! through this binary's run function; a queue setting of the host only
-//! as root with `--try-changes` (or on a device the study made), the
-//! study's own cgroup as root, the application's own options always.
-//! The configuration they keep is written into the study's directory as
-//! the files that make it last ([`write_files`]).
+//! as root with `--try-changes` (or on a device the study made), each
+//! limit of the study's own cgroups lifted alone as root, the
+//! application's own options always. The configuration they keep is
+//! written into the study's directory as the files that make it last
+//! ([`write_files`]).
 
 use super::StudyArgs;
 use crate::say;
@@ -31,6 +32,9 @@ pub(super) struct Ran<'a> {
     pub refused: Option<String>,
     /// The study's clock: the trials get what it has left.
     pub clock: &'a ssdready_study::clock::Clock,
+    /// What can cap the study's I/O, read before its runs: the limits of
+    /// its groups, each lifted on its own.
+    pub limits: &'a ssdready_diagnosis::limits::Inventory,
 }
 
 /// Try the levers; returns the section (None when none applies or the
@@ -67,6 +71,7 @@ pub(super) fn run(
             .first()
             .map(|d| trials::queue_files(d))
             .unwrap_or_default(),
+        limits: Some(ran.limits.clone()),
     };
     if !a.quiet {
         say("trying the changes the findings point at, each in turns against the baseline and put back after");
