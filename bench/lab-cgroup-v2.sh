@@ -14,7 +14,8 @@
 #      and after.
 # A plant passes when fio sees the limit hold (its rate outside the group
 # at least twice its rate inside, in every pair), the study names the
-# limit (io_throttle / cpu_quota), its `cgroup-limits` trial is `better`
+# limit (io_throttle / cpu_quota), its own lever's trial (`io-throttle`,
+# `cpu-quota`: that limit lifted alone) is `better`
 # with its gain beyond noise, and nothing read differs afterwards. The
 # study's gain and fio's are printed side by side; they are not held to
 # one another (under software emulation the two engines' CPU per I/O
@@ -105,10 +106,11 @@ for plant, cause in want.items():
     sat = s.get("figures", {}).get("saturation", {})
     if sat.get("limit") != cause:
         fails.append(f"the study named {sat.get('limit')}, not {cause}")
-    t = next((t for t in s.get("trials", {}).get("trials", []) if t["lever"] == "cgroup-limits"), None)
+    lever = {"io_throttle": "io-throttle", "cpu_quota": "cpu-quota"}[cause]
+    t = next((t for t in s.get("trials", {}).get("trials", []) if t["lever"] == lever), None)
     g = t and next((g for g in t["gains"] if g["metric"] == t["measure"]), None)
     if not g:
-        fails.append("no cgroup-limits trial")
+        fails.append(f"no {lever} trial")
     elif not (t["outcome"] == "better" and g["beyond_noise"]):
         fails.append(f"the trial was {t['outcome']}")
     if open(f"{d}/before").read() != open(f"{d}/after").read():

@@ -34,10 +34,10 @@
 #                    scheduler, tried against none)
 #     nr-requests    its queue cut to 4 requests (lever: nr-requests)
 #     iops-throttle  a read-IOPS limit of 5000 on the study's group
-#                    (lever: cgroup-limits)
+#                    (lever: io-throttle)
 #     cpu-quota      a CPU quota of 20 % of one CPU on the study's group
-#                    (lever: cgroup-limits)
-#     cpuset-one     a cpuset of one CPU (needs two; lever: cgroup-limits)
+#                    (lever: cpu-quota)
+#     cpuset-one     a cpuset of one CPU (needs two; lever: cpuset)
 #     max-sectors    max_sectors_kb cut to 4 under large reads (lever:
 #                    max-sectors)
 #     other-work     a busy loop per CPU at normal priority beside the
@@ -371,19 +371,19 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       group blkio "$name"; gs=("$made")
       if [ $v1 = 1 ]; then echo "$mm 5000" >"${gs[0]}/blkio.throttle.read_iops_device"
       else echo "+io" >/sys/fs/cgroup/cgroup.subtree_control; echo "$mm riops=5000" >"${gs[0]}/io.max"; fi
-      want=cgroup-limits ;;
+      want=io-throttle ;;
     cpu-quota)
       group cpu "$name"; gs=("$made")
       if [ $v1 = 1 ]; then echo 100000 >"${gs[0]}/cpu.cfs_period_us"; echo 20000 >"${gs[0]}/cpu.cfs_quota_us"
       else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "20000 100000" >"${gs[0]}/cpu.max"; fi
-      want=cgroup-limits ;;
+      want=cpu-quota ;;
     cpuset-one)
       [ "$(nproc)" -ge 2 ] || { echo "cpuset-one: needs two CPUs, skipped" >&2; cleanup; loops=() groups=() files=() queue_back=(); return 0; }
       group cpuset "$name"; gs=("$made")
       [ $v1 = 0 ] && echo "+cpuset" >/sys/fs/cgroup/cgroup.subtree_control
       [ -f "${gs[0]}/cpuset.mems" ] && cat "$(dirname "${gs[0]}")/cpuset.mems" >"${gs[0]}/cpuset.mems"
       echo 0 >"${gs[0]}/cpuset.cpus"
-      want=cgroup-limits ;;
+      want=cpuset ;;
     other-work) hogs_on; want=priority ;;
     control) want=- ;;
     drive-large) want=large-depth; study_env=(SSDREADY_STUDY_RUNTIME=0.5); study_opts=(--budget 6m) ;;

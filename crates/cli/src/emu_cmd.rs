@@ -189,6 +189,18 @@ fn announce(rec: &Record, drive: &Drive) -> Result<(), String> {
     if let Some(line) = &drive.uring_switch {
         crate::say(line);
     }
+    let (reset, failed) = &drive.queue_reset;
+    if !reset.is_empty() {
+        let each: Vec<String> = reset.iter().map(|r| r.to_string()).collect();
+        crate::say(&format!(
+            "{}'s queue set as a new drive's (a loop device keeps its last user's settings): {}",
+            rec.device,
+            each.join(", ")
+        ));
+    }
+    for f in failed {
+        crate::say(&format!("warning: {f}"));
+    }
     let neg = drive.negotiated().unwrap_or_default();
     let dio = match neg.async_dio {
         true => format!("async direct I/O, max_background {}", neg.max_background),

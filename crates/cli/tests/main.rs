@@ -64,6 +64,7 @@ mod steady_state;
 mod strategies;
 mod strategies_cmd;
 mod study;
+mod study_job;
 mod temporal_merge;
 mod tune_restore;
 mod ublk_vm;

@@ -413,16 +413,39 @@ fn a_sparse_file_is_refused_with_how_to_lay_it_out() {
 #[test]
 fn quick_study_of_a_loop_device_over_shm_as_root() {
     let _one_file = crate::one_file_at_a_time(module_path!());
-    // On mq-deadline with a queue of 64: the scheduler sweep switches it,
-    // and a finished study leaves every queue setting as it was.
+    // On mq-deadline with a queue of 64, without --try-changes: no queue
+    // setting of the device changes at any moment of the study (read
+    // every few milliseconds while it runs), and the scheduler sweep it
+    // left out says how to ask for it.
     let Some(t) = common::tuned::Tuned::new("study", 512) else {
         return;
     };
     let before = t.snapshot();
-    let (code, stdout, stderr, d) = study(&[&t.l.dev, "--quick"], Some("0.5"));
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (mut reads, mut changed) = (0, None);
+    let (code, stdout, stderr, d) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let r = study(&[&t.l.dev, "--quick"], Some("0.5"));
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            let now = t.snapshot();
+            reads += 1;
+            if now != before && changed.is_none() {
+                changed = Some(now);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        h.join().unwrap()
+    });
     assert_eq!(code, 0, "{stderr}");
+    assert!(reads > 10, "read {reads} times");
+    assert_eq!(changed, None, "changed during the study: {stderr}");
     assert_eq!(t.snapshot(), before, "{stderr}");
     let d = d.unwrap();
+    let skipped = d["skipped"].to_string();
+    assert!(skipped.contains("--try-changes"), "{skipped}");
     check_schema(&d);
     assert_eq!(d["targets"][0]["kind"], "ram_device");
     assert!(

@@ -24,10 +24,11 @@ fn journal_of(pid: u32) -> PathBuf {
     Path::new(JOURNALS).join(format!("settings-{pid}.json"))
 }
 
-/// A quick study of `dev` with short runs, its output in `dir`.
+/// A quick study of `dev` with short runs that may change its settings
+/// (`--try-changes`), its output in `dir`.
 fn start_study(dev: &str, dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ssdready"))
-        .args(["study", dev, "--quick", "--output"])
+        .args(["study", dev, "--quick", "--try-changes", "--output"])
         .arg(dir.join("out"))
         .env("XDG_DATA_HOME", dir)
         .env("SSDREADY_STUDY_RUNTIME", "0.3")
@@ -184,4 +185,59 @@ fn restore_puts_back_an_ended_processs_journal_and_leaves_a_running_ones() {
     assert!(o.status.success());
     assert!(t.scheduler().contains("[mq-deadline]"));
     assert!(!ended.exists());
+}
+
+/// Wait until `file` holds `text`, or `child` ends, or a minute passes.
+fn wait_for_text(child: &mut Child, file: &Path, text: &str) -> bool {
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(60) {
+        if std::fs::read_to_string(file).is_ok_and(|s| s.contains(text)) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn a_second_study_of_a_device_another_is_changing_changes_none_of_its_settings() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(t) = Tuned::new("tune-two", 256) else {
+        return;
+    };
+    let before = t.snapshot();
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut first = start_study(&t.l.dev, d1.path());
+    let switched = wait_for_switch(&mut first, &t);
+    // The second starts while the first holds a trial value.
+    let mut second = start_study(&t.l.dev, d2.path());
+    let refused = wait_for_text(
+        &mut second,
+        &d2.path().join("stderr"),
+        "this study changes none of its settings",
+    );
+    let during = t.snapshot();
+    for c in [&second, &first] {
+        let _ = Command::new("kill")
+            .args(["-INT", &c.id().to_string()])
+            .status();
+    }
+    let (s2, s1) = (second.wait().unwrap(), first.wait().unwrap());
+    let (e1, e2) = (text(d1.path(), "stderr"), text(d2.path(), "stderr"));
+    assert!(switched, "the first never switched: {e1}");
+    assert!(refused, "the second was not refused: {e2}");
+    assert!(
+        e2.contains(&format!("another ssdready (pid {})", first.id())),
+        "{e2}"
+    );
+    assert_ne!(during, before, "the first's change held meanwhile");
+    assert!(s1.code() == Some(130) || s1.success(), "{e1}");
+    assert!(s2.code() == Some(130) || s2.success(), "{e2}");
+    assert_eq!(t.snapshot(), before, "first: {e1}\nsecond: {e2}");
+    assert!(!journal_of(first.id()).exists());
+    assert!(!journal_of(second.id()).exists());
 }

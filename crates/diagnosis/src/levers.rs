@@ -8,6 +8,7 @@
 //! ([`applies`]).
 
 use crate::facts::{Fact, Value};
+pub use crate::group_limits::GroupLimit;
 use crate::limit::Cause;
 use crate::rules::{Cond, RuleError};
 use serde::{Deserialize, Serialize};
@@ -130,6 +131,11 @@ pub enum At {
     Large,
     /// 4 KiB sequential reads through the page cache.
     Buffered,
+    /// 4 KiB random reads from as many threads as the CPUs online (or the
+    /// peak's threads, where more), the peak's I/Os in flight shared among
+    /// them: where a cpuset or a CPU quota binds, parallel work taking
+    /// the CPUs it withholds.
+    Parallel,
 }
 
 impl At {
@@ -140,6 +146,7 @@ impl At {
             "qd1" => Some(At::Qd1),
             "large" => Some(At::Large),
             "buffered" => Some(At::Buffered),
+            "parallel" => Some(At::Parallel),
             _ => None,
         }
     }
@@ -168,8 +175,12 @@ pub enum Values {
     Threads,
     /// Direct I/O against the page cache.
     Direct,
-    /// Outside the study's control group.
+    /// Outside the study's control groups: every limit of theirs lifted
+    /// at once.
     Outside,
+    /// One limit of the study's control groups lifted on its own, the
+    /// others kept ([`crate::group_limits`]).
+    Lift(GroupLimit),
 }
 
 /// One lever of the table.
@@ -189,6 +200,16 @@ pub struct Lever {
     pub measure: Metric,
     pub undo: String,
     pub permanent: Option<String>,
+}
+
+impl Lever {
+    /// The limit of the study's groups it lifts on its own, if it does.
+    pub fn lift(&self) -> Option<GroupLimit> {
+        match self.values {
+            Some(Values::Lift(g)) => Some(g),
+            _ => None,
+        }
+    }
 }
 
 fn err(line: usize, msg: String) -> RuleError {
@@ -224,6 +245,12 @@ fn values_of(text: &str, line: usize) -> Result<Values, RuleError> {
         "threads" => Values::Threads,
         "direct" => Values::Direct,
         "outside" => Values::Outside,
+        "lift" => Values::Lift(GroupLimit::of(rest).ok_or_else(|| {
+            bad(&format!(
+                "lift takes one of {}",
+                GroupLimit::ALL.map(|g| g.word()).join(", ")
+            ))
+        })?),
         "set" if !rest.is_empty() => Values::Set(rest.into()),
         "scale" => {
             let n: Vec<u64> = rest.split(' ').filter_map(|x| x.parse().ok()).collect();
@@ -244,7 +271,7 @@ fn values_of(text: &str, line: usize) -> Result<Values, RuleError> {
         }
         _ => {
             return Err(bad(
-                "allowed: offered, raise, hw-max, set V, scale F MAX, options K=V…, engines, threads, direct, outside",
+                "allowed: offered, raise, hw-max, set V, scale F MAX, options K=V…, engines, threads, direct, outside, lift LIMIT",
             ))
         }
     })
@@ -267,7 +294,10 @@ fn set_key(l: &mut Lever, key: &str, rest: &str, line: usize) -> Result<(), Rule
         "rules" => l.rules = rest.split(',').map(|r| r.trim().to_string()).collect(),
         "at" => {
             l.at = At::of(rest).ok_or_else(|| {
-                err(line, format!("at '{rest}' (allowed: peak, qd1, large, buffered)"))
+                err(
+                    line,
+                    format!("at '{rest}' (allowed: peak, deepest, qd1, large, buffered, parallel)"),
+                )
             })?
         }
         "measure" => {
@@ -405,6 +435,23 @@ pub struct Context {
     /// IOPS). An engine it measured slower at the point's depth is not
     /// tried again.
     pub engines_measured: Vec<(String, u32, f64)>,
+    /// The 4 KiB random-read queue-depth curve, one thread: (depth, IOPS).
+    pub curve: Vec<(u32, f64)>,
+    /// The peak of that curve, IOPS.
+    pub peak_iops: Option<f64>,
+    /// The device's own limit for 4 KiB random reads where something
+    /// independent knows it (the model, a raw-device run); None where the
+    /// only figure is the study's best run.
+    pub device_limit_iops: Option<f64>,
+    /// The scheduler sweep's costs against `none`: (scheduler, depth,
+    /// IOPS lost percent).
+    pub scheduler_costs: Vec<(String, u32, f64)>,
+    /// The submitting thread's wait for a CPU at the peak, percent.
+    pub cpu_wait_pct: Option<f64>,
+    /// The inventory of what can cap the study's I/O, where it was read:
+    /// which limits of its control groups hold, for the levers that lift
+    /// them one at a time.
+    pub limits: Option<crate::limits::Inventory>,
 }
 
 /// An engine measured this much slower than the point's own, or more, at
@@ -538,6 +585,14 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
     let opt = |k: &str, v: String| (k.to_string(), v);
     match l.values.as_ref() {
         Some(Values::Outside) => vec![cand("outside the study's group")],
+        Some(Values::Lift(g)) => {
+            let kept = crate::group_limits::lift(*g, cx.limits.as_ref()).kept;
+            let value = match kept.is_empty() {
+                true => format!("without {}", g.words()),
+                false => format!("without {}, {} kept", g.words(), kept.join(" and ")),
+            };
+            vec![cand(value)]
+        }
         Some(Values::Options(kv)) => {
             let options: Vec<(String, String)> =
                 kv.iter().map(|(k, v)| opt(k, fill(v, p, cx))).collect();

@@ -221,8 +221,18 @@ fn application_levers_become_job_options_filled_from_the_point() {
     assert!(p[0].value.contains("cpus_allowed=0-3"), "{:?}", p[0]);
     let d = candidates(&lever("direct"), &cx, &peak(32));
     assert_eq!(values(&d), ["direct=0"]);
-    let out = candidates(&lever("cgroup-limits"), &cx, &peak(32));
-    assert_eq!(out.len(), 1);
+    let out = candidates(&lever("io-throttle"), &cx, &peak(32));
+    assert_eq!(values(&out), ["without the I/O throttle"]);
+    // With the inventory, the limits kept are named.
+    let cx = Context {
+        limits: Some(crate::group_limits::tests::v1_plant()),
+        ..cx
+    };
+    let out = candidates(&lever("cpu-quota"), &cx, &peak(32));
+    assert_eq!(
+        values(&out),
+        ["without the CPU quota, the I/O throttle kept"]
+    );
 }
 
 fn fact(v: Value) -> Fact {
@@ -325,10 +335,13 @@ fn a_queue_setting_is_made_permanent_by_a_udev_rule_per_device() {
         line,
         r#"ACTION=="add|change", KERNEL=="nvme0n1", ATTR{queue/scheduler}="none""#
     );
-    let cg = permanent(&lever("cgroup-limits"), &[], &c);
-    assert!(
-        cg.contains("IOReadIOPSMax=") && cg.contains("CPUQuota=") && cg.contains("AllowedCPUs=")
-    );
+    // Each cgroup lever names its own property (the study replaces it
+    // with the unit's, device's and value's lines where it read them).
+    let cg = |id: &str| permanent(&lever(id), &[], &c);
+    assert!(cg("io-throttle").contains("IOReadIOPSMax="));
+    assert!(!cg("io-throttle").contains("CPUQuota="));
+    assert!(cg("cpu-quota").contains("CPUQuota="));
+    assert!(cg("cpuset").contains("AllowedCPUs="));
     let app = candidates(&lever("registered"), &queue(&[]), &peak(8));
     let line = permanent(&lever("registered"), &[], &app[0]);
     assert!(line.contains("--registerfiles=1 --fixedbufs=1"), "{line}");

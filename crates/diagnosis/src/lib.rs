@@ -37,7 +37,11 @@
 //!    judged by verdict rules kept as data (`data/verdicts.rules`);
 //!    [`applications`] and [`fleet`] judged by their own;
 //! 7. what to change, measured: [`levers`] (`data/levers.table`),
-//!    [`trials`], [`trials_plan`];
+//!    [`group_limits`] (the study's cgroup limits, each lifted on its
+//!    own), [`binding`] (where each lever's limit binds), [`trials`],
+//!    [`trials_plan`], [`permanent`] (how a lifted limit is made to last),
+//!    [`combination`] (every change that helped, measured together) and
+//!    [`combination_files`];
 //! 8. the answer: [`model`] (`study.json`, schema `ssdready.study`,
 //!    `docs/study-schema.md`), [`answer`], [`text`] and [`trials_text`],
 //!    shared by the terminal and the HTML report; and here, [`judge`] and
@@ -50,18 +54,24 @@ pub mod app_figures;
 pub mod apparatus;
 pub mod applications;
 pub mod basis;
+pub mod binding;
 pub mod calibration;
 pub mod capacity;
+pub mod combination;
+pub mod combination_files;
 pub mod curve;
+pub mod estimate;
 pub mod fact_names;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
 pub mod fleet_figures;
+pub mod group_limits;
 pub mod levers;
 pub mod limit;
 pub mod limits;
 pub mod model;
+pub mod permanent;
 pub mod reach;
 pub mod record;
 pub mod rules;

@@ -70,6 +70,16 @@ pub struct CpuSummary {
     /// waiting; `/proc/thread-self/schedstat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_wait_max_pct: Option<f64>,
+    /// The submitting threads' run-queue wait as a share of the run: each
+    /// thread's wait over its measured window (the second field of
+    /// `/proc/thread-self/schedstat`, read as the window opens and
+    /// closes), summed, over the windows summed, percent — how much of
+    /// the run a submitting thread spent ready to run with no CPU to run
+    /// on. Absent where no thread waited at all (a kernel without
+    /// schedstat: a thread that runs for a whole window always waits a
+    /// few µs on a wake-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_wait_run_pct: Option<f64>,
     /// The kernel's threads (the loop device's worker and other work done
     /// for the I/O on a quiet machine): their run time, and their wait on
     /// a run queue, ns per I/O.
@@ -314,6 +324,9 @@ fn cpu_summary(
             100.0 * t.wait_ns as f64 / ready as f64
         })
         .reduce(f64::max);
+    let (waited, window) = workers().fold((0u64, 0u64), |(w, m), x| {
+        (w + x.thread_cpu.wait_ns, m + x.measured_ns)
+    });
     CpuSummary {
         process_ns_per_io: c.per_io.process_ns,
         system_ns_per_io: c.per_io.system_ns,
@@ -329,6 +342,7 @@ fn cpu_summary(
         per_cpu_busy_pct: c.per_cpu_busy_pct.clone(),
         per_cpu_steal_pct: c.per_cpu_steal_pct.clone(),
         thread_wait_max_pct: wait,
+        thread_wait_run_pct: (waited > 0).then(|| 100.0 * waited as f64 / window.max(1) as f64),
         kernel_threads_ns_per_io: c.sources.kernel_threads_ns,
         kernel_threads_wait_ns_per_io: c.sources.kernel_threads_wait_ns,
         other_processes_ns_per_io: c.sources.other_processes_ns,
@@ -502,6 +516,38 @@ mod tests {
         assert_eq!(s.iops, 500.0);
         assert_eq!(s.write_iops, 0.0);
         assert_eq!(s.lat_mean_ns, 100.0);
+    }
+
+    #[test]
+    fn the_submitting_threads_run_queue_wait_is_a_share_of_their_run() {
+        // Two workers over 1 s each: one waited 50 ms on a run queue, the
+        // other 250 ms (and ran 400 ms: its share of its ready time, 38 %,
+        // is not the figure).
+        let worker = |wait_ms: u64, run_ms: u64| ssdready_core::stats::WorkerStats {
+            measured_ns: 1_000_000_000,
+            thread_cpu: ssdready_core::stats::ThreadCpu {
+                user_ns: run_ms * 1_000_000,
+                wait_ns: wait_ms * 1_000_000,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let job = JobResult {
+            name: "m".into(),
+            raw_workers: vec![worker(50, 300), worker(250, 400)],
+            ..Default::default()
+        };
+        let c = cpu_summary(&CpuCost::default(), &[&job]);
+        assert_eq!(c.thread_wait_run_pct, Some(15.0));
+        assert!((c.thread_wait_max_pct.unwrap() - 100.0 * 250.0 / 650.0).abs() < 1e-9);
+        // No thread waited at all: no schedstat to read, not a quiet run.
+        let job = JobResult {
+            name: "m".into(),
+            raw_workers: vec![worker(0, 300)],
+            ..Default::default()
+        };
+        let c = cpu_summary(&CpuCost::default(), &[&job]);
+        assert_eq!(c.thread_wait_run_pct, None);
     }
 
     #[test]

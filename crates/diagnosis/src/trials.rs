@@ -2,18 +2,42 @@
 //! in turns (baseline then change, change then baseline, …) at the point its
 //! finding is about, each change put back after its trial. This module
 //! judges what the turns measured, purely: each metric's gain as the mean
-//! of the per-pair changes with their spread, judged on the pairs' log
-//! ratios (a gain is real only where their mean is beyond twice their
-//! spread, and beyond twice [`MIN_SPREAD_PCT`]: a change that multiplies
-//! the rate spreads its percents in proportion to itself, so +200 % to
-//! +900 % in every pair is a gain though its percents spread 300), the trials
+//! of the per-pair changes, judged on the pairs' log ratios, the trials
 //! ranked, the findings' recommendations each citing its trial or saying
 //! why none was possible ([`cite`]), and a named cause its lever did not
-//! move called a contradiction, lowering that verdict's confidence.
+//! move called a contradiction, lowering that verdict's confidence —
+//! except where the trial's point could not bind the limit
+//! ([`Trial::unbound`]): such a trial proves nothing of it.
+//!
+//! A trial's outcome ([`Gain::outcome`]), from the interval of its pairs'
+//! log ratios — their mean less and plus twice their spread (at least
+//! [`MIN_SPREAD_PCT`]), back in percent, asymmetric: a change that
+//! multiplies the rate spreads its percents in proportion to itself, so
+//! +200 % to +900 % in every pair is a gain though its percents spread
+//! 300 — and from the pairs one by one:
+//!
+//! * **better** or **worse beyond the noise**: the interval stays clear of
+//!   zero;
+//! * **better** or **worse in every pair**: the interval crosses zero, but
+//!   every one of at least [`MIN_PAIRS`] pairs moved the same way, each by
+//!   [`CLEAR_PCT`] or more and by more than one pair's noise (twice √2
+//!   times the spread of the baseline's own runs). A sign test alone gives
+//!   three pairs agreeing by chance one time in four; it is the size of
+//!   every pair, each beyond what the baseline's runs vary by, that makes
+//!   −65 %, −80 %, −95 % a loss though their log ratios spread wide;
+//! * **no change**: the interval crosses zero and lies within
+//!   [`SMALL_PCT`] either way: the turns agree that the effect is small;
+//! * **too noisy to judge**: the interval crosses zero and reaches beyond
+//!   [`SMALL_PCT`]: the turns spread too wide to say either way.
+//!
+//! The interval shown with a gain and drawn as its error bar is the one its
+//! outcome rests on ([`Gain::interval`]: the pairs' range where every pair
+//! decided), so a "beyond the noise" or "in every pair" never has a bar
+//! across zero and "no change" or "too noisy" always has.
 //! The running is `ssdready-study`'s (`trials`); the text is
 //! [`crate::trials_text`].
 
-use crate::levers::{At, Kind, Lever, Metric, Point};
+use crate::levers::{Kind, Lever, Metric, Point};
 use crate::limit::Cause;
 use crate::record::Verdict;
 use crate::summary::PointSummary;
@@ -23,6 +47,15 @@ use serde::{Deserialize, Serialize};
 /// agree exactly (a model, a quiet machine) still call nothing under
 /// twice this a gain.
 pub const MIN_SPREAD_PCT: f64 = 1.0;
+
+/// The largest change, either way, that a trial whose turns agree calls
+/// no change, percent (as a factor: within × 1.1 and ÷ 1.1).
+pub const SMALL_PCT: f64 = 10.0;
+
+/// How far every pair must move, the same way, for the pairs alone to
+/// judge a trial whose interval crosses zero, percent (as a factor:
+/// × 1.25 or more, or ÷ 1.25: −20 %).
+pub const CLEAR_PCT: f64 = 25.0;
 
 /// Turns a trial takes: at least this many pairs, more in a full study.
 pub const MIN_PAIRS: usize = 3;
@@ -48,6 +81,10 @@ pub struct Section {
     pub citations: Vec<Citation>,
     /// The answer in one line.
     pub answer: String,
+    /// The configuration to deploy: every change that helped, measured
+    /// together (absent when none helped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combination: Option<crate::combination::Combination>,
 }
 
 /// One lever tried at one value.
@@ -81,6 +118,11 @@ pub struct Trial {
     /// Why it stopped before its turns were done, or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why its limit could not bind at its point, where it could not
+    /// ([`crate::binding`]): the trial says nothing of the limit, and
+    /// lowers no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbound: Option<String>,
 }
 
 /// One turn: a baseline run and a run with the change.
@@ -153,14 +195,74 @@ pub struct Gain {
     pub beyond_noise: bool,
     /// Whether the change is for the better (more IOPS, less latency).
     pub better: bool,
+    /// Whether every pair moved the same way, each by [`CLEAR_PCT`] or
+    /// more and beyond one pair's noise, over at least [`MIN_PAIRS`]
+    /// pairs (the module's rule).
+    #[serde(default)]
+    pub every_pair: bool,
+    /// The pairs' smallest and largest change, percent.
+    #[serde(default)]
+    pub pairs_low_pct: f64,
+    #[serde(default)]
+    pub pairs_high_pct: f64,
 }
 
 impl Gain {
+    /// The interval the beyond-the-noise test uses, percent: the pairs'
+    /// log ratios' mean less and plus twice their spread (at least
+    /// [`MIN_SPREAD_PCT`]), back in percent.
+    pub fn noise_interval(&self) -> (f64, f64) {
+        let w = 2.0 * self.log_spread.max(log_floor());
+        (
+            100.0 * (self.log_mean - w).exp_m1(),
+            100.0 * (self.log_mean + w).exp_m1(),
+        )
+    }
+
+    /// Whether its outcome rests on every pair, its interval crossing zero.
+    pub fn by_every_pair(&self) -> bool {
+        self.every_pair && !self.beyond_noise
+    }
+
+    /// The interval its outcome rests on, percent: the noise interval, or
+    /// the pairs' range where every pair decided. Shown with the gain and
+    /// drawn as its error bar.
+    pub fn interval(&self) -> (f64, f64) {
+        match self.by_every_pair() {
+            true => (self.pairs_low_pct, self.pairs_high_pct),
+            false => self.noise_interval(),
+        }
+    }
+
+    /// Whether the noise interval lies within [`SMALL_PCT`] either way.
+    fn small(&self) -> bool {
+        let w = 2.0 * self.log_spread.max(log_floor());
+        self.log_mean.abs() + w <= (SMALL_PCT / 100.0).ln_1p()
+    }
+
+    /// What it says of the change (a trial with fewer than two turns is
+    /// incomplete whatever its gain: [`judge_trial`]).
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            g if (g.beyond_noise || g.every_pair) && g.better => Outcome::Better,
+            g if g.beyond_noise || g.every_pair => Outcome::Worse,
+            g if g.small() => Outcome::NoGain,
+            _ => Outcome::TooNoisy,
+        }
+    }
+
     /// How much better it is beyond the noise, percent: the change less
-    /// twice its spread (on the log ratios), signed for the better.
+    /// twice its spread (on the log ratios), or, where every pair decided,
+    /// the pair that moved least; signed for the better.
     pub fn lower_bound(&self) -> f64 {
         let s = if self.better { 1.0 } else { -1.0 };
-        let beyond = self.log_mean.abs() - 2.0 * self.log_spread.max(log_floor());
+        let beyond = match self.by_every_pair() {
+            true => [self.pairs_low_pct, self.pairs_high_pct]
+                .map(|p| (p / 100.0).ln_1p().abs())
+                .into_iter()
+                .fold(f64::INFINITY, f64::min),
+            false => self.log_mean.abs() - 2.0 * self.log_spread.max(log_floor()),
+        };
         s * 100.0 * beyond.exp_m1()
     }
 }
@@ -169,17 +271,31 @@ impl Gain {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Better beyond the noise on what it is judged on.
+    /// Better beyond the noise on what it is judged on, or in every pair.
     Better,
-    /// Within the noise.
+    /// No change: within the noise, and the noise within [`SMALL_PCT`]
+    /// either way (serialized `no_gain`, its name before too noisy was
+    /// told apart).
     #[default]
     NoGain,
-    /// Worse beyond the noise.
+    /// Within the noise, and the noise too wide to say either way.
+    TooNoisy,
+    /// Worse beyond the noise, or in every pair.
     Worse,
     /// Fewer than two turns completed: no spread, no answer.
     Incomplete,
     /// The change could not be made, or its runs failed.
     Failed,
+}
+
+impl Outcome {
+    /// Whether its turns were judged: better, no change, too noisy, worse.
+    pub fn judged(self) -> bool {
+        matches!(
+            self,
+            Outcome::Better | Outcome::NoGain | Outcome::TooNoisy | Outcome::Worse
+        )
+    }
 }
 
 /// Why a lever that applies was not tried.
@@ -204,8 +320,15 @@ pub enum Reason {
     Quick,
     /// This machine cannot do it (said in the text).
     Unavailable,
+    /// Its limit cannot bind at any point the study can run (said in the
+    /// text: a quota as large as the CPUs the point can use, a queue that
+    /// admits all the study keeps in flight).
+    CannotBind,
     /// The study was stopped first.
     Stopped,
+    /// A setting of ssdready's own apparatus (the built-in drive behind
+    /// the kernel), not of the user's device: never a change to make.
+    Apparatus,
 }
 
 /// A lever not tried, and why.
@@ -216,6 +339,37 @@ pub struct Untested {
     pub reason: Reason,
     /// The reason in words.
     pub why: String,
+    /// What it may buy, estimated from the study's measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::estimate::Estimate>,
+    /// The command that would try it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+impl Untested {
+    /// With its estimate.
+    pub fn with(mut self, e: Option<crate::estimate::Estimate>) -> Untested {
+        self.estimate = e;
+        self
+    }
+
+    /// Whether it may buy much ([`crate::estimate::LARGE_PCT`] or more).
+    pub fn large(&self) -> bool {
+        self.estimate.as_ref().is_some_and(|e| e.large())
+    }
+}
+
+/// The command that would try an untested change on `target`, for the
+/// reasons a command can lift (None for the others).
+pub fn command_to_try(reason: Reason, target: &str) -> Option<String> {
+    match reason {
+        Reason::NotRoot | Reason::NotAsked => {
+            Some(format!("sudo ssdready study {target} --try-changes"))
+        }
+        Reason::Quick | Reason::NoTime => Some(format!("ssdready study {target} --budget 20m")),
+        _ => None,
+    }
 }
 
 /// A named cause its lever did not move.
@@ -262,6 +416,17 @@ fn log_floor() -> f64 {
     (MIN_SPREAD_PCT / 100.0).ln_1p()
 }
 
+/// Whether every pair moved the same way by [`CLEAR_PCT`] or more and
+/// beyond one pair's noise: twice √2 times the spread of the baseline's
+/// own runs' logs `base` (a pair's log ratio is the difference of two
+/// runs' logs), over at least [`MIN_PAIRS`] pairs of log ratios `logs`.
+fn every_pair(logs: &[f64], base: &[f64]) -> bool {
+    let clear = (CLEAR_PCT / 100.0)
+        .ln_1p()
+        .max(2.0 * std::f64::consts::SQRT_2 * stdev(base));
+    logs.len() >= MIN_PAIRS && (logs.iter().all(|&x| x > clear) || logs.iter().all(|&x| x < -clear))
+}
+
 /// One metric's gain over the turns; None without a measured pair.
 pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
     let r = pair_ratios(turns, m);
@@ -274,6 +439,11 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
     let side = |f: fn(&Turn) -> &Measured| {
         mean(&turns.iter().filter_map(|t| f(t).get(m)).collect::<Vec<_>>())
     };
+    let base: Vec<f64> = turns
+        .iter()
+        .filter(|t| t.change.get(m).is_some())
+        .filter_map(|t| Some(t.baseline.get(m)?.ln()))
+        .collect();
     Some(Gain {
         metric: m,
         baseline: side(|t| &t.baseline),
@@ -285,6 +455,9 @@ pub fn gain(turns: &[Turn], m: Metric) -> Option<Gain> {
         log_spread,
         beyond_noise: d.len() >= 2 && log_mean.abs() > 2.0 * log_spread.max(log_floor()),
         better: (log_mean > 0.0) == m.higher_is_better(),
+        every_pair: every_pair(&logs, &base),
+        pairs_low_pct: d.iter().copied().fold(f64::INFINITY, f64::min),
+        pairs_high_pct: d.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     })
 }
 
@@ -300,9 +473,7 @@ pub fn judge_trial(t: &mut Trial) {
     t.outcome = match t.gains.iter().find(|g| g.metric == t.measure) {
         _ if t.turns.len() < 2 => Outcome::Incomplete,
         None => Outcome::Incomplete,
-        Some(g) if !g.beyond_noise => Outcome::NoGain,
-        Some(g) if g.better => Outcome::Better,
-        Some(_) => Outcome::Worse,
+        Some(g) => g.outcome(),
     };
 }
 
@@ -321,7 +492,7 @@ impl Trial {
 fn rank_key(t: &Trial) -> (u8, f64) {
     let order = match t.outcome {
         Outcome::Better => 0,
-        Outcome::NoGain => 1,
+        Outcome::NoGain | Outcome::TooNoisy => 1,
         Outcome::Worse => 2,
         Outcome::Incomplete => 3,
         Outcome::Failed => 4,
@@ -329,8 +500,9 @@ fn rank_key(t: &Trial) -> (u8, f64) {
     (order, -t.main_gain().map_or(0.0, Gain::lower_bound))
 }
 
-/// Best first: the changes that help beyond the noise by how much they
-/// help beyond it, then those within it, then the worse, then the rest.
+/// Best first: the changes that help beyond the noise (or in every pair)
+/// by how much they help beyond it, then those within it (no change or
+/// too noisy alike), then the worse, then the rest.
 pub fn rank(trials: &mut [Trial]) {
     trials.sort_by(|a, b| {
         let (x, y) = (rank_key(a), rank_key(b));
@@ -338,13 +510,17 @@ pub fn rank(trials: &mut [Trial]) {
     });
 }
 
-/// `+38.2 % ± 4.1 %`.
+/// The mean of the per-pair changes and the interval its outcome rests on
+/// ([`Gain::interval`]): `+38.2 % (+30.2 % … +46.6 %)`, or, where every
+/// pair decided, `-80.0 % (pairs -95.0 % … -40.0 %)`.
 pub fn fmt_gain(g: &Gain) -> String {
-    format!("{:+.1} % ± {:.1} %", g.change_pct, g.spread_pct)
+    let (lo, hi) = g.interval();
+    let pairs = if g.by_every_pair() { "pairs " } else { "" };
+    format!("{:+.1} % ({pairs}{lo:+.1} % … {hi:+.1} %)", g.change_pct)
 }
 
 /// A trial's result on what it is judged on, in a few words:
-/// `IOPS +38.2 % ± 4.1 % over 3 turns`.
+/// `IOPS +38.2 % (+30.2 % … +46.6 %) over 3 turns`.
 pub fn result_words(t: &Trial) -> String {
     match t.main_gain() {
         Some(g) => format!(
@@ -369,15 +545,21 @@ fn cause_of(v: &Verdict) -> Option<Cause> {
         .and_then(|(_, val)| Cause::of_name(val))
 }
 
-/// Named causes whose lifting lever, tried, moved nothing beyond the noise.
+/// Named causes whose lifting lever, tried where its limit could bind,
+/// moved nothing beyond the noise.
 pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contradiction> {
     let mut out = Vec::new();
     for l in levers.iter().filter(|l| l.lifts.contains(&cause)) {
         let tried: Vec<&Trial> = s
             .trials
             .iter()
-            .filter(|t| t.lever == l.id)
-            .filter(|t| matches!(t.outcome, Outcome::NoGain | Outcome::Worse))
+            .filter(|t| t.lever == l.id && t.unbound.is_none())
+            .filter(|t| {
+                matches!(
+                    t.outcome,
+                    Outcome::NoGain | Outcome::TooNoisy | Outcome::Worse
+                )
+            })
             .collect();
         let helped = s
             .trials
@@ -388,10 +570,11 @@ pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contra
                 cause: cause.name().into(),
                 lever: l.id.clone(),
                 text: format!(
-                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: not beyond the noise, so the trial does not confirm it",
+                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: {}, so the trial does not confirm it",
                     cause.name(),
                     t.change(),
-                    result_words(t)
+                    result_words(t),
+                    crate::trials_text::noise_words(t)
                 ),
             });
         }
@@ -440,27 +623,30 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
         .trials
         .iter()
         .filter(|t| related.iter().any(|l| l.id == t.lever))
-        .filter(|t| {
-            matches!(
-                t.outcome,
-                Outcome::Better | Outcome::NoGain | Outcome::Worse
-            )
-        })
+        .filter(|t| t.outcome.judged())
         .collect();
     if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
+        let cost = match cause {
+            Some(Cause::OtherWork) => other_work_cost(t, levers),
+            _ => String::new(),
+        };
         return cite(
             true,
-            format!("measured: {} ({})", result_words(t), t.change()),
+            format!("measured: {} ({}){cost}", result_words(t), t.change()),
         );
     }
-    // The best of them, by its own outcome: no gain, or worse (where even
-    // the best made it worse, the advice was the wrong way).
+    // The best of them, by its own outcome: no change, too noisy to judge,
+    // or worse (where even the best made it worse, the advice was the
+    // wrong way).
     if let Some(t) = trials.first() {
+        let unbound = t.unbound.as_ref().map_or(String::new(), |why| {
+            format!("; at a point where its limit could not bind: {why}")
+        });
         return cite(
             true,
             format!(
-                "measured: {} ({}: {})",
-                crate::trials_text::noise_words(t.outcome),
+                "measured: {} ({}: {}{unbound})",
+                crate::trials_text::noise_words(t),
                 t.change(),
                 result_words(t)
             ),
@@ -478,6 +664,28 @@ fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
             .map(|t| format!("{}: {}", t.change(), result_words(t)))
     })?;
     cite(false, format!("untested: {why}"))
+}
+
+/// What other work costs, from a trial of a lever that lifts the I/O's
+/// threads ahead of it (`priority`, `pinning`) and gained: the share of
+/// the lifted rate it took — at least, as the kernel's threads on the
+/// path stay where they were. `; other work costs at least 31 % of the
+/// IOPS here`, or nothing.
+fn other_work_cost(t: &Trial, levers: &[Lever]) -> String {
+    let lifts = levers
+        .iter()
+        .any(|l| l.id == t.lever && l.causes.contains(&Cause::OtherWork));
+    match t
+        .main_gain()
+        .filter(|g| lifts && g.better && g.change_pct > 0.0)
+    {
+        Some(g) => format!(
+            "; other work costs at least {:.0} % of the {} here",
+            100.0 * g.change_pct / (100.0 + g.change_pct),
+            g.metric.label()
+        ),
+        None => String::new(),
+    }
 }
 
 /// Rank the trials, then set what they say against the findings: each
@@ -513,34 +721,53 @@ pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: 
 
 /// The section's answer in one line.
 pub fn answer(s: &Section) -> String {
-    let done: Vec<&Trial> = s
-        .trials
-        .iter()
-        .filter(|t| {
-            matches!(
-                t.outcome,
-                Outcome::Better | Outcome::NoGain | Outcome::Worse
-            )
-        })
-        .collect();
+    let done: Vec<&Trial> = s.trials.iter().filter(|t| t.outcome.judged()).collect();
     match (done.first(), done.len()) {
         (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
         (None, _) => "no change was tried (see why below)".into(),
         (Some(t), _) if t.outcome == Outcome::Better => format!(
-            "the best change measured: {} ({}), beyond the noise",
+            "the best change measured: {} ({}), {}",
             t.change(),
-            result_words(t)
+            result_words(t),
+            crate::trials_text::noise_words(t)
         ),
-        (Some(_), n) => format!(
-            "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
-        ),
+        (Some(_), n) => match (
+            untested_large(s),
+            done.iter().filter(|t| t.outcome == Outcome::TooNoisy).count(),
+        ) {
+            (Some(u), _) => format!(
+                "no change tried beat the baseline beyond the noise ({n} tried), but {u}"
+            ),
+            (None, 0) => format!(
+                "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
+            ),
+            (None, k) => format!(
+                "no change beat the baseline beyond the noise ({n} tried; {k} too noisy to judge: their turns spread too wide to say either way)"
+            ),
+        },
     }
 }
 
-/// Whether a lever's point needs a finding the study measured: the peak's
-/// depth for `peak`, large reads for `large`.
-pub fn point_known(at: At, peak_qd: Option<u32>) -> bool {
-    at != At::Peak || peak_qd.is_some()
+/// The untested changes with a large estimate, in words: what the answer
+/// must say before it calls the host's figures final.
+fn untested_large(s: &Section) -> Option<String> {
+    let big: Vec<&Untested> = s.untested.iter().filter(|u| u.large()).collect();
+    let first = big.first()?;
+    let e = first.estimate.as_ref()?;
+    let more = match big.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    let how = first
+        .command
+        .as_ref()
+        .map_or(String::new(), |c| format!("; to try it: {c}"));
+    Some(format!(
+        "{} is untested and may buy {}{more} ({}){how}",
+        first.what,
+        e.words(),
+        first.why
+    ))
 }
 
 #[cfg(test)]

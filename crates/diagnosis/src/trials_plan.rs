@@ -1,9 +1,13 @@
 //! Which levers a study tries, purely: those that apply here ([`crate::levers`]'s
-//! conditions on the facts), the ones the findings point at first, only
-//! the first one or two of them in a quick study, each allowed by what
-//! the user asked and what this machine can do ([`Consent`]); every lever
-//! that applies but is not tried is listed with its reason.
+//! conditions on the facts), ranked by what each can buy
+//! ([`crate::estimate`]) and by the findings that point at them, in a
+//! quick study every large estimate, every limit of the study's own groups
+//! that holds (each lifted on its own) and one or two more, each allowed by
+//! what the user asked and what this machine can do ([`Consent`]), each at
+//! a point where its limit can bind ([`crate::binding`]); every lever that
+//! applies but is not tried is listed with its reason.
 
+use crate::estimate::Estimate;
 use crate::levers::{self, Candidate, Context, Kind, Lever, Point};
 use crate::limit::Cause;
 use crate::trials::{Reason, Untested};
@@ -15,7 +19,8 @@ pub struct Consent {
     /// The user asked for the host's settings to be tried (`--try-changes`).
     pub asked: bool,
     /// The target is a device ssdready made itself (the built-in drive
-    /// behind the kernel, its RAM loop devices): its queue needs no asking.
+    /// behind the kernel): its queue is the apparatus's, set up as a new
+    /// drive of its model, and no setting of it is a change to make.
     pub made_by_study: bool,
     /// The target has a block device with a queue of its own.
     pub device: bool,
@@ -33,6 +38,11 @@ pub struct Planned {
     pub candidates: Vec<Candidate>,
     /// The findings point at it.
     pub pointed: bool,
+    /// What its first candidate may buy, where a measurement says.
+    pub estimate: Option<Estimate>,
+    /// A limit of the study's own groups that holds, which it lifts: tried
+    /// after the large estimates, before the rest, in a quick study too.
+    pub held: bool,
 }
 
 /// Levers the findings point at that a quick study tries.
@@ -50,7 +60,11 @@ pub fn gate(kind: Kind, cause: Cause, c: &Consent) -> Result<(), (Reason, String
             Reason::NotRoot,
             "needs root (run the study as root to measure it)".into(),
         )),
-        Kind::Queue if !c.asked && !c.made_by_study => Err((
+        Kind::Queue if c.made_by_study => Err((
+            Reason::Apparatus,
+            "a setting of ssdready's own apparatus (the built-in drive behind the kernel), set up as a new drive of its model: study your own device to try it there".into(),
+        )),
+        Kind::Queue if !c.asked => Err((
             Reason::NotAsked,
             "a setting of this host: run with --try-changes to measure it (it is put back after)"
                 .into(),
@@ -76,12 +90,18 @@ fn untested(l: &Lever, reason: Reason, why: String) -> Untested {
         what: l.what.clone(),
         reason,
         why,
+        estimate: None,
+        command: None,
     }
 }
 
 /// The levers to try and those not tried, from the table, the lever
 /// context, the findings (the named cause and the rules that fired), the
 /// consent and the points resolved for each `at` (None: not measured).
+/// Ranked by what each can buy ([`crate::estimate`]): every large
+/// estimate first, best first; then the ones the cause points at, then
+/// those a finding points at, each in the table's order. A quick study
+/// tries every large one and fills up to [`QUICK_LEVERS`] with the rest.
 pub fn plan(
     table: &[Lever],
     cx: &Context,
@@ -94,73 +114,147 @@ pub fn plan(
     let mut not = Vec::new();
     for l in table.iter().filter(|l| levers::applies(l, cx)) {
         let pointed = levers::pointed(l, cx.cause, fired);
-        if quick && !pointed {
+        let held = held_limit(l, cx);
+        let wanted = wanted(l, cx, pointed, held);
+        let assessed = assess(l, cx, point);
+        let estimate = assessed.as_ref().ok().and_then(|a| a.2.clone());
+        let large = estimate.as_ref().is_some_and(Estimate::large);
+        if quick && !wanted && !large {
             continue;
         }
         if let Err((r, why)) = gate(l.kind, cx.cause, consent) {
             // A cgroup lever needs a limit to lift: said only when the
-            // findings point at it.
-            if l.kind != Kind::Cgroup || pointed {
-                not.push(untested(l, r, why));
+            // findings point at it or its limit holds.
+            if l.kind != Kind::Cgroup || wanted {
+                not.push(untested(l, r, why).with(estimate));
             }
             continue;
         }
-        if l.kind == Kind::Cgroup && !pointed {
+        if l.kind == Kind::Cgroup && !wanted {
             continue;
         }
-        let Some(p) = point(l.at) else {
-            not.push(untested(
-                l,
-                Reason::Unavailable,
-                "the study measured no point to try it at".into(),
-            ));
-            continue;
-        };
-        if l.kind == Kind::Queue && levers::current(l, cx).is_none() {
-            let attr = l.attr.clone().unwrap_or_default();
-            not.push(untested(
-                l,
-                Reason::NotOffered,
-                format!("this kernel does not offer queue/{attr} on this device"),
-            ));
-            continue;
+        match assessed {
+            Ok((point, mut candidates, estimate)) => {
+                if quick {
+                    candidates.truncate(1);
+                }
+                todo.push(Planned {
+                    lever: l.clone(),
+                    point,
+                    candidates,
+                    pointed,
+                    estimate,
+                    held,
+                });
+            }
+            Err((r, why)) => not.push(untested(l, r, why)),
         }
-        let mut candidates = levers::candidates(l, cx, &p);
-        if candidates.is_empty() {
-            let why = if l.values == Some(levers::Values::Engines) {
-                format!(
-                    "nothing to try: the engine sweep measured every other engine slower at QD {}",
-                    p.qd
-                )
-            } else {
-                "nothing to try: it is already at the value the study would try".into()
-            };
-            not.push(untested(l, Reason::NoCandidate, why));
-            continue;
-        }
-        if quick {
-            candidates.truncate(1);
-        }
-        todo.push(Planned {
-            lever: l.clone(),
-            point: p,
-            candidates,
-            pointed,
-        });
     }
-    // The ones the cause itself points at first, then those a finding
-    // points at, each in the table's order.
-    todo.sort_by_key(|p| (!p.lever.causes.contains(&cx.cause), !p.pointed));
-    if quick && todo.len() > QUICK_LEVERS {
-        for p in todo.drain(QUICK_LEVERS..) {
-            not.push(untested(
-                &p.lever,
-                Reason::Quick,
-                "a quick study tries the first changes the findings point at".into(),
-            ));
+    rank(&mut todo, cx.cause);
+    if quick {
+        let keep = todo
+            .iter()
+            .filter(|p| p.held || p.estimate.as_ref().is_some_and(Estimate::large))
+            .count()
+            .max(QUICK_LEVERS);
+        if todo.len() > keep {
+            for p in todo.drain(keep..) {
+                not.push(
+                    untested(
+                        &p.lever,
+                        Reason::Quick,
+                        "a quick study tries the changes with a large estimate and the first the findings point at".into(),
+                    )
+                    .with(p.estimate),
+                );
+            }
         }
     }
     (todo, not)
+}
+
+/// Whether a cgroup lever's limit holds on the study's groups, as the
+/// inventory shows.
+fn held_limit(l: &Lever, cx: &Context) -> bool {
+    match (l.lift(), &cx.limits) {
+        (Some(g), Some(inv)) => crate::group_limits::holds(g, inv),
+        _ => false,
+    }
+}
+
+/// Whether a lever is worth a trial beyond its estimate: the findings
+/// point at it; for a lever that lifts one limit of the study's groups,
+/// where the inventory was read, its limit holds (each held limit is
+/// tried alone, named or not) or the named cause is its own.
+fn wanted(l: &Lever, cx: &Context, pointed: bool, held: bool) -> bool {
+    match (l.lift(), &cx.limits) {
+        (Some(_), Some(_)) => held || l.causes.contains(&cx.cause),
+        _ => pointed,
+    }
+}
+
+/// Best first: the large estimates by size, then the levers that lift a
+/// limit of the study's groups that holds, then the cause's own levers,
+/// then those a finding points at (the table's order kept among equals).
+fn rank(todo: &mut [Planned], cause: Cause) {
+    let big = |p: &Planned| {
+        p.estimate
+            .as_ref()
+            .filter(|e| e.large())
+            .map_or(0.0, |e| e.pct)
+    };
+    todo.sort_by(|a, b| {
+        big(b)
+            .total_cmp(&big(a))
+            .then_with(|| (!a.held).cmp(&!b.held))
+            .then_with(|| (!a.lever.causes.contains(&cause)).cmp(&!b.lever.causes.contains(&cause)))
+            .then_with(|| (!a.pointed).cmp(&!b.pointed))
+    });
+}
+
+/// A lever's point, its candidates there and what the first may buy.
+type Assessed = (Point, Vec<Candidate>, Option<Estimate>);
+
+/// A lever's point, its candidates there and what the first may buy; or
+/// why it cannot be tried.
+fn assess(
+    l: &Lever,
+    cx: &Context,
+    point: &dyn Fn(levers::At) -> Option<Point>,
+) -> Result<Assessed, (Reason, String)> {
+    let Some(p) = point(l.at) else {
+        return Err((
+            Reason::Unavailable,
+            "the study measured no point to try it at".into(),
+        ));
+    };
+    if l.kind == Kind::Queue && levers::current(l, cx).is_none() {
+        let attr = l.attr.clone().unwrap_or_default();
+        return Err((
+            Reason::NotOffered,
+            format!("this kernel does not offer queue/{attr} on this device"),
+        ));
+    }
+    let candidates = levers::candidates(l, cx, &p);
+    let Some(first) = candidates.first() else {
+        let why = if l.values == Some(levers::Values::Engines) {
+            format!(
+                "nothing to try: the engine sweep measured every other engine slower at QD {}",
+                p.qd
+            )
+        } else {
+            "nothing to try: it is already at the value the study would try".into()
+        };
+        return Err((Reason::NoCandidate, why));
+    };
+    if let Some(why) = crate::binding::cannot_bind(l, cx, &p) {
+        return Err((
+            Reason::CannotBind,
+            format!("its limit cannot bind at any point this study runs: {why}"),
+        ));
+    }
+    let e = crate::estimate::estimate(l, cx, &p, first);
+    Ok((p, candidates, e))
 }
 
 /// The trials' pairs that fit in `left_s` seconds at `per_run_s` each:
@@ -173,3 +267,7 @@ pub fn pairs_that_fit(want: usize, left_s: f64, per_run_s: f64) -> usize {
         _ => 0,
     }
 }
+
+#[cfg(test)]
+#[path = "trials_plan_tests.rs"]
+mod tests;

@@ -4,11 +4,16 @@
 use crate::levers::Metric;
 use crate::trials::{fmt_gain, Gain, Outcome, Section, Trial};
 
-/// What a row says of its beyond-the-noise test.
-pub fn noise_words(o: Outcome) -> &'static str {
-    match o {
+/// What a trial's outcome says, and on what it rests: the interval of
+/// its pairs' log ratios, or every pair where they decided.
+pub fn noise_words(t: &Trial) -> &'static str {
+    let every = t.main_gain().is_some_and(Gain::by_every_pair);
+    match t.outcome {
+        Outcome::Better if every => "better in every pair",
         Outcome::Better => "better beyond the noise",
-        Outcome::NoGain => "no gain beyond the noise",
+        Outcome::NoGain => "no change beyond the noise",
+        Outcome::TooNoisy => "too noisy to judge",
+        Outcome::Worse if every => "worse in every pair",
         Outcome::Worse => "worse beyond the noise",
         Outcome::Incomplete => "too few turns to tell",
         Outcome::Failed => "not measured",
@@ -43,12 +48,17 @@ pub fn row(i: usize, t: &Trial) -> String {
         } else {
             moved
         },
-        noise_words(t.outcome),
+        noise_words(t),
         t.turns.len(),
         t.at
     );
     if let Some(e) = &t.error {
         s.push_str(&format!("     stopped: {e}\n"));
+    }
+    if let Some(why) = &t.unbound {
+        s.push_str(&format!(
+            "     its limit could not bind at this point ({why}): the trial says nothing of it\n"
+        ));
     }
     if t.outcome == Outcome::Better && !t.permanent.is_empty() {
         for (j, line) in t.permanent.lines().enumerate() {
@@ -62,16 +72,29 @@ pub fn row(i: usize, t: &Trial) -> String {
 /// The whole section, or nothing when it is absent.
 pub fn section(s: &Section) -> String {
     let mut out = String::from(
-        "what to change, measured (each change in turns against the baseline, then put back; a gain counts beyond twice the spread of its turns):\n",
+        "what to change, measured (each change in turns against the baseline, then put back; each gain with the interval it is judged on, twice its turns' spread: beyond the noise where that stays clear of zero):\n",
     );
+    if let Some(c) = &s.combination {
+        out.push_str(&crate::combination::lines(c));
+    }
     for (i, t) in s.trials.iter().enumerate() {
         out.push_str(&row(i + 1, t));
     }
     for c in &s.contradictions {
         out.push_str(&format!("  contradiction: {}\n", c.text));
     }
-    for u in &s.untested {
+    // The ones that may buy much first, each with its estimate and the
+    // command that would try it.
+    let mut untested: Vec<_> = s.untested.iter().collect();
+    untested.sort_by_key(|u| !u.large());
+    for u in untested {
         out.push_str(&format!("  untested {} ({}): {}\n", u.lever, u.what, u.why));
+        if let Some(e) = &u.estimate {
+            out.push_str(&format!("     may buy {}\n", e.words()));
+        }
+        if let Some(c) = u.command.as_ref().filter(|_| u.large()) {
+            out.push_str(&format!("     to try it: {c}\n"));
+        }
     }
     out.push_str(&format!("  answer: {}\n", s.answer));
     out

@@ -122,36 +122,34 @@ fn the_default_study_as_root_measures_the_platform_beside_the_drive() {
 }
 
 #[test]
-fn lower_priority_work_that_keeps_the_kernels_threads_waiting_is_other_work() {
+fn lower_priority_builds_that_keep_only_the_kernels_threads_waiting_are_not_other_work() {
     let _one_file = crate::one_file_at_a_time(module_path!());
     // A RAM loop device while other builds ran at a lower priority (nice
-    // 10, a group of 2 CPU shares): both CPUs always busy, the submitting
-    // thread hardly kept waiting, but the kernel's threads on the I/O's
-    // path waited half their ready time while other processes took a
-    // third of the CPUs. Whatever its priority, that work held the I/O;
-    // the CPU each I/O costs is said as also holding it.
+    // 10, a group of 2 CPU shares): both CPUs always busy, the kernel's
+    // threads on the I/O's path waiting half their ready time, yet the
+    // study reached 437K IOPS at QD 64 — more than the same device gives
+    // fio on a quiet machine (314–350K at QD 32). The submitting thread
+    // waited 6–9 % of the run for a CPU (estimated from its share of its
+    // ready time: the record is older than the run's share): the builds'
+    // CPU time is not a limit, and is said so with who they were.
     let (_, j) = fixture("loop-busy-with-its-own-io-low-priority-background");
     let s = &j.figures.saturation;
-    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
-    assert!(s.cpu_wait_pct.unwrap() < 20.0, "{s:?}");
+    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
+    assert!(s.io_wait_pct.unwrap() < 10.0, "{s:?}");
+    let o = s
+        .ruled_out
+        .iter()
+        .find(|r| r.cause == Cause::OtherWork)
+        .unwrap();
     assert!(
-        s.evidence
-            .iter()
-            .any(|e| e.contains("the kernel's threads 52 %")),
-        "{:?}",
-        s.evidence
+        o.why.contains("rustc (pid") && o.why.contains("their CPU time is not a limit here"),
+        "{}",
+        o.why
     );
-    assert!(s.part.contains("rustc (pid"), "{}", s.part);
-    assert_eq!(
-        s.also_held.iter().map(|a| a.cause).collect::<Vec<_>>(),
-        [Cause::IoPathCpu],
+    assert_eq!(s.others_pct, Some(0.0), "{s:?}");
+    assert!(
+        !s.also_held.iter().any(|a| a.cause == Cause::OtherWork),
         "{s:?}"
-    );
-    assert!(s.repeats_agree);
-    assert!(
-        !rules(&j).contains(&"other-work-present"),
-        "{:?}",
-        rules(&j)
     );
 }
 
@@ -163,6 +161,8 @@ fn other_work_at_the_same_priority_that_keeps_the_thread_waiting_is_other_work()
     let s = &j.figures.saturation;
     assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
     assert!(s.cpu_wait_pct.unwrap() >= 20.0, "{s:?}");
+    // 36–43 % of the run waiting for a CPU the loops held.
+    assert!(s.io_wait_pct.unwrap() >= 30.0, "{s:?}");
     assert!(
         s.evidence
             .iter()

@@ -6,10 +6,13 @@
 //! in its directory; on a block device the study may write, as root, in an
 //! ext4 the study makes on it and removes afterwards ([`crate::appfs`]).
 //! Each point's result is written beside study.json as `app-NAME-JOBS.json`; the workloads' files
-//! are removed afterwards.
+//! are removed afterwards. Each workload starts only when it fits before
+//! the budget's deadline; the first that does not ends the section.
 
 use crate::applications::{self, AppFigure};
+use crate::clock::Deadline;
 use crate::model::{Skip, TargetKind, TargetProfile};
+use crate::plan::APP_SETUP_S;
 use ssdready_app::{Config, Workload};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,6 +66,24 @@ pub struct Ask {
     /// cgroups: root and a memory controller needed).
     pub with_cache_effect: bool,
     pub runtime_s: f64,
+    /// Each workload starts only when it fits before this; the first that
+    /// does not ends the section, said as a skip.
+    pub deadline: Deadline,
+}
+
+impl Ask {
+    /// Seconds one workload at one job count takes: its set-up and run.
+    pub fn workload_s(&self) -> f64 {
+        APP_SETUP_S + self.runtime_s.max(1.0)
+    }
+
+    /// Whether `what`, `n` workloads' worth, fits before the deadline;
+    /// else the skip that says so.
+    fn fits(&self, n: f64, what: String) -> Result<(), Skip> {
+        self.deadline
+            .check(n * self.workload_s(), "it takes")
+            .map_err(|why| Skip { what, why })
+    }
 }
 
 /// Run the section; its points, or skips with reasons. `tell` hears
@@ -80,6 +101,10 @@ pub fn run(
     // A full study of the emulator has no file system to run in: nothing
     // to say unless the section was asked for.
     if !ask.named && targets[0].kind == TargetKind::Emulator {
+        return (Vec::new(), skipped);
+    }
+    if let Err(s) = ask.fits(1.0, "applications".into()) {
+        skipped.push(s);
         return (Vec::new(), skipped);
     }
     let (made, dir) = match workspace(targets) {
@@ -103,10 +128,17 @@ pub fn run(
         }
     }
     let mut points = Vec::new();
-    for w in names {
+    let mut out_of_time = false;
+    'names: for w in names {
         for jobs in [1, 4] {
             if stop.load(Ordering::Relaxed) {
                 return (points, skipped);
+            }
+            let what = format!("applications: {} at {jobs} jobs and what follows", w.name());
+            if let Err(s) = ask.fits(1.0, what) {
+                skipped.push(s);
+                out_of_time = true;
+                break 'names;
             }
             tell(format!("applications: {} with {jobs} jobs", w.name()));
             match point(w, jobs, &dir, ask, out_dir, stop, raw_iops) {
@@ -116,7 +148,7 @@ pub fn run(
             let _ = ssdready_app::clean(&dir, w);
         }
     }
-    if ask.with_cache_effect {
+    if ask.with_cache_effect && !out_of_time {
         let (p, s) = cache_effects(&dir, ask, out_dir, stop, tell, raw_iops);
         points.extend(p);
         skipped.extend(s);
@@ -171,6 +203,10 @@ fn point(
     Ok(f)
 }
 
+/// A cache effect's seconds, in workloads' worth: its runs at a few memory
+/// limits share one set-up.
+const CACHE_EFFECT_RUNS: f64 = 2.0;
+
 /// The cache effect of SQLite always, and of PostgreSQL's server too when
 /// it is installed: their figures, and skips with reasons.
 fn cache_effects(
@@ -188,6 +224,11 @@ fn cache_effects(
     }
     for w in ws {
         if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let what = format!("applications: cache effect ({})", w.name());
+        if let Err(s) = ask.fits(CACHE_EFFECT_RUNS, what) {
+            skipped.push(s);
             break;
         }
         match cache_effect(dir, w, ask, out_dir, stop, tell, raw_iops) {
@@ -327,6 +368,7 @@ mod tests {
             with_pgbench: false,
             with_cache_effect: false,
             runtime_s: 1.0,
+            deadline: Deadline::none(),
         };
         let told = std::cell::RefCell::new(Vec::new());
         let (points, skips) = run(
@@ -347,6 +389,7 @@ mod tests {
             with_pgbench: false,
             with_cache_effect: false,
             runtime_s: 1.0,
+            deadline: Deadline::none(),
         };
         let (points, skips) = run(
             &[target(TargetKind::Emulator, "emu:")],

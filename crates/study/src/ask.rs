@@ -23,7 +23,8 @@ pub struct Ask {
     pub target: Option<String>,
     pub quick: bool,
     pub output: Option<PathBuf>,
-    pub budget: String,
+    /// `--budget`, when given.
+    pub budget: Option<String>,
     pub slo: Option<String>,
     pub sweeps: Vec<String>,
     pub allow_destructive: bool,
@@ -33,6 +34,9 @@ pub struct Ask {
     pub db: bool,
     /// Every `--client`.
     pub clients: Vec<String>,
+    /// The study may change the target device's settings: asked with
+    /// `--try-changes` or a device the study made, and its lock held.
+    pub host_changes: bool,
 }
 
 /// A command line the study refuses.
@@ -80,12 +84,32 @@ pub fn test_runtime_s() -> Option<f64> {
         .filter(|&r| r > 0.0)
 }
 
+/// The budget of a study that names none.
+pub const DEFAULT_BUDGET: &str = "10m";
+
+/// The budget of a quick study that names none: its minute, and a quarter
+/// more for the trials of its two levers.
+pub const QUICK_BUDGET_S: f64 = 75.0;
+
 impl Ask {
-    /// `--budget` as seconds, read (not yet checked for length).
+    /// `--budget` (else [`DEFAULT_BUDGET`]) as seconds, read (not yet
+    /// checked for length).
     fn budget_read(&self) -> Result<f64, AskError> {
-        ssdready_core::units::parse_time_ns(&self.budget, 1_000_000_000)
+        let b = self.budget.as_deref().unwrap_or(DEFAULT_BUDGET);
+        ssdready_core::units::parse_time_ns(b, 1_000_000_000)
             .map(|ns| ns as f64 / 1e9)
             .map_err(AskError::Budget)
+    }
+
+    /// The study's budget: `--budget`, else [`QUICK_BUDGET_S`] for a quick
+    /// study and [`DEFAULT_BUDGET`] for a full one. (A quick study of the
+    /// tests' run length, `SSDREADY_STUDY_RUNTIME`, is not held to the
+    /// minute of 1 s runs: it keeps the default.)
+    fn study_budget(&self) -> Result<f64, AskError> {
+        match (&self.budget, self.quick && test_runtime_s().is_none()) {
+            (None, true) => Ok(QUICK_BUDGET_S),
+            _ => self.budget_read(),
+        }
     }
 
     /// The output directory, unless it cannot be used or holds a study.
@@ -100,7 +124,7 @@ impl Ask {
     /// The study of one machine: the budget (seconds, at least 10) and the
     /// output directory.
     pub fn check(&self) -> Result<(f64, PathBuf), AskError> {
-        let budget_s = self.budget_read()?;
+        let budget_s = self.study_budget()?;
         if let Some(s) = &self.slo {
             Slo::parse(s)?;
         }
@@ -134,11 +158,13 @@ impl Ask {
             budget_s: budget_s - crate::trials::reserve_s(budget_s, self.quick),
             sweeps: self.sweeps.clone(),
             root: machine.root,
+            host_changes: self.host_changes,
             cpus: machine.cpus,
             strategies: true,
         };
         let mut p = plan::plan(targets, &o);
         plan::fit_budget(&mut p, targets, &o);
+        p.budget_s = budget_s;
         if let Some(r) = test_runtime_s() {
             p.settings.runtime_s = r;
         }
@@ -241,7 +267,7 @@ mod tests {
     /// An ask whose output is a new directory in `tmp`, changed by `f`.
     fn ask(tmp: &tempfile::TempDir, f: impl FnOnce(&mut Ask)) -> Ask {
         let mut a = Ask {
-            budget: "10m".into(),
+            budget: Some("10m".into()),
             output: Some(tmp.path().join("out")),
             ..Default::default()
         };
@@ -252,7 +278,7 @@ mod tests {
     #[test]
     fn a_study_takes_its_budget_and_a_new_directory() {
         let tmp = tempfile::tempdir().unwrap();
-        let a = ask(&tmp, |a| a.budget = "90s".into());
+        let a = ask(&tmp, |a| a.budget = Some("90s".into()));
         let (budget_s, dir) = a.check().unwrap();
         assert_eq!(budget_s, 90.0);
         assert_eq!(Some(dir), a.output);
@@ -260,13 +286,34 @@ mod tests {
     }
 
     #[test]
+    fn a_quick_study_without_a_budget_is_held_to_its_minute() {
+        let tmp = tempfile::tempdir().unwrap();
+        let quick = ask(&tmp, |a| {
+            a.quick = true;
+            a.budget = None;
+        });
+        let want = match test_runtime_s() {
+            None => QUICK_BUDGET_S,
+            Some(_) => 600.0,
+        };
+        assert_eq!(quick.check().unwrap().0, want);
+        let given = ask(&tmp, |a| {
+            a.quick = true;
+            a.budget = Some("3m".into());
+        });
+        assert_eq!(given.check().unwrap().0, 180.0, "a budget given is kept");
+        let full = ask(&tmp, |a| a.budget = None);
+        assert_eq!(full.check().unwrap().0, 600.0);
+    }
+
+    #[test]
     fn bad_study_arguments_say_what_is_allowed() {
         let tmp = tempfile::tempdir().unwrap();
         let refused = |f: &dyn Fn(&mut Ask)| ask(&tmp, f).check().unwrap_err().to_string();
         for (e, want) in [
-            (refused(&|a| a.budget = "soon".into()), "option '--budget': "),
+            (refused(&|a| a.budget = Some("soon".into())), "option '--budget': "),
             (
-                refused(&|a| a.budget = "5s".into()),
+                refused(&|a| a.budget = Some("5s".into())),
                 "option '--budget': 5 s is too short (allowed: 10 s or more)",
             ),
             (
@@ -278,11 +325,11 @@ mod tests {
             assert!(e.contains(want), "{e}");
             assert_eq!(e.lines().count(), 1, "{e}");
         }
-        assert!(refused(&|a| a.budget = "soon".into())
+        assert!(refused(&|a| a.budget = Some("soon".into()))
             .ends_with("(allowed: a time such as 10m or 90s)"));
         // A bad latency target is said before a budget that is too short.
         let e = refused(&|a| {
-            a.budget = "5s".into();
+            a.budget = Some("5s".into());
             a.slo = Some("1ms".into());
         });
         assert!(e.starts_with("option '--slo'"), "{e}");
@@ -334,7 +381,7 @@ mod tests {
         for (f, option) in changes {
             let a = ask(&tmp, |a| {
                 a.clients = vec!["no such host".into()];
-                a.budget = "soon".into();
+                a.budget = Some("soon".into());
                 f(a);
             });
             let e = a.fleet(&stop).unwrap_err().to_string();
@@ -365,7 +412,7 @@ mod tests {
         assert!(e.contains("port '0'"), "{e}");
         let e = fleet(&|a| a.target = Some("emu:[x]".into()));
         assert!(e.starts_with("study target 'emu:[x]': not a path"), "{e}");
-        let e = fleet(&|a| a.budget = "5s".into());
+        let e = fleet(&|a| a.budget = Some("5s".into()));
         assert!(e.contains("5 s is too short"), "{e}");
     }
 

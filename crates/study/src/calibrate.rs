@@ -16,6 +16,8 @@
 //! same boot and transport reuses it when it covers the depths it needs.
 //! Keeping one removes the files of earlier boots, which no study can use.
 
+use crate::clock::Deadline;
+use crate::plan::CALIBRATION_RUN_S;
 use ssdready_emu::kernel::daemon;
 use ssdready_run::{RunFn, RunRequest};
 use std::path::{Path, PathBuf};
@@ -26,13 +28,14 @@ pub use ssdready_diagnosis::calibration::*;
 
 /// The calibration for a study's runs over `transport`: the one kept for
 /// this kernel and boot when it covers their depths, else measured now
-/// and kept (its note says where, or that it could not be kept).
+/// when that fits before `d` (`NoTime` otherwise) and kept (its note says
+/// where, or that it could not be kept).
 pub fn for_runs(
     runs: &[crate::model::RunRecord],
     transport: &str,
     runtime_s: f64,
-    run_fn: &mut RunFn<'_>,
-    stop: &AtomicBool,
+    (run_fn, stop): (&mut RunFn<'_>, &AtomicBool),
+    d: &Deadline,
 ) -> Result<Calibration, CalibrationError> {
     let qds = depths(runs);
     if qds.is_empty() {
@@ -52,7 +55,9 @@ pub fn for_runs(
         engine: &engine,
         runtime_s: runtime_s.min(RUNTIME_S),
     };
-    let mut c = measure(&qds, transport, at, run_fn, stop)?;
+    d.check(estimate_s(qds.len(), at.runtime_s), "measuring it takes")
+        .map_err(CalibrationError::NoTime)?;
+    let mut c = measure(&qds, transport, at, (run_fn, stop), d)?;
     match (c.steady(), path) {
         (Err(why), _) => c.not_kept = Some(why.to_string()),
         (Ok(()), Some(p)) => match save(&c, &p) {
@@ -63,6 +68,17 @@ pub fn for_runs(
     }
     Ok(c)
 }
+
+/// Seconds measuring the transport at `depths` depths takes: the
+/// zero-time drive's attach, then at each depth [`REPEATS`] pairs of runs
+/// of `runtime_s`, each run with [`CALIBRATION_RUN_S`] besides.
+pub fn estimate_s(depths: usize, runtime_s: f64) -> f64 {
+    let pairs = (depths * REPEATS) as f64;
+    ATTACH_S + pairs * 2.0 * (runtime_s + CALIBRATION_RUN_S)
+}
+
+/// Seconds the zero-time drive and its shm loop take to come up.
+pub const ATTACH_S: f64 = 2.0;
 
 /// Forget the kept calibration `c` where the study's own peak showed its
 /// measurement disturbed (the drive beat its transport's zero-time
@@ -286,6 +302,9 @@ pub enum CalibrationError {
     ShmLoop(#[from] crate::kdrive::ShmLoopError),
     #[error("interrupted while measuring the drive's transport")]
     Interrupted,
+    /// Measuring it would not fit in what the budget has left.
+    #[error("{0}")]
+    NoTime(String),
     /// A read run failed (`why`: the run's message).
     #[error("reading {device} at QD {qd}: {why}")]
     Read {
@@ -317,8 +336,8 @@ pub fn measure(
     qds: &[u32],
     transport: &str,
     at: Reading,
-    run_fn: &mut RunFn<'_>,
-    stop: &AtomicBool,
+    (run_fn, stop): (&mut RunFn<'_>, &AtomicBool),
+    d: &Deadline,
 ) -> Result<Calibration, CalibrationError> {
     let (spec, over) = zero_time_drive(transport)?;
     let mut drive = crate::kdrive::start_spec(stop, &spec, over)?;
@@ -340,6 +359,11 @@ pub fn measure(
             if stop.load(Relaxed) {
                 return Err(CalibrationError::Interrupted);
             }
+            d.check(
+                2.0 * (at.runtime_s + CALIBRATION_RUN_S),
+                "its next pair of runs takes",
+            )
+            .map_err(CalibrationError::NoTime)?;
             let before = daemon::stats(&record.name).unwrap_or_default();
             let (drive_lat_ns, drive_proc_ns, drive_iops) = read_at(run_fn, &drive.device, qd, at)?;
             std::thread::sleep(Duration::from_millis(daemon::STATS_EVERY_MS + 50));

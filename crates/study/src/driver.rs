@@ -2,10 +2,14 @@
 //! through the platform, or the model in virtual time), with the decisions
 //! that need results — the queue-depth sweep stops once saturated, `peak`
 //! depths resolve to the sweep's best, io_uring falls back to libaio when
-//! it fails — and, on an emulator, each point's twin on the model alone.
+//! it fails — and, on an emulator, each point's twin on the model alone;
+//! each point only when it fits before the sweeps' deadline on the
+//! budget's clock (`crate::pace`).
 
+use crate::clock::Deadline;
 use crate::figures::saturated;
 use crate::model::{DeviceSide, RunRecord, Skip, TargetKind, TargetProfile};
+use crate::pace::Pace;
 use crate::plan::{Plan, Point, Qd, Workload};
 use crate::summary::PointSummary;
 use ssdready_core::result::RunResult;
@@ -62,6 +66,9 @@ pub struct Executed {
     pub runs: Vec<RunRecord>,
     pub skipped: Vec<Skip>,
     pub interrupted: bool,
+    /// A run's seconds as the sweeps took them (the plan's estimate where
+    /// that was longer).
+    pub per_run_s: f64,
 }
 
 fn now_ms() -> u64 {
@@ -89,14 +96,18 @@ struct State {
     refused: Vec<&'static str>,
 }
 
-/// Run every point of `plan` on `targets`.
+/// Run every point of `plan` on `targets` that fits before `deadline`
+/// (`crate::pace`: repeats give way first; what was dropped is said in
+/// `skipped`).
 pub fn execute(
     targets: &[TargetProfile],
     plan: &Plan,
     runner: &mut dyn Runner,
     obs: &mut dyn Observer,
+    deadline: &Deadline,
 ) -> Executed {
     let mut ex = Executed::default();
+    let mut pace = Pace::new(plan);
     let mut st = State {
         peak: None,
         knee: None,
@@ -118,9 +129,16 @@ pub fn execute(
             obs.dropped(1);
             continue;
         }
+        if let Err(why) = pace.admit(plan, i, deadline) {
+            pace.drop_point(p, qd, why);
+            obs.dropped(1);
+            continue;
+        }
         let id = p.id(qd);
         obs.starting(i, &id, plan.eta_s(i));
+        let t0 = deadline.clock().elapsed_s();
         let rec = run_point(targets, plan, p, qd, runner, &mut st, &mut ex);
+        pace.ran(p.sweep, deadline.clock().elapsed_s() - t0);
         obs.finished(&rec);
         let ok = rec.error.is_none();
         if let (Some(s), Some(e)) = (p.strategy, &rec.error) {
@@ -136,6 +154,8 @@ pub fn execute(
     if st.qd_stopped {
         ex.skipped.push(saturated_skip(&ex.runs));
     }
+    ex.skipped.extend(pace.skips());
+    ex.per_run_s = pace.per_run_s();
     ex
 }
 

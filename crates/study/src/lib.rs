@@ -20,7 +20,8 @@
 //! * [`driver`]: runs a plan through a [`driver::Runner`] (real runs
 //!   through the caller's run function, [`real`], with the control groups'
 //!   counters around each; or the emulator model in virtual time,
-//!   [`virt`]), stopping the queue-depth sweep once saturated; [`slo`]: the
+//!   [`virt`]), stopping the queue-depth sweep once saturated and dropping
+//!   what no longer fits by the budget's [`clock`]; [`slo`]: the
 //!   capacity at a latency target through the same runner; [`trials`]: what
 //!   to change, measured (the levers tried in turns after the sweeps);
 //! * [`calibrate`]: the drive's transport measured with a zero-time drive;
@@ -42,13 +43,18 @@ pub mod appfs;
 pub mod ask;
 pub mod calibrate;
 pub mod capacity;
+pub mod clock;
 pub mod detect;
 pub mod driver;
 pub mod fleet;
 pub mod fleet_run;
+pub mod job;
+pub mod job_best;
+pub mod job_run;
 pub mod jobs;
 pub mod kdrive;
 pub mod limit;
+mod pace;
 pub mod plan;
 pub mod real;
 pub mod slo;

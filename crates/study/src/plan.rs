@@ -31,6 +31,11 @@ pub struct StudyOptions {
     pub sweeps: Vec<String>,
     /// Whether `--profile` / `--decompose` are permitted (root).
     pub root: bool,
+    /// Whether the study may change the target device's settings (the
+    /// scheduler sweep switches its elevator): asked with `--try-changes`,
+    /// or a device the study made itself, and this study holds the
+    /// device's lock. Never otherwise, root or not.
+    pub host_changes: bool,
     pub cpus: u32,
     /// Run the strategies sweep (Shin's experiment). Real time only:
     /// in virtual time the model has no host whose completions the
@@ -107,6 +112,9 @@ pub struct Plan {
     /// search, the transport's calibration, the applications section),
     /// estimated so that the whole study fits its budget.
     pub beyond_s: f64,
+    /// The whole study's budget (seconds), which its clock keeps (0: none
+    /// said).
+    pub budget_s: f64,
 }
 
 /// Queue depths of the sweep.
@@ -342,14 +350,15 @@ pub fn fit_budget(p: &mut Plan, targets: &[TargetProfile], o: &StudyOptions) {
     } else {
         region
     };
-    // Start-up of a run (clock calibration, threads, inventory), and on an
-    // emulator the fill each run begins with (a fresh device per run).
-    let fill_s = if emu {
-        crate::limit::fill_seconds(t, region)
+    // Start-up of a run (clock calibration, threads, inventory; on a real
+    // target also its control groups' counters and, for the drive behind
+    // the kernel, its twin on the model), and on an emulator the fill each
+    // run begins with (a fresh device per run).
+    p.overhead_s = if emu {
+        0.15 + crate::limit::fill_seconds(t, region)
     } else {
-        0.0
+        0.25
     };
-    p.overhead_s = 0.15 + fill_s;
     let n = p.points.len().max(1) as f64;
     let (runtime, ramp) = if o.quick {
         (1.0, 0.0)
@@ -386,8 +395,9 @@ pub const CAPACITY_RUNS: f64 = 20.0;
 pub const APP_RUNS: f64 = 10.0;
 pub const APP_SETUP_S: f64 = 3.0;
 /// Seconds each run of the transport's calibration takes besides its
-/// runtime (start-up, and the wait for the daemon's figures).
-pub const CALIBRATION_RUN_S: f64 = 0.5;
+/// runtime (start-up, and the wait for the daemon's figures; 0.1 s was
+/// measured on two loaded CPUs).
+pub const CALIBRATION_RUN_S: f64 = 0.25;
 
 /// What a full study does beyond its points: (seconds whatever the
 /// points' length, runs of the points' length).
@@ -529,6 +539,7 @@ mod tests {
         };
         let o = StudyOptions {
             root: true,
+            host_changes: true,
             ..opts(false)
         };
         let p = plan(&[t], &o);
@@ -553,6 +564,7 @@ mod tests {
         };
         let o = StudyOptions {
             root: true,
+            host_changes: true,
             ..opts(true)
         };
         let p = plan(std::slice::from_ref(&t), &o);
@@ -579,6 +591,34 @@ mod tests {
         let p = plan(&[t], &opts(true));
         assert!(p.points.iter().all(|x| x.sweep != "scheduler"));
         assert!(p.skipped.iter().any(|s| s.why.contains("needs root")));
+    }
+
+    #[test]
+    fn a_root_study_switches_a_host_devices_scheduler_only_when_asked() {
+        let t = TargetProfile {
+            schedulers: vec!["none".into(), "mq-deadline".into(), "bfq".into()],
+            scheduler: Some("bfq".into()),
+            ..loop7()
+        };
+        for quick in [true, false] {
+            let o = StudyOptions {
+                root: true,
+                ..opts(quick)
+            };
+            let p = plan(std::slice::from_ref(&t), &o);
+            assert!(
+                p.points.iter().all(|x| x.sweep != "scheduler"),
+                "quick {quick}: {:?}",
+                p.sweeps
+            );
+            let s = p
+                .skipped
+                .iter()
+                .find(|s| s.what == "I/O schedulers")
+                .expect("the sweep left out is said");
+            assert!(s.why.contains("--try-changes"), "{}", s.why);
+            assert!(s.why.contains("loop7's scheduler (bfq)"), "{}", s.why);
+        }
     }
 
     /// The engines' QD 1 points run again, taking turns, and every point

@@ -3,12 +3,14 @@
 //! ([`crate::capacity`]: open-loop load curve, bisection, a
 //! confirming repeat). On an emulated drive the same search runs on the
 //! model alone in virtual time as well: the device's own answer beside
-//! the platform's.
+//! the platform's. The search runs only when it fits in what the
+//! budget's clock has left, and stops at its deadline.
 
 use crate::capacity::{point_request, search, sentence, Capacity, CapacityDoc, Slo};
+use crate::clock::Deadline;
 use crate::driver::Runner;
-use crate::model::{TargetKind, TargetProfile};
-use crate::plan::{Plan, Settings};
+use crate::model::{Skip, TargetKind, TargetProfile};
+use crate::plan::{Plan, Settings, CAPACITY_RUNS};
 
 /// The cap on what is outstanding (`iodepth`) of the open loop: deep
 /// enough that it does not bind below the capacity.
@@ -17,13 +19,49 @@ pub const CAP: u32 = 256;
 /// What the search covers.
 const WHAT: &str = "4 KiB random reads";
 
-/// Run the search on the study's first target; None when the plan has no
+/// Each run of the search: a quarter of the study's runtime, 0.5 to 2 s
+/// (after the study's ramp).
+fn settings(p: &Plan) -> Settings {
+    Settings {
+        runtime_s: (p.settings.runtime_s / 4.0).clamp(0.5, 2.0),
+        ..p.settings
+    }
+}
+
+/// Seconds the search takes at most: [`CAPACITY_RUNS`] runs, each with
+/// `overhead_s` of start-up.
+pub fn estimate_s(p: &Plan, overhead_s: f64) -> f64 {
+    let s = settings(p);
+    CAPACITY_RUNS * (s.runtime_s + s.ramp_s + overhead_s)
+}
+
+/// The search when it fits before `d` at `overhead_s` of start-up a run
+/// ([`capacity`]); else the skip that says why not.
+pub fn capacity_within(
+    slo: &Slo,
+    targets: &[TargetProfile],
+    p: &Plan,
+    runner: &mut dyn Runner,
+    (d, overhead_s): (&Deadline, f64),
+) -> Result<Option<CapacityDoc>, Skip> {
+    d.check(estimate_s(p, overhead_s), "the search takes")
+        .map_err(|why| Skip {
+            what: format!("capacity at a latency target ({})", slo.text()),
+            why,
+        })?;
+    Ok(capacity(slo, targets, p, runner, (d, overhead_s)))
+}
+
+/// Run the search on the study's first target, each run (with
+/// `overhead_s` of start-up) only before `d`: a run that would pass it
+/// ends the search with the clock's reason. None when the plan has no
 /// 4 KiB random-read point for it (nothing to base the runs on).
 pub fn capacity(
     slo: &Slo,
     targets: &[TargetProfile],
     p: &Plan,
     runner: &mut dyn Runner,
+    (d, overhead_s): (&Deadline, f64),
 ) -> Option<CapacityDoc> {
     let point = p.points.iter().find(|pt| {
         pt.rw == "randread"
@@ -33,13 +71,11 @@ pub fn capacity(
             && pt.members.is_empty()
     })?;
     let w = crate::jobs::workload(point, CAP, targets, None);
-    // Each point a quarter of the study's runtime, 0.5 to 2 s.
-    let settings = Settings {
-        runtime_s: (p.settings.runtime_s / 4.0).clamp(0.5, 2.0),
-        ..p.settings
-    };
+    let settings = settings(p);
     let base = crate::jobs::request(&w, targets, &settings, false);
+    let run_s = settings.runtime_s + settings.ramp_s + overhead_s;
     let mut measure = |iops: u64, seed: u32| -> Result<_, String> {
+        d.check(run_s, "its next run takes")?;
         runner
             .run(&w, &point_request(&base, iops, seed))
             .map(|o| o.summary)

@@ -28,6 +28,13 @@ pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
         ssdready_core::units::fmt_bytes(p.settings.region_bytes as f64),
         fmt_duration(eta)
     );
+    if p.budget_s > 0.0 && eta > p.budget_s {
+        let _ = writeln!(
+            s,
+            "  more than the budget of {}: the budget's clock drops what does not fit, repeats first",
+            fmt_duration(p.budget_s)
+        );
+    }
     for sw in &p.sweeps {
         let _ = writeln!(s, "  {:<12} {:>3} runs  {}", sw.name, sw.points, sw.what);
     }
@@ -35,4 +42,38 @@ pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
         let _ = writeln!(s, "  skipped: {}: {}", k.what, k.why);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TargetKind;
+    use crate::plan::{fit_budget, StudyOptions};
+
+    #[test]
+    fn a_plan_longer_than_its_budget_says_the_clock_drops_what_does_not_fit() {
+        let t = [TargetProfile {
+            spec: "emu:x25e".into(),
+            kind: TargetKind::Emulator,
+            writable: true,
+            logical_block_size: 512,
+            ..Default::default()
+        }];
+        let o = StudyOptions {
+            quick: true,
+            budget_s: 600.0,
+            cpus: 2,
+            ..Default::default()
+        };
+        let mut p = crate::plan::plan(&t, &o);
+        fit_budget(&mut p, &t, &o);
+        p.budget_s = 600.0;
+        assert!(!plan(&t, &p, true).contains("more than the budget"));
+        p.budget_s = 20.0;
+        let text = plan(&t, &p, true);
+        assert!(
+            text.contains("more than the budget of 20 s: the budget's clock drops what does not fit, repeats first"),
+            "{text}"
+        );
+    }
 }

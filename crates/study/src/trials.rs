@@ -7,17 +7,19 @@
 //! [`Hands`], each one a [`Change`] applied before its run and reverted
 //! after it; the application's own choices are the runs' options and
 //! change nothing. Which levers to try and what the turns say are judged
-//! purely by `ssdready_diagnosis` (`trials_plan`, `trials`).
+//! purely by `ssdready_diagnosis` (`trials_plan`, `trials`). Then every
+//! change that helped is measured together, the configuration to deploy
+//! (`combination`).
 
 use crate::driver::{Outcome, Runner};
 use crate::model::{RunRecord, TargetKind, TargetProfile};
 use crate::plan::{Plan, Workload};
+use ssdready_diagnosis::group_limits::{self, Lift};
 use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::Judgement;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 /// One change of the host, made and put back around a trial's runs.
 pub trait Change {
@@ -43,8 +45,9 @@ pub trait Hands {
         attr: &str,
         value: &str,
     ) -> Result<Box<dyn Change>, String>;
-    /// The study's process moved out of its group and back.
-    fn escape(&mut self) -> Result<Box<dyn Change>, String>;
+    /// The study's process moved out of the groups that hold the limits
+    /// `lift` lifts (the others kept) and back.
+    fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String>;
 }
 
 /// Hands that can change nothing of the host, saying why.
@@ -60,7 +63,7 @@ impl Hands for NoHands {
     fn queue(&mut self, _: &[String], _: &str, _: &str) -> Result<Box<dyn Change>, String> {
         Err(self.0.clone())
     }
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(&mut self, _: &Lift) -> Result<Box<dyn Change>, String> {
         Err(self.0.clone())
     }
 }
@@ -92,6 +95,9 @@ pub struct Options {
     pub budget_s: f64,
     /// The target device's queue files as read (`queue_files`).
     pub queue: BTreeMap<String, String>,
+    /// The inventory of what can cap the study's I/O, where it was read:
+    /// the limits of its groups, each lifted on its own by its lever.
+    pub limits: Option<ssdready_diagnosis::limits::Inventory>,
 }
 
 /// Seconds of a full study's budget kept for its trials (a quick study's
@@ -104,15 +110,23 @@ pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
     }
 }
 
-/// Seconds the trials may take: in a quick study the turns of
-/// [`trials_plan::QUICK_LEVERS`] levers, in a full one what the sweeps
-/// left of the budget.
-pub fn budget_s(plan: &Plan, budget_s: f64, quick: bool, elapsed_s: f64) -> f64 {
+/// Seconds a quick study's trials take: the turns of
+/// [`trials_plan::QUICK_LEVERS`] levers and of one more (a change with a
+/// large estimate, or the changes that helped, together), within a quick
+/// study's minute.
+pub fn quick_s(plan: &Plan) -> f64 {
     let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
-    if quick {
-        (trials_plan::QUICK_LEVERS * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
-    } else {
-        (budget_s - elapsed_s).max(0.0)
+    ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
+}
+
+/// Seconds the trials may take: what the budget's clock has left less the
+/// study's close ([`crate::clock::CLOSING_S`]), in a quick study at most
+/// [`quick_s`].
+pub fn budget_s(plan: &Plan, quick: bool, clock: &crate::clock::Clock) -> f64 {
+    let left = (clock.left_s() - crate::clock::CLOSING_S).max(0.0);
+    match quick {
+        true => quick_s(plan).min(left),
+        false => left,
     }
 }
 
@@ -180,8 +194,10 @@ pub fn queue_disks(t: &TargetProfile) -> Vec<String> {
 }
 
 /// The workload a lever's point runs: the study's own run at the peak's
-/// depth or at QD 1, or large or buffered reads built on it.
-fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
+/// depth, at the deepest depth or at QD 1, or large, buffered or parallel
+/// reads built on it (`online`: the CPUs online, the parallel point's
+/// threads where the peak's are fewer).
+fn workload_at(at: At, j: &Judgement, runs: &[RunRecord], online: u32) -> Option<Workload> {
     let qd_run = |qd: u32| {
         runs.iter()
             .find(|r| r.sweep == "qd" && r.error.is_none() && r.workload.qd == qd)
@@ -208,7 +224,31 @@ fn workload_at(at: At, j: &Judgement, runs: &[RunRecord]) -> Option<Workload> {
             direct: false,
             ..w
         }),
+        At::Parallel => peak.map(|w| parallel(w, online)),
     }
+}
+
+/// The peak's workload from as many threads as the CPUs online (its own
+/// where more), its I/Os in flight shared among them: where a cpuset or
+/// a quota binds.
+fn parallel(w: Workload, online: u32) -> Workload {
+    let threads = w.threads.max(online).max(1);
+    let in_flight = w.qd * w.threads.max(1);
+    Workload {
+        qd: in_flight.div_ceil(threads).max(1),
+        threads,
+        ..w
+    }
+}
+
+/// The CPUs online: the inventory's (`/sys/devices/system/cpu/online`),
+/// else those this process may use.
+fn online_cpus(o: &Options) -> u32 {
+    o.limits
+        .as_ref()
+        .map(|i| i.cpus.online.len() as u32)
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }
 
 fn point_of(w: &Workload) -> Point {
@@ -257,17 +297,11 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     let t = x.targets.first()?;
     let table = levers::shipped();
     let cx = context(t, j, o, x.runs);
-    let consent = Consent {
-        root: o.root,
-        asked: o.asked,
-        made_by_study: o.made_by_study,
-        device: t.kind != TargetKind::Emulator && t.device.is_some(),
-        queue_unavailable: x.hands.queue_unavailable(),
-        escape_unavailable: x.hands.escape_unavailable(),
-    };
     let rules: Vec<String> = j.verdicts.iter().map(|v| v.rule.clone()).collect();
     let fired = levers::fired(&cx, &rules);
-    let point = |at: At| workload_at(at, j, x.runs).map(|w| point_of(&w));
+    let online = online_cpus(o);
+    let point = |at: At| workload_at(at, j, x.runs, online).map(|w| point_of(&w));
+    let consent = consent(x, t, o);
     let (todo, untested) = trials_plan::plan(&table, &cx, &fired, &consent, o.quick, &point);
     if todo.is_empty() && untested.is_empty() {
         return None;
@@ -278,27 +312,15 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
         untested,
         ..Default::default()
     };
-    let started = Instant::now();
-    let per_run = x.plan.settings.runtime_s + x.plan.settings.ramp_s + x.plan.overhead_s;
-    let want = if o.quick {
-        trials::MIN_PAIRS
-    } else {
-        trials::FULL_PAIRS
-    };
-    // Time spent: the clock's, or the runs' planned length where more (a
-    // run's start-up is part of it).
-    let mut runs_done = 0usize;
+    let mut clock = combination::Clock::new(x.plan, o);
+    let mut tried = Vec::new();
+    let mut fatal = false;
     'levers: for p in &todo {
-        let Some(w) = workload_at(p.lever.at, j, x.runs) else {
+        let Some(w) = workload_at(p.lever.at, j, x.runs, online) else {
             continue;
         };
         for c in &p.candidates {
-            let spent = started
-                .elapsed()
-                .as_secs_f64()
-                .max(runs_done as f64 * per_run);
-            let left = o.budget_s - spent;
-            let pairs = trials_plan::pairs_that_fit(want, left, per_run);
+            let pairs = clock.pairs();
             let why = match () {
                 _ if x.runner.stopped() => Some((Reason::Stopped, "the study was stopped first")),
                 _ if pairs == 0 => {
@@ -310,22 +332,49 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
                 s.untested.push(untested_value(p, c, reason, why));
                 continue;
             }
-            let from = match p.lever.kind {
-                Kind::Queue => levers::current(&p.lever, &cx).unwrap_or_default(),
-                Kind::Cgroup => "in the study's group".into(),
-                Kind::Application => describe_app(&p.lever, &w),
-            };
-            let (trial, fatal) = one(x, t, p, (&w, c, from), pairs);
-            runs_done += 2 * trial.turns.len();
+            let from = from_value(p, &cx, &w);
+            let (mut trial, stop) = one(x, (t, &cx), p, (&w, c, from), pairs);
+            after_turns(&mut trial, p, &cx);
+            clock.runs_done += 2 * trial.turns.len();
+            tried.push(combination::Tried::of(p, c, &w, lift_of(&p.lever, &cx)));
             s.trials.push(trial);
+            fatal = stop;
             if fatal {
                 break 'levers;
             }
         }
     }
-    s.spent_s = started.elapsed().as_secs_f64();
+    for u in &mut s.untested {
+        u.command = trials::command_to_try(u.reason, &t.spec);
+    }
     trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
+    if !fatal {
+        combination::run(x, t, &mut s, &tried, &mut clock);
+    }
+    s.spent_s = clock.started.elapsed().as_secs_f64();
     Some(s)
+}
+
+/// What the study may change here: what the user asked, what this
+/// machine and these hands can do.
+fn consent(x: &Trials, t: &TargetProfile, o: &Options) -> Consent {
+    Consent {
+        root: o.root,
+        asked: o.asked,
+        made_by_study: o.made_by_study,
+        device: t.kind != TargetKind::Emulator && t.device.is_some(),
+        queue_unavailable: x.hands.queue_unavailable(),
+        escape_unavailable: x.hands.escape_unavailable(),
+    }
+}
+
+/// What a lever's candidate replaces, in words.
+fn from_value(p: &Planned, cx: &levers::Context, w: &Workload) -> String {
+    match p.lever.kind {
+        Kind::Queue => levers::current(&p.lever, cx).unwrap_or_default(),
+        Kind::Cgroup => "in the study's group".into(),
+        Kind::Application => describe_app(&p.lever, w),
+    }
 }
 
 /// What the levers' conditions are read against: the findings' facts and
@@ -339,6 +388,18 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
         cpu_list: cpu_list(),
         large_read_split: large_read_split(runs),
         may_raise_priority: o.root,
+        curve: j.figures.qd_curve.iter().map(|c| (c.qd, c.iops)).collect(),
+        peak_iops: j.figures.peak.as_ref().map(|p| p.iops),
+        device_limit_iops: known_limit(j),
+        scheduler_costs: j
+            .figures
+            .comparisons
+            .schedulers
+            .iter()
+            .filter_map(|c| Some((c.scheduler.clone(), c.qd, c.cost_pct?)))
+            .collect(),
+        cpu_wait_pct: j.figures.saturation.cpu_wait_pct,
+        limits: o.limits.clone(),
         engines_measured: j
             .figures
             .comparisons
@@ -348,6 +409,15 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
             .map(|e| (e.engine.clone(), e.qd, e.iops))
             .collect(),
     }
+}
+
+/// The device's own limit for 4 KiB random reads where something
+/// independent of the study's best run knows it (the model, the raw
+/// device): what an estimate's headroom is measured against.
+fn known_limit(j: &Judgement) -> Option<f64> {
+    let d = &j.figures.device_limit;
+    d.iops
+        .filter(|_| d.basis != ssdready_diagnosis::basis::HIGHEST_MEASURED)
 }
 
 /// The most requests the kernel split one large read (64 KiB or more)
@@ -370,6 +440,8 @@ fn untested_value(p: &Planned, c: &Candidate, reason: Reason, why: &str) -> Unte
         what: format!("{} → {}", p.lever.what, c.value),
         reason,
         why: why.into(),
+        estimate: p.estimate.clone(),
+        command: None,
     }
 }
 
@@ -379,17 +451,56 @@ fn cpu_list() -> String {
     ssdready_core::units::fmt_cpu_list(0..n)
 }
 
-/// The change a lever's candidate makes on the host.
+/// What a cgroup lever lifts: its limit alone, the others kept, as the
+/// inventory shows them (every limit at once for a lever that lifts
+/// them all).
+pub(super) fn lift_of(l: &Lever, cx: &levers::Context) -> Lift {
+    match l.lift() {
+        Some(g) => group_limits::lift(g, cx.limits.as_ref()),
+        None => Lift::all(),
+    }
+}
+
+/// The change a lever's candidate makes on the host: for a cgroup lever,
+/// `lift` ([`lift_of`]).
 fn change_of(
     hands: &mut dyn Hands,
-    l: &Lever,
+    (l, lift): (&Lever, &Lift),
     disks: &[String],
     c: &Candidate,
 ) -> Result<Box<dyn Change>, String> {
     match l.kind {
         Kind::Application => Ok(Box::new(NoChange)),
         Kind::Queue => hands.queue(disks, l.attr.as_deref().unwrap_or_default(), &c.value),
-        Kind::Cgroup => hands.escape(),
+        Kind::Cgroup => hands.escape(lift),
+    }
+}
+
+/// What the turns say beyond the gains: whether the limit bound at the
+/// trial's point (a throttle whose baseline ran below it did not), and
+/// for a limit of the study's groups how to lift it for good — its
+/// unit's property and its cgroupfs write, raised to what the trial
+/// reached.
+fn after_turns(trial: &mut Trial, p: &Planned, cx: &levers::Context) {
+    trial.unbound = ssdready_diagnosis::binding::did_not_bind(&p.lever, cx, trial);
+    let (Some(g), Some(inv)) = (p.lever.lift(), cx.limits.as_ref()) else {
+        return;
+    };
+    let n = trial.turns.len().max(1) as f64;
+    let reached = ssdready_diagnosis::permanent::Reached {
+        iops: trial.turns.iter().map(|t| t.change.iops).sum::<f64>() / n,
+        bw_bytes_per_s: trial
+            .turns
+            .iter()
+            .map(|t| t.change.bw_bytes_per_s)
+            .sum::<f64>()
+            / n,
+        threads: trial.point.threads,
+    };
+    let reached = (!trial.turns.is_empty()).then_some(&reached);
+    let lines = ssdready_diagnosis::permanent::lines(g, inv, reached);
+    if !lines.is_empty() {
+        trial.permanent = lines.join("\n");
     }
 }
 
@@ -412,7 +523,7 @@ fn measure(
 /// the trials must stop (a change that could not be put back).
 fn one(
     x: &mut Trials,
-    t: &TargetProfile,
+    (t, cx): (&TargetProfile, &levers::Context),
     p: &Planned,
     (w, c, from): (&Workload, &Candidate, String),
     pairs: usize,
@@ -445,7 +556,7 @@ fn one(
         change_options: change_req.command_line(),
         ..Default::default()
     };
-    let mut change = match change_of(x.hands, l, &disks, c) {
+    let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
         Ok(ch) => ch,
         Err(e) => {
             trial.outcome = trials::Outcome::Failed;
@@ -526,19 +637,27 @@ impl Pair<'_> {
     }
 }
 
-/// What an application lever's options replace, in words.
+/// What an application lever's options replace, in words, by the kind of
+/// its values (no lever is named here: the table names them).
 fn describe_app(l: &Lever, w: &Workload) -> String {
-    match l.id.as_str() {
-        "engine" => w
+    match l.values {
+        Some(levers::Values::Engines) => w
             .engine
             .clone()
             .unwrap_or_else(|| "the emulator's own".into()),
-        "threads" => format!("{} thread(s) × QD {}", w.threads, w.qd),
-        "direct" => format!("direct={}", u8::from(w.direct)),
+        Some(levers::Values::Threads) => format!("{} thread(s) × QD {}", w.threads, w.qd),
+        Some(levers::Values::Direct) => format!("direct={}", u8::from(w.direct)),
         _ => "the study's job".into(),
     }
 }
 
+#[path = "trials_combination.rs"]
+mod combination;
+
 #[cfg(test)]
 #[path = "trials_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "trials_limits_tests.rs"]
+mod limits_tests;

@@ -3,10 +3,11 @@
 //! [`Tuner`] (each original journaled under /run/ssdready before the write,
 //! put back after the run, on Ctrl-C, on a panic, and by the next command
 //! after a kill), and the study's own process moved to control groups of
-//! its own for a run ([`Escape`]: the user's groups are never changed).
+//! its own for a run ([`Escape`]: only the hierarchies of the limit a
+//! trial lifts, the others kept; the user's groups are never changed).
 
 use crate::trials::{Change, Hands};
-use ssdready_tune::escape::Escape;
+use ssdready_tune::escape::{Escape, Lift};
 use ssdready_tune::{Restored, Tuner};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -17,6 +18,9 @@ pub struct HostHands {
     allowed: Vec<String>,
     tuner: Option<Rc<RefCell<Tuner>>>,
     root: bool,
+    /// Why the devices' settings may not be changed in this study (another
+    /// process holds their lock), if so.
+    refused: Option<String>,
     /// What was put back or left, one line each, for the study's warnings.
     pub notes: Rc<RefCell<Vec<String>>>,
 }
@@ -28,8 +32,14 @@ impl HostHands {
             allowed,
             tuner: None,
             root,
+            refused: None,
             notes: Rc::new(RefCell::new(Vec::new())),
         }
+    }
+
+    /// No queue setting is changed: `why` is said instead.
+    pub fn refuse_queue(&mut self, why: String) {
+        self.refused = Some(why);
     }
 
     fn tuner(&mut self) -> Result<Rc<RefCell<Tuner>>, String> {
@@ -60,7 +70,10 @@ impl HostHands {
 
 impl Hands for HostHands {
     fn queue_unavailable(&self) -> Option<String> {
-        (!self.root).then(|| "changing a device's queue settings needs root".into())
+        match self.root {
+            false => Some("changing a device's queue settings needs root".into()),
+            true => self.refused.clone(),
+        }
     }
 
     fn escape_unavailable(&self) -> Option<String> {
@@ -76,6 +89,9 @@ impl Hands for HostHands {
         if disks.is_empty() {
             return Err("the target has no device of its own to set".into());
         }
+        if let Some(why) = &self.refused {
+            return Err(why.clone());
+        }
         let tuner = self.tuner()?;
         // Refuse at once what the kernel does not offer on a device.
         for d in disks {
@@ -90,8 +106,9 @@ impl Hands for HostHands {
         }))
     }
 
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String> {
         Ok(Box::new(EscapeChange {
+            lift: lift.clone(),
             held: None,
             notes: self.notes.clone(),
         }))
@@ -137,19 +154,21 @@ impl Change for QueueChange {
     }
 }
 
-/// The study's process in groups of its own for the changed run.
+/// The study's process in groups of its own for the changed run: those
+/// of the hierarchies that hold the limits lifted, the others kept.
 struct EscapeChange {
+    lift: Lift,
     held: Option<Escape>,
     notes: Rc<RefCell<Vec<String>>>,
 }
 
 impl Change for EscapeChange {
     fn apply(&mut self) -> Result<(), String> {
-        let e = Escape::enter().map_err(|e| e.to_string())?;
+        let e = Escape::enter_lifting(&self.lift).map_err(|e| e.to_string())?;
         if e.groups().is_empty() {
             drop(e.leave());
             return Err(
-                "the study already runs at the root of every group that could hold it: nothing to lift"
+                "the study already runs at the root of every group that could hold this limit: nothing to lift"
                     .into(),
             );
         }
@@ -173,4 +192,14 @@ impl Change for EscapeChange {
         self.notes.borrow_mut().extend(bad.iter().cloned());
         Err(bad.join("; "))
     }
+}
+
+/// The locks of the devices a study may change (the target's and its
+/// stack's), held for the study's whole length so that a second study, or
+/// a second ssdready, changes none of them meanwhile; the refusal's line
+/// when another process holds one (the study then changes none).
+pub fn hold(disks: &[String]) -> Result<Vec<ssdready_tune::lock::DeviceLock>, String> {
+    ssdready_tune::lock::acquire_all(disks).map_err(|e| {
+        format!("{e}: this study changes none of its settings (no scheduler sweep, no queue trial)")
+    })
 }

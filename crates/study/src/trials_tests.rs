@@ -115,7 +115,7 @@ impl Hands for FakeHands {
             applied: self.applied.clone(),
         }))
     }
-    fn escape(&mut self) -> Result<Box<dyn Change>, String> {
+    fn escape(&mut self, _: &Lift) -> Result<Box<dyn Change>, String> {
         Err("no cgroup v2 here".into())
     }
 }
@@ -153,7 +153,13 @@ fn studied(
     };
     let mut p = plan(&targets, &o);
     crate::plan::fit_budget(&mut p, &targets, &o);
-    let ex = crate::driver::execute(&targets, &p, fake, &mut crate::driver::Quiet);
+    let ex = crate::driver::execute(
+        &targets,
+        &p,
+        fake,
+        &mut crate::driver::Quiet,
+        &crate::clock::Deadline::none(),
+    );
     let mut j = crate::judge(&targets, &Default::default(), &ex.runs, false);
     j.figures.saturation.limit = cause;
     fake.log.borrow_mut().clear();
@@ -462,11 +468,32 @@ fn the_request_queue_is_tried_at_the_deepest_depth_where_it_binds() {
         .unwrap();
     j.figures.peak.as_mut().unwrap().qd = 4;
     assert!(deepest > 4);
-    assert_eq!(workload_at(At::Deepest, &j, &runs).unwrap().qd, deepest);
-    assert_eq!(workload_at(At::Peak, &j, &runs).unwrap().qd, 4);
+    assert_eq!(workload_at(At::Deepest, &j, &runs, 2).unwrap().qd, deepest);
+    assert_eq!(workload_at(At::Peak, &j, &runs, 2).unwrap().qd, 4);
     let l = levers::shipped()
         .into_iter()
         .find(|l| l.id == "nr-requests")
         .unwrap();
     assert_eq!(l.at, At::Deepest);
+}
+
+#[test]
+fn a_cpuset_or_a_quota_is_tried_with_as_many_threads_as_the_cpus_online() {
+    // The peak's 32 in flight from one thread: on two CPUs online the
+    // parallel point runs two threads of 16, whatever the cpuset allows.
+    let mut f = fake(false);
+    let (_, _, runs, j) = studied(&mut f, Cause::CpusAllowed);
+    let peak = workload_at(At::Peak, &j, &runs, 2).unwrap();
+    let w = workload_at(At::Parallel, &j, &runs, 2).unwrap();
+    assert_eq!((w.threads, w.qd * w.threads), (2, peak.qd * peak.threads));
+    assert_eq!((w.rw.as_str(), w.bs), ("randread", 4096));
+    // A workload of more threads than CPUs keeps its own.
+    let mut many = peak.clone();
+    many.threads = 4;
+    assert_eq!(parallel(many, 2).threads, 4);
+    // The levers that lift the quota and the cpuset name that point.
+    for id in ["cpu-quota", "cpuset"] {
+        let l = levers::shipped().into_iter().find(|l| l.id == id).unwrap();
+        assert_eq!(l.at, At::Parallel, "{id}");
+    }
 }

@@ -8,6 +8,7 @@ use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::model::{Machine, TargetKind, TargetProfile};
 use ssdready_emu::config::{preset, PRESETS};
 use ssdready_run::RunRequest;
+use ssdready_study::clock::Deadline;
 use ssdready_study::driver::{execute, Quiet};
 use ssdready_study::limit::{model_limit, write_iops_over, Access};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions};
@@ -130,7 +131,13 @@ fn virtual_study(spec: &str) -> Judgement {
     let mut p = plan(&targets, &o);
     fit_budget(&mut p, &targets, &o);
     p.settings.runtime_s = 0.3;
-    let ex = execute(&targets, &p, &mut VirtualRunner, &mut Quiet);
+    let ex = execute(
+        &targets,
+        &p,
+        &mut VirtualRunner,
+        &mut Quiet,
+        &Deadline::none(),
+    );
     assert!(
         ex.runs.iter().all(|r| r.error.is_none()),
         "{:?}",

@@ -209,12 +209,23 @@ fn try_changes(dev: &str, found: Found) -> Section {
     };
     let mut runner = ssdready_study::real::RealRunner::new(stop, &targets, Box::new(run_fn));
     let mut hands = HostHands::new(trials::queue_disks(&targets[0]), true);
+    // What can cap this process's I/O on the device, as the study reads
+    // it: the planted group's limits, each lifted on its own.
+    let devices: Vec<(u32, u32)> = ssdready_probe::limits_dev::device_of_path(Path::new(dev))
+        .ok()
+        .flatten()
+        .into_iter()
+        .collect();
     let o = Options {
         quick: true,
         root: true,
         asked: true,
         budget_s: 120.0,
         queue: trials::queue_files(&disk),
+        limits: Some(ssdready_probe::limits::inventory(
+            std::process::id(),
+            &devices,
+        )),
         ..Default::default()
     };
     let s = trials::run(
@@ -486,9 +497,14 @@ fn plant_group(
     Ok(g)
 }
 
-/// The cgroup lever tried on a RAM loop device from a planted group, the
+/// The lever that lifts a planted group's limit tried on a RAM loop
+/// device, alone, with its own permanent line naming the group; the
 /// group's limits the same after, this process back where it was.
-fn cgroup_plant(name: &str, cause: Cause, group: impl FnOnce(&Loop) -> Result<Group, String>) {
+fn cgroup_plant(
+    (name, lever, to): (&str, &str, &str),
+    cause: Cause,
+    group: impl FnOnce(&Loop) -> Result<Group, String>,
+) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lp = match ram_loop(name) {
         Ok(l) => l,
@@ -530,11 +546,13 @@ fn cgroup_plant(name: &str, cause: Cause, group: impl FnOnce(&Loop) -> Result<Gr
     let dir = g.dir.clone();
     drop(g);
     assert!(!dir.exists(), "the planted group was not removed");
-    assert_tried(
-        &s,
-        "cgroup-limits",
-        "in the study's group",
-        "outside the study's group",
+    assert_tried(&s, lever, "in the study's group", to);
+    let t = s.trials.iter().find(|t| t.lever == lever).unwrap();
+    let group_name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        t.permanent.contains(&format!("/{group_name}/")),
+        "{}",
+        t.permanent
     );
 }
 
@@ -547,7 +565,8 @@ fn majmin(l: &Loop) -> Result<String, String> {
 #[test]
 fn a_planted_read_iops_throttle_is_lifted_from_a_group_of_ssdreadys_own() {
     let _one_file = crate::one_file_at_a_time(module_path!());
-    cgroup_plant("throttle", Cause::IoThrottle, |l| {
+    let lifted = ("throttle", "io-throttle", "without the I/O throttle");
+    cgroup_plant(lifted, Cause::IoThrottle, |l| {
         let mm = majmin(l)?;
         let (_, is_v1) = hierarchy("blkio", "io").ok_or("no blkio or io controller")?;
         let limit = match is_v1 {
@@ -565,7 +584,8 @@ fn a_planted_read_iops_throttle_is_lifted_from_a_group_of_ssdreadys_own() {
 #[test]
 fn a_planted_cpu_quota_is_lifted_from_a_group_of_ssdreadys_own() {
     let _one_file = crate::one_file_at_a_time(module_path!());
-    cgroup_plant("quota", Cause::CpuQuota, |_| {
+    let lifted = ("quota", "cpu-quota", "without the CPU quota");
+    cgroup_plant(lifted, Cause::CpuQuota, |_| {
         let (_, is_v1) = hierarchy("cpu", "cpu").ok_or("no cpu controller")?;
         let limits: Vec<(&str, &str, String)> = match is_v1 {
             true => vec![
@@ -584,7 +604,8 @@ fn a_planted_one_cpu_cpuset_is_lifted_from_a_group_of_ssdreadys_own() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return eprintln!("skipped: a one-CPU cpuset needs two CPUs to be a limit");
     }
-    cgroup_plant("cpuset", Cause::CpusAllowed, |_| {
+    let lifted = ("cpuset", "cpuset", "without the cpuset");
+    cgroup_plant(lifted, Cause::CpusAllowed, |_| {
         let (root, is_v1) = hierarchy("cpuset", "cpuset").ok_or("no cpuset controller")?;
         let mems = std::fs::read_to_string(root.join(match is_v1 {
             true => "cpuset.mems",

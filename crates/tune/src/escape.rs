@@ -19,15 +19,10 @@ use crate::journal::{self, Journal, TrialGroup};
 use crate::owner::Owner;
 use crate::recover::Undone;
 use crate::registry;
+pub use ssdready_diagnosis::group_limits::Lift;
 use ssdready_diagnosis::limits::parse;
 use ssdready_diagnosis::limits::CgroupVersion;
 use std::path::{Path, PathBuf};
-
-/// The v1 controllers whose groups can hold a run's I/O or CPU.
-const V1_CONTROLLERS: &[&str] = &["blkio", "cpu", "cpuacct", "cpuset"];
-/// The v2 controllers that can: the process leaves its v2 group when its
-/// group has one of them.
-const V2_CONTROLLERS: &[&str] = &["io", "cpu", "cpuset"];
 
 /// A group of ssdready's own is named so (never another's removed).
 pub const PREFIX: &str = "ssdready-trial-";
@@ -47,6 +42,13 @@ pub enum EscapeError {
     Move { dir: String, err: std::io::Error },
     #[error("this process already measures from cgroups of its own ({path})")]
     AlreadyOpen { path: String },
+    #[error("keeping {file} = {value} in {dir}: {why}")]
+    Keep {
+        dir: String,
+        file: String,
+        value: String,
+        why: String,
+    },
 }
 
 /// The groups to make: for each hierarchy that can hold a run and where
@@ -59,6 +61,20 @@ pub fn plan(
     mountinfo: &str,
     pid: u32,
     read: &dyn Fn(&Path) -> Option<String>,
+) -> Vec<TrialGroup> {
+    plan_lifting(proc_cgroup, mountinfo, pid, read, &Lift::all())
+}
+
+/// [`plan`] for the hierarchies `lift` leaves: a v1 hierarchy when it
+/// holds one of `lift.v1`'s controllers, the v2 one when the process's
+/// group there has one of `lift.v2`'s (its group of ssdready's own then
+/// given `lift.keep`).
+pub fn plan_lifting(
+    proc_cgroup: &str,
+    mountinfo: &str,
+    pid: u32,
+    read: &dyn Fn(&Path) -> Option<String>,
+    lift: &Lift,
 ) -> Vec<TrialGroup> {
     let (lines, _) = parse::proc_cgroup(proc_cgroup);
     let (mounts, _) = parse::cgroup_mounts(mountinfo);
@@ -82,11 +98,8 @@ pub fn plan(
             true => read(&back.join("cgroup.controllers"))
                 .unwrap_or_default()
                 .split_whitespace()
-                .any(|c| V2_CONTROLLERS.contains(&c)),
-            false => l
-                .controllers
-                .iter()
-                .any(|c| V1_CONTROLLERS.contains(&c.as_str())),
+                .any(|c| lift.v2.iter().any(|x| x == c)),
+            false => l.controllers.iter().any(|c| lift.v1.contains(c)),
         };
         if !wanted {
             continue;
@@ -98,6 +111,10 @@ pub fn plan(
             },
             dir: root.join(format!("{PREFIX}{pid}")),
             back,
+            keep: match v2 {
+                true => lift.keep.clone(),
+                false => Vec::new(),
+            },
         });
     }
     out
@@ -110,8 +127,9 @@ pub struct Escape {
     /// How many of the journal's groups were entered.
     entered: usize,
     registered: bool,
-    /// Each thread's CPU affinity before: a move between v1 cpusets sets
-    /// it to the group's CPUs, so it is put back after leaving.
+    /// Each thread's CPU affinity before a move that lifts the cpuset (the
+    /// move, and [`crate::escape_only::widen_affinity`], change it): put
+    /// back after leaving.
     affinity: Vec<(nix::unistd::Pid, nix::sched::CpuSet)>,
 }
 
@@ -136,6 +154,19 @@ impl Escape {
 
     /// [`enter`](Escape::enter) with the journal in `journal_dir`.
     pub fn enter_at(journal_dir: &Path) -> Result<Escape, EscapeError> {
+        Escape::enter_lifting_at(journal_dir, &Lift::all())
+    }
+
+    /// Leave only the groups that hold the limits `lift` lifts, for
+    /// groups of its own that keep the others (root only; see
+    /// [`crate::escape_only`]).
+    pub fn enter_lifting(lift: &Lift) -> Result<Escape, EscapeError> {
+        Escape::enter_lifting_at(Path::new(crate::JOURNAL_DIR), lift)
+    }
+
+    /// [`enter_lifting`](Escape::enter_lifting) with the journal in
+    /// `journal_dir`.
+    pub fn enter_lifting_at(journal_dir: &Path, lift: &Lift) -> Result<Escape, EscapeError> {
         if crate::store::euid() != 0 {
             return Err(EscapeError::NotRoot);
         }
@@ -147,7 +178,13 @@ impl Escape {
         };
         let (cg, mi) = (read("/proc/self/cgroup")?, read("/proc/self/mountinfo")?);
         let owner = Owner::me();
-        let groups = plan(&cg, &mi, owner.pid, &|p| std::fs::read_to_string(p).ok());
+        let groups = plan_lifting(
+            &cg,
+            &mi,
+            owner.pid,
+            &|p| std::fs::read_to_string(p).ok(),
+            lift,
+        );
         let file = journal::file(journal_dir, journal::CGROUPS, owner.pid);
         let mut e = Escape {
             file,
@@ -165,10 +202,12 @@ impl Escape {
             });
         }
         e.registered = true;
-        if groups
+        let widened: Vec<TrialGroup> = groups
             .iter()
-            .any(|g| g.hierarchy.split(',').any(|c| c == "cpuset"))
-        {
+            .filter(|g| crate::escape_only::lifts_cpus(g, lift))
+            .cloned()
+            .collect();
+        if !widened.is_empty() {
             e.affinity = affinities();
         }
         e.journal.groups = groups;
@@ -182,6 +221,9 @@ impl Escape {
             // On an error, the drop moves back out of those entered.
             join(&e.journal.groups[i])?;
             e.entered = i + 1;
+        }
+        for g in &widened {
+            crate::escape_only::widen_affinity(g);
         }
         Ok(e)
     }
@@ -279,6 +321,7 @@ fn join(g: &TrialGroup) -> Result<(), EscapeError> {
                 })?;
         }
     }
+    crate::escape_only::keep(g)?;
     let me = std::process::id().to_string();
     std::fs::write(g.dir.join("cgroup.procs"), &me).map_err(|err| EscapeError::Move { dir, err })
 }
@@ -403,6 +446,7 @@ mod tests {
             hierarchy: "blkio".into(),
             dir: t.path().join("user-group"),
             back: t.path().into(),
+            keep: Vec::new(),
         };
         std::fs::create_dir(&g.dir).unwrap();
         match undo_group(&g, None) {

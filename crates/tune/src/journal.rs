@@ -58,6 +58,11 @@ pub struct TrialGroup {
     pub dir: PathBuf,
     /// The group the process was in, to move it back to.
     pub back: PathBuf,
+    /// cgroup v2: the files the group is given before the process enters
+    /// it, with their text: the limits of the user's groups it keeps
+    /// while one other is lifted (they go with the group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<(String, String)>,
 }
 
 /// The two kinds of journal, by file-name prefix.

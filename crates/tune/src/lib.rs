@@ -12,9 +12,14 @@
 //!   one is left as it is and reported ([`Restored::ChangedByOther`]).
 //! - [`escape::Escape`] moves this process into cgroups of its own at the
 //!   root of each hierarchy that can hold its I/O or CPU, so a run is
-//!   measured without the throttle, quota or cpuset of the user's group;
+//!   measured without the throttle, quota or cpuset of the user's group —
+//!   all of them, or one alone with the others kept ([`escape_only`]);
 //!   the user's groups are never changed. Journaled likewise; leaving
 //!   moves the process back and removes the groups.
+//! - [`lock`]: one process at a time changes a device (an advisory
+//!   lock under `/run/ssdready/locks`, released by the kernel when the
+//!   process ends): a study holds it for its whole length, a [`Tuner`]
+//!   takes it before a device's first change.
 //! - [`recover`] (at the start of every command that runs as root) finds
 //!   the journals whose owner has ended — a SIGKILL, a power loss — and
 //!   puts back what they hold, each with a line to print ([`Recovered`]).
@@ -29,7 +34,9 @@
 #![forbid(unsafe_code)]
 
 pub mod escape;
+pub mod escape_only;
 pub mod journal;
+pub mod lock;
 pub mod owner;
 mod recover;
 mod registry;
@@ -196,6 +203,9 @@ pub enum TuneError {
     Journal { path: String, why: String },
     #[error("this process already has a journal at {path} (one Tuner per process)")]
     AlreadyOpen { path: String },
+    /// Another process is changing the device (it holds its lock).
+    #[error(transparent)]
+    Locked(#[from] crate::lock::LockError),
 }
 
 fn list(v: &[String]) -> String {

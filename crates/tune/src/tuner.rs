@@ -25,6 +25,11 @@ pub struct Tuner {
     file: PathBuf,
     allowed: Vec<String>,
     journal: Journal,
+    /// The locks of the devices this Tuner changed (held until it is
+    /// dropped, after everything is put back).
+    locks: Vec<crate::lock::DeviceLock>,
+    /// Where the devices' locks are kept.
+    lock_dir: PathBuf,
     /// What putting back another, ended, process's journal did on the way.
     notes: Vec<Undone>,
     #[cfg(test)]
@@ -50,7 +55,8 @@ impl Tuner {
         journal_dir: impl Into<PathBuf>,
         allowed: Vec<String>,
     ) -> Result<Tuner, TuneError> {
-        let (sysfs, dir) = (sysfs_root.into(), journal_dir.into());
+        let (sysfs, dir): (PathBuf, PathBuf) = (sysfs_root.into(), journal_dir.into());
+        let lock_dir = lock_dir_of(&dir);
         let owner = Owner::me();
         let file = journal::file(&dir, journal::SETTINGS, owner.pid);
         if !registry::register(&file, &sysfs) {
@@ -67,6 +73,8 @@ impl Tuner {
                 .filter(|d| sysfs::plain_name(d))
                 .collect(),
             journal: Journal::new(owner),
+            locks: Vec::new(),
+            lock_dir,
             notes: Vec::new(),
             #[cfg(test)]
             before_write: None,
@@ -144,6 +152,7 @@ impl Tuner {
         let (at, new) = match self.position(device, attr) {
             Some(i) => (i, false),
             None => {
+                self.lock(device)?;
                 self.not_held_by_another(device, attr)?;
                 let now = self.get(device, attr)?;
                 if now == want {
@@ -214,6 +223,17 @@ impl Tuner {
         } else {
             self.journal.settings[at].ours = now;
         }
+    }
+
+    /// The device's lock, taken before its first change (another process
+    /// changing the same device refuses this one).
+    fn lock(&mut self, device: &str) -> Result<(), TuneError> {
+        if self.locks.iter().any(|l| l.device() == device) {
+            return Ok(());
+        }
+        let l = crate::lock::acquire_at(&self.lock_dir, device)?;
+        self.locks.push(l);
+        Ok(())
     }
 
     fn position(&self, device: &str, attr: &str) -> Option<usize> {
@@ -301,6 +321,15 @@ impl Tuner {
         self.journal.settings = kept;
         let _ = self.save();
         out
+    }
+}
+
+/// The locks' directory beside a journal directory (`/run/ssdready/locks`
+/// beside `/run/ssdready/settings`).
+fn lock_dir_of(journal_dir: &Path) -> PathBuf {
+    match journal_dir.parent() {
+        Some(up) if !up.as_os_str().is_empty() => up.join("locks"),
+        _ => PathBuf::from(crate::lock::LOCK_DIR),
     }
 }
 

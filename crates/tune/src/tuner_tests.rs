@@ -342,3 +342,47 @@ fn what_a_scheduler_switch_resets_is_put_back_with_the_scheduler() {
     assert_eq!(f.read("loop0", "nr_requests"), "1000");
     assert_eq!(f.read("loop0", "iosched/read_expire"), "250");
 }
+
+#[test]
+fn a_device_another_process_is_changing_is_refused_whole_and_left_as_it_is() {
+    let f = Fake::new();
+    let locks = f.t.path().join("run/ssdready/locks");
+    crate::store::ensure_dir(&locks).unwrap();
+    let path = locks.join("loop0");
+    // Another process holds loop0's lock (flock(1), which says its pid).
+    let mut other = std::process::Command::new("flock")
+        .arg(&path)
+        .args(["sh", "-c"])
+        .arg(format!("echo 4242 >{}; exec sleep 30", path.display()))
+        .spawn()
+        .expect("flock(1) from util-linux");
+    let mut refused = None;
+    for _ in 0..500 {
+        // A Tuner holds a device's lock until it is dropped: a new one
+        // each try, until the other has the lock.
+        let mut t = f.tuner();
+        if let Err(
+            e @ TuneError::Locked(crate::lock::LockError::Busy {
+                pid: Some(4242), ..
+            }),
+        ) = t.set("loop0", "nr_requests", "64")
+        {
+            refused = Some((e, t));
+            break;
+        }
+        drop(t);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (e, mut t) = refused.expect("the other process's lock was never seen");
+    assert!(e.to_string().contains("loop0"), "{e}");
+    // Neither setting of the device is touched, nor journaled.
+    assert!(t.set("loop0", "scheduler", "none").is_err());
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert!(t.changed().is_empty());
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-P", &other.id().to_string()])
+        .status();
+    let _ = other.kill();
+    let _ = other.wait();
+}

@@ -284,3 +284,69 @@ fn a_group_left_by_a_killed_process_is_removed_by_the_next_recovery() {
     assert!(!dir.exists());
     assert!(ssdready_tune::store::list(&journals).is_empty());
 }
+
+const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+
+/// The CPUs a thread spawned now may run on.
+fn new_threads_cpus() -> usize {
+    std::thread::spawn(|| {
+        let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        (0..nix::sched::CpuSet::count())
+            .filter(|c| set.is_set(*c).unwrap_or(false))
+            .count()
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn a_cpuset_lifted_twice_gives_every_cpu_both_times() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    if ssdready_tune::store::euid() != 0 || !Path::new(CPUSET).join("cpuset.cpus").exists() {
+        return eprintln!("skipped: needs root and a cgroup v1 cpuset hierarchy at {CPUSET}");
+    }
+    let all = std::fs::read_to_string(Path::new(CPUSET).join("cpuset.cpus")).unwrap();
+    let online = ssdready_diagnosis::limits::parse::cpu_list(&all)
+        .unwrap()
+        .len();
+    if online < 2 {
+        return eprintln!("skipped: a one-CPU cpuset needs two CPUs to be a limit");
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let me = std::process::id();
+    let group = Path::new(CPUSET).join(format!("ssdready-test-cpuset-{me}"));
+    std::fs::create_dir(&group).unwrap();
+    /// Back to the root cpuset, the group removed, on a failure too.
+    struct Planted(PathBuf);
+    impl Drop for Planted {
+        fn drop(&mut self) {
+            let me = std::process::id().to_string();
+            let _ = std::fs::write(Path::new(CPUSET).join("cgroup.procs"), me);
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let planted = Planted(group.clone());
+    let mems = std::fs::read_to_string(Path::new(CPUSET).join("cpuset.mems")).unwrap();
+    std::fs::write(group.join("cpuset.mems"), mems.trim()).unwrap();
+    std::fs::write(group.join("cpuset.cpus"), "0").unwrap();
+    std::fs::write(group.join("cgroup.procs"), me.to_string()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let journals = tmp.path().join("settings");
+    let lift = ssdready_diagnosis::group_limits::lift(
+        ssdready_diagnosis::group_limits::GroupLimit::Cpuset,
+        None,
+    );
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let e = Escape::enter_lifting_at(&journals, &lift).unwrap();
+        let free = new_threads_cpus();
+        let undone = e.leave();
+        seen.push((free, new_threads_cpus(), undone.len()));
+    }
+    drop(planted);
+    assert!(!group.exists());
+    // Since Linux 6.2 a move keeps a thread within the mask it last asked
+    // for: the affinity put back after the first lift must not hold the
+    // second one to the planted CPU.
+    assert_eq!(seen, [(online, 1, 1), (online, 1, 1)]);
+}

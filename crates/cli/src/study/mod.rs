@@ -4,7 +4,9 @@
 //!
 //! The command checks what it is asked (`ssdready_study::ask`), detects the
 //! target (`ssdready_study::detect`), plans sweeps to fit the budget
-//! (`ssdready_study::ask`, `ssdready_study::plan`), prints the plan and its ETA,
+//! (`ssdready_study::ask`, `ssdready_study::plan`) and keeps it by the
+//! clock from its start (`ssdready_study::clock`: what does not fit is
+//! dropped and said), prints the plan and its ETA,
 //! runs each point through `run`'s own path (`ssdready_study::real`, handed
 //! this binary's run function) with a progress bar, derives
 //! the figures and judges them with the verdict rules
@@ -17,12 +19,14 @@
 //! stops after the current run, still writes what ran, and exits 130.
 
 mod fleet;
+mod job;
 mod print;
 mod trials;
 
 use crate::{fail, say};
 use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
 use ssdready_study::capacity::CapacityDoc;
+use ssdready_study::clock::{self, Clock, Deadline};
 use ssdready_study::driver::Executed;
 use ssdready_study::plan::Plan;
 use ssdready_study::{app_runs as apps, detect, kdrive, real, slo, Judgement};
@@ -36,15 +40,17 @@ pub struct StudyArgs {
     /// A file, a block device, emu:PRESET[,k=v…] (default: the built-in
     /// drive), or several, comma-separated, for multi-device scaling.
     pub target: Option<String>,
-    /// Finish in about a minute (1 s runs, the main sweeps only).
+    /// Finish in about a minute (1 s runs, the main sweeps only; held to
+    /// 75 s unless --budget says otherwise).
     #[arg(long)]
     pub quick: bool,
     /// Where to write study.json and report.html (default: ./ssdready-study-DATE-TIME).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// How long the full study may take, e.g. 10m, 90s.
-    #[arg(long, value_name = "TIME", default_value = "10m")]
-    pub budget: String,
+    /// How long the study may take, e.g. 10m, 90s, from its start to its
+    /// files written; what does not fit is dropped and said (default: 10m).
+    #[arg(long, value_name = "TIME")]
+    pub budget: Option<String>,
     /// Capacity at a latency target: the highest load of 4 KiB random
     /// reads whose percentile stays within it, e.g. p99=1ms or p99.9=5ms
     /// (the full study searches p99=1ms unless told).
@@ -77,6 +83,14 @@ pub struct StudyArgs {
     /// TARGET is then what each host reads (default: fio's null engine).
     #[arg(long, value_name = "HOSTS")]
     pub client: Vec<String>,
+    /// Study your own workload: a fio job file (as `run` reads it), run in
+    /// repeats and one change at a time around it; TARGET, when given,
+    /// replaces each job's filename.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<String>,
+    /// With --job: the job file's section to study (default: all).
+    #[arg(long, value_name = "NAME", requires = "job")]
+    pub section: Option<String>,
     /// As root, also try the device's queue settings the findings point at
     /// (scheduler, nr_requests, …) on the target and its stack, each in
     /// turns and put back after (journaled under /run/ssdready).
@@ -106,6 +120,7 @@ impl StudyArgs {
             baseline: self.baseline.is_some(),
             db: self.db.is_some(),
             clients: self.client.clone(),
+            host_changes: false,
         }
     }
 }
@@ -280,12 +295,15 @@ fn make_output(dir: &Path, stop: &AtomicBool) -> crate::Done {
     Ok(())
 }
 
-/// Where and how long the applications section runs.
+/// Where and how long the applications section runs, and what the steps
+/// after the sweeps must finish before (the trials' share and the close
+/// kept back).
 struct AppsAt<'a> {
     targets: &'a [TargetProfile],
     dir: &'a Path,
     stop: &'a Arc<AtomicBool>,
     runtime_s: f64,
+    deadline: &'a Deadline,
 }
 
 /// The applications section, when the study runs it (a full study, or one
@@ -302,6 +320,7 @@ fn applications(a: &StudyArgs, at: &AppsAt, j: &mut Judgement) -> Vec<Skip> {
         with_pgbench: !a.quick,
         with_cache_effect: !a.quick,
         runtime_s: at.runtime_s,
+        deadline: at.deadline.clone(),
     };
     let tell = |m: String| {
         if !a.quiet {
@@ -328,27 +347,38 @@ fn record(h: &mut crate::history::Recorder, doc: &StudyDoc, json: &Path, quiet: 
     }
 }
 
-/// The plan's runs, then the search for the capacity at a latency target;
-/// the scheduler restored after them. Returns the runs, the capacity and
-/// the runner's notes.
+/// The plan's runs, each while it fits in the sweeps' share of the
+/// budget's clock, then the search for the capacity at a latency target
+/// when it fits before `after`; the scheduler restored after them. Returns
+/// the runs (with what the clock dropped), the capacity and the runner's
+/// notes.
 fn run_sweeps(
     a: &StudyArgs,
-    targets: &[TargetProfile],
-    p: &Plan,
+    (targets, p): (&[TargetProfile], &Plan),
     stop: &Arc<AtomicBool>,
+    (clock, after): (&Clock, &Deadline),
 ) -> (Executed, Option<CapacityDoc>, Vec<String>) {
+    let sweeps = clock.keeping(clock::after_sweeps_s(p, clock.budget_s(), a.quick));
     let mut progress = print::StudyProgress::new(p, a.quiet);
     let (run_stop, allow) = (stop.clone(), a.allow_destructive);
     let run_fn = move |r: &ssdready_run::RunRequest| {
         crate::progress::run_request(r, run_stop.clone(), allow)
     };
     let mut runner = real::RealRunner::new(stop.clone(), targets, Box::new(run_fn));
-    let ex = ssdready_study::driver::execute(targets, p, &mut runner, &mut progress);
-    let capacity = a
-        .ask()
-        .slo()
-        .filter(|_| !ex.interrupted && !stop.load(std::sync::atomic::Ordering::Relaxed))
-        .and_then(|s| slo::capacity(&s, targets, p, &mut runner));
+    let mut ex = ssdready_study::driver::execute(targets, p, &mut runner, &mut progress, &sweeps);
+    // Each run's start-up, as the sweeps' runs took it.
+    let overhead_s = ex.per_run_s - p.settings.runtime_s - p.settings.ramp_s;
+    let within = (after, overhead_s.max(p.overhead_s));
+    let capacity = match a.ask().slo() {
+        Some(_) if ex.interrupted || stop.load(std::sync::atomic::Ordering::Relaxed) => None,
+        Some(s) => {
+            slo::capacity_within(&s, targets, p, &mut runner, within).unwrap_or_else(|skip| {
+                ex.skipped.push(skip);
+                None
+            })
+        }
+        None => None,
+    };
     if let (Some(c), false) = (&capacity, a.quiet) {
         eprint!("{}", slo::text(c));
     }
@@ -379,21 +409,23 @@ fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> 
 
 /// The kernel drive's transport, measured with a zero-time drive (or the
 /// measurement kept for this kernel and boot); None, with a warning, when
-/// it could not be measured.
+/// it could not be measured or measuring it would not fit before the
+/// deadline of `at`.
 fn calibrate(
     a: &StudyArgs,
-    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    at: &AppsAt,
     runs: &[ssdready_diagnosis::model::RunRecord],
-    (transport, runtime_s): (&str, f64),
+    transport: &str,
     warnings: &mut Vec<String>,
 ) -> Option<ssdready_diagnosis::calibration::Calibration> {
     if let (_, Some(line)) = ssdready_study::calibrate::cache_base() {
         warnings.push(line);
     }
-    let (s, allow) = (stop.clone(), a.allow_destructive);
+    let (s, allow) = (at.stop.clone(), a.allow_destructive);
     let mut job =
         move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
-    match ssdready_study::calibrate::for_runs(runs, transport, runtime_s, &mut job, stop) {
+    let with = (&mut job as &mut ssdready_run::RunFn<'_>, &**at.stop);
+    match ssdready_study::calibrate::for_runs(runs, transport, at.runtime_s, with, at.deadline) {
         Ok(c) => {
             if !a.quiet {
                 say(&c.note());
@@ -422,7 +454,7 @@ fn judge(
     let interrupted = ex.interrupted || at.stop.load(std::sync::atomic::Ordering::Relaxed);
     let transport = kdrive::transport_of(&at.targets[0].spec);
     let calibration = match (&transport, interrupted) {
-        (Some(t), false) => calibrate(a, at.stop, &ex.runs, (&t.name, at.runtime_s), warnings),
+        (Some(t), false) => calibrate(a, at, &ex.runs, &t.name, warnings),
         _ => None,
     };
     let mut j = ssdready_study::judge_with(
@@ -455,22 +487,34 @@ pub fn command(a: StudyArgs) -> crate::Done {
     // terminal must restore the scheduler and remove what the study
     // created, as Ctrl-C does.
     let stop = crate::stop_on_signals()?;
+    if let Some(file) = a.job.clone() {
+        return job::command(&a, &file, stop);
+    }
     if !a.client.is_empty() {
         return fleet::command(&a, stop);
     }
+    // The budget's clock counts from here, the drive's attach included.
     let started = std::time::Instant::now();
     let started_ms = now_ms();
     let (budget_s, mut targets, dir, mut drive) = validate(&a, &stop)?;
+    let clock = Clock::since(started, budget_s);
     let base = baseline_of(&a)?;
     let mut history = open_history(&a)?;
     let mut machine = detect::machine(None);
-    let p = a.ask().plan(budget_s, &targets, &machine);
+    // Held to the end: a second study changes none of these devices.
+    let (_locks, refused) = trials::consent(&a, &targets, drive.is_some(), machine.root);
+    let ask = ssdready_study::ask::Ask {
+        host_changes: machine.root && (a.try_changes || drive.is_some()) && refused.is_none(),
+        ..a.ask()
+    };
+    let p = ask.plan(budget_s, &targets, &machine);
     if !a.quiet {
         eprint!("{}", print::plan(&targets, &p, a.quick));
     }
     make_output(&dir, &stop)?;
     let limits = inventory(&targets, a.quiet);
-    let (ex, capacity, mut warnings) = run_sweeps(&a, &targets, &p, &stop);
+    let after = clock.keeping(clock::before_trials_s(&p, budget_s, a.quick));
+    let (ex, capacity, mut warnings) = run_sweeps(&a, (&targets, &p), &stop, (&clock, &after));
     remove_created(&targets, &mut warnings);
     machine.tsc_hz = tsc_hz(&ex.runs);
     let at = AppsAt {
@@ -478,6 +522,7 @@ pub fn command(a: StudyArgs) -> crate::Done {
         dir: &dir,
         stop: &stop,
         runtime_s: p.settings.runtime_s,
+        deadline: &after,
     };
     let caps = ssdready_diagnosis::limit::caps::Caps::of(&limits);
     let (mut j, app_skips) = judge(
@@ -494,8 +539,9 @@ pub fn command(a: StudyArgs) -> crate::Done {
         runs: &ex.runs,
         machine: &machine,
         made_by_study: drive.is_some(),
-        budget_s,
-        elapsed_s: started.elapsed().as_secs_f64(),
+        refused,
+        clock: &clock,
+        limits: &limits,
     };
     let (tried, notes) = trials::run(&a, &ran, &mut j, &stop);
     warnings.extend(notes);
@@ -623,6 +669,7 @@ fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
             return (1, Some(json));
         }
     }
+    trials::write_files(doc, dir);
     if let Err(e) = printed {
         say(&format!("{e} (the findings are in {})", json.display()));
         return (1, Some(json));

@@ -1,6 +1,7 @@
 //! The candidates the machine's configuration sets: a cgroup I/O throttle,
-//! a CPU quota, the CPUs the study may use, other processes' work on them,
-//! and the device's request queue. Each holds only with positive evidence
+//! a CPU quota, the CPUs the study may use (other processes' work on them
+//! is [`super::others`]'s), the CPU the I/O's own path costs, and the
+//! device's request queue. Each holds only with positive evidence
 //! from the run itself — the rate at the throttle's value, the group
 //! stopped by its quota, the allowed CPUs busy, the device holding no more
 //! requests than its queue admits — never from the setting alone.
@@ -44,27 +45,6 @@ pub fn kept_waiting(v: &View) -> bool {
     v.cpu_wait().is_none_or(|w| w >= WAIT_PCT)
 }
 
-/// Whether other processes' work kept the I/O's threads waiting: the
-/// submitting thread ([`kept_waiting`]), or the other threads on its path
-/// ([`path_held`]), whatever the other work's priority.
-pub fn others_held(v: &View) -> bool {
-    kept_waiting(v) || path_held(v)
-}
-
-/// Whether the threads on the I/O's path beside the submitting one — the
-/// kernel's, the drive's daemon's — waited at least [`WAIT_PCT`] of their
-/// ready time while other processes took at least [`OTHERS_PCT`] of the
-/// busy CPUs.
-fn path_held(v: &View) -> bool {
-    v.others_share().is_some_and(|o| o >= OTHERS_PCT)
-        && (waited(v.kernel_wait) || waited(v.daemon_wait))
-}
-
-/// A wait of at least [`WAIT_PCT`].
-fn waited(w: Option<f64>) -> bool {
-    w.is_some_and(|w| w >= WAIT_PCT)
-}
-
 /// `the submitting thread waited 34 % of the time it was ready to run…`,
 /// and the drive's daemon's threads' wait where it was read.
 fn wait_words(v: &View) -> Vec<String> {
@@ -92,16 +72,6 @@ fn wait_words(v: &View) -> Vec<String> {
         ));
     }
     words
-}
-
-/// Whose wait other work is named for: the drive's daemon's threads where
-/// only they were kept waiting, else the I/O's threads.
-fn held_words(v: &View) -> &'static str {
-    if kept_waiting(v) || waited(v.kernel_wait) {
-        "the I/O's threads"
-    } else {
-        "the drive's daemon's threads"
-    }
 }
 
 /// A cgroup I/O throttle: the rate at its value — the study's own, or the
@@ -371,158 +341,6 @@ fn cpus_allowed_at(c: &super::caps::CpusAllowed, v: &View) -> Test {
     })
 }
 
-/// Other processes' work on the CPUs, where the study may use them all:
-/// they took most of the busy time (or a good part of it, see
-/// [`OTHERS_PCT`]), and the I/O's threads — the submitting one, the
-/// kernel's, the drive's daemon's — waited for a CPU because of it,
-/// whatever the other work's priority: a `SCHED_IDLE` or nice 19 loop
-/// still delays the kernel's threads the I/O needs where the CPUs are
-/// few (a virtual machine's vCPUs wake them late).
-pub fn other_work(sh: &Shared, v: &View) -> Test {
-    if sh.caps.cpus.is_some() {
-        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
-    }
-    let (Some(busy), Some(others)) = (v.cpus_busy, v.others_share()) else {
-        return Test::No("no CPU figures".into());
-    };
-    // A loop device's disk busy with its I/Os and holding their time: the
-    // disk, not a CPU, is what they waited for.
-    if let Some(disk) = backing_waits(sh, v) {
-        return Test::No(disk);
-    }
-    // Other processes' work is most of the busy time, or more of it than
-    // the I/O's own work (the rest being interrupts and softirqs); or a
-    // good part of it while the kernel's threads on the I/O's path, or the
-    // drive's daemon's, waited.
-    let own = v.own_share().unwrap_or(100.0 - others);
-    let most = others >= 100.0 - OWN_SHARE_PCT || others > own;
-    let path = path_held(v);
-    if busy < CPUS_BUSY_PCT || !(most || path) {
-        return Test::No(format!(
-            "the CPUs it may use were {} busy, {} of it other processes' work",
-            pct(busy),
-            pct(others)
-        ));
-    }
-    if !kept_waiting(v) && !path {
-        return Test::No(format!(
-            "other processes took {} of the busy CPUs, but the I/O's threads waited only {} (the submitting thread){} {} (the kernel's){} of their ready time for one: that work gave way",
-            pct(others),
-            v.cpu_wait().map_or("?".into(), pct),
-            if v.daemon_wait.is_some() { "," } else { " and" },
-            v.kernel_wait.map_or("?".into(), pct),
-            v.daemon_wait
-                .map_or(String::new(), |d| format!(" and {} (the drive's daemon's)", pct(d)))
-        ));
-    }
-    let mut evidence = vec![format!(
-        "the {} CPU(s) it may use were {} busy; the I/O's own work used {:.2} CPUs of that, other processes {}",
-        v.cpus_n,
-        pct(busy),
-        v.io_cpus().unwrap_or(0.0),
-        pct(others)
-    )];
-    evidence.extend(wait_words(v));
-    if let Some(b) = busiest_words(v, false) {
-        evidence.push(b);
-    }
-    if lower_priority(v) {
-        evidence.push("work of a lower priority (SCHED_IDLE, SCHED_BATCH or a positive nice value) still kept the I/O's threads waiting: the kernel's threads it needs are woken onto CPUs that work holds".into());
-    }
-    if let Some(b) = sh.machine.background_busy_pct.filter(|b| *b >= 10.0) {
-        evidence.push(format!(
-            "other work kept the CPUs {} busy before the study began",
-            pct(b)
-        ));
-    }
-    Test::Holds(Found {
-        part: format!(
-            "other processes took {} of the busy time on the CPUs the study may use, and kept {} waiting{}",
-            pct(others),
-            held_words(v),
-            top_others(v).map_or(String::new(), |t| format!(" ({t})"))
-        ),
-        evidence,
-        setting: None,
-        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
-    })
-}
-
-/// Other processes' share of the busy CPUs that counts against the I/O
-/// where the kernel's threads on its path waited at least [`WAIT_PCT`] of
-/// their ready time.
-pub const OTHERS_PCT: f64 = 25.0;
-
-/// `yes (pid 9, SCHED_IDLE, nice 19), rustc (pid 12)`: the busiest other
-/// processes, each once.
-fn top_others(v: &View) -> Option<String> {
-    let mut seen: Vec<u32> = Vec::new();
-    let each: Vec<String> = v
-        .busiest
-        .iter()
-        .filter(|t| !t.kernel && t.cpus >= 0.05)
-        .filter(|t| {
-            let new = !seen.contains(&t.pid);
-            seen.push(t.pid);
-            new
-        })
-        .take(3)
-        .map(thread_label)
-        .collect();
-    (!each.is_empty()).then(|| each.join(", "))
-}
-
-/// A thread as named with its policy and nice value where they are not
-/// the default's: `yes (pid 9, SCHED_IDLE, nice 19)`.
-fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
-    let mut s = format!("{} (pid {}", t.name, t.pid);
-    if let Some(p) = t.policy.as_deref().filter(|p| *p != "SCHED_OTHER") {
-        s.push_str(&format!(", {p}"));
-    }
-    if let Some(n) = t.nice.filter(|n| *n != 0) {
-        s.push_str(&format!(", nice {n}"));
-    }
-    s.push(')');
-    s
-}
-
-/// Whether the busiest other processes ran at a lower priority than the
-/// I/O's threads.
-fn lower_priority(v: &View) -> bool {
-    v.busiest
-        .iter()
-        .filter(|t| !t.kernel && t.cpus >= 0.05)
-        .any(|t| {
-            matches!(t.policy.as_deref(), Some("SCHED_IDLE" | "SCHED_BATCH"))
-                || t.nice.is_some_and(|n| n > 0)
-        })
-}
-
-/// `busiest: kworker/u8:2+loop0 0.71 CPUs, yes (pid 9, SCHED_IDLE, nice
-/// 19) 0.40 CPUs` (kernel threads only, or other processes only).
-fn busiest_words(v: &View, kernel: bool) -> Option<String> {
-    let each: Vec<String> = v
-        .busiest
-        .iter()
-        .filter(|t| t.kernel == kernel && t.cpus >= 0.05)
-        .map(|t| match kernel {
-            true => format!("{} {:.2} CPUs", t.name, t.cpus),
-            false => format!("{} {:.2} CPUs", thread_label(t), t.cpus),
-        })
-        .collect();
-    (!each.is_empty()).then(|| {
-        format!(
-            "busiest {}: {}",
-            if kernel {
-                "kernel threads"
-            } else {
-                "other processes"
-            },
-            each.join(", ")
-        )
-    })
-}
-
 /// Every CPU the study may use busy, most of it with the I/O's own work:
 /// what each I/O costs in CPU on this path, across the machine, sets the
 /// rate.
@@ -569,7 +387,7 @@ pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
             _ => String::new(),
         }
     )];
-    if let Some(b) = busiest_words(v, true) {
+    if let Some(b) = super::others::busiest_words(v, true) {
         evidence.push(b);
     }
     evidence.extend(wait_words(v));

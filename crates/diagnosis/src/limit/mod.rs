@@ -21,6 +21,7 @@ pub mod cause;
 pub mod configured;
 pub mod found;
 pub mod group;
+pub mod others;
 pub mod path;
 pub mod stacked;
 #[cfg(test)]
@@ -29,6 +30,8 @@ mod tests;
 mod tests_apparatus;
 #[cfg(test)]
 mod tests_group;
+#[cfg(test)]
+mod tests_others;
 #[cfg(test)]
 mod tests_stacked;
 pub mod view;
@@ -131,6 +134,12 @@ pub struct Saturation {
     /// waited for a CPU, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
+    /// Of the run, the share the study's own thread on the I/O's path
+    /// that waited most (a submitting thread, or the drive's daemon's)
+    /// spent on a run queue waiting for a CPU, percent: what other work is
+    /// named on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_wait_pct: Option<f64>,
     /// When the CPUs the study may use were busy (≥ 90 %) and the I/O's
     /// threads waited for them: the share of that busy time other
     /// processes took, percent (whatever the cause).
@@ -170,7 +179,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
         Cause::IoThrottle => configured::io_throttle,
         Cause::CpuQuota => configured::cpu_quota,
         Cause::CpusAllowed => configured::cpus_allowed,
-        Cause::OtherWork => configured::other_work,
+        Cause::OtherWork => others::other_work,
         Cause::Device => path::device,
         Cause::DeviceQueue => configured::device_queue,
         Cause::Scheduler => path::scheduler,
@@ -500,12 +509,13 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         // CPU; filling idle moments at a lower priority holds no one.
         others_pct: m(&|v| {
             v.cpus_busy.filter(|b| *b >= configured::CPUS_BUSY_PCT)?;
-            match configured::others_held(v) {
+            match others::others_held(v) {
                 true => v.others_share(),
                 false => Some(0.0),
             }
         }),
         cpu_wait_pct: m(&|v| v.cpu_wait()),
+        io_wait_pct: m(&|v| v.io_wait()),
         kernel_cpus: m(&|v| v.kernel_cpus),
         daemon_busy_pct: m(&|v| v.daemon_busy),
         daemon_spin_pct: m(&|v| v.daemon_spin),

@@ -325,14 +325,6 @@ fn one_allowed_cpu_busy_with_the_studys_own_work_is_the_cpus_allowed() {
 }
 
 #[test]
-fn busy_cpus_taken_by_other_processes_are_other_work() {
-    let mut r = run("qd-8", 8, 20_000.0, 30.0, 97.0, 0.5);
-    r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.3 * 1e9 / 20_000.0;
-    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
-    assert_eq!(s.limit, Cause::OtherWork);
-}
-
-#[test]
 fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
     let caps = Caps {
         unseen: Some("a virtio disk: its backend's limits are not visible from this host".into()),
@@ -435,56 +427,6 @@ pub(super) fn with_threads(mut r: RunRecord, kernel: f64, others: f64, wait: f64
     c.other_processes_ns_per_io = Some(others * 1e9 / iops);
     c.thread_wait_max_pct = Some(wait);
     r
-}
-
-#[test]
-fn busy_cpus_filled_by_work_that_gives_way_are_not_other_work() {
-    // Both CPUs busy, most of it other processes' (a build at a lower
-    // priority), but the submitting thread hardly waited for a CPU.
-    let r = with_threads(run("qd-8", 8, 20_000.0, 30.0, 100.0, 0.5), 0.2, 1.4, 3.0);
-    let s = judge(
-        &target(TargetKind::RamDevice),
-        &[r],
-        &Caps::default(),
-        false,
-    );
-    assert_ne!(s.limit, Cause::OtherWork, "{s:?}");
-    let o = ruled(&s, Cause::OtherWork);
-    assert!(o.why.contains("gave way"), "{}", o.why);
-    // Nor are the CPUs called scarce for the late reaps.
-    let c = ruled(&s, Cause::Completions);
-    assert!(!c.why.contains("scarce"), "{}", c.why);
-}
-
-#[test]
-fn other_work_that_keeps_the_submitting_thread_waiting_is_named_with_the_wait() {
-    let r = with_threads(run("qd-8", 8, 20_000.0, 30.0, 100.0, 0.5), 0.2, 1.4, 45.0);
-    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
-    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
-    assert!(
-        s.evidence.iter().any(|e| e.contains("waited 45 %")),
-        "{:?}",
-        s.evidence
-    );
-    assert_eq!(s.cpu_wait_pct, Some(45.0));
-    assert!(s.others_pct.unwrap() > 60.0);
-}
-
-#[test]
-fn other_work_larger_than_the_ios_own_that_keeps_it_waiting_is_other_work() {
-    // The built-in drive on 2 CPUs beside a build: ssdready's threads 0.59
-    // CPUs, other processes 0.92 (46 %, under half but more than the I/O's
-    // own 30 %), the rest interrupts; the submitting thread waited 41 %.
-    let r = with_threads(
-        run("qd-128", 128, 590_000.0, 59.0, 100.0, 0.0),
-        0.01,
-        0.92,
-        41.0,
-    );
-    let s = judge(&target(TargetKind::RamDevice), &[r], &Caps::default(), true);
-    assert_eq!(s.limit, Cause::OtherWork, "{s:?}");
-    let p = ruled(&s, Cause::IoPathCpu);
-    assert!(p.why.contains("46 %"), "{}", p.why);
 }
 
 #[test]

@@ -82,6 +82,15 @@ pub struct View<'a> {
     /// most, and the kernel's threads together.
     pub thread_wait: Option<f64>,
     pub kernel_wait: Option<f64>,
+    /// Of the run, the share the study's own threads on the I/O's path
+    /// spent ready to run with no CPU to run on, percent per thread: the
+    /// submitting threads' ([`run_wait`]) and the drive's daemon's serving
+    /// threads' (their run-queue wait per I/O, times the rate, over their
+    /// number). The kernel's threads are not among them: on a machine
+    /// with few CPUs they wait for each other and for the submitting
+    /// thread as much without other work as with it.
+    pub thread_wait_run: Option<f64>,
+    pub daemon_wait_run: Option<f64>,
     /// The busiest threads outside ssdready.
     pub busiest: &'a [ssdready_core::result::ThreadUse],
 }
@@ -143,8 +152,24 @@ impl<'a> View<'a> {
                 );
                 (run + wait > 0.0).then(|| 100.0 * wait / (run + wait))
             }),
+            thread_wait_run: cpu.and_then(run_wait),
+            daemon_wait_run: s.transport.as_ref().and_then(|t| {
+                let w = t.wait_ns_per_io?;
+                (t.threads > 0).then(|| 100.0 * w * s.iops / 1e9 / t.threads as f64)
+            }),
             busiest: cpu.map_or(&[], |c| c.busiest_threads.as_slice()),
         }
+    }
+
+    /// Of the run, the share the study's own thread on the I/O's path that
+    /// waited most (a submitting thread, or a serving thread of the
+    /// drive's daemon) spent waiting on a run queue for a CPU, percent;
+    /// None where neither was read.
+    pub fn io_wait(&self) -> Option<f64> {
+        self.thread_wait_run
+            .into_iter()
+            .chain(self.daemon_wait_run)
+            .reduce(f64::max)
     }
 
     /// CPUs' worth of time the drive's daemon used (behind the kernel).
@@ -215,4 +240,19 @@ impl<'a> View<'a> {
         let d = self.disk?.in_flight?;
         Some((100.0 * d / self.in_flight as f64).min(100.0))
     }
+}
+
+/// The submitting threads' run-queue wait, percent of the run: as read
+/// ([`crate::summary::CpuSummary::thread_wait_run_pct`]), or for a record
+/// made before it was, from the thread that waited most — its wait's
+/// share `w` of its ready time — and the busiest thread's run time `b`,
+/// percent of the run: `b × w / (100 − w)`.
+fn run_wait(c: &crate::summary::CpuSummary) -> Option<f64> {
+    c.thread_wait_run_pct.or_else(|| {
+        let (w, b) = (c.thread_wait_max_pct?, c.thread_busy_max_pct?);
+        Some(match w < 100.0 {
+            true => (b * w / (100.0 - w)).min(100.0),
+            false => 100.0,
+        })
+    })
 }

@@ -6,9 +6,11 @@
 //!   striped table's devices) whose mean time per I/O, or busy fraction,
 //!   is more than [`SLOW_RATIO`] times the median of its peers', adding
 //!   at least [`OWN_SHARE`] of the run's latency;
-//! * a **slow layer**: a layer over one device whose mean time per I/O is
-//!   more than [`SLOW_RATIO`] times that device's (the time is the
-//!   layer's own: dm-delay, dm-crypt's work, a loop device's file);
+//! * a **slow layer**: a layer whose I/Os took more than [`SLOW_RATIO`]
+//!   times all the time of the devices under it, each I/O longer than
+//!   theirs (the time is the layer's own: dm-delay, dm-crypt's work, a
+//!   loop device's file; a layer faster per I/O than what is under it is
+//!   never named);
 //! * an **uneven split**: a member given far more or fewer of the I/Os
 //!   than an even share;
 //! * **read-modify-write**: members read during a write run on RAID 4/5/6;
@@ -224,8 +226,10 @@ type SlowLayer = (String, f64, f64, u64);
 
 /// Each layer judged in one run (≥ [`MIN_IOS`] I/Os on it and under it),
 /// with its figures where its own time held the I/O: more than
-/// [`SLOW_RATIO`] times all the time of the devices under it, and its own
-/// time per I/O at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
+/// [`SLOW_RATIO`] times all the time of the devices under it, more time
+/// per I/O than theirs (each at its least favourable rounding: a layer
+/// with fewer I/Os than the devices under it is then slower per I/O too),
+/// and its own time per I/O at least [`OWN_SHARE`] of the run's mean latency `lat_ms`
 /// (where the run has one). The layer's I/Os are read from `cs` (one
 /// direction's, where judged so), the devices under it from `all` (every
 /// I/O: a parity array's write reads its members too, and that time is
@@ -254,9 +258,15 @@ fn slow_layers(
         let rounding = under.len() as u64;
         let longer = c.ticks_ms() >= MIN_TICKS_MS
             && c.ticks_ms().saturating_sub(1) as f64 > SLOW_RATIO * (u_ticks + rounding) as f64;
+        // And slower per I/O than they are, beyond the rounding: a layer
+        // whose I/Os each take less time than theirs (a loop device whose
+        // reads mostly hit the page cache, over a disk that reads ahead in
+        // a few long I/Os) is not what holds the I/O, whatever its sum.
+        let slower = c.ticks_ms().saturating_sub(1) as f64 / c.ios() as f64
+            > (u_ticks + rounding) as f64 / u_ios as f64;
         let own_ms = c.ticks_ms().saturating_sub(u_ticks + rounding) as f64 / c.ios() as f64;
         let matters = lat_ms.is_none_or(|lat| own_ms >= OWN_SHARE * lat);
-        let found = (longer && matters).then(|| {
+        let found = (longer && slower && matters).then(|| {
             let names: Vec<&str> = under.iter().map(|u| u.disk.as_str()).collect();
             (
                 names.join(", "),

@@ -731,3 +731,58 @@ fn a_striped_tables_chunk_judges_alignment() {
         .iter()
         .any(|f| matches!(f, StackFinding::Misaligned { .. })));
 }
+
+/// loop0 (a loop device over a file) on vda: `top` I/Os taking `top_ms`
+/// in all on loop0, `under` taking `under_ms` on vda.
+fn looped(top: u64, top_ms: u64, under: u64, under_ms: u64) -> StackJudgement {
+    let stack = Stack {
+        target: "loop0".into(),
+        layers: vec![
+            layer(
+                "loop0",
+                0,
+                LayerKind::Loop {
+                    backing_file: Some("/var/lib/disk.img".into()),
+                },
+                &["vda"],
+            ),
+            phys("vda", 1),
+        ],
+        physical: vec!["vda".into()],
+        ..Default::default()
+    };
+    let counters = vec![
+        c("loop0", top, top_ms, 0, 0, 990),
+        c("vda", under, under_ms, 0, 0, 300),
+    ];
+    judge(&stack, &[run("qd-32", "randread", 4096, counters)]).unwrap()
+}
+
+#[test]
+fn a_layer_faster_per_io_than_the_disk_under_it_is_not_named() {
+    // 0.773 ms per I/O on loop0 over 5.773 ms on vda: loop0's summed time
+    // is more than twice vda's (10,000 short I/Os against 300 long ones),
+    // but each of its I/Os is faster; it does not hold the I/O.
+    let j = looped(10_000, 7730, 300, 1732);
+    assert!(
+        j.findings.iter().all(|f| f.disk() != Some("loop0")),
+        "{:?}",
+        j.findings
+    );
+    assert!(
+        matches!(&j.findings[..], [StackFinding::NotIdentified { .. }]),
+        "{:?}",
+        j.findings
+    );
+    // The other way round, 5.773 ms on loop0 over 0.773 ms on vda, it does.
+    let j = looped(1000, 5773, 1000, 773);
+    let [f @ StackFinding::SlowLayer { .. }] = &j.findings[..] else {
+        panic!("{:?}", j.findings)
+    };
+    let (words, _) = f.words();
+    assert!(
+        words.starts_with("the layer loop0 (")
+            && words.contains("5.773 ms per I/O against 0.773 ms on vda under it"),
+        "{words}"
+    );
+}

@@ -37,6 +37,7 @@ pub mod fuse_serve;
 pub mod fuse_uring;
 pub mod fuse_uring_serve;
 pub mod mounts;
+pub mod queue;
 mod records;
 pub mod stamps;
 pub mod state;
@@ -120,6 +121,9 @@ pub struct KernelDrive {
     /// The line saying that attaching turned the kernel's switch for FUSE
     /// over io_uring on, if it did.
     pub uring_switch: Option<String>,
+    /// The loop device's queue as a new drive's: what binding it changed
+    /// from its last user's settings, and what it could not.
+    pub queue_reset: (Vec<queue::Reset>, Vec<String>),
     shared: Arc<Shared>,
     handles: Vec<std::thread::JoinHandle<String>>,
 }
@@ -198,6 +202,7 @@ impl KernelDrive {
             block_size: bs,
             uring: uring.then(|| (fuse_uring::possible_cpus(), depth as usize)),
             uring_switch,
+            queue_reset: (Vec::new(), Vec::new()),
             shared,
             handles: Vec::new(),
         };
@@ -308,7 +313,11 @@ impl KernelDrive {
                 Ok(_dev) => {
                     self.loop_index = n;
                     self.loop_path = PathBuf::from(format!("/dev/loop{n}"));
-                    return self.check_dio();
+                    self.check_dio()?;
+                    let depth = u32::from(self.shared.max_background);
+                    self.queue_reset =
+                        queue::fresh(Path::new("/sys/block"), &format!("loop{n}"), depth);
+                    return Ok(());
                 }
                 // Another process took it meanwhile.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = e.to_string(),

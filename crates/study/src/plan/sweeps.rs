@@ -323,6 +323,16 @@ impl<'a> Planner<'a> {
             );
         } else if offered.len() < 2 {
             self.skip("I/O schedulers", "the device offers one scheduler only");
+        } else if !self.o.host_changes {
+            let dev = t.device.as_deref().unwrap_or("the device");
+            self.skip(
+                "I/O schedulers",
+                format!(
+                    "comparing them switches {dev}'s scheduler ({}) under whatever else uses it: \
+                     run with --try-changes to compare them (the original is put back after)",
+                    t.scheduler.as_deref().unwrap_or("?")
+                ),
+            );
         } else {
             // In turns, several rounds, the order reversed each round: a
             // difference between schedulers is read from runs made side by

@@ -1,0 +1,277 @@
+//! `ssdready study --job FILE [--section NAME] [TARGET]`: the study of the
+//! user's own workload (`ssdready_study::job`, `ssdready_study::job_run`).
+//! The job file is read as `run` reads it (includes, globals, several
+//! jobs; TARGET replaces each job's `filename`), checked whole before
+//! anything is written (a parse-only run: every option, and the targets'
+//! safety checks with `--allow-destructive` as `run` takes it), then run
+//! in repeats and in variants; `DIR/job-study.json` holds the figures and
+//! the job file's text and hash, and the findings go to stdout.
+
+use super::StudyArgs;
+use crate::{fail, say};
+use ssdready_study::job;
+use ssdready_study::job_run::{self, JobDoc};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The options a study of a job file does not take, and why.
+fn refuse_options(a: &StudyArgs) -> crate::Done {
+    let not = [
+        (
+            "--client",
+            !a.client.is_empty(),
+            "a fleet's study runs its own plan",
+        ),
+        (
+            "--slo",
+            a.slo.is_some(),
+            "the job's own rate and depth set its load",
+        ),
+        (
+            "--sweeps",
+            !a.sweeps.is_empty(),
+            "the job is the study's point",
+        ),
+        ("--in-process", a.in_process, "the job names its own target"),
+        (
+            "--try-changes",
+            a.try_changes,
+            "the host's changes are not yet tried on a job (a study of the device tries them)",
+        ),
+    ];
+    match not.iter().find(|x| x.1) {
+        Some((name, _, why)) => Err(fail(2, &format!("option '{name}': not with --job ({why})"))),
+        None => Ok(()),
+    }
+}
+
+/// Each run's length: the budget shared by the repeats and the variants,
+/// a tenth kept for starting each run; 1 to 60 s.
+fn runtime_s(budget_s: f64, runs: usize) -> f64 {
+    (0.9 * budget_s / runs.max(1) as f64)
+        .clamp(1.0, 60.0)
+        .floor()
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The job file's sections, checked; its text.
+fn read(
+    a: &StudyArgs,
+    file: &str,
+) -> Result<(Vec<ssdready_core::options::Section>, String), crate::Exit> {
+    let mut args = vec![file.to_string()];
+    if let Some(s) = &a.section {
+        args.push(format!("--section={s}"));
+    }
+    let parsed = ssdready_cmdline::args::parse(&args).map_err(|e| fail(2, &e.to_string()))?;
+    job::check(&parsed.sections, file).map_err(|e| fail(2, &e.to_string()))?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| fail(2, &format!("option '--job': {file}: {e}")))?;
+    Ok((parsed.sections, text))
+}
+
+/// The limits that can cap the job's I/O: its control groups', the CPUs
+/// it may use, and the queue of the device its first target is on.
+fn caps(
+    sections: &[ssdready_core::options::Section],
+    quiet: bool,
+) -> (ssdready_diagnosis::limit::caps::Caps, Vec<String>) {
+    let j = sections.iter().position(|s| !s.global).unwrap_or(0);
+    let devices: Vec<(u32, u32)> = job::effective(sections, j, "filename")
+        .and_then(|f| {
+            let p = std::path::absolute(Path::new(f.split(':').next()?)).ok()?;
+            let on = p.ancestors().find(|a| a.exists())?.to_path_buf();
+            ssdready_probe::limits_dev::device_of_path(&on)
+                .ok()
+                .flatten()
+        })
+        .into_iter()
+        .collect();
+    let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
+    let caps = ssdready_diagnosis::limit::caps::Caps::of(&inv);
+    let lines = caps.lines();
+    if !quiet {
+        for l in &lines {
+            say(&format!("a limit on this study's I/O: {l}"));
+        }
+    }
+    (caps, lines)
+}
+
+/// Run `ssdready study --job FILE`.
+pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate::Done {
+    refuse_options(a)?;
+    let (budget_s, dir) = a.ask().check().map_err(|e| fail(2, &e.to_string()))?;
+    let earlier = a.baseline.as_deref().map(baseline).transpose()?;
+    let budget_s = if a.quick {
+        budget_s.min(60.0)
+    } else {
+        budget_s
+    };
+    let (sections, text) = read(a, file)?;
+    let runs = job_run::REPEATS
+        + usize::from(ssdready_io::kdev::is_root())
+        + job::variants(&sections).len()
+        + 2 * ssdready_study::job_best::PAIRS;
+    let runtime = runtime_s(budget_s, runs);
+    let as_written = job::with_target(&sections, a.target.as_deref());
+    let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
+    // Every option and the targets' safety, before anything is written.
+    let mut check = job_run::request(&sections, &stop);
+    check.parse_only = true;
+    crate::progress::run_request(&check, stop.clone(), a.allow_destructive)
+        .map_err(|e| fail(e.exit_code(), e.message()))?;
+    if stop.load(Relaxed) {
+        return Err(fail(
+            130,
+            "interrupted before the study's first run (nothing written)",
+        ));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        fail(
+            2,
+            &format!("option '--output': creating {}: {e}", dir.display()),
+        )
+    })?;
+    let (caps, limits) = caps(&sections, a.quiet);
+    let mut doc = JobDoc {
+        schema: job_run::SCHEMA.into(),
+        schema_version: job_run::SCHEMA_VERSION,
+        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+        command: std::env::args().collect(),
+        started_unix_ms: now_ms(),
+        job_file: file.into(),
+        job_sha256: job_run::sha256(&text),
+        job_text: text,
+        section: a.section.clone(),
+        target: a.target.clone(),
+        runtime_s: runtime,
+        limits,
+        notes: cut.into_iter().collect(),
+        ..Default::default()
+    };
+    if !a.quiet {
+        say(&format!(
+            "studying the job file {file}: {} repeats as written, then {} variants, {runtime:.0} s each",
+            job_run::REPEATS,
+            runs - job_run::REPEATS
+        ));
+    }
+    let allow = a.allow_destructive;
+    let s = stop.clone();
+    let mut run =
+        move |r: &ssdready_run::RunRequest| crate::progress::run_request(r, s.clone(), allow);
+    let quiet = a.quiet;
+    let mut tell = |m: String| {
+        if !quiet {
+            say(&m);
+        }
+    };
+    job_run::execute(&mut doc, &sections, &caps, &mut run, &stop, &mut tell);
+    doc.finished_unix_ms = now_ms();
+    doc.interrupted |= stop.load(Relaxed);
+    let best = best_file(&mut doc, &as_written);
+    finish(&doc, &dir, best.as_deref())?;
+    match earlier.map(|e| job_run::compare(&doc, &e)) {
+        Some(job_run::Compared::Same { change_pct, worse }) => {
+            say(&format!(
+                "against the baseline: the job's IOPS {change_pct:+.1} % ({})",
+                if worse {
+                    "worse beyond the noise"
+                } else {
+                    "within the noise or better"
+                }
+            ));
+            if worse {
+                return Err(crate::Exit(3));
+            }
+        }
+        Some(job_run::Compared::OtherFile { was }) => say(&format!(
+            "no comparison with the baseline: it studied another job file ({was}, another SHA-256)"
+        )),
+        None => {}
+    }
+    Ok(())
+}
+
+/// An earlier job study (a directory or its job-study.json); bad input is
+/// one line and exit code 2.
+fn baseline(path: &str) -> Result<JobDoc, crate::Exit> {
+    let p = Path::new(path);
+    let file = match p.is_dir() {
+        true => p.join("job-study.json"),
+        false => p.to_path_buf(),
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| fail(2, &format!("option '--baseline': {}: {e}", file.display())))?;
+    let doc: JobDoc = serde_json::from_str(&text).map_err(|e| {
+        fail(
+            2,
+            &format!(
+                "option '--baseline': {}: not a job study ({e})",
+                file.display()
+            ),
+        )
+    })?;
+    match doc.schema == job_run::SCHEMA {
+        true => Ok(doc),
+        false => Err(fail(
+            2,
+            &format!(
+                "option '--baseline': {}: not a job study (allowed: a directory or job-study.json of `study --job`)",
+                file.display()
+            ),
+        )),
+    }
+}
+
+/// The user's job with the best configuration's options, when the set
+/// gained beyond the noise: its text (the measured gain in its header),
+/// kept in the document with the lines that changed.
+fn best_file(doc: &mut JobDoc, as_written: &[ssdready_core::options::Section]) -> Option<String> {
+    let b = doc.best.as_mut().filter(|b| b.beyond_noise)?;
+    let header = format!(
+        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio",
+        ssdready_study::job_best::words(b),
+        doc.job_file,
+        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+    );
+    let before = ssdready_study::job_best::render(as_written, "");
+    let after = ssdready_study::job_best::render(
+        &ssdready_study::job_best::apply(as_written, &b.options),
+        &header,
+    );
+    b.diff = ssdready_study::job_best::diff(&before, &after);
+    b.file = after.clone();
+    Some(after)
+}
+
+/// Write job-study.json (and job-best.fio when the best configuration
+/// gained) and print the findings; the exit code.
+fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
+    let json = serde_json::to_string_pretty(doc).map_err(|e| fail(1, &e.to_string()))? + "\n";
+    let path = ssdready_run::output::write_in(dir, "job-study.json", &json)
+        .map_err(|e| fail(1, &e.to_string()))?;
+    if let Some(text) = best {
+        let p = ssdready_run::output::write_in(dir, "job-best.fio", text)
+            .map_err(|e| fail(1, &e.to_string()))?;
+        eprintln!(
+            "ssdready: wrote {} (the job with the best configuration)",
+            p.display()
+        );
+    }
+    crate::stdout::write(&job_run::text(doc)).map_err(|e| fail(1, &e))?;
+    eprintln!("ssdready: wrote {}", path.display());
+    match (&doc.error, doc.interrupted) {
+        (_, true) => Err(fail(130, "interrupted; the study covers what ran")),
+        (Some(e), _) => Err(fail(1, &format!("the job did not run: {e}"))),
+        _ => Ok(()),
+    }
+}

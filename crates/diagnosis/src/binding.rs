@@ -1,0 +1,173 @@
+//! Where a lever's limit binds, and whether it could at a trial's point.
+//! A limit costs only where it holds something back: a cpuset or a CPU
+//! quota what parallel work would take from the CPUs it withholds, a
+//! throttle or a request queue what the I/Os in flight would reach without
+//! it, `max_sectors_kb` what a read larger than its requests pays, and
+//! read-ahead what buffered sequential reads wait for. Each lever is tried
+//! at a point where its limit can bind (`at` in the levers table); before
+//! its trial [`cannot_bind`] says why it could not at the point resolved
+//! (the study then does not try it, and says so), and after it
+//! [`did_not_bind`] says why the turns' baseline shows it did not (a
+//! throttle whose baseline ran well below its rate: something else held
+//! it; a quota lifted while a throttle kept held its baseline at its
+//! rate). A trial where the limit could not bind says nothing of the
+//! limit: it is reported so and lowers no verdict.
+
+use crate::group_limits::{self, GroupLimit};
+use crate::levers::{Context, Lever, Point};
+use crate::limits::{Inventory, IoLimitKind};
+use crate::trials::Trial;
+
+/// A throttle whose trial's baseline ran below this share of its rate did
+/// not bind at the trial's point (the throttle finding's own bound).
+pub const THROTTLE_BOUND: f64 = 0.8;
+
+/// Why `l`'s limit cannot bind at point `p`, where the facts say so
+/// (None: it can, or nothing tells).
+pub fn cannot_bind(l: &Lever, cx: &Context, p: &Point) -> Option<String> {
+    if let Some(g) = l.lift() {
+        return cx
+            .limits
+            .as_ref()
+            .and_then(|inv| group_cannot_bind(g, inv, p));
+    }
+    let now = |attr: &str| cx.queue.get(attr)?.trim().parse::<u64>().ok();
+    match l.attr.as_deref()? {
+        "nr_requests" => {
+            let n = now("nr_requests")?;
+            let in_flight = u64::from(p.qd) * u64::from(p.threads.max(1));
+            (in_flight <= n).then(|| {
+                format!(
+                    "{} keeps {in_flight} I/Os in flight, no more than the {n} requests the queue admits: it cannot fill",
+                    p.describe()
+                )
+            })
+        }
+        "max_sectors_kb" => {
+            let n = now("max_sectors_kb")?;
+            (p.bs <= n << 10).then(|| {
+                format!(
+                    "{} fit in one request of {n} KiB: nothing is split",
+                    p.describe()
+                )
+            })
+        }
+        "read_ahead_kb" => (p.direct || p.rw != "read").then(|| {
+            format!(
+                "read-ahead acts only on buffered sequential reads, not on {}",
+                p.describe()
+            )
+        }),
+        _ => None,
+    }
+}
+
+/// Whether the point's I/O is reads, and writes.
+fn directions(rw: &str) -> (bool, bool) {
+    let mixed = rw.ends_with("rw") || rw == "readwrite";
+    (rw.contains("read") || mixed, rw.contains("write") || mixed)
+}
+
+/// Why a limit of the study's groups cannot bind at `p`: a quota that
+/// allows as many CPUs as the point's threads can use on the CPUs kept, a
+/// cpuset that allows as many as the point's threads (or the quota kept)
+/// can use, a throttle that counts none of the point's I/O.
+pub fn group_cannot_bind(g: GroupLimit, inv: &Inventory, p: &Point) -> Option<String> {
+    let online = inv.cpus.online.len().max(1);
+    let threads = p.threads.max(1) as usize;
+    let cpuset = group_limits::restricting_cpuset(inv).map(|s| s.cpus.len());
+    let quota = group_limits::tightest_quota(inv).map(|q| q.cpus);
+    match g {
+        GroupLimit::CpuQuota => {
+            let q = quota?;
+            let cpus = cpuset.unwrap_or(online);
+            let reach = threads.min(cpus);
+            (reach as f64 <= q + 1e-9).then(|| {
+                format!(
+                    "the quota allows {q:.2} CPUs, and {}'s {threads} thread(s) on the {cpus} CPU(s) allowed can use no more than {reach}",
+                    p.describe()
+                )
+            })
+        }
+        GroupLimit::Cpuset => {
+            let k = cpuset?;
+            let mut reach = threads.min(online) as f64;
+            let by_quota = quota.filter(|q| *q < reach);
+            if let Some(q) = by_quota {
+                reach = q;
+            }
+            (reach <= k as f64 + 1e-9).then(|| match by_quota {
+                Some(q) => format!(
+                    "the CPU quota kept allows {q:.2} CPUs, no more than the cpuset's {k}: the cpuset cannot bind while it holds"
+                ),
+                None => format!(
+                    "{} runs {threads} thread(s), no more than the cpuset's {k} CPU(s)",
+                    p.describe()
+                ),
+            })
+        }
+        GroupLimit::IoThrottle => {
+            let (reads, writes) = directions(&p.rw);
+            let counted = inv.effective_io_throttles().iter().any(|t| {
+                if is_read(t.kind) {
+                    reads
+                } else {
+                    writes
+                }
+            });
+            (!counted).then(|| format!("the throttle counts none of {}'s I/O", p.describe()))
+        }
+        GroupLimit::IoLatency | GroupLimit::IoWeight => None,
+    }
+}
+
+fn is_read(k: IoLimitKind) -> bool {
+    matches!(k, IoLimitKind::ReadIops | IoLimitKind::ReadBps)
+}
+
+/// The tightest throttle on the point's I/O, in I/Os per second at its
+/// block size.
+pub fn throttle_iops(inv: &Inventory, p: &Point) -> Option<f64> {
+    let (reads, writes) = directions(&p.rw);
+    inv.effective_io_throttles()
+        .iter()
+        .filter(|t| if is_read(t.kind) { reads } else { writes })
+        .map(|t| match t.kind {
+            IoLimitKind::ReadIops | IoLimitKind::WriteIops => t.value as f64,
+            _ => t.value as f64 / p.bs.max(1) as f64,
+        })
+        .min_by(f64::total_cmp)
+}
+
+/// Why a trial's limit did not bind at its point, from its turns: a
+/// throttle lifted whose baseline ran below [`THROTTLE_BOUND`] of its
+/// rate (something else held the I/O there); a quota or a cpuset lifted
+/// while a throttle kept held the baseline at [`THROTTLE_BOUND`] of its
+/// rate or more (the throttle holds the I/O whatever the CPUs do).
+pub fn did_not_bind(l: &Lever, cx: &Context, t: &Trial) -> Option<String> {
+    let g = l.lift()?;
+    let inv = cx.limits.as_ref()?;
+    if t.turns.is_empty() {
+        return None;
+    }
+    let limit = throttle_iops(inv, &t.point)?;
+    let base = t.turns.iter().map(|x| x.baseline.iops).sum::<f64>() / t.turns.len() as f64;
+    match g {
+        GroupLimit::IoThrottle => (base > 0.0 && base < THROTTLE_BOUND * limit).then(|| {
+            format!(
+                "its baseline ran at {base:.0} IOPS, below the throttle's {limit:.0}: something else held the I/O at this point"
+            )
+        }),
+        GroupLimit::CpuQuota | GroupLimit::Cpuset => (base >= THROTTLE_BOUND * limit).then(|| {
+            format!(
+                "the I/O throttle kept held its baseline at {base:.0} IOPS (its rate {limit:.0}): {} could not bind while it holds",
+                g.words()
+            )
+        }),
+        GroupLimit::IoLatency | GroupLimit::IoWeight => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "binding_tests.rs"]
+mod tests;

@@ -1,0 +1,424 @@
+//! The configuration to deploy: every change that helped beyond the noise
+//! in its own trial ([`crate::trials`]), applied together and measured as
+//! a whole, in turns against the baseline like each single change, with
+//! the same number of pairs. This module is the model and its judgement,
+//! purely; the running is `ssdready-study`'s (`trials`), the files that
+//! make the configuration last are [`crate::combination_files`].
+//!
+//! What goes together, at what point:
+//! * one candidate per lever: the best of its trials that was better
+//!   beyond the noise ([`helped`]);
+//! * the point is the best single change's: its gain is the one the set
+//!   must beat, and a set measured elsewhere could not be compared with
+//!   it. The host's changes (queue settings, the study's own group) hold
+//!   whatever runs, so each joins wherever its own trial ran; an
+//!   application's choices are options made for their point's workload
+//!   (`iodepth={quad_qd}` of large reads is not a change of 4 KiB random
+//!   reads), so one joins only when its trial ran at that same point, and
+//!   not when it sets an option an earlier (better) change sets otherwise
+//!   (libaio against io_uring's registered files). What stays out is
+//!   listed with why ([`LeftOut`]);
+//! * the host's changes are made in one order, the scheduler first (a
+//!   switch resets `nr_requests`), all before each changed run and put
+//!   back after it in the reverse order;
+//! * the set is judged on what the best single change is judged on.
+//!
+//! Changes interact: two that each lift a different limit add up, two that
+//! lift the same one do not, and one may cancel another. Where the whole
+//! set buys less than its best single change, the study says so and
+//! measures the set without one change — the one that helped least alone
+//! first, then the next — up to [`MAX_SUBSETS`] sets ([`next_subset`]);
+//! it keeps the first set that buys at least the best single change, else
+//! the best single change alone, as its own trial measured it
+//! ([`choose`]). With one change that helped, the configuration is that
+//! change as its trial measured it, and nothing more is run; with none,
+//! there is no configuration.
+
+use crate::levers::{Kind, Metric, Point};
+use crate::trials::{self, Gain, Outcome, Trial, Turn};
+use serde::{Deserialize, Serialize};
+
+/// Sets the search measures beyond the whole one, at most.
+pub const MAX_SUBSETS: usize = 2;
+
+/// The `combination` of the study's `trials` section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Combination {
+    /// The point every set ran at (the best single change's), in words
+    /// and as the runs' workload.
+    pub at: String,
+    pub point: Point,
+    /// What the sets are judged on: what the best single change is.
+    pub measure: Metric,
+    /// Every change in the whole set, the best single change first.
+    pub changes: Vec<Member>,
+    /// Every set measured together: the whole set first, then each
+    /// subset the search measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<Set>,
+    /// The configuration to deploy: the set kept, or the best single
+    /// change alone as its own trial measured it (`single`).
+    pub kept: Set,
+    /// The kept set bought more than the best single change, beyond the
+    /// noise (its gain less twice its spread above the single's gain).
+    pub beats_best: bool,
+    /// Changes that helped alone but are in no set, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// Why the whole set was not measured (no time left, stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+    /// What the measurement says of the set, in words.
+    pub words: String,
+}
+
+/// One change of the set, as its own trial made it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub lever: String,
+    pub kind: Kind,
+    /// `scheduler mq-deadline → none` ([`Trial::change`]).
+    pub change: String,
+    /// Queue levers: the file under `/sys/block/DEV/queue/`, and the
+    /// devices it is set on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attr: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
+    /// The value it sets.
+    pub value: String,
+    /// Application levers: the job's options it sets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<(String, String)>,
+    /// How it lasts alone ([`Trial::permanent`]).
+    pub permanent: String,
+    /// Its own trial's gain on what it was judged on, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<Gain>,
+    pub alone_at: String,
+}
+
+/// A set of changes measured together in turns against the baseline.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Set {
+    /// The changes' levers, in the order applied.
+    pub levers: Vec<String>,
+    /// Not measured together: the best single change's own trial.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub single: bool,
+    pub turns: Vec<Turn>,
+    /// Each metric's gain over the turns, as a trial's.
+    pub gains: Vec<Gain>,
+    pub outcome: Outcome,
+    /// The runs' command lines.
+    pub baseline_options: Vec<String>,
+    pub change_options: Vec<String>,
+    /// Why it stopped before its turns were done, or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A change that helped alone and is in no set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub lever: String,
+    pub change: String,
+    pub why: String,
+}
+
+impl Set {
+    /// A trial as a set of one change (`single`).
+    pub fn of_trial(t: &Trial) -> Set {
+        Set {
+            levers: vec![t.lever.clone()],
+            single: true,
+            turns: t.turns.clone(),
+            gains: t.gains.clone(),
+            outcome: t.outcome,
+            baseline_options: t.baseline_options.clone(),
+            change_options: t.change_options.clone(),
+            error: t.error.clone(),
+        }
+    }
+
+    /// What its outcome says, judged on `measure`, in a trial's words
+    /// ([`crate::trials_text::noise_words`]).
+    pub fn outcome_words(&self, measure: Metric) -> &'static str {
+        let t = Trial {
+            measure,
+            gains: self.gains.clone(),
+            outcome: self.outcome,
+            ..Default::default()
+        };
+        crate::trials_text::noise_words(&t)
+    }
+
+    /// The gain on `m`.
+    pub fn gain(&self, m: Metric) -> Option<&Gain> {
+        self.gains.iter().find(|g| g.metric == m)
+    }
+}
+
+/// Fill a set's gains and outcome from its turns, judged on `measure` as
+/// a trial is ([`trials::judge_trial`]).
+pub fn judge_set(s: &mut Set, measure: Metric) {
+    let mut t = Trial {
+        measure,
+        turns: s.turns.clone(),
+        outcome: s.outcome,
+        ..Default::default()
+    };
+    trials::judge_trial(&mut t);
+    s.gains = t.gains;
+    s.outcome = t.outcome;
+}
+
+/// The trials that helped beyond the noise, one per lever (its best),
+/// best first: the candidates of the set. `trials` ranked best first.
+pub fn helped(trials: &[Trial]) -> Vec<&Trial> {
+    let mut out: Vec<&Trial> = Vec::new();
+    for t in trials.iter().filter(|t| t.outcome == Outcome::Better) {
+        if !out.iter().any(|o| o.lever == t.lever) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// [`trials::MIN_SPREAD_PCT`] as a log ratio.
+fn log_floor() -> f64 {
+    (trials::MIN_SPREAD_PCT / 100.0).ln_1p()
+}
+
+/// A gain's log ratio, signed for the better.
+fn score(g: &Gain) -> f64 {
+    match g.metric.higher_is_better() {
+        true => g.log_mean,
+        false => -g.log_mean,
+    }
+}
+
+/// Whether a set buys less than the best single change's gain `best`: a
+/// set that did not help beyond the noise, or whose gain is below it.
+pub fn less_than(s: &Set, best: &Gain) -> bool {
+    match s.gain(best.metric) {
+        Some(g) if s.outcome == Outcome::Better => score(g) < score(best),
+        _ => true,
+    }
+}
+
+/// Whether a set buys more than `best` beyond the noise: its gain less
+/// twice its spread above the best single change's gain.
+pub fn beats(s: &Set, best: &Gain) -> bool {
+    match s.gain(best.metric) {
+        Some(g) if s.outcome == Outcome::Better => {
+            score(g) - 2.0 * g.log_spread.max(log_floor()) > score(best)
+        }
+        _ => false,
+    }
+}
+
+impl Combination {
+    /// The best single change's gain (its member's own trial).
+    pub fn best_gain(&self) -> Option<&Gain> {
+        self.changes.first().and_then(|m| m.alone.as_ref())
+    }
+
+    /// The members of a set, in the order applied.
+    pub fn members_of<'a>(&'a self, s: &'a Set) -> impl Iterator<Item = &'a Member> + 'a {
+        s.levers
+            .iter()
+            .filter_map(|l| self.changes.iter().find(|m| &m.lever == l))
+    }
+
+    /// The kept configuration's changes in words, `A + B`.
+    pub fn kept_words(&self) -> String {
+        self.members_of(&self.kept)
+            .map(|m| m.change.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// The kept configuration's gain on what it is judged on.
+    pub fn kept_gain(&self) -> Option<&Gain> {
+        self.kept.gain(self.measure)
+    }
+}
+
+/// The next set the search measures: the whole set without one change,
+/// the one that helped least alone first, never without the best single
+/// change; None when the whole set bought at least the best single
+/// change, a set measured since did, [`MAX_SUBSETS`] were measured, a
+/// set failed, or a subset would be one change (that is the single
+/// change's own trial).
+pub fn next_subset(c: &Combination) -> Option<Vec<String>> {
+    let whole = c.sets.first()?;
+    let best = c.best_gain()?;
+    let failed = c.sets.iter().any(|s| s.turns.len() < 2);
+    let enough = c.sets.iter().any(|s| !less_than(s, best));
+    if whole.levers.len() < 3 || c.sets.len() > MAX_SUBSETS || failed || enough {
+        return None;
+    }
+    let mut drop: Vec<&Member> = c
+        .members_of(whole)
+        .filter(|m| Some(&m.lever) != c.changes.first().map(|b| &b.lever))
+        .collect();
+    let alone = |m: &Member| m.alone.as_ref().map_or(f64::MIN, Gain::lower_bound);
+    drop.sort_by(|a, b| alone(a).total_cmp(&alone(b)));
+    let d = drop.get(c.sets.len() - 1)?;
+    Some(
+        whole
+            .levers
+            .iter()
+            .filter(|l| **l != d.lever)
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Keep the first set that bought at least the best single change, else
+/// the best single change's own trial `best`; say which, and why.
+pub fn choose(c: &mut Combination, best: &Trial) {
+    let single = Set::of_trial(best);
+    let Some(bg) = best.main_gain().cloned() else {
+        c.kept = single;
+        return;
+    };
+    let kept = c.sets.iter().position(|s| !less_than(s, &bg));
+    c.beats_best = kept.is_some_and(|i| beats(&c.sets[i], &bg));
+    c.words = words(c, kept, &bg);
+    c.kept = kept.map_or(single, |i| c.sets[i].clone());
+}
+
+/// What a set leaves out of the whole one, in words: `without rq-affinity`.
+fn without(c: &Combination, s: &Set) -> String {
+    let gone: Vec<&str> = c.sets.first().map_or(Vec::new(), |w| {
+        w.levers
+            .iter()
+            .filter(|l| !s.levers.contains(l))
+            .map(String::as_str)
+            .collect()
+    });
+    format!("without {}", gone.join(", "))
+}
+
+/// What the sets said, `kept` the index of the set kept.
+fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
+    let best_words = format!(
+        "{} ({} {})",
+        c.changes.first().map_or("", |m| m.change.as_str()),
+        best.metric.label(),
+        trials::fmt_gain(best)
+    );
+    if let Some(why) = &c.not_measured {
+        return format!(
+            "the changes together were not measured: {why}; the configuration is the best single change, {best_words}, as its own trial measured it"
+        );
+    }
+    if c.sets.is_empty() {
+        return format!("one change helped beyond the noise: the configuration is that change, {best_words}, as its own trial measured it");
+    }
+    if kept.is_none() && c.sets.iter().all(|s| s.turns.len() < 2) {
+        return format!(
+            "the changes together could not be measured ({}); the configuration is the best single change, {best_words}, as its own trial measured it",
+            c.sets[0].error.as_deref().unwrap_or("too few turns")
+        );
+    }
+    match kept {
+        Some(0) if beats(&c.sets[0], best) => format!(
+            "together they bought more than the best single change, {best_words}, beyond the noise"
+        ),
+        Some(0) => format!(
+            "together they bought at least what the best single change did, {best_words}, but not more beyond the noise"
+        ),
+        Some(k) => format!(
+            "the whole set bought less than its best single change, {best_words}: the changes interact; kept the best set measured, {}",
+            without(c, &c.sets[k])
+        ),
+        None => format!(
+            "the {} measured bought less than the best single change, {best_words}: the changes interact; kept the best single change alone, as its own trial measured it",
+            if c.sets.len() == 1 { "whole set" } else { "sets" }
+        ),
+    }
+}
+
+/// The configuration and what it bought together, in a few words:
+/// `scheduler mq-deadline → none + nr-requests 4 → 64: IOPS +61.0 % ±
+/// 1.2 % over 3 turns`.
+pub fn result_words(c: &Combination) -> String {
+    let how = match c.kept.single {
+        true => "alone",
+        false => "together",
+    };
+    match c.kept_gain() {
+        Some(g) => format!(
+            "{}: {} {} {how} over {} turns",
+            c.kept_words(),
+            g.metric.label(),
+            trials::fmt_gain(g),
+            c.kept.turns.len()
+        ),
+        None => format!("{}: not measured", c.kept_words()),
+    }
+}
+
+/// The section's answer where the configuration is more than one change
+/// that helped together beyond the noise; else `answer` as it was.
+pub fn answer(c: &Combination, answer: &str) -> String {
+    let together = !c.kept.single && c.kept.outcome == Outcome::Better;
+    match together {
+        true => format!(
+            "the configuration to deploy: {}, beyond the noise{}",
+            result_words(c),
+            match c.beats_best {
+                true => ", more than its best single change",
+                false => "",
+            }
+        ),
+        false if c.sets.iter().any(|s| s.turns.len() >= 2) => {
+            format!("{answer}; the changes together bought less (see the configuration above)")
+        }
+        false if !c.sets.is_empty() => format!(
+            "{answer}; the changes together could not be measured (see the configuration above)"
+        ),
+        false => answer.to_string(),
+    }
+}
+
+/// The lines that lead the terminal's "what to change" section: the
+/// configuration, its gain, what the sets said and what stayed out.
+pub fn lines(c: &Combination) -> String {
+    let mut s = format!(
+        "  the configuration to deploy: {} at {}\n     {}\n",
+        result_words(c),
+        c.at,
+        c.words
+    );
+    for set in c.sets.iter().skip(1) {
+        let g = set.gain(c.measure);
+        s.push_str(&format!(
+            "     measured {}: {}\n",
+            without(c, set),
+            g.map_or("not measured".into(), |g| format!(
+                "{} {}",
+                g.metric.label(),
+                trials::fmt_gain(g)
+            ))
+        ));
+    }
+    for l in &c.left_out {
+        s.push_str(&format!("     left out {}: {}\n", l.change, l.why));
+    }
+    let files = crate::combination_files::names(c);
+    if !files.is_empty() {
+        s.push_str(&format!(
+            "     to keep it: {} in the study's directory (each says how to apply it)\n",
+            files.join(", ")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "combination_tests.rs"]
+mod tests;

@@ -1,0 +1,222 @@
+//! The configuration's files: the rules with the scheduler first, one line
+//! per device; the job as the configuration ran; the drop-in for the unit
+//! whose group held the I/O; each headed by the gain measured together.
+
+use super::*;
+use crate::combination::{judge_set, Set};
+use crate::levers::{Metric, Point};
+use crate::limits::{IoLimitKind, IoThrottle};
+use crate::trials::{Measured, Turn};
+
+fn turns(ratio: f64) -> Vec<Turn> {
+    let run = |iops: f64| Measured {
+        iops,
+        bw_bytes_per_s: iops * 4096.0,
+        lat_mean_ns: 32e9 / iops,
+        lat_p99_ns: 64e9 / iops,
+        cpu_ns_per_io: None,
+    };
+    (0..3)
+        .map(|i| Turn {
+            baseline: run(100_000.0),
+            change: run(100_000.0 * ratio * (1.0 + 0.004 * f64::from(i))),
+        })
+        .collect()
+}
+
+fn queue(lever: &str, attr: &str, value: &str, devices: &[&str]) -> Member {
+    Member {
+        lever: lever.into(),
+        kind: Kind::Queue,
+        change: format!("{lever} x → {value}"),
+        attr: Some(attr.into()),
+        devices: devices.iter().map(|d| d.to_string()).collect(),
+        value: value.into(),
+        ..Default::default()
+    }
+}
+
+fn app(lever: &str, change: &str) -> Member {
+    Member {
+        lever: lever.into(),
+        kind: Kind::Application,
+        change: change.into(),
+        ..Default::default()
+    }
+}
+
+const CHANGED: &[&str] = &[
+    "--quiet",
+    "--name=m",
+    "--filename=/dev/loop7",
+    "--rw=randread",
+    "--bs=4k",
+    "--iodepth=32",
+    "--numjobs=1",
+    "--size=1073741824",
+    "--runtime=1000ms",
+    "--time_based",
+    "--ioengine=io_uring",
+    "--direct=1",
+    "--registerfiles=1",
+];
+
+/// A configuration of `changes` kept together at +60 %, applied in
+/// `order`.
+fn configuration(changes: Vec<Member>, order: &[&str]) -> Combination {
+    let mut kept = Set {
+        levers: order.iter().map(|l| l.to_string()).collect(),
+        turns: turns(1.6),
+        baseline_options: vec!["--quiet".into(), "--name=m".into()],
+        change_options: CHANGED.iter().map(|o| o.to_string()).collect(),
+        ..Default::default()
+    };
+    judge_set(&mut kept, Metric::Iops);
+    Combination {
+        at: "4 KiB random reads at QD 32 × 1 thread".into(),
+        point: Point::default(),
+        measure: Metric::Iops,
+        changes,
+        sets: vec![kept.clone()],
+        kept,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_rules_set_the_scheduler_first_one_line_per_device_under_the_gain() {
+    // nr-requests helped most alone, but the scheduler's switch would
+    // reset it: its line comes first in the file whatever the order.
+    let c = configuration(
+        vec![
+            queue("nr-requests", "nr_requests", "64", &["sda", "sdb"]),
+            queue("scheduler", "scheduler", "none", &["sda", "sdb"]),
+        ],
+        &["nr-requests", "scheduler"],
+    );
+    assert_eq!(names(&c), [UDEV, FIO]);
+    let f = files(&c, "2026-11-26", None);
+    let rules = &f[0].text;
+    let head = rules.lines().next().unwrap();
+    assert!(
+        head.starts_with("# ssdready study 2026-11-26: nr-requests x → 64 + scheduler x → none, measured together: IOPS +60."),
+        "{head}"
+    );
+    assert!(
+        head.ends_with("over 3 turns at 4 KiB random reads at QD 32 × 1 thread"),
+        "{head}"
+    );
+    assert!(rules.contains("udevadm control --reload && udevadm trigger"));
+    assert!(rules.contains("# The scheduler comes first: switching it resets nr_requests.\n"));
+    let lines: Vec<&str> = rules.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        lines,
+        [
+            r#"ACTION=="add|change", KERNEL=="sda", ATTR{queue/scheduler}="none""#,
+            r#"ACTION=="add|change", KERNEL=="sdb", ATTR{queue/scheduler}="none""#,
+            r#"ACTION=="add|change", KERNEL=="sda", ATTR{queue/nr_requests}="64""#,
+            r#"ACTION=="add|change", KERNEL=="sdb", ATTR{queue/nr_requests}="64""#,
+        ]
+    );
+}
+
+#[test]
+fn the_job_is_the_configurations_run_with_the_applications_choices() {
+    let c = configuration(
+        vec![
+            app("registered", "registered x → y"),
+            queue("scheduler", "scheduler", "none", &["loop7"]),
+        ],
+        &["scheduler", "registered"],
+    );
+    assert_eq!(names(&c), [UDEV, FIO]);
+    let job = &files(&c, "2026-11-26", None)[1];
+    assert_eq!(job.name, "job.fio");
+    assert!(job.text.starts_with("# ssdready study 2026-11-26: scheduler x → none + registered x → y, measured together: IOPS +60."));
+    assert!(job
+        .text
+        .contains("the application's own choices in it (registered x → y)"));
+    assert!(job
+        .text
+        .contains("# The baseline it was measured against: ssdready run --quiet --name=m\n"));
+    let body: Vec<&str> = job.text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(body[0], "[global]");
+    assert!(body.contains(&"ioengine=io_uring") && body.contains(&"registerfiles=1"));
+    assert!(body.contains(&"time_based"));
+    assert!(!body.iter().any(|l| l.contains("quiet")));
+    let at = body.iter().position(|l| *l == "[m]").unwrap();
+    assert_eq!(body[at + 1], "filename=/dev/loop7");
+    assert!(body[..at].iter().all(|l| !l.starts_with("filename=")));
+}
+
+#[test]
+fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
+    let cgroup = Member {
+        lever: "io-throttle".into(),
+        kind: Kind::Cgroup,
+        change: "io-throttle in the study's group → without the I/O throttle".into(),
+        ..Default::default()
+    };
+    let c = configuration(vec![cgroup], &["io-throttle"]);
+    assert_eq!(names(&c), [SYSTEMD, FIO]);
+    let inv = Inventory {
+        io_throttles: vec![IoThrottle {
+            version: CgroupVersion::V2,
+            cgroup: "/system.slice/db.service".into(),
+            device: "7:7".into(),
+            disk: Some("loop7".into()),
+            kind: IoLimitKind::ReadIops,
+            value: 2000,
+            applies: true,
+            source: "io.max".into(),
+        }],
+        pid: 1,
+        cgroups: Vec::new(),
+        io_latency: Vec::new(),
+        io_cost: Default::default(),
+        // A quota the trial kept: not the set's to lift.
+        cpu_quotas: vec![crate::limits::CpuQuota {
+            version: CgroupVersion::V2,
+            cgroup: "/system.slice/db.service".into(),
+            quota_us: 50_000,
+            period_us: 100_000,
+            burst_us: None,
+            cpus: 0.5,
+            source: "/sys/fs/cgroup/system.slice/db.service/cpu.max".into(),
+        }],
+        cpuset: None,
+        affinity: None,
+        memory_limits: Vec::new(),
+        cpus: crate::limits::UsableCpus::new(vec![0, 1], None, None, None),
+        devices: Vec::new(),
+        hypervisor: None,
+        unread: Vec::new(),
+    };
+    let text = &files(&c, "2026-11-26", Some(&inv))[0].text;
+    assert!(text.starts_with("# ssdready study 2026-11-26: io-throttle"));
+    assert!(text.contains("systemctl edit db.service"), "{text}");
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(body, ["[Service]", "IOReadIOPSMax="]);
+    assert!(text.contains("# read IOPS 2000 on /dev/loop7, set on /system.slice/db.service"));
+    // Without the inventory: what to fill in, said.
+    let text = &files(&c, "2026-11-26", None)[0].text;
+    assert!(text.contains("# Fill in: UNIT"), "{text}");
+    assert!(text.contains("IOReadIOPSMax=\n") && text.contains("CPUQuota=\n"));
+}
+
+#[test]
+fn a_configuration_without_a_measured_gain_gets_no_file() {
+    let mut c = configuration(
+        vec![queue("scheduler", "scheduler", "none", &["sda"])],
+        &["scheduler"],
+    );
+    c.kept.gains.clear();
+    assert!(names(&c).is_empty());
+    assert!(files(&c, "2026-11-26", None).is_empty());
+}
+
+#[test]
+fn the_date_is_the_days_since_the_epoch_in_the_calendar() {
+    assert_eq!(date_of(0), "1970-01-01");
+    assert_eq!(date_of(1_764_115_200_000 + 3_600_000), "2025-11-26");
+}

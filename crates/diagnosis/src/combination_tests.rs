@@ -1,0 +1,265 @@
+//! The configuration's judgement: a set that buys more than its best
+//! change is kept and said to beat it; one that buys less keeps the best
+//! set measured, or the best change alone, and says so; the search drops
+//! the change that helped least first.
+
+use super::*;
+use crate::trials::{judge_trial, Measured, Section};
+
+fn run(iops: f64) -> Measured {
+    Measured {
+        iops,
+        bw_bytes_per_s: iops * 4096.0,
+        lat_mean_ns: 32e9 / iops,
+        lat_p99_ns: 64e9 / iops,
+        cpu_ns_per_io: None,
+    }
+}
+
+/// Three turns whose changed runs give `ratio` times the baseline, each
+/// pair a little off the last.
+fn turns(ratio: f64) -> Vec<Turn> {
+    (0..3)
+        .map(|i| {
+            let base = 100_000.0 * (1.0 + 0.002 * f64::from(i));
+            Turn {
+                baseline: run(base),
+                change: run(base * ratio * (1.0 + 0.003 * f64::from(i % 2))),
+            }
+        })
+        .collect()
+}
+
+fn trial(lever: &str, ratio: f64) -> Trial {
+    let mut t = Trial {
+        lever: lever.into(),
+        kind: Kind::Queue,
+        from: "a".into(),
+        to: "b".into(),
+        measure: Metric::Iops,
+        turns: turns(ratio),
+        change_options: vec!["--name=m".into(), "--rw=randread".into()],
+        ..Default::default()
+    };
+    judge_trial(&mut t);
+    t
+}
+
+fn member(t: &Trial) -> Member {
+    Member {
+        lever: t.lever.clone(),
+        kind: t.kind,
+        change: t.change(),
+        value: t.to.clone(),
+        alone: t.main_gain().cloned(),
+        ..Default::default()
+    }
+}
+
+fn set(levers: &[&str], ratio: f64) -> Set {
+    let mut s = Set {
+        levers: levers.iter().map(|l| l.to_string()).collect(),
+        turns: turns(ratio),
+        change_options: vec!["--name=m".into(), "--rw=randread".into()],
+        ..Default::default()
+    };
+    judge_set(&mut s, Metric::Iops);
+    s
+}
+
+fn combination(trials: &[Trial]) -> Combination {
+    Combination {
+        measure: Metric::Iops,
+        changes: trials.iter().map(member).collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_set_that_buys_more_than_its_best_change_is_kept_and_said_to_beat_it() {
+    let (a, b) = (trial("scheduler", 1.5), trial("nr-requests", 1.45));
+    let mut c = combination(&[a.clone(), b]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.6));
+    assert_eq!(next_subset(&c), None);
+    choose(&mut c, &a);
+    assert!(!c.kept.single);
+    assert_eq!(c.kept.levers, ["scheduler", "nr-requests"]);
+    assert!(c.beats_best, "{:?}", c.kept_gain());
+    assert!(
+        c.words.contains("more than the best single change"),
+        "{}",
+        c.words
+    );
+    let g = c.kept_gain().unwrap();
+    assert!((g.change_pct - 60.0).abs() < 1.0, "{g:?}");
+    let answer = answer(&c, "the best change measured: …");
+    assert!(
+        answer.starts_with(
+            "the configuration to deploy: scheduler a → b + nr-requests a → b: IOPS +60"
+        ),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("more than its best single change"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_set_no_better_than_its_best_change_beyond_the_noise_is_kept_without_the_claim() {
+    let (a, b) = (trial("scheduler", 1.5), trial("nr-requests", 1.2));
+    let mut c = combination(&[a.clone(), b]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.505));
+    choose(&mut c, &a);
+    assert!(!c.kept.single);
+    assert!(!c.beats_best);
+    assert!(
+        c.words.contains("but not more beyond the noise"),
+        "{}",
+        c.words
+    );
+}
+
+#[test]
+fn a_set_of_two_that_buys_less_keeps_the_best_change_alone_and_says_so() {
+    // Each gains alone; together one cancels the other.
+    let (a, b) = (trial("scheduler", 1.5), trial("nr-requests", 1.3));
+    let mut c = combination(&[a.clone(), b]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.1));
+    // Without one of two, the set is the best change: its own trial.
+    assert_eq!(next_subset(&c), None);
+    choose(&mut c, &a);
+    assert!(c.kept.single);
+    assert_eq!(c.kept.levers, ["scheduler"]);
+    assert_eq!(c.kept.turns, a.turns);
+    assert!(!c.beats_best);
+    assert!(
+        c.words.contains("bought less than the best single change"),
+        "{}",
+        c.words
+    );
+    assert!(
+        c.words.contains("kept the best single change alone"),
+        "{}",
+        c.words
+    );
+    let answer = answer(&c, "the best change measured: scheduler");
+    assert!(
+        answer.starts_with("the best change measured: scheduler; the changes together bought less"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn the_search_drops_the_change_that_helped_least_first_and_keeps_the_first_set_that_holds() {
+    let best = trial("scheduler", 1.5);
+    let least = trial("rq-affinity", 1.1);
+    let next = trial("nr-requests", 1.3);
+    let mut c = combination(&[best.clone(), next, least]);
+    c.sets
+        .push(set(&["scheduler", "nr-requests", "rq-affinity"], 1.2));
+    // The one that helped least goes first.
+    assert_eq!(next_subset(&c).unwrap(), ["scheduler", "nr-requests"]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.15));
+    // Then the next least, from the whole set again.
+    assert_eq!(next_subset(&c).unwrap(), ["scheduler", "rq-affinity"]);
+    c.sets.push(set(&["scheduler", "rq-affinity"], 1.7));
+    // Bounded: two subsets at most, and one held.
+    assert_eq!(next_subset(&c), None);
+    choose(&mut c, &best);
+    assert_eq!(c.kept.levers, ["scheduler", "rq-affinity"]);
+    assert!(c.beats_best);
+    assert!(
+        c.words
+            .contains("kept the best set measured, without nr-requests"),
+        "{}",
+        c.words
+    );
+    let lines = lines(&c);
+    assert!(
+        lines.contains("measured without rq-affinity: IOPS +15"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("measured without nr-requests: IOPS +70"),
+        "{lines}"
+    );
+}
+
+#[test]
+fn the_search_stops_once_a_set_fails() {
+    let best = trial("scheduler", 1.5);
+    let mut c = combination(&[best, trial("a", 1.2), trial("b", 1.1)]);
+    let mut whole = set(&["scheduler", "a", "b"], 1.2);
+    whole.turns.truncate(1);
+    c.sets.push(whole);
+    assert_eq!(next_subset(&c), None);
+}
+
+#[test]
+fn one_change_that_helped_is_the_configuration_as_its_trial_measured_it() {
+    let a = trial("scheduler", 1.5);
+    let mut c = combination(std::slice::from_ref(&a));
+    choose(&mut c, &a);
+    assert!(c.kept.single);
+    assert!(c.sets.is_empty());
+    assert!(
+        c.words.starts_with("one change helped beyond the noise"),
+        "{}",
+        c.words
+    );
+    assert_eq!(
+        answer(&c, "the best change measured: x"),
+        "the best change measured: x"
+    );
+    assert!(result_words(&c).contains("alone over 3 turns"));
+}
+
+#[test]
+fn a_set_not_measured_says_why_and_keeps_the_best_change() {
+    let a = trial("scheduler", 1.5);
+    let mut c = combination(&[a.clone(), trial("nr-requests", 1.3)]);
+    c.not_measured = Some("no time left in the budget for its turns".into());
+    choose(&mut c, &a);
+    assert!(c.kept.single);
+    assert!(
+        c.words
+            .starts_with("the changes together were not measured: no time left"),
+        "{}",
+        c.words
+    );
+}
+
+#[test]
+fn the_candidates_are_one_per_lever_that_helped_best_first() {
+    let mut no = trial("engine", 1.0);
+    no.to = "libaio".into();
+    let ts = [
+        trial("scheduler", 1.5),
+        trial("scheduler", 1.2),
+        no,
+        trial("nr-requests", 1.3),
+    ];
+    let ids: Vec<&str> = helped(&ts).iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(ids, ["scheduler", "nr-requests"]);
+    assert!(std::ptr::eq(helped(&ts)[0], &ts[0]));
+}
+
+#[test]
+fn a_trials_section_without_a_combination_still_reads() {
+    let old = r#"{"asked":true,"budget_s":30.0,"spent_s":10.0,"trials":[],"untested":[],"contradictions":[],"citations":[],"answer":"x"}"#;
+    let s: Section = serde_json::from_str(old).unwrap();
+    assert!(s.combination.is_none());
+    let text = serde_json::to_string(&s).unwrap();
+    assert!(!text.contains("combination"));
+    let mut s = s;
+    let a = trial("scheduler", 1.5);
+    let mut c = combination(&[a.clone(), trial("nr-requests", 1.3)]);
+    c.sets.push(set(&["scheduler", "nr-requests"], 1.6));
+    choose(&mut c, &a);
+    s.combination = Some(c.clone());
+    let back: Section = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    let back = back.combination.unwrap();
+    assert_eq!((back.kept.levers, back.words), (c.kept.levers, c.words));
+    assert!(back.beats_best && back.kept.turns.len() == 3);
+}

@@ -1,0 +1,245 @@
+//! Other processes' work on the CPUs the study may use, named by what it
+//! costs the I/O, never by what it is. The only positive evidence is time
+//! the study's own threads on the I/O's path — its submitting threads, the
+//! drive's daemon's serving threads — spent ready to run with no CPU to run
+//! on (their run-queue wait, `/proc/PID/task/TID/schedstat`), a real share
+//! of the run, while other processes' work kept the CPUs busy.
+//!
+//! Not evidence: busy CPUs, or other processes' share of them. Work at a
+//! lower priority fills every idle moment and gives way at once; on a
+//! virtual machine it can even keep the vCPUs from halting, and the I/O
+//! gains (two `SCHED_IDLE` loops beside fio on a RAM loop device: 194K
+//! IOPS without them, 215K with them). Nor the kernel's threads' waits: on
+//! a machine with few CPUs they wait for each other and for the submitting
+//! thread as long with no other work as with it.
+
+use super::configured::{backing_waits, CPUS_BUSY_PCT};
+use super::found::{pct, Found, Test};
+use super::view::{Shared, View};
+
+/// The study's own threads on the I/O's path waited at least this share of
+/// the run for a CPU.
+pub const IO_WAIT_PCT: f64 = 10.0;
+/// Other processes took at least this share of the busy CPUs: the CPUs
+/// the I/O's threads waited for were busy with others' work, not only
+/// with the I/O's own.
+pub const OTHERS_PCT: f64 = 25.0;
+
+/// Whether other processes' work held the I/O: the CPUs busy, other
+/// processes a good part of it, and the study's own threads on the I/O's
+/// path kept waiting for one a real share of the run — whatever the other
+/// work's priority.
+pub fn others_held(v: &View) -> bool {
+    v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
+        && v.others_share().is_some_and(|o| o >= OTHERS_PCT)
+        && v.io_wait().is_some_and(|w| w >= IO_WAIT_PCT)
+}
+
+/// Other processes' work on the CPUs, where the study may use them all:
+/// the CPUs busy, other processes at least [`OTHERS_PCT`] of it, and the
+/// study's own threads on the I/O's path waiting at least [`IO_WAIT_PCT`]
+/// of the run for a CPU. Where they hardly waited, other processes' CPU
+/// time is not a limit, whatever its share.
+pub fn other_work(sh: &Shared, v: &View) -> Test {
+    if sh.caps.cpus.is_some() {
+        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
+    }
+    let (Some(busy), Some(others)) = (v.cpus_busy, v.others_share()) else {
+        return Test::No("no CPU figures".into());
+    };
+    // A loop device's disk busy with its I/Os and holding their time: the
+    // disk, not a CPU, is what they waited for.
+    if let Some(disk) = backing_waits(sh, v) {
+        return Test::No(disk);
+    }
+    if busy < CPUS_BUSY_PCT {
+        return Test::No(format!(
+            "the CPUs it may use were {} busy, {} of it other processes' work",
+            pct(busy),
+            pct(others)
+        ));
+    }
+    let named = top_others(v).map_or(String::new(), |t| format!(" ({t})"));
+    let Some(wait) = v.io_wait() else {
+        return Test::No(format!(
+            "other processes took {} of the busy CPUs{named}, but no run-queue wait was read for the I/O's threads: their CPU time alone is no evidence",
+            pct(others)
+        ));
+    };
+    if wait < IO_WAIT_PCT {
+        return Test::No(format!(
+            "other processes took {} of the busy CPUs{named}, but the I/O's threads waited {} of the run for a CPU: their CPU time is not a limit here",
+            pct(others),
+            pct(wait)
+        ));
+    }
+    if others < OTHERS_PCT {
+        return Test::No(format!(
+            "the I/O's threads waited {} of the run for a CPU, but other processes took only {} of the busy CPUs: the I/O's own work kept them waiting",
+            pct(wait),
+            pct(others)
+        ));
+    }
+    Test::Holds(Found {
+        part: format!(
+            "other processes kept {} waiting for a CPU {} of the run, on CPUs {} busy, {} of it their work{named}",
+            held_words(v),
+            pct(wait),
+            pct(busy),
+            pct(others)
+        ),
+        evidence: evidence(sh, v, busy, others),
+        setting: None,
+        margin_pct: Some(100.0 * (wait - IO_WAIT_PCT) / IO_WAIT_PCT),
+    })
+}
+
+/// What other work held the I/O with: the CPUs' time, the waits, who.
+fn evidence(sh: &Shared, v: &View, busy: f64, others: f64) -> Vec<String> {
+    let mut evidence = vec![format!(
+        "the {} CPU(s) it may use were {} busy; the I/O's own work used {:.2} CPUs of that, other processes {}",
+        v.cpus_n,
+        pct(busy),
+        v.io_cpus().unwrap_or(0.0),
+        pct(others)
+    )];
+    evidence.extend(io_wait_words(v));
+    if let Some(b) = busiest_words(v, false) {
+        evidence.push(b);
+    }
+    if lower_priority(v) {
+        evidence.push("work at a lower priority (SCHED_IDLE, SCHED_BATCH or a positive nice value) is among them: it still kept the I/O's threads from a CPU".into());
+    }
+    if let Some(b) = sh.machine.background_busy_pct.filter(|b| *b >= 10.0) {
+        evidence.push(format!(
+            "other work kept the CPUs {} busy before the study began",
+            pct(b)
+        ));
+    }
+    evidence
+}
+
+/// `the submitting thread waited 24 % of the run for a CPU…`, and the
+/// drive's daemon's serving threads' wait where it was read; the kernel's
+/// threads' wait, said as theirs, decides nothing.
+fn io_wait_words(v: &View) -> Vec<String> {
+    let mut words = Vec::new();
+    let estimated = v
+        .run
+        .summary
+        .cpu
+        .as_ref()
+        .is_some_and(|c| c.thread_wait_run_pct.is_none());
+    if let Some(w) = v.thread_wait_run {
+        words.push(format!(
+            "the submitting thread waited {} of the run on a run queue for a CPU ({}/proc/PID/task/TID/schedstat)",
+            pct(w),
+            if estimated {
+                "estimated from its share of its ready time; "
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(k) = v.kernel_wait {
+        words.push(format!(
+            "the kernel's threads waited {} of their ready time, not weighed: on few CPUs they wait for each other and for the submitting thread with no other work too",
+            pct(k)
+        ));
+    }
+    if let Some(d) = v.daemon_wait_run {
+        let per_io = v
+            .run
+            .summary
+            .transport
+            .as_ref()
+            .and_then(|t| t.wait_ns_per_io);
+        words.push(format!(
+            "the drive's daemon's serving threads waited {} of the run for a CPU ({}{}their /proc/PID/task/TID/schedstat)",
+            pct(d),
+            v.daemon_wait
+                .map_or(String::new(), |r| format!("{} of their ready time, ", pct(r))),
+            per_io.map_or(String::new(), |ns| format!("{:.1} µs per I/O; ", ns / 1e3))
+        ));
+    }
+    words
+}
+
+/// Whose wait other work is named for: the drive's daemon's threads where
+/// they waited more than the submitting ones, else the I/O's threads.
+fn held_words(v: &View) -> &'static str {
+    match (v.thread_wait_run, v.daemon_wait_run) {
+        (t, Some(d)) if t.is_none_or(|t| d > t) => "the drive's daemon's threads",
+        _ => "the I/O's threads",
+    }
+}
+
+/// `yes (pid 9, SCHED_IDLE, nice 19), rustc (pid 12)`: the busiest other
+/// processes, each once.
+fn top_others(v: &View) -> Option<String> {
+    let mut seen: Vec<u32> = Vec::new();
+    let each: Vec<String> = v
+        .busiest
+        .iter()
+        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .filter(|t| {
+            let new = !seen.contains(&t.pid);
+            seen.push(t.pid);
+            new
+        })
+        .take(3)
+        .map(thread_label)
+        .collect();
+    (!each.is_empty()).then(|| each.join(", "))
+}
+
+/// A thread as named with its policy and nice value where they are not
+/// the default's: `yes (pid 9, SCHED_IDLE, nice 19)`.
+fn thread_label(t: &ssdready_core::result::ThreadUse) -> String {
+    let mut s = format!("{} (pid {}", t.name, t.pid);
+    if let Some(p) = t.policy.as_deref().filter(|p| *p != "SCHED_OTHER") {
+        s.push_str(&format!(", {p}"));
+    }
+    if let Some(n) = t.nice.filter(|n| *n != 0) {
+        s.push_str(&format!(", nice {n}"));
+    }
+    s.push(')');
+    s
+}
+
+/// Whether the busiest other processes ran at a lower priority than the
+/// I/O's threads.
+fn lower_priority(v: &View) -> bool {
+    v.busiest
+        .iter()
+        .filter(|t| !t.kernel && t.cpus >= 0.05)
+        .any(|t| {
+            matches!(t.policy.as_deref(), Some("SCHED_IDLE" | "SCHED_BATCH"))
+                || t.nice.is_some_and(|n| n > 0)
+        })
+}
+
+/// `busiest: kworker/u8:2+loop0 0.71 CPUs, yes (pid 9, SCHED_IDLE, nice
+/// 19) 0.40 CPUs` (kernel threads only, or other processes only).
+pub fn busiest_words(v: &View, kernel: bool) -> Option<String> {
+    let each: Vec<String> = v
+        .busiest
+        .iter()
+        .filter(|t| t.kernel == kernel && t.cpus >= 0.05)
+        .map(|t| match kernel {
+            true => format!("{} {:.2} CPUs", t.name, t.cpus),
+            false => format!("{} {:.2} CPUs", thread_label(t), t.cpus),
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "busiest {}: {}",
+            if kernel {
+                "kernel threads"
+            } else {
+                "other processes"
+            },
+            each.join(", ")
+        )
+    })
+}

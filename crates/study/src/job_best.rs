@@ -1,0 +1,256 @@
+//! The job's best configuration: every change of its own choices that
+//! gained beyond the noise on its own (the best value of each option),
+//! applied together and run in turns against the job as written — the
+//! job first, then the changed one first, pair by pair, so that a drift
+//! through the runs favours neither — with the gain of the set and
+//! whether it beat the best single change. The user's job file comes
+//! back with those options changed (`job-best.fio`), its header giving
+//! the measured gain, and the lines that changed.
+
+use crate::job::{self, VariantResult};
+use serde::{Deserialize, Serialize};
+use ssdready_core::options::{RawOption, Section};
+
+/// Pairs of turns the set runs.
+pub const PAIRS: usize = 2;
+
+/// The set of changes, measured together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Best {
+    /// The options changed (`iodepth=32`), the best value of each.
+    pub options: Vec<String>,
+    /// Judged on bandwidth (the block size is among them), not IOPS.
+    pub by_bandwidth: bool,
+    /// Each pair's change against the job, percent.
+    pub pairs_pct: Vec<f64>,
+    /// Their mean.
+    pub gain_pct: Option<f64>,
+    /// Every pair gained, by more than 10 % on average.
+    pub beyond_noise: bool,
+    /// The best single change's gain, for the comparison.
+    pub best_single_pct: f64,
+    /// The job file with the options changed.
+    pub file: String,
+    /// The lines that changed, as a diff would show them (`+iodepth=32`).
+    pub diff: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// The options of the variants that gained beyond the noise, the best
+/// value of each option; none when fewer than one gained.
+pub fn chosen(variants: &[VariantResult]) -> Vec<&VariantResult> {
+    let mut best: Vec<&VariantResult> = Vec::new();
+    for v in variants
+        .iter()
+        .filter(|v| v.beyond_noise && v.gain_pct.is_some_and(|g| g > 0.0))
+    {
+        let key = v.option.split('=').next().unwrap_or_default();
+        match best
+            .iter()
+            .position(|b| b.option.starts_with(&format!("{key}=")))
+        {
+            Some(i) if best[i].gain_pct < v.gain_pct => best[i] = v,
+            Some(_) => {}
+            None => best.push(v),
+        }
+    }
+    best
+}
+
+/// The job's sections with `options` (`key=value`) set on every job.
+pub fn apply(sections: &[Section], options: &[String]) -> Vec<Section> {
+    let mut out = sections.to_vec();
+    for o in options {
+        let (k, v) = o.split_once('=').unwrap_or((o, ""));
+        for s in out.iter_mut().filter(|s| !s.global) {
+            s.options.push(RawOption::cli(k, Some(v)));
+        }
+    }
+    out
+}
+
+/// The job file as sections: each `[name]` with its options, the ones a
+/// later option replaces left out; includes come out expanded.
+pub fn render(sections: &[Section], header: &str) -> String {
+    let mut s = String::new();
+    for line in header.lines() {
+        s.push_str(&format!("# {line}\n"));
+    }
+    for sec in sections {
+        let mut body = String::new();
+        for (i, o) in sec.options.iter().enumerate() {
+            let replaced = sec.options[i + 1..].iter().any(|x| x.key == o.key);
+            if replaced || o.key == "name" {
+                continue;
+            }
+            match &o.value {
+                Some(v) => body.push_str(&format!("{}={v}\n", o.key)),
+                None => body.push_str(&format!("{}\n", o.key)),
+            }
+        }
+        // The command line's empty globals are no section of the file.
+        if !(sec.global && body.is_empty()) {
+            s.push_str(&format!("\n[{}]\n{body}", sec.name));
+        }
+    }
+    s
+}
+
+/// The lines of `after` not in `before` (`+`) and of `before` not in
+/// `after` (`-`), option lines only.
+pub fn diff(before: &str, after: &str) -> Vec<String> {
+    let opts = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
+            .map(String::from)
+            .collect()
+    };
+    let (b, a) = (opts(before), opts(after));
+    let mut out: Vec<String> = b
+        .iter()
+        .filter(|l| !a.contains(l) && !l.starts_with('['))
+        .map(|l| format!("-{l}"))
+        .collect();
+    out.extend(
+        a.iter()
+            .filter(|l| !b.contains(l) && !l.starts_with('['))
+            .map(|l| format!("+{l}")),
+    );
+    out
+}
+
+/// The set's gain from its pairs: (job, changed) rates.
+pub fn judge(best: &mut Best, pairs: &[(f64, f64)]) {
+    best.pairs_pct = pairs
+        .iter()
+        .map(|(job, changed)| 100.0 * (changed / job.max(1e-9) - 1.0))
+        .collect();
+    if best.pairs_pct.is_empty() {
+        return;
+    }
+    let mean = best.pairs_pct.iter().sum::<f64>() / best.pairs_pct.len() as f64;
+    best.gain_pct = Some(mean);
+    best.beyond_noise = mean >= job::GAIN_PCT && best.pairs_pct.iter().all(|p| *p > 0.0);
+}
+
+/// The answer in words.
+pub fn words(b: &Best) -> String {
+    let Some(g) = b.gain_pct else {
+        return format!(
+            "the best configuration ({}) was not measured: {}",
+            b.options.join(" "),
+            b.error.as_deref().unwrap_or("no time left")
+        );
+    };
+    let m = if b.by_bandwidth { "bandwidth" } else { "IOPS" };
+    let each = b
+        .pairs_pct
+        .iter()
+        .map(|p| format!("{p:+.0} %"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Less than the best single change only beyond the noise floor.
+    let less = g < b.best_single_pct - job::GAIN_PCT;
+    let verdict = match (b.beyond_noise, less) {
+        (false, _) => "not beyond the noise",
+        (true, true) => "beyond the noise, but less than the best single change alone",
+        (true, false) => "beyond the noise",
+    };
+    format!(
+        "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}",
+        b.options.join(" "),
+        b.pairs_pct.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(option: &str, gain: f64, beyond: bool) -> VariantResult {
+        VariantResult {
+            what: option.into(),
+            option: option.into(),
+            gain_pct: Some(gain),
+            beyond_noise: beyond,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_set_is_the_best_value_of_each_option_that_gained_beyond_the_noise() {
+        let vs = [
+            v("iodepth=32", 20.0, true),
+            v("iodepth=64", 25.0, true),
+            v("iodepth=8", -20.0, true),
+            v("numjobs=4", 22.0, true),
+            v("ioengine=io_uring", 3.0, false),
+        ];
+        let c: Vec<&str> = chosen(&vs).iter().map(|x| x.option.as_str()).collect();
+        assert_eq!(c, ["iodepth=64", "numjobs=4"]);
+        assert!(chosen(&vs[4..]).is_empty());
+    }
+
+    #[test]
+    fn the_file_comes_back_with_the_options_changed_and_the_gain_in_its_header() {
+        let sections = vec![
+            Section {
+                name: "global".into(),
+                global: true,
+                options: vec![
+                    RawOption::cli("iodepth", Some("16")),
+                    RawOption::cli("bs", Some("8k")),
+                ],
+            },
+            Section {
+                name: "oltp".into(),
+                global: false,
+                options: vec![
+                    RawOption::cli("rw", Some("randrw")),
+                    RawOption::cli("numjobs", Some("2")),
+                ],
+            },
+        ];
+        let before = render(&sections, "the job as written");
+        let after = render(
+            &apply(&sections, &["iodepth=64".into(), "numjobs=4".into()]),
+            "measured together: IOPS +40.0 %",
+        );
+        assert!(
+            after.starts_with("# measured together: IOPS +40.0 %\n"),
+            "{after}"
+        );
+        // The job's own iodepth (none: the global's) is set on the job.
+        assert!(
+            after.contains("[oltp]\nrw=randrw\niodepth=64\nnumjobs=4\n"),
+            "{after}"
+        );
+        let d = diff(&before, &after);
+        assert_eq!(d, ["-numjobs=2", "+iodepth=64", "+numjobs=4"], "{d:?}");
+    }
+
+    #[test]
+    fn the_set_gains_beyond_the_noise_only_when_every_pair_gains() {
+        let mut b = Best {
+            options: vec!["iodepth=64".into(), "numjobs=4".into()],
+            best_single_pct: 25.0,
+            ..Default::default()
+        };
+        judge(&mut b, &[(100.0, 140.0), (100.0, 136.0)]);
+        assert!(b.beyond_noise);
+        assert!((b.gain_pct.unwrap() - 38.0).abs() < 1e-9);
+        assert!(words(&b).ends_with("beyond the noise"), "{}", words(&b));
+        judge(&mut b, &[(100.0, 120.0), (100.0, 121.0)]);
+        assert!(!words(&b).contains("less than"), "{}", words(&b));
+        b.best_single_pct = 40.0;
+        assert!(
+            words(&b).contains("less than the best single change"),
+            "{}",
+            words(&b)
+        );
+        judge(&mut b, &[(100.0, 150.0), (100.0, 95.0)]);
+        assert!(!b.beyond_noise);
+        assert!(words(&b).contains("not beyond the noise"));
+    }
+}

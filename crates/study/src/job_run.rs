@@ -1,0 +1,445 @@
+//! Running the study of a job file ([`crate::job`]): the job in repeats,
+//! then each variant once, through the binary's run function; the
+//! document it gives (`job-study.json`, with the job file's text and its
+//! SHA-256 so that a later study of the same file can be matched) and its
+//! words.
+
+use crate::job::{self, RunFigures, Variant, VariantResult};
+use crate::job_best::{self, Best};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use ssdready_core::options::Section;
+use ssdready_run::{RunFn, RunRequest};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// The document's schema name and version.
+pub const SCHEMA: &str = "ssdready-job-study";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Repeats of the job as written.
+pub const REPEATS: usize = 3;
+
+/// The study of a job file, as written to `job-study.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct JobDoc {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: String,
+    pub command: Vec<String>,
+    pub started_unix_ms: u64,
+    pub finished_unix_ms: u64,
+    /// The job file as given, its text and the text's SHA-256.
+    pub job_file: String,
+    pub job_text: String,
+    pub job_sha256: String,
+    pub section: Option<String>,
+    /// The target that replaced the job's `filename`, when given.
+    pub target: Option<String>,
+    /// Each run's length, seconds.
+    pub runtime_s: f64,
+    /// Each repeat of the job as written.
+    pub repeats: Vec<RunFigures>,
+    /// The repeats' median IOPS (both directions) and spread (max − min,
+    /// percent of the median).
+    pub median_iops: f64,
+    pub spread_pct: f64,
+    pub variants: Vec<VariantResult>,
+    /// The job once more with its latency split along its path and its CPU
+    /// profiled by layer (root only: the kernel's tracepoints and
+    /// system-wide samples); its figures are not among the repeats', the
+    /// instruments costing some of the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrumented: Option<RunFigures>,
+    /// A rate-limited job: whether it reached its rate, and its p99 there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<String>,
+    /// Every change that gained, together, in turns against the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<Best>,
+    /// What can cap the study's I/O on this host, read before its runs.
+    pub limits: Vec<String>,
+    /// What holds the job, each with its evidence (or "not identified").
+    pub holds: Vec<String>,
+    pub notes: Vec<String>,
+    pub interrupted: bool,
+    /// Why no repeat of the job ran, when none did.
+    pub error: Option<String>,
+}
+
+/// The SHA-256 of a job file's text, in hex.
+pub fn sha256(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The request that runs `sections`.
+pub fn request(sections: &[Section], stop: &Arc<AtomicBool>) -> RunRequest {
+    RunRequest {
+        sections: sections.to_vec(),
+        quiet: true,
+        ..RunRequest::new(stop.clone())
+    }
+}
+
+/// The job's repeats then its variants, into `doc` (its figures, the
+/// variants judged against the repeats, what holds the job). `tell` hears
+/// each step.
+pub fn execute(
+    doc: &mut JobDoc,
+    sections: &[Section],
+    caps: &ssdready_diagnosis::limit::caps::Caps,
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    for i in 0..REPEATS {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            return;
+        }
+        tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
+        match run(&request(sections, stop)) {
+            Ok(r) => {
+                if i == 0 {
+                    doc.rates = job::rates(&r);
+                }
+                doc.repeats.push(RunFigures::of(&r))
+            }
+            Err(e) => {
+                doc.error = Some(e.message().to_string());
+                return;
+            }
+        }
+    }
+    if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
+        tell("the job once more, its latency split and its CPU profiled by layer".into());
+        let mut r = request(sections, stop);
+        (r.decompose, r.profile) = (Some(true), true);
+        match run(&r) {
+            Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
+            Err(e) => doc
+                .notes
+                .push(format!("the instrumented run failed: {}", e.message())),
+        }
+    }
+    let rates: Vec<f64> = doc.repeats.iter().map(RunFigures::iops).collect();
+    let Some((median, spread)) = job::median_spread(&rates) else {
+        return;
+    };
+    (doc.median_iops, doc.spread_pct) = (median, spread);
+    let bytes: Vec<f64> = doc.repeats.iter().map(RunFigures::bandwidth).collect();
+    let (median_bw, spread_bw) = job::median_spread(&bytes).unwrap_or_default();
+    for v in job::variants(sections) {
+        if stop.load(Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        tell(format!("the job with {}", v.what));
+        let (m, s) = match v.by_bandwidth {
+            true => (median_bw, spread_bw),
+            false => (median, spread),
+        };
+        doc.variants.push(variant(&v, run, stop, m, s));
+    }
+    doc.best = best(doc, sections, run, stop, tell);
+    let mid = doc
+        .repeats
+        .iter()
+        .min_by(|a, b| {
+            (a.iops() - median)
+                .abs()
+                .total_cmp(&(b.iops() - median).abs())
+        })
+        .cloned()
+        .unwrap_or_default();
+    let bs = job::effective(sections, first_job(sections), "bs")
+        .and_then(|v| ssdready_core::units::parse_size(&v, 1024).ok())
+        .unwrap_or(4096);
+    doc.holds = job::holds(caps, &mid, &doc.variants, bs);
+}
+
+/// Every change that gained beyond the noise, together, in
+/// [`job_best::PAIRS`] pairs of turns against the job as written (the
+/// order alternating pair by pair); None when none gained.
+fn best(
+    doc: &JobDoc,
+    sections: &[Section],
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) -> Option<Best> {
+    let chosen = job_best::chosen(&doc.variants);
+    chosen.first()?;
+    let mut b = Best {
+        options: chosen.iter().map(|v| v.option.clone()).collect(),
+        by_bandwidth: chosen.iter().any(|v| v.by_bandwidth),
+        best_single_pct: chosen
+            .iter()
+            .filter_map(|v| v.gain_pct)
+            .fold(f64::MIN, f64::max),
+        ..Default::default()
+    };
+    let changed = job_best::apply(sections, &b.options);
+    let by_bw = b.by_bandwidth;
+    let rate = |f: &RunFigures| match by_bw {
+        true => f.bandwidth(),
+        false => f.iops(),
+    };
+    let mut pairs = Vec::new();
+    for i in 0..job_best::PAIRS {
+        if stop.load(Relaxed) {
+            break;
+        }
+        tell(format!(
+            "the job with {} together, turn {} of {}",
+            b.options.join(" "),
+            i + 1,
+            job_best::PAIRS
+        ));
+        let order: [&[Section]; 2] = match i % 2 {
+            0 => [sections, &changed],
+            _ => [&changed, sections],
+        };
+        let mut got = [0.0; 2];
+        for (k, s) in order.iter().enumerate() {
+            match run(&request(s, stop)) {
+                Ok(r) => got[k] = rate(&RunFigures::of(&r)),
+                Err(e) => {
+                    b.error = Some(e.message().to_string());
+                    return Some(b);
+                }
+            }
+        }
+        pairs.push(match i % 2 {
+            0 => (got[0], got[1]),
+            _ => (got[1], got[0]),
+        });
+    }
+    job_best::judge(&mut b, &pairs);
+    Some(b)
+}
+
+fn first_job(sections: &[Section]) -> usize {
+    sections.iter().position(|s| !s.global).unwrap_or(0)
+}
+
+/// One variant, run once and set against the job's repeats.
+fn variant(
+    v: &Variant,
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    median: f64,
+    spread: f64,
+) -> VariantResult {
+    let mut out = VariantResult {
+        what: v.what.clone(),
+        option: v.option.clone(),
+        by_bandwidth: v.by_bandwidth,
+        ..Default::default()
+    };
+    match run(&request(&v.sections, stop)) {
+        Ok(r) => out.figures = Some(RunFigures::of(&r)),
+        Err(e) => out.error = Some(e.message().to_string()),
+    }
+    job::judge_variant(&mut out, median, spread);
+    out
+}
+
+fn dir_words(label: &str, d: &job::Dir) -> String {
+    let ms = |ns: f64| ssdready_core::units::fmt_ns(ns);
+    let p = |x: Option<u64>| x.map_or("?".into(), |n| ms(n as f64));
+    format!(
+        "{label} {:.0} IOPS, {:.1} MiB/s, mean {}, p99 {}, p99.9 {}",
+        d.iops,
+        d.bw_bytes_per_s / (1u64 << 20) as f64,
+        ms(d.lat_mean_ns),
+        p(d.lat_p99_ns),
+        p(d.lat_p999_ns)
+    )
+}
+
+fn figures_words(f: &job::JobFigures) -> String {
+    let mut parts = Vec::new();
+    if let Some(d) = &f.read {
+        parts.push(dir_words("reads", d));
+    }
+    if let Some(d) = &f.write {
+        parts.push(dir_words("writes", d));
+    }
+    match parts.is_empty() {
+        true => "no I/O".into(),
+        false => parts.join("; "),
+    }
+}
+
+/// One line of parts (`block layer 12.0 µs (10 % of the mean), …`), or
+/// nothing without any.
+fn parts_words(label: &str, parts: &[job::Part], of: &str) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    // The six largest (job-study.json keeps them all).
+    let each: Vec<String> = parts
+        .iter()
+        .take(6)
+        .map(|p| {
+            format!(
+                "{} {} ({:.0} % {of})",
+                p.part,
+                ssdready_core::units::fmt_ns(p.mean_ns),
+                p.share_pct
+            )
+        })
+        .collect();
+    format!("  {label}: {}\n", each.join(", "))
+}
+
+/// The study of the job in words.
+pub fn text(doc: &JobDoc) -> String {
+    let mut s = format!(
+        "ssdready study of the job file {}{} ({} runs of {:.0} s; sha256 {})\n",
+        doc.job_file,
+        doc.section
+            .as_ref()
+            .map_or(String::new(), |x| format!(", section [{x}]")),
+        doc.repeats.len()
+            + doc.variants.len()
+            + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len())
+            + usize::from(doc.instrumented.is_some()),
+        doc.runtime_s,
+        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+    );
+    if let Some(e) = &doc.error {
+        s.push_str(&format!("the job did not run: {e}\n"));
+        return s;
+    }
+    let mid = doc.repeats.iter().min_by(|a, b| {
+        (a.iops() - doc.median_iops)
+            .abs()
+            .total_cmp(&(b.iops() - doc.median_iops).abs())
+    });
+    if let Some(m) = mid {
+        s.push_str(&format!(
+            "the job as written ({} repeats, spread {:.1} %):\n",
+            doc.repeats.len(),
+            doc.spread_pct
+        ));
+        if m.jobs.len() > 1 {
+            for j in &m.jobs {
+                s.push_str(&format!("  [{}] {}\n", j.name, figures_words(j)));
+            }
+        }
+        s.push_str(&format!(
+            "  {}: {}\n",
+            m.together.name,
+            figures_words(&m.together)
+        ));
+    }
+    if let Some(i) = &doc.instrumented {
+        s.push_str(&parts_words(
+            "its latency along the path",
+            &i.split,
+            "of the mean",
+        ));
+        s.push_str(&parts_words(
+            "its CPU per I/O by layer",
+            &i.cpu_layers,
+            "of the busy CPU",
+        ));
+    }
+    for r in &doc.rates {
+        s.push_str(&format!("  {r}\n"));
+    }
+    if !doc.variants.is_empty() {
+        s.push_str("one thing changed at a time, against the job's median:\n");
+    }
+    for v in &doc.variants {
+        let m = if v.by_bandwidth { "bandwidth" } else { "IOPS" };
+        let what = match (&v.gain_pct, &v.error) {
+            (_, Some(e)) => format!("not measured: {e}"),
+            (Some(g), _) if v.beyond_noise => format!("{g:+.1} % {m} (beyond the noise)"),
+            (Some(g), _) => format!("{g:+.1} % {m} (within the noise)"),
+            _ => "not measured".into(),
+        };
+        s.push_str(&format!("  {}: {what}\n", v.what));
+    }
+    if let Some(b) = &doc.best {
+        s.push_str(&format!("{}\n", job_best::words(b)));
+        if !b.diff.is_empty() {
+            s.push_str(&format!("  in the job file: {}\n", b.diff.join(" ")));
+        }
+    }
+    for l in &doc.limits {
+        s.push_str(&format!("a limit on this study's I/O: {l}\n"));
+    }
+    s.push_str("what holds this job:\n");
+    for h in &doc.holds {
+        s.push_str(&format!("  {h}\n"));
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+/// A job study set against an earlier one of the same job file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Compared {
+    /// The same file; the change of the median IOPS, percent, and whether
+    /// it is worse beyond both studies' spreads.
+    Same { change_pct: f64, worse: bool },
+    /// Another job file (its hash differs): nothing to compare.
+    OtherFile { was: String },
+}
+
+/// This study against `earlier`: by the job file's hash, then the repeats'
+/// medians, a loss counting beyond the larger of both spreads and 10 %.
+pub fn compare(now: &JobDoc, earlier: &JobDoc) -> Compared {
+    if now.job_sha256 != earlier.job_sha256 {
+        return Compared::OtherFile {
+            was: earlier.job_file.clone(),
+        };
+    }
+    let change_pct = 100.0 * (now.median_iops / earlier.median_iops.max(1e-9) - 1.0);
+    let noise = now.spread_pct.max(earlier.spread_pct).max(job::GAIN_PCT);
+    Compared::Same {
+        change_pct,
+        worse: change_pct < -noise,
+    }
+}
+
+#[cfg(test)]
+mod compare_tests {
+    use super::*;
+
+    fn doc(sha: &str, median: f64, spread: f64) -> JobDoc {
+        JobDoc {
+            job_sha256: sha.into(),
+            job_file: "db.fio".into(),
+            median_iops: median,
+            spread_pct: spread,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_study_of_the_same_job_file_is_worse_only_beyond_both_spreads() {
+        let before = doc("ab", 10_000.0, 4.0);
+        let Compared::Same { change_pct, worse } = compare(&doc("ab", 8_500.0, 3.0), &before)
+        else {
+            panic!("the same file");
+        };
+        assert!((change_pct + 15.0).abs() < 1e-9 && worse, "{change_pct}");
+        assert!(matches!(
+            compare(&doc("ab", 8_500.0, 20.0), &before),
+            Compared::Same { worse: false, .. }
+        ));
+        assert!(matches!(
+            compare(&doc("cd", 1.0, 0.0), &before),
+            Compared::OtherFile { .. }
+        ));
+    }
+}

@@ -1,0 +1,260 @@
+//! The job as the study's point: refusals, the run length, the variants
+//! (one thing changed each), the figures per job and together, and what
+//! holds the job from recorded figures.
+
+use super::*;
+use ssdready_core::result::JobResult;
+
+fn opt(k: &str, v: &str) -> RawOption {
+    RawOption {
+        key: k.into(),
+        value: Some(v.into()),
+        at: Some("line 3".into()),
+    }
+}
+
+fn section(name: &str, global: bool, opts: &[(&str, &str)]) -> Section {
+    Section {
+        name: name.into(),
+        global,
+        options: opts.iter().map(|(k, v)| opt(k, v)).collect(),
+    }
+}
+
+/// A database's profile: 8 KiB random reads and writes 70/30, four jobs
+/// at QD 16, 30 s.
+fn oltp() -> Vec<Section> {
+    vec![
+        section(
+            "global",
+            true,
+            &[
+                ("ioengine", "libaio"),
+                ("direct", "1"),
+                ("bs", "8k"),
+                ("iodepth", "16"),
+                ("runtime", "30"),
+                ("time_based", "1"),
+            ],
+        ),
+        section(
+            "oltp",
+            false,
+            &[("rw", "randrw"), ("rwmixread", "70"), ("numjobs", "4")],
+        ),
+    ]
+}
+
+#[test]
+fn a_job_that_runs_commands_around_it_or_has_no_job_is_refused() {
+    let mut s = oltp();
+    s[1].options.push(opt("exec_prerun", "sync"));
+    let e = check(&s, "db.fio").unwrap_err();
+    assert!(
+        e.to_string().starts_with("option 'exec_prerun' (line 3)"),
+        "{e}"
+    );
+    let e = check(&s[..1], "db.fio").unwrap_err();
+    assert!(e.to_string().contains("defines no job"), "{e}");
+    assert!(check(&oltp(), "db.fio").is_ok());
+}
+
+#[test]
+fn the_target_replaces_the_filename_and_a_long_job_is_cut_and_said() {
+    let (s, note) = prepared(&oltp(), Some("/dev/loop3"), 10.0);
+    assert_eq!(effective(&s, 1, "filename").as_deref(), Some("/dev/loop3"));
+    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("10s"));
+    let note = note.expect("the cut is said");
+    assert!(
+        note.contains("at most 10 s") && note.contains("[oltp] 30 s"),
+        "{note}"
+    );
+    // A job that fits keeps its own length, and nothing is said.
+    let (s, note) = prepared(&oltp(), None, 60.0);
+    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("30"));
+    assert_eq!(note, None);
+    assert_eq!(effective(&s, 1, "filename"), None);
+}
+
+#[test]
+fn each_variant_changes_one_thing_and_keeps_the_rest_as_written() {
+    let base = oltp();
+    let vs = variants(&base);
+    let names: Vec<&str> = vs.iter().map(|v| v.what.as_str()).collect();
+    for want in [
+        "iodepth ×½ (16 → 8)",
+        "iodepth ×2 (16 → 32)",
+        "iodepth ×4 (16 → 64)",
+        "numjobs ×2 (4 → 8)",
+        "ioengine libaio → io_uring",
+        "ioengine libaio → psync",
+        "bs ×2 (8k → 16k)",
+    ] {
+        assert!(names.contains(&want), "{want}: {names:?}");
+    }
+    let keys = [
+        "iodepth",
+        "numjobs",
+        "ioengine",
+        "bs",
+        "rw",
+        "rwmixread",
+        "direct",
+        "runtime",
+    ];
+    for v in &vs {
+        let changed: Vec<&str> = keys
+            .iter()
+            .copied()
+            .filter(|k| effective(&v.sections, 1, k) != effective(&base, 1, k))
+            .collect();
+        assert_eq!(changed.len(), 1, "{}: {changed:?}", v.what);
+        assert!(
+            v.option.starts_with(changed[0]),
+            "{} {}",
+            v.option,
+            changed[0]
+        );
+    }
+    // Mixed block sizes have no one size to double.
+    let mut mixed = oltp();
+    mixed[0].options.push(opt("bssplit", "4k/50:64k/50"));
+    assert!(variants(&mixed).iter().all(|v| !v.what.starts_with("bs")));
+}
+
+fn dir(iops: f64, mean_us: f64, p99_us: u64) -> DirResult {
+    DirResult {
+        ios: 1000,
+        iops,
+        bw_bytes_per_s: iops * 8192.0,
+        clat: ssdready_core::hist::LatSummary {
+            n: 1000,
+            mean_ns: mean_us * 1e3,
+            percentiles: vec![(99.0, p99_us * 1000), (99.9, p99_us * 2000)],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn result(jobs: &[(f64, f64)]) -> RunResult {
+    RunResult {
+        jobs: jobs
+            .iter()
+            .enumerate()
+            .map(|(i, (r, w))| JobResult {
+                name: format!("j{i}"),
+                read: Some(dir(*r, 100.0 * (i + 1) as f64, 300)),
+                write: Some(dir(*w, 50.0, 900)),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_figures_are_per_job_and_together() {
+    let f = RunFigures::of(&result(&[(7000.0, 3000.0), (1000.0, 0.0)]));
+    assert_eq!(f.jobs.len(), 2);
+    let r = f.together.read.as_ref().unwrap();
+    assert_eq!(r.iops, 8000.0);
+    // Weighted by the I/Os: (7000 × 100 + 1000 × 200) / 8000 µs.
+    assert!((r.lat_mean_ns - 112_500.0).abs() < 1.0, "{}", r.lat_mean_ns);
+    assert_eq!(r.lat_p99_ns, Some(300_000));
+    assert_eq!(r.lat_p999_ns, Some(600_000));
+    assert_eq!(f.iops(), 11000.0);
+    assert!(f.split.is_empty(), "no decomposition, no split");
+    // A run that split its latency along the path (root, a block device).
+    let mut r = result(&[(1000.0, 0.0)]);
+    r.phases.push(ssdready_core::result::PhaseResult {
+        decomposition: Some(ssdready_core::result_cpu::Decomposition {
+            parts: vec![ssdready_core::result_cpu::PartShare {
+                part: "driver and device".into(),
+                mean_ns: 80_000.0,
+                share_pct: 80.0,
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let f = RunFigures::of(&r);
+    assert_eq!(f.split.len(), 1);
+    assert_eq!(f.split[0].share_pct, 80.0);
+}
+
+#[test]
+fn a_variant_gains_only_beyond_the_spread_and_ten_percent() {
+    let (median, spread) = median_spread(&[10_000.0, 10_400.0, 9_800.0]).unwrap();
+    assert_eq!(median, 10_000.0);
+    assert!((spread - 6.0).abs() < 0.01);
+    let mut v = VariantResult {
+        figures: Some(RunFigures::of(&result(&[(8000.0, 0.0)]))),
+        ..Default::default()
+    };
+    judge_variant(&mut v, median, spread);
+    assert!(v.beyond_noise && v.gain_pct.unwrap() < -19.0, "{v:?}");
+    v.figures = Some(RunFigures::of(&result(&[(10_800.0, 0.0)])));
+    judge_variant(&mut v, median, spread);
+    assert!(!v.beyond_noise, "{v:?}");
+    // A wide spread swallows a larger gain.
+    judge_variant(&mut v, median, 30.0);
+    assert!(!v.beyond_noise);
+}
+
+#[test]
+fn a_throttle_the_job_reaches_is_named_and_a_deeper_queue_that_gains_is_the_jobs_own_choice() {
+    use ssdready_diagnosis::limit::caps::{IoCap, IoKind, Setting};
+    let mut caps = Caps::default();
+    caps.io.push(IoCap {
+        kind: IoKind::ReadIops,
+        value: 8000.0,
+        device: "loop3".into(),
+        setting: Setting {
+            name: "blkio.throttle.read_iops_device".into(),
+            value: "7:3 8000".into(),
+            path: "/sys/fs/cgroup/blkio/app/blkio.throttle.read_iops_device".into(),
+        },
+    });
+    let f = RunFigures::of(&result(&[(7900.0, 3000.0)]));
+    let deeper = VariantResult {
+        what: "iodepth ×2 (16 → 32)".into(),
+        option: "iodepth=32".into(),
+        gain_pct: Some(40.0),
+        beyond_noise: true,
+        ..Default::default()
+    };
+    let h = holds(&caps, &f, std::slice::from_ref(&deeper), 8192);
+    assert!(
+        h[0].starts_with("an I/O throttle") && h[0].contains("reads"),
+        "{h:?}"
+    );
+    assert!(h[0].contains("7:3 8000"), "{h:?}");
+    assert!(h.iter().any(|x| x.contains("iodepth=32")), "{h:?}");
+    // Far below the throttle and no variant beyond the noise: not identified.
+    let slow = RunFigures::of(&result(&[(2000.0, 900.0)]));
+    let h = holds(&caps, &slow, &[], 8192);
+    assert_eq!(h.len(), 1);
+    assert!(h[0].starts_with("not identified"), "{h:?}");
+}
+
+#[test]
+fn a_rate_limited_job_says_whether_it_reached_its_rate_and_its_p99_there() {
+    let mut r = result(&[(4990.0, 1200.0)]);
+    let j = &mut r.jobs[0];
+    j.workers = 2;
+    j.spec.rate_iops = [Some(2500), Some(1000), None];
+    j.spec.thinktime_ns = 50_000;
+    let lines = rates(&r);
+    assert!(
+        lines[0].starts_with("[j0] reads: 4990 of 5000 IOPS asked (reached), p99 300"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("1200 of 2000 IOPS asked (not reached: 40 % short)"),
+        "{lines:?}"
+    );
+    assert!(lines[2].contains("thinks 50"), "{lines:?}");
+    // A job without a rate asks nothing.
+    assert!(rates(&result(&[(100.0, 1.0)])).is_empty());
+}

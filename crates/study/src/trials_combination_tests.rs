@@ -1,0 +1,507 @@
+//! The configuration through fakes whose changes interact: a device whose
+//! rate follows the queue settings in effect, each a factor alone and some
+//! sets a factor of their own together (two that each gain alone may add
+//! less, or cancel); the hands record every change made and put back.
+
+use super::super::*;
+use crate::driver::{Failure, Outcome as Ran, Runner};
+use crate::plan::{plan, StudyOptions};
+use crate::summary::PointSummary;
+use ssdready_diagnosis::limit::Cause;
+use ssdready_diagnosis::trials::Outcome as Verdict;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// The queue settings in effect (`attr` → value; absent: as it was).
+type State = Rc<RefCell<BTreeMap<String, String>>>;
+/// What happened, in order: `run[settings]`, `apply ATTR`, `revert ATTR`.
+type Log = Rc<RefCell<Vec<String>>>;
+/// The device's rate under the settings, a factor of its own.
+type Rate = Box<dyn Fn(&BTreeMap<String, String>) -> f64>;
+
+struct Device {
+    state: State,
+    log: Log,
+    rate: Rate,
+    n: u32,
+}
+
+impl Runner for Device {
+    fn run(
+        &mut self,
+        w: &crate::plan::Workload,
+        _: &ssdready_run::RunRequest,
+    ) -> Result<Ran, Failure> {
+        self.n += 1;
+        let state = self.state.borrow();
+        // The bandwidth of 400 MB/s in blocks past 4 KiB, whatever their size.
+        let blocks = (4096.0 / w.bs as f64).min(1.0);
+        let iops = 100_000.0 * blocks * (self.rate)(&state) * (1.0 + 0.004 * f64::from(self.n % 3));
+        let set: Vec<String> = state.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        self.log
+            .borrow_mut()
+            .push(format!("run[{}]", set.join(",")));
+        Ok(Ran {
+            summary: PointSummary {
+                ios: iops as u64,
+                iops,
+                bw_bytes_per_s: iops * w.bs as f64,
+                lat_mean_ns: 1e9 * f64::from(w.qd) / iops,
+                lat_p99_ns: (2e9 * f64::from(w.qd) / iops) as u64,
+                window_s: 1.0,
+                ..Default::default()
+            },
+            result: None,
+            clock: "real".into(),
+            context: None,
+        })
+    }
+}
+
+/// One queue setting, made and put back.
+struct Setting {
+    state: State,
+    log: Log,
+    attr: String,
+    value: String,
+    /// Refused while another setting is in effect (`attr=value`), as the
+    /// kernel refuses a depth past the tags without a scheduler.
+    refused_with: Option<String>,
+}
+
+impl Change for Setting {
+    fn apply(&mut self) -> Result<(), String> {
+        let mut s = self.state.borrow_mut();
+        if let Some((a, v)) = self.refused_with.as_ref().and_then(|r| r.split_once('=')) {
+            if s.get(a).is_some_and(|x| x == v) {
+                return Err(format!("{} refused with {a}={v}", self.attr));
+            }
+        }
+        s.insert(self.attr.clone(), self.value.clone());
+        self.log.borrow_mut().push(format!("apply {}", self.attr));
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        self.state.borrow_mut().remove(&self.attr);
+        self.log.borrow_mut().push(format!("revert {}", self.attr));
+        Ok(())
+    }
+}
+
+struct FakeHands {
+    state: State,
+    log: Log,
+    refuse: Option<(String, String)>,
+}
+
+impl Hands for FakeHands {
+    fn queue_unavailable(&self) -> Option<String> {
+        None
+    }
+    fn escape_unavailable(&self) -> Option<String> {
+        Some("no cgroup v2 here".into())
+    }
+    fn queue(&mut self, _: &[String], attr: &str, value: &str) -> Result<Box<dyn Change>, String> {
+        Ok(Box::new(Setting {
+            state: self.state.clone(),
+            log: self.log.clone(),
+            attr: attr.into(),
+            value: value.into(),
+            refused_with: self
+                .refuse
+                .as_ref()
+                .filter(|(a, _)| a == attr)
+                .map(|(_, w)| w.clone()),
+        }))
+    }
+    fn escape(
+        &mut self,
+        _: &ssdready_diagnosis::group_limits::Lift,
+    ) -> Result<Box<dyn Change>, String> {
+        Err("no cgroup v2 here".into())
+    }
+}
+
+fn target() -> TargetProfile {
+    TargetProfile {
+        spec: "/dev/fake0".into(),
+        kind: TargetKind::BlockDevice,
+        transport: "nvme".into(),
+        device: Some("fake0".into()),
+        size_bytes: 1 << 30,
+        logical_block_size: 4096,
+        ..Default::default()
+    }
+}
+
+/// A factor for each setting in effect, or the set's own where `together`
+/// names every setting in effect.
+fn rate(
+    alone: &'static [(&'static str, f64)],
+    together: &'static [(&'static [&'static str], f64)],
+) -> Rate {
+    Box::new(move |s: &BTreeMap<String, String>| {
+        let on: Vec<&str> = s.keys().map(String::as_str).collect();
+        if let Some((_, f)) = together
+            .iter()
+            .find(|(set, _)| set.len() == on.len() && set.iter().all(|a| on.contains(a)))
+        {
+            return *f;
+        }
+        alone
+            .iter()
+            .filter(|(a, _)| on.contains(a))
+            .map(|(_, f)| f)
+            .product()
+    })
+}
+
+/// What a study of the fake device measured.
+struct Studied {
+    section: Option<Section>,
+    log: Vec<String>,
+    left: BTreeMap<String, String>,
+}
+
+/// A study of the fake device whose rate is `rate`, its cause `cause`,
+/// the queue files `queue` offered; `budget`: the trials' seconds (None:
+/// a quick study's own).
+fn study(
+    rate: Rate,
+    (cause, quick): (Cause, bool),
+    queue: &[(&str, &str)],
+    budget: Option<f64>,
+    refuse: Option<(&str, &str)>,
+) -> Studied {
+    let state: State = Rc::default();
+    let log: Log = Rc::default();
+    let mut dev = Device {
+        state: state.clone(),
+        log: log.clone(),
+        rate,
+        n: 0,
+    };
+    let targets = vec![target()];
+    let so = StudyOptions {
+        quick: true,
+        budget_s: 60.0,
+        cpus: 4,
+        ..Default::default()
+    };
+    let mut p = plan(&targets, &so);
+    crate::plan::fit_budget(&mut p, &targets, &so);
+    let ex = crate::driver::execute(
+        &targets,
+        &p,
+        &mut dev,
+        &mut crate::driver::Quiet,
+        &crate::clock::Deadline::none(),
+    );
+    let mut j = crate::judge(&targets, &Default::default(), &ex.runs, false);
+    j.figures.saturation.limit = cause;
+    log.borrow_mut().clear();
+    let mut hands = FakeHands {
+        state: state.clone(),
+        log: log.clone(),
+        refuse: refuse.map(|(a, w)| (a.to_string(), w.to_string())),
+    };
+    let o = Options {
+        quick,
+        root: true,
+        asked: true,
+        budget_s: budget.unwrap_or_else(|| budget_s(&p, true, &crate::clock::Clock::start(60.0))),
+        queue: queue
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    let mut x = Trials {
+        targets: &targets,
+        plan: &p,
+        runs: &ex.runs,
+        runner: &mut dev,
+        hands: &mut hands,
+    };
+    let section = run(&mut x, &mut j, &o);
+    let left = state.borrow().clone();
+    let log = log.borrow().clone();
+    Studied { section, log, left }
+}
+
+/// The scheduler, the request queue and the completions' CPU offered.
+const QUEUE: &[(&str, &str)] = &[
+    ("scheduler", "[mq-deadline] none"),
+    ("nr_requests", "4"),
+    ("rq_affinity", "1"),
+];
+
+/// A full study's trials, time enough for all.
+fn full(rate: Rate) -> Studied {
+    study(rate, (Cause::Scheduler, false), QUEUE, Some(1e6), None)
+}
+
+#[test]
+fn the_changes_that_helped_are_measured_together_in_turns_and_lead_the_answer() {
+    // +50 % and +40 % alone, +60 % together: they lift the same limit.
+    let r = rate(
+        &[("scheduler", 1.5), ("nr_requests", 1.4)],
+        &[(&["scheduler", "nr_requests"], 1.6)],
+    );
+    let st = full(r);
+    let s = st.section.unwrap();
+    let c = s.combination.as_ref().expect("two changes helped");
+    let ids: Vec<&str> = c.changes.iter().map(|m| m.lever.as_str()).collect();
+    assert_eq!(ids, ["scheduler", "nr-requests"]);
+    assert_eq!(c.sets.len(), 1);
+    assert_eq!(c.kept.levers, ["scheduler", "nr-requests"]);
+    assert!(!c.kept.single);
+    assert_eq!(c.kept.turns.len(), trials::FULL_PAIRS);
+    let g = c.kept_gain().unwrap();
+    assert!((g.change_pct - 60.0).abs() < 2.0, "{g:?}");
+    assert!(c.beats_best, "{}", c.words);
+    assert_eq!(c.at, s.trials[0].at);
+    assert!(
+        s.answer.starts_with(
+            "the configuration to deploy: scheduler mq-deadline → none + nr-requests 4 → "
+        ),
+        "{}",
+        s.answer
+    );
+    // The set's turns, the order alternating, every change made before
+    // the changed run and put back after it in the reverse order.
+    let n = st.log.len();
+    let tail = &st.log[n - 6 * trials::FULL_PAIRS..];
+    let both = format!("run[nr_requests={},scheduler=none]", c.changes[1].value);
+    for (i, turn) in tail.chunks(6).enumerate() {
+        let made = [
+            "apply scheduler",
+            "apply nr_requests",
+            &both,
+            "revert nr_requests",
+            "revert scheduler",
+        ];
+        let want: Vec<&str> = match i % 2 {
+            0 => [&["run[]"][..], &made[..]].concat(),
+            _ => [&made[..], &["run[]"][..]].concat(),
+        };
+        assert_eq!(turn, want, "turn {i}");
+    }
+    assert!(st.left.is_empty(), "left changed: {:?}", st.left);
+    // The terminal's section leads with the configuration.
+    let text = ssdready_diagnosis::trials_text::section(&s);
+    let second = text.lines().nth(1).unwrap();
+    assert!(
+        second.starts_with("  the configuration to deploy: scheduler"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_set_that_buys_less_than_its_best_change_keeps_that_change_and_says_so() {
+    // Each gains alone; together the request queue cancels the scheduler.
+    let r = rate(
+        &[("scheduler", 1.5), ("nr_requests", 1.3)],
+        &[(&["scheduler", "nr_requests"], 1.05)],
+    );
+    let st = full(r);
+    let s = st.section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    assert_eq!(c.sets.len(), 1, "two changes: no subset but the best alone");
+    assert_eq!(c.sets[0].outcome, Verdict::Better);
+    assert!(c.kept.single);
+    assert_eq!(c.kept.levers, ["scheduler"]);
+    assert_eq!(c.kept.turns, s.trials[0].turns);
+    assert!(
+        c.words.contains("bought less than the best single change"),
+        "{}",
+        c.words
+    );
+    assert!(
+        s.answer.contains("the changes together bought less"),
+        "{}",
+        s.answer
+    );
+    assert!(st.left.is_empty());
+}
+
+#[test]
+fn three_changes_that_interact_are_searched_for_the_best_subset() {
+    // The request queue cancels the scheduler; the completions' CPU adds
+    // to it. The search drops the change that helped least alone first
+    // (rq-affinity), then the next (nr-requests), and keeps that set.
+    let r = rate(
+        &[
+            ("scheduler", 1.5),
+            ("nr_requests", 1.3),
+            ("rq_affinity", 1.2),
+        ],
+        &[
+            (&["scheduler", "nr_requests", "rq_affinity"], 1.05),
+            (&["scheduler", "nr_requests"], 1.05),
+            (&["scheduler", "rq_affinity"], 1.7),
+        ],
+    );
+    let st = full(r);
+    let s = st.section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    let sets: Vec<Vec<&str>> = c
+        .sets
+        .iter()
+        .map(|s| s.levers.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            vec!["scheduler", "nr-requests", "rq-affinity"],
+            vec!["scheduler", "nr-requests"],
+            vec!["scheduler", "rq-affinity"],
+        ]
+    );
+    assert_eq!(c.kept.levers, ["scheduler", "rq-affinity"]);
+    assert!(c.beats_best);
+    assert!(
+        c.words
+            .contains("kept the best set measured, without nr-requests"),
+        "{}",
+        c.words
+    );
+    assert!(
+        s.answer
+            .starts_with("the configuration to deploy: scheduler"),
+        "{}",
+        s.answer
+    );
+    assert!(st.left.is_empty());
+}
+
+#[test]
+fn one_change_that_helped_is_the_configuration_without_more_runs() {
+    let r = rate(&[("scheduler", 1.5)], &[]);
+    let st = full(r);
+    let s = st.section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    assert!(c.sets.is_empty());
+    assert!(c.kept.single);
+    assert_eq!(c.kept.levers, ["scheduler"]);
+    assert!(c.words.starts_with("one change helped beyond the noise"));
+    // The last runs are the last single trial's: nothing more ran.
+    let applied = st.log.iter().filter(|l| l.starts_with("apply")).count();
+    let tried_queue = s.trials.iter().filter(|t| !t.devices.is_empty()).count();
+    assert_eq!(applied, tried_queue * trials::FULL_PAIRS);
+    assert!(
+        s.answer.starts_with("the best change measured: scheduler"),
+        "{}",
+        s.answer
+    );
+}
+
+#[test]
+fn no_change_that_helped_is_no_configuration() {
+    let st = full(rate(&[], &[]));
+    let s = st.section.unwrap();
+    assert!(!s.trials.is_empty());
+    assert!(s.combination.is_none());
+}
+
+#[test]
+fn a_change_refused_in_the_set_puts_back_those_made_before_it() {
+    // The request queue is refused with no scheduler, as the kernel
+    // refuses a depth past the tags: the set fails, the scheduler is put
+    // back, and the best change alone is kept.
+    let r = rate(&[("scheduler", 1.5), ("nr_requests", 1.3)], &[]);
+    let st = study(
+        r,
+        (Cause::Scheduler, false),
+        QUEUE,
+        Some(1e6),
+        Some(("nr_requests", "scheduler=none")),
+    );
+    let s = st.section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    assert_eq!(c.sets[0].outcome, Verdict::Failed);
+    assert!(c.sets[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("nr-requests: nr_requests refused"));
+    assert!(c.kept.single);
+    assert!(
+        c.words.starts_with(
+            "the changes together could not be measured (could not make the change: nr-requests: nr_requests refused"
+        ),
+        "{}",
+        c.words
+    );
+    assert!(
+        s.answer.ends_with(
+            "; the changes together could not be measured (see the configuration above)"
+        ),
+        "{}",
+        s.answer
+    );
+    assert!(st.left.is_empty(), "{:?}", st.left);
+    let n = st.log.len();
+    assert_eq!(st.log[n - 2..], ["apply scheduler", "revert scheduler"]);
+}
+
+/// Merging off, the block layer's statistics off: a quick study's two
+/// levers for the submission path.
+const SUBMISSION: &[(&str, &str)] = &[("nomerges", "0"), ("iostats", "1")];
+
+#[test]
+fn a_quick_studys_budget_holds_the_combination_of_its_two_changes() {
+    let r = rate(
+        &[("nomerges", 1.5), ("iostats", 1.3)],
+        &[(&["nomerges", "iostats"], 1.7)],
+    );
+    let st = study(r, (Cause::SubmissionPath, true), SUBMISSION, None, None);
+    let s = st.section.unwrap();
+    let ids: Vec<&str> = s.trials.iter().map(|t| t.lever.as_str()).collect();
+    assert_eq!(ids, ["nomerges", "iostats"]);
+    let c = s.combination.as_ref().unwrap();
+    assert_eq!(c.kept.levers, ["nomerges", "iostats"]);
+    assert_eq!(c.kept.turns.len(), trials::MIN_PAIRS);
+    assert!(c.beats_best);
+    assert!(st.left.is_empty());
+}
+
+#[test]
+fn without_time_for_the_combination_the_study_says_it_was_not_measured() {
+    let r = rate(&[("nomerges", 1.5), ("iostats", 1.3)], &[]);
+    // The turns of the two single changes, and no more.
+    let targets = vec![target()];
+    let so = StudyOptions {
+        quick: true,
+        budget_s: 60.0,
+        cpus: 4,
+        ..Default::default()
+    };
+    let mut p = plan(&targets, &so);
+    crate::plan::fit_budget(&mut p, &targets, &so);
+    let per_run = p.settings.runtime_s + p.settings.ramp_s + p.overhead_s;
+    let two = (2 * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0;
+    let st = study(
+        r,
+        (Cause::SubmissionPath, true),
+        SUBMISSION,
+        Some(two),
+        None,
+    );
+    let s = st.section.unwrap();
+    assert_eq!(s.trials.len(), 2);
+    let c = s.combination.as_ref().unwrap();
+    assert!(c.sets.is_empty());
+    assert_eq!(
+        c.not_measured.as_deref(),
+        Some("no time left in the budget for its turns")
+    );
+    assert!(c.kept.single);
+    assert!(
+        c.words
+            .starts_with("the changes together were not measured"),
+        "{}",
+        c.words
+    );
+}
