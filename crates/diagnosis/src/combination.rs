@@ -3,7 +3,8 @@
 //! a whole, in turns against the baseline like each single change, with
 //! the same number of pairs. This module is the model and its judgement,
 //! purely; the running is `ssdready-study`'s (`trials`), the files that
-//! make the configuration last are [`crate::combination_files`].
+//! make the configuration last are [`crate::combination_files`]; its lines in
+//! the terminal, [`crate::trials_text::combination_lines`].
 //!
 //! What goes together, at what point:
 //! * one candidate per lever: the best of its trials that was better
@@ -142,7 +143,7 @@ impl Set {
     }
 
     /// What its outcome says, judged on `measure`, in a trial's words
-    /// ([`crate::trials_text::noise_words`]).
+    /// ([`trials::noise_words`]).
     pub fn outcome_words(&self, measure: Metric) -> &'static str {
         let t = Trial {
             measure,
@@ -150,7 +151,7 @@ impl Set {
             outcome: self.outcome,
             ..Default::default()
         };
-        crate::trials_text::noise_words(&t)
+        trials::noise_words(&t)
     }
 
     /// The gain on `m`.
@@ -291,7 +292,7 @@ pub fn choose(c: &mut Combination, best: &Trial) {
 }
 
 /// What a set leaves out of the whole one, in words: `without rq-affinity`.
-fn without(c: &Combination, s: &Set) -> String {
+pub(crate) fn without(c: &Combination, s: &Set) -> String {
     let gone: Vec<&str> = c.sets.first().map_or(Vec::new(), |w| {
         w.levers
             .iter()
@@ -383,40 +384,6 @@ pub fn answer(c: &Combination, answer: &str) -> String {
         ),
         false => answer.to_string(),
     }
-}
-
-/// The lines that lead the terminal's "what to change" section: the
-/// configuration, its gain, what the sets said and what stayed out.
-pub fn lines(c: &Combination) -> String {
-    let mut s = format!(
-        "  the configuration to deploy: {} at {}\n     {}\n",
-        result_words(c),
-        c.at,
-        c.words
-    );
-    for set in c.sets.iter().skip(1) {
-        let g = set.gain(c.measure);
-        s.push_str(&format!(
-            "     measured {}: {}\n",
-            without(c, set),
-            g.map_or("not measured".into(), |g| format!(
-                "{} {}",
-                g.metric.label(),
-                trials::fmt_gain(g)
-            ))
-        ));
-    }
-    for l in &c.left_out {
-        s.push_str(&format!("     left out {}: {}\n", l.change, l.why));
-    }
-    let files = crate::combination_files::names(c);
-    if !files.is_empty() {
-        s.push_str(&format!(
-            "     to keep it: {} in the study's directory (each says how to apply it)\n",
-            files.join(", ")
-        ));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -84,6 +84,7 @@ pub mod text;
 pub mod transport;
 pub mod trials;
 pub mod trials_plan;
+pub mod trials_section;
 pub mod trials_text;
 pub mod zero_drive;
 

@@ -66,7 +66,7 @@ pub struct StudyDoc {
     /// What to change, measured: the study's advice tried in turns on
     /// this machine, each change put back (absent when no trial applied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trials: Option<crate::trials::Section>,
+    pub trials: Option<crate::trials_section::Section>,
 }
 
 /// The plan as announced.

@@ -34,12 +34,11 @@
 //! outcome rests on ([`Gain::interval`]: the pairs' range where every pair
 //! decided), so a "beyond the noise" or "in every pair" never has a bar
 //! across zero and "no change" or "too noisy" always has.
-//! The running is `ssdready-study`'s (`trials`); the text is
-//! [`crate::trials_text`].
+//! The section these trials make and what it says of the findings is
+//! [`crate::trials_section`]; the running is `ssdready-study`'s
+//! (`trials`); the text is [`crate::trials_text`].
 
-use crate::levers::{Kind, Lever, Metric, Point};
-use crate::limit::Cause;
-use crate::record::Verdict;
+use crate::levers::{Kind, Metric, Point};
 use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
 
@@ -61,31 +60,6 @@ pub const CLEAR_PCT: f64 = 25.0;
 pub const MIN_PAIRS: usize = 3;
 /// Pairs in a full study's trials, time allowing.
 pub const FULL_PAIRS: usize = 5;
-
-/// The study's `trials` section.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Section {
-    /// Whether the user asked for the host's settings to be tried
-    /// (`--try-changes`).
-    pub asked: bool,
-    /// Seconds the plan left for the trials, and what they took.
-    pub budget_s: f64,
-    pub spent_s: f64,
-    /// Every trial run, best first.
-    pub trials: Vec<Trial>,
-    /// The levers that apply here but were not tried, each with why.
-    pub untested: Vec<Untested>,
-    /// Named causes their lever did not move.
-    pub contradictions: Vec<Contradiction>,
-    /// Each recommendation's trial, or why it has none.
-    pub citations: Vec<Citation>,
-    /// The answer in one line.
-    pub answer: String,
-    /// The configuration to deploy: every change that helped, measured
-    /// together (absent when none helped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combination: Option<crate::combination::Combination>,
-}
 
 /// One lever tried at one value.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -536,238 +510,20 @@ pub fn result_words(t: &Trial) -> String {
     }
 }
 
-/// The cause a verdict rests on (its `saturation_limit` evidence).
-fn cause_of(v: &Verdict) -> Option<Cause> {
-    v.evidence
-        .figures
-        .iter()
-        .find(|(f, _)| f == "saturation_limit")
-        .and_then(|(_, val)| Cause::of_name(val))
-}
-
-/// Named causes whose lifting lever, tried where its limit could bind,
-/// moved nothing beyond the noise.
-pub fn contradictions(s: &Section, levers: &[Lever], cause: Cause) -> Vec<Contradiction> {
-    let mut out = Vec::new();
-    for l in levers.iter().filter(|l| l.lifts.contains(&cause)) {
-        let tried: Vec<&Trial> = s
-            .trials
-            .iter()
-            .filter(|t| t.lever == l.id && t.unbound.is_none())
-            .filter(|t| {
-                matches!(
-                    t.outcome,
-                    Outcome::NoGain | Outcome::TooNoisy | Outcome::Worse
-                )
-            })
-            .collect();
-        let helped = s
-            .trials
-            .iter()
-            .any(|t| t.lever == l.id && t.outcome == Outcome::Better);
-        if let (Some(t), false) = (tried.first(), helped) {
-            out.push(Contradiction {
-                cause: cause.name().into(),
-                lever: l.id.clone(),
-                text: format!(
-                    "the study named {} as what holds the I/O, but lifting it ({}) moved {}: {}, so the trial does not confirm it",
-                    cause.name(),
-                    t.change(),
-                    result_words(t),
-                    crate::trials_text::noise_words(t)
-                ),
-            });
-        }
+/// What a trial's outcome says, and on what it rests: the interval of
+/// its pairs' log ratios, or every pair where they decided.
+pub fn noise_words(t: &Trial) -> &'static str {
+    let every = t.main_gain().is_some_and(Gain::by_every_pair);
+    match t.outcome {
+        Outcome::Better if every => "better in every pair",
+        Outcome::Better => "better beyond the noise",
+        Outcome::NoGain => "no change beyond the noise",
+        Outcome::TooNoisy => "too noisy to judge",
+        Outcome::Worse if every => "worse in every pair",
+        Outcome::Worse => "worse beyond the noise",
+        Outcome::Incomplete => "too few turns to tell",
+        Outcome::Failed => "not measured",
     }
-    out
-}
-
-/// One confidence step down.
-fn lower(c: &str) -> &'static str {
-    match c {
-        "high" => "medium",
-        _ => "low",
-    }
-}
-
-/// The citation of a verdict's recommendation: its levers' best trial,
-/// their trials' lack of gain, or why none was tried. None for a verdict
-/// no lever answers.
-fn citation(v: &Verdict, s: &Section, levers: &[Lever]) -> Option<Citation> {
-    let cause = cause_of(v);
-    let related: Vec<&Lever> = levers
-        .iter()
-        .filter(|l| l.rules.contains(&v.rule) || cause.is_some_and(|c| l.causes.contains(&c)))
-        .collect();
-    let cite = |measured: bool, text: String| {
-        Some(Citation {
-            rule: v.rule.clone(),
-            measured,
-            text,
-        })
-    };
-    if related.is_empty() {
-        return match cause {
-            Some(Cause::BelowHost) => cite(
-                false,
-                "untested: a limit below this host; no setting of this host moves it".into(),
-            ),
-            Some(Cause::Device) => cite(
-                false,
-                "untested: the device's own limit; no setting of this host moves it".into(),
-            ),
-            _ => None,
-        };
-    }
-    let trials: Vec<&Trial> = s
-        .trials
-        .iter()
-        .filter(|t| related.iter().any(|l| l.id == t.lever))
-        .filter(|t| t.outcome.judged())
-        .collect();
-    if let Some(t) = trials.iter().find(|t| t.outcome == Outcome::Better) {
-        let cost = match cause {
-            Some(Cause::OtherWork) => other_work_cost(t, levers),
-            _ => String::new(),
-        };
-        return cite(
-            true,
-            format!("measured: {} ({}){cost}", result_words(t), t.change()),
-        );
-    }
-    // The best of them, by its own outcome: no change, too noisy to judge,
-    // or worse (where even the best made it worse, the advice was the
-    // wrong way).
-    if let Some(t) = trials.first() {
-        let unbound = t.unbound.as_ref().map_or(String::new(), |why| {
-            format!("; at a point where its limit could not bind: {why}")
-        });
-        return cite(
-            true,
-            format!(
-                "measured: {} ({}: {}{unbound})",
-                crate::trials_text::noise_words(t),
-                t.change(),
-                result_words(t)
-            ),
-        );
-    }
-    let why = s
-        .untested
-        .iter()
-        .find(|u| related.iter().any(|l| l.id == u.lever))
-        .map(|u| format!("{} ({})", u.why, u.lever));
-    let why = why.or_else(|| {
-        s.trials
-            .iter()
-            .find(|t| related.iter().any(|l| l.id == t.lever))
-            .map(|t| format!("{}: {}", t.change(), result_words(t)))
-    })?;
-    cite(false, format!("untested: {why}"))
-}
-
-/// What other work costs, from a trial of a lever that lifts the I/O's
-/// threads ahead of it (`priority`, `pinning`) and gained: the share of
-/// the lifted rate it took — at least, as the kernel's threads on the
-/// path stay where they were. `; other work costs at least 31 % of the
-/// IOPS here`, or nothing.
-fn other_work_cost(t: &Trial, levers: &[Lever]) -> String {
-    let lifts = levers
-        .iter()
-        .any(|l| l.id == t.lever && l.causes.contains(&Cause::OtherWork));
-    match t
-        .main_gain()
-        .filter(|g| lifts && g.better && g.change_pct > 0.0)
-    {
-        Some(g) => format!(
-            "; other work costs at least {:.0} % of the {} here",
-            100.0 * g.change_pct / (100.0 + g.change_pct),
-            g.metric.label()
-        ),
-        None => String::new(),
-    }
-}
-
-/// Rank the trials, then set what they say against the findings: each
-/// recommendation cites its trial or why none was possible (marked
-/// untested), a named cause its lever did not move is a contradiction
-/// that lowers that verdict's confidence, and the section's answer.
-pub fn cite(s: &mut Section, verdicts: &mut [Verdict], levers: &[Lever], cause: Cause) {
-    for t in &mut s.trials {
-        judge_trial(t);
-    }
-    rank(&mut s.trials);
-    s.contradictions = contradictions(s, levers, cause);
-    s.citations.clear();
-    for v in verdicts.iter_mut() {
-        let Some(c) = citation(v, s, levers) else {
-            continue;
-        };
-        v.recommendation = format!(
-            "{} [{}]",
-            v.recommendation.trim_end(),
-            c.text.trim_end_matches('.')
-        );
-        if cause_of(v) == Some(cause) {
-            if let Some(x) = s.contradictions.first() {
-                v.confidence = lower(&v.confidence).into();
-                v.confidence_why = format!("{}; lowered: {}", v.confidence_why, x.text);
-            }
-        }
-        s.citations.push(c);
-    }
-    s.answer = answer(s);
-}
-
-/// The section's answer in one line.
-pub fn answer(s: &Section) -> String {
-    let done: Vec<&Trial> = s.trials.iter().filter(|t| t.outcome.judged()).collect();
-    match (done.first(), done.len()) {
-        (None, _) if s.untested.is_empty() => "no change applies to this target".into(),
-        (None, _) => "no change was tried (see why below)".into(),
-        (Some(t), _) if t.outcome == Outcome::Better => format!(
-            "the best change measured: {} ({}), {}",
-            t.change(),
-            result_words(t),
-            crate::trials_text::noise_words(t)
-        ),
-        (Some(_), n) => match (
-            untested_large(s),
-            done.iter().filter(|t| t.outcome == Outcome::TooNoisy).count(),
-        ) {
-            (Some(u), _) => format!(
-                "no change tried beat the baseline beyond the noise ({n} tried), but {u}"
-            ),
-            (None, 0) => format!(
-                "no change beat the baseline beyond the noise ({n} tried): what this study measured is what this host gives with these settings"
-            ),
-            (None, k) => format!(
-                "no change beat the baseline beyond the noise ({n} tried; {k} too noisy to judge: their turns spread too wide to say either way)"
-            ),
-        },
-    }
-}
-
-/// The untested changes with a large estimate, in words: what the answer
-/// must say before it calls the host's figures final.
-fn untested_large(s: &Section) -> Option<String> {
-    let big: Vec<&Untested> = s.untested.iter().filter(|u| u.large()).collect();
-    let first = big.first()?;
-    let e = first.estimate.as_ref()?;
-    let more = match big.len() {
-        1 => String::new(),
-        n => format!(" and {} more", n - 1),
-    };
-    let how = first
-        .command
-        .as_ref()
-        .map_or(String::new(), |c| format!("; to try it: {c}"));
-    Some(format!(
-        "{} is untested and may buy {}{more} ({}){how}",
-        first.what,
-        e.words(),
-        first.why
-    ))
 }
 
 #[cfg(test)]

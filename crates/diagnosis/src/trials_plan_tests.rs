@@ -5,7 +5,8 @@
 
 use super::*;
 use crate::levers::{shipped, At};
-use crate::trials::{answer, command_to_try, Section};
+use crate::trials::command_to_try;
+use crate::trials_section::{answer, Section};
 
 fn num(v: f64) -> crate::facts::Fact {
     crate::facts::Fact {

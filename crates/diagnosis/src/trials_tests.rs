@@ -5,6 +5,9 @@ use super::*;
 use crate::levers::{shipped, Context};
 use crate::model::Evidence;
 use crate::trials_plan::{gate, pairs_that_fit, plan, Consent};
+use crate::limit::Cause;
+use crate::record::Verdict;
+use crate::trials_section::*;
 
 fn m(iops: f64, p99_us: f64) -> Measured {
     Measured {
@@ -620,10 +623,7 @@ fn a_trial_whose_every_pair_lost_a_lot_is_worse_though_its_turns_spread_wide() {
     assert!(g.every_pair && g.by_every_pair(), "{g:?}");
     assert_eq!(s.trials[0].outcome, Outcome::Worse);
     assert_eq!(fmt_gain(&g), "-80.0 % (pairs -95.0 % … -65.0 %)");
-    assert_eq!(
-        crate::trials_text::noise_words(&s.trials[0]),
-        "worse in every pair"
-    );
+    assert_eq!(noise_words(&s.trials[0]), "worse in every pair");
     let mut v = vec![verdict("engine-gap-peak", "x")];
     cite(&mut s, &mut v, &table, Cause::OneCore);
     assert!(
@@ -695,7 +695,7 @@ fn check_words_and_interval(t: &Trial) {
         assert_eq!(fmt_gain(g).contains("(pairs "), g.by_every_pair());
     }
     let g = t.main_gain().unwrap();
-    let words = crate::trials_text::noise_words(t);
+    let words = noise_words(t);
     let want = match (t.outcome, g.by_every_pair()) {
         (Outcome::Better, false) => "better beyond the noise",
         (Outcome::Better, true) => "better in every pair",

@@ -1,24 +1,10 @@
 //! The "What to change, measured" section in words, for the terminal (the
 //! HTML report draws the same rows with a chart of the gains).
 
+use crate::combination::{self, Combination};
 use crate::levers::Metric;
-use crate::trials::{fmt_gain, Gain, Outcome, Section, Trial};
-
-/// What a trial's outcome says, and on what it rests: the interval of
-/// its pairs' log ratios, or every pair where they decided.
-pub fn noise_words(t: &Trial) -> &'static str {
-    let every = t.main_gain().is_some_and(Gain::by_every_pair);
-    match t.outcome {
-        Outcome::Better if every => "better in every pair",
-        Outcome::Better => "better beyond the noise",
-        Outcome::NoGain => "no change beyond the noise",
-        Outcome::TooNoisy => "too noisy to judge",
-        Outcome::Worse if every => "worse in every pair",
-        Outcome::Worse => "worse beyond the noise",
-        Outcome::Incomplete => "too few turns to tell",
-        Outcome::Failed => "not measured",
-    }
-}
+use crate::trials::{fmt_gain, noise_words, Gain, Outcome, Trial};
+use crate::trials_section::Section;
 
 fn gain_words(g: &Gain) -> String {
     format!("{} {}", g.metric.label(), fmt_gain(g))
@@ -75,7 +61,7 @@ pub fn section(s: &Section) -> String {
         "what to change, measured (each change in turns against the baseline, then put back; each gain with the interval it is judged on, twice its turns' spread: beyond the noise where that stays clear of zero):\n",
     );
     if let Some(c) = &s.combination {
-        out.push_str(&crate::combination::lines(c));
+        out.push_str(&combination_lines(c));
     }
     for (i, t) in s.trials.iter().enumerate() {
         out.push_str(&row(i + 1, t));
@@ -98,4 +84,38 @@ pub fn section(s: &Section) -> String {
     }
     out.push_str(&format!("  answer: {}\n", s.answer));
     out
+}
+
+/// The lines that lead the terminal's "what to change" section: the
+/// configuration, its gain, what the sets said and what stayed out.
+pub fn combination_lines(c: &Combination) -> String {
+    let mut s = format!(
+        "  the configuration to deploy: {} at {}\n     {}\n",
+        combination::result_words(c),
+        c.at,
+        c.words
+    );
+    for set in c.sets.iter().skip(1) {
+        let g = set.gain(c.measure);
+        s.push_str(&format!(
+            "     measured {}: {}\n",
+            combination::without(c, set),
+            g.map_or("not measured".into(), |g| format!(
+                "{} {}",
+                g.metric.label(),
+                fmt_gain(g)
+            ))
+        ));
+    }
+    for l in &c.left_out {
+        s.push_str(&format!("     left out {}: {}\n", l.change, l.why));
+    }
+    let files = crate::combination_files::names(c);
+    if !files.is_empty() {
+        s.push_str(&format!(
+            "     to keep it: {} in the study's directory (each says how to apply it)\n",
+            files.join(", ")
+        ));
+    }
+    s
 }

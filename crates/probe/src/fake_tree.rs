@@ -2,7 +2,7 @@
 //! sysfs, procfs and cgroup files written where a [`Sys`] rooted there
 //! reads them. Test modules add their own builders (`impl Fake`).
 
-use crate::lab::Sys;
+use crate::sys::Sys;
 use std::path::{Path, PathBuf};
 
 pub struct Fake(tempfile::TempDir);

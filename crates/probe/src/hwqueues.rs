@@ -7,7 +7,7 @@
 //! queue has one named `nvmeXqN` (N ≥ 1) in `/proc/interrupts`, and the
 //! hardware queues beyond them poll.
 
-use crate::lab::Sys;
+use crate::sys::Sys;
 
 /// The number of `disk`'s `hw_queues` that poll, with where it was read;
 /// None where neither source tells.

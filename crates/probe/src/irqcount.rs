@@ -9,8 +9,8 @@
 //! Read twice per phase, never per I/O, and only for devices that have
 //! such vectors (loop, device-mapper, md and null_blk have none).
 
-use crate::lab::Sys;
 use crate::lab_irq;
+use crate::sys::Sys;
 use ssdready_core::result::{DeviceInterrupts, IrqCount};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,54 +8,9 @@
 //! fake tree in tests); `source` names the real path, without the root.
 //! [`crate::lab_irq`] covers the device's interrupts.
 
+use crate::sys::{cpu_list, Sys};
 use ssdready_core::result::LabCondition;
-use std::path::{Path, PathBuf};
-
-/// Paths below a file-system root.
-#[derive(Clone, Copy)]
-pub struct Sys<'a> {
-    root: &'a Path,
-}
-
-impl<'a> Sys<'a> {
-    pub fn new(root: &'a Path) -> Self {
-        Sys { root }
-    }
-    /// `rel` (written as an absolute path) below the root.
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel.trim_start_matches('/'))
-    }
-    pub fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(rel))
-            .ok()
-            .map(|s| s.trim().to_string())
-    }
-    pub fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
-    }
-    /// Names in directory `rel`, sorted (empty when it does not exist).
-    pub fn list(&self, rel: &str) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(self.path(rel))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
-    }
-    /// Numbered entries `prefixN` of directory `rel`, by number.
-    pub fn numbered(&self, rel: &str, prefix: &str) -> Vec<u32> {
-        let mut v: Vec<u32> = self
-            .list(rel)
-            .iter()
-            .filter_map(|n| n.strip_prefix(prefix)?.parse().ok())
-            .collect();
-        v.sort_unstable();
-        v
-    }
-}
+use std::path::Path;
 
 const CPU: &str = "/sys/devices/system/cpu";
 
@@ -66,11 +21,6 @@ fn cond(name: &str, value: String, source: &str, warning: Option<String>) -> Lab
         source: source.into(),
         warning,
     }
-}
-
-/// A CPU set in the kernel's list form: `0-3,6` (empty for none).
-pub fn cpu_list(cpus: &[u32]) -> String {
-    ssdready_core::units::fmt_cpu_list(cpus.iter().map(|&c| c as usize))
 }
 
 /// The bracketed choice of a sysfs selector (`always [madvise] never`).

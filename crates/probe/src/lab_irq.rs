@@ -4,7 +4,7 @@
 //! of an NVMe controller or a virtio device) with their allowed and
 //! effective CPUs, and whether irqbalance may move them.
 
-use crate::lab::{cpu_list, Sys};
+use crate::sys::{cpu_list, Sys};
 use ssdready_core::result::LabCondition;
 use ssdready_core::units::parse_cpu_list;
 

@@ -49,4 +49,5 @@ pub mod limits_dev;
 pub mod platform;
 pub mod profile;
 pub mod stack;
+pub mod sys;
 pub mod threads;

@@ -14,8 +14,8 @@
 //! reader's. Every reader takes a file-system root ([`Sys`]: `/` in use, a
 //! fake tree in tests). Nothing is changed on the system.
 
-use crate::lab::Sys;
 use crate::limits_dev;
+use crate::sys::Sys;
 use ssdready_diagnosis::limits::parse::{self, BadLine, CgroupMount};
 use ssdready_diagnosis::limits::*;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! queue settings, and what kind of disk it is — with what a virtual
 //! disk's host cannot see. Read through [`Sys`], so tests use a fake tree.
 
-use crate::lab::Sys;
+use crate::sys::Sys;
 use ssdready_diagnosis::limits::{Device, DeviceRole, QueueSettings};
 use ssdready_io::target::sysfs::major_minor;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};

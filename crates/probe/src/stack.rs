@@ -11,7 +11,7 @@
 //! [`MemberCounters`]. Read through [`Sys`], so tests use a fake tree.
 
 use crate::disk::{parse_stat, DiskStat};
-use crate::lab::Sys;
+use crate::sys::Sys;
 use ssdready_diagnosis::stack::{DmTarget, LayerKind, MdMember, MemberCounters, Stack, StackLayer};
 use ssdready_io::target::sysfs::major_minor;
 use std::os::unix::fs::MetadataExt;

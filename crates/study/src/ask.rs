@@ -155,7 +155,7 @@ impl Ask {
     pub fn plan(&self, budget_s: f64, targets: &[TargetProfile], machine: &Machine) -> Plan {
         let o = StudyOptions {
             quick: self.quick,
-            budget_s: budget_s - crate::trials::reserve_s(budget_s, self.quick),
+            budget_s: budget_s - crate::clock::reserve_s(budget_s, self.quick),
             sweeps: self.sweeps.clone(),
             root: machine.root,
             host_changes: self.host_changes,

@@ -178,8 +178,8 @@ pub fn secs(s: f64) -> String {
 /// of its levers in a quick one.
 fn trials_share_s(p: &Plan, budget_s: f64, quick: bool) -> f64 {
     match quick {
-        true => crate::trials::quick_s(p),
-        false => crate::trials::reserve_s(budget_s, false),
+        true => quick_s(p),
+        false => reserve_s(budget_s, false),
     }
 }
 
@@ -197,6 +197,40 @@ pub fn after_sweeps_s(p: &Plan, budget_s: f64, quick: bool) -> f64 {
 /// trials' share and the close.
 pub fn before_trials_s(p: &Plan, budget_s: f64, quick: bool) -> f64 {
     CLOSING_S + trials_share_s(p, budget_s, quick)
+}
+
+/// Seconds of a full study's budget kept for its trials (a quick study's
+/// runs are of a fixed length, so its trials add to its minute instead).
+pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
+    if quick {
+        0.0
+    } else {
+        0.2 * budget_s
+    }
+}
+
+/// Seconds a quick study's trials take: the turns of
+/// [`ssdready_diagnosis::trials_plan::QUICK_LEVERS`] levers and of one more (a change with a
+/// large estimate, or the changes that helped, together), within a quick
+/// study's minute.
+pub fn quick_s(plan: &Plan) -> f64 {
+    let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
+    ((ssdready_diagnosis::trials_plan::QUICK_LEVERS + 1)
+        * ssdready_diagnosis::trials::MIN_PAIRS
+        * 2) as f64
+        * per_run
+        + 1.0
+}
+
+/// Seconds the trials may take: what the budget's clock has left less the
+/// study's close ([`CLOSING_S`]), in a quick study at most
+/// [`quick_s`].
+pub fn budget_s(plan: &Plan, quick: bool, clock: &Clock) -> f64 {
+    let left = (clock.left_s() - CLOSING_S).max(0.0);
+    match quick {
+        true => quick_s(plan).min(left),
+        false => left,
+    }
 }
 
 #[cfg(test)]
@@ -254,7 +288,7 @@ mod tests {
         // A quick study keeps its trials' turns.
         p.beyond_s = 0.0;
         let quick = after_sweeps_s(&p, 75.0, true);
-        assert_eq!(quick, CLOSING_S + crate::trials::quick_s(&p));
+        assert_eq!(quick, CLOSING_S + quick_s(&p));
         assert_eq!(quick, before_trials_s(&p, 75.0, true));
         assert!(quick < 30.0, "{quick}");
     }

@@ -235,7 +235,7 @@ fn a_short_budget_is_kept_from_the_sweeps_through_the_capacity_search_to_the_tri
         let slo = crate::capacity::Slo::parse("p99=1ms").unwrap();
         let cap = crate::slo::capacity_within(&slo, &t, &p, &mut dev, (&after, p.overhead_s));
         assert!(cap.is_ok() || budget < 600.0, "{budget}: {:?}", cap.err());
-        let trials = crate::trials::budget_s(&p, false, &c);
+        let trials = crate::clock::budget_s(&p, false, &c);
         let end = c.elapsed_s() + trials + clock::CLOSING_S;
         assert!(end <= budget + 1e-9, "{budget}: ends at {end}");
         assert!(
@@ -252,13 +252,13 @@ fn the_trials_get_what_the_clock_has_left() {
     let (c, time) = fake_clock(120.0);
     time.advance(90.0);
     assert_eq!(
-        crate::trials::budget_s(&p, false, &c),
+        crate::clock::budget_s(&p, false, &c),
         30.0 - clock::CLOSING_S
     );
-    let quick = crate::trials::budget_s(&p, true, &c);
-    assert_eq!(quick, crate::trials::quick_s(&p).min(27.0));
+    let quick = crate::clock::budget_s(&p, true, &c);
+    assert_eq!(quick, crate::clock::quick_s(&p).min(27.0));
     time.advance(29.0);
-    assert_eq!(crate::trials::budget_s(&p, false, &c), 0.0);
-    assert_eq!(crate::trials::budget_s(&p, true, &c), 0.0);
+    assert_eq!(crate::clock::budget_s(&p, false, &c), 0.0);
+    assert_eq!(crate::clock::budget_s(&p, true, &c), 0.0);
     assert!(Deadline::none().left_s().is_infinite());
 }

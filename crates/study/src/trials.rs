@@ -16,8 +16,9 @@ use crate::model::{RunRecord, TargetKind, TargetProfile};
 use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::group_limits::{self, Lift};
 use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
-use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, Untested};
+use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
+use ssdready_diagnosis::trials_section::{self, Section};
 use ssdready_diagnosis::Judgement;
 use std::collections::BTreeMap;
 
@@ -98,36 +99,6 @@ pub struct Options {
     /// The inventory of what can cap the study's I/O, where it was read:
     /// the limits of its groups, each lifted on its own by its lever.
     pub limits: Option<ssdready_diagnosis::limits::Inventory>,
-}
-
-/// Seconds of a full study's budget kept for its trials (a quick study's
-/// runs are of a fixed length, so its trials add to its minute instead).
-pub fn reserve_s(budget_s: f64, quick: bool) -> f64 {
-    if quick {
-        0.0
-    } else {
-        0.2 * budget_s
-    }
-}
-
-/// Seconds a quick study's trials take: the turns of
-/// [`trials_plan::QUICK_LEVERS`] levers and of one more (a change with a
-/// large estimate, or the changes that helped, together), within a quick
-/// study's minute.
-pub fn quick_s(plan: &Plan) -> f64 {
-    let per_run = plan.settings.runtime_s + plan.settings.ramp_s + plan.overhead_s;
-    ((trials_plan::QUICK_LEVERS + 1) * trials::MIN_PAIRS * 2) as f64 * per_run + 1.0
-}
-
-/// Seconds the trials may take: what the budget's clock has left less the
-/// study's close ([`crate::clock::CLOSING_S`]), in a quick study at most
-/// [`quick_s`].
-pub fn budget_s(plan: &Plan, quick: bool, clock: &crate::clock::Clock) -> f64 {
-    let left = (clock.left_s() - crate::clock::CLOSING_S).max(0.0);
-    match quick {
-        true => quick_s(plan).min(left),
-        false => left,
-    }
 }
 
 /// The queue files of `disk` that the levers name, as read from sysfs
@@ -290,7 +261,7 @@ pub struct Trials<'a> {
 }
 
 /// Try the levers that apply, each in turns, within the budget; then set
-/// what they measured against the findings (`trials::cite`: each
+/// what they measured against the findings (`trials_section::cite`: each
 /// recommendation cites its trial, a cause its lever did not move lowers
 /// its verdict's confidence). None when no lever applies.
 pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
@@ -347,7 +318,7 @@ pub fn run(x: &mut Trials, j: &mut Judgement, o: &Options) -> Option<Section> {
     for u in &mut s.untested {
         u.command = trials::command_to_try(u.reason, &t.spec);
     }
-    trials::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
+    trials_section::cite(&mut s, &mut j.verdicts, &table, j.figures.saturation.limit);
     if !fatal {
         combination::run(x, t, &mut s, &tried, &mut clock);
     }

@@ -16,8 +16,9 @@ use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::combination::{self as model, Combination, LeftOut, Member, Set};
 use ssdready_diagnosis::group_limits::Lift;
 use ssdready_diagnosis::levers::{Candidate, Kind, Lever};
-use ssdready_diagnosis::trials::{self, Outcome, Section, Trial};
+use ssdready_diagnosis::trials::{self, Outcome, Trial};
 use ssdready_diagnosis::trials_plan::{self, Planned};
+use ssdready_diagnosis::trials_section::Section;
 use std::time::Instant;
 
 /// A candidate tried alone: its lever, the candidate, and the workload

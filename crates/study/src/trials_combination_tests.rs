@@ -4,6 +4,7 @@
 //! less, or cancel); the hands record every change made and put back.
 
 use super::super::*;
+use crate::clock::budget_s;
 use crate::driver::{Failure, Outcome as Ran, Runner};
 use crate::plan::{plan, StudyOptions};
 use crate::summary::PointSummary;

@@ -15,41 +15,15 @@
 //! process has ended). A hierarchy where the process is already at the
 //! root, or whose root this mount namespace does not show, is left as it is.
 
+pub use crate::escape_error::EscapeError;
 use crate::journal::{self, Journal, TrialGroup};
 use crate::owner::Owner;
-use crate::recover::Undone;
 use crate::registry;
+use crate::undo::{undo_group, Undone, PREFIX};
 pub use ssdready_diagnosis::group_limits::Lift;
 use ssdready_diagnosis::limits::parse;
 use ssdready_diagnosis::limits::CgroupVersion;
 use std::path::{Path, PathBuf};
-
-/// A group of ssdready's own is named so (never another's removed).
-pub const PREFIX: &str = "ssdready-trial-";
-
-/// Why the process could not leave its groups.
-#[derive(Debug, thiserror::Error)]
-pub enum EscapeError {
-    #[error("measuring from a cgroup of ssdready's own needs root")]
-    NotRoot,
-    #[error("reading {path}: {why}")]
-    Read { path: String, why: String },
-    #[error("writing the journal {path}: {why}; no cgroup was made")]
-    Journal { path: String, why: String },
-    #[error("making the cgroup {dir}: {err}")]
-    Make { dir: String, err: std::io::Error },
-    #[error("moving this process into {dir}: {err}")]
-    Move { dir: String, err: std::io::Error },
-    #[error("this process already measures from cgroups of its own ({path})")]
-    AlreadyOpen { path: String },
-    #[error("keeping {file} = {value} in {dir}: {why}")]
-    Keep {
-        dir: String,
-        file: String,
-        value: String,
-        why: String,
-    },
-}
 
 /// The groups to make: for each hierarchy that can hold a run and where
 /// the process is below the root, a group `ssdready-trial-PID` at the
@@ -324,55 +298,6 @@ fn join(g: &TrialGroup) -> Result<(), EscapeError> {
     crate::escape_only::keep(g)?;
     let me = std::process::id().to_string();
     std::fs::write(g.dir.join("cgroup.procs"), &me).map_err(|err| EscapeError::Move { dir, err })
-}
-
-/// Undo one group: move process `move_back` (this one) back to the group
-/// it was in, then remove the group. None when there was nothing to do.
-pub(crate) fn undo_group(g: &TrialGroup, move_back: Option<u32>) -> Option<Undone> {
-    let kept = |why: String| {
-        Some(Undone::GroupKept {
-            dir: g.dir.clone(),
-            why,
-        })
-    };
-    let ours = g
-        .dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(PREFIX));
-    if !ours {
-        return kept("not a group ssdready makes: never removed".into());
-    }
-    if !g.dir.is_dir() {
-        return None;
-    }
-    if let Some(pid) = move_back {
-        if let Err(e) = std::fs::write(g.back.join("cgroup.procs"), pid.to_string()) {
-            return kept(format!(
-                "moving this process back to {}: {e}",
-                g.back.display()
-            ));
-        }
-    }
-    // A group empties as its last thread finishes leaving: a few tries.
-    let mut last = None;
-    for _ in 0..20 {
-        match std::fs::remove_dir(&g.dir) {
-            Ok(()) => return Some(Undone::GroupRemoved { dir: g.dir.clone() }),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = Some(e),
-            Err(e) => return kept(e.to_string()),
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let procs = std::fs::read_to_string(g.dir.join("cgroup.procs")).unwrap_or_default();
-    let procs: Vec<&str> = procs.split_whitespace().collect();
-    match procs.is_empty() {
-        true => kept(last.map_or_else(String::new, |e| e.to_string())),
-        false => kept(format!(
-            "it still holds process {} (not ssdready's to move)",
-            procs.join(", ")
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@
 //! group lacks refuses the trial with the reason instead. The files go
 //! with the group when it is removed: nothing of the user's is written.
 
-use crate::escape::EscapeError;
-pub use crate::escape::Lift;
+use crate::escape_error::EscapeError;
 use crate::journal::TrialGroup;
+pub use ssdready_diagnosis::group_limits::Lift;
 
 /// Give a group of ssdready's own the limits it keeps, each file written
 /// with its text in order; refused, saying which, where the group has no

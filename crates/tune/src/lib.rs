@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod escape;
+mod escape_error;
 pub mod escape_only;
 pub mod journal;
 pub mod lock;
@@ -43,14 +44,15 @@ mod registry;
 pub mod store;
 pub mod sysfs;
 mod tuner;
+mod undo;
 
 pub use recover::{
     held, held_at, recover, recover_at, restore_now, restore_now_at, Held, Recovered, Report,
-    Undone,
 };
 pub use registry::put_back_own;
 pub use sysfs::ATTRS;
 pub use tuner::Tuner;
+pub use undo::Undone;
 
 use std::fmt;
 

@@ -9,62 +9,10 @@
 
 use crate::journal::{Journal, TrialGroup};
 use crate::owner::Liveness;
+use crate::undo::{undo_group, Undone};
 use crate::Restored;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// One thing put back (or not) of a journal.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Undone {
-    /// A queue setting.
-    Setting(Restored),
-    /// A cgroup ssdready made, removed (its process moved back first when
-    /// it was this one).
-    GroupRemoved { dir: PathBuf },
-    /// A cgroup ssdready made, not removed: why (the journal keeps it).
-    GroupKept { dir: PathBuf, why: String },
-    /// The journal is from before the machine restarted, which reset what
-    /// it held: removed.
-    Rebooted { journal: PathBuf },
-    /// The journal failed its checks: not acted on.
-    Ignored { journal: PathBuf, why: String },
-}
-
-impl Undone {
-    /// Whether nothing of it is left changed.
-    pub fn is_clean(&self) -> bool {
-        match self {
-            Undone::Setting(r) => r.is_original(),
-            Undone::GroupRemoved { .. } | Undone::Rebooted { .. } => true,
-            Undone::GroupKept { .. } | Undone::Ignored { .. } => false,
-        }
-    }
-}
-
-impl fmt::Display for Undone {
-    /// One line, without the `ssdready: ` the binary puts before it.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Undone::Setting(r) => write!(f, "{r}"),
-            Undone::GroupRemoved { dir } => write!(f, "removed the cgroup {}", dir.display()),
-            Undone::GroupKept { dir, why } => {
-                write!(f, "left the cgroup {}: {why}", dir.display())
-            }
-            Undone::Rebooted { journal } => write!(
-                f,
-                "removed {}, written before the machine restarted (a restart resets what it held)",
-                journal.display()
-            ),
-            Undone::Ignored { journal, why } => {
-                write!(
-                    f,
-                    "ignoring {} ({why}); it is not acted on",
-                    journal.display()
-                )
-            }
-        }
-    }
-}
 
 /// What was put back of an ended ssdready's journal.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,7 +183,7 @@ pub(crate) fn undo_journal(j: &mut Journal, sysfs: &Path, move_back: Option<u32>
     j.settings = kept;
     let mut kept_groups: Vec<TrialGroup> = Vec::new();
     while let Some(g) = j.groups.pop() {
-        match crate::escape::undo_group(&g, move_back) {
+        match undo_group(&g, move_back) {
             None => {}
             Some(u @ Undone::GroupKept { .. }) => {
                 kept_groups.push(g);

@@ -5,7 +5,7 @@
 //! [`Escape`](crate::escape::Escape) then leaves it alone.
 
 use crate::journal::Journal;
-use crate::recover::Undone;
+use crate::undo::Undone;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 

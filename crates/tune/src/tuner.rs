@@ -7,8 +7,8 @@
 
 use crate::journal::{self, Journal, Setting};
 use crate::owner::{Liveness, Owner};
-use crate::recover::Undone;
 use crate::sysfs::{self, ATTRS};
+use crate::undo::Undone;
 use crate::{registry, Restored, TuneError};
 use std::path::{Path, PathBuf};
 

@@ -10,7 +10,7 @@
 use super::StudyArgs;
 use crate::say;
 use ssdready_diagnosis::model::{Machine, RunRecord, TargetProfile};
-use ssdready_diagnosis::trials::Section;
+use ssdready_diagnosis::trials_section::Section;
 use ssdready_study::plan::Plan;
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;
@@ -66,7 +66,7 @@ pub(super) fn run(
         root: ran.machine.root,
         asked: a.try_changes,
         made_by_study: ran.made_by_study,
-        budget_s: trials::budget_s(ran.plan, a.quick, ran.clock),
+        budget_s: ssdready_study::clock::budget_s(ran.plan, a.quick, ran.clock),
         queue: disks
             .first()
             .map(|d| trials::queue_files(d))

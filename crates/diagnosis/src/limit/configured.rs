@@ -47,7 +47,7 @@ pub fn kept_waiting(v: &View) -> bool {
 
 /// `the submitting thread waited 34 % of the time it was ready to run…`,
 /// and the drive's daemon's threads' wait where it was read.
-fn wait_words(v: &View) -> Vec<String> {
+pub(super) fn wait_words(v: &View) -> Vec<String> {
     let mut words: Vec<String> = v
         .cpu_wait()
         .map(|w| format!(
@@ -338,72 +338,6 @@ fn cpus_allowed_at(c: &super::caps::CpusAllowed, v: &View) -> Test {
         evidence,
         setting: Some(c.setting.clone()),
         margin_pct: Some(100.0 * (busy - ALLOWED_BUSY_PCT) / ALLOWED_BUSY_PCT),
-    })
-}
-
-/// Every CPU the study may use busy, most of it with the I/O's own work:
-/// what each I/O costs in CPU on this path, across the machine, sets the
-/// rate.
-pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
-    if sh.caps.cpus.is_some() {
-        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
-    }
-    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
-        return Test::No("no CPU figures".into());
-    };
-    // The I/O's own work is most of the busy time, or more of it than other
-    // processes' and the I/O's threads still waited for a CPU (the rest
-    // being interrupts and softirqs taken on idle CPUs, which no thread's
-    // time shows).
-    let others = v.others_share().unwrap_or(100.0 - own);
-    let mostly_own =
-        own >= OWN_SHARE_PCT || (others < own && v.cpu_wait().is_some_and(|w| w >= WAIT_PCT));
-    if busy < CPUS_BUSY_PCT || !mostly_own {
-        return Test::No(format!(
-            "the CPUs were {} busy, {} of it the I/O's own work, {} other processes'",
-            pct(busy),
-            pct(own),
-            pct(others)
-        ));
-    }
-    let io = v.io_cpus().unwrap_or(0.0);
-    let per_io_us = (v.iops > 0.0).then(|| 1e6 * io / v.iops);
-    let all_us = v
-        .run
-        .summary
-        .cpu
-        .as_ref()
-        .map(|c| c.system_ns_per_io / 1e3)
-        .filter(|u| *u > 0.0);
-    let mut evidence = vec![format!(
-        "the {} CPU(s) were {} busy, {} of it the I/O's own work: ssdready's threads {:.2} CPUs, the kernel's threads {:.2}{}",
-        v.cpus_n,
-        pct(busy),
-        pct(own),
-        v.process_cpus.unwrap_or(0.0),
-        v.kernel_cpus.unwrap_or(0.0),
-        match v.daemon_cpus() {
-            d if d > 0.0 => format!(", the drive's daemon {d:.2}"),
-            _ => String::new(),
-        }
-    )];
-    if let Some(b) = super::others::busiest_words(v, true) {
-        evidence.push(b);
-    }
-    evidence.extend(wait_words(v));
-    Test::Holds(Found {
-        part: match (per_io_us, all_us) {
-            (Some(us), Some(all)) => format!(
-                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's), {all:.1} µs of the whole machine's busy time"
-            ),
-            (Some(us), None) => format!(
-                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's)"
-            ),
-            _ => "the I/O's own work fills the CPUs".into(),
-        },
-        evidence,
-        setting: None,
-        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
     })
 }
 

@@ -186,7 +186,7 @@ fn test_of(c: Cause) -> Option<TestFn> {
         Cause::FileSystem => path::file_system,
         Cause::Lock => path::lock,
         Cause::OneCore => path::one_core,
-        Cause::IoPathCpu => configured::io_path_cpu,
+        Cause::IoPathCpu => others::io_path_cpu,
         Cause::Completions => path::completions,
         Cause::SubmissionPath => path::submission,
         Cause::BelowHost => path::below_host,

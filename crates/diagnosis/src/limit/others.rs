@@ -1,4 +1,6 @@
-//! Other processes' work on the CPUs the study may use, named by what it
+//! The CPUs the study may use, and whose work fills them: the I/O path's
+//! own ([`io_path_cpu`]: what each I/O costs in CPU sets the rate), or
+//! other processes' work on the CPUs the study may use, named by what it
 //! costs the I/O, never by what it is. The only positive evidence is time
 //! the study's own threads on the I/O's path — its submitting threads, the
 //! drive's daemon's serving threads — spent ready to run with no CPU to run
@@ -13,7 +15,7 @@
 //! a machine with few CPUs they wait for each other and for the submitting
 //! thread as long with no other work as with it.
 
-use super::configured::{backing_waits, CPUS_BUSY_PCT};
+use super::configured::{backing_waits, wait_words, CPUS_BUSY_PCT, OWN_SHARE_PCT, WAIT_PCT};
 use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
 
@@ -33,6 +35,72 @@ pub fn others_held(v: &View) -> bool {
     v.cpus_busy.is_some_and(|b| b >= CPUS_BUSY_PCT)
         && v.others_share().is_some_and(|o| o >= OTHERS_PCT)
         && v.io_wait().is_some_and(|w| w >= IO_WAIT_PCT)
+}
+
+/// Every CPU the study may use busy, most of it with the I/O's own work:
+/// what each I/O costs in CPU on this path, across the machine, sets the
+/// rate.
+pub fn io_path_cpu(sh: &Shared, v: &View) -> Test {
+    if sh.caps.cpus.is_some() {
+        return Test::No("the study may use only some CPUs: weighed as the CPUs allowed".into());
+    }
+    let (Some(busy), Some(own)) = (v.cpus_busy, v.own_share()) else {
+        return Test::No("no CPU figures".into());
+    };
+    // The I/O's own work is most of the busy time, or more of it than other
+    // processes' and the I/O's threads still waited for a CPU (the rest
+    // being interrupts and softirqs taken on idle CPUs, which no thread's
+    // time shows).
+    let others = v.others_share().unwrap_or(100.0 - own);
+    let mostly_own =
+        own >= OWN_SHARE_PCT || (others < own && v.cpu_wait().is_some_and(|w| w >= WAIT_PCT));
+    if busy < CPUS_BUSY_PCT || !mostly_own {
+        return Test::No(format!(
+            "the CPUs were {} busy, {} of it the I/O's own work, {} other processes'",
+            pct(busy),
+            pct(own),
+            pct(others)
+        ));
+    }
+    let io = v.io_cpus().unwrap_or(0.0);
+    let per_io_us = (v.iops > 0.0).then(|| 1e6 * io / v.iops);
+    let all_us = v
+        .run
+        .summary
+        .cpu
+        .as_ref()
+        .map(|c| c.system_ns_per_io / 1e3)
+        .filter(|u| *u > 0.0);
+    let mut evidence = vec![format!(
+        "the {} CPU(s) were {} busy, {} of it the I/O's own work: ssdready's threads {:.2} CPUs, the kernel's threads {:.2}{}",
+        v.cpus_n,
+        pct(busy),
+        pct(own),
+        v.process_cpus.unwrap_or(0.0),
+        v.kernel_cpus.unwrap_or(0.0),
+        match v.daemon_cpus() {
+            d if d > 0.0 => format!(", the drive's daemon {d:.2}"),
+            _ => String::new(),
+        }
+    )];
+    if let Some(b) = busiest_words(v, true) {
+        evidence.push(b);
+    }
+    evidence.extend(wait_words(v));
+    Test::Holds(Found {
+        part: match (per_io_us, all_us) {
+            (Some(us), Some(all)) => format!(
+                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's), {all:.1} µs of the whole machine's busy time"
+            ),
+            (Some(us), None) => format!(
+                "each I/O costs {us:.1} µs of CPU in the threads on its path (ssdready's and the kernel's)"
+            ),
+            _ => "the I/O's own work fills the CPUs".into(),
+        },
+        evidence,
+        setting: None,
+        margin_pct: Some(100.0 * (busy - CPUS_BUSY_PCT) / CPUS_BUSY_PCT),
+    })
 }
 
 /// Other processes' work on the CPUs, where the study may use them all:

@@ -14,8 +14,8 @@ use super::charts::{Table, FONT, WIDTH};
 use super::figure::{Body, Figure};
 use super::svg::{color, linear_ticks, text_width, Scale, ScaleKind, Svg};
 use ssdready_diagnosis::combination::Combination;
-use ssdready_diagnosis::trials::{fmt_gain, Outcome, Section, Trial, CLEAR_PCT, SMALL_PCT};
-use ssdready_diagnosis::trials_text::noise_words;
+use ssdready_diagnosis::trials::{fmt_gain, noise_words, Outcome, Trial, CLEAR_PCT, SMALL_PCT};
+use ssdready_diagnosis::trials_section::Section;
 
 fn bar_color(o: Outcome) -> &'static str {
     match o {
