@@ -97,6 +97,11 @@ pub struct Trial {
     /// lowers no verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unbound: Option<String>,
+    /// Where the devices it was set on (a stack's members) did not all
+    /// read the same before it: each one's value, in words. Each was put
+    /// back to its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members_differed: Option<String>,
 }
 
 /// One turn: a baseline run and a run with the change.

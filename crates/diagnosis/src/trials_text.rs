@@ -41,6 +41,11 @@ pub fn row(i: usize, t: &Trial) -> String {
     if let Some(e) = &t.error {
         s.push_str(&format!("     stopped: {e}\n"));
     }
+    if let Some(each) = &t.members_differed {
+        s.push_str(&format!(
+            "     its devices differed before it ({each}): each was set alike for the trial and put back to its own\n"
+        ));
+    }
     if let Some(why) = &t.unbound {
         s.push_str(&format!(
             "     its limit could not bind at this point ({why}): the trial says nothing of it\n"

@@ -28,6 +28,11 @@ pub trait Change {
     fn apply(&mut self) -> Result<(), String>;
     /// Put back what was there before.
     fn revert(&mut self) -> Result<(), String>;
+    /// Each device's value before the change, read one by one (a queue
+    /// setting on a stack's members; empty for other changes).
+    fn before(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// What makes the host's changes: a queue setting on devices (journaled
@@ -528,7 +533,10 @@ fn one(
         ..Default::default()
     };
     let mut change = match change_of(x.hands, (l, &lift_of(l, cx)), &disks, c) {
-        Ok(ch) => ch,
+        Ok(ch) => {
+            trial.members_differed = members_differed(&ch.before());
+            ch
+        }
         Err(e) => {
             trial.outcome = trials::Outcome::Failed;
             trial.error = Some(e);
@@ -560,6 +568,17 @@ fn one(
         }
     }
     (trial, false)
+}
+
+/// Where the devices a queue setting is set on did not all read the same
+/// before it: each device's value, in words (each is put back to its own).
+fn members_differed(before: &[(String, String)]) -> Option<String> {
+    let first = &before.first()?.1;
+    if before.iter().all(|(_, v)| v == first) {
+        return None;
+    }
+    let each: Vec<String> = before.iter().map(|(d, v)| format!("{v} on {d}")).collect();
+    Some(each.join(", "))
 }
 
 /// A trial's two runs: the study's own and the changed one.

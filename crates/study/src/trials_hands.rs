@@ -93,12 +93,17 @@ impl Hands for HostHands {
             return Err(why.clone());
         }
         let tuner = self.tuner()?;
-        // Refuse at once what the kernel does not offer on a device.
+        // Each device read on its own: the kernel may not offer the file on
+        // one of them (refused at once), and a stack's members need not
+        // agree; each is put back to its own value.
+        let mut before = Vec::new();
         for d in disks {
-            tuner.borrow().get(d, attr).map_err(|e| e.to_string())?;
+            let v = tuner.borrow().get(d, attr).map_err(|e| e.to_string())?;
+            before.push((d.clone(), v));
         }
         Ok(Box::new(QueueChange {
             tuner,
+            before,
             disks: disks.to_vec(),
             attr: attr.into(),
             value: value.into(),
@@ -118,6 +123,8 @@ impl Hands for HostHands {
 /// One queue setting on each of the devices.
 struct QueueChange {
     tuner: Rc<RefCell<Tuner>>,
+    /// Each device's value as read before the change.
+    before: Vec<(String, String)>,
     disks: Vec<String>,
     attr: String,
     value: String,
@@ -134,6 +141,10 @@ impl Change for QueueChange {
         let notes: Vec<String> = t.take_notes().iter().map(|u| u.to_string()).collect();
         self.notes.borrow_mut().extend(notes);
         Ok(())
+    }
+
+    fn before(&self) -> Vec<(String, String)> {
+        self.before.clone()
     }
 
     fn revert(&mut self) -> Result<(), String> {
