@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// Run `ssdready study --client`.
 pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> crate::Done {
     let started = std::time::Instant::now();
-    let started_ms = super::now_ms();
+    let started_ms = ssdready_study::session::now_ms();
     // Bad input: one line, exit code 2, nothing written.
     let p = a.ask().fleet(&stop).map_err(|e| fail(2, &e.to_string()))?;
     let n_runs = p.runs();
@@ -54,7 +54,7 @@ pub fn command(a: &StudyArgs, stop: Arc<AtomicBool>) -> crate::Done {
         section,
         interrupted,
         started_by,
-        super::now_ms(),
+        ssdready_study::session::now_ms(),
         machine,
     );
     let text =
