@@ -121,6 +121,17 @@ impl StudyError {
 pub struct Studied {
     pub doc: StudyDoc,
     pub dir: PathBuf,
+    /// What was studied.
+    pub of: Of,
+}
+
+/// What a study studied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Of {
+    /// This machine.
+    Machine,
+    /// A fleet (`--client`); partial when a host did not finish every run.
+    Fleet { partial: bool },
 }
 
 /// The command line checked, the budget's clock started, the targets
@@ -132,13 +143,17 @@ struct Checked {
     drive: Option<kdrive::Drive>,
 }
 
-/// Run the study of this machine (see the module's documentation).
+/// Run the study of this machine (see the module's documentation), or of
+/// a fleet when the options name its hosts ([`fleet`]).
 pub fn study(
     o: &Options,
     run: &Run,
     hands: &MakeHands,
     obs: &mut dyn Observer,
 ) -> Result<Studied, StudyError> {
+    if !o.ask.clients.is_empty() {
+        return fleet(o, obs);
+    }
     // The budget's clock counts from here, the drive's attach included.
     let started = std::time::Instant::now();
     let started_ms = now_ms();
@@ -176,7 +191,51 @@ pub fn study(
     doc.warnings.extend(drive.as_mut().and_then(stop_drive));
     close_stacks(&mut doc.targets, started_ms);
     let doc = header(o, started_ms, budget_s, doc);
-    Ok(Studied { doc, dir })
+    Ok(Studied {
+        doc,
+        dir,
+        of: Of::Machine,
+    })
+}
+
+/// The study of a fleet (`crate::fleet_run`: what is measured): its
+/// command line checked and its hosts probed, its plan said, its runs on
+/// every host, its document.
+pub fn fleet(o: &Options, obs: &mut dyn Observer) -> Result<Studied, StudyError> {
+    let started_ms = now_ms();
+    let p = o.ask.fleet(&o.stop)?;
+    let n_runs = p.runs();
+    obs.note(&format!(
+        "study of a fleet of {} hosts ({}): 4 KiB random reads at QD {:?}, each host alone for {:.1} s, then 1…{} hosts together with the same I/Os each; {n_runs} runs, about {:.0} s (up to {:.0} s if a host is slow)",
+        p.hosts.len(),
+        p.target.as_deref().unwrap_or("null engine"),
+        p.depths,
+        p.runtime_s,
+        p.hosts.len(),
+        n_runs as f64 * (p.runtime_s + 1.5),
+        n_runs as f64 / 2.0 * (5.0 * p.runtime_s + 3.0)
+    ));
+    std::fs::create_dir_all(&p.dir).map_err(|source| StudyError::Output {
+        dir: p.dir.clone(),
+        source,
+    })?;
+    let obs = std::cell::RefCell::new(obs);
+    let tell = |m: String| obs.borrow_mut().note(&format!("fleet: {m}"));
+    let (section, interrupted) = crate::fleet_run::measure(&p, o.ask.quick, &o.stop, &tell);
+    let started_by = crate::fleet_run::Started {
+        unix_ms: started_ms,
+        tool: o.tool.clone(),
+        command: o.command.clone(),
+        quick: o.ask.quick,
+    };
+    let machine = detect::machine(None);
+    let (doc, partial) =
+        crate::fleet_run::document(&p, section, interrupted, started_by, now_ms(), machine);
+    Ok(Studied {
+        doc,
+        dir: p.dir,
+        of: Of::Fleet { partial },
+    })
 }
 
 /// Milliseconds since the Unix epoch, now.

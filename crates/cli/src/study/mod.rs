@@ -2,21 +2,22 @@
 //! much of the device's speed this platform delivers to applications,
 //! where the rest goes, and what to change — in one command.
 //!
-//! The command checks what it is asked (`ssdready_study::ask`), detects the
-//! target (`ssdready_study::detect`), plans sweeps to fit the budget
-//! (`ssdready_study::ask`, `ssdready_study::plan`) and keeps it by the
-//! clock from its start (`ssdready_study::clock`: what does not fit is
-//! dropped and said), prints the plan and its ETA,
-//! runs each point through `run`'s own path (`ssdready_study::real`, handed
-//! this binary's run function) with a progress bar, derives
-//! the figures and judges them with the verdict rules
-//! (`ssdready_study::judge`), writes `DIR/study.json` and its HTML report
-//! `DIR/report.html` atomically and prints the findings (`print`), and
-//! records the study in the history database (`--db`; a failure to record
-//! is a warning). With `--baseline` it then compares the study with an
-//! earlier one and exits 3 when a key figure got worse beyond the noise.
-//! Bad input gets one line and exit code 2 with nothing written; Ctrl-C
-//! stops after the current run, still writes what ran, and exits 130.
+//! The study is one call, `ssdready_study::session::study`: it checks what
+//! it is asked, detects the target (the built-in drive behind the kernel
+//! when there is none), plans sweeps to fit the budget and keeps it by the
+//! clock from its start, runs each point through this binary's run
+//! function, judges the runs, tries the changes the findings point at
+//! through the host's hands, and returns the document; a fleet's study
+//! (`--client`) goes through the same call. This command turns its
+//! arguments into the study's options, prints the study's progress
+//! through its observer (`print`), writes `DIR/study.json`, its HTML
+//! report `DIR/report.html` and the configuration's files atomically,
+//! prints the findings, and records the study in the history database
+//! (`--db`; a failure to record is a warning). With `--baseline` it then
+//! compares the study with an earlier one and exits 3 when a key figure
+//! got worse beyond the noise. Bad input gets one line and exit code 2
+//! with nothing written; Ctrl-C stops after the current run, still writes
+//! what ran, and exits 130. `--job` is the study of a job file (`job`).
 
 mod fleet;
 mod job;
@@ -121,12 +122,12 @@ pub fn command(a: StudyArgs) -> crate::Done {
     if let Some(file) = a.job.clone() {
         return job::command(&a, &file, stop);
     }
-    if !a.client.is_empty() {
-        return fleet::command(&a, stop);
-    }
     let started = std::time::Instant::now();
-    let base = baseline_of(&a)?;
-    let mut history = open_history(&a)?;
+    // A fleet's study refuses --baseline and --db (its checks say so).
+    let (base, mut history) = match a.client.is_empty() {
+        true => (baseline_of(&a)?, open_history(&a)?),
+        false => (None, None),
+    };
     let o = session::Options {
         ask: a.ask(),
         try_changes: a.try_changes,
@@ -139,7 +140,11 @@ pub fn command(a: StudyArgs) -> crate::Done {
     let mut shown = print::Shown::new(a.quiet);
     let s = session::study(&o, &run, &session::host_hands, &mut shown)
         .map_err(|e| fail(e.exit_code(), &e.to_string()))?;
-    let (code, json) = finish(&s.doc, &s.dir, started.elapsed().as_secs_f64());
+    let wall_s = started.elapsed().as_secs_f64();
+    if let session::Of::Fleet { partial } = s.of {
+        return fleet::finish(&s.doc, &s.dir, partial, wall_s);
+    }
+    let (code, json) = finish(&s.doc, &s.dir, wall_s);
     let code = remember(&a, history.as_mut(), base.as_ref(), &s.doc, json, code);
     crate::done(code)
 }
