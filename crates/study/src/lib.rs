@@ -60,6 +60,7 @@ mod pace;
 pub mod plan;
 pub mod real;
 pub mod session;
+pub mod session_job;
 mod session_run;
 pub mod slo;
 pub mod strategies;
