@@ -7,7 +7,7 @@
 //! and the capacity at a latency target run, the drive's transport
 //! measured and taken out, the runs judged, the applications section and
 //! the trials (what to change) run, and the document made
-//! ([`crate::session_run`] holds those steps).
+//! (`session_run` holds those steps).
 //!
 //! The caller hands in how a run is executed (its run function, with the
 //! targets' safety checks as `run` makes them), the hands that change the
