@@ -29,6 +29,8 @@
 //! * [`app_runs`] and [`appfs`]: the applications section; [`fleet`] and
 //!   [`fleet_run`]: the study of a fleet; [`strategies`]: Shin's
 //!   strategies' matrix and runner;
+//! * [`session`]: the study of one machine as one call — the steps above
+//!   in order, through the caller's run function, hands and observer;
 //! * [`judge_with`]: the figures, facts and verdicts of what ran, from
 //!   `ssdready_diagnosis::judge`; [`text`]: the plan as printed.
 
@@ -57,6 +59,9 @@ pub mod limit;
 mod pace;
 pub mod plan;
 pub mod real;
+pub mod session;
+pub mod session_job;
+mod session_run;
 pub mod slo;
 pub mod strategies;
 pub mod text;

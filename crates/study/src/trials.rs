@@ -54,6 +54,11 @@ pub trait Hands {
     /// The study's process moved out of the groups that hold the limits
     /// `lift` lifts (the others kept) and back.
     fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String>;
+    /// Put back whatever is still changed, after the trials; each line
+    /// that is not clean returned (none by default).
+    fn finish(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Hands that can change nothing of the host, saying why.

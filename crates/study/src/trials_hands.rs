@@ -69,6 +69,10 @@ impl HostHands {
 }
 
 impl Hands for HostHands {
+    fn finish(&mut self) -> Vec<String> {
+        HostHands::finish(self)
+    }
+
     fn queue_unavailable(&self) -> Option<String> {
         match self.root {
             false => Some("changing a device's queue settings needs root".into()),

@@ -5,6 +5,7 @@
 //! one after another.
 
 mod ground_truth;
+mod session;
 mod trials_plants_root;
 mod trials_root;
 

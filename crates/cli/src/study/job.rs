@@ -9,8 +9,8 @@
 
 use super::StudyArgs;
 use crate::{fail, say};
-use ssdready_study::job;
 use ssdready_study::job_run::{self, JobDoc};
+use ssdready_study::{job, session_job};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -46,14 +46,6 @@ fn refuse_options(a: &StudyArgs) -> crate::Done {
     }
 }
 
-/// Each run's length: the budget shared by the repeats and the variants,
-/// a tenth kept for starting each run; 1 to 60 s.
-fn runtime_s(budget_s: f64, runs: usize) -> f64 {
-    (0.9 * budget_s / runs.max(1) as f64)
-        .clamp(1.0, 60.0)
-        .floor()
-}
-
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -77,34 +69,6 @@ fn read(
     Ok((parsed.sections, text))
 }
 
-/// The limits that can cap the job's I/O: its control groups', the CPUs
-/// it may use, and the queue of the device its first target is on.
-fn caps(
-    sections: &[ssdready_core::options::Section],
-    quiet: bool,
-) -> (ssdready_diagnosis::limit::caps::Caps, Vec<String>) {
-    let j = sections.iter().position(|s| !s.global).unwrap_or(0);
-    let devices: Vec<(u32, u32)> = job::effective(sections, j, "filename")
-        .and_then(|f| {
-            let p = std::path::absolute(Path::new(f.split(':').next()?)).ok()?;
-            let on = p.ancestors().find(|a| a.exists())?.to_path_buf();
-            ssdready_probe::limits_dev::device_of_path(&on)
-                .ok()
-                .flatten()
-        })
-        .into_iter()
-        .collect();
-    let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
-    let caps = ssdready_diagnosis::limit::caps::Caps::of(&inv);
-    let lines = caps.lines();
-    if !quiet {
-        for l in &lines {
-            say(&format!("a limit on this study's I/O: {l}"));
-        }
-    }
-    (caps, lines)
-}
-
 /// Run `ssdready study --job FILE`.
 pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate::Done {
     refuse_options(a)?;
@@ -120,7 +84,7 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         + usize::from(ssdready_io::kdev::is_root())
         + job::variants(&sections).len()
         + 2 * ssdready_study::job_best::PAIRS;
-    let runtime = runtime_s(budget_s, runs);
+    let runtime = session_job::runtime_s(budget_s, runs);
     let as_written = job::with_target(&sections, a.target.as_deref());
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
@@ -140,7 +104,12 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             &format!("option '--output': creating {}: {e}", dir.display()),
         )
     })?;
-    let (caps, limits) = caps(&sections, a.quiet);
+    let (caps, limits) = session_job::caps(&sections);
+    if !a.quiet {
+        for l in &limits {
+            say(&format!("a limit on this study's I/O: {l}"));
+        }
+    }
     let mut doc = JobDoc {
         schema: job_run::SCHEMA.into(),
         schema_version: job_run::SCHEMA_VERSION,
@@ -177,7 +146,7 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     job_run::execute(&mut doc, &sections, &caps, &mut run, &stop, &mut tell);
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
-    let best = best_file(&mut doc, &as_written);
+    let best = session_job::best_file(&mut doc, &as_written);
     finish(&doc, &dir, best.as_deref())?;
     match earlier.map(|e| job_run::compare(&doc, &e)) {
         Some(job_run::Compared::Same { change_pct, worse }) => {
@@ -230,27 +199,6 @@ fn baseline(path: &str) -> Result<JobDoc, crate::Exit> {
             ),
         )),
     }
-}
-
-/// The user's job with the best configuration's options, when the set
-/// gained beyond the noise: its text (the measured gain in its header),
-/// kept in the document with the lines that changed.
-fn best_file(doc: &mut JobDoc, as_written: &[ssdready_core::options::Section]) -> Option<String> {
-    let b = doc.best.as_mut().filter(|b| b.beyond_noise)?;
-    let header = format!(
-        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio",
-        ssdready_study::job_best::words(b),
-        doc.job_file,
-        &doc.job_sha256[..12.min(doc.job_sha256.len())]
-    );
-    let before = ssdready_study::job_best::render(as_written, "");
-    let after = ssdready_study::job_best::render(
-        &ssdready_study::job_best::apply(as_written, &b.options),
-        &header,
-    );
-    b.diff = ssdready_study::job_best::diff(&before, &after);
-    b.file = after.clone();
-    Some(after)
 }
 
 /// Write job-study.json (and job-best.fio when the best configuration

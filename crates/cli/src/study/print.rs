@@ -8,12 +8,12 @@ use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::model::RunRecord;
 use ssdready_study::driver::Observer;
 use ssdready_study::plan::Plan;
+use ssdready_study::session;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use ssdready_diagnosis::text::findings;
-pub use ssdready_study::text::plan;
 
 struct Clock {
     done_s: f64,
@@ -128,6 +128,67 @@ impl Observer for StudyProgress {
             let len = self.bar.length().unwrap_or(0);
             self.bar
                 .set_length(len.saturating_sub((n as f64 * c.per_point_s * 1000.0) as u64));
+        }
+    }
+}
+
+/// The study's progress on stderr: its lines (only its warnings when
+/// quiet), the plan, and the sweeps' bar.
+pub struct Shown {
+    quiet: bool,
+    bar: Option<StudyProgress>,
+}
+
+impl Shown {
+    pub fn new(quiet: bool) -> Self {
+        Shown { quiet, bar: None }
+    }
+}
+
+impl Observer for Shown {
+    fn starting(&mut self, index: usize, id: &str, eta_s: f64) {
+        if let Some(b) = &mut self.bar {
+            b.starting(index, id, eta_s);
+        }
+    }
+
+    fn finished(&mut self, rec: &RunRecord) {
+        if let Some(b) = &mut self.bar {
+            b.finished(rec);
+        }
+    }
+
+    fn dropped(&mut self, n: usize) {
+        if let Some(b) = &mut self.bar {
+            b.dropped(n);
+        }
+    }
+}
+
+impl session::Observer for Shown {
+    fn note(&mut self, line: &str) {
+        if !self.quiet {
+            crate::say(line);
+        }
+    }
+
+    fn warn(&mut self, line: &str) {
+        crate::say(line);
+    }
+
+    fn block(&mut self, text: &str) {
+        if !self.quiet {
+            eprint!("{text}");
+        }
+    }
+
+    fn sweeps(&mut self, plan: &Plan) {
+        self.bar = Some(StudyProgress::new(plan, self.quiet));
+    }
+
+    fn sweeps_done(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
         }
     }
 }
