@@ -34,11 +34,6 @@ fn refuse_options(a: &StudyArgs) -> crate::Done {
             "the job is the study's point",
         ),
         ("--in-process", a.in_process, "the job names its own target"),
-        (
-            "--try-changes",
-            a.try_changes,
-            "the host's changes are not yet tried on a job (a study of the device tries them)",
-        ),
     ];
     match not.iter().find(|x| x.1) {
         Some((name, _, why)) => Err(fail(2, &format!("option '{name}': not with --job ({why})"))),
@@ -78,11 +73,16 @@ fn read(
 }
 
 /// The limits that can cap the job's I/O: its control groups', the CPUs
-/// it may use, and the queue of the device its first target is on.
+/// it may use, and the queue of the device its first target is on; the
+/// inventory they were read from.
 fn caps(
     sections: &[ssdready_core::options::Section],
     quiet: bool,
-) -> (ssdready_diagnosis::limit::caps::Caps, Vec<String>) {
+) -> (
+    ssdready_diagnosis::limit::caps::Caps,
+    Vec<String>,
+    ssdready_diagnosis::limits::Inventory,
+) {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
     let devices: Vec<(u32, u32)> = job::effective(sections, j, "filename")
         .and_then(|f| {
@@ -102,7 +102,7 @@ fn caps(
             say(&format!("a limit on this study's I/O: {l}"));
         }
     }
-    (caps, lines)
+    (caps, lines, inv)
 }
 
 /// Run `ssdready study --job FILE`.
@@ -116,12 +116,35 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         budget_s
     };
     let (sections, text) = read(a, file)?;
-    let runs = job_run::REPEATS
-        + usize::from(ssdready_io::kdev::is_root())
-        + job::variants(&sections).len()
-        + 2 * ssdready_study::job_best::PAIRS;
-    let runtime = runtime_s(budget_s, runs);
     let as_written = job::with_target(&sections, a.target.as_deref());
+    let (caps, limits, inv) = caps(&as_written, true);
+    // The host's changes only as root and asked, under the devices' locks
+    // (held for the study's whole length), through the device study's hands.
+    let disks = ssdready_study::job_levers::disks(&as_written);
+    let root = ssdready_io::kdev::is_root();
+    let mut hands = ssdready_study::trials_hands::HostHands::new(disks.clone(), root);
+    let _locks = match root && a.try_changes {
+        true => ssdready_study::trials_hands::hold(&disks).unwrap_or_else(|why| {
+            hands.refuse_queue(why);
+            Vec::new()
+        }),
+        false => Vec::new(),
+    };
+    let ask = format!(
+        "sudo ssdready study --job {file}{}{} --try-changes",
+        a.section
+            .as_ref()
+            .map_or(String::new(), |s| format!(" --section {s}")),
+        a.target.as_ref().map_or(String::new(), |t| format!(" {t}"))
+    );
+    let mut host =
+        job_run::HostPlan::new(&as_written, Some(inv.clone()), a.try_changes, &mut hands, ask);
+    let runs = job_run::REPEATS
+        + usize::from(root)
+        + job::variants(&sections).len()
+        + 2 * ssdready_study::job_best::PAIRS
+        + host.runs();
+    let runtime = runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
     let mut check = job_run::request(&sections, &stop);
@@ -140,7 +163,11 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             &format!("option '--output': creating {}: {e}", dir.display()),
         )
     })?;
-    let (caps, limits) = caps(&sections, a.quiet);
+    if !a.quiet {
+        for l in &limits {
+            say(&format!("a limit on this study's I/O: {l}"));
+        }
+    }
     let mut doc = JobDoc {
         schema: job_run::SCHEMA.into(),
         schema_version: job_run::SCHEMA_VERSION,
@@ -174,11 +201,14 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             say(&m);
         }
     };
-    job_run::execute(&mut doc, &sections, &caps, &mut run, &stop, &mut tell);
+    let both = (&mut run as &mut ssdready_run::RunFn, &mut host);
+    job_run::execute(&mut doc, &sections, &caps, both, &stop, &mut tell);
+    drop(host);
+    doc.notes.extend(hands.finish());
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
     let best = best_file(&mut doc, &as_written);
-    finish(&doc, &dir, best.as_deref())?;
+    finish(&doc, &dir, best.as_deref(), &job_run::host_files(&doc, Some(&inv)))?;
     match earlier.map(|e| job_run::compare(&doc, &e)) {
         Some(job_run::Compared::Same { change_pct, worse }) => {
             say(&format!(
@@ -254,8 +284,14 @@ fn best_file(doc: &mut JobDoc, as_written: &[ssdready_core::options::Section]) -
 }
 
 /// Write job-study.json (and job-best.fio when the best configuration
-/// gained) and print the findings; the exit code.
-fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
+/// gained, with the files of its host changes) and print the findings;
+/// the exit code.
+fn finish(
+    doc: &JobDoc,
+    dir: &Path,
+    best: Option<&str>,
+    host_files: &[ssdready_diagnosis::combination_files::File],
+) -> crate::Done {
     let json = serde_json::to_string_pretty(doc).map_err(|e| fail(1, &e.to_string()))? + "\n";
     let path = ssdready_run::output::write_in(dir, "job-study.json", &json)
         .map_err(|e| fail(1, &e.to_string()))?;
@@ -266,6 +302,15 @@ fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
             "ssdready: wrote {} (the job with the best configuration)",
             p.display()
         );
+        for f in host_files {
+            match ssdready_run::output::write_in(dir, f.name, &f.text) {
+                Ok(p) => eprintln!(
+                    "ssdready: wrote {} (the best configuration's host changes)",
+                    p.display()
+                ),
+                Err(e) => say(&format!("{} was not written: {e}", f.name)),
+            }
+        }
     }
     crate::stdout::write(&job_run::text(doc)).map_err(|e| fail(1, &e))?;
     eprintln!("ssdready: wrote {}", path.display());
