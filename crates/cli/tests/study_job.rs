@@ -232,7 +232,10 @@ fn asked_to_try_the_hosts_changes_the_job_study_lifts_a_planted_limit_and_leaves
         .find(|t| t["lever"] == "max-sectors")
         .unwrap_or_else(|| panic!("max-sectors tried: {stdout}"));
     assert_eq!(t["from"], "4");
-    assert_eq!(t["to"].as_str(), Some(before_of(&before, "max_hw_sectors_kb")));
+    assert_eq!(
+        t["to"].as_str(),
+        Some(before_of(&before, "max_hw_sectors_kb"))
+    );
     assert_eq!(t["turns"].as_array().unwrap().len(), 3, "{t}");
     let bw = t["gains"]
         .as_array()
@@ -243,7 +246,10 @@ fn asked_to_try_the_hosts_changes_the_job_study_lifts_a_planted_limit_and_leaves
     assert!(bw["change_pct"].as_f64().unwrap() > 30.0, "{bw}");
     // The request queue admits the job's 4 I/Os: not tried, and said why.
     let untested = doc["host"]["untested"].as_array().unwrap();
-    let nr = untested.iter().find(|u| u["lever"] == "nr-requests").unwrap();
+    let nr = untested
+        .iter()
+        .find(|u| u["lever"] == "nr-requests")
+        .unwrap();
     assert_eq!(nr["reason"], "cannot_bind", "{nr}");
     // Where the best configuration gained, the udev rule that keeps the
     // size comes with job-best.fio, its measured gain in its header.

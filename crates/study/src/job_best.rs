@@ -212,6 +212,18 @@ pub fn words(b: &Best) -> String {
     )
 }
 
+/// What the job file's header adds where the set has host changes: they
+/// come with it, in the files beside it.
+pub fn host_note(b: &Best) -> String {
+    match b.host.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\nwith the host's changes ({}): apply the udev rules / systemd drop-in written beside this file first",
+            b.host.join(", ")
+        ),
+    }
+}
+
 /// The files that make the best configuration's host changes last, each
 /// with its measured gain in its header (the device study's:
 /// `combination_files`, the udev rules of the queue settings and the

@@ -78,7 +78,9 @@ pub fn setting(
     let disks = disks(sections);
     let first = disks.first();
     Setting {
-        queue: first.map(|d| crate::trials::queue_files(d)).unwrap_or_default(),
+        queue: first
+            .map(|d| crate::trials::queue_files(d))
+            .unwrap_or_default(),
         queue_depth: first.and_then(|d| crate::trials::device_depth(d)),
         limits,
         consent: Consent {
@@ -178,7 +180,8 @@ pub fn point(sections: &[Section]) -> Point {
         in_flight += n * qd;
     }
     let threads = threads.max(1);
-    let direct = job::effective(sections, first, "direct").is_some_and(|v| v == "1" || v.is_empty())
+    let direct = job::effective(sections, first, "direct")
+        .is_some_and(|v| v == "1" || v.is_empty())
         || job::effective(sections, first, "buffered").is_some_and(|v| v == "0");
     Point {
         rw,

@@ -78,10 +78,17 @@ fn db() -> Vec<Section> {
 #[test]
 fn the_job_as_written_is_the_point_its_threads_and_what_they_keep_in_flight() {
     let p = point(&db());
-    assert_eq!((p.rw.as_str(), p.bs, p.qd, p.threads), ("randread", 8192, 16, 2));
+    assert_eq!(
+        (p.rw.as_str(), p.bs, p.qd, p.threads),
+        ("randread", 8192, 16, 2)
+    );
     assert!(p.direct);
     // A synchronous engine keeps one I/O in flight per thread.
-    let p = point(&job(&[("rw", "write"), ("ioengine", "psync"), ("iodepth", "32")]));
+    let p = point(&job(&[
+        ("rw", "write"),
+        ("ioengine", "psync"),
+        ("iodepth", "32"),
+    ]));
     assert_eq!((p.qd, p.threads, p.direct), (1, 1, false));
 }
 
@@ -109,10 +116,20 @@ fn a_queue_that_admits_the_job_and_requests_as_large_as_its_blocks_are_not_tried
     let table = levers::shipped();
     let (todo, not) = plan(&table, &db(), &setting(true, true, queue("64", "512")));
     let got = ids(&todo);
-    assert!(!got.iter().any(|x| x.starts_with("nr-requests") || x.starts_with("max-sectors")));
+    assert!(!got
+        .iter()
+        .any(|x| x.starts_with("nr-requests") || x.starts_with("max-sectors")));
     let why = |l: &str| not.iter().find(|u| u.lever == l).unwrap().why.clone();
-    assert!(why("nr-requests").contains("cannot fill"), "{}", why("nr-requests"));
-    assert!(why("max-sectors").contains("nothing is split"), "{}", why("max-sectors"));
+    assert!(
+        why("nr-requests").contains("cannot fill"),
+        "{}",
+        why("nr-requests")
+    );
+    assert!(
+        why("max-sectors").contains("nothing is split"),
+        "{}",
+        why("max-sectors")
+    );
 }
 
 #[test]
@@ -177,7 +194,11 @@ fn each_limit_of_the_groups_is_lifted_alone_where_it_binds_for_the_job() {
     // No cpuset is set: nothing to lift, nothing said.
     assert!(!got.iter().any(|x| x.starts_with("cpuset")));
     // A job that only writes: the read throttle counts none of its I/O.
-    let writer = job(&[("rw", "randwrite"), ("ioengine", "libaio"), ("iodepth", "8")]);
+    let writer = job(&[
+        ("rw", "randwrite"),
+        ("ioengine", "libaio"),
+        ("iodepth", "8"),
+    ]);
     let (todo, not) = plan(&table, &writer, &s);
     assert!(!ids(&todo).iter().any(|x| x.starts_with("io-throttle")));
     assert_eq!(reason_of(&not, "io-throttle"), Some(Reason::CannotBind));

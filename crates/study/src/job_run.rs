@@ -8,10 +8,10 @@ use crate::job::{self, RunFigures, Variant, VariantResult};
 use crate::job_best::{self, Best};
 use crate::job_levers::Planned;
 use crate::job_trials::{self, Host, HostSection};
-use ssdready_diagnosis::trials::{Trial, Untested};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_core::options::Section;
+use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_run::{RunFn, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -291,7 +291,11 @@ pub fn host_files(
     };
     let at = match b.options.is_empty() {
         true => format!("the job {} as written", doc.job_file),
-        false => format!("the job {} with {} (job-best.fio)", doc.job_file, b.options.join(" ")),
+        false => format!(
+            "the job {} with {} (job-best.fio)",
+            doc.job_file,
+            b.options.join(" ")
+        ),
     };
     let date = ssdready_diagnosis::combination_files::date_of(doc.started_unix_ms);
     job_best::host_files(b, &h.trials, &at, &date, limits)

@@ -365,7 +365,10 @@ pub fn words(s: &HostSection) -> String {
             out.push_str(&format!("    its limit did not bind: {u}\n"));
         }
         if t.outcome == Outcome::Better && !t.permanent.is_empty() {
-            out.push_str(&format!("    to keep it: {}\n", t.permanent.replace('\n', "\n      ")));
+            out.push_str(&format!(
+                "    to keep it: {}\n",
+                t.permanent.replace('\n', "\n      ")
+            ));
         }
     }
     if !s.untested.is_empty() {
@@ -374,7 +377,11 @@ pub fn words(s: &HostSection) -> String {
     for u in &s.untested {
         out.push_str(&format!("  {}: {}\n", u.what, u.why));
     }
-    let commands: Vec<&String> = s.untested.iter().filter_map(|u| u.command.as_ref()).collect();
+    let commands: Vec<&String> = s
+        .untested
+        .iter()
+        .filter_map(|u| u.command.as_ref())
+        .collect();
     if let Some(c) = commands.first() {
         out.push_str(&format!("  to try them: {c}\n"));
     }

@@ -117,7 +117,10 @@ fn sections() -> Vec<Section> {
     vec![Section {
         name: "db".into(),
         global: false,
-        options: vec![ssdready_core::options::RawOption::cli("rw", Some("randread"))],
+        options: vec![ssdready_core::options::RawOption::cli(
+            "rw",
+            Some("randread"),
+        )],
     }]
 }
 
@@ -167,7 +170,11 @@ fn each_change_runs_in_turns_against_the_job_and_is_put_back_after_each_run() {
     let sets = l.iter().filter(|e| e.starts_with("set")).count();
     let backs = l.iter().filter(|e| e.starts_with("back")).count();
     assert_eq!((sets, backs), (trials::MIN_PAIRS, trials::MIN_PAIRS));
-    assert!(words(&s).contains("nr-requests 4 → 64: IOPS +50.0 %"), "{}", words(&s));
+    assert!(
+        words(&s).contains("nr-requests 4 → 64: IOPS +50.0 %"),
+        "{}",
+        words(&s)
+    );
 }
 
 #[test]
@@ -193,9 +200,17 @@ fn a_change_that_cannot_be_put_back_stops_the_trials() {
         &mut |_| {},
     );
     assert_eq!(s.trials.len(), 1);
-    assert!(s.trials[0].error.as_deref().unwrap().contains("could not put it back"));
+    assert!(s.trials[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("could not put it back"));
     assert_eq!(s.untested[0].lever, "scheduler");
-    assert!(s.untested[0].why.contains("the trials stopped"), "{:?}", s.untested);
+    assert!(
+        s.untested[0].why.contains("the trials stopped"),
+        "{:?}",
+        s.untested
+    );
 }
 
 #[test]
@@ -254,5 +269,8 @@ fn not_asked_the_study_says_what_it_did_not_try_and_how_to_ask() {
     };
     let w = words(&s);
     assert!(w.contains("not tried on the job"), "{w}");
-    assert!(w.contains("to try them: sudo ssdready study --job db.fio --try-changes"), "{w}");
+    assert!(
+        w.contains("to try them: sudo ssdready study --job db.fio --try-changes"),
+        "{w}"
+    );
 }

@@ -137,13 +137,19 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             .map_or(String::new(), |s| format!(" --section {s}")),
         a.target.as_ref().map_or(String::new(), |t| format!(" {t}"))
     );
-    let mut host =
-        job_run::HostPlan::new(&as_written, Some(inv.clone()), a.try_changes, &mut hands, ask);
+    let mut host = job_run::HostPlan::new(
+        &as_written,
+        Some(inv.clone()),
+        a.try_changes,
+        &mut hands,
+        ask,
+    );
     let runs = job_run::REPEATS
         + usize::from(root)
         + job::variants(&sections).len()
         + 2 * ssdready_study::job_best::PAIRS
         + host.runs();
+    let host_runs = host.runs();
     let runtime = runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
@@ -186,9 +192,10 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     };
     if !a.quiet {
         say(&format!(
-            "studying the job file {file}: {} repeats as written, then {} variants, {runtime:.0} s each",
+            "studying the job file {file}: {} repeats as written, then {} more runs (its variants{}), {runtime:.0} s each",
             job_run::REPEATS,
-            runs - job_run::REPEATS
+            runs - job_run::REPEATS,
+            if host_runs > 0 { ", the host's changes" } else { "" }
         ));
     }
     let allow = a.allow_destructive;
@@ -208,7 +215,12 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
     let best = best_file(&mut doc, &as_written);
-    finish(&doc, &dir, best.as_deref(), &job_run::host_files(&doc, Some(&inv)))?;
+    finish(
+        &doc,
+        &dir,
+        best.as_deref(),
+        &job_run::host_files(&doc, Some(&inv)),
+    )?;
     match earlier.map(|e| job_run::compare(&doc, &e)) {
         Some(job_run::Compared::Same { change_pct, worse }) => {
             say(&format!(
@@ -268,10 +280,11 @@ fn baseline(path: &str) -> Result<JobDoc, crate::Exit> {
 fn best_file(doc: &mut JobDoc, as_written: &[ssdready_core::options::Section]) -> Option<String> {
     let b = doc.best.as_mut().filter(|b| b.beyond_noise)?;
     let header = format!(
-        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio",
+        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio{}",
         ssdready_study::job_best::words(b),
         doc.job_file,
-        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+        &doc.job_sha256[..12.min(doc.job_sha256.len())],
+        ssdready_study::job_best::host_note(b)
     );
     let before = ssdready_study::job_best::render(as_written, "");
     let after = ssdready_study::job_best::render(
