@@ -6,6 +6,7 @@
 
 use crate::job::{self, RunFigures, Variant, VariantResult};
 use crate::job_best::{self, Best};
+use crate::job_capacity;
 use crate::job_levers::Planned;
 use crate::job_trials::{self, Host, HostSection};
 use serde::{Deserialize, Serialize};
@@ -61,6 +62,10 @@ pub struct JobDoc {
     /// those not tried with why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostSection>,
+    /// A rate-limited job's capacity at its own latency target, by the
+    /// open-loop search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityDoc>,
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
@@ -200,6 +205,7 @@ pub fn execute(
         doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
     }
     doc.best = best(doc, sections, (run, &mut host.host), stop, tell);
+    capacity(doc, sections, run, stop, tell);
     let mid = doc
         .repeats
         .iter()
@@ -277,6 +283,50 @@ fn best(
         .collect();
     job_best::judge(&mut b, &rates);
     Some(b)
+}
+
+/// The runs a rate-limited job's capacity search takes (none for another
+/// job, or one without an open loop).
+pub fn capacity_runs(sections: &[Section]) -> usize {
+    let paced = job_capacity::rate_limited(sections);
+    match paced && job_capacity::no_open_loop(sections).is_none() {
+        true => job_capacity::RUNS,
+        false => 0,
+    }
+}
+
+/// A rate-limited job: its capacity at its own latency target, or why not.
+fn capacity(
+    doc: &mut JobDoc,
+    sections: &[Section],
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    if !job_capacity::rate_limited(sections) || stop.load(Relaxed) {
+        return;
+    }
+    if let Some(why) = job_capacity::no_open_loop(sections) {
+        doc.notes.push(why);
+        return;
+    }
+    let p99 = job_capacity::p99_at_rate(&doc.repeats, doc.median_iops);
+    let Some((slo, why)) = job_capacity::target(sections, p99) else {
+        doc.notes
+            .push("no capacity at a latency target: the job had no p99 at its rate".into());
+        return;
+    };
+    tell(format!(
+        "the job's capacity with {} ({why}), open loop, latency from each I/O's schedule",
+        slo.text()
+    ));
+    let rate = doc.median_iops;
+    doc.capacity = Some(job_capacity::capacity(
+        sections,
+        (slo, &why, rate),
+        run,
+        stop,
+    ));
 }
 
 /// The files that make the best configuration's host changes last
@@ -434,6 +484,10 @@ pub fn text(doc: &JobDoc) -> String {
     }
     for r in &doc.rates {
         s.push_str(&format!("  {r}\n"));
+    }
+    if let Some(c) = &doc.capacity {
+        let line = c.error.as_deref().unwrap_or(&c.sentence);
+        s.push_str(&format!("  its capacity ({}): {line}\n", c.what));
     }
     if !doc.variants.is_empty() {
         s.push_str("one thing changed at a time, against the job's median:\n");

@@ -50,6 +50,7 @@ pub mod fleet;
 pub mod fleet_run;
 pub mod job;
 pub mod job_best;
+pub mod job_capacity;
 pub mod job_levers;
 pub mod job_run;
 pub mod job_trials;

@@ -148,7 +148,8 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         + usize::from(root)
         + job::variants(&sections).len()
         + 2 * ssdready_study::job_best::PAIRS
-        + host.runs();
+        + host.runs()
+        + job_run::capacity_runs(&sections);
     let host_runs = host.runs();
     let runtime = runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
