@@ -9,7 +9,9 @@
 //! with other draws, stepping down 5 % on a miss. Each point runs the job with its pace replaced by
 //! Poisson arrivals at the offered load, shared among its threads, each
 //! I/O's latency counted from when it was due (`lat_from=schedule`: no
-//! coordinated omission), up to [`crate::slo::CAP`] in flight per thread;
+//! coordinated omission; after a ramp of half a second, without which the
+//! I/Os due while the threads start count late), up to
+//! [`crate::slo::CAP`] in flight per thread;
 //! the peak is the job closed-loop at that depth. A job on a synchronous
 //! engine keeps one I/O in flight per thread: it has no open loop, and
 //! the study says so.
@@ -31,6 +33,9 @@ const SYNC: &[&str] = &["psync", "sync", "pvsync", "pvsync2", "vsync"];
 /// The runs the search takes, about: the peak, the doublings, the
 /// bisection, a repeat or two.
 pub const RUNS: usize = 1 + 8 + BISECT + 2;
+
+/// The ramp of each point where the job has none.
+const RAMP: &str = "500ms";
 
 /// Bisection steps at most.
 const BISECT: usize = 5;
@@ -176,6 +181,13 @@ pub fn at_load(sections: &[Section], iops: u64, seed: u32) -> Vec<Section> {
         set_all(&mut s, k, "0");
     }
     set_all(&mut s, "iodepth", &crate::slo::CAP.to_string());
+    // The schedule starts with the job: without a ramp, the I/Os due
+    // while its threads start count late, and a second's p99 is theirs.
+    if (0..s.len()).all(|i| s[i].global || job::effective(&s, i, "ramp_time").is_none()) {
+        set_all(&mut s, "ramp_time", RAMP);
+    }
+    // Each point runs its whole length, whatever the job's size.
+    set_all(&mut s, "time_based", "1");
     match iops {
         0 => set_all(&mut s, "rate_iops", "0"),
         n => {
@@ -350,6 +362,7 @@ mod tests {
         assert_eq!(v("rate_process").as_deref(), Some("poisson"));
         assert_eq!(v("thinktime").as_deref(), Some("0"));
         assert_eq!(v("iodepth").as_deref(), Some("256"));
+        assert_eq!(v("ramp_time").as_deref(), Some("500ms"));
         let peak = at_load(&paced, 0, 0);
         assert_eq!(job::effective(&peak, 0, "rate_iops").as_deref(), Some("0"));
         assert!(job::effective(&peak, 0, "lat_from").is_none());
