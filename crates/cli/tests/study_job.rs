@@ -267,3 +267,43 @@ fn asked_to_try_the_hosts_changes_the_job_study_lifts_a_planted_limit_and_leaves
 fn before_of<'a>(snap: &'a [(String, String)], attr: &str) -> &'a str {
     snap.iter().find(|(k, _)| k == attr).unwrap().1.trim()
 }
+
+#[test]
+fn a_rate_limited_job_gets_its_capacity_at_its_own_latency_target_open_loop_from_its_rate() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let Some(l) = LoopDev::new("jobpaced", 256) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("paced.fio");
+    std::fs::write(
+        &file,
+        "[paced]\nrw=randread\nbs=4k\nioengine=libaio\niodepth=4\ndirect=1\nrate_iops=2000\n\
+         latency_target=20ms\nlatency_percentile=99\nfilename=/nonexistent\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let f = file.to_str().unwrap();
+    let args = ["--job", f, &l.dev, "--budget", "30s", "--allow-destructive"];
+    let (code, stdout, stderr) = study_job(&[&args[..], &["--quiet"]].concat(), &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("of 2000 IOPS asked"), "{stdout}");
+    assert!(stdout.contains("its capacity"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("job-study.json")).unwrap()).unwrap();
+    let c = &doc["capacity"];
+    assert!(
+        c["what"].as_str().unwrap().contains("latency_target"),
+        "{c}"
+    );
+    let p = &c["platform"];
+    assert_eq!(p["slo"]["limit_ns"], 20_000_000, "{c}");
+    // The first load offered is the job's own rate, open loop.
+    let first = p["points"][0]["offered_iops"].as_f64().unwrap();
+    let median = doc["median_iops"].as_f64().unwrap();
+    assert!(
+        (first - median.round()).abs() <= 1.0,
+        "{first} against {median}"
+    );
+    assert!(p["peak_iops"].as_f64().unwrap() > first, "{c}");
+}
