@@ -177,7 +177,9 @@ pub fn at_load(sections: &[Section], iops: u64, seed: u32) -> Vec<Section> {
         })
         .sum::<u64>()
         .max(1);
-    for k in ["rate", "thinktime"] {
+    // Its pace and its own depth search (`latency_target` makes a job
+    // probe for the depth that meets it) give way to the offered load.
+    for k in ["rate", "thinktime", "latency_target"] {
         set_all(&mut s, k, "0");
     }
     set_all(&mut s, "iodepth", &crate::slo::CAP.to_string());
@@ -361,6 +363,7 @@ mod tests {
         assert_eq!(v("lat_from").as_deref(), Some("schedule"));
         assert_eq!(v("rate_process").as_deref(), Some("poisson"));
         assert_eq!(v("thinktime").as_deref(), Some("0"));
+        assert_eq!(v("latency_target").as_deref(), Some("0"));
         assert_eq!(v("iodepth").as_deref(), Some("256"));
         assert_eq!(v("ramp_time").as_deref(), Some("500ms"));
         let peak = at_load(&paced, 0, 0);
