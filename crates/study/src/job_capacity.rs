@@ -255,6 +255,49 @@ pub fn capacity(
     doc
 }
 
+/// The device's ceiling for the job's mix, where a model of the device
+/// is known: on an emulated drive (`emu:…`), the job's I/O (its pace off,
+/// [`crate::slo::CAP`] in flight per thread) on the model alone in
+/// virtual time, and the share of it the job got.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Ceiling {
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    /// Where the ceiling comes from, in words.
+    pub basis: String,
+    /// The job's median IOPS as a share of it, percent.
+    pub share_pct: f64,
+}
+
+/// The ceiling of the job's mix on its device's model, where every
+/// target of the job is an emulated drive; None elsewhere, or where the
+/// model gives no I/O. `median` is the job's IOPS as written.
+pub fn ceiling(sections: &[Section], median: f64) -> Result<Option<Ceiling>, String> {
+    let jobs = (0..sections.len()).filter(|&i| !sections[i].global);
+    let files: Vec<String> = jobs
+        .filter_map(|i| job::effective(sections, i, "filename"))
+        .collect();
+    if files.is_empty() || !files.iter().all(|f| f.starts_with("emu")) {
+        return Ok(None);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let r = crate::job_run::request(&at_load(sections, 0, 0), &stop);
+    let (s, _) = crate::virt::run(&r).map_err(|e| e.to_string())?;
+    if s.iops <= 0.0 {
+        return Ok(None);
+    }
+    Ok(Some(Ceiling {
+        iops: s.iops,
+        bw_bytes_per_s: s.bw_bytes_per_s,
+        basis: format!(
+            "the model of {} alone, in virtual time, the job's mix at {} in flight per thread",
+            files[0],
+            crate::slo::CAP
+        ),
+        share_pct: 100.0 * median / s.iops,
+    }))
+}
+
 /// The p99 the job had at its rate: the worse direction's, of the repeat
 /// nearest the median.
 pub fn p99_at_rate(repeats: &[RunFigures], median: f64) -> Option<u64> {
@@ -320,6 +363,26 @@ mod tests {
                 .map(|(k, v)| RawOption::cli(k, Some(v)))
                 .collect(),
         }]
+    }
+
+    #[test]
+    fn on_an_emulated_drive_the_ceiling_of_the_jobs_mix_is_the_models_and_the_job_gets_a_share() {
+        let paced = job(&[
+            ("filename", "emu:nvm-lowlat,size=64m"),
+            ("rw", "randread"),
+            ("ioengine", "libaio"),
+            ("iodepth", "1"),
+            ("rate_iops", "1000"),
+            ("runtime", "1s"),
+            ("norandommap", "1"),
+        ]);
+        let c = ceiling(&paced, 1000.0).unwrap().expect("a model");
+        // The model at 256 in flight gives far more than the job's 1000.
+        assert!(c.iops > 10_000.0, "{c:?}");
+        assert!((c.share_pct - 100_000.0 / c.iops).abs() < 1e-6, "{c:?}");
+        assert!(c.basis.contains("emu:nvm-lowlat"), "{}", c.basis);
+        let real = job(&[("filename", "/dev/nvme0n1"), ("rw", "randread")]);
+        assert!(ceiling(&real, 1000.0).unwrap().is_none());
     }
 
     #[test]

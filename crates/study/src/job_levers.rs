@@ -104,6 +104,14 @@ pub fn disks(sections: &[Section]) -> Vec<String> {
     let Some(file) = job::effective(sections, j, "filename") else {
         return Vec::new();
     };
+    // An emulated drive, or an engine's own target, has no device here:
+    // the file system of the working directory is not the job's.
+    if ["emu", "external"]
+        .iter()
+        .any(|p| file.starts_with(&format!("{p}:")) || file == *p)
+    {
+        return Vec::new();
+    }
     let Some(first) = file.split(':').next().filter(|f| !f.is_empty()) else {
         return Vec::new();
     };

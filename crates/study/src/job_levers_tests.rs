@@ -208,3 +208,22 @@ fn each_limit_of_the_groups_is_lifted_alone_where_it_binds_for_the_job() {
     assert!(todo.is_empty());
     assert_eq!(reason_of(&not, "cpu-quota"), Some(Reason::NotAsked));
 }
+
+#[test]
+fn an_emulated_drive_has_no_device_of_the_host_to_change() {
+    // Not the file system of the working directory that `emu` would name.
+    let emu = job(&[("filename", "emu:nvm-lowlat,size=64m")]);
+    assert!(disks(&emu).is_empty());
+    let s = Setting {
+        consent: Consent {
+            root: true,
+            asked: true,
+            device: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (todo, not) = plan(&levers::shipped(), &emu, &s);
+    assert!(todo.is_empty(), "{:?}", ids(&todo));
+    assert_eq!(reason_of(&not, "scheduler"), Some(Reason::NoDevice));
+}

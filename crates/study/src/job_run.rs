@@ -66,6 +66,10 @@ pub struct JobDoc {
     /// open-loop search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::capacity::CapacityDoc>,
+    /// The device's ceiling for the job's mix, where a model of it is
+    /// known (an emulated drive), and the share the job got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<job_capacity::Ceiling>,
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
@@ -206,6 +210,12 @@ pub fn execute(
     }
     doc.best = best(doc, sections, (run, &mut host.host), stop, tell);
     capacity(doc, sections, run, stop, tell);
+    match job_capacity::ceiling(sections, doc.median_iops) {
+        Ok(c) => doc.ceiling = c,
+        Err(e) => doc
+            .notes
+            .push(format!("the device's ceiling for the job's mix: {e}")),
+    }
     let mid = doc
         .repeats
         .iter()
@@ -484,6 +494,14 @@ pub fn text(doc: &JobDoc) -> String {
     }
     for r in &doc.rates {
         s.push_str(&format!("  {r}\n"));
+    }
+    if let Some(c) = &doc.ceiling {
+        s.push_str(&format!(
+            "  the job gets {:.1} % of what this device gives for its mix ({} IOPS: {})\n",
+            c.share_pct,
+            c.iops.round(),
+            c.basis
+        ));
     }
     if let Some(c) = &doc.capacity {
         let line = c.error.as_deref().unwrap_or(&c.sentence);
