@@ -105,6 +105,41 @@ fn caps(
     (caps, lines, inv)
 }
 
+/// The hands that change the host for the job's trials (the device
+/// study's), and the locks of the job's devices, taken as root when asked
+/// (another process holding one: no queue setting is changed, said once).
+fn hands(
+    a: &StudyArgs,
+    sections: &[ssdready_core::options::Section],
+    root: bool,
+) -> (
+    ssdready_study::trials_hands::HostHands,
+    Vec<ssdready_tune::lock::DeviceLock>,
+) {
+    let disks = ssdready_study::job_levers::disks(sections);
+    let mut hands = ssdready_study::trials_hands::HostHands::new(disks.clone(), root);
+    let locks = match root && a.try_changes {
+        true => ssdready_study::trials_hands::hold(&disks).unwrap_or_else(|why| {
+            say(&why);
+            hands.refuse_queue(why);
+            Vec::new()
+        }),
+        false => Vec::new(),
+    };
+    (hands, locks)
+}
+
+/// The command that tries the host's changes on this job.
+fn ask_command(a: &StudyArgs, file: &str) -> String {
+    format!(
+        "sudo ssdready study --job {file}{}{} --try-changes",
+        a.section
+            .as_ref()
+            .map_or(String::new(), |s| format!(" --section {s}")),
+        a.target.as_ref().map_or(String::new(), |t| format!(" {t}"))
+    )
+}
+
 /// Run `ssdready study --job FILE`.
 pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate::Done {
     refuse_options(a)?;
@@ -120,23 +155,9 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     let (caps, limits, inv) = caps(&as_written, true);
     // The host's changes only as root and asked, under the devices' locks
     // (held for the study's whole length), through the device study's hands.
-    let disks = ssdready_study::job_levers::disks(&as_written);
     let root = ssdready_io::kdev::is_root();
-    let mut hands = ssdready_study::trials_hands::HostHands::new(disks.clone(), root);
-    let _locks = match root && a.try_changes {
-        true => ssdready_study::trials_hands::hold(&disks).unwrap_or_else(|why| {
-            hands.refuse_queue(why);
-            Vec::new()
-        }),
-        false => Vec::new(),
-    };
-    let ask = format!(
-        "sudo ssdready study --job {file}{}{} --try-changes",
-        a.section
-            .as_ref()
-            .map_or(String::new(), |s| format!(" --section {s}")),
-        a.target.as_ref().map_or(String::new(), |t| format!(" {t}"))
-    );
+    let (mut hands, _locks) = hands(a, &as_written, root);
+    let ask = ask_command(a, file);
     let mut host = job_run::HostPlan::new(
         &as_written,
         Some(inv.clone()),
