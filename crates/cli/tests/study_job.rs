@@ -147,3 +147,163 @@ fn a_job_on_a_loop_device_is_studied_in_repeats_and_one_change_at_a_time() {
     }
     assert!(doc["median_iops"].as_f64().unwrap() > 0.0);
 }
+
+/// Every queue file of `disk` as read (the host's settings to compare).
+fn queue_snapshot(disk: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(format!("/sys/block/{disk}/queue"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| {
+            let v = std::fs::read_to_string(e.path()).ok()?;
+            Some((e.file_name().to_string_lossy().into_owned(), v))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A queue setting planted for a test and reset after it: a loop device
+/// keeps its queue settings after it is detached.
+struct Planted {
+    path: String,
+    was: String,
+}
+
+impl Planted {
+    fn new(disk: &str, attr: &str, value: &str) -> Planted {
+        let path = format!("/sys/block/{disk}/queue/{attr}");
+        let was = std::fs::read_to_string(&path).unwrap().trim().to_string();
+        std::fs::write(&path, value).unwrap();
+        Planted { path, was }
+    }
+}
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.path, &self.was);
+    }
+}
+
+#[test]
+fn asked_to_try_the_hosts_changes_the_job_study_lifts_a_planted_limit_and_leaves_the_host_as_it_was(
+) {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let Some(l) = LoopDev::new("joblevers", 256) else {
+        return;
+    };
+    let disk = l.dev.trim_start_matches("/dev/").to_string();
+    // Requests of 4 KiB under 1 MiB reads: fio on this loop device reads
+    // about three times slower with it than with the device's own
+    // largest request.
+    let _planted = Planted::new(&disk, "max_sectors_kb", "4");
+    let before = queue_snapshot(&disk);
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("big.fio");
+    std::fs::write(
+        &file,
+        "[big]\nrw=read\nbs=1m\nioengine=libaio\niodepth=4\ndirect=1\nfilename=/nonexistent\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = d.path().join("out");
+    let mut args = vec!["--job", f, &l.dev, "--budget", "60s"];
+    args.extend(["--allow-destructive", "--quiet"]);
+    // Not asked: nothing of the host changes, and the study says how to ask.
+    let (code, stdout, stderr) = study_job(&args, &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(queue_snapshot(&disk), before, "the host as it was");
+    assert!(stdout.contains("not tried on the job"), "{stdout}");
+    assert!(stdout.contains("--try-changes"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("job-study.json")).unwrap()).unwrap();
+    assert!(doc["host"].get("trials").is_none(), "{}", doc["host"]);
+    // Asked: each change in turns, put back after each run.
+    let out = d.path().join("asked");
+    args.push("--try-changes");
+    let (code, stdout, stderr) = study_job(&args, &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(queue_snapshot(&disk), before, "the host as it was");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("job-study.json")).unwrap()).unwrap();
+    let trials = doc["host"]["trials"].as_array().expect("host trials");
+    let t = trials
+        .iter()
+        .find(|t| t["lever"] == "max-sectors")
+        .unwrap_or_else(|| panic!("max-sectors tried: {stdout}"));
+    assert_eq!(t["from"], "4");
+    assert_eq!(
+        t["to"].as_str(),
+        Some(before_of(&before, "max_hw_sectors_kb"))
+    );
+    assert_eq!(t["turns"].as_array().unwrap().len(), 3, "{t}");
+    let bw = t["gains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metric"] == "bandwidth")
+        .unwrap();
+    assert!(bw["change_pct"].as_f64().unwrap() > 30.0, "{bw}");
+    // The request queue admits the job's 4 I/Os: not tried, and said why.
+    let untested = doc["host"]["untested"].as_array().unwrap();
+    let nr = untested
+        .iter()
+        .find(|u| u["lever"] == "nr-requests")
+        .unwrap();
+    assert_eq!(nr["reason"], "cannot_bind", "{nr}");
+    // Where the best configuration gained, the udev rule that keeps the
+    // size comes with job-best.fio, its measured gain in its header.
+    if doc["best"]["beyond_noise"] == true {
+        let rules = std::fs::read_to_string(out.join("99-ssdready.rules")).unwrap();
+        assert!(rules.starts_with("# ssdready study "), "{rules}");
+        assert!(rules.contains(" over 3 turns"), "{rules}");
+        assert!(
+            rules.contains(&format!("KERNEL==\"{disk}\", ATTR{{queue/max_sectors_kb}}")),
+            "{rules}"
+        );
+    }
+}
+
+fn before_of<'a>(snap: &'a [(String, String)], attr: &str) -> &'a str {
+    snap.iter().find(|(k, _)| k == attr).unwrap().1.trim()
+}
+
+#[test]
+fn a_rate_limited_job_gets_its_capacity_at_its_own_latency_target_open_loop_from_its_rate() {
+    let _one_file = crate::one_file_at_a_time(module_path!());
+    let Some(l) = LoopDev::new("jobpaced", 256) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("paced.fio");
+    std::fs::write(
+        &file,
+        "[paced]\nrw=randread\nbs=4k\nioengine=libaio\niodepth=4\ndirect=1\nrate_iops=2000\n\
+         latency_target=20ms\nlatency_percentile=99\nfilename=/nonexistent\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let f = file.to_str().unwrap();
+    let args = ["--job", f, &l.dev, "--budget", "30s", "--allow-destructive"];
+    let (code, stdout, stderr) = study_job(&[&args[..], &["--quiet"]].concat(), &out);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("of 2000 IOPS asked"), "{stdout}");
+    assert!(stdout.contains("its capacity"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("job-study.json")).unwrap()).unwrap();
+    let c = &doc["capacity"];
+    assert!(
+        c["what"].as_str().unwrap().contains("latency_target"),
+        "{c}"
+    );
+    let p = &c["platform"];
+    assert_eq!(p["slo"]["limit_ns"], 20_000_000, "{c}");
+    // The first load offered is the job's own rate, open loop.
+    let first = p["points"][0]["offered_iops"].as_f64().unwrap();
+    let median = doc["median_iops"].as_f64().unwrap();
+    assert!(
+        (first - median.round()).abs() <= 1.0,
+        "{first} against {median}"
+    );
+    assert!(p["peak_iops"].as_f64().unwrap() > first, "{c}");
+}

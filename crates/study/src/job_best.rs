@@ -10,15 +10,63 @@
 use crate::job::{self, VariantResult};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::{RawOption, Section};
+use ssdready_diagnosis::levers::Metric;
+use ssdready_diagnosis::trials::{Trial, Turn};
 
 /// Pairs of turns the set runs.
 pub const PAIRS: usize = 2;
+
+/// Pairs of turns a set with a change of the host runs: as many as each
+/// of its trials ran.
+pub fn pairs(host: bool) -> usize {
+    match host {
+        true => PAIRS.max(ssdready_diagnosis::trials::MIN_PAIRS),
+        false => PAIRS,
+    }
+}
+
+/// The set of the variants `chosen` and the host's changes that `helped`,
+/// not yet measured: judged on bandwidth where a change was, the best
+/// single change's gain kept for the comparison.
+pub fn of(chosen: &[&VariantResult], helped: &[Trial]) -> Best {
+    let host_gains = helped
+        .iter()
+        .filter_map(|t| t.main_gain())
+        .filter(|g| matches!(g.metric, Metric::Iops | Metric::Bandwidth))
+        .map(|g| g.change_pct);
+    Best {
+        options: chosen.iter().map(|v| v.option.clone()).collect(),
+        host: helped.iter().map(Trial::change).collect(),
+        by_bandwidth: chosen.iter().any(|v| v.by_bandwidth)
+            || helped.iter().any(|t| t.measure == Metric::Bandwidth),
+        best_single_pct: chosen
+            .iter()
+            .filter_map(|v| v.gain_pct)
+            .chain(host_gains)
+            .fold(f64::MIN, f64::max),
+        ..Default::default()
+    }
+}
+
+impl Best {
+    /// Every change of the set, the job's options then the host's.
+    pub fn changes(&self) -> Vec<String> {
+        self.options.iter().chain(&self.host).cloned().collect()
+    }
+}
 
 /// The set of changes, measured together.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Best {
     /// The options changed (`iodepth=32`), the best value of each.
     pub options: Vec<String>,
+    /// The host's changes that helped on the job, made with them
+    /// (`scheduler mq-deadline → none`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<String>,
+    /// Each turn's runs: the job as written, and with the changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<Turn>,
     /// Judged on bandwidth (the block size is among them), not IOPS.
     pub by_bandwidth: bool,
     /// Each pair's change against the job, percent.
@@ -139,7 +187,7 @@ pub fn words(b: &Best) -> String {
     let Some(g) = b.gain_pct else {
         return format!(
             "the best configuration ({}) was not measured: {}",
-            b.options.join(" "),
+            b.changes().join(", "),
             b.error.as_deref().unwrap_or("no time left")
         );
     };
@@ -159,9 +207,85 @@ pub fn words(b: &Best) -> String {
     };
     format!(
         "the best configuration: {} together, {m} {g:+.1} % ({each} in {} pairs in turns against the job as written), {verdict}",
-        b.options.join(" "),
+        b.changes().join(", "),
         b.pairs_pct.len()
     )
+}
+
+/// What the job file's header adds where the set has host changes: they
+/// come with it, in the files beside it.
+pub fn host_note(b: &Best) -> String {
+    match b.host.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\nwith the host's changes ({}): apply the udev rules / systemd drop-in written beside this file first",
+            b.host.join(", ")
+        ),
+    }
+}
+
+/// The files that make the best configuration's host changes last, each
+/// with its measured gain in its header (the device study's:
+/// `combination_files`, the udev rules of the queue settings and the
+/// systemd drop-in of the limits lifted): none where the set has no host
+/// change, or gained nothing beyond the noise. `at` says what the set ran
+/// on; `trials` are the host's trials its changes come from.
+pub fn host_files(
+    b: &Best,
+    trials: &[Trial],
+    at: &str,
+    date: &str,
+    limits: Option<&ssdready_diagnosis::limits::Inventory>,
+) -> Vec<ssdready_diagnosis::combination_files::File> {
+    use ssdready_diagnosis::combination::{self as comb, Combination, Member, Set};
+    use ssdready_diagnosis::combination_files::{self as files, FIO};
+    if b.host.is_empty() || !b.beyond_noise {
+        return Vec::new();
+    }
+    let table = ssdready_diagnosis::levers::shipped();
+    let changes: Vec<Member> = trials
+        .iter()
+        .filter(|t| b.host.contains(&t.change()))
+        .map(|t| Member {
+            lever: t.lever.clone(),
+            kind: t.kind,
+            change: t.change(),
+            attr: table
+                .iter()
+                .find(|l| l.id == t.lever)
+                .and_then(|l| l.attr.clone()),
+            devices: t.devices.clone(),
+            value: t.to.clone(),
+            options: Vec::new(),
+            permanent: t.permanent.clone(),
+            alone: t.main_gain().cloned(),
+            alone_at: t.at.clone(),
+        })
+        .collect();
+    let measure = match b.by_bandwidth {
+        true => Metric::Bandwidth,
+        false => Metric::Iops,
+    };
+    let mut kept = Set {
+        levers: changes.iter().map(|m| m.lever.clone()).collect(),
+        turns: b.turns.clone(),
+        baseline_options: vec!["the job as written".into()],
+        change_options: vec!["job-best.fio".into()],
+        ..Default::default()
+    };
+    comb::judge_set(&mut kept, measure);
+    let c = Combination {
+        at: at.into(),
+        measure,
+        changes,
+        sets: vec![kept.clone()],
+        kept,
+        ..Default::default()
+    };
+    files::files(&c, date, limits)
+        .into_iter()
+        .filter(|f| f.name != FIO)
+        .collect()
 }
 
 #[cfg(test)]

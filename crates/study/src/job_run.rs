@@ -6,9 +6,13 @@
 
 use crate::job::{self, RunFigures, Variant, VariantResult};
 use crate::job_best::{self, Best};
+use crate::job_capacity;
+use crate::job_levers::Planned;
+use crate::job_trials::{self, Host, HostSection};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_core::options::Section;
+use ssdready_diagnosis::trials::{Trial, Untested};
 use ssdready_run::{RunFn, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -54,6 +58,18 @@ pub struct JobDoc {
     /// A rate-limited job: whether it reached its rate, and its p99 there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<String>,
+    /// The host's changes tried on the job (`--try-changes`, root), and
+    /// those not tried with why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostSection>,
+    /// A rate-limited job's capacity at its own latency target, by the
+    /// open-loop search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityDoc>,
+    /// The device's ceiling for the job's mix, where a model of it is
+    /// known (an emulated drive), and the share the job got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<job_capacity::Ceiling>,
     /// Every change that gained, together, in turns against the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<Best>,
@@ -84,14 +100,53 @@ pub fn request(sections: &[Section], stop: &Arc<AtomicBool>) -> RunRequest {
     }
 }
 
-/// The job's repeats then its variants, into `doc` (its figures, the
-/// variants judged against the repeats, what holds the job). `tell` hears
-/// each step.
+/// The host's levers of the job: the hands and setting, the levers
+/// planned and those not tried ([`crate::job_levers::plan`]).
+pub struct HostPlan<'a> {
+    pub host: Host<'a>,
+    pub planned: Vec<Planned>,
+    pub untested: Vec<Untested>,
+}
+
+impl<'a> HostPlan<'a> {
+    /// The host's levers of the job `sections` (as the study runs them):
+    /// the setting read here ([`crate::job_levers::setting`]) and the plan.
+    /// `command` is the one that would try what is not asked.
+    pub fn new(
+        sections: &[Section],
+        limits: Option<ssdready_diagnosis::limits::Inventory>,
+        asked: bool,
+        hands: &'a mut dyn crate::trials::Hands,
+        command: String,
+    ) -> HostPlan<'a> {
+        let setting = crate::job_levers::setting(sections, limits, asked, hands, command);
+        let table = ssdready_diagnosis::levers::shipped();
+        let (planned, untested) = crate::job_levers::plan(&table, sections, &setting);
+        HostPlan {
+            host: Host { setting, hands },
+            planned,
+            untested,
+        }
+    }
+
+    /// The runs its trials take, and the set's extra pairs with them.
+    pub fn runs(&self) -> usize {
+        let extra = job_best::pairs(true) - job_best::PAIRS;
+        match self.planned.is_empty() {
+            true => 0,
+            false => job_trials::runs(&self.planned) + 2 * extra,
+        }
+    }
+}
+
+/// The job's repeats then its variants, then the host's changes, into
+/// `doc` (its figures, the variants and the changes judged against the
+/// job, what holds the job). `tell` hears each step.
 pub fn execute(
     doc: &mut JobDoc,
     sections: &[Section],
     caps: &ssdready_diagnosis::limit::caps::Caps,
-    run: &mut RunFn,
+    (run, host): (&mut RunFn, &mut HostPlan),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) {
@@ -144,7 +199,23 @@ pub fn execute(
         };
         doc.variants.push(variant(&v, run, stop, m, s));
     }
-    doc.best = best(doc, sections, run, stop, tell);
+    if !stop.load(Relaxed) {
+        let (planned, untested) = (
+            std::mem::take(&mut host.planned),
+            std::mem::take(&mut host.untested),
+        );
+        let h = &mut host.host;
+        let s = job_trials::run(sections, h, planned, untested, run, stop, tell);
+        doc.host = (!s.trials.is_empty() || !s.untested.is_empty()).then_some(s);
+    }
+    doc.best = best(doc, sections, (run, &mut host.host), stop, tell);
+    capacity(doc, sections, run, stop, tell);
+    match job_capacity::ceiling(sections, doc.median_iops) {
+        Ok(c) => doc.ceiling = c,
+        Err(e) => doc
+            .notes
+            .push(format!("the device's ceiling for the job's mix: {e}")),
+    }
     let mid = doc
         .repeats
         .iter()
@@ -161,65 +232,133 @@ pub fn execute(
     doc.holds = job::holds(caps, &mid, &doc.variants, bs);
 }
 
-/// Every change that gained beyond the noise, together, in
-/// [`job_best::PAIRS`] pairs of turns against the job as written (the
-/// order alternating pair by pair); None when none gained.
+/// Every change that gained beyond the noise, together — the job's own
+/// options and the host's changes — in turns against the job as written
+/// (the order alternating pair by pair, the host's changes made before
+/// each changed run and put back after it); None when none gained.
 fn best(
     doc: &JobDoc,
     sections: &[Section],
-    run: &mut RunFn,
+    (run, host): (&mut RunFn, &mut Host),
     stop: &Arc<AtomicBool>,
     tell: &mut dyn FnMut(String),
 ) -> Option<Best> {
     let chosen = job_best::chosen(&doc.variants);
-    chosen.first()?;
-    let mut b = Best {
-        options: chosen.iter().map(|v| v.option.clone()).collect(),
-        by_bandwidth: chosen.iter().any(|v| v.by_bandwidth),
-        best_single_pct: chosen
-            .iter()
-            .filter_map(|v| v.gain_pct)
-            .fold(f64::MIN, f64::max),
-        ..Default::default()
-    };
+    let helped: Vec<Trial> = doc
+        .host
+        .as_ref()
+        .map(|h| job_trials::helped(h).into_iter().cloned().collect())
+        .unwrap_or_default();
+    if chosen.is_empty() && helped.is_empty() {
+        return None;
+    }
+    let mut b = job_best::of(&chosen, &helped);
     let changed = job_best::apply(sections, &b.options);
-    let by_bw = b.by_bandwidth;
-    let rate = |f: &RunFigures| match by_bw {
-        true => f.bandwidth(),
-        false => f.iops(),
+    let refs: Vec<&Trial> = helped.iter().collect();
+    let mut change = match job_trials::together(host, &refs) {
+        Ok(c) => c,
+        Err(e) => {
+            b.error = Some(e);
+            return Some(b);
+        }
     };
-    let mut pairs = Vec::new();
-    for i in 0..job_best::PAIRS {
+    let by_bw = b.by_bandwidth;
+    let rate = |m: &ssdready_diagnosis::trials::Measured| match by_bw {
+        true => m.bw_bytes_per_s,
+        false => m.iops,
+    };
+    let pairs = job_best::pairs(!helped.is_empty());
+    for i in 0..pairs {
         if stop.load(Relaxed) {
             break;
         }
         tell(format!(
-            "the job with {} together, turn {} of {}",
-            b.options.join(" "),
+            "the job with {} together, turn {} of {pairs}",
+            b.changes().join(" "),
             i + 1,
-            job_best::PAIRS
         ));
-        let order: [&[Section]; 2] = match i % 2 {
-            0 => [sections, &changed],
-            _ => [&changed, sections],
-        };
-        let mut got = [0.0; 2];
-        for (k, s) in order.iter().enumerate() {
-            match run(&request(s, stop)) {
-                Ok(r) => got[k] = rate(&RunFigures::of(&r)),
-                Err(e) => {
-                    b.error = Some(e.message().to_string());
-                    return Some(b);
-                }
+        let both = (sections, changed.as_slice());
+        match job_trials::turn(both, change.as_mut(), run, stop, i % 2 == 1) {
+            Ok(t) => b.turns.push(t),
+            Err((e, _)) => {
+                b.error = Some(e);
+                break;
             }
         }
-        pairs.push(match i % 2 {
-            0 => (got[0], got[1]),
-            _ => (got[1], got[0]),
-        });
     }
-    job_best::judge(&mut b, &pairs);
+    let rates: Vec<(f64, f64)> = b
+        .turns
+        .iter()
+        .map(|t| (rate(&t.baseline), rate(&t.change)))
+        .collect();
+    job_best::judge(&mut b, &rates);
     Some(b)
+}
+
+/// The runs a rate-limited job's capacity search takes (none for another
+/// job, or one without an open loop).
+pub fn capacity_runs(sections: &[Section]) -> usize {
+    let paced = job_capacity::rate_limited(sections);
+    match paced && job_capacity::no_open_loop(sections).is_none() {
+        true => job_capacity::RUNS,
+        false => 0,
+    }
+}
+
+/// A rate-limited job: its capacity at its own latency target, or why not.
+fn capacity(
+    doc: &mut JobDoc,
+    sections: &[Section],
+    run: &mut RunFn,
+    stop: &Arc<AtomicBool>,
+    tell: &mut dyn FnMut(String),
+) {
+    if !job_capacity::rate_limited(sections) || stop.load(Relaxed) {
+        return;
+    }
+    if let Some(why) = job_capacity::no_open_loop(sections) {
+        doc.notes.push(why);
+        return;
+    }
+    let p99 = job_capacity::p99_at_rate(&doc.repeats, doc.median_iops);
+    let Some((slo, why)) = job_capacity::target(sections, p99) else {
+        doc.notes
+            .push("no capacity at a latency target: the job had no p99 at its rate".into());
+        return;
+    };
+    tell(format!(
+        "the job's capacity with {} ({why}), open loop, latency from each I/O's schedule",
+        slo.text()
+    ));
+    let rate = doc.median_iops;
+    doc.capacity = Some(job_capacity::capacity(
+        sections,
+        (slo, &why, rate),
+        run,
+        stop,
+    ));
+}
+
+/// The files that make the best configuration's host changes last
+/// ([`job_best::host_files`]), dated by the study's start, the drop-in
+/// filled from `limits`.
+pub fn host_files(
+    doc: &JobDoc,
+    limits: Option<&ssdready_diagnosis::limits::Inventory>,
+) -> Vec<ssdready_diagnosis::combination_files::File> {
+    let (Some(b), Some(h)) = (&doc.best, &doc.host) else {
+        return Vec::new();
+    };
+    let at = match b.options.is_empty() {
+        true => format!("the job {} as written", doc.job_file),
+        false => format!(
+            "the job {} with {} (job-best.fio)",
+            doc.job_file,
+            b.options.join(" ")
+        ),
+    };
+    let date = ssdready_diagnosis::combination_files::date_of(doc.started_unix_ms);
+    job_best::host_files(b, &h.trials, &at, &date, limits)
 }
 
 fn first_job(sections: &[Section]) -> usize {
@@ -308,6 +447,9 @@ pub fn text(doc: &JobDoc) -> String {
         doc.repeats.len()
             + doc.variants.len()
             + doc.best.as_ref().map_or(0, |b| 2 * b.pairs_pct.len())
+            + doc.host.as_ref().map_or(0, |h| {
+                h.trials.iter().map(|t| 2 * t.turns.len()).sum::<usize>()
+            })
             + usize::from(doc.instrumented.is_some()),
         doc.runtime_s,
         &doc.job_sha256[..12.min(doc.job_sha256.len())]
@@ -353,6 +495,18 @@ pub fn text(doc: &JobDoc) -> String {
     for r in &doc.rates {
         s.push_str(&format!("  {r}\n"));
     }
+    if let Some(c) = &doc.ceiling {
+        s.push_str(&format!(
+            "  the job gets {:.1} % of what this device gives for its mix ({} IOPS: {})\n",
+            c.share_pct,
+            c.iops.round(),
+            c.basis
+        ));
+    }
+    if let Some(c) = &doc.capacity {
+        let line = c.error.as_deref().unwrap_or(&c.sentence);
+        s.push_str(&format!("  its capacity ({}): {line}\n", c.what));
+    }
     if !doc.variants.is_empty() {
         s.push_str("one thing changed at a time, against the job's median:\n");
     }
@@ -365,6 +519,9 @@ pub fn text(doc: &JobDoc) -> String {
             _ => "not measured".into(),
         };
         s.push_str(&format!("  {}: {what}\n", v.what));
+    }
+    if let Some(h) = &doc.host {
+        s.push_str(&job_trials::words(h));
     }
     if let Some(b) = &doc.best {
         s.push_str(&format!("{}\n", job_best::words(b)));

@@ -9,6 +9,7 @@ use crate::job_best;
 use crate::job_run::JobDoc;
 use ssdready_core::options::Section;
 use ssdready_diagnosis::limit::caps::Caps;
+use ssdready_diagnosis::limits::Inventory;
 use std::path::Path;
 
 /// Each run's length: the budget shared by the repeats and the variants,
@@ -21,8 +22,9 @@ pub fn runtime_s(budget_s: f64, runs: usize) -> f64 {
 
 /// The limits that can cap the job's I/O: its control groups', the CPUs
 /// it may use, and the queue of the device its first target is on; with
-/// the ones that hold below the machine's own, one line each.
-pub fn caps(sections: &[Section]) -> (Caps, Vec<String>) {
+/// the ones that hold below the machine's own, one line each, and the
+/// inventory they were read from.
+pub fn caps(sections: &[Section]) -> (Caps, Vec<String>, Inventory) {
     let j = sections.iter().position(|s| !s.global).unwrap_or(0);
     let devices: Vec<(u32, u32)> = job::effective(sections, j, "filename")
         .and_then(|f| {
@@ -37,7 +39,7 @@ pub fn caps(sections: &[Section]) -> (Caps, Vec<String>) {
     let inv = ssdready_probe::limits::inventory(std::process::id(), &devices);
     let caps = Caps::of(&inv);
     let lines = caps.lines();
-    (caps, lines)
+    (caps, lines, inv)
 }
 
 /// The user's job with the best configuration's options, when the set
@@ -46,10 +48,11 @@ pub fn caps(sections: &[Section]) -> (Caps, Vec<String>) {
 pub fn best_file(doc: &mut JobDoc, as_written: &[Section]) -> Option<String> {
     let b = doc.best.as_mut().filter(|b| b.beyond_noise)?;
     let header = format!(
-        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio",
+        "{}\nssdready study of {} (sha256 {}); run it with: fio job-best.fio{}",
         job_best::words(b),
         doc.job_file,
-        &doc.job_sha256[..12.min(doc.job_sha256.len())]
+        &doc.job_sha256[..12.min(doc.job_sha256.len())],
+        job_best::host_note(b)
     );
     let before = job_best::render(as_written, "");
     let after = job_best::render(&job_best::apply(as_written, &b.options), &header);

@@ -9,8 +9,9 @@
 
 use super::StudyArgs;
 use crate::{fail, say};
+use ssdready_study::job;
 use ssdready_study::job_run::{self, JobDoc};
-use ssdready_study::{job, session_job};
+use ssdready_study::session_job;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -34,11 +35,6 @@ fn refuse_options(a: &StudyArgs) -> crate::Done {
             "the job is the study's point",
         ),
         ("--in-process", a.in_process, "the job names its own target"),
-        (
-            "--try-changes",
-            a.try_changes,
-            "the host's changes are not yet tried on a job (a study of the device tries them)",
-        ),
     ];
     match not.iter().find(|x| x.1) {
         Some((name, _, why)) => Err(fail(2, &format!("option '{name}': not with --job ({why})"))),
@@ -69,6 +65,41 @@ fn read(
     Ok((parsed.sections, text))
 }
 
+/// The hands that change the host for the job's trials (the device
+/// study's), and the locks of the job's devices, taken as root when asked
+/// (another process holding one: no queue setting is changed, said once).
+fn hands(
+    a: &StudyArgs,
+    sections: &[ssdready_core::options::Section],
+    root: bool,
+) -> (
+    ssdready_study::trials_hands::HostHands,
+    Vec<ssdready_tune::lock::DeviceLock>,
+) {
+    let disks = ssdready_study::job_levers::disks(sections);
+    let mut hands = ssdready_study::trials_hands::HostHands::new(disks.clone(), root);
+    let locks = match root && a.try_changes {
+        true => ssdready_study::trials_hands::hold(&disks).unwrap_or_else(|why| {
+            say(&why);
+            hands.refuse_queue(why);
+            Vec::new()
+        }),
+        false => Vec::new(),
+    };
+    (hands, locks)
+}
+
+/// The command that tries the host's changes on this job.
+fn ask_command(a: &StudyArgs, file: &str) -> String {
+    format!(
+        "sudo ssdready study --job {file}{}{} --try-changes",
+        a.section
+            .as_ref()
+            .map_or(String::new(), |s| format!(" --section {s}")),
+        a.target.as_ref().map_or(String::new(), |t| format!(" {t}"))
+    )
+}
+
 /// Run `ssdready study --job FILE`.
 pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate::Done {
     refuse_options(a)?;
@@ -80,12 +111,28 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
         budget_s
     };
     let (sections, text) = read(a, file)?;
-    let runs = job_run::REPEATS
-        + usize::from(ssdready_io::kdev::is_root())
-        + job::variants(&sections).len()
-        + 2 * ssdready_study::job_best::PAIRS;
-    let runtime = session_job::runtime_s(budget_s, runs);
     let as_written = job::with_target(&sections, a.target.as_deref());
+    let (caps, limits, inv) = session_job::caps(&as_written);
+    // The host's changes only as root and asked, under the devices' locks
+    // (held for the study's whole length), through the device study's hands.
+    let root = ssdready_io::kdev::is_root();
+    let (mut hands, _locks) = hands(a, &as_written, root);
+    let ask = ask_command(a, file);
+    let mut host = job_run::HostPlan::new(
+        &as_written,
+        Some(inv.clone()),
+        a.try_changes,
+        &mut hands,
+        ask,
+    );
+    let runs = job_run::REPEATS
+        + usize::from(root)
+        + job::variants(&sections).len()
+        + 2 * ssdready_study::job_best::PAIRS
+        + host.runs()
+        + job_run::capacity_runs(&sections);
+    let host_runs = host.runs();
+    let runtime = session_job::runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
     let mut check = job_run::request(&sections, &stop);
@@ -104,7 +151,6 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             &format!("option '--output': creating {}: {e}", dir.display()),
         )
     })?;
-    let (caps, limits) = session_job::caps(&sections);
     if !a.quiet {
         for l in &limits {
             say(&format!("a limit on this study's I/O: {l}"));
@@ -128,9 +174,10 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     };
     if !a.quiet {
         say(&format!(
-            "studying the job file {file}: {} repeats as written, then {} variants, {runtime:.0} s each",
+            "studying the job file {file}: {} repeats as written, then {} more runs (its variants{}), {runtime:.0} s each",
             job_run::REPEATS,
-            runs - job_run::REPEATS
+            runs - job_run::REPEATS,
+            if host_runs > 0 { ", the host's changes" } else { "" }
         ));
     }
     let allow = a.allow_destructive;
@@ -143,11 +190,19 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
             say(&m);
         }
     };
-    job_run::execute(&mut doc, &sections, &caps, &mut run, &stop, &mut tell);
+    let both = (&mut run as &mut ssdready_run::RunFn, &mut host);
+    job_run::execute(&mut doc, &sections, &caps, both, &stop, &mut tell);
+    drop(host);
+    doc.notes.extend(hands.finish());
     doc.finished_unix_ms = now_ms();
     doc.interrupted |= stop.load(Relaxed);
     let best = session_job::best_file(&mut doc, &as_written);
-    finish(&doc, &dir, best.as_deref())?;
+    finish(
+        &doc,
+        &dir,
+        best.as_deref(),
+        &job_run::host_files(&doc, Some(&inv)),
+    )?;
     match earlier.map(|e| job_run::compare(&doc, &e)) {
         Some(job_run::Compared::Same { change_pct, worse }) => {
             say(&format!(
@@ -202,8 +257,14 @@ fn baseline(path: &str) -> Result<JobDoc, crate::Exit> {
 }
 
 /// Write job-study.json (and job-best.fio when the best configuration
-/// gained) and print the findings; the exit code.
-fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
+/// gained, with the files of its host changes) and print the findings;
+/// the exit code.
+fn finish(
+    doc: &JobDoc,
+    dir: &Path,
+    best: Option<&str>,
+    host_files: &[ssdready_diagnosis::combination_files::File],
+) -> crate::Done {
     let json = serde_json::to_string_pretty(doc).map_err(|e| fail(1, &e.to_string()))? + "\n";
     let path = ssdready_run::output::write_in(dir, "job-study.json", &json)
         .map_err(|e| fail(1, &e.to_string()))?;
@@ -214,6 +275,15 @@ fn finish(doc: &JobDoc, dir: &Path, best: Option<&str>) -> crate::Done {
             "ssdready: wrote {} (the job with the best configuration)",
             p.display()
         );
+        for f in host_files {
+            match ssdready_run::output::write_in(dir, f.name, &f.text) {
+                Ok(p) => eprintln!(
+                    "ssdready: wrote {} (the best configuration's host changes)",
+                    p.display()
+                ),
+                Err(e) => say(&format!("{} was not written: {e}", f.name)),
+            }
+        }
     }
     crate::stdout::write(&job_run::text(doc)).map_err(|e| fail(1, &e))?;
     eprintln!("ssdready: wrote {}", path.display());

@@ -87,7 +87,9 @@ pub struct StudyArgs {
     pub section: Option<String>,
     /// As root, also try the device's queue settings the findings point at
     /// (scheduler, nr_requests, …) on the target and its stack, each in
-    /// turns and put back after (journaled under /run/ssdready).
+    /// turns and put back after (journaled under /run/ssdready); with
+    /// --job, those whose limit can bind for the job, and each limit of
+    /// the study's control groups lifted alone, on the job as written.
     #[arg(long)]
     pub try_changes: bool,
 }

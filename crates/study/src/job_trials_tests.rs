@@ -1,0 +1,276 @@
+//! The host's changes on the job, with hands that record what they do and
+//! a run function whose rate the change sets: each change in turns, made
+//! before its run and put back after it, the order alternating; a change
+//! that cannot be put back stops the trials; the changes that helped are
+//! made together, the scheduler first, put back in reverse.
+
+use super::*;
+use crate::job_levers::Planned;
+use ssdready_core::result::{DirResult, JobResult, RunResult};
+use ssdready_diagnosis::levers::Candidate;
+use ssdready_run::Failure;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+struct Fake {
+    log: Log,
+    /// The change whose revert fails.
+    stuck: Option<String>,
+}
+
+struct FakeChange {
+    name: String,
+    log: Log,
+    stuck: bool,
+}
+
+impl Change for FakeChange {
+    fn apply(&mut self) -> Result<(), String> {
+        self.log.borrow_mut().push(format!("set {}", self.name));
+        Ok(())
+    }
+    fn revert(&mut self) -> Result<(), String> {
+        if self.stuck {
+            return Err(format!("{} was changed by another process", self.name));
+        }
+        self.log.borrow_mut().push(format!("back {}", self.name));
+        Ok(())
+    }
+}
+
+impl Hands for Fake {
+    fn queue_unavailable(&self) -> Option<String> {
+        None
+    }
+    fn escape_unavailable(&self) -> Option<String> {
+        None
+    }
+    fn queue(&mut self, disks: &[String], attr: &str, v: &str) -> Result<Box<dyn Change>, String> {
+        let name = format!("{}/{attr}={v}", disks.join(","));
+        Ok(Box::new(FakeChange {
+            stuck: self.stuck.as_deref() == Some(attr),
+            name,
+            log: self.log.clone(),
+        }))
+    }
+    fn escape(&mut self, lift: &Lift) -> Result<Box<dyn Change>, String> {
+        Ok(Box::new(FakeChange {
+            name: format!("escape {:?}", lift.limit),
+            log: self.log.clone(),
+            stuck: false,
+        }))
+    }
+}
+
+fn planned(id: &str, value: &str) -> Planned {
+    Planned {
+        lever: levers::shipped().into_iter().find(|l| l.id == id).unwrap(),
+        candidate: Candidate {
+            value: value.into(),
+            options: vec![],
+        },
+    }
+}
+
+/// A run: 1000 IOPS, 1500 while a queue change is made.
+fn run_with(log: Log) -> impl FnMut(&ssdready_run::RunRequest) -> Result<RunResult, Failure> {
+    move |_| {
+        let changed = log
+            .borrow()
+            .iter()
+            .rev()
+            .find(|e| e.starts_with("set") || e.starts_with("back"))
+            .is_some_and(|e| e.starts_with("set"));
+        log.borrow_mut()
+            .push(if changed { "run changed" } else { "run job" }.into());
+        let iops = if changed { 1500.0 } else { 1000.0 };
+        Ok(RunResult {
+            jobs: vec![JobResult {
+                name: "db".into(),
+                read: Some(DirResult {
+                    ios: 1000,
+                    iops,
+                    bw_bytes_per_s: iops * 4096.0,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+}
+
+fn setting() -> Setting {
+    Setting {
+        disks: vec!["loop7".into()],
+        queue: [("scheduler", "[mq-deadline] none"), ("nr_requests", "4")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn sections() -> Vec<Section> {
+    vec![Section {
+        name: "db".into(),
+        global: false,
+        options: vec![ssdready_core::options::RawOption::cli(
+            "rw",
+            Some("randread"),
+        )],
+    }]
+}
+
+#[test]
+fn each_change_runs_in_turns_against_the_job_and_is_put_back_after_each_run() {
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    let mut host = Host {
+        setting: setting(),
+        hands: &mut hands,
+    };
+    let mut run = run_with(log.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![planned("nr-requests", "64")],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    let t = &s.trials[0];
+    assert_eq!(t.turns.len(), trials::MIN_PAIRS);
+    assert_eq!((t.from.as_str(), t.to.as_str()), ("4", "64"));
+    assert_eq!(t.outcome, Outcome::Better, "{t:?}");
+    let g = t.main_gain().unwrap();
+    assert!((g.change_pct - 50.0).abs() < 1e-9, "{g:?}");
+    let l = log.borrow();
+    let first: Vec<&str> = l[..8].iter().map(String::as_str).collect();
+    assert_eq!(
+        first,
+        [
+            "run job",
+            "set loop7/nr_requests=64",
+            "run changed",
+            "back loop7/nr_requests=64",
+            "set loop7/nr_requests=64",
+            "run changed",
+            "back loop7/nr_requests=64",
+            "run job",
+        ]
+    );
+    let sets = l.iter().filter(|e| e.starts_with("set")).count();
+    let backs = l.iter().filter(|e| e.starts_with("back")).count();
+    assert_eq!((sets, backs), (trials::MIN_PAIRS, trials::MIN_PAIRS));
+    assert!(
+        words(&s).contains("nr-requests 4 → 64: IOPS +50.0 %"),
+        "{}",
+        words(&s)
+    );
+}
+
+#[test]
+fn a_change_that_cannot_be_put_back_stops_the_trials() {
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: Some("nr_requests".into()),
+    };
+    let mut host = Host {
+        setting: setting(),
+        hands: &mut hands,
+    };
+    let mut run = run_with(log.clone());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = super::run(
+        &sections(),
+        &mut host,
+        vec![planned("nr-requests", "64"), planned("scheduler", "none")],
+        vec![],
+        &mut run,
+        &stop,
+        &mut |_| {},
+    );
+    assert_eq!(s.trials.len(), 1);
+    assert!(s.trials[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("could not put it back"));
+    assert_eq!(s.untested[0].lever, "scheduler");
+    assert!(
+        s.untested[0].why.contains("the trials stopped"),
+        "{:?}",
+        s.untested
+    );
+}
+
+#[test]
+fn the_changes_that_helped_are_made_together_the_scheduler_first_and_put_back_in_reverse() {
+    let log: Log = Rc::default();
+    let mut hands = Fake {
+        log: log.clone(),
+        stuck: None,
+    };
+    let mut host = Host {
+        setting: setting(),
+        hands: &mut hands,
+    };
+    let trial = |lever: &str, to: &str, kind: Kind| Trial {
+        lever: lever.into(),
+        to: to.into(),
+        kind,
+        ..Default::default()
+    };
+    let helped = [
+        trial("nr-requests", "64", Kind::Queue),
+        trial("cpu-quota", "without the CPU quota", Kind::Cgroup),
+        trial("scheduler", "none", Kind::Queue),
+    ];
+    let refs: Vec<&Trial> = helped.iter().collect();
+    let mut c = together(&mut host, &refs).unwrap();
+    c.apply().unwrap();
+    c.revert().unwrap();
+    let l = log.borrow();
+    assert_eq!(
+        *l,
+        [
+            "set loop7/scheduler=none",
+            "set loop7/nr_requests=64",
+            "set escape Some(CpuQuota)",
+            "back escape Some(CpuQuota)",
+            "back loop7/nr_requests=64",
+            "back loop7/scheduler=none",
+        ]
+    );
+}
+
+#[test]
+fn not_asked_the_study_says_what_it_did_not_try_and_how_to_ask() {
+    let s = HostSection {
+        asked: false,
+        untested: vec![Untested {
+            lever: "nr-requests".into(),
+            what: "the requests the block layer queues per hardware queue → 64".into(),
+            reason: Reason::NotAsked,
+            why: "a setting of this host: run with --try-changes".into(),
+            estimate: None,
+            command: Some("sudo ssdready study --job db.fio --try-changes".into()),
+        }],
+        ..Default::default()
+    };
+    let w = words(&s);
+    assert!(w.contains("not tried on the job"), "{w}");
+    assert!(
+        w.contains("to try them: sudo ssdready study --job db.fio --try-changes"),
+        "{w}"
+    );
+}
