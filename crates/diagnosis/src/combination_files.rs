@@ -12,9 +12,9 @@
 use crate::combination::{Combination, Member};
 use crate::group_limits::{self, GroupLimit};
 use crate::levers::Kind;
-use crate::limits::{CgroupVersion, Inventory, WeightKind};
 use crate::permanent;
 use crate::trials::fmt_gain;
+use ssdready_measured::limits::{CgroupVersion, Inventory, WeightKind};
 
 /// The udev rules of the queue settings.
 pub const UDEV: &str = "99-ssdready.rules";

@@ -2,7 +2,7 @@
 //! which of them hold ([`holds`]), and what a trial that lifts one alone
 //! does ([`lift`]): which hierarchies it leaves for groups of ssdready's
 //! own, and what a cgroup v2 group of its own is given so that the other
-//! limits still hold. Pure: the inventory ([`crate::limits::Inventory`])
+//! limits still hold. Pure: the inventory ([`ssdready_measured::limits::Inventory`])
 //! comes in, the plan goes out; `ssdready-tune` makes the groups.
 //!
 //! On cgroup v1 every controller is a hierarchy of its own: the throttle
@@ -18,7 +18,7 @@
 //! enables the controller), and a limit that cannot be copied refuses the
 //! trial with the reason.
 
-use crate::limits::{CgroupVersion, CpuQuota, CpuSet, Inventory, WeightKind};
+use ssdready_measured::limits::{CgroupVersion, CpuQuota, CpuSet, Inventory, WeightKind};
 use std::collections::BTreeMap;
 
 /// A limit of the study's groups that a trial lifts on its own.

@@ -4,7 +4,7 @@
 //! tests.
 
 use super::*;
-use crate::limits::{
+use ssdready_measured::limits::{
     CgroupPath, CpuQuota, CpuSet, IoCost, IoCostLine, IoLatency, IoLimitKind, IoThrottle, IoWeight,
     UsableCpus,
 };

@@ -451,7 +451,7 @@ pub struct Context {
     /// The inventory of what can cap the study's I/O, where it was read:
     /// which limits of its control groups hold, for the levers that lift
     /// them one at a time.
-    pub limits: Option<crate::limits::Inventory>,
+    pub limits: Option<ssdready_measured::limits::Inventory>,
 }
 
 /// An engine measured this much slower than the point's own, or more, at

@@ -82,10 +82,7 @@ pub mod trials_plan;
 pub mod trials_text;
 pub mod zero_drive;
 
-// The measurements, from their own crate (until every user imports them there).
-pub use ssdready_measured::{basis, limits, record, stack_layers, summary};
-
-use model::{Machine, RunRecord, TargetProfile, Verdict};
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;
 
 /// Figures, facts and verdicts of a set of runs.
@@ -107,7 +104,7 @@ pub struct Inputs<'a> {
     pub capacity: Option<&'a capacity::CapacityDoc>,
     /// The emulated drive's transport over the study, when the target was
     /// the built-in drive behind the kernel.
-    pub transport: Option<&'a transport::Transport>,
+    pub transport: Option<&'a ssdready_measured::summary::Transport>,
     /// The transport's calibration, taken out of the figures.
     pub calibration: Option<&'a calibration::Calibration>,
     /// The strategies section, when the study ran strategies (set against

@@ -15,7 +15,7 @@
 //! only, so a v1 cpuset gets only its cgroupfs write.
 
 use crate::group_limits::{self, GroupLimit};
-use crate::limits::{CgroupVersion, Inventory, IoLimitKind, WeightKind};
+use ssdready_measured::limits::{CgroupVersion, Inventory, IoLimitKind, WeightKind};
 use std::path::Path;
 
 /// What the trial's changed runs reached, for a line that raises a limit

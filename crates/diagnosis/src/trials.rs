@@ -39,9 +39,9 @@
 
 use crate::levers::{Kind, Lever, Metric, Point};
 use crate::limit::Cause;
-use crate::record::Verdict;
-use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::Verdict;
+use ssdready_measured::summary::PointSummary;
 
 /// The smallest spread a gain is judged against, percent: turns that
 /// agree exactly (a model, a quiet machine) still call nothing under

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::levers::{shipped, Context};
-use crate::model::Evidence;
 use crate::trials_plan::{gate, pairs_that_fit, plan, Consent};
+use ssdready_measured::record::Evidence;
 
 fn m(iops: f64, p99_us: f64) -> Measured {
     Measured {

@@ -22,7 +22,7 @@
 
 use ssdready_emu::config::Params;
 
-pub use ssdready_diagnosis::basis::{Bound, ModelLimit};
+pub use ssdready_measured::basis::{Bound, ModelLimit};
 
 /// What a workload asks of the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,9 +291,9 @@ pub fn params_of(spec: &str) -> Result<Params, ssdready_emu::config::ParamError>
 
 /// The model of a target whose device timing is known: the built-in
 /// emulator's, or the emulated drive behind a kernel block device.
-pub fn model_params(t: &crate::model::TargetProfile) -> Option<Params> {
+pub fn model_params(t: &ssdready_measured::record::TargetProfile) -> Option<Params> {
     match (&t.kind, &t.emulated) {
-        (crate::model::TargetKind::Emulator, _) => params_of(&t.spec).ok(),
+        (ssdready_measured::record::TargetKind::Emulator, _) => params_of(&t.spec).ok(),
         (_, Some(e)) => params_of(e).ok(),
         _ => None,
     }
@@ -301,9 +301,9 @@ pub fn model_params(t: &crate::model::TargetProfile) -> Option<Params> {
 
 /// The emulator spec of a target's model (`emu:…`), for its virtual-time
 /// twin.
-pub fn model_spec(t: &crate::model::TargetProfile) -> Option<String> {
+pub fn model_spec(t: &ssdready_measured::record::TargetProfile) -> Option<String> {
     match (&t.kind, &t.emulated) {
-        (crate::model::TargetKind::Emulator, _) => Some(t.spec.clone()),
+        (ssdready_measured::record::TargetKind::Emulator, _) => Some(t.spec.clone()),
         (_, Some(e)) => Some(e.clone()),
         _ => None,
     }
@@ -312,10 +312,12 @@ pub fn model_spec(t: &crate::model::TargetProfile) -> Option<String> {
 /// The device's basis when its timing is known (the built-in emulator, in
 /// process or behind the kernel): its model's limit for 4 KiB random
 /// reads, every resource's cap, and which preset and parameters.
-pub fn basis_of(t: &crate::model::TargetProfile) -> Option<ssdready_diagnosis::basis::DeviceBasis> {
+pub fn basis_of(
+    t: &ssdready_measured::record::TargetProfile,
+) -> Option<ssdready_measured::basis::DeviceBasis> {
     let p = model_params(t)?;
-    Some(ssdready_diagnosis::basis::DeviceBasis {
-        source: ssdready_diagnosis::basis::ANALYTIC_MODEL.into(),
+    Some(ssdready_measured::basis::DeviceBasis {
+        source: ssdready_measured::basis::ANALYTIC_MODEL.into(),
         what: format!("the emulator's model of {}", model_spec(t)?),
         read_4k: model_limit(&p, Access::Read, 4096),
     })
@@ -325,7 +327,7 @@ pub fn basis_of(t: &crate::model::TargetProfile) -> Option<ssdready_diagnosis::b
 /// from fresh (mixes weigh the read and write limits by time); None
 /// without a model.
 pub fn run_limit(
-    t: &crate::model::TargetProfile,
+    t: &ssdready_measured::record::TargetProfile,
     w: &crate::plan::Workload,
     window_s: f64,
 ) -> Option<f64> {
@@ -363,7 +365,7 @@ pub fn drain_seconds(spec: &str, region: u64) -> f64 {
 /// Seconds an emulated device needs to be written over `region` bytes
 /// sequentially in 1 MiB commands (each run on an emulator starts with such
 /// a fill: reads of unwritten pages skip the flash).
-pub fn fill_seconds(t: &crate::model::TargetProfile, region: u64) -> f64 {
+pub fn fill_seconds(t: &ssdready_measured::record::TargetProfile, region: u64) -> f64 {
     let Ok(p) = params_of(&t.spec) else {
         return 0.0;
     };

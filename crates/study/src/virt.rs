@@ -4,13 +4,13 @@
 //! device per target, as a real run does; phases (the fill, then the
 //! measured jobs) run in order on it.
 
-use crate::model::DeviceSide;
-use crate::summary::{PointSummary, FILL_JOB};
 use ssdready_core::hist::Histogram;
 use ssdready_core::options::build_jobs;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_emu::device::Device;
+use ssdready_measured::record::DeviceSide;
+use ssdready_measured::summary::{PointSummary, FILL_JOB};
 use ssdready_run::RunRequest;
 use std::collections::BTreeMap;
 

@@ -5,8 +5,8 @@
 //! name the device as the limit.
 
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::model::{Machine, TargetKind, TargetProfile};
 use ssdready_emu::config::{preset, PRESETS};
+use ssdready_measured::record::{Machine, TargetKind, TargetProfile};
 use ssdready_run::RunRequest;
 use ssdready_study::clock::Deadline;
 use ssdready_study::driver::{execute, Quiet};

@@ -20,8 +20,8 @@ use crate::owner::Owner;
 use crate::recover::Undone;
 use crate::registry;
 pub use ssdready_diagnosis::group_limits::Lift;
-use ssdready_diagnosis::limits::parse;
-use ssdready_diagnosis::limits::CgroupVersion;
+use ssdready_measured::limits::parse;
+use ssdready_measured::limits::CgroupVersion;
 use std::path::{Path, PathBuf};
 
 /// A group of ssdready's own is named so (never another's removed).

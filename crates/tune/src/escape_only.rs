@@ -71,7 +71,7 @@ pub(crate) fn widen_affinity(g: &TrialGroup) {
     };
     let Some(cpus) = std::fs::read_to_string(g.dir.join(file))
         .ok()
-        .and_then(|t| ssdready_diagnosis::limits::parse::cpu_list(&t).ok())
+        .and_then(|t| ssdready_measured::limits::parse::cpu_list(&t).ok())
     else {
         return;
     };

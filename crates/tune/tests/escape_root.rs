@@ -306,7 +306,7 @@ fn a_cpuset_lifted_twice_gives_every_cpu_both_times() {
         return eprintln!("skipped: needs root and a cgroup v1 cpuset hierarchy at {CPUSET}");
     }
     let all = std::fs::read_to_string(Path::new(CPUSET).join("cpuset.cpus")).unwrap();
-    let online = ssdready_diagnosis::limits::parse::cpu_list(&all)
+    let online = ssdready_measured::limits::parse::cpu_list(&all)
         .unwrap()
         .len();
     if online < 2 {

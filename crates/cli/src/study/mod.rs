@@ -24,7 +24,8 @@ mod print;
 mod trials;
 
 use crate::{fail, say};
-use ssdready_diagnosis::model::{Machine, Skip, StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
+use ssdready_diagnosis::model::{Skip, StudyDoc, SCHEMA, SCHEMA_VERSION};
+use ssdready_measured::record::{Machine, TargetProfile};
 use ssdready_study::capacity::CapacityDoc;
 use ssdready_study::clock::{self, Clock, Deadline};
 use ssdready_study::driver::Executed;
@@ -233,12 +234,12 @@ fn default_drive(
 /// What can cap the study's I/O, read before its runs: its control groups'
 /// limits, the CPUs it may use and the queues of the devices its targets
 /// are on; the ones that hold below the machine's own are said.
-fn inventory(targets: &[TargetProfile], quiet: bool) -> ssdready_diagnosis::limits::Inventory {
+fn inventory(targets: &[TargetProfile], quiet: bool) -> ssdready_measured::limits::Inventory {
     // A file the study is to create is on the device of the directory it
     // will be made in.
     let devices: Vec<(u32, u32)> = targets
         .iter()
-        .filter(|t| t.kind != ssdready_diagnosis::model::TargetKind::Emulator)
+        .filter(|t| t.kind != ssdready_measured::record::TargetKind::Emulator)
         .filter_map(|t| {
             let p = std::path::absolute(Path::new(&t.spec)).ok()?;
             let on = p.ancestors().find(|a| a.exists())?;
@@ -414,7 +415,7 @@ fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> 
 fn calibrate(
     a: &StudyArgs,
     at: &AppsAt,
-    runs: &[ssdready_diagnosis::model::RunRecord],
+    runs: &[ssdready_measured::record::RunRecord],
     transport: &str,
     warnings: &mut Vec<String>,
 ) -> Option<ssdready_diagnosis::calibration::Calibration> {
@@ -580,7 +581,7 @@ fn baseline_of(a: &StudyArgs) -> Result<Option<crate::compare::Baseline>, crate:
 }
 
 /// The TSC's rate, from the first run that read it.
-fn tsc_hz(runs: &[ssdready_diagnosis::model::RunRecord]) -> Option<f64> {
+fn tsc_hz(runs: &[ssdready_measured::record::RunRecord]) -> Option<f64> {
     runs.iter()
         .find_map(|r| r.result.as_ref().and_then(|x| x.clock.tsc_hz))
 }

@@ -9,8 +9,8 @@
 
 use super::StudyArgs;
 use crate::say;
-use ssdready_diagnosis::model::{Machine, RunRecord, TargetProfile};
 use ssdready_diagnosis::trials::Section;
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 use ssdready_study::plan::Plan;
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;
@@ -34,7 +34,7 @@ pub(super) struct Ran<'a> {
     pub clock: &'a ssdready_study::clock::Clock,
     /// What can cap the study's I/O, read before its runs: the limits of
     /// its groups, each lifted on its own.
-    pub limits: &'a ssdready_diagnosis::limits::Inventory,
+    pub limits: &'a ssdready_measured::limits::Inventory,
 }
 
 /// Try the levers; returns the section (None when none applies or the

@@ -22,7 +22,7 @@ pub mod text;
 pub use ssdready_diagnosis::strategies::*;
 
 use crate::limit::{self, Access};
-use crate::model::RunRecord;
+use ssdready_measured::record::RunRecord;
 
 /// The merge layer's default largest command, in extents.
 const MERGE_MAX: u64 = 64;
