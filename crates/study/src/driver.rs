@@ -463,7 +463,11 @@ mod tests {
         );
         assert_eq!(f.device_limit.basis, "analytic model");
         let p = crate::limit::params_of("emu:x25e,size=256m").unwrap();
-        let l = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096);
+        let l = ssdready_emu::analytic::limit::model_limit(
+            &p,
+            ssdready_emu::analytic::limit::Access::Read,
+            4096,
+        );
         assert_eq!(f.device_limit.iops, l.iops);
         assert!(ssdready_diagnosis::answer::describe(&t).contains("behind the kernel"));
     }

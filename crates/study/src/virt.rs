@@ -53,7 +53,12 @@ pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), VirtError
         }
         if !devices.contains_key(&name) {
             let mut p = crate::limit::params_of(&name)?;
-            let bounded = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096).iops;
+            let bounded = ssdready_emu::analytic::limit::model_limit(
+                &p,
+                ssdready_emu::analytic::limit::Access::Read,
+                4096,
+            )
+            .iops;
             if bounded.is_none() && p.host_ns == 0 {
                 return Err(VirtError::ZeroLatency { target: name });
             }
