@@ -14,7 +14,7 @@
 //! the old ones, with no IOPS limit); `AllowedCPUs=` acts on cgroup v2
 //! only, so a v1 cpuset gets only its cgroupfs write.
 
-use crate::group_limits::{self, GroupLimit};
+use ssdready_measured::group_limits::{self, GroupLimit};
 use ssdready_measured::limits::{CgroupVersion, Inventory, IoLimitKind, WeightKind};
 use std::path::Path;
 

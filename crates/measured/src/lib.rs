@@ -25,12 +25,19 @@
 //!   quotas, the cpuset and affinity, memory limits, the devices' queues —
 //!   with each value's source, its parsers ([`limits::parse`]), its text,
 //!   and the cgroups' counters over a run ([`limits::counters`]);
+//! * [`group_limits`]: the limits of the study's own control groups, which
+//!   of them hold, and what lifting one alone leaves and keeps (the plan
+//!   `ssdready-tune` carries out);
 //! * [`stack_layers`]: the block-device stack under a target and its
 //!   devices' counters.
+//!
+//! The `fixtures` feature adds inventories of planted control groups
+//! ([`group_limits::fixtures`]) for other crates' tests.
 
 #![forbid(unsafe_code)]
 
 pub mod basis;
+pub mod group_limits;
 pub mod limits;
 pub mod record;
 pub mod stack_layers;

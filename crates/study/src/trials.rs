@@ -13,11 +13,11 @@
 
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::group_limits::{self, Lift};
 use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Section, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::Judgement;
+use ssdready_measured::group_limits::{self, Lift};
 use ssdready_measured::record::{RunRecord, TargetKind, TargetProfile};
 use std::collections::BTreeMap;
 

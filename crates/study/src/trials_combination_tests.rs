@@ -117,7 +117,7 @@ impl Hands for FakeHands {
     }
     fn escape(
         &mut self,
-        _: &ssdready_diagnosis::group_limits::Lift,
+        _: &ssdready_measured::group_limits::Lift,
     ) -> Result<Box<dyn Change>, String> {
         Err("no cgroup v2 here".into())
     }

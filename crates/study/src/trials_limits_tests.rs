@@ -7,8 +7,8 @@
 use super::*;
 use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::{plan, StudyOptions};
-use ssdready_diagnosis::group_limits::GroupLimit;
 use ssdready_diagnosis::limit::Cause;
+use ssdready_measured::group_limits::GroupLimit;
 use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, Inventory, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };

@@ -19,7 +19,7 @@ use crate::journal::{self, Journal, TrialGroup};
 use crate::owner::Owner;
 use crate::recover::Undone;
 use crate::registry;
-pub use ssdready_diagnosis::group_limits::Lift;
+pub use ssdready_measured::group_limits::Lift;
 use ssdready_measured::limits::parse;
 use ssdready_measured::limits::CgroupVersion;
 use std::path::{Path, PathBuf};

@@ -332,8 +332,8 @@ fn a_cpuset_lifted_twice_gives_every_cpu_both_times() {
     std::fs::write(group.join("cgroup.procs"), me.to_string()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let journals = tmp.path().join("settings");
-    let lift = ssdready_diagnosis::group_limits::lift(
-        ssdready_diagnosis::group_limits::GroupLimit::Cpuset,
+    let lift = ssdready_measured::group_limits::lift(
+        ssdready_measured::group_limits::GroupLimit::Cpuset,
         None,
     );
     let mut seen = Vec::new();

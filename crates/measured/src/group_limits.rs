@@ -2,7 +2,7 @@
 //! which of them hold ([`holds`]), and what a trial that lifts one alone
 //! does ([`lift`]): which hierarchies it leaves for groups of ssdready's
 //! own, and what a cgroup v2 group of its own is given so that the other
-//! limits still hold. Pure: the inventory ([`ssdready_measured::limits::Inventory`])
+//! limits still hold. Pure: the inventory ([`crate::limits::Inventory`])
 //! comes in, the plan goes out; `ssdready-tune` makes the groups.
 //!
 //! On cgroup v1 every controller is a hierarchy of its own: the throttle
@@ -18,7 +18,7 @@
 //! enables the controller), and a limit that cannot be copied refuses the
 //! trial with the reason.
 
-use ssdready_measured::limits::{CgroupVersion, CpuQuota, CpuSet, Inventory, WeightKind};
+use crate::limits::{CgroupVersion, CpuQuota, CpuSet, Inventory, WeightKind};
 use std::collections::BTreeMap;
 
 /// A limit of the study's groups that a trial lifts on its own.
@@ -69,17 +69,6 @@ impl GroupLimit {
             GroupLimit::Cpuset => "the cpuset",
             GroupLimit::IoLatency => "the io.latency target",
             GroupLimit::IoWeight => "the io.weight",
-        }
-    }
-
-    /// The cause the study names when it holds the I/O.
-    pub fn cause(self) -> Option<crate::limit::Cause> {
-        use crate::limit::Cause;
-        match self {
-            GroupLimit::IoThrottle => Some(Cause::IoThrottle),
-            GroupLimit::CpuQuota => Some(Cause::CpuQuota),
-            GroupLimit::Cpuset => Some(Cause::CpusAllowed),
-            GroupLimit::IoLatency | GroupLimit::IoWeight => None,
         }
     }
 
@@ -309,6 +298,10 @@ pub fn kept_v2(lifted: GroupLimit, inv: &Inventory) -> Vec<(String, String)> {
     out
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+#[path = "group_limits_fixtures.rs"]
+pub mod fixtures;
+
 #[cfg(test)]
 #[path = "group_limits_tests.rs"]
-pub(crate) mod tests;
+mod tests;
