@@ -136,7 +136,11 @@ fn emulated(a: &Request) -> Result<Target, Error> {
         .map_err(|e| Error::BadInput(format!("target '{}': {e}", a.target)))?;
     // Every test writes: on a device whose writes take no time, virtual
     // time would not advance (known before anything runs or is written).
-    let writes = ssdready_study::limit::model_limit(&p, ssdready_study::limit::Access::Write, 4096);
+    let writes = ssdready_emu::analytic::limit::model_limit(
+        &p,
+        ssdready_emu::analytic::limit::Access::Write,
+        4096,
+    );
     if writes.iops.is_none() && p.host_ns == 0 {
         return bad(format!(
             "target '{}': its writes take no time (preset {}, host_ns=0), so in virtual time no \

@@ -44,7 +44,7 @@ pub struct CompareArgs {
 
 /// Where `--output DIR` puts compare.json, checked before anything is read.
 fn output_dir(dir: &Path) -> Result<PathBuf, crate::Exit> {
-    if let Err(why) = ssdready_io::written::vet(dir, ssdready_io::written::Allow::Dir) {
+    if let Err(why) = ssdready_written::vet(dir, ssdready_written::Allow::Dir) {
         return Err(fail(
             2,
             &format!("option '--output': {}: {why}", dir.display()),

@@ -68,7 +68,7 @@ impl Recorder {
         if exists {
             // A regular file only (a block device, FIFO or /dev/null is
             // refused before SQLite touches it).
-            ssdready_io::written::vet(&path, ssdready_io::written::Allow::File)
+            ssdready_written::vet(&path, ssdready_written::Allow::File)
                 .map_err(|e| unusable(e.to_string()))?;
         }
         if given.is_some() || exists {
@@ -139,7 +139,7 @@ pub fn save_run(rec: &mut Recorder, r: &RunResult) -> Result<(i64, PathBuf), Err
 /// file's path are committed together).
 fn keep_with_id(h: &mut History, entry: &NewEntry, text: &str) -> Result<(i64, PathBuf), Error> {
     let dir = ssdready_history::results_dir(h.path());
-    if let Err(why) = ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir) {
+    if let Err(why) = ssdready_written::vet(&dir, ssdready_written::Allow::Dir) {
         return Err(Error::Unusable {
             path: h.path().to_path_buf(),
             why: format!("{}: {why}", dir.display()),

@@ -4,15 +4,15 @@
 //! affinity and usable CPUs, and the target's devices with their queues
 //! and what a virtual disk's host cannot see — one line per limit with the
 //! file it was read from (`ssdready_probe::limits`, words from
-//! `ssdready_diagnosis::limits::text`), and the block-device stack under
+//! `ssdready_measured::limits::text`), and the block-device stack under
 //! the target (md, device-mapper, loop, partitions; `ssdready_probe::stack`).
 //! Nothing is changed. docs/limits.md lists every limit read; docs/stacks.md
 //! the stack.
 
 use crate::fail;
 use crate::stdout::print;
-use ssdready_diagnosis::limits::{text, Inventory};
-use ssdready_diagnosis::stack::Stack;
+use ssdready_measured::limits::{text, Inventory};
+use ssdready_measured::stack_layers::Stack;
 use std::path::PathBuf;
 
 /// The `limits` command line.

@@ -27,7 +27,7 @@ const MAX_JSON_BYTES: u64 = 1 << 30;
 /// new one whose parent exists, and files can be created where they go.
 /// `what` names the option (`option '--output'`).
 pub fn check_dir(dir: &Path, what: &str, file: &str) -> Result<(), String> {
-    ssdready_io::written::vet(dir, ssdready_io::written::Allow::Dir)
+    ssdready_written::vet(dir, ssdready_written::Allow::Dir)
         .map_err(|why| format!("{what}: {}: {why}", dir.display()))?;
     let parent = dir
         .parent()

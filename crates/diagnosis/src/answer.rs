@@ -3,8 +3,8 @@
 //! the knee, what limits saturation and the strategies against interrupts.
 
 use crate::figures::Figures;
-use crate::record::{TargetKind, TargetProfile};
 use ssdready_core::units::fmt_count;
+use ssdready_measured::record::{TargetKind, TargetProfile};
 use std::fmt::Write as _;
 
 /// One line about a target: what it is, and its queue where it has one.
@@ -64,7 +64,7 @@ pub fn describe(t: &TargetProfile) -> String {
 /// dies (…))`, or that the device has none.
 pub fn device_limit_line(f: &Figures) -> String {
     let l = &f.device_limit;
-    if l.basis == crate::basis::HIGHEST_MEASURED {
+    if l.basis == ssdready_measured::basis::HIGHEST_MEASURED {
         return match l.iops {
             Some(i) => format!(
                 "highest rate measured: {} IOPS for 4 KiB random reads; the device's own limit is not known here (no model of it, no raw measurement, no specification)",

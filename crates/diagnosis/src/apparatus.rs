@@ -16,8 +16,8 @@ pub use crate::zero_drive::TransportCeiling;
 
 use crate::figures::Figures;
 use crate::limit::{Cause, Layer, RuledOut};
-use crate::record::{Evidence, TargetKind, TargetProfile, Verdict};
 use ssdready_core::units::fmt_count;
+use ssdready_measured::record::{Evidence, TargetKind, TargetProfile, Verdict};
 
 /// The transport's ceiling explains the peak when the peak reaches this
 /// share of it: the drive at zero time behind the same transport did no

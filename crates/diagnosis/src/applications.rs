@@ -17,8 +17,8 @@
 pub use crate::app_figures::{AppFigure, CACHE_PREFIX};
 
 use crate::facts::{Fact, Value};
-use crate::record::Verdict;
 use crate::rules;
+use ssdready_measured::record::Verdict;
 use std::collections::BTreeMap;
 
 /// The rules of this section.

@@ -13,10 +13,10 @@
 //! rate). A trial where the limit could not bind says nothing of the
 //! limit: it is reported so and lowers no verdict.
 
-use crate::group_limits::{self, GroupLimit};
 use crate::levers::{Context, Lever, Point};
-use crate::limits::{Inventory, IoLimitKind};
 use crate::trials::Trial;
+use ssdready_measured::group_limits::{self, GroupLimit};
+use ssdready_measured::limits::{Inventory, IoLimitKind};
 
 /// A throttle whose trial's baseline ran below this share of its rate did
 /// not bind at the trial's point (the throttle finding's own bound).

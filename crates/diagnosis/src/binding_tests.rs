@@ -2,9 +2,9 @@
 //! limit can bind at the point resolved, before and after the turns.
 
 use super::*;
-use crate::group_limits::tests::{v1_cpuset, v1_plant, v2_service};
 use crate::levers::{shipped, At};
 use crate::trials::{Measured, Turn};
+use ssdready_measured::group_limits::fixtures::{v1_cpuset, v1_plant, v2_service};
 
 fn lever(id: &str) -> Lever {
     shipped().into_iter().find(|l| l.id == id).unwrap()

@@ -8,13 +8,13 @@
 pub use crate::zero_drive::*;
 
 /// The queue depths of a study's queue-depth sweep.
-pub fn depths(runs: &[crate::record::RunRecord]) -> Vec<u32> {
+pub fn depths(runs: &[ssdready_measured::record::RunRecord]) -> Vec<u32> {
     crate::curve::qd_sweep_depths(runs)
 }
 
 /// The engine of the queue-depth sweep's runs (io_uring, the study's
 /// default, where none is named): the one the transport is read with.
-pub fn engine(runs: &[crate::record::RunRecord]) -> String {
+pub fn engine(runs: &[ssdready_measured::record::RunRecord]) -> String {
     runs.iter()
         .find(|r| r.sweep == "qd")
         .and_then(|r| r.workload.engine.clone())
@@ -29,7 +29,7 @@ pub fn engine(runs: &[crate::record::RunRecord]) -> String {
 pub fn take_out(
     f: &mut crate::figures::Figures,
     cal: &Calibration,
-    runs: &[crate::record::RunRecord],
+    runs: &[ssdready_measured::record::RunRecord],
 ) {
     for c in f.qd_curve.iter_mut() {
         if let Some(p) = cal.at(c.qd) {
@@ -110,7 +110,7 @@ pub fn take_out(
 /// The QD 1 mean less what the daemon's stamps account for, from receipt
 /// to reply (device time, lateness, reply): the kernel's path and the
 /// transport's, both ways. None without the daemon's device time.
-fn outside_daemon(mean_ns: f64, t: Option<&crate::summary::Transport>) -> Option<f64> {
+fn outside_daemon(mean_ns: f64, t: Option<&ssdready_measured::summary::Transport>) -> Option<f64> {
     let t = t.filter(|t| t.device_ns_mean > 0.0)?;
     Some((mean_ns - t.device_ns_mean - t.late_ns_mean - t.reply_ns_mean).max(0.0))
 }

@@ -21,8 +21,8 @@
 //! the load was carried (at least 95 % of the offered I/Os completed per
 //! second: beyond its capacity an open loop's queue only grows).
 
-use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::summary::PointSummary;
 
 /// The default target of the full study.
 pub const DEFAULT_SLO: &str = "p99=1ms";

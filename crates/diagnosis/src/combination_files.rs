@@ -10,11 +10,11 @@
 //! they bought as measured, and how to apply the file.
 
 use crate::combination::{Combination, Member};
-use crate::group_limits::{self, GroupLimit};
 use crate::levers::Kind;
-use crate::limits::{CgroupVersion, Inventory, WeightKind};
 use crate::permanent;
 use crate::trials::fmt_gain;
+use ssdready_measured::group_limits::{self, GroupLimit};
+use ssdready_measured::limits::{CgroupVersion, Inventory, WeightKind};
 
 /// The udev rules of the queue settings.
 pub const UDEV: &str = "99-ssdready.rules";

@@ -5,8 +5,8 @@
 use super::*;
 use crate::combination::{judge_set, Set};
 use crate::levers::{Metric, Point};
-use crate::limits::{IoLimitKind, IoThrottle};
 use crate::trials::{Measured, Turn};
+use ssdready_measured::limits::{IoLimitKind, IoThrottle};
 
 fn turns(ratio: f64) -> Vec<Turn> {
     let run = |iops: f64| Measured {
@@ -175,7 +175,7 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
         io_latency: Vec::new(),
         io_cost: Default::default(),
         // A quota the trial kept: not the set's to lift.
-        cpu_quotas: vec![crate::limits::CpuQuota {
+        cpu_quotas: vec![ssdready_measured::limits::CpuQuota {
             version: CgroupVersion::V2,
             cgroup: "/system.slice/db.service".into(),
             quota_us: 50_000,
@@ -187,7 +187,7 @@ fn the_drop_in_lifts_the_limits_read_for_the_unit_that_set_them() {
         cpuset: None,
         affinity: None,
         memory_limits: Vec::new(),
-        cpus: crate::limits::UsableCpus::new(vec![0, 1], None, None, None),
+        cpus: ssdready_measured::limits::UsableCpus::new(vec![0, 1], None, None, None),
         devices: Vec::new(),
         hypervisor: None,
         unread: Vec::new(),

@@ -7,10 +7,10 @@
 //! [`crate::figures::Figures`]; the causes see the curve through
 //! [`CurveFigures`].
 
-use crate::basis::{Bound, ANALYTIC_MODEL};
-use crate::record::{RunRecord, TargetProfile};
-use crate::summary::Transport;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::basis::{Bound, ANALYTIC_MODEL};
+use ssdready_measured::record::{RunRecord, TargetProfile};
+use ssdready_measured::summary::Transport;
 
 /// The curve's figures as the causes weigh them: the queue-depth curve,
 /// its peak and knee, whether it stopped gaining, and the device's limit.
@@ -354,7 +354,7 @@ pub(crate) fn delivered(t: &TargetProfile, runs: &[RunRecord]) -> Vec<Delivered>
                 workload: format!(
                     "{} {} QD {} × {} thread(s){}",
                     w.rw,
-                    crate::record::fmt_bs(w.bs),
+                    ssdready_measured::record::fmt_bs(w.bs),
                     w.qd,
                     w.threads,
                     if w.direct { "" } else { " buffered" }
@@ -439,7 +439,7 @@ pub(crate) fn attainable(linear: f64, device_limit_iops: Option<f64>) -> f64 {
 /// is its own part and no share is claimed.
 pub(crate) fn decomposed_share(
     r: &RunRecord,
-    d: &crate::summary::DecompSummary,
+    d: &ssdready_measured::summary::DecompSummary,
     pct: f64,
     dev: f64,
 ) -> PlatformShare {

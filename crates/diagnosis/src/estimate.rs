@@ -76,7 +76,7 @@ pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Est
         Values::Offered => scheduler(cx, c),
         Values::Engines => engine_gap(cx, p, c),
         Values::Outside => headroom(cx, p),
-        Values::Lift(g) => (g.cause() == Some(cx.cause))
+        Values::Lift(g) => (Cause::of_group_limit(*g) == Some(cx.cause))
             .then(|| headroom(cx, p))
             .flatten(),
         _ if l.causes.contains(&Cause::OtherWork) => waited(cx),

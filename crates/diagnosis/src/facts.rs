@@ -6,8 +6,8 @@
 pub use crate::fact_names::{Fact, Value, CAUSE_FACTS, KNOWN};
 
 use crate::figures::Figures;
-use crate::record::{Machine, TargetProfile};
 use ssdready_core::units::fmt_count;
+use ssdready_measured::record::{Machine, TargetProfile};
 use std::collections::BTreeMap;
 
 struct Builder<'a> {
@@ -200,7 +200,7 @@ fn device(b: &mut Builder, f: &Figures) {
     let l = &f.device_limit;
     // Only a basis gives the device's own limit; the highest rate the
     // study measured is said as that, never as the device's.
-    if l.basis == crate::basis::HIGHEST_MEASURED {
+    if l.basis == ssdready_measured::basis::HIGHEST_MEASURED {
         b.num("highest_measured", l.iops, "iops", &l.runs);
     } else {
         b.num("device_limit", l.iops, "iops", &l.runs);
@@ -227,7 +227,7 @@ fn of_limit(f: &Figures, iops: f64) -> Option<f64> {
     let limit = f
         .device_limit
         .iops
-        .filter(|_| f.device_limit.basis != crate::basis::HIGHEST_MEASURED);
+        .filter(|_| f.device_limit.basis != ssdready_measured::basis::HIGHEST_MEASURED);
     limit.filter(|&l| l > 0.0).map(|l| 100.0 * iops / l)
 }
 
@@ -728,7 +728,11 @@ fn block_size_facts(b: &mut Builder, f: &Figures) {
         .max_by(|a, b| a.bw_bytes_per_s.total_cmp(&b.bw_bytes_per_s))
     {
         b.num("bs_best_bw", Some(p.bw_bytes_per_s), "bytes_per_s", &p.runs);
-        b.text("bs_best", Some(crate::record::fmt_bs(p.bs)), &p.runs);
+        b.text(
+            "bs_best",
+            Some(ssdready_measured::record::fmt_bs(p.bs)),
+            &p.runs,
+        );
         let lim = f
             .delivered_pct
             .iter()
@@ -766,8 +770,8 @@ fn randwrite_facts(b: &mut Builder, f: &Figures) {
 pub const KEY_SWEEPS: &[&str] = &["qd", "repeat", "instrumented", "threads"];
 
 /// Add the count of disagreeing cross-checks in the key runs.
-pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[crate::record::RunRecord]) {
-    let key: Vec<&crate::record::RunRecord> = runs
+pub fn add_checks(map: &mut BTreeMap<String, Fact>, runs: &[ssdready_measured::record::RunRecord]) {
+    let key: Vec<&ssdready_measured::record::RunRecord> = runs
         .iter()
         .filter(|r| KEY_SWEEPS.contains(&r.sweep.as_str()))
         .collect();

@@ -17,10 +17,10 @@
 
 pub use crate::curve::*;
 
-use crate::basis::ANALYTIC_MODEL;
-use crate::record::{RunRecord, TargetProfile};
 use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::basis::ANALYTIC_MODEL;
+use ssdready_measured::record::{RunRecord, TargetProfile};
 
 /// Everything derived.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -66,11 +66,11 @@ pub struct Figures {
     /// The emulated drive's transport (daemon) when the target was the
     /// built-in drive behind the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<crate::summary::Transport>,
+    pub transport: Option<ssdready_measured::summary::Transport>,
     /// The same daemon over the QD 1 runs alone (their own stats, read
     /// around each run): what the QD 1 platform share is corrected by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport_qd1: Option<crate::summary::Transport>,
+    pub transport_qd1: Option<ssdready_measured::summary::Transport>,
     /// The platform's own peak, measured on the study's reference device
     /// (a loop device over /dev/shm) where the emulated drive's daemon
     /// would hold the studied drive's.
@@ -112,7 +112,7 @@ pub struct PlatformPeak {
 pub fn derive(
     targets: &[TargetProfile],
     runs: &[RunRecord],
-    m: &crate::record::Machine,
+    m: &ssdready_measured::record::Machine,
     strategies: Option<crate::strategies::Section>,
     caps: &crate::limit::caps::Caps,
 ) -> Figures {
@@ -187,7 +187,7 @@ pub fn derive(
 fn platform(
     t: &TargetProfile,
     runs: &[RunRecord],
-    m: &crate::record::Machine,
+    m: &ssdready_measured::record::Machine,
     caps: &crate::limit::caps::Caps,
 ) -> Option<PlatformPeak> {
     let mut qds: Vec<u32> = runs
@@ -214,7 +214,7 @@ fn platform(
         knee_qd,
         saturated,
         device_limit: DeviceLimit {
-            basis: crate::basis::HIGHEST_MEASURED.into(),
+            basis: ssdready_measured::basis::HIGHEST_MEASURED.into(),
             iops: Some(peak.iops),
             ..Default::default()
         },
@@ -272,7 +272,7 @@ fn device_limit(t: &TargetProfile, runs: &[RunRecord], f: &Figures) -> DeviceLim
     DeviceLimit {
         iops: best.map(|r| r.summary.iops),
         bw_bytes_per_s: best.map(|r| r.summary.bw_bytes_per_s),
-        basis: crate::basis::HIGHEST_MEASURED.into(),
+        basis: ssdready_measured::basis::HIGHEST_MEASURED.into(),
         bound_by: best.map(|r| {
             format!(
                 "the best run ({}): not the device's own limit, for which there is no basis",
@@ -445,12 +445,12 @@ mod tests {
             id: id.into(),
             point: id.into(),
             sweep: sweep.into(),
-            workload: crate::record::Workload {
+            workload: ssdready_measured::record::Workload {
                 qd,
                 threads,
                 ..Default::default()
             },
-            summary: crate::summary::PointSummary {
+            summary: ssdready_measured::summary::PointSummary {
                 iops,
                 ..Default::default()
             },

@@ -17,8 +17,8 @@
 pub use crate::fleet_figures::{finish, pct, HostFigure, HostInfo, Point, Section, Straggler};
 
 use crate::facts::{Fact, Value};
-use crate::record::Verdict;
 use crate::rules;
+use ssdready_measured::record::Verdict;
 use std::collections::BTreeMap;
 
 /// The rules of this section.

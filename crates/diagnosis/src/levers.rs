@@ -8,10 +8,10 @@
 //! ([`applies`]).
 
 use crate::facts::{Fact, Value};
-pub use crate::group_limits::GroupLimit;
 use crate::limit::Cause;
 use crate::rules::{Cond, RuleError};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::group_limits::GroupLimit;
 use std::collections::BTreeMap;
 
 /// The levers shipped with ssdready.
@@ -179,7 +179,7 @@ pub enum Values {
     /// at once.
     Outside,
     /// One limit of the study's control groups lifted on its own, the
-    /// others kept ([`crate::group_limits`]).
+    /// others kept ([`ssdready_measured::group_limits`]).
     Lift(GroupLimit),
 }
 
@@ -451,7 +451,7 @@ pub struct Context {
     /// The inventory of what can cap the study's I/O, where it was read:
     /// which limits of its control groups hold, for the levers that lift
     /// them one at a time.
-    pub limits: Option<crate::limits::Inventory>,
+    pub limits: Option<ssdready_measured::limits::Inventory>,
 }
 
 /// An engine measured this much slower than the point's own, or more, at
@@ -586,7 +586,7 @@ pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
     match l.values.as_ref() {
         Some(Values::Outside) => vec![cand("outside the study's group")],
         Some(Values::Lift(g)) => {
-            let kept = crate::group_limits::lift(*g, cx.limits.as_ref()).kept;
+            let kept = ssdready_measured::group_limits::lift(*g, cx.limits.as_ref()).kept;
             let value = match kept.is_empty() {
                 true => format!("without {}", g.words()),
                 false => format!("without {}, {} kept", g.words(), kept.join(" and ")),

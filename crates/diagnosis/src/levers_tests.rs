@@ -225,7 +225,7 @@ fn application_levers_become_job_options_filled_from_the_point() {
     assert_eq!(values(&out), ["without the I/O throttle"]);
     // With the inventory, the limits kept are named.
     let cx = Context {
-        limits: Some(crate::group_limits::tests::v1_plant()),
+        limits: Some(ssdready_measured::group_limits::fixtures::v1_plant()),
         ..cx
     };
     let out = candidates(&lever("cpu-quota"), &cx, &peak(32));

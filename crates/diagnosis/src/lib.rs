@@ -4,19 +4,16 @@
 //! (`ssdready-study`: the plan, the runs, the drives) so that every verdict
 //! can be tested from recorded measurements, without root and without a
 //! device. It holds no system calls: the measurements come in as data —
-//! the runs' figures ([`model::RunRecord`], [`summary`]), the device's
-//! basis ([`basis`]), the inventory of what can cap I/O on the machine and
-//! the block-device stack under the target — and verdicts come out.
+//! `ssdready-measured`: the runs and their figures (`record`, `summary`),
+//! the device's basis, the inventory of what can cap I/O on the machine
+//! (`limits`, `group_limits`) and the block-device stack under the target
+//! (`stack_layers`) — and verdicts come out. Only this crate judges: the
+//! crates that measure, change the machine or keep the history use the
+//! data crate alone.
 //!
 //! The modules stand in layers, each using only those below it:
 //!
-//! 1. what was measured: [`record`] (each run, the targets, the machine,
-//!    the shape of a verdict), [`summary`] (a run's figures as the study
-//!    uses them), [`basis`], [`limits`] (the inventory of what can cap
-//!    I/O — cgroup throttles and quotas, the cpuset and affinity, memory
-//!    limits, the devices' queues — with each value's source, and the
-//!    cgroups' counters over a run), [`stack_layers`] (the block-device
-//!    stack under a target and its devices' counters), [`capacity`],
+//! 1. what was measured, beyond `ssdready-measured`: [`capacity`],
 //!    [`zero_drive`] (the transport measured with a zero-time drive),
 //!    [`app_figures`] and [`fleet_figures`];
 //! 2. the figures of the curves and runs: [`curve`] (`device_limit`,
@@ -37,8 +34,8 @@
 //!    judged by verdict rules kept as data (`data/verdicts.rules`);
 //!    [`applications`] and [`fleet`] judged by their own;
 //! 7. what to change, measured: [`levers`] (`data/levers.table`),
-//!    [`group_limits`] (the study's cgroup limits, each lifted on its
-//!    own), [`binding`] (where each lever's limit binds), [`trials`],
+//!    the study's cgroup limits, each lifted on its own
+//!    (`ssdready_measured::group_limits`), [`binding`] (where each lever's limit binds), [`trials`],
 //!    [`trials_plan`], [`permanent`] (how a lifted limit is made to last),
 //!    [`combination`] (every change that helped, measured together) and
 //!    [`combination_files`];
@@ -53,7 +50,6 @@ pub mod answer;
 pub mod app_figures;
 pub mod apparatus;
 pub mod applications;
-pub mod basis;
 pub mod binding;
 pub mod calibration;
 pub mod capacity;
@@ -66,19 +62,14 @@ pub mod facts;
 pub mod figures;
 pub mod fleet;
 pub mod fleet_figures;
-pub mod group_limits;
 pub mod levers;
 pub mod limit;
-pub mod limits;
 pub mod model;
 pub mod permanent;
 pub mod reach;
-pub mod record;
 pub mod rules;
 pub mod stack;
-pub mod stack_layers;
 pub mod strategies;
-pub mod summary;
 pub mod sweeps;
 pub mod text;
 pub mod transport;
@@ -88,7 +79,7 @@ pub mod trials_section;
 pub mod trials_text;
 pub mod zero_drive;
 
-use model::{Machine, RunRecord, TargetProfile, Verdict};
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;
 
 /// Figures, facts and verdicts of a set of runs.
@@ -110,7 +101,7 @@ pub struct Inputs<'a> {
     pub capacity: Option<&'a capacity::CapacityDoc>,
     /// The emulated drive's transport over the study, when the target was
     /// the built-in drive behind the kernel.
-    pub transport: Option<&'a transport::Transport>,
+    pub transport: Option<&'a ssdready_measured::summary::Transport>,
     /// The transport's calibration, taken out of the figures.
     pub calibration: Option<&'a calibration::Calibration>,
     /// The strategies section, when the study ran strategies (set against

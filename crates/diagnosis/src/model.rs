@@ -4,10 +4,7 @@
 //! field by field in `docs/study-schema.md`; a change that renames or
 //! removes a field bumps the version.
 
-pub use crate::record::{
-    fmt_bs, DeviceSide, Evidence, Machine, RunContext, RunRecord, TargetKind, TargetProfile,
-    Verdict, Workload, LAB_ENV,
-};
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
 
 use crate::figures::Figures;
 use serde::{Deserialize, Serialize};
@@ -62,7 +59,7 @@ pub struct StudyDoc {
     /// its control groups' limits, the CPUs it may use, its devices' queues
     /// (`ssdready limits` prints the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<crate::limits::Inventory>,
+    pub limits: Option<ssdready_measured::limits::Inventory>,
     /// What to change, measured: the study's advice tried in turns on
     /// this machine, each change put back (absent when no trial applied).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,8 +14,8 @@
 //! the old ones, with no IOPS limit); `AllowedCPUs=` acts on cgroup v2
 //! only, so a v1 cpuset gets only its cgroupfs write.
 
-use crate::group_limits::{self, GroupLimit};
-use crate::limits::{CgroupVersion, Inventory, IoLimitKind, WeightKind};
+use ssdready_measured::group_limits::{self, GroupLimit};
+use ssdready_measured::limits::{CgroupVersion, Inventory, IoLimitKind, WeightKind};
 use std::path::Path;
 
 /// What the trial's changed runs reached, for a line that raises a limit

@@ -2,7 +2,7 @@
 //! manage on cgroup v1, and for a systemd service on cgroup v1 and v2.
 
 use super::*;
-use crate::group_limits::tests::{v1_cpuset, v1_plant, v2_service};
+use ssdready_measured::group_limits::fixtures::{v1_cpuset, v1_plant, v2_service};
 
 fn reached(iops: f64, threads: u32) -> Reached {
     Reached {

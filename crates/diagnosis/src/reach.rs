@@ -11,9 +11,9 @@
 //! have them, since a split or merged request changes the count of
 //! requests and not their bytes.
 
-use crate::record::{Evidence, RunRecord, TargetProfile, Verdict};
 use serde::{Deserialize, Serialize};
 use ssdready_core::units::{fmt_bytes, fmt_count};
+use ssdready_measured::record::{Evidence, RunRecord, TargetProfile, Verdict};
 
 /// Below this share of the study's bytes at the device, the device was
 /// almost never asked.

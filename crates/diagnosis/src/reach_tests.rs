@@ -3,8 +3,8 @@
 //! buffered reads, and a device that served them all.
 
 use super::*;
-use crate::model::{Machine, TargetKind, Workload};
-use crate::summary::{DiskSummary, PointSummary};
+use ssdready_measured::record::{Machine, TargetKind, Workload};
+use ssdready_measured::summary::{DiskSummary, PointSummary};
 
 /// A run of 4 KiB random reads on `data` at `qd`: the study completed
 /// `app` I/Os, the device's counters saw `dev` requests of 4 KiB, taking

@@ -7,8 +7,8 @@
 //! study was interrupted).
 
 use crate::facts::{Fact, Value};
-use crate::record::{Evidence, Verdict};
 use ssdready_core::units::fmt_ns;
+use ssdready_measured::record::{Evidence, Verdict};
 use std::collections::BTreeMap;
 
 /// The rules shipped with ssdready.
@@ -598,7 +598,7 @@ mod tests {
     fn judge_scaling(
         rules: &[Rule],
         s: crate::figures::Scaling,
-        m: &crate::record::Machine,
+        m: &ssdready_measured::record::Machine,
     ) -> Vec<Verdict> {
         let f = crate::figures::Figures {
             scaling_efficiency: vec![s],
@@ -616,7 +616,7 @@ mod tests {
         let rules = parse(RULES).unwrap();
         let judged = |cpu_eff: f64, busy: f64| -> Vec<String> {
             let s = two_threads(22_200.0, 53.0, Some(cpu_eff));
-            let m = crate::record::Machine {
+            let m = ssdready_measured::record::Machine {
                 cpus: 2,
                 background_busy_pct: Some(busy),
                 ..Default::default()

@@ -5,10 +5,10 @@
 //! strategies section. Running them, and the emulated device's peaks from
 //! its model, are the study's (`ssdready_study::strategies`).
 
-use crate::record::RunRecord;
-use crate::summary::{PointSummary, FILL_JOB};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::RunResult;
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::summary::{PointSummary, FILL_JOB};
 
 mod irqs;
 pub use irqs::{Interrupts, POLL_ALLOWANCE};
@@ -503,7 +503,7 @@ mod tests {
                 iops,
                 bw_bytes_per_s: iops * 4096.0,
                 lat_p99_ns: p99,
-                cpu: Some(crate::summary::CpuSummary {
+                cpu: Some(ssdready_measured::summary::CpuSummary {
                     process_ns_per_io: cpu,
                     ..Default::default()
                 }),

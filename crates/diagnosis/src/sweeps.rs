@@ -4,8 +4,8 @@
 //! device against a file on it, and several devices against each alone.
 
 use crate::curve::{median, runs_of, CurveFigures};
-use crate::record::RunRecord;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::RunRecord;
 
 /// All comparisons.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

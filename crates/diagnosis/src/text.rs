@@ -62,7 +62,11 @@ pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
 
 /// The stack under the target, layer by layer, and each device's figures
 /// over the run that moved the most I/O.
-fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack::StackJudgement>) {
+fn stack_lines(
+    s: &mut String,
+    st: &ssdready_measured::stack_layers::Stack,
+    j: Option<&crate::stack::StackJudgement>,
+) {
     let _ = writeln!(s, "  the stack under {}:", st.target);
     for l in st.lines() {
         let _ = writeln!(s, "    {l}");
@@ -103,7 +107,7 @@ fn stack_lines(s: &mut String, st: &crate::stack::Stack, j: Option<&crate::stack
 /// outside the runs.
 fn over_study_line(
     s: &mut String,
-    st: &crate::stack::Stack,
+    st: &ssdready_measured::stack_layers::Stack,
     j: Option<&crate::stack::StackJudgement>,
 ) {
     if st.over_study.is_empty() {
@@ -149,7 +153,7 @@ fn ceiling_lines(s: &mut String, c: &crate::stack::StackCeiling) {
         s,
         "  {} against its members read alone ({} random reads, QD {}, {} round(s)): {} IOPS; alone {} (sum {}): {:.0} % ± {:.0} % of them",
         c.stack,
-        crate::model::fmt_bs(c.bs),
+        ssdready_measured::record::fmt_bs(c.bs),
         c.qd,
         c.rounds,
         fmt_count(c.stack_iops),
@@ -182,7 +186,7 @@ fn ceiling_lines(s: &mut String, c: &crate::stack::StackCeiling) {
             s,
             "  {} against its members read alone ({} sequential reads, QD {}, {} round(s)): {:.1} MB/s; alone {} (sum {:.1}): {:.0} % ± {:.0} % of them",
             c.stack,
-            crate::model::fmt_bs(b.bs),
+            ssdready_measured::record::fmt_bs(b.bs),
             b.qd,
             b.rounds,
             b.stack_bytes_per_s / 1e6,
@@ -246,7 +250,7 @@ fn qd_table(s: &mut String, f: &Figures) {
     let limit = f
         .device_limit
         .iops
-        .filter(|_| f.device_limit.basis != crate::basis::HIGHEST_MEASURED);
+        .filter(|_| f.device_limit.basis != ssdready_measured::basis::HIGHEST_MEASURED);
     let cols = QdColumns {
         limit,
         alone: any(|c| c.device_iops.is_some()),
@@ -379,7 +383,7 @@ fn platform_rest(c: &CurvePoint) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{TargetKind, TargetProfile, Verdict};
+    use ssdready_measured::record::{TargetKind, TargetProfile, Verdict};
 
     /// md0 against its one member read alone, by rate and by bandwidth,
     /// and its members read all at once.
@@ -431,7 +435,8 @@ mod tests {
 
     #[test]
     fn a_stack_read_against_its_members_alone_shows_the_ratio_and_not_a_members_run_as_its_own() {
-        use crate::stack::{MemberFigures, RunFigures, Stack, StackJudgement};
+        use crate::stack::{MemberFigures, RunFigures, StackJudgement};
+        use ssdready_measured::stack_layers::Stack;
         let figures = |run: &str, disk: &str, ios: u64| RunFigures {
             run: run.into(),
             alone: run.contains("nullb").then(|| "nullb0".into()),

@@ -6,13 +6,12 @@
 //! a few percent of device time means the daemon, not the kernel, set part
 //! of what the study shows as the platform's time.
 //!
-//! The daemon's figures ([`Transport`]) are a run's ([`crate::summary`]),
+//! The daemon's figures ([`Transport`]) are a run's ([`ssdready_measured::summary`]),
 //! gathered over runs and taken out of the QD 1 platform share by
 //! [`crate::curve`] (all re-exported here); this module weighs, on the
 //! whole figures, a drive faster than this host can drive ([`host_limit`]).
 
 pub use crate::curve::{over, split};
-pub use crate::summary::{Transport, BOUND_PCT};
 
 /// The device alone gives more than this many times the delivered IOPS
 /// at the peak's depth: the drive outruns the host.
@@ -83,8 +82,8 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
 /// not count).
 fn at_peak(
     peak: &crate::figures::CurvePoint,
-    runs: &[crate::record::RunRecord],
-    pick: fn(&crate::summary::CpuSummary) -> f64,
+    runs: &[ssdready_measured::record::RunRecord],
+    pick: fn(&ssdready_measured::summary::CpuSummary) -> f64,
 ) -> Vec<f64> {
     runs.iter()
         .filter(|r| peak.runs.contains(&r.id))
@@ -132,8 +131,8 @@ const CPUS_BUSY_PCT: f64 = 85.0;
 /// host, or without the CPU figures.
 pub fn host_limit(
     f: &crate::figures::Figures,
-    runs: &[crate::record::RunRecord],
-) -> Option<crate::record::Verdict> {
+    runs: &[ssdready_measured::record::RunRecord],
+) -> Option<ssdready_measured::record::Verdict> {
     f.transport.as_ref()?;
     let peak = f.peak.as_ref()?;
     let alone = peak.device_iops?;
@@ -159,7 +158,7 @@ pub fn host_limit(
         1 => "one run at the peak: its repeatability unknown".to_string(),
         n => format!("errors: half the spread of the peak's {n} runs and of the calibration's"),
     };
-    Some(crate::record::Verdict {
+    Some(ssdready_measured::record::Verdict {
         rule: "host-limit".into(),
         finding: format!(
             "this platform gives at most {} IOPS of 4 KiB reads per CPU; each I/O costs {} of \
@@ -172,7 +171,7 @@ pub fn host_limit(
             peak.qd,
             alone / peak.iops
         ),
-        evidence: crate::record::Evidence {
+        evidence: ssdready_measured::record::Evidence {
             figures: vec![
                 ("cpu_per_io_at_peak".into(), pm(h.x_ns, h.x_err_ns, us)),
                 ("transport_cpu_per_io".into(), pm(h.y_ns, h.y_err_ns, us)),
@@ -194,6 +193,7 @@ pub fn host_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ssdready_measured::summary::Transport;
 
     #[test]
     fn the_transport_is_taken_out_of_the_platforms_part() {
@@ -248,8 +248,8 @@ mod tests {
             (None, None, None)
         );
         assert!(!serde_json::to_string(&t).unwrap().contains("wait"));
-        let run = |ios: u64, cpu: f64, wait: Option<f64>| crate::record::RunRecord {
-            summary: crate::summary::PointSummary {
+        let run = |ios: u64, cpu: f64, wait: Option<f64>| ssdready_measured::record::RunRecord {
+            summary: ssdready_measured::summary::PointSummary {
                 transport: Some(Transport {
                     ios,
                     daemon_cpu_ns_per_io: cpu,
@@ -287,7 +287,12 @@ mod tests {
         assert_eq!(Transport::default().late_pct(), None);
     }
 
-    fn outrun(device_iops: f64) -> (crate::figures::Figures, Vec<crate::record::RunRecord>) {
+    fn outrun(
+        device_iops: f64,
+    ) -> (
+        crate::figures::Figures,
+        Vec<ssdready_measured::record::RunRecord>,
+    ) {
         let mut f = crate::figures::Figures {
             transport: Some(Transport {
                 name: "fuse+loop".into(),
@@ -303,11 +308,11 @@ mod tests {
             runs: vec!["qd-32".into()],
             ..Default::default()
         });
-        let mut r = crate::record::RunRecord {
+        let mut r = ssdready_measured::record::RunRecord {
             id: "qd-32".into(),
             ..Default::default()
         };
-        r.summary.cpu = Some(crate::summary::CpuSummary {
+        r.summary.cpu = Some(ssdready_measured::summary::CpuSummary {
             system_ns_per_io: 54_000.0,
             ..Default::default()
         });

@@ -39,8 +39,8 @@
 //! (`trials`); the text is [`crate::trials_text`].
 
 use crate::levers::{Kind, Metric, Point};
-use crate::summary::PointSummary;
 use serde::{Deserialize, Serialize};
+use ssdready_measured::summary::PointSummary;
 
 /// The smallest spread a gain is judged against, percent: turns that
 /// agree exactly (a model, a quiet machine) still call nothing under

@@ -177,7 +177,7 @@ pub fn plan(
 /// inventory shows.
 fn held_limit(l: &Lever, cx: &Context) -> bool {
     match (l.lift(), &cx.limits) {
-        (Some(g), Some(inv)) => crate::group_limits::holds(g, inv),
+        (Some(g), Some(inv)) => ssdready_measured::group_limits::holds(g, inv),
         _ => false,
     }
 }

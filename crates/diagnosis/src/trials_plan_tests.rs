@@ -142,7 +142,7 @@ fn throttle_and_quota() -> Context {
     let mut cx = split_device();
     cx.large_read_split = None;
     cx.cause = Cause::IoThrottle;
-    cx.limits = Some(crate::group_limits::tests::v1_plant());
+    cx.limits = Some(ssdready_measured::group_limits::fixtures::v1_plant());
     cx
 }
 

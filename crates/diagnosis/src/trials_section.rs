@@ -10,11 +10,11 @@
 use crate::combination::Combination;
 use crate::levers::Lever;
 use crate::limit::Cause;
-use crate::record::Verdict;
 use crate::trials::{
     judge_trial, noise_words, rank, result_words, Citation, Contradiction, Outcome, Trial, Untested,
 };
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::Verdict;
 
 /// The study's `trials` section.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -4,10 +4,9 @@
 use super::*;
 use crate::levers::{shipped, Context};
 use crate::limit::Cause;
-use crate::model::Evidence;
-use crate::record::Verdict;
 use crate::trials_plan::{gate, pairs_that_fit, plan, Consent};
 use crate::trials_section::*;
+use ssdready_measured::record::{Evidence, Verdict};
 
 fn m(iops: f64, p99_us: f64) -> Measured {
     Measured {

@@ -392,7 +392,7 @@ fn dm_kname<'a>(d: &'a ssdready_diagnosis::model::StudyDoc, name: &str) -> &'a s
         .layers
         .iter()
         .find(|l| {
-            matches!(&l.kind, ssdready_diagnosis::stack::LayerKind::Dm { name: Some(n), .. } if n == name)
+            matches!(&l.kind, ssdready_measured::stack_layers::LayerKind::Dm { name: Some(n), .. } if n == name)
         })
         .map(|l| l.disk.as_str())
         .unwrap_or_else(|| panic!("no dm device {name} in {stack:?}"))

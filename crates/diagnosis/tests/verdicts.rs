@@ -6,12 +6,12 @@
 //! its figures.
 
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::model::Workload;
-use ssdready_diagnosis::model::{Machine, RunRecord, TargetKind, TargetProfile, Verdict};
-use ssdready_diagnosis::summary::{
+use ssdready_diagnosis::{judge, Inputs, Judgement};
+use ssdready_measured::record::Workload;
+use ssdready_measured::record::{Machine, RunRecord, TargetKind, TargetProfile, Verdict};
+use ssdready_measured::summary::{
     CpuSummary, DecompSummary, DiskSummary, PointSummary, ProfileSummary,
 };
-use ssdready_diagnosis::{judge, Inputs, Judgement};
 
 const DEV: &str = "/dev/loop9";
 
@@ -461,8 +461,8 @@ fn a_zero_latency_device_leaves_the_whole_limit_to_the_platform() {
         transport: "emulator".into(),
         writable: true,
         // The emulator's model of a zero-latency device: nothing bounds it.
-        basis: Some(ssdready_diagnosis::basis::DeviceBasis {
-            source: ssdready_diagnosis::basis::ANALYTIC_MODEL.into(),
+        basis: Some(ssdready_measured::basis::DeviceBasis {
+            source: ssdready_measured::basis::ANALYTIC_MODEL.into(),
             what: "the emulator's model of emu:null".into(),
             read_4k: Default::default(),
         }),

@@ -16,7 +16,7 @@
 //! `min(h·t, N(t) + B)` bytes taken, with B the buffer and N(t) the bytes
 //! programmed: `r_s·t` until the cache's C bytes are in, then `C + r_t·(t −
 //! C/r_s)`, where `r_s`, `r_t` are the SLC and TLC program rates capped by
-//! `h`. The study's limits (its `limit` module) are built on these,
+//! `h`. The device's limits ([`limit`]) are built on these,
 //! and `tests/nand.rs` checks them against virtual-time runs.
 
 /// The principal branch of the Lambert W function, for x in [−1/e, 0).
@@ -51,6 +51,8 @@ pub fn wa_greedy(alpha: f64, np: f64) -> f64 {
     let k = 1.0 + 1.0 / (2.0 * np);
     wa_fifo(k * alpha) / k
 }
+
+pub mod limit;
 
 use crate::config::Params;
 use crate::die::NandTiming;

@@ -6,8 +6,9 @@ use ssdready_core::hist::LatSummary;
 use ssdready_core::result::{CpuCost, DirResult, JobResult, PhaseResult, RunResult};
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::stats::SecSample;
-use ssdready_diagnosis::model::{RunRecord, StudyDoc};
-use ssdready_diagnosis::summary::PointSummary;
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::summary::PointSummary;
 
 /// A one-job run: `per_sec` I/Os in each whole second, latencies in ns.
 fn run(rw: RwMode, target: &str, per_sec: &[u64], mean_ns: f64, p99_ns: u64) -> RunResult {
@@ -197,7 +198,7 @@ fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyDoc {
     runs.push(rec("qd-16", "qd-16", 1, qd16));
     StudyDoc {
         schema: ssdready_diagnosis::model::SCHEMA.into(),
-        targets: vec![ssdready_diagnosis::model::TargetProfile {
+        targets: vec![ssdready_measured::record::TargetProfile {
             spec: "emu:x25e".into(),
             ..Default::default()
         }],

@@ -6,7 +6,7 @@ use crate::figures::{Fingerprint, KeyFigures, Kind, Side};
 use crate::schema;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
-use ssdready_io::written::{vet, Allow};
+use ssdready_written::{vet, Allow};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //!
 //! Every function here refuses a block device, a symbolic link to one, and
 //! anything but a regular file where a regular file is expected (see
-//! [`crate::written::vet`]), and never writes through a link that appears
+//! [`ssdready_written::vet`]), and never writes through a link that appears
 //! after the check:
 //!
 //! - [`replace`] replaces a file atomically and durably: the bytes go to a
@@ -23,7 +23,7 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::written::{vet, Allow, Found};
+use ssdready_written::{vet, Allow, Found};
 
 /// A refusal; like every error here it does not name the path (the caller
 /// does, once).

@@ -22,7 +22,7 @@
 //! * [`limits`], [`limits_dev`] — everything that can cap a process's
 //!   I/O (its cgroups' I/O throttles, CPU quota, cpuset and memory limit,
 //!   its affinity, the target's devices and their queues), and the
-//!   cgroups' counters around a run, as `ssdready_diagnosis::limits` data.
+//!   cgroups' counters around a run, as `ssdready_measured::limits` data.
 //! * [`stack`] — the block-device stack under a device (md, device-mapper,
 //!   loop, partitions) and every device's counters around a run.
 //! * [`hwcount`] — cycles and instructions per I/O from hardware counters,

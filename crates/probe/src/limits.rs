@@ -4,7 +4,7 @@
 //! memory limit; its affinity; the CPUs online; the devices in its
 //! target's path with their queues and kinds) and [`counters`] (its
 //! groups' CPU, throttling, I/O and pressure counters, to read before and
-//! after a run). The types and the parsers are `ssdready_diagnosis::limits`'s.
+//! after a run). The types and the parsers are `ssdready_measured::limits`'s.
 //!
 //! Files are found from `/proc/PID/cgroup` (the process's group in each
 //! hierarchy) and `/proc/self/mountinfo` (where this process sees each
@@ -16,8 +16,8 @@
 
 use crate::limits_dev;
 use crate::sys::Sys;
-use ssdready_diagnosis::limits::parse::{self, BadLine, CgroupMount};
-use ssdready_diagnosis::limits::*;
+use ssdready_measured::limits::parse::{self, BadLine, CgroupMount};
+use ssdready_measured::limits::*;
 use std::path::Path;
 
 /// The inode of the initial cgroup namespace (the kernel's

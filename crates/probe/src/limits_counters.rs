@@ -1,13 +1,13 @@
 //! A process's groups' counters at one moment ([`counters`]): to read
 //! before and after a run, and take the difference
-//! ([`ssdready_diagnosis::limits::CgroupCounters::delta`]).
+//! ([`ssdready_measured::limits::CgroupCounters::delta`]).
 
 use super::{groups, Disks, Group, Reader};
 use crate::limits_dev;
-use ssdready_diagnosis::limits::counters::{
+use ssdready_measured::limits::counters::{
     CgroupCounters, CpuCounters, GroupProcess, IoCount, IoCounters, Pressure, Resource,
 };
-use ssdready_diagnosis::limits::{parse, CgroupVersion};
+use ssdready_measured::limits::{parse, CgroupVersion};
 use std::path::Path;
 
 /// The monotonic clock, ns.

@@ -5,8 +5,8 @@
 //! disk's host cannot see. Read through [`Sys`], so tests use a fake tree.
 
 use crate::sys::Sys;
-use ssdready_diagnosis::limits::{Device, DeviceRole, QueueSettings};
 use ssdready_io::target::sysfs::major_minor;
+use ssdready_measured::limits::{Device, DeviceRole, QueueSettings};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
@@ -131,7 +131,7 @@ fn under(s: Sys, disk: &str) -> Vec<(u32, u32)> {
         .list(&format!("/sys/block/{disk}/slaves"))
         .iter()
         .filter_map(|n| s.read(&format!("/sys/class/block/{n}/dev")))
-        .filter_map(|d| ssdready_diagnosis::limits::parse::devno(&d).ok())
+        .filter_map(|d| ssdready_measured::limits::parse::devno(&d).ok())
         .collect();
     if let Some(file) = s.read(&format!("/sys/block/{disk}/loop/backing_file")) {
         if let Ok(md) = std::fs::metadata(s.path(&file)) {

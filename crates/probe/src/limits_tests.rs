@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::fake_tree::Fake;
-use ssdready_diagnosis::limits::counters::Resource;
-use ssdready_diagnosis::limits::CpuAllowance;
+use ssdready_measured::limits::counters::Resource;
+use ssdready_measured::limits::CpuAllowance;
 
 impl Fake {
     /// A whole disk `name` (`maj:min`) with a queue, and its partitions.

@@ -12,8 +12,10 @@
 
 use crate::disk::{parse_stat, DiskStat};
 use crate::sys::Sys;
-use ssdready_diagnosis::stack::{DmTarget, LayerKind, MdMember, MemberCounters, Stack, StackLayer};
 use ssdready_io::target::sysfs::major_minor;
+use ssdready_measured::stack_layers::{
+    DmTarget, LayerKind, MdMember, MemberCounters, Stack, StackLayer,
+};
 use std::os::unix::fs::MetadataExt;
 
 /// A device-mapper table and how it was read (or why not).

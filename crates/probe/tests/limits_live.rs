@@ -5,9 +5,9 @@
 //! removes them when it ends, passed or failed; each skips, saying why,
 //! when not root or when the controller it needs is not mounted.
 
-use ssdready_diagnosis::limits::counters::Resource;
-use ssdready_diagnosis::limits::parse::{self, CgroupMount};
-use ssdready_diagnosis::limits::{CgroupVersion, CpuAllowance, IoLimitKind};
+use ssdready_measured::limits::counters::Resource;
+use ssdready_measured::limits::parse::{self, CgroupMount};
+use ssdready_measured::limits::{CgroupVersion, CpuAllowance, IoLimitKind};
 use ssdready_probe::limits::{counters, inventory};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;

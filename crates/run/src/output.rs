@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub enum Unusable {
     /// The one rule for every written path (never a block device, …).
     #[error(transparent)]
-    Vet(#[from] ssdready_io::written::VetError),
+    Vet(#[from] ssdready_written::VetError),
     #[error("names a directory (name a file)")]
     NamesADirectory,
     #[error("is a directory (name a file)")]
@@ -68,7 +68,7 @@ pub enum OutputError {
     #[error("option '--output': {}: {why}", .dir.display())]
     Dir {
         dir: PathBuf,
-        why: ssdready_io::written::VetError,
+        why: ssdready_written::VetError,
     },
     #[error("option '--output': directory {} does not exist", .parent.display())]
     NoParent { parent: PathBuf },
@@ -136,11 +136,9 @@ pub fn result_dir(given: Option<&Path>, prefix: &str, file: &str) -> Result<Path
     let dir = given
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("{prefix}-{}", stamp())));
-    ssdready_io::written::vet(&dir, ssdready_io::written::Allow::Dir).map_err(|why| {
-        OutputError::Dir {
-            dir: dir.clone(),
-            why,
-        }
+    ssdready_written::vet(&dir, ssdready_written::Allow::Dir).map_err(|why| OutputError::Dir {
+        dir: dir.clone(),
+        why,
     })?;
     let parent = dir
         .parent()
@@ -190,7 +188,7 @@ pub fn check(path: &Path, what: &str) -> Result<Sink, OutputError> {
 /// [`check`]'s verdict, the reason alone (no option, no path).
 pub fn checked(path: &Path) -> Result<Sink, Unusable> {
     // One rule for every written path: never a block device.
-    ssdready_io::written::vet(path, ssdready_io::written::Allow::FileOrStream)?;
+    ssdready_written::vet(path, ssdready_written::Allow::FileOrStream)?;
     if path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none() {
         return Err(Unusable::NamesADirectory);
     }

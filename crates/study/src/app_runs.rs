@@ -11,9 +11,10 @@
 
 use crate::applications::{self, AppFigure};
 use crate::clock::Deadline;
-use crate::model::{Skip, TargetKind, TargetProfile};
+use crate::model::Skip;
 use crate::plan::APP_SETUP_S;
 use ssdready_app::{Config, Workload};
+use ssdready_measured::record::{TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

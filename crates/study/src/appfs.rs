@@ -10,7 +10,7 @@
 //! a record that `emu list`, the drive's own daemon or the next study
 //! finds, and they unmount and wipe it.
 
-use crate::model::{TargetKind, TargetProfile};
+use ssdready_measured::record::{TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

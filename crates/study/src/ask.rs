@@ -10,9 +10,9 @@
 use crate::capacity::{Slo, SloError, DEFAULT_SLO};
 use crate::fleet::HostInfo;
 use crate::fleet_run;
-use crate::model::{Machine, TargetProfile};
 use crate::plan::{self, Plan, StudyOptions, OPTIONAL_SWEEPS};
 use ssdready_fleet::client::{self, Host, HostError};
+use ssdready_measured::record::{Machine, TargetProfile};
 use ssdready_run::output::{self, OutputError};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

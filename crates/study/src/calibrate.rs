@@ -31,7 +31,7 @@ pub use ssdready_diagnosis::calibration::*;
 /// when that fits before `d` (`NoTime` otherwise) and kept (its note says
 /// where, or that it could not be kept).
 pub fn for_runs(
-    runs: &[crate::model::RunRecord],
+    runs: &[ssdready_measured::record::RunRecord],
     transport: &str,
     runtime_s: f64,
     (run_fn, stop): (&mut RunFn<'_>, &AtomicBool),
@@ -440,7 +440,7 @@ fn read_at(
         qd,
         why: e.message().to_string(),
     })?;
-    let s = crate::summary::PointSummary::from_result(&r);
+    let s = ssdready_measured::summary::PointSummary::from_result(&r);
     if s.ios == 0 {
         return Err(CalibrationError::NoIo {
             device: dev.into(),

@@ -203,7 +203,7 @@ fn the_qd1_share_uses_the_latency_less_the_transport_and_the_lateness() {
 /// each, the transport 2 µs late at QD 1.
 fn qd1_and_qd16_curve() -> crate::figures::Figures {
     let mut f = crate::figures::Figures {
-        transport_qd1: Some(crate::transport::Transport {
+        transport_qd1: Some(ssdready_measured::summary::Transport {
             late_ns_mean: 2_000.0,
             ..Default::default()
         }),
@@ -234,8 +234,8 @@ fn calibrated_at_qd1() -> Calibration {
 }
 
 /// A run `id` of 100 I/Os at a mean latency of `lat` ns.
-fn qd_run(id: &str, lat: f64) -> crate::model::RunRecord {
-    let mut r = crate::model::RunRecord {
+fn qd_run(id: &str, lat: f64) -> ssdready_measured::record::RunRecord {
+    let mut r = ssdready_measured::record::RunRecord {
         id: id.into(),
         ..Default::default()
     };
@@ -334,7 +334,7 @@ fn a_transport_measured_below_nothing_takes_nothing_out() {
 
 #[test]
 fn the_depths_are_the_queue_depth_sweeps() {
-    let run = |sweep: &str, qd: u32, err: bool| crate::model::RunRecord {
+    let run = |sweep: &str, qd: u32, err: bool| ssdready_measured::record::RunRecord {
         sweep: sweep.into(),
         workload: crate::plan::Workload {
             qd,

@@ -5,9 +5,9 @@
 //! whether the study may write to it — decided by the same safety checks
 //! as `run`. Nothing is changed.
 
-use crate::model::{Machine, TargetKind, TargetProfile};
 use ssdready_io::target::sysfs::{major_minor, DevNode};
 use ssdready_io::target::{self, TargetError, TargetNeeds};
+use ssdready_measured::record::{Machine, TargetKind, TargetProfile};
 use ssdready_probe::blockdev::{self, mount_of, transport};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -293,7 +293,7 @@ fn file(
 /// The stack under device `maj:min` where there is one (more than the
 /// device itself), with its devices' counters now: read before the safety
 /// checks read the target, so that the study's count covers them.
-fn stack_of(maj: u32, min: u32) -> Option<ssdready_diagnosis::stack::Stack> {
+fn stack_of(maj: u32, min: u32) -> Option<ssdready_measured::stack_layers::Stack> {
     let mut s = ssdready_probe::stack::stack_of(maj, min).filter(|s| s.is_stacked())?;
     s.at_detection = ssdready_probe::stack::snapshot(&s.disks());
     Some(s)
@@ -320,7 +320,7 @@ pub fn machine(tsc_hz: Option<f64>) -> Machine {
         root: ssdready_run::sys::is_root(),
         background_busy_pct,
         tsc_hz,
-        lab: std::env::var(crate::model::LAB_ENV)
+        lab: std::env::var(ssdready_measured::record::LAB_ENV)
             .ok()
             .filter(|v| !v.is_empty()),
     }

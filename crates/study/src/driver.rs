@@ -8,11 +8,12 @@
 
 use crate::clock::Deadline;
 use crate::figures::saturated;
-use crate::model::{DeviceSide, RunRecord, Skip, TargetKind, TargetProfile};
+use crate::model::Skip;
 use crate::pace::Pace;
 use crate::plan::{Plan, Point, Qd, Workload};
-use crate::summary::PointSummary;
 use ssdready_core::result::RunResult;
+use ssdready_measured::record::{DeviceSide, RunRecord, TargetKind, TargetProfile};
+use ssdready_measured::summary::PointSummary;
 use ssdready_run::RunRequest;
 use std::collections::HashMap;
 
@@ -23,7 +24,7 @@ pub struct Outcome {
     /// `real` or `virtual`.
     pub clock: String,
     /// What was read around the run (its control groups' counters).
-    pub context: Option<crate::model::RunContext>,
+    pub context: Option<ssdready_measured::record::RunContext>,
 }
 
 /// Why a run produced nothing.
@@ -429,7 +430,7 @@ mod tests {
         assert!(twin_req
             .sections
             .iter()
-            .any(|s| s.name == crate::summary::FILL_JOB));
+            .any(|s| s.name == ssdready_measured::summary::FILL_JOB));
         let (_, dev) = crate::virt::run(&twin_req).expect("the twin runs in virtual time");
         // The x25e model's 4 KiB read: 148.8 µs of device time at QD 1.
         assert!(
@@ -462,7 +463,11 @@ mod tests {
         );
         assert_eq!(f.device_limit.basis, "analytic model");
         let p = crate::limit::params_of("emu:x25e,size=256m").unwrap();
-        let l = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096);
+        let l = ssdready_emu::analytic::limit::model_limit(
+            &p,
+            ssdready_emu::analytic::limit::Access::Read,
+            4096,
+        );
         assert_eq!(f.device_limit.iops, l.iops);
         assert!(ssdready_diagnosis::answer::describe(&t).contains("behind the kernel"));
     }

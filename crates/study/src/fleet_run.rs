@@ -18,10 +18,11 @@
 //! engine (each host's I/O path without a device).
 
 use crate::fleet::{self as sf, HostFigure, HostInfo, Section};
-use crate::model::{Machine, PlanDoc, StudyDoc, SweepDoc, TargetKind, TargetProfile};
+use crate::model::{PlanDoc, StudyDoc, SweepDoc};
 use crate::model::{SCHEMA, SCHEMA_VERSION};
 use ssdready_fleet::client::{self, Host, HostRun, Request};
 use ssdready_fleet::merge;
+use ssdready_measured::record::{Machine, TargetKind, TargetProfile};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

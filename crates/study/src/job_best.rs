@@ -235,7 +235,7 @@ pub fn host_files(
     trials: &[Trial],
     at: &str,
     date: &str,
-    limits: Option<&ssdready_diagnosis::limits::Inventory>,
+    limits: Option<&ssdready_measured::limits::Inventory>,
 ) -> Vec<ssdready_diagnosis::combination_files::File> {
     use ssdready_diagnosis::combination::{self as comb, Combination, Member, Set};
     use ssdready_diagnosis::combination_files::{self as files, FIO};

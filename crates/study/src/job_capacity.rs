@@ -19,7 +19,7 @@
 use crate::capacity::{point, sentence, Capacity, CapacityDoc, Slo};
 use crate::job::{self, RunFigures};
 use ssdready_core::options::{RawOption, Section};
-use ssdready_diagnosis::summary::PointSummary;
+use ssdready_measured::summary::PointSummary;
 use ssdready_run::RunFn;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

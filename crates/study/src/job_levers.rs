@@ -20,11 +20,11 @@
 use crate::job;
 use ssdready_core::options::Section;
 use ssdready_diagnosis::binding;
-use ssdready_diagnosis::group_limits;
 use ssdready_diagnosis::levers::{self, Candidate, Context, Kind, Lever, Point};
-use ssdready_diagnosis::limits::Inventory;
 use ssdready_diagnosis::trials::{Reason, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent};
+use ssdready_measured::group_limits;
+use ssdready_measured::limits::Inventory;
 use std::collections::BTreeMap;
 
 /// What the job's levers are planned from: the job's device, its queue

@@ -4,7 +4,7 @@
 
 use super::*;
 use ssdready_core::options::RawOption;
-use ssdready_diagnosis::limits::{
+use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };
 

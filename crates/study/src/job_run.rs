@@ -114,7 +114,7 @@ impl<'a> HostPlan<'a> {
     /// `command` is the one that would try what is not asked.
     pub fn new(
         sections: &[Section],
-        limits: Option<ssdready_diagnosis::limits::Inventory>,
+        limits: Option<ssdready_measured::limits::Inventory>,
         asked: bool,
         hands: &'a mut dyn crate::trials::Hands,
         command: String,
@@ -344,7 +344,7 @@ fn capacity(
 /// filled from `limits`.
 pub fn host_files(
     doc: &JobDoc,
-    limits: Option<&ssdready_diagnosis::limits::Inventory>,
+    limits: Option<&ssdready_measured::limits::Inventory>,
 ) -> Vec<ssdready_diagnosis::combination_files::File> {
     let (Some(b), Some(h)) = (&doc.best, &doc.host) else {
         return Vec::new();

@@ -4,9 +4,9 @@
 //! flash). The study records each as the command line that repeats it
 //! ([`RunRequest::command_line`]).
 
-use crate::model::{TargetKind, TargetProfile};
 use crate::plan::{fmt_bs, Point, Settings, Workload};
-use crate::summary::FILL_JOB;
+use ssdready_measured::record::{TargetKind, TargetProfile};
+use ssdready_measured::summary::FILL_JOB;
 use ssdready_run::RunRequest;
 
 /// Resolve a point's workload once its queue depth is known.

@@ -217,7 +217,7 @@ pub fn start_spec(stop: &AtomicBool, spec: &str, transport: &str) -> Result<Driv
 /// The figures so far of the daemon serving `device` when it is an
 /// emulated drive attached by `ssdready emu attach` (its stats file,
 /// rewritten every half second).
-pub fn transport_of(device: &str) -> Option<crate::transport::Transport> {
+pub fn transport_of(device: &str) -> Option<ssdready_measured::summary::Transport> {
     let r = ssdready_emu::kernel::daemon::record_of(device)?;
     let s = ssdready_emu::kernel::daemon::stats(&r.name)?;
     Some(crate::transport::of(r.transport, &s))

@@ -37,8 +37,8 @@
 #![forbid(unsafe_code)]
 
 // The judging half lives in `ssdready-diagnosis`; these names keep the
-// running half's paths (`crate::model::RunRecord`) short.
-pub(crate) use ssdready_diagnosis::{applications, figures, model, summary};
+// running half's paths (`ssdready_measured::record::RunRecord`) short.
+pub(crate) use ssdready_diagnosis::{applications, figures, model};
 
 pub mod app_runs;
 pub mod appfs;
@@ -73,8 +73,8 @@ pub mod trials;
 pub mod trials_hands;
 pub mod virt;
 
-use model::{Machine, RunRecord, TargetProfile};
 pub use ssdready_diagnosis::Judgement;
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 
 /// Derive the figures from the runs and judge them with the shipped rules.
 pub fn judge(
@@ -93,7 +93,7 @@ pub struct Beside<'a> {
     pub capacity: Option<&'a capacity::CapacityDoc>,
     /// The emulated drive's transport (its daemon's figures) when the
     /// target was one, and its calibration, taken out of the figures.
-    pub transport: Option<&'a transport::Transport>,
+    pub transport: Option<&'a ssdready_measured::summary::Transport>,
     pub calibration: Option<&'a calibrate::Calibration>,
     /// What can cap the study's I/O on this machine.
     pub caps: Option<&'a ssdready_diagnosis::limit::caps::Caps>,

@@ -6,9 +6,9 @@
 
 use crate::clock::{self, Clock, Deadline, FakeTime, Time};
 use crate::driver::{execute, Failure, Observer, Outcome, Runner};
-use crate::model::{TargetKind, TargetProfile};
 use crate::plan::{fit_budget, plan, Plan, StudyOptions};
-use crate::summary::PointSummary;
+use ssdready_measured::record::{TargetKind, TargetProfile};
+use ssdready_measured::summary::PointSummary;
 use std::sync::Arc;
 
 /// A device whose IOPS grow with what is in flight up to 100K, each run

@@ -12,8 +12,9 @@
 //! (`crate::strategies`). A point's queue depth may be `peak`, resolved when the
 //! queue-depth sweep has run. The budget sets each run's length.
 
-use crate::model::{PlanDoc, Skip, SweepDoc, TargetKind, TargetProfile};
-pub use ssdready_diagnosis::model::{fmt_bs, Workload};
+use crate::model::{PlanDoc, Skip, SweepDoc};
+pub use ssdready_measured::record::{fmt_bs, Workload};
+use ssdready_measured::record::{TargetKind, TargetProfile};
 
 #[cfg(test)]
 mod ceiling_tests;

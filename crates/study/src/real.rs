@@ -9,10 +9,10 @@
 //! restores the original before any other run, at the end, and on Ctrl-C.
 
 use crate::driver::{Failure, Outcome, Runner};
-use crate::model::TargetProfile;
 use crate::plan::Workload;
-use crate::summary::PointSummary;
 use ssdready_emu::kernel::stamps::Summary;
+use ssdready_measured::record::TargetProfile;
+use ssdready_measured::summary::PointSummary;
 use ssdready_run::{Failure as RunFailure, RunFn, RunRequest};
 use ssdready_tune::{TuneError, Tuner};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -89,13 +89,16 @@ impl<'a> RealRunner<'a> {
     }
 
     /// The study's control groups' counters now.
-    fn cgroups_now(&self) -> ssdready_diagnosis::limits::counters::CgroupCounters {
+    fn cgroups_now(&self) -> ssdready_measured::limits::counters::CgroupCounters {
         ssdready_probe::limits::counters(std::process::id(), &self.devices)
     }
 
     /// The daemon's figures over one run: its stats file after the run
     /// (once the daemon has rewritten it) less the one before.
-    fn transport_between(&self, before: Option<&Summary>) -> Option<crate::transport::Transport> {
+    fn transport_between(
+        &self,
+        before: Option<&Summary>,
+    ) -> Option<ssdready_measured::summary::Transport> {
         let name = self.drive.as_deref()?;
         let before = before?;
         std::thread::sleep(std::time::Duration::from_millis(
@@ -231,7 +234,7 @@ impl Runner for RealRunner<'_> {
                     summary,
                     result: Some(r),
                     clock: "real".into(),
-                    context: Some(crate::model::RunContext {
+                    context: Some(ssdready_measured::record::RunContext {
                         cgroups: (!groups.cpu.is_empty() || !groups.io.is_empty())
                             .then_some(groups),
                         members,

@@ -19,12 +19,13 @@
 
 use crate::ask::{Ask, AskError};
 use crate::clock::Clock;
-use crate::model::{StudyDoc, TargetProfile, SCHEMA, SCHEMA_VERSION};
+use crate::model::{StudyDoc, SCHEMA, SCHEMA_VERSION};
 use crate::plan::Plan;
 use crate::session_run::{self as steps, Steps};
 use crate::trials::Hands;
 use crate::{detect, driver, kdrive};
 use ssdready_core::result::RunResult;
+use ssdready_measured::record::TargetProfile;
 use ssdready_run::{Failure, RunRequest};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -392,12 +393,12 @@ fn make_output(dir: &Path, stop: &AtomicBool) -> Result<(), StudyError> {
 fn inventory(
     targets: &[TargetProfile],
     obs: &mut dyn Observer,
-) -> ssdready_diagnosis::limits::Inventory {
+) -> ssdready_measured::limits::Inventory {
     // A file the study is to create is on the device of the directory it
     // will be made in.
     let devices: Vec<(u32, u32)> = targets
         .iter()
-        .filter(|t| t.kind != crate::model::TargetKind::Emulator)
+        .filter(|t| t.kind != ssdready_measured::record::TargetKind::Emulator)
         .filter_map(|t| {
             let p = std::path::absolute(Path::new(&t.spec)).ok()?;
             let on = p.ancestors().find(|a| a.exists())?;

@@ -9,7 +9,7 @@ use crate::job_best;
 use crate::job_run::JobDoc;
 use ssdready_core::options::Section;
 use ssdready_diagnosis::limit::caps::Caps;
-use ssdready_diagnosis::limits::Inventory;
+use ssdready_measured::limits::Inventory;
 use std::path::Path;
 
 /// Each run's length: the budget shared by the repeats and the variants,

@@ -9,14 +9,15 @@
 use crate::capacity::CapacityDoc;
 use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
-use crate::model::{Machine, RunRecord, Skip, StudyDoc, TargetProfile};
+use crate::model::{Skip, StudyDoc};
 use crate::plan::Plan;
 use crate::session::{Allowed, MakeHands, Observer, Options, Run};
 use crate::trials::{self as tried, Trials};
 use crate::{app_runs as apps, kdrive, real, slo, Judgement};
 use ssdready_diagnosis::limit::caps::Caps;
-use ssdready_diagnosis::limits::Inventory;
 use ssdready_diagnosis::trials_section::Section;
+use ssdready_measured::limits::Inventory;
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 

@@ -9,8 +9,9 @@
 use crate::capacity::{point_request, search, sentence, Capacity, CapacityDoc, Slo};
 use crate::clock::Deadline;
 use crate::driver::Runner;
-use crate::model::{Skip, TargetKind, TargetProfile};
+use crate::model::Skip;
 use crate::plan::{Plan, Settings, CAPACITY_RUNS};
+use ssdready_measured::record::{TargetKind, TargetProfile};
 
 /// The cap on what is outstanding (`iodepth`) of the open loop: deep
 /// enough that it does not bind below the capacity.

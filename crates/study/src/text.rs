@@ -4,7 +4,7 @@
 
 use crate::plan::Plan;
 use ssdready_diagnosis::answer::{describe, fmt_duration};
-use ssdready_diagnosis::model::TargetProfile;
+use ssdready_measured::record::TargetProfile;
 use std::fmt::Write as _;
 
 /// The plan, before the study starts.
@@ -47,8 +47,8 @@ pub fn plan(targets: &[TargetProfile], p: &Plan, quick: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TargetKind;
     use crate::plan::{fit_budget, StudyOptions};
+    use ssdready_measured::record::TargetKind;
 
     #[test]
     fn a_plan_longer_than_its_budget_says_the_clock_drops_what_does_not_fit() {

@@ -3,6 +3,7 @@
 //! daemon's own statistics.
 
 pub use ssdready_diagnosis::transport::*;
+use ssdready_measured::summary::Transport;
 
 /// The figures of a daemon's statistics `s` (over its life, or one run's
 /// difference) for a drive served over `name`.

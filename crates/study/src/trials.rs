@@ -12,14 +12,14 @@
 //! (`combination`).
 
 use crate::driver::{Outcome, Runner};
-use crate::model::{RunRecord, TargetKind, TargetProfile};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::group_limits::{self, Lift};
 use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::trials_section::{self, Section};
 use ssdready_diagnosis::Judgement;
+use ssdready_measured::group_limits::{self, Lift};
+use ssdready_measured::record::{RunRecord, TargetKind, TargetProfile};
 use std::collections::BTreeMap;
 
 /// One change of the host, made and put back around a trial's runs.
@@ -108,7 +108,7 @@ pub struct Options {
     pub queue: BTreeMap<String, String>,
     /// The inventory of what can cap the study's I/O, where it was read:
     /// the limits of its groups, each lifted on its own by its lever.
-    pub limits: Option<ssdready_diagnosis::limits::Inventory>,
+    pub limits: Option<ssdready_measured::limits::Inventory>,
 }
 
 /// The queue files of `disk` that the levers name, as read from sysfs
@@ -398,7 +398,7 @@ fn context(t: &TargetProfile, j: &Judgement, o: &Options, runs: &[RunRecord]) ->
 fn known_limit(j: &Judgement) -> Option<f64> {
     let d = &j.figures.device_limit;
     d.iops
-        .filter(|_| d.basis != ssdready_diagnosis::basis::HIGHEST_MEASURED)
+        .filter(|_| d.basis != ssdready_measured::basis::HIGHEST_MEASURED)
 }
 
 /// The most requests the kernel split one large read (64 KiB or more)

@@ -11,14 +11,14 @@
 //! judged purely by `ssdready_diagnosis::combination`; this runs them.
 
 use super::{change_of, changed, queue_disks, Change, Options, Pair, Trials};
-use crate::model::TargetProfile;
 use crate::plan::{Plan, Workload};
 use ssdready_diagnosis::combination::{self as model, Combination, LeftOut, Member, Set};
-use ssdready_diagnosis::group_limits::Lift;
 use ssdready_diagnosis::levers::{Candidate, Kind, Lever};
 use ssdready_diagnosis::trials::{self, Outcome, Trial};
 use ssdready_diagnosis::trials_plan::{self, Planned};
 use ssdready_diagnosis::trials_section::Section;
+use ssdready_measured::group_limits::Lift;
+use ssdready_measured::record::TargetProfile;
 use std::time::Instant;
 
 /// A candidate tried alone: its lever, the candidate, and the workload

@@ -7,9 +7,9 @@ use super::super::*;
 use crate::clock::budget_s;
 use crate::driver::{Failure, Outcome as Ran, Runner};
 use crate::plan::{plan, StudyOptions};
-use crate::summary::PointSummary;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::Outcome as Verdict;
+use ssdready_measured::summary::PointSummary;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -118,7 +118,7 @@ impl Hands for FakeHands {
     }
     fn escape(
         &mut self,
-        _: &ssdready_diagnosis::group_limits::Lift,
+        _: &ssdready_measured::group_limits::Lift,
     ) -> Result<Box<dyn Change>, String> {
         Err("no cgroup v2 here".into())
     }

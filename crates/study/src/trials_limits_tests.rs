@@ -7,12 +7,12 @@
 use super::*;
 use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::{plan, StudyOptions};
-use crate::summary::PointSummary;
-use ssdready_diagnosis::group_limits::GroupLimit;
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::limits::{
+use ssdready_measured::group_limits::GroupLimit;
+use ssdready_measured::limits::{
     CgroupVersion, CpuQuota, Inventory, IoCost, IoLimitKind, IoThrottle, UsableCpus,
 };
+use ssdready_measured::summary::PointSummary;
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -6,9 +6,9 @@
 use super::*;
 use crate::driver::{Failure, Outcome, Runner};
 use crate::plan::{plan, StudyOptions};
-use crate::summary::PointSummary;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::Outcome as Verdict;
+use ssdready_measured::summary::PointSummary;
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -4,13 +4,13 @@
 //! device per target, as a real run does; phases (the fill, then the
 //! measured jobs) run in order on it.
 
-use crate::model::DeviceSide;
-use crate::summary::{PointSummary, FILL_JOB};
 use ssdready_core::hist::Histogram;
 use ssdready_core::options::build_jobs;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::WorkerStats;
 use ssdready_emu::device::Device;
+use ssdready_measured::record::DeviceSide;
+use ssdready_measured::summary::{PointSummary, FILL_JOB};
 use ssdready_run::RunRequest;
 use std::collections::BTreeMap;
 
@@ -53,7 +53,12 @@ pub fn run(request: &RunRequest) -> Result<(PointSummary, DeviceSide), VirtError
         }
         if !devices.contains_key(&name) {
             let mut p = crate::limit::params_of(&name)?;
-            let bounded = crate::limit::model_limit(&p, crate::limit::Access::Read, 4096).iops;
+            let bounded = ssdready_emu::analytic::limit::model_limit(
+                &p,
+                ssdready_emu::analytic::limit::Access::Read,
+                4096,
+            )
+            .iops;
             if bounded.is_none() && p.host_ns == 0 {
                 return Err(VirtError::ZeroLatency { target: name });
             }

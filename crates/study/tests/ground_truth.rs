@@ -5,12 +5,12 @@
 //! name the device as the limit.
 
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::model::{Machine, TargetKind, TargetProfile};
+use ssdready_emu::analytic::limit::{model_limit, write_iops_over, Access};
 use ssdready_emu::config::{preset, PRESETS};
+use ssdready_measured::record::{Machine, TargetKind, TargetProfile};
 use ssdready_run::RunRequest;
 use ssdready_study::clock::Deadline;
 use ssdready_study::driver::{execute, Quiet};
-use ssdready_study::limit::{model_limit, write_iops_over, Access};
 use ssdready_study::plan::{fit_budget, plan, StudyOptions};
 use ssdready_study::{judge, virt, Judgement, VirtualRunner};
 

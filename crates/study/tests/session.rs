@@ -5,7 +5,7 @@
 //! and the end of its sweeps to the observer and returns the document
 //! with the header it was given.
 
-use ssdready_diagnosis::model::RunRecord;
+use ssdready_measured::record::RunRecord;
 use ssdready_run::{Failure, RunRequest, RunResult, SilentObserver};
 use ssdready_study::ask::Ask;
 use ssdready_study::driver;

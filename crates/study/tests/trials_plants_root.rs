@@ -15,9 +15,9 @@
 use ssdready_diagnosis::facts::{Fact, Value};
 use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::model::{RunRecord, Verdict, Workload};
 use ssdready_diagnosis::trials::{Outcome, MIN_PAIRS};
 use ssdready_diagnosis::trials_section::Section;
+use ssdready_measured::record::{RunRecord, Verdict, Workload};
 use ssdready_study::plan::{Plan, Settings};
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;

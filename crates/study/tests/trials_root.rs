@@ -7,8 +7,8 @@
 use crate::trials_plants_root::{plant_queue, ram_loop, snapshot};
 use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::limit::Cause;
-use ssdready_diagnosis::model::{RunRecord, Workload};
 use ssdready_diagnosis::trials::Outcome;
+use ssdready_measured::record::{RunRecord, Workload};
 use ssdready_study::plan::{Plan, Settings};
 use ssdready_study::trials::{self, Options, Trials};
 use ssdready_study::trials_hands::HostHands;

@@ -20,9 +20,9 @@ use crate::journal::{self, Journal, TrialGroup};
 use crate::owner::Owner;
 use crate::registry;
 use crate::undo::{undo_group, Undone, PREFIX};
-pub use ssdready_diagnosis::group_limits::Lift;
-use ssdready_diagnosis::limits::parse;
-use ssdready_diagnosis::limits::CgroupVersion;
+pub use ssdready_measured::group_limits::Lift;
+use ssdready_measured::limits::parse;
+use ssdready_measured::limits::CgroupVersion;
 use std::path::{Path, PathBuf};
 
 /// The groups to make: for each hierarchy that can hold a run and where

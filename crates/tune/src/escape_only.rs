@@ -1,6 +1,6 @@
 //! One limit of the study's groups lifted on its own, the others kept:
 //! [`Escape::enter_lifting`](crate::escape::Escape::enter_lifting) with a
-//! [`Lift`] from `ssdready_diagnosis::group_limits::lift`.
+//! [`Lift`] from `ssdready_measured::group_limits::lift`.
 //!
 //! On cgroup v1 each controller is a hierarchy of its own, so a limit is
 //! lifted alone by leaving only its hierarchy (`blkio` for the throttle,
@@ -19,7 +19,7 @@
 
 use crate::escape_error::EscapeError;
 use crate::journal::TrialGroup;
-pub use ssdready_diagnosis::group_limits::Lift;
+pub use ssdready_measured::group_limits::Lift;
 
 /// Give a group of ssdready's own the limits it keeps, each file written
 /// with its text in order; refused, saying which, where the group has no
@@ -71,7 +71,7 @@ pub(crate) fn widen_affinity(g: &TrialGroup) {
     };
     let Some(cpus) = std::fs::read_to_string(g.dir.join(file))
         .ok()
-        .and_then(|t| ssdready_diagnosis::limits::parse::cpu_list(&t).ok())
+        .and_then(|t| ssdready_measured::limits::parse::cpu_list(&t).ok())
     else {
         return;
     };
@@ -92,7 +92,7 @@ pub(crate) fn widen_affinity(g: &TrialGroup) {
 mod tests {
     use super::*;
     use crate::escape::plan_lifting;
-    use ssdready_diagnosis::group_limits::{lift, GroupLimit};
+    use ssdready_measured::group_limits::{lift, GroupLimit};
     use std::path::Path;
 
     const MOUNTINFO: &str = "\

@@ -306,7 +306,7 @@ fn a_cpuset_lifted_twice_gives_every_cpu_both_times() {
         return eprintln!("skipped: needs root and a cgroup v1 cpuset hierarchy at {CPUSET}");
     }
     let all = std::fs::read_to_string(Path::new(CPUSET).join("cpuset.cpus")).unwrap();
-    let online = ssdready_diagnosis::limits::parse::cpu_list(&all)
+    let online = ssdready_measured::limits::parse::cpu_list(&all)
         .unwrap()
         .len();
     if online < 2 {
@@ -332,8 +332,8 @@ fn a_cpuset_lifted_twice_gives_every_cpu_both_times() {
     std::fs::write(group.join("cgroup.procs"), me.to_string()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let journals = tmp.path().join("settings");
-    let lift = ssdready_diagnosis::group_limits::lift(
-        ssdready_diagnosis::group_limits::GroupLimit::Cpuset,
+    let lift = ssdready_measured::group_limits::lift(
+        ssdready_measured::group_limits::GroupLimit::Cpuset,
         None,
     );
     let mut seen = Vec::new();

@@ -5,7 +5,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_diagnosis::model::RunRecord;
+use ssdready_measured::record::RunRecord;
 use ssdready_study::driver::Observer;
 use ssdready_study::plan::Plan;
 use ssdready_study::session;

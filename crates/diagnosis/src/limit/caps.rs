@@ -4,10 +4,10 @@
 //! request queue, and what this host cannot see below a virtual disk.
 //! Each comes with the setting that holds it (its name, value and file),
 //! so that advice can name what to change. Made from the inventory of
-//! limits ([`crate::limits::Inventory`]); a test can write one by hand.
+//! limits ([`ssdready_measured::limits::Inventory`]); a test can write one by hand.
 
-use crate::limits::{CgroupVersion, DeviceRole, Inventory, IoLimitKind};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::limits::{CgroupVersion, DeviceRole, Inventory, IoLimitKind};
 
 /// A setting on the machine: what it is, its value, and where it is read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 //! then, reads back through aliases).
 
 use serde::{Deserialize, Serialize};
+use ssdready_measured::group_limits::GroupLimit;
 
 /// What holds the I/O back at the peak.
 #[derive(
@@ -97,6 +98,17 @@ pub enum Layer {
 }
 
 impl Cause {
+    /// The cause the study names when a limit of its groups holds the I/O
+    /// (none for an `io.latency` target or an `io.weight`).
+    pub fn of_group_limit(g: GroupLimit) -> Option<Cause> {
+        match g {
+            GroupLimit::IoThrottle => Some(Cause::IoThrottle),
+            GroupLimit::CpuQuota => Some(Cause::CpuQuota),
+            GroupLimit::Cpuset => Some(Cause::CpusAllowed),
+            GroupLimit::IoLatency | GroupLimit::IoWeight => None,
+        }
+    }
+
     /// Every cause, in the order the study weighs them: the apparatus and
     /// the limits set on the machine first (what an engineer can change at
     /// once, their evidence the most direct), the device against its basis,

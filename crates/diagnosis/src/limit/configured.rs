@@ -515,7 +515,7 @@ pub const BACKING_SHARE_PCT: f64 = 50.0;
 /// device's I/O time, with about as many I/Os (its I/Os are the loop
 /// device's, not other work's). In words, or None.
 pub fn backing_waits(sh: &Shared, v: &View) -> Option<String> {
-    use crate::stack_layers::LayerKind;
+    use ssdready_measured::stack_layers::LayerKind;
     let stack = sh.target.stack.as_ref()?;
     let top = stack.layers.first()?;
     let (LayerKind::Loop { .. }, [disk]) = (&top.kind, top.under.as_slice()) else {

@@ -48,7 +48,10 @@ pub fn top_layers(layers: &[(String, f64, f64, Option<f64>)], n: usize) -> Strin
 
 /// What the CPU-bound thread's core does: the profile's layers without
 /// other processes (named apart).
-pub fn core_part(emu: bool, profile: Option<&crate::summary::ProfileSummary>) -> String {
+pub fn core_part(
+    emu: bool,
+    profile: Option<&ssdready_measured::summary::ProfileSummary>,
+) -> String {
     if let Some(p) = profile {
         let mine: Vec<_> = p
             .layers

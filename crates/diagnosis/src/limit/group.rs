@@ -9,8 +9,8 @@
 
 use super::caps::IoCap;
 use super::view::View;
-use crate::limits::counters::{CounterDelta, ProcessDelta};
 use ssdready_core::units::fmt_count;
+use ssdready_measured::limits::counters::{CounterDelta, ProcessDelta};
 
 /// Other processes' share of the group's I/O or CPU, at least, for the
 /// group to count as shared (percent of the group's total).

@@ -40,9 +40,9 @@ pub use cause::{Cause, Layer};
 pub use found::{core_part, cpu_list, pct, top_layers, Found, Test};
 
 use crate::curve::{profiled, runs_of};
-use crate::record::{Machine, RunRecord, TargetKind, TargetProfile};
 use caps::{Caps, Setting};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::{Machine, RunRecord, TargetKind, TargetProfile};
 use view::{Shared, View, Weighed};
 
 /// A cause ruled out, and why.
@@ -492,7 +492,7 @@ fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
         iops,
         delivered_pct: l
             .iops
-            .filter(|_| l.basis == crate::basis::ANALYTIC_MODEL)
+            .filter(|_| l.basis == ssdready_measured::basis::ANALYTIC_MODEL)
             .map(|i| 100.0 * iops / i),
         of_device_at_point_pct: sh
             .figures

@@ -8,9 +8,9 @@
 use super::configured::DEVICE_BUSY_PCT;
 use super::found::{pct, Found, Test};
 use super::view::{Shared, View};
-use crate::basis::ANALYTIC_MODEL;
-use crate::record::TargetKind;
 use ssdready_core::units::fmt_count;
+use ssdready_measured::basis::ANALYTIC_MODEL;
+use ssdready_measured::record::TargetKind;
 
 /// The drive's daemon's serving threads busy with work, at least.
 pub const DAEMON_BUSY_PCT: f64 = 85.0;
@@ -304,7 +304,7 @@ pub fn file_system(sh: &Shared, v: &View) -> Test {
     if let (Some(r), Some(b)) = (reqs, bytes) {
         evidence.push(format!(
             "{name}'s own counters: {r:.2} requests and {b:.2}× the bytes per {} {} of the file",
-            crate::record::fmt_bs(v.run.workload.bs),
+            ssdready_measured::record::fmt_bs(v.run.workload.bs),
             v.run.workload.rw
         ));
     }
@@ -647,8 +647,10 @@ fn below_host_name(sh: &Shared, v: &View) -> String {
     // A loop device's I/O reaches the disk its file is on: that disk.
     match sh.target.stack.as_ref().and_then(|st| st.layers.first()) {
         Some(l)
-            if matches!(l.kind, crate::stack_layers::LayerKind::Loop { .. })
-                && l.under.len() == 1 =>
+            if matches!(
+                l.kind,
+                ssdready_measured::stack_layers::LayerKind::Loop { .. }
+            ) && l.under.len() == 1 =>
         {
             format!("{} (under {name}, whose file is on it)", l.under[0])
         }

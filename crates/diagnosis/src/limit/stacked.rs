@@ -7,8 +7,8 @@
 //! counters say of where the I/Os waited: the time before the disk is the
 //! queue for it.
 
-use crate::record::RunRecord;
-use crate::stack_layers::Stack;
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::stack_layers::Stack;
 
 /// The evidence that the disk under a loop device holds it, as said: the
 /// file read directly against the disk within the loop device's runs.

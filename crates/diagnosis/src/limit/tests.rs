@@ -4,10 +4,10 @@ use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting}
 use super::*;
 use crate::curve::CurvePoint;
 use crate::figures::Figures;
-use crate::limits::counters::{CounterDelta, CpuDelta};
-use crate::limits::CgroupVersion;
-use crate::record::{RunContext, Workload};
-use crate::summary::{CpuSummary, DiskSummary, PointSummary};
+use ssdready_measured::limits::counters::{CounterDelta, CpuDelta};
+use ssdready_measured::limits::CgroupVersion;
+use ssdready_measured::record::{RunContext, Workload};
+use ssdready_measured::summary::{CpuSummary, DiskSummary, PointSummary};
 
 pub(super) fn target(kind: TargetKind) -> TargetProfile {
     TargetProfile {
@@ -82,7 +82,7 @@ pub(super) fn figures(peak: &RunRecord, saturated: bool) -> Figures {
         }),
         saturated,
         device_limit: crate::figures::DeviceLimit {
-            basis: crate::basis::HIGHEST_MEASURED.into(),
+            basis: ssdready_measured::basis::HIGHEST_MEASURED.into(),
             iops: Some(peak.summary.iops),
             ..Default::default()
         },
@@ -538,7 +538,7 @@ fn a_daemon_that_takes_most_of_the_ios_cpus_is_the_apparatus_not_the_platform() 
         30.0,
     );
     r.summary.cpu.as_mut().unwrap().process_ns_per_io = 0.38 * 1e9 / 74_000.0;
-    r.summary.transport = Some(crate::summary::Transport {
+    r.summary.transport = Some(ssdready_measured::summary::Transport {
         threads: 1,
         daemon_cpu_ns_per_io: 12_800.0,
         spin_ns_per_io: 1_700.0,
@@ -599,7 +599,7 @@ fn a_throttle_that_holds_qd1_leaves_its_wait_unaccounted_and_claims_no_platform_
 /// (vda's I/Os, its summed ms, its busy ms) in a window of 1,000 ms, the
 /// loop device's 30,000 I/Os taking 3,000 ms.
 fn over_vda(mut r: RunRecord, ios: u64, ticks: u64, busy: u64) -> (TargetProfile, RunRecord) {
-    use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
+    use ssdready_measured::stack_layers::{LayerKind, MemberCounters, Stack, StackLayer};
     let mut t = target(TargetKind::BlockDevice);
     let layer = |disk: &str, kind: LayerKind, under: &[&str]| StackLayer {
         disk: disk.into(),
@@ -711,7 +711,7 @@ fn late_reaps_on_a_cpu_the_hypervisor_took_are_not_named_completions() {
     let mut inst = r.clone();
     inst.id = "qd-32-profiled".into();
     inst.sweep = "instrumented".into();
-    inst.summary.decomposition = Some(crate::summary::DecompSummary {
+    inst.summary.decomposition = Some(ssdready_measured::summary::DecompSummary {
         parts: vec![("completion to the app".into(), 1e6, 60.0)],
         joined_pct: Some(99.0),
         ..Default::default()

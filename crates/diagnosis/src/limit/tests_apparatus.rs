@@ -5,15 +5,15 @@
 use super::caps::Caps;
 use super::tests::{judge, ruled, run, target};
 use super::*;
-use crate::record::{DeviceSide, TargetKind};
+use ssdready_measured::record::{DeviceSide, TargetKind};
 
 /// The drive at QD 64: 57.5K IOPS, its loop device holding 54 of the 64
 /// I/Os and busy all the time, its daemon's one thread `daemon_busy` %
 /// busy, and its model alone giving `alone` IOPS at that depth.
-fn kernel_drive_at_qd64(daemon_busy: f64, alone: f64) -> crate::record::RunRecord {
+fn kernel_drive_at_qd64(daemon_busy: f64, alone: f64) -> ssdready_measured::record::RunRecord {
     let iops = 57_500.0;
     let mut r = run("qd-64", 64, iops, 12.0, 61.0, 54.0);
-    r.summary.transport = Some(crate::summary::Transport {
+    r.summary.transport = Some(ssdready_measured::summary::Transport {
         threads: 1,
         daemon_cpu_ns_per_io: daemon_busy / 100.0 * 1e9 / iops,
         ..Default::default()
@@ -25,7 +25,7 @@ fn kernel_drive_at_qd64(daemon_busy: f64, alone: f64) -> crate::record::RunRecor
     r
 }
 
-fn drive() -> crate::record::TargetProfile {
+fn drive() -> ssdready_measured::record::TargetProfile {
     let mut t = target(TargetKind::BlockDevice);
     t.transport = "fuse+loop".into();
     t

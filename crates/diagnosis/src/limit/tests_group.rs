@@ -4,10 +4,10 @@
 use super::caps::{Caps, CpuQuota, IoCap, IoKind};
 use super::tests::{curve, judge, ruled, run, setting, target, with_threads};
 use super::*;
-use crate::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
-use crate::limits::CgroupVersion;
-use crate::record::RunContext;
-use crate::summary::DecompSummary;
+use ssdready_measured::limits::counters::{CounterDelta, CpuDelta, IoCount, IoDelta, ProcessDelta};
+use ssdready_measured::limits::CgroupVersion;
+use ssdready_measured::record::RunContext;
+use ssdready_measured::summary::DecompSummary;
 
 fn throttle_20k() -> Caps {
     Caps {

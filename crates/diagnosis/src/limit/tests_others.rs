@@ -230,7 +230,7 @@ fn daemon_beside_idle_loops(wait: f64) -> (TargetProfile, RunRecord) {
     let c = r.summary.cpu.as_mut().unwrap();
     c.other_processes_ns_per_io = Some((0.76 + 0.32) * 1e9 / 160_000.0);
     let cpu_ns = 0.32 * 1e9 / 160_000.0;
-    r.summary.transport = Some(crate::summary::Transport {
+    r.summary.transport = Some(ssdready_measured::summary::Transport {
         name: "fuse+loop".into(),
         ios: 160_000,
         threads: 1,

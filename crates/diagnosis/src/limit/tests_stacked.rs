@@ -5,8 +5,8 @@
 use super::caps::Caps;
 use super::tests::{assert_vda_below, curve, judge, queue_of, ruled, run};
 use super::*;
-use crate::record::{RunContext, Workload};
-use crate::stack::{LayerKind, MemberCounters, Stack, StackLayer};
+use ssdready_measured::record::{RunContext, Workload};
+use ssdready_measured::stack_layers::{LayerKind, MemberCounters, Stack, StackLayer};
 
 /// loop0 over /var/tmp/f, a file on vda.
 fn loop_over_file() -> TargetProfile {
@@ -56,7 +56,7 @@ fn ceiling_run(path: &str, round: u32, iops: f64, vda_ios: u64) -> RunRecord {
             targets: vec![path.into()],
             ..Default::default()
         },
-        summary: crate::summary::PointSummary {
+        summary: ssdready_measured::summary::PointSummary {
             iops,
             ..Default::default()
         },

@@ -7,10 +7,10 @@
 
 use super::caps::Caps;
 use crate::curve::CurveFigures;
-use crate::limits::counters::CpuDelta;
-use crate::record::{Machine, RunRecord, TargetProfile};
-use crate::summary::{DecompSummary, DiskSummary, ProfileSummary};
 use crate::sweeps::Comparisons;
+use ssdready_measured::limits::counters::CpuDelta;
+use ssdready_measured::record::{Machine, RunRecord, TargetProfile};
+use ssdready_measured::summary::{DecompSummary, DiskSummary, ProfileSummary};
 
 /// What the causes weigh of a study's figures: its curve, and the sweeps'
 /// comparisons in turns.
@@ -102,7 +102,7 @@ impl<'a> View<'a> {
         let s = &r.summary;
         let cpu = s.cpu.as_ref();
         let allowed: &[u32] = caps.cpus.as_ref().map_or(&[], |c| c.cpus.as_slice());
-        let daemon = |per_io: fn(&crate::summary::Transport) -> f64| {
+        let daemon = |per_io: fn(&ssdready_measured::summary::Transport) -> f64| {
             let t = s.transport.as_ref()?;
             (t.threads > 0 && s.iops > 0.0)
                 .then(|| 100.0 * per_io(t).max(0.0) * s.iops / 1e9 / t.threads as f64)
@@ -243,11 +243,11 @@ impl<'a> View<'a> {
 }
 
 /// The submitting threads' run-queue wait, percent of the run: as read
-/// ([`crate::summary::CpuSummary::thread_wait_run_pct`]), or for a record
+/// ([`ssdready_measured::summary::CpuSummary::thread_wait_run_pct`]), or for a record
 /// made before it was, from the thread that waited most — its wait's
 /// share `w` of its ready time — and the busiest thread's run time `b`,
 /// percent of the run: `b × w / (100 − w)`.
-fn run_wait(c: &crate::summary::CpuSummary) -> Option<f64> {
+fn run_wait(c: &ssdready_measured::summary::CpuSummary) -> Option<f64> {
     c.thread_wait_run_pct.or_else(|| {
         let (w, b) = (c.thread_wait_max_pct?, c.thread_busy_max_pct?);
         Some(match w < 100.0 {

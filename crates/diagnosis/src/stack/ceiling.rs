@@ -17,9 +17,9 @@
 //!   spread), something they share — a host controller, a bus, the CPUs —
 //!   holds them, and the stack is judged against that instead.
 
-use crate::record::RunRecord;
-use crate::stack_layers::{short_kind, LayerKind, Stack};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::stack_layers::{short_kind, LayerKind, Stack};
 
 /// Below this share of its members' sum (beyond the rounds' spread) the
 /// stack is said to be held back by its own layers.

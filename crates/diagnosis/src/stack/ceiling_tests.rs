@@ -3,8 +3,8 @@
 //! at once — each finding's both sides.
 
 use super::ceiling::*;
-use super::{LayerKind, Stack, StackLayer};
-use crate::model::{RunContext, RunRecord, Workload};
+use ssdready_measured::record::{RunContext, RunRecord, Workload};
+use ssdready_measured::stack_layers::{LayerKind, Stack, StackLayer};
 
 /// md0 (RAID 0, 64 KiB chunk) over nullb0 and nullb1.
 pub(super) fn md0() -> Stack {
@@ -109,7 +109,7 @@ fn at_once(iops: &[f64]) -> Vec<RunRecord> {
         .zip(1..)
         .map(|(&x, n)| {
             let mut r = run(&["/dev/nullb0", "/dev/nullb1"], n, x);
-            let half = |d: &str| super::MemberCounters {
+            let half = |d: &str| ssdready_measured::stack_layers::MemberCounters {
                 disk: d.into(),
                 read_ios: (x / 2.0) as u64,
                 window_ms: 1000,
@@ -124,7 +124,7 @@ fn at_once(iops: &[f64]) -> Vec<RunRecord> {
         .collect()
 }
 
-fn verdicts(runs: &[RunRecord]) -> Vec<crate::model::Verdict> {
+fn verdicts(runs: &[RunRecord]) -> Vec<ssdready_measured::record::Verdict> {
     let j = crate::stack::judge(&md0(), runs).unwrap();
     let mut v = Vec::new();
     crate::stack::add_verdicts(&mut v, &j);
@@ -379,7 +379,7 @@ fn the_large_reads_span_a_whole_stripe_within_bounds() {
     // A striped dm table: 3 stripes of 256 sectors.
     st.layers[0].kind = LayerKind::Dm {
         name: Some("vg-lv".into()),
-        targets: vec![super::DmTarget::new(
+        targets: vec![ssdready_measured::stack_layers::DmTarget::new(
             0,
             1 << 20,
             "striped".into(),
@@ -398,7 +398,7 @@ fn the_large_reads_span_a_whole_stripe_within_bounds() {
 fn rounds_within(r: &[(f64, f64, f64, f64, f64)]) -> Vec<RunRecord> {
     let mut runs = rounds(&r.iter().map(|x| (x.0, x.3, x.4)).collect::<Vec<_>>());
     for (s, x) in runs.iter_mut().step_by(3).zip(r) {
-        let c = |d: &str, iops: f64| super::MemberCounters {
+        let c = |d: &str, iops: f64| ssdready_measured::stack_layers::MemberCounters {
             disk: d.into(),
             read_ios: iops as u64,
             window_ms: 1000,
@@ -448,7 +448,7 @@ fn a_member_the_array_marked_faulty_is_no_part_of_its_members_sum() {
     if let LayerKind::Md { members, .. } = &mut s.layers[0].kind {
         *members = ["nullb0", "nullb1"]
             .iter()
-            .map(|d| super::MdMember {
+            .map(|d| ssdready_measured::stack_layers::MdMember {
                 disk: d.to_string(),
                 state: Some(if *d == "nullb1" { "faulty" } else { "in_sync" }.into()),
                 slot: None,

@@ -3,11 +3,11 @@
 //! stack's best runs.
 
 use super::*;
-use crate::model::{RunContext, RunRecord};
 use crate::stack::finding::StackFinding;
-use crate::stack::{DmTarget, LayerKind, MemberCounters, Stack, StackLayer};
-use crate::summary::CpuSummary;
 use ssdready_core::result::KernelWork;
+use ssdready_measured::record::{RunContext, RunRecord};
+use ssdready_measured::stack_layers::{DmTarget, LayerKind, MemberCounters, Stack, StackLayer};
+use ssdready_measured::summary::CpuSummary;
 
 fn layer(disk: &str, device: &str, kind: LayerKind, under: &[&str]) -> StackLayer {
     StackLayer {

@@ -23,9 +23,9 @@
 //! comparison allows each mean its rounding (1 ms over its I/Os).
 
 pub use super::finding::{StackFinding, MIN_IOS};
-use crate::record::RunRecord;
-use crate::stack_layers::{short_kind, LayerKind, MemberCounters, Stack, StackLayer};
 use serde::{Deserialize, Serialize};
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::stack_layers::{short_kind, LayerKind, MemberCounters, Stack, StackLayer};
 
 /// How far above its peers' (or the device under it) a member's (or
 /// layer's) time per I/O must be to be named slow.

@@ -27,10 +27,10 @@
 //! ciphers filling the machine).
 
 use super::finding::StackFinding;
-use crate::record::RunRecord;
-use crate::stack_layers::{short_kind, LayerKind, Stack, StackLayer};
 use serde::{Deserialize, Serialize};
 use ssdready_core::result::KernelWork;
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::stack_layers::{short_kind, LayerKind, Stack, StackLayer};
 
 /// A thread running this share of a CPU over a run's window is saturated.
 pub const SATURATED: f64 = 0.9;
@@ -172,7 +172,11 @@ impl AtWork {
         let cpu = r.summary.cpu.as_ref();
         AtWork {
             run: r.id.clone(),
-            workload: format!("{} {}", crate::record::fmt_bs(r.workload.bs), r.workload.rw),
+            workload: format!(
+                "{} {}",
+                ssdready_measured::record::fmt_bs(r.workload.bs),
+                r.workload.rw
+            ),
             iops: r.summary.iops,
             layers: of_run(stack, r),
             all_busy_cpus: cpu

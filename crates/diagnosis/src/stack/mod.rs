@@ -28,7 +28,6 @@ mod tests;
 mod tests_direction;
 pub mod verdicts;
 
-pub use crate::stack_layers::*;
 pub use ceiling::{ceiling, MemberAlone, MemberBandwidth, SizeCeiling, StackCeiling, Together};
 pub use judge::{judge, MemberFigures, RunFigures, StackFinding, StackJudgement};
 pub use verdicts::add_verdicts;

@@ -6,8 +6,8 @@
 //! only the queue at its size while the stack has more to give it.
 
 use super::finding::{StackFinding, MIN_IOS};
-use crate::record::RunRecord;
-use crate::stack_layers::{short_kind, MemberCounters, Stack};
+use ssdready_measured::record::RunRecord;
+use ssdready_measured::stack_layers::{short_kind, MemberCounters, Stack};
 
 /// A queue holding this share of its size on average is full.
 pub const FULL_SHARE: f64 = 0.8;
@@ -71,7 +71,7 @@ pub fn full_queues(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{RunContext, Workload};
+    use ssdready_measured::record::{RunContext, Workload};
 
     /// md0 (RAID 0) over nullb0, whose queue admits `q` requests, and
     /// nullb1 (64).

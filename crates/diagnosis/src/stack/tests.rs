@@ -4,7 +4,10 @@
 
 use super::judge::misaligned;
 use super::*;
-use crate::model::{RunContext, RunRecord, Workload};
+use ssdready_measured::record::{RunContext, RunRecord, Workload};
+use ssdready_measured::stack_layers::{
+    DmTarget, LayerKind, MdMember, MemberCounters, Stack, StackLayer,
+};
 
 pub(super) fn layer(disk: &str, depth: u32, kind: LayerKind, under: &[&str]) -> StackLayer {
     StackLayer {
@@ -520,7 +523,7 @@ fn a_lone_device_is_no_stack_and_a_table_line_parses_with_its_key_withheld() {
 #[test]
 fn the_findings_become_verdicts_the_named_member_first() {
     let j = judge(&raid("raid0"), &[delayed("qd-1", 5)]).unwrap();
-    let mut v = vec![crate::model::Verdict {
+    let mut v = vec![ssdready_measured::record::Verdict {
         rule: "other".into(),
         ..Default::default()
     }];

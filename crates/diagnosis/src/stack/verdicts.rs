@@ -112,8 +112,8 @@ impl StackFinding {
             } => (
                 format!(
                     "I/O of {} is misaligned with the chunk of {}: the array's {array_ios} I/Os reached its members as {member_ios} ({})",
-                    crate::record::fmt_bs(*bs),
-                    crate::record::fmt_bs(*chunk_bytes),
+                    ssdready_measured::record::fmt_bs(*bs),
+                    ssdready_measured::record::fmt_bs(*chunk_bytes),
                     runs.join(", ")
                 ),
                 "use a block size that divides the chunk (or a multiple of it), and aligned offsets".into(),
@@ -216,7 +216,7 @@ impl StackFinding {
 
 /// The stack's findings as verdicts: a member or layer named first (it is
 /// what holds the I/O), the rest after the others; "not identified" last.
-pub fn add_verdicts(verdicts: &mut Vec<crate::record::Verdict>, j: &StackJudgement) {
+pub fn add_verdicts(verdicts: &mut Vec<ssdready_measured::record::Verdict>, j: &StackJudgement) {
     let mut first = 0;
     for f in &j.findings {
         let (finding, recommendation) = f.words();
@@ -229,10 +229,10 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::record::Verdict>, j: &StackJudgeme
             StackFinding::LayerThread { .. } => ("medium", "the scheduler's run time of each kernel thread (/proc/*/task/*/schedstat) over the runs near the stack's peak; a work-queue worker counted by the queue it ran last".into()),
             _ => ("medium", "the devices' own counters (/sys/block/*/stat) over the runs, each run judged on its own".into()),
         };
-        let v = crate::record::Verdict {
+        let v = ssdready_measured::record::Verdict {
             rule: rule.into(),
             finding,
-            evidence: crate::record::Evidence { figures, runs },
+            evidence: ssdready_measured::record::Evidence { figures, runs },
             recommendation,
             confidence: confidence.into(),
             confidence_why: why,
@@ -259,7 +259,7 @@ pub fn add_verdicts(verdicts: &mut Vec<crate::record::Verdict>, j: &StackJudgeme
 /// layers or what its members share hold it), the members all at once, and
 /// its bandwidth at large requests beside its IOPS.
 fn ceiling_verdicts(
-    verdicts: &mut Vec<crate::record::Verdict>,
+    verdicts: &mut Vec<ssdready_measured::record::Verdict>,
     mut first: usize,
     c: &super::ceiling::StackCeiling,
 ) {
@@ -269,10 +269,10 @@ fn ceiling_verdicts(
                    runs,
                    rounds: usize,
                    why: &str| {
-        crate::record::Verdict {
+        ssdready_measured::record::Verdict {
             rule: rule.into(),
             finding,
-            evidence: crate::record::Evidence { figures, runs },
+            evidence: ssdready_measured::record::Evidence { figures, runs },
             recommendation,
             confidence: if rounds > 1 { "medium" } else { "low" }.into(),
             confidence_why: format!(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ssdready_core::result::DirResult;
 use ssdready_diagnosis::figures::{median, CurvePoint};
-use ssdready_diagnosis::model::RunRecord;
+use ssdready_measured::record::RunRecord;
 use std::collections::BTreeMap;
 
 /// What a result is.

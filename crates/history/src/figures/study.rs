@@ -5,7 +5,8 @@ use super::model::{
     Unit,
 };
 use ssdready_diagnosis::figures::median;
-use ssdready_diagnosis::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::record::RunRecord;
 use std::collections::BTreeMap;
 
 /// A figure every point has.

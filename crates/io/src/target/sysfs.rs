@@ -3,12 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// Split a Linux `dev_t` into (major, minor), glibc's encoding.
-pub fn major_minor(dev: u64) -> (u32, u32) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    (major as u32, minor as u32)
-}
+// Defined beside the check before a path is written, which names a
+// refused block device by it.
+pub use ssdready_written::major_minor;
 
 /// A block device node as sysfs sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

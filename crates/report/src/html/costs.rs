@@ -9,7 +9,8 @@ use super::curves::{run, skipped_why};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::figures::CurvePoint;
-use ssdready_diagnosis::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::record::RunRecord;
 use std::fmt::Write as _;
 
 /// The parts of one depth's latency and where they come from.

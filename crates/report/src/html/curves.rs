@@ -8,7 +8,8 @@ use super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
 use super::svg::{color, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_diagnosis::figures::{median, CurvePoint, Scaling};
-use ssdready_diagnosis::model::{RunRecord, StudyDoc};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::record::RunRecord;
 
 /// A study and the name it goes by in a comparison ("" alone).
 pub type Named<'a> = (&'a str, &'a StudyDoc);

@@ -12,7 +12,7 @@ use super::svg::{esc, Unit};
 use super::timeline;
 use ssdready_core::result::RunResult;
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
-use ssdready_diagnosis::summary::PointSummary;
+use ssdready_measured::summary::PointSummary;
 use std::fmt::Write as _;
 
 /// The whole page.

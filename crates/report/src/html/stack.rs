@@ -7,8 +7,10 @@ use super::charts::Table;
 use super::page::section;
 use super::svg::esc;
 use ssdready_core::units::fmt_count;
-use ssdready_diagnosis::model::{fmt_bs, StudyDoc};
-use ssdready_diagnosis::stack::{Stack, StackCeiling, StackJudgement};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_diagnosis::stack::{StackCeiling, StackJudgement};
+use ssdready_measured::record::fmt_bs;
+use ssdready_measured::stack_layers::Stack;
 
 /// The section, where the first target has a stack.
 pub fn section_of(d: &StudyDoc) -> Option<String> {
@@ -143,7 +145,7 @@ fn findings_card(j: &StackJudgement) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssdready_diagnosis::stack::{LayerKind, StackLayer};
+    use ssdready_measured::stack_layers::{LayerKind, StackLayer};
 
     #[test]
     fn a_stacked_target_gets_its_layers_and_a_lone_one_no_section() {

@@ -13,7 +13,8 @@ use super::svg::{esc, Unit};
 use super::{costs, timeline};
 use ssdready_core::units::{fmt_bytes, fmt_count, fmt_ns};
 use ssdready_diagnosis::answer::{describe, device_limit_line, fmt_duration};
-use ssdready_diagnosis::model::{RunRecord, StudyDoc, Verdict};
+use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::record::{RunRecord, Verdict};
 use std::fmt::Write as _;
 
 use super::workloads::{block_sizes, comparisons, mixes, noise};
@@ -178,7 +179,7 @@ fn top(d: &StudyDoc) -> String {
 }
 
 /// `emu:nvme-tlc` for the default drive (`emu:`), else the spec.
-fn short_name(t: &ssdready_diagnosis::model::TargetProfile) -> String {
+fn short_name(t: &ssdready_measured::record::TargetProfile) -> String {
     let preset = t.emulator_params.iter().find(|p| p.0 == "preset");
     match preset {
         Some((_, p)) if t.spec == "emu:" || t.spec == "emu" => format!("emu:{p}"),

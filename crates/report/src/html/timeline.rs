@@ -67,7 +67,7 @@ pub struct Timeline {
 /// The measured seconds of `r`, from `t0` on, labelled `label`; and the
 /// ramp before them.
 pub fn run_seconds(r: &RunResult, label: &str, t0: f64) -> (Vec<Second>, f64) {
-    let fill = ssdready_diagnosis::summary::FILL_JOB;
+    let fill = ssdready_measured::summary::FILL_JOB;
     let measured: Vec<_> = if r.jobs.iter().any(|j| j.name != fill) {
         r.jobs.iter().filter(|j| j.name != fill).collect()
     } else {

@@ -4,11 +4,11 @@
 
 use super::tests::{loop7, opts};
 use super::*;
-use crate::model::TargetProfile;
+use ssdready_measured::record::TargetProfile;
 
 /// A layer of a stack: `disk`, `depth` layers down, over `under`.
-fn layer(disk: &str, depth: u32, under: &[&str]) -> ssdready_diagnosis::stack::StackLayer {
-    ssdready_diagnosis::stack::StackLayer {
+fn layer(disk: &str, depth: u32, under: &[&str]) -> ssdready_measured::stack_layers::StackLayer {
+    ssdready_measured::stack_layers::StackLayer {
         disk: disk.into(),
         depth,
         under: under.iter().map(|u| u.to_string()).collect(),
@@ -18,7 +18,7 @@ fn layer(disk: &str, depth: u32, under: &[&str]) -> ssdready_diagnosis::stack::S
 
 /// md0 (RAID 0) over two null_blk disks.
 fn md0() -> TargetProfile {
-    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
+    use ssdready_measured::stack_layers::{LayerKind, Stack, StackLayer};
     TargetProfile {
         spec: "/dev/md0".into(),
         device: Some("md0".into()),
@@ -166,7 +166,7 @@ fn a_stack_over_one_member_has_no_run_at_once_and_large_reads_of_the_least_size(
     if let Some(st) = t.stack.as_mut() {
         st.layers.truncate(2);
         st.layers[0].under.truncate(1);
-        st.layers[0].kind = ssdready_diagnosis::stack::LayerKind::Dm {
+        st.layers[0].kind = ssdready_measured::stack_layers::LayerKind::Dm {
             name: Some("secret".into()),
             targets: Vec::new(),
             table_source: "DM_TABLE_STATUS ioctl".into(),
@@ -239,7 +239,7 @@ fn the_members_alone_are_skipped_with_a_reason_without_root_or_physical_members(
 
 /// loop7 over `file`, a file on vda1, a partition of vda.
 fn loop_over(file: &str) -> TargetProfile {
-    use ssdready_diagnosis::stack::{LayerKind, Stack, StackLayer};
+    use ssdready_measured::stack_layers::{LayerKind, Stack, StackLayer};
     TargetProfile {
         stack: Some(Stack {
             target: "loop7".into(),

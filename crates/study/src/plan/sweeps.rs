@@ -2,8 +2,9 @@
 //! built and adds each sweep's points, or says why it is skipped.
 
 use super::{doubling, fmt_bs, Plan, Point, Qd, StudyOptions, BS_QD, QDS};
-use crate::model::{Skip, SweepDoc, TargetKind, TargetProfile};
+use crate::model::{Skip, SweepDoc};
 use ssdready_diagnosis::stack::ceiling;
+use ssdready_measured::record::{TargetKind, TargetProfile};
 
 /// The plan being built, and what every sweep's builder asks of the
 /// targets and the options.
@@ -563,7 +564,7 @@ impl<'a> Planner<'a> {
 /// The `ceiling` sweep in words: what is read, at which sizes and depths,
 /// and each physical member as it is read alone.
 fn ceiling_what(
-    stack: &ssdready_diagnosis::stack::Stack,
+    stack: &ssdready_measured::stack_layers::Stack,
     large: u64,
     members: &[String],
     rounds: u32,

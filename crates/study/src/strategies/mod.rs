@@ -21,8 +21,8 @@ pub mod text;
 
 pub use ssdready_diagnosis::strategies::*;
 
-use crate::limit::{self, Access};
-use crate::model::RunRecord;
+use ssdready_emu::analytic::limit::{self as analytic_limit, Access};
+use ssdready_measured::record::RunRecord;
 
 /// The merge layer's default largest command, in extents.
 const MERGE_MAX: u64 = 64;
@@ -35,7 +35,7 @@ pub fn apply(s: &Strategy, r: &mut ssdready_run::RunRequest) {
 }
 
 /// The emulated device's peak for a pattern: its analytic limit
-/// ([`crate::limit`]) for one-request commands or for the merge layer's
+/// ([`ssdready_emu::analytic::limit`]) for one-request commands or for the merge layer's
 /// largest commands (64 requests), whichever moves more bytes — a device's
 /// peak throughput, as Shin uses it.
 pub fn model_peak(p: &ssdready_emu::config::Params, pattern: &str, runtime_s: f64) -> Peak {
@@ -45,8 +45,8 @@ pub fn model_peak(p: &ssdready_emu::config::Params, pattern: &str, runtime_s: f6
         Access::Read
     };
     let bw = |bs: u64| match access {
-        Access::Read => limit::model_limit(p, access, bs).bw_bytes_per_s,
-        Access::Write => limit::write_iops_over(p, bs, runtime_s).map(|i| i * bs as f64),
+        Access::Read => analytic_limit::model_limit(p, access, bs).bw_bytes_per_s,
+        Access::Write => analytic_limit::write_iops_over(p, bs, runtime_s).map(|i| i * bs as f64),
     };
     let single = bw(BS);
     let merged = bw(BS * MERGE_MAX);
@@ -56,7 +56,7 @@ pub fn model_peak(p: &ssdready_emu::config::Params, pattern: &str, runtime_s: f6
         (None, Some(b)) => (b, format!("commands of {MERGE_MAX} × 4 KiB extents")),
         (None, None) => (f64::NAN, "nothing in the model bounds it".to_string()),
     };
-    let bound = limit::model_limit(p, access, BS)
+    let bound = analytic_limit::model_limit(p, access, BS)
         .bound_by
         .unwrap_or_default();
     Peak {
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn the_dram_ssd_peak_is_its_dram_unit_rate() {
-        let params = limit::params_of("dram-ssd").unwrap();
+        let params = crate::limit::params_of("dram-ssd").unwrap();
         let p = model_peak(&params, "randread", 1.0);
         // 4 KiB per 5.6 µs is 731 MB/s; 64-extent commands pay the 2 µs
         // command time once per 64 requests (Shin's ~700 MB/s device).
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn an_unbounded_peak_survives_study_json() {
-        let params = limit::params_of("null").unwrap();
+        let params = crate::limit::params_of("null").unwrap();
         let p = model_peak(&params, "randread", 1.0);
         assert!(p.bw_bytes_per_s.is_nan(), "{p:?}");
         let json = serde_json::to_string(&p).unwrap();

@@ -171,7 +171,7 @@ fn tradeoffs(rows: &[Row]) -> String {
 mod tests {
     use super::*;
     use crate::strategies::Interrupts;
-    use ssdready_diagnosis::summary::PointSummary;
+    use ssdready_measured::summary::PointSummary;
 
     fn row(strategy: &'static str, ran: &str, irqs: Option<(u64, u64)>) -> Row {
         Row {

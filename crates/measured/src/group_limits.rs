@@ -72,17 +72,6 @@ impl GroupLimit {
         }
     }
 
-    /// The cause the study names when it holds the I/O.
-    pub fn cause(self) -> Option<crate::limit::Cause> {
-        use crate::limit::Cause;
-        match self {
-            GroupLimit::IoThrottle => Some(Cause::IoThrottle),
-            GroupLimit::CpuQuota => Some(Cause::CpuQuota),
-            GroupLimit::Cpuset => Some(Cause::CpusAllowed),
-            GroupLimit::IoLatency | GroupLimit::IoWeight => None,
-        }
-    }
-
     /// The v1 controllers whose hierarchy holds it (none: v2 only).
     pub fn v1_controllers(self) -> &'static [&'static str] {
         match self {
@@ -309,6 +298,10 @@ pub fn kept_v2(lifted: GroupLimit, inv: &Inventory) -> Vec<(String, String)> {
     out
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+#[path = "group_limits_fixtures.rs"]
+pub mod fixtures;
+
 #[cfg(test)]
 #[path = "group_limits_tests.rs"]
-pub(crate) mod tests;
+mod tests;

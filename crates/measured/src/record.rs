@@ -1,7 +1,7 @@
 //! What a study records beside its verdicts' reasoning: the targets as
 //! detected, the machine, every run with its workload and figures, and
 //! the shape of a verdict with its evidence. The document that holds them
-//! all is [`crate::record::StudyDoc`] (these types are re-exported there).
+//! all is `ssdready_diagnosis::model::StudyDoc`.
 
 pub use crate::summary::fmt_bs;
 
@@ -209,7 +209,7 @@ pub struct Workload {
     /// Target paths (several: one job per target, together).
     pub targets: Vec<String>,
     /// The submission/completion strategy (`strategies` sweep only; its
-    /// options, `crate::strategies::STRATEGIES`, go to the measured job).
+    /// options, `ssdready_diagnosis::strategies::STRATEGIES`, go to the measured job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! What the device can do, known apart from the study's own runs: its
 //! basis. A study names "the device" as what holds the I/O only against a
 //! basis — the built-in emulator's model (its parameters give every
-//! resource's cap: `ssdready_study::limit`), a measurement of the raw
+//! resource's cap: `ssdready_emu::analytic::limit`), a measurement of the raw
 //! device on the same machine, or a named specification. The highest rate
 //! a study measured is never a basis: it is "the highest rate measured".
 
