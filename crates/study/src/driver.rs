@@ -359,7 +359,10 @@ fn run_point(
             rec.model_limit_iops = targets
                 .iter()
                 .find(|t| rec.workload.targets.first() == Some(&t.spec))
-                .and_then(|t| crate::limit::run_limit(t, &rec.workload, rec.summary.window_s));
+                .and_then(|t| {
+                    let w = &rec.workload;
+                    crate::limit::run_limit(t, (&w.rw, w.bs, w.rwmixread), rec.summary.window_s)
+                });
         }
         // A strategy's failed run says so, as `ssdready strategies` does:
         // any other reason is run's refusal of its options.

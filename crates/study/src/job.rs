@@ -542,6 +542,18 @@ fn fmt_rate(iops: f64) -> String {
     }
 }
 
+/// The request that runs `sections`.
+pub fn request(
+    sections: &[Section],
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> ssdready_run::RunRequest {
+    ssdready_run::RunRequest {
+        sections: sections.to_vec(),
+        quiet: true,
+        ..ssdready_run::RunRequest::new(stop.clone())
+    }
+}
+
 #[cfg(test)]
 #[path = "job_tests.rs"]
 mod tests;

@@ -222,11 +222,8 @@ pub fn capacity(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err("the study was stopped".into());
         }
-        let r = run(&crate::job_run::request(
-            &at_load(sections, iops, seed),
-            stop,
-        ))
-        .map_err(|e| e.message().to_string())?;
+        let r = run(&crate::job::request(&at_load(sections, iops, seed), stop))
+            .map_err(|e| e.message().to_string())?;
         Ok(PointSummary::from_result(&r))
     };
     let mut doc = CapacityDoc {
@@ -281,7 +278,7 @@ pub fn ceiling(sections: &[Section], median: f64) -> Result<Option<Ceiling>, Str
         return Ok(None);
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let r = crate::job_run::request(&at_load(sections, 0, 0), &stop);
+    let r = crate::job::request(&at_load(sections, 0, 0), &stop);
     let (s, _) = crate::virt::run(&r).map_err(|e| e.to_string())?;
     if s.iops <= 0.0 {
         return Ok(None);

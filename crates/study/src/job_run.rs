@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use ssdready_core::options::Section;
 use ssdready_diagnosis::trials::{Trial, Untested};
-use ssdready_run::{RunFn, RunRequest};
+use ssdready_run::RunFn;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -91,15 +91,6 @@ pub fn sha256(text: &str) -> String {
         .collect()
 }
 
-/// The request that runs `sections`.
-pub fn request(sections: &[Section], stop: &Arc<AtomicBool>) -> RunRequest {
-    RunRequest {
-        sections: sections.to_vec(),
-        quiet: true,
-        ..RunRequest::new(stop.clone())
-    }
-}
-
 /// The host's levers of the job: the hands and setting, the levers
 /// planned and those not tried ([`crate::job_levers::plan`]).
 pub struct HostPlan<'a> {
@@ -156,7 +147,7 @@ pub fn execute(
             return;
         }
         tell(format!("the job as written, repeat {} of {REPEATS}", i + 1));
-        match run(&request(sections, stop)) {
+        match run(&job::request(sections, stop)) {
             Ok(r) => {
                 if i == 0 {
                     doc.rates = job::rates(&r);
@@ -171,7 +162,7 @@ pub fn execute(
     }
     if ssdready_io::kdev::is_root() && !stop.load(Relaxed) {
         tell("the job once more, its latency split and its CPU profiled by layer".into());
-        let mut r = request(sections, stop);
+        let mut r = job::request(sections, stop);
         (r.decompose, r.profile) = (Some(true), true);
         match run(&r) {
             Ok(res) => doc.instrumented = Some(RunFigures::of(&res)),
@@ -379,7 +370,7 @@ fn variant(
         by_bandwidth: v.by_bandwidth,
         ..Default::default()
     };
-    match run(&request(&v.sections, stop)) {
+    match run(&job::request(&v.sections, stop)) {
         Ok(r) => out.figures = Some(RunFigures::of(&r)),
         Err(e) => out.error = Some(e.message().to_string()),
     }

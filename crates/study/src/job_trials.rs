@@ -10,9 +10,9 @@
 //! the trials. The changes that helped are made together for the job's
 //! best configuration ([`together`]).
 
+use crate::job::request;
 use crate::job::RunFigures;
 use crate::job_levers::{Planned, Setting};
-use crate::job_run::request;
 use crate::trials::{Change, Hands};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;

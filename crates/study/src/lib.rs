@@ -64,6 +64,7 @@ pub mod plan;
 pub mod real;
 pub mod session;
 pub mod session_job;
+pub mod session_parts;
 mod session_run;
 pub mod slo;
 pub mod strategies;

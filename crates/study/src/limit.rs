@@ -48,24 +48,24 @@ pub fn basis_of(
     })
 }
 
-/// The model's limit for workload `w` over a run of `window_s` seconds
-/// from fresh (mixes weigh the read and write limits by time); None
-/// without a model.
+/// The model's limit for a workload of pattern `rw`, blocks of `bs` and
+/// `rwmixread` percent reads over a run of `window_s` seconds from fresh
+/// (mixes weigh the read and write limits by time); None without a model.
 pub fn run_limit(
     t: &ssdready_measured::record::TargetProfile,
-    w: &crate::plan::Workload,
+    (rw, bs, rwmixread): (&str, u64, Option<u32>),
     window_s: f64,
 ) -> Option<f64> {
     let p = model_params(t)?;
-    let read = model_limit(&p, Access::Read, w.bs).iops;
+    let read = model_limit(&p, Access::Read, bs).iops;
     // A write buffer and an SLC cache absorb their size at the start of a
     // run, at their own speeds: over a window of T seconds from fresh.
-    let write = write_iops_over(&p, w.bs, window_s);
-    match w.rw.as_str() {
+    let write = write_iops_over(&p, bs, window_s);
+    match rw {
         "randread" | "read" => read,
         "randwrite" | "write" => write,
         _ => {
-            let m = w.rwmixread.unwrap_or(50) as f64 / 100.0;
+            let m = rwmixread.unwrap_or(50) as f64 / 100.0;
             Some(1.0 / (m / read? + (1.0 - m) / write?))
         }
     }

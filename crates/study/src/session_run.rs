@@ -11,7 +11,7 @@ use crate::clock::{self, Clock, Deadline};
 use crate::driver::{self, Executed};
 use crate::model::{Skip, StudyDoc};
 use crate::plan::Plan;
-use crate::session::{Allowed, MakeHands, Observer, Options, Run};
+use crate::session_parts::{Allowed, MakeHands, Observer, Options, Run};
 use crate::trials::{self as tried, Trials};
 use crate::{app_runs as apps, kdrive, real, slo, Judgement};
 use ssdready_diagnosis::limit::caps::Caps;

@@ -135,7 +135,7 @@ pub(super) fn command(a: &StudyArgs, file: &str, stop: Arc<AtomicBool>) -> crate
     let runtime = session_job::runtime_s(budget_s, runs);
     let (sections, cut) = job::prepared(&sections, a.target.as_deref(), runtime);
     // Every option and the targets' safety, before anything is written.
-    let mut check = job_run::request(&sections, &stop);
+    let mut check = job::request(&sections, &stop);
     check.parse_only = true;
     crate::progress::run_request(&check, stop.clone(), a.allow_destructive)
         .map_err(|e| fail(e.exit_code(), e.message()))?;
