@@ -488,26 +488,12 @@ fn cand(value: impl Into<String>) -> Candidate {
     }
 }
 
-/// The active scheduler and those offered, from the kernel's text.
-pub fn schedulers(text: &str) -> (Option<String>, Vec<String>) {
-    let mut active = None;
-    let mut all = Vec::new();
-    for w in text.split_whitespace() {
-        let name = w.trim_matches(|c| c == '[' || c == ']');
-        if w.starts_with('[') {
-            active = Some(name.to_string());
-        }
-        all.push(name.to_string());
-    }
-    (active, all)
-}
-
 /// The lever's current value (None for application and cgroup levers,
 /// and for a file the device does not have).
 pub fn current(l: &Lever, cx: &Context) -> Option<String> {
     let text = cx.queue.get(l.attr.as_deref()?)?;
     match l.values {
-        Some(Values::Offered) => schedulers(text).0,
+        Some(Values::Offered) => ssdready_measured::limits::parse::schedulers(text).0,
         _ => Some(text.trim().to_string()),
     }
 }
@@ -530,7 +516,9 @@ fn queue_candidates(l: &Lever, cx: &Context, p: &Point, now: &str) -> Vec<Candid
     let n = now.parse::<u64>().ok();
     let out: Vec<Candidate> = match l.values.as_ref() {
         Some(Values::Offered) => {
-            let (_, offered) = schedulers(cx.queue.get("scheduler").map_or("", |s| s));
+            let (_, offered) = ssdready_measured::limits::parse::schedulers(
+                cx.queue.get("scheduler").map_or("", |s| s),
+            );
             let mut v: Vec<String> = offered.into_iter().filter(|s| s != now).collect();
             v.sort_by_key(|s| s != "none");
             v.into_iter().map(cand).collect()

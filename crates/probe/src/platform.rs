@@ -16,13 +16,14 @@ fn read_u64(p: impl AsRef<Path>) -> Option<u64> {
 }
 
 /// The active scheduler from a `queue/scheduler` text (`mq-deadline [none]`).
+/// A text without brackets (a queue with one choice) is that choice
+/// ([`ssdready_measured::limits::parse::schedulers`] parses it).
 pub fn active_scheduler(text: &str) -> Option<String> {
-    if let Some(a) = text.find('[') {
-        let b = text[a..].find(']')? + a;
-        return Some(text[a + 1..b].to_string());
-    }
-    let t = text.trim();
-    (!t.is_empty()).then(|| t.to_string())
+    let (active, _) = ssdready_measured::limits::parse::schedulers(text);
+    active.or_else(|| {
+        let t = text.trim();
+        (!t.is_empty()).then(|| t.to_string())
+    })
 }
 
 /// Queue settings of whole disk `name`.

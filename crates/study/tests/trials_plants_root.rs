@@ -120,7 +120,7 @@ pub(crate) fn plant_queue(l: &mut Loop, attr: &str, value: &str) -> Result<(), S
     let path = format!("/sys/block/{}/queue/{attr}", l.disk);
     let was = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let was = match attr {
-        "scheduler" => ssdready_diagnosis::levers::schedulers(&was)
+        "scheduler" => ssdready_measured::limits::parse::schedulers(&was)
             .0
             .unwrap_or_else(|| "none".into()),
         _ => was.trim().to_string(),

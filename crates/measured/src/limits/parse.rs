@@ -43,6 +43,22 @@ fn num(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{s}' is not a whole number"))
 }
 
+/// The active scheduler (the one in brackets) and every one offered, from
+/// a `queue/scheduler` text (`mq-deadline [none] kyber`): the one parser
+/// of it, used by the probe, the tuner and the levers alike.
+pub fn schedulers(text: &str) -> (Option<String>, Vec<String>) {
+    let mut active = None;
+    let mut all = Vec::new();
+    for w in text.split_whitespace() {
+        let name = w.trim_matches(|c| c == '[' || c == ']');
+        if w.starts_with('[') {
+            active = Some(name.to_string());
+        }
+        all.push(name.to_string());
+    }
+    (active, all)
+}
+
 /// A device number `MAJ:MIN`, checked.
 pub fn devno(s: &str) -> Result<(u32, u32), String> {
     let err = || format!("'{s}' is not a device number (MAJ:MIN)");
