@@ -497,3 +497,19 @@ fn a_cpuset_or_a_quota_is_tried_with_as_many_threads_as_the_cpus_online() {
         assert_eq!(l.at, At::Parallel, "{id}");
     }
 }
+
+/// Every queue setting the study's levers change is one the Tuner
+/// changes: a lever added to the table without its attribute in
+/// `ssdready_tune::ATTRS` would be refused at its first trial.
+#[test]
+fn every_queue_lever_of_the_table_is_a_setting_the_tuner_changes() {
+    let levers = ssdready_diagnosis::levers::shipped();
+    let attrs: Vec<String> = levers.into_iter().filter_map(|l| l.attr).collect();
+    assert!(attrs.len() >= 5, "{attrs:?}");
+    for a in &attrs {
+        assert!(
+            ssdready_tune::ATTRS.contains(&a.as_str()),
+            "{a} is not in ATTRS"
+        );
+    }
+}
