@@ -528,3 +528,19 @@ fn a_stacks_members_that_read_differently_are_said_each_with_its_value() {
         "{text}"
     );
 }
+
+/// Every queue setting the study's levers change is one the Tuner
+/// changes: a lever added to the table without its attribute in
+/// `ssdready_tune::ATTRS` would be refused at its first trial.
+#[test]
+fn every_queue_lever_of_the_table_is_a_setting_the_tuner_changes() {
+    let levers = ssdready_diagnosis::levers::shipped();
+    let attrs: Vec<String> = levers.into_iter().filter_map(|l| l.attr).collect();
+    assert!(attrs.len() >= 5, "{attrs:?}");
+    for a in &attrs {
+        assert!(
+            ssdready_tune::ATTRS.contains(&a.as_str()),
+            "{a} is not in ATTRS"
+        );
+    }
+}

@@ -215,19 +215,3 @@ mod tests {
         assert_eq!(value_of("nr_requests", " 256\n"), "256");
     }
 }
-
-#[cfg(test)]
-mod table_tests {
-    /// Every queue setting the study's levers change is one the Tuner
-    /// changes: a lever added to the table without its attribute here
-    /// would be refused at its first trial.
-    #[test]
-    fn every_queue_lever_of_the_table_is_a_setting_the_tuner_changes() {
-        let levers = ssdready_diagnosis::levers::shipped();
-        let attrs: Vec<String> = levers.into_iter().filter_map(|l| l.attr).collect();
-        assert!(attrs.len() >= 5, "{attrs:?}");
-        for a in &attrs {
-            assert!(super::ATTRS.contains(&a.as_str()), "{a} is not in ATTRS");
-        }
-    }
-}
