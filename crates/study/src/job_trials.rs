@@ -199,32 +199,8 @@ fn one(
     }
     trials::judge_trial(&mut trial);
     trial.unbound = ssdready_diagnosis::binding::did_not_bind(l, &cx, &trial);
-    permanent_lines(&mut trial, p, &host.setting);
+    crate::trials::permanent_lines(&mut trial, l, host.setting.limits.as_ref());
     (trial, fatal)
-}
-
-/// A limit of the study's groups: how to lift it for good, raised to what
-/// the trial reached.
-fn permanent_lines(trial: &mut Trial, p: &Planned, s: &Setting) {
-    let (Some(g), Some(inv)) = (p.lever.lift(), s.limits.as_ref()) else {
-        return;
-    };
-    let n = trial.turns.len().max(1) as f64;
-    let reached = ssdready_diagnosis::permanent::Reached {
-        iops: trial.turns.iter().map(|t| t.change.iops).sum::<f64>() / n,
-        bw_bytes_per_s: trial
-            .turns
-            .iter()
-            .map(|t| t.change.bw_bytes_per_s)
-            .sum::<f64>()
-            / n,
-        threads: trial.point.threads,
-    };
-    let reached = (!trial.turns.is_empty()).then_some(&reached);
-    let lines = ssdready_diagnosis::permanent::lines(g, inv, reached);
-    if !lines.is_empty() {
-        trial.permanent = lines.join("\n");
-    }
 }
 
 /// One run of `sections`, measured.

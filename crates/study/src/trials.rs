@@ -464,7 +464,18 @@ fn change_of(
 /// reached.
 fn after_turns(trial: &mut Trial, p: &Planned, cx: &levers::Context) {
     trial.unbound = ssdready_diagnosis::binding::did_not_bind(&p.lever, cx, trial);
-    let (Some(g), Some(inv)) = (p.lever.lift(), cx.limits.as_ref()) else {
+    permanent_lines(trial, &p.lever, cx.limits.as_ref());
+}
+
+/// For a limit of the study's groups, how to lift it for good: its unit's
+/// property and its cgroupfs write, raised to what the trial's changed
+/// runs reached on average (the device study's trials and the job's).
+pub(crate) fn permanent_lines(
+    trial: &mut Trial,
+    l: &Lever,
+    limits: Option<&ssdready_measured::limits::Inventory>,
+) {
+    let (Some(g), Some(inv)) = (l.lift(), limits) else {
         return;
     };
     let n = trial.turns.len().max(1) as f64;
