@@ -224,8 +224,19 @@ mod tests {
         let _ = child.wait();
         let e = refused.expect("the other process's lock was never seen");
         assert!(e.to_string().contains("pid 4242"), "{e}");
-        // Its end released the lock: this process takes it.
-        let l = acquire_at(&dir, "loop7").unwrap();
+        // Its end released the lock: this process takes it. The sleeping
+        // child holds it until the kernel has torn it down, which can come
+        // a moment after flock(1) itself was reaped.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let l = loop {
+            match acquire_at(&dir, "loop7") {
+                Ok(l) => break l,
+                Err(LockError::Busy { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(e) => panic!("the lock was not released when its holder ended: {e}"),
+            }
+        };
         assert!(holds_at(&dir, "loop7"));
         let pid: u32 = std::fs::read_to_string(&path)
             .unwrap()
