@@ -19,10 +19,16 @@
 //!
 //! Data flows one way: [`spec::JobSpec`] → (`ssdready_workload::plan`) →
 //! (engines, in `ssdready-io`) → [`stats::DirStats`] → [`result::RunResult`].
+//!
+//! The public modules are the contract. The parts of the option table,
+//! the option groups a job holds and the statistics' parts are private:
+//! their types are named through [`options`], [`spec`], [`stats`] and
+//! [`result`], so a reader finds each type where the whole it belongs to
+//! is.
 
 #![forbid(unsafe_code)]
 
-pub mod arith;
+mod arith;
 pub mod arrivals;
 pub mod checks;
 pub mod engine_check;
@@ -32,26 +38,26 @@ pub mod host;
 pub mod iolog;
 pub mod iolog_hist;
 pub mod jobfile;
-pub mod option_def;
+mod option_def;
 pub mod option_doc;
-pub mod option_table;
-pub mod option_table_access;
+mod option_table;
+mod option_table_access;
 pub mod option_table_engines;
-pub mod option_table_files;
-pub mod option_table_flow;
-pub mod option_table_io;
+mod option_table_files;
+mod option_table_flow;
+mod option_table_io;
 pub mod option_table_library;
-pub mod option_table_logs;
-pub mod option_table_passthru;
-pub mod option_table_random;
-pub mod option_table_rate;
-pub mod option_table_replay;
-pub mod option_table_report;
-pub mod option_table_run;
-pub mod option_table_sched;
-pub mod option_table_sprandom;
-pub mod option_table_submit;
-pub mod option_table_zbd;
+mod option_table_logs;
+mod option_table_passthru;
+mod option_table_random;
+mod option_table_rate;
+mod option_table_replay;
+mod option_table_report;
+mod option_table_run;
+mod option_table_sched;
+mod option_table_sprandom;
+mod option_table_submit;
+mod option_table_zbd;
 pub mod option_values;
 pub mod options;
 pub mod optsets;
@@ -59,32 +65,32 @@ pub mod queueing;
 pub mod req;
 pub mod resolved;
 pub mod result;
-pub mod result_cpu;
-pub mod result_emu;
+mod result_cpu;
+mod result_emu;
 pub mod sched;
 pub mod spec;
 pub mod spec_access;
-pub mod spec_buffers;
+mod spec_buffers;
 mod spec_default;
-pub mod spec_error;
+mod spec_error;
 pub mod spec_io;
-pub mod spec_log;
+mod spec_log;
 pub mod spec_passthru;
-pub mod spec_pattern;
-pub mod spec_replay;
+mod spec_pattern;
+mod spec_replay;
 pub mod spec_run;
 pub mod spec_sprandom;
-pub mod spec_types;
+mod spec_types;
 mod spec_validate;
 pub mod spec_verify;
 mod spec_warnings;
-pub mod spec_zbd;
+mod spec_zbd;
 pub mod stats;
-pub mod stats_iosplit;
-pub mod stats_merge;
-pub mod stats_prio;
-pub mod stats_series;
-pub mod stats_verify;
+mod stats_iosplit;
+mod stats_merge;
+mod stats_prio;
+mod stats_series;
+mod stats_verify;
 pub mod steady;
 pub mod strategy;
 pub mod units;

@@ -26,7 +26,7 @@ pub struct OptionDef {
     /// Value or flag.
     pub arity: Arity,
     /// The allowed values, as shown in errors and `ssdready options`
-    /// (through [`OptionDef::allowed_values`]); [`ENGINE_NAMES`] for the
+    /// (through [`OptionDef::allowed_values`]); `ENGINE_NAMES` for the
     /// engines this build has.
     pub allowed: &'static str,
     /// One line of help.

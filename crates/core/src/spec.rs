@@ -9,6 +9,13 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::spec_error::SpecError;
 pub use crate::spec_types::{Amount, EngineKind, ExitWhat, FileService, RwSequencer, Zone};
+// The option groups a job holds, each defined in its own module, named here.
+pub use crate::spec_buffers::*;
+pub use crate::spec_log::*;
+pub use crate::spec_pattern::*;
+pub use crate::spec_replay::*;
+pub use crate::spec_types::*;
+pub use crate::spec_zbd::*;
 
 /// The fio `rw` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -420,7 +427,7 @@ pub struct JobSpec {
     /// 0: every worker's lines in one `NAME_bw.log`, as fio.
     #[serde(default = "yes")]
     pub per_job_logs: bool,
-    /// The other log and reporting options ([`crate::spec_log`]).
+    /// The other log and reporting options (`LogSpec`).
     #[serde(default)]
     pub logs: crate::spec_log::LogSpec,
     /// `percentage_random`: per direction, the percentage of a random

@@ -4,7 +4,7 @@
 //! that asks for it (random writes, `random_generator=lfsr`,
 //! `norandommap=1`, one file) are checked with the job
 //! ([`crate::spec::JobSpec::validate`]). The options' table is
-//! [`crate::option_table_sprandom`]. The offsets themselves are the plan's
+//! `option_table_sprandom`. The offsets themselves are the plan's
 //! (`ssdready_workload`'s `plan::sprandom`).
 
 use serde::{Deserialize, Serialize};

@@ -9,10 +9,11 @@ use crate::req::Ddir;
 
 pub use crate::stats_iosplit::{IoSplit, KernelTimes};
 pub use crate::stats_merge::MergeStats;
+pub use crate::stats_prio::*;
 pub use crate::stats_series::{
     sec_lat_bucket, sec_lat_bucket_low, SecSample, SecondMark, SEC_LAT_BUCKETS,
 };
-pub use crate::stats_verify::{VerifyError, VerifyStats, VERIFY_FAILURES_KEPT};
+pub use crate::stats_verify::*;
 
 /// Counters of one direction.
 ///
@@ -101,7 +102,7 @@ impl DirStats {
     }
 
     /// Close second `sec` of the measured window: its sample is what was
-    /// counted since the last close ([`crate::stats_series`]).
+    /// counted since the last close (`stats_series`).
     pub fn close_second(&mut self, sec: usize) {
         self.lat.raise_max(self.sec_lat_max_ns);
         let s = self

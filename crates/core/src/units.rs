@@ -1,12 +1,13 @@
 //! Parsing of fio-style numbers: sizes with k/m/g/t suffixes (base 1024 unless
 //! `kb_base=1000`), times with us/ms/s/m/h suffixes, CPU lists and booleans.
 //! Sizes and times may also be fio's parenthesised expressions
-//! ([`crate::arith`]).
+//! (`arith`).
 //!
 //! Every parser returns a [`UnitError`], whose text is a short reason; the
 //! caller (the option table) adds the option name and the allowed values.
 
-use crate::arith::{ArithError, MAX_TIME_NS};
+pub use crate::arith::ArithError;
+use crate::arith::MAX_TIME_NS;
 
 /// Why a size, time, boolean or CPU list could not be read. The text is the
 /// reason the user reads after the option's name.
@@ -155,7 +156,7 @@ pub fn parse_fio_size(s: &str, kb_base: u64) -> Result<u64, UnitError> {
 
 /// Parse a duration into nanoseconds. A bare number is in `default_unit_ns`
 /// (fio: seconds for runtime/ramp_time, microseconds for thinktime). At most
-/// [`MAX_TIME_NS`].
+/// `MAX_TIME_NS` (a hundred years).
 pub fn parse_time_ns(s: &str, default_unit_ns: u64) -> Result<u64, UnitError> {
     let t = s.trim();
     if let Some(v) = crate::arith::time_expr(t, default_unit_ns) {

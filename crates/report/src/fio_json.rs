@@ -24,8 +24,8 @@
 use serde_json::{json, Map, Value};
 use ssdready_core::hist::Histogram;
 use ssdready_core::result::{JobResult, RunResult};
+use ssdready_core::spec::UnifiedRw;
 use ssdready_core::spec::FIO_DEFAULT_PERCENTILES;
-use ssdready_core::spec_log::UnifiedRw;
 use ssdready_core::stats::{DirStats, WorkerStats};
 use ssdready_core::steady::FioSteadyReport;
 use ssdready_core::Ddir;

@@ -168,8 +168,8 @@ fn the_figures_are_per_job_and_together() {
     // A run that split its latency along the path (root, a block device).
     let mut r = result(&[(1000.0, 0.0)]);
     r.phases.push(ssdready_core::result::PhaseResult {
-        decomposition: Some(ssdready_core::result_cpu::Decomposition {
-            parts: vec![ssdready_core::result_cpu::PartShare {
+        decomposition: Some(ssdready_core::result::Decomposition {
+            parts: vec![ssdready_core::result::PartShare {
                 part: "driver and device".into(),
                 mean_ns: 80_000.0,
                 share_pct: 80.0,

@@ -40,7 +40,7 @@
 //! once, and scrambled.
 
 use crate::verify::block::fill_random;
-pub use ssdready_core::spec_buffers::{BeforeWrite, BufferSpec, Initial};
+pub use ssdready_core::spec::{BeforeWrite, BufferSpec, Initial};
 
 /// A job's write-buffer filler: the random state of its chunks.
 #[derive(Clone, Debug)]

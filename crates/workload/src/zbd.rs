@@ -30,7 +30,7 @@
 
 use ssdready_core::req::Ddir;
 
-pub use ssdready_core::spec_zbd::ZbdOptions;
+pub use ssdready_core::spec::ZbdOptions;
 
 /// One zone as fio tracks it (bytes, absolute on the file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use ssdready_core::resolved::PrioConfig;
 use ssdready_core::sched::CmdPrio;
 use ssdready_core::spec::JobSpec;
 use ssdready_core::stats::DirStats;
-use ssdready_core::stats_prio::PrioLat;
+use ssdready_core::stats::PrioLat;
 use ssdready_core::Ddir;
 
 /// The worker's priorities.

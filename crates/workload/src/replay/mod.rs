@@ -34,7 +34,7 @@ pub mod text;
 
 use ssdready_core::req::Ddir;
 use ssdready_core::spec::{BlockSizes, JobSpec, RwMode};
-pub use ssdready_core::spec_replay::{FileKey, IologSpec, Skip};
+pub use ssdready_core::spec::{FileKey, IologSpec, Skip};
 
 /// Whether `replay_skip` (`skip`) leaves action `a` out.
 fn skips(skip: &Skip, a: &Action) -> bool {

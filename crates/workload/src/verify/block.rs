@@ -14,7 +14,7 @@
 use super::pattern::{self, Pattern};
 use md5::Digest as _;
 use ssdready_core::spec_verify::{Method, HEADER_BYTES, MAGIC};
-use ssdready_core::stats_verify::Failure;
+use ssdready_core::stats::Failure;
 
 /// How a job's blocks are laid out.
 #[derive(Clone, Debug, PartialEq)]

@@ -35,7 +35,7 @@ pub mod state;
 pub use block::{Expect, Layout, Stamp};
 pub use pattern::Pattern;
 pub use ssdready_core::spec_verify::{gcd, Method, VerifySpec, ALL, HEADER_BYTES, MAGIC};
-pub use ssdready_core::stats_verify::Failure;
+pub use ssdready_core::stats::Failure;
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! departs from it. The pattern itself (fio's syntax, parsed) is the job
 //! language's [`crate::verify::Pattern`].
 
-pub use ssdready_core::spec_pattern::{Pattern, MAX_PATTERN_BYTES};
+pub use ssdready_core::spec::{Pattern, MAX_PATTERN_BYTES};
 
 /// Fill `buf` with `pattern` repeated from its first byte.
 pub fn fill(buf: &mut [u8], pattern: &[u8]) {

@@ -5,7 +5,7 @@
 use super::features::Features;
 use super::{Loop, Slot};
 use crate::worker::verify;
-use ssdready_core::spec_types::ErrorKind;
+use ssdready_core::spec::ErrorKind;
 use ssdready_core::Ddir;
 use ssdready_io::Engine;
 use ssdready_workload::jobflow::{FlowIo, Tag};

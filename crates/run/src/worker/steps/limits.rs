@@ -78,7 +78,7 @@ impl Loop<'_> {
                         self.stats.first_errno = libc::EIO;
                         self.stats.first_error = Some(format!(
                             "{}: {what}={want}{unit} not met, got {got}{unit}",
-                            ssdready_core::spec_types::DIRECTIONS[d]
+                            ssdready_core::spec::DIRECTIONS[d]
                         ));
                     }
                     self.done_issuing = true;

@@ -86,7 +86,7 @@ impl Loop<'_> {
 
     /// Move to the second of the measured window `t` falls in: one
     /// comparison per I/O; at a second's boundary a division, and the
-    /// seconds passed closed in the series ([`ssdready_core::stats_series`]).
+    /// seconds passed closed in the series (`ssdready_core::stats`).
     #[inline(always)]
     pub(super) fn second(&mut self, t: u64) -> usize {
         if t >= self.sec_end {
