@@ -10,7 +10,7 @@
 //!
 //! [`Figures`] gathers everything derived (`figures` in study.json); the
 //! figures of the curve and the runs are [`crate::curve`]'s (re-exported
-//! here). [`derive`] makes them in turns: the curve first, then what the
+//! here). [`derive()`] makes them in turns: the curve first, then what the
 //! causes below it say of that curve (the sweeps' comparisons, what holds
 //! the peak: [`crate::limit`]), which they see through
 //! [`CurveFigures`], never the whole.

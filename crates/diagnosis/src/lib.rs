@@ -14,12 +14,12 @@
 //! The modules stand in layers, each using only those below it:
 //!
 //! 1. what was measured, beyond `ssdready-measured`: [`capacity`],
-//!    [`zero_drive`] (the transport measured with a zero-time drive),
-//!    [`app_figures`] and [`fleet_figures`];
+//!    `zero_drive` (the transport measured with a zero-time drive),
+//!    `app_figures` and `fleet_figures`;
 //! 2. the figures of the curves and runs: [`curve`] (`device_limit`,
 //!    `delivered_pct`, `knee_qd`, scaling, the platform share of latency,
 //!    clocks per I/O), [`sweeps`] (the sweeps' comparisons, made in turns),
-//!    [`reach`] (whether the device served the study's I/O at all),
+//!    `reach` (whether the device served the study's I/O at all),
 //!    [`strategies`];
 //! 3. the causes, weighed on those figures: [`limit`] (what holds the I/O
 //!    back, as evidence for and against each candidate cause, judged on
@@ -30,7 +30,7 @@
 //! 5. what is weighed on the whole figures: [`calibration`] (the
 //!    transport taken out of them), [`apparatus`] (ssdready's own
 //!    apparatus as a cause), [`transport`] (a drive faster than the host);
-//! 6. [`fact_names`] and [`facts`], [`rules`]: the figures as named facts,
+//! 6. `fact_names` and [`facts`], `rules`: the figures as named facts,
 //!    judged by verdict rules kept as data (`data/verdicts.rules`);
 //!    [`applications`] and [`fleet`] judged by their own;
 //! 7. what to change, measured: [`levers`] (`data/levers.table`),
@@ -47,7 +47,7 @@
 #![forbid(unsafe_code)]
 
 pub mod answer;
-pub mod app_figures;
+mod app_figures;
 pub mod apparatus;
 pub mod applications;
 pub mod binding;
@@ -56,18 +56,18 @@ pub mod capacity;
 pub mod combination;
 pub mod combination_files;
 pub mod curve;
-pub mod estimate;
-pub mod fact_names;
+mod estimate;
+mod fact_names;
 pub mod facts;
 pub mod figures;
 pub mod fleet;
-pub mod fleet_figures;
+mod fleet_figures;
 pub mod levers;
 pub mod limit;
 pub mod model;
 pub mod permanent;
-pub mod reach;
-pub mod rules;
+mod reach;
+mod rules;
 pub mod stack;
 pub mod strategies;
 pub mod sweeps;
@@ -77,7 +77,7 @@ pub mod trials;
 pub mod trials_plan;
 pub mod trials_section;
 pub mod trials_text;
-pub mod zero_drive;
+mod zero_drive;
 
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! a few percent of device time means the daemon, not the kernel, set part
 //! of what the study shows as the platform's time.
 //!
-//! The daemon's figures ([`Transport`]) are a run's ([`ssdready_measured::summary`]),
+//! The daemon's figures ([`ssdready_measured::summary::Transport`]) are a run's ([`ssdready_measured::summary`]),
 //! gathered over runs and taken out of the QD 1 platform share by
 //! [`crate::curve`] (all re-exported here); this module weighs, on the
 //! whole figures, a drive faster than this host can drive ([`host_limit`]).

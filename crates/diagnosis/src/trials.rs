@@ -4,7 +4,7 @@
 //! judges what the turns measured, purely: each metric's gain as the mean
 //! of the per-pair changes, judged on the pairs' log ratios, the trials
 //! ranked, the findings' recommendations each citing its trial or saying
-//! why none was possible ([`cite`]), and a named cause its lever did not
+//! why none was possible ([`crate::trials_section::cite`]), and a named cause its lever did not
 //! move called a contradiction, lowering that verdict's confidence —
 //! except where the trial's point could not bind the limit
 //! ([`Trial::unbound`]): such a trial proves nothing of it.
@@ -333,7 +333,7 @@ impl Untested {
         self
     }
 
-    /// Whether it may buy much ([`crate::estimate::LARGE_PCT`] or more).
+    /// Whether it may buy much (`LARGE_PCT` or more).
     pub fn large(&self) -> bool {
         self.estimate.as_ref().is_some_and(|e| e.large())
     }

@@ -1,6 +1,6 @@
 //! Which levers a study tries, purely: those that apply here ([`crate::levers`]'s
 //! conditions on the facts), ranked by what each can buy
-//! ([`crate::estimate`]) and by the findings that point at them, in a
+//! (`estimate`) and by the findings that point at them, in a
 //! quick study every large estimate, every limit of the study's own groups
 //! that holds (each lifted on its own) and one or two more, each allowed by
 //! what the user asked and what this machine can do ([`Consent`]), each at
@@ -98,7 +98,7 @@ fn untested(l: &Lever, reason: Reason, why: String) -> Untested {
 /// The levers to try and those not tried, from the table, the lever
 /// context, the findings (the named cause and the rules that fired), the
 /// consent and the points resolved for each `at` (None: not measured).
-/// Ranked by what each can buy ([`crate::estimate`]): every large
+/// Ranked by what each can buy (`estimate`): every large
 /// estimate first, best first; then the ones the cause points at, then
 /// those a finding points at, each in the table's order. A quick study
 /// tries every large one and fills up to [`QUICK_LEVERS`] with the rest.

@@ -1,6 +1,6 @@
 //! A loop device's disk measured against itself: the stack's `ceiling`
 //! sweep reads the loop device's backing file directly, in turns with the
-//! loop device ([`crate::stack::ceiling`]). Where the disk under it gave,
+//! loop device ([`crate::stack::ceiling()`]). Where the disk under it gave,
 //! within the loop device's runs, what it gives read directly
 //! ([`crate::stack::ceiling::MEMBER_FULL_PCT`] or more beyond the rounds'
 //! error), the disk is what holds the I/O, whatever the loop device's own

@@ -84,7 +84,7 @@ pub struct View<'a> {
     pub kernel_wait: Option<f64>,
     /// Of the run, the share the study's own threads on the I/O's path
     /// spent ready to run with no CPU to run on, percent per thread: the
-    /// submitting threads' ([`run_wait`]) and the drive's daemon's serving
+    /// submitting threads' (`run_wait`) and the drive's daemon's serving
     /// threads' (their run-queue wait per I/O, times the rate, over their
     /// number). The kernel's threads are not among them: on a machine
     /// with few CPUs they wait for each other and for the submitting

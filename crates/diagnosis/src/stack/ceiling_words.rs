@@ -1,4 +1,4 @@
-//! The stack's ceiling in words ([`super::ceiling`]): the stack against
+//! The stack's ceiling in words ([`super::ceiling()`]): the stack against
 //! its members at small requests, the members all at once, and the
 //! stack's bandwidth at large requests set beside its IOPS — each a
 //! finding with what to do, and its figures as printed.

@@ -1,11 +1,11 @@
 //! A block-device stack: the layers between the study's target and the
 //! physical devices under it (md RAID, device-mapper targets, loop
 //! devices, partitions), each named with what the kernel says of it, and
-//! every device's own counters over each run ([`MemberCounters`]).
-//! [`judge`] says which member or layer holds the I/O, from those
+//! every device's own counters over each run ([`ssdready_measured::stack_layers::MemberCounters`]).
+//! [`judge()`] says which member or layer holds the I/O, from those
 //! counters alone — the slow member, an uneven split, read-modify-write
 //! on a parity RAID, I/O misaligned with the chunk — or "not identified";
-//! [`ceiling`], the stack's IOPS and bandwidth against the sum of its
+//! [`ceiling()`], the stack's IOPS and bandwidth against the sum of its
 //! physical members read alone, and the members read all at once;
 //! [`cpu`], each layer's CPU per I/O from its kernel threads and the
 //! kernel profile, and the layer whose one thread holds a CPU.
