@@ -62,6 +62,8 @@ pub mod facts;
 pub mod figures;
 pub mod fleet;
 pub mod fleet_figures;
+pub mod lever_context;
+pub mod lever_values;
 pub mod levers;
 pub mod limit;
 pub mod model;
