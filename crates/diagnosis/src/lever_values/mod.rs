@@ -76,3 +76,6 @@ pub fn parse(text: &str) -> Result<Values, String> {
         None => Err(format!("allowed: {}", FORMS.map(|f| f.0).join(", "))),
     }
 }
+
+#[cfg(test)]
+mod tests;
