@@ -4,8 +4,10 @@
 //! causes and facts make it worth trying, the point it is tried at, how it
 //! is put back and how a user makes it last. Pure: the study reads the
 //! current values and hands them in ([`Context`]); what comes out is the
-//! candidates ([`candidates`]) and whether the lever applies at all
-//! ([`applies`]).
+//! candidates ([`candidates`]), whether the lever applies at all
+//! ([`applies`]) and how the study makes a candidate ([`Apply`]). Each
+//! form of `values` is one file of [`crate::lever_values`], behind one
+//! interface: this file names none of them.
 
 use crate::facts::{Fact, Value};
 use crate::limit::Cause;

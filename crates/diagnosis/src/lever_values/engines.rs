@@ -58,7 +58,7 @@ impl Form for Engines {
 
     /// The point's own engine, and every engine where the point has none.
     fn in_place(&self, c: &Candidate, now: &Now) -> bool {
-        !now.point.engine.as_deref().is_some_and(|x| x != c.value)
+        now.point.engine.as_deref().is_none_or(|x| x == c.value)
     }
 
     fn gain(&self) -> Option<Gain> {
