@@ -10,7 +10,7 @@
 //! they bought as measured, and how to apply the file.
 
 use crate::combination::{Combination, Member};
-use crate::levers::Kind;
+use crate::levers::{self, Kind};
 use crate::permanent;
 use crate::trials::fmt_gain;
 use ssdready_measured::group_limits::{self, GroupLimit};
@@ -136,12 +136,14 @@ fn unit_of(group: &str) -> Option<(String, &'static str)> {
     Some((unit.to_string(), section))
 }
 
-/// The limits of the set's cgroup members (each lever lifts one; a lever
-/// of no single limit, all of them).
+/// The limits of the set's cgroup members (each lever lifts one, as the
+/// shipped table says; a lever of no single limit, all of them).
 fn lifted(c: &Combination) -> Vec<GroupLimit> {
+    let table = levers::shipped();
+    let limit = |id: &str| table.iter().find(|l| l.id == id)?.lift();
     let mut out: Vec<GroupLimit> = Vec::new();
     for m in kept(c).into_iter().filter(|m| m.kind == Kind::Cgroup) {
-        match GroupLimit::of(&m.lever) {
+        match limit(&m.lever) {
             Some(g) => out.push(g),
             None => out.extend(GroupLimit::ALL),
         }

@@ -27,7 +27,8 @@
 //! A lever none of these applies to has no estimate: it ranks after the
 //! large ones and is never called large.
 
-use crate::levers::{Candidate, Context, Lever, Point, Values};
+use crate::lever_values::Gain;
+use crate::levers::{Candidate, Context, Lever, Point};
 use crate::limit::Cause;
 use serde::{Deserialize, Serialize};
 
@@ -70,17 +71,17 @@ impl Estimate {
 /// The estimate of a lever's candidate at point `p`, where a measurement
 /// says what it can buy.
 pub fn estimate(l: &Lever, cx: &Context, p: &Point, c: &Candidate) -> Option<Estimate> {
-    match l.values.as_ref()? {
-        Values::HwMax => split(cx),
-        Values::Raise => queue_full(cx, c),
-        Values::Offered => scheduler(cx, c),
-        Values::Engines => engine_gap(cx, p, c),
-        Values::Outside => headroom(cx, p),
-        Values::Lift(g) => (Cause::of_group_limit(*g) == Some(cx.cause))
+    match l.values.as_ref()?.gain() {
+        Some(Gain::Split) => split(cx),
+        Some(Gain::QueueFull) => queue_full(cx, c),
+        Some(Gain::Scheduler) => scheduler(cx, c),
+        Some(Gain::EngineGap) => engine_gap(cx, p, c),
+        Some(Gain::Headroom) => headroom(cx, p),
+        Some(Gain::HeadroomIfCause(g)) => (Cause::of_group_limit(g) == Some(cx.cause))
             .then(|| headroom(cx, p))
             .flatten(),
-        _ if l.causes.contains(&Cause::OtherWork) => waited(cx),
-        _ => None,
+        None if l.causes.contains(&Cause::OtherWork) => waited(cx),
+        None => None,
     }
 }
 

@@ -4,15 +4,23 @@
 //! causes and facts make it worth trying, the point it is tried at, how it
 //! is put back and how a user makes it last. Pure: the study reads the
 //! current values and hands them in ([`Context`]); what comes out is the
-//! candidates ([`candidates`]) and whether the lever applies at all
-//! ([`applies`]).
+//! candidates ([`candidates`]), whether the lever applies at all
+//! ([`applies`]) and how the study makes a candidate ([`Apply`]). Each
+//! form of `values` is one file of [`crate::lever_values`], behind one
+//! interface: this file names none of them.
 
 use crate::facts::{Fact, Value};
 use crate::limit::Cause;
 use crate::rules::{Cond, RuleError};
 use serde::{Deserialize, Serialize};
-use ssdready_measured::group_limits::GroupLimit;
+use ssdready_measured::group_limits::{self, GroupLimit, Lift};
+use ssdready_measured::limits::Inventory;
 use std::collections::BTreeMap;
+
+pub use crate::lever_context::{Candidate, Context, Point};
+pub use crate::lever_values::engines::ENGINE_SLOWER;
+pub use crate::lever_values::options::{MAX_BS, MAX_QD};
+pub use crate::lever_values::Values;
 
 /// The levers shipped with ssdready.
 pub const TABLE: &str = include_str!("../data/levers.table");
@@ -152,37 +160,6 @@ impl At {
     }
 }
 
-/// How a lever's candidate values follow from the current one.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Values {
-    /// `none` first, then each scheduler the device offers.
-    Offered,
-    /// Twice the I/Os in flight at the point, at least four times the
-    /// current value, at most 1024 or the device's own queue depth.
-    Raise,
-    /// `max_hw_sectors_kb`.
-    HwMax,
-    /// One value.
-    Set(String),
-    /// The current value times a factor, at most a ceiling.
-    Scale(u64, u64),
-    /// The job's options (`{qd}`, `{half_qd}`, `{quad_qd}`, `{quad_bs}`,
-    /// `{threads}`, `{cpu_list}` filled from the point).
-    Options(Vec<(String, String)>),
-    /// io_uring, libaio and psync, each but the point's own.
-    Engines,
-    /// Twice the threads, the same I/Os in flight.
-    Threads,
-    /// Direct I/O against the page cache.
-    Direct,
-    /// Outside the study's control groups: every limit of theirs lifted
-    /// at once.
-    Outside,
-    /// One limit of the study's control groups lifted on its own, the
-    /// others kept ([`ssdready_measured::group_limits`]).
-    Lift(GroupLimit),
-}
-
 /// One lever of the table.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lever {
@@ -191,6 +168,8 @@ pub struct Lever {
     /// Queue levers: the file under `/sys/block/DEV/queue/`.
     pub attr: Option<String>,
     pub what: String,
+    /// How its candidate values follow from the current one
+    /// ([`crate::lever_values`]: one form each).
     pub values: Option<Values>,
     pub when: Vec<Cond>,
     pub causes: Vec<Cause>,
@@ -205,11 +184,44 @@ pub struct Lever {
 impl Lever {
     /// The limit of the study's groups it lifts on its own, if it does.
     pub fn lift(&self) -> Option<GroupLimit> {
-        match self.values {
-            Some(Values::Lift(g)) => Some(g),
-            _ => None,
+        self.values.as_ref()?.limit()
+    }
+
+    /// What it lifts of the study's groups: its limit alone, the others
+    /// kept, as the inventory shows them (every limit at once for a lever
+    /// that lifts no one limit).
+    pub fn lifted(&self, limits: Option<&Inventory>) -> Lift {
+        match self.lift() {
+            Some(g) => group_limits::lift(g, limits),
+            None => Lift::all(),
         }
     }
+
+    /// How the study makes candidate `c`: for a cgroup lever, `lift`
+    /// ([`Lever::lifted`]).
+    pub fn apply(&self, c: &Candidate, lift: &Lift) -> Apply {
+        match self.kind {
+            Kind::Queue => Apply::Queue {
+                attr: self.attr.clone().unwrap_or_default(),
+                value: c.value.clone(),
+            },
+            Kind::Cgroup => Apply::Escape(lift.clone()),
+            Kind::Application => Apply::Options(c.options.clone()),
+        }
+    }
+}
+
+/// How the study makes a lever's candidate, what it executes: nothing
+/// outside the diagnosis reads a lever's kind of values to know.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Apply {
+    /// `value` written to `queue/ATTR` of each of the target's disks.
+    Queue { attr: String, value: String },
+    /// The runs from a control group of ssdready's own, these limits of
+    /// the study's groups lifted.
+    Escape(Lift),
+    /// The job's own options; nothing of the host changes.
+    Options(Vec<(String, String)>),
 }
 
 fn err(line: usize, msg: String) -> RuleError {
@@ -234,47 +246,7 @@ fn causes_of(list: &str, line: usize) -> Result<Vec<Cause>, RuleError> {
 }
 
 fn values_of(text: &str, line: usize) -> Result<Values, RuleError> {
-    let (word, rest) = text.split_once(' ').unwrap_or((text, ""));
-    let rest = rest.trim();
-    let bad = |why: &str| err(line, format!("values '{text}': {why}"));
-    Ok(match word {
-        "offered" => Values::Offered,
-        "raise" => Values::Raise,
-        "hw-max" => Values::HwMax,
-        "engines" => Values::Engines,
-        "threads" => Values::Threads,
-        "direct" => Values::Direct,
-        "outside" => Values::Outside,
-        "lift" => Values::Lift(GroupLimit::of(rest).ok_or_else(|| {
-            bad(&format!(
-                "lift takes one of {}",
-                GroupLimit::ALL.map(|g| g.word()).join(", ")
-            ))
-        })?),
-        "set" if !rest.is_empty() => Values::Set(rest.into()),
-        "scale" => {
-            let n: Vec<u64> = rest.split(' ').filter_map(|x| x.parse().ok()).collect();
-            match n[..] {
-                [f, max] if f > 1 => Values::Scale(f, max),
-                _ => return Err(bad("scale takes a factor above 1 and a ceiling")),
-            }
-        }
-        "options" => {
-            let kv: Option<Vec<(String, String)>> = rest
-                .split(' ')
-                .map(|o| o.split_once('=').map(|(k, v)| (k.into(), v.into())))
-                .collect();
-            match kv {
-                Some(kv) if !kv.is_empty() => Values::Options(kv),
-                _ => return Err(bad("options are KEY=VALUE, space-separated")),
-            }
-        }
-        _ => {
-            return Err(bad(
-                "allowed: offered, raise, hw-max, set V, scale F MAX, options K=V…, engines, threads, direct, outside, lift LIMIT",
-            ))
-        }
-    })
+    crate::lever_values::parse(text).map_err(|why| err(line, format!("values '{text}': {why}")))
 }
 
 /// Set one key of a lever from its line.
@@ -368,259 +340,60 @@ pub fn shipped() -> Vec<Lever> {
     parse(TABLE).expect("the shipped levers table parses (a unit test checks)")
 }
 
-/// The point a lever is tried at, as the study resolved it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    pub rw: String,
-    pub bs: u64,
-    /// Depth per thread.
-    pub qd: u32,
-    pub threads: u32,
-    /// The engine (None on an emulator: it brings its own).
-    pub engine: Option<String>,
-    pub direct: bool,
-}
-
-impl Point {
-    /// In words: `4 KiB random reads at QD 32 × 1 thread`.
-    pub fn describe(&self) -> String {
-        let what = match self.rw.as_str() {
-            "randread" => "random reads",
-            "read" => "sequential reads",
-            "randwrite" => "random writes",
-            "write" => "sequential writes",
-            _ => "mixed I/O",
-        };
-        let bs = match self.bs {
-            b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-            b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b >> 10),
-            b => format!("{b} B"),
-        };
-        let thr = match self.threads {
-            1 => "1 thread".to_string(),
-            n => format!("{n} threads"),
-        };
-        let cache = if self.direct {
-            ""
-        } else {
-            " through the page cache"
-        };
-        format!("{bs} {what}{cache} at QD {} × {thr}", self.qd)
-    }
-}
-
-/// What the study hands a lever: the facts, the named cause, the current
-/// values of the target device's queue (`attr` → the file's text), and
-/// the point.
-#[derive(Clone, Debug, Default)]
-pub struct Context {
-    pub facts: BTreeMap<String, Fact>,
-    pub cause: Cause,
-    /// The target's device's queue files as read (`scheduler` as the
-    /// kernel prints it: `none [mq-deadline] kyber`).
-    pub queue: BTreeMap<String, String>,
-    /// The device's own queue depth (SCSI `device/queue_depth`), a ceiling
-    /// for `nr_requests`.
-    pub queue_depth: Option<u64>,
-    /// The CPUs the study may use, as a list (`0-3`).
-    pub cpu_list: String,
-    /// The most requests the kernel split one of the study's large reads
-    /// into (the device's counted requests against its own I/Os, their
-    /// bytes agreeing), where a run showed a split.
-    pub large_read_split: Option<f64>,
-    /// Whether the study may run its threads at a negative nice (root, or
-    /// CAP_SYS_NICE): the counterfactual for other work that holds them.
-    pub may_raise_priority: bool,
-    /// What the engine sweep measured, one thread each: (engine, depth,
-    /// IOPS). An engine it measured slower at the point's depth is not
-    /// tried again.
-    pub engines_measured: Vec<(String, u32, f64)>,
-    /// The 4 KiB random-read queue-depth curve, one thread: (depth, IOPS).
-    pub curve: Vec<(u32, f64)>,
-    /// The peak of that curve, IOPS.
-    pub peak_iops: Option<f64>,
-    /// The device's own limit for 4 KiB random reads where something
-    /// independent knows it (the model, a raw-device run); None where the
-    /// only figure is the study's best run.
-    pub device_limit_iops: Option<f64>,
-    /// The scheduler sweep's costs against `none`: (scheduler, depth,
-    /// IOPS lost percent).
-    pub scheduler_costs: Vec<(String, u32, f64)>,
-    /// The submitting thread's wait for a CPU at the peak, percent.
-    pub cpu_wait_pct: Option<f64>,
-    /// The inventory of what can cap the study's I/O, where it was read:
-    /// which limits of its control groups hold, for the levers that lift
-    /// them one at a time.
-    pub limits: Option<ssdready_measured::limits::Inventory>,
-}
-
-/// An engine measured this much slower than the point's own, or more, at
-/// its depth is not tried again (the sweep's turns already said so).
-pub const ENGINE_SLOWER: f64 = 0.95;
-
-/// Whether the engine sweep measured `engine` slower than the point's own
-/// engine at the point's depth.
-fn measured_slower(cx: &Context, p: &Point, engine: &str) -> bool {
-    let at = |e: &str| {
-        cx.engines_measured
-            .iter()
-            .find(|(x, qd, _)| x == e && *qd == p.qd)
-            .map(|m| m.2)
-    };
-    match (p.engine.as_deref().and_then(at), at(engine)) {
-        (Some(own), Some(other)) => other < ENGINE_SLOWER * own,
-        _ => false,
-    }
-}
-
-/// One candidate: the value shown (`none`, `1024`, `io_uring`), and for
-/// an application lever the job's options that make it.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct Candidate {
-    pub value: String,
-    pub options: Vec<(String, String)>,
-}
-
-fn cand(value: impl Into<String>) -> Candidate {
-    Candidate {
-        value: value.into(),
-        options: Vec::new(),
-    }
-}
-
 /// The lever's current value (None for application and cgroup levers,
 /// and for a file the device does not have).
 pub fn current(l: &Lever, cx: &Context) -> Option<String> {
     let text = cx.queue.get(l.attr.as_deref()?)?;
-    match l.values {
-        Some(Values::Offered) => ssdready_measured::limits::parse::schedulers(text).0,
-        _ => Some(text.trim().to_string()),
+    match &l.values {
+        Some(v) => v.current(text),
+        None => Some(text.trim().to_string()),
     }
-}
-
-fn fill(v: &str, p: &Point, cx: &Context) -> String {
-    v.replace("{qd}", &p.qd.to_string())
-        .replace("{half_qd}", &(p.qd / 2).max(1).to_string())
-        .replace("{quad_qd}", &(p.qd * 4).min(MAX_QD).to_string())
-        .replace("{quad_bs}", &format!("{}k", (p.bs * 4).min(MAX_BS) >> 10))
-        .replace("{threads}", &p.threads.to_string())
-        .replace("{cpu_list}", &cx.cpu_list)
-}
-
-/// The deepest queue and the largest block an application lever tries.
-pub const MAX_QD: u32 = 256;
-pub const MAX_BS: u64 = 4 << 20;
-
-/// The candidates of a queue lever from its current value.
-fn queue_candidates(l: &Lever, cx: &Context, p: &Point, now: &str) -> Vec<Candidate> {
-    let n = now.parse::<u64>().ok();
-    let out: Vec<Candidate> = match l.values.as_ref() {
-        Some(Values::Offered) => {
-            let (_, offered) = ssdready_measured::limits::parse::schedulers(
-                cx.queue.get("scheduler").map_or("", |s| s),
-            );
-            let mut v: Vec<String> = offered.into_iter().filter(|s| s != now).collect();
-            v.sort_by_key(|s| s != "none");
-            v.into_iter().map(cand).collect()
-        }
-        Some(Values::Raise) => {
-            let in_flight = u64::from(p.qd) * u64::from(p.threads.max(1));
-            let ceiling = cx.queue_depth.unwrap_or(1024).min(1024);
-            let want = (2 * in_flight)
-                .next_power_of_two()
-                .max(4 * n.unwrap_or(0))
-                .min(ceiling);
-            // Nothing to raise where the queue already admits what the
-            // device takes.
-            match n {
-                Some(now) if want <= now => Vec::new(),
-                _ => vec![cand(want.to_string())],
-            }
-        }
-        Some(Values::HwMax) => cx
-            .queue
-            .get("max_hw_sectors_kb")
-            .map(|h| cand(h.trim()))
-            .into_iter()
-            .collect(),
-        Some(Values::Set(v)) => vec![cand(v.clone())],
-        Some(Values::Scale(f, max)) => n
-            .map(|n| cand((n.max(1) * f).min(*max).to_string()))
-            .into_iter()
-            .collect(),
-        _ => Vec::new(),
-    };
-    // A candidate equal to the current value (or, as a number, not above
-    // it where the lever raises) tries nothing.
-    out.into_iter()
-        .filter(|c| c.value != now)
-        .filter(|c| match (&l.values, n, c.value.parse::<u64>().ok()) {
-            (Some(Values::Raise | Values::HwMax | Values::Scale(..)), Some(a), Some(b)) => b > a,
-            _ => true,
-        })
-        .collect()
 }
 
 /// The candidate values of a lever at point `p`, best guess first; empty
-/// when none differs from what is in effect.
+/// when none differs from what is in effect. A queue lever's form
+/// proposes from the file's value; the others' from the point.
 pub fn candidates(l: &Lever, cx: &Context, p: &Point) -> Vec<Candidate> {
-    if l.kind == Kind::Queue {
-        return match current(l, cx) {
-            Some(now) => queue_candidates(l, cx, p, &now),
-            None => Vec::new(),
-        };
+    let Some(v) = &l.values else {
+        return Vec::new();
+    };
+    let value = match l.kind {
+        Kind::Queue => match current(l, cx) {
+            Some(now) => Some(now),
+            None => return Vec::new(),
+        },
+        _ => None,
+    };
+    if v.on_queue() != (l.kind == Kind::Queue) {
+        return Vec::new();
     }
-    let opt = |k: &str, v: String| (k.to_string(), v);
-    match l.values.as_ref() {
-        Some(Values::Outside) => vec![cand("outside the study's group")],
-        Some(Values::Lift(g)) => {
-            let kept = ssdready_measured::group_limits::lift(*g, cx.limits.as_ref()).kept;
-            let value = match kept.is_empty() {
-                true => format!("without {}", g.words()),
-                false => format!("without {}, {} kept", g.words(), kept.join(" and ")),
-            };
-            vec![cand(value)]
-        }
-        Some(Values::Options(kv)) => {
-            let options: Vec<(String, String)> =
-                kv.iter().map(|(k, v)| opt(k, fill(v, p, cx))).collect();
-            let same = options.iter().all(|(k, v)| match k.as_str() {
-                "ioengine" => p.engine.as_deref() == Some(v.as_str()),
-                "iodepth" => v.parse() == Ok(p.qd),
-                "bs" => v.strip_suffix('k').and_then(|k| k.parse::<u64>().ok()) == Some(p.bs >> 10),
-                _ => false,
-            });
-            if same {
-                return Vec::new();
-            }
-            let value = options
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            vec![Candidate { value, options }]
-        }
-        Some(Values::Engines) => ["io_uring", "libaio", "psync"]
-            .into_iter()
-            .filter(|e| p.engine.as_deref().is_some_and(|x| x != *e))
-            .filter(|e| !measured_slower(cx, p, e))
-            .map(|e| Candidate {
-                value: e.into(),
-                options: vec![opt("ioengine", e.into())],
-            })
-            .collect(),
-        Some(Values::Threads) if p.qd >= 2 => vec![Candidate {
-            value: format!("{} threads × QD {}", p.threads * 2, p.qd / 2),
-            options: vec![
-                opt("numjobs", (p.threads * 2).to_string()),
-                opt("iodepth", (p.qd / 2).to_string()),
-            ],
-        }],
-        Some(Values::Direct) => vec![Candidate {
-            value: format!("direct={}", u8::from(!p.direct)),
-            options: vec![opt("direct", u8::from(!p.direct).to_string())],
-        }],
-        _ => Vec::new(),
+    let now = crate::lever_values::Now {
+        cx,
+        point: p,
+        value: value.as_deref(),
+    };
+    v.proposed(&now)
+        .into_iter()
+        .filter(|c| !v.in_place(c, &now))
+        .collect()
+}
+
+/// What a lever's candidate replaces at point `p`, in words: the queue
+/// file's value, the study's group, or what the job ran with.
+pub fn replaced(l: &Lever, cx: &Context, p: &Point) -> String {
+    match (l.kind, &l.values) {
+        (Kind::Queue, _) => current(l, cx).unwrap_or_default(),
+        (Kind::Cgroup, _) => "in the study's group".into(),
+        (Kind::Application, Some(v)) => v.replaces(p),
+        (Kind::Application, None) => crate::lever_values::THE_JOB.into(),
+    }
+}
+
+/// Why a lever has nothing to try at point `p`, in words.
+pub fn nothing_to_try(l: &Lever, p: &Point) -> String {
+    match &l.values {
+        Some(v) => v.nothing_to_try(p),
+        None => crate::lever_values::NOTHING_TO_TRY.into(),
     }
 }
 

@@ -33,7 +33,9 @@
 //! 6. `fact_names` and [`facts`], `rules`: the figures as named facts,
 //!    judged by verdict rules kept as data (`data/verdicts.rules`);
 //!    [`applications`] and [`fleet`] judged by their own;
-//! 7. what to change, measured: [`levers`] (`data/levers.table`),
+//! 7. what to change, measured: [`levers`] (`data/levers.table`; each
+//!    form of a lever's values one file of `lever_values`, over what a
+//!    lever is weighed on, `lever_context`),
 //!    the study's cgroup limits, each lifted on its own
 //!    (`ssdready_measured::group_limits`), [`binding`] (where each lever's limit binds), [`trials`],
 //!    [`trials_plan`], [`permanent`] (how a lifted limit is made to last),
@@ -62,6 +64,8 @@ pub mod facts;
 pub mod figures;
 pub mod fleet;
 mod fleet_figures;
+mod lever_context;
+mod lever_values;
 pub mod levers;
 pub mod limit;
 pub mod model;

@@ -237,15 +237,7 @@ fn assess(
     }
     let candidates = levers::candidates(l, cx, &p);
     let Some(first) = candidates.first() else {
-        let why = if l.values == Some(levers::Values::Engines) {
-            format!(
-                "nothing to try: the engine sweep measured every other engine slower at QD {}",
-                p.qd
-            )
-        } else {
-            "nothing to try: it is already at the value the study would try".into()
-        };
-        return Err((Reason::NoCandidate, why));
+        return Err((Reason::NoCandidate, levers::nothing_to_try(l, &p)));
     };
     if let Some(why) = crate::binding::cannot_bind(l, cx, &p) {
         return Err((

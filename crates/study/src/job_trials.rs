@@ -16,7 +16,7 @@ use crate::job_levers::{Planned, Setting};
 use crate::trials::{Change, Hands};
 use serde::{Deserialize, Serialize};
 use ssdready_core::options::Section;
-use ssdready_diagnosis::levers::{self, Kind};
+use ssdready_diagnosis::levers::{self, Apply, Kind};
 use ssdready_diagnosis::trials::{self, Measured, Outcome, Reason, Trial, Turn, Untested};
 use ssdready_measured::group_limits::{self, Lift};
 use ssdready_run::RunFn;
@@ -67,25 +67,14 @@ pub fn measured(f: &RunFigures) -> Measured {
     }
 }
 
-/// What a limit of the study's groups lifts: its own, the others kept.
-fn lift_of(p: &Planned, s: &Setting) -> Lift {
-    match p.lever.lift() {
-        Some(g) => group_limits::lift(g, s.limits.as_ref()),
-        None => Lift::all(),
-    }
-}
-
+/// The change of the host a planned lever makes (a limit of the study's
+/// groups lifts its own, the others kept).
 fn change_of(host: &mut Host, p: &Planned) -> Result<Box<dyn Change>, String> {
-    let attr = p.lever.attr.clone().unwrap_or_default();
-    match p.lever.kind {
-        Kind::Queue => host
-            .hands
-            .queue(&host.setting.disks, &attr, &p.candidate.value),
-        Kind::Cgroup => {
-            let lift = lift_of(p, &host.setting);
-            host.hands.escape(&lift)
-        }
-        Kind::Application => Err("an option of the job is one of its variants".into()),
+    let lift = p.lever.lifted(host.setting.limits.as_ref());
+    match p.lever.apply(&p.candidate, &lift) {
+        Apply::Queue { attr, value } => host.hands.queue(&host.setting.disks, &attr, &value),
+        Apply::Escape(lift) => host.hands.escape(&lift),
+        Apply::Options(_) => Err("an option of the job is one of its variants".into()),
     }
 }
 
@@ -294,21 +283,18 @@ pub fn no_change() -> Box<dyn Change> {
 /// limits of the study's groups lifted by one move.
 pub fn together(host: &mut Host, helped: &[&Trial]) -> Result<Box<dyn Change>, String> {
     let mut queue: Vec<&&Trial> = helped.iter().filter(|t| t.kind == Kind::Queue).collect();
-    queue.sort_by_key(|t| t.lever != "scheduler");
     let table = levers::shipped();
+    let lever = |t: &Trial| table.iter().find(|l| l.id == t.lever);
+    let attr = |t: &Trial| lever(t).and_then(|l| l.attr.clone()).unwrap_or_default();
+    queue.sort_by_key(|t| attr(t) != "scheduler");
     let mut out: Vec<Box<dyn Change>> = Vec::new();
     for t in queue {
-        let attr = table
-            .iter()
-            .find(|l| l.id == t.lever)
-            .and_then(|l| l.attr.clone())
-            .unwrap_or_default();
-        out.push(host.hands.queue(&host.setting.disks, &attr, &t.to)?);
+        out.push(host.hands.queue(&host.setting.disks, &attr(t), &t.to)?);
     }
     let lifts: Vec<Lift> = helped
         .iter()
         .filter(|t| t.kind == Kind::Cgroup)
-        .filter_map(|t| group_limits::GroupLimit::of(&t.lever))
+        .filter_map(|t| lever(t)?.lift())
         .map(|g| group_limits::lift(g, host.setting.limits.as_ref()))
         .collect();
     if let Some(first) = lifts.first() {

@@ -13,12 +13,12 @@
 
 use crate::driver::{Outcome, Runner};
 use crate::plan::{Plan, Workload};
-use ssdready_diagnosis::levers::{self, At, Candidate, Kind, Lever, Point};
+use ssdready_diagnosis::levers::{self, Apply, At, Candidate, Kind, Lever, Point};
 use ssdready_diagnosis::trials::{self, Measured, Reason, Trial, Turn, Untested};
 use ssdready_diagnosis::trials_plan::{self, Consent, Planned};
 use ssdready_diagnosis::trials_section::{self, Section};
 use ssdready_diagnosis::Judgement;
-use ssdready_measured::group_limits::{self, Lift};
+use ssdready_measured::group_limits::Lift;
 use ssdready_measured::record::{RunRecord, TargetKind, TargetProfile};
 use std::collections::BTreeMap;
 
@@ -351,11 +351,7 @@ fn consent(x: &Trials, t: &TargetProfile, o: &Options) -> Consent {
 
 /// What a lever's candidate replaces, in words.
 fn from_value(p: &Planned, cx: &levers::Context, w: &Workload) -> String {
-    match p.lever.kind {
-        Kind::Queue => levers::current(&p.lever, cx).unwrap_or_default(),
-        Kind::Cgroup => "in the study's group".into(),
-        Kind::Application => describe_app(&p.lever, w),
-    }
+    levers::replaced(&p.lever, cx, &point_of(w))
 }
 
 /// What the levers' conditions are read against: the findings' facts and
@@ -436,10 +432,7 @@ fn cpu_list() -> String {
 /// inventory shows them (every limit at once for a lever that lifts
 /// them all).
 pub(super) fn lift_of(l: &Lever, cx: &levers::Context) -> Lift {
-    match l.lift() {
-        Some(g) => group_limits::lift(g, cx.limits.as_ref()),
-        None => Lift::all(),
-    }
+    l.lifted(cx.limits.as_ref())
 }
 
 /// The change a lever's candidate makes on the host: for a cgroup lever,
@@ -450,10 +443,10 @@ fn change_of(
     disks: &[String],
     c: &Candidate,
 ) -> Result<Box<dyn Change>, String> {
-    match l.kind {
-        Kind::Application => Ok(Box::new(NoChange)),
-        Kind::Queue => hands.queue(disks, l.attr.as_deref().unwrap_or_default(), &c.value),
-        Kind::Cgroup => hands.escape(lift),
+    match l.apply(c, lift) {
+        Apply::Options(_) => Ok(Box::new(NoChange)),
+        Apply::Queue { attr, value } => hands.queue(disks, &attr, &value),
+        Apply::Escape(lift) => hands.escape(&lift),
     }
 }
 
@@ -640,20 +633,6 @@ impl Pair<'_> {
             .revert()
             .map_err(|e| (format!("could not put it back: {e}"), true))?;
         ran.map_err(|e| (e, false))
-    }
-}
-
-/// What an application lever's options replace, in words, by the kind of
-/// its values (no lever is named here: the table names them).
-fn describe_app(l: &Lever, w: &Workload) -> String {
-    match l.values {
-        Some(levers::Values::Engines) => w
-            .engine
-            .clone()
-            .unwrap_or_else(|| "the emulator's own".into()),
-        Some(levers::Values::Threads) => format!("{} thread(s) × QD {}", w.threads, w.qd),
-        Some(levers::Values::Direct) => format!("direct={}", u8::from(w.direct)),
-        _ => "the study's job".into(),
     }
 }
 

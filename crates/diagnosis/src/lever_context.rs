@@ -1,0 +1,113 @@
+//! What a lever is weighed on, below the levers and their forms of
+//! values alike: the point it is tried at ([`Point`]), what the study
+//! hands it of the host and its findings ([`Context`]), and one value to
+//! try ([`Candidate`]).
+
+use crate::facts::Fact;
+use crate::limit::Cause;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The point a lever is tried at, as the study resolved it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub rw: String,
+    pub bs: u64,
+    /// Depth per thread.
+    pub qd: u32,
+    pub threads: u32,
+    /// The engine (None on an emulator: it brings its own).
+    pub engine: Option<String>,
+    pub direct: bool,
+}
+
+impl Point {
+    /// In words: `4 KiB random reads at QD 32 × 1 thread`.
+    pub fn describe(&self) -> String {
+        let what = match self.rw.as_str() {
+            "randread" => "random reads",
+            "read" => "sequential reads",
+            "randwrite" => "random writes",
+            "write" => "sequential writes",
+            _ => "mixed I/O",
+        };
+        let bs = match self.bs {
+            b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+            b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b >> 10),
+            b => format!("{b} B"),
+        };
+        let thr = match self.threads {
+            1 => "1 thread".to_string(),
+            n => format!("{n} threads"),
+        };
+        let cache = if self.direct {
+            ""
+        } else {
+            " through the page cache"
+        };
+        format!("{bs} {what}{cache} at QD {} × {thr}", self.qd)
+    }
+}
+
+/// What the study hands a lever: the facts, the named cause, the current
+/// values of the target device's queue (`attr` → the file's text), and
+/// the point.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub facts: BTreeMap<String, Fact>,
+    pub cause: Cause,
+    /// The target's device's queue files as read (`scheduler` as the
+    /// kernel prints it: `none [mq-deadline] kyber`).
+    pub queue: BTreeMap<String, String>,
+    /// The device's own queue depth (SCSI `device/queue_depth`), a ceiling
+    /// for `nr_requests`.
+    pub queue_depth: Option<u64>,
+    /// The CPUs the study may use, as a list (`0-3`).
+    pub cpu_list: String,
+    /// The most requests the kernel split one of the study's large reads
+    /// into (the device's counted requests against its own I/Os, their
+    /// bytes agreeing), where a run showed a split.
+    pub large_read_split: Option<f64>,
+    /// Whether the study may run its threads at a negative nice (root, or
+    /// CAP_SYS_NICE): the counterfactual for other work that holds them.
+    pub may_raise_priority: bool,
+    /// What the engine sweep measured, one thread each: (engine, depth,
+    /// IOPS). An engine it measured slower at the point's depth is not
+    /// tried again.
+    pub engines_measured: Vec<(String, u32, f64)>,
+    /// The 4 KiB random-read queue-depth curve, one thread: (depth, IOPS).
+    pub curve: Vec<(u32, f64)>,
+    /// The peak of that curve, IOPS.
+    pub peak_iops: Option<f64>,
+    /// The device's own limit for 4 KiB random reads where something
+    /// independent knows it (the model, a raw-device run); None where the
+    /// only figure is the study's best run.
+    pub device_limit_iops: Option<f64>,
+    /// The scheduler sweep's costs against `none`: (scheduler, depth,
+    /// IOPS lost percent).
+    pub scheduler_costs: Vec<(String, u32, f64)>,
+    /// The submitting thread's wait for a CPU at the peak, percent.
+    pub cpu_wait_pct: Option<f64>,
+    /// The inventory of what can cap the study's I/O, where it was read:
+    /// which limits of its control groups hold, for the levers that lift
+    /// them one at a time.
+    pub limits: Option<ssdready_measured::limits::Inventory>,
+}
+
+/// One candidate: the value shown (`none`, `1024`, `io_uring`), and for
+/// an application lever the job's options that make it.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Candidate {
+    pub value: String,
+    pub options: Vec<(String, String)>,
+}
+
+impl Candidate {
+    /// A value alone, no options.
+    pub fn of(value: impl Into<String>) -> Candidate {
+        Candidate {
+            value: value.into(),
+            options: Vec::new(),
+        }
+    }
+}
