@@ -122,8 +122,12 @@ fn a_job_study_against_its_baseline_says_the_change_and_whether_it_is_worse() {
         change_pct: 2.0,
         worse: false,
     };
-    assert!(compared(&same).0.ends_with("+2.0 % (within the noise or better)"));
-    let other = Compared::OtherFile { was: "a.fio".into() };
+    assert!(compared(&same)
+        .0
+        .ends_with("+2.0 % (within the noise or better)"));
+    let other = Compared::OtherFile {
+        was: "a.fio".into(),
+    };
     assert_eq!(
         compared(&other),
         (

@@ -146,8 +146,8 @@ pub fn baseline(path: &str) -> Result<JobDoc, JobStudyError> {
         false => p.to_path_buf(),
     };
     let f = file.display();
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| JobStudyError::Baseline(format!("{f}: {e}")))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| JobStudyError::Baseline(format!("{f}: {e}")))?;
     let doc: JobDoc = serde_json::from_str(&text)
         .map_err(|e| JobStudyError::Baseline(format!("{f}: not a job study ({e})")))?;
     match doc.schema == job_run::SCHEMA {
@@ -292,7 +292,9 @@ pub fn study_job(
     }
     let mut doc = header(o, text, runtime, limits);
     doc.notes.extend(cut);
-    obs.note(&crate::progress::job_plan(&o.file, runs, host_runs, runtime));
+    obs.note(&crate::progress::job_plan(
+        &o.file, runs, host_runs, runtime,
+    ));
     let mut each = |r: &ssdready_run::RunRequest| run(r);
     let mut tell = |m: String| obs.note(&m);
     let both = (&mut each as &mut RunFn, &mut host);
