@@ -9,8 +9,8 @@
 //! atomically, never over another file). Recording never touches the
 //! run's or study's own output, which is written first.
 
-use crate::fail;
 use crate::stdout::{out, outln};
+use crate::{fail, say};
 use ssdready_core::result::RunResult;
 use ssdready_diagnosis::model::StudyDoc;
 use ssdready_history::figures::{from_run, from_study, join_command};
@@ -121,6 +121,64 @@ pub fn record_study(
     let entry = NewEntry::from_side(&side, side.command.clone(), None);
     let (id, _) = keep_with_id(h, &entry, &text)?;
     Ok((id, h.path().to_path_buf()))
+}
+
+/// Where `study` records itself, and the baseline it is checked against
+/// (`--db`, `--baseline`), both checked before it starts.
+pub struct StudyRecord {
+    db: Option<Recorder>,
+    base: Option<crate::compare::Baseline>,
+}
+
+impl StudyRecord {
+    /// The baseline `--baseline` names, looked up in the history; the
+    /// database to record the study in: none, with a warning, when the
+    /// default one cannot be opened; exit 2 for a `--db` given.
+    pub fn prepare(db: Option<&Path>, baseline: Option<&str>) -> Result<Self, crate::Exit> {
+        let base = baseline
+            .map(|b| crate::compare::baseline(b, db, Kind::Study))
+            .transpose()?;
+        let db = match Recorder::prepare(db) {
+            Ok(h) => Some(h),
+            Err(e) if db.is_some() => {
+                return Err(fail(error_code(&e), &format!("option '--db': {e}")))
+            }
+            Err(e) => {
+                say(&format!(
+                    "warning: this study will not be recorded in the history: {e}"
+                ));
+                None
+            }
+        };
+        Ok(StudyRecord { db, base })
+    }
+
+    /// Record the study written to `json` (unless none of its runs
+    /// succeeded, exit code 1: nothing to remember; a failure to record is
+    /// a warning) and check it against the baseline: 3 when a key figure
+    /// got worse beyond the noise; a study that did not complete keeps its
+    /// `code` and is not checked. Returns the exit code.
+    pub fn remember(&mut self, doc: &StudyDoc, json: Option<&Path>, code: i32, quiet: bool) -> i32 {
+        if let (Some(h), Some(json), true) = (self.db.as_mut(), json, code != 1) {
+            match record_study(h, doc, json) {
+                Ok((id, db)) if !quiet => {
+                    say(&format!("recorded as history #{id} in {}", db.display()))
+                }
+                Ok(_) => {}
+                Err(e) => say(&format!(
+                    "warning: the study was not recorded in the history: {e}"
+                )),
+            }
+        }
+        match &self.base {
+            Some(_) if code != 0 => {
+                say("no regression check: the study did not complete");
+                code
+            }
+            Some(b) => crate::compare::regression_check(b, &from_study(doc)),
+            None => code,
+        }
+    }
 }
 
 /// Record a run, keeping its native JSON beside the database; returns the

@@ -61,6 +61,7 @@ pub mod kdrive;
 pub mod limit;
 mod pace;
 pub mod plan;
+pub mod progress;
 pub mod real;
 pub mod session;
 pub mod session_job;

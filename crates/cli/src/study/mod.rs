@@ -2,29 +2,25 @@
 //! much of the device's speed this platform delivers to applications,
 //! where the rest goes, and what to change — in one command.
 //!
-//! The study is one call, `ssdready_study::session::study`: it checks what
-//! it is asked, detects the target (the built-in drive behind the kernel
-//! when there is none), plans sweeps to fit the budget and keeps it by the
-//! clock from its start, runs each point through this binary's run
-//! function, judges the runs, tries the changes the findings point at
-//! through the host's hands, and returns the document; a fleet's study
-//! (`--client`) goes through the same call. This command turns its
-//! arguments into the study's options, prints the study's progress
-//! through its observer (`print`), writes `DIR/study.json`, its HTML
-//! report `DIR/report.html` and the configuration's files atomically,
-//! prints the findings, and records the study in the history database
-//! (`--db`; a failure to record is a warning). With `--baseline` it then
-//! compares the study with an earlier one and exits 3 when a key figure
-//! got worse beyond the noise. Bad input gets one line and exit code 2
-//! with nothing written; Ctrl-C stops after the current run, still writes
-//! what ran, and exits 130. `--job` is the study of a job file (`job`).
+//! The study is one call of the study crate: `ssdready_study::session::
+//! study` (a fleet's with `--client` too) or, with `--job`,
+//! `ssdready_study::session_job::study_job` (`job`). This command turns
+//! its arguments into the study's options, prints the progress lines the
+//! study composes (`print`, `ssdready_study::progress`), writes
+//! `DIR/study.json`, its HTML report and the configuration's files
+//! atomically, prints the findings, and records the study in the history
+//! database (`--db`; `crate::history::StudyRecord`, which also checks it
+//! against `--baseline`: exit 3 when a key figure got worse beyond the
+//! noise). Bad input gets one line and exit code 2 with nothing written;
+//! Ctrl-C stops after the current run, still writes what ran, and exits
+//! 130.
 
-mod fleet;
 mod job;
 mod print;
 
 use crate::{fail, say};
 use ssdready_diagnosis::model::StudyDoc;
+use ssdready_study::progress::{self, wrote};
 use ssdready_study::session;
 use std::path::{Path, PathBuf};
 
@@ -95,9 +91,9 @@ pub struct StudyArgs {
 }
 
 impl StudyArgs {
-    /// What the command line asks, for the library's checks.
-    fn ask(&self) -> ssdready_study::ask::Ask {
-        ssdready_study::ask::Ask {
+    /// The study's options: what the command line asks.
+    fn options(&self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> session::Options {
+        let ask = ssdready_study::ask::Ask {
             target: self.target.clone(),
             quick: self.quick,
             output: self.output.clone(),
@@ -110,6 +106,18 @@ impl StudyArgs {
             db: self.db.is_some(),
             clients: self.client.clone(),
             host_changes: false,
+        };
+        let (tool, command) = (
+            format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+            std::env::args(),
+        );
+        let try_changes = self.try_changes;
+        session::Options {
+            ask,
+            try_changes,
+            stop,
+            tool,
+            command: command.collect(),
         }
     }
 }
@@ -121,180 +129,102 @@ pub fn command(a: StudyArgs) -> crate::Done {
     // terminal must restore the scheduler and remove what the study
     // created, as Ctrl-C does.
     let stop = crate::stop_on_signals()?;
-    if let Some(file) = a.job.clone() {
-        return job::command(&a, &file, stop);
+    let (o, allow) = (a.options(stop.clone()), a.allow_destructive);
+    let run = |r: &ssdready_run::RunRequest| crate::progress::run_request(r, stop.clone(), allow);
+    let mut shown = print::Shown::new(a.quiet);
+    if let Some(file) = &a.job {
+        return job::command(&a, o, file, &run, &mut shown);
     }
     let started = std::time::Instant::now();
     // A fleet's study refuses --baseline and --db (its checks say so).
-    let (base, mut history) = match a.client.is_empty() {
-        true => (baseline_of(&a)?, open_history(&a)?),
-        false => (None, None),
+    let mut history = match a.client.is_empty() {
+        true => Some(crate::history::StudyRecord::prepare(
+            a.db.as_deref(),
+            a.baseline.as_deref(),
+        )?),
+        false => None,
     };
-    let o = session::Options {
-        ask: a.ask(),
-        try_changes: a.try_changes,
-        stop: stop.clone(),
-        tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
-        command: std::env::args().collect(),
-    };
-    let allow = a.allow_destructive;
-    let run = |r: &ssdready_run::RunRequest| crate::progress::run_request(r, stop.clone(), allow);
-    let mut shown = print::Shown::new(a.quiet);
     let s = session::study(&o, &run, &session::host_hands, &mut shown)
         .map_err(|e| fail(e.exit_code(), &e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();
-    if let session::Of::Fleet { partial } = s.of {
-        return fleet::finish(&s.doc, &s.dir, partial, wall_s);
-    }
-    let (code, json) = finish(&s.doc, &s.dir, wall_s);
-    let code = remember(&a, history.as_mut(), base.as_ref(), &s.doc, json, code);
+    let (code, json) = match s.of {
+        session::Of::Fleet { partial } => fleet(&s.doc, &s.dir, partial, wall_s),
+        session::Of::Machine => finish(&s.doc, &s.dir, wall_s),
+    };
+    let code = match history.as_mut() {
+        Some(h) => h.remember(&s.doc, json.as_deref(), code, a.quiet),
+        None => code,
+    };
     crate::done(code)
 }
 
-/// The baseline `--baseline` names, looked up in the history.
-fn baseline_of(a: &StudyArgs) -> Result<Option<crate::compare::Baseline>, crate::Exit> {
-    a.baseline
-        .as_deref()
-        .map(|b| crate::compare::baseline(b, a.db.as_deref(), ssdready_history::Kind::Study))
-        .transpose()
+/// The document's text, as study.json holds it.
+fn json_of(doc: &StudyDoc) -> String {
+    serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n"
 }
 
-/// The history database to record the study in: none, with a warning,
-/// when the default one cannot be opened; exit 2 for a `--db` given.
-fn open_history(a: &StudyArgs) -> Result<Option<crate::history::Recorder>, crate::Exit> {
-    Ok(match crate::history::Recorder::prepare(a.db.as_deref()) {
-        Ok(h) => Some(h),
-        Err(e) if a.db.is_some() => {
-            return Err(fail(
-                crate::history::error_code(&e),
-                &format!("option '--db': {e}"),
-            ))
-        }
-        Err(e) => {
-            say(&format!(
-                "warning: this study will not be recorded in the history: {e}"
-            ));
-            None
-        }
-    })
-}
-
-/// Record the study in the history database (a failure is a warning).
-fn record(h: &mut crate::history::Recorder, doc: &StudyDoc, json: &Path, quiet: bool) {
-    match crate::history::record_study(h, doc, json) {
-        Ok((id, db)) if !quiet => say(&format!("recorded as history #{id} in {}", db.display())),
-        Ok(_) => {}
-        Err(e) => say(&format!(
-            "warning: the study was not recorded in the history: {e}"
-        )),
-    }
-}
-
-/// The exit code after the check against `--baseline` (3 when a key figure
-/// got worse beyond the noise); a study that did not complete keeps its
-/// `code` and is not checked.
-fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> i32 {
-    if code != 0 {
-        say("no regression check: the study did not complete");
-        return code;
-    }
-    crate::compare::regression_check(b, &ssdready_history::figures::from_study(doc))
-}
-
-/// Record the study in the history (unless none of its runs succeeded:
-/// nothing to remember) and check it against the baseline; returns the
-/// exit code.
-fn remember(
-    a: &StudyArgs,
-    history: Option<&mut crate::history::Recorder>,
-    base: Option<&crate::compare::Baseline>,
-    doc: &StudyDoc,
-    json: Option<PathBuf>,
-    code: i32,
-) -> i32 {
-    if let (Some(h), Some(json), true) = (history, &json, code != 1) {
-        record(h, doc, json, a.quiet);
-    }
-    match base {
-        Some(b) => regression_check(b, doc, code),
-        None => code,
-    }
-}
-
-/// Write study.json and print the findings; returns the exit code (1 when
-/// study.json could not be written or no run succeeded, 130 when
-/// interrupted) and where study.json went.
+/// Write study.json and its report and print the findings (the findings'
+/// loss is an error like any other: study.json holds them); returns the
+/// exit code and where study.json went.
 fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
-    let text = serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n";
+    let text = json_of(doc);
     let written = crate::output::write_in(dir, "study.json", &text).map_err(|e| e.to_string());
     let report = written
-        .as_ref()
-        .map_err(|e| e.clone())
+        .clone()
         .and_then(|_| crate::report::write_report(dir, &text));
-    // The findings' loss is an error like any other (study.json holds them).
     let printed = crate::stdout::write(&print::findings(doc, wall_s));
     for w in &doc.warnings {
         eprintln!("ssdready: {w}");
     }
     let json = match written {
-        Ok(p) => {
-            eprintln!("ssdready: wrote {} ({} runs)", p.display(), doc.runs.len());
-            p
-        }
-        Err(e) => {
-            say(&e);
-            return (1, None);
-        }
+        Ok(p) => p,
+        Err(e) => return said(&e, 1),
     };
-    match report {
-        Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
-        Err(e) => {
-            say(&e);
-            return (1, Some(json));
+    eprintln!(
+        "ssdready: {}",
+        wrote(&json, &format!("{} runs", doc.runs.len()))
+    );
+    if let Err(e) = report.map(|p| eprintln!("ssdready: {}", wrote(&p, ""))) {
+        say(&e);
+        return (1, Some(json));
+    }
+    for (f, what) in progress::config_files(doc) {
+        match crate::output::write_in(dir, f.name, &f.text) {
+            Ok(p) => eprintln!("ssdready: {}", wrote(&p, what)),
+            Err(e) => say(&format!("{} was not written: {e}", f.name)),
         }
     }
-    write_files(doc, dir);
     if let Err(e) = printed {
         say(&format!("{e} (the findings are in {})", json.display()));
         return (1, Some(json));
     }
-    let ok = doc.runs.iter().filter(|r| r.error.is_none()).count();
-    if doc.interrupted {
-        eprintln!("ssdready: interrupted; the study covers what ran");
-        return (130, Some(json));
-    }
-    if ok == 0 {
-        let why = doc
-            .runs
-            .iter()
-            .find_map(|r| r.error.clone())
-            .unwrap_or_default();
-        say(&format!("no run of the study succeeded: {why}"));
-        return (1, Some(json));
-    }
-    (0, Some(json))
+    let (code, line) = progress::study_end(doc);
+    line.inspect(|l| say(l));
+    (code, Some(json))
 }
 
-/// Write the configuration's files (udev rules, a systemd drop-in, the
-/// fio job) into the study's directory, each atomically, saying on
-/// stderr which; nothing where the trials kept no configuration. A file
-/// that cannot be written is said, and the study goes on.
-fn write_files(doc: &ssdready_diagnosis::model::StudyDoc, dir: &Path) {
-    use ssdready_diagnosis::combination_files::{self as files, FIO, SYSTEMD, UDEV};
-    let Some(c) = doc.trials.as_ref().and_then(|t| t.combination.as_ref()) else {
-        return;
-    };
-    let date = files::date_of(doc.started_unix_ms);
-    for f in files::files(c, &date, doc.limits.as_ref()) {
-        let what = match f.name {
-            UDEV => "the configuration's queue settings, as udev rules",
-            SYSTEMD => "the configuration's control-group properties, as a systemd drop-in",
-            FIO => "the configuration's job",
-            _ => "",
-        };
-        match crate::output::write_in(dir, f.name, &f.text) {
-            Ok(p) => eprintln!("ssdready: wrote {} ({what})", p.display()),
-            Err(e) => say(&format!("{} was not written: {e}", f.name)),
-        }
+/// A fleet's study: print its block, write study.json and its report (a
+/// report not written is a warning); the exit code.
+fn fleet(doc: &StudyDoc, dir: &Path, partial: bool, wall_s: f64) -> (i32, Option<PathBuf>) {
+    let text = json_of(doc);
+    if let Err(e) = crate::stdout::write(&ssdready_study::fleet_run::block(doc, wall_s)) {
+        return said(&e, 1);
     }
+    match crate::output::write_in(dir, "study.json", &text) {
+        Ok(p) => eprintln!("ssdready: {}", wrote(&p, "")),
+        Err(e) => return said(&e.to_string(), 1),
+    }
+    match crate::report::write_report(dir, &text) {
+        Ok(p) => eprintln!("ssdready: {}", wrote(&p, "")),
+        Err(e) => say(&format!("warning: {e}")),
+    }
+    let (code, line) = progress::fleet_end(doc, partial);
+    line.inspect(|l| say(l));
+    (code, None)
+}
+
+/// `line` said, and the exit `code` with no study.json.
+fn said(line: &str, code: i32) -> (i32, Option<PathBuf>) {
+    say(line);
+    (code, None)
 }

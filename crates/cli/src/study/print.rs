@@ -1,142 +1,107 @@
-//! What a study prints: the target and the plan with its ETA before it
-//! starts (stderr), a progress bar with the ETA while it runs (stderr; one
-//! line per run when stderr is not a terminal), and the findings at the end
-//! (stdout). The plan's and the findings' text are `ssdready_study::text`.
+//! What a study prints on stderr: its progress lines (only its warnings
+//! when quiet), the plan before it starts, and while the sweeps run a bar
+//! with the ETA (one line per run when stderr is not a terminal). The
+//! lines, the bar's message and position are `ssdready_study::progress`'s;
+//! the findings' text, printed at the end, is the diagnosis's.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ssdready_core::units::{fmt_count, fmt_ns};
 use ssdready_measured::record::RunRecord;
 use ssdready_study::driver::Observer;
-use ssdready_study::plan::Plan;
-use ssdready_study::session;
+use ssdready_study::progress::{run_line, Bar};
+use ssdready_study::{plan::Plan, session};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use ssdready_diagnosis::text::findings;
 
-struct Clock {
-    done_s: f64,
-    per_point_s: f64,
-    started: Instant,
-}
-
-/// Progress of the study on stderr.
-pub struct StudyProgress {
+/// The sweeps' bar: drawn on a terminal (a thread moves it within each
+/// run), else each run's line.
+struct Sweeps {
     bar: ProgressBar,
     lines: bool,
-    total: usize,
-    clock: Arc<Mutex<Clock>>,
-    ticker: Option<std::thread::JoinHandle<()>>,
-    done: Arc<std::sync::atomic::AtomicBool>,
+    at: Arc<Mutex<(Bar, Instant)>>,
+    ticker: Option<(std::thread::JoinHandle<()>, Arc<AtomicBool>)>,
 }
 
-impl StudyProgress {
-    /// A bar over the plan's estimated seconds.
-    pub fn new(p: &Plan, quiet: bool) -> Self {
+impl Sweeps {
+    fn new(p: &Plan, quiet: bool) -> Self {
         let term = std::io::stderr().is_terminal() && !quiet;
-        let per = p.settings.runtime_s + p.settings.ramp_s + p.overhead_s;
-        let total_ms = (p.eta_s(0) * 1000.0) as u64;
-        let bar = if term {
-            let b = ProgressBar::with_draw_target(Some(total_ms), ProgressDrawTarget::stderr());
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% ETA {eta} {msg}",
-                )
-                .expect("static template"),
-            );
-            b
-        } else {
-            ProgressBar::hidden()
+        let at = Arc::new(Mutex::new((Bar::of(p), Instant::now())));
+        let bar = match term {
+            true => ProgressBar::with_draw_target(
+                Some(Bar::of(p).length_ms),
+                ProgressDrawTarget::stderr(),
+            ),
+            false => ProgressBar::hidden(),
         };
-        let clock = Arc::new(Mutex::new(Clock {
-            done_s: 0.0,
-            per_point_s: per,
-            started: Instant::now(),
-        }));
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let template = "{spinner} [{elapsed_precise}] [{bar:30}] {percent:>3}% ETA {eta} {msg}";
+        bar.set_style(ProgressStyle::with_template(template).expect("static template"));
         let ticker = term.then(|| {
-            let (bar, clock, done) = (bar.clone(), clock.clone(), done.clone());
-            std::thread::spawn(move || {
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    if let Ok(c) = clock.lock() {
-                        let within = c.started.elapsed().as_secs_f64().min(c.per_point_s);
-                        bar.set_position(((c.done_s + within) * 1000.0) as u64);
+            let (bar, at, done) = (bar.clone(), at.clone(), Arc::new(AtomicBool::new(false)));
+            let end = done.clone();
+            let t = std::thread::spawn(move || {
+                while !done.load(Relaxed) {
+                    if let Ok(a) = at.lock() {
+                        bar.set_position(a.0.position_ms(a.1.elapsed().as_secs_f64()));
                     }
                     bar.tick();
                     std::thread::sleep(Duration::from_millis(200));
                 }
-            })
+            });
+            (t, end)
         });
-        StudyProgress {
+        Sweeps {
             bar,
             lines: !term && !quiet,
-            total: p.points.len(),
-            clock,
+            at,
             ticker,
-            done,
         }
     }
 
     /// Remove the bar.
-    pub fn finish(mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(t) = self.ticker.take() {
+    fn finish(mut self) {
+        if let Some((t, done)) = self.ticker.take() {
+            done.store(true, Relaxed);
             let _ = t.join();
         }
         self.bar.finish_and_clear();
     }
-
-    fn say(&self, line: String) {
-        if self.lines {
-            eprintln!("{line}");
-        } else if !self.bar.is_hidden() {
-            self.bar.println(line);
-        }
-    }
 }
 
-impl Observer for StudyProgress {
+impl Observer for Sweeps {
     fn starting(&mut self, index: usize, id: &str, _eta: f64) {
-        if let Ok(mut c) = self.clock.lock() {
-            c.started = Instant::now();
+        if let Ok(mut a) = self.at.lock() {
+            a.1 = Instant::now();
+            self.bar.set_message(a.0.starting(index, id));
         }
-        self.bar
-            .set_message(format!("run {}/{} {id}", index + 1, self.total));
     }
 
     fn finished(&mut self, rec: &RunRecord) {
-        if let Ok(mut c) = self.clock.lock() {
-            c.done_s += c.per_point_s;
-            c.started = Instant::now();
-            self.bar.set_position((c.done_s * 1000.0) as u64);
+        if let Ok(mut a) = self.at.lock() {
+            a.1 = Instant::now();
+            self.bar.set_position(a.0.finished());
         }
-        let what = match &rec.error {
-            Some(e) => format!("failed: {e}"),
-            None => format!(
-                "{} IOPS, {} mean, {} p99",
-                fmt_count(rec.summary.iops),
-                fmt_ns(rec.summary.lat_mean_ns),
-                fmt_ns(rec.summary.lat_p99_ns as f64)
-            ),
-        };
-        self.say(format!("  {:<28} {what}", rec.id));
+        match self.lines {
+            true => eprintln!("{}", run_line(rec)),
+            false if !self.bar.is_hidden() => self.bar.println(run_line(rec)),
+            false => {}
+        }
     }
 
     fn dropped(&mut self, n: usize) {
-        if let Ok(c) = self.clock.lock() {
-            let len = self.bar.length().unwrap_or(0);
+        if let Ok(a) = self.at.lock() {
             self.bar
-                .set_length(len.saturating_sub((n as f64 * c.per_point_s * 1000.0) as u64));
+                .set_length(a.0.dropped(self.bar.length().unwrap_or(0), n));
         }
     }
 }
 
-/// The study's progress on stderr: its lines (only its warnings when
-/// quiet), the plan, and the sweeps' bar.
+/// The study's progress on stderr.
 pub struct Shown {
     quiet: bool,
-    bar: Option<StudyProgress>,
+    bar: Option<Sweeps>,
 }
 
 impl Shown {
@@ -183,7 +148,7 @@ impl session::Observer for Shown {
     }
 
     fn sweeps(&mut self, plan: &Plan) {
-        self.bar = Some(StudyProgress::new(plan, self.quiet));
+        self.bar = Some(Sweeps::new(plan, self.quiet));
     }
 
     fn sweeps_done(&mut self) {
