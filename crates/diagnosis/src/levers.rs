@@ -6,7 +6,7 @@
 //! current values and hands them in ([`Context`]); what comes out is the
 //! candidates ([`candidates`]), whether the lever applies at all
 //! ([`applies`]) and how the study makes a candidate ([`Apply`]). Each
-//! form of `values` is one file of [`crate::lever_values`], behind one
+//! form of `values` is one file of `lever_values`, behind one
 //! interface: this file names none of them.
 
 use crate::facts::{Fact, Value};
@@ -169,7 +169,7 @@ pub struct Lever {
     pub attr: Option<String>,
     pub what: String,
     /// How its candidate values follow from the current one
-    /// ([`crate::lever_values`]: one form each).
+    /// (`lever_values`: one form each).
     pub values: Option<Values>,
     pub when: Vec<Cond>,
     pub causes: Vec<Cause>,
