@@ -197,7 +197,7 @@ fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyDoc {
         .collect();
     runs.push(rec("qd-16", "qd-16", 1, qd16));
     StudyDoc {
-        schema: ssdready_diagnosis::model::SCHEMA.into(),
+        schema: ssdready_measured::schema::SCHEMA.into(),
         targets: vec![ssdready_measured::record::TargetProfile {
             spec: "emu:x25e".into(),
             ..Default::default()

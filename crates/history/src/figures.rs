@@ -63,7 +63,7 @@ pub enum DocumentError {
     FioLayout,
     #[error(
         "schema '{schema}' is not ssdready's (allowed: a study.json, schema {}, or a run's native JSON, schema {})",
-        ssdready_diagnosis::model::SCHEMA,
+        ssdready_measured::schema::SCHEMA,
         ssdready_core::result::SCHEMA
     )]
     Foreign { schema: String },
@@ -93,8 +93,8 @@ impl Document {
             }),
         };
         match schema {
-            ssdready_diagnosis::model::SCHEMA => {
-                check(schema, ssdready_diagnosis::model::SCHEMA_VERSION)?;
+            ssdready_measured::schema::SCHEMA => {
+                check(schema, ssdready_measured::schema::SCHEMA_VERSION)?;
                 serde_json::from_value(v)
                     .map(|d| Document::Study(Box::new(d)))
                     .map_err(DocumentError::Study)

@@ -4,8 +4,8 @@ use super::model::{
     finite, join_command, points, spread_pct, Better, Figure, Fingerprint, KeyFigures, Kind, Side,
     Unit,
 };
-use ssdready_diagnosis::figures::median;
 use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::curve::median;
 use ssdready_measured::record::RunRecord;
 use std::collections::BTreeMap;
 
