@@ -179,9 +179,21 @@ fn open_history(a: &StudyArgs) -> Result<Option<crate::history::Recorder>, crate
     })
 }
 
+/// The study as the history reduces it, or why its document does not
+/// read back.
+type Reduced = Result<ssdready_history::Side, serde_json::Error>;
+
 /// Record the study in the history database (a failure is a warning).
-fn record(h: &mut crate::history::Recorder, doc: &StudyDoc, json: &Path, quiet: bool) {
-    match crate::history::record_study(h, doc, json) {
+fn record(h: &mut crate::history::Recorder, side: &Reduced, json: &Path, quiet: bool) {
+    let side = match side {
+        Ok(s) => s,
+        Err(e) => {
+            return say(&format!(
+                "warning: the study was not recorded in the history: its document does not read back: {e}"
+            ))
+        }
+    };
+    match crate::history::record_study(h, side, json) {
         Ok((id, db)) if !quiet => say(&format!("recorded as history #{id} in {}", db.display())),
         Ok(_) => {}
         Err(e) => say(&format!(
@@ -193,12 +205,20 @@ fn record(h: &mut crate::history::Recorder, doc: &StudyDoc, json: &Path, quiet: 
 /// The exit code after the check against `--baseline` (3 when a key figure
 /// got worse beyond the noise); a study that did not complete keeps its
 /// `code` and is not checked.
-fn regression_check(b: &crate::compare::Baseline, doc: &StudyDoc, code: i32) -> i32 {
+fn regression_check(b: &crate::compare::Baseline, side: &Reduced, code: i32) -> i32 {
     if code != 0 {
         say("no regression check: the study did not complete");
         return code;
     }
-    crate::compare::regression_check(b, &ssdready_history::figures::from_study(doc))
+    match side {
+        Ok(s) => crate::compare::regression_check(b, s),
+        Err(e) => {
+            say(&format!(
+                "no regression check: the study's document does not read back: {e}"
+            ));
+            1
+        }
+    }
 }
 
 /// Record the study in the history (unless none of its runs succeeded:
@@ -212,11 +232,12 @@ fn remember(
     json: Option<PathBuf>,
     code: i32,
 ) -> i32 {
+    let side = crate::history::study_side(doc);
     if let (Some(h), Some(json), true) = (history, &json, code != 1) {
-        record(h, doc, json, a.quiet);
+        record(h, &side, json, a.quiet);
     }
     match base {
-        Some(b) => regression_check(b, doc, code),
+        Some(b) => regression_check(b, &side, code),
         None => code,
     }
 }
