@@ -15,10 +15,11 @@
 
 use crate::stdout::out;
 use crate::{fail, say};
+use ssdready_diagnosis::model::StudyDoc;
 use ssdready_history::compare::{compare, render_text, Comparison};
 use ssdready_history::figures::Document;
 pub use ssdready_history::load::Baseline;
-use ssdready_history::load::{self, load};
+use ssdready_history::load::{self, load, Loaded};
 use ssdready_history::outcome::{self, differences};
 use ssdready_history::{Kind, Side};
 use ssdready_report::html::ReportDoc;
@@ -79,24 +80,43 @@ fn output_dir(dir: &Path) -> Result<PathBuf, crate::Exit> {
 fn write_outputs(
     dir: &Path,
     c: &Comparison,
-    a: &Document,
-    b: &Document,
+    a: &ReportDoc,
+    b: &ReportDoc,
 ) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let file = dir.join("compare.json");
     let text = serde_json::to_string_pretty(c).expect("a comparison serialises") + "\n";
     crate::output::write(&crate::output::Sink::File(file.clone()), &text)?;
-    let html =
-        ssdready_report::html::render_compare(&report_doc(a), &report_doc(b), &differences(c));
+    let html = ssdready_report::html::render_compare(a, b, &differences(c));
     crate::output::write(&crate::output::Sink::File(dir.join("compare.html")), &html)?;
     Ok(file)
 }
 
-/// The document as the report crate takes it.
-fn report_doc(d: &Document) -> ReportDoc {
-    match d {
-        Document::Study(s) => ReportDoc::Study(s.clone()),
-        Document::Run(r) => ReportDoc::Run(r.clone()),
+/// The document as the report crate takes it: a study read whole from
+/// its text (the history reads only the fields it compares), so that a
+/// study document that does not read is bad input here as it is for the
+/// report.
+fn report_doc(l: &Loaded) -> Result<ReportDoc, String> {
+    match &l.doc {
+        Document::Study(_) => {
+            // Read as the text's value, as the history reads its view.
+            let v: serde_json::Value = serde_json::from_str(&l.text).map_err(|e| e.to_string())?;
+            serde_json::from_value::<StudyDoc>(v)
+                .map(|d| ReportDoc::Study(Box::new(d)))
+                .map_err(|e| {
+                    let file = l
+                        .origin
+                        .path
+                        .as_deref()
+                        .unwrap_or(Path::new(&l.origin.given));
+                    let at = match l.origin.history_id {
+                        Some(id) => format!("history id {id}: its result {}", file.display()),
+                        None => file.display().to_string(),
+                    };
+                    format!("{at}: a study document that does not read: {e}")
+                })
+        }
+        Document::Run(r) => Ok(ReportDoc::Run(r.clone())),
     }
 }
 
@@ -106,10 +126,13 @@ pub fn command(a: CompareArgs) -> crate::Done {
         output_dir(dir)?;
     }
     let load_or_fail = |given: &str, which: &str| {
-        load(given, a.db.as_deref()).map_err(|e| fail(e.exit_code(), &format!("{which}: {e}")))
+        let l = load(given, a.db.as_deref())
+            .map_err(|e| fail(e.exit_code(), &format!("{which}: {e}")))?;
+        let whole = report_doc(&l).map_err(|e| fail(2, &format!("{which}: {e}")))?;
+        Ok::<_, crate::Exit>((l, whole))
     };
-    let la = load_or_fail(&a.a, "A")?;
-    let lb = load_or_fail(&a.b, "B")?;
+    let (la, ra) = load_or_fail(&a.a, "A")?;
+    let (lb, rb) = load_or_fail(&a.b, "B")?;
     let (sa, sb) = (la.doc.side(), lb.doc.side());
     let c = compare((la.origin, &sa), (lb.origin, &sb));
     if !c.comparable {
@@ -128,7 +151,7 @@ pub fn command(a: CompareArgs) -> crate::Done {
     }
     out!("{}", render_text(&c, a.all))?;
     if let Some(dir) = &a.output {
-        match write_outputs(dir, &c, &la.doc, &lb.doc) {
+        match write_outputs(dir, &c, &ra, &rb) {
             Ok(p) => eprintln!("ssdready: wrote {}", p.display()),
             Err(e) => return Err(fail(1, &e)),
         }

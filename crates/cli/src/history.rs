@@ -13,8 +13,8 @@ use crate::stdout::{out, outln};
 use crate::{fail, say};
 use ssdready_core::result::RunResult;
 use ssdready_diagnosis::model::StudyDoc;
-use ssdready_history::figures::{from_run, from_study, join_command};
-use ssdready_history::{dates, db_path, text, Error, Filter, History, Kind, NewEntry};
+use ssdready_history::figures::{from_run, from_study, join_command, StudyView};
+use ssdready_history::{dates, db_path, text, Error, Filter, History, Kind, NewEntry, Side};
 use std::path::{Path, PathBuf};
 
 /// The `history` command line.
@@ -101,24 +101,29 @@ impl Recorder {
     }
 }
 
-/// Record a study whose document was written to `json`; returns its id
-/// and the database's path. A copy of the document is kept beside the
+/// A study reduced to the history's figures, read as its study.json
+/// gives it: the history reads its own view of the schema, the fields it
+/// compares. An error is a document that would not read back (a figure
+/// that is not a number).
+pub fn study_side(doc: &StudyDoc) -> Result<Side, serde_json::Error> {
+    let v = serde_json::to_value(doc)?;
+    let view: StudyView = serde_json::from_value(v)?;
+    Ok(from_study(&view))
+}
+
+/// Record a study (reduced: `side`) whose document was written to
+/// `json`; returns its id and the database's path. A copy of the document is kept beside the
 /// database (`STEM-results/ID.json`, as a saved run's), so that the id
 /// always means what was recorded, whatever later happens to `json`'s
 /// directory.
-pub fn record_study(
-    r: &mut Recorder,
-    doc: &StudyDoc,
-    json: &Path,
-) -> Result<(i64, PathBuf), Error> {
+pub fn record_study(r: &mut Recorder, side: &Side, json: &Path) -> Result<(i64, PathBuf), Error> {
     let h = r.open()?;
-    let side = from_study(doc);
     let text = std::fs::read_to_string(json).map_err(|e| Error::Io {
         path: h.path().to_path_buf(),
         what: format!("reading {}", json.display()),
         source: e,
     })?;
-    let entry = NewEntry::from_side(&side, side.command.clone(), None);
+    let entry = NewEntry::from_side(side, side.command.clone(), None);
     let (id, _) = keep_with_id(h, &entry, &text)?;
     Ok((id, h.path().to_path_buf()))
 }
@@ -159,8 +164,13 @@ impl StudyRecord {
     /// got worse beyond the noise; a study that did not complete keeps its
     /// `code` and is not checked. Returns the exit code.
     pub fn remember(&mut self, doc: &StudyDoc, json: Option<&Path>, code: i32, quiet: bool) -> i32 {
+        let side = study_side(doc);
         if let (Some(h), Some(json), true) = (self.db.as_mut(), json, code != 1) {
-            match record_study(h, doc, json) {
+            let recorded = side
+                .as_ref()
+                .map_err(|e| format!("its document does not read back: {e}"))
+                .and_then(|s| record_study(h, s, json).map_err(|e| e.to_string()));
+            match recorded {
                 Ok((id, db)) if !quiet => {
                     say(&format!("recorded as history #{id} in {}", db.display()))
                 }
@@ -170,13 +180,19 @@ impl StudyRecord {
                 )),
             }
         }
-        match &self.base {
-            Some(_) if code != 0 => {
+        match (&self.base, &side) {
+            (Some(_), _) if code != 0 => {
                 say("no regression check: the study did not complete");
                 code
             }
-            Some(b) => crate::compare::regression_check(b, &from_study(doc)),
-            None => code,
+            (Some(b), Ok(s)) => crate::compare::regression_check(b, s),
+            (Some(_), Err(e)) => {
+                say(&format!(
+                    "no regression check: the study's document does not read back: {e}"
+                ));
+                1
+            }
+            (None, _) => code,
         }
     }
 }

@@ -44,6 +44,7 @@ mod fuse_uring;
 mod fuzz;
 mod ground_truth;
 mod history;
+mod history_view;
 mod hot_path_cost;
 mod kernel_drive;
 mod lab;

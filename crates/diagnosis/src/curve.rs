@@ -1,14 +1,16 @@
 //! The figures of a study's curves and runs, below the causes that weigh
-//! them: each queue-depth point ([`CurvePoint`]), the device's limit, what
-//! each run delivered, scaling, the QD 1 platform share, clocks per I/O,
-//! the noise between repeats; the helpers that find a point's runs and
-//! combine repeats by their median; and the emulated drive's daemon over
-//! runs. [`crate::figures`] gathers them, with the causes', into
+//! them: the queue-depth curve (its points are the data crate's
+//! [`CurvePoint`], a point's repeats combined by its [`median`]), the
+//! device's limit, what each run delivered, scaling, the QD 1 platform
+//! share, clocks per I/O, the noise between repeats; the helpers that find
+//! a point's runs; and the emulated drive's daemon over runs.
+//! [`crate::figures`] gathers them, with the causes', into
 //! [`crate::figures::Figures`]; the causes see the curve through
 //! [`CurveFigures`].
 
 use serde::{Deserialize, Serialize};
 use ssdready_measured::basis::{Bound, ANALYTIC_MODEL};
+use ssdready_measured::curve::{median, CurvePoint};
 use ssdready_measured::record::{RunRecord, TargetProfile};
 use ssdready_measured::summary::Transport;
 
@@ -56,35 +58,6 @@ pub struct Delivered {
     pub pct: Option<f64>,
     /// Emulator: IOPS against the model alone at the same point, percent.
     pub of_device_at_point_pct: Option<f64>,
-}
-
-/// One queue depth of the curve.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct CurvePoint {
-    pub qd: u32,
-    pub iops: f64,
-    pub lat_mean_ns: f64,
-    pub lat_p99_ns: u64,
-    /// Emulator: the model alone at this depth (virtual time).
-    pub device_iops: Option<f64>,
-    pub device_lat_mean_ns: Option<f64>,
-    pub runs: Vec<String>,
-    /// Kernel drive: the mean latency less the drive's transport (its
-    /// calibration at this depth), and that calibration's error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub less_transport_lat_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub less_transport_err_ns: Option<f64>,
-    /// Of the mean, the time in the block layer and below, from the
-    /// device's own counters (`/sys/block/X/stat`: time per request), when
-    /// the device counted the same I/Os as the study (within 2 %); the rest
-    /// of the mean is above the block layer. The median over the repeats.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_ns: Option<f64>,
-    /// The time the CPU quota stopped the study's group, per I/O (the
-    /// group's `cpu.stat` throttled time over the I/Os), where it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quota_stopped_ns: Option<f64>,
 }
 
 /// Latency at a point.
@@ -202,21 +175,6 @@ pub struct Noise {
     /// Standard deviation / mean, percent.
     pub cov_pct: f64,
     pub runs: Vec<String>,
-}
-
-/// The median of a list (None when empty).
-pub fn median(v: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    })
 }
 
 /// The point id of a curve's depth: `qd-16`, `platform-qd16`.

@@ -10,7 +10,8 @@
 //!
 //! [`Figures`] gathers everything derived (`figures` in study.json); the
 //! figures of the curve and the runs are [`crate::curve`]'s (re-exported
-//! here). [`derive()`] makes them in turns: the curve first, then what the
+//! here; the curve's points and the median are the data crate's,
+//! `ssdready_measured::curve`). [`derive()`] makes them in turns: the curve first, then what the
 //! causes below it say of that curve (the sweeps' comparisons, what holds
 //! the peak: [`crate::limit`]), which they see through
 //! [`CurveFigures`], never the whole.
@@ -20,6 +21,7 @@ pub use crate::curve::*;
 use crate::sweeps::{self, Comparisons};
 use serde::{Deserialize, Serialize};
 use ssdready_measured::basis::ANALYTIC_MODEL;
+use ssdready_measured::curve::{median, CurvePoint};
 use ssdready_measured::record::{RunRecord, TargetProfile};
 
 /// Everything derived.

@@ -1,21 +1,14 @@
 //! The study document, `DIR/study.json`: what was studied, the plan, every
 //! run with its measurements, the derived figures and the verdicts. The
-//! schema is `ssdready.study`, versioned by [`SCHEMA_VERSION`] and documented
-//! field by field in `docs/study-schema.md`; a change that renames or
-//! removes a field bumps the version.
+//! schema is `ssdready.study`, versioned by
+//! [`ssdready_measured::schema::SCHEMA_VERSION`] and documented field by
+//! field in `docs/study-schema.md`; a change that renames or removes a
+//! field bumps the version.
 
 use ssdready_measured::record::{Machine, RunRecord, TargetProfile, Verdict};
 
 use crate::figures::Figures;
 use serde::{Deserialize, Serialize};
-
-/// Name of the study schema.
-pub const SCHEMA: &str = "ssdready.study";
-/// Version of the study schema.
-pub const SCHEMA_VERSION: u32 = 2;
-/// The oldest version still read (its causes in words, read back as
-/// causes; its missing fields as their defaults).
-pub const SCHEMA_VERSION_OLDEST: u32 = 1;
 
 /// A whole study.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

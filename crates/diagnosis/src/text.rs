@@ -2,9 +2,10 @@
 //! the target, the queue-depth table, the verdicts and what was skipped.
 
 use crate::answer::{describe, fmt_duration};
-use crate::figures::{CurvePoint, Figures};
+use crate::figures::Figures;
 use crate::model::StudyDoc;
 use ssdready_core::units::{fmt_count, fmt_ns};
+use ssdready_measured::curve::CurvePoint;
 use std::fmt::Write as _;
 
 /// The findings, at the end.
@@ -533,14 +534,16 @@ mod tests {
             ..Default::default()
         };
         d.figures.device_limit.iops = Some(1.0e6);
-        d.figures.qd_curve.push(crate::figures::CurvePoint {
-            qd: 1,
-            iops: 13_000.0,
-            lat_mean_ns: 77_000.0,
-            lat_p99_ns: 101_000,
-            device_iops: Some(22_200.0),
-            ..Default::default()
-        });
+        d.figures
+            .qd_curve
+            .push(ssdready_measured::curve::CurvePoint {
+                qd: 1,
+                iops: 13_000.0,
+                lat_mean_ns: 77_000.0,
+                lat_p99_ns: 101_000,
+                device_iops: Some(22_200.0),
+                ..Default::default()
+            });
         let s = findings(&d, 1.0);
         let row = s
             .lines()
@@ -564,15 +567,17 @@ mod tests {
             }],
             ..Default::default()
         };
-        d.figures.qd_curve.push(crate::figures::CurvePoint {
-            qd: 1,
-            iops: 5_000.0,
-            lat_mean_ns: 200_000.0,
-            device_iops: Some(22_000.0),
-            less_transport_lat_ns: Some(190_000.0),
-            less_transport_err_ns: Some(1_500.0),
-            ..Default::default()
-        });
+        d.figures
+            .qd_curve
+            .push(ssdready_measured::curve::CurvePoint {
+                qd: 1,
+                iops: 5_000.0,
+                lat_mean_ns: 200_000.0,
+                device_iops: Some(22_000.0),
+                less_transport_lat_ns: Some(190_000.0),
+                less_transport_err_ns: Some(1_500.0),
+                ..Default::default()
+            });
         d.figures.calibration = Some(crate::calibration::Calibration {
             transport: "fuse+loop".into(),
             path: Some("/root/.cache/ssdready/transport/k-b.json".into()),
@@ -620,16 +625,18 @@ mod tests {
             (2, 40_000.0, 45_000.0),
             (4, 46_000.0, 45_000.0),
         ] {
-            d.figures.qd_curve.push(crate::figures::CurvePoint {
-                qd,
-                iops: 10_000.0,
-                lat_mean_ns: less + 30_000.0,
-                device_iops: Some(20_000.0),
-                device_lat_mean_ns: Some(dev),
-                less_transport_lat_ns: Some(less),
-                less_transport_err_ns: Some(2_000.0),
-                ..Default::default()
-            });
+            d.figures
+                .qd_curve
+                .push(ssdready_measured::curve::CurvePoint {
+                    qd,
+                    iops: 10_000.0,
+                    lat_mean_ns: less + 30_000.0,
+                    device_iops: Some(20_000.0),
+                    device_lat_mean_ns: Some(dev),
+                    less_transport_lat_ns: Some(less),
+                    less_transport_err_ns: Some(2_000.0),
+                    ..Default::default()
+                });
         }
         let s = findings(&d, 1.0);
         let row = |qd: &str| {

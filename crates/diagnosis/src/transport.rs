@@ -40,7 +40,7 @@ impl HostLimit {
     /// The limit from the peak's CPU per I/O (one figure per run) and the
     /// transport's (its error); None without a platform part left.
     pub fn of(cpu: &[f64], (y_ns, y_err_ns, y_source): (f64, f64, &'static str)) -> Option<Self> {
-        let x_ns = crate::figures::median(cpu)?;
+        let x_ns = ssdready_measured::curve::median(cpu)?;
         let max = cpu.iter().copied().fold(f64::MIN, f64::max);
         let min = cpu.iter().copied().fold(f64::MAX, f64::min);
         let x_err_ns = (max - min) / 2.0;
@@ -81,7 +81,7 @@ fn pm(v: f64, err: f64, fmt: impl Fn(f64) -> String) -> String {
 /// One CPU figure of each of the peak's runs (a run without it, 0, does
 /// not count).
 fn at_peak(
-    peak: &crate::figures::CurvePoint,
+    peak: &ssdready_measured::curve::CurvePoint,
     runs: &[ssdready_measured::record::RunRecord],
     pick: fn(&ssdready_measured::summary::CpuSummary) -> f64,
 ) -> Vec<f64> {
@@ -150,8 +150,9 @@ pub fn host_limit(
     };
     let h = HostLimit::of(&cpu, y)?;
     // The CPUs' busy share at the peak, the median of its runs.
-    let idle_at_peak = crate::figures::median(&at_peak(peak, runs, |c| c.system_busy_pct))
-        .filter(|b| *b < CPUS_BUSY_PCT);
+    let idle_at_peak =
+        ssdready_measured::curve::median(&at_peak(peak, runs, |c| c.system_busy_pct))
+            .filter(|b| *b < CPUS_BUSY_PCT);
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     let count = ssdready_core::units::fmt_count;
     let repeats = match h.x_runs {
@@ -301,7 +302,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        f.peak = Some(crate::figures::CurvePoint {
+        f.peak = Some(ssdready_measured::curve::CurvePoint {
             qd: 32,
             iops: 37_000.0,
             device_iops: Some(device_iops),

@@ -23,7 +23,7 @@ use crate::dates::fmt_minute;
 use crate::figures::{Better, Fingerprint, Kind, Series, Side, Unit};
 use serde::Serialize;
 use serde_json::Value;
-use ssdready_diagnosis::figures::CurvePoint;
+use ssdready_measured::curve::CurvePoint;
 use std::fmt::Write;
 use std::path::PathBuf;
 

@@ -1,12 +1,12 @@
 //! Comparisons of hand-made results: identical, slower, noisy, incomparable.
 
 use super::*;
+use crate::figures::StudyView;
 use crate::figures::{from_run, from_study};
 use ssdready_core::hist::LatSummary;
 use ssdready_core::result::{CpuCost, DirResult, JobResult, PhaseResult, RunResult};
 use ssdready_core::spec::{JobSpec, RwMode};
 use ssdready_core::stats::SecSample;
-use ssdready_diagnosis::model::StudyDoc;
 use ssdready_measured::record::RunRecord;
 use ssdready_measured::summary::PointSummary;
 
@@ -175,7 +175,7 @@ fn different_workloads_are_not_compared() {
 }
 
 /// A study whose QD 1 point ran three times at `qd1` IOPS and QD 16 once.
-fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyDoc {
+fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyView {
     let rec = |id: &str, point: &str, repeat: u32, iops: f64| RunRecord {
         id: id.into(),
         point: point.into(),
@@ -196,14 +196,13 @@ fn study(qd1: &[f64], qd16: f64, lat_scale: f64) -> StudyDoc {
         .map(|(i, &x)| rec(&format!("qd-1#{}", i + 1), "qd-1", i as u32 + 1, x))
         .collect();
     runs.push(rec("qd-16", "qd-16", 1, qd16));
-    StudyDoc {
-        schema: ssdready_diagnosis::model::SCHEMA.into(),
+    StudyView {
         targets: vec![ssdready_measured::record::TargetProfile {
             spec: "emu:x25e".into(),
             ..Default::default()
         }],
         runs,
-        ..StudyDoc::default()
+        ..StudyView::default()
     }
 }
 

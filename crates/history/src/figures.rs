@@ -29,17 +29,18 @@
 
 use serde_json::Value;
 use ssdready_core::result::RunResult;
-use ssdready_diagnosis::model::StudyDoc;
 
 mod model;
 mod run;
 mod study;
+mod view;
 
 pub use model::{join_command, Better, Figure, Fingerprint, KeyFigures, Kind, Series, Side, Unit};
 
 pub(crate) use run::describe;
 pub use run::{from_run, job_workload};
 pub use study::from_study;
+pub use view::{DeviceLimitView, FiguresView, PlanView, PlatformShareView, StudyView};
 
 /// JSON text that is neither a study document nor a run's native JSON
 /// this ssdready reads.
@@ -63,7 +64,7 @@ pub enum DocumentError {
     FioLayout,
     #[error(
         "schema '{schema}' is not ssdready's (allowed: a study.json, schema {}, or a run's native JSON, schema {})",
-        ssdready_diagnosis::model::SCHEMA,
+        ssdready_measured::schema::SCHEMA,
         ssdready_core::result::SCHEMA
     )]
     Foreign { schema: String },
@@ -71,7 +72,8 @@ pub enum DocumentError {
 
 /// A study document or a run's native JSON, told apart by its `schema`.
 pub enum Document {
-    Study(Box<StudyDoc>),
+    /// A study, as the history reads it ([`StudyView`]).
+    Study(Box<StudyView>),
     Run(Box<RunResult>),
 }
 
@@ -93,8 +95,8 @@ impl Document {
             }),
         };
         match schema {
-            ssdready_diagnosis::model::SCHEMA => {
-                check(schema, ssdready_diagnosis::model::SCHEMA_VERSION)?;
+            ssdready_measured::schema::SCHEMA => {
+                check(schema, ssdready_measured::schema::SCHEMA_VERSION)?;
                 serde_json::from_value(v)
                     .map(|d| Document::Study(Box::new(d)))
                     .map_err(DocumentError::Study)

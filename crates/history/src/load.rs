@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub struct Loaded {
     pub origin: Origin,
     pub doc: Document,
+    /// The JSON text read: the whole document, for a reader of more than
+    /// the history reads of it (a study's report).
+    pub text: String,
 }
 
 /// Why a result could not be read.
@@ -59,7 +62,7 @@ enum JsonFileError {
     },
 }
 
-fn read_json(path: &Path) -> Result<Document, JsonFileError> {
+fn read_json(path: &Path) -> Result<(Document, String), JsonFileError> {
     let io = |err| JsonFileError::Io {
         path: path.to_path_buf(),
         err,
@@ -87,10 +90,11 @@ fn read_json(path: &Path) -> Result<Document, JsonFileError> {
     if text.len() as u64 > MAX_JSON_BYTES {
         return Err(too_large());
     }
-    Document::parse(&text).map_err(|why| JsonFileError::Document {
+    let doc = Document::parse(&text).map_err(|why| JsonFileError::Document {
         path: path.to_path_buf(),
         why,
-    })
+    })?;
+    Ok((doc, text))
 }
 
 /// Read what `given` names; ids are looked up in the database `db` (or
@@ -110,7 +114,7 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, LoadError> {
         } else {
             p.to_path_buf()
         };
-        let doc = read_json(&file).map_err(|e| bad(e.to_string()))?;
+        let (doc, text) = read_json(&file).map_err(|e| bad(e.to_string()))?;
         return Ok(Loaded {
             origin: Origin {
                 given: given.into(),
@@ -118,6 +122,7 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, LoadError> {
                 history_id: None,
             },
             doc,
+            text,
         });
     }
     let Ok(id) = given.parse::<i64>() else {
@@ -143,7 +148,8 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, LoadError> {
             "history id {id}: the entry has no saved result to compare"
         ))
     })?;
-    let doc = read_json(&file).map_err(|m| bad(format!("history id {id}: its result {m}")))?;
+    let (doc, text) =
+        read_json(&file).map_err(|m| bad(format!("history id {id}: its result {m}")))?;
     Ok(Loaded {
         origin: Origin {
             given: given.into(),
@@ -151,6 +157,7 @@ pub fn load(given: &str, db: Option<&Path>) -> Result<Loaded, LoadError> {
             history_id: Some(id),
         },
         doc,
+        text,
     })
 }
 

@@ -18,6 +18,9 @@
 //! * [`record`]: each run, the targets, the machine, the shape of a
 //!   verdict and its evidence;
 //! * [`summary`]: a run's figures as the study uses them;
+//! * [`curve`]: the queue-depth curve's point as study.json keeps it, and
+//!   the median that combines repeats;
+//! * [`schema`]: the study document's schema name and versions;
 //! * [`basis`]: what the device can do, known apart from the study's runs
 //!   (the emulator's analytic model's limit, the raw device, a
 //!   specification);
@@ -32,13 +35,15 @@
 //!   devices' counters.
 //!
 //! The `fixtures` feature adds inventories of planted control groups
-//! ([`group_limits::fixtures`]) for other crates' tests.
+//! (`group_limits::fixtures`, with the `fixtures` feature) for other crates' tests.
 
 #![forbid(unsafe_code)]
 
 pub mod basis;
+pub mod curve;
 pub mod group_limits;
 pub mod limits;
 pub mod record;
+pub mod schema;
 pub mod stack_layers;
 pub mod summary;

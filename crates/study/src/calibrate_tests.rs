@@ -210,7 +210,7 @@ fn qd1_and_qd16_curve() -> crate::figures::Figures {
         ..Default::default()
     };
     for (qd, lat) in [(1, 200_000.0), (16, 500_000.0)] {
-        f.qd_curve.push(crate::figures::CurvePoint {
+        f.qd_curve.push(ssdready_measured::curve::CurvePoint {
             qd,
             lat_mean_ns: lat,
             device_lat_mean_ns: Some(148_000.0),
@@ -273,7 +273,7 @@ fn a_calibration_noisier_than_the_transport_is_not_kept() {
 #[test]
 fn a_noisy_qd1_calibration_leaves_the_platform_share_alone() {
     let mut f = crate::figures::Figures::default();
-    f.qd_curve.push(crate::figures::CurvePoint {
+    f.qd_curve.push(ssdready_measured::curve::CurvePoint {
         qd: 1,
         lat_mean_ns: 582_000.0,
         device_lat_mean_ns: Some(149_000.0),
@@ -313,7 +313,7 @@ fn a_noisy_qd1_calibration_leaves_the_platform_share_alone() {
 #[test]
 fn a_transport_measured_below_nothing_takes_nothing_out() {
     let mut f = crate::figures::Figures::default();
-    f.qd_curve.push(crate::figures::CurvePoint {
+    f.qd_curve.push(ssdready_measured::curve::CurvePoint {
         qd: 4,
         lat_mean_ns: 136_000.0,
         ..Default::default()

@@ -19,10 +19,10 @@
 
 use crate::fleet::{self as sf, HostFigure, HostInfo, Section};
 use crate::model::{PlanDoc, StudyDoc, SweepDoc};
-use crate::model::{SCHEMA, SCHEMA_VERSION};
 use ssdready_fleet::client::{self, Host, HostRun, Request};
 use ssdready_fleet::merge;
 use ssdready_measured::record::{Machine, TargetKind, TargetProfile};
+use ssdready_measured::schema::{SCHEMA, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

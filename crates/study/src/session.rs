@@ -19,11 +19,12 @@
 
 use crate::ask::{Ask, AskError};
 use crate::clock::Clock;
-use crate::model::{StudyDoc, SCHEMA, SCHEMA_VERSION};
+use crate::model::StudyDoc;
 pub use crate::session_parts::{host_hands, Allowed, MakeHands, Observer, Options, Run};
 use crate::session_run::{self as steps, Steps};
 use crate::{detect, kdrive};
 use ssdready_measured::record::TargetProfile;
+use ssdready_measured::schema::{SCHEMA, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

@@ -13,10 +13,10 @@
 //! plants move the whole process.
 
 use ssdready_diagnosis::facts::{Fact, Value};
-use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::{Outcome, MIN_PAIRS};
 use ssdready_diagnosis::trials_section::Section;
+use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::record::{RunRecord, Verdict, Workload};
 use ssdready_study::plan::{Plan, Settings};
 use ssdready_study::trials::{self, Options, Trials};

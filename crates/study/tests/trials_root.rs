@@ -5,9 +5,9 @@
 //! device and its planting are `trials_plants_root`'s.
 
 use crate::trials_plants_root::{plant_queue, ram_loop, snapshot};
-use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::limit::Cause;
 use ssdready_diagnosis::trials::Outcome;
+use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::record::{RunRecord, Workload};
 use ssdready_study::plan::{Plan, Settings};
 use ssdready_study::trials::{self, Options, Trials};

@@ -480,7 +480,7 @@ fn not_identified(ruled: &[RuledOut]) -> String {
 /// The figures shown beside the verdict: medians over the repeats.
 fn figures_of(sh: &Shared, views: &[View], qd: u32, iops: f64) -> Saturation {
     let m = |g: &dyn Fn(&View) -> Option<f64>| {
-        crate::curve::median(&views.iter().filter_map(g).collect::<Vec<_>>())
+        ssdready_measured::curve::median(&views.iter().filter_map(g).collect::<Vec<_>>())
     };
     let share = |name: &str| {
         sh.decomposition

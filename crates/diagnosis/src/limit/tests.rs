@@ -2,8 +2,8 @@
 
 use super::caps::{Caps, CpuQuota, CpusAllowed, IoCap, IoKind, QueueCap, Setting};
 use super::*;
-use crate::curve::CurvePoint;
 use crate::figures::Figures;
+use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::limits::counters::{CounterDelta, CpuDelta};
 use ssdready_measured::limits::CgroupVersion;
 use ssdready_measured::record::{RunContext, Workload};

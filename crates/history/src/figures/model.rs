@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ssdready_core::result::DirResult;
-use ssdready_diagnosis::figures::{median, CurvePoint};
+use ssdready_measured::curve::{median, CurvePoint};
 use ssdready_measured::record::RunRecord;
 use std::collections::BTreeMap;
 

@@ -4,8 +4,8 @@ use super::model::{
     finite, join_command, points, spread_pct, Better, Figure, Fingerprint, KeyFigures, Kind, Side,
     Unit,
 };
-use ssdready_diagnosis::figures::median;
-use ssdready_diagnosis::model::StudyDoc;
+use super::view::StudyView;
+use ssdready_measured::curve::median;
 use ssdready_measured::record::RunRecord;
 use std::collections::BTreeMap;
 
@@ -71,7 +71,7 @@ fn point_label(p: &str) -> String {
 }
 
 /// Reduce a study.
-pub fn from_study(d: &StudyDoc) -> Side {
+pub fn from_study(d: &StudyView) -> Side {
     let pts = points(&d.runs);
     let typical = typical_spreads(&pts);
     let repeated = pts.iter().filter(|(_, rs)| rs.len() > 1).count();
@@ -235,7 +235,7 @@ fn wide(
 /// The study's own figures: the peak, the share of the device's limit
 /// delivered, the knee, the limit, the platform's share of QD 1 latency.
 fn study_wide_figures(
-    d: &StudyDoc,
+    d: &StudyView,
     typical_iops: Option<f64>,
     point_iops_noise: &BTreeMap<&str, Noise>,
     figures: &[Figure],

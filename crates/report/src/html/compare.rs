@@ -210,8 +210,8 @@ mod tests {
     }
 
     fn study(spec: &str, scale: f64, knee: u32) -> ReportDoc {
-        use ssdready_diagnosis::figures::CurvePoint;
         use ssdready_diagnosis::model::StudyDoc;
+        use ssdready_measured::curve::CurvePoint;
         use ssdready_measured::record::TargetProfile;
         let mut d = StudyDoc {
             schema: "ssdready.study".into(),

@@ -8,8 +8,8 @@ use super::charts::{AltAxis, Axis, Body, Figure, StackedBars, Table};
 use super::curves::{run, skipped_why};
 use super::svg::{esc, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_diagnosis::figures::CurvePoint;
 use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::curve::CurvePoint;
 use ssdready_measured::record::RunRecord;
 use std::fmt::Write as _;
 

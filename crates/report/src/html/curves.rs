@@ -7,8 +7,9 @@
 use super::charts::{Axis, Body, Figure, Mark, Series, Style, Table, XyChart};
 use super::svg::{color, Unit};
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_diagnosis::figures::{median, CurvePoint, Scaling};
+use ssdready_diagnosis::figures::Scaling;
 use ssdready_diagnosis::model::StudyDoc;
+use ssdready_measured::curve::{median, CurvePoint};
 use ssdready_measured::record::RunRecord;
 
 /// A study and the name it goes by in a comparison ("" alone).

@@ -84,9 +84,9 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         Some(other) => return Err(LoadError::Schema(format!("{other}"))),
         None => return Err(LoadError::Schema("(none: no 'schema' field)".into())),
     };
-    let study = schema == ssdready_diagnosis::model::SCHEMA;
+    let study = schema == ssdready_measured::schema::SCHEMA;
     let allowed = match schema.as_str() {
-        ssdready_diagnosis::model::SCHEMA => ssdready_diagnosis::model::SCHEMA_VERSION,
+        ssdready_measured::schema::SCHEMA => ssdready_measured::schema::SCHEMA_VERSION,
         ssdready_core::result::SCHEMA => ssdready_core::result::SCHEMA_VERSION,
         ssdready_characterize_judge::model::SCHEMA => {
             ssdready_characterize_judge::model::SCHEMA_VERSION
@@ -95,7 +95,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
     };
     let version = v.get("schema_version").cloned().unwrap_or(Value::Null);
     let oldest = match study {
-        true => ssdready_diagnosis::model::SCHEMA_VERSION_OLDEST,
+        true => ssdready_measured::schema::SCHEMA_VERSION_OLDEST,
         false => allowed,
     };
     if !version
@@ -115,7 +115,7 @@ pub fn load_value(v: Value) -> Result<ReportDoc, LoadError> {
         schema: schema.clone(),
         why: e.to_string(),
     };
-    if schema == ssdready_diagnosis::model::SCHEMA {
+    if schema == ssdready_measured::schema::SCHEMA {
         let d: StudyDoc = serde_json::from_value(v).map_err(shape)?;
         if d.targets.is_empty() {
             return Err(LoadError::Shape {
