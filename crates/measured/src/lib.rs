@@ -35,7 +35,7 @@
 //!   devices' counters.
 //!
 //! The `fixtures` feature adds inventories of planted control groups
-//! (`group_limits::fixtures`, with the `fixtures` feature) for other crates' tests.
+//! (`group_limits::fixtures`) for other crates' tests.
 
 #![forbid(unsafe_code)]
 
