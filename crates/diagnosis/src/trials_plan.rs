@@ -152,25 +152,52 @@ pub fn plan(
     }
     rank(&mut todo, cx.cause);
     if quick {
-        let keep = todo
-            .iter()
-            .filter(|p| p.held || p.estimate.as_ref().is_some_and(Estimate::large))
-            .count()
-            .max(QUICK_LEVERS);
-        if todo.len() > keep {
-            for p in todo.drain(keep..) {
-                not.push(
-                    untested(
-                        &p.lever,
-                        Reason::Quick,
-                        "a quick study tries the changes with a large estimate and the first the findings point at".into(),
-                    )
-                    .with(p.estimate),
-                );
-            }
+        let (kept, left) = quick_share(todo, cx.cause);
+        todo = kept;
+        for p in left {
+            not.push(
+                untested(
+                    &p.lever,
+                    Reason::Quick,
+                    "a quick study tries the changes with a large estimate and the first the findings point at".into(),
+                )
+                .with(p.estimate),
+            );
         }
     }
     (todo, not)
+}
+
+/// A quick study's share of the ranked levers, in their order: every
+/// large estimate and every limit of the study's groups that holds; the
+/// first lever of the named cause's own (or else the first the findings
+/// point at), whatever its estimate, so that the cause named is tried;
+/// then the rest up to [`QUICK_LEVERS`]. The others are left.
+fn quick_share(todo: Vec<Planned>, cause: Cause) -> (Vec<Planned>, Vec<Planned>) {
+    let must = |p: &Planned| p.held || p.estimate.as_ref().is_some_and(Estimate::large);
+    let first_of = |f: &dyn Fn(&Planned) -> bool| todo.iter().position(f);
+    let named = first_of(&|p| p.lever.causes.contains(&cause)).or(first_of(&|p| p.pointed));
+    let mut keep: Vec<bool> = todo
+        .iter()
+        .enumerate()
+        .map(|(i, p)| must(p) || Some(i) == named)
+        .collect();
+    let mut room = QUICK_LEVERS.saturating_sub(keep.iter().filter(|k| **k).count());
+    for k in keep.iter_mut().filter(|k| !**k) {
+        if room == 0 {
+            break;
+        }
+        *k = true;
+        room -= 1;
+    }
+    let (mut kept, mut left) = (Vec::new(), Vec::new());
+    for (p, k) in todo.into_iter().zip(keep) {
+        match k {
+            true => kept.push(p),
+            false => left.push(p),
+        }
+    }
+    (kept, left)
 }
 
 /// Whether a cgroup lever's limit holds on the study's groups, as the

@@ -183,3 +183,67 @@ fn a_limit_that_cannot_bind_at_the_point_the_study_reaches_is_said_untested() {
     assert_eq!(u.reason, Reason::CannotBind);
     assert!(u.why.contains("the quota allows 4.00 CPUs"), "{}", u.why);
 }
+
+/// A RAM loop device with its request queue cut to 4 (the planted case):
+/// the curve still grew past QD 4 (more I/Os in flight amortise the
+/// submissions), but the device held no more than its queue admits.
+fn queue_of_four() -> Context {
+    let mut cx = split_device();
+    cx.cause = Cause::DeviceQueue;
+    cx.large_read_split = None;
+    cx.queue.insert("nr_requests".into(), "4".into());
+    cx.queue.insert("max_sectors_kb".into(), "1280".into());
+    cx.curve = vec![
+        (1, 27_601.0),
+        (2, 44_801.0),
+        (4, 81_364.0),
+        (8, 122_653.0),
+        (16, 139_263.0),
+        (32, 129_438.0),
+        (64, 125_894.0),
+    ];
+    for (k, v) in [
+        ("peak_qd", 16.0),
+        ("device_in_flight_peak", 3.0),
+        ("priority_raisable", 1.0),
+    ] {
+        cx.facts.insert(k.into(), num(v));
+    }
+    cx
+}
+
+#[test]
+fn a_full_request_queue_named_as_the_cause_is_tried_first_in_a_quick_study() {
+    let cx = queue_of_four();
+    let rules = ["device-queue-limit", "other-work-present", "unstable-point"];
+    let fired = levers::fired(&cx, &rules.map(String::from));
+    let (todo, not) = plan(&shipped(), &cx, &fired, &asked(), true, &at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    let all = plan(&shipped(), &cx, &fired, &asked(), false, &at).0;
+    let all: Vec<(&str, bool)> = all.iter().map(|p| (p.lever.id.as_str(), p.held)).collect();
+    assert_eq!(ids.first(), Some(&"nr-requests"), "{ids:?} {all:?} {not:?}");
+    let e = todo[0].estimate.as_ref().expect("an estimate");
+    assert!(e.large(), "{e:?}");
+}
+
+#[test]
+fn the_named_causes_own_lever_is_kept_in_a_quick_study_beside_larger_estimates() {
+    let mut cx = queue_of_four();
+    // The I/O's threads waited for a CPU: priority and pinning may buy
+    // more by their estimate; the queue's own lever, with no estimate
+    // (its curve unknown), still has its trial.
+    cx.cpu_wait_pct = Some(64.5);
+    cx.curve.clear();
+    let rules = ["device-queue-limit", "other-work-present", "unstable-point"];
+    let fired = levers::fired(&cx, &rules.map(String::from));
+    let (todo, not) = plan(&shipped(), &cx, &fired, &asked(), true, &at);
+    let ids: Vec<&str> = todo.iter().map(|p| p.lever.id.as_str()).collect();
+    assert!(ids.contains(&"nr-requests"), "{ids:?} {not:?}");
+    let large = todo
+        .iter()
+        .filter(|p| p.estimate.as_ref().is_some_and(|e| e.large()))
+        .count();
+    assert!(large >= 1, "{ids:?}");
+    assert_eq!(ids.len(), large + 1, "{ids:?}");
+    assert!(not.iter().all(|u| u.lever != "nr-requests"), "{not:?}");
+}
