@@ -198,7 +198,14 @@ fn headroom(cx: &Context, p: &Point) -> Option<Estimate> {
     )
 }
 
+/// The I/O's threads' wait for a CPU, as what other work costs: only
+/// where other processes held those CPUs (`other_work_peak`, which counts
+/// other work only where it kept the I/O's threads waiting); a wait for
+/// the I/O's own threads on too few CPUs is no other work's, and neither
+/// priority nor pinning moves it.
 fn waited(cx: &Context) -> Option<Estimate> {
+    let others = cx.facts.get("other_work_peak").and_then(|f| f.num());
+    others.filter(|o| *o >= crate::limit::others::OTHERS_PCT)?;
     let w = cx.cpu_wait_pct.filter(|w| *w >= 10.0)?;
     Estimate::new(
         100.0 * w / (100.0 - w).max(1.0),
@@ -352,6 +359,19 @@ mod tests {
             cpu_wait_pct: Some(40.0),
             ..Default::default()
         };
+        // The threads waited, but no other process held the CPUs: the
+        // I/O's own threads on too few of them; no estimate.
+        assert_eq!(estimate(&l, &cx, &point(32), &cand("nice=-10")), None);
+        let others = crate::facts::Fact {
+            value: crate::facts::Value::Num(60.0),
+            unit: "pct".into(),
+            noise_pct: None,
+            margin_pct: None,
+            err: None,
+            disagree: None,
+            runs: Vec::new(),
+        };
+        cx.facts.insert("other_work_peak".into(), others);
         let e = estimate(&l, &cx, &point(32), &cand("nice=-10")).unwrap();
         assert!((e.pct - 66.7).abs() < 0.1, "{e:?}");
         cx.cpu_wait_pct = Some(3.0);

@@ -229,10 +229,11 @@ fn a_full_request_queue_named_as_the_cause_is_tried_first_in_a_quick_study() {
 #[test]
 fn the_named_causes_own_lever_is_kept_in_a_quick_study_beside_larger_estimates() {
     let mut cx = queue_of_four();
-    // The I/O's threads waited for a CPU: priority and pinning may buy
-    // more by their estimate; the queue's own lever, with no estimate
+    // The I/O's threads waited for a CPU other work held: priority and
+    // pinning may buy more by their estimate; the queue's own lever, with no estimate
     // (its curve unknown), still has its trial.
     cx.cpu_wait_pct = Some(64.5);
+    cx.facts.insert("other_work_peak".into(), num(60.0));
     cx.curve.clear();
     let rules = ["device-queue-limit", "other-work-present", "unstable-point"];
     let fired = levers::fired(&cx, &rules.map(String::from));
