@@ -218,6 +218,19 @@ mod tests {
     use super::*;
     use crate::levers::shipped;
 
+    /// A measured figure, as the facts hold it.
+    fn fact_of(n: f64) -> crate::facts::Fact {
+        crate::facts::Fact {
+            value: crate::facts::Value::Num(n),
+            unit: "count".into(),
+            noise_pct: None,
+            margin_pct: None,
+            err: None,
+            disagree: None,
+            runs: Vec::new(),
+        }
+    }
+
     fn lever(id: &str) -> Lever {
         shipped().into_iter().find(|l| l.id == id).unwrap()
     }
@@ -294,15 +307,7 @@ mod tests {
         // peak: the queue binds there, the growth past it was the
         // submissions' amortising.
         let fact = |cx: &mut Context, n: f64| {
-            let f = crate::facts::Fact {
-                value: crate::facts::Value::Num(n),
-                unit: "count".into(),
-                noise_pct: None,
-                margin_pct: None,
-                err: None,
-                disagree: None,
-                runs: Vec::new(),
-            };
+            let f = fact_of(n);
             cx.facts.insert("device_in_flight_peak".into(), f);
             estimate(&l, cx, &point(16), &cand("64")).unwrap()
         };
@@ -362,15 +367,7 @@ mod tests {
         // The threads waited, but no other process held the CPUs: the
         // I/O's own threads on too few of them; no estimate.
         assert_eq!(estimate(&l, &cx, &point(32), &cand("nice=-10")), None);
-        let others = crate::facts::Fact {
-            value: crate::facts::Value::Num(60.0),
-            unit: "pct".into(),
-            noise_pct: None,
-            margin_pct: None,
-            err: None,
-            disagree: None,
-            runs: Vec::new(),
-        };
+        let others = fact_of(60.0);
         cx.facts.insert("other_work_peak".into(), others);
         let e = estimate(&l, &cx, &point(32), &cand("nice=-10")).unwrap();
         assert!((e.pct - 66.7).abs() < 0.1, "{e:?}");
