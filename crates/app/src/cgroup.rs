@@ -18,6 +18,7 @@
 //! caller drops the data's pages (posix_fadvise DONTNEED) once inside.
 
 use crate::error::Error;
+use ssdready_core::units::unescape_octal;
 use std::path::{Path, PathBuf};
 
 /// Which cgroup interface holds the memory controller.
@@ -104,21 +105,13 @@ fn cgroup_mounts(mountinfo: &str) -> Vec<(PathBuf, String, String, String)> {
                 return None;
             }
             Some((
-                PathBuf::from(unescape(f.get(4)?)),
+                PathBuf::from(unescape_octal(f.get(4)?)),
                 f.get(3)?.to_string(),
                 fstype.to_string(),
                 r.get(2).copied().unwrap_or("").to_string(),
             ))
         })
         .collect()
-}
-
-/// mountinfo escapes space, tab, newline and backslash as octal.
-fn unescape(s: &str) -> String {
-    s.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
 }
 
 /// The process's path in a hierarchy, below the mount's own root.

@@ -283,6 +283,32 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, UnitError> {
     Ok(out)
 }
 
+/// The kernel's octal escapes (`\040` for a space, `\134` for a
+/// backslash) undone, as `/proc/*/mountinfo` and `/proc/mounts` write a
+/// path; a backslash not followed by three octal digits is kept.
+pub fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], oct) {
+            (b'\\', Some(d)) => {
+                let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                out.push(v as u8);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Format a byte count with a binary unit that fits (`4.00 KiB`).
 pub fn fmt_bytes(v: f64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -409,5 +435,13 @@ mod tests {
         assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
         assert!(parse_cpu_list("3-1").is_err());
         assert!(parse_cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn the_kernels_octal_escapes_are_undone_and_a_lone_backslash_kept() {
+        assert_eq!(unescape_octal("/mnt/a\\040b\\011c"), "/mnt/a b\tc");
+        assert_eq!(unescape_octal("x\\134y"), "x\\y");
+        assert_eq!(unescape_octal("x\\9y\\04"), "x\\9y\\04");
+        assert_eq!(unescape_octal("\\777"), "\u{fffd}");
     }
 }

@@ -7,6 +7,7 @@
 
 use super::{CgroupVersion, IoLimitKind};
 use crate::limits::counters::IoCount;
+use ssdready_core::units::unescape_octal;
 
 /// A line that was not understood, and why.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,29 +125,6 @@ pub struct CgroupMount {
     pub options: Vec<String>,
 }
 
-/// Mountinfo's octal escapes (`\040` for a space) decoded.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], oct) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The cgroup mounts of a mountinfo text (other lines are skipped; a line
 /// that is not mountinfo's shape is bad).
 pub fn cgroup_mounts(mountinfo: &str) -> Lines<CgroupMount> {
@@ -164,8 +142,8 @@ pub fn cgroup_mounts(mountinfo: &str) -> Lines<CgroupMount> {
         };
         Ok(Some(CgroupMount {
             version,
-            root: unescape(f[3]),
-            mount_point: unescape(f[4]),
+            root: unescape_octal(f[3]),
+            mount_point: unescape_octal(f[4]),
             options: f[dash + 3].split(',').map(String::from).collect(),
         }))
     })

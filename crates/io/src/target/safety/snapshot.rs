@@ -8,6 +8,7 @@
 //! swap file) is asked of a [`Probe`], which on the real system is `stat(2)`
 //! and the loop driver's `LOOP_GET_STATUS64`.
 
+use ssdready_core::units::unescape_octal;
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -108,30 +109,6 @@ fn parse_devno(s: &str) -> Option<Devno> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// Undo the kernel's octal escapes (`\040` for a space) in a path.
-pub fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], oct) {
-            (b'\\', Some(d)) => {
-                let v = d.iter().fold(0u32, |v, c| v * 8 + (c - b'0') as u32);
-                out.push(v as u8);
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// Parse `/proc/self/mountinfo`; sources are identified through `probe`.
 pub fn parse_mountinfo(text: &str, probe: &dyn Probe) -> Vec<Mount> {
     text.lines()
@@ -139,7 +116,7 @@ pub fn parse_mountinfo(text: &str, probe: &dyn Probe) -> Vec<Mount> {
             let (head, tail) = line.split_once(" - ")?;
             let f: Vec<&str> = head.split(' ').collect();
             let t: Vec<&str> = tail.split(' ').collect();
-            let source = unescape(t.get(1)?);
+            let source = unescape_octal(t.get(1)?);
             let source_id = if source.starts_with('/') {
                 probe.stat(&source)
             } else {
@@ -147,9 +124,9 @@ pub fn parse_mountinfo(text: &str, probe: &dyn Probe) -> Vec<Mount> {
             };
             Some(Mount {
                 devno: parse_devno(f.get(2)?)?,
-                root: unescape(f.get(3)?),
-                mount_point: unescape(f.get(4)?),
-                fstype: unescape(t.first()?),
+                root: unescape_octal(f.get(3)?),
+                mount_point: unescape_octal(f.get(4)?),
+                fstype: unescape_octal(t.first()?),
                 source,
                 source_id,
             })
@@ -163,7 +140,7 @@ pub fn parse_swaps(text: &str, probe: &dyn Probe) -> Vec<Swap> {
         .skip(1)
         .filter_map(|line| {
             let mut f = line.split_whitespace();
-            let path = unescape(f.next()?);
+            let path = unescape_octal(f.next()?);
             let kind = f.next().unwrap_or("").to_string();
             // A deleted swap file cannot be found by its path any more (and
             // another file may have its name now).
@@ -369,10 +346,10 @@ mod tests {
 
     #[test]
     fn octal_escapes_are_undone() {
-        assert_eq!(unescape(r"/mnt/a\040b"), "/mnt/a b");
-        assert_eq!(unescape(r"/x\134y\011z"), "/x\\y\tz");
-        assert_eq!(unescape(r"/trailing\04"), r"/trailing\04");
-        assert_eq!(unescape("/plain"), "/plain");
+        assert_eq!(unescape_octal(r"/mnt/a\040b"), "/mnt/a b");
+        assert_eq!(unescape_octal(r"/x\134y\011z"), "/x\\y\tz");
+        assert_eq!(unescape_octal(r"/trailing\04"), r"/trailing\04");
+        assert_eq!(unescape_octal("/plain"), "/plain");
     }
 
     #[test]
