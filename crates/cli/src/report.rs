@@ -5,10 +5,12 @@
 //! `characterize.json`) — and re-rendered from that JSON alone by
 //! `ssdready report DIR`. Every file is written atomically (a temporary
 //! file, fsync, rename); the page is rendered from the JSON text itself,
-//! so a re-render gives the same bytes.
+//! so a re-render gives the same bytes. A study's files, the report among
+//! them, are written by [`write_outputs`] in the order the study gives.
 
 use crate::fail;
 use ssdready_report::html;
+use ssdready_study::outputs::{Body, Need, Output};
 use std::path::{Path, PathBuf};
 
 /// The report's file name.
@@ -62,6 +64,36 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
 pub fn write_report(dir: &Path, json: &str) -> Result<PathBuf, String> {
     let doc = html::load(json).map_err(|e| format!("rendering {REPORT}: {e}"))?;
     write(dir, REPORT, &html::render(&doc))
+}
+
+/// Write a study's files in `dir`, in order, each said on its line when
+/// written (a report rendered from the JSON written before it); a lost
+/// file is said, and a kept one ends the writing with exit code 1.
+/// Returns the exit code so far and the first file's path, when written.
+pub fn write_outputs(dir: &Path, outputs: Vec<Output>) -> (i32, Option<PathBuf>) {
+    let (mut json, mut first) = (String::new(), None);
+    for o in outputs {
+        let written = match o.body {
+            Body::Text(text) => {
+                let w = write(dir, o.name, &text);
+                json = text;
+                w
+            }
+            Body::Report => write_report(dir, &json),
+        };
+        match (written, o.need) {
+            (Ok(p), _) => {
+                eprintln!("ssdready: {}", ssdready_study::progress::wrote(&p, &o.what));
+                first.get_or_insert(p);
+            }
+            (Err(e), Need::Kept) => {
+                crate::say(&e);
+                return (1, first);
+            }
+            (Err(e), Need::Extra) => crate::say(&format!("{} was not written: {e}", o.name)),
+        }
+    }
+    (0, first)
 }
 
 /// `run --report DIR`: the run's native JSON and its report, in `dir`

@@ -12,8 +12,10 @@ use std::fmt::Write as _;
 pub fn findings(d: &StudyDoc, wall_s: f64) -> String {
     let mut s = String::new();
     let f = &d.figures;
-    let t = &d.targets[0];
     let ok = d.runs.iter().filter(|r| r.error.is_none()).count();
+    let Some(t) = d.targets.first() else {
+        return format!("ssdready study: no target was studied ({ok} runs)\n");
+    };
     let _ = writeln!(
         s,
         "ssdready study of {} — {} runs in {}{}",

@@ -31,6 +31,9 @@
 //!   strategies' matrix and runner;
 //! * [`session`]: the study of one machine as one call — the steps above
 //!   in order, through the caller's run function, hands and observer;
+//!   [`session_job`]: the study of the user's own job file likewise;
+//!   [`outputs`]: what either leaves (its closing and the files its
+//!   caller writes, in order), [`progress`]: the lines said on the way;
 //! * [`judge_with`]: the figures, facts and verdicts of what ran, from
 //!   `ssdready_diagnosis::judge`; [`text`]: the plan as printed.
 
@@ -59,6 +62,7 @@ pub mod job_trials;
 pub mod jobs;
 pub mod kdrive;
 pub mod limit;
+pub mod outputs;
 mod pace;
 pub mod plan;
 pub mod progress;

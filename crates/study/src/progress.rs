@@ -9,7 +9,6 @@ use crate::job_run::{Compared, JobDoc, REPEATS};
 use crate::model::StudyDoc;
 use crate::plan::Plan;
 use ssdready_core::units::{fmt_count, fmt_ns};
-use ssdready_diagnosis::combination_files::{self as files, File, FIO, SYSTEMD, UDEV};
 use ssdready_measured::record::RunRecord;
 use std::path::Path;
 
@@ -91,28 +90,6 @@ pub fn wrote(path: &Path, what: &str) -> String {
         "" => format!("wrote {}", path.display()),
         w => format!("wrote {} ({w})", path.display()),
     }
-}
-
-/// The configuration's files of a study (udev rules, a systemd drop-in,
-/// the fio job), each with what it holds; none where the trials kept no
-/// configuration.
-pub fn config_files(doc: &StudyDoc) -> Vec<(File, &'static str)> {
-    let Some(c) = doc.trials.as_ref().and_then(|t| t.combination.as_ref()) else {
-        return Vec::new();
-    };
-    let date = files::date_of(doc.started_unix_ms);
-    files::files(c, &date, doc.limits.as_ref())
-        .into_iter()
-        .map(|f| {
-            let what = match f.name {
-                UDEV => "the configuration's queue settings, as udev rules",
-                SYSTEMD => "the configuration's control-group properties, as a systemd drop-in",
-                FIO => "the configuration's job",
-                _ => "",
-            };
-            (f, what)
-        })
-        .collect()
 }
 
 /// How a study ended, once its files are written: its exit code and the

@@ -4,24 +4,21 @@
 //!
 //! The study is one call of the study crate: `ssdready_study::session::
 //! study` (a fleet's with `--client` too) or, with `--job`,
-//! `ssdready_study::session_job::study_job` (`job`). This command turns
-//! its arguments into the study's options, prints the progress lines the
-//! study composes (`print`, `ssdready_study::progress`), writes
-//! `DIR/study.json`, its HTML report and the configuration's files
-//! atomically, prints the findings, and records the study in the history
-//! database (`--db`; `crate::history::StudyRecord`, which also checks it
-//! against `--baseline`: exit 3 when a key figure got worse beyond the
-//! noise). Bad input gets one line and exit code 2 with nothing written;
-//! Ctrl-C stops after the current run, still writes what ran, and exits
-//! 130.
+//! `ssdready_study::session_job::study_job`. This command turns its
+//! arguments into the study's options, prints the progress the study
+//! reports (`crate::progress::study`), prints the findings, writes the
+//! files the study names (`ssdready_study::outputs`) atomically, and
+//! records a study of this machine in the history database (`--db`;
+//! `crate::history::StudyRecord`, which also checks it against
+//! `--baseline`: exit 3 when a key figure got worse beyond the noise; a
+//! job's study is checked against its own `--baseline` likewise). Bad
+//! input gets one line and exit code 2 with nothing written; Ctrl-C stops
+//! after the current run, still writes what ran, and exits 130.
 
-mod job;
-mod print;
-
-use crate::{fail, say};
-use ssdready_diagnosis::model::StudyDoc;
-use ssdready_study::progress::{self, wrote};
-use ssdready_study::session;
+use crate::{fail, progress::study::Shown, say};
+use ssdready_study::outputs::{self, Closing, Output};
+use ssdready_study::session::{self, Options, Run};
+use ssdready_study::session_job::{study_job, JobOptions};
 use std::path::{Path, PathBuf};
 
 /// The `study` command line.
@@ -107,17 +104,12 @@ impl StudyArgs {
             clients: self.client.clone(),
             host_changes: false,
         };
-        let (tool, command) = (
-            format!("ssdready {}", env!("CARGO_PKG_VERSION")),
-            std::env::args(),
-        );
-        let try_changes = self.try_changes;
         session::Options {
             ask,
-            try_changes,
+            try_changes: self.try_changes,
             stop,
-            tool,
-            command: command.collect(),
+            tool: format!("ssdready {}", env!("CARGO_PKG_VERSION")),
+            command: std::env::args().collect(),
         }
     }
 }
@@ -131,9 +123,9 @@ pub fn command(a: StudyArgs) -> crate::Done {
     let stop = crate::stop_on_signals()?;
     let (o, allow) = (a.options(stop.clone()), a.allow_destructive);
     let run = |r: &ssdready_run::RunRequest| crate::progress::run_request(r, stop.clone(), allow);
-    let mut shown = print::Shown::new(a.quiet);
-    if let Some(file) = &a.job {
-        return job::command(&a, o, file, &run, &mut shown);
+    let mut shown = Shown::new(a.quiet);
+    if let Some(file) = a.job.clone() {
+        return job(a, o, file, &run, &mut shown);
     }
     let started = std::time::Instant::now();
     // A fleet's study refuses --baseline and --db (its checks say so).
@@ -146,11 +138,12 @@ pub fn command(a: StudyArgs) -> crate::Done {
     };
     let s = session::study(&o, &run, &session::host_hands, &mut shown)
         .map_err(|e| fail(e.exit_code(), &e.to_string()))?;
-    let wall_s = started.elapsed().as_secs_f64();
-    let (code, json) = match s.of {
-        session::Of::Fleet { partial } => fleet(&s.doc, &s.dir, partial, wall_s),
-        session::Of::Machine => finish(&s.doc, &s.dir, wall_s),
-    };
+    let end = outputs::closing(&s, started.elapsed().as_secs_f64());
+    s.doc
+        .warnings
+        .iter()
+        .for_each(|w| eprintln!("ssdready: {w}"));
+    let (code, json) = finish(end, outputs::of_study(&s), &s.dir);
     let code = match history.as_mut() {
         Some(h) => h.remember(&s.doc, json.as_deref(), code, a.quiet),
         None => code,
@@ -158,73 +151,44 @@ pub fn command(a: StudyArgs) -> crate::Done {
     crate::done(code)
 }
 
-/// The document's text, as study.json holds it.
-fn json_of(doc: &StudyDoc) -> String {
-    serde_json::to_string_pretty(doc).expect("the study model always serialises") + "\n"
-}
-
-/// Write study.json and its report and print the findings (the findings'
-/// loss is an error like any other: study.json holds them); returns the
-/// exit code and where study.json went.
-fn finish(doc: &StudyDoc, dir: &Path, wall_s: f64) -> (i32, Option<PathBuf>) {
-    let text = json_of(doc);
-    let written = crate::output::write_in(dir, "study.json", &text).map_err(|e| e.to_string());
-    let report = written
-        .clone()
-        .and_then(|_| crate::report::write_report(dir, &text));
-    let printed = crate::stdout::write(&print::findings(doc, wall_s));
-    for w in &doc.warnings {
-        eprintln!("ssdready: {w}");
-    }
-    let json = match written {
-        Ok(p) => p,
-        Err(e) => return said(&e, 1),
+/// `ssdready study --job FILE [--section NAME] [TARGET]`: the study of the
+/// user's own workload; its files and its closing (`outputs`).
+fn job(a: StudyArgs, study: Options, file: String, run: &Run, shown: &mut Shown) -> crate::Done {
+    let o = JobOptions {
+        study,
+        file,
+        section: a.section,
+        baseline: a.baseline,
     };
-    eprintln!(
-        "ssdready: {}",
-        wrote(&json, &format!("{} runs", doc.runs.len()))
-    );
-    if let Err(e) = report.map(|p| eprintln!("ssdready: {}", wrote(&p, ""))) {
-        say(&e);
-        return (1, Some(json));
-    }
-    for (f, what) in progress::config_files(doc) {
-        match crate::output::write_in(dir, f.name, &f.text) {
-            Ok(p) => eprintln!("ssdready: {}", wrote(&p, what)),
-            Err(e) => say(&format!("{} was not written: {e}", f.name)),
+    let s = study_job(&o, run, &session::host_hands, shown)
+        .map_err(|e| fail(e.exit_code(), &e.to_string()))?;
+    crate::done(finish(outputs::job_closing(&s), outputs::of_job(&s), &s.dir).0)
+}
+
+/// Print the findings, write the study's files in `dir`, and say how the
+/// study ended when nothing failed; the exit code, and where the study's
+/// JSON went. The findings' loss is an error like any other (the JSON
+/// holds them).
+fn finish(
+    end: Closing,
+    files: Result<Vec<Output>, serde_json::Error>,
+    dir: &Path,
+) -> (i32, Option<PathBuf>) {
+    let printed = crate::stdout::write(&end.text);
+    let (code, json) = match files {
+        Ok(files) => crate::report::write_outputs(dir, files),
+        Err(e) => {
+            say(&format!("the study's JSON was not made: {e}"));
+            (1, None)
         }
-    }
+    };
     if let Err(e) = printed {
-        say(&format!("{e} (the findings are in {})", json.display()));
-        return (1, Some(json));
+        say(&format!("{e} (the findings are in {})", dir.display()));
+        return (1, json);
     }
-    let (code, line) = progress::study_end(doc);
-    line.inspect(|l| say(l));
-    (code, Some(json))
-}
-
-/// A fleet's study: print its block, write study.json and its report (a
-/// report not written is a warning); the exit code.
-fn fleet(doc: &StudyDoc, dir: &Path, partial: bool, wall_s: f64) -> (i32, Option<PathBuf>) {
-    let text = json_of(doc);
-    if let Err(e) = crate::stdout::write(&ssdready_study::fleet_run::block(doc, wall_s)) {
-        return said(&e, 1);
+    if code != 0 {
+        return (code, json);
     }
-    match crate::output::write_in(dir, "study.json", &text) {
-        Ok(p) => eprintln!("ssdready: {}", wrote(&p, "")),
-        Err(e) => return said(&e.to_string(), 1),
-    }
-    match crate::report::write_report(dir, &text) {
-        Ok(p) => eprintln!("ssdready: {}", wrote(&p, "")),
-        Err(e) => say(&format!("warning: {e}")),
-    }
-    let (code, line) = progress::fleet_end(doc, partial);
-    line.inspect(|l| say(l));
-    (code, None)
-}
-
-/// `line` said, and the exit `code` with no study.json.
-fn said(line: &str, code: i32) -> (i32, Option<PathBuf>) {
-    say(line);
-    (code, None)
+    end.line.iter().for_each(|l| say(l));
+    (end.code, json)
 }

@@ -3,6 +3,7 @@
 //! with the ETA (one line per run when stderr is not a terminal). The
 //! lines, the bar's message and position are `ssdready_study::progress`'s;
 //! the findings' text, printed at the end, is the diagnosis's.
+//! [`Shown`] is the observer `ssdready study` hands the study crate.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_measured::record::RunRecord;
@@ -13,8 +14,6 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-pub use ssdready_diagnosis::text::findings;
 
 /// The sweeps' bar: drawn on a terminal (a thread moves it within each
 /// run), else each run's line.

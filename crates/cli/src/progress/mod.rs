@@ -9,7 +9,10 @@
 //!
 //! [`Terminal`] is the command line's observer of a run (the library's
 //! [`RunObserver`]): it prints the run's warnings and notes on stderr as
-//! they come, and draws the progress described above.
+//! they come, and draws the progress described above. A study's progress
+//! (its lines, and a bar over its sweeps) is [`study`]'s.
+
+pub mod study;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ssdready_cmdline::args::{Eta, RunArgs};
