@@ -102,8 +102,10 @@ pub fn with_target(sections: &[Section], target: Option<&str>) -> Vec<Section> {
 }
 
 /// The job's sections as the study runs them: the target (`filename`)
-/// when given, and each job's length cut to `runtime_s` where it would run
-/// longer, or has no length of its own. Returns the note to say when a
+/// when given, and each job's length cut where a run would last longer
+/// than `runtime_s`, or has no length of its own. The phases a file runs
+/// in turn (`stonewall`) share `runtime_s`, and each job's ramp and start
+/// delay are counted in its phase's share. Returns the note to say when a
 /// job was cut.
 pub fn prepared(
     sections: &[Section],
@@ -113,27 +115,92 @@ pub fn prepared(
     let mut out = with_target(sections, target);
     let mut cut = Vec::new();
     let jobs: Vec<usize> = (0..out.len()).filter(|&i| !out[i].global).collect();
+    let phases = phases(&out, &jobs);
+    let share = runtime_s / phases as f64;
     for i in jobs {
+        // A ramp longer than half the share is cut to half of it.
+        let ramp = seconds(&out, i, "ramp_time");
+        if ramp > share / 2.0 {
+            let half = (share / 2.0 * 1000.0).floor();
+            cut.push(format!(
+                "[{}] ramp_time {ramp:.1} s → {:.1} s",
+                out[i].name,
+                half / 1000.0
+            ));
+            out[i]
+                .options
+                .push(RawOption::cli("ramp_time", Some(&format!("{half:.0}ms"))));
+        }
+        let lead = seconds(&out, i, "ramp_time") + seconds(&out, i, "startdelay");
+        let cap = (share - lead).floor().max(1.0);
         let written = effective(&out, i, "runtime")
             .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000_000_000).ok())
             .map(|ns| ns as f64 / 1e9);
-        if written.is_some_and(|w| w > 0.0 && w <= runtime_s) {
+        if written.is_some_and(|w| w > 0.0 && w <= cap) {
             continue;
         }
+        let name = &out[i].name;
         cut.push(match written {
-            Some(w) if w > 0.0 => format!("[{}] {w:.0} s", out[i].name),
-            _ => format!("[{}] (no runtime)", out[i].name),
+            Some(w) if w > 0.0 => format!("[{name}] {w:.0} s → {cap:.0} s"),
+            _ => format!("[{name}] (no runtime) → {cap:.0} s"),
         });
-        let v = format!("{runtime_s:.0}s");
+        let v = format!("{cap:.0}s");
         out[i].options.push(RawOption::cli("runtime", Some(&v)));
     }
     let note = (!cut.is_empty()).then(|| {
+        let turns = match phases {
+            1 => String::new(),
+            n => format!("; its {n} phases run in turn"),
+        };
         format!(
-            "each run of the job lasts at most {runtime_s:.0} s to fit the budget (as written: {})",
+            "each run of the job lasts at most {runtime_s:.0} s to fit the budget{turns} (each job's ramp and start delay counted): {}",
             cut.join(", ")
         )
     });
     (out, note)
+}
+
+/// How long a run of the job's `sections` lasts, about: each phase's
+/// longest job (its start delay, ramp and runtime), phase after phase; a
+/// job with no runtime counts as `runtime_s`.
+pub fn run_wall_s(sections: &[Section], runtime_s: f64) -> f64 {
+    let jobs: Vec<usize> = (0..sections.len())
+        .filter(|&i| !sections[i].global)
+        .collect();
+    let mut walls: Vec<f64> = Vec::new();
+    for (k, &i) in jobs.iter().enumerate() {
+        let runtime = match seconds(sections, i, "runtime") {
+            0.0 => runtime_s,
+            r => r,
+        };
+        let wall = runtime + seconds(sections, i, "ramp_time") + seconds(sections, i, "startdelay");
+        match walls.last_mut() {
+            Some(w) if k > 0 && !waits(sections, i) => *w = w.max(wall),
+            _ => walls.push(wall),
+        }
+    }
+    walls.iter().sum()
+}
+
+/// Whether job `i` waits for the jobs before it.
+fn waits(sections: &[Section], i: usize) -> bool {
+    ["stonewall", "wait_for_previous"]
+        .iter()
+        .any(|k| effective(sections, i, k).is_some_and(|v| v != "0"))
+}
+
+/// The phases a run of `jobs` takes: a new one at each job that waits for
+/// those before it (`stonewall`, `wait_for_previous`).
+fn phases(sections: &[Section], jobs: &[usize]) -> usize {
+    let later = jobs.iter().skip(1).filter(|&&i| waits(sections, i)).count();
+    1 + later
+}
+
+/// A job's time option in seconds (0 when absent or not one time).
+fn seconds(sections: &[Section], job: usize, key: &str) -> f64 {
+    effective(sections, job, key)
+        .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000_000_000).ok())
+        .map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 /// One variant of the job: one thing changed, the rest as written.
@@ -164,7 +231,13 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
     let mut out = Vec::new();
     let j = first_job(sections);
     let depth = number(sections, j, "iodepth", 1);
-    for (name, num, den) in [("×½", 1, 2), ("×2", 2, 1), ("×4", 4, 1)] {
+    // A synchronous engine keeps one I/O in flight per thread whatever
+    // the iodepth (as fio's do): deeper queues are for the other engines.
+    let shapes = match synchronous(sections, j) {
+        true => [].as_slice(),
+        false => [("×½", 1, 2), ("×2", 2, 1), ("×4", 4, 1)].as_slice(),
+    };
+    for &(name, num, den) in shapes {
         let want = (depth * num / den).max(1);
         if want == depth {
             continue;
@@ -200,16 +273,28 @@ pub fn variants(sections: &[Section]) -> Vec<Variant> {
     out
 }
 
-/// Each other engine of io_uring, libaio and psync, for a job on one of them.
+/// Whether the job's engine completes each I/O inside its call (psync and
+/// fio's other names for it, sg, mmap, …): its iodepth cannot act.
+pub fn synchronous(sections: &[Section], j: usize) -> bool {
+    let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
+    ssdready_core::engines::find(&own).is_some_and(|e| e.caps.synchronous)
+}
+
+/// Each other engine of io_uring, libaio and psync, for a job on one of
+/// them (or on one of psync's other names).
 fn engine_variants(sections: &[Section], j: usize) -> Vec<Variant> {
     let own = effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
     let known = ["io_uring", "libaio", "psync"];
-    if !known.contains(&own.as_str()) {
+    // fio's other names of psync (sync, pvsync, …) are psync's family.
+    let Some(family) = ssdready_core::engines::find(&own).map(|e| e.name) else {
+        return Vec::new();
+    };
+    if !known.contains(&family) {
         return Vec::new();
     }
     known
         .into_iter()
-        .filter(|e| *e != own)
+        .filter(|e| *e != family)
         .map(|e| {
             let mut s = sections.to_vec();
             set_all(&mut s, "ioengine", |_, _| e.to_string());
@@ -312,6 +397,26 @@ pub struct RunFigures {
     pub cpu_layers: Vec<Part>,
 }
 
+/// Each phase's label for its parts: none for a run of one phase, else its
+/// jobs' names (`[fill] `), as a stonewalled job file runs them in turn.
+fn phase_labels(r: &RunResult) -> Vec<String> {
+    let one = r.phases.len() < 2;
+    r.phases
+        .iter()
+        .map(|p| match one {
+            true => String::new(),
+            false => {
+                let names: Vec<&str> = p
+                    .jobs
+                    .iter()
+                    .filter_map(|&j| r.jobs.get(j).map(|j| j.name.as_str()))
+                    .collect();
+                format!("[{}] ", names.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// One part of the latency split.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Part {
@@ -350,13 +455,15 @@ impl RunFigures {
             read: sum(&|j| j.read.as_ref()),
             write: sum(&|j| j.write.as_ref()),
         };
+        let label = phase_labels(r);
         let split = r
             .phases
             .iter()
-            .filter_map(|p| p.decomposition.as_ref())
-            .flat_map(|d| &d.parts)
-            .map(|p| Part {
-                part: p.part.clone(),
+            .zip(&label)
+            .filter_map(|(p, l)| Some((p.decomposition.as_ref()?, l)))
+            .flat_map(|(d, l)| d.parts.iter().map(move |p| (p, l)))
+            .map(|(p, l)| Part {
+                part: format!("{l}{}", p.part),
                 mean_ns: p.mean_ns,
                 share_pct: p.share_pct,
             })
@@ -364,13 +471,14 @@ impl RunFigures {
         let cpu_layers = r
             .phases
             .iter()
-            .filter_map(|p| p.profile.as_ref())
-            .flat_map(|p| &p.layers)
-            .filter(|l| l.share_of_busy_pct > 0.0)
-            .map(|l| Part {
-                part: l.layer.clone(),
-                mean_ns: l.ns_per_io,
-                share_pct: l.share_of_busy_pct,
+            .zip(&label)
+            .filter_map(|(p, l)| Some((p.profile.as_ref()?, l)))
+            .flat_map(|(p, l)| p.layers.iter().map(move |x| (x, l)))
+            .filter(|(x, _)| x.share_of_busy_pct > 0.0)
+            .map(|(x, l)| Part {
+                part: format!("{l}{}", x.layer),
+                mean_ns: x.ns_per_io,
+                share_pct: x.share_of_busy_pct,
             })
             .collect();
         RunFigures {

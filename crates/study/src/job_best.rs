@@ -145,27 +145,41 @@ pub fn render(sections: &[Section], header: &str) -> String {
 }
 
 /// The lines of `after` not in `before` (`+`) and of `before` not in
-/// `after` (`-`), option lines only.
+/// `after` (`-`), option lines only, each compared within its section;
+/// where more than one section changed, each line names its section
+/// (`[read] +iodepth=4`).
 pub fn diff(before: &str, after: &str) -> Vec<String> {
-    let opts = |t: &str| -> Vec<String> {
-        t.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
-            .map(String::from)
-            .collect()
+    let opts = |t: &str| -> Vec<(String, String)> {
+        let mut section = String::new();
+        let mut out = Vec::new();
+        for l in t.lines().map(str::trim) {
+            match l {
+                "" => {}
+                l if l.starts_with('#') || l.starts_with(';') => {}
+                l if l.starts_with('[') => section = l.to_string(),
+                l => out.push((section.clone(), l.to_string())),
+            }
+        }
+        out
     };
     let (b, a) = (opts(before), opts(after));
-    let mut out: Vec<String> = b
+    let mut out: Vec<(&str, String)> = b
         .iter()
-        .filter(|l| !a.contains(l) && !l.starts_with('['))
-        .map(|l| format!("-{l}"))
+        .filter(|l| !a.contains(l))
+        .map(|(s, l)| (s.as_str(), format!("-{l}")))
         .collect();
     out.extend(
         a.iter()
-            .filter(|l| !b.contains(l) && !l.starts_with('['))
-            .map(|l| format!("+{l}")),
+            .filter(|l| !b.contains(l))
+            .map(|(s, l)| (s.as_str(), format!("+{l}"))),
     );
-    out
+    let one = out.windows(2).all(|w| w[0].0 == w[1].0);
+    out.into_iter()
+        .map(|(s, l)| match one {
+            true => l,
+            false => format!("{s} {l}"),
+        })
+        .collect()
 }
 
 /// The set's gain from its pairs: (job, changed) rates.
@@ -352,6 +366,20 @@ mod tests {
         );
         let d = diff(&before, &after);
         assert_eq!(d, ["-numjobs=2", "+iodepth=64", "+numjobs=4"], "{d:?}");
+    }
+
+    #[test]
+    fn a_change_to_several_sections_names_each_line_s_section() {
+        let before = "[global]\nbs=4k\n\n[fill]\nrw=write\n\n[read]\nrw=read\n";
+        let after =
+            "[global]\nbs=4k\n\n[fill]\nrw=write\niodepth=4\n\n[read]\nrw=read\niodepth=4\n";
+        assert_eq!(
+            diff(before, after),
+            ["[fill] +iodepth=4", "[read] +iodepth=4"]
+        );
+        // The same line in one section only: no section named.
+        let after = "[global]\nbs=4k\n\n[fill]\nrw=write\n\n[read]\nrw=read\niodepth=4\n";
+        assert_eq!(diff(before, after), ["+iodepth=4"]);
     }
 
     #[test]

@@ -69,11 +69,60 @@ fn the_target_replaces_the_filename_and_a_long_job_is_cut_and_said() {
         note.contains("at most 10 s") && note.contains("[oltp] 30 s"),
         "{note}"
     );
+    // Phases in turn share the run, and a ramp counts in its share.
+    let two = [
+        section("fill", false, &[("rw", "write"), ("runtime", "30")]),
+        section(
+            "read",
+            false,
+            &[("stonewall", "1"), ("ramp_time", "2"), ("runtime", "30")],
+        ),
+    ];
+    let (s, note) = prepared(&two, None, 10.0);
+    assert_eq!(effective(&s, 0, "runtime").as_deref(), Some("5s"));
+    assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("3s"));
+    let note = note.expect("the cut is said");
+    assert!(
+        note.contains("2 phases") && note.contains("[read] 30 s → 3 s"),
+        "{note}"
+    );
+    assert_eq!(run_wall_s(&s, 10.0), 10.0);
+    // A ramp longer than half a phase's share is cut to half of it.
+    let (s, note) = prepared(&two, None, 3.0);
+    assert_eq!(effective(&s, 1, "ramp_time").as_deref(), Some("750ms"));
+    assert!(note.unwrap().contains("[read] ramp_time 2.0 s → 0.8 s"));
+    assert_eq!(run_wall_s(&s, 3.0), 1.0 + 1.75);
     // A job that fits keeps its own length, and nothing is said.
     let (s, note) = prepared(&oltp(), None, 60.0);
     assert_eq!(effective(&s, 1, "runtime").as_deref(), Some("30"));
     assert_eq!(note, None);
     assert_eq!(effective(&s, 1, "filename"), None);
+}
+
+#[test]
+fn a_job_on_a_synchronous_engine_gets_no_deeper_queue_to_try() {
+    for (engine, deeper) in [
+        ("psync", false),
+        ("sync", false),
+        ("pvsync2", false),
+        ("libaio", true),
+    ] {
+        let sections = [section(
+            "j",
+            false,
+            &[("ioengine", engine), ("rw", "randread")],
+        )];
+        let names: Vec<String> = variants(&sections).into_iter().map(|v| v.what).collect();
+        assert_eq!(
+            names.iter().any(|n| n.starts_with("iodepth")),
+            deeper,
+            "{engine}: {names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("ioengine")),
+            "{engine}: {names:?}"
+        );
+    }
 }
 
 #[test]
@@ -181,6 +230,19 @@ fn the_figures_are_per_job_and_together() {
     let f = RunFigures::of(&r);
     assert_eq!(f.split.len(), 1);
     assert_eq!(f.split[0].share_pct, 80.0);
+    assert_eq!(f.split[0].part, "driver and device");
+    // Two phases (a stonewalled file): each part names its phase's jobs.
+    let mut two = r.clone();
+    two.jobs.push(two.jobs[0].clone());
+    two.jobs[1].name = "read".into();
+    two.phases[0].jobs = vec![0];
+    let mut second = two.phases[0].clone();
+    second.jobs = vec![1];
+    two.phases.push(second);
+    let f = RunFigures::of(&two);
+    let parts: Vec<&str> = f.split.iter().map(|p| p.part.as_str()).collect();
+    let first = format!("[{}] driver and device", two.jobs[0].name);
+    assert_eq!(parts, [first.as_str(), "[read] driver and device"]);
 }
 
 #[test]

@@ -254,6 +254,7 @@ pub fn study_job(
     make: &MakeHands,
     obs: &mut dyn Observer,
 ) -> Result<JobStudied, JobStudyError> {
+    let started = std::time::Instant::now();
     let so = &o.study;
     refuse_options(so)?;
     let (budget_s, dir) = so.ask.check()?;
@@ -295,11 +296,33 @@ pub fn study_job(
     obs.note(&crate::progress::job_plan(
         &o.file, runs, host_runs, runtime,
     ));
-    let mut each = |r: &ssdready_run::RunRequest| run(r);
+    // The budget's clock: no run starts that would end past it, a run
+    // taking what the job's phases take, or the longest run so far.
+    let refused = std::cell::Cell::new(0usize);
+    let longest = std::cell::Cell::new(job::run_wall_s(&sections, runtime) + RUN_START_S);
+    let mut each = |r: &ssdready_run::RunRequest| {
+        let (left, run_s) = (budget_s - started.elapsed().as_secs_f64(), longest.get());
+        if left < run_s {
+            refused.set(refused.get() + 1);
+            return Err(Failure::Runtime(format!(
+                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
+            )));
+        }
+        let at = std::time::Instant::now();
+        let result = run(r);
+        longest.set(run_s.max(at.elapsed().as_secs_f64()));
+        result
+    };
     let mut tell = |m: String| obs.note(&m);
     let both = (&mut each as &mut RunFn, &mut host);
     job_run::execute(&mut doc, &sections, &caps, both, &so.stop, &mut tell);
     drop(host);
+    if refused.get() > 0 {
+        doc.notes.push(format!(
+            "the budget ({budget_s:.0} s) ran out: {} runs were not made",
+            refused.get()
+        ));
+    }
     doc.notes.extend(hands.finish());
     doc.finished_unix_ms = crate::session::now_ms();
     doc.interrupted |= so.stop.load(Relaxed);
@@ -314,6 +337,10 @@ pub fn study_job(
         compared,
     })
 }
+
+/// What starting a run and writing its result take, about, beside its
+/// length (the clock's allowance before a run starts).
+const RUN_START_S: f64 = 0.5;
 
 /// Each run's length: the budget shared by the repeats and the variants,
 /// a tenth kept for starting each run; 1 to 60 s.

@@ -6,6 +6,7 @@
 
 mod ground_truth;
 mod session;
+mod session_job;
 mod trials_plants_root;
 mod trials_root;
 
