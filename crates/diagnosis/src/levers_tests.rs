@@ -200,7 +200,7 @@ fn fixed_and_scaled_values_skip_what_is_already_set() {
 #[test]
 fn application_levers_become_job_options_filled_from_the_point() {
     let cx = queue(&[]);
-    let e = candidates(&lever("engine"), &cx, &peak(32));
+    let e = candidates(&lever("engine"), &cx, &peak(1));
     assert_eq!(values(&e), ["libaio", "psync"]);
     assert_eq!(
         e[0].options,
@@ -280,20 +280,22 @@ fn a_lever_applies_only_where_its_conditions_hold() {
 fn an_engine_the_sweep_measured_slower_at_the_points_depth_is_not_tried_again() {
     let l = lever("engine");
     let mut cx = queue(&[]);
-    assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["libaio", "psync"]);
+    // psync keeps one I/O in flight per thread: tried at QD 1 only.
+    assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["libaio"]);
+    assert_eq!(values(&candidates(&l, &cx, &peak(1))), ["libaio", "psync"]);
     cx.engines_measured = vec![
-        ("io_uring".into(), 32, 200_000.0),
-        ("libaio".into(), 32, 150_000.0),
+        ("io_uring".into(), 1, 20_000.0),
         // Within 5 % of io_uring: not measured slower, tried.
-        ("psync".into(), 32, 195_000.0),
-        // Slower at another depth says nothing of this one.
+        ("libaio".into(), 1, 19_500.0),
         ("psync".into(), 1, 10_000.0),
+        // Slower at another depth says nothing of this one.
+        ("libaio".into(), 32, 100_000.0),
     ];
-    assert_eq!(values(&candidates(&l, &cx, &peak(32))), ["psync"]);
-    cx.engines_measured[2].2 = 100_000.0;
-    assert!(candidates(&l, &cx, &peak(32)).is_empty());
+    assert_eq!(values(&candidates(&l, &cx, &peak(1))), ["libaio"]);
+    cx.engines_measured[1].2 = 15_000.0;
+    assert!(candidates(&l, &cx, &peak(1)).is_empty());
     // At a depth the sweep did not measure, every other engine is tried.
-    assert_eq!(values(&candidates(&l, &cx, &peak(8))), ["libaio", "psync"]);
+    assert_eq!(values(&candidates(&l, &cx, &peak(8))), ["libaio"]);
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! `engines`: io_uring, libaio and psync, each but the point's own (none
-//! where the point has no engine: an emulator brings its own), and none
-//! the engine sweep measured slower than the point's own at its depth.
+//! where the point has no engine: an emulator brings its own), none the
+//! engine sweep measured slower than the point's own at its depth, and
+//! psync only at QD 1: a synchronous engine keeps one I/O in flight per
+//! thread, so at a deeper point it would try a shallower workload, not an
+//! engine.
 
 use super::form::{Form, Gain, Now};
 use crate::lever_context::{Candidate, Context, Point};
@@ -11,6 +14,9 @@ pub const SYNTAX: &str = "engines";
 
 /// The engines it tries, in this order.
 const ENGINES: [&str; 3] = ["io_uring", "libaio", "psync"];
+
+/// The synchronous one: one I/O in flight per thread.
+const SYNCHRONOUS: &str = "psync";
 
 /// An engine measured this much slower than the point's own, or more, at
 /// its depth is not tried again (the sweep's turns already said so).
@@ -49,6 +55,7 @@ impl Form for Engines {
         ENGINES
             .into_iter()
             .filter(|e| !measured_slower(now.cx, now.point, e))
+            .filter(|e| *e != SYNCHRONOUS || now.point.qd <= 1)
             .map(|e| Candidate {
                 value: e.into(),
                 options: vec![("ioengine".to_string(), e.to_string())],
@@ -72,8 +79,12 @@ impl Form for Engines {
     }
 
     fn nothing_to_try(&self, p: &Point) -> String {
+        let sync = match p.qd {
+            0 | 1 => "",
+            _ => " (psync, synchronous, cannot keep that depth)",
+        };
         format!(
-            "nothing to try: the engine sweep measured every other engine slower at QD {}",
+            "nothing to try: the engine sweep measured every other engine slower at QD {}{sync}",
             p.qd
         )
     }
