@@ -43,6 +43,14 @@
 #     other-work     a busy loop per CPU at normal priority beside the
 #                    study and fio (lever: priority, the I/O's threads at
 #                    nice -10; fio's A/B adds the same --nice)
+#     queue-and-quota  two limits at once: the queue cut to 4 requests and
+#                    a CPU quota of 50 % of one CPU on the study's group
+#                    (graded on the study's combination: the whole set of
+#                    changes measured together, against fio's A/B of the
+#                    same changes together at the combination's point:
+#                    fio outside the group with every queue file at the
+#                    set's value, against fio in the group as planted;
+#                    each of nr-requests and cpu-quota must be tried)
 #     control        a RAM loop device, nothing planted: no change helps
 #     drive-large    nothing planted: the built-in drive behind the kernel
 #                    (`ssdready emu attach nvme-tlc,size=1g`, FUSE + loop),
@@ -63,7 +71,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bin=target/release/ssdready
-plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,other-work,control,drive-large
+plants=bfq,nr-requests,iops-throttle,cpu-quota,cpuset-one,max-sectors,queue-and-quota,other-work,control,drive-large
 pairs=5
 secs=2
 out=${TMPDIR:-/tmp}/planted-changes-$(date -u +%Y%m%d-%H%M%S)
@@ -83,8 +91,8 @@ case $pairs in ''|*[!0-9]*) echo "planted-changes.sh: --pairs '$pairs' is not a 
 case $secs in ''|*[!0-9]*|0) echo "planted-changes.sh: --secs '$secs' is not a whole number of seconds above 0 ($usage)" >&2; exit 2 ;; esac
 IFS=, read -r -a list <<<"$plants"
 for p in "${list[@]}"; do
-  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|other-work|control|drive-large) ;;
-    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, other-work, control, drive-large)" >&2; exit 2 ;;
+  case $p in bfq|nr-requests|iops-throttle|cpu-quota|cpuset-one|max-sectors|queue-and-quota|other-work|control|drive-large) ;;
+    *) echo "planted-changes.sh: unknown plant '$p' (allowed: bfq, nr-requests, iops-throttle, cpu-quota, cpuset-one, max-sectors, queue-and-quota, other-work, control, drive-large)" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "planted-changes.sh: needs root (cgroups, loop devices)" >&2; exit 2; }
@@ -200,6 +208,18 @@ doc = json.load(open(sys.argv[1]))
 want = sys.argv[2]
 ts = (doc.get("trials") or {}).get("trials") or []
 t = next((t for t in ts if want in ("-", t["lever"])), None)
+c = (doc.get("trials") or {}).get("combination")
+if want == "combination":
+    # The whole set, measured together at the combination's point.
+    whole = next((s for s in (c or {}).get("sets", []) if not s.get("single")), None)
+    if whole is None:
+        print("found=0"); sys.exit()
+    t = {"point": c["point"], "baseline_options": whole["baseline_options"],
+         "lever": "combination", "kind": "combination", "from": "", "to": "",
+         "measure": c["measure"]}
+    sets = [f"{m['attr']}={m['value']}" for m in c["changes"] if m.get("attr")]
+    cg = int(any(m["kind"] == "cgroup" for m in c["changes"]))
+    print("queue_set=(" + " ".join(shlex.quote(x) for x in sets) + f") cgroup_member={cg}")
 if t is None:
     print("found=0"); sys.exit()
 p = t["point"]
@@ -249,7 +269,8 @@ print(v)' "$m" <<<"$j"
 fio_ab() {
   local dir=$1 t=$2 g=${3:-} qf="" i a b
   [ -n "$attr" ] && qf=/sys/block/$(basename "$t")/queue/$attr
-  if [ "$kind" != cgroup ] && [ -z "$qf" ] && ! { [ "$kind" = application ] && [[ $to == *=* ]]; }; then
+  if [ "$kind" != cgroup ] && [ "$kind" != combination ] && [ -z "$qf" ] &&
+     ! { [ "$kind" = application ] && [[ $to == *=* ]]; }; then
     return 1
   fi
   : >"$dir/fio-ab.txt"
@@ -266,7 +287,24 @@ fio_ab() {
 # planted_run TARGET GROUP: fio as planted (in the group, for the cgroup
 # lever).
 planted_run() {
-  if [ "$kind" = cgroup ]; then fio_once "$1" "$measure" "$2"; else fio_once "$1" "$measure"; fi
+  if [ "$kind" = cgroup ] || { [ "$kind" = combination ] && [ "$cgroup_member" = 1 ]; }; then
+    fio_once "$1" "$measure" "$2"
+  else
+    fio_once "$1" "$measure"
+  fi
+}
+
+# combined_run TARGET: fio with every change of the set: each queue file
+# at the set's value (put back after, the scheduler first as the study
+# makes it), outside the group.
+combined_run() {
+  local q=/sys/block/$(basename "$1")/queue kv was=()
+  for kv in "${queue_set[@]}"; do
+    was+=("${kv%%=*}=$(sed 's/.*\[\(.*\)\].*/\1/' "$q/${kv%%=*}")")
+    echo "${kv#*=}" >"$q/${kv%%=*}"
+  done
+  fio_once "$1" "$measure"
+  for kv in "${was[@]}"; do echo "${kv#*=}" >"$q/${kv%%=*}"; done
 }
 
 # changed_run TARGET QUEUEFILE: fio with the trial's change: outside the
@@ -275,7 +313,9 @@ planted_run() {
 # in fio_args stays in its subshell.
 changed_run() {
   local o
-  if [ "$kind" = cgroup ]; then
+  if [ "$kind" = combination ]; then
+    combined_run "$1"
+  elif [ "$kind" = cgroup ]; then
     fio_once "$1" "$measure"
   elif [ -n "$2" ]; then
     echo "$to" >"$2"
@@ -323,7 +363,23 @@ if want == "-":  # the control
     row(plant, t["lever"] if t else "(none tried)", change, study_s, fio_s,
         f"{len(better)} of {len(ts)}", "pass" if not fails else "FAIL: " + "; ".join(fails))
     sys.exit()
-t = next((t for t in ts if t["lever"] == want), None)
+if want == "combination":
+    c = (doc.get("trials") or {}).get("combination") or {}
+    whole = next((s for s in c.get("sets", []) if not s.get("single")), None)
+    tried = {t["lever"] for t in ts}
+    for need in ("nr-requests", "cpu-quota"):
+        if need not in tried:
+            fails.append(f"{need} not tried")
+    if whole is None:
+        why = c.get("not_measured") or "no combination" if c else "no combination"
+        row(plant, want, "-", "-", fio_s, "-", "FAIL: " + "; ".join(fails + [f"the set was not measured ({why})"]))
+        sys.exit()
+    t = dict(whole, lever="combination", measure=c["measure"], outcome=whole["outcome"],
+             **{"from": "as planted", "to": " + ".join(whole["levers"])})
+    ts = [t]
+    better = [t] if t["outcome"] == "better" else []
+else:
+    t = next((t for t in ts if t["lever"] == want), None)
 if t is None:
     un = [u["why"] for u in (doc.get("trials") or {}).get("untested", []) if u["lever"] == want]
     why = un[0] if un else "not among the levers tried: " + ", ".join(x["lever"] for x in ts)
@@ -384,6 +440,12 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       [ -f "${gs[0]}/cpuset.mems" ] && cat "$(dirname "${gs[0]}")/cpuset.mems" >"${gs[0]}/cpuset.mems"
       echo 0 >"${gs[0]}/cpuset.cpus"
       want=cpuset ;;
+    queue-and-quota)
+      plant_queue "$target" nr_requests 4
+      group cpu "$name"; gs=("$made")
+      if [ $v1 = 1 ]; then echo 100000 >"${gs[0]}/cpu.cfs_period_us"; echo 50000 >"${gs[0]}/cpu.cfs_quota_us"
+      else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "50000 100000" >"${gs[0]}/cpu.max"; fi
+      want=combination ;;
     other-work) hogs_on; want=priority ;;
     control) want=- ;;
     drive-large) want=large-depth; study_env=(SSDREADY_STUDY_RUNTIME=0.5); study_opts=(--budget 6m) ;;
@@ -395,7 +457,7 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
   local same=no
   cmp -s "$dir/before.txt" "$dir/after.txt" && same=yes
   # fio's A/B of the same change at the trial's own point.
-  local found=0 lever="" kind="" attr="" from="" to="" measure="" fio_args=()
+  local found=0 lever="" kind="" attr="" from="" to="" measure="" fio_args=() queue_set=() cgroup_member=0
   if [ -f "$dir/study.json" ]; then
     fio_job "$dir" "$want"
     # shellcheck disable=SC1091

@@ -526,6 +526,9 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
             ));
         }
     }
+    if let (None, None, Some(short)) = (&backing, &full, queue_short(sh, v)) {
+        return Test::No(short);
+    }
     let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
         || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
         || dev_share.is_some()
@@ -559,6 +562,23 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         margin_pct: at
             .and_then(|a| margin(a, AT_DEVICE_PCT))
             .or_else(|| dev_share.and_then(|s| margin(s, DEVICE_SHARE_PCT))),
+    })
+}
+
+/// Positive evidence against a limit below the host: the device's request
+/// queue admits fewer requests than the study kept in flight (at the peak
+/// or deeper), so the others waited in this host for one, whatever the
+/// device did with those it held.
+fn queue_short(sh: &Shared, v: &View) -> Option<String> {
+    let q = sh.caps.queue.as_ref()?;
+    let deepest = sh.deepest.map(|d| View::of(d, sh.caps, sh.machine.cpus));
+    let kept = deepest.map_or(v.in_flight, |d| d.in_flight.max(v.in_flight));
+    (q.requests < kept).then(|| {
+        format!(
+            "the device's queue admits {} requests ({}) of the {kept} the study kept in flight: the others waited in this host for one",
+            q.requests,
+            q.setting.show()
+        )
     })
 }
 

@@ -352,6 +352,24 @@ fn an_idle_host_waiting_at_a_busy_device_is_a_limit_below_the_host() {
 }
 
 #[test]
+fn a_request_queue_smaller_than_the_ios_in_flight_keeps_the_limit_on_this_host() {
+    // An idle host, a busy device holding 2 of the 16 I/Os in flight: as
+    // below the host, unless its queue admits 4 requests, when the other
+    // I/Os waited in this host for one (a quota slowing the submitter
+    // beside nr_requests = 4 leaves the queue short of full).
+    let r = run("qd-16", 16, 80_000.0, 20.0, 25.0, 2.1);
+    let t = target(TargetKind::BlockDevice);
+    let mut r = r;
+    r.summary.disk.as_mut().unwrap().util_pct = 90.0;
+    let s = judge(&t, std::slice::from_ref(&r), &Caps::default(), true);
+    assert_eq!(s.limit, Cause::BelowHost, "{s:?}");
+    let s = judge(&t, std::slice::from_ref(&r), &queue_of(4, "loop3"), true);
+    assert_ne!(s.limit, Cause::BelowHost, "{s:?}");
+    let b = ruled(&s, Cause::BelowHost);
+    assert!(b.why.contains("admits 4 requests"), "{}", b.why);
+}
+
+#[test]
 fn a_small_request_queue_the_device_fills_is_the_devices_queue() {
     let caps = queue_of(4, "loop3");
     let r = run("qd-32", 32, 60_000.0, 30.0, 40.0, 3.9);
