@@ -50,7 +50,9 @@
 #                    same changes together at the combination's point:
 #                    fio outside the group with every queue file at the
 #                    set's value, against fio in the group as planted;
-#                    each of nr-requests and cpu-quota must be tried)
+#                    each of nr-requests and cpu-quota must be tried;
+#                    a quick study held to two minutes, whose trials
+#                    have time for the set)
 #     control        a RAM loop device, nothing planted: no change helps
 #     drive-large    nothing planted: the built-in drive behind the kernel
 #                    (`ssdready emu attach nvme-tlc,size=1g`, FUSE + loop),
@@ -445,7 +447,9 @@ plant() { # plant NAME: set it up, study it, A/B it with fio, grade it, tear it 
       group cpu "$name"; gs=("$made")
       if [ $v1 = 1 ]; then echo 100000 >"${gs[0]}/cpu.cfs_period_us"; echo 50000 >"${gs[0]}/cpu.cfs_quota_us"
       else echo "+cpu" >/sys/fs/cgroup/cgroup.subtree_control; echo "50000 100000" >"${gs[0]}/cpu.max"; fi
-      want=combination ;;
+      # A quick study's 75 s leave its trials no time for a set of two
+      # behind three single trials: two minutes do.
+      want=combination; study_opts=(--quick --budget 2m) ;;
     other-work) hogs_on; want=priority ;;
     control) want=- ;;
     drive-large) want=large-depth; study_env=(SSDREADY_STUDY_RUNTIME=0.5); study_opts=(--budget 6m) ;;

@@ -97,6 +97,12 @@ pub struct Member {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone: Option<Gain>,
     pub alone_at: String,
+    /// A limit of the host that bought nothing alone, tried behind the
+    /// changes that helped: a limit that binds only once another is
+    /// lifted ([`behind`]). A set with it is kept only where it bought
+    /// more than the best single change beyond the noise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub behind: bool,
 }
 
 /// A set of changes measured together in turns against the baseline.
@@ -186,6 +192,33 @@ pub fn helped(trials: &[Trial]) -> Vec<&Trial> {
     out
 }
 
+/// Limits of the host tried behind the changes that helped, at most.
+pub const MAX_BEHIND: usize = 2;
+
+/// The trials of the host's caps (`raises_cap`: a request queue's size, a
+/// request's, the study's group's limit) that bought nothing alone — no
+/// gain, or too noisy to say — and are not among `helped`: each may bind
+/// only once a change that helped lifts the limit in front of it (a CPU
+/// quota behind a request queue of four), so the search measures them
+/// behind those changes. One per lever, at most [`MAX_BEHIND`], in the
+/// trials' order.
+pub fn behind<'a>(
+    trials: &'a [Trial],
+    helped: &[&Trial],
+    raises_cap: &dyn Fn(&str) -> bool,
+) -> Vec<&'a Trial> {
+    let mut out: Vec<&Trial> = Vec::new();
+    for t in trials {
+        let host = matches!(t.kind, Kind::Queue | Kind::Cgroup) && raises_cap(&t.lever);
+        let nothing = matches!(t.outcome, Outcome::NoGain | Outcome::TooNoisy);
+        let known = helped.iter().chain(out.iter()).any(|h| h.lever == t.lever);
+        if host && nothing && !known && out.len() < MAX_BEHIND {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// [`trials::MIN_SPREAD_PCT`] as a log ratio.
 fn log_floor() -> f64 {
     (trials::MIN_SPREAD_PCT / 100.0).ln_1p()
@@ -240,6 +273,15 @@ impl Combination {
             .join(" + ")
     }
 
+    /// Whether set `s` may be the configuration against the best single
+    /// change's gain `best`: it bought at least that; and where it holds a
+    /// limit that bought nothing alone ([`Member::behind`]), more than
+    /// that beyond the noise, else that limit is no change.
+    pub fn keepable(&self, s: &Set, best: &Gain) -> bool {
+        let behind = self.members_of(s).any(|m| m.behind);
+        !less_than(s, best) && (!behind || beats(s, best))
+    }
+
     /// The kept configuration's gain on what it is judged on.
     pub fn kept_gain(&self) -> Option<&Gain> {
         self.kept.gain(self.measure)
@@ -256,7 +298,7 @@ pub fn next_subset(c: &Combination) -> Option<Vec<String>> {
     let whole = c.sets.first()?;
     let best = c.best_gain()?;
     let failed = c.sets.iter().any(|s| s.turns.len() < 2);
-    let enough = c.sets.iter().any(|s| !less_than(s, best));
+    let enough = c.sets.iter().any(|s| c.keepable(s, best));
     if whole.levers.len() < 3 || c.sets.len() > MAX_SUBSETS || failed || enough {
         return None;
     }
@@ -285,7 +327,7 @@ pub fn choose(c: &mut Combination, best: &Trial) {
         c.kept = single;
         return;
     };
-    let kept = c.sets.iter().position(|s| !less_than(s, &bg));
+    let kept = c.sets.iter().position(|s| c.keepable(s, &bg));
     c.beats_best = kept.is_some_and(|i| beats(&c.sets[i], &bg));
     c.words = words(c, kept, &bg);
     c.kept = kept.map_or(single, |i| c.sets[i].clone());
@@ -323,6 +365,28 @@ fn words(c: &Combination, kept: Option<usize>, best: &Gain) -> String {
         return format!(
             "the changes together could not be measured ({}); the configuration is the best single change, {best_words}, as its own trial measured it",
             c.sets[0].error.as_deref().unwrap_or("too few turns")
+        );
+    }
+    let behind: Vec<&str> = kept
+        .map(|k| {
+            c.members_of(&c.sets[k])
+                .filter(|m| m.behind)
+                .map(|m| m.change.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    if !behind.is_empty() {
+        return format!(
+            "together they bought more than the best single change, {best_words}, beyond the noise: {} bought nothing alone, its limit binds once the change in front of it is made",
+            behind.join(" and ")
+        );
+    }
+    let extra: Vec<&Member> = c.changes.iter().skip(1).collect();
+    if kept.is_none() && !extra.is_empty() && extra.iter().all(|m| m.behind) {
+        let names: Vec<&str> = extra.iter().map(|m| m.change.as_str()).collect();
+        return format!(
+            "{} bought nothing alone, nor behind the best single change: the configuration is that change, {best_words}, as its own trial measured it",
+            names.join(" and ")
         );
     }
     match kept {
@@ -376,6 +440,7 @@ pub fn answer(c: &Combination, answer: &str) -> String {
                 false => "",
             }
         ),
+        false if c.changes.iter().skip(1).all(|m| m.behind) => answer.to_string(),
         false if c.sets.iter().any(|s| s.turns.len() >= 2) => {
             format!("{answer}; the changes together bought less (see the configuration above)")
         }

@@ -182,6 +182,12 @@ pub struct Lever {
 }
 
 impl Lever {
+    /// Whether it raises a cap ([`crate::lever_values::Form`]'s
+    /// `raises_cap`): a request queue's size, a request's, a group's limit.
+    pub fn raises_cap(&self) -> bool {
+        self.values.as_ref().is_some_and(|v| v.raises_cap())
+    }
+
     /// The limit of the study's groups it lifts on its own, if it does.
     pub fn lift(&self) -> Option<GroupLimit> {
         self.values.as_ref()?.limit()

@@ -274,6 +274,7 @@ pub fn host_files(
             permanent: t.permanent.clone(),
             alone: t.main_gain().cloned(),
             alone_at: t.at.clone(),
+            behind: false,
         })
         .collect();
     let measure = match b.by_bandwidth {

@@ -1,7 +1,8 @@
 //! The configuration measured as a whole, after the single trials: every
-//! change that helped beyond the noise, applied together at the best
-//! single change's point and run in turns against the baseline like each
-//! one was — the order alternating pair by pair, as many pairs as the
+//! change that helped beyond the noise, and behind them the host's limits
+//! that bought nothing alone (each may bind only once a limit in front of
+//! it is lifted), applied together at the best single change's point and
+//! run in turns against the baseline like each one was — the order alternating pair by pair, as many pairs as the
 //! single trials took where the budget still has them. The host's changes
 //! (queue settings, the scheduler first; the study's own group) are all
 //! made before each changed run and put back after it in the reverse
@@ -104,7 +105,26 @@ pub(super) fn run(
     let Some(point) = find(best).map(|b| b.workload.clone()) else {
         return;
     };
-    let (parts, left_out) = gather(&helped, &find, best);
+    let (mut parts, left_out) = gather(&helped, &find, best);
+    // The host's limits that bought nothing alone, behind those that
+    // helped: a limit may bind only once the one in front of it is lifted.
+    let cap = |id: &str| {
+        tried
+            .iter()
+            .any(|x| x.lever.id == id && x.lever.raises_cap())
+    };
+    for tr in model::behind(&s.trials, &helped, &cap) {
+        match find(tr) {
+            Some(x) if conflict(&parts, &x.candidate).is_none() => {
+                let m = Member {
+                    behind: true,
+                    ..member(tr, x)
+                };
+                parts.push((m, x));
+            }
+            _ => {}
+        }
+    }
     let mut c = Combination {
         at: best.at.clone(),
         point: best.point.clone(),
@@ -189,6 +209,7 @@ fn member(tr: &Trial, x: &Tried) -> Member {
         permanent: tr.permanent.clone(),
         alone: tr.main_gain().cloned(),
         alone_at: tr.at.clone(),
+        behind: false,
     }
 }
 

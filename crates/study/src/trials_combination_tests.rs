@@ -378,9 +378,54 @@ fn three_changes_that_interact_are_searched_for_the_best_subset() {
 }
 
 #[test]
+fn a_cap_that_binds_once_the_change_in_front_of_it_is_made_joins_the_configuration() {
+    // The request queue buys nothing alone (the scheduler holds the rate)
+    // and +50 % more once the scheduler is none: measured behind it.
+    let r = rate(
+        &[("scheduler", 1.5), ("nr_requests", 1.0)],
+        &[(&["scheduler", "nr_requests"], 2.25)],
+    );
+    let s = full(r).section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    let behind: Vec<&str> = c
+        .changes
+        .iter()
+        .filter(|m| m.behind)
+        .map(|m| m.lever.as_str())
+        .collect();
+    assert_eq!(behind, ["nr-requests"]);
+    assert_eq!(c.kept.levers, ["scheduler", "nr-requests"]);
+    assert!(c.beats_best);
+    assert!(
+        c.words
+            .contains("bought nothing alone, its limit binds once"),
+        "{}",
+        c.words
+    );
+    // Nothing more behind it: the set is measured, the change kept alone.
+    let r = rate(&[("scheduler", 1.5), ("nr_requests", 1.0)], &[]);
+    let s = full(r).section.unwrap();
+    let c = s.combination.as_ref().unwrap();
+    assert_eq!(c.sets.len(), 1);
+    assert!(c.kept.single, "{:?}", c.kept.levers);
+    assert!(
+        c.words.contains("bought nothing alone, nor behind"),
+        "{}",
+        c.words
+    );
+    assert!(
+        s.answer.starts_with("the best change measured: scheduler"),
+        "{}",
+        s.answer
+    );
+}
+
+#[test]
 fn one_change_that_helped_is_the_configuration_without_more_runs() {
     let r = rate(&[("scheduler", 1.5)], &[]);
-    let st = full(r);
+    // No cap offered: nothing to try behind the change.
+    let queue = &QUEUE[..1];
+    let st = study(r, (Cause::Scheduler, false), queue, Some(1e6), None);
     let s = st.section.unwrap();
     let c = s.combination.as_ref().unwrap();
     assert!(c.sets.is_empty());

@@ -73,6 +73,13 @@ pub trait Form: Debug + Send + Sync {
         None
     }
 
+    /// Whether it raises a cap (a count of requests, a request's size, a
+    /// limit of the study's groups): a limit that may bind only once
+    /// another in front of it is lifted.
+    fn raises_cap(&self) -> bool {
+        false
+    }
+
     /// What measurement says what its first candidate can buy.
     fn gain(&self) -> Option<Gain> {
         None

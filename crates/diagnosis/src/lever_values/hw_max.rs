@@ -18,6 +18,10 @@ pub fn parse(_rest: &str) -> Option<Result<Arc<dyn Form>, String>> {
 pub struct HwMax;
 
 impl Form for HwMax {
+    fn raises_cap(&self) -> bool {
+        true
+    }
+
     fn text(&self) -> String {
         SYNTAX.into()
     }

@@ -26,6 +26,10 @@ pub fn parse(rest: &str) -> Option<Result<Arc<dyn Form>, String>> {
 pub struct Lift(pub GroupLimit);
 
 impl Form for Lift {
+    fn raises_cap(&self) -> bool {
+        true
+    }
+
     fn text(&self) -> String {
         format!("lift {}", self.0.word())
     }

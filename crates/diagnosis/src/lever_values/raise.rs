@@ -22,6 +22,10 @@ pub fn parse(_rest: &str) -> Option<Result<Arc<dyn Form>, String>> {
 pub struct Raise;
 
 impl Form for Raise {
+    fn raises_cap(&self) -> bool {
+        true
+    }
+
     fn text(&self) -> String {
         SYNTAX.into()
     }
