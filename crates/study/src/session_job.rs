@@ -21,6 +21,7 @@ use ssdready_diagnosis::combination_files::File;
 use ssdready_diagnosis::limit::caps::Caps;
 use ssdready_measured::limits::Inventory;
 use ssdready_run::{Failure, RunFn};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -296,33 +297,19 @@ pub fn study_job(
     obs.note(&crate::progress::job_plan(
         &o.file, runs, host_runs, runtime,
     ));
-    // The budget's clock: no run starts that would end past it, a run
-    // taking what the job's phases take, or the longest run so far.
-    let refused = std::cell::Cell::new(0usize);
-    let longest = std::cell::Cell::new(job::run_wall_s(&sections, runtime) + RUN_START_S);
-    let mut each = |r: &ssdready_run::RunRequest| {
-        let (left, run_s) = (budget_s - started.elapsed().as_secs_f64(), longest.get());
-        if left < run_s {
-            refused.set(refused.get() + 1);
-            return Err(Failure::Runtime(format!(
-                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
-            )));
-        }
-        let at = std::time::Instant::now();
-        let result = run(r);
-        longest.set(run_s.max(at.elapsed().as_secs_f64()));
-        result
+    let clocked = Clocked {
+        run,
+        started,
+        budget_s,
+        longest: Cell::new(job::run_wall_s(&sections, runtime) + RUN_START_S),
+        refused: Cell::new(0),
     };
+    let mut each = |r: &ssdready_run::RunRequest| clocked.run(r);
     let mut tell = |m: String| obs.note(&m);
     let both = (&mut each as &mut RunFn, &mut host);
     job_run::execute(&mut doc, &sections, &caps, both, &so.stop, &mut tell);
     drop(host);
-    if refused.get() > 0 {
-        doc.notes.push(format!(
-            "the budget ({budget_s:.0} s) ran out: {} runs were not made",
-            refused.get()
-        ));
-    }
+    doc.notes.extend(clocked.note());
     doc.notes.extend(hands.finish());
     doc.finished_unix_ms = crate::session::now_ms();
     doc.interrupted |= so.stop.load(Relaxed);
@@ -341,6 +328,45 @@ pub fn study_job(
 /// What starting a run and writing its result take, about, beside its
 /// length (the clock's allowance before a run starts).
 const RUN_START_S: f64 = 0.5;
+
+/// The budget's clock around the caller's run function: no run starts
+/// that would end past the budget, a run taking what the job's phases
+/// take, or the longest run so far; the runs refused are counted.
+struct Clocked<'a> {
+    run: &'a Run<'a>,
+    started: std::time::Instant,
+    budget_s: f64,
+    longest: Cell<f64>,
+    refused: Cell<usize>,
+}
+
+impl Clocked<'_> {
+    fn run(&self, r: &ssdready_run::RunRequest) -> Result<ssdready_run::RunResult, Failure> {
+        let left = self.budget_s - self.started.elapsed().as_secs_f64();
+        let run_s = self.longest.get();
+        if left < run_s {
+            self.refused.set(self.refused.get() + 1);
+            return Err(Failure::Runtime(format!(
+                "not run: {left:.0} s of the budget left, a run takes {run_s:.0} s"
+            )));
+        }
+        let at = std::time::Instant::now();
+        let result = (self.run)(r);
+        self.longest.set(run_s.max(at.elapsed().as_secs_f64()));
+        result
+    }
+
+    /// The note of the runs not made, where some were not.
+    fn note(&self) -> Option<String> {
+        let n = self.refused.get();
+        (n > 0).then(|| {
+            format!(
+                "the budget ({:.0} s) ran out: {n} runs were not made",
+                self.budget_s
+            )
+        })
+    }
+}
 
 /// Each run's length: the budget shared by the repeats and the variants,
 /// a tenth kept for starting each run; 1 to 60 s.

@@ -507,27 +507,11 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
     let dev_share = share(sh, &["driver and device"])
         .ok()
         .filter(|s| *s >= DEVICE_SHARE_PCT);
-    // Positive evidence against: the device held few of the many I/Os the
-    // study kept in flight and was seldom busy. They waited above it (a
-    // throttle, a queue, the host's own path), whatever else says so.
     let full = sh.loop_disk_full.clone();
-    if let (None, None, Some(a), Some(d)) = (&backing, &full, at, v.disk) {
-        if a < ABOVE_DEVICE_PCT
-            && v.in_flight >= ABOVE_DEVICE_MIN_QD
-            && d.util_pct < DEVICE_BUSY_PCT
-        {
-            return Test::No(format!(
-                "the device ({}) held {:.1} of the {} I/Os in flight on average ({}) and was busy {} of the time: they waited above it, in the host",
-                d.name,
-                d.in_flight.unwrap_or(0.0),
-                v.in_flight,
-                pct(a),
-                pct(d.util_pct)
-            ));
+    if backing.is_none() && full.is_none() {
+        if let Some(why) = waited_above(v, at).or_else(|| queue_short(sh, v)) {
+            return Test::No(why);
         }
-    }
-    if let (None, None, Some(short)) = (&backing, &full, queue_short(sh, v)) {
-        return Test::No(short);
     }
     let waits = at.is_some_and(|a| a >= AT_DEVICE_PCT)
         || util.is_some_and(|u| u >= DEVICE_BUSY_PCT)
@@ -562,6 +546,25 @@ pub fn below_host(sh: &Shared, v: &View) -> Test {
         margin_pct: at
             .and_then(|a| margin(a, AT_DEVICE_PCT))
             .or_else(|| dev_share.and_then(|s| margin(s, DEVICE_SHARE_PCT))),
+    })
+}
+
+/// Positive evidence against a limit below the host: the device held few
+/// of the many I/Os the study kept in flight (`at`, percent) and was
+/// seldom busy. They waited above it (a throttle, a queue, the host's own
+/// path), whatever else says so.
+fn waited_above(v: &View, at: Option<f64>) -> Option<String> {
+    let (a, d) = (at?, v.disk?);
+    let few = a < ABOVE_DEVICE_PCT && v.in_flight >= ABOVE_DEVICE_MIN_QD;
+    (few && d.util_pct < DEVICE_BUSY_PCT).then(|| {
+        format!(
+            "the device ({}) held {:.1} of the {} I/Os in flight on average ({}) and was busy {} of the time: they waited above it, in the host",
+            d.name,
+            d.in_flight.unwrap_or(0.0),
+            v.in_flight,
+            pct(a),
+            pct(d.util_pct)
+        )
     })
 }
 
