@@ -153,7 +153,10 @@ impl<'a> Planner<'a> {
     pub(super) fn threads(&mut self) {
         let cpus = self.o.cpus;
         if cpus <= 1 {
-            self.skip("threads sweep", "one CPU online");
+            self.skip(
+                "threads sweep",
+                "one CPU to run on (what the CPUs online and allowed and the group's CPU quota leave)",
+            );
             return;
         }
         let mut pts = Vec::new();
