@@ -49,27 +49,19 @@ pub const KNOWN: &[&str] = &[
 ];
 
 fn fact(v: f64, unit: &str, run: &AppFigure) -> Fact {
-    Fact {
-        value: Value::Num(v),
-        unit: unit.into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: vec![format!("app-{}-{}", run.name, run.jobs)],
-    }
+    Fact::of(
+        Value::Num(v),
+        unit,
+        vec![format!("app-{}-{}", run.name, run.jobs)],
+    )
 }
 
 fn text(t: String, run: &AppFigure) -> Fact {
-    Fact {
-        value: Value::Text(t),
-        unit: "text".into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: vec![format!("app-{}-{}", run.name, run.jobs)],
-    }
+    Fact::of(
+        Value::Text(t),
+        "text",
+        vec![format!("app-{}-{}", run.name, run.jobs)],
+    )
 }
 
 /// The facts of the section's figures.

@@ -220,15 +220,7 @@ mod tests {
 
     /// A measured figure, as the facts hold it.
     fn fact_of(n: f64) -> crate::facts::Fact {
-        crate::facts::Fact {
-            value: crate::facts::Value::Num(n),
-            unit: "count".into(),
-            noise_pct: None,
-            margin_pct: None,
-            err: None,
-            disagree: None,
-            runs: Vec::new(),
-        }
+        crate::facts::Fact::of(crate::facts::Value::Num(n), "count", Vec::new())
     }
 
     fn lever(id: &str) -> Lever {

@@ -40,6 +40,20 @@ pub struct Fact {
 }
 
 impl Fact {
+    /// A fact of `value` in `unit` from `runs`, with no noise, margin or
+    /// error of its own.
+    pub fn of(value: Value, unit: &str, runs: Vec<String>) -> Fact {
+        Fact {
+            value,
+            unit: unit.into(),
+            noise_pct: None,
+            margin_pct: None,
+            err: None,
+            disagree: None,
+            runs,
+        }
+    }
+
     /// The value as printed (`290.4K IOPS`, `45.20 µs`, `97 %`).
     pub fn show(&self) -> String {
         match (&self.value, self.unit.as_str()) {

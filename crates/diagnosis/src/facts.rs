@@ -28,13 +28,8 @@ impl Builder<'_> {
         self.map.insert(
             name.into(),
             Fact {
-                value,
-                unit: unit.into(),
                 noise_pct: noise,
-                margin_pct: None,
-                err: None,
-                disagree: None,
-                runs: runs.to_vec(),
+                ..Fact::of(value, unit, runs.to_vec())
             },
         );
     }

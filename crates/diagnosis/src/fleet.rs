@@ -42,15 +42,7 @@ pub const KNOWN: &[&str] = &[
 ];
 
 fn fact(v: Value, unit: &str, run: &str) -> Fact {
-    Fact {
-        value: v,
-        unit: unit.into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: vec![run.to_string()],
-    }
+    Fact::of(v, unit, vec![run.to_string()])
 }
 
 /// The facts of the section: of its best point with every host.

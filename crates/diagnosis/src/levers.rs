@@ -411,15 +411,7 @@ fn with_extras(cx: &Context) -> BTreeMap<String, Fact> {
         .get("io_poll")
         .map(|v| v.trim() == "1")
         .unwrap_or(false);
-    let num = |v: f64, unit: &str| Fact {
-        value: Value::Num(v),
-        unit: unit.into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: Vec::new(),
-    };
+    let num = |v: f64, unit: &str| Fact::of(Value::Num(v), unit, Vec::new());
     if polled {
         f.insert("poll_queues".into(), num(1.0, "count"));
     }

@@ -236,15 +236,7 @@ fn application_levers_become_job_options_filled_from_the_point() {
 }
 
 fn fact(v: Value) -> Fact {
-    Fact {
-        value: v,
-        unit: "text".into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: Vec::new(),
-    }
+    Fact::of(v, "text", Vec::new())
 }
 
 #[test]

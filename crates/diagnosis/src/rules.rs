@@ -417,15 +417,7 @@ mod tests {
     use super::*;
 
     fn fact(v: Value, unit: &str) -> Fact {
-        Fact {
-            value: v,
-            unit: unit.into(),
-            noise_pct: None,
-            margin_pct: None,
-            err: None,
-            disagree: None,
-            runs: vec!["qd-1".into()],
-        }
+        Fact::of(v, unit, vec!["qd-1".into()])
     }
 
     #[test]

@@ -9,15 +9,7 @@ use crate::trials::command_to_try;
 use crate::trials_section::{answer, Section};
 
 fn num(v: f64) -> crate::facts::Fact {
-    crate::facts::Fact {
-        value: crate::facts::Value::Num(v),
-        unit: "count".into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: Vec::new(),
-    }
+    crate::facts::Fact::of(crate::facts::Value::Num(v), "count", Vec::new())
 }
 
 /// A loop device whose findings name the submission path, with 1 MiB

@@ -381,15 +381,7 @@ fn the_section_in_words_gives_each_row_and_how_to_keep_it() {
 }
 
 fn text_fact(v: &str) -> crate::facts::Fact {
-    crate::facts::Fact {
-        value: crate::facts::Value::Text(v.into()),
-        unit: "text".into(),
-        noise_pct: None,
-        margin_pct: None,
-        err: None,
-        disagree: None,
-        runs: Vec::new(),
-    }
+    crate::facts::Fact::of(crate::facts::Value::Text(v.into()), "text", Vec::new())
 }
 
 fn block_device(cause: Cause) -> Context {
