@@ -27,9 +27,6 @@ use std::sync::Arc;
 /// The options that pace a job.
 const PACE: &[&str] = &["rate", "rate_iops", "thinktime"];
 
-/// Engines with one I/O in flight per thread.
-const SYNC: &[&str] = &["psync", "sync", "pvsync", "pvsync2", "vsync"];
-
 /// The runs the search takes, about: the peak, the doublings, the
 /// bisection, a repeat or two.
 pub const RUNS: usize = 1 + 8 + BISECT + 2;
@@ -120,7 +117,7 @@ pub fn no_open_loop(sections: &[Section]) -> Option<String> {
         .collect();
     jobs.iter().find_map(|&j| {
         let e = job::effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
-        SYNC.contains(&e.as_str()).then(|| {
+        job::synchronous(sections, j).then(|| {
             format!(
                 "[{}] runs on {e}, one I/O in flight per thread: its capacity at a latency target needs an asynchronous engine (io_uring, libaio) to offer load without waiting",
                 sections[j].name

@@ -158,9 +158,6 @@ fn number(sections: &[Section], j: usize, key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Engines that keep one I/O in flight per thread, whatever `iodepth`.
-const SYNC: &[&str] = &["psync", "sync", "pvsync", "pvsync2", "vsync"];
-
 /// The job as written as a lever's point: its I/O (the first job's, or
 /// mixed I/O where its jobs differ), its block (the first size written),
 /// its threads (every job's `numjobs` together) and the I/Os they keep in
@@ -179,8 +176,7 @@ pub fn point(sections: &[Section]) -> Point {
     let (mut threads, mut in_flight) = (0u64, 0u64);
     for &j in &jobs {
         let n = number(sections, j, "numjobs", 1).max(1);
-        let e = job::effective(sections, j, "ioengine").unwrap_or_else(|| "psync".into());
-        let qd = match SYNC.contains(&e.as_str()) {
+        let qd = match job::synchronous(sections, j) {
             true => 1,
             false => number(sections, j, "iodepth", 1).max(1),
         };

@@ -5,8 +5,10 @@ use crate::job_run::{Compared, JobDoc};
 use ssdready_measured::record::RunRecord;
 
 fn studied(of: Of, runs: usize) -> Studied {
-    let mut doc = StudyDoc::default();
-    doc.runs = (0..runs).map(|_| RunRecord::default()).collect();
+    let doc = StudyDoc {
+        runs: (0..runs).map(|_| RunRecord::default()).collect(),
+        ..Default::default()
+    };
     Studied {
         doc,
         dir: "/nonexistent".into(),
