@@ -133,16 +133,14 @@ pub fn prepared(
         }
         let lead = seconds(&out, i, "ramp_time") + seconds(&out, i, "startdelay");
         let cap = (share - lead).floor().max(1.0);
-        let written = effective(&out, i, "runtime")
-            .and_then(|v| ssdready_core::units::parse_time_ns(&v, 1_000_000_000).ok())
-            .map(|ns| ns as f64 / 1e9);
-        if written.is_some_and(|w| w > 0.0 && w <= cap) {
+        let written = seconds(&out, i, "runtime");
+        if written > 0.0 && written <= cap {
             continue;
         }
         let name = &out[i].name;
         cut.push(match written {
-            Some(w) if w > 0.0 => format!("[{name}] {w:.0} s → {cap:.0} s"),
-            _ => format!("[{name}] (no runtime) → {cap:.0} s"),
+            0.0 => format!("[{name}] (no runtime) → {cap:.0} s"),
+            w => format!("[{name}] {w:.0} s → {cap:.0} s"),
         });
         let v = format!("{cap:.0}s");
         out[i].options.push(RawOption::cli("runtime", Some(&v)));
