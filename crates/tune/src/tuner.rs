@@ -179,6 +179,42 @@ impl Tuner {
         self.write(at, &path, value)
     }
 
+    /// [`set`](Tuner::set), then every other setting of [`ATTRS`] the write
+    /// moved (a scheduler switch resets `nr_requests`) put back to what it
+    /// read just before, journaled as any change: a trial measures its own
+    /// change, not the kernel's reset with it. Returns the settings put
+    /// back, and each one that moved and could not be, in words.
+    pub fn set_keeping(
+        &mut self,
+        device: &str,
+        attr: &str,
+        value: &str,
+    ) -> Result<(Vec<String>, Vec<String>), TuneError> {
+        let others = |t: &Tuner| -> Vec<(&str, String)> {
+            let read = |a: &&'static str| Some((*a, t.get(device, a).ok()?));
+            ATTRS
+                .iter()
+                .filter(|a| **a != attr)
+                .filter_map(read)
+                .collect()
+        };
+        let was = others(self);
+        self.set(device, attr, value)?;
+        let (mut kept, mut moved) = (Vec::new(), Vec::new());
+        for (a, now) in others(self) {
+            let Some((_, v)) = was.iter().find(|w| w.0 == a && w.1 != now) else {
+                continue;
+            };
+            match self.set(device, a, v) {
+                Ok(()) => kept.push(a.to_string()),
+                Err(e) => moved.push(format!(
+                    "{a} on {device} moved {v} → {now} with {attr} and could not be put back ({e})"
+                )),
+            }
+        }
+        Ok((kept, moved))
+    }
+
     /// The write itself, then the value the kernel shows recorded.
     fn write(&mut self, at: usize, path: &Path, value: &str) -> Result<(), TuneError> {
         let s = self.journal.settings[at].clone();

@@ -386,3 +386,66 @@ fn a_device_another_process_is_changing_is_refused_whole_and_left_as_it_is() {
     let _ = other.kill();
     let _ = other.wait();
 }
+
+/// A Tuner whose fake kernel resets loop0's `nr_requests` to 64 on a
+/// scheduler write, as Linux does; `stuck`: to a value that takes no
+/// write (a link, which the tuner never writes through).
+fn resetting(f: &Fake, stuck: bool) -> Tuner {
+    let mut t = f.tuner();
+    let nr = sysfs::path(&f.sys(), "loop0", "nr_requests");
+    let real = f.t.path().join("nr_requests.real");
+    t.before_write = Some(Box::new(move |path| {
+        if path.ends_with("scheduler") {
+            std::fs::remove_file(&nr)?;
+            match stuck {
+                true => {
+                    std::fs::write(&real, "64\n")?;
+                    std::os::unix::fs::symlink(&real, &nr)?;
+                }
+                false => std::fs::write(&nr, "64\n")?,
+            }
+        }
+        Ok(())
+    }));
+    t
+}
+
+#[test]
+fn a_scheduler_switch_keeps_the_request_queue_it_found_and_both_go_back() {
+    let f = Fake::new();
+    let mut t = resetting(&f, false);
+    let (kept, moved) = t.set_keeping("loop0", "scheduler", "none").unwrap();
+    assert_eq!(f.read("loop0", "scheduler"), "none");
+    // The kernel's reset to 64 put back: the switch is measured alone.
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert_eq!((kept, moved), (vec!["nr_requests".to_string()], vec![]));
+    // Put back the kept setting first, then the switch: as before.
+    t.before_write = None;
+    t.restore("loop0", "nr_requests");
+    t.restore("loop0", "scheduler");
+    assert_eq!(f.read("loop0", "scheduler"), "mq-deadline");
+    assert_eq!(f.read("loop0", "nr_requests"), "128");
+    assert!(t.changed().is_empty());
+}
+
+#[test]
+fn a_setting_the_switch_moved_that_cannot_be_put_back_is_said() {
+    let f = Fake::new();
+    let mut t = resetting(&f, true);
+    let (kept, moved) = t.set_keeping("loop0", "scheduler", "none").unwrap();
+    assert!(kept.is_empty());
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert!(
+        moved[0].starts_with(
+            "nr_requests on loop0 moved 128 → 64 with scheduler and could not be put back"
+        ),
+        "{moved:?}"
+    );
+    // A change of nr_requests alone moves nothing else.
+    let f = Fake::new();
+    let mut t = f.tuner();
+    assert_eq!(
+        t.set_keeping("loop0", "nr_requests", "4").unwrap(),
+        (vec![], vec![])
+    );
+}
